@@ -1,0 +1,36 @@
+# leakaudit: the two commands on a fresh machine are `make audit` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTEST_ARGS ?=
+
+.PHONY: install audit test test-slow test-all bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch pinned to the CPU build on this machine's disk (a looser pin pulls a CUDA build of several GB)
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[torch,ray,text,dev]"
+	touch $@
+
+audit: install
+	$(VENV)/bin/leakaudit audit --out runs/demo
+
+test: install
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
+test-slow: install
+	$(PY) -m pytest -m "slow" $(PYTEST_ARGS)
+
+test-all: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

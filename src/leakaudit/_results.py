@@ -1,0 +1,96 @@
+"""Base for result objects: frozen, JSON round-trip, versioned, never pickled.
+
+Results are pydantic models. Fields never change meaning; new fields are
+optional. Numpy arrays and scalars are converted to lists and floats on the
+way in, and NaN is kept (written as ``NaN`` in JSON, which Python reads back).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, field_validator
+
+__all__ = ["Result", "Skipped", "to_jsonable", "write_json_atomic"]
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Recursively turn numpy types into plain Python (lists, floats, ints)."""
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, BaseModel):
+        return to_jsonable(obj.model_dump())
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+class Result(BaseModel):
+    """Base class of every result: frozen fields, ``schema_version``, JSON I/O."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=False, extra="forbid", ser_json_inf_nan="constants")
+    schema_version: ClassVar[int] = 1
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numpy_to_python(cls, v: Any) -> Any:
+        return to_jsonable(v)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.model_dump(mode="python")
+        d["schema_version"] = self.schema_version
+        d["type"] = type(self).__name__
+        return d
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=True, default=to_jsonable)
+
+    @classmethod
+    def from_json(cls, text: str):
+        d = json.loads(text)
+        d.pop("schema_version", None)
+        d.pop("type", None)
+        return cls(**d)
+
+
+class Skipped(Result):
+    """An analysis that could not run, and why. Skipped is a result: reports list it."""
+
+    name: str
+    reason: str
+
+
+def write_json_atomic(path: str | Path, data: Any) -> None:
+    """Write JSON to ``path`` atomically (temporary file in the same folder, then rename)."""
+    import os
+    import tempfile
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(to_jsonable(data), indent=2, allow_nan=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def nan_to_none(x: float) -> float | None:
+    """NaN as None, for JSON consumers that cannot read NaN."""
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x

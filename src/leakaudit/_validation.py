@@ -1,0 +1,204 @@
+"""Boundary checks. Public entry points call these first; inner code trusts its inputs.
+
+Every message names the argument, what was expected, what came, and where it
+helps, how to fix it (scikit-learn's ``check_array`` style).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .exceptions import InvalidInputError, InvalidParameterError
+
+__all__ = [
+    "check_array",
+    "check_vector",
+    "check_matrix",
+    "check_probabilities",
+    "check_labels",
+    "check_consistent_length",
+    "check_scalar",
+    "check_indices",
+    "check_choice",
+]
+
+
+def check_array(
+    x: Any,
+    *,
+    name: str,
+    ndim: int | tuple[int, ...] | None = None,
+    dtype: Any = np.float64,
+    allow_nan: bool = False,
+    allow_empty: bool = False,
+) -> np.ndarray:
+    """Convert ``x`` to a numpy array and check its dimensions and values.
+
+    Parameters
+    ----------
+    x : array-like
+    name : str
+        The argument's name, used in every message.
+    ndim : int or tuple of int, optional
+        Allowed numbers of dimensions.
+    dtype : numpy dtype or None
+        Cast to this dtype (None keeps the array's own).
+    allow_nan : bool
+        Whether NaN and inf are allowed (only checked for float arrays).
+    allow_empty : bool
+        Whether zero rows are allowed.
+    """
+    if x is None:
+        raise InvalidInputError(f"{name} is required; got None")
+    try:
+        arr = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} could not be read as a numeric array: {exc}") from None
+    if arr.dtype == object:
+        raise InvalidInputError(f"{name} holds Python objects (dtype object); pass a numeric array")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            want = " or ".join(f"{d}D" for d in allowed)
+            hint = ""
+            if 2 in allowed and arr.ndim == 1:
+                hint = " (reshape with x.reshape(-1, 1) for a single feature, or x.reshape(1, -1) for a single row)"
+            raise InvalidInputError(f"{name} must be a {want} array; got {arr.ndim}D with shape {arr.shape}{hint}")
+    if not allow_empty and (arr.size == 0 or (arr.ndim >= 1 and arr.shape[0] == 0)):
+        raise InvalidInputError(f"{name} is empty (shape {arr.shape}); at least one row is required")
+    if not allow_nan and arr.dtype.kind in "fc" and arr.size and not np.isfinite(arr).all():
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        where = f"at index {tuple(int(i) for i in bad)}" if arr.ndim > 1 else f"at index {int(bad[0])}"
+        kind = "NaN" if np.isnan(arr[tuple(bad)]) else "inf"
+        raise InvalidInputError(f"{name} contains {kind} ({where}); remove or impute non-finite values first")
+    return arr
+
+
+def check_vector(x: Any, *, name: str, **kw: Any) -> np.ndarray:
+    """:func:`check_array` for a 1-D array."""
+    return check_array(x, name=name, ndim=1, **kw)
+
+
+def check_matrix(x: Any, *, name: str, **kw: Any) -> np.ndarray:
+    """:func:`check_array` for a 2-D array."""
+    return check_array(x, name=name, ndim=2, **kw)
+
+
+def check_probabilities(p: Any, *, name: str, atol: float = 1e-3, allow_empty: bool = False) -> np.ndarray:
+    """Check a matrix of class probabilities, shape (n_samples, n_classes).
+
+    Rows must be non-negative and sum to 1 within ``atol``.
+    """
+    arr = check_matrix(p, name=name, allow_empty=allow_empty)
+    if arr.shape[1] < 2 and arr.shape[0] > 0:
+        raise InvalidInputError(
+            f"{name} must have one column per class (at least 2); got shape {arr.shape}. "
+            "For a binary model pass both columns [1 - p, p]"
+        )
+    if arr.size and arr.min() < 0:
+        r, c = np.argwhere(arr < 0)[0]
+        raise InvalidInputError(f"{name} must be non-negative; row {r}, column {c} is {arr[r, c]:.6g}")
+    if arr.size:
+        sums = arr.sum(axis=1)
+        bad = np.flatnonzero(np.abs(sums - 1.0) > atol)
+        if bad.size:
+            r = int(bad[0])
+            raise InvalidInputError(
+                f"rows of {name} must sum to 1; row {r} sums to {sums[r]:.6g} "
+                f"({bad.size} of {arr.shape[0]} rows are off; pass logits or softmax them first)"
+            )
+    return arr
+
+
+def check_labels(
+    y: Any, *, name: str, n_classes: int | None = None, allow_empty: bool = False, min_classes: int = 1
+) -> np.ndarray:
+    """Check integer class labels in ``[0, n_classes)``; return them as int64."""
+    arr = check_array(y, name=name, ndim=1, dtype=None, allow_empty=allow_empty)
+    if arr.dtype.kind == "f":
+        if not np.isfinite(arr).all():
+            raise InvalidInputError(f"{name} contains NaN or inf; labels must be integers")
+        if not np.all(arr == np.round(arr)):
+            raise InvalidInputError(f"{name} must hold integer class indices; got non-integer values")
+    elif arr.dtype.kind not in "iub":
+        raise InvalidInputError(f"{name} must hold integer class indices; got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    if arr.size and arr.min() < 0:
+        raise InvalidInputError(f"{name} must be >= 0; found {arr.min()}")
+    if n_classes is not None and arr.size and arr.max() >= n_classes:
+        raise InvalidInputError(
+            f"{name} holds label {arr.max()} but only {n_classes} classes are known (0..{n_classes - 1}); "
+            "was it unseen at fit time?"
+        )
+    if min_classes > 1 and np.unique(arr).size < min_classes:
+        raise InvalidInputError(
+            f"{name} holds a single class ({arr[0] if arr.size else 'none'}); at least {min_classes} are required"
+        )
+    return arr
+
+
+def check_consistent_length(**arrays: Any) -> int:
+    """All arrays have the same first dimension; return it."""
+    lengths = {k: len(v) for k, v in arrays.items() if v is not None}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k}={n}" for k, n in lengths.items())
+        raise InvalidInputError(f"inconsistent numbers of samples: {desc}")
+    return next(iter(lengths.values())) if lengths else 0
+
+
+def check_scalar(
+    x: Any,
+    *,
+    name: str,
+    kind: type | tuple[type, ...] = numbers.Real,
+    min_val: float | None = None,
+    max_val: float | None = None,
+    include_min: bool = True,
+    include_max: bool = True,
+) -> Any:
+    """Check a scalar parameter's type and range; messages say the allowed range."""
+    if isinstance(x, bool) or not isinstance(x, kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        raise InvalidParameterError(
+            f"{name} must be {' or '.join(k.__name__ for k in kinds)}; got {x!r} ({type(x).__name__})"
+        )
+    if isinstance(x, numbers.Real) and not np.isfinite(float(x)):
+        raise InvalidParameterError(f"{name} must be finite; got {x}")
+    lo_ok = min_val is None or (x >= min_val if include_min else x > min_val)
+    hi_ok = max_val is None or (x <= max_val if include_max else x < max_val)
+    if not (lo_ok and hi_ok):
+        lo = "-inf" if min_val is None else f"{min_val}"
+        hi = "inf" if max_val is None else f"{max_val}"
+        rng = f"{'[' if include_min else '('}{lo}, {hi}{']' if include_max else ')'}"
+        raise InvalidParameterError(f"{name} must be in {rng}; got {x}")
+    return x
+
+
+def check_indices(idx: Any, *, name: str, n: int, allow_empty: bool = False, unique: bool = False) -> np.ndarray:
+    """Check an array of row indices into a set of ``n`` rows."""
+    arr = check_array(idx, name=name, ndim=1, dtype=None, allow_empty=allow_empty)
+    if arr.dtype == bool:
+        if arr.shape[0] != n:
+            raise InvalidInputError(f"{name} is a boolean mask of length {arr.shape[0]}; expected length {n}")
+        arr = np.flatnonzero(arr)
+        if not allow_empty and arr.size == 0:
+            raise InvalidInputError(f"{name} selects no rows")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise InvalidInputError(f"{name} must hold integer row indices; got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        bad = arr[(arr < 0) | (arr >= n)][0]
+        raise InvalidInputError(f"{name} holds index {bad}, out of range for {n} rows")
+    if unique and np.unique(arr).size != arr.size:
+        raise InvalidInputError(f"{name} holds duplicate indices")
+    return arr
+
+
+def check_choice(x: Any, *, name: str, choices: tuple | list) -> Any:
+    """Check that ``x`` is one of ``choices``."""
+    if x not in choices:
+        raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, choices))}; got {x!r}")
+    return x

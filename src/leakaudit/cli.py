@@ -1,0 +1,113 @@
+"""The ``leakaudit`` command line.
+
+Every :class:`~leakaudit.exceptions.LeakauditError` becomes one line on stderr
+and exit status 2; usage errors also exit 2 (click's convention). Heavy modules
+are imported inside each command so ``leakaudit --version`` stays instant.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from . import __version__
+from .exceptions import LeakauditError
+
+app = typer.Typer(
+    name="leakaudit",
+    help="Measure what a trained model leaks about its training data, and whether to publish it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"leakaudit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """leakaudit command line."""
+
+
+@app.command()
+def datasets() -> None:
+    """List every dataset: where its files were found, rows x columns, or why it is missing."""
+    from .data import dataset_status
+
+    for st in dataset_status():
+        typer.echo(st.line())
+
+
+@app.command()
+def reproduce(
+    name: Optional[str] = typer.Argument(None, help="Reproduction to run (see --list)."),
+    list_: bool = typer.Option(False, "--list", help="Print one reproduction name per line."),
+    profile: str = typer.Option("reduced", "--profile", help="smoke (<1 min), reduced (default) or full (paper scale)."),
+    out: Path = typer.Option(Path("reproductions"), "--out", help="Output folder for NAME.json and NAME.md."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (recorded in the JSON)."),
+) -> None:
+    """Reproduce a paper's table or figure and compare our numbers with the paper's."""
+    from . import reproduce as rep
+
+    rep.load_all()
+    if list_:
+        for n in rep.names():
+            typer.echo(n)
+        return
+    if name is None:
+        raise LeakauditError("name a reproduction, or pass --list to see them")
+    result = rep.run(name, profile=profile, out=out, random_state=seed)
+    counts = {s: sum(r["status"] == s for r in result["rows"]) for s in ("match", "differs", "no-paper-value")}
+    typer.echo(
+        f"{name} ({profile}): {len(result['rows'])} rows, {counts['match']} match, {counts['differs']} differ, "
+        f"{counts['no-paper-value']} without a paper value; {result['seconds']:.1f} s; wrote {out}/{name}.json"
+    )
+
+
+def _register_optional_commands() -> None:
+    """Commands owned by later layers register themselves here (audit, membership, ...)."""
+    from importlib import import_module
+
+    for mod in ("leakaudit.audit.cli",):
+        try:
+            m = import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name and mod.startswith(exc.name):
+                continue
+            raise
+        m.register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI, turning our errors into one line and exit status 2."""
+    _register_optional_commands()
+    try:
+        app(args=argv, standalone_mode=False)
+    except LeakauditError as exc:
+        typer.echo(f"leakaudit: error: {exc}", err=True)
+        return 2
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        typer.echo("leakaudit: aborted", err=True)
+        return 130
+    except __import__("click").exceptions.ClickException as exc:
+        typer.echo(f"leakaudit: error: {exc.format_message()}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        typer.echo("leakaudit: interrupted; finished work is kept in the cache", err=True)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

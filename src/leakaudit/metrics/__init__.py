@@ -1,0 +1,30 @@
+"""Metrics on plain arrays: ROC, AUC, TPR at fixed FPR, advantage, intervals."""
+
+from ._intervals import bootstrap_auc_ci, bootstrap_tpr_at_fpr_ci, clopper_pearson, pearson
+from ._membership import (
+    advantage_at_threshold,
+    auc,
+    check_membership_inputs,
+    decision_metrics,
+    membership_advantage,
+    roc_curve,
+    tpr_at_fpr,
+)
+from ._summary import DEFAULT_FPRS, MembershipMetrics, evaluate_membership
+
+__all__ = [
+    "roc_curve",
+    "auc",
+    "tpr_at_fpr",
+    "membership_advantage",
+    "advantage_at_threshold",
+    "decision_metrics",
+    "check_membership_inputs",
+    "clopper_pearson",
+    "bootstrap_auc_ci",
+    "bootstrap_tpr_at_fpr_ci",
+    "pearson",
+    "MembershipMetrics",
+    "evaluate_membership",
+    "DEFAULT_FPRS",
+]

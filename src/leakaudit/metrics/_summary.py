@@ -1,0 +1,62 @@
+"""One call that summarises an attack's scores with honest intervals."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._random import RandomStateLike
+from .._results import Result
+from ..exceptions import NotEstimableWarning
+from ._intervals import bootstrap_auc_ci, bootstrap_tpr_at_fpr_ci
+from ._membership import auc, check_membership_inputs, membership_advantage, tpr_at_fpr
+
+__all__ = ["MembershipMetrics", "evaluate_membership", "DEFAULT_FPRS"]
+
+DEFAULT_FPRS = (0.01, 0.001, 0.0001)
+
+
+class MembershipMetrics(Result):
+    """AUC, advantage and TPR at fixed FPRs of one attack, each with its interval.
+
+    ``tpr_at_fpr`` maps the FPR (as a string, e.g. ``"0.001"``) to
+    ``{"tpr": value, "ci": [low, high]}``; NaN where not estimable.
+    """
+
+    n_members: int
+    n_nonmembers: int
+    auc: float
+    auc_ci: tuple[float, float]
+    advantage: float
+    tpr_at_fpr: dict[str, dict[str, float | list[float]]]
+    confidence: float
+
+
+def evaluate_membership(
+    is_member,
+    scores,
+    *,
+    fprs=DEFAULT_FPRS,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    random_state: RandomStateLike = 0,
+) -> MembershipMetrics:
+    """AUC (bootstrap CI), max advantage, and TPR at each FPR (bootstrap CI)."""
+    m, s = check_membership_inputs(is_member, scores)
+    tprs = {}
+    for f in fprs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotEstimableWarning)
+            t = tpr_at_fpr(m, s, f)
+            lo, hi = bootstrap_tpr_at_fpr_ci(m, s, f, n_boot=n_boot, confidence=confidence, random_state=random_state)
+        tprs[repr(float(f))] = {"tpr": t, "ci": [lo, hi]}
+    return MembershipMetrics(
+        n_members=int(m.sum()),
+        n_nonmembers=int((1 - m).sum()),
+        auc=auc(m, s),
+        auc_ci=bootstrap_auc_ci(m, s, n_boot=n_boot, confidence=confidence, random_state=random_state),
+        advantage=membership_advantage(m, s),
+        tpr_at_fpr=tprs,
+        confidence=confidence,
+    )

@@ -1,0 +1,146 @@
+"""The registry of paper reproductions behind ``leakaudit reproduce``.
+
+Each paper module (``long.py``, ``yeom.py``, ``chase.py``, ``izzo.py``) registers
+named reproductions with :func:`register`. A reproduction is a function
+``(profile, random_state) -> list[Row]``; the runner times it and writes
+``DIR/NAME.json`` and ``DIR/NAME.md``.
+
+JSON shape: ``{"name", "profile", "seconds", "rows": [{"quantity", "paper",
+"ours", "tolerance", "status", "note"}]}`` where ``status`` is ``match``,
+``differs`` or ``no-paper-value``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .._results import write_json_atomic
+from ..exceptions import InvalidParameterError
+
+__all__ = ["Row", "row", "Reproduction", "register", "get", "names", "run", "PROFILES"]
+
+PROFILES = ("smoke", "reduced", "full")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One quantity: the paper's value (None if it gives none) beside ours."""
+
+    quantity: str
+    paper: float | None
+    ours: float | None
+    tolerance: float | None
+    status: str
+    note: str = ""
+
+
+def row(quantity: str, paper: float | None, ours: float | None, tolerance: float | None = None, note: str = "") -> Row:
+    """Build a :class:`Row`, deciding its status.
+
+    ``match`` when ``|ours - paper| <= tolerance``; ``differs`` otherwise (or
+    when ours is missing/NaN); ``no-paper-value`` when the paper gives none.
+    """
+    ours_f = None if ours is None else float(ours)
+    paper_f = None if paper is None else float(paper)
+    if paper_f is None:
+        status = "no-paper-value"
+    elif ours_f is None or math.isnan(ours_f):
+        status = "differs"
+    elif tolerance is None:
+        status = "match" if ours_f == paper_f else "differs"
+    else:
+        status = "match" if abs(ours_f - paper_f) <= tolerance + 1e-12 else "differs"
+    return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note)
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    name: str
+    paper: str
+    description: str
+    func: Callable[[str, int], list[Row]] = field(repr=False)
+    notes: str = ""
+
+
+_REGISTRY: dict[str, Reproduction] = {}
+
+
+def register(name: str, *, paper: str, description: str, notes: str = ""):
+    """Decorator registering ``func(profile, random_state) -> list[Row]`` under ``name``."""
+
+    def deco(func):
+        if name in _REGISTRY:
+            raise InvalidParameterError(f"reproduction {name!r} is registered twice")
+        _REGISTRY[name] = Reproduction(name, paper, description, func, notes)
+        return func
+
+    return deco
+
+
+def names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get(name: str) -> Reproduction:
+    if name not in _REGISTRY:
+        raise InvalidParameterError(f"unknown reproduction {name!r}; choose one of: {', '.join(names()) or '(none)'}")
+    return _REGISTRY[name]
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float) and math.isnan(v):
+        return "NaN"
+    return f"{v:.4g}"
+
+
+def to_markdown(result: dict) -> str:
+    rep = get(result["name"])
+    lines = [
+        f"## {result['name']} ({rep.paper})",
+        "",
+        rep.description,
+        "",
+        f"Profile `{result['profile']}`, seed {result['random_state']}, {result['seconds']:.1f} s. "
+        f"Command: `leakaudit reproduce {result['name']} --profile {result['profile']} --out DIR`",
+        "",
+        "| quantity | paper | ours | tolerance | status | note |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['quantity']} | {_fmt(r['paper'])} | {_fmt(r['ours'])} | {_fmt(r['tolerance'])} | "
+            f"{r['status']} | {r['note']} |"
+        )
+    if rep.notes:
+        lines += ["", rep.notes]
+    return "\n".join(lines) + "\n"
+
+
+def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions", random_state: int = 0) -> dict:
+    """Run one reproduction and write ``out/NAME.json`` and ``out/NAME.md``."""
+    if profile not in PROFILES:
+        raise InvalidParameterError(f"profile must be one of {', '.join(PROFILES)}; got {profile!r}")
+    rep = get(name)
+    t0 = time.perf_counter()
+    rows = rep.func(profile, random_state)
+    seconds = time.perf_counter() - t0
+    result = {
+        "name": name,
+        "profile": profile,
+        "seconds": seconds,
+        "random_state": random_state,
+        "rows": [asdict(r) for r in rows],
+    }
+    out = Path(out)
+    write_json_atomic(out / f"{name}.json", result)
+    md = to_markdown(result)
+    tmp = out / f".{name}.md.tmp"
+    tmp.write_text(md)
+    tmp.replace(out / f"{name}.md")
+    return result
