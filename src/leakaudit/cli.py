@@ -73,11 +73,22 @@ def reproduce(
     )
 
 
+# Each of these modules defines ``register(app)`` adding its commands; a missing one is skipped.
+_COMMAND_MODULES = (
+    "leakaudit.audit.cli",
+    "leakaudit.membership.cli",
+    "leakaudit.dtp.cli",
+    "leakaudit.attribute.cli",
+    "leakaudit.property.cli",
+    "leakaudit.mip.cli",
+)
+
+
 def _register_optional_commands() -> None:
     """Commands owned by later layers register themselves here (audit, membership, ...)."""
     from importlib import import_module
 
-    for mod in ("leakaudit.audit.cli",):
+    for mod in _COMMAND_MODULES:
         try:
             m = import_module(mod)
         except ModuleNotFoundError as exc:
@@ -100,9 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Abort:
         typer.echo("leakaudit: aborted", err=True)
         return 130
-    except __import__("click").exceptions.ClickException as exc:
-        typer.echo(f"leakaudit: error: {exc.format_message()}", err=True)
-        return 2
+    except Exception as exc:  # click's usage errors (typer vendors click, so match by shape)
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+            typer.echo(f"leakaudit: error: {exc.format_message()}", err=True)
+            return 2
+        raise
     except KeyboardInterrupt:
         typer.echo("leakaudit: interrupted; finished work is kept in the cache", err=True)
         return 130

@@ -1,0 +1,37 @@
+import json
+
+import pytest
+
+from leakaudit.exceptions import InvalidParameterError
+from leakaudit.reproduce import _registry as reg
+from leakaudit.reproduce import row
+
+
+def test_row_status():
+    assert row("a", 0.5, 0.51, 0.02).status == "match"
+    assert row("a", 0.5, 0.6, 0.02).status == "differs"
+    assert row("a", None, 0.6).status == "no-paper-value"
+    assert row("a", 0.5, float("nan"), 0.1).status == "differs"
+    assert row("a", 0.5, None, 0.1).status == "differs"
+
+
+def test_run_writes_json_and_markdown(tmp_path, monkeypatch):
+    monkeypatch.setattr(reg, "_REGISTRY", {})
+
+    @reg.register("toy", paper="Toy et al.", description="A toy reproduction.")
+    def _toy(profile, random_state):
+        return [row("answer", 42.0, 41.9, 0.5, note="close"), row("extra", None, 1.0)]
+
+    with pytest.raises(InvalidParameterError, match="registered twice"):
+        reg.register("toy", paper="x", description="y")(_toy)
+    res = reg.run("toy", profile="smoke", out=tmp_path)
+    d = json.loads((tmp_path / "toy.json").read_text())
+    assert set(d) >= {"name", "profile", "seconds", "rows"}
+    assert d["rows"][0] == {"quantity": "answer", "paper": 42.0, "ours": 41.9, "tolerance": 0.5,
+                            "status": "match", "note": "close"}
+    assert "| answer | 42 | 41.9 | 0.5 | match | close |" in (tmp_path / "toy.md").read_text()
+    assert res["profile"] == "smoke"
+    with pytest.raises(InvalidParameterError, match="profile must be one of"):
+        reg.run("toy", profile="huge", out=tmp_path)
+    with pytest.raises(InvalidParameterError, match="unknown reproduction 'nope'"):
+        reg.get("nope")
