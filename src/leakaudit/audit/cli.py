@@ -1,0 +1,53 @@
+"""``leakaudit audit``: the main job."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def audit(
+        config: Optional[Path] = typer.Option(None, "--config", help="TOML config file (flags override it)."),
+        out: Path = typer.Option(Path("runs/audit"), "--out", help="Output folder: results.json, records.csv, report.html."),
+        train: Optional[Path] = typer.Option(None, "--train", help="Members (CSV or Parquet)."),
+        test: Optional[Path] = typer.Option(None, "--test", help="Non-members (CSV or Parquet)."),
+        data: Optional[Path] = typer.Option(None, "--data", help="One file with a membership column (see --membership-column)."),
+        membership_column: Optional[str] = typer.Option(None, "--membership-column"),
+        label: Optional[str] = typer.Option(None, "--label", help="Label column."),
+        sensitive: Optional[str] = typer.Option(None, "--sensitive", help="Sensitive columns, comma-separated."),
+        population: Optional[Path] = typer.Option(None, "--population", help="Extra records of the same distribution."),
+        model: Optional[Path] = typer.Option(None, "--model", help="skops file, or torch state_dict with --module."),
+        module: Optional[str] = typer.Option(None, "--module", help="package.module:Class of a torch module."),
+        predictions_train: Optional[Path] = typer.Option(None, "--predictions-train"),
+        predictions_test: Optional[Path] = typer.Option(None, "--predictions-test"),
+        profile: Optional[str] = typer.Option(None, "--profile", help="smoke | standard | thorough."),
+        seed: Optional[int] = typer.Option(None, "--seed"),
+        backend: Optional[str] = typer.Option(None, "--backend", help="inprocess | process | ray."),
+        address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address."),
+        cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Cache of trained models' outputs (resume)."),
+        n_members: Optional[int] = typer.Option(None, "--n-members", help="Demo: members drawn from Adult."),
+        n_nonmembers: Optional[int] = typer.Option(None, "--n-nonmembers", help="Demo: non-members drawn from Adult."),
+    ) -> None:
+        """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
+        from .config import load_config, make_config
+        from .pipeline import run_audit
+
+        flags = dict(
+            train=train, test=test, data=data, membership_column=membership_column, label=label,
+            sensitive=[s.strip() for s in sensitive.split(",") if s.strip()] if sensitive else None,
+            population=population, model=model, module=module, predictions_train=predictions_train,
+            predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address,
+            cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers,
+        )
+        cfg = load_config(config, **flags) if config else make_config(**{k: v for k, v in flags.items() if v is not None})
+        command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
+        res = run_audit(cfg, out, command=command)
+        v = res.verdict
+        typer.echo(f"verdict: {'publish' if v.publish else 'DO NOT PUBLISH'}: {v.headline}")
+        typer.echo(f"wrote {out}/results.json, {out}/records.csv, {out}/report.html")

@@ -1,0 +1,161 @@
+"""The audit's settings: one pydantic model, read from TOML or flags, recorded in results.json.
+
+Everything needed to re-run an audit is here; ``results.json`` stores it whole.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..exceptions import InvalidParameterError
+
+__all__ = ["AuditConfig", "Thresholds", "ProfileSettings", "PROFILES", "load_config"]
+
+
+class Thresholds(BaseModel):
+    """When the verdict says "do not publish". Each is checked against a measured value."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_dtp: float = Field(1.0, gt=0, description="DTP-1 rule (Long et al. §5): no training record above this (PDTP, nats).")
+    max_records_above_dtp: int = Field(0, ge=0, description="How many records may exceed max_dtp.")
+    low_fpr: float = Field(0.001, gt=0, lt=1, description="The FPR at which TPR is judged.")
+    max_tpr_at_low_fpr: float = Field(
+        0.01, gt=0, lt=1, description="Fail when an attack's TPR at low_fpr is above this with confidence (CI lower bound)."
+    )
+    max_auc: float = Field(0.6, gt=0.5, le=1, description="Fail when an attack's AUC is above this with confidence.")
+    max_attribute_advantage: float = Field(
+        0.05, gt=0, lt=1, description="Fail when attribute inference beats the no-model baseline by more (CI lower bound)."
+    )
+
+
+class ProfileSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n_reference: int
+    pdtp_records: int | None  # None: all members
+    pdtp_repeats: int
+    noise_floor_models: int
+    n_boot: int
+    shadow_models: int
+
+
+PROFILES: dict[str, ProfileSettings] = {
+    "smoke": ProfileSettings(n_reference=8, pdtp_records=100, pdtp_repeats=1, noise_floor_models=4, n_boot=200, shadow_models=4),
+    "standard": ProfileSettings(n_reference=64, pdtp_records=None, pdtp_repeats=1, noise_floor_models=10, n_boot=1000, shadow_models=10),
+    "thorough": ProfileSettings(n_reference=256, pdtp_records=None, pdtp_repeats=10, noise_floor_models=20, n_boot=2000, shadow_models=20),
+}
+
+
+class AuditConfig(BaseModel):
+    """Settings of one audit. With no data given, the bundled Adult demo runs.
+
+    Data: ``train`` (members) and ``test`` (non-members) as CSV or Parquet, or one
+    ``data`` file with a ``membership_column`` (1 = member). Model: a skops file
+    (``model``), a torch state_dict (``model``) with ``module = "pkg.mod:Class"``,
+    or predictions only (``predictions_train`` / ``predictions_test``: CSV files of
+    class probabilities). With none, the demo's training algorithm is used.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # data
+    dataset: str = Field("adult", description="Bundled dataset for the demo when no files are given.")
+    train: Path | None = None
+    test: Path | None = None
+    data: Path | None = None
+    membership_column: str | None = None
+    label: str | None = None
+    sensitive: list[str] | None = None
+    population: Path | None = Field(None, description="Extra records from the same distribution for reference models.")
+    n_members: int = Field(1000, gt=1)
+    n_nonmembers: int = Field(1000, gt=1)
+    # model
+    model: Path | None = None
+    module: str | None = None
+    predictions_train: Path | None = None
+    predictions_test: Path | None = None
+    hidden: list[int] = Field(default_factory=lambda: [64], description="Demo learner: hidden layer sizes.")
+    activation: Literal["tanh", "relu"] = "tanh"
+    epochs: int = Field(30, gt=0)
+    # running
+    profile: Literal["smoke", "standard", "thorough"] = "standard"
+    seed: int = Field(0, ge=0)
+    backend: Literal["inprocess", "process", "ray"] = "inprocess"
+    address: str | None = None
+    cache_dir: Path | None = None
+    confidence: float = Field(0.95, gt=0.5, lt=1)
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "AuditConfig":
+        problems = []
+        if (self.train is None) != (self.test is None):
+            problems.append("give both train (members) and test (non-members), or neither")
+        if self.data is not None and (self.train is not None):
+            problems.append("give either data with membership_column, or train and test, not both")
+        if self.data is not None and not self.membership_column:
+            problems.append("data needs membership_column naming the 0/1 member column")
+        user_data = self.train is not None or self.data is not None
+        if user_data and not self.label:
+            problems.append("label (the label column) is required with your own data")
+        if (self.predictions_train is None) != (self.predictions_test is None):
+            problems.append("give both predictions_train and predictions_test, or neither")
+        if self.module and not self.model:
+            problems.append("module needs model (the state_dict file)")
+        if self.model is not None and self.predictions_train is not None:
+            problems.append("give a model or predictions, not both")
+        if self.backend == "ray" and self.address is None:
+            pass  # a local Ray instance is started
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @property
+    def settings(self) -> ProfileSettings:
+        return PROFILES[self.profile]
+
+    @property
+    def is_demo(self) -> bool:
+        return self.train is None and self.data is None
+
+
+def _format_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for e in exc.errors():
+        loc = ".".join(str(x) for x in e["loc"]) or "config"
+        msg = e["msg"].removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}" if e["loc"] else msg)
+    return "; ".join(parts)
+
+
+def make_config(**kwargs) -> AuditConfig:
+    """Build an :class:`AuditConfig`, turning pydantic's errors into one :class:`InvalidParameterError`."""
+    try:
+        return AuditConfig(**kwargs)
+    except ValidationError as exc:
+        raise InvalidParameterError(f"invalid audit settings: {_format_validation_error(exc)}") from None
+
+
+def load_config(path: str | Path, **overrides) -> AuditConfig:
+    """Read a TOML config file; flags given on the command line override its values.
+
+    Relative paths in the file are taken relative to the file's folder.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidParameterError(f"config file {path} does not exist")
+    try:
+        raw = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidParameterError(f"config file {path} is not valid TOML: {exc}") from None
+    raw = raw.get("audit", raw)
+    for key in ("train", "test", "data", "population", "model", "predictions_train", "predictions_test", "cache_dir"):
+        if key in raw and isinstance(raw[key], str) and not Path(raw[key]).is_absolute():
+            raw[key] = str(path.parent / raw[key])
+    raw.update({k: v for k, v in overrides.items() if v is not None})
+    return make_config(**raw)

@@ -1,0 +1,238 @@
+"""The audit pipeline: data -> target -> attacks and metrics -> verdict -> files.
+
+Each stage returns plain results; a capability that cannot run (no training
+algorithm, no sensitive column, a missing optional dependency) is recorded as
+skipped with its reason, never silently dropped. Outputs are written to a
+temporary folder beside ``out`` and moved in only when complete, so a failed
+audit leaves an existing output folder as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from .._random import spawn_seeds
+from .._results import write_json_atomic
+from ..exceptions import LeakauditError, NotEstimableWarning
+from ..metrics import evaluate_membership
+from .config import AuditConfig
+from .data import AuditData, prepare_data
+from .results import AuditResult
+from .target import Target, prepare_target
+from .verdict import decide
+
+__all__ = ["run_audit"]
+
+# Child seeds of the audit seed, one per stage, so stages do not share streams.
+_SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip")
+
+
+class _Stages:
+    """Timing and progress lines for each stage (quiet when not on a terminal)."""
+
+    def __init__(self, verbose: bool):
+        self.timings: dict[str, float] = {}
+        self.verbose = verbose
+        self._console = None
+        if verbose:
+            from rich.console import Console
+
+            self._console = Console(stderr=True)
+
+    @contextmanager
+    def stage(self, name: str, what: str):
+        t0 = time.perf_counter()
+        if self._console:
+            self._console.print(f"[bold]{name}[/bold]: {what} ...")
+        try:
+            yield
+        finally:
+            self.timings[name] = round(time.perf_counter() - t0, 3)
+            if self._console:
+                self._console.print(f"  {name} done in {self.timings[name]:.1f} s")
+
+
+def _engine(cfg: AuditConfig):
+    from ..engine import Engine
+
+    cache = cfg.cache_dir
+    return Engine(backend=cfg.backend, address=cfg.address, cache_dir=cache)
+
+
+def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, skipped: list) -> tuple[dict, dict]:
+    """Run every applicable membership attack; return (metrics per attack, scores per attack)."""
+    from ..membership import AttackInputs
+    from ..membership.threshold import LossThresholdAttack
+
+    probs = np.vstack([target.probs_mem, target.probs_non])
+    y = data.y_audit
+    m = data.is_member
+    from ..membership._base import cross_entropy_loss
+
+    train_loss = float(np.mean(cross_entropy_loss(target.probs_mem, data.y_mem)))
+    inputs = AttackInputs(probs=probs, y=y, X=data.X_audit, train_loss=train_loss)
+    attacks = [LossThresholdAttack()]
+    if target.learner is None:
+        skipped.append({"name": "LiRA, RMIA (reference-model attacks)",
+                        "reason": f"the training algorithm is not available for a {target.kind} target; "
+                                  "give a skops estimator or the demo learner to retrain reference models"})
+    else:
+        from ..membership import fit_reference_models
+        from ..membership.lira import LiRA
+        from ..membership.rmia import RMIA
+
+        n_audit = len(y)
+        n_pop = len(data.y_pop) if target.probs_pop is not None else 0
+        X_all = np.vstack([data.X_audit, data.X_pop]) if n_pop else data.X_audit
+        y_all = np.concatenate([y, data.y_pop]) if n_pop else y
+        from ..membership import paired_half_masks
+
+        mask = paired_half_masks(n_audit, cfg.settings.n_reference, seeds["reference"])
+        if n_pop:  # population records are never trained on: RMIA's z samples
+            mask = np.hstack([mask, np.zeros((mask.shape[0], n_pop), bool)])
+        ref = fit_reference_models(target.learner, X_all, y_all, cfg.settings.n_reference, in_mask=mask,
+                                   n_classes=data.n_classes, random_state=seeds["reference"])
+        inputs = AttackInputs(
+            probs=probs, y=y, X=data.X_audit, train_loss=train_loss, reference=ref.subset(np.arange(n_audit)),
+            population_probs=target.probs_pop if n_pop else None, population_y=data.y_pop if n_pop else None,
+            population_reference=ref.subset(np.arange(n_audit, n_audit + n_pop)) if n_pop else None,
+        )
+        attacks += [LiRA(), RMIA()]
+    metrics, scores = {}, {}
+    for atk in attacks:
+        missing = atk.missing(inputs)
+        if missing:
+            skipped.append({"name": atk.name, "reason": f"needs {', '.join(missing)}"})
+            continue
+        res = atk.run(inputs)
+        s = res.scores_array
+        scores[atk.name] = s
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotEstimableWarning)
+            metrics[atk.name] = evaluate_membership(m, s, n_boot=cfg.settings.n_boot, confidence=cfg.confidence,
+                                                    random_state=seeds["bootstrap"]).model_dump()
+    return metrics, scores
+
+
+def _dtp_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, skipped: list):
+    if target.learner is None:
+        skipped.append({"name": "PDTP / DTP-1", "reason": "needs the training algorithm to retrain leave-one-out models"})
+        return None, None
+    from ..dtp import pdtp_for_learner, noise_floor
+
+    n = len(data.y_mem)
+    k = cfg.settings.pdtp_records
+    rng = np.random.default_rng(seeds["pdtp"])
+    records = np.arange(n) if k is None or k >= n else np.sort(rng.choice(n, size=k, replace=False))
+    res = pdtp_for_learner(target.learner, data.X_mem, data.y_mem, records=records, n_classes=data.n_classes,
+                           seed_policy="paired", repeats=cfg.settings.pdtp_repeats, random_state=seeds["target"])
+    values = np.asarray(res.pdtp, float)
+    floor = noise_floor(target.learner, data.X_mem, data.y_mem, records=records[: min(200, len(records))],
+                        n_models=cfg.settings.noise_floor_models, n_classes=data.n_classes,
+                        random_state=seeds["noise_floor"])
+    thr = cfg.thresholds.max_dtp
+    summary = {
+        "n_records": int(len(records)),
+        "max": float(np.max(values)),
+        "mean": float(np.mean(values)),
+        "n_above": int(np.sum(values > thr)),
+        "records_above": [int(r) for r in records[values > thr]],
+        "seed_policy": "paired",
+        "bin_width": 0.01,
+        "noise_floor": floor,
+        "kind": "PDTP (a lower bound on DTP: direct queries only)",
+    }
+    per_record = np.full(n, np.nan)
+    per_record[records] = values
+    return summary, per_record
+
+
+def _write_outputs(tmp: Path, result: AuditResult, records: pd.DataFrame) -> None:
+    write_json_atomic(tmp / "results.json", result.to_dict())
+    records.to_csv(tmp / "records.csv", index=False)
+    from ..report import write_report
+
+    write_report(tmp)
+
+
+def _move_into(tmp: Path, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for f in tmp.iterdir():
+        os.replace(f, out / f.name)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, verbose: bool | None = None) -> AuditResult:
+    """Run the audit described by ``cfg`` and write results.json, records.csv and report.html to ``out``."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise LeakauditError(f"--out {out} exists and is not a folder")
+    verbose = sys.stderr.isatty() if verbose is None else verbose
+    st = _Stages(verbose)
+    seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
+    skipped: list[dict] = []
+    with st.stage("data", "loading and encoding records"):
+        data = prepare_data(cfg)
+    with st.stage("target", "training or loading the audited model"):
+        target = prepare_target(cfg, data, random_state=seeds["target"])
+    with st.stage("membership", "membership attacks"):
+        membership, scores = _membership_stage(cfg, data, target, seeds, skipped)
+    with st.stage("dtp", "leave-one-out PDTP of the training records"):
+        dtp, pdtp = _dtp_stage(cfg, data, target, seeds, skipped)
+    verdict = decide(cfg, membership=membership, dtp=dtp, attribute={})
+    n_m, n_n = len(data.y_mem), len(data.y_non)
+    rec = pd.DataFrame({
+        "record": np.r_[np.arange(n_m), np.arange(n_n)],
+        "is_member": data.is_member,
+        "label": data.y_audit,
+    })
+    if pdtp is not None:
+        rec["pdtp"] = np.r_[pdtp, np.full(n_n, np.nan)]
+    for name, s in scores.items():
+        rec[f"score_{name}"] = s
+    rec["risk_rank"] = _risk_rank(rec)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result = AuditResult(
+        leakaudit_version=__version__,
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        command=command or "leakaudit audit",
+        config=cfg.model_dump(mode="json"),
+        data=data.summary(),
+        target=target.summary(data),
+        membership=membership,
+        dtp=dtp,
+        skipped=skipped,
+        verdict=verdict,
+        timings=st.timings,
+        resources={"peak_memory_mb": round(peak_mb, 1)},
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        _write_outputs(tmp, result, rec)
+        _move_into(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return result
+
+
+def _risk_rank(rec: pd.DataFrame) -> np.ndarray:
+    """Rank of each record by its mean percentile over PDTP and every attack score (1 = riskiest)."""
+    cols = [c for c in rec.columns if c.startswith("score_") or c == "pdtp"]
+    if not cols:
+        return np.arange(1, len(rec) + 1)
+    pct = pd.concat([rec[c].rank(pct=True) for c in cols], axis=1).mean(axis=1, skipna=True)
+    return pct.rank(ascending=False, method="first").to_numpy(int)

@@ -1,0 +1,206 @@
+"""Stage 2 of the audit: the model under audit, its outputs, and its training algorithm.
+
+Three ways to give a model:
+
+(a) a scikit-learn estimator saved with skops (``--model FILE.skops``): loaded
+    only if every type in the file is trusted (never pickle); its training
+    algorithm for reference models is ``clone(estimator)``;
+(b) a torch module class (``--module pkg.mod:Class``) and a state_dict file
+    (``--model FILE.pt``), loaded with ``torch.load(weights_only=True)``;
+(c) predictions only (``--predictions-train/--predictions-test`` CSV files of
+    class probabilities): attacks that need no retraining run, the others are
+    reported as skipped with the reason.
+
+With none of these, the demo trains Long et al.'s network (one hidden layer of
+64 tanh units, per-example SGD, lr 0.01, 30 epochs) on the members.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_probabilities
+from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
+from .config import AuditConfig
+from .data import AuditData
+
+__all__ = ["Target", "prepare_target", "load_skops_model", "load_torch_model"]
+
+
+@dataclass
+class Target:
+    kind: str  # demo | sklearn | torch | predictions
+    description: str
+    probs_mem: np.ndarray
+    probs_non: np.ndarray
+    probs_pop: np.ndarray | None
+    learner: object | None  # a leakaudit Learner able to retrain the algorithm, or None
+    model: object | None = None
+
+    def summary(self, data: AuditData) -> dict:
+        acc_m = float(np.mean(self.probs_mem.argmax(1) == data.y_mem))
+        acc_n = float(np.mean(self.probs_non.argmax(1) == data.y_non))
+        return {"kind": self.kind, "description": self.description, "train_accuracy": acc_m, "test_accuracy": acc_n,
+                "retrainable": self.learner is not None}
+
+
+def demo_learner(cfg: AuditConfig):
+    from ..learners import TorchMLP
+
+    return TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation, mode="faithful", epochs=cfg.epochs, lr=0.01)
+
+
+def load_skops_model(path: Path):
+    """Load a scikit-learn estimator saved with skops, refusing any untrusted type.
+
+    Raises
+    ------
+    UnsafeFileError
+        For a pickle/joblib file or a skops file holding types outside skops' trusted set.
+    """
+    import zipfile
+
+    import skops.io as sio
+
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidParameterError(f"model file {path} does not exist")
+    if not zipfile.is_zipfile(path):
+        raise UnsafeFileError(
+            f"model file {path} is not a skops file (pickle and joblib files are refused: loading them can run code); "
+            "save the estimator with skops.io.dump"
+        )
+    try:
+        untrusted = sio.get_untrusted_types(file=path)
+    except Exception as exc:  # a malformed zip or schema
+        raise UnsafeFileError(f"model file {path} is not a readable skops file: {exc}") from None
+    if untrusted:
+        raise UnsafeFileError(
+            f"model file {path} holds types leakaudit does not trust: {', '.join(untrusted)}; refusing to load it"
+        )
+    try:
+        return sio.load(path, trusted=[])
+    except Exception as exc:
+        raise UnsafeFileError(f"model file {path} could not be loaded safely: {exc}") from None
+
+
+def load_torch_model(module_spec: str, weights: Path):
+    """Instantiate ``pkg.mod:Class`` and load a state_dict with ``weights_only=True`` (no code runs)."""
+    import torch
+
+    if ":" not in module_spec:
+        raise InvalidParameterError(f"module must look like package.module:Class; got {module_spec!r}")
+    mod_name, cls_name = module_spec.split(":", 1)
+    try:
+        cls = getattr(importlib.import_module(mod_name), cls_name)
+    except (ImportError, AttributeError) as exc:
+        raise InvalidParameterError(f"cannot import {module_spec}: {exc}") from None
+    try:
+        state = torch.load(weights, weights_only=True, map_location="cpu")
+    except FileNotFoundError:
+        raise InvalidParameterError(f"model file {weights} does not exist") from None
+    except Exception as exc:  # UnpicklingError for files carrying code
+        raise UnsafeFileError(f"refusing {weights}: not a plain state_dict loadable with weights_only=True ({exc})") from None
+    if not isinstance(state, dict):
+        raise UnsafeFileError(f"{weights} does not hold a state_dict (got {type(state).__name__})")
+    module = cls()
+    try:
+        module.load_state_dict(state)
+    except RuntimeError as exc:
+        raise InvalidInputError(f"the state_dict in {weights} does not fit {module_spec}: {exc}") from None
+    module.eval()
+    return module
+
+
+def _torch_probs(module, X: np.ndarray, n_classes: int) -> np.ndarray:
+    import torch
+
+    with torch.no_grad():
+        try:
+            out = module(torch.as_tensor(X, dtype=torch.float32))
+        except RuntimeError as exc:
+            raise InvalidInputError(f"the model does not accept the data's {X.shape[1]} input features: {exc}") from None
+        out = out.double()
+        if out.ndim != 2 or out.shape[1] != n_classes:
+            raise InvalidInputError(f"the model outputs shape {tuple(out.shape)}; expected (n, {n_classes}) class scores")
+        if torch.all(out >= 0) and torch.allclose(out.sum(1), torch.ones(out.shape[0], dtype=out.dtype), atol=1e-3):
+            p = out
+        else:  # logits or log-probabilities
+            p = torch.softmax(out, dim=1)
+    return p.numpy()
+
+
+def _sk_probs(model, X, n_classes: int, what: str) -> np.ndarray:
+    if not hasattr(model, "predict_proba"):
+        raise UnsupportedError(f"the model ({type(model).__name__}) has no predict_proba; membership attacks need scores")
+    try:
+        p = np.asarray(model.predict_proba(X), dtype=float)
+    except ValueError as exc:
+        raise InvalidInputError(f"the model rejected the {what} records: {exc}") from None
+    classes = getattr(model, "classes_", np.arange(p.shape[1]))
+    out = np.zeros((p.shape[0], n_classes))
+    for j, c in enumerate(classes):
+        ci = int(c) if np.issubdtype(np.asarray(classes).dtype, np.integer) else j
+        if ci >= n_classes:
+            raise InvalidInputError(f"the model predicts class {c}, unknown to the data's {n_classes} classes")
+        out[:, ci] = p[:, j]
+    return check_probabilities(out, name=f"model probabilities on {what}")
+
+
+def _read_predictions(path: Path, n: int, n_classes: int, what: str) -> np.ndarray:
+    from ..data import read_table
+
+    df = read_table(path)
+    num = df.select_dtypes(include="number")
+    if num.shape[1] != df.shape[1]:
+        bad = [c for c in df.columns if c not in num.columns]
+        raise InvalidInputError(f"{what} file {path} has non-numeric columns: {', '.join(map(str, bad))}")
+    if len(df) != n:
+        raise InvalidInputError(f"{what} file {path} has {len(df)} rows; the data has {n} records")
+    if df.shape[1] != n_classes:
+        raise InvalidInputError(f"{what} file {path} has {df.shape[1]} columns; expected one per class ({n_classes})")
+    return check_probabilities(df.to_numpy(float), name=f"{what} ({path})")
+
+
+def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> Target:
+    """Train (demo) or load the audited model, and compute its outputs on every record."""
+    C = data.n_classes
+    if cfg.predictions_train is not None:
+        pm = _read_predictions(cfg.predictions_train, len(data.y_mem), C, "predictions_train")
+        pn = _read_predictions(cfg.predictions_test, len(data.y_non), C, "predictions_test")
+        return Target("predictions", "predictions only (no model): attacks that need retraining are skipped",
+                      pm, pn, None, None)
+    if cfg.model is not None and cfg.module is None:
+        from ..learners.sklearn import SklearnLearner
+        from sklearn.base import clone
+
+        est = load_skops_model(cfg.model)
+        X_m, X_n, X_p = data.X_mem, data.X_non, data.X_pop
+        n_in = getattr(est, "n_features_in_", X_m.shape[1])
+        if n_in != X_m.shape[1]:
+            raise InvalidInputError(
+                f"the model expects {n_in} input features; the encoded data has {X_m.shape[1]} "
+                "(leakaudit one-hot encodes categoricals and z-scores numerics; train the model on that encoding "
+                "or give predictions instead)"
+            )
+        pm, pn = _sk_probs(est, X_m, C, "member"), _sk_probs(est, X_n, C, "non-member")
+        pp = _sk_probs(est, X_p, C, "population") if len(X_p) else None
+        return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops)", pm, pn, pp,
+                      SklearnLearner(clone(est)), est)
+    if cfg.model is not None:
+        module = load_torch_model(cfg.module, cfg.model)
+        pm, pn = _torch_probs(module, data.X_mem, C), _torch_probs(module, data.X_non, C)
+        pp = _torch_probs(module, data.X_pop, C) if len(data.X_pop) else None
+        return Target("torch", f"{cfg.module} with weights from {cfg.model}", pm, pn, pp, None, module)
+    learner = demo_learner(cfg)
+    model = learner.fit(data.X_mem, data.y_mem, random_state=random_state, n_classes=C)
+    pm, pn = model.predict_proba(data.X_mem), model.predict_proba(data.X_non)
+    pp = model.predict_proba(data.X_pop) if len(data.X_pop) else None
+    desc = (f"MLP, {'-'.join(map(str, cfg.hidden))} {cfg.activation} hidden units, per-example SGD lr 0.01, "
+            f"{cfg.epochs} epochs (Long et al. §4.2), trained on the {len(data.y_mem)} members")
+    return Target("demo", desc, pm, pn, pp, learner, model)
