@@ -54,6 +54,7 @@ def reproduce(
     profile: str = typer.Option("reduced", "--profile", help="smoke (<1 min), reduced (default) or full (paper scale)."),
     out: Path = typer.Option(Path("reproductions"), "--out", help="Output folder for NAME.json and NAME.md."),
     seed: int = typer.Option(0, "--seed", help="Random seed (recorded in the JSON)."),
+    gather: Optional[Path] = typer.Option(None, "--gather", help="Write one Markdown page from every NAME.json in --out to this file."),
 ) -> None:
     """Reproduce a paper's table or figure and compare our numbers with the paper's."""
     from . import reproduce as rep
@@ -62,6 +63,12 @@ def reproduce(
     if list_:
         for n in rep.names():
             typer.echo(n)
+        return
+    if gather is not None:
+        from .reproduce._registry import gather as _gather
+
+        gather.write_text(_gather(out))
+        typer.echo(f"wrote {gather} from {out}/*.json")
         return
     if name is None:
         raise LeakauditError("name a reproduction, or pass --list to see them")

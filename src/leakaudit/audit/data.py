@@ -76,7 +76,7 @@ def _demo_data(cfg: AuditConfig) -> AuditData:
 
     if cfg.dataset != "adult":
         raise InvalidParameterError(f"the demo audit runs on the bundled 'adult' data; got dataset={cfg.dataset!r}")
-    ds = load_adult()
+    ds = load_adult(columns="long")  # Long et al.'s 13 attributes (fnlwgt dropped): 107 encoded inputs
     rng = check_random_state(cfg.seed)
     n_mem, n_non = cfg.n_members, cfg.n_nonmembers
     n_pop = min(max(n_mem, n_non), len(ds) - n_mem - n_non)
@@ -86,7 +86,7 @@ def _demo_data(cfg: AuditConfig) -> AuditData:
     i_mem, i_non, i_pop = perm[:n_mem], perm[n_mem:n_mem + n_non], perm[n_mem + n_non:n_mem + n_non + n_pop]
     cand = np.r_[i_mem, i_non]
     # Long et al. §4.2: z-scored numerics and one-hot categoricals, statistics from the candidate set D.
-    X, enc = _encode_long(ds, cand)
+    X, enc = ds.encode(fit_idx=cand)
     frame = ds.frame
     return AuditData(
         name="adult",
@@ -95,19 +95,9 @@ def _demo_data(cfg: AuditConfig) -> AuditData:
         X_mem=X[i_mem], y_mem=ds.y[i_mem], X_non=X[i_non], y_non=ds.y[i_non], X_pop=X[i_pop], y_pop=ds.y[i_pop],
         frame_mem=frame.iloc[i_mem].reset_index(drop=True), frame_non=frame.iloc[i_non].reset_index(drop=True),
         frame_pop=frame.iloc[i_pop].reset_index(drop=True),
-        label=ds.label_name, class_names=list(ds.class_names), sensitive=list(cfg.sensitive or ds.sensitive),
+        label=ds.label_name, class_names=list(ds.class_names), sensitive=list(cfg.sensitive or ("sex", "race", "marital_status")),
         encoder=enc, record_ids_mem=i_mem, record_ids_non=i_non,
     )
-
-
-def _encode_long(ds, fit_idx):
-    """Encode with Long et al.'s Adult preprocessing when the data package offers it, else the default."""
-    import inspect
-
-    sig = inspect.signature(ds.encode)
-    if "preset" in sig.parameters:
-        return ds.encode(fit_idx=fit_idx, preset="long")
-    return ds.encode(fit_idx=fit_idx)
 
 
 def _read(path: Path, what: str) -> pd.DataFrame:

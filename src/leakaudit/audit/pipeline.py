@@ -74,14 +74,12 @@ def _engine(cfg: AuditConfig):
 
 def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, skipped: list) -> tuple[dict, dict]:
     """Run every applicable membership attack; return (metrics per attack, scores per attack)."""
-    from ..membership import AttackInputs
+    from ..membership._base import AttackInputs, cross_entropy_loss, fit_reference_models, paired_half_masks
     from ..membership.threshold import LossThresholdAttack
 
     probs = np.vstack([target.probs_mem, target.probs_non])
     y = data.y_audit
     m = data.is_member
-    from ..membership._base import cross_entropy_loss
-
     train_loss = float(np.mean(cross_entropy_loss(target.probs_mem, data.y_mem)))
     inputs = AttackInputs(probs=probs, y=y, X=data.X_audit, train_loss=train_loss)
     attacks = [LossThresholdAttack()]
@@ -90,7 +88,6 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
                         "reason": f"the training algorithm is not available for a {target.kind} target; "
                                   "give a skops estimator or the demo learner to retrain reference models"})
     else:
-        from ..membership import fit_reference_models
         from ..membership.lira import LiRA
         from ..membership.rmia import RMIA
 
@@ -98,8 +95,6 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
         n_pop = len(data.y_pop) if target.probs_pop is not None else 0
         X_all = np.vstack([data.X_audit, data.X_pop]) if n_pop else data.X_audit
         y_all = np.concatenate([y, data.y_pop]) if n_pop else y
-        from ..membership import paired_half_masks
-
         mask = paired_half_masks(n_audit, cfg.settings.n_reference, seeds["reference"])
         if n_pop:  # population records are never trained on: RMIA's z samples
             mask = np.hstack([mask, np.zeros((mask.shape[0], n_pop), bool)])
@@ -131,18 +126,27 @@ def _dtp_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, s
     if target.learner is None:
         skipped.append({"name": "PDTP / DTP-1", "reason": "needs the training algorithm to retrain leave-one-out models"})
         return None, None
-    from ..dtp import pdtp_for_learner, noise_floor
+    from ..dtp.noise_floor import seed_noise_floor
+    from ..dtp.pdtp import pdtp
 
     n = len(data.y_mem)
     k = cfg.settings.pdtp_records
     rng = np.random.default_rng(seeds["pdtp"])
     records = np.arange(n) if k is None or k >= n else np.sort(rng.choice(n, size=k, replace=False))
-    res = pdtp_for_learner(target.learner, data.X_mem, data.y_mem, records=records, n_classes=data.n_classes,
-                           seed_policy="paired", repeats=cfg.settings.pdtp_repeats, random_state=seeds["target"])
-    values = np.asarray(res.pdtp, float)
-    floor = noise_floor(target.learner, data.X_mem, data.y_mem, records=records[: min(200, len(records))],
-                        n_models=cfg.settings.noise_floor_models, n_classes=data.n_classes,
-                        random_state=seeds["noise_floor"])
+    # "paired": each leave-one-out model shares the full model's seed and row order, skipping t, so the
+    # measured change is t's own influence; the seed noise floor beside it shows what init noise alone does.
+    res = pdtp(target.learner, data.X_mem, data.y_mem, records=records, n_classes=data.n_classes,
+               seed_policy="paired", n_repeats=cfg.settings.pdtp_repeats, random_state=seeds["target"])
+    values = np.asarray(res.values, float)
+    nf = seed_noise_floor(target.learner, data.X_mem, data.y_mem, queries=records[: min(200, len(records))],
+                          n_models=cfg.settings.noise_floor_models, n_classes=data.n_classes,
+                          random_state=seeds["noise_floor"])
+    std = np.asarray(nf.max_std_log_p, float)
+    std = std[np.isfinite(std)]
+    floor = {"median": float(np.median(std)) if std.size else float("nan"),
+             "p90": float(np.quantile(std, 0.9)) if std.size else float("nan"),
+             "n_models": int(cfg.settings.noise_floor_models),
+             "what": "std over retrainings with other seeds of the largest-class ln p (binned), Long et al. Fig 7"}
     thr = cfg.thresholds.max_dtp
     summary = {
         "n_records": int(len(records)),

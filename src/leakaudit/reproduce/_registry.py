@@ -144,3 +144,30 @@ def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions",
     tmp.write_text(md)
     tmp.replace(out / f"{name}.md")
     return result
+
+
+def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
+    """One Markdown page from every ``NAME.json`` in ``folder`` (the latest run of each)."""
+    import json
+
+    folder = Path(folder)
+    parts = [
+        f"# {title}",
+        "",
+        "Each section is one `leakaudit reproduce NAME` run; the command that made it is under its heading. "
+        "`paper` is the paper's number (— where it gives none), `ours` our measurement, and the note says "
+        "where and why we differ (a substitute dataset, a paper typo, a reduced profile).",
+        "",
+    ]
+    files = sorted(folder.glob("*.json"))
+    counts = {"match": 0, "differs": 0, "no-paper-value": 0}
+    for f in files:
+        res = json.loads(f.read_text())
+        if res.get("name") not in _REGISTRY:
+            continue
+        for r in res["rows"]:
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
+        parts.append(to_markdown(res))
+    parts.insert(4, f"Totals: {counts['match']} rows match, {counts['differs']} differ, "
+                    f"{counts['no-paper-value']} have no paper value.\n")
+    return "\n".join(parts)
