@@ -78,10 +78,12 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
     from ..membership.threshold import LossThresholdAttack
 
     probs = np.vstack([target.probs_mem, target.probs_non])
+    X_mem, X_non, X_pop = target.inputs(data)
+    X_audit = np.vstack([X_mem, X_non])
     y = data.y_audit
     m = data.is_member
     train_loss = float(np.mean(cross_entropy_loss(target.probs_mem, data.y_mem)))
-    inputs = AttackInputs(probs=probs, y=y, X=data.X_audit, train_loss=train_loss)
+    inputs = AttackInputs(probs=probs, y=y, X=X_audit, train_loss=train_loss)
     attacks = [LossThresholdAttack()]
     if target.learner is None:
         skipped.append({"name": "LiRA, RMIA (reference-model attacks)",
@@ -93,7 +95,7 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
 
         n_audit = len(y)
         n_pop = len(data.y_pop) if target.probs_pop is not None else 0
-        X_all = np.vstack([data.X_audit, data.X_pop]) if n_pop else data.X_audit
+        X_all = np.vstack([X_audit, X_pop]) if n_pop else X_audit
         y_all = np.concatenate([y, data.y_pop]) if n_pop else y
         mask = paired_half_masks(n_audit, cfg.settings.n_reference, seeds["reference"])
         if n_pop:  # population records are never trained on: RMIA's z samples
@@ -101,7 +103,7 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
         ref = fit_reference_models(target.learner, X_all, y_all, cfg.settings.n_reference, in_mask=mask,
                                    n_classes=data.n_classes, random_state=seeds["reference"])
         inputs = AttackInputs(
-            probs=probs, y=y, X=data.X_audit, train_loss=train_loss, reference=ref.subset(np.arange(n_audit)),
+            probs=probs, y=y, X=X_audit, train_loss=train_loss, reference=ref.subset(np.arange(n_audit)),
             population_probs=target.probs_pop if n_pop else None, population_y=data.y_pop if n_pop else None,
             population_reference=ref.subset(np.arange(n_audit, n_audit + n_pop)) if n_pop else None,
         )
@@ -130,15 +132,16 @@ def _dtp_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, s
     from ..dtp.pdtp import pdtp
 
     n = len(data.y_mem)
+    X_mem = target.inputs(data)[0]
     k = cfg.settings.pdtp_records
     rng = np.random.default_rng(seeds["pdtp"])
     records = np.arange(n) if k is None or k >= n else np.sort(rng.choice(n, size=k, replace=False))
     # "paired": each leave-one-out model shares the full model's seed and row order, skipping t, so the
     # measured change is t's own influence; the seed noise floor beside it shows what init noise alone does.
-    res = pdtp(target.learner, data.X_mem, data.y_mem, records=records, n_classes=data.n_classes,
+    res = pdtp(target.learner, X_mem, data.y_mem, records=records, n_classes=data.n_classes,
                seed_policy="paired", n_repeats=cfg.settings.pdtp_repeats, random_state=seeds["target"])
     values = np.asarray(res.values, float)
-    nf = seed_noise_floor(target.learner, data.X_mem, data.y_mem, queries=records[: min(200, len(records))],
+    nf = seed_noise_floor(target.learner, X_mem, data.y_mem, queries=records[: min(200, len(records))],
                           n_models=cfg.settings.noise_floor_models, n_classes=data.n_classes,
                           random_state=seeds["noise_floor"])
     std = np.asarray(nf.max_std_log_p, float)

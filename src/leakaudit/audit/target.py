@@ -26,6 +26,7 @@ import pandas as pd
 
 from .._validation import check_probabilities
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
+from ..learners import Learner
 from .config import AuditConfig
 from .data import AuditData
 
@@ -41,12 +42,65 @@ class Target:
     probs_pop: np.ndarray | None
     learner: object | None  # a leakaudit Learner able to retrain the algorithm, or None
     model: object | None = None
+    # The inputs ``learner`` trains on, per record group (default: the data's encoded features).
+    X_mem: np.ndarray | None = None
+    X_non: np.ndarray | None = None
+    X_pop: np.ndarray | None = None
+
+    def inputs(self, data: AuditData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self.X_mem is None:
+            return data.X_mem, data.X_non, data.X_pop
+        return self.X_mem, self.X_non, self.X_pop
 
     def summary(self, data: AuditData) -> dict:
         acc_m = float(np.mean(self.probs_mem.argmax(1) == data.y_mem))
         acc_n = float(np.mean(self.probs_non.argmax(1) == data.y_non))
         return {"kind": self.kind, "description": self.description, "train_accuracy": acc_m, "test_accuracy": acc_n,
                 "retrainable": self.learner is not None}
+
+
+class FrameEstimatorLearner(Learner):
+    """Retrains a scikit-learn estimator (e.g. a Pipeline) that takes raw table rows.
+
+    Its ``X`` is a column of row numbers into ``frame``: the learner protocol
+    stays numeric while the estimator sees the user's own columns.
+
+    Parameters
+    ----------
+    estimator : unfitted scikit-learn estimator (cloned per model)
+    frame : pandas.DataFrame of the records' feature columns
+    """
+
+    def __init__(self, *, estimator=None, frame=None):
+        self.estimator = estimator
+        self.frame = frame
+
+    def _rows(self, X: np.ndarray) -> pd.DataFrame:
+        return self.frame.iloc[np.asarray(X[:, 0], dtype=np.int64)]
+
+    def _fit(self, X, y, *, random_state, n_classes):
+        from sklearn.base import clone
+
+        from .._random import seed_to_int
+
+        est = clone(self.estimator)
+        seed = seed_to_int(random_state)
+        for k in est.get_params():
+            if k == "random_state" or k.endswith("__random_state"):
+                est.set_params(**{k: seed})
+        try:
+            est.fit(self._rows(X), y)
+        except ValueError as exc:
+            raise InvalidInputError(f"retraining {type(est).__name__} failed: {exc}") from None
+        return _FrameModel(est, self, n_classes)
+
+
+class _FrameModel:
+    def __init__(self, est, learner: FrameEstimatorLearner, n_classes: int):
+        self.est, self.learner, self.n_classes = est, learner, n_classes
+
+    def predict_proba(self, X):
+        return _sk_probs(self.est, self.learner._rows(np.asarray(X)), self.n_classes, "reference")
 
 
 def demo_learner(cfg: AuditConfig):
@@ -180,13 +234,28 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
         from sklearn.base import clone
 
         est = load_skops_model(cfg.model)
+        if hasattr(est, "feature_names_in_"):  # fitted on a DataFrame (e.g. a Pipeline): give it raw columns
+            frames = [data.frame_mem, data.frame_non, data.frame_pop]
+            missing = [c for c in est.feature_names_in_ if c not in data.frame_mem.columns]
+            if missing:
+                raise InvalidInputError(f"the model expects columns missing from the data: {', '.join(missing)}")
+            cols = list(est.feature_names_in_)
+            pm = _sk_probs(est, data.frame_mem[cols], C, "member")
+            pn = _sk_probs(est, data.frame_non[cols], C, "non-member")
+            pp = _sk_probs(est, data.frame_pop[cols], C, "population") if len(data.frame_pop) else None
+            allf = pd.concat([f[cols] for f in frames], ignore_index=True)
+            n1, n2 = len(frames[0]), len(frames[0]) + len(frames[1])
+            ids = np.arange(len(allf), dtype=float).reshape(-1, 1)
+            return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops), on the table's own columns",
+                          pm, pn, pp, FrameEstimatorLearner(estimator=clone(est), frame=allf), est,
+                          X_mem=ids[:n1], X_non=ids[n1:n2], X_pop=ids[n2:])
         X_m, X_n, X_p = data.X_mem, data.X_non, data.X_pop
         n_in = getattr(est, "n_features_in_", X_m.shape[1])
         if n_in != X_m.shape[1]:
             raise InvalidInputError(
                 f"the model expects {n_in} input features; the encoded data has {X_m.shape[1]} "
-                "(leakaudit one-hot encodes categoricals and z-scores numerics; train the model on that encoding "
-                "or give predictions instead)"
+                "(leakaudit one-hot encodes categoricals and z-scores numerics; fit the model on a DataFrame "
+                "(e.g. a Pipeline) so it takes the table's own columns, or give predictions instead)"
             )
         pm, pn = _sk_probs(est, X_m, C, "member"), _sk_probs(est, X_n, C, "non-member")
         pp = _sk_probs(est, X_p, C, "population") if len(X_p) else None

@@ -1,0 +1,173 @@
+"""The audit end to end on small settings: files, schema, verdict, model formats, bad input."""
+
+import json
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from leakaudit.audit import make_config, run_audit
+from leakaudit.cli import main
+from leakaudit.exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError
+
+SMALL = dict(profile="smoke", n_members=150, n_nonmembers=150, epochs=3, seed=3)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "run"
+    res = run_audit(make_config(**SMALL), out, verbose=False)
+    return out, res
+
+
+def test_demo_writes_three_files_with_schema(demo):
+    out, res = demo
+    d = json.loads((out / "results.json").read_text())
+    assert d["schema_version"] == 1 and d["type"] == "AuditResult"
+    assert d["config"]["n_members"] == 150 and d["config"]["seed"] == 3
+    assert set(d["membership"]) >= {"loss", "lira", "rmia"}
+    for m in d["membership"].values():
+        assert m["auc_ci"][0] <= m["auc"] <= m["auc_ci"][1]
+        assert set(m["tpr_at_fpr"]) == {"0.01", "0.001", "0.0001"}
+    assert d["dtp"]["n_records"] == 100 and 0 <= d["dtp"]["max"] <= np.log(199) + 1e-9
+    assert isinstance(d["verdict"]["publish"], bool) and d["verdict"]["headline"]
+    rec = pd.read_csv(out / "records.csv")
+    assert len(rec) == 300 and rec["is_member"].sum() == 150
+    assert {"score_loss", "score_lira", "score_rmia", "pdtp", "risk_rank"} <= set(rec.columns)
+    html = (out / "report.html").read_text()
+    assert "Verdict:" in html and "<svg" in html and "<script" not in html and "http://" not in html.split("<svg")[0]
+
+
+def test_same_seed_same_results(demo, tmp_path):
+    out, _ = demo
+    run_audit(make_config(**SMALL), tmp_path / "again", verbose=False)
+    a = json.loads((out / "results.json").read_text())
+    b = json.loads((tmp_path / "again" / "results.json").read_text())
+    for d in (a, b):
+        d.pop("created"), d.pop("timings"), d.pop("resources")
+    assert a == b
+
+
+def _small_tables(tmp_path):
+    from leakaudit.data import load_adult
+
+    ds = load_adult()
+    df = ds.to_frame().sample(400, random_state=0).reset_index(drop=True)
+    train, test = df.iloc[:200], df.iloc[200:]
+    train.to_csv(tmp_path / "train.csv", index=False)
+    test.to_csv(tmp_path / "test.csv", index=False)
+    return train, test
+
+
+def test_predictions_only_skips_retraining_attacks_and_says_why(tmp_path):
+    _small_tables(tmp_path)
+    rng = np.random.default_rng(0)
+    for name in ("ptrain", "ptest"):
+        p = rng.dirichlet([1, 1], size=200)
+        pd.DataFrame(p, columns=["p0", "p1"]).to_csv(tmp_path / f"{name}.csv", index=False)
+    cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income",
+                      predictions_train=tmp_path / "ptrain.csv", predictions_test=tmp_path / "ptest.csv",
+                      profile="smoke")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    assert set(res.membership) == {"loss"}
+    reasons = " ".join(s["reason"] for s in res.skipped)
+    assert "training algorithm" in reasons
+    # random predictions: no leakage to find
+    assert res.membership["loss"]["auc_ci"][0] < 0.5 < res.membership["loss"]["auc_ci"][1] or \
+        abs(res.membership["loss"]["auc"] - 0.5) < 0.1
+
+
+def test_skops_pipeline_model(tmp_path):
+    import skops.io as sio
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    train, _ = _small_tables(tmp_path)
+    X = train.drop(columns=["income"])
+    cats = list(X.select_dtypes(exclude="number").columns)
+    nums = list(X.select_dtypes(include="number").columns)
+    pipe = make_pipeline(
+        ColumnTransformer([("c", OneHotEncoder(handle_unknown="ignore"), cats), ("n", StandardScaler(), nums)]),
+        LogisticRegression(max_iter=500),
+    )
+    pipe.fit(X.fillna("?"), (train["income"] == ">50K").astype(int))
+    sio.dump(pipe, tmp_path / "model.skops")
+    untrusted = sio.get_untrusted_types(file=tmp_path / "model.skops")
+    if untrusted:
+        pytest.skip(f"this skops version does not trust {untrusted}")
+    cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income",
+                      model=tmp_path / "model.skops", profile="smoke")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    assert {"loss", "lira"} <= set(res.membership)
+    assert res.target["kind"] == "sklearn"
+    # no --population: RMIA's reference points z are missing, and the report says so
+    assert any(s["name"] == "rmia" and "population" in s["reason"] for s in res.skipped)
+
+
+class _Boom:
+    def __reduce__(self):
+        return (open, ("/tmp/leakaudit-pwned-by-pickle", "w"))
+
+
+def test_pickle_model_is_refused_and_runs_no_code(tmp_path):
+    import os
+
+    marker = "/tmp/leakaudit-pwned-by-pickle"
+    if os.path.exists(marker):
+        os.unlink(marker)
+    _small_tables(tmp_path)
+    (tmp_path / "model.pkl").write_bytes(pickle.dumps(_Boom()))
+    cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income",
+                      model=tmp_path / "model.pkl", profile="smoke")
+    with pytest.raises(UnsafeFileError, match="pickle and joblib files are refused"):
+        run_audit(cfg, tmp_path / "out", verbose=False)
+    assert not os.path.exists(marker)
+
+
+def test_torch_checkpoint_with_code_is_refused(tmp_path):
+    torch = pytest.importorskip("torch")
+    import os
+
+    marker = "/tmp/leakaudit-pwned-by-pickle"
+    if os.path.exists(marker):
+        os.unlink(marker)
+    torch.save({"w": _Boom()}, tmp_path / "m.pt")
+    from leakaudit.audit.target import load_torch_model
+
+    with pytest.raises(UnsafeFileError, match="weights_only=True"):
+        load_torch_model("torch.nn:Identity", tmp_path / "m.pt")
+    assert not os.path.exists(marker)
+
+
+def test_bad_config_is_one_line_exit_2_and_leaves_out_untouched(tmp_path, capsys):
+    _small_tables(tmp_path)
+    out = tmp_path / "existing"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    rc = main(["audit", "--train", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"),
+               "--label", "no_such_column", "--out", str(out), "--profile", "smoke"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "no_such_column" in err
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_config_validation_messages(tmp_path):
+    with pytest.raises(InvalidParameterError, match="give both train"):
+        make_config(train=tmp_path / "a.csv")
+    with pytest.raises(InvalidParameterError, match="profile"):
+        make_config(profile="huge")
+    bad = tmp_path / "c.toml"
+    bad.write_text("profile = [unclosed")
+    from leakaudit.audit import load_config
+
+    with pytest.raises(InvalidParameterError, match="not valid TOML"):
+        load_config(bad)
+    good = tmp_path / "g.toml"
+    good.write_text('profile = "smoke"\nseed = 5\n[thresholds]\nmax_dtp = 2.0\n')
+    cfg = load_config(good)
+    assert cfg.seed == 5 and cfg.thresholds.max_dtp == 2.0
