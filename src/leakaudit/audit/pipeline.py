@@ -199,7 +199,11 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         membership, scores = _membership_stage(cfg, data, target, seeds, skipped)
     with st.stage("dtp", "leave-one-out PDTP of the training records"):
         dtp, pdtp = _dtp_stage(cfg, data, target, seeds, skipped)
-    verdict = decide(cfg, membership=membership, dtp=dtp, attribute={})
+    with st.stage("attribute", "attribute inference of the sensitive columns"):
+        from .attribute_stage import attribute_stage
+
+        attribute = attribute_stage(cfg, data, target, seeds, skipped)
+    verdict = decide(cfg, membership=membership, dtp=dtp, attribute=attribute)
     n_m, n_n = len(data.y_mem), len(data.y_non)
     rec = pd.DataFrame({
         "record": np.r_[np.arange(n_m), np.arange(n_n)],
@@ -221,6 +225,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         target=target.summary(data),
         membership=membership,
         dtp=dtp,
+        attribute=attribute,
         skipped=skipped,
         verdict=verdict,
         timings=st.timings,

@@ -46,6 +46,8 @@ class Target:
     X_mem: np.ndarray | None = None
     X_non: np.ndarray | None = None
     X_pop: np.ndarray | None = None
+    # The model on a table of raw feature columns (attribute inference re-queries changed rows).
+    predict_frame: object | None = None
 
     def inputs(self, data: AuditData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.X_mem is None:
@@ -248,7 +250,8 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
             ids = np.arange(len(allf), dtype=float).reshape(-1, 1)
             return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops), on the table's own columns",
                           pm, pn, pp, FrameEstimatorLearner(estimator=clone(est), frame=allf), est,
-                          X_mem=ids[:n1], X_non=ids[n1:n2], X_pop=ids[n2:])
+                          X_mem=ids[:n1], X_non=ids[n1:n2], X_pop=ids[n2:],
+                          predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records"))
         X_m, X_n, X_p = data.X_mem, data.X_non, data.X_pop
         n_in = getattr(est, "n_features_in_", X_m.shape[1])
         if n_in != X_m.shape[1]:
@@ -260,16 +263,19 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
         pm, pn = _sk_probs(est, X_m, C, "member"), _sk_probs(est, X_n, C, "non-member")
         pp = _sk_probs(est, X_p, C, "population") if len(X_p) else None
         return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops)", pm, pn, pp,
-                      SklearnLearner(clone(est)), est)
+                      SklearnLearner(clone(est)), est,
+                      predict_frame=lambda df: _sk_probs(est, data.encoder.transform(df), C, "changed records"))
     if cfg.model is not None:
         module = load_torch_model(cfg.module, cfg.model)
         pm, pn = _torch_probs(module, data.X_mem, C), _torch_probs(module, data.X_non, C)
         pp = _torch_probs(module, data.X_pop, C) if len(data.X_pop) else None
-        return Target("torch", f"{cfg.module} with weights from {cfg.model}", pm, pn, pp, None, module)
+        return Target("torch", f"{cfg.module} with weights from {cfg.model}", pm, pn, pp, None, module,
+                      predict_frame=lambda df: _torch_probs(module, data.encoder.transform(df), C))
     learner = demo_learner(cfg)
     model = learner.fit(data.X_mem, data.y_mem, random_state=random_state, n_classes=C)
     pm, pn = model.predict_proba(data.X_mem), model.predict_proba(data.X_non)
     pp = model.predict_proba(data.X_pop) if len(data.X_pop) else None
     desc = (f"MLP, {'-'.join(map(str, cfg.hidden))} {cfg.activation} hidden units, per-example SGD lr 0.01, "
             f"{cfg.epochs} epochs (Long et al. §4.2), trained on the {len(data.y_mem)} members")
-    return Target("demo", desc, pm, pn, pp, learner, model)
+    return Target("demo", desc, pm, pn, pp, learner, model,
+                  predict_frame=lambda df: model.predict_proba(data.encoder.transform(df)))
