@@ -1,0 +1,186 @@
+"""Shared helpers of the peer-tool benchmarks (``benchmarks/bench_*.py``).
+
+Every comparison runs the peer tool in its own virtual environment
+(``benchmarks/.peers/<tool>/venv``, made by ``benchmarks/peers.sh``) through a
+small driver script under ``benchmarks/drivers/``: the driver reads the exact
+arrays leakaudit uses from an ``.npz`` file, times the peer's own API call, and
+writes the peer's per-record scores (``.npz``) and its wall time (JSON). Both
+tools' attack quality is then computed here with :mod:`leakaudit.metrics`, so
+the two are scored by the same code.
+
+Each bench writes ``benchmarks/results/<name>.json``; ``run_all.py`` turns those
+into ``benchmarks/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PEERS = HERE / ".peers"
+DRIVERS = HERE / "drivers"
+RESULTS = HERE / "results"
+FPR = 0.001  # TPR at 0.1 % FPR
+
+
+def loadavg() -> float:
+    """One-minute load average (the machine is shared; record it beside every time)."""
+    return float(os.getloadavg()[0])
+
+
+def machine() -> dict:
+    """nproc, CPU model, load averages, Python and torch versions."""
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        import torch
+
+        tv = torch.__version__
+    except Exception:  # pragma: no cover - torch is installed in the project venv
+        tv = None
+    return {"nproc": os.cpu_count(), "cpu": cpu, "loadavg": list(os.getloadavg()), "python": platform.python_version(),
+            "torch": tv, "time_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())}
+
+
+def wait_for_quiet(max_wait: float = 0.0, below: float | None = None, poll: float = 5.0) -> float:
+    """Wait up to ``max_wait`` seconds for the 1-min load average to fall below ``below``
+    (default 2 x nproc); return the load average at which we start."""
+    below = 2.0 * (os.cpu_count() or 1) if below is None else below
+    t0 = time.time()
+    while loadavg() > below and time.time() - t0 < max_wait:
+        time.sleep(poll)
+    return loadavg()
+
+
+def peer_python(tool: str) -> Path | None:
+    """The peer venv's python, or None when the peer did not install."""
+    py = PEERS / tool / "venv" / "bin" / "python"
+    if not py.exists() or (PEERS / tool / "INSTALL_FAILED").exists():
+        return None
+    return py
+
+
+def peer_status(tool: str) -> str:
+    """"installed <versions>" or the recorded install error."""
+    failed = PEERS / tool / "INSTALL_FAILED"
+    if failed.exists():
+        return "install failed: " + failed.read_text().strip()
+    if not (PEERS / tool / "venv" / "bin" / "python").exists():
+        return "not installed (run `bash benchmarks/peers.sh`)"
+    return "installed"
+
+
+def peer_version(tool: str, dist: str) -> str | None:
+    v = PEERS / tool / "versions.txt"
+    if not v.exists():
+        return None
+    for line in v.read_text().splitlines():
+        if line.lower().replace("_", "-").startswith(dist.lower().replace("_", "-") + "=="):
+            return line.split("==", 1)[1]
+    return None
+
+
+def run_peer(tool: str, driver: str, arrays: dict, params: dict, *, timeout: float = 900) -> dict:
+    """Run ``drivers/<driver>`` in the peer's venv on ``arrays`` with ``params``.
+
+    Returns the driver's JSON (always with ``seconds``) plus ``arrays`` (the
+    driver's output npz as a dict). Raises RuntimeError with the driver's
+    stderr tail on failure.
+    """
+    py = peer_python(tool)
+    if py is None:
+        raise RuntimeError(f"{tool}: {peer_status(tool)}")
+    with tempfile.TemporaryDirectory(prefix=f"bench-{tool}-") as tmp:
+        tmp = Path(tmp)
+        np.savez(tmp / "in.npz", **arrays)
+        (tmp / "params.json").write_text(json.dumps(params))
+        cmd = [str(py), str(DRIVERS / driver), str(tmp)]
+        env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"), PYTHONWARNINGS="ignore",
+                   TF_CPP_MIN_LOG_LEVEL="3", MPLBACKEND="Agg")
+        env.pop("PYTHONPATH", None)
+        proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{tool} driver {driver} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+        out = json.loads((tmp / "out.json").read_text())
+        if (tmp / "out.npz").exists():
+            with np.load(tmp / "out.npz") as z:
+                out["arrays"] = {k: z[k] for k in z.files}
+        else:
+            out["arrays"] = {}
+        return out
+
+
+def quality(is_member, scores) -> dict:
+    """AUC and TPR at 0.1 % FPR of membership scores (higher = member), by leakaudit.metrics."""
+    from leakaudit.metrics import auc, tpr_at_fpr
+
+    is_member = np.asarray(is_member, int)
+    scores = np.asarray(scores, float)
+    scores = np.where(np.isnan(scores), -np.inf, scores)
+    return {"auc": float(auc(is_member, scores)), "tpr_at_0.1%fpr": float(tpr_at_fpr(is_member, scores, FPR))}
+
+
+class Timer:
+    """``with Timer() as t: ...`` then ``t.seconds`` (wall clock, perf_counter)."""
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.t0
+        return False
+
+
+def write_result(name: str, result: dict) -> Path:
+    """Write ``benchmarks/results/<name>.json`` (with the machine and the command)."""
+    RESULTS.mkdir(exist_ok=True)
+    result = dict(result)
+    result.setdefault("machine", machine())
+    result.setdefault("command", " ".join([".venv/bin/python"] + [os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]))
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(result, indent=2, default=_jsonable))
+    return path
+
+
+def _jsonable(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(type(o))
+
+
+def adult_arrays(*, drop_missing: bool = True):
+    """Adult, one-hot + z-scored (statistics from all rows), float64 X (n, d) and int y (n,)."""
+    from leakaudit.data import load_adult
+
+    d = load_adult(drop_missing=drop_missing)
+    X, _ = d.encode()
+    return np.asarray(X, np.float64), np.asarray(d.y, np.int64), d
+
+
+def comparison(name: str, work: str, peer: str, peer_version_: str | None, peer_seconds: float | None,
+               our_seconds: float, peer_quality: dict | None, our_quality: dict | None, load_start: float,
+               load_end: float, notes: str = "", **extra) -> dict:
+    """One row of RESULTS.md."""
+    ratio = peer_seconds / our_seconds if peer_seconds and our_seconds else None
+    return {"name": name, "work": work, "peer": peer, "peer_version": peer_version_, "peer_seconds": peer_seconds,
+            "our_seconds": our_seconds, "speedup": ratio, "peer_quality": peer_quality, "our_quality": our_quality,
+            "load_start": load_start, "load_end": load_end, "notes": notes, **extra}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Create one virtual environment per peer tool under benchmarks/.peers/<tool>/ and install the peer there.
+# The peers are NOT dependencies of leakaudit; they only serve the comparisons in benchmarks/bench_*.py.
+# Usage: bash benchmarks/peers.sh [art|sacroml|privacymeter ...]   (default: all, in parallel)
+# Each install is capped at 10 minutes; a failed install writes its last error line to
+# benchmarks/.peers/<tool>/INSTALL_FAILED and the script moves on. Installed versions go to
+# benchmarks/.peers/<tool>/versions.txt (pip freeze).
+set -u
+HERE="$(cd "$(dirname "$0")" && pwd)"
+PEERS="$HERE/.peers"
+PY="${PEER_PYTHON:-$(command -v python3.11 || command -v python3)}"
+mkdir -p "$PEERS"
+
+# pinned specs (the versions that installed on the benchmark machine; see versions.txt)
+declare -A SPEC
+SPEC[art]="adversarial-robustness-toolbox==1.20.1 scikit-learn torch==2.13.0"
+# sacroml depends on torch; pin the CPU build on this machine (a loose spec pulls a CUDA build of several GB)
+SPEC[sacroml]="sacroml==2.0.1 torch==2.13.0"
+# the privacy-meter 1.0.1 wheel declares no dependencies, but privacy_meter/model.py imports tensorflow, torch
+# and opacus at the top and audit_report.py imports seaborn, jinja2, PIL, pandas: install them explicitly
+SPEC[privacymeter]="privacy-meter==1.0.1 numpy scipy scikit-learn pandas matplotlib seaborn jinja2 pillow torch==2.13.0 opacus tensorflow-cpu"
+
+install_one() {
+  local tool="$1" dir="$PEERS/$1"
+  rm -rf "$dir"; mkdir -p "$dir"
+  "$PY" -m venv "$dir/venv" || { echo "venv creation failed" > "$dir/INSTALL_FAILED"; return 1; }
+  "$dir/venv/bin/python" -m pip install --quiet --upgrade pip > "$dir/install.log" 2>&1
+  if timeout 600 "$dir/venv/bin/python" -m pip install ${SPEC[$tool]} >> "$dir/install.log" 2>&1; then
+    "$dir/venv/bin/python" -m pip freeze > "$dir/versions.txt"
+    echo "$tool: installed"
+  else
+    grep -E "ERROR|error:" "$dir/install.log" | tail -n 1 > "$dir/INSTALL_FAILED"
+    [ -s "$dir/INSTALL_FAILED" ] || tail -n 1 "$dir/install.log" > "$dir/INSTALL_FAILED"
+    echo "$tool: FAILED: $(cat "$dir/INSTALL_FAILED")"
+  fi
+}
+
+tools=("$@"); [ ${#tools[@]} -eq 0 ] && tools=(art sacroml privacymeter)
+for t in "${tools[@]}"; do install_one "$t" & done
+wait

@@ -1,0 +1,81 @@
+"""Differential training privacy (Long, Bindschaedler, Gunter 2017): DTP, PDTP, bounds, verdict, reduction.
+
+All values are natural-log ratios (spec long-dtp.md §0). Modules, one idea each:
+``pdtp`` (Def 4.4), ``exact`` (Def 4.2 by enumeration), ``stability`` (Thm 6.2,
+Props 6.3–6.8, the normalised naive-Bayes bound), ``lipschitz`` (Thm 6.9),
+``search`` (a lower estimate of DTP), ``noise_floor`` (Figs 7–8), ``verdict``
+(DTP-1), ``reduce`` (§8), ``correlation`` (Tables 1–2).
+"""
+
+from .correlation import correlation_vs_measurements, pdtp_attack_correlation
+from .exact import dtp_exact, dtp_on_queries, enumerate_feature_space
+from .lipschitz import lipschitz_dtp_bound, logistic_lipschitz_bound, softmax_lipschitz_constant
+from .noise_floor import noise_floor_from_probabilities, normalised_pdtp, sampling_noise_floor, seed_noise_floor
+from .pdtp import SEED_POLICIES, abs_log_ratio, apply_binning, pdtp, pdtp_from_probabilities
+from .reduce import reduce_dtp
+from .results import (
+    CorrelationResult,
+    DTPResult,
+    LipschitzBoundResult,
+    NoiseFloorResult,
+    PDTPResult,
+    ReductionResult,
+    SearchResult,
+    StabilityBoundResult,
+    Verdict,
+)
+from .search import dtp_search, dtp_search_estimate
+from .stability import (
+    bayes_inference_delta,
+    dtp_stability_bound,
+    lsq_delta,
+    naive_bayes_delta,
+    normalised_nb_dtp_bound,
+    normalised_nb_log_r,
+    random_trees_delta,
+    stability_bound_for,
+    stability_gamma,
+)
+from .verdict import dtp1_verdict
+
+__all__ = [
+    "dtp1_verdict",
+    "reduce_dtp",
+    "dtp_search",
+    "dtp_search_estimate",
+    "softmax_lipschitz_constant",
+    "lipschitz_dtp_bound",
+    "logistic_lipschitz_bound",
+    "seed_noise_floor",
+    "sampling_noise_floor",
+    "noise_floor_from_probabilities",
+    "normalised_pdtp",
+    "pdtp_attack_correlation",
+    "correlation_vs_measurements",
+    "pdtp",
+    "pdtp_from_probabilities",
+    "abs_log_ratio",
+    "apply_binning",
+    "SEED_POLICIES",
+    "dtp_exact",
+    "dtp_on_queries",
+    "enumerate_feature_space",
+    "dtp_stability_bound",
+    "bayes_inference_delta",
+    "naive_bayes_delta",
+    "lsq_delta",
+    "random_trees_delta",
+    "stability_gamma",
+    "normalised_nb_log_r",
+    "normalised_nb_dtp_bound",
+    "stability_bound_for",
+    "PDTPResult",
+    "DTPResult",
+    "StabilityBoundResult",
+    "LipschitzBoundResult",
+    "SearchResult",
+    "NoiseFloorResult",
+    "Verdict",
+    "ReductionResult",
+    "CorrelationResult",
+]

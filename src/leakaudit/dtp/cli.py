@@ -1,0 +1,191 @@
+"""``leakaudit dtp``: PDTP, exact DTP, bounds, the DTP-1 verdict and DTP reduction from the command line.
+
+Data come from a named dataset (``adult``, ``adult-proxy``, ``purchase-like``) or a
+CSV/Parquet table (``--data FILE --label COLUMN``); ``--rows N`` trains on a random
+sample of N rows (the training set T). Every command writes a JSON result
+(``--out``) and prints the DTP-1 verdict.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import typer
+
+from ..exceptions import InvalidParameterError
+
+MODELS = ("nb", "nb-unsmoothed", "bayes-inference", "logreg", "mlp")
+NAMED = ("adult", "adult-proxy", "purchase-like")
+
+
+def _bin_width(text: str) -> float | None:
+    if text.lower() in ("none", "off", "0"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise InvalidParameterError(f"--bin-width must be a number or 'none'; got {text!r}") from None
+
+
+def load_training_set(data: str, label: Optional[str], model: str, rows: int, seed: int) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Features encoded for ``model`` (codes for naive Bayes, one-hot otherwise), labels, and the learner."""
+    from .. import data as dmod
+    from ..learners import BayesInference, LogisticRegression, NaiveBayes, TorchMLP
+    from ..learners.naive_bayes import encode_for_naive_bayes
+
+    if model not in MODELS:
+        raise InvalidParameterError(f"--model must be one of {', '.join(MODELS)}; got {model!r}")
+    if data == "adult":
+        ds = dmod.load_adult(columns="long")
+    elif data == "adult-proxy":
+        ds = dmod.load_adult(columns="acs_proxy")
+    elif data == "purchase-like":
+        ds = dmod.make_purchase_like(n_records=max(rows, 2000), n_features=836, n_classes=10, random_state=seed)
+    else:
+        if label is None:
+            raise InvalidParameterError("--label is required with a table file (--data FILE)")
+        frame = dmod.read_table(data)
+        if label not in frame.columns:
+            raise InvalidParameterError(f"--label {label!r} is not a column of {data}; columns: {list(frame.columns)}")
+        ds = dmod.from_frame(frame, label, task="classification")
+    rng = np.random.default_rng(seed)
+    n = min(rows, len(ds))
+    idx = np.sort(rng.choice(len(ds), size=n, replace=False))
+    ds = ds.subset(idx)
+    y = np.asarray(ds.y, dtype=np.int64)
+    if model in ("nb", "nb-unsmoothed", "bayes-inference"):
+        numeric = "none" if (data == "adult-proxy" or model == "bayes-inference") else "auto"
+        X, cat, nv, _ = encode_for_naive_bayes(ds.frame, numeric=numeric)
+        if model == "bayes-inference":
+            return X, y, BayesInference()
+        alpha, prior = (1.0, True) if model == "nb" else (0.0, False)
+        return X, y, NaiveBayes(categorical=cat, n_values=nv, alpha=alpha, prior_smoothing=prior)
+    X, _ = ds.encode()
+    if model == "logreg":
+        return X, y, LogisticRegression(C=1.0)
+    return X, y, TorchMLP(hidden=(64,), activation="tanh", mode="fast", epochs=30)
+
+
+def _write(out: Optional[Path], result: Any) -> None:
+    if out is not None:
+        from .._results import write_json_atomic
+
+        write_json_atomic(out, result.to_dict())
+        typer.echo(f"wrote {out}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``leakaudit dtp ...`` to the main app."""
+    dtp_app = typer.Typer(help="Differential training privacy (Long et al.): PDTP, DTP, bounds, DTP-1, reduction.",
+                          no_args_is_help=True)
+
+    data_opt = typer.Option("adult", "--data", help=f"one of {', '.join(NAMED)}, or a CSV/Parquet file")
+    label_opt = typer.Option(None, "--label", help="label column of a table file")
+    model_opt = typer.Option("nb", "--model", help=f"one of {', '.join(MODELS)}")
+    rows_opt = typer.Option(1000, "--rows", help="training-set size (random rows of the data)")
+    seed_opt = typer.Option(0, "--seed")
+    bin_opt = typer.Option("0.01", "--bin-width", help="output bin width, or 'none'")
+    out_opt = typer.Option(None, "--out", help="write the JSON result here")
+
+    @dtp_app.command("pdtp")
+    def pdtp_cmd(
+        data: str = data_opt, label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt,
+        seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt,
+        records: int = typer.Option(0, "--records", help="measure this many random records (0: all)"),
+        seed_policy: str = typer.Option("independent", "--seed-policy", help="independent or paired (retrained models)"),
+        repeats: int = typer.Option(1, "--repeats", help="PDTP measurements averaged (the paper: 10)"),
+    ) -> None:
+        """PDTP of every (or --records random) training record, and the DTP-1 verdict."""
+        from .pdtp import pdtp
+        from .verdict import dtp1_verdict
+
+        X, y, learner = load_training_set(data, label, model, rows, seed)
+        recs = None if records <= 0 else np.sort(np.random.default_rng(seed).choice(len(X), min(records, len(X)),
+                                                                                      replace=False))
+        res = pdtp(learner, X, y, records=recs, bin_width=_bin_width(bin_width), seed_policy=seed_policy,
+                   n_repeats=repeats, random_state=seed)
+        v = dtp1_verdict(res.values, kind="PDTP", records=res.records)
+        typer.echo(f"{type(learner).__name__}: PDTP of {len(res.values)} records by {res.method}; "
+                   f"mean {np.mean(res.values):.4f}, max {v.max_value:.4f}")
+        typer.echo(v.sentence)
+        _write(out, res)
+
+    @dtp_app.command("exact")
+    def exact_cmd(
+        data: str = typer.Option("adult-proxy", "--data", help="categorical data (default: the Adult 4-attribute proxy)"),
+        label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt, seed: int = seed_opt,
+        bin_width: str = bin_opt, out: Optional[Path] = out_opt,
+    ) -> None:
+        """Exact DTP by enumerating the feature space (naive Bayes / Bayes inference on categorical data)."""
+        from .exact import dtp_exact
+        from .verdict import dtp1_verdict
+
+        X, y, learner = load_training_set(data, label, model, rows, seed)
+        from ..exceptions import UnsupportedError
+        from ..learners import NaiveBayes
+
+        if model in ("logreg", "mlp"):
+            raise UnsupportedError("exact DTP by enumeration supports --model nb, nb-unsmoothed or bayes-inference; "
+                                   "use 'leakaudit dtp bound' for logreg")
+        values = [int(X[:, j].max()) + 1 for j in range(X.shape[1])]
+        if isinstance(learner, NaiveBayes):
+            _, num, nv = learner._columns(X)
+            if num.size:
+                raise UnsupportedError("exact DTP enumerates a finite feature space, but this data has numeric "
+                                       "(Gaussian) attributes; use --data adult-proxy or a categorical table")
+            values = [int(v) for v in nv]
+        res = dtp_exact(learner, X, y, feature_values=values, bin_width=_bin_width(bin_width))
+        v = dtp1_verdict(res.values, kind="DTP (exact)", records=res.records)
+        typer.echo(f"exact DTP over {res.n_queries} feature vectors: max {v.max_value:.4f} "
+                   f"(max PDTP {max(res.pdtp):.4f})")
+        typer.echo(v.sentence)
+        _write(out, res)
+
+    @dtp_app.command("bound")
+    def bound_cmd(
+        data: str = data_opt, label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt,
+        seed: int = seed_opt, out: Optional[Path] = out_opt,
+        records: int = typer.Option(50, "--records", help="records to bound (random)"),
+    ) -> None:
+        """Upper bounds on DTP: Thm 6.2 with Props 6.3-6.5 (naive Bayes, Bayes inference) or Thm 6.9 (logreg)."""
+        from .lipschitz import logistic_lipschitz_bound
+        from .pdtp import pdtp
+        from .stability import stability_bound_for
+        from .verdict import dtp1_verdict
+
+        X, y, learner = load_training_set(data, label, model, rows, seed)
+        recs = np.sort(np.random.default_rng(seed).choice(len(X), min(records, len(X)), replace=False))
+        if model == "logreg":
+            res = logistic_lipschitz_bound(learner, X, y, records=recs)
+            typer.echo(f"Thm 6.9: L = {res.lipschitz_constant:.1f}, global bound {res.global_bound:.4f}")
+        else:
+            p = pdtp(learner, X, y, records=recs, bin_width=None)
+            res = stability_bound_for(learner, X, y, p.values, records=recs)
+            typer.echo(f"{res.source}: ln δ = {res.ln_delta[0]:.4f}")
+        v = dtp1_verdict(res.values, kind="DTP upper bound", records=res.records)
+        typer.echo(v.sentence)
+        _write(out, res)
+
+    @dtp_app.command("reduce")
+    def reduce_cmd(
+        data: str = typer.Option("adult-proxy", "--data"), label: Optional[str] = label_opt,
+        model: str = typer.Option("nb-unsmoothed", "--model"), rows: int = typer.Option(48842, "--rows"),
+        seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt,
+        strategy: str = typer.Option("sorted", "--strategy", help="sorted (the paper), greedy or group"),
+        max_removals: int = typer.Option(10, "--max-removals"),
+        stop: bool = typer.Option(False, "--stop/--no-stop", help="stop at the first max DTP <= 1"),
+    ) -> None:
+        """Remove high-risk records (§8) and print the maximum DTP after each removal and the accuracy."""
+        from .reduce import reduce_dtp
+
+        X, y, learner = load_training_set(data, label, model, rows, seed)
+        res = reduce_dtp(learner, X, y, strategy=strategy, max_removals=max_removals, stop_at_threshold=stop,
+                         bin_width=_bin_width(bin_width))
+        for s, (m, a) in enumerate(zip(res.max_values, res.accuracy)):
+            typer.echo(f"{s:3d} removed: max DTP {m:.4f}  accuracy {a:.4f}")
+        typer.echo(f"first step with max DTP <= 1: {res.stopped_at}")
+        _write(out, res)
+
+    app.add_typer(dtp_app, name="dtp")

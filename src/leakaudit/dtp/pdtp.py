@@ -1,0 +1,247 @@
+"""Pointwise differential training privacy (Long et al., Def 4.3/4.4), for any learner.
+
+``PDTP_{A,T}(t) = max_y | ln p_{A(T)}(y|x(t)) - ln p_{A(T\\{t})}(y|x(t)) |``
+
+in natural-log units (the paper's "in practice" formula omits the logarithm; spec
+long-dtp.md §0 and §2.2). Outputs are binned with width 0.01 first (§5.2) unless
+``bin_width=None``; binned values lie in ``[0, ln 199]``.
+
+Leave-one-out models come from the cheapest exact path the learner offers:
+
+- ``learner.loo_proba`` (closed form for :class:`~leakaudit.learners.NaiveBayes`
+  and :class:`~leakaudit.learners.BayesInference`; warm-started Newton for
+  :class:`~leakaudit.learners.LogisticRegression`);
+- otherwise retraining ``A(T\\{t})`` for every record through ``fit_many``
+  (batched for the torch learners), with a seed policy (spec §2.3):
+  ``independent`` (each LOO model its own fresh seed; default) or ``paired``
+  (the LOO model reuses the full model's seed, isolating t's influence).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._random import spawn_seeds
+from .._validation import check_array, check_choice, check_indices, check_scalar
+from ..exceptions import InvalidInputError, InvalidParameterError
+from ..learners._base import check_fit_inputs
+from ..membership.binning import bin_probabilities
+from .results import PDTPResult
+
+__all__ = ["pdtp", "pdtp_from_probabilities", "abs_log_ratio", "apply_binning", "loo_probabilities", "SEED_POLICIES"]
+
+SEED_POLICIES = ("independent", "paired")
+
+
+def apply_binning(p: np.ndarray, bin_width: float | None) -> np.ndarray:
+    """Bin probabilities (Long et al. §5.2) or return them unchanged when ``bin_width`` is None."""
+    p = np.asarray(p, dtype=np.float64)
+    if bin_width is None:
+        return p
+    return bin_probabilities(np.clip(p, 0.0, 1.0), bin_width=bin_width)
+
+
+def abs_log_ratio(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Elementwise ``|ln p - ln q|`` (the ε of Def 4.2); 0 vs 0 gives 0, 0 vs >0 gives inf."""
+    p = np.asarray(p, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.abs(np.log(p) - np.log(q))
+    both0 = (p <= 0) & (q <= 0)
+    return np.where(both0, 0.0, np.where((p <= 0) | (q <= 0), np.inf, d))
+
+
+def pdtp_from_probabilities(p_full: Any, p_loo: Any, *, bin_width: float | None = 0.01) -> np.ndarray:
+    """PDTP from the two models' outputs at each record's own features (Def 4.4).
+
+    Parameters
+    ----------
+    p_full : array-like of shape (n_records, n_classes)
+        ``p_{A(T)}(.|x(t))`` for each record t.
+    p_loo : array-like of shape (n_records, n_classes)
+        ``p_{A(T\\{t})}(.|x(t))``.
+    bin_width : float or None, default=0.01
+        Bin both vectors first (paper); None compares raw probabilities.
+
+    Returns
+    -------
+    ndarray of shape (n_records,)
+        ``max_y |ln bin(p_full) - ln bin(p_loo)|``.
+
+    Examples
+    --------
+    >>> float(pdtp_from_probabilities([[0.0, 1.0]], [[0.012, 0.988]])[0].round(4))  # one bin at the bottom: ln 3
+    1.0986
+    """
+    pf = check_array(p_full, name="p_full", ndim=2)
+    pl = check_array(p_loo, name="p_loo", ndim=2)
+    if pf.shape != pl.shape:
+        raise InvalidInputError(f"p_full has shape {pf.shape} but p_loo has shape {pl.shape}")
+    for name, a in (("p_full", pf), ("p_loo", pl)):
+        if a.min() < -1e-12 or a.max() > 1 + 1e-12:
+            raise InvalidInputError(f"{name} must hold probabilities in [0, 1]")
+    _check_bin_width(bin_width)
+    return abs_log_ratio(apply_binning(pf, bin_width), apply_binning(pl, bin_width)).max(axis=1)
+
+
+def _check_bin_width(bin_width: float | None) -> None:
+    if bin_width is not None:
+        check_scalar(bin_width, name="bin_width", min_val=0.0, max_val=0.5, include_min=False)
+
+
+def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,
+                      seed: int, loo_seeds: list[int], method: str = "auto", batch_size: int = 256
+                      ) -> tuple[np.ndarray, np.ndarray, str]:
+    """Outputs of A(T) and of A(T\\{t}) at x(t) for every record t.
+
+    Returns
+    -------
+    p_full : (n_records, n_classes); p_loo : (n_records, n_classes); method : str
+    """
+    use_closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
+    if method == "closed-form" and not hasattr(learner, "loo_proba"):
+        raise InvalidParameterError(f"method='closed-form' but {type(learner).__name__} has no loo_proba")
+    if use_closed:
+        full = learner.fit(X, y, random_state=seed, n_classes=n_classes)
+        p_full = full.predict_proba(X[records])
+        p_loo = learner.loo_proba(X, y, records, n_classes=n_classes)
+        name = getattr(learner, "_loo_method_name", f"closed-form {type(learner).__name__}.loo_proba")
+        return p_full, p_loo, name
+    n = len(X)
+    p_full = None
+    p_loo = np.empty((len(records), n_classes))
+    everything = np.arange(n)
+    for s in range(0, len(records), batch_size):
+        chunk = records[s:s + batch_size]
+        subsets = [np.delete(everything, t) for t in chunk]
+        seeds = list(loo_seeds[s:s + batch_size])
+        if p_full is None:  # train the full model in the same batch as the first LOO models
+            subsets = [everything] + subsets
+            seeds = [seed] + seeds
+        bank = learner.fit_many(X, y, subsets, seeds, n_classes=n_classes)
+        out = bank.predict_proba(X[chunk])  # (K, len(chunk), C)
+        if p_full is None:
+            full_out = bank.model(0).predict_proba(X[records])
+            p_full = np.asarray(full_out, dtype=np.float64)
+            out = out[1:]
+        p_loo[s:s + len(chunk)] = out[np.arange(len(chunk)), np.arange(len(chunk))]
+    return p_full, p_loo, "retraining (fit_many)"
+
+
+def pdtp_values(learner: Any, X: np.ndarray, y: np.ndarray, *, bin_width: float | None = 0.01,
+                n_classes: int, random_state: int = 0) -> np.ndarray:
+    """PDTP of every row of validated (X, y) as a plain array (no result object; for inner loops).
+
+    Uses the closed form when the learner has ``loo_proba``, else independent-seed retraining.
+    """
+    records = np.arange(len(X))
+    closed = hasattr(learner, "loo_proba")
+    seeds = spawn_seeds(random_state, 1 if closed else len(X) + 1)
+    p_full, p_loo, _ = loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seeds[0],
+                                         loo_seeds=[] if closed else seeds[1:])
+    return abs_log_ratio(apply_binning(p_full, bin_width), apply_binning(p_loo, bin_width)).max(axis=1)
+
+
+def pdtp(
+    learner: Any,
+    X: Any,
+    y: Any,
+    *,
+    records: Any = None,
+    bin_width: float | None = 0.01,
+    seed_policy: str = "independent",
+    n_repeats: int = 1,
+    method: str = "auto",
+    n_classes: int | None = None,
+    random_state: Any = None,
+    batch_size: int = 256,
+    keep_outputs: bool | None = None,
+) -> PDTPResult:
+    """PDTP of records of the training set T = (X, y) under learner A (Long et al. Def 4.4).
+
+    Parameters
+    ----------
+    learner : Learner
+        The training algorithm A.
+    X : array-like of shape (n_samples, n_features)
+        The training set T.
+    y : array-like of shape (n_samples,)
+    records : array-like of int, optional
+        Rows t of T to measure (default: every training record).
+    bin_width : float or None, default=0.01
+        Output binning (§5.2); None for raw outputs.
+    seed_policy : {"independent", "paired"}, default="independent"
+        Seeds of the retrained leave-one-out models (spec §2.3). ``paired`` gives
+        each LOO model the full model's seed; whether the example order then skips
+        t depends on the learner: learners with an ``order`` parameter (TorchMLP)
+        are switched to ``order="shared"`` and trained in one ``fit_many`` call,
+        so every LOO model visits the rows in the full model's order, skipping t.
+    n_repeats : int, default=1
+        Repeated measurements averaged (the paper averages 10). Each repeat
+        retrains A(T) and every A(T\\{t}) with fresh seeds. Deterministic
+        closed-form paths give identical repeats.
+    method : {"auto", "closed-form", "retrain"}, default="auto"
+        "auto" uses ``learner.loo_proba`` when the learner has it.
+    n_classes : int, optional
+    random_state : None, int or Generator
+    batch_size : int, default=256
+        Leave-one-out models trained per ``fit_many`` call.
+    keep_outputs : bool or None, default=None
+        Store ``p_full`` / ``p_loo`` in the result (None: only for up to 5,000
+        records, since large nested lists make result objects slow to build).
+
+    Returns
+    -------
+    PDTPResult
+        ``values`` has shape (n_records,), natural-log units, in [0, ln 199] when binned.
+    """
+    X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
+    records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
+    check_choice(seed_policy, name="seed_policy", choices=SEED_POLICIES)
+    check_choice(method, name="method", choices=("auto", "closed-form", "retrain"))
+    check_scalar(n_repeats, name="n_repeats", kind=int, min_val=1)
+    check_scalar(batch_size, name="batch_size", kind=int, min_val=1)
+    _check_bin_width(bin_width)
+    if len(X) < 2:
+        raise InvalidInputError("X needs at least 2 training records for leave-one-out")
+    if seed_policy == "paired" and "order" in learner.get_params():
+        # TorchMLP: one shared row order in which each LOO model skips its record (spec §2.3 "paired");
+        # all models must be in one fit_many call for the order to be shared.
+        from sklearn.base import clone
+
+        learner = clone(learner).set_params(order="shared")
+        batch_size = len(records)
+    root = spawn_seeds(random_state, n_repeats)
+    per_repeat = []
+    p_full0 = p_loo0 = None
+    used = ""
+    for r in range(n_repeats):
+        closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
+        seeds = spawn_seeds(root[r], 1 if closed else len(records) + 1)  # closed forms need no per-record seed
+        seed = seeds[0]
+        loo_seeds = [] if closed else ([seed] * len(records) if seed_policy == "paired" else seeds[1:])
+        if r > 0 and used.startswith("closed-form") and not getattr(learner, "_stochastic", False):
+            per_repeat.append(per_repeat[0])
+            continue
+        p_full, p_loo, used = loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seed,
+                                                loo_seeds=loo_seeds, method=method, batch_size=batch_size)
+        if p_full0 is None:
+            p_full0, p_loo0 = p_full, p_loo
+        # Def 4.4, natural-log ratio (spec §2.2)
+        per_repeat.append(abs_log_ratio(apply_binning(p_full, bin_width), apply_binning(p_loo, bin_width)).max(axis=1))
+    per = np.vstack(per_repeat)
+    if np.isinf(per).any() and bin_width is None:
+        warnings.warn("some PDTP values are infinite (a probability is 0 in one model only); bin outputs to avoid it",
+                      RuntimeWarning, stacklevel=2)
+    if keep_outputs is None:
+        keep_outputs = len(records) <= 5000
+    if not keep_outputs:
+        p_full0 = p_loo0 = []
+    return PDTPResult(
+        records=records, values=per.mean(axis=0), per_repeat=per, p_full=p_full0, p_loo=p_loo0,
+        bin_width=bin_width, seed_policy=seed_policy, n_repeats=n_repeats, method=used,
+        learner=type(learner).__name__,
+    )

@@ -1,0 +1,248 @@
+"""Where chunks are trained: this process, local worker processes, or Ray.
+
+Every backend runs the same function, :func:`run_chunk`, on the same chunk
+tasks; a chunk's models depend only on its subsets and seeds, so results do not
+depend on the backend or on the order chunks finish in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError, UnsupportedError
+
+__all__ = ["ChunkTask", "run_chunk", "InProcessBackend", "ProcessBackend", "RayBackend", "default_workers"]
+
+
+@dataclasses.dataclass
+class ChunkTask:
+    """One chunk: train models on ``subsets`` with ``seeds``, then produce ``mode``'s output.
+
+    ``mode`` is "predict_proba" or "predict" (outputs on ``X_query``), "state"
+    (the learner's :meth:`get_state` of the bank) or "bank" (the bank itself).
+    """
+
+    learner: Any
+    subsets: list[np.ndarray]
+    seeds: list[int]
+    n_classes: int | None
+    mode: str
+    X: Any = None
+    y: Any = None
+    X_query: Any = None
+    threads: int | None = None
+
+    def with_data(self, X: Any, y: Any, X_query: Any) -> "ChunkTask":
+        return dataclasses.replace(self, X=X, y=y, X_query=X_query)
+
+
+def run_chunk(task: ChunkTask) -> Any:
+    """Train one chunk's models with one ``fit_many`` call and return what ``task.mode`` asks for.
+
+    Returns
+    -------
+    dict {"outputs": ndarray} for the predict modes (shape (k, n_query, C) or
+    (k, n_query)); the learner's state dict for "state"; the bank for "bank".
+    """
+    if task.threads is not None:
+        from threadpoolctl import threadpool_limits
+
+        torch = sys.modules.get("torch")
+        before = torch.get_num_threads() if torch is not None else None
+        try:
+            if torch is not None:
+                torch.set_num_threads(task.threads)
+            with threadpool_limits(limits=task.threads):
+                return _run_chunk(task)
+        finally:
+            if torch is not None and before is not None:
+                torch.set_num_threads(before)
+    return _run_chunk(task)
+
+
+def _run_chunk(task: ChunkTask) -> Any:
+    X, y, Xq = task.X, task.y, task.X_query
+    k = len(task.subsets)
+    bank = task.learner.fit_many(X, y, task.subsets, list(task.seeds), n_classes=task.n_classes)
+    if len(bank) != k:
+        raise UnsupportedError(f"{type(task.learner).__name__}.fit_many returned {len(bank)} models for {k} subsets")
+    if task.mode == "bank":
+        return bank
+    if task.mode == "state":
+        state = task.learner.get_state(bank)
+        return {str(n): np.asarray(a) for n, a in state.items()}
+    out = np.asarray(getattr(bank, task.mode)(Xq))
+    want = (k, Xq.shape[0]) + ((task.n_classes,) if task.mode == "predict_proba" else ())
+    if out.shape != want:
+        raise UnsupportedError(
+            f"{type(task.learner).__name__}: bank.{task.mode} returned shape {out.shape}; expected {want}"
+        )
+    return {"outputs": out}
+
+
+def default_workers(n_jobs: int | None) -> int:
+    """Number of workers for ``n_jobs`` (None or -1: every core this process may use)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    if n_jobs is None or n_jobs == -1:
+        return max(1, cpus)
+    return int(n_jobs)
+
+
+# -- backends ---------------------------------------------------------------------
+class InProcessBackend:
+    """Chunks one after another in this process.
+
+    A learner's own worker processes (``SklearnLearner(n_jobs=...)``) still run.
+    """
+
+    name = "inprocess"
+    n_workers = 1
+
+    def run(self, tasks: Sequence[tuple[int, ChunkTask]], X, y, Xq) -> Iterator[tuple[int, Any]]:
+        for j, t in tasks:
+            yield j, run_chunk(t.with_data(X, y, Xq))
+
+    def close(self) -> None:
+        pass
+
+
+_WATCHING_PARENT = False
+
+
+def _exit_with_parent(poll: float = 1.0) -> None:
+    """In a worker process: exit as soon as the process that started it is gone.
+
+    A run killed with SIGKILL cannot stop its workers; without this they would
+    sit idle until joblib's idle timeout (300 s).
+    """
+    global _WATCHING_PARENT
+    if _WATCHING_PARENT:
+        return
+    _WATCHING_PARENT = True
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="leakaudit-parent-watch", daemon=True).start()
+
+
+def _indexed_chunk(j: int, task: ChunkTask) -> tuple[int, Any]:
+    _exit_with_parent()
+    return j, run_chunk(task)
+
+
+class ProcessBackend:
+    """Chunks over local worker processes (joblib, loky backend).
+
+    Results stream back as chunks finish (``return_as="generator_unordered"``)
+    with at most ``2 * n_workers`` chunks dispatched ahead. Arrays larger than
+    1 MB are memory-mapped by joblib rather than pickled for every chunk. The
+    worker pool is joblib's reusable one, shared with ``SklearnLearner(n_jobs=...)``.
+    """
+
+    name = "process"
+    max_nbytes = "1M"
+
+    def __init__(self, n_jobs: int | None):
+        self.n_workers = default_workers(n_jobs)
+
+    def run(self, tasks: Sequence[tuple[int, ChunkTask]], X, y, Xq) -> Iterator[tuple[int, Any]]:
+        from joblib import Parallel, delayed, parallel_config
+
+        if not tasks:
+            return
+        with parallel_config(backend="loky", inner_max_num_threads=1):
+            results = Parallel(n_jobs=self.n_workers, return_as="generator_unordered",
+                               pre_dispatch=f"{2 * self.n_workers}", max_nbytes=self.max_nbytes)(
+                delayed(_indexed_chunk)(j, t.with_data(X, y, Xq))
+                for j, t in tasks
+            )
+            yield from results
+
+    def close(self) -> None:
+        pass
+
+
+def _ray_run(task: ChunkTask, X, y, Xq) -> Any:
+    return run_chunk(task.with_data(X, y, Xq))
+
+
+class RayBackend:
+    """Chunks as Ray tasks (one CPU each) on a cluster, or on a local instance.
+
+    With ``address`` the engine connects to that cluster (``ray.init(address=...)``);
+    otherwise it uses the running Ray instance, or starts a local one with
+    ``n_jobs`` CPUs. An instance the engine started is shut down by
+    :meth:`~leakaudit.engine.Engine.close`.
+    """
+
+    name = "ray"
+
+    def __init__(self, n_jobs: int | None, address: str | None):
+        try:
+            import ray
+        except ImportError:
+            raise UnsupportedError("backend='ray' needs Ray; install leakaudit[ray]") from None
+        self._ray = ray
+        self.started = False
+        if not ray.is_initialized():
+            kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                  "configure_logging": False}
+            if address is not None:
+                kw["address"] = address
+            else:
+                kw["num_cpus"] = default_workers(n_jobs)
+            try:
+                ray.init(**kw)
+            except Exception as exc:  # noqa: BLE001 - connection errors come in many types
+                raise InvalidParameterError(f"could not start or reach Ray (address={address!r}): {exc}") from exc
+            self.started = True
+        self.n_workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._remote = ray.remote(num_cpus=1, max_retries=0)(_ray_run)
+
+    def run(self, tasks: Sequence[tuple[int, ChunkTask]], X, y, Xq) -> Iterator[tuple[int, Any]]:
+        ray = self._ray
+        if not tasks:
+            return
+        refs = [ray.put(a) for a in (X, y, Xq)]
+        queue = list(tasks)
+        pending: dict[Any, int] = {}
+        window = 2 * self.n_workers
+        try:
+            while queue or pending:
+                while queue and len(pending) < window:
+                    j, t = queue.pop(0)
+                    pending[self._remote.remote(t, *refs)] = j
+                done, _ = ray.wait(list(pending), num_returns=1)
+                for ref in done:
+                    j = pending.pop(ref)
+                    try:
+                        result = ray.get(ref)
+                    except ray.exceptions.RayTaskError as exc:
+                        cause = exc.as_instanceof_cause()
+                        raise cause from None
+                    yield j, result
+        finally:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+
+    def close(self) -> None:
+        if self.started and self._ray.is_initialized():
+            self._ray.shutdown()
+            self.started = False

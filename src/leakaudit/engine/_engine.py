@@ -1,0 +1,356 @@
+"""The training engine: many models, in chunks, on a backend, with an on-disk cache."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._random import RandomStateLike
+from .._validation import check_choice, check_matrix, check_scalar
+from ..exceptions import InvalidInputError, InvalidParameterError
+from ..learners._base import ModelBank, check_fit_inputs, check_subsets, resolve_seeds
+from ._backends import ChunkTask, InProcessBackend, ProcessBackend, RayBackend
+from ._cache import CacheWarning, ChunkCache
+from ._fingerprint import Unfingerprintable, array_fingerprint, chunk_key, learner_fingerprint, subsets_fingerprint
+from ._progress import ProgressBar
+from ._state import ChunkedModelBank, supports_state
+
+__all__ = ["Engine", "EngineStats", "default_chunk_size"]
+
+BACKENDS = ("inprocess", "process", "ray")
+
+
+@dataclasses.dataclass
+class EngineStats:
+    """What the last :meth:`Engine.predict_many` / :meth:`Engine.fit_bank` call did.
+
+    Attributes
+    ----------
+    n_models, n_chunks : int
+        Models and chunks asked for.
+    chunk_size : int
+    chunks_cached : int
+        Chunks read from the cache (cache hits).
+    chunks_trained : int
+        Chunks trained in this call (cache misses, including corrupt entries).
+    models_trained : int
+        Models trained in this call.
+    corrupt_entries : int
+        Cache entries found corrupt, deleted and recomputed.
+    cache_used : bool
+        Whether the cache was consulted (False without ``cache_dir``, or when
+        the learner's parameters cannot be fingerprinted).
+    seconds : float
+        Wall time of the call.
+    """
+
+    n_models: int = 0
+    n_chunks: int = 0
+    chunk_size: int = 0
+    chunks_cached: int = 0
+    chunks_trained: int = 0
+    models_trained: int = 0
+    corrupt_entries: int = 0
+    cache_used: bool = False
+    seconds: float = 0.0
+
+
+def default_chunk_size(n_models: int) -> int:
+    """Models per chunk when ``chunk_size`` is not given: ``ceil(K / 8)``, between 1 and 512.
+
+    It depends on K alone, not on the backend or the number of workers, so runs
+    on different backends share cache entries.
+    """
+    return int(min(512, max(1, math.ceil(n_models / 8))))
+
+
+class Engine:
+    """Train many models of one learner and collect their outputs.
+
+    Parameters
+    ----------
+    backend : {"inprocess", "process", "ray"}, default="inprocess"
+        Where chunks are trained: this process; ``n_jobs`` local worker
+        processes (joblib's loky executor, one BLAS/torch thread each); or Ray
+        tasks (one CPU each).
+    n_jobs : int or None, default=None
+        Workers for "process", CPUs of a local Ray instance; None or -1: every
+        core. Ignored by "inprocess".
+    address : str or None, default=None
+        Ray cluster address (``"auto"`` or ``"ray://host:10001"``); None uses a
+        running instance or starts a local one. Only with ``backend="ray"``.
+    cache_dir : path-like or None, default=None
+        Directory of the on-disk cache. With it, each chunk's outputs are written
+        as soon as they are trained (atomically, checksummed), later calls read
+        finished chunks instead of retraining them, and a killed run resumes
+        where it stopped. Several runs may share one directory.
+    chunk_size : int or None, default=None
+        Models per chunk (one ``fit_many`` call each; the unit of caching and of
+        parallelism). None: :func:`default_chunk_size`. Changing it changes the
+        cache keys.
+    progress : bool or None, default=None
+        Progress bar with counts and ETA for runs longer than ~2 s; None shows it
+        only when stdout is a terminal.
+    threads : int or None, default=1
+        BLAS / OpenMP / torch threads while a chunk trains, in every backend
+        (worker processes start with one thread each in any case). None leaves
+        this process's settings alone (for one big model trained in-process).
+
+    Attributes
+    ----------
+    stats : EngineStats
+        What the last call did (cache hits, models trained, ...).
+
+    Notes
+    -----
+    Model k is always trained on ``subsets[k]`` with ``seeds[k]``, whatever the
+    backend, chunking or order of completion, so all backends give the same
+    results (up to the learner's own determinism). Only one chunk of models
+    exists at a time per worker: :meth:`predict_many` keeps their outputs and
+    drops the models.
+
+    A learner whose model k depends on the other models of its ``fit_many``
+    call (``TorchMLP(order="shared")`` shares one row order per call) gives
+    results that depend on ``chunk_size``, though never on the backend; the
+    cache stays correct because a key covers the whole chunk.
+    :func:`leakaudit.checks.check_learner_chunking_invariant` tells which
+    learners are chunking-invariant.
+
+    By default every backend trains with one BLAS/OpenMP/torch thread per
+    chunk: many small fits gain nothing from threads (on a busy machine BLAS
+    threads spin and slow small fits down by 10x), parallelism comes from the
+    workers, and equal thread counts make every backend compute the same
+    floating-point sums.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from leakaudit.learners import SklearnLearner
+    >>> X = np.arange(8.0).reshape(-1, 1); y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    >>> out = Engine().predict_many(SklearnLearner(DecisionTreeClassifier()), X, y,
+    ...                             [[0, 7], [0, 1, 2, 3]], [0, 1], X[[7]])
+    >>> out.shape
+    (2, 1, 2)
+    >>> out[:, 0, 1]
+    array([1., 0.])
+    """
+
+    #: Seconds before the progress bar appears (shorter runs stay silent).
+    progress_delay: float = 2.0
+
+    def __init__(self, backend: str = "inprocess", n_jobs: int | None = None, address: str | None = None,
+                 cache_dir: Any = None, chunk_size: int | None = None, progress: bool | None = None,
+                 threads: int | None = 1):
+        self.backend = check_choice(backend, name="backend", choices=BACKENDS)
+        if n_jobs is not None and n_jobs != -1:
+            check_scalar(n_jobs, name="n_jobs", kind=(int, np.integer), min_val=1)
+        if address is not None and backend != "ray":
+            raise InvalidParameterError(f"address is only used with backend='ray'; got backend={backend!r}")
+        if chunk_size is not None:
+            check_scalar(chunk_size, name="chunk_size", kind=(int, np.integer), min_val=1)
+        if progress is not None and not isinstance(progress, bool):
+            raise InvalidParameterError(f"progress must be True, False or None; got {progress!r}")
+        if threads is not None:
+            check_scalar(threads, name="threads", kind=(int, np.integer), min_val=1)
+        self.threads = threads
+        self.n_jobs = n_jobs
+        self.address = address
+        self.cache_dir = cache_dir
+        self.chunk_size = chunk_size
+        self.progress = progress
+        self.cache = ChunkCache(cache_dir) if cache_dir is not None else None
+        self.stats = EngineStats()
+        self._backend = None
+
+    # -- backend lifecycle --------------------------------------------------------
+    def _get_backend(self):
+        if self._backend is None:
+            if self.backend == "inprocess":
+                self._backend = InProcessBackend()
+            elif self.backend == "process":
+                self._backend = ProcessBackend(self.n_jobs)
+            else:
+                self._backend = RayBackend(self.n_jobs, self.address)
+        return self._backend
+
+    def close(self) -> None:
+        """Release the backend (shuts down a Ray instance this engine started)."""
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"Engine(backend={self.backend!r}, n_jobs={self.n_jobs!r}, cache_dir={self.cache_dir!r}, "
+                f"chunk_size={self.chunk_size!r})")
+
+    # -- public API -----------------------------------------------------------------
+    def predict_many(self, learner: Any, X: Any, y: Any, subsets: Sequence[Any],
+                     seeds: Sequence[int] | RandomStateLike, X_query: Any, n_classes: int | None = None) -> np.ndarray:
+        """Train K models and return their outputs on ``X_query``.
+
+        Parameters
+        ----------
+        learner : Learner
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Integer class indices (classifiers) or real targets (regressors).
+        subsets : sequence of K index arrays (or boolean masks of length n_samples)
+            Model k is trained on rows ``subsets[k]``.
+        seeds : sequence of K ints, or one seed from which K are spawned
+            Model k's seed is ``seeds[k]``.
+        X_query : array-like of shape (n_query, n_features)
+        n_classes : int, optional
+            Classes every model outputs (default ``max(y) + 1``).
+
+        Returns
+        -------
+        outputs : ndarray of shape (K, n_query, n_classes), or (K, n_query) for regressors
+            ``outputs[k]`` equals ``learner.fit(X[subsets[k]], y[subsets[k]],
+            random_state=seeds[k], n_classes=n_classes).predict_proba(X_query)``.
+        """
+        X, y, subsets, seeds, n_classes = self._validate(learner, X, y, subsets, seeds, n_classes)
+        X_query = check_matrix(X_query, name="X_query")
+        if X_query.shape[1] != X.shape[1]:
+            raise InvalidInputError(f"X_query has {X_query.shape[1]} features but X has {X.shape[1]}")
+        mode = "predict_proba" if learner.task == "classification" else "predict"
+        results = self._run(learner, X, y, subsets, seeds, n_classes, mode=mode, X_query=X_query)
+        out = None
+        for j, start, size, payload in results:
+            chunk = payload["outputs"]
+            if out is None:
+                out = np.empty((len(subsets),) + chunk.shape[1:], dtype=chunk.dtype)
+            out[start:start + size] = chunk
+        return out
+
+    def fit_bank(self, learner: Any, X: Any, y: Any, subsets: Sequence[Any],
+                 seeds: Sequence[int] | RandomStateLike, n_classes: int | None = None) -> ModelBank:
+        """Train K models and return them as a bank.
+
+        With a ``cache_dir`` and a learner implementing
+        :class:`~leakaudit.engine.SupportsState`, each chunk's weights are stored
+        as an ``.npz`` entry (never a pickle), later calls load instead of
+        retraining, and the returned bank loads one chunk at a time from disk.
+        Otherwise every chunk's models are kept in memory and nothing is cached.
+
+        Parameters
+        ----------
+        As :meth:`predict_many`, without ``X_query``.
+
+        Returns
+        -------
+        ModelBank with ``n_models == K``; model k trained on ``subsets[k]`` with ``seeds[k]``.
+        """
+        X, y, subsets, seeds, n_classes = self._validate(learner, X, y, subsets, seeds, n_classes)
+        stateful = supports_state(learner)
+        use_cache = stateful and self.cache is not None
+        mode = "state" if use_cache else "bank"
+        chunks: dict[int, tuple[int, Any]] = {}
+        for j, start, size, payload in self._run(learner, X, y, subsets, seeds, n_classes, mode=mode,
+                                                 X_query=None, use_cache=use_cache):
+            if mode == "bank":
+                chunks[j] = (size, payload)
+            elif payload is True:  # stored in the cache: loaded when used
+                chunks[j] = (size, _StateLoader(self.cache, learner, self._keys[j]))
+            else:  # caching was turned off (unfingerprintable learner): rebuild in memory
+                chunks[j] = (size, learner.from_state(payload))
+        return ChunkedModelBank([chunks[j] for j in range(len(chunks))], n_classes)
+
+    # -- internals ----------------------------------------------------------------------
+    def _validate(self, learner, X, y, subsets, seeds, n_classes):
+        if not (callable(getattr(learner, "fit_many", None)) and getattr(learner, "task", None) in
+                ("classification", "regression")):
+            raise InvalidParameterError(
+                f"learner must be a leakaudit Learner (fit_many and task); got {type(learner).__name__}"
+            )
+        X, y, n_classes = check_fit_inputs(X, y, task=learner.task, n_classes=n_classes)
+        subsets = check_subsets(subsets, n=len(X), y=y if learner.task == "classification" else None)
+        seeds = resolve_seeds(seeds, len(subsets))
+        return X, y, subsets, seeds, n_classes
+
+    def _run(self, learner, X, y, subsets, seeds, n_classes, *, mode, X_query, use_cache=True):
+        """Yield (chunk index, first model, size, payload) for every chunk, cached ones first."""
+        t0 = time.perf_counter()
+        K = len(subsets)
+        cs = int(self.chunk_size) if self.chunk_size is not None else default_chunk_size(K)
+        bounds = [(start, min(start + cs, K)) for start in range(0, K, cs)]
+        stats = EngineStats(n_models=K, n_chunks=len(bounds), chunk_size=cs)
+        self.stats = stats
+        cache = self.cache if use_cache else None
+        keys: list[str | None] = [None] * len(bounds)
+        if cache is not None:
+            try:
+                lfp = learner_fingerprint(learner)
+            except Unfingerprintable as exc:
+                warnings.warn(f"results are not cached: {exc}", CacheWarning, stacklevel=3)
+                cache = None
+        if cache is not None:
+            data_fp = array_fingerprint(X) + array_fingerprint(y)
+            query_fp = array_fingerprint(X_query) if X_query is not None else None
+            for j, (a, b) in enumerate(bounds):
+                keys[j] = chunk_key(kind=mode, learner_fp=lfp, data_fp=data_fp, query_fp=query_fp,
+                                    n_classes=n_classes, subsets_fp=subsets_fingerprint(subsets[a:b]),
+                                    seeds=seeds[a:b])
+        stats.cache_used = cache is not None
+        self._keys = keys
+
+        todo: list[tuple[int, ChunkTask]] = []
+        bar = ProgressBar(K, f"training {type(learner).__name__}", enabled=self.progress,
+                          delay=self.progress_delay)
+        try:
+            # Finished chunks first, read one at a time (never all payloads at once).
+            for j, (a, b) in enumerate(bounds):
+                payload = None
+                if cache is not None:
+                    payload, corrupt = cache.read(keys[j])
+                    stats.corrupt_entries += int(corrupt)
+                if payload is not None:
+                    stats.chunks_cached += 1
+                    bar.advance(b - a)
+                    # In "state" mode the bank is loaded lazily later; the read only checked the entry.
+                    yield j, a, b - a, (True if mode == "state" else payload)
+                else:
+                    todo.append((j, ChunkTask(learner=learner, subsets=subsets[a:b], seeds=seeds[a:b],
+                                              n_classes=n_classes, mode=mode, threads=self.threads)))
+            if todo:
+                backend = self._get_backend()
+                for j, result in backend.run(todo, X, y, X_query):
+                    a, b = bounds[j]
+                    if cache is not None and mode != "bank":
+                        cache.write(keys[j], result)
+                        if mode == "state":
+                            result = True
+                    stats.chunks_trained += 1
+                    stats.models_trained += b - a
+                    bar.advance(b - a)
+                    yield j, a, b - a, result
+        finally:
+            bar.close()
+            stats.seconds = time.perf_counter() - t0
+
+
+class _StateLoader:
+    """Loads one chunk's bank from its cache entry (via the learner's ``from_state``)."""
+
+    def __init__(self, cache: ChunkCache, learner: Any, key: str):
+        self.cache, self.learner, self.key = cache, learner, key
+
+    def __call__(self) -> ModelBank:
+        state, _ = self.cache.read(self.key)
+        if state is None:
+            raise InvalidInputError(
+                f"cache entry {self.cache.path(self.key)} disappeared or is corrupt; call fit_bank again"
+            )
+        return self.learner.from_state(state)

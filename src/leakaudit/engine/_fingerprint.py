@@ -1,0 +1,151 @@
+"""Fingerprints for the engine's cache keys.
+
+A chunk's key is the SHA-256 of a canonical JSON document naming everything
+that determines its outputs: the learner (class and ``get_params(deep=False)``),
+the training data (bytes of X and y), the number of classes, the query rows,
+and, for each model of the chunk, its index subset and its seed.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import math
+import numbers
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CACHE_FORMAT", "Unfingerprintable", "array_fingerprint", "learner_fingerprint", "chunk_key",
+           "subsets_fingerprint"]
+
+#: Bumped whenever the layout or meaning of cache entries changes (old entries then miss).
+CACHE_FORMAT = 1
+
+
+#: Parameters that change how fast models train, never which models come out; left out of keys.
+IGNORED_PARAMS = frozenset({"n_jobs", "verbose"})
+
+
+class Unfingerprintable(Exception):
+    """A learner parameter whose value cannot be turned into a stable fingerprint."""
+
+
+def array_fingerprint(a: np.ndarray) -> str:
+    """SHA-256 of an array's dtype, shape and bytes (C order), as hex."""
+    a = np.ascontiguousarray(a)
+    h = hashlib.sha256()
+    h.update(f"{a.dtype.str}|{a.shape}|".encode())
+    h.update(memoryview(a).cast("B") if a.size else b"")
+    return h.hexdigest()
+
+
+def subsets_fingerprint(subsets: Sequence[np.ndarray]) -> str:
+    """SHA-256 of a list of index arrays (each as int64 with its length)."""
+    h = hashlib.sha256()
+    for s in subsets:
+        s = np.ascontiguousarray(s, dtype=np.int64)
+        h.update(f"{s.size}:".encode())
+        h.update(memoryview(s).cast("B") if s.size else b"")
+    return h.hexdigest()
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
+
+
+def _canonical(value: Any, path: str) -> Any:
+    """A JSON-able, order-stable description of a parameter value."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return {"__enum__": _qualname(type(value)), "name": value.name}
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        return {"__float__": repr(v)} if not math.isfinite(v) else v
+    if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            return {"__list__": [_canonical(v, f"{path}[{i}]") for i, v in enumerate(value.tolist())]}
+        return {"__ndarray__": array_fingerprint(value)}
+    if isinstance(value, (list, tuple)):
+        return {"__" + type(value).__name__ + "__": [_canonical(v, f"{path}[{i}]") for i, v in enumerate(value)]}
+    if isinstance(value, Mapping):
+        items = {}
+        for k, v in value.items():
+            if not isinstance(k, (str, int, float, bool)) and k is not None:
+                raise Unfingerprintable(f"{path} has a dict key of type {type(k).__name__}")
+            items[str(k)] = _canonical(v, f"{path}[{k!r}]")
+        return {"__dict__": dict(sorted(items.items()))}
+    if isinstance(value, (np.random.Generator, np.random.RandomState, np.random.SeedSequence)):
+        raise Unfingerprintable(f"{path} is a random generator whose state changes as it is used; pass an int seed")
+    if hasattr(value, "get_params") and callable(value.get_params):
+        try:
+            params = value.get_params(deep=False)
+        except TypeError:
+            params = value.get_params()
+        return {"__estimator__": _qualname(type(value)),
+                "params": {k: _canonical(v, f"{path}.{k}") for k, v in sorted(params.items())
+                           if k not in IGNORED_PARAMS}}
+    if isinstance(value, type) or callable(value):
+        name = _qualname(value)
+        if "<lambda>" in name or "<locals>" in name:
+            raise Unfingerprintable(f"{path} is a lambda or local function ({name}); use a module-level function")
+        return {"__callable__": name}
+    raise Unfingerprintable(f"{path} has a value of type {type(value).__name__} that cannot be fingerprinted")
+
+
+def _packages(doc: Any, out: set[str]) -> set[str]:
+    """Top-level packages of every class or callable named in a canonical document."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if k in ("__estimator__", "__callable__", "__enum__") and isinstance(v, str):
+                out.add(v.split(".", 1)[0])
+            else:
+                _packages(v, out)
+    elif isinstance(doc, list):
+        for v in doc:
+            _packages(v, out)
+    return out
+
+
+def learner_fingerprint(learner: Any) -> dict:
+    """Canonical description of a learner: its class, its hyperparameters, and the
+    versions of the packages that define it (so upgrading leakaudit or
+    scikit-learn does not reuse entries computed by older code).
+
+    Raises
+    ------
+    Unfingerprintable
+        When a hyperparameter (or a nested one) has no stable description.
+    """
+    doc = _canonical(learner, "learner")
+    versions = {}
+    for pkg in sorted(_packages(doc, set())):
+        mod = sys.modules.get(pkg)
+        versions[pkg] = str(getattr(mod, "__version__", "unknown"))
+    return {"learner": doc, "versions": versions}
+
+
+def canonical_json(doc: Any) -> str:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+def chunk_key(*, kind: str, learner_fp: dict, data_fp: str, query_fp: str | None, n_classes: int | None,
+              subsets_fp: str, seeds: Sequence[int]) -> str:
+    """SHA-256 (hex) naming one chunk's cache entry."""
+    doc = {
+        "format": CACHE_FORMAT,
+        "kind": kind,
+        "learner": learner_fp,
+        "data": data_fp,
+        "query": query_fp,
+        "n_classes": n_classes,
+        "subsets": subsets_fp,
+        "seeds": [int(s) for s in seeds],
+    }
+    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()

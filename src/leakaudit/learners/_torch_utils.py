@@ -1,0 +1,295 @@
+"""Shared pieces of the torch learners: lazy import, init, layouts, the oracle, banks.
+
+* :func:`import_torch` imports torch on first use (leakaudit imports without it).
+* :func:`init_mlp` draws PyTorch's default ``nn.Linear`` init,
+  ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` for weights and biases, from a numpy
+  Generator, so one seed gives the same model whichever trainer runs.
+* :func:`naive_train_mlp` is the per-model ``nn.Module`` + autograd +
+  ``torch.optim`` trainer: the test oracle of every batched path.
+* :class:`MLPBank` / :class:`MLPModel` hold stacked weights and predict for all
+  K models with batched matmuls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_matrix
+from ..exceptions import InvalidInputError, UnsupportedError
+from ._base import ModelBank
+
+__all__ = [
+    "import_torch",
+    "init_mlp",
+    "mlp_layout",
+    "pack_params",
+    "unpack_params",
+    "naive_train_mlp",
+    "MLPModel",
+    "MLPBank",
+    "softmax",
+    "check_predict_X",
+]
+
+
+def import_torch():
+    """Import torch, or raise our error saying how to install it."""
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - torch is installed in dev
+        raise UnsupportedError(
+            f"the torch learners need PyTorch, which could not be imported ({exc}); "
+            "install it with: pip install leakaudit[torch]"
+        ) from None
+    return torch
+
+
+class torch_threads:
+    """Context manager: run torch with ``n`` intra-op threads, then restore."""
+
+    def __init__(self, n: int | None):
+        self.n = n
+
+    def __enter__(self):
+        torch = import_torch()
+        self.old = torch.get_num_threads()
+        if self.n is not None:
+            torch.set_num_threads(int(self.n))
+        return self
+
+    def __exit__(self, *exc):
+        import_torch().set_num_threads(self.old)
+        return False
+
+
+# ---------------------------------------------------------------------------
+# layout and init
+# ---------------------------------------------------------------------------
+def mlp_layout(sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Offsets of each layer's weight (n_in, n_out) and bias in one flat vector.
+
+    Returns ``w_off (L,), b_off (L,), n_params``.
+    """
+    w_off, b_off, pos = [], [], 0
+    for nin, nout in zip(sizes[:-1], sizes[1:]):
+        w_off.append(pos)
+        pos += nin * nout
+        b_off.append(pos)
+        pos += nout
+    return np.asarray(w_off, np.int64), np.asarray(b_off, np.int64), pos
+
+
+def init_mlp(rng: np.random.Generator, sizes: Sequence[int], dtype) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """PyTorch default ``nn.Linear`` init for every layer.
+
+    Weight and bias of layer l are ``U(-1/sqrt(n_in), 1/sqrt(n_in))``; the
+    weight is drawn in PyTorch's (n_out, n_in) order and returned transposed,
+    shape (n_in, n_out). Draws happen in the order W_0, b_0, W_1, b_1, ...
+    """
+    Ws, bs = [], []
+    for nin, nout in zip(sizes[:-1], sizes[1:]):
+        bound = 1.0 / np.sqrt(nin)
+        Ws.append(np.ascontiguousarray(rng.uniform(-bound, bound, size=(nout, nin)).T.astype(dtype)))
+        bs.append(rng.uniform(-bound, bound, size=nout).astype(dtype))
+    return Ws, bs
+
+
+def pack_params(Ws: list[np.ndarray], bs: list[np.ndarray]) -> np.ndarray:
+    """Flatten one model's (W_0, b_0, W_1, ...) into the kernel's flat layout."""
+    return np.concatenate([part for W, b in zip(Ws, bs) for part in (W.ravel(), b.ravel())])
+
+
+def unpack_params(flat: np.ndarray, sizes: Sequence[int]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Inverse of :func:`pack_params` on (K, P) rows: lists of (K, n_in, n_out) and (K, n_out)."""
+    w_off, b_off, _ = mlp_layout(sizes)
+    K = flat.shape[0]
+    Ws, bs = [], []
+    for l, (nin, nout) in enumerate(zip(sizes[:-1], sizes[1:])):
+        Ws.append(np.ascontiguousarray(flat[:, w_off[l] : w_off[l] + nin * nout].reshape(K, nin, nout)))
+        bs.append(np.ascontiguousarray(flat[:, b_off[l] : b_off[l] + nout]))
+    return Ws, bs
+
+
+# ---------------------------------------------------------------------------
+# the oracle: one model, nn.Module + autograd + torch.optim
+# ---------------------------------------------------------------------------
+def build_module(Ws: list[np.ndarray], bs: list[np.ndarray], activation: str, dtype: str):
+    """``nn.Sequential`` of Linear/activation layers with the given weights (n_in, n_out)."""
+    torch = import_torch()
+    nn = torch.nn
+    tdtype = getattr(torch, dtype)
+    layers: list[Any] = []
+    for l, (W, b) in enumerate(zip(Ws, bs)):
+        lin = nn.Linear(W.shape[0], W.shape[1], dtype=tdtype)
+        with torch.no_grad():
+            lin.weight.copy_(torch.from_numpy(np.ascontiguousarray(W.T)))
+            lin.bias.copy_(torch.from_numpy(np.ascontiguousarray(b)))
+        layers.append(lin)
+        if l < len(Ws) - 1:
+            layers.append(nn.Tanh() if activation == "tanh" else nn.ReLU())
+    layers.append(nn.LogSoftmax(dim=1))
+    return nn.Sequential(*layers)
+
+
+def naive_train_mlp(
+    X: np.ndarray,
+    y: np.ndarray,
+    Ws: list[np.ndarray],
+    bs: list[np.ndarray],
+    batches: Sequence[np.ndarray],
+    *,
+    activation: str = "tanh",
+    optimizer: str = "sgd",
+    lr: float = 0.01,
+    weight_decay: float = 0.0,
+    betas: tuple[float, float] = (0.9, 0.999),
+    eps: float = 1e-8,
+    dtype: str = "float32",
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Train one MLP the plain way: the reference the batched trainers must match.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d); y : ndarray of shape (n,)
+    Ws, bs : initial weights (n_in, n_out) and biases (n_out,) per layer
+    batches : sequence of index arrays, one optimizer step each, in order
+        (per-example SGD: arrays of one index).
+    optimizer : {"sgd", "adam"}
+        ``torch.optim.SGD`` (no momentum) or ``torch.optim.Adam`` (L2 ``weight_decay``).
+
+    Returns
+    -------
+    Ws, bs : the trained weights in the same layout.
+    """
+    torch = import_torch()
+    tdtype = getattr(torch, dtype)
+    net = build_module(Ws, bs, activation, dtype)
+    Xt = torch.from_numpy(np.asarray(X)).to(tdtype)
+    yt = torch.from_numpy(np.asarray(y, dtype=np.int64))
+    if optimizer == "sgd":
+        opt = torch.optim.SGD(net.parameters(), lr=lr, weight_decay=weight_decay)
+    else:
+        opt = torch.optim.Adam(net.parameters(), lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+    loss_fn = torch.nn.NLLLoss()
+    for idx in batches:
+        it = torch.from_numpy(np.asarray(idx, dtype=np.int64))
+        opt.zero_grad()
+        loss = loss_fn(net(Xt[it]), yt[it])
+        loss.backward()
+        opt.step()
+    lins = [m for m in net if isinstance(m, torch.nn.Linear)]
+    return (
+        [m.weight.detach().numpy().T.copy() for m in lins],
+        [m.bias.detach().numpy().copy() for m in lins],
+    )
+
+
+# ---------------------------------------------------------------------------
+# fitted models
+# ---------------------------------------------------------------------------
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row softmax over the last axis, in float64."""
+    z = logits.astype(np.float64, copy=False)
+    z = z - z.max(axis=-1, keepdims=True)
+    np.exp(z, out=z)
+    z /= z.sum(axis=-1, keepdims=True)
+    return z
+
+
+def check_predict_X(X: Any, n_features: int, *, name: str = "X") -> np.ndarray:
+    X = check_matrix(X, name=name, allow_empty=True)
+    if X.shape[1] != n_features:
+        raise InvalidInputError(f"{name} has {X.shape[1]} features; the model was trained on {n_features}")
+    return X
+
+
+def _act(h: np.ndarray, activation: str) -> np.ndarray:
+    if activation == "tanh":
+        return np.tanh(h, out=h)
+    return np.maximum(h, 0, out=h)
+
+
+class MLPModel:
+    """One fitted MLP: ``predict_proba(X) -> (n, n_classes)``.
+
+    Attributes
+    ----------
+    weights_ : list of ndarray (n_in, n_out); biases_ : list of ndarray (n_out,)
+    activation : str; n_classes : int
+    """
+
+    def __init__(self, weights, biases, activation: str):
+        self.weights_ = list(weights)
+        self.biases_ = list(biases)
+        self.activation = activation
+        self.n_features_in_ = self.weights_[0].shape[0]
+        self.n_classes = self.weights_[-1].shape[1]
+        self.classes_ = np.arange(self.n_classes)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Logits, shape (n, n_classes), in the model's dtype."""
+        X = check_predict_X(X, self.n_features_in_)
+        h = X.astype(self.weights_[0].dtype, copy=False)
+        for l, (W, b) in enumerate(zip(self.weights_, self.biases_)):
+            h = h @ W + b
+            if l < len(self.weights_) - 1:
+                h = _act(h, self.activation)
+        return h
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities, shape (n, n_classes), float64."""
+        return softmax(self.decision_function(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.predict_proba(X).argmax(axis=1)
+
+    def to_torch(self):
+        """The model as an ``nn.Sequential`` (ending in LogSoftmax)."""
+        return build_module(self.weights_, self.biases_, self.activation, str(self.weights_[0].dtype))
+
+
+class MLPBank(ModelBank):
+    """K fitted MLPs with stacked weights (K, n_in, n_out), queried together.
+
+    ``predict_proba(X)`` runs batched matmuls over all models (in chunks of
+    models that keep the hidden activations under ~64 MB).
+    """
+
+    def __init__(self, weights, biases, activation: str, info: dict | None = None):
+        self.weights_ = list(weights)
+        self.biases_ = list(biases)
+        self.activation = activation
+        self.n_models = self.weights_[0].shape[0]
+        self.n_features_in_ = self.weights_[0].shape[1]
+        self.n_classes = self.weights_[-1].shape[2]
+        self.info = dict(info or {})
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Logits of every model, shape (K, n, n_classes), in the models' dtype."""
+        X = check_predict_X(X, self.n_features_in_)
+        dt = self.weights_[0].dtype
+        Xd = X.astype(dt, copy=False)
+        n = Xd.shape[0]
+        out = np.empty((self.n_models, n, self.n_classes), dtype=dt)
+        widest = max(W.shape[2] for W in self.weights_)
+        chunk = max(1, int(16_000_000 // max(1, n * widest)))
+        for s in range(0, self.n_models, chunk):
+            e = min(self.n_models, s + chunk)
+            h = np.matmul(Xd[None], self.weights_[0][s:e]) + self.biases_[0][s:e, None, :]
+            for l in range(1, len(self.weights_)):
+                h = _act(h, self.activation)
+                h = np.matmul(h, self.weights_[l][s:e]) + self.biases_[l][s:e, None, :]
+            out[s:e] = h
+        return out
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Probabilities of every model, shape (K, n, n_classes), float64."""
+        return softmax(self.decision_function(X))
+
+    def model(self, k: int) -> MLPModel:
+        if not -self.n_models <= k < self.n_models:
+            raise InvalidInputError(f"k={k} is out of range for a bank of {self.n_models} models")
+        return MLPModel([W[k] for W in self.weights_], [b[k] for b in self.biases_], self.activation)

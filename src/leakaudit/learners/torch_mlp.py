@@ -1,0 +1,338 @@
+"""Multilayer perceptron learner (Long et al.'s NN), trained one at a time or K at once.
+
+The network is ``Linear(d, h1) -> act -> ... -> Linear(h_last, C) -> LogSoftmax``
+with the NLL criterion (Long et al. 2017, §4.2; spec ``long-dtp.md`` §4.2).
+
+Two training modes:
+
+``mode="faithful"`` (the paper's Torch7 ``nn.StochasticGradient``)
+    Per-example SGD, batch size 1, ``lr=0.01``, no momentum, and **one random
+    permutation of the training rows drawn before training and reused in every
+    epoch**. K models are trained at once by a compiled per-model loop
+    (numba, approach 4a of ``notes/batched-training.md``) that touches only the
+    non-zero inputs of each row; without numba, by the batched torch trainer.
+``mode="fast"``
+    Mini-batch Adam (``lr=0.001``, PyTorch defaults), a fresh permutation
+    every epoch; K models are trained together by batched matmuls
+    (``_torch_batched``). Not the paper's training; label it as such.
+
+Seeds. Model k's initial weights (PyTorch's default ``nn.Linear`` init,
+``U(+-1/sqrt(fan_in))``) and its row orders are drawn, in that order, from
+``numpy.random.default_rng(seed_k)``. So ``fit_many(X, y, [s], [seed])``
+gives bit for bit the model of ``fit(X[s], y[s], random_state=seed)``, and
+the same seed gives the same model on one machine.
+
+``order="shared"`` (for leave-one-out families) instead draws one permutation
+of the union of all subsets (per epoch in fast mode) from the seed sequence of
+all seeds; model k visits those rows in that order, skipping rows outside its
+subset. With every subset equal to "a common set minus one row", models then
+differ only by their init and the left-out row. In fast mode this also turns
+the first layer of all K models into one big matrix product.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._random import RandomStateLike, seed_to_int
+from .._validation import check_choice, check_scalar
+from ..exceptions import InvalidInputError, InvalidParameterError
+from ._base import Learner
+from ._torch_utils import MLPBank, MLPModel, import_torch, init_mlp, mlp_layout, pack_params, torch_threads
+
+__all__ = ["TorchMLP"]
+
+
+class TorchMLP(Learner):
+    """Feed-forward classifier with softmax output and NLL loss (PyTorch / numba).
+
+    Parameters
+    ----------
+    hidden : tuple of int, default=(64,)
+        Widths of the hidden layers.
+    activation : {"tanh", "relu"}, default="tanh"
+    mode : {"faithful", "fast"}, default="faithful"
+        Per-example SGD with a fixed permutation (Long et al.), or mini-batch Adam.
+    epochs : int, default=30
+        Passes over the training rows (Long et al.: 100 for Adult, 30 for Purchase).
+    lr : float or None, default=None
+        Learning rate; None means 0.01 (faithful SGD) or 0.001 (fast Adam).
+    batch_size : int, default=32
+        Mini-batch size in fast mode (faithful mode always uses 1).
+    weight_decay : float, default=0.0
+        L2 penalty added to the gradient, as ``torch.optim.SGD`` / ``Adam`` do.
+    dtype : {"float32", "float64"}, default="float32"
+    order : {"independent", "shared"}, default="independent"
+        Row orders of the models of one ``fit_many`` call (see module docstring).
+    backend : {"auto", "numba", "torch"}, default="auto"
+        Faithful-mode trainer; "auto" uses numba when it is installed.
+    n_threads : int or None, default=None
+        Threads for training. None: all of numba's threads for the compiled
+        faithful kernel, and 1 torch thread for the torch trainers (their
+        per-step ops are small; on 2 cores intra-op threads only add
+        synchronisation, see ``benchmarks/README.md``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from leakaudit.learners import TorchMLP
+    >>> X = np.random.default_rng(0).normal(size=(40, 3)); y = (X[:, 0] > 0).astype(int)
+    >>> bank = TorchMLP(hidden=(8,), epochs=5).fit_many(X, y, [np.arange(20), np.arange(20, 40)], [1, 2])
+    >>> bank.predict_proba(X).shape
+    (2, 40, 2)
+    """
+
+    #: fast mode trains models in chunks whose weights + gradients + Adam moments take about this many
+    #: bytes (the same results as one big batch; only speed changes; see benchmarks/README.md)
+    chunk_bytes: float = 32e6
+
+    def __init__(
+        self,
+        *,
+        hidden: Sequence[int] = (64,),
+        activation: str = "tanh",
+        mode: str = "faithful",
+        epochs: int = 30,
+        lr: float | None = None,
+        batch_size: int = 32,
+        weight_decay: float = 0.0,
+        dtype: str = "float32",
+        order: str = "independent",
+        backend: str = "auto",
+        n_threads: int | None = None,
+    ):
+        self.hidden = hidden
+        self.activation = activation
+        self.mode = mode
+        self.epochs = epochs
+        self.lr = lr
+        self.batch_size = batch_size
+        self.weight_decay = weight_decay
+        self.dtype = dtype
+        self.order = order
+        self.backend = backend
+        self.n_threads = n_threads
+
+    # -- parameters -----------------------------------------------------------
+    def _check_params(self) -> dict:
+        hidden = self.hidden
+        if isinstance(hidden, numbers.Integral) and not isinstance(hidden, bool):
+            hidden = (int(hidden),)
+        try:
+            hidden = tuple(hidden)
+        except TypeError:
+            raise InvalidParameterError(f"hidden must be a tuple of positive ints; got {self.hidden!r}") from None
+        for h in hidden:
+            if isinstance(h, bool) or not isinstance(h, numbers.Integral) or h < 1:
+                raise InvalidParameterError(f"hidden must be a tuple of positive ints; got {self.hidden!r}")
+        check_choice(self.activation, name="activation", choices=("tanh", "relu"))
+        check_choice(self.mode, name="mode", choices=("faithful", "fast"))
+        check_scalar(self.epochs, name="epochs", kind=numbers.Integral, min_val=1)
+        lr = self.lr
+        if lr is None:
+            lr = 0.01 if self.mode == "faithful" else 0.001
+        check_scalar(lr, name="lr", min_val=0, include_min=False)
+        check_scalar(self.batch_size, name="batch_size", kind=numbers.Integral, min_val=1)
+        check_scalar(self.weight_decay, name="weight_decay", min_val=0)
+        check_choice(self.dtype, name="dtype", choices=("float32", "float64"))
+        check_choice(self.order, name="order", choices=("independent", "shared"))
+        check_choice(self.backend, name="backend", choices=("auto", "numba", "torch"))
+        if self.n_threads is not None:
+            check_scalar(self.n_threads, name="n_threads", kind=numbers.Integral, min_val=1)
+        backend = self.backend
+        if self.mode == "faithful" and backend != "torch":
+            from ._torch_numba import HAVE_NUMBA
+
+            if not HAVE_NUMBA:
+                if backend == "numba":
+                    raise InvalidParameterError("backend='numba' needs numba (pip install numba)")
+                backend = "torch"
+            else:
+                backend = "numba"
+        return dict(hidden=[int(h) for h in hidden], lr=float(lr), backend=backend, dtype=np.dtype(self.dtype))
+
+    # -- Learner protocol -----------------------------------------------------
+    def _fit(self, X, y, *, random_state: RandomStateLike, n_classes: int | None) -> MLPModel:
+        seed = seed_to_int(random_state)
+        bank = self._fit_many(X, y, [np.arange(len(X))], [seed], n_classes=n_classes)
+        return bank.model(0)
+
+    def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> MLPBank:
+        p = self._check_params()
+        import_torch()  # the torch extra is this learner's dependency, whichever trainer runs
+        dtype = p["dtype"]
+        sizes = [X.shape[1], *p["hidden"], int(n_classes)]
+        rngs = [np.random.default_rng(int(s)) for s in seeds]
+        inits = [init_mlp(rng, sizes, dtype) for rng in rngs]
+        shared = self.order == "shared"
+        if shared:
+            for k, s in enumerate(subsets):
+                if np.unique(s).size != s.size:
+                    raise InvalidInputError(f"subsets[{k}] holds duplicate rows; order='shared' needs distinct rows")
+            union = np.unique(np.concatenate(subsets))
+            shared_rng = np.random.default_rng(np.random.SeedSequence([int(s) for s in seeds]))
+        info = dict(mode=self.mode, order=self.order, sizes=sizes, dtype=str(dtype))
+        if self.mode == "faithful":
+            if shared:
+                perm = union[shared_rng.permutation(union.size)]
+                orders = [perm[np.isin(perm, s)] for s in subsets]
+            else:
+                orders = [s[rng.permutation(s.size)] for s, rng in zip(subsets, rngs)]
+            info["backend"] = p["backend"]
+            if p["backend"] == "numba":
+                Ws, bs = self._faithful_numba(X, y, inits, orders, sizes, p)
+            else:
+                Ws, bs = self._faithful_torch(X, y, inits, orders, subsets, sizes, p, perm if shared else None)
+        else:
+            info["backend"] = "torch"
+            Ws, bs = self._fast_torch(X, y, inits, subsets, rngs, p, (union, shared_rng) if shared else None)
+        return MLPBank(Ws, bs, self.activation, info=info)
+
+    # -- trainers ---------------------------------------------------------------
+    def _faithful_numba(self, X, y, inits, orders, sizes, p):
+        from ._torch_numba import TANH_COEFS, set_threads, sgd_train_many, sgd_train_many_1h
+        from ._torch_utils import unpack_params
+
+        dtype = p["dtype"]
+        Xd = X.astype(dtype)
+        if self.weight_decay == 0:
+            # only non-zero inputs are read and updated (exact, see _torch_numba)
+            nz = Xd != 0
+            indptr = np.concatenate([[0], np.cumsum(nz.sum(1))]).astype(np.int64)
+            indices = np.nonzero(nz)[1].astype(np.int64)
+            values = Xd[nz]
+        else:  # weight decay moves every weight every step: dense rows
+            n, d = Xd.shape
+            indptr = np.arange(0, n * d + 1, d, dtype=np.int64)
+            indices = np.tile(np.arange(d, dtype=np.int64), n)
+            values = Xd.ravel()
+        order = np.concatenate(orders).astype(np.int64)
+        order_ptr = np.concatenate([[0], np.cumsum([o.size for o in orders])]).astype(np.int64)
+        values = np.ascontiguousarray(values)
+        y64 = y.astype(np.int64)
+        act = 0 if self.activation == "tanh" else 1
+        exact = bool(dtype == np.float64)
+        coefs = TANH_COEFS.astype(dtype)
+        old = set_threads(self.n_threads)
+        try:
+            if len(sizes) == 3 and self.weight_decay == 0:
+                W1 = np.stack([w[0] for w, _ in inits])
+                b1 = np.stack([b[0] for _, b in inits])
+                W2T = np.ascontiguousarray(np.stack([w[1] for w, _ in inits]).transpose(0, 2, 1))
+                b2 = np.stack([b[1] for _, b in inits])
+                hyper = np.array([p["lr"]], dtype=dtype)
+                sgd_train_many_1h(W1, b1, W2T, b2, indptr, indices, values, y64, order, order_ptr,
+                                  int(self.epochs), hyper, act, exact, coefs)
+                return [W1, np.ascontiguousarray(W2T.transpose(0, 2, 1))], [b1, b2]
+            params = np.stack([pack_params(Ws, bs) for Ws, bs in inits]).astype(dtype)
+            w_off, b_off, _ = mlp_layout(sizes)
+            hyper = np.array([p["lr"], self.weight_decay], dtype=dtype)
+            sgd_train_many(params, indptr, indices, values, y64, order, order_ptr, np.asarray(sizes, np.int64),
+                           w_off, b_off, int(self.epochs), hyper, act, exact, coefs)
+        finally:
+            set_threads(old)
+        return unpack_params(params, sizes)
+
+    def _stack(self, inits, torch, dtype):
+        L = len(inits[0][0])
+        Ws = [torch.from_numpy(np.stack([w[l] for w, _ in inits]).astype(dtype)) for l in range(L)]
+        bs = [torch.from_numpy(np.stack([b[l] for _, b in inits]).astype(dtype)) for l in range(L)]
+        return Ws, bs
+
+    def _faithful_torch(self, X, y, inits, orders, subsets, sizes, p, shared_perm):
+        from ._torch_batched import BatchedMLPTrainer
+
+        torch = import_torch()
+        dtype = p["dtype"]
+        Ws, bs = self._stack(inits, torch, dtype)
+        Xt, yt = torch.from_numpy(X.astype(dtype)), torch.from_numpy(y.astype(np.int64))
+        tr = BatchedMLPTrainer(Ws, bs, Xt, yt, activation=self.activation, optimizer="sgd", lr=p["lr"],
+                               weight_decay=self.weight_decay, shared=shared_perm is not None)
+        K = len(orders)
+        if shared_perm is not None:
+            member = _membership(subsets, X.shape[0])  # (K, n) bool
+            rows = torch.from_numpy(shared_perm.astype(np.int64))
+            mem = torch.from_numpy(member[:, shared_perm])
+
+            def steps():
+                for _ in range(self.epochs):
+                    for t in range(rows.shape[0]):
+                        yield ("shared", rows[t : t + 1], mem[:, t : t + 1])
+        else:
+            T = max(o.size for o in orders)
+            idx = np.full((K, T), -1, dtype=np.int64)
+            for k, o in enumerate(orders):
+                idx[k, : o.size] = o
+            idx_t = torch.from_numpy(idx)
+
+            def steps():
+                for _ in range(self.epochs):
+                    for t in range(T):
+                        yield ("gathered", idx_t[:, t : t + 1])
+
+        with torch_threads(self.n_threads or 1):
+            tr.run(steps())
+        return tr.weights()
+
+    def _fast_torch(self, X, y, inits, subsets, rngs, p, shared):
+        from ._torch_batched import BatchedMLPTrainer
+
+        torch = import_torch()
+        dtype = p["dtype"]
+        B = int(self.batch_size)
+        Xt, yt = torch.from_numpy(X.astype(dtype)), torch.from_numpy(y.astype(np.int64))
+        K = len(subsets)
+        if shared is not None:  # the shared permutations of every epoch, drawn once for all chunks
+            union, shared_rng = shared
+            perms = [torch.from_numpy(union[shared_rng.permutation(union.size)].astype(np.int64))
+                     for _ in range(self.epochs)]
+        # Models are independent, so train them in chunks whose weights and Adam state stay in cache
+        # (Adam's elementwise passes are memory-bound; see benchmarks/README.md).
+        n_params = sum(W.size + b.size for W, b in zip(*inits[0]))
+        chunk = max(1, min(K, int(self.chunk_bytes // (4 * n_params * dtype.itemsize))))
+        Ws_out, bs_out = [], []
+        for c0 in range(0, K, chunk):
+            ks = range(c0, min(K, c0 + chunk))
+            Ws, bs = self._stack([inits[k] for k in ks], torch, dtype)
+            tr = BatchedMLPTrainer(Ws, bs, Xt, yt, activation=self.activation, optimizer="adam", lr=p["lr"],
+                                   weight_decay=self.weight_decay, shared=shared is not None)
+            if shared is not None:
+                member = torch.from_numpy(_membership([subsets[k] for k in ks], X.shape[0]))
+
+                def steps():
+                    for perm in perms:
+                        for s in range(0, perm.shape[0], B):
+                            rows = perm[s : s + B]
+                            yield ("shared", rows, member[:, rows])
+            else:
+                nmax = max(subsets[k].size for k in ks)
+                S = -(-nmax // B)
+
+                def steps():
+                    for _ in range(self.epochs):
+                        idx = np.full((len(ks), S * B), -1, dtype=np.int64)
+                        for i, k in enumerate(ks):
+                            idx[i, : subsets[k].size] = subsets[k][rngs[k].permutation(subsets[k].size)]
+                        idx_t = torch.from_numpy(idx.reshape(len(ks), S, B))
+                        for j in range(S):
+                            yield ("gathered", idx_t[:, j])
+
+            with torch_threads(self.n_threads or 1):
+                tr.run(steps())
+            W_chunk, b_chunk = tr.weights()
+            Ws_out.append(W_chunk)
+            bs_out.append(b_chunk)
+        L = len(Ws_out[0])
+        return ([np.concatenate([w[l] for w in Ws_out]) for l in range(L)],
+                [np.concatenate([b[l] for b in bs_out]) for l in range(L)])
+
+
+def _membership(subsets, n: int) -> np.ndarray:
+    member = np.zeros((len(subsets), n), dtype=bool)
+    for k, s in enumerate(subsets):
+        member[k, s] = True
+    return member

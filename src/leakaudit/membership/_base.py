@@ -1,0 +1,337 @@
+"""The attack interface, the inputs attacks share, and their result.
+
+Every attack scores records: ``scores`` of shape (n,), higher means "more
+likely a member", and ``decisions`` of shape (n,), 1 for "member". Attacks work
+on plain arrays of model outputs so they are framework-agnostic (TF Privacy's
+design): the target model's probabilities on the audited records, and, for
+attacks that calibrate against reference (shadow) models, the reference
+models' probabilities on the same records with a mask saying which reference
+model trained on which record. :func:`fit_reference_models` produces those
+arrays from any :class:`~leakaudit.learners.Learner`.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .._random import RandomStateLike, check_random_state, spawn_seeds
+from .._results import Result
+from .._validation import check_array, check_consistent_length, check_labels, check_matrix, check_scalar
+from ..exceptions import InvalidInputError, InvalidParameterError
+
+__all__ = [
+    "Attack",
+    "AttackInputs",
+    "AttackResult",
+    "ReferenceSet",
+    "fit_reference_models",
+    "paired_half_masks",
+    "check_target_inputs",
+    "check_probs",
+    "check_reference_inputs",
+    "true_class_probability",
+    "cross_entropy_loss",
+]
+
+_TINY = 1e-12
+
+
+class AttackResult(Result):
+    """Per-record output of one attack.
+
+    Attributes
+    ----------
+    attack : str
+        Registry name of the attack.
+    scores : list of float, length n
+        Higher means more likely a member.
+    decisions : list of int, length n
+        1 = "member", 0 = "non-member".
+    threshold : float or None
+        The score threshold behind ``decisions`` (decision 1 iff score > threshold
+        unless ``info["rule"]`` says otherwise), when there is one.
+    info : dict
+        Attack-specific extras (parameters used, fitted thresholds, ...).
+    """
+
+    attack: str
+    scores: list[float]
+    decisions: list[int]
+    threshold: float | None = None
+    info: dict[str, Any] = {}
+
+    @property
+    def scores_array(self) -> np.ndarray:
+        return np.asarray(self.scores, dtype=float)
+
+    @property
+    def decisions_array(self) -> np.ndarray:
+        return np.asarray(self.decisions, dtype=np.int64)
+
+
+@dataclass
+class ReferenceSet:
+    """Outputs of K reference (shadow) models on n records, with who trained on what.
+
+    Attributes
+    ----------
+    probs : ndarray of shape (K, n, C)
+        ``probs[k, i]`` = class probabilities of reference model k on record i.
+    in_mask : ndarray of bool, shape (K, n)
+        ``in_mask[k, i]`` is True iff record i was in model k's training set.
+    """
+
+    probs: np.ndarray
+    in_mask: np.ndarray
+
+    def __post_init__(self):
+        self.probs, self.in_mask = check_reference_inputs(self.probs, self.in_mask)
+
+    @property
+    def n_models(self) -> int:
+        return self.probs.shape[0]
+
+    def subset(self, idx) -> "ReferenceSet":
+        """The same models on records ``idx`` only."""
+        return ReferenceSet(self.probs[:, idx], self.in_mask[:, idx])
+
+    def models(self, k) -> "ReferenceSet":
+        """Reference models ``k`` only (an int, index array or slice); keeps the model axis."""
+        if isinstance(k, (int, np.integer)):
+            k = [int(k)]
+        return ReferenceSet(self.probs[k], self.in_mask[k])
+
+
+@dataclass
+class AttackInputs:
+    """Everything any attack may use; each attack reads what it needs.
+
+    Attributes
+    ----------
+    probs : ndarray (n, C)
+        Target model's class probabilities on the audited records.
+    y : ndarray (n,)
+        True labels of the audited records.
+    reference : ReferenceSet, optional
+        Reference models' outputs on the audited records (LiRA, RMIA, distance,
+        frequency, shadow).
+    X : ndarray (n, d), optional
+        Features of the audited records (the shadow attack's record features).
+    population_probs : ndarray (Z, C), optional
+        Target model on population points (RMIA's z).
+    population_y : ndarray (Z,), optional
+    population_reference : ReferenceSet, optional
+        Reference models on population points (RMIA).
+    train_loss : float, optional
+        Published average training loss L_S (Yeom's threshold, Table I).
+    model : object with ``predict_proba``, optional
+        Query access to the target model (the colluding adversary queries new points).
+    """
+
+    probs: np.ndarray
+    y: np.ndarray
+    reference: ReferenceSet | None = None
+    X: np.ndarray | None = None
+    population_probs: np.ndarray | None = None
+    population_y: np.ndarray | None = None
+    population_reference: ReferenceSet | None = None
+    train_loss: float | None = None
+    model: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(np.asarray(self.probs).shape[0])
+
+    def subset(self, idx) -> "AttackInputs":
+        """Inputs restricted to audited records ``idx`` (population kept)."""
+        idx = np.asarray(idx)
+        return AttackInputs(
+            probs=np.asarray(self.probs)[idx],
+            y=np.asarray(self.y)[idx],
+            reference=None if self.reference is None else self.reference.subset(idx),
+            X=None if self.X is None else np.asarray(self.X)[idx],
+            population_probs=self.population_probs,
+            population_y=self.population_y,
+            population_reference=self.population_reference,
+            train_loss=self.train_loss,
+            model=self.model,
+            extra=dict(self.extra),
+        )
+
+
+class Attack(BaseEstimator, abc.ABC):
+    """Base class of membership attacks (scikit-learn style: hyperparameters in ``__init__``).
+
+    Subclasses implement :meth:`run`, taking :class:`AttackInputs`, and usually
+    a plain-array ``score(...)`` method with explicit arguments.
+
+    Class attributes
+    ----------------
+    name : str
+        Registry name.
+    needs : tuple of str
+        Fields of :class:`AttackInputs` besides ``probs`` and ``y`` the attack requires.
+    """
+
+    name: ClassVar[str] = "attack"
+    needs: ClassVar[tuple[str, ...]] = ()
+
+    def missing(self, inputs: AttackInputs) -> list[str]:
+        """Names of required inputs that ``inputs`` lacks (empty if the attack can run)."""
+        return [f for f in self.needs if getattr(inputs, f) is None]
+
+    @abc.abstractmethod
+    def run(self, inputs: AttackInputs) -> AttackResult:
+        """Score every audited record."""
+
+    def _result(self, scores, decisions, *, threshold=None, **info) -> AttackResult:
+        scores = np.asarray(scores, dtype=float)
+        return AttackResult(
+            attack=self.name,
+            scores=scores,
+            decisions=np.asarray(decisions, dtype=np.int64),
+            threshold=None if threshold is None else float(threshold),
+            info={"params": self.get_params(deep=False), **info},
+        )
+
+
+# -- shared checks and signals --------------------------------------------------------------------
+
+
+def check_target_inputs(probs, y, *, probs_name: str = "probs", y_name: str = "y", atol: float = 1e-3):
+    """Validate target probabilities (n, C) and labels (n,); return (probs float64, y int64)."""
+    p = check_probs(probs, name=probs_name, atol=atol)
+    yy = check_labels(y, name=y_name, n_classes=p.shape[1])
+    check_consistent_length(**{probs_name: p, y_name: yy})
+    return p, yy
+
+
+def check_probs(probs, *, name: str = "probs", atol: float = 1e-3) -> np.ndarray:
+    """Validate a matrix of class probabilities (n, C), C >= 2, values in [0, 1]."""
+    p = check_matrix(probs, name=name)
+    if p.shape[1] < 2:
+        raise InvalidInputError(f"{name} must have one column per class (at least 2); got shape {p.shape}")
+    if p.min() < 0 or p.max() > 1 + atol:
+        raise InvalidInputError(f"{name} must hold probabilities in [0, 1]; got [{p.min():.4g}, {p.max():.4g}]")
+    return p
+
+
+def check_reference_inputs(probs, in_mask, *, name: str = "reference"):
+    """Validate reference outputs (K, n, C) and membership mask (K, n)."""
+    p = check_array(probs, name=f"{name}.probs", ndim=3)
+    if p.min() < 0 or p.max() > 1 + 1e-3:
+        raise InvalidInputError(f"{name}.probs must hold probabilities in [0, 1]")
+    m = check_array(in_mask, name=f"{name}.in_mask", ndim=2, dtype=None)
+    if m.dtype != bool:
+        if not np.isin(m, (0, 1)).all():
+            raise InvalidInputError(f"{name}.in_mask must be boolean (or 0/1)")
+        m = m.astype(bool)
+    if m.shape != p.shape[:2]:
+        raise InvalidInputError(f"{name}.in_mask has shape {m.shape}; expected {p.shape[:2]} (models, records)")
+    return p, m
+
+
+def true_class_probability(probs: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``probs[..., i, y_i]``: the probability of the true label; works on (n, C) and (K, n, C)."""
+    idx = np.broadcast_to(np.asarray(y).reshape(-1, 1), probs.shape[:-1] + (1,))
+    return np.take_along_axis(probs, idx, axis=-1)[..., 0]
+
+
+def cross_entropy_loss(probs: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per-record cross-entropy ``-ln p(y|x)`` (clipped at 1e-12), shape probs.shape[:-1]."""
+    return -np.log(np.clip(true_class_probability(probs, y), _TINY, 1.0))
+
+
+# -- reference models -----------------------------------------------------------------------------
+
+
+def paired_half_masks(n: int, n_models: int, random_state: RandomStateLike = None) -> np.ndarray:
+    """Membership masks of reference models trained in pairs on complementary halves.
+
+    Model 2j trains on a random half of the n records and model 2j+1 on the
+    other half, so every record is "in" for exactly one model of each pair
+    (Privacy Meter's and Carlini et al.'s design; an odd ``n`` leaves the middle
+    record in the first half).
+
+    Returns
+    -------
+    ndarray of bool, shape (n_models, n)
+    """
+    check_scalar(n_models, name="n_models", kind=(int, np.integer), min_val=2)
+    if n_models % 2:
+        raise InvalidParameterError(f"n_models must be even (models come in complementary pairs); got {n_models}")
+    rng = check_random_state(random_state)
+    masks = np.zeros((n_models, n), dtype=bool)
+    half = (n + 1) // 2
+    for j in range(n_models // 2):
+        perm = rng.permutation(n)
+        masks[2 * j, perm[:half]] = True
+        masks[2 * j + 1] = ~masks[2 * j]
+    return masks
+
+
+def _predict_many(learner, X, y, subsets, seeds, X_query, n_classes, engine=None):
+    """K models' probabilities on X_query (K, q, C): through ``engine`` when given, else ``fit_many``.
+
+    An :class:`leakaudit.engine.Engine` adds parallel backends and an on-disk
+    cache (killed runs resume); results are identical either way.
+    """
+    if engine is not None:
+        return np.asarray(engine.predict_many(learner, X, y, subsets, seeds, X_query, n_classes=n_classes))
+    bank = learner.fit_many(X, y, subsets, seeds, n_classes=n_classes)
+    return np.asarray(bank.predict_proba(X_query))
+
+
+def fit_reference_models(
+    learner,
+    X,
+    y,
+    n_models: int,
+    *,
+    in_mask=None,
+    n_classes: int | None = None,
+    random_state: RandomStateLike = None,
+    engine=None,
+) -> ReferenceSet:
+    """Train reference models in complementary pairs on the pool (X, y) and query them on it.
+
+    Parameters
+    ----------
+    learner : Learner
+        The training algorithm (the adversary knows it, as in Shokri et al., LiRA, RMIA).
+    X : array of shape (n, d)
+        The pool the reference models train on (audited records and population).
+    y : array of shape (n,)
+    n_models : int
+        Even number K of reference models (ignored when ``in_mask`` is given).
+    in_mask : array (K, n) of bool, optional
+        Training sets; default :func:`paired_half_masks`.
+    n_classes : int, optional
+    random_state : None, int or Generator
+    engine : leakaudit.engine.Engine, optional
+        Train through the engine (parallel backends, resumable cache).
+
+    Returns
+    -------
+    ReferenceSet with probs of shape (K, n, C) and in_mask (K, n).
+    """
+    X = check_matrix(X, name="X")
+    y = check_labels(y, name="y")
+    check_consistent_length(X=X, y=y)
+    rng = check_random_state(random_state)
+    if in_mask is None:
+        in_mask = paired_half_masks(len(X), n_models, rng)
+    in_mask = np.asarray(in_mask, dtype=bool)
+    if in_mask.ndim != 2 or in_mask.shape[1] != len(X):
+        raise InvalidInputError(f"in_mask must have shape (K, {len(X)}); got {in_mask.shape}")
+    seeds = spawn_seeds(int(rng.integers(0, 2**31 - 1)), in_mask.shape[0])
+    subsets = [np.flatnonzero(m) for m in in_mask]
+    n_classes = n_classes or max(int(y.max()) + 1, 2)
+    probs = _predict_many(learner, X, y, subsets, seeds, X, n_classes, engine)
+    return ReferenceSet(probs, in_mask)

@@ -1,0 +1,85 @@
+"""Names of the membership attacks, for the CLI, the audit and the shared checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..exceptions import InvalidParameterError
+from ._base import Attack
+
+__all__ = ["ATTACKS", "make_attack", "available_attacks", "describe"]
+
+
+def _loss():
+    from .threshold import LossThresholdAttack
+
+    return LossThresholdAttack()
+
+
+def _adv1():
+    from .threshold import BoundedLossAdversary
+
+    return BoundedLossAdversary()
+
+
+def _lira(**kw):
+    from .lira import LiRA
+
+    return LiRA(**kw)
+
+
+def _rmia(**kw):
+    from .rmia import RMIA
+
+    return RMIA(**kw)
+
+
+def _shadow(**kw):
+    from .shadow import ShadowModelAttack
+
+    return ShadowModelAttack(**kw)
+
+
+def _distance():
+    from .distance import DistanceAttack
+
+    return DistanceAttack()
+
+
+def _frequency():
+    from .frequency import FrequencyAttack
+
+    return FrequencyAttack()
+
+
+#: name -> (factory, one-line description)
+ATTACKS: dict[str, tuple[Callable[..., Attack], str]] = {
+    "loss": (_loss, "loss threshold at the average training loss (Yeom et al. Table I; LOSS attack)"),
+    "yeom_adv1": (_adv1, "bounded-loss adversary with 0-1 loss: member iff correctly classified (Yeom Adv. 1)"),
+    "lira": (lambda: _lira(), "LiRA online, per-record variance (Carlini et al. 2022)"),
+    "lira_fixed": (lambda: _lira(fix_variance=True), "LiRA online, fixed variance"),
+    "lira_offline": (lambda: _lira(online=False), "LiRA offline (out models only)"),
+    "rmia": (lambda: _rmia(), "RMIA online, gamma=2 (Zarifzadeh et al. 2024)"),
+    "rmia_offline": (lambda: _rmia(online=False), "RMIA offline, a=0.3"),
+    "shadow": (lambda: _shadow(batch_size=32, random_state=0),
+               "shadow-model attack, one attack net with the label as input (Shokri et al. as Long ran it)"),
+    "shadow_per_class": (lambda: _shadow(per_class=True, use_features=False, batch_size=32, random_state=0),
+                         "shadow-model attack, one attack net per class (Shokri et al.'s original)"),
+    "distance": (_distance, "distance-based targeted attack with binned outputs (Long et al.)"),
+    "frequency": (_frequency, "frequency-based targeted attack, Laplace-smoothed counts (Long et al.)"),
+}
+
+
+def available_attacks() -> list[str]:
+    return list(ATTACKS)
+
+
+def describe(name: str) -> str:
+    return ATTACKS[name][1]
+
+
+def make_attack(name: str) -> Attack:
+    """A fresh attack with its registry defaults."""
+    if name not in ATTACKS:
+        raise InvalidParameterError(f"unknown attack {name!r}; choose from {', '.join(ATTACKS)}")
+    return ATTACKS[name][0]()

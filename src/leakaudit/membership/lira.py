@@ -1,0 +1,151 @@
+"""Likelihood Ratio Attack (LiRA) of Carlini et al., "Membership Inference Attacks From
+First Principles" (IEEE S&P 2022, arXiv 2112.03570).
+
+For each record (x, y) the statistic is the logit-scaled confidence (§IV-B)::
+
+    φ(f(x)_y) = ln p_y − ln Σ_{y'≠y} p_{y'}
+
+Reference models trained with ("in") and without ("out") the record give
+Gaussians N(μ_in, σ_in²) and N(μ_out, σ_out²) of φ (Algorithm 1).
+
+* online: score = ln N(φ_target; μ_in, σ_in²) − ln N(φ_target; μ_out, σ_out²)
+  (the likelihood ratio test, Eq. 4); decision "member" iff score > 0.
+* offline: only out models; the one-sided test Λ = Pr[Z < φ_target],
+  Z ~ N(μ_out, σ_out²) (§VI-C). The score is the z-statistic
+  (φ_target − μ_out)/σ_out, which ranks records exactly as Λ does without
+  saturating in the tail; decision "member" iff the one-sided p-value is
+  below ``offline_alpha``.
+* fixed variance (§VI-B): one σ for all records. We use the pooled
+  within-record standard deviation sqrt(mean_i var_i) of the in (and out)
+  statistics; Carlini et al.'s released code instead uses the standard
+  deviation of all in-statistics pooled across records for both σ's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import norm
+
+from .._validation import check_choice, check_scalar
+from ..exceptions import InvalidInputError
+from ._base import (
+    Attack,
+    AttackInputs,
+    AttackResult,
+    check_reference_inputs,
+    check_target_inputs,
+    true_class_probability,
+)
+
+__all__ = ["LiRA", "logit_scaled_confidence"]
+
+_TINY = 1e-45  # below float64 resolution of 1 - p; keeps ln finite
+
+
+def logit_scaled_confidence(probs, y) -> np.ndarray:
+    """φ = ln p_y − ln Σ_{y'≠y} p_{y'} (Carlini et al. §IV-B; the stable form of their score.py).
+
+    Parameters
+    ----------
+    probs : ndarray of shape (..., n, C)
+    y : ndarray of shape (n,)
+
+    Returns
+    -------
+    ndarray of shape (..., n)
+    """
+    probs = np.asarray(probs, dtype=float)
+    p_y = true_class_probability(probs, y)
+    y_col = np.arange(probs.shape[-1]) == np.asarray(y).reshape(-1, 1)  # (n, C)
+    others = np.where(y_col, 0.0, probs).sum(axis=-1)  # summed directly: 1 - p_y rounds to 0 for confident models
+    return np.log(np.maximum(p_y, _TINY)) - np.log(np.maximum(others, _TINY))
+
+
+class LiRA(Attack):
+    """LiRA, online or offline, with per-record or fixed variance.
+
+    Parameters
+    ----------
+    online : bool, default=True
+        Use in and out reference models (online) or out models only (offline).
+    fix_variance : bool, default=False
+        One global σ_in and σ_out instead of per-record estimates (better with few
+        reference models, Carlini et al. §VI-B).
+    statistic : {"mean", "median"}, default="mean"
+        Location estimate of the in/out statistics (the released code uses the median).
+    offline_alpha : float, default=0.05
+        Level of the offline one-sided test behind ``decisions``.
+    min_std : float, default=1e-6
+        Floor on σ (a record whose reference statistics are all equal).
+
+    Notes
+    -----
+    Every audited record needs at least one out model (and, online, one in
+    model); with fewer than two, its per-record σ falls back to the global one.
+    """
+
+    name = "lira"
+    needs = ("reference",)
+
+    def __init__(self, *, online: bool = True, fix_variance: bool = False, statistic: str = "mean",
+                 offline_alpha: float = 0.05, min_std: float = 1e-6):
+        self.online = online
+        self.fix_variance = fix_variance
+        self.statistic = statistic
+        self.offline_alpha = offline_alpha
+        self.min_std = min_std
+
+    @staticmethod
+    def _moments(phi, mask, statistic, min_std, fix_variance, what):
+        cnt = mask.sum(axis=0)
+        if np.any(cnt == 0):
+            i = int(np.flatnonzero(cnt == 0)[0])
+            raise InvalidInputError(f"record {i} has no {what} reference model; LiRA needs at least one per record")
+        masked = np.where(mask, phi, np.nan)
+        loc = np.nanmedian(masked, axis=0) if statistic == "median" else np.nanmean(masked, axis=0)
+        var = np.nanmean((masked - np.nanmean(masked, axis=0)) ** 2, axis=0)  # ddof=0, as Carlini et al.
+        multi = cnt >= 2
+        global_std = np.sqrt(np.mean(var[multi])) if multi.any() else 1.0
+        std = np.full(phi.shape[1], global_std) if fix_variance else np.where(multi, np.sqrt(var), global_std)
+        return loc, np.maximum(std, min_std)
+
+    def score(self, probs, y, ref_probs, ref_in) -> AttackResult:
+        """Score records from plain arrays.
+
+        Parameters
+        ----------
+        probs : array (n, C)
+            Target model's probabilities on the audited records.
+        y : array (n,)
+        ref_probs : array (K, n, C)
+            Reference models' probabilities on the same records.
+        ref_in : array (K, n) of bool
+            Whether record i was in reference model k's training set.
+
+        Returns
+        -------
+        AttackResult
+        """
+        check_choice(self.statistic, name="statistic", choices=("mean", "median"))
+        check_scalar(self.offline_alpha, name="offline_alpha", min_val=0.0, max_val=1.0, include_min=False)
+        p, yy = check_target_inputs(probs, y)
+        rp, rin = check_reference_inputs(ref_probs, ref_in)
+        if rp.shape[1:] != p.shape:
+            raise InvalidInputError(f"ref_probs has shape {rp.shape}; expected (K, {p.shape[0]}, {p.shape[1]})")
+        phi_t = logit_scaled_confidence(p, yy)
+        phi_r = logit_scaled_confidence(rp, yy)
+        mu_out, sd_out = self._moments(phi_r, ~rin, self.statistic, self.min_std, self.fix_variance, "out")
+        if self.online:
+            mu_in, sd_in = self._moments(phi_r, rin, self.statistic, self.min_std, self.fix_variance, "in")
+            # Eq. (4): likelihood ratio of the two Gaussian hypotheses
+            scores = norm.logpdf(phi_t, mu_in, sd_in) - norm.logpdf(phi_t, mu_out, sd_out)
+            return self._result(scores, (scores > 0).astype(int), threshold=0.0, mode="online",
+                                n_in=rin.sum(0).tolist(), n_out=(~rin).sum(0).tolist())
+        z = (phi_t - mu_out) / sd_out  # one-sided test against the out distribution
+        thr = float(norm.isf(self.offline_alpha))
+        return self._result(z, (z > thr).astype(int), threshold=thr, mode="offline")
+
+    def run(self, inputs: AttackInputs) -> AttackResult:
+        if inputs.reference is None:
+            raise InvalidInputError("LiRA needs reference models (inputs.reference)")
+        return self.score(inputs.probs, inputs.y, inputs.reference.probs, inputs.reference.in_mask)

@@ -1,0 +1,189 @@
+"""Shadow-model attack of Shokri et al. (S&P 2017) as Long et al. ran it (spec long-dtp.md §3.1).
+
+Shadow models ``A(T_j)`` trained on subsets of the adversary's data D are
+queried on every record r of D; Algorithm 1 of Long et al. builds the attack
+training set::
+
+    for j = 1..M, for r in D:
+        f_r = concat(x_r, onehot(y_r), bin(A(T_j)(x_r)))      label "in" iff r ∈ T_j
+
+An attack network (one hidden layer of 32 ReLU units, trained with SGD at
+learning rate 0.01 for at most 30 epochs, NLL loss) is fitted on these rows and
+queried with ``(x(t), y(t), bin(c(x(t))))``; "member" iff p_in > p_out.
+
+``per_class=True`` gives Shokri et al.'s original variant: one attack model per
+class label, each trained on the shadow rows of that class.
+
+The network is scikit-learn's ``MLPClassifier`` with plain SGD (no momentum, no
+weight decay). For two classes it has one logistic output unit, which is the
+same function class and loss as Long's 2-unit LogSoftMax + NLL.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.neural_network import MLPClassifier
+
+from .._random import RandomStateLike, check_random_state
+from .._validation import check_consistent_length, check_matrix, check_scalar
+from ..exceptions import InvalidInputError
+from ._base import Attack, AttackInputs, AttackResult, check_reference_inputs, check_target_inputs
+from .binning import bin_probabilities
+
+__all__ = ["ShadowModelAttack", "attack_features"]
+
+
+def attack_features(X, y, probs, *, n_classes: int, bin_width: float | None = 0.01, use_features: bool = True):
+    """Long et al.'s attack feature vector ``concat(x, onehot(y), bin(q))``.
+
+    Parameters
+    ----------
+    X : ndarray (n, d) or None
+        Record attributes (dropped when ``use_features`` is False or X is None).
+    y : ndarray (n,)
+    probs : ndarray (n, C)
+        A model's outputs on the records.
+    n_classes : int
+    bin_width : float or None
+        Bin the outputs (§2.5); None keeps them raw.
+    use_features : bool
+
+    Returns
+    -------
+    ndarray (n, d + 2C) (or (n, 2C) without attributes)
+    """
+    q = bin_probabilities(probs, bin_width=bin_width) if bin_width else np.asarray(probs, float)
+    onehot = np.eye(n_classes)[y]
+    parts = ([np.asarray(X, float)] if use_features and X is not None else []) + [onehot, q]
+    return np.hstack(parts)
+
+
+class ShadowModelAttack(Attack):
+    """Shokri et al.'s shadow-model attack in Long et al.'s single-attack-model form.
+
+    Parameters
+    ----------
+    per_class : bool, default=False
+        One attack model per class (Shokri et al.'s original) instead of one
+        model with the label as an input (Long et al.).
+    use_features : bool, default=True
+        Include the record's attributes x in the attack features (Long et al.
+        do; Shokri et al.'s attack uses only the prediction vector).
+    hidden : int, default=32
+    learning_rate : float, default=0.01
+    epochs : int, default=30
+    batch_size : int, default=1
+        1 is Long's per-example SGD (faithful); larger is faster.
+    bin_width : float or None, default=0.01
+    random_state : None, int or Generator
+    """
+
+    name = "shadow"
+    needs = ("reference",)
+
+    def __init__(self, *, per_class: bool = False, use_features: bool = True, hidden: int = 32,
+                 learning_rate: float = 0.01, epochs: int = 30, batch_size: int = 1,
+                 bin_width: float | None = 0.01, random_state: RandomStateLike = None):
+        self.per_class = per_class
+        self.use_features = use_features
+        self.hidden = hidden
+        self.learning_rate = learning_rate
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.bin_width = bin_width
+        self.random_state = random_state
+
+    def _net(self, seed):
+        return MLPClassifier(hidden_layer_sizes=(int(self.hidden),), activation="relu", solver="sgd",
+                             learning_rate_init=float(self.learning_rate), momentum=0.0, nesterovs_momentum=False,
+                             alpha=0.0, batch_size=int(self.batch_size), max_iter=int(self.epochs), shuffle=True,
+                             random_state=seed, early_stopping=False, n_iter_no_change=int(self.epochs) + 1)
+
+    def fit(self, shadow_probs, shadow_in, y, X=None) -> "ShadowModelAttack":
+        """Build the attack training set (Long's Algorithm 1) and train the attack model(s).
+
+        Parameters
+        ----------
+        shadow_probs : array (M, n, C)
+            Shadow model j's outputs on every record r of D.
+        shadow_in : array (M, n) of bool
+            Whether r is in T_j.
+        y : array (n,)
+            Labels of the records of D.
+        X : array (n, d), optional
+            Attributes of the records of D.
+
+        Returns
+        -------
+        self, with ``models_`` (dict class -> network, or {None: network}).
+        """
+        check_scalar(self.hidden, name="hidden", kind=(int, np.integer), min_val=1)
+        check_scalar(self.epochs, name="epochs", kind=(int, np.integer), min_val=1)
+        check_scalar(self.batch_size, name="batch_size", kind=(int, np.integer), min_val=1)
+        sp, sin = check_reference_inputs(shadow_probs, shadow_in, name="shadow")
+        M, n, C = sp.shape
+        yy = np.asarray(y, dtype=np.int64)
+        if yy.shape != (n,):
+            raise InvalidInputError(f"y has shape {yy.shape}; expected ({n},)")
+        if X is not None and self.use_features:
+            X = check_matrix(X, name="X")
+            check_consistent_length(X=X, y=yy)
+        self.n_classes_ = C
+        feats = np.vstack([attack_features(X, yy, sp[j], n_classes=C, bin_width=self.bin_width,
+                                           use_features=self.use_features) for j in range(M)])
+        labels = sin.reshape(-1).astype(int)
+        classes = np.tile(yy, M)
+        # canonical row order (by label, then features): the fitted network, hence the scores, do not
+        # depend on the order in which records or shadow models were given
+        order = np.lexsort(np.column_stack([feats, labels]).T[::-1])
+        feats, labels, classes = feats[order], labels[order], classes[order]
+        rng = check_random_state(self.random_state)
+        groups = np.unique(classes) if self.per_class else [None]
+        self.models_ = {}
+        self.constant_ = {}
+        for g in groups:
+            rows = slice(None) if g is None else classes == g
+            lab = labels[rows]
+            if lab.min() == lab.max():  # a class seen only "in" (or only "out") by the shadows
+                self.constant_[g] = float(lab[0])
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                self.models_[g] = self._net(int(rng.integers(0, 2**31 - 1))).fit(feats[rows], lab)
+        self.uses_features_ = X is not None and self.use_features
+        return self
+
+    def score(self, probs, y, X=None) -> AttackResult:
+        """p_in of the fitted attack model(s) for target outputs ``probs`` (n, C) on records (X, y)."""
+        if not hasattr(self, "models_"):
+            raise InvalidInputError("ShadowModelAttack is not fitted; call fit(shadow_probs, shadow_in, y, X) first")
+        p, yy = check_target_inputs(probs, y)
+        if p.shape[1] != self.n_classes_:
+            raise InvalidInputError(f"probs has {p.shape[1]} classes; the attack was fitted on {self.n_classes_}")
+        if self.uses_features_ and X is None:
+            raise InvalidInputError("X is required: the attack model was trained with record attributes")
+        f = attack_features(X if self.uses_features_ else None, yy, p, n_classes=self.n_classes_,
+                            bin_width=self.bin_width, use_features=self.uses_features_)
+        p_in = np.zeros(len(yy))
+        if self.per_class:
+            for g in np.unique(yy):
+                rows = yy == g
+                if g in self.models_:
+                    p_in[rows] = self.models_[g].predict_proba(f[rows])[:, 1]
+                else:  # unseen class: no evidence either way, or the constant shadow label
+                    p_in[rows] = self.constant_.get(g, 0.5)
+        elif None in self.models_:
+            p_in = self.models_[None].predict_proba(f)[:, 1]
+        else:
+            p_in[:] = self.constant_[None]
+        return self._result(p_in, (p_in > 0.5).astype(int), threshold=0.5)
+
+    def run(self, inputs: AttackInputs) -> AttackResult:
+        """Fit on the reference (shadow) models' outputs on the audited records, then score."""
+        if inputs.reference is None:
+            raise InvalidInputError("the shadow attack needs shadow models (inputs.reference)")
+        self.fit(inputs.reference.probs, inputs.reference.in_mask, inputs.y, inputs.X)
+        return self.score(inputs.probs, inputs.y, inputs.X)

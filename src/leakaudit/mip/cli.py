@@ -1,0 +1,174 @@
+"""``leakaudit mip ...``: calibrate MIP noise; audit a noise level exactly or by a simulated attacker."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..exceptions import InvalidInputError, InvalidParameterError
+
+
+def _calibration(eta: float, M: float, sigma: list[float], dim: Optional[int], constant: str, radial: str):
+    import numpy as np
+    from scipy import special
+
+    from .conversions import eps_from_eta
+    from .noise import mip_noise
+    from .results import NoiseCalibration
+
+    if dim is not None:
+        if len(sigma) != 1:
+            raise InvalidParameterError("--dim repeats one --sigma; pass either one --sigma with --dim or one per coordinate")
+        if dim < 1:
+            raise InvalidParameterError(f"--dim must be >= 1; got {dim}")
+        sigma = sigma * dim
+    nz = mip_noise(np.asarray(sigma, dtype=float), eta, M, radial=radial, constant=constant)
+    d = nz.d_eff
+    if radial == "laplace":
+        expected = nz.c  # |Laplace(c)|
+    elif radial == "gamma":
+        expected = d * nz.c  # Gamma(d, c)
+    else:  # Gaussian: E ||s Z||_2 / sqrt(d) in the weighted norm
+        expected = nz.c * math.sqrt(2.0) * math.exp(special.gammaln((d + 1) / 2) - special.gammaln(d / 2)) / math.sqrt(d)
+    notes = {
+        "cor11": "Corollary 11 constant (6.16/eta)^(1+2/M), as in the paper's experiments",
+        "thm7": "Theorem 7 constant (7.5/eta)^(1+2/M)",
+        "tight": "smallest c certified by the Theorem 7 / Cor 11 proof (derived, spec section 3)",
+        "tv": "our extension: transport/TV bound (docs/mip.md), not in the paper",
+    }
+    note = notes[constant]
+    if radial == "laplace" and d > 1:
+        note += "; Laplace radius is the paper's Cor 8, which its proof covers only for d = 1 (spec 9.1)"
+    return NoiseCalibration(
+        eta=eta, M=M, constant=constant, radial=radial, c=nz.c, sigma=list(nz.sigma), dim=len(nz.sigma),
+        noise_scale=nz.coordinate_scales(), expected_norm=expected, eps_equivalent=eps_from_eta(eta), note=note,
+    )
+
+
+def _load_values(data: str, column: Optional[str], n: int):
+    import numpy as np
+
+    if data == "prop9":
+        from .examples import prop9_dataset
+
+        return prop9_dataset(n)
+    path = Path(data)
+    if not path.is_file():
+        raise InvalidInputError(f"--data must be 'prop9' or an existing CSV file; {data!r} not found")
+    import pandas as pd
+
+    frame = pd.read_csv(path)
+    if column is None:
+        num = frame.select_dtypes(include="number").columns
+        if len(num) != 1:
+            raise InvalidInputError(f"--column is required: {path.name} has numeric columns {list(num)}")
+        column = num[0]
+    if column not in frame.columns:
+        raise InvalidInputError(f"--column {column!r} is not a column of {path.name}; columns: {list(frame.columns)}")
+    vals = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+    if not np.isfinite(vals).all():
+        raise InvalidInputError(f"column {column!r} has missing or non-numeric values")
+    return vals
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``leakaudit mip calibrate`` and ``leakaudit mip audit``."""
+    mip = typer.Typer(help="Membership inference privacy (Izzo et al.): noise calibration and audits.",
+                      no_args_is_help=True)
+
+    @mip.command("calibrate")
+    def calibrate_cmd(
+        eta: float = typer.Option(..., "--eta", help="Target MIP level in (0, 1/2]."),
+        M: float = typer.Option(2.0, "--M", help="Moment order of sigma (>= 2 for Cor 11)."),
+        sigma: list[float] = typer.Option([1.0], "--sigma", help="Moment scale; repeat per coordinate."),
+        dim: Optional[int] = typer.Option(None, "--dim", help="Repeat a single --sigma over d coordinates."),
+        constant: str = typer.Option("cor11", "--constant", help="cor11 | thm7 | tight | tv (ours)."),
+        radial: str = typer.Option("laplace", "--radial", help="laplace (paper) | gamma (Thm 7 density) | gaussian (ours)."),
+        json_: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Print the noise constant c and per-coordinate noise scales for a target eta."""
+        res = _calibration(eta, M, list(sigma), dim, constant, radial)
+        if json_:
+            typer.echo(res.to_json())
+            return
+        scales = ", ".join(f"{v:.6g}" for v in res.noise_scale[:6]) + (" ..." if res.dim > 6 else "")
+        typer.echo(f"eta={eta} M={M} constant={constant} radial={radial}: c = {res.c:.6g}; noise scale per "
+                   f"coordinate (c*sigma): {scales}; E||X||_(sigma,M) = {res.expected_norm:.6g}")
+        typer.echo(f"note: {res.note}")
+
+    @mip.command("audit")
+    def audit_cmd(
+        data: str = typer.Option("prop9", "--data", help="'prop9' (Prop 9 data set) or a CSV file."),
+        column: Optional[str] = typer.Option(None, "--column", help="CSV column (one numeric value per record)."),
+        n: int = typer.Option(12, "--n", help="Size of the Prop 9 data set (even)."),
+        statistic: str = typer.Option("inv-sum", "--statistic", help="inv-sum (Prop 9's 1/sum) | mean | sum."),
+        scale: Optional[float] = typer.Option(None, "--scale", help="Laplace noise scale b to audit."),
+        eta: Optional[float] = typer.Option(None, "--eta", help="Audit the MIP noise calibrated for this eta."),
+        M: float = typer.Option(2.0, "--M"),
+        constant: str = typer.Option("cor11", "--constant", help="cor11 | thm7 | tight | tv (ours)."),
+        method: str = typer.Option("exact", "--method", help="exact (enumerate splits, n <= 20) | simulate."),
+        games: int = typer.Option(2000, "--games", help="Games for --method simulate."),
+        references: int = typer.Option(400, "--references", help="Reference halves for --method simulate."),
+        seed: int = typer.Option(0, "--seed"),
+        json_: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Measure the best membership attack on ``statistic(D_train) + Laplace noise`` (1-D)."""
+        import numpy as np
+
+        from .._validation import check_choice
+        from .audit import enumerate_splits, exact_eta_laplace, simulate_bayes_attacker
+        from .noise import MIPNoise, mip_constant
+
+        check_choice(statistic, name="--statistic", choices=("inv-sum", "mean", "sum"))
+        check_choice(method, name="--method", choices=("exact", "simulate"))
+        if (scale is None) == (eta is None):
+            raise InvalidParameterError("pass exactly one of --scale and --eta")
+        x = _load_values(data, column, n)
+        nrec = x.shape[0]
+        f = {"inv-sum": lambda v: 1.0 / v.sum(), "mean": np.mean, "sum": np.sum}[statistic]
+        member = enumerate_splits(nrec) if method == "exact" or eta is not None else None
+        if data == "prop9" and statistic == "inv-sum" and member is not None:
+            from .examples import prop9_outputs
+
+            vals = prop9_outputs(nrec, member)
+        elif member is not None:
+            vals = np.array([f(x[row]) for row in member])
+        b = scale
+        if eta is not None:
+            # Theorem 7's sigma: the exact moment over all halves (M = 1 for our TV constant)
+            mm = 1.0 if constant == "tv" else M
+            sig = float(np.mean(np.abs(vals - vals.mean()) ** mm) ** (1.0 / mm))
+            b = mip_constant(eta, M if constant != "tv" else 1.0, constant=constant) * sig
+        if method == "exact":
+            res = exact_eta_laplace(vals, b, n=nrec)
+            line = (f"exact eta = {res.eta:.6g} (best attack accuracy {max(res.accuracy):.6g}, worst record "
+                    f"{res.worst_target}) over {res.n_splits:,} splits; Laplace scale b = {b:.6g}")
+        else:
+            targets = np.argsort(-np.abs(x - np.median(x)))[:3]
+            if data == "prop9" and statistic == "inv-sum":
+                from .examples import prop9_outputs
+
+                def train(X, y, idx, rs):  # exact 1/sum (the float sum cancels on the special half)
+                    row = np.zeros(nrec, dtype=bool)
+                    row[idx] = True
+                    return prop9_outputs(nrec, row[None])
+
+            else:
+
+                def train(X, y, idx, rs):
+                    return np.array([f(X[idx])])
+
+            res = simulate_bayes_attacker(train, x, None,
+                                          MIPNoise((1.0,), 2.0, float(b), "laplace"), targets=targets,
+                                          n_reference=references, n_games=games, eta_target=eta, random_state=seed)
+            j = int(np.argmax(res.eta_hat))
+            line = (f"simulated Bayes attacker: eta_hat = {res.eta_hat[j]:.4f} (95% upper {res.eta_upper[j]:.4f}) "
+                    f"on record {res.targets[j]}, {games} games; Laplace scale b = {b:.6g}")
+        if eta is not None:
+            line += f"; target eta = {eta}"
+        typer.echo(res.to_json() if json_ else line)
+
+    app.add_typer(mip, name="mip")

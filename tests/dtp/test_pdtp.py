@@ -1,0 +1,100 @@
+import numpy as np
+import pytest
+
+from leakaudit.dtp import pdtp, pdtp_from_probabilities
+from leakaudit.exceptions import InvalidInputError, InvalidParameterError
+from leakaudit.learners.naive_bayes import BayesInference, NaiveBayes
+
+from _dtp_helpers import NoisyMeanLearner, NoLOO
+
+LN199 = np.log(199)
+
+
+def test_binning_floor_and_ceiling():
+    # p = 0 -> 0.005 and p = 1 -> 0.995: the largest PDTP is ln 199
+    assert pdtp_from_probabilities([[0.0, 1.0]], [[1.0, 0.0]])[0] == pytest.approx(LN199)
+    # one bin at the bottom: ln 3 > 1; one bin at the top: ln(0.995/0.985)
+    assert pdtp_from_probabilities([[0.004, 0.996]], [[0.011, 0.989]])[0] == pytest.approx(np.log(3))
+    assert pdtp_from_probabilities([[0.5, 0.5]], [[0.5, 0.5]])[0] == 0.0
+    v = pdtp_from_probabilities([[0.3, 0.7]], [[0.2, 0.8]], bin_width=None)[0]
+    assert v == pytest.approx(max(abs(np.log(0.3 / 0.2)), abs(np.log(0.7 / 0.8))))
+    assert pdtp_from_probabilities([[0.0, 1.0]], [[0.1, 0.9]], bin_width=None)[0] == np.inf
+
+
+def test_pdtp_from_probabilities_errors():
+    with pytest.raises(InvalidInputError, match="p_loo has shape"):
+        pdtp_from_probabilities([[0.5, 0.5]], [[0.5, 0.5], [0.1, 0.9]])
+    with pytest.raises(InvalidInputError, match="p_full must hold probabilities"):
+        pdtp_from_probabilities([[1.5, -0.5]], [[0.5, 0.5]])
+
+
+@pytest.mark.parametrize("bin_width", [0.01, None, 0.05])
+def test_closed_form_equals_retraining(rng, bin_width):
+    X = rng.integers(0, 3, size=(40, 3)).astype(float)
+    y = rng.integers(0, 2, size=40)
+    nb = NaiveBayes(n_values=[3, 3, 3])
+    a = pdtp(nb, X, y, bin_width=bin_width)
+    b = pdtp(NoLOO(inner=nb), X, y, bin_width=bin_width)
+    assert a.method.startswith("closed-form") and b.method.startswith("retraining")
+    np.testing.assert_allclose(a.values, b.values, atol=1e-12)
+    if bin_width == 0.01:
+        assert np.all((np.asarray(a.values) >= 0) & (np.asarray(a.values) <= LN199 + 1e-12))
+        # binned PDTP only takes values ln((2i+1)/(2j+1))
+        odd = np.arange(1, 200, 2)
+        allowed = np.unique(np.round(np.abs(np.log(odd[:, None] / odd[None, :])), 9))
+        assert np.all(np.isin(np.round(np.asarray(a.values), 9), allowed))
+
+
+def test_bayes_inference_pdtp_by_hand():
+    X = np.array([[0], [0], [0], [1]], dtype=float)
+    y = np.array([0, 0, 1, 1])
+    r = pdtp(BayesInference(), X, y, bin_width=None, records=[0, 2, 3])
+    # t=0: p(.|0) (2/3, 1/3) -> (1/2, 1/2): max(ln(4/3), ln(3/2)); t=2: (2/3,1/3)->(1,0): inf; t=3: (0,1)->(1/2,1/2): inf
+    assert r.values[0] == pytest.approx(np.log(1.5))
+    assert np.isinf(r.values[1]) and np.isinf(r.values[2])
+
+
+def test_seed_policies_and_repeats():
+    X = np.linspace(-1, 1, 12)[:, None]
+    y = np.array([0, 1] * 6)
+    lr = NoisyMeanLearner(a=3.0, noise=0.5)
+    paired = pdtp(lr, X, y, bin_width=None, seed_policy="paired", random_state=3)
+    # paired: same noise in both models, so PDTP is the data effect only: a*(mean(y) - mean(y without t))
+    for i, t in enumerate(paired.records):
+        keep = np.arange(12) != t
+        b_full = 3.0 * y.mean()
+        b_loo = 3.0 * y[keep].mean()
+        x = X[t, 0]
+        p = lambda b: np.array([1 - 1 / (1 + np.exp(-(b + x))), 1 / (1 + np.exp(-(b + x)))])  # noqa: E731
+        noise = paired.p_full[i][1]  # recover the common noise from the full model's output
+        z = np.log(noise / (1 - noise)) - b_full - x
+        expect = np.max(np.abs(np.log(p(b_full + z)) - np.log(p(b_loo + z))))
+        assert paired.values[i] == pytest.approx(expect, rel=1e-9)
+    indep = pdtp(lr, X, y, bin_width=None, seed_policy="independent", random_state=3, n_repeats=4)
+    assert np.asarray(indep.per_repeat).shape == (4, 12)
+    np.testing.assert_allclose(indep.values, np.mean(indep.per_repeat, axis=0))
+    # independent seeds add training noise: larger PDTP on average than paired
+    assert np.mean(indep.values) > np.mean(paired.values)
+    again = pdtp(lr, X, y, bin_width=None, seed_policy="independent", random_state=3, n_repeats=4)
+    np.testing.assert_array_equal(indep.values, again.values)
+
+
+def test_pdtp_batches_equal_one_batch(rng):
+    X = rng.normal(size=(10, 1))
+    y = rng.integers(0, 2, size=10)
+    a = pdtp(NoisyMeanLearner(), X, y, random_state=1, batch_size=3)
+    b = pdtp(NoisyMeanLearner(), X, y, random_state=1, batch_size=100)
+    np.testing.assert_array_equal(a.values, b.values)
+
+
+def test_pdtp_errors(rng):
+    X = rng.integers(0, 2, size=(5, 2)).astype(float)
+    y = np.array([0, 1, 0, 1, 0])
+    with pytest.raises(InvalidParameterError, match="seed_policy"):
+        pdtp(NaiveBayes(), X, y, seed_policy="bogus")
+    with pytest.raises(InvalidInputError, match="records"):
+        pdtp(NaiveBayes(), X, y, records=[7])
+    with pytest.raises(InvalidParameterError, match="closed-form"):
+        pdtp(NoisyMeanLearner(), X, y, method="closed-form")
+    r = pdtp(NaiveBayes(), X, y)
+    assert type(r).from_json(r.to_json()) == r

@@ -1,0 +1,263 @@
+"""TorchMLP: batched training equals the plain per-model autograd trainer."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from leakaudit.exceptions import InvalidInputError, InvalidParameterError  # noqa: E402
+from leakaudit.learners import TorchMLP  # noqa: E402
+from leakaudit.learners._torch_numba import HAVE_NUMBA  # noqa: E402
+from leakaudit.learners._torch_utils import init_mlp, naive_train_mlp  # noqa: E402
+
+BACKENDS = ["numba", "torch"] if HAVE_NUMBA else ["torch"]
+TOL = {"float32": 1e-5, "float64": 1e-10}
+
+
+@pytest.fixture(scope="module")
+def data():
+    """30 rows: 2 numeric columns + a one-hot group of 4 (so the sparse path is used), 3 classes."""
+    rng = np.random.default_rng(0)
+    n = 30
+    X = np.zeros((n, 6))
+    X[:, :2] = rng.normal(size=(n, 2))
+    X[np.arange(n), 2 + rng.integers(0, 4, n)] = 1.0
+    y = rng.integers(0, 3, n)
+    return X, y
+
+
+def oracle(X, y, subset, seed, *, hidden, activation="tanh", mode="faithful", epochs=3, lr=None, batch_size=4,
+           weight_decay=0.0, dtype="float32", n_classes=3, order=None, shared_perms=None):
+    """Train one model with nn.Module + autograd from the documented seed contract."""
+    rng = np.random.default_rng(seed)
+    sizes = [X.shape[1], *hidden, n_classes]
+    Ws, bs = init_mlp(rng, sizes, np.dtype(dtype))
+    if mode == "faithful":
+        if order is None:
+            order = subset[rng.permutation(subset.size)]
+        batches = [[i] for _ in range(epochs) for i in order]
+        return naive_train_mlp(X, y, Ws, bs, batches, activation=activation, lr=lr or 0.01,
+                               weight_decay=weight_decay, dtype=dtype)
+    batches = []
+    for e in range(epochs):
+        if shared_perms is None:
+            perm = subset[rng.permutation(subset.size)]
+            batches += [perm[i : i + batch_size] for i in range(0, perm.size, batch_size)]
+        else:  # shared batches of the union, rows outside the subset dropped
+            perm = shared_perms[e]
+            for i in range(0, perm.size, batch_size):
+                b = perm[i : i + batch_size]
+                b = b[np.isin(b, subset)]
+                if b.size:
+                    batches.append(b)
+    return naive_train_mlp(X, y, Ws, bs, batches, activation=activation, optimizer="adam", lr=lr or 0.001,
+                           weight_decay=weight_decay, dtype=dtype)
+
+
+def max_diff(bank, k, ref):
+    Ws, bs = ref
+    return max(
+        max(np.abs(W - bank.weights_[l][k]).max() for l, W in enumerate(Ws)),
+        max(np.abs(b - bank.biases_[l][k]).max() for l, b in enumerate(bs)),
+    )
+
+
+SUBSETS = [np.arange(30), np.arange(5, 22), np.array([3, 17, 4, 29, 11, 0, 8, 21, 13])]  # sizes 30, 17, 9
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "hidden,activation,weight_decay", [((8,), "tanh", 0.0), ((8,), "relu", 0.0), ((5, 4), "tanh", 0.0), ((8,), "tanh", 0.01)]
+)
+def test_faithful_fit_many_equals_oracle(data, backend, dtype, hidden, activation, weight_decay):
+    X, y = data
+    seeds = [11, 12, 13]
+    L = TorchMLP(hidden=hidden, activation=activation, epochs=3, dtype=dtype, backend=backend, weight_decay=weight_decay)
+    bank = L.fit_many(X, y, SUBSETS, seeds)
+    assert bank.weights_[0].dtype == np.dtype(dtype)
+    for k, (s, seed) in enumerate(zip(SUBSETS, seeds)):
+        ref = oracle(X, y, s, seed, hidden=hidden, activation=activation, weight_decay=weight_decay, dtype=dtype)
+        assert max_diff(bank, k, ref) < TOL[dtype]
+    # the models did train: weights moved away from their init
+    W0, _ = init_mlp(np.random.default_rng(seeds[0]), [6, *hidden, 3], np.dtype(dtype))
+    assert np.abs(bank.weights_[0][0] - W0[0]).max() > 1e-3
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("order", ["independent", "shared"])
+def test_fast_fit_many_equals_oracle(data, dtype, order):
+    X, y = data
+    seeds = [5, 6, 7]
+    L = TorchMLP(hidden=(8,), mode="fast", epochs=3, batch_size=4, dtype=dtype, order=order, lr=0.01)
+    bank = L.fit_many(X, y, SUBSETS, seeds)
+    shared_perms = None
+    if order == "shared":
+        union = np.unique(np.concatenate(SUBSETS))
+        srng = np.random.default_rng(np.random.SeedSequence(seeds))
+        shared_perms = [union[srng.permutation(union.size)] for _ in range(3)]
+    for k, (s, seed) in enumerate(zip(SUBSETS, seeds)):
+        ref = oracle(X, y, s, seed, hidden=(8,), mode="fast", lr=0.01, dtype=dtype, shared_perms=shared_perms)
+        assert max_diff(bank, k, ref) < TOL[dtype] * (10 if dtype == "float32" else 1)
+
+
+@pytest.mark.parametrize("order", ["independent", "shared"])
+def test_fast_chunks_of_models_give_the_same_models(data, order):
+    """fast mode trains models in cache-sized chunks; one model per chunk must give the same bank."""
+    X, y = data
+    L = TorchMLP(hidden=(8,), mode="fast", epochs=2, batch_size=4, order=order)
+    whole = L.fit_many(X, y, SUBSETS, [1, 2, 3])
+    L.chunk_bytes = 1.0  # one model per chunk
+    parts = L.fit_many(X, y, SUBSETS, [1, 2, 3])
+    for l in range(2):
+        np.testing.assert_allclose(parts.weights_[l], whole.weights_[l], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["faithful", "fast"])
+def test_fit_is_fit_many_with_one_subset_bit_for_bit(data, mode):
+    X, y = data
+    L = TorchMLP(hidden=(8,), epochs=2, mode=mode)
+    loo = [np.delete(np.arange(30), k) for k in range(4)]
+    bank = L.fit_many(X, y, loo, [21, 22, 23, 24])
+    for k in range(4):
+        m = L.fit(X[loo[k]], y[loo[k]], random_state=21 + k, n_classes=3)
+        for W, Wb in zip(m.weights_, bank.model(k).weights_):
+            np.testing.assert_array_equal(W, Wb)
+    again = L.fit_many(X, y, loo, [21, 22, 23, 24])
+    for l in range(2):
+        np.testing.assert_array_equal(again.weights_[l], bank.weights_[l])
+        np.testing.assert_array_equal(again.biases_[l], bank.biases_[l])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_shared_order_loo_family_equals_oracle(data, backend):
+    """order='shared': model k visits one shared permutation of the union, skipping row k."""
+    X, y = data
+    n = 12
+    loo = [np.delete(np.arange(n), k) for k in range(n)]
+    seeds = list(range(100, 100 + n))
+    bank = TorchMLP(hidden=(6,), epochs=3, order="shared", backend=backend).fit_many(X, y, loo, seeds)
+    perm = np.arange(n)[np.random.default_rng(np.random.SeedSequence(seeds)).permutation(n)]
+    for k in [0, 5, 11]:
+        ref = oracle(X, y, loo[k], seeds[k], hidden=(6,), order=perm[perm != k])
+        assert max_diff(bank, k, ref) < 1e-5
+
+
+def test_predict_proba_shapes_and_standalone_models(data):
+    X, y = data
+    bank = TorchMLP(hidden=(8,), epochs=2).fit_many(X, y, SUBSETS, [1, 2, 3])
+    P = bank.predict_proba(X[:7])
+    assert P.shape == (3, 7, 3) and len(bank) == 3
+    np.testing.assert_allclose(P.sum(-1), 1.0, atol=1e-12)
+    assert (P > 0).all()
+    for k in range(3):
+        np.testing.assert_allclose(bank.model(k).predict_proba(X[:7]), P[k], rtol=1e-6, atol=1e-7)
+    # a standalone model converts to the equivalent torch module
+    torch = pytest.importorskip("torch")
+    net = bank.model(1).to_torch()
+    with torch.no_grad():
+        out = net(torch.from_numpy(X[:7].astype(np.float32))).exp().numpy()
+    np.testing.assert_allclose(out, P[1], atol=1e-6)
+
+
+def test_n_classes_larger_than_labels_present(data):
+    X, y = data
+    yb = (y > 0).astype(int)  # labels 0/1 only
+    bank = TorchMLP(hidden=(4,), epochs=2).fit_many(X, yb, SUBSETS[:2], [1, 2], n_classes=5)
+    P = bank.predict_proba(X)
+    assert P.shape == (2, 30, 5)
+    np.testing.assert_allclose(P.sum(-1), 1.0, atol=1e-12)
+    # training pushes mass away from the unseen classes 2..4
+    assert P[..., 2:].mean() < P[..., :2].mean()
+
+
+def test_single_class_subset_trains_towards_that_class(data):
+    """Documented behaviour: allowed; the NLL drives the model to predict the one class seen."""
+    X, y = data
+    s = np.flatnonzero(y == 2)
+    m = TorchMLP(hidden=(8,), epochs=20, lr=0.05).fit(X[s], y[s], random_state=0, n_classes=3)
+    assert (m.predict_proba(X).argmax(1) == 2).all()
+
+
+def test_bad_inputs(data):
+    X, y = data
+    L = TorchMLP(hidden=(4,), epochs=1)
+    with pytest.raises(InvalidInputError, match=r"subsets\[1\]"):
+        L.fit_many(X, y, [np.arange(5), np.array([], dtype=int)], [1, 2])
+    with pytest.raises(InvalidInputError, match="out of range"):
+        L.fit_many(X, y, [np.array([0, 30])], [1])
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(InvalidInputError, match="NaN"):
+        L.fit_many(Xn, y, [np.arange(30)], [1])
+    with pytest.raises(InvalidInputError, match="n_classes"):
+        L.fit(X, y, n_classes=2)
+    bank = L.fit_many(X, y, [np.arange(30)], [1])
+    with pytest.raises(InvalidInputError, match="features"):
+        bank.predict_proba(X[:, :4])
+    with pytest.raises(InvalidInputError, match="out of range"):
+        bank.model(3)
+    with pytest.raises(InvalidInputError, match="duplicate"):
+        TorchMLP(order="shared", epochs=1).fit_many(X, y, [np.array([0, 0, 1])], [1])
+
+
+@pytest.mark.parametrize(
+    "kw,name",
+    [
+        (dict(hidden=(0,)), "hidden"),
+        (dict(activation="sigmoid"), "activation"),
+        (dict(mode="slow"), "mode"),
+        (dict(epochs=0), "epochs"),
+        (dict(lr=-1.0), "lr"),
+        (dict(batch_size=0), "batch_size"),
+        (dict(dtype="float16"), "dtype"),
+        (dict(order="random"), "order"),
+        (dict(n_threads=0), "n_threads"),
+    ],
+)
+def test_bad_parameters(data, kw, name):
+    X, y = data
+    with pytest.raises(InvalidParameterError, match=name):
+        TorchMLP(**kw).fit(X, y, random_state=0)
+
+
+def test_imports_without_torch_and_says_how_to_install():
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.'):\n"
+        "            raise ImportError('No module named torch')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import numpy as np\n"
+        "from leakaudit.learners import TorchMLP\n"
+        "from leakaudit.exceptions import UnsupportedError\n"
+        "try:\n"
+        "    TorchMLP(epochs=1).fit(np.zeros((4, 2)), np.array([0, 1, 0, 1]), random_state=0)\n"
+        "except UnsupportedError as e:\n"
+        "    print('OK', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "OK" in out.stdout and "pip install leakaudit[torch]" in out.stdout, out.stderr
+
+
+@pytest.mark.slow
+def test_faithful_many_models_match_oracle_on_adult_shape():
+    """100 LOO models on 200 Adult-shaped rows (107 inputs, 13 non-zero): models 0 and 99 vs the oracle."""
+    rng = np.random.default_rng(1)
+    n = 200
+    X = np.zeros((n, 107))
+    X[:, :5] = rng.normal(size=(n, 5))
+    o = 5
+    for w in [9, 16, 7, 15, 6, 5, 2, 42]:
+        X[np.arange(n), o + rng.integers(0, w, n)] = 1
+        o += w
+    y = rng.integers(0, 2, n)
+    loo = [np.delete(np.arange(n), k) for k in range(100)]
+    bank = TorchMLP(epochs=10).fit_many(X, y, loo, list(range(100)))
+    for k in [0, 99]:
+        ref = oracle(X, y, loo[k], k, hidden=(64,), epochs=10, n_classes=2)
+        assert max_diff(bank, k, ref) < 1e-5

@@ -1,0 +1,111 @@
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from leakaudit.exceptions import InvalidInputError
+from leakaudit.membership._base import fit_reference_models, paired_half_masks
+from leakaudit.membership.lira import LiRA, logit_scaled_confidence
+from leakaudit.membership.rmia import RMIA
+from leakaudit.metrics import auc
+
+from .conftest import LogRegLearner, make_blobs
+
+
+def _random_setup(n=30, K=8, C=3, seed=0):
+    rng = np.random.default_rng(seed)
+    probs = rng.dirichlet(np.ones(C), size=n)
+    ref = rng.dirichlet(np.ones(C), size=(K, n))
+    y = rng.integers(0, C, n)
+    mask = paired_half_masks(n, K, rng)
+    return probs, y, ref, mask
+
+
+def test_logit_scaled_confidence_values():
+    p = np.array([[0.7, 0.2, 0.1], [1.0, 0.0, 0.0]])
+    phi = logit_scaled_confidence(p, np.array([0, 1]))
+    assert phi[0] == pytest.approx(np.log(0.7 / 0.3))
+    assert phi[1] < -50 and np.isfinite(phi[1])
+    # stable where 1 - p rounds to 0: the sum of the other classes is used
+    p2 = np.array([[1 - 1e-20, 1e-20]])
+    assert logit_scaled_confidence(p2, np.array([0]))[0] == pytest.approx(np.log(1 / 1e-20), rel=1e-6)
+
+
+def test_lira_online_matches_direct_computation():
+    probs, y, ref, mask = _random_setup()
+    res = LiRA().score(probs, y, ref, mask)
+    phi_t = logit_scaled_confidence(probs, y)
+    phi_r = logit_scaled_confidence(ref, y)
+    for i in range(len(y)):
+        a, b = phi_r[mask[:, i], i], phi_r[~mask[:, i], i]
+        expect = norm.logpdf(phi_t[i], a.mean(), a.std()) - norm.logpdf(phi_t[i], b.mean(), b.std())
+        assert res.scores[i] == pytest.approx(expect, rel=1e-9)
+    assert res.decisions == [int(s > 0) for s in res.scores]
+
+
+def test_lira_offline_and_fixed_variance():
+    probs, y, ref, mask = _random_setup(seed=1)
+    phi_t = logit_scaled_confidence(probs, y)
+    phi_r = logit_scaled_confidence(ref, y)
+    res = LiRA(online=False).score(probs, y, ref, mask)
+    i = 4
+    b = phi_r[~mask[:, i], i]
+    assert res.scores[i] == pytest.approx((phi_t[i] - b.mean()) / b.std())
+    fixed = LiRA(online=False, fix_variance=True).score(probs, y, ref, mask)
+    pooled = np.sqrt(np.mean([phi_r[~mask[:, j], j].var() for j in range(len(y))]))
+    assert fixed.scores[i] == pytest.approx((phi_t[i] - b.mean()) / pooled)
+    med = LiRA(online=False, statistic="median").score(probs, y, ref, mask)
+    assert med.scores[i] == pytest.approx((phi_t[i] - np.median(b)) / b.std())
+
+
+def test_lira_errors():
+    probs, y, ref, mask = _random_setup()
+    mask2 = mask.copy()
+    mask2[:, 3] = True
+    with pytest.raises(InvalidInputError, match="record 3 has no out"):
+        LiRA().score(probs, y, ref, mask2)
+    with pytest.raises(InvalidInputError, match="ref_probs has shape"):
+        LiRA().score(probs, y, ref[:, :10], mask[:, :10])
+
+
+def _rmia_bruteforce(probs, y, ref, mask, zp, zy, zref, zmask, gamma, online, a):
+    def ratio(p, yy, r, m):
+        pt = p[np.arange(len(yy)), yy]
+        rt = r[:, np.arange(len(yy)), yy]
+        if online:
+            px = rt.mean(0)
+        else:
+            px = np.array([(1 + a) / 2 * rt[~m[:, i], i].mean() + (1 - a) / 2 for i in range(len(yy))])
+        return pt / px
+    rx, rz = ratio(probs, y, ref, mask), ratio(zp, zy, zref, zmask)
+    return (rx[:, None] / rz[None, :] > gamma).mean(1)
+
+
+@pytest.mark.parametrize("online,gamma,a", [(True, 1.0, 0.0), (True, 2.0, 0.0), (False, 1.5, 0.3)])
+def test_rmia_equals_pairwise_definition(online, gamma, a):
+    probs, y, ref, mask = _random_setup(n=25, seed=2)
+    zp, zy, zref, zmask = _random_setup(n=40, seed=3)
+    res = RMIA(gamma=gamma, online=online, offline_a=a).score(probs, y, ref, mask, zp, zy, zref, zmask)
+    expect = _rmia_bruteforce(probs, y, ref, mask, zp, zy, zref, zmask, gamma, online, a)
+    np.testing.assert_allclose(res.scores, expect)
+
+
+def _experiment(n_models=6, seed=0):
+    # 1 target + references, all trained on complementary halves of one pool (Carlini et al.'s setup)
+    X, y = make_blobs(n=240, d=20, c=3, noise=3.0, seed=seed)
+    refset = fit_reference_models(LogRegLearner(C=10.0), X, y, n_models + 2, random_state=seed)
+    target = refset.models(0)
+    refs = refset.models(slice(2, None))  # drop the target's pair partner too, to keep in/out balanced
+    return X, y, target, refs
+
+
+def test_lira_rmia_detect_overfitting_logreg():
+    X, y, target, refs = _experiment()
+    is_mem = target.in_mask[0].astype(int)
+    lira = LiRA().score(target.probs[0], y, refs.probs, refs.in_mask)
+    assert auc(is_mem, lira.scores_array) > 0.6
+    aud, pop = np.arange(0, 160), np.arange(160, 240)
+    rmia = RMIA(gamma=1.0).score(target.probs[0][aud], y[aud], refs.probs[:, aud], refs.in_mask[:, aud],
+                                 target.probs[0][pop], y[pop], refs.probs[:, pop], refs.in_mask[:, pop])
+    assert auc(is_mem[aud], rmia.scores_array) > 0.6
+    a = RMIA(online=False).tune_offline_a(refs.subset(aud), y[aud], refs.subset(pop), y[pop])
+    assert 0.0 <= a <= 1.0

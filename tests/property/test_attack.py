@@ -1,0 +1,157 @@
+"""Algorithm 3 end to end on synthetic data, the baselines and the t estimate."""
+
+import numpy as np
+import pytest
+
+from leakaudit.exceptions import InvalidInputError, InvalidParameterError, LeakauditError
+from leakaudit.property import baselines
+from leakaudit.property.attack import PoisoningPropertyAttack, attack_model_C, evaluate_attack
+from leakaudit.property.estimate import FractionEstimator, evaluate_fraction_estimate
+from leakaudit.property.game import split_pools
+from leakaudit.property.synthetic import make_property_data
+from leakaudit.property.theory import theorem9_window
+
+SMALL = dict(n_train=300, n_shadow=40, n_ensemble=20, n_queries=100)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_property_data(6000, 5, bias=-1.5, random_state=0)[0]
+
+
+@pytest.fixture(scope="module")
+def pools(data):
+    return split_pools(len(data), random_state=3)
+
+
+@pytest.fixture(scope="module")
+def poisoned(data, pools):
+    # t0/t1 = 0.05/0.15 at p = 0.1: Theorem 9's window (0.741, 1] is non-empty
+    assert not theorem9_window(0.1, 0.05, 0.15).empty
+    a = PoisoningPropertyAttack(t0=0.05, t1=0.15, poison_rate=0.1, random_state=1, **SMALL)
+    return a, evaluate_attack(a, data, adversary_idx=pools[0], victim_idx=pools[1], n_targets=100, random_state=2)
+
+
+def test_poisoning_beats_chance_where_theory_says(poisoned):
+    a, r = poisoned
+    assert r.accuracy_ci[0] > 0.75, r  # paper: ~1.0 at this rate; lower CI bound well above chance
+    assert r.n_poison == 30 and r.poison_variant == "X+1" and r.n_queries == 130
+    assert r.n_shadow_total == 80 and r.attack_C == pytest.approx(np.sqrt(40) / 2)
+    assert r.window == "(0.741,1.000]"
+
+
+def test_no_poison_is_near_chance(data, pools):
+    a = baselines.no_poison_attack(t0=0.05, t1=0.15, random_state=1, **SMALL)
+    r = evaluate_attack(a, data, adversary_idx=pools[0], victim_idx=pools[1], n_targets=100, random_state=2)
+    # The bit is independent of the label: without poison nothing distinguishes the worlds.
+    assert r.n_poison == 0 and r.n_queries == 100 and r.poison_label is None
+    assert r.accuracy_ci[0] < 0.5 < r.accuracy_ci[1] or r.accuracy <= 0.62
+
+
+def test_label_only_interface(poisoned, data):
+    a, _ = poisoned
+    Xq = a.query_points
+    assert Xq.shape[0] == 130
+    always_one = a.attack(lambda X: np.ones(X.shape[0], int))
+    assert always_one in (0, 1)
+    with pytest.raises(InvalidInputError, match="0 or 1"):
+        a.predict(np.full(130, 0.7))
+    with pytest.raises(InvalidInputError, match="shape"):
+        a.predict(np.ones(12))
+    with pytest.raises(LeakauditError, match="not fitted"):
+        PoisoningPropertyAttack(t0=0.1, t1=0.2).predict(np.ones(3))
+
+
+def test_same_seed_same_attack(data, pools):
+    kw = dict(t0=0.05, t1=0.15, poison_rate=0.05, n_train=200, n_shadow=10, n_ensemble=10, n_queries=40)
+    a1 = PoisoningPropertyAttack(random_state=7, **kw).fit(data, pools[0])
+    a2 = PoisoningPropertyAttack(random_state=7, **kw).fit(data, pools[0])
+    assert np.array_equal(a1.shadow_labels_, a2.shadow_labels_)
+    assert np.array_equal(a1.queries_.indices, a2.queries_.indices)
+
+
+def test_bad_parameters(data):
+    with pytest.raises(InvalidParameterError, match="t0 must be smaller"):
+        PoisoningPropertyAttack(t0=0.5, t1=0.2).fit(data)
+    with pytest.raises(InvalidParameterError, match="poison_accounting"):
+        PoisoningPropertyAttack(t0=0.1, t1=0.2, poison_accounting="x").fit(data)
+    with pytest.raises(InvalidParameterError, match="poison_rate"):
+        PoisoningPropertyAttack(t0=0.1, t1=0.2, poison_rate=1.0).fit(data)
+    assert attack_model_C(500) == pytest.approx(11.18, abs=0.01)  # spec Sec. 3.4 example
+
+
+def test_add_accounting_and_binomial(data, pools):
+    a = PoisoningPropertyAttack(t0=0.05, t1=0.15, poison_rate=0.1, poison_accounting="add",
+                                prevalence_sampling="binomial", random_state=1, **SMALL)
+    r = evaluate_attack(a, data, adversary_idx=pools[0], victim_idx=pools[1], n_targets=60, random_state=2)
+    assert r.poison_accounting == "add" and r.accuracy > 0.7
+
+
+def test_theory_averaging_distinguisher(poisoned, data, pools):
+    a, _ = poisoned
+    from leakaudit.property.game import play_game
+
+    q = baselines.theory_window_queries(a, data, pools[0], n_ensemble=20, n_queries=50, random_state=4)
+    w = theorem9_window(0.1, 0.05, 0.15)
+    assert len(q) == 50 and data.f[q.indices].all() and w.contains(q.crt).all()  # poison label 1: crt_l = crt
+    g = play_game(a._learner(), data, pools[1], t0=0.05, t1=0.15, n_train=300, poison=a.poison_,
+                  X_query=q.X, n_targets=60, random_state=5)
+    s = baselines.theory_averaging_guess(a, g.labels)
+    assert s.shape == (60,)
+    assert np.mean((s > 0.5) == g.b) > 0.7
+
+
+def test_sort_neurons_keeps_the_function():
+    from leakaudit.property._mlp import MLPBank
+
+    rng = np.random.default_rng(0)
+    W = [rng.normal(size=(3, 4)), rng.normal(size=(4, 2))]
+    b = [rng.normal(size=4), rng.normal(size=2)]
+    Ws, bs = baselines.sort_neurons(W, b)
+    X = rng.normal(size=(5, 3))
+    p1 = MLPBank([w[None] for w in W], [v[None] for v in b]).predict_proba(X)
+    p2 = MLPBank([w[None] for w in Ws], [v[None] for v in bs]).predict_proba(X)
+    assert np.allclose(p1, p2, atol=1e-6)
+    norms = np.sqrt((Ws[0] ** 2).sum(0) + bs[0] ** 2)
+    assert np.all(np.diff(norms) <= 0)
+    # permuting the hidden neurons of the input gives the same sorted features
+    perm = np.array([2, 0, 3, 1])
+    Wp = [W[0][:, perm], W[1][perm]]
+    bp = [b[0][perm], b[1]]
+    bank1 = MLPBank([w[None] for w in W], [v[None] for v in b])
+    bank2 = MLPBank([w[None] for w in Wp], [v[None] for v in bp])
+    assert np.allclose(baselines.whitebox_features(bank1), baselines.whitebox_features(bank2))
+
+
+def test_whitebox_on_a_property_that_moves_the_weights():
+    # f is hidden; z0 is a noisy proxy and the label rate depends on f, so the base rate and the
+    # optimal weights of the network move with t: the sorted parameters separate the worlds.
+    rng = np.random.default_rng(1)
+    n = 4000
+    f = rng.random(n) < 0.5
+    z = rng.standard_normal((n, 3))
+    z[:, 0] += 1.5 * f
+    y = (rng.random(n) < np.where(f, 0.85, 0.15)).astype(int)
+    from leakaudit.property.game import PropertyData
+
+    d = PropertyData(X=z, y=y, f=f)
+    r = baselines.whitebox_attack(d, t0=0.2, t1=0.8, n_train=200, hidden=(4,), epochs=40, lr=1e-2, n_shadow=30,
+                                  n_targets=40, random_state=0)
+    assert r.accuracy > 0.8, r
+
+
+def test_fraction_estimate(poisoned, data, pools):
+    a, _ = poisoned
+    est = FractionEstimator(t_grid=(0.05, 0.1, 0.15, 0.2, 0.25), n_shadow_per_t=12, random_state=0)
+    r = evaluate_fraction_estimate(a, est, data, adversary_idx=pools[0], victim_idx=pools[1], n_targets=30,
+                                   random_state=1)
+    # a constant guess at the middle of [0.05, 0.25] has MAE 0.05 on uniform t
+    assert r.mae < 0.04, r.mae
+
+
+def test_evaluate_refuses_overlapping_pools(poisoned, data, pools):
+    a, _ = poisoned
+    with pytest.raises(InvalidInputError, match="already fitted"):
+        evaluate_attack(a, data)
+    with pytest.raises(InvalidInputError, match="overlap"):
+        evaluate_attack(a, data, adversary_idx=pools[0], victim_idx=pools[0][:100])

@@ -1,0 +1,31 @@
+"""``leakaudit property`` on synthetic data, and ``--theory``."""
+
+import json
+
+from leakaudit.cli import main
+
+
+def test_theory_only(capsys):
+    assert main(["property", "--t0", "0.3", "--t1", "0.7", "--poison", "0.1", "--theory"]) == 0
+    out = capsys.readouterr().out
+    assert "window (0.159,0.370]" in out and "poison 1-f" in out
+
+
+def test_synthetic_run_writes_json_and_plot(tmp_path, capsys):
+    rc = main(["property", "--dataset", "synthetic", "--t0", "0.05", "--t1", "0.15", "--poison", "0,0.1",
+               "--n-train", "200", "--shadow", "10", "--ensemble", "10", "--queries", "50", "--targets", "20",
+               "--rows", "3000", "--out", str(tmp_path)])
+    assert rc == 0
+    d = json.loads((tmp_path / "property.json").read_text())
+    assert [r["poison_rate"] for r in d["results"]] == [0.0, 0.1]
+    r = d["results"][1]
+    assert r["n_poison"] == 20 and r["n_queries"] == 70 and r["n_shadow_total"] == 20 and r["n_targets"] == 20
+    assert 0 <= r["accuracy_ci"][0] <= r["accuracy"] <= r["accuracy_ci"][1] <= 1
+    assert (tmp_path / "property.png").exists()
+
+
+def test_bad_arguments(capsys):
+    assert main(["property", "--t0", "0.7", "--t1", "0.3", "--theory"]) == 2
+    assert "t0 must be smaller" in capsys.readouterr().err
+    assert main(["property", "--t0", "0.1", "--t1", "0.3", "--poison", "x", "--theory"]) == 2
+    assert main(["property", "--dataset", "nope", "--t0", "0.1", "--t1", "0.3"]) == 2

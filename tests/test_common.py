@@ -1,0 +1,152 @@
+"""The shared check suites run over every learner leakaudit ships (scikit-learn's test_common pattern).
+
+Learners of other packages are included whenever they import; a missing optional
+dependency (torch) skips only those learners.
+"""
+
+import warnings
+
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LinearRegression
+from sklearn.linear_model import LogisticRegression as SkLogisticRegression
+from sklearn.neural_network import MLPClassifier
+from sklearn.tree import DecisionTreeClassifier
+from threadpoolctl import threadpool_limits
+
+from leakaudit.checks import LEARNER_CHECKS
+from leakaudit.learners import SklearnLearner
+
+
+def _learners():
+    out = [
+        pytest.param(SklearnLearner(SkLogisticRegression(max_iter=500)), id="Sklearn-LogisticRegression"),
+        pytest.param(SklearnLearner(DecisionTreeClassifier(splitter="random", max_features=3)),
+                     id="Sklearn-DecisionTree"),
+        pytest.param(SklearnLearner(MLPClassifier(hidden_layer_sizes=(8,), max_iter=30)), id="Sklearn-MLP"),
+        pytest.param(SklearnLearner(LinearRegression()), id="Sklearn-LinearRegression"),
+    ]
+    try:
+        from leakaudit.learners import TorchMLP
+    except ImportError:
+        pass
+    else:
+        out.append(pytest.param(TorchMLP(hidden=(8,), epochs=3), id="TorchMLP-faithful"))
+        out.append(pytest.param(TorchMLP(hidden=(8,), epochs=3, mode="fast", batch_size=8), id="TorchMLP-fast"))
+    try:
+        from leakaudit.learners.naive_bayes import BayesInference, NaiveBayes
+    except ImportError:
+        pass
+    else:
+        out.append(pytest.param(NaiveBayes(), id="NaiveBayes"))
+        out.append(pytest.param(BayesInference(), id="BayesInference"))
+    try:
+        from leakaudit.learners.logistic import LogisticRegression
+    except ImportError:
+        pass
+    else:
+        out.append(pytest.param(LogisticRegression(C=10.0), id="LogisticRegression"))
+    return out
+
+
+LEARNERS = _learners()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_blas_thread():
+    with threadpool_limits(limits=1):
+        yield
+
+
+@pytest.mark.parametrize("check", LEARNER_CHECKS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_learner_contract(learner, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(learner)
+
+
+# -- the checks themselves must catch broken learners ------------------------------------
+import numpy as np  # noqa: E402
+
+from leakaudit.checks import (  # noqa: E402
+    check_learner,
+    check_learner_bad_input_raises,
+    check_learner_chunking_invariant,
+    check_learner_clone_roundtrip,
+    check_learner_fit_many_equals_fit,
+    check_learner_same_seed_same_model,
+)
+from leakaudit.learners import Learner, ListModelBank  # noqa: E402
+
+
+class _Prior:
+    """Predicts a fixed probability vector; checks its input unless ``check`` is False."""
+
+    def __init__(self, p, n_features, check=True):
+        self.p, self.n_features, self.check = p, n_features, check
+
+    def predict_proba(self, X):
+        if self.check:
+            from leakaudit._validation import check_matrix
+            from leakaudit.exceptions import InvalidInputError
+
+            X = check_matrix(X, name="X")
+            if X.shape[1] != self.n_features:
+                raise InvalidInputError(f"X has {X.shape[1]} features, expected {self.n_features}")
+        return np.tile(self.p, (len(X), 1))
+
+
+class _Jittery(Learner):
+    """Class frequencies mixed with seeded noise; the ``bug`` parameter breaks one contract."""
+
+    def __init__(self, *, bug=None):
+        self.bug = bug
+
+    def _model(self, X, y, n_classes, seed):
+        p = np.bincount(y, minlength=n_classes) + 1.0
+        p *= np.random.default_rng(seed).uniform(0.5, 1.5, size=n_classes)
+        return _Prior(p / p.sum(), X.shape[1], check=self.bug != "unchecked_predict")
+
+    def _fit(self, X, y, *, random_state, n_classes):
+        seed = random_state
+        if self.bug == "global_rng":
+            seed = np.random.randint(1 << 30)
+        return self._model(X, y, n_classes, seed)
+
+    def _fit_many(self, X, y, subsets, seeds, *, n_classes):
+        if self.bug == "ignore_seeds":
+            seeds = [0] * len(seeds)
+        if self.bug == "batch_dependent":
+            seeds = [seeds[0] + k for k in range(len(seeds))]
+        return ListModelBank([self._model(X[s], y[s], n_classes, sd) for s, sd in zip(subsets, seeds)], n_classes)
+
+
+class _ChangesParam(_Jittery):
+    def __init__(self, *, bug=None):
+        self.bug = (bug or "") + "x"  # alters its argument: clone cannot reproduce it
+
+
+def test_checks_pass_on_a_correct_learner():
+    check_learner(_Jittery())
+
+
+@pytest.mark.parametrize("bug, check, match", [
+    ("ignore_seeds", check_learner_fit_many_equals_fit, "differs from fit for model"),
+    ("global_rng", check_learner_same_seed_same_model, "same seed gave different models"),
+    ("batch_dependent", check_learner_chunking_invariant, "depend on how they are grouped"),
+])
+def test_checks_catch_broken_learners(bug, check, match):
+    with pytest.raises(AssertionError, match=match):
+        check(_Jittery(bug=bug))
+
+
+def test_bad_input_check_catches_unchecked_predict():
+    with pytest.raises(AssertionError, match="one feature too many: no error"):
+        check_learner_bad_input_raises(_Jittery(bug="unchecked_predict"))
+    check_learner_bad_input_raises(_Jittery(bug="unchecked_predict"), check_predict=False)
+
+
+def test_clone_check_catches_init_that_alters_params():
+    with pytest.raises(RuntimeError, match="Cannot clone"):
+        check_learner_clone_roundtrip(_ChangesParam())
