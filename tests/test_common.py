@@ -34,6 +34,15 @@ def _learners():
         out.append(pytest.param(TorchMLP(hidden=(8,), epochs=3), id="TorchMLP-faithful"))
         out.append(pytest.param(TorchMLP(hidden=(8,), epochs=3, mode="fast", batch_size=8), id="TorchMLP-fast"))
     try:
+        from leakaudit.learners import TorchCNN
+    except ImportError:
+        pass
+    else:
+        # 6x6 one-channel "images" (the checks' default data has 6 features, too few for two conv blocks).
+        # Marked slow: torch's per-step overhead makes its five checks take several seconds.
+        out.append(pytest.param(TorchCNN(size=2, epochs=1, batch_size=16, padding="same", image_shape=(1, 6, 6)),
+                                id="TorchCNN", marks=pytest.mark.slow))
+    try:
         from leakaudit.learners.naive_bayes import BayesInference, NaiveBayes
     except ImportError:
         pass
@@ -61,9 +70,22 @@ def _one_blas_thread():
 @pytest.mark.parametrize("check", LEARNER_CHECKS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("learner", LEARNERS)
 def test_learner_contract(learner, check):
+    X = y = None
+    if type(learner).__name__ == "TorchCNN":
+        X, y = _images()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        check(learner)
+        check(learner, X, y)
+
+
+def _images(n=60, side=6, seed=0):
+    """Binary side x side images whose pixel frequencies depend on the class (3 classes)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    p = 0.2 + 0.6 * ((y[:, None] + np.arange(side * side)[None, :]) % 3 == 0)
+    return (rng.random((n, side * side)) < p).astype(np.float64), y
 
 
 # -- the checks themselves must catch broken learners ------------------------------------

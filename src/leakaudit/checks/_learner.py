@@ -91,8 +91,8 @@ def check_learner_fit_many_equals_fit(learner: Any, X: Any = None, y: Any = None
     X, y : array-like, optional
         Data to use (default: a small synthetic problem).
     atol : float, default=1e-5
-        Allowed absolute difference (batched float32 training may differ from
-        one-at-a-time training by rounding).
+        Allowed absolute difference (batched float32 training and prediction
+        may differ from one model at a time by rounding).
     random_state : int, default=0
     """
     X, y, n_classes = _data(learner, X, y, random_state)
@@ -117,7 +117,8 @@ def check_learner_fit_many_equals_fit(learner: Any, X: Any = None, y: Any = None
         alone = _outputs(learner, bank.model(k), X)
         if alone.ndim == many.ndim:  # a single-model bank
             alone = alone[0]
-        assert _close(many[k], alone, 1e-12), f"{name}: bank.model({k}) predicts differently from the bank's row {k}"
+        assert _close(many[k], alone, atol), (
+            f"{name}: bank.model({k}) predicts differently from the bank's row {k} ({_maxdiff(many[k], alone)})")
 
 
 def check_learner_same_seed_same_model(learner: Any, X: Any = None, y: Any = None, *, atol: float = 0.0,

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidParameterError, UnsupportedError
+from ..learners.sklearn import _exit_with_parent
 
 __all__ = ["ChunkTask", "run_chunk", "InProcessBackend", "ProcessBackend", "RayBackend", "default_workers"]
 
@@ -115,35 +116,7 @@ class InProcessBackend:
         pass
 
 
-_WATCHING_PARENT = False
-
-
-def _exit_with_parent(poll: float = 1.0) -> None:
-    """In a worker process: exit as soon as the process that started it is gone.
-
-    A run killed with SIGKILL cannot stop its workers; without this they would
-    sit idle until joblib's idle timeout (300 s).
-    """
-    global _WATCHING_PARENT
-    if _WATCHING_PARENT:
-        return
-    _WATCHING_PARENT = True
-    import threading
-    import time
-
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(poll)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="leakaudit-parent-watch", daemon=True).start()
-
-
 def _indexed_chunk(j: int, task: ChunkTask) -> tuple[int, Any]:
-    _exit_with_parent()
     return j, run_chunk(task)
 
 
@@ -153,7 +126,8 @@ class ProcessBackend:
     Results stream back as chunks finish (``return_as="generator_unordered"``)
     with at most ``2 * n_workers`` chunks dispatched ahead. Arrays larger than
     1 MB are memory-mapped by joblib rather than pickled for every chunk. The
-    worker pool is joblib's reusable one, shared with ``SklearnLearner(n_jobs=...)``.
+    worker pool is joblib's reusable one, shared with ``SklearnLearner(n_jobs=...)``;
+    workers exit within a second when the run that started them is killed.
     """
 
     name = "process"
@@ -167,7 +141,8 @@ class ProcessBackend:
 
         if not tasks:
             return
-        with parallel_config(backend="loky", inner_max_num_threads=1):
+        # Same configuration as SklearnLearner(n_jobs=...), so both share joblib's worker pool.
+        with parallel_config(backend="loky", inner_max_num_threads=1, initializer=_exit_with_parent):
             results = Parallel(n_jobs=self.n_workers, return_as="generator_unordered",
                                pre_dispatch=f"{2 * self.n_workers}", max_nbytes=self.max_nbytes)(
                 delayed(_indexed_chunk)(j, t.with_data(X, y, Xq))

@@ -24,6 +24,7 @@ A classification subset holding only one class is passed to the estimator as is:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -237,7 +238,7 @@ class SklearnLearner(Learner):
         else:
             from joblib import Parallel, delayed, parallel_config
 
-            with parallel_config(backend="loky", inner_max_num_threads=1):
+            with parallel_config(backend="loky", inner_max_num_threads=1, initializer=_exit_with_parent):
                 models = Parallel(n_jobs=n_jobs)(
                     delayed(_fit_one)(self, X, y, s, seed, n_classes, k)
                     for k, (s, seed) in enumerate(zip(subsets, seeds))
@@ -245,6 +246,33 @@ class SklearnLearner(Learner):
         if self.task == "regression":
             return ListModelBank(models, None)
         return ListModelBank(models, n_classes)
+
+
+_WATCHING_PARENT = False
+
+
+def _exit_with_parent(poll: float = 1.0) -> None:
+    """In a worker process: exit as soon as the process that started it is gone.
+
+    A run killed with SIGKILL cannot stop its workers; without this they would
+    sit idle until joblib's idle timeout (300 s).
+    """
+    global _WATCHING_PARENT
+    if _WATCHING_PARENT:
+        return
+    _WATCHING_PARENT = True
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="leakaudit-parent-watch", daemon=True).start()
 
 
 def _fit_one(learner: SklearnLearner, X: np.ndarray, y: np.ndarray, s: np.ndarray, seed: int,
