@@ -176,3 +176,16 @@ def test_interval_accuracy_equals_numerical_integration_for_random_configuration
             guess = inversion_attack(eps[:, None] + (w[j] - w)[None, :], prior, sigma=s_adv)
             numeric = np.sum(dens * (guess == j)) * de
             assert closed[j] == pytest.approx(numeric, abs=2e-3)
+
+
+def test_mixture_log_density_is_a_density_and_reduces_to_the_gaussian():
+    from scipy import stats
+
+    from leakaudit.attribute import mixture_log_density
+
+    eps = np.linspace(-40, 40, 80001)
+    f = np.exp(mixture_log_density(0.5, 3.0)(eps))
+    assert np.sum(f) * (eps[1] - eps[0]) == pytest.approx(1.0, abs=1e-6)
+    np.testing.assert_allclose(mixture_log_density(1.3, 1.3)(eps[:5]), stats.norm.logpdf(eps[:5], scale=1.3))
+    np.testing.assert_allclose(mixture_log_density(0.5, 3.0, weight_member=1.0)(eps[:5]),
+                               stats.norm.logpdf(eps[:5], scale=0.5))

@@ -194,7 +194,8 @@ def audit_classifier_attribute(
       Adversary 4), prior from the reference sample;
     * ``likelihood``: the same with a uniform prior;
     * ``A7 (loss oracle)``: Adversary 7 with the loss-threshold membership oracle ("member" iff
-      ``-log Pr_model[y | v, t_i] <`` the mean training loss, Yeom et al. §6.3);
+      ``-log Pr_model[y | v, t_i] <=`` the mean training loss L_S, Yeom et al. §6.3; the paper writes
+      ``<``, which accepts nothing when L_S = 0);
     * ``A6 (loss oracle)``: Adversary 6 with the same oracle.
 
     Each gets Definition 5's attribute advantage (accuracy on members minus on non-members)
@@ -319,7 +320,9 @@ def _classifier_audit_one(dataset, attribute, encoding, X, y, k, model, mem, non
         sc_prior = label_likelihood_scores(P, y[idx], prior)
         sc_flat = label_likelihood_scores(P, y[idx], None)
         loss = -np.log(np.maximum(P[:, np.arange(idx.size), y[idx]].T, 1e-300))  # (n, m)
-        accept = loss < loss_threshold
+        # <= rather than the paper's <: identical for continuous losses, but a model with zero training
+        # loss (a grown tree) would otherwise accept nothing
+        accept = loss <= loss_threshold
         guesses.setdefault("likelihood+prior", {})[part] = np.argmax(sc_prior, axis=1)
         guesses.setdefault("likelihood", {})[part] = np.argmax(sc_flat, axis=1)
         guesses.setdefault("A7 (loss oracle)", {})[part] = multi_query_reduction(accept, prior)
@@ -327,8 +330,8 @@ def _classifier_audit_one(dataset, attribute, encoding, X, y, k, model, mem, non
     descriptions = {
         "likelihood+prior": "argmax_i p_i Pr_model[y | v, t_i] (Adversary 4 for classifiers)",
         "likelihood": "argmax_i Pr_model[y | v, t_i] (uniform prior)",
-        "A7 (loss oracle)": "Adversary 7: most likely value whose loss is below the mean training loss",
-        "A6 (loss oracle)": "Adversary 6: one random value, answered if its loss is below the mean training loss",
+        "A7 (loss oracle)": "Adversary 7: most likely value whose loss is at most the mean training loss",
+        "A6 (loss oracle)": "Adversary 6: one random value, answered if its loss is at most the mean training loss",
     }
     sim_desc = "estimated Bayes rule: logistic regression of t on (v, one-hot y), fitted on the reference sample"
     attacks = []

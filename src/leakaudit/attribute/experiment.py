@@ -304,6 +304,7 @@ def regression_inversion_split(
     prior,
     sigma: float,
     values=None,
+    sigma_d: float | None = None,
     confidence: float = 0.95,
     random_state: RandomStateLike = None,
 ) -> dict[str, AttributeAdvantage]:
@@ -320,6 +321,8 @@ def regression_inversion_split(
     * ``"A6"``: the uniform reduction (Adversary 6) with the threshold oracle.
     * ``"A7"``: the multi-query reduction (Adversary 7), most likely accepted value.
     * ``"A7-asc"``: the same in the authors' code order (least likely accepted value).
+    * ``"A4-mix"`` (only with ``sigma_d``): Adversary 4 with the membership-aware density
+      ``1/2 N(0, sigma^2) + 1/2 N(0, sigma_d^2)`` (an extension, spec §11).
 
     Parameters
     ----------
@@ -334,6 +337,8 @@ def regression_inversion_split(
     prior : array-like of shape (m,)
     sigma : float
         The published training error (R_emp).
+    sigma_d : float, optional
+        The published test or cross-validation error (R_cv); adds ``"A4-mix"``.
     confidence : float
     random_state : None, int or Generator
         Seeds Adversary 6's draws.
@@ -344,22 +349,24 @@ def regression_inversion_split(
     """
     correct = _regression_inversion_correct(
         predict, X_members, y_members, t_members, X_nonmembers, y_nonmembers, t_nonmembers,
-        columns=columns, prior=prior, sigma=sigma, values=values, random_state=random_state,
+        columns=columns, prior=prior, sigma=sigma, values=values, sigma_d=sigma_d, random_state=random_state,
     )
     return {k: attribute_advantage(v[0], v[1], confidence=confidence) for k, v in correct.items()}
 
 
 def _regression_inversion_correct(
     predict, X_members, y_members, t_members, X_nonmembers, y_nonmembers, t_nonmembers, *,
-    columns, prior, sigma, values=None, random_state=None,
+    columns, prior, sigma, values=None, sigma_d=None, random_state=None,
 ) -> dict[str, list[np.ndarray]]:
     """Per adversary, ``[correct on members, correct on non-members]`` (see :func:`regression_inversion_split`)."""
-    from .inversion import counterfactual_residuals, inversion_attack
+    from .inversion import counterfactual_residuals, inversion_attack, mixture_log_density
     from .reductions import multi_query_reduction, residual_threshold_acceptance, uniform_reduction
 
     check_scalar(sigma, name="sigma", min_val=0.0, include_min=False)
     rng = check_random_state(random_state)
-    out_correct: dict[str, list[np.ndarray]] = {k: [] for k in ("membership", "A4", "A6", "A7", "A7-asc")}
+    names = ("membership", "A4", "A6", "A7", "A7-asc") + (("A4-mix",) if sigma_d is not None else ())
+    mix = None if sigma_d is None else mixture_log_density(sigma, sigma_d)
+    out_correct: dict[str, list[np.ndarray]] = {k: [] for k in names}
     for X, y, t in ((X_members, y_members, t_members), (X_nonmembers, y_nonmembers, t_nonmembers)):
         y = check_vector(y, name="y")
         res_true = y - np.asarray(predict(check_array(X, name="X", ndim=2)), dtype=float)
@@ -370,6 +377,8 @@ def _regression_inversion_correct(
         out_correct["A6"].append(correct_guesses(uniform_reduction(accept, random_state=rng), t))
         out_correct["A7"].append(correct_guesses(multi_query_reduction(accept, prior), t))
         out_correct["A7-asc"].append(correct_guesses(multi_query_reduction(accept, prior, order="asc"), t))
+        if mix is not None:
+            out_correct["A4-mix"].append(correct_guesses(inversion_attack(res, prior, log_density=mix), t))
     return out_correct
 
 

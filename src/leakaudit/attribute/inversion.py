@@ -43,6 +43,7 @@ __all__ = [
     "eps_eq",
     "check_prior",
     "gaussian_log_density",
+    "mixture_log_density",
     "inversion_scores",
     "inversion_attack",
     "counterfactual_inputs",
@@ -149,6 +150,32 @@ def gaussian_log_density(sigma: float) -> Callable[[np.ndarray], np.ndarray]:
 
     def logf(eps: np.ndarray) -> np.ndarray:
         return stats.norm.logpdf(eps, scale=sigma)
+
+    return logf
+
+
+def mixture_log_density(sigma_s: float, sigma_d: float, *, weight_member: float = 0.5):
+    """``log f_A`` for the membership-aware density ``w N(0, sigma_S^2) + (1 - w) N(0, sigma_D^2)``.
+
+    An extension of Adversary 4 (spec §11, "membership-aware attribute adversary"): the
+    adversary does not know ``b``, so it can average the member and non-member error
+    densities instead of assuming ``sigma_S``. With ``sigma_S == sigma_D`` it is the Gaussian.
+
+    Parameters
+    ----------
+    sigma_s, sigma_d : float, > 0
+    weight_member : float in [0, 1], default=0.5
+        Prior probability that the record is a member (Experiment 2 draws b uniformly).
+    """
+    check_scalar(sigma_s, name="sigma_s", min_val=0.0, include_min=False)
+    check_scalar(sigma_d, name="sigma_d", min_val=0.0, include_min=False)
+    check_scalar(weight_member, name="weight_member", min_val=0.0, max_val=1.0)
+
+    def logf(eps: np.ndarray) -> np.ndarray:
+        a = stats.norm.logpdf(eps, scale=sigma_s)
+        b = stats.norm.logpdf(eps, scale=sigma_d)
+        with np.errstate(divide="ignore"):
+            return np.logaddexp(np.log(weight_member) + a, np.log1p(-weight_member) + b)
 
     return logf
 

@@ -308,11 +308,12 @@ def iwpc_tree_experiment(depths, n_splits: int, *, cv: str = "kfold", random_sta
             for label, k in attrs:
                 res = regression_inversion_split(
                     model.predict, X[tr], y[tr], t[k][tr], X[te], y[te], t[k][te],
-                    columns=blocks[k], prior=priors[k], sigma=r_emp, random_state=seeds[di * n_splits + s] + 1,
+                    columns=blocks[k], prior=priors[k], sigma=r_emp, sigma_d=r_cv,
+                    random_state=seeds[di * n_splits + s] + 1,
                 )
                 if label == "VKORC1":
                     per.setdefault("membership", []).append(res["membership"].advantage)
-                for name in ("A4", "A6", "A7", "A7-asc"):
+                for name in ("A4", "A6", "A7", "A7-asc", "A4-mix"):
                     per.setdefault(f"{label} {name}", []).append(res[name].advantage)
                 # Definition 6: Adversary 4 on members vs the no-model simulator on non-members
                 a4_members = res["A4"].accuracy_members
@@ -371,6 +372,9 @@ def yeom_fig3(profile: str, random_state: int) -> list:
             rows.append(row(f"d={d} {q}", None if ref is None else ref[2 + qi], mean, tol,
                             f"mean over {n_splits} splits (SE {se:.3f})"))
         for label in ("VKORC1", "CYP2C9"):
+            mean, se = e[f"{label} A4-mix"]
+            rows.append(row(f"d={d} {label} A4-mix (membership-aware f_A)", None, mean, None,
+                            f"f_A = 1/2 N(0, R_emp^2) + 1/2 N(0, R_cv^2), an extension (spec §11); SE {se:.3f}"))
             mean, se = e[f"{label} A4 alternative"]
             rows.append(row(f"d={d} {label} A4 alternative advantage (Def. 6)", None, mean, None,
                             f"simulator accuracy {e[f'{label} simulator accuracy'][0]:.3f} (SE {se:.3f})"))
