@@ -21,7 +21,8 @@ __all__ = ["Result", "Skipped", "to_jsonable", "write_json_atomic"]
 def to_jsonable(obj: Any) -> Any:
     """Recursively turn numpy types into plain Python (lists, floats, ints)."""
     if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
+        # numeric arrays: tolist() already gives plain Python numbers (fast path for large arrays)
+        return obj.tolist() if obj.dtype.kind in "biuf" else to_jsonable(obj.tolist())
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, dict):

@@ -48,7 +48,8 @@ def test_closed_form_equals_retraining(rng, bin_width):
 def test_bayes_inference_pdtp_by_hand():
     X = np.array([[0], [0], [0], [1]], dtype=float)
     y = np.array([0, 0, 1, 1])
-    r = pdtp(BayesInference(), X, y, bin_width=None, records=[0, 2, 3])
+    with pytest.warns(RuntimeWarning, match="infinite"):
+        r = pdtp(BayesInference(), X, y, bin_width=None, records=[0, 2, 3])
     # t=0: p(.|0) (2/3, 1/3) -> (1/2, 1/2): max(ln(4/3), ln(3/2)); t=2: (2/3,1/3)->(1,0): inf; t=3: (0,1)->(1/2,1/2): inf
     assert r.values[0] == pytest.approx(np.log(1.5))
     assert np.isinf(r.values[1]) and np.isinf(r.values[2])

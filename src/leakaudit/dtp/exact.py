@@ -12,7 +12,6 @@ deterministic learners).
 
 from __future__ import annotations
 
-import itertools
 from typing import Any, Sequence
 
 import numpy as np

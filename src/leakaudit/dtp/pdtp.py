@@ -223,7 +223,7 @@ def pdtp(
         seeds = spawn_seeds(root[r], 1 if closed else len(records) + 1)  # closed forms need no per-record seed
         seed = seeds[0]
         loo_seeds = [] if closed else ([seed] * len(records) if seed_policy == "paired" else seeds[1:])
-        if r > 0 and used.startswith("closed-form") and not getattr(learner, "_stochastic", False):
+        if r > 0 and closed and not getattr(learner, "_stochastic", False):  # loo_proba paths are deterministic
             per_repeat.append(per_repeat[0])
             continue
         p_full, p_loo, used = loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seed,

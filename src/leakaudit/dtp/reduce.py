@@ -43,8 +43,8 @@ def _values(learner, X, y, idx, bin_width, n_classes):
     return pdtp_values(learner, X[idx], y[idx], bin_width=bin_width, n_classes=n_classes, random_state=0)
 
 
-def _group(learner, X, y, idx, t_pos):
-    """Positions (into idx) of the records removed together with idx[t_pos]."""
+def _group(learner, X, y, idx, t_pos, max_group_size):
+    """Positions (into idx) of the records removed together with idx[t_pos] (just t when the group is large)."""
     from ..learners.naive_bayes import NaiveBayes
 
     Xr, yr = X[idx], y[idx]
@@ -55,8 +55,10 @@ def _group(learner, X, y, idx, t_pos):
             same_class = yr == yr[t]
             counts = [np.sum(same_class & (Xr[:, c] == Xr[t, c])) for c in cat]
             c = cat[int(np.argmin(counts))]  # the rarest (value, class) cell of t
-            return np.flatnonzero(same_class & (Xr[:, c] == Xr[t, c]))
-    return np.flatnonzero(np.all(Xr == Xr[t], axis=1) & (yr == yr[t]))
+            g = np.flatnonzero(same_class & (Xr[:, c] == Xr[t, c]))
+            return g if g.size <= max_group_size else np.array([t])
+    g = np.flatnonzero(np.all(Xr == Xr[t], axis=1) & (yr == yr[t]))
+    return g if g.size <= max_group_size else np.array([t])
 
 
 def reduce_dtp(
@@ -72,6 +74,7 @@ def reduce_dtp(
     X_eval: Any = None,
     y_eval: Any = None,
     n_classes: int | None = None,
+    max_group_size: int = 10,
 ) -> ReductionResult:
     """Remove high-risk records and track the maximum DTP (Fig 6) and the accuracy cost.
 
@@ -89,6 +92,9 @@ def reduce_dtp(
         Stop at the first step where the maximum is <= threshold.
     bin_width : float or None, default=0.01
     X_eval, y_eval : evaluation set for the accuracy (default: the original X, y)
+    max_group_size : int, default=10
+        ``group`` strategy: a group larger than this is not "rare"; only the
+        top record is removed then.
 
     Returns
     -------
@@ -100,6 +106,7 @@ def reduce_dtp(
     check_choice(strategy, name="strategy", choices=STRATEGIES)
     check_scalar(threshold, name="threshold", min_val=0.0)
     check_scalar(max_removals, name="max_removals", kind=int, min_val=0, max_val=len(X) - 2)
+    check_scalar(max_group_size, name="max_group_size", kind=int, min_val=1)
     if X_eval is None:
         X_eval, y_eval = X, y
     else:
@@ -133,7 +140,7 @@ def reduce_dtp(
         elif strategy == "greedy":
             drop = [int(idx[int(np.argmax(vals))])]
         else:
-            pos = _group(learner, X, y, idx, int(np.argmax(vals)))
+            pos = _group(learner, X, y, idx, int(np.argmax(vals)), max_group_size)
             drop = [int(i) for i in idx[pos]]
         if not drop or len(idx) - len(drop) < 2:
             break

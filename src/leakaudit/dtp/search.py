@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._random import check_random_state, spawn_seeds
-from .._validation import check_choice, check_indices, check_matrix, check_scalar, check_vector
+from .._validation import check_choice, check_indices, check_matrix, check_vector
 from ..exceptions import InvalidInputError
 from ..learners._base import check_fit_inputs
 from .pdtp import _check_bin_width, abs_log_ratio, apply_binning

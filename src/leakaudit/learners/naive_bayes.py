@@ -27,14 +27,11 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.special import logsumexp
 
-from .._validation import check_array, check_choice, check_indices, check_matrix, check_scalar
+from .._validation import check_choice, check_indices, check_matrix, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import Learner, check_fit_inputs
 
 __all__ = ["NaiveBayes", "NaiveBayesModel", "BayesInference", "BayesInferenceModel", "encode_for_naive_bayes"]
-
-_LOG0 = -np.inf
-
 
 def _check_codes(X: np.ndarray, cols: np.ndarray, name: str) -> None:
     if cols.size == 0:
@@ -69,11 +66,6 @@ def row_groups(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         radix *= size
     _, first, inv = np.unique(key, return_index=True, return_inverse=True)
     return first, inv.reshape(-1)
-
-
-def _safe_log(a: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.log(a)
 
 
 def _log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
