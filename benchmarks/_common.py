@@ -32,6 +32,12 @@ DRIVERS = HERE / "drivers"
 RESULTS = HERE / "results"
 FPR = 0.001  # TPR at 0.1 % FPR
 
+# Both tools run with single-threaded BLAS/OpenMP (same conditions; on this shared 2-core machine extra
+# BLAS threads only spin against other jobs). Set before numpy is imported by the bench scripts.
+THREADS = {k: "1" for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+for _k, _v in THREADS.items():
+    os.environ.setdefault(_k, _v)
+
 
 def loadavg() -> float:
     """One-minute load average (the machine is shared; record it beside every time)."""
@@ -111,8 +117,7 @@ def run_peer(tool: str, driver: str, arrays: dict, params: dict, *, timeout: flo
         np.savez(tmp / "in.npz", **arrays)
         (tmp / "params.json").write_text(json.dumps(params))
         cmd = [str(py), str(DRIVERS / driver), str(tmp)]
-        env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"), PYTHONWARNINGS="ignore",
-                   TF_CPP_MIN_LOG_LEVEL="3", MPLBACKEND="Agg")
+        env = dict(os.environ, PYTHONWARNINGS="ignore", TF_CPP_MIN_LOG_LEVEL="3", MPLBACKEND="Agg", **THREADS)
         env.pop("PYTHONPATH", None)
         proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
@@ -137,14 +142,23 @@ def quality(is_member, scores) -> dict:
 
 
 class Timer:
-    """``with Timer() as t: ...`` then ``t.seconds`` (wall clock, perf_counter)."""
+    """``with Timer() as t: ...`` then ``t.seconds`` (wall clock) and ``t.cpu_seconds`` (this process's CPU
+    time, all threads, plus that of child processes that finished inside the block)."""
+
+    @staticmethod
+    def _cpu():
+        import resource
+
+        return time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime + \
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime
 
     def __enter__(self):
-        self.t0 = time.perf_counter()
+        self.t0, self.c0 = time.perf_counter(), self._cpu()
         return self
 
     def __exit__(self, *exc):
         self.seconds = time.perf_counter() - self.t0
+        self.cpu_seconds = self._cpu() - self.c0
         return False
 
 
@@ -178,9 +192,42 @@ def adult_arrays(*, drop_missing: bool = True):
 
 def comparison(name: str, work: str, peer: str, peer_version_: str | None, peer_seconds: float | None,
                our_seconds: float, peer_quality: dict | None, our_quality: dict | None, load_start: float,
-               load_end: float, notes: str = "", **extra) -> dict:
-    """One row of RESULTS.md."""
+               load_end: float, notes: str = "", peer_cpu: float | None = None, our_cpu: float | None = None,
+               **extra) -> dict:
+    """One row of RESULTS.md: wall and CPU seconds of both tools and their ratios (peer / ours)."""
     ratio = peer_seconds / our_seconds if peer_seconds and our_seconds else None
+    cpu_ratio = peer_cpu / our_cpu if peer_cpu and our_cpu else None
     return {"name": name, "work": work, "peer": peer, "peer_version": peer_version_, "peer_seconds": peer_seconds,
-            "our_seconds": our_seconds, "speedup": ratio, "peer_quality": peer_quality, "our_quality": our_quality,
+            "our_seconds": our_seconds, "speedup": ratio, "peer_cpu_seconds": peer_cpu, "our_cpu_seconds": our_cpu,
+            "cpu_speedup": cpu_ratio, "peer_quality": peer_quality, "our_quality": our_quality,
             "load_start": load_start, "load_end": load_end, "notes": notes, **extra}
+
+
+def adult_codes(*, drop_missing: bool = True):
+    """Adult's categorical attributes as integer codes (n, 8), their numbers of values, and y (n,)."""
+    from leakaudit.data import load_adult
+
+    d = load_adult(drop_missing=drop_missing)
+    cats = [f.name for f in d.features if f.kind != "numeric"]
+    codes, n_values = [], []
+    for c in cats:
+        col = d.frame[c].astype("category")
+        codes.append(col.cat.codes.to_numpy().astype(np.int64))
+        n_values.append(len(col.cat.categories))
+    X = np.column_stack(codes)
+    if (X < 0).any():  # a missing value (drop_missing=False): its own code
+        for j in range(X.shape[1]):
+            if (X[:, j] < 0).any():
+                X[X[:, j] < 0, j] = n_values[j]
+                n_values[j] += 1
+    return X, np.asarray(n_values, np.int64), np.asarray(d.y, np.int64)
+
+
+def spearman(a, b) -> float:
+    """Spearman rank correlation (ties averaged) of two vectors; nan when one is constant."""
+    from scipy.stats import spearmanr
+
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(spearmanr(a, b).statistic)

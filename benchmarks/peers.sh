@@ -2,7 +2,8 @@
 # Create one virtual environment per peer tool under benchmarks/.peers/<tool>/ and install the peer there.
 # The peers are NOT dependencies of leakaudit; they only serve the comparisons in benchmarks/bench_*.py.
 # Usage: bash benchmarks/peers.sh [art|sacroml|privacymeter ...]   (default: all, in parallel)
-# Each install is capped at 10 minutes; a failed install writes its last error line to
+# Each install is capped at PEER_INSTALL_TIMEOUT seconds (default 1800: on a loaded 2-core machine
+# unpacking torch alone took over 10 minutes); a failed install writes its last error line to
 # benchmarks/.peers/<tool>/INSTALL_FAILED and the script moves on. Installed versions go to
 # benchmarks/.peers/<tool>/versions.txt (pip freeze).
 set -u
@@ -13,7 +14,9 @@ mkdir -p "$PEERS"
 
 # pinned specs (the versions that installed on the benchmark machine; see versions.txt)
 declare -A SPEC
-SPEC[art]="adversarial-robustness-toolbox==1.20.1 scikit-learn torch==2.13.0"
+# ART's PDTP and ShadowModels run on scikit-learn estimators here (its NN PDTP uses MLPClassifier), but
+# `import art` itself imports torch (art/estimators/certification/object_seeker/pytorch.py): pin the CPU build
+SPEC[art]="adversarial-robustness-toolbox==1.20.1 scikit-learn torch==2.13.0 packaging"  # art imports packaging, undeclared
 # sacroml depends on torch; pin the CPU build on this machine (a loose spec pulls a CUDA build of several GB)
 SPEC[sacroml]="sacroml==2.0.1 torch==2.13.0"
 # the privacy-meter 1.0.1 wheel declares no dependencies, but privacy_meter/model.py imports tensorflow, torch
@@ -25,7 +28,7 @@ install_one() {
   rm -rf "$dir"; mkdir -p "$dir"
   "$PY" -m venv "$dir/venv" || { echo "venv creation failed" > "$dir/INSTALL_FAILED"; return 1; }
   "$dir/venv/bin/python" -m pip install --quiet --upgrade pip > "$dir/install.log" 2>&1
-  if timeout 600 "$dir/venv/bin/python" -m pip install ${SPEC[$tool]} >> "$dir/install.log" 2>&1; then
+  if timeout "${PEER_INSTALL_TIMEOUT:-1800}" "$dir/venv/bin/python" -m pip install ${SPEC[$tool]} >> "$dir/install.log" 2>&1; then
     "$dir/venv/bin/python" -m pip freeze > "$dir/versions.txt"
     echo "$tool: installed"
   else

@@ -53,6 +53,8 @@ def check_array(
     """
     if x is None:
         raise InvalidInputError(f"{name} is required; got None")
+    if dtype is not None and np.dtype(dtype).kind != "c" and np.iscomplexobj(x):
+        raise InvalidInputError(f"{name} holds complex numbers; pass a real-valued array")
     try:
         arr = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
     except (TypeError, ValueError) as exc:
@@ -71,7 +73,8 @@ def check_array(
         raise InvalidInputError(f"{name} is empty (shape {arr.shape}); at least one row is required")
     if not allow_nan and arr.dtype.kind in "fc" and arr.size and not np.isfinite(arr).all():
         bad = np.argwhere(~np.isfinite(arr))[0]
-        where = f"at index {tuple(int(i) for i in bad)}" if arr.ndim > 1 else f"at index {int(bad[0])}"
+        where = ("as its value" if arr.ndim == 0 else
+                 f"at index {tuple(int(i) for i in bad)}" if arr.ndim > 1 else f"at index {int(bad[0])}")
         kind = "NaN" if np.isnan(arr[tuple(bad)]) else "inf"
         raise InvalidInputError(f"{name} contains {kind} ({where}); remove or impute non-finite values first")
     return arr

@@ -9,6 +9,15 @@ from leakaudit.exceptions import InvalidInputError, InvalidParameterError  # noq
 from leakaudit.learners import TorchCNN  # noqa: E402
 from leakaudit.learners.torch_cnn import _Net  # noqa: E402
 
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """The oracles run plain torch; one intra-op thread keeps them fast on a shared 2-core machine."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
 SHAPE = (1, 16, 16)  # small images keep the tests fast; 16 -> 14 -> 12 -> 6 -> 4 -> 2 -> 1 (valid padding)
 
 
@@ -78,18 +87,18 @@ def test_fit_many_equals_one_at_a_time(images, dtype, tol):
 def test_fit_equals_fit_many_and_same_seed_is_bit_identical(images):
     X, y = images
     L = TorchCNN(size=2, epochs=1, batch_size=8, image_shape=SHAPE)
-    loo = [np.delete(np.arange(24), k) for k in range(3)]
-    bank = L.fit_many(X.reshape(24, -1), y, loo, [1, 2, 3], n_classes=4)  # flattened input works too
+    loo = [np.delete(np.arange(24), k) for k in range(2)]
+    bank = L.fit_many(X.reshape(24, -1), y, loo, [1, 2], n_classes=4)  # flattened input works too
     P = bank.predict_proba(X)
-    assert P.shape == (3, 24, 4)
+    assert P.shape == (2, 24, 4)
     np.testing.assert_allclose(P.sum(-1), 1.0, atol=1e-12)
-    for k in range(3):
+    for k in range(2):
         m = L.fit(X[loo[k]], y[loo[k]], random_state=k + 1, n_classes=4)
-        # grouped convolutions over 3 models sum in another order than over 1: equal up to float32 rounding
+        # grouped convolutions over 2 models sum in another order than over 1: equal up to float32 rounding
         for a, b in zip(m.weights_, bank.model(k).weights_):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
         np.testing.assert_allclose(m.predict_proba(X), P[k], rtol=1e-6, atol=1e-7)
-    again = L.fit_many(X, y, loo, [1, 2, 3], n_classes=4)
+    again = L.fit_many(X, y, loo, [1, 2], n_classes=4)
     for a, b in zip(again.weights_, bank.weights_):
         np.testing.assert_array_equal(a, b)
 

@@ -6,12 +6,21 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError  # noqa: E402
 from leakaudit.learners import TorchMLP  # noqa: E402
 from leakaudit.learners._torch_numba import HAVE_NUMBA  # noqa: E402
 from leakaudit.learners._torch_utils import init_mlp, naive_train_mlp  # noqa: E402
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """The oracles run plain torch; one intra-op thread keeps them fast on a shared 2-core machine."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
 
 BACKENDS = ["numba", "torch"] if HAVE_NUMBA else ["torch"]
 TOL = {"float32": 1e-5, "float64": 1e-10}
@@ -156,7 +165,7 @@ def test_predict_proba_shapes_and_standalone_models(data):
     for k in range(3):
         np.testing.assert_allclose(bank.model(k).predict_proba(X[:7]), P[k], rtol=1e-6, atol=1e-7)
     # a standalone model converts to the equivalent torch module
-    torch = pytest.importorskip("torch")
+    torch = torch = pytest.importorskip("torch")
     net = bank.model(1).to_torch()
     with torch.no_grad():
         out = net(torch.from_numpy(X[:7].astype(np.float32))).exp().numpy()
@@ -242,6 +251,24 @@ def test_imports_without_torch_and_says_how_to_install():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "OK" in out.stdout and "pip install leakaudit[torch]" in out.stdout, out.stderr
+
+
+def _fit_in_child(seed):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 3)), rng.integers(0, 2, 20)
+    return TorchMLP(hidden=(4,), epochs=2).fit(X, y, random_state=seed).weights_[0]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork start method")
+def test_compiled_kernel_is_fork_safe():
+    """After the kernel ran in the parent, forked workers (process pools) can still train."""
+    import multiprocessing as mp
+
+    parent = _fit_in_child(3)
+    with mp.get_context("fork").Pool(2) as pool:
+        children = pool.map_async(_fit_in_child, [3, 3]).get(timeout=120)
+    for W in children:
+        np.testing.assert_array_equal(W, parent)
 
 
 @pytest.mark.slow

@@ -75,10 +75,11 @@ def test_yeom_split_protocol_theorem2_per_split():
     assert len(res.per_split["adv1"]) == 5 and res.advantage["adv1"] > 0
 
 
-def test_long_protocol_structure_and_distance_attack_on_1nn():
+@pytest.mark.parametrize("reuse", ["per_iteration", "per_attack"])
+def test_long_protocol_structure_and_distance_attack_on_1nn(reuse):
     X, y = make_blobs(n=300, d=8, c=3, noise=2.5, seed=16)
     res = long_protocol(SoftOneNNLearner(tau=0.3), X, y, candidate_size=120, n_targets=8, n_iterations=3,
-                        attacks=("frequency", "distance"), shadow_reuse="per_iteration", n_shadow_pairs=3,
+                        attacks=("frequency", "distance"), shadow_reuse=reuse, n_shadow_pairs=3,
                         random_state=0)
     assert len(res.targets) == 8
     assert res.target_train_accuracy == 1.0

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from scipy import integrate
 
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError
 from leakaudit.mip import (
@@ -145,8 +145,6 @@ def test_simulated_attacker_multidim_noise_and_pass():
     X = rng.normal(size=(40, 3))
     X[0] = 8.0  # an outlier target
     f = lambda X, y, idx, rs: X[idx].mean(axis=0)  # noqa: E731
-    halves = enumerate_splits(8)  # just to reuse: sigma from random halves below
-    del halves
     sig = np.std([X[rng.permutation(40)[:20]].mean(0) for _ in range(500)], axis=0)
     noise = mip_noise(sig, 0.2, 2, radial="gamma", constant="tv")
     att = simulate_bayes_attacker(f, X, None, noise, targets=[0, 1], n_reference=200, n_games=600,

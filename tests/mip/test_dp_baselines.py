@@ -7,7 +7,6 @@ import pytest
 from scipy import stats
 
 from leakaudit.exceptions import InvalidParameterError, UnsupportedError
-from leakaudit.mip import eta_from_eps
 from leakaudit.mip.dp_baselines import (
     clip_rows,
     dpsgd_covariance,

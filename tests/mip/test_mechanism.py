@@ -195,3 +195,27 @@ def test_cor11_noise_meets_target_exactly_on_random_data(seed, eta, M):
     assert exact_eta_laplace(vals, mip_constant(eta, M) * sigma, n=n).eta <= eta
     sigma1 = np.mean(np.abs(vals - vals.mean()))
     assert exact_eta_laplace(vals, sigma1 / (2 * eta), n=n).eta <= eta  # ours
+
+
+def test_sigma_from_train_halves_leaks_membership_and_full_halves_do_not():
+    # Algorithm 1 end to end, sigma re-estimated per release. Record 0 holds the only 1 in column 1.
+    # sigma from halves of D_train is 0 on column 1 exactly when record 0 is outside D_train, so the
+    # release is noise-free there: "member iff theta_hat[1] != 0" is a perfect attack. With halves of
+    # the full D, sigma depends on D only and the attack is a coin flip.
+    rng = np.random.default_rng(0)
+    n = 40
+    X = np.column_stack([rng.normal(size=n), np.zeros(n)])
+    X[0, 1] = 1.0
+    results = {}
+    for split in ("half_of_train", "half_of_full"):
+        correct = 0
+        games = 60
+        for g in range(games):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rel = mip_noise_addition(_mean, X, eta=0.1, M=2, B=16, sigma_split=split, random_state=g)
+            guess_in = rel.theta_hat[1] != 0.0
+            correct += guess_in == (0 in rel.train_idx)
+        results[split] = correct / games
+    assert results["half_of_train"] == 1.0
+    assert 0.3 < results["half_of_full"] < 0.7

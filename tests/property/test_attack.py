@@ -155,3 +155,14 @@ def test_evaluate_refuses_overlapping_pools(poisoned, data, pools):
         evaluate_attack(a, data)
     with pytest.raises(InvalidInputError, match="overlap"):
         evaluate_attack(a, data, adversary_idx=pools[0], victim_idx=pools[0][:100])
+
+
+def test_pool_options_keep_rows_apart(data, pools):
+    kw = dict(t0=0.05, t1=0.15, poison_rate=0.1, n_train=200, n_shadow=5, n_ensemble=5, n_queries=30)
+    a = PoisoningPropertyAttack(query_pool_fraction=0.3, exclude_poison_rows=True, random_state=0, **kw)
+    a.fit(data, pools[0])
+    assert a.queries_.n_poison == 20 and len(a.queries_) == a.queries_.indices.size + 20
+    # candidates come from the reserved 30%: none of them is a poison original
+    assert not np.isin(a.queries_.indices, a.poison_.indices).any()
+    with pytest.raises(InvalidParameterError, match="query_pool_fraction"):
+        PoisoningPropertyAttack(query_pool_fraction=1.5, random_state=0, **kw).fit(data, pools[0])

@@ -19,15 +19,28 @@ from __future__ import annotations
 
 import numpy as np
 
+import os
+import threading
+
 try:  # numba is optional: without it the torch kernel in _torch_batched is used
     import numba
     from numba import njit, prange
 
     HAVE_NUMBA = True
+    # numba's default "omp" layer (GNU OpenMP) kills any child forked after a parallel call
+    # ("fork() called from a process already using GNU OpenMP"), which breaks process pools
+    # (multiprocessing "fork"). The built-in workqueue layer is fork-safe and as fast for this
+    # one-loop-over-models kernel; it is not thread-safe, hence KERNEL_LOCK. An explicit
+    # NUMBA_THREADING_LAYER set by the user wins.
+    if "NUMBA_THREADING_LAYER" not in os.environ:
+        numba.config.THREADING_LAYER = "workqueue"
 except ImportError:  # pragma: no cover - exercised only without numba
     HAVE_NUMBA = False
 
-__all__ = ["HAVE_NUMBA", "sgd_train_many", "sgd_train_many_1h", "TANH_COEFS", "set_threads"]
+#: serialises kernel launches (the workqueue layer must not be entered from two threads at once)
+KERNEL_LOCK = threading.Lock()
+
+__all__ = ["HAVE_NUMBA", "KERNEL_LOCK", "sgd_train_many", "sgd_train_many_1h", "TANH_COEFS", "set_threads"]
 
 # Rational minimax approximation of tanh on [-7.9053, 7.9053] (Eigen's
 # ``generic_fast_tanh_float``): tanh(x) = x * P(x^2) / Q(x^2), |error| < 2 ulp of

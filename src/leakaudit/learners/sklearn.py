@@ -78,7 +78,10 @@ class SklearnModel:
         out = np.zeros((X.shape[0], self.n_classes), dtype=np.float64)
         if X.shape[0] == 0:
             return out
-        proba = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
+        try:
+            proba = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
+        except ValueError as exc:  # e.g. values too large for the estimator's float32
+            raise InvalidInputError(f"{type(self.estimator_).__name__} rejected X: {exc}") from None
         out[:, self.classes_] = proba
         return out
 
@@ -89,7 +92,11 @@ class SklearnModel:
         X = self._check_X(X)
         if X.shape[0] == 0:
             return np.zeros(0)
-        return np.asarray(self.estimator_.predict(X), dtype=np.float64).reshape(X.shape[0])
+        try:
+            pred = self.estimator_.predict(X)
+        except ValueError as exc:
+            raise InvalidInputError(f"{type(self.estimator_).__name__} rejected X: {exc}") from None
+        return np.asarray(pred, dtype=np.float64).reshape(X.shape[0])
 
     def __repr__(self) -> str:
         return f"SklearnModel({self.estimator_!r})"
@@ -204,7 +211,7 @@ class SklearnLearner(Learner):
                     f"(all labels are {fitted_classes[0] if fitted_classes.size else 'missing'}): {exc}. "
                     "Use larger or stratified subsets, or an estimator that fits one class (e.g. a decision tree)"
                 ) from exc
-            raise
+            raise InvalidInputError(f"{type(self.estimator).__name__} rejected X or y{_where}: {exc}") from None
         model = SklearnModel(est, n_classes, X.shape[1])
         if n_classes is not None:
             self._check_outputs(model, X[:1], fitted_classes, _where)

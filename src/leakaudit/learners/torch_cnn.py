@@ -133,7 +133,9 @@ class TorchCNN(Learner):
     image_shape : tuple of int, default=(1, 28, 28)
     dtype : {"float32", "float64"}, default="float32"
     n_threads : int or None, default=None
-        Torch intra-op threads during training (None: torch's current setting).
+        Torch intra-op threads during training. None means 1: on the 2-core machine
+        this was measured on, 2 threads made small convolution steps 40x slower under
+        load (``benchmarks/README.md``).
     """
 
     def __init__(
@@ -214,7 +216,7 @@ class TorchCNN(Learner):
         yt = torch.from_numpy(y.astype(np.int64))
         B = int(self.batch_size)
         S = -(-max(s.size for s in subsets) // B)
-        with torch_threads(self.n_threads):
+        with torch_threads(self.n_threads or 1):
             for _ in range(int(self.epochs)):
                 idx = np.full((K, S * B), -1, dtype=np.int64)
                 for k, (s, rng) in enumerate(zip(subsets, rngs)):

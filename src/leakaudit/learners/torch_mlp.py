@@ -87,7 +87,7 @@ class TorchMLP(Learner):
     """
 
     #: fast mode trains models in chunks whose weights + gradients + Adam moments take about this many
-    #: bytes (the same results as one big batch; only speed changes; see benchmarks/README.md)
+    #: bytes (the same models as one big batch up to float rounding; bounds memory for very large K)
     chunk_bytes: float = 32e6
 
     def __init__(
@@ -194,7 +194,7 @@ class TorchMLP(Learner):
 
     # -- trainers ---------------------------------------------------------------
     def _faithful_numba(self, X, y, inits, orders, sizes, p):
-        from ._torch_numba import TANH_COEFS, set_threads, sgd_train_many, sgd_train_many_1h
+        from ._torch_numba import KERNEL_LOCK, TANH_COEFS, set_threads, sgd_train_many, sgd_train_many_1h
         from ._torch_utils import unpack_params
 
         dtype = p["dtype"]
@@ -217,6 +217,7 @@ class TorchMLP(Learner):
         act = 0 if self.activation == "tanh" else 1
         exact = bool(dtype == np.float64)
         coefs = TANH_COEFS.astype(dtype)
+        KERNEL_LOCK.acquire()
         old = set_threads(self.n_threads)
         try:
             if len(sizes) == 3 and self.weight_decay == 0:
@@ -235,6 +236,7 @@ class TorchMLP(Learner):
                            w_off, b_off, int(self.epochs), hyper, act, exact, coefs)
         finally:
             set_threads(old)
+            KERNEL_LOCK.release()
         return unpack_params(params, sizes)
 
     def _stack(self, inits, torch, dtype):
@@ -290,8 +292,7 @@ class TorchMLP(Learner):
             union, shared_rng = shared
             perms = [torch.from_numpy(union[shared_rng.permutation(union.size)].astype(np.int64))
                      for _ in range(self.epochs)]
-        # Models are independent, so train them in chunks whose weights and Adam state stay in cache
-        # (Adam's elementwise passes are memory-bound; see benchmarks/README.md).
+        # Models are independent, so train them in chunks of bounded memory (weights, gradients, Adam state).
         n_params = sum(W.size + b.size for W, b in zip(*inits[0]))
         chunk = max(1, min(K, int(self.chunk_bytes // (4 * n_params * dtype.itemsize))))
         Ws_out, bs_out = [], []

@@ -197,7 +197,8 @@ class Attack(BaseEstimator, abc.ABC):
             scores=scores,
             decisions=np.asarray(decisions, dtype=np.int64),
             threshold=None if threshold is None else float(threshold),
-            info={"params": self.get_params(deep=False), **info},
+            info={"params": {k: (v if isinstance(v, (int, float, str, bool, type(None), tuple, list)) else repr(v))
+                             for k, v in self.get_params(deep=False).items()}, **info},
         )
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from .._validation import check_matrix, check_scalar
 from ..exceptions import InvalidInputError
 from ..learners import Learner
-from ._base import Attack, AttackInputs, AttackResult, check_target_inputs
+from ._base import Attack, AttackInputs, AttackResult
 
 __all__ = ["TriggerFunction", "ColludingLearner", "ColludingAdversary", "colluding_advantage_bound"]
 

@@ -25,7 +25,7 @@ from .._random import RandomStateLike, check_random_state, seed_to_int, spawn_se
 from .._validation import check_choice, check_consistent_length, check_labels, check_matrix, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ..metrics import DEFAULT_FPRS, clopper_pearson, decision_metrics, evaluate_membership, pearson, roc_curve
-from ._base import Attack, AttackInputs, AttackResult, ReferenceSet, _predict_many, cross_entropy_loss, fit_reference_models
+from ._base import Attack, AttackInputs, AttackResult, _predict_many, cross_entropy_loss, fit_reference_models
 from ._registry import make_attack
 from .results import (
     AttackSummary,

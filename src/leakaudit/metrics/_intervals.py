@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -20,6 +21,9 @@ def clopper_pearson(k: int, n: int, *, confidence: float = 0.95) -> tuple[float,
 
     Uses :meth:`scipy.stats.binomtest`'s ``proportion_ci(method="exact")``.
     """
+    for arg, v in (("k", k), ("n", n)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise InvalidInputError(f"{arg} must be an integer count; got {v!r} ({type(v).__name__})")
     if n <= 0:
         raise InvalidInputError(f"n must be > 0 for a rate interval; got {n}")
     if not 0 <= k <= n:
@@ -27,6 +31,11 @@ def clopper_pearson(k: int, n: int, *, confidence: float = 0.95) -> tuple[float,
     check_scalar(confidence, name="confidence", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
     ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")
     return float(ci.low), float(ci.high)
+
+
+def _check_boot(n_boot, confidence) -> None:
+    check_scalar(n_boot, name="n_boot", kind=numbers.Integral, min_val=1)
+    check_scalar(confidence, name="confidence", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
 
 
 def _auc_rows(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
@@ -49,6 +58,7 @@ def bootstrap_auc_ci(
 ) -> tuple[float, float]:
     """Percentile interval for AUC from a bootstrap that resamples members and non-members separately."""
     m, s = check_membership_inputs(is_member, scores)
+    _check_boot(n_boot, confidence)
     rng = check_random_state(random_state)
     a = 1 - confidence
     out = []
@@ -64,6 +74,8 @@ def bootstrap_tpr_at_fpr_ci(
 ) -> tuple[float, float]:
     """Percentile interval for TPR at a fixed FPR (stratified bootstrap); NaNs when not estimable."""
     m, s = check_membership_inputs(is_member, scores)
+    check_scalar(fpr, name="fpr", min_val=0.0, max_val=1.0, include_min=False)
+    _check_boot(n_boot, confidence)
     if (m == 0).sum() * fpr < 1:
         warnings.warn(f"TPR at {fpr:g} FPR is not estimable from {(m == 0).sum()} non-members",
                       NotEstimableWarning, stacklevel=2)

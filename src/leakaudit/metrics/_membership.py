@@ -7,6 +7,7 @@ and 0 for non-members; ``scores`` are higher for "more likely a member";
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -102,6 +103,8 @@ def membership_advantage(is_member, scores) -> float:
 def advantage_at_threshold(is_member, scores, threshold: float) -> float:
     """Adv = Pr[A=1 | member] - Pr[A=1 | non-member] for the rule ``score >= threshold`` (Yeom Def. 4)."""
     m, s = check_membership_inputs(is_member, scores)
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or np.isnan(threshold):
+        raise InvalidInputError(f"threshold must be a real number (inf allowed, not NaN); got {threshold!r}")
     dec = s >= threshold
     return float(dec[m == 1].mean() - dec[m == 0].mean())
 

@@ -7,7 +7,14 @@ Bayes-optimal attacker), :mod:`.dp_baselines` (Laplace mechanism, DP-SGD with
 accounting), :mod:`.examples` (the paper's constructions), :mod:`.results`.
 """
 
-from .audit import bayes_attack_games, enumerate_splits, exact_eta_discrete, exact_eta_laplace, laplace_mixture_l1, simulate_bayes_attacker
+from .audit import (
+    bayes_attack_games,
+    enumerate_splits,
+    exact_eta_discrete,
+    exact_eta_laplace,
+    laplace_mixture_l1,
+    simulate_bayes_attacker,
+)
 from .conversions import eps_from_eta, eta_from_eps, eta_from_eps_delta, eta_from_gdp_mu, gdp_mu_from_eta
 from .mechanism import (
     ExplicitBracketInterval,
@@ -40,6 +47,7 @@ __all__ = [
     "sample_direction", "sample_radius", "MIPNoise", "GaussianMIPNoise", "mip_noise",
     "calibrate", "ExplicitBracketInterval", "LowerEndpointAndGuess", "NoBracketIntervalFoundError",
     "random_half", "estimate_sigma", "mip_noise_addition", "learner_train_many", "LogisticRegressionTrainer",
-    "enumerate_splits", "exact_eta_discrete", "laplace_mixture_l1", "exact_eta_laplace", "simulate_bayes_attacker", "bayes_attack_games",
+    "enumerate_splits", "exact_eta_discrete", "laplace_mixture_l1", "exact_eta_laplace",
+    "simulate_bayes_attacker", "bayes_attack_games",
     "MIPRelease", "ExactAudit", "AttackAudit", "NoiseCalibration",
 ]

@@ -21,7 +21,9 @@ def _calibration(eta: float, M: float, sigma: list[float], dim: Optional[int], c
 
     if dim is not None:
         if len(sigma) != 1:
-            raise InvalidParameterError("--dim repeats one --sigma; pass either one --sigma with --dim or one per coordinate")
+            raise InvalidParameterError(
+                "--dim repeats one --sigma; pass either one --sigma with --dim or one --sigma per coordinate"
+            )
         if dim < 1:
             raise InvalidParameterError(f"--dim must be >= 1; got {dim}")
         sigma = sigma * dim
@@ -32,7 +34,8 @@ def _calibration(eta: float, M: float, sigma: list[float], dim: Optional[int], c
     elif radial == "gamma":
         expected = d * nz.c  # Gamma(d, c)
     else:  # Gaussian: E ||s Z||_2 / sqrt(d) in the weighted norm
-        expected = nz.c * math.sqrt(2.0) * math.exp(special.gammaln((d + 1) / 2) - special.gammaln(d / 2)) / math.sqrt(d)
+        e_chi = math.sqrt(2.0) * math.exp(special.gammaln((d + 1) / 2) - special.gammaln(d / 2))  # E||Z||_2
+        expected = nz.c * e_chi / math.sqrt(d)
     notes = {
         "cor11": "Corollary 11 constant (6.16/eta)^(1+2/M), as in the paper's experiments",
         "thm7": "Theorem 7 constant (7.5/eta)^(1+2/M)",
@@ -86,7 +89,9 @@ def register(app: typer.Typer) -> None:
         sigma: list[float] = typer.Option([1.0], "--sigma", help="Moment scale; repeat per coordinate."),
         dim: Optional[int] = typer.Option(None, "--dim", help="Repeat a single --sigma over d coordinates."),
         constant: str = typer.Option("cor11", "--constant", help="cor11 | thm7 | tight | tv (ours)."),
-        radial: str = typer.Option("laplace", "--radial", help="laplace (paper) | gamma (Thm 7 density) | gaussian (ours)."),
+        radial: str = typer.Option(
+            "laplace", "--radial", help="laplace (paper) | gamma (Thm 7 density) | gaussian (ours)."
+        ),
         json_: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Print the noise constant c and per-coordinate noise scales for a target eta."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_array, check_choice, check_scalar

@@ -29,7 +29,7 @@ from scipy import optimize, special
 from .._random import RandomStateLike, check_random_state, seed_to_int, spawn_seeds
 from .._validation import check_array, check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
-from .noise import CONSTANTS, RADIALS, MIPNoise, mip_noise
+from .noise import CONSTANTS, RADIALS, mip_noise
 from .results import MIPRelease
 
 __all__ = [
@@ -140,7 +140,9 @@ def calibrate(
             hi = lo + step
             ghi = g(hi)
     else:
-        raise InvalidParameterError(f"bracket must be an ExplicitBracketInterval, LowerEndpointAndGuess or tuple; got {bracket!r}")
+        raise InvalidParameterError(
+            f"bracket must be an ExplicitBracketInterval, LowerEndpointAndGuess or tuple; got {bracket!r}"
+        )
     if not (np.isfinite(glo) and np.isfinite(ghi)) or glo * ghi > 0:
         raise NoBracketIntervalFoundError(
             f"no bracket found: func - target is {glo + 0:.3g} at {lo:.6g} and {ghi + 0:.3g} at {hi:.6g} "
@@ -326,10 +328,14 @@ def mip_noise_addition(
         estimated = False
     sig = sig * float(safety_factor)
     if (sig == 0).any():
-        warnings.warn(
-            f"{int((sig == 0).sum())} coordinate(s) have sigma = 0 (constant over halves); they get no noise",
-            stacklevel=2,
-        )
+        msg = f"{int((sig == 0).sum())} coordinate(s) have sigma = 0 (constant over halves); they get no noise"
+        if estimated and sigma_split == "half_of_train":
+            # sigma from halves of D_train depends on D_train: a coordinate that is constant on D_train
+            # but not on D (e.g. a category held only by records outside D_train) is released without
+            # noise and reveals that those records are not members (docs/mip.md, "sigma leak")
+            msg += ("; with sigma_split='half_of_train' this can reveal membership (a coordinate constant on "
+                    "D_train but not on D); sigma_split='half_of_full' depends on D only and does not leak")
+        warnings.warn(msg, stacklevel=2)
     noise = mip_noise(sig, eta, M, radial=radial, constant=constant)
     x = noise.sample(1, rng)[0]
     return MIPRelease(

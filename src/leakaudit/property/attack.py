@@ -76,6 +76,17 @@ class PoisoningPropertyAttack(BaseEstimator):
     ensemble_train_size : int or None
         Size of each ensemble model's training set (half ``D+``, half ``D-``);
         None uses ``n_train`` (spec Sec. 3.3 [Choice]).
+    query_pool_fraction : float in (0, 1) or None
+        None (the paper): query candidates, ensemble and shadow sets all come from the
+        adversary's pool. A fraction reserves that share of the pool for query
+        candidates only, so no ensemble or shadow model trains on a query (matters
+        when the pool is small, e.g. SpamAssassin: shadows would have memorised the
+        queries that the targets never saw).
+    exclude_poison_rows : bool, default=False
+        Keep the records the poison was copied from out of the clean shadow and
+        ensemble sets (not in the paper). On small pools it removes a shadow/target
+        mismatch: measured on SpamAssassin random 0.3/0.7, n=400, p=0.1, 30 shadows
+        per world, 40 targets: accuracy 0.525 without, 0.675 with.
     variant : {"auto", "X+1", "X+0", "X-1", "X-0"}, default="auto"
     alpha_source : {"sample", "pool"}, default="sample"
     poison_accounting : {"replace", "add"}, default="replace"
@@ -102,7 +113,8 @@ class PoisoningPropertyAttack(BaseEstimator):
     def __init__(
         self, *, t0: float, t1: float, poison_rate: float = 0.1, n_train: int = 1000, learner: Any = None,
         n_shadow: int = 500, n_ensemble: int = 1000, n_queries: int = 1000, band: float = 0.4,
-        mixture: float = 0.5, ensemble_train_size: int | None = None, variant: str = "auto",
+        mixture: float = 0.5, ensemble_train_size: int | None = None, query_pool_fraction: float | None = None,
+        exclude_poison_rows: bool = False, variant: str = "auto",
         alpha_source: str = "sample",
         poison_accounting: str = "replace", prevalence_sampling: str = "exact", attack_C: float | None = None,
         batch_size: int = 100, random_state: RandomStateLike = None,
@@ -118,6 +130,8 @@ class PoisoningPropertyAttack(BaseEstimator):
         self.band = band
         self.mixture = mixture
         self.ensemble_train_size = ensemble_train_size
+        self.query_pool_fraction = query_pool_fraction
+        self.exclude_poison_rows = exclude_poison_rows
         self.variant = variant
         self.alpha_source = alpha_source
         self.poison_accounting = poison_accounting
@@ -178,13 +192,25 @@ class PoisoningPropertyAttack(BaseEstimator):
             data, pool, t0=self.t0, t1=self.t1, poison_rate=self.poison_rate, n_train=self.n_train,
             variant=self.variant, alpha_source=self.alpha_source, random_state=rng,
         )
+        if self.exclude_poison_rows:
+            # Keep the poison records' originals out of every clean shadow and ensemble set: the victim's
+            # clean data never holds them, and a shadow set holding the same x with its true label beside
+            # the poison copy sees a weaker poison than the target does.
+            pool = np.setdiff1d(pool, self.poison_.indices)
         # Algorithm 2
+        cand = None
+        if self.query_pool_fraction is not None:
+            check_scalar(self.query_pool_fraction, name="query_pool_fraction", min_val=0.0, max_val=1.0,
+                         include_min=False, include_max=False)
+            perm = rng.permutation(pool)
+            n_cand = int(round(self.query_pool_fraction * pool.size))
+            cand, pool = np.sort(perm[:n_cand]), np.sort(perm[n_cand:])
         if queries is None:
             self.queries_ = select_queries(
                 learner, data, pool, n_train=self.ensemble_train_size or self.n_train,
                 n_ensemble=self.n_ensemble, n_queries=self.n_queries,
                 band=self.band, mixture=self.mixture, poison=self.poison_, batch_size=self.batch_size,
-                random_state=rng,
+                candidate_idx=cand, random_state=rng,
             )
         else:
             if queries.n_poison:

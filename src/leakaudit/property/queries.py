@@ -96,6 +96,7 @@ def select_queries(
     poison: Poison | None = None,
     batch_size: int = 100,
     accept: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    candidate_idx: np.ndarray | None = None,
     random_state: RandomStateLike = None,
 ) -> QuerySet:
     """Algorithm 2: the ``q`` uncertain candidates (plus the poison points).
@@ -123,6 +124,10 @@ def select_queries(
     accept : callable ``(rows, crt) -> bool mask``, optional
         Replaces the band rule (used by the theory baseline to keep points in
         Theorem 9's window).
+    candidate_idx : ndarray of int, optional
+        Draw candidates from these rows instead of ``pool_idx`` (e.g. rows kept out of
+        every ensemble and shadow training set, so that certainty is measured on unseen
+        points, as the target sees them). Default: ``pool_idx``, as in the paper.
 
     Returns
     -------
@@ -137,7 +142,11 @@ def select_queries(
     pos, neg = pool_idx[data.f[pool_idx]], pool_idx[~data.f[pool_idx]]
     sets = [sample_mixture(pos, neg, n_train, random_state=rng) for _ in range(n_ensemble)]
     seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=n_ensemble)]
-    stream = candidate_stream(pos, neg, mixture=mixture, random_state=rng)
+    if candidate_idx is None:
+        stream = candidate_stream(pos, neg, mixture=mixture, random_state=rng)
+    else:
+        cand = np.asarray(candidate_idx)
+        stream = candidate_stream(cand[data.f[cand]], cand[~data.f[cand]], mixture=mixture, random_state=rng)
     # The r ensemble models are kept and candidates scored in blocks until q are accepted.
     banks = _train_banks(learner, data, sets, seeds, batch_size)
     accepted, crts, seen = [], [], 0

@@ -78,6 +78,9 @@ def _data(setting: str, synthetic: bool, census_rows: int | None, seed: int):
     return spam_property_data(prop, random_state=seed)[0]
 
 
+_QUERIES: dict = {}
+
+
 def _n(setting: str, cfg: dict) -> int:
     return cfg["n_census"] if SETTINGS[setting][0] == "census" else cfg["n_spam"]
 
@@ -100,9 +103,12 @@ def _sweep(setting: str, cfg: dict, p_grid, *, k: int | None = None, n_train: in
         rs = np.random.SeedSequence([seed, rep]).generate_state(4)
         adv, vic = split_pools(len(data), random_state=int(rs[0]))
         t = time.perf_counter()
-        q = select_queries(learner, data, adv, n_train=n, n_ensemble=cfg["r"], n_queries=cfg["q"],
-                           random_state=int(rs[1]))
-        t_q = time.perf_counter() - t
+        key = (setting, cfg["synthetic"], cfg["census_rows"], n, cfg["r"], cfg["q"], seed, rep, repr(learner))
+        if key not in _QUERIES:  # Algorithm 2's clean ensemble depends on neither p nor k: share it
+            q = select_queries(learner, data, adv, n_train=n, n_ensemble=cfg["r"], n_queries=cfg["q"],
+                               random_state=int(rs[1]))
+            _QUERIES[key] = (q, time.perf_counter() - t)
+        q, t_q = _QUERIES[key]  # t_q: the time Algorithm 2 took when it ran
         for p in p_grid:
             a = PoisoningPropertyAttack(t0=t0, t1=t1, poison_rate=p, n_train=n, n_shadow=k, learner=learner,
                                         n_ensemble=cfg["r"], n_queries=cfg["q"], random_state=int(rs[2]))
@@ -127,7 +133,14 @@ def _settings(profile: str) -> list[str]:
     description="Fig. 1: attack accuracy against poisoning rate (0-20%), LR, all five Table I properties.",
     notes="Paper: no-poison accuracy 'quite low'; every experiment above 0.90 with less than 10% poisoning; "
     "Enron negative declines after a peak. Census p-values are Table III's (1000/100/50 shadow models). "
-    "Enron rows run on SpamAssassin (substitute). 'window' is Theorem 9's (tau -> 0).",
+    "Enron rows run on SpamAssassin (substitute). 'window' is Theorem 9's (tau -> 0). "
+    "Census reproduces (>= 0.9 by p = 0.10 in all three settings, Table III values within 0.1 except gender at "
+    "p = 0.03 with half the paper's shadow models). SpamAssassin does NOT: accuracy stays at 0.5. Measured "
+    "causes: LR on 5,000 binary terms is near-certain almost everywhere (only 36 of 300 wanted uncertain queries "
+    "exist in the 2,015-mail adversary pool, 24 for 'negative'), and shadow models, trained on half of that small "
+    "pool (which also holds the queries and the poison originals), shift away from targets trained on the victim "
+    "pool: M_A separates the worlds (AUC up to 0.85) but its threshold does not transfer. "
+    "exclude_poison_rows=True and n=400 raise random/p=0.1 to 0.675 (40 targets); not used here.",
 )
 def fig1(profile: str, random_state: int):
     from ..property.theory import theorem9_window
@@ -204,8 +217,10 @@ def fig3(profile: str, random_state: int):
 @register(
     "chase-fig4",
     paper=PAPER,
-    description="Fig. 4: attack accuracy against training-set size n (100 to 1,500), Census gender, p = 0.01.",
-    notes="Paper: clear upward trend with n (2 repetitions; parameters not stated).",
+    description="Fig. 4: attack accuracy against training-set size n (100 to 1,500), Census random 0.05/0.15, "
+    "p = 0.01.",
+    notes="Paper: clear upward trend with n (2 repetitions; parameters not stated). We use the setting whose "
+    "accuracy at n=1000 is below 1 in Fig. 1's reduced run (census random, p=0.01: 0.88).",
 )
 def fig4(profile: str, random_state: int):
     cfg = CONFIG[profile]
@@ -213,8 +228,9 @@ def fig4(profile: str, random_state: int):
     ns = (100, 300) if profile == "smoke" else (100, 250, 500, 1000, 1500)
     rows = []
     for n in ns:
-        c = _sweep("census-gender", cfg, (0.01,), n_train=n, seed=random_state)
-        rows.append(row(f"census-gender p=0.01 accuracy at n={n}", None, _mean(c[0.01], "accuracy")))
+        c = _sweep("census-random", cfg, (0.01,), n_train=n, seed=random_state)
+        rows.append(row(f"census-random p=0.01 accuracy at n={n}", None, _mean(c[0.01], "accuracy"),
+                        note=f"{c[0.01][0][0].n_poison} poison points"))
     return rows
 
 
@@ -265,6 +281,8 @@ def table2(profile: str, random_state: int):
     if profile == "smoke":
         archs = {(2,): 1.0, (8, 4, 2): 0.94}
     cfg["r"] = max(10, cfg["r"] // 2)
+    if profile == "reduced":  # MLPs cost ~10x an LR fit: 25 shadow models per world, 40 targets
+        cfg["k"], cfg["targets"] = 25, 40
     rows = []
     for hidden, paper in archs.items():
         learner = BatchedMLPLearner(hidden=hidden, epochs=5 if profile == "smoke" else 20)
@@ -279,8 +297,11 @@ def table2(profile: str, random_state: int):
     paper=PAPER,
     description="Table III: white-box WBAttack (Ganju et al., no poison) against the black-box attack "
     "without and with poisoning, Census, n = 1000, with run times.",
-    notes="BB: LR targets; WB: MLP (32,16,8) targets, sorted-neuron meta-classifier. Shadow counts are per "
-    "world and scaled down in the reduced profile (see each row). Timings are on a shared 2-core machine.",
+    notes="BB: LR targets; WB: MLP (32,16,8) targets (20 epochs, Adam 1e-3), neurons sorted by incoming-weight "
+    "norm, standardised logistic-regression meta-classifier. Shadow counts are per world and scaled down in "
+    "the reduced profile (see each row): WB with 100 shadow models per world (paper 1000) stays well below the "
+    "paper on gender and race. Timings are on a 2-core machine shared with ~8 other jobs (load average 12-20), "
+    "so only their ratio is meaningful; WB time includes training its 50 targets.",
 )
 def table3(profile: str, random_state: int):
     from ..property.baselines import whitebox_attack
@@ -298,12 +319,11 @@ def table3(profile: str, random_state: int):
         for (p, k_paper), paper in bb.items():
             # reduced: k = 100 at p = 0 (paper 1000), and half the paper's 100 / 50 with poison
             k = max(5, int(round(k_paper * scale))) if p == 0 or profile == "smoke" else int(round(k_paper * 0.5))
-            t = time.perf_counter()
             c = _sweep(setting, cfg, (p,), k=k, seed=random_state)
-            secs = time.perf_counter() - t
+            secs = c[p][0][1] + c[p][0][0].seconds_fit  # the attack: Algorithms 1-3 (targets excluded)
             bb_secs[(setting, p)] = secs
             rows.append(row(f"{setting} BB accuracy p={p:.2f}", paper, _mean(c[p], "accuracy"), 0.1,
-                            f"k={k}/world (paper {k_paper}); {secs:.0f} s incl. ensemble and targets"))
+                            f"k={k}/world (paper {k_paper}); attack {secs:.0f} s (ensemble, shadows, M_A)"))
         data = _data(setting, cfg["synthetic"], cfg["census_rows"], random_state)
         adv, vic = split_pools(len(data), random_state=random_state)
         k_wb = max(10, int(round(1000 * scale)))

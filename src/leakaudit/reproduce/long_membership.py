@@ -33,9 +33,9 @@ def _long_settings(profile: str) -> dict:
                     n_untargeted_shadows=4, shadow_reuse="per_target", epochs=20, attack_batch=32, n_pdtp_iterations=1,
                     n_features=100)
     if profile == "reduced":
-        return dict(n_records=4000, candidate_size=2000, n_targets=30, n_iterations=10, n_shadow_pairs=5,
-                    n_untargeted_shadows=20, shadow_reuse="per_target", epochs=30, attack_batch=32,
-                    n_pdtp_iterations=3, n_features=836)
+        return dict(n_records=4000, candidate_size=2000, n_targets=15, n_iterations=4, n_shadow_pairs=5,
+                    n_untargeted_shadows=8, shadow_reuse="per_target", epochs=30, attack_batch=32,
+                    n_pdtp_iterations=2, n_features=836)
     return dict(n_records=10000, candidate_size=2000, n_targets=100, n_iterations=100, n_shadow_pairs=5,
                 n_untargeted_shadows=20, shadow_reuse="per_attack", epochs=30, attack_batch=1, n_pdtp_iterations=10,
                 n_features=836)

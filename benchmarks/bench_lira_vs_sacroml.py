@@ -1,0 +1,130 @@
+"""LiRA: leakaudit vs SACRO-ML's ``LIRAAttack`` on Adult (issue 10, the headline comparison).
+
+Work (identical for both tools): Adult (rows with missing values dropped, one-hot + z-scored),
+``n`` members and ``n`` non-members drawn with ``--seed``; the target is scikit-learn's
+``MLPClassifier(hidden_layer_sizes=(64,), activation="tanh")`` or
+``RandomForestClassifier(n_estimators=100)`` trained on the members (inside the SACRO-ML driver;
+leakaudit receives that very target's probabilities); ``K`` shadow models, each trained on half of
+the 2n records (SACRO-ML: a random half per model; leakaudit: complementary random halves, so
+each record is "in" for exactly K/2 models); offline LiRA with per-record variance (SACRO-ML's
+default ``mode="offline"``; its score ``Phi((phi - mu_out)/sigma_out)`` ranks records exactly like
+leakaudit's offline z-statistic).
+
+Shadow models:
+* MLP: SACRO-ML clones the scikit-learn MLP (Adam, batch 200, lr 1e-3, L2 alpha 1e-4, up to 200
+  epochs with early stopping on the training loss). leakaudit trains all K at once with
+  ``TorchMLP(hidden=(64,), activation="tanh", mode="fast", batch_size=200, lr=1e-3)`` for the number
+  of epochs the target MLP ran (``n_iter_``), with weight decay ``alpha / batch_size`` (the same
+  L2 term as scikit-learn's).
+* RF: both train scikit-learn forests (leakaudit through ``SklearnLearner``), so the ratio
+  measures everything around the training.
+
+Both qualities (AUC, TPR at 0.1 % FPR) are computed by ``leakaudit.metrics`` from the
+per-record scores; SACRO-ML's own AUC is recorded beside to check the score orientation.
+Times are wall clock and CPU seconds (single-threaded BLAS on both sides).
+
+Usage: .venv/bin/python benchmarks/bench_lira_vs_sacroml.py [--model mlp|rf|both] [--n 1000]
+       [--shadows 100] [--seed 0] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402  (sets single-threaded BLAS before numpy)
+
+import numpy as np  # noqa: E402
+
+
+def split(n: int, seed: int):
+    X, y, _ = C.adult_arrays()
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(y))[: 2 * n]
+    return X[idx[:n]], y[idx[:n]], X[idx[n:]], y[idx[n:]]
+
+
+def ours(model: str, Xtr, ytr, Xte, yte, proba_train, proba_test, n_shadow: int, seed: int, n_iter: int,
+         n_trees: int):
+    from leakaudit.learners import SklearnLearner, TorchMLP
+    from leakaudit.membership._base import fit_reference_models
+    from leakaudit.membership.lira import LiRA
+
+    X = np.vstack([Xtr, Xte])
+    y = np.concatenate([ytr, yte])
+    probs = np.vstack([proba_train, proba_test])
+    if model == "mlp":
+        learner = TorchMLP(hidden=(64,), activation="tanh", mode="fast", epochs=max(int(n_iter), 1), batch_size=200,
+                           lr=1e-3, weight_decay=1e-4 / 200)
+    else:
+        from sklearn.ensemble import RandomForestClassifier
+
+        learner = SklearnLearner(RandomForestClassifier(n_estimators=n_trees))
+    with C.Timer() as t:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            refs = fit_reference_models(learner, X, y, n_shadow, n_classes=2, random_state=seed)
+            res_off = LiRA(online=False).score(probs, y, refs.probs, refs.in_mask)
+    res_on = LiRA(online=True).score(probs, y, refs.probs, refs.in_mask)
+    res_on_fixed = LiRA(online=True, fix_variance=True).score(probs, y, refs.probs, refs.in_mask)
+    return t, res_off.scores_array, {"online": res_on.scores_array, "online_fixed_variance": res_on_fixed.scores_array}
+
+
+def run(model: str, n: int, n_shadow: int, seed: int, n_trees: int = 100) -> dict:
+    Xtr, ytr, Xte, yte = split(n, seed)
+    is_member = np.r_[np.ones(n, int), np.zeros(n, int)]
+    load0 = C.loadavg()
+    peer = C.run_peer("sacroml", "sacroml_lira.py",
+                      {"X_train": Xtr, "y_train": ytr, "X_test": Xte, "y_test": yte},
+                      {"model": model, "hidden": 64, "n_trees": n_trees, "seed": seed, "n_shadow": n_shadow,
+                       "mode": "offline"}, timeout=3600)
+    pa = peer["arrays"]
+    t, scores, extra = ours(model, Xtr, ytr, Xte, yte, pa["proba_train"], pa["proba_test"], n_shadow, seed,
+                            peer.get("n_iter", 200), n_trees)
+    load1 = C.loadavg()
+    peer_q = C.quality(is_member, pa["scores"])
+    our_q = C.quality(is_member, scores)
+    work = (f"Adult, {n} members + {n} non-members, target = "
+            + ("sklearn MLP (64 tanh)" if model == "mlp" else f"RandomForest ({n_trees} trees)")
+            + f", {n_shadow} shadow models, offline LiRA")
+    notes = ("shadows: SACRO-ML sklearn MLP clones; ours TorchMLP fast mode, all K batched, "
+             f"{peer.get('n_iter')} epochs (= target's n_iter_)" if model == "mlp" else
+             "shadows: sklearn RandomForest on both sides (ours via SklearnLearner.fit_many, in-process)")
+    return C.comparison(
+        f"lira_{model}", work, "SACRO-ML LIRAAttack", peer["versions"].get("sacroml") or C.peer_version("sacroml", "sacroml"),
+        peer["seconds"], t.seconds, peer_q, our_q, load0, load1, notes=notes, peer_cpu=peer["cpu_seconds"],
+        our_cpu=t.cpu_seconds, peer_own_metrics=peer.get("own_metrics"),
+        our_other_modes={k: C.quality(is_member, v) for k, v in extra.items()},
+        target_fit_seconds=peer.get("target_fit_seconds"), peer_versions=peer.get("versions"))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", choices=("mlp", "rf", "both"), default="both")
+    ap.add_argument("--n", type=int, default=1000, help="members (= non-members)")
+    ap.add_argument("--shadows", type=int, default=100)
+    ap.add_argument("--trees", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true", help="200 + 200 records, 4 shadow models, 10 trees")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.n, a.shadows, a.trees = 200, 4, 10
+    models = ("mlp", "rf") if a.model == "both" else (a.model,)
+    rows = []
+    for m in models:
+        try:
+            rows.append(run(m, a.n, a.shadows, a.seed, a.trees))
+        except Exception as e:  # peer missing or failed: record why
+            rows.append({"name": f"lira_{m}", "error": f"{type(e).__name__}: {e}"[:2000]})
+        print(rows[-1] if "error" in rows[-1] else {k: rows[-1][k] for k in
+              ("name", "peer_seconds", "our_seconds", "speedup", "cpu_speedup", "peer_quality", "our_quality")},
+              flush=True)
+    suffix = "_quick" if a.quick else ""
+    C.write_result("lira_vs_sacroml" + suffix, {"comparisons": rows})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""How close ``fit_many`` comes to this machine's limit (issue 10, "the physical limit").
+
+* Peak: measured float32 matrix-multiply throughput (``torch.mm`` of 1024 x 1024 float32
+  matrices; best of ``--reps`` timings, 1 thread and all threads), and memory bandwidth (numpy copy of
+  a 256 MB float32 array; best of reps; bytes read + written).
+* Work: the FLOPs of the training that ``fit_many`` performs, counted exactly by
+  ``torch.utils.flop_counter.FlopCounterMode`` (every matmul / bmm / convolution, forward and backward)
+  on the very call that is timed in a second, uncounted run.
+* Fraction = (work / time) / peak, for TorchMLP (fast mode: mini-batch Adam, K models batched) and
+  TorchCNN (K models as grouped convolutions).
+* Per-example SGD (TorchMLP ``mode="faithful"``, the compiled numba kernel, no torch ops): its lower
+  bound on time is memory traffic: each of the ``steps`` updates reads the touched parameters
+  (forward), reads them again and writes them (update): ``12 * touched_params`` bytes in float32,
+  where touched = nnz(x) * h + h * C + h + C (the kernel skips zero inputs). We report that bound
+  over the measured bandwidth divided by the measured time. The parameters of these small
+  networks fit in cache, so DRAM bandwidth is a loose bound; the number says how far from it we are.
+
+The machine is shared (load average recorded); best-of timings of the peak and a single timing of
+the work make the fractions conservative when other jobs run.
+
+Usage: .venv/bin/python benchmarks/bench_machine_limit.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def matmul_peak(threads: int, n: int = 1024, reps: int = 10) -> float:
+    """Best-of-reps float32 GFLOP/s of torch.mm on n x n matrices with ``threads`` threads."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        torch.mm(a, b)
+        best = np.inf
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            torch.mm(a, b)
+            best = min(best, time.perf_counter() - t0)
+    finally:
+        torch.set_num_threads(old)
+    return 2 * n ** 3 / best / 1e9
+
+
+def bandwidth(mb: int = 256, reps: int = 5) -> float:
+    """Best-of-reps GB/s of a numpy float32 copy (bytes read + written)."""
+    a = np.ones(mb * 2 ** 20 // 4, np.float32)
+    b = np.empty_like(a)
+    best = np.inf
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        np.copyto(b, a)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * a.nbytes / best / 1e9
+
+
+def counted(fn):
+    """(result, flops) of fn() under FlopCounterMode."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as fc:
+        out = fn()
+    return out, int(fc.get_total_flops())
+
+
+def timed(fn):
+    with C.Timer() as t:
+        fn()
+    return t
+
+
+def mlp_case(K: int, n: int, epochs: int, seed: int = 0):
+    from leakaudit.learners import TorchMLP
+
+    X, y, _ = C.adult_arrays()
+    idx = np.random.default_rng(seed).permutation(len(y))[:n]
+    X, y = X[idx], y[idx]
+    subsets = [np.random.default_rng(seed + k).permutation(n)[: n // 2] for k in range(K)]
+    L = TorchMLP(hidden=(64,), activation="tanh", mode="fast", epochs=epochs, batch_size=200)
+    fn = lambda: L.fit_many(X, y, subsets, list(range(K)), n_classes=2)
+    return fn, f"TorchMLP fast (104-64-2 tanh, Adam, batch 200), K={K} models x {n // 2} rows x {epochs} epochs"
+
+
+def cnn_case(K: int, n: int, epochs: int, size: int, seed: int = 0):
+    from leakaudit.learners import TorchCNN
+
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 28 * 28))
+    y = rng.integers(0, 10, n)
+    subsets = [rng.permutation(n)[: n // 2] for _ in range(K)]
+    L = TorchCNN(size=size, epochs=epochs, batch_size=64)
+    fn = lambda: L.fit_many(X, y, subsets, list(range(K)), n_classes=10)
+    return fn, f"TorchCNN s={size} (28x28x1, 10 classes, batch 64), K={K} models x {n // 2} rows x {epochs} epochs"
+
+
+def faithful_case(K: int, n: int, epochs: int, seed: int = 0):
+    from leakaudit.learners import TorchMLP
+
+    X, y, _ = C.adult_arrays()
+    idx = np.random.default_rng(seed).permutation(len(y))[:n]
+    X, y = X[idx], y[idx]
+    subsets = [np.random.default_rng(seed + k).permutation(n)[: n // 2] for k in range(K)]
+    L = TorchMLP(hidden=(64,), activation="tanh", mode="faithful", epochs=epochs)
+    nnz = float(np.mean([(X[s] != 0).sum(axis=1).mean() for s in subsets]))
+    h, Cc, d = 64, 2, X.shape[1]
+    touched = nnz * h + h * Cc + h + Cc
+    steps = K * (n // 2) * epochs
+    fn = lambda: L.fit_many(X, y, subsets, list(range(K)), n_classes=2)
+    return fn, steps, touched, d * h + h * Cc + h + Cc
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args(argv)
+    import torch
+
+    load0 = C.loadavg()
+    peak1 = matmul_peak(1)
+    peakall = matmul_peak(torch.get_num_threads() if torch.get_num_threads() > 1 else 2)
+    bw = bandwidth(64 if a.quick else 256)
+    rows = []
+    cases = [("mlp", *mlp_case(*((4, 400, 2) if a.quick else (64, 2000, 20)))),
+             ("cnn", *cnn_case(*((2, 128, 1, 4) if a.quick else (8, 1000, 1, 16))))]
+    for name, fn, desc in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _, flops = counted(fn)
+            t = timed(fn)
+        rate = flops / t.seconds / 1e9
+        rows.append({"name": name, "work": desc, "gflop": flops / 1e9, "seconds": t.seconds,
+                     "cpu_seconds": t.cpu_seconds, "gflops_achieved": rate,
+                     "gflops_per_cpu_second": flops / t.cpu_seconds / 1e9,
+                     "fraction_of_1thread_peak": rate / peak1, "fraction_of_all_threads_peak": rate / peakall,
+                     "cpu_fraction_of_1thread_peak": flops / t.cpu_seconds / 1e9 / peak1})
+        print(rows[-1], flush=True)
+    fn, steps, touched, dense = faithful_case(*((2, 400, 1) if a.quick else (8, 2000, 2)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fn()  # compile the numba kernel outside the timing
+        t = timed(fn)
+    bound = steps * 12 * touched / (bw * 1e9)
+    rows.append({"name": "faithful_sgd", "work": f"TorchMLP faithful (per-example SGD, numba), {steps} updates",
+                 "seconds": t.seconds, "cpu_seconds": t.cpu_seconds, "touched_params_per_update": touched,
+                 "dense_params": dense, "bandwidth_bound_seconds": bound, "fraction_of_bandwidth_bound": bound / t.seconds,
+                 "cpu_fraction_of_bandwidth_bound": bound / t.cpu_seconds, "updates_per_second": steps / t.seconds})
+    print(rows[-1], flush=True)
+    C.write_result("machine_limit" + ("_quick" if a.quick else ""),
+                   {"peak_gflops_1thread": peak1, "peak_gflops_all_threads": peakall, "bandwidth_gbs": bw,
+                    "load_start": load0, "load_end": C.loadavg(), "cases": rows})
+
+
+if __name__ == "__main__":
+    main()

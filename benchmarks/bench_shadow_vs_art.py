@@ -1,0 +1,91 @@
+"""Shadow-model black-box attack: leakaudit's ``ShadowModelAttack`` vs ART's ``ShadowModels`` +
+``MembershipInferenceBlackBox``.
+
+Same work: Adult rows drawn with ``--seed``: the target (scikit-learn MLP, 64 tanh units, Adam,
+batch 32, ``E`` epochs, trained inside the ART driver; leakaudit receives that very target's outputs)
+is trained on ``n`` members; ``n`` non-members; the adversary's shadow data D has ``m`` other rows; ``K``
+shadow models with the target's architecture and training, each on half of D (ART: a random half per
+model; leakaudit: complementary random halves); the attack model is the same network on both sides
+(scikit-learn ``MLPClassifier``, 32 ReLU units, plain SGD lr 0.01, batch 32, 30 epochs) on the
+features (one-hot label, shadow output vector) — ART's ``input_type="prediction"``, leakaudit's
+``use_features=False, bin_width=None``. ART trains its K shadows one by one with scikit-learn;
+leakaudit trains all K at once with ``TorchMLP(mode="fast")`` (same architecture, optimiser, batch,
+epochs). Quality: AUC and TPR at 0.1 % FPR of both tools' scores on the n + n target records,
+computed by ``leakaudit.metrics``.
+
+Usage: .venv/bin/python benchmarks/bench_shadow_vs_art.py [--n 500] [--m 2000] [--shadows 8] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+TARGET = {"hidden": 64, "epochs": 30, "batch_size": 32, "lr": 1e-3}
+ATTACK = {"attack_hidden": 32, "attack_lr": 0.01, "attack_epochs": 30, "attack_batch_size": 32}
+
+
+def run(n: int, m: int, k: int, seed: int) -> dict:
+    from leakaudit.learners import TorchMLP
+    from leakaudit.membership._base import fit_reference_models
+    from leakaudit.membership.shadow import ShadowModelAttack
+
+    X, y, _ = C.adult_arrays()
+    idx = np.random.default_rng(seed).permutation(len(y))[: 2 * n + m]
+    tr, ev_out, sh = idx[:n], idx[n:2 * n], idx[2 * n:]
+    X_eval, y_eval = X[np.r_[tr, ev_out]], y[np.r_[tr, ev_out]]
+    is_member = np.r_[np.ones(n, int), np.zeros(n, int)]
+    load0 = C.loadavg()
+    peer = C.run_peer("art", "art_shadow.py", {"X_target_train": X[tr], "y_target_train": y[tr], "X_shadow": X[sh],
+                                               "y_shadow": y[sh], "X_eval": X_eval, "y_eval": y_eval},
+                      {"seed": seed, "n_shadow": k, **TARGET, **ATTACK}, timeout=3600)
+    probs = peer["arrays"]["proba_eval"]
+    learner = TorchMLP(hidden=(TARGET["hidden"],), activation="tanh", mode="fast", epochs=TARGET["epochs"],
+                       batch_size=TARGET["batch_size"], lr=TARGET["lr"])
+    with C.Timer() as t:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            refs = fit_reference_models(learner, X[sh], y[sh], k, n_classes=2, random_state=seed)
+            att = ShadowModelAttack(use_features=False, bin_width=None, hidden=ATTACK["attack_hidden"],
+                                    learning_rate=ATTACK["attack_lr"], epochs=ATTACK["attack_epochs"],
+                                    batch_size=ATTACK["attack_batch_size"], random_state=seed)
+            att.fit(refs.probs, refs.in_mask, y[sh])
+            scores = att.score(probs, y_eval).scores_array
+    load1 = C.loadavg()
+    return C.comparison(
+        "shadow_mlp", f"Adult, target sklearn MLP 64 tanh ({TARGET['epochs']} epochs) on {n} members, {n} non-members, "
+        f"{k} shadow models on halves of {m} adversary rows, MLP attack model", "ART ShadowModels + "
+        "MembershipInferenceBlackBox", peer["versions"]["adversarial-robustness-toolbox"], peer["seconds"], t.seconds,
+        C.quality(is_member, peer["arrays"]["scores"]), C.quality(is_member, scores), load0, load1,
+        notes="shadows: ART sklearn MLP clones one by one; ours TorchMLP fast, K batched",
+        peer_cpu=peer["cpu_seconds"], our_cpu=t.cpu_seconds, peer_shadow_seconds=peer.get("shadow_seconds"))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=500)
+    ap.add_argument("--m", type=int, default=2000)
+    ap.add_argument("--shadows", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true", help="n=100, m=200, 2 shadow models")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.n, a.m, a.shadows = 100, 200, 2
+    try:
+        row = run(a.n, a.m, a.shadows, a.seed)
+    except Exception as e:
+        row = {"name": "shadow_mlp", "error": f"{type(e).__name__}: {e}"[:2000]}
+    print({k: row.get(k) for k in ("name", "error", "peer_seconds", "our_seconds", "speedup", "cpu_speedup",
+                                   "peer_quality", "our_quality")}, flush=True)
+    C.write_result("shadow_vs_art" + ("_quick" if a.quick else ""), {"comparisons": [row]})
+
+
+if __name__ == "__main__":
+    main()
