@@ -65,14 +65,24 @@ class _Stages:
                 self._console.print(f"  {name} done in {self.timings[name]:.1f} s")
 
 
+DEFAULT_CACHE = ".leakaudit-cache"
+
+
 def _engine(cfg: AuditConfig):
+    """The engine that trains reference models: cfg's backend, and an on-disk cache so a killed audit resumes.
+
+    The cache folder is ``cfg.cache_dir``, else ``$LEAKAUDIT_CACHE``, else ``.leakaudit-cache`` in the
+    working directory. Its keys cover the learner, its parameters, the data, the subsets and the seeds,
+    so a changed setting never reads a stale entry.
+    """
     from ..engine import Engine
 
-    cache = cfg.cache_dir
+    cache = cfg.cache_dir or os.environ.get("LEAKAUDIT_CACHE") or DEFAULT_CACHE
     return Engine(backend=cfg.backend, address=cfg.address, cache_dir=cache)
 
 
-def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, skipped: list) -> tuple[dict, dict]:
+def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, skipped: list,
+                      resources: dict) -> tuple[dict, dict]:
     """Run every applicable membership attack; return (metrics per attack, scores per attack)."""
     from ..membership._base import AttackInputs, cross_entropy_loss, fit_reference_models, paired_half_masks
     from ..membership.threshold import LossThresholdAttack
@@ -100,8 +110,16 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
         mask = paired_half_masks(n_audit, cfg.settings.n_reference, seeds["reference"])
         if n_pop:  # population records are never trained on: RMIA's z samples
             mask = np.hstack([mask, np.zeros((mask.shape[0], n_pop), bool)])
+        engine = _engine(cfg)
         ref = fit_reference_models(target.learner, X_all, y_all, cfg.settings.n_reference, in_mask=mask,
-                                   n_classes=data.n_classes, random_state=seeds["reference"])
+                                   n_classes=data.n_classes, random_state=seeds["reference"], engine=engine)
+        st = engine.stats
+        resources["reference_models"] = {
+            "n_models": int(st.n_models), "trained": int(st.models_trained), "chunks_from_cache": int(st.chunks_cached),
+            "chunks_trained": int(st.chunks_trained), "corrupt_cache_entries": int(st.corrupt_entries),
+            "cache_dir": str(engine.cache_dir) if getattr(engine, "cache_dir", None) else None,
+            "backend": cfg.backend,
+        }
         inputs = AttackInputs(
             probs=probs, y=y, X=X_audit, train_loss=train_loss, reference=ref.subset(np.arange(n_audit)),
             population_probs=target.probs_pop if n_pop else None, population_y=data.y_pop if n_pop else None,
@@ -191,12 +209,13 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
     st = _Stages(verbose)
     seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
     skipped: list[dict] = []
+    resources: dict = {}
     with st.stage("data", "loading and encoding records"):
         data = prepare_data(cfg)
     with st.stage("target", "training or loading the audited model"):
         target = prepare_target(cfg, data, random_state=seeds["target"])
     with st.stage("membership", "membership attacks"):
-        membership, scores = _membership_stage(cfg, data, target, seeds, skipped)
+        membership, scores = _membership_stage(cfg, data, target, seeds, skipped, resources)
     with st.stage("dtp", "leave-one-out PDTP of the training records"):
         dtp, pdtp = _dtp_stage(cfg, data, target, seeds, skipped)
     with st.stage("attribute", "attribute inference of the sensitive columns"):
@@ -229,7 +248,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         skipped=skipped,
         verdict=verdict,
         timings=st.timings,
-        resources={"peak_memory_mb": round(peak_mb, 1)},
+        resources={"peak_memory_mb": round(peak_mb, 1), **resources},
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
