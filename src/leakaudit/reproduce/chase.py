@@ -270,7 +270,9 @@ def fig56(profile: str, random_state: int):
     paper=PAPER,
     description="Table II: MLP depth against attack accuracy (Census; property not stated: random bit used).",
     notes="Paper (n=1000, 600 shadow models): [2] 1.0, [4 2] 0.97, [8 4 2] 0.94, [16 8 4 2] 0.88, "
-    "[32 16 8 4 2] 0.81. Poison rate not stated: we use 0.05.",
+    "[32 16 8 4 2] 0.81. Poison rate not stated: we use 0.05. MLPs: ReLU, Adam lr 1e-2 (1e-3 left them "
+    "near-constant after 20 epochs: all depths at chance, 0.43-0.60, in a first reduced run), batch 64, "
+    "20 epochs; 25 shadow models per world (paper 600 in all).",
 )
 def table2(profile: str, random_state: int):
     from ..property._mlp import BatchedMLPLearner
@@ -285,7 +287,9 @@ def table2(profile: str, random_state: int):
         cfg["k"], cfg["targets"] = 25, 40
     rows = []
     for hidden, paper in archs.items():
-        learner = BatchedMLPLearner(hidden=hidden, epochs=5 if profile == "smoke" else 20)
+        # lr 1e-2: at the spec's 1e-3, 20 epochs leave the [2] network predicting label 1 for <1% of
+        # Census rows (measured), i.e. nearly constant; 1e-2 gives 2-6%, near the data's 6.2%.
+        learner = BatchedMLPLearner(hidden=hidden, epochs=5 if profile == "smoke" else 20, lr=1e-2)
         c = _sweep("census-random", cfg, (0.05,), seed=random_state, learner=learner)
         rows.append(row(f"MLP {list(hidden)} accuracy (p=0.05)", paper, _mean(c[0.05], "accuracy"), 0.1,
                         f"k={c[0.05][0][0].n_shadow}/world (paper 600 in all)"))
