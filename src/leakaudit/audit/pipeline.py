@@ -222,6 +222,10 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         from .attribute_stage import attribute_stage
 
         attribute = attribute_stage(cfg, data, target, seeds, skipped)
+    with st.stage("property", "estimating each sensitive group's share of the training data"):
+        from .property_stage import property_stage
+
+        prop = property_stage(cfg, data, target, seeds, skipped, _engine(cfg))
     verdict = decide(cfg, membership=membership, dtp=dtp, attribute=attribute)
     n_m, n_n = len(data.y_mem), len(data.y_non)
     rec = pd.DataFrame({
@@ -245,6 +249,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         membership=membership,
         dtp=dtp,
         attribute=attribute,
+        property=prop,
         skipped=skipped,
         verdict=verdict,
         timings=st.timings,
