@@ -109,7 +109,9 @@ def main(argv=None):
     ap.add_argument("--trees", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="200 + 200 records, 4 shadow models, 10 trees")
+    ap.add_argument("--tag", default="", help="suffix of the result file (keeps runs of other sizes apart)")
     a = ap.parse_args(argv)
+    C.warm_up()
     if a.quick:
         a.n, a.shadows, a.trees = 200, 4, 10
     models = ("mlp", "rf") if a.model == "both" else (a.model,)
@@ -122,8 +124,9 @@ def main(argv=None):
         print(rows[-1] if "error" in rows[-1] else {k: rows[-1][k] for k in
               ("name", "peer_seconds", "our_seconds", "speedup", "cpu_speedup", "peer_quality", "our_quality")},
               flush=True)
-    suffix = "_quick" if a.quick else ""
-    C.write_result("lira_vs_sacroml" + suffix, {"comparisons": rows})
+    name = "lira_vs_sacroml" + ("" if a.model == "both" else f"_{a.model}") + (f"_{a.tag}" if a.tag else "") \
+        + ("_quick" if a.quick else "")
+    C.write_result(name, {"comparisons": rows})
 
 
 if __name__ == "__main__":

@@ -95,6 +95,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args(argv)
+    C.warm_up()
     sizes = SIZES["quick" if a.quick else "full"]
     rows = []
     for m in a.models.split(","):

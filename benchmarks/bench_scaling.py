@@ -59,10 +59,11 @@ def point_models(K: int, n: int = 1000, seed: int = 0) -> dict:
         masks = paired_half_masks(n, K, seed)
         out = Engine(backend="inprocess", progress=False).predict_many(
             NaiveBayes(n_values=nv), Xp, yp, [np.flatnonzero(m) for m in masks], seed, Xp, n_classes=2)
+        after_train = _rss_mb()
         scores = LiRA(online=True).score(probs, yp, out, masks).scores_array
     is_member = np.r_[np.ones(n // 2, int), np.zeros(n - n // 2, int)]
     return {"K": K, "n": n, "seconds": t.seconds, "cpu_seconds": t.cpu_seconds, "peak_rss_mb": _rss_mb(),
-            "baseline_rss_mb": base, "outputs_mb": out.nbytes / 2 ** 20, "quality": C.quality(is_member, scores)}
+            "peak_rss_after_training_mb": after_train, "baseline_rss_mb": base, "outputs_mb": out.nbytes / 2 ** 20, "quality": C.quality(is_member, scores)}
 
 
 def point_records(n: int, K: int = 16, seed: int = 0, epochs: int = 5) -> dict:
@@ -82,10 +83,11 @@ def point_records(n: int, K: int = 16, seed: int = 0, epochs: int = 5) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             refs = fit_reference_models(learner, X, y, K, n_classes=2, random_state=seed + 1)
+            after_train = _rss_mb()
             scores = LiRA(online=True).score(probs, y, refs.probs, refs.in_mask).scores_array
     is_member = np.r_[np.ones(half, int), np.zeros(n - half, int)]
     return {"K": K, "n": n, "seconds": t.seconds, "cpu_seconds": t.cpu_seconds, "peak_rss_mb": _rss_mb(),
-            "baseline_rss_mb": base, "outputs_mb": refs.probs.nbytes / 2 ** 20,
+            "peak_rss_after_training_mb": after_train, "baseline_rss_mb": base, "outputs_mb": refs.probs.nbytes / 2 ** 20,
             "quality": C.quality(is_member, scores)}
 
 
@@ -121,6 +123,8 @@ def plot(rows, kind: str, xlabel: str, path: Path) -> None:
     ax[0].legend()
     ax[1].semilogx(x, [r["peak_rss_mb"] for r in ok], "o-", label="peak RSS")
     ax[1].semilogx(x, [r["peak_rss_mb"] - r["outputs_mb"] for r in ok], "s--", label="peak RSS - outputs")
+    if all("peak_rss_after_training_mb" in r for r in ok):
+        ax[1].semilogx(x, [r["peak_rss_after_training_mb"] for r in ok], "^-.", label="peak RSS after training")
     ax[1].semilogx(x, [r["baseline_rss_mb"] for r in ok], ":", label="RSS before the work")
     ax[1].set_xlabel(xlabel)
     ax[1].set_ylabel("MB")

@@ -76,6 +76,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="n=100, m=200, 2 shadow models")
     a = ap.parse_args(argv)
+    C.warm_up()
     if a.quick:
         a.n, a.m, a.shadows = 100, 200, 2
     try:

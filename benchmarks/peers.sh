@@ -21,7 +21,7 @@ SPEC[art]="adversarial-robustness-toolbox==1.20.1 scikit-learn torch==2.13.0 pac
 SPEC[sacroml]="sacroml==2.0.1 torch==2.13.0"
 # the privacy-meter 1.0.1 wheel declares no dependencies, but privacy_meter/model.py imports tensorflow, torch
 # and opacus at the top and audit_report.py imports seaborn, jinja2, PIL, pandas: install them explicitly
-SPEC[privacymeter]="privacy-meter==1.0.1 numpy scipy scikit-learn pandas matplotlib seaborn jinja2 pillow torch==2.13.0 opacus tensorflow-cpu"
+SPEC[privacymeter]="privacy-meter==1.0.1 numpy scipy scikit-learn pandas matplotlib seaborn jinja2 pillow torch==2.13.0 opacus==1.6.0 tensorflow-cpu==2.21.0"
 
 install_one() {
   local tool="$1" dir="$PEERS/$1"

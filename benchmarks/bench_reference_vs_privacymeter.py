@@ -1,0 +1,93 @@
+"""Reference-model attack: leakaudit's offline LiRA vs ML Privacy Meter 1.0.1's ``ReferenceMetric``.
+
+Same work: Adult rows drawn with ``--seed``: a target scikit-learn MLP (64 tanh units, Adam, batch 200,
+``E`` epochs, trained in the Privacy Meter driver; leakaudit receives its outputs) on ``n`` members,
+``n`` non-members, and ``K`` reference models, each trained on a random half of ``m`` population rows
+disjoint from the audited ones (Privacy Meter's "privacy loss of the model" game: the reference models
+never see the audited records). Privacy Meter's workflow: the user trains the K reference models with
+scikit-learn in a loop (timed, as its tutorials do it) and ``Audit(MetricEnum.REFERENCE)`` thresholds each
+record's loss at a per-record quantile of the reference losses. leakaudit trains the K reference models at
+once (``TorchMLP(mode="fast")``, same architecture and optimiser) and scores offline LiRA (out models only).
+Quality: AUC and TPR at 0.1 % FPR by ``leakaudit.metrics`` (Privacy Meter's per-record score: the number of
+FPR tolerances, of 1,001, at which the record is called a member).
+
+Usage: .venv/bin/python benchmarks/bench_reference_vs_privacymeter.py [--n 500] [--m 2000] [--refs 16] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+MODEL = {"hidden": 64, "epochs": 50, "batch_size": 200, "lr": 1e-3}
+
+
+def run(n: int, m: int, k: int, seed: int) -> dict:
+    from leakaudit.learners import TorchMLP
+    from leakaudit.membership._base import fit_reference_models
+    from leakaudit.membership.lira import LiRA
+
+    X, y, _ = C.adult_arrays()
+    idx = np.random.default_rng(seed).permutation(len(y))[: 2 * n + m]
+    tr, te, pop = idx[:n], idx[n:2 * n], idx[2 * n:]
+    rng = np.random.default_rng(seed + 1)
+    subsets = np.stack([rng.permutation(m)[: m // 2] for _ in range(k)])
+    is_member = np.r_[np.ones(n, int), np.zeros(n, int)]
+    load0 = C.loadavg()
+    peer = C.run_peer("privacymeter", "privacymeter_reference.py",
+                      {"X_train": X[tr], "y_train": y[tr], "X_test": X[te], "y_test": y[te], "X_pop": X[pop],
+                       "y_pop": y[pop], "ref_subsets": subsets}, {"seed": seed, **MODEL}, timeout=3600)
+    probs = peer["arrays"]["proba"]
+    Xa, ya = X[np.r_[tr, te]], y[np.r_[tr, te]]
+    pool_X, pool_y = np.vstack([Xa, X[pop]]), np.concatenate([ya, y[pop]])
+    in_mask = np.zeros((k, len(pool_y)), bool)
+    for j, s in enumerate(subsets):
+        in_mask[j, 2 * n + s] = True
+    learner = TorchMLP(hidden=(MODEL["hidden"],), activation="tanh", mode="fast", epochs=MODEL["epochs"],
+                       batch_size=MODEL["batch_size"], lr=MODEL["lr"])
+    with C.Timer() as t:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            refs = fit_reference_models(learner, pool_X, pool_y, k, in_mask=in_mask, n_classes=2, random_state=seed)
+            scores = LiRA(online=False).score(probs, ya, refs.probs[:, : 2 * n], refs.in_mask[:, : 2 * n]).scores_array
+    load1 = C.loadavg()
+    return C.comparison(
+        "reference_mlp", f"Adult, target sklearn MLP 64 tanh ({MODEL['epochs']} epochs) on {n} members, {n} non-members, "
+        f"{k} reference models on halves of {m} population rows", "Privacy Meter 1.0.1 ReferenceMetric",
+        "1.0.1", peer["seconds"], t.seconds, C.quality(is_member, peer["arrays"]["scores"]),
+        C.quality(is_member, scores), load0, load1,
+        notes=f"peer time = sklearn reference-model loop {peer['train_seconds']:.1f} s + Audit "
+              f"{peer['audit_seconds']:.1f} s; ours = TorchMLP fast K batched + offline LiRA",
+        peer_cpu=peer["cpu_seconds"], our_cpu=t.cpu_seconds, peer_train_seconds=peer["train_seconds"],
+        peer_audit_seconds=peer["audit_seconds"])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=500)
+    ap.add_argument("--m", type=int, default=2000)
+    ap.add_argument("--refs", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true", help="n=100, m=200, 2 reference models")
+    a = ap.parse_args(argv)
+    C.warm_up()
+    if a.quick:
+        a.n, a.m, a.refs = 100, 200, 2
+    try:
+        row = run(a.n, a.m, a.refs, a.seed)
+    except Exception as e:
+        row = {"name": "reference_mlp", "error": f"{type(e).__name__}: {e}"[-2000:]}
+    print({k: row.get(k) for k in ("name", "error", "peer_seconds", "our_seconds", "speedup", "cpu_speedup",
+                                   "peer_quality", "our_quality")}, flush=True)
+    C.write_result("reference_vs_privacymeter" + ("_quick" if a.quick else ""), {"comparisons": [row]})
+
+
+if __name__ == "__main__":
+    main()

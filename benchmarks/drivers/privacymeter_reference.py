@@ -1,0 +1,77 @@
+"""Driver run by the Privacy Meter 1.0.1 venv's python: the reference-model attack (``MetricEnum.REFERENCE``,
+game ``PRIVACY_LOSS_MODEL``), as in Privacy Meter's tutorials: the user trains K reference models on
+population data (scikit-learn MLPs, a plain loop), wraps them in ``Sklearn_Model`` and runs ``Audit``.
+
+Usage: python privacymeter_reference.py DIR (DIR/in.npz: X_train, y_train, X_test, y_test, X_pop, y_pop,
+ref_subsets (K, m) indices into X_pop; DIR/params.json). Writes DIR/out.json (training and audit seconds)
+and DIR/out.npz: per-record score = number of FPR tolerances (of a grid of 1,001) at which the record is
+predicted a member (monotone in the tolerance, so it ranks records exactly as the test does).
+"""
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+warnings.simplefilter("ignore")
+d = Path(sys.argv[1])
+p = json.loads((d / "params.json").read_text())
+z = np.load(d / "in.npz")
+
+import privacy_meter
+import sklearn
+from privacy_meter.audit import Audit, MetricEnum
+from privacy_meter.constants import InferenceGame
+from privacy_meter.dataset import Dataset
+from privacy_meter.information_source import InformationSource
+from privacy_meter.model import Sklearn_Model
+from sklearn.neural_network import MLPClassifier
+
+
+def make(seed):
+    return MLPClassifier(hidden_layer_sizes=(p["hidden"],), activation="tanh", solver="adam", alpha=0.0,
+                         batch_size=p["batch_size"], learning_rate_init=p["lr"], max_iter=p["epochs"], tol=0.0,
+                         n_iter_no_change=p["epochs"] + 1, random_state=seed)
+
+
+def bce(y, q):
+    q = np.clip(q, 1e-12, 1 - 1e-12)
+    return -(y * np.log(q) + (1 - y) * np.log(1 - q))
+
+
+target = make(p["seed"]).fit(z["X_train"], z["y_train"])
+Sklearn_Model(target, bce)  # first construction imports tensorflow; keep that import out of the timings
+t0, c0 = time.perf_counter(), time.process_time()
+refs = []
+for k, sub in enumerate(z["ref_subsets"]):
+    refs.append(make(p["seed"] + 1 + k).fit(z["X_pop"][sub], z["y_pop"][sub]))
+train_s, train_c = time.perf_counter() - t0, time.process_time() - c0
+t1, c1 = time.perf_counter(), time.process_time()
+ds = Dataset(data_dict={"train": {"x": z["X_train"], "y": z["y_train"]}, "test": {"x": z["X_test"], "y": z["y_test"]}},
+             default_input="x", default_output="y")
+target_src = InformationSource(models=[Sklearn_Model(target, bce)], datasets=[ds])
+ref_src = InformationSource(models=[Sklearn_Model(m, bce) for m in refs], datasets=[ds])
+grid = list(np.linspace(0.0, 1.0, 1001))
+with tempfile.TemporaryDirectory() as logs:
+    cwd = os.getcwd()
+    os.chdir(logs)
+    audit = Audit(metrics=MetricEnum.REFERENCE, inference_game_type=InferenceGame.PRIVACY_LOSS_MODEL,
+                  target_info_sources=target_src, reference_info_sources=ref_src, fpr_tolerances=grid,
+                  logs_directory_names=[logs])
+    audit.prepare()
+    res = audit.run()[0]
+    os.chdir(cwd)
+audit_s, audit_c = time.perf_counter() - t1, time.process_time() - c1
+r = res[0] if isinstance(res, list) else res
+pred = np.asarray(r.predicted_labels, float)  # (n_tolerances, n_records)
+scores = pred.sum(axis=0)
+np.savez(d / "out.npz", scores=scores, true_labels=np.asarray(r.true_labels),
+         proba=np.vstack([target.predict_proba(z["X_train"]), target.predict_proba(z["X_test"])]))
+(d / "out.json").write_text(json.dumps({
+    "seconds": train_s + audit_s, "cpu_seconds": train_c + audit_c, "train_seconds": train_s, "audit_seconds": audit_s,
+    "train_cpu_seconds": train_c, "audit_cpu_seconds": audit_c,
+    "versions": {"privacy-meter": "1.0.1", "sklearn": sklearn.__version__}}))

@@ -1,0 +1,53 @@
+"""The benchmark scripts import and their report code works on fake results (no benchmark runs here)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.slow
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "bench_shadow_vs_art",
+           "bench_reference_vs_privacymeter", "bench_scaling", "bench_machine_limit"]
+
+
+def _load(name):
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_script_imports(name):
+    mod = _load(name)
+    if name.startswith("bench_") or name == "run_all":
+        assert callable(mod.main)
+
+
+def test_quality_hand_computed():
+    C = _load("_common")
+    # members 0.9, 0.4; non-members 0.5, 0.1: 3 of 4 (member, non-member) pairs ordered -> AUC 0.75
+    q = C.quality([1, 1, 0, 0], [0.9, 0.4, 0.5, 0.1])
+    assert q["auc"] == pytest.approx(0.75)
+
+
+def test_comparison_row_and_table():
+    C = _load("_common")
+    R = _load("run_all")
+    row = C.comparison("x", "work", "Peer", "1.0", 10.0, 2.0, {"auc": 0.6, "tpr_at_0.1%fpr": 0.01},
+                       {"auc": 0.61, "tpr_at_0.1%fpr": 0.02}, 1.0, 2.0, peer_cpu=4.0, our_cpu=1.0)
+    assert row["speedup"] == pytest.approx(5.0) and row["cpu_speedup"] == pytest.approx(4.0)
+    text = "\n".join(R.comparison_table([row, {"name": "y", "error": "RuntimeError: boom"}], "cmd"))
+    assert "**5.0x** / **4.0x**" in text and "`y` did not run" in text and "TPR@0.1% 2.0 %" in text
+
+
+def test_spearman_matches_definition():
+    C = _load("_common")
+    a = np.array([1.0, 2.0, 3.0, 4.0])
+    assert C.spearman(a, a ** 3) == pytest.approx(1.0)
+    assert C.spearman(a, -a) == pytest.approx(-1.0)
