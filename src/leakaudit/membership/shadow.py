@@ -74,9 +74,16 @@ class ShadowModelAttack(Attack):
         do; Shokri et al.'s attack uses only the prediction vector).
     hidden : int, default=32
     learning_rate : float, default=0.01
+        Per-example SGD learning rate (Long et al.: 0.01).
     epochs : int, default=30
     batch_size : int, default=1
         1 is Long's per-example SGD (faithful); larger is faster.
+    scale_lr : bool, default=True
+        With mini-batches, step with ``learning_rate * batch_size`` on the batch-mean
+        gradient (the linear scaling rule), so one batch moves the weights about as
+        far as ``batch_size`` per-example steps would. Without it, batch 32 at lr
+        0.01 barely trains in 30 epochs (measured: AUC 0.51 vs 0.75 on a
+        Purchase-like MLP with 8 shadow models).
     bin_width : float or None, default=0.01
     random_state : None, int or Generator
     """
@@ -85,7 +92,7 @@ class ShadowModelAttack(Attack):
     needs = ("reference",)
 
     def __init__(self, *, per_class: bool = False, use_features: bool = True, hidden: int = 32,
-                 learning_rate: float = 0.01, epochs: int = 30, batch_size: int = 1,
+                 learning_rate: float = 0.01, epochs: int = 30, batch_size: int = 1, scale_lr: bool = True,
                  bin_width: float | None = 0.01, random_state: RandomStateLike = None):
         self.per_class = per_class
         self.use_features = use_features
@@ -93,12 +100,14 @@ class ShadowModelAttack(Attack):
         self.learning_rate = learning_rate
         self.epochs = epochs
         self.batch_size = batch_size
+        self.scale_lr = scale_lr
         self.bin_width = bin_width
         self.random_state = random_state
 
     def _net(self, seed):
+        lr = float(self.learning_rate) * (int(self.batch_size) if self.scale_lr else 1)
         return MLPClassifier(hidden_layer_sizes=(int(self.hidden),), activation="relu", solver="sgd",
-                             learning_rate_init=float(self.learning_rate), momentum=0.0, nesterovs_momentum=False,
+                             learning_rate_init=lr, momentum=0.0, nesterovs_momentum=False,
                              alpha=0.0, batch_size=int(self.batch_size), max_iter=int(self.epochs), shuffle=True,
                              random_state=seed, early_stopping=False, n_iter_no_change=int(self.epochs) + 1)
 
