@@ -34,6 +34,13 @@ def test_demo_writes_three_files_with_schema(demo):
         assert set(m["tpr_at_fpr"]) == {"0.01", "0.001", "0.0001"}
     assert d["dtp"]["n_records"] == 100 and 0 <= d["dtp"]["max"] <= np.log(199) + 1e-9
     assert isinstance(d["verdict"]["publish"], bool) and d["verdict"]["headline"]
+    for col in ("sex", "race", "marital_status"):  # attribute inference of the demo's sensitive columns
+        a = d["attribute"][col]
+        assert a["advantage_ci"][0] <= a["advantage"] <= a["advantage_ci"][1]
+        assert a["advantage"] == pytest.approx(a["member_accuracy"] - a["nonmember_accuracy"])
+    assert d["property"] and all(0 <= p["estimate"] <= 1 for p in d["property"].values())
+    assert d["mip"]["eta"] == 0.05 and 0 <= d["mip"]["test_accuracy_with_noise"] <= 1
+    assert d["skipped"] == []
     rec = pd.read_csv(out / "records.csv")
     assert len(rec) == 300 and rec["is_member"].sum() == 150
     assert {"score_loss", "score_lira", "score_rmia", "pdtp", "risk_rank"} <= set(rec.columns)

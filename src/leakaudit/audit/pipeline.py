@@ -226,6 +226,10 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         from .property_stage import property_stage
 
         prop = property_stage(cfg, data, target, seeds, skipped, _engine(cfg))
+    with st.stage("mip", f"MIP noise for eta = 0.05 and its accuracy cost"):
+        from .mip_stage import mip_stage
+
+        mip = mip_stage(cfg, data, target, seeds, skipped)
     verdict = decide(cfg, membership=membership, dtp=dtp, attribute=attribute)
     n_m, n_n = len(data.y_mem), len(data.y_non)
     rec = pd.DataFrame({
@@ -250,6 +254,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         dtp=dtp,
         attribute=attribute,
         property=prop,
+        mip=mip,
         skipped=skipped,
         verdict=verdict,
         timings=st.timings,
