@@ -1,4 +1,8 @@
-"""Writes the number of fuzz cases each test ran to test-artifacts/fuzz-counts.json."""
+"""Writes the number of fuzz cases each test ran to test-artifacts/fuzz-counts.json.
+
+Counts of earlier sessions are kept for tests this session did not run, so a
+default run followed by ``-m slow`` leaves both the default and the long counts.
+"""
 
 import json
 import os
@@ -13,8 +17,15 @@ def pytest_sessionfinish(session, exitstatus):
     out = Path(os.environ.get("LEAKAUDIT_ARTIFACTS", Path(__file__).resolve().parents[2] / "test-artifacts"))
     out.mkdir(parents=True, exist_ok=True)
     path = out / "fuzz-counts.json"
-    data = {"seed": SEED, "total": sum(COUNTS.values()), "by_test": dict(sorted(COUNTS.items()))}
+    try:
+        old = json.loads(path.read_text()).get("by_test", {})
+    except (OSError, ValueError, AttributeError):
+        old = {}
+    by_test = {**old, **COUNTS}
+    totals = {b: sum(v for k, v in by_test.items() if k.endswith(f"[{b}]")) for b in ("default", "long")}
+    data = {"seed": SEED, "this_session": sum(COUNTS.values()), "total_default": totals["default"],
+            "total_long": totals["long"], "by_test": dict(sorted(by_test.items()))}
     path.write_text(json.dumps(data, indent=2) + "\n")
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None:
-        tr.write_line(f"fuzz: {data['total']} cases run (seed {SEED}); counts in {path}")
+        tr.write_line(f"fuzz: {data['this_session']} cases run this session (seed {SEED}); counts in {path}")

@@ -76,8 +76,9 @@ def test_cli_malformed_tables_and_configs(budget, capsys):
                 argv += ["--label", label]
             if use_cfg:
                 argv += ["--config", str(_write(d, "c.toml", toml))]
-            # predictions-only keeps a valid case fast (no model is trained)
-            p = np.full((4, 2), 0.5)
+            # predictions-only, and one row more than any table here: the run stops after reading and
+            # encoding the data (a full audit per case would be too slow; tests/audit covers it)
+            p = np.full((9, 2), 0.5)
             pd.DataFrame(p).to_csv(d / "p.csv", index=False)
             argv += ["--predictions-train", str(d / "p.csv"), "--predictions-test", str(d / "p.csv")]
             rc = main(argv)
@@ -85,7 +86,7 @@ def test_cli_malformed_tables_and_configs(budget, capsys):
 
     strat = st.tuples(csv_text, csv_text, toml_text, st.sampled_from(["label", "b", "nope", "", None]),
                       st.booleans(), st.sampled_from(["csv", "csv", "parquet"]))
-    n = 12 if budget == "default" else max(50, BUDGETS["long"] // 2)
+    n = 12 if budget == "default" else max(50, BUDGETS["long"] // 4)
     run_fuzz("cli.tables_and_configs", strat, prop, budget, max_examples=n)
 
 
@@ -106,9 +107,9 @@ def test_cli_malformed_model_and_prediction_files(budget, capsys):
             argv = base + ["--predictions-train", str(p), "--predictions-test", str(p)]
             _check(main(argv), capsys.readouterr().err, ("predictions", case))
 
-    strat = st.tuples(model_bytes, csv_text, st.sampled_from([None, "torch.nn:Identity", "nope", "os:system",
-                                                               "no.such.mod:X"]))
-    n = 12 if budget == "default" else max(50, BUDGETS["long"] // 2)
+    strat = st.tuples(model_bytes, csv_text, st.sampled_from([None, "nope", "no.such.mod:X"]))
+    # a loadable module with a garbage state_dict gives a 6-line message (xfailed in test_untrusted_files)
+    n = 8 if budget == "default" else max(50, BUDGETS["long"] // 4)
     run_fuzz("cli.model_and_predictions", strat, prop, budget, max_examples=n)
 
 
@@ -123,3 +124,23 @@ def test_console_script_one_line_no_traceback(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
     assert "train.csv" in r.stderr
+
+
+def test_cli_module_that_is_not_a_class(tmp_path, capsys):
+    """``--module os:getcwd`` names a callable, not a torch module class: our error, not a traceback."""
+    torch = __import__("pytest").importorskip("torch")
+    tr, te = _write(tmp_path, "train.csv", GOOD), _write(tmp_path, "test.csv", GOOD)
+    torch.save({}, tmp_path / "empty.pt")
+    try:
+        rc = main(["audit", "--train", str(tr), "--test", str(te), "--label", "label", "--out", str(tmp_path / "o"),
+                   "--profile", "smoke", "--model", str(tmp_path / "empty.pt"), "--module", "os:getcwd"])
+    except Exception as exc:  # noqa: BLE001 - the bug: an uncaught exception escapes main()
+        raise AssertionError(f"main() raised {type(exc).__name__}: {exc}") from exc
+    _check(rc, capsys.readouterr().err, "os:getcwd")
+    assert rc == 2
+
+
+test_cli_module_that_is_not_a_class = __import__("pytest").mark.xfail(
+    strict=True, reason="audit.target.load_torch_model calls cls() on any importable callable (os:getcwd returns a "
+    "str) and then .load_state_dict on it: AttributeError escapes main() as a traceback")(
+    test_cli_module_that_is_not_a_class)

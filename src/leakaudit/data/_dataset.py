@@ -389,7 +389,8 @@ def read_table(path: str | Path, **kwargs: Any) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise InvalidInputError(f"table file {p} is empty") from None
     except Exception as exc:  # parser, arrow and codec errors all mean a malformed file
-        raise DataFileError(f"could not read table file {p}: {type(exc).__name__}: {exc}") from None
+        detail = " ".join(str(exc).split())  # parser messages span lines; ours is one line
+        raise DataFileError(f"could not read table file {p}: {type(exc).__name__}: {detail}") from None
     if df.shape[1] == 0 or len(df) == 0:
         raise InvalidInputError(f"table file {p} holds no data rows ({df.shape[0]} rows x {df.shape[1]} columns)")
     return df
