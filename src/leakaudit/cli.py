@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app(args=argv, standalone_mode=False)
     except LeakauditError as exc:
-        typer.echo(f"leakaudit: error: {exc}", err=True)
+        typer.echo(f"leakaudit: error: {' '.join(str(exc).split())}", err=True)  # always one line
         return 2
     except typer.Exit as exc:
         return exc.exit_code

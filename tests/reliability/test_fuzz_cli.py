@@ -108,7 +108,6 @@ def test_cli_malformed_model_and_prediction_files(budget, capsys):
             _check(main(argv), capsys.readouterr().err, ("predictions", case))
 
     strat = st.tuples(model_bytes, csv_text, st.sampled_from([None, "nope", "no.such.mod:X"]))
-    # a loadable module with a garbage state_dict gives a 6-line message (xfailed in test_untrusted_files)
     n = 8 if budget == "default" else max(50, BUDGETS["long"] // 4)
     run_fuzz("cli.model_and_predictions", strat, prop, budget, max_examples=n)
 
@@ -140,7 +139,4 @@ def test_cli_module_that_is_not_a_class(tmp_path, capsys):
     assert rc == 2
 
 
-test_cli_module_that_is_not_a_class = __import__("pytest").mark.xfail(
-    strict=True, reason="audit.target.load_torch_model calls cls() on any importable callable (os:getcwd returns a "
-    "str) and then .load_state_dict on it: AttributeError escapes main() as a traceback")(
-    test_cli_module_that_is_not_a_class)
+

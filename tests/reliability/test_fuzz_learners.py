@@ -93,8 +93,7 @@ def test_fit_and_fit_many(learner_name, budget):
             _check_probs(P, len(X), f"{learner_name}.fit_many")
 
     n = (6 if "torch" in learner_name else 10) if budget == "default" else max(20, BUDGETS["long"] // 4)
-    # Huge finite inputs give NaN probabilities or an OverflowError in these three (xfailed below); fuzz the rest.
-    huge = learner_name not in ("naive_bayes_numeric", "naive_bayes_codes", "logistic")
+    huge = True
     run_fuzz(f"learners.{learner_name}", fit_inputs(huge=huge), prop, budget, max_examples=n)
 
 
@@ -102,8 +101,6 @@ X_HUGE = np.array([[0.0], [1.0], [1e300], [2.0]])
 Y_HUGE = np.array([0, 1, 0, 1])
 
 
-@pytest.mark.xfail(strict=True, reason="NaiveBayes(categorical='none') on a finite feature of 1e300 returns NaN "
-                   "probabilities instead of raising InvalidInputError or staying finite")
 def test_naive_bayes_huge_finite_feature():
     from leakaudit.learners import NaiveBayes
 
@@ -112,8 +109,6 @@ def test_naive_bayes_huge_finite_feature():
         _check_probs(P.predict_proba(X_HUGE), 4, "NaiveBayes")
 
 
-@pytest.mark.xfail(strict=True, reason="LogisticRegression on a finite feature of 1e300 returns NaN probabilities "
-                   "instead of raising InvalidInputError or staying finite")
 def test_logistic_huge_finite_feature():
     from leakaudit.learners import LogisticRegression
 
@@ -122,8 +117,6 @@ def test_logistic_huge_finite_feature():
         _check_probs(P.predict_proba(X_HUGE), 4, "LogisticRegression")
 
 
-@pytest.mark.xfail(strict=True, reason="NaiveBayes(categorical='all') with a category code of 1e300 raises a bare "
-                   "OverflowError (naive_bayes.py _fit) instead of InvalidInputError naming X")
 def test_naive_bayes_huge_category_code():
     from leakaudit.learners import NaiveBayes
 

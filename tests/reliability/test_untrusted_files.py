@@ -138,13 +138,8 @@ def test_torch_state_dict_with_code_refused_directly(tmp_path, marker):
 CLI_CASES = {**SKOPS_LIKE, "torch_checkpoint": _torch_checkpoint, "plain_pickle": None}
 
 
-MULTILINE_TORCH = pytest.mark.xfail(
-    strict=True, reason="audit.target.load_torch_model embeds torch's 6-line UnpicklingError text in its "
-    "UnsafeFileError, so the CLI prints 6 lines instead of one (the code does not run)")
 
-
-@pytest.mark.parametrize("kind", [pytest.param(k, marks=MULTILINE_TORCH) if k == "torch_checkpoint" else k
-                                  for k in CLI_CASES])
+@pytest.mark.parametrize("kind", CLI_CASES)
 def test_cli_refuses_model_file_exit_2_one_line(kind, tmp_path, marker, tables, capsys):
     train, test = tables
     path = tmp_path / f"model.{kind}"

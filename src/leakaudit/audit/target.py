@@ -156,18 +156,24 @@ def load_torch_model(module_spec: str, weights: Path):
         cls = getattr(importlib.import_module(mod_name), cls_name)
     except (ImportError, AttributeError) as exc:
         raise InvalidParameterError(f"cannot import {module_spec}: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+        raise InvalidParameterError(f"module {module_spec} is not a torch.nn.Module class")
     try:
         state = torch.load(weights, weights_only=True, map_location="cpu")
     except FileNotFoundError:
         raise InvalidParameterError(f"model file {weights} does not exist") from None
     except Exception as exc:  # UnpicklingError for files carrying code
-        raise UnsafeFileError(f"refusing {weights}: not a plain state_dict loadable with weights_only=True ({exc})") from None
+        detail = " ".join(str(exc).split())[:300]
+        raise UnsafeFileError(f"refusing {weights}: not a plain state_dict loadable with weights_only=True ({detail})") from None
     if not isinstance(state, dict):
         raise UnsafeFileError(f"{weights} does not hold a state_dict (got {type(state).__name__})")
-    module = cls()
+    try:
+        module = cls()
+    except TypeError as exc:
+        raise InvalidParameterError(f"{module_spec} cannot be built without arguments: {exc}") from None
     try:
         module.load_state_dict(state)
-    except RuntimeError as exc:
+    except (RuntimeError, TypeError, AttributeError) as exc:
         raise InvalidInputError(f"the state_dict in {weights} does not fit {module_spec}: {exc}") from None
     module.eval()
     return module

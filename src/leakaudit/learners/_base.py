@@ -169,9 +169,19 @@ def resolve_seeds(random_states: Sequence[int] | RandomStateLike, k: int) -> lis
     return spawn_seeds(random_states, k, name="random_states")
 
 
+#: Largest feature magnitude training accepts: squares and products of larger values overflow float64.
+_MAX_ABS_FEATURE = 1e100
+
+
 def check_fit_inputs(X: Any, y: Any, *, task: str, n_classes: int | None = None):
     """Validate training inputs; return (X float64 2D, y, n_classes or None)."""
     X = check_matrix(X, name="X")
+    big = float(np.abs(X).max()) if X.size else 0.0
+    if big > _MAX_ABS_FEATURE:
+        raise InvalidInputError(
+            f"X holds a value of magnitude {big:.3g}; values above {_MAX_ABS_FEATURE:.0e} overflow training "
+            "arithmetic (squares, exponentials): rescale or standardise the features"
+        )
     if task == "classification":
         y = check_labels(y, name="y")
         check_consistent_length(X=X, y=y)

@@ -91,4 +91,4 @@ def eta_from_gdp_mu(mu: float) -> float:
 def gdp_mu_from_eta(eta: float) -> float:
     """Largest mu whose mu-GDP guarantee is eta-MIP: ``mu = 2 Phi^-1(1/2 + eta)``."""
     check_scalar(eta, name="eta", min_val=0.0, max_val=0.5, include_max=False)
-    return 2.0 * float(stats.norm.ppf(0.5 + float(eta)))
+    return 2.0 * float(stats.norm.isf(0.5 - float(eta)))  # isf keeps precision as eta -> 1/2
