@@ -206,8 +206,13 @@ class Attack(BaseEstimator, abc.ABC):
 
 
 def check_target_inputs(probs, y, *, probs_name: str = "probs", y_name: str = "y", atol: float = 1e-3):
-    """Validate target probabilities (n, C) and labels (n,); return (probs float64, y int64)."""
-    p = check_probs(probs, name=probs_name, atol=atol)
+    """Validate target probabilities (n, C) (rows sum to 1) and labels (n,); return (probs float64, y int64).
+
+    Binned outputs, which need not sum to 1, go through :func:`check_probs` (distance, frequency attacks).
+    """
+    from .._validation import check_probabilities
+
+    p = check_probabilities(probs, name=probs_name, atol=atol)
     yy = check_labels(y, name=y_name, n_classes=p.shape[1])
     check_consistent_length(**{probs_name: p, y_name: yy})
     return p, yy
