@@ -16,7 +16,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from leakaudit.exceptions import LeakauditError
 
@@ -40,8 +40,12 @@ def run_fuzz(name: str, strategy, prop, budget: str, *, max_examples: int | None
         n = max(n, BUDGETS["long"] if max_examples is None else max_examples)
     key = f"{name}[{budget}]"
 
+    # The default suite does not shrink a failing case (shrinking can take many minutes of CI time);
+    # the seeded long run does.
+    phases = tuple(Phase) if budget == "long" else (Phase.explicit, Phase.reuse, Phase.generate)
+
     @seed(SEED)
-    @settings(max_examples=n, deadline=None, database=None, derandomize=False,
+    @settings(max_examples=n, deadline=None, database=None, derandomize=False, phases=phases,
               suppress_health_check=list(HealthCheck), print_blob=True)
     @given(strategy)
     def inner(example):
