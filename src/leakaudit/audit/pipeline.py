@@ -82,7 +82,7 @@ def _engine(cfg: AuditConfig):
 
 
 def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, skipped: list,
-                      resources: dict) -> tuple[dict, dict]:
+                      resources: dict, engine) -> tuple[dict, dict]:
     """Run every applicable membership attack; return (metrics per attack, scores per attack)."""
     from ..membership._base import AttackInputs, cross_entropy_loss, fit_reference_models, paired_half_masks
     from ..membership.threshold import LossThresholdAttack
@@ -110,7 +110,6 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
         mask = paired_half_masks(n_audit, cfg.settings.n_reference, seeds["reference"])
         if n_pop:  # population records are never trained on: RMIA's z samples
             mask = np.hstack([mask, np.zeros((mask.shape[0], n_pop), bool)])
-        engine = _engine(cfg)
         ref = fit_reference_models(target.learner, X_all, y_all, cfg.settings.n_reference, in_mask=mask,
                                    n_classes=data.n_classes, random_state=seeds["reference"], engine=engine)
         st = engine.stats
@@ -214,8 +213,16 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         data = prepare_data(cfg)
     with st.stage("target", "training or loading the audited model"):
         target = prepare_target(cfg, data, random_state=seeds["target"])
+    engine = _engine(cfg)
+    try:
+        return _run_stages(cfg, out, command, st, seeds, skipped, resources, data, target, engine)
+    finally:
+        engine.close()
+
+
+def _run_stages(cfg, out, command, st, seeds, skipped, resources, data, target, engine) -> AuditResult:
     with st.stage("membership", "membership attacks"):
-        membership, scores = _membership_stage(cfg, data, target, seeds, skipped, resources)
+        membership, scores = _membership_stage(cfg, data, target, seeds, skipped, resources, engine)
     with st.stage("dtp", "leave-one-out PDTP of the training records"):
         dtp, pdtp = _dtp_stage(cfg, data, target, seeds, skipped)
     with st.stage("attribute", "attribute inference of the sensitive columns"):
@@ -225,7 +232,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
     with st.stage("property", "estimating each sensitive group's share of the training data"):
         from .property_stage import property_stage
 
-        prop = property_stage(cfg, data, target, seeds, skipped, _engine(cfg))
+        prop = property_stage(cfg, data, target, seeds, skipped, engine)
     with st.stage("mip", f"MIP noise for eta = 0.05 and its accuracy cost"):
         from .mip_stage import mip_stage
 
