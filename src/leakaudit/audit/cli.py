@@ -50,4 +50,6 @@ def register(app: typer.Typer) -> None:
         res = run_audit(cfg, out, command=command)
         v = res.verdict
         typer.echo(f"verdict: {'publish' if v.publish else 'DO NOT PUBLISH'}: {v.headline}")
+        typer.echo("time by stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in res.timings.items())
+                   + f"; peak memory {res.resources.get('peak_memory_mb', float('nan')):.0f} MB")
         typer.echo(f"wrote {out}/results.json, {out}/records.csv, {out}/report.html")
