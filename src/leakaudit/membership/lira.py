@@ -40,6 +40,7 @@ from ._base import (
 __all__ = ["LiRA", "logit_scaled_confidence"]
 
 _TINY = 1e-45  # below float64 resolution of 1 - p; keeps ln finite
+_CHUNK = 256  # reference models per chunk when computing their statistics
 
 
 def logit_scaled_confidence(probs, y) -> np.ndarray:
@@ -133,7 +134,10 @@ class LiRA(Attack):
         if rp.shape[1:] != p.shape:
             raise InvalidInputError(f"ref_probs has shape {rp.shape}; expected (K, {p.shape[0]}, {p.shape[1]})")
         phi_t = logit_scaled_confidence(p, yy)
-        phi_r = logit_scaled_confidence(rp, yy)
+        # chunks over reference models: no (K, n, C) temporaries beyond the outputs themselves
+        phi_r = np.empty(rp.shape[:2])
+        for s in range(0, rp.shape[0], _CHUNK):
+            phi_r[s:s + _CHUNK] = logit_scaled_confidence(rp[s:s + _CHUNK], yy)
         mu_out, sd_out = self._moments(phi_r, ~rin, self.statistic, self.min_std, self.fix_variance, "out")
         if self.online:
             mu_in, sd_in = self._moments(phi_r, rin, self.statistic, self.min_std, self.fix_variance, "in")
