@@ -293,16 +293,25 @@ def load_purchase_kaggle(
     X = np.zeros((len(ids), len(cats)), dtype=np.int8)
     X[np.searchsorted(ids, pr["id"].to_numpy()), np.searchsorted(cats, pr["category"].to_numpy())] = 1
     y = kmeans_labels(X.astype(np.float64), n_classes, random_state=random_state, n_init=n_init)
-    cols = [f"cat_{c}" for c in cats]
-    return Dataset(
-        name=f"purchase-{n_classes}",
-        frame=pd.DataFrame(X, columns=cols),
-        y=y,
-        features=tuple(Feature(c, "binary", (0, 1)) for c in cols),
-        label_name="cluster",
-        class_names=tuple(f"cluster{k}" for k in range(n_classes)),
-        task="classification",
+    return basket_dataset(
+        X, y, name=f"purchase-{n_classes}", columns=[f"cat_{c}" for c in cats], n_classes=n_classes,
         extras=pd.DataFrame({"id": ids}),
         info={"source": f"Kaggle Acquire Valued Shoppers transactions {p}",
               "labels": f"KMeans({n_classes}, k-means++, n_init={n_init}), random_state={random_state!r}"},
+    )
+
+
+def basket_dataset(X: np.ndarray, y: np.ndarray, *, name: str, columns: list[str], n_classes: int,
+                   extras: pd.DataFrame | None, info: dict) -> Dataset:
+    """A Purchase-style Dataset: binary basket columns, cluster labels ``cluster0..cluster{k-1}``."""
+    return Dataset(
+        name=name,
+        frame=pd.DataFrame(X, columns=columns),
+        y=y,
+        features=tuple(Feature(c, "binary", (0, 1)) for c in columns),
+        label_name="cluster",
+        class_names=tuple(f"cluster{k}" for k in range(n_classes)),
+        task="classification",
+        extras=extras,
+        info=info,
     )

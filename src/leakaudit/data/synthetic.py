@@ -28,7 +28,7 @@ from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidParameterError
 from ._dataset import Dataset
 from ._features import Feature
-from .purchase import kmeans_labels
+from .purchase import basket_dataset, kmeans_labels
 
 __all__ = ["make_purchase_like", "make_texas_like", "make_gaussian_regression"]
 
@@ -125,15 +125,8 @@ def make_purchase_like(
     counts = rng.poisson(n_items[:, None] * prof[types])
     X = (counts > 0).astype(np.int8)
     y = kmeans_labels(X.astype(np.float64), n_classes, random_state=km_seed, n_init=n_init)
-    cols = [f"cat{j}" for j in range(n_features)]
-    return Dataset(
-        name=f"purchase-like-{n_classes}",
-        frame=pd.DataFrame(X, columns=cols),
-        y=y,
-        features=tuple(Feature(c, "binary", (0, 1)) for c in cols),
-        label_name="cluster",
-        class_names=tuple(f"cluster{k}" for k in range(n_classes)),
-        task="classification",
+    return basket_dataset(
+        X, y, name=f"purchase-like-{n_classes}", columns=[f"cat{j}" for j in range(n_features)], n_classes=n_classes,
         extras=pd.DataFrame({"shopper_type": types}),
         info={
             "source": "synthetic substitute for Kaggle Acquire Valued Shoppers / Purchase-k (make_purchase_like)",

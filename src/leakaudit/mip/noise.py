@@ -197,8 +197,24 @@ def sample_radius(c: float, d: int, radial: str, size: int, random_state: Random
     return rng.gamma(float(d), float(c), size=int(size))  # ||X|| ~ Gamma(d, c) <=> density ∝ exp(-||x||/c)
 
 
+class _SigmaMask:
+    """Which coordinates get noise: those with ``sigma_j > 0`` (shared by both noise classes)."""
+
+    sigma: tuple
+
+    @property
+    def active(self) -> np.ndarray:
+        """Boolean mask of coordinates that receive noise (``sigma_j > 0``)."""
+        return np.asarray(self.sigma, dtype=float) > 0
+
+    @property
+    def d_eff(self) -> int:
+        """Number of noised coordinates (the ``d`` of the norm and of the Gamma radius)."""
+        return int(self.active.sum())
+
+
 @dataclass(frozen=True)
-class MIPNoise:
+class MIPNoise(_SigmaMask):
     """The noise of Corollary 8 / Algorithm 1, as a value object.
 
     The released output is ``theta + X`` with ``X = r U`` (see module docstring). Its
@@ -220,16 +236,6 @@ class MIPNoise:
     M: float
     c: float
     radial: str = "laplace"
-
-    @property
-    def active(self) -> np.ndarray:
-        """Boolean mask of coordinates that receive noise (``sigma_j > 0``)."""
-        return np.asarray(self.sigma, dtype=float) > 0
-
-    @property
-    def d_eff(self) -> int:
-        """Number of noised coordinates (the ``d`` of the norm and of the Gamma radius)."""
-        return int(self.active.sum())
 
     def sample(self, size: int = 1, random_state: RandomStateLike = None) -> np.ndarray:
         """Draw ``size`` noise vectors, shape (size, d)."""
@@ -267,7 +273,7 @@ class MIPNoise:
 
 
 @dataclass(frozen=True)
-class GaussianMIPNoise:
+class GaussianMIPNoise(_SigmaMask):
     """Independent Gaussian noise ``N(0, (s sigma_j)^2)`` per coordinate -- **our extension** (spec 7.2).
 
     With ``sigma_j^2 >= Var(theta_j)`` over random halves, ``E||(theta - E theta)/sigma||_2 <= sqrt(d)``
@@ -284,14 +290,6 @@ class GaussianMIPNoise:
     @property
     def c(self) -> float:
         return self.s
-
-    @property
-    def active(self) -> np.ndarray:
-        return np.asarray(self.sigma, dtype=float) > 0
-
-    @property
-    def d_eff(self) -> int:
-        return int(self.active.sum())
 
     def sample(self, size: int = 1, random_state: RandomStateLike = None) -> np.ndarray:
         """Draw ``size`` noise vectors, shape (size, d)."""
