@@ -96,20 +96,18 @@ def attribute_advantage(correct_members, correct_nonmembers, *, confidence: floa
     >>> r.advantage
     0.5
     """
-    c1 = _as_bool(correct_members, "correct_members")
-    c0 = _as_bool(correct_nonmembers, "correct_nonmembers")
+    f = _difference_fields(_as_bool(correct_members, "correct_members"),
+                           _as_bool(correct_nonmembers, "correct_nonmembers"), confidence)
+    return AttributeAdvantage(accuracy_nonmembers=f.pop("rate_nonmembers"), **f)
+
+
+def _difference_fields(c1: np.ndarray, c0: np.ndarray, confidence: float) -> dict:
+    """Success rates on members and non-members, their difference and its interval (shared by Defs 5 and 6)."""
     k1, k0 = int(c1.sum()), int(c0.sum())
     lo, hi = difference_interval(k1, c1.size, k0, c0.size, confidence=confidence)
-    return AttributeAdvantage(
-        accuracy_members=k1 / c1.size,
-        accuracy_nonmembers=k0 / c0.size,
-        n_members=c1.size,
-        n_nonmembers=c0.size,
-        advantage=k1 / c1.size - k0 / c0.size,
-        ci_low=lo,
-        ci_high=hi,
-        confidence=confidence,
-    )
+    return dict(accuracy_members=k1 / c1.size, rate_nonmembers=k0 / c0.size, n_members=c1.size,
+                n_nonmembers=c0.size, advantage=k1 / c1.size - k0 / c0.size, ci_low=lo, ci_high=hi,
+                confidence=confidence)
 
 
 def alternative_advantage(
@@ -127,21 +125,9 @@ def alternative_advantage(
     simulator : str
         Description of the simulator used (exact Bayes rule or an estimate).
     """
-    c1 = _as_bool(correct_members, "correct_members")
-    c0 = _as_bool(simulator_correct_nonmembers, "simulator_correct_nonmembers")
-    k1, k0 = int(c1.sum()), int(c0.sum())
-    lo, hi = difference_interval(k1, c1.size, k0, c0.size, confidence=confidence)
-    return AlternativeAdvantage(
-        accuracy_members=k1 / c1.size,
-        simulator_accuracy_nonmembers=k0 / c0.size,
-        n_members=c1.size,
-        n_nonmembers=c0.size,
-        advantage=k1 / c1.size - k0 / c0.size,
-        ci_low=lo,
-        ci_high=hi,
-        confidence=confidence,
-        simulator=simulator,
-    )
+    f = _difference_fields(_as_bool(correct_members, "correct_members"),
+                           _as_bool(simulator_correct_nonmembers, "simulator_correct_nonmembers"), confidence)
+    return AlternativeAdvantage(simulator_accuracy_nonmembers=f.pop("rate_nonmembers"), simulator=simulator, **f)
 
 
 def summarize_splits(values, *, confidence: float = 0.95) -> SplitSummary:
