@@ -57,6 +57,21 @@ def test_lira_offline_and_fixed_variance():
     assert med.scores[i] == pytest.approx((phi_t[i] - np.median(b)) / b.std())
 
 
+@pytest.mark.parametrize("online,fix", [(True, False), (False, False), (True, True)])
+def test_lira_streamed_moments_equal_the_direct_ones_across_chunks(online, fix):
+    # K = 600 spans three chunks of 256 models; one record with a single "in" model uses the pooled sigma
+    probs, y, ref, mask = _random_setup(n=20, K=600, seed=3)
+    mask[:, 0] = False
+    mask[7, 0] = True
+    res = LiRA(online=online, fix_variance=fix).score(probs, y, ref, mask)
+    phi_r = logit_scaled_confidence(ref, y)
+    direct = {w: LiRA._moments(phi_r, m, "mean", 1e-6, fix, w) for w, m in (("in", mask), ("out", ~mask))}
+    phi_t = logit_scaled_confidence(probs, y)
+    (mu_o, sd_o), (mu_i, sd_i) = direct["out"], direct["in"]
+    expect = (norm.logpdf(phi_t, mu_i, sd_i) - norm.logpdf(phi_t, mu_o, sd_o)) if online else (phi_t - mu_o) / sd_o
+    np.testing.assert_allclose(res.scores, expect, rtol=1e-9, atol=1e-12)
+
+
 def test_lira_errors():
     probs, y, ref, mask = _random_setup()
     mask2 = mask.copy()

@@ -110,6 +110,44 @@ class LiRA(Attack):
         std = np.full(phi.shape[1], global_std) if fix_variance else np.where(multi, np.sqrt(var), global_std)
         return loc, np.maximum(std, min_std)
 
+    def _streamed_moments(self, rp, rin, yy):
+        """Mean and std of the out (and in) statistics, two passes over chunks of reference models.
+
+        Same quantities as ``_moments(..., statistic="mean")`` (ddof=0 variances, the pooled σ for
+        records with fewer than two models and for ``fix_variance``), without any (K, n) array.
+        """
+        K, n = rin.shape
+        cnt_in = rin.sum(axis=0)
+        cnt = {"out": K - cnt_in, "in": cnt_in}
+        for what in ("out", "in") if self.online else ("out",):
+            if np.any(cnt[what] == 0):
+                i = int(np.flatnonzero(cnt[what] == 0)[0])
+                raise InvalidInputError(f"record {i} has no {what} reference model; LiRA needs at least one per record")
+
+        def chunks():
+            for s in range(0, K, _CHUNK):
+                yield logit_scaled_confidence(rp[s:s + _CHUNK], yy), rin[s:s + _CHUNK]
+
+        tot = {"out": np.zeros(n), "in": np.zeros(n)}
+        for phi, m in chunks():
+            tot["in"] += np.where(m, phi, 0.0).sum(axis=0)
+            tot["out"] += np.where(m, 0.0, phi).sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mu = {w: tot[w] / cnt[w] for w in tot}
+        ss = {"out": np.zeros(n), "in": np.zeros(n)}
+        for phi, m in chunks():
+            ss["in"] += np.where(m, (phi - mu["in"]) ** 2, 0.0).sum(axis=0)
+            ss["out"] += np.where(m, 0.0, (phi - mu["out"]) ** 2).sum(axis=0)
+        out = []
+        for w in ("out", "in"):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                var = ss[w] / cnt[w]
+            multi = cnt[w] >= 2
+            global_std = np.sqrt(np.mean(var[multi])) if multi.any() else 1.0
+            std = np.full(n, global_std) if self.fix_variance else np.where(multi, np.sqrt(var), global_std)
+            out.append((mu[w], np.maximum(std, self.min_std)))
+        return out
+
     def score(self, probs, y, ref_probs, ref_in) -> AttackResult:
         """Score records from plain arrays.
 
@@ -134,13 +172,16 @@ class LiRA(Attack):
         if rp.shape[1:] != p.shape:
             raise InvalidInputError(f"ref_probs has shape {rp.shape}; expected (K, {p.shape[0]}, {p.shape[1]})")
         phi_t = logit_scaled_confidence(p, yy)
-        # chunks over reference models: no (K, n, C) temporaries beyond the outputs themselves
-        phi_r = np.empty(rp.shape[:2])
-        for s in range(0, rp.shape[0], _CHUNK):
-            phi_r[s:s + _CHUNK] = logit_scaled_confidence(rp[s:s + _CHUNK], yy)
-        mu_out, sd_out = self._moments(phi_r, ~rin, self.statistic, self.min_std, self.fix_variance, "out")
+        if self.statistic == "mean":  # streamed over chunks of models: memory O(n), not O(K n), beyond the outputs
+            (mu_out, sd_out), (mu_in, sd_in) = self._streamed_moments(rp, rin, yy)
+        else:  # the median needs every model's statistic at once
+            phi_r = np.empty(rp.shape[:2])
+            for s in range(0, rp.shape[0], _CHUNK):
+                phi_r[s:s + _CHUNK] = logit_scaled_confidence(rp[s:s + _CHUNK], yy)
+            mu_out, sd_out = self._moments(phi_r, ~rin, self.statistic, self.min_std, self.fix_variance, "out")
+            if self.online:
+                mu_in, sd_in = self._moments(phi_r, rin, self.statistic, self.min_std, self.fix_variance, "in")
         if self.online:
-            mu_in, sd_in = self._moments(phi_r, rin, self.statistic, self.min_std, self.fix_variance, "in")
             # Eq. (4): likelihood ratio of the two Gaussian hypotheses
             scores = norm.logpdf(phi_t, mu_in, sd_in) - norm.logpdf(phi_t, mu_out, sd_out)
             return self._result(scores, (scores > 0).astype(int), threshold=0.0, mode="online",
