@@ -31,10 +31,12 @@ BENCHES = {  # key: (script, full-size arguments)
     "pdtp": ("bench_pdtp_vs_art.py", []),
     "shadow": ("bench_shadow_vs_art.py", []),
     "reference": ("bench_reference_vs_privacymeter.py", []),
+    "tfprivacy": ("bench_lira_vs_tfprivacy.py", []),
     "machine": ("bench_machine_limit.py", []),
     "scaling": ("bench_scaling.py", []),
 }
-PEER_TOOLS = {"art": "adversarial-robustness-toolbox", "sacroml": "sacroml", "privacymeter": "privacy-meter"}
+PEER_TOOLS = {"art": "adversarial-robustness-toolbox", "sacroml": "sacroml", "privacymeter": "privacy-meter",
+              "tfprivacy": "tensorflow-privacy"}
 
 
 def ensure_peers() -> None:
@@ -199,14 +201,14 @@ def write_report(log=None, quick=False) -> Path:
     out += ["## Peer tools", "", "| tool | status | version |", "|---|---|---|"]
     for t, dist in PEER_TOOLS.items():
         out.append(f"| {dist} | {C.peer_status(t)} | {C.peer_version(t, dist) or '–'} |")
-    out += ["", "TF Privacy's attack library was not benchmarked: its LiRA is a scoring function on precomputed "
-            "statistics (no shadow training to compare) and it needs TensorFlow; see README.", ""]
+    out.append("")
     def runs(prefix):  # every result file of a comparison (repeats are kept as <prefix>_<tag>.json)
         return sorted(k for k in res if k.startswith(prefix))
 
     sections = [("LiRA vs SACRO-ML", runs("lira_vs_sacroml")), ("PDTP vs ART", runs("pdtp_vs_art")),
                 ("Shadow-model attack vs ART", runs("shadow_vs_art")),
-                ("Reference-model attack vs ML Privacy Meter 1.0.1", runs("reference_vs_privacymeter"))]
+                ("Reference-model attack vs ML Privacy Meter 1.0.1", runs("reference_vs_privacymeter")),
+                ("LiRA vs TF Privacy's advanced_mia", runs("lira_vs_tfprivacy"))]
     for title, keys in sections:
         out += [f"## {title}", ""]
         found = False
