@@ -1,10 +1,12 @@
-"""Logistic regression: equality with scikit-learn, exact warm-started LOO, the influence approximation."""
+"""Logistic regression: equality with scikit-learn, exact warm-started LOO (batched and one at a time),
+the influence approximation."""
 
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression as SkLR
 
 from leakaudit.exceptions import ApproximationWarning, InvalidParameterError
+from leakaudit.learners import logistic as lg
 from leakaudit.learners.logistic import LogisticRegression
 
 
@@ -43,8 +45,8 @@ def test_newton_loo_equals_fresh_fit(rng, dense_max):
         ref = lr.fit(X[keep], y[keep], n_classes=3)
         np.testing.assert_allclose(loo[r], ref.predict_proba(X[t:t + 1])[0], atol=1e-6)
         np.testing.assert_allclose(loo_q[r], ref.predict_proba(X[:5]), atol=1e-6)
-    # warm start needs fewer iterations than a fresh fit
-    full, models = lr.loo_models(X, y, recs)
+    # one at a time: the warm start needs fewer Newton iterations than a fresh fit
+    full, models = lr.loo_models(X, y, recs, batched=False)
     assert max(m.n_iter_ for m in models) < full.n_iter_
 
 
@@ -70,3 +72,81 @@ def test_fit_many_and_errors(rng):
         LogisticRegression(C=-1).fit(X, y)
     with pytest.raises(InvalidParameterError, match="method"):
         lr.loo_proba(X, y, method="bogus")
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_hessian_blocks_equal_hessian_vector_products(rng, k):
+    # the dense Hessian (k(k-1)/2 weighted products + zero-row-sum completion) against the independent hessp
+    X, y = _data(rng, n=50, d=3, k=k)
+    prob = lg._Problem(X, y, k, 2.5)
+    u = rng.normal(size=k * 4)
+    _, _, P = prob.value_grad(u)
+    H = prob.hessian(P)
+    np.testing.assert_allclose(H, H.T, atol=1e-12)
+    for _ in range(3):
+        v = rng.normal(size=k * 4)
+        np.testing.assert_allclose(H @ v, prob.hessp(P, v), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_first_batched_step_is_the_exact_loo_newton_step(rng, k):
+    # one _loo_chord step = θ̂ - (H_{-t}(θ̂) + α e e^T)^{-1} ∇f_{-t}(θ̂), with H_{-t} formed directly on T \ {t}
+    X, y = _data(rng, n=30, d=3, k=k)
+    C, d, q = 3.0, 3, 4
+    full = LogisticRegression(C=C, tol=1e-12).fit(X, y, n_classes=k)
+    theta_hat = np.concatenate([full.coef_, full.intercept_[:, None]], axis=1)
+    Xt, Y = lg._augment(X), np.eye(k)[y]
+    P_hat = lg._softmax_inplace(Xt @ theta_hat.T)
+    H = lg._hessian_blocks(Xt, P_hat, C).reshape(k * q, k * q)
+    alpha = 7.0
+    e = np.zeros((k, q))
+    e[:, d] = 1 / np.sqrt(k)
+    ee = np.outer(e.ravel(), e.ravel())
+    recs = np.array([0, 11, 29])
+    th, steps, _ = lg._loo_chord(Xt, Y, C, theta_hat, P_hat, np.linalg.inv(H + alpha * ee), recs,
+                                 np.zeros(3), max_steps=1)
+    for r, t in enumerate(recs):
+        keep = np.arange(30) != t
+        Hm = lg._hessian_blocks(Xt[keep], P_hat[keep], C).reshape(k * q, k * q) + alpha * ee
+        prob = lg._Problem(X[keep], y[keep], k, C)
+        _, g, _ = prob.value_grad(lg._theta_to_u(theta_hat))
+        expect = theta_hat - np.linalg.solve(Hm, lg._u_to_theta(g, k, d).ravel()).reshape(k, q)
+        if steps[r] == 1:  # accepted (the gradient halved): must be the Newton step
+            np.testing.assert_allclose(th[r], expect, atol=1e-10)
+    assert steps.sum() >= 2
+
+
+@pytest.mark.parametrize("k, C", [(2, 1.0), (2, 1e3), (3, 5.0)])
+def test_batched_loo_equals_one_at_a_time(rng, k, C):
+    X, y = _data(rng, n=120, d=5, k=k)
+    lr = LogisticRegression(C=C, tol=1e-10)
+    recs = np.arange(0, 120, 7)
+    u_b, U_b = lr.loo_params(X, y, recs)
+    u_s, U_s = lr.loo_params(X, y, recs, batched=False)
+    np.testing.assert_allclose(u_b, u_s)
+    np.testing.assert_allclose(U_b, U_s, atol=1e-8)
+    # the batched path itself did the work (no record handed to the one-at-a-time fallback)
+    _, _, n_iter, n_fallback = lr._loo_theta(X, y, recs, "newton", k, True)
+    assert n_fallback == 0 and n_iter.min() >= 1
+    Q = X[:4]
+    np.testing.assert_allclose(lr.loo_proba(X, y, recs, X_query=Q), lr.loo_proba(X, y, recs, X_query=Q, batched=False),
+                               atol=1e-9)
+
+
+def test_batched_loo_fallback_finishes_exactly(rng, monkeypatch):
+    # a contraction demand no step can meet sends every record to the one-at-a-time Newton: same answers
+    X, y = _data(rng, n=60, d=3, k=3)
+    lr = LogisticRegression(C=2.0, tol=1e-10)
+    recs = [1, 2, 40]
+    ref = lr.loo_params(X, y, recs, batched=False)[1]
+    monkeypatch.setattr(lg, "_CHORD_CONTRACTION", 0.0)
+    _, _, n_iter, n_fallback = lr._loo_theta(X, y, np.array(recs), "newton", 3, True)
+    assert n_fallback == 3
+    np.testing.assert_allclose(lr.loo_params(X, y, recs)[1], ref, atol=1e-8)
+
+
+def test_dense_off_uses_one_at_a_time(rng):
+    X, y = _data(rng, n=40, k=2)
+    lr = LogisticRegression(C=1.0, dense_max=0)
+    _, _, _, n_fallback = lr._loo_theta(X, y, np.array([3, 5]), "newton", 2, True)
+    assert n_fallback == 2
