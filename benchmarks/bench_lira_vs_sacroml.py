@@ -15,7 +15,9 @@ Shadow models:
   epochs with early stopping on the training loss). leakaudit trains all K at once with
   ``TorchMLP(hidden=(64,), activation="tanh", mode="fast", batch_size=200, lr=1e-3)`` for the number
   of epochs the target MLP ran (``n_iter_``), with weight decay ``alpha / batch_size`` (the same
-  L2 term as scikit-learn's).
+  L2 term as scikit-learn's). On Adult's one-hot inputs TorchMLP's default ``sparse_input="auto"``
+  computes the first layer from the 14 non-zero inputs of each row (same models up to float
+  summation order; every weight still gets its Adam and L2 update, as in scikit-learn).
 * RF: both train scikit-learn forests (leakaudit through ``SklearnLearner``), so the ratio
   measures everything around the training.
 

@@ -13,6 +13,13 @@ subsets; the achieved GFLOP/s beside this machine's float32 matmul throughput
 (a big torch matmul, measured in the same run), and for faithful mode the
 achieved weight traffic beside the measured copy bandwidth.
 
+Fast mode runs with the dense first layer (``sparse_input=False``: its FLOPs are
+the model's matmul FLOPs, all performed) and with the default on one-hot data
+(``sparse_input="auto"``: only the non-zero inputs' weight rows are read and
+updated). For the sparse runs the GFLOP/s printed are the FLOPs actually
+performed (sparse first layer: 2 (nnz + 1) h per row and pass) over the time;
+the dense model's FLOPs over the same time are printed as "dense-equivalent".
+
     .venv/bin/python benchmarks/train_many.py            # full (several minutes)
     .venv/bin/python benchmarks/train_many.py --quick    # fewer epochs/models, scaled
     .venv/bin/python benchmarks/train_many.py --cnn      # only: TorchCNN grouped conv vs vmap vs one at a time
@@ -102,11 +109,13 @@ def naive_per_model(X, y, mode: str, epochs: int, n_models: int = 2) -> float:
     return (time.perf_counter() - t0) / n_models
 
 
-def flops_per_model_epoch(mode: str, X: np.ndarray, n_train: int) -> float:
+def flops_per_model_epoch(mode: str, X: np.ndarray, n_train: int, sparse: bool = False) -> float:
     d = X.shape[1]
+    nnz = (X != 0).sum(1).mean()
     if mode == "faithful":  # sparse algorithm: only non-zero inputs are read/updated
-        nnz = (X != 0).sum(1).mean()
         return n_train * (4 * nnz * H + 6 * H * C + 6 * H)
+    if sparse:  # first layer over the non-zero inputs + the bias row, forward and weight gradient
+        return n_train * (4 * (nnz + 1) * H + 6 * H * C)
     return n_train * (4 * d * H + 6 * H * C)  # dense GEMMs: forward + weight grads + hidden grads
 
 
@@ -207,26 +216,35 @@ def main() -> None:
             e_run = E if not args.quick else (3 if K == 100 else 1)
             loo = [np.delete(np.arange(n), k) for k in range(K)]
             rand = [rng.choice(2000, size=n - 1, replace=False) for _ in range(K)]
-            runs = [("LOO family, shared order" if mode == "fast" else "LOO family", X, y, loo,
-                     "shared" if mode == "fast" else "independent")]
             if mode == "faithful":
-                runs.append(("LOO family, shared order", X, y, loo, "shared"))
-            runs.append(("independent random subsets", X2, y2, rand, "independent"))
-            for label, XX, yy, subsets, order in runs:
+                runs = [("LOO family", X, y, loo, "independent", "auto"),
+                        ("LOO family, shared order", X, y, loo, "shared", "auto"),
+                        ("independent random subsets", X2, y2, rand, "independent", "auto")]
+            else:
+                runs = [(f"LOO family, shared order, {sl}", X, y, loo, "shared", sp)
+                        for sl, sp in (("dense", False), ("sparse", "auto"))]
+                runs += [(f"independent random subsets, {sl}", X2, y2, rand, "independent", sp)
+                         for sl, sp in (("dense", False), ("sparse", "auto"))]
+            for label, XX, yy, subsets, order, sparse_input in runs:
                 # faithful: numba kernel on args.threads threads; fast: torch trainer on 1 thread (its default)
                 threads = args.threads if mode == "faithful" else 1
                 peak = peaks[threads] if threads in peaks else peaks[max(peaks)]
-                learner = TorchMLP(mode=mode, epochs=e_run, order=order, n_threads=threads)
-                learner.fit_many(XX[:50], yy[:50], [np.arange(50)], [0])  # compile / warm up
+                learner = TorchMLP(mode=mode, epochs=e_run, order=order, n_threads=threads, sparse_input=sparse_input)
+                bank_info = learner.fit_many(XX[:50], yy[:50], [np.arange(50)], [0]).info  # compile / warm up
                 t0 = time.perf_counter()
                 c0 = time.process_time()
                 learner.fit_many(XX, yy, subsets, list(range(K)))
                 wall = (time.perf_counter() - t0) * E / e_run
                 cpu = (time.process_time() - c0) * E / e_run
                 per = wall / K
-                gf = flops_per_model_epoch(mode, X, n - 1) * E * K / wall / 1e9
-                gf_cpu = flops_per_model_epoch(mode, X, n - 1) * E * K / cpu / 1e9
+                sparse = mode == "fast" and bank_info.get("sparse_input", False)
+                gf = flops_per_model_epoch(mode, X, n - 1, sparse) * E * K / wall / 1e9
+                gf_cpu = flops_per_model_epoch(mode, X, n - 1, sparse) * E * K / cpu / 1e9
                 extra = ""
+                if sparse:
+                    dense_eq = flops_per_model_epoch(mode, X, n - 1) * E * K / cpu / 1e9
+                    extra = (f"; dense-equivalent {dense_eq:.2f} GFLOP per cpu-second (the dense model's FLOPs, "
+                             f"NOT performed) = {dense_eq / peak_cpu:.1%} of matmul's")
                 if mode == "faithful":
                     gbs = bytes_per_model_epoch(X, n - 1) * E * K / wall / 1e9
                     extra = f", weight traffic {gbs:.1f} GB/s ({gbs / bw:.0%} of copy bw; mostly L1/L2)"

@@ -96,21 +96,106 @@ def test_faithful_fit_many_equals_oracle(data, backend, dtype, hidden, activatio
     assert np.abs(bank.weights_[0][0] - W0[0]).max() > 1e-3
 
 
+SPARSE = [False, True] if HAVE_NUMBA else [False]
+
+
+@pytest.mark.parametrize("sparse", SPARSE)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("order", ["independent", "shared"])
-def test_fast_fit_many_equals_oracle(data, dtype, order):
+@pytest.mark.parametrize(
+    "hidden,activation,weight_decay",
+    [((8,), "tanh", 0.0), ((8,), "relu", 0.01), ((5, 4), "tanh", 0.0), ((), "tanh", 0.0)],
+)
+def test_fast_fit_many_equals_oracle(data, dtype, order, sparse, hidden, activation, weight_decay):
+    """Mini-batch Adam, K models at once (dense or sparse first layer) = torch.optim.Adam one model at a time.
+
+    The subsets have 30, 17 and 9 rows with batches of 4, so last batches are padded and the
+    short models sit out whole steps (the per-model Adam path), besides the fused all-active path.
+    """
     X, y = data
     seeds = [5, 6, 7]
-    L = TorchMLP(hidden=(8,), mode="fast", epochs=3, batch_size=4, dtype=dtype, order=order, lr=0.01)
+    L = TorchMLP(hidden=hidden, activation=activation, mode="fast", epochs=3, batch_size=4, dtype=dtype, order=order,
+                 lr=0.01, weight_decay=weight_decay, sparse_input=sparse)
     bank = L.fit_many(X, y, SUBSETS, seeds)
+    assert bank.info["sparse_input"] is sparse
     shared_perms = None
     if order == "shared":
         union = np.unique(np.concatenate(SUBSETS))
         srng = np.random.default_rng(np.random.SeedSequence(seeds))
         shared_perms = [union[srng.permutation(union.size)] for _ in range(3)]
     for k, (s, seed) in enumerate(zip(SUBSETS, seeds)):
-        ref = oracle(X, y, s, seed, hidden=(8,), mode="fast", lr=0.01, dtype=dtype, shared_perms=shared_perms)
+        ref = oracle(X, y, s, seed, hidden=hidden, activation=activation, mode="fast", lr=0.01, dtype=dtype,
+                     shared_perms=shared_perms, weight_decay=weight_decay)
         assert max_diff(bank, k, ref) < TOL[dtype] * (10 if dtype == "float32" else 1)
+    # the models did train
+    W0, _ = init_mlp(np.random.default_rng(seeds[0]), [6, *hidden, 3], np.dtype(dtype))
+    assert np.abs(bank.weights_[0][0] - W0[0]).max() > 1e-3
+
+
+def adult_like(n, seed=0):
+    """n rows shaped like Adult: 5 numeric columns + 8 one-hot groups (107 inputs, 13 non-zero), binary y."""
+    rng = np.random.default_rng(seed)
+    X = np.zeros((n, 107))
+    X[:, :5] = rng.normal(size=(n, 5))
+    o = 5
+    for w in [9, 16, 7, 15, 6, 5, 2, 42]:
+        X[np.arange(n), o + rng.integers(0, w, n)] = 1
+        o += w
+    return X, (X[:, 0] + X[:, 5] > 0).astype(int)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="the sparse first layer needs numba")
+@pytest.mark.parametrize("order", ["independent", "shared"])
+def test_fast_sparse_equals_dense_on_one_hot_data(order):
+    """The sparse first layer (only the 13 non-zero inputs of 107) trains the dense path's models."""
+    X, y = adult_like(120)
+    subsets = [np.arange(0, 100), np.arange(20, 120), np.arange(5, 60)]
+    kw = dict(hidden=(16,), mode="fast", epochs=3, batch_size=16, order=order, weight_decay=1e-3)
+    dense = TorchMLP(sparse_input=False, **kw).fit_many(X, y, subsets, [1, 2, 3])
+    sparse = TorchMLP(sparse_input=True, **kw).fit_many(X, y, subsets, [1, 2, 3])
+    auto = TorchMLP(**kw).fit_many(X, y, subsets, [1, 2, 3])
+    assert not dense.info["sparse_input"] and sparse.info["sparse_input"] and auto.info["sparse_input"]
+    for l in range(2):
+        np.testing.assert_allclose(sparse.weights_[l], dense.weights_[l], rtol=0, atol=1e-5)
+        np.testing.assert_allclose(sparse.biases_[l], dense.biases_[l], rtol=0, atol=1e-5)
+        np.testing.assert_array_equal(auto.weights_[l], sparse.weights_[l])
+    # and both equal the plain trainer for one model
+    perms = None if order == "independent" else _shared_perms(subsets, [1, 2, 3], 3)
+    ref = oracle(X, y, subsets[2], 3, hidden=(16,), mode="fast", epochs=3, batch_size=16, n_classes=2,
+                 weight_decay=1e-3, shared_perms=perms)
+    assert max_diff(sparse, 2, ref) < 1e-5
+
+
+def _shared_perms(subsets, seeds, epochs):
+    union = np.unique(np.concatenate(subsets))
+    srng = np.random.default_rng(np.random.SeedSequence(seeds))
+    return [union[srng.permutation(union.size)] for _ in range(epochs)]
+
+
+def test_sparse_rows_lists_exactly_the_non_zeros():
+    from leakaudit.learners._torch_batched import sparse_rows
+
+    X = np.array([[0.0, 2.5, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0], [-1.0, 0.0, 3.0, 0.0], [0.0, 0.0, 7.0, 0.0]])
+    cols, vals = sparse_rows(X)
+    np.testing.assert_array_equal(cols, [[1, 3], [0, 0], [0, 2], [2, 0]])
+    np.testing.assert_array_equal(vals, [[2.5, 1.0], [0.0, 0.0], [-1.0, 3.0], [7.0, 0.0]])
+    back = np.zeros_like(X)
+    np.add.at(back, (np.repeat(np.arange(4), 2), cols.ravel()), vals.ravel())
+    np.testing.assert_array_equal(back, X)
+
+
+def test_sparse_auto_decides_on_the_subset_rows_only(data):
+    """'auto' picks the sparse layer for one-hot rows, not for dense rows; fit == fit_many bit for bit."""
+    X, y = adult_like(60)
+    L = TorchMLP(hidden=(8,), mode="fast", epochs=2, batch_size=8)
+    bank = L.fit_many(X, y, [np.arange(40), np.arange(20, 60)], [4, 5])
+    assert bank.info["sparse_input"] is HAVE_NUMBA
+    m = L.fit(X[20:60], y[20:60], random_state=5)
+    for W, Wb in zip(m.weights_, bank.model(1).weights_):
+        np.testing.assert_array_equal(W, Wb)
+    Xd = np.random.default_rng(0).normal(size=(30, 8))
+    assert TorchMLP(hidden=(4,), mode="fast", epochs=1).fit_many(Xd, y[:30], [np.arange(30)], [1]).info[
+        "sparse_input"] is False
 
 
 @pytest.mark.parametrize("order", ["independent", "shared"])
@@ -225,6 +310,7 @@ def test_bad_inputs(data):
         (dict(dtype="float16"), "dtype"),
         (dict(order="random"), "order"),
         (dict(n_threads=0), "n_threads"),
+        (dict(sparse_input="yes"), "sparse_input"),
     ],
 )
 def test_bad_parameters(data, kw, name):

@@ -8,7 +8,7 @@ trainer would take (a DataLoader's last partial batch).
 
 Two layouts:
 
-* gathered (any per-model orders): x of shape (K, B, d), layers by ``baddbmm``;
+* gathered (any per-model orders): x of shape (K, B, d), layers by ``bmm``;
 * shared (all models see the same rows, each masks the rows outside its
   subset; approach 3 of ``notes/batched-training.md``): the first layer of all
   models is one GEMM, ``x (B, d) @ W1 (d, K*h)``, and its weight gradient too.
@@ -16,15 +16,124 @@ Two layouts:
 Backprop is by hand, in ``torch.optim.SGD`` / ``torch.optim.Adam`` order (all
 gradients at the old weights, then the update), so results match the
 per-model autograd oracle (``_torch_utils.naive_train_mlp``) up to rounding.
+
+Throughput (issues 3 and 10; measured in ``benchmarks/train_many.py`` and
+``benchmarks/bench_machine_limit.py``):
+
+* the first layer's bias is the weight row of a constant-1 input column
+  appended to X, so its forward add and its gradient (a row sum) come out of
+  the first layer's two matrix products;
+* all parameters of all K models live in ONE flat tensor (and their gradients
+  in a second one, with the same views), so Adam is a single call of PyTorch's
+  fused CPU kernel and SGD one ``add_``;
+* every per-step temporary is preallocated once per batch shape and written
+  with ``out=`` / in-place ops (fresh multi-MB tensors cost page faults, which
+  were a sixth of the step);
+* the output layer works in a (K, C, B) layout, so the softmax reduces over a
+  short strided axis with long contiguous rows (torch's last-axis softmax over
+  C = 2 is ~10x slower);
+* optional sparse first layer (``sparse=True``; :func:`sparse_rows` lists the
+  non-zero inputs of each row): the forward pass sums only the weight rows of the
+  non-zero inputs and the backward pass scatter-adds only into them (compiled
+  numba loops; exact up to summation order). Adam still updates every weight,
+  as the plain trainer does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from ._torch_utils import import_torch
 
-__all__ = ["BatchedMLPTrainer"]
+__all__ = ["BatchedMLPTrainer", "sparse_rows", "HAVE_SPARSE_KERNELS"]
+
+try:  # the sparse first layer needs numba (optional; the dense path does not)
+    from numba import njit
+
+    HAVE_SPARSE_KERNELS = True
+except ImportError:  # pragma: no cover - exercised only without numba
+    HAVE_SPARSE_KERNELS = False
+
+
+def sparse_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Padded row lists of the non-zero entries of X.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+
+    Returns
+    -------
+    cols : ndarray (n, m) int32
+        Column of the j-th non-zero of row i, ascending; m = max non-zeros per row
+        (at least 1); padding repeats column 0.
+    vals : ndarray (n, m), X's dtype
+        Its value; padding is 0, which adds exactly nothing forward and scatters
+        exactly 0 backward, so the width m never changes a result.
+    """
+    nz = X != 0
+    counts = nz.sum(1)
+    m = max(1, int(counts.max()) if len(X) else 1)
+    cols = np.zeros((X.shape[0], m), dtype=np.int32)
+    vals = np.zeros((X.shape[0], m), dtype=X.dtype)
+    r, c = np.nonzero(nz)  # row-major order: ascending columns within a row
+    slot = np.arange(r.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    cols[r, slot] = c
+    vals[r, slot] = X[r, c]
+    return cols, vals
+
+
+if HAVE_SPARSE_KERNELS:
+
+    @njit(fastmath=True, error_model="numpy", cache=True, boundscheck=False)
+    def _sparse_forward(W, cols, vals, idx, z):  # pragma: no cover - compiled
+        """z[k, t] = sum_j vals[r, j] * W[k, cols[r, j]] with r = idx[k, t] (padding -1 -> row 0): x_r @ W[k].
+
+        W (K, d, H), cols/vals (n, m), idx (K, T) int64, z (K, T, H) out.
+        """
+        K, T = idx.shape
+        m = cols.shape[1]
+        H = W.shape[2]
+        acc = np.empty(H, W.dtype)
+        for k in range(K):
+            Wk = W[k]
+            for t in range(T):
+                r = idx[k, t]
+                if r < 0:
+                    r = 0
+                for q in range(H):
+                    acc[q] = 0.0
+                for j in range(m):
+                    c = cols[r, j]
+                    v = vals[r, j]
+                    for q in range(H):
+                        acc[q] += v * Wk[c, q]
+                for q in range(H):
+                    z[k, t, q] = acc[q]
+
+    @njit(fastmath=True, error_model="numpy", cache=True, boundscheck=False)
+    def _sparse_weight_grad(gz, cols, vals, idx, gW):  # pragma: no cover - compiled
+        """gW[k] = sum_t x_{idx[k, t]} outer gz[k, t], reading only the non-zero inputs (= x^T gz).
+
+        gz (K, T, H), cols/vals (n, m), idx (K, T) int64, gW (K, d, H) out (overwritten).
+        """
+        K, T = idx.shape
+        m = cols.shape[1]
+        H = gW.shape[2]
+        for k in range(K):
+            gk = gW[k]
+            gk[:] = 0
+            for t in range(T):
+                r = idx[k, t]
+                if r < 0:
+                    r = 0
+                for j in range(m):
+                    c = cols[r, j]
+                    v = vals[r, j]
+                    for q in range(H):
+                        gk[c, q] += v * gz[k, t, q]
 
 
 class BatchedMLPTrainer:
@@ -36,24 +145,64 @@ class BatchedMLPTrainer:
     X : tensor (n, d); y : tensor (n,) int64
     activation : {"tanh", "relu"}
     optimizer : {"sgd", "adam"}
+    shared : bool
+        Keep the first layer as (d, K, h) for ``step_shared``.
+    sparse : bool
+        The first layer reads and scatters only the non-zero inputs of each row
+        (needs numba; weight decay still applies to every weight, in the optimizer).
     """
 
     def __init__(self, Ws, bs, X, y, *, activation, optimizer, lr, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8,
-                 shared=False):
+                 shared=False, sparse=False):
         torch = import_torch()
         self.torch = torch
-        self.K = Ws[0].shape[0]
+        self.K = K = Ws[0].shape[0]
+        self.L = len(Ws)
         self.shared = bool(shared)
-        self.Ws = [W.contiguous() for W in Ws]
-        self.bs = [b.contiguous() for b in bs]
-        # shape that broadcasts a per-model (K,) vector against each parameter
-        self.kshape = [(-1,) + (1,) * (p.dim() - 1) for p in self.Ws + self.bs]
-        if self.shared:  # first layer kept as (d, K, h): all models' weights of one input are one row
-            self.Ws[0] = self.Ws[0].permute(1, 0, 2).contiguous()
-            self.kshape[0] = (1, -1, 1)
-        self.X = X
+        self.sizes = [Ws[0].shape[1]] + [W.shape[2] for W in Ws]
+        dtype = Ws[0].dtype
+        self.dtype = dtype
+        # one flat tensor for all parameters, one for their gradients; per-layer views into both
+        total = sum(W.numel() + b.numel() for W, b in zip(Ws, bs))
+        self.flat = torch.empty(total, dtype=dtype)
+        self.gflat = torch.zeros(total, dtype=dtype)
+        self.Ws, self.bs, self.gWs, self.gbs = [], [], [], []
+        self.kshape = []  # shape that broadcasts a per-model (K,) vector against each view (W0, b0, W1, ...)
+        pos = 0
+        for l, (W, b) in enumerate(zip(Ws, bs)):
+            nin, nout = W.shape[1], W.shape[2]
+            n = W.numel() + b.numel()
+            if l == 0:  # weights and bias as one (d + 1)-row matrix per model: the bias is input d's row
+                if self.shared:  # (d + 1, K, h): all models' weights of one input are one row
+                    P, G = (f[pos : pos + n].view(nin + 1, K, nout) for f in (self.flat, self.gflat))
+                    self.W0b, self.gW0b = P, G
+                    views = [(P[:nin], G[:nin], W.permute(1, 0, 2), (1, -1, 1)), (P[nin], G[nin], b, (-1, 1))]
+                else:
+                    P, G = (f[pos : pos + n].view(K, nin + 1, nout) for f in (self.flat, self.gflat))
+                    self.W0b, self.gW0b = P, G
+                    views = [(P[:, :nin], G[:, :nin], W, (-1, 1, 1)), (P[:, nin], G[:, nin], b, (-1, 1))]
+            else:
+                P, G = (f[pos : pos + W.numel()] for f in (self.flat, self.gflat))
+                Pb, Gb = (f[pos + W.numel() : pos + n] for f in (self.flat, self.gflat))
+                if l == self.L - 1:  # output layer stored transposed, (K, C, h): see _head
+                    self.WLT, self.gWLT = P.view(K, nout, nin), G.view(K, nout, nin)
+                    P, G = self.WLT.transpose(1, 2), self.gWLT.transpose(1, 2)
+                else:
+                    P, G = P.view(K, nin, nout), G.view(K, nin, nout)
+                views = [(P, G, W, (-1, 1, 1)), (Pb.view(K, nout), Gb.view(K, nout), b, (-1, 1))]
+            for (pv, gv, src, ks), (plist, glist) in zip(views, [(self.Ws, self.gWs), (self.bs, self.gbs)]):
+                pv.copy_(src)
+                plist.append(pv)
+                glist.append(gv)
+                self.kshape.append(ks)
+            pos += n
+        self.params = [p for pair in zip(self.Ws, self.bs) for p in pair]
+        self.grads = [g for pair in zip(self.gWs, self.gbs) for g in pair]
+        self.X = X.contiguous()
+        # X with a constant-1 column: the first layer's bias is that column's weight row
+        self.X1 = torch.cat([self.X, torch.ones(X.shape[0], 1, dtype=X.dtype)], dim=1)
         self.y = y
-        self.C = self.Ws[-1].shape[2]
+        self.C = self.sizes[-1]
         self.activation = activation
         self.optimizer = optimizer
         self.lr = float(lr)
@@ -61,99 +210,195 @@ class BatchedMLPTrainer:
         self.b1, self.b2 = float(betas[0]), float(betas[1])
         self.eps = float(eps)
         if optimizer == "adam":
-            self.m = [torch.zeros_like(p) for p in self.Ws + self.bs]
-            self.v = [torch.zeros_like(p) for p in self.Ws + self.bs]
-            self.t = torch.zeros(self.K, dtype=torch.float64)
+            self.m = torch.zeros_like(self.flat)
+            self.v = torch.zeros_like(self.flat)
+            self.t = torch.zeros(K, dtype=torch.float64)
+            self._step_t = torch.zeros((), dtype=torch.float32)
+        self.sparse = None
+        if sparse:
+            if not HAVE_SPARSE_KERNELS:  # pragma: no cover - the learner checks first
+                raise RuntimeError("the sparse first layer needs numba")
+            self.sparse = sparse_rows(self.X1.numpy())
+        self._buffers: dict = {}
 
-    # -- forward/backward ---------------------------------------------------
-    def _act(self, z):
-        return self.torch.tanh(z) if self.activation == "tanh" else self.torch.relu(z)
+    # -- preallocated temporaries -------------------------------------------
+    def _buf(self, name, shape, dtype=None):
+        key = (name, shape)
+        t = self._buffers.get(key)
+        if t is None:
+            t = self._buffers[key] = self.torch.empty(shape, dtype=dtype or self.dtype)
+        return t
 
-    def _act_grad(self, ga, a):
+    # -- forward/backward pieces ------------------------------------------------
+    def _act_(self, z):
+        """Activation in place."""
+        return z.tanh_() if self.activation == "tanh" else z.relu_()
+
+    def _act_grad(self, gh, a, out):
+        """out = d loss / d pre-activation = gh * act'(.), from the activation's output a (any layouts).
+
+        Autograd's own kernels (one pass): tanh' = 1 - a^2, relu' = [a > 0].
+        """
+        aten = self.torch.ops.aten
         if self.activation == "tanh":
-            return ga * (1 - a * a)
-        return ga * (a > 0).to(ga.dtype)
+            return aten.tanh_backward.grad_input(gh, a, grad_input=out)
+        return aten.threshold_backward.grad_input(gh, a, 0, grad_input=out)
 
-    def _output_grad(self, logits, yb, w):
-        """d(mean NLL)/d logits: (softmax - onehot) * w, w = mask / count per model."""
+    def _output_grad(self, lgT, yb, w, B):
+        """d(mean NLL)/d logits = (softmax - onehot(y)) * w, all in (K, C, B) layout.
+
+        lgT : logits (K, C, B) (any strides); yb : labels (K, B); w : None (every row
+        real: weight 1/B) or (K, 1, B) per-row weights mask/count.
+        """
         torch = self.torch
-        g = torch.softmax(logits, dim=-1)
-        g.scatter_add_(-1, yb.unsqueeze(-1), torch.full_like(g[..., :1], -1.0))
-        return g * w.unsqueeze(-1)
+        K = lgT.shape[0]
+        g = torch.softmax(lgT, dim=1)  # over C, with contiguous rows of B (a last-axis softmax over C=2 is ~10x slower)
+        g.scatter_add_(1, yb.unsqueeze(1), self._buf("neg1", (K, 1, B)).fill_(-1.0))
+        return g.mul_(1.0 / B) if w is None else g.mul_(w)
+
+    def _head(self, a, yb, w, K, B):
+        """Output layer forward + backward from the last hidden activations a (K, B, h), any strides.
+
+        Fills the output layer's gradients and returns d loss / d a (K, B, h) (a preallocated buffer).
+        The layer is stored transposed, W^T (K, C, h): with C as small as 2, these three products
+        then run 2-5x faster than in the (K, B, C) layout.
+        """
+        torch = self.torch
+        lgT = self._buf("logits", (K, self.C, B))
+        torch.baddbmm(self.bs[-1].unsqueeze(2), self.WLT, a.transpose(1, 2), out=lgT)
+        gT = self._output_grad(lgT, yb, w, B)
+        torch.sum(gT, 2, out=self.gbs[-1])
+        torch.bmm(gT, a, out=self.gWLT)
+        gh = self._buf("gh_last", (K, B, self.WLT.shape[2]))
+        torch.bmm(gT.transpose(1, 2), self.WLT, out=gh)
+        return gh
+
+    def _hidden_forward(self, a0, K, B):
+        """Layers 1 .. L-2 (hidden to hidden); returns the list of activations [a0, a1, ...]."""
+        torch = self.torch
+        acts = [a0]
+        for l in range(1, self.L - 1):
+            z = self._buf(f"z{l}", (K, B, self.sizes[l + 1]))
+            torch.baddbmm(self.bs[l].unsqueeze(1), acts[-1], self.Ws[l], out=z)
+            acts.append(self._act_(z))
+        return acts
+
+    def _hidden_backward(self, acts, gh, K, B):
+        """Backprop through layers L-2 .. 1; returns d loss / d (first layer's pre-activation)."""
+        torch = self.torch
+        for l in range(self.L - 2, 0, -1):
+            gz = self._buf(f"gz{l}", tuple(gh.shape))
+            self._act_grad(gh, acts[l], gz)
+            torch.sum(gz, 1, out=self.gbs[l])
+            torch.bmm(acts[l - 1].transpose(1, 2), gz, out=self.gWs[l])
+            gh = self._buf(f"gh{l}", (K, B, self.sizes[l]))
+            torch.bmm(gz, self.Ws[l].transpose(1, 2), out=gh)
+        return gh
+
+    @staticmethod
+    def _weights_of(idx, dtype):
+        """(full, w, active): per-row loss weights mask/count as (K, 1, B), or None when no row is padding."""
+        if int(idx.min()) >= 0:
+            return True, None, None
+        mask = idx >= 0
+        count = mask.sum(1)
+        w = mask.to(dtype) / count.clamp(min=1).to(dtype).unsqueeze(1)
+        return False, w.unsqueeze(1), count > 0
 
     def step_gathered(self, idx) -> None:
         """One step; ``idx`` (K, B) int64 rows per model, -1 = padding."""
         torch = self.torch
-        mask = idx >= 0
-        count = mask.sum(1)
-        active = count > 0
-        safe = idx.clamp(min=0)
-        w = mask.to(self.X.dtype) / count.clamp(min=1).to(self.X.dtype).unsqueeze(1)
-        a = [self.X[safe]]  # (K, B, d)
-        L = len(self.Ws)
-        for l in range(L):
-            z = torch.baddbmm(self.bs[l].unsqueeze(1), a[-1], self.Ws[l])
-            a.append(self._act(z) if l < L - 1 else z)
-        g = self._output_grad(a[-1], self.y[safe], w)
-        gW, gb = [None] * L, [None] * L
-        for l in range(L - 1, -1, -1):
-            gW[l] = torch.bmm(a[l].transpose(1, 2), g)
-            gb[l] = g.sum(1)
-            if l > 0:
-                g = self._act_grad(torch.bmm(g, self.Ws[l].transpose(1, 2)), a[l])
-        self._update(gW, gb, active)
+        K, B = idx.shape
+        full, w, active = self._weights_of(idx, self.dtype)
+        safe = idx if full else idx.clamp(min=0)
+        d1, h1 = self.sizes[0] + 1, self.sizes[1]
+        z = self._buf("z0", (K, B, h1))
+        if self.sparse is not None:
+            cols, vals = self.sparse
+            safe_np = safe.numpy()
+            _sparse_forward(self.W0b.numpy(), cols, vals, safe_np, z.numpy())
+        else:  # [x, 1] @ [W; b]
+            x = self._buf("x", (K, B, d1))
+            torch.index_select(self.X1, 0, safe.reshape(-1), out=x.view(K * B, d1))
+            torch.bmm(x, self.W0b, out=z)
+        if self.L == 1:  # no hidden layer: z are the logits
+            gz = self._buf("gz0", (K, B, h1))
+            gz.copy_(self._output_grad(z.transpose(1, 2), self.y[safe], w, B).transpose(1, 2))
+        else:
+            acts = self._hidden_forward(self._act_(z), K, B)
+            gh = self._head(acts[-1], self.y[safe], w, K, B)
+            gh = self._hidden_backward(acts, gh, K, B)
+            gz = self._act_grad(gh, acts[0], self._buf("gz0", (K, B, h1)))
+        # [x, 1]^T @ gz: weight gradient and (last row) bias gradient
+        if self.sparse is not None:
+            _sparse_weight_grad(gz.numpy(), cols, vals, safe_np, self.gW0b.numpy())
+        else:
+            torch.bmm(x.transpose(1, 2), gz, out=self.gW0b)
+        self._update(active)
 
     def step_shared(self, rows, member) -> None:
         """One step where every model sees ``rows`` (B,), masked by ``member`` (K, B) bool."""
         torch = self.torch
-        count = member.sum(1)
-        active = count > 0
-        w = member.to(self.X.dtype) / count.clamp(min=1).to(self.X.dtype).unsqueeze(1)
         K = self.K
-        x = self.X[rows]  # (B, d)
-        B = x.shape[0]
-        d, h = self.Ws[0].shape[0], self.Ws[0].shape[2]
-        # first layer for all models at once: (B, d) @ (d, K*h)
-        z = torch.addmm(self.bs[0].view(1, K * h), x, self.Ws[0].view(d, K * h)).view(B, K, h).transpose(0, 1)
-        L = len(self.Ws)
-        a = [None, self._act(z) if L > 1 else z]
-        for l in range(1, L):
-            z = torch.baddbmm(self.bs[l].unsqueeze(1), a[-1], self.Ws[l])
-            a.append(self._act(z) if l < L - 1 else z)
-        g = self._output_grad(a[-1], self.y[rows].expand(K, B), w)
-        gW, gb = [None] * L, [None] * L
-        for l in range(L - 1, 0, -1):
-            gW[l] = torch.bmm(a[l].transpose(1, 2), g)
-            gb[l] = g.sum(1)
-            g = self._act_grad(torch.bmm(g, self.Ws[l].transpose(1, 2)), a[l])
-        # first layer's weight gradient, all models at once: (d, B) @ (B, K*h)
-        gcat = g.transpose(0, 1).reshape(B, K * h)
-        gW[0] = (x.t() @ gcat).view(d, K, h)
-        gb[0] = g.sum(1)
-        self._update(gW, gb, active)
+        B = rows.shape[0]
+        d, h = self.sizes[0], self.sizes[1]
+        if bool(member.all()):
+            w, active = None, None
+        else:
+            count = member.sum(1)
+            active = count > 0
+            w = (member.to(self.dtype) / count.clamp(min=1).to(self.dtype).unsqueeze(1)).unsqueeze(1)
+            if bool(active.all()):
+                active = None
+        # first layer for all models at once: (B, d) @ (d, K*h) -> (B, K*h)
+        zc = self._buf("zc", (B, K * h))
+        W0b = self.W0b.view(d + 1, K * h)
+        if self.sparse is not None:
+            cols, vals = self.sparse
+            rows_np = rows.reshape(1, B).numpy()
+            _sparse_forward(W0b.view(1, d + 1, K * h).numpy(), cols, vals, rows_np, zc.view(1, B, K * h).numpy())
+        else:  # [x, 1] @ [W; b]
+            x = self._buf("xs", (B, d + 1))
+            torch.index_select(self.X1, 0, rows, out=x)
+            torch.mm(x, W0b, out=zc)
+        yb = self.y[rows].expand(K, B)
+        gzc = self._buf("gzc", (B, K * h))  # the first layer's gradient in the (B, K*h) layout of its GEMM
+        if self.L == 1:  # no hidden layer: zc are the logits
+            gzc.view(B, K, h).copy_(self._output_grad(zc.view(B, K, h).permute(1, 2, 0), yb, w, B).permute(2, 0, 1))
+        else:
+            a1 = self._act_(zc).view(B, K, h).transpose(0, 1)  # (K, B, h), strided
+            acts = self._hidden_forward(a1, K, B)
+            gh = self._head(acts[-1], yb, w, K, B)
+            gh = self._hidden_backward(acts, gh, K, B)
+            self._act_grad(gh, a1, gzc.view(B, K, h).transpose(0, 1))
+        gW0b = self.gW0b.view(d + 1, K * h)
+        if self.sparse is not None:
+            _sparse_weight_grad(gzc.view(1, B, K * h).numpy(), cols, vals, rows_np, gW0b.view(1, d + 1, K * h).numpy())
+        else:
+            torch.mm(x.t(), gzc, out=gW0b)
+        self._update(active)
 
     # -- optimizers -----------------------------------------------------------
-    def _update(self, gW, gb, active) -> None:
+    def _update(self, active) -> None:
+        """Optimizer step; ``active`` (K,) bool or None (every model takes the step)."""
         torch = self.torch
-        params = self.Ws + self.bs
-        grads = list(gW) + list(gb)
-        all_active = bool(active.all())
         if self.optimizer == "sgd":
-            for i, (p, g) in enumerate(zip(params, grads)):
+            if active is None:
+                g = self.gflat if not self.wd else torch.add(self.gflat, self.flat, alpha=self.wd)
+                self.flat.sub_(self.lr * g)
+                return
+            for i, (p, g) in enumerate(zip(self.params, self.grads)):
                 if self.wd:
                     g = g + self.wd * p
-                if not all_active:
-                    g = g * active.view(self.kshape[i]).to(g.dtype)
-                p.sub_(self.lr * g)
+                p.sub_(self.lr * (g * active.view(self.kshape[i]).to(g.dtype)))
             return
         # Adam (torch.optim.Adam): per-model step counts
-        self.t += active.to(torch.float64)
-        if all_active and hasattr(torch, "_fused_adam_") and bool((self.t == self.t[0]).all()):
-            # every model takes the same step: PyTorch's fused CPU Adam kernel, one pass per tensor
-            step = float(self.t[0])
+        self.t += 1.0 if active is None else active.to(torch.float64)
+        if active is None and hasattr(torch, "_fused_adam_") and bool((self.t == self.t[0]).all()):
+            # every model takes the same step: PyTorch's fused CPU Adam kernel, one pass over the flat tensor
+            self._step_t.fill_(float(self.t[0]))
             torch._fused_adam_(
-                params, [g.contiguous() for g in grads], self.m, self.v, [],
-                [torch.tensor(step) for _ in params],
+                [self.flat], [self.gflat], [self.m], [self.v], [], [self._step_t],
                 lr=self.lr, beta1=self.b1, beta2=self.b2, weight_decay=self.wd, eps=self.eps,
                 amsgrad=False, maximize=False,
             )
@@ -161,14 +406,16 @@ class BatchedMLPTrainer:
         tt = self.t.clamp(min=1)
         bc1 = 1 - self.b1**tt
         bc2 = 1 - self.b2**tt
-        step_size = (self.lr / bc1).to(params[0].dtype)
-        bc2_sqrt = bc2.sqrt().to(params[0].dtype)
-        for i, (p, g) in enumerate(zip(params, grads)):
+        step_size = (self.lr / bc1).to(self.dtype)
+        bc2_sqrt = bc2.sqrt().to(self.dtype)
+        for i, (p, g) in enumerate(zip(self.params, self.grads)):
+            # the moments of p: the same (possibly strided) view into the moment tensors
+            m = self.m.as_strided(p.shape, p.stride(), p.storage_offset())
+            v = self.v.as_strided(p.shape, p.stride(), p.storage_offset())
             shape = self.kshape[i]
             if self.wd:
                 g = g + self.wd * p
-            m, v = self.m[i], self.v[i]
-            if all_active:
+            if active is None:
                 m.lerp_(g, 1 - self.b1)
                 v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
                 denom = (v.sqrt() / bc2_sqrt.view(shape)).add_(self.eps)
@@ -181,11 +428,10 @@ class BatchedMLPTrainer:
                 p.copy_(torch.where(act, p - (m * step_size.view(shape)) / denom, p))
 
     def weights(self):
-        """Trained (Ws, bs) as numpy, weights in (K, n_in, n_out) layout."""
-        Ws = list(self.Ws)
-        if self.shared:
-            Ws[0] = Ws[0].permute(1, 0, 2).contiguous()
-        return [W.numpy() for W in Ws], [b.numpy() for b in self.bs]
+        """Trained (Ws, bs) as numpy copies, weights in (K, n_in, n_out) layout."""
+        Ws = [W.permute(1, 0, 2) if (self.shared and l == 0) else W for l, W in enumerate(self.Ws)]
+        return ([W.contiguous().clone().numpy() for W in Ws],
+                [b.contiguous().clone().numpy() for b in self.bs])
 
     def run(self, steps: Iterable) -> None:
         """Run the steps: items are ``("gathered", idx)`` or ``("shared", rows, member)``."""

@@ -14,7 +14,10 @@ Two training modes:
 ``mode="fast"``
     Mini-batch Adam (``lr=0.001``, PyTorch defaults), a fresh permutation
     every epoch; K models are trained together by batched matmuls
-    (``_torch_batched``). Not the paper's training; label it as such.
+    (``_torch_batched``: one flat parameter tensor and one fused Adam call for
+    all models, preallocated buffers). On sparse inputs (one-hot data) the
+    first layer reads and scatter-adds only the weight rows of the non-zero
+    inputs (``sparse_input``). Not the paper's training; label it as such.
 
 Seeds. Model k's initial weights (PyTorch's default ``nn.Linear`` init,
 ``U(+-1/sqrt(fan_in))``) and its row orders are drawn, in that order, from
@@ -75,6 +78,14 @@ class TorchMLP(Learner):
         faithful kernel, and 1 torch thread for the torch trainers (their
         per-step ops are small; on 2 cores intra-op threads only add
         synchronisation, see ``benchmarks/README.md``).
+    sparse_input : {"auto", True, False}, default="auto"
+        Fast mode only: compute the first layer from the non-zero inputs of
+        each row (a gather of their weight rows forward, a scatter-add of
+        their gradients backward; compiled with numba) instead of a dense
+        matrix product. Same model up to float summation order; Adam still
+        updates every weight. "auto": when numba is installed and the rows of
+        the training subsets have at most a quarter of their inputs non-zero
+        (one-hot data such as Adult: 14 of 104). True needs numba.
 
     Notes
     -----
@@ -111,6 +122,7 @@ class TorchMLP(Learner):
         order: str = "independent",
         backend: str = "auto",
         n_threads: int | None = None,
+        sparse_input: str | bool = "auto",
     ):
         self.hidden = hidden
         self.activation = activation
@@ -123,6 +135,7 @@ class TorchMLP(Learner):
         self.order = order
         self.backend = backend
         self.n_threads = n_threads
+        self.sparse_input = sparse_input
 
     # -- parameters -----------------------------------------------------------
     def _check_params(self) -> dict:
@@ -150,6 +163,13 @@ class TorchMLP(Learner):
         check_choice(self.backend, name="backend", choices=("auto", "numba", "torch"))
         if self.n_threads is not None:
             check_scalar(self.n_threads, name="n_threads", kind=numbers.Integral, min_val=1)
+        if not (isinstance(self.sparse_input, bool) or self.sparse_input == "auto"):
+            raise InvalidParameterError(f"sparse_input must be 'auto', True or False; got {self.sparse_input!r}")
+        if self.sparse_input is True:
+            from ._torch_batched import HAVE_SPARSE_KERNELS
+
+            if not HAVE_SPARSE_KERNELS:
+                raise InvalidParameterError("sparse_input=True needs numba (pip install numba)")
         backend = self.backend
         if self.mode == "faithful" and backend != "torch":
             from ._torch_numba import HAVE_NUMBA
@@ -196,7 +216,8 @@ class TorchMLP(Learner):
                 Ws, bs = self._faithful_torch(X, y, inits, orders, subsets, sizes, p, perm if shared else None)
         else:
             info["backend"] = "torch"
-            Ws, bs = self._fast_torch(X, y, inits, subsets, rngs, p, (union, shared_rng) if shared else None)
+            info["sparse_input"] = sparse = self._use_sparse(X, subsets)
+            Ws, bs = self._fast_torch(X, y, inits, subsets, rngs, p, (union, shared_rng) if shared else None, sparse)
         return MLPBank(Ws, bs, self.activation, info=info)
 
     # -- trainers ---------------------------------------------------------------
@@ -287,7 +308,22 @@ class TorchMLP(Learner):
             tr.run(steps())
         return tr.weights()
 
-    def _fast_torch(self, X, y, inits, subsets, rngs, p, shared):
+    def _use_sparse(self, X, subsets) -> bool:
+        """Whether fast mode takes the sparse first layer (see ``sparse_input``).
+
+        "auto" looks only at the rows of the subsets, so ``fit(X[s])`` and
+        ``fit_many(X, [s])`` decide alike (and give the same model bit for bit).
+        """
+        from ._torch_batched import HAVE_SPARSE_KERNELS
+
+        if self.sparse_input is not True and (self.sparse_input is False or not HAVE_SPARSE_KERNELS):
+            return False
+        if self.sparse_input is True:
+            return True
+        rows = np.unique(np.concatenate(subsets))
+        return 4 * int((X[rows] != 0).sum(1).max()) <= X.shape[1]
+
+    def _fast_torch(self, X, y, inits, subsets, rngs, p, shared, sparse):
         from ._torch_batched import BatchedMLPTrainer
 
         torch = import_torch()
@@ -307,7 +343,7 @@ class TorchMLP(Learner):
             ks = range(c0, min(K, c0 + chunk))
             Ws, bs = self._stack([inits[k] for k in ks], torch, dtype)
             tr = BatchedMLPTrainer(Ws, bs, Xt, yt, activation=self.activation, optimizer="adam", lr=p["lr"],
-                                   weight_decay=self.weight_decay, shared=shared is not None)
+                                   weight_decay=self.weight_decay, shared=shared is not None, sparse=sparse)
             if shared is not None:
                 member = torch.from_numpy(_membership([subsets[k] for k in ks], X.shape[0]))
 
