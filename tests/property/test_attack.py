@@ -5,6 +5,7 @@ import pytest
 
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from leakaudit.property import baselines
+from leakaudit.property._logistic import LogisticLearner
 from leakaudit.property.attack import PoisoningPropertyAttack, attack_model_C, evaluate_attack
 from leakaudit.property.estimate import FractionEstimator, evaluate_fraction_estimate
 from leakaudit.property.game import split_pools
@@ -166,3 +167,53 @@ def test_pool_options_keep_rows_apart(data, pools):
     assert not np.isin(a.queries_.indices, a.poison_.indices).any()
     with pytest.raises(InvalidParameterError, match="query_pool_fraction"):
         PoisoningPropertyAttack(query_pool_fraction=1.5, random_state=0, **kw).fit(data, pools[0])
+
+
+def test_shadows_are_built_like_targets_without_queries_or_poison_rows(data, pools):
+    # The fix for small pools (SpamAssassin): every shadow clean set has the targets' size and construction
+    # (n - round(p n) clean rows, round(t n') of them with the property) and holds no query row and no poison
+    # original, as no target does (targets train on the victim pool only).
+    from leakaudit.property.game import n_clean
+    from leakaudit.property.queries import select_queries
+
+    adv, _ = pools
+    kw = dict(t0=0.05, t1=0.15, poison_rate=0.1, n_train=400, n_shadow=6, n_ensemble=8, n_queries=80)
+    q = select_queries(LogisticLearner(), data, adv, n_train=400, n_ensemble=8, n_queries=80, out_of_bag=True,
+                       random_state=0)
+    a = PoisoningPropertyAttack(exclude_query_rows=True, exclude_poison_rows=True, random_state=0, **kw)
+    a.fit(data, adv, queries=q)
+    size = n_clean(400, 0.1, "replace")
+    assert size == 360 and len(a.shadow_sets_) == 12
+    banned = np.union1d(q.indices, a.poison_.indices)
+    assert q.indices.size == 80 and a.poison_.indices.size == 40
+    for s, b in zip(a.shadow_sets_, a.shadow_b_):
+        assert s.size == size and np.unique(s).size == size
+        assert not np.isin(s, banned).any()
+        assert np.isin(s, adv).all()
+        assert data.f[s].sum() == round((0.15 if b else 0.05) * size)  # exact prevalence, as the targets'
+    assert np.array_equal(a.shadow_pool_, np.setdiff1d(adv, banned))
+    # The paper's protocol (both flags off) draws shadows from the whole pool: queries can be training rows.
+    a0 = PoisoningPropertyAttack(random_state=0, **kw).fit(data, adv, queries=q)
+    assert np.array_equal(a0.shadow_pool_, adv)
+    assert any(np.isin(s, q.indices).any() for s in a0.shadow_sets_)
+
+
+def test_label_vector_shift_hand_computed():
+    from leakaudit.property.attack import label_vector_shift
+
+    # 2 shadows per world, 3 targets, 4 queries of which the last 1 is a poison point
+    S = np.array([[0, 0, 1, 0], [0, 1, 1, 1], [1, 1, 1, 1], [1, 0, 1, 1]])
+    sb = np.array([0, 0, 1, 1])
+    T = np.array([[1, 1, 1, 1], [0, 0, 0, 1], [1, 1, 0, 1]])
+    tb = np.array([0, 1, 1])
+    d = label_vector_shift(S, sb, T, tb, n_poison=1)
+    assert d["shadow_clean_rate_w0"] == pytest.approx(3 / 6) and d["shadow_poison_rate_w0"] == pytest.approx(1 / 2)
+    assert d["shadow_clean_rate_w1"] == pytest.approx(5 / 6) and d["shadow_poison_rate_w1"] == pytest.approx(1.0)
+    assert d["target_clean_rate_w0"] == pytest.approx(1.0) and d["target_poison_rate_w0"] == pytest.approx(1.0)
+    assert d["target_clean_rate_w1"] == pytest.approx(2 / 6) and d["target_poison_rate_w1"] == pytest.approx(1.0)
+    assert d["poison_shift_w0"] == pytest.approx(0.5) and d["clean_shift_w1"] == pytest.approx(2 / 6 - 5 / 6)
+    assert np.isnan(label_vector_shift(S, sb, T, tb)["poison_shift_w0"])  # no poison queries
+    with pytest.raises(InvalidInputError, match="same number of queries"):
+        label_vector_shift(S, sb, T[:, :3], tb)
+    with pytest.raises(InvalidInputError, match="one world bit"):
+        label_vector_shift(S, sb[:3], T, tb)

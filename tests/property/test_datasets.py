@@ -26,3 +26,16 @@ def test_spam_random_property():
 
     d, info = spam_property_data("random", random_state=0)
     assert info["rows"] == 6046 and abs(info["label_rate"] - 1896 / 6046) < 1e-9
+
+
+def test_spam_tfidf_values():
+    from leakaudit.property.datasets import spam_property_data
+
+    d, _ = spam_property_data("random", values="tfidf", random_state=0)
+    b, _ = spam_property_data("random", values="binary", random_state=0)
+    words = d.X[:, :-1]
+    norms = np.sqrt(np.asarray(words.multiply(words).sum(axis=1)).ravel())
+    # TF-IDF rows have unit L2 norm (or are empty); same terms present as in the binary matrix; same random bit
+    assert np.allclose(norms[norms > 0], 1.0)
+    assert np.array_equal((words > 0).toarray(), (b.X[:, :-1] > 0).toarray())
+    assert np.array_equal(d.f, b.f) and np.array_equal(d.X[:, -1].toarray().ravel() > 0, d.f)

@@ -131,3 +131,37 @@ def test_negative_sentiment():
     assert f.tolist() == [True, False, False]
     s = predicates.vader_scores(["I hate this terrible awful spam"])
     assert s[0, 3] <= -0.05 and s[0, 0] > s[0, 2]
+
+
+def test_out_of_bag_certainty_hand_computed():
+    # 3 models x 4 candidates; crt = 1 - 2 * mean vote over the models that did not train on the candidate
+    votes = np.array([[1, 0, 1, 1], [1, 1, 0, 1], [0, 1, 0, 1]])
+    in_train = np.array([[True, False, False, True], [False, False, True, True], [False, True, False, True]])
+    crt = queries.out_of_bag_certainty(votes, in_train)
+    # col 0: models 1, 2 -> votes 1, 0 -> 0; col 1: models 0, 1 -> 0, 1 -> 0;
+    # col 2: models 0, 2 -> 1, 0 -> 0; col 3: no model left out -> NaN
+    np.testing.assert_array_equal(crt[:3], [0.0, 0.0, 0.0])
+    assert np.isnan(crt[3])
+    # all models voting: the paper's estimate
+    np.testing.assert_allclose(queries.estimated_certainty(votes), [-1 / 3, -1 / 3, 1 / 3, -1.0], atol=1e-15)
+    crt = queries.out_of_bag_certainty(votes, in_train, min_models=2)
+    np.testing.assert_array_equal(np.isnan(crt), [False, False, False, True])
+    assert np.isnan(queries.out_of_bag_certainty(votes[:1], in_train[:1], min_models=2)).all()
+    with pytest.raises(InvalidInputError, match="same shape"):
+        queries.out_of_bag_certainty(votes, in_train[:2])
+
+
+def test_select_queries_out_of_bag_uses_only_unseen_models(data):
+    # Every accepted query's certainty must equal the out-of-bag estimate recomputed from the same ensemble.
+    pool = np.arange(1200)
+    kw = dict(n_train=600, n_ensemble=12, n_queries=40, band=0.4, random_state=5)
+    q = queries.select_queries(LogisticLearner(), data, pool, out_of_bag=True, min_out_of_bag=3, **kw)
+    rng = np.random.default_rng(5)
+    pos, neg = pool[data.f[pool]], pool[~data.f[pool]]
+    sets = [game.sample_mixture(pos, neg, 600, random_state=rng) for _ in range(12)]
+    bank = LogisticLearner().fit_many(data.X, data.y, sets, list(range(12)))
+    votes = bank.predict(data.X[q.indices])
+    inside = np.stack([np.isin(q.indices, s) for s in sets])
+    ref = queries.out_of_bag_certainty(votes, inside, min_models=3)
+    np.testing.assert_allclose(q.crt, ref)
+    assert np.all(np.abs(q.crt) <= 0.4) and np.all((~inside).sum(0) >= 3)

@@ -29,3 +29,12 @@ def test_bad_arguments(capsys):
     assert "t0 must be smaller" in capsys.readouterr().err
     assert main(["property", "--t0", "0.1", "--t1", "0.3", "--poison", "x", "--theory"]) == 2
     assert main(["property", "--dataset", "nope", "--t0", "0.1", "--t1", "0.3"]) == 2
+
+
+def test_matched_shadows_option(tmp_path, capsys):
+    rc = main(["property", "--dataset", "synthetic", "--t0", "0.05", "--t1", "0.15", "--poison", "0.1",
+               "--n-train", "200", "--shadow", "5", "--ensemble", "10", "--queries", "40", "--targets", "10",
+               "--rows", "3000", "--matched-shadows", "--out", str(tmp_path)])
+    assert rc == 0
+    r = json.loads((tmp_path / "property.json").read_text())["results"][0]
+    assert r["n_poison"] == 20 and r["n_shadow_total"] == 10 and r["n_targets"] == 10

@@ -11,7 +11,7 @@ SpamAssassin), ``synthetic``, ``results``.
 
 from ._logistic import LinearModelBank, LogisticLearner
 from ._mlp import BatchedMLPLearner
-from .attack import PoisoningPropertyAttack, evaluate_attack
+from .attack import PoisoningPropertyAttack, evaluate_attack, label_vector_shift
 from .baselines import no_poison_attack, theory_averaging_guess, theory_window_queries, whitebox_attack
 from .estimate import FractionEstimator, evaluate_fraction_estimate
 from .game import Poison, PropertyData, play_game, sample_world, split_pools
@@ -26,5 +26,6 @@ __all__ = [
     "PoisoningPropertyAttack", "PropertyAttackResult", "PropertyData", "PropertyEstimateResult", "QuerySet",
     "WhiteBoxResult", "choose_poison", "evaluate_attack", "evaluate_fraction_estimate", "make_property_data",
     "max_poison_rate", "no_poison_attack", "play_game", "sample_world", "select_queries", "split_pools",
-    "theorem9_window", "theory_averaging_guess", "theory_window_queries", "whitebox_attack", "window_table",
+    "label_vector_shift", "theorem9_window", "theory_averaging_guess", "theory_window_queries", "whitebox_attack",
+    "window_table",
 ]

@@ -32,7 +32,7 @@ from .poison import VARIANTS, choose_poison
 from .queries import select_queries
 from .results import PropertyAttackResult
 
-__all__ = ["PoisoningPropertyAttack", "evaluate_attack", "attack_model_C", "fit_attack_model"]
+__all__ = ["PoisoningPropertyAttack", "evaluate_attack", "attack_model_C", "fit_attack_model", "label_vector_shift"]
 
 
 def attack_model_C(k: int) -> float:
@@ -47,6 +47,57 @@ def fit_attack_model(R: np.ndarray, b: np.ndarray, C: float):
 
     with threadpool_limits(1):
         return LogisticRegression(C=C, max_iter=2000).fit(np.asarray(R, dtype=np.float64), b)
+
+
+def label_vector_shift(
+    shadow_labels: Any, shadow_b: Any, target_labels: Any, target_b: Any, *, n_poison: int = 0,
+) -> dict:
+    """How far the shadows' label vectors sit from the targets', per world (a diagnostic, not in the paper).
+
+    M_A is trained on shadow label vectors and applied to target label vectors, so
+    shadows must be built like the targets. A systematic offset between the two
+    in one world (e.g. shadows predicting label 1 on the poison queries far less
+    often than targets do) is the signature of a construction mismatch; M_A can
+    then separate the shadows (high AUC among them) and still classify every target
+    the same way.
+
+    Parameters
+    ----------
+    shadow_labels : array of 0/1, shape (2k, m)
+    shadow_b : array of 0/1, shape (2k,)
+        World of each shadow model.
+    target_labels : array of 0/1, shape (T, m)
+    target_b : array of 0/1, shape (T,)
+    n_poison : int, default=0
+        The last ``n_poison`` queries are the poison points (Alg. 2 line 7).
+
+    Returns
+    -------
+    dict
+        For each world ``w`` in (0, 1) and each query group ``g`` in ("clean", "poison"):
+        ``shadow_{g}_rate_w{w}`` and ``target_{g}_rate_w{w}``, the mean predicted label
+        over those models and queries, and ``{g}_shift_w{w}`` = target minus shadow
+        (NaN for an empty group).
+    """
+    S, T = np.asarray(shadow_labels, dtype=np.float64), np.asarray(target_labels, dtype=np.float64)
+    sb, tb = np.asarray(shadow_b), np.asarray(target_b)
+    if S.ndim != 2 or T.ndim != 2 or S.shape[1] != T.shape[1]:
+        raise InvalidInputError(f"shadow_labels and target_labels must be 2-D with the same number of queries; "
+                                f"got {S.shape} and {T.shape}")
+    if sb.shape != (S.shape[0],) or tb.shape != (T.shape[0],):
+        raise InvalidInputError("shadow_b and target_b must hold one world bit per model")
+    m = S.shape[1]
+    check_scalar(n_poison, name="n_poison", kind=(int, np.integer), min_val=0, max_val=m)
+    groups = {"clean": slice(0, m - n_poison), "poison": slice(m - n_poison, m)}
+    out = {}
+    for w in (0, 1):
+        for g, cols in groups.items():
+            rs = S[sb == w][:, cols]
+            rt = T[tb == w][:, cols]
+            out[f"shadow_{g}_rate_w{w}"] = float(rs.mean()) if rs.size else float("nan")
+            out[f"target_{g}_rate_w{w}"] = float(rt.mean()) if rt.size else float("nan")
+            out[f"{g}_shift_w{w}"] = out[f"target_{g}_rate_w{w}"] - out[f"shadow_{g}_rate_w{w}"]
+    return out
 
 
 class PoisoningPropertyAttack(BaseEstimator):
@@ -87,6 +138,17 @@ class PoisoningPropertyAttack(BaseEstimator):
         ensemble sets (not in the paper). On small pools it removes a shadow/target
         mismatch: measured on SpamAssassin random 0.3/0.7, n=400, p=0.1, 30 shadows
         per world, 40 targets: accuracy 0.525 without, 0.675 with.
+    exclude_query_rows : bool, default=False
+        Keep the query records out of every clean shadow set (not in the paper, whose
+        adversary pool is large beside n). Targets never train on the adversary's
+        queries, so shadows that do are not "trained like the victims": on
+        SpamAssassin (2,015-mail pool, n = 1,000) a query is a training row of a
+        world-dependent share of the shadows (a ``D+`` query of ~63% of the t1 shadows
+        and ~27% of the t0 shadows), M_A learns that membership pattern, and it does
+        not transfer to targets (measured, see docs/reproduction/chase-fig1.md).
+    oob_certainty : bool, default=False
+        Algorithm 2 estimates a candidate's certainty only from the ensemble models
+        that did not train on it (:func:`~leakaudit.property.queries.out_of_bag_certainty`).
     variant : {"auto", "X+1", "X+0", "X-1", "X-0"}, default="auto"
     alpha_source : {"sample", "pool"}, default="sample"
     poison_accounting : {"replace", "add"}, default="replace"
@@ -100,6 +162,10 @@ class PoisoningPropertyAttack(BaseEstimator):
     ----------
     poison_ : Poison
     queries_ : QuerySet
+    shadow_pool_ : ndarray of int
+        The adversary's rows the clean shadow sets were drawn from.
+    shadow_sets_ : list of 2k ndarray of int
+        Each shadow model's clean training rows (the poison is added to each).
     shadow_labels_ : ndarray of int8, shape (2k, m)
     shadow_b_ : ndarray of shape (2k,)
     attack_model_ : fitted scikit-learn LogisticRegression (M_A)
@@ -114,7 +180,8 @@ class PoisoningPropertyAttack(BaseEstimator):
         self, *, t0: float, t1: float, poison_rate: float = 0.1, n_train: int = 1000, learner: Any = None,
         n_shadow: int = 500, n_ensemble: int = 1000, n_queries: int = 1000, band: float = 0.4,
         mixture: float = 0.5, ensemble_train_size: int | None = None, query_pool_fraction: float | None = None,
-        exclude_poison_rows: bool = False, variant: str = "auto",
+        exclude_poison_rows: bool = False, exclude_query_rows: bool = False, oob_certainty: bool = False,
+        variant: str = "auto",
         alpha_source: str = "sample",
         poison_accounting: str = "replace", prevalence_sampling: str = "exact", attack_C: float | None = None,
         batch_size: int = 100, random_state: RandomStateLike = None,
@@ -132,6 +199,8 @@ class PoisoningPropertyAttack(BaseEstimator):
         self.ensemble_train_size = ensemble_train_size
         self.query_pool_fraction = query_pool_fraction
         self.exclude_poison_rows = exclude_poison_rows
+        self.exclude_query_rows = exclude_query_rows
+        self.oob_certainty = oob_certainty
         self.variant = variant
         self.alpha_source = alpha_source
         self.poison_accounting = poison_accounting
@@ -210,7 +279,7 @@ class PoisoningPropertyAttack(BaseEstimator):
                 learner, data, pool, n_train=self.ensemble_train_size or self.n_train,
                 n_ensemble=self.n_ensemble, n_queries=self.n_queries,
                 band=self.band, mixture=self.mixture, poison=self.poison_, batch_size=self.batch_size,
-                candidate_idx=cand, random_state=rng,
+                candidate_idx=cand, out_of_bag=bool(self.oob_certainty), random_state=rng,
             )
         else:
             if queries.n_poison:
@@ -220,6 +289,10 @@ class PoisoningPropertyAttack(BaseEstimator):
             from .game import _stack
 
             self.queries_ = replace(queries, X=_stack(queries.X, self.poison_.X), n_poison=len(self.poison_))
+        if self.exclude_query_rows:
+            # Targets never train on the queries: neither may the shadows (the mismatch on small pools).
+            pool = np.setdiff1d(pool, self.queries_.indices)
+        self.shadow_pool_ = pool
         # Algorithm 3, lines 1-3: k shadow datasets per world, trained with the poison, queried.
         size = n_clean(self.n_train, self.poison_rate, self.poison_accounting)
         pos, neg = pool[data.f[pool]], pool[~data.f[pool]]
@@ -231,6 +304,7 @@ class PoisoningPropertyAttack(BaseEstimator):
         self.shadow_labels_ = train_and_query(learner, data, sets, self.poison_, self.queries_.X, seeds=seeds,
                                               batch_size=self.batch_size)
         self.shadow_b_ = b
+        self.shadow_sets_ = sets
         # Algorithm 3, line 4: the linear attack model M_A.
         self.attack_C_ = attack_model_C(k) if self.attack_C is None else float(self.attack_C)
         self.attack_model_ = fit_attack_model(self.shadow_labels_, b, self.attack_C_)

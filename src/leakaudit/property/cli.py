@@ -31,15 +31,18 @@ def _floats(text: str, name: str) -> list[float]:
     return vals
 
 
-def load_property_data(dataset: str, prop: str, *, rows: Optional[int], seed: int):
-    """PropertyData for a named dataset and property (see :mod:`leakaudit.property.datasets`)."""
+def load_property_data(dataset: str, prop: str, *, rows: Optional[int], seed: int, text_values: str = "tfidf"):
+    """PropertyData for a named dataset and property (see :mod:`leakaudit.property.datasets`).
+
+    ``text_values`` ("binary" or "tfidf") is the SpamAssassin featurisation (ignored otherwise).
+    """
     from .datasets import census_property_data, spam_property_data
     from .synthetic import make_property_data
 
     if dataset == "census-kdd":
         return census_property_data(prop, n_rows=rows, random_state=seed)[0]
     if dataset == "spamassassin":
-        return spam_property_data(prop, random_state=seed)[0]
+        return spam_property_data(prop, values=text_values, random_state=seed)[0]
     if dataset == "synthetic":
         if prop != "random":
             raise InvalidParameterError("--dataset synthetic supports only --property random")
@@ -48,8 +51,13 @@ def load_property_data(dataset: str, prop: str, *, rows: Optional[int], seed: in
 
 
 def run_property_audit(data, *, t0: float, t1: float, poison_rates: list[float], dataset: str, prop: str,
-                       seed: int = 0, n_targets: int = 100, **attack_params) -> list:
-    """One attack per poisoning rate (Algorithm 2's clean queries shared); returns the results."""
+                       seed: int = 0, n_targets: int = 100, matched_shadows: bool = False, **attack_params) -> list:
+    """One attack per poisoning rate (Algorithm 2's clean queries shared); returns the results.
+
+    ``matched_shadows``: shadow clean sets exclude the query rows and the poison originals, and
+    Algorithm 2 uses out-of-bag certainty (needed when the adversary's pool is small beside n;
+    see docs/reproduction/chase-fig1.md). False is the paper's protocol.
+    """
     from ._logistic import LogisticLearner
     from .attack import PoisoningPropertyAttack, evaluate_attack
     from .game import split_pools
@@ -58,11 +66,13 @@ def run_property_audit(data, *, t0: float, t1: float, poison_rates: list[float],
     adv, vic = split_pools(len(data), random_state=seed)
     learner = LogisticLearner()
     q = select_queries(learner, data, adv, n_train=attack_params["n_train"], n_ensemble=attack_params["n_ensemble"],
-                       n_queries=attack_params["n_queries"], band=attack_params["band"], random_state=seed + 1)
+                       n_queries=attack_params["n_queries"], band=attack_params["band"],
+                       out_of_bag=matched_shadows, random_state=seed + 1)
     out = []
     for p in poison_rates:
         a = PoisoningPropertyAttack(t0=t0, t1=t1, poison_rate=p, learner=learner, random_state=seed + 2,
-                                    **attack_params)
+                                    exclude_query_rows=matched_shadows, exclude_poison_rows=matched_shadows,
+                                    oob_certainty=matched_shadows, **attack_params)
         a.fit(data, adv, queries=q)
         out.append(evaluate_attack(a, data, adversary_idx=adv, victim_idx=vic, n_targets=n_targets,
                                    dataset=dataset, property_name=prop, random_state=seed + 3))
@@ -113,6 +123,11 @@ def register(app: typer.Typer) -> None:
         variant: str = typer.Option("auto", "--variant", help="auto (Algorithm 1), X+1, X+0, X-1 or X-0."),
         accounting: str = typer.Option("replace", "--poison-accounting", help="replace (game) or add (Alg. 3)."),
         sampling: str = typer.Option("exact", "--prevalence-sampling", help="exact or binomial."),
+        text_values: str = typer.Option("tfidf", "--text-values",
+                                        help="SpamAssassin features: tfidf (default) or binary term presence."),
+        matched_shadows: bool = typer.Option(False, "--matched-shadows/--paper-shadows",
+                                             help="Keep query rows and poison originals out of the shadow sets and "
+                                                  "use out-of-bag certainty (small pools, e.g. spamassassin)."),
         rows: Optional[int] = typer.Option(None, "--rows", help="Use a random subset of this many rows."),
         seed: int = typer.Option(0, "--seed", help="Random seed."),
         theory: bool = typer.Option(False, "--theory", help="Only print Theorem 9's windows; train nothing."),
@@ -130,11 +145,11 @@ def register(app: typer.Typer) -> None:
                            f"empty from p >= {w.max_poison_rate:.3f}")
             return
         start = time.perf_counter()
-        data = load_property_data(dataset, prop, rows=rows, seed=seed)
+        data = load_property_data(dataset, prop, rows=rows, seed=seed, text_values=text_values)
         results = run_property_audit(
             data, t0=t0, t1=t1, poison_rates=rates, dataset=dataset, prop=prop, seed=seed, n_targets=targets,
             n_train=n_train, n_shadow=shadow, n_ensemble=ensemble, n_queries=queries, band=band, variant=variant,
-            poison_accounting=accounting, prevalence_sampling=sampling,
+            poison_accounting=accounting, prevalence_sampling=sampling, matched_shadows=matched_shadows,
         )
         out.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out / "property.json", {"results": [r.to_dict() for r in results],

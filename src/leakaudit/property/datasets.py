@@ -5,8 +5,9 @@
   (an added Bernoulli(1/2) bit the model sees), or any "column=value"
   ("sex=Female", "race=Black"), which stays in the model input.
 - SpamAssassin (the documented substitute for Enron-Spam, which is not available
-  offline): binary bag of words over subject + body (top 5,000 terms, English
-  stop words removed, fitted on the whole corpus as the public feature spec);
+  offline): bag of words over subject + body (top 5,000 terms, English stop
+  words removed, fitted on the whole corpus as the public feature spec), binary
+  (default) or TF-IDF values (spec Sec. 4.3 allows both; the paper gives none);
   label 1 = spam. Properties: "random" (added bit, a model input) or "negative"
   (VADER compound <= -0.05 on subject + body, never a model input).
 
@@ -20,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._random import RandomStateLike, check_random_state
-from .._validation import check_scalar
+from .._validation import check_choice, check_scalar
 from .game import PropertyData
 from .predicates import append_feature, negative_sentiment, parse_predicate, random_feature
 
@@ -69,8 +70,8 @@ def census_property_data(
 
 
 def spam_property_data(
-    prop: str = "random", *, vocab_size: int = 5000, max_chars: int | None = 2000, threshold: float = -0.05,
-    random_state: RandomStateLike = None,
+    prop: str = "random", *, vocab_size: int = 5000, values: str = "binary", max_chars: int | None = 2000,
+    threshold: float = -0.05, random_state: RandomStateLike = None,
 ) -> tuple[PropertyData, dict]:
     """SpamAssassin (Enron substitute) with a property: "random" or "negative" (VADER).
 
@@ -78,6 +79,11 @@ def spam_property_data(
     ----------
     prop : {"random", "negative"}
     vocab_size : int, default=5000
+    values : {"binary", "tfidf"}, default="binary"
+        Term presence (0/1), or TF-IDF (term counts times smoothed inverse document
+        frequency, rows scaled to unit L2 norm; scikit-learn's ``TfidfTransformer``
+        fitted on the whole corpus, like the vocabulary). The random bit is appended
+        as a 0/1 column either way.
     max_chars : int or None, default=2000
         Characters of each e-mail scored by VADER (see :func:`~leakaudit.property.predicates.vader_scores`).
     threshold : float, default=-0.05
@@ -91,10 +97,18 @@ def spam_property_data(
 
     if prop not in ("random", "negative"):
         raise InvalidParameterError(f"spam property must be 'random' or 'negative'; got {prop!r}")
+    check_choice(values, name="values", choices=("binary", "tfidf"))
     rng = check_random_state(random_state)
     ds = load_spamassassin()
     texts = (ds.frame["subject"].fillna("") + "\n" + ds.frame["body"].fillna("")).tolist()
-    X, _ = bag_of_words(texts, vocab_size=vocab_size, binary=True, dense=False)
+    X, bow = bag_of_words(texts, vocab_size=vocab_size, binary=True, dense=False)
+    if values == "tfidf":
+        from sklearn.feature_extraction.text import TfidfTransformer
+
+        # The same terms as the binary matrix (top vocab_size by document frequency, spec Sec. 4.3); counting
+        # occurrences while choosing them would rank terms by total frequency instead.
+        counts, _ = bag_of_words(texts, binary=False, vocabulary=bow.vocabulary, dense=False)
+        X = TfidfTransformer().fit_transform(counts).tocsr()
     if prop == "random":
         f = random_feature(len(texts), random_state=rng)
         X = append_feature(X, f)

@@ -1,0 +1,20 @@
+"""The adversary protocol of the Chase reproductions per data source (fast: no data are loaded)."""
+
+import pytest
+
+from leakaudit.exceptions import InvalidParameterError
+from leakaudit.property.datasets import spam_property_data
+from leakaudit.reproduce import chase
+
+
+def test_census_keeps_the_paper_protocol_and_spam_builds_shadows_like_targets():
+    census = chase._protocol("census", chase.CONFIG["reduced"])
+    assert census == {"adversary_fraction": None, "out_of_bag": False, "exclude_rows": False}
+    spam = chase._protocol("spam", chase.CONFIG["reduced"])
+    assert spam["out_of_bag"] and spam["exclude_rows"] and spam["features"] == "tfidf"
+    assert spam["adversary_fraction"] is None  # the paper's 1/3 : 2/3 split
+
+
+def test_spam_values_is_checked_before_loading():
+    with pytest.raises(InvalidParameterError, match="values"):
+        spam_property_data("random", values="counts")
