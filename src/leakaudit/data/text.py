@@ -129,8 +129,9 @@ def bag_of_words(
     ----------
     texts : sequence of str of length n
     vocab_size : int or None, default 5000
-        Keep the ``vocab_size`` most frequent terms over the corpus (scikit-learn's
-        ``max_features`` counts term frequency across the corpus); None keeps all.
+        Keep the ``vocab_size`` most frequent terms over the corpus; None keeps all. scikit-learn's
+        ``max_features`` ranks terms by their summed matrix column, so with ``binary=True`` this is
+        document frequency and with ``binary=False`` term frequency: the two choices can keep different terms.
         Ignored when ``vocabulary`` is given.
     binary : bool, default True
         1 if the term occurs in the text, else the count.
