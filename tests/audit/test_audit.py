@@ -28,7 +28,10 @@ def test_demo_writes_three_files_with_schema(demo):
     d = json.loads((out / "results.json").read_text())
     assert d["schema_version"] == 1 and d["type"] == "AuditResult"
     assert d["config"]["n_members"] == 150 and d["config"]["seed"] == 3
-    assert set(d["membership"]) >= {"loss", "lira", "rmia"}
+    assert set(d["membership"]) == {"loss", "lira", "rmia", "shadow"}
+    sh = d["resources"]["shadow_attack"]  # smoke: 4 of the 8 reference models feed the attack network
+    assert sh["n_shadow_models"] == 4 and sh["attack_training_rows"] == 4 * 300
+    assert d["resources"]["pdtp_models"]["n_models"] == 101 and d["resources"]["noise_floor_models"]["n_models"] == 4
     for m in d["membership"].values():
         assert m["auc_ci"][0] <= m["auc"] <= m["auc_ci"][1]
         assert set(m["tpr_at_fpr"]) == {"0.01", "0.001", "0.0001"}
@@ -43,7 +46,8 @@ def test_demo_writes_three_files_with_schema(demo):
     assert d["skipped"] == []
     rec = pd.read_csv(out / "records.csv")
     assert len(rec) == 300 and rec["is_member"].sum() == 150
-    assert {"score_loss", "score_lira", "score_rmia", "pdtp", "risk_rank"} <= set(rec.columns)
+    assert {"score_loss", "score_lira", "score_rmia", "score_shadow", "pdtp", "risk_rank"} <= set(rec.columns)
+    assert rec["score_shadow"].between(0, 1).all()
     html = (out / "report.html").read_text()
     assert "Verdict:" in html and "<svg" in html and "<script" not in html and "http://" not in html.split("<svg")[0]
 
@@ -80,6 +84,7 @@ def test_predictions_only_skips_retraining_attacks_and_says_why(tmp_path):
                       profile="smoke")
     res = run_audit(cfg, tmp_path / "out", verbose=False)
     assert set(res.membership) == {"loss"}
+    assert any("shadow" in s["name"] for s in res.skipped)
     reasons = " ".join(s["reason"] for s in res.skipped)
     assert "training algorithm" in reasons
     # random predictions: no leakage to find
@@ -178,3 +183,24 @@ def test_config_validation_messages(tmp_path):
     good.write_text('profile = "smoke"\nseed = 5\n[thresholds]\nmax_dtp = 2.0\n')
     cfg = load_config(good)
     assert cfg.seed == 5 and cfg.thresholds.max_dtp == 2.0
+
+
+def test_shadow_plan_profiles_and_fallback(monkeypatch):
+    """Standard and thorough feed every reference model to the attack network at per-example SGD; without the
+    compiled trainer (no ``backend`` parameter) the audit falls back to 8 shadow models in batches of 32."""
+    import leakaudit.membership.shadow as shadow_mod
+    from leakaudit.audit.pipeline import _shadow_plan
+
+    assert _shadow_plan(make_config(profile="standard")) == (None, 1, None)
+    assert _shadow_plan(make_config(profile="smoke")) == (4, 1, None)
+
+    class OldShadow(shadow_mod.ShadowModelAttack):
+        def get_params(self, deep=True):
+            p = super().get_params(deep)
+            p.pop("backend", None)
+            return p
+
+    monkeypatch.setattr(shadow_mod, "ShadowModelAttack", OldShadow)
+    k, batch, note = _shadow_plan(make_config(profile="standard"))
+    assert (k, batch) == (8, 32) and "not available" in note
+    assert _shadow_plan(make_config(profile="smoke"))[:2] == (4, 32)

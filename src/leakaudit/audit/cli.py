@@ -24,6 +24,8 @@ def register(app: typer.Typer) -> None:
         population: Optional[Path] = typer.Option(None, "--population", help="Extra records of the same distribution."),
         model: Optional[Path] = typer.Option(None, "--model", help="skops file, or torch state_dict with --module."),
         module: Optional[str] = typer.Option(None, "--module", help="package.module:Class of a torch module."),
+        module_kwargs: Optional[str] = typer.Option(
+            None, "--module-kwargs", help='Constructor arguments of --module as JSON, e.g. \'{"n_in": 108}\'.'),
         predictions_train: Optional[Path] = typer.Option(None, "--predictions-train"),
         predictions_test: Optional[Path] = typer.Option(None, "--predictions-test"),
         profile: Optional[str] = typer.Option(None, "--profile", help="smoke | standard | thorough."),
@@ -35,13 +37,26 @@ def register(app: typer.Typer) -> None:
         n_nonmembers: Optional[int] = typer.Option(None, "--n-nonmembers", help="Demo: non-members drawn from Adult."),
     ) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
+        import json
+
+        from ..exceptions import InvalidParameterError
         from .config import load_config, make_config
         from .pipeline import run_audit
+
+        kwargs_dict = None
+        if module_kwargs is not None:
+            try:
+                kwargs_dict = json.loads(module_kwargs)
+            except json.JSONDecodeError as exc:
+                raise InvalidParameterError(f"--module-kwargs is not valid JSON: {exc}") from None
+            if not isinstance(kwargs_dict, dict):
+                raise InvalidParameterError("--module-kwargs must be a JSON object of constructor arguments")
 
         flags = dict(
             train=train, test=test, data=data, membership_column=membership_column, label=label,
             sensitive=[s.strip() for s in sensitive.split(",") if s.strip()] if sensitive else None,
-            population=population, model=model, module=module, predictions_train=predictions_train,
+            population=population, model=model, module=module, module_kwargs=kwargs_dict,
+            predictions_train=predictions_train,
             predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address,
             cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers,
         )

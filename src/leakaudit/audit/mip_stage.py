@@ -43,13 +43,44 @@ def _vector_codec(model):
     return None
 
 
+def _torch_module_codec(learner, X: np.ndarray):
+    """Codec for a ``--module`` target's retrained instances (TorchModuleModel): parameters as one vector."""
+    import torch
+
+    from ..learners.torch_module import TorchModuleLearner, TorchModuleModel, _output_kind
+
+    if not isinstance(learner, TorchModuleLearner):
+        return None
+    cls, kwargs = learner._check_params()
+    template = learner._new_module(cls, kwargs, 0).eval()
+    with torch.no_grad():
+        kind = _output_kind(template(torch.as_tensor(X[:256], dtype=torch.float32)))
+    n_classes = None
+
+    def extract(m):
+        nonlocal n_classes
+        n_classes = m.n_classes
+        return torch.nn.utils.parameters_to_vector(m.module.parameters()).detach().double().numpy()
+
+    def rebuild(v):
+        mod = learner._new_module(cls, kwargs, 0)
+        with torch.no_grad():
+            torch.nn.utils.vector_to_parameters(torch.as_tensor(np.asarray(v), dtype=torch.float32), mod.parameters())
+        return TorchModuleModel(mod.eval(), kind, X.shape[1], n_classes)
+
+    return extract, rebuild
+
+
 def mip_stage(cfg, data: AuditData, target: Target, seeds: dict, skipped: list) -> dict | None:
     from ..mip.mechanism import learner_train_many, mip_noise_addition
 
     codec = _vector_codec(target.model) if target.learner is not None else None
+    if codec is None and target.learner is not None:
+        codec = _torch_module_codec(target.learner, target.inputs(data)[0])
     if codec is None:
         skipped.append({"name": "MIP noise (Izzo et al.)",
-                        "reason": "needs a model whose parameters leakaudit can read and set (its MLPs); "
+                        "reason": "needs a model whose parameters leakaudit can read and set (its MLPs, or a torch "
+                                  "module class it retrains); "
                                   "use `leakaudit mip` for other vector-valued training algorithms"})
         return None
     extract, rebuild = codec

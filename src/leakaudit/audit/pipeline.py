@@ -9,6 +9,7 @@ audit leaves an existing output folder as it was.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import os
 import resource
@@ -37,7 +38,8 @@ from .verdict import decide
 __all__ = ["run_audit"]
 
 # Child seeds of the audit seed, one per stage, so stages do not share streams.
-_SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip")
+# New slots go at the end: the seeds of the earlier ones do not change (spawn_seeds is prefix-stable).
+_SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip", "shadow")
 
 
 class _Stages:
@@ -81,10 +83,15 @@ def _engine(cfg: AuditConfig):
     return Engine(backend=cfg.backend, address=cfg.address, cache_dir=cache)
 
 
+def _cache_dir(engine) -> str | None:
+    return str(engine.cache_dir) if getattr(engine, "cache_dir", None) else None
+
+
 def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, skipped: list,
                       resources: dict, engine) -> tuple[dict, dict]:
     """Run every applicable membership attack; return (metrics per attack, scores per attack)."""
     from ..membership._base import AttackInputs, cross_entropy_loss, fit_reference_models, paired_half_masks
+    from ..membership.shadow import ShadowModelAttack
     from ..membership.threshold import LossThresholdAttack
 
     probs = np.vstack([target.probs_mem, target.probs_non])
@@ -95,10 +102,14 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
     train_loss = float(np.mean(cross_entropy_loss(target.probs_mem, data.y_mem)))
     inputs = AttackInputs(probs=probs, y=y, X=X_audit, train_loss=train_loss)
     attacks = [LossThresholdAttack()]
+    # The shadow attack's record features are the encoded columns (a table-taking estimator's own inputs are
+    # row numbers, which carry nothing about a record).
+    X_features = np.vstack([data.X_mem, data.X_non])
     if target.learner is None:
-        skipped.append({"name": "LiRA, RMIA (reference-model attacks)",
+        skipped.append({"name": "LiRA, RMIA, shadow (reference-model attacks)",
                         "reason": f"the training algorithm is not available for a {target.kind} target; "
-                                  "give a skops estimator or the demo learner to retrain reference models"})
+                                  "give a skops estimator, a torch module class with its state_dict, or the demo "
+                                  "learner to retrain reference models"})
     else:
         from ..membership.lira import LiRA
         from ..membership.rmia import RMIA
@@ -116,7 +127,7 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
         resources["reference_models"] = {
             "n_models": int(st.n_models), "trained": int(st.models_trained), "chunks_from_cache": int(st.chunks_cached),
             "chunks_trained": int(st.chunks_trained), "corrupt_cache_entries": int(st.corrupt_entries),
-            "cache_dir": str(engine.cache_dir) if getattr(engine, "cache_dir", None) else None,
+            "cache_dir": _cache_dir(engine),
             "backend": cfg.backend,
         }
         inputs = AttackInputs(
@@ -124,14 +135,17 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
             population_probs=target.probs_pop if n_pop else None, population_y=data.y_pop if n_pop else None,
             population_reference=ref.subset(np.arange(n_audit, n_audit + n_pop)) if n_pop else None,
         )
-        attacks += [LiRA(), RMIA()]
+        attacks += [LiRA(), RMIA(), ShadowModelAttack(batch_size=_shadow_plan(cfg)[1], random_state=seeds["shadow"])]
     metrics, scores = {}, {}
     for atk in attacks:
         missing = atk.missing(inputs)
         if missing:
             skipped.append({"name": atk.name, "reason": f"needs {', '.join(missing)}"})
             continue
-        res = atk.run(inputs)
+        if isinstance(atk, ShadowModelAttack):
+            res = _shadow_attack(cfg, atk, inputs, X_features, resources)
+        else:
+            res = atk.run(inputs)
         s = res.scores_array
         scores[atk.name] = s
         with warnings.catch_warnings():
@@ -141,7 +155,69 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
     return metrics, scores
 
 
-def _dtp_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, skipped: list):
+def _shadow_attack(cfg: AuditConfig, atk, inputs, X_features: np.ndarray, resources: dict):
+    """Shokri et al.'s shadow-model attack, with the first reference models as its shadow models.
+
+    The reference models already trained for LiRA and RMIA are exactly what Long et al.'s Algorithm 1
+    needs: models of the same training algorithm, each trained on a known half of the audited records.
+    The first ``shadow_attack_models`` of them (whole complementary pairs, so every record is seen "in"
+    and "out" equally often) give the attack network ``shadow_attack_models * n`` training rows
+    ``(x, onehot(y), bin(q))`` labelled in/out; the network then scores the target's outputs.
+    """
+    ref = inputs.reference
+    k, _, note = _shadow_plan(cfg)
+    k = ref.n_models if k is None else min(int(k), ref.n_models)
+    k = max(2, k - k % 2)  # whole pairs
+    t0 = time.perf_counter()
+    res = atk.run(dataclasses.replace(inputs, X=X_features, reference=ref.models(slice(0, k))))
+    resources["shadow_attack"] = {
+        "n_shadow_models": int(k),
+        "n_reference_models": int(ref.n_models),
+        "attack_training_rows": int(k * inputs.n),
+        "network": f"{atk.hidden} ReLU units, SGD lr {atk.learning_rate}, batch {atk.batch_size}, {atk.epochs} epochs"
+                   + (f", trainer {atk.get_params().get('backend')}" if "backend" in atk.get_params() else ""),
+        "uses_record_features": bool(atk.use_features),
+        "seconds": round(time.perf_counter() - t0, 3),
+        **({"note": note} if note else {}),
+    }
+    return res
+
+
+def _shadow_plan(cfg: AuditConfig) -> tuple[int | None, int, str | None]:
+    """(shadow models, attack batch, note): the profile's, or the fallback without the compiled trainer."""
+    from ..membership.shadow import ShadowModelAttack
+    from .config import SHADOW_FALLBACK_BATCH, SHADOW_FALLBACK_MODELS
+
+    k, batch = cfg.settings.shadow_attack_models, cfg.settings.shadow_attack_batch
+    if batch == 1 and "backend" not in ShadowModelAttack().get_params():
+        k = SHADOW_FALLBACK_MODELS if k is None else min(k, SHADOW_FALLBACK_MODELS)
+        return k, SHADOW_FALLBACK_BATCH, ("the compiled per-example trainer is not available: scikit-learn "
+                                          f"mini-batches of {SHADOW_FALLBACK_BATCH}, at most "
+                                          f"{SHADOW_FALLBACK_MODELS} shadow models")
+    return k, batch, None
+
+
+class _CountingEngine:
+    """Forwards ``predict_many`` to an engine and adds up its stats over every call (for results.json)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.totals = {"n_models": 0, "trained": 0, "chunks_from_cache": 0, "chunks_trained": 0,
+                       "corrupt_cache_entries": 0}
+
+    def predict_many(self, *args, **kwargs):
+        out = self.engine.predict_many(*args, **kwargs)
+        st = self.engine.stats
+        for k, v in (("n_models", st.n_models), ("trained", st.models_trained), ("chunks_from_cache", st.chunks_cached),
+                     ("chunks_trained", st.chunks_trained), ("corrupt_cache_entries", st.corrupt_entries)):
+            self.totals[k] += int(v)
+        return out
+
+
+def _dtp_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, skipped: list, resources: dict,
+               engine):
+    """PDTP of the training records (paired seeds) and the seed noise floor, every model through the engine's
+    cache (chunked exactly as one call: see :class:`leakaudit.dtp.pdtp.SharedOrderBlock`)."""
     if target.learner is None:
         skipped.append({"name": "PDTP / DTP-1", "reason": "needs the training algorithm to retrain leave-one-out models"})
         return None, None
@@ -155,12 +231,17 @@ def _dtp_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, s
     records = np.arange(n) if k is None or k >= n else np.sort(rng.choice(n, size=k, replace=False))
     # "paired": each leave-one-out model shares the full model's seed and row order, skipping t, so the
     # measured change is t's own influence; the seed noise floor beside it shows what init noise alone does.
+    counted = _CountingEngine(engine)
     res = pdtp(target.learner, X_mem, data.y_mem, records=records, n_classes=data.n_classes,
-               seed_policy="paired", n_repeats=cfg.settings.pdtp_repeats, random_state=seeds["target"])
+               seed_policy="paired", n_repeats=cfg.settings.pdtp_repeats, random_state=seeds["target"],
+               engine=counted, keep_outputs=False)
     values = np.asarray(res.values, float)
+    resources["pdtp_models"] = {**counted.totals, "cache_dir": _cache_dir(engine)}
+    counted = _CountingEngine(engine)
     nf = seed_noise_floor(target.learner, X_mem, data.y_mem, queries=records[: min(200, len(records))],
                           n_models=cfg.settings.noise_floor_models, n_classes=data.n_classes,
-                          random_state=seeds["noise_floor"])
+                          random_state=seeds["noise_floor"], engine=counted)
+    resources["noise_floor_models"] = {**counted.totals, "cache_dir": _cache_dir(engine)}
     std = np.asarray(nf.max_std_log_p, float)
     std = std[np.isfinite(std)]
     floor = {"median": float(np.median(std)) if std.size else float("nan"),
@@ -224,7 +305,7 @@ def _run_stages(cfg, out, command, st, seeds, skipped, resources, data, target, 
     with st.stage("membership", "membership attacks"):
         membership, scores = _membership_stage(cfg, data, target, seeds, skipped, resources, engine)
     with st.stage("dtp", "leave-one-out PDTP of the training records"):
-        dtp, pdtp = _dtp_stage(cfg, data, target, seeds, skipped)
+        dtp, pdtp = _dtp_stage(cfg, data, target, seeds, skipped, resources, engine)
     with st.stage("attribute", "attribute inference of the sensitive columns"):
         from .attribute_stage import attribute_stage
 
@@ -266,6 +347,7 @@ def _run_stages(cfg, out, command, st, seeds, skipped, resources, data, target, 
         verdict=verdict,
         timings=st.timings,
         resources={"peak_memory_mb": round(peak_mb, 1), **resources},
+        settings=_settings(cfg, target),
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -275,6 +357,21 @@ def _run_stages(cfg, out, command, st, seeds, skipped, resources, data, target, 
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return result
+
+
+def _settings(cfg: AuditConfig, target: Target) -> dict:
+    """What the profile made each analysis do, and how a torch module target is retrained."""
+    st = cfg.settings
+    out = {"profile": cfg.profile, **st.model_dump()}
+    k, batch, _ = _shadow_plan(cfg)
+    out["shadow_attack_models"], out["shadow_attack_batch"] = (st.n_reference if k is None else k), batch
+    out["shadow_attack"] = ("Shokri et al.'s attack as Long et al. run it (Algorithm 1): attack network of 32 ReLU "
+                            "units on (x, onehot(y), binned outputs), SGD lr 0.01 (scaled by the batch), 30 epochs; "
+                            "its shadow models are the first reference models")
+    recipe = getattr(target.learner, "recipe", None)
+    if callable(recipe):
+        out["retraining_recipe"] = recipe()
+    return out
 
 
 def _risk_rank(rec: pd.DataFrame) -> np.ndarray:

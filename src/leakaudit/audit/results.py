@@ -36,7 +36,9 @@ class AuditResult(Result):
     attribute, property, mip : each capability's summary
     skipped : analyses that could not run, each with its reason
     verdict : :class:`Verdict`
-    timings : seconds per stage; resources : peak memory
+    timings : seconds per stage; resources : peak memory, models trained or read from the cache per stage
+    settings : the profile's settings (reference models, shadow-attack models, PDTP records, ...) and, for a
+        torch module target, the recipe its retrained instances follow (optional; added in 0.x, schema 1)
     """
 
     leakaudit_version: str
@@ -54,3 +56,4 @@ class AuditResult(Result):
     verdict: Verdict
     timings: dict[str, float]
     resources: dict[str, Any]
+    settings: dict[str, Any] = Field(default_factory=dict)

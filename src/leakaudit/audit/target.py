@@ -5,8 +5,11 @@ Three ways to give a model:
 (a) a scikit-learn estimator saved with skops (``--model FILE.skops``): loaded
     only if every type in the file is trusted (never pickle); its training
     algorithm for reference models is ``clone(estimator)``;
-(b) a torch module class (``--module pkg.mod:Class``) and a state_dict file
-    (``--model FILE.pt``), loaded with ``torch.load(weights_only=True)``;
+(b) a torch module class (``--module pkg.mod:Class``, built with the config's
+    ``module_kwargs``) and a state_dict file (``--model FILE.pt``), loaded with
+    ``torch.load(weights_only=True)``; its training algorithm is
+    :class:`~leakaudit.learners.torch_module.TorchModuleLearner`: fresh instances
+    of the class trained with the config's ``training`` recipe;
 (c) predictions only (``--predictions-train/--predictions-test`` CSV files of
     class probabilities): attacks that need no retraining run, the others are
     reported as skipped with the reason.
@@ -17,7 +20,6 @@ With none of these, the demo trains Long et al.'s network (one hidden layer of
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +113,16 @@ def demo_learner(cfg: AuditConfig):
     return TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation, mode="faithful", epochs=cfg.epochs, lr=0.01)
 
 
+def torch_module_learner(cfg: AuditConfig):
+    """The training algorithm of a ``--module`` target: fresh instances of the class, ``cfg.training``'s recipe."""
+    from ..learners.torch_module import TorchModuleLearner
+
+    t = cfg.training
+    return TorchModuleLearner(module=cfg.module, module_kwargs=dict(cfg.module_kwargs), optimizer=t.optimizer,
+                              lr=t.lr, epochs=t.epochs, batch_size=t.batch_size, weight_decay=t.weight_decay,
+                              momentum=t.momentum)
+
+
 def load_skops_model(path: Path):
     """Load a scikit-learn estimator saved with skops, refusing any untrusted type.
 
@@ -145,19 +157,13 @@ def load_skops_model(path: Path):
         raise UnsafeFileError(f"model file {path} could not be loaded safely: {exc}") from None
 
 
-def load_torch_model(module_spec: str, weights: Path):
-    """Instantiate ``pkg.mod:Class`` and load a state_dict with ``weights_only=True`` (no code runs)."""
+def load_torch_model(module_spec: str, weights: Path, module_kwargs: dict | None = None):
+    """Instantiate ``pkg.mod:Class(**module_kwargs)`` and load a state_dict with ``weights_only=True`` (no code runs)."""
     import torch
 
-    if ":" not in module_spec:
-        raise InvalidParameterError(f"module must look like package.module:Class; got {module_spec!r}")
-    mod_name, cls_name = module_spec.split(":", 1)
-    try:
-        cls = getattr(importlib.import_module(mod_name), cls_name)
-    except (ImportError, AttributeError) as exc:
-        raise InvalidParameterError(f"cannot import {module_spec}: {exc}") from None
-    if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
-        raise InvalidParameterError(f"module {module_spec} is not a torch.nn.Module class")
+    from ..learners.torch_module import import_module_class
+
+    cls = import_module_class(module_spec)
     try:
         state = torch.load(weights, weights_only=True, map_location="cpu")
     except FileNotFoundError:
@@ -167,10 +173,12 @@ def load_torch_model(module_spec: str, weights: Path):
         raise UnsafeFileError(f"refusing {weights}: not a plain state_dict loadable with weights_only=True ({detail})") from None
     if not isinstance(state, dict):
         raise UnsafeFileError(f"{weights} does not hold a state_dict (got {type(state).__name__})")
+    kwargs = dict(module_kwargs or {})
     try:
-        module = cls()
+        module = cls(**kwargs)
     except TypeError as exc:
-        raise InvalidParameterError(f"{module_spec} cannot be built without arguments: {exc}") from None
+        how = f"with module_kwargs={kwargs}" if kwargs else "without arguments (give module_kwargs)"
+        raise InvalidParameterError(f"{module_spec} cannot be built {how}: {exc}") from None
     try:
         module.load_state_dict(state)
     except (RuntimeError, TypeError, AttributeError) as exc:
@@ -272,10 +280,16 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
                       SklearnLearner(clone(est)), est,
                       predict_frame=lambda df: _sk_probs(est, data.encoder.transform(df), C, "changed records"))
     if cfg.model is not None:
-        module = load_torch_model(cfg.module, cfg.model)
+        module = load_torch_model(cfg.module, cfg.model, cfg.module_kwargs)
         pm, pn = _torch_probs(module, data.X_mem, C), _torch_probs(module, data.X_non, C)
         pp = _torch_probs(module, data.X_pop, C) if len(data.X_pop) else None
-        return Target("torch", f"{cfg.module} with weights from {cfg.model}", pm, pn, pp, None, module,
+        learner = torch_module_learner(cfg)
+        t = cfg.training
+        desc = (f"{cfg.module} with weights from {cfg.model}; retrained for reference and leave-one-out models as "
+                f"fresh instances with {t.optimizer} lr {t.lr:g}, {t.epochs} epochs, batch {t.batch_size}, "
+                f"weight decay {t.weight_decay:g}" + (f", momentum {t.momentum:g}" if t.optimizer == "sgd" else "")
+                + " (the recipe is an assumption: the audited weights do not carry it)")
+        return Target("torch", desc, pm, pn, pp, learner, module,
                       predict_frame=lambda df: _torch_probs(module, data.encoder.transform(df), C))
     learner = demo_learner(cfg)
     model = learner.fit(data.X_mem, data.y_mem, random_state=random_state, n_classes=C)

@@ -54,7 +54,7 @@ def noise_floor_from_probabilities(P: Any, y_query: Any, *, bin_width: float | N
 
 def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, n_models: int = 20,
                      bin_width: float | None = 0.01, random_state: Any = None,
-                     n_classes: int | None = None) -> NoiseFloorResult:
+                     n_classes: int | None = None, engine: Any = None) -> NoiseFloorResult:
     """Fig 7: models trained on the SAME training set with different seeds.
 
     Parameters
@@ -65,6 +65,8 @@ def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, n_mod
         Rows of X to query, with their own labels (default: all rows).
     n_models : int, default=20  (the paper uses 100)
     bin_width : float or None
+    engine : leakaudit.engine.Engine, optional
+        Train through the engine (its backend and resumable on-disk cache); same values.
 
     Returns
     -------
@@ -75,7 +77,10 @@ def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, n_mod
     check_scalar(n_models, name="n_models", kind=int, min_val=2)
     seeds = spawn_seeds(random_state, n_models)
     everything = np.arange(len(X))
-    P = learner.fit_many(X, y, [everything] * n_models, seeds, n_classes=n_classes).predict_proba(X[q])
+    if engine is not None:
+        P = engine.predict_many(learner, X, y, [everything] * n_models, seeds, X[q], n_classes=n_classes)
+    else:
+        P = learner.fit_many(X, y, [everything] * n_models, seeds, n_classes=n_classes).predict_proba(X[q])
     s, m, p = noise_floor_from_probabilities(P, y[q], bin_width=bin_width)
     return NoiseFloorResult(source="seed", n_models=n_models, std_log_p=s, max_std_log_p=m, p_true=p,
                             bin_width=bin_width)

@@ -15,6 +15,11 @@ Leave-one-out models come from the cheapest exact path the learner offers:
   (batched for the torch learners), with a seed policy (spec §2.3):
   ``independent`` (each LOO model its own fresh seed; default) or ``paired``
   (the LOO model reuses the full model's seed, isolating t's influence).
+
+With ``engine=`` (a :class:`leakaudit.engine.Engine`) the retrained models go
+through the engine: its backends, and its checksummed, resumable on-disk cache,
+so a killed run retrains only the unfinished chunks. The values are bit for bit
+those of the in-memory path (see :class:`SharedOrderBlock` for the paired policy).
 """
 
 from __future__ import annotations
@@ -27,11 +32,12 @@ import numpy as np
 from .._random import spawn_seeds
 from .._validation import check_array, check_choice, check_indices, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..learners._base import check_fit_inputs
+from ..learners._base import Learner, ListModelBank, ModelBank, check_fit_inputs
 from ..membership.binning import bin_probabilities
 from .results import PDTPResult
 
-__all__ = ["pdtp", "pdtp_from_probabilities", "abs_log_ratio", "apply_binning", "loo_probabilities", "SEED_POLICIES"]
+__all__ = ["pdtp", "pdtp_from_probabilities", "abs_log_ratio", "apply_binning", "loo_probabilities", "SEED_POLICIES",
+           "SharedOrderBlock"]
 
 SEED_POLICIES = ("independent", "paired")
 
@@ -93,9 +99,12 @@ def _check_bin_width(bin_width: float | None) -> None:
 
 
 def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,
-                      seed: int, loo_seeds: list[int], method: str = "auto", batch_size: int = 256
-                      ) -> tuple[np.ndarray, np.ndarray, str]:
+                      seed: int, loo_seeds: list[int], method: str = "auto", batch_size: int = 256,
+                      engine: Any = None) -> tuple[np.ndarray, np.ndarray, str]:
     """Outputs of A(T) and of A(T\\{t}) at x(t) for every record t.
+
+    ``engine`` (optional :class:`leakaudit.engine.Engine`) trains the retrained models
+    in cached chunks; see :func:`_loo_probabilities_engine`.
 
     Returns
     -------
@@ -110,6 +119,9 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
         p_loo = learner.loo_proba(X, y, records, n_classes=n_classes)
         name = getattr(learner, "_loo_method_name", f"closed-form {type(learner).__name__}.loo_proba")
         return p_full, p_loo, name
+    if engine is not None:
+        return _loo_probabilities_engine(learner, X, y, records, n_classes=n_classes, seed=seed,
+                                         loo_seeds=loo_seeds, batch_size=batch_size, engine=engine)
     n = len(X)
     p_full = None
     p_loo = np.empty((len(records), n_classes))
@@ -129,6 +141,108 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
             out = out[1:]
         p_loo[s:s + len(chunk)] = out[np.arange(len(chunk)), np.arange(len(chunk))]
     return p_full, p_loo, "retraining (fit_many)"
+
+
+def _loo_probabilities_engine(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,
+                              seed: int, loo_seeds: list[int], batch_size: int, engine: Any
+                              ) -> tuple[np.ndarray, np.ndarray, str]:
+    """:func:`loo_probabilities` by retraining through ``engine``, in blocks of ``batch_size`` records.
+
+    The full model is one call (queried at every record); each block of records is one call whose
+    model k is A(T\\{t_k}) queried at the block's records (its own output is the diagonal), so the
+    engine's cache holds (block, block, C) outputs per chunk, never (n_records, n_records, C).
+    A learner with a shared row order (``order="shared"``, set by the paired seed policy) is
+    wrapped in :class:`SharedOrderBlock` so that every chunk trains exactly the models of the
+    single ``fit_many`` call of the in-memory path.
+    """
+    n = len(X)
+    everything = np.arange(n)
+    if _shared_order(learner):
+        if getattr(learner, "mode", "faithful") != "faithful":
+            # batched training (TorchMLP fast mode) trains stand-ins at full cost: one in-memory call instead
+            return loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seed, loo_seeds=loo_seeds,
+                                     method="retrain", batch_size=len(records))
+        learner = SharedOrderBlock(learner=learner, n_models=len(records) + 1)
+    p_full = np.asarray(engine.predict_many(learner, X, y, [everything], [seed], X[records], n_classes=n_classes),
+                        dtype=np.float64)[0]
+    p_loo = np.empty((len(records), n_classes))
+    for s in range(0, len(records), batch_size):
+        chunk = records[s:s + batch_size]
+        out = engine.predict_many(learner, X, y, [np.delete(everything, t) for t in chunk],
+                                  list(loo_seeds[s:s + batch_size]), X[chunk], n_classes=n_classes)
+        p_loo[s:s + len(chunk)] = np.asarray(out)[np.arange(len(chunk)), np.arange(len(chunk))]
+    return p_full, p_loo, "retraining (fit_many)"
+
+
+def _shared_order(learner: Any) -> bool:
+    try:
+        return learner.get_params().get("order") == "shared"
+    except (AttributeError, TypeError):
+        return False
+
+
+class SharedOrderBlock(Learner):
+    """Trains some models of one ``order="shared"`` ``fit_many`` call exactly as that call would.
+
+    A learner with ``order="shared"`` (:class:`~leakaudit.learners.TorchMLP`) draws one row
+    permutation per call from the union of the call's subsets and the list of all its seeds;
+    every model visits the rows in that order, skipping rows outside its subset. Under the paired
+    seed policy all ``n_models`` models of the call (A(T) and every A(T\\{t})) share one seed, so the
+    permutation depends only on the union and on ``n_models``. This learner trains any part of that
+    call: it pads the requested subsets with one-row stand-in models (one of them holding the rows
+    the requested subsets miss) up to ``n_models`` models whose union is every row, and returns the
+    requested models only. The stand-ins cost ``epochs`` steps each, about one real model per call.
+    Model k is then bit for bit the model of the single call, however the calls are chunked,
+    provided the learner trains the models of a call independently given their seeds and row
+    orders (TorchMLP's faithful mode; in fast mode the stand-ins cost as much as real models).
+
+    Parameters
+    ----------
+    learner : Learner with ``order="shared"``
+    n_models : int
+        Models in the single call being reproduced (records measured + 1 for the full model).
+    """
+
+    def __init__(self, *, learner: Any = None, n_models: int = 2):
+        self.learner = learner
+        self.n_models = n_models
+
+    @property
+    def task(self) -> str:
+        return getattr(self.learner, "task", "classification")
+
+    def _fit(self, X, y, *, random_state, n_classes):
+        from .._random import seed_to_int
+
+        return self._fit_many(X, y, [np.arange(len(X))], [seed_to_int(random_state)], n_classes=n_classes).model(0)
+
+    def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> ModelBank:
+        check_scalar(self.n_models, name="n_models", kind=(int, np.integer), min_val=1)
+        m = len(subsets)
+        if m > self.n_models:
+            raise InvalidParameterError(f"{m} subsets asked of a call of n_models={self.n_models}")
+        if len(set(int(s) for s in seeds)) != 1:
+            raise InvalidParameterError("SharedOrderBlock reproduces paired calls: every seed must be the same")
+        missing = np.setdiff1d(np.arange(len(X)), np.concatenate(subsets))
+        stand_ins = []
+        if m < self.n_models:
+            if missing.size:
+                stand_ins.append(missing)
+            stand_ins += [np.array([0])] * (self.n_models - m - len(stand_ins))
+        bank = self.learner.fit_many(X, y, list(subsets) + stand_ins, [int(seeds[0])] * (m + len(stand_ins)),
+                                     n_classes=n_classes)
+        return _first_models(bank, m)
+
+
+def _first_models(bank: ModelBank, m: int) -> ModelBank:
+    """The first ``m`` models of ``bank`` (a stacked MLP bank stays stacked)."""
+    if m == bank.n_models:
+        return bank
+    from ..learners._torch_utils import MLPBank
+
+    if isinstance(bank, MLPBank):
+        return MLPBank([W[:m] for W in bank.weights_], [b[:m] for b in bank.biases_], bank.activation, info=bank.info)
+    return ListModelBank([bank.model(k) for k in range(m)], bank.n_classes)
 
 
 def pdtp_values(learner: Any, X: np.ndarray, y: np.ndarray, *, bin_width: float | None = 0.01,
@@ -159,6 +273,7 @@ def pdtp(
     random_state: Any = None,
     batch_size: int = 256,
     keep_outputs: bool | None = None,
+    engine: Any = None,
 ) -> PDTPResult:
     """PDTP of records of the training set T = (X, y) under learner A (Long et al. Def 4.4).
 
@@ -192,6 +307,11 @@ def pdtp(
     keep_outputs : bool or None, default=None
         Store ``p_full`` / ``p_loo`` in the result (None: only for up to 5,000
         records, since large nested lists make result objects slow to build).
+    engine : leakaudit.engine.Engine, optional
+        Retrain through the engine (its backend and its resumable on-disk cache).
+        The values are identical to the in-memory path's; with the paired policy and
+        a shared row order, every block of ``batch_size`` leave-one-out models
+        reproduces the single ``fit_many`` call (:class:`SharedOrderBlock`).
 
     Returns
     -------
@@ -213,7 +333,8 @@ def pdtp(
         from sklearn.base import clone
 
         learner = clone(learner).set_params(order="shared")
-        batch_size = len(records)
+        if engine is None:
+            batch_size = len(records)
     root = spawn_seeds(random_state, n_repeats)
     per_repeat = []
     p_full0 = p_loo0 = None
@@ -227,7 +348,8 @@ def pdtp(
             per_repeat.append(per_repeat[0])
             continue
         p_full, p_loo, used = loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seed,
-                                                loo_seeds=loo_seeds, method=method, batch_size=batch_size)
+                                                loo_seeds=loo_seeds, method=method, batch_size=batch_size,
+                                                engine=engine)
         if p_full0 is None:
             p_full0, p_loo0 = p_full, p_loo
         # Def 4.4, natural-log ratio (spec §2.2)

@@ -18,3 +18,6 @@ __all__ += ["NaiveBayes", "BayesInference", "encode_for_naive_bayes", "LogisticR
 from .torch_cnn import TorchCNN  # noqa: E402
 
 __all__ += ["TorchCNN"]
+from .torch_module import TorchModuleLearner, TorchModuleModel  # noqa: E402
+
+__all__ += ["TorchModuleLearner", "TorchModuleModel"]

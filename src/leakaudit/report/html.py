@@ -74,6 +74,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         command=results.get("command", ""),
         timings=results.get("timings", {}),
         resources=results.get("resources", {}),
+        settings=results.get("settings", {}),
         profile_note=_PROFILE_NOTES.get(results["config"].get("profile"), ""),
         roc_svg=roc,
         pdtp_hist_svg=pdtp_hist,
