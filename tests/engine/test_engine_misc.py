@@ -110,3 +110,17 @@ def test_engine_progress_bar_counts_models(monkeypatch, capsys):
     assert "10/10" in out and "training CentroidLearner" in out
     Engine(chunk_size=2, progress=False).predict_many(CentroidLearner(), X, y, make_subsets(len(X), 10, 50), 0, X[:3])
     assert capsys.readouterr().out == ""
+
+
+def test_frame_parameters_are_fingerprinted_by_content_names_and_dtypes():
+    import pandas as pd
+
+    from leakaudit.engine._fingerprint import _canonical
+
+    f = pd.DataFrame({"age": [30, 40], "sex": ["F", "M"]})
+    base = _canonical(f, "frame")
+    assert base == _canonical(f.copy(), "frame")
+    assert base != _canonical(f.assign(age=[30, 41]), "frame")  # a value
+    assert base != _canonical(f.rename(columns={"age": "years"}), "frame")  # a column name
+    assert base != _canonical(f.astype({"age": float}), "frame")  # a dtype
+    assert base != _canonical(f.iloc[::-1], "frame")  # row order

@@ -43,6 +43,26 @@ def array_fingerprint(a: np.ndarray) -> str:
     return h.hexdigest()
 
 
+def _is_frame(value: Any) -> bool:
+    mod = type(value).__module__ or ""
+    return mod.startswith("pandas") and type(value).__name__ in ("DataFrame", "Series")
+
+
+def frame_fingerprint(frame) -> str:
+    """SHA-256 of a pandas DataFrame or Series: its values and index (``pd.util.hash_pandas_object``),
+    column names and dtypes."""
+    import pandas as pd
+
+    h = hashlib.sha256()
+    cols = list(frame.columns) if hasattr(frame, "columns") else [frame.name]
+    dtypes = list(frame.dtypes) if hasattr(frame, "columns") else [frame.dtype]
+    h.update(repr([(str(c), str(d)) for c, d in zip(cols, dtypes)]).encode())
+    h.update(f"|{frame.shape}|".encode())
+    rows = pd.util.hash_pandas_object(frame, index=True).to_numpy()
+    h.update(memoryview(np.ascontiguousarray(rows)).cast("B") if rows.size else b"")
+    return h.hexdigest()
+
+
 def subsets_fingerprint(subsets: Sequence[np.ndarray]) -> str:
     """SHA-256 of a list of index arrays (each as int64 with its length)."""
     h = hashlib.sha256()
@@ -72,6 +92,8 @@ def _canonical(value: Any, path: str) -> Any:
         if value.dtype == object:
             return {"__list__": [_canonical(v, f"{path}[{i}]") for i, v in enumerate(value.tolist())]}
         return {"__ndarray__": array_fingerprint(value)}
+    if _is_frame(value):  # a table (e.g. the raw columns a skops Pipeline target reads): content, names, dtypes
+        return {"__frame__": frame_fingerprint(value)}
     if isinstance(value, (list, tuple)):
         return {"__" + type(value).__name__ + "__": [_canonical(v, f"{path}[{i}]") for i, v in enumerate(value)]}
     if isinstance(value, Mapping):
