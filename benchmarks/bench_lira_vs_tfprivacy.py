@@ -58,7 +58,7 @@ def run(n: int, k: int, epochs: int, seed: int) -> dict:
     load1 = C.loadavg()
     return C.comparison(
         "lira_tfprivacy", f"Adult, {2 * n} records, target Keras MLP 64 tanh (Adam, {epochs} epochs) in on a random "
-        f"half, {k} shadow models each in on a random half, online LiRA with fixed variance",
+        f"half, {k} shadow models in pairs on complementary random halves, online LiRA with fixed variance",
         "TF Privacy advanced_mia (compute_score_lira) + Keras loop", C.peer_version("tfprivacy", "tensorflow-privacy"),
         peer["seconds"], t.seconds, C.quality(target_in, peer["arrays"]["scores"]), C.quality(target_in, scores),
         load0, load1,
