@@ -1,6 +1,14 @@
 """Metrics on plain arrays: ROC, AUC, TPR at fixed FPR, advantage, intervals."""
 
-from ._intervals import bootstrap_auc_ci, bootstrap_tpr_at_fpr_ci, clopper_pearson, pearson
+from ._intervals import (
+    AUC_CI_METHODS,
+    bootstrap_auc_ci,
+    bootstrap_tpr_at_fpr_ci,
+    clopper_pearson,
+    delong_auc_variance,
+    delong_placements,
+    pearson,
+)
 from ._membership import (
     advantage_at_threshold,
     auc,
@@ -22,6 +30,9 @@ __all__ = [
     "check_membership_inputs",
     "clopper_pearson",
     "bootstrap_auc_ci",
+    "delong_auc_variance",
+    "delong_placements",
+    "AUC_CI_METHODS",
     "bootstrap_tpr_at_fpr_ci",
     "pearson",
     "MembershipMetrics",

@@ -81,8 +81,10 @@ def tpr_at_fpr(is_member, scores, fpr: float) -> float:
     m, s = check_membership_inputs(is_member, scores)
     neg = np.sort(s[m == 0])[::-1]
     if neg.size * fpr < 1:
+        need = 1.0 / fpr  # inf for a subnormal fpr such as 5e-324
+        need_s = str(int(np.ceil(need))) if need < 1e15 else f"{need:.3g}"
         warnings.warn(
-            f"TPR at {fpr:g} FPR is not estimable from {neg.size} non-members (need at least {int(np.ceil(1 / fpr))})",
+            f"TPR at {fpr:g} FPR is not estimable from {neg.size} non-members (need at least {need_s})",
             NotEstimableWarning,
             stacklevel=2,
         )

@@ -41,8 +41,13 @@ def evaluate_membership(
     n_boot: int = 1000,
     confidence: float = 0.95,
     random_state: RandomStateLike = 0,
+    auc_ci_method: str = "delong-logit",
 ) -> MembershipMetrics:
-    """AUC (bootstrap CI), max advantage, and TPR at each FPR (bootstrap CI)."""
+    """AUC with its interval, max advantage, and TPR at each FPR (stratified bootstrap CI).
+
+    ``auc_ci_method`` is passed to :func:`bootstrap_auc_ci` as ``method`` (default DeLong's variance
+    on the logit scale; ``n_boot`` and ``random_state`` then serve the TPR intervals only).
+    """
     m, s = check_membership_inputs(is_member, scores)
     tprs = {}
     for f in fprs:
@@ -55,7 +60,8 @@ def evaluate_membership(
         n_members=int(m.sum()),
         n_nonmembers=int((1 - m).sum()),
         auc=auc(m, s),
-        auc_ci=bootstrap_auc_ci(m, s, n_boot=n_boot, confidence=confidence, random_state=random_state),
+        auc_ci=bootstrap_auc_ci(m, s, n_boot=n_boot, confidence=confidence, random_state=random_state,
+                                method=auc_ci_method),
         advantage=membership_advantage(m, s),
         tpr_at_fpr=tprs,
         confidence=confidence,
