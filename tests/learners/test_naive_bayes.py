@@ -141,3 +141,10 @@ def test_encode_for_naive_bayes():
     assert cats["a"] == ["?", "x", "y"]
     np.testing.assert_array_equal(X[:, 0], [1, 2, 0, 1])
     np.testing.assert_array_equal(X[:, 1], [1, 2, 3, 4])
+
+
+@pytest.mark.parametrize("X", [[[1e30]], [[1e30, 0.0]], [[2.0**24]]])
+def test_nb_huge_codes_are_refused_with_a_clear_error(X):
+    # found by the long fuzz run: 1e30 passed the integer check, wrapped to a negative int64 and crashed bincount
+    with pytest.raises(InvalidInputError, match="codes must be at most"):
+        NaiveBayes(categorical="all").fit_many(np.array(X), np.array([0]), [np.array([0])], [0], n_classes=2)

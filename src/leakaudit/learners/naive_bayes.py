@@ -33,6 +33,10 @@ from ._base import Learner, check_fit_inputs
 
 __all__ = ["NaiveBayes", "NaiveBayesModel", "BayesInference", "BayesInferenceModel", "encode_for_naive_bayes"]
 
+#: largest category code accepted (count tables have one row per code value up to the largest seen)
+MAX_CODE = 2**24 - 1
+
+
 def _check_codes(X: np.ndarray, cols: np.ndarray, name: str) -> None:
     if cols.size == 0:
         return
@@ -42,6 +46,12 @@ def _check_codes(X: np.ndarray, cols: np.ndarray, name: str) -> None:
         raise InvalidInputError(
             f"{name}: categorical column {int(cols[bad[1]])} must hold integer codes >= 0; row {int(bad[0])} holds "
             f"{sub[bad[0], bad[1]]!r} (encode categories with encode_for_naive_bayes, or mark the column numeric)"
+        )
+    if sub.size and sub.max() > MAX_CODE:  # count tables are indexed by code: a huge code would overflow int64
+        bad = np.argwhere(sub > MAX_CODE)[0]
+        raise InvalidInputError(
+            f"{name}: categorical column {int(cols[bad[1]])} holds code {sub[bad[0], bad[1]]!r} in row {int(bad[0])}; "
+            f"codes must be at most {MAX_CODE:,} (encode categories as 0..k-1 with encode_for_naive_bayes)"
         )
 
 

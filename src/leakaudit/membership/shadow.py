@@ -227,7 +227,9 @@ class ShadowModelAttack(Attack):
         classes = np.tile(yy, M)
         # canonical row order (lexicographic on features, then label): the fitted network, hence the scores, do not
         # depend on the order in which records or shadow models were given
-        order = np.lexsort(np.column_stack([feats, labels]).T[::-1])
+        # keys as column views (last = primary): the same order as lexsort over column_stack([feats, labels]).T[::-1]
+        # without a third (M n, d) copy of the rows
+        order = np.lexsort([labels] + [feats[:, j] for j in range(feats.shape[1] - 1, -1, -1)])
         feats, labels, classes = feats[order], labels[order], classes[order]
         rng = check_random_state(self.random_state)
         groups = np.unique(classes) if self.per_class else [None]
