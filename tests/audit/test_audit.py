@@ -204,3 +204,18 @@ def test_shadow_plan_profiles_and_fallback(monkeypatch):
     k, batch, note = _shadow_plan(make_config(profile="standard"))
     assert (k, batch) == (8, 32) and "not available" in note
     assert _shadow_plan(make_config(profile="smoke"))[:2] == (4, 32)
+
+
+def test_shadow_attack_rows_are_capped(monkeypatch, tmp_path):
+    """With more audited records than the row cap allows, fewer shadow models (whole pairs, at least one) feed
+    the attack network, and results.json says so."""
+    import leakaudit.audit.config as config_mod
+
+    capped = config_mod.PROFILES["smoke"].model_copy(update={"shadow_attack_max_rows": 700})
+    monkeypatch.setitem(config_mod.PROFILES, "smoke", capped)
+    res = run_audit(make_config(**SMALL), tmp_path / "out", verbose=False)
+    sa = res.resources["shadow_attack"]
+    n = SMALL["n_members"] + SMALL["n_nonmembers"]
+    assert sa["n_shadow_models"] == 2 == 2 * (700 // n // 2) and sa["attack_training_rows"] == 2 * n
+    assert "shadow_attack_max_rows" in sa["note"]
+    assert "shadow" in res.membership

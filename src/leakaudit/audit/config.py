@@ -85,6 +85,10 @@ class ProfileSettings(BaseModel):
         0.547, 0.556); scikit-learn's per-example SGD took 537 s for 8 (batch 32: 56 s).
         Without the compiled trainer (a ShadowModelAttack with no ``backend`` parameter) the audit falls
         back to at most ``SHADOW_FALLBACK_MODELS`` shadow models and batch ``SHADOW_FALLBACK_BATCH``.
+    shadow_attack_max_rows : int
+        Cap on the attack network's training rows: fewer shadow models (whole pairs, at least one pair) are used
+        when ``shadow_attack_models * n_audited`` would exceed it. The rows are (x, onehot(y), bin(q)) float
+        vectors; uncapped, 256 models x 45,000 records would need about 10 GB per copy of them.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -97,6 +101,7 @@ class ProfileSettings(BaseModel):
     shadow_models: int
     shadow_attack_models: int | None = None
     shadow_attack_batch: int = 1
+    shadow_attack_max_rows: int = 256_000
 
 
 PROFILES: dict[str, ProfileSettings] = {

@@ -167,6 +167,12 @@ def _shadow_attack(cfg: AuditConfig, atk, inputs, X_features: np.ndarray, resour
     ref = inputs.reference
     k, _, note = _shadow_plan(cfg)
     k = ref.n_models if k is None else min(int(k), ref.n_models)
+    cap = max(2, int(cfg.settings.shadow_attack_max_rows) // max(1, inputs.n))
+    if k > cap:
+        k = cap
+        capped = (f"{k} of {ref.n_models} reference models used as shadow models: the attack network's training "
+                  f"rows are capped at shadow_attack_max_rows = {cfg.settings.shadow_attack_max_rows:,}")
+        note = f"{note}; {capped}" if note else capped
     k = max(2, k - k % 2)  # whole pairs
     t0 = time.perf_counter()
     res = atk.run(dataclasses.replace(inputs, X=X_features, reference=ref.models(slice(0, k))))
