@@ -28,6 +28,7 @@ class MembershipMetrics(Result):
     n_nonmembers: int
     auc: float
     auc_ci: tuple[float, float]
+    auc_ci_method: str = "delong-logit"
     advantage: float
     tpr_at_fpr: dict[str, dict[str, float | list[float]]]
     confidence: float
@@ -62,6 +63,7 @@ def evaluate_membership(
         auc=auc(m, s),
         auc_ci=bootstrap_auc_ci(m, s, n_boot=n_boot, confidence=confidence, random_state=random_state,
                                 method=auc_ci_method),
+        auc_ci_method=auc_ci_method,
         advantage=membership_advantage(m, s),
         tpr_at_fpr=tprs,
         confidence=confidence,
