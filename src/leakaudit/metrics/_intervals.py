@@ -263,17 +263,35 @@ def bootstrap_auc_ci(
     return _bca_quantiles(vals, theta, _bca_acceleration(v10, v01), confidence)
 
 
+TPR_CI_METHODS = ("order-statistic", "bootstrap")
+
+
 def bootstrap_tpr_at_fpr_ci(
-    is_member, scores, fpr: float, *, n_boot: int = 1000, confidence: float = 0.95, random_state: RandomStateLike = 0
+    is_member, scores, fpr: float, *, n_boot: int = 1000, confidence: float = 0.95, random_state: RandomStateLike = 0,
+    method: str = "order-statistic",
 ) -> tuple[float, float]:
-    """Percentile interval for TPR at a fixed FPR (stratified bootstrap); NaNs when not estimable."""
+    """Interval for the TPR at a fixed FPR; NaNs when not estimable (fewer than 1/fpr non-members).
+
+    ``method="order-statistic"`` (default) is distribution-free and conservative. The true TPR is
+    ``P_member(score > q)`` with q the (1 - fpr) quantile of the non-member scores. The number of
+    non-members above q is Binomial(n0, fpr), so two order statistics of the non-member scores bracket q
+    with probability >= 1 - alpha/2 (alpha/4 each side); the TPR at those two thresholds gets one-sided
+    Clopper-Pearson bounds at alpha/4 each. By the union bound the interval covers with probability
+    >= ``confidence``, whatever the score distributions. (Measured by session 2's coverage simulations: the
+    stratified percentile bootstrap, ``method="bootstrap"``, covered 0.76 at 100 + 100 records and FPR 0.01,
+    and 0.92 at 1000 + 1000.) ``n_boot`` and ``random_state`` are used by the bootstrap only.
+    """
     m, s = check_membership_inputs(is_member, scores)
     check_scalar(fpr, name="fpr", min_val=0.0, max_val=1.0, include_min=False)
+    check_choice(method, name="method", choices=TPR_CI_METHODS)
     _check_boot(n_boot, confidence)
-    if (m == 0).sum() * fpr < 1:
-        warnings.warn(f"TPR at {fpr:g} FPR is not estimable from {(m == 0).sum()} non-members",
+    n0 = int((m == 0).sum())
+    if n0 * fpr < 1:
+        warnings.warn(f"TPR at {fpr:g} FPR is not estimable from {n0} non-members",
                       NotEstimableWarning, stacklevel=2)
         return float("nan"), float("nan")
+    if method == "order-statistic":
+        return _order_statistic_tpr_ci(s[m == 1], np.sort(s[m == 0])[::-1], fpr, confidence)
     rng = check_random_state(random_state)
     vals = np.empty(n_boot)
     for b in range(n_boot):
@@ -281,6 +299,23 @@ def bootstrap_tpr_at_fpr_ci(
         vals[b] = _tpr_at_fpr_sorted(pos[0], np.sort(neg[0])[::-1], fpr)
     a = 1 - confidence
     return float(np.quantile(vals, a / 2)), float(np.quantile(vals, 1 - a / 2))
+
+
+def _order_statistic_tpr_ci(pos: np.ndarray, neg_desc: np.ndarray, fpr: float, confidence: float):
+    a4 = (1 - confidence) / 4
+    n0, n1 = neg_desc.size, pos.size
+    above = stats.binom(n0, fpr)  # non-members strictly above the true threshold q
+    # neg_desc[j] > q iff more than j non-members lie above q: P = sf(j). The upper threshold is the largest j with
+    # sf(j) >= 1 - a4 (none: +inf); the lower one the smallest j with cdf(j) >= 1 - a4 (beyond the data: -inf).
+    js = np.arange(n0)
+    ok_hi = js[above.sf(js) >= 1 - a4]
+    t_hi = neg_desc[ok_hi.max()] if ok_hi.size else np.inf
+    j_lo = int(above.ppf(1 - a4))
+    t_lo = neg_desc[j_lo] if j_lo < n0 else -np.inf
+    k_lo, k_hi = int(np.sum(pos > t_hi)), int(np.sum(pos > t_lo))
+    lo = 0.0 if k_lo == 0 else float(stats.beta.ppf(a4, k_lo, n1 - k_lo + 1))
+    hi = 1.0 if k_hi == n1 else float(stats.beta.ppf(1 - a4, k_hi + 1, n1 - k_hi))
+    return lo, hi
 
 
 def pearson(x, y) -> tuple[float, float]:
