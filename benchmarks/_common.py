@@ -242,3 +242,16 @@ def warm_up() -> None:
         torch.mm(torch.ones(8, 8), torch.ones(8, 8))
     except ImportError:  # pragma: no cover
         pass
+
+
+def run_comparison(name: str, result_name: str, fn, *, quick: bool) -> dict:
+    """Run ``fn()`` (one comparison row), record an exception as the row's error, print a summary line and
+    write ``results/<result_name>[_quick].json``."""
+    try:
+        row = fn()
+    except Exception as e:  # a peer failing to run is a result to report, not a crash
+        row = {"name": name, "error": f"{type(e).__name__}: {e}"[-2000:]}
+    print({k: row.get(k) for k in ("name", "error", "peer_seconds", "our_seconds", "speedup", "cpu_speedup",
+                                   "peer_quality", "our_quality")}, flush=True)
+    write_result(result_name + ("_quick" if quick else ""), {"comparisons": [row]})
+    return row

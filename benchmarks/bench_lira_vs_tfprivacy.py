@@ -79,13 +79,7 @@ def main(argv=None):
     C.warm_up()
     if a.quick:
         a.n, a.shadows, a.epochs = 100, 2, 3
-    try:
-        row = run(a.n, a.shadows, a.epochs, a.seed)
-    except Exception as e:
-        row = {"name": "lira_tfprivacy", "error": f"{type(e).__name__}: {e}"[-2000:]}
-    print({k: row.get(k) for k in ("name", "error", "peer_seconds", "our_seconds", "speedup", "cpu_speedup",
-                                   "peer_quality", "our_quality")}, flush=True)
-    C.write_result("lira_vs_tfprivacy" + ("_quick" if a.quick else ""), {"comparisons": [row]})
+    C.run_comparison("lira_tfprivacy", "lira_vs_tfprivacy", lambda: run(a.n, a.shadows, a.epochs, a.seed), quick=a.quick)
 
 
 if __name__ == "__main__":

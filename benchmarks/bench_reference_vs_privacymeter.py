@@ -80,13 +80,7 @@ def main(argv=None):
     C.warm_up()
     if a.quick:
         a.n, a.m, a.refs = 100, 200, 2
-    try:
-        row = run(a.n, a.m, a.refs, a.seed)
-    except Exception as e:
-        row = {"name": "reference_mlp", "error": f"{type(e).__name__}: {e}"[-2000:]}
-    print({k: row.get(k) for k in ("name", "error", "peer_seconds", "our_seconds", "speedup", "cpu_speedup",
-                                   "peer_quality", "our_quality")}, flush=True)
-    C.write_result("reference_vs_privacymeter" + ("_quick" if a.quick else ""), {"comparisons": [row]})
+    C.run_comparison("reference_mlp", "reference_vs_privacymeter", lambda: run(a.n, a.m, a.refs, a.seed), quick=a.quick)
 
 
 if __name__ == "__main__":

@@ -96,14 +96,9 @@ def main(argv=None):
     C.warm_up()
     if a.quick:
         a.n, a.m, a.shadows = 100, 200, 2
-    try:
-        row = run(a.n, a.m, a.shadows, a.seed, a.attack_batch_size)
-    except Exception as e:
-        row = {"name": "shadow_mlp", "error": f"{type(e).__name__}: {e}"[:2000]}
-    print({k: row.get(k) for k in ("name", "error", "peer_seconds", "our_seconds", "speedup", "cpu_speedup",
-                                   "peer_quality", "our_quality")}, flush=True)
     suffix = "" if a.attack_batch_size == ATTACK["attack_batch_size"] else f"_batch{a.attack_batch_size}"
-    C.write_result("shadow_vs_art" + suffix + ("_quick" if a.quick else ""), {"comparisons": [row]})
+    C.run_comparison("shadow_mlp", "shadow_vs_art" + suffix,
+                     lambda: run(a.n, a.m, a.shadows, a.seed, a.attack_batch_size), quick=a.quick)
 
 
 if __name__ == "__main__":
