@@ -110,9 +110,9 @@ def test_backend_choice_and_errors(monkeypatch):
         ShadowModelAttack(learning_rate=0).fit(probs, mask, y, X)
     with pytest.raises(InvalidInputError, match="y holds labels outside 0..2"):
         ShadowModelAttack().fit(probs, mask, np.where(y == 0, 3, y), X)
-    monkeypatch.setattr(shadow_mod, "_numba_ready", lambda: False)  # as without numba or torch installed
+    monkeypatch.setattr(shadow_mod, "_numba_ready", lambda: False)  # as without numba installed
     assert ShadowModelAttack(epochs=2, random_state=0).fit(probs, mask, y, X).backend_ == "sklearn"
-    with pytest.raises(InvalidParameterError, match="needs numba and torch"):
+    with pytest.raises(InvalidParameterError, match="needs numba"):
         ShadowModelAttack(backend="numba").fit(probs, mask, y, X)
 
 

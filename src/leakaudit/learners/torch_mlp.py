@@ -190,7 +190,8 @@ class TorchMLP(Learner):
 
     def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> MLPBank:
         p = self._check_params()
-        import_torch()  # the torch extra is this learner's dependency, whichever trainer runs
+        # torch is imported by the torch trainers only: the numba faithful path and the models' numpy
+        # predictions run without it
         dtype = p["dtype"]
         sizes = [X.shape[1], *p["hidden"], int(n_classes)]
         rngs = [np.random.default_rng(int(s)) for s in seeds]

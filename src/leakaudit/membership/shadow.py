@@ -16,7 +16,7 @@ class label, each trained on the shadow rows of that class.
 
 Two trainers for the attack network (``backend``):
 
-``"numba"`` (the default whenever numba and torch import, ``batch_size=1``)
+``"numba"`` (the default whenever numba imports and ``batch_size=1``; torch is not needed)
     :class:`leakaudit.learners.TorchMLP` in ``mode="faithful"``: exactly Long's
     net, ``Linear(d, 32) -> ReLU -> Linear(32, 2) -> LogSoftMax`` with the NLL
     criterion, per-example SGD (lr 0.01, no momentum) over one random row order
@@ -88,10 +88,9 @@ def attack_features(X, y, probs, *, n_classes: int, bin_width: float | None = 0.
 
 @functools.lru_cache(maxsize=1)
 def _numba_ready() -> bool:
-    """Whether TorchMLP's faithful numba kernel can run (it needs numba, and TorchMLP imports torch)."""
+    """Whether TorchMLP's faithful numba kernel can run (it needs numba only, not torch)."""
     try:
         import numba  # noqa: F401
-        import torch  # noqa: F401
     except ImportError:
         return False
     return True
@@ -125,8 +124,8 @@ class ShadowModelAttack(Attack):
     backend : {"auto", "numba", "sklearn"}, default="auto"
         Attack-network trainer (see the module docstring). "auto": the numba
         kernel (``TorchMLP(mode="faithful")``) when ``batch_size == 1`` and numba
-        and torch are installed, else scikit-learn. "numba" raises
-        ``InvalidParameterError`` if it cannot run (missing numba/torch, or
+        is installed (torch is not needed), else scikit-learn. "numba" raises
+        ``InvalidParameterError`` if it cannot run (missing numba, or
         ``batch_size > 1``).
     random_state : None, int or Generator
 
@@ -171,7 +170,7 @@ class ShadowModelAttack(Attack):
         if _numba_ready():
             return "numba"
         if self.backend == "numba":
-            raise InvalidParameterError("backend='numba' needs numba and torch (pip install leakaudit[torch] numba)")
+            raise InvalidParameterError("backend='numba' needs numba (pip install numba)")
         return "sklearn"
 
     def _torch_net(self):

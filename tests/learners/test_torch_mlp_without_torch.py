@@ -1,0 +1,39 @@
+"""The faithful (numba) TorchMLP and the shadow attack's network run where torch cannot be imported."""
+
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("numba")
+
+CODE = r"""
+import sys, importlib.abc
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("torch blocked by the test")
+sys.meta_path.insert(0, Block())
+import numpy as np
+from leakaudit.learners import TorchMLP
+from leakaudit.membership.shadow import ShadowModelAttack
+rng = np.random.default_rng(0)
+X = rng.random((60, 5)); y = (X[:, 0] > 0.5).astype(int)
+p = TorchMLP(hidden=(8,), mode="faithful", epochs=2).fit_many(X, y, [np.arange(60)], [0], n_classes=2).predict_proba(X)
+assert p.shape == (1, 60, 2)
+att = ShadowModelAttack(epochs=2, random_state=0).fit(rng.dirichlet([1, 1], size=(2, 60)), np.r_[[True] * 30 + [False] * 30, [False] * 30 + [True] * 30].reshape(2, 60), y, X)
+assert att.backend_ == "numba"
+try:
+    TorchMLP(hidden=(8,), mode="fast", epochs=1).fit(X, y, random_state=0)
+except Exception as e:
+    print("fast:", type(e).__name__)
+assert "torch" not in sys.modules
+print("ok")
+"""
+
+
+def test_faithful_mode_and_shadow_attack_need_no_torch():
+    out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "ok"
+    assert "fast:" in out.stdout  # the torch trainer says it needs torch
