@@ -229,20 +229,31 @@ class SharedOrderBlock(Learner):
             if missing.size:
                 stand_ins.append(missing)
             stand_ins += [np.array([0])] * (self.n_models - m - len(stand_ins))
-        bank = self.learner.fit_many(X, y, list(subsets) + stand_ins, [int(seeds[0])] * (m + len(stand_ins)),
-                                     n_classes=n_classes)
-        return _first_models(bank, m)
+        total = m + len(stand_ins)
+        # the requested models spread evenly among the stand-ins: a kernel that splits the models of a call
+        # into equal blocks per thread (numba's prange) then gets equal work per thread. Positions do not
+        # change any model: all seeds are equal and the shared order depends only on the union of rows.
+        real = np.round(np.linspace(0, total - 1, m)).astype(int) if m > 1 else np.array([0])
+        calls: list = [None] * total
+        for k, pos in enumerate(real):
+            calls[pos] = subsets[k]
+        rest = iter(stand_ins)
+        calls = [c if c is not None else next(rest) for c in calls]
+        bank = self.learner.fit_many(X, y, calls, [int(seeds[0])] * total, n_classes=n_classes)
+        return _select_models(bank, real)
 
 
-def _first_models(bank: ModelBank, m: int) -> ModelBank:
-    """The first ``m`` models of ``bank`` (a stacked MLP bank stays stacked)."""
-    if m == bank.n_models:
+def _select_models(bank: ModelBank, idx: np.ndarray) -> ModelBank:
+    """Models ``idx`` of ``bank``, in that order (a stacked MLP bank stays stacked)."""
+    idx = np.asarray(idx, int)
+    if idx.size == bank.n_models and np.array_equal(idx, np.arange(bank.n_models)):
         return bank
     from ..learners._torch_utils import MLPBank
 
     if isinstance(bank, MLPBank):
-        return MLPBank([W[:m] for W in bank.weights_], [b[:m] for b in bank.biases_], bank.activation, info=bank.info)
-    return ListModelBank([bank.model(k) for k in range(m)], bank.n_classes)
+        return MLPBank([W[idx] for W in bank.weights_], [b[idx] for b in bank.biases_], bank.activation,
+                       info=bank.info)
+    return ListModelBank([bank.model(int(k)) for k in idx], bank.n_classes)
 
 
 def pdtp_values(learner: Any, X: np.ndarray, y: np.ndarray, *, bin_width: float | None = 0.01,
