@@ -242,6 +242,20 @@ def warm_up() -> None:
         torch.mm(torch.ones(8, 8), torch.ones(8, 8))
     except ImportError:  # pragma: no cover
         pass
+    # load leakaudit's compiled (numba, cache=True) kernels the same way: a tiny sparse-input fit in each mode
+    try:
+        import warnings
+
+        from leakaudit.learners import TorchMLP
+
+        X = np.eye(8)[np.arange(16) % 8]
+        y = np.arange(16) % 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for mode in ("faithful", "fast"):
+                TorchMLP(hidden=(4,), mode=mode, epochs=1).fit_many(X, y, [np.arange(16)], [0], n_classes=2)
+    except ImportError:  # pragma: no cover
+        pass
 
 
 def run_comparison(name: str, result_name: str, fn, *, quick: bool) -> dict:
