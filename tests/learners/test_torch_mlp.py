@@ -360,15 +360,8 @@ def test_compiled_kernel_is_fork_safe():
 @pytest.mark.slow
 def test_faithful_many_models_match_oracle_on_adult_shape():
     """100 LOO models on 200 Adult-shaped rows (107 inputs, 13 non-zero): models 0 and 99 vs the oracle."""
-    rng = np.random.default_rng(1)
     n = 200
-    X = np.zeros((n, 107))
-    X[:, :5] = rng.normal(size=(n, 5))
-    o = 5
-    for w in [9, 16, 7, 15, 6, 5, 2, 42]:
-        X[np.arange(n), o + rng.integers(0, w, n)] = 1
-        o += w
-    y = rng.integers(0, 2, n)
+    X, y = adult_like(n, seed=1)
     loo = [np.delete(np.arange(n), k) for k in range(100)]
     bank = TorchMLP(epochs=10).fit_many(X, y, loo, list(range(100)))
     for k in [0, 99]:
