@@ -187,20 +187,14 @@ def test_config_validation_messages(tmp_path):
 
 def test_shadow_plan_profiles_and_fallback(monkeypatch):
     """Standard and thorough feed every reference model to the attack network at per-example SGD; without the
-    compiled trainer (no ``backend`` parameter) the audit falls back to 8 shadow models in batches of 32."""
+    compiled trainer (numba not installed) the audit falls back to 8 shadow models in batches of 32."""
     import leakaudit.membership.shadow as shadow_mod
     from leakaudit.audit.pipeline import _shadow_plan
 
     assert _shadow_plan(make_config(profile="standard")) == (None, 1, None)
     assert _shadow_plan(make_config(profile="smoke")) == (4, 1, None)
 
-    class OldShadow(shadow_mod.ShadowModelAttack):
-        def get_params(self, deep=True):
-            p = super().get_params(deep)
-            p.pop("backend", None)
-            return p
-
-    monkeypatch.setattr(shadow_mod, "ShadowModelAttack", OldShadow)
+    monkeypatch.setattr(shadow_mod, "_numba_ready", lambda: False)
     k, batch, note = _shadow_plan(make_config(profile="standard"))
     assert (k, batch) == (8, 32) and "not available" in note
     assert _shadow_plan(make_config(profile="smoke"))[:2] == (4, 32)

@@ -191,11 +191,11 @@ def _shadow_attack(cfg: AuditConfig, atk, inputs, X_features: np.ndarray, resour
 
 def _shadow_plan(cfg: AuditConfig) -> tuple[int | None, int, str | None]:
     """(shadow models, attack batch, note): the profile's, or the fallback without the compiled trainer."""
-    from ..membership.shadow import ShadowModelAttack
+    from ..membership import shadow
     from .config import SHADOW_FALLBACK_BATCH, SHADOW_FALLBACK_MODELS
 
     k, batch = cfg.settings.shadow_attack_models, cfg.settings.shadow_attack_batch
-    if batch == 1 and "backend" not in ShadowModelAttack().get_params():
+    if batch == 1 and not shadow._numba_ready():  # per-example SGD in scikit-learn: ~1,000x slower
         k = SHADOW_FALLBACK_MODELS if k is None else min(k, SHADOW_FALLBACK_MODELS)
         return k, SHADOW_FALLBACK_BATCH, ("the compiled per-example trainer is not available: scikit-learn "
                                           f"mini-batches of {SHADOW_FALLBACK_BATCH}, at most "
