@@ -9,13 +9,7 @@ from leakaudit.exceptions import InvalidInputError, InvalidParameterError  # noq
 from leakaudit.learners import TorchCNN  # noqa: E402
 from leakaudit.learners.torch_cnn import _Net  # noqa: E402
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """The oracles run plain torch; one intra-op thread keeps them fast on a shared 2-core machine."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # fixture in conftest.py
 
 
 SHAPE = (1, 16, 16)  # small images keep the tests fast; 16 -> 14 -> 12 -> 6 -> 4 -> 2 -> 1 (valid padding)

@@ -13,13 +13,7 @@ from leakaudit.learners import TorchMLP  # noqa: E402
 from leakaudit.learners._torch_numba import HAVE_NUMBA  # noqa: E402
 from leakaudit.learners._torch_utils import init_mlp, naive_train_mlp  # noqa: E402
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """The oracles run plain torch; one intra-op thread keeps them fast on a shared 2-core machine."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # fixture in conftest.py
 
 
 BACKENDS = ["numba", "torch"] if HAVE_NUMBA else ["torch"]
