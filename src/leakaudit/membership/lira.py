@@ -97,18 +97,28 @@ class LiRA(Attack):
         self.min_std = min_std
 
     @staticmethod
-    def _moments(phi, mask, statistic, min_std, fix_variance, what):
-        cnt = mask.sum(axis=0)
+    def _check_counts(cnt, what):
         if np.any(cnt == 0):
             i = int(np.flatnonzero(cnt == 0)[0])
             raise InvalidInputError(f"record {i} has no {what} reference model; LiRA needs at least one per record")
+
+    @staticmethod
+    def _std(var, cnt, min_std, fix_variance):
+        """σ per record from ddof=0 variances: the pooled sqrt(mean var) for ``fix_variance`` and for records
+        with fewer than two models, floored at ``min_std``."""
+        multi = cnt >= 2
+        global_std = np.sqrt(np.mean(var[multi])) if multi.any() else 1.0
+        std = np.full(var.shape, global_std) if fix_variance else np.where(multi, np.sqrt(var), global_std)
+        return np.maximum(std, min_std)
+
+    @staticmethod
+    def _moments(phi, mask, statistic, min_std, fix_variance, what):
+        cnt = mask.sum(axis=0)
+        LiRA._check_counts(cnt, what)
         masked = np.where(mask, phi, np.nan)
         loc = np.nanmedian(masked, axis=0) if statistic == "median" else np.nanmean(masked, axis=0)
         var = np.nanmean((masked - np.nanmean(masked, axis=0)) ** 2, axis=0)  # ddof=0, as Carlini et al.
-        multi = cnt >= 2
-        global_std = np.sqrt(np.mean(var[multi])) if multi.any() else 1.0
-        std = np.full(phi.shape[1], global_std) if fix_variance else np.where(multi, np.sqrt(var), global_std)
-        return loc, np.maximum(std, min_std)
+        return loc, LiRA._std(var, cnt, min_std, fix_variance)
 
     def _streamed_moments(self, rp, rin, yy):
         """Mean and std of the out (and in) statistics, two passes over chunks of reference models.
@@ -120,9 +130,7 @@ class LiRA(Attack):
         cnt_in = rin.sum(axis=0)
         cnt = {"out": K - cnt_in, "in": cnt_in}
         for what in ("out", "in") if self.online else ("out",):
-            if np.any(cnt[what] == 0):
-                i = int(np.flatnonzero(cnt[what] == 0)[0])
-                raise InvalidInputError(f"record {i} has no {what} reference model; LiRA needs at least one per record")
+            self._check_counts(cnt[what], what)
 
         def chunks():
             for s in range(0, K, _CHUNK):
@@ -142,10 +150,7 @@ class LiRA(Attack):
         for w in ("out", "in"):
             with np.errstate(invalid="ignore", divide="ignore"):
                 var = ss[w] / cnt[w]
-            multi = cnt[w] >= 2
-            global_std = np.sqrt(np.mean(var[multi])) if multi.any() else 1.0
-            std = np.full(n, global_std) if self.fix_variance else np.where(multi, np.sqrt(var), global_std)
-            out.append((mu[w], np.maximum(std, self.min_std)))
+            out.append((mu[w], self._std(var, cnt[w], self.min_std, self.fix_variance)))
         return out
 
     def score(self, probs, y, ref_probs, ref_in) -> AttackResult:
