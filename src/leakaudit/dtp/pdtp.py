@@ -233,7 +233,7 @@ class SharedOrderBlock(Learner):
         # the requested models spread evenly among the stand-ins: a kernel that splits the models of a call
         # into equal blocks per thread (numba's prange) then gets equal work per thread. Positions do not
         # change any model: all seeds are equal and the shared order depends only on the union of rows.
-        real = np.round(np.linspace(0, total - 1, m)).astype(int) if m > 1 else np.array([0])
+        real = np.round(np.linspace(0, total - 1, m)).astype(int)
         calls: list = [None] * total
         for k, pos in enumerate(real):
             calls[pos] = subsets[k]
