@@ -34,6 +34,7 @@ BENCHES = {  # key: (script, full-size arguments)
     "tfprivacy": ("bench_lira_vs_tfprivacy.py", []),
     "machine": ("bench_machine_limit.py", []),
     "scaling": ("bench_scaling.py", []),
+    "parallel": ("bench_parallel.py", []),
 }
 PEER_TOOLS = {"art": "adversarial-robustness-toolbox", "sacroml": "sacroml", "privacymeter": "privacy-meter",
               "tfprivacy": "tensorflow-privacy"}
@@ -190,6 +191,22 @@ def scaling_section(res) -> list[str]:
     return lines + [f"Command: `{s.get('command', '')}`", ""]
 
 
+def parallel_section(res) -> list[str]:
+    p = res.get("parallel")
+    if not p:
+        return ["Not measured (run `benchmarks/bench_parallel.py`).", ""]
+    lines = ["| workload | work | 1 thread: wall s (CPU s) | all cores: wall s (CPU s) | speed-up | efficiency | "
+             "identical models | load |", "|---|---|---|---|---|---|---|---|"]
+    for r in p["rows"]:
+        lines.append(f"| {r['name']}{' (' + r['backend'] + ')' if r.get('backend') else ''} | {r['work']} | "
+                     f"{r['seconds_1']:.2f} ({r['cpu_seconds_1']:.2f}) | {r['seconds_all']:.2f} ({r['cpu_seconds_all']:.2f}) | "
+                     f"{r['speedup']:.2f}x | {_pct(r['efficiency'])} | {'yes' if r['identical_models'] else 'NO'} | "
+                     f"{r['load_start']:.1f} → {r['load_end']:.1f} |")
+    return lines + ["", f"{p['rows'][0]['cores']} cores. Speed-up = wall(1 thread) / wall(all cores). CPU seconds "
+                    "of the process backend's workers are counted only when the workers exit, so its CPU column "
+                    "shows the parent only.", "", f"Command: `{p.get('command', '')}`", ""]
+
+
 def write_report(log=None, quick=False) -> Path:
     res = _load(p for p in C.RESULTS.glob("*.json") if quick == p.stem.endswith("_quick"))
     if quick:
@@ -229,6 +246,7 @@ def write_report(log=None, quick=False) -> Path:
             out += ["Not run.", ""]
     out += ["## The machine's limit", ""] + machine_section(res)
     out += ["## Scaling", ""] + scaling_section(res)
+    out += ["## Parallel speed-up", ""] + parallel_section(res)
     if log:
         out += ["## This run", "", "| bench | exit | seconds | load at start |", "|---|---|---|---|"]
         out += [f"| {x['bench']} | {x['returncode']} | {x['seconds']:.0f} | {x['load_start']:.1f} |" for x in log]
