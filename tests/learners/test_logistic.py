@@ -150,3 +150,15 @@ def test_dense_off_uses_one_at_a_time(rng):
     lr = LogisticRegression(C=1.0, dense_max=0)
     _, _, _, n_fallback = lr._loo_theta(X, y, np.array([3, 5]), "newton", 2, True)
     assert n_fallback == 2
+
+
+def test_loo_proba_return_full_is_the_full_fit(rng):
+    X, y = _data(rng, n=50)
+    lr = LogisticRegression(C=3.0)
+    recs = [1, 4, 30]
+    full_at, loo = lr.loo_proba(X, y, recs, return_full=True)
+    np.testing.assert_array_equal(loo, lr.loo_proba(X, y, recs))
+    np.testing.assert_allclose(full_at, lr.fit(X, y).predict_proba(X[recs]), rtol=0, atol=1e-15)
+    full_q, loo_q = lr.loo_proba(X, y, recs, X_query=X[:6], return_full=True)
+    assert full_q.shape == (6, 3) and loo_q.shape == (3, 6, 3)
+    np.testing.assert_allclose(full_q, lr.fit(X, y).predict_proba(X[:6]), rtol=0, atol=1e-15)

@@ -148,3 +148,15 @@ def test_nb_huge_codes_are_refused_with_a_clear_error(X):
     # found by the long fuzz run: 1e30 passed the integer check, wrapped to a negative int64 and crashed bincount
     with pytest.raises(InvalidInputError, match="codes must be at most"):
         NaiveBayes(categorical="all").fit_many(np.array(X), np.array([0]), [np.array([0])], [0], n_classes=2)
+
+
+@pytest.mark.parametrize("learner", [NaiveBayes(n_values=[3, 3, 3]), BayesInference()])
+def test_loo_proba_return_full_is_the_full_fit(rng, learner):
+    X, y = _cat_data(rng, n=30, k=3)
+    recs = [0, 3, 17]
+    full_at, loo = learner.loo_proba(X, y, recs, n_classes=3, return_full=True)
+    np.testing.assert_array_equal(loo, learner.loo_proba(X, y, recs, n_classes=3))
+    np.testing.assert_array_equal(full_at, learner.fit(X, y, n_classes=3).predict_proba(X[recs]))
+    Xq = X[:5] + 0.0
+    full_q, _ = learner.loo_proba(X, y, recs, X_query=Xq, n_classes=3, return_full=True)
+    np.testing.assert_array_equal(full_q, learner.fit(X, y, n_classes=3).predict_proba(Xq))

@@ -24,6 +24,7 @@ those of the in-memory path (see :class:`SharedOrderBlock` for the paired policy
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any
 
@@ -114,9 +115,11 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
     if method == "closed-form" and not hasattr(learner, "loo_proba"):
         raise InvalidParameterError(f"method='closed-form' but {type(learner).__name__} has no loo_proba")
     if use_closed:
-        full = learner.fit(X, y, random_state=seed, n_classes=n_classes)
-        p_full = full.predict_proba(X[records])
-        p_loo = learner.loo_proba(X, y, records, n_classes=n_classes)
+        if "return_full" in inspect.signature(learner.loo_proba).parameters:  # one full fit for both outputs
+            p_full, p_loo = learner.loo_proba(X, y, records, n_classes=n_classes, return_full=True)
+        else:
+            p_full = learner.fit(X, y, random_state=seed, n_classes=n_classes).predict_proba(X[records])
+            p_loo = learner.loo_proba(X, y, records, n_classes=n_classes)
         name = getattr(learner, "_loo_method_name", f"closed-form {type(learner).__name__}.loo_proba")
         return p_full, p_loo, name
     if engine is not None:

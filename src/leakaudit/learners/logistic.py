@@ -607,25 +607,31 @@ class LogisticRegression(Learner):
         return full.params, _theta_to_u(theta)
 
     def loo_proba(self, X: Any, y: Any, records: Any = None, *, X_query: Any = None, n_classes: int | None = None,
-                  method: str = "newton", batched: bool = True) -> np.ndarray:
+                  method: str = "newton", batched: bool = True, return_full: bool = False):
         """Leave-one-out probabilities (batched warm-started Newton, or the influence approximation).
 
         Returns
         -------
         ndarray of shape (n_records, n_classes) at each record's own x(t), or
-        (n_records, n_query, n_classes) at ``X_query``.
+        (n_records, n_query, n_classes) at ``X_query``. With ``return_full=True``, the pair
+        (full model's outputs at the records (n_records, n_classes) or at ``X_query`` (n_query, n_classes),
+        leave-one-out outputs): the full model is fitted once for both.
         """
         X, y, records, n_classes = self._loo_inputs(X, y, records, method, n_classes)
         Xq = None if X_query is None else check_matrix(X_query, name="X_query")
         if Xq is not None and Xq.shape[1] != X.shape[1]:
             raise InvalidInputError(f"X_query has {Xq.shape[1]} features; X has {X.shape[1]}")
-        _, theta, _, _ = self._loo_theta(X, y, records, method, n_classes, batched)
+        full, theta, _, _ = self._loo_theta(X, y, records, method, n_classes, batched)
         R, k, q = theta.shape
         if Xq is None:
             Z = np.einsum("rkj,rj->rk", theta[:, :, :-1], X[records]) + theta[:, :, -1]
-            return _softmax_inplace(Z)
-        Z = (Xq @ theta[:, :, :-1].reshape(R * k, q - 1).T).reshape(len(Xq), R, k) + theta[None, :, :, -1]
-        return _softmax_inplace(Z).transpose(1, 0, 2).copy()
+            loo = _softmax_inplace(Z)
+        else:
+            Z = (Xq @ theta[:, :, :-1].reshape(R * k, q - 1).T).reshape(len(Xq), R, k) + theta[None, :, :, -1]
+            loo = _softmax_inplace(Z).transpose(1, 0, 2).copy()
+        if return_full:
+            return full.predict_proba(X[records] if Xq is None else Xq), loo
+        return loo
 
 
 _CONTROLLER = None

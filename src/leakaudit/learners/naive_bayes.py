@@ -320,7 +320,7 @@ class NaiveBayes(Learner):
         return self._loo_at_queries(model, X, y, records, Xq)
 
     def loo_proba(self, X: Any, y: Any, records: Any = None, *, X_query: Any = None,
-                  n_classes: int | None = None) -> np.ndarray:
+                  n_classes: int | None = None, return_full: bool = False):
         """Exact leave-one-out posteriors ``p_{A(T\\{t})}(.|x)`` by count arithmetic.
 
         Parameters
@@ -334,11 +334,15 @@ class NaiveBayes(Learner):
             Where to query each leave-one-out model; default: at the left-out
             record's own features x(t).
         n_classes : int, optional
+        return_full : bool, default=False
+            Also return the full model's outputs at the same points.
 
         Returns
         -------
         ndarray of shape (n_records, n_classes) when ``X_query`` is None (row r
         is ``p_{A(T\\{t_r})}(.|x(t_r))``), else (n_records, n_query, n_classes).
+        With ``return_full=True``, the pair (full model's outputs at the records,
+        (n_records, n_classes), or at ``X_query``, (n_query, n_classes); those outputs).
 
         Notes
         -----
@@ -346,7 +350,8 @@ class NaiveBayes(Learner):
         if the attribute's declared values were known in advance (Weka's header).
         Records with identical (x, y) share one computation.
         """
-        return _normalise_log_joint(self.loo_log_joint(X, y, records, X_query=X_query, n_classes=n_classes))
+        loo = _normalise_log_joint(self.loo_log_joint(X, y, records, X_query=X_query, n_classes=n_classes))
+        return (_full_outputs(self, X, y, records, X_query, n_classes), loo) if return_full else loo
 
     def _loo_at_self(self, model: NaiveBayesModel, X, y, records) -> np.ndarray:
         Xr = X[records]
@@ -503,13 +508,17 @@ class BayesInference(Learner):
         return BayesInferenceModel(self, keys, counts, np.bincount(y, minlength=k))
 
     def loo_proba(self, X: Any, y: Any, records: Any = None, *, X_query: Any = None,
-                  n_classes: int | None = None) -> np.ndarray:
+                  n_classes: int | None = None, return_full: bool = False):
         """Exact leave-one-out posteriors by decrementing ``n_{x(t)}`` and ``n_{x(t),y(t)}``.
 
         Parameters and returns as :meth:`NaiveBayes.loo_proba`: shape
         (n_records, n_classes) at each record's own x(t), or
-        (n_records, n_query, n_classes) at ``X_query``.
+        (n_records, n_query, n_classes) at ``X_query``; with ``return_full=True``
+        the pair (full model's outputs, those).
         """
+        if return_full:
+            loo = self.loo_proba(X, y, records, X_query=X_query, n_classes=n_classes)
+            return _full_outputs(self, X, y, records, X_query, n_classes), loo
         X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
         records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
         model = self._fit(X, y, n_classes=n_classes)
@@ -528,6 +537,16 @@ class BayesInference(Learner):
         same = (idx_q[None, :] == idx_t[:, None]) & (idx_q[None, :] >= 0)  # (R, Q)
         c = cq[None] - same[..., None] * onehot[:, None, :]
         return _bi_proba(c, cc[:, None, :], model.alpha, model.unseen)
+
+
+def _full_outputs(learner, X, y, records, X_query, n_classes) -> np.ndarray:
+    """The full model's outputs at the records (or at ``X_query``), for ``loo_proba(return_full=True)``."""
+    X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
+    model = learner._fit(X, y, n_classes=n_classes)
+    if X_query is None:
+        records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
+        return model.predict_proba(X[records])
+    return model.predict_proba(check_matrix(X_query, name="X_query"))
 
 
 def encode_for_naive_bayes(frame: Any, *, numeric: Sequence[str] | str = "auto",
