@@ -8,6 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _learner_helpers import adult_like  # noqa: E402
+
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError  # noqa: E402
 from leakaudit.learners import TorchMLP  # noqa: E402
 from leakaudit.learners._torch_numba import HAVE_NUMBA  # noqa: E402
@@ -124,18 +126,6 @@ def test_fast_fit_many_equals_oracle(data, dtype, order, sparse, hidden, activat
     # the models did train
     W0, _ = init_mlp(np.random.default_rng(seeds[0]), [6, *hidden, 3], np.dtype(dtype))
     assert np.abs(bank.weights_[0][0] - W0[0]).max() > 1e-3
-
-
-def adult_like(n, seed=0):
-    """n rows shaped like Adult: 5 numeric columns + 8 one-hot groups (107 inputs, 13 non-zero), binary y."""
-    rng = np.random.default_rng(seed)
-    X = np.zeros((n, 107))
-    X[:, :5] = rng.normal(size=(n, 5))
-    o = 5
-    for w in [9, 16, 7, 15, 6, 5, 2, 42]:
-        X[np.arange(n), o + rng.integers(0, w, n)] = 1
-        o += w
-    return X, (X[:, 0] + X[:, 5] > 0).astype(int)
 
 
 @pytest.mark.skipif(not HAVE_NUMBA, reason="the sparse first layer needs numba")
@@ -325,7 +315,7 @@ def test_imports_without_torch_and_says_how_to_install():
         "from leakaudit.learners import TorchMLP\n"
         "from leakaudit.exceptions import UnsupportedError\n"
         "try:\n"  # the torch trainer (fast mode) needs torch; the numba faithful path does not (own test)
-        "    TorchMLP(epochs=1, mode='fast').fit(np.zeros((4, 2)), np.array([0, 1, 0, 1]), random_state=0)\n"
+        "    TorchMLP(epochs=1, mode='fast', backend='torch').fit(np.zeros((4, 2)), np.array([0, 1, 0, 1]), random_state=0)\n"
         "except UnsupportedError as e:\n"
         "    print('OK', e)\n"
     )

@@ -7,13 +7,9 @@ import pytest
 
 pytest.importorskip("numba")
 
-CODE = r"""
-import sys, importlib.abc
-class Block(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name == "torch" or name.startswith("torch."):
-            raise ImportError("torch blocked by the test")
-sys.meta_path.insert(0, Block())
+from _learner_helpers import BLOCK_TORCH  # noqa: E402
+
+CODE = BLOCK_TORCH + r"""
 import numpy as np
 from leakaudit.learners import TorchMLP
 from leakaudit.membership.shadow import ShadowModelAttack
@@ -24,7 +20,7 @@ assert p.shape == (1, 60, 2)
 att = ShadowModelAttack(epochs=2, random_state=0).fit(rng.dirichlet([1, 1], size=(2, 60)), np.r_[[True] * 30 + [False] * 30, [False] * 30 + [True] * 30].reshape(2, 60), y, X)
 assert att.backend_ == "numba"
 try:
-    TorchMLP(hidden=(8,), mode="fast", epochs=1).fit(X, y, random_state=0)
+    TorchMLP(hidden=(8,), mode="fast", epochs=1, backend="torch").fit(X, y, random_state=0)
 except Exception as e:
     print("fast:", type(e).__name__)
 assert "torch" not in sys.modules

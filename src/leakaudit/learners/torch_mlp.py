@@ -12,12 +12,20 @@ Two training modes:
     (numba, approach 4a of ``notes/batched-training.md``) that touches only the
     non-zero inputs of each row; without numba, by the batched torch trainer.
 ``mode="fast"``
-    Mini-batch Adam (``lr=0.001``, PyTorch defaults), a fresh permutation
-    every epoch; K models are trained together by batched matmuls
-    (``_torch_batched``: one flat parameter tensor and one fused Adam call for
-    all models, preallocated buffers). On sparse inputs (one-hot data) the
-    first layer reads and scatter-adds only the weight rows of the non-zero
-    inputs (``sparse_input``). Not the paper's training; label it as such.
+    Mini-batch Adam (``lr=0.001``, PyTorch defaults; or plain mini-batch SGD,
+    ``optimizer="sgd"``), a fresh permutation every epoch, the mean NLL over
+    each batch's rows (the last batch of an epoch may be shorter). Two
+    trainers of the same computation (equal up to float rounding):
+    ``backend="numba"`` (the default when numba is installed, the net has
+    one hidden layer and the first layer is sparse, or torch is missing;
+    torch is not needed): a compiled loop trains each
+    model's whole run with its parameters and Adam moments in cache, models
+    spread over threads (``_mlp_numba``); ``backend="torch"``: K models
+    batched in eager torch (``_torch_batched``: one flat parameter tensor, one
+    fused Adam call for all models, preallocated buffers). On sparse inputs
+    (one-hot data) the first layer reads and scatter-adds only the weight rows
+    of the non-zero inputs (``sparse_input``). Not the paper's training; label
+    it as such.
 
 Seeds. Model k's initial weights (PyTorch's default ``nn.Linear`` init,
 ``U(+-1/sqrt(fan_in))``) and its row orders are drawn, in that order, from
@@ -59,25 +67,40 @@ class TorchMLP(Learner):
         Widths of the hidden layers.
     activation : {"tanh", "relu"}, default="tanh"
     mode : {"faithful", "fast"}, default="faithful"
-        Per-example SGD with a fixed permutation (Long et al.), or mini-batch Adam.
+        Per-example SGD with a fixed permutation (Long et al.), or mini-batch
+        training (Adam by default, see ``optimizer``).
     epochs : int, default=30
         Passes over the training rows (Long et al.: 100 for Adult, 30 for Purchase).
     lr : float or None, default=None
-        Learning rate; None means 0.01 (faithful SGD) or 0.001 (fast Adam).
+        Learning rate; None means 0.001 for Adam and 0.01 for SGD (faithful
+        mode, or fast mode with ``optimizer="sgd"``).
     batch_size : int, default=32
         Mini-batch size in fast mode (faithful mode always uses 1).
     weight_decay : float, default=0.0
         L2 penalty added to the gradient, as ``torch.optim.SGD`` / ``Adam`` do.
+    optimizer : {None, "adam", "sgd"}, default=None
+        Fast mode's optimizer: ``torch.optim.Adam`` (betas 0.9, 0.999, eps
+        1e-8; what None means) or ``torch.optim.SGD`` without momentum.
+        Faithful mode is per-example SGD: None or "sgd" ("adam" is refused).
     dtype : {"float32", "float64"}, default="float32"
     order : {"independent", "shared"}, default="independent"
         Row orders of the models of one ``fit_many`` call (see module docstring).
     backend : {"auto", "numba", "torch"}, default="auto"
-        Faithful-mode trainer; "auto" uses numba when it is installed.
+        Trainer. "auto": the compiled numba kernel when numba is installed
+        (faithful mode: any net; fast mode: nets with exactly one hidden layer
+        and a sparse first layer, see ``sparse_input``), else torch. On dense
+        inputs torch's batched matrix products are about twice as fast as the
+        kernel's per-model loops (Adult-sized nets, batch 200: ~220 against
+        ~430-590 us per model and step, one core), so "auto" keeps torch there
+        when it is installed. "numba" raises ``InvalidParameterError`` where
+        the kernel does not apply. The bank's ``info["backend"]`` records the
+        choice.
     n_threads : int or None, default=None
         Threads for training. None: all of numba's threads for the compiled
-        faithful kernel, and 1 torch thread for the torch trainers (their
-        per-step ops are small; on 2 cores intra-op threads only add
-        synchronisation, see ``benchmarks/README.md``).
+        kernels (one model is one thread's work, so results do not depend on
+        it), and 1 torch thread for the torch trainers (their per-step ops are
+        small; on 2 cores intra-op threads only add synchronisation, see
+        ``benchmarks/README.md``).
     sparse_input : {"auto", True, False}, default="auto"
         Fast mode only: compute the first layer from the non-zero inputs of
         each row (a gather of their weight rows forward, a scatter-add of
@@ -107,6 +130,8 @@ class TorchMLP(Learner):
     #: fast mode trains models in chunks whose weights + gradients + Adam moments take about this many
     #: bytes (the same models as one big batch up to float rounding; bounds memory for very large K)
     chunk_bytes: float = 32e6
+    #: the numba fast path draws the row orders of this many row visits at a time (int64, 32 MB)
+    order_block_rows: int = 4_000_000
 
     def __init__(
         self,
@@ -118,6 +143,7 @@ class TorchMLP(Learner):
         lr: float | None = None,
         batch_size: int = 32,
         weight_decay: float = 0.0,
+        optimizer: str | None = None,
         dtype: str = "float32",
         order: str = "independent",
         backend: str = "auto",
@@ -131,6 +157,7 @@ class TorchMLP(Learner):
         self.lr = lr
         self.batch_size = batch_size
         self.weight_decay = weight_decay
+        self.optimizer = optimizer
         self.dtype = dtype
         self.order = order
         self.backend = backend
@@ -152,9 +179,19 @@ class TorchMLP(Learner):
         check_choice(self.activation, name="activation", choices=("tanh", "relu"))
         check_choice(self.mode, name="mode", choices=("faithful", "fast"))
         check_scalar(self.epochs, name="epochs", kind=numbers.Integral, min_val=1)
+        optimizer = self.optimizer
+        if optimizer is not None:
+            check_choice(optimizer, name="optimizer", choices=("adam", "sgd"))
+        if self.mode == "faithful":
+            if optimizer == "adam":
+                raise InvalidParameterError(
+                    "optimizer='adam' needs mode='fast'; mode='faithful' is per-example SGD (optimizer=None or 'sgd')")
+            optimizer = "sgd"
+        elif optimizer is None:
+            optimizer = "adam"
         lr = self.lr
         if lr is None:
-            lr = 0.01 if self.mode == "faithful" else 0.001
+            lr = 0.001 if optimizer == "adam" else 0.01
         check_scalar(lr, name="lr", min_val=0, include_min=False)
         check_scalar(self.batch_size, name="batch_size", kind=numbers.Integral, min_val=1)
         check_scalar(self.weight_decay, name="weight_decay", min_val=0)
@@ -171,16 +208,23 @@ class TorchMLP(Learner):
             if not HAVE_SPARSE_KERNELS:
                 raise InvalidParameterError("sparse_input=True needs numba (pip install numba)")
         backend = self.backend
-        if self.mode == "faithful" and backend != "torch":
+        if backend != "torch":
             from ._torch_numba import HAVE_NUMBA
 
-            if not HAVE_NUMBA:
+            if self.mode == "fast" and len(hidden) != 1:
+                if backend == "numba":
+                    raise InvalidParameterError(
+                        "backend='numba' trains fast mode for nets with exactly one hidden layer; "
+                        f"got hidden={hidden!r}. Use backend='torch' (or 'auto')")
+                backend = "torch"
+            elif not HAVE_NUMBA:
                 if backend == "numba":
                     raise InvalidParameterError("backend='numba' needs numba (pip install numba)")
                 backend = "torch"
             else:
                 backend = "numba"
-        return dict(hidden=[int(h) for h in hidden], lr=float(lr), backend=backend, dtype=np.dtype(self.dtype))
+        return dict(hidden=[int(h) for h in hidden], lr=float(lr), backend=backend, dtype=np.dtype(self.dtype),
+                    optimizer=optimizer)
 
     # -- Learner protocol -----------------------------------------------------
     def _fit(self, X, y, *, random_state: RandomStateLike, n_classes: int | None) -> MLPModel:
@@ -190,8 +234,8 @@ class TorchMLP(Learner):
 
     def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> MLPBank:
         p = self._check_params()
-        # torch is imported by the torch trainers only: the numba faithful path and the models' numpy
-        # predictions run without it
+        # torch is imported by the torch trainers only: the numba paths and the models' numpy predictions
+        # run without it
         dtype = p["dtype"]
         sizes = [X.shape[1], *p["hidden"], int(n_classes)]
         rngs = [np.random.default_rng(int(s)) for s in seeds]
@@ -203,22 +247,26 @@ class TorchMLP(Learner):
                     raise InvalidInputError(f"subsets[{k}] holds duplicate rows; order='shared' needs distinct rows")
             union = np.unique(np.concatenate(subsets))
             shared_rng = np.random.default_rng(np.random.SeedSequence([int(s) for s in seeds]))
-        info = dict(mode=self.mode, order=self.order, sizes=sizes, dtype=str(dtype))
+        info = dict(mode=self.mode, order=self.order, sizes=sizes, dtype=str(dtype), optimizer=p["optimizer"],
+                    backend=p["backend"])
         if self.mode == "faithful":
             if shared:
                 perm = union[shared_rng.permutation(union.size)]
                 orders = [perm[np.isin(perm, s)] for s in subsets]
             else:
                 orders = [s[rng.permutation(s.size)] for s, rng in zip(subsets, rngs)]
-            info["backend"] = p["backend"]
             if p["backend"] == "numba":
                 Ws, bs = self._faithful_numba(X, y, inits, orders, sizes, p)
             else:
                 Ws, bs = self._faithful_torch(X, y, inits, orders, subsets, sizes, p, perm if shared else None)
         else:
-            info["backend"] = "torch"
             info["sparse_input"] = sparse = self._use_sparse(X, subsets)
-            Ws, bs = self._fast_torch(X, y, inits, subsets, rngs, p, (union, shared_rng) if shared else None, sparse)
+            if self.backend == "auto" and p["backend"] == "numba" and not sparse and _torch_available():
+                # dense first layer: torch's batched matmuls beat the compiled per-model loops (measured
+                # 220 vs 430-590 us per model-step for Adult-sized nets; see the backend parameter)
+                p["backend"] = info["backend"] = "torch"
+            fast = self._fast_numba if p["backend"] == "numba" else self._fast_torch
+            Ws, bs = fast(X, y, inits, subsets, rngs, p, (union, shared_rng) if shared else None, sparse)
         return MLPBank(Ws, bs, self.activation, info=info)
 
     # -- trainers ---------------------------------------------------------------
@@ -343,7 +391,7 @@ class TorchMLP(Learner):
         for c0 in range(0, K, chunk):
             ks = range(c0, min(K, c0 + chunk))
             Ws, bs = self._stack([inits[k] for k in ks], torch, dtype)
-            tr = BatchedMLPTrainer(Ws, bs, Xt, yt, activation=self.activation, optimizer="adam", lr=p["lr"],
+            tr = BatchedMLPTrainer(Ws, bs, Xt, yt, activation=self.activation, optimizer=p["optimizer"], lr=p["lr"],
                                    weight_decay=self.weight_decay, shared=shared is not None, sparse=sparse)
             if shared is not None:
                 member = torch.from_numpy(_membership([subsets[k] for k in ks], X.shape[0]))
@@ -374,6 +422,85 @@ class TorchMLP(Learner):
         L = len(Ws_out[0])
         return ([np.concatenate([w[l] for w in Ws_out]) for l in range(L)],
                 [np.concatenate([b[l] for b in bs_out]) for l in range(L)])
+
+    def _fast_numba(self, X, y, inits, subsets, rngs, p, shared, sparse):
+        """Fast mode by the compiled kernel (``_mlp_numba``): the torch path's computation, model by model.
+
+        The same inits and the same row orders as :meth:`_fast_torch` (model k's permutations from
+        its own Generator, epoch after epoch; or the shared permutations of the union, drawn per
+        epoch from the shared Generator), drawn for blocks of epochs (``order_block_rows``); the
+        models' parameters and Adam state persist between the kernel calls.
+        """
+        import copy
+
+        from ._mlp_numba import (KERNEL_LOCK, TANH_COEFS, aligned_rows, csr_rows, minibatch_train_many_1h,
+                                 n_params_1h, pack_1h, set_threads, unpack_1h)
+
+        dtype = p["dtype"]
+        B = int(self.batch_size)
+        K = len(subsets)
+        n, d = X.shape
+        H = int(inits[0][0][0].shape[1])
+        C = int(inits[0][0][1].shape[1])
+        P = n_params_1h(d, H, C)
+        indptr, indices, values = csr_rows(X.astype(dtype), sparse)
+        y64 = y.astype(np.int64)
+        hyper = np.array([p["lr"], self.weight_decay, 0.9, 0.999, 1e-8], dtype=np.float64)
+        adam = p["optimizer"] == "adam"
+        act = 0 if self.activation == "tanh" else 1
+        exact = bool(dtype == np.float64)
+        coefs = TANH_COEFS.astype(dtype)
+        epochs = int(self.epochs)
+        # parameters + two moments per model (the gradient is one buffer per running model)
+        chunk = max(1, min(K, int(self.chunk_bytes // (3 * P * dtype.itemsize))))
+        out = np.empty((K, P), dtype=dtype)  # trained parameters, kernel layout
+        for c0 in range(0, K, chunk):
+            ks = range(c0, min(K, c0 + chunk))
+            Kc = len(ks)
+            params = pack_1h([np.stack([inits[k][0][l] for k in ks]) for l in range(2)],
+                             [np.stack([inits[k][1][l] for k in ks]) for l in range(2)], dtype)
+            mom1 = aligned_rows(Kc, P, dtype)
+            mom2 = aligned_rows(Kc, P, dtype)
+            steps = np.zeros(Kc, dtype=np.int64)
+            if shared is not None:
+                union, shared_rng = shared
+                srng = copy.deepcopy(shared_rng)  # every chunk replays the same shared permutations
+                member = _membership([subsets[k] for k in ks], n).view(np.uint8)
+                length = np.full(Kc, union.size, dtype=np.int64)
+                per_epoch = union.size
+            else:
+                member = np.zeros((1, 1), dtype=np.uint8)
+                length = np.array([subsets[k].size for k in ks], dtype=np.int64)
+                per_epoch = int(length.sum())
+            block = max(1, min(epochs, int(self.order_block_rows) // max(1, per_epoch)))
+            Bk = min(B, int(length.max()))  # same batches; the kernel's (B, H) buffers stay small
+            for e0 in range(0, epochs, block):
+                nb = min(block, epochs - e0)
+                if shared is not None:
+                    order = np.concatenate([union[srng.permutation(union.size)] for _ in range(nb)]).astype(np.int64)
+                    start = np.zeros(Kc, dtype=np.int64)
+                else:  # model k's permutations, epoch after epoch, from its own Generator (as _fast_torch draws)
+                    order = np.concatenate([subsets[k][rngs[k].permutation(subsets[k].size)]
+                                            for k in ks for _ in range(nb)]).astype(np.int64)
+                    start = np.concatenate([[0], np.cumsum(length * nb)[:-1]]).astype(np.int64)
+                with KERNEL_LOCK:
+                    old = set_threads(self.n_threads)
+                    try:
+                        minibatch_train_many_1h(params, mom1, mom2, steps, indptr, indices, values, not sparse, y64,
+                                                order, start, length, member, shared is not None, nb, Bk, d, H, C,
+                                                hyper, adam, act, exact, coefs)
+                    finally:
+                        set_threads(old)
+            out[c0 : c0 + Kc] = params[:, :P]
+        return unpack_1h(out, d, H, C)
+
+
+def _torch_available() -> bool:
+    try:
+        import_torch()
+    except Exception:  # UnsupportedError, or a broken install
+        return False
+    return True
 
 
 def _membership(subsets, n: int) -> np.ndarray:
