@@ -98,12 +98,28 @@ def test_per_class_constant_class_and_unseen_class():
     assert only_in.models_ == {} and only_in.constant_ == {0: 1.0, 1: 1.0, 2: 1.0}
 
 
+def test_minibatch_numba_net_is_fast_mode_sgd():
+    probs, mask, y, X = _toy(seed=5)
+    att = ShadowModelAttack(batch_size=8, epochs=4, random_state=3).fit(probs, mask, y, X)
+    assert att.backend_ == "numba"
+    feats, labels, _ = _canonical_rows(probs, mask, y, X)
+    seed = int(np.random.default_rng(3).integers(0, 2**31 - 1))
+    # batch-mean gradients at lr 0.01 * 8 (the linear scaling rule, scale_lr=True)
+    ref = TorchMLP(hidden=(32,), activation="relu", mode="fast", optimizer="sgd", lr=0.08, batch_size=8, epochs=4,
+                   backend="numba").fit(feats, labels, random_state=seed, n_classes=2)
+    _assert_same_net(att.models_[None], ref)
+    unscaled = ShadowModelAttack(batch_size=8, epochs=4, scale_lr=False, random_state=3).fit(probs, mask, y, X)
+    ref01 = TorchMLP(hidden=(32,), activation="relu", mode="fast", optimizer="sgd", lr=0.01, batch_size=8, epochs=4,
+                     backend="numba").fit(feats, labels, random_state=seed, n_classes=2)
+    _assert_same_net(unscaled.models_[None], ref01)
+
+
 def test_backend_choice_and_errors(monkeypatch):
     probs, mask, y, X = _toy(seed=4, n=40)
-    assert ShadowModelAttack(batch_size=8, epochs=2, random_state=0).fit(probs, mask, y, X).backend_ == "sklearn"
+    assert ShadowModelAttack(batch_size=8, epochs=2, random_state=0).fit(probs, mask, y, X).backend_ == "numba"
     assert ShadowModelAttack(backend="sklearn", epochs=2, random_state=0).fit(probs, mask, y, X).backend_ == "sklearn"
-    with pytest.raises(InvalidParameterError, match="backend='numba'.*batch_size"):
-        ShadowModelAttack(backend="numba", batch_size=8).fit(probs, mask, y, X)
+    assert ShadowModelAttack(backend="sklearn", batch_size=8, epochs=2, random_state=0).fit(
+        probs, mask, y, X).backend_ == "sklearn"
     with pytest.raises(InvalidParameterError, match="backend"):
         ShadowModelAttack(backend="torch").fit(probs, mask, y, X)
     with pytest.raises(InvalidParameterError, match="learning_rate"):
@@ -112,6 +128,7 @@ def test_backend_choice_and_errors(monkeypatch):
         ShadowModelAttack().fit(probs, mask, np.where(y == 0, 3, y), X)
     monkeypatch.setattr(shadow_mod, "_numba_ready", lambda: False)  # as without numba installed
     assert ShadowModelAttack(epochs=2, random_state=0).fit(probs, mask, y, X).backend_ == "sklearn"
+    assert ShadowModelAttack(batch_size=8, epochs=2, random_state=0).fit(probs, mask, y, X).backend_ == "sklearn"
     with pytest.raises(InvalidParameterError, match="needs numba"):
         ShadowModelAttack(backend="numba").fit(probs, mask, y, X)
 
@@ -133,9 +150,10 @@ def _overfit_purchase_like(seed, *, n_shadows=4, n_adversary=400, n_target=200):
     return refs, X, y, D, ev, target.predict_proba(X[ev]), is_member
 
 
-def _shadow_auc(backend, data, seed):
+def _shadow_auc(backend, data, seed, batch_size=1):
     refs, X, y, D, ev, probs, is_member = data
-    att = ShadowModelAttack(backend=backend, random_state=seed).fit(refs.probs, refs.in_mask, y[D], X[D])
+    att = ShadowModelAttack(backend=backend, batch_size=batch_size, random_state=seed).fit(
+        refs.probs, refs.in_mask, y[D], X[D])
     return auc(is_member, att.score(probs, y[ev], X[ev]).scores_array)
 
 
@@ -146,20 +164,23 @@ def test_numba_attack_beats_chance_on_overfit_purchase_like():
 
 
 @pytest.mark.slow
-def test_numba_and_sklearn_attack_quality_comparable():
+@pytest.mark.parametrize("batch_size", [1, 32])
+def test_numba_and_sklearn_attack_quality_comparable(batch_size):
     """Both trainers of the attack net reach similar AUC on an overfit Purchase-like MLP.
 
     Measured before setting the bounds (this setup, seeds 0-7, AUC numba / sklearn): 0.734/0.739,
     0.706/0.724, 0.743/0.650, 0.715/0.728, 0.694/0.695, 0.718/0.710, 0.774/0.762, 0.701/0.784; means
     0.723 / 0.724. Per-seed differences reach 0.09 (different init, row order, output parametrisation;
     sd 0.045), so the test compares means over 4 seeds (sd of that mean difference ~0.023): tolerance
-    0.06 is ~2.6 sd. Lowest AUC seen 0.650, bound 0.6.
+    0.06 is ~2.6 sd. Lowest AUC seen 0.650, bound 0.6. The check is one-sided (ours must not be worse):
+    with mini-batches of 32 the numba net was better (seeds 0-3: 0.807/0.744, 0.741/0.714, 0.760/0.607,
+    0.746/0.731; means 0.763 / 0.699).
     """
     aucs = {"numba": [], "sklearn": []}
     for seed in range(4):
         data = _overfit_purchase_like(seed)
         for b in aucs:
-            aucs[b].append(_shadow_auc(b, data, seed))
+            aucs[b].append(_shadow_auc(b, data, seed, batch_size))
     for b, v in aucs.items():
         assert min(v) > 0.6, (b, v)
-    assert abs(np.mean(aucs["numba"]) - np.mean(aucs["sklearn"])) < 0.06, aucs
+    assert np.mean(aucs["numba"]) > np.mean(aucs["sklearn"]) - 0.06, aucs

@@ -16,8 +16,8 @@ class label, each trained on the shadow rows of that class.
 
 Two trainers for the attack network (``backend``):
 
-``"numba"`` (the default whenever numba imports and ``batch_size=1``; torch is not needed)
-    :class:`leakaudit.learners.TorchMLP` in ``mode="faithful"``: exactly Long's
+``"numba"`` (the default whenever numba imports; torch is not needed)
+    With ``batch_size=1``, :class:`leakaudit.learners.TorchMLP` in ``mode="faithful"``: exactly Long's
     net, ``Linear(d, 32) -> ReLU -> Linear(32, 2) -> LogSoftMax`` with the NLL
     criterion, per-example SGD (lr 0.01, no momentum) over one random row order
     drawn before training and kept for every epoch (Torch7's
@@ -27,13 +27,15 @@ Two trainers for the attack network (``backend``):
     ``per_class=True`` all the class models are trained by one batched
     ``fit_many`` call (one subset of rows per class; the models run on parallel
     threads). float32 arithmetic.
-``"sklearn"`` (the fallback; always used for ``batch_size > 1``)
+    With ``batch_size > 1``, ``TorchMLP(mode="fast", optimizer="sgd")`` on its compiled
+    mini-batch kernel (``backend="numba"``): the same net, plain SGD on the batch-mean
+    NLL, the rows reshuffled every epoch (as scikit-learn does).
+``"sklearn"`` (the fallback when numba is missing)
     scikit-learn's ``MLPClassifier`` with plain SGD (no momentum, no weight
     decay), which shuffles the rows afresh every epoch and has one logistic
     output unit for two classes (the same function class and loss as the 2-unit
-    LogSoftMax + NLL, a different parametrisation and init). It runs mini-batches
-    (the faithful kernel is per-example only), but is slow at ``batch_size=1``:
-    one Python-level step per row. Measured on Adult (107 columns) on a loaded
+    LogSoftMax + NLL, a different parametrisation and init). It is slow at
+    ``batch_size=1``: one Python-level step per row. Measured on Adult (107 columns) on a loaded
     2-core VM: 8 shadow models x 2000 records, 204 s CPU against 0.43 s for the
     kernel; 64 x 2000 takes the kernel 4.7 s CPU (sklearn: an estimated 17-27 min).
 
@@ -88,7 +90,7 @@ def attack_features(X, y, probs, *, n_classes: int, bin_width: float | None = 0.
 
 @functools.lru_cache(maxsize=1)
 def _numba_ready() -> bool:
-    """Whether TorchMLP's faithful numba kernel can run (it needs numba only, not torch)."""
+    """Whether TorchMLP's numba kernels can run (they need numba only, not torch)."""
     try:
         import numba  # noqa: F401
     except ImportError:
@@ -113,7 +115,7 @@ class ShadowModelAttack(Attack):
     epochs : int, default=30
     batch_size : int, default=1
         1 is Long's per-example SGD (faithful). Larger values train mini-batches
-        with the scikit-learn network (the numba kernel is per-example only).
+        (rows reshuffled every epoch).
     scale_lr : bool, default=True
         With mini-batches, step with ``learning_rate * batch_size`` on the batch-mean
         gradient (the linear scaling rule), so one batch moves the weights about as
@@ -123,10 +125,10 @@ class ShadowModelAttack(Attack):
     bin_width : float or None, default=0.01
     backend : {"auto", "numba", "sklearn"}, default="auto"
         Attack-network trainer (see the module docstring). "auto": the numba
-        kernel (``TorchMLP(mode="faithful")``) when ``batch_size == 1`` and numba
-        is installed (torch is not needed), else scikit-learn. "numba" raises
-        ``InvalidParameterError`` if it cannot run (missing numba, or
-        ``batch_size > 1``).
+        kernels (``TorchMLP`` faithful mode for ``batch_size == 1``, its fast
+        mode's mini-batch SGD otherwise) when numba is installed (torch is not
+        needed), else scikit-learn. "numba" raises ``InvalidParameterError``
+        if numba is missing.
     random_state : None, int or Generator
 
     Attributes
@@ -161,26 +163,27 @@ class ShadowModelAttack(Attack):
         check_choice(self.backend, name="backend", choices=("auto", "numba", "sklearn"))
         if self.backend == "sklearn":
             return "sklearn"
-        if int(self.batch_size) != 1:
-            if self.backend == "numba":
-                raise InvalidParameterError(
-                    f"backend='numba' trains per-example SGD only (batch_size=1); got batch_size={self.batch_size}. "
-                    "Use backend='sklearn' (or 'auto') for mini-batches")
-            return "sklearn"
         if _numba_ready():
             return "numba"
         if self.backend == "numba":
             raise InvalidParameterError("backend='numba' needs numba (pip install numba)")
         return "sklearn"
 
+    def _lr(self) -> float:
+        """The step size: per-example lr, or the linear scaling rule's lr * batch_size on batch means."""
+        return float(self.learning_rate) * (int(self.batch_size) if self.scale_lr else 1)
+
     def _torch_net(self):
         from ..learners import TorchMLP
 
-        return TorchMLP(hidden=(int(self.hidden),), activation="relu", mode="faithful", lr=float(self.learning_rate),
-                        epochs=int(self.epochs))
+        if int(self.batch_size) == 1:
+            return TorchMLP(hidden=(int(self.hidden),), activation="relu", mode="faithful",
+                            lr=float(self.learning_rate), epochs=int(self.epochs))
+        return TorchMLP(hidden=(int(self.hidden),), activation="relu", mode="fast", optimizer="sgd", lr=self._lr(),
+                        batch_size=int(self.batch_size), epochs=int(self.epochs), backend="numba")
 
     def _net(self, seed):
-        lr = float(self.learning_rate) * (int(self.batch_size) if self.scale_lr else 1)
+        lr = self._lr()
         return MLPClassifier(hidden_layer_sizes=(int(self.hidden),), activation="relu", solver="sgd",
                              learning_rate_init=lr, momentum=0.0, nesterovs_momentum=False,
                              alpha=0.0, batch_size=int(self.batch_size), max_iter=int(self.epochs), shuffle=True,
