@@ -254,6 +254,10 @@ def warm_up() -> None:
             warnings.simplefilter("ignore")
             for mode in ("faithful", "fast"):
                 TorchMLP(hidden=(4,), mode=mode, epochs=1).fit_many(X, y, [np.arange(16)], [0], n_classes=2)
+        from leakaudit.learners import RandomForest
+
+        # the input types of the Adult runs (float64 features, 2 classes)
+        RandomForest(n_estimators=2).fit_many(X, y, [np.arange(16)], [0], n_classes=2).predict_proba(X)
     except ImportError:  # pragma: no cover
         pass
 

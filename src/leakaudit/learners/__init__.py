@@ -21,3 +21,6 @@ __all__ += ["TorchCNN"]
 from .torch_module import TorchModuleLearner, TorchModuleModel  # noqa: E402
 
 __all__ += ["TorchModuleLearner", "TorchModuleModel"]
+from .forest import RandomForest, RandomForestBank, RandomForestModel  # noqa: E402  (forest developer)
+
+__all__ += ["RandomForest", "RandomForestBank", "RandomForestModel"]

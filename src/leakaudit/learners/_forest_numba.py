@@ -1,0 +1,674 @@
+"""Compiled kernels of :class:`~leakaudit.learners.RandomForest`: growing and querying many CART trees.
+
+The trees are scikit-learn's (``sklearn/tree/_splitter.pyx`` ``node_split_best``,
+``_tree.pyx`` ``DepthFirstTreeBuilder``, ``_criterion.pyx`` ``Gini``/``Entropy``,
+``sklearn/ensemble/_forest.py`` ``_parallel_build_trees``, version 1.9), re-implemented
+step by step, including its random streams:
+
+* the bootstrap of a tree with seed ``s`` is ``RandomState(s).randint(0, m, n_boot)``
+  (legacy MT19937 with masked rejection sampling, written out below), the rows
+  weighted by their counts and rows drawn zero times left out of the tree;
+* the splitter's stream is sklearn's 32-bit xorshift (``our_rand_r``) seeded with
+  ``RandomState(s).randint(0, 2**31 - 1)``; it drives the same Fisher-Yates draw
+  of candidate features over the same ``features`` / ``constant_features``
+  arrays, with the same depth-first order of nodes (left child first).
+
+So a tree grown here equals scikit-learn's tree with the same seed, split for
+split, whenever the proxy impurity improvements are computed from the same
+numbers (they are: class sums of integer weights are exact in float64, and the
+formulas below are sklearn's, term for term).
+
+What differs is only how a candidate feature's best threshold is found (same
+answer, less work). Every feature's values are replaced once by their rank
+among the feature's distinct float32 values (``codes``). At a node, a feature
+with few distinct values (a one-hot column has two) gets a weighted class
+histogram over its codes in O(n_node) and the bins are scanned in order; a
+feature with many distinct values compared with the node's size has the node's
+(code, position) keys sorted instead. Both visit the candidate thresholds in
+ascending order, group values closer than sklearn's ``FEATURE_THRESHOLD``
+(1e-7, in float32 arithmetic) exactly as ``next_p`` does, and keep the first
+strictly better split, so both return sklearn's split.
+
+Tree layout: the build buffers hold one row per tree (``feature``, -1 at a
+leaf; ``threshold``, float64, go left when ``float32(x) <= threshold``;
+``left``, ``right``; ``value``: the node's weighted class fractions).
+:func:`compact_trees` renumbers each tree breadth-first into flat arrays
+(children adjacent, leaf values only) for :func:`predict_forests`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # numba is optional for the package; the forest needs it
+    from numba import njit, prange
+
+    from ._torch_numba import HAVE_NUMBA, KERNEL_LOCK, set_threads
+except ImportError:  # pragma: no cover - exercised only without numba
+    HAVE_NUMBA = False
+    KERNEL_LOCK = None
+    set_threads = None
+
+__all__ = ["HAVE_NUMBA", "KERNEL_LOCK", "set_threads", "grow_trees", "compact_trees", "predict_forests",
+           "mt_randint", "RAND_R_MAX"]
+
+#: sklearn's RAND_R_MAX (the splitter seed is drawn from [0, RAND_R_MAX))
+RAND_R_MAX = 0x7FFFFFFF
+#: sklearn's FEATURE_THRESHOLD: sorted values closer than this (float32 arithmetic) are not split apart
+FEATURE_THRESHOLD = np.float32(1e-7)
+#: sklearn's EPSILON (np.finfo("double").eps): a node with impurity <= EPSILON is a leaf
+EPSILON = float(np.finfo(np.float64).eps)
+
+if HAVE_NUMBA:
+
+    # -- numpy's legacy MT19937 (RandomState(int)) and its masked bounded integers ------------------
+    @njit(cache=True)
+    def _mt_init(mt, seed):
+        """``mt19937_seed``: the state of ``RandomState(seed)``; mt[624] holds the position."""
+        s = seed & 0xFFFFFFFF
+        for i in range(624):
+            mt[i] = s
+            s = (1812433253 * (s ^ (s >> 30)) + i + 1) & 0xFFFFFFFF
+        mt[624] = 624
+
+    @njit(cache=True, inline="always")
+    def _mt_next(mt):
+        """``mt19937_next32``: the next 32-bit output (int64 arithmetic, values < 2**32)."""
+        pos = mt[624]
+        if pos >= 624:
+            for i in range(624):
+                i1 = i + 1 if i < 623 else 0
+                i2 = i + 397 if i < 227 else i - 227
+                v = (mt[i] & 0x80000000) | (mt[i1] & 0x7FFFFFFF)
+                w = mt[i2] ^ (v >> 1)
+                if v & 1:
+                    w ^= 0x9908B0DF
+                mt[i] = w
+            pos = 0
+        v = mt[pos]
+        mt[624] = pos + 1
+        v ^= v >> 11
+        v ^= (v << 7) & 0x9D2C5680
+        v ^= (v << 15) & 0xEFC60000
+        v ^= v >> 18
+        return v
+
+    @njit(cache=True, inline="always")
+    def _mt_bounded(mt, rng):
+        """An integer uniform on [0, rng] (rng < 2**32), as legacy ``randint`` draws it (masked rejection)."""
+        if rng == 0:
+            return 0
+        mask = rng
+        mask |= mask >> 1
+        mask |= mask >> 2
+        mask |= mask >> 4
+        mask |= mask >> 8
+        mask |= mask >> 16
+        while True:
+            v = _mt_next(mt) & mask
+            if v <= rng:
+                return v
+
+    @njit(cache=True)
+    def mt_randint(seed, high, size):
+        """``RandomState(seed).randint(0, high, size)`` (used by the tests to check the generator)."""
+        mt = np.empty(625, np.int64)
+        _mt_init(mt, seed)
+        out = np.empty(size, np.int64)
+        for i in range(size):
+            out[i] = _mt_bounded(mt, high - 1)
+        return out
+
+    # -- sklearn's splitter stream ------------------------------------------------------------------
+    @njit(cache=True, inline="always")
+    def _xorshift(s):
+        """sklearn ``our_rand_r`` state update (32-bit xorshift); the draw is ``s % (RAND_R_MAX + 1)``."""
+        if s == 0:
+            s = 1
+        s ^= (s << 13) & 0xFFFFFFFF
+        s ^= s >> 17
+        s ^= (s << 5) & 0xFFFFFFFF
+        return s
+
+    # -- impurities, as in sklearn's _criterion.pyx (n_outputs = 1) ---------------------------------
+    @njit(cache=True, inline="always")
+    def _impurity(s, w, crit):
+        """Gini ``1 - sum_c s_c^2 / w^2`` (crit 0) or entropy ``-sum_c p_c log2 p_c`` (crit 1) of class sums s."""
+        if crit == 0:
+            sq = 0.0
+            for c in range(s.shape[0]):
+                sq += s[c] * s[c]
+            return 1.0 - sq / (w * w)
+        ent = 0.0
+        for c in range(s.shape[0]):
+            p = s[c]
+            if p > 0.0:
+                p /= w
+                ent -= p * (np.log(p) / np.log(2.0))
+        return ent
+
+    @njit(cache=True, inline="always")
+    def _impurity2(a, b, w, crit):
+        """:func:`_impurity` of two class sums (a, b), same operations, scalars only."""
+        if crit == 0:
+            sq = 0.0
+            sq += a * a
+            sq += b * b
+            return 1.0 - sq / (w * w)
+        ent = 0.0
+        if a > 0.0:
+            p = a / w
+            ent -= p * (np.log(p) / np.log(2.0))
+        if b > 0.0:
+            p = b / w
+            ent -= p * (np.log(p) / np.log(2.0))
+        return ent
+
+    @njit(cache=True, inline="always")
+    def _proxy2(l0, l1, wl, t0, t1, wn, crit):
+        """:func:`_proxy` for two classes: left sums (l0, l1) of weight wl, node sums (t0, t1) of weight wn."""
+        wr = wn - wl
+        return -wr * _impurity2(t0 - l0, t1 - l1, wr, crit) - wl * _impurity2(l0, l1, wl, crit)
+
+    @njit(cache=True, inline="always")
+    def _proxy(sl, wl, stot, wn, sr, crit):
+        """sklearn ``proxy_impurity_improvement``: ``-w_R * imp_R - w_L * imp_L`` (fills sr = stot - sl)."""
+        for c in range(sl.shape[0]):
+            sr[c] = stot[c] - sl[c]
+        wr = wn - wl
+        return -wr * _impurity(sr, wr, crit) - wl * _impurity(sl, wl, crit)
+
+    # -- one tree ---------------------------------------------------------------------------------
+    #: packed per-row counters for two classes: 1 + (w << 21) + (w * y << 42); exact while sums stay < 2**21
+    _PACK = 21
+    _PMASK = (1 << 21) - 1
+
+    @njit(cache=True)
+    def _grow_tree(codes, vals, voff, yv, rows_sub, seed, n_boot, bootstrap, max_features, max_depth, mss, msl,
+                   crit, maxnv, feat_o, thr_o, left_o, right_o, val_o):
+        """Grow one tree into the row buffers ``*_o``; return its number of nodes."""
+        m = rows_sub.shape[0]
+        F = codes.shape[1]
+        C = val_o.shape[1]
+        T32 = np.float32(1e-7)
+        # samples and weights (sklearn _parallel_build_trees + Splitter.init: zero-weight rows left out)
+        cnt = np.zeros(m, np.int64)
+        mt = np.empty(625, np.int64)
+        w_total = 0.0
+        if bootstrap:
+            _mt_init(mt, seed)
+            for _ in range(n_boot):
+                cnt[_mt_bounded(mt, m - 1)] += 1
+            w_total = float(n_boot)
+        else:
+            cnt[:] = 1
+            w_total = float(m)
+        # two classes and sums below 2**21: one integer counter per row holds (count, weight, weight of class 1)
+        packed = C == 2 and w_total < 2.0 ** 21 and m < 2 ** 21
+        rows = np.empty(m, np.int64)
+        sy = np.empty(m, np.int64)
+        sw = np.empty(m, np.float64)
+        pk = np.empty(m, np.int64)
+        ns = 0
+        for i in range(m):
+            if cnt[i] != 0:
+                r = rows_sub[i]
+                rows[ns] = r
+                sy[ns] = yv[r]
+                sw[ns] = float(cnt[i])
+                pk[ns] = 1 + (cnt[i] << 21) + ((cnt[i] * yv[r]) << 42) if packed else 0
+                ns += 1
+        # splitter stream: RandomState(seed).randint(0, RAND_R_MAX)
+        _mt_init(mt, seed)
+        rs = _mt_bounded(mt, 0x7FFFFFFE)
+
+        features = np.arange(F)
+        const_f = np.empty(F, np.int64)
+        maxn = feat_o.shape[0]
+        st = np.empty((maxn + 1, 5), np.int64)  # start, end, depth, parent*2 + is_left, n_constant
+        sts = np.empty((maxn + 1, C))  # class sums of the stacked node (children get them from the split)
+        stot = np.empty(C)
+        sl = np.empty(C)
+        sr = np.empty(C)
+        best_sl = np.empty(C)
+        hw = np.zeros((maxnv, C))
+        hn = np.zeros(maxnv, np.int64)
+        hp = np.zeros(maxnv, np.int64)
+        keys = np.empty(ns, np.int64)
+        t_rows = np.empty(ns, np.int64)
+        t_sy = np.empty(ns, np.int64)
+        t_sw = np.empty(ns, np.float64)
+        t_pk = np.empty(ns, np.int64)
+
+        st[0, 0] = 0
+        st[0, 1] = ns
+        st[0, 2] = 0
+        st[0, 3] = -1
+        st[0, 4] = 0
+        for c in range(C):
+            sts[0, c] = 0.0
+        for p in range(ns):
+            sts[0, sy[p]] += sw[p]
+        sp = 1
+        n_nodes = 0
+        while sp > 0:
+            sp -= 1
+            start = st[sp, 0]
+            end = st[sp, 1]
+            depth = st[sp, 2]
+            pcode = st[sp, 3]
+            n_known = st[sp, 4]
+            nn = end - start
+            wn = 0.0
+            for c in range(C):
+                stot[c] = sts[sp, c]
+                wn += stot[c]
+            impurity = _impurity(stot, wn, crit)
+            node = n_nodes
+            n_nodes += 1
+            if pcode >= 0:
+                if pcode & 1:
+                    left_o[pcode >> 1] = node
+                else:
+                    right_o[pcode >> 1] = node
+            for c in range(C):
+                val_o[node, c] = stot[c] / wn
+            feat_o[node] = -1
+            thr_o[node] = -2.0
+            left_o[node] = -1
+            right_o[node] = -1
+            if depth >= max_depth or nn < mss or nn < 2 * msl or impurity <= 2.220446049250313e-16:
+                continue
+
+            # ---- node_split_best ----
+            f_i = F
+            n_visited = 0
+            n_found = 0
+            n_drawn = 0
+            n_total = n_known
+            best_proxy = -np.inf
+            best_f = -1
+            best_thr = 0.0
+            best_nl = 0
+            best_wl = 0.0
+            while f_i > n_total and (n_visited < max_features or n_visited <= n_found + n_drawn):
+                n_visited += 1
+                rs = _xorshift(rs)  # sklearn rand_int(n_drawn, f_i - n_found)
+                f_j = n_drawn + (rs % 0x80000000) % (f_i - n_found - n_drawn)
+                if f_j < n_known:
+                    tmp = features[n_drawn]
+                    features[n_drawn] = features[f_j]
+                    features[f_j] = tmp
+                    n_drawn += 1
+                    continue
+                f_j += n_found
+                f = features[f_j]
+                base = voff[f]
+                nvf = voff[f + 1] - base
+                constant = False
+                if nvf == 2 and packed:
+                    # two values: one packed sum over the rows holding code 1
+                    acc = 0
+                    for p in range(start, end):
+                        acc += np.int64(codes[rows[p], f]) * pk[p]
+                    n1 = acc & 0x1FFFFF
+                    w1 = float((acc >> 21) & 0x1FFFFF)
+                    w1y = float(acc >> 42)
+                    if n1 == 0 or n1 == nn or vals[base + 1] <= vals[base] + T32:
+                        constant = True
+                    elif nn - n1 >= msl and n1 >= msl:
+                        # left = code 0
+                        l1 = stot[1] - w1y
+                        l0 = stot[0] - (w1 - w1y)
+                        wl = wn - w1
+                        pr = _proxy2(l0, l1, wl, stot[0], stot[1], wn, crit)
+                        if pr > best_proxy:
+                            best_proxy = pr
+                            best_f = f
+                            best_thr = vals[base] / 2.0 + vals[base + 1] / 2.0
+                            best_nl = nn - n1
+                            best_wl = wl
+                            best_sl[0] = l0
+                            best_sl[1] = l1
+                elif nvf <= 16 * nn:
+                    # class histogram over the node's codes, bins scanned in ascending order
+                    cmin = nvf
+                    cmax = -1
+                    if packed:
+                        for p in range(start, end):
+                            cc = np.int64(codes[rows[p], f])
+                            hp[cc] += pk[p]
+                            cmin = min(cmin, cc)
+                            cmax = max(cmax, cc)
+                    else:
+                        for p in range(start, end):
+                            cc = np.int64(codes[rows[p], f])
+                            hw[cc, sy[p]] += sw[p]
+                            hn[cc] += 1
+                            cmin = min(cmin, cc)
+                            cmax = max(cmax, cc)
+                    if vals[base + cmax] <= vals[base + cmin] + T32:
+                        constant = True
+                        for cc in range(cmin, cmax + 1):
+                            hp[cc] = 0
+                            hn[cc] = 0
+                            for c in range(C):
+                                hw[cc, c] = 0.0
+                    else:
+                        for c in range(C):
+                            sl[c] = 0.0
+                        wl = 0.0
+                        nl = 0
+                        prev = -1
+                        for cc in range(cmin, cmax + 1):
+                            if packed:
+                                h = hp[cc]
+                                if h == 0:
+                                    continue
+                                hcount = h & 0x1FFFFF
+                            else:
+                                hcount = hn[cc]
+                                if hcount == 0:
+                                    continue
+                            v = vals[base + cc]
+                            if prev >= 0 and v > vals[base + prev] + T32:
+                                if nl >= msl and nn - nl >= msl:
+                                    if packed:
+                                        pr = _proxy2(sl[0], sl[1], wl, stot[0], stot[1], wn, crit)
+                                    else:
+                                        pr = _proxy(sl, wl, stot, wn, sr, crit)
+                                    if pr > best_proxy:
+                                        best_proxy = pr
+                                        best_f = f
+                                        best_thr = vals[base + prev] / 2.0 + v / 2.0
+                                        best_nl = nl
+                                        best_wl = wl
+                                        for c in range(C):
+                                            best_sl[c] = sl[c]
+                            if packed:
+                                hwt = float((h >> 21) & 0x1FFFFF)
+                                hwy = float(h >> 42)
+                                sl[1] += hwy
+                                sl[0] += hwt - hwy
+                                wl += hwt
+                                hp[cc] = 0
+                            else:
+                                for c in range(C):
+                                    sl[c] += hw[cc, c]
+                                    wl += hw[cc, c]
+                                    hw[cc, c] = 0.0
+                                hn[cc] = 0
+                            nl += hcount
+                            prev = cc
+                else:
+                    # sort the node's (code, position) keys
+                    for p in range(start, end):
+                        keys[p - start] = (np.int64(codes[rows[p], f]) << 32) | (p - start)
+                    ks = keys[:nn]
+                    if nn <= 64:  # insertion sort (numba's quicksort costs ~50 ns a key on small arrays)
+                        for j in range(1, nn):
+                            kj = ks[j]
+                            i = j - 1
+                            while i >= 0 and ks[i] > kj:
+                                ks[i + 1] = ks[i]
+                                i -= 1
+                            ks[i + 1] = kj
+                    else:
+                        ks.sort()
+                    c_first = ks[0] >> 32
+                    c_last = ks[nn - 1] >> 32
+                    if vals[base + c_last] <= vals[base + c_first] + T32:
+                        constant = True
+                    else:
+                        for c in range(C):
+                            sl[c] = 0.0
+                        wl = 0.0
+                        prevv = vals[base + c_first]
+                        for j in range(nn):  # j = 0 never splits (v == prevv): it only adds the first row
+                            v = vals[base + (ks[j] >> 32)]
+                            if v > prevv + T32:
+                                if j >= msl and nn - j >= msl:
+                                    pr = _proxy(sl, wl, stot, wn, sr, crit)
+                                    if pr > best_proxy:
+                                        best_proxy = pr
+                                        best_f = f
+                                        best_thr = prevv / 2.0 + v / 2.0
+                                        best_nl = j
+                                        best_wl = wl
+                                        for c in range(C):
+                                            best_sl[c] = sl[c]
+                            q = start + (ks[j] & 0xFFFFFFFF)
+                            if packed:  # rows carry (count, weight, class-1 weight) in pk only
+                                wq = float((pk[q] >> 21) & 0x1FFFFF)
+                                wyq = float(pk[q] >> 42)
+                                sl[1] += wyq
+                                sl[0] += wq - wyq
+                                wl += wq
+                            else:
+                                sl[sy[q]] += sw[q]
+                                wl += sw[q]
+                            prevv = v
+                if constant:
+                    tmp = features[f_j]
+                    features[f_j] = features[n_total]
+                    features[n_total] = tmp
+                    n_found += 1
+                    n_total += 1
+                    continue
+                f_i -= 1
+                tmp = features[f_i]
+                features[f_i] = features[f_j]
+                features[f_j] = tmp
+            # invariant on constant features for siblings and children (sklearn's two memcpy)
+            for i in range(n_known):
+                features[i] = const_f[i]
+            for i in range(n_known, n_total):
+                const_f[i] = features[i]
+            if best_f < 0:
+                continue
+            wl = best_wl
+            wr = wn - wl
+            for c in range(C):
+                sr[c] = stot[c] - best_sl[c]
+            imp_l = _impurity(best_sl, wl, crit)
+            imp_r = _impurity(sr, wr, crit)
+            improvement = (wn / w_total) * (impurity - (wr / wn * imp_r) - (wl / wn * imp_l))
+            if improvement + 2.220446049250313e-16 < 0.0:
+                continue
+            # partition samples[start:end] on x <= threshold (branch-free, through the t_* buffers:
+            # the order of rows inside a node does not change any sum, all weights being integers)
+            # codes are ranks of sorted values: x <= threshold exactly when code <= c_split
+            base = voff[best_f]
+            lo = 0
+            hi = voff[best_f + 1] - base
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if vals[base + mid] <= best_thr:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            c_split = lo - 1
+            pos = start + best_nl
+            li = 0
+            ri = best_nl
+            if packed:  # (sy, sw are not read again in packed mode)
+                for p in range(start, end):
+                    go = np.int64(np.int64(codes[rows[p], best_f]) <= c_split)
+                    d = ri + go * (li - ri)
+                    t_rows[d] = rows[p]
+                    t_pk[d] = pk[p]
+                    li += go
+                    ri += 1 - go
+                for p in range(start, end):
+                    rows[p] = t_rows[p - start]
+                    pk[p] = t_pk[p - start]
+            else:
+                for p in range(start, end):
+                    go = np.int64(np.int64(codes[rows[p], best_f]) <= c_split)
+                    d = ri + go * (li - ri)
+                    t_rows[d] = rows[p]
+                    t_sy[d] = sy[p]
+                    t_sw[d] = sw[p]
+                    li += go
+                    ri += 1 - go
+                for p in range(start, end):
+                    rows[p] = t_rows[p - start]
+                    sy[p] = t_sy[p - start]
+                    sw[p] = t_sw[p - start]
+            feat_o[node] = best_f
+            thr_o[node] = best_thr
+            # right child first, then left (popped first)
+            st[sp, 0] = pos
+            st[sp, 1] = end
+            st[sp, 2] = depth + 1
+            st[sp, 3] = node * 2
+            st[sp, 4] = n_total
+            st[sp + 1, 0] = start
+            st[sp + 1, 1] = pos
+            st[sp + 1, 2] = depth + 1
+            st[sp + 1, 3] = node * 2 + 1
+            st[sp + 1, 4] = n_total
+            for c in range(C):
+                sts[sp, c] = sr[c]
+                sts[sp + 1, c] = best_sl[c]
+            sp += 2
+        return n_nodes
+
+    @njit(parallel=True, cache=True)
+    def grow_trees(codes, vals, voff, yv, sub_rows, sub_ptr, tree_model, tree_seed, n_boot, bootstrap,
+                   max_features, max_depth, mss, msl, crit, maxnv, feat_o, thr_o, left_o, right_o, val_o, n_nodes):
+        """Grow trees ``t = 0 .. len(tree_seed)-1`` in parallel; tree t belongs to model ``tree_model[t]``.
+
+        Parameters
+        ----------
+        codes : uint16/int32 (n, F)  rank of each row's float32 value among the feature's distinct values
+        vals : float32 (sum nv,)   the distinct values of feature f at ``vals[voff[f]:voff[f+1]]``, ascending
+        voff : int64 (F+1,)
+        yv : int64 (n,)            labels
+        sub_rows, sub_ptr : int64  model k trains on rows ``sub_rows[sub_ptr[k]:sub_ptr[k+1]]``
+        tree_model, tree_seed : int64 (T,)
+        n_boot : int64 (K,)        bootstrap draws of model k
+        mss, msl : int64 (K,)      min_samples_split (already >= 2 * min_samples_leaf) and min_samples_leaf
+        feat_o, thr_o, left_o, right_o : (T, max_nodes); val_o : (T, max_nodes, C); n_nodes : (T,) outputs
+        """
+        for t in prange(tree_seed.shape[0]):
+            k = tree_model[t]
+            rows_sub = sub_rows[sub_ptr[k]:sub_ptr[k + 1]]
+            n_nodes[t] = _grow_tree(codes, vals, voff, yv, rows_sub, tree_seed[t], n_boot[k], bootstrap, max_features,
+                                    max_depth, mss[k], msl[k], crit, maxnv, feat_o[t], thr_o[t], left_o[t], right_o[t],
+                                    val_o[t])
+
+    @njit(cache=True)
+    def compact_trees(feat_o, thr_o, left_o, right_o, val_o, n_nodes, node_off, leaf_off, feat, thr, left, leaf,
+                      value, depth):
+        """Copy buffer row t's tree to ``node_off[t]`` of the flat arrays, renumbered breadth-first.
+
+        Breadth-first numbering puts the two children of a node next to each other
+        (``right = left + 1``), so a step is ``left + (x > threshold)``, without a
+        branch. A leaf steps to itself (feature 0, threshold +inf, left = itself),
+        so rows descending together may overshoot their leaf harmlessly; ``depth``
+        gets each tree's depth. ``leaf`` is -1
+        at an internal node and the leaf's row in ``value`` (counted from
+        ``leaf_off[t]``) at a leaf; ``value`` holds leaves only.
+        """
+        queue = np.empty(feat_o.shape[1], np.int64)
+        level = np.empty(feat_o.shape[1], np.int64)
+        for t in range(n_nodes.shape[0]):
+            o = node_off[t]
+            lo = leaf_off[t]
+            queue[0] = 0
+            level[0] = 0
+            tail = 1
+            n_leaf = 0
+            dmax = 0
+            for head in range(n_nodes[t]):
+                u = queue[head]
+                f = feat_o[t, u]
+                if level[head] > dmax:
+                    dmax = level[head]
+                if f >= 0:
+                    feat[o + head] = f
+                    thr[o + head] = thr_o[t, u]
+                    left[o + head] = tail
+                    leaf[o + head] = -1
+                    queue[tail] = left_o[t, u]
+                    queue[tail + 1] = right_o[t, u]
+                    level[tail] = level[head] + 1
+                    level[tail + 1] = level[head] + 1
+                    tail += 2
+                else:
+                    feat[o + head] = 0
+                    thr[o + head] = np.inf
+                    left[o + head] = head
+                    leaf[o + head] = n_leaf
+                    for c in range(val_o.shape[2]):
+                        value[lo + n_leaf, c] = val_o[t, u, c]
+                    n_leaf += 1
+            depth[t] = dmax
+
+    @njit(parallel=True, cache=True)
+    def predict_forests(Xf, F, tree_ptr, node_off, leaf_off, feat, thr, left, leaf, value, out, block):
+        """Mean leaf fractions: ``out[k, i] = mean over trees t of model k of value[leaf_t(x_i)]``.
+
+        ``Xf`` is the float32 query matrix (n, F) flattened row-major and ``thr``
+        float32 (scikit-learn's float64 threshold rounded down to float32: for a
+        float32 x, ``x <= thr64`` exactly when ``x <= thr32``). Four rows descend a
+        tree together (independent chains of loads) until all four reached a leaf
+        (leaves step to themselves); node indices are unsigned (no negative-index
+        wraparound code in the loop). The trees of a model are summed in order, then
+        divided by their number, as ``RandomForestClassifier.predict_proba`` does.
+        Work is split over (model, block of rows) pairs.
+        """
+        K = tree_ptr.shape[0] - 1
+        n = Xf.shape[0] // F
+        C = value.shape[1]
+        nb = (n + block - 1) // block
+        for j in prange(K * nb):
+            k = j // nb
+            i0 = (j % nb) * block
+            i1 = min(n, i0 + block)
+            for t in range(tree_ptr[k], tree_ptr[k + 1]):
+                o = np.uint64(node_off[t])
+                lo = leaf_off[t]
+                i = i0
+                while i + 4 <= i1:
+                    r0 = np.uint64(i * F)
+                    r1 = np.uint64((i + 1) * F)
+                    r2 = np.uint64((i + 2) * F)
+                    r3 = np.uint64((i + 3) * F)
+                    a0 = o
+                    a1 = o
+                    a2 = o
+                    a3 = o
+                    while True:  # until all four reached a leaf (the OR of their leaf ids is >= 0)
+                        a0 = o + np.uint64(left[a0]) + np.uint64(Xf[r0 + np.uint64(feat[a0])] > thr[a0])
+                        a1 = o + np.uint64(left[a1]) + np.uint64(Xf[r1 + np.uint64(feat[a1])] > thr[a1])
+                        a2 = o + np.uint64(left[a2]) + np.uint64(Xf[r2 + np.uint64(feat[a2])] > thr[a2])
+                        a3 = o + np.uint64(left[a3]) + np.uint64(Xf[r3 + np.uint64(feat[a3])] > thr[a3])
+                        if (leaf[a0] | leaf[a1] | leaf[a2] | leaf[a3]) >= 0:
+                            break
+                    for c in range(C):
+                        out[k, i, c] += value[lo + leaf[a0], c]
+                        out[k, i + 1, c] += value[lo + leaf[a1], c]
+                        out[k, i + 2, c] += value[lo + leaf[a2], c]
+                        out[k, i + 3, c] += value[lo + leaf[a3], c]
+                    i += 4
+                while i < i1:
+                    a0 = o
+                    r0 = np.uint64(i * F)
+                    while leaf[a0] < 0:
+                        a0 = o + np.uint64(left[a0]) + np.uint64(Xf[r0 + np.uint64(feat[a0])] > thr[a0])
+                    for c in range(C):
+                        out[k, i, c] += value[lo + leaf[a0], c]
+                    i += 1
+            T = tree_ptr[k + 1] - tree_ptr[k]
+            for i in range(i0, i1):
+                for c in range(C):
+                    out[k, i, c] /= T
+
+else:  # pragma: no cover
+
+    def _missing(*args, **kwargs):
+        raise RuntimeError("numba is not installed")
+
+    grow_trees = compact_trees = predict_forests = mt_randint = _missing

@@ -1,0 +1,234 @@
+"""RandomForest: scikit-learn's forests, grown many at once.
+
+The oracle is scikit-learn itself. Our trees follow its algorithm and random
+streams step by step, so with the same seed a forest must predict exactly what
+``RandomForestClassifier(random_state=seed)`` predicts (1e-12), ties included;
+one tree without bootstrap and with all features must equal
+``DecisionTreeClassifier`` seeded as the forest seeds its trees.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.tree import DecisionTreeClassifier
+
+from leakaudit.exceptions import InvalidInputError, InvalidParameterError
+from leakaudit.learners import RandomForest, SklearnLearner
+from leakaudit.learners._forest_numba import HAVE_NUMBA
+
+pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="RandomForest needs numba")
+
+MAX_INT = np.iinfo(np.int32).max
+
+
+def _continuous(n=300, d=5, k=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    score = X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(size=n)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, k + 1)[1:-1]))
+    return X, y, rng.normal(size=(200, d))
+
+
+def _one_hot(n=400, seed=1):
+    """Categorical attributes one-hot encoded plus one integer column: many tied values and tied splits."""
+    rng = np.random.default_rng(seed)
+    cats = [rng.integers(0, m, n) for m in (3, 5, 2, 7)]
+    X = np.hstack([np.eye(m)[c] for m, c in zip((3, 5, 2, 7), cats)] + [rng.integers(0, 6, (n, 1))])
+    y = ((cats[0] == 1) ^ (cats[1] > 2) | (rng.random(n) < 0.2)).astype(int)
+    return X.astype(float), y
+
+
+def _tree_seed(seed):
+    """The seed RandomForestClassifier(random_state=seed) gives its first tree."""
+    return np.random.RandomState(seed).randint(MAX_INT)
+
+
+# -- the random streams -------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", [0, 1, 12345, 2**31 - 1, 2**32 - 1])
+def test_mt19937_bounded_draws_equal_numpy_randomstate(seed):
+    from leakaudit.learners._forest_numba import mt_randint
+
+    for high in (1, 2, 7, 1000, 2**31 - 1):
+        np.testing.assert_array_equal(mt_randint(seed, high, 1500), np.random.RandomState(seed).randint(0, high, 1500))
+
+
+# -- one tree: DecisionTreeClassifier ----------------------------------------------------------------
+@pytest.mark.parametrize("kw", [{}, {"max_depth": 3}, {"min_samples_leaf": 5}, {"min_samples_split": 20},
+                                {"criterion": "entropy"}, {"min_samples_leaf": 0.02, "min_samples_split": 0.1}])
+@pytest.mark.parametrize("k", [2, 3])
+def test_one_tree_equals_decision_tree(kw, k):
+    X, y, Xf = _continuous(k=k)
+    m = RandomForest(n_estimators=1, bootstrap=False, max_features=None, **kw).fit(X, y, random_state=3)
+    sk = DecisionTreeClassifier(random_state=_tree_seed(3), **kw).fit(X, y)
+    for Z in (X, Xf):
+        np.testing.assert_allclose(m.predict_proba(Z), sk.predict_proba(Z), rtol=0, atol=1e-12)
+    assert m.tree_leaf_counts()[0] == sk.get_n_leaves()
+    assert m.bank_.depth[0] == sk.get_depth()
+
+
+# -- forests: RandomForestClassifier -----------------------------------------------------------------
+@pytest.mark.parametrize("kw", [{}, {"max_features": "log2"}, {"max_features": 2}, {"max_features": 0.5},
+                                {"max_features": None}, {"bootstrap": False}, {"max_samples": 0.5},
+                                {"max_samples": 50}, {"max_depth": 4, "min_samples_leaf": 3},
+                                {"criterion": "log_loss"}])
+def test_forest_equals_random_forest_classifier(kw):
+    X, y, Xf = _continuous(k=3)
+    m = RandomForest(n_estimators=15, **kw).fit(X, y, random_state=7)
+    sk = RandomForestClassifier(n_estimators=15, random_state=7, **kw).fit(X, y)
+    for Z in (X, Xf):
+        np.testing.assert_allclose(m.predict_proba(Z), sk.predict_proba(Z), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(m.tree_leaf_counts(), [e.get_n_leaves() for e in sk.estimators_])
+
+
+def test_forest_equals_sklearn_on_one_hot_data_with_ties():
+    """Tied values and tied splits: equal too, since the feature order and tie rule are sklearn's."""
+    X, y = _one_hot()
+    for seed in (0, 5):
+        m = RandomForest(n_estimators=25).fit(X, y, random_state=seed)
+        sk = RandomForestClassifier(n_estimators=25, random_state=seed).fit(X, y)
+        np.testing.assert_allclose(m.predict_proba(X), sk.predict_proba(X), rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(m.tree_leaf_counts(), [e.get_n_leaves() for e in sk.estimators_])
+
+
+def test_forest_equals_sklearn_on_adult():
+    """Real data (Adult, one-hot + z-scored): the forests of one shadow-model setting are sklearn's."""
+    from leakaudit.data import load_adult
+
+    d = load_adult(drop_missing=True)
+    X, _ = d.encode()
+    X = np.asarray(X, np.float64)
+    y = np.asarray(d.y, np.int64)
+    idx = np.random.default_rng(0).permutation(len(y))[:1500]
+    tr, te = idx[:1000], idx[1000:]
+    m = RandomForest(n_estimators=20).fit(X[tr], y[tr], random_state=11)
+    sk = RandomForestClassifier(n_estimators=20, random_state=11).fit(X[tr], y[tr])
+    for rows in (tr, te):
+        np.testing.assert_allclose(m.predict_proba(X[rows]), sk.predict_proba(X[rows]), rtol=0, atol=1e-12)
+
+
+def test_fit_many_equals_sklearn_learner():
+    """The bank is SklearnLearner(RandomForestClassifier()).fit_many's, model for model."""
+    X, y, Xf = _continuous(n=200)
+    subsets = [np.arange(0, 150), np.arange(50, 200), np.arange(0, 200, 2)]
+    ours = RandomForest(n_estimators=10).fit_many(X, y, subsets, [1, 2, 3])
+    ref = SklearnLearner(RandomForestClassifier(n_estimators=10)).fit_many(X, y, subsets, [1, 2, 3])
+    np.testing.assert_allclose(ours.predict_proba(Xf), ref.predict_proba(Xf), rtol=0, atol=1e-12)
+
+
+# -- the Learner protocol --------------------------------------------------------------------------------
+def test_fit_equals_fit_many_model():
+    X, y, Xf = _continuous(n=250)
+    s = np.arange(20, 220)
+    bank = RandomForest(n_estimators=12).fit_many(X, y, [np.arange(100), s], [9, 4])
+    one = RandomForest(n_estimators=12).fit(X[s], y[s], random_state=4)
+    np.testing.assert_array_equal(one.predict_proba(Xf), bank.model(1).predict_proba(Xf))
+    np.testing.assert_array_equal(one.predict_proba(Xf), bank.predict_proba(Xf)[1])
+
+
+def test_same_seed_same_forest_whatever_the_threads():
+    X, y, Xf = _continuous(n=250)
+    subsets = [np.arange(0, 200), np.arange(50, 250), np.arange(0, 250, 2), np.arange(1, 250, 2)]
+    a = RandomForest(n_estimators=8, n_threads=1).fit_many(X, y, subsets, [1, 2, 3, 4])
+    b = RandomForest(n_estimators=8, n_threads=2).fit_many(X, y, subsets, [1, 2, 3, 4])
+    for name in ("node_off", "leaf_off", "feature", "threshold", "left", "leaf", "value"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    np.testing.assert_array_equal(a.predict_proba(Xf), b.predict_proba(Xf))
+    c = RandomForest(n_estimators=8).fit_many(X, y, subsets, [1, 2, 3, 5])
+    np.testing.assert_array_equal(c.predict_proba(Xf)[:3], a.predict_proba(Xf)[:3])
+    assert not np.array_equal(c.predict_proba(Xf)[3], a.predict_proba(Xf)[3])
+
+
+def test_bank_shapes_and_single_class_subset():
+    X, y, Xf = _continuous(n=120, k=3)
+    only0 = np.flatnonzero(y == 0)
+    bank = RandomForest(n_estimators=4).fit_many(X, y, [np.arange(120), only0], [0, 1], n_classes=4)
+    P = bank.predict_proba(Xf)
+    assert P.shape == (2, len(Xf), 4) and len(bank) == 2
+    np.testing.assert_allclose(P.sum(-1), 1.0)
+    np.testing.assert_array_equal(P[1], np.tile([1.0, 0, 0, 0], (len(Xf), 1)))
+    assert np.all(P[0][:, 3] == 0)
+    assert bank.predict_proba(np.zeros((0, X.shape[1]))).shape == (2, 0, 4)
+
+
+def test_threshold_rounding_keeps_every_decision():
+    """float32 thresholds (rounded down) send every float32 input where the float64 threshold does."""
+    from leakaudit.learners.forest import _round_down_f32
+
+    rng = np.random.default_rng(0)
+    t64 = np.concatenate([rng.normal(size=2000), rng.normal(size=2000).astype(np.float32).astype(np.float64)])
+    t32 = _round_down_f32(t64)
+    x = t64.astype(np.float32)
+    for xs in (np.nextafter(x, np.float32(-np.inf)), x, np.nextafter(x, np.float32(np.inf))):
+        np.testing.assert_array_equal(xs.astype(np.float64) <= t64, xs <= t32)
+    assert np.any(t32.astype(np.float64) != t64)  # some thresholds were rounded (the test has teeth)
+
+
+# -- bad input -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kw, match", [
+    ({"n_estimators": 0}, "n_estimators"), ({"n_estimators": 2.0}, "n_estimators"),
+    ({"criterion": "mse"}, "criterion"), ({"max_depth": 0}, "max_depth"),
+    ({"min_samples_split": 1}, "min_samples_split"), ({"min_samples_split": 1.5}, "min_samples_split"),
+    ({"min_samples_leaf": 0}, "min_samples_leaf"), ({"min_samples_leaf": 1.0}, "min_samples_leaf"),
+    ({"max_features": "auto"}, "max_features"), ({"max_features": 0}, "max_features"),
+    ({"max_features": 99}, "max_features"), ({"max_features": 1.5}, "max_features"),
+    ({"max_features": True}, "max_features"), ({"bootstrap": "yes"}, "bootstrap"),
+    ({"bootstrap": False, "max_samples": 0.5}, "max_samples"), ({"max_samples": 0}, "max_samples"),
+    ({"max_samples": -0.5}, "max_samples"), ({"n_threads": 0}, "n_threads"),
+])
+def test_bad_parameters_raise_naming_them(kw, match):
+    X, y, _ = _continuous(n=50)
+    with pytest.raises(InvalidParameterError, match=match):
+        RandomForest(**kw).fit(X, y, random_state=0)
+
+
+def test_bad_inputs_raise_our_errors():
+    X, y, _ = _continuous(n=50)
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(InvalidInputError, match="X contains NaN"):
+        RandomForest(n_estimators=2).fit(Xn, y)
+    Xb = X.copy()
+    Xb[4, 0] = 1e39  # finite in float64, inf in float32
+    with pytest.raises(InvalidInputError, match="float32"):
+        RandomForest(n_estimators=2).fit(Xb, y)
+    with pytest.raises(InvalidInputError, match="y"):
+        RandomForest(n_estimators=2).fit(X, y[:-1])
+    with pytest.raises(InvalidInputError, match="y"):
+        RandomForest(n_estimators=2).fit(X, y + 0.5)
+    with pytest.raises(InvalidParameterError, match="random_states"):
+        RandomForest(n_estimators=2).fit_many(X, y, [np.arange(50)], [2**33])
+    m = RandomForest(n_estimators=2).fit(X, y, random_state=0)
+    with pytest.raises(InvalidInputError, match="features"):
+        m.predict_proba(X[:, :3])
+    with pytest.raises(InvalidInputError, match="X contains inf"):
+        m.predict_proba(np.where(X > 1, np.inf, X))
+    with pytest.raises(InvalidInputError, match="float32"):
+        m.predict_proba(np.where(X > 1, 1e300, X))
+
+
+def test_parameters_are_kept_and_clone_works():
+    from sklearn.base import clone
+
+    rf = RandomForest(n_estimators=3, max_features=2, max_depth=5)
+    X, y, _ = _continuous(n=60)
+    rf.fit(X, y, random_state=0)
+    assert rf.get_params()["max_features"] == 2 and rf.max_depth == 5
+    assert clone(rf).get_params() == rf.get_params()
+
+
+def test_from_sklearn_keeps_the_estimator_settings_and_refuses_the_others():
+    from leakaudit.exceptions import UnsupportedError
+
+    est = RandomForestClassifier(n_estimators=7, max_depth=4, max_features=0.5, min_samples_leaf=2, random_state=3)
+    rf = RandomForest.from_sklearn(est)
+    assert (rf.n_estimators, rf.max_depth, rf.max_features, rf.min_samples_leaf) == (7, 4, 0.5, 2)
+    X, y, Xf = _continuous(n=150)
+    np.testing.assert_allclose(rf.fit(X, y, random_state=3).predict_proba(Xf), est.fit(X, y).predict_proba(Xf),
+                               rtol=0, atol=1e-12)
+    for bad in ({"class_weight": "balanced"}, {"ccp_alpha": 0.01}, {"max_leaf_nodes": 8}):
+        with pytest.raises(UnsupportedError, match=next(iter(bad))):
+            RandomForest.from_sklearn(RandomForestClassifier(**bad))
+    with pytest.raises(UnsupportedError, match="RandomForestClassifier"):
+        RandomForest.from_sklearn(DecisionTreeClassifier())
