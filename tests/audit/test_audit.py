@@ -213,3 +213,24 @@ def test_shadow_attack_rows_are_capped(monkeypatch, tmp_path):
     assert sa["n_shadow_models"] == 2 == 2 * (700 // n // 2) and sa["attack_training_rows"] == 2 * n
     assert "shadow_attack_max_rows" in sa["note"]
     assert "shadow" in res.membership
+
+
+def test_random_forest_targets_are_retrained_by_our_forest():
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    from leakaudit.audit.target import _sklearn_learner
+    from leakaudit.learners import RandomForest, SklearnLearner
+
+    rf = RandomForestClassifier(n_estimators=7, min_samples_leaf=2, max_features=0.5)
+    learner, desc = _sklearn_learner(rf)
+    assert isinstance(learner, RandomForest) and "RandomForest" in desc
+    assert (learner.n_estimators, learner.min_samples_leaf, learner.max_features) == (7, 2, 0.5)
+    # the same trees as the estimator it stands for, for the same seed
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(80, 4)), rng.integers(0, 2, 80)
+    ours = learner.fit(X, y, random_state=5, n_classes=2).predict_proba(X)
+    np.testing.assert_allclose(ours, rf.set_params(random_state=5).fit(X, y).predict_proba(X), atol=1e-12)
+    weighted, desc = _sklearn_learner(RandomForestClassifier(class_weight="balanced"))
+    assert isinstance(weighted, SklearnLearner) and "class_weight" in desc
+    assert isinstance(_sklearn_learner(LogisticRegression())[0], SklearnLearner)

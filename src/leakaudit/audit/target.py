@@ -237,6 +237,29 @@ def _read_predictions(path: Path, n: int, n_classes: int, what: str) -> np.ndarr
     return check_probabilities(df.to_numpy(float), name=f"{what} ({path})")
 
 
+def _sklearn_learner(est) -> tuple[object, str]:
+    """The learner that retrains a scikit-learn estimator, and a note for the target's description.
+
+    A ``RandomForestClassifier`` is retrained by leakaudit's :class:`~leakaudit.learners.RandomForest`
+    (the same trees for the same seed, grown in parallel at a fraction of the cost) unless it uses a
+    setting that one does not implement; everything else by ``SklearnLearner`` (a clone of the estimator).
+    """
+    from sklearn.base import clone
+    from sklearn.ensemble import RandomForestClassifier
+
+    from ..exceptions import UnsupportedError
+    from ..learners import RandomForest
+    from ..learners.sklearn import SklearnLearner
+
+    if isinstance(est, RandomForestClassifier):
+        try:
+            return (RandomForest.from_sklearn(est),
+                    "; reference and leave-one-out forests retrained by leakaudit's RandomForest (same algorithm)")
+        except UnsupportedError as e:
+            return SklearnLearner(clone(est)), f"; retrained by scikit-learn ({e})"
+    return SklearnLearner(clone(est)), ""
+
+
 def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> Target:
     """Train (demo) or load the audited model, and compute its outputs on every record."""
     C = data.n_classes
@@ -246,7 +269,6 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
         return Target("predictions", "predictions only (no model): attacks that need retraining are skipped",
                       pm, pn, None, None)
     if cfg.model is not None and cfg.module is None:
-        from ..learners.sklearn import SklearnLearner
         from sklearn.base import clone
 
         est = load_skops_model(cfg.model)
@@ -276,8 +298,8 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
             )
         pm, pn = _sk_probs(est, X_m, C, "member"), _sk_probs(est, X_n, C, "non-member")
         pp = _sk_probs(est, X_p, C, "population") if len(X_p) else None
-        return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops)", pm, pn, pp,
-                      SklearnLearner(clone(est)), est,
+        learner, desc = _sklearn_learner(est)
+        return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops){desc}", pm, pn, pp, learner, est,
                       predict_frame=lambda df: _sk_probs(est, data.encoder.transform(df), C, "changed records"))
     if cfg.model is not None:
         module = load_torch_model(cfg.module, cfg.model, cfg.module_kwargs)
