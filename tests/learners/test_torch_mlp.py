@@ -351,3 +351,15 @@ def test_faithful_many_models_match_oracle_on_adult_shape():
     for k in [0, 99]:
         ref = oracle(X, y, loo[k], k, hidden=(64,), epochs=10, n_classes=2)
         assert max_diff(bank, k, ref) < 1e-5
+
+
+@pytest.mark.parametrize("mode", ["faithful", "fast"])
+def test_repeated_seeds_in_one_call_give_the_separate_fits(mode):
+    # initial weights and generators are drawn once per distinct seed and copied: no model may share state
+    X, y = adult_like(120, seed=4)
+    L = TorchMLP(hidden=(8,), epochs=2, mode=mode, batch_size=16)
+    subs = [np.arange(80), np.arange(30, 110), np.arange(80)]
+    bank = L.fit_many(X, y, subs, [5, 6, 5], n_classes=2)
+    for k, (s, seed) in enumerate(zip(subs, [5, 6, 5])):
+        one = L.fit(X[s], y[s], random_state=seed, n_classes=2)
+        np.testing.assert_array_equal(bank.model(k).predict_proba(X), one.predict_proba(X))

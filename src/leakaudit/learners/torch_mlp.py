@@ -238,12 +238,11 @@ class TorchMLP(Learner):
         # run without it
         dtype = p["dtype"]
         sizes = [X.shape[1], *p["hidden"], int(n_classes)]
-        rngs = [np.random.default_rng(int(s)) for s in seeds]
-        inits = [init_mlp(rng, sizes, dtype) for rng in rngs]
+        rngs, inits = _seeded_inits(seeds, sizes, dtype)
         shared = self.order == "shared"
         if shared:
             for k, s in enumerate(subsets):
-                if np.unique(s).size != s.size:
+                if s.size and np.bincount(s, minlength=X.shape[0]).max() > 1:
                     raise InvalidInputError(f"subsets[{k}] holds duplicate rows; order='shared' needs distinct rows")
             union = np.unique(np.concatenate(subsets))
             shared_rng = np.random.default_rng(np.random.SeedSequence([int(s) for s in seeds]))
@@ -252,7 +251,7 @@ class TorchMLP(Learner):
         if self.mode == "faithful":
             if shared:
                 perm = union[shared_rng.permutation(union.size)]
-                orders = [perm[np.isin(perm, s)] for s in subsets]
+                orders = [perm[_in_subset(s, X.shape[0])[perm]] for s in subsets]
             else:
                 orders = [s[rng.permutation(s.size)] for s, rng in zip(subsets, rngs)]
             if p["backend"] == "numba":
@@ -501,6 +500,34 @@ def _torch_available() -> bool:
     except Exception:  # UnsupportedError, or a broken install
         return False
     return True
+
+
+def _seeded_inits(seeds, sizes, dtype):
+    """Per-model generators and initial weights, drawn once per distinct seed.
+
+    Models with equal seeds (the paired seed policy gives all of PDTP's models one seed) get the
+    same initial weights and generators in the same state (a copy each), as separate draws would give.
+    """
+    rngs, inits, done = [], [], {}
+    for s in seeds:
+        s = int(s)
+        if s not in done:
+            rng = np.random.default_rng(s)
+            done[s] = (init_mlp(rng, sizes, dtype), rng.bit_generator.state)
+            rngs.append(rng)
+        else:
+            rng = np.random.default_rng()
+            rng.bit_generator.state = done[s][1]
+            rngs.append(rng)
+        inits.append(done[s][0])
+    return rngs, inits
+
+
+def _in_subset(s, n: int) -> np.ndarray:
+    """Boolean mask (n,) of the rows in subset ``s``."""
+    mask = np.zeros(n, dtype=bool)
+    mask[s] = True
+    return mask
 
 
 def _membership(subsets, n: int) -> np.ndarray:
