@@ -104,7 +104,9 @@ def check_attack_order_invariant(attack) -> None:
     perm = np.random.default_rng(3).permutation(inputs.n)
     s = att.run(inputs).scores_array
     s_perm = _attack(attack).run(inputs.subset(perm)).scores_array
-    np.testing.assert_allclose(s_perm, s[perm], rtol=1e-7, atol=1e-9,
+    # rtol 1e-6: float32 attack networks (the shadow attack's) round differently when a row sits at another
+    # position of a BLAS block (seen: 2.4e-7 relative); an order-dependent attack differs far more
+    np.testing.assert_allclose(s_perm, s[perm], rtol=1e-6, atol=1e-9,
                                err_msg=f"{att.name}: scores depend on the order of the records")
 
 
