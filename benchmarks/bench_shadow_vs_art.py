@@ -6,16 +6,19 @@ batch 32, ``E`` epochs, trained inside the ART driver; leakaudit receives that v
 is trained on ``n`` members; ``n`` non-members; the adversary's shadow data D has ``m`` other rows; ``K``
 shadow models with the target's architecture and training, each on half of D (ART: a random half per
 model; leakaudit: complementary random halves); the attack model is the same network on both sides
-(scikit-learn ``MLPClassifier``, 32 ReLU units, plain SGD lr 0.01, batch 32, 30 epochs) on the
+(32 ReLU units, plain SGD lr 0.01, batch 32, 30 epochs, rows reshuffled every epoch) on the
 features (one-hot label, shadow output vector) — ART's ``input_type="prediction"``, leakaudit's
-``use_features=False, bin_width=None``. ``--attack-batch-size 1`` runs Long et al.'s per-example SGD
+``use_features=False, bin_width=None``. ART trains it with scikit-learn's ``MLPClassifier`` (one logistic
+output); leakaudit with its default backend, ``TorchMLP(mode="fast", optimizer="sgd")`` on the compiled
+mini-batch kernel (2 LogSoftMax outputs + NLL, PyTorch init): the same function class, loss and
+optimiser, another parametrisation and init. ``--attack-batch-size 1`` runs Long et al.'s per-example SGD
 attack net on both sides instead: ART keeps the scikit-learn MLP (batch 1), leakaudit's
 ``ShadowModelAttack`` then trains it with its default backend, the numba per-example SGD kernel
 (``TorchMLP(mode="faithful")``: 2 LogSoftMax outputs + NLL, PyTorch init, one row order for all
 epochs), so the attack nets are the same architecture, loss and optimiser but not the same
 parametrisation/init/row order; results go to ``results/shadow_vs_art_batch1.json``. ART trains its K shadows one by one with scikit-learn;
 leakaudit trains all K at once with ``TorchMLP(mode="fast")`` (same architecture, optimiser, batch,
-epochs). Quality: AUC and TPR at 0.1 % FPR of both tools' scores on the n + n target records,
+epochs; the compiled mini-batch kernel on Adult's one-hot inputs). Quality: AUC and TPR at 0.1 % FPR of both tools' scores on the n + n target records,
 computed by ``leakaudit.metrics``.
 
 Usage: .venv/bin/python benchmarks/bench_shadow_vs_art.py [--n 500] [--m 2000] [--shadows 8]
@@ -76,7 +79,8 @@ def run(n: int, m: int, k: int, seed: int, attack_batch_size: int = ATTACK["atta
         "MembershipInferenceBlackBox", peer["versions"]["adversarial-robustness-toolbox"], peer["seconds"], t.seconds,
         C.quality(is_member, peer["arrays"]["scores"]), C.quality(is_member, scores), load0, load1,
         notes="shadows: ART sklearn MLP clones one by one; ours TorchMLP fast, K batched; attack net: ART sklearn, "
-              f"ours {att.backend_}",
+              f"ours {att.backend_}" + (" (TorchMLP fast-mode SGD kernel)" if att.backend_ == "numba" and
+                                         attack_batch_size > 1 else ""),
         peer_cpu=peer["cpu_seconds"], our_cpu=t.cpu_seconds, peer_shadow_seconds=peer.get("shadow_seconds"),
         attack_backend=att.backend_, peer_attack_rows=peer.get("n_attack_rows"),
         our_attack_rows=int(refs.probs.shape[0] * refs.probs.shape[1]))
