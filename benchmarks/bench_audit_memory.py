@@ -13,7 +13,7 @@ on a shared machine the wall time mostly measures the other jobs).
 
 Each size runs in a fresh subprocess, so its peak resident memory is its own. Per stage the
 benchmark records wall time, process CPU time (all threads), the peak RSS sampled every 50 ms
-while the stage ran, and ``ru_maxrss`` at the end of the stage. ``run_audit``'s stages are timed by
+while the stage ran, and the process's peak RSS (``VmHWM``) at the end of the stage. ``run_audit``'s stages are timed by
 wrapping ``leakaudit.audit.pipeline._Stages.stage`` (again only in this process). The audit's own
 ``resources.peak_memory_mb`` from results.json is recorded beside it.
 
@@ -33,7 +33,6 @@ import datetime as dt
 import json
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys
@@ -48,18 +47,16 @@ LIMIT_GIB = 24.0
 
 
 def _rss_now_mb() -> float:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    from leakaudit._resources import rss_now_mb
+
+    return rss_now_mb()
 
 
 def _maxrss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    """Peak RSS of this process (VmHWM: ``ru_maxrss`` would carry over the parent's peak, see leakaudit._resources)."""
+    from leakaudit._resources import peak_rss_mb
+
+    return peak_rss_mb()
 
 
 class _Sampler:

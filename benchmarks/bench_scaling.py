@@ -7,7 +7,7 @@
 * Records: audits of n = 1,000, 10,000 and 45,000 Adult records (LiRA with 16 reference models,
   ``TorchMLP(mode="fast")`` 64 tanh units, 5 epochs, batch 200, complementary halves of the n records).
 
-Every point runs in a fresh subprocess so that its peak resident memory (``ru_maxrss``) is its own;
+Every point runs in a fresh subprocess so that its peak resident memory (``VmHWM``) is its own;
 ``baseline_rss`` is the same subprocess's RSS after imports and data loading, before the work.
 Plots: ``benchmarks/plots/scaling_models.png`` and ``benchmarks/plots/scaling_records.png``.
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import warnings
@@ -35,7 +34,10 @@ RECORDS = (1000, 10000, 45000)
 
 
 def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    """Peak RSS of this process (VmHWM: ``ru_maxrss`` would carry over the parent's peak, see leakaudit._resources)."""
+    from leakaudit._resources import peak_rss_mb
+
+    return peak_rss_mb()
 
 
 def _current_rss_mb() -> float:

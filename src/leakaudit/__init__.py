@@ -2,7 +2,7 @@
 
 Layers (data flows down the list, imports only go up it):
 
-0. ``exceptions``, ``_validation``, ``_random``, ``_results``
+0. ``exceptions``, ``_validation``, ``_random``, ``_results``, ``_resources``
 1. ``data``, ``metrics``, ``learners``
 2. ``engine``
 3. ``membership``, ``dtp``, ``attribute``, ``property``, ``mip`` (one package per paper idea)

@@ -8,7 +8,7 @@ test runs the same benchmark at a small N in a fresh process and checks
   (N, peak MB) points, evaluated at the test's N, plus 25% (a regression that, say, kept every
   reference model's outputs twice, or grew memory with K x N per attack, breaks it);
 * that results.json reports ``resources.peak_memory_mb`` and that it agrees with the process's
-  own ``ru_maxrss`` (the audit measures itself, it does not print a stale or made-up number), and
+  own peak RSS (the audit measures itself, it does not print a stale or made-up number), and
   that report.html shows that number.
 """
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -26,6 +25,7 @@ import pandas as pd
 
 from .. import __version__
 from .._random import spawn_seeds
+from .._resources import peak_rss_mb
 from .._results import write_json_atomic
 from ..exceptions import LeakauditError, NotEstimableWarning
 from ..metrics import evaluate_membership
@@ -336,7 +336,7 @@ def _run_stages(cfg, out, command, st, seeds, skipped, resources, data, target, 
     for name, s in scores.items():
         rec[f"score_{name}"] = s
     rec["risk_rank"] = _risk_rank(rec)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = peak_rss_mb()
     result = AuditResult(
         leakaudit_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
