@@ -238,8 +238,9 @@ class TorchMLP(Learner):
         # run without it
         dtype = p["dtype"]
         sizes = [X.shape[1], *p["hidden"], int(n_classes)]
-        rngs, inits = _seeded_inits(seeds, sizes, dtype)
         shared = self.order == "shared"
+        # a shared row order comes from one generator of all seeds: the per-model generators are not needed
+        rngs, inits = _seeded_inits(seeds, sizes, dtype, with_rngs=not shared)
         if shared:
             for k, s in enumerate(subsets):
                 if s.size and np.bincount(s, minlength=X.shape[0]).max() > 1:
@@ -502,8 +503,8 @@ def _torch_available() -> bool:
     return True
 
 
-def _seeded_inits(seeds, sizes, dtype):
-    """Per-model generators and initial weights, drawn once per distinct seed.
+def _seeded_inits(seeds, sizes, dtype, *, with_rngs: bool = True):
+    """Per-model generators (None unless ``with_rngs``) and initial weights, drawn once per distinct seed.
 
     Models with equal seeds (the paired seed policy gives all of PDTP's models one seed) get the
     same initial weights and generators in the same state (a copy each), as separate draws would give.
@@ -514,11 +515,10 @@ def _seeded_inits(seeds, sizes, dtype):
         if s not in done:
             rng = np.random.default_rng(s)
             done[s] = (init_mlp(rng, sizes, dtype), rng.bit_generator.state)
-            rngs.append(rng)
-        else:
+        elif with_rngs:
             rng = np.random.default_rng()
             rng.bit_generator.state = done[s][1]
-            rngs.append(rng)
+        rngs.append(rng if with_rngs else None)
         inits.append(done[s][0])
     return rngs, inits
 
