@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 
@@ -10,3 +11,14 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(old)
+
+
+@pytest.fixture(scope="module")
+def data():
+    """30 rows: 2 numeric columns + a one-hot group of 4 (a sparse first layer applies), 3 classes."""
+    rng = np.random.default_rng(0)
+    n = 30
+    X = np.zeros((n, 6))
+    X[:, :2] = rng.normal(size=(n, 2))
+    X[np.arange(n), 2 + rng.integers(0, 4, n)] = 1.0
+    return X, rng.integers(0, 3, n)

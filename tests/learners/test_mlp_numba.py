@@ -32,17 +32,6 @@ SUBSETS = [np.arange(30), np.arange(5, 22), np.array([3, 17, 4, 29, 11, 0, 8, 21
 SEEDS = [5, 6, 7]
 
 
-@pytest.fixture(scope="module")
-def data():
-    """30 rows: 2 numeric columns + a one-hot group of 4 (a sparse first layer applies), 3 classes."""
-    rng = np.random.default_rng(0)
-    n = 30
-    X = np.zeros((n, 6))
-    X[:, :2] = rng.normal(size=(n, 2))
-    X[np.arange(n), 2 + rng.integers(0, 4, n)] = 1.0
-    return X, rng.integers(0, 3, n)
-
-
 def max_diff(a, b):
     return max(max(np.abs(x - y).max() for x, y in zip(a.weights_, b.weights_)),
                max(np.abs(x - y).max() for x, y in zip(a.biases_, b.biases_)))

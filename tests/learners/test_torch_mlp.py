@@ -22,18 +22,6 @@ BACKENDS = ["numba", "torch"] if HAVE_NUMBA else ["torch"]
 TOL = {"float32": 1e-5, "float64": 1e-10}
 
 
-@pytest.fixture(scope="module")
-def data():
-    """30 rows: 2 numeric columns + a one-hot group of 4 (so the sparse path is used), 3 classes."""
-    rng = np.random.default_rng(0)
-    n = 30
-    X = np.zeros((n, 6))
-    X[:, :2] = rng.normal(size=(n, 2))
-    X[np.arange(n), 2 + rng.integers(0, 4, n)] = 1.0
-    y = rng.integers(0, 3, n)
-    return X, y
-
-
 def oracle(X, y, subset, seed, *, hidden, activation="tanh", mode="faithful", epochs=3, lr=None, batch_size=4,
            weight_decay=0.0, dtype="float32", n_classes=3, order=None, shared_perms=None):
     """Train one model with nn.Module + autograd from the documented seed contract."""
