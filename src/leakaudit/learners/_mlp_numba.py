@@ -153,8 +153,10 @@ if HAVE_NUMBA:
         values,  # (nnz,) params dtype
         dense,  # bool: every row lists all d inputs in column order (csr_rows(X, sparse=False))
         y,  # (n,) int64 labels in 0..C-1
-        order,  # (m,) int64 row orders of this block of epochs
+        order,  # (m,) int64 row orders of this block of epochs, as positions in model k's row map
         start,  # (K,) int64: model k's epoch e is order[start[k] + e*length[k] : ... + length[k]]
+        rowmap,  # (M,) int64: row rowmap[rm_start[k] + order[q]] of X is model k's q-th row
+        rm_start,  # (K,) int64 (a shared order: rowmap = arange(n), rm_start = 0)
         length,  # (K,) int64 rows per epoch of model k's order
         member,  # (K, n) uint8, read only when use_member: rows outside model k's subset are skipped
         use_member,  # bool
@@ -218,13 +220,14 @@ if HAVE_NUMBA:
             sc[7] = lr64
             zero, one, wd, omb1, b2c, omb2, eps, lr = sc[0], sc[1], sc[2], sc[3], sc[4], sc[5], sc[6], sc[7]
             ln = length[k]
+            rm0 = rm_start[k]
             for e in range(n_epochs):
                 base = start[k] + e * ln
                 for s in range(0, ln, B):
                     stop = min(s + B, ln)
                     cnt = 0
                     for q in range(base + s, base + stop):
-                        r = order[q]
+                        r = rowmap[rm0 + order[q]]
                         if use_member and member[k, r] == 0:
                             continue
                         rows[cnt] = r

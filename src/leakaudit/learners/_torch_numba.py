@@ -76,11 +76,7 @@ if HAVE_NUMBA:
 
     @njit(fastmath=True, error_model="numpy", cache=True, inline="always")
     def _fast_tanh(x, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12):
-        xc = x
-        if xc > c0:
-            xc = c0
-        if xc < -c0:
-            xc = -c0
+        xc = min(max(x, -c0), c0)  # branch-free clamps and select: the loops calling this vectorise fully
         x2 = xc * xc
         p = x2 * c7 + c6
         p = x2 * p + c5
@@ -92,10 +88,7 @@ if HAVE_NUMBA:
         q = x2 * c11 + c10
         q = x2 * q + c9
         q = x2 * q + c8
-        r = p / q
-        if abs(x) < c12:
-            r = x
-        return r
+        return x if abs(x) < c12 else p / q
 
     @njit(parallel=True, fastmath=True, error_model="numpy", cache=True)
     def sgd_train_many(

@@ -474,21 +474,32 @@ class TorchMLP(Learner):
                 per_epoch = int(length.sum())
             block = max(1, min(epochs, int(self.order_block_rows) // max(1, per_epoch)))
             Bk = min(B, int(length.max()))  # same batches; the kernel's (B, H) buffers stay small
+            # the orders are positions in a row map (the kernel looks the rows up): model k's own subset,
+            # or the union for a shared order; one buffer for every block of epochs (no page faults)
+            if shared is not None:
+                rowmap = union.astype(np.int64)
+                rm_start = np.zeros(Kc, dtype=np.int64)
+            else:
+                rowmap = np.concatenate([subsets[k] for k in ks]).astype(np.int64)
+                rm_start = np.concatenate([[0], np.cumsum(length)[:-1]]).astype(np.int64)
+            order_buf = np.empty(per_epoch * block, dtype=np.int64)
             for e0 in range(0, epochs, block):
                 nb = min(block, epochs - e0)
                 if shared is not None:
-                    order = np.concatenate([union[srng.permutation(union.size)] for _ in range(nb)]).astype(np.int64)
+                    order = order_buf[: union.size * nb]
+                    for e in range(nb):
+                        order[e * union.size : (e + 1) * union.size] = srng.permutation(union.size)
                     start = np.zeros(Kc, dtype=np.int64)
                 else:  # model k's permutations, epoch after epoch, from its own Generator (as _fast_torch draws)
-                    order = np.concatenate([subsets[k][rngs[k].permutation(subsets[k].size)]
-                                            for k in ks for _ in range(nb)]).astype(np.int64)
                     start = np.concatenate([[0], np.cumsum(length * nb)[:-1]]).astype(np.int64)
+                    order = order_buf[: int(length.sum()) * nb]
+                    _draw_orders(order, start, length, nb, [rngs[k] for k in ks], self.n_threads)
                 with KERNEL_LOCK:
                     old = set_threads(self.n_threads)
                     try:
                         minibatch_train_many_1h(params, mom1, mom2, steps, indptr, indices, values, not sparse, y64,
-                                                order, start, length, member, shared is not None, nb, Bk, d, H, C,
-                                                hyper, adam, act, exact, coefs)
+                                                order, start, rowmap, rm_start, length, member, shared is not None,
+                                                nb, Bk, d, H, C, hyper, adam, act, exact, coefs)
                     finally:
                         set_threads(old)
             out[c0 : c0 + Kc] = params[:, :P]
@@ -501,6 +512,35 @@ def _torch_available() -> bool:
     except Exception:  # UnsupportedError, or a broken install
         return False
     return True
+
+
+def _draw_orders(order, start, length, n_epochs, rngs, n_threads) -> None:
+    """Fill ``order`` with each model's ``n_epochs`` permutations of ``range(length[k])``, in place.
+
+    Model k's epoch e goes to ``order[start[k] + e * length[k] :][: length[k]]``, drawn by ``rngs[k]``
+    exactly as ``rngs[k].permutation(length[k])`` would (numpy's ``permutation`` of an int is
+    ``shuffle(arange(n))``). numpy's ``shuffle`` releases the GIL, so the models are spread over
+    ``n_threads`` threads (each Generator is used by one thread only: same result for any count).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numba
+
+    def one(k):
+        m = int(length[k])
+        ar = np.arange(m, dtype=np.int64)
+        for e in range(n_epochs):
+            v = order[start[k] + e * m : start[k] + (e + 1) * m]
+            v[:] = ar
+            rngs[k].shuffle(v)
+
+    workers = n_threads or numba.config.NUMBA_NUM_THREADS
+    if workers <= 1 or len(rngs) == 1:
+        for k in range(len(rngs)):
+            one(k)
+        return
+    with ThreadPoolExecutor(max_workers=min(workers, len(rngs))) as ex:
+        list(ex.map(one, range(len(rngs))))
 
 
 def _seeded_inits(seeds, sizes, dtype, *, with_rngs: bool = True):
