@@ -28,6 +28,12 @@ from leakaudit.learners._mlp_numba import aligned_rows, csr_rows, pack_1h, unpac
 from leakaudit.learners._torch_utils import init_mlp, naive_train_mlp  # noqa: E402
 
 TOL = {"float32": 2e-6, "float64": 1e-11}
+
+
+@pytest.fixture(autouse=True)
+def numba_kernel_only(monkeypatch):
+    """This file tests the numba kernel: its C twin (float32 sparse nets) is tested in test_mlp_native.py."""
+    monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
 SUBSETS = [np.arange(30), np.arange(5, 22), np.array([3, 17, 4, 29, 11, 0, 8, 21, 13])]  # 30, 17, 9 rows
 SEEDS = [5, 6, 7]
 

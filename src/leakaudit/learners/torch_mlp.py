@@ -101,6 +101,14 @@ class TorchMLP(Learner):
         it), and 1 torch thread for the torch trainers (their per-step ops are
         small; on 2 cores intra-op threads only add synchronisation, see
         ``benchmarks/README.md``).
+    native : bool, default=True
+        Fast mode on the numba backend: train float32 nets with a sparse first
+        layer and a hidden width in (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128)
+        with the kernel's C twin (``_mlp_native``), compiled for this machine
+        on first use when a C compiler is present (else, or with
+        ``LEAKAUDIT_NATIVE=0``, the numba kernel trains). Same algorithm and
+        row orders; sums in another order, so models agree to float32
+        rounding. The bank's ``info["kernel"]`` says which one trained.
     sparse_input : {"auto", True, False}, default="auto"
         Fast mode only: compute the first layer from the non-zero inputs of
         each row (a gather of their weight rows forward, a scatter-add of
@@ -149,6 +157,7 @@ class TorchMLP(Learner):
         backend: str = "auto",
         n_threads: int | None = None,
         sparse_input: str | bool = "auto",
+        native: bool = True,
     ):
         self.hidden = hidden
         self.activation = activation
@@ -163,6 +172,7 @@ class TorchMLP(Learner):
         self.backend = backend
         self.n_threads = n_threads
         self.sparse_input = sparse_input
+        self.native = native
 
     # -- parameters -----------------------------------------------------------
     def _check_params(self) -> dict:
@@ -198,6 +208,8 @@ class TorchMLP(Learner):
         check_choice(self.dtype, name="dtype", choices=("float32", "float64"))
         check_choice(self.order, name="order", choices=("independent", "shared"))
         check_choice(self.backend, name="backend", choices=("auto", "numba", "torch"))
+        if not isinstance(self.native, (bool, np.bool_)):
+            raise InvalidParameterError(f"native must be True or False; got {self.native!r}")
         if self.n_threads is not None:
             check_scalar(self.n_threads, name="n_threads", kind=numbers.Integral, min_val=1)
         if not (isinstance(self.sparse_input, bool) or self.sparse_input == "auto"):
@@ -267,6 +279,7 @@ class TorchMLP(Learner):
                 p["backend"] = info["backend"] = "torch"
             fast = self._fast_numba if p["backend"] == "numba" else self._fast_torch
             Ws, bs = fast(X, y, inits, subsets, rngs, p, (union, shared_rng) if shared else None, sparse)
+            info["kernel"] = p.get("kernel", "torch")
         return MLPBank(Ws, bs, self.activation, info=info)
 
     # -- trainers ---------------------------------------------------------------
@@ -433,6 +446,7 @@ class TorchMLP(Learner):
         """
         import copy
 
+        from . import _mlp_native
         from ._mlp_numba import (KERNEL_LOCK, TANH_COEFS, aligned_rows, csr_rows, minibatch_train_many_1h,
                                  n_params_1h, pack_1h, set_threads, unpack_1h)
 
@@ -451,6 +465,9 @@ class TorchMLP(Learner):
         exact = bool(dtype == np.float64)
         coefs = TANH_COEFS.astype(dtype)
         epochs = int(self.epochs)
+        # the native twin of the kernel (float32, sparse rows, listed widths) when this machine can compile it
+        native = self.native and _mlp_native.supports(H, dtype, sparse)
+        p["kernel"] = "native" if native else "numba"
         # parameters + two moments per model (the gradient is one buffer per running model)
         chunk = max(1, min(K, int(self.chunk_bytes // (3 * P * dtype.itemsize))))
         out = np.empty((K, P), dtype=dtype)  # trained parameters, kernel layout
@@ -494,6 +511,11 @@ class TorchMLP(Learner):
                     start = np.concatenate([[0], np.cumsum(length * nb)[:-1]]).astype(np.int64)
                     order = order_buf[: int(length.sum()) * nb]
                     _draw_orders(order, start, length, nb, [rngs[k] for k in ks], self.n_threads)
+                if native:
+                    _mlp_native.train_block(params, mom1, mom2, steps, indptr, indices, values, y64, order, start,
+                                            rowmap, rm_start, length, member, shared is not None, nb, Bk, d, H, C,
+                                            hyper, adam, act, coefs, self.n_threads)
+                    continue
                 with KERNEL_LOCK:
                     old = set_threads(self.n_threads)
                     try:

@@ -1,0 +1,228 @@
+/* Mini-batch Adam/SGD training of one one-hidden-layer MLP on sparse rows, float32 (leakaudit).
+ *
+ * The native twin of the numba kernel in _mlp_numba.py (same algorithm, same data layout, same
+ * row orders; see that module's docstring for the maths): compiled by _mlp_native.py with the
+ * system C compiler for this machine (-O3 -march=native) on first use and cached. What it does
+ * better than the numba kernel: a row's hidden pre-activations are summed in vector registers
+ * (GCC vector extensions, 8 floats per vector) over all of its listed inputs and the row's
+ * forward and backward passes are fused, so the only read-modify-writes left are the gradient
+ * scatter-adds into the listed rows of dW1. Summation order differs from the numba kernel's
+ * (results agree to float32 rounding, not bit for bit).
+ *
+ * Parameter row layout (as pack_1h): [W1 (d, H) row-major | b1 (H) | W2^T (C, H) | b2 (C)].
+ * No fast-math: every operation is IEEE float32 (FMA contraction allowed).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef float v8f __attribute__((vector_size(32), aligned(4)));
+#define LOADV(ptr) (*(const v8f *)(ptr))
+#define STOREV(ptr, x) (*(v8f *)(ptr) = (x))
+
+typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
+
+/* lanes of a where m is set (all ones), else of b */
+static inline v8f vsel(v8i m, v8f a, v8f b) { return (v8f)(((v8i)a & m) | ((v8i)b & ~m)); }
+
+/* the rational tanh of _torch_numba._fast_tanh (Eigen's float approximation, < 2 ulp), 8 lanes */
+static inline v8f tanh_rat(v8f x, const float *c) {
+    const v8f hi = (v8f){0, 0, 0, 0, 0, 0, 0, 0} + c[0];
+    v8f xc = vsel(x > hi, hi, x);
+    xc = vsel(xc < -hi, -hi, xc);
+    const v8f x2 = xc * xc;
+    v8f p = x2 * c[7] + c[6];
+    p = x2 * p + c[5];
+    p = x2 * p + c[4];
+    p = x2 * p + c[3];
+    p = x2 * p + c[2];
+    p = x2 * p + c[1];
+    p = xc * p;
+    v8f q = x2 * c[11] + c[10];
+    q = x2 * q + c[9];
+    q = x2 * q + c[8];
+    const v8f r = p / q;
+    const v8f ax = vsel(x < 0.0f, -x, x);
+    return vsel(ax < c[12], x, r);
+}
+
+/* NV = H / 8 vectors of hidden units; a compile-time constant in the specialised copies below */
+static inline __attribute__((always_inline)) int64_t train_impl(
+    const int NV, float *restrict p, float *restrict m1, float *restrict m2, int64_t *restrict steps,
+    const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,
+    const int64_t *restrict y, const int64_t *restrict order, const int64_t *restrict rowmap,
+    const uint8_t *restrict member, int64_t length, int64_t n_epochs, int64_t B, int64_t d, int64_t C,
+    const double *restrict hyper, int adam, int activation, const float *restrict coefs,
+    float *restrict grad, int64_t *restrict rows, float *restrict z, float *restrict gz, float *restrict g)
+{
+    const int64_t H = (int64_t)NV * 8;
+    const int64_t P = d * H + H + C * H + C;
+    float *w1 = p, *b1 = p + d * H, *w2 = b1 + H, *b2 = w2 + C * H;
+    float *gw1 = grad, *gb1 = grad + d * H, *gw2 = gb1 + H, *gb2 = gw2 + C * H;
+    const double lr64 = hyper[0], beta1 = hyper[2], beta2 = hyper[3];
+    const float wd = (float)hyper[1], omb1 = (float)(1.0 - beta1), b2c = (float)beta2;
+    const float omb2 = (float)(1.0 - beta2), eps = (float)hyper[4], lr = (float)lr64;
+    int64_t taken = 0;
+    memset(grad, 0, sizeof(float) * (size_t)P);
+    for (int64_t e = 0; e < n_epochs; e++) {
+        const int64_t base = e * length;
+        for (int64_t s = 0; s < length; s += B) {
+            const int64_t stop = s + B < length ? s + B : length;
+            int64_t cnt = 0;
+            for (int64_t q = base + s; q < base + stop; q++) {
+                int64_t r = rowmap[order[q]];
+                if (member && !member[r]) continue;
+                rows[cnt++] = r;
+            }
+            if (cnt == 0) continue;
+            const float inv = (float)(1.0 / (double)cnt);
+            for (int64_t i = 0; i < cnt; i++) {
+                const int64_t r = rows[i];
+                const int64_t q0 = indptr[r], q1 = indptr[r + 1];
+                /* forward: z = b1 + sum over listed inputs of x_c W1[c], in registers */
+                v8f acc[NV];
+                for (int v = 0; v < NV; v++) acc[v] = LOADV(b1 + 8 * v);
+                for (int64_t q = q0; q < q1; q++) {
+                    const float xv = values[q];
+                    const float *w = w1 + indices[q] * H;
+                    for (int v = 0; v < NV; v++) acc[v] += xv * LOADV(w + 8 * v);
+                }
+                for (int v = 0; v < NV; v++) {
+                    const v8f a = activation == 0 ? tanh_rat(acc[v], coefs) : vsel(acc[v] < 0.0f, (v8f){0, 0, 0, 0, 0, 0, 0, 0}, acc[v]);
+                    STOREV(z + 8 * v, a);
+                }
+                /* logits, softmax, d(mean NLL)/d logits = (softmax - onehot) / cnt */
+                float mx = 0.0f;
+                for (int64_t c = 0; c < C; c++) {
+                    v8f sv = {0, 0, 0, 0, 0, 0, 0, 0};
+                    const float *wc = w2 + c * H;
+                    for (int v = 0; v < NV; v++) sv += LOADV(z + 8 * v) * LOADV(wc + 8 * v);
+                    float l = ((sv[0] + sv[1]) + (sv[2] + sv[3])) + ((sv[4] + sv[5]) + (sv[6] + sv[7])) + b2[c];
+                    g[c] = l;
+                    if (c == 0 || l > mx) mx = l;
+                }
+                if (C == 2) {  /* softmax of two: the larger logit's exp(0) = 1 needs no exp call */
+                    const float ex = expf((g[0] > g[1] ? g[1] : g[0]) - mx);
+                    const float se = 1.0f + ex;
+                    const int big = g[0] > g[1] ? 0 : 1;
+                    g[big] = 1.0f / se;
+                    g[1 - big] = ex / se;
+                } else {
+                    float se = 0.0f;
+                    for (int64_t c = 0; c < C; c++) {
+                        g[c] = expf(g[c] - mx);
+                        se += g[c];
+                    }
+                    for (int64_t c = 0; c < C; c++) g[c] = g[c] / se;
+                }
+                g[y[r]] -= 1.0f;
+                for (int64_t c = 0; c < C; c++) g[c] *= inv;
+                /* backward at the old weights: output layer, then d loss / d z */
+                for (int v = 0; v < NV; v++) acc[v] = (v8f){0, 0, 0, 0, 0, 0, 0, 0};
+                for (int64_t c = 0; c < C; c++) {
+                    const float gc = g[c];
+                    const float *wc = w2 + c * H;
+                    float *gwc = gw2 + c * H;
+                    for (int v = 0; v < NV; v++) {
+                        const v8f a = LOADV(z + 8 * v);
+                        acc[v] += gc * LOADV(wc + 8 * v);
+                        STOREV(gwc + 8 * v, LOADV(gwc + 8 * v) + gc * a);
+                    }
+                    gb2[c] += gc;
+                }
+                for (int v = 0; v < NV; v++) {
+                    const v8f a = LOADV(z + 8 * v);
+                    const v8f d1 = activation == 0 ? acc[v] * (1.0f - a * a)  /* tanh' = 1 - a^2 */
+                                                   : vsel(a <= 0.0f, (v8f){0, 0, 0, 0, 0, 0, 0, 0}, acc[v]);  /* relu' = [a > 0] */
+                    acc[v] = d1;
+                    STOREV(gb1 + 8 * v, LOADV(gb1 + 8 * v) + d1);
+                }
+                /* first layer: scatter-add into the rows of dW1 of the listed inputs */
+                for (int64_t q = q0; q < q1; q++) {
+                    const float xv = values[q];
+                    float *gw = gw1 + indices[q] * H;
+                    for (int v = 0; v < NV; v++) STOREV(gw + 8 * v, LOADV(gw + 8 * v) + xv * acc[v]);
+                }
+            }
+            /* update every parameter (torch.optim semantics); the gradient is reset on the way */
+            taken++;
+            if (adam) {
+                steps[0] += 1;
+                const double t = (double)steps[0];
+                const float step_size = (float)(lr64 / (1.0 - pow(beta1, t)));
+                const float bc2s = (float)sqrt(1.0 - pow(beta2, t));
+                for (int64_t q = 0; q < P; q++) {
+                    const float gq = grad[q] + wd * p[q];
+                    grad[q] = 0.0f;
+                    const float mq = m1[q] + omb1 * (gq - m1[q]);
+                    const float vq = b2c * m2[q] + omb2 * gq * gq;
+                    m1[q] = mq;
+                    m2[q] = vq;
+                    p[q] -= step_size * mq / (sqrtf(vq) / bc2s + eps);
+                }
+            } else {
+                for (int64_t q = 0; q < P; q++) {
+                    p[q] -= lr * (grad[q] + wd * p[q]);
+                    grad[q] = 0.0f;
+                }
+            }
+        }
+    }
+    (void)gz;
+    return taken;
+}
+
+#define ARGS_DECL                                                                                         \
+    float *restrict p, float *restrict m1, float *restrict m2, int64_t *restrict steps,                  \
+        const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,   \
+        const int64_t *restrict y, const int64_t *restrict order, const int64_t *restrict rowmap,        \
+        const uint8_t *restrict member, int64_t length, int64_t n_epochs, int64_t B, int64_t d,          \
+        int64_t C, const double *restrict hyper, int adam, int activation, const float *restrict coefs,  \
+        float *restrict grad, int64_t *restrict rows, float *restrict z, float *restrict gz,             \
+        float *restrict g
+#define ARGS_PASS                                                                                         \
+    p, m1, m2, steps, indptr, indices, values, y, order, rowmap, member, length, n_epochs, B, d, C, hyper, \
+        adam, activation, coefs, grad, rows, z, gz, g
+
+/* one specialised copy per hidden width the dispatcher accepts (H = 8 NV) */
+#define SPECIALISE(NVC) \
+    static int64_t train_nv##NVC(ARGS_DECL) { return train_impl(NVC, ARGS_PASS); }
+SPECIALISE(1)
+SPECIALISE(2)
+SPECIALISE(3)
+SPECIALISE(4)
+SPECIALISE(5)
+SPECIALISE(6)
+SPECIALISE(7)
+SPECIALISE(8)
+SPECIALISE(10)
+SPECIALISE(12)
+SPECIALISE(16)
+
+/* Train one model for n_epochs of its row order (positions in its row map); returns the number of steps
+ * taken, or -1 for a hidden width H with no specialised copy (H must be 8 NV for a listed NV).
+ * Scratch: grad (P floats, 32-byte aligned), rows (B), z and gz (H floats each, 32-byte aligned), g (C). */
+int64_t leakaudit_train_1h_f32(int64_t H, ARGS_DECL)
+{
+    switch (H) {
+    case 8: return train_nv1(ARGS_PASS);
+    case 16: return train_nv2(ARGS_PASS);
+    case 24: return train_nv3(ARGS_PASS);
+    case 32: return train_nv4(ARGS_PASS);
+    case 40: return train_nv5(ARGS_PASS);
+    case 48: return train_nv6(ARGS_PASS);
+    case 56: return train_nv7(ARGS_PASS);
+    case 64: return train_nv8(ARGS_PASS);
+    case 80: return train_nv10(ARGS_PASS);
+    case 96: return train_nv12(ARGS_PASS);
+    case 128: return train_nv16(ARGS_PASS);
+    default: return -1;
+    }
+}
+
+/* the widths the dispatcher accepts, for the Python side */
+int64_t leakaudit_native_supports(int64_t H)
+{
+    return H == 8 || H == 16 || H == 24 || H == 32 || H == 40 || H == 48 || H == 56 || H == 64 || H == 80 ||
+           H == 96 || H == 128;
+}

@@ -1,0 +1,180 @@
+"""The native (C) twin of the fast-mode MLP kernel, compiled for this machine on first use.
+
+``_mlp_native.c`` trains one one-hidden-layer MLP on sparse float32 rows (the case of
+:class:`~leakaudit.learners.TorchMLP`'s fast mode on one-hot data, e.g. every Adult audit): the
+numba kernel's algorithm with each row's hidden units summed in vector registers, which numba
+cannot express for a run-time width (measured on the 2-core VM: see benchmarks/README.md).
+
+The source is compiled once with the system C compiler (``$CC``, else ``cc``/``gcc``) with
+``-O3 -march=native`` into a cache directory (``$LEAKAUDIT_CACHE_DIR``, else
+``~/.cache/leakaudit``), named by a hash of the source, the flags, the compiler's version and
+the CPU, and loaded with :mod:`ctypes` (whose calls release the GIL: models run on a thread
+pool, one model per call, so results do not depend on the thread count). When no compiler
+works, or ``LEAKAUDIT_NATIVE=0``, :func:`library` returns None and TorchMLP uses the numba
+kernel; the reason is kept in :data:`UNAVAILABLE_REASON`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["library", "supports", "train_block", "UNAVAILABLE_REASON"]
+
+SOURCE = Path(__file__).with_name("_mlp_native.c")
+FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC"]
+#: why the native kernel is not used (None while it is, or before the first attempt)
+UNAVAILABLE_REASON: str | None = None
+
+_LOCK = threading.Lock()
+_LIB: ctypes.CDLL | None = None
+_TRIED = False
+_REASON: list = [None]  # the build's failure, if any
+
+_i64p = ctypes.POINTER(ctypes.c_int64)
+
+
+def _compiler() -> str | None:
+    for cand in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if cand and shutil.which(cand):
+            return cand
+    return None
+
+
+def _cpu_tag() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            lines = [ln for ln in f if ln.startswith(("model name", "flags"))]
+        return "".join(sorted(set(lines)))
+    except OSError:
+        return platform.processor() or platform.machine()
+
+
+def _build() -> ctypes.CDLL:
+    cc = _compiler()
+    if cc is None:
+        raise RuntimeError("no C compiler found ($CC, cc, gcc, clang)")
+    version = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30).stdout
+    src = SOURCE.read_bytes()
+    key = hashlib.sha256(src + " ".join(FLAGS).encode() + version.encode() + _cpu_tag().encode()).hexdigest()[:20]
+    cache = Path(os.environ.get("LEAKAUDIT_CACHE_DIR") or Path.home() / ".cache" / "leakaudit")
+    target = cache / f"mlp_native_{key}.so"
+    if not target.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".so", dir=cache)
+        os.close(fd)
+        try:
+            res = subprocess.run([cc, *FLAGS, "-o", tmp, str(SOURCE), "-lm"], capture_output=True, text=True,
+                                 timeout=300)
+            if res.returncode != 0:
+                raise RuntimeError(f"{cc} failed: {res.stderr.strip()[-500:]}")
+            os.replace(tmp, target)  # atomic: a concurrent build never loads a half-written file
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    lib = ctypes.CDLL(str(target))
+    fn = lib.leakaudit_train_1h_f32
+    fn.restype = ctypes.c_int64
+    fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 11 + [ctypes.c_int64] * 5 + [
+        ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p] + [ctypes.c_void_p] * 5
+    lib.leakaudit_native_supports.restype = ctypes.c_int64
+    lib.leakaudit_native_supports.argtypes = [ctypes.c_int64]
+    return lib
+
+
+def library() -> ctypes.CDLL | None:
+    """The compiled kernel, building it on first call; None if it cannot be used (see UNAVAILABLE_REASON)."""
+    global _LIB, _TRIED, UNAVAILABLE_REASON
+    if os.environ.get("LEAKAUDIT_NATIVE", "1") == "0":
+        UNAVAILABLE_REASON = "disabled by LEAKAUDIT_NATIVE=0"
+        return None
+    with _LOCK:
+        if not _TRIED:
+            _TRIED = True
+            try:
+                _LIB = _build()
+            except Exception as e:  # no compiler, a failed build or load: the numba kernel trains instead
+                _REASON[0] = f"{type(e).__name__}: {e}"
+                _LIB = None
+        UNAVAILABLE_REASON = _REASON[0]
+    return _LIB
+
+
+def supports(H: int, dtype, sparse: bool) -> bool:
+    """Whether the native kernel trains this net: float32, sparse first layer, H in its specialised widths."""
+    if not sparse or np.dtype(dtype) != np.float32:
+        return False
+    lib = library()
+    return lib is not None and bool(lib.leakaudit_native_supports(int(H)))
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, start, rowmap, rm_start, length,
+                member, use_member, n_epochs, batch_size, d, H, C, hyper, adam, activation, coefs,
+                n_threads) -> None:
+    """Train every model (row of ``params``) for ``n_epochs``: the numba kernel's arguments and semantics.
+
+    Arrays are C-contiguous: params/mom1/mom2 (K, >= P) float32, steps (K,) int64, the CSR rows
+    (indptr, indices int64; values float32), y int64, order/start/rowmap/rm_start/length int64,
+    member (K, n) uint8 (read when ``use_member``). Models are spread over ``n_threads`` threads.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    lib = library()
+    if lib is None:  # pragma: no cover - callers check supports() first
+        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+    fn = lib.leakaudit_train_1h_f32
+    K = params.shape[0]
+    P = d * H + H + C * H + C
+    hyper = np.ascontiguousarray(hyper, dtype=np.float64)
+    coefs = np.ascontiguousarray(coefs, dtype=np.float32)
+    local = threading.local()
+
+    def scratch():
+        if not hasattr(local, "buf"):
+            # grad (P), z and gz (H each), g (C) floats, each part 64-byte aligned; rows (B) int64
+            n = P + 2 * H + C + 64
+            buf = np.zeros(n + 16, np.float32)
+            off = (-buf.ctypes.data % 64) // 4
+            local.buf = buf
+            local.grad = buf[off : off + P]
+            o = off + P + (-P % 16)
+            local.z = buf[o : o + H]
+            local.gz = buf[o + H : o + 2 * H]
+            local.g = buf[o + 2 * H : o + 2 * H + C]
+            local.rows = np.empty(max(1, batch_size), np.int64)
+        return local
+
+    def one(k):
+        s = scratch()
+        m = int(length[k])
+        order_k = order[int(start[k]) : int(start[k]) + m * n_epochs]
+        rowmap_k = rowmap[int(rm_start[k]) :]
+        mem = _ptr(member[k]) if use_member else None
+        steps_k = steps[k : k + 1]
+        got = fn(int(H), _ptr(params[k]), _ptr(mom1[k]), _ptr(mom2[k]), _ptr(steps_k), _ptr(indptr), _ptr(indices),
+                 _ptr(values), _ptr(y), _ptr(order_k), _ptr(rowmap_k), mem, m, int(n_epochs), int(batch_size),
+                 int(d), int(C), _ptr(hyper), int(bool(adam)), int(activation), _ptr(coefs), _ptr(s.grad),
+                 _ptr(s.rows), _ptr(s.z), _ptr(s.gz), _ptr(s.g))
+        if got < 0:  # pragma: no cover - supports() guards the width
+            raise RuntimeError(f"native kernel has no copy for hidden width {H}")
+
+    workers = max(1, min(int(n_threads or os.cpu_count() or 1), K))
+    if workers == 1:
+        for k in range(K):
+            one(k)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as ex:
+            list(ex.map(one, range(K)))

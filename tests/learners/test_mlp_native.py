@@ -1,0 +1,107 @@
+"""TorchMLP fast mode on the native kernel (_mlp_native.c) = the numba kernel = the torch fast path.
+
+The C twin trains float32 nets with a sparse first layer and a hidden width it has a copy for.
+Same algorithm, inits and row orders as the numba kernel and the torch path; sums in another
+order, so weights agree to float32 rounding: after the <= 24 steps of these tests (lr 0.01)
+within 2e-6, the tolerance test_mlp_numba.py argues for (a wrong step, order, bias correction,
+weight decay or gradient scale moves weights by ~lr * |g| or more).
+"""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from _learner_helpers import adult_like  # noqa: E402
+
+from leakaudit.learners import TorchMLP  # noqa: E402
+from leakaudit.learners import _mlp_native  # noqa: E402
+
+if _mlp_native.library() is None:  # pragma: no cover - machines without a C compiler
+    pytest.skip(f"native kernel unavailable: {_mlp_native.UNAVAILABLE_REASON}", allow_module_level=True)
+
+TOL = 2e-6
+SUBSETS = [np.arange(30), np.arange(5, 22), np.array([3, 17, 4, 29, 11, 0, 8, 21, 13])]  # 30, 17, 9 rows
+SEEDS = [5, 6, 7]
+
+
+def max_diff(a, b):
+    return max(max(np.abs(x - y).max() for x, y in zip(a.weights_, b.weights_)),
+               max(np.abs(x - y).max() for x, y in zip(a.biases_, b.biases_)))
+
+
+def sparse_data(n=30, d=12, n_classes=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.25)
+    y = rng.integers(0, n_classes, n)
+    y[:n_classes] = np.arange(n_classes)
+    return X, y
+
+
+@pytest.mark.parametrize("order", ["independent", "shared"])
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_native_equals_numba_kernel_and_torch_path(monkeypatch, order, optimizer, activation, n_classes):
+    X, y = sparse_data(n_classes=n_classes)
+    kw = dict(hidden=(16,), mode="fast", epochs=4, batch_size=8, lr=0.01, order=order, optimizer=optimizer,
+              activation=activation, weight_decay=1e-3, sparse_input=True)
+    nat = TorchMLP(backend="numba", **kw).fit_many(X, y, SUBSETS, SEEDS)
+    assert nat.info["kernel"] == "native"
+    monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
+    nb = TorchMLP(backend="numba", **kw).fit_many(X, y, SUBSETS, SEEDS)
+    assert nb.info["kernel"] == "numba"
+    assert max_diff(nat, nb) < TOL
+    assert max_diff(nat, nb) > 0 or activation == "relu"  # really two kernels (sums in another order)
+    pytest.importorskip("torch")
+    tb = TorchMLP(backend="torch", **kw).fit_many(X, y, SUBSETS, SEEDS)
+    assert max_diff(nat, tb) < TOL
+
+
+def test_adult_shaped_nets_agree_and_threads_do_not_change_any_model(monkeypatch):
+    X, y = adult_like(400)
+    subsets = [np.arange(0, 300), np.arange(100, 400), np.arange(0, 400, 2), np.arange(50, 250)]
+    kw = dict(hidden=(64,), mode="fast", epochs=3, batch_size=50, lr=1e-3, weight_decay=1e-4)
+    one = TorchMLP(n_threads=1, **kw).fit_many(X, y, subsets, [1, 2, 3, 4])
+    two = TorchMLP(n_threads=2, **kw).fit_many(X, y, subsets, [1, 2, 3, 4])
+    assert one.info["kernel"] == two.info["kernel"] == "native"
+    for a, b in zip(one.weights_ + one.biases_, two.weights_ + two.biases_):
+        np.testing.assert_array_equal(a, b)
+    monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
+    nb = TorchMLP(**kw).fit_many(X, y, subsets, [1, 2, 3, 4])
+    assert max_diff(one, nb) < TOL
+
+
+def test_falls_back_to_numba_where_it_does_not_apply():
+    X, y = sparse_data()
+    kw = dict(mode="fast", epochs=1, batch_size=8, sparse_input=True, backend="numba")
+    assert TorchMLP(hidden=(20,), **kw).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "numba"  # no copy for 20
+    assert TorchMLP(hidden=(16,), dtype="float64", **kw).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "numba"
+    assert TorchMLP(hidden=(16,), native=False, **kw).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "numba"
+    dense = dict(kw, sparse_input=False)
+    assert TorchMLP(hidden=(16,), **dense).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "numba"
+
+
+def test_native_parameter_is_validated():
+    from leakaudit.exceptions import InvalidParameterError
+
+    X, y = sparse_data()
+    with pytest.raises(InvalidParameterError, match="native must be True or False"):
+        TorchMLP(hidden=(16,), mode="fast", native="yes").fit(X, y, random_state=0)
+
+
+def test_build_failure_names_the_compiler_error(monkeypatch, tmp_path):
+    bad = tmp_path / "badcc"
+    bad.write_text("#!/bin/sh\necho 'badcc: cannot compile' >&2\nexit 1\n")
+    bad.chmod(0o755)
+    monkeypatch.setenv("CC", str(bad))
+    monkeypatch.setenv("LEAKAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(RuntimeError, match="badcc: cannot compile"):
+        _mlp_native._build()
+    assert not list((tmp_path / "cache").glob("*.so"))  # no half-written library left behind
+
+
+def test_disabled_by_environment(monkeypatch):
+    monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
+    assert _mlp_native.library() is None and "LEAKAUDIT_NATIVE=0" in _mlp_native.UNAVAILABLE_REASON
+    assert not _mlp_native.supports(64, np.float32, True)
