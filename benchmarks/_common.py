@@ -254,6 +254,8 @@ def warm_up() -> None:
             warnings.simplefilter("ignore")
             for mode in ("faithful", "fast"):
                 TorchMLP(hidden=(4,), mode=mode, epochs=1).fit_many(X, y, [np.arange(16)], [0], n_classes=2)
+            # the native twin of the fast-mode kernel: built on first use (cached), loaded here
+            TorchMLP(hidden=(8,), mode="fast", epochs=1).fit_many(X, y, [np.arange(16)], [0], n_classes=2)
         from leakaudit.learners import RandomForest
 
         # the input types of the Adult runs (float64 features, 2 classes)
