@@ -351,3 +351,18 @@ def test_repeated_seeds_in_one_call_give_the_separate_fits(mode):
     for k, (s, seed) in enumerate(zip(subs, [5, 6, 5])):
         one = L.fit(X[s], y[s], random_state=seed, n_classes=2)
         np.testing.assert_array_equal(bank.model(k).predict_proba(X), one.predict_proba(X))
+
+
+def test_a_rows_outputs_do_not_depend_on_the_rows_queried_with_it():
+    """One queried row takes BLAS's matrix-vector kernel unless padded; on AVX2 OpenBLAS that sums in
+    another order (1 float32 ulp), which broke PDTP's bit-for-bit chunked-engine equality."""
+    from leakaudit.learners._torch_utils import MLPBank
+
+    rng = np.random.default_rng(0)
+    W = [rng.normal(size=(3, 5, 6)).astype(np.float32), rng.normal(size=(3, 6, 2)).astype(np.float32)]
+    b = [rng.normal(size=(3, 6)).astype(np.float32), rng.normal(size=(3, 2)).astype(np.float32)]
+    bank = MLPBank(W, b, "tanh")
+    X = rng.normal(size=(9, 5))
+    full = bank.decision_function(X)
+    for rows in ([0], [0, 1], [0, 1, 2], list(range(5))):
+        np.testing.assert_array_equal(bank.decision_function(X[rows]), full[:, rows])

@@ -273,6 +273,11 @@ class MLPBank(ModelBank):
         dt = self.weights_[0].dtype
         Xd = X.astype(dt, copy=False)
         n = Xd.shape[0]
+        if n == 1:
+            # one row would take BLAS's matrix-vector kernel, which sums in another order than the
+            # matrix-matrix one on some CPUs (AVX2 OpenBLAS: 1 float32 ulp): a row's outputs must not
+            # depend on which rows are queried with it (PDTP's engine chunks query 1 record or many)
+            return self.decision_function(np.vstack([Xd, Xd]))[:, :1]
         out = np.empty((self.n_models, n, self.n_classes), dtype=dt)
         widest = max(W.shape[2] for W in self.weights_)
         chunk = max(1, int(16_000_000 // max(1, n * widest)))
