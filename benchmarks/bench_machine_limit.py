@@ -12,7 +12,8 @@
   matmuls), whose work is the model's matmul FLOPs ``K * rows * epochs * (4 d h + 6 h C)`` (what
   FlopCounterMode counted before the first layer's bias was folded into its GEMM as a constant-1 input; the
   counter's figure, 1 % higher, is recorded as ``gflop_counted``). ``mlp_sparse``: the default on one-hot
-  data (``sparse_input="auto"``), trained by the compiled mini-batch kernel (``_mlp_numba``), which reads and
+  data (``sparse_input="auto"``), trained by the compiled mini-batch kernel (its C twin ``_mlp_native.c``
+  where a C compiler is found, else ``_mlp_numba``; the row names which), which reads and
   scatter-adds only the non-zero inputs (14 of 104 on Adult, + the bias row); FlopCounterMode sees none of
   it, so its work is the FLOPs actually performed, ``4 (nnz + 1) h + 6 h C`` per row and model. Its
   fraction of peak is formed with those performed FLOPs; the dense-equivalent rate (the ``mlp`` work over
@@ -97,11 +98,17 @@ def timed(fn):
     return t
 
 
+def _native_ok() -> bool:
+    from leakaudit.learners import _mlp_native
+
+    return _mlp_native.supports(64, np.float32, True)
+
+
 def mlp_case(K: int, n: int, epochs: int, seed: int = 0, sparse: bool = False):
     """(fn, fn to count, 1, description, model FLOPs of the dense algorithm, FLOPs performed by numba kernels).
 
-    The sparse case runs on the compiled mini-batch kernel (``backend="auto"`` picks numba for sparse
-    inputs), which FlopCounterMode cannot see: its performed FLOPs are counted by formula, per row and
+    The sparse case runs on the compiled mini-batch kernel (``backend="auto"`` picks it for sparse
+    inputs: the native C twin when it builds, else numba), which FlopCounterMode cannot see: its performed FLOPs are counted by formula, per row and
     model ``4 (nnz + 1) h`` for the first layer's two sparse passes (bias row included) plus ``6 h C`` for
     the output layer. The dense case runs on torch (``backend="auto"`` keeps torch for dense inputs).
     """
@@ -120,7 +127,8 @@ def mlp_case(K: int, n: int, epochs: int, seed: int = 0, sparse: bool = False):
     nnz = float(np.mean([(X[s] != 0).sum(axis=1).mean() for s in subsets]))
     sparse_flops = rows * (2 * 2 * (nnz + 1) * h + 6 * h * c) if sparse else 0.0
     desc = (f"TorchMLP fast (104-64-2 tanh, Adam, batch 200), K={K} models x {n // 2} rows x {epochs} epochs, "
-            + (f"sparse first layer ({nnz:.0f} non-zero inputs + bias per row; performed FLOPs), numba kernel"
+            + (f"sparse first layer ({nnz:.0f} non-zero inputs + bias per row; performed FLOPs), "
+               + ("native C kernel" if _native_ok() else "numba kernel")
                if sparse else "dense first layer (model FLOPs), torch"))
     return fn, fn, 1, desc, model_flops, sparse_flops
 
