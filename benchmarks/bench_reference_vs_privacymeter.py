@@ -76,11 +76,12 @@ def main(argv=None):
     ap.add_argument("--refs", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="n=100, m=200, 2 reference models")
+    ap.add_argument("--tag", default="", help="suffix of the result file (keeps runs of other sizes apart)")
     a = ap.parse_args(argv)
     C.warm_up()
     if a.quick:
         a.n, a.m, a.refs = 100, 200, 2
-    C.run_comparison("reference_mlp", "reference_vs_privacymeter", lambda: run(a.n, a.m, a.refs, a.seed), quick=a.quick)
+    C.run_comparison("reference_mlp", "reference_vs_privacymeter" + (f"_{a.tag}" if a.tag else ""), lambda: run(a.n, a.m, a.refs, a.seed), quick=a.quick)
 
 
 if __name__ == "__main__":

@@ -366,3 +366,27 @@ def test_a_rows_outputs_do_not_depend_on_the_rows_queried_with_it():
     full = bank.decision_function(X)
     for rows in ([0], [0, 1], [0, 1, 2], list(range(5))):
         np.testing.assert_array_equal(bank.decision_function(X[rows]), full[:, rows])
+
+
+def test_sparse_inputs_take_the_sparse_first_layer_with_the_dense_result():
+    """A bank trained with a sparse first layer is queried the same way (the listed inputs only): same
+    logits as the dense product to float32 rounding, and a row's outputs whatever rows come with it."""
+    pytest.importorskip("numba")
+    from _learner_helpers import adult_like
+
+    from leakaudit.learners import _torch_utils
+    from leakaudit.learners._torch_utils import MLPBank
+
+    X, yy = adult_like(300)
+    assert _torch_utils._sparse_rows(X.astype(np.float32)) is not None
+    rng = np.random.default_rng(1)
+    W = [rng.normal(size=(4, 107, 16)).astype(np.float32) * 0.2, rng.normal(size=(4, 16, 3)).astype(np.float32)]
+    b = [rng.normal(size=(4, 16)).astype(np.float32), rng.normal(size=(4, 3)).astype(np.float32)]
+    bank = MLPBank(W, b, "tanh", info={"sparse_input": True})
+    got = bank.decision_function(X)
+    dense = np.tanh(np.matmul(X.astype(np.float32)[None], W[0]) + b[0][:, None]) @ W[1] + b[1][:, None]
+    np.testing.assert_allclose(got, dense, rtol=1e-5, atol=1e-5)
+    for rows in ([7], [7, 8], list(range(100, 200))):
+        np.testing.assert_array_equal(bank.decision_function(X[rows]), got[:, rows])
+    trained = TorchMLP(hidden=(8,), mode="fast", epochs=1).fit_many(X, yy, [np.arange(100)], [0])
+    assert trained.info["sparse_input"] is True

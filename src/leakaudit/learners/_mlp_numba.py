@@ -60,7 +60,7 @@ import numpy as np
 from ._torch_numba import HAVE_NUMBA, KERNEL_LOCK, TANH_COEFS, set_threads
 
 __all__ = ["HAVE_NUMBA", "KERNEL_LOCK", "TANH_COEFS", "set_threads", "minibatch_train_many_1h", "pack_1h",
-           "unpack_1h", "csr_rows", "n_params_1h", "aligned_rows"]
+           "unpack_1h", "csr_rows", "n_params_1h", "aligned_rows", "sparse_first_layer"]
 
 #: fastmath flags of the kernel (see the module docstring)
 FASTMATH = {"nnan", "ninf", "nsz", "contract", "reassoc"}
@@ -401,7 +401,38 @@ if HAVE_NUMBA:
                             p[q] -= lr * (grad[q] + wd * p[q])
                             grad[q] = zero
 
+    @njit(parallel=True, fastmath=FASTMATH, error_model="numpy", cache=True)
+    def sparse_first_layer(indptr, indices, values, W, b, out, block):  # pragma: no cover - compiled
+        """``out[k, i] = b[k] + sum over the listed inputs c of row i of values * W[k, c]``, for every model k.
+
+        The first layer of K nets on CSR rows (csr_rows), W (K, d, H), b (K, H), out (K, n, H), all one
+        dtype. Parallel over (model, block of ``block`` rows) pairs; each row's sum runs over its inputs
+        in column order, so a row's outputs do not depend on the other rows queried or on the threads.
+        """
+        K = W.shape[0]
+        n = out.shape[1]
+        H = W.shape[2]
+        nb = (n + block - 1) // block
+        for t in prange(K * nb):
+            k = t // nb
+            lo = (t % nb) * block
+            hi = min(n, lo + block)
+            wk = W[k]
+            bk = b[k]
+            for i in range(lo, hi):
+                o = out[k, i]
+                for j in range(H):
+                    o[j] = bk[j]
+                for q in range(indptr[i], indptr[i + 1]):
+                    v = values[q]
+                    c = indices[q]
+                    for j in range(H):
+                        o[j] += v * wk[c, j]
+
 else:  # pragma: no cover
 
     def minibatch_train_many_1h(*args, **kwargs):
+        raise RuntimeError("numba is not installed")
+
+    def sparse_first_layer(*args, **kwargs):
         raise RuntimeError("numba is not installed")

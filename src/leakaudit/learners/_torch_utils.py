@@ -251,6 +251,15 @@ class MLPModel:
         return build_module(self.weights_, self.biases_, self.activation, str(self.weights_[0].dtype))
 
 
+def _sparse_rows(X: np.ndarray):
+    """X's non-zero entries as CSR rows (csr_rows), or None without numba."""
+    try:
+        from ._mlp_numba import HAVE_NUMBA, csr_rows
+    except ImportError:  # pragma: no cover
+        return None
+    return csr_rows(np.ascontiguousarray(X), True) if HAVE_NUMBA and X.size else None
+
+
 class MLPBank(ModelBank):
     """K fitted MLPs with stacked weights (K, n_in, n_out), queried together.
 
@@ -281,9 +290,21 @@ class MLPBank(ModelBank):
         out = np.empty((self.n_models, n, self.n_classes), dtype=dt)
         widest = max(W.shape[2] for W in self.weights_)
         chunk = max(1, int(16_000_000 // max(1, n * widest)))
+        # nets trained with a sparse first layer (fast mode on one-hot data) are queried the same way: the
+        # non-zero inputs only. Decided by the bank, never by the query, so a row's outputs do not depend on
+        # the rows queried with it
+        csr = _sparse_rows(Xd) if self.info.get("sparse_input") else None
         for s in range(0, self.n_models, chunk):
             e = min(self.n_models, s + chunk)
-            h = np.matmul(Xd[None], self.weights_[0][s:e]) + self.biases_[0][s:e, None, :]
+            if csr is not None:  # first layer from the non-zero inputs only (one-hot data: ~1/8 of the FLOPs)
+                from ._mlp_numba import KERNEL_LOCK, sparse_first_layer
+
+                h = np.empty((e - s, n, self.weights_[0].shape[2]), dtype=dt)
+                with KERNEL_LOCK:
+                    sparse_first_layer(*csr, np.ascontiguousarray(self.weights_[0][s:e]),
+                                       np.ascontiguousarray(self.biases_[0][s:e]), h, 256)
+            else:
+                h = np.matmul(Xd[None], self.weights_[0][s:e]) + self.biases_[0][s:e, None, :]
             for l in range(1, len(self.weights_)):
                 h = _act(h, self.activation)
                 h = np.matmul(h, self.weights_[l][s:e]) + self.biases_[l][s:e, None, :]
