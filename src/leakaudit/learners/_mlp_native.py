@@ -117,6 +117,15 @@ def supports(H: int, dtype, sparse: bool) -> bool:
     return lib is not None and bool(lib.leakaudit_native_supports(int(H)))
 
 
+def _default_threads() -> int:
+    try:
+        import numba
+
+        return int(numba.config.NUMBA_NUM_THREADS)
+    except ImportError:  # pragma: no cover - numba is a core dependency
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def _ptr(a: np.ndarray) -> int:
     return a.ctypes.data
 
@@ -171,7 +180,8 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
         if got < 0:  # pragma: no cover - supports() guards the width
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 
-    workers = max(1, min(int(n_threads or os.cpu_count() or 1), K))
+    # None: as many threads as numba's kernels use (its default: the CPUs this process may run on)
+    workers = max(1, min(int(n_threads or _default_threads()), K))
     if workers == 1:
         for k in range(K):
             one(k)
