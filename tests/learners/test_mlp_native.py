@@ -105,3 +105,35 @@ def test_disabled_by_environment(monkeypatch):
     monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
     assert _mlp_native.library() is None and "LEAKAUDIT_NATIVE=0" in _mlp_native.UNAVAILABLE_REASON
     assert not _mlp_native.supports(64, np.float32, True)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_faithful_native_equals_numba_kernel_and_torch_path(monkeypatch, activation, n_classes):
+    """Per-example SGD (faithful mode): 3 epochs of <= 30 steps at lr 0.01; float32 rounding only."""
+    X, y = sparse_data(n_classes=n_classes)
+    kw = dict(hidden=(16,), mode="faithful", epochs=3, lr=0.01, activation=activation)
+    nat = TorchMLP(backend="numba", **kw).fit_many(X, y, SUBSETS, SEEDS)
+    assert nat.info["kernel"] == "native"
+    monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
+    nb = TorchMLP(backend="numba", **kw).fit_many(X, y, SUBSETS, SEEDS)
+    assert nb.info["kernel"] == "numba"
+    assert max_diff(nat, nb) < TOL
+    pytest.importorskip("torch")
+    tb = TorchMLP(backend="torch", **kw).fit_many(X, y, SUBSETS, SEEDS)
+    assert max_diff(nat, tb) < TOL
+
+
+def test_faithful_native_threads_and_fallbacks():
+    X, y = adult_like(200)
+    subsets = [np.arange(0, 150), np.arange(50, 200), np.arange(0, 200, 2)]
+    kw = dict(hidden=(32,), mode="faithful", epochs=2)
+    one = TorchMLP(n_threads=1, **kw).fit_many(X, y, subsets, [1, 2, 3])
+    two = TorchMLP(n_threads=2, **kw).fit_many(X, y, subsets, [1, 2, 3])
+    assert one.info["kernel"] == two.info["kernel"] == "native"
+    for a, b in zip(one.weights_ + one.biases_, two.weights_ + two.biases_):
+        np.testing.assert_array_equal(a, b)
+    for other in (dict(hidden=(20,)), dict(weight_decay=1e-3), dict(dtype="float64"), dict(hidden=(8, 8)),
+                  dict(native=False)):
+        got = TorchMLP(**{**kw, **other}).fit_many(X, y, subsets, [1, 2, 3])
+        assert got.info["kernel"] == "numba", other

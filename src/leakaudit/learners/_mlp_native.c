@@ -172,6 +172,109 @@ static inline __attribute__((always_inline)) int64_t train_impl(
     return taken;
 }
 
+/* Per-example SGD (TorchMLP's faithful mode; _torch_numba.sgd_train_many_1h, no weight decay): one model,
+ * ``epochs`` passes over its row order; every row is one step at the old weights. W2 is stored transposed
+ * (C, H). Only the weight rows of a row's listed (non-zero) inputs are read and updated. */
+static inline __attribute__((always_inline)) void sgd_impl(
+    const int NV, float *restrict w1, float *restrict b1, float *restrict w2, float *restrict b2,
+    const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,
+    const int64_t *restrict y, const int64_t *restrict order, int64_t m, int64_t epochs, int64_t C, float lr,
+    int activation, const float *restrict coefs, float *restrict lo)
+{
+    const int64_t H = (int64_t)NV * 8;
+    const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t e = 0; e < epochs; e++) {
+        for (int64_t t = 0; t < m; t++) {
+            const int64_t r = order[t];
+            const int64_t q0 = indptr[r], q1 = indptr[r + 1];
+            v8f zv[NV], a[NV], gh[NV];
+            for (int v = 0; v < NV; v++) zv[v] = LOADV(b1 + 8 * v);
+            for (int64_t q = q0; q < q1; q++) {
+                const float xv = values[q];
+                const float *w = w1 + indices[q] * H;
+                for (int v = 0; v < NV; v++) zv[v] += xv * LOADV(w + 8 * v);
+            }
+            for (int v = 0; v < NV; v++)
+                a[v] = activation == 0 ? tanh_rat(zv[v], coefs) : vsel(zv[v] > 0.0f, zv[v], zero);
+            /* log-softmax's gradient: softmax - onehot(y), the softmax by exp(logit - logsumexp) */
+            float mx = 0.0f;
+            for (int64_t c = 0; c < C; c++) {
+                v8f sv = zero;
+                const float *wc = w2 + c * H;
+                for (int v = 0; v < NV; v++) sv += a[v] * LOADV(wc + 8 * v);
+                lo[c] = b2[c] + (((sv[0] + sv[1]) + (sv[2] + sv[3])) + ((sv[4] + sv[5]) + (sv[6] + sv[7])));
+                if (c == 0 || lo[c] > mx) mx = lo[c];
+            }
+            float se = 0.0f;
+            for (int64_t c = 0; c < C; c++) se += expf(lo[c] - mx);
+            const float lse = mx + logf(se);
+            for (int64_t c = 0; c < C; c++) lo[c] = expf(lo[c] - lse);  /* lo now holds g */
+            lo[y[r]] -= 1.0f;
+            /* backward at the old weights, then the step */
+            for (int v = 0; v < NV; v++) gh[v] = zero;
+            for (int64_t c = 0; c < C; c++) {
+                const float gc = lo[c];
+                const float *wc = w2 + c * H;
+                for (int v = 0; v < NV; v++) gh[v] += LOADV(wc + 8 * v) * gc;
+            }
+            for (int v = 0; v < NV; v++)
+                gh[v] = activation == 0 ? gh[v] * (lr * (1.0f - a[v] * a[v]))
+                                        : vsel(zv[v] > 0.0f, lr * gh[v], zero);
+            for (int64_t c = 0; c < C; c++) {
+                const float gc = lr * lo[c];
+                float *wc = w2 + c * H;
+                for (int v = 0; v < NV; v++) STOREV(wc + 8 * v, LOADV(wc + 8 * v) - a[v] * gc);
+                b2[c] -= gc;
+            }
+            for (int64_t q = q0; q < q1; q++) {
+                const float xv = values[q];
+                float *w = w1 + indices[q] * H;
+                for (int v = 0; v < NV; v++) STOREV(w + 8 * v, LOADV(w + 8 * v) - xv * gh[v]);
+            }
+            for (int v = 0; v < NV; v++) STOREV(b1 + 8 * v, LOADV(b1 + 8 * v) - gh[v]);
+        }
+    }
+}
+
+#define SGD_DECL                                                                                          \
+    float *restrict w1, float *restrict b1, float *restrict w2, float *restrict b2,                      \
+        const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,   \
+        const int64_t *restrict y, const int64_t *restrict order, int64_t m, int64_t epochs, int64_t C,  \
+        float lr, int activation, const float *restrict coefs, float *restrict lo
+#define SGD_PASS w1, b1, w2, b2, indptr, indices, values, y, order, m, epochs, C, lr, activation, coefs, lo
+#define SGD_SPECIALISE(NVC) \
+    static void sgd_nv##NVC(SGD_DECL) { sgd_impl(NVC, SGD_PASS); }
+SGD_SPECIALISE(1)
+SGD_SPECIALISE(2)
+SGD_SPECIALISE(3)
+SGD_SPECIALISE(4)
+SGD_SPECIALISE(5)
+SGD_SPECIALISE(6)
+SGD_SPECIALISE(7)
+SGD_SPECIALISE(8)
+SGD_SPECIALISE(10)
+SGD_SPECIALISE(12)
+SGD_SPECIALISE(16)
+
+/* Per-example SGD of one model (faithful mode); returns 0, or -1 for a width with no copy. Scratch: lo (C floats). */
+int64_t leakaudit_sgd_1h_f32(int64_t H, SGD_DECL)
+{
+    switch (H) {
+    case 8: sgd_nv1(SGD_PASS); return 0;
+    case 16: sgd_nv2(SGD_PASS); return 0;
+    case 24: sgd_nv3(SGD_PASS); return 0;
+    case 32: sgd_nv4(SGD_PASS); return 0;
+    case 40: sgd_nv5(SGD_PASS); return 0;
+    case 48: sgd_nv6(SGD_PASS); return 0;
+    case 56: sgd_nv7(SGD_PASS); return 0;
+    case 64: sgd_nv8(SGD_PASS); return 0;
+    case 80: sgd_nv10(SGD_PASS); return 0;
+    case 96: sgd_nv12(SGD_PASS); return 0;
+    case 128: sgd_nv16(SGD_PASS); return 0;
+    default: return -1;
+    }
+}
+
 #define ARGS_DECL                                                                                         \
     float *restrict p, float *restrict m1, float *restrict m2, int64_t *restrict steps,                  \
         const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,   \

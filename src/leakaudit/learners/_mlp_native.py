@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["library", "supports", "train_block", "UNAVAILABLE_REASON"]
+__all__ = ["library", "supports", "train_block", "train_faithful", "UNAVAILABLE_REASON"]
 
 SOURCE = Path(__file__).with_name("_mlp_native.c")
 FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC"]
@@ -86,6 +86,10 @@ def _build() -> ctypes.CDLL:
     fn.restype = ctypes.c_int64
     fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 11 + [ctypes.c_int64] * 5 + [
         ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p] + [ctypes.c_void_p] * 5
+    sgd = lib.leakaudit_sgd_1h_f32
+    sgd.restype = ctypes.c_int64
+    sgd.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 9 + [ctypes.c_int64] * 3 + [
+        ctypes.c_float, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
     lib.leakaudit_native_supports.restype = ctypes.c_int64
     lib.leakaudit_native_supports.argtypes = [ctypes.c_int64]
     return lib
@@ -181,6 +185,50 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 
     # None: as many threads as numba's kernels use (its default: the CPUs this process may run on)
+    workers = max(1, min(int(n_threads or _default_threads()), K))
+    if workers == 1:
+        for k in range(K):
+            one(k)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as ex:
+            list(ex.map(one, range(K)))
+
+
+def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr, epochs, lr, activation,
+                   n_threads) -> None:
+    """Per-example SGD of every model, in place: ``_torch_numba.sgd_train_many_1h``'s arguments and semantics.
+
+    W1 (K, d, H), b1 (K, H), W2T (K, C, H), b2 (K, C) float32 C-contiguous; CSR rows of the non-zero
+    inputs (indptr, indices int64, values float32), y int64; model k visits rows
+    ``order[order_ptr[k]:order_ptr[k + 1]]`` in that order every epoch. One model per call, spread over
+    ``n_threads`` threads (results do not depend on the count).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ._torch_numba import TANH_COEFS
+
+    lib = library()
+    if lib is None:  # pragma: no cover - callers check supports() first
+        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+    fn = lib.leakaudit_sgd_1h_f32
+    K, d, H = W1.shape
+    C = W2T.shape[1]
+    coefs = np.ascontiguousarray(TANH_COEFS, dtype=np.float32)
+    for a in (W1, b1, W2T, b2, values):
+        if a.dtype != np.float32 or not a.flags.c_contiguous:  # pragma: no cover - the caller's contract
+            raise ValueError("train_faithful needs C-contiguous float32 arrays")
+    local = threading.local()
+
+    def one(k):
+        if not hasattr(local, "lo"):
+            local.lo = np.empty(max(1, C), np.float32)
+        o0, o1 = int(order_ptr[k]), int(order_ptr[k + 1])
+        got = fn(int(H), _ptr(W1[k]), _ptr(b1[k]), _ptr(W2T[k]), _ptr(b2[k]), _ptr(indptr), _ptr(indices),
+                 _ptr(values), _ptr(y), _ptr(order[o0:o1]) if o1 > o0 else _ptr(order), o1 - o0, int(epochs),
+                 int(C), float(lr), int(activation), _ptr(coefs), _ptr(local.lo))
+        if got < 0:  # pragma: no cover - supports() guards the width
+            raise RuntimeError(f"native kernel has no copy for hidden width {H}")
+
     workers = max(1, min(int(n_threads or _default_threads()), K))
     if workers == 1:
         for k in range(K):

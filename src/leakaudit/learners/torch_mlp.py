@@ -102,13 +102,14 @@ class TorchMLP(Learner):
         small; on 2 cores intra-op threads only add synchronisation, see
         ``benchmarks/README.md``).
     native : bool, default=True
-        Fast mode on the numba backend: train float32 nets with a sparse first
-        layer and a hidden width in (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128)
-        with the kernel's C twin (``_mlp_native``), compiled for this machine
-        on first use when a C compiler is present (else, or with
-        ``LEAKAUDIT_NATIVE=0``, the numba kernel trains). Same algorithm and
-        row orders; sums in another order, so models agree to float32
-        rounding. The bank's ``info["kernel"]`` says which one trained.
+        On the numba backend, train float32 nets with one hidden layer of width
+        8, 16, 24, 32, 40, 48, 56, 64, 80, 96 or 128 (fast mode: with a sparse
+        first layer; faithful mode: without weight decay) with the compiled
+        kernels' C twins (``_mlp_native``), built for this machine on first use
+        when a C compiler is present (else, or with ``LEAKAUDIT_NATIVE=0``, the
+        numba kernels train). Same algorithms and row orders; sums in another
+        order, so models agree to float32 rounding. The bank's
+        ``info["kernel"]`` says which one trained.
     sparse_input : {"auto", True, False}, default="auto"
         Fast mode only: compute the first layer from the non-zero inputs of
         each row (a gather of their weight rows forward, a scatter-add of
@@ -271,6 +272,7 @@ class TorchMLP(Learner):
                 Ws, bs = self._faithful_numba(X, y, inits, orders, sizes, p)
             else:
                 Ws, bs = self._faithful_torch(X, y, inits, orders, subsets, sizes, p, perm if shared else None)
+            info["kernel"] = p.get("kernel", "torch")
         else:
             info["sparse_input"] = sparse = self._use_sparse(X, subsets)
             if self.backend == "auto" and p["backend"] == "numba" and not sparse and _torch_available():
@@ -284,6 +286,7 @@ class TorchMLP(Learner):
 
     # -- trainers ---------------------------------------------------------------
     def _faithful_numba(self, X, y, inits, orders, sizes, p):
+        from . import _mlp_native
         from ._torch_numba import KERNEL_LOCK, TANH_COEFS, set_threads, sgd_train_many, sgd_train_many_1h
         from ._torch_utils import unpack_params
 
@@ -307,6 +310,18 @@ class TorchMLP(Learner):
         act = 0 if self.activation == "tanh" else 1
         exact = bool(dtype == np.float64)
         coefs = TANH_COEFS.astype(dtype)
+        if (self.native and len(sizes) == 3 and self.weight_decay == 0
+                and _mlp_native.supports(sizes[1], dtype, True)):
+            # the kernel's C twin (float32, listed widths), model by model over threads
+            p["kernel"] = "native"
+            W1 = np.stack([w[0] for w, _ in inits]).astype(np.float32)
+            b1 = np.stack([b[0] for _, b in inits]).astype(np.float32)
+            W2T = np.ascontiguousarray(np.stack([w[1] for w, _ in inits]).transpose(0, 2, 1), dtype=np.float32)
+            b2 = np.stack([b[1] for _, b in inits]).astype(np.float32)
+            _mlp_native.train_faithful(W1, b1, W2T, b2, indptr, indices, values.astype(np.float32), y64, order,
+                                       order_ptr, int(self.epochs), float(np.float32(p["lr"])), act, self.n_threads)
+            return [W1, np.ascontiguousarray(W2T.transpose(0, 2, 1))], [b1, b2]
+        p["kernel"] = "numba"
         KERNEL_LOCK.acquire()
         old = set_threads(self.n_threads)
         try:
