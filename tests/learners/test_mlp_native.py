@@ -7,6 +7,8 @@ within 2e-6, the tolerance test_mlp_numba.py argues for (a wrong step, order, bi
 weight decay or gradient scale moves weights by ~lr * |g| or more).
 """
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -38,6 +40,21 @@ def sparse_data(n=30, d=12, n_classes=2, seed=0):
     return X, y
 
 
+def against_numba_and_torch(monkeypatch, X, y, kw):
+    """Train SUBSETS with the native kernel, the numba kernel and the torch path; all within TOL. (native, numba)."""
+    nat = TorchMLP(backend="numba", **kw).fit_many(X, y, SUBSETS, SEEDS)
+    assert nat.info["kernel"] == "native"
+    with monkeypatch.context() as mp:
+        mp.setenv("LEAKAUDIT_NATIVE", "0")
+        nb = TorchMLP(backend="numba", **kw).fit_many(X, y, SUBSETS, SEEDS)
+    assert nb.info["kernel"] == "numba"
+    assert max_diff(nat, nb) < TOL
+    if importlib.util.find_spec("torch") is not None:
+        tb = TorchMLP(backend="torch", **kw).fit_many(X, y, SUBSETS, SEEDS)
+        assert max_diff(nat, tb) < TOL
+    return nat, nb
+
+
 @pytest.mark.parametrize("order", ["independent", "shared"])
 @pytest.mark.parametrize("optimizer", ["adam", "sgd"])
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
@@ -46,16 +63,8 @@ def test_native_equals_numba_kernel_and_torch_path(monkeypatch, order, optimizer
     X, y = sparse_data(n_classes=n_classes)
     kw = dict(hidden=(16,), mode="fast", epochs=4, batch_size=8, lr=0.01, order=order, optimizer=optimizer,
               activation=activation, weight_decay=1e-3, sparse_input=True)
-    nat = TorchMLP(backend="numba", **kw).fit_many(X, y, SUBSETS, SEEDS)
-    assert nat.info["kernel"] == "native"
-    monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
-    nb = TorchMLP(backend="numba", **kw).fit_many(X, y, SUBSETS, SEEDS)
-    assert nb.info["kernel"] == "numba"
-    assert max_diff(nat, nb) < TOL
+    nat, nb = against_numba_and_torch(monkeypatch, X, y, kw)
     assert max_diff(nat, nb) > 0 or activation == "relu"  # really two kernels (sums in another order)
-    pytest.importorskip("torch")
-    tb = TorchMLP(backend="torch", **kw).fit_many(X, y, SUBSETS, SEEDS)
-    assert max_diff(nat, tb) < TOL
 
 
 def test_adult_shaped_nets_agree_and_threads_do_not_change_any_model(monkeypatch):
@@ -113,15 +122,7 @@ def test_faithful_native_equals_numba_kernel_and_torch_path(monkeypatch, activat
     """Per-example SGD (faithful mode): 3 epochs of <= 30 steps at lr 0.01; float32 rounding only."""
     X, y = sparse_data(n_classes=n_classes)
     kw = dict(hidden=(16,), mode="faithful", epochs=3, lr=0.01, activation=activation)
-    nat = TorchMLP(backend="numba", **kw).fit_many(X, y, SUBSETS, SEEDS)
-    assert nat.info["kernel"] == "native"
-    monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
-    nb = TorchMLP(backend="numba", **kw).fit_many(X, y, SUBSETS, SEEDS)
-    assert nb.info["kernel"] == "numba"
-    assert max_diff(nat, nb) < TOL
-    pytest.importorskip("torch")
-    tb = TorchMLP(backend="torch", **kw).fit_many(X, y, SUBSETS, SEEDS)
-    assert max_diff(nat, tb) < TOL
+    against_numba_and_torch(monkeypatch, X, y, kw)
 
 
 def test_faithful_native_threads_and_fallbacks():

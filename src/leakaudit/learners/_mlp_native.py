@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["library", "supports", "train_block", "train_faithful", "UNAVAILABLE_REASON"]
+__all__ = ["library", "supports", "train_block", "train_faithful", "for_each_model", "UNAVAILABLE_REASON"]
 
 SOURCE = Path(__file__).with_name("_mlp_native.c")
 FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC"]
@@ -130,6 +130,23 @@ def _default_threads() -> int:
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def for_each_model(one, K: int, n_threads: int | None) -> None:
+    """Call ``one(k)`` for k in range(K) on ``n_threads`` threads (None: numba's thread count).
+
+    For work that releases the GIL (ctypes calls, numpy's shuffle); each k is one task, so anything
+    ``one`` keeps per model makes the results independent of the thread count.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(1, min(int(n_threads or _default_threads()), K))
+    if workers == 1:
+        for k in range(K):
+            one(k)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as ex:
+        list(ex.map(one, range(K)))
+
+
 def _ptr(a: np.ndarray) -> int:
     return a.ctypes.data
 
@@ -143,8 +160,6 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
     (indptr, indices int64; values float32), y int64, order/start/rowmap/rm_start/length int64,
     member (K, n) uint8 (read when ``use_member``). Models are spread over ``n_threads`` threads.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
         raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
@@ -184,14 +199,7 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
         if got < 0:  # pragma: no cover - supports() guards the width
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 
-    # None: as many threads as numba's kernels use (its default: the CPUs this process may run on)
-    workers = max(1, min(int(n_threads or _default_threads()), K))
-    if workers == 1:
-        for k in range(K):
-            one(k)
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as ex:
-            list(ex.map(one, range(K)))
+    for_each_model(one, K, n_threads)
 
 
 def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr, epochs, lr, activation,
@@ -203,8 +211,6 @@ def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr
     ``order[order_ptr[k]:order_ptr[k + 1]]`` in that order every epoch. One model per call, spread over
     ``n_threads`` threads (results do not depend on the count).
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     from ._torch_numba import TANH_COEFS
 
     lib = library()
@@ -229,10 +235,4 @@ def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr
         if got < 0:  # pragma: no cover - supports() guards the width
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 
-    workers = max(1, min(int(n_threads or _default_threads()), K))
-    if workers == 1:
-        for k in range(K):
-            one(k)
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as ex:
-            list(ex.map(one, range(K)))
+    for_each_model(one, K, n_threads)

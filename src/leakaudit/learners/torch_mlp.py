@@ -559,9 +559,7 @@ def _draw_orders(order, start, length, n_epochs, rngs, n_threads) -> None:
     ``shuffle(arange(n))``). numpy's ``shuffle`` releases the GIL, so the models are spread over
     ``n_threads`` threads (each Generator is used by one thread only: same result for any count).
     """
-    from concurrent.futures import ThreadPoolExecutor
-
-    import numba
+    from ._mlp_native import for_each_model
 
     def one(k):
         m = int(length[k])
@@ -571,13 +569,7 @@ def _draw_orders(order, start, length, n_epochs, rngs, n_threads) -> None:
             v[:] = ar
             rngs[k].shuffle(v)
 
-    workers = n_threads or numba.config.NUMBA_NUM_THREADS
-    if workers <= 1 or len(rngs) == 1:
-        for k in range(len(rngs)):
-            one(k)
-        return
-    with ThreadPoolExecutor(max_workers=min(workers, len(rngs))) as ex:
-        list(ex.map(one, range(len(rngs))))
+    for_each_model(one, len(rngs), n_threads)
 
 
 def _seeded_inits(seeds, sizes, dtype, *, with_rngs: bool = True):
