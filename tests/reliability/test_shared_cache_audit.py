@@ -21,16 +21,7 @@ import pytest
 from leakaudit.audit import load_config, run_audit
 from leakaudit.engine import CacheWarning, ChunkCache
 
-CONFIG = 'profile = "smoke"\nn_members = 150\nn_nonmembers = 150\nepochs = 3\nseed = 5\n'
-VOLATILE = ("created", "timings", "resources", "command")
-
-
-def _comparable(path):
-    d = json.loads(path.read_text())
-    for k in VOLATILE:
-        d.pop(k, None)
-    d["config"].pop("cache_dir", None)
-    return d
+from ._audit_runs import CONFIG, comparable
 
 
 @pytest.mark.slow
@@ -53,11 +44,11 @@ def test_two_audits_share_one_cache_at_once(tmp_path):
 
     solo = run_audit(load_config(cfg_file, cache_dir=tmp_path / "solo-cache"), tmp_path / "solo", verbose=False)
     assert solo.resources["reference_models"]["trained"] == solo.resources["reference_models"]["n_models"]
-    want = _comparable(tmp_path / "solo" / "results.json")
+    want = comparable(tmp_path / "solo" / "results.json")
     for i in range(2):
         res = json.loads((tmp_path / f"run{i}" / "results.json").read_text())
         assert res["resources"]["reference_models"]["corrupt_cache_entries"] == 0
-        assert _comparable(tmp_path / f"run{i}" / "results.json") == want, f"run{i} differs from the solo run"
+        assert comparable(tmp_path / f"run{i}" / "results.json") == want, f"run{i} differs from the solo run"
 
     # Every entry of the shared cache is sound, and no temporary file is left behind.
     cache = ChunkCache(shared)
@@ -75,4 +66,4 @@ def test_two_audits_share_one_cache_at_once(tmp_path):
     ref = third.resources["reference_models"]
     assert ref["trained"] == 0 and ref["corrupt_cache_entries"] == 0
     assert ref["chunks_trained"] == 0 and ref["chunks_from_cache"] >= 1
-    assert _comparable(tmp_path / "third" / "results.json") == want
+    assert comparable(tmp_path / "third" / "results.json") == want

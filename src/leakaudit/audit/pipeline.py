@@ -292,19 +292,25 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
     if out.exists() and not out.is_dir():
         raise LeakauditError(f"--out {out} exists and is not a folder")
     verbose = sys.stderr.isatty() if verbose is None else verbose
-    st = _Stages(verbose)
-    seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
-    skipped: list[dict] = []
-    resources: dict = {}
-    with st.stage("data", "loading and encoding records"):
-        data = prepare_data(cfg)
-    with st.stage("target", "training or loading the audited model"):
-        target = prepare_target(cfg, data, random_state=seeds["target"])
-    engine = _engine(cfg)
-    try:
-        return _run_stages(cfg, out, command, st, seeds, skipped, resources, data, target, engine)
-    finally:
-        engine.close()
+    from threadpoolctl import threadpool_limits
+
+    # One BLAS thread for the whole audit: OpenBLAS splits some products differently over threads (1 ulp
+    # apart on AVX2), so the same seed would give results that depend on OMP_NUM_THREADS and on the
+    # machine's core count. The heavy work runs on leakaudit's own threads (numba, native kernels, engine).
+    with threadpool_limits(limits=1, user_api="blas"):
+        st = _Stages(verbose)
+        seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
+        skipped: list[dict] = []
+        resources: dict = {}
+        with st.stage("data", "loading and encoding records"):
+            data = prepare_data(cfg)
+        with st.stage("target", "training or loading the audited model"):
+            target = prepare_target(cfg, data, random_state=seeds["target"])
+        engine = _engine(cfg)
+        try:
+            return _run_stages(cfg, out, command, st, seeds, skipped, resources, data, target, engine)
+        finally:
+            engine.close()
 
 
 def _run_stages(cfg, out, command, st, seeds, skipped, resources, data, target, engine) -> AuditResult:
