@@ -142,7 +142,8 @@ class ProcessBackend:
         if not tasks:
             return
         # Same configuration as SklearnLearner(n_jobs=...), so both share joblib's worker pool.
-        with parallel_config(backend="loky", inner_max_num_threads=1, initializer=_exit_with_parent):
+        with parallel_config(backend="loky", inner_max_num_threads=1, initializer=_exit_with_parent,
+                             initargs=(os.getpid(),)):
             results = Parallel(n_jobs=self.n_workers, return_as="generator_unordered",
                                pre_dispatch=f"{2 * self.n_workers}", max_nbytes=self.max_nbytes)(
                 delayed(_indexed_chunk)(j, t.with_data(X, y, Xq))

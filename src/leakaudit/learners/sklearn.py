@@ -245,7 +245,8 @@ class SklearnLearner(Learner):
         else:
             from joblib import Parallel, delayed, parallel_config
 
-            with parallel_config(backend="loky", inner_max_num_threads=1, initializer=_exit_with_parent):
+            with parallel_config(backend="loky", inner_max_num_threads=1, initializer=_exit_with_parent,
+                                 initargs=(os.getpid(),)):
                 models = Parallel(n_jobs=n_jobs)(
                     delayed(_fit_one)(self, X, y, s, seed, n_classes, k)
                     for k, (s, seed) in enumerate(zip(subsets, seeds))
@@ -258,11 +259,14 @@ class SklearnLearner(Learner):
 _WATCHING_PARENT = False
 
 
-def _exit_with_parent(poll: float = 1.0) -> None:
+def _exit_with_parent(parent: int | None = None, poll: float = 1.0) -> None:
     """In a worker process: exit as soon as the process that started it is gone.
 
     A run killed with SIGKILL cannot stop its workers; without this they would
-    sit idle until joblib's idle timeout (300 s).
+    sit idle until joblib's idle timeout (300 s). ``parent`` is the starting
+    process's pid, passed from it (``initargs=(os.getpid(),)``): a worker still
+    importing when its parent was killed would otherwise take its new parent
+    (init or a subreaper) for the one to watch, and never exit.
     """
     global _WATCHING_PARENT
     if _WATCHING_PARENT:
@@ -271,7 +275,9 @@ def _exit_with_parent(poll: float = 1.0) -> None:
     import threading
     import time
 
-    parent = os.getppid()
+    parent = os.getppid() if parent is None else int(parent)
+    if os.getppid() != parent:  # killed while this worker was starting
+        os._exit(1)
 
     def watch() -> None:
         while True:
