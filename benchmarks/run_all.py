@@ -35,6 +35,7 @@ BENCHES = {  # key: (script, full-size arguments)
     "machine": ("bench_machine_limit.py", []),
     "scaling": ("bench_scaling.py", []),
     "parallel": ("bench_parallel.py", []),
+    "kernels": ("bench_kernels.py", []),
 }
 PEER_TOOLS = {"art": "adversarial-robustness-toolbox", "sacroml": "sacroml", "privacymeter": "privacy-meter",
               "tfprivacy": "tensorflow-privacy"}

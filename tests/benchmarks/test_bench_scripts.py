@@ -11,7 +11,7 @@ pytestmark = pytest.mark.slow
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "bench_shadow_vs_art",
-           "bench_reference_vs_privacymeter", "bench_scaling", "bench_machine_limit"]
+           "bench_reference_vs_privacymeter", "bench_scaling", "bench_machine_limit", "bench_parallel", "bench_kernels"]
 
 
 def _load(name):
