@@ -53,7 +53,7 @@ static inline __attribute__((always_inline)) int64_t train_impl(
     const int64_t *restrict y, const int64_t *restrict order, const int64_t *restrict rowmap,
     const uint8_t *restrict member, int64_t length, int64_t n_epochs, int64_t B, int64_t d, int64_t C,
     const double *restrict hyper, int adam, int activation, const float *restrict coefs,
-    float *restrict grad, int64_t *restrict rows, float *restrict z, float *restrict gz, float *restrict g)
+    float *restrict grad, int64_t *restrict rows, float *restrict z, float *restrict g)
 {
     const int64_t H = (int64_t)NV * 8;
     const int64_t P = d * H + H + C * H + C;
@@ -168,7 +168,6 @@ static inline __attribute__((always_inline)) int64_t train_impl(
             }
         }
     }
-    (void)gz;
     return taken;
 }
 
@@ -281,11 +280,10 @@ int64_t leakaudit_sgd_1h_f32(int64_t H, SGD_DECL)
         const int64_t *restrict y, const int64_t *restrict order, const int64_t *restrict rowmap,        \
         const uint8_t *restrict member, int64_t length, int64_t n_epochs, int64_t B, int64_t d,          \
         int64_t C, const double *restrict hyper, int adam, int activation, const float *restrict coefs,  \
-        float *restrict grad, int64_t *restrict rows, float *restrict z, float *restrict gz,             \
-        float *restrict g
+        float *restrict grad, int64_t *restrict rows, float *restrict z, float *restrict g
 #define ARGS_PASS                                                                                         \
     p, m1, m2, steps, indptr, indices, values, y, order, rowmap, member, length, n_epochs, B, d, C, hyper, \
-        adam, activation, coefs, grad, rows, z, gz, g
+        adam, activation, coefs, grad, rows, z, g
 
 /* one specialised copy per hidden width the dispatcher accepts (H = 8 NV) */
 #define SPECIALISE(NVC) \
@@ -304,7 +302,7 @@ SPECIALISE(16)
 
 /* Train one model for n_epochs of its row order (positions in its row map); returns the number of steps
  * taken, or -1 for a hidden width H with no specialised copy (H must be 8 NV for a listed NV).
- * Scratch: grad (P floats, 32-byte aligned), rows (B), z and gz (H floats each, 32-byte aligned), g (C). */
+ * Scratch: grad (P floats, 32-byte aligned), rows (B), z (H floats, 32-byte aligned), g (C). */
 int64_t leakaudit_train_1h_f32(int64_t H, ARGS_DECL)
 {
     switch (H) {

@@ -1,9 +1,10 @@
-"""The native (C) twin of the fast-mode MLP kernel, compiled for this machine on first use.
+"""The native (C) twins of the MLP training kernels, compiled for this machine on first use.
 
-``_mlp_native.c`` trains one one-hidden-layer MLP on sparse float32 rows (the case of
-:class:`~leakaudit.learners.TorchMLP`'s fast mode on one-hot data, e.g. every Adult audit): the
-numba kernel's algorithm with each row's hidden units summed in vector registers, which numba
-cannot express for a run-time width (measured on the 2-core VM: see benchmarks/README.md).
+``_mlp_native.c`` trains one one-hidden-layer float32 MLP on sparse rows: mini-batch Adam/SGD
+(:class:`~leakaudit.learners.TorchMLP`'s fast mode on one-hot data, e.g. every Adult audit; the
+numba kernel ``_mlp_numba.minibatch_train_many_1h``) and per-example SGD (faithful mode;
+``_torch_numba.sgd_train_many_1h``), each row's hidden units summed in vector registers, which
+numba cannot express for a run-time width (measured on the 2-core VM: see benchmarks/README.md).
 
 The source is compiled once with the system C compiler (``$CC``, else ``cc``/``gcc``) with
 ``-O3 -march=native`` into a cache directory (``$LEAKAUDIT_CACHE_DIR``, else
@@ -39,8 +40,6 @@ _LOCK = threading.Lock()
 _LIB: ctypes.CDLL | None = None
 _TRIED = False
 _REASON: list = [None]  # the build's failure, if any
-
-_i64p = ctypes.POINTER(ctypes.c_int64)
 
 
 def _compiler() -> str | None:
@@ -85,7 +84,7 @@ def _build() -> ctypes.CDLL:
     fn = lib.leakaudit_train_1h_f32
     fn.restype = ctypes.c_int64
     fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 11 + [ctypes.c_int64] * 5 + [
-        ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p] + [ctypes.c_void_p] * 5
+        ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p] + [ctypes.c_void_p] * 4
     sgd = lib.leakaudit_sgd_1h_f32
     sgd.restype = ctypes.c_int64
     sgd.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 9 + [ctypes.c_int64] * 3 + [
@@ -172,16 +171,15 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
 
     def scratch():
         if not hasattr(local, "buf"):
-            # grad (P), z and gz (H each), g (C) floats, each part 64-byte aligned; rows (B) int64
-            n = P + 2 * H + C + 64
+            # grad (P), z (H), g (C) floats, grad and z 64-byte aligned; rows (B) int64
+            n = P + H + C + 64
             buf = np.zeros(n + 16, np.float32)
             off = (-buf.ctypes.data % 64) // 4
             local.buf = buf
             local.grad = buf[off : off + P]
             o = off + P + (-P % 16)
             local.z = buf[o : o + H]
-            local.gz = buf[o + H : o + 2 * H]
-            local.g = buf[o + 2 * H : o + 2 * H + C]
+            local.g = buf[o + H : o + H + C]
             local.rows = np.empty(max(1, batch_size), np.int64)
         return local
 
@@ -195,7 +193,7 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
         got = fn(int(H), _ptr(params[k]), _ptr(mom1[k]), _ptr(mom2[k]), _ptr(steps_k), _ptr(indptr), _ptr(indices),
                  _ptr(values), _ptr(y), _ptr(order_k), _ptr(rowmap_k), mem, m, int(n_epochs), int(batch_size),
                  int(d), int(C), _ptr(hyper), int(bool(adam)), int(activation), _ptr(coefs), _ptr(s.grad),
-                 _ptr(s.rows), _ptr(s.z), _ptr(s.gz), _ptr(s.g))
+                 _ptr(s.rows), _ptr(s.z), _ptr(s.g))
         if got < 0:  # pragma: no cover - supports() guards the width
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 

@@ -253,10 +253,8 @@ class MLPModel:
 
 def _sparse_rows(X: np.ndarray):
     """X's non-zero entries as CSR rows (csr_rows), or None without numba."""
-    try:
-        from ._mlp_numba import HAVE_NUMBA, csr_rows
-    except ImportError:  # pragma: no cover
-        return None
+    from ._mlp_numba import HAVE_NUMBA, csr_rows
+
     return csr_rows(np.ascontiguousarray(X), True) if HAVE_NUMBA and X.size else None
 
 

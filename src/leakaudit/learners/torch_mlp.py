@@ -310,30 +310,32 @@ class TorchMLP(Learner):
         act = 0 if self.activation == "tanh" else 1
         exact = bool(dtype == np.float64)
         coefs = TANH_COEFS.astype(dtype)
-        if (self.native and len(sizes) == 3 and self.weight_decay == 0
-                and _mlp_native.supports(sizes[1], dtype, True)):
-            # the kernel's C twin (float32, listed widths), model by model over threads
-            p["kernel"] = "native"
-            W1 = np.stack([w[0] for w, _ in inits]).astype(np.float32)
-            b1 = np.stack([b[0] for _, b in inits]).astype(np.float32)
-            W2T = np.ascontiguousarray(np.stack([w[1] for w, _ in inits]).transpose(0, 2, 1), dtype=np.float32)
-            b2 = np.stack([b[1] for _, b in inits]).astype(np.float32)
-            _mlp_native.train_faithful(W1, b1, W2T, b2, indptr, indices, values.astype(np.float32), y64, order,
-                                       order_ptr, int(self.epochs), float(np.float32(p["lr"])), act, self.n_threads)
+        if len(sizes) == 3 and self.weight_decay == 0:
+            # one hidden layer: the specialised kernels (W2 transposed so loops over H are contiguous)
+            W1 = np.stack([w[0] for w, _ in inits])
+            b1 = np.stack([b[0] for _, b in inits])
+            W2T = np.ascontiguousarray(np.stack([w[1] for w, _ in inits]).transpose(0, 2, 1))
+            b2 = np.stack([b[1] for _, b in inits])
+            hyper = np.array([p["lr"]], dtype=dtype)
+            if self.native and _mlp_native.supports(sizes[1], dtype, True):
+                # the kernel's C twin (float32, listed widths), model by model over threads
+                p["kernel"] = "native"
+                _mlp_native.train_faithful(W1, b1, W2T, b2, indptr, indices, values, y64, order, order_ptr,
+                                           int(self.epochs), float(hyper[0]), act, self.n_threads)
+            else:
+                p["kernel"] = "numba"
+                with KERNEL_LOCK:
+                    old = set_threads(self.n_threads)
+                    try:
+                        sgd_train_many_1h(W1, b1, W2T, b2, indptr, indices, values, y64, order, order_ptr,
+                                          int(self.epochs), hyper, act, exact, coefs)
+                    finally:
+                        set_threads(old)
             return [W1, np.ascontiguousarray(W2T.transpose(0, 2, 1))], [b1, b2]
         p["kernel"] = "numba"
         KERNEL_LOCK.acquire()
         old = set_threads(self.n_threads)
         try:
-            if len(sizes) == 3 and self.weight_decay == 0:
-                W1 = np.stack([w[0] for w, _ in inits])
-                b1 = np.stack([b[0] for _, b in inits])
-                W2T = np.ascontiguousarray(np.stack([w[1] for w, _ in inits]).transpose(0, 2, 1))
-                b2 = np.stack([b[1] for _, b in inits])
-                hyper = np.array([p["lr"]], dtype=dtype)
-                sgd_train_many_1h(W1, b1, W2T, b2, indptr, indices, values, y64, order, order_ptr,
-                                  int(self.epochs), hyper, act, exact, coefs)
-                return [W1, np.ascontiguousarray(W2T.transpose(0, 2, 1))], [b1, b2]
             params = np.stack([pack_params(Ws, bs) for Ws, bs in inits]).astype(dtype)
             w_off, b_off, _ = mlp_layout(sizes)
             hyper = np.array([p["lr"], self.weight_decay], dtype=dtype)
