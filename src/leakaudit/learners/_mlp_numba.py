@@ -39,7 +39,7 @@ loop's result a fixed function of its inputs (``reassoc`` for the vectorised
 dot products, ``contract`` for FMAs, ``nnan``/``ninf``/``nsz``); no
 approximate square roots or reciprocals (``afn``/``arcp``), so the Adam update
 and float64 runs stay IEEE-exact per operation. float32 uses the rational
-``tanh`` of :mod:`._torch_numba` (< 2 ulp), float64 the exact ``np.tanh``.
+``tanh`` of :mod:`._torch_numba` (<= 4.4 ulp), float64 the exact ``np.tanh``.
 
 Speed (measured on this project's 2-core VM, Adult 104-64-2 tanh net, Adam,
 batch 200, 14 non-zero inputs per row; CPU time per model and step, which

@@ -40,11 +40,12 @@ except ImportError:  # pragma: no cover - exercised only without numba
 #: serialises kernel launches (the workqueue layer must not be entered from two threads at once)
 KERNEL_LOCK = threading.Lock()
 
-__all__ = ["HAVE_NUMBA", "KERNEL_LOCK", "sgd_train_many", "sgd_train_many_1h", "TANH_COEFS", "set_threads"]
+__all__ = ["HAVE_NUMBA", "KERNEL_LOCK", "sgd_train_many", "sgd_train_many_1h", "TANH_COEFS", "set_threads",
+           "tanh_inplace"]
 
 # Rational minimax approximation of tanh on [-7.9053, 7.9053] (Eigen's
-# ``generic_fast_tanh_float``): tanh(x) = x * P(x^2) / Q(x^2), |error| < 2 ulp of
-# float32. Used for float32 only (a plain ``tanh`` call blocks vectorisation);
+# ``generic_fast_tanh_float``): tanh(x) = x * P(x^2) / Q(x^2); measured error at most 4.4 ulp of
+# float32 (near |x| = 5.7; tests/learners/test_mlp_numba.py). Used for float32 only (a plain ``tanh`` call blocks vectorisation);
 # float64 uses the exact ``np.tanh``.
 TANH_COEFS = np.array(
     [
@@ -89,6 +90,19 @@ if HAVE_NUMBA:
         q = x2 * q + c9
         q = x2 * q + c8
         return x if abs(x) < c12 else p / q
+
+    @njit(fastmath=True, error_model="numpy", cache=True)
+    def tanh_inplace(z, coefs):
+        """``z[i] = tanh(z[i])`` by the rational approximation above, for a flat float32 array z.
+
+        The batched torch trainer's float32 tanh (``_torch_batched``): torch's own CPU tanh goes
+        through MKL's vector math, which runs ~2.5 ns an element on AMD CPUs, 6x slower than
+        ``sigmoid``; this loop vectorises (measured in benchmarks/README.md, session 6).
+        """
+        c0, c1, c2, c3, c4, c5, c6 = coefs[0], coefs[1], coefs[2], coefs[3], coefs[4], coefs[5], coefs[6]
+        c7, c8, c9, c10, c11, c12 = coefs[7], coefs[8], coefs[9], coefs[10], coefs[11], coefs[12]
+        for i in range(z.shape[0]):
+            z[i] = _fast_tanh(z[i], c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12)
 
     @njit(parallel=True, fastmath=True, error_model="numpy", cache=True)
     def sgd_train_many(
@@ -326,3 +340,4 @@ else:  # pragma: no cover
         raise RuntimeError("numba is not installed")
 
     sgd_train_many_1h = sgd_train_many
+    tanh_inplace = None  # the torch trainer then uses torch's tanh
