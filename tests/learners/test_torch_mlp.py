@@ -182,6 +182,33 @@ def test_fast_chunks_of_models_give_the_same_models(data, order):
         np.testing.assert_allclose(parts.weights_[l], whole.weights_[l], rtol=0, atol=1e-6)
 
 
+def test_fast_torch_chunks_are_bounded_by_step_bytes(data, monkeypatch):
+    """The torch path cuts K models into chunks whose per-step data fit ``step_bytes``; same models."""
+    from leakaudit.learners import _torch_batched
+
+    X, y = data
+    seen = []
+    real = _torch_batched.BatchedMLPTrainer
+
+    class Spy(real):
+        def __init__(self, Ws, *a, **k):
+            seen.append(Ws[0].shape[0])
+            super().__init__(Ws, *a, **k)
+
+    monkeypatch.setattr(_torch_batched, "BatchedMLPTrainer", Spy)
+    L = TorchMLP(hidden=(8,), mode="fast", epochs=2, batch_size=4, backend="torch")
+    subsets = SUBSETS * 3
+    whole = L.fit_many(X, y, subsets, list(range(9)))
+    assert seen == [9]
+    per_model_step = 4 * (X.shape[1] + 1 + 3 * 8) * 4  # batch x (inputs + 1 + 3 per hidden unit) float32
+    L.step_bytes = 2 * per_model_step
+    seen.clear()
+    parts = L.fit_many(X, y, subsets, list(range(9)))
+    assert seen == [2, 2, 2, 2, 1]
+    for l in range(2):
+        np.testing.assert_allclose(parts.weights_[l], whole.weights_[l], rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize("mode", ["faithful", "fast"])
 def test_fit_is_fit_many_with_one_subset_bit_for_bit(data, mode):
     X, y = data
