@@ -417,3 +417,90 @@ def test_sparse_inputs_take_the_sparse_first_layer_with_the_dense_result():
         np.testing.assert_array_equal(bank.decision_function(X[rows]), got[:, rows])
     trained = TorchMLP(hidden=(8,), mode="fast", epochs=1).fit_many(X, yy, [np.arange(100)], [0])
     assert trained.info["sparse_input"] is True
+
+
+def logistic_oracle(X, y, subset, seed, *, hidden, epochs, batch_size, lr, weight_decay, dtype, scheme):
+    """One net with ONE logistic output unit (BCE-with-logits, mean over the batch), nn.Module + torch.optim.Adam,
+    from the seed contract of TorchMLP(init=scheme, output="logistic"): its (Ws, bs) in TorchMLP's 2-column layout."""
+    rng = np.random.default_rng(seed)
+    Ws, bs = init_mlp(rng, [X.shape[1], *hidden, 2], np.dtype(dtype), scheme=scheme, logistic=True)
+    assert np.all(Ws[-1][:, 0] == 0) and bs[-1][0] == 0
+    tdt = getattr(torch, dtype)
+    layers = []
+    for l, (W, b) in enumerate(zip(Ws, bs)):
+        last = l == len(Ws) - 1
+        W, b = (W[:, 1:], b[1:]) if last else (W, b)
+        lin = torch.nn.Linear(*W.shape).to(tdt)
+        with torch.no_grad():
+            lin.weight.copy_(torch.from_numpy(W.T.copy()))
+            lin.bias.copy_(torch.from_numpy(b.copy()))
+        layers += [lin] if last else [lin, torch.nn.Tanh()]
+    net = torch.nn.Sequential(*layers)
+    opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
+    Xt, yt = torch.from_numpy(X).to(tdt), torch.from_numpy(y.astype(np.float64)).to(tdt)
+    for _ in range(epochs):
+        perm = subset[rng.permutation(subset.size)]
+        for i in range(0, perm.size, batch_size):
+            it = torch.from_numpy(perm[i : i + batch_size].astype(np.int64))
+            opt.zero_grad()
+            torch.nn.functional.binary_cross_entropy_with_logits(net(Xt[it])[:, 0], yt[it]).backward()
+            opt.step()
+    lins = [m for m in net if isinstance(m, torch.nn.Linear)]
+    Wo = [m.weight.detach().numpy().T.copy() for m in lins]
+    bo = [m.bias.detach().numpy().copy() for m in lins]
+    Wo[-1] = np.hstack([np.zeros_like(Wo[-1]), Wo[-1]])
+    bo[-1] = np.r_[0.0, bo[-1]].astype(bo[-1].dtype)
+    return Wo, bo
+
+
+LOGISTIC_PATHS = [dict(backend="torch", sparse_input=False), dict(backend="torch", sparse_input=True)]
+if HAVE_NUMBA:
+    LOGISTIC_PATHS += [dict(backend="numba", native=False), dict(backend="numba", native=True)]
+
+
+@pytest.mark.parametrize("path", LOGISTIC_PATHS, ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("scheme", ["sklearn", "torch"])
+def test_logistic_output_is_one_logistic_unit(path, dtype, scheme):
+    """output='logistic' trains what a net with one logistic output unit trains (scikit-learn's binary MLP):
+    every fast-mode trainer equals the nn.Module + BCE oracle, and class 0's weights stay exactly 0."""
+    if dtype == "float64" and path.get("native"):
+        pytest.skip("the native kernel is float32 only (float64 falls back to numba)")
+    X, _ = adult_like(40)
+    y = (X[:, 0] > 0).astype(np.int64)
+    subsets = [np.arange(40), np.arange(3, 31)]
+    L = TorchMLP(hidden=(8,), mode="fast", epochs=3, batch_size=8, lr=0.01, weight_decay=0.001, dtype=dtype,
+                 init=scheme, output="logistic", **path)
+    bank = L.fit_many(X, y, subsets, [7, 8])
+    for k in range(2):
+        assert np.all(bank.weights_[-1][k][:, 0] == 0) and bank.biases_[-1][k][0] == 0
+        ref = logistic_oracle(X, y, subsets[k], 7 + k, hidden=(8,), epochs=3, batch_size=8, lr=0.01,
+                              weight_decay=0.001, dtype=dtype, scheme=scheme)
+        assert max_diff(bank, k, ref) < TOL[dtype] * (10 if dtype == "float32" else 1)
+    p = bank.predict_proba(X)
+    W, b = bank.weights_, bank.biases_
+    l1 = np.tanh(X @ W[0][0].astype(float) + b[0][0]) @ W[1][0][:, 1].astype(float) + b[1][0][1]
+    np.testing.assert_allclose(p[0, :, 1], 1 / (1 + np.exp(-l1)), rtol=1e-5 if dtype == "float32" else 1e-10)
+
+
+def test_init_and_output_are_validated():
+    X, _ = adult_like(20)
+    y = np.arange(20) % 3
+    with pytest.raises(InvalidParameterError, match="init"):
+        TorchMLP(mode="fast", init="glorot").fit(X, y % 2, random_state=0)
+    with pytest.raises(InvalidParameterError, match="output"):
+        TorchMLP(mode="fast", output="sigmoid").fit(X, y % 2, random_state=0)
+    with pytest.raises(InvalidParameterError, match="mode='fast'"):
+        TorchMLP(mode="faithful", output="logistic").fit(X, y % 2, random_state=0)
+    with pytest.raises(InvalidInputError, match="two classes; got 3 classes"):
+        TorchMLP(mode="fast", output="logistic").fit(X, y, random_state=0)
+
+
+def test_sklearn_init_draws_glorot_bounds():
+    Ws, bs = init_mlp(np.random.default_rng(0), [100, 50, 2], np.float64, scheme="sklearn")
+    for W, b, (nin, nout) in zip(Ws, bs, [(100, 50), (50, 2)]):
+        bound = np.sqrt(6 / (nin + nout))
+        assert W.shape == (nin, nout) and np.abs(W).max() <= bound and np.abs(W).max() > 0.9 * bound
+        assert np.abs(b).max() <= bound
+    Ws, bs = init_mlp(np.random.default_rng(0), [100, 50, 2], np.float64, scheme="sklearn", logistic=True)
+    assert np.all(Ws[1][:, 0] == 0) and bs[1][0] == 0 and np.abs(Ws[1][:, 1]).max() <= np.sqrt(6 / 51)

@@ -62,6 +62,7 @@ static inline __attribute__((always_inline)) int64_t train_impl(
     const double lr64 = hyper[0], beta1 = hyper[2], beta2 = hyper[3];
     const float wd = (float)hyper[1], omb1 = (float)(1.0 - beta1), b2c = (float)beta2;
     const float omb2 = (float)(1.0 - beta2), eps = (float)hyper[4], lr = (float)lr64;
+    const int logistic = hyper[5] != 0.0;  /* one logistic unit: class 0's logit held at 0, no gradient */
     int64_t taken = 0;
     memset(grad, 0, sizeof(float) * (size_t)P);
     for (int64_t e = 0; e < n_epochs; e++) {
@@ -116,6 +117,7 @@ static inline __attribute__((always_inline)) int64_t train_impl(
                     for (int64_t c = 0; c < C; c++) g[c] = g[c] / se;
                 }
                 g[y[r]] -= 1.0f;
+                if (logistic) g[0] = 0.0f;
                 for (int64_t c = 0; c < C; c++) g[c] *= inv;
                 /* backward at the old weights: output layer, then d loss / d z */
                 for (int v = 0; v < NV; v++) acc[v] = (v8f){0, 0, 0, 0, 0, 0, 0, 0};

@@ -167,7 +167,7 @@ if HAVE_NUMBA:
         d,
         H,
         C,
-        hyper,  # (5,) float64: lr, weight_decay, beta1, beta2, eps
+        hyper,  # (6,) float64: lr, weight_decay, beta1, beta2, eps, 1.0 for a logistic output (else 0.0)
         adam,  # bool: Adam, else plain SGD
         activation,  # 0 tanh, 1 relu
         exact_tanh,  # bool: np.tanh (float64) or the rational approximation (float32)
@@ -182,6 +182,7 @@ if HAVE_NUMBA:
         c0, c1, c2, c3, c4, c5, c6 = coefs[0], coefs[1], coefs[2], coefs[3], coefs[4], coefs[5], coefs[6]
         c7, c8, c9, c10, c11, c12 = coefs[7], coefs[8], coefs[9], coefs[10], coefs[11], coefs[12]
         lr64 = hyper[0]
+        logistic = hyper[5] != 0.0  # one logistic unit: class 0's logit held at 0, no gradient
         beta1 = hyper[2]
         beta2 = hyper[3]
         for k in prange(K):
@@ -301,6 +302,8 @@ if HAVE_NUMBA:
                                 G[i, 0] = e0 / se
                                 G[i, 1] = one / se
                             G[i, y[rows[i]]] -= one
+                            if logistic:
+                                G[i, 0] = zero
                             G[i, 0] *= inv
                             G[i, 1] *= inv
                     else:

@@ -156,10 +156,13 @@ class BatchedMLPTrainer:
     sparse : bool
         The first layer reads and scatters only the non-zero inputs of each row
         (needs numba; weight decay still applies to every weight, in the optimizer).
+    logistic : bool
+        Two classes, one logistic unit: class 0's logit gets no gradient (its
+        weights, initialised at 0, stay 0), so ``p_1 = sigmoid(l_1)``.
     """
 
     def __init__(self, Ws, bs, X, y, *, activation, optimizer, lr, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8,
-                 shared=False, sparse=False):
+                 shared=False, sparse=False, logistic=False):
         torch = import_torch()
         self.torch = torch
         self.K = K = Ws[0].shape[0]
@@ -215,6 +218,7 @@ class BatchedMLPTrainer:
         self.wd = float(weight_decay)
         self.b1, self.b2 = float(betas[0]), float(betas[1])
         self.eps = float(eps)
+        self.logistic = bool(logistic)
         if optimizer == "adam":
             self.m = torch.zeros_like(self.flat)
             self.v = torch.zeros_like(self.flat)
@@ -269,6 +273,8 @@ class BatchedMLPTrainer:
         K = lgT.shape[0]
         g = torch.softmax(lgT, dim=1)  # over C, with contiguous rows of B (a last-axis softmax over C=2 is ~10x slower)
         g.scatter_add_(1, yb.unsqueeze(1), self._buf("neg1", (K, 1, B)).fill_(-1.0))
+        if self.logistic:  # one logistic unit: class 0's logit is held at 0 (no gradient)
+            g[:, 0].zero_()
         return g.mul_(1.0 / B) if w is None else g.mul_(w)
 
     def _head(self, a, yb, w, K, B):

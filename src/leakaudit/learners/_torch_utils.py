@@ -82,18 +82,34 @@ def mlp_layout(sizes: Sequence[int]) -> tuple[np.ndarray, np.ndarray, int]:
     return np.asarray(w_off, np.int64), np.asarray(b_off, np.int64), pos
 
 
-def init_mlp(rng: np.random.Generator, sizes: Sequence[int], dtype) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """PyTorch default ``nn.Linear`` init for every layer.
+def init_mlp(rng: np.random.Generator, sizes: Sequence[int], dtype, *, scheme: str = "torch",
+             logistic: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Initial weights of every layer, (n_in, n_out) each; draws in the order W_0, b_0, W_1, b_1, ...
 
-    Weight and bias of layer l are ``U(-1/sqrt(n_in), 1/sqrt(n_in))``; the
-    weight is drawn in PyTorch's (n_out, n_in) order and returned transposed,
-    shape (n_in, n_out). Draws happen in the order W_0, b_0, W_1, b_1, ...
+    * ``scheme="torch"``: PyTorch's default ``nn.Linear`` init, weight and bias
+      ``U(-1/sqrt(n_in), 1/sqrt(n_in))``, the weight drawn in PyTorch's (n_out, n_in)
+      order and returned transposed.
+    * ``scheme="sklearn"``: scikit-learn's ``MLPClassifier._init_coef`` (tanh/relu
+      nets): weight (drawn as (n_in, n_out)) and bias ``U(+-sqrt(6 / (n_in + n_out)))``.
+
+    ``logistic``: the last layer is one logistic unit for two classes: the unit is
+    drawn with n_out = 1 and becomes column 1; column 0 (class 0's logit) is 0.
     """
     Ws, bs = [], []
-    for nin, nout in zip(sizes[:-1], sizes[1:]):
-        bound = 1.0 / np.sqrt(nin)
-        Ws.append(np.ascontiguousarray(rng.uniform(-bound, bound, size=(nout, nin)).T.astype(dtype)))
-        bs.append(rng.uniform(-bound, bound, size=nout).astype(dtype))
+    L = len(sizes) - 1
+    for l, (nin, nout) in enumerate(zip(sizes[:-1], sizes[1:])):
+        unit = logistic and l == L - 1
+        n = 1 if unit else nout
+        if scheme == "sklearn":
+            bound = np.sqrt(6.0 / (nin + n))
+            W, b = rng.uniform(-bound, bound, size=(nin, n)), rng.uniform(-bound, bound, size=n)
+        else:
+            bound = 1.0 / np.sqrt(nin)
+            W, b = rng.uniform(-bound, bound, size=(n, nin)).T, rng.uniform(-bound, bound, size=n)
+        if unit:  # class 0's logit held at 0: p_1 = sigmoid(l_1)
+            W, b = np.hstack([np.zeros((nin, 1)), W]), np.r_[0.0, b]
+        Ws.append(np.ascontiguousarray(W.astype(dtype)))
+        bs.append(b.astype(dtype))
     return Ws, bs
 
 

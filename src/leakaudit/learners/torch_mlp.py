@@ -78,6 +78,19 @@ class TorchMLP(Learner):
         Mini-batch size in fast mode (faithful mode always uses 1).
     weight_decay : float, default=0.0
         L2 penalty added to the gradient, as ``torch.optim.SGD`` / ``Adam`` do.
+    init : {"torch", "sklearn"}, default="torch"
+        Initial weights: PyTorch's ``nn.Linear`` default (``U(+-1/sqrt(n_in))``) or
+        scikit-learn's ``MLPClassifier`` (Glorot: ``U(+-sqrt(6 / (n_in + n_out)))``
+        for weights and biases, ``n_out = 1`` for a logistic output layer). Shadow and
+        reference models should be trained like the target: reference models of a
+        scikit-learn MLP target trained with ``init="sklearn", output="logistic"`` gave
+        offline LiRA 0.005-0.013 more AUC than PyTorch's init and a softmax pair over 3
+        seeds (benchmarks/README.md, session 6).
+    output : {"softmax", "logistic"}, default="softmax"
+        The output layer: ``n_classes`` logits and a softmax, or, for two classes,
+        one logistic unit as scikit-learn's ``MLPClassifier`` has for binary targets
+        (class 0's logit is held at 0, so ``p_1 = sigmoid(l_1)``; its weights start
+        at 0 and get no gradient). "logistic" needs fast mode and two classes.
     optimizer : {None, "adam", "sgd"}, default=None
         Fast mode's optimizer: ``torch.optim.Adam`` (betas 0.9, 0.999, eps
         1e-8; what None means) or ``torch.optim.SGD`` without momentum.
@@ -164,6 +177,8 @@ class TorchMLP(Learner):
         n_threads: int | None = None,
         sparse_input: str | bool = "auto",
         native: bool = True,
+        init: str = "torch",
+        output: str = "softmax",
     ):
         self.hidden = hidden
         self.activation = activation
@@ -179,6 +194,8 @@ class TorchMLP(Learner):
         self.n_threads = n_threads
         self.sparse_input = sparse_input
         self.native = native
+        self.init = init
+        self.output = output
 
     # -- parameters -----------------------------------------------------------
     def _check_params(self) -> dict:
@@ -214,6 +231,10 @@ class TorchMLP(Learner):
         check_choice(self.dtype, name="dtype", choices=("float32", "float64"))
         check_choice(self.order, name="order", choices=("independent", "shared"))
         check_choice(self.backend, name="backend", choices=("auto", "numba", "torch"))
+        check_choice(self.init, name="init", choices=("torch", "sklearn"))
+        check_choice(self.output, name="output", choices=("softmax", "logistic"))
+        if self.output == "logistic" and self.mode != "fast":
+            raise InvalidParameterError("output='logistic' needs mode='fast' (faithful mode trains a softmax output)")
         if not isinstance(self.native, (bool, np.bool_)):
             raise InvalidParameterError(f"native must be True or False; got {self.native!r}")
         if self.n_threads is not None:
@@ -256,9 +277,12 @@ class TorchMLP(Learner):
         # run without it
         dtype = p["dtype"]
         sizes = [X.shape[1], *p["hidden"], int(n_classes)]
+        if self.output == "logistic" and sizes[-1] != 2:
+            raise InvalidInputError(f"output='logistic' is one logistic unit for two classes; got {sizes[-1]} classes")
         shared = self.order == "shared"
         # a shared row order comes from one generator of all seeds: the per-model generators are not needed
-        rngs, inits = _seeded_inits(seeds, sizes, dtype, with_rngs=not shared)
+        rngs, inits = _seeded_inits(seeds, sizes, dtype, with_rngs=not shared, scheme=self.init,
+                                    logistic=self.output == "logistic")
         if shared:
             for k, s in enumerate(subsets):
                 if s.size and np.bincount(s, minlength=X.shape[0]).max() > 1:
@@ -429,7 +453,8 @@ class TorchMLP(Learner):
             ks = range(c0, min(K, c0 + chunk))
             Ws, bs = self._stack([inits[k] for k in ks], torch, dtype)
             tr = BatchedMLPTrainer(Ws, bs, Xt, yt, activation=self.activation, optimizer=p["optimizer"], lr=p["lr"],
-                                   weight_decay=self.weight_decay, shared=shared is not None, sparse=sparse)
+                                   weight_decay=self.weight_decay, shared=shared is not None, sparse=sparse,
+                                   logistic=self.output == "logistic")
             if shared is not None:
                 member = torch.from_numpy(_membership([subsets[k] for k in ks], X.shape[0]))
 
@@ -483,7 +508,9 @@ class TorchMLP(Learner):
         P = n_params_1h(d, H, C)
         indptr, indices, values = csr_rows(X.astype(dtype), sparse)
         y64 = y.astype(np.int64)
-        hyper = np.array([p["lr"], self.weight_decay, 0.9, 0.999, 1e-8], dtype=np.float64)
+        # lr, weight decay, Adam's betas and eps, 1 for a logistic output (class 0's logit gradient held at 0)
+        hyper = np.array([p["lr"], self.weight_decay, 0.9, 0.999, 1e-8, float(self.output == "logistic")],
+                         dtype=np.float64)
         adam = p["optimizer"] == "adam"
         act = 0 if self.activation == "tanh" else 1
         exact = bool(dtype == np.float64)
@@ -581,7 +608,7 @@ def _draw_orders(order, start, length, n_epochs, rngs, n_threads) -> None:
     for_each_model(one, len(rngs), n_threads)
 
 
-def _seeded_inits(seeds, sizes, dtype, *, with_rngs: bool = True):
+def _seeded_inits(seeds, sizes, dtype, *, with_rngs: bool = True, scheme: str = "torch", logistic: bool = False):
     """Per-model generators (None unless ``with_rngs``) and initial weights, drawn once per distinct seed.
 
     Models with equal seeds (the paired seed policy gives all of PDTP's models one seed) get the
@@ -592,7 +619,7 @@ def _seeded_inits(seeds, sizes, dtype, *, with_rngs: bool = True):
         s = int(s)
         if s not in done:
             rng = np.random.default_rng(s)
-            done[s] = (init_mlp(rng, sizes, dtype), rng.bit_generator.state)
+            done[s] = (init_mlp(rng, sizes, dtype, scheme=scheme, logistic=logistic), rng.bit_generator.state)
         elif with_rngs:
             rng = np.random.default_rng()
             rng.bit_generator.state = done[s][1]
