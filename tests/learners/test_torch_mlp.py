@@ -504,3 +504,19 @@ def test_sklearn_init_draws_glorot_bounds():
         assert np.abs(b).max() <= bound
     Ws, bs = init_mlp(np.random.default_rng(0), [100, 50, 2], np.float64, scheme="sklearn", logistic=True)
     assert np.all(Ws[1][:, 0] == 0) and bs[1][0] == 0 and np.abs(Ws[1][:, 1]).max() <= np.sqrt(6 / 51)
+
+
+@pytest.mark.parametrize("order", ["independent", "shared"])
+def test_fast_torch_chunks_in_parallel_give_the_same_models_bit_for_bit(data, order):
+    """The torch trainer's chunks run n_threads at a time; the models do not depend on the count."""
+    X, y = data
+    banks = []
+    for n_threads in (1, 2, 3):
+        L = TorchMLP(hidden=(8,), mode="fast", epochs=2, batch_size=4, backend="torch", order=order,
+                     n_threads=n_threads)
+        L.step_bytes = 1.0  # one model per chunk: several chunks in flight at once
+        banks.append(L.fit_many(X, y, SUBSETS * 2, list(range(6))))
+    for other in banks[1:]:
+        for l in range(2):
+            np.testing.assert_array_equal(other.weights_[l], banks[0].weights_[l])
+            np.testing.assert_array_equal(other.biases_[l], banks[0].biases_[l])

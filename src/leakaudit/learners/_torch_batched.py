@@ -93,7 +93,7 @@ def sparse_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 if HAVE_SPARSE_KERNELS:
 
-    @njit(fastmath=True, error_model="numpy", cache=True, boundscheck=False)
+    @njit(fastmath=True, error_model="numpy", cache=True, boundscheck=False, nogil=True)
     def _sparse_forward(W, cols, vals, idx, z):  # pragma: no cover - compiled
         """z[k, t] = sum_j vals[r, j] * W[k, cols[r, j]] with r = idx[k, t] (padding -1 -> row 0): x_r @ W[k].
 
@@ -119,7 +119,7 @@ if HAVE_SPARSE_KERNELS:
                 for q in range(H):
                     z[k, t, q] = acc[q]
 
-    @njit(fastmath=True, error_model="numpy", cache=True, boundscheck=False)
+    @njit(fastmath=True, error_model="numpy", cache=True, boundscheck=False, nogil=True)
     def _sparse_weight_grad(gz, cols, vals, idx, gW):  # pragma: no cover - compiled
         """gW[k] = sum_t x_{idx[k, t]} outer gz[k, t], reading only the non-zero inputs (= x^T gz).
 

@@ -91,7 +91,7 @@ if HAVE_NUMBA:
         q = x2 * q + c8
         return x if abs(x) < c12 else p / q
 
-    @njit(fastmath=True, error_model="numpy", cache=True)
+    @njit(fastmath=True, error_model="numpy", cache=True, nogil=True)
     def tanh_inplace(z, coefs):
         """``z[i] = tanh(z[i])`` by the rational approximation above, for a flat float32 array z.
 

@@ -109,11 +109,11 @@ class TorchMLP(Learner):
         the kernel does not apply. The bank's ``info["backend"]`` records the
         choice.
     n_threads : int or None, default=None
-        Threads for training. None: all of numba's threads for the compiled
-        kernels (one model is one thread's work, so results do not depend on
-        it), and 1 torch thread for the torch trainers (their per-step ops are
-        small; on 2 cores intra-op threads only add synchronisation, see
-        ``benchmarks/README.md``).
+        Threads for training (None: numba's thread count, i.e. every core). The
+        compiled kernels train one model per task; fast mode's torch trainer
+        trains one chunk of models per task, each on one torch intra-op thread
+        (its per-step ops are small: on 2 cores intra-op threads only add
+        synchronisation, see ``benchmarks/README.md``). Results do not depend on it.
     native : bool, default=True
         On the numba backend, train float32 nets with one hidden layer of width
         8, 16, 24, 32, 40, 48, 56, 64, 80, 96 or 128 (fast mode: with a sparse
@@ -432,6 +432,7 @@ class TorchMLP(Learner):
         return 4 * int((X[rows] != 0).sum(1).max()) <= X.shape[1]
 
     def _fast_torch(self, X, y, inits, subsets, rngs, p, shared, sparse):
+        from ._mlp_native import for_each_model
         from ._torch_batched import BatchedMLPTrainer
 
         torch = import_torch()
@@ -448,9 +449,11 @@ class TorchMLP(Learner):
         n_params = sum(W.size + b.size for W, b in zip(*inits[0]))
         step = B * (X.shape[1] + 1 + 3 * sum(self.hidden)) * dtype.itemsize
         chunk = max(1, min(K, int(self.chunk_bytes // (4 * n_params * dtype.itemsize)), int(self.step_bytes // step)))
-        Ws_out, bs_out = [], []
-        for c0 in range(0, K, chunk):
-            ks = range(c0, min(K, c0 + chunk))
+        bounds = [(c0, min(K, c0 + chunk)) for c0 in range(0, K, chunk)]
+        out: list = [None] * len(bounds)
+
+        def train(c):
+            ks = range(*bounds[c])
             Ws, bs = self._stack([inits[k] for k in ks], torch, dtype)
             tr = BatchedMLPTrainer(Ws, bs, Xt, yt, activation=self.activation, optimizer=p["optimizer"], lr=p["lr"],
                                    weight_decay=self.weight_decay, shared=shared is not None, sparse=sparse,
@@ -476,14 +479,16 @@ class TorchMLP(Learner):
                         for j in range(S):
                             yield ("gathered", idx_t[:, j])
 
-            with torch_threads(self.n_threads or 1):
-                tr.run(steps())
-            W_chunk, b_chunk = tr.weights()
-            Ws_out.append(W_chunk)
-            bs_out.append(b_chunk)
-        L = len(Ws_out[0])
-        return ([np.concatenate([w[l] for w in Ws_out]) for l in range(L)],
-                [np.concatenate([b[l] for b in bs_out]) for l in range(L)])
+            tr.run(steps())
+            out[c] = tr.weights()
+
+        # chunks are independent (own weights, buffers and generators): n_threads of them at once, each on one
+        # torch thread (intra-op threads only add synchronisation to these small ops); same models for any count
+        with torch_threads(1):
+            for_each_model(train, len(bounds), self.n_threads)
+        L = len(out[0][0])
+        return ([np.concatenate([w[l] for w, _ in out]) for l in range(L)],
+                [np.concatenate([b[l] for _, b in out]) for l in range(L)])
 
     def _fast_numba(self, X, y, inits, subsets, rngs, p, shared, sparse):
         """Fast mode by the compiled kernel (``_mlp_numba``): the torch path's computation, model by model.
