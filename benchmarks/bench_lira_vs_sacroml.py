@@ -69,7 +69,7 @@ def ours(model: str, Xtr, ytr, Xte, yte, proba_train, proba_test, n_shadow: int,
     probs = np.vstack([proba_train, proba_test])
     if model == "mlp":
         learner = TorchMLP(hidden=(64,), activation="tanh", mode="fast", epochs=max(int(n_iter), 1), batch_size=200,
-                           lr=1e-3, weight_decay=1e-4 / 200)
+                           lr=1e-3, weight_decay=1e-4 / 200, **C.SKLEARN_MLP)
     else:
         learner = RandomForest(n_estimators=n_trees)
     with C.Timer() as t:

@@ -51,7 +51,7 @@ def run(n: int, m: int, k: int, seed: int) -> dict:
     for j, s in enumerate(subsets):
         in_mask[j, 2 * n + s] = True
     learner = TorchMLP(hidden=(MODEL["hidden"],), activation="tanh", mode="fast", epochs=MODEL["epochs"],
-                       batch_size=MODEL["batch_size"], lr=MODEL["lr"])
+                       batch_size=MODEL["batch_size"], lr=MODEL["lr"], **C.SKLEARN_MLP)
     with C.Timer() as t:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

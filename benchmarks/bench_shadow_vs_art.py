@@ -61,7 +61,7 @@ def run(n: int, m: int, k: int, seed: int, attack_batch_size: int = ATTACK["atta
                       {"seed": seed, "n_shadow": k, **TARGET, **attack}, timeout=3600)
     probs = peer["arrays"]["proba_eval"]
     learner = TorchMLP(hidden=(TARGET["hidden"],), activation="tanh", mode="fast", epochs=TARGET["epochs"],
-                       batch_size=TARGET["batch_size"], lr=TARGET["lr"])
+                       batch_size=TARGET["batch_size"], lr=TARGET["lr"], **C.SKLEARN_MLP)
     with C.Timer() as t:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
