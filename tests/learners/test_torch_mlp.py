@@ -520,3 +520,11 @@ def test_fast_torch_chunks_in_parallel_give_the_same_models_bit_for_bit(data, or
         for l in range(2):
             np.testing.assert_array_equal(other.weights_[l], banks[0].weights_[l])
             np.testing.assert_array_equal(other.biases_[l], banks[0].biases_[l])
+
+
+def test_fast_torch_takes_an_int_hidden_width(data):
+    """hidden=8 means (8,) on every path, the torch trainer's chunk sizing included."""
+    X, y = data
+    one = TorchMLP(hidden=8, mode="fast", epochs=1, backend="torch").fit_many(X, y, SUBSETS, [1, 2, 3])
+    tup = TorchMLP(hidden=(8,), mode="fast", epochs=1, backend="torch").fit_many(X, y, SUBSETS, [1, 2, 3])
+    np.testing.assert_array_equal(one.predict_proba(X), tup.predict_proba(X))

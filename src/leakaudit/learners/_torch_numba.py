@@ -44,9 +44,9 @@ __all__ = ["HAVE_NUMBA", "KERNEL_LOCK", "sgd_train_many", "sgd_train_many_1h", "
            "tanh_inplace"]
 
 # Rational minimax approximation of tanh on [-7.9053, 7.9053] (Eigen's
-# ``generic_fast_tanh_float``): tanh(x) = x * P(x^2) / Q(x^2); measured error at most 4.4 ulp of
-# float32 (near |x| = 5.7; tests/learners/test_mlp_numba.py). Used for float32 only (a plain ``tanh`` call blocks vectorisation);
-# float64 uses the exact ``np.tanh``.
+# ``generic_fast_tanh_float``): tanh(x) = x * P(x^2) / Q(x^2); measured error at most 4.4 ulp
+# of float32 (near |x| = 5.7; tests/learners/test_mlp_numba.py). Used for float32 only (a plain
+# ``tanh`` call blocks vectorisation); float64 uses the exact ``np.tanh``.
 TANH_COEFS = np.array(
     [
         7.90531110763549805,  # clamp

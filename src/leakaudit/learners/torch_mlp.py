@@ -59,7 +59,7 @@ __all__ = ["TorchMLP"]
 
 
 class TorchMLP(Learner):
-    """Feed-forward classifier with softmax output and NLL loss (PyTorch / numba).
+    """Feed-forward classifier with softmax (or one logistic unit) output and NLL loss (PyTorch / numba).
 
     Parameters
     ----------
@@ -447,7 +447,7 @@ class TorchMLP(Learner):
         # Models are independent, so train them in chunks of bounded memory (weights, gradients, Adam state)
         # and cache-sized steps (the same models up to float rounding: batched products may round differently).
         n_params = sum(W.size + b.size for W, b in zip(*inits[0]))
-        step = B * (X.shape[1] + 1 + 3 * sum(self.hidden)) * dtype.itemsize
+        step = B * (X.shape[1] + 1 + 3 * sum(p["hidden"])) * dtype.itemsize
         chunk = max(1, min(K, int(self.chunk_bytes // (4 * n_params * dtype.itemsize)), int(self.step_bytes // step)))
         bounds = [(c0, min(K, c0 + chunk)) for c0 in range(0, K, chunk)]
         out: list = [None] * len(bounds)
