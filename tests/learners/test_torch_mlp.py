@@ -528,3 +528,27 @@ def test_fast_torch_takes_an_int_hidden_width(data):
     one = TorchMLP(hidden=8, mode="fast", epochs=1, backend="torch").fit_many(X, y, SUBSETS, [1, 2, 3])
     tup = TorchMLP(hidden=(8,), mode="fast", epochs=1, backend="torch").fit_many(X, y, SUBSETS, [1, 2, 3])
     np.testing.assert_array_equal(one.predict_proba(X), tup.predict_proba(X))
+
+
+def test_from_sklearn_maps_the_estimator_and_refuses_others():
+    import warnings
+
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.neural_network import MLPClassifier
+
+    from leakaudit.exceptions import UnsupportedError
+
+    X, _ = adult_like(60)
+    y3 = np.arange(60) % 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = MLPClassifier(hidden_layer_sizes=(8, 4), batch_size=16, alpha=0.01, max_iter=3).fit(X, y3)
+    L = TorchMLP.from_sklearn(est, n_threads=1)
+    assert (L.hidden, L.output, L.epochs, L.batch_size, L.weight_decay, L.n_threads) == ((8, 4), "softmax", 3, 16,
+                                                                                          0.01 / 16, 1)
+    assert L.fit(X, y3, random_state=0).predict_proba(X).shape == (60, 3)
+    assert TorchMLP.from_sklearn(MLPClassifier(max_iter=7)).epochs == 7  # unfitted: max_iter
+    with pytest.raises(UnsupportedError, match="MLPClassifier"):
+        TorchMLP.from_sklearn(RandomForestClassifier())
+    with pytest.raises(UnsupportedError, match="lbfgs"):
+        TorchMLP.from_sklearn(MLPClassifier(solver="lbfgs"))

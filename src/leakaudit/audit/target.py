@@ -123,8 +123,16 @@ def torch_module_learner(cfg: AuditConfig):
                               momentum=t.momentum)
 
 
+#: scikit-learn's own optimiser-state classes a fitted MLPClassifier carries (plain attributes: learning
+#: rates, moment arrays); skops' default trusted set leaves them out, so no fitted MLP could be audited
+_SKLEARN_INTERNALS = ("sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
+                      "sklearn.neural_network._stochastic_optimizers.SGDOptimizer")
+
+
 def load_skops_model(path: Path):
     """Load a scikit-learn estimator saved with skops, refusing any untrusted type.
+
+    Trusted: skops' default set and :data:`_SKLEARN_INTERNALS`.
 
     Raises
     ------
@@ -147,12 +155,14 @@ def load_skops_model(path: Path):
         untrusted = sio.get_untrusted_types(file=path)
     except Exception as exc:  # a malformed zip or schema
         raise UnsafeFileError(f"model file {path} is not a readable skops file: {exc}") from None
+    internals = [t for t in untrusted if t in _SKLEARN_INTERNALS]
+    untrusted = [t for t in untrusted if t not in _SKLEARN_INTERNALS]
     if untrusted:
         raise UnsafeFileError(
             f"model file {path} holds types leakaudit does not trust: {', '.join(untrusted)}; refusing to load it"
         )
     try:
-        return sio.load(path, trusted=[])
+        return sio.load(path, trusted=internals)
     except Exception as exc:
         raise UnsafeFileError(f"model file {path} could not be loaded safely: {exc}") from None
 
@@ -241,22 +251,30 @@ def _sklearn_learner(est) -> tuple[object, str]:
     """The learner that retrains a scikit-learn estimator, and a note for the target's description.
 
     A ``RandomForestClassifier`` is retrained by leakaudit's :class:`~leakaudit.learners.RandomForest`
-    (the same trees for the same seed, grown in parallel at a fraction of the cost) unless it uses a
-    setting that one does not implement; everything else by ``SklearnLearner`` (a clone of the estimator).
+    (the same trees for the same seed, grown in parallel at a fraction of the cost) and an Adam
+    ``MLPClassifier`` by :meth:`TorchMLP.from_sklearn <leakaudit.learners.TorchMLP.from_sklearn>` (its
+    recipe, all nets at once; the note says where it is not scikit-learn's to the letter), unless the
+    estimator uses a setting they do not implement; everything else by ``SklearnLearner`` (a clone).
     """
     from sklearn.base import clone
     from sklearn.ensemble import RandomForestClassifier
+    from sklearn.neural_network import MLPClassifier
 
     from ..exceptions import UnsupportedError
-    from ..learners import RandomForest
+    from ..learners import RandomForest, TorchMLP
     from ..learners.sklearn import SklearnLearner
 
-    if isinstance(est, RandomForestClassifier):
-        try:
+    try:
+        if isinstance(est, RandomForestClassifier):
             return (RandomForest.from_sklearn(est),
                     "; reference and leave-one-out forests retrained by leakaudit's RandomForest (same algorithm)")
-        except UnsupportedError as e:
-            return SklearnLearner(clone(est)), f"; retrained by scikit-learn ({e})"
+        if isinstance(est, MLPClassifier):
+            mlp = TorchMLP.from_sklearn(est)
+            return mlp, (f"; reference and leave-one-out nets retrained by leakaudit's TorchMLP with the "
+                         f"MLPClassifier's recipe ({mlp.epochs} epochs = the target's n_iter_, no early stopping, "
+                         "its L2 as weight decay on every parameter)")
+    except UnsupportedError as e:
+        return SklearnLearner(clone(est)), f"; retrained by scikit-learn ({e})"
     return SklearnLearner(clone(est)), ""
 
 

@@ -51,7 +51,7 @@ import numpy as np
 
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
-from ..exceptions import InvalidInputError, InvalidParameterError
+from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import Learner
 from ._torch_utils import MLPBank, MLPModel, import_torch, init_mlp, mlp_layout, pack_params, torch_threads
 
@@ -196,6 +196,47 @@ class TorchMLP(Learner):
         self.native = native
         self.init = init
         self.output = output
+
+    #: MLPClassifier settings TorchMLP does not implement, with the value it assumes
+    _SKLEARN_ASSUMES = {"solver": "adam", "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-8, "shuffle": True,
+                        "early_stopping": False}
+
+    @classmethod
+    def from_sklearn(cls, estimator: Any, *, n_threads: int | None = None) -> "TorchMLP":
+        """A fast-mode TorchMLP that trains scikit-learn's ``MLPClassifier`` recipe, many nets at once.
+
+        Same architecture (``hidden_layer_sizes``, tanh or relu), init (``init="sklearn"``), output
+        (one logistic unit when the fitted estimator has two ``classes_``: ``output="logistic"``; else a
+        softmax), loss, Adam
+        with its ``learning_rate_init`` and betas, batch size (``"auto"``: 200, i.e. ``min(200, n)``),
+        rows reshuffled every epoch. Epochs: the fitted estimator's ``n_iter_`` (else ``max_iter``).
+        Not the same to the letter: no early stopping on the training loss (every net trains those
+        epochs), ``alpha`` becomes ``weight_decay = alpha / batch_size`` (scikit-learn's L2 gradient
+        for a full batch) and also reaches the biases (scikit-learn leaves them out; ``alpha`` =
+        1e-4 makes that a 5e-7 shrink per step), Adam's eps inside the bias correction (torch's
+        form), float32 arithmetic. Raises :class:`~leakaudit.exceptions.UnsupportedError` naming
+        any setting outside that (another solver or activation, early stopping, other betas).
+        """
+        from sklearn.neural_network import MLPClassifier
+
+        if not isinstance(estimator, MLPClassifier):
+            raise UnsupportedError(f"estimator must be an MLPClassifier; got {type(estimator).__name__}")
+        prm = estimator.get_params(deep=False)
+        odd = {k: prm.get(k) for k, v in cls._SKLEARN_ASSUMES.items() if k in prm and prm[k] != v}
+        if prm["activation"] not in ("tanh", "relu"):
+            odd["activation"] = prm["activation"]
+        if odd:
+            raise UnsupportedError(f"TorchMLP does not implement {odd} (it assumes {cls._SKLEARN_ASSUMES} and "
+                                   "activation 'tanh' or 'relu')")
+        hidden = prm["hidden_layer_sizes"]
+        hidden = (int(hidden),) if isinstance(hidden, numbers.Integral) else tuple(int(h) for h in hidden)
+        batch = 200 if prm["batch_size"] == "auto" else int(prm["batch_size"])
+        classes = getattr(estimator, "classes_", None)
+        binary = classes is not None and len(classes) == 2
+        return cls(hidden=hidden, activation=prm["activation"], mode="fast", optimizer="adam",
+                   epochs=int(getattr(estimator, "n_iter_", prm["max_iter"])), lr=float(prm["learning_rate_init"]),
+                   batch_size=batch, weight_decay=float(prm["alpha"]) / batch, init="sklearn",
+                   output="logistic" if binary else "softmax", n_threads=n_threads)
 
     # -- parameters -----------------------------------------------------------
     def _check_params(self) -> dict:
