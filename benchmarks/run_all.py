@@ -36,6 +36,7 @@ BENCHES = {  # key: (script, full-size arguments)
     "scaling": ("bench_scaling.py", []),
     "parallel": ("bench_parallel.py", []),
     "kernels": ("bench_kernels.py", []),
+    "audit_mlp": ("bench_audit_mlp_target.py", []),
 }
 PEER_TOOLS = {"art": "adversarial-robustness-toolbox", "sacroml": "sacroml", "privacymeter": "privacy-meter",
               "tfprivacy": "tensorflow-privacy"}
@@ -235,7 +236,9 @@ def write_report(log=None, quick=False) -> Path:
     sections = [("LiRA vs SACRO-ML", runs("lira_vs_sacroml")), ("PDTP vs ART", runs("pdtp_vs_art")),
                 ("Shadow-model attack vs ART", runs("shadow_vs_art")),
                 ("Reference-model attack vs ML Privacy Meter 1.0.1", runs("reference_vs_privacymeter")),
-                ("LiRA vs TF Privacy's advanced_mia", runs("lira_vs_tfprivacy"))]
+                ("LiRA vs TF Privacy's advanced_mia", runs("lira_vs_tfprivacy")),
+                ("Audit of a scikit-learn MLP target: TorchMLP.from_sklearn vs scikit-learn retraining",
+                 runs("audit_mlp_target"))]
     for title, keys in sections:
         out += [f"## {title}", ""]
         found = False
