@@ -15,8 +15,8 @@ Models (identical on both sides):
   first Newton step by a low-rank downdate of the full Hessian, then chord steps; exact to the same
   gradient tolerance as a fresh fit).
 * NN: one hidden layer of 64 tanh units, Adam lr 1e-3, batch 32, ``E`` epochs, no L2:
-  scikit-learn ``MLPClassifier`` retrained per record in ART vs ``TorchMLP(mode="fast")`` training
-  all leave-one-out models at once (``fit_many``).
+  scikit-learn ``MLPClassifier`` retrained per record in ART vs ``TorchMLP(mode="fast")`` with the
+  same recipe (``init="sklearn", output="logistic"``) training all leave-one-out models at once (``fit_many``).
 
 Quality: PDTP is a per-record leakage measure, not a membership attack, so AUC / TPR do not apply.
 ART maximises the ratio over every training row's output, leakaudit evaluates at x(t) (Long et al.
@@ -137,7 +137,7 @@ def run(model: str, n: int, r: int, seed: int) -> dict:
         else:
             params = {"model": "nn", "seed": seed, **NN}
             learner = TorchMLP(hidden=(NN["hidden"],), activation="tanh", mode="fast", epochs=NN["epochs"],
-                               batch_size=NN["batch_size"], lr=NN["lr"])
+                               batch_size=NN["batch_size"], lr=NN["lr"], **C.SKLEARN_MLP)
     idx = rng.permutation(len(yall))[:n]
     X, y = Xall[idx].astype(np.float64), yall[idx]
     records = np.arange(r)
