@@ -4,7 +4,8 @@ Same work for both, Adult (one-hot + z-scored, 2,000 rows drawn with ``--seed``)
 each on a random half: fast mode (mini-batch Adam, batch 200) and faithful mode (per-example SGD,
 lr 0.01). Each kernel runs ``--reps`` times after a warm-up (compilation outside the timers); best wall
 and CPU seconds, and the largest probability difference between the two kernels' models (float32
-rounding: the C twins sum in another order) and first-layer weight difference.
+rounding: the C twins sum in another order) and first-layer weight difference. Then the prediction of K such nets
+(sparse first layer) on 20,000 rows: the first layer by the numba kernel vs its C twin (same sums in the same order).
 
 Usage: .venv/bin/python benchmarks/bench_kernels.py [--models 100] [--epochs 10] [--reps 3] [--seed 0] [--quick]
 """
@@ -54,6 +55,35 @@ def run(mode: str, K: int, epochs: int, reps: int, seed: int) -> dict:
     return row
 
 
+def run_predict(K: int, n: int, reps: int, seed: int) -> dict:
+    """Prediction of K nets trained with a sparse first layer on n Adult rows: the first layer by numba vs C."""
+    from leakaudit.learners import TorchMLP
+
+    X, y, _ = C.adult_arrays()
+    idx = np.random.default_rng(seed).permutation(len(y))[:n]
+    X, y = X[idx], y[idx]
+    bank = TorchMLP(hidden=(64,), activation="tanh", mode="fast", epochs=1, batch_size=200).fit_many(
+        X, y, [np.arange(1000)] * K, list(range(K)))
+    row = {"name": "kernels_predict", "work": f"logits of {K} Adult nets 104-64-2 (sparse first layer) on {n:,} rows"}
+    out = {}
+    for name, env in (("numba", "0"), ("native", "1")):
+        old = os.environ.get("LEAKAUDIT_NATIVE")
+        os.environ["LEAKAUDIT_NATIVE"] = env
+        try:
+            bank.decision_function(X[:10])
+            best = None
+            for _ in range(reps):
+                with C.Timer() as t:
+                    out[name] = bank.decision_function(X)
+                best = t if best is None or t.seconds < best.seconds else best
+        finally:
+            os.environ.pop("LEAKAUDIT_NATIVE") if old is None else os.environ.__setitem__("LEAKAUDIT_NATIVE", old)
+        row[f"{name}_seconds"], row[f"{name}_cpu_seconds"] = best.seconds, best.cpu_seconds
+    row["speedup"] = row["numba_seconds"] / row["native_seconds"]
+    row["max_abs_logit_diff"] = float(np.abs(out["native"] - out["numba"]).max())
+    return row
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", type=int, default=100)
@@ -66,6 +96,7 @@ def main(argv=None):
         a.models, a.epochs, a.reps = 4, 2, 1
     C.warm_up()
     rows = [run(m, a.models, a.epochs, a.reps, a.seed) for m in ("fast", "faithful")]
+    rows.append(run_predict(a.models, 2000 if a.quick else 20000, a.reps, a.seed))
     for r in rows:
         print({k: (float(f"{v:.4g}") if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
     C.write_result("kernels" + ("_quick" if a.quick else ""), {"rows": rows, "threads": os.environ.get("NUMBA_NUM_THREADS", "default")})

@@ -323,6 +323,64 @@ int64_t leakaudit_train_1h_f32(int64_t H, ARGS_DECL)
     }
 }
 
+/* The first layer of one net on CSR rows (prediction of nets trained with a sparse first layer; the numba twin
+ * _mlp_numba.sparse_first_layer sums in the same order, results equal up to FMA contraction):
+ * out[i, :] = b1 + sum over the listed inputs q of row i of values[q] W1[indices[q], :], each row's inputs added
+ * in their listed order, in registers. */
+static inline __attribute__((always_inline)) void first_layer_impl(
+    const int NV, const float *restrict w1, const float *restrict b1, const int64_t *restrict indptr,
+    const int64_t *restrict indices, const float *restrict values, int64_t n, float *restrict out)
+{
+    const int64_t H = (int64_t)NV * 8;
+    for (int64_t i = 0; i < n; i++) {
+        v8f acc[NV];
+        for (int v = 0; v < NV; v++) acc[v] = LOADV(b1 + 8 * v);
+        for (int64_t q = indptr[i]; q < indptr[i + 1]; q++) {
+            const float xv = values[q];
+            const float *w = w1 + indices[q] * H;
+            for (int v = 0; v < NV; v++) acc[v] += xv * LOADV(w + 8 * v);
+        }
+        for (int v = 0; v < NV; v++) STOREV(out + i * H + 8 * v, acc[v]);
+    }
+}
+
+#define FL_DECL                                                                                           \
+    const float *restrict w1, const float *restrict b1, const int64_t *restrict indptr,                  \
+        const int64_t *restrict indices, const float *restrict values, int64_t n, float *restrict out
+#define FL_PASS w1, b1, indptr, indices, values, n, out
+#define FL_SPECIALISE(NVC) \
+    static void first_layer_nv##NVC(FL_DECL) { first_layer_impl(NVC, FL_PASS); }
+FL_SPECIALISE(1)
+FL_SPECIALISE(2)
+FL_SPECIALISE(3)
+FL_SPECIALISE(4)
+FL_SPECIALISE(5)
+FL_SPECIALISE(6)
+FL_SPECIALISE(7)
+FL_SPECIALISE(8)
+FL_SPECIALISE(10)
+FL_SPECIALISE(12)
+FL_SPECIALISE(16)
+
+/* The first layer of one net on n CSR rows into out (n, H); returns 0, or -1 for a width with no copy. */
+int64_t leakaudit_first_layer_1h_f32(int64_t H, FL_DECL)
+{
+    switch (H) {
+    case 8: first_layer_nv1(FL_PASS); return 0;
+    case 16: first_layer_nv2(FL_PASS); return 0;
+    case 24: first_layer_nv3(FL_PASS); return 0;
+    case 32: first_layer_nv4(FL_PASS); return 0;
+    case 40: first_layer_nv5(FL_PASS); return 0;
+    case 48: first_layer_nv6(FL_PASS); return 0;
+    case 56: first_layer_nv7(FL_PASS); return 0;
+    case 64: first_layer_nv8(FL_PASS); return 0;
+    case 80: first_layer_nv10(FL_PASS); return 0;
+    case 96: first_layer_nv12(FL_PASS); return 0;
+    case 128: first_layer_nv16(FL_PASS); return 0;
+    default: return -1;
+    }
+}
+
 /* the widths the dispatcher accepts, for the Python side */
 int64_t leakaudit_native_supports(int64_t H)
 {

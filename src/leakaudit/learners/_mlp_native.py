@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["library", "supports", "train_block", "train_faithful", "for_each_model", "UNAVAILABLE_REASON"]
+__all__ = ["library", "supports", "train_block", "train_faithful", "first_layer", "for_each_model",
+           "UNAVAILABLE_REASON"]
 
 SOURCE = Path(__file__).with_name("_mlp_native.c")
 FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC"]
@@ -89,6 +90,9 @@ def _build() -> ctypes.CDLL:
     sgd.restype = ctypes.c_int64
     sgd.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 9 + [ctypes.c_int64] * 3 + [
         ctypes.c_float, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    fl = lib.leakaudit_first_layer_1h_f32
+    fl.restype = ctypes.c_int64
+    fl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64, ctypes.c_void_p]
     lib.leakaudit_native_supports.restype = ctypes.c_int64
     lib.leakaudit_native_supports.argtypes = [ctypes.c_int64]
     return lib
@@ -231,6 +235,29 @@ def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr
                  _ptr(values), _ptr(y), _ptr(order[o0:o1]) if o1 > o0 else _ptr(order), o1 - o0, int(epochs),
                  int(C), float(lr), int(activation), _ptr(coefs), _ptr(local.lo))
         if got < 0:  # pragma: no cover - supports() guards the width
+            raise RuntimeError(f"native kernel has no copy for hidden width {H}")
+
+    for_each_model(one, K, n_threads)
+
+
+def first_layer(indptr, indices, values, W, b, out, n_threads=None) -> None:
+    """``out[k, i] = b[k] + sum over row i's listed inputs c of values * W[k, c]``, model by model over threads.
+
+    ``_mlp_numba.sparse_first_layer``'s contract (CSR rows of csr_rows; W (K, d, H), b (K, H), out (K, n, H),
+    float32, C-contiguous); each row's inputs are added in their listed order, so a row's outputs do not
+    depend on the rows queried with it or on the threads.
+    """
+    lib = library()
+    if lib is None:  # pragma: no cover - callers check supports() first
+        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+    K, n, H = out.shape
+    for a in (W, b, out, values):
+        if a.dtype != np.float32 or not a.flags.c_contiguous:  # pragma: no cover - the caller's contract
+            raise ValueError("first_layer needs C-contiguous float32 arrays")
+
+    def one(k):
+        if lib.leakaudit_first_layer_1h_f32(int(H), _ptr(W[k]), _ptr(b[k]), _ptr(indptr), _ptr(indices),
+                                            _ptr(values), int(n), _ptr(out[k])) < 0:  # pragma: no cover
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 
     for_each_model(one, K, n_threads)
