@@ -22,6 +22,10 @@ typedef float v8f __attribute__((vector_size(32), aligned(4)));
 
 typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
 
+/* The hidden widths the kernels have specialised copies for, as NV = H / 8 vectors; every list of copies, every
+ * dispatcher and leakaudit_native_supports expand this one list. */
+#define FOR_EACH_NV(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(10) X(12) X(16)
+
 /* lanes of a where m is set (all ones), else of b */
 static inline v8f vsel(v8i m, v8f a, v8f b) { return (v8f)(((v8i)a & m) | ((v8i)b & ~m)); }
 
@@ -245,33 +249,14 @@ static inline __attribute__((always_inline)) void sgd_impl(
 #define SGD_PASS w1, b1, w2, b2, indptr, indices, values, y, order, m, epochs, C, lr, activation, coefs, lo
 #define SGD_SPECIALISE(NVC) \
     static void sgd_nv##NVC(SGD_DECL) { sgd_impl(NVC, SGD_PASS); }
-SGD_SPECIALISE(1)
-SGD_SPECIALISE(2)
-SGD_SPECIALISE(3)
-SGD_SPECIALISE(4)
-SGD_SPECIALISE(5)
-SGD_SPECIALISE(6)
-SGD_SPECIALISE(7)
-SGD_SPECIALISE(8)
-SGD_SPECIALISE(10)
-SGD_SPECIALISE(12)
-SGD_SPECIALISE(16)
+FOR_EACH_NV(SGD_SPECIALISE)
 
 /* Per-example SGD of one model (faithful mode); returns 0, or -1 for a width with no copy. Scratch: lo (C floats). */
 int64_t leakaudit_sgd_1h_f32(int64_t H, SGD_DECL)
 {
+#define SGD_CASE(NVC) case 8 * NVC: sgd_nv##NVC(SGD_PASS); return 0;
     switch (H) {
-    case 8: sgd_nv1(SGD_PASS); return 0;
-    case 16: sgd_nv2(SGD_PASS); return 0;
-    case 24: sgd_nv3(SGD_PASS); return 0;
-    case 32: sgd_nv4(SGD_PASS); return 0;
-    case 40: sgd_nv5(SGD_PASS); return 0;
-    case 48: sgd_nv6(SGD_PASS); return 0;
-    case 56: sgd_nv7(SGD_PASS); return 0;
-    case 64: sgd_nv8(SGD_PASS); return 0;
-    case 80: sgd_nv10(SGD_PASS); return 0;
-    case 96: sgd_nv12(SGD_PASS); return 0;
-    case 128: sgd_nv16(SGD_PASS); return 0;
+    FOR_EACH_NV(SGD_CASE)
     default: return -1;
     }
 }
@@ -290,35 +275,16 @@ int64_t leakaudit_sgd_1h_f32(int64_t H, SGD_DECL)
 /* one specialised copy per hidden width the dispatcher accepts (H = 8 NV) */
 #define SPECIALISE(NVC) \
     static int64_t train_nv##NVC(ARGS_DECL) { return train_impl(NVC, ARGS_PASS); }
-SPECIALISE(1)
-SPECIALISE(2)
-SPECIALISE(3)
-SPECIALISE(4)
-SPECIALISE(5)
-SPECIALISE(6)
-SPECIALISE(7)
-SPECIALISE(8)
-SPECIALISE(10)
-SPECIALISE(12)
-SPECIALISE(16)
+FOR_EACH_NV(SPECIALISE)
 
 /* Train one model for n_epochs of its row order (positions in its row map); returns the number of steps
  * taken, or -1 for a hidden width H with no specialised copy (H must be 8 NV for a listed NV).
  * Scratch: grad (P floats, 32-byte aligned), rows (B), z (H floats, 32-byte aligned), g (C). */
 int64_t leakaudit_train_1h_f32(int64_t H, ARGS_DECL)
 {
+#define TRAIN_CASE(NVC) case 8 * NVC: return train_nv##NVC(ARGS_PASS);
     switch (H) {
-    case 8: return train_nv1(ARGS_PASS);
-    case 16: return train_nv2(ARGS_PASS);
-    case 24: return train_nv3(ARGS_PASS);
-    case 32: return train_nv4(ARGS_PASS);
-    case 40: return train_nv5(ARGS_PASS);
-    case 48: return train_nv6(ARGS_PASS);
-    case 56: return train_nv7(ARGS_PASS);
-    case 64: return train_nv8(ARGS_PASS);
-    case 80: return train_nv10(ARGS_PASS);
-    case 96: return train_nv12(ARGS_PASS);
-    case 128: return train_nv16(ARGS_PASS);
+    FOR_EACH_NV(TRAIN_CASE)
     default: return -1;
     }
 }
@@ -350,33 +316,14 @@ static inline __attribute__((always_inline)) void first_layer_impl(
 #define FL_PASS w1, b1, indptr, indices, values, n, out
 #define FL_SPECIALISE(NVC) \
     static void first_layer_nv##NVC(FL_DECL) { first_layer_impl(NVC, FL_PASS); }
-FL_SPECIALISE(1)
-FL_SPECIALISE(2)
-FL_SPECIALISE(3)
-FL_SPECIALISE(4)
-FL_SPECIALISE(5)
-FL_SPECIALISE(6)
-FL_SPECIALISE(7)
-FL_SPECIALISE(8)
-FL_SPECIALISE(10)
-FL_SPECIALISE(12)
-FL_SPECIALISE(16)
+FOR_EACH_NV(FL_SPECIALISE)
 
 /* The first layer of one net on n CSR rows into out (n, H); returns 0, or -1 for a width with no copy. */
 int64_t leakaudit_first_layer_1h_f32(int64_t H, FL_DECL)
 {
+#define FL_CASE(NVC) case 8 * NVC: first_layer_nv##NVC(FL_PASS); return 0;
     switch (H) {
-    case 8: first_layer_nv1(FL_PASS); return 0;
-    case 16: first_layer_nv2(FL_PASS); return 0;
-    case 24: first_layer_nv3(FL_PASS); return 0;
-    case 32: first_layer_nv4(FL_PASS); return 0;
-    case 40: first_layer_nv5(FL_PASS); return 0;
-    case 48: first_layer_nv6(FL_PASS); return 0;
-    case 56: first_layer_nv7(FL_PASS); return 0;
-    case 64: first_layer_nv8(FL_PASS); return 0;
-    case 80: first_layer_nv10(FL_PASS); return 0;
-    case 96: first_layer_nv12(FL_PASS); return 0;
-    case 128: first_layer_nv16(FL_PASS); return 0;
+    FOR_EACH_NV(FL_CASE)
     default: return -1;
     }
 }
@@ -384,6 +331,9 @@ int64_t leakaudit_first_layer_1h_f32(int64_t H, FL_DECL)
 /* the widths the dispatcher accepts, for the Python side */
 int64_t leakaudit_native_supports(int64_t H)
 {
-    return H == 8 || H == 16 || H == 24 || H == 32 || H == 40 || H == 48 || H == 56 || H == 64 || H == 80 ||
-           H == 96 || H == 128;
+#define SUPPORTED_CASE(NVC) case 8 * NVC: return 1;
+    switch (H) {
+    FOR_EACH_NV(SUPPORTED_CASE)
+    default: return 0;
+    }
 }
