@@ -153,3 +153,19 @@ def test_native_first_layer_equals_the_numba_kernel(monkeypatch, hidden):
         mp.setenv("LEAKAUDIT_NATIVE", "0")
         numba_ = bank.decision_function(X)
     np.testing.assert_allclose(native, numba_, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 3, 257, 1000])
+def test_native_permutations_are_numpys(m):
+    """_mlp_native.permutations draws what rng.permutation draws, epoch after epoch, and leaves the generator where
+    numpy leaves it (also from a state with a buffered 32-bit half, which numpy's PCG64 keeps between calls)."""
+    for pre in (False, True):
+        a, b = np.random.default_rng(11), np.random.default_rng(11)
+        if pre:
+            a.integers(0, 10, dtype=np.uint32)
+            b.integers(0, 10, dtype=np.uint32)
+        out = np.full(3 * m, -1, np.int64)
+        assert _mlp_native.permutations(a, out, 3)
+        ref = np.concatenate([b.permutation(m) for _ in range(3)]) if m else out[:0]
+        np.testing.assert_array_equal(out, ref)
+        assert a.integers(1 << 62) == b.integers(1 << 62) and a.random() == b.random()

@@ -50,23 +50,27 @@ static inline v8f tanh_rat(v8f x, const float *c) {
     return vsel(ax < c[12], x, r);
 }
 
-/* NV = H / 8 vectors of hidden units; a compile-time constant in the specialised copies below */
+/* NV = H / 8 vectors of hidden units and ACT (0 tanh, 1 relu): compile-time constants in the specialised copies
+ * below, so that a row's hidden vectors stay in registers from the forward pass to the scatter of its gradient */
 static inline __attribute__((always_inline)) int64_t train_impl(
-    const int NV, float *restrict p, float *restrict m1, float *restrict m2, int64_t *restrict steps,
+    const int NV, const int ACT, float *restrict p, float *restrict m1, float *restrict m2, int64_t *restrict steps,
     const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,
     const int64_t *restrict y, const int64_t *restrict order, const int64_t *restrict rowmap,
     const uint8_t *restrict member, int64_t length, int64_t n_epochs, int64_t B, int64_t d, int64_t C,
-    const double *restrict hyper, int adam, int activation, const float *restrict coefs,
-    float *restrict grad, int64_t *restrict rows, float *restrict z, float *restrict g)
+    const double *restrict hyper, int adam, const float *restrict coefs,
+    float *restrict grad, int64_t *restrict rows, float *restrict g)
 {
     const int64_t H = (int64_t)NV * 8;
     const int64_t P = d * H + H + C * H + C;
+    const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
     float *w1 = p, *b1 = p + d * H, *w2 = b1 + H, *b2 = w2 + C * H;
     float *gw1 = grad, *gb1 = grad + d * H, *gw2 = gb1 + H, *gb2 = gw2 + C * H;
     const double lr64 = hyper[0], beta1 = hyper[2], beta2 = hyper[3];
     const float wd = (float)hyper[1], omb1 = (float)(1.0 - beta1), b2c = (float)beta2;
     const float omb2 = (float)(1.0 - beta2), eps = (float)hyper[4], lr = (float)lr64;
-    const int logistic = hyper[5] != 0.0;  /* one logistic unit: class 0's logit held at 0, no gradient */
+    /* one logistic unit: class 0's logit is held at 0 (its weights stay 0 and get no gradient), so its logit
+     * and its rows of the backward pass are skipped: the same numbers as computing them */
+    const int64_t c0 = hyper[5] != 0.0 ? 1 : 0;
     int64_t taken = 0;
     memset(grad, 0, sizeof(float) * (size_t)P);
     for (int64_t e = 0; e < n_epochs; e++) {
@@ -85,27 +89,26 @@ static inline __attribute__((always_inline)) int64_t train_impl(
                 const int64_t r = rows[i];
                 const int64_t q0 = indptr[r], q1 = indptr[r + 1];
                 /* forward: z = b1 + sum over listed inputs of x_c W1[c], in registers */
-                v8f acc[NV];
+                v8f acc[NV], a[NV];
                 for (int v = 0; v < NV; v++) acc[v] = LOADV(b1 + 8 * v);
                 for (int64_t q = q0; q < q1; q++) {
                     const float xv = values[q];
                     const float *w = w1 + indices[q] * H;
                     for (int v = 0; v < NV; v++) acc[v] += xv * LOADV(w + 8 * v);
                 }
-                for (int v = 0; v < NV; v++) {
-                    const v8f a = activation == 0 ? tanh_rat(acc[v], coefs) : vsel(acc[v] < 0.0f, (v8f){0, 0, 0, 0, 0, 0, 0, 0}, acc[v]);
-                    STOREV(z + 8 * v, a);
-                }
+                for (int v = 0; v < NV; v++)
+                    a[v] = ACT == 0 ? tanh_rat(acc[v], coefs) : vsel(acc[v] < 0.0f, zero, acc[v]);
                 /* logits, softmax, d(mean NLL)/d logits = (softmax - onehot) / cnt */
-                float mx = 0.0f;
-                for (int64_t c = 0; c < C; c++) {
-                    v8f sv = {0, 0, 0, 0, 0, 0, 0, 0};
+                if (c0) g[0] = 0.0f;
+                for (int64_t c = c0; c < C; c++) {
+                    v8f sv = zero;
                     const float *wc = w2 + c * H;
-                    for (int v = 0; v < NV; v++) sv += LOADV(z + 8 * v) * LOADV(wc + 8 * v);
-                    float l = ((sv[0] + sv[1]) + (sv[2] + sv[3])) + ((sv[4] + sv[5]) + (sv[6] + sv[7])) + b2[c];
-                    g[c] = l;
-                    if (c == 0 || l > mx) mx = l;
+                    for (int v = 0; v < NV; v++) sv += a[v] * LOADV(wc + 8 * v);
+                    g[c] = ((sv[0] + sv[1]) + (sv[2] + sv[3])) + ((sv[4] + sv[5]) + (sv[6] + sv[7])) + b2[c];
                 }
+                float mx = g[0];
+                for (int64_t c = 1; c < C; c++)
+                    if (g[c] > mx) mx = g[c];
                 if (C == 2) {  /* softmax of two: the larger logit's exp(0) = 1 needs no exp call */
                     const float ex = expf((g[0] > g[1] ? g[1] : g[0]) - mx);
                     const float se = 1.0f + ex;
@@ -121,27 +124,23 @@ static inline __attribute__((always_inline)) int64_t train_impl(
                     for (int64_t c = 0; c < C; c++) g[c] = g[c] / se;
                 }
                 g[y[r]] -= 1.0f;
-                if (logistic) g[0] = 0.0f;
-                for (int64_t c = 0; c < C; c++) g[c] *= inv;
+                for (int64_t c = c0; c < C; c++) g[c] *= inv;
                 /* backward at the old weights: output layer, then d loss / d z */
-                for (int v = 0; v < NV; v++) acc[v] = (v8f){0, 0, 0, 0, 0, 0, 0, 0};
-                for (int64_t c = 0; c < C; c++) {
+                for (int v = 0; v < NV; v++) acc[v] = zero;
+                for (int64_t c = c0; c < C; c++) {
                     const float gc = g[c];
                     const float *wc = w2 + c * H;
                     float *gwc = gw2 + c * H;
                     for (int v = 0; v < NV; v++) {
-                        const v8f a = LOADV(z + 8 * v);
                         acc[v] += gc * LOADV(wc + 8 * v);
-                        STOREV(gwc + 8 * v, LOADV(gwc + 8 * v) + gc * a);
+                        STOREV(gwc + 8 * v, LOADV(gwc + 8 * v) + gc * a[v]);
                     }
                     gb2[c] += gc;
                 }
                 for (int v = 0; v < NV; v++) {
-                    const v8f a = LOADV(z + 8 * v);
-                    const v8f d1 = activation == 0 ? acc[v] * (1.0f - a * a)  /* tanh' = 1 - a^2 */
-                                                   : vsel(a <= 0.0f, (v8f){0, 0, 0, 0, 0, 0, 0, 0}, acc[v]);  /* relu' = [a > 0] */
-                    acc[v] = d1;
-                    STOREV(gb1 + 8 * v, LOADV(gb1 + 8 * v) + d1);
+                    acc[v] = ACT == 0 ? acc[v] * (1.0f - a[v] * a[v])  /* tanh' = 1 - a^2 */
+                                      : vsel(a[v] <= 0.0f, zero, acc[v]);  /* relu' = [a > 0] */
+                    STOREV(gb1 + 8 * v, LOADV(gb1 + 8 * v) + acc[v]);
                 }
                 /* first layer: scatter-add into the rows of dW1 of the listed inputs */
                 for (int64_t q = q0; q < q1; q++) {
@@ -266,23 +265,25 @@ int64_t leakaudit_sgd_1h_f32(int64_t H, SGD_DECL)
         const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,   \
         const int64_t *restrict y, const int64_t *restrict order, const int64_t *restrict rowmap,        \
         const uint8_t *restrict member, int64_t length, int64_t n_epochs, int64_t B, int64_t d,          \
-        int64_t C, const double *restrict hyper, int adam, int activation, const float *restrict coefs,  \
-        float *restrict grad, int64_t *restrict rows, float *restrict z, float *restrict g
+        int64_t C, const double *restrict hyper, int adam, const float *restrict coefs,                  \
+        float *restrict grad, int64_t *restrict rows, float *restrict g
 #define ARGS_PASS                                                                                         \
     p, m1, m2, steps, indptr, indices, values, y, order, rowmap, member, length, n_epochs, B, d, C, hyper, \
-        adam, activation, coefs, grad, rows, z, g
+        adam, coefs, grad, rows, g
 
-/* one specialised copy per hidden width the dispatcher accepts (H = 8 NV) */
-#define SPECIALISE(NVC) \
-    static int64_t train_nv##NVC(ARGS_DECL) { return train_impl(NVC, ARGS_PASS); }
+/* one specialised copy per hidden width the dispatcher accepts (H = 8 NV) and activation */
+#define SPECIALISE(NVC)                                                                                   \
+    static int64_t train_nv##NVC##_tanh(ARGS_DECL) { return train_impl(NVC, 0, ARGS_PASS); }             \
+    static int64_t train_nv##NVC##_relu(ARGS_DECL) { return train_impl(NVC, 1, ARGS_PASS); }
 FOR_EACH_NV(SPECIALISE)
 
-/* Train one model for n_epochs of its row order (positions in its row map); returns the number of steps
- * taken, or -1 for a hidden width H with no specialised copy (H must be 8 NV for a listed NV).
- * Scratch: grad (P floats, 32-byte aligned), rows (B), z (H floats, 32-byte aligned), g (C). */
-int64_t leakaudit_train_1h_f32(int64_t H, ARGS_DECL)
+/* Train one model for n_epochs of its row order (positions in its row map); activation 0 is tanh, 1 relu.
+ * Returns the number of steps taken, or -1 for a hidden width H with no specialised copy (H must be 8 NV for a
+ * listed NV). Scratch: grad (P floats, 32-byte aligned), rows (B), g (C). */
+int64_t leakaudit_train_1h_f32(int64_t H, int activation, ARGS_DECL)
 {
-#define TRAIN_CASE(NVC) case 8 * NVC: return train_nv##NVC(ARGS_PASS);
+#define TRAIN_CASE(NVC) \
+    case 8 * NVC: return activation == 0 ? train_nv##NVC##_tanh(ARGS_PASS) : train_nv##NVC##_relu(ARGS_PASS);
     switch (H) {
     FOR_EACH_NV(TRAIN_CASE)
     default: return -1;
@@ -335,5 +336,55 @@ int64_t leakaudit_native_supports(int64_t H)
     switch (H) {
     FOR_EACH_NV(SUPPORTED_CASE)
     default: return 0;
+    }
+}
+
+/* numpy's bit generator interface (numpy/random/bitgen.h), as Generator.bit_generator.ctypes.bit_generator
+ * points to it */
+typedef struct {
+    void *state;
+    uint64_t (*next_uint64)(void *st);
+    uint32_t (*next_uint32)(void *st);
+    double (*next_double)(void *st);
+    uint64_t (*next_raw)(void *st);
+} bitgen_t;
+
+/* numpy's random_interval (numpy/random/src/distributions/distributions.c): a uniform integer in [0, max] by
+ * masked rejection */
+static inline uint64_t random_interval(bitgen_t *bg, uint64_t max)
+{
+    if (max == 0) return 0;
+    uint64_t mask = max, value;
+    mask |= mask >> 1;
+    mask |= mask >> 2;
+    mask |= mask >> 4;
+    mask |= mask >> 8;
+    mask |= mask >> 16;
+    mask |= mask >> 32;
+    if (max <= 0xffffffffUL) {
+        while ((value = (bg->next_uint32(bg->state) & mask)) > max)
+            ;
+    } else {
+        while ((value = (bg->next_uint64(bg->state) & mask)) > max)
+            ;
+    }
+    return value;
+}
+
+/* n_epochs permutations of range(m) into out (n_epochs m), one after the other, each exactly as numpy's
+ * Generator.permutation(m) draws it (shuffle(arange(m)): Fisher-Yates from the last element down, numpy's
+ * _shuffle_raw), from the same generator state and leaving it where numpy would. The caller holds the bit
+ * generator's lock. */
+void leakaudit_permutations(bitgen_t *bg, int64_t *restrict out, int64_t m, int64_t n_epochs)
+{
+    for (int64_t e = 0; e < n_epochs; e++) {
+        int64_t *v = out + e * m;
+        for (int64_t i = 0; i < m; i++) v[i] = i;
+        for (int64_t i = m - 1; i >= 1; i--) {
+            const int64_t j = (int64_t)random_interval(bg, (uint64_t)i);
+            const int64_t t = v[j];
+            v[j] = v[i];
+            v[i] = t;
+        }
     }
 }

@@ -5,6 +5,8 @@
 numba kernel ``_mlp_numba.minibatch_train_many_1h``) and per-example SGD (faithful mode;
 ``_torch_numba.sgd_train_many_1h``), each row's hidden units summed in vector registers, which
 numba cannot express for a run-time width (measured on the 2-core VM: see benchmarks/README.md).
+It also draws the models' epoch orders (:func:`permutations`: numpy's ``Generator.permutation``, the same
+numbers, one call per model and block of epochs, without the GIL).
 
 The source is compiled once with the system C compiler (``$CC``, else ``cc``/``gcc``) with
 ``-O3 -march=native`` into a cache directory (``$LEAKAUDIT_CACHE_DIR``, else
@@ -29,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["library", "supports", "train_block", "train_faithful", "first_layer", "for_each_model",
+__all__ = ["library", "supports", "train_block", "train_faithful", "first_layer", "for_each_model", "permutations",
            "UNAVAILABLE_REASON"]
 
 SOURCE = Path(__file__).with_name("_mlp_native.c")
@@ -84,8 +86,9 @@ def _build() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(target))
     fn = lib.leakaudit_train_1h_f32
     fn.restype = ctypes.c_int64
-    fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 11 + [ctypes.c_int64] * 5 + [
-        ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p] + [ctypes.c_void_p] * 4
+    # H, activation, the 11 arrays, length/n_epochs/B/d/C, hyper, adam, coefs, then the scratch grad/rows/g
+    fn.argtypes = [ctypes.c_int64, ctypes.c_int] + [ctypes.c_void_p] * 11 + [ctypes.c_int64] * 5 + [
+        ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p] + [ctypes.c_void_p] * 3
     sgd = lib.leakaudit_sgd_1h_f32
     sgd.restype = ctypes.c_int64
     sgd.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 9 + [ctypes.c_int64] * 3 + [
@@ -95,6 +98,8 @@ def _build() -> ctypes.CDLL:
     fl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64, ctypes.c_void_p]
     lib.leakaudit_native_supports.restype = ctypes.c_int64
     lib.leakaudit_native_supports.argtypes = [ctypes.c_int64]
+    lib.leakaudit_permutations.restype = None
+    lib.leakaudit_permutations.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
     return lib
 
 
@@ -150,6 +155,25 @@ def for_each_model(one, K: int, n_threads: int | None) -> None:
         list(ex.map(one, range(K)))
 
 
+def permutations(rng: np.random.Generator, out: np.ndarray, n_epochs: int) -> bool:
+    """Fill ``out`` (n_epochs * m,) int64 with ``n_epochs`` draws of ``rng.permutation(m)``, in C; False if unavailable.
+
+    The same numbers, and the same generator state afterwards, as the numpy calls (numpy's Fisher-Yates
+    shuffle of ``arange(m)`` and its bounded-integer draw, through the generator's own C interface), without a
+    Python call per epoch or the GIL. ``out`` must be C-contiguous int64.
+    """
+    lib = library()
+    if lib is None:
+        return False
+    m = out.size // max(1, int(n_epochs))
+    if out.dtype != np.int64 or not out.flags.c_contiguous or m * n_epochs != out.size:  # pragma: no cover
+        raise ValueError("out must be a C-contiguous int64 array of n_epochs * m entries")
+    bg = rng.bit_generator
+    with bg.lock:
+        lib.leakaudit_permutations(bg.ctypes.bit_generator.value, out.ctypes.data, int(m), int(n_epochs))
+    return True
+
+
 def _ptr(a: np.ndarray) -> int:
     return a.ctypes.data
 
@@ -175,15 +199,12 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
 
     def scratch():
         if not hasattr(local, "buf"):
-            # grad (P), z (H), g (C) floats, grad and z 64-byte aligned; rows (B) int64
-            n = P + H + C + 64
-            buf = np.zeros(n + 16, np.float32)
+            # grad (P floats, 64-byte aligned), g (C floats); rows (B) int64
+            buf = np.zeros(P + C + 16, np.float32)
             off = (-buf.ctypes.data % 64) // 4
             local.buf = buf
             local.grad = buf[off : off + P]
-            o = off + P + (-P % 16)
-            local.z = buf[o : o + H]
-            local.g = buf[o + H : o + H + C]
+            local.g = buf[off + P : off + P + C]
             local.rows = np.empty(max(1, batch_size), np.int64)
         return local
 
@@ -194,10 +215,9 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
         rowmap_k = rowmap[int(rm_start[k]) :]
         mem = _ptr(member[k]) if use_member else None
         steps_k = steps[k : k + 1]
-        got = fn(int(H), _ptr(params[k]), _ptr(mom1[k]), _ptr(mom2[k]), _ptr(steps_k), _ptr(indptr), _ptr(indices),
+        got = fn(int(H), int(activation), _ptr(params[k]), _ptr(mom1[k]), _ptr(mom2[k]), _ptr(steps_k), _ptr(indptr), _ptr(indices),
                  _ptr(values), _ptr(y), _ptr(order_k), _ptr(rowmap_k), mem, m, int(n_epochs), int(batch_size),
-                 int(d), int(C), _ptr(hyper), int(bool(adam)), int(activation), _ptr(coefs), _ptr(s.grad),
-                 _ptr(s.rows), _ptr(s.z), _ptr(s.g))
+                 int(d), int(C), _ptr(hyper), int(bool(adam)), _ptr(coefs), _ptr(s.grad), _ptr(s.rows), _ptr(s.g))
         if got < 0:  # pragma: no cover - supports() guards the width
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 

@@ -601,8 +601,9 @@ class TorchMLP(Learner):
                 nb = min(block, epochs - e0)
                 if shared is not None:
                     order = order_buf[: union.size * nb]
-                    for e in range(nb):
-                        order[e * union.size : (e + 1) * union.size] = srng.permutation(union.size)
+                    if not _mlp_native.permutations(srng, order, nb):
+                        for e in range(nb):
+                            order[e * union.size : (e + 1) * union.size] = srng.permutation(union.size)
                     start = np.zeros(Kc, dtype=np.int64)
                 else:  # model k's permutations, epoch after epoch, from its own Generator (as _fast_torch draws)
                     start = np.concatenate([[0], np.cumsum(length * nb)[:-1]]).astype(np.int64)
@@ -639,12 +640,15 @@ def _draw_orders(order, start, length, n_epochs, rngs, n_threads) -> None:
     Model k's epoch e goes to ``order[start[k] + e * length[k] :][: length[k]]``, drawn by ``rngs[k]``
     exactly as ``rngs[k].permutation(length[k])`` would (numpy's ``permutation`` of an int is
     ``shuffle(arange(n))``). numpy's ``shuffle`` releases the GIL, so the models are spread over
-    ``n_threads`` threads (each Generator is used by one thread only: same result for any count).
+    ``n_threads`` threads (each Generator is used by one thread only: same result for any count). The
+    native library draws a model's epochs in one call, the same numbers (``_mlp_native.permutations``).
     """
-    from ._mlp_native import for_each_model
+    from ._mlp_native import for_each_model, permutations
 
     def one(k):
         m = int(length[k])
+        if permutations(rngs[k], order[start[k] : start[k] + n_epochs * m], n_epochs):
+            return
         ar = np.arange(m, dtype=np.int64)
         for e in range(n_epochs):
             v = order[start[k] + e * m : start[k] + (e + 1) * m]
