@@ -405,7 +405,6 @@ def test_sparse_inputs_take_the_sparse_first_layer_with_the_dense_result():
     from leakaudit.learners._torch_utils import MLPBank
 
     X, yy = adult_like(300)
-    assert _torch_utils._sparse_rows(X.astype(np.float32)) is not None
     rng = np.random.default_rng(1)
     W = [rng.normal(size=(4, 107, 16)).astype(np.float32) * 0.2, rng.normal(size=(4, 16, 3)).astype(np.float32)]
     b = [rng.normal(size=(4, 16)).astype(np.float32), rng.normal(size=(4, 3)).astype(np.float32)]
@@ -415,6 +414,8 @@ def test_sparse_inputs_take_the_sparse_first_layer_with_the_dense_result():
     np.testing.assert_allclose(got, dense, rtol=1e-5, atol=1e-5)
     for rows in ([7], [7, 8], list(range(100, 200))):
         np.testing.assert_array_equal(bank.decision_function(X[rows]), got[:, rows])
+    # the dense kernels skip zero inputs: the same sums as the listed inputs only
+    np.testing.assert_array_equal(_torch_utils.MLPBank(W, b, "tanh").decision_function(X), got)
     trained = TorchMLP(hidden=(8,), mode="fast", epochs=1).fit_many(X, yy, [np.arange(100)], [0])
     assert trained.info["sparse_input"] is True
 
@@ -552,3 +553,28 @@ def test_from_sklearn_maps_the_estimator_and_refuses_others():
         TorchMLP.from_sklearn(RandomForestClassifier())
     with pytest.raises(UnsupportedError, match="lbfgs"):
         TorchMLP.from_sklearn(MLPClassifier(solver="lbfgs"))
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.parametrize("hidden", [(16,), (16, 8), (5,)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_rows_logits_are_the_same_bits_in_any_batch_of_a_trained_bank(sparse, hidden, dtype):
+    """MLPBank / MLPModel logits of a row are the same bits whichever rows are queried with it (1, a few, many:
+    BLAS would pick other kernels by size; on AVX-512 OpenBLAS float32 logits moved by an ulp), and a bank's model
+    k alone gives what the bank gives for k."""
+    X, _ = adult_like(600, seed=3)
+    y = (X[:, 0] + X[:, 1] > 0).astype(np.int64)
+    L = TorchMLP(hidden=hidden, mode="fast", epochs=2, batch_size=32, dtype=dtype, sparse_input=sparse)
+    bank = L.fit_many(X, y, [np.arange(300), np.arange(300, 600), np.arange(0, 600, 2)], [0, 1, 2])
+    assert bank.info["sparse_input"] == sparse
+    full = bank.decision_function(X)
+    for n in (1, 2, 3, 17, 64, 257):
+        np.testing.assert_array_equal(bank.decision_function(X[:n]), full[:, :n])
+        np.testing.assert_array_equal(bank.decision_function(X[-n:]), full[:, -n:])
+    for k in range(3):
+        np.testing.assert_array_equal(bank.model(k).decision_function(X[5:9]), full[k, 5:9])
+    ref = X.astype(dtype)  # and they are the network's logits
+    for W, b in zip(bank.weights_[:-1], bank.biases_[:-1]):
+        ref = np.tanh(ref @ W[1] + b[1]) if ref.ndim == 2 else None
+    ref = ref @ bank.weights_[-1][1] + bank.biases_[-1][1]
+    np.testing.assert_allclose(full[1], ref, rtol=1e-4 if dtype == "float32" else 1e-10, atol=1e-5)

@@ -290,41 +290,57 @@ int64_t leakaudit_train_1h_f32(int64_t H, int activation, ARGS_DECL)
     }
 }
 
-/* The first layer of one net on CSR rows (prediction of nets trained with a sparse first layer; the numba twin
- * _mlp_numba.sparse_first_layer sums in the same order, results equal up to FMA contraction):
- * out[i, :] = b1 + sum over the listed inputs q of row i of values[q] W1[indices[q], :], each row's inputs added
- * in their listed order, in registers. */
-static inline __attribute__((always_inline)) void first_layer_impl(
-    const int NV, const float *restrict w1, const float *restrict b1, const int64_t *restrict indptr,
-    const int64_t *restrict indices, const float *restrict values, int64_t n, float *restrict out)
+/* One layer of one net, in registers: out[i, :] = b + sum over row i's non-zero inputs c, ascending, of
+ * x_ic W[c, :]; so a row's outputs do not depend on the rows queried with it (BLAS picks its kernel by the
+ * matrices' sizes). CSR (a compile-time constant): the rows' listed inputs (indptr, indices, values; a first layer
+ * on one-hot data, as nets trained with a sparse first layer are queried), else the dense rows x (n, d), zeros
+ * skipped: the same sums either way. _mlp_numba.stacked_layer is the numba twin. */
+static inline __attribute__((always_inline)) void layer_impl(
+    const int NV, const int CSR, const float *restrict w, const float *restrict b, const int64_t *restrict indptr,
+    const int64_t *restrict indices, const float *restrict values, const float *restrict x, int64_t n, int64_t d,
+    float *restrict out)
 {
     const int64_t H = (int64_t)NV * 8;
     for (int64_t i = 0; i < n; i++) {
         v8f acc[NV];
-        for (int v = 0; v < NV; v++) acc[v] = LOADV(b1 + 8 * v);
-        for (int64_t q = indptr[i]; q < indptr[i + 1]; q++) {
-            const float xv = values[q];
-            const float *w = w1 + indices[q] * H;
-            for (int v = 0; v < NV; v++) acc[v] += xv * LOADV(w + 8 * v);
+        for (int v = 0; v < NV; v++) acc[v] = LOADV(b + 8 * v);
+        const int64_t q0 = CSR ? indptr[i] : 0, q1 = CSR ? indptr[i + 1] : d;
+        for (int64_t q = q0; q < q1; q++) {
+            const float xv = CSR ? values[q] : x[i * d + q];
+            if (!CSR && xv == 0.0f) continue;
+            const float *wc = w + (CSR ? indices[q] : q) * H;
+            for (int v = 0; v < NV; v++) acc[v] += xv * LOADV(wc + 8 * v);
         }
         for (int v = 0; v < NV; v++) STOREV(out + i * H + 8 * v, acc[v]);
     }
 }
 
 #define FL_DECL                                                                                           \
-    const float *restrict w1, const float *restrict b1, const int64_t *restrict indptr,                  \
+    const float *restrict w, const float *restrict b, const int64_t *restrict indptr,                  \
         const int64_t *restrict indices, const float *restrict values, int64_t n, float *restrict out
-#define FL_PASS w1, b1, indptr, indices, values, n, out
-#define FL_SPECIALISE(NVC) \
-    static void first_layer_nv##NVC(FL_DECL) { first_layer_impl(NVC, FL_PASS); }
-FOR_EACH_NV(FL_SPECIALISE)
+#define DL_DECL \
+    const float *restrict w, const float *restrict b, const float *restrict x, int64_t n, int64_t d, float *restrict out
+#define LAYER_SPECIALISE(NVC)                                                                                         \
+    static void first_layer_nv##NVC(FL_DECL) { layer_impl(NVC, 1, w, b, indptr, indices, values, 0, n, 0, out); } \
+    static void dense_layer_nv##NVC(DL_DECL) { layer_impl(NVC, 0, w, b, 0, 0, 0, x, n, d, out); }
+FOR_EACH_NV(LAYER_SPECIALISE)
 
 /* The first layer of one net on n CSR rows into out (n, H); returns 0, or -1 for a width with no copy. */
 int64_t leakaudit_first_layer_1h_f32(int64_t H, FL_DECL)
 {
-#define FL_CASE(NVC) case 8 * NVC: first_layer_nv##NVC(FL_PASS); return 0;
+#define FL_CASE(NVC) case 8 * NVC: first_layer_nv##NVC(w, b, indptr, indices, values, n, out); return 0;
     switch (H) {
     FOR_EACH_NV(FL_CASE)
+    default: return -1;
+    }
+}
+
+/* One dense layer of one net on n rows of x (n, d) into out (n, H); returns 0, or -1 for a width with no copy. */
+int64_t leakaudit_dense_layer_f32(int64_t H, DL_DECL)
+{
+#define DL_CASE(NVC) case 8 * NVC: dense_layer_nv##NVC(w, b, x, n, d, out); return 0;
+    switch (H) {
+    FOR_EACH_NV(DL_CASE)
     default: return -1;
     }
 }

@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["library", "supports", "train_block", "train_faithful", "first_layer", "for_each_model", "permutations",
+__all__ = ["library", "supports", "train_block", "train_faithful", "first_layer", "dense_layer", "for_each_model",
+           "permutations",
            "UNAVAILABLE_REASON"]
 
 SOURCE = Path(__file__).with_name("_mlp_native.c")
@@ -96,6 +97,9 @@ def _build() -> ctypes.CDLL:
     fl = lib.leakaudit_first_layer_1h_f32
     fl.restype = ctypes.c_int64
     fl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64, ctypes.c_void_p]
+    dl = lib.leakaudit_dense_layer_f32
+    dl.restype = ctypes.c_int64
+    dl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
     lib.leakaudit_native_supports.restype = ctypes.c_int64
     lib.leakaudit_native_supports.argtypes = [ctypes.c_int64]
     lib.leakaudit_permutations.restype = None
@@ -263,8 +267,8 @@ def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr
 def first_layer(indptr, indices, values, W, b, out, n_threads=None) -> None:
     """``out[k, i] = b[k] + sum over row i's listed inputs c of values * W[k, c]``, model by model over threads.
 
-    ``_mlp_numba.sparse_first_layer``'s contract (CSR rows of csr_rows; W (K, d, H), b (K, H), out (K, n, H),
-    float32, C-contiguous); each row's inputs are added in their listed order, so a row's outputs do not
+    CSR rows of ``_mlp_numba.csr_rows``; W (K, d, H), b (K, H), out (K, n, H), float32, C-contiguous.
+    Each row's inputs are added in their listed order, so a row's outputs do not
     depend on the rows queried with it or on the threads.
     """
     lib = library()
@@ -278,6 +282,31 @@ def first_layer(indptr, indices, values, W, b, out, n_threads=None) -> None:
     def one(k):
         if lib.leakaudit_first_layer_1h_f32(int(H), _ptr(W[k]), _ptr(b[k]), _ptr(indptr), _ptr(indices),
                                             _ptr(values), int(n), _ptr(out[k])) < 0:  # pragma: no cover
+            raise RuntimeError(f"native kernel has no copy for hidden width {H}")
+
+    for_each_model(one, K, n_threads)
+
+
+def dense_layer(x, W, b, out, n_threads=None) -> None:
+    """``out[k, i] = b[k] + sum over inputs c with x[., i, c] != 0 of x[., i, c] * W[k, c]``, c ascending.
+
+    x (1 or K, n, d) (1: the same inputs for every net), W (K, d, H), b (K, H), out (K, n, H), float32,
+    C-contiguous; model by model over threads. The sums of :func:`first_layer` on the CSR rows of x, so a
+    row's outputs do not depend on the rows queried with it, on the threads, or on how x is stored.
+    """
+    lib = library()
+    if lib is None:  # pragma: no cover - callers check supports() first
+        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+    K, n, H = out.shape
+    d = W.shape[1]
+    for a in (x, W, b, out):
+        if a.dtype != np.float32 or not a.flags.c_contiguous:  # pragma: no cover - the caller's contract
+            raise ValueError("dense_layer needs C-contiguous float32 arrays")
+
+    def one(k):
+        xk = x[0] if x.shape[0] == 1 else x[k]
+        if lib.leakaudit_dense_layer_f32(int(H), _ptr(W[k]), _ptr(b[k]), _ptr(xk), int(n), int(d),
+                                         _ptr(out[k])) < 0:  # pragma: no cover
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 
     for_each_model(one, K, n_threads)

@@ -228,6 +228,58 @@ def _act(h: np.ndarray, activation: str) -> np.ndarray:
     return np.maximum(h, 0, out=h)
 
 
+def stacked_logits(weights, biases, activation: str, X: np.ndarray, sparse_first: bool) -> np.ndarray:
+    """Logits (K, n, C) of K stacked MLPs (weights[l]: (K, n_in, n_out), biases[l]: (K, n_out)) on X (n, d).
+
+    Every layer sums each output over its inputs in a fixed order (the compiled kernels of ``_mlp_numba`` /
+    ``_mlp_native``, not BLAS, whose kernel and blocking depend on the matrices' sizes: on AVX-512 OpenBLAS a row's
+    float32 logits moved by an ulp with the number of rows queried), so a row's outputs do not depend on the rows
+    queried with it or on the chunking: PDTP compares one model's outputs on one record with another's on many.
+    ``sparse_first``: the first layer from the non-zero inputs listed as CSR rows (the C twin), as nets trained
+    with a sparse first layer were; the same sums as the dense kernels, which skip zero inputs too (C twins for the
+    widths they have, numba otherwise).
+    Without numba (not a supported install) BLAS computes them.
+    """
+    from ._mlp_numba import HAVE_NUMBA
+
+    dt = weights[0].dtype
+    Xd = np.ascontiguousarray(X, dtype=dt)
+    K, n = weights[0].shape[0], Xd.shape[0]
+    out = np.empty((K, n, weights[-1].shape[2]), dtype=dt)
+    if n == 0 or K == 0:
+        return out
+    if not HAVE_NUMBA:  # pragma: no cover - numba is a core dependency
+        h = Xd[None]
+        for l, (W, b) in enumerate(zip(weights, biases)):
+            h = np.matmul(h, W) + b[:, None, :]
+            if l < len(weights) - 1:
+                h = _act(h, activation)
+        return h
+    from . import _mlp_native
+    from ._mlp_numba import KERNEL_LOCK, csr_rows, stacked_layer
+
+    widest = max(W.shape[2] for W in weights)
+    chunk = max(1, int(16_000_000 // max(1, n * widest)))  # models per pass: hidden activations <= ~64 MB
+    csr = csr_rows(Xd, True) if sparse_first and _mlp_native.supports(weights[0].shape[2], dt, True) else None
+    for s in range(0, K, chunk):
+        e = min(K, s + chunk)
+        for l, (W, b) in enumerate(zip(weights, biases)):
+            Wc, bc = np.ascontiguousarray(W[s:e]), np.ascontiguousarray(b[s:e])
+            h_out = out[s:e] if l == len(weights) - 1 else np.empty((e - s, n, W.shape[2]), dtype=dt)
+            if _mlp_native.supports(W.shape[2], dt, True):  # the C twins, a row's sums in registers
+                if l == 0 and csr is not None:
+                    _mlp_native.first_layer(*csr, Wc, bc, h_out)
+                else:
+                    _mlp_native.dense_layer(Xd[None] if l == 0 else h, Wc, bc, h_out)
+            else:
+                with KERNEL_LOCK:
+                    stacked_layer(Xd[None] if l == 0 else h, Wc, bc, h_out, 256)
+            h = h_out
+            if l < len(weights) - 1:
+                h = _act(h, activation)
+    return out
+
+
 class MLPModel:
     """One fitted MLP: ``predict_proba(X) -> (n, n_classes)``.
 
@@ -235,25 +287,24 @@ class MLPModel:
     ----------
     weights_ : list of ndarray (n_in, n_out); biases_ : list of ndarray (n_out,)
     activation : str; n_classes : int
+    sparse_input : bool, whether the first layer is computed from the non-zero inputs only (as the net was
+        trained; the bank it came from says so): the same outputs as its bank gives for it
     """
 
-    def __init__(self, weights, biases, activation: str):
+    def __init__(self, weights, biases, activation: str, sparse_input: bool = False):
         self.weights_ = list(weights)
         self.biases_ = list(biases)
         self.activation = activation
+        self.sparse_input = bool(sparse_input)
         self.n_features_in_ = self.weights_[0].shape[0]
         self.n_classes = self.weights_[-1].shape[1]
         self.classes_ = np.arange(self.n_classes)
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Logits, shape (n, n_classes), in the model's dtype."""
+        """Logits, shape (n, n_classes), in the model's dtype (a row's logits do not depend on the other rows)."""
         X = check_predict_X(X, self.n_features_in_)
-        h = X.astype(self.weights_[0].dtype, copy=False)
-        for l, (W, b) in enumerate(zip(self.weights_, self.biases_)):
-            h = h @ W + b
-            if l < len(self.weights_) - 1:
-                h = _act(h, self.activation)
-        return h
+        return stacked_logits([W[None] for W in self.weights_], [b[None] for b in self.biases_], self.activation,
+                              X, self.sparse_input)[0]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, shape (n, n_classes), float64."""
@@ -267,17 +318,10 @@ class MLPModel:
         return build_module(self.weights_, self.biases_, self.activation, str(self.weights_[0].dtype))
 
 
-def _sparse_rows(X: np.ndarray):
-    """X's non-zero entries as CSR rows (csr_rows), or None without numba."""
-    from ._mlp_numba import HAVE_NUMBA, csr_rows
-
-    return csr_rows(np.ascontiguousarray(X), True) if HAVE_NUMBA and X.size else None
-
-
 class MLPBank(ModelBank):
     """K fitted MLPs with stacked weights (K, n_in, n_out), queried together.
 
-    ``predict_proba(X)`` runs batched matmuls over all models (in chunks of
+    ``predict_proba(X)`` runs every model's layers together through compiled kernels (in chunks of
     models that keep the hidden activations under ~64 MB).
     """
 
@@ -291,44 +335,14 @@ class MLPBank(ModelBank):
         self.info = dict(info or {})
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Logits of every model, shape (K, n, n_classes), in the models' dtype."""
-        X = check_predict_X(X, self.n_features_in_)
-        dt = self.weights_[0].dtype
-        Xd = X.astype(dt, copy=False)
-        n = Xd.shape[0]
-        if n == 1:
-            # one row would take BLAS's matrix-vector kernel, which sums in another order than the
-            # matrix-matrix one on some CPUs (AVX2 OpenBLAS: 1 float32 ulp): a row's outputs must not
-            # depend on which rows are queried with it (PDTP's engine chunks query 1 record or many)
-            return self.decision_function(np.vstack([Xd, Xd]))[:, :1]
-        out = np.empty((self.n_models, n, self.n_classes), dtype=dt)
-        widest = max(W.shape[2] for W in self.weights_)
-        chunk = max(1, int(16_000_000 // max(1, n * widest)))
-        # nets trained with a sparse first layer (fast mode on one-hot data) are queried the same way: the
-        # non-zero inputs only. Decided by the bank, never by the query, so a row's outputs do not depend on
-        # the rows queried with it
-        csr = _sparse_rows(Xd) if self.info.get("sparse_input") else None
-        for s in range(0, self.n_models, chunk):
-            e = min(self.n_models, s + chunk)
-            if csr is not None:  # first layer from the non-zero inputs only (one-hot data: ~1/8 of the FLOPs)
-                from . import _mlp_native
-                from ._mlp_numba import KERNEL_LOCK, sparse_first_layer
+        """Logits of every model, shape (K, n, n_classes), in the models' dtype.
 
-                H = self.weights_[0].shape[2]
-                h = np.empty((e - s, n, H), dtype=dt)
-                W0, b0 = np.ascontiguousarray(self.weights_[0][s:e]), np.ascontiguousarray(self.biases_[0][s:e])
-                if _mlp_native.supports(H, dt, True):  # the C twin, a row's sums in registers
-                    _mlp_native.first_layer(*csr, W0, b0, h)
-                else:
-                    with KERNEL_LOCK:
-                        sparse_first_layer(*csr, W0, b0, h, 256)
-            else:
-                h = np.matmul(Xd[None], self.weights_[0][s:e]) + self.biases_[0][s:e, None, :]
-            for l in range(1, len(self.weights_)):
-                h = _act(h, self.activation)
-                h = np.matmul(h, self.weights_[l][s:e]) + self.biases_[l][s:e, None, :]
-            out[s:e] = h
-        return out
+        A row's logits do not depend on the rows queried with it (:func:`stacked_logits`). Nets trained with a
+        sparse first layer (fast mode on one-hot data) are queried the same way, the non-zero inputs only:
+        decided by the bank, never by the query.
+        """
+        X = check_predict_X(X, self.n_features_in_)
+        return stacked_logits(self.weights_, self.biases_, self.activation, X, bool(self.info.get("sparse_input")))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Probabilities of every model, shape (K, n, n_classes), float64."""
@@ -337,4 +351,5 @@ class MLPBank(ModelBank):
     def model(self, k: int) -> MLPModel:
         if not -self.n_models <= k < self.n_models:
             raise InvalidInputError(f"k={k} is out of range for a bank of {self.n_models} models")
-        return MLPModel([W[k] for W in self.weights_], [b[k] for b in self.biases_], self.activation)
+        return MLPModel([W[k] for W in self.weights_], [b[k] for b in self.biases_], self.activation,
+                        sparse_input=bool(self.info.get("sparse_input")))
