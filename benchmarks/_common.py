@@ -258,10 +258,13 @@ def warm_up() -> None:
         y = np.arange(16) % 2
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            # (and their prediction: the layer kernels, numba's and the C twins)
             for mode in ("faithful", "fast"):
-                TorchMLP(hidden=(4,), mode=mode, epochs=1).fit_many(X, y, [np.arange(16)], [0], n_classes=2)
+                TorchMLP(hidden=(4,), mode=mode, epochs=1).fit_many(X, y, [np.arange(16)], [0],
+                                                                    n_classes=2).predict_proba(X)
             # the native twin of the fast-mode kernel: built on first use (cached), loaded here
-            TorchMLP(hidden=(8,), mode="fast", epochs=1).fit_many(X, y, [np.arange(16)], [0], n_classes=2)
+            TorchMLP(hidden=(8,), mode="fast", epochs=1).fit_many(X, y, [np.arange(16)], [0],
+                                                                  n_classes=2).predict_proba(X)
         from leakaudit.learners import RandomForest
 
         # the input types of the Adult runs (float64 features, 2 classes)

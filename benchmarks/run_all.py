@@ -219,10 +219,11 @@ def write_report(log=None, quick=False) -> Path:
            f"Report written {mach['time_utc']} UTC on {mach['nproc']} cores ({mach['cpu']}); load average now "
            f"{', '.join(f'{x:.1f}' for x in mach['loadavg'])}. Each table gives the load average at the start and "
            "end of its own run.", "",
-           "**Read the ratios, not the absolute times.** The machine is a 2-core VM shared with other jobs (load "
-           "average 4–20 during these runs), so wall times are inflated many times over; both tools of a comparison "
-           "run back to back in the same run, on the same data, splits, seeds and models, with single-threaded "
-           "BLAS. Ratio = peer time / our time (> 1: leakaudit is faster), given on wall time and on CPU time "
+           "**Read the ratios, not the absolute times.** The machine is a 2-core VM whose speed varies between "
+           "runs and over the day (the same peer run took 43.8 s and 49.8 s on one quiet machine, load ~1, hours "
+           "apart; the rows' load averages show how busy it was), and some rows below come from older runs "
+           "(benchmarks/README.md says which session measured what); both tools of a comparison run back to back in the same run, on the same data, "
+           "splits, seeds and models, with single-threaded BLAS. Ratio = peer time / our time (> 1: leakaudit is faster), given on wall time and on CPU time "
            "(`time.process_time`, less sensitive to other jobs). Qualities are computed by `leakaudit.metrics` "
            "from each tool's per-record scores. TPR at 0.1 % FPR needs at least 1,000 non-members; below that it "
            "is n/a.", ""]
