@@ -37,6 +37,7 @@ BENCHES = {  # key: (script, full-size arguments)
     "parallel": ("bench_parallel.py", []),
     "kernels": ("bench_kernels.py", []),
     "audit_mlp": ("bench_audit_mlp_target.py", []),
+    "membership": ("bench_membership_throughput.py", []),
 }
 PEER_TOOLS = {"art": "adversarial-robustness-toolbox", "sacroml": "sacroml", "privacymeter": "privacy-meter",
               "tfprivacy": "tensorflow-privacy"}
@@ -102,8 +103,8 @@ def comparison_table(rows, cmd) -> list[str]:
             lines.append(f"| {r['name']} | – | – | – | – | – | – | – | – |")
             notes.append(f"- `{r['name']}` did not run: `{r['error'].splitlines()[-1][:300]}`")
             continue
-        q_peer = _q(r.get("peer_quality")) if r.get("peer_quality") else _agreement(r)
-        q_ours = _q(r.get("our_quality")) if r.get("our_quality") else "(see agreement)"
+        q_peer = _q(r["peer_quality"]) if r.get("peer_quality") else _agreement(r) if r.get("agreement") else "–"
+        q_ours = _q(r["our_quality"]) if r.get("our_quality") else "(see agreement)" if r.get("agreement") else "–"
         lines.append(
             f"| {r['name']} | {r['work']} | {r['peer']} {r.get('peer_version') or ''} | "
             f"{_f(r['peer_seconds'], '{:.1f}')} s / {_f(r.get('peer_cpu_seconds'), '{:.1f}')} s | "
@@ -239,7 +240,9 @@ def write_report(log=None, quick=False) -> Path:
                 ("Reference-model attack vs ML Privacy Meter 1.0.1", runs("reference_vs_privacymeter")),
                 ("LiRA vs TF Privacy's advanced_mia", runs("lira_vs_tfprivacy")),
                 ("Audit of a scikit-learn MLP target: TorchMLP.from_sklearn vs scikit-learn retraining",
-                 runs("audit_mlp_target"))]
+                 runs("audit_mlp_target")),
+                ("Membership attacks: models trained per second, against one net at a time",
+                 runs("membership_throughput"))]
     for title, keys in sections:
         out += [f"## {title}", ""]
         found = False
