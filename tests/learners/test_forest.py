@@ -232,3 +232,22 @@ def test_from_sklearn_keeps_the_estimator_settings_and_refuses_the_others():
             RandomForest.from_sklearn(RandomForestClassifier(**bad))
     with pytest.raises(UnsupportedError, match="RandomForestClassifier"):
         RandomForest.from_sklearn(DecisionTreeClassifier())
+
+
+def test_many_chunks_give_the_bank_of_one_chunk(monkeypatch):
+    """Trees grown in many small chunks (reused build buffers, compacted straight into the bank's arrays, which grow
+    when a chunk's trees are bigger than the estimate) make the same bank, bit for bit, as one chunk."""
+    from leakaudit.learners import forest
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 6))
+    y = (X[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(int)
+    # models of very different sizes: the first chunks' trees are small, so the arrays must grow
+    subsets = [np.arange(20), np.arange(30), np.arange(300), np.arange(0, 300, 2), np.arange(250)]
+    L = RandomForest(n_estimators=7, n_threads=1)
+    one = L.fit_many(X, y, subsets, [1, 2, 3, 4, 5])
+    monkeypatch.setattr(forest, "_BUFFER_BYTES", 1)  # chunks of n_threads trees
+    many = L.fit_many(X, y, subsets, [1, 2, 3, 4, 5])
+    for name in ("node_off", "leaf_off", "feature", "threshold", "left", "leaf", "value", "depth"):
+        np.testing.assert_array_equal(getattr(many, name), getattr(one, name), err_msg=name)
+    np.testing.assert_array_equal(many.predict_proba(X), one.predict_proba(X))

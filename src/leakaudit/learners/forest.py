@@ -117,6 +117,54 @@ def _round_down_f32(thr: np.ndarray) -> np.ndarray:
     return t32
 
 
+class _FlatTrees:
+    """The bank's flat node arrays, filled chunk after chunk by ``compact_trees`` (grown geometrically, sized from the
+    trees grown so far), so that each node's entries are written once, into memory touched once."""
+
+    def __init__(self, n_classes: int):
+        self.C = n_classes
+        self.nodes = self.leaves = 0
+        self.cap_nodes = self.cap_leaves = 0
+        self.nn, self.depth = [], []
+        self.feat = self.thr = self.left = self.leaf = self.value = None
+
+    def _reserve(self, nodes: int, leaves: int) -> None:
+        if nodes <= self.cap_nodes and leaves <= self.cap_leaves:
+            return
+        cap_n, cap_l = max(nodes, 2 * self.cap_nodes), max(leaves, 2 * self.cap_leaves)
+        new = (np.empty(cap_n, np.int32), np.empty(cap_n, np.float64), np.empty(cap_n, np.int32),
+               np.empty(cap_n, np.int32), np.empty((cap_l, self.C), np.float64))
+        if self.feat is not None:
+            for dst, src in zip(new[:4], (self.feat, self.thr, self.left, self.leaf)):
+                dst[: self.nodes] = src[: self.nodes]
+            new[4][: self.leaves] = self.value[: self.leaves]
+        self.feat, self.thr, self.left, self.leaf, self.value = new
+        self.cap_nodes, self.cap_leaves = cap_n, cap_l
+
+    def add(self, K, fo, th, lo, ro, vo, nn, remaining_trees: int) -> None:
+        """Compact one chunk of grown trees (the build buffers' rows) after the ones already held."""
+        off = np.zeros(nn.size + 1, np.int64)
+        np.cumsum(nn, out=off[1:])
+        loff = np.zeros(nn.size + 1, np.int64)
+        np.cumsum((nn + 1) // 2, out=loff[1:])  # a binary tree has (n_nodes + 1) / 2 leaves
+        # room for this chunk and, at this chunk's mean size (+ 5 %), the trees still to grow
+        est = 1.05 * (remaining_trees / max(1, nn.size))
+        self._reserve(self.nodes + int(off[-1] * (1 + est)), self.leaves + int(loff[-1] * (1 + est)))
+        depth = np.empty(nn.size, np.int64)
+        K.compact_trees(fo, th, lo, ro, vo, nn, off + self.nodes, loff + self.leaves, self.feat, self.thr, self.left,
+                        self.leaf, self.value, depth)
+        self.nodes += int(off[-1])
+        self.leaves += int(loff[-1])
+        self.nn.append(nn)
+        self.depth.append(depth)
+
+    def arrays(self):
+        """(nn, feat, thr as float32 rounded down, left, leaf, value, depth), views of the filled parts."""
+        n, lv = self.nodes, self.leaves
+        return (np.concatenate(self.nn), self.feat[:n], _round_down_f32(self.thr[:n]), self.left[:n],
+                self.leaf[:n], self.value[:lv], np.concatenate(self.depth))
+
+
 class RandomForestBank(ModelBank):
     """K fitted random forests, stored as flat node arrays.
 
@@ -418,42 +466,34 @@ class RandomForest(Learner):
         per_tree = max_nodes * (4 + 8 + 4 + 4 + 8 * C)
         n_threads = self.n_threads or int(os.cpu_count() or 1)
         chunk = max(min(Kn * T, _BUFFER_BYTES // per_tree), min(Kn * T, n_threads))
-        chunks = []
+        out = _FlatTrees(C)
         with K.KERNEL_LOCK:
             old = K.set_threads(self.n_threads)
             try:
+                # the build buffers are allocated once and reused by every chunk, and each chunk is compacted
+                # straight into the bank's arrays: on this project's VMs the first touch of fresh memory costs
+                # ~11 us a 4 KB page (benchmarks/README.md, session 7), more than growing a tree touches
+                fo_b = np.empty((chunk, max_nodes), np.int32)
+                th_b = np.empty((chunk, max_nodes), np.float64)
+                lo_b = np.empty((chunk, max_nodes), np.int32)
+                ro_b = np.empty((chunk, max_nodes), np.int32)
+                vo_b = np.empty((chunk, max_nodes, C), np.float64)
                 for t0 in range(0, Kn * T, chunk):
                     t1 = min(Kn * T, t0 + chunk)
                     nt = t1 - t0
-                    fo = np.empty((nt, max_nodes), np.int32)
-                    th = np.empty((nt, max_nodes), np.float64)
-                    lo = np.empty((nt, max_nodes), np.int32)
-                    ro = np.empty((nt, max_nodes), np.int32)
-                    vo = np.empty((nt, max_nodes, C), np.float64)
+                    fo, th, lo, ro, vo = fo_b[:nt], th_b[:nt], lo_b[:nt], ro_b[:nt], vo_b[:nt]
                     nn = np.zeros(nt, np.int64)
                     K.grow_trees(codes, vals, voff, y.astype(np.int64), sub_rows, sub_ptr, tree_model[t0:t1],
                                  tree_seed[t0:t1], n_boot, bool(self.bootstrap), p["max_features"], p["max_depth"],
                                  mss, msl, p["crit"], maxnv, fo, th, lo, ro, vo, nn)
-                    off = np.zeros(nt + 1, np.int64)
-                    np.cumsum(nn, out=off[1:])
-                    loff = np.zeros(nt + 1, np.int64)
-                    np.cumsum((nn + 1) // 2, out=loff[1:])  # a binary tree has (n_nodes + 1) / 2 leaves
-                    feat = np.empty(int(off[-1]), np.int32)
-                    thr = np.empty(int(off[-1]), np.float64)
-                    left = np.empty(int(off[-1]), np.int32)
-                    leaf = np.empty(int(off[-1]), np.int32)
-                    value = np.empty((int(loff[-1]), C), np.float64)
-                    depth = np.empty(nt, np.int64)
-                    K.compact_trees(fo, th, lo, ro, vo, nn, off, loff, feat, thr, left, leaf, value, depth)
-                    chunks.append((nn, feat, _round_down_f32(thr), left, leaf, value, depth))
+                    out.add(K, fo, th, lo, ro, vo, nn, remaining_trees=Kn * T - t1)
             finally:
                 K.set_threads(old)
-        nn = np.concatenate([c[0] for c in chunks])
+        nn, feat, thr, left, leaf, value, depth = out.arrays()
         node_off = np.zeros(nn.size + 1, np.int64)
         np.cumsum(nn, out=node_off[1:])
         leaf_off = np.zeros(nn.size + 1, np.int64)
         np.cumsum((nn + 1) // 2, out=leaf_off[1:])
-        feat, thr, left, leaf, value, depth = (np.concatenate([c[i] for c in chunks]) for i in range(1, 7))
         tree_ptr = np.arange(Kn + 1, dtype=np.int64) * T
         return RandomForestBank(tree_ptr, node_off, leaf_off, depth, feat, thr, left, leaf, value,
                                 n_features=X.shape[1],
