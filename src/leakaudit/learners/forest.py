@@ -117,6 +117,16 @@ def _round_down_f32(thr: np.ndarray) -> np.ndarray:
     return t32
 
 
+def _tree_offsets(nn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each tree's nodes and leaves start in the flat arrays (n_trees + 1,): a binary tree of n nodes has
+    (n + 1) / 2 leaves."""
+    off = np.zeros(nn.size + 1, np.int64)
+    np.cumsum(nn, out=off[1:])
+    loff = np.zeros(nn.size + 1, np.int64)
+    np.cumsum((nn + 1) // 2, out=loff[1:])
+    return off, loff
+
+
 class _FlatTrees:
     """The bank's flat node arrays, filled chunk after chunk by ``compact_trees`` (grown geometrically, sized from the
     trees grown so far), so that each node's entries are written once, into memory touched once."""
@@ -143,10 +153,7 @@ class _FlatTrees:
 
     def add(self, K, fo, th, lo, ro, vo, nn, remaining_trees: int) -> None:
         """Compact one chunk of grown trees (the build buffers' rows) after the ones already held."""
-        off = np.zeros(nn.size + 1, np.int64)
-        np.cumsum(nn, out=off[1:])
-        loff = np.zeros(nn.size + 1, np.int64)
-        np.cumsum((nn + 1) // 2, out=loff[1:])  # a binary tree has (n_nodes + 1) / 2 leaves
+        off, loff = _tree_offsets(nn)
         # room for this chunk and, at this chunk's mean size (+ 5 %), the trees still to grow
         est = 1.05 * (remaining_trees / max(1, nn.size))
         self._reserve(self.nodes + int(off[-1] * (1 + est)), self.leaves + int(loff[-1] * (1 + est)))
@@ -490,10 +497,7 @@ class RandomForest(Learner):
             finally:
                 K.set_threads(old)
         nn, feat, thr, left, leaf, value, depth = out.arrays()
-        node_off = np.zeros(nn.size + 1, np.int64)
-        np.cumsum(nn, out=node_off[1:])
-        leaf_off = np.zeros(nn.size + 1, np.int64)
-        np.cumsum((nn + 1) // 2, out=leaf_off[1:])
+        node_off, leaf_off = _tree_offsets(nn)
         tree_ptr = np.arange(Kn + 1, dtype=np.int64) * T
         return RandomForestBank(tree_ptr, node_off, leaf_off, depth, feat, thr, left, leaf, value,
                                 n_features=X.shape[1],

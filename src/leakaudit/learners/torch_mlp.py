@@ -601,9 +601,7 @@ class TorchMLP(Learner):
                 nb = min(block, epochs - e0)
                 if shared is not None:
                     order = order_buf[: union.size * nb]
-                    if not _mlp_native.permutations(srng, order, nb):
-                        for e in range(nb):
-                            order[e * union.size : (e + 1) * union.size] = srng.permutation(union.size)
+                    _draw_orders(order, np.zeros(1, np.int64), np.array([union.size]), nb, [srng], 1)
                     start = np.zeros(Kc, dtype=np.int64)
                 else:  # model k's permutations, epoch after epoch, from its own Generator (as _fast_torch draws)
                     start = np.concatenate([[0], np.cumsum(length * nb)[:-1]]).astype(np.int64)
