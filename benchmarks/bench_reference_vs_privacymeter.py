@@ -55,8 +55,10 @@ def run(n: int, m: int, k: int, seed: int) -> dict:
     with C.Timer() as t:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            refs = fit_reference_models(learner, pool_X, pool_y, k, in_mask=in_mask, n_classes=2, random_state=seed)
-            scores = LiRA(online=False).score(probs, ya, refs.probs[:, : 2 * n], refs.in_mask[:, : 2 * n]).scores_array
+            # queried on the audited records only, as Privacy Meter's reference losses are
+            refs = fit_reference_models(learner, pool_X, pool_y, k, in_mask=in_mask, n_classes=2, random_state=seed,
+                                        query=np.arange(2 * n))
+            scores = LiRA(online=False).score(probs, ya, refs.probs, refs.in_mask).scores_array
     load1 = C.loadavg()
     return C.comparison(
         "reference_mlp", f"Adult, target sklearn MLP 64 tanh ({MODEL['epochs']} epochs) on {n} members, {n} non-members, "

@@ -81,6 +81,22 @@ def test_adult_shaped_nets_agree_and_threads_do_not_change_any_model(monkeypatch
     assert max_diff(one, nb) < TOL
 
 
+def test_orders_drawn_in_the_training_task_match_any_block_size():
+    """The native kernel draws each model's orders in the task that trains it (a buffer per thread): blocks of one
+    epoch, one block, one model per chunk and 1 or 2 threads give the same models bit for bit."""
+    X, y = adult_like(200)
+    subsets = [np.arange(0, 150), np.arange(40, 200), np.arange(0, 200, 2), np.arange(10, 90)]
+    kw = dict(hidden=(16,), mode="fast", epochs=5, batch_size=16, lr=1e-2)
+    ref = TorchMLP(n_threads=1, **kw).fit_many(X, y, subsets, [1, 2, 3, 4])
+    assert ref.info["kernel"] == "native"
+    for n_threads, block_rows, chunk in [(2, 10**6, 32e6), (2, 100, 32e6), (1, 100, 1.0), (2, 1, 1.0)]:
+        L = TorchMLP(n_threads=n_threads, **kw)
+        L.order_block_rows, L.chunk_bytes = block_rows, chunk
+        got = L.fit_many(X, y, subsets, [1, 2, 3, 4])
+        for a, b in zip(ref.weights_ + ref.biases_, got.weights_ + got.biases_):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_falls_back_to_numba_where_it_does_not_apply():
     X, y = sparse_data()
     kw = dict(mode="fast", epochs=1, batch_size=8, sparse_input=True, backend="numba")

@@ -124,3 +124,16 @@ def test_lira_rmia_detect_overfitting_logreg():
     assert auc(is_mem[aud], rmia.scores_array) > 0.6
     a = RMIA(online=False).tune_offline_a(refs.subset(aud), y[aud], refs.subset(pop), y[pop])
     assert 0.0 <= a <= 1.0
+
+
+def test_reference_models_queried_on_some_records_only():
+    """``query``: the same models' outputs on the chosen records (in their order), with their membership."""
+    X, y = make_blobs(n=60, d=5, c=2, noise=2.0, seed=3)
+    full = fit_reference_models(LogRegLearner(C=1.0), X, y, 4, random_state=7)
+    idx = np.array([5, 0, 59, 12])
+    part = fit_reference_models(LogRegLearner(C=1.0), X, y, 4, random_state=7, query=idx)
+    np.testing.assert_array_equal(part.in_mask, full.in_mask[:, idx])
+    np.testing.assert_allclose(part.probs, full.probs[:, idx], rtol=0, atol=1e-12)
+    assert part.probs.shape == (4, 4, 2)
+    with pytest.raises(InvalidInputError, match="query holds index 60"):
+        fit_reference_models(LogRegLearner(C=1.0), X, y, 4, random_state=7, query=[1, 60])

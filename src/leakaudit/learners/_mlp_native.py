@@ -184,12 +184,17 @@ def _ptr(a: np.ndarray) -> int:
 
 def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, start, rowmap, rm_start, length,
                 member, use_member, n_epochs, batch_size, d, H, C, hyper, adam, activation, coefs,
-                n_threads) -> None:
+                n_threads, rngs=None) -> None:
     """Train every model (row of ``params``) for ``n_epochs``: the numba kernel's arguments and semantics.
 
     Arrays are C-contiguous: params/mom1/mom2 (K, >= P) float32, steps (K,) int64, the CSR rows
     (indptr, indices int64; values float32), y int64, order/start/rowmap/rm_start/length int64,
     member (K, n) uint8 (read when ``use_member``). Models are spread over ``n_threads`` threads.
+
+    With ``rngs`` (one Generator a model; ``order`` and ``start`` are then ignored) model k's row orders
+    for these epochs are drawn by :func:`permutations` from ``rngs[k]`` in the task that trains it, into a
+    buffer its thread reuses: the same orders as drawn beforehand, without a pass over all models first
+    or a buffer of every model's epochs.
     """
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
@@ -210,12 +215,19 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
             local.grad = buf[off : off + P]
             local.g = buf[off + P : off + P + C]
             local.rows = np.empty(max(1, batch_size), np.int64)
+            local.order = np.empty(0, np.int64)
         return local
 
     def one(k):
         s = scratch()
         m = int(length[k])
-        order_k = order[int(start[k]) : int(start[k]) + m * n_epochs]
+        if rngs is None:
+            order_k = order[int(start[k]) : int(start[k]) + m * n_epochs]
+        else:
+            if s.order.size < m * n_epochs:
+                s.order = np.empty(m * n_epochs, np.int64)
+            order_k = s.order[: m * n_epochs]
+            permutations(rngs[k], order_k, n_epochs)
         rowmap_k = rowmap[int(rm_start[k]) :]
         mem = _ptr(member[k]) if use_member else None
         steps_k = steps[k : k + 1]

@@ -596,10 +596,16 @@ class TorchMLP(Learner):
             else:
                 rowmap = np.concatenate([subsets[k] for k in ks]).astype(np.int64)
                 rm_start = np.concatenate([[0], np.cumsum(length)[:-1]]).astype(np.int64)
-            order_buf = np.empty(per_epoch * block, dtype=np.int64)
+            # the native kernel draws a model's orders (independent ones) in the task that trains it
+            fused = native and shared is None
+            if fused:
+                block = max(1, min(epochs, int(self.order_block_rows) // max(1, int(length.max()))))
+            order_buf = np.empty(0 if fused else per_epoch * block, dtype=np.int64)
             for e0 in range(0, epochs, block):
                 nb = min(block, epochs - e0)
-                if shared is not None:
+                if fused:
+                    order = start = order_buf
+                elif shared is not None:
                     order = order_buf[: union.size * nb]
                     _draw_orders(order, np.zeros(1, np.int64), np.array([union.size]), nb, [srng], 1)
                     start = np.zeros(Kc, dtype=np.int64)
@@ -610,7 +616,8 @@ class TorchMLP(Learner):
                 if native:
                     _mlp_native.train_block(params, mom1, mom2, steps, indptr, indices, values, y64, order, start,
                                             rowmap, rm_start, length, member, shared is not None, nb, Bk, d, H, C,
-                                            hyper, adam, act, coefs, self.n_threads)
+                                            hyper, adam, act, coefs, self.n_threads,
+                                            rngs=[rngs[k] for k in ks] if fused else None)
                     continue
                 with KERNEL_LOCK:
                     old = set_threads(self.n_threads)

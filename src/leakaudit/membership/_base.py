@@ -21,7 +21,8 @@ from sklearn.base import BaseEstimator
 
 from .._random import RandomStateLike, check_random_state, spawn_seeds
 from .._results import Result
-from .._validation import check_array, check_consistent_length, check_labels, check_matrix, check_scalar
+from .._validation import (check_array, check_consistent_length, check_indices, check_labels, check_matrix,
+                           check_scalar)
 from ..exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
@@ -304,6 +305,7 @@ def fit_reference_models(
     n_classes: int | None = None,
     random_state: RandomStateLike = None,
     engine=None,
+    query=None,
 ) -> ReferenceSet:
     """Train reference models in complementary pairs on the pool (X, y) and query them on it.
 
@@ -322,10 +324,14 @@ def fit_reference_models(
     random_state : None, int or Generator
     engine : leakaudit.engine.Engine, optional
         Train through the engine (parallel backends, resumable cache).
+    query : array of int, optional
+        Indices of the pool records to query the models on (default: all n). An attack that scores
+        the audited records only (LiRA, Privacy Meter's reference attack) need not query the rest.
 
     Returns
     -------
-    ReferenceSet with probs of shape (K, n, C) and in_mask (K, n).
+    ReferenceSet with probs of shape (K, q, C) and in_mask (K, q): the q queried records
+    (``q = n`` by default), in the order of ``query``.
     """
     X = check_matrix(X, name="X")
     y = check_labels(y, name="y")
@@ -339,5 +345,8 @@ def fit_reference_models(
     seeds = spawn_seeds(int(rng.integers(0, 2**31 - 1)), in_mask.shape[0])
     subsets = [np.flatnonzero(m) for m in in_mask]
     n_classes = n_classes or max(int(y.max()) + 1, 2)
-    probs = _predict_many(learner, X, y, subsets, seeds, X, n_classes, engine)
-    return ReferenceSet(probs, in_mask)
+    if query is None:
+        return ReferenceSet(_predict_many(learner, X, y, subsets, seeds, X, n_classes, engine), in_mask)
+    query = check_indices(query, n=len(X), name="query")
+    probs = _predict_many(learner, X, y, subsets, seeds, X[query], n_classes, engine)
+    return ReferenceSet(probs, in_mask[:, query])
