@@ -154,7 +154,7 @@ def test_bank_shapes_and_single_class_subset():
 
 def test_threshold_rounding_keeps_every_decision():
     """float32 thresholds (rounded down) send every float32 input where the float64 threshold does."""
-    from leakaudit.learners.forest import _round_down_f32
+    from leakaudit.learners._forest_numba import round_down_f32 as _round_down_f32
 
     rng = np.random.default_rng(0)
     t64 = np.concatenate([rng.normal(size=2000), rng.normal(size=2000).astype(np.float32).astype(np.float64)])

@@ -109,12 +109,24 @@ def feature_codes(X32: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return codes, np.ascontiguousarray(vals, dtype=np.float32), voff
 
 
-def _round_down_f32(thr: np.ndarray) -> np.ndarray:
-    """The largest float32 <= each float64 threshold: for a float32 x, ``x <= t`` iff ``x <= round_down(t)``."""
-    t32 = thr.astype(np.float32)
-    up = t32.astype(np.float64) > thr
-    t32[up] = np.nextafter(t32[up], np.float32(-np.inf))
-    return t32
+def binary_rows(codes: np.ndarray, voff: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each row holds the upper value of a two-valued feature (a one-hot column's 1).
+
+    Returns
+    -------
+    bslot : int64 array of shape (F,)
+        Feature f's slot among the two-valued features (0, 1, ... in column order), -1 for the others.
+    bptr : int64 array of shape (n + 1,)
+    bidx : int64 array of shape (nnz,)
+        Row i's slots with code 1: ``bidx[bptr[i]:bptr[i + 1]]``, ascending.
+    """
+    two = np.flatnonzero(np.diff(voff) == 2)
+    bslot = np.full(codes.shape[1], -1, np.int64)
+    bslot[two] = np.arange(two.size)
+    r, c = np.nonzero(codes[:, two] == 1)  # row-major: by row, then slot
+    bptr = np.zeros(codes.shape[0] + 1, np.int64)
+    np.cumsum(np.bincount(r, minlength=codes.shape[0]), out=bptr[1:])
+    return bslot, bptr, c.astype(np.int64)
 
 
 def _tree_offsets(nn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -142,7 +154,7 @@ class _FlatTrees:
         if nodes <= self.cap_nodes and leaves <= self.cap_leaves:
             return
         cap_n, cap_l = max(nodes, 2 * self.cap_nodes), max(leaves, 2 * self.cap_leaves)
-        new = (np.empty(cap_n, np.int32), np.empty(cap_n, np.float64), np.empty(cap_n, np.int32),
+        new = (np.empty(cap_n, np.int32), np.empty(cap_n, np.float32), np.empty(cap_n, np.int32),
                np.empty(cap_n, np.int32), np.empty((cap_l, self.C), np.float64))
         if self.feat is not None:
             for dst, src in zip(new[:4], (self.feat, self.thr, self.left, self.leaf)):
@@ -166,9 +178,9 @@ class _FlatTrees:
         self.depth.append(depth)
 
     def arrays(self):
-        """(nn, feat, thr as float32 rounded down, left, leaf, value, depth), views of the filled parts."""
+        """(nn, feat, thr (float32, rounded down), left, leaf, value, depth), views of the filled parts."""
         n, lv = self.nodes, self.leaves
-        return (np.concatenate(self.nn), self.feat[:n], _round_down_f32(self.thr[:n]), self.left[:n],
+        return (np.concatenate(self.nn), self.feat[:n], self.thr[:n], self.left[:n],
                 self.leaf[:n], self.value[:lv], np.concatenate(self.depth))
 
 
@@ -453,6 +465,7 @@ class RandomForest(Learner):
         X32 = _as_float32(X, "X")
         codes, vals, voff = feature_codes(X32)
         maxnv = int(np.diff(voff).max())
+        bslot, bptr, bidx = binary_rows(codes, voff)
         C = int(n_classes)
         T = int(self.n_estimators)
         Kn = len(subsets)
@@ -492,7 +505,7 @@ class RandomForest(Learner):
                     nn = np.zeros(nt, np.int64)
                     K.grow_trees(codes, vals, voff, y.astype(np.int64), sub_rows, sub_ptr, tree_model[t0:t1],
                                  tree_seed[t0:t1], n_boot, bool(self.bootstrap), p["max_features"], p["max_depth"],
-                                 mss, msl, p["crit"], maxnv, fo, th, lo, ro, vo, nn)
+                                 mss, msl, p["crit"], maxnv, bslot, bptr, bidx, fo, th, lo, ro, vo, nn)
                     out.add(K, fo, th, lo, ro, vo, nn, remaining_trees=Kn * T - t1)
             finally:
                 K.set_threads(old)
