@@ -267,8 +267,10 @@ def warm_up() -> None:
                                                                   n_classes=2).predict_proba(X)
         from leakaudit.learners import RandomForest
 
-        # the input types of the Adult runs (float64 features, 2 classes)
+        # the input types of the Adult runs (float64 features, 2 classes); fit_predict_many with more models
+        # than threads (trees queried as they are grown) and with one (a bank, then queried)
         RandomForest(n_estimators=2).fit_many(X, y, [np.arange(16)], [0], n_classes=2).predict_proba(X)
+        RandomForest(n_estimators=2).fit_predict_many(X, y, [np.arange(16)] * 8, list(range(8)), X, n_classes=2)
     except ImportError:  # pragma: no cover
         pass
 

@@ -251,3 +251,31 @@ def test_many_chunks_give_the_bank_of_one_chunk(monkeypatch):
     for name in ("node_off", "leaf_off", "feature", "threshold", "left", "leaf", "value", "depth"):
         np.testing.assert_array_equal(getattr(many, name), getattr(one, name), err_msg=name)
     np.testing.assert_array_equal(many.predict_proba(X), one.predict_proba(X))
+
+
+@pytest.mark.parametrize("n_threads, buffer_bytes", [(1, None), (2, None), (2, 1), (1, 5000)])
+def test_fit_predict_many_equals_the_bank_bit_for_bit(monkeypatch, n_threads, buffer_bytes):
+    """Trees queried as they are grown (no bank) give fit_many(...).predict_proba's numbers exactly, with chunks of
+    any size (a model's trees split over chunks), on query rows not a multiple of the 8 that descend together."""
+    from leakaudit.learners import forest
+
+    X, y = _one_hot(n=300, seed=5)
+    Xq = np.vstack([X[:37], np.random.default_rng(0).integers(0, 2, (20, X.shape[1])).astype(float)])
+    subsets = [np.arange(120), np.arange(60, 300), np.arange(0, 300, 3)]
+    L = RandomForest(n_estimators=6, n_threads=n_threads)
+    bank = L.fit_many(X, y, subsets, [3, 4, 5])
+    if buffer_bytes is not None:
+        monkeypatch.setattr(forest, "_BUFFER_BYTES", buffer_bytes)  # chunks of n_threads trees / ~5 trees
+    got = L.fit_predict_many(X, y, subsets, [3, 4, 5], Xq)
+    assert got.shape == (3, len(Xq), 2)
+    np.testing.assert_array_equal(got, bank.predict_proba(Xq))
+    assert L.fit_predict_many(X, y, subsets, [3, 4, 5], X[:0]).shape == (3, 0, 2)
+    with pytest.raises(InvalidInputError, match="X_query has 3 features"):
+        L.fit_predict_many(X, y, subsets, [3, 4, 5], X[:, :3])
+
+
+def test_fit_predict_many_equals_sklearn():
+    X, y = _one_hot(n=200, seed=2)
+    got = RandomForest(n_estimators=9).fit_predict_many(X, y, [np.arange(200)], [11], X)[0]
+    ref = RandomForestClassifier(n_estimators=9, random_state=11).fit(X, y).predict_proba(X)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)

@@ -119,6 +119,21 @@ def test_regressor():
     np.testing.assert_allclose(out, np.tile(yr[:3], (2, 1)), atol=1e-10)
     with pytest.raises(UnsupportedError, match="regressor"):
         bank.model(0).predict_proba(Xr[:3])
+    with pytest.raises(UnsupportedError, match="fit_predict_many returns class probabilities"):
+        learner.fit_predict_many(Xr, yr, [np.arange(20)], [0], Xr)
+
+
+def test_fit_predict_many_is_fit_many_then_predict_proba():
+    """The Learner default: the bank's outputs on X_query; X_query is validated at the boundary."""
+    X, y = data()
+    learner = SklearnLearner(LogisticRegression())
+    subsets = [np.arange(60), np.arange(30, 90)]
+    got = learner.fit_predict_many(X, y, subsets, [4, 5], X[:7])
+    np.testing.assert_array_equal(got, learner.fit_many(X, y, subsets, [4, 5]).predict_proba(X[:7]))
+    with pytest.raises(InvalidInputError, match="X_query has 2 features; X has 4"):
+        learner.fit_predict_many(X, y, subsets, [4, 5], X[:, :2])
+    with pytest.raises(InvalidInputError, match="X_query"):
+        learner.fit_predict_many(X, y, subsets, [4, 5], np.full((2, 4), np.nan))
 
 
 def test_task_follows_the_estimator():

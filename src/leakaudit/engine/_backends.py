@@ -70,6 +70,11 @@ def run_chunk(task: ChunkTask) -> Any:
 def _run_chunk(task: ChunkTask) -> Any:
     X, y, Xq = task.X, task.y, task.X_query
     k = len(task.subsets)
+    if task.mode == "predict_proba" and callable(getattr(task.learner, "fit_predict_many", None)):
+        # the learner queries its models as it trains them (a forest: no bank of trees kept)
+        out = np.asarray(task.learner.fit_predict_many(X, y, task.subsets, list(task.seeds), Xq,
+                                                       n_classes=task.n_classes))
+        return {"outputs": _checked_shape(task, out, (k, Xq.shape[0], task.n_classes), "fit_predict_many")}
     bank = task.learner.fit_many(X, y, task.subsets, list(task.seeds), n_classes=task.n_classes)
     if len(bank) != k:
         raise UnsupportedError(f"{type(task.learner).__name__}.fit_many returned {len(bank)} models for {k} subsets")
@@ -80,11 +85,13 @@ def _run_chunk(task: ChunkTask) -> Any:
         return {str(n): np.asarray(a) for n, a in state.items()}
     out = np.asarray(getattr(bank, task.mode)(Xq))
     want = (k, Xq.shape[0]) + ((task.n_classes,) if task.mode == "predict_proba" else ())
+    return {"outputs": _checked_shape(task, out, want, f"bank.{task.mode}")}
+
+
+def _checked_shape(task: ChunkTask, out: np.ndarray, want: tuple, what: str) -> np.ndarray:
     if out.shape != want:
-        raise UnsupportedError(
-            f"{type(task.learner).__name__}: bank.{task.mode} returned shape {out.shape}; expected {want}"
-        )
-    return {"outputs": out}
+        raise UnsupportedError(f"{type(task.learner).__name__}: {what} returned shape {out.shape}; expected {want}")
+    return out
 
 
 def default_workers(n_jobs: int | None) -> int:

@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator
 
 from .._random import RandomStateLike, spawn_seeds
 from .._validation import check_indices, check_labels, check_matrix, check_vector, check_consistent_length
-from ..exceptions import InvalidInputError, InvalidParameterError
+from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 
 __all__ = ["Model", "Learner", "ModelBank", "ListModelBank", "check_fit_inputs", "check_subsets"]
 
@@ -147,6 +147,42 @@ class Learner(BaseEstimator, abc.ABC):
         seeds = resolve_seeds(random_states, len(subsets))
         return self._fit_many(X, y, subsets, seeds, n_classes=n_classes)
 
+    def fit_predict_many(
+        self,
+        X: Any,
+        y: Any,
+        subsets: Sequence[Any],
+        random_states: Sequence[int] | RandomStateLike = None,
+        X_query: Any = None,
+        *,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
+        """Train K models as :meth:`fit_many` does and return their class probabilities on ``X_query``.
+
+        The same numbers as ``fit_many(X, y, subsets, random_states).predict_proba(X_query)``; a learner
+        that can query each model while it trains (``RandomForest``: every tree as soon as it is grown)
+        does so and keeps no models, which saves their memory and a pass over them.
+
+        Parameters
+        ----------
+        X, y, subsets, random_states, n_classes : as in :meth:`fit_many`
+        X_query : array-like of shape (n_query, n_features)
+
+        Returns
+        -------
+        ndarray of shape (K, n_query, n_classes)
+        """
+        if self.task != "classification":
+            raise UnsupportedError(f"fit_predict_many returns class probabilities; {type(self).__name__} is a "
+                                   f"{self.task} learner (use fit_many(...).predict)")
+        X, y, n_classes = check_fit_inputs(X, y, task=self.task, n_classes=n_classes)
+        subsets = check_subsets(subsets, n=len(X), y=y)
+        seeds = resolve_seeds(random_states, len(subsets))
+        Xq = check_matrix(X_query, name="X_query", allow_empty=True)
+        if Xq.shape[1] != X.shape[1]:
+            raise InvalidInputError(f"X_query has {Xq.shape[1]} features; X has {X.shape[1]}")
+        return self._fit_predict_many(X, y, subsets, seeds, Xq, n_classes=n_classes)
+
     # -- for subclasses -----------------------------------------------------
     @abc.abstractmethod
     def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike, n_classes: int | None) -> Any:
@@ -157,6 +193,11 @@ class Learner(BaseEstimator, abc.ABC):
     ) -> ModelBank:
         models = [self._fit(X[s], y[s], random_state=seed, n_classes=n_classes) for s, seed in zip(subsets, seeds)]
         return ListModelBank(models, n_classes)
+
+
+    def _fit_predict_many(self, X: np.ndarray, y: np.ndarray, subsets: list[np.ndarray], seeds: list[int],
+                          X_query: np.ndarray, *, n_classes: int | None) -> np.ndarray:
+        return np.asarray(self._fit_many(X, y, subsets, seeds, n_classes=n_classes).predict_proba(X_query))
 
 
 def resolve_seeds(random_states: Sequence[int] | RandomStateLike, k: int) -> list[int]:

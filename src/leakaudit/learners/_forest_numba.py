@@ -29,11 +29,13 @@ ascending order, group values closer than sklearn's ``FEATURE_THRESHOLD``
 (1e-7, in float32 arithmetic) exactly as ``next_p`` does, and keep the first
 strictly better split, so both return sklearn's split.
 
-Tree layout: the build buffers hold one row per tree (``feature``, -1 at a
-leaf; ``threshold``, float64, go left when ``float32(x) <= threshold``;
-``left``, ``right``; ``value``: the node's weighted class fractions).
-:func:`compact_trees` renumbers each tree breadth-first into flat arrays
-(children adjacent, leaf values only) for :func:`predict_forests`.
+Tree layout: a tree is grown depth-first into its task's scratch arrays
+(``feature``, -1 at a leaf; ``threshold``, float64, go left when
+``float32(x) <= threshold``; ``left``, ``right``; ``value``: the node's
+weighted class fractions), renumbered breadth-first by the same task into its
+row of the build buffers (children adjacent, float32 thresholds, leaf values
+only), and :func:`copy_trees` packs the rows into the flat arrays that
+:func:`predict_forests` reads.
 """
 
 from __future__ import annotations
@@ -41,16 +43,16 @@ from __future__ import annotations
 import numpy as np
 
 try:  # numba is optional for the package; the forest needs it
-    from numba import njit, prange
+    from numba import get_num_threads, njit, prange
 
     from ._torch_numba import HAVE_NUMBA, KERNEL_LOCK, set_threads
 except ImportError:  # pragma: no cover - exercised only without numba
     HAVE_NUMBA = False
     KERNEL_LOCK = None
-    set_threads = None
+    set_threads = get_num_threads = None
 
-__all__ = ["HAVE_NUMBA", "KERNEL_LOCK", "set_threads", "grow_trees", "compact_trees", "predict_forests",
-           "mt_randint", "round_down_f32", "RAND_R_MAX"]
+__all__ = ["HAVE_NUMBA", "KERNEL_LOCK", "set_threads", "get_num_threads", "grow_trees", "grow_and_query",
+           "copy_trees", "predict_forests", "mt_randint", "round_down_f32", "RAND_R_MAX"]
 
 #: sklearn's RAND_R_MAX (the splitter seed is drawn from [0, RAND_R_MAX))
 RAND_R_MAX = 0x7FFFFFFF
@@ -606,9 +608,14 @@ if HAVE_NUMBA:
 
     @njit(parallel=True, cache=True)
     def grow_trees(codes, vals, voff, yv, sub_rows, sub_ptr, tree_model, tree_seed, n_boot, bootstrap,
-                   max_features, max_depth, mss, msl, crit, maxnv, bslot, bptr, bidx, feat_o, thr_o, left_o, right_o,
-                   val_o, n_nodes):
+                   max_features, max_depth, mss, msl, crit, maxnv, bslot, bptr, bidx, n_workers, max_nodes, feat_b,
+                   thr_b, left_b, leaf_b, val_b, n_nodes, depth):
         """Grow trees ``t = 0 .. len(tree_seed)-1`` in parallel; tree t belongs to model ``tree_model[t]``.
+
+        Worker w (of ``n_workers`` = W, one a thread) grows trees w, w + W, ... depth-first into its own scratch
+        arrays (``max_nodes`` long, hot in cache, allocated once a call) and writes each, renumbered
+        breadth-first (:func:`_to_breadth_first`), into row t of the ``*_b`` buffers, for :func:`copy_trees`
+        to pack into a bank.
 
         Parameters
         ----------
@@ -622,14 +629,79 @@ if HAVE_NUMBA:
         mss, msl : int64 (K,)      min_samples_split (already >= 2 * min_samples_leaf) and min_samples_leaf
         bslot : int64 (F,)         slot of each two-valued feature (0, 1, ...), -1 for the others
         bptr, bidx : int64         CSR (n+1,), (nnz,): the slots where row i holds code 1
-        feat_o, thr_o, left_o, right_o : (T, max_nodes); val_o : (T, max_nodes, C); n_nodes : (T,) outputs
+        feat_b, left_b, leaf_b : int32 (T, max_nodes); thr_b : float32 (T, max_nodes);
+        val_b : float64 (T, (max_nodes + 1) // 2, C); n_nodes, depth : int64 (T,)   outputs
         """
-        for t in prange(tree_seed.shape[0]):
-            k = tree_model[t]
-            rows_sub = sub_rows[sub_ptr[k]:sub_ptr[k + 1]]
-            n_nodes[t] = _grow_tree(codes, vals, voff, yv, rows_sub, tree_seed[t], n_boot[k], bootstrap, max_features,
-                                    max_depth, mss[k], msl[k], crit, maxnv, bslot, bptr, bidx, feat_o[t], thr_o[t],
-                                    left_o[t], right_o[t], val_o[t])
+        W = n_workers
+        C = val_b.shape[2]
+        nt = tree_seed.shape[0]
+        for wp in prange(W):
+            w = np.int64(wp)  # (prange's index may be unsigned: mixed with int64 it would become a float)
+            fo = np.empty(max_nodes, np.int32)
+            th = np.empty(max_nodes, np.float64)
+            lo = np.empty(max_nodes, np.int32)
+            ro = np.empty(max_nodes, np.int32)
+            vo = np.empty((max_nodes, C), np.float64)
+            for t in range(w, nt, W):
+                k = tree_model[t]
+                n = _grow_tree(codes, vals, voff, yv, sub_rows[sub_ptr[k]:sub_ptr[k + 1]], tree_seed[t], n_boot[k],
+                               bootstrap, max_features, max_depth, mss[k], msl[k], crit, maxnv, bslot, bptr, bidx, fo,
+                               th, lo, ro, vo)
+                n_nodes[t] = n
+                depth[t] = _to_breadth_first(fo, th, lo, ro, vo, n, feat_b[t], thr_b[t], left_b[t], leaf_b[t],
+                                             val_b[t])
+
+    @njit(parallel=True, cache=True)
+    def grow_and_query(codes, vals, voff, yv, sub_rows, sub_ptr, tree_seed, n_trees, n_boot, bootstrap,
+                       max_features, max_depth, mss, msl, crit, maxnv, bslot, bptr, bidx, n_workers, group, max_nodes,
+                       Xq, out, qblock):
+        """Grow every model's ``n_trees`` trees and query them on the float32 rows ``Xq`` (n_q, F) without keeping
+        them: ``out[k]`` (zeros on entry) gets model k's mean leaf fractions.
+
+        Worker w (of ``n_workers`` = W) takes models w, w + W, ... and grows each model's trees in order
+        (``tree_seed[k * n_trees + j]``), ``group`` at a time (depth-first scratch, then breadth-first rows of the
+        worker's own), then lets the group's trees descend the query rows ``qblock`` rows at a time (the block
+        stays in cache across the group) with :func:`_add_tree`: each row's leaf fractions are added tree after
+        tree and divided by ``n_trees``, the additions and order of :func:`predict_forests` on the bank.
+        Parameters as in :func:`grow_trees`.
+        """
+        W = n_workers
+        K = out.shape[0]
+        C = out.shape[2]
+        nq = Xq.shape[0]
+        F = Xq.shape[1]
+        Xf = Xq.reshape(-1)
+        max_leaves = (max_nodes + 1) // 2
+        for wp in prange(W):
+            w = np.int64(wp)
+            fo = np.empty(max_nodes, np.int32)
+            th = np.empty(max_nodes, np.float64)
+            lo = np.empty(max_nodes, np.int32)
+            ro = np.empty(max_nodes, np.int32)
+            vo = np.empty((max_nodes, C), np.float64)
+            feat_b = np.empty((group, max_nodes), np.int32)
+            thr_b = np.empty((group, max_nodes), np.float32)
+            left_b = np.empty((group, max_nodes), np.int32)
+            leaf_b = np.empty((group, max_nodes), np.int32)
+            val_b = np.empty((group, max_leaves, C), np.float64)
+            for k in range(w, K, W):
+                rows_sub = sub_rows[sub_ptr[k]:sub_ptr[k + 1]]
+                for g0 in range(0, n_trees, group):
+                    g1 = min(n_trees, g0 + group)
+                    for j in range(g0, g1):
+                        n = _grow_tree(codes, vals, voff, yv, rows_sub, tree_seed[k * n_trees + j], n_boot[k],
+                                       bootstrap, max_features, max_depth, mss[k], msl[k], crit, maxnv, bslot, bptr,
+                                       bidx, fo, th, lo, ro, vo)
+                        g = j - g0
+                        _to_breadth_first(fo, th, lo, ro, vo, n, feat_b[g], thr_b[g], left_b[g], leaf_b[g], val_b[g])
+                    for i0 in range(0, nq, qblock):
+                        i1 = min(nq, i0 + qblock)
+                        for g in range(g1 - g0):
+                            _add_tree(Xf, F, i0, i1, np.uint64(0), 0, feat_b[g], thr_b[g], left_b[g], leaf_b[g],
+                                      val_b[g], out[k])
+                for i in range(nq):
+                    for c in range(C):
+                        out[k, i, c] /= n_trees
 
     @njit(cache=True, inline="always")
     def _round_down(t):
@@ -647,54 +719,126 @@ if HAVE_NUMBA:
             out[i] = _round_down(t[i])
         return out
 
-    @njit(parallel=True, cache=True)
-    def compact_trees(feat_o, thr_o, left_o, right_o, val_o, n_nodes, node_off, leaf_off, feat, thr, left, leaf,
-                      value, depth):
-        """Copy buffer row t's tree to ``node_off[t]`` of the flat arrays, renumbered breadth-first (trees in parallel).
+    @njit(cache=True)
+    def _to_breadth_first(feat_o, thr_o, left_o, right_o, val_o, n, feat, thr, left, leaf, value):
+        """One tree grown depth-first (``*_o``, n nodes) renumbered breadth-first into ``feat``, ``thr``, ``left``,
+        ``leaf``, ``value``; returns its depth.
 
         Breadth-first numbering puts the two children of a node next to each other
         (``right = left + 1``), so a step is ``left + (x > threshold)``, without a
         branch. A leaf steps to itself (feature 0, threshold +inf, left = itself),
-        so rows descending together may overshoot their leaf harmlessly; ``depth``
-        gets each tree's depth. ``leaf`` is -1
-        at an internal node and the leaf's row in ``value`` (counted from
-        ``leaf_off[t]``) at a leaf; ``value`` holds leaves only. ``thr`` is float32: the float64
-        threshold rounded down (:func:`_round_down`), so float32 inputs take the same branches.
+        so rows descending together may overshoot their leaf harmlessly. ``leaf`` is -1
+        at an internal node and the leaf's row in ``value`` at a leaf; ``value`` holds
+        leaves only. ``thr`` is float32: the float64 threshold rounded down
+        (:func:`_round_down`), so float32 inputs take the same branches. Indices are
+        the tree's own (the bank adds each tree's offsets when it reads them).
         """
+        queue = np.empty(n, np.int64)
+        level = np.empty(n, np.int64)
+        queue[0] = 0
+        level[0] = 0
+        tail = 1
+        n_leaf = 0
+        dmax = 0
+        for head in range(n):
+            u = queue[head]
+            f = feat_o[u]
+            if level[head] > dmax:
+                dmax = level[head]
+            if f >= 0:
+                feat[head] = f
+                thr[head] = _round_down(thr_o[u])
+                left[head] = tail
+                leaf[head] = -1
+                queue[tail] = left_o[u]
+                queue[tail + 1] = right_o[u]
+                level[tail] = level[head] + 1
+                level[tail + 1] = level[head] + 1
+                tail += 2
+            else:
+                feat[head] = 0
+                thr[head] = np.float32(np.inf)
+                left[head] = head
+                leaf[head] = n_leaf
+                for c in range(val_o.shape[1]):
+                    value[n_leaf, c] = val_o[u, c]
+                n_leaf += 1
+        return dmax
+
+    @njit(parallel=True, cache=True)
+    def copy_trees(feat_b, thr_b, left_b, leaf_b, val_b, n_nodes, node_off, leaf_off, feat, thr, left, leaf, value):
+        """Copy buffer row t's tree (:func:`grow_trees`' output) to ``node_off[t]`` / ``leaf_off[t]`` of the flat
+        arrays (trees in parallel; a binary tree of n nodes has (n + 1) / 2 leaves)."""
         for t in prange(n_nodes.shape[0]):
-            queue = np.empty(n_nodes[t], np.int64)
-            level = np.empty(n_nodes[t], np.int64)
+            n = n_nodes[t]
             o = node_off[t]
-            lo = leaf_off[t]
-            queue[0] = 0
-            level[0] = 0
-            tail = 1
-            n_leaf = 0
-            dmax = 0
-            for head in range(n_nodes[t]):
-                u = queue[head]
-                f = feat_o[t, u]
-                if level[head] > dmax:
-                    dmax = level[head]
-                if f >= 0:
-                    feat[o + head] = f
-                    thr[o + head] = _round_down(thr_o[t, u])
-                    left[o + head] = tail
-                    leaf[o + head] = -1
-                    queue[tail] = left_o[t, u]
-                    queue[tail + 1] = right_o[t, u]
-                    level[tail] = level[head] + 1
-                    level[tail + 1] = level[head] + 1
-                    tail += 2
-                else:
-                    feat[o + head] = 0
-                    thr[o + head] = np.float32(np.inf)
-                    left[o + head] = head
-                    leaf[o + head] = n_leaf
-                    for c in range(val_o.shape[2]):
-                        value[lo + n_leaf, c] = val_o[t, u, c]
-                    n_leaf += 1
-            depth[t] = dmax
+            feat[o : o + n] = feat_b[t, :n]
+            thr[o : o + n] = thr_b[t, :n]
+            left[o : o + n] = left_b[t, :n]
+            leaf[o : o + n] = leaf_b[t, :n]
+            nl = (n + 1) // 2
+            value[leaf_off[t] : leaf_off[t] + nl] = val_b[t, :nl]
+
+    @njit(cache=True)
+    def _add_tree(Xf, F, i0, i1, o, lo, feat, thr, left, leaf, value, out):
+        """``out[i] +=`` the leaf fractions that rows i0 .. i1-1 of ``Xf`` (flattened (n, F) float32) reach in the
+        tree whose nodes start at ``o`` and leaf values at ``lo`` of the given arrays (breadth-first layout).
+
+        Eight rows descend the tree together (independent chains of loads: a step's latency is two dependent
+        loads, hidden by the other rows) until all eight reached a leaf (leaves step to themselves). Measured on
+        2,000 Adult rows x 2,000 trees, one thread: 4 rows 35.8 ns a row and tree, 8 rows 27.1, 16 rows 29.6
+        (registers run out), 4 or 8 lanes each taking a new row as soon as its row reached a leaf 37.6 / 35.5
+        (the branches cost more than the steps saved). Node indices are unsigned (no negative-index wraparound
+        code in the loop).
+        """
+        C = out.shape[1]
+        i = i0
+        while i + 8 <= i1:
+            r0 = np.uint64(i * F)
+            r1 = np.uint64((i + 1) * F)
+            r2 = np.uint64((i + 2) * F)
+            r3 = np.uint64((i + 3) * F)
+            r4 = np.uint64((i + 4) * F)
+            r5 = np.uint64((i + 5) * F)
+            r6 = np.uint64((i + 6) * F)
+            r7 = np.uint64((i + 7) * F)
+            a0 = o
+            a1 = o
+            a2 = o
+            a3 = o
+            a4 = o
+            a5 = o
+            a6 = o
+            a7 = o
+            while True:  # until all 8 reached a leaf (the OR of their leaf ids is >= 0)
+                a0 = o + np.uint64(left[a0]) + np.uint64(Xf[r0 + np.uint64(feat[a0])] > thr[a0])
+                a1 = o + np.uint64(left[a1]) + np.uint64(Xf[r1 + np.uint64(feat[a1])] > thr[a1])
+                a2 = o + np.uint64(left[a2]) + np.uint64(Xf[r2 + np.uint64(feat[a2])] > thr[a2])
+                a3 = o + np.uint64(left[a3]) + np.uint64(Xf[r3 + np.uint64(feat[a3])] > thr[a3])
+                a4 = o + np.uint64(left[a4]) + np.uint64(Xf[r4 + np.uint64(feat[a4])] > thr[a4])
+                a5 = o + np.uint64(left[a5]) + np.uint64(Xf[r5 + np.uint64(feat[a5])] > thr[a5])
+                a6 = o + np.uint64(left[a6]) + np.uint64(Xf[r6 + np.uint64(feat[a6])] > thr[a6])
+                a7 = o + np.uint64(left[a7]) + np.uint64(Xf[r7 + np.uint64(feat[a7])] > thr[a7])
+                if (leaf[a0] | leaf[a1] | leaf[a2] | leaf[a3] | leaf[a4] | leaf[a5] | leaf[a6] | leaf[a7]) >= 0:
+                    break
+            for c in range(C):
+                out[i, c] += value[lo + leaf[a0], c]
+                out[i + 1, c] += value[lo + leaf[a1], c]
+                out[i + 2, c] += value[lo + leaf[a2], c]
+                out[i + 3, c] += value[lo + leaf[a3], c]
+                out[i + 4, c] += value[lo + leaf[a4], c]
+                out[i + 5, c] += value[lo + leaf[a5], c]
+                out[i + 6, c] += value[lo + leaf[a6], c]
+                out[i + 7, c] += value[lo + leaf[a7], c]
+            i += 8
+        while i < i1:
+            a0 = o
+            r0 = np.uint64(i * F)
+            while leaf[a0] < 0:
+                a0 = o + np.uint64(left[a0]) + np.uint64(Xf[r0 + np.uint64(feat[a0])] > thr[a0])
+            for c in range(C):
+                out[i, c] += value[lo + leaf[a0], c]
+            i += 1
 
     @njit(parallel=True, cache=True)
     def predict_forests(Xf, F, tree_ptr, node_off, leaf_off, feat, thr, left, leaf, value, out, block):
@@ -702,14 +846,8 @@ if HAVE_NUMBA:
 
         ``Xf`` is the float32 query matrix (n, F) flattened row-major and ``thr``
         float32 (scikit-learn's float64 threshold rounded down to float32: for a
-        float32 x, ``x <= thr64`` exactly when ``x <= thr32``). Eight rows descend a
-        tree together (independent chains of loads: a step's latency is two dependent
-        loads, hidden by the other rows) until all eight reached a leaf (leaves step
-        to themselves). Measured on 2,000 Adult rows x 2,000 trees, one thread: 4 rows
-        35.8 ns a row and tree, 8 rows 27.1, 16 rows 29.6 (registers run out), 4 or 8
-        lanes each taking a new row as soon as its row reached a leaf 37.6 / 35.5
-        (the branches cost more than the steps saved). Node indices are unsigned (no
-        negative-index wraparound code in the loop). The trees of a model are summed in order, then
+        float32 x, ``x <= thr64`` exactly when ``x <= thr32``); a tree's rows descend
+        by :func:`_add_tree`. The trees of a model are summed in order, then
         divided by their number, as ``RandomForestClassifier.predict_proba`` does.
         Work is split over (model, block of rows) pairs.
         """
@@ -722,55 +860,7 @@ if HAVE_NUMBA:
             i0 = (j % nb) * block
             i1 = min(n, i0 + block)
             for t in range(tree_ptr[k], tree_ptr[k + 1]):
-                o = np.uint64(node_off[t])
-                lo = leaf_off[t]
-                i = i0
-                while i + 8 <= i1:
-                    r0 = np.uint64((i + 0) * F)
-                    r1 = np.uint64((i + 1) * F)
-                    r2 = np.uint64((i + 2) * F)
-                    r3 = np.uint64((i + 3) * F)
-                    r4 = np.uint64((i + 4) * F)
-                    r5 = np.uint64((i + 5) * F)
-                    r6 = np.uint64((i + 6) * F)
-                    r7 = np.uint64((i + 7) * F)
-                    a0 = o
-                    a1 = o
-                    a2 = o
-                    a3 = o
-                    a4 = o
-                    a5 = o
-                    a6 = o
-                    a7 = o
-                    while True:  # until all 8 reached a leaf (the OR of their leaf ids is >= 0)
-                        a0 = o + np.uint64(left[a0]) + np.uint64(Xf[r0 + np.uint64(feat[a0])] > thr[a0])
-                        a1 = o + np.uint64(left[a1]) + np.uint64(Xf[r1 + np.uint64(feat[a1])] > thr[a1])
-                        a2 = o + np.uint64(left[a2]) + np.uint64(Xf[r2 + np.uint64(feat[a2])] > thr[a2])
-                        a3 = o + np.uint64(left[a3]) + np.uint64(Xf[r3 + np.uint64(feat[a3])] > thr[a3])
-                        a4 = o + np.uint64(left[a4]) + np.uint64(Xf[r4 + np.uint64(feat[a4])] > thr[a4])
-                        a5 = o + np.uint64(left[a5]) + np.uint64(Xf[r5 + np.uint64(feat[a5])] > thr[a5])
-                        a6 = o + np.uint64(left[a6]) + np.uint64(Xf[r6 + np.uint64(feat[a6])] > thr[a6])
-                        a7 = o + np.uint64(left[a7]) + np.uint64(Xf[r7 + np.uint64(feat[a7])] > thr[a7])
-                        if (leaf[a0] | leaf[a1] | leaf[a2] | leaf[a3] | leaf[a4] | leaf[a5] | leaf[a6] | leaf[a7]) >= 0:
-                            break
-                    for c in range(C):
-                        out[k, i + 0, c] += value[lo + leaf[a0], c]
-                        out[k, i + 1, c] += value[lo + leaf[a1], c]
-                        out[k, i + 2, c] += value[lo + leaf[a2], c]
-                        out[k, i + 3, c] += value[lo + leaf[a3], c]
-                        out[k, i + 4, c] += value[lo + leaf[a4], c]
-                        out[k, i + 5, c] += value[lo + leaf[a5], c]
-                        out[k, i + 6, c] += value[lo + leaf[a6], c]
-                        out[k, i + 7, c] += value[lo + leaf[a7], c]
-                    i += 8
-                while i < i1:
-                    a0 = o
-                    r0 = np.uint64(i * F)
-                    while leaf[a0] < 0:
-                        a0 = o + np.uint64(left[a0]) + np.uint64(Xf[r0 + np.uint64(feat[a0])] > thr[a0])
-                    for c in range(C):
-                        out[k, i, c] += value[lo + leaf[a0], c]
-                    i += 1
+                _add_tree(Xf, F, i0, i1, np.uint64(node_off[t]), leaf_off[t], feat, thr, left, leaf, value, out[k])
             T = tree_ptr[k + 1] - tree_ptr[k]
             for i in range(i0, i1):
                 for c in range(C):
@@ -781,4 +871,4 @@ else:  # pragma: no cover
     def _missing(*args, **kwargs):
         raise RuntimeError("numba is not installed")
 
-    grow_trees = compact_trees = predict_forests = mt_randint = round_down_f32 = _missing
+    grow_trees = grow_and_query = copy_trees = predict_forests = mt_randint = round_down_f32 = _missing

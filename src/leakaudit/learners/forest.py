@@ -56,6 +56,8 @@ _CRITERIA = {"gini": 0, "entropy": 1, "log_loss": 1}
 _BUFFER_BYTES = 64 * 2**20
 #: rows per (model, block) work item of the prediction kernel
 _PREDICT_BLOCK = 64
+#: trees a worker grows before querying them together (fit_predict_many)
+_QUERY_GROUP = 16
 
 
 def _is_int(x: Any) -> bool:
@@ -140,7 +142,7 @@ def _tree_offsets(nn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _FlatTrees:
-    """The bank's flat node arrays, filled chunk after chunk by ``compact_trees`` (grown geometrically, sized from the
+    """The bank's flat node arrays, filled chunk after chunk by ``copy_trees`` (grown geometrically, sized from the
     trees grown so far), so that each node's entries are written once, into memory touched once."""
 
     def __init__(self, n_classes: int):
@@ -163,19 +165,18 @@ class _FlatTrees:
         self.feat, self.thr, self.left, self.leaf, self.value = new
         self.cap_nodes, self.cap_leaves = cap_n, cap_l
 
-    def add(self, K, fo, th, lo, ro, vo, nn, remaining_trees: int) -> None:
-        """Compact one chunk of grown trees (the build buffers' rows) after the ones already held."""
+    def add(self, K, feat, thr, left, leaf, value, nn, depth, remaining_trees: int) -> None:
+        """Pack one chunk of grown trees (the build buffers' rows, breadth-first) after the ones already held."""
         off, loff = _tree_offsets(nn)
         # room for this chunk and, at this chunk's mean size (+ 5 %), the trees still to grow
         est = 1.05 * (remaining_trees / max(1, nn.size))
         self._reserve(self.nodes + int(off[-1] * (1 + est)), self.leaves + int(loff[-1] * (1 + est)))
-        depth = np.empty(nn.size, np.int64)
-        K.compact_trees(fo, th, lo, ro, vo, nn, off + self.nodes, loff + self.leaves, self.feat, self.thr, self.left,
-                        self.leaf, self.value, depth)
+        K.copy_trees(feat, thr, left, leaf, value, nn, off + self.nodes, loff + self.leaves, self.feat, self.thr,
+                     self.left, self.leaf, self.value)
         self.nodes += int(off[-1])
         self.leaves += int(loff[-1])
         self.nn.append(nn)
-        self.depth.append(depth)
+        self.depth.append(depth.copy())
 
     def arrays(self):
         """(nn, feat, thr (float32, rounded down), left, leaf, value, depth), views of the filled parts."""
@@ -455,6 +456,19 @@ class RandomForest(Learner):
 
     def _fit_many(self, X: np.ndarray, y: np.ndarray, subsets: list[np.ndarray], seeds: list[int], *,
                   n_classes: int | None) -> RandomForestBank:
+        return self._grow(X, y, subsets, seeds, n_classes, None)
+
+    def _fit_predict_many(self, X: np.ndarray, y: np.ndarray, subsets: list[np.ndarray], seeds: list[int],
+                          X_query: np.ndarray, *, n_classes: int | None) -> np.ndarray:
+        """Models spread over the threads, each model's trees queried on ``X_query`` (in groups of
+        ``_QUERY_GROUP``) as soon as they are grown and then dropped: no bank of trees is built. The same
+        numbers as ``fit_many(...).predict_proba(X_query)`` (each model's trees added in order, then divided by
+        their number). With fewer models than threads the trees are spread instead (a bank, then queried)."""
+        return self._grow(X, y, subsets, seeds, n_classes, X_query)
+
+    def _grow(self, X, y, subsets, seeds, n_classes, X_query):
+        """Grow every tree: a :class:`RandomForestBank` (``X_query`` None) or the forests' class
+        probabilities on ``X_query``, shape (K, n_query, C)."""
         if X.shape[1] == 0:
             raise InvalidInputError("X has no features (shape (n, 0)); a tree needs at least one column to split on")
         p = self._check_params(X.shape[1])
@@ -463,6 +477,10 @@ class RandomForest(Learner):
             if not 0 <= int(s) <= 2**32 - 1:
                 raise InvalidParameterError(f"random_states[{k}] = {s} is outside [0, 2**32 - 1]")
         X32 = _as_float32(X, "X")
+        if X_query is not None:
+            if X_query.shape[1] != X.shape[1]:
+                raise InvalidInputError(f"X_query has {X_query.shape[1]} features; X has {X.shape[1]}")
+            Xq = _as_float32(X_query, "X_query")
         codes, vals, voff = feature_codes(X32)
         maxnv = int(np.diff(voff).max())
         bslot, bptr, bidx = binary_rows(codes, voff)
@@ -483,35 +501,43 @@ class RandomForest(Learner):
         max_nodes = 2 * int(sizes.max()) - 1
         if self.max_depth is not None and self.max_depth < 40:
             max_nodes = min(max_nodes, 2 ** (int(self.max_depth) + 1) - 1)
-        per_tree = max_nodes * (4 + 8 + 4 + 4 + 8 * C)
-        n_threads = self.n_threads or int(os.cpu_count() or 1)
-        chunk = max(min(Kn * T, _BUFFER_BYTES // per_tree), min(Kn * T, n_threads))
-        out = _FlatTrees(C)
+        max_leaves = (max_nodes + 1) // 2
+        data = (codes, vals, voff, y.astype(np.int64), sub_rows, sub_ptr)
+        rules = (n_boot, bool(self.bootstrap), p["max_features"], p["max_depth"], mss, msl, p["crit"], maxnv, bslot,
+                 bptr, bidx)
         with K.KERNEL_LOCK:
             old = K.set_threads(self.n_threads)
             try:
-                # the build buffers are allocated once and reused by every chunk, and each chunk is compacted
-                # straight into the bank's arrays: on this project's VMs the first touch of fresh memory costs
-                # ~11 us a 4 KB page (benchmarks/README.md, session 7), more than growing a tree touches
-                fo_b = np.empty((chunk, max_nodes), np.int32)
-                th_b = np.empty((chunk, max_nodes), np.float64)
-                lo_b = np.empty((chunk, max_nodes), np.int32)
-                ro_b = np.empty((chunk, max_nodes), np.int32)
-                vo_b = np.empty((chunk, max_nodes, C), np.float64)
+                n_threads = K.get_num_threads()  # numba's threads now (set just above)
+                if X_query is not None and Kn >= n_threads:
+                    out = np.zeros((Kn, Xq.shape[0], C))
+                    if Xq.shape[0]:
+                        K.grow_and_query(*data, tree_seed, T, *rules, min(Kn, n_threads), _QUERY_GROUP, max_nodes,
+                                         Xq, out, _PREDICT_BLOCK)
+                    return out
+                # the build buffers (a row a tree, breadth-first) are allocated once and reused by every chunk,
+                # and each chunk is packed straight into the bank's arrays: on this project's VMs the first touch
+                # of fresh memory can cost ~11 us a 4 KB page (benchmarks/README.md, session 7)
+                per_tree = max_nodes * (4 + 4 + 4 + 4) + max_leaves * 8 * C
+                chunk = max(min(Kn * T, _BUFFER_BYTES // per_tree), min(Kn * T, n_threads))
+                bufs = (np.empty((chunk, max_nodes), np.int32), np.empty((chunk, max_nodes), np.float32),
+                        np.empty((chunk, max_nodes), np.int32), np.empty((chunk, max_nodes), np.int32),
+                        np.empty((chunk, max_leaves, C), np.float64))
+                nn_b = np.zeros(chunk, np.int64)
+                depth_b = np.zeros(chunk, np.int64)
+                flat = _FlatTrees(C)
                 for t0 in range(0, Kn * T, chunk):
                     t1 = min(Kn * T, t0 + chunk)
                     nt = t1 - t0
-                    fo, th, lo, ro, vo = fo_b[:nt], th_b[:nt], lo_b[:nt], ro_b[:nt], vo_b[:nt]
-                    nn = np.zeros(nt, np.int64)
-                    K.grow_trees(codes, vals, voff, y.astype(np.int64), sub_rows, sub_ptr, tree_model[t0:t1],
-                                 tree_seed[t0:t1], n_boot, bool(self.bootstrap), p["max_features"], p["max_depth"],
-                                 mss, msl, p["crit"], maxnv, bslot, bptr, bidx, fo, th, lo, ro, vo, nn)
-                    out.add(K, fo, th, lo, ro, vo, nn, remaining_trees=Kn * T - t1)
+                    rows = [b[:nt] for b in bufs]
+                    K.grow_trees(*data, tree_model[t0:t1], tree_seed[t0:t1], *rules, min(nt, n_threads), max_nodes,
+                                 *rows, nn_b[:nt], depth_b[:nt])
+                    flat.add(K, *rows, nn_b[:nt].copy(), depth_b[:nt], remaining_trees=Kn * T - t1)
             finally:
                 K.set_threads(old)
-        nn, feat, thr, left, leaf, value, depth = out.arrays()
+        nn, feat, thr, left, leaf, value, depth = flat.arrays()
         node_off, leaf_off = _tree_offsets(nn)
         tree_ptr = np.arange(Kn + 1, dtype=np.int64) * T
-        return RandomForestBank(tree_ptr, node_off, leaf_off, depth, feat, thr, left, leaf, value,
-                                n_features=X.shape[1],
-                                n_threads=self.n_threads)
+        bank = RandomForestBank(tree_ptr, node_off, leaf_off, depth, feat, thr, left, leaf, value,
+                                n_features=X.shape[1], n_threads=self.n_threads)
+        return bank if X_query is None else bank.predict_proba(Xq)

@@ -291,6 +291,8 @@ def _predict_many(learner, X, y, subsets, seeds, X_query, n_classes, engine=None
     """
     if engine is not None:
         return np.asarray(engine.predict_many(learner, X, y, subsets, seeds, X_query, n_classes=n_classes))
+    if callable(getattr(learner, "fit_predict_many", None)):  # (a forest queries its trees as it grows them)
+        return np.asarray(learner.fit_predict_many(X, y, subsets, seeds, X_query, n_classes=n_classes))
     bank = learner.fit_many(X, y, subsets, seeds, n_classes=n_classes)
     return np.asarray(bank.predict_proba(X_query))
 
