@@ -103,7 +103,8 @@ def run(model: str, n: int, n_shadow: int, seed: int, n_trees: int = 100) -> dic
              f"{peer.get('n_iter')} epochs (= target's n_iter_)" if model == "mlp" else
              "shadows: SACRO-ML sklearn RandomForestClassifier clones, one after the other; ours "
              "leakaudit RandomForest (sklearn's trees re-implemented in numba, same trees for the same seed), "
-             f"all {n_shadow} x {n_trees} trees of one fit_many call grown together over the cores")
+             f"the {n_shadow} forests spread over the cores by one fit_predict_many call, each forest's trees "
+             "queried on the audited rows as they are grown (no bank of trees kept)")
     return C.comparison(
         f"lira_{model}", work, "SACRO-ML LIRAAttack", peer["versions"].get("sacroml") or C.peer_version("sacroml", "sacroml"),
         peer["seconds"], t.seconds, peer_q, our_q, load0, load1, notes=notes, peer_cpu=peer["cpu_seconds"],

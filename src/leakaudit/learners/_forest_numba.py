@@ -532,16 +532,23 @@ if HAVE_NUMBA:
             li = 0
             ri = best_nl
             if packed:  # (sy, sw are not read again in packed mode)
+                # left rows compacted in place (position start + li <= p was read already), right rows to the
+                # buffer and back after: the same stable order, half the copying
+                li = start
+                ri = 0
                 for p in range(start, end):
-                    go = np.int64(np.int64(codes[rows[p], best_f]) <= c_split)
-                    d = ri + go * (li - ri)
-                    t_rows[d] = rows[p]
-                    t_pk[d] = pk[p]
+                    r = rows[p]
+                    v = pk[p]
+                    go = np.int64(np.int64(codes[r, best_f]) <= c_split)
+                    rows[li] = r
+                    pk[li] = v
+                    t_rows[ri] = r
+                    t_pk[ri] = v
                     li += go
                     ri += 1 - go
-                for p in range(start, end):
-                    rows[p] = t_rows[p - start]
-                    pk[p] = t_pk[p - start]
+                for j in range(ri):
+                    rows[pos + j] = t_rows[j]
+                    pk[pos + j] = t_pk[j]
             else:
                 for p in range(start, end):
                     go = np.int64(np.int64(codes[rows[p], best_f]) <= c_split)
