@@ -137,3 +137,23 @@ def test_reference_models_queried_on_some_records_only():
     assert part.probs.shape == (4, 4, 2)
     with pytest.raises(InvalidInputError, match="query holds index 60"):
         fit_reference_models(LogRegLearner(C=1.0), X, y, 4, random_state=7, query=[1, 60])
+
+
+def test_clip_gives_the_clipped_logit_and_changes_only_saturated_outputs():
+    """clip: logit of p clipped to [clip, 1 - clip] (SACRO-ML's statistic for two classes); None: Carlini's floor."""
+    from leakaudit.exceptions import InvalidParameterError
+
+    p = np.array([[0.0, 1.0], [0.3, 0.7], [1.0, 0.0], [0.5, 0.5]])
+    y = np.array([1, 1, 1, 0])
+    q = np.clip(p[np.arange(4), y], 1e-16, 1 - 1e-16)
+    np.testing.assert_allclose(logit_scaled_confidence(p, y, 1e-16), np.log(q / (1 - q)), rtol=1e-12)
+    plain = logit_scaled_confidence(p, y)
+    assert plain[0] == pytest.approx(np.log(1e45)) and plain[2] == pytest.approx(-np.log(1e45))
+    np.testing.assert_allclose(plain[[1, 3]], logit_scaled_confidence(p, y, 1e-16)[[1, 3]], rtol=1e-12)
+    probs, yy, ref, mask = _random_setup()
+    a = LiRA(online=False).score(probs, yy, ref, mask).scores_array
+    b = LiRA(online=False, clip=1e-16).score(probs, yy, ref, mask).scores_array
+    np.testing.assert_allclose(a, b, rtol=1e-9)  # no saturated outputs: the same scores
+    for bad in (0.0, 0.5, -1e-3, "x"):
+        with pytest.raises(InvalidParameterError, match="clip"):
+            LiRA(clip=bad).score(probs, yy, ref, mask)

@@ -43,13 +43,17 @@ _TINY = 1e-45  # below float64 resolution of 1 - p; keeps ln finite
 _CHUNK = 256  # reference models per chunk when computing their statistics
 
 
-def logit_scaled_confidence(probs, y) -> np.ndarray:
+def logit_scaled_confidence(probs, y, clip: float | None = None) -> np.ndarray:
     """φ = ln p_y − ln Σ_{y'≠y} p_{y'} (Carlini et al. §IV-B; the stable form of their score.py).
 
     Parameters
     ----------
     probs : ndarray of shape (..., n, C)
     y : ndarray of shape (n,)
+    clip : float in (0, 0.5), optional
+        φ = ln q − ln(1 − q) with q = p_y clipped to [clip, 1 − clip] (SACRO-ML's statistic, with
+        clip = 1e-16; 1 − q is the others' sum up to rounding). None: Carlini et al.'s floor of
+        1e-45 on p_y and on the others' sum, so an output of exactly 1 gives φ = 103.6.
 
     Returns
     -------
@@ -59,6 +63,9 @@ def logit_scaled_confidence(probs, y) -> np.ndarray:
     p_y = true_class_probability(probs, y)
     y_col = np.arange(probs.shape[-1]) == np.asarray(y).reshape(-1, 1)  # (n, C)
     others = np.where(y_col, 0.0, probs).sum(axis=-1)  # summed directly: 1 - p_y rounds to 0 for confident models
+    if clip is not None:
+        q = np.clip(p_y, clip, 1.0 - clip)
+        return np.log(q) - np.log(1.0 - q)
     return np.log(np.maximum(p_y, _TINY)) - np.log(np.maximum(others, _TINY))
 
 
@@ -78,6 +85,12 @@ class LiRA(Attack):
         Level of the offline one-sided test behind ``decisions``.
     min_std : float, default=1e-6
         Floor on σ (a record whose reference statistics are all equal).
+    clip : float in (0, 0.5), optional
+        Clip probabilities to [clip, 1 - clip] before the logit scaling (see
+        :func:`logit_scaled_confidence`). The default (None) is Carlini et al.'s floor
+        of 1e-45. It matters for models whose outputs are often exactly 0 or 1
+        (forests): a record for which a few reference models output exactly 1 then gets
+        statistics at ±103.6 and a wide σ. SACRO-ML's LiRA clips at 1e-16.
 
     Notes
     -----
@@ -89,12 +102,13 @@ class LiRA(Attack):
     needs = ("reference",)
 
     def __init__(self, *, online: bool = True, fix_variance: bool = False, statistic: str = "mean",
-                 offline_alpha: float = 0.05, min_std: float = 1e-6):
+                 offline_alpha: float = 0.05, min_std: float = 1e-6, clip: float | None = None):
         self.online = online
         self.fix_variance = fix_variance
         self.statistic = statistic
         self.offline_alpha = offline_alpha
         self.min_std = min_std
+        self.clip = clip
 
     @staticmethod
     def _check_counts(cnt, what):
@@ -134,7 +148,7 @@ class LiRA(Attack):
 
         def chunks():
             for s in range(0, K, _CHUNK):
-                yield logit_scaled_confidence(rp[s:s + _CHUNK], yy), rin[s:s + _CHUNK]
+                yield logit_scaled_confidence(rp[s:s + _CHUNK], yy, self.clip), rin[s:s + _CHUNK]
 
         tot = {"out": np.zeros(n), "in": np.zeros(n)}
         for phi, m in chunks():
@@ -172,17 +186,20 @@ class LiRA(Attack):
         """
         check_choice(self.statistic, name="statistic", choices=("mean", "median"))
         check_scalar(self.offline_alpha, name="offline_alpha", min_val=0.0, max_val=1.0, include_min=False)
+        if self.clip is not None:
+            check_scalar(self.clip, name="clip", min_val=0.0, max_val=0.5, include_min=False,
+                         include_max=False)
         p, yy = check_target_inputs(probs, y)
         rp, rin = check_reference_inputs(ref_probs, ref_in)
         if rp.shape[1:] != p.shape:
             raise InvalidInputError(f"ref_probs has shape {rp.shape}; expected (K, {p.shape[0]}, {p.shape[1]})")
-        phi_t = logit_scaled_confidence(p, yy)
+        phi_t = logit_scaled_confidence(p, yy, self.clip)
         if self.statistic == "mean":  # streamed over chunks of models: memory O(n), not O(K n), beyond the outputs
             (mu_out, sd_out), (mu_in, sd_in) = self._streamed_moments(rp, rin, yy)
         else:  # the median needs every model's statistic at once
             phi_r = np.empty(rp.shape[:2])
             for s in range(0, rp.shape[0], _CHUNK):
-                phi_r[s:s + _CHUNK] = logit_scaled_confidence(rp[s:s + _CHUNK], yy)
+                phi_r[s:s + _CHUNK] = logit_scaled_confidence(rp[s:s + _CHUNK], yy, self.clip)
             mu_out, sd_out = self._moments(phi_r, ~rin, self.statistic, self.min_std, self.fix_variance, "out")
             if self.online:
                 mu_in, sd_in = self._moments(phi_r, rin, self.statistic, self.min_std, self.fix_variance, "in")
