@@ -27,7 +27,11 @@ feature with many distinct values compared with the node's size has the node's
 (code, position) keys sorted instead. Both visit the candidate thresholds in
 ascending order, group values closer than sklearn's ``FEATURE_THRESHOLD``
 (1e-7, in float32 arithmetic) exactly as ``next_p`` does, and keep the first
-strictly better split, so both return sklearn's split.
+strictly better split, so both return sklearn's split. With two classes, every
+node that is split-searched also holds the packed class sums of all two-valued
+features (the smaller child's by a pass over its rows' code-1 lists, the larger
+child's by subtraction from the parent's), so a drawn one-hot column is
+evaluated in O(1).
 
 Tree layout: a tree is grown depth-first into its task's scratch arrays
 (``feature``, -1 at a leaf; ``threshold``, float64, go left when

@@ -24,11 +24,14 @@ follows scikit-learn's algorithm step by step, random streams included (see
 
 Where it is faster: a feature's values are replaced once by their rank among
 the feature's distinct values, so a node evaluates a feature with few distinct
-values (one-hot columns) by a class histogram in O(n_node) instead of sorting,
-and sorts only features with many distinct values relative to the node's size
+values by a class histogram in O(n_node) instead of sorting (a one-hot column,
+with two classes, in O(1) from the node's sums of all two-valued features), and
+sorts only features with many distinct values relative to the node's size
 (``_forest_numba`` module docstring); scikit-learn sorts every candidate. On
-1,000 Adult rows (one-hot + z-scored, 104 columns) a tree costs ~0.75 CPU-ms
-here against ~4.6 in scikit-learn 1.9 (one thread each, shared machine).
+1,000 Adult rows (one-hot + z-scored, 104 columns) a tree costs ~0.21 CPU-ms
+here (benchmarks/README.md, session 8) against ~4.6 in scikit-learn 1.9 (one
+thread each; measured in session 3). :meth:`RandomForest.fit_predict_many`
+queries each tree as soon as it is grown and keeps none.
 
 Seeds: model k's seed ``s`` is the forest's ``random_state``: tree j's seed is the
 j-th draw of ``RandomState(s).randint(2**31 - 1)``, as in scikit-learn. Results
@@ -38,7 +41,6 @@ do not depend on ``n_threads``.
 from __future__ import annotations
 
 import numbers
-import os
 from typing import Any
 
 import numpy as np
@@ -477,9 +479,7 @@ class RandomForest(Learner):
             if not 0 <= int(s) <= 2**32 - 1:
                 raise InvalidParameterError(f"random_states[{k}] = {s} is outside [0, 2**32 - 1]")
         X32 = _as_float32(X, "X")
-        if X_query is not None:
-            if X_query.shape[1] != X.shape[1]:
-                raise InvalidInputError(f"X_query has {X_query.shape[1]} features; X has {X.shape[1]}")
+        if X_query is not None:  # (its shape was checked by Learner.fit_predict_many)
             Xq = _as_float32(X_query, "X_query")
         codes, vals, voff = feature_codes(X32)
         maxnv = int(np.diff(voff).max())
