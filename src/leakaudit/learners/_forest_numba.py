@@ -185,7 +185,6 @@ if HAVE_NUMBA:
         return -wr * _impurity(sr, wr, crit) - wl * _impurity(sl, wl, crit)
 
     # -- one tree ---------------------------------------------------------------------------------
-    #: packed per-row counters for two classes: 1 + (w << 21) + (w * y << 42); exact while sums stay < 2**21
     @njit(cache=True, inline="always")
     def _add_binary_hist(h, rows, pk, p0, p1, bptr, bidx):
         """``h[s] += pk[p]`` for every row ``rows[p]``, p in [p0, p1), and every two-valued feature slot s it holds
@@ -197,11 +196,20 @@ if HAVE_NUMBA:
                 h[bidx[j]] += v
 
     @njit(cache=True, inline="always")
+    def _searched(nn, depth, max_depth, mss, msl, impurity):
+        """Whether a node of nn rows at ``depth`` with this impurity is split-searched (else it is a leaf)."""
+        return not (depth >= max_depth or nn < mss or nn < 2 * msl or impurity <= 2.220446049250313e-16)
+
+    @njit(cache=True, inline="always")
     def _will_split(nn, depth, max_depth, mss, msl, s0, s1, crit):
-        """Whether a two-class node of nn rows and class sums (s0, s1) at ``depth`` is split-searched (not a leaf)."""
-        if depth >= max_depth or nn < mss or nn < 2 * msl:
-            return False
-        return _impurity2(s0, s1, s0 + s1, crit) > 2.220446049250313e-16
+        """:func:`_searched` for a two-class child with class sums (s0, s1), before it is popped."""
+        return _searched(nn, depth, max_depth, mss, msl, _impurity2(s0, s1, s0 + s1, crit))
+
+    @njit(cache=True, inline="always")
+    def _tree_scratch(max_nodes, C):
+        """A worker's depth-first scratch for one tree at a time: feature, threshold, left, right, values."""
+        return (np.empty(max_nodes, np.int32), np.empty(max_nodes, np.float64), np.empty(max_nodes, np.int32),
+                np.empty(max_nodes, np.int32), np.empty((max_nodes, C), np.float64))
 
     @njit(cache=True)
     def _grow_tree(codes, vals, voff, yv, rows_sub, seed, n_boot, bootstrap, max_features, max_depth, mss, msl,
@@ -230,7 +238,8 @@ if HAVE_NUMBA:
         else:
             cnt[:] = 1
             w_total = float(m)
-        # two classes and sums below 2**21: one integer counter per row holds (count, weight, weight of class 1)
+        # two classes and sums below 2**21: one integer counter per row holds (count, weight, weight of class 1),
+        # packed as 1 + (w << 21) + (w * y << 42)
         packed = C == 2 and w_total < 2.0 ** 21 and m < 2 ** 21
         rows = np.empty(m, np.int64)
         sy = np.empty(m, np.int64)
@@ -318,7 +327,7 @@ if HAVE_NUMBA:
             thr_o[node] = -2.0
             left_o[node] = -1
             right_o[node] = -1
-            if depth >= max_depth or nn < mss or nn < 2 * msl or impurity <= 2.220446049250313e-16:
+            if not _searched(nn, depth, max_depth, mss, msl, impurity):
                 continue
 
             # ---- node_split_best ----
@@ -648,11 +657,7 @@ if HAVE_NUMBA:
         nt = tree_seed.shape[0]
         for wp in prange(W):
             w = np.int64(wp)  # (prange's index may be unsigned: mixed with int64 it would become a float)
-            fo = np.empty(max_nodes, np.int32)
-            th = np.empty(max_nodes, np.float64)
-            lo = np.empty(max_nodes, np.int32)
-            ro = np.empty(max_nodes, np.int32)
-            vo = np.empty((max_nodes, C), np.float64)
+            fo, th, lo, ro, vo = _tree_scratch(max_nodes, C)
             for t in range(w, nt, W):
                 k = tree_model[t]
                 n = _grow_tree(codes, vals, voff, yv, sub_rows[sub_ptr[k]:sub_ptr[k + 1]], tree_seed[t], n_boot[k],
@@ -685,11 +690,7 @@ if HAVE_NUMBA:
         max_leaves = (max_nodes + 1) // 2
         for wp in prange(W):
             w = np.int64(wp)
-            fo = np.empty(max_nodes, np.int32)
-            th = np.empty(max_nodes, np.float64)
-            lo = np.empty(max_nodes, np.int32)
-            ro = np.empty(max_nodes, np.int32)
-            vo = np.empty((max_nodes, C), np.float64)
+            fo, th, lo, ro, vo = _tree_scratch(max_nodes, C)
             feat_b = np.empty((group, max_nodes), np.int32)
             thr_b = np.empty((group, max_nodes), np.float32)
             left_b = np.empty((group, max_nodes), np.int32)
