@@ -290,3 +290,70 @@ def test_random_forest_targets_are_retrained_by_our_forest():
     weighted, desc = _sklearn_learner(RandomForestClassifier(class_weight="balanced"))
     assert isinstance(weighted, SklearnLearner) and "class_weight" in desc
     assert isinstance(_sklearn_learner(LogisticRegression())[0], SklearnLearner)
+
+
+def test_forest_targets_get_lira_on_the_votes():
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    from leakaudit.audit.pipeline import _output_votes
+    from leakaudit.learners import RandomForest, SklearnLearner
+
+    assert _output_votes(RandomForest(n_estimators=37)) == 37
+    assert _output_votes(SklearnLearner(RandomForestClassifier(n_estimators=12, class_weight="balanced"))) == 12
+    assert _output_votes(SklearnLearner(ExtraTreesClassifier(n_estimators=5))) == 5
+    assert _output_votes(SklearnLearner(LogisticRegression())) is None
+    assert _output_votes(None) is None
+
+
+def test_skops_random_forest_target_is_audited_with_lira_on_its_votes(tmp_path, monkeypatch):
+    import skops.io as sio
+    from sklearn.ensemble import RandomForestClassifier
+
+    from leakaudit.audit.data import prepare_data
+    from leakaudit.membership.lira import LiRA
+
+    _small_tables(tmp_path)
+    cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income", profile="smoke")
+    data = prepare_data(cfg)
+    est = RandomForestClassifier(n_estimators=9, random_state=0).fit(data.X_mem, data.y_mem)
+    sio.dump(est, tmp_path / "model.skops")
+    used = []
+    score = LiRA.score
+    monkeypatch.setattr(LiRA, "score", lambda self, *a: used.append(self.votes) or score(self, *a))
+    cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income",
+                      model=tmp_path / "model.skops", profile="smoke")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    assert "RandomForest" in res.target["description"] and "lira" in res.membership
+    assert used == [9]
+
+
+def test_skops_tree_models_are_loaded_and_their_trees_checked(tmp_path):
+    """skops leaves scikit-learn's Tree untrusted (its node indices are used without bounds checks); leakaudit
+    loads it and checks every tree's children and features, refusing a crafted file before any inference."""
+    import skops.io as sio
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.tree import DecisionTreeClassifier
+
+    from leakaudit.audit.target import _check_trees, load_skops_model
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)
+    models = {"rf": (RandomForestClassifier(n_estimators=3, random_state=0), 3),
+              "gb": (GradientBoostingClassifier(n_estimators=2, random_state=0), 2),
+              "pipe": (make_pipeline(StandardScaler(), DecisionTreeClassifier(random_state=0)), 1)}
+    for name, (est, n_trees) in models.items():
+        est.fit(X, y)
+        sio.dump(est, tmp_path / f"{name}.skops")
+        loaded = load_skops_model(tmp_path / f"{name}.skops")
+        np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
+        assert _check_trees(loaded) == n_trees
+    for field, value, what in (("children_left", 10**6, "out of range"), ("children_left", 0, "out of range"),
+                               ("feature", 7, "out of range")):
+        est = DecisionTreeClassifier(random_state=0).fit(X, y)
+        getattr(est.tree_, field)[0] = value  # node 0 is internal: a child past the end, a cycle, a feature
+        sio.dump(est, tmp_path / "bad.skops")
+        with pytest.raises(UnsafeFileError, match=f"malformed tree.*{what}"):
+            load_skops_model(tmp_path / "bad.skops")

@@ -157,3 +157,29 @@ def test_clip_gives_the_clipped_logit_and_changes_only_saturated_outputs():
     for bad in (0.0, 0.5, -1e-3, "x"):
         with pytest.raises(InvalidParameterError, match="clip"):
             LiRA(clip=bad).score(probs, yy, ref, mask)
+
+
+def test_votes_gives_the_empirical_logit_of_the_votes():
+    """votes=T: φ = ln(T p_y + 1/2) - ln(T (1 - p_y) + 1/2), the empirical logit of k = T p_y votes of T,
+    finite (|φ| <= ln(2T + 1)) where every vote agrees."""
+    from leakaudit.exceptions import InvalidParameterError
+
+    p = np.array([[0.0, 1.0], [0.3, 0.7], [1.0, 0.0], [0.5, 0.5]])
+    y = np.array([1, 1, 1, 0])
+    phi = logit_scaled_confidence(p, y, votes=10)
+    np.testing.assert_allclose(phi, [np.log(10.5 / 0.5), np.log(7.5 / 3.5), np.log(0.5 / 10.5), 0.0], atol=1e-12)
+    assert np.abs(phi).max() == pytest.approx(np.log(21))
+    # LiRA with votes = LiRA's default statistic on the smoothed probabilities (T p + 1/2) / (T + 1)
+    probs, yy, ref, mask = _random_setup(C=2)
+    probs[:5] = np.eye(2)[yy[:5]]  # saturated outputs, where the two statistics differ most
+    ref[:, :5] = np.eye(2)[yy[:5]]
+    for online in (False, True):
+        a = LiRA(online=online, votes=7).score(probs, yy, ref, mask).scores_array
+        b = LiRA(online=online).score((7 * probs + 0.5) / 8, yy, (7 * ref + 0.5) / 8, mask).scores_array
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+        assert not np.allclose(a, LiRA(online=online).score(probs, yy, ref, mask).scores_array)
+    for bad in (0, -3, 2.5, "x"):
+        with pytest.raises(InvalidParameterError, match="votes"):
+            LiRA(votes=bad).score(probs, yy, ref, mask)
+    with pytest.raises(InvalidParameterError, match="clip or votes"):
+        LiRA(votes=10, clip=1e-6).score(probs, yy, ref, mask)

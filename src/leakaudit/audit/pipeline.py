@@ -87,6 +87,25 @@ def _cache_dir(engine) -> str | None:
     return str(engine.cache_dir) if getattr(engine, "cache_dir", None) else None
 
 
+def _output_votes(learner) -> int | None:
+    """T when the models' outputs are means of T trees' votes (a random forest), else None.
+
+    LiRA then scales confidences by the empirical logit of the votes (``LiRA(votes=T)``), which stays finite when
+    every tree agrees; the floored logit would put those records at +-103.6.
+    """
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+    from ..learners import RandomForest
+    from ..learners.sklearn import SklearnLearner
+
+    if isinstance(learner, RandomForest):
+        return int(learner.n_estimators)
+    if isinstance(learner, SklearnLearner) and isinstance(learner.estimator, (RandomForestClassifier,
+                                                                               ExtraTreesClassifier)):
+        return int(learner.estimator.n_estimators)
+    return None
+
+
 def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, skipped: list,
                       resources: dict, engine) -> tuple[dict, dict]:
     """Run every applicable membership attack; return (metrics per attack, scores per attack)."""
@@ -135,7 +154,8 @@ def _membership_stage(cfg: AuditConfig, data: AuditData, target: Target, seeds: 
             population_probs=target.probs_pop if n_pop else None, population_y=data.y_pop if n_pop else None,
             population_reference=ref.subset(np.arange(n_audit, n_audit + n_pop)) if n_pop else None,
         )
-        attacks += [LiRA(), RMIA(), ShadowModelAttack(batch_size=_shadow_plan(cfg)[1], random_state=seeds["shadow"])]
+        attacks += [LiRA(votes=_output_votes(target.learner)), RMIA(),
+                    ShadowModelAttack(batch_size=_shadow_plan(cfg)[1], random_state=seeds["shadow"])]
     metrics, scores = {}, {}
     for atk in attacks:
         missing = atk.missing(inputs)

@@ -129,10 +129,68 @@ _SKLEARN_INTERNALS = ("sklearn.neural_network._stochastic_optimizers.AdamOptimiz
                       "sklearn.neural_network._stochastic_optimizers.SGDOptimizer")
 
 
+#: scikit-learn's fitted tree (every tree model and forest holds them). skops does not trust it by default because
+#: scikit-learn indexes its node arrays without bounds checks, so a crafted file could make inference read out of
+#: bounds; leakaudit loads it and then checks every tree's arrays (:func:`_check_trees`) before any use
+_SKLEARN_TREE = "sklearn.tree._tree.Tree"
+
+
+def _check_tree(t, where: str, n_features: int | None) -> None:
+    """Raise UnsafeFileError unless ``t``'s node arrays describe a tree scikit-learn can walk safely."""
+    n = int(t.node_count)
+    left, right, feat = (np.asarray(a, dtype=np.int64) for a in (t.children_left, t.children_right, t.feature))
+    bad = None
+    if n < 1 or left.shape != (n,) or right.shape != (n,) or feat.shape != (n,):
+        bad = f"{n} nodes but node arrays of shapes {left.shape}, {right.shape}, {feat.shape}"
+    elif n_features is not None and int(t.n_features) != n_features:
+        bad = f"{t.n_features} features; the estimator has {n_features}"
+    elif np.asarray(t.value).shape[0] != n:
+        bad = f"values for {np.asarray(t.value).shape[0]} nodes, not {n}"
+    else:
+        leaf = left == -1
+        idx = np.arange(n)
+        # scikit-learn's builders number a child after its parent: that also rules out cycles
+        internal_ok = (left > idx) & (left < n) & (right > idx) & (right < n) & (feat >= 0) & (feat < t.n_features)
+        ok = np.where(leaf, right == -1, internal_ok)
+        if not ok.all():
+            bad = f"node {int(np.flatnonzero(~ok)[0])} has children or a feature out of range"
+    if bad:
+        raise UnsafeFileError(f"{where}: malformed tree ({bad}); refusing to use it")
+
+
+def _check_trees(obj, where: str = "model", depth: int = 0) -> int:
+    """Check every fitted scikit-learn tree inside ``obj`` (an estimator, a pipeline's steps, a forest's or a
+    boosting ensemble's trees) with :func:`_check_tree`; return how many were checked."""
+    from sklearn.tree._tree import Tree
+
+    if depth > 20:
+        return 0
+    if isinstance(obj, Tree):
+        _check_tree(obj, where, None)
+        return 1
+    if isinstance(obj, np.ndarray) and obj.dtype == object:
+        items = enumerate(obj.ravel())
+    elif isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    elif hasattr(obj, "get_params"):  # an estimator: walk its fitted attributes
+        n = 0
+        for name, val in vars(obj).items():
+            if name == "tree_" and isinstance(val, Tree):
+                _check_tree(val, f"{where}.tree_", getattr(obj, "n_features_in_", None))
+                n += 1
+            else:
+                n += _check_trees(val, f"{where}.{name}", depth + 1)
+        return n
+    else:
+        return 0
+    return sum(_check_trees(o, f"{where}[{i}]", depth + 1) for i, o in items)
+
+
 def load_skops_model(path: Path):
     """Load a scikit-learn estimator saved with skops, refusing any untrusted type.
 
-    Trusted: skops' default set and :data:`_SKLEARN_INTERNALS`.
+    Trusted: skops' default set, :data:`_SKLEARN_INTERNALS`, and scikit-learn's fitted trees
+    (:data:`_SKLEARN_TREE`), whose node arrays are then checked (:func:`_check_trees`).
 
     Raises
     ------
@@ -155,16 +213,19 @@ def load_skops_model(path: Path):
         untrusted = sio.get_untrusted_types(file=path)
     except Exception as exc:  # a malformed zip or schema
         raise UnsafeFileError(f"model file {path} is not a readable skops file: {exc}") from None
-    internals = [t for t in untrusted if t in _SKLEARN_INTERNALS]
-    untrusted = [t for t in untrusted if t not in _SKLEARN_INTERNALS]
+    internals = [t for t in untrusted if t in _SKLEARN_INTERNALS or t == _SKLEARN_TREE]
+    untrusted = [t for t in untrusted if t not in internals]
     if untrusted:
         raise UnsafeFileError(
             f"model file {path} holds types leakaudit does not trust: {', '.join(untrusted)}; refusing to load it"
         )
     try:
-        return sio.load(path, trusted=internals)
+        est = sio.load(path, trusted=internals)
     except Exception as exc:
         raise UnsafeFileError(f"model file {path} could not be loaded safely: {exc}") from None
+    if _SKLEARN_TREE in internals:
+        _check_trees(est, f"model file {path}")
+    return est
 
 
 def load_torch_model(module_spec: str, weights: Path, module_kwargs: dict | None = None):

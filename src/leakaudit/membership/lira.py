@@ -5,6 +5,13 @@ For each record (x, y) the statistic is the logit-scaled confidence (§IV-B)::
 
     φ(f(x)_y) = ln p_y − ln Σ_{y'≠y} p_{y'}
 
+For a model whose output is a mean of T votes (a random forest of T fully grown trees, p_y = k/T), the
+``votes=T`` option replaces it by the empirical logit of the votes (Haldane 1956, Anscombe 1956, Cox 1970)::
+
+    φ = ln(k + ½) − ln(T − k + ½),   k = T p_y
+
+which stays finite when all T trees agree (p_y = 0 or 1), where the floored logit jumps to ±103.6.
+
 Reference models trained with ("in") and without ("out") the record give
 Gaussians N(μ_in, σ_in²) and N(μ_out, σ_out²) of φ (Algorithm 1).
 
@@ -27,7 +34,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .._validation import check_choice, check_scalar
-from ..exceptions import InvalidInputError
+from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import (
     Attack,
     AttackInputs,
@@ -43,7 +50,7 @@ _TINY = 1e-45  # below float64 resolution of 1 - p; keeps ln finite
 _CHUNK = 256  # reference models per chunk when computing their statistics
 
 
-def logit_scaled_confidence(probs, y, clip: float | None = None) -> np.ndarray:
+def logit_scaled_confidence(probs, y, clip: float | None = None, votes: int | None = None) -> np.ndarray:
     """φ = ln p_y − ln Σ_{y'≠y} p_{y'} (Carlini et al. §IV-B; the stable form of their score.py).
 
     Parameters
@@ -54,6 +61,9 @@ def logit_scaled_confidence(probs, y, clip: float | None = None) -> np.ndarray:
         φ = ln q − ln(1 − q) with q = p_y clipped to [clip, 1 − clip] (SACRO-ML's statistic, with
         clip = 1e-16; 1 − q is the others' sum up to rounding). None: Carlini et al.'s floor of
         1e-45 on p_y and on the others' sum, so an output of exactly 1 gives φ = 103.6.
+    votes : int, optional
+        The output is a mean of ``votes`` = T votes (a forest's trees): φ = ln(T p_y + ½) − ln(T Σ_{y'≠y} p_{y'}
+        + ½), the empirical logit of k = T p_y votes out of T, in [−ln(2T + 1), ln(2T + 1)].
 
     Returns
     -------
@@ -63,6 +73,8 @@ def logit_scaled_confidence(probs, y, clip: float | None = None) -> np.ndarray:
     p_y = true_class_probability(probs, y)
     y_col = np.arange(probs.shape[-1]) == np.asarray(y).reshape(-1, 1)  # (n, C)
     others = np.where(y_col, 0.0, probs).sum(axis=-1)  # summed directly: 1 - p_y rounds to 0 for confident models
+    if votes is not None:  # empirical logit ln((k + 1/2) / (T - k + 1/2)), k = T p_y (Haldane-Anscombe)
+        return np.log(votes * p_y + 0.5) - np.log(votes * others + 0.5)
     if clip is not None:
         q = np.clip(p_y, clip, 1.0 - clip)
         return np.log(q) - np.log(1.0 - q)
@@ -91,6 +103,13 @@ class LiRA(Attack):
         of 1e-45. It matters for models whose outputs are often exactly 0 or 1
         (forests): a record for which a few reference models output exactly 1 then gets
         statistics at ±103.6 and a wide σ. SACRO-ML's LiRA clips at 1e-16.
+    votes : int, optional
+        The models' outputs are means of ``votes`` votes: a random forest's number of trees (each
+        fully grown tree votes for its leaf's class, so p_y = k / T). φ is then the empirical logit
+        ln((k + ½) / (T − k + ½)) (Haldane-Anscombe), finite when all trees agree. The audit sets
+        it for forest targets. On 100-tree Adult and Census-Income KDD forests it raised the AUC
+        by 0.03-0.07 over the default and over ``clip=1e-16`` (benchmarks/README.md, session 9).
+        Exclusive with ``clip``.
 
     Notes
     -----
@@ -102,13 +121,15 @@ class LiRA(Attack):
     needs = ("reference",)
 
     def __init__(self, *, online: bool = True, fix_variance: bool = False, statistic: str = "mean",
-                 offline_alpha: float = 0.05, min_std: float = 1e-6, clip: float | None = None):
+                 offline_alpha: float = 0.05, min_std: float = 1e-6, clip: float | None = None,
+                 votes: int | None = None):
         self.online = online
         self.fix_variance = fix_variance
         self.statistic = statistic
         self.offline_alpha = offline_alpha
         self.min_std = min_std
         self.clip = clip
+        self.votes = votes
 
     @staticmethod
     def _check_counts(cnt, what):
@@ -148,7 +169,7 @@ class LiRA(Attack):
 
         def chunks():
             for s in range(0, K, _CHUNK):
-                yield logit_scaled_confidence(rp[s:s + _CHUNK], yy, self.clip), rin[s:s + _CHUNK]
+                yield logit_scaled_confidence(rp[s:s + _CHUNK], yy, self.clip, self.votes), rin[s:s + _CHUNK]
 
         tot = {"out": np.zeros(n), "in": np.zeros(n)}
         for phi, m in chunks():
@@ -189,17 +210,21 @@ class LiRA(Attack):
         if self.clip is not None:
             check_scalar(self.clip, name="clip", min_val=0.0, max_val=0.5, include_min=False,
                          include_max=False)
+        if self.votes is not None:
+            check_scalar(self.votes, name="votes", kind=(int, np.integer), min_val=1)
+            if self.clip is not None:
+                raise InvalidParameterError("give clip or votes, not both: each defines the statistic φ")
         p, yy = check_target_inputs(probs, y)
         rp, rin = check_reference_inputs(ref_probs, ref_in)
         if rp.shape[1:] != p.shape:
             raise InvalidInputError(f"ref_probs has shape {rp.shape}; expected (K, {p.shape[0]}, {p.shape[1]})")
-        phi_t = logit_scaled_confidence(p, yy, self.clip)
+        phi_t = logit_scaled_confidence(p, yy, self.clip, self.votes)
         if self.statistic == "mean":  # streamed over chunks of models: memory O(n), not O(K n), beyond the outputs
             (mu_out, sd_out), (mu_in, sd_in) = self._streamed_moments(rp, rin, yy)
         else:  # the median needs every model's statistic at once
             phi_r = np.empty(rp.shape[:2])
             for s in range(0, rp.shape[0], _CHUNK):
-                phi_r[s:s + _CHUNK] = logit_scaled_confidence(rp[s:s + _CHUNK], yy, self.clip)
+                phi_r[s:s + _CHUNK] = logit_scaled_confidence(rp[s:s + _CHUNK], yy, self.clip, self.votes)
             mu_out, sd_out = self._moments(phi_r, ~rin, self.statistic, self.min_std, self.fix_variance, "out")
             if self.online:
                 mu_in, sd_in = self._moments(phi_r, rin, self.statistic, self.min_std, self.fix_variance, "in")
