@@ -8,7 +8,11 @@ leakaudit receives that very target's probabilities); ``K`` shadow models, each 
 the 2n records (SACRO-ML: a random half per model; leakaudit: complementary random halves, so
 each record is "in" for exactly K/2 models); offline LiRA with per-record variance (SACRO-ML's
 default ``mode="offline"``; its score ``Phi((phi - mu_out)/sigma_out)`` ranks records exactly like
-leakaudit's offline z-statistic).
+leakaudit's offline z-statistic). The statistic phi: SACRO-ML's logit of p_y clipped to
+[1e-16, 1 - 1e-16]; leakaudit's as its audit uses it, for a forest the empirical logit of its T trees'
+votes (``LiRA(votes=T)``, ln((k + 1/2) / (T - k + 1/2)), k = T p_y) and for the MLP Carlini et al.'s
+(ln p_y - ln of the others' sum, floored at 1e-45). Both other statistics are reported beside, on the
+same shadow models.
 
 Shadow models:
 * MLP: SACRO-ML clones the scikit-learn MLP (Adam, batch 200, lr 1e-3, L2 alpha 1e-4, up to 200
@@ -72,17 +76,21 @@ def ours(model: str, Xtr, ytr, Xte, yte, proba_train, proba_test, n_shadow: int,
                            lr=1e-3, weight_decay=1e-4 / 200, **C.SKLEARN_MLP)
     else:
         learner = RandomForest(n_estimators=n_trees)
+    # what leakaudit's audit runs for this target: for a forest, LiRA on the empirical logit of its trees' votes
+    votes = n_trees if model == "rf" else None
     with C.Timer() as t:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             refs = fit_reference_models(learner, X, y, n_shadow, n_classes=2, random_state=seed)
-            res_off = LiRA(online=False).score(probs, y, refs.probs, refs.in_mask)
-    res_on = LiRA(online=True).score(probs, y, refs.probs, refs.in_mask)
-    res_on_fixed = LiRA(online=True, fix_variance=True).score(probs, y, refs.probs, refs.in_mask)
-    # the timed score with SACRO-ML's statistic (logit of p clipped at 1e-16) instead of Carlini et al.'s
-    res_off_clip = LiRA(online=False, clip=1e-16).score(probs, y, refs.probs, refs.in_mask)
-    return t, res_off.scores_array, {"online": res_on.scores_array, "online_fixed_variance": res_on_fixed.scores_array,
-                                     "offline_with_sacroml_clip_1e-16": res_off_clip.scores_array}
+            res_off = LiRA(online=False, votes=votes).score(probs, y, refs.probs, refs.in_mask)
+    extra = {"online": LiRA(online=True, votes=votes), "online_fixed_variance": LiRA(online=True, fix_variance=True,
+                                                                                      votes=votes),
+             # the timed score with SACRO-ML's statistic (logit of p clipped at 1e-16)
+             "offline_with_sacroml_clip_1e-16": LiRA(online=False, clip=1e-16)}
+    if votes:  # and with Carlini et al.'s (ln p_y - ln of the others, floored at 1e-45), LiRA's default
+        extra["offline_carlini_floor"] = LiRA(online=False)
+    return t, res_off.scores_array, {k: a.score(probs, y, refs.probs, refs.in_mask).scores_array
+                                     for k, a in extra.items()}
 
 
 def run(model: str, n: int, n_shadow: int, seed: int, n_trees: int = 100) -> dict:
@@ -107,7 +115,8 @@ def run(model: str, n: int, n_shadow: int, seed: int, n_trees: int = 100) -> dic
              "shadows: SACRO-ML sklearn RandomForestClassifier clones, one after the other; ours "
              "leakaudit RandomForest (sklearn's trees re-implemented in numba, same trees for the same seed), "
              f"the {n_shadow} forests spread over the cores by one fit_predict_many call, each forest's trees "
-             "queried on the audited rows as they are grown (no bank of trees kept)")
+             "queried on the audited rows as they are grown (no bank of trees kept); our statistic: the empirical "
+             f"logit of the {n_trees} trees' votes (LiRA(votes={n_trees}), what the audit uses for forest targets)")
     return C.comparison(
         f"lira_{model}", work, "SACRO-ML LIRAAttack", peer["versions"].get("sacroml") or C.peer_version("sacroml", "sacroml"),
         peer["seconds"], t.seconds, peer_q, our_q, load0, load1, notes=notes, peer_cpu=peer["cpu_seconds"],
