@@ -279,3 +279,11 @@ def test_fit_predict_many_equals_sklearn():
     got = RandomForest(n_estimators=9).fit_predict_many(X, y, [np.arange(200)], [11], X)[0]
     ref = RandomForestClassifier(n_estimators=9, random_state=11).fit(X, y).predict_proba(X)
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+
+
+def test_tree_seeds_are_the_ones_sklearn_hands_its_trees():
+    from leakaudit.learners._forest_numba import tree_seeds
+
+    seeds = np.array([0, 7, 2**31 - 1, 2**32 - 1])
+    want = np.concatenate([np.random.RandomState(int(s)).randint(np.iinfo(np.int32).max, size=13) for s in seeds])
+    np.testing.assert_array_equal(tree_seeds(seeds, 13, np.iinfo(np.int32).max), want)

@@ -56,7 +56,7 @@ except ImportError:  # pragma: no cover - exercised only without numba
     set_threads = get_num_threads = None
 
 __all__ = ["HAVE_NUMBA", "KERNEL_LOCK", "set_threads", "get_num_threads", "grow_trees", "grow_and_query",
-           "copy_trees", "predict_forests", "mt_randint", "round_down_f32", "RAND_R_MAX"]
+           "copy_trees", "predict_forests", "mt_randint", "tree_seeds", "round_down_f32", "RAND_R_MAX"]
 
 #: sklearn's RAND_R_MAX (the splitter seed is drawn from [0, RAND_R_MAX))
 RAND_R_MAX = 0x7FFFFFFF
@@ -123,6 +123,18 @@ if HAVE_NUMBA:
         out = np.empty(size, np.int64)
         for i in range(size):
             out[i] = _mt_bounded(mt, high - 1)
+        return out
+
+    @njit(cache=True)
+    def tree_seeds(seeds, n_trees, high):
+        """Model k's ``RandomState(seeds[k]).randint(0, high, n_trees)`` at rows ``k * n_trees ...``: the seeds
+        ``RandomForestClassifier(random_state=seeds[k])`` hands its trees, one call for every model."""
+        mt = np.empty(625, np.int64)
+        out = np.empty(seeds.shape[0] * n_trees, np.int64)
+        for k in range(seeds.shape[0]):
+            _mt_init(mt, seeds[k])
+            for j in range(n_trees):
+                out[k * n_trees + j] = _mt_bounded(mt, high - 1)
         return out
 
     # -- sklearn's splitter stream ------------------------------------------------------------------
@@ -883,4 +895,5 @@ else:  # pragma: no cover
     def _missing(*args, **kwargs):
         raise RuntimeError("numba is not installed")
 
-    grow_trees = grow_and_query = copy_trees = predict_forests = mt_randint = round_down_f32 = _missing
+    grow_trees = grow_and_query = copy_trees = predict_forests = mt_randint = tree_seeds = round_down_f32 = (
+        _missing)

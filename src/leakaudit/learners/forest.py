@@ -494,8 +494,7 @@ class RandomForest(Learner):
         per = np.array([self._per_model(int(m)) for m in sizes], dtype=np.int64).reshape(Kn, 3)
         n_boot, mss, msl = (np.ascontiguousarray(per[:, i]) for i in range(3))
         # tree seeds: what RandomForestClassifier(random_state=s) hands its trees
-        tree_seed = np.concatenate([np.random.RandomState(int(s)).randint(_MAX_INT, size=T) for s in seeds])
-        tree_seed = tree_seed.astype(np.int64)
+        tree_seed = K.tree_seeds(np.asarray(seeds, dtype=np.int64), T, _MAX_INT)
         tree_model = np.repeat(np.arange(Kn, dtype=np.int64), T)
         # at most one leaf per distinct row: 2 m - 1 nodes (fewer under max_depth)
         max_nodes = 2 * int(sizes.max()) - 1
