@@ -48,10 +48,11 @@ def _tree_seed(seed):
 # -- the random streams -------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", [0, 1, 12345, 2**31 - 1, 2**32 - 1])
 def test_mt19937_bounded_draws_equal_numpy_randomstate(seed):
-    from leakaudit.learners._forest_numba import mt_randint
+    from leakaudit.learners._forest_numba import tree_seeds
 
     for high in (1, 2, 7, 1000, 2**31 - 1):
-        np.testing.assert_array_equal(mt_randint(seed, high, 1500), np.random.RandomState(seed).randint(0, high, 1500))
+        np.testing.assert_array_equal(tree_seeds(np.array([seed]), 1500, high),
+                                      np.random.RandomState(seed).randint(0, high, 1500))
 
 
 # -- one tree: DecisionTreeClassifier ----------------------------------------------------------------

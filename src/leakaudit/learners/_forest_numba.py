@@ -56,7 +56,7 @@ except ImportError:  # pragma: no cover - exercised only without numba
     set_threads = get_num_threads = None
 
 __all__ = ["HAVE_NUMBA", "KERNEL_LOCK", "set_threads", "get_num_threads", "grow_trees", "grow_and_query",
-           "copy_trees", "predict_forests", "mt_randint", "tree_seeds", "round_down_f32", "RAND_R_MAX"]
+           "copy_trees", "predict_forests", "tree_seeds", "round_down_f32", "RAND_R_MAX"]
 
 #: sklearn's RAND_R_MAX (the splitter seed is drawn from [0, RAND_R_MAX))
 RAND_R_MAX = 0x7FFFFFFF
@@ -114,16 +114,6 @@ if HAVE_NUMBA:
             v = _mt_next(mt) & mask
             if v <= rng:
                 return v
-
-    @njit(cache=True)
-    def mt_randint(seed, high, size):
-        """``RandomState(seed).randint(0, high, size)`` (used by the tests to check the generator)."""
-        mt = np.empty(625, np.int64)
-        _mt_init(mt, seed)
-        out = np.empty(size, np.int64)
-        for i in range(size):
-            out[i] = _mt_bounded(mt, high - 1)
-        return out
 
     @njit(cache=True)
     def tree_seeds(seeds, n_trees, high):
@@ -895,5 +885,4 @@ else:  # pragma: no cover
     def _missing(*args, **kwargs):
         raise RuntimeError("numba is not installed")
 
-    grow_trees = grow_and_query = copy_trees = predict_forests = mt_randint = tree_seeds = round_down_f32 = (
-        _missing)
+    grow_trees = grow_and_query = copy_trees = predict_forests = tree_seeds = round_down_f32 = _missing

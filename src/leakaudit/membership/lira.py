@@ -73,6 +73,8 @@ def logit_scaled_confidence(probs, y, clip: float | None = None, votes: int | No
     p_y = true_class_probability(probs, y)
     y_col = np.arange(probs.shape[-1]) == np.asarray(y).reshape(-1, 1)  # (n, C)
     others = np.where(y_col, 0.0, probs).sum(axis=-1)  # summed directly: 1 - p_y rounds to 0 for confident models
+    if clip is not None and votes is not None:
+        raise InvalidParameterError("give clip or votes, not both: each defines the statistic φ")
     if votes is not None:  # empirical logit ln((k + 1/2) / (T - k + 1/2)), k = T p_y (Haldane-Anscombe)
         return np.log(votes * p_y + 0.5) - np.log(votes * others + 0.5)
     if clip is not None:
@@ -212,8 +214,6 @@ class LiRA(Attack):
                          include_max=False)
         if self.votes is not None:
             check_scalar(self.votes, name="votes", kind=(int, np.integer), min_val=1)
-            if self.clip is not None:
-                raise InvalidParameterError("give clip or votes, not both: each defines the statistic φ")
         p, yy = check_target_inputs(probs, y)
         rp, rin = check_reference_inputs(ref_probs, ref_in)
         if rp.shape[1:] != p.shape:
