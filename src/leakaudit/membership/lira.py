@@ -110,7 +110,7 @@ class LiRA(Attack):
         fully grown tree votes for its leaf's class, so p_y = k / T). φ is then the empirical logit
         ln((k + ½) / (T − k + ½)) (Haldane-Anscombe), finite when all trees agree. The audit sets
         it for forest targets. On 100-tree Adult and Census-Income KDD forests it raised the AUC
-        by 0.03-0.07 over the default and over ``clip=1e-16`` (benchmarks/README.md, session 9).
+        by 0.02-0.09 over the default and over ``clip=1e-16`` (benchmarks/README.md, session 9).
         Exclusive with ``clip``.
 
     Notes
