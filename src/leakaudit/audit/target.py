@@ -139,13 +139,14 @@ def _check_tree(t, where: str, n_features: int | None) -> None:
     """Raise UnsafeFileError unless ``t``'s node arrays describe a tree scikit-learn can walk safely."""
     n = int(t.node_count)
     left, right, feat = (np.asarray(a, dtype=np.int64) for a in (t.children_left, t.children_right, t.feature))
+    n_values = np.asarray(t.value).shape[0]
     bad = None
     if n < 1 or left.shape != (n,) or right.shape != (n,) or feat.shape != (n,):
         bad = f"{n} nodes but node arrays of shapes {left.shape}, {right.shape}, {feat.shape}"
     elif n_features is not None and int(t.n_features) != n_features:
         bad = f"{t.n_features} features; the estimator has {n_features}"
-    elif np.asarray(t.value).shape[0] != n:
-        bad = f"values for {np.asarray(t.value).shape[0]} nodes, not {n}"
+    elif n_values != n:
+        bad = f"values for {n_values} nodes, not {n}"
     else:
         leaf = left == -1
         idx = np.arange(n)

@@ -69,17 +69,17 @@ def logit_scaled_confidence(probs, y, clip: float | None = None, votes: int | No
     -------
     ndarray of shape (..., n)
     """
-    probs = np.asarray(probs, dtype=float)
-    p_y = true_class_probability(probs, y)
-    y_col = np.arange(probs.shape[-1]) == np.asarray(y).reshape(-1, 1)  # (n, C)
-    others = np.where(y_col, 0.0, probs).sum(axis=-1)  # summed directly: 1 - p_y rounds to 0 for confident models
     if clip is not None and votes is not None:
         raise InvalidParameterError("give clip or votes, not both: each defines the statistic φ")
-    if votes is not None:  # empirical logit ln((k + 1/2) / (T - k + 1/2)), k = T p_y (Haldane-Anscombe)
-        return np.log(votes * p_y + 0.5) - np.log(votes * others + 0.5)
+    probs = np.asarray(probs, dtype=float)
+    p_y = true_class_probability(probs, y)
     if clip is not None:
         q = np.clip(p_y, clip, 1.0 - clip)
         return np.log(q) - np.log(1.0 - q)
+    y_col = np.arange(probs.shape[-1]) == np.asarray(y).reshape(-1, 1)  # (n, C)
+    others = np.where(y_col, 0.0, probs).sum(axis=-1)  # summed directly: 1 - p_y rounds to 0 for confident models
+    if votes is not None:  # empirical logit ln((k + 1/2) / (T - k + 1/2)), k = T p_y (Haldane-Anscombe)
+        return np.log(votes * p_y + 0.5) - np.log(votes * others + 0.5)
     return np.log(np.maximum(p_y, _TINY)) - np.log(np.maximum(others, _TINY))
 
 
