@@ -71,3 +71,13 @@ def test_consistent_length_scalar_choice_indices():
         check_indices([0, 5], name="s", n=3)
     with pytest.raises(InvalidInputError, match="duplicate"):
         check_indices([0, 0], name="s", n=3, unique=True)
+
+
+def test_check_indices_keeps_int64_arrays_and_converts_others():
+    # an audit validates K index subsets: an int64 array is returned as is (no K-sized copy), others become int64
+    a = np.array([2, 0, 1], dtype=np.int64)
+    assert check_indices(a, name="s", n=3) is a
+    b = np.array([2, 0], dtype=np.int32)
+    out = check_indices(b, name="s", n=3)
+    assert out.dtype == np.int64 and list(out) == [2, 0]
+    assert check_indices([1, 2], name="s", n=3).dtype == np.int64
