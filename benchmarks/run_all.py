@@ -146,13 +146,15 @@ def machine_section(res) -> list[str]:
              "performed for `mlp_sparse` (its dense-equivalent rate is given below the table, labelled as such), "
              "FlopCounterMode for `cnn`.", "",
              "| training | work | wall s | CPU s | achieved GFLOP/s (wall / CPU) "
-             "| fraction of the 1-thread peak (wall/wall, CPU/CPU) |", "|---|---|---|---|---|---|"]
+             "| fraction of the 1-thread peak (wall/wall, CPU/CPU) | fraction of the 2-thread peak (wall/wall) |",
+             "|---|---|---|---|---|---|---|"]
     for c in m["cases"]:
         if c["name"] == "faithful_sgd":
             continue
         lines.append(f"| {c['name']} | {c['work']}: {c['gflop']:.1f} GFLOP | {c['seconds']:.2f} | {c['cpu_seconds']:.2f} | "
                      f"{c['gflops_achieved']:.2f} / {c['gflops_per_cpu_second']:.2f} | "
-                     f"{_pct(c['fraction_of_1thread_peak'])} / {_pct(c['cpu_fraction_of_1thread_peak'])} |")
+                     f"{_pct(c['fraction_of_1thread_peak'])} / {_pct(c['cpu_fraction_of_1thread_peak'])} | "
+                     f"{_pct(c.get('fraction_of_all_threads_peak'))} |")
     for c in m["cases"]:
         if "dense_equivalent_gflops_per_cpu_second" in c:
             lines += ["", f"`{c['name']}`: {c['models_per_cpu_second']:.0f} models per CPU second "
@@ -210,6 +212,59 @@ def parallel_section(res) -> list[str]:
                     "shows the parent only.", "", f"Command: `{p.get('command', '')}`", ""]
 
 
+#: the issue's targets (issue 10): ratio against each peer tool on equal work, and the machine-limit fraction
+TARGET_RATIO = 20.0
+TARGET_PEAK = 0.5
+PEER_PREFIXES = ("lira_vs_sacroml", "pdtp_vs_art", "shadow_vs_art", "reference_vs_privacymeter", "lira_vs_tfprivacy")
+
+
+def _vs(peer, ours, key, fmt):
+    a, b = (peer or {}).get(key), (ours or {}).get(key)
+    if a is None or b is None or a != a or b != b:
+        return "n/a"
+    return f"{fmt(a)} → {fmt(b)} ({'+' if b >= a else '−'}{fmt(abs(b - a))})"
+
+
+def targets_section(res) -> list[str]:
+    """One line per peer comparison and per target, from the same result files as the tables below."""
+    lines = [f"Every peer comparison below, against the issue's target of at least {TARGET_RATIO:.0f}x on equal work "
+             "(wall time) at equal or better attack quality. Quality: peer → ours (difference); the PDTP rows "
+             "compare values that differ by definition (see their table), so they have no quality line.", "",
+             f"| comparison (result file) | ratio wall / CPU | ≥ {TARGET_RATIO:.0f}x wall | AUC | TPR at 0.1 % FPR |",
+             "|---|---|---|---|---|"]
+    for stem in sorted(k for k in res if k.startswith(PEER_PREFIXES)):
+        for r in res[stem].get("comparisons", []):
+            if "error" in r:
+                lines.append(f"| {r['name']} ({stem}) | did not run | – | – | – |")
+                continue
+            sp = r.get("speedup")
+            met = "–" if sp is None else ("yes" if sp >= TARGET_RATIO else "**no**")
+            pct = lambda x: f"{100 * x:.1f} %"
+            lines.append(f"| {r['name']} ({stem}) | {_f(sp, '{:.1f}')}x / {_f(r.get('cpu_speedup'), '{:.1f}')}x | {met} | "
+                         f"{_vs(r.get('peer_quality'), r.get('our_quality'), 'auc', lambda x: f'{x:.3f}')} | "
+                         f"{_vs(r.get('peer_quality'), r.get('our_quality'), 'tpr_at_0.1%fpr', pct)} |")
+    m = res.get("machine_limit")
+    if m:
+        lines += ["", f"Batched MLP training against the matrix-multiply limit (target {_pct(TARGET_PEAK)}): "]
+        for c in m["cases"]:
+            if c["name"] == "mlp":
+                lines[-1] += (f"both cores {_pct(c.get('fraction_of_all_threads_peak'))} of the 2-thread peak "
+                              f"({_pct(c['cpu_fraction_of_1thread_peak'])} per CPU second of the 1-thread peak)")
+            if c["name"] == "mlp_1thread":
+                lines[-1] += f"; one core {_pct(c['fraction_of_1thread_peak'])} of the 1-thread peak"
+        lines[-1] += " (dense 104-64-2 nets, torch path; section \"The machine's limit\")."
+    sc = res.get("scaling")
+    if sc:
+        pts = sorted((p for p in sc["points"] if p["kind"] == "models" and "error" not in p), key=lambda p: p["value"])
+        if pts:
+            extra = ", ".join(f"{p['value']:,}: {p['peak_rss_mb'] - p['baseline_rss_mb'] - p['outputs_mb']:.0f} MB"
+                              for p in pts)
+            lines += ["", f"Peak memory beyond the model outputs against the number of models K ({extra}); what "
+                      "grows with K is the K index subsets the caller hands in (benchmarks/README.md, "
+                      "\"Scaling\")."]
+    return lines + [""]
+
+
 def write_report(log=None, quick=False) -> Path:
     res = _load(p for p in C.RESULTS.glob("*.json") if quick == p.stem.endswith("_quick"))
     if quick:
@@ -228,6 +283,7 @@ def write_report(log=None, quick=False) -> Path:
            "(`time.process_time`, less sensitive to other jobs). Qualities are computed by `leakaudit.metrics` "
            "from each tool's per-record scores. TPR at 0.1 % FPR needs at least 1,000 non-members; below that it "
            "is n/a.", ""]
+    out += ["## Targets at a glance", ""] + targets_section(res)
     out += ["## Peer tools", "", "| tool | status | version |", "|---|---|---|"]
     for t, dist in PEER_TOOLS.items():
         out.append(f"| {dist} | {C.peer_status(t)} | {C.peer_version(t, dist) or '–'} |")
