@@ -240,7 +240,7 @@ def targets_section(res) -> list[str]:
             sp = r.get("speedup")
             met = "–" if sp is None else ("yes" if sp >= TARGET_RATIO else "**no**")
             pct = lambda x: f"{100 * x:.1f} %"
-            lines.append(f"| {r['name']} ({stem}) | {_f(sp, '{:.1f}')}x / {_f(r.get('cpu_speedup'), '{:.1f}')}x | {met} | "
+            lines.append(f"| {r['name']} ({stem}) | {_f(sp, '{:.1f}x')} / {_f(r.get('cpu_speedup'), '{:.1f}x')} | {met} | "
                          f"{_vs(r.get('peer_quality'), r.get('our_quality'), 'auc', lambda x: f'{x:.3f}')} | "
                          f"{_vs(r.get('peer_quality'), r.get('our_quality'), 'tpr_at_0.1%fpr', pct)} |")
     m = res.get("machine_limit")

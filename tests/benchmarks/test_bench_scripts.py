@@ -52,3 +52,22 @@ def test_spearman_matches_definition():
     a = np.array([1.0, 2.0, 3.0, 4.0])
     assert C.spearman(a, a ** 3) == pytest.approx(1.0)
     assert C.spearman(a, -a) == pytest.approx(-1.0)
+
+
+def test_targets_section_flags_each_comparison_against_20x():
+    C = _load("_common")
+    R = _load("run_all")
+    fast = C.comparison("a", "work", "Peer", "1.0", 30.0, 1.0, {"auc": 0.60, "tpr_at_0.1%fpr": 0.01},
+                        {"auc": 0.62, "tpr_at_0.1%fpr": 0.03}, 1.0, 1.0)
+    slow = C.comparison("b", "work", "Peer", "1.0", 10.0, 1.0, {"auc": 0.60, "tpr_at_0.1%fpr": float("nan")},
+                        {"auc": 0.59, "tpr_at_0.1%fpr": float("nan")}, 1.0, 1.0)
+    res = {"lira_vs_sacroml_x": {"comparisons": [fast]}, "shadow_vs_art": {"comparisons": [slow]},
+           "membership_throughput": {"comparisons": [slow]},  # not a peer tool: not listed
+           "machine_limit": {"cases": [{"name": "mlp", "fraction_of_all_threads_peak": 0.48,
+                                        "cpu_fraction_of_1thread_peak": 0.53},
+                                       {"name": "mlp_1thread", "fraction_of_1thread_peak": 0.58}]}}
+    text = "\n".join(R.targets_section(res))
+    assert "| a (lira_vs_sacroml_x) | 30.0x / – | yes | 0.600 → 0.620 (+0.020) | 1.0 % → 3.0 % (+2.0 %) |" in text
+    assert "| b (shadow_vs_art) | 10.0x / – | **no** | 0.600 → 0.590 (−0.010) | n/a |" in text
+    assert "membership_throughput" not in text
+    assert "both cores 48.0 % of the 2-thread peak" in text and "one core 58.0 % of the 1-thread peak" in text
