@@ -232,6 +232,7 @@ def targets_section(res) -> list[str]:
              "compare values that differ by definition (see their table), so they have no quality line.", "",
              f"| comparison (result file) | ratio wall / CPU | ≥ {TARGET_RATIO:.0f}x wall | AUC | TPR at 0.1 % FPR |",
              "|---|---|---|---|---|"]
+    pct = lambda x: f"{100 * x:.1f} %"
     for stem in sorted(k for k in res if k.startswith(PEER_PREFIXES)):
         for r in res[stem].get("comparisons", []):
             if "error" in r:
@@ -239,7 +240,6 @@ def targets_section(res) -> list[str]:
                 continue
             sp = r.get("speedup")
             met = "–" if sp is None else ("yes" if sp >= TARGET_RATIO else "**no**")
-            pct = lambda x: f"{100 * x:.1f} %"
             lines.append(f"| {r['name']} ({stem}) | {_f(sp, '{:.1f}x')} / {_f(r.get('cpu_speedup'), '{:.1f}x')} | {met} | "
                          f"{_vs(r.get('peer_quality'), r.get('our_quality'), 'auc', lambda x: f'{x:.3f}')} | "
                          f"{_vs(r.get('peer_quality'), r.get('our_quality'), 'tpr_at_0.1%fpr', pct)} |")

@@ -81,3 +81,6 @@ def test_check_indices_keeps_int64_arrays_and_converts_others():
     out = check_indices(b, name="s", n=3)
     assert out.dtype == np.int64 and list(out) == [2, 0]
     assert check_indices([1, 2], name="s", n=3).dtype == np.int64
+    strided = np.arange(6, dtype=np.int64)[::2]  # a view: returned as a contiguous copy, as before
+    got = check_indices(strided, name="s", n=6)
+    assert got.flags.c_contiguous and list(got) == [0, 2, 4]

@@ -181,7 +181,8 @@ def check_scalar(
 
 
 def check_indices(idx: Any, *, name: str, n: int, allow_empty: bool = False, unique: bool = False) -> np.ndarray:
-    """Check an array of row indices into a set of ``n`` rows: an int64 array (``idx`` itself when it is one)."""
+    """Check an array of row indices into a set of ``n`` rows: a contiguous int64 array (``idx`` itself when it
+    is one)."""
     arr = check_array(idx, name=name, ndim=1, dtype=None, allow_empty=allow_empty)
     if arr.dtype == bool:
         if arr.shape[0] != n:
@@ -191,7 +192,7 @@ def check_indices(idx: Any, *, name: str, n: int, allow_empty: bool = False, uni
             raise InvalidInputError(f"{name} selects no rows")
     if arr.size and arr.dtype.kind not in "iu":
         raise InvalidInputError(f"{name} must hold integer row indices; got dtype {arr.dtype}")
-    arr = arr.astype(np.int64, copy=False)  # (no copy of int64 indices: K subsets of an audit add up)
+    arr = np.ascontiguousarray(arr, dtype=np.int64)  # (no copy of contiguous int64 indices: an audit's K subsets)
     if arr.size and (arr.min() < 0 or arr.max() >= n):
         bad = arr[(arr < 0) | (arr >= n)][0]
         raise InvalidInputError(f"{name} holds index {bad}, out of range for {n} rows")
