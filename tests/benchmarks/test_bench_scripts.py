@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "bench_shadow_vs_art",
            "bench_reference_vs_privacymeter", "bench_scaling", "bench_machine_limit", "bench_parallel", "bench_kernels",
-           "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic"]
+           "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic", "forest_kernel_profile"]
 
 
 def _load(name):
@@ -26,7 +26,7 @@ def _load(name):
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_script_imports(name):
     mod = _load(name)
-    if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic"):
+    if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic", "forest_kernel_profile"):
         assert callable(mod.main)
 
 
