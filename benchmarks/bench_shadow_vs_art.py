@@ -22,7 +22,7 @@ epochs; the compiled mini-batch kernel on Adult's one-hot inputs). Quality: AUC 
 computed by ``leakaudit.metrics``.
 
 Usage: .venv/bin/python benchmarks/bench_shadow_vs_art.py [--n 500] [--m 2000] [--shadows 8]
-       [--attack-batch-size 32] [--quick]
+       [--attack-batch-size 32] [--seed 0] [--tag T] [--quick]
 """
 
 from __future__ import annotations
@@ -96,11 +96,13 @@ def main(argv=None):
                     help="SGD batch of the attack net on both sides (1: Long's per-example SGD; ours then runs the "
                          "numba kernel)")
     ap.add_argument("--quick", action="store_true", help="n=100, m=200, 2 shadow models")
+    ap.add_argument("--tag", default="", help="suffix of the result file (keeps runs of other seeds apart)")
     a = ap.parse_args(argv)
     C.warm_up()
     if a.quick:
         a.n, a.m, a.shadows = 100, 200, 2
     suffix = "" if a.attack_batch_size == ATTACK["attack_batch_size"] else f"_batch{a.attack_batch_size}"
+    suffix += f"_{a.tag}" if a.tag else ""
     C.run_comparison("shadow_mlp", "shadow_vs_art" + suffix,
                      lambda: run(a.n, a.m, a.shadows, a.seed, a.attack_batch_size), quick=a.quick)
 
