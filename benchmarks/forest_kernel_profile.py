@@ -33,10 +33,10 @@ def main(argv=None):
     from leakaudit.learners import RandomForest
     from leakaudit.learners import _forest_numba as K
     from leakaudit.learners import forest as FM
+    from bench_lira_vs_sacroml import split
 
-    X, y, _ = C.adult_arrays()
-    idx = np.random.default_rng(0).permutation(len(y))[:2000]
-    X32, yv = X[idx].astype(np.float32), y[idx].astype(np.int64)
+    Xtr, ytr, Xte, yte = split(1000, 0)  # the SACRO-ML bench's 2,000 rows (seed 0)
+    X32, yv = np.vstack([Xtr, Xte]).astype(np.float32), np.concatenate([ytr, yte]).astype(np.int64)
     rf = RandomForest(n_estimators=100)
     p = rf._check_params(X32.shape[1])
     codes, vals, voff = FM.feature_codes(X32)
