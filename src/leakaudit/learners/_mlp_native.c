@@ -26,6 +26,17 @@ typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
  * dispatcher and leakaudit_native_supports expand this one list. */
 #define FOR_EACH_NV(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(10) X(12) X(16)
 
+/* Rows a mini-batch step takes together (rows_grouped) for NV vectors of hidden units: 4 up to 64 hidden units,
+ * 2 up to 96, 1 (a row at a time) above, where the rows' activations and gradients outgrow the 32 vector registers
+ * (1-thread kernel time against one row at a time on Adult-shaped nets, benchmarks/README.md "Session 11": 0.58 at
+ * 16 units, 0.69 at 32, 0.77-0.84 at 64, 0.89 at 96 with 2 rows, none at 128). -DLEAKAUDIT_ROW_GROUP=K builds
+ * with K for every width (the tests compare K = 1 with the default bit for bit). */
+#ifdef LEAKAUDIT_ROW_GROUP
+#define ROW_GROUP(NV) (LEAKAUDIT_ROW_GROUP)
+#else
+#define ROW_GROUP(NV) ((NV) <= 8 ? 4 : (NV) <= 12 ? 2 : 1)
+#endif
+
 /* lanes of a where m is set (all ones), else of b */
 static inline v8f vsel(v8i m, v8f a, v8f b) { return (v8f)(((v8i)a & m) | ((v8i)b & ~m)); }
 
@@ -48,6 +59,121 @@ static inline v8f tanh_rat(v8f x, const float *c) {
     const v8f r = p / q;
     const v8f ax = vsel(x < 0.0f, -x, x);
     return vsel(ax < c[12], x, r);
+}
+
+/* One row's d(mean NLL)/d logits = (softmax - onehot(y)) * inv, in place: g[c0..C) holds the logits on entry (g[0] = 0
+ * when c0 = 1, the logistic unit's fixed class-0 logit); only g[c0..C) is meaningful on exit. */
+static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_t yr, float inv)
+{
+    if (c0) g[0] = 0.0f;
+    float mx = g[0];
+    for (int64_t c = 1; c < C; c++)
+        if (g[c] > mx) mx = g[c];
+    if (C == 2) {  /* softmax of two: the larger logit's exp(0) = 1 needs no exp call */
+        const float ex = expf((g[0] > g[1] ? g[1] : g[0]) - mx);
+        const float se = 1.0f + ex;
+        const int big = g[0] > g[1] ? 0 : 1;
+        g[big] = 1.0f / se;
+        g[1 - big] = ex / se;
+    } else {
+        float se = 0.0f;
+        for (int64_t c = 0; c < C; c++) {
+            g[c] = expf(g[c] - mx);
+            se += g[c];
+        }
+        for (int64_t c = 0; c < C; c++) g[c] = g[c] / se;
+    }
+    g[yr] -= 1.0f;
+    for (int64_t c = c0; c < C; c++) g[c] *= inv;
+}
+
+/* The rows of one mini-batch, RG at a time (RG a compile-time constant): forward, activation, logits, softmax and
+ * backward of RG rows interleave, so their chains of dependent operations (the sums over a row's inputs, the tanh,
+ * the exp) overlap instead of running one after another; every gradient term is still added in row order, so the
+ * sums are bit for bit those of one row at a time. Returns how many of the cnt rows it took (a multiple of RG).
+ * Scratch g: RG * C floats. */
+static inline __attribute__((always_inline)) int64_t rows_grouped(
+    const int NV, const int ACT, const int RG, const float *restrict w1, const float *restrict b1,
+    const float *restrict w2, const float *restrict b2, float *restrict gw1, float *restrict gb1,
+    float *restrict gw2, float *restrict gb2, const int64_t *restrict indptr, const int64_t *restrict indices,
+    const float *restrict values, const int64_t *restrict y, const int64_t *restrict rows, int64_t cnt, int64_t C,
+    int64_t c0, float inv, const float *restrict coefs, float *restrict g)
+{
+    const int64_t H = (int64_t)NV * 8;
+    const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i0 = 0;
+    for (; i0 + RG <= cnt; i0 += RG) {
+        int64_t q0s[RG], q1s[RG], nmin = INT64_MAX;
+        v8f a[RG][NV], dz[RG][NV];
+        for (int j = 0; j < RG; j++) {
+            const int64_t r = rows[i0 + j];
+            q0s[j] = indptr[r];
+            q1s[j] = indptr[r + 1];
+            if (q1s[j] - q0s[j] < nmin) nmin = q1s[j] - q0s[j];
+            for (int v = 0; v < NV; v++) a[j][v] = LOADV(b1 + 8 * v);
+        }
+        /* forward: the rows' t-th listed inputs together, then each row's rest */
+        for (int64_t t = 0; t < nmin; t++)
+            for (int j = 0; j < RG; j++) {
+                const float xv = values[q0s[j] + t];
+                const float *w = w1 + indices[q0s[j] + t] * H;
+                for (int v = 0; v < NV; v++) a[j][v] += xv * LOADV(w + 8 * v);
+            }
+        for (int j = 0; j < RG; j++)
+            for (int64_t q = q0s[j] + nmin; q < q1s[j]; q++) {
+                const float xv = values[q];
+                const float *w = w1 + indices[q] * H;
+                for (int v = 0; v < NV; v++) a[j][v] += xv * LOADV(w + 8 * v);
+            }
+        for (int j = 0; j < RG; j++)
+            for (int v = 0; v < NV; v++)
+                a[j][v] = ACT == 0 ? tanh_rat(a[j][v], coefs) : vsel(a[j][v] < 0.0f, zero, a[j][v]);
+        for (int64_t c = c0; c < C; c++) {
+            const float *wc = w2 + c * H;
+            for (int j = 0; j < RG; j++) {
+                v8f sv = zero;
+                for (int v = 0; v < NV; v++) sv += a[j][v] * LOADV(wc + 8 * v);
+                g[j * C + c] = ((sv[0] + sv[1]) + (sv[2] + sv[3])) + ((sv[4] + sv[5]) + (sv[6] + sv[7])) + b2[c];
+            }
+        }
+        for (int j = 0; j < RG; j++) softmax_grad(g + j * C, C, c0, y[rows[i0 + j]], inv);
+        /* backward at the old weights: output layer (its gradient summed over the rows in order), d loss / d z */
+        for (int j = 0; j < RG; j++)
+            for (int v = 0; v < NV; v++) dz[j][v] = zero;
+        for (int64_t c = c0; c < C; c++) {
+            const float *wc = w2 + c * H;
+            float *gwc = gw2 + c * H;
+            for (int v = 0; v < NV; v++) {
+                const v8f wv = LOADV(wc + 8 * v);
+                v8f acc = LOADV(gwc + 8 * v);
+                for (int j = 0; j < RG; j++) {
+                    dz[j][v] += g[j * C + c] * wv;
+                    acc += g[j * C + c] * a[j][v];
+                }
+                STOREV(gwc + 8 * v, acc);
+            }
+            float sb = gb2[c];
+            for (int j = 0; j < RG; j++) sb += g[j * C + c];
+            gb2[c] = sb;
+        }
+        for (int v = 0; v < NV; v++) {
+            v8f acc = LOADV(gb1 + 8 * v);
+            for (int j = 0; j < RG; j++) {
+                dz[j][v] = ACT == 0 ? dz[j][v] * (1.0f - a[j][v] * a[j][v])  /* tanh' = 1 - a^2 */
+                                    : vsel(a[j][v] <= 0.0f, zero, dz[j][v]);  /* relu' = [a > 0] */
+                acc += dz[j][v];
+            }
+            STOREV(gb1 + 8 * v, acc);
+        }
+        /* first layer: scatter-add into the rows of dW1 of each row's listed inputs, row after row */
+        for (int j = 0; j < RG; j++)
+            for (int64_t q = q0s[j]; q < q1s[j]; q++) {
+                const float xv = values[q];
+                float *gw = gw1 + indices[q] * H;
+                for (int v = 0; v < NV; v++) STOREV(gw + 8 * v, LOADV(gw + 8 * v) + xv * dz[j][v]);
+            }
+    }
+    return i0;
 }
 
 /* NV = H / 8 vectors of hidden units and ACT (0 tanh, 1 relu): compile-time constants in the specialised copies
@@ -85,7 +211,10 @@ static inline __attribute__((always_inline)) int64_t train_impl(
             }
             if (cnt == 0) continue;
             const float inv = (float)(1.0 / (double)cnt);
-            for (int64_t i = 0; i < cnt; i++) {
+            const int64_t i0 = ROW_GROUP(NV) > 1 ? rows_grouped(NV, ACT, ROW_GROUP(NV), w1, b1, w2, b2, gw1, gb1, gw2,
+                                                                 gb2, indptr, indices, values, y, rows, cnt, C, c0,
+                                                                 inv, coefs, g) : 0;
+            for (int64_t i = i0; i < cnt; i++) {
                 const int64_t r = rows[i];
                 const int64_t q0 = indptr[r], q1 = indptr[r + 1];
                 /* forward: z = b1 + sum over listed inputs of x_c W1[c], in registers */
@@ -98,33 +227,14 @@ static inline __attribute__((always_inline)) int64_t train_impl(
                 }
                 for (int v = 0; v < NV; v++)
                     a[v] = ACT == 0 ? tanh_rat(acc[v], coefs) : vsel(acc[v] < 0.0f, zero, acc[v]);
-                /* logits, softmax, d(mean NLL)/d logits = (softmax - onehot) / cnt */
-                if (c0) g[0] = 0.0f;
+                /* logits, then d(mean NLL)/d logits = (softmax - onehot) / cnt */
                 for (int64_t c = c0; c < C; c++) {
                     v8f sv = zero;
                     const float *wc = w2 + c * H;
                     for (int v = 0; v < NV; v++) sv += a[v] * LOADV(wc + 8 * v);
                     g[c] = ((sv[0] + sv[1]) + (sv[2] + sv[3])) + ((sv[4] + sv[5]) + (sv[6] + sv[7])) + b2[c];
                 }
-                float mx = g[0];
-                for (int64_t c = 1; c < C; c++)
-                    if (g[c] > mx) mx = g[c];
-                if (C == 2) {  /* softmax of two: the larger logit's exp(0) = 1 needs no exp call */
-                    const float ex = expf((g[0] > g[1] ? g[1] : g[0]) - mx);
-                    const float se = 1.0f + ex;
-                    const int big = g[0] > g[1] ? 0 : 1;
-                    g[big] = 1.0f / se;
-                    g[1 - big] = ex / se;
-                } else {
-                    float se = 0.0f;
-                    for (int64_t c = 0; c < C; c++) {
-                        g[c] = expf(g[c] - mx);
-                        se += g[c];
-                    }
-                    for (int64_t c = 0; c < C; c++) g[c] = g[c] / se;
-                }
-                g[y[r]] -= 1.0f;
-                for (int64_t c = c0; c < C; c++) g[c] *= inv;
+                softmax_grad(g, C, c0, y[r], inv);
                 /* backward at the old weights: output layer, then d loss / d z */
                 for (int v = 0; v < NV; v++) acc[v] = zero;
                 for (int64_t c = c0; c < C; c++) {
@@ -279,7 +389,7 @@ FOR_EACH_NV(SPECIALISE)
 
 /* Train one model for n_epochs of its row order (positions in its row map); activation 0 is tanh, 1 relu.
  * Returns the number of steps taken, or -1 for a hidden width H with no specialised copy (H must be 8 NV for a
- * listed NV). Scratch: grad (P floats, 32-byte aligned), rows (B), g (C). */
+ * listed NV). Scratch: grad (P floats, 32-byte aligned), rows (B), g (4 C: ROW_GROUP rows' logits). */
 int64_t leakaudit_train_1h_f32(int64_t H, int activation, ARGS_DECL)
 {
 #define TRAIN_CASE(NVC) \

@@ -37,6 +37,8 @@ __all__ = ["library", "supports", "train_block", "train_faithful", "first_layer"
 
 SOURCE = Path(__file__).with_name("_mlp_native.c")
 FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC"]
+#: the most rows the training kernel takes through a step together (its ROW_GROUP), for the size of its scratch
+ROW_GROUP_MAX = 4
 #: why the native kernel is not used (None while it is, or before the first attempt)
 UNAVAILABLE_REASON: str | None = None
 
@@ -208,12 +210,13 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
 
     def scratch():
         if not hasattr(local, "buf"):
-            # grad (P floats, 64-byte aligned), g (C floats); rows (B) int64
-            buf = np.zeros(P + C + 16, np.float32)
+            # grad (P floats, 64-byte aligned), g (the logits of the rows the kernel takes together: at most
+            # ROW_GROUP_MAX C floats); rows (B) int64
+            buf = np.zeros(P + ROW_GROUP_MAX * C + 16, np.float32)
             off = (-buf.ctypes.data % 64) // 4
             local.buf = buf
             local.grad = buf[off : off + P]
-            local.g = buf[off + P : off + P + C]
+            local.g = buf[off + P : off + P + ROW_GROUP_MAX * C]
             local.rows = np.empty(max(1, batch_size), np.int64)
             local.order = np.empty(0, np.int64)
         return local
