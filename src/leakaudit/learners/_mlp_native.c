@@ -15,6 +15,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __AVX__
+#include <immintrin.h>
+#endif
 
 typedef float v8f __attribute__((vector_size(32), aligned(4)));
 #define LOADV(ptr) (*(const v8f *)(ptr))
@@ -37,14 +40,28 @@ typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
 #define ROW_GROUP(NV) ((NV) <= 8 ? 4 : (NV) <= 12 ? 2 : 1)
 #endif
 
+#ifdef __AVX__
+/* x86 with AVX: one instruction each for what the portable forms below spell out (the same lanes, NaN included) */
 /* lanes of a where m is set (all ones), else of b */
+static inline v8f vsel(v8i m, v8f a, v8f b) { return (v8f)_mm256_blendv_ps((__m256)b, (__m256)a, (__m256)m); }
+/* a < b ? a : b, lane by lane (minps: b where either is NaN) */
+static inline v8f vmin(v8f a, v8f b) { return (v8f)_mm256_min_ps((__m256)a, (__m256)b); }
+/* a > b ? a : b, lane by lane (maxps: b where either is NaN) */
+static inline v8f vmax(v8f a, v8f b) { return (v8f)_mm256_max_ps((__m256)a, (__m256)b); }
+/* |x| with the sign bit cleared */
+static inline v8f vabs(v8f x) { return (v8f)_mm256_andnot_ps(_mm256_set1_ps(-0.0f), (__m256)x); }
+#else
 static inline v8f vsel(v8i m, v8f a, v8f b) { return (v8f)(((v8i)a & m) | ((v8i)b & ~m)); }
+static inline v8f vmin(v8f a, v8f b) { return vsel(a < b, a, b); }
+static inline v8f vmax(v8f a, v8f b) { return vsel(a > b, a, b); }
+static inline v8f vabs(v8f x) { return vsel(x < 0.0f, -x, x); }  /* -0 stays -0: only compared, below */
+#endif
 
 /* the rational tanh of _torch_numba._fast_tanh (Eigen's float approximation, <= 4.4 ulp), 8 lanes */
 static inline v8f tanh_rat(v8f x, const float *c) {
     const v8f hi = (v8f){0, 0, 0, 0, 0, 0, 0, 0} + c[0];
-    v8f xc = vsel(x > hi, hi, x);
-    xc = vsel(xc < -hi, -hi, xc);
+    v8f xc = vmin(hi, x);  /* x > hi ? hi : x, NaN kept */
+    xc = vmax(-hi, xc);    /* xc < -hi ? -hi : xc */
     const v8f x2 = xc * xc;
     v8f p = x2 * c[7] + c[6];
     p = x2 * p + c[5];
@@ -57,8 +74,7 @@ static inline v8f tanh_rat(v8f x, const float *c) {
     q = x2 * q + c[9];
     q = x2 * q + c[8];
     const v8f r = p / q;
-    const v8f ax = vsel(x < 0.0f, -x, x);
-    return vsel(ax < c[12], x, r);
+    return vsel(vabs(x) < c[12], x, r);
 }
 
 /* One row's d(mean NLL)/d logits = (softmax - onehot(y)) * inv, in place: g[c0..C) holds the logits on entry (g[0] = 0
