@@ -275,6 +275,44 @@ def test_fit_predict_many_equals_the_bank_bit_for_bit(monkeypatch, n_threads, bu
         L.fit_predict_many(X, y, subsets, [3, 4, 5], X[:, :3])
 
 
+@pytest.mark.parametrize("n_query", [1, 63, 64, 65, 200])
+def test_query_rows_as_bitsets_give_the_row_by_row_numbers(monkeypatch, n_query):
+    """fit_predict_many's trees cut the query rows as bitsets (a set per node, P[f, j] = the rows with x_f <= the
+    j-th distinct value): the same sums as each row descending each tree (the bank's predict_proba, and the
+    row-by-row path forced by a zero memory budget), on continuous, tied and one-hot features, query values equal
+    to split thresholds, -0.0 beside 0.0, and query sets that fill 1, 2 or 4 words or part of one."""
+    from leakaudit.learners import _forest_numba, forest
+
+    rng = np.random.default_rng(7)
+    Xoh, y = _one_hot(n=240, seed=9)
+    X = np.hstack([rng.normal(size=(240, 2)), np.round(rng.normal(size=(240, 1)), 1), Xoh])
+    subsets = [np.arange(150), np.arange(60, 240), np.arange(0, 240, 2)]
+    L = RandomForest(n_estimators=5, n_threads=1)
+    bank = L.fit_many(X, y, subsets, [1, 2, 3])
+    thr = bank.threshold[bank.leaf < 0].astype(np.float64)
+    Xq = np.vstack([X, X[:40]])  # training rows (their thresholds' neighbours) and duplicates
+    Xq[:30, 0] = thr[:30]  # values exactly at float32 thresholds: x <= t goes left
+    Xq[30:40, 2] = -0.0
+    Xq[40:50, 2] = 0.0
+    Xq = Xq[rng.permutation(len(Xq))[:n_query]]
+    want = bank.predict_proba(Xq)
+    bits = L.fit_predict_many(X, y, subsets, [1, 2, 3], Xq)
+    on, P, pptr, qv, qvptr = forest._query_sets(_forest_numba, Xq.astype(np.float32))
+    monkeypatch.setattr(forest, "_BITSET_BYTES", 0)
+    assert on and not forest._query_sets(_forest_numba, Xq.astype(np.float32))[0]
+    rows = L.fit_predict_many(X, y, subsets, [1, 2, 3], Xq)
+    np.testing.assert_array_equal(bits, want)
+    np.testing.assert_array_equal(rows, want)
+    # the sets themselves: P[pptr[f] + j] holds the rows whose value of f is <= the j-th smallest distinct value
+    X32 = Xq.astype(np.float32)
+    for f in (0, 2, 5):
+        vals = qv[qvptr[f]:qvptr[f + 1]]
+        np.testing.assert_array_equal(vals, np.unique(X32[:, f]))
+        for j in (0, 1, len(vals)):
+            members = [i for i in range(n_query) if P[pptr[f] + j, i >> 6] >> np.uint64(i & 63) & np.uint64(1)]
+            assert members == [i for i in range(n_query) if j and X32[i, f] <= vals[j - 1]]
+
+
 def test_fit_predict_many_equals_sklearn():
     X, y = _one_hot(n=200, seed=2)
     got = RandomForest(n_estimators=9).fit_predict_many(X, y, [np.arange(200)], [11], X)[0]

@@ -56,7 +56,7 @@ except ImportError:  # pragma: no cover - exercised only without numba
     set_threads = get_num_threads = None
 
 __all__ = ["HAVE_NUMBA", "KERNEL_LOCK", "set_threads", "get_num_threads", "grow_trees", "grow_and_query",
-           "copy_trees", "predict_forests", "tree_seeds", "round_down_f32", "RAND_R_MAX"]
+           "copy_trees", "predict_forests", "tree_seeds", "round_down_f32", "query_bitsets", "RAND_R_MAX"]
 
 #: sklearn's RAND_R_MAX (the splitter seed is drawn from [0, RAND_R_MAX))
 RAND_R_MAX = 0x7FFFFFFF
@@ -669,10 +669,124 @@ if HAVE_NUMBA:
                 depth[t] = _to_breadth_first(fo, th, lo, ro, vo, n, feat_b[t], thr_b[t], left_b[t], leaf_b[t],
                                              val_b[t])
 
+    # -- the query rows as bitsets: a tree partitions them node by node ----------------------------------------
+
+    #: de Bruijn sequence and table: the index of the lowest set bit b of a uint64 is _DEBRUIJN[(b * magic) >> 58]
+    _DEBRUIJN_MAGIC = np.uint64(0x03F79D71B4CB0A89)
+    _DEBRUIJN = np.array([0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22,
+                          45, 39, 33, 30, 24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
+                          46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6], np.int64)
+
+    @njit(cache=True)
+    def query_bitsets(Xq, qvptr):
+        """The query rows ``Xq`` (n_q, F) float32 as bitsets for :func:`_add_tree_bits`: ``(P, pptr, qv)``.
+
+        ``qv[qvptr[f]:qvptr[f + 1]]`` are feature f's distinct query values, ascending (``qvptr`` from the caller:
+        the counts' cumulative sum). ``P[pptr[f] + j]`` (``W = ceil(n_q / 64)`` words; bit i of word i // 64 is row
+        i) is the set of rows whose value of f is <= the j-th smallest (j = 1 .. u_f), ``P[pptr[f]]`` the empty set:
+        the rows a split on f sends left, for any threshold, by a binary search among ``qv``.
+        """
+        nq, F = Xq.shape
+        W = (nq + 63) // 64
+        pptr = np.empty(F + 1, np.int64)
+        for f in range(F + 1):
+            pptr[f] = qvptr[f] + f
+        P = np.zeros((pptr[F], W), np.uint64)
+        qv = np.empty(qvptr[F], np.float32)
+        col = np.empty(nq, np.float32)
+        for f in range(F):
+            for i in range(nq):
+                col[i] = Xq[i, f]
+            order = np.argsort(col, kind="mergesort")
+            row = pptr[f]
+            pos = qvptr[f]
+            i = 0
+            while i < nq:
+                v = col[order[i]]
+                qv[pos] = v
+                pos += 1
+                row += 1
+                P[row, :] = P[row - 1, :]
+                while i < nq and col[order[i]] == v:
+                    r = order[i]
+                    P[row, r >> 6] |= np.uint64(1) << np.uint64(r & 63)
+                    i += 1
+        return P, pptr, qv
+
+    @njit(cache=True)
+    def _add_tree_bits(P, pptr, qv, qvptr, feat, thr, left, leaf, value, out, stk, stn):
+        """``out[i] +=`` the leaf fractions that every query row i reaches in one tree (breadth-first layout, as
+        :func:`_add_tree`), the rows moving down as sets: at a split on f with threshold t the node's set is cut by
+        ``P[pptr[f] + j]`` (j = the number of f's distinct query values <= t: exactly the rows with x <= t, the
+        rows :func:`_add_tree` sends left), empty sets stop, and a leaf adds its fractions to its set's rows. The
+        same additions as :func:`_add_tree`, so the same sums; the work is a few word operations a node
+        (``W = ceil(n_q / 64)`` words) plus one addition a row, instead of one step a row and level.
+        ``stk`` (>= depth + 2, W) uint64 and ``stn`` (>= depth + 2) int64 are scratch.
+        """
+        W = P.shape[1]
+        C = out.shape[1]
+        nq = out.shape[0]
+        if nq == 0:
+            return
+        for w in range(W):
+            stk[0, w] = ~np.uint64(0)
+        if nq % 64:
+            stk[0, W - 1] = (np.uint64(1) << np.uint64(nq % 64)) - np.uint64(1)
+        stn[0] = 0
+        sp = 1
+        while sp > 0:
+            sp -= 1
+            u = stn[sp]
+            lf = leaf[u]
+            if lf >= 0:
+                for w in range(W):
+                    x = stk[sp, w]
+                    while x != 0:
+                        b = x & (~x + np.uint64(1))
+                        i = w * 64 + _DEBRUIJN[(b * _DEBRUIJN_MAGIC) >> np.uint64(58)]
+                        for c in range(C):
+                            out[i, c] += value[lf, c]
+                        x ^= b
+                continue
+            f = feat[u]
+            t = thr[u]
+            lo = qvptr[f]
+            hi = qvptr[f + 1]
+            while lo < hi:  # the first of f's distinct query values > t
+                mid = (lo + hi) >> 1
+                if qv[mid] <= t:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            m = pptr[f] + (lo - qvptr[f])
+            anyl = np.uint64(0)
+            anyr = np.uint64(0)
+            for w in range(W):  # right child's rows into this slot, left child's into the next
+                sw = stk[sp, w]
+                mw = P[m, w]
+                lw = sw & mw
+                rw = sw & ~mw
+                stk[sp, w] = rw
+                stk[sp + 1, w] = lw
+                anyl |= lw
+                anyr |= rw
+            cl = left[u]
+            if anyr != 0:
+                stn[sp] = cl + 1
+                sp += 1
+                if anyl != 0:
+                    stn[sp] = cl
+                    sp += 1
+            elif anyl != 0:
+                for w in range(W):
+                    stk[sp, w] = stk[sp + 1, w]
+                stn[sp] = cl
+                sp += 1
+
     @njit(parallel=True, cache=True)
     def grow_and_query(codes, vals, voff, yv, sub_rows, sub_ptr, tree_seed, n_trees, n_boot, bootstrap,
                        max_features, max_depth, mss, msl, crit, maxnv, bslot, bptr, bidx, n_workers, group, max_nodes,
-                       Xq, out, qblock):
+                       Xq, out, qblock, bits, P, pptr, qv, qvptr):
         """Grow every model's ``n_trees`` trees and query them on the float32 rows ``Xq`` (n_q, F) without keeping
         them: ``out[k]`` (zeros on entry) gets model k's mean leaf fractions.
 
@@ -680,7 +794,9 @@ if HAVE_NUMBA:
         (``tree_seed[k * n_trees + j]``), ``group`` at a time (depth-first scratch, then breadth-first rows of the
         worker's own), then lets the group's trees descend the query rows ``qblock`` rows at a time (the block
         stays in cache across the group) with :func:`_add_tree`: each row's leaf fractions are added tree after
-        tree and divided by ``n_trees``, the additions and order of :func:`predict_forests` on the bank.
+        tree and divided by ``n_trees``, the additions and order of :func:`predict_forests` on the bank. With
+        ``bits`` the group's trees partition the query rows as bitsets instead (:func:`_add_tree_bits` on
+        :func:`query_bitsets`' ``P, pptr, qv`` and ``qvptr``): the same additions in the same order.
         Parameters as in :func:`grow_trees`.
         """
         W = n_workers
@@ -698,6 +814,9 @@ if HAVE_NUMBA:
             left_b = np.empty((group, max_nodes), np.int32)
             leaf_b = np.empty((group, max_nodes), np.int32)
             val_b = np.empty((group, max_leaves, C), np.float64)
+            depth_b = np.zeros(group, np.int64)
+            stk = np.empty((66, P.shape[1]), np.uint64)
+            stn = np.empty(66, np.int64)
             for k in range(w, K, W):
                 rows_sub = sub_rows[sub_ptr[k]:sub_ptr[k + 1]]
                 for g0 in range(0, n_trees, group):
@@ -707,7 +826,16 @@ if HAVE_NUMBA:
                                        bootstrap, max_features, max_depth, mss[k], msl[k], crit, maxnv, bslot, bptr,
                                        bidx, fo, th, lo, ro, vo)
                         g = j - g0
-                        _to_breadth_first(fo, th, lo, ro, vo, n, feat_b[g], thr_b[g], left_b[g], leaf_b[g], val_b[g])
+                        depth_b[g] = _to_breadth_first(fo, th, lo, ro, vo, n, feat_b[g], thr_b[g], left_b[g],
+                                                       leaf_b[g], val_b[g])
+                    if bits:
+                        for g in range(g1 - g0):
+                            if depth_b[g] + 2 > stn.shape[0]:
+                                stk = np.empty((depth_b[g] + 2, P.shape[1]), np.uint64)
+                                stn = np.empty(depth_b[g] + 2, np.int64)
+                            _add_tree_bits(P, pptr, qv, qvptr, feat_b[g], thr_b[g], left_b[g], leaf_b[g], val_b[g],
+                                           out[k], stk, stn)
+                        continue
                     for i0 in range(0, nq, qblock):
                         i1 = min(nq, i0 + qblock)
                         for g in range(g1 - g0):
@@ -886,3 +1014,4 @@ else:  # pragma: no cover
         raise RuntimeError("numba is not installed")
 
     grow_trees = grow_and_query = copy_trees = predict_forests = tree_seeds = round_down_f32 = _missing
+    query_bitsets = _missing

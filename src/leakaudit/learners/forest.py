@@ -60,6 +60,23 @@ _BUFFER_BYTES = 64 * 2**20
 _PREDICT_BLOCK = 64
 #: trees a worker grows before querying them together (fit_predict_many)
 _QUERY_GROUP = 16
+#: the most memory the query rows' bitsets (:func:`_forest_numba.query_bitsets`) may take; above it (many rows with
+#: many distinct values, e.g. 45,000 rows: ~100 MB) the trees are queried a row at a time
+_BITSET_BYTES = 32 * 2**20
+
+
+def _query_sets(K, Xq: np.ndarray) -> tuple:
+    """``grow_and_query``'s last five arguments: the query rows as bitsets when they fit ``_BITSET_BYTES``
+    (``bits`` True), else dummies (``bits`` False: each row descends each tree)."""
+    nq, F = Xq.shape
+    counts = np.array([np.unique(Xq[:, f]).size for f in range(F)], dtype=np.int64)
+    qvptr = np.zeros(F + 1, dtype=np.int64)
+    np.cumsum(counts, out=qvptr[1:])
+    W = -(-nq // 64)
+    if (int(qvptr[-1]) + F) * W * 8 > _BITSET_BYTES:
+        return False, np.zeros((0, 1), np.uint64), np.zeros(1, np.int64), np.zeros(0, np.float32), qvptr
+    P, pptr, qv = K.query_bitsets(np.ascontiguousarray(Xq, dtype=np.float32), qvptr)
+    return True, P, pptr, qv, qvptr
 
 
 def _is_int(x: Any) -> bool:
@@ -512,7 +529,7 @@ class RandomForest(Learner):
                     out = np.zeros((Kn, Xq.shape[0], C))
                     if Xq.shape[0]:
                         K.grow_and_query(*data, tree_seed, T, *rules, min(Kn, n_threads), _QUERY_GROUP, max_nodes,
-                                         Xq, out, _PREDICT_BLOCK)
+                                         Xq, out, _PREDICT_BLOCK, *_query_sets(K, Xq))
                     return out
                 # the build buffers (a row a tree, breadth-first) are allocated once and reused by every chunk,
                 # and each chunk is packed straight into the bank's arrays: on this project's VMs the first touch
