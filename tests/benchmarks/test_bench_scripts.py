@@ -1,4 +1,4 @@
-"""The benchmark scripts import and their report code works on fake results (no benchmark runs here)."""
+"""The benchmark scripts import, their report code works on fake results, and kernel_ab runs at tiny sizes (no full benchmark runs here)."""
 
 import importlib.util
 import sys
@@ -12,7 +12,8 @@ pytestmark = pytest.mark.slow
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "bench_shadow_vs_art",
            "bench_reference_vs_privacymeter", "bench_scaling", "bench_machine_limit", "bench_parallel", "bench_kernels",
-           "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic", "forest_kernel_profile"]
+           "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic", "forest_kernel_profile",
+           "kernel_ab"]
 
 
 def _load(name):
@@ -26,8 +27,17 @@ def _load(name):
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_script_imports(name):
     mod = _load(name)
-    if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic", "forest_kernel_profile"):
+    if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic", "forest_kernel_profile", "kernel_ab"):
         assert callable(mod.main)
+
+
+def test_kernel_ab_runs_both_comparisons_and_finds_the_same_numbers(capsys):
+    mod = _load("kernel_ab")
+    mod.main(["mlp-rows", "--refs", "2", "--reps", "1"])
+    mod.main(["forest-query", "--models", "2", "--reps", "1"])
+    out = capsys.readouterr().out
+    assert out.count("bit for bit: True") == 2, out
+    assert "rows together (default)" in out and "bitsets (2,000 queried)" in out
 
 
 def test_quality_hand_computed():

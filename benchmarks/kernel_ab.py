@@ -1,0 +1,141 @@
+"""Old against new in one process, alternating: session 11's two kernel changes, measured where they act.
+
+* ``mlp-rows``: the native MLP kernel taking a mini-batch's rows 4 at a time (2 at 80-96 hidden units; the
+  default build) against one row at a time (the same source built with ``-DLEAKAUDIT_ROW_GROUP=1``). Work: the
+  Privacy Meter bench's reference models (``bench_reference_vs_privacymeter.py``: Adult, ``--refs`` nets of
+  ``--hidden`` tanh units on halves of 2,000 population rows, 50 epochs of Adam in batches of 200) trained by
+  ``TorchMLP.fit_many`` on ``--threads`` threads. Both builds give the same models bit for bit (checked here too).
+* ``forest-query``: ``RandomForest.fit_predict_many`` with the query rows as bitsets (the default) against
+  each row descending each tree (``forest._BITSET_BYTES = 0``). Work: the SACRO-ML forest bench's shadow
+  forests (``--models`` forests of 100 trees on halves of 2,000 Adult rows, queried on all 2,000), and the same
+  forests queried on 8 rows (growth alone), so the query's own time is the difference. Same outputs bit for bit.
+
+Each variant runs ``--reps`` times, alternating, after one warm-up each; the table gives min and median wall
+seconds and the median of the paired ratios new / old (this VM's speed drifts by 10-25 % within minutes).
+
+Usage: .venv/bin/python benchmarks/kernel_ab.py mlp-rows [--hidden 64] [--refs 16] [--threads 1] [--reps 9]
+       .venv/bin/python benchmarks/kernel_ab.py forest-query [--models 20] [--threads 2] [--reps 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def _alternate(variants: dict, reps: int) -> dict:
+    """{name: (wall seconds of each rep, last output)}, the variants called in turn ``reps`` times after a warm-up."""
+    outs = {name: fn() for name, fn in variants.items()}
+    times: dict = {name: [] for name in variants}
+    for _ in range(reps):
+        for name, fn in variants.items():
+            t0 = time.perf_counter()
+            outs[name] = fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: (np.array(times[name]), outs[name]) for name in variants}
+
+
+def _report(res: dict, old: str) -> None:
+    base = res[old][0]
+    for name, (t, _) in res.items():
+        print(f"{name:>28}: min {t.min():.4f} s  median {np.median(t):.4f} s  "
+              f"new/old (median of pairs) {np.median(t / base):.3f}")
+
+
+def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
+    from leakaudit.learners import TorchMLP, _mlp_native
+
+    X, y, _ = C.adult_arrays()
+    rng = np.random.default_rng(0)
+    pop = rng.permutation(len(y))[:2000]
+    Xp, yp = X[pop], y[pop]
+    subsets = [np.sort(rng.permutation(2000)[:1000]) for _ in range(refs)]
+    learner = TorchMLP(hidden=(hidden,), activation="tanh", mode="fast", epochs=50, batch_size=200, lr=1e-3,
+                       n_threads=threads, **C.SKLEARN_MLP)
+    libs = {}
+    flags = list(_mlp_native.FLAGS)
+    for name, extra in (("rows one at a time", ["-DLEAKAUDIT_ROW_GROUP=1"]), ("rows together (default)", [])):
+        _mlp_native.FLAGS = flags + extra
+        libs[name] = _mlp_native._build()
+    _mlp_native.FLAGS = flags
+    _mlp_native._TRIED = True
+
+    def fit(lib):
+        def run():
+            _mlp_native._LIB = lib
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                bank = learner.fit_many(Xp, yp, subsets, list(range(refs)), n_classes=2)
+            assert bank.info["kernel"] == "native"
+            return bank.weights_ + bank.biases_
+        return run
+
+    res = _alternate({name: fit(lib) for name, lib in libs.items()}, reps)
+    (_, a), (_, b) = res.values()
+    same = all(np.array_equal(u, v) for u, v in zip(a, b))
+    print(f"native MLP kernel, {refs} nets of {hidden} tanh units, {threads} thread(s), load {C.loadavg():.1f}; "
+          f"same models bit for bit: {same}")
+    _report(res, "rows one at a time")
+
+
+def forest_query(models: int, threads: int, reps: int) -> None:
+    import bench_lira_vs_sacroml as B
+    from leakaudit.learners import RandomForest, forest
+
+    Xtr, ytr, Xte, yte = B.split(1000, 0)
+    X, y = np.vstack([Xtr, Xte]), np.concatenate([ytr, yte])
+    rng = np.random.default_rng(0)
+    subsets = [np.sort(rng.permutation(2000)[:1000]) for _ in range(models)]
+    learner = RandomForest(n_estimators=100, n_threads=threads)
+    budget = forest._BITSET_BYTES
+
+    def run(bits: bool, nq: int):
+        def go():
+            forest._BITSET_BYTES = budget if bits else 0
+            try:
+                return learner.fit_predict_many(X, y, subsets, list(range(models)), X[:nq], n_classes=2)
+            finally:
+                forest._BITSET_BYTES = budget
+        return go
+
+    res = _alternate({"rows descend (2,000 queried)": run(False, 2000), "bitsets (2,000 queried)": run(True, 2000),
+                      "growth only (8 queried)": run(True, 8)}, reps)
+    same = np.array_equal(res["rows descend (2,000 queried)"][1], res["bitsets (2,000 queried)"][1])
+    print(f"{models} forests x 100 trees, {threads} thread(s), load {C.loadavg():.1f}; same outputs bit for bit: {same}")
+    _report(res, "rows descend (2,000 queried)")
+    grow = np.median(res["growth only (8 queried)"][0])
+    for name in ("rows descend (2,000 queried)", "bitsets (2,000 queried)"):
+        q = np.median(res[name][0]) - grow
+        print(f"{name:>28}: query ~{q:.3f} s ({1e6 * q / (100 * models):.1f} us a tree, wall)")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    m = sub.add_parser("mlp-rows")
+    m.add_argument("--hidden", type=int, default=64)
+    m.add_argument("--refs", type=int, default=16)
+    m.add_argument("--threads", type=int, default=1)
+    m.add_argument("--reps", type=int, default=9)
+    f = sub.add_parser("forest-query")
+    f.add_argument("--models", type=int, default=20)
+    f.add_argument("--threads", type=int, default=2)
+    f.add_argument("--reps", type=int, default=5)
+    a = ap.parse_args(argv)
+    C.warm_up()
+    if a.what == "mlp-rows":
+        mlp_rows(a.hidden, a.refs, a.threads, a.reps)
+    else:
+        forest_query(a.models, a.threads, a.reps)
+
+
+if __name__ == "__main__":
+    main()
