@@ -109,7 +109,8 @@ def forest_query(models: int, threads: int, reps: int) -> None:
     res = _alternate({"rows descend (2,000 queried)": run(False, 2000), "bitsets (2,000 queried)": run(True, 2000),
                       "growth only (8 queried)": run(True, 8)}, reps)
     same = np.array_equal(res["rows descend (2,000 queried)"][1], res["bitsets (2,000 queried)"][1])
-    print(f"{models} forests x 100 trees, {threads} thread(s), load {C.loadavg():.1f}; same outputs bit for bit: {same}")
+    print(f"{models} forests x 100 trees, {threads} thread(s), load {C.loadavg():.1f}; "
+          f"same outputs bit for bit: {same}")
     _report(res, "rows descend (2,000 queried)")
     grow = np.median(res["growth only (8 queried)"][0])
     for name in ("rows descend (2,000 queried)", "bitsets (2,000 queried)"):

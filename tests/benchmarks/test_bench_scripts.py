@@ -1,4 +1,6 @@
-"""The benchmark scripts import, their report code works on fake results, and kernel_ab runs at tiny sizes (no full benchmark runs here)."""
+"""The benchmark scripts import, their report code works on fake results, and kernel_ab runs at tiny sizes.
+
+No full benchmark runs here."""
 
 import importlib.util
 import sys
