@@ -39,7 +39,9 @@ Tree layout: a tree is grown depth-first into its task's scratch arrays
 weighted class fractions), renumbered breadth-first by the same task into its
 row of the build buffers (children adjacent, float32 thresholds, leaf values
 only), and :func:`copy_trees` packs the rows into the flat arrays that
-:func:`predict_forests` reads.
+:func:`predict_forests` reads. :func:`grow_and_query` queries each tree as it is
+grown instead, the query rows moving down as bitsets (:func:`query_bitsets`,
+:func:`_add_tree_bits`).
 """
 
 from __future__ import annotations

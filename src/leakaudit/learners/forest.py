@@ -480,9 +480,11 @@ class RandomForest(Learner):
     def _fit_predict_many(self, X: np.ndarray, y: np.ndarray, subsets: list[np.ndarray], seeds: list[int],
                           X_query: np.ndarray, *, n_classes: int | None) -> np.ndarray:
         """Models spread over the threads, each model's trees queried on ``X_query`` (in groups of
-        ``_QUERY_GROUP``) as soon as they are grown and then dropped: no bank of trees is built. The same
-        numbers as ``fit_many(...).predict_proba(X_query)`` (each model's trees added in order, then divided by
-        their number). With fewer models than threads the trees are spread instead (a bank, then queried)."""
+        ``_QUERY_GROUP``) as soon as they are grown and then dropped: no bank of trees is built. The query rows
+        move down a tree as bitsets, a set per node (``_forest_numba.query_bitsets``; each row descends each
+        tree instead when the bitsets would pass ``_BITSET_BYTES``). The same numbers as
+        ``fit_many(...).predict_proba(X_query)`` (each model's trees added in order, then divided by their
+        number). With fewer models than threads the trees are spread instead (a bank, then queried)."""
         return self._grow(X, y, subsets, seeds, n_classes, X_query)
 
     def _grow(self, X, y, subsets, seeds, n_classes, X_query):
