@@ -32,9 +32,12 @@ typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
 /* Rows a mini-batch step takes together (rows_grouped) for NV vectors of hidden units: 4 up to 64 hidden units,
  * 2 up to 96, 1 (a row at a time) above, where the rows' activations and gradients outgrow the 32 vector registers
  * (1-thread kernel time against one row at a time on Adult-shaped nets, benchmarks/README.md "Session 11": 0.58 at
- * 16 units, 0.69 at 32, 0.77-0.84 at 64, 0.89 at 96 with 2 rows, none at 128). -DLEAKAUDIT_ROW_GROUP=K builds
+ * 16 units, 0.69 at 32, 0.74-0.84 at 64, 0.89 at 96 with 2 rows, none at 128). -DLEAKAUDIT_ROW_GROUP=K builds
  * with K for every width (the tests compare K = 1 with the default bit for bit). */
 #ifdef LEAKAUDIT_ROW_GROUP
+#if LEAKAUDIT_ROW_GROUP < 1 || LEAKAUDIT_ROW_GROUP > 4
+#error "LEAKAUDIT_ROW_GROUP must be 1-4 (the scratch g holds 4 rows' logits: _mlp_native.ROW_GROUP_MAX)"
+#endif
 #define ROW_GROUP(NV) (LEAKAUDIT_ROW_GROUP)
 #else
 #define ROW_GROUP(NV) ((NV) <= 8 ? 4 : (NV) <= 12 ? 2 : 1)
@@ -48,6 +51,12 @@ static inline v8f vsel(v8i m, v8f a, v8f b) { return (v8f)_mm256_blendv_ps((__m2
 static inline v8f vmin(v8f a, v8f b) { return (v8f)_mm256_min_ps((__m256)a, (__m256)b); }
 /* a > b ? a : b, lane by lane (maxps: b where either is NaN) */
 static inline v8f vmax(v8f a, v8f b) { return (v8f)_mm256_max_ps((__m256)a, (__m256)b); }
+/* a * b + c, rounded once (the fused multiply-add every build uses, whatever it would contract by itself) */
+#ifdef __FMA__
+static inline v8f vfma(v8f a, v8f b, v8f c) { return (v8f)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c); }
+#else
+static inline v8f vfma(v8f a, v8f b, v8f c) { return a * b + c; }
+#endif
 /* |x| with the sign bit cleared */
 static inline v8f vabs(v8f x) { return (v8f)_mm256_andnot_ps(_mm256_set1_ps(-0.0f), (__m256)x); }
 #else
@@ -55,7 +64,10 @@ static inline v8f vsel(v8i m, v8f a, v8f b) { return (v8f)(((v8i)a & m) | ((v8i)
 static inline v8f vmin(v8f a, v8f b) { return vsel(a < b, a, b); }
 static inline v8f vmax(v8f a, v8f b) { return vsel(a > b, a, b); }
 static inline v8f vabs(v8f x) { return vsel(x < 0.0f, -x, x); }  /* -0 stays -0: only compared, below */
+static inline v8f vfma(v8f a, v8f b, v8f c) { return a * b + c; }
 #endif
+/* x in every lane */
+static inline v8f vbcast(float x) { return (v8f){0, 0, 0, 0, 0, 0, 0, 0} + x; }
 
 /* the rational tanh of _torch_numba._fast_tanh (Eigen's float approximation, <= 4.4 ulp), 8 lanes */
 static inline v8f tanh_rat(v8f x, const float *c) {
@@ -106,8 +118,9 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
 /* The rows of one mini-batch, RG at a time (RG a compile-time constant): forward, activation, logits, softmax and
  * backward of RG rows interleave, so their chains of dependent operations (the sums over a row's inputs, the tanh,
  * the exp) overlap instead of running one after another; every gradient term is still added in row order, so the
- * sums are bit for bit those of one row at a time. Returns how many of the cnt rows it took (a multiple of RG).
- * Scratch g: RG * C floats. */
+ * sums are bit for bit those of one row at a time (RG = 1, which also takes the rows left over). The first layer's
+ * multiply-adds are explicit FMAs: left to the compiler, 8-unit nets came out fused in one copy and not in the other.
+ * Returns how many of the cnt rows it took (a multiple of RG). Scratch g: RG * C floats. */
 static inline __attribute__((always_inline)) int64_t rows_grouped(
     const int NV, const int ACT, const int RG, const float *restrict w1, const float *restrict b1,
     const float *restrict w2, const float *restrict b2, float *restrict gw1, float *restrict gb1,
@@ -133,13 +146,13 @@ static inline __attribute__((always_inline)) int64_t rows_grouped(
             for (int j = 0; j < RG; j++) {
                 const float xv = values[q0s[j] + t];
                 const float *w = w1 + indices[q0s[j] + t] * H;
-                for (int v = 0; v < NV; v++) a[j][v] += xv * LOADV(w + 8 * v);
+                for (int v = 0; v < NV; v++) a[j][v] = vfma(vbcast(xv), LOADV(w + 8 * v), a[j][v]);
             }
         for (int j = 0; j < RG; j++)
             for (int64_t q = q0s[j] + nmin; q < q1s[j]; q++) {
                 const float xv = values[q];
                 const float *w = w1 + indices[q] * H;
-                for (int v = 0; v < NV; v++) a[j][v] += xv * LOADV(w + 8 * v);
+                for (int v = 0; v < NV; v++) a[j][v] = vfma(vbcast(xv), LOADV(w + 8 * v), a[j][v]);
             }
         for (int j = 0; j < RG; j++)
             for (int v = 0; v < NV; v++)
@@ -186,7 +199,7 @@ static inline __attribute__((always_inline)) int64_t rows_grouped(
             for (int64_t q = q0s[j]; q < q1s[j]; q++) {
                 const float xv = values[q];
                 float *gw = gw1 + indices[q] * H;
-                for (int v = 0; v < NV; v++) STOREV(gw + 8 * v, LOADV(gw + 8 * v) + xv * dz[j][v]);
+                for (int v = 0; v < NV; v++) STOREV(gw + 8 * v, vfma(vbcast(xv), dz[j][v], LOADV(gw + 8 * v)));
             }
     }
     return i0;
@@ -204,7 +217,6 @@ static inline __attribute__((always_inline)) int64_t train_impl(
 {
     const int64_t H = (int64_t)NV * 8;
     const int64_t P = d * H + H + C * H + C;
-    const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
     float *w1 = p, *b1 = p + d * H, *w2 = b1 + H, *b2 = w2 + C * H;
     float *gw1 = grad, *gb1 = grad + d * H, *gw2 = gb1 + H, *gb2 = gw2 + C * H;
     const double lr64 = hyper[0], beta1 = hyper[2], beta2 = hyper[3];
@@ -227,54 +239,11 @@ static inline __attribute__((always_inline)) int64_t train_impl(
             }
             if (cnt == 0) continue;
             const float inv = (float)(1.0 / (double)cnt);
-            const int64_t i0 = ROW_GROUP(NV) > 1 ? rows_grouped(NV, ACT, ROW_GROUP(NV), w1, b1, w2, b2, gw1, gb1, gw2,
-                                                                 gb2, indptr, indices, values, y, rows, cnt, C, c0,
-                                                                 inv, coefs, g) : 0;
-            for (int64_t i = i0; i < cnt; i++) {
-                const int64_t r = rows[i];
-                const int64_t q0 = indptr[r], q1 = indptr[r + 1];
-                /* forward: z = b1 + sum over listed inputs of x_c W1[c], in registers */
-                v8f acc[NV], a[NV];
-                for (int v = 0; v < NV; v++) acc[v] = LOADV(b1 + 8 * v);
-                for (int64_t q = q0; q < q1; q++) {
-                    const float xv = values[q];
-                    const float *w = w1 + indices[q] * H;
-                    for (int v = 0; v < NV; v++) acc[v] += xv * LOADV(w + 8 * v);
-                }
-                for (int v = 0; v < NV; v++)
-                    a[v] = ACT == 0 ? tanh_rat(acc[v], coefs) : vsel(acc[v] < 0.0f, zero, acc[v]);
-                /* logits, then d(mean NLL)/d logits = (softmax - onehot) / cnt */
-                for (int64_t c = c0; c < C; c++) {
-                    v8f sv = zero;
-                    const float *wc = w2 + c * H;
-                    for (int v = 0; v < NV; v++) sv += a[v] * LOADV(wc + 8 * v);
-                    g[c] = ((sv[0] + sv[1]) + (sv[2] + sv[3])) + ((sv[4] + sv[5]) + (sv[6] + sv[7])) + b2[c];
-                }
-                softmax_grad(g, C, c0, y[r], inv);
-                /* backward at the old weights: output layer, then d loss / d z */
-                for (int v = 0; v < NV; v++) acc[v] = zero;
-                for (int64_t c = c0; c < C; c++) {
-                    const float gc = g[c];
-                    const float *wc = w2 + c * H;
-                    float *gwc = gw2 + c * H;
-                    for (int v = 0; v < NV; v++) {
-                        acc[v] += gc * LOADV(wc + 8 * v);
-                        STOREV(gwc + 8 * v, LOADV(gwc + 8 * v) + gc * a[v]);
-                    }
-                    gb2[c] += gc;
-                }
-                for (int v = 0; v < NV; v++) {
-                    acc[v] = ACT == 0 ? acc[v] * (1.0f - a[v] * a[v])  /* tanh' = 1 - a^2 */
-                                      : vsel(a[v] <= 0.0f, zero, acc[v]);  /* relu' = [a > 0] */
-                    STOREV(gb1 + 8 * v, LOADV(gb1 + 8 * v) + acc[v]);
-                }
-                /* first layer: scatter-add into the rows of dW1 of the listed inputs */
-                for (int64_t q = q0; q < q1; q++) {
-                    const float xv = values[q];
-                    float *gw = gw1 + indices[q] * H;
-                    for (int v = 0; v < NV; v++) STOREV(gw + 8 * v, LOADV(gw + 8 * v) + xv * acc[v]);
-                }
-            }
+            /* the rows ROW_GROUP(NV) at a time, then the rest one at a time: the same sums either way */
+            const int64_t i0 = rows_grouped(NV, ACT, ROW_GROUP(NV), w1, b1, w2, b2, gw1, gb1, gw2, gb2, indptr, indices,
+                                            values, y, rows, cnt, C, c0, inv, coefs, g);
+            rows_grouped(NV, ACT, 1, w1, b1, w2, b2, gw1, gb1, gw2, gb2, indptr, indices, values, y, rows + i0,
+                         cnt - i0, C, c0, inv, coefs, g);
             /* update every parameter (torch.optim semantics); the gradient is reset on the way */
             taken++;
             if (adam) {
