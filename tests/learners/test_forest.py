@@ -311,6 +311,8 @@ def test_query_rows_as_bitsets_give_the_row_by_row_numbers(monkeypatch, n_query)
         for j in (0, 1, len(vals)):
             members = [i for i in range(n_query) if P[pptr[f] + j, i >> 6] >> np.uint64(i & 63) & np.uint64(1)]
             assert members == [i for i in range(n_query) if j and X32[i, f] <= vals[j - 1]]
+    with pytest.raises(ValueError, match="fewer distinct values"):  # a miscounted qvptr stops, not overruns
+        _forest_numba.query_bitsets(np.array([[0.0], [1.0]], np.float32), np.array([0, 1], np.int64))
 
 
 def test_fit_predict_many_equals_sklearn():

@@ -704,6 +704,8 @@ if HAVE_NUMBA:
             pos = qvptr[f]
             i = 0
             while i < nq:
+                if pos == qvptr[f + 1]:  # the caller counted fewer distinct values (finite inputs: cannot happen)
+                    raise ValueError("query_bitsets: qvptr holds fewer distinct values than the query rows have")
                 v = col[order[i]]
                 qv[pos] = v
                 pos += 1
