@@ -69,7 +69,8 @@ def _query_sets(K, Xq: np.ndarray) -> tuple:
     """``grow_and_query``'s last five arguments: the query rows as bitsets when they fit ``_BITSET_BYTES``
     (``bits`` True), else dummies (``bits`` False: each row descends each tree)."""
     nq, F = Xq.shape
-    counts = np.array([np.unique(Xq[:, f]).size for f in range(F)], dtype=np.int64)
+    # distinct values of each column (equal as floats: -0.0 is 0.0)
+    counts = 1 + np.count_nonzero(np.diff(np.sort(Xq, axis=0), axis=0), axis=0).astype(np.int64)
     qvptr = np.zeros(F + 1, dtype=np.int64)
     np.cumsum(counts, out=qvptr[1:])
     W = -(-nq // 64)
