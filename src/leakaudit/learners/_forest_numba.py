@@ -80,26 +80,38 @@ if HAVE_NUMBA:
         mt[624] = 624
 
     @njit(cache=True, inline="always")
-    def _mt_next(mt):
-        """``mt19937_next32``: the next 32-bit output (int64 arithmetic, values < 2**32)."""
-        pos = mt[624]
-        if pos >= 624:
-            for i in range(624):
-                i1 = i + 1 if i < 623 else 0
-                i2 = i + 397 if i < 227 else i - 227
-                v = (mt[i] & 0x80000000) | (mt[i1] & 0x7FFFFFFF)
-                w = mt[i2] ^ (v >> 1)
-                if v & 1:
-                    w ^= 0x9908B0DF
-                mt[i] = w
-            pos = 0
-        v = mt[pos]
-        mt[624] = pos + 1
+    def _mt_mix(a, b, c):
+        """One word of ``mt19937_gen``: ``c ^ (y >> 1) ^ (0x9908B0DF if y odd)``, y = upper bit of a, lower of b."""
+        y = (a & 0x80000000) | (b & 0x7FFFFFFF)
+        return c ^ (y >> 1) ^ (-(y & 1) & 0x9908B0DF)
+
+    @njit(cache=True)
+    def _mt_twist(mt):
+        """``mt19937_gen``: the next 624 words, in numpy's three ranges (no per-word select or branch)."""
+        for i in range(227):
+            mt[i] = _mt_mix(mt[i], mt[i + 1], mt[i + 397])
+        for i in range(227, 623):
+            mt[i] = _mt_mix(mt[i], mt[i + 1], mt[i - 227])
+        mt[623] = _mt_mix(mt[623], mt[0], mt[396])
+        mt[624] = 0
+
+    @njit(cache=True, inline="always")
+    def _mt_temper(v):
+        """MT19937's tempering of one state word."""
         v ^= v >> 11
         v ^= (v << 7) & 0x9D2C5680
         v ^= (v << 15) & 0xEFC60000
         v ^= v >> 18
         return v
+
+    @njit(cache=True, inline="always")
+    def _mt_next(mt):
+        """``mt19937_next32``: the next 32-bit output (int64 arithmetic, values < 2**32)."""
+        if mt[624] >= 624:
+            _mt_twist(mt)
+        pos = mt[624]
+        mt[624] = pos + 1
+        return _mt_temper(mt[pos])
 
     @njit(cache=True, inline="always")
     def _mt_bounded(mt, rng):
@@ -216,9 +228,26 @@ if HAVE_NUMBA:
                 np.empty(max_nodes, np.int32), np.empty((max_nodes, C), np.float64))
 
     @njit(cache=True)
+    def _grow_work(m_max, F, nbin, maxnv, max_nodes, C):
+        """A worker's scratch for :func:`_grow_tree`, allocated once and reused tree after tree (fresh arrays a tree
+        cost ~5 us of allocation and first touches: the ~130 KB stack arrays come back from malloc unmapped).
+
+        Rows of ``i64`` (m_max long): bootstrap counts, rows, labels, packed counters, sort keys and the partition
+        buffers of rows, labels and packed counters; ``f64``: weights and their buffer. ``hst``/``hs``: two-valued
+        features' node sums; ``features``, ``const_f``: sklearn's feature arrays; ``st``/``sts``: the node stack;
+        ``cs``: four class-sum vectors; ``hw``/``hn``/``hp``: the histogram path's bins, zero between uses (every use
+        resets the bins it filled), so zero from one tree to the next.
+        """
+        nb = max(nbin, 1)
+        return (np.empty((8, m_max), np.int64), np.empty((2, m_max), np.float64), np.empty(625, np.int64),
+                np.empty((64, nb), np.int64), np.empty(nb, np.int64), np.empty(F, np.int64), np.empty(F, np.int64),
+                np.empty((max_nodes + 1, 6), np.int64), np.empty((max_nodes + 1, C)), np.empty((4, C)),
+                np.zeros((maxnv, C)), np.zeros(maxnv, np.int64), np.zeros(maxnv, np.int64))
+
+    @njit(cache=True)
     def _grow_tree(codes, vals, voff, yv, rows_sub, seed, n_boot, bootstrap, max_features, max_depth, mss, msl,
-                   crit, maxnv, bslot, bptr, bidx, feat_o, thr_o, left_o, right_o, val_o):
-        """Grow one tree into the row buffers ``*_o``; return its number of nodes.
+                   crit, maxnv, bslot, bptr, bidx, feat_o, thr_o, left_o, right_o, val_o, work):
+        """Grow one tree into the row buffers ``*_o``; return its number of nodes. ``work``: :func:`_grow_work`.
 
         ``bslot[f]`` is feature f's slot among the two-valued features (-1 for the others) and ``bptr``/``bidx``
         list, per row, the slots where the row holds code 1. With two classes (packed counters) every node that is
@@ -226,29 +255,55 @@ if HAVE_NUMBA:
         the larger's as the parent's minus it (integer sums: exact). A drawn two-valued feature is then evaluated
         in O(1) instead of a pass over the node's rows: the same numbers, so the same tree.
         """
+        i64, f64, mt, hst, hs, features, const_f, st, sts, cs, hw, hn, hp = work
+        cnt = i64[0]
+        rows = i64[1]
+        sy = i64[2]
+        pk = i64[3]
+        keys = i64[4]
+        t_rows = i64[5]
+        t_sy = i64[6]
+        t_pk = i64[7]
+        sw = f64[0]
+        t_sw = f64[1]
+        stot = cs[0]
+        sl = cs[1]
+        sr = cs[2]
+        best_sl = cs[3]
         m = rows_sub.shape[0]
         F = codes.shape[1]
         C = val_o.shape[1]
         T32 = np.float32(1e-7)
         # samples and weights (sklearn _parallel_build_trees + Splitter.init: zero-weight rows left out)
-        cnt = np.zeros(m, np.int64)
-        mt = np.empty(625, np.int64)
+        for i in range(m):
+            cnt[i] = 0
+        # both streams start from RandomState(seed): the splitter's seed is randint(0, RAND_R_MAX), the first
+        # output whose low 31 bits are <= RAND_R_MAX - 1, read off the fresh state before the bootstrap draws
+        _mt_init(mt, seed)
+        _mt_twist(mt)
+        rs = -1
+        for i in range(624):
+            v = _mt_temper(mt[i]) & 0x7FFFFFFF
+            if v <= 0x7FFFFFFE:
+                rs = v
+                break
+        if rs < 0:  # 624 rejections in a row (probability 2**-19344): draw as RandomState would
+            _mt_init(mt, seed)
+            rs = _mt_bounded(mt, 0x7FFFFFFE)
+            _mt_init(mt, seed)
+            _mt_twist(mt)
         w_total = 0.0
         if bootstrap:
-            _mt_init(mt, seed)
             for _ in range(n_boot):
                 cnt[_mt_bounded(mt, m - 1)] += 1
             w_total = float(n_boot)
         else:
-            cnt[:] = 1
+            for i in range(m):
+                cnt[i] = 1
             w_total = float(m)
         # two classes and sums below 2**21: one integer counter per row holds (count, weight, weight of class 1),
         # packed as 1 + (w << 21) + (w * y << 42)
         packed = C == 2 and w_total < 2.0 ** 21 and m < 2 ** 21
-        rows = np.empty(m, np.int64)
-        sy = np.empty(m, np.int64)
-        sw = np.empty(m, np.float64)
-        pk = np.empty(m, np.int64)
         ns = 0
         for i in range(m):
             if cnt[i] != 0:
@@ -263,30 +318,11 @@ if HAVE_NUMBA:
         for f in range(F):
             nbin = max(nbin, bslot[f] + 1)
         use_bh = packed and nbin > 0
-        maxn = feat_o.shape[0]
-        # rows for the stack's depth (grown when a deep tree needs more); not zeroed: every row used is written
-        hst = np.empty((64 if use_bh else 1, max(nbin, 1)), np.int64)
-        hs = np.zeros(max(nbin, 1), np.int64)
-        # splitter stream: RandomState(seed).randint(0, RAND_R_MAX)
-        _mt_init(mt, seed)
-        rs = _mt_bounded(mt, 0x7FFFFFFE)
-
-        features = np.arange(F)
-        const_f = np.empty(F, np.int64)
-        st = np.empty((maxn + 1, 6), np.int64)  # start, end, depth, parent*2 + is_left, n_constant, has sums
-        sts = np.empty((maxn + 1, C))  # class sums of the stacked node (children get them from the split)
-        stot = np.empty(C)
-        sl = np.empty(C)
-        sr = np.empty(C)
-        best_sl = np.empty(C)
-        hw = np.zeros((maxnv, C))
-        hn = np.zeros(maxnv, np.int64)
-        hp = np.zeros(maxnv, np.int64)
-        keys = np.empty(ns, np.int64)
-        t_rows = np.empty(ns, np.int64)
-        t_sy = np.empty(ns, np.int64)
-        t_sw = np.empty(ns, np.float64)
-        t_pk = np.empty(ns, np.int64)
+        # hst: rows for the stack's depth (grown when a deep tree needs more; not zeroed: every row used is
+        # written); st: start, end, depth, parent*2 + is_left, n_constant, has sums; sts: class sums of the
+        # stacked node (children get them from the split)
+        for f in range(F):
+            features[f] = f
 
         st[0, 0] = 0
         st[0, 1] = ns
@@ -407,10 +443,12 @@ if HAVE_NUMBA:
                     if vals[base + cmax] <= vals[base + cmin] + T32:
                         constant = True
                         for cc in range(cmin, cmax + 1):
-                            hp[cc] = 0
-                            hn[cc] = 0
-                            for c in range(C):
-                                hw[cc, c] = 0.0
+                            if packed:
+                                hp[cc] = 0
+                            else:
+                                hn[cc] = 0
+                                for c in range(C):
+                                    hw[cc, c] = 0.0
                     else:
                         for c in range(C):
                             sl[c] = 0.0
@@ -657,16 +695,23 @@ if HAVE_NUMBA:
         val_b : float64 (T, (max_nodes + 1) // 2, C); n_nodes, depth : int64 (T,)   outputs
         """
         W = n_workers
+        m_max = 0
+        for k in range(sub_ptr.shape[0] - 1):
+            m_max = max(m_max, sub_ptr[k + 1] - sub_ptr[k])
+        nbin = 0
+        for f in range(bslot.shape[0]):
+            nbin = max(nbin, bslot[f] + 1)
         C = val_b.shape[2]
         nt = tree_seed.shape[0]
         for wp in prange(W):
             w = np.int64(wp)  # (prange's index may be unsigned: mixed with int64 it would become a float)
             fo, th, lo, ro, vo = _tree_scratch(max_nodes, C)
+            work = _grow_work(m_max, codes.shape[1], nbin, maxnv, max_nodes, C)
             for t in range(w, nt, W):
                 k = tree_model[t]
                 n = _grow_tree(codes, vals, voff, yv, sub_rows[sub_ptr[k]:sub_ptr[k + 1]], tree_seed[t], n_boot[k],
                                bootstrap, max_features, max_depth, mss[k], msl[k], crit, maxnv, bslot, bptr, bidx, fo,
-                               th, lo, ro, vo)
+                               th, lo, ro, vo, work)
                 n_nodes[t] = n
                 depth[t] = _to_breadth_first(fo, th, lo, ro, vo, n, feat_b[t], thr_b[t], left_b[t], leaf_b[t],
                                              val_b[t])
@@ -804,6 +849,12 @@ if HAVE_NUMBA:
         Parameters as in :func:`grow_trees`.
         """
         W = n_workers
+        m_max = 0
+        for k in range(sub_ptr.shape[0] - 1):
+            m_max = max(m_max, sub_ptr[k + 1] - sub_ptr[k])
+        nbin = 0
+        for f in range(bslot.shape[0]):
+            nbin = max(nbin, bslot[f] + 1)
         K = out.shape[0]
         C = out.shape[2]
         nq = Xq.shape[0]
@@ -813,6 +864,7 @@ if HAVE_NUMBA:
         for wp in prange(W):
             w = np.int64(wp)
             fo, th, lo, ro, vo = _tree_scratch(max_nodes, C)
+            work = _grow_work(m_max, F, nbin, maxnv, max_nodes, C)
             feat_b = np.empty((group, max_nodes), np.int32)
             thr_b = np.empty((group, max_nodes), np.float32)
             left_b = np.empty((group, max_nodes), np.int32)
@@ -828,7 +880,7 @@ if HAVE_NUMBA:
                     for j in range(g0, g1):
                         n = _grow_tree(codes, vals, voff, yv, rows_sub, tree_seed[k * n_trees + j], n_boot[k],
                                        bootstrap, max_features, max_depth, mss[k], msl[k], crit, maxnv, bslot, bptr,
-                                       bidx, fo, th, lo, ro, vo)
+                                       bidx, fo, th, lo, ro, vo, work)
                         g = j - g0
                         depth_b[g] = _to_breadth_first(fo, th, lo, ro, vo, n, feat_b[g], thr_b[g], left_b[g],
                                                        leaf_b[g], val_b[g])
