@@ -48,7 +48,7 @@ def main(argv=None):
     max_nodes = 2 * sub.size - 1
     scratch = (np.empty(max_nodes, np.int32), np.empty(max_nodes), np.empty(max_nodes, np.int32),
                np.empty(max_nodes, np.int32), np.empty((max_nodes, 2)))
-    work = K._grow_work(sub.size, codes.shape[1], int(bslot.max()) + 1, maxnv, max_nodes, 2)
+    work = K._grow_work(sub.size, codes.shape[0], int(bslot.max()) + 1, maxnv, max_nodes, 2)
     grow = K._grow_tree
 
     @njit

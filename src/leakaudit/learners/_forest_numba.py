@@ -271,7 +271,7 @@ if HAVE_NUMBA:
         sr = cs[2]
         best_sl = cs[3]
         m = rows_sub.shape[0]
-        F = codes.shape[1]
+        F = codes.shape[0]
         C = val_o.shape[1]
         T32 = np.float32(1e-7)
         # samples and weights (sklearn _parallel_build_trees + Splitter.init: zero-weight rows left out)
@@ -403,7 +403,7 @@ if HAVE_NUMBA:
                         acc = hst[sp, bslot[f]]
                     else:
                         for p in range(start, end):
-                            acc += np.int64(codes[rows[p], f]) * pk[p]
+                            acc += np.int64(codes[f, rows[p]]) * pk[p]
                     n1 = acc & 0x1FFFFF
                     w1 = float((acc >> 21) & 0x1FFFFF)
                     w1y = float(acc >> 42)
@@ -429,13 +429,13 @@ if HAVE_NUMBA:
                     cmax = -1
                     if packed:
                         for p in range(start, end):
-                            cc = np.int64(codes[rows[p], f])
+                            cc = np.int64(codes[f, rows[p]])
                             hp[cc] += pk[p]
                             cmin = min(cmin, cc)
                             cmax = max(cmax, cc)
                     else:
                         for p in range(start, end):
-                            cc = np.int64(codes[rows[p], f])
+                            cc = np.int64(codes[f, rows[p]])
                             hw[cc, sy[p]] += sw[p]
                             hn[cc] += 1
                             cmin = min(cmin, cc)
@@ -498,7 +498,7 @@ if HAVE_NUMBA:
                 else:
                     # sort the node's (code, position) keys
                     for p in range(start, end):
-                        keys[p - start] = (np.int64(codes[rows[p], f]) << 32) | (p - start)
+                        keys[p - start] = (np.int64(codes[f, rows[p]]) << 32) | (p - start)
                     ks = keys[:nn]
                     if nn <= 64:  # insertion sort (numba's quicksort costs ~50 ns a key on small arrays)
                         for j in range(1, nn):
@@ -594,7 +594,7 @@ if HAVE_NUMBA:
                 for p in range(start, end):
                     r = rows[p]
                     v = pk[p]
-                    go = np.int64(np.int64(codes[r, best_f]) <= c_split)
+                    go = np.int64(np.int64(codes[best_f, r]) <= c_split)
                     rows[li] = r
                     pk[li] = v
                     t_rows[ri] = r
@@ -606,7 +606,7 @@ if HAVE_NUMBA:
                     pk[pos + j] = t_pk[j]
             else:
                 for p in range(start, end):
-                    go = np.int64(np.int64(codes[rows[p], best_f]) <= c_split)
+                    go = np.int64(np.int64(codes[best_f, rows[p]]) <= c_split)
                     d = ri + go * (li - ri)
                     t_rows[d] = rows[p]
                     t_sy[d] = sy[p]
@@ -681,7 +681,7 @@ if HAVE_NUMBA:
 
         Parameters
         ----------
-        codes : uint16/int32 (n, F)  rank of each row's float32 value among the feature's distinct values
+        codes : uint16/int32 (F, n)  rank of each row's float32 value among the feature's distinct values
         vals : float32 (sum nv,)   the distinct values of feature f at ``vals[voff[f]:voff[f+1]]``, ascending
         voff : int64 (F+1,)
         yv : int64 (n,)            labels
@@ -706,7 +706,7 @@ if HAVE_NUMBA:
         for wp in prange(W):
             w = np.int64(wp)  # (prange's index may be unsigned: mixed with int64 it would become a float)
             fo, th, lo, ro, vo = _tree_scratch(max_nodes, C)
-            work = _grow_work(m_max, codes.shape[1], nbin, maxnv, max_nodes, C)
+            work = _grow_work(m_max, codes.shape[0], nbin, maxnv, max_nodes, C)
             for t in range(w, nt, W):
                 k = tree_model[t]
                 n = _grow_tree(codes, vals, voff, yv, sub_rows[sub_ptr[k]:sub_ptr[k + 1]], tree_seed[t], n_boot[k],
