@@ -328,3 +328,59 @@ def test_tree_seeds_are_the_ones_sklearn_hands_its_trees():
     seeds = np.array([0, 7, 2**31 - 1, 2**32 - 1])
     want = np.concatenate([np.random.RandomState(int(s)).randint(np.iinfo(np.int32).max, size=13) for s in seeds])
     np.testing.assert_array_equal(tree_seeds(seeds, 13, np.iinfo(np.int32).max), want)
+
+
+def _native_available() -> bool:
+    from leakaudit.learners import _forest_native
+
+    return _forest_native.grow_function(np.uint16) is not None
+
+
+def _banks_equal(a, b) -> bool:
+    return all(np.array_equal(getattr(a, f), getattr(b, f))
+               for f in ("node_off", "leaf_off", "depth", "feature", "threshold", "left", "leaf", "value"))
+
+
+@pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
+@pytest.mark.parametrize("data, kw", [
+    ("one_hot", {}),  # two classes: packed counters, node sums of the one-hot columns
+    ("one_hot", {"criterion": "entropy", "min_samples_leaf": 3}),
+    ("continuous2", {"bootstrap": False, "max_features": None}),  # every row once; the sort path on wide nodes
+    ("continuous3", {}),  # three classes: class sums, no packed counters
+    ("continuous3", {"criterion": "entropy", "max_depth": 4, "max_samples": 0.5}),
+])
+def test_native_kernel_grows_the_numba_kernels_trees(data, kw):
+    """The C twin is the numba kernel line for line: the same trees, node for node, bit for bit."""
+    if data == "one_hot":
+        X, y = _one_hot()
+        Xq = X[:50]
+    else:
+        X, y, Xq = _continuous(k=2 if data == "continuous2" else 3)
+    subsets = [np.arange(len(y)), np.arange(0, len(y), 2), np.arange(1, len(y), 3)]
+    n_classes = int(y.max()) + 1
+    banks = [RandomForest(n_estimators=7, native=nat, **kw).fit_many(X, y, subsets, [0, 5, 2**32 - 1],
+                                                                     n_classes=n_classes) for nat in (False, True)]
+    assert _banks_equal(*banks)
+    probs = [RandomForest(n_estimators=7, native=nat, n_threads=2, **kw).fit_predict_many(
+        X, y, subsets, [0, 5, 2**32 - 1], Xq, n_classes=n_classes) for nat in (False, True)]
+    assert np.array_equal(*probs)
+
+
+@pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
+def test_native_kernel_on_int32_codes():
+    """More than 65,536 distinct values in a column: int32 rank codes, the C kernel's other entry point."""
+    from leakaudit.learners.forest import feature_codes
+
+    rng = np.random.default_rng(3)
+    X = np.column_stack([np.arange(70_000) * 1e-3, rng.integers(0, 2, 70_000)]).astype(float)
+    y = (X[:, 0] % 7 < 3).astype(int) ^ X[:, 1].astype(int)
+    assert feature_codes(X.astype(np.float32))[0].dtype == np.int32
+    banks = [RandomForest(n_estimators=2, max_depth=5, native=nat).fit_many(X, y, [np.arange(70_000)], [1],
+                                                                           n_classes=2) for nat in (False, True)]
+    assert _banks_equal(*banks)
+
+
+def test_native_parameter_is_validated():
+    X, y = _one_hot()
+    with pytest.raises(InvalidParameterError, match="native must be True or False"):
+        RandomForest(n_estimators=2, native="yes").fit(X, y, random_state=0)

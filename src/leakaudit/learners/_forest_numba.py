@@ -668,10 +668,32 @@ if HAVE_NUMBA:
             sp += 2
         return n_nodes
 
+    @njit(cache=True)
+    def _grow_one(native, codes, vals, voff, yv, rows_sub, seed, n_boot, bootstrap, max_features, max_depth, mss, msl,
+                  crit, maxnv, bslot, bptr, bidx, nbin, fo, th, lo, ro, vo, m_max, work):
+        """One tree by :func:`_grow_tree`, or by its C twin ``native`` (``_forest_native.grow_function``; None: numba).
+        The same arguments and scratch; the same tree."""
+        if native is None:
+            return _grow_tree(codes, vals, voff, yv, rows_sub, seed, n_boot, bootstrap, max_features, max_depth, mss,
+                              msl, crit, maxnv, bslot, bptr, bidx, fo, th, lo, ro, vo, work)
+        i64, f64, mt, hst, hs, features, const_f, st, sts, cs, hw, hn, hp = work
+        boot = np.int64(0)
+        if bootstrap:
+            boot = np.int64(1)
+        n = native(codes.ctypes, codes.shape[1], codes.shape[0], vals.ctypes, voff.ctypes, yv.ctypes, rows_sub.ctypes,
+                   rows_sub.shape[0], seed, n_boot, boot, max_features, max_depth, mss, msl,
+                   crit, bslot.ctypes, bptr.ctypes, bidx.ctypes, nbin, fo.ctypes, th.ctypes, lo.ctypes, ro.ctypes,
+                   vo.ctypes, vo.shape[1], m_max, i64.ctypes, f64.ctypes, mt.ctypes, hst.ctypes, hst.shape[0],
+                   hs.ctypes, features.ctypes, const_f.ctypes, st.ctypes, sts.ctypes, cs.ctypes, hw.ctypes, hn.ctypes,
+                   hp.ctypes)
+        if n < 0:
+            raise MemoryError("the native tree kernel could not allocate its node-sum rows")
+        return n
+
     @njit(parallel=True, cache=True)
     def grow_trees(codes, vals, voff, yv, sub_rows, sub_ptr, tree_model, tree_seed, n_boot, bootstrap,
                    max_features, max_depth, mss, msl, crit, maxnv, bslot, bptr, bidx, n_workers, max_nodes, feat_b,
-                   thr_b, left_b, leaf_b, val_b, n_nodes, depth):
+                   thr_b, left_b, leaf_b, val_b, n_nodes, depth, native):
         """Grow trees ``t = 0 .. len(tree_seed)-1`` in parallel; tree t belongs to model ``tree_model[t]``.
 
         Worker w (of ``n_workers`` = W, one a thread) grows trees w, w + W, ... depth-first into its own scratch
@@ -709,9 +731,9 @@ if HAVE_NUMBA:
             work = _grow_work(m_max, codes.shape[0], nbin, maxnv, max_nodes, C)
             for t in range(w, nt, W):
                 k = tree_model[t]
-                n = _grow_tree(codes, vals, voff, yv, sub_rows[sub_ptr[k]:sub_ptr[k + 1]], tree_seed[t], n_boot[k],
-                               bootstrap, max_features, max_depth, mss[k], msl[k], crit, maxnv, bslot, bptr, bidx, fo,
-                               th, lo, ro, vo, work)
+                n = _grow_one(native, codes, vals, voff, yv, sub_rows[sub_ptr[k]:sub_ptr[k + 1]], tree_seed[t],
+                              n_boot[k], bootstrap, max_features, max_depth, mss[k], msl[k], crit, maxnv, bslot, bptr,
+                              bidx, nbin, fo, th, lo, ro, vo, m_max, work)
                 n_nodes[t] = n
                 depth[t] = _to_breadth_first(fo, th, lo, ro, vo, n, feat_b[t], thr_b[t], left_b[t], leaf_b[t],
                                              val_b[t])
@@ -835,7 +857,7 @@ if HAVE_NUMBA:
     @njit(parallel=True, cache=True)
     def grow_and_query(codes, vals, voff, yv, sub_rows, sub_ptr, tree_seed, n_trees, n_boot, bootstrap,
                        max_features, max_depth, mss, msl, crit, maxnv, bslot, bptr, bidx, n_workers, group, max_nodes,
-                       Xq, out, qblock, bits, P, pptr, qv, qvptr):
+                       Xq, out, qblock, bits, P, pptr, qv, qvptr, native):
         """Grow every model's ``n_trees`` trees and query them on the float32 rows ``Xq`` (n_q, F) without keeping
         them: ``out[k]`` (zeros on entry) gets model k's mean leaf fractions.
 
@@ -878,9 +900,9 @@ if HAVE_NUMBA:
                 for g0 in range(0, n_trees, group):
                     g1 = min(n_trees, g0 + group)
                     for j in range(g0, g1):
-                        n = _grow_tree(codes, vals, voff, yv, rows_sub, tree_seed[k * n_trees + j], n_boot[k],
-                                       bootstrap, max_features, max_depth, mss[k], msl[k], crit, maxnv, bslot, bptr,
-                                       bidx, fo, th, lo, ro, vo, work)
+                        n = _grow_one(native, codes, vals, voff, yv, rows_sub, tree_seed[k * n_trees + j], n_boot[k],
+                                      bootstrap, max_features, max_depth, mss[k], msl[k], crit, maxnv, bslot, bptr,
+                                      bidx, nbin, fo, th, lo, ro, vo, m_max, work)
                         g = j - g0
                         depth_b[g] = _to_breadth_first(fo, th, lo, ro, vo, n, feat_b[g], thr_b[g], left_b[g],
                                                        leaf_b[g], val_b[g])

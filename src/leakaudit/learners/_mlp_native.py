@@ -8,11 +8,10 @@ numba cannot express for a run-time width (measured on the 2-core VM: see benchm
 It also draws the models' epoch orders (:func:`permutations`: numpy's ``Generator.permutation``, the same
 numbers, one call per model and block of epochs, without the GIL).
 
-The source is compiled once with the system C compiler (``$CC``, else ``cc``/``gcc``) with
-``-O3 -march=native`` into a cache directory (``$LEAKAUDIT_CACHE_DIR``, else
-``~/.cache/leakaudit``), named by a hash of the source, the flags, the compiler's version and
-the CPU, and loaded with :mod:`ctypes` (whose calls release the GIL: models run on a thread
-pool, one model per call, so results do not depend on the thread count). When no compiler
+The source is compiled once with the system C compiler with ``-O3 -march=native`` into a cache
+directory (:func:`~leakaudit.learners._native.compile_shared`), and loaded with :mod:`ctypes` (whose
+calls release the GIL: models run on a thread pool, one model per call, so results do not depend on the
+thread count). When no compiler
 works, or ``LEAKAUDIT_NATIVE=0``, :func:`library` returns None and TorchMLP uses the numba
 kernel; the reason is kept in :data:`UNAVAILABLE_REASON`.
 """
@@ -20,23 +19,20 @@ kernel; the reason is kept in :data:`UNAVAILABLE_REASON`.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import platform
-import shutil
-import subprocess
-import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
+
+from ._native import compile_shared
 
 __all__ = ["library", "supports", "train_block", "train_faithful", "first_layer", "dense_layer", "for_each_model",
            "permutations",
            "UNAVAILABLE_REASON"]
 
 SOURCE = Path(__file__).with_name("_mlp_native.c")
-FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC"]
+FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math"]
 #: the most rows the training kernel takes through a step together (its ROW_GROUP), for the size of its scratch
 ROW_GROUP_MAX = 4
 #: why the native kernel is not used (None while it is, or before the first attempt)
@@ -48,45 +44,8 @@ _TRIED = False
 _REASON: list = [None]  # the build's failure, if any
 
 
-def _compiler() -> str | None:
-    for cand in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if cand and shutil.which(cand):
-            return cand
-    return None
-
-
-def _cpu_tag() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            lines = [ln for ln in f if ln.startswith(("model name", "flags"))]
-        return "".join(sorted(set(lines)))
-    except OSError:
-        return platform.processor() or platform.machine()
-
-
 def _build() -> ctypes.CDLL:
-    cc = _compiler()
-    if cc is None:
-        raise RuntimeError("no C compiler found ($CC, cc, gcc, clang)")
-    version = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30).stdout
-    src = SOURCE.read_bytes()
-    key = hashlib.sha256(src + " ".join(FLAGS).encode() + version.encode() + _cpu_tag().encode()).hexdigest()[:20]
-    cache = Path(os.environ.get("LEAKAUDIT_CACHE_DIR") or Path.home() / ".cache" / "leakaudit")
-    target = cache / f"mlp_native_{key}.so"
-    if not target.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=".so", dir=cache)
-        os.close(fd)
-        try:
-            res = subprocess.run([cc, *FLAGS, "-o", tmp, str(SOURCE), "-lm"], capture_output=True, text=True,
-                                 timeout=300)
-            if res.returncode != 0:
-                raise RuntimeError(f"{cc} failed: {res.stderr.strip()[-500:]}")
-            os.replace(tmp, target)  # atomic: a concurrent build never loads a half-written file
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    lib = ctypes.CDLL(str(target))
+    lib = ctypes.CDLL(str(compile_shared(SOURCE, FLAGS, "mlp_native")))
     fn = lib.leakaudit_train_1h_f32
     fn.restype = ctypes.c_int64
     # H, activation, the 11 arrays, length/n_epochs/B/d/C, hyper, adam, coefs, then the scratch grad/rows/g

@@ -354,6 +354,11 @@ class RandomForest(Learner):
     n_threads : int or None, default=None
         Threads for growing and querying (None: numba's default, all cores).
         Results do not depend on it.
+    native : bool, default=True
+        Grow the trees with the kernel's C twin (``_forest_native``, built for
+        this machine on first use when a C compiler is present; else, or with
+        ``LEAKAUDIT_NATIVE=0``, the numba kernel grows them). The same trees,
+        node for node; only faster.
 
     Examples
     --------
@@ -368,7 +373,7 @@ class RandomForest(Learner):
     def __init__(self, *, n_estimators: int = 100, criterion: str = "gini", max_depth: int | None = None,
                  min_samples_split: int | float = 2, min_samples_leaf: int | float = 1,
                  max_features: str | int | float | None = "sqrt", bootstrap: bool = True,
-                 max_samples: int | float | None = None, n_threads: int | None = None):
+                 max_samples: int | float | None = None, n_threads: int | None = None, native: bool = True):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -378,6 +383,7 @@ class RandomForest(Learner):
         self.bootstrap = bootstrap
         self.max_samples = max_samples
         self.n_threads = n_threads
+        self.native = native
 
     #: RandomForestClassifier parameters RandomForest does not implement, with the value it assumes
     _SKLEARN_DEFAULTS = {"min_weight_fraction_leaf": 0.0, "max_leaf_nodes": None, "min_impurity_decrease": 0.0,
@@ -451,6 +457,8 @@ class RandomForest(Learner):
                 raise InvalidParameterError(f"max_samples must be None, an int >= 1 or a float > 0; got {ms!r}")
         if self.n_threads is not None and (not _is_int(self.n_threads) or self.n_threads < 1):
             raise InvalidParameterError(f"n_threads must be None or an int >= 1; got {self.n_threads!r}")
+        if not isinstance(self.native, (bool, np.bool_)):
+            raise InvalidParameterError(f"native must be True or False; got {self.native!r}")
         return dict(max_features=max_features, crit=_CRITERIA[self.criterion],
                     max_depth=_MAX_INT if self.max_depth is None else int(self.max_depth))
 
@@ -525,6 +533,11 @@ class RandomForest(Learner):
         data = (codes, vals, voff, y.astype(np.int64), sub_rows, sub_ptr)
         rules = (n_boot, bool(self.bootstrap), p["max_features"], p["max_depth"], mss, msl, p["crit"], maxnv, bslot,
                  bptr, bidx)
+        native = None
+        if self.native:
+            from . import _forest_native
+
+            native = _forest_native.grow_function(codes.dtype)
         with K.KERNEL_LOCK:
             old = K.set_threads(self.n_threads)
             try:
@@ -533,7 +546,7 @@ class RandomForest(Learner):
                     out = np.zeros((Kn, Xq.shape[0], C))
                     if Xq.shape[0]:
                         K.grow_and_query(*data, tree_seed, T, *rules, min(Kn, n_threads), _QUERY_GROUP, max_nodes,
-                                         Xq, out, _PREDICT_BLOCK, *_query_sets(K, Xq))
+                                         Xq, out, _PREDICT_BLOCK, *_query_sets(K, Xq), native)
                     return out
                 # the build buffers (a row a tree, breadth-first) are allocated once and reused by every chunk,
                 # and each chunk is packed straight into the bank's arrays: on this project's VMs the first touch
@@ -551,7 +564,7 @@ class RandomForest(Learner):
                     nt = t1 - t0
                     rows = [b[:nt] for b in bufs]
                     K.grow_trees(*data, tree_model[t0:t1], tree_seed[t0:t1], *rules, min(nt, n_threads), max_nodes,
-                                 *rows, nn_b[:nt], depth_b[:nt])
+                                 *rows, nn_b[:nt], depth_b[:nt], native)
                     flat.add(K, *rows, nn_b[:nt].copy(), depth_b[:nt], remaining_trees=Kn * T - t1)
             finally:
                 K.set_threads(old)

@@ -1,0 +1,83 @@
+"""The native (C) twin of the forest's tree-growing kernel, compiled for this machine on first use.
+
+``_forest_native.c`` is ``_forest_numba._grow_tree`` line for line in C (the same trees, node for node;
+``tests/learners/test_forest.py`` compares them), which the numba kernels ``grow_trees`` and
+``grow_and_query`` call tree by tree from their worker threads when it is available: numba wraps every
+array access in a negative-index check and, in a function this size, spills the loop variables around
+every loop; C does neither (the time it takes: benchmarks/README.md).
+
+Built like ``_mlp_native`` (:func:`~leakaudit.learners._native.compile_shared`), plus ``-ffp-contract=off``:
+a fused multiply-add would round the impurities differently from numba's separate operations. When no
+compiler works, or ``LEAKAUDIT_NATIVE=0``, :func:`grow_function` returns None and the numba kernel grows
+the trees; the reason is kept in :data:`UNAVAILABLE_REASON`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from ._native import compile_shared
+
+__all__ = ["grow_function", "UNAVAILABLE_REASON"]
+
+SOURCE = Path(__file__).with_name("_forest_native.c")
+FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"]
+#: why the native kernel is not used (None while it is, or before the first attempt)
+UNAVAILABLE_REASON: str | None = None
+
+_LOCK = threading.Lock()
+_LIB: ctypes.CDLL | None = None
+_TRIED = False
+_REASON: list = [None]
+
+_P, _I = ctypes.c_void_p, ctypes.c_int64
+#: leakaudit_grow_tree_*: codes, n, F, vals, voff, yv, rows_sub, m, seed, n_boot, bootstrap, max_features,
+#: max_depth, mss, msl, crit, bslot, bptr, bidx, nbin, feat_o, thr_o, left_o, right_o, val_o, C, m_max, then the
+#: scratch of _forest_numba._grow_work: i64, f64, mt, hst, hst_rows, hs, features, const_f, st, sts, cs, hw, hn, hp
+_ARGTYPES = ([_P, _I, _I, _P, _P, _P, _P] + [_I] * 9 + [_P, _P, _P, _I] + [_P] * 5 + [_I, _I]
+             + [_P] * 4 + [_I] + [_P] * 9)
+
+
+def _build() -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(compile_shared(SOURCE, FLAGS, "forest_native")))
+    for name in ("leakaudit_grow_tree_u16", "leakaudit_grow_tree_i32"):
+        fn = getattr(lib, name)
+        fn.restype = ctypes.c_int64
+        fn.argtypes = _ARGTYPES
+    return lib
+
+
+def library() -> ctypes.CDLL | None:
+    """The compiled kernel, building it on first call; None if it cannot be used (see UNAVAILABLE_REASON)."""
+    global _LIB, _TRIED, UNAVAILABLE_REASON
+    if os.environ.get("LEAKAUDIT_NATIVE", "1") == "0":
+        UNAVAILABLE_REASON = "disabled by LEAKAUDIT_NATIVE=0"
+        return None
+    with _LOCK:
+        if not _TRIED:
+            _TRIED = True
+            try:
+                _LIB = _build()
+            except Exception as e:  # no compiler, a failed build or load: numba grows the trees instead
+                _REASON[0] = f"{type(e).__name__}: {e}"
+                _LIB = None
+        UNAVAILABLE_REASON = _REASON[0]
+    return _LIB
+
+
+def grow_function(codes_dtype):
+    """The C function that grows one tree on rank codes of this dtype (uint16 or int32), or None."""
+    lib = library()
+    if lib is None:
+        return None
+    dt = np.dtype(codes_dtype)
+    if dt == np.uint16:
+        return lib.leakaudit_grow_tree_u16
+    if dt == np.int32:
+        return lib.leakaudit_grow_tree_i32
+    return None
