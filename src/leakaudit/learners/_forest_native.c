@@ -580,3 +580,101 @@ int64_t leakaudit_grow_tree_u16(const uint16_t *codes, GROW_ARGS) {
 int64_t leakaudit_grow_tree_i32(const int32_t *codes, GROW_ARGS) {
     return grow(NULL, codes, 1, GROW_CALL);
 }
+
+/* The C twin of _forest_numba._add_tree_bits, on the grower's depth-first arrays (no breadth-first copy):
+ * out[i] += the leaf fractions every query row i reaches in one tree, the rows moving down as bitsets of W words.
+ * P/pptr/qv/qvptr come from _forest_numba.query_bitsets: at a split on f with threshold t, the rows sent left are
+ * P[pptr[f] + j], j the number of f's distinct query values <= t (float32 x <= float64 t exactly when the query
+ * does so in the bank, whose threshold is t rounded down to float32). Each row gets one leaf a tree, so the sums
+ * are the bank's. stk (stk_rows x W) and stn (stk_rows) are scratch; a deeper tree gets its own, freed here.
+ * Returns 0, or -1 if memory ran out. */
+int64_t leakaudit_query_tree_bits(const uint64_t *restrict P, int64_t W, const int64_t *restrict pptr,
+                                  const float *restrict qv, const int64_t *restrict qvptr, const int32_t *feat,
+                                  const double *thr, const int32_t *left, const int32_t *right, const double *value,
+                                  int64_t C, double *restrict out, int64_t nq, uint64_t *stk, int64_t stk_rows,
+                                  int64_t *stn) {
+    if (nq == 0) return 0;
+    uint64_t *stk_own = NULL;
+    int64_t *stn_own = NULL;
+    for (int64_t w = 0; w < W; w++) stk[w] = ~(uint64_t)0;
+    if (nq % 64) stk[W - 1] = ((uint64_t)1 << (nq % 64)) - 1;
+    stn[0] = 0;
+    int64_t sp = 1;
+    while (sp > 0) {
+        sp--;
+        const int64_t u = stn[sp];
+        uint64_t *cur = stk + sp * W;
+        const int64_t f = feat[u];
+        if (f < 0) {
+            const double *v = value + u * C;
+            if (C == 2) {
+                const double v0 = v[0], v1 = v[1];
+                for (int64_t w = 0; w < W; w++) {
+                    for (uint64_t x = cur[w]; x != 0; x &= x - 1) {
+                        double *o = out + 2 * (w * 64 + __builtin_ctzll(x));
+                        o[0] += v0;
+                        o[1] += v1;
+                    }
+                }
+            } else {
+                for (int64_t w = 0; w < W; w++) {
+                    for (uint64_t x = cur[w]; x != 0; x &= x - 1) {
+                        double *o = out + C * (w * 64 + __builtin_ctzll(x));
+                        for (int64_t c = 0; c < C; c++) o[c] += v[c];
+                    }
+                }
+            }
+            continue;
+        }
+        const double t = thr[u];
+        int64_t lo = qvptr[f], hi = qvptr[f + 1];
+        while (lo < hi) {
+            const int64_t mid = (lo + hi) >> 1;
+            if ((double)qv[mid] <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        const uint64_t *mask = P + (pptr[f] + (lo - qvptr[f])) * W;
+        if (sp + 2 > stk_rows) {
+            const int64_t rows = 2 * stk_rows;
+            uint64_t *s2 = malloc(sizeof(uint64_t) * (size_t)(rows * W));
+            int64_t *n2 = malloc(sizeof(int64_t) * (size_t)rows);
+            if (s2 == NULL || n2 == NULL) {
+                free(s2);
+                free(n2);
+                free(stk_own);
+                free(stn_own);
+                return -1;
+            }
+            memcpy(s2, stk, sizeof(uint64_t) * (size_t)((sp + 1) * W));
+            memcpy(n2, stn, sizeof(int64_t) * (size_t)(sp + 1));
+            free(stk_own);
+            free(stn_own);
+            stk = stk_own = s2;
+            stn = stn_own = n2;
+            stk_rows = rows;
+            cur = stk + sp * W;
+        }
+        uint64_t *nxt = cur + W;
+        uint64_t anyl = 0, anyr = 0;
+        for (int64_t w = 0; w < W; w++) {  /* right child's rows into this slot, left child's into the next */
+            const uint64_t s = cur[w], mw = mask[w];
+            const uint64_t lw = s & mw, rw = s & ~mw;
+            cur[w] = rw;
+            nxt[w] = lw;
+            anyl |= lw;
+            anyr |= rw;
+        }
+        if (anyr != 0) {
+            stn[sp++] = right[u];
+            if (anyl != 0) stn[sp++] = left[u];
+        } else if (anyl != 0) {
+            memcpy(cur, nxt, sizeof(uint64_t) * (size_t)W);
+            stn[sp++] = left[u];
+        }
+    }
+    free(stk_own);
+    free(stn_own);
+    return 0;
+}

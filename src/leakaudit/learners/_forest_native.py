@@ -2,7 +2,8 @@
 
 ``_forest_native.c`` is ``_forest_numba._grow_tree`` line for line in C (the same trees, node for node;
 ``tests/learners/test_forest.py`` compares them), which the numba kernels ``grow_trees`` and
-``grow_and_query`` call tree by tree from their worker threads when it is available: numba wraps every
+``grow_and_query`` call tree by tree from their worker threads when it is available (and the C twin of
+``_add_tree_bits``, which queries each tree as soon as it is grown): numba wraps every
 array access in a negative-index check and, in a function this size, spills the loop variables around
 every loop; C does neither (the time it takes: benchmarks/README.md).
 
@@ -23,7 +24,7 @@ import numpy as np
 
 from ._native import compile_shared
 
-__all__ = ["grow_function", "UNAVAILABLE_REASON"]
+__all__ = ["grow_function", "query_function", "UNAVAILABLE_REASON"]
 
 SOURCE = Path(__file__).with_name("_forest_native.c")
 FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"]
@@ -49,6 +50,10 @@ def _build() -> ctypes.CDLL:
         fn = getattr(lib, name)
         fn.restype = ctypes.c_int64
         fn.argtypes = _ARGTYPES
+    q = lib.leakaudit_query_tree_bits
+    q.restype = ctypes.c_int64
+    # P, W, pptr, qv, qvptr, feat, thr, left, right, value, C, out, nq, stk, stk_rows, stn
+    q.argtypes = [_P, _I, _P, _P, _P, _P, _P, _P, _P, _P, _I, _P, _I, _P, _I, _P]
     return lib
 
 
@@ -81,3 +86,9 @@ def grow_function(codes_dtype):
     if dt == np.int32:
         return lib.leakaudit_grow_tree_i32
     return None
+
+
+def query_function():
+    """The C function that adds one tree's leaf fractions to the query rows moving down as bitsets, or None."""
+    lib = library()
+    return None if lib is None else lib.leakaudit_query_tree_bits

@@ -857,7 +857,7 @@ if HAVE_NUMBA:
     @njit(parallel=True, cache=True)
     def grow_and_query(codes, vals, voff, yv, sub_rows, sub_ptr, tree_seed, n_trees, n_boot, bootstrap,
                        max_features, max_depth, mss, msl, crit, maxnv, bslot, bptr, bidx, n_workers, group, max_nodes,
-                       Xq, out, qblock, bits, P, pptr, qv, qvptr, native):
+                       Xq, out, qblock, bits, P, pptr, qv, qvptr, native, native_q):
         """Grow every model's ``n_trees`` trees and query them on the float32 rows ``Xq`` (n_q, F) without keeping
         them: ``out[k]`` (zeros on entry) gets model k's mean leaf fractions.
 
@@ -867,8 +867,10 @@ if HAVE_NUMBA:
         stays in cache across the group) with :func:`_add_tree`: each row's leaf fractions are added tree after
         tree and divided by ``n_trees``, the additions and order of :func:`predict_forests` on the bank. With
         ``bits`` the group's trees partition the query rows as bitsets instead (:func:`_add_tree_bits` on
-        :func:`query_bitsets`' ``P, pptr, qv`` and ``qvptr``): the same additions in the same order.
-        Parameters as in :func:`grow_trees`.
+        :func:`query_bitsets`' ``P, pptr, qv`` and ``qvptr``): the same additions in the same order. With
+        ``native_q`` (``_forest_native.query_function()``, the C twin of :func:`_add_tree_bits`) and ``bits``,
+        the group's trees are queried on the grower's depth-first arrays (no breadth-first copy): again the same
+        additions. Parameters as in :func:`grow_trees`.
         """
         W = n_workers
         m_max = 0
@@ -883,6 +885,7 @@ if HAVE_NUMBA:
         F = Xq.shape[1]
         Xf = Xq.reshape(-1)
         max_leaves = (max_nodes + 1) // 2
+        failed = np.zeros(W, np.bool_)  # (a raise inside the prange loop would make numba run it serially)
         for wp in prange(W):
             w = np.int64(wp)
             fo, th, lo, ro, vo = _tree_scratch(max_nodes, C)
@@ -895,8 +898,31 @@ if HAVE_NUMBA:
             depth_b = np.zeros(group, np.int64)
             stk = np.empty((66, P.shape[1]), np.uint64)
             stn = np.empty(66, np.int64)
+            gq = group if native_q is not None else 1  # the group's depth-first trees, for the C query
+            dfo = np.empty((gq, max_nodes), np.int32)
+            dth = np.empty((gq, max_nodes), np.float64)
+            dlo = np.empty((gq, max_nodes), np.int32)
+            dro = np.empty((gq, max_nodes), np.int32)
+            dvo = np.empty((gq, max_nodes, C), np.float64)
             for k in range(w, K, W):
                 rows_sub = sub_rows[sub_ptr[k]:sub_ptr[k + 1]]
+                if bits and native_q is not None:
+                    for g0 in range(0, n_trees, group):
+                        g1 = min(n_trees, g0 + group)
+                        for j in range(g0, g1):
+                            g = j - g0
+                            _grow_one(native, codes, vals, voff, yv, rows_sub, tree_seed[k * n_trees + j], n_boot[k],
+                                      bootstrap, max_features, max_depth, mss[k], msl[k], crit, maxnv, bslot, bptr,
+                                      bidx, nbin, dfo[g], dth[g], dlo[g], dro[g], dvo[g], m_max, work)
+                        for g in range(g1 - g0):  # then the group's trees, the bitsets staying in cache
+                            failed[w] |= native_q(P.ctypes, P.shape[1], pptr.ctypes, qv.ctypes, qvptr.ctypes,
+                                                  dfo[g].ctypes, dth[g].ctypes, dlo[g].ctypes, dro[g].ctypes,
+                                                  dvo[g].ctypes, C, out[k].ctypes, nq, stk.ctypes, stk.shape[0],
+                                                  stn.ctypes) < 0
+                    for i in range(nq):
+                        for c in range(C):
+                            out[k, i, c] /= n_trees
+                    continue
                 for g0 in range(0, n_trees, group):
                     g1 = min(n_trees, g0 + group)
                     for j in range(g0, g1):
@@ -922,6 +948,8 @@ if HAVE_NUMBA:
                 for i in range(nq):
                     for c in range(C):
                         out[k, i, c] /= n_trees
+        if failed.any():
+            raise MemoryError("the native forest query could not allocate its stack of bitsets")
 
     @njit(cache=True, inline="always")
     def _round_down(t):
