@@ -253,7 +253,7 @@ static inline __attribute__((always_inline)) int64_t grow(
         while (f_i > n_total && (n_visited < max_features || n_visited <= n_found + n_drawn)) {
             n_visited++;
             rsu = xorshift(rsu);
-            int64_t f_j = n_drawn + (int64_t)(rsu & 0x7FFFFFFFu) % (f_i - n_found - n_drawn);
+            int64_t f_j = n_drawn + (int64_t)((rsu & 0x7FFFFFFFu) % (uint32_t)(f_i - n_found - n_drawn));
             if (f_j < n_known) {
                 int64_t tmp = features[n_drawn];
                 features[n_drawn] = features[f_j];
