@@ -678,3 +678,9 @@ int64_t leakaudit_query_tree_bits(const uint64_t *restrict P, int64_t W, const i
     free(stn_own);
     return 0;
 }
+
+/* The next task of a shared counter (an atomic fetch-and-add): the forest's workers take models one by one, so
+ * a thread the machine slows takes fewer of them. Which thread grows a model does not change its numbers. */
+int64_t leakaudit_next_task(int64_t *counter) {
+    return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}

@@ -24,7 +24,7 @@ import numpy as np
 
 from ._native import compile_shared
 
-__all__ = ["grow_function", "query_function", "UNAVAILABLE_REASON"]
+__all__ = ["grow_function", "query_function", "next_task_function", "UNAVAILABLE_REASON"]
 
 SOURCE = Path(__file__).with_name("_forest_native.c")
 FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"]
@@ -54,6 +54,9 @@ def _build() -> ctypes.CDLL:
     q.restype = ctypes.c_int64
     # P, W, pptr, qv, qvptr, feat, thr, left, right, value, C, out, nq, stk, stk_rows, stn
     q.argtypes = [_P, _I, _P, _P, _P, _P, _P, _P, _P, _P, _I, _P, _I, _P, _I, _P]
+    nx = lib.leakaudit_next_task
+    nx.restype = ctypes.c_int64
+    nx.argtypes = [_P]
     return lib
 
 
@@ -92,3 +95,9 @@ def query_function():
     """The C function that adds one tree's leaf fractions to the query rows moving down as bitsets, or None."""
     lib = library()
     return None if lib is None else lib.leakaudit_query_tree_bits
+
+
+def next_task_function():
+    """The C function that hands out tasks from a shared int64 counter (atomic fetch-and-add), or None."""
+    lib = library()
+    return None if lib is None else lib.leakaudit_next_task

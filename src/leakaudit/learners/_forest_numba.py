@@ -857,7 +857,7 @@ if HAVE_NUMBA:
     @njit(parallel=True, cache=True)
     def grow_and_query(codes, vals, voff, yv, sub_rows, sub_ptr, tree_seed, n_trees, n_boot, bootstrap,
                        max_features, max_depth, mss, msl, crit, maxnv, bslot, bptr, bidx, n_workers, group, max_nodes,
-                       Xq, out, qblock, bits, P, pptr, qv, qvptr, native, native_q):
+                       Xq, out, qblock, bits, P, pptr, qv, qvptr, native, native_q, native_next):
         """Grow every model's ``n_trees`` trees and query them on the float32 rows ``Xq`` (n_q, F) without keeping
         them: ``out[k]`` (zeros on entry) gets model k's mean leaf fractions.
 
@@ -870,7 +870,8 @@ if HAVE_NUMBA:
         :func:`query_bitsets`' ``P, pptr, qv`` and ``qvptr``): the same additions in the same order. With
         ``native_q`` (``_forest_native.query_function()``, the C twin of :func:`_add_tree_bits`) and ``bits``,
         the group's trees are queried on the grower's depth-first arrays (no breadth-first copy): again the same
-        additions. Parameters as in :func:`grow_trees`.
+        additions; the workers then take the models one at a time from a shared counter (``native_next``, an
+        atomic fetch-and-add), which does not change any model's numbers. Parameters as in :func:`grow_trees`.
         """
         W = n_workers
         m_max = 0
@@ -886,6 +887,7 @@ if HAVE_NUMBA:
         Xf = Xq.reshape(-1)
         max_leaves = (max_nodes + 1) // 2
         failed = np.zeros(W, np.bool_)  # (a raise inside the prange loop would make numba run it serially)
+        counter = np.zeros(1, np.int64)
         for wp in prange(W):
             w = np.int64(wp)
             fo, th, lo, ro, vo = _tree_scratch(max_nodes, C)
@@ -904,9 +906,11 @@ if HAVE_NUMBA:
             dlo = np.empty((gq, max_nodes), np.int32)
             dro = np.empty((gq, max_nodes), np.int32)
             dvo = np.empty((gq, max_nodes, C), np.float64)
-            for k in range(w, K, W):
-                rows_sub = sub_rows[sub_ptr[k]:sub_ptr[k + 1]]
-                if bits and native_q is not None:
+            if bits and native_q is not None:
+                # models handed out one at a time (an atomic counter): a thread the machine slows takes fewer
+                k = native_next(counter.ctypes)
+                while k < K:
+                    rows_sub = sub_rows[sub_ptr[k]:sub_ptr[k + 1]]
                     for g0 in range(0, n_trees, group):
                         g1 = min(n_trees, g0 + group)
                         for j in range(g0, g1):
@@ -922,7 +926,10 @@ if HAVE_NUMBA:
                     for i in range(nq):
                         for c in range(C):
                             out[k, i, c] /= n_trees
-                    continue
+                    k = native_next(counter.ctypes)
+                continue
+            for k in range(w, K, W):
+                rows_sub = sub_rows[sub_ptr[k]:sub_ptr[k + 1]]
                 for g0 in range(0, n_trees, group):
                     g1 = min(n_trees, g0 + group)
                     for j in range(g0, g1):

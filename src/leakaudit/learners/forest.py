@@ -533,12 +533,13 @@ class RandomForest(Learner):
         data = (codes, vals, voff, y.astype(np.int64), sub_rows, sub_ptr)
         rules = (n_boot, bool(self.bootstrap), p["max_features"], p["max_depth"], mss, msl, p["crit"], maxnv, bslot,
                  bptr, bidx)
-        native = native_q = None
+        native = native_q = native_next = None
         if self.native:
             from . import _forest_native
 
             native = _forest_native.grow_function(codes.dtype)
-            native_q = _forest_native.query_function() if native is not None else None
+            if native is not None:
+                native_q, native_next = _forest_native.query_function(), _forest_native.next_task_function()
         with K.KERNEL_LOCK:
             old = K.set_threads(self.n_threads)
             try:
@@ -547,7 +548,8 @@ class RandomForest(Learner):
                     out = np.zeros((Kn, Xq.shape[0], C))
                     if Xq.shape[0]:
                         K.grow_and_query(*data, tree_seed, T, *rules, min(Kn, n_threads), _QUERY_GROUP, max_nodes,
-                                         Xq, out, _PREDICT_BLOCK, *_query_sets(K, Xq), native, native_q)
+                                         Xq, out, _PREDICT_BLOCK, *_query_sets(K, Xq), native, native_q,
+                                         native_next)
                     return out
                 # the build buffers (a row a tree, breadth-first) are allocated once and reused by every chunk,
                 # and each chunk is packed straight into the bank's arrays: on this project's VMs the first touch
