@@ -1,4 +1,4 @@
-"""Old against new in one process, alternating: session 11's two kernel changes, measured where they act.
+"""Old against new in one process, alternating: kernel changes of sessions 11-12, measured where they act.
 
 * ``mlp-rows``: the native MLP kernel taking a mini-batch's rows 4 at a time (2 at 80-96 hidden units; the
   default build) against one row at a time (the same source built with ``-DLEAKAUDIT_ROW_GROUP=1``). Work: the
@@ -9,12 +9,17 @@
   each row descending each tree (``forest._BITSET_BYTES = 0``). Work: the SACRO-ML forest bench's shadow
   forests (``--models`` forests of 100 trees on halves of 2,000 Adult rows, queried on all 2,000), and the same
   forests queried on 8 rows (growth alone), so the query's own time is the difference. Same outputs bit for bit.
+  (Both with the numba kernels, ``RandomForest(native=False)``: the row descent has no C twin.)
+* ``forest-native``: the same work with the numba kernels (``RandomForest(native=False)``) against their C twins
+  (``_forest_native.c``: the tree grower, the bitset query, models handed out by an atomic counter), and the
+  bank path (``fit_many``, growth only). Same trees and outputs bit for bit (checked here too).
 
 Each variant runs ``--reps`` times, alternating, after one warm-up each; the table gives min and median wall
 seconds and the median of the paired ratios new / old (this VM's speed drifts by 10-25 % within minutes).
 
 Usage: .venv/bin/python benchmarks/kernel_ab.py mlp-rows [--hidden 64] [--refs 16] [--threads 1] [--reps 9]
        .venv/bin/python benchmarks/kernel_ab.py forest-query [--models 20] [--threads 2] [--reps 5]
+       .venv/bin/python benchmarks/kernel_ab.py forest-native [--models 20] [--threads 2] [--reps 5]
 """
 
 from __future__ import annotations
@@ -94,7 +99,7 @@ def forest_query(models: int, threads: int, reps: int) -> None:
     X, y = np.vstack([Xtr, Xte]), np.concatenate([ytr, yte])
     rng = np.random.default_rng(0)
     subsets = [np.sort(rng.permutation(2000)[:1000]) for _ in range(models)]
-    learner = RandomForest(n_estimators=100, n_threads=threads)
+    learner = RandomForest(n_estimators=100, n_threads=threads, native=False)
     budget = forest._BITSET_BYTES
 
     def run(bits: bool, nq: int):
@@ -118,6 +123,39 @@ def forest_query(models: int, threads: int, reps: int) -> None:
         print(f"{name:>28}: query ~{q:.3f} s ({1e6 * q / (100 * models):.1f} us a tree, wall)")
 
 
+def forest_native(models: int, threads: int, reps: int) -> None:
+    import bench_lira_vs_sacroml as B
+    from leakaudit.learners import RandomForest, _forest_native
+
+    if _forest_native.grow_function(np.uint16) is None:
+        raise SystemExit(f"the native forest kernel is not available: {_forest_native.UNAVAILABLE_REASON}")
+    Xtr, ytr, Xte, yte = B.split(1000, 0)
+    X, y = np.vstack([Xtr, Xte]), np.concatenate([ytr, yte])
+    rng = np.random.default_rng(0)
+    subsets = [np.sort(rng.permutation(2000)[:1000]) for _ in range(models)]
+    seeds = list(range(models))
+
+    def query(native: bool):
+        learner = RandomForest(n_estimators=100, n_threads=threads, native=native)
+        return lambda: learner.fit_predict_many(X, y, subsets, seeds, X, n_classes=2)
+
+    def bank(native: bool):
+        learner = RandomForest(n_estimators=100, n_threads=threads, native=native)
+
+        def go():
+            b = learner.fit_many(X, y, subsets, seeds, n_classes=2)
+            return b.feature, b.threshold, b.left, b.value
+        return go
+
+    print(f"{models} forests x 100 trees, {threads} thread(s), load {C.loadavg():.1f}")
+    for what, make in (("grown and queried on 2,000 rows (fit_predict_many)", query), ("bank (fit_many)", bank)):
+        res = _alternate({"numba": make(False), "native C": make(True)}, reps)
+        a, b = res["numba"][1], res["native C"][1]
+        same = np.array_equal(a, b) if isinstance(a, np.ndarray) else all(np.array_equal(u, v) for u, v in zip(a, b))
+        print(f"{what}: same outputs bit for bit: {same}")
+        _report(res, "numba")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -130,12 +168,18 @@ def main(argv=None) -> None:
     f.add_argument("--models", type=int, default=20)
     f.add_argument("--threads", type=int, default=2)
     f.add_argument("--reps", type=int, default=5)
+    g = sub.add_parser("forest-native")
+    g.add_argument("--models", type=int, default=20)
+    g.add_argument("--threads", type=int, default=2)
+    g.add_argument("--reps", type=int, default=5)
     a = ap.parse_args(argv)
     C.warm_up()
     if a.what == "mlp-rows":
         mlp_rows(a.hidden, a.refs, a.threads, a.reps)
-    else:
+    elif a.what == "forest-query":
         forest_query(a.models, a.threads, a.reps)
+    else:
+        forest_native(a.models, a.threads, a.reps)
 
 
 if __name__ == "__main__":
