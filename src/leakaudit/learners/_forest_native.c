@@ -191,15 +191,13 @@ static inline __attribute__((always_inline)) int64_t grow(
     }
     const int packed = C == 2 && w_total < 2097152.0 && m < 2097152;
     int64_t ns = 0;
-    for (int64_t i = 0; i < m; i++) {
-        if (cnt[i] != 0) {
-            int64_t r = rows_sub[i];
-            rows[ns] = r;
-            sy[ns] = yv[r];
-            sw[ns] = (double)cnt[i];
-            pk[ns] = packed ? 1 + (cnt[i] << 21) + ((cnt[i] * yv[r]) << 42) : 0;
-            ns++;
-        }
+    for (int64_t i = 0; i < m; i++) {  /* rows drawn at least once, written branch-free (ns advances if so) */
+        const int64_t r = rows_sub[i], c = cnt[i];
+        rows[ns] = r;
+        sy[ns] = yv[r];
+        sw[ns] = (double)c;
+        pk[ns] = packed ? 1 + (c << 21) + ((c * yv[r]) << 42) : 0;
+        ns += c != 0;
     }
     const int use_bh = packed && nbin > 0;
     for (int64_t f = 0; f < F; f++) features[f] = f;
