@@ -39,9 +39,15 @@ Tree layout: a tree is grown depth-first into its task's scratch arrays
 weighted class fractions), renumbered breadth-first by the same task into its
 row of the build buffers (children adjacent, float32 thresholds, leaf values
 only), and :func:`copy_trees` packs the rows into the flat arrays that
-:func:`predict_forests` reads. :func:`grow_and_query` queries each tree as it is
-grown instead, the query rows moving down as bitsets (:func:`query_bitsets`,
+:func:`predict_forests` reads. :func:`grow_and_query` queries the trees as they
+are grown instead, the query rows moving down as bitsets (:func:`query_bitsets`,
 :func:`_add_tree_bits`).
+
+C twins (``_forest_native.c``): :func:`_grow_tree` and :func:`_add_tree_bits` exist
+once more in C, line for line, and the parallel kernels call them through ctypes
+function pointers passed as arguments (``native``, ``native_q``; None: the numba
+functions). Both give the same trees and sums, bit for bit (tests/learners/test_forest.py);
+a change to one must be made to the other.
 """
 
 from __future__ import annotations
@@ -892,12 +898,13 @@ if HAVE_NUMBA:
             w = np.int64(wp)
             fo, th, lo, ro, vo = _tree_scratch(max_nodes, C)
             work = _grow_work(m_max, F, nbin, maxnv, max_nodes, C)
-            feat_b = np.empty((group, max_nodes), np.int32)
-            thr_b = np.empty((group, max_nodes), np.float32)
-            left_b = np.empty((group, max_nodes), np.int32)
-            leaf_b = np.empty((group, max_nodes), np.int32)
-            val_b = np.empty((group, max_leaves, C), np.float64)
-            depth_b = np.zeros(group, np.int64)
+            gb = 1 if bits and native_q is not None else group  # breadth-first rows: the numba query's only
+            feat_b = np.empty((gb, max_nodes), np.int32)
+            thr_b = np.empty((gb, max_nodes), np.float32)
+            left_b = np.empty((gb, max_nodes), np.int32)
+            leaf_b = np.empty((gb, max_nodes), np.int32)
+            val_b = np.empty((gb, max_leaves, C), np.float64)
+            depth_b = np.zeros(gb, np.int64)
             stk = np.empty((66, P.shape[1]), np.uint64)
             stn = np.empty(66, np.int64)
             gq = group if native_q is not None else 1  # the group's depth-first trees, for the C query

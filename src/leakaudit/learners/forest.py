@@ -1,4 +1,4 @@
-"""Random forests of CART trees, many forests trained at once (numba).
+"""Random forests of CART trees, many forests trained at once (numba, and its C twin).
 
 :class:`RandomForest` is scikit-learn's ``RandomForestClassifier`` (version 1.9)
 re-implemented so that all K forests x T trees of one :meth:`~RandomForest.fit_many`
@@ -27,11 +27,15 @@ the feature's distinct values, so a node evaluates a feature with few distinct
 values by a class histogram in O(n_node) instead of sorting (a one-hot column,
 with two classes, in O(1) from the node's sums of all two-valued features), and
 sorts only features with many distinct values relative to the node's size
-(``_forest_numba`` module docstring); scikit-learn sorts every candidate. On
-1,000 Adult rows (one-hot + z-scored, 104 columns) a tree costs ~0.21 CPU-ms
-here (benchmarks/README.md, session 8) against ~4.6 in scikit-learn 1.9 (one
-thread each; measured in session 3). :meth:`RandomForest.fit_predict_many`
-queries each tree as soon as it is grown and keeps none.
+(``_forest_numba`` module docstring); scikit-learn sorts every candidate. The
+trees are grown (and ``fit_predict_many``'s queried) by the numba kernels' C
+twins (``_forest_native.c``, compiled for this machine on first use) when a C
+compiler is present, else by numba: the same trees either way. On 1,000 Adult
+rows (one-hot + z-scored, 104 columns) a tree costs ~0.13 CPU-ms here with the
+C kernel, ~0.19 with numba's (benchmarks/README.md, session 12) against ~4.6 in
+scikit-learn 1.9 (one thread each; measured in session 3).
+:meth:`RandomForest.fit_predict_many` queries the trees as they are grown and
+keeps none.
 
 Seeds: model k's seed ``s`` is the forest's ``random_state``: tree j's seed is the
 j-th draw of ``RandomState(s).randint(2**31 - 1)``, as in scikit-learn. Results
