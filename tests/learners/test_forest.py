@@ -384,3 +384,34 @@ def test_native_parameter_is_validated():
     X, y = _one_hot()
     with pytest.raises(InvalidParameterError, match="native must be True or False"):
         RandomForest(n_estimators=2, native="yes").fit(X, y, random_state=0)
+
+
+@pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
+def test_native_kernel_grows_its_node_sum_rows_like_numba():
+    """Both kernels start from the scratch's rows of node sums (64) and grow them for a deeper stack: here 2 rows,
+    so every tree needs more; the trees must still be the numba kernel's, node for node."""
+    from leakaudit.learners import _forest_native
+    from leakaudit.learners import _forest_numba as K
+    from leakaudit.learners.forest import binary_rows, feature_codes
+
+    X, y = _one_hot(n=400)
+    codes, vals, voff = feature_codes(X.astype(np.float32))
+    bslot, bptr, bidx = binary_rows(codes, voff)
+    nbin, maxnv, m = int(bslot.max()) + 1, int(np.diff(voff).max()), len(y)
+    rows, mn = np.arange(m, dtype=np.int64), 2 * m - 1
+    native = _forest_native.grow_function(codes.dtype)
+    trees = []
+    for fn in (None, native):
+        work = list(K._grow_work(m, X.shape[1], nbin, maxnv, mn, 2))
+        work[3] = np.empty((2, nbin), np.int64)  # hst: two rows only
+        out = (np.empty(mn, np.int32), np.empty(mn), np.empty(mn, np.int32), np.empty(mn, np.int32),
+               np.empty((mn, 2)))
+        grown = []
+        for seed in (0, 1, 2):
+            n = K._grow_one(fn, codes, vals, voff, y.astype(np.int64), rows, seed, m, True, 3, MAX_INT, 2, 1, 0,
+                            maxnv, bslot, bptr, bidx, nbin, *out, m, tuple(work))
+            grown.append([a[:n].copy() for a in out])
+        trees.append(grown)
+    assert max(len(t[0]) for t in trees[0]) > 20  # trees deep enough to push more than 2 stacked nodes
+    for a, b in zip(*trees):
+        assert all(np.array_equal(u, v) for u, v in zip(a, b))
