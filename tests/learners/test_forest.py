@@ -415,3 +415,15 @@ def test_native_kernel_grows_its_node_sum_rows_like_numba():
     assert max(len(t[0]) for t in trees[0]) > 20  # trees deep enough to push more than 2 stacked nodes
     for a, b in zip(*trees):
         assert all(np.array_equal(u, v) for u, v in zip(a, b))
+
+
+def test_native_kernel_disabled_by_environment_falls_back_to_numba(monkeypatch):
+    from leakaudit.learners import _forest_native
+
+    X, y = _one_hot()
+    with_default = RandomForest(n_estimators=3).fit_many(X, y, [np.arange(len(y))], [4], n_classes=2)
+    monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
+    assert _forest_native.grow_function(np.uint16) is None
+    assert "LEAKAUDIT_NATIVE=0" in _forest_native.UNAVAILABLE_REASON
+    numba_only = RandomForest(n_estimators=3).fit_many(X, y, [np.arange(len(y))], [4], n_classes=2)
+    assert _banks_equal(with_default, numba_only)

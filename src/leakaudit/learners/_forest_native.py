@@ -16,13 +16,12 @@ the trees; the reason is kept in :data:`UNAVAILABLE_REASON`.
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 from pathlib import Path
 
 import numpy as np
 
-from ._native import compile_shared
+from ._native import compile_shared, load_once
 
 __all__ = ["grow_function", "query_function", "next_task_function", "UNAVAILABLE_REASON"]
 
@@ -62,20 +61,7 @@ def _build() -> ctypes.CDLL:
 
 def library() -> ctypes.CDLL | None:
     """The compiled kernel, building it on first call; None if it cannot be used (see UNAVAILABLE_REASON)."""
-    global _LIB, _TRIED, UNAVAILABLE_REASON
-    if os.environ.get("LEAKAUDIT_NATIVE", "1") == "0":
-        UNAVAILABLE_REASON = "disabled by LEAKAUDIT_NATIVE=0"
-        return None
-    with _LOCK:
-        if not _TRIED:
-            _TRIED = True
-            try:
-                _LIB = _build()
-            except Exception as e:  # no compiler, a failed build or load: numba grows the trees instead
-                _REASON[0] = f"{type(e).__name__}: {e}"
-                _LIB = None
-        UNAVAILABLE_REASON = _REASON[0]
-    return _LIB
+    return load_once(globals(), _build)
 
 
 def grow_function(codes_dtype):

@@ -234,6 +234,17 @@ if HAVE_NUMBA:
                 np.empty(max_nodes, np.int32), np.empty((max_nodes, C), np.float64))
 
     @njit(cache=True)
+    def _work_sizes(sub_ptr, bslot):
+        """(the most rows a model trains on, the number of two-valued features): :func:`_grow_work`'s sizes."""
+        m_max = 0
+        for k in range(sub_ptr.shape[0] - 1):
+            m_max = max(m_max, sub_ptr[k + 1] - sub_ptr[k])
+        nbin = 0
+        for f in range(bslot.shape[0]):
+            nbin = max(nbin, bslot[f] + 1)
+        return m_max, nbin
+
+    @njit(cache=True)
     def _grow_work(m_max, F, nbin, maxnv, max_nodes, C):
         """A worker's scratch for :func:`_grow_tree`, allocated once and reused tree after tree (fresh arrays a tree
         cost ~5 us of allocation and first touches: the ~130 KB stack arrays come back from malloc unmapped).
@@ -723,12 +734,7 @@ if HAVE_NUMBA:
         val_b : float64 (T, (max_nodes + 1) // 2, C); n_nodes, depth : int64 (T,)   outputs
         """
         W = n_workers
-        m_max = 0
-        for k in range(sub_ptr.shape[0] - 1):
-            m_max = max(m_max, sub_ptr[k + 1] - sub_ptr[k])
-        nbin = 0
-        for f in range(bslot.shape[0]):
-            nbin = max(nbin, bslot[f] + 1)
+        m_max, nbin = _work_sizes(sub_ptr, bslot)
         C = val_b.shape[2]
         nt = tree_seed.shape[0]
         for wp in prange(W):
@@ -880,12 +886,7 @@ if HAVE_NUMBA:
         atomic fetch-and-add), which does not change any model's numbers. Parameters as in :func:`grow_trees`.
         """
         W = n_workers
-        m_max = 0
-        for k in range(sub_ptr.shape[0] - 1):
-            m_max = max(m_max, sub_ptr[k + 1] - sub_ptr[k])
-        nbin = 0
-        for f in range(bslot.shape[0]):
-            nbin = max(nbin, bslot[f] + 1)
+        m_max, nbin = _work_sizes(sub_ptr, bslot)
         K = out.shape[0]
         C = out.shape[2]
         nq = Xq.shape[0]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._native import compile_shared
+from ._native import compile_shared, load_once
 
 __all__ = ["library", "supports", "train_block", "train_faithful", "first_layer", "dense_layer", "for_each_model",
            "permutations",
@@ -70,20 +70,7 @@ def _build() -> ctypes.CDLL:
 
 def library() -> ctypes.CDLL | None:
     """The compiled kernel, building it on first call; None if it cannot be used (see UNAVAILABLE_REASON)."""
-    global _LIB, _TRIED, UNAVAILABLE_REASON
-    if os.environ.get("LEAKAUDIT_NATIVE", "1") == "0":
-        UNAVAILABLE_REASON = "disabled by LEAKAUDIT_NATIVE=0"
-        return None
-    with _LOCK:
-        if not _TRIED:
-            _TRIED = True
-            try:
-                _LIB = _build()
-            except Exception as e:  # no compiler, a failed build or load: the numba kernel trains instead
-                _REASON[0] = f"{type(e).__name__}: {e}"
-                _LIB = None
-        UNAVAILABLE_REASON = _REASON[0]
-    return _LIB
+    return load_once(globals(), _build)
 
 
 def supports(H: int, dtype, sparse: bool) -> bool:

@@ -8,6 +8,7 @@ a changed source, flag, compiler or machine builds anew and a cached library is 
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 import platform
@@ -15,8 +16,9 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Callable
 
-__all__ = ["compiler", "cpu_tag", "compile_shared"]
+__all__ = ["compiler", "cpu_tag", "compile_shared", "load_once"]
 
 
 def compiler() -> str | None:
@@ -66,3 +68,26 @@ def compile_shared(source: Path, flags: list[str], stem: str) -> Path:
             if os.path.exists(tmp):
                 os.unlink(tmp)
     return target
+
+
+def load_once(g: dict, build: Callable[[], ctypes.CDLL]) -> ctypes.CDLL | None:
+    """The library of a native-kernel module, built by ``build()`` on the module's first call; None if unusable.
+
+    ``g`` is the module's ``globals()``, which hold its state: ``_LOCK``, ``_LIB``, ``_TRIED``, ``_REASON``
+    (a one-item list: the build's failure) and ``UNAVAILABLE_REASON`` (why the library is not used, None while
+    it is). A failed build (no compiler, a compiler error, a library that does not load) is tried once and
+    then falls back to the numba kernels; ``LEAKAUDIT_NATIVE=0`` disables every native kernel.
+    """
+    if os.environ.get("LEAKAUDIT_NATIVE", "1") == "0":
+        g["UNAVAILABLE_REASON"] = "disabled by LEAKAUDIT_NATIVE=0"
+        return None
+    with g["_LOCK"]:
+        if not g["_TRIED"]:
+            g["_TRIED"] = True
+            try:
+                g["_LIB"] = build()
+            except Exception as e:  # no compiler, a failed build or load: the numba kernels run instead
+                g["_REASON"][0] = f"{type(e).__name__}: {e}"
+                g["_LIB"] = None
+        g["UNAVAILABLE_REASON"] = g["_REASON"][0]
+    return g["_LIB"]
