@@ -25,7 +25,7 @@ Shadow models:
 * RF: SACRO-ML clones the target ``RandomForestClassifier(n_estimators)`` (scikit-learn, one
   forest after the other). leakaudit trains all K shadow forests of one ``fit_many`` call together
   with ``leakaudit.learners.RandomForest(n_estimators)``: scikit-learn's algorithm re-implemented
-  in numba (exact CART splits, Gini, bootstrap counts as weights, sqrt(d) candidate features, its
+  (numba kernels and their C twins, built on first use, which grow the same trees; exact CART splits, Gini, bootstrap counts as weights, sqrt(d) candidate features, its
   random streams too: with the same seed it grows the same trees, tested to 1e-12 against
   ``RandomForestClassifier``), the K x T trees spread over threads; a node evaluates a one-hot
   column by a class count in O(n_node) instead of sorting. Same work, same models (up to the
@@ -113,7 +113,8 @@ def run(model: str, n: int, n_shadow: int, seed: int, n_trees: int = 100) -> dic
     notes = ("shadows: SACRO-ML sklearn MLP clones; ours TorchMLP fast mode, all K batched, "
              f"{peer.get('n_iter')} epochs (= target's n_iter_)" if model == "mlp" else
              "shadows: SACRO-ML sklearn RandomForestClassifier clones, one after the other; ours "
-             "leakaudit RandomForest (sklearn's trees re-implemented in numba, same trees for the same seed), "
+             "leakaudit RandomForest (sklearn's trees re-implemented, grown by the C twin of its numba kernel; same "
+             "trees for the same seed), "
              f"the {n_shadow} forests spread over the cores by one fit_predict_many call, each forest's trees "
              "queried on the audited rows as they are grown (no bank of trees kept); our statistic: the empirical "
              f"logit of the {n_trees} trees' votes (LiRA(votes={n_trees}), what the audit uses for forest targets)")
