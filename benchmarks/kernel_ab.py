@@ -91,14 +91,20 @@ def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
     _report(res, "rows one at a time")
 
 
-def forest_query(models: int, threads: int, reps: int) -> None:
+def _forest_work(models: int):
+    """The SACRO-ML forest bench's data (2,000 Adult rows, seed 0) and ``models`` random halves of it."""
     import bench_lira_vs_sacroml as B
-    from leakaudit.learners import RandomForest, forest
 
     Xtr, ytr, Xte, yte = B.split(1000, 0)
     X, y = np.vstack([Xtr, Xte]), np.concatenate([ytr, yte])
     rng = np.random.default_rng(0)
-    subsets = [np.sort(rng.permutation(2000)[:1000]) for _ in range(models)]
+    return X, y, [np.sort(rng.permutation(2000)[:1000]) for _ in range(models)]
+
+
+def forest_query(models: int, threads: int, reps: int) -> None:
+    from leakaudit.learners import RandomForest, forest
+
+    X, y, subsets = _forest_work(models)
     learner = RandomForest(n_estimators=100, n_threads=threads, native=False)
     budget = forest._BITSET_BYTES
 
@@ -124,15 +130,11 @@ def forest_query(models: int, threads: int, reps: int) -> None:
 
 
 def forest_native(models: int, threads: int, reps: int) -> None:
-    import bench_lira_vs_sacroml as B
     from leakaudit.learners import RandomForest, _forest_native
 
     if _forest_native.grow_function(np.uint16) is None:
         raise SystemExit(f"the native forest kernel is not available: {_forest_native.UNAVAILABLE_REASON}")
-    Xtr, ytr, Xte, yte = B.split(1000, 0)
-    X, y = np.vstack([Xtr, Xte]), np.concatenate([ytr, yte])
-    rng = np.random.default_rng(0)
-    subsets = [np.sort(rng.permutation(2000)[:1000]) for _ in range(models)]
+    X, y, subsets = _forest_work(models)
     seeds = list(range(models))
 
     def query(native: bool):
