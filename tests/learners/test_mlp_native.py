@@ -202,6 +202,59 @@ def test_native_first_layer_equals_the_numba_kernel(monkeypatch, hidden):
     np.testing.assert_allclose(native, numba_, rtol=0, atol=1e-6)
 
 
+@pytest.mark.parametrize("H", [1, 2, 3, 7])
+def test_native_logit_layer_is_the_numba_kernels_bit_for_bit(H):
+    """Fewer than 8 outputs (a net's logits): the C layer adds every input in ascending order by one FMA, the numba
+    kernel's sums bit for bit, and a row's outputs do not depend on the rows queried with it (8-row blocks, tails)."""
+    from leakaudit.learners._mlp_numba import stacked_layer
+
+    assert _mlp_native.supports_dense(H, np.float32) and not _mlp_native.supports_dense(H, np.float64)
+    assert not _mlp_native.supports_dense(9, np.float32) and _mlp_native.supports_dense(16, np.float32)
+    rng = np.random.default_rng(H)
+    for n, d in [(1, 3), (7, 64), (8, 64), (203, 64), (37, 104)]:
+        h = rng.normal(size=(3, n, d)).astype(np.float32) * (rng.random((3, n, d)) < 0.7)
+        W, b = rng.normal(size=(3, d, H)).astype(np.float32), rng.normal(size=(3, H)).astype(np.float32)
+        ref, got = np.empty((3, n, H), np.float32), np.full((3, n, H), np.nan, np.float32)
+        stacked_layer(h, W, b, ref, 256)
+        _mlp_native.dense_layer(h, W, b, got)
+        np.testing.assert_array_equal(got, ref)
+        last = np.empty((3, 1, H), np.float32)
+        _mlp_native.dense_layer(np.ascontiguousarray(h[:, -1:]), W, b, last, n_threads=1)
+        np.testing.assert_array_equal(last[:, 0], got[:, -1])
+    shared = np.empty((3, 5, H), np.float32)  # x of shape (1, n, d): the same inputs for every net
+    _mlp_native.dense_layer(np.ascontiguousarray(h[:1, :5]), W, b, shared)
+    for k in range(3):
+        one = np.empty((1, 5, H), np.float32)
+        _mlp_native.dense_layer(np.ascontiguousarray(h[:1, :5]), W[k : k + 1], b[k : k + 1], one)
+        np.testing.assert_array_equal(shared[k], one[0])
+
+
+def test_for_each_model_runs_every_task_once_and_raises_the_first_error():
+    """The shared pool: every k once, on at most n_threads threads (the caller is one); an error stops new tasks
+    and is raised in the caller; a call from inside a task runs inline (no nested waits on the pool)."""
+    import threading
+
+    for n_threads in (1, 2, 3):
+        seen, threads = [], set()
+
+        def one(k):
+            seen.append(k)
+            threads.add(threading.get_ident())
+
+        _mlp_native.for_each_model(one, 50, n_threads)
+        assert sorted(seen) == list(range(50)) and len(threads) <= n_threads
+
+    def bad(k):
+        if k == 3:
+            raise ValueError("task 3 failed")
+
+    with pytest.raises(ValueError, match="task 3 failed"):
+        _mlp_native.for_each_model(bad, 20, 2)
+    inner = []
+    _mlp_native.for_each_model(lambda k: _mlp_native.for_each_model(lambda j: inner.append((k, j)), 3, 2), 4, 2)
+    assert sorted(inner) == [(k, j) for k in range(4) for j in range(3)]
+
+
 @pytest.mark.parametrize("m", [0, 1, 2, 3, 257, 1000])
 def test_native_permutations_are_numpys(m):
     """_mlp_native.permutations draws what rng.permutation draws, epoch after epoch, and leaves the generator where

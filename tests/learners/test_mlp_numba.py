@@ -219,6 +219,19 @@ def test_layout_helpers_round_trip():
     ip, ind, val = csr_rows(X, False)
     np.testing.assert_array_equal(ip, [0, 3, 6, 9])
     np.testing.assert_array_equal(val, X.ravel())
+    # scipy's CSR of the same rows (NaN is not zero: listed, as X != 0 lists it), float32 kept, non-contiguous X
+    from scipy import sparse
+
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(40, 9)) * (rng.random((40, 9)) < 0.3)).astype(np.float32)
+    X[5, 2], X[7] = np.nan, 0.0
+    for Xi in (X, np.asfortranarray(X)):
+        ip, ind, val = csr_rows(Xi, True)
+        ref = sparse.csr_matrix(np.where(np.isnan(Xi), 1.0, Xi))
+        np.testing.assert_array_equal(ip, ref.indptr)
+        np.testing.assert_array_equal(ind, ref.indices)
+        np.testing.assert_array_equal(val, Xi[Xi != 0])
+        assert ip.dtype == ind.dtype == np.int64 and val.dtype == np.float32
 
 
 CODE = BLOCK_TORCH + r"""

@@ -578,3 +578,21 @@ def test_a_rows_logits_are_the_same_bits_in_any_batch_of_a_trained_bank(sparse, 
         ref = np.tanh(ref @ W[1] + b[1]) if ref.ndim == 2 else None
     ref = ref @ bank.weights_[-1][1] + bank.biases_[-1][1]
     np.testing.assert_allclose(full[1], ref, rtol=1e-4 if dtype == "float32" else 1e-10, atol=1e-5)
+
+
+def test_softmax_class_by_class_is_numpys_reductions():
+    """softmax adds up to 7 classes column by column: the numbers of numpy's reductions over the last axis, NaN
+    rows kept NaN, the input untouched; 1 and 8+ classes take those reductions."""
+    from leakaudit.learners._torch_utils import softmax
+
+    rng = np.random.default_rng(0)
+    for C in range(1, 10):
+        L = (rng.normal(size=(3, 50, C)) * rng.choice([0.1, 3.0, 300.0], size=(3, 50, 1))).astype(np.float32)
+        L[0, 0, 0] = np.nan
+        keep = L.copy()
+        z = L.astype(np.float64) - L.astype(np.float64).max(axis=-1, keepdims=True)
+        ref = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+        got = softmax(L)
+        np.testing.assert_array_equal(got, ref)
+        np.testing.assert_array_equal(L, keep)
+        assert got.dtype == np.float64 and np.isnan(got[0, 0]).all()

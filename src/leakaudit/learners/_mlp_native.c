@@ -410,6 +410,8 @@ static inline __attribute__((always_inline)) void layer_impl(
     }
 }
 
+int64_t leakaudit_native_supports(int64_t H);
+
 #define FL_DECL                                                                                           \
     const float *restrict w, const float *restrict b, const int64_t *restrict indptr,                  \
         const int64_t *restrict indices, const float *restrict values, int64_t n, float *restrict out
@@ -430,14 +432,50 @@ int64_t leakaudit_first_layer_1h_f32(int64_t H, FL_DECL)
     }
 }
 
-/* One dense layer of one net on n rows of x (n, d) into out (n, H); returns 0, or -1 for a width with no copy. */
+/* A layer of fewer than 8 outputs (a net's logits), H a compile-time constant: 8 rows at a time, vectors along the
+ * rows, every input added (zeros too) in ascending order by one FMA each; _mlp_numba.stacked_layer's sums for H < 8
+ * (16 rows a lane vector there), so a row's outputs do not depend on the rows queried with it. */
+static inline __attribute__((always_inline)) void small_impl(const int H, DL_DECL)
+{
+    for (int64_t i0 = 0; i0 < n; i0 += 8) {
+        const int64_t r = n - i0 < 8 ? n - i0 : 8;
+        const float *xr = x + i0 * d;
+        v8f acc[H];
+        for (int j = 0; j < H; j++) acc[j] = vbcast(b[j]);
+        for (int64_t c = 0; c < d; c++) {
+            v8f xc = vbcast(0.0f);
+            if (r == 8)
+                for (int q = 0; q < 8; q++) xc[q] = xr[q * d + c];
+            else
+                for (int q = 0; q < r; q++) xc[q] = xr[q * d + c];
+            for (int j = 0; j < H; j++) acc[j] = vfma(xc, vbcast(w[c * H + j]), acc[j]);
+        }
+        for (int q = 0; q < r; q++)
+            for (int j = 0; j < H; j++) out[(i0 + q) * H + j] = acc[j][q];
+    }
+}
+
+#define SMALL_SPECIALISE(HC) static void small_layer_h##HC(DL_DECL) { small_impl(HC, w, b, x, n, d, out); }
+SMALL_SPECIALISE(1) SMALL_SPECIALISE(2) SMALL_SPECIALISE(3) SMALL_SPECIALISE(4) SMALL_SPECIALISE(5)
+SMALL_SPECIALISE(6) SMALL_SPECIALISE(7)
+
+/* One dense layer of one net on n rows of x (n, d) into out (n, H): H = 8 NV for a listed NV (zero inputs skipped)
+ * or H < 8 (every input added); returns 0, or -1 for a width with no copy. */
 int64_t leakaudit_dense_layer_f32(int64_t H, DL_DECL)
 {
 #define DL_CASE(NVC) case 8 * NVC: dense_layer_nv##NVC(w, b, x, n, d, out); return 0;
+#define SMALL_CASE(HC) case HC: small_layer_h##HC(w, b, x, n, d, out); return 0;
     switch (H) {
     FOR_EACH_NV(DL_CASE)
+    SMALL_CASE(1) SMALL_CASE(2) SMALL_CASE(3) SMALL_CASE(4) SMALL_CASE(5) SMALL_CASE(6) SMALL_CASE(7)
     default: return -1;
     }
+}
+
+/* whether leakaudit_dense_layer_f32 has a copy for H outputs */
+int64_t leakaudit_dense_supports(int64_t H)
+{
+    return (H >= 1 && H < 8) || leakaudit_native_supports(H);
 }
 
 /* the widths the dispatcher accepts, for the Python side */

@@ -27,7 +27,7 @@ import numpy as np
 
 from ._native import compile_shared, load_once
 
-__all__ = ["library", "supports", "train_block", "train_faithful", "first_layer", "dense_layer", "for_each_model",
+__all__ = ["library", "supports", "supports_dense", "train_block", "train_faithful", "first_layer", "dense_layer", "for_each_model",
            "permutations",
            "UNAVAILABLE_REASON"]
 
@@ -61,8 +61,9 @@ def _build() -> ctypes.CDLL:
     dl = lib.leakaudit_dense_layer_f32
     dl.restype = ctypes.c_int64
     dl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
-    lib.leakaudit_native_supports.restype = ctypes.c_int64
-    lib.leakaudit_native_supports.argtypes = [ctypes.c_int64]
+    for name in ("leakaudit_native_supports", "leakaudit_dense_supports"):
+        getattr(lib, name).restype = ctypes.c_int64
+        getattr(lib, name).argtypes = [ctypes.c_int64]
     lib.leakaudit_permutations.restype = None
     lib.leakaudit_permutations.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
     return lib
@@ -81,6 +82,14 @@ def supports(H: int, dtype, sparse: bool) -> bool:
     return lib is not None and bool(lib.leakaudit_native_supports(int(H)))
 
 
+def supports_dense(H: int, dtype) -> bool:
+    """Whether :func:`dense_layer` has a copy for H float32 outputs: the training widths, or fewer than 8 (logits)."""
+    if np.dtype(dtype) != np.float32:
+        return False
+    lib = library()
+    return lib is not None and bool(lib.leakaudit_dense_supports(int(H)))
+
+
 def _default_threads() -> int:
     try:
         import numba
@@ -90,21 +99,72 @@ def _default_threads() -> int:
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+_POOL_LOCK = threading.Lock()
+_POOL: list = [None, 0]  # the shared executor and its size
+_IN_POOL = threading.local()
+
+
+def _mark_pool_thread() -> None:
+    _IN_POOL.flag = True
+
+
+def _reset_pool() -> None:  # a forked child has none of its parent's threads
+    global _POOL_LOCK
+    _POOL_LOCK = threading.Lock()
+    _POOL[:] = [None, 0]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_pool)
+
+
+def _executor(n: int):
+    """A process-wide thread pool of at least ``n`` threads, kept between calls (a new pool a call cost ~0.3 ms)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _POOL_LOCK:
+        if _POOL[0] is None or _POOL[1] < n:
+            if _POOL[0] is not None:
+                _POOL[0].shutdown(wait=False)  # its queued work still runs
+            _POOL[:] = [ThreadPoolExecutor(max_workers=n, thread_name_prefix="leakaudit-native",
+                                           initializer=_mark_pool_thread), n]
+        return _POOL[0]
+
+
 def for_each_model(one, K: int, n_threads: int | None) -> None:
     """Call ``one(k)`` for k in range(K) on ``n_threads`` threads (None: numba's thread count).
 
     For work that releases the GIL (ctypes calls, numpy's shuffle); each k is one task, so anything
-    ``one`` keeps per model makes the results independent of the thread count.
+    ``one`` keeps per model makes the results independent of the thread count. The calling thread is one of
+    the threads, the others come from a pool kept between calls; the tasks are handed out in order as threads
+    free up. The first exception is raised once every thread has stopped (no task starts after it).
     """
-    from concurrent.futures import ThreadPoolExecutor
+    import itertools
 
     workers = max(1, min(int(n_threads or _default_threads()), K))
-    if workers == 1:
+    if workers == 1 or getattr(_IN_POOL, "flag", False):  # one thread, or called from a pool task: no nesting
         for k in range(K):
             one(k)
         return
-    with ThreadPoolExecutor(max_workers=workers) as ex:
-        list(ex.map(one, range(K)))
+    tasks = itertools.count()  # next() on it is atomic under the GIL
+    errors: list = []
+
+    def loop():
+        while not errors:
+            k = next(tasks)
+            if k >= K:
+                return
+            try:
+                one(k)
+            except BaseException as e:  # noqa: BLE001 - re-raised below, in the caller
+                errors.append(e)
+
+    futures = [_executor(workers - 1).submit(loop) for _ in range(workers - 1)]
+    loop()
+    for f in futures:
+        f.result()
+    if errors:
+        raise errors[0]
 
 
 def permutations(rng: np.random.Generator, out: np.ndarray, n_epochs: int) -> bool:

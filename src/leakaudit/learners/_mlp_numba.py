@@ -129,9 +129,11 @@ def csr_rows(X: np.ndarray, sparse: bool) -> tuple[np.ndarray, np.ndarray, np.nd
     n, d = X.shape
     if sparse:
         nz = X != 0
-        indptr = np.concatenate([[0], np.cumsum(nz.sum(1))]).astype(np.int64)
-        indices = np.nonzero(nz)[1].astype(np.int64)
-        values = np.ascontiguousarray(X[nz])
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.count_nonzero(nz, axis=1), out=indptr[1:])
+        flat = np.flatnonzero(nz)  # row-major: ascending within a row
+        indices = (flat % d).astype(np.int64, copy=False)
+        values = np.ascontiguousarray(X).ravel()[flat]
     else:
         indptr = np.arange(0, n * d + 1, d, dtype=np.int64)
         indices = np.tile(np.arange(d, dtype=np.int64), n)

@@ -469,8 +469,10 @@ class TorchMLP(Learner):
             return False
         if self.sparse_input is True:
             return True
-        rows = np.unique(np.concatenate(subsets))
-        return 4 * int((X[rows] != 0).sum(1).max()) <= X.shape[1]
+        used = np.zeros(X.shape[0], dtype=bool)
+        for s in subsets:
+            used[s] = True
+        return 4 * int(np.count_nonzero(X[used], axis=1).max()) <= X.shape[1]
 
     def _fast_torch(self, X, y, inits, subsets, rngs, p, shared, sparse):
         from ._mlp_native import for_each_model

@@ -173,6 +173,10 @@ class LiRA(Attack):
             for s in range(0, K, _CHUNK):
                 yield logit_scaled_confidence(rp[s:s + _CHUNK], yy, self.clip, self.votes), rin[s:s + _CHUNK]
 
+        if K <= _CHUNK:  # one chunk: computed once for both passes (the memory of one chunk either way)
+            first = list(chunks())
+            chunks = lambda: first  # noqa: E731
+
         tot = {"out": np.zeros(n), "in": np.zeros(n)}
         for phi, m in chunks():
             tot["in"] += np.where(m, phi, 0.0).sum(axis=0)
