@@ -102,6 +102,21 @@ def peer_version(tool: str, dist: str) -> str | None:
     return None
 
 
+def timed_runs(fn, repeat: int):
+    """Call ``fn()`` ``repeat`` times; (median wall seconds, median CPU seconds, every wall time, the last result).
+
+    For work of well under a second, where one run moves by 10-25 % with this VM's neighbours: both sides of a
+    comparison are timed this way (the peer drivers repeat their timed block as often) and the medians compared.
+    """
+    walls, cpus, out = [], [], None
+    for _ in range(max(1, int(repeat))):
+        with Timer() as t:
+            out = fn()
+        walls.append(t.seconds)
+        cpus.append(t.cpu_seconds)
+    return float(np.median(walls)), float(np.median(cpus)), walls, out
+
+
 def run_peer(tool: str, driver: str, arrays: dict, params: dict, *, timeout: float = 900) -> dict:
     """Run ``drivers/<driver>`` in the peer's venv on ``arrays`` with ``params``.
 

@@ -38,8 +38,11 @@ use every core, so the CPU ratio is the per-CPU-second comparison and the wall r
 leakaudit's compiled kernels are loaded from numba's cache before the timers start (as the peers'
 drivers import their libraries before theirs).
 
+``--repeat R`` runs the same work R times on each side (the driver repeats SACRO-ML's attack as often) and compares
+the medians, every run's time kept in the result file: by default 3 for the forest (ours ~1 s), 1 for the MLP.
+
 Usage: .venv/bin/python benchmarks/bench_lira_vs_sacroml.py [--model mlp|rf|both] [--n 1000]
-       [--shadows 100] [--seed 0] [--quick]
+       [--shadows 100] [--seed 0] [--repeat R] [--tag T] [--quick]
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def split(n: int, seed: int):
 
 
 def ours(model: str, Xtr, ytr, Xte, yte, proba_train, proba_test, n_shadow: int, seed: int, n_iter: int,
-         n_trees: int):
+         n_trees: int, repeat: int = 1):
     from leakaudit.learners import RandomForest, TorchMLP
     from leakaudit.membership._base import fit_reference_models
     from leakaudit.membership.lira import LiRA
@@ -78,11 +81,15 @@ def ours(model: str, Xtr, ytr, Xte, yte, proba_train, proba_test, n_shadow: int,
         learner = RandomForest(n_estimators=n_trees)
     # what leakaudit's audit runs for this target: for a forest, LiRA on the empirical logit of its trees' votes
     votes = n_trees if model == "rf" else None
-    with C.Timer() as t:
+
+    def job():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             refs = fit_reference_models(learner, X, y, n_shadow, n_classes=2, random_state=seed)
-            res_off = LiRA(online=False, votes=votes).score(probs, y, refs.probs, refs.in_mask)
+            return refs, LiRA(online=False, votes=votes).score(probs, y, refs.probs, refs.in_mask)
+
+    t = C.timed_runs(job, repeat)  # the same work (same seeds) each time
+    refs, res_off = t[3]
     extra = {"online": LiRA(online=True, votes=votes), "online_fixed_variance": LiRA(online=True, fix_variance=True,
                                                                                       votes=votes),
              # the timed score with SACRO-ML's statistic (logit of p clipped at 1e-16)
@@ -93,17 +100,17 @@ def ours(model: str, Xtr, ytr, Xte, yte, proba_train, proba_test, n_shadow: int,
                                      for k, a in extra.items()}
 
 
-def run(model: str, n: int, n_shadow: int, seed: int, n_trees: int = 100) -> dict:
+def run(model: str, n: int, n_shadow: int, seed: int, n_trees: int = 100, repeat: int = 1) -> dict:
     Xtr, ytr, Xte, yte = split(n, seed)
     is_member = np.r_[np.ones(n, int), np.zeros(n, int)]
     load0 = C.loadavg()
     peer = C.run_peer("sacroml", "sacroml_lira.py",
                       {"X_train": Xtr, "y_train": ytr, "X_test": Xte, "y_test": yte},
                       {"model": model, "hidden": 64, "n_trees": n_trees, "seed": seed, "n_shadow": n_shadow,
-                       "mode": "offline"}, timeout=3600)
+                       "mode": "offline", "repeat": repeat}, timeout=3600)
     pa = peer["arrays"]
     t, scores, extra = ours(model, Xtr, ytr, Xte, yte, pa["proba_train"], pa["proba_test"], n_shadow, seed,
-                            peer.get("n_iter", 200), n_trees)
+                            peer.get("n_iter", 200), n_trees, repeat)
     load1 = C.loadavg()
     peer_q = C.quality(is_member, pa["scores"])
     our_q = C.quality(is_member, scores)
@@ -118,10 +125,14 @@ def run(model: str, n: int, n_shadow: int, seed: int, n_trees: int = 100) -> dic
              f"the {n_shadow} forests spread over the cores by one fit_predict_many call, each forest's trees "
              "queried on the audited rows as they are grown (no bank of trees kept); our statistic: the empirical "
              f"logit of the {n_trees} trees' votes (LiRA(votes={n_trees}), what the audit uses for forest targets)")
+    if repeat > 1:
+        notes += (f"; each side the median of {repeat} runs of the same work (ours {min(t[2]):.2f}-{max(t[2]):.2f} s, "
+                  f"SACRO-ML {min(peer['seconds_runs']):.1f}-{max(peer['seconds_runs']):.1f} s)")
     return C.comparison(
         f"lira_{model}", work, "SACRO-ML LIRAAttack", peer["versions"].get("sacroml") or C.peer_version("sacroml", "sacroml"),
-        peer["seconds"], t.seconds, peer_q, our_q, load0, load1, notes=notes, peer_cpu=peer["cpu_seconds"],
-        our_cpu=t.cpu_seconds, peer_own_metrics=peer.get("own_metrics"),
+        peer["seconds"], t[0], peer_q, our_q, load0, load1, notes=notes, peer_cpu=peer["cpu_seconds"],
+        our_cpu=t[1], repeat=repeat, our_runs=t[2], peer_runs=peer.get("seconds_runs"),
+        peer_own_metrics=peer.get("own_metrics"),
         our_other_modes={k: C.quality(is_member, v) for k, v in extra.items()},
         target_fit_seconds=peer.get("target_fit_seconds"), peer_versions=peer.get("versions"))
 
@@ -133,6 +144,9 @@ def main(argv=None):
     ap.add_argument("--shadows", type=int, default=100)
     ap.add_argument("--trees", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="runs of the same work on each side, medians compared (default: 1 for the MLP, 3 for the "
+                         "forest: ours ~1 s)")
     ap.add_argument("--quick", action="store_true", help="200 + 200 records, 4 shadow models, 10 trees")
     ap.add_argument("--tag", default="", help="suffix of the result file (keeps runs of other sizes apart)")
     a = ap.parse_args(argv)
@@ -143,7 +157,8 @@ def main(argv=None):
     rows = []
     for m in models:
         try:
-            rows.append(run(m, a.n, a.shadows, a.seed, a.trees))
+            repeat = a.repeat or (1 if a.quick or m == "mlp" else 3)
+            rows.append(run(m, a.n, a.shadows, a.seed, a.trees, repeat))
         except Exception as e:  # peer missing or failed: record why
             rows.append({"name": f"lira_{m}", "error": f"{type(e).__name__}: {e}"[:2000]})
         print(rows[-1] if "error" in rows[-1] else {k: rows[-1][k] for k in
