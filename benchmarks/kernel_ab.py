@@ -1,4 +1,4 @@
-"""Old against new in one process, alternating: kernel changes of sessions 11-12, measured where they act.
+"""Old against new in one process, alternating: kernel changes of sessions 11-13, measured where they act.
 
 * ``mlp-rows``: the native MLP kernel taking a mini-batch's rows 4 at a time (2 at 80-96 hidden units; the
   default build) against one row at a time (the same source built with ``-DLEAKAUDIT_ROW_GROUP=1``). Work: the
@@ -14,10 +14,16 @@
   (``_forest_native.c``: the tree grower, the bitset query, models handed out by an atomic counter), and the
   bank path (``fit_many``, growth only). Same trees and outputs bit for bit (checked here too).
 
+* ``mlp-onehot`` (session 13): the native MLP kernel with one-hot groups (each group's most frequent column dropped
+  from the rows and added back through the bias and a table of weight differences, ``_mlp_native.onehot_prepare``)
+  against the full rows. Work: that of ``mlp-rows``. The same models to float32 rounding (the largest weight
+  difference is printed).
+
 Each variant runs ``--reps`` times, alternating, after one warm-up each; the table gives min and median wall
 seconds and the median of the paired ratios new / old (this VM's speed drifts by 10-25 % within minutes).
 
 Usage: .venv/bin/python benchmarks/kernel_ab.py mlp-rows [--hidden 64] [--refs 16] [--threads 1] [--reps 9]
+       .venv/bin/python benchmarks/kernel_ab.py mlp-onehot [--hidden 64] [--refs 16] [--threads 2] [--reps 15]
        .venv/bin/python benchmarks/kernel_ab.py forest-query [--models 20] [--threads 2] [--reps 5]
        .venv/bin/python benchmarks/kernel_ab.py forest-native [--models 20] [--threads 2] [--reps 5]
 """
@@ -89,6 +95,38 @@ def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
     print(f"native MLP kernel, {refs} nets of {hidden} tanh units, {threads} thread(s), load {C.loadavg():.1f}; "
           f"same models bit for bit: {same}")
     _report(res, "rows one at a time")
+
+
+def mlp_onehot(hidden: int, refs: int, threads: int, reps: int) -> None:
+    from leakaudit.learners import TorchMLP, _mlp_native
+
+    X, y, _ = C.adult_arrays()
+    rng = np.random.default_rng(0)
+    pop = rng.permutation(len(y))[:2000]
+    Xp, yp = X[pop], y[pop]
+    subsets = [np.sort(rng.permutation(2000)[:1000]) for _ in range(refs)]
+    learner = TorchMLP(hidden=(hidden,), activation="tanh", mode="fast", epochs=50, batch_size=200, lr=1e-3,
+                       n_threads=threads, **C.SKLEARN_MLP)
+
+    def fit(onehot):
+        def run():
+            _mlp_native.ONEHOT = onehot
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    bank = learner.fit_many(Xp, yp, subsets, list(range(refs)), n_classes=2)
+            finally:
+                _mlp_native.ONEHOT = True
+            assert bank.info["kernel"] == "native"
+            return max(bank.info["onehot_groups"]), bank.weights_ + bank.biases_
+        return run
+
+    res = _alternate({"full rows": fit(False), "one-hot groups (default)": fit(True)}, reps)
+    (_, (g0, a)), (_, (g1, b)) = res.values()
+    diff = max(float(np.abs(u - v).max()) for u, v in zip(a, b))
+    print(f"native MLP kernel, {refs} nets of {hidden} tanh units, {threads} thread(s), load {C.loadavg():.1f}; "
+          f"one-hot groups {g0} vs {g1}; largest weight difference {diff:.2e}")
+    _report(res, "full rows")
 
 
 def _forest_work(models: int):
@@ -166,6 +204,11 @@ def main(argv=None) -> None:
     m.add_argument("--refs", type=int, default=16)
     m.add_argument("--threads", type=int, default=1)
     m.add_argument("--reps", type=int, default=9)
+    o = sub.add_parser("mlp-onehot")
+    o.add_argument("--hidden", type=int, default=64)
+    o.add_argument("--refs", type=int, default=16)
+    o.add_argument("--threads", type=int, default=2)
+    o.add_argument("--reps", type=int, default=15)
     f = sub.add_parser("forest-query")
     f.add_argument("--models", type=int, default=20)
     f.add_argument("--threads", type=int, default=2)
@@ -178,6 +221,8 @@ def main(argv=None) -> None:
     C.warm_up()
     if a.what == "mlp-rows":
         mlp_rows(a.hidden, a.refs, a.threads, a.reps)
+    elif a.what == "mlp-onehot":
+        mlp_onehot(a.hidden, a.refs, a.threads, a.reps)
     elif a.what == "forest-query":
         forest_query(a.models, a.threads, a.reps)
     else:

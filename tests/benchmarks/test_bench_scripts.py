@@ -36,6 +36,7 @@ def test_script_imports(name):
 def test_kernel_ab_runs_both_comparisons_and_finds_the_same_numbers(capsys):
     mod = _load("kernel_ab")
     mod.main(["mlp-rows", "--refs", "2", "--reps", "1"])
+    mod.main(["mlp-onehot", "--refs", "2", "--reps", "1"])
     mod.main(["forest-query", "--models", "2", "--reps", "1"])
     from leakaudit.learners import _forest_native
 
@@ -45,6 +46,7 @@ def test_kernel_ab_runs_both_comparisons_and_finds_the_same_numbers(capsys):
     out = capsys.readouterr().out
     assert out.count("bit for bit: True") == (4 if native else 2), out
     assert "rows together (default)" in out and "bitsets (2,000 queried)" in out
+    assert "one-hot groups 0 vs 7; largest weight difference" in out
 
 
 def test_quality_hand_computed():

@@ -124,8 +124,9 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
 static inline __attribute__((always_inline)) int64_t rows_grouped(
     const int NV, const int ACT, const int RG, const float *restrict w1, const float *restrict b1,
     const float *restrict w2, const float *restrict b2, float *restrict gw1, float *restrict gb1,
-    float *restrict gw2, float *restrict gb2, const int64_t *restrict indptr, const int64_t *restrict indices,
-    const float *restrict values, const int64_t *restrict y, const int64_t *restrict rows, int64_t cnt, int64_t C,
+    float *restrict gw2, float *restrict gb2, const int64_t *restrict rstart, const int64_t *restrict rend,
+    const int64_t *restrict indices, const float *restrict values, const int64_t *restrict y,
+    const int64_t *restrict rows, int64_t cnt, int64_t C,
     int64_t c0, float inv, const float *restrict coefs, float *restrict g)
 {
     const int64_t H = (int64_t)NV * 8;
@@ -136,8 +137,8 @@ static inline __attribute__((always_inline)) int64_t rows_grouped(
         v8f a[RG][NV], dz[RG][NV];
         for (int j = 0; j < RG; j++) {
             const int64_t r = rows[i0 + j];
-            q0s[j] = indptr[r];
-            q1s[j] = indptr[r + 1];
+            q0s[j] = rstart[r];
+            q1s[j] = rend[r];
             if (q1s[j] - q0s[j] < nmin) nmin = q1s[j] - q0s[j];
             for (int v = 0; v < NV; v++) a[j][v] = LOADV(b1 + 8 * v);
         }
@@ -205,19 +206,71 @@ static inline __attribute__((always_inline)) int64_t rows_grouped(
     return i0;
 }
 
+/* One-hot groups (_mlp_native.onehot_groups): columns of which every training row holds exactly one, equal to 1.
+ * Group g's dominant (most frequent) column gdom[g] is dropped from the rows' lists, and its share is carried by
+ * the first-layer table the forward pass reads: table[c] = W1[c] - W1[gdom[g]] for the group's other columns c,
+ * W1[c] for every other column, and bias row table[d] = b1 + sum over groups of W1[gdom[g]]; so a row's sum over
+ * its listed columns is b1 + x W1, with the group's dominant column in it or not (Eq.: sum_g W1[col_g] =
+ * sum_g W1[gdom_g] + sum over the non-dominant col_g of (W1[col_g] - W1[gdom_g])). Built from the weights before
+ * every step. gcols[gptr[G]:gptr[G + 1]] lists the columns of no group (the rows the table copies). */
+static inline __attribute__((always_inline)) void onehot_table(
+    const int NV, const float *restrict w1, const float *restrict b1, int64_t d, int64_t G,
+    const int64_t *restrict gptr, const int64_t *restrict gcols, const int64_t *restrict gdom, float *restrict table)
+{
+    const int64_t H = (int64_t)NV * 8;
+    for (int64_t q = gptr[G]; q < gptr[G + 1]; q++)  /* the columns of no group: W1's rows */
+        memcpy(table + gcols[q] * H, w1 + gcols[q] * H, sizeof(float) * (size_t)H);
+    v8f bias[NV];
+    for (int v = 0; v < NV; v++) bias[v] = LOADV(b1 + 8 * v);
+    for (int64_t g = 0; g < G; g++) {
+        const float *wd = w1 + gdom[g] * H;
+        v8f dv[NV];
+        for (int v = 0; v < NV; v++) {
+            dv[v] = LOADV(wd + 8 * v);
+            bias[v] += dv[v];
+        }
+        for (int64_t q = gptr[g]; q < gptr[g + 1]; q++) {
+            const int64_t c = gcols[q];
+            for (int v = 0; v < NV; v++) STOREV(table + c * H + 8 * v, LOADV(w1 + c * H + 8 * v) - dv[v]);
+        }
+    }
+    for (int v = 0; v < NV; v++) STOREV(table + d * H + 8 * v, bias[v]);
+}
+
+/* The dropped columns' weight gradients: every row of a step holds one column of group g, so the rows' dz summed
+ * over the group's columns is the bias gradient, and gW1[gdom[g]] = gb1 - sum of the group's other rows of gW1
+ * (not scattered: zero until here). */
+static inline __attribute__((always_inline)) void onehot_complement(
+    const int NV, float *restrict gw1, const float *restrict gb1, int64_t G, const int64_t *restrict gptr,
+    const int64_t *restrict gcols, const int64_t *restrict gdom)
+{
+    const int64_t H = (int64_t)NV * 8;
+    for (int64_t g = 0; g < G; g++) {
+        v8f acc[NV];
+        for (int v = 0; v < NV; v++) acc[v] = LOADV(gb1 + 8 * v);
+        for (int64_t q = gptr[g]; q < gptr[g + 1]; q++)
+            for (int v = 0; v < NV; v++) acc[v] -= LOADV(gw1 + gcols[q] * H + 8 * v);
+        for (int v = 0; v < NV; v++) STOREV(gw1 + gdom[g] * H + 8 * v, acc[v]);
+    }
+}
+
 /* NV = H / 8 vectors of hidden units and ACT (0 tanh, 1 relu): compile-time constants in the specialised copies
  * below, so that a row's hidden vectors stay in registers from the forward pass to the scatter of its gradient */
 static inline __attribute__((always_inline)) int64_t train_impl(
     const int NV, const int ACT, float *restrict p, float *restrict m1, float *restrict m2, int64_t *restrict steps,
-    const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,
-    const int64_t *restrict y, const int64_t *restrict order, const int64_t *restrict rowmap,
+    const int64_t *restrict rstart, const int64_t *restrict rend, const int64_t *restrict indices,
+    const float *restrict values, const int64_t *restrict y, const int64_t *restrict order,
+    const int64_t *restrict rowmap,
     const uint8_t *restrict member, int64_t length, int64_t n_epochs, int64_t B, int64_t d, int64_t C,
     const double *restrict hyper, int adam, const float *restrict coefs,
-    float *restrict grad, int64_t *restrict rows, float *restrict g)
+    float *restrict grad, int64_t *restrict rows, float *restrict g, int64_t G, const int64_t *restrict gptr,
+    const int64_t *restrict gcols, const int64_t *restrict gdom, float *restrict table)
 {
     const int64_t H = (int64_t)NV * 8;
     const int64_t P = d * H + H + C * H + C;
     float *w1 = p, *b1 = p + d * H, *w2 = b1 + H, *b2 = w2 + C * H;
+    /* the first layer the forward pass reads: W1 and b1, or with one-hot groups the table of onehot_table */
+    const float *t1 = G ? table : w1, *tb1 = G ? table + d * H : b1;
     float *gw1 = grad, *gb1 = grad + d * H, *gw2 = gb1 + H, *gb2 = gw2 + C * H;
     const double lr64 = hyper[0], beta1 = hyper[2], beta2 = hyper[3];
     const float wd = (float)hyper[1], omb1 = (float)(1.0 - beta1), b2c = (float)beta2;
@@ -227,6 +280,7 @@ static inline __attribute__((always_inline)) int64_t train_impl(
     const int64_t c0 = hyper[5] != 0.0 ? 1 : 0;
     int64_t taken = 0;
     memset(grad, 0, sizeof(float) * (size_t)P);
+    if (G) onehot_table(NV, w1, b1, d, G, gptr, gcols, gdom, table);
     for (int64_t e = 0; e < n_epochs; e++) {
         const int64_t base = e * length;
         for (int64_t s = 0; s < length; s += B) {
@@ -240,10 +294,11 @@ static inline __attribute__((always_inline)) int64_t train_impl(
             if (cnt == 0) continue;
             const float inv = (float)(1.0 / (double)cnt);
             /* the rows ROW_GROUP(NV) at a time, then the rest one at a time: the same sums either way */
-            const int64_t i0 = rows_grouped(NV, ACT, ROW_GROUP(NV), w1, b1, w2, b2, gw1, gb1, gw2, gb2, indptr, indices,
-                                            values, y, rows, cnt, C, c0, inv, coefs, g);
-            rows_grouped(NV, ACT, 1, w1, b1, w2, b2, gw1, gb1, gw2, gb2, indptr, indices, values, y, rows + i0,
-                         cnt - i0, C, c0, inv, coefs, g);
+            const int64_t i0 = rows_grouped(NV, ACT, ROW_GROUP(NV), t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart,
+                                            rend, indices, values, y, rows, cnt, C, c0, inv, coefs, g);
+            rows_grouped(NV, ACT, 1, t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart, rend, indices, values, y,
+                         rows + i0, cnt - i0, C, c0, inv, coefs, g);
+            if (G) onehot_complement(NV, gw1, gb1, G, gptr, gcols, gdom);
             /* update every parameter (torch.optim semantics); the gradient is reset on the way */
             taken++;
             if (adam) {
@@ -266,6 +321,7 @@ static inline __attribute__((always_inline)) int64_t train_impl(
                     grad[q] = 0.0f;
                 }
             }
+            if (G) onehot_table(NV, w1, b1, d, G, gptr, gcols, gdom, table);
         }
     }
     return taken;
@@ -357,14 +413,17 @@ int64_t leakaudit_sgd_1h_f32(int64_t H, SGD_DECL)
 
 #define ARGS_DECL                                                                                         \
     float *restrict p, float *restrict m1, float *restrict m2, int64_t *restrict steps,                  \
-        const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,   \
+        const int64_t *restrict rstart, const int64_t *restrict rend, const int64_t *restrict indices,   \
+        const float *restrict values,                                                                    \
         const int64_t *restrict y, const int64_t *restrict order, const int64_t *restrict rowmap,        \
         const uint8_t *restrict member, int64_t length, int64_t n_epochs, int64_t B, int64_t d,          \
         int64_t C, const double *restrict hyper, int adam, const float *restrict coefs,                  \
-        float *restrict grad, int64_t *restrict rows, float *restrict g
+        float *restrict grad, int64_t *restrict rows, float *restrict g, int64_t G,                      \
+        const int64_t *restrict gptr, const int64_t *restrict gcols, const int64_t *restrict gdom,       \
+        float *restrict table
 #define ARGS_PASS                                                                                         \
-    p, m1, m2, steps, indptr, indices, values, y, order, rowmap, member, length, n_epochs, B, d, C, hyper, \
-        adam, coefs, grad, rows, g
+    p, m1, m2, steps, rstart, rend, indices, values, y, order, rowmap, member, length, n_epochs, B, d, C, hyper, \
+        adam, coefs, grad, rows, g, G, gptr, gcols, gdom, table
 
 /* one specialised copy per hidden width the dispatcher accepts (H = 8 NV) and activation */
 #define SPECIALISE(NVC)                                                                                   \
@@ -372,9 +431,104 @@ int64_t leakaudit_sgd_1h_f32(int64_t H, SGD_DECL)
     static int64_t train_nv##NVC##_relu(ARGS_DECL) { return train_impl(NVC, 1, ARGS_PASS); }
 FOR_EACH_NV(SPECIALISE)
 
+/* The one-hot groups of one model's training rows (rowmap[0:length], the member rows of them if member is given)
+ * and those rows without the groups' dominant columns; returns G, the number of groups (0: none, and nothing else
+ * written). A group: a run of adjacent columns whose listed values are all 1, of which every row holds exactly one
+ * (no row holds two of the run's columns: no two of a row's consecutive such columns fall in it; and the counts add
+ * up to the rows), at least 2 columns, the most frequent (the first of equals, the dominant) in at least min_share
+ * of the rows. Writes gdom[g], the group's other columns that some row holds gcols[gptr[g]:gptr[g + 1]], then the
+ * columns of no group that some row lists gcols[gptr[G]:gptr[G + 1]]; and each row r's listed inputs but the
+ * dominant columns at ridx/rval[rstart[r]:rend[r]] (capacity: the rows' listed inputs). Depends on the model's rows
+ * only, so a model's groups do not depend on the models trained beside it. Scratch work: 3 d. */
+int64_t leakaudit_onehot_prepare(
+    const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,
+    const int64_t *restrict rowmap, const uint8_t *restrict member, int64_t length, int64_t d, double min_share,
+    int64_t *restrict work, int64_t *restrict gptr, int64_t *restrict gcols, int64_t *restrict gdom,
+    int64_t *restrict rstart, int64_t *restrict rend, int64_t *restrict ridx, float *restrict rval)
+{
+    /* per column: rows holding a 1; the last column before it that a row holds next to it; 0 candidate, 1 a value
+     * other than 1 listed, 2 in a group, 3 a group's dominant */
+    int64_t *cnt = work, *left = work + d, *state = work + 2 * d;
+    for (int64_t c = 0; c < d; c++) {
+        cnt[c] = 0;
+        left[c] = -1;
+        state[c] = 0;
+    }
+    int64_t m = 0;
+    for (int64_t i = 0; i < length; i++) {
+        const int64_t r = rowmap[i];
+        if (member && !member[r]) continue;
+        m++;
+        for (int64_t q = indptr[r]; q < indptr[r + 1]; q++) {
+            if (values[q] == 1.0f) cnt[indices[q]]++;
+            else state[indices[q]] = 1;
+        }
+    }
+    if (m == 0) return 0;
+    for (int64_t i = 0; i < length; i++) {
+        const int64_t r = rowmap[i];
+        if (member && !member[r]) continue;
+        int64_t last = -1;
+        for (int64_t q = indptr[r]; q < indptr[r + 1]; q++) {
+            const int64_t c = indices[q];
+            if (state[c]) continue;
+            if (last > left[c]) left[c] = last;
+            last = c;
+        }
+    }
+    int64_t G = 0, nc = 0, a = -1;
+    gptr[0] = 0;
+    for (int64_t j = 0; j <= d; j++) {
+        const int cand = j < d && state[j] == 0;
+        if (a >= 0 && (!cand || left[j] >= a)) {  /* the run [a, j) ends */
+            int64_t tot = 0, mx = -1, dom = -1;
+            for (int64_t c = a; c < j; c++) {
+                tot += cnt[c];
+                if (cnt[c] > mx) {
+                    mx = cnt[c];
+                    dom = c;
+                }
+            }
+            if (j - a >= 2 && tot == m && (double)mx >= min_share * (double)m) {
+                gdom[G] = dom;
+                state[dom] = 3;
+                for (int64_t c = a; c < j; c++)
+                    if (c != dom && cnt[c] > 0) {
+                        gcols[nc++] = c;
+                        state[c] = 2;
+                    }
+                gptr[++G] = nc;
+            }
+            a = -1;
+        }
+        if (cand && a < 0) a = j;
+    }
+    if (G == 0) return 0;
+    for (int64_t c = 0; c < d; c++)
+        if (state[c] < 2 && (cnt[c] > 0 || state[c] == 1)) gcols[nc++] = c;
+    gptr[G + 1] = nc;
+    int64_t pos = 0;
+    for (int64_t i = 0; i < length; i++) {
+        const int64_t r = rowmap[i];
+        if (member && !member[r]) continue;
+        rstart[r] = pos;
+        for (int64_t q = indptr[r]; q < indptr[r + 1]; q++) {
+            if (state[indices[q]] == 3) continue;
+            ridx[pos] = indices[q];
+            rval[pos++] = values[q];
+        }
+        rend[r] = pos;
+    }
+    return G;
+}
+
 /* Train one model for n_epochs of its row order (positions in its row map); activation 0 is tanh, 1 relu.
  * Returns the number of steps taken, or -1 for a hidden width H with no specialised copy (H must be 8 NV for a
- * listed NV). Scratch: grad (P floats, 32-byte aligned), rows (B), g (4 C: ROW_GROUP rows' logits). */
+ * listed NV). Row r's listed inputs: indices/values[rstart[r]:rend[r]] (CSR rows: rstart = indptr, rend = indptr + 1).
+ * Scratch: grad (P floats, 32-byte aligned), rows (B), g (4 C: ROW_GROUP rows' logits), table
+ * ((d + 1) H floats, with G > 0 one-hot groups: group g's other columns gcols[gptr[g]:gptr[g + 1]], its dominant
+ * column gdom[g], dropped from the rows' lists, then the columns of no group, gcols[gptr[G]:gptr[G + 1]]; see
+ * onehot_table and leakaudit_onehot_prepare). */
 int64_t leakaudit_train_1h_f32(int64_t H, int activation, ARGS_DECL)
 {
 #define TRAIN_CASE(NVC) \

@@ -122,7 +122,11 @@ class TorchMLP(Learner):
         when a C compiler is present (else, or with ``LEAKAUDIT_NATIVE=0``, the
         numba kernels train). Same algorithms and row orders; sums in another
         order, so models agree to float32 rounding. The bank's
-        ``info["kernel"]`` says which one trained.
+        ``info["kernel"]`` says which one trained. On one-hot data the C
+        kernel drops each one-hot group's most frequent column from the rows
+        and adds it back through the bias (``_mlp_native.onehot_prepare``, on
+        each model's own rows; ``info["onehot_groups"]`` counts each model's
+        groups): the same sums, reassociated.
     sparse_input : {"auto", True, False}, default="auto"
         Fast mode only: compute the first layer from the non-zero inputs of
         each row (a gather of their weight rows forward, a scatter-add of
@@ -352,6 +356,8 @@ class TorchMLP(Learner):
             fast = self._fast_numba if p["backend"] == "numba" else self._fast_torch
             Ws, bs = fast(X, y, inits, subsets, rngs, p, (union, shared_rng) if shared else None, sparse)
             info["kernel"] = p.get("kernel", "torch")
+            if "onehot_groups" in p:
+                info["onehot_groups"] = p["onehot_groups"]
         return MLPBank(Ws, bs, self.activation, info=info)
 
     # -- trainers ---------------------------------------------------------------
@@ -567,6 +573,8 @@ class TorchMLP(Learner):
         # the native twin of the kernel (float32, sparse rows, listed widths) when this machine can compile it
         native = self.native and _mlp_native.supports(H, dtype, sparse)
         p["kernel"] = "native" if native else "numba"
+        onehot = native and _mlp_native.ONEHOT  # each model's task finds the one-hot groups of its own rows
+        groups_used = np.zeros(K, dtype=np.int64)
         # parameters + two moments per model (the gradient is one buffer per running model)
         chunk = max(1, min(K, int(self.chunk_bytes // (3 * P * dtype.itemsize))))
         out = np.empty((K, P), dtype=dtype)  # trained parameters, kernel layout
@@ -616,10 +624,11 @@ class TorchMLP(Learner):
                     order = order_buf[: int(length.sum()) * nb]
                     _draw_orders(order, start, length, nb, [rngs[k] for k in ks], self.n_threads)
                 if native:
-                    _mlp_native.train_block(params, mom1, mom2, steps, indptr, indices, values, y64, order, start,
+                    groups_used[c0 : c0 + Kc] = _mlp_native.train_block(
+                                            params, mom1, mom2, steps, indptr, indices, values, y64, order, start,
                                             rowmap, rm_start, length, member, shared is not None, nb, Bk, d, H, C,
                                             hyper, adam, act, coefs, self.n_threads,
-                                            rngs=[rngs[k] for k in ks] if fused else None)
+                                            rngs=[rngs[k] for k in ks] if fused else None, onehot=onehot)
                     continue
                 with KERNEL_LOCK:
                     old = set_threads(self.n_threads)
@@ -630,6 +639,8 @@ class TorchMLP(Learner):
                     finally:
                         set_threads(old)
             out[c0 : c0 + Kc] = params[:, :P]
+        if native:
+            p["onehot_groups"] = groups_used.tolist()
         return unpack_1h(out, d, H, C)
 
 
