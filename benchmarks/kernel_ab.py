@@ -61,8 +61,10 @@ def _report(res: dict, old: str) -> None:
               f"new/old (median of pairs) {np.median(t / base):.3f}")
 
 
-def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
-    from leakaudit.learners import TorchMLP, _mlp_native
+def _mlp_work(hidden: int, refs: int, threads: int):
+    """The Privacy Meter bench's reference-model work: 2,000 Adult rows (seed 0), ``refs`` random halves of them,
+    and the learner (``hidden`` tanh units, 50 epochs of Adam in batches of 200, ``threads`` threads)."""
+    from leakaudit.learners import TorchMLP
 
     X, y, _ = C.adult_arrays()
     rng = np.random.default_rng(0)
@@ -71,6 +73,13 @@ def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
     subsets = [np.sort(rng.permutation(2000)[:1000]) for _ in range(refs)]
     learner = TorchMLP(hidden=(hidden,), activation="tanh", mode="fast", epochs=50, batch_size=200, lr=1e-3,
                        n_threads=threads, **C.SKLEARN_MLP)
+    return Xp, yp, subsets, learner
+
+
+def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
+    from leakaudit.learners import _mlp_native
+
+    Xp, yp, subsets, learner = _mlp_work(hidden, refs, threads)
     libs = {}
     flags = list(_mlp_native.FLAGS)
     for name, extra in (("rows one at a time", ["-DLEAKAUDIT_ROW_GROUP=1"]), ("rows together (default)", [])):
@@ -98,15 +107,9 @@ def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
 
 
 def mlp_onehot(hidden: int, refs: int, threads: int, reps: int) -> None:
-    from leakaudit.learners import TorchMLP, _mlp_native
+    from leakaudit.learners import _mlp_native
 
-    X, y, _ = C.adult_arrays()
-    rng = np.random.default_rng(0)
-    pop = rng.permutation(len(y))[:2000]
-    Xp, yp = X[pop], y[pop]
-    subsets = [np.sort(rng.permutation(2000)[:1000]) for _ in range(refs)]
-    learner = TorchMLP(hidden=(hidden,), activation="tanh", mode="fast", epochs=50, batch_size=200, lr=1e-3,
-                       n_threads=threads, **C.SKLEARN_MLP)
+    Xp, yp, subsets, learner = _mlp_work(hidden, refs, threads)
 
     def fit(onehot):
         def run():
