@@ -121,7 +121,7 @@ def mlp_onehot(hidden: int, refs: int, threads: int, reps: int) -> None:
             finally:
                 _mlp_native.ONEHOT = True
             assert bank.info["kernel"] == "native"
-            return max(bank.info["onehot_groups"]), bank.weights_ + bank.biases_
+            return bank.info["onehot_groups"], bank.weights_ + bank.biases_
         return run
 
     res = _alternate({"full rows": fit(False), "one-hot groups (default)": fit(True)}, reps)

@@ -125,8 +125,8 @@ class TorchMLP(Learner):
         ``info["kernel"]`` says which one trained. On one-hot data the C
         kernel drops each one-hot group's most frequent column from the rows
         and adds it back through the bias (``_mlp_native.onehot_prepare``, on
-        each model's own rows; ``info["onehot_groups"]`` counts each model's
-        groups): the same sums, reassociated.
+        each model's own rows; ``info["onehot_groups"]``: the most groups a
+        model used): the same sums, reassociated.
     sparse_input : {"auto", True, False}, default="auto"
         Fast mode only: compute the first layer from the non-zero inputs of
         each row (a gather of their weight rows forward, a scatter-add of
@@ -640,7 +640,7 @@ class TorchMLP(Learner):
                         set_threads(old)
             out[c0 : c0 + Kc] = params[:, :P]
         if native:
-            p["onehot_groups"] = groups_used.tolist()
+            p["onehot_groups"] = int(groups_used.max(initial=0))  # the most any model used (a bank-wide figure)
         return unpack_1h(out, d, H, C)
 
 
