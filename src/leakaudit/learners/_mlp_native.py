@@ -159,7 +159,7 @@ def for_each_model(one, K: int, n_threads: int | None) -> None:
             one(k)
         return
     tasks = itertools.count()  # next() on it is atomic under the GIL
-    errors: list = []
+    errors: list = []  # once not empty, no thread starts another task
 
     def loop():
         while not errors:
@@ -172,9 +172,13 @@ def for_each_model(one, K: int, n_threads: int | None) -> None:
                 errors.append(e)
 
     futures = [_executor(workers - 1).submit(loop) for _ in range(workers - 1)]
-    loop()
-    for f in futures:
-        f.result()
+    try:
+        loop()
+        for f in futures:
+            f.result()
+    except BaseException as e:  # e.g. KeyboardInterrupt while waiting: the pool's threads stop after their task
+        errors.append(e)
+        raise
     if errors:
         raise errors[0]
 
