@@ -117,6 +117,14 @@ def timed_runs(fn, repeat: int):
     return float(np.median(walls)), float(np.median(cpus)), walls, out
 
 
+def repeat_note(repeat: int, ours: list, peer: list | None, peer_name: str) -> str:
+    """The notes' account of repeated timings ("" for one run): the ranges of both sides' runs."""
+    if repeat <= 1 or not peer:
+        return ""
+    return (f"; each side the median of {repeat} runs of the same work (ours {min(ours):.3g}-{max(ours):.3g} s, "
+            f"{peer_name} {min(peer):.3g}-{max(peer):.3g} s)")
+
+
 def run_peer(tool: str, driver: str, arrays: dict, params: dict, *, timeout: float = 900) -> dict:
     """Run ``drivers/<driver>`` in the peer's venv on ``arrays`` with ``params``.
 

@@ -125,9 +125,7 @@ def run(model: str, n: int, n_shadow: int, seed: int, n_trees: int = 100, repeat
              f"the {n_shadow} forests spread over the cores by one fit_predict_many call, each forest's trees "
              "queried on the audited rows as they are grown (no bank of trees kept); our statistic: the empirical "
              f"logit of the {n_trees} trees' votes (LiRA(votes={n_trees}), what the audit uses for forest targets)")
-    if repeat > 1:
-        notes += (f"; each side the median of {repeat} runs of the same work (ours {min(t[2]):.2f}-{max(t[2]):.2f} s, "
-                  f"SACRO-ML {min(peer['seconds_runs']):.1f}-{max(peer['seconds_runs']):.1f} s)")
+    notes += C.repeat_note(repeat, t[2], peer.get("seconds_runs"), "SACRO-ML")
     return C.comparison(
         f"lira_{model}", work, "SACRO-ML LIRAAttack", peer["versions"].get("sacroml") or C.peer_version("sacroml", "sacroml"),
         peer["seconds"], t[0], peer_q, our_q, load0, load1, notes=notes, peer_cpu=peer["cpu_seconds"],

@@ -120,7 +120,7 @@ def art_pdtp_formula(p_full: np.ndarray, p_loo: np.ndarray) -> np.ndarray:
     return np.maximum((a / b).max(axis=(1, 2)), (b / a).max(axis=(1, 2)))
 
 
-def run(model: str, n: int, r: int, seed: int) -> dict:
+def run(model: str, n: int, r: int, seed: int, repeat: int = 1) -> dict:
     from leakaudit.dtp import pdtp
     from leakaudit.learners import LogisticRegression, NaiveBayes, TorchMLP
 
@@ -143,11 +143,14 @@ def run(model: str, n: int, r: int, seed: int) -> dict:
     records = np.arange(r)
     load0 = C.loadavg()
     peer = C.run_peer("art", "art_pdtp.py", {"X": X, "y": y, "indexes": records},
-                      {**params, "num_iter": 1}, timeout=3600)
-    with C.Timer() as t:
+                      {**params, "num_iter": 1, "repeat": repeat}, timeout=3600)
+
+    def job():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = pdtp(learner, X, y, records=records, n_classes=2, random_state=seed, keep_outputs=True)
+            return pdtp(learner, X, y, records=records, n_classes=2, random_state=seed, keep_outputs=True)
+
+    our_s, our_cpu, our_runs, res = C.timed_runs(job, repeat)  # the same work (same seed)
     load1 = C.loadavg()
     ours_eps = np.asarray(res.values)
     art_avg = peer["arrays"]["avg"]
@@ -192,22 +195,24 @@ def run(model: str, n: int, r: int, seed: int) -> dict:
             "nn": f"MLP 64 tanh, Adam, {NN['epochs']} epochs, batch {NN['batch_size']}"}[model]
     return C.comparison(
         f"pdtp_{model}", f"PDTP of {r} records of an Adult training set of {n}, {work}", "ART art.metrics.PDTP",
-        peer["versions"]["adversarial-robustness-toolbox"], peer["seconds"], t.seconds, None, None, load0, load1,
-        notes=note, peer_cpu=peer["cpu_seconds"], our_cpu=t.cpu_seconds, agreement=agree)
+        peer["versions"]["adversarial-robustness-toolbox"], peer["seconds"], our_s, None, None, load0, load1,
+        notes=note + C.repeat_note(repeat, our_runs, peer.get("seconds_runs"), "ART"), peer_cpu=peer["cpu_seconds"],
+        our_cpu=our_cpu, agreement=agree, repeat=repeat, our_runs=our_runs, peer_runs=peer.get("seconds_runs"))
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="nb,lr,nn")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=5, help="runs of the same work on each side (medians compared)")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, 1 run")
     a = ap.parse_args(argv)
     C.warm_up()
     sizes = SIZES["quick" if a.quick else "full"]
     rows = []
     for m in a.models.split(","):
         try:
-            rows.append(run(m, *sizes[m], a.seed))
+            rows.append(run(m, *sizes[m], a.seed, 1 if a.quick else a.repeat))
         except Exception as e:
             rows.append({"name": f"pdtp_{m}", "error": f"{type(e).__name__}: {e}"[:2000]})
         print({k: rows[-1].get(k) for k in ("name", "error", "peer_seconds", "our_seconds", "speedup", "cpu_speedup",

@@ -75,9 +75,7 @@ def run(n: int, m: int, k: int, seed: int, repeat: int = 5) -> dict:
         C.quality(is_member, scores), load0, load1,
         notes=f"peer time = sklearn reference-model loop {peer['train_seconds']:.1f} s + Audit "
               f"{peer['audit_seconds']:.1f} s; ours = TorchMLP fast K batched + offline LiRA"
-              + (f"; each side the median of {repeat} runs of the same work (ours {min(our_runs):.3f}-"
-                 f"{max(our_runs):.3f} s, Privacy Meter {min(peer['seconds_runs']):.2f}-"
-                 f"{max(peer['seconds_runs']):.2f} s)" if repeat > 1 else ""),
+              + C.repeat_note(repeat, our_runs, peer["seconds_runs"], "Privacy Meter"),
         peer_cpu=peer["cpu_seconds"], our_cpu=our_cpu, peer_train_seconds=peer["train_seconds"],
         peer_audit_seconds=peer["audit_seconds"], repeat=repeat, our_runs=our_runs, peer_runs=peer["seconds_runs"])
 

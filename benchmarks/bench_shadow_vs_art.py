@@ -41,7 +41,8 @@ TARGET = {"hidden": 64, "epochs": 30, "batch_size": 32, "lr": 1e-3}
 ATTACK = {"attack_hidden": 32, "attack_lr": 0.01, "attack_epochs": 30, "attack_batch_size": 32}
 
 
-def run(n: int, m: int, k: int, seed: int, attack_batch_size: int = ATTACK["attack_batch_size"]) -> dict:
+def run(n: int, m: int, k: int, seed: int, attack_batch_size: int = ATTACK["attack_batch_size"],
+        repeat: int = 1) -> dict:
     from leakaudit.learners import TorchMLP
     from leakaudit.membership._base import fit_reference_models
     from leakaudit.membership.shadow import ShadowModelAttack
@@ -58,11 +59,11 @@ def run(n: int, m: int, k: int, seed: int, attack_batch_size: int = ATTACK["atta
     load0 = C.loadavg()
     peer = C.run_peer("art", "art_shadow.py", {"X_target_train": X[tr], "y_target_train": y[tr], "X_shadow": X[sh],
                                                "y_shadow": y[sh], "X_eval": X_eval, "y_eval": y_eval},
-                      {"seed": seed, "n_shadow": k, **TARGET, **attack}, timeout=3600)
+                      {"seed": seed, "n_shadow": k, "repeat": repeat, **TARGET, **attack}, timeout=3600)
     probs = peer["arrays"]["proba_eval"]
     learner = TorchMLP(hidden=(TARGET["hidden"],), activation="tanh", mode="fast", epochs=TARGET["epochs"],
                        batch_size=TARGET["batch_size"], lr=TARGET["lr"], **C.SKLEARN_MLP)
-    with C.Timer() as t:
+    def job():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             refs = fit_reference_models(learner, X[sh], y[sh], k, n_classes=2, random_state=seed)
@@ -70,18 +71,22 @@ def run(n: int, m: int, k: int, seed: int, attack_batch_size: int = ATTACK["atta
                                     learning_rate=attack["attack_lr"], epochs=attack["attack_epochs"],
                                     batch_size=attack["attack_batch_size"], random_state=seed)
             att.fit(refs.probs, refs.in_mask, y[sh])
-            scores = att.score(probs, y_eval).scores_array
+            return refs, att, att.score(probs, y_eval).scores_array
+
+    our_s, our_cpu, our_runs, (refs, att, scores) = C.timed_runs(job, repeat)  # the same work (same seeds)
     load1 = C.loadavg()
     suffix = "" if attack_batch_size == ATTACK["attack_batch_size"] else f"_batch{attack_batch_size}"
     return C.comparison(
         "shadow_mlp" + suffix, f"Adult, target sklearn MLP 64 tanh ({TARGET['epochs']} epochs) on {n} members, {n} non-members, "
         f"{k} shadow models on halves of {m} adversary rows, MLP attack model (SGD batch {attack_batch_size})", "ART ShadowModels + "
-        "MembershipInferenceBlackBox", peer["versions"]["adversarial-robustness-toolbox"], peer["seconds"], t.seconds,
+        "MembershipInferenceBlackBox", peer["versions"]["adversarial-robustness-toolbox"], peer["seconds"], our_s,
         C.quality(is_member, peer["arrays"]["scores"]), C.quality(is_member, scores), load0, load1,
         notes="shadows: ART sklearn MLP clones one by one; ours TorchMLP fast, K batched; attack net: ART sklearn, "
               f"ours {att.backend_}" + (" (TorchMLP fast-mode SGD kernel)" if att.backend_ == "numba" and
-                                         attack_batch_size > 1 else ""),
-        peer_cpu=peer["cpu_seconds"], our_cpu=t.cpu_seconds, peer_shadow_seconds=peer.get("shadow_seconds"),
+                                         attack_batch_size > 1 else "")
+              + C.repeat_note(repeat, our_runs, peer.get("seconds_runs"), "ART"),
+        peer_cpu=peer["cpu_seconds"], our_cpu=our_cpu, peer_shadow_seconds=peer.get("shadow_seconds"),
+        repeat=repeat, our_runs=our_runs, peer_runs=peer.get("seconds_runs"),
         attack_backend=att.backend_, peer_attack_rows=peer.get("n_attack_rows"),
         our_attack_rows=int(refs.probs.shape[0] * refs.probs.shape[1]))
 
@@ -95,16 +100,17 @@ def main(argv=None):
     ap.add_argument("--attack-batch-size", type=int, default=ATTACK["attack_batch_size"],
                     help="SGD batch of the attack net on both sides (1: Long's per-example SGD; ours then runs the "
                          "numba kernel)")
-    ap.add_argument("--quick", action="store_true", help="n=100, m=200, 2 shadow models")
+    ap.add_argument("--repeat", type=int, default=5, help="runs of the same work on each side (medians compared)")
+    ap.add_argument("--quick", action="store_true", help="n=100, m=200, 2 shadow models, 1 run")
     ap.add_argument("--tag", default="", help="suffix of the result file (keeps runs of other seeds apart)")
     a = ap.parse_args(argv)
     C.warm_up()
     if a.quick:
-        a.n, a.m, a.shadows = 100, 200, 2
+        a.n, a.m, a.shadows, a.repeat = 100, 200, 2, 1
     suffix = "" if a.attack_batch_size == ATTACK["attack_batch_size"] else f"_batch{a.attack_batch_size}"
     suffix += f"_{a.tag}" if a.tag else ""
     C.run_comparison("shadow_mlp", "shadow_vs_art" + suffix,
-                     lambda: run(a.n, a.m, a.shadows, a.seed, a.attack_batch_size), quick=a.quick)
+                     lambda: run(a.n, a.m, a.shadows, a.seed, a.attack_batch_size, a.repeat), quick=a.quick)
 
 
 if __name__ == "__main__":
