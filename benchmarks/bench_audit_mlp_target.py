@@ -89,7 +89,7 @@ def main(argv=None):
         peer_cpu=best["sklearn"]["cpu_seconds"], our_cpu=best["torch_mlp"]["cpu_seconds"],
         all_seconds={m: [x["seconds"] for x in r] for m, r in runs.items()})
     print({k: row[k] for k in ("peer_seconds", "our_seconds", "speedup", "cpu_speedup", "notes")}, flush=True)
-    C.write_result("audit_mlp_target", {"comparisons": [row]})
+    C.write_result("audit_mlp_target" + ("_quick" if a.quick else ""), {"comparisons": [row]})
 
 
 if __name__ == "__main__":
