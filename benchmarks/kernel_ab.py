@@ -202,24 +202,15 @@ def forest_native(models: int, threads: int, reps: int) -> None:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
-    m = sub.add_parser("mlp-rows")
-    m.add_argument("--hidden", type=int, default=64)
-    m.add_argument("--refs", type=int, default=16)
-    m.add_argument("--threads", type=int, default=1)
-    m.add_argument("--reps", type=int, default=9)
-    o = sub.add_parser("mlp-onehot")
-    o.add_argument("--hidden", type=int, default=64)
-    o.add_argument("--refs", type=int, default=16)
-    o.add_argument("--threads", type=int, default=2)
-    o.add_argument("--reps", type=int, default=15)
-    f = sub.add_parser("forest-query")
-    f.add_argument("--models", type=int, default=20)
-    f.add_argument("--threads", type=int, default=2)
-    f.add_argument("--reps", type=int, default=5)
-    g = sub.add_parser("forest-native")
-    g.add_argument("--models", type=int, default=20)
-    g.add_argument("--threads", type=int, default=2)
-    g.add_argument("--reps", type=int, default=5)
+    # (subcommand, its size argument and default, threads, alternating pairs)
+    for name, size, n, threads, reps in (("mlp-rows", "refs", 16, 1, 9), ("mlp-onehot", "refs", 16, 2, 15),
+                                         ("forest-query", "models", 20, 2, 5), ("forest-native", "models", 20, 2, 5)):
+        p = sub.add_parser(name)
+        if size == "refs":
+            p.add_argument("--hidden", type=int, default=64)
+        p.add_argument(f"--{size}", type=int, default=n)
+        p.add_argument("--threads", type=int, default=threads)
+        p.add_argument("--reps", type=int, default=reps)
     a = ap.parse_args(argv)
     C.warm_up()
     if a.what == "mlp-rows":
