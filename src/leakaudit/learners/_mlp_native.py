@@ -206,6 +206,26 @@ def _ptr(a: np.ndarray) -> int:
     return a.ctypes.data
 
 
+def _onehot_scratch(d: int, n: int):
+    """leakaudit_onehot_prepare's work, groups and reduced rows (ridx/rval grown to a model's rows by _onehot_find)."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(work=np.empty(3 * d, np.int64), gptr=np.empty(d + 2, np.int64), gcols=np.empty(d, np.int64),
+                           gdom=np.empty(d, np.int64), rstart=np.zeros(n, np.int64), rend=np.zeros(n, np.int64),
+                           ridx=np.empty(0, np.int64), rval=np.empty(0, np.float32))
+
+
+def _onehot_find(lib, indptr, indices, values, row_nnz, rows, member_ptr, m: int, d: int, s) -> int:
+    """Run leakaudit_onehot_prepare on rows[:m] into the scratch ``s``; the number of groups G."""
+    cap = int(row_nnz[rows[:m]].sum())
+    if s.ridx.size < cap:
+        s.ridx, s.rval = np.empty(cap, np.int64), np.empty(cap, np.float32)
+    return int(lib.leakaudit_onehot_prepare(_ptr(indptr), _ptr(indices), _ptr(values), _ptr(rows), member_ptr, m,
+                                            int(d), float(MIN_DOMINANT_SHARE), _ptr(s.work), _ptr(s.gptr),
+                                            _ptr(s.gcols), _ptr(s.gdom), _ptr(s.rstart), _ptr(s.rend), _ptr(s.ridx),
+                                            _ptr(s.rval)))
+
+
 def onehot_prepare(indptr, indices, values, rows, d: int, member=None):
     """One model's one-hot groups, as the training kernel finds them in its task (``leakaudit_onehot_prepare``).
 
@@ -224,21 +244,14 @@ def onehot_prepare(indptr, indices, values, rows, d: int, member=None):
     lib = library()
     if lib is None:  # pragma: no cover - callers check library() first
         raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
-    n = indptr.size - 1
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    cap = max(1, int((indptr[rows + 1] - indptr[rows]).sum())) if rows.size else 1
-    work, gptr, gcols, gdom = (np.empty(3 * d, np.int64), np.empty(d + 2, np.int64), np.empty(d, np.int64),
-                               np.empty(d, np.int64))
-    rstart, rend, ridx, rval = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.empty(cap, np.int64),
-                                np.empty(cap, np.float32))
+    s = _onehot_scratch(int(d), indptr.size - 1)
     mem = None if member is None else _ptr(np.ascontiguousarray(member, dtype=np.uint8))
-    G = lib.leakaudit_onehot_prepare(_ptr(indptr), _ptr(indices), _ptr(values), _ptr(rows), mem, rows.size, int(d),
-                                     float(MIN_DOMINANT_SHARE), _ptr(work), _ptr(gptr), _ptr(gcols), _ptr(gdom),
-                                     _ptr(rstart), _ptr(rend), _ptr(ridx), _ptr(rval))
+    G = _onehot_find(lib, indptr, indices, values, np.diff(indptr), rows, mem, rows.size, d, s)
     if G == 0:
         return np.empty(0, np.int64), [], None, None
-    groups = [gcols[gptr[g]:gptr[g + 1]].tolist() for g in range(G)]
-    return gdom[:G].copy(), groups, gcols[gptr[G]:gptr[G + 1]].tolist(), (rstart, rend, ridx, rval)
+    groups = [s.gcols[s.gptr[g]:s.gptr[g + 1]].tolist() for g in range(G)]
+    return s.gdom[:G].copy(), groups, s.gcols[s.gptr[G]:s.gptr[G + 1]].tolist(), (s.rstart, s.rend, s.ridx, s.rval)
 
 
 def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, start, rowmap, rm_start, length,
@@ -285,11 +298,7 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
             local.order = np.empty(0, np.int64)
             table = np.empty((d + 1) * H + 16 if onehot else 1, np.float32)
             local.table = table[(-table.ctypes.data % 64) // 4 :]  # 64-byte aligned rows, as W1's
-            if onehot:  # leakaudit_onehot_prepare's work, groups and reduced rows (grown to the model's rows)
-                local.work, local.gptr = np.empty(3 * d, np.int64), np.empty(d + 2, np.int64)
-                local.gcols, local.gdom = np.empty(d, np.int64), np.empty(d, np.int64)
-                local.rstart, local.rend = np.zeros(n, np.int64), np.zeros(n, np.int64)
-                local.ridx, local.rval = np.empty(0, np.int64), np.empty(0, np.float32)
+            local.oh = _onehot_scratch(d, n) if onehot else None
         return local
 
     def one(k):
@@ -308,16 +317,11 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
         rows_csr = (_ptr(indptr), _ptr(indptr) + 8, _ptr(indices), _ptr(values))  # rstart, rend = indptr, indptr + 1
         groups = (0, None, None, None)
         if onehot:
-            cap = int(row_nnz[rowmap_k[:m]].sum())
-            if s.ridx.size < cap:
-                s.ridx, s.rval = np.empty(cap, np.int64), np.empty(cap, np.float32)
-            G = lib.leakaudit_onehot_prepare(_ptr(indptr), _ptr(indices), _ptr(values), _ptr(rowmap_k), mem, m, int(d),
-                                             float(MIN_DOMINANT_SHARE), _ptr(s.work), _ptr(s.gptr), _ptr(s.gcols),
-                                             _ptr(s.gdom), _ptr(s.rstart), _ptr(s.rend), _ptr(s.ridx), _ptr(s.rval))
-            used[k] = int(G)
+            o = s.oh
+            G = used[k] = _onehot_find(lib, indptr, indices, values, row_nnz, rowmap_k, mem, m, d, o)
             if G:
-                rows_csr = (_ptr(s.rstart), _ptr(s.rend), _ptr(s.ridx), _ptr(s.rval))
-                groups = (int(G), _ptr(s.gptr), _ptr(s.gcols), _ptr(s.gdom))
+                rows_csr = (_ptr(o.rstart), _ptr(o.rend), _ptr(o.ridx), _ptr(o.rval))
+                groups = (G, _ptr(o.gptr), _ptr(o.gcols), _ptr(o.gdom))
         got = fn(int(H), int(activation), _ptr(params[k]), _ptr(mom1[k]), _ptr(mom2[k]), _ptr(steps_k), *rows_csr,
                  _ptr(y), _ptr(order_k), _ptr(rowmap_k), mem, m, int(n_epochs), int(batch_size),
                  int(d), int(C), _ptr(hyper), int(bool(adam)), _ptr(coefs), _ptr(s.grad), _ptr(s.rows), _ptr(s.g),
