@@ -206,7 +206,7 @@ static inline __attribute__((always_inline)) int64_t rows_grouped(
     return i0;
 }
 
-/* One-hot groups (_mlp_native.onehot_groups): columns of which every training row holds exactly one, equal to 1.
+/* One-hot groups (leakaudit_onehot_prepare): columns of which every training row holds exactly one, equal to 1.
  * Group g's dominant (most frequent) column gdom[g] is dropped from the rows' lists, and its share is carried by
  * the first-layer table the forward pass reads: table[c] = W1[c] - W1[gdom[g]] for the group's other columns c,
  * W1[c] for every other column, and bias row table[d] = b1 + sum over groups of W1[gdom[g]]; so a row's sum over
