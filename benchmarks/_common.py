@@ -117,14 +117,6 @@ def timed_runs(fn, repeat: int):
     return float(np.median(walls)), float(np.median(cpus)), walls, out
 
 
-def repeat_note(repeat: int, ours: list, peer: list | None, peer_name: str) -> str:
-    """The notes' account of repeated timings ("" for one run): the ranges of both sides' runs."""
-    if repeat <= 1 or not peer:
-        return ""
-    return (f"; each side the median of {repeat} runs of the same work (ours {min(ours):.3g}-{max(ours):.3g} s, "
-            f"{peer_name} {min(peer):.3g}-{max(peer):.3g} s)")
-
-
 def run_peer(tool: str, driver: str, arrays: dict, params: dict, *, timeout: float = 900) -> dict:
     """Run ``drivers/<driver>`` in the peer's venv on ``arrays`` with ``params``.
 
@@ -216,8 +208,16 @@ def adult_arrays(*, drop_missing: bool = True):
 def comparison(name: str, work: str, peer: str, peer_version_: str | None, peer_seconds: float | None,
                our_seconds: float, peer_quality: dict | None, our_quality: dict | None, load_start: float,
                load_end: float, notes: str = "", peer_cpu: float | None = None, our_cpu: float | None = None,
-               **extra) -> dict:
-    """One row of RESULTS.md: wall and CPU seconds of both tools and their ratios (peer / ours)."""
+               our_runs: list | None = None, peer_runs: list | None = None, **extra) -> dict:
+    """One row of RESULTS.md: wall and CPU seconds of both tools and their ratios (peer / ours).
+
+    ``our_runs`` / ``peer_runs``: every wall time when the seconds are medians of repeated runs (``timed_runs``,
+    the drivers' ``seconds_runs``); kept in the row, their ranges added to the notes.
+    """
+    if our_runs and peer_runs and len(our_runs) > 1:
+        notes += (f"; each side the median of {len(our_runs)} runs of the same work (ours {min(our_runs):.3g}-"
+                  f"{max(our_runs):.3g} s, the peer {min(peer_runs):.3g}-{max(peer_runs):.3g} s)")
+        extra.update(repeat=len(our_runs), our_runs=our_runs, peer_runs=peer_runs)
     ratio = peer_seconds / our_seconds if peer_seconds and our_seconds else None
     cpu_ratio = peer_cpu / our_cpu if peer_cpu and our_cpu else None
     return {"name": name, "work": work, "peer": peer, "peer_version": peer_version_, "peer_seconds": peer_seconds,

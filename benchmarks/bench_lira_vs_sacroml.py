@@ -125,11 +125,10 @@ def run(model: str, n: int, n_shadow: int, seed: int, n_trees: int = 100, repeat
              f"the {n_shadow} forests spread over the cores by one fit_predict_many call, each forest's trees "
              "queried on the audited rows as they are grown (no bank of trees kept); our statistic: the empirical "
              f"logit of the {n_trees} trees' votes (LiRA(votes={n_trees}), what the audit uses for forest targets)")
-    notes += C.repeat_note(repeat, t[2], peer.get("seconds_runs"), "SACRO-ML")
     return C.comparison(
         f"lira_{model}", work, "SACRO-ML LIRAAttack", peer["versions"].get("sacroml") or C.peer_version("sacroml", "sacroml"),
         peer["seconds"], t[0], peer_q, our_q, load0, load1, notes=notes, peer_cpu=peer["cpu_seconds"],
-        our_cpu=t[1], repeat=repeat, our_runs=t[2], peer_runs=peer.get("seconds_runs"),
+        our_cpu=t[1], our_runs=t[2], peer_runs=peer.get("seconds_runs"),
         peer_own_metrics=peer.get("own_metrics"),
         our_other_modes={k: C.quality(is_member, v) for k, v in extra.items()},
         target_fit_seconds=peer.get("target_fit_seconds"), peer_versions=peer.get("versions"))

@@ -66,11 +66,9 @@ def run(n: int, k: int, epochs: int, seed: int, repeat: int = 1) -> dict:
         peer["seconds"], our_s, C.quality(target_in, peer["arrays"]["scores"]), C.quality(target_in, scores),
         load0, load1,
         notes=f"peer time = Keras shadow loop {peer['train_seconds']:.1f} s + compute_score_lira "
-              f"{peer['score_seconds']:.2f} s; ours = TorchMLP fast, K batched + LiRA"
-              + C.repeat_note(repeat, our_runs, peer.get("seconds_runs"), "TF Privacy"),
+              f"{peer['score_seconds']:.2f} s; ours = TorchMLP fast, K batched + LiRA",
         peer_cpu=peer["cpu_seconds"], our_cpu=our_cpu, peer_train_seconds=peer["train_seconds"],
-        peer_score_seconds=peer["score_seconds"], repeat=repeat, our_runs=our_runs,
-        peer_runs=peer.get("seconds_runs"))
+        peer_score_seconds=peer["score_seconds"], our_runs=our_runs, peer_runs=peer.get("seconds_runs"))
 
 
 def main(argv=None):

@@ -196,8 +196,8 @@ def run(model: str, n: int, r: int, seed: int, repeat: int = 1) -> dict:
     return C.comparison(
         f"pdtp_{model}", f"PDTP of {r} records of an Adult training set of {n}, {work}", "ART art.metrics.PDTP",
         peer["versions"]["adversarial-robustness-toolbox"], peer["seconds"], our_s, None, None, load0, load1,
-        notes=note + C.repeat_note(repeat, our_runs, peer.get("seconds_runs"), "ART"), peer_cpu=peer["cpu_seconds"],
-        our_cpu=our_cpu, agreement=agree, repeat=repeat, our_runs=our_runs, peer_runs=peer.get("seconds_runs"))
+        notes=note, peer_cpu=peer["cpu_seconds"], our_cpu=our_cpu, agreement=agree, our_runs=our_runs,
+        peer_runs=peer.get("seconds_runs"))
 
 
 def main(argv=None):

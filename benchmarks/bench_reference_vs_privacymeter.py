@@ -74,10 +74,9 @@ def run(n: int, m: int, k: int, seed: int, repeat: int = 5) -> dict:
         "1.0.1", peer["seconds"], our_s, C.quality(is_member, peer["arrays"]["scores"]),
         C.quality(is_member, scores), load0, load1,
         notes=f"peer time = sklearn reference-model loop {peer['train_seconds']:.1f} s + Audit "
-              f"{peer['audit_seconds']:.1f} s; ours = TorchMLP fast K batched + offline LiRA"
-              + C.repeat_note(repeat, our_runs, peer["seconds_runs"], "Privacy Meter"),
+              f"{peer['audit_seconds']:.1f} s; ours = TorchMLP fast K batched + offline LiRA",
         peer_cpu=peer["cpu_seconds"], our_cpu=our_cpu, peer_train_seconds=peer["train_seconds"],
-        peer_audit_seconds=peer["audit_seconds"], repeat=repeat, our_runs=our_runs, peer_runs=peer["seconds_runs"])
+        peer_audit_seconds=peer["audit_seconds"], our_runs=our_runs, peer_runs=peer["seconds_runs"])
 
 
 def main(argv=None):

@@ -83,10 +83,9 @@ def run(n: int, m: int, k: int, seed: int, attack_batch_size: int = ATTACK["atta
         C.quality(is_member, peer["arrays"]["scores"]), C.quality(is_member, scores), load0, load1,
         notes="shadows: ART sklearn MLP clones one by one; ours TorchMLP fast, K batched; attack net: ART sklearn, "
               f"ours {att.backend_}" + (" (TorchMLP fast-mode SGD kernel)" if att.backend_ == "numba" and
-                                         attack_batch_size > 1 else "")
-              + C.repeat_note(repeat, our_runs, peer.get("seconds_runs"), "ART"),
+                                         attack_batch_size > 1 else ""),
         peer_cpu=peer["cpu_seconds"], our_cpu=our_cpu, peer_shadow_seconds=peer.get("shadow_seconds"),
-        repeat=repeat, our_runs=our_runs, peer_runs=peer.get("seconds_runs"),
+        our_runs=our_runs, peer_runs=peer.get("seconds_runs"),
         attack_backend=att.backend_, peer_attack_rows=peer.get("n_attack_rows"),
         our_attack_rows=int(refs.probs.shape[0] * refs.probs.shape[1]))
 

@@ -64,6 +64,11 @@ def test_comparison_row_and_table():
     assert row["speedup"] == pytest.approx(5.0) and row["cpu_speedup"] == pytest.approx(4.0)
     text = "\n".join(R.comparison_table([row, {"name": "y", "error": "RuntimeError: boom"}], "cmd"))
     assert "**5.0x** / **4.0x**" in text and "`y` did not run" in text and "TPR@0.1% 2.0 %" in text
+    assert "runs" not in row["notes"] and "our_runs" not in row
+    rep = C.comparison("x", "work", "Peer", "1.0", 10.0, 2.0, None, None, 1.0, 2.0, notes="n",
+                       our_runs=[2.0, 1.5, 2.5], peer_runs=[9.0, 10.0, 11.0])
+    assert rep["notes"] == "n; each side the median of 3 runs of the same work (ours 1.5-2.5 s, the peer 9-11 s)"
+    assert rep["repeat"] == 3 and rep["our_runs"] == [2.0, 1.5, 2.5] and rep["peer_runs"] == [9.0, 10.0, 11.0]
 
 
 def test_spearman_matches_definition():
