@@ -108,7 +108,7 @@ def counted(fn):
 def _native_ok() -> bool:
     from leakaudit.learners import _mlp_native
 
-    return _mlp_native.supports(64, np.float32, True)
+    return _mlp_native.supports(64, np.float32)
 
 
 def mlp_case(K: int, n: int, epochs: int, seed: int = 0, sparse: bool = False, n_threads: int | None = None):

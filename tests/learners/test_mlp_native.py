@@ -264,7 +264,78 @@ def test_falls_back_to_numba_where_it_does_not_apply():
     assert TorchMLP(hidden=(16,), dtype="float64", **kw).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "numba"
     assert TorchMLP(hidden=(16,), native=False, **kw).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "numba"
     dense = dict(kw, sparse_input=False)
-    assert TorchMLP(hidden=(16,), **dense).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "numba"
+    assert TorchMLP(hidden=(20,), **dense).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "numba"
+
+
+def dense_data(n=90, d=13, n_classes=2, seed=0):
+    """Dense rows with some exact zeros and negative zeros (which the kernel must add as they are)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[rng.random((n, d)) < 0.1] = 0.0
+    X[rng.random((n, d)) < 0.05] = -0.0
+    y = rng.integers(0, n_classes, n)
+    y[:n_classes] = np.arange(n_classes)
+    return X, y
+
+
+@pytest.mark.parametrize("order", ["independent", "shared"])
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_dense_rows_native_equals_numba_kernel_and_torch_path(monkeypatch, order, optimizer, activation, n_classes):
+    """Dense rows (no sparse first layer) now train on the C kernel's blocked matrix products: the numba kernel's
+    and the torch path's models to float32 rounding."""
+    X, y = dense_data(n=30, n_classes=n_classes)
+    kw = dict(hidden=(16,), mode="fast", epochs=4, batch_size=8, lr=0.01, order=order, optimizer=optimizer,
+              activation=activation, weight_decay=1e-3, sparse_input=False)
+    nat, _ = against_numba_and_torch(monkeypatch, X, y, kw)
+    assert not nat.info["sparse_input"] and nat.info.get("onehot_groups", 0) == 0
+
+
+@pytest.mark.parametrize("output", ["softmax", "logistic"])
+def test_dense_rows_give_the_models_of_csr_rows_listing_every_column_bit_for_bit(monkeypatch, output):
+    """The dense copies (two register-blocked products a step: 6 rows or inputs at a time, 4 or 2 vectors of hidden
+    units) add every term in the CSR path's order: the same models bit for bit, for widths that leave 1-3 vectors over
+    (8, 24, 40, 56, 96 units) or none (64, 128), inputs that leave 0-5 over (12, 13, 17), batches that leave rows over,
+    -0.0 and 0.0 inputs, both activations and orders, 2 and 3 classes; and 1 or 2 threads, and a model alone or in a
+    batch, give the same model."""
+    runs = []
+    ind, sh = "independent", "shared"
+    for hidden, d, activation, n_classes, batch, order in [
+            (8, 13, "tanh", 2, 7, ind), (24, 12, "relu", 3, 16, sh), (40, 17, "tanh", 3, 50, ind),
+            (56, 13, "relu", 2, 9, ind), (64, 17, "tanh", 2, 32, sh), (96, 12, "tanh", 3, 11, ind),
+            (128, 13, "relu", 2, 40, ind)]:
+        if output == "logistic" and n_classes == 3:
+            n_classes = 2
+        X, y = dense_data(n=90, d=d, n_classes=n_classes, seed=hidden)
+        kw = dict(hidden=(hidden,), activation=activation, mode="fast", epochs=2, batch_size=batch, lr=1e-2,
+                  weight_decay=1e-4, output=output, order=order, sparse_input=False)
+        runs.append((X, y, kw))
+    subsets = [np.arange(0, 90), np.arange(5, 40), np.array([3, 17, 4, 29, 11, 0, 8, 21, 13, 60, 61])]
+    for X, y, kw in runs:
+        dense = TorchMLP(n_threads=2, **kw).fit_many(X, y, subsets, [1, 2, 3])
+        one = TorchMLP(n_threads=1, **kw).fit_many(X, y, subsets, [1, 2, 3])
+        with monkeypatch.context() as mp:
+            mp.setattr(_mlp_native, "DENSE", False)
+            csr = TorchMLP(**kw).fit_many(X, y, subsets, [1, 2, 3])
+        assert dense.info["kernel"] == csr.info["kernel"] == "native" and dense.info["backend"] == "numba"
+        for other in (one, csr):
+            for a, b in zip(dense.weights_ + dense.biases_, other.weights_ + other.biases_):
+                np.testing.assert_array_equal(a, b)
+        if kw["order"] == "independent":
+            alone = TorchMLP(**kw).fit(X[subsets[2]], y[subsets[2]], random_state=3, n_classes=y.max() + 1)
+            for a, b in zip(alone.weights_ + alone.biases_, [w[2] for w in dense.weights_ + dense.biases_]):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_auto_trains_dense_rows_on_the_c_kernel_where_it_applies():
+    X, y = dense_data()
+    kw = dict(mode="fast", epochs=1, batch_size=8, sparse_input=False)
+    assert TorchMLP(hidden=(16,), **kw).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "native"
+    if importlib.util.find_spec("torch") is not None:  # elsewhere torch's batched products (numba's loops are slower)
+        for other in (dict(hidden=(20,)), dict(hidden=(16,), native=False), dict(hidden=(16, 8))):
+            info = TorchMLP(**other, **kw).fit_many(X, y, SUBSETS, SEEDS).info
+            assert info["backend"] == "torch" and info["kernel"] == "torch"
 
 
 def test_native_parameter_is_validated():
@@ -289,7 +360,7 @@ def test_build_failure_names_the_compiler_error(monkeypatch, tmp_path):
 def test_disabled_by_environment(monkeypatch):
     monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
     assert _mlp_native.library() is None and "LEAKAUDIT_NATIVE=0" in _mlp_native.UNAVAILABLE_REASON
-    assert not _mlp_native.supports(64, np.float32, True)
+    assert not _mlp_native.supports(64, np.float32)
 
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
@@ -323,7 +394,7 @@ def test_native_first_layer_equals_the_numba_kernel(monkeypatch, hidden):
     X, y = adult_like(120, seed=3)
     bank = TorchMLP(hidden=(hidden,), mode="fast", epochs=2, batch_size=16).fit_many(X, y, [np.arange(80)] * 3,
                                                                                       [1, 2, 3])
-    assert bank.info["sparse_input"] and _mlp_native.supports(hidden, np.float32, True)
+    assert bank.info["sparse_input"] and _mlp_native.supports(hidden, np.float32)
     native = bank.decision_function(X)
     with monkeypatch.context() as mp:
         mp.setenv("LEAKAUDIT_NATIVE", "0")

@@ -66,8 +66,8 @@ static inline v8f vmax(v8f a, v8f b) { return vsel(a > b, a, b); }
 static inline v8f vabs(v8f x) { return vsel(x < 0.0f, -x, x); }  /* -0 stays -0: only compared, below */
 static inline v8f vfma(v8f a, v8f b, v8f c) { return a * b + c; }
 #endif
-/* x in every lane */
-static inline v8f vbcast(float x) { return (v8f){0, 0, 0, 0, 0, 0, 0, 0} + x; }
+/* x in every lane, exactly (-0 too; a broadcast load when x is in memory, where 0 + x cost an add first) */
+static inline v8f vbcast(float x) { return (v8f){x, x, x, x, x, x, x, x}; }
 
 /* the rational tanh of _torch_numba._fast_tanh (Eigen's float approximation, <= 4.4 ulp), 8 lanes */
 static inline v8f tanh_rat(v8f x, const float *c) {
@@ -120,9 +120,12 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
  * the exp) overlap instead of running one after another; every gradient term is still added in row order, so the
  * sums are bit for bit those of one row at a time (RG = 1, which also takes the rows left over). The first layer's
  * multiply-adds are explicit FMAs: left to the compiler, 8-unit nets came out fused in one copy and not in the other.
- * Returns how many of the cnt rows it took (a multiple of RG). Scratch g: RG * C floats. */
+ * Returns how many of the cnt rows it took (a multiple of RG). Scratch g: RG * C floats.
+ * DENSE (a compile-time constant): the first layer is done by dense_forward and dense_weight_grad around this call;
+ * row i's pre-activations are read from zd[i H : (i + 1) H] and its d loss / d z written back there. */
 static inline __attribute__((always_inline)) int64_t rows_grouped(
-    const int NV, const int ACT, const int RG, const float *restrict w1, const float *restrict b1,
+    const int NV, const int ACT, const int RG, const int DENSE, float *restrict zd, const float *restrict w1,
+    const float *restrict b1,
     const float *restrict w2, const float *restrict b2, float *restrict gw1, float *restrict gb1,
     float *restrict gw2, float *restrict gb2, const int64_t *restrict rstart, const int64_t *restrict rend,
     const int64_t *restrict indices, const float *restrict values, const int64_t *restrict y,
@@ -135,26 +138,31 @@ static inline __attribute__((always_inline)) int64_t rows_grouped(
     for (; i0 + RG <= cnt; i0 += RG) {
         int64_t q0s[RG], q1s[RG], nmin = INT64_MAX;
         v8f a[RG][NV], dz[RG][NV];
-        for (int j = 0; j < RG; j++) {
-            const int64_t r = rows[i0 + j];
-            q0s[j] = rstart[r];
-            q1s[j] = rend[r];
-            if (q1s[j] - q0s[j] < nmin) nmin = q1s[j] - q0s[j];
-            for (int v = 0; v < NV; v++) a[j][v] = LOADV(b1 + 8 * v);
-        }
-        /* forward: the rows' t-th listed inputs together, then each row's rest */
-        for (int64_t t = 0; t < nmin; t++)
+        if (DENSE) {
+            for (int j = 0; j < RG; j++)
+                for (int v = 0; v < NV; v++) a[j][v] = LOADV(zd + (i0 + j) * H + 8 * v);
+        } else {
             for (int j = 0; j < RG; j++) {
-                const float xv = values[q0s[j] + t];
-                const float *w = w1 + indices[q0s[j] + t] * H;
-                for (int v = 0; v < NV; v++) a[j][v] = vfma(vbcast(xv), LOADV(w + 8 * v), a[j][v]);
+                const int64_t r = rows[i0 + j];
+                q0s[j] = rstart[r];
+                q1s[j] = rend[r];
+                if (q1s[j] - q0s[j] < nmin) nmin = q1s[j] - q0s[j];
+                for (int v = 0; v < NV; v++) a[j][v] = LOADV(b1 + 8 * v);
             }
-        for (int j = 0; j < RG; j++)
-            for (int64_t q = q0s[j] + nmin; q < q1s[j]; q++) {
-                const float xv = values[q];
-                const float *w = w1 + indices[q] * H;
-                for (int v = 0; v < NV; v++) a[j][v] = vfma(vbcast(xv), LOADV(w + 8 * v), a[j][v]);
-            }
+            /* forward: the rows' t-th listed inputs together, then each row's rest */
+            for (int64_t t = 0; t < nmin; t++)
+                for (int j = 0; j < RG; j++) {
+                    const float xv = values[q0s[j] + t];
+                    const float *w = w1 + indices[q0s[j] + t] * H;
+                    for (int v = 0; v < NV; v++) a[j][v] = vfma(vbcast(xv), LOADV(w + 8 * v), a[j][v]);
+                }
+            for (int j = 0; j < RG; j++)
+                for (int64_t q = q0s[j] + nmin; q < q1s[j]; q++) {
+                    const float xv = values[q];
+                    const float *w = w1 + indices[q] * H;
+                    for (int v = 0; v < NV; v++) a[j][v] = vfma(vbcast(xv), LOADV(w + 8 * v), a[j][v]);
+                }
+        }
         for (int j = 0; j < RG; j++)
             for (int v = 0; v < NV; v++)
                 a[j][v] = ACT == 0 ? tanh_rat(a[j][v], coefs) : vsel(a[j][v] < 0.0f, zero, a[j][v]);
@@ -194,6 +202,11 @@ static inline __attribute__((always_inline)) int64_t rows_grouped(
                 acc += dz[j][v];
             }
             STOREV(gb1 + 8 * v, acc);
+        }
+        if (DENSE) {  /* the first layer's weight gradient: dense_weight_grad, after every row of the step */
+            for (int j = 0; j < RG; j++)
+                for (int v = 0; v < NV; v++) STOREV(zd + (i0 + j) * H + 8 * v, dz[j][v]);
+            continue;
         }
         /* first layer: scatter-add into the rows of dW1 of each row's listed inputs, row after row */
         for (int j = 0; j < RG; j++)
@@ -254,17 +267,143 @@ static inline __attribute__((always_inline)) void onehot_complement(
     }
 }
 
+/* The dense first layer (train_impl's DENSE copies: rows of X given as an (n, d) row-major array): the step's
+ * pre-activations and weight gradient as two register-blocked matrix products over the step's rows, instead of
+ * row by row, so a weight vector loaded once serves DENSE_RB rows and a gradient vector is loaded and stored once a
+ * step. Each sum is still one FMA per input in the order of the sparse path's listed inputs (all d, ascending) and
+ * one per row in row order: the same numbers as the sparse path given every column of every row. DENSE_NB vectors
+ * of hidden units a block: 4 with 32 vector registers (AVX-512VL), else 2 (16). */
+#ifndef DENSE_RB
+#define DENSE_RB 6
+#endif
+#ifndef DENSE_TB
+#define DENSE_TB 6
+#endif
+#ifndef DENSE_NB
+#ifdef __AVX512VL__
+#define DENSE_NB 4
+#else
+#define DENSE_NB 2
+#endif
+#endif
+
+/* z[j, 8 v0 : 8 (v0 + NB)] = b1 + sum over t ascending of xr[j][t] W1[t] for RB rows, NB vectors */
+static inline __attribute__((always_inline)) void dense_forward_block(
+    const int RB, const int NB, int64_t H, const float *const *xr, int64_t d, const float *restrict w1,
+    const float *restrict b1, float *restrict z, int v0)
+{
+    v8f acc[DENSE_RB][DENSE_NB];  /* fixed sizes (RB, NB: at most these), not VLAs: kept in registers */
+    #pragma GCC unroll 16
+    for (int j = 0; j < RB; j++)
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) acc[j][v] = LOADV(b1 + 8 * (v0 + v));
+    for (int64_t t = 0; t < d; t++) {
+        v8f wv[DENSE_NB];
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) wv[v] = LOADV(w1 + t * H + 8 * (v0 + v));
+        #pragma GCC unroll 16
+        for (int j = 0; j < RB; j++) {
+            const v8f xv = vbcast(xr[j][t]);
+            #pragma GCC unroll 16
+            for (int v = 0; v < NB; v++) acc[j][v] = vfma(xv, wv[v], acc[j][v]);
+        }
+    }
+    #pragma GCC unroll 16
+    for (int j = 0; j < RB; j++)
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) STOREV(z + j * H + 8 * (v0 + v), acc[j][v]);
+}
+
+/* RB rows starting at rows[0] into z (row-major, H a row), every vector of hidden units */
+static inline __attribute__((always_inline)) void dense_forward_rows(
+    const int NV, const int RB, const float *restrict x, const int64_t *restrict rows, int64_t d,
+    const float *restrict w1, const float *restrict b1, float *restrict z)
+{
+    const int64_t H = (int64_t)NV * 8;
+    const float *xr[DENSE_RB];
+    #pragma GCC unroll 16
+    for (int j = 0; j < RB; j++) xr[j] = x + rows[j] * d;
+    int v0 = 0;
+    for (; v0 + DENSE_NB <= NV; v0 += DENSE_NB) dense_forward_block(RB, DENSE_NB, H, xr, d, w1, b1, z, v0);
+    if (NV % DENSE_NB == 1) dense_forward_block(RB, 1, H, xr, d, w1, b1, z, NV - 1);
+    if (NV % DENSE_NB == 2) dense_forward_block(RB, 2, H, xr, d, w1, b1, z, NV - 2);
+    if (NV % DENSE_NB == 3) dense_forward_block(RB, 3, H, xr, d, w1, b1, z, NV - 3);
+}
+
+/* z (cnt, H) = b1 + X[rows] W1 */
+static inline __attribute__((always_inline)) void dense_forward(
+    const int NV, const float *restrict x, const int64_t *restrict rows, int64_t cnt, int64_t d,
+    const float *restrict w1, const float *restrict b1, float *restrict z)
+{
+    const int64_t H = (int64_t)NV * 8;
+    int64_t i = 0;
+    for (; i + DENSE_RB <= cnt; i += DENSE_RB) dense_forward_rows(NV, DENSE_RB, x, rows + i, d, w1, b1, z + i * H);
+    for (; i < cnt; i++) dense_forward_rows(NV, 1, x, rows + i, d, w1, b1, z + i * H);
+}
+
+/* gW1[t0 : t0 + TB, 8 v0 : 8 (v0 + NB)] += sum over the rows i in order of x[rows[i], t] dz[i] */
+static inline __attribute__((always_inline)) void dense_grad_block(
+    const int TB, const int NB, int64_t H, const float *restrict x, const int64_t *restrict rows, int64_t cnt,
+    int64_t d, int64_t t0, const float *restrict dz, float *restrict gw1, int v0)
+{
+    v8f acc[DENSE_TB][DENSE_NB];
+    #pragma GCC unroll 16
+    for (int t = 0; t < TB; t++)
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) acc[t][v] = LOADV(gw1 + (t0 + t) * H + 8 * (v0 + v));
+    for (int64_t i = 0; i < cnt; i++) {
+        const float *xi = x + rows[i] * d + t0;
+        v8f gv[DENSE_NB];
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) gv[v] = LOADV(dz + i * H + 8 * (v0 + v));
+        #pragma GCC unroll 16
+        for (int t = 0; t < TB; t++) {
+            const v8f xv = vbcast(xi[t]);
+            #pragma GCC unroll 16
+            for (int v = 0; v < NB; v++) acc[t][v] = vfma(xv, gv[v], acc[t][v]);
+        }
+    }
+    #pragma GCC unroll 16
+    for (int t = 0; t < TB; t++)
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) STOREV(gw1 + (t0 + t) * H + 8 * (v0 + v), acc[t][v]);
+}
+
+static inline __attribute__((always_inline)) void dense_grad_inputs(
+    const int NV, const int TB, const float *restrict x, const int64_t *restrict rows, int64_t cnt, int64_t d,
+    int64_t t0, const float *restrict dz, float *restrict gw1)
+{
+    const int64_t H = (int64_t)NV * 8;
+    int v0 = 0;
+    for (; v0 + DENSE_NB <= NV; v0 += DENSE_NB) dense_grad_block(TB, DENSE_NB, H, x, rows, cnt, d, t0, dz, gw1, v0);
+    if (NV % DENSE_NB == 1) dense_grad_block(TB, 1, H, x, rows, cnt, d, t0, dz, gw1, NV - 1);
+    if (NV % DENSE_NB == 2) dense_grad_block(TB, 2, H, x, rows, cnt, d, t0, dz, gw1, NV - 2);
+    if (NV % DENSE_NB == 3) dense_grad_block(TB, 3, H, x, rows, cnt, d, t0, dz, gw1, NV - 3);
+}
+
+/* gW1 += X[rows]^T dz, dz (cnt, H) */
+static inline __attribute__((always_inline)) void dense_weight_grad(
+    const int NV, const float *restrict x, const int64_t *restrict rows, int64_t cnt, int64_t d,
+    const float *restrict dz, float *restrict gw1)
+{
+    int64_t t0 = 0;
+    for (; t0 + DENSE_TB <= d; t0 += DENSE_TB) dense_grad_inputs(NV, DENSE_TB, x, rows, cnt, d, t0, dz, gw1);
+    for (; t0 < d; t0++) dense_grad_inputs(NV, 1, x, rows, cnt, d, t0, dz, gw1);
+}
+
 /* NV = H / 8 vectors of hidden units and ACT (0 tanh, 1 relu): compile-time constants in the specialised copies
  * below, so that a row's hidden vectors stay in registers from the forward pass to the scatter of its gradient */
 static inline __attribute__((always_inline)) int64_t train_impl(
-    const int NV, const int ACT, float *restrict p, float *restrict m1, float *restrict m2, int64_t *restrict steps,
+    const int NV, const int ACT, const int DENSE, float *restrict p, float *restrict m1, float *restrict m2,
+    int64_t *restrict steps,
     const int64_t *restrict rstart, const int64_t *restrict rend, const int64_t *restrict indices,
     const float *restrict values, const int64_t *restrict y, const int64_t *restrict order,
     const int64_t *restrict rowmap,
     const uint8_t *restrict member, int64_t length, int64_t n_epochs, int64_t B, int64_t d, int64_t C,
     const double *restrict hyper, int adam, const float *restrict coefs,
     float *restrict grad, int64_t *restrict rows, float *restrict g, int64_t G, const int64_t *restrict gptr,
-    const int64_t *restrict gcols, const int64_t *restrict gdom, float *restrict table)
+    const int64_t *restrict gcols, const int64_t *restrict gdom, float *restrict table, const float *restrict xd,
+    float *restrict zd)
 {
     const int64_t H = (int64_t)NV * 8;
     const int64_t P = d * H + H + C * H + C;
@@ -294,10 +433,12 @@ static inline __attribute__((always_inline)) int64_t train_impl(
             if (cnt == 0) continue;
             const float inv = (float)(1.0 / (double)cnt);
             /* the rows ROW_GROUP(NV) at a time, then the rest one at a time: the same sums either way */
-            const int64_t i0 = rows_grouped(NV, ACT, ROW_GROUP(NV), t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart,
-                                            rend, indices, values, y, rows, cnt, C, c0, inv, coefs, g);
-            rows_grouped(NV, ACT, 1, t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart, rend, indices, values, y,
-                         rows + i0, cnt - i0, C, c0, inv, coefs, g);
+            if (DENSE) dense_forward(NV, xd, rows, cnt, d, t1, tb1, zd);
+            const int64_t i0 = rows_grouped(NV, ACT, ROW_GROUP(NV), DENSE, zd, t1, tb1, w2, b2, gw1, gb1, gw2, gb2,
+                                            rstart, rend, indices, values, y, rows, cnt, C, c0, inv, coefs, g);
+            rows_grouped(NV, ACT, 1, DENSE, zd + i0 * H, t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart, rend, indices,
+                         values, y, rows + i0, cnt - i0, C, c0, inv, coefs, g);
+            if (DENSE) dense_weight_grad(NV, xd, rows, cnt, d, zd, gw1);
             if (G) onehot_complement(NV, gw1, gb1, G, gptr, gcols, gdom);
             /* update every parameter (torch.optim semantics); the gradient is reset on the way */
             taken++;
@@ -420,15 +561,17 @@ int64_t leakaudit_sgd_1h_f32(int64_t H, SGD_DECL)
         int64_t C, const double *restrict hyper, int adam, const float *restrict coefs,                  \
         float *restrict grad, int64_t *restrict rows, float *restrict g, int64_t G,                      \
         const int64_t *restrict gptr, const int64_t *restrict gcols, const int64_t *restrict gdom,       \
-        float *restrict table
+        float *restrict table, const float *restrict xd, float *restrict zd
 #define ARGS_PASS                                                                                         \
     p, m1, m2, steps, rstart, rend, indices, values, y, order, rowmap, member, length, n_epochs, B, d, C, hyper, \
-        adam, coefs, grad, rows, g, G, gptr, gcols, gdom, table
+        adam, coefs, grad, rows, g, G, gptr, gcols, gdom, table, xd, zd
 
 /* one specialised copy per hidden width the dispatcher accepts (H = 8 NV) and activation */
 #define SPECIALISE(NVC)                                                                                   \
-    static int64_t train_nv##NVC##_tanh(ARGS_DECL) { return train_impl(NVC, 0, ARGS_PASS); }             \
-    static int64_t train_nv##NVC##_relu(ARGS_DECL) { return train_impl(NVC, 1, ARGS_PASS); }
+    static int64_t train_nv##NVC##_tanh(ARGS_DECL) { return train_impl(NVC, 0, 0, ARGS_PASS); }          \
+    static int64_t train_nv##NVC##_relu(ARGS_DECL) { return train_impl(NVC, 1, 0, ARGS_PASS); }          \
+    static int64_t train_nv##NVC##_tanh_dense(ARGS_DECL) { return train_impl(NVC, 0, 1, ARGS_PASS); }    \
+    static int64_t train_nv##NVC##_relu_dense(ARGS_DECL) { return train_impl(NVC, 1, 1, ARGS_PASS); }
 FOR_EACH_NV(SPECIALISE)
 
 /* The one-hot groups of one model's training rows (rowmap[0:length], the member rows of them if member is given)
@@ -524,15 +667,21 @@ int64_t leakaudit_onehot_prepare(
 
 /* Train one model for n_epochs of its row order (positions in its row map); activation 0 is tanh, 1 relu.
  * Returns the number of steps taken, or -1 for a hidden width H with no specialised copy (H must be 8 NV for a
- * listed NV). Row r's listed inputs: indices/values[rstart[r]:rend[r]] (CSR rows: rstart = indptr, rend = indptr + 1).
+ * listed NV), -2 for dense rows with one-hot groups. Row r's listed inputs: indices/values[rstart[r]:rend[r]] (CSR
+ * rows: rstart = indptr, rend = indptr + 1); or, with xd (the DENSE copies; the CSR pointers are then not read), row r
+ * of the row-major (n, d) array xd, every column, with scratch zd (B H floats).
  * Scratch: grad (P floats, 32-byte aligned), rows (B), g (4 C: ROW_GROUP rows' logits), table
  * ((d + 1) H floats, with G > 0 one-hot groups: group g's other columns gcols[gptr[g]:gptr[g + 1]], its dominant
  * column gdom[g], dropped from the rows' lists, then the columns of no group, gcols[gptr[G]:gptr[G + 1]]; see
  * onehot_table and leakaudit_onehot_prepare). */
 int64_t leakaudit_train_1h_f32(int64_t H, int activation, ARGS_DECL)
 {
-#define TRAIN_CASE(NVC) \
-    case 8 * NVC: return activation == 0 ? train_nv##NVC##_tanh(ARGS_PASS) : train_nv##NVC##_relu(ARGS_PASS);
+#define TRAIN_CASE(NVC)                                                                                    \
+    case 8 * NVC:                                                                                          \
+        if (xd)                                                                                            \
+            return activation == 0 ? train_nv##NVC##_tanh_dense(ARGS_PASS) : train_nv##NVC##_relu_dense(ARGS_PASS); \
+        return activation == 0 ? train_nv##NVC##_tanh(ARGS_PASS) : train_nv##NVC##_relu(ARGS_PASS);
+    if (xd && G) return -2;  /* dense rows have no one-hot groups */
     switch (H) {
     FOR_EACH_NV(TRAIN_CASE)
     default: return -1;

@@ -42,6 +42,9 @@ ROW_GROUP_MAX = 4
 MIN_DOMINANT_SHARE = 0.25
 #: whether TorchMLP's fast mode has the kernel find and drop one-hot groups (a switch for tests and benchmarks)
 ONEHOT = True
+#: whether TorchMLP's fast mode hands the kernel dense rows as they are (else as CSR rows listing every column: the
+#: same numbers, a switch for tests and benchmarks)
+DENSE = True
 #: why the native kernel is not used (None while it is, or before the first attempt)
 UNAVAILABLE_REASON: str | None = None
 
@@ -56,10 +59,10 @@ def _build() -> ctypes.CDLL:
     fn = lib.leakaudit_train_1h_f32
     fn.restype = ctypes.c_int64
     # H, activation, the 12 arrays, length/n_epochs/B/d/C, hyper, adam, coefs, the scratch grad/rows/g, then the
-    # one-hot groups (G, gptr, gcols, gdom) and their scratch table
+    # one-hot groups (G, gptr, gcols, gdom) and their scratch table, then the dense rows and their scratch
     fn.argtypes = [ctypes.c_int64, ctypes.c_int] + [ctypes.c_void_p] * 12 + [ctypes.c_int64] * 5 + [
         ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p] + [ctypes.c_void_p] * 3 + [ctypes.c_int64] + [
-        ctypes.c_void_p] * 4
+        ctypes.c_void_p] * 6
     prep = lib.leakaudit_onehot_prepare
     prep.restype = ctypes.c_int64
     prep.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int64] * 2 + [ctypes.c_double] + [ctypes.c_void_p] * 8
@@ -86,9 +89,9 @@ def library() -> ctypes.CDLL | None:
     return load_once(globals(), _build)
 
 
-def supports(H: int, dtype, sparse: bool) -> bool:
-    """Whether the native kernel trains this net: float32, sparse first layer, H in its specialised widths."""
-    if not sparse or np.dtype(dtype) != np.float32:
+def supports(H: int, dtype) -> bool:
+    """Whether the native kernel trains this net: float32, H in its specialised widths (sparse or dense rows)."""
+    if np.dtype(dtype) != np.float32:
         return False
     lib = library()
     return lib is not None and bool(lib.leakaudit_native_supports(int(H)))
@@ -256,7 +259,7 @@ def onehot_prepare(indptr, indices, values, rows, d: int, member=None):
 
 def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, start, rowmap, rm_start, length,
                 member, use_member, n_epochs, batch_size, d, H, C, hyper, adam, activation, coefs,
-                n_threads, rngs=None, onehot: bool = False) -> list:
+                n_threads, rngs=None, onehot: bool = False, x=None) -> list:
     """Train every model (row of ``params``) for ``n_epochs``: the numba kernel's arguments and semantics.
 
     Arrays are C-contiguous: params/mom1/mom2 (K, >= P) float32, steps (K,) int64, the CSR rows
@@ -271,6 +274,10 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
     With ``onehot``, each model's task first finds the one-hot groups of its own training rows
     (:func:`onehot_prepare`) and trains on its rows without their dominant columns, which the kernel adds back.
     Returns the number of groups each model used (K,).
+
+    With ``x`` (n, d) float32 C-contiguous, the rows are x's, every column (the dense first layer: two
+    register-blocked matrix products a step; the CSR arrays are then not read and ``onehot`` must be False): the
+    same numbers as CSR rows listing every column of x (``csr_rows(x, sparse=False)``).
     """
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
@@ -281,8 +288,15 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
     hyper = np.ascontiguousarray(hyper, dtype=np.float64)
     coefs = np.ascontiguousarray(coefs, dtype=np.float32)
     local = threading.local()
-    n = indptr.size - 1
-    row_nnz = np.diff(indptr)
+    if x is not None:
+        if onehot:  # pragma: no cover - the caller's contract
+            raise ValueError("dense rows (x) have no one-hot groups")
+        if x.dtype != np.float32 or not x.flags.c_contiguous or x.shape[1] != d:  # pragma: no cover
+            raise ValueError("x must be a C-contiguous float32 array of d columns")
+        n = x.shape[0]
+    else:
+        n = indptr.size - 1
+        row_nnz = np.diff(indptr)
     used = [0] * K
 
     def scratch():
@@ -299,6 +313,8 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
             table = np.empty((d + 1) * H + 16 if onehot else 1, np.float32)
             local.table = table[(-table.ctypes.data % 64) // 4 :]  # 64-byte aligned rows, as W1's
             local.oh = _onehot_scratch(d, n) if onehot else None
+            zd = np.empty(max(1, batch_size) * H + 16 if x is not None else 1, np.float32)
+            local.zd = zd[(-zd.ctypes.data % 64) // 4 :]  # the dense rows' (B, H) pre-activations and gradients
         return local
 
     def one(k):
@@ -314,7 +330,12 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
         rowmap_k = rowmap[int(rm_start[k]) :]
         mem = _ptr(member[k]) if use_member else None
         steps_k = steps[k : k + 1]
-        rows_csr = (_ptr(indptr), _ptr(indptr) + 8, _ptr(indices), _ptr(values))  # rstart, rend = indptr, indptr + 1
+        if x is None:  # rstart, rend = indptr, indptr + 1
+            rows_csr = (_ptr(indptr), _ptr(indptr) + 8, _ptr(indices), _ptr(values))
+            dense = (None, None)
+        else:
+            rows_csr = (None, None, None, None)
+            dense = (_ptr(x), _ptr(s.zd))
         groups = (0, None, None, None)
         if onehot:
             o = s.oh
@@ -325,7 +346,7 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
         got = fn(int(H), int(activation), _ptr(params[k]), _ptr(mom1[k]), _ptr(mom2[k]), _ptr(steps_k), *rows_csr,
                  _ptr(y), _ptr(order_k), _ptr(rowmap_k), mem, m, int(n_epochs), int(batch_size),
                  int(d), int(C), _ptr(hyper), int(bool(adam)), _ptr(coefs), _ptr(s.grad), _ptr(s.rows), _ptr(s.g),
-                 *groups, _ptr(s.table))
+                 *groups, _ptr(s.table), *dense)
         if got < 0:  # pragma: no cover - supports() guards the width
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 

@@ -277,7 +277,7 @@ def stacked_logits(weights, biases, activation: str, X: np.ndarray, sparse_first
 
     widest = max(W.shape[2] for W in weights)
     chunk = max(1, int(16_000_000 // max(1, n * widest)))  # models per pass: hidden activations <= ~64 MB
-    csr = csr_rows(Xd, True) if sparse_first and _mlp_native.supports(weights[0].shape[2], dt, True) else None
+    csr = csr_rows(Xd, True) if sparse_first and _mlp_native.supports(weights[0].shape[2], dt) else None
     for s in range(0, K, chunk):
         e = min(K, s + chunk)
         for l, (W, b) in enumerate(zip(weights, biases)):

@@ -100,14 +100,17 @@ class TorchMLP(Learner):
         Row orders of the models of one ``fit_many`` call (see module docstring).
     backend : {"auto", "numba", "torch"}, default="auto"
         Trainer. "auto": the compiled numba kernel when numba is installed
-        (faithful mode: any net; fast mode: nets with exactly one hidden layer
-        and a sparse first layer, see ``sparse_input``), else torch. On dense
-        inputs torch's batched matrix products are about twice as fast as the
-        kernel's per-model loops (Adult-sized nets, batch 200: ~220 against
-        ~430-590 us per model and step, one core), so "auto" keeps torch there
-        when it is installed. "numba" raises ``InvalidParameterError`` where
-        the kernel does not apply. The bank's ``info["backend"]`` records the
-        choice.
+        (faithful mode: any net; fast mode: nets with exactly one hidden layer),
+        else torch. On dense inputs (no sparse first layer, see
+        ``sparse_input``) "auto" takes the kernel's C twin where it applies
+        (``native``; its register-blocked matrix products ran 0.57-0.77 of
+        torch's time on 2 cores, 0.28-0.32 on narrow inputs, see
+        benchmarks/README.md, session 14) and otherwise keeps torch when it is
+        installed: its batched matrix products are about twice as fast as the
+        numba kernel's per-model loops (Adult-sized nets, batch 200: ~220
+        against ~430-590 us per model and step, one core). "numba" raises
+        ``InvalidParameterError`` where the kernel does not apply. The bank's
+        ``info["backend"]`` records the choice.
     n_threads : int or None, default=None
         Threads for training (None: numba's thread count, i.e. every core). The
         compiled kernels train one model per task; fast mode's torch trainer
@@ -116,8 +119,8 @@ class TorchMLP(Learner):
         synchronisation, see ``benchmarks/README.md``). Results do not depend on it.
     native : bool, default=True
         On the numba backend, train float32 nets with one hidden layer of width
-        8, 16, 24, 32, 40, 48, 56, 64, 80, 96 or 128 (fast mode: with a sparse
-        first layer; faithful mode: without weight decay) with the compiled
+        8, 16, 24, 32, 40, 48, 56, 64, 80, 96 or 128 (faithful mode: without
+        weight decay; fast mode: sparse or dense first layer) with the compiled
         kernels' C twins (``_mlp_native``), built for this machine on first use
         when a C compiler is present (else, or with ``LEAKAUDIT_NATIVE=0``, the
         numba kernels train). Same algorithms and row orders; sums in another
@@ -126,7 +129,9 @@ class TorchMLP(Learner):
         kernel drops each one-hot group's most frequent column from the rows
         and adds it back through the bias (``_mlp_native.onehot_prepare``, on
         each model's own rows; ``info["onehot_groups"]``: the most groups a
-        model used): the same sums, reassociated.
+        model used): the same sums, reassociated. Dense rows go to it as they
+        are: each step's first layer is two register-blocked matrix products
+        over the step's rows (the sums of CSR rows listing every column).
     sparse_input : {"auto", True, False}, default="auto"
         Fast mode only: compute the first layer from the non-zero inputs of
         each row (a gather of their weight rows forward, a scatter-add of
@@ -349,9 +354,10 @@ class TorchMLP(Learner):
             info["kernel"] = p.get("kernel", "torch")
         else:
             info["sparse_input"] = sparse = self._use_sparse(X, subsets)
-            if self.backend == "auto" and p["backend"] == "numba" and not sparse and _torch_available():
-                # dense first layer: torch's batched matmuls beat the compiled per-model loops (measured
-                # 220 vs 430-590 us per model-step for Adult-sized nets; see the backend parameter)
+            if (self.backend == "auto" and p["backend"] == "numba" and not sparse and _torch_available()
+                    and not (self.native and _native_supports(sizes[1], dtype))):
+                # dense first layer without the C kernel: torch's batched matmuls beat numba's per-model loops
+                # (measured 220 vs 430-590 us per model-step for Adult-sized nets; see the backend parameter)
                 p["backend"] = info["backend"] = "torch"
             fast = self._fast_numba if p["backend"] == "numba" else self._fast_torch
             Ws, bs = fast(X, y, inits, subsets, rngs, p, (union, shared_rng) if shared else None, sparse)
@@ -393,7 +399,7 @@ class TorchMLP(Learner):
             W2T = np.ascontiguousarray(np.stack([w[1] for w, _ in inits]).transpose(0, 2, 1))
             b2 = np.stack([b[1] for _, b in inits])
             hyper = np.array([p["lr"]], dtype=dtype)
-            if self.native and _mlp_native.supports(sizes[1], dtype, True):
+            if self.native and _mlp_native.supports(sizes[1], dtype):
                 # the kernel's C twin (float32, listed widths), model by model over threads
                 p["kernel"] = "native"
                 _mlp_native.train_faithful(W1, b1, W2T, b2, indptr, indices, values, y64, order, order_ptr,
@@ -560,7 +566,14 @@ class TorchMLP(Learner):
         H = int(inits[0][0][0].shape[1])
         C = int(inits[0][0][1].shape[1])
         P = n_params_1h(d, H, C)
-        indptr, indices, values = csr_rows(X.astype(dtype), sparse)
+        # the native twin of the kernel (float32, listed widths) when this machine can compile it; it reads dense
+        # rows as they are (two blocked matrix products a step), the numba kernel as CSR rows listing every column
+        native = self.native and _mlp_native.supports(H, dtype)
+        xdense = np.ascontiguousarray(X, dtype=dtype) if native and not sparse and _mlp_native.DENSE else None
+        if xdense is None:
+            indptr, indices, values = csr_rows(X.astype(dtype), sparse)
+        else:
+            indptr = indices = values = None
         y64 = y.astype(np.int64)
         # lr, weight decay, Adam's betas and eps, 1 for a logistic output (class 0's logit gradient held at 0)
         hyper = np.array([p["lr"], self.weight_decay, 0.9, 0.999, 1e-8, float(self.output == "logistic")],
@@ -570,10 +583,9 @@ class TorchMLP(Learner):
         exact = bool(dtype == np.float64)
         coefs = TANH_COEFS.astype(dtype)
         epochs = int(self.epochs)
-        # the native twin of the kernel (float32, sparse rows, listed widths) when this machine can compile it
-        native = self.native and _mlp_native.supports(H, dtype, sparse)
         p["kernel"] = "native" if native else "numba"
-        onehot = native and _mlp_native.ONEHOT  # each model's task finds the one-hot groups of its own rows
+        # each model's task finds the one-hot groups of its own (sparse) rows
+        onehot = native and sparse and _mlp_native.ONEHOT
         groups_used = np.zeros(K, dtype=np.int64)
         # parameters + two moments per model (the gradient is one buffer per running model)
         chunk = max(1, min(K, int(self.chunk_bytes // (3 * P * dtype.itemsize))))
@@ -628,7 +640,8 @@ class TorchMLP(Learner):
                                             params, mom1, mom2, steps, indptr, indices, values, y64, order, start,
                                             rowmap, rm_start, length, member, shared is not None, nb, Bk, d, H, C,
                                             hyper, adam, act, coefs, self.n_threads,
-                                            rngs=[rngs[k] for k in ks] if fused else None, onehot=onehot)
+                                            rngs=[rngs[k] for k in ks] if fused else None, onehot=onehot,
+                                            x=xdense)
                     continue
                 with KERNEL_LOCK:
                     old = set_threads(self.n_threads)
@@ -642,6 +655,13 @@ class TorchMLP(Learner):
         if native:
             p["onehot_groups"] = int(groups_used.max(initial=0))  # the most any model used (a bank-wide figure)
         return unpack_1h(out, d, H, C)
+
+
+def _native_supports(H: int, dtype) -> bool:
+    """Whether the C kernel trains fast mode for H hidden units in dtype on this machine."""
+    from . import _mlp_native
+
+    return _mlp_native.supports(H, dtype)
 
 
 def _torch_available() -> bool:
