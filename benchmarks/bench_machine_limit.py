@@ -8,10 +8,14 @@
   on the very call that is timed in a second, uncounted run.
 * Fraction = (work / time) / peak, for TorchMLP (fast mode: mini-batch Adam, K models batched) and
   TorchCNN (K models as grouped convolutions).
-* TorchMLP fast mode runs three times. ``mlp``: the dense first layer (``sparse_input=False``; torch's batched
-  matmuls), whose work is the model's matmul FLOPs ``K * rows * epochs * (4 d h + 6 h C)`` (what
-  FlopCounterMode counted before the first layer's bias was folded into its GEMM as a constant-1 input; the
-  counter's figure, 1 % higher, is recorded as ``gflop_counted``). ``mlp_sparse``: the default on one-hot
+* TorchMLP fast mode runs four times. ``mlp``: the dense first layer (``sparse_input=False``) on what ``fit_many``
+  picks for it (``backend="auto"``: the C kernel's register-blocked matrix products where a C compiler is found,
+  since session 14; the row names the kernel from the bank's ``info``), whose work is the model's matmul FLOPs
+  ``K * rows * epochs * (4 d h + 6 h C)``, all of which the C kernel performs (on torch's path FlopCounterMode
+  counted them before the first layer's bias was folded into its GEMM as a constant-1 input; the counter's figure,
+  1 % higher there and 0 for the C kernel, is recorded as ``gflop_counted``). ``mlp_torch``: the same work on
+  torch's batched matmuls (``backend="torch"``), the path ``mlp`` measured up to session 13. ``mlp_sparse``: the
+  default on one-hot
   data (``sparse_input="auto"``), trained by the compiled mini-batch kernel (its C twin ``_mlp_native.c``
   where a C compiler is found, else ``_mlp_numba``; the row names which), which reads and
   scatter-adds only the non-zero inputs (14 of 104 on Adult, + the bias row); FlopCounterMode sees none of
@@ -105,19 +109,14 @@ def counted(fn):
     return out, int(fc.get_total_flops())
 
 
-def _native_ok() -> bool:
-    from leakaudit.learners import _mlp_native
-
-    return _mlp_native.supports(64, np.float32)
-
-
-def mlp_case(K: int, n: int, epochs: int, seed: int = 0, sparse: bool = False, n_threads: int | None = None):
+def mlp_case(K: int, n: int, epochs: int, seed: int = 0, sparse: bool = False, n_threads: int | None = None,
+             backend: str = "auto"):
     """(fn, fn to count, 1, description, model FLOPs of the dense algorithm, FLOPs performed by numba kernels).
 
     The sparse case runs on the compiled mini-batch kernel (``backend="auto"`` picks it for sparse
     inputs: the native C twin when it builds, else numba), which FlopCounterMode cannot see: its performed FLOPs are counted by formula, per row and
     model ``4 (nnz + 1) h`` for the first layer's two sparse passes (bias row included) plus ``6 h C`` for
-    the output layer. The dense case runs on torch (``backend="auto"`` keeps torch for dense inputs).
+    the output layer. The dense case runs on what ``backend`` picks (the description names it).
     """
     from leakaudit.learners import TorchMLP
 
@@ -126,8 +125,13 @@ def mlp_case(K: int, n: int, epochs: int, seed: int = 0, sparse: bool = False, n
     X, y = X[idx], y[idx]
     subsets = [np.random.default_rng(seed + k).permutation(n)[: n // 2] for k in range(K)]
     L = TorchMLP(hidden=(64,), activation="tanh", mode="fast", epochs=epochs, batch_size=200,
-                 sparse_input="auto" if sparse else False, n_threads=n_threads)
+                 sparse_input="auto" if sparse else False, n_threads=n_threads, backend=backend)
     fn = lambda: L.fit_many(X, y, subsets, list(range(K)), n_classes=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = TorchMLP(**{**L.get_params(), "epochs": 1})
+        kernel = one.fit_many(X, y, subsets[:1], [0], n_classes=2).info["kernel"]  # what trained (a short run)
+    names = {"native": "native C kernel", "numba": "numba kernel", "torch": "torch"}
     d, h, c = X.shape[1], 64, 2
     rows = K * (n // 2) * epochs
     model_flops = rows * (4 * d * h + 6 * h * c)
@@ -135,9 +139,8 @@ def mlp_case(K: int, n: int, epochs: int, seed: int = 0, sparse: bool = False, n
     sparse_flops = rows * (2 * 2 * (nnz + 1) * h + 6 * h * c) if sparse else 0.0
     desc = (f"TorchMLP fast (104-64-2 tanh, Adam, batch 200), K={K} models x {n // 2} rows x {epochs} epochs, "
             + (f"sparse first layer ({nnz:.0f} non-zero inputs + bias per row; performed FLOPs), "
-               + ("native C kernel" if _native_ok() else "numba kernel")
-               if sparse else "dense first layer (model FLOPs), torch")
-            + (f", {n_threads} thread" if n_threads == 1 else ""))
+               if sparse else "dense first layer (model FLOPs), ")
+            + names[kernel] + (f", {n_threads} thread" if n_threads == 1 else ""))
     return fn, fn, 1, desc, model_flops, sparse_flops
 
 
@@ -184,7 +187,7 @@ def main(argv=None):
     rows = []
     mlp_size = (4, 400, 2) if a.quick else (64, 2000, 20)
     cases = [("mlp", *mlp_case(*mlp_size)), ("mlp_1thread", *mlp_case(*mlp_size, n_threads=1)),
-             ("mlp_sparse", *mlp_case(*mlp_size, sparse=True)),
+             ("mlp_torch", *mlp_case(*mlp_size, backend="torch")), ("mlp_sparse", *mlp_case(*mlp_size, sparse=True)),
              ("cnn", *cnn_case(*((2, 128, 1, 4) if a.quick else (8, 1000, 1, 16))), None, 0.0)]
     for name, fn, count_fn, mult, desc, model_flops, sparse_flops in cases:
         with warnings.catch_warnings():
@@ -194,7 +197,7 @@ def main(argv=None):
             # best of REPS, as the peak it is compared with is a best of 10 (single runs vary by 10-25 % here)
             t = Best(*_best(fn, REPS))
         extra = {}
-        if name in ("mlp", "mlp_1thread"):  # conservative: the model's FLOPs, not the 1 % extra of the folded bias row
+        if name in ("mlp", "mlp_1thread", "mlp_torch"):  # the model's FLOPs, not torch's 1 % extra (folded bias row)
             flops = model_flops
             extra = {"gflop_counted": counted_flops / 1e9}
         elif name == "mlp_sparse":  # performed: torch ops counted + the sparse kernels' FLOPs

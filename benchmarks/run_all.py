@@ -142,9 +142,10 @@ def machine_section(res) -> list[str]:
              f"GFLOP/s per wall second. Copy bandwidth: {m['bandwidth_gbs']:.1f} GB/s per wall second, "
              f"{m.get('bandwidth_gbs_per_cpu_second', float('nan')):.1f} GB/s per CPU second. "
              f"Load average {m['load_start']:.1f} → {m['load_end']:.1f}.", "",
-             "FLOPs: the model's dense FLOPs for `mlp` (torch's FlopCounterMode agrees within 1 %), the FLOPs actually "
-             "performed for `mlp_sparse` (its dense-equivalent rate is given below the table, labelled as such), "
-             "FlopCounterMode for `cnn`.", "",
+             "FLOPs: the model's dense FLOPs for `mlp`, `mlp_1thread` and `mlp_torch` (the C kernel performs all of "
+             "them; on torch's path FlopCounterMode counts 1 % more), the FLOPs actually performed for "
+             "`mlp_sparse` (its dense-equivalent rate is given below the table, labelled as such), FlopCounterMode for "
+             "`cnn`. The `work` column names the kernel that trained.", "",
              "| training | work | wall s | CPU s | achieved GFLOP/s (wall / CPU) "
              "| fraction of the 1-thread peak (wall/wall, CPU/CPU) | fraction of the 2-thread peak (wall/wall) |",
              "|---|---|---|---|---|---|---|"]
@@ -252,7 +253,8 @@ def targets_section(res) -> list[str]:
                               f"({_pct(c['cpu_fraction_of_1thread_peak'])} per CPU second of the 1-thread peak)")
             if c["name"] == "mlp_1thread":
                 lines[-1] += f"; one core {_pct(c['fraction_of_1thread_peak'])} of the 1-thread peak"
-        lines[-1] += " (dense 104-64-2 nets, torch path; section \"The machine's limit\")."
+        kernel = next((c["work"].rsplit(", ", 1)[-1] for c in m["cases"] if c["name"] == "mlp" and "work" in c), None)
+        lines[-1] += f" (dense 104-64-2 nets{', ' + kernel if kernel else ''}; section \"The machine's limit\")."
     sc = res.get("scaling")
     if sc:
         pts = sorted((p for p in sc["points"] if p["kind"] == "models" and "error" not in p), key=lambda p: p["value"])

@@ -88,10 +88,11 @@ def test_targets_section_flags_each_comparison_against_20x():
     res = {"lira_vs_sacroml_x": {"comparisons": [fast]}, "shadow_vs_art": {"comparisons": [slow]},
            "membership_throughput": {"comparisons": [slow]},  # not a peer tool: not listed
            "machine_limit": {"cases": [{"name": "mlp", "fraction_of_all_threads_peak": 0.48,
-                                        "cpu_fraction_of_1thread_peak": 0.53},
+                                        "cpu_fraction_of_1thread_peak": 0.53, "work": "nets, dense, native C kernel"},
                                        {"name": "mlp_1thread", "fraction_of_1thread_peak": 0.58}]}}
     text = "\n".join(R.targets_section(res))
     assert "| a (lira_vs_sacroml_x) | 30.0x / – | yes | 0.600 → 0.620 (+0.020) | 1.0 % → 3.0 % (+2.0 %) |" in text
     assert "| b (shadow_vs_art) | 10.0x / – | **no** | 0.600 → 0.590 (−0.010) | n/a |" in text
     assert "membership_throughput" not in text
     assert "both cores 48.0 % of the 2-thread peak" in text and "one core 58.0 % of the 1-thread peak" in text
+    assert "(dense 104-64-2 nets, native C kernel; section" in text  # the kernel that trained, from the row's work
