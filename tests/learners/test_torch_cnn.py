@@ -97,6 +97,30 @@ def test_fit_equals_fit_many_and_same_seed_is_bit_identical(images):
         np.testing.assert_array_equal(a, b)
 
 
+def test_chunks_and_threads(images):
+    """fit_many trains chunks of models_per_chunk on n_threads threads: any thread count gives the same models bit
+    for bit; chunks of one model give fit()'s models bit for bit; other chunkings agree to float32 rounding."""
+    X, y = images
+    subsets = [np.arange(24), np.arange(3, 14), np.array([0, 5, 9, 20, 22]), np.arange(0, 24, 2), np.arange(10)]
+    seeds = [4, 5, 6, 7, 8]
+
+    def run(per, threads):
+        L = TorchCNN(size=2, epochs=1, batch_size=8, image_shape=SHAPE, n_threads=threads)
+        L.models_per_chunk = per
+        return L.fit_many(X, y, subsets, seeds, n_classes=4).weights_
+
+    one = run(2, 1)
+    for a, b in zip(one, run(2, 2)):
+        np.testing.assert_array_equal(a, b)
+    singles = run(1, 2)
+    for k, (s, seed) in enumerate(zip(subsets, seeds)):
+        m = TorchCNN(size=2, epochs=1, batch_size=8, image_shape=SHAPE).fit(X[s], y[s], random_state=seed, n_classes=4)
+        for a, b in zip(m.weights_, singles):
+            np.testing.assert_array_equal(a, b[k])
+    for a, b in zip(one, run(5, 1)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+
+
 def test_bad_inputs(images):
     X, y = images
     L = TorchCNN(size=1, epochs=1, image_shape=SHAPE)

@@ -14,15 +14,19 @@ differ, see the spec); ``decay`` is Keras' time-based decay,
 ``lr_t = lr / (1 + decay * t)`` for update t = 0, 1, ..., applied to PyTorch's
 Adam update rule.
 
-``fit_many`` trains K models together as one network with grouped
-convolutions (``groups=K``; the K models' images are the K input channels) and
-batched matmuls for the dense layers; each model draws its own mini-batches.
-This was faster than ``torch.func.vmap`` on 2 CPUs (``benchmarks/README.md``).
+``fit_many`` trains the K models in chunks (``TorchCNN.models_per_chunk``: 16
+// size, at least 1), on every core at once; a chunk's models train together as
+one network with grouped convolutions (``groups``: the chunk's models; their
+images are the input channels) and batched matmuls for the dense layers; each
+model draws its own mini-batches. Grouped convolutions were faster than
+``torch.func.vmap`` on 2 CPUs, but only small nets gain from them over one
+model at a time (``benchmarks/README.md``, sessions 4 and 14).
 Seeds: model k's init and its per-epoch permutations come, in that order, from
 ``numpy.random.default_rng(seed_k)``, so ``fit_many`` equals fitting one at a
-time with the same seeds up to float rounding (grouped convolutions over K
+time with the same seeds up to float rounding (grouped convolutions over several
 models sum in another order than over one: ~1e-9 in float32 after a few
-steps); the same call with the same seeds is bit-identical on one machine.
+steps; bit for bit where a chunk holds one model, from size 16); the same call
+with the same seeds is bit-identical on one machine, for any thread count.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from .._random import RandomStateLike, seed_to_int
 from .._validation import check_array, check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import Learner, ModelBank
+from ._mlp_native import for_each_model
 from ._torch_utils import import_torch, softmax, torch_threads
 
 __all__ = ["TorchCNN", "CNNBank", "CNNModel"]
@@ -133,10 +138,19 @@ class TorchCNN(Learner):
     image_shape : tuple of int, default=(1, 28, 28)
     dtype : {"float32", "float64"}, default="float32"
     n_threads : int or None, default=None
-        Torch intra-op threads during training. None means 1: on the 2-core machine
-        this was measured on, 2 threads made small convolution steps 40x slower under
-        load (``benchmarks/README.md``).
+        Threads for ``fit_many``: the models are trained in chunks of
+        ``models_per_chunk``, the chunks on ``n_threads`` threads at once, each
+        on one torch intra-op thread (on the 2-core machine this was measured
+        on, 2 intra-op threads made small convolution steps 40x slower under
+        load, ``benchmarks/README.md``). None: numba's thread count, i.e. every
+        core. The chunks do not depend on it, so neither do the models.
     """
+
+    #: fit_many trains the models in chunks of this many, one grouped network a chunk; None: ``max(1, 16 // size)``.
+    #: It depends on the net only, so a model does not depend on the thread count. Grouped convolutions pay off only
+    #: for small nets: 8 models of size 16, 32 and 64 trained 1.4-1.7x faster one at a time than as one grouped
+    #: network, on one core; at size 4, 4 at a time was fastest (benchmarks/README.md, session 14).
+    models_per_chunk: int | None = None
 
     def __init__(
         self,
@@ -208,20 +222,28 @@ class TorchCNN(Learner):
         K = len(subsets)
         rngs = [np.random.default_rng(int(s)) for s in seeds]
         inits = [net.init(rng, dtype) for rng in rngs]
-        P = [torch.from_numpy(np.stack([p[i] for p in inits])).requires_grad_(True) for i in range(len(net.shapes))]
-        m = [torch.zeros_like(p) for p in P]
-        v = [torch.zeros_like(p) for p in P]
-        t = np.zeros(K)  # per-model update counts
         Xt = torch.from_numpy(X.astype(dtype).reshape(len(X), *shape))
         yt = torch.from_numpy(y.astype(np.int64))
         B = int(self.batch_size)
-        S = -(-max(s.size for s in subsets) // B)
-        with torch_threads(self.n_threads or 1):
+        # chunks of a size fixed by the net, so a model does not depend on the thread count
+        per = int(self.models_per_chunk or max(1, 16 // int(self.size)))
+        bounds = [(c0, min(K, c0 + per)) for c0 in range(0, K, per)]
+        out: list = [None] * len(bounds)
+
+        def train(c):
+            ks = range(*bounds[c])
+            Kc = len(ks)
+            P = [torch.from_numpy(np.stack([inits[k][i] for k in ks])).requires_grad_(True)
+                 for i in range(len(net.shapes))]
+            m = [torch.zeros_like(p) for p in P]
+            v = [torch.zeros_like(p) for p in P]
+            t = np.zeros(Kc)  # per-model update counts
+            S = -(-max(subsets[k].size for k in ks) // B)
             for _ in range(int(self.epochs)):
-                idx = np.full((K, S * B), -1, dtype=np.int64)
-                for k, (s, rng) in enumerate(zip(subsets, rngs)):
-                    idx[k, : s.size] = s[rng.permutation(s.size)]
-                idx = idx.reshape(K, S, B)
+                idx = np.full((Kc, S * B), -1, dtype=np.int64)
+                for i, k in enumerate(ks):
+                    idx[i, : subsets[k].size] = subsets[k][rngs[k].permutation(subsets[k].size)]
+                idx = idx.reshape(Kc, S, B)
                 for j in range(S):
                     ij = torch.from_numpy(idx[:, j])
                     mask = ij >= 0
@@ -235,7 +257,13 @@ class TorchCNN(Learner):
                     grads = torch.autograd.grad(loss, P)
                     with torch.no_grad():
                         _adam_step(torch, P, grads, m, v, t, active, self.lr, self.decay, b1, b2, self.eps)
-        weights = [p.detach().numpy() for p in P]
+            out[c] = [p.detach().numpy() for p in P]
+
+        # the chunks on n_threads threads, each on one torch intra-op thread (intra-op threads made these small
+        # convolution steps up to 40x slower under load on the 2-core machine: benchmarks/README.md)
+        with torch_threads(1):
+            for_each_model(train, len(bounds), self.n_threads)
+        weights = [np.concatenate([w[i] for w in out]) for i in range(len(net.shapes))]
         info = dict(size=int(self.size), padding=self.padding, image_shape=shape, dtype=str(dtype))
         return CNNBank(weights, net_args=(shape, int(self.size), int(n_classes), self.padding), info=info)
 
