@@ -296,15 +296,15 @@ def test_dense_rows_native_equals_numba_kernel_and_torch_path(monkeypatch, order
 def test_dense_rows_give_the_models_of_csr_rows_listing_every_column_bit_for_bit(monkeypatch, output):
     """The dense copies (two register-blocked products a step: 6 rows or inputs at a time, 4 or 2 vectors of hidden
     units) add every term in the CSR path's order: the same models bit for bit, for widths that leave 1-3 vectors over
-    (8, 24, 40, 56, 96 units) or none (64, 128), inputs that leave 0-5 over (12, 13, 17), batches that leave rows over,
-    -0.0 and 0.0 inputs, both activations and orders, 2 and 3 classes; and 1 or 2 threads, and a model alone or in a
-    batch, give the same model."""
+    a block of 4 (8, 16, 24, 40, 56 units) or none (64, 96, 128), inputs that leave 0-5 over (12, 13, 17; 3: fewer
+    than a block), batches that leave rows over, -0.0 and 0.0 inputs, both activations and orders, 2 and 3 classes;
+    and 1 or 2 threads, and a model alone or in a batch, give the same model."""
     runs = []
     ind, sh = "independent", "shared"
     for hidden, d, activation, n_classes, batch, order in [
             (8, 13, "tanh", 2, 7, ind), (24, 12, "relu", 3, 16, sh), (40, 17, "tanh", 3, 50, ind),
             (56, 13, "relu", 2, 9, ind), (64, 17, "tanh", 2, 32, sh), (96, 12, "tanh", 3, 11, ind),
-            (128, 13, "relu", 2, 40, ind)]:
+            (128, 13, "relu", 2, 40, ind), (16, 3, "tanh", 2, 8, ind)]:
         if output == "logistic" and n_classes == 3:
             n_classes = 2
         X, y = dense_data(n=90, d=d, n_classes=n_classes, seed=hidden)

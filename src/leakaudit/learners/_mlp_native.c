@@ -1,4 +1,4 @@
-/* Mini-batch Adam/SGD training of one one-hidden-layer MLP on sparse rows, float32 (leakaudit).
+/* Mini-batch Adam/SGD training of one one-hidden-layer MLP on sparse (or dense) rows, float32 (leakaudit).
  *
  * The native twin of the numba kernel in _mlp_numba.py (same algorithm, same data layout, same
  * row orders; see that module's docstring for the maths): compiled by _mlp_native.py with the
@@ -7,7 +7,9 @@
  * (GCC vector extensions, 8 floats per vector) over all of its listed inputs and the row's
  * forward and backward passes are fused, so the only read-modify-writes left are the gradient
  * scatter-adds into the listed rows of dW1. Summation order differs from the numba kernel's
- * (results agree to float32 rounding, not bit for bit).
+ * (results agree to float32 rounding, not bit for bit). Dense rows (the DENSE copies) take the first layer as
+ * two register-blocked matrix products a step instead (dense_forward, dense_weight_grad), with the same sums as
+ * CSR rows listing every column.
  *
  * Parameter row layout (as pack_1h): [W1 (d, H) row-major | b1 (H) | W2^T (C, H) | b2 (C)].
  * No fast-math: every operation is IEEE float32 (FMA contraction allowed).

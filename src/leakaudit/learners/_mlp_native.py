@@ -2,7 +2,8 @@
 
 ``_mlp_native.c`` trains one one-hidden-layer float32 MLP on sparse rows: mini-batch Adam/SGD
 (:class:`~leakaudit.learners.TorchMLP`'s fast mode on one-hot data, e.g. every Adult audit; the
-numba kernel ``_mlp_numba.minibatch_train_many_1h``) and per-example SGD (faithful mode;
+numba kernel ``_mlp_numba.minibatch_train_many_1h``; dense rows too, each step's first layer as two
+register-blocked matrix products, :func:`train_block`'s ``x``) and per-example SGD (faithful mode;
 ``_torch_numba.sgd_train_many_1h``), each row's hidden units summed in vector registers, which
 numba cannot express for a run-time width (measured on the 2-core VM: see benchmarks/README.md).
 It also draws the models' epoch orders (:func:`permutations`: numpy's ``Generator.permutation``, the same
