@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 

@@ -128,7 +128,7 @@ def bytes_per_model_epoch(X: np.ndarray, n_train: int) -> float:
 def cnn_benchmark(threads: int, K: int = 8, size: int = 8, B: int = 64, reps: int = 5) -> None:
     """Seconds per training step (forward + backward) of K VGG-like nets on 28x28 images, three ways."""
     torch = import_torch()
-    from torch.func import functional_call, grad, vmap
+    from torch.func import grad, vmap
 
     from leakaudit.learners.torch_cnn import _Net
 

@@ -24,7 +24,6 @@ d = Path(sys.argv[1])
 p = json.loads((d / "params.json").read_text())
 z = np.load(d / "in.npz")
 
-import privacy_meter
 import sklearn
 from privacy_meter.audit import Audit, MetricEnum
 from privacy_meter.constants import InferenceGame

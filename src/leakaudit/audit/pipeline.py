@@ -346,7 +346,7 @@ def _run_stages(cfg, out, command, st, seeds, skipped, resources, data, target, 
         from .property_stage import property_stage
 
         prop = property_stage(cfg, data, target, seeds, skipped, engine)
-    with st.stage("mip", f"MIP noise for eta = 0.05 and its accuracy cost"):
+    with st.stage("mip", "MIP noise for eta = 0.05 and its accuracy cost"):
         from .mip_stage import mip_stage
 
         mip = mip_stage(cfg, data, target, seeds, skipped)

@@ -130,7 +130,6 @@ if HAVE_NUMBA:
         zero = hyper[0] * 0
         c0, c1, c2, c3, c4, c5, c6 = coefs[0], coefs[1], coefs[2], coefs[3], coefs[4], coefs[5], coefs[6]
         c7, c8, c9, c10, c11, c12 = coefs[7], coefs[8], coefs[9], coefs[10], coefs[11], coefs[12]
-        decay = wd != zero
         # offsets of each layer's outputs in the per-model activation buffers
         u_off = np.zeros(L + 1, dtype=np.int64)
         maxw = sizes[0]

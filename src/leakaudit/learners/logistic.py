@@ -221,7 +221,7 @@ def _u_to_theta(U: np.ndarray, k: int, d: int) -> np.ndarray:
 
 def _theta_to_u(T: np.ndarray) -> np.ndarray:
     """Inverse of :func:`_u_to_theta`."""
-    lead, k = T.shape[:-2], T.shape[-2]
+    lead = T.shape[:-2]
     return np.concatenate([T[..., :-1].reshape(*lead, -1), T[..., -1]], axis=-1)
 
 

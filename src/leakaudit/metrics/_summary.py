@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
 from .._random import RandomStateLike
 from .._results import Result
 from ..exceptions import NotEstimableWarning
