@@ -306,8 +306,14 @@ def _move_into(tmp: Path, out: Path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, verbose: bool | None = None) -> AuditResult:
-    """Run the audit described by ``cfg`` and write results.json, records.csv and report.html to ``out``."""
+def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, verbose: bool | None = None,
+              target: Target | None = None) -> AuditResult:
+    """Run the audit described by ``cfg`` and write results.json, records.csv and report.html to ``out``.
+
+    ``target`` (library use): an already prepared :class:`~leakaudit.audit.target.Target` (its model, its outputs
+    on the members and non-members, and the learner that retrains it) instead of the one ``cfg`` describes; the
+    calibration suite audits models trained on other records this way.
+    """
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise LeakauditError(f"--out {out} exists and is not a folder")
@@ -325,7 +331,8 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         with st.stage("data", "loading and encoding records"):
             data = prepare_data(cfg)
         with st.stage("target", "training or loading the audited model"):
-            target = prepare_target(cfg, data, random_state=seeds["target"])
+            if target is None:
+                target = prepare_target(cfg, data, random_state=seeds["target"])
         engine = _engine(cfg)
         try:
             return _run_stages(cfg, out, command, st, seeds, skipped, resources, data, target, engine)
