@@ -4,7 +4,8 @@ All values are natural-log ratios (spec long-dtp.md §0). Modules, one idea each
 ``pdtp`` (Def 4.4), ``exact`` (Def 4.2 by enumeration), ``stability`` (Thm 6.2,
 Props 6.3–6.8, the normalised naive-Bayes bound), ``lipschitz`` (Thm 6.9),
 ``search`` (a lower estimate of DTP), ``noise_floor`` (Figs 7–8), ``verdict``
-(DTP-1), ``reduce`` (§8), ``correlation`` (Tables 1–2).
+(DTP-1), ``significance`` (DTP-1 as a test beyond seed noise and binning), ``reduce`` (§8),
+``correlation`` (Tables 1–2).
 """
 
 from .correlation import correlation_vs_measurements, pdtp_attack_correlation
@@ -15,6 +16,7 @@ from .pdtp import SEED_POLICIES, abs_log_ratio, apply_binning, pdtp, pdtp_from_p
 from .reduce import reduce_dtp
 from .results import (
     CorrelationResult,
+    DTP1TestResult,
     DTPResult,
     LipschitzBoundResult,
     NoiseFloorResult,
@@ -25,6 +27,7 @@ from .results import (
     Verdict,
 )
 from .search import dtp_search, dtp_search_estimate
+from .significance import bin_aware_log_ratio, dtp1_test, holm_adjust
 from .stability import (
     bayes_inference_delta,
     dtp_stability_bound,
@@ -40,6 +43,9 @@ from .verdict import dtp1_verdict
 
 __all__ = [
     "dtp1_verdict",
+    "dtp1_test",
+    "bin_aware_log_ratio",
+    "holm_adjust",
     "reduce_dtp",
     "dtp_search",
     "dtp_search_estimate",
@@ -78,4 +84,5 @@ __all__ = [
     "Verdict",
     "ReductionResult",
     "CorrelationResult",
+    "DTP1TestResult",
 ]

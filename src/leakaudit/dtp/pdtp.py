@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -273,6 +273,51 @@ def pdtp_values(learner: Any, X: np.ndarray, y: np.ndarray, *, bin_width: float 
     return abs_log_ratio(apply_binning(p_full, bin_width), apply_binning(p_loo, bin_width)).max(axis=1)
 
 
+def _deterministic(learner: Any, method: str = "auto") -> bool:
+    """True when leave-one-out outputs come from a deterministic closed form (``loo_proba``, not ``_stochastic``)."""
+    closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
+    return closed and not getattr(learner, "_stochastic", False)
+
+
+def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,
+                 root_seeds: list[int], seed_policy: str = "paired", method: str = "auto", batch_size: int = 256,
+                 engine: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray, str]]:
+    """Outputs of A(T) and of every A(T\\{t}) at x(t), one triple per repeat (the seed logic of :func:`pdtp`).
+
+    Repeat r trains with seeds derived from ``root_seeds[r]``: the full model's seed, and per record the same
+    seed (``paired``) or a fresh one (``independent``). Under ``paired``, a learner with an ``order`` parameter
+    is switched to ``order="shared"`` and its models of a repeat are trained in one ``fit_many`` call (or in
+    :class:`SharedOrderBlock` chunks through ``engine``). Deterministic closed forms are computed once and the
+    same arrays yielded again. Inputs must be validated (X, y, records, n_classes).
+
+    Yields
+    ------
+    p_full : (n_records, n_classes); p_loo : (n_records, n_classes); method : str
+    """
+    if seed_policy == "paired" and "order" in learner.get_params():
+        # TorchMLP: one shared row order in which each LOO model skips its record (spec §2.3 "paired");
+        # all models must be in one fit_many call for the order to be shared.
+        from sklearn.base import clone
+
+        learner = clone(learner).set_params(order="shared")
+        if engine is None:
+            batch_size = len(records)
+    closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
+    first = None
+    for r, root in enumerate(root_seeds):
+        if r > 0 and _deterministic(learner, method):  # loo_proba paths are deterministic
+            yield first
+            continue
+        seeds = spawn_seeds(root, 1 if closed else len(records) + 1)  # closed forms need no per-record seed
+        seed = seeds[0]
+        loo_seeds = [] if closed else ([seed] * len(records) if seed_policy == "paired" else seeds[1:])
+        out = loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seed, loo_seeds=loo_seeds,
+                                method=method, batch_size=batch_size, engine=engine)
+        if first is None:
+            first = out
+        yield out
+
+
 def pdtp(
     learner: Any,
     X: Any,
@@ -341,29 +386,12 @@ def pdtp(
     _check_bin_width(bin_width)
     if len(X) < 2:
         raise InvalidInputError("X needs at least 2 training records for leave-one-out")
-    if seed_policy == "paired" and "order" in learner.get_params():
-        # TorchMLP: one shared row order in which each LOO model skips its record (spec §2.3 "paired");
-        # all models must be in one fit_many call for the order to be shared.
-        from sklearn.base import clone
-
-        learner = clone(learner).set_params(order="shared")
-        if engine is None:
-            batch_size = len(records)
-    root = spawn_seeds(random_state, n_repeats)
     per_repeat = []
     p_full0 = p_loo0 = None
     used = ""
-    for r in range(n_repeats):
-        closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
-        seeds = spawn_seeds(root[r], 1 if closed else len(records) + 1)  # closed forms need no per-record seed
-        seed = seeds[0]
-        loo_seeds = [] if closed else ([seed] * len(records) if seed_policy == "paired" else seeds[1:])
-        if r > 0 and closed and not getattr(learner, "_stochastic", False):  # loo_proba paths are deterministic
-            per_repeat.append(per_repeat[0])
-            continue
-        p_full, p_loo, used = loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seed,
-                                                loo_seeds=loo_seeds, method=method, batch_size=batch_size,
-                                                engine=engine)
+    for p_full, p_loo, used in _loo_repeats(learner, X, y, records, n_classes=n_classes,
+                                            root_seeds=spawn_seeds(random_state, n_repeats), seed_policy=seed_policy,
+                                            method=method, batch_size=batch_size, engine=engine):
         if p_full0 is None:
             p_full0, p_loo0 = p_full, p_loo
         # Def 4.4, natural-log ratio (spec §2.2)

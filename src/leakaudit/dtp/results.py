@@ -20,6 +20,7 @@ __all__ = [
     "Verdict",
     "ReductionResult",
     "CorrelationResult",
+    "DTP1TestResult",
 ]
 
 
@@ -228,3 +229,66 @@ class CorrelationResult(Result):
     max_acc_below_05: float
     n_above1: int
     n_below05: int
+
+
+class DTP1TestResult(Result):
+    """DTP-1 as a test (ours, issue 27): records whose leave-one-out change exceeds what seeds and binning explain.
+
+    Per tested record t, over R paired repeats (fresh seed s_r for A(T) and A(T\\{t})), the bin-aware signed
+    log ratio of class c (the smallest consistent with the two bins) has mean m_c and sd s_c. H0_t is
+    max_c |E_seed[ratio_c]| <= threshold. Per-record arrays follow ``records``.
+
+    Attributes
+    ----------
+    records : list of int, shape (n_tested,)
+        Tested rows of the training set, in the order given.
+    stage1_values : list of float, shape (n_tested,)
+        The stage-1 values the caller passed (ranked for ``max_records``), empty when none were passed.
+    stage2_mean : list of float, shape (n_tested,)
+        max_c |m_c| (natural log).
+    sd : list of float, shape (n_tested,)
+        s_c of the class deciding the test (smallest p-value), ``decisive_class``.
+    decisive_class : list of int, shape (n_tested,)
+    lower_bound : list of float, shape (n_tested,)
+        Lower confidence bound on max_c |E_seed[ratio_c]|, Bonferroni over classes, directions and ``n_tests``
+        (simultaneous over all tested records at ``confidence``), floored at 0.
+    p_value : list of float, shape (n_tested,)
+        Per-record p-value of H0_t (Bonferroni over the 2C one-sided directions), before multiplicity.
+    p_adjusted : list of float, shape (n_tested,)
+        Holm-adjusted p-value over ``n_tests`` tests; ``significant`` is ``p_adjusted <= 1 - confidence``.
+    significant : list of bool, shape (n_tested,)
+    untested : list of int
+        Candidates not re-measured (beyond ``max_records``): not measured, never passed.
+    n_repeats : int
+        Repeats R (1 for deterministic leave-one-out: the statement is then exact).
+    n_tests : int
+        Size of the multiplicity family (>= n_tested).
+    method : str
+        The test, in one sentence.
+    loo_method : str
+        How the leave-one-out models were obtained.
+    """
+
+    records: list[int]
+    stage1_values: list[float]
+    stage2_mean: list[float]
+    sd: list[float]
+    decisive_class: list[int]
+    lower_bound: list[float]
+    p_value: list[float]
+    p_adjusted: list[float]
+    significant: list[bool]
+    untested: list[int]
+    n_repeats: int
+    confidence: float
+    threshold: float
+    bin_width: Optional[float]
+    n_tests: int
+    method: str
+    loo_method: str = ""
+    learner: str = ""
+
+    @property
+    def n_significant(self) -> int:
+        """Number of records significant after the Holm correction."""
+        return int(sum(self.significant))
