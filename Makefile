@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: install audit test test-slow test-all bench clean
+.PHONY: install audit test test-slow test-all bench calibrate clean
 
 install: $(VENV)/.installed
 
@@ -31,6 +31,9 @@ test-all: install
 
 bench: install
 	$(PY) benchmarks/run_all.py
+
+calibrate: install  # how often the verdict is wrong on models whose truth is known -> docs/calibration.md
+	$(PY) benchmarks/calibration.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
