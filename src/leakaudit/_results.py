@@ -65,10 +65,13 @@ class Result(BaseModel):
 
 
 class Skipped(Result):
-    """An analysis that could not run, and why. Skipped is a result: reports list it."""
+    """An analysis that could not run, why, and what would enable it (``fix``: a flag or an input).
+
+    Skipped is a result: reports list it."""
 
     name: str
     reason: str
+    fix: str = ""
 
 
 def write_json_atomic(path: str | Path, data: Any) -> None:

@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, turning our errors into one line and exit status 2."""
     _register_optional_commands()
     try:
-        app(args=argv, standalone_mode=False)
+        # without standalone mode click returns a command's typer.Exit code instead of raising it
+        rc = app(args=argv, standalone_mode=False)
     except LeakauditError as exc:
         typer.echo(f"leakaudit: error: {' '.join(str(exc).split())}", err=True)  # always one line
         return 2
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         typer.echo("leakaudit: interrupted; finished work is kept in the cache", err=True)
         return 130
-    return 0
+    return rc if isinstance(rc, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

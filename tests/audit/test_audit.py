@@ -36,7 +36,18 @@ def test_demo_writes_three_files_with_schema(demo):
         assert m["auc_ci"][0] <= m["auc"] <= m["auc_ci"][1]
         assert set(m["tpr_at_fpr"]) == {"0.01", "0.001", "0.0001"}
     assert d["dtp"]["n_records"] == 100 and 0 <= d["dtp"]["max"] <= np.log(199) + 1e-9
-    assert isinstance(d["verdict"]["publish"], bool) and d["verdict"]["headline"]
+    v = d["verdict"]
+    assert isinstance(v["publish"], bool) and v["headline"]
+    assert v["outcome"] in ("publish", "do not publish", "inconclusive") and v["publish"] == (v["outcome"] == "publish")
+    ids = {c["id"] for c in v["checks"]}
+    for a in ("loss", "lira", "rmia", "shadow"):
+        assert {f"membership.{a}.auc", f"membership.{a}.tpr_at_low_fpr"} <= ids
+        assert 0 <= d["membership"][a]["epsilon"]["epsilon_lb"] or not d["membership"][a]["epsilon"]["measurable"]
+    assert {"dtp.dtp1", "attribute.sex.advantage"} <= ids
+    assert all(c["status"] in ("exceeded", "passed", "not measurable") for c in v["checks"])
+    # 4 attacks x 2 + 3 sensitive columns + DTP-1 = 12 checks, each at 1 - 0.05 / 12
+    assert v["n_checks"] == 12 and v["check_confidence"] == pytest.approx(1 - 0.05 / 12)
+    assert v["recipe"]["reproduces"] in (True, False) and 0 <= v["recipe"]["p_value"] <= 1
     for col in ("sex", "race", "marital_status"):  # attribute inference of the demo's sensitive columns
         a = d["attribute"][col]
         assert a["advantage_ci"][0] <= a["advantage"] <= a["advantage_ci"][1]
@@ -87,6 +98,10 @@ def test_predictions_only_skips_retraining_attacks_and_says_why(tmp_path):
     assert any("shadow" in s["name"] for s in res.skipped)
     reasons = " ".join(s["reason"] for s in res.skipped)
     assert "training algorithm" in reasons
+    # DTP-1 cannot be checked without the training algorithm: never a silent pass
+    dtp = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
+    assert dtp.status == "not measurable" and "--model" in dtp.fix
+    assert res.verdict.outcome in ("inconclusive", "do not publish")
     # random predictions: no leakage to find
     assert res.membership["loss"]["auc_ci"][0] < 0.5 < res.membership["loss"]["auc_ci"][1] or \
         abs(res.membership["loss"]["auc"] - 0.5) < 0.1
@@ -118,7 +133,8 @@ def test_skops_pipeline_model(tmp_path):
     assert {"loss", "lira"} <= set(res.membership)
     assert res.target["kind"] == "sklearn"
     # no --population: RMIA's reference points z are missing, and the report says so
-    assert any(s["name"] == "rmia" and "population" in s["reason"] for s in res.skipped)
+    assert any(s["name"] == "RMIA" and "population" in s["reason"] and s["fix"] == "give --population FILE"
+               for s in res.skipped)
 
 
 def test_skops_mlp_classifier_target_is_loaded_and_retrained_by_torch_mlp(tmp_path):
@@ -213,7 +229,7 @@ def test_shadow_plan_profiles_and_fallback(monkeypatch):
     """Standard and thorough feed every reference model to the attack network at per-example SGD; without the
     compiled trainer (numba not installed) the audit falls back to 8 shadow models in batches of 32."""
     import leakaudit.membership.shadow as shadow_mod
-    from leakaudit.audit.pipeline import _shadow_plan
+    from leakaudit.audit.membership_stage import shadow_plan as _shadow_plan
 
     assert _shadow_plan(make_config(profile="standard")) == (None, 1, None)
     assert _shadow_plan(make_config(profile="smoke")) == (4, 1, None)
@@ -296,7 +312,7 @@ def test_forest_targets_get_lira_on_the_votes():
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
 
-    from leakaudit.audit.pipeline import _output_votes
+    from leakaudit.audit.membership_stage import _output_votes
     from leakaudit.learners import RandomForest, SklearnLearner
 
     assert _output_votes(RandomForest(n_estimators=37)) == 37
@@ -357,3 +373,27 @@ def test_skops_tree_models_are_loaded_and_their_trees_checked(tmp_path):
         sio.dump(est, tmp_path / "bad.skops")
         with pytest.raises(UnsafeFileError, match=f"malformed tree.*{what}"):
             load_skops_model(tmp_path / "bad.skops")
+
+
+def test_exit_code_carries_the_verdict_and_bad_thresholds_exit_2(tmp_path, capsys):
+    """--exit-code: 4 for an inconclusive verdict (predictions only: DTP-1 cannot be checked); without the flag 0;
+    an epsilon budget below 0 or an FPR of 1 is one line and status 2."""
+    _small_tables(tmp_path)
+    rng = np.random.default_rng(1)
+    for name in ("ptrain", "ptest"):
+        pd.DataFrame(rng.dirichlet([1, 1], size=200), columns=["p0", "p1"]).to_csv(tmp_path / f"{name}.csv",
+                                                                                  index=False)
+    args = ["audit", "--train", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"), "--label",
+            "income", "--predictions-train", str(tmp_path / "ptrain.csv"), "--predictions-test",
+            str(tmp_path / "ptest.csv"), "--profile", "smoke"]
+    assert main(args + ["--out", str(tmp_path / "a"), "--exit-code"]) == 4
+    out = capsys.readouterr().out
+    assert "verdict: INCONCLUSIVE." in out and "not measurable: DTP-1" in out
+    assert json.loads((tmp_path / "a" / "results.json").read_text())["verdict"]["exit_code"] == 4
+    assert main(args + ["--out", str(tmp_path / "b")]) == 0
+    capsys.readouterr()
+    for bad in (["--epsilon-budget", "-1"], ["--dtp-rule", "never"]):
+        assert main(args + ["--out", str(tmp_path / "c")] + bad) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "error" in err
+    assert not (tmp_path / "c").exists()

@@ -16,10 +16,10 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from .data import AuditData
-from .target import Target
+from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
+from .context import AuditContext
 
-__all__ = ["attribute_stage"]
+__all__ = ["attribute_analysis"]
 
 
 def _candidate_probs(predict_frame: Callable[[pd.DataFrame], np.ndarray], frame: pd.DataFrame, col: str,
@@ -38,18 +38,53 @@ def _true_index(series: pd.Series, values: list) -> np.ndarray:
     return np.array([lookup.get(v, -1) if not pd.isna(v) else -1 for v in series], dtype=np.int64)
 
 
-def attribute_stage(cfg, data: AuditData, target: Target, seeds: dict, skipped: list) -> dict:
+def attribute_analysis(ctx: AuditContext) -> Analysis:
+    """Attribute inference of each sensitive column, with one check per column on Yeom's advantage."""
+    from ..attribute.experiment import attribute_advantage
+
+    skipped: list[dict] = []
+    out = _attribute(ctx, skipped)
+    checks = []
+    th, cc = ctx.cfg.thresholds.max_attribute_advantage, ctx.check_confidence
+    for col, a in out.items():
+        lo, hi = a["advantage_ci"]
+        common = dict(id=f"attribute.{col}.advantage", analysis="attribute", name=f"attribute inference of {col}",
+                      value=a["advantage"], interval=(lo, hi), threshold=th, confidence=cc)
+        n1, n0 = a["n_members"], a["n_nonmembers"]
+        # could a perfect attribute attack (right on every member, wrong on every non-member) clear the threshold?
+        best = attribute_advantage(np.ones(n1, bool), np.zeros(n0, bool), confidence=cc)
+        if best.ci_low <= th:
+            checks.append(Check(status=NOT_MEASURABLE, **common,
+                                sentence=f"attribute inference of {col} cannot be judged: {n1} members and {n0} "
+                                         f"non-members with a known {col} are too few",
+                                fix=f"give more records with {col} filled in"))
+        elif lo > th:
+            checks.append(Check(status=EXCEEDED, **common,
+                                sentence=f"attribute inference recovers {col} better for members than non-members "
+                                         f"(advantage {a['advantage']:.3f}, interval from {lo:.3f}, above {th:g})"))
+        else:
+            checks.append(Check(status=PASSED, **common,
+                                sentence=f"attribute inference of {col}: advantage {a['advantage']:.3f} (interval "
+                                         f"[{lo:.3f}, {hi:.3f}]) is not shown to exceed {th:g}"))
+    return Analysis(name="attribute", summary=out, checks=tuple(checks),
+                    skipped=tuple(Skipped(**s) for s in skipped))
+
+
+def _attribute(ctx: AuditContext, skipped: list) -> dict:
     from ..attribute.bayes_simulator import BayesSimulator
     from ..attribute.classifier import label_likelihood_scores
     from ..attribute.experiment import alternative_advantage, attribute_advantage
 
+    data, target = ctx.data, ctx.target
     if not data.sensitive:
-        skipped.append({"name": "attribute inference", "reason": "no sensitive columns given (--sensitive COL,COL)"})
+        skipped.append({"name": "attribute inference", "reason": "no sensitive columns given",
+                        "fix": "name them with --sensitive COL,COL"})
         return {}
     predict_frame = target.predict_frame
     if predict_frame is None:
         skipped.append({"name": "attribute inference",
-                        "reason": "needs a model to query with changed columns; predictions alone cannot be re-queried"})
+                        "reason": "needs a model to query with changed columns; predictions alone cannot be re-queried",
+                        "fix": "give the model itself (--model)"})
         return {}
     enc = data.encoder
     feats = {f.name: f for f in enc.features_}
@@ -61,7 +96,8 @@ def attribute_stage(cfg, data: AuditData, target: Target, seeds: dict, skipped: 
             continue
         if f.kind not in ("categorical", "binary"):
             skipped.append({"name": f"attribute inference of {col}",
-                            "reason": f"{col!r} is {f.kind}; bin it into categories to infer it"})
+                            "reason": f"{col!r} is {f.kind}",
+                            "fix": f"bin {col} into categories (a text column) to infer it"})
             continue
         values = list(f.categories)
         # prior over values from records the model never saw (population, else non-members)
@@ -76,7 +112,7 @@ def attribute_stage(cfg, data: AuditData, target: Target, seeds: dict, skipped: 
             P = _candidate_probs(predict_frame, frame[ok], col, values)
             guess = np.argmax(label_likelihood_scores(P, y[ok], prior), axis=1)
             res[grp] = (guess == t[ok])
-        adv = attribute_advantage(res["members"], res["nonmembers"], confidence=cfg.confidence)
+        adv = attribute_advantage(res["members"], res["nonmembers"], confidence=ctx.check_confidence)
         # Definition 6's no-model baseline: predict t from the other encoded columns and the label
         sl = enc.groups[col]
         keep = np.r_[0:sl.start, sl.stop:enc.n_features_out_]
@@ -98,7 +134,7 @@ def attribute_stage(cfg, data: AuditData, target: Target, seeds: dict, skipped: 
             sim = BayesSimulator(method="estimator").fit(phi(fit_f[ok_fit], fit_y[ok_fit]), t_fit[ok_fit],
                                                          n_values=len(values))
             sim_correct = sim.predict_proba(phi(eval_f[ok_eval], eval_y[ok_eval])).argmax(1) == t_eval[ok_eval]
-            alt = alternative_advantage(res["members"], sim_correct, confidence=cfg.confidence,
+            alt = alternative_advantage(res["members"], sim_correct, confidence=ctx.check_confidence,
                                         simulator=f"logistic regression of {col} on the other columns and the label, "
                                                   f"fitted on {how}")
             baseline = float(np.mean(sim_correct))

@@ -35,6 +35,15 @@ def register(app: typer.Typer) -> None:
         cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Cache of trained models' outputs (resume)."),
         n_members: Optional[int] = typer.Option(None, "--n-members", help="Demo: members drawn from Adult."),
         n_nonmembers: Optional[int] = typer.Option(None, "--n-nonmembers", help="Demo: non-members drawn from Adult."),
+        dtp_rule: Optional[str] = typer.Option(
+            None, "--dtp-rule", help="statistical (default): a record counts against DTP-1 only when its change is "
+                                     "significant against training randomness and binning; long: Long et al.'s raw "
+                                     "rule on single PDTP values."),
+        epsilon_budget: Optional[float] = typer.Option(
+            None, "--epsilon-budget", help="Fail when an attack's empirical epsilon lower bound exceeds this."),
+        exit_code: Optional[bool] = typer.Option(
+            None, "--exit-code/--no-exit-code",
+            help="Exit status carries the verdict: 0 publish, 3 do not publish, 4 inconclusive (2: bad input)."),
     ) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
         import json
@@ -58,13 +67,25 @@ def register(app: typer.Typer) -> None:
             population=population, model=model, module=module, module_kwargs=kwargs_dict,
             predictions_train=predictions_train,
             predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address,
-            cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers,
+            cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers, dtp_rule=dtp_rule,
+            epsilon_budget=epsilon_budget, exit_code=exit_code,
         )
         cfg = load_config(config, **flags) if config else make_config(**{k: v for k, v in flags.items() if v is not None})
         command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
         res = run_audit(cfg, out, command=command)
         v = res.verdict
-        typer.echo(f"verdict: {'publish' if v.publish else 'DO NOT PUBLISH'}: {v.headline}")
+        typer.echo(f"verdict: {v.outcome.upper()}. {v.headline.split(': ', 1)[-1]}")
+        counts = {s: sum(c.status == s for c in v.checks) for s in ("exceeded", "passed", "not measurable")}
+        typer.echo(f"checks: {counts['exceeded']} exceeded, {counts['passed']} passed, "
+                   f"{counts['not measurable']} not measurable")
+        for c in v.checks:
+            if c.status == "not measurable":
+                typer.echo(f"  not measurable: {c.name}" + (f" ({c.fix})" if c.fix else ""))
+        for sk in res.skipped:
+            if sk.get("fix"):
+                typer.echo(f"  not run: {sk['name']}: {sk['reason']} ({sk['fix']})")
         typer.echo("time by stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in res.timings.items())
                    + f"; peak memory {res.resources.get('peak_memory_mb', float('nan')):.0f} MB")
         typer.echo(f"wrote {out}/results.json, {out}/records.csv, {out}/report.html")
+        if cfg.exit_code and v.exit_code:
+            raise typer.Exit(v.exit_code)

@@ -16,10 +16,10 @@ import warnings
 
 import numpy as np
 
-from .data import AuditData
-from .target import Target
+from .checks import Analysis, Skipped
+from .context import AuditContext
 
-__all__ = ["mip_stage", "MIP_ETA"]
+__all__ = ["mip_analysis", "MIP_ETA"]
 
 MIP_ETA = 0.05
 
@@ -71,7 +71,14 @@ def _torch_module_codec(learner, X: np.ndarray):
     return extract, rebuild
 
 
-def mip_stage(cfg, data: AuditData, target: Target, seeds: dict, skipped: list) -> dict | None:
+def mip_analysis(ctx: AuditContext) -> Analysis:
+    """The noise that gives eta-MIP (Izzo et al.) and its accuracy cost (informational: no check)."""
+    skipped: list[dict] = []
+    out = _mip(ctx.cfg, ctx.data, ctx.target, ctx.seeds, skipped)
+    return Analysis(name="mip", summary=out, skipped=tuple(Skipped(**s) for s in skipped))
+
+
+def _mip(cfg, data, target, seeds: dict, skipped: list) -> dict | None:
     from ..mip.mechanism import learner_train_many, mip_noise_addition
 
     codec = _vector_codec(target.model) if target.learner is not None else None

@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._random import spawn_seeds
-from .data import AuditData
-from .target import Target
+from .checks import Analysis, Skipped
+from .context import AuditContext
 
-__all__ = ["property_stage"]
+__all__ = ["property_analysis"]
 
 
 def _sample_with_share(idx_in: np.ndarray, idx_out: np.ndarray, n: int, t: float, rng) -> np.ndarray | None:
@@ -29,7 +29,14 @@ def _sample_with_share(idx_in: np.ndarray, idx_out: np.ndarray, n: int, t: float
     return np.sort(np.r_[rng.choice(idx_in, k, replace=False), rng.choice(idx_out, n - k, replace=False)])
 
 
-def property_stage(cfg, data: AuditData, target: Target, seeds: dict, skipped: list, engine) -> dict:
+def property_analysis(ctx: AuditContext) -> Analysis:
+    """The members' share of each sensitive group, estimated from the model (informational: no check)."""
+    skipped: list[dict] = []
+    out = _property(ctx.cfg, ctx.data, ctx.target, ctx.seeds, skipped, ctx.engine)
+    return Analysis(name="property", summary=out, skipped=tuple(Skipped(**s) for s in skipped))
+
+
+def _property(cfg, data, target, seeds: dict, skipped: list, engine) -> dict:
     from sklearn.linear_model import RidgeCV
     from sklearn.model_selection import cross_val_predict
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, Optional
 
 from pydantic import Field
 
 from .._results import Result
+from .checks import Check
 
 __all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION"]
 
@@ -14,13 +15,32 @@ SCHEMA_VERSION = 1
 
 
 class Verdict(Result):
-    """Publish or not, why, and the thresholds the reasons were judged against."""
+    """The outcome, every check it rests on, and the thresholds they were judged against.
+
+    ``outcome``: "publish" (every check ran with enough data and none is exceeded), "do not publish" (a check
+    that describes the given model is exceeded at the stated confidence) or "inconclusive" (none is exceeded, but
+    some check could not be measured, or only checks describing the retraining recipe are exceeded).
+    ``publish`` is ``outcome == "publish"``. ``reasons``, ``passed`` and ``not_measurable`` are the sentences of
+    the exceeded, passed and unmeasurable checks. ``confidence`` is the family-wise confidence of the verdict:
+    each of its ``n_checks`` checks is judged at ``check_confidence`` (Bonferroni). ``recipe``: does retraining
+    reproduce the given model (the test, its p-value and a sentence)? ``exit_code``: the process status
+    ``--exit-code`` gives (0 publish, 3 do not publish, 4 inconclusive).
+    """
 
     publish: bool
     headline: str
     reasons: list[str]
     passed: list[str]
-    thresholds: dict[str, float]
+    thresholds: dict[str, Optional[float]]
+    outcome: Literal["publish", "do not publish", "inconclusive"] = "publish"
+    not_measurable: list[str] = Field(default_factory=list)
+    checks: list[Check] = Field(default_factory=list)
+    confidence: Optional[float] = None
+    check_confidence: Optional[float] = None
+    n_checks: int = 0
+    recipe: Optional[dict[str, Any]] = None
+    dtp_rule: str = "statistical"
+    exit_code: int = 0
 
 
 class AuditResult(Result):

@@ -1,61 +1,68 @@
-"""The verdict: publish or not, with reasons in plain words, judged against configurable thresholds."""
+"""The verdict: publish, do not publish, or inconclusive, computed from the analyses' checks alone."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Check
 from .config import AuditConfig
 from .results import Verdict
 
-__all__ = ["decide"]
+__all__ = ["decide", "EXIT_CODES"]
+
+#: Process status of ``leakaudit audit --exit-code`` per outcome (2 stays "bad input").
+EXIT_CODES = {"publish": 0, "do not publish": 3, "inconclusive": 4}
 
 
-def _fpr_key(tprs: dict, f: float) -> str | None:
-    for k in tprs:
-        if abs(float(k) - f) < 1e-12:
-            return k
-    return None
+def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = None,
+           check_confidence: float | None = None) -> Verdict:
+    """The outcome of the audit from its checks.
 
-
-def decide(cfg: AuditConfig, *, membership: dict, dtp: dict | None, attribute: dict) -> Verdict:
-    """Apply the thresholds of ``cfg.thresholds`` to what was measured.
-
-    A check fails only when the evidence is clear: an attack's AUC or TPR whose
-    whole confidence interval lies above its threshold, or records whose PDTP
-    exceeds the DTP-1 threshold (Long et al. §5).
+    * "do not publish": a check that describes the given model is exceeded (its interval, at the corrected
+      confidence, lies above the threshold; for DTP-1, a record's change is significant after correction).
+    * "inconclusive": nothing that describes the model is exceeded, but some check is not measurable, or a check
+      that describes only the retraining recipe is exceeded (the recipe does not reproduce the given model).
+    * "publish": every check was measured with enough data to have failed, and none did.
     """
-    th = cfg.thresholds
-    reasons, passed = [], []
-    if dtp is not None:
-        if dtp["n_above"] > th.max_records_above_dtp:
-            reasons.append(
-                f"{dtp['n_above']} of {dtp['n_records']} training records measured have PDTP above {th.max_dtp:g} "
-                f"(max {dtp['max']:.2f}); the DTP-1 rule (Long et al.) says not to publish"
-            )
-        else:
-            passed.append(f"no training record has PDTP above {th.max_dtp:g} (max {dtp['max']:.2f} over {dtp['n_records']})")
-    pct = f"{th.low_fpr * 100:g}%"
-    for name, m in membership.items():
-        lo_auc = m["auc_ci"][0]
-        if lo_auc > th.max_auc:
-            reasons.append(f"the {name} attack separates members from non-members with AUC {m['auc']:.3f} "
-                           f"(interval from {lo_auc:.3f}, above {th.max_auc:g})")
-        k = _fpr_key(m["tpr_at_fpr"], th.low_fpr)
-        t = m["tpr_at_fpr"].get(k) if k else None
-        if t is not None and t["tpr"] == t["tpr"]:
-            if t["ci"][0] > th.max_tpr_at_low_fpr:
-                reasons.append(f"{name} identifies members at {t['tpr'] * 100:.1f}% TPR with {pct} FPR "
-                               f"(interval from {t['ci'][0] * 100:.1f}%, above {th.max_tpr_at_low_fpr * 100:g}%)")
-            else:
-                passed.append(f"{name}: TPR at {pct} FPR {t['tpr'] * 100:.2f}%, not clearly above "
-                              f"{th.max_tpr_at_low_fpr * 100:g}%; AUC {m['auc']:.3f}")
-    for col, a in attribute.items():
-        if a["advantage_ci"][0] > th.max_attribute_advantage:
-            reasons.append(f"attribute inference recovers {col} better for members than non-members "
-                           f"(advantage {a['advantage']:.3f}, interval from {a['advantage_ci'][0]:.3f})")
-        else:
-            passed.append(f"attribute inference of {col}: advantage {a['advantage']:.3f}, not clearly above "
-                          f"{th.max_attribute_advantage:g}")
-    publish = not reasons
-    headline = ("No measured leakage exceeds the thresholds: the model may be published."
-                if publish else f"Do not publish: {reasons[0]}.")
-    return Verdict(publish=publish, headline=headline, reasons=reasons, passed=passed,
-                   thresholds=th.model_dump())
+    checks = list(checks)
+    exceeded = [c for c in checks if c.status == EXCEEDED and c.describes == "model"]
+    recipe_only = [c for c in checks if c.status == EXCEEDED and c.describes == "recipe"]
+    unmeasured = [c for c in checks if c.status == NOT_MEASURABLE]
+    passed = [c for c in checks if c.status == PASSED]
+    if exceeded:
+        outcome = "do not publish"
+        more = f" (and {len(exceeded) - 1} more check{'s' if len(exceeded) > 2 else ''})" if len(exceeded) > 1 else ""
+        headline = f"Do not publish: {_lower_first(exceeded[0].sentence)}{more}"
+    elif recipe_only or unmeasured:
+        outcome = "inconclusive"
+        parts = []
+        if recipe_only:
+            parts.append(f"{_lower_first(recipe_only[0].sentence)}, but this describes the retraining recipe, which "
+                         "does not reproduce the given model")
+        if unmeasured:
+            names = ", ".join(c.name for c in unmeasured[:3]) + (f" and {len(unmeasured) - 3} more"
+                                                                   if len(unmeasured) > 3 else "")
+            fix = next((c.fix for c in unmeasured if c.fix), "")
+            parts.append(f"{len(unmeasured)} check{'s' if len(unmeasured) > 1 else ''} could not be measured "
+                         f"({names})" + (f"; {fix}" if fix else ""))
+        headline = "Inconclusive: no check shows leakage of the given model, but " + "; and ".join(parts) + "."
+    else:
+        outcome = "publish"
+        headline = (f"Publish: all {len(passed)} checks were measured with enough data, and none shows leakage above "
+                    "its threshold.")
+    if not checks:
+        outcome, headline = "inconclusive", "Inconclusive: no check could run."
+    confidence = float(cfg.confidence)
+    return Verdict(
+        publish=outcome == "publish", outcome=outcome, headline=headline,
+        reasons=[c.sentence for c in exceeded + recipe_only], passed=[c.sentence for c in passed],
+        not_measurable=[c.sentence + (f" ({c.fix})" if c.fix else "") for c in unmeasured],
+        checks=checks, thresholds=cfg.thresholds.model_dump(), confidence=confidence,
+        check_confidence=check_confidence, n_checks=len(checks), recipe=recipe, dtp_rule=cfg.dtp_rule,
+        exit_code=EXIT_CODES[outcome],
+    )
+
+
+def _lower_first(s: str) -> str:
+    s = s.rstrip(".")
+    return s[:1].lower() + s[1:] if s[:2] != s[:2].upper() else s

@@ -78,8 +78,9 @@ def describe(name: str) -> str:
     return ATTACKS[name][1]
 
 
-def make_attack(name: str) -> Attack:
-    """A fresh attack with its registry defaults."""
+def make_attack(name: str, **params) -> Attack:
+    """A fresh attack with its registry defaults, then ``params`` set on it (``set_params``)."""
     if name not in ATTACKS:
         raise InvalidParameterError(f"unknown attack {name!r}; choose from {', '.join(ATTACKS)}")
-    return ATTACKS[name][0]()
+    attack = ATTACKS[name][0]()
+    return attack.set_params(**params) if params else attack

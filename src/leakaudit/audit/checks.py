@@ -1,0 +1,99 @@
+"""What the audit's analyses claim: checks with a status, analyses that could not run, and the result of each.
+
+Every analysis of the audit (membership attacks, DTP, attribute inference, property inference, MIP) returns an
+:class:`Analysis`: its section of ``results.json``, the :class:`Check` objects the verdict is computed from, what it
+could not run (:class:`Skipped`, with the flag that would enable it), its resource use and per-record columns. The
+verdict (:func:`leakaudit.audit.verdict.decide`) reads checks only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+import numpy as np
+
+from .._results import Result, Skipped
+
+__all__ = ["Check", "Skipped", "Analysis", "STATUSES", "EXCEEDED", "PASSED", "NOT_MEASURABLE"]
+
+EXCEEDED, PASSED, NOT_MEASURABLE = "exceeded", "passed", "not measurable"
+STATUSES = (EXCEEDED, PASSED, NOT_MEASURABLE)
+
+
+class Check(Result):
+    """One claim the verdict rests on: a measured value, its interval, a threshold and a status.
+
+    Attributes
+    ----------
+    id : str
+        Stable identifier, ``analysis.subject.metric`` (e.g. ``membership.lira.auc``, ``dtp.dtp1``).
+    analysis : str
+        membership | dtp | attribute.
+    name : str
+        Short human name ("LiRA: AUC").
+    status : {"exceeded", "passed", "not measurable"}
+        ``exceeded``: the threshold is exceeded at the stated confidence; ``passed``: the check ran with enough
+        data to have exceeded it, and did not; ``not measurable``: it could not run or lacked the data to ever
+        exceed it (``fix`` says what would change that).
+    value : float or None
+        The measured value (None when not measurable).
+    interval : [low, high] or None
+        Its confidence interval, at ``confidence``.
+    threshold : float or None
+    confidence : float or None
+        Confidence of ``interval`` (Bonferroni-corrected over the verdict's checks; see the verdict's
+        ``confidence`` for the family-wise level).
+    sentence : str
+        What was found, in plain words, with the numbers.
+    fix : str
+        For "not measurable": what would make it measurable.
+    describes : {"model", "recipe"}
+        "recipe" when the check measures the retraining recipe rather than the given model (PDTP retrains; when the
+        recipe does not reproduce the given model, such a check cannot alone produce "do not publish").
+    """
+
+    id: str
+    analysis: str
+    name: str
+    status: Literal["exceeded", "passed", "not measurable"]
+    value: Optional[float] = None
+    interval: Optional[tuple[float, float]] = None
+    threshold: Optional[float] = None
+    confidence: Optional[float] = None
+    sentence: str
+    fix: str = ""
+    describes: Literal["model", "recipe"] = "model"
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What one analysis of the audit returns.
+
+    Attributes
+    ----------
+    name : str
+        The analysis (its section name in ``results.json``).
+    summary : dict or None
+        Its section of ``results.json`` (None when it did not run).
+    checks : tuple of Check
+    skipped : tuple of Skipped
+    resources : dict
+        Models trained, cache use, seconds (merged into ``results.json``'s ``resources``).
+    per_record : dict of str -> ndarray of shape (n_members + n_nonmembers,)
+        Columns of ``records.csv`` (members first, then non-members).
+    extras : dict
+        In-memory values later analyses use (e.g. the reference models), never written.
+    """
+
+    name: str
+    summary: Any = None
+    checks: tuple[Check, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    resources: dict = field(default_factory=dict)
+    per_record: dict[str, np.ndarray] = field(default_factory=dict)
+    extras: dict = field(default_factory=dict)
+
+    @classmethod
+    def not_run(cls, name: str, reason: str, fix: str = "", summary: Any = None) -> "Analysis":
+        return cls(name=name, summary=summary, skipped=(Skipped(name=name, reason=reason, fix=fix),))

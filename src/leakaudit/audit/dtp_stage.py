@@ -1,0 +1,155 @@
+"""Audit analysis: PDTP of the training records, the DTP-1 rule as a statistical test, and the noise floor.
+
+Stage 1 is Long et al.'s measurement: one paired leave-one-out model per record (the full model's seed and row
+order, skipping the record), outputs binned at 0.01, PDTP = the largest |ln ratio| over classes. Long et al.'s raw
+rule counts every record above the threshold; a single measurement of a randomised training algorithm is noisy
+(a forest's seed noise alone moves many records past 1) and binning near 0 turns a tiny move into ln 3.
+
+The default rule (``dtp_rule = "statistical"``) counts a record only when its change is larger than training
+randomness and binning can explain: every stage-1 candidate is re-measured with fresh paired repeats and kept only
+if its systematic change is significantly above the threshold after correction for the candidates tested
+(:func:`leakaudit.dtp.dtp1_test`). Both counts are always reported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
+from .context import AuditContext
+
+__all__ = ["dtp_analysis"]
+
+
+class _CountingEngine:
+    """Forwards ``predict_many`` to an engine and adds up its stats over every call (for results.json)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.totals = {"n_models": 0, "trained": 0, "chunks_from_cache": 0, "chunks_trained": 0,
+                       "corrupt_cache_entries": 0}
+
+    def predict_many(self, *args, **kwargs):
+        out = self.engine.predict_many(*args, **kwargs)
+        st = self.engine.stats
+        for k, v in (("n_models", st.n_models), ("trained", st.models_trained), ("chunks_from_cache", st.chunks_cached),
+                     ("chunks_trained", st.chunks_trained), ("corrupt_cache_entries", st.corrupt_entries)):
+            self.totals[k] += int(v)
+        return out
+
+    def report(self) -> dict:
+        cache = getattr(self.engine, "cache_dir", None)
+        return {**self.totals, "cache_dir": str(cache) if cache else None}
+
+
+def dtp_analysis(ctx: AuditContext, *, recipe: dict | None) -> Analysis:
+    """PDTP (stage 1), the DTP-1 check under ``cfg.dtp_rule``, and the seed noise floor."""
+    cfg, data, target = ctx.cfg, ctx.data, ctx.target
+    if target.learner is None:
+        skipped = Skipped(name="PDTP / DTP-1", reason="needs the training algorithm to retrain leave-one-out models",
+                          fix="give the model itself (--model) instead of its predictions")
+        check = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1 rule (PDTP)", status=NOT_MEASURABLE,
+                      sentence="the DTP-1 rule could not be checked: the training algorithm is not available",
+                      fix=skipped.fix, threshold=cfg.thresholds.max_dtp)
+        return Analysis(name="dtp", checks=(check,), skipped=(skipped,))
+    from ..dtp import dtp1_test
+    from ..dtp.noise_floor import seed_noise_floor
+    from ..dtp.pdtp import pdtp
+
+    n = len(data.y_mem)
+    X_mem = target.inputs(data)[0]
+    k = cfg.settings.pdtp_records
+    rng = np.random.default_rng(ctx.seeds["pdtp"])
+    records = np.arange(n) if k is None or k >= n else np.sort(rng.choice(n, size=k, replace=False))
+    resources = {}
+    counted = _CountingEngine(ctx.engine)
+    res = pdtp(target.learner, X_mem, data.y_mem, records=records, n_classes=data.n_classes,
+               seed_policy="paired", n_repeats=cfg.settings.pdtp_repeats, random_state=ctx.seeds["target"],
+               engine=counted, keep_outputs=False)
+    values = np.asarray(res.values, float)
+    resources["pdtp_models"] = counted.report()
+    thr = cfg.thresholds.max_dtp
+    above = records[values > thr]
+    test = None
+    if cfg.dtp_rule == "statistical" and above.size:
+        counted = _CountingEngine(ctx.engine)
+        test = dtp1_test(target.learner, X_mem, data.y_mem, records=above, threshold=thr,
+                         n_repeats=cfg.settings.dtp_test_repeats, confidence=ctx.check_confidence,
+                         max_records=cfg.settings.dtp_test_max_records, stage1_values=values[values > thr],
+                         n_classes=data.n_classes,
+                         random_state=ctx.seeds["dtp_test"], engine=counted)
+        resources["dtp_test_models"] = counted.report()
+    counted = _CountingEngine(ctx.engine)
+    nf = seed_noise_floor(target.learner, X_mem, data.y_mem, queries=records[: min(200, len(records))],
+                          n_models=cfg.settings.noise_floor_models, n_classes=data.n_classes,
+                          random_state=ctx.seeds["noise_floor"], engine=counted)
+    resources["noise_floor_models"] = counted.report()
+    std = np.asarray(nf.max_std_log_p, float)
+    std = std[np.isfinite(std)]
+    floor = {"median": float(np.median(std)) if std.size else None,
+             "p90": float(np.quantile(std, 0.9)) if std.size else None,
+             "n_models": int(cfg.settings.noise_floor_models),
+             "what": "std over retrainings with other seeds of the largest-class ln p (binned), Long et al. Fig 7"}
+    summary = {
+        "n_records": int(len(records)),
+        "max": float(np.max(values)),
+        "mean": float(np.mean(values)),
+        "n_above": int(above.size),
+        "records_above": [int(r) for r in above],
+        "seed_policy": "paired",
+        "bin_width": 0.01,
+        "noise_floor": floor,
+        "kind": "PDTP (a lower bound on DTP: direct queries only)",
+        "rule": cfg.dtp_rule,
+    }
+    if test is not None:
+        summary["test"] = {k: v for k, v in test.model_dump().items() if k != "stage1_values"}
+        summary["n_significant"] = int(test.n_significant)
+        summary["records_significant"] = [int(r) for r, s in zip(test.records, test.significant) if s]
+        summary["records_untested"] = [int(r) for r in test.untested]
+    check = _dtp_check(ctx, summary, test, recipe)
+    per_record = np.full(n, np.nan)
+    per_record[records] = values
+    cols = {"pdtp": np.r_[per_record, np.full(len(data.y_non), np.nan)]}
+    if test is not None:
+        lb = np.full(n, np.nan)
+        lb[np.asarray(test.records, int)] = test.lower_bound
+        cols["pdtp_lower_bound"] = np.r_[lb, np.full(len(data.y_non), np.nan)]
+    return Analysis(name="dtp", summary=summary, checks=(check,), resources=resources, per_record=cols)
+
+
+def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
+    cfg, cc = ctx.cfg, ctx.check_confidence
+    thr, allowed = cfg.thresholds.max_dtp, cfg.thresholds.max_records_above_dtp
+    describes = "recipe" if recipe is not None and recipe.get("reproduces") is False else "model"
+    common = dict(id="dtp.dtp1", analysis="dtp", threshold=thr, confidence=cc, describes=describes)
+    raw = (f"{s['n_above']} of {s['n_records']} records measured have a single PDTP above {thr:g} "
+           f"(max {s['max']:.2f})")
+    if cfg.dtp_rule == "long":
+        exceeded = s["n_above"] > allowed
+        return Check(name="DTP-1 rule (Long et al., raw)", status=EXCEEDED if exceeded else PASSED, value=s["max"],
+                     **common, sentence=(f"{raw}: the DTP-1 rule (Long et al., raw) says not to publish" if exceeded
+                                         else f"no training record has PDTP above {thr:g} (max {s['max']:.2f} over "
+                                              f"{s['n_records']})"))
+    name = "DTP-1 rule (significant records)"
+    if test is None:  # no candidate: nothing even in stage 1
+        return Check(name=name, status=PASSED, value=s["max"], **common,
+                     sentence=f"no training record has PDTP above {thr:g} (max {s['max']:.2f} over {s['n_records']})")
+    k = int(test.n_significant)
+    best = float(np.max(test.lower_bound)) if len(test.lower_bound) else 0.0
+    untested = len(test.untested)
+    if k > allowed:
+        worst = int(np.argmax(test.lower_bound))
+        return Check(
+            name=name, status=EXCEEDED, value=float(test.stage2_mean[worst]), **common,
+            sentence=(f"{k} of {s['n_records']} training records change the model's output by more than "
+                      f"e^{thr:g} when removed, beyond what training randomness and binning explain (record "
+                      f"{int(test.records[worst])}: at least {best:.2f} at {cc:.4g} confidence; {raw})"))
+    if untested:
+        return Check(name=name, status=NOT_MEASURABLE, value=s["max"], **common,
+                     sentence=(f"{raw}; {len(test.records)} were re-measured and {k} is significant, but "
+                               f"{untested} were not re-measured"),
+                     fix=f"raise dtp_test_max_records above {cfg.settings.dtp_test_max_records} (profile thorough)")
+    return Check(name=name, status=PASSED, value=s["max"], **common,
+                 sentence=(f"{raw}, but none of them changes by more than training randomness and binning explain "
+                           f"after re-measuring each {test.n_repeats} times (largest lower bound {best:.2f})"))

@@ -1,0 +1,270 @@
+"""Audit analysis: membership attacks, their checks, their empirical epsilon, and the recipe test.
+
+Attacks come from the registry (:func:`leakaudit.membership.make_attack`): the loss threshold always, and with a
+training algorithm LiRA, RMIA (with population records) and the shadow-model attack, all on one set of reference
+models trained in complementary pairs. Each attack gives three checks at the corrected confidence: its AUC, its TPR
+at the owner's low FPR, and (with ``epsilon_budget``) its empirical epsilon lower bound. A check whose data could
+never show the threshold exceeded (too few records for its interval) is "not measurable", with the size it needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import warnings
+
+import numpy as np
+
+from ..exceptions import NotEstimableWarning
+from ..membership import AttackInputs, cross_entropy_loss, fit_reference_models, make_attack, paired_half_masks
+from ..metrics import (
+    DEFAULT_FPRS,
+    auc_ci_can_exceed,
+    empirical_epsilon,
+    evaluate_membership,
+    min_nonmembers_for_tpr,
+    min_records_for_auc,
+    tpr_ci_can_exceed,
+)
+from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
+from .context import AuditContext
+from .recipe import recipe_test
+
+__all__ = ["membership_analysis", "planned_attacks"]
+
+_DISPLAY = {"loss": "loss threshold", "lira": "LiRA", "rmia": "RMIA", "shadow": "shadow-model attack"}
+
+
+def planned_attacks(ctx_target, data) -> list[str]:
+    """Registry names of the attacks the audit runs for this target and data."""
+    names = ["loss"]
+    if ctx_target.learner is not None:
+        names += ["lira"] + (["rmia"] if ctx_target.probs_pop is not None and len(data.y_pop) else []) + ["shadow"]
+    return names
+
+
+def _output_votes(learner) -> int | None:
+    """T when the models' outputs are means of T trees' votes (a random forest), else None.
+
+    LiRA then scales confidences by the empirical logit of the votes (``LiRA(votes=T)``), which stays finite when
+    every tree agrees; the floored logit would put those records at +-103.6.
+    """
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+    from ..learners import RandomForest
+    from ..learners.sklearn import SklearnLearner
+
+    if isinstance(learner, RandomForest):
+        return int(learner.n_estimators)
+    if isinstance(learner, SklearnLearner) and isinstance(learner.estimator, (RandomForestClassifier,
+                                                                               ExtraTreesClassifier)):
+        return int(learner.estimator.n_estimators)
+    return None
+
+
+def shadow_plan(cfg) -> tuple[int | None, int, str | None]:
+    """(shadow models, attack batch, note): the profile's, or the fallback without the compiled trainer."""
+    from ..membership import shadow
+    from .config import SHADOW_FALLBACK_BATCH, SHADOW_FALLBACK_MODELS
+
+    k, batch = cfg.settings.shadow_attack_models, cfg.settings.shadow_attack_batch
+    if batch == 1 and not shadow._numba_ready():  # per-example SGD in scikit-learn: ~1,000x slower
+        k = SHADOW_FALLBACK_MODELS if k is None else min(k, SHADOW_FALLBACK_MODELS)
+        return k, SHADOW_FALLBACK_BATCH, ("the compiled per-example trainer is not available: scikit-learn "
+                                          f"mini-batches of {SHADOW_FALLBACK_BATCH}, at most "
+                                          f"{SHADOW_FALLBACK_MODELS} shadow models")
+    return k, batch, None
+
+
+def _shadow_run(cfg, atk, inputs, X_features: np.ndarray) -> tuple:
+    """Shokri et al.'s shadow-model attack, with the first reference models as its shadow models.
+
+    The reference models already trained for LiRA and RMIA are exactly what Long et al.'s Algorithm 1
+    needs: models of the same training algorithm, each trained on a known half of the audited records.
+    The first ``shadow_attack_models`` of them (whole complementary pairs, so every record is seen "in"
+    and "out" equally often) give the attack network ``shadow_attack_models * n`` training rows
+    ``(x, onehot(y), bin(q))`` labelled in/out; the network then scores the target's outputs.
+    """
+    ref = inputs.reference
+    k, _, note = shadow_plan(cfg)
+    k = ref.n_models if k is None else min(int(k), ref.n_models)
+    cap = max(2, int(cfg.settings.shadow_attack_max_rows) // max(1, inputs.n))
+    if k > cap:
+        k = cap
+        capped = (f"{k} of {ref.n_models} reference models used as shadow models: the attack network's training "
+                  f"rows are capped at shadow_attack_max_rows = {cfg.settings.shadow_attack_max_rows:,}")
+        note = f"{note}; {capped}" if note else capped
+    k = max(2, k - k % 2)  # whole pairs
+    t0 = time.perf_counter()
+    res = atk.run(dataclasses.replace(inputs, X=X_features, reference=ref.models(slice(0, k))))
+    info = {
+        "n_shadow_models": int(k),
+        "n_reference_models": int(ref.n_models),
+        "attack_training_rows": int(k * inputs.n),
+        "network": f"{atk.hidden} ReLU units, SGD lr {atk.learning_rate}, batch {atk.batch_size}, {atk.epochs} epochs"
+                   + (f", trainer {atk.get_params().get('backend')}" if "backend" in atk.get_params() else ""),
+        "uses_record_features": bool(atk.use_features),
+        "seconds": round(time.perf_counter() - t0, 3),
+        **({"note": note} if note else {}),
+    }
+    return res, info
+
+
+def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
+    """Reference models on complementary halves of the audited records, queried on them and the population."""
+    cfg, data, target, engine = ctx.cfg, ctx.data, ctx.target, ctx.engine
+    n_audit = len(y)
+    X_pop = target.inputs(data)[2]
+    n_pop = len(data.y_pop) if target.probs_pop is not None else 0
+    X_all = np.vstack([X_audit, X_pop]) if n_pop else X_audit
+    y_all = np.concatenate([y, data.y_pop]) if n_pop else y
+    mask = paired_half_masks(n_audit, cfg.settings.n_reference, ctx.seeds["reference"])
+    if n_pop:  # population records are never trained on: RMIA's z samples
+        mask = np.hstack([mask, np.zeros((mask.shape[0], n_pop), bool)])
+    ref = fit_reference_models(target.learner, X_all, y_all, cfg.settings.n_reference, in_mask=mask,
+                               n_classes=data.n_classes, random_state=ctx.seeds["reference"], engine=engine)
+    st = engine.stats
+    resources = {
+        "n_models": int(st.n_models), "trained": int(st.models_trained), "chunks_from_cache": int(st.chunks_cached),
+        "chunks_trained": int(st.chunks_trained), "corrupt_cache_entries": int(st.corrupt_entries),
+        "cache_dir": str(engine.cache_dir) if getattr(engine, "cache_dir", None) else None,
+        "backend": cfg.backend,
+    }
+    return ref, n_pop, resources
+
+
+def membership_analysis(ctx: AuditContext) -> Analysis:
+    """Run every applicable membership attack; checks on their AUC, TPR at low FPR and empirical epsilon."""
+    cfg, data, target = ctx.cfg, ctx.data, ctx.target
+    probs = np.vstack([target.probs_mem, target.probs_non])
+    X_mem, X_non, _ = target.inputs(data)
+    X_audit = np.vstack([X_mem, X_non])
+    y = data.y_audit
+    m = data.is_member
+    n_audit = len(y)
+    train_loss = float(np.mean(cross_entropy_loss(target.probs_mem, data.y_mem)))
+    inputs = AttackInputs(probs=probs, y=y, X=X_audit, train_loss=train_loss)
+    skipped, resources, recipe = [], {}, None
+    names = planned_attacks(target, data)
+    if target.learner is None:
+        skipped.append(Skipped(
+            name="LiRA, RMIA, shadow (reference-model attacks)",
+            reason=f"the training algorithm is not available for a {target.kind} target",
+            fix="give the model itself (--model: a skops estimator, or a torch state_dict with --module) so that "
+                "reference models can be retrained"))
+    else:
+        ref, n_pop, resources["reference_models"] = _reference_models(ctx, X_audit, y)
+        inputs = AttackInputs(
+            probs=probs, y=y, X=X_audit, train_loss=train_loss, reference=ref.subset(np.arange(n_audit)),
+            population_probs=target.probs_pop if n_pop else None, population_y=data.y_pop if n_pop else None,
+            population_reference=ref.subset(np.arange(n_audit, n_audit + n_pop)) if n_pop else None,
+        )
+        if not n_pop:
+            skipped.append(Skipped(name="RMIA", reason="needs population records (other records of the same "
+                                                       "distribution, never trained on)",
+                                   fix="give --population FILE"))
+        recipe = recipe_test(target.probs_mem, target.probs_non, data.y_mem, data.y_non,
+                             inputs.reference.probs, inputs.reference.in_mask, y, confidence=ctx.check_confidence)
+    params = {"lira": {"votes": _output_votes(target.learner)},
+              "shadow": {"batch_size": shadow_plan(cfg)[1], "random_state": ctx.seeds["shadow"]}}
+    fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
+    metrics, checks, per_record = {}, [], {}
+    for name in names:
+        atk = make_attack(name, **params.get(name, {}))
+        missing = atk.missing(inputs)
+        if missing:
+            skipped.append(Skipped(name=_DISPLAY.get(name, name), reason=f"needs {', '.join(missing)}"))
+            continue
+        if name == "shadow":
+            X_features = np.vstack([data.X_mem, data.X_non])  # a table-taking estimator's own inputs are row ids
+            res, resources["shadow_attack"] = _shadow_run(cfg, atk, inputs, X_features)
+        else:
+            res = atk.run(inputs)
+        s = res.scores_array
+        per_record[f"score_{name}"] = s
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotEstimableWarning)
+            mm = evaluate_membership(m, s, fprs=fprs, n_boot=cfg.settings.n_boot, confidence=ctx.check_confidence,
+                                     random_state=ctx.seeds["bootstrap"]).model_dump()
+        eps = empirical_epsilon(m, s, delta=cfg.epsilon_delta, confidence=ctx.check_confidence,
+                                random_state=ctx.seeds["epsilon"])
+        mm["epsilon"] = eps.model_dump()
+        metrics[name] = mm
+        checks += _attack_checks(ctx, name, mm, eps)
+    summary = metrics
+    return Analysis(name="membership", summary=summary, checks=tuple(checks), skipped=tuple(skipped),
+                    resources=resources, per_record=per_record, extras={"recipe": recipe})
+
+
+def _fpr_entry(tprs: dict, f: float) -> dict | None:
+    for k, v in tprs.items():
+        if abs(float(k) - f) < 1e-12:
+            return v
+    return None
+
+
+def _attack_checks(ctx: AuditContext, name: str, mm: dict, eps) -> list[Check]:
+    th, cc = ctx.cfg.thresholds, ctx.check_confidence
+    n1, n0 = mm["n_members"], mm["n_nonmembers"]
+    who = _DISPLAY.get(name, name)
+    out = []
+    # AUC
+    lo, hi = mm["auc_ci"]
+    common = dict(analysis="membership", threshold=th.max_auc, confidence=cc)
+    if not auc_ci_can_exceed(n1, n0, th.max_auc, confidence=cc):
+        need = min_records_for_auc(th.max_auc, confidence=cc)
+        out.append(Check(id=f"membership.{name}.auc", name=f"{who}: AUC", status=NOT_MEASURABLE, value=mm["auc"],
+                         interval=(lo, hi), **common,
+                         sentence=f"{who}: AUC {mm['auc']:.3f} cannot be judged: with {n1} members and {n0} "
+                                  f"non-members even a perfect attack's AUC interval would not clear {th.max_auc:g}",
+                         fix=f"give at least {need} members and {need} non-members"))
+    else:
+        exceeded = lo > th.max_auc
+        out.append(Check(
+            id=f"membership.{name}.auc", name=f"{who}: AUC", status=EXCEEDED if exceeded else PASSED,
+            value=mm["auc"], interval=(lo, hi), **common,
+            sentence=(f"the {who} separates members from non-members with AUC {mm['auc']:.3f} "
+                      f"(interval [{lo:.3f}, {hi:.3f}], above {th.max_auc:g})") if exceeded else
+                     (f"{who}: AUC {mm['auc']:.3f} (interval [{lo:.3f}, {hi:.3f}]) does not exceed {th.max_auc:g}")))
+    # TPR at the owner's low FPR
+    f = th.low_fpr
+    pct = f"{f * 100:g}%"
+    t = _fpr_entry(mm["tpr_at_fpr"], f)
+    common = dict(analysis="membership", threshold=th.max_tpr_at_low_fpr, confidence=cc)
+    tid, tname = f"membership.{name}.tpr_at_low_fpr", f"{who}: TPR at {pct} FPR"
+    if t is None or t["tpr"] != t["tpr"] or not tpr_ci_can_exceed(n1, n0, f, th.max_tpr_at_low_fpr, confidence=cc):
+        need = min_nonmembers_for_tpr(f, th.max_tpr_at_low_fpr, confidence=cc, n_members=n1)
+        out.append(Check(id=tid, name=tname, status=NOT_MEASURABLE, **common,
+                         value=None if t is None or t["tpr"] != t["tpr"] else t["tpr"],
+                         sentence=f"{who}: TPR at {pct} FPR cannot be judged: {n0} non-members are too few for an "
+                                  f"interval that could exclude {th.max_tpr_at_low_fpr * 100:g}%",
+                         fix=f"TPR at {pct} FPR needs at least {need:,} non-members; {n0:,} given (or raise "
+                             f"thresholds.low_fpr)"))
+    else:
+        lo_t, hi_t = t["ci"]
+        exceeded = lo_t > th.max_tpr_at_low_fpr
+        out.append(Check(
+            id=tid, name=tname, status=EXCEEDED if exceeded else PASSED, value=t["tpr"], interval=(lo_t, hi_t),
+            **common,
+            sentence=(f"the {who} identifies {t['tpr'] * 100:.1f}% of members at {pct} FPR (interval from "
+                      f"{lo_t * 100:.1f}%, above {th.max_tpr_at_low_fpr * 100:g}%)") if exceeded else
+                     (f"{who}: TPR at {pct} FPR {t['tpr'] * 100:.2f}% (interval [{lo_t * 100:.2f}%, "
+                      f"{hi_t * 100:.2f}%]) is not shown to exceed {th.max_tpr_at_low_fpr * 100:g}%")))
+    # empirical epsilon against the owner's budget
+    budget = ctx.cfg.epsilon_budget
+    if budget is not None:
+        common = dict(analysis="membership", threshold=budget, confidence=cc)
+        eid, ename = f"membership.{name}.epsilon", f"{who}: empirical epsilon"
+        if not eps.measurable:
+            out.append(Check(id=eid, name=ename, status=NOT_MEASURABLE, **common,
+                             sentence=f"{who}: the empirical epsilon cannot be bounded: {eps.reason}",
+                             fix="give more members and non-members"))
+        else:
+            exceeded = eps.epsilon_lb > budget
+            out.append(Check(
+                id=eid, name=ename, status=EXCEEDED if exceeded else PASSED, value=eps.epsilon_lb, **common,
+                sentence=(f"the {who} shows epsilon of at least {eps.epsilon_lb:.2f} (delta {eps.delta:g}), above "
+                          f"the budget {budget:g}") if exceeded else
+                         (f"{who}: empirical epsilon lower bound {eps.epsilon_lb:.2f} (delta {eps.delta:g}) is within "
+                          f"the budget {budget:g}")))
+    return out

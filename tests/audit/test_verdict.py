@@ -1,0 +1,108 @@
+"""The verdict from checks alone: three outcomes, each check accounted for; the recipe test on known cases."""
+
+import numpy as np
+import pytest
+
+from leakaudit.audit import make_config
+from leakaudit.audit.checks import Check
+from leakaudit.audit.recipe import recipe_test
+from leakaudit.audit.verdict import EXIT_CODES, decide
+from leakaudit.exceptions import InvalidParameterError
+
+
+def _check(status, describes="model", name="x", fix=""):
+    return Check(id=f"t.{name}", analysis="t", name=name, status=status, sentence=f"{name} is {status}",
+                 describes=describes, fix=fix)
+
+
+CFG = make_config()
+
+
+def test_all_passed_is_publish_with_exit_code_0():
+    v = decide(CFG, [_check("passed", name="a"), _check("passed", name="b")])
+    assert v.outcome == "publish" and v.publish and v.exit_code == EXIT_CODES["publish"] == 0
+    assert v.passed == ["a is passed", "b is passed"] and not v.reasons and v.n_checks == 2
+
+
+def test_an_exceeded_model_check_is_do_not_publish():
+    v = decide(CFG, [_check("passed", name="a"), _check("exceeded", name="b"), _check("not measurable", name="c")])
+    assert v.outcome == "do not publish" and not v.publish and v.exit_code == 3
+    assert v.reasons == ["b is exceeded"] and v.headline.startswith("Do not publish: b is exceeded")
+
+
+def test_an_unmeasurable_check_is_inconclusive_never_a_silent_pass():
+    v = decide(CFG, [_check("passed", name="a"), _check("not measurable", name="c", fix="give 1,000 non-members")])
+    assert v.outcome == "inconclusive" and v.exit_code == 4
+    assert "give 1,000 non-members" in v.headline and v.not_measurable == ["c is not measurable (give 1,000 non-members)"]
+
+
+def test_a_check_that_describes_only_the_recipe_cannot_alone_withhold():
+    v = decide(CFG, [_check("passed", name="a"), _check("exceeded", describes="recipe", name="dtp")])
+    assert v.outcome == "inconclusive" and "recipe" in v.headline
+    v = decide(CFG, [_check("exceeded", name="lira"), _check("exceeded", describes="recipe", name="dtp")])
+    assert v.outcome == "do not publish"
+
+
+def test_no_checks_is_inconclusive():
+    assert decide(CFG, []).outcome == "inconclusive"
+
+
+@pytest.mark.parametrize("bad", [dict(thresholds={"low_fpr": 0.0}), dict(thresholds={"low_fpr": 1.0}),
+                                 dict(epsilon_budget=-1.0), dict(dtp_rule="sometimes"), dict(epsilon_delta=1.0)])
+def test_thresholds_outside_their_range_are_refused(bad):
+    with pytest.raises(InvalidParameterError):
+        make_config(**bad)
+
+
+def _losses(rng, k, mean, sd):
+    return rng.normal(mean, sd, size=k)
+
+
+def _fake_references(rng, k=16, n=400, in_loss=0.2, out_loss=0.6):
+    """Reference models whose outputs give mean loss ~in_loss on their training half and ~out_loss on the rest."""
+    y = rng.integers(0, 2, n)
+    mask = np.zeros((k, n), bool)
+    for j in range(0, k, 2):
+        h = rng.permutation(n)[: n // 2]
+        mask[j, h] = True
+        mask[j + 1] = ~mask[j]
+    loss = np.where(mask, in_loss, out_loss) * rng.lognormal(0, 0.05, size=(k, 1)) * rng.exponential(1, (k, n))
+    p_true = np.exp(-loss)
+    probs = np.empty((k, n, 2))
+    probs[np.arange(k)[:, None], np.arange(n)[None, :], y[None, :]] = p_true
+    probs[np.arange(k)[:, None], np.arange(n)[None, :], 1 - y[None, :]] = 1 - p_true
+    return probs, mask, y
+
+
+def _target(rng, y, n_mem, mem_loss, non_loss):
+    out = []
+    for yy, L in ((y[:n_mem], mem_loss), (y[n_mem:], non_loss)):
+        p = np.exp(-L * rng.lognormal(0, 0.05) * rng.exponential(1, yy.size))
+        probs = np.empty((yy.size, 2))
+        probs[np.arange(yy.size), yy] = p
+        probs[np.arange(yy.size), 1 - yy] = 1 - p
+        out.append(probs)
+    return out
+
+
+def test_recipe_test_accepts_a_model_the_recipe_reproduces_and_rejects_one_it_does_not():
+    rng = np.random.default_rng(0)
+    accepted = rejected = 0
+    for _ in range(40):
+        probs, mask, y = _fake_references(rng)
+        pm, pn = _target(rng, y, 200, 0.2, 0.6)  # trained on the members, like the references: reproduces
+        r = recipe_test(pm, pn, y[:200], y[200:], probs, mask, y, confidence=0.95)
+        accepted += r["reproduces"]
+        pm, pn = _target(rng, y, 200, 0.6, 0.6)  # never saw the "members": the recipe does not describe it
+        r = recipe_test(pm, pn, y[:200], y[200:], probs, mask, y, confidence=0.95)
+        rejected += not r["reproduces"]
+        assert "does not behave like" in r["sentence"] or r["reproduces"]
+    assert accepted >= 34 and rejected >= 38, (accepted, rejected)
+
+
+def test_recipe_test_needs_three_reference_models():
+    rng = np.random.default_rng(1)
+    probs, mask, y = _fake_references(rng, k=2)
+    pm, pn = _target(rng, y, 200, 0.2, 0.6)
+    r = recipe_test(pm, pn, y[:200], y[200:], probs, mask, y, confidence=0.95)
+    assert r["reproduces"] is None and "Not tested" in r["sentence"]
