@@ -42,8 +42,31 @@ class _CountingEngine:
         return {**self.totals, "cache_dir": str(cache) if cache else None}
 
 
-def dtp_analysis(ctx: AuditContext, *, recipe: dict | None) -> Analysis:
-    """PDTP (stage 1), the DTP-1 check under ``cfg.dtp_rule``, and the seed noise floor."""
+def _confirm_on_model(records: list[int], lira_members: np.ndarray, lira_nonmembers: np.ndarray) -> float:
+    """p-value of "the given model did not train on these records": their LiRA scores against the non-members'.
+
+    PDTP retrains the recipe; the given model enters only here. LiRA's online score is the log-likelihood ratio of
+    the given model's output at a record under reference models trained with and without it. Had the model never
+    trained on the members (a wrong member list, a model trained elsewhere), the records DTP-1 flags would be
+    exchangeable with the non-members up to their selection, and their scores would not stand above the
+    non-members' (one-sided Mann-Whitney U test). Where they do, the model shows it trained on them.
+    """
+    from scipy import stats
+
+    sig = np.asarray(lira_members, float)[np.asarray(records, int)]
+    non = np.asarray(lira_nonmembers, float)
+    if sig.size == 0 or non.size == 0:
+        return 1.0
+    return float(stats.mannwhitneyu(sig, non, alternative="greater").pvalue)
+
+
+def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | None = None) -> Analysis:
+    """PDTP (stage 1), the DTP-1 check under ``cfg.dtp_rule``, and the seed noise floor.
+
+    ``lira`` (LiRA's scores of the audited records, members first, shape (n_members + n_nonmembers,)): records
+    significant for DTP-1 count against the given model only when its own outputs show it trained on them
+    (:func:`_confirm_on_model`, at the check's level); otherwise the finding describes the recipe.
+    """
     cfg, data, target = ctx.cfg, ctx.data, ctx.target
     if target.learner is None:
         skipped = Skipped(name="PDTP / DTP-1", reason="needs the training algorithm to retrain leave-one-out models",
@@ -107,6 +130,12 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None) -> Analysis:
         summary["n_significant"] = int(test.n_significant)
         summary["records_significant"] = [int(r) for r, s in zip(test.records, test.significant) if s]
         summary["records_untested"] = [int(r) for r in test.untested]
+        if lira is not None and summary["records_significant"]:
+            p = _confirm_on_model(summary["records_significant"], lira[:n], lira[n:])
+            summary["confirmation"] = {
+                "p_value": p, "confirmed": p <= 1 - ctx.check_confidence,
+                "test": "one-sided Mann-Whitney U test of LiRA's scores of the significant records against the "
+                        "non-members' (did the given model train on them?)"}
     check = _dtp_check(ctx, summary, test, recipe)
     per_record = np.full(n, np.nan)
     per_record[records] = values
@@ -138,13 +167,19 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
     k = int(test.n_significant)
     best = float(np.max(test.lower_bound)) if len(test.lower_bound) else 0.0
     untested = len(test.untested)
+    conf = s.get("confirmation")
     if k > allowed:
         worst = int(np.argmax(test.lower_bound))
-        return Check(
-            name=name, status=EXCEEDED, value=float(test.stage2_mean[worst]), **common,
-            sentence=(f"{k} of {s['n_records']} training records change the model's output by more than "
-                      f"e^{thr:g} when removed, beyond what training randomness and binning explain (record "
-                      f"{int(test.records[worst])}: at least {best:.2f} at {cc:.4g} confidence; {raw})"))
+        if conf is not None and not conf["confirmed"] and describes == "model":
+            # significant for the recipe, but the given model's outputs do not show it trained on those records
+            common["describes"] = "recipe"
+        sentence = (f"{k} of {s['n_records']} training records change the recipe's output by more than e^{thr:g} when "
+                    f"removed, beyond what training randomness and binning explain (record {int(test.records[worst])}: "
+                    f"at least {best:.2f} at {cc:.4g} confidence; {raw})")
+        if conf is not None:
+            sentence += (f"; the given model's outputs {'show' if conf['confirmed'] else 'do not show'} that it trained "
+                         f"on these records (LiRA scores against the non-members', p = {conf['p_value']:.2g})")
+        return Check(name=name, status=EXCEEDED, value=float(test.stage2_mean[worst]), **common, sentence=sentence)
     if untested:
         return Check(name=name, status=NOT_MEASURABLE, value=s["max"], **common,
                      sentence=(f"{raw}; {len(test.records)} were re-measured and {k} is significant, but "

@@ -164,7 +164,7 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
                                                        "distribution, never trained on)",
                                    fix="give --population FILE"))
         recipe = recipe_test(target.probs_mem, target.probs_non, data.y_mem, data.y_non,
-                             inputs.reference.probs, inputs.reference.in_mask, y, confidence=ctx.check_confidence)
+                             inputs.reference.probs, inputs.reference.in_mask, y, confidence=cfg.confidence)
     params = {"lira": {"votes": _output_votes(target.learner)},
               "shadow": {"batch_size": shadow_plan(cfg)[1], "random_state": ctx.seeds["shadow"]}}
     fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
