@@ -96,11 +96,11 @@ def test_recipe_test_accepts_a_model_the_recipe_reproduces_and_rejects_one_it_do
         pm, pn = _target(rng, y, 200, 0.6, 0.6)  # never saw the "members": the recipe does not describe it
         r = recipe_test(pm, pn, y[:200], y[200:], probs, mask, y, confidence=0.95)
         rejected += not r["reproduces"]
-        assert "does not behave like" in r["sentence"] or r["reproduces"]
+        assert "less membership signal" in r["sentence"] or r["reproduces"]
     assert accepted >= 34 and rejected >= 38, (accepted, rejected)
 
 
-def test_recipe_test_needs_three_reference_models():
+def test_recipe_test_needs_two_pairs_of_reference_models():
     rng = np.random.default_rng(1)
     probs, mask, y = _fake_references(rng, k=2)
     pm, pn = _target(rng, y, 200, 0.2, 0.6)
