@@ -106,3 +106,17 @@ def test_recipe_test_needs_two_pairs_of_reference_models():
     pm, pn = _target(rng, y, 200, 0.2, 0.6)
     r = recipe_test(pm, pn, y[:200], y[200:], probs, mask, y, confidence=0.95)
     assert r["reproduces"] is None and "Not tested" in r["sentence"]
+
+
+def test_dtp_findings_are_confirmed_on_the_model_only_when_its_scores_stand_above_the_nonmembers():
+    from leakaudit.audit.dtp_stage import _confirm_on_model
+
+    rng = np.random.default_rng(2)
+    non = rng.normal(size=500)
+    members = rng.normal(size=300)
+    members[:5] += 6.0  # five records the model clearly trained on
+    assert _confirm_on_model([0, 1, 2, 3, 4], members, non) < 1e-4
+    # exchangeable scores (the model never trained on the members): p-values spread over (0, 1)
+    ps = [_confirm_on_model(list(rng.choice(300, 5, replace=False)), rng.normal(size=300), non) for _ in range(200)]
+    assert np.mean(np.array(ps) <= 0.05) < 0.1 and 0.35 < np.median(ps) < 0.65
+    assert _confirm_on_model([], members, non) == 1.0

@@ -53,6 +53,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
             riskiest_cols = ["record", "risk_rank"] + [c for c in top.columns if c == "pdtp" or c.startswith("score_")]
             riskiest = [{c: (f"{r[c]:.4g}" if isinstance(r[c], float) else r[c]) for c in riskiest_cols}
                         for _, r in top.iterrows()]
+    dtp_records = _dtp_records(results.get("dtp") or {}, records)
     fprs = []
     for m_ in results.get("membership", {}).values():
         fprs = list(m_.get("tpr_at_fpr", {}).keys())
@@ -81,7 +82,26 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         pdtp_scatter_svg=pdtp_scatter,
         riskiest=riskiest,
         riskiest_cols=riskiest_cols,
+        dtp_records=dtp_records,
     )
+
+
+def _dtp_records(dtp: dict, records: pd.DataFrame | None, limit: int = 25) -> list[dict]:
+    """Rows of the records the statistical DTP-1 rule re-measured, significant first, then by lower bound."""
+    test = dtp.get("test")
+    if not test or not test.get("records"):
+        return []
+    lira = None
+    if records is not None and "score_lira" in records:
+        mem = records[records["is_member"] == 1]
+        lira = dict(zip(mem["record"].to_numpy(int), mem["score_lira"].to_numpy(float)))
+    single = dict(zip(records[records["is_member"] == 1]["record"], records[records["is_member"] == 1]["pdtp"])) \
+        if records is not None and "pdtp" in records else {}
+    rows = [{"record": int(r), "pdtp": f"{single.get(r, float('nan')):.3f}", "mean": f"{m:.3f}", "lower": f"{lb:.3f}",
+             "significant": bool(sig), "lira": f"{lira[r]:.2f}" if lira and r in lira else "-", "_key": (-sig, -lb)}
+            for r, m, lb, sig in zip(test["records"], test["stage2_mean"], test["lower_bound"], test["significant"])]
+    rows.sort(key=lambda d: d.pop("_key"))
+    return rows[:limit]
 
 
 class _Obj(dict):
