@@ -397,3 +397,20 @@ def test_exit_code_carries_the_verdict_and_bad_thresholds_exit_2(tmp_path, capsy
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "error" in err
     assert not (tmp_path / "c").exists()
+
+
+def test_long_rule_and_epsilon_budget_add_their_checks(tmp_path):
+    """--dtp-rule long judges Long et al.'s raw count; --epsilon-budget adds one epsilon check per attack, judged
+    against each attack's empirical lower bound (always reported)."""
+    res = run_audit(make_config(**SMALL, dtp_rule="long", epsilon_budget=0.0), tmp_path / "out", verbose=False)
+    v = res.verdict
+    dtp = next(c for c in v.checks if c.id == "dtp.dtp1")
+    assert dtp.name.startswith("DTP-1 rule (Long et al., raw)")
+    assert (dtp.status == "exceeded") == (res.dtp["n_above"] > 0) and "test" not in res.dtp
+    eps = {c.id.split(".")[1]: c for c in v.checks if c.id.endswith(".epsilon")}
+    assert set(eps) == {"loss", "lira", "rmia", "shadow"}
+    for name, c in eps.items():
+        e = res.membership[name]["epsilon"]
+        assert c.threshold == 0.0 and c.status == ("exceeded" if e["epsilon_lb"] > 0 else "passed")
+    # 4 attacks x 3 checks + 3 sensitive columns + DTP-1
+    assert v.n_checks == 16 and v.check_confidence == pytest.approx(1 - 0.05 / 16)
