@@ -59,3 +59,7 @@ class NotEstimableWarning(UserWarning):
 
 class ApproximationWarning(UserWarning):
     """A result computed by an approximation rather than exactly."""
+
+
+class AuditInterrupted(KeyboardInterrupt):
+    """An audit stopped by Ctrl-C: the message says what finished and where the trained models are kept."""

@@ -414,3 +414,34 @@ def test_long_rule_and_epsilon_budget_add_their_checks(tmp_path):
         assert c.threshold == 0.0 and c.status == ("exceeded" if e["epsilon_lb"] > 0 else "passed")
     # 4 attacks x 3 checks + 3 sensitive columns + DTP-1
     assert v.n_checks == 16 and v.check_confidence == pytest.approx(1 - 0.05 / 16)
+
+
+def test_out_that_cannot_be_written_is_refused_before_any_work(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    for bad in (tmp_path / "afile" / "sub", "/proc/leakaudit/out"):
+        assert main(["audit", "--profile", "smoke", "--out", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--out" in err and "Traceback" not in err
+
+
+def test_ctrl_c_stops_cleanly_says_what_finished_and_exits_130(tmp_path):
+    """SIGINT during the demo audit: exit 130, one message naming the finished stages and the cache, no output."""
+    import os
+    import signal
+    import time
+
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-c", "import sys; from leakaudit.cli import main; sys.exit(main())",
+                          "audit", "--out", str(out), "--cache-dir", str(cache)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    t0 = time.time()
+    while time.time() - t0 < 120 and p.poll() is None and not any(cache.rglob("*")):
+        time.sleep(0.05)  # wait until the first reference models are being written
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, (p.returncode, err[-2000:])
+    assert err.startswith("leakaudit: interrupted during the ") and "stages finished:" in err
+    assert str(cache) in err and "Traceback" not in err and err.count("\n") == 1
+    assert not out.exists()

@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
         import json
 
-        from ..exceptions import InvalidParameterError
+        from ..exceptions import AuditInterrupted, InvalidParameterError
         from .config import load_config, make_config
         from .pipeline import run_audit
 
@@ -72,7 +72,11 @@ def register(app: typer.Typer) -> None:
         )
         cfg = load_config(config, **flags) if config else make_config(**{k: v for k, v in flags.items() if v is not None})
         command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
-        res = run_audit(cfg, out, command=command)
+        try:
+            res = run_audit(cfg, out, command=command)
+        except AuditInterrupted as exc:
+            typer.echo(f"leakaudit: {exc}", err=True)
+            raise typer.Exit(130) from None
         v = res.verdict
         typer.echo(f"verdict: {v.outcome.upper()}. {v.headline.split(': ', 1)[-1]}")
         counts = {s: sum(c.status == s for c in v.checks) for s in ("exceeded", "passed", "not measurable")}

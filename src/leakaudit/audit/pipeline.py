@@ -26,7 +26,7 @@ from .. import __version__
 from .._random import spawn_seeds
 from .._resources import peak_rss_mb
 from .._results import write_json_atomic
-from ..exceptions import LeakauditError
+from ..exceptions import AuditInterrupted, LeakauditError
 from .config import AuditConfig
 from .context import AuditContext
 from .data import AuditData, prepare_data
@@ -47,6 +47,8 @@ class _Stages:
 
     def __init__(self, verbose: bool):
         self.timings: dict[str, float] = {}
+        self.current: str | None = None
+        self.done: list[str] = []
         self.verbose = verbose
         self._console = None
         if verbose:
@@ -59,8 +61,10 @@ class _Stages:
         t0 = time.perf_counter()
         if self._console:
             self._console.print(f"[bold]{name}[/bold]: {what} ...")
+        self.current = name
         try:
             yield
+            self.done.append(name)
         finally:
             self.timings[name] = round(time.perf_counter() - t0, 3)
             if self._console:
@@ -81,6 +85,25 @@ def _engine(cfg: AuditConfig):
 
     cache = cfg.cache_dir or os.environ.get("LEAKAUDIT_CACHE") or DEFAULT_CACHE
     return Engine(backend=cfg.backend, address=cfg.address, cache_dir=cache)
+
+
+def _cache_dir(engine) -> str:
+    return str(engine.cache_dir) if getattr(engine, "cache_dir", None) else "(none)"
+
+
+def _check_out_writable(out: Path) -> None:
+    """Refuse an output folder that cannot be written before any work is done (not after every stage has run)."""
+    if out.exists() and not out.is_dir():
+        raise LeakauditError(f"--out {out} exists and is not a folder")
+    p = out
+    while not p.exists():
+        p = p.parent
+    if not p.is_dir():
+        raise LeakauditError(f"--out {out} cannot be created: {p} is a file, not a folder")
+    try:  # what the audit will do at the end: a temporary folder beside (or inside) the output, then a rename
+        os.rmdir(tempfile.mkdtemp(prefix=".leakaudit-write-check-", dir=p))
+    except OSError as exc:
+        raise LeakauditError(f"--out {out} cannot be written ({exc.strerror or exc} in {p})") from None
 
 
 def _write_outputs(tmp: Path, result: AuditResult, records: pd.DataFrame) -> None:
@@ -107,8 +130,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
     calibration suite audits models trained on other records this way.
     """
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise LeakauditError(f"--out {out} exists and is not a folder")
+    _check_out_writable(out)
     verbose = sys.stderr.isatty() if verbose is None else verbose
     from threadpoolctl import threadpool_limits
 
@@ -126,6 +148,12 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         engine = _engine(cfg)
         try:
             return _run_stages(cfg, out, command, st, seeds, data, target, engine)
+        except KeyboardInterrupt:
+            done = ", ".join(st.done) or "none"
+            raise AuditInterrupted(
+                f"interrupted during the {st.current} stage (stages finished: {done}); nothing was written to {out}; "
+                f"the models trained so far are kept in the cache {_cache_dir(engine)}: run the same command to "
+                "resume from them") from None
         finally:
             engine.close()
 
