@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, field_validator
 
-__all__ = ["Result", "Skipped", "to_jsonable", "write_json_atomic"]
+__all__ = ["Result", "Skipped", "to_jsonable", "write_json_atomic", "check_output_file"]
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -94,6 +94,32 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def check_output_file(path: str | Path | None, *, option: str = "--out") -> Path | None:
+    """Refuse, before any work, an output file that cannot be written (a folder, a path through a file, no rights)."""
+    import os
+    import tempfile
+
+    from .exceptions import InvalidParameterError
+
+    if path is None:
+        return None
+    path = Path(path)
+    if path.is_dir():
+        raise InvalidParameterError(f"{option} {path} is a folder; give the JSON file to write, e.g. {path}/result.json")
+    p = path.parent
+    while not p.exists():
+        p = p.parent
+    if not p.is_dir():
+        raise InvalidParameterError(f"{option} {path} cannot be created: {p} is a file, not a folder")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=p, prefix=".leakaudit-write-check-")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise InvalidParameterError(f"{option} {path} cannot be written ({exc.strerror or exc} in {p})") from None
+    return path
 
 
 def nan_to_none(x: float) -> float | None:

@@ -51,3 +51,15 @@ def test_reproductions_smoke(name, tmp_path):
     rep.load_all()
     res = rep.run(name, profile="smoke", out=tmp_path, random_state=0)
     assert res["rows"] and (tmp_path / f"{name}.md").exists()
+
+
+def test_dtp_out_is_checked_before_any_work(tmp_path, capsys):
+    from leakaudit.cli import main
+
+    (tmp_path / "afile").write_text("x")
+    for bad in (tmp_path, tmp_path / "afile" / "x.json"):
+        assert main(["dtp", "pdtp", "--rows", "40", "--out", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--out" in err and "Traceback" not in err
+    assert main(["dtp", "pdtp", "--rows", "40", "--out", str(tmp_path / "new" / "pdtp.json")]) == 0
+    assert (tmp_path / "new" / "pdtp.json").is_file()

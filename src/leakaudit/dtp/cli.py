@@ -68,6 +68,12 @@ def load_training_set(data: str, label: Optional[str], model: str, rows: int, se
     return X, y, TorchMLP(hidden=(64,), activation="tanh", mode="fast", epochs=30)
 
 
+def _out_file(value: Optional[Path]) -> Optional[Path]:
+    from .._results import check_output_file
+
+    return check_output_file(value)
+
+
 def _write(out: Optional[Path], result: Any) -> None:
     if out is not None:
         from .._results import write_json_atomic
@@ -87,7 +93,8 @@ def register(app: typer.Typer) -> None:
     rows_opt = typer.Option(1000, "--rows", help="training-set size (random rows of the data)")
     seed_opt = typer.Option(0, "--seed")
     bin_opt = typer.Option("0.01", "--bin-width", help="output bin width, or 'none'")
-    out_opt = typer.Option(None, "--out", help="write the JSON result here")
+    out_opt = typer.Option(None, "--out", help="write the JSON result to this file (checked before any work)",
+                           callback=_out_file)
 
     @dtp_app.command("pdtp")
     def pdtp_cmd(
