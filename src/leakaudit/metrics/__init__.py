@@ -1,13 +1,18 @@
-"""Metrics on plain arrays: ROC, AUC, TPR at fixed FPR, advantage, intervals."""
+"""Metrics on plain arrays: ROC, AUC, TPR at fixed FPR, advantage, intervals, power floors."""
 
 from ._intervals import (
     AUC_CI_METHODS,
+    auc_ci_can_exceed,
+    auc_ci_method_used,
     bootstrap_auc_ci,
     bootstrap_tpr_at_fpr_ci,
     clopper_pearson,
     delong_auc_variance,
     delong_placements,
+    min_nonmembers_for_tpr,
+    min_records_for_auc,
     pearson,
+    tpr_ci_can_exceed,
 )
 from ._membership import (
     advantage_at_threshold,
@@ -33,7 +38,12 @@ __all__ = [
     "delong_auc_variance",
     "delong_placements",
     "AUC_CI_METHODS",
+    "auc_ci_method_used",
     "bootstrap_tpr_at_fpr_ci",
+    "auc_ci_can_exceed",
+    "min_records_for_auc",
+    "tpr_ci_can_exceed",
+    "min_nonmembers_for_tpr",
     "pearson",
     "MembershipMetrics",
     "evaluate_membership",

@@ -1,7 +1,9 @@
-"""Confidence intervals: Clopper-Pearson for rates, DeLong or stratified bootstrap for AUC, bootstrap for TPR at FPR."""
+"""Confidence intervals: Clopper-Pearson for rates, DeLong or stratified bootstrap for AUC, order statistics for TPR
+at FPR, and the power floors (whether an interval could clear a threshold at all with so many records)."""
 
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 from statistics import NormalDist
@@ -11,7 +13,7 @@ from scipy import stats
 
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
-from ..exceptions import InvalidInputError, NotEstimableWarning
+from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ._membership import _tpr_at_fpr_sorted, check_membership_inputs
 
 __all__ = [
@@ -22,6 +24,11 @@ __all__ = [
     "bootstrap_tpr_at_fpr_ci",
     "pearson",
     "AUC_CI_METHODS",
+    "auc_ci_method_used",
+    "auc_ci_can_exceed",
+    "min_records_for_auc",
+    "tpr_ci_can_exceed",
+    "min_nonmembers_for_tpr",
 ]
 
 
@@ -62,7 +69,37 @@ def _stratified_resample(m, s, n_boot, rng):
     return pos[ip], neg[ineg]
 
 
-AUC_CI_METHODS = ("delong-logit", "delong", "bca", "percentile")
+AUC_CI_METHODS = ("delong-logit", "delong", "bca", "percentile", "disjoint-pairs")
+
+# The size rule (fixed in advance from simulations, never from the scores; measured coverages in
+# tests/reliability/test_interval_coverage.py). The asymptotic methods are used when the smaller class has at
+# least 100 records, or at least 10 with the larger class at most 1.5 times the smaller; below that every method
+# gives the exact disjoint-pairs interval. Why: DeLong's variance rests on the smaller class's placements, whose
+# spread is badly estimated from few of them: 95% intervals covered 0.75 at 2 + 89 records, 0.90 at 10 + 100,
+# 0.91 at 30 + 3,000 (true AUC 0.9), while balanced designs held nominal from 10 + 10.
+DELONG_MIN_SMALLER_CLASS = 100
+DELONG_MIN_BALANCED = 10
+DELONG_MAX_RATIO = 1.5
+
+
+def auc_ci_method_used(n_members: int, n_nonmembers: int, method: str = "delong-logit") -> str:
+    """The method :func:`bootstrap_auc_ci` uses at these class sizes: ``method``, or ``"disjoint-pairs"`` below
+    the size rule.
+
+    The rule: ``method`` when ``min(n_members, n_nonmembers) >= 100``, or when the smaller class has at least 10
+    records and the larger at most 1.5 times as many; otherwise ``"disjoint-pairs"`` (exact, conservative).
+    """
+    for arg, v in (("n_members", n_members), ("n_nonmembers", n_nonmembers)):
+        check_scalar(v, name=arg, kind=numbers.Integral, min_val=1)
+    check_choice(method, name="method", choices=AUC_CI_METHODS)
+    return method if _asymptotic_ok(int(n_members), int(n_nonmembers)) else "disjoint-pairs"
+
+
+def _asymptotic_ok(m: int, n: int) -> bool:
+    small, large = min(m, n), max(m, n)
+    if small >= DELONG_MIN_SMALLER_CLASS:
+        return True
+    return small >= DELONG_MIN_BALANCED and 2 * large <= 3 * small  # large <= 1.5 small, in integers
 
 
 def _midranks(x: np.ndarray) -> np.ndarray:
@@ -134,24 +171,36 @@ def delong_auc_variance(is_member, scores) -> tuple[float, float]:
 
 
 def _disjoint_pairs_ci(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple[float, float]:
-    """A valid interval when DeLong's variance is 0 (AUC exactly 0 or 1, or every score tied) or undefined
-    (fewer than 2 members or non-members).
+    """The exact interval: below the size rule, and when DeLong's variance is 0 (AUC exactly 0 or 1, or every
+    score tied) or undefined (fewer than 2 members or non-members).
 
     Pair member i with non-member i (input order, i < k = min(m, n)): the k pairs are independent, so
     W = #{x_i > y_i} ~ Binomial(k, P(X > Y)) and W' = #{x_i >= y_i} ~ Binomial(k, P(X >= Y)). As
     P(X > Y) <= AUC = P(X > Y) + P(X = Y) / 2 <= P(X >= Y), the Clopper-Pearson lower limit of W and
     upper limit of W' bracket the AUC with at least the nominal confidence (conservative).
+
+    At perfect separation (W = k) the lower limit is ((1 - confidence) / 2)^(1/k), and no distribution-free
+    lower limit that errs at most (1 - confidence) / 2 of the time can be higher: if every member scores the
+    same and each non-member lies above it with probability 1 - p (AUC p), perfect separation has probability
+    p^n; with the roles swapped, p^m; so at perfect separation such a limit is at most the p with
+    p^min(m, n) = (1 - confidence) / 2. With many ties (W' - W large) it is wide; Hoeffding's bound for the
+    two-sample U-statistic, the other exact candidate, was 1.1 to 2.2 times wider on continuous scores
+    (tests/reliability/test_interval_coverage.py).
     """
     k = min(x.size, y.size)
     strict, weak = int(np.sum(x[:k] > y[:k])), int(np.sum(x[:k] >= y[:k]))
     return (clopper_pearson(strict, k, confidence=confidence)[0], clopper_pearson(weak, k, confidence=confidence)[1])
 
 
+def _pairs_ci(m_, s, confidence: float, a: float) -> tuple[float, float]:
+    lo, hi = _disjoint_pairs_ci(s[m_ == 1], s[m_ == 0], confidence)
+    return min(lo, a), max(hi, a)  # widened to hold the AUC estimate a (still valid)
+
+
 def _delong_ci(m_, s, confidence: float, logit: bool) -> tuple[float, float]:
     a, var = delong_auc_variance(m_, s)
     if not np.isfinite(var) or a <= 0.0 or a >= 1.0 or var <= 0.0:  # fewer than 2 of a class, or var = 0
-        lo, hi = _disjoint_pairs_ci(s[m_ == 1], s[m_ == 0], confidence)
-        return min(lo, a), max(hi, a)  # widened to hold the estimate (still valid)
+        return _pairs_ci(m_, s, confidence, a)
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     se = np.sqrt(var)
     if not logit:  # Wald interval on the AUC scale, clipped to [0, 1]
@@ -220,7 +269,11 @@ def bootstrap_auc_ci(
     confidence : float, default=0.95
     random_state : None, int or Generator, default=0
         Seeds the bootstrap (``"bca"`` and ``"percentile"`` only).
-    method : {"delong-logit", "delong", "bca", "percentile"}, default="delong-logit"
+    method : {"delong-logit", "delong", "bca", "percentile", "disjoint-pairs"}, default="delong-logit"
+        Used from the sizes of the size rule on (see :func:`auc_ci_method_used`): the smaller class has at
+        least 100 records, or at least 10 with the larger class at most 1.5 times as large. Below that every
+        method gives the exact ``"disjoint-pairs"`` interval.
+
         * ``"delong-logit"``: DeLong's variance (Sun & Xu 2014 fast algorithm) with a Wald interval on
           the logit scale, mapped back (stays inside (0, 1), asymmetric near the ends).
         * ``"delong"``: DeLong's variance, Wald interval on the AUC scale (clipped to [0, 1]).
@@ -228,6 +281,8 @@ def bootstrap_auc_ci(
           and accelerated; acceleration from the exact jackknife.
         * ``"percentile"``: the same bootstrap, percentile interval (under-covers at small n:
           0.931 at 100 + 100 records, AUC 0.71; see tests/reliability/test_interval_coverage.py).
+        * ``"disjoint-pairs"``: Clopper-Pearson on min(m, n) disjoint (member, non-member) pairs; exact and
+          conservative at every size (the construction is in ``_disjoint_pairs_ci``).
 
         When the AUC is exactly 0 or 1 (or every score is tied) DeLong's variance is 0; the DeLong
         methods then return a Clopper-Pearson interval from min(m, n) disjoint (member, non-member)
@@ -241,13 +296,16 @@ def bootstrap_auc_ci(
 
     Notes
     -----
-    Measured 95% coverage over simulated normal scores, 100 + 100 and 1000 + 1000 records, true AUC
-    0.5 and 0.9, is reported in tests/reliability/test_interval_coverage.py (and the method choice
-    there).
+    Measured 95% coverage over simulated normal and tied scores, from 2 + 2 records to 1000 + 1000 and
+    unbalanced designs, is reported in tests/reliability/test_interval_coverage.py (with the size rule and
+    the method choice).
     """
     m, s = check_membership_inputs(is_member, scores)
     method = check_choice(method, name="method", choices=AUC_CI_METHODS)
     _check_boot(n_boot, confidence)
+    n1 = int(m.sum())
+    if method == "disjoint-pairs" or not _asymptotic_ok(n1, m.size - n1):
+        return _pairs_ci(m, s, confidence, delong_placements(m, s)[0])
     if method in ("delong-logit", "delong"):
         return _delong_ci(m, s, confidence, logit=method == "delong-logit")
     rng = check_random_state(random_state)
@@ -316,6 +374,236 @@ def _order_statistic_tpr_ci(pos: np.ndarray, neg_desc: np.ndarray, fpr: float, c
     lo = 0.0 if k_lo == 0 else float(stats.beta.ppf(a4, k_lo, n1 - k_lo + 1))
     hi = 1.0 if k_hi == n1 else float(stats.beta.ppf(1 - a4, k_hi + 1, n1 - k_hi))
     return lo, hi
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Power floors: could the data, at these sizes, ever show the threshold exceeded?
+#
+# A check reads "exceeded" when an interval's lower bound is above a threshold. With few records no attack can get
+# there, however strong: these functions say so, by running the interval methods themselves on the scores that
+# give the largest lower bound (so they stay true if a method changes).
+
+#: Largest class size the searches below try (per class); beyond it they give up with an error.
+MAX_SEARCH_SIZE = 10_000_000
+
+
+def _check_sizes(**sizes) -> None:
+    for arg, v in sizes.items():
+        check_scalar(v, name=arg, kind=numbers.Integral, min_val=1)
+
+
+def _check_threshold(threshold, *, below_one: bool) -> None:
+    check_scalar(threshold, name="threshold", min_val=0.0, max_val=1.0, include_max=not below_one)
+
+
+def _check_confidence(confidence) -> None:
+    check_scalar(confidence, name="confidence", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _best_auc_lower(n1: int, n0: int, confidence: float) -> float:
+    """The largest lower bound :func:`bootstrap_auc_ci` (default method) gives on any scores of n1 members and n0
+    non-members, from the three rankings that can give it.
+
+    * Perfect separation. Below the size rule (exact disjoint pairs) the bound only grows with the number of
+      pairs a member wins, so this is the largest.
+    * One member tied with one non-member, and one member swapped with one non-member (AUC 1 - 1/(2 n1 n0) and
+      1 - 1/(n1 n0)). With DeLong's interval, perfect separation has variance 0 and falls back to the exact
+      interval, while one discordant pair gives a tiny variance and a lower bound near the AUC: at 6 + 6 records
+      (an exhaustive search over all 924 rankings, DeLong forced) the best was the one swap, 0.669 against 0.541
+      for perfect separation. The tie is better still (half the discordance, the same logit standard error).
+      tests/metrics/test_power.py searches every ranking at small sizes and random near-perfect ones beyond.
+    """
+    m = np.r_[np.ones(n1, np.int64), np.zeros(n0, np.int64)]
+    perfect = np.r_[n0 + np.arange(n1, dtype=float), np.arange(n0, dtype=float)]  # member i pairs non-member i
+    tied, swapped = perfect.copy(), perfect.copy()
+    tied[0] = n0 - 1.0  # the lowest member ties the highest non-member
+    swapped[0], swapped[-1] = n0 - 1.0, float(n0)  # ... or they swap
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return max(bootstrap_auc_ci(m, s, confidence=confidence)[0] for s in (perfect, tied, swapped))
+
+
+def auc_ci_can_exceed(n_members: int, n_nonmembers: int, threshold: float, *, confidence: float = 0.95) -> bool:
+    """Whether any scores of these sizes give an AUC interval whose lower bound is above ``threshold``.
+
+    False means an "AUC above ``threshold``" check cannot be passed or failed on the evidence: even a perfect
+    attack's interval (:func:`bootstrap_auc_ci`, default method, at ``confidence``) reaches below it.
+
+    Parameters
+    ----------
+    n_members, n_nonmembers : int
+        Class sizes, at least 1 each.
+    threshold : float in [0, 1]
+        The check is "lower bound > threshold" (strict); 1 can never be exceeded.
+    confidence : float in (0, 1), default=0.95
+
+    Returns
+    -------
+    bool
+
+    Notes
+    -----
+    The best lower bound is not always perfect separation's: above the size rule, one tied or swapped pair
+    gives a narrower DeLong interval than perfect separation's exact one (see ``_best_auc_lower``). Because
+    of the size rule, adding records to the larger class can make this False again (at 10 + 15 records the
+    DeLong interval is used, at 10 + 16 the exact one).
+    """
+    _check_sizes(n_members=n_members, n_nonmembers=n_nonmembers)
+    _check_threshold(threshold, below_one=False)
+    _check_confidence(confidence)
+    return _best_auc_lower(int(n_members), int(n_nonmembers), float(confidence)) > threshold
+
+
+def _smallest(holds, n_scan: int, what: str) -> int:
+    """Smallest n >= 1 with ``holds(n)``: each n <= ``n_scan`` in turn, then doubling and bisection (which
+    assume that once ``holds(n)``, it holds for every larger n)."""
+    for n in range(1, n_scan + 1):
+        if holds(n):
+            return n
+    lo, hi = n_scan, max(2 * n_scan, 1)  # holds(lo) is False (or lo = 0)
+    while not holds(hi):
+        if hi >= MAX_SEARCH_SIZE:
+            raise InvalidParameterError(f"{what} needs more than {MAX_SEARCH_SIZE:,} records per class; "
+                                        "lower the threshold")
+        lo, hi = hi, min(2 * hi, MAX_SEARCH_SIZE)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if holds(mid) else (mid, hi)
+    return hi
+
+
+def min_records_for_auc(threshold: float, *, confidence: float = 0.95, ratio: float = 1.0) -> int:
+    """The fewest records at which some attack's AUC interval can have its lower bound above ``threshold``.
+
+    Parameters
+    ----------
+    threshold : float in [0, 1)
+    confidence : float in (0, 1), default=0.95
+    ratio : float in [0.01, 100], default=1.0
+        Members per non-member: the design is ``n`` non-members and ``ceil(ratio * n)`` members.
+
+    Returns
+    -------
+    n : int
+        The smallest number of non-members ``n`` for which ``auc_ci_can_exceed(ceil(ratio * n), n, threshold)``
+        holds. With ``ratio=1`` the per-class size: "n members and n non-members". At 95%, threshold 0.9 needs
+        10 per class (the DeLong interval of a 10 + 10 ranking with one tied pair has lower bound 0.95, where
+        perfect separation's exact interval would need 36 per class).
+
+    Raises
+    ------
+    InvalidParameterError
+        For a threshold so close to 1 that more than ``MAX_SEARCH_SIZE`` records per class would be needed.
+    """
+    _check_threshold(threshold, below_one=True)
+    _check_confidence(confidence)
+    check_scalar(ratio, name="ratio", min_val=0.01, max_val=100.0)
+    r, conf = float(ratio), float(confidence)
+
+    def members(n: int) -> int:
+        return max(1, int(np.ceil(r * n - 1e-9)))
+
+    def holds(n: int) -> bool:
+        return _best_auc_lower(members(n), n, conf) > threshold
+
+    # Below 100 in the smaller class the size rule can switch methods back and forth along the way (ratios
+    # near 1.5), so every size there is tried in turn (at most 1,000); beyond it the bound only grows with n.
+    n_scan = 1
+    while n_scan < 1000 and min(members(n_scan), n_scan) < DELONG_MIN_SMALLER_CLASS:
+        n_scan += 1
+    return _smallest(holds, n_scan, f"an AUC interval above {threshold:g}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _best_tpr_lower(n1: int, n0: int, fpr: float, confidence: float) -> float:
+    """The order-statistic interval's lower bound on perfectly separated scores (every member above every
+    non-member): the largest any scores give, since the bound grows with the members above a fixed threshold.
+    0 when the TPR is not estimable (n0 * fpr < 1)."""
+    if n0 * fpr < 1:
+        return 0.0
+    pos = n0 + np.arange(n1, dtype=float)
+    return _order_statistic_tpr_ci(pos, np.arange(n0, dtype=float)[::-1], fpr, confidence)[0]
+
+
+def tpr_ci_can_exceed(n_members: int, n_nonmembers: int, fpr: float, threshold: float, *,
+                      confidence: float = 0.95) -> bool:
+    """Whether any scores of these sizes give a TPR-at-``fpr`` interval whose lower bound is above ``threshold``.
+
+    Runs the default (order-statistic) interval of :func:`bootstrap_tpr_at_fpr_ci` on perfectly separated
+    scores. Its lower bound is 0 until the non-members are enough for an upper order statistic that lies above
+    the true (1 - fpr) quantile with probability >= 1 - (1 - confidence) / 4, i.e. ``(1 - fpr)^n0 <= (1 -
+    confidence) / 4``: at fpr 0.001 and 95%, n0 >= 4,380; with 1,000 non-members no attack can show any TPR
+    at 0.1% FPR. Past that, a perfect attack's bound is ((1 - confidence) / 4)^(1 / n_members).
+
+    Parameters
+    ----------
+    n_members, n_nonmembers : int
+        At least 1 each.
+    fpr : float in (0, 1]
+    threshold : float in [0, 1]
+        The check is "lower bound > threshold" (strict).
+    confidence : float in (0, 1), default=0.95
+
+    Returns
+    -------
+    bool
+        False also when the TPR is not estimable (``n_nonmembers * fpr < 1``).
+    """
+    _check_sizes(n_members=n_members, n_nonmembers=n_nonmembers)
+    check_scalar(fpr, name="fpr", min_val=0.0, max_val=1.0, include_min=False)
+    _check_threshold(threshold, below_one=False)
+    _check_confidence(confidence)
+    return _best_tpr_lower(int(n_members), int(n_nonmembers), float(fpr), float(confidence)) > threshold
+
+
+def min_nonmembers_for_tpr(fpr: float, threshold: float, *, confidence: float = 0.95,
+                           n_members: int | None = None) -> int:
+    """The fewest non-members at which some attack's TPR-at-``fpr`` interval can have its lower bound above
+    ``threshold``.
+
+    Parameters
+    ----------
+    fpr : float in (0, 1]
+    threshold : float in [0, 1)
+    confidence : float in (0, 1), default=0.95
+    n_members : int or None, default=None
+        Members available; None for as many members as non-members.
+
+    Returns
+    -------
+    n0 : int
+        The smallest ``n0`` with ``tpr_ci_can_exceed(n_members or n0, n0, fpr, threshold)``. Found by doubling
+        and bisection: the bound on perfectly separated scores never falls as n0 grows (the upper order
+        statistic's rank only rises with n0, and with n_members=None the members grow too).
+
+    Raises
+    ------
+    InvalidParameterError
+        When ``n_members`` is too few for any number of non-members (a perfect attack's lower bound is then
+        ((1 - confidence) / 4)^(1 / n_members) <= threshold); the message says how many members are needed.
+    """
+    check_scalar(fpr, name="fpr", min_val=0.0, max_val=1.0, include_min=False)
+    _check_threshold(threshold, below_one=True)
+    _check_confidence(confidence)
+    if n_members is not None:
+        _check_sizes(n_members=n_members)
+    f, conf = float(fpr), float(confidence)
+    if n_members is None:
+        return _smallest(lambda n: _best_tpr_lower(n, n, f, conf) > threshold, 64,
+                         f"a TPR interval at {f:g} FPR above {threshold:g}")
+    # the fewest non-members for a finite upper order statistic (the bound is > 0 from there on, whatever the
+    # members), then whether these members clear the threshold there (more non-members do not raise it)
+    n0 = _smallest(lambda n: _best_tpr_lower(1, n, f, conf) > 0.0, 64, f"any TPR interval at {f:g} FPR above 0")
+    if _best_tpr_lower(int(n_members), n0, f, conf) > threshold:
+        return _smallest(lambda n: _best_tpr_lower(int(n_members), n, f, conf) > threshold, 64,
+                         f"a TPR interval at {f:g} FPR above {threshold:g}")
+    need = _smallest(lambda k: _best_tpr_lower(k, n0, f, conf) > threshold, 64,
+                     f"a TPR interval at {f:g} FPR above {threshold:g}")
+    raise InvalidParameterError(
+        f"n_members={n_members} is too few: with any number of non-members a perfect attack's TPR interval at "
+        f"{f:g} FPR stays at or below {threshold:g} (confidence {conf:g}); it needs at least {need:,} members "
+        f"and {n0:,} non-members")
 
 
 def pearson(x, y) -> tuple[float, float]:

@@ -7,7 +7,7 @@ import warnings
 from .._random import RandomStateLike
 from .._results import Result
 from ..exceptions import NotEstimableWarning
-from ._intervals import bootstrap_auc_ci, bootstrap_tpr_at_fpr_ci
+from ._intervals import auc_ci_method_used, bootstrap_auc_ci, bootstrap_tpr_at_fpr_ci
 from ._membership import auc, check_membership_inputs, membership_advantage, tpr_at_fpr
 
 __all__ = ["MembershipMetrics", "evaluate_membership", "DEFAULT_FPRS"]
@@ -19,7 +19,8 @@ class MembershipMetrics(Result):
     """AUC, advantage and TPR at fixed FPRs of one attack, each with its interval.
 
     ``tpr_at_fpr`` maps the FPR (as a string, e.g. ``"0.001"``) to
-    ``{"tpr": value, "ci": [low, high]}``; NaN where not estimable.
+    ``{"tpr": value, "ci": [low, high]}``; NaN where not estimable. ``auc_ci_method`` is the method the AUC
+    interval used: the one asked for, or ``"disjoint-pairs"`` below the size rule (:func:`auc_ci_method_used`).
     """
 
     n_members: int
@@ -48,6 +49,7 @@ def evaluate_membership(
     on the logit scale; ``n_boot`` and ``random_state`` then serve the TPR intervals only).
     """
     m, s = check_membership_inputs(is_member, scores)
+    n1 = int(m.sum())
     tprs = {}
     for f in fprs:
         with warnings.catch_warnings():
@@ -56,12 +58,12 @@ def evaluate_membership(
             lo, hi = bootstrap_tpr_at_fpr_ci(m, s, f, n_boot=n_boot, confidence=confidence, random_state=random_state)
         tprs[repr(float(f))] = {"tpr": t, "ci": [lo, hi]}
     return MembershipMetrics(
-        n_members=int(m.sum()),
-        n_nonmembers=int((1 - m).sum()),
+        n_members=n1,
+        n_nonmembers=m.size - n1,
         auc=auc(m, s),
         auc_ci=bootstrap_auc_ci(m, s, n_boot=n_boot, confidence=confidence, random_state=random_state,
                                 method=auc_ci_method),
-        auc_ci_method=auc_ci_method,
+        auc_ci_method=auc_ci_method_used(n1, m.size - n1, auc_ci_method),
         advantage=membership_advantage(m, s),
         tpr_at_fpr=tprs,
         confidence=confidence,
