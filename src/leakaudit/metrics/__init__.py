@@ -1,5 +1,6 @@
-"""Metrics on plain arrays: ROC, AUC, TPR at fixed FPR, advantage, intervals, power floors."""
+"""Metrics on plain arrays: ROC, AUC, TPR at fixed FPR, advantage, intervals, power floors, empirical epsilon."""
 
+from ._epsilon import EpsilonBound, empirical_epsilon
 from ._intervals import (
     AUC_CI_METHODS,
     auc_ci_can_exceed,
@@ -44,6 +45,8 @@ __all__ = [
     "min_records_for_auc",
     "tpr_ci_can_exceed",
     "min_nonmembers_for_tpr",
+    "empirical_epsilon",
+    "EpsilonBound",
     "pearson",
     "MembershipMetrics",
     "evaluate_membership",
