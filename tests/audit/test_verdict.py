@@ -120,3 +120,25 @@ def test_dtp_findings_are_confirmed_on_the_model_only_when_its_scores_stand_abov
     ps = [_confirm_on_model(list(rng.choice(300, 5, replace=False)), rng.normal(size=300), non) for _ in range(200)]
     assert np.mean(np.array(ps) <= 0.05) < 0.1 and 0.35 < np.median(ps) < 0.65
     assert _confirm_on_model([], members, non) == 1.0
+
+
+def test_an_audit_of_two_members_is_inconclusive_never_a_crash_or_a_pass(tmp_path):
+    """2 members, 2 non-members: no membership check can be judged; every one says what it needs."""
+    import pandas as pd
+
+    from leakaudit.audit import run_audit
+    from leakaudit.data import load_adult
+
+    df = load_adult().to_frame().sample(4, random_state=3).reset_index(drop=True)
+    df.loc[:, "income"] = ["<=50K", ">50K", "<=50K", ">50K"]
+    df.iloc[:2].to_csv(tmp_path / "m.csv", index=False)
+    df.iloc[2:].to_csv(tmp_path / "n.csv", index=False)
+    rng = np.random.default_rng(0)
+    for name in ("pm", "pn"):
+        pd.DataFrame(rng.dirichlet([1, 1], size=2), columns=["p0", "p1"]).to_csv(tmp_path / f"{name}.csv", index=False)
+    cfg = make_config(train=tmp_path / "m.csv", test=tmp_path / "n.csv", label="income", profile="smoke",
+                      predictions_train=tmp_path / "pm.csv", predictions_test=tmp_path / "pn.csv")
+    v = run_audit(cfg, tmp_path / "out", verbose=False).verdict
+    assert v.outcome == "inconclusive"
+    membership = [c for c in v.checks if c.analysis == "membership"]
+    assert membership and all(c.status == "not measurable" and c.fix for c in membership)

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from ..exceptions import NotEstimableWarning
+from ..exceptions import InvalidParameterError, NotEstimableWarning
 from ..membership import AttackInputs, cross_entropy_loss, fit_reference_models, make_attack, paired_half_masks
 from ..metrics import (
     DEFAULT_FPRS,
@@ -233,13 +233,16 @@ def _attack_checks(ctx: AuditContext, name: str, mm: dict, eps) -> list[Check]:
     common = dict(analysis="membership", threshold=th.max_tpr_at_low_fpr, confidence=cc)
     tid, tname = f"membership.{name}.tpr_at_low_fpr", f"{who}: TPR at {pct} FPR"
     if t is None or t["tpr"] != t["tpr"] or not tpr_ci_can_exceed(n1, n0, f, th.max_tpr_at_low_fpr, confidence=cc):
-        need = min_nonmembers_for_tpr(f, th.max_tpr_at_low_fpr, confidence=cc, n_members=n1)
+        try:
+            need = min_nonmembers_for_tpr(f, th.max_tpr_at_low_fpr, confidence=cc, n_members=n1)
+            fix = f"TPR at {pct} FPR needs at least {need:,} non-members; {n0:,} given (or raise thresholds.low_fpr)"
+        except InvalidParameterError as exc:  # too few members for any number of non-members
+            fix = str(exc)
         out.append(Check(id=tid, name=tname, status=NOT_MEASURABLE, **common,
                          value=None if t is None or t["tpr"] != t["tpr"] else t["tpr"],
-                         sentence=f"{who}: TPR at {pct} FPR cannot be judged: {n0} non-members are too few for an "
-                                  f"interval that could exclude {th.max_tpr_at_low_fpr * 100:g}%",
-                         fix=f"TPR at {pct} FPR needs at least {need:,} non-members; {n0:,} given (or raise "
-                             f"thresholds.low_fpr)"))
+                         sentence=f"{who}: TPR at {pct} FPR cannot be judged with {n1} members and {n0} non-members: "
+                                  f"no interval from them could exclude {th.max_tpr_at_low_fpr * 100:g}%",
+                         fix=fix))
     else:
         lo_t, hi_t = t["ci"]
         exceeded = lo_t > th.max_tpr_at_low_fpr
