@@ -142,3 +142,11 @@ def test_an_audit_of_two_members_is_inconclusive_never_a_crash_or_a_pass(tmp_pat
     assert v.outcome == "inconclusive"
     membership = [c for c in v.checks if c.analysis == "membership"]
     assert membership and all(c.status == "not measurable" and c.fix for c in membership)
+
+
+def test_headline_keeps_names_and_lowers_plain_words():
+    from leakaudit.audit.verdict import _lower_first
+
+    assert _lower_first("LiRA: AUC 0.7 exceeds 0.6.") == "LiRA: AUC 0.7 exceeds 0.6"
+    assert _lower_first("The loss attack separates") == "the loss attack separates"
+    assert _lower_first("4 of 100 records") == "4 of 100 records"

@@ -93,7 +93,3 @@ class Analysis:
     resources: dict = field(default_factory=dict)
     per_record: dict[str, np.ndarray] = field(default_factory=dict)
     extras: dict = field(default_factory=dict)
-
-    @classmethod
-    def not_run(cls, name: str, reason: str, fix: str = "", summary: Any = None) -> "Analysis":
-        return cls(name=name, summary=summary, skipped=(Skipped(name=name, reason=reason, fix=fix),))

@@ -64,5 +64,7 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
 
 
 def _lower_first(s: str) -> str:
+    """The sentence without its final stop, its first letter lowered unless the first word is a name ("LiRA")."""
     s = s.rstrip(".")
-    return s[:1].lower() + s[1:] if s[:2] != s[:2].upper() else s
+    first = s.split(" ", 1)[0]
+    return s[:1].lower() + s[1:] if first[1:] == first[1:].lower() else s
