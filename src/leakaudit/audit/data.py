@@ -100,37 +100,213 @@ def _demo_data(cfg: AuditConfig) -> AuditData:
     )
 
 
+def _where(path: Path | None, what: str) -> str:
+    return f"{what} ({path})" if path is not None else what
+
+
+def _short(v, n: int = 40) -> str:
+    r = repr(v.item() if isinstance(v, np.generic) else v)
+    return r if len(r) <= n else r[:n - 3] + "..."
+
+
+def _rows(index: pd.Index, k: int = 3) -> str:
+    """File rows (1 = the first row after the header) of the first few index entries."""
+    rows = [int(i) + 1 for i in index[:k]]
+    more = f" and {len(index) - k} more" if len(index) > k else ""
+    return ("row " if len(rows) == 1 else "rows ") + ", ".join(map(str, rows)) + more
+
+
+def _raw_header(path: Path) -> list[str] | None:
+    """The first line of a text table as written (pandas renames a repeated ``x`` to ``x.1``)."""
+    from ..data import read_table
+
+    suffixes = [s.lower() for s in path.suffixes if s.lower() not in (".gz", ".xz", ".bz2", ".zip", ".zst")]
+    if suffixes and suffixes[-1] in (".parquet", ".pq"):
+        return None
+    head = read_table(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+    return [str(c) for c in head.iloc[0].tolist()]
+
+
 def _read(path: Path, what: str) -> pd.DataFrame:
     from ..data import read_table
 
-    return read_table(path)
+    df = read_table(path)
+    header = _raw_header(path)
+    names = header if header is not None and len(header) == df.shape[1] else [str(c) for c in df.columns]
+    seen, dups = set(), []
+    for c in names:
+        if c in seen and c not in dups and c != "":  # empty names become distinct "Unnamed: i"
+            dups.append(c)
+        seen.add(c)
+    if dups:
+        raise InvalidInputError(
+            f"{_where(path, what)} repeats column name(s) {', '.join(map(repr, dups))} in its header; "
+            "every column needs its own name")
+    return df
+
+
+def _align_columns(parts: list[tuple[pd.DataFrame, str]]) -> list[pd.DataFrame]:
+    """Every table with the members' columns (by name, any order), reordered to the members' order."""
+    ref = list(parts[0][0].columns)
+    out = [parts[0][0]]
+    for df, where in parts[1:]:
+        cols = list(df.columns)
+        missing = [c for c in ref if c not in set(cols)]
+        extra = [c for c in cols if c not in set(ref)]
+        if missing or extra:
+            what = "; ".join(s for s in (
+                f"lacks {', '.join(map(repr, missing))}" if missing else "",
+                f"has extra {', '.join(map(repr, extra))}" if extra else "") if s)
+            raise InvalidInputError(
+                f"{where} does not have the same columns as the {parts[0][1]}: it {what}; "
+                "every table needs the same columns, by name (their order does not matter)")
+        out.append(df[ref])
+    return out
+
+
+def _kind(s: pd.Series) -> str:
+    if not s.notna().any():
+        return "empty"  # no values: no type to disagree with
+    return "number" if pd.api.types.is_numeric_dtype(s.dtype) else "text"
+
+
+def _reconcile_types(frames: list[pd.DataFrame], wheres: list[str], label: str) -> list[pd.DataFrame]:
+    """One type per column across the tables: a column numeric in one table and text in another is
+    parsed as numbers in all of them, or refused naming the values that are not numbers."""
+    frames = [f.copy() for f in frames]
+    for c in frames[0].columns:
+        kinds = [_kind(f[c]) for f in frames]
+        name = f"label column {c!r}" if c == label else f"column {c!r}"
+        if "number" in kinds and "text" in kinds:
+            numeric_in = " and ".join(w for w, k in zip(wheres, kinds) if k == "number")
+            for i, (f, k) in enumerate(zip(frames, kinds)):
+                if k != "text":
+                    continue
+                parsed = pd.to_numeric(f[c], errors="coerce")
+                bad = f[c].notna() & parsed.isna()
+                if bad.any():
+                    vals = pd.unique(f[c][bad].to_numpy(dtype=object))
+                    raise InvalidInputError(
+                        f"{name} holds numbers in the {numeric_in} but text in the {wheres[i]}: "
+                        f"{int(bad.sum())} value(s) are not numbers, e.g. {', '.join(_short(v) for v in vals[:3])} "
+                        f"({_rows(f.index[bad.to_numpy()])}); make every value a number, missing ones empty")
+                frames[i][c] = parsed
+        kinds = [_kind(f[c]) for f in frames]
+        if "number" in kinds:  # bool beside int: one numeric type
+            bools = [pd.api.types.is_bool_dtype(f[c].dtype) for f in frames]
+            if any(bools) and not all(b or k == "empty" for b, k in zip(bools, kinds)):
+                for i, b in enumerate(bools):
+                    if b:
+                        frames[i][c] = frames[i][c].astype(np.int64)
+    for c in frames[0].columns:
+        if c == label or not all(pd.api.types.is_numeric_dtype(f[c].dtype) for f in frames):
+            continue
+        for f, w in zip(frames, wheres):
+            na = f[c].isna()
+            if na.any():
+                raise InvalidInputError(
+                    f"numeric column {c!r} has {int(na.sum())} missing value(s) in the {w} "
+                    f"({_rows(f.index[na.to_numpy()])}); fill them in or drop those rows")
+    return frames
+
+
+def _check_label(frames: list[pd.DataFrame], wheres: list[str], label: str) -> None:
+    """A classification label with no missing value, whose classes all occur among both members and non-members."""
+    for f, w in zip(frames, wheres):
+        na = f[label].isna()
+        if na.any():
+            raise InvalidInputError(f"label column {label!r} of the {w} has {int(na.sum())} missing value(s) "
+                                    f"({_rows(f.index[na.to_numpy()])}); drop those rows")
+    joint = pd.concat([f[label] for f in frames[:2]], ignore_index=True)
+    if pd.api.types.is_float_dtype(joint.dtype):
+        v = joint.to_numpy(dtype=np.float64)
+        if not np.all(v == np.round(v)):
+            raise InvalidInputError(
+                f"label column {label!r} holds {joint.nunique()} distinct numeric values, not all whole numbers; "
+                "the audit needs a classification label (a few classes, e.g. 0/1 or text): bin it into classes")
+    sets = [set(f[label].tolist()) for f in frames]
+    for i, j in ((0, 1), (1, 0)):
+        only = sets[i] - sets[j]
+        if only:
+            vals = sorted(only, key=str)
+            f = frames[i]
+            rows = f.index[f[label].isin(vals).to_numpy()]
+            raise InvalidInputError(
+                f"label column {label!r}: class(es) {', '.join(_short(v) for v in vals[:3])}"
+                f"{' and more' if len(vals) > 3 else ''} occur only in the {wheres[i]} ({_rows(rows)}), "
+                f"not in the {wheres[j]}; every class must occur among both members and non-members "
+                "(a one-sided class changes what the attacks compare): fix the stray labels or drop those rows")
+    if len(frames) > 2:
+        only = sets[2] - (sets[0] | sets[1])
+        if only:
+            vals = sorted(only, key=str)
+            rows = frames[2].index[frames[2][label].isin(vals).to_numpy()]
+            raise InvalidInputError(
+                f"label column {label!r}: class(es) {', '.join(_short(v) for v in vals[:3])} of the {wheres[2]} "
+                f"({_rows(rows)}) occur neither among the members nor the non-members; fix or drop those rows")
+
+
+def _check_sensitive(frames: list[pd.DataFrame], wheres: list[str], label: str, sensitive: list[str]) -> None:
+    cols = list(frames[0].columns)
+    for s in sensitive:
+        if s == label:
+            raise InvalidParameterError(f"sensitive column {s!r} is the label column; name feature columns only")
+        if s not in cols:
+            raise InvalidParameterError(
+                f"sensitive column {s!r} is not a column of the {wheres[0]}; columns: {', '.join(cols)}")
+        vals = pd.concat([f[s] for f in frames[:2]], ignore_index=True).dropna().unique()
+        if len(vals) < 2:
+            held = f"only the value {_short(vals[0])}" if len(vals) else "no values"
+            raise InvalidInputError(
+                f"sensitive column {s!r} holds {held} among the members and non-members; "
+                "there is nothing to infer: drop it from --sensitive")
 
 
 def _user_data(cfg: AuditConfig) -> AuditData:
+    """The user's tables, reconciled once here: same columns (by name), one type per column, the same
+    classes among members and non-members, usable sensitive columns. See docs/input.md."""
     from ..data import from_frame
 
     if cfg.data is not None:
         df = _read(cfg.data, "data")
-        if cfg.membership_column not in df.columns:
+        mc = cfg.membership_column
+        if mc not in df.columns:
             raise InvalidParameterError(
-                f"membership_column {cfg.membership_column!r} is not a column of {cfg.data}; columns: {', '.join(map(str, df.columns))}"
+                f"membership_column {mc!r} is not a column of {cfg.data}; columns: {', '.join(map(str, df.columns))}"
             )
-        mcol = df[cfg.membership_column]
-        if not mcol.isin([0, 1, True, False]).all():
-            raise InvalidInputError(f"column {cfg.membership_column!r} must hold 0/1 (1 = member)")
-        train = df[mcol.astype(int) == 1].drop(columns=[cfg.membership_column])
-        test = df[mcol.astype(int) == 0].drop(columns=[cfg.membership_column])
+        mcol = df[mc]
+        mnum = mcol.astype(np.int64) if pd.api.types.is_bool_dtype(mcol.dtype) else pd.to_numeric(mcol, errors="coerce")
+        bad = ~mnum.isin([0, 1])
+        if bad.any():
+            vals = pd.unique(mcol[bad].to_numpy(dtype=object))
+            raise InvalidInputError(
+                f"column {mc!r} of {cfg.data} must hold 0 or 1 (1 = member) in every row; "
+                f"{int(bad.sum())} value(s) are not, e.g. {', '.join(_short(v) for v in vals[:3])} "
+                f"({_rows(df.index[bad.to_numpy()])})")
+        train = df[(mnum == 1).to_numpy()].drop(columns=[mc])
+        test = df[(mnum == 0).to_numpy()].drop(columns=[mc])
+        wheres = [f"members ({cfg.data}, {mc} = 1)", f"non-members ({cfg.data}, {mc} = 0)"]
     else:
-        train, test = _read(cfg.train, "train"), _read(cfg.test, "test")
-        if list(train.columns) != list(test.columns):
-            missing = set(train.columns) ^ set(test.columns)
-            raise InvalidInputError(f"train and test files have different columns: {', '.join(sorted(map(str, missing)))}")
+        train, test = _read(cfg.train, "train file"), _read(cfg.test, "test file")
+        wheres = [f"members ({cfg.train})", f"non-members ({cfg.test})"]
     if len(train) == 0 or len(test) == 0:
         raise InvalidInputError(f"need members and non-members; got {len(train)} members and {len(test)} non-members")
-    pop = _read(cfg.population, "population") if cfg.population else train.iloc[:0]
-    full = pd.concat([train, test, pop], ignore_index=True)
+    parts = [(train, wheres[0]), (test, wheres[1])]
+    if cfg.population:
+        wheres.append(f"population ({cfg.population})")
+        parts.append((_read(cfg.population, "population file"), wheres[2]))
+    if cfg.label not in train.columns:
+        raise InvalidInputError(f"label column {cfg.label!r} is not a column of the {wheres[0]}; "
+                                f"columns: {', '.join(map(str, train.columns))}")
+    frames = _align_columns(parts)
+    frames = _reconcile_types(frames, wheres, cfg.label)
+    _check_label(frames, wheres, cfg.label)
     sensitive = list(cfg.sensitive or [])
-    ds = from_frame(full, label=cfg.label, sensitive=sensitive)
+    _check_sensitive(frames, wheres, cfg.label, sensitive)
+    train, test = frames[0], frames[1]
+    pop = frames[2] if len(frames) > 2 else train.iloc[:0]
+    full = pd.concat([train, test, pop], ignore_index=True)
+    ds = from_frame(full, label=cfg.label, sensitive=sensitive, task="classification")
     n_tr, n_te = len(train), len(test)
     cand = np.arange(n_tr + n_te)
     X, enc = ds.encode(fit_idx=cand)
