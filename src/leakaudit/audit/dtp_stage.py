@@ -175,7 +175,7 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
             common["describes"] = "recipe"
         sentence = (f"{k} of {s['n_records']} training records change the recipe's output by more than e^{thr:g} when "
                     f"removed, beyond what training randomness and binning explain (record {int(test.records[worst])}: "
-                    f"at least {best:.2f} at {cc:.4g} confidence; {raw})")
+                    f"at least {best:.2f} at {cc * 100:.4g}% confidence; {raw})")
         if conf is not None:
             sentence += (f"; the given model's outputs {'show' if conf['confirmed'] else 'do not show'} that it trained "
                          f"on these records (LiRA scores against the non-members', p = {conf['p_value']:.2g})")
