@@ -156,35 +156,143 @@ def _check_tree(t, where: str, n_features: int | None) -> None:
         if not ok.all():
             bad = f"node {int(np.flatnonzero(~ok)[0])} has children or a feature out of range"
     if bad:
+        if len(where) > 200:  # a tree nested deep inside pipelines: the start (the file) and the end of the path
+            where = f"{where[:90]} ... {where[-100:]}"
         raise UnsafeFileError(f"{where}: malformed tree ({bad}); refusing to use it")
 
 
-def _check_trees(obj, where: str = "model", depth: int = 0) -> int:
-    """Check every fitted scikit-learn tree inside ``obj`` (an estimator, a pipeline's steps, a forest's or a
-    boosting ensemble's trees) with :func:`_check_tree`; return how many were checked."""
+def _walk_objects(obj, where: str = "model"):
+    """Yield ``(object, where, n_features)`` for every object reachable from ``obj`` through the containers a skops
+    file can hold, without recursion (no nesting depth is too deep) and visiting each object once (shared or cyclic
+    references). ``n_features`` is the owning estimator's ``n_features_in_`` for a ``tree_`` attribute, else None.
+
+    Walked: instances' attributes (``vars()`` and ``__slots__``: estimators, a Pipeline's ``steps``, a
+    ColumnTransformer's ``transformers_``, an ensemble's ``estimators_``), dicts (keys and values), lists, tuples,
+    sets and object arrays. Classes, modules and functions are not walked (a skops file cannot put a tree there).
+    """
+    import types
+
+    seen: set[int] = set()
+    stack = [(obj, where, None)]
+    while stack:
+        o, w, nf = stack.pop()
+        if o is None or isinstance(o, (str, bytes, int, float, complex, bool, np.generic)):
+            continue
+        if id(o) in seen:
+            # a shared tree already checked without its estimator's feature count: check it again with it
+            if nf is not None:
+                yield o, w, nf
+            continue
+        seen.add(id(o))
+        yield o, w, nf
+        if isinstance(o, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
+            continue
+        if isinstance(o, np.ndarray):
+            if o.dtype == object:
+                stack.extend((v, f"{w}[{i}]", None) for i, v in enumerate(o.ravel()))
+            continue
+        if isinstance(o, dict):
+            for i, (k, v) in enumerate(o.items()):
+                stack.append((k, f"{w}.keys()[{i}]", None))
+                stack.append((v, f"{w}[{k!r}]", None))
+            continue
+        if isinstance(o, (list, tuple, set, frozenset)):
+            stack.extend((v, f"{w}[{i}]", None) for i, v in enumerate(o))
+            continue
+        attrs = {}
+        d = getattr(o, "__dict__", None)
+        if isinstance(d, dict):
+            attrs.update(d)
+        for cls in type(o).__mro__:
+            for s in getattr(cls, "__slots__", ()) if isinstance(getattr(cls, "__slots__", ()), (tuple, list)) else ():
+                if s not in ("__dict__", "__weakref__") and hasattr(o, s):
+                    attrs.setdefault(s, getattr(o, s))
+        n_in = attrs.get("n_features_in_")
+        for k, v in attrs.items():
+            stack.append((v, f"{w}.{k}", n_in if k == "tree_" else None))
+
+
+def _checked_trees(obj, where: str = "model") -> list:
+    """Check every fitted scikit-learn tree reachable from ``obj`` (:func:`_walk_objects`) with :func:`_check_tree`;
+    return the trees checked (each once, however often it is referenced)."""
     from sklearn.tree._tree import Tree
 
-    if depth > 20:
-        return 0
-    if isinstance(obj, Tree):
-        _check_tree(obj, where, None)
-        return 1
-    if isinstance(obj, np.ndarray) and obj.dtype == object:
-        items = enumerate(obj.ravel())
-    elif isinstance(obj, (list, tuple)):
-        items = enumerate(obj)
-    elif hasattr(obj, "get_params"):  # an estimator: walk its fitted attributes
-        n = 0
-        for name, val in vars(obj).items():
-            if name == "tree_" and isinstance(val, Tree):
-                _check_tree(val, f"{where}.tree_", getattr(obj, "n_features_in_", None))
-                n += 1
-            else:
-                n += _check_trees(val, f"{where}.{name}", depth + 1)
-        return n
-    else:
-        return 0
-    return sum(_check_trees(o, f"{where}[{i}]", depth + 1) for i, o in items)
+    checked: dict[int, object] = {}
+    for o, w, n_features in _walk_objects(obj, where):
+        if isinstance(o, Tree):
+            _check_tree(o, w, None if n_features is None else int(n_features))
+            checked[id(o)] = o
+    return list(checked.values())
+
+
+def _check_trees(obj, where: str = "model") -> int:
+    """Check every fitted scikit-learn tree inside ``obj`` (an estimator, a pipeline's steps, a forest's or a
+    boosting ensemble's trees, at any nesting depth) with :func:`_check_tree`; return how many were checked."""
+    return len(_checked_trees(obj, where))
+
+
+def _skops_load_with_trees(path: Path, trusted: list[str]) -> tuple[object, list | int]:
+    """``skops.io.load`` step by step, also returning every scikit-learn Tree the file's nodes constructed.
+
+    Needs skops' loader internals (``read_schema``, ``get_tree``, ``audit_tree``); without them (another skops
+    version) the file is loaded with ``skops.io.load`` and the trees are counted in its ``schema.json`` instead
+    (the number of distinct tree records, returned as an int)."""
+    import zipfile
+
+    import skops.io as sio
+    from sklearn.tree._tree import Tree
+
+    try:
+        from skops.io._audit import Node, audit_tree, get_tree
+        from skops.io._utils import read_schema
+    except ImportError:
+        return sio.load(path, trusted=trusted), _schema_tree_count(path)
+    with zipfile.ZipFile(path, "r") as z:
+        schema, load_context = read_schema(z)
+        root = get_tree(schema, load_context, trusted=trusted)
+        audit_tree(root, trusted=trusted)
+        instance = root.construct()
+    trees: dict[int, object] = {}
+    seen: set[int] = set()
+    stack = [root]
+    while stack:  # the node tree, iteratively: a file nested deeper than any recursion limit is still walked
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Node):
+            obj = getattr(node, "_constructed", None)
+            if isinstance(obj, Tree):
+                trees[id(obj)] = obj
+            stack.extend((node.children or {}).values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+    return instance, list(trees.values())
+
+
+def _schema_tree_count(path: Path) -> int:
+    """How many distinct scikit-learn Tree records ``path``'s schema.json holds (a record without an id counts alone)."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(path, "r") as z:
+        schema = json.loads(z.read("schema.json"))
+    ids, n = set(), 0
+    stack = [schema]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, dict):
+            if f"{o.get('__module__')}.{o.get('__class__')}" == _SKLEARN_TREE and o.get("__loader__") != "CachedNode":
+                if o.get("__id__"):
+                    ids.add(o["__id__"])
+                else:
+                    n += 1
+            stack.extend(o.values())
+        elif isinstance(o, list):
+            stack.extend(o)
+    return n + len(ids)
 
 
 def load_skops_model(path: Path):
@@ -221,11 +329,27 @@ def load_skops_model(path: Path):
             f"model file {path} holds types leakaudit does not trust: {', '.join(untrusted)}; refusing to load it"
         )
     try:
-        est = sio.load(path, trusted=internals)
+        if _SKLEARN_TREE in internals:
+            est, loaded = _skops_load_with_trees(path, internals)
+        else:
+            est, loaded = sio.load(path, trusted=internals), []
     except Exception as exc:
-        raise UnsafeFileError(f"model file {path} could not be loaded safely: {exc}") from None
+        detail = " ".join(str(exc).split())[:300]
+        raise UnsafeFileError(f"model file {path} could not be loaded safely: {type(exc).__name__}: {detail}") from None
     if _SKLEARN_TREE in internals:
-        _check_trees(est, f"model file {path}")
+        checked = _checked_trees(est, f"model file {path}")
+        # fail closed: a tree the walk did not reach (in a container it does not know) was not checked
+        if isinstance(loaded, int):
+            unreached = max(loaded - len(checked), 0)
+        else:
+            ids = {id(t) for t in checked}
+            unreached = sum(id(t) not in ids for t in loaded)
+        if unreached:
+            n_loaded = loaded if isinstance(loaded, int) else len(loaded)
+            raise UnsafeFileError(
+                f"model file {path} holds {n_loaded} scikit-learn tree(s), {unreached} of them where leakaudit cannot "
+                "reach them to check their node arrays; refusing to load it"
+            )
     return est
 
 
