@@ -127,3 +127,63 @@ def test_a_tree_the_walk_cannot_reach_fails_closed(tmp_path, monkeypatch):
     monkeypatch.setattr(target, "_walk_objects", lambda obj, where="model": iter(()))
     with pytest.raises(UnsafeFileError, match="1 scikit-learn tree.*cannot reach them"):
         target.load_skops_model(tmp_path / "m.skops")
+
+
+# --- 2. class labels matched by name ---------------------------------------------------------------------------------
+
+def _yes_no_tables(tmp_path):
+    from sklearn.datasets import load_breast_cancer
+
+    df = load_breast_cancer(as_frame=True).frame.iloc[:, [0, 1, 2, 3, -1]].sample(300, random_state=0)
+    df = df.reset_index(drop=True)
+    df["target"] = np.where(df["target"] == 1, "yes", "no")
+    df.columns = [c.replace(" ", "_") for c in df.columns]
+    df.iloc[:150].to_csv(tmp_path / "train.csv", index=False)
+    df.iloc[150:].to_csv(tmp_path / "test.csv", index=False)
+    return df.iloc[:150], df.iloc[150:]
+
+
+@pytest.mark.parametrize("order", ["same", "reversed"])
+def test_string_class_model_accuracy_is_the_models_own(tmp_path, order):
+    """Was: columns assigned by position, so a model whose classes_ are ordered unlike the data's classes got its
+    probabilities assigned to the wrong classes (a wrong accuracy and wrong attack scores)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from leakaudit.audit import make_config, run_audit
+
+    train, test = _yes_no_tables(tmp_path)
+    X = train.drop(columns=["target"])
+    pipe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500)).fit(X, train["target"])
+    if order == "reversed":  # the same model with its classes listed in the other order
+        pipe[-1].classes_ = pipe[-1].classes_[::-1].copy()
+        pipe[-1].coef_, pipe[-1].intercept_ = -pipe[-1].coef_, -pipe[-1].intercept_
+    sio.dump(pipe, tmp_path / "model.skops")
+    if sio.get_untrusted_types(file=tmp_path / "model.skops"):
+        pytest.skip("this skops version does not trust a plain pipeline")
+    cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="target",
+                      model=tmp_path / "model.skops", profile="smoke")
+    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.target import prepare_target
+
+    data = prepare_data(cfg)
+    summary = prepare_target(cfg, data, random_state=0).summary(data)
+    assert summary["train_accuracy"] == pytest.approx(pipe.score(X, train["target"]))
+    assert summary["test_accuracy"] == pytest.approx(pipe.score(test.drop(columns=["target"]), test["target"]))
+    if order == "same":  # the whole audit once
+        res = run_audit(cfg, tmp_path / "out", verbose=False)
+        assert res.target["test_accuracy"] == pytest.approx(summary["test_accuracy"])
+
+
+def test_class_mapping_rule():
+    from leakaudit.audit.target import _class_columns
+
+    assert list(_class_columns(np.array(["yes", "no"]), ["no", "yes"])) == [1, 0]
+    assert list(_class_columns(np.array([10, 2]), ["2", "10"])) == [1, 0]  # by name, not by sort order
+    assert list(_class_columns(np.array([0, 1]), ["<=50K", ">50K"])) == [0, 1]  # label codes
+    assert list(_class_columns(np.array(["a", "b"]), ["a", "b", "c"])) == [0, 1]  # "c": probability 0
+    with pytest.raises(InvalidInputError, match=r"\['no', 'maybe'\].*\['no', 'yes'\]"):
+        _class_columns(np.array(["no", "maybe"]), ["no", "yes"])
+    with pytest.raises(InvalidInputError, match="do not match"):
+        _class_columns(np.array([0, 1]), ["1", "2"])  # ambiguous: codes or names

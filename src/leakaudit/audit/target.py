@@ -401,7 +401,40 @@ def _torch_probs(module, X: np.ndarray, n_classes: int) -> np.ndarray:
     return p.numpy()
 
 
-def _sk_probs(model, X, n_classes: int, what: str) -> np.ndarray:
+def _class_columns(classes, class_names) -> np.ndarray:
+    """The data class (index into ``class_names``) of each of a model's ``classes_``.
+
+    Rule: a model class matches the data class whose name equals ``str(class)`` (the data's class names are the
+    label values as strings, so a model fitted on the label column matches whatever its type). When not every
+    model class matches, integer classes 0..C-1 are read as leakaudit's label codes (the data's classes in sorted
+    order, what a model fitted on the encoded labels predicts), unless the data's class names are themselves
+    integers (then the reading is ambiguous). Otherwise refuse, naming both class sets. A data class the model
+    does not know gets probability 0.
+    """
+    names = [str(n) for n in class_names]
+    keys = [str(c.item() if isinstance(c, np.generic) else c) for c in classes]
+    index = {n: i for i, n in enumerate(names)}
+    if len(set(keys)) != len(keys):
+        raise InvalidInputError(f"the model's classes {keys} repeat a class")
+    if all(k in index for k in keys):
+        return np.array([index[k] for k in keys], dtype=np.int64)
+    arr = np.asarray(classes)
+    names_are_ints = all(n.lstrip("-").isdigit() for n in names)
+    if np.issubdtype(arr.dtype, np.integer) and arr.dtype != bool and not names_are_ints \
+            and ((arr >= 0) & (arr < len(names))).all():
+        return arr.astype(np.int64)
+    unknown = [k for k in keys if k not in index]
+    raise InvalidInputError(
+        f"the model's classes {keys} do not match the data's classes {names} (model classes unknown to the data: "
+        f"{unknown}); fit the model on the data's label column"
+    )
+
+
+def _sk_probs(model, X, n_classes: int, what: str, class_names=None) -> np.ndarray:
+    """The model's class probabilities with one column per data class.
+
+    With ``class_names`` (the audited model) the columns are matched by name (:func:`_class_columns`); without
+    (reference models leakaudit fitted on the label codes) the model's integer classes are the codes."""
     if not hasattr(model, "predict_proba"):
         raise UnsupportedError(f"the model ({type(model).__name__}) has no predict_proba; membership attacks need scores")
     try:
@@ -409,12 +442,19 @@ def _sk_probs(model, X, n_classes: int, what: str) -> np.ndarray:
     except ValueError as exc:
         raise InvalidInputError(f"the model rejected the {what} records: {exc}") from None
     classes = getattr(model, "classes_", np.arange(p.shape[1]))
+    if p.ndim != 2 or p.shape[1] != len(classes):
+        raise InvalidInputError(f"the model gives {p.shape} probabilities for its {len(classes)} classes")
+    if class_names is not None:
+        cols = _class_columns(classes, class_names)
+    else:
+        cols = []
+        for j, c in enumerate(classes):
+            ci = int(c) if np.issubdtype(np.asarray(classes).dtype, np.integer) else j
+            if ci >= n_classes:
+                raise InvalidInputError(f"the model predicts class {c}, unknown to the data's {n_classes} classes")
+            cols.append(ci)
     out = np.zeros((p.shape[0], n_classes))
-    for j, c in enumerate(classes):
-        ci = int(c) if np.issubdtype(np.asarray(classes).dtype, np.integer) else j
-        if ci >= n_classes:
-            raise InvalidInputError(f"the model predicts class {c}, unknown to the data's {n_classes} classes")
-        out[:, ci] = p[:, j]
+    out[:, cols] = p
     return check_probabilities(out, name=f"model probabilities on {what}")
 
 
@@ -482,16 +522,16 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
             if missing:
                 raise InvalidInputError(f"the model expects columns missing from the data: {', '.join(missing)}")
             cols = list(est.feature_names_in_)
-            pm = _sk_probs(est, data.frame_mem[cols], C, "member")
-            pn = _sk_probs(est, data.frame_non[cols], C, "non-member")
-            pp = _sk_probs(est, data.frame_pop[cols], C, "population") if len(data.frame_pop) else None
+            pm = _sk_probs(est, data.frame_mem[cols], C, "member", data.class_names)
+            pn = _sk_probs(est, data.frame_non[cols], C, "non-member", data.class_names)
+            pp = _sk_probs(est, data.frame_pop[cols], C, "population", data.class_names) if len(data.frame_pop) else None
             allf = pd.concat([f[cols] for f in frames], ignore_index=True)
             n1, n2 = len(frames[0]), len(frames[0]) + len(frames[1])
             ids = np.arange(len(allf), dtype=float).reshape(-1, 1)
             return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops), on the table's own columns",
                           pm, pn, pp, FrameEstimatorLearner(estimator=clone(est), frame=allf), est,
                           X_mem=ids[:n1], X_non=ids[n1:n2], X_pop=ids[n2:],
-                          predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records"))
+                          predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records", data.class_names))
         X_m, X_n, X_p = data.X_mem, data.X_non, data.X_pop
         n_in = getattr(est, "n_features_in_", X_m.shape[1])
         if n_in != X_m.shape[1]:
@@ -500,11 +540,11 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
                 "(leakaudit one-hot encodes categoricals and z-scores numerics; fit the model on a DataFrame "
                 "(e.g. a Pipeline) so it takes the table's own columns, or give predictions instead)"
             )
-        pm, pn = _sk_probs(est, X_m, C, "member"), _sk_probs(est, X_n, C, "non-member")
-        pp = _sk_probs(est, X_p, C, "population") if len(X_p) else None
+        pm, pn = _sk_probs(est, X_m, C, "member", data.class_names), _sk_probs(est, X_n, C, "non-member", data.class_names)
+        pp = _sk_probs(est, X_p, C, "population", data.class_names) if len(X_p) else None
         learner, desc = _sklearn_learner(est)
         return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops){desc}", pm, pn, pp, learner, est,
-                      predict_frame=lambda df: _sk_probs(est, data.encoder.transform(df), C, "changed records"))
+                      predict_frame=lambda df: _sk_probs(est, data.encoder.transform(df), C, "changed records", data.class_names))
     if cfg.model is not None:
         module = load_torch_model(cfg.module, cfg.model, cfg.module_kwargs)
         pm, pn = _torch_probs(module, data.X_mem, C), _torch_probs(module, data.X_non, C)
