@@ -187,3 +187,23 @@ def test_class_mapping_rule():
         _class_columns(np.array(["no", "maybe"]), ["no", "yes"])
     with pytest.raises(InvalidInputError, match="do not match"):
         _class_columns(np.array([0, 1]), ["1", "2"])  # ambiguous: codes or names
+
+
+# --- 3. prediction files' headers ------------------------------------------------------------------------------------
+
+def test_prediction_file_headers_name_the_classes(tmp_path):
+    """Was: the header was ignored, so columns headed ``1,0`` were read as classes 0, 1."""
+    from leakaudit.audit.target import _read_predictions
+
+    p = np.random.default_rng(0).dirichlet([1, 1], size=5)
+    for header, cols, expected in ((["no", "yes"], [0, 1], p), (["yes", "no"], [1, 0], p), (["p1", "p0"], [1, 0], p),
+                                   (["p0", "p1"], [0, 1], p), (["a", "b"], [0, 1], None)):
+        path = tmp_path / "pred.csv"
+        pd.DataFrame(p[:, cols], columns=header).to_csv(path, index=False)
+        if expected is None:
+            with pytest.raises(InvalidInputError, match=r"\['a', 'b'\].*\['no', 'yes'\]"):
+                _read_predictions(path, 5, 2, "predictions_train", ["no", "yes"])
+        else:
+            np.testing.assert_allclose(_read_predictions(path, 5, 2, "predictions_train", ["no", "yes"]), expected)
+    pd.DataFrame(p[:, [1, 0]], columns=["1", "0"]).to_csv(path, index=False)  # class names that are integers
+    np.testing.assert_allclose(_read_predictions(path, 5, 2, "predictions_test", ["0", "1"]), p)

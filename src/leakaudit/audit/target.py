@@ -20,6 +20,7 @@ With none of these, the demo trains Long et al.'s network (one hidden layer of
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -458,7 +459,7 @@ def _sk_probs(model, X, n_classes: int, what: str, class_names=None) -> np.ndarr
     return check_probabilities(out, name=f"model probabilities on {what}")
 
 
-def _read_predictions(path: Path, n: int, n_classes: int, what: str) -> np.ndarray:
+def _read_predictions(path: Path, n: int, n_classes: int, what: str, class_names=None) -> np.ndarray:
     from ..data import read_table
 
     df = read_table(path)
@@ -470,7 +471,35 @@ def _read_predictions(path: Path, n: int, n_classes: int, what: str) -> np.ndarr
         raise InvalidInputError(f"{what} file {path} has {len(df)} rows; the data has {n} records")
     if df.shape[1] != n_classes:
         raise InvalidInputError(f"{what} file {path} has {df.shape[1]} columns; expected one per class ({n_classes})")
-    return check_probabilities(df.to_numpy(float), name=f"{what} ({path})")
+    p = df.to_numpy(float)
+    if class_names is not None:
+        p = p[:, _prediction_columns([str(c).strip() for c in df.columns], [str(c) for c in class_names], path, what)]
+    return check_probabilities(p, name=f"{what} ({path})")
+
+
+_GENERIC_HEADER = re.compile(r"^(?:unnamed: ?\d+|(?:p|prob|proba|probability|class|col|column)?[_ ]?(\d+))$", re.I)
+
+
+def _prediction_columns(headers: list[str], names: list[str], path, what: str) -> list[int]:
+    """The column of a predictions file holding each data class's probability, read from the header.
+
+    Headers that are the data's class names (all of them, each once) are matched by name, in any order.
+    Generic headers (``p0, p1, ...``, ``prob_0``, ``class_0``, ``0, 1, ...``, or none: pandas' ``Unnamed: k``)
+    name no class: a numbered set 0..C-1 is read as the class codes (the data's classes in sorted order, as in
+    ``results.json``'s class_names), anything else generic keeps the columns' order. Other headers are refused.
+    """
+    if len(set(headers)) == len(headers) and set(headers) == set(names):
+        return [headers.index(n) for n in names]
+    m = [_GENERIC_HEADER.match(h) for h in headers]
+    if all(m):
+        nums = [int(x.group(1)) if x.group(1) is not None else None for x in m]
+        if None not in nums and sorted(nums) == list(range(len(names))):
+            return [nums.index(k) for k in range(len(names))]
+        return list(range(len(names)))
+    raise InvalidInputError(
+        f"{what} file {path} has columns {headers}, which are not the data's classes {names}; head the columns "
+        f"with the class names (any order) or p0..p{len(names) - 1} (the classes in that order)"
+    )
 
 
 def _sklearn_learner(est) -> tuple[object, str]:
@@ -508,8 +537,8 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
     """Train (demo) or load the audited model, and compute its outputs on every record."""
     C = data.n_classes
     if cfg.predictions_train is not None:
-        pm = _read_predictions(cfg.predictions_train, len(data.y_mem), C, "predictions_train")
-        pn = _read_predictions(cfg.predictions_test, len(data.y_non), C, "predictions_test")
+        pm = _read_predictions(cfg.predictions_train, len(data.y_mem), C, "predictions_train", data.class_names)
+        pn = _read_predictions(cfg.predictions_test, len(data.y_non), C, "predictions_test", data.class_names)
         return Target("predictions", "predictions only (no model): attacks that need retraining are skipped",
                       pm, pn, None, None)
     if cfg.model is not None and cfg.module is None:
