@@ -9,7 +9,18 @@ from .config import AuditConfig
 from .data import AuditData
 from .target import Target
 
-__all__ = ["AuditContext"]
+__all__ = ["AuditContext", "engine_stats", "ENGINE_COUNTERS"]
+
+#: The engine's counters written to results.json's ``resources``: our name -> ``engine.stats`` attribute.
+ENGINE_COUNTERS = {"n_models": "n_models", "trained": "models_trained", "chunks_from_cache": "chunks_cached",
+                   "chunks_trained": "chunks_trained", "corrupt_cache_entries": "corrupt_entries"}
+
+
+def engine_stats(engine: Any) -> dict:
+    """The engine's counters of its last call (:data:`ENGINE_COUNTERS`) and its cache folder (None without one)."""
+    st = engine.stats
+    cache = getattr(engine, "cache_dir", None)
+    return {**{k: int(getattr(st, a)) for k, a in ENGINE_COUNTERS.items()}, "cache_dir": str(cache) if cache else None}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
-from .context import AuditContext
+from .context import ENGINE_COUNTERS, AuditContext, engine_stats
 
 __all__ = ["dtp_analysis"]
 
@@ -26,20 +26,17 @@ class _CountingEngine:
 
     def __init__(self, engine):
         self.engine = engine
-        self.totals = {"n_models": 0, "trained": 0, "chunks_from_cache": 0, "chunks_trained": 0,
-                       "corrupt_cache_entries": 0}
+        self.totals = dict.fromkeys(ENGINE_COUNTERS, 0)
 
     def predict_many(self, *args, **kwargs):
         out = self.engine.predict_many(*args, **kwargs)
-        st = self.engine.stats
-        for k, v in (("n_models", st.n_models), ("trained", st.models_trained), ("chunks_from_cache", st.chunks_cached),
-                     ("chunks_trained", st.chunks_trained), ("corrupt_cache_entries", st.corrupt_entries)):
-            self.totals[k] += int(v)
+        for k, v in engine_stats(self.engine).items():
+            if k in self.totals:
+                self.totals[k] += v
         return out
 
     def report(self) -> dict:
-        cache = getattr(self.engine, "cache_dir", None)
-        return {**self.totals, "cache_dir": str(cache) if cache else None}
+        return {**self.totals, "cache_dir": engine_stats(self.engine)["cache_dir"]}
 
 
 def _confirm_on_model(records: list[int], lira_members: np.ndarray, lira_nonmembers: np.ndarray) -> float:

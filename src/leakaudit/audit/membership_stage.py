@@ -27,7 +27,7 @@ from ..metrics import (
     tpr_ci_can_exceed,
 )
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
-from .context import AuditContext
+from .context import AuditContext, engine_stats
 from .recipe import recipe_test
 
 __all__ = ["membership_analysis", "planned_attacks"]
@@ -123,14 +123,7 @@ def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
         mask = np.hstack([mask, np.zeros((mask.shape[0], n_pop), bool)])
     ref = fit_reference_models(target.learner, X_all, y_all, cfg.settings.n_reference, in_mask=mask,
                                n_classes=data.n_classes, random_state=ctx.seeds["reference"], engine=engine)
-    st = engine.stats
-    resources = {
-        "n_models": int(st.n_models), "trained": int(st.models_trained), "chunks_from_cache": int(st.chunks_cached),
-        "chunks_trained": int(st.chunks_trained), "corrupt_cache_entries": int(st.corrupt_entries),
-        "cache_dir": str(engine.cache_dir) if getattr(engine, "cache_dir", None) else None,
-        "backend": cfg.backend,
-    }
-    return ref, n_pop, resources
+    return ref, n_pop, {**engine_stats(engine), "backend": cfg.backend}
 
 
 def membership_analysis(ctx: AuditContext) -> Analysis:
@@ -191,8 +184,7 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
         mm["epsilon"] = eps.model_dump()
         metrics[name] = mm
         checks += _attack_checks(ctx, name, mm, eps)
-    summary = metrics
-    return Analysis(name="membership", summary=summary, checks=tuple(checks), skipped=tuple(skipped),
+    return Analysis(name="membership", summary=metrics, checks=tuple(checks), skipped=tuple(skipped),
                     resources=resources, per_record=per_record, extras={"recipe": recipe})
 
 

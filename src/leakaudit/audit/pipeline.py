@@ -28,7 +28,7 @@ from .._resources import peak_rss_mb
 from .._results import write_json_atomic
 from ..exceptions import AuditInterrupted, LeakauditError
 from .config import AuditConfig
-from .context import AuditContext
+from .context import AuditContext, engine_stats
 from .data import AuditData, prepare_data
 from .results import AuditResult
 from .target import Target, prepare_target
@@ -85,10 +85,6 @@ def _engine(cfg: AuditConfig):
 
     cache = cfg.cache_dir or os.environ.get("LEAKAUDIT_CACHE") or DEFAULT_CACHE
     return Engine(backend=cfg.backend, address=cfg.address, cache_dir=cache)
-
-
-def _cache_dir(engine) -> str:
-    return str(engine.cache_dir) if getattr(engine, "cache_dir", None) else "(none)"
 
 
 def _check_out_writable(out: Path) -> None:
@@ -152,7 +148,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
             done = ", ".join(st.done) or "none"
             raise AuditInterrupted(
                 f"interrupted during the {st.current} stage (stages finished: {done}); nothing was written to {out}; "
-                f"the models trained so far are kept in the cache {_cache_dir(engine)}: run the same command to "
+                f"the models trained so far are kept in the cache {engine_stats(engine)['cache_dir']}: run the same command to "
                 "resume from them") from None
         finally:
             engine.close()
