@@ -1,20 +1,127 @@
 """The ``leakaudit`` command line.
 
 Every :class:`~leakaudit.exceptions.LeakauditError` becomes one line on stderr
-and exit status 2; usage errors also exit 2 (click's convention). Heavy modules
-are imported inside each command so ``leakaudit --version`` stays instant.
+and exit status 2; usage errors also exit 2 (click's convention). Ctrl-C in any
+command becomes one line on stderr (what was running, what was written) and exit
+status 130: a command describes its own interruption by wrapping its work in
+:func:`on_interrupt`; any other KeyboardInterrupt gets a generic line. Heavy
+modules are imported inside each command so ``leakaudit --version`` stays instant.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Optional
 
 import typer
+from typer.core import TyperGroup
 
 from . import __version__
 from .exceptions import LeakauditError
+
+
+class CommandInterrupted(KeyboardInterrupt):
+    """Ctrl-C in a command; the message says what was running and what was written."""
+
+
+class _Stopped(Exception):
+    """A KeyboardInterrupt carried past typer, which would turn it into a silent exit 130."""
+
+
+class _Group(TyperGroup):
+    """The top-level group: Ctrl-C anywhere below it leaves as :class:`_Stopped` with its one-line message."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            name = ctx.invoked_subcommand or "leakaudit"
+            raise _Stopped(str(exc) or f"{name} interrupted (Ctrl-C) before it finished") from None
+
+
+#: SIGINTs seen by main()'s handler; a library that catches KeyboardInterrupt and carries on (scikit-learn's
+#: MLPClassifier stops training and returns the half-trained model) cannot hide one from Interruption.step.
+_sigints = 0
+
+
+def _on_sigint(signum, frame) -> None:
+    global _sigints
+    _sigints += 1
+    raise KeyboardInterrupt
+
+
+def _file_state(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+class Interruption:
+    """What a command is doing and which of its outputs it has written, for the line Ctrl-C prints.
+
+    ``outputs``: the files the command writes (each atomically, so a file is either whole or untouched); at Ctrl-C
+    those changed since the command started are named as written, the others as not written. ``cache``: an engine
+    cache folder that keeps finished work.
+    """
+
+    def __init__(self, command: str, outputs: Sequence[Path | str] = (), cache: Path | str | None = None,
+                 doing: str = "working"):
+        self.command, self.outputs, self.cache, self.doing = command, [Path(p) for p in outputs], cache, doing
+        self._before = [_file_state(p) for p in self.outputs]
+        self._sigints = _sigints
+
+    def step(self, doing: str) -> None:
+        """Record what the command does now (a phrase after "while"); stop here if a Ctrl-C was swallowed."""
+        self.check()
+        self.doing = doing
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt if Ctrl-C was pressed since the command started, even if something caught it."""
+        if _sigints != self._sigints:
+            raise KeyboardInterrupt
+
+    def message(self) -> str:
+        parts = [f"{self.command} interrupted (Ctrl-C) while {self.doing}"]
+        now = [_file_state(p) for p in self.outputs]
+        done = [str(p) for p, a, b in zip(self.outputs, self._before, now) if b is not None and a != b]
+        kept = [str(p) for p, a, b in zip(self.outputs, self._before, now) if b is not None and a == b]
+        missing = [str(p) for p, b in zip(self.outputs, now) if b is None]
+        if done:
+            parts.append(f"wrote {', '.join(done)}")
+        if missing:
+            parts.append(f"not written: {', '.join(missing)}")
+        if kept:
+            parts.append(f"not written (an earlier run's copy is left unchanged): {', '.join(kept)}")
+        if not self.outputs:
+            parts.append("nothing was written")
+        if self.cache is not None:
+            parts.append(f"the models trained so far are kept in the engine cache {self.cache}: run the same "
+                         "command to resume from them")
+        return "; ".join(parts)
+
+
+@contextlib.contextmanager
+def on_interrupt(command: str, outputs: Sequence[Path | str] = (), cache: Path | str | None = None,
+                 doing: str = "working") -> Iterator[Interruption]:
+    """Turn Ctrl-C inside the block into :class:`CommandInterrupted` saying what ran and what was written.
+
+    The block calls ``step("doing something")`` as it goes; a Ctrl-C that a library swallowed is raised at the
+    next step, or when the block ends.
+    """
+    state = Interruption(command, outputs, cache, doing)
+    try:
+        yield state
+        state.check()
+    except CommandInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise CommandInterrupted(state.message()) from None
+
 
 app = typer.Typer(
     name="leakaudit",
@@ -22,6 +129,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_Group,
 )
 
 
@@ -43,8 +151,9 @@ def datasets() -> None:
     """List every dataset: where its files were found, rows x columns, or why it is missing."""
     from .data import dataset_status
 
-    for st in dataset_status():
-        typer.echo(st.line())
+    with on_interrupt("datasets", doing="checking the dataset files"):
+        for st in dataset_status():
+            typer.echo(st.line())
 
 
 @app.command()
@@ -67,12 +176,16 @@ def reproduce(
     if gather is not None:
         from .reproduce._registry import gather as _gather
 
-        gather.write_text(_gather(out))
+        with on_interrupt("reproduce --gather", outputs=[gather], doing=f"reading {out}/*.json"):
+            text = _gather(out)
+        gather.write_text(text)
         typer.echo(f"wrote {gather} from {out}/*.json")
         return
     if name is None:
         raise LeakauditError("name a reproduction, or pass --list to see them")
-    result = rep.run(name, profile=profile, out=out, random_state=seed)
+    with on_interrupt(f"reproduce {name}", outputs=[out / f"{name}.json", out / f"{name}.md"],
+                      doing=f"running the reproduction ({profile} profile)"):
+        result = rep.run(name, profile=profile, out=out, random_state=seed)
     counts = {s: sum(r["status"] == s for r in result["rows"]) for s in ("match", "differs", "no-paper-value")}
     typer.echo(
         f"{name} ({profile}): {len(result['rows'])} rows, {counts['match']} match, {counts['differs']} differ, "
@@ -106,11 +219,27 @@ def _register_optional_commands() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the CLI, turning our errors into one line and exit status 2."""
-    _register_optional_commands()
+    """Entry point: run the CLI, turning our errors into one line and exit status 2, Ctrl-C into one line and 130."""
+    import signal
+    import threading
+    import warnings
+
+    # our own SIGINT handler (only where Python's default one is in place: not where Ctrl-C is ignored, as in a
+    # background job, and not off the main thread): counts Ctrl-Cs so a swallowed one is still seen
+    own = (threading.current_thread() is threading.main_thread()
+           and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    if own:
+        signal.signal(signal.SIGINT, _on_sigint)
     try:
-        # without standalone mode click returns a command's typer.Exit code instead of raising it
-        rc = app(args=argv, standalone_mode=False)
+        with warnings.catch_warnings():
+            # scikit-learn's MLP warns when it swallows Ctrl-C; our one line says it instead
+            warnings.filterwarnings("ignore", message="Training interrupted by user")
+            _register_optional_commands()
+            # without standalone mode click returns a command's typer.Exit code instead of raising it
+            rc = app(args=argv, standalone_mode=False)
+    except _Stopped as exc:
+        typer.echo(f"leakaudit: {' '.join(str(exc).split())}", err=True)
+        return 130
     except LeakauditError as exc:
         typer.echo(f"leakaudit: error: {' '.join(str(exc).split())}", err=True)  # always one line
         return 2
@@ -124,11 +253,17 @@ def main(argv: list[str] | None = None) -> int:
             typer.echo(f"leakaudit: error: {exc.format_message()}", err=True)
             return 2
         raise
-    except KeyboardInterrupt:
-        typer.echo("leakaudit: interrupted; finished work is kept in the cache", err=True)
+    except KeyboardInterrupt:  # outside any command: while starting up or parsing arguments
+        typer.echo("leakaudit: interrupted (Ctrl-C) while starting; nothing was run", err=True)
         return 130
+    finally:
+        if own:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     return rc if isinstance(rc, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # ``python -m leakaudit.cli``: run the imported module's main, the one the commands' on_interrupt reports to
+    from leakaudit.cli import main as _main
+
+    sys.exit(_main())

@@ -140,11 +140,17 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Infer a sensitive column (Yeom et al. Adversaries 4, 6, 7) and compare with the no-model baseline."""
         from .._results import write_json_atomic
+        from ..cli import on_interrupt
 
-        ds = load_named_dataset(dataset, data, label)
-        audit = run_attribute_audit(ds, attribute_, model, n_members=n_members, depth=depth, alpha=alpha, seed=seed)
-        write_json_atomic(out / "attribute.json", audit.to_dict())
-        plot_audit(audit, out / "attribute.png")
+        with on_interrupt("attribute", outputs=[out / "attribute.json", out / "attribute.png"],
+                          doing="loading the data") as progress:
+            ds = load_named_dataset(dataset, data, label)
+            progress.step(f"training the model and inferring {attribute_}")
+            audit = run_attribute_audit(ds, attribute_, model, n_members=n_members, depth=depth, alpha=alpha,
+                                        seed=seed)
+            progress.step("writing the results")
+            write_json_atomic(out / "attribute.json", audit.to_dict())
+            plot_audit(audit, out / "attribute.png")
         typer.echo(f"{audit.dataset}: {audit.attribute} ({len(audit.values)} values) from {audit.model}; "
                    f"no-model baseline accuracy {audit.baseline_accuracy_nonmembers:.3f}")
         for a in audit.attacks:

@@ -84,6 +84,8 @@ def _write(out: Optional[Path], result: Any) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add ``leakaudit dtp ...`` to the main app."""
+    from ..cli import on_interrupt
+
     dtp_app = typer.Typer(help="Differential training privacy (Long et al.): PDTP, DTP, bounds, DTP-1, reduction.",
                           no_args_is_help=True)
 
@@ -112,26 +114,30 @@ def register(app: typer.Typer) -> None:
         from .pdtp import pdtp
         from .verdict import dtp1_verdict
 
-        X, y, learner = load_training_set(data, label, model, rows, seed)
-        recs = None if records <= 0 else np.sort(np.random.default_rng(seed).choice(len(X), min(records, len(X)),
-                                                                                      replace=False))
-        res = pdtp(learner, X, y, records=recs, bin_width=_bin_width(bin_width), seed_policy=seed_policy,
-                   n_repeats=repeats, random_state=seed)
-        v = dtp1_verdict(res.values, kind="PDTP", records=res.records)
-        typer.echo(f"{type(learner).__name__}: PDTP of {len(res.values)} records by {res.method}; "
-                   f"mean {np.mean(res.values):.4f}, max {v.max_value:.4f}")
-        typer.echo(v.sentence)
-        if noise_floor >= 2:
-            fl = seed_noise_floor(learner, X, y, queries=res.records, n_models=noise_floor, random_state=seed,
-                                  bin_width=_bin_width(bin_width))
-            med = float(np.median(fl.max_std_log_p))
-            ratio = normalised_pdtp(res.values, fl.max_std_log_p)
-            typer.echo(f"seed noise floor (std of ln p over {noise_floor} retrainings, max over classes): median "
-                       f"{med:.4f}; records whose PDTP exceeds 2x their floor: {int(np.sum(ratio > 2))} of {len(ratio)}")
-            if med == 0:
-                typer.echo("the learner is deterministic: retraining with other seeds adds no noise, so any PDTP "
-                           "above 0 is t's own influence")
-        _write(out, res)
+        with on_interrupt("dtp pdtp", outputs=[out] if out else [], doing="loading the data") as progress:
+            X, y, learner = load_training_set(data, label, model, rows, seed)
+            recs = None if records <= 0 else np.sort(np.random.default_rng(seed).choice(len(X), min(records, len(X)),
+                                                                                          replace=False))
+            progress.step("measuring PDTP (retraining without each record)")
+            res = pdtp(learner, X, y, records=recs, bin_width=_bin_width(bin_width), seed_policy=seed_policy,
+                       n_repeats=repeats, random_state=seed)
+            v = dtp1_verdict(res.values, kind="PDTP", records=res.records)
+            typer.echo(f"{type(learner).__name__}: PDTP of {len(res.values)} records by {res.method}; "
+                       f"mean {np.mean(res.values):.4f}, max {v.max_value:.4f}")
+            typer.echo(v.sentence)
+            if noise_floor >= 2:
+                progress.step("measuring the seed noise floor")
+                fl = seed_noise_floor(learner, X, y, queries=res.records, n_models=noise_floor, random_state=seed,
+                                      bin_width=_bin_width(bin_width))
+                med = float(np.median(fl.max_std_log_p))
+                ratio = normalised_pdtp(res.values, fl.max_std_log_p)
+                typer.echo(f"seed noise floor (std of ln p over {noise_floor} retrainings, max over classes): median "
+                           f"{med:.4f}; records whose PDTP exceeds 2x their floor: {int(np.sum(ratio > 2))} of "
+                           f"{len(ratio)}")
+                if med == 0:
+                    typer.echo("the learner is deterministic: retraining with other seeds adds no noise, so any PDTP "
+                               "above 0 is t's own influence")
+            _write(out, res)
 
     @dtp_app.command("exact")
     def exact_cmd(
@@ -143,26 +149,28 @@ def register(app: typer.Typer) -> None:
         from .exact import dtp_exact
         from .verdict import dtp1_verdict
 
-        X, y, learner = load_training_set(data, label, model, rows, seed)
-        from ..exceptions import UnsupportedError
-        from ..learners import NaiveBayes
+        with on_interrupt("dtp exact", outputs=[out] if out else [], doing="loading the data") as progress:
+            X, y, learner = load_training_set(data, label, model, rows, seed)
+            from ..exceptions import UnsupportedError
+            from ..learners import NaiveBayes
 
-        if model in ("logreg", "mlp"):
-            raise UnsupportedError("exact DTP by enumeration supports --model nb, nb-unsmoothed or bayes-inference; "
-                                   "use 'leakaudit dtp bound' for logreg")
-        values = [int(X[:, j].max()) + 1 for j in range(X.shape[1])]
-        if isinstance(learner, NaiveBayes):
-            _, num, nv = learner._columns(X)
-            if num.size:
-                raise UnsupportedError("exact DTP enumerates a finite feature space, but this data has numeric "
-                                       "(Gaussian) attributes; use --data adult-proxy or a categorical table")
-            values = [int(v) for v in nv]
-        res = dtp_exact(learner, X, y, feature_values=values, bin_width=_bin_width(bin_width))
-        v = dtp1_verdict(res.values, kind="DTP (exact)", records=res.records)
-        typer.echo(f"exact DTP over {res.n_queries} feature vectors: max {v.max_value:.4f} "
-                   f"(max PDTP {max(res.pdtp):.4f})")
-        typer.echo(v.sentence)
-        _write(out, res)
+            if model in ("logreg", "mlp"):
+                raise UnsupportedError("exact DTP by enumeration supports --model nb, nb-unsmoothed or "
+                                       "bayes-inference; use 'leakaudit dtp bound' for logreg")
+            values = [int(X[:, j].max()) + 1 for j in range(X.shape[1])]
+            if isinstance(learner, NaiveBayes):
+                _, num, nv = learner._columns(X)
+                if num.size:
+                    raise UnsupportedError("exact DTP enumerates a finite feature space, but this data has numeric "
+                                           "(Gaussian) attributes; use --data adult-proxy or a categorical table")
+                values = [int(v) for v in nv]
+            progress.step("enumerating the feature space")
+            res = dtp_exact(learner, X, y, feature_values=values, bin_width=_bin_width(bin_width))
+            v = dtp1_verdict(res.values, kind="DTP (exact)", records=res.records)
+            typer.echo(f"exact DTP over {res.n_queries} feature vectors: max {v.max_value:.4f} "
+                       f"(max PDTP {max(res.pdtp):.4f})")
+            typer.echo(v.sentence)
+            _write(out, res)
 
     @dtp_app.command("bound")
     def bound_cmd(
@@ -176,24 +184,26 @@ def register(app: typer.Typer) -> None:
         from .stability import stability_bound_for
         from .verdict import dtp1_verdict
 
-        X, y, learner = load_training_set(data, label, model, rows, seed)
-        recs = np.sort(np.random.default_rng(seed).choice(len(X), min(records, len(X)), replace=False))
-        if model == "logreg":
-            res = logistic_lipschitz_bound(learner, X, y, records=recs)
-            typer.echo(f"Thm 6.9: L = {res.lipschitz_constant:.1f}, global bound {res.global_bound:.4f}")
-        else:
-            p = pdtp(learner, X, y, records=recs, bin_width=None)
-            res = stability_bound_for(learner, X, y, p.values, records=recs)
-            typer.echo(f"{res.source}: ln δ = {res.ln_delta[0]:.4f} (bounds the unnormalised score)")
-            if model in ("nb", "nb-unsmoothed"):
-                from .stability import normalised_nb_dtp_bound
+        with on_interrupt("dtp bound", outputs=[out] if out else [], doing="loading the data") as progress:
+            X, y, learner = load_training_set(data, label, model, rows, seed)
+            recs = np.sort(np.random.default_rng(seed).choice(len(X), min(records, len(X)), replace=False))
+            progress.step("computing the bounds")
+            if model == "logreg":
+                res = logistic_lipschitz_bound(learner, X, y, records=recs)
+                typer.echo(f"Thm 6.9: L = {res.lipschitz_constant:.1f}, global bound {res.global_bound:.4f}")
+            else:
+                p = pdtp(learner, X, y, records=recs, bin_width=None)
+                res = stability_bound_for(learner, X, y, p.values, records=recs)
+                typer.echo(f"{res.source}: ln δ = {res.ln_delta[0]:.4f} (bounds the unnormalised score)")
+                if model in ("nb", "nb-unsmoothed"):
+                    from .stability import normalised_nb_dtp_bound
 
-                # the model outputs normalised posteriors: use the per-record bound for them (spec §6 caveat 1)
-                res = normalised_nb_dtp_bound(learner, X, y, recs, pdtp=p.values)
-                typer.echo(f"{res.source}: max {float(np.max(res.values)):.4f} (unbinned)")
-        v = dtp1_verdict(res.values, kind="DTP upper bound", records=res.records)
-        typer.echo(v.sentence)
-        _write(out, res)
+                    # the model outputs normalised posteriors: use the per-record bound for them (spec §6 caveat 1)
+                    res = normalised_nb_dtp_bound(learner, X, y, recs, pdtp=p.values)
+                    typer.echo(f"{res.source}: max {float(np.max(res.values)):.4f} (unbinned)")
+            v = dtp1_verdict(res.values, kind="DTP upper bound", records=res.records)
+            typer.echo(v.sentence)
+            _write(out, res)
 
     @dtp_app.command("reduce")
     def reduce_cmd(
@@ -207,12 +217,14 @@ def register(app: typer.Typer) -> None:
         """Remove high-risk records (§8) and print the maximum DTP after each removal and the accuracy."""
         from .reduce import reduce_dtp
 
-        X, y, learner = load_training_set(data, label, model, rows, seed)
-        res = reduce_dtp(learner, X, y, strategy=strategy, max_removals=max_removals, stop_at_threshold=stop,
-                         bin_width=_bin_width(bin_width))
-        for s, (m, a) in enumerate(zip(res.max_values, res.accuracy)):
-            typer.echo(f"{s:3d} removed: max DTP {m:.4f}  accuracy {a:.4f}")
-        typer.echo(f"first step with max DTP <= 1: {res.stopped_at}")
-        _write(out, res)
+        with on_interrupt("dtp reduce", outputs=[out] if out else [], doing="loading the data") as progress:
+            X, y, learner = load_training_set(data, label, model, rows, seed)
+            progress.step("removing high-risk records and retraining")
+            res = reduce_dtp(learner, X, y, strategy=strategy, max_removals=max_removals, stop_at_threshold=stop,
+                             bin_width=_bin_width(bin_width))
+            for s, (m, a) in enumerate(zip(res.max_values, res.accuracy)):
+                typer.echo(f"{s:3d} removed: max DTP {m:.4f}  accuracy {a:.4f}")
+            typer.echo(f"first step with max DTP <= 1: {res.stopped_at}")
+            _write(out, res)
 
     app.add_typer(dtp_app, name="dtp")

@@ -66,9 +66,13 @@ def make_learner(name: str) -> Any:
 
 
 def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n_members: int, n_nonmembers: int,
-                   n_population: int, n_reference: int, n_boot: int, seed: int, engine=None):
-    """Train a target on members of ``dataset``, audit it with ``attacks``, write membership.json and records.csv."""
+                   n_population: int, n_reference: int, n_boot: int, seed: int, engine=None, on_step=None):
+    """Train a target on members of ``dataset``, audit it with ``attacks``, write membership.json and records.csv.
+
+    ``on_step``: called with a phrase naming each step as it starts ("training the target model", ...).
+    """
     import csv
+    import os
 
     from .._results import write_json_atomic
     from ._registry import available_attacks
@@ -77,7 +81,9 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
     for a in attacks:
         if a not in available_attacks():
             raise InvalidParameterError(f"--attacks: unknown attack {a!r}; choose from {', '.join(available_attacks())}")
+    step = on_step or (lambda doing: None)
     total = n_members + n_nonmembers + n_population
+    step(f"loading {dataset}")
     X, y, note = load_dataset(dataset, total, seed)
     if len(X) < total:
         raise InvalidParameterError(f"{dataset} has {len(X)} rows; members + non-members + population = {total}")
@@ -86,7 +92,9 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
     pop = perm[n_members + n_nonmembers:total]
     learner = make_learner(model)
     C = int(y.max()) + 1
+    step("training the target model")
     target = learner.fit(X[mem], y[mem], random_state=seed, n_classes=C)
+    step(f"running the attacks ({', '.join(attacks)})")
     audit = audit_model(target, X[mem], y[mem], X[non], y[non], attacks=attacks, learner=learner,
                         X_population=X[pop] if n_population else None, y_population=y[pop] if n_population else None,
                         n_reference=n_reference, n_classes=C, n_boot=n_boot, random_state=seed, engine=engine)
@@ -105,15 +113,22 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
         "skipped": audit.skipped,
         "settings": audit.settings,
     }
+    step("writing the results")
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "membership.json", summary)
     row_ids = np.concatenate([mem, non])
     names = list(audit.scores)
-    with open(out / "records.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["record", "is_member", "label"] + [f"score_{n}" for n in names])
-        for i, r in enumerate(row_ids):
-            w.writerow([int(r), audit.is_member[i], int(y[r])] + [repr(float(audit.scores[n][i])) for n in names])
+    tmp = out / ".records.csv.tmp"  # written whole, then renamed: Ctrl-C never leaves half a records.csv
+    try:
+        with open(tmp, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["record", "is_member", "label"] + [f"score_{n}" for n in names])
+            for i, r in enumerate(row_ids):
+                w.writerow([int(r), audit.is_member[i], int(y[r])] + [repr(float(audit.scores[n][i])) for n in names])
+        os.replace(tmp, out / "records.csv")
+    finally:
+        if tmp.exists():
+            tmp.unlink()
     return summary
 
 
@@ -135,12 +150,16 @@ def register(app: typer.Typer) -> None:
         cache_dir: Path = typer.Option(None, "--cache-dir", help="Engine cache of trained models' outputs (resume)."),
     ) -> None:
         """Membership attacks on a model trained on part of a dataset: AUC with CI, TPR at low FPR, advantage."""
+        from ..cli import on_interrupt
         from ..engine import Engine
 
         names = [a.strip() for a in attacks.split(",") if a.strip()]
-        engine = Engine(cache_dir=cache_dir) if cache_dir else None
-        s = run_membership(dataset, model, names, out, n_members=n_members, n_nonmembers=n_nonmembers,
-                           n_population=n_population, n_reference=n_reference, n_boot=n_boot, seed=seed, engine=engine)
+        with on_interrupt("membership", outputs=[out / "membership.json", out / "records.csv"],
+                          cache=cache_dir, doing="starting") as progress:
+            engine = Engine(cache_dir=cache_dir) if cache_dir else None
+            s = run_membership(dataset, model, names, out, n_members=n_members, n_nonmembers=n_nonmembers,
+                               n_population=n_population, n_reference=n_reference, n_boot=n_boot, seed=seed,
+                               engine=engine, on_step=progress.step)
         typer.echo(f"{dataset} / {model}: train acc {s['train_accuracy']:.3f}, test acc {s['test_accuracy']:.3f}")
         for name, a in s["attacks"].items():
             tpr = a["tpr_at_fpr"].get("0.001", {}).get("tpr", float("nan"))

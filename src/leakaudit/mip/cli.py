@@ -124,56 +124,58 @@ def register(app: typer.Typer) -> None:
         import numpy as np
 
         from .._validation import check_choice
+        from ..cli import on_interrupt
         from .audit import enumerate_splits, exact_eta_laplace, simulate_bayes_attacker
         from .noise import MIPNoise, mip_constant
 
-        check_choice(statistic, name="--statistic", choices=("inv-sum", "mean", "sum"))
-        check_choice(method, name="--method", choices=("exact", "simulate"))
-        if (scale is None) == (eta is None):
-            raise InvalidParameterError("pass exactly one of --scale and --eta")
-        x = _load_values(data, column, n)
-        nrec = x.shape[0]
-        f = {"inv-sum": lambda v: 1.0 / v.sum(), "mean": np.mean, "sum": np.sum}[statistic]
-        member = enumerate_splits(nrec) if method == "exact" or eta is not None else None
-        if data == "prop9" and statistic == "inv-sum" and member is not None:
-            from .examples import prop9_outputs
-
-            vals = prop9_outputs(nrec, member)
-        elif member is not None:
-            vals = np.array([f(x[row]) for row in member])
-        b = scale
-        if eta is not None:
-            # Theorem 7's sigma: the exact moment over all halves (M = 1 for our TV constant)
-            mm = 1.0 if constant == "tv" else M
-            sig = float(np.mean(np.abs(vals - vals.mean()) ** mm) ** (1.0 / mm))
-            b = mip_constant(eta, M if constant != "tv" else 1.0, constant=constant) * sig
-        if method == "exact":
-            res = exact_eta_laplace(vals, b, n=nrec)
-            line = (f"exact eta = {res.eta:.6g} (best attack accuracy {max(res.accuracy):.6g}, worst record "
-                    f"{res.worst_target}) over {res.n_splits:,} splits; Laplace scale b = {b:.6g}")
-        else:
-            targets = np.argsort(-np.abs(x - np.median(x)))[:3]
-            if data == "prop9" and statistic == "inv-sum":
+        with on_interrupt("mip audit", doing=f"auditing the noise ({method})"):
+            check_choice(statistic, name="--statistic", choices=("inv-sum", "mean", "sum"))
+            check_choice(method, name="--method", choices=("exact", "simulate"))
+            if (scale is None) == (eta is None):
+                raise InvalidParameterError("pass exactly one of --scale and --eta")
+            x = _load_values(data, column, n)
+            nrec = x.shape[0]
+            f = {"inv-sum": lambda v: 1.0 / v.sum(), "mean": np.mean, "sum": np.sum}[statistic]
+            member = enumerate_splits(nrec) if method == "exact" or eta is not None else None
+            if data == "prop9" and statistic == "inv-sum" and member is not None:
                 from .examples import prop9_outputs
 
-                def train(X, y, idx, rs):  # exact 1/sum (the float sum cancels on the special half)
-                    row = np.zeros(nrec, dtype=bool)
-                    row[idx] = True
-                    return prop9_outputs(nrec, row[None])
-
+                vals = prop9_outputs(nrec, member)
+            elif member is not None:
+                vals = np.array([f(x[row]) for row in member])
+            b = scale
+            if eta is not None:
+                # Theorem 7's sigma: the exact moment over all halves (M = 1 for our TV constant)
+                mm = 1.0 if constant == "tv" else M
+                sig = float(np.mean(np.abs(vals - vals.mean()) ** mm) ** (1.0 / mm))
+                b = mip_constant(eta, M if constant != "tv" else 1.0, constant=constant) * sig
+            if method == "exact":
+                res = exact_eta_laplace(vals, b, n=nrec)
+                line = (f"exact eta = {res.eta:.6g} (best attack accuracy {max(res.accuracy):.6g}, worst record "
+                        f"{res.worst_target}) over {res.n_splits:,} splits; Laplace scale b = {b:.6g}")
             else:
+                targets = np.argsort(-np.abs(x - np.median(x)))[:3]
+                if data == "prop9" and statistic == "inv-sum":
+                    from .examples import prop9_outputs
 
-                def train(X, y, idx, rs):
-                    return np.array([f(X[idx])])
+                    def train(X, y, idx, rs):  # exact 1/sum (the float sum cancels on the special half)
+                        row = np.zeros(nrec, dtype=bool)
+                        row[idx] = True
+                        return prop9_outputs(nrec, row[None])
 
-            res = simulate_bayes_attacker(train, x, None,
-                                          MIPNoise((1.0,), 2.0, float(b), "laplace"), targets=targets,
-                                          n_reference=references, n_games=games, eta_target=eta, random_state=seed)
-            j = int(np.argmax(res.eta_hat))
-            line = (f"simulated Bayes attacker: eta_hat = {res.eta_hat[j]:.4f} (95% upper {res.eta_upper[j]:.4f}) "
-                    f"on record {res.targets[j]}, {games} games; Laplace scale b = {b:.6g}")
-        if eta is not None:
-            line += f"; target eta = {eta}"
-        typer.echo(res.to_json() if json_ else line)
+                else:
+
+                    def train(X, y, idx, rs):
+                        return np.array([f(X[idx])])
+
+                res = simulate_bayes_attacker(train, x, None,
+                                              MIPNoise((1.0,), 2.0, float(b), "laplace"), targets=targets,
+                                              n_reference=references, n_games=games, eta_target=eta, random_state=seed)
+                j = int(np.argmax(res.eta_hat))
+                line = (f"simulated Bayes attacker: eta_hat = {res.eta_hat[j]:.4f} (95% upper {res.eta_upper[j]:.4f}) "
+                        f"on record {res.targets[j]}, {games} games; Laplace scale b = {b:.6g}")
+            if eta is not None:
+                line += f"; target eta = {eta}"
+            typer.echo(res.to_json() if json_ else line)
 
     app.add_typer(mip, name="mip")

@@ -144,18 +144,25 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"p={p:g}: poison {w.subpopulation}, window {w.describe()}, "
                            f"empty from p >= {w.max_poison_rate:.3f}")
             return
+        from ..cli import on_interrupt
+
         start = time.perf_counter()
-        data = load_property_data(dataset, prop, rows=rows, seed=seed, text_values=text_values)
-        results = run_property_audit(
-            data, t0=t0, t1=t1, poison_rates=rates, dataset=dataset, prop=prop, seed=seed, n_targets=targets,
-            n_train=n_train, n_shadow=shadow, n_ensemble=ensemble, n_queries=queries, band=band, variant=variant,
-            poison_accounting=accounting, prevalence_sampling=sampling, matched_shadows=matched_shadows,
-        )
-        out.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(out / "property.json", {"results": [r.to_dict() for r in results],
-                                                  "seconds": time.perf_counter() - start})
-        if len(results) > 1:
-            plot_accuracy(results, out / "property.png")
+        with on_interrupt("property", outputs=[out / "property.json"] + ([out / "property.png"] if len(rates) > 1
+                                                                          else []),
+                          doing=f"loading {dataset}") as progress:
+            data = load_property_data(dataset, prop, rows=rows, seed=seed, text_values=text_values)
+            progress.step("training shadow and target models")
+            results = run_property_audit(
+                data, t0=t0, t1=t1, poison_rates=rates, dataset=dataset, prop=prop, seed=seed, n_targets=targets,
+                n_train=n_train, n_shadow=shadow, n_ensemble=ensemble, n_queries=queries, band=band, variant=variant,
+                poison_accounting=accounting, prevalence_sampling=sampling, matched_shadows=matched_shadows,
+            )
+            progress.step("writing the results")
+            out.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(out / "property.json", {"results": [r.to_dict() for r in results],
+                                                      "seconds": time.perf_counter() - start})
+            if len(results) > 1:
+                plot_accuracy(results, out / "property.png")
         for r in results:
             typer.echo(f"p={r.poison_rate:g}: accuracy {r.accuracy:.3f} [{r.accuracy_ci[0]:.3f}, "
                        f"{r.accuracy_ci[1]:.3f}] over {r.n_targets} targets; {r.n_poison} poison points "
