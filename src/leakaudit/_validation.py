@@ -7,6 +7,7 @@ helps, how to fix it (scikit-learn's ``check_array`` style).
 from __future__ import annotations
 
 import numbers
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,39 @@ __all__ = [
     "check_scalar",
     "check_indices",
     "check_choice",
+    "plain",
+    "shown",
+    "clip",
 ]
+
+
+def plain(x: Any) -> Any:
+    """``x`` as a message should show it: numpy scalars as Python numbers and strings (``1``, not
+    ``np.int64(1)``), paths as text (not ``PosixPath('...')``), arrays, lists, tuples and sets element by element."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, PurePath):
+        return str(x)
+    if isinstance(x, np.ndarray):
+        return [plain(v) for v in x.tolist()] if x.ndim else plain(x[()])
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return type(x)(plain(v) for v in x) if type(x) in (list, tuple, set, frozenset) else [plain(v) for v in x]
+    return x
+
+
+def shown(x: Any, n: int = 80) -> str:
+    """``repr`` of :func:`plain` ``(x)``, cut to at most ``n`` characters at a word boundary."""
+    return clip(repr(plain(x)), n)
+
+
+def clip(text: str, n: int = 300) -> str:
+    """``text`` on one line, cut at a word boundary after at most ``n`` characters (marked with "...")."""
+    text = " ".join(str(text).split())
+    if len(text) <= n:
+        return text
+    head = text[:n - 3]
+    cut = head.rsplit(" ", 1)[0] if " " in head else head
+    return cut.rstrip(",;:") + "..."
 
 
 def check_array(
@@ -166,17 +199,17 @@ def check_scalar(
     if isinstance(x, bool) or not isinstance(x, kind):
         kinds = kind if isinstance(kind, tuple) else (kind,)
         raise InvalidParameterError(
-            f"{name} must be {' or '.join(k.__name__ for k in kinds)}; got {x!r} ({type(x).__name__})"
+            f"{name} must be {' or '.join(k.__name__ for k in kinds)}; got {shown(x)} ({type(x).__name__})"
         )
     if isinstance(x, numbers.Real) and not np.isfinite(float(x)):
-        raise InvalidParameterError(f"{name} must be finite; got {x}")
+        raise InvalidParameterError(f"{name} must be finite; got {plain(x)}")
     lo_ok = min_val is None or (x >= min_val if include_min else x > min_val)
     hi_ok = max_val is None or (x <= max_val if include_max else x < max_val)
     if not (lo_ok and hi_ok):
         lo = "-inf" if min_val is None else f"{min_val}"
         hi = "inf" if max_val is None else f"{max_val}"
         rng = f"{'[' if include_min else '('}{lo}, {hi}{']' if include_max else ')'}"
-        raise InvalidParameterError(f"{name} must be in {rng}; got {x}")
+        raise InvalidParameterError(f"{name} must be in {rng}; got {plain(x)}")
     return x
 
 
@@ -204,5 +237,5 @@ def check_indices(idx: Any, *, name: str, n: int, allow_empty: bool = False, uni
 def check_choice(x: Any, *, name: str, choices: tuple | list) -> Any:
     """Check that ``x`` is one of ``choices``."""
     if x not in choices:
-        raise InvalidParameterError(f"{name} must be one of {', '.join(map(repr, choices))}; got {x!r}")
+        raise InvalidParameterError(f"{name} must be one of {', '.join(map(shown, choices))}; got {shown(x)}")
     return x

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import special, stats
 
-from .._validation import check_matrix, check_scalar, check_vector
+from .._validation import check_matrix, check_scalar, check_vector, shown
 from ..exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
@@ -251,9 +251,9 @@ def counterfactual_inputs(X, *, columns: int | Sequence[int], values=None) -> np
     d = X.shape[1]
     cols = np.atleast_1d(np.asarray(columns))
     if cols.dtype.kind not in "iu" or cols.size == 0 or cols.min() < 0 or cols.max() >= d:
-        raise InvalidParameterError(f"columns must be column indices in [0, {d}); got {columns!r}")
+        raise InvalidParameterError(f"columns must be column indices in [0, {d}); got {shown(columns)}")
     if np.unique(cols).size != cols.size:
-        raise InvalidParameterError(f"columns holds duplicates: {columns!r}")
+        raise InvalidParameterError(f"columns holds duplicates: {shown(columns)}")
     if np.ndim(columns) == 0:
         if values is None:
             raise InvalidParameterError("values (the candidate codes) are required when columns is a single column")

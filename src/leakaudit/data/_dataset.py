@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_indices
+from .._validation import check_choice, check_indices, shown
 from ..exceptions import DataFileError, InvalidInputError, InvalidParameterError
 from ._encoder import TabularEncoder
 from ._features import Feature, _as_str_tuple, infer_feature, infer_features
@@ -255,7 +255,7 @@ def _encode_labels(s: pd.Series, task: str) -> tuple[np.ndarray, tuple[str, ...]
         classes.sort(key=str)
     if len(classes) < 2:
         raise InvalidInputError(
-            f"label {s.name!r} holds a single class ({classes[0]!r}); classification needs at least 2"
+            f"label {s.name!r} holds a single class ({shown(classes[0])}); classification needs at least 2"
         )
     y = pd.Index(classes, dtype=object).get_indexer(values.astype(object)).astype(np.int64)
     return y, tuple(str(c.item() if isinstance(c, np.generic) else c) for c in classes)

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice
+from .._validation import check_choice, shown
 from ..exceptions import InvalidInputError, UnsupportedError
 from ._features import MISSING_LABEL, Feature, infer_features
 
@@ -218,7 +218,7 @@ class TabularEncoder:
             except (TypeError, ValueError):
                 bad = next((x for x in s if not _is_number(x)), None)
                 raise InvalidInputError(
-                    f"numeric column {f.name!r} of {name} holds a non-numeric value {bad!r}; "
+                    f"numeric column {f.name!r} of {name} holds a non-numeric value {shown(bad)}; "
                     "declare it categorical or clean it"
                 ) from None
             if not np.isfinite(v).all():
@@ -291,7 +291,8 @@ def _binary_column(s: pd.Series, f: Feature) -> np.ndarray:
     is_neg = values == neg
     if not np.all(is_pos | is_neg):
         bad = values[~(is_pos | is_neg)][0]
-        raise InvalidInputError(f"binary column {f.name!r} holds {bad!r}; expected only {neg!r} or {pos!r}")
+        raise InvalidInputError(f"binary column {f.name!r} holds {shown(bad)}; expected only {shown(neg)} or "
+                                f"{shown(pos)}")
     return is_pos.astype(np.float64)
 
 
@@ -306,7 +307,7 @@ def _category_codes(s: pd.Series, f: Feature, *, handle_unknown: str) -> np.ndar
         if handle_unknown == "error":
             bad = s[unknown].iloc[0]
             raise InvalidInputError(
-                f"categorical column {f.name!r} holds {bad!r}, not among its {len(cats)} declared categories "
+                f"categorical column {f.name!r} holds {shown(bad)}, not among its {len(cats)} declared categories "
                 f"({int(unknown.sum())} such rows); pass handle_unknown='ignore' to encode them as all zeros"
             )
     if isna.any():

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice
+from .._validation import check_choice, shown
 from ..exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = ["Feature", "FEATURE_KINDS", "MISSING_LABEL", "infer_feature", "infer_features"]
@@ -57,11 +57,12 @@ class Feature:
         if cats is None:
             raise InvalidParameterError(f"{self.kind} feature {self.name!r} needs its categories")
         if len(set(cats)) != len(cats):
-            raise InvalidParameterError(f"categories of feature {self.name!r} repeat a value: {cats}")
+            raise InvalidParameterError(f"categories of feature {self.name!r} repeat a value: {shown(cats, 200)}")
         if self.kind == "binary":
             if len(cats) != 2:
                 raise InvalidParameterError(
-                    f"binary feature {self.name!r} needs exactly 2 categories (negative, positive); got {cats}"
+                    f"binary feature {self.name!r} needs exactly 2 categories (negative, positive); got "
+                    f"{shown(cats, 200)}"
                 )
             if self.missing:
                 raise InvalidParameterError(

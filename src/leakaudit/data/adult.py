@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice
+from .._validation import check_choice, clip
 from ..exceptions import DataFileError, InvalidInputError
 from ._cache import cached_parse
 from ._dataset import Dataset
@@ -184,7 +184,8 @@ def load_acs_pums(path, *, label: str = "PINCP", threshold: float = 50_000.0, ag
     need = ["AGEP", "MAR", "RAC1P", "SEX", label]
     missing = [c for c in need if c not in df.columns]
     if missing:
-        raise InvalidInputError(f"{path} lacks PUMS column(s) {missing}; columns are {list(df.columns)[:20]}")
+        raise InvalidInputError(f"{path} lacks PUMS column(s) {missing}; columns are "
+                                f"{clip(', '.join(map(str, df.columns)), 200)}")
     df = df[need].dropna(subset=[label]).reset_index(drop=True)
     if len(df) == 0:
         raise InvalidInputError(f"{path} has no rows with a {label} value")

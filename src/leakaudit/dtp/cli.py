@@ -14,6 +14,7 @@ from typing import Any, Optional
 import numpy as np
 import typer
 
+from .._validation import clip
 from ..exceptions import InvalidParameterError
 
 MODELS = ("nb", "nb-unsmoothed", "bayes-inference", "logreg", "mlp")
@@ -48,7 +49,8 @@ def load_training_set(data: str, label: Optional[str], model: str, rows: int, se
             raise InvalidParameterError("--label is required with a table file (--data FILE)")
         frame = dmod.read_table(data)
         if label not in frame.columns:
-            raise InvalidParameterError(f"--label {label!r} is not a column of {data}; columns: {list(frame.columns)}")
+            raise InvalidParameterError(f"--label {label!r} is not a column of {data}; columns: "
+                                        f"{clip(', '.join(map(str, frame.columns)), 200)}")
         ds = dmod.from_frame(frame, label, task="classification")
     rng = np.random.default_rng(seed)
     n = min(rows, len(ds))

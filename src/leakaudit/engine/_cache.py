@@ -63,7 +63,7 @@ class ChunkCache:
             self.dir = self.root / f"v{CACHE_FORMAT}"
             self.dir.mkdir(parents=True, exist_ok=True)
         except (OSError, TypeError) as exc:
-            raise InvalidParameterError(f"cache_dir {root!r} cannot be used as a directory: {exc}") from None
+            raise InvalidParameterError(f"cache_dir {root} cannot be used as a directory: {exc}") from None
 
     def path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.npz"

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.special import logsumexp
 
-from .._validation import check_choice, check_indices, check_matrix, check_scalar
+from .._validation import check_choice, check_indices, check_matrix, check_scalar, plain
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import Learner, check_fit_inputs
 
@@ -45,12 +45,13 @@ def _check_codes(X: np.ndarray, cols: np.ndarray, name: str) -> None:
         bad = np.argwhere((sub < 0) | (sub != np.round(sub)))[0]
         raise InvalidInputError(
             f"{name}: categorical column {int(cols[bad[1]])} must hold integer codes >= 0; row {int(bad[0])} holds "
-            f"{sub[bad[0], bad[1]]!r} (encode categories with encode_for_naive_bayes, or mark the column numeric)"
+            f"{plain(sub[bad[0], bad[1]])} (encode categories with encode_for_naive_bayes, or mark the column numeric)"
         )
     if sub.size and sub.max() > MAX_CODE:  # count tables are indexed by code: a huge code would overflow int64
         bad = np.argwhere(sub > MAX_CODE)[0]
         raise InvalidInputError(
-            f"{name}: categorical column {int(cols[bad[1]])} holds code {sub[bad[0], bad[1]]!r} in row {int(bad[0])}; "
+            f"{name}: categorical column {int(cols[bad[1]])} holds code {plain(sub[bad[0], bad[1]])} in row "
+            f"{int(bad[0])}; "
             f"codes must be at most {MAX_CODE:,} (encode categories as 0..k-1 with encode_for_naive_bayes)"
         )
 

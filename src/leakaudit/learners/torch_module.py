@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from .._random import RandomStateLike, seed_to_int
-from .._validation import check_choice, check_scalar
+from .._validation import check_choice, check_scalar, clip
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import Learner, ListModelBank, ModelBank
 from ._torch_utils import check_predict_X, import_torch, torch_threads
@@ -218,7 +218,7 @@ class TorchModuleLearner(Learner):
                     probe = modules[0].eval()(Xt[: min(len(X), 256)])
                 except Exception as exc:  # noqa: BLE001 - the user's module rejected the data
                     raise InvalidInputError(f"{self.module} does not accept the data's {X.shape[1]} input "
-                                            f"features: {' '.join(str(exc).split())[:200]}") from None
+                                            f"features: {clip(str(exc), 200)}") from None
             if probe.ndim != 2 or probe.shape[1] != n_classes:
                 raise InvalidInputError(f"{self.module} outputs shape {tuple(probe.shape)}; expected "
                                         f"(n, {n_classes}) class scores")
@@ -236,7 +236,7 @@ class TorchModuleLearner(Learner):
                 except Exception as exc:  # noqa: BLE001 - vmap cannot run this module
                     if self.batched == "vmap":
                         raise InvalidParameterError(f"batched='vmap' but {self.module} cannot be vmapped: "
-                                                    f"{' '.join(str(exc).split())[:200]}") from None
+                                                    f"{clip(str(exc), 200)}") from None
                     modules = [self._new_module(cls, kwargs, s) for s in seeds]
                     mode = "loop"
             else:
@@ -248,7 +248,7 @@ class TorchModuleLearner(Learner):
                     except (RuntimeError, ValueError) as exc:
                         raise InvalidInputError(
                             f"training {self.module} failed (mini-batches of up to {self.batch_size} rows; the last "
-                            f"batch of an epoch may be smaller): {' '.join(str(exc).split())[:200]}") from None
+                            f"batch of an epoch may be smaller): {clip(str(exc), 200)}") from None
         for m in modules:
             m.eval()
         bank = ListModelBank([TorchModuleModel(m, kind, X.shape[1], int(n_classes)) for m in modules], n_classes)

@@ -12,7 +12,7 @@ import numpy as np
 from scipy import stats
 
 from .._random import RandomStateLike, check_random_state
-from .._validation import check_choice, check_scalar
+from .._validation import check_choice, check_scalar, shown
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ._membership import _tpr_at_fpr_sorted, check_membership_inputs
 
@@ -39,7 +39,7 @@ def clopper_pearson(k: int, n: int, *, confidence: float = 0.95) -> tuple[float,
     """
     for arg, v in (("k", k), ("n", n)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise InvalidInputError(f"{arg} must be an integer count; got {v!r} ({type(v).__name__})")
+            raise InvalidInputError(f"{arg} must be an integer count; got {shown(v)} ({type(v).__name__})")
     if n <= 0:
         raise InvalidInputError(f"n must be > 0 for a rate interval; got {n}")
     if not 0 <= k <= n:

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 from sklearn import metrics as skm
 
-from .._validation import check_consistent_length, check_scalar, check_vector
+from .._validation import check_consistent_length, check_scalar, check_vector, shown
 from ..exceptions import InvalidInputError, NotEstimableWarning
 
 __all__ = [
@@ -106,7 +106,7 @@ def advantage_at_threshold(is_member, scores, threshold: float) -> float:
     """Adv = Pr[A=1 | member] - Pr[A=1 | non-member] for the rule ``score >= threshold`` (Yeom Def. 4)."""
     m, s = check_membership_inputs(is_member, scores)
     if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or np.isnan(threshold):
-        raise InvalidInputError(f"threshold must be a real number (inf allowed, not NaN); got {threshold!r}")
+        raise InvalidInputError(f"threshold must be a real number (inf allowed, not NaN); got {shown(threshold)}")
     dec = s >= threshold
     return float(dec[m == 1].mean() - dec[m == 0].mean())
 

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from .._validation import clip
 from ..exceptions import InvalidInputError, InvalidParameterError
 
 
@@ -66,11 +67,15 @@ def _load_values(data: str, column: Optional[str], n: int):
     frame = pd.read_csv(path)
     if column is None:
         num = frame.select_dtypes(include="number").columns
-        if len(num) != 1:
-            raise InvalidInputError(f"--column is required: {path.name} has numeric columns {list(num)}")
+        if len(num) == 0:
+            raise InvalidInputError(f"{path.name} has no numeric column; --data needs one numeric value per record")
+        if len(num) > 1:
+            raise InvalidInputError(f"--column is required: {path.name} has {len(num)} numeric columns "
+                                    f"({clip(', '.join(map(str, num)), 200)})")
         column = num[0]
     if column not in frame.columns:
-        raise InvalidInputError(f"--column {column!r} is not a column of {path.name}; columns: {list(frame.columns)}")
+        raise InvalidInputError(f"--column {column!r} is not a column of {path.name}; columns: "
+                                f"{clip(', '.join(map(str, frame.columns)), 200)}")
     vals = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
     if not np.isfinite(vals).all():
         raise InvalidInputError(f"column {column!r} has missing or non-numeric values")

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._random import RandomStateLike, check_random_state
-from .._validation import check_scalar
+from .._validation import check_scalar, shown
 from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from .attack import PoisoningPropertyAttack
 from .game import PropertyData, n_clean, sample_world, train_and_query
@@ -58,7 +58,7 @@ class FractionEstimator(BaseEstimator):
             raise LeakauditError("fit the PoisoningPropertyAttack first (its poison and queries are reused)")
         grid = np.asarray(self.t_grid, dtype=float)
         if grid.ndim != 1 or grid.size < 2 or (grid < 0).any() or (grid > 1).any():
-            raise InvalidParameterError(f"t_grid must hold at least 2 values in [0, 1]; got {self.t_grid!r}")
+            raise InvalidParameterError(f"t_grid must hold at least 2 values in [0, 1]; got {shown(self.t_grid)}")
         check_scalar(self.n_shadow_per_t, name="n_shadow_per_t", kind=(int, np.integer), min_val=1)
         rng = check_random_state(self.random_state)
         pool = np.asarray(pool_idx)
