@@ -51,12 +51,14 @@ def test_unusable_cache_dir_is_named_as_a_path(tmp_path, capsys):
     assert f"cache_dir {bad} cannot be used as a directory" in err
 
 
-def test_long_column_list_is_cut_at_a_word_boundary(tmp_path, capsys):
+@pytest.mark.parametrize("command, before", [(["dtp", "pdtp"], "columns: "),
+                                             (["attribute", "--attribute", "x"], "columns are ")])
+def test_long_column_list_is_cut_at_a_word_boundary(tmp_path, capsys, command, before):
     names = [f"measurement_{i:03d}" for i in range(60)]
     f = tmp_path / "wide.csv"
     pd.DataFrame(np.zeros((3, 60)), columns=names).to_csv(f, index=False)
-    err = _one_line_exit_2(capsys, ["dtp", "pdtp", "--data", str(f), "--label", "nope"])
-    listed = err.split("columns: ", 1)[1].strip()
+    err = _one_line_exit_2(capsys, [*command, "--data", str(f), "--label", "nope", "--out", str(tmp_path / "o")])
+    listed = err.split(before, 1)[1].strip()
     assert listed.endswith("...") and len(listed) <= 200
     shown_names = listed[:-3].split(", ")
     assert shown_names == names[:len(shown_names)]  # every name shown is whole

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_indices, shown
+from .._validation import check_choice, check_indices, clip, shown
 from ..exceptions import DataFileError, InvalidInputError, InvalidParameterError
 from ._encoder import TabularEncoder
 from ._features import Feature, _as_str_tuple, infer_feature, infer_features
@@ -317,7 +317,8 @@ def from_frame(
     if not isinstance(label, str):
         raise InvalidParameterError(f"label must be a column name; got {label!r}")
     if label not in df.columns:
-        raise InvalidInputError(f"label column {label!r} is not in the table; columns are {list(df.columns)}")
+        raise InvalidInputError(f"label column {label!r} is not in the table; columns are "
+                                f"{clip(', '.join(map(str, df.columns)), 200)}")
     drop_t, extras_t, sens_t = (_as_str_tuple(drop, name="drop"), _as_str_tuple(extras, name="extras"),
                                 _as_str_tuple(sensitive, name="sensitive"))
     problems = [f"{arg} names unknown column {c!r}" for arg, cols in (("drop", drop_t), ("extras", extras_t),
