@@ -350,7 +350,9 @@ def run_case(case: Case, workdir: str | Path, *, keep: bool = False) -> dict:
         else:
             est = _sklearn_model(case, frame, X_train, y_train)
             sio.dump(est, workdir / "model.skops")
-            cfg = make_config(**base, model=workdir / "model.skops")
+            # a model fitted on a bare array of leakaudit's encoding must say so (docs/input.md)
+            fed = {} if hasattr(est, "feature_names_in_") else {"model_input": "encoded"}
+            cfg = make_config(**base, model=workdir / "model.skops", **fed)
     t0 = time.perf_counter()
     run_audit(cfg, workdir / "audit", verbose=False, target=target)
     audit_s = time.perf_counter() - t0

@@ -35,7 +35,8 @@ def one_audit(work: Path, retrain_with: str) -> dict:
     try:
         with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
             cfg = make_config(train=work / "train.csv", test=work / "test.csv", label="income",
-                              model=work / "model.skops", profile="smoke", cache_dir=cache)
+                              model=work / "model.skops", model_input="encoded", profile="smoke",
+                              cache_dir=cache)
             with C.Timer() as t:
                 res = run_audit(cfg, Path(out) / "audit", verbose=False)
     finally:

@@ -155,7 +155,7 @@ def test_skops_mlp_classifier_target_is_loaded_and_retrained_by_torch_mlp(tmp_pa
         est = MLPClassifier(hidden_layer_sizes=(16,), max_iter=20, random_state=0).fit(data.X_mem, data.y_mem)
     sio.dump(est, tmp_path / "model.skops")
     cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income",
-                      model=tmp_path / "model.skops", profile="smoke")
+                      model=tmp_path / "model.skops", model_input="encoded", profile="smoke")
     res = run_audit(cfg, tmp_path / "out", verbose=False)
     assert res.target["kind"] == "sklearn" and "TorchMLP" in res.target["description"]
     assert {"loss", "lira"} <= set(res.membership)
@@ -338,7 +338,7 @@ def test_skops_random_forest_target_is_audited_with_lira_on_its_votes(tmp_path, 
     score = LiRA.score
     monkeypatch.setattr(LiRA, "score", lambda self, *a: used.append(self.votes) or score(self, *a))
     cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income",
-                      model=tmp_path / "model.skops", profile="smoke")
+                      model=tmp_path / "model.skops", model_input="encoded", profile="smoke")
     res = run_audit(cfg, tmp_path / "out", verbose=False)
     assert "RandomForest" in res.target["description"] and "lira" in res.membership
     assert used == [9]

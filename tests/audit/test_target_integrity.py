@@ -182,8 +182,9 @@ def test_class_mapping_rule():
     assert list(_class_columns(np.array(["yes", "no"]), ["no", "yes"])) == [1, 0]
     assert list(_class_columns(np.array([10, 2]), ["2", "10"])) == [1, 0]  # by name, not by sort order
     assert list(_class_columns(np.array([0, 1]), ["<=50K", ">50K"])) == [0, 1]  # label codes
-    assert list(_class_columns(np.array(["a", "b"]), ["a", "b", "c"])) == [0, 1]  # "c": probability 0
-    with pytest.raises(InvalidInputError, match=r"\['no', 'maybe'\].*\['no', 'yes'\]"):
+    with pytest.raises(InvalidInputError, match="class.*c that the model does not predict"):
+        _class_columns(np.array(["a", "b"]), ["a", "b", "c"])  # was: "c" silently got probability 0
+    with pytest.raises(InvalidInputError, match=r"\(no, maybe\).*\(no, yes\).*unknown to the data: maybe"):
         _class_columns(np.array(["no", "maybe"]), ["no", "yes"])
     with pytest.raises(InvalidInputError, match="do not match"):
         _class_columns(np.array([0, 1]), ["1", "2"])  # ambiguous: codes or names
@@ -207,3 +208,106 @@ def test_prediction_file_headers_name_the_classes(tmp_path):
             np.testing.assert_allclose(_read_predictions(path, 5, 2, "predictions_train", ["no", "yes"]), expected)
     pd.DataFrame(p[:, [1, 0]], columns=["1", "0"]).to_csv(path, index=False)  # class names that are integers
     np.testing.assert_allclose(_read_predictions(path, 5, 2, "predictions_test", ["0", "1"]), p)
+
+
+# --- 4. what the model takes (docs/input.md, "The model's input") ---------------------------------------------------
+
+def _numeric_tables(tmp_path, n=240):
+    rng = np.random.default_rng(3)
+    X = rng.normal(loc=[50.0, 3.0, -20.0, 1000.0], scale=[10.0, 1.0, 5.0, 300.0], size=(n, 4))
+    y = (X[:, 0] / 10 + X[:, 1] - X[:, 3] / 300 + rng.normal(scale=0.5, size=n) > 4).astype(int)
+    df = pd.DataFrame(X, columns=["age", "score", "temp", "income"]).assign(label=y)
+    df.iloc[:n // 2].to_csv(tmp_path / "train.csv", index=False)
+    df.iloc[n // 2:].to_csv(tmp_path / "test.csv", index=False)
+    return df.iloc[:n // 2], df.iloc[n // 2:]
+
+
+def _check_inputs(tmp_path, capsys, *extra):
+    import json
+
+    from leakaudit.cli import main
+
+    rc = main(["audit", "--check-inputs", "--train", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"),
+               "--label", "label", "--model", str(tmp_path / "model.skops"), "--out", str(tmp_path / "out"), *extra])
+    err = capsys.readouterr().err
+    if rc:
+        return rc, err, None
+    return rc, err, json.loads((tmp_path / "out" / "inputs.json").read_text())["target"]
+
+
+def test_bare_array_model_is_refused_unless_its_input_is_stated(tmp_path, capsys):
+    """Was: a model fitted on a bare array of the raw columns was fed leakaudit's z-scored encoding because the
+    column count matched (reported accuracy 0.49 against a true 0.86). Now ``auto`` refuses it with a message that
+    says how to save it, and ``--model-input columns`` feeds it the raw columns: the reported accuracy is the
+    model's own."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    train, test = _numeric_tables(tmp_path)
+    Xtr, Xte = train.drop(columns="label").to_numpy(), test.drop(columns="label").to_numpy()
+    est = RandomForestClassifier(n_estimators=20, random_state=0).fit(Xtr, train["label"])
+    sio.dump(est, tmp_path / "model.skops")
+    rc, err, _ = _check_inputs(tmp_path, capsys)
+    assert rc == 2 and err.count("\n") == 1 and "bare array" in err and "--model-input columns" in err
+    assert "DataFrame" in err and "skops.io.dump" in err
+    rc, err, t = _check_inputs(tmp_path, capsys, "--model-input", "columns")
+    assert rc == 0, err
+    assert t["train_accuracy"] == pytest.approx(est.score(Xtr, train["label"]))
+    assert t["test_accuracy"] == pytest.approx(est.score(Xte, test["label"]))
+    assert t["test_accuracy"] > 0.7
+    # --model-input encoded with the wrong width is refused naming both widths
+    est5 = RandomForestClassifier(n_estimators=5, random_state=0).fit(np.c_[Xtr, Xtr[:, :1]], train["label"])
+    sio.dump(est5, tmp_path / "model.skops")
+    rc, err, _ = _check_inputs(tmp_path, capsys, "--model-input", "encoded")
+    assert rc == 2 and "takes 5 input features" in err and "has 4" in err
+
+
+def test_model_fitted_on_named_encoded_columns_gets_the_encoding(tmp_path, capsys):
+    """A model fitted on a DataFrame of leakaudit's encoded columns is recognised by its feature names."""
+    from sklearn.linear_model import LogisticRegression
+
+    from leakaudit.audit import make_config
+    from leakaudit.audit.data import prepare_data
+
+    train, test = _numeric_tables(tmp_path)
+    for df, name in ((train, "train"), (test, "test")):  # a text column: its one-hot names mark the encoding
+        df.assign(city=np.where(df["score"] > 3, "north", "south")).to_csv(tmp_path / f"{name}.csv", index=False)
+    data = prepare_data(make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="label"))
+    names = list(data.encoder.feature_names_out)[::-1]  # any order: matched by name
+    Xm = pd.DataFrame(data.X_mem, columns=data.encoder.feature_names_out)[names]
+    Xn = pd.DataFrame(data.X_non, columns=data.encoder.feature_names_out)[names]
+    est = LogisticRegression(max_iter=500).fit(Xm, data.y_mem)
+    sio.dump(est, tmp_path / "model.skops")
+    rc, err, t = _check_inputs(tmp_path, capsys)
+    assert rc == 0, err
+    assert "encoding" in t["description"]
+    assert t["train_accuracy"] == pytest.approx(est.score(Xm, data.y_mem))
+    assert t["test_accuracy"] == pytest.approx(est.score(Xn, data.y_non))
+    # all-numeric encoded columns carry the table's own names: read as the table's columns unless stated
+    num = [c for c in names if "=" not in c]
+    est = LogisticRegression(max_iter=500).fit(Xm[num], data.y_mem)
+    sio.dump(est, tmp_path / "model.skops")
+    rc, err, t = _check_inputs(tmp_path, capsys, "--model-input", "encoded")
+    assert rc == 0, err
+    assert t["test_accuracy"] == pytest.approx(est.score(Xn[num], data.y_non))
+    rc, err, t = _check_inputs(tmp_path, capsys)
+    assert rc == 0 and "own columns" in t["description"]
+
+
+def test_model_that_never_predicts_a_class_of_the_data_is_refused(tmp_path, capsys):
+    """Was: a data class unknown to the model silently got probability 0 (its records always misclassified)."""
+    from sklearn.linear_model import LogisticRegression
+
+    train, test = _numeric_tables(tmp_path)
+    cls = lambda df: np.where(df["age"] > 55, "c", np.where(df["label"] == 1, "b", "a"))  # noqa: E731
+    train, test = train.assign(label=cls(train)), test.assign(label=cls(test))
+    train.to_csv(tmp_path / "train.csv", index=False)
+    test.to_csv(tmp_path / "test.csv", index=False)
+    keep = train["label"] != "c"
+    est = LogisticRegression(max_iter=500).fit(train.drop(columns="label")[keep], train["label"][keep])
+    sio.dump(est, tmp_path / "model.skops")
+    rc, err, _ = _check_inputs(tmp_path, capsys)
+    assert rc == 2 and err.count("\n") == 1 and "class(es) c that the model does not predict" in err
+    est = LogisticRegression(max_iter=500).fit(train.drop(columns="label"), train["label"].replace("c", "z"))
+    sio.dump(est, tmp_path / "model.skops")
+    rc, err, _ = _check_inputs(tmp_path, capsys)
+    assert rc == 2 and "unknown to the data: z" in err

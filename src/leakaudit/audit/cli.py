@@ -26,6 +26,11 @@ def register(app: typer.Typer) -> None:
         module: Optional[str] = typer.Option(None, "--module", help="package.module:Class of a torch module."),
         module_kwargs: Optional[str] = typer.Option(
             None, "--module-kwargs", help='Constructor arguments of --module as JSON, e.g. \'{"n_in": 108}\'.'),
+        model_input: Optional[str] = typer.Option(
+            None, "--model-input", help="What --model takes: auto (default: a model fitted on a DataFrame gets the "
+                                        "columns it names; one fitted on a bare array is refused), columns (the "
+                                        "table's feature columns as they are), encoded (leakaudit's encoding; "
+                                        "docs/input.md)."),
         predictions_train: Optional[Path] = typer.Option(None, "--predictions-train"),
         predictions_test: Optional[Path] = typer.Option(None, "--predictions-test"),
         profile: Optional[str] = typer.Option(None, "--profile", help="smoke | standard | thorough."),
@@ -44,12 +49,17 @@ def register(app: typer.Typer) -> None:
         exit_code: Optional[bool] = typer.Option(
             None, "--exit-code/--no-exit-code",
             help="Exit status carries the verdict: 0 publish, 3 do not publish, 4 inconclusive (2: bad input)."),
+        check_inputs: bool = typer.Option(
+            False, "--check-inputs",
+            help="Only read the records and the model, check them, and write inputs.json (the model's accuracy on "
+                 "members and non-members); no attacks. Takes seconds."),
     ) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
         import json
 
         from ..exceptions import AuditInterrupted, InvalidParameterError
         from .config import load_config, make_config
+        from .pipeline import check_inputs as _check_inputs
         from .pipeline import run_audit
 
         kwargs_dict = None
@@ -64,13 +74,23 @@ def register(app: typer.Typer) -> None:
         flags = dict(
             train=train, test=test, data=data, membership_column=membership_column, label=label,
             sensitive=[s.strip() for s in sensitive.split(",") if s.strip()] if sensitive else None,
-            population=population, model=model, module=module, module_kwargs=kwargs_dict,
+            population=population, model=model, module=module, module_kwargs=kwargs_dict, model_input=model_input,
             predictions_train=predictions_train,
             predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address,
             cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers, dtp_rule=dtp_rule,
             epsilon_budget=epsilon_budget, exit_code=exit_code,
         )
         cfg = load_config(config, **flags) if config else make_config(**{k: v for k, v in flags.items() if v is not None})
+        if check_inputs:
+            summ = _check_inputs(cfg, out)
+            d, t = summ["data"], summ["target"]
+            typer.echo(f"inputs: {d['n_members']} members, {d['n_nonmembers']} non-members, "
+                       f"{d['n_population']} population records, {len(d['class_names'])} classes, "
+                       f"{d['n_features']} encoded features")
+            typer.echo(f"model: {t['description']}")
+            typer.echo(f"accuracy: {t['train_accuracy']:.4f} on members, {t['test_accuracy']:.4f} on non-members")
+            typer.echo(f"wrote {out}/inputs.json")
+            return
         command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
         try:
             res = run_audit(cfg, out, command=command)

@@ -159,6 +159,11 @@ class AuditConfig(BaseModel):
     module_kwargs: dict[str, Any] = Field(default_factory=dict, description="Constructor arguments of module.")
     training: TorchTraining = Field(default_factory=TorchTraining,
                                     description="Recipe that retrains the module class (reference/LOO models).")
+    model_input: Literal["auto", "columns", "encoded"] = Field(
+        "auto", description="What the model takes: auto (a scikit-learn model fitted on a DataFrame gets the columns it "
+                            "names; a torch module gets leakaudit's encoding; a model fitted on a bare array is refused), "
+                            "columns (the table's feature columns as they are, in the members file's order), encoded "
+                            "(leakaudit's encoding: z-scored numerics, one-hot categoricals; see docs/input.md).")
     predictions_train: Path | None = None
     predictions_test: Path | None = None
     hidden: list[int] = Field(default_factory=lambda: [64], description="Demo learner: hidden layer sizes.")
@@ -201,6 +206,8 @@ class AuditConfig(BaseModel):
             problems.append("module_kwargs needs module (package.module:Class)")
         if self.model is not None and self.predictions_train is not None:
             problems.append("give a model or predictions, not both")
+        if self.model_input != "auto" and self.model is None:
+            problems.append(f"model_input {self.model_input!r} describes a model file: give model too")
         if self.backend == "ray" and self.address is None:
             pass  # a local Ray instance is started
         if problems:

@@ -34,7 +34,7 @@ from .results import AuditResult
 from .target import Target, prepare_target
 from .verdict import decide
 
-__all__ = ["run_audit"]
+__all__ = ["run_audit", "check_inputs"]
 
 # Child seeds of the audit seed, one per stage, so stages do not share streams.
 # New slots go at the end: the seeds of the earlier ones do not change (spawn_seeds is prefix-stable).
@@ -152,6 +152,25 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
                 "resume from them") from None
         finally:
             engine.close()
+
+
+def check_inputs(cfg: AuditConfig, out: str | Path) -> dict:
+    """Stages 1 and 2 only: read and reconcile the records, load (or train) the model and compute its outputs,
+    then write ``out/inputs.json`` (the data and the model as the audit would see them, with the model's
+    accuracy on the members and on the non-members). Refuses exactly what :func:`run_audit` refuses, in seconds."""
+    out = Path(out)
+    _check_out_writable(out)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
+        data = prepare_data(cfg)
+        target = prepare_target(cfg, data, random_state=seeds["target"])
+    summary = {"leakaudit_version": __version__, "config": cfg.model_dump(mode="json"), "data": data.summary(),
+               "target": target.summary(data)}
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / "inputs.json", summary)
+    return summary
 
 
 def _n_checks(cfg: AuditConfig, data: AuditData, target: Target) -> int:

@@ -296,6 +296,14 @@ def _schema_tree_count(path: Path) -> int:
     return n + len(ids)
 
 
+def _clip(text: str, n: int = 300) -> str:
+    """``text`` on one line, cut at a word boundary after at most ``n`` characters (marked with "...")."""
+    text = " ".join(text.split())
+    if len(text) <= n:
+        return text
+    return text[:n].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+
+
 def load_skops_model(path: Path):
     """Load a scikit-learn estimator saved with skops, refusing any untrusted type.
 
@@ -335,7 +343,7 @@ def load_skops_model(path: Path):
         else:
             est, loaded = sio.load(path, trusted=internals), []
     except Exception as exc:
-        detail = " ".join(str(exc).split())[:300]
+        detail = _clip(str(exc))
         raise UnsafeFileError(f"model file {path} could not be loaded safely: {type(exc).__name__}: {detail}") from None
     if _SKLEARN_TREE in internals:
         checked = _checked_trees(est, f"model file {path}")
@@ -366,7 +374,7 @@ def load_torch_model(module_spec: str, weights: Path, module_kwargs: dict | None
     except FileNotFoundError:
         raise InvalidParameterError(f"model file {weights} does not exist") from None
     except Exception as exc:  # UnpicklingError for files carrying code
-        detail = " ".join(str(exc).split())[:300]
+        detail = _clip(str(exc))
         raise UnsafeFileError(f"refusing {weights}: not a plain state_dict loadable with weights_only=True ({detail})") from None
     if not isinstance(state, dict):
         raise UnsafeFileError(f"{weights} does not hold a state_dict (got {type(state).__name__})")
@@ -410,24 +418,32 @@ def _class_columns(classes, class_names) -> np.ndarray:
     model class matches, integer classes 0..C-1 are read as leakaudit's label codes (the data's classes in sorted
     order, what a model fitted on the encoded labels predicts), unless the data's class names are themselves
     integers (then the reading is ambiguous). Otherwise refuse, naming both class sets. A data class the model
-    does not know gets probability 0.
+    does not predict is refused too: the members hold every data class (docs/input.md), so a model that never
+    saw one was not fitted on these members.
     """
     names = [str(n) for n in class_names]
     keys = [str(c.item() if isinstance(c, np.generic) else c) for c in classes]
     index = {n: i for i, n in enumerate(names)}
     if len(set(keys)) != len(keys):
-        raise InvalidInputError(f"the model's classes {keys} repeat a class")
-    if all(k in index for k in keys):
-        return np.array([index[k] for k in keys], dtype=np.int64)
+        raise InvalidInputError(f"the model's classes ({', '.join(keys)}) repeat a class")
+    cols = None
     arr = np.asarray(classes)
-    names_are_ints = all(n.lstrip("-").isdigit() for n in names)
-    if np.issubdtype(arr.dtype, np.integer) and arr.dtype != bool and not names_are_ints \
-            and ((arr >= 0) & (arr < len(names))).all():
-        return arr.astype(np.int64)
+    if all(k in index for k in keys):
+        cols = np.array([index[k] for k in keys], dtype=np.int64)
+    elif np.issubdtype(arr.dtype, np.integer) and arr.dtype != bool \
+            and not all(n.lstrip("-").isdigit() for n in names) and ((arr >= 0) & (arr < len(names))).all():
+        cols = arr.astype(np.int64)
+    if cols is not None:
+        absent = [names[i] for i in range(len(names)) if i not in set(cols.tolist())]
+        if absent:
+            raise InvalidInputError(
+                f"the data has class(es) {', '.join(absent)} that the model does not predict (its classes: "
+                f"{', '.join(keys)}); it was not fitted on these members: give the model fitted on them")
+        return cols
     unknown = [k for k in keys if k not in index]
     raise InvalidInputError(
-        f"the model's classes {keys} do not match the data's classes {names} (model classes unknown to the data: "
-        f"{unknown}); fit the model on the data's label column"
+        f"the model's classes ({', '.join(keys)}) do not match the data's classes ({', '.join(names)}); model classes "
+        f"unknown to the data: {', '.join(unknown)}; fit the model on the data's label column"
     )
 
 
@@ -533,6 +549,95 @@ def _sklearn_learner(est) -> tuple[object, str]:
     return SklearnLearner(clone(est)), ""
 
 
+def _numeric_columns(frame: pd.DataFrame, what: str) -> np.ndarray:
+    """The table's feature columns as a float matrix, in their order (``model_input = "columns"``)."""
+    text = [str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c].dtype)
+            or pd.api.types.is_bool_dtype(frame[c].dtype)]
+    if text:
+        raise InvalidInputError(
+            f"model_input 'columns' feeds the table's columns as numbers, but {what} have non-numeric column(s) "
+            f"{', '.join(text)}; fit the model on a DataFrame (e.g. a Pipeline that encodes them) or use model_input "
+            "'encoded'")
+    return frame.to_numpy(dtype=float)
+
+
+def _feature_contract(cfg: AuditConfig, data: AuditData, est, path) -> tuple[str, list[str]]:
+    """What a scikit-learn model takes (docs/input.md, "The model's input"): ``("columns", names)`` for the
+    table's own columns by name, ``("encoded", names)`` for columns of leakaudit's encoding by name,
+    ``("bare-columns", [])`` or ``("bare-encoded", [])`` for a model fitted on a bare array whose input the
+    user stated with ``model_input``. A bare-array model without that statement is refused: nothing in it says
+    which columns it takes or how they were encoded."""
+    raw = [str(c) for c in data.frame_mem.columns]
+    enc = [str(c) for c in data.encoder.feature_names_out]
+    names = getattr(est, "feature_names_in_", None)
+    n_in = getattr(est, "n_features_in_", None)
+    if names is not None:
+        names = [str(c) for c in names]
+        in_raw, in_enc = set(names) <= set(raw), set(names) <= set(enc)
+        if cfg.model_input == "columns" or (cfg.model_input == "auto" and in_raw):
+            kind, pool, what = "columns", raw, "the table's feature columns"
+        elif cfg.model_input == "encoded" or (cfg.model_input == "auto" and in_enc):
+            kind, pool, what = "encoded", enc, "leakaudit's encoded columns (docs/input.md)"
+        elif len(set(names) & set(enc)) > len(set(names) & set(raw)):
+            kind, pool, what = "encoded", enc, "leakaudit's encoded columns (docs/input.md)"
+        else:
+            kind, pool, what = "columns", raw, "the table's feature columns"
+        missing = [c for c in names if c not in set(pool)]
+        if missing:
+            shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+            raise InvalidInputError(f"the model in {path} was fitted on columns that are not among {what}: {shown}")
+        return kind, names
+    if cfg.model_input == "auto":
+        raise InvalidInputError(
+            f"the model in {path} was fitted on a bare array (it records no feature names), so leakaudit cannot tell "
+            "which columns it takes or how they were encoded; fit it on a pandas DataFrame (e.g. a Pipeline whose "
+            "ColumnTransformer encodes the table's columns) and save it with skops.io.dump, or state its input: "
+            f"--model-input columns (the table's {len(raw)} feature columns as they are, in the members file's order) "
+            f"or --model-input encoded (leakaudit's encoding, {len(enc)} columns; see docs/input.md)")
+    width = len(raw) if cfg.model_input == "columns" else len(enc)
+    if n_in is not None and n_in != width:
+        how = ("the table has" if cfg.model_input == "columns" else "leakaudit's encoding of the table has")
+        raise InvalidInputError(f"the model in {path} takes {n_in} input features; {how} {width} "
+                                f"(model_input {cfg.model_input!r})")
+    return f"bare-{cfg.model_input}", []
+
+
+def _sklearn_target(cfg: AuditConfig, data: AuditData, est) -> Target:
+    """The audited scikit-learn model fed exactly what it was fitted on (:func:`_feature_contract`)."""
+    from sklearn.base import clone
+
+    C, names = data.n_classes, data.class_names
+    kind, cols = _feature_contract(cfg, data, est, cfg.model)
+    groups = [(data.frame_mem, "member"), (data.frame_non, "non-member"), (data.frame_pop, "population")]
+    if kind == "columns":  # the table's own columns: retrained on those rows by scikit-learn itself
+        pm, pn, pp = (_sk_probs(est, f[cols], C, w, names) if len(f) else None for f, w in groups)
+        allf = pd.concat([f[cols] for f, _ in groups], ignore_index=True)
+        n1, n2 = len(data.frame_mem), len(data.frame_mem) + len(data.frame_non)
+        ids = np.arange(len(allf), dtype=float).reshape(-1, 1)
+        return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops), on the table's own columns",
+                      pm, pn, pp, FrameEstimatorLearner(estimator=clone(est), frame=allf), est,
+                      X_mem=ids[:n1], X_non=ids[n1:n2], X_pop=ids[n2:],
+                      predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records", names))
+    if kind == "bare-columns":
+        arrays = [_numeric_columns(f, f"the {w}s") for f, w in groups]
+        encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
+        how = "on the table's feature columns as they are (model_input 'columns')"
+    else:
+        enc = [str(c) for c in data.encoder.feature_names_out]
+        idx = [enc.index(c) for c in cols] if cols else list(range(len(enc)))
+        arrays = [X[:, idx] for X in (data.X_mem, data.X_non, data.X_pop)]
+        encode = lambda df: data.encoder.transform(df)[:, idx]  # noqa: E731
+        how = "on leakaudit's encoding" + (" (its columns by name)" if cols else " (model_input 'encoded')")
+    # a model fitted on a DataFrame of encoded columns is queried with those names (scikit-learn warns otherwise)
+    query = (lambda X: pd.DataFrame(X, columns=cols)) if cols else (lambda X: X)  # noqa: E731
+    pm, pn, pp = (_sk_probs(est, query(X), C, w, names) if len(X) else None
+                  for X, (_, w) in zip(arrays, groups))
+    learner, desc = _sklearn_learner(est)
+    return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops), {how}{desc}", pm, pn, pp, learner, est,
+                  X_mem=arrays[0], X_non=arrays[1], X_pop=arrays[2],
+                  predict_frame=lambda df: _sk_probs(est, query(encode(df)), C, "changed records", names))
+
+
 def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> Target:
     """Train (demo) or load the audited model, and compute its outputs on every record."""
     C = data.n_classes
@@ -542,50 +647,26 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
         return Target("predictions", "predictions only (no model): attacks that need retraining are skipped",
                       pm, pn, None, None)
     if cfg.model is not None and cfg.module is None:
-        from sklearn.base import clone
-
-        est = load_skops_model(cfg.model)
-        if hasattr(est, "feature_names_in_"):  # fitted on a DataFrame (e.g. a Pipeline): give it raw columns
-            frames = [data.frame_mem, data.frame_non, data.frame_pop]
-            missing = [c for c in est.feature_names_in_ if c not in data.frame_mem.columns]
-            if missing:
-                raise InvalidInputError(f"the model expects columns missing from the data: {', '.join(missing)}")
-            cols = list(est.feature_names_in_)
-            pm = _sk_probs(est, data.frame_mem[cols], C, "member", data.class_names)
-            pn = _sk_probs(est, data.frame_non[cols], C, "non-member", data.class_names)
-            pp = _sk_probs(est, data.frame_pop[cols], C, "population", data.class_names) if len(data.frame_pop) else None
-            allf = pd.concat([f[cols] for f in frames], ignore_index=True)
-            n1, n2 = len(frames[0]), len(frames[0]) + len(frames[1])
-            ids = np.arange(len(allf), dtype=float).reshape(-1, 1)
-            return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops), on the table's own columns",
-                          pm, pn, pp, FrameEstimatorLearner(estimator=clone(est), frame=allf), est,
-                          X_mem=ids[:n1], X_non=ids[n1:n2], X_pop=ids[n2:],
-                          predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records", data.class_names))
-        X_m, X_n, X_p = data.X_mem, data.X_non, data.X_pop
-        n_in = getattr(est, "n_features_in_", X_m.shape[1])
-        if n_in != X_m.shape[1]:
-            raise InvalidInputError(
-                f"the model expects {n_in} input features; the encoded data has {X_m.shape[1]} "
-                "(leakaudit one-hot encodes categoricals and z-scores numerics; fit the model on a DataFrame "
-                "(e.g. a Pipeline) so it takes the table's own columns, or give predictions instead)"
-            )
-        pm, pn = _sk_probs(est, X_m, C, "member", data.class_names), _sk_probs(est, X_n, C, "non-member", data.class_names)
-        pp = _sk_probs(est, X_p, C, "population", data.class_names) if len(X_p) else None
-        learner, desc = _sklearn_learner(est)
-        return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops){desc}", pm, pn, pp, learner, est,
-                      predict_frame=lambda df: _sk_probs(est, data.encoder.transform(df), C, "changed records", data.class_names))
+        return _sklearn_target(cfg, data, load_skops_model(cfg.model))
     if cfg.model is not None:
         module = load_torch_model(cfg.module, cfg.model, cfg.module_kwargs)
-        pm, pn = _torch_probs(module, data.X_mem, C), _torch_probs(module, data.X_non, C)
-        pp = _torch_probs(module, data.X_pop, C) if len(data.X_pop) else None
+        if cfg.model_input == "columns":
+            X_m, X_n, X_p = (_numeric_columns(f, f"the {w}") for f, w in
+                             ((data.frame_mem, "members"), (data.frame_non, "non-members"), (data.frame_pop, "population")))
+            encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
+        else:  # a tensor carries no column names: the module takes leakaudit's encoding (docs/input.md)
+            X_m, X_n, X_p, encode = data.X_mem, data.X_non, data.X_pop, data.encoder.transform
+        pm, pn = _torch_probs(module, X_m, C), _torch_probs(module, X_n, C)
+        pp = _torch_probs(module, X_p, C) if len(X_p) else None
         learner = torch_module_learner(cfg)
         t = cfg.training
         desc = (f"{cfg.module} with weights from {cfg.model}; retrained for reference and leave-one-out models as "
                 f"fresh instances with {t.optimizer} lr {t.lr:g}, {t.epochs} epochs, batch {t.batch_size}, "
                 f"weight decay {t.weight_decay:g}" + (f", momentum {t.momentum:g}" if t.optimizer == "sgd" else "")
-                + " (the recipe is an assumption: the audited weights do not carry it)")
-        return Target("torch", desc, pm, pn, pp, learner, module,
-                      predict_frame=lambda df: _torch_probs(module, data.encoder.transform(df), C))
+                + " (the recipe is an assumption: the audited weights do not carry it); input: "
+                + ("the table's feature columns as they are" if cfg.model_input == "columns" else "leakaudit's encoding"))
+        return Target("torch", desc, pm, pn, pp, learner, module, X_mem=X_m, X_non=X_n, X_pop=X_p,
+                      predict_frame=lambda df: _torch_probs(module, encode(df), C))
     learner = demo_learner(cfg)
     model = learner.fit(data.X_mem, data.y_mem, random_state=random_state, n_classes=C)
     pm, pn = model.predict_proba(data.X_mem), model.predict_proba(data.X_non)
