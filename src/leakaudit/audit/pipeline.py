@@ -15,8 +15,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +28,7 @@ from ..exceptions import AuditInterrupted, LeakauditError
 from .config import AuditConfig
 from .context import AuditContext, engine_stats
 from .data import AuditData, prepare_data
+from .progress import StageProgress as _Stages
 from .results import AuditResult
 from .target import Target, prepare_target
 from .verdict import decide
@@ -40,35 +39,6 @@ __all__ = ["run_audit", "check_inputs"]
 # New slots go at the end: the seeds of the earlier ones do not change (spawn_seeds is prefix-stable).
 _SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip", "shadow",
                "dtp_test", "epsilon")
-
-
-class _Stages:
-    """Timing and progress lines for each stage (quiet when not on a terminal)."""
-
-    def __init__(self, verbose: bool):
-        self.timings: dict[str, float] = {}
-        self.current: str | None = None
-        self.done: list[str] = []
-        self.verbose = verbose
-        self._console = None
-        if verbose:
-            from rich.console import Console
-
-            self._console = Console(stderr=True)
-
-    @contextmanager
-    def stage(self, name: str, what: str):
-        t0 = time.perf_counter()
-        if self._console:
-            self._console.print(f"[bold]{name}[/bold]: {what} ...")
-        self.current = name
-        try:
-            yield
-            self.done.append(name)
-        finally:
-            self.timings[name] = round(time.perf_counter() - t0, 3)
-            if self._console:
-                self._console.print(f"  {name} done in {self.timings[name]:.1f} s")
 
 
 DEFAULT_CACHE = ".leakaudit-cache"
@@ -121,6 +91,10 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
               target: Target | None = None) -> AuditResult:
     """Run the audit described by ``cfg`` and write results.json, records.csv and report.html to ``out``.
 
+    ``verbose``: progress on stderr (:class:`~leakaudit.audit.progress.StageProgress`: stage lines, models trained
+    of the total with the time left; plain lines when stderr is not a terminal); None: only when stderr is a
+    terminal; False: silent.
+
     ``target`` (library use): an already prepared :class:`~leakaudit.audit.target.Target` (its model, its outputs
     on the members and non-members, and the learner that retrains it) instead of the one ``cfg`` describes; the
     calibration suite audits models trained on other records this way.
@@ -142,6 +116,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
             if target is None:
                 target = prepare_target(cfg, data, random_state=seeds["target"])
         engine = _engine(cfg)
+        st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
         try:
             return _run_stages(cfg, out, command, st, seeds, data, target, engine)
         except KeyboardInterrupt:
@@ -210,14 +185,27 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
     verdict = decide(cfg, [c for a in analyses for c in a.checks], recipe=recipe,
                      check_confidence=ctx.check_confidence)
     n_m, n_n = len(data.y_mem), len(data.y_non)
+    # one row per audited record, members first: ``record`` is unique (a member's equals its index in results.json's
+    # DTP lists); ``source`` and ``row`` say where it is (row 1 = the first row after the header); then the record's
+    # own values (the label as its class name, every feature column), then what each analysis measured
+    sources = _record_sources(cfg, data)
     rec = pd.DataFrame({
-        "record": np.r_[np.arange(n_m), np.arange(n_n)],
+        "record": np.arange(n_m + n_n),
+        "source": sources["source"],
+        "row": sources["row"],
         "is_member": data.is_member,
         "label": data.y_audit,
     })
+    values = pd.concat([data.frame_mem, data.frame_non], ignore_index=True)
+    values.insert(0, data.label, np.asarray(data.class_names, dtype=object)[data.y_audit])
+    value_cols = []
+    for col in values.columns:
+        name = str(col) if str(col) not in rec.columns else f"value_{col}"  # a table column named like ours
+        rec[name] = values[col].to_numpy()
+        value_cols.append(name)
     for a in (dtp, membership):
-        for col, values in a.per_record.items():
-            rec[col] = values
+        for col, v in a.per_record.items():
+            rec[col] = v
     rec["risk_rank"] = _risk_rank(rec)
     peak_mb = peak_rss_mb()
     resources = {k: v for a in analyses for k, v in a.resources.items()}
@@ -226,7 +214,7 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         command=command or "leakaudit audit",
         config=cfg.model_dump(mode="json"),
-        data=data.summary(),
+        data={**data.summary(), "files": sources["files"], "record_columns": value_cols},
         target=target.summary(data),
         membership=membership.summary or {},
         dtp=dtp.summary,
@@ -249,8 +237,55 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
     return result
 
 
+def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
+    """Where each audited record comes from: ``source`` (which file), ``row`` (1 = the first row after its header;
+    for the demo, the record's row in the bundled data set) and ``files`` (what each source names)."""
+    n_m, n_n = len(data.y_mem), len(data.y_non)
+    ids_m = np.arange(n_m) if data.record_ids_mem is None else np.asarray(data.record_ids_mem, int)
+    ids_n = np.arange(n_n) if data.record_ids_non is None else np.asarray(data.record_ids_non, int)
+    if cfg.is_demo:
+        src = ["bundled Adult"] * (n_m + n_n)
+        files = {"bundled Adult": f"the {cfg.dataset} data set shipped with leakaudit (row = its row in that set)"}
+    elif cfg.data is not None:
+        from ..data import read_table
+
+        mc = cfg.membership_column
+        col = read_table(cfg.data)[mc]  # the same reader as the audit's (CSV, TSV, Parquet)
+        flag = col.astype(np.int64) if pd.api.types.is_bool_dtype(col.dtype) else pd.to_numeric(col, errors="coerce")
+        ids_m, ids_n = np.flatnonzero((flag == 1).to_numpy())[ids_m], np.flatnonzero((flag == 0).to_numpy())[ids_n]
+        name = Path(cfg.data).name
+        src = [name] * (n_m + n_n)
+        files = {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0)"}
+    else:
+        tr, te = Path(cfg.train).name, Path(cfg.test).name
+        if tr == te:  # two files of one name in different folders
+            tr, te = str(cfg.train), str(cfg.test)
+        src = [tr] * n_m + [te] * n_n
+        files = {tr: f"{cfg.train} (members)", te: f"{cfg.test} (non-members)"}
+    return {"source": src, "row": np.r_[ids_m, ids_n] + 1, "files": files}
+
+
+def _plain(v):
+    """A parameter value as JSON writes it: numbers, text, booleans and null (never a Python repr of a dict)."""
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, (list, tuple)):
+        return ", ".join(str(_plain(x)) for x in v)
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={_plain(x)}" for k, x in v.items()) or "none"
+    return str(v)
+
+
 def _settings(cfg: AuditConfig, target: Target) -> dict:
-    """What the profile made each analysis do, and how a torch module target is retrained."""
+    """What the profile made each analysis do, and the recipe that retrains the audited model.
+
+    ``retraining_recipe`` (every retrainable target): ``algorithm`` (what trains the reference, shadow and
+    leave-one-out models) and its parameters, as plain values: the torch module's ``[training]`` recipe, the demo
+    network's, leakaudit's RandomForest's (a scikit-learn forest's parameters), or the given scikit-learn
+    estimator's own parameters (it is cloned and refitted, with a fresh seed per model).
+    """
     from .membership_stage import shadow_plan
 
     st = cfg.settings
@@ -260,16 +295,44 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     out["shadow_attack"] = ("Shokri et al.'s attack as Long et al. run it (Algorithm 1): attack network of 32 ReLU "
                             "units on (x, onehot(y), binned outputs), SGD lr 0.01 (scaled by the batch), 30 epochs; "
                             "its shadow models are the first reference models")
-    recipe = getattr(target.learner, "recipe", None)
+    learner = target.learner
+    if learner is None:
+        return out
+    recipe = getattr(learner, "recipe", None)
     if callable(recipe):
-        out["retraining_recipe"] = recipe()
+        r = {"algorithm": f"fresh instances of {cfg.module}, trained by leakaudit", **recipe()}
+    else:
+        est = getattr(learner, "estimator", None)
+        if est is not None:  # a scikit-learn estimator, cloned and refitted
+            r = {"algorithm": f"scikit-learn's {type(est).__name__}, cloned from the given model and refitted",
+                 "estimator": repr(est)}
+            if hasattr(est, "get_params"):
+                r.update({k: v for k, v in est.get_params(deep=False).items()
+                          if k not in ("steps", "memory", "verbose", "n_jobs", "random_state", "transform_input")})
+        else:
+            skip = ("n_threads", "native", "batched", "device")
+            r = {"algorithm": f"leakaudit's {type(learner).__name__}"
+                 + (" (scikit-learn's RandomForestClassifier algorithm, same trees for the same seed)"
+                    if type(learner).__name__ == "RandomForest" else ""),
+                 **{k: v for k, v in learner.get_params(deep=False).items() if k not in skip}}
+    r["seeds"] = "a fresh seed per model, derived from the audit seed"
+    # a parameter left unset (None) takes the algorithm's default: not listed
+    out["retraining_recipe"] = {k: _plain(v) for k, v in r.items() if v is not None}
     return out
 
 
-def _risk_rank(rec: pd.DataFrame) -> np.ndarray:
-    """Rank of each record by its mean percentile over PDTP and every attack score (1 = riskiest)."""
+def _risk_rank(rec: pd.DataFrame) -> pd.Series:
+    """Each member's rank among the members (1 = riskiest) by its mean percentile over PDTP and every attack score;
+    empty for non-members (they are not in the training data, so there is nothing of theirs to leak)."""
     cols = [c for c in rec.columns if c.startswith("score_") or c == "pdtp"]
+    mem = rec["is_member"].to_numpy() == 1
+    out = pd.Series(pd.NA, index=rec.index, dtype="Int64")
+    if not mem.any():
+        return out
     if not cols:
-        return np.arange(1, len(rec) + 1)
-    pct = pd.concat([rec[c].rank(pct=True) for c in cols], axis=1).mean(axis=1, skipna=True)
-    return pct.rank(ascending=False, method="first").to_numpy(int)
+        out[mem] = np.arange(1, int(mem.sum()) + 1)
+        return out
+    sub = rec.loc[mem, cols]
+    pct = pd.concat([sub[c].rank(pct=True) for c in cols], axis=1).mean(axis=1, skipna=True)
+    out[mem] = pct.rank(ascending=False, method="first").to_numpy(int)
+    return out
