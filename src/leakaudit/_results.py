@@ -2,20 +2,26 @@
 
 Results are pydantic models. Fields never change meaning; new fields are
 optional. Numpy arrays and scalars are converted to lists and floats on the
-way in, and NaN is kept (written as ``NaN`` in JSON, which Python reads back).
+way in, and NaN is kept in memory. Every JSON leakaudit writes is strict JSON
+(RFC 8259, readable by JavaScript and any parser): a value that could not be
+measured (NaN, +-inf) is written as ``null``; :meth:`Result.from_json` reads
+``null`` back as NaN where the field is a float.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import types
+import typing
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, field_validator
 
-__all__ = ["Result", "Skipped", "to_jsonable", "write_json_atomic", "check_output_file"]
+__all__ = ["Result", "Skipped", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
+           "check_output_file"]
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -36,6 +42,49 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+def to_strict_jsonable(obj: Any) -> Any:
+    """:func:`to_jsonable`, with every non-finite float (NaN, +-inf: not measurable) turned into None."""
+    return _nonfinite_to_none(to_jsonable(obj))
+
+
+def _nonfinite_to_none(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _nonfinite_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_nonfinite_to_none(v) for v in obj]
+    return obj
+
+
+def dumps_strict(data: Any, indent: int | None = 2) -> str:
+    """Strict JSON text of ``data`` (numpy converted, NaN and +-inf written as null; never a bare ``NaN``)."""
+    return json.dumps(to_strict_jsonable(data), indent=indent, allow_nan=False)
+
+
+def _null_to_nan(value: Any, annotation: Any) -> Any:
+    """Undo :func:`to_strict_jsonable` for one field: null where the annotation is a plain float becomes NaN."""
+    if annotation is float:
+        return float("nan") if value is None else value
+    if value is None:
+        return None
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        non_none = [a for a in args if a is not type(None)]
+        return _null_to_nan(value, non_none[0]) if len(non_none) == 1 else value
+    if origin is list and args and isinstance(value, list):
+        return [_null_to_nan(v, args[0]) for v in value]
+    if origin is tuple and args and isinstance(value, list):
+        elem = (lambda i: args[0]) if len(args) == 2 and args[1] is Ellipsis else (lambda i: args[min(i, len(args) - 1)])
+        return [_null_to_nan(v, elem(i)) for i, v in enumerate(value)]
+    if origin is dict and len(args) == 2 and isinstance(value, dict):
+        return {k: _null_to_nan(v, args[1]) for k, v in value.items()}
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel) and isinstance(value, dict):
+        fields = annotation.model_fields
+        return {k: _null_to_nan(v, fields[k].annotation) if k in fields else v for k, v in value.items()}
+    return value
+
+
 class Result(BaseModel):
     """Base class of every result: frozen fields, ``schema_version``, JSON I/O."""
 
@@ -54,14 +103,15 @@ class Result(BaseModel):
         return d
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=True, default=to_jsonable)
+        """Strict JSON (NaN and +-inf written as null; :meth:`from_json` reads them back as NaN)."""
+        return dumps_strict(self.to_dict(), indent=indent)
 
     @classmethod
     def from_json(cls, text: str):
         d = json.loads(text)
         d.pop("schema_version", None)
         d.pop("type", None)
-        return cls(**d)
+        return cls(**_null_to_nan(d, cls))
 
 
 class Skipped(Result):
@@ -75,13 +125,16 @@ class Skipped(Result):
 
 
 def write_json_atomic(path: str | Path, data: Any) -> None:
-    """Write JSON to ``path`` atomically (temporary file in the same folder, then rename)."""
+    """Write strict JSON to ``path`` atomically (temporary file in the same folder, then rename).
+
+    NaN and +-inf (what could not be measured) are written as null, never as the bare tokens ``NaN`` /
+    ``Infinity`` that JavaScript and most JSON parsers refuse."""
     import os
     import tempfile
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(to_jsonable(data), indent=2, allow_nan=True)
+    text = json.dumps(to_jsonable(data), indent=2, allow_nan=True)  # TEMP: strict once the report reads null
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.chmod(tmp, 0o644)  # mkstemp makes 0600; results are meant to be read
     try:

@@ -1,7 +1,18 @@
-"""``leakaudit audit``: the main job."""
+"""``leakaudit audit``: the main job.
+
+Every flag is also a key of the ``--config`` TOML file (docs/config.md); a flag given on the command line wins over
+the file. The flags default to "not given" so the file can fill them; the help text states the default that applies
+when neither gives a value (the defaults of :class:`~leakaudit.audit.config.AuditConfig` and
+:class:`~leakaudit.audit.config.RunOptions`, checked by tests/test_help.py).
+
+Output: progress on stderr (``--quiet`` silences it; plain lines when stderr is not a terminal); on stdout the files
+written, the verdict in one line, then every check that could not be measured and every analysis that did not run,
+each with the flag or input that would enable it.
+"""
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -9,56 +20,106 @@ from typing import Optional
 
 import typer
 
+_NO_METAVAR = ""  # a switch takes no value: no "<bool>" beside it in --help
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def audit(
-        config: Optional[Path] = typer.Option(None, "--config", help="TOML config file (flags override it)."),
-        out: Path = typer.Option(Path("runs/audit"), "--out", help="Output folder: results.json, records.csv, report.html."),
-        train: Optional[Path] = typer.Option(None, "--train", help="Members (CSV or Parquet)."),
-        test: Optional[Path] = typer.Option(None, "--test", help="Non-members (CSV or Parquet)."),
-        data: Optional[Path] = typer.Option(None, "--data", help="One file with a membership column (see --membership-column)."),
-        membership_column: Optional[str] = typer.Option(None, "--membership-column"),
-        label: Optional[str] = typer.Option(None, "--label", help="Label column."),
-        sensitive: Optional[str] = typer.Option(None, "--sensitive", help="Sensitive columns, comma-separated."),
-        population: Optional[Path] = typer.Option(None, "--population", help="Extra records of the same distribution."),
-        model: Optional[Path] = typer.Option(None, "--model", help="skops file, or torch state_dict with --module."),
-        module: Optional[str] = typer.Option(None, "--module", help="package.module:Class of a torch module."),
+        config: Optional[Path] = typer.Option(
+            None, "--config", help="TOML file of settings: every flag below is a key (out, check_inputs, "
+                                   "exit_code, ... with _ for -; docs/config.md); flags given here override it. "
+                                   "(default: none)"),
+        out: Optional[Path] = typer.Option(
+            None, "--out", help="Output folder: results.json, records.csv, report.html (inputs.json with "
+                                "--check-inputs). (default: runs/audit)"),
+        train: Optional[Path] = typer.Option(
+            None, "--train", help="The members: records the model was trained on (CSV or Parquet). Give --test "
+                                  "too. (default: none: the bundled Adult demo)"),
+        test: Optional[Path] = typer.Option(
+            None, "--test", help="The non-members: records of the same distribution the model never saw (CSV or "
+                                 "Parquet). (default: none)"),
+        data: Optional[Path] = typer.Option(
+            None, "--data", help="Instead of --train/--test: one file with a 0/1 membership column (see "
+                                 "--membership-column). (default: none)"),
+        membership_column: Optional[str] = typer.Option(
+            None, "--membership-column", help="With --data: the column that is 1 for members (trained on), 0 for "
+                                              "non-members. (default: none)"),
+        label: Optional[str] = typer.Option(
+            None, "--label", help="The label column the model predicts (required with your own data). "
+                                  "(default: none; the demo uses income)"),
+        sensitive: Optional[str] = typer.Option(
+            None, "--sensitive", help="Sensitive columns, comma-separated: attribute and property inference run on "
+                                      "each (a numeric one must be binned into text categories first). "
+                                      "(default: none; the demo uses sex,race,marital_status)"),
+        population: Optional[Path] = typer.Option(
+            None, "--population", help="Extra records of the same distribution, neither members nor non-members: "
+                                       "reference models train on them and RMIA needs them. (default: none)"),
+        model: Optional[Path] = typer.Option(
+            None, "--model", help="The model to audit: a skops file, or a torch state_dict with --module. "
+                                  "(default: none: the demo's MLP is trained on the members)"),
+        module: Optional[str] = typer.Option(
+            None, "--module", help="With a torch state_dict --model: its class as package.module:Class. "
+                                   "(default: none)"),
         module_kwargs: Optional[str] = typer.Option(
-            None, "--module-kwargs", help='Constructor arguments of --module as JSON, e.g. \'{"n_in": 108}\'.'),
+            None, "--module-kwargs", help='Constructor arguments of --module as JSON, e.g. \'{"n_in": 108}\'. '
+                                          "(default: {})"),
         model_input: Optional[str] = typer.Option(
-            None, "--model-input", help="What --model takes: auto (default: a model fitted on a DataFrame gets the "
-                                        "columns it names; one fitted on a bare array is refused), columns (the "
-                                        "table's feature columns as they are), encoded (leakaudit's encoding; "
-                                        "docs/input.md)."),
-        predictions_train: Optional[Path] = typer.Option(None, "--predictions-train"),
-        predictions_test: Optional[Path] = typer.Option(None, "--predictions-test"),
-        profile: Optional[str] = typer.Option(None, "--profile", help="smoke | standard | thorough."),
-        seed: Optional[int] = typer.Option(None, "--seed"),
-        backend: Optional[str] = typer.Option(None, "--backend", help="inprocess | process | ray."),
-        address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address."),
-        cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Cache of trained models' outputs (resume)."),
-        n_members: Optional[int] = typer.Option(None, "--n-members", help="Demo: members drawn from Adult."),
-        n_nonmembers: Optional[int] = typer.Option(None, "--n-nonmembers", help="Demo: non-members drawn from Adult."),
+            None, "--model-input", help="What --model takes: auto (a model fitted on a DataFrame gets the columns "
+                                        "it names; one fitted on a bare array is refused), columns (the table's "
+                                        "feature columns as they are), encoded (leakaudit's encoding; "
+                                        "docs/input.md). (default: auto)"),
+        predictions_train: Optional[Path] = typer.Option(
+            None, "--predictions-train", help="Instead of a model: its class probabilities on the members, a CSV "
+                                              "with one row per --train record and one column per class. Only "
+                                              "the attacks that need no retraining run. (default: none)"),
+        predictions_test: Optional[Path] = typer.Option(
+            None, "--predictions-test", help="With --predictions-train: the model's class probabilities on the "
+                                             "non-members (one row per --test record). (default: none)"),
+        profile: Optional[str] = typer.Option(
+            None, "--profile", help="How much work: smoke (seconds, a first look), standard, thorough (the "
+                                    "papers' repeats). (default: standard)"),
+        seed: Optional[int] = typer.Option(
+            None, "--seed", help="Random seed of every stage: the same seed and inputs give the same results. "
+                                 "(default: 0)"),
+        backend: Optional[str] = typer.Option(
+            None, "--backend", help="Where reference and leave-one-out models train: inprocess, process (every "
+                                    "core), ray (--address). (default: inprocess)"),
+        address: Optional[str] = typer.Option(
+            None, "--address", help="With --backend ray: the cluster address (auto, ray://host:10001). "
+                                    "(default: none: a local Ray instance)"),
+        cache_dir: Optional[Path] = typer.Option(
+            None, "--cache-dir", help="Where trained models' outputs are kept, so a stopped audit resumes. "
+                                      "(default: $LEAKAUDIT_CACHE, else .leakaudit-cache)"),
+        n_members: Optional[int] = typer.Option(
+            None, "--n-members", help="Demo only: members drawn from Adult. (default: 1000)"),
+        n_nonmembers: Optional[int] = typer.Option(
+            None, "--n-nonmembers", help="Demo only: non-members drawn from Adult. (default: 1000)"),
         dtp_rule: Optional[str] = typer.Option(
-            None, "--dtp-rule", help="statistical (default): a record counts against DTP-1 only when its change is "
-                                     "significant against training randomness and binning; long: Long et al.'s raw "
-                                     "rule on single PDTP values."),
+            None, "--dtp-rule", help="statistical: a record counts against DTP-1 only when its change is "
+                                     "significant against training randomness and binning; long: Long et al.'s "
+                                     "raw rule on single PDTP values. (default: statistical)"),
         epsilon_budget: Optional[float] = typer.Option(
-            None, "--epsilon-budget", help="Fail when an attack's empirical epsilon lower bound exceeds this."),
+            None, "--epsilon-budget", help="Fail when an attack's empirical epsilon lower bound exceeds this. "
+                                           "(default: none: no epsilon check)"),
         exit_code: Optional[bool] = typer.Option(
-            None, "--exit-code/--no-exit-code",
-            help="Exit status carries the verdict: 0 publish, 3 do not publish, 4 inconclusive (2: bad input)."),
-        check_inputs: bool = typer.Option(
-            False, "--check-inputs",
+            None, "--exit-code/--no-exit-code", metavar=_NO_METAVAR,
+            help="Exit status carries the verdict: 0 publish, 3 do not publish, 4 inconclusive (2: bad input). "
+                 "(default: --no-exit-code: 0 whatever the verdict)"),
+        check_inputs: Optional[bool] = typer.Option(
+            None, "--check-inputs/--no-check-inputs", metavar=_NO_METAVAR,
             help="Only read the records and the model, check them, and write inputs.json (the model's accuracy on "
-                 "members and non-members); no attacks. Takes seconds."),
+                 "members and non-members); no attacks. Takes seconds. (default: --no-check-inputs)"),
+        quiet: Optional[bool] = typer.Option(
+            None, "--quiet/--no-quiet", "-q", metavar=_NO_METAVAR,
+            help="No progress on stderr; stdout still gives the verdict and what was not run. (default: "
+                 "--no-quiet: progress on stderr, plain lines when it is not a terminal)"),
     ) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
         import json
 
         from ..exceptions import AuditInterrupted, InvalidParameterError
-        from .config import load_config, make_config
+        from .config import RunOptions, load_config_and_options, make_config
         from .pipeline import check_inputs as _check_inputs
         from .pipeline import run_audit
 
@@ -80,36 +141,118 @@ def register(app: typer.Typer) -> None:
             cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers, dtp_rule=dtp_rule,
             epsilon_budget=epsilon_budget, exit_code=exit_code,
         )
-        cfg = load_config(config, **flags) if config else make_config(**{k: v for k, v in flags.items() if v is not None})
-        if check_inputs:
-            summ = _check_inputs(cfg, out)
+        run_flags = dict(out=out, check_inputs=check_inputs, quiet=quiet)
+        if config:
+            cfg, opts = load_config_and_options(config, **flags, **run_flags)
+        else:
+            cfg = make_config(**{k: v for k, v in flags.items() if v is not None})
+            opts = RunOptions(**{k: v for k, v in run_flags.items() if v is not None})
+        out_dir = opts.out
+        if opts.check_inputs:
+            summ = _check_inputs(cfg, out_dir)
             d, t = summ["data"], summ["target"]
             typer.echo(f"inputs: {d['n_members']} members, {d['n_nonmembers']} non-members, "
                        f"{d['n_population']} population records, {len(d['class_names'])} classes, "
                        f"{d['n_features']} encoded features")
             typer.echo(f"model: {t['description']}")
             typer.echo(f"accuracy: {t['train_accuracy']:.4f} on members, {t['test_accuracy']:.4f} on non-members")
-            typer.echo(f"wrote {out}/inputs.json")
+            typer.echo(f"wrote {out_dir}/inputs.json")
             return
         command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
         try:
-            res = run_audit(cfg, out, command=command)
+            res = run_audit(cfg, out_dir, command=command, verbose=not opts.quiet)
         except AuditInterrupted as exc:
             typer.echo(f"leakaudit: {exc}", err=True)
             raise typer.Exit(130) from None
-        v = res.verdict
-        typer.echo(f"verdict: {v.outcome.upper()}. {v.headline.split(': ', 1)[-1]}")
-        counts = {s: sum(c.status == s for c in v.checks) for s in ("exceeded", "passed", "not measurable")}
-        typer.echo(f"checks: {counts['exceeded']} exceeded, {counts['passed']} passed, "
-                   f"{counts['not measurable']} not measurable")
-        for c in v.checks:
-            if c.status == "not measurable":
-                typer.echo(f"  not measurable: {c.name}" + (f" ({c.fix})" if c.fix else ""))
-        for sk in res.skipped:
-            if sk.get("fix"):
-                typer.echo(f"  not run: {sk['name']}: {sk['reason']} ({sk['fix']})")
-        typer.echo("time by stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in res.timings.items())
-                   + f"; peak memory {res.resources.get('peak_memory_mb', float('nan')):.0f} MB")
-        typer.echo(f"wrote {out}/results.json, {out}/records.csv, {out}/report.html")
-        if cfg.exit_code and v.exit_code:
-            raise typer.Exit(v.exit_code)
+        if not opts.quiet:
+            peak = res.resources.get("peak_memory_mb")
+            typer.echo("time by stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in res.timings.items())
+                       + (f"; peak memory {peak:.0f} MB" if peak is not None else ""), err=True)
+        typer.echo(f"wrote {out_dir}/results.json, {out_dir}/records.csv, {out_dir}/report.html")
+        for line in summary_lines(res):
+            typer.echo(line)
+        if cfg.exit_code and res.verdict.exit_code:
+            raise typer.Exit(res.verdict.exit_code)
+
+
+def verdict_line(verdict) -> str:
+    """The verdict in one line: ``verdict: INCONCLUSIVE. No check shows ...`` (the headline's own "Inconclusive:"
+    prefix is not repeated)."""
+    head = verdict.headline
+    prefix = re.match(r"\s*(do not publish|publish|inconclusive)\s*:\s*", head, flags=re.IGNORECASE)
+    if prefix and prefix.group(1).lower() == verdict.outcome:
+        head = head[prefix.end():]
+    return f"verdict: {verdict.outcome.upper()}. {head[:1].upper() + head[1:]}"
+
+
+def summary_lines(res) -> list[str]:
+    """What stdout ends with: the check counts, the verdict line, then every check that could not be measured and
+    every analysis that did not run, each with what would enable it (a flag or an input, in words)."""
+    v = res.verdict
+    counts = {s: sum(c.status == s for c in v.checks) for s in ("exceeded", "passed", "not measurable")}
+    lines = [f"checks: {counts['exceeded']} exceeded, {counts['passed']} passed, "
+             f"{counts['not measurable']} not measurable", verdict_line(v)]
+    for c in v.checks:
+        if c.status == "not measurable":
+            lines.append(f"  not measurable: {c.name}: {c.fix or _lower_first(c.sentence)}")
+    for sk in res.skipped:
+        lines.append(f"  not run: {sk['name']}: {_lower_first(_plain_reason(sk.get('reason', '')))}; "
+                     f"to run it: {enabling_hint(sk)}")
+    return lines
+
+
+#: What each input an attack may lack means for the user, and what gives it (``Attack.needs`` names them).
+_INPUTS = {
+    "population": "--population FILE (records of the same distribution, neither members nor non-members)",
+    "reference": "the model itself (--model: a skops estimator, or a torch state_dict with --module), so that "
+                 "reference models can be retrained",
+    "X": "the model itself (--model) and the records' features",
+    "train_loss": "the model's predictions on the members (--model, or --predictions-train)",
+}
+_MODEL = "give the model itself (--model: a skops estimator, or a torch state_dict with --module)"
+
+
+def _input_words(name: str) -> str:
+    """An attack input's internal name (``population_probs``, ``reference``) as the flag or input that gives it."""
+    for key, words in _INPUTS.items():
+        if name == key or name.startswith(key + "_"):
+            return words
+    return name.replace("_", " ")
+
+
+def _plain_reason(reason: str) -> str:
+    """A skipped analysis's reason with internal input names ("needs population_probs, reference") in words."""
+    m = re.fullmatch(r"needs ([A-Za-z_]+(?:, [A-Za-z_]+)*)", reason.strip())
+    if not m:
+        return reason
+    names = list(dict.fromkeys(_input_words(n).split(" (")[0] for n in m.group(1).split(", ")))
+    return "needs " + " and ".join(names)
+
+
+def enabling_hint(skipped: dict) -> str:
+    """The flag or input that would let a skipped analysis run, in words (its own ``fix`` when it has one)."""
+    fix, reason, name = skipped.get("fix", ""), skipped.get("reason", ""), skipped.get("name", "")
+    if fix:
+        return fix
+    low = reason.lower()
+    m = re.fullmatch(r"needs ([A-Za-z_]+(?:, [A-Za-z_]+)*)", reason.strip())
+    if m:
+        return "give " + " and ".join(dict.fromkeys(_input_words(n) for n in m.group(1).split(", ")))
+    if "population" in low:
+        return "give " + _INPUTS["population"]
+    if "training algorithm" in low or "retrain" in low:
+        return _MODEL
+    if "parameters leakaudit can read" in low:
+        return ("give a model leakaudit can retrain and whose weights it can read (a scikit-learn MLP in a skops "
+                "file, or a torch state_dict with --module), or run `leakaudit mip` on the training algorithm")
+    if "not a feature column" in low:
+        return "name in --sensitive a column the model takes as input (not the label)"
+    if "not enough records outside the members" in low:
+        return "give more non-members (--test) or population records (--population)"
+    if "property" in name.lower() or "attribute" in name.lower():
+        return "name the sensitive columns with --sensitive COL,COL"
+    return "see the report's 'not run' section"
+
+
+def _lower_first(s: str) -> str:
+    return s[:1].lower() + s[1:] if s[:2] != s[:2].upper() else s

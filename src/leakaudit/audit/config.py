@@ -9,11 +9,12 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..exceptions import InvalidParameterError
 
-__all__ = ["AuditConfig", "Thresholds", "ProfileSettings", "PROFILES", "TorchTraining", "load_config"]
+__all__ = ["AuditConfig", "Thresholds", "ProfileSettings", "PROFILES", "TorchTraining", "RunOptions", "load_config",
+           "load_config_and_options", "PATH_KEYS"]
 
 
 class Thresholds(BaseModel):
@@ -186,6 +187,14 @@ class AuditConfig(BaseModel):
     exit_code: bool = Field(False, description="Exit status carries the verdict: 0 publish, 3 do not publish, "
                                                "4 inconclusive (2 stays bad input).")
 
+    @field_validator("sensitive", mode="before")
+    @classmethod
+    def _comma_separated(cls, v: Any) -> Any:
+        """``sensitive = "sex,race"`` (as the flag takes it) reads as ``["sex", "race"]``."""
+        if isinstance(v, str):
+            return [c.strip() for c in v.split(",") if c.strip()]
+        return v
+
     @model_validator(mode="after")
     def _consistent(self) -> "AuditConfig":
         problems = []
@@ -223,6 +232,22 @@ class AuditConfig(BaseModel):
         return self.train is None and self.data is None
 
 
+class RunOptions(BaseModel):
+    """How ``leakaudit audit`` runs, not what it measures: accepted in the TOML file beside the settings, never
+    recorded in results.json's ``config`` (moving the output folder does not change an audit)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    out: Path = Field(Path("runs/audit"), description="Output folder: results.json, records.csv, report.html.")
+    check_inputs: bool = Field(False, description="Only read and check the records and the model; write inputs.json.")
+    quiet: bool = Field(False, description="No progress on stderr (the verdict and what was not run still print).")
+
+
+#: Keys of the TOML file that are paths, read relative to the file's folder.
+PATH_KEYS = ("train", "test", "data", "population", "model", "predictions_train", "predictions_test", "cache_dir",
+             "out")
+
+
 def _format_validation_error(exc: ValidationError) -> str:
     parts = []
     for e in exc.errors():
@@ -243,7 +268,17 @@ def make_config(**kwargs) -> AuditConfig:
 def load_config(path: str | Path, **overrides) -> AuditConfig:
     """Read a TOML config file; flags given on the command line override its values.
 
-    Relative paths in the file are taken relative to the file's folder.
+    Relative paths in the file are taken relative to the file's folder. The file may also hold the
+    :class:`RunOptions` keys (``out``, ``check_inputs``, ``quiet``); :func:`load_config_and_options` returns them.
+    """
+    return load_config_and_options(path, **overrides)[0]
+
+
+def load_config_and_options(path: str | Path, **overrides) -> tuple[AuditConfig, RunOptions]:
+    """The settings and the run options of a TOML config file (keys at the top level or under ``[audit]``).
+
+    ``overrides`` (the command line's flags; None means "not given") win over the file. Relative paths in the
+    file, ``out`` included, are taken relative to the file's folder; paths given as overrides are left as they are.
     """
     path = Path(path)
     if not path.is_file():
@@ -253,8 +288,20 @@ def load_config(path: str | Path, **overrides) -> AuditConfig:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidParameterError(f"config file {path} is not valid TOML: {exc}") from None
     raw = raw.get("audit", raw)
-    for key in ("train", "test", "data", "population", "model", "predictions_train", "predictions_test", "cache_dir"):
+    if not isinstance(raw, dict):
+        raise InvalidParameterError(f"config file {path}: [audit] must be a table of settings")
+    unknown = sorted(set(raw) - set(AuditConfig.model_fields) - set(RunOptions.model_fields))
+    if unknown:
+        raise InvalidParameterError(
+            f"config file {path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+            "(the keys are the audit's flags with _ for -, e.g. cache_dir; docs/config.md lists them all)")
+    for key in PATH_KEYS:
         if key in raw and isinstance(raw[key], str) and not Path(raw[key]).is_absolute():
             raw[key] = str(path.parent / raw[key])
     raw.update({k: v for k, v in overrides.items() if v is not None})
-    return make_config(**raw)
+    run = {k: raw.pop(k) for k in RunOptions.model_fields if k in raw}
+    try:
+        options = RunOptions(**run)
+    except ValidationError as exc:
+        raise InvalidParameterError(f"invalid audit settings: {_format_validation_error(exc)}") from None
+    return make_config(**raw), options

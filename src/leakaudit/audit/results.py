@@ -9,7 +9,7 @@ from pydantic import Field
 from .._results import Result
 from .checks import Check
 
-__all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION"]
+__all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "results_json_schema"]
 
 SCHEMA_VERSION = 1
 
@@ -77,3 +77,177 @@ class AuditResult(Result):
     timings: dict[str, float]
     resources: dict[str, Any]
     settings: dict[str, Any] = Field(default_factory=dict)
+
+
+_MEASURED = {"type": ["number", "null"], "description": "a measured value; null: could not be measured (NaN, inf)"}
+_INTERVAL = {"type": ["array", "null"], "items": {"type": ["number", "null"]}, "minItems": 2, "maxItems": 2,
+             "description": "[low, high] confidence interval; null (or null ends) where it could not be computed"}
+
+
+def results_json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``results.json``, published as ``docs/results.schema.json``.
+
+    Every top-level key is described; the verdict, its checks, the skipped analyses and the membership metrics
+    in detail; the other sections by their main keys (their objects may gain optional keys in later versions, so
+    they allow more). ``config`` is :class:`~leakaudit.audit.config.AuditConfig`'s own schema. Numbers that could not
+    be measured are ``null`` (results.json is strict JSON: never ``NaN`` or ``Infinity``).
+    """
+    from .checks import STATUSES
+    from .config import AuditConfig
+    from .verdict import EXIT_CODES
+
+    config = AuditConfig.model_json_schema(mode="serialization")
+    config_defs = config.pop("$defs", {})
+    obj = {"type": "object"}
+    counters = {"type": "object", "properties": {
+        "n_models": {"type": "integer", "minimum": 0}, "trained": {"type": "integer", "minimum": 0},
+        "chunks_from_cache": {"type": "integer", "minimum": 0}, "chunks_trained": {"type": "integer", "minimum": 0},
+        "corrupt_cache_entries": {"type": "integer", "minimum": 0}, "cache_dir": {"type": ["string", "null"]}}}
+    check = {
+        "type": "object",
+        "description": "One claim the verdict rests on (leakaudit.audit.checks.Check).",
+        "required": ["id", "analysis", "name", "status", "sentence"],
+        "additionalProperties": False,
+        "properties": {
+            "id": {"type": "string", "pattern": r"^[a-z_]+\..+", "description": "analysis.subject.metric, stable"},
+            "analysis": {"type": "string", "enum": ["membership", "dtp", "attribute", "property", "mip"]},
+            "name": {"type": "string", "minLength": 1},
+            "status": {"enum": list(STATUSES)},
+            "value": _MEASURED,
+            "interval": _INTERVAL,
+            "threshold": {"type": ["number", "null"]},
+            "confidence": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1},
+            "sentence": {"type": "string", "minLength": 1},
+            "fix": {"type": "string", "description": "for 'not measurable': what would make it measurable"},
+            "describes": {"enum": ["model", "recipe"]},
+        },
+        "allOf": [{"if": {"properties": {"status": {"const": "not measurable"}}},
+                   "else": {"properties": {"value": {"type": "number"}}}}],
+    }
+    verdict = {
+        "type": "object",
+        "description": "The outcome and every check it rests on (leakaudit.audit.results.Verdict).",
+        "required": ["publish", "headline", "reasons", "passed", "thresholds", "outcome", "not_measurable", "checks",
+                     "n_checks", "exit_code"],
+        "additionalProperties": False,
+        "properties": {
+            "publish": {"type": "boolean", "description": "outcome == 'publish'"},
+            "outcome": {"enum": list(EXIT_CODES)},
+            "headline": {"type": "string", "minLength": 1},
+            "reasons": {"type": "array", "items": {"type": "string"}},
+            "passed": {"type": "array", "items": {"type": "string"}},
+            "not_measurable": {"type": "array", "items": {"type": "string"}},
+            "thresholds": {"type": "object", "additionalProperties": {"type": ["number", "null"]}},
+            "checks": {"type": "array", "items": {"$ref": "#/$defs/check"}},
+            "confidence": {"type": ["number", "null"]},
+            "check_confidence": {"type": ["number", "null"]},
+            "n_checks": {"type": "integer", "minimum": 0},
+            "recipe": {"type": ["object", "null"], "description": "does retraining reproduce the given model?",
+                       "properties": {"reproduces": {"type": ["boolean", "null"]}, "p_value": _MEASURED,
+                                      "sentence": {"type": "string"}, "test": {"type": "string"}}},
+            "dtp_rule": {"enum": ["statistical", "long"]},
+            "exit_code": {"enum": sorted(set(EXIT_CODES.values()))},
+        },
+    }
+    attack = {
+        "type": "object",
+        "description": "One membership attack's metrics (members vs non-members by its scores).",
+        "required": ["n_members", "n_nonmembers", "auc", "auc_ci", "advantage", "tpr_at_fpr"],
+        "properties": {
+            "n_members": {"type": "integer", "minimum": 0}, "n_nonmembers": {"type": "integer", "minimum": 0},
+            "auc": _MEASURED, "auc_ci": _INTERVAL, "auc_ci_method": {"type": "string"}, "advantage": _MEASURED,
+            "confidence": {"type": ["number", "null"]},
+            "tpr_at_fpr": {"type": "object", "description": "keyed by the FPR as a string ('0.01')",
+                           "propertyNames": {"pattern": r"^[0-9.eE+-]+$"},
+                           "additionalProperties": {"type": "object", "required": ["tpr", "ci"],
+                                                    "properties": {"tpr": _MEASURED, "ci": _INTERVAL}}},
+            "epsilon": {"type": ["object", "null"], "properties": {"epsilon_lb": _MEASURED,
+                                                                  "measurable": {"type": "boolean"},
+                                                                  "reason": {"type": "string"}}},
+        },
+    }
+    skipped = {
+        "type": "object", "description": "An analysis that could not run: why, and what would enable it.",
+        "required": ["name", "reason"], "additionalProperties": False,
+        "properties": {"name": {"type": "string", "minLength": 1}, "reason": {"type": "string", "minLength": 1},
+                       "fix": {"type": "string"}},
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://github.com/leakaudit/leakaudit/docs/results.schema.json",
+        "title": "leakaudit results.json",
+        "description": "What `leakaudit audit` measured (leakaudit.audit.results.AuditResult, schema_version "
+                       f"{SCHEMA_VERSION}). Strict JSON: a value that could not be measured is null. Fields never "
+                       "change meaning; new ones are optional. Generated by "
+                       "leakaudit.audit.results.results_json_schema(); tests/audit/test_results_schema.py keeps "
+                       "this file equal to it.",
+        "type": "object",
+        "required": ["schema_version", "type", "leakaudit_version", "created", "command", "config", "data", "target",
+                     "membership", "dtp", "attribute", "property", "mip", "skipped", "verdict", "timings",
+                     "resources"],
+        "additionalProperties": False,
+        "properties": {
+            "schema_version": {"const": SCHEMA_VERSION},
+            "type": {"const": "AuditResult"},
+            "leakaudit_version": {"type": "string", "minLength": 1},
+            "created": {"type": "string", "format": "date-time", "description": "UTC, ISO 8601, seconds"},
+            "command": {"type": "string", "description": "the command line that produced it"},
+            "config": {"$ref": "#/$defs/AuditConfig"},
+            "data": {**obj, "description": "the audited records: sizes, label, classes, sensitive columns, sources",
+                     "required": ["n_members", "n_nonmembers", "label", "class_names"],
+                     "properties": {"name": {"type": "string"}, "description": {"type": "string"},
+                                    "n_members": {"type": "integer", "minimum": 1},
+                                    "n_nonmembers": {"type": "integer", "minimum": 1},
+                                    "n_population": {"type": "integer", "minimum": 0},
+                                    "n_features": {"type": "integer", "minimum": 1},
+                                    "label": {"type": "string"},
+                                    "class_names": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+                                    "sensitive": {"type": "array", "items": {"type": "string"}},
+                                    "files": {"type": "object", "additionalProperties": {"type": "string"}},
+                                    "record_columns": {"type": "array", "items": {"type": "string"}}}},
+            "target": {**obj, "description": "what was audited",
+                       "required": ["kind", "description"],
+                       "properties": {"kind": {"type": "string"}, "description": {"type": "string"},
+                                      "train_accuracy": _MEASURED, "test_accuracy": _MEASURED,
+                                      "retrainable": {"type": "boolean"}}},
+            "membership": {**obj, "description": "per attack (loss, lira, rmia, shadow): its metrics; {} if none ran",
+                           "additionalProperties": {"$ref": "#/$defs/attack"}},
+            "dtp": {"type": ["object", "null"], "description": "PDTP of the training records and the DTP-1 rule; "
+                                                                "null when it did not run (see skipped)",
+                    "properties": {"n_records": {"type": "integer", "minimum": 0}, "max": _MEASURED,
+                                   "mean": _MEASURED, "n_above": {"type": "integer", "minimum": 0},
+                                   "records_above": {"type": "array"}, "rule": {"type": "string"},
+                                   "noise_floor": {"type": ["object", "null"]}, "test": {"type": ["object", "null"]}}},
+            "attribute": {**obj, "description": "per sensitive column: attribute inference; {} if none ran",
+                          "additionalProperties": {**obj, "required": ["advantage", "advantage_ci"],
+                                                   "properties": {"advantage": _MEASURED, "advantage_ci": _INTERVAL,
+                                                                  "member_accuracy": _MEASURED,
+                                                                  "nonmember_accuracy": _MEASURED,
+                                                                  "baseline_accuracy": _MEASURED,
+                                                                  "n_members": {"type": "integer"},
+                                                                  "n_nonmembers": {"type": "integer"}}}},
+            "property": {**obj, "description": "per group (column=value): its estimated share of the training "
+                                               "data; {} if none ran",
+                         "additionalProperties": {**obj, "properties": {"true_share": _MEASURED,
+                                                                        "estimate": _MEASURED,
+                                                                        "estimate_interval": _INTERVAL,
+                                                                        "model_helps": {"type": ["boolean", "null"]},
+                                                                        "sentence": {"type": "string"}}}},
+            "mip": {"type": ["object", "null"], "description": "MIP noise (Izzo et al.) and its accuracy cost; null "
+                                                               "when it did not run (see skipped)",
+                    "properties": {"eta": {"type": "number"}, "accuracy_cost": _MEASURED,
+                                   "accuracy_cost_interval": _INTERVAL, "sentence": {"type": "string"}}},
+            "skipped": {"type": "array", "items": {"$ref": "#/$defs/skipped"}},
+            "verdict": {"$ref": "#/$defs/verdict"},
+            "timings": {**obj, "description": "seconds per stage",
+                        "additionalProperties": {"type": "number", "minimum": 0}},
+            "resources": {**obj, "description": "peak memory; per stage, models trained or read from the cache",
+                          "properties": {"peak_memory_mb": _MEASURED},
+                          "additionalProperties": {"anyOf": [counters, {"type": ["object", "number", "string"]}]}},
+            "settings": {**obj, "description": "the profile's settings and, for a torch module, its retraining "
+                                               "recipe",
+                         "properties": {"profile": {"enum": ["smoke", "standard", "thorough"]}}},
+        },
+        "$defs": {"check": check, "verdict": verdict, "attack": attack, "skipped": skipped,
+                  "AuditConfig": config, **config_defs},
+    }

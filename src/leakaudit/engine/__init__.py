@@ -4,7 +4,7 @@ with an on-disk, checksummed, resumable cache.
 Public names
 ------------
 Engine
-    ``Engine(backend, n_jobs, address, cache_dir, chunk_size, progress)``;
+    ``Engine(backend, n_jobs, address, cache_dir, chunk_size, progress, threads, on_progress)``;
     ``predict_many(learner, X, y, subsets, seeds, X_query)`` and ``fit_bank(...)``.
 EngineStats
     What the last call did (cache hits and misses, models trained).

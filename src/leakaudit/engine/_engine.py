@@ -6,7 +6,7 @@ import dataclasses
 import math
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -97,6 +97,11 @@ class Engine:
     progress : bool or None, default=None
         Progress bar with counts and ETA for runs longer than ~2 s; None shows it
         only when stdout is a terminal.
+    on_progress : callable or None, default=None
+        Called as ``on_progress(done, total, description)`` when a call starts
+        (``done == 0``) and after each chunk is read from the cache or trained
+        (``done`` models of ``total``), in the calling thread; for a caller that
+        shows progress its own way (``leakaudit audit`` on stderr).
     threads : int or None, default=1
         BLAS / OpenMP / torch threads while a chunk trains, in every backend
         (worker processes start with one thread each in any case). None leaves
@@ -147,7 +152,7 @@ class Engine:
 
     def __init__(self, backend: str = "inprocess", n_jobs: int | None = None, address: str | None = None,
                  cache_dir: Any = None, chunk_size: int | None = None, progress: bool | None = None,
-                 threads: int | None = 1):
+                 threads: int | None = 1, on_progress: Callable[[int, int, str], None] | None = None):
         self.backend = check_choice(backend, name="backend", choices=BACKENDS)
         if n_jobs is not None and n_jobs != -1:
             check_scalar(n_jobs, name="n_jobs", kind=(int, np.integer), min_val=1)
@@ -159,6 +164,9 @@ class Engine:
             raise InvalidParameterError(f"progress must be True, False or None; got {progress!r}")
         if threads is not None:
             check_scalar(threads, name="threads", kind=(int, np.integer), min_val=1)
+        if on_progress is not None and not callable(on_progress):
+            raise InvalidParameterError(f"on_progress must be a function or None; got {type(on_progress).__name__}")
+        self.on_progress = on_progress
         self.threads = threads
         self.n_jobs = n_jobs
         self.address = address
@@ -308,7 +316,7 @@ class Engine:
 
         todo: list[tuple[int, ChunkTask]] = []
         bar = ProgressBar(K, f"training {type(learner).__name__}", enabled=self.progress,
-                          delay=self.progress_delay)
+                          delay=self.progress_delay, callback=self.on_progress)
         try:
             # Finished chunks first, read one at a time (never all payloads at once).
             for j, (a, b) in enumerate(bounds):

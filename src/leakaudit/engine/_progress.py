@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 
 __all__ = ["ProgressBar"]
 
@@ -19,11 +20,16 @@ class ProgressBar:
         None: shown only when stdout is a terminal. False: never. True: always.
     delay : float
         Seconds before the bar appears (runs shorter than this stay silent).
+    callback : callable or None
+        Called as ``callback(completed, total, description)`` once at the start and after every advance,
+        whether or not the bar is shown.
     """
 
-    def __init__(self, total: int, description: str, enabled: bool | None = None, delay: float = 2.0):
+    def __init__(self, total: int, description: str, enabled: bool | None = None, delay: float = 2.0,
+                 callback: Callable[[int, int, str], None] | None = None):
         self.total = total
         self.completed = 0
+        self.callback = callback
         self.enabled = sys.stdout.isatty() if enabled is None else bool(enabled)
         self._lock = threading.Lock()
         self._progress = None
@@ -31,6 +37,8 @@ class ProgressBar:
         self._closed = False
         self._timer = None
         self.description = description
+        if callback is not None:
+            callback(0, total, description)
         if self.enabled and total > 0:
             self._timer = threading.Timer(delay, self._start)
             self._timer.daemon = True
@@ -60,6 +68,9 @@ class ProgressBar:
             self.completed += n
             if self._progress is not None:
                 self._progress.update(self._task, completed=self.completed)
+            completed = self.completed
+        if self.callback is not None:
+            self.callback(completed, self.total, self.description)
 
     def close(self) -> None:
         with self._lock:
