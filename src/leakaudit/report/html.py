@@ -2,11 +2,17 @@
 
 The report reads result files only; it never trains or attacks. One
 self-contained file: inline CSS and SVG plots, no scripts, no external fonts.
+
+Every number reaches the page through :func:`fmt` (or one of its siblings), which writes "not measured" for a
+missing value (``null`` in strict JSON, NaN in older files), so no ``None`` or ``nan`` is ever shown; every
+setting is shown as plain text, never as a Python dict. Each section opens with one sentence that answers its
+question against a baseline, then shows the evidence.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -16,74 +22,185 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from ..exceptions import DataFileError
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
-__all__ = ["render_report", "write_report"]
+__all__ = ["render_report", "write_report", "fmt"]
 
 _PROFILE_NOTES = {
     "smoke": "fastest, least power: few reference models and PDTP on a sample; for testing only",
     "standard": "the default trade of time for power",
     "thorough": "most power: more reference models, PDTP averaged over repeats",
 }
+_ATTACKS = {"loss": "loss threshold", "lira": "LiRA", "rmia": "RMIA", "shadow": "shadow-model attack"}
+MISSING = "not measured"
+#: config keys that only describe the bundled demo (its data set and network): shown only in the demo's report
+_DEMO_ONLY = ("dataset", "n_members", "n_nonmembers", "hidden", "activation", "epochs")
+#: config keys shown elsewhere in the report, or internal
+_CONFIG_SHOWN_ELSEWHERE = ("thresholds", "profile", "training", "module_kwargs")
+_AUC_METHODS = {"delong-logit": "DeLong's variance on the logit scale", "delong": "DeLong's variance",
+                "exact": "an exact interval (small sizes)"}
+#: how many of the riskiest members the records table lists (records behind the verdict come on top)
+TOP_N = 15
 
 
-def render_report(results: dict, records: pd.DataFrame | None) -> str:
-    """HTML text of the report for one audit."""
-    env = Environment(loader=PackageLoader("leakaudit.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
-    tmpl = env.get_template("report.html.j2")
-    roc = pdtp_hist = pdtp_scatter = None
-    riskiest, riskiest_cols = [], []
-    thresholds = results["verdict"]["thresholds"]
-    if records is not None and len(records):
-        m = records["is_member"].to_numpy(int)
-        curves = {name: (m, records[f"score_{name}"].to_numpy(float)) for name in results.get("membership", {})
-                  if f"score_{name}" in records}
-        if curves:
-            roc = roc_svg(curves)
-        if "pdtp" in records and records["pdtp"].notna().any():
-            mem = records[records["is_member"] == 1]
-            pd_ = mem["pdtp"].to_numpy(float)
-            ok = np.isfinite(pd_)
-            pdtp_hist = histogram_svg(pd_[ok], xlabel="PDTP (nats)", title="PDTP of training records",
-                                      threshold=thresholds.get("max_dtp"))
-            best = max(curves, key=lambda n: results["membership"][n]["auc"]) if curves else None
-            if best:
-                pdtp_scatter = pdtp_vs_score_svg(pd_[ok], mem[f"score_{best}"].to_numpy(float)[ok], score_name=best,
-                                                 threshold=thresholds.get("max_dtp", 1.0))
-        if "risk_rank" in records:
-            top = records[records["is_member"] == 1].sort_values("risk_rank").head(15)
-            riskiest_cols = ["record", "risk_rank"] + [c for c in top.columns if c == "pdtp" or c.startswith("score_")]
-            riskiest = [{c: (f"{r[c]:.4g}" if isinstance(r[c], float) else r[c]) for c in riskiest_cols}
-                        for _, r in top.iterrows()]
-    dtp_records = _dtp_records(results.get("dtp") or {}, records)
-    fprs = []
-    for m_ in results.get("membership", {}).values():
-        fprs = list(m_.get("tpr_at_fpr", {}).keys())
-        break
-    return tmpl.render(
-        version=results.get("leakaudit_version"),
-        created=results.get("created"),
-        config=_Obj(results["config"]),
-        data=_Obj(results["data"]),
-        target=results["target"],
-        verdict=_Obj(results["verdict"]),
-        membership={k: _Obj(v) for k, v in results.get("membership", {}).items()},
-        fprs=fprs,
-        dtp=_Obj(results["dtp"]) if results.get("dtp") else None,
-        attribute={k: _Obj(v) for k, v in results.get("attribute", {}).items()},
-        property={k: _Obj(v) for k, v in results.get("property", {}).items()},
-        mip=results.get("mip"),
-        skipped=[_Obj(s) for s in results.get("skipped", [])],
-        command=results.get("command", ""),
-        timings=results.get("timings", {}),
-        resources=results.get("resources", {}),
-        settings=results.get("settings", {}),
-        profile_note=_PROFILE_NOTES.get(results["config"].get("profile"), ""),
-        roc_svg=roc,
-        pdtp_hist_svg=pdtp_hist,
-        pdtp_scatter_svg=pdtp_scatter,
-        riskiest=riskiest,
-        riskiest_cols=riskiest_cols,
-        dtp_records=dtp_records,
-    )
+def _num(v) -> float | None:
+    """``v`` as a finite float, else None (None, NaN, infinity, text)."""
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def fmt(v, spec: str = ".3f", *, missing: str = MISSING) -> str:
+    """A number as text with ``spec`` ("%" for a percentage with one decimal, "%2" with two); ``missing`` for
+    None / NaN / infinity."""
+    x = _num(v)
+    if x is None:
+        return missing
+    if spec == "%":
+        return f"{x * 100:.1f}%"
+    if spec == "%2":
+        return f"{x * 100:.2f}%"
+    return format(x, spec)
+
+
+def fmt_interval(iv, spec: str = ".3f") -> str:
+    if not iv or len(iv) != 2 or _num(iv[0]) is None or _num(iv[1]) is None:
+        return MISSING
+    return f"[{fmt(iv[0], spec)}, {fmt(iv[1], spec)}]"
+
+
+def _plain(v) -> str:
+    """A setting as text: no None, no Python dict or list syntax."""
+    if v is None:
+        return "not set"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k} = {_plain(x)}" for k, x in v.items()) or "none"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_plain(x) for x in v) or "none"
+    return str(v)
+
+
+def _cell(v) -> str:
+    """A records.csv value for the records table (empty for a missing one)."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)) or v is pd.NA:
+        return ""
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.4g}"
+    if isinstance(v, (np.integer,)):
+        return str(int(v))
+    return str(v)
+
+
+def _int(v) -> str:
+    x = _num(v)
+    return "" if x is None else str(int(x))
+
+
+# -- checks -------------------------------------------------------------------------------------------------------
+
+
+def _check_spec(c: dict) -> str:
+    return "%2" if c.get("id", "").endswith("tpr_at_low_fpr") else (".2f" if c.get("analysis") == "dtp" else ".3f")
+
+
+def _check_row(c: dict, conf_pct: str) -> dict:
+    """One row of the checks table: a status and a reading whose words agree with the numbers."""
+    spec = _check_spec(c)
+    tspec = {"%2": "%", ".3f": "g", ".2f": "g"}[spec]
+    value, iv, thr = _num(c.get("value")), c.get("interval"), _num(c.get("threshold"))
+    lo = _num(iv[0]) if iv else None
+    hi = _num(iv[1]) if iv else None
+    status = c.get("status", "not measurable")
+    label, reading = status, c.get("sentence", "")
+    if status == "passed" and lo is not None and hi is not None and thr is not None:
+        if hi <= thr:
+            label = "passed: below the threshold"
+            reading = (f"within the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
+                       f"{fmt_interval(iv, spec)} lies below {fmt(thr, tspec)}")
+        else:
+            label = "passed: not shown above the threshold"
+            reading = (f"not shown above the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
+                       f"{fmt_interval(iv, spec)} reaches {fmt(thr, tspec)} but does not lie above it, so leakage up "
+                       f"to {fmt(hi, spec)} is not ruled out (more records would narrow the interval)")
+    elif status == "passed" and c.get("analysis") == "dtp" and value is not None and thr is not None and value > thr:
+        label = "passed: none significant when re-measured"
+    elif status == "exceeded" and lo is not None and thr is not None:
+        reading = (f"above the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
+                   f"{fmt_interval(iv, spec)} lies above {fmt(thr, tspec)}")
+    return {"name": c.get("name", c.get("id", "")), "status": status, "css": status.replace(" ", "-"),
+            "label": label, "value": fmt(value, spec), "interval": fmt_interval(iv, spec) if iv else "none",
+            "threshold": fmt(thr, tspec),
+            "reading": reading,
+            "fix": c.get("fix") or "", "recipe": c.get("describes") == "recipe"}
+
+
+# -- records ------------------------------------------------------------------------------------------------------
+
+
+def _verdict_records(results: dict) -> dict[int, str]:
+    """Members that the verdict rests on, by record id, with why: the DTP-1 check's significant records (or, under
+    Long et al.'s raw rule, every record above the threshold)."""
+    dtp = results.get("dtp") or {}
+    out: dict[int, str] = {}
+    if dtp.get("rule") == "long":
+        for r in dtp.get("records_above") or []:
+            out[int(r)] = "single PDTP above the DTP-1 threshold (Long et al.'s rule)"
+    for r in dtp.get("records_significant") or []:
+        out[int(r)] = "DTP-1: significantly above the threshold after re-measuring"
+    return out
+
+
+def _value_columns(results: dict, records: pd.DataFrame) -> list[str]:
+    """The record's own columns to show: the label, the sensitive columns, then the others (at most 5 more)."""
+    data = results.get("data", {})
+    cols = [c for c in data.get("record_columns", []) if c in records.columns]
+    if not cols:
+        return []
+    first = [c for c in [data.get("label")] + list(data.get("sensitive") or []) if c in cols]
+    rest = [c for c in cols if c not in first]
+    return first + rest[:5]
+
+
+def _records_table(results: dict, records: pd.DataFrame) -> tuple[list[str], list[dict], int]:
+    """The riskiest members (``TOP_N``) and every member the verdict rests on, with their own values."""
+    mem = records[records["is_member"] == 1]
+    if "risk_rank" not in mem or mem.empty:
+        return [], [], 0
+    why = _verdict_records(results)
+    ranked = mem[mem["risk_rank"].notna()].sort_values("risk_rank")
+    top = ranked.head(TOP_N)
+    extra = mem[mem["record"].isin([r for r in why if r not in set(top["record"])])].sort_values("risk_rank")
+    rows = pd.concat([top, extra])
+    values = _value_columns(results, records)
+    measures = [c for c in ("pdtp",) if c in rows] + [c for c in rows.columns if c.startswith("score_")]
+    head = (["rank among members", "file", "row", "behind the verdict"]
+            + [{"pdtp": "PDTP"}.get(c, f"{_ATTACKS.get(c[6:], c[6:])} score") for c in measures] + values)
+    out = []
+    for _, r in rows.iterrows():
+        rid = int(r["record"])
+        out.append({"cells": [_int(r.get("risk_rank")), _cell(r.get("source", "")), _int(r.get("row")), why.get(rid, "")]
+                    + [_cell(r[c]) for c in measures] + [_cell(r[c]) for c in values],
+                    "verdict": bool(why.get(rid))})
+    if not any(o["verdict"] for o in out):  # no record behind the verdict: no "why listed" column
+        head.pop(3)
+        for o in out:
+            o["cells"].pop(3)
+    return head, out, len(extra)
+
+
+def _where(records: pd.DataFrame | None, rid: int) -> str:
+    """'file, row N' of a record id (its member index), or 'member #N' without records.csv."""
+    if records is not None and {"source", "row"} <= set(records.columns):
+        hit = records[records["record"] == rid]
+        if len(hit):
+            return f"{hit['source'].iloc[0]}, row {int(hit['row'].iloc[0])}"
+    return f"member #{rid}"
 
 
 def _dtp_records(dtp: dict, records: pd.DataFrame | None, limit: int = 25) -> list[dict]:
@@ -91,28 +208,306 @@ def _dtp_records(dtp: dict, records: pd.DataFrame | None, limit: int = 25) -> li
     test = dtp.get("test")
     if not test or not test.get("records"):
         return []
-    lira = None
-    if records is not None and "score_lira" in records:
-        mem = records[records["is_member"] == 1]
-        lira = dict(zip(mem["record"].to_numpy(int), mem["score_lira"].to_numpy(float)))
-    single = dict(zip(records[records["is_member"] == 1]["record"], records[records["is_member"] == 1]["pdtp"])) \
-        if records is not None and "pdtp" in records else {}
-    rows = [{"record": int(r), "pdtp": f"{single.get(r, float('nan')):.3f}", "mean": f"{m:.3f}", "lower": f"{lb:.3f}",
-             "significant": bool(sig), "lira": f"{lira[r]:.2f}" if lira and r in lira else "-", "_key": (-sig, -lb)}
-            for r, m, lb, sig in zip(test["records"], test["stage2_mean"], test["lower_bound"], test["significant"])]
+    mem = records[records["is_member"] == 1] if records is not None else None
+    lira = dict(zip(mem["record"].astype(int), mem["score_lira"])) if mem is not None and "score_lira" in mem else {}
+    single = dict(zip(mem["record"].astype(int), mem["pdtp"])) if mem is not None and "pdtp" in mem else {}
+    rows = []
+    for r, m, lb, sig in zip(test["records"], test["stage2_mean"], test["lower_bound"], test["significant"]):
+        rows.append({"where": _where(records, int(r)), "pdtp": fmt(single.get(int(r))), "mean": fmt(m),
+                     "lower": fmt(lb), "significant": bool(sig), "lira": fmt(lira.get(int(r)), ".3g"),
+                     "_key": (-bool(sig), -(_num(lb) if _num(lb) is not None else -np.inf))})
     rows.sort(key=lambda d: d.pop("_key"))
     return rows[:limit]
 
 
-class _Obj(dict):
-    """A dict whose keys read as attributes in templates."""
+# -- sections -----------------------------------------------------------------------------------------------------
 
-    def __getattr__(self, k):
-        try:
-            v = self[k]
-        except KeyError:
-            raise AttributeError(k) from None
-        return _Obj(v) if isinstance(v, dict) else v
+
+def _membership_answer(results: dict, conf_pct: str) -> str:
+    mem = results.get("membership") or {}
+    th = results["verdict"].get("thresholds", {})
+    f = _num(th.get("low_fpr")) or 0.01
+    best, best_t = None, None
+    for name, m in mem.items():
+        t = _entry(m.get("tpr_at_fpr", {}), f)
+        if t is not None and _num(t.get("tpr")) is not None and (best_t is None or t["tpr"] > best_t["tpr"]):
+            best, best_t = name, t
+    if best is None:
+        return (f"The attacks' TPR at {fmt(f, '%')} FPR could not be estimated with these non-members (see the checks "
+                "for the number needed).") if mem else ""
+    eps = [(_num((m.get("epsilon") or {}).get("epsilon_lb")), n) for n, m in mem.items()
+           if (m.get("epsilon") or {}).get("measurable")]
+    eps = [e for e in eps if e[0] is not None]
+    n1 = results["data"].get("n_members")
+    s = (f"At a false-alarm rate of {fmt(f, '%')} (1 in {round(1 / f):,} non-members wrongly called a member), the "
+         f"strongest attack ({_ATTACKS.get(best, best)}) finds {fmt(best_t['tpr'], '%')} of the members "
+         f"({conf_pct} interval {fmt(best_t['ci'][0], '%')} to {fmt(best_t['ci'][1], '%')}; about "
+         f"{round(best_t['tpr'] * n1):,} of {n1:,}); an attacker guessing at random finds {fmt(f, '%')}.")
+    if eps and max(eps)[0] > 0:
+        e, n = max(eps)
+        s += (f" The empirical epsilon (a lower bound on the differential-privacy epsilon the attacks demonstrate, "
+              f"delta {results['config'].get('epsilon_delta', 1e-5):g}) is at least {e:.2f}, from the "
+              f"{_ATTACKS.get(n, n)}; 0 means no demonstrated leakage.")
+    else:
+        s += " No attack demonstrates an empirical epsilon above 0 with these records."
+    return s
+
+
+def _entry(tprs: dict, f: float) -> dict | None:
+    for k, v in (tprs or {}).items():
+        if _num(k) is not None and abs(float(k) - f) < 1e-12:
+            return v
+    return None
+
+
+def _membership_rows(results: dict) -> tuple[list[str], list[dict]]:
+    mem = results.get("membership") or {}
+    fprs = []
+    for m in mem.values():
+        fprs = list((m.get("tpr_at_fpr") or {}).keys())
+        break
+    rows = []
+    for name, m in mem.items():
+        e = m.get("epsilon") or {}
+        tprs = []
+        for f in fprs:
+            t = (m.get("tpr_at_fpr") or {}).get(f) or {}
+            tprs.append(f"{fmt(t.get('tpr'), '%2')} {fmt_interval(t.get('ci'), '%2')}"
+                        if _num(t.get("tpr")) is not None else "not estimable")
+        rows.append({"name": _ATTACKS.get(name, name),
+                     "auc": f"{fmt(m.get('auc'))} {fmt_interval(m.get('auc_ci'))}",
+                     "advantage": fmt(m.get("advantage")), "tprs": tprs,
+                     "epsilon": fmt(e.get("epsilon_lb"), ".2f") if e.get("measurable") else
+                     ("not measurable" if e else MISSING)})
+    return [fmt(f, "g") for f in fprs], rows
+
+
+def _dtp_answer(results: dict) -> str:
+    dtp = results.get("dtp") or {}
+    if not dtp:
+        return ""
+    thr = results["verdict"]["thresholds"].get("max_dtp", 1.0)
+    nf = dtp.get("noise_floor") or {}
+    floor, p90 = _num(nf.get("median")), _num(nf.get("p90"))
+    noise = (f" Retraining with another seed alone moves a record's output by {fmt(floor, '.2f')} nats for the median "
+             f"record" + (f" and {fmt(p90, '.2f')} for the 90th percentile" if p90 is not None else "")
+             + ": that is the noise a single measurement carries.") if floor is not None else ""
+    n_above, n_rec = dtp.get("n_above", 0), dtp.get("n_records", 0)
+    if dtp.get("rule") == "long":
+        return (f"{n_above} of the {n_rec} training records measured have a PDTP above {thr:g} (Long et al.'s raw "
+                f"rule, as asked); the largest is {fmt(dtp.get('max'), '.2f')}.{noise}")
+    k = dtp.get("n_significant")
+    if not n_above:
+        return (f"No training record changes the model's output by more than e^{thr:g} when removed: the largest "
+                f"PDTP is {fmt(dtp.get('max'), '.2f')} over {n_rec} records.{noise}")
+    recs = dtp.get("records_significant") or []
+    if k:
+        return (f"{k} training record{'s' if k > 1 else ''} change{'s' if k == 1 else ''} the model's output by more "
+                f"than e^{thr:g} when removed, beyond training noise and binning ({n_above} of {n_rec} were above it "
+                f"once and were re-measured).{noise} Listed below and in the records table.")
+    return (f"{n_above} of {n_rec} records were above {thr:g} in a single measurement, but none stays significantly "
+            f"above it when re-measured with fresh seeds: a single measurement's noise explains them.{noise}"
+            + (f" ({len(dtp.get('records_untested') or [])} were not re-measured.)" if dtp.get("records_untested")
+               else "") + ("" if recs else ""))
+
+
+def _attribute_rows(results: dict) -> list[dict]:
+    rows = []
+    for col, a in (results.get("attribute") or {}).items():
+        base, acc_m = _num(a.get("baseline_accuracy")), _num(a.get("member_accuracy"))
+        alt, alt_ci = _num(a.get("alternative_advantage")), a.get("alternative_advantage_ci")
+        lo = _num(alt_ci[0]) if alt_ci else None
+        if base is None or acc_m is None:
+            answer = (f"The model's guesses of {col} are right for {fmt(acc_m, '%')} of members; the no-model "
+                      "baseline could not be fitted (it needs at least two values of the column among the records "
+                      "it is fitted on).")
+        elif lo is not None and lo > 0:
+            answer = (f"The model helps infer {col}: its guesses are right for {fmt(acc_m, '%')} of members, against "
+                      f"{fmt(base, '%')} for a classifier that uses only the other columns and the label (difference "
+                      f"{fmt(alt)}, interval {fmt_interval(alt_ci)}).")
+        else:
+            answer = (f"The model does not help infer {col} beyond what the other columns give: its guesses are right "
+                      f"for {fmt(acc_m, '%')} of members, a classifier without the model gets {fmt(base, '%')} "
+                      f"(difference {fmt(alt)}, interval {fmt_interval(alt_ci)}).")
+        rows.append({"col": col, "member": fmt(acc_m, "%"), "non": fmt(a.get("nonmember_accuracy"), "%"),
+                     "base": fmt(base, "%"), "adv": f"{fmt(a.get('advantage'))} {fmt_interval(a.get('advantage_ci'))}",
+                     "alt": f"{fmt(alt)} {fmt_interval(alt_ci)}", "answer": answer})
+    return rows
+
+
+def _property_rows(results: dict) -> list[dict]:
+    rows = []
+    for name, p in (results.get("property") or {}).items():
+        helps = p.get("model_helps")
+        rows.append({"name": name, "true": fmt(p.get("true_share")),
+                     "est": f"{fmt(p.get('estimate'))} {fmt_interval(p.get('estimate_interval'))}",
+                     "base": f"{fmt(p.get('no_model_estimate'))} {fmt_interval(p.get('no_model_interval'))}",
+                     "leak": "not measured" if helps is None else ("yes" if helps else "no"),
+                     "sentence": p.get("sentence") or
+                     "no no-model baseline in this results.json (written by an older leakaudit): no leak can be shown"})
+    return rows
+
+
+def _mip_rows(mip: dict | None) -> list[tuple[str, str]]:
+    if not mip:
+        return []
+    d, de = mip.get("parameters"), mip.get("parameters_with_noise")
+    rows = [
+        ("eta (the attacker's largest advantage over a coin flip)", fmt(mip.get("eta"), "g")),
+        ("noise norm / parameter norm", f"{fmt(mip.get('noise_norm'), ',.4g')} / {fmt(mip.get('parameter_norm'), ',.4g')}"),
+        ("parameters that receive noise", f"{d:,} of {de:,}" if isinstance(d, int) and isinstance(de, int) else MISSING),
+        ("test accuracy without the noise",
+         f"{fmt(mip.get('test_accuracy_without_noise'), '%')} {fmt_interval(mip.get('test_accuracy_without_noise_interval'), '%')}"),
+        ("test accuracy with the noise",
+         f"{fmt(mip.get('test_accuracy_with_noise'), '%')} {fmt_interval(mip.get('test_accuracy_with_noise_interval'), '%')}"),
+        ("accuracy cost (points)",
+         f"{fmt(mip.get('accuracy_cost'), '%')} {fmt_interval(mip.get('accuracy_cost_interval'), '%')}"),
+        ("runs on halves of the members used to estimate the noise (B)", fmt(mip.get("B"), "g")),
+        ("noise constant c (Izzo et al., Corollary 11, M = {})".format(fmt(mip.get("M"), "g")), fmt(mip.get("constant_c"), ",.0f")),
+    ]
+    if "parameters_with_noise" in mip and d == de:
+        rows[2] = ("parameters that receive noise", f"all {d:,}" if isinstance(d, int) else MISSING)
+    return rows
+
+
+def _next_steps(results: dict, records: pd.DataFrame | None, rows: list[dict]) -> list[str]:
+    """What would change a verdict that is not "publish", from what this audit measured (nothing claimed that it
+    did not measure)."""
+    v = results["verdict"]
+    if v.get("outcome", "publish") == "publish":
+        return []
+    out = []
+    checks = v.get("checks") or []
+    dtp = results.get("dtp") or {}
+    sig = dtp.get("records_significant") or ([] if dtp.get("rule") != "long" else dtp.get("records_above") or [])
+    if sig and any(c.get("id") == "dtp.dtp1" and c.get("status") == "exceeded" for c in checks):
+        names = "; ".join(_where(records, int(r)) for r in sig[:10]) + (f" and {len(sig) - 10} more" if len(sig) > 10
+                                                                           else "")
+        out.append(f"DTP-1 records: {names}. Removing such records and re-measuring is what Long et al.'s reduction "
+                   "does (leakaudit.dtp.reduce_dtp, or `leakaudit dtp reduce`); this audit did not measure what "
+                   "removing them would change: re-run the audit without them.")
+    if any(c.get("analysis") == "membership" and c.get("status") == "exceeded" for c in checks):
+        mip = results.get("mip")
+        if mip and _num(mip.get("accuracy_cost")) is not None:
+            out.append(f"Membership leakage: retrain with a privacy mechanism. For this model, the noise that gives "
+                       f"{fmt(mip.get('eta'), 'g')}-MIP (below) costs {fmt(mip.get('accuracy_cost'), '%')} of test "
+                       f"accuracy (interval {fmt_interval(mip.get('accuracy_cost_interval'), '%')}); differentially "
+                       "private training (DP-SGD) is the other route; its cost was not measured here.")
+        else:
+            why = next((s.get("reason") for s in results.get("skipped", []) if "MIP" in s.get("name", "")), "")
+            out.append("Membership leakage: retrain with a privacy mechanism (differentially private training, or "
+                       "Izzo et al.'s MIP noise) or with more regularisation, then audit again; the accuracy cost was "
+                       "not measured here" + (f" ({why})." if why else "."))
+    if any(c.get("describes") == "recipe" and c.get("status") == "exceeded" for c in checks):
+        out.append("A finding describes the retraining recipe, not the given model: give the recipe that trained the "
+                   "model (for a torch module, the config's [training]) or check the member list, then audit again.")
+    fixes: dict[str, list[str]] = {}
+    for r in rows:
+        if r["status"] == "not measurable" and r["fix"]:
+            fixes.setdefault(r["fix"], []).append(r["name"])
+    for fix, names in fixes.items():
+        out.append(f"{', '.join(names)}: not measurable with these records; {fix}.")
+    return out
+
+
+def _settings_rows(results: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """(profile settings, retraining recipe, other config) as (name, plain text) pairs, without None or dicts."""
+    settings = dict(results.get("settings") or {})
+    recipe = settings.pop("retraining_recipe", None) or {}
+    settings.pop("profile", None)
+    prof = []
+    for k, v in settings.items():
+        if k == "pdtp_records" and v is None:
+            prof.append((k, "all members"))
+        elif v is not None:
+            prof.append((k, _plain(v)))
+    rec = [(k, _plain(v)) for k, v in recipe.items() if v is not None and k != "estimator"]
+    if recipe.get("estimator"):
+        rec.insert(1, ("estimator", str(recipe["estimator"])))
+    cfg = results.get("config") or {}
+    demo = (results.get("target") or {}).get("kind") == "demo"
+    conf = []
+    for k, v in cfg.items():
+        if v is None or v == [] or v == {} or k in _CONFIG_SHOWN_ELSEWHERE or (k in _DEMO_ONLY and not demo):
+            continue
+        conf.append((k, _plain(v)))
+    if demo:
+        conf.insert(0, ("demo network", f"hidden {_plain(cfg.get('hidden'))}, {cfg.get('activation')}, "
+                                        f"{cfg.get('epochs')} epochs"))
+    return prof, rec, conf
+
+
+def render_report(results: dict, records: pd.DataFrame | None) -> str:
+    """HTML text of the report for one audit."""
+    env = Environment(loader=PackageLoader("leakaudit.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    tmpl = env.get_template("report.html.j2")
+    verdict = results["verdict"]
+    thresholds = verdict.get("thresholds") or {}
+    roc = pdtp_hist = pdtp_scatter = None
+    rec_head, rec_rows, n_extra = [], [], 0
+    membership = results.get("membership") or {}
+    if records is not None and len(records):
+        m = records["is_member"].to_numpy(int)
+        curves = {_ATTACKS.get(n, n): (m, records[f"score_{n}"].to_numpy(float)) for n in membership
+                  if f"score_{n}" in records}
+        if curves:
+            roc = roc_svg(curves, low_fpr=_num(thresholds.get("low_fpr")))
+        if "pdtp" in records and records["pdtp"].notna().any():
+            mem = records[records["is_member"] == 1]
+            pd_ = mem["pdtp"].to_numpy(float)
+            ok = np.isfinite(pd_)
+            pdtp_hist = histogram_svg(pd_[ok], xlabel="PDTP (nats)", title="PDTP of training records",
+                                      threshold=_num(thresholds.get("max_dtp")))
+            aucs = {n: _num(v.get("auc")) for n, v in membership.items() if f"score_{n}" in records}
+            aucs = {n: a for n, a in aucs.items() if a is not None}
+            if aucs:
+                best = max(aucs, key=aucs.get)
+                pdtp_scatter = pdtp_vs_score_svg(pd_[ok], mem[f"score_{best}"].to_numpy(float)[ok],
+                                                 score_name=_ATTACKS.get(best, best),
+                                                 threshold=_num(thresholds.get("max_dtp")) or 1.0)
+        rec_head, rec_rows, n_extra = _records_table(results, records)
+    cfg = results["config"]
+    cc = _num(verdict.get("check_confidence"))
+    conf_pct = f"{cc * 100:.4g}%" if cc is not None else f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%"
+    check_rows = [_check_row(c, conf_pct) for c in verdict.get("checks") or []]
+    fprs, mem_rows = _membership_rows(results)
+    prof, recipe, conf = _settings_rows(results)
+    data = results.get("data") or {}
+    target = results.get("target") or {}
+    dtp = results.get("dtp")
+    return tmpl.render(
+        version=results.get("leakaudit_version"), created=results.get("created"),
+        profile=cfg.get("profile"), profile_note=_PROFILE_NOTES.get(cfg.get("profile"), ""),
+        data=data, target=target, files=data.get("files") or {},
+        accuracy=(f"{fmt(target.get('train_accuracy'), '%')} on members, {fmt(target.get('test_accuracy'), '%')} on "
+                  "non-members"),
+        outcome=verdict.get("outcome", "publish" if verdict.get("publish") else "do not publish"),
+        headline=verdict.get("headline", ""),
+        recipe_sentence=(verdict.get("recipe") or {}).get("sentence", ""),
+        n_checks=verdict.get("n_checks"), conf_pct=conf_pct, confidence=f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%",
+        checks=check_rows,
+        thresholds=[(k, _plain(v)) for k, v in thresholds.items() if v is not None],
+        next_steps=_next_steps(results, records, check_rows),
+        membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
+        auc_method=", ".join(sorted({_AUC_METHODS.get(str(v.get("auc_ci_method")), str(v.get("auc_ci_method")))
+                                     for v in membership.values() if v.get("auc_ci_method")})),
+        dtp=dtp, dtp_answer=_dtp_answer(results),
+        dtp_max=fmt((dtp or {}).get("max")), dtp_mean=fmt((dtp or {}).get("mean")),
+        dtp_floor=f"{fmt(((dtp or {}).get('noise_floor') or {}).get('median'))} / "
+                  f"{fmt(((dtp or {}).get('noise_floor') or {}).get('p90'))}",
+        pdtp_sample=(dtp or {}).get("n_records") if (dtp or {}).get("n_records", 0) < data.get("n_members", 0) else None,
+        max_dtp=_plain(thresholds.get("max_dtp")),
+        dtp_records=_dtp_records(dtp or {}, records),
+        records_head=rec_head, records_rows=rec_rows, records_extra=n_extra, top_n=TOP_N,
+        attribute=_attribute_rows(results), property=_property_rows(results),
+        mip=results.get("mip"), mip_rows=_mip_rows(results.get("mip")),
+        skipped=[s for s in results.get("skipped", [])],
+        command=results.get("command", ""),
+        timings=[(k, fmt(v, ".1f")) for k, v in (results.get("timings") or {}).items()],
+        peak_mb=fmt((results.get("resources") or {}).get("peak_memory_mb"), ",.0f"),
+        settings=prof, recipe=recipe, config=conf, demo=target.get("kind") == "demo",
+        roc_svg=roc, pdtp_hist_svg=pdtp_hist, pdtp_scatter_svg=pdtp_scatter,
+    )
 
 
 def write_report(out_dir: str | Path) -> Path:

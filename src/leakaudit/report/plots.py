@@ -6,7 +6,7 @@ import io
 
 import numpy as np
 
-__all__ = ["roc_svg", "pdtp_vs_score_svg", "histogram_svg"]
+__all__ = ["roc_svg", "pdtp_vs_score_svg", "histogram_svg", "roc_points", "interp_roc", "robust_limits"]
 
 _COLORS = ["#1b6ca8", "#d1495b", "#2e933c", "#edae49", "#6a4c93", "#00798c", "#8d6a9f", "#444444"]
 
@@ -30,50 +30,95 @@ def _svg(plt, fig) -> str:
     return text[text.index("<svg"):]
 
 
-def _roc_points(m: np.ndarray, s: np.ndarray):
-    order = np.argsort(-s, kind="mergesort")
-    m = m[order]
-    tps = np.cumsum(m)
-    fps = np.cumsum(1 - m)
-    return fps / max(fps[-1], 1), tps / max(tps[-1], 1)
+def roc_points(m: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(fpr, tpr) of the rule "member iff score >= t" at every distinct score t, from (0, 0) to (1, 1).
+
+    A block of tied scores moves the curve in one step, so between two points the curve is the straight segment a
+    random tie-break gives (scikit-learn's ``roc_curve``), never a staircase through the block in record order.
+    """
+    from sklearn.metrics import roc_curve
+
+    fpr, tpr, _ = roc_curve(np.asarray(m, int), np.asarray(s, float), drop_intermediate=False)
+    return fpr, tpr
 
 
-def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = 100, seed: int = 0) -> str:
+def interp_roc(fpr: np.ndarray, tpr: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """TPR of the ROC polyline at each FPR in ``x``: linear between its points, in linear coordinates.
+
+    Where the curve jumps vertically (members tied above the next non-member), ``x`` on the jump gets the lower end.
+    """
+    x = np.asarray(x, float)
+    i = np.clip(np.searchsorted(fpr, x, side="left"), 1, len(fpr) - 1)
+    f0, f1, t0, t1 = fpr[i - 1], fpr[i], tpr[i - 1], tpr[i]
+    w = np.where(f1 > f0, (x - f0) / np.where(f1 > f0, f1 - f0, 1.0), 1.0)
+    return t0 + np.clip(w, 0.0, 1.0) * (t1 - t0)
+
+
+def _roc_polyline(fpr: np.ndarray, tpr: np.ndarray, xmin: float) -> tuple[np.ndarray, np.ndarray]:
+    """Points that draw the ROC polyline on a log-x axis from ``xmin``: each straight segment (in linear
+    coordinates) is sampled densely in log space, so it shows as the line it is, not as a chord or a plateau."""
+    grid = np.geomspace(xmin, 1.0, 400)
+    xs = np.unique(np.r_[grid, fpr[(fpr >= xmin)]])
+    # keep both ends of a vertical jump: the arrival (lower) and the departure (upper) at the same FPR
+    out_x, out_y = [], []
+    for x in xs:
+        lo = interp_roc(fpr, tpr, np.array([x]))[0]
+        out_x.append(x)
+        out_y.append(lo)
+        hi = tpr[fpr == x].max() if np.any(fpr == x) else lo
+        if hi > lo:
+            out_x.append(x)
+            out_y.append(hi)
+    return np.asarray(out_x), np.asarray(out_y)
+
+
+def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = 100, seed: int = 0,
+            low_fpr: float | None = None) -> str:
     """ROC curves on log-log axes, with a pointwise 95% bootstrap band for each attack.
 
     Parameters
     ----------
     curves : dict name -> (is_member of shape (n,), scores of shape (n,))
+    low_fpr : float, optional
+        The FPR the verdict judges TPR at (a dotted vertical line).
     """
     plt, (fig, ax) = _fig()
     rng = np.random.default_rng(seed)
-    grid = np.logspace(-4, 0, 60)
+    xmin, ymin = 1e-4, 1e-4
+    grid = np.geomspace(xmin, 1, 80)
     n_neg_min = None
     for i, (name, (m, s)) in enumerate(curves.items()):
         m = np.asarray(m, int)
         s = np.asarray(s, float)
+        ok = np.isfinite(s)
+        m, s = m[ok], s[ok]
+        if m.min(initial=1) == m.max(initial=0):  # one class only: no curve
+            continue
         c = _COLORS[i % len(_COLORS)]
-        fpr, tpr = _roc_points(m, s)
-        ax.plot(np.maximum(fpr, 1e-5), np.maximum(tpr, 1e-5), color=c, lw=1.4, label=name)
+        fpr, tpr = roc_points(m, s)
+        px, py = _roc_polyline(fpr, tpr, xmin)
+        ax.plot(px, np.maximum(py, ymin), color=c, lw=1.4, label=name)
         pos, neg = s[m == 1], s[m == 0]
         n_neg_min = neg.size if n_neg_min is None else min(n_neg_min, neg.size)
         band = np.empty((n_boot, grid.size))
+        mm = np.r_[np.ones(pos.size, int), np.zeros(neg.size, int)]
         for b in range(n_boot):
             pp = pos[rng.integers(0, pos.size, pos.size)]
             nn = neg[rng.integers(0, neg.size, neg.size)]
-            mm = np.r_[np.ones(pp.size, int), np.zeros(nn.size, int)]
-            f, t = _roc_points(mm, np.r_[pp, nn])
-            band[b] = np.interp(grid, f, t)
+            f, t = roc_points(mm, np.r_[pp, nn])
+            band[b] = interp_roc(f, t, grid)
         lo, hi = np.quantile(band, [0.025, 0.975], axis=0)
-        ok = grid >= 1.0 / max(neg.size, 1)
-        ax.fill_between(grid[ok], np.maximum(lo[ok], 1e-5), np.maximum(hi[ok], 1e-5), color=c, alpha=0.15, lw=0)
-    ax.plot([1e-5, 1], [1e-5, 1], ls="--", color="#888", lw=1, label="chance")
+        keep = grid >= 1.0 / max(neg.size, 1)
+        ax.fill_between(grid[keep], np.maximum(lo[keep], ymin), np.maximum(hi[keep], ymin), color=c, alpha=0.15, lw=0)
+    ax.plot([xmin, 1], [ymin, 1], ls="--", color="#888", lw=1, label="chance")
     if n_neg_min:
-        ax.axvline(1.0 / n_neg_min, color="#bbb", lw=0.8, ls=":")
+        ax.axvline(1.0 / n_neg_min, color="#999", lw=0.8, ls=":", label="FPR of 1 non-member")
+    if low_fpr is not None:
+        ax.axvline(low_fpr, color="#c0392b", lw=0.8, ls="-.", label=f"FPR {low_fpr:g} (checked)")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlim(1e-4, 1)
-    ax.set_ylim(1e-4, 1)
+    ax.set_xlim(xmin, 1)
+    ax.set_ylim(ymin, 1)
     ax.set_xlabel("false positive rate (non-members called members)")
     ax.set_ylabel("true positive rate (members found)")
     ax.set_title("Membership attacks: ROC on log axes, 95% bands")
@@ -81,13 +126,50 @@ def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = 1
     return _svg(plt, fig)
 
 
+def robust_limits(values: np.ndarray, *, k: float = 3.0) -> tuple[float, float, bool]:
+    """Axis limits that a few extreme values do not squash: Tukey's fences ``k`` interquartile ranges beyond the
+    quartiles (the 5th-95th percentile range when the quartiles coincide) when some values lie beyond them, else
+    the full range; with a margin of 5%. Returns (low, high, clipped)."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return 0.0, 1.0, False
+    lo, hi = float(np.min(v)), float(np.max(v))
+    q1, q3 = (float(x) for x in np.quantile(v, [0.25, 0.75]))
+    if q3 <= q1:
+        q1, q3 = (float(x) for x in np.quantile(v, [0.05, 0.95]))
+    f_lo, f_hi = q1 - k * (q3 - q1), q3 + k * (q3 - q1)
+    clipped = q3 > q1 and (lo < f_lo or hi > f_hi)
+    if clipped:
+        lo, hi = max(lo, f_lo), min(hi, f_hi)
+    pad = 0.05 * (hi - lo) if hi > lo else max(abs(hi), 1.0) * 0.05
+    return lo - pad, hi + pad, bool(clipped)
+
+
 def pdtp_vs_score_svg(pdtp: np.ndarray, score: np.ndarray, *, score_name: str, threshold: float) -> str:
-    """Scatter of each member's PDTP against an attack's score, with the DTP threshold."""
+    """Scatter of each member's PDTP against an attack's score, with the DTP threshold.
+
+    The score axis is clipped at Tukey's fences (:func:`robust_limits`) when a few records lie far beyond them;
+    those records are drawn as triangles at the edge, the legend says how many and the axis label says so.
+    """
     plt, (fig, ax) = _fig(6.0, 3.8)
-    ax.scatter(pdtp, score, s=6, alpha=0.5, color=_COLORS[0])
+    pdtp, score = np.asarray(pdtp, float), np.asarray(score, float)
+    ok = np.isfinite(pdtp) & np.isfinite(score)
+    pdtp, score = pdtp[ok], score[ok]
+    lo, hi, clipped = robust_limits(score)
+    inside = (score >= lo) & (score <= hi)
+    ax.scatter(pdtp[inside], score[inside], s=6, alpha=0.5, color=_COLORS[0])
+    label = f"{score_name} score"
+    if clipped:
+        out = ~inside
+        k = int(out.sum())
+        ax.scatter(pdtp[out], np.clip(score[out], lo, hi), s=14, marker="^", color=_COLORS[3],
+                   label=f"{k} record{'s' if k > 1 else ''} beyond the axis, drawn at its edge")
+        label += " (axis clipped at 3 IQR beyond the quartiles)"
+    ax.set_ylim(lo, hi)
     ax.axvline(threshold, color=_COLORS[1], ls="--", lw=1, label=f"DTP threshold {threshold:g}")
     ax.set_xlabel("PDTP (nats, binned outputs)")
-    ax.set_ylabel(f"{score_name} score")
+    ax.set_ylabel(label)
     ax.set_title("Per-record leakage: PDTP against attack score (members)")
     ax.legend(fontsize=8)
     return _svg(plt, fig)
