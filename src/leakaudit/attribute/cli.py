@@ -127,12 +127,12 @@ def register(app: typer.Typer) -> None:
 
     @app.command("attribute")
     def attribute(
-        dataset: Optional[str] = typer.Option(None, "--dataset", help=f"Built-in dataset: {', '.join(DATASETS)}."),
-        data: Optional[Path] = typer.Option(None, "--data", help="Your own table (CSV or Parquet) instead of --dataset."),
-        label: Optional[str] = typer.Option(None, "--label", help="Label column of --data."),
+        dataset: Optional[str] = typer.Option(None, "--dataset", help=f"Built-in dataset: {', '.join(DATASETS)}. Give this or --data. [default: none]"),
+        data: Optional[Path] = typer.Option(None, "--data", help="Your own table (CSV or Parquet) instead of --dataset. [default: none]"),
+        label: Optional[str] = typer.Option(None, "--label", help="Label column of --data (required with it). [default: none]"),
         attribute_: str = typer.Option(..., "--attribute", help="Sensitive column to infer (categorical or binary)."),
         model: str = typer.Option("mlp", "--model", help="Classifiers: mlp, logreg, tree, forest. Regressors: tree, ridge, linear."),
-        depth: Optional[int] = typer.Option(None, "--depth", help="max_depth for tree and forest models."),
+        depth: Optional[int] = typer.Option(None, "--depth", help="max_depth for tree and forest models. [default: none, grown fully]"),
         alpha: float = typer.Option(1.0, "--alpha", help="Ridge regularisation."),
         n_members: Optional[int] = typer.Option(None, "--n-members", help="Training-set size (default: 2000, or half for regression)."),
         seed: int = typer.Option(0, "--seed", help="Random seed."),

@@ -284,7 +284,8 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     ``retraining_recipe`` (every retrainable target): ``algorithm`` (what trains the reference, shadow and
     leave-one-out models) and its parameters, as plain values: the torch module's ``[training]`` recipe, the demo
     network's, leakaudit's RandomForest's (a scikit-learn forest's parameters), or the given scikit-learn
-    estimator's own parameters (it is cloned and refitted, with a fresh seed per model).
+    estimator as scikit-learn writes it (one entry per step of a Pipeline; it is cloned and refitted, with a fresh
+    seed per model).
     """
     from .membership_stage import shadow_plan
 
@@ -304,11 +305,12 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     else:
         est = getattr(learner, "estimator", None)
         if est is not None:  # a scikit-learn estimator, cloned and refitted
-            r = {"algorithm": f"scikit-learn's {type(est).__name__}, cloned from the given model and refitted",
-                 "estimator": repr(est)}
-            if hasattr(est, "get_params"):
-                r.update({k: v for k, v in est.get_params(deep=False).items()
-                          if k not in ("steps", "memory", "verbose", "n_jobs", "random_state", "transform_input")})
+            r = {"algorithm": f"scikit-learn's {type(est).__name__}, cloned from the given model and refitted"}
+            steps = getattr(est, "steps", None)
+            if steps:  # a Pipeline: one entry per step, in order
+                r.update({f"step {i + 1}: {name}": repr(step) for i, (name, step) in enumerate(steps)})
+            else:  # its parameters that differ from scikit-learn's defaults
+                r["estimator"] = repr(est)
         else:
             skip = ("n_threads", "native", "batched", "device")
             r = {"algorithm": f"leakaudit's {type(learner).__name__}"

@@ -92,12 +92,12 @@ def register(app: typer.Typer) -> None:
                           no_args_is_help=True)
 
     data_opt = typer.Option("adult", "--data", help=f"one of {', '.join(NAMED)}, or a CSV/Parquet file")
-    label_opt = typer.Option(None, "--label", help="label column of a table file")
+    label_opt = typer.Option(None, "--label", help="label column of a table file (required with a file) [default: none]")
     model_opt = typer.Option("nb", "--model", help=f"one of {', '.join(MODELS)}")
     rows_opt = typer.Option(1000, "--rows", help="training-set size (random rows of the data)")
-    seed_opt = typer.Option(0, "--seed")
+    seed_opt = typer.Option(0, "--seed", help="random seed (rows drawn, models trained)")
     bin_opt = typer.Option("0.01", "--bin-width", help="output bin width, or 'none'")
-    out_opt = typer.Option(None, "--out", help="write the JSON result to this file (checked before any work)",
+    out_opt = typer.Option(None, "--out", help="write the JSON result to this file (checked before any work) [default: none, only printed]",
                            callback=_out_file)
 
     @dtp_app.command("pdtp")
@@ -209,12 +209,13 @@ def register(app: typer.Typer) -> None:
 
     @dtp_app.command("reduce")
     def reduce_cmd(
-        data: str = typer.Option("adult-proxy", "--data"), label: Optional[str] = label_opt,
-        model: str = typer.Option("nb-unsmoothed", "--model"), rows: int = typer.Option(48842, "--rows"),
+        data: str = typer.Option("adult-proxy", "--data", help=f"one of {', '.join(NAMED)}, or a CSV/Parquet file"), label: Optional[str] = label_opt,
+        model: str = typer.Option("nb-unsmoothed", "--model", help=f"one of {', '.join(MODELS)}"),
+        rows: int = typer.Option(48842, "--rows", help="training-set size (random rows of the data)"),
         seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt,
         strategy: str = typer.Option("sorted", "--strategy", help="sorted (the paper), greedy or group"),
-        max_removals: int = typer.Option(10, "--max-removals"),
-        stop: bool = typer.Option(False, "--stop/--no-stop", help="stop at the first max DTP <= 1"),
+        max_removals: int = typer.Option(10, "--max-removals", help="remove at most this many records"),
+        stop: bool = typer.Option(False, "--stop/--no-stop", metavar="", help="stop at the first max DTP <= 1"),
     ) -> None:
         """Remove high-risk records (§8) and print the maximum DTP after each removal and the accuracy."""
         from .reduce import reduce_dtp

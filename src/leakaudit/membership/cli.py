@@ -141,13 +141,13 @@ def register(app: typer.Typer) -> None:
                                     help="Comma-separated: loss, yeom_adv1, lira, lira_fixed, lira_offline, rmia, "
                                          "rmia_offline, shadow, shadow_per_class, distance, frequency."),
         out: Path = typer.Option(Path("runs/membership"), "--out", help="Writes membership.json and records.csv here."),
-        n_members: int = typer.Option(500, "--n-members"),
-        n_nonmembers: int = typer.Option(500, "--n-nonmembers"),
+        n_members: int = typer.Option(500, "--n-members", help="Members: records the target model is trained on."),
+        n_nonmembers: int = typer.Option(500, "--n-nonmembers", help="Non-members: records of the same data it never sees."),
         n_population: int = typer.Option(500, "--n-population", help="Extra records for reference models and RMIA."),
         n_reference: int = typer.Option(16, "--n-reference", help="Reference models (even)."),
         n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples for intervals."),
-        seed: int = typer.Option(0, "--seed"),
-        cache_dir: Path = typer.Option(None, "--cache-dir", help="Engine cache of trained models' outputs (resume)."),
+        seed: int = typer.Option(0, "--seed", help="Random seed of the split, the models and the attacks."),
+        cache_dir: Path = typer.Option(None, "--cache-dir", help="Engine cache of trained models' outputs (resume). [default: none, nothing cached]"),
     ) -> None:
         """Membership attacks on a model trained on part of a dataset: AUC with CI, TPR at low FPR, advantage."""
         from ..cli import on_interrupt

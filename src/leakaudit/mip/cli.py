@@ -92,12 +92,12 @@ def register(app: typer.Typer) -> None:
         eta: float = typer.Option(..., "--eta", help="Target MIP level in (0, 1/2]."),
         M: float = typer.Option(2.0, "--M", help="Moment order of sigma (>= 2 for Cor 11)."),
         sigma: list[float] = typer.Option([1.0], "--sigma", help="Moment scale; repeat per coordinate."),
-        dim: Optional[int] = typer.Option(None, "--dim", help="Repeat a single --sigma over d coordinates."),
+        dim: Optional[int] = typer.Option(None, "--dim", help="Repeat a single --sigma over d coordinates. [default: none, one per --sigma]"),
         constant: str = typer.Option("cor11", "--constant", help="cor11 | thm7 | tight | tv (ours)."),
         radial: str = typer.Option(
             "laplace", "--radial", help="laplace (paper) | gamma (Thm 7 density) | gaussian (ours)."
         ),
-        json_: bool = typer.Option(False, "--json", help="Print JSON."),
+        json_: bool = typer.Option(False, "--json", metavar="", help="Print JSON instead of sentences. [default: off]"),
     ) -> None:
         """Print the noise constant c and per-coordinate noise scales for a target eta."""
         res = _calibration(eta, M, list(sigma), dim, constant, radial)
@@ -112,18 +112,18 @@ def register(app: typer.Typer) -> None:
     @mip.command("audit")
     def audit_cmd(
         data: str = typer.Option("prop9", "--data", help="'prop9' (Prop 9 data set) or a CSV file."),
-        column: Optional[str] = typer.Option(None, "--column", help="CSV column (one numeric value per record)."),
+        column: Optional[str] = typer.Option(None, "--column", help="CSV column (one numeric value per record; required with a CSV --data). [default: none]"),
         n: int = typer.Option(12, "--n", help="Size of the Prop 9 data set (even)."),
         statistic: str = typer.Option("inv-sum", "--statistic", help="inv-sum (Prop 9's 1/sum) | mean | sum."),
-        scale: Optional[float] = typer.Option(None, "--scale", help="Laplace noise scale b to audit."),
-        eta: Optional[float] = typer.Option(None, "--eta", help="Audit the MIP noise calibrated for this eta."),
-        M: float = typer.Option(2.0, "--M"),
+        scale: Optional[float] = typer.Option(None, "--scale", help="Laplace noise scale b to audit (give this or --eta). [default: none]"),
+        eta: Optional[float] = typer.Option(None, "--eta", help="Audit the MIP noise calibrated for this eta (give this or --scale). [default: none]"),
+        M: float = typer.Option(2.0, "--M", help="Moment order of sigma behind --eta's calibration (>= 2 for Cor 11)."),
         constant: str = typer.Option("cor11", "--constant", help="cor11 | thm7 | tight | tv (ours)."),
         method: str = typer.Option("exact", "--method", help="exact (enumerate splits, n <= 20) | simulate."),
         games: int = typer.Option(2000, "--games", help="Games for --method simulate."),
         references: int = typer.Option(400, "--references", help="Reference halves for --method simulate."),
-        seed: int = typer.Option(0, "--seed"),
-        json_: bool = typer.Option(False, "--json", help="Print JSON."),
+        seed: int = typer.Option(0, "--seed", help="Random seed of --method simulate."),
+        json_: bool = typer.Option(False, "--json", metavar="", help="Print JSON instead of sentences. [default: off]"),
     ) -> None:
         """Measure the best membership attack on ``statistic(D_train) + Laplace noise`` (1-D)."""
         import numpy as np

@@ -125,12 +125,12 @@ def register(app: typer.Typer) -> None:
         sampling: str = typer.Option("exact", "--prevalence-sampling", help="exact or binomial."),
         text_values: str = typer.Option("tfidf", "--text-values",
                                         help="SpamAssassin features: tfidf (default) or binary term presence."),
-        matched_shadows: bool = typer.Option(False, "--matched-shadows/--paper-shadows",
+        matched_shadows: bool = typer.Option(False, "--matched-shadows/--paper-shadows", metavar="",
                                              help="Keep query rows and poison originals out of the shadow sets and "
                                                   "use out-of-bag certainty (small pools, e.g. spamassassin)."),
-        rows: Optional[int] = typer.Option(None, "--rows", help="Use a random subset of this many rows."),
+        rows: Optional[int] = typer.Option(None, "--rows", help="Use a random subset of this many rows. [default: none, every row]"),
         seed: int = typer.Option(0, "--seed", help="Random seed."),
-        theory: bool = typer.Option(False, "--theory", help="Only print Theorem 9's windows; train nothing."),
+        theory: bool = typer.Option(False, "--theory", metavar="", help="Only print Theorem 9's windows; train nothing. [default: off]"),
         out: Path = typer.Option(Path("property-out"), "--out", help="Output folder."),
     ) -> None:
         """Property inference from poisoning: can a poisoner tell t0 from t1 with label-only queries?"""
