@@ -239,10 +239,15 @@ def _membership_answer(results: dict, conf_pct: str) -> str:
            if (m.get("epsilon") or {}).get("measurable")]
     eps = [e for e in eps if e[0] is not None]
     n1 = results["data"].get("n_members")
+    judged = next((c for c in results["verdict"].get("checks") or []
+                   if c.get("id") == f"membership.{best}.tpr_at_low_fpr"), None)
     s = (f"At a false-alarm rate of {fmt(f, '%')} (1 in {round(1 / f):,} non-members wrongly called a member), the "
          f"strongest attack ({_ATTACKS.get(best, best)}) finds {fmt(best_t['tpr'], '%')} of the members "
          f"({conf_pct} interval {fmt(best_t['ci'][0], '%')} to {fmt(best_t['ci'][1], '%')}; about "
          f"{round(best_t['tpr'] * n1):,} of {n1:,}); an attacker guessing at random finds {fmt(f, '%')}.")
+    if judged is not None and judged.get("status") == "not measurable":
+        s += (" With these records that interval is too wide to judge against the threshold "
+              f"({fmt(th.get('max_tpr_at_low_fpr'), '%')}): see the checks for the records it needs.")
     if eps and max(eps)[0] > 0:
         e, n = max(eps)
         s += (f" The empirical epsilon (a lower bound on the differential-privacy epsilon the attacks demonstrate, "
@@ -421,9 +426,7 @@ def _settings_rows(results: dict) -> tuple[list[tuple[str, str]], list[tuple[str
             prof.append((k, "all members"))
         elif v is not None:
             prof.append((k, _plain(v)))
-    rec = [(k, _plain(v)) for k, v in recipe.items() if v is not None and k != "estimator"]
-    if recipe.get("estimator"):
-        rec.insert(1, ("estimator", str(recipe["estimator"])))
+    rec = [(k, _plain(v)) for k, v in recipe.items() if v is not None]
     cfg = results.get("config") or {}
     demo = (results.get("target") or {}).get("kind") == "demo"
     conf = []

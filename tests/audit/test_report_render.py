@@ -1,0 +1,148 @@
+"""The report's content, without a browser: numbers and words agree, nulls never show, records are findable."""
+
+import copy
+import html as _html
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from leakaudit.audit import make_config, run_audit
+from leakaudit.report import render_report
+from leakaudit.report.plots import _roc_polyline, interp_roc, robust_limits, roc_points
+
+
+@pytest.fixture(scope="module")
+def audit(tmp_path_factory):
+    out = tmp_path_factory.mktemp("render") / "run"
+    run_audit(make_config(profile="smoke", n_members=120, n_nonmembers=120, epochs=2, seed=1), out, verbose=False)
+    return json.loads((out / "results.json").read_text()), pd.read_csv(out / "records.csv")
+
+
+def visible_text(html: str) -> str:
+    """The page's text as a reader sees it (no style sheet, no plot internals, no tags)."""
+    html = re.sub(r"<style.*?</style>|<svg.*?</svg>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", _html.unescape(re.sub(r"<[^>]+>", " ", html)))
+
+
+# -- the ROC plot: a tied block of scores is a straight segment ---------------------------------------------------
+
+
+def test_tied_scores_give_a_diagonal_segment_not_a_plateau():
+    # a forest's members: 171 of 284 have loss 0, tied with 100 non-members at the top score
+    m = np.r_[np.ones(284, int), np.zeros(285, int)]
+    s = np.r_[np.zeros(171), -np.linspace(0.1, 1, 113), np.zeros(100), -np.linspace(0.05, 1, 185)]
+    fpr, tpr = roc_points(m, s)
+    assert (fpr[1], tpr[1]) == pytest.approx((100 / 285, 171 / 284))  # the whole block in one step
+    x, y = _roc_polyline(fpr, tpr, 1e-4)
+    at = interp_roc(fpr, tpr, np.array([1e-4, 0.01]))
+    assert at == pytest.approx(np.array([1e-4, 0.01]) / (100 / 285) * (171 / 284))
+    assert y[0] < 1e-3 and np.interp(0.01, x, y) < 0.02  # was 0.60 at FPR 1e-4 when ties were broken by row order
+
+
+def test_roc_points_without_ties_match_the_staircase():
+    m = np.array([1, 0, 1, 0])
+    s = np.array([4.0, 3.0, 2.0, 1.0])
+    fpr, tpr = roc_points(m, s)
+    assert list(zip(fpr, tpr)) == [(0, 0), (0, 0.5), (0.5, 0.5), (0.5, 1), (1, 1)]
+    assert interp_roc(fpr, tpr, np.array([0.25]))[0] == pytest.approx(0.5)
+
+
+def test_robust_limits_clip_one_huge_score_and_say_so():
+    v = np.r_[np.random.default_rng(0).normal(0, 5, 300), 2.5e4]
+    lo, hi, clipped = robust_limits(v)
+    assert clipped and hi < 100 and lo > -100
+    lo, hi, clipped = robust_limits(v[:-1])
+    assert not clipped and lo <= v[:-1].min() and hi >= v[:-1].max()
+
+
+# -- the page -----------------------------------------------------------------------------------------------------
+
+
+def test_records_csv_has_file_row_values_and_ranks_among_members(audit):
+    res, rec = audit
+    assert rec["record"].is_unique
+    mem, non = rec[rec["is_member"] == 1], rec[rec["is_member"] == 0]
+    assert sorted(mem["risk_rank"].astype(int)) == list(range(1, len(mem) + 1))
+    assert non["risk_rank"].isna().all()
+    assert (rec["source"] == "bundled Adult").all() and (rec["row"] >= 1).all()
+    for col in ["income", *res["data"]["sensitive"]]:
+        assert col in rec.columns and col in res["data"]["record_columns"]
+    assert set(rec["income"]) <= set(res["data"]["class_names"])
+
+
+def test_nulls_never_show_and_no_python_dicts(audit):
+    res, rec = audit
+    res = copy.deepcopy(res)
+    # strict JSON writes an unmeasurable number as null: blank out every kind of number the page shows
+    for m in res["membership"].values():
+        m["auc"], m["auc_ci"], m["advantage"] = None, [None, None], None
+        for t in m["tpr_at_fpr"].values():
+            t["tpr"], t["ci"] = None, [None, None]
+        m["epsilon"]["epsilon_lb"] = None
+    for c in res["verdict"]["checks"]:
+        c["value"], c["interval"] = None, None
+    res["dtp"]["max"] = res["dtp"]["mean"] = None
+    res["dtp"]["noise_floor"]["median"] = None
+    for a in res["attribute"].values():
+        a["baseline_accuracy"] = a["alternative_advantage"] = None
+        a["alternative_advantage_ci"] = [None, None]
+    for p in res["property"].values():
+        p["estimate"], p["no_model_interval"] = None, [None, None]
+    res["mip"]["accuracy_cost"], res["mip"]["accuracy_cost_interval"] = None, [None, None]
+    res["target"]["train_accuracy"] = None
+    res["settings"]["pdtp_records"] = None
+    text = visible_text(render_report(res, rec))
+    assert "not measured" in text
+    for bad in (r"\bNone\b", r"\bnan\b", r"\bNaN\b", r"\{'"):
+        assert not re.search(bad, text), (bad, re.search(rf".{{80}}{bad}.{{80}}", text))
+
+
+def test_check_status_words_agree_with_the_numbers(audit):
+    res, rec = audit
+    res = copy.deepcopy(res)
+    c = next(c for c in res["verdict"]["checks"] if c["id"] == "membership.loss.tpr_at_low_fpr")
+    c.update(status="passed", value=0.011, interval=[0.002, 0.075], threshold=0.05)
+    c2 = next(c for c in res["verdict"]["checks"] if c["id"] == "membership.loss.auc")
+    c2.update(status="passed", value=0.52, interval=[0.48, 0.56], threshold=0.6)
+    html = render_report(res, rec)
+    row = re.search(r"loss threshold: TPR at 1% FPR</td>(.*?)</tr>", html, re.S).group(1)
+    assert "passed: not shown above the threshold" in row and "1.10% measured" in row and "7.50%" in row
+    assert "within the threshold" not in row
+    row = re.search(r"loss threshold: AUC</td>(.*?)</tr>", html, re.S).group(1)
+    assert "passed: below the threshold" in row and "lies below 0.6" in row
+
+
+def test_records_table_lists_every_record_behind_the_verdict(audit):
+    res, rec = audit
+    res = copy.deepcopy(res)
+    mem = rec[rec["is_member"] == 1]
+    last = mem.sort_values("risk_rank").iloc[-1]  # the least risky member, far outside the top 15
+    res["dtp"]["records_significant"] = [int(last["record"])]
+    res["verdict"]["outcome"] = "do not publish"
+    res["verdict"]["checks"] = [{**c, "status": "exceeded"} if c["id"] == "dtp.dtp1" else c
+                                for c in res["verdict"]["checks"]]
+    html = render_report(res, rec)
+    table = re.search(r'<table id="records-table">(.*?)</table>', html, re.S).group(1)
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)
+    assert len(rows) == 1 + 15 + 1
+    hit = [r for r in rows if "DTP-1" in r]
+    assert len(hit) == 1 and f"<td>{int(last['row'])}</td>" in hit[0] and f"<td>{int(last['risk_rank'])}</td>" in hit[0]
+    assert f"<td>{last['sex']}</td>" in hit[0]
+    nxt = visible_text(re.search(r'<h2 id="next">.*?</ul>', html, re.S).group(0))
+    assert f"bundled Adult, row {int(last['row'])}" in nxt and "reduce" in nxt
+
+
+def test_sections_answer_their_question_against_a_baseline(audit):
+    res, rec = audit
+    text = visible_text(render_report(res, rec))
+    assert "an attacker guessing at random finds 1.0%" in text
+    for name, p in res["property"].items():
+        assert p["sentence"] and f"{name}: {p['sentence']}" in text
+        assert p["no_model_interval"][0] <= p["no_model_estimate"] <= p["no_model_interval"][1]
+    assert res["mip"]["sentence"] in text and "constant_c" not in text
+    assert "test accuracy" in text and "-MIP" in text
+    # the demo's settings are shown in the demo's report, as the demo network
+    assert "demo network" in text and "Adam" not in text
