@@ -1,10 +1,16 @@
-"""The report as a person sees it: opened in a real headless Chromium (Debian's ``chromium``)."""
+"""The report as a person sees it: opened in a real headless Chromium (Debian's ``chromium``).
 
+Two reports: the demo's, and a user's own model (a scikit-learn forest saved with skops, on scikit-learn's breast
+cancer table with text class labels). Screenshots are kept under ``test-artifacts/``.
+"""
+
+import html as _html
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from leakaudit.audit import make_config, run_audit
@@ -13,16 +19,40 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+PLOTS = ("plot-roc", "plot-pdtp-hist", "plot-pdtp-scatter")
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (.ci/run installs it with apt)")]
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def demo_report(tmp_path_factory):
     out = tmp_path_factory.mktemp("browser") / "run"
     run_audit(make_config(profile="smoke", n_members=120, n_nonmembers=120, epochs=2, seed=1), out, verbose=False)
     return out / "report.html"
+
+
+@pytest.fixture(scope="module")
+def user_report(tmp_path_factory):
+    """A data owner's forest: fitted on a DataFrame, string class labels, saved with skops.io.dump."""
+    import skops.io as sio
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    d = tmp_path_factory.mktemp("user")
+    df = load_breast_cancer(as_frame=True).frame
+    df["target"] = np.where(df["target"] == 1, "benign", "malignant")
+    df["size_group"] = np.where(df["mean radius"] < 13, "small", "large")
+    perm = np.random.default_rng(0).permutation(len(df))
+    mem, non = df.iloc[perm[:284]], df.iloc[perm[284:]]
+    mem.to_csv(d / "members.csv", index=False)
+    non.to_csv(d / "nonmembers.csv", index=False)
+    rf = RandomForestClassifier(n_estimators=20, random_state=0)
+    rf.fit(mem.drop(columns=["target", "size_group"]), mem["target"])
+    sio.dump(rf, d / "model.skops")
+    run_audit(make_config(train=d / "members.csv", test=d / "nonmembers.csv", label="target", model=d / "model.skops",
+                          sensitive=["size_group"], profile="smoke"), d / "out", verbose=False)
+    return d / "out" / "report.html"
 
 
 def _chromium(args, tmp_path, timeout=120):
@@ -30,22 +60,65 @@ def _chromium(args, tmp_path, timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
-def test_report_loads_without_console_errors_and_shows_verdict_and_plots(report, tmp_path):
+def _visible_text(dom: str) -> str:
+    dom = re.sub(r"<style.*?</style>|<svg.*?</svg>|<title>.*?</title>", " ", dom, flags=re.S)
+    return re.sub(r"\s+", " ", _html.unescape(re.sub(r"<[^>]+>", " ", dom)))
+
+
+def _check_page(report: Path, tmp_path, *, values: list[str], model: str) -> str:
     p = _chromium(["--enable-logging=stderr", "--v=0", "--dump-dom", report.as_uri()], tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
     dom = p.stdout
-    assert re.search(r'id="verdict"', dom) and "Verdict:" in dom
     assert not re.search(r"CONSOLE\(|Uncaught|Failed to load resource", p.stderr), p.stderr[-2000:]
-    for plot in ("plot-roc", "plot-pdtp-hist", "plot-pdtp-scatter"):
+    assert re.search(r'id="verdict"', dom) and "Verdict:" in dom
+    # the checks table, with a status in every row
+    checks = re.search(r'<table id="checks-table">(.*?)</table>', dom, re.S)
+    assert checks and len(re.findall(r'<td class="status ', checks.group(1))) >= 4
+    # the records table, with the records' own column values, file and row
+    records = re.search(r'<table id="records-table">(.*?)</table>', dom, re.S)
+    assert records, "records table missing"
+    head = re.search(r"<tr>(.*?)</tr>", records.group(1), re.S).group(1)
+    for col in ["rank among members", "file", "row", *values]:
+        assert f"<th>{col}</th>" in head, col
+    assert len(re.findall(r"<tr", records.group(1))) >= 10
+    for plot in PLOTS:
         m = re.search(rf'id="{plot}"[^>]*>\s*<svg[^>]*width="([\d.]+)pt"[^>]*height="([\d.]+)pt"', dom)
         assert m and float(m.group(1)) > 100 and float(m.group(2)) > 100, f"{plot} missing or empty"
+    text = _visible_text(dom)
+    assert model in text
+    for bad in (r"\bNone\b", r"\bnan\b", r"\bNaN\b", r"\{'", r"\{\""):
+        hit = re.search(rf".{{0,80}}{bad}.{{0,80}}", text)
+        assert hit is None, f"visible text shows {bad}: {hit.group(0) if hit else ''}"
     # offline: no external scripts, stylesheets or fonts
     assert not re.search(r'<(script|link)[^>]+(src|href)="https?://', dom)
+    return text
 
 
-def test_report_screenshot_is_kept(report, tmp_path):
+def _screenshot(report: Path, tmp_path, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    shot = ARTIFACTS / "report.png"
+    shot = ARTIFACTS / name
     p = _chromium(["--window-size=1100,2400", f"--screenshot={shot}", report.as_uri()], tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
     assert shot.stat().st_size > 20_000  # a rendered page, not a blank one
+
+
+def test_demo_report_shows_verdict_checks_records_and_plots(demo_report, tmp_path):
+    text = _check_page(demo_report, tmp_path, values=["income", "sex", "race", "marital_status"], model="MLP")
+    assert "demo network" in text
+
+
+def test_demo_report_screenshot_is_kept(demo_report, tmp_path):
+    _screenshot(demo_report, tmp_path, "report.png")
+
+
+def test_user_model_report_shows_its_own_model_and_records(user_report, tmp_path):
+    text = _check_page(user_report, tmp_path, values=["target", "size_group", "mean radius"],
+                       model="RandomForestClassifier")
+    # its own model and retraining recipe, not the demo's settings
+    assert "members.csv" in text and "RandomForestClassifier(n_estimators=20" in text
+    for demo_only in ("demo network", "hidden", "tanh", "Adam", "dataset"):
+        assert demo_only not in text, demo_only
+
+
+def test_user_model_report_screenshot_is_kept(user_report, tmp_path):
+    _screenshot(user_report, tmp_path, "report-user-model.png")
