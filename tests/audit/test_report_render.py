@@ -146,3 +146,29 @@ def test_sections_answer_their_question_against_a_baseline(audit):
     assert "test accuracy" in text and "-MIP" in text
     # the demo's settings are shown in the demo's report, as the demo network
     assert "demo network" in text and "Adam" not in text
+
+
+@pytest.mark.parametrize("layout", ["data", "train-test"])
+def test_record_sources_point_at_the_row_in_the_users_file(tmp_path, layout):
+    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.pipeline import _record_sources
+
+    rng = np.random.default_rng(0)
+    n = 40
+    df = pd.DataFrame({"x": np.arange(n) * 10, "g": rng.choice(["a", "b"], n), "y": np.tile(["p", "q"], n // 2),
+                       "member": rng.permutation(np.r_[np.ones(n // 2, int), np.zeros(n // 2, int)])})
+    if layout == "data":
+        df.to_csv(tmp_path / "all.csv", index=False)
+        cfg = make_config(data=tmp_path / "all.csv", membership_column="member", label="y")
+        files = {"all.csv": df}
+    else:
+        df[df.member == 1].drop(columns="member").to_csv(tmp_path / "m.csv", index=False)
+        df[df.member == 0].drop(columns="member").to_csv(tmp_path / "n.csv", index=False)
+        cfg = make_config(train=tmp_path / "m.csv", test=tmp_path / "n.csv", label="y")
+        files = {"m.csv": df[df.member == 1].reset_index(drop=True), "n.csv": df[df.member == 0].reset_index(drop=True)}
+    data = prepare_data(cfg)
+    src = _record_sources(cfg, data)
+    x = np.r_[data.frame_mem["x"], data.frame_non["x"]]
+    for s, row, v in zip(src["source"], src["row"], x):
+        assert files[s]["x"].iloc[row - 1] == v  # row 1 = the first row after the header
+    assert set(src["files"]) == set(src["source"])
