@@ -312,11 +312,14 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
             else:  # its parameters that differ from scikit-learn's defaults
                 r["estimator"] = repr(est)
         else:
-            skip = ("n_threads", "native", "batched", "device")
+            skip = ("n_threads", "native", "batched", "device", "backend", "sparse_input")  # how, not what
+            params = {k: v for k, v in learner.get_params(deep=False).items() if k not in skip}
+            if params.get("mode") == "faithful":  # TorchMLP: per-example SGD; batch size and optimizer do not apply
+                params.pop("batch_size", None)
+                params["optimizer"] = "per-example SGD (batch 1, fixed row permutation)"
             r = {"algorithm": f"leakaudit's {type(learner).__name__}"
                  + (" (scikit-learn's RandomForestClassifier algorithm, same trees for the same seed)"
-                    if type(learner).__name__ == "RandomForest" else ""),
-                 **{k: v for k, v in learner.get_params(deep=False).items() if k not in skip}}
+                    if type(learner).__name__ == "RandomForest" else ""), **params}
     r["seeds"] = "a fresh seed per model, derived from the audit seed"
     # a parameter left unset (None) takes the algorithm's default: not listed
     out["retraining_recipe"] = {k: _plain(v) for k, v in r.items() if v is not None}
