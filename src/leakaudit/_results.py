@@ -134,7 +134,7 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(to_jsonable(data), indent=2, allow_nan=True)  # TEMP: strict once the report reads null
+    text = dumps_strict(data)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.chmod(tmp, 0o644)  # mkstemp makes 0600; results are meant to be read
     try:

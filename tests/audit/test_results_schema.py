@@ -65,14 +65,6 @@ def test_published_schema_is_the_generated_one(schema):
         "print(json.dumps(s(), indent=2))' > docs/results.schema.json")
 
 
-# results.json stays non-strict until the HTML report reads null: src/leakaudit/report/templates/report.html.j2 line 66
-# formats a null TPR ('t.tpr == t.tpr' is true for null) and the smoke demo always has one (TPR at 0.01% FPR). Once the
-# report is null-safe, write_json_atomic's one marked line turns strict and these two tests pass (then drop the marks).
-_PENDING_REPORT = pytest.mark.xfail(strict=True, raises=ValueError,
-                                    reason="write_json_atomic keeps NaN until report/ reads null (see above)")
-
-
-@_PENDING_REPORT
 def test_demo_results_are_strict_json_and_follow_the_schema(schema, demo_run):
     res = _strict_load(demo_run / "results.json")
     jsonschema.validate(res, schema, cls=jsonschema.Draft202012Validator)
@@ -82,7 +74,6 @@ def test_demo_results_are_strict_json_and_follow_the_schema(schema, demo_run):
     assert res["verdict"]["checks"] and res["dtp"] is not None
 
 
-@_PENDING_REPORT
 def test_predictions_only_results_follow_the_schema(schema, predictions_run):
     res = _strict_load(predictions_run / "results.json")
     jsonschema.validate(res, schema, cls=jsonschema.Draft202012Validator)
@@ -101,8 +92,7 @@ def test_inputs_json_is_strict(tmp_path):
 
 def test_schema_rejects_what_it_should(schema, demo_run):
     """The schema is not vacuous: a NaN-era value, a wrong status and a missing key are refused."""
-    res = json.loads((demo_run / "results.json").read_text())
-    res = json.loads(dumps_strict(res))  # NaN -> null, as the writer will write it
+    res = _strict_load(demo_run / "results.json")
     bad = json.loads(json.dumps(res))
     bad["verdict"]["checks"][0]["status"] = "failed"
     with pytest.raises(jsonschema.ValidationError, match="failed"):
@@ -121,13 +111,13 @@ def test_schema_rejects_what_it_should(schema, demo_run):
         jsonschema.validate(bad, schema, cls=jsonschema.Draft202012Validator)
 
 
-def test_strict_dump_turns_nan_and_inf_into_null(tmp_path):
+def test_writer_turns_nan_and_inf_into_null(tmp_path):
     data = {"a": float("nan"), "b": [1.0, float("inf"), -np.inf], "c": np.array([np.nan, 2.0]),
-            "d": np.float32("nan"), "e": {"f": (float("nan"),)}}
-    assert json.loads(dumps_strict(data), parse_constant=_refuse_constant) == {
-        "a": None, "b": [1.0, None, None], "c": [None, 2.0], "d": None, "e": {"f": [None]}}
-    write_json_atomic(tmp_path / "x.json", {"a": 1.5})
-    assert _strict_load(tmp_path / "x.json") == {"a": 1.5}
+            "d": np.float32("nan"), "e": {"f": (float("nan"),)}, "g": 1.5}
+    write_json_atomic(tmp_path / "x.json", data)
+    assert _strict_load(tmp_path / "x.json") == {"a": None, "b": [1.0, None, None], "c": [None, 2.0], "d": None,
+                                                 "e": {"f": [None]}, "g": 1.5}
+    assert "NaN" not in dumps_strict(data) and "Infinity" not in dumps_strict(data)
 
 
 class _R(Result):

@@ -194,7 +194,7 @@ def summary_lines(res) -> list[str]:
              f"{counts['not measurable']} not measurable", verdict_line(v)]
     for c in v.checks:
         if c.status == "not measurable":
-            lines.append(f"  not measurable: {c.name}: {c.fix or _lower_first(c.sentence)}")
+            lines.append(f"  not measurable: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")
     for sk in res.skipped:
         lines.append(f"  not run: {sk['name']}: {_lower_first(_plain_reason(sk.get('reason', '')))}; "
                      f"to run it: {enabling_hint(sk)}")
@@ -252,6 +252,16 @@ def enabling_hint(skipped: dict) -> str:
     if "property" in name.lower() or "attribute" in name.lower():
         return "name the sensitive columns with --sensitive COL,COL"
     return "see the report's 'not run' section"
+
+
+def _with_flags(fix: str) -> str:
+    """A check's fix with the settings it names written as the flag or TOML key a user gives."""
+    fix = re.sub(r"\bthresholds\.(\w+)", r"\1 in the [thresholds] table of a --config file", fix)
+    fix = re.sub(r"\(profile (\w+)\)", r"(--profile \1)", fix)
+    fix = re.sub(r"\bdtp_test_max_records\b", "the re-measured records (dtp_test_max_records)", fix)
+    if "--" not in fix and re.search(r"\b(non-)?members\b|\brecords\b", fix):
+        fix += " (in the --train / --test files, or --data; the demo: --n-members / --n-nonmembers)"
+    return fix
 
 
 def _lower_first(s: str) -> str:

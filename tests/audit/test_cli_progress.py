@@ -1,0 +1,156 @@
+"""What `leakaudit audit` shows: progress on stderr (plain off a terminal, none with --quiet), then on stdout the
+verdict line and every check that was not measurable or not run, with the flag or input that would enable it."""
+
+import io
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from leakaudit.audit.cli import enabling_hint, summary_lines, verdict_line
+from leakaudit.audit.progress import StageProgress
+from leakaudit.cli import main
+
+SMOKE = ["audit", "--profile", "smoke", "--n-members", "200", "--n-nonmembers", "200"]
+_INTERNAL = re.compile(r"population_probs|population_y|population_reference|\breference\b(?![- ]models?)|train_loss")
+
+
+def test_quiet_prints_no_progress(tmp_path, capsys):
+    assert main(SMOKE + ["--out", str(tmp_path / "q"), "--quiet"]) == 0
+    cap = capsys.readouterr()
+    assert cap.err == ""
+    assert re.search(r"^verdict: (PUBLISH|DO NOT PUBLISH|INCONCLUSIVE)\. ", cap.out, flags=re.M)
+
+
+def test_off_a_terminal_progress_is_plain_stage_lines(tmp_path, capsys):
+    assert main(SMOKE + ["--out", str(tmp_path / "p")]) == 0
+    cap = capsys.readouterr()
+    err = cap.err
+    assert "\x1b[" not in err and "\r" not in err  # no colour, no carriage-return animation
+    for stage in ("data", "target", "membership", "dtp", "attribute", "property", "mip"):
+        assert re.search(rf"^{stage}: .+", err, flags=re.M), (stage, err)
+    assert re.search(r"^  dtp done in [0-9.]+ s \(\d+ models\)$", err, flags=re.M), err
+    assert "time by stage:" in err and "time by stage" not in cap.out
+    # stdout: the files, the counts, one verdict line that does not repeat the outcome
+    verdicts = [line for line in cap.out.splitlines() if line.startswith("verdict:")]
+    assert len(verdicts) == 1
+    assert not re.search(r"verdict: (\w[\w ]*)\. \1:", verdicts[0], flags=re.I), verdicts[0]
+
+
+def test_skipped_and_unmeasurable_lines_name_a_flag(tmp_path, capsys):
+    from leakaudit.data import load_adult
+
+    df = load_adult().to_frame().sample(400, random_state=0).reset_index(drop=True)
+    df.iloc[:200].to_csv(tmp_path / "train.csv", index=False)
+    df.iloc[200:].to_csv(tmp_path / "test.csv", index=False)
+    rng = np.random.default_rng(0)
+    for name in ("ptrain", "ptest"):
+        pd.DataFrame(rng.dirichlet([1, 1], size=200), columns=["p0", "p1"]).to_csv(tmp_path / f"{name}.csv",
+                                                                                  index=False)
+    assert main(["audit", "--train", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"),
+                 "--label", "income", "--sensitive", "sex", "--predictions-train", str(tmp_path / "ptrain.csv"),
+                 "--predictions-test", str(tmp_path / "ptest.csv"), "--profile", "smoke",
+                 "--out", str(tmp_path / "o"), "-q"]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.lstrip().startswith(("not run:", "not measurable:"))]
+    names = " ".join(lines)
+    for what in ("LiRA, RMIA, shadow", "attribute inference", "property inference", "MIP", "DTP-1"):
+        assert what in names, (what, out)
+    for line in lines:
+        assert re.search(r"--[a-z]", line), f"no flag named: {line}"
+        assert not _INTERNAL.search(line), f"internal name: {line}"
+    assert out.index("verdict:") < out.index(lines[0])
+
+
+def test_hints_put_internal_inputs_in_words():
+    rmia = {"name": "RMIA", "reason": "needs population_probs, population_y, population_reference"}
+    hint = enabling_hint(rmia)
+    assert "--population FILE" in hint and "population_probs" not in hint
+    shadow = {"name": "shadow-model attack", "reason": "needs reference"}
+    assert "--model" in enabling_hint(shadow)
+    numeric = {"name": "attribute inference of age", "reason": "'age' is numeric",
+               "fix": "bin age into categories (a text column) to infer it"}
+    assert "bin age into categories" in enabling_hint(numeric)
+    prop = {"name": "property inference", "reason": "needs the training algorithm to train shadow models"}
+    assert "--model" in enabling_hint(prop)
+    mip = {"name": "MIP noise (Izzo et al.)", "reason": "needs a model whose parameters leakaudit can read and set"}
+    assert "--module" in enabling_hint(mip)
+
+
+def test_verdict_line_does_not_repeat_the_outcome():
+    class V:
+        outcome, headline = "do not publish", "Do not publish: LiRA: AUC 0.71 is above 0.6"
+
+    assert verdict_line(V) == "verdict: DO NOT PUBLISH. LiRA: AUC 0.71 is above 0.6"
+    V.outcome, V.headline = "inconclusive", "Inconclusive: no check shows leakage of the given model, but x."
+    assert verdict_line(V) == "verdict: INCONCLUSIVE. No check shows leakage of the given model, but x."
+
+
+def test_plain_progress_counts_models_with_time_left():
+    buf = io.StringIO()
+    st = StageProgress(True, stream=buf, tty=False, interval=0.0, hold_until=None)
+    with st.stage("dtp", "leave-one-out PDTP"):
+        st.on_models(0, 100, "training X")
+        st.on_models(25, 100, "training X")
+        st.on_models(100, 100, "training X")
+    text = buf.getvalue()
+    assert text.startswith("dtp: leave-one-out PDTP ...\n")
+    assert re.search(r"^  dtp: 25/100 models, \d+ s so far, about \d+ s left$", text, flags=re.M), text
+    assert re.search(r"^  dtp done in [0-9.]+ s \(100 models\)$", text, flags=re.M), text
+    assert "\x1b" not in text and "\r" not in text
+
+
+def test_input_stage_lines_are_held_until_the_inputs_are_accepted():
+    buf = io.StringIO()
+    st = StageProgress(True, stream=buf, tty=False)
+    with pytest.raises(ValueError):
+        with st.stage("data", "loading"):
+            raise ValueError("bad column")
+    assert buf.getvalue() == ""  # a refused input: its error line stays alone
+    st = StageProgress(True, stream=buf, tty=False)
+    with st.stage("data", "loading"):
+        pass
+    assert buf.getvalue() == ""
+    with st.stage("target", "model"):
+        pass
+    assert re.fullmatch(r"data: loading: done in [0-9.]+ s\ntarget: model: done in [0-9.]+ s\n", buf.getvalue())
+
+
+def test_terminal_progress_uses_a_transient_bar():
+    buf = io.StringIO()
+    st = StageProgress(True, stream=buf, tty=True, hold_until=None)
+    with st.stage("membership", "attacks"):
+        st.on_models(0, 8, "")
+        st.on_models(8, 8, "")
+    text = buf.getvalue()
+    assert "\x1b[" in text and "membership done in" in text and st._bar is None
+
+
+def test_engine_reports_models_done_of_the_total_including_cached(tmp_path):
+    from sklearn.tree import DecisionTreeClassifier
+
+    from leakaudit.engine import Engine
+    from leakaudit.learners import SklearnLearner
+
+    X = np.arange(40.0).reshape(-1, 1)
+    y = (X[:, 0] > 20).astype(int)
+    subsets = [np.arange(0, 40, 2) + (k % 2) for k in range(5)]
+    for _ in range(2):  # trained, then read from the cache
+        calls = []
+        Engine(chunk_size=2, cache_dir=tmp_path, on_progress=lambda d, t, s: calls.append((d, t))).predict_many(
+            SklearnLearner(DecisionTreeClassifier()), X, y, subsets, 0, X[:3])
+        assert calls == [(0, 5), (2, 5), (4, 5), (5, 5)]
+    with pytest.raises(Exception, match="on_progress"):
+        Engine(on_progress=3)
+
+
+def test_summary_lines_of_a_result_without_skips():
+    class V:
+        outcome, headline, checks = "publish", "Publish: all 3 checks were measured.", []
+
+    class R:
+        verdict, skipped = V, []
+
+    assert summary_lines(R) == ["checks: 0 exceeded, 0 passed, 0 not measurable",
+                                "verdict: PUBLISH. All 3 checks were measured."]
