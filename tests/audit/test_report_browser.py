@@ -56,12 +56,12 @@ def user_report(tmp_path_factory):
 
 
 def _chromium(args, tmp_path, timeout=120):
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args], check=False,
                           capture_output=True, text=True, timeout=timeout)
 
 
 def _visible_text(dom: str) -> str:
-    dom = re.sub(r"<style.*?</style>|<svg.*?</svg>|<title>.*?</title>", " ", dom, flags=re.S)
+    dom = re.sub(r"<style.*?</style>|<svg.*?</svg>|<title>.*?</title>", " ", dom, flags=re.DOTALL)
     return re.sub(r"\s+", " ", _html.unescape(re.sub(r"<[^>]+>", " ", dom)))
 
 
@@ -72,12 +72,12 @@ def _check_page(report: Path, tmp_path, *, values: list[str], model: str) -> str
     assert not re.search(r"CONSOLE\(|Uncaught|Failed to load resource", p.stderr), p.stderr[-2000:]
     assert re.search(r'id="verdict"', dom) and "Verdict:" in dom
     # the checks table, with a status in every row
-    checks = re.search(r'<table id="checks-table">(.*?)</table>', dom, re.S)
+    checks = re.search(r'<table id="checks-table">(.*?)</table>', dom, re.DOTALL)
     assert checks and len(re.findall(r'<td class="status ', checks.group(1))) >= 4
     # the records table, with the records' own column values, file and row
-    records = re.search(r'<table id="records-table">(.*?)</table>', dom, re.S)
+    records = re.search(r'<table id="records-table">(.*?)</table>', dom, re.DOTALL)
     assert records, "records table missing"
-    head = re.search(r"<tr>(.*?)</tr>", records.group(1), re.S).group(1)
+    head = re.search(r"<tr>(.*?)</tr>", records.group(1), re.DOTALL).group(1)
     for col in ["rank among members", "file", "row", *values]:
         assert f"<th>{col}</th>" in head, col
     assert len(re.findall(r"<tr", records.group(1))) >= 10

@@ -23,7 +23,7 @@ def audit(tmp_path_factory):
 
 def visible_text(html: str) -> str:
     """The page's text as a reader sees it (no style sheet, no plot internals, no tags)."""
-    html = re.sub(r"<style.*?</style>|<svg.*?</svg>", " ", html, flags=re.S)
+    html = re.sub(r"<style.*?</style>|<svg.*?</svg>", " ", html, flags=re.DOTALL)
     return re.sub(r"\s+", " ", _html.unescape(re.sub(r"<[^>]+>", " ", html)))
 
 
@@ -108,10 +108,10 @@ def test_check_status_words_agree_with_the_numbers(audit):
     c2 = next(c for c in res["verdict"]["checks"] if c["id"] == "membership.loss.auc")
     c2.update(status="passed", value=0.52, interval=[0.48, 0.56], threshold=0.6)
     html = render_report(res, rec)
-    row = re.search(r"loss threshold: TPR at 1% FPR</td>(.*?)</tr>", html, re.S).group(1)
+    row = re.search(r"loss threshold: TPR at 1% FPR</td>(.*?)</tr>", html, re.DOTALL).group(1)
     assert "passed: not shown above the threshold" in row and "1.10% measured" in row and "7.50%" in row
     assert "within the threshold" not in row
-    row = re.search(r"loss threshold: AUC</td>(.*?)</tr>", html, re.S).group(1)
+    row = re.search(r"loss threshold: AUC</td>(.*?)</tr>", html, re.DOTALL).group(1)
     assert "passed: below the threshold" in row and "lies below 0.6" in row
 
 
@@ -125,13 +125,13 @@ def test_records_table_lists_every_record_behind_the_verdict(audit):
     res["verdict"]["checks"] = [{**c, "status": "exceeded"} if c["id"] == "dtp.dtp1" else c
                                 for c in res["verdict"]["checks"]]
     html = render_report(res, rec)
-    table = re.search(r'<table id="records-table">(.*?)</table>', html, re.S).group(1)
-    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)
+    table = re.search(r'<table id="records-table">(.*?)</table>', html, re.DOTALL).group(1)
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.DOTALL)
     assert len(rows) == 1 + 15 + 1
     hit = [r for r in rows if "DTP-1" in r]
     assert len(hit) == 1 and f"<td>{int(last['row'])}</td>" in hit[0] and f"<td>{int(last['risk_rank'])}</td>" in hit[0]
     assert f"<td>{last['sex']}</td>" in hit[0]
-    nxt = visible_text(re.search(r'<h2 id="next">.*?</ul>', html, re.S).group(0))
+    nxt = visible_text(re.search(r'<h2 id="next">.*?</ul>', html, re.DOTALL).group(0))
     assert f"bundled Adult, row {int(last['row'])}" in nxt and "reduce" in nxt
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from .checks import Analysis, Skipped
 from .context import AuditContext
 
-__all__ = ["mip_analysis", "MIP_ETA", "accuracy_cost"]
+__all__ = ["MIP_ETA", "accuracy_cost", "mip_analysis"]
 
 MIP_ETA = 0.05
 
@@ -50,7 +50,11 @@ def _torch_module_codec(learner, X: np.ndarray):
     """Codec for a ``--module`` target's retrained instances (TorchModuleModel): parameters as one vector."""
     import torch
 
-    from ..learners.torch_module import TorchModuleLearner, TorchModuleModel, _output_kind
+    from ..learners.torch_module import (
+        TorchModuleLearner,
+        TorchModuleModel,
+        _output_kind,
+    )
 
     if not isinstance(learner, TorchModuleLearner):
         return None

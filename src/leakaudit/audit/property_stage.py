@@ -24,11 +24,11 @@ from .._random import spawn_seeds
 from .checks import Analysis, Skipped
 from .context import AuditContext
 
-__all__ = ["property_analysis", "compare_with_no_model"]
+__all__ = ["compare_with_no_model", "property_analysis"]
 
 
 def _sample_with_share(idx_in: np.ndarray, idx_out: np.ndarray, n: int, t: float, rng) -> np.ndarray | None:
-    k = int(round(t * n))
+    k = round(t * n)
     if k > idx_in.size or n - k > idx_out.size:
         return None
     return np.sort(np.r_[rng.choice(idx_in, k, replace=False), rng.choice(idx_out, n - k, replace=False)])
@@ -106,7 +106,7 @@ def _property(cfg, data, target, seeds: dict, skipped: list, engine) -> dict:
         return {}
     if not data.sensitive:
         return {}
-    X_mem, X_non, X_pop = target.inputs(data)
+    _, X_non, X_pop = target.inputs(data)
     pool_X = np.vstack([X_non, X_pop])
     pool_y = np.concatenate([data.y_non, data.y_pop])
     pool_f = [data.frame_non, data.frame_pop]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from ..exceptions import DataFileError
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
-__all__ = ["render_report", "write_report", "fmt"]
+__all__ = ["fmt", "render_report", "write_report"]
 
 _PROFILE_NOTES = {
     "smoke": "fastest, least power: few reference models and PDTP on a sample; for testing only",
@@ -63,6 +64,12 @@ def fmt(v, spec: str = ".3f", *, missing: str = MISSING) -> str:
     if spec == "%2":
         return f"{x * 100:.2f}%"
     return format(x, spec)
+
+
+def _score(v) -> str:
+    """An attack score: two decimals, or three significant digits when it is huge or tiny."""
+    x = _num(v)
+    return fmt(x, ".2f" if x is not None and (x == 0 or 0.01 <= abs(x) < 1e4) else ".3g")
 
 
 def fmt_interval(iv, spec: str = ".3f") -> str:
@@ -109,8 +116,12 @@ def _check_spec(c: dict) -> str:
     return "%2" if c.get("id", "").endswith("tpr_at_low_fpr") else (".2f" if c.get("analysis") == "dtp" else ".3f")
 
 
-def _check_row(c: dict, conf_pct: str) -> dict:
-    """One row of the checks table: a status and a reading whose words agree with the numbers."""
+def _check_row(c: dict, conf_pct: str, records: pd.DataFrame | None = None) -> dict:
+    """One row of the checks table: a status and a reading whose words agree with the numbers; a member named by
+    its index in a check's sentence ("record 114") is named by its file and row."""
+    if c.get("analysis") == "dtp" and c.get("sentence"):
+        c = {**c, "sentence": re.sub(r"\brecord (\d+):", lambda m: f"{_where(records, int(m.group(1)))}:",
+                                     c["sentence"])}
     spec = _check_spec(c)
     tspec = {"%2": "%", ".3f": "g", ".2f": "g"}[spec]
     value, iv, thr = _num(c.get("value")), c.get("interval"), _num(c.get("threshold"))
@@ -150,9 +161,9 @@ def _verdict_records(results: dict) -> dict[int, str]:
     out: dict[int, str] = {}
     if dtp.get("rule") == "long":
         for r in dtp.get("records_above") or []:
-            out[int(r)] = "single PDTP above the DTP-1 threshold (Long et al.'s rule)"
+            out[int(r)] = "DTP-1 (Long et al.'s raw rule)"
     for r in dtp.get("records_significant") or []:
-        out[int(r)] = "DTP-1: significantly above the threshold after re-measuring"
+        out[int(r)] = "DTP-1 (significant when re-measured)"
     return out
 
 
@@ -214,7 +225,7 @@ def _dtp_records(dtp: dict, records: pd.DataFrame | None, limit: int = 25) -> li
     rows = []
     for r, m, lb, sig in zip(test["records"], test["stage2_mean"], test["lower_bound"], test["significant"]):
         rows.append({"where": _where(records, int(r)), "pdtp": fmt(single.get(int(r))), "mean": fmt(m),
-                     "lower": fmt(lb), "significant": bool(sig), "lira": fmt(lira.get(int(r)), ".3g"),
+                     "lower": fmt(lb), "significant": bool(sig), "lira": _score(lira.get(int(r))),
                      "_key": (-bool(sig), -(_num(lb) if _num(lb) is not None else -np.inf))})
     rows.sort(key=lambda d: d.pop("_key"))
     return rows[:limit]
@@ -287,7 +298,7 @@ def _membership_rows(results: dict) -> tuple[list[str], list[dict]]:
     return [fmt(f, "g") for f in fprs], rows
 
 
-def _dtp_answer(results: dict) -> str:
+def _dtp_answer(results: dict, records: pd.DataFrame | None) -> str:
     dtp = results.get("dtp") or {}
     if not dtp:
         return ""
@@ -305,15 +316,22 @@ def _dtp_answer(results: dict) -> str:
     if not n_above:
         return (f"No training record changes the model's output by more than e^{thr:g} when removed: the largest "
                 f"PDTP is {fmt(dtp.get('max'), '.2f')} over {n_rec} records.{noise}")
-    recs = dtp.get("records_significant") or []
     if k:
+        test = dtp.get("test") or {}
+        lbs = [(_num(lb), int(r)) for r, lb, sig in zip(test.get("records", []), test.get("lower_bound", []),
+                                                         test.get("significant", [])) if sig and _num(lb) is not None]
+        clearest = ""
+        if lbs:
+            lb, r = max(lbs)
+            clearest = (f" The clearest, {_where(records, r)}, changes it by at least {lb:.2f} nats, against a "
+                        f"threshold of {thr:g}.")
         return (f"{k} training record{'s' if k > 1 else ''} change{'s' if k == 1 else ''} the model's output by more "
                 f"than e^{thr:g} when removed, beyond training noise and binning ({n_above} of {n_rec} were above it "
-                f"once and were re-measured).{noise} Listed below and in the records table.")
+                f"once and were re-measured).{clearest}{noise} Listed below and in the records table.")
     return (f"{n_above} of {n_rec} records were above {thr:g} in a single measurement, but none stays significantly "
             f"above it when re-measured with fresh seeds: a single measurement's noise explains them.{noise}"
             + (f" ({len(dtp.get('records_untested') or [])} were not re-measured.)" if dtp.get("records_untested")
-               else "") + ("" if recs else ""))
+               else ""))
 
 
 def _attribute_rows(results: dict) -> list[dict]:
@@ -433,10 +451,12 @@ def _settings_rows(results: dict) -> tuple[list[tuple[str, str]], list[tuple[str
     for k, v in cfg.items():
         if v is None or v == [] or v == {} or k in _CONFIG_SHOWN_ELSEWHERE or (k in _DEMO_ONLY and not demo):
             continue
+        if demo and k in ("hidden", "activation", "epochs"):  # one row: the demo network
+            continue
         conf.append((k, _plain(v)))
     if demo:
-        conf.insert(0, ("demo network", f"hidden {_plain(cfg.get('hidden'))}, {cfg.get('activation')}, "
-                                        f"{cfg.get('epochs')} epochs"))
+        net = f"hidden {_plain(cfg.get('hidden'))}, {cfg.get('activation')}, {cfg.get('epochs')} epochs"
+        conf.insert(0, ("demo network", net))
     return prof, rec, conf
 
 
@@ -472,7 +492,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
     cfg = results["config"]
     cc = _num(verdict.get("check_confidence"))
     conf_pct = f"{cc * 100:.4g}%" if cc is not None else f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%"
-    check_rows = [_check_row(c, conf_pct) for c in verdict.get("checks") or []]
+    check_rows = [_check_row(c, conf_pct, records) for c in verdict.get("checks") or []]
     fprs, mem_rows = _membership_rows(results)
     prof, recipe, conf = _settings_rows(results)
     data = results.get("data") or {}
@@ -485,7 +505,8 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         accuracy=(f"{fmt(target.get('train_accuracy'), '%')} on members, {fmt(target.get('test_accuracy'), '%')} on "
                   "non-members"),
         outcome=verdict.get("outcome", "publish" if verdict.get("publish") else "do not publish"),
-        headline=verdict.get("headline", ""),
+        headline=re.sub(r"\brecord (\d+):", lambda m: f"{_where(records, int(m.group(1)))}:",
+                        verdict.get("headline", "")),
         recipe_sentence=(verdict.get("recipe") or {}).get("sentence", ""),
         n_checks=verdict.get("n_checks"), conf_pct=conf_pct, confidence=f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%",
         checks=check_rows,
@@ -494,7 +515,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
         auc_method=", ".join(sorted({_AUC_METHODS.get(str(v.get("auc_ci_method")), str(v.get("auc_ci_method")))
                                      for v in membership.values() if v.get("auc_ci_method")})),
-        dtp=dtp, dtp_answer=_dtp_answer(results),
+        dtp=dtp, dtp_answer=_dtp_answer(results, records),
         dtp_max=fmt((dtp or {}).get("max")), dtp_mean=fmt((dtp or {}).get("mean")),
         dtp_floor=f"{fmt(((dtp or {}).get('noise_floor') or {}).get('median'))} / "
                   f"{fmt(((dtp or {}).get('noise_floor') or {}).get('p90'))}",

@@ -6,7 +6,7 @@ import io
 
 import numpy as np
 
-__all__ = ["roc_svg", "pdtp_vs_score_svg", "histogram_svg", "roc_points", "interp_roc", "robust_limits"]
+__all__ = ["histogram_svg", "interp_roc", "pdtp_vs_score_svg", "robust_limits", "roc_points", "roc_svg"]
 
 _COLORS = ["#1b6ca8", "#d1495b", "#2e933c", "#edae49", "#6a4c93", "#00798c", "#8d6a9f", "#444444"]
 
