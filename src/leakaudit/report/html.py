@@ -429,7 +429,7 @@ def _next_steps(results: dict, records: pd.DataFrame | None, rows: list[dict]) -
         if r["status"] == "not measurable" and r["fix"]:
             fixes.setdefault(r["fix"], []).append(r["name"])
     for fix, names in fixes.items():
-        out.append(f"{', '.join(names)}: not measurable with these records; {fix}.")
+        out.append(f"{', '.join(names)}: not measurable; {fix}.")
     return out
 
 
@@ -513,6 +513,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         thresholds=[(k, _plain(v)) for k, v in thresholds.items() if v is not None],
         next_steps=_next_steps(results, records, check_rows),
         membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
+        attacks_run=[a for a in _ATTACKS if a in membership],
         auc_method=", ".join(sorted({_AUC_METHODS.get(str(v.get("auc_ci_method")), str(v.get("auc_ci_method")))
                                      for v in membership.values() if v.get("auc_ci_method")})),
         dtp=dtp, dtp_answer=_dtp_answer(results, records),
