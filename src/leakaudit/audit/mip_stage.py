@@ -146,11 +146,14 @@ def _mip(cfg, data, target, seeds: dict, skipped: list) -> dict | None:
     noise, norm = float(np.linalg.norm(rel.noise)), float(np.linalg.norm(rel.theta))
     lo, hi = acc["accuracy_cost_interval"]
     pc = f"{cfg.confidence * 100:g}%"
-    ratio = f" ({noise / norm:,.3g} times their size)" if norm > 0 else ""
+    def num(x: float) -> str:  # 74,352 rather than 7.435e+04
+        return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+    ratio = f" ({num(noise / norm)} times their size)" if norm > 0 else ""
     a0, a1 = acc["test_accuracy_without_noise"] * 100, acc["test_accuracy_with_noise"] * 100
     sentence = (f"to make the released parameters {MIP_ETA:g}-MIP (no attacker guesses whether a record was trained on "
                 f"with accuracy above {50 + MIP_ETA * 100:g}%), Izzo et al.'s mechanism adds noise of norm "
-                f"{noise:,.4g} to parameters of norm {norm:,.4g}{ratio}; on the {acc['n_test']:,} non-members, the "
+                f"{num(noise)} to parameters of norm {num(norm)}{ratio}; on the {acc['n_test']:,} non-members, the "
                 f"test accuracy of the model it trains on half of the members {'falls' if a1 < a0 else 'goes'} from "
                 f"{a0:.1f}% to {a1:.1f}% with the noise: a cost of {acc['accuracy_cost'] * 100:.1f} points ({pc} "
                 f"interval {lo * 100:.1f} to {hi * 100:.1f})")

@@ -72,6 +72,16 @@ def _score(v) -> str:
     return fmt(x, ".2f" if x is not None and (x == 0 or 0.01 <= abs(x) < 1e4) else ".3g")
 
 
+def _big(v) -> str:
+    """74,352 rather than 7.435e+04; four significant digits below 1,000."""
+    x = _num(v)
+    return fmt(x, ",.0f" if x is not None and abs(x) >= 1000 else ".4g")
+
+
+def _capital(s: str) -> str:
+    return s[:1].upper() + s[1:]
+
+
 def fmt_interval(iv, spec: str = ".3f") -> str:
     if not iv or len(iv) != 2 or _num(iv[0]) is None or _num(iv[1]) is None:
         return MISSING
@@ -377,7 +387,7 @@ def _mip_rows(mip: dict | None) -> list[tuple[str, str]]:
     d, de = mip.get("parameters"), mip.get("parameters_with_noise")
     rows = [
         ("eta (the attacker's largest advantage over a coin flip)", fmt(mip.get("eta"), "g")),
-        ("noise norm / parameter norm", f"{fmt(mip.get('noise_norm'), ',.4g')} / {fmt(mip.get('parameter_norm'), ',.4g')}"),
+        ("noise norm / parameter norm", f"{_big(mip.get('noise_norm'))} / {_big(mip.get('parameter_norm'))}"),
         ("parameters that receive noise", f"{d:,} of {de:,}" if isinstance(d, int) and isinstance(de, int) else MISSING),
         ("test accuracy without the noise",
          f"{fmt(mip.get('test_accuracy_without_noise'), '%')} {fmt_interval(mip.get('test_accuracy_without_noise_interval'), '%')}"),
@@ -526,6 +536,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         records_head=rec_head, records_rows=rec_rows, records_extra=n_extra, top_n=TOP_N,
         attribute=_attribute_rows(results), property=_property_rows(results),
         mip=results.get("mip"), mip_rows=_mip_rows(results.get("mip")),
+        mip_sentence=_capital((results.get("mip") or {}).get("sentence") or ""),
         skipped=[s for s in results.get("skipped", [])],
         command=results.get("command", ""),
         timings=[(k, fmt(v, ".1f")) for k, v in (results.get("timings") or {}).items()],
