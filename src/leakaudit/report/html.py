@@ -302,7 +302,7 @@ def _membership_rows(results: dict) -> tuple[list[str], list[dict]]:
                         if _num(t.get("tpr")) is not None else "not estimable")
         rows.append({"name": _ATTACKS.get(name, name),
                      "auc": f"{fmt(m.get('auc'))} {fmt_interval(m.get('auc_ci'))}",
-                     "advantage": fmt(m.get("advantage")), "tprs": tprs,
+                     "tprs": tprs,
                      "epsilon": fmt(e.get("epsilon_lb"), ".2f") if e.get("measurable") else
                      ("not measurable" if e else MISSING)})
     return [fmt(f, "g") for f in fprs], rows
