@@ -199,8 +199,9 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
     values = pd.concat([data.frame_mem, data.frame_non], ignore_index=True)
     values.insert(0, data.label, np.asarray(data.class_names, dtype=object)[data.y_audit])
     value_cols = []
-    for col in values.columns:
-        name = str(col) if str(col) not in rec.columns else f"value_{col}"  # a table column named like ours
+    ours = set(rec.columns) | {"pdtp", "pdtp_lower_bound", "risk_rank"}
+    for col in values.columns:  # a table column named like one of ours (or like an attack's score) gets a prefix
+        name = str(col) if str(col) not in ours and not str(col).startswith("score_") else f"value_{col}"
         rec[name] = values[col].to_numpy()
         value_cols.append(name)
     for a in (dtp, membership):
