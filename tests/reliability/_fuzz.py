@@ -26,6 +26,8 @@ BUDGETS = {
     "long": int(os.environ.get("LEAKAUDIT_FUZZ_LONG_EXAMPLES", "2000")),
 }
 COUNTS: Counter = Counter()
+#: per fuzz test, how its cases ended (e.g. accepted / refused), printed at the end of the session
+OUTCOMES: dict = {}
 
 # Parametrize a fuzz test over this: the long run is slow-marked.
 BUDGET_PARAMS = pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 def pytest_sessionfinish(session, exitstatus):
-    from ._fuzz import COUNTS, SEED
+    from ._fuzz import COUNTS, OUTCOMES, SEED
 
     if not COUNTS:
         return
@@ -29,3 +29,6 @@ def pytest_sessionfinish(session, exitstatus):
     tr = session.config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None:
         tr.write_line(f"fuzz: {data['this_session']} cases run this session (seed {SEED}); counts in {path}")
+        for name, outcome in sorted(OUTCOMES.items()):
+            tr.write_line(f"fuzz: {name}: {COUNTS.get(name, 0)} cases, "
+                          + ", ".join(f"{v} {k}" for k, v in sorted(outcome.items())))

@@ -1,0 +1,703 @@
+"""Structured, near-valid inputs of ``leakaudit audit`` and an oracle that owes nothing to leakaudit's code.
+
+A case is drawn by :func:`cases` (hypothesis picks the structure, a seeded numpy generator the values) and
+written to a folder by :func:`build`, which returns the command line and the oracle's expectation:
+
+- ``must_refuse``: the case breaks a rule of docs/input.md that must be refused (a missing column, a one-sided
+  class, a model class the data lacks, ...); ``clean``: the case breaks nothing and must be accepted;
+- ``expect(out_json)``: when leakaudit accepts, the accuracies it reports must be the model's own on the rows
+  written, computed here with pandas and scikit-learn only: the files are read back with ``pd.read_csv`` /
+  ``pd.read_parquet``, the contract's one rule that changes values (a column that is numbers in one table and
+  text in another is parsed as numbers) is applied, and the model is fed what the contract says it takes
+  (the columns it names, the table's columns, or the encoding the contract spells out: z-scored numbers, 0/1
+  columns as they are). Ties in a model's probabilities may break either way: the oracle gives an interval.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from hypothesis import strategies as st
+
+WORDS = ["red", "green", "blue", "cyan", "mauve"]
+NAMES = ["a", "b", "x1", "age", "sex", "col 2", "Größe", "z_score", "n", "k9"]
+FEATURE_KINDS = ["float", "int", "bin", "bool", "text", "textmiss", "mixed", "const"]
+LABEL_KINDS = ["int", "sparse", "text", "bool", "floatwhole"]
+CLASS_VALUES = {"int": [0, 1, 2], "sparse": [10, -1, 3], "text": ["no", "yes", "maybe"], "bool": [False, True],
+                "floatwhole": [0.0, 1.0, 2.0]}
+MUST = {  # defects docs/input.md says are refused
+    "nan_numeric", "stray_one_table", "missing_col", "extra_col", "dup_col", "one_sided_class", "stray_label",
+    "pop_label", "missing_label", "fraction_label", "sensitive_const", "sensitive_unknown", "sensitive_label",
+    "bad_membership", "unknown_label", "model_missing_class", "model_extra_class", "model_bare_auto",
+    "model_unknown_feature", "pred_rows", "pred_header", "pred_logits", "pred_text", "pred_cols", "config_invalid",
+    "codes_ambiguous", "no_rows"}
+MAYBE = {"stray_all_tables", "model_input_declared", "model_fit_types", "pred_headerless"}
+
+
+@dataclass
+class Spec:
+    seed: int
+    n_classes: int
+    label_kind: str
+    label_name: str
+    features: list  # (name, kind)
+    n_mem: int
+    n_non: int
+    n_pop: int
+    layout: str  # separate | data
+    membership: str  # int | str | bool
+    formats: list  # per file: csv | parquet | csv.gz
+    reorder: bool
+    defects: list
+    sensitive: str  # none | cat | num | const | unknown | label
+    target: str  # model | predictions
+    model: str  # lr | dt | rf | knn
+    fit_on: str  # frame | subset | encoded | bare
+    model_input: str | None
+    fit_y: str  # asis | str | codes
+    permute_classes: bool
+    pred_header: str  # names | shuffled | p | digits | empty | headerless
+    use_config: bool
+    config_keys: list = field(default_factory=list)
+    full: bool = False
+
+
+@st.composite
+def cases(draw, full: bool = False):
+    C = draw(st.sampled_from([2, 2, 3]))
+    label_kind = draw(st.sampled_from(LABEL_KINDS))
+    if label_kind == "bool":
+        C = 2
+    n_feat = draw(st.integers(1, 4))
+    kinds = draw(st.lists(st.sampled_from(FEATURE_KINDS), min_size=n_feat, max_size=n_feat))
+    names = draw(st.permutations(NAMES))[:n_feat]
+    feats = list(zip(names, kinds))
+    layout = draw(st.sampled_from(["separate", "separate", "data"]))
+    target = draw(st.sampled_from(["model", "model", "model", "predictions"]))
+    numeric_only = all(k in ("float", "int", "bin", "bool", "const") for k in kinds)
+    fit_on = draw(st.sampled_from(["frame", "frame", "subset", "bare", "encoded"] if numeric_only
+                                  else ["frame", "frame", "subset"]))
+    if fit_on == "bare":
+        model_input = draw(st.sampled_from(["columns", "columns", "encoded", None]))
+    elif fit_on == "encoded":
+        model_input = draw(st.sampled_from(["encoded", "encoded", None, "columns"]))
+    else:
+        model_input = draw(st.sampled_from([None, None, None, "auto", "columns", "encoded"]))
+    defect_pool = ["nan_numeric", "stray_one_table", "stray_all_tables", "missing_col", "extra_col", "dup_col",
+                   "one_sided_class", "stray_label", "pop_label", "missing_label", "fraction_label",
+                   "sensitive_const", "sensitive_unknown", "sensitive_label", "unknown_label", "config_invalid",
+                   "no_rows"]
+    if layout == "data":
+        defect_pool.append("bad_membership")
+    if target == "model":
+        defect_pool += ["model_missing_class", "model_extra_class", "model_unknown_feature", "model_fit_types"]
+    else:
+        defect_pool += ["pred_rows", "pred_header", "pred_logits", "pred_text", "pred_cols"]
+    n_def = draw(st.sampled_from([0, 0, 0, 1, 1, 2]))
+    defects = sorted(set(draw(st.lists(st.sampled_from(defect_pool), min_size=n_def, max_size=n_def))))
+    n_files = 3
+    return Spec(
+        seed=draw(st.integers(0, 2**31 - 1)), n_classes=C, label_kind=label_kind,
+        label_name=draw(st.sampled_from(["y", "label", "income class"])), features=feats,
+        n_mem=draw(st.integers(8, 30)), n_non=draw(st.integers(6, 24)),
+        n_pop=draw(st.sampled_from([0, 0, 7, 15])), layout=layout,
+        membership=draw(st.sampled_from(["int", "str", "bool"])),
+        formats=draw(st.lists(st.sampled_from(["csv", "csv", "parquet", "csv.gz"]), min_size=n_files,
+                              max_size=n_files)),
+        reorder=draw(st.booleans()), defects=defects,
+        sensitive=draw(st.sampled_from(["none", "none", "cat", "num"])), target=target,
+        model=draw(st.sampled_from(["lr", "dt", "rf", "knn"])), fit_on=fit_on, model_input=model_input,
+        fit_y=draw(st.sampled_from(["asis", "asis", "str", "codes"])),
+        permute_classes=draw(st.booleans()),
+        pred_header=draw(st.sampled_from(["names", "shuffled", "p", "digits", "empty", "headerless"])),
+        use_config=draw(st.booleans()),
+        config_keys=draw(st.lists(st.sampled_from(sorted(CONFIG_VALUES)), max_size=3, unique=True)),
+        full=full,
+    )
+
+
+# TOML values: valid ones first, then invalid ones (a key whose drawn value is invalid is a must-refuse defect)
+CONFIG_VALUES = {
+    "profile": (['"smoke"'], ['"huge"', "3"]),
+    "seed": (["0", "7"], ["-1", '"x"']),
+    "confidence": (["0.9", "0.99"], ["2.0", "0.5", '"high"']),
+    "backend": (['"inprocess"'], ['"gpu"']),
+    "dtp_rule": (['"long"', '"statistical"'], ['"loose"']),
+    "exit_code": (["false", "true"], ['"maybe"']),
+    "epsilon_budget": (["1.5"], ["-1.0"]),
+    "thresholds": (["{ max_auc = 0.7 }", "{ low_fpr = 0.05 }"], ["{ max_auc = 0.4 }", "{ nope = 1 }"]),
+    "training": (['{ optimizer = "sgd" }'], ["{ epochs = 0 }"]),
+    "unknown_key": ([], ["1"]),
+}
+
+
+# --------------------------------------------------------------------------------------------- building the files
+
+def _label_values(spec: Spec) -> list:
+    vals = CLASS_VALUES[spec.label_kind][:spec.n_classes]
+    return vals
+
+
+def _column(kind: str, n: int, codes: np.ndarray, rng) -> list | np.ndarray:
+    if kind == "float":
+        return np.round(codes * 1.5 + rng.normal(size=n), 3)
+    if kind == "int":
+        return (codes * 2 + rng.integers(0, 4, n)).astype(np.int64)
+    if kind == "bin":
+        return ((codes + rng.integers(0, 2, n)) % 2).astype(np.int64)
+    if kind == "bool":
+        return rng.integers(0, 2, n).astype(bool)
+    if kind == "const":
+        return np.full(n, 5, dtype=np.int64)
+    if kind in ("text", "textmiss"):
+        v = [WORDS[(c + int(rng.integers(0, 3))) % len(WORDS)] for c in codes]
+        v[0] = WORDS[0]  # a word in every table: the column stays text on reading
+        if kind == "textmiss":
+            v = [None if (i > 0 and rng.random() < 0.2) else x for i, x in enumerate(v)]
+        return np.array(v, dtype=object)
+    if kind == "mixed":  # text in every table, most values numbers: categorical by the contract
+        v = [str(int(c) + int(rng.integers(0, 3))) if rng.random() < 0.7 else "unk" for c in codes]
+        v[0] = "unk"
+        return np.array(v, dtype=object)
+    raise AssertionError(kind)
+
+
+def _table(spec: Spec, n: int, rng) -> pd.DataFrame:
+    C = spec.n_classes
+    codes = rng.integers(0, C, n)
+    codes[:C] = np.arange(C)  # every class in every table
+    rng.shuffle(codes)
+    vals = _label_values(spec)
+    cols = {name: _column(kind, n, codes, rng) for name, kind in spec.features}
+    lab = [vals[c] for c in codes]
+    cols[spec.label_name] = pd.array(lab, dtype="boolean").astype(bool) if spec.label_kind == "bool" else \
+        np.array(lab, dtype=object if spec.label_kind == "text" else None)
+    return pd.DataFrame(cols)
+
+
+def _write(df: pd.DataFrame, path: Path, fmt: str, dup: str | None = None) -> Path:
+    if fmt == "parquet" and dup is None:
+        p = path.with_suffix(".parquet")
+        out = df.copy()
+        for c in out.columns:  # a column of numbers and words is stored as text
+            if not pd.api.types.is_numeric_dtype(out[c].dtype) and not pd.api.types.is_bool_dtype(out[c].dtype):
+                out[c] = out[c].map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
+        out.to_parquet(p, index=False)
+        return p
+    p = path.with_suffix(".csv.gz" if fmt == "csv.gz" else ".csv")
+    text = df.to_csv(index=False)
+    if dup is not None:  # repeat a column name in the header: rename the last column to ``dup``
+        lines = text.split("\n", 1)
+        head = lines[0].split(",")
+        head[-1] = f'"{dup}"' if ("," in dup or " " in dup) else dup
+        text = ",".join(head) + "\n" + lines[1]
+    if fmt == "csv.gz":
+        import gzip
+
+        p.write_bytes(gzip.compress(text.encode()))
+    else:
+        p.write_text(text)
+    return p
+
+
+@dataclass
+class Built:
+    argv: list
+    must_refuse: bool
+    clean: bool
+    expect: object  # callable(inputs_or_results_dict) -> None, or None when no accuracy is expected
+
+
+def build(spec: Spec, d: Path, out: Path) -> Built:
+    rng = np.random.default_rng(spec.seed)
+    defects = set(spec.defects)
+    mem, non = _table(spec, spec.n_mem, rng), _table(spec, spec.n_non, rng)
+    pop = _table(spec, spec.n_pop, rng) if spec.n_pop else None
+    lab = spec.label_name
+    feat_names = [n for n, _ in spec.features]
+    numeric_feats = [n for n, k in spec.features if k in ("float", "int")]
+    fit_frame = mem[feat_names].copy()  # the model is fitted on the members as generated
+    fit_y = mem[lab].copy()
+    # ---- defects in the tables
+    tables = {"mem": mem, "non": non}
+    if pop is not None:
+        tables["pop"] = pop
+    others = [t for t in tables if t != "mem"] if spec.layout == "separate" else [t for t in tables if t == "pop"]
+    if spec.layout == "data" and pop is None:  # one file holds members and non-members: no column can differ
+        defects -= {"missing_col", "extra_col"}
+    must = False
+    maybe = bool(defects & MAYBE)
+    if "nan_numeric" in defects:
+        if numeric_feats:
+            t = tables[rng.choice(list(tables))]
+            t.loc[int(rng.integers(0, len(t))), numeric_feats[0]] = np.nan
+        else:
+            defects.discard("nan_numeric")
+    if "stray_one_table" in defects or "stray_all_tables" in defects:
+        cands = [n for n, k in spec.features if k in ("float", "int", "bin", "const")]
+        if cands:
+            c = cands[-1]
+            where = list(tables) if "stray_all_tables" in defects else [rng.choice(list(tables))]
+            for w in where:
+                t = tables[w]
+                t[c] = t[c].astype(object)
+                t.loc[int(rng.integers(0, len(t))), c] = "abc"
+            if "stray_all_tables" in defects and numeric_feats and c == numeric_feats[0]:
+                defects.discard("nan_numeric")  # the column with a missing cell is text now: allowed
+        else:
+            defects -= {"stray_one_table", "stray_all_tables"}
+    if "one_sided_class" in defects:
+        side = tables[rng.choice(["mem", "non"])]
+        v = _label_values(spec)
+        side.loc[side[lab] == v[-1], lab] = v[0]  # class v[-1] now lives only in the other table
+    for dname, where in (("stray_label", None), ("pop_label", "pop"), ("missing_label", None),
+                         ("fraction_label", None)):
+        if dname not in defects:
+            continue
+        if where == "pop" and pop is None:
+            defects.discard(dname)
+            continue
+        tname = where or rng.choice(["mem", "non"] + (["pop"] if pop is not None and dname == "missing_label"
+                                                      else []))
+        t = tables[tname]
+        t[lab] = t[lab].astype(object)
+        t.loc[int(rng.integers(0, len(t))), lab] = {"stray_label": "oops", "pop_label": "oops",
+                                                     "missing_label": None, "fraction_label": 0.5}[dname]
+    if "no_rows" in defects:
+        tname = rng.choice(["mem", "non"])
+        tables[tname] = tables[tname].iloc[:0]
+    if spec.reorder:
+        for t in others:
+            cols = list(tables[t].columns)
+            rng.shuffle(cols)
+            tables[t] = tables[t][cols]
+    if "missing_col" in defects:
+        t = rng.choice(others)
+        tables[t] = tables[t].drop(columns=[feat_names[0]])
+    if "extra_col" in defects:
+        t = rng.choice(others)
+        tables[t] = tables[t].assign(**{"extra": 1.0})
+    dup_in = rng.choice(list(tables)) if "dup_col" in defects else None
+    # ---- sensitive columns
+    sens = None
+    cat = [n for n, k in spec.features if k in ("text", "textmiss", "bool", "bin")]
+    num = [n for n, k in spec.features if k in ("float", "int")]
+    if spec.sensitive == "cat" and cat:
+        sens = cat[0]
+    if spec.sensitive == "num" and num:
+        sens = num[0]
+    if "sensitive_const" in defects:
+        tables = {k: v.assign(**{"konst": "same"}) for k, v in tables.items()}
+        fit_frame = fit_frame.assign(konst="same")
+        sens = "konst"
+    if "sensitive_unknown" in defects:
+        sens = "nope"
+    if "sensitive_label" in defects:
+        sens = lab
+    if sens is not None and sens != lab and sens not in ("nope", "konst"):
+        # a sensitive column must hold two values among members and non-members; with few rows it may not
+        joint = pd.concat([tables["mem"][sens], tables["non"][sens]]).dropna()
+        if joint.nunique() < 2:
+            maybe = True
+    # ---- write the tables
+    fmts = list(spec.formats)
+    if dup_in is not None:
+        fmts[list(tables).index(dup_in)] = "csv"
+    label_flag = "nope" if "unknown_label" in defects else lab
+    argv = ["audit", "--check-inputs", "--out", str(out)] if not spec.full else ["audit", "--out", str(out)]
+    paths = {}
+    if spec.layout == "separate":
+        for i, (k, t) in enumerate(tables.items()):
+            paths[k] = _write(t, d / {"mem": "train", "non": "test", "pop": "population"}[k], fmts[i],
+                              dup=feat_names[0] if k == dup_in else None)
+        argv += ["--train", str(paths["mem"]), "--test", str(paths["non"])]
+    else:
+        m = tables["mem"], tables["non"]
+        mvals = {"int": (1, 0), "str": ("1", "0"), "bool": (True, False)}[spec.membership]
+        both = pd.concat([m[0].assign(member=mvals[0]), m[1].assign(member=mvals[1])], ignore_index=True)
+        order = rng.permutation(len(both))
+        both = both.iloc[order].reset_index(drop=True)
+        if "bad_membership" in defects:
+            both["member"] = both["member"].astype(object)
+            both.loc[int(rng.integers(0, len(both))), "member"] = rng.choice(["yes", 2, None])
+        paths["data"] = _write(both, d / "data", fmts[0], dup=feat_names[0] if dup_in in ("mem", "non") else None)
+        argv += ["--data", str(paths["data"]), "--membership-column", "member"]
+        if "pop" in tables:
+            paths["pop"] = _write(tables["pop"], d / "population", fmts[2],
+                                  dup=feat_names[0] if dup_in == "pop" else None)
+    if "pop" in paths:
+        argv += ["--population", str(paths["pop"])]
+    if dup_in is not None and spec.layout == "data" and dup_in == "pop" and "pop" not in paths:
+        defects.discard("dup_col")
+    # ---- the model or the predictions
+    settings = {"label": label_flag}
+    if sens is not None:
+        settings["sensitive"] = sens
+    model_input = spec.model_input if spec.target == "model" else None
+    expect_input = None  # what the oracle feeds the model
+    est = None
+    if spec.target == "model":
+        est, expect_input, model_input, extra = _fit_model(spec, fit_frame, fit_y, tables, defects, rng)
+        must = must or extra.get("must", False)
+        maybe = maybe or extra.get("maybe", False)
+        import skops.io as sio
+
+        sio.dump(est, d / "model.skops")
+        argv += ["--model", str(d / "model.skops")]
+        if model_input is not None:
+            settings["model_input"] = model_input
+    pred = None
+    if spec.target == "predictions":
+        pred = _write_predictions(spec, tables, d, defects, rng)
+        argv += ["--predictions-train", str(pred["paths"][0]), "--predictions-test", str(pred["paths"][1])]
+        must = must or pred["must"]
+        maybe = maybe or pred["maybe"]
+    # ---- settings: flags, or a TOML config (with random valid/invalid extra keys)
+    if spec.use_config:
+        lines = []
+        for k, v in settings.items():
+            lines.append(f"{k} = {json.dumps([v] if k == 'sensitive' else v)}")
+        for j, k in enumerate(spec.config_keys):
+            good, bad = CONFIG_VALUES[k]
+            pick_bad = (not good) or ("config_invalid" in defects and j == 0)
+            vals = bad if pick_bad else good
+            v = vals[int(rng.integers(0, len(vals)))]
+            if k in ("thresholds", "training"):
+                lines.append(f"[{k}]\n" + "\n".join(s.strip() for s in v.strip("{} ").split(",")))
+            else:
+                lines.insert(0, f"{k} = {v}")
+            must = must or pick_bad
+        if "config_invalid" in defects and not spec.config_keys:
+            lines.insert(0, "confidence = 1.5")
+            must = True
+        # tables ([thresholds]) after plain keys
+        plain = [ln for ln in lines if not ln.startswith("[")]
+        tabs = [ln for ln in lines if ln.startswith("[")]
+        (d / "audit.toml").write_text("\n".join(plain + tabs) + "\n")
+        argv += ["--config", str(d / "audit.toml")]
+    else:
+        if "config_invalid" in defects:
+            argv += ["--profile", "huge"]
+            must = True
+        argv += ["--label", label_flag]
+        if sens is not None:
+            argv += ["--sensitive", sens]
+        if model_input is not None:
+            argv += ["--model-input", model_input]
+    if spec.full:
+        argv += ["--profile", "smoke"]
+    must = must or bool(defects & MUST)
+    clean = not defects and not maybe and not must
+    oracle = _Oracle(spec, paths, lab, est, expect_input, pred, feat_names)
+    return Built(argv, must, clean, oracle)
+
+
+def _encoded_names(spec: Spec) -> list[str]:
+    """The encoded columns of a table of numbers, in the contract's order: numeric, then 0/1 columns."""
+    numeric = [n for n, k in spec.features if k in ("float", "int", "const")]
+    binary = [n for n, k in spec.features if k in ("bin", "bool")]
+    return numeric + binary
+
+
+def _my_encoding(frames: list[pd.DataFrame], names: list[str]) -> list[pd.DataFrame]:
+    """docs/input.md's encoding of numeric tables: numbers z-scored with the mean and population standard deviation
+    of members + non-members (a constant column: scale 1), columns holding only 0/1 (or booleans) as they are."""
+    joint_all = pd.concat(frames, ignore_index=True)
+    cand = pd.concat(frames[:2], ignore_index=True)
+    outs = [pd.DataFrame(index=f.index) for f in frames]
+    num = [c for c in names if not (joint_all[c].dropna().isin([0, 1]).all() and joint_all[c].notna().all())]
+    binary = [c for c in names if c not in num]
+    for c in num + binary:
+        v = cand[c].astype(float)
+        mu, sd = v.mean(), v.std(ddof=0)
+        sd = sd if sd > 0 else 1.0
+        for o, f in zip(outs, frames):
+            o[c] = (f[c].astype(float) - mu) / sd if c in num else f[c].astype(float)
+    return outs
+
+
+def _fit_model(spec: Spec, frame: pd.DataFrame, y: pd.Series, tables, defects, rng):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    from sklearn.tree import DecisionTreeClassifier
+
+    extra = {}
+    clf = {"lr": lambda: LogisticRegression(max_iter=300),
+           "dt": lambda: DecisionTreeClassifier(max_depth=4, random_state=0),
+           "rf": lambda: RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0),
+           "knn": lambda: KNeighborsClassifier(n_neighbors=3, algorithm="brute")}[spec.model]()
+    frame = frame[[c for c in frame.columns if c != "konst"]]
+    cols = list(frame.columns)
+    model_input = spec.model_input
+    if spec.fit_on == "subset" and len(cols) > 1:
+        k = int(rng.integers(1, len(cols)))
+        cols = [str(c) for c in rng.permutation(cols)[:k]]
+    elif spec.fit_on == "subset":
+        cols = cols[::-1]
+    # labels
+    yv = y.to_numpy()
+    vals = _label_values(spec)
+    if spec.fit_y == "str":
+        yv = np.array([str(v) for v in yv], dtype=object)
+    elif spec.fit_y == "codes":
+        order = sorted(vals)
+        yv = np.array([order.index(v) for v in yv], dtype=np.int64)
+        names = [str(v) for v in vals]
+        if all(re.fullmatch(r"-?\d+", n) for n in names) and sorted(names) != sorted(str(i) for i in range(len(vals))):
+            extra["must"] = True  # integer classes beside integer label values: ambiguous, refused
+    fit_X = frame[cols]
+    if "model_fit_types" in defects:  # fitted on every column as text: the file's numbers are not what it saw
+        fit_X = fit_X.astype(str)
+    if "model_missing_class" in defects:
+        keep = yv != yv[0]
+        if len(np.unique(yv[keep])) >= 2:
+            fit_X, yv = fit_X[keep], yv[keep]
+        else:  # two classes: a one-class model, which scikit-learn refuses to fit
+            defects.discard("model_missing_class")
+    if "model_extra_class" in defects and yv.dtype == bool:
+        defects.discard("model_extra_class")
+    if "model_unknown_feature" in defects and spec.fit_on not in ("frame", "subset"):
+        defects.discard("model_unknown_feature")
+    if "model_extra_class" in defects:
+        fit_X = pd.concat([fit_X, fit_X.iloc[:2]], ignore_index=True)
+        extra_v = "extra" if yv.dtype == object else 99
+        yv = np.concatenate([yv, np.array([extra_v, extra_v], dtype=yv.dtype)])
+    text_cols = [c for c in cols if not pd.api.types.is_numeric_dtype(fit_X[c].dtype)]
+    expect_input = ("frame", cols)
+    if spec.fit_on in ("frame", "subset"):
+        if text_cols:
+            # dense one-hot: a KNN on sparse rows stores a scipy csr_matrix, a type skops (and leakaudit) do not
+            # trust, so that model is refused whatever the data
+            ct = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), text_cols)],
+                                   remainder=StandardScaler() if spec.model in ("lr", "knn") else "passthrough")
+            est = Pipeline([("prep", ct), ("clf", clf)])
+        else:
+            est = Pipeline([("scale", StandardScaler()), ("clf", clf)]) if rng.random() < 0.5 else clf
+        if "model_unknown_feature" in defects:
+            fit_X = fit_X.rename(columns={cols[0]: "ghost"})
+            if text_cols and cols[0] in text_cols:
+                est.steps[0][1].transformers[0] = ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                                                   ["ghost" if c == cols[0] else c for c in text_cols])
+        if text_cols and spec.model in ("lr", "knn"):
+            fit_X = fit_X.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(fit_X, yv)
+        if model_input == "encoded":
+            # fitted on the table's columns but declared as taking leakaudit's encoding: fed the encoded columns
+            # of the same names where they exist (numeric tables), refused otherwise
+            extra["maybe"] = True
+            expect_input = ("encoded-names", cols)
+        if "model_fit_types" in defects:
+            extra["maybe"] = True
+    elif spec.fit_on == "encoded":
+        enc_names = _encoded_names(spec)
+        enc = _my_encoding([frame], enc_names)[0]  # statistics of the members only here: the same columns
+        enc_cols = [str(c) for c in rng.permutation(enc_names)] if rng.random() < 0.5 else enc_names
+        est = clf
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(enc[enc_cols], yv)
+        expect_input = ("encoded-names", enc_cols) if model_input != "columns" else ("frame", enc_cols)
+        if model_input is None:  # auto: the names are the table's own columns: fed the raw columns (documented)
+            expect_input = ("frame", enc_cols)
+    else:  # bare array of the table's feature columns in the members' order (or of their encoding)
+        raw = list(frame.columns)
+        Xb = frame[raw].to_numpy(dtype=float)
+        if model_input == "encoded":
+            enc_names = _encoded_names(spec)
+            Xb = _my_encoding([frame], enc_names)[0][enc_names].to_numpy()
+            expect_input = ("bare-encoded", enc_names)
+        else:
+            expect_input = ("bare-columns", raw)
+        est = clf
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(Xb, yv)
+        if model_input is None:
+            extra["must"] = True
+    if spec.permute_classes and spec.model == "lr" and "model_fit_types" not in defects:
+        lr = est.steps[-1][1] if hasattr(est, "steps") else est
+        k = len(lr.classes_)
+        if k == 2:
+            lr.classes_ = lr.classes_[::-1].copy()
+            lr.coef_ = -lr.coef_
+            lr.intercept_ = -lr.intercept_
+        else:
+            perm = rng.permutation(k)
+            lr.classes_, lr.coef_, lr.intercept_ = lr.classes_[perm], lr.coef_[perm], lr.intercept_[perm]
+    return est, expect_input, model_input, extra
+
+
+def _write_predictions(spec: Spec, tables, d: Path, defects, rng) -> dict:
+    vals = _label_values(spec)
+    names = [str(v) for v in vals]
+    C = len(names)
+    sorted_names = [str(v) for v in sorted(vals)]
+    out = {"paths": [], "columns": [], "must": False, "maybe": False}
+    for i, t in enumerate(("mem", "non")):
+        n = len(tables[t])
+        p = rng.dirichlet(np.ones(C) * 0.7, size=n)
+        k = C
+        if "pred_rows" in defects and i == 0:
+            n2 = n + int(rng.choice([-1, 1, 3]))
+            p = rng.dirichlet(np.ones(C), size=max(n2, 1))
+            out["must"] = n2 != n
+        if "pred_cols" in defects and i == 1:
+            k = C + 1
+            p = rng.dirichlet(np.ones(k), size=n)
+            out["must"] = True
+        if "pred_logits" in defects:
+            p = np.log(p + 1e-3) * 2
+            out["must"] = True
+        hdr = spec.pred_header
+        if hdr == "names":
+            header = names + (["extra"] if k > C else [])
+            classes = header
+        elif hdr == "shuffled":
+            perm = list(rng.permutation(C))
+            header = [names[j] for j in perm] + (["extra"] if k > C else [])
+            classes = header
+        elif hdr == "p":
+            perm = list(rng.permutation(k))
+            header = [f"p{j}" for j in perm]
+            classes = [sorted_names[j] if j < C else None for j in perm]
+        elif hdr == "digits":
+            perm = list(range(k))
+            header = [str(j) for j in perm]
+            if all(re.fullmatch(r"-?\d+", n) for n in names) and set(header) != set(names):
+                out["maybe"] = True  # digits that are not the integer classes: codes or names, unclear
+            if set(header) == set(names):
+                classes = header
+            else:
+                classes = [sorted_names[j] if j < C else None for j in perm]
+        elif hdr == "empty":
+            header = [""] * k
+            classes = [sorted_names[j] if j < C else None for j in range(k)]
+        else:  # headerless
+            header = None
+            classes = [sorted_names[j] if j < C else None for j in range(k)]
+            out["maybe"] = True
+        if "pred_header" in defects:
+            header = [f"q{j}" for j in range(k)]
+            out["must"] = True
+        df = pd.DataFrame(p)
+        if "pred_text" in defects and i == 0:
+            df = df.astype(object)
+            df.iloc[0, 0] = "high"
+            out["must"] = True
+        path = d / f"pred_{t}.csv"
+        if header is None:
+            df.to_csv(path, index=False, header=False)
+        else:
+            df.columns = header
+            df.to_csv(path, index=False)
+        out["paths"].append(path)
+        out["columns"].append(classes)
+        out.setdefault("probs", []).append(p)
+    return out
+
+
+# --------------------------------------------------------------------------------------------- the oracle
+
+def _read(path: Path) -> pd.DataFrame:
+    return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+
+
+def _contract_frames(paths: dict, label: str) -> list[pd.DataFrame]:
+    """Members, non-members (and population) as docs/input.md reads them, with pandas only."""
+    if "data" in paths:
+        df = _read(paths["data"])
+        m = df["member"]
+        m = m.astype(int) if m.dtype == bool else pd.to_numeric(m)
+        frames = [df[m == 1].drop(columns=["member"]).reset_index(drop=True),
+                  df[m == 0].drop(columns=["member"]).reset_index(drop=True)]
+    else:
+        frames = [_read(paths["mem"]), _read(paths["non"])]
+    if "pop" in paths:
+        frames.append(_read(paths["pop"]))
+    cols = list(frames[0].columns)
+    frames = [f[cols].copy() for f in frames]
+    for c in cols:  # numbers in one table and text in another: the text is parsed as numbers
+        isnum = [pd.api.types.is_numeric_dtype(f[c]) for f in frames]
+        nonempty = [f[c].notna().any() for f in frames]
+        if any(a and b for a, b in zip(isnum, nonempty)) and any((not a) and b for a, b in zip(isnum, nonempty)):
+            for f, a in zip(frames, isnum):
+                if not a:
+                    f[c] = pd.to_numeric(f[c])
+        isbool = [pd.api.types.is_bool_dtype(f[c]) for f in frames]
+        if any(isbool) and not all(b or not ne for b, ne in zip(isbool, nonempty)):
+            for f, b in zip(frames, isbool):
+                if b:
+                    f[c] = f[c].astype(np.int64)
+    return frames
+
+
+def _as_name(v) -> str:
+    return str(v.item() if isinstance(v, np.generic) else v)
+
+
+def _correct_bounds(P: np.ndarray, col_names: list, truth: list[str]) -> tuple[int, int]:
+    """How many rows are right at least (the true class alone at the top) and at most (among the top)."""
+    lo = hi = 0
+    for row, t in zip(P, truth):
+        top = np.flatnonzero(row >= row.max() - 1e-12)
+        tops = {col_names[j] for j in top}
+        hi += t in tops
+        lo += tops == {t}
+    return lo, hi
+
+
+class _Oracle:
+    def __init__(self, spec, paths, label, est, expect_input, pred, feat_names):
+        self.spec, self.paths, self.label, self.est = spec, paths, label, est
+        self.expect_input, self.pred, self.feat_names = expect_input, pred, feat_names
+
+    def __call__(self, summary: dict) -> None:
+        acc = [summary["target"]["train_accuracy"], summary["target"]["test_accuracy"]]
+        frames = _contract_frames(self.paths, self.label)
+        truth = [[_as_name(v) for v in f[self.label]] for f in frames[:2]]
+        if self.pred is not None:
+            for i in range(2):
+                P, cls = self.pred["probs"][i], self.pred["columns"][i]
+                self._check(i, acc[i], *_correct_bounds(P, cls, truth[i]), len(truth[i]))
+            return
+        est = self.est
+        kind, cols = self.expect_input
+        feats = [c for c in frames[0].columns if c != self.label]
+        if kind == "frame":
+            X = [f[cols] for f in frames[:2]]
+        elif kind == "bare-columns":
+            X = [f[feats].to_numpy(dtype=float) for f in frames[:2]]
+        else:
+            encf = _my_encoding([f[feats] for f in frames], _encoded_names(self.spec))
+            X = [e[cols] for e in encf[:2]] if kind == "encoded-names" else [e[cols].to_numpy() for e in encf[:2]]
+        names = sorted({t for tr in truth for t in tr})
+        all_vals = pd.concat([f[self.label] for f in frames[:2]]).unique().tolist()
+        sorted_names = [_as_name(v) for v in sorted(all_vals)]
+        keys = [_as_name(c) for c in est.classes_]
+        if all(k in names for k in keys):
+            col_names = keys
+        else:
+            col_names = [sorted_names[int(c)] for c in est.classes_]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i in range(2):
+                P = np.asarray(est.predict_proba(X[i]), dtype=float)
+                self._check(i, acc[i], *_correct_bounds(P, col_names, truth[i]), len(truth[i]))
+
+    def _check(self, i, acc, lo, hi, n):
+        got = acc * n
+        assert lo - 1e-6 <= got <= hi + 1e-6, (
+            f"{'members' if i == 0 else 'non-members'}: leakaudit reports accuracy {acc:.6f} ({got:.1f} of {n}); "
+            f"the model's own is {lo}..{hi} of {n}")
