@@ -311,3 +311,22 @@ def test_model_that_never_predicts_a_class_of_the_data_is_refused(tmp_path, caps
     sio.dump(est, tmp_path / "model.skops")
     rc, err, _ = _check_inputs(tmp_path, capsys)
     assert rc == 2 and "unknown to the data: z" in err
+
+
+def test_model_raising_type_error_on_the_records_is_refused_in_one_line(tmp_path, capsys):
+    """Found by tests/reliability/test_fuzz_audit.py. Was: a traceback out of ``main`` (only ValueError was caught)
+    when the model raised TypeError on the records, e.g. a OneHotEncoder fitted on text given the file's numbers."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    train, _ = _numeric_tables(tmp_path)
+    X = train.drop(columns="label").round().astype(int).astype(str)  # fitted on text, the files hold numbers
+    est = Pipeline([("prep", ColumnTransformer([("oh", OneHotEncoder(handle_unknown="ignore"), list(X.columns))])),
+                    ("clf", LogisticRegression(max_iter=200))]).fit(X, train["label"])
+    with pytest.raises(TypeError):
+        est.predict_proba(train.drop(columns="label"))
+    sio.dump(est, tmp_path / "model.skops")
+    rc, err, _ = _check_inputs(tmp_path, capsys)
+    assert rc == 2 and err.count("\n") == 1 and err.startswith("leakaudit: error: the model rejected the member")

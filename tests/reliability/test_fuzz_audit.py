@@ -46,7 +46,8 @@ def _commands_registered_once(monkeypatch):
         if not any(getattr(c.callback, "__name__", "") == "audit" for c in cli.app.registered_commands):
             register()
 
-    monkeypatch.setattr(cli, "_register_optional_commands", once)
+    if hasattr(cli, "_register_optional_commands"):
+        monkeypatch.setattr(cli, "_register_optional_commands", once)
 
 
 def _run(spec, capsys, stats: Counter, cache_dir: Path | None = None) -> None:

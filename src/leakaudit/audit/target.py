@@ -95,8 +95,8 @@ class FrameEstimatorLearner(Learner):
                 est.set_params(**{k: seed})
         try:
             est.fit(self._rows(X), y)
-        except ValueError as exc:
-            raise InvalidInputError(f"retraining {type(est).__name__} failed: {exc}") from None
+        except (ValueError, TypeError) as exc:
+            raise InvalidInputError(f"retraining {type(est).__name__} failed: {_clip(str(exc))}") from None
         return _FrameModel(est, self, n_classes)
 
 
@@ -456,8 +456,10 @@ def _sk_probs(model, X, n_classes: int, what: str, class_names=None) -> np.ndarr
         raise UnsupportedError(f"the model ({type(model).__name__}) has no predict_proba; membership attacks need scores")
     try:
         p = np.asarray(model.predict_proba(X), dtype=float)
-    except ValueError as exc:
-        raise InvalidInputError(f"the model rejected the {what} records: {exc}") from None
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        # scikit-learn raises TypeError too, e.g. a OneHotEncoder fitted on text given numbers
+        raise InvalidInputError(f"the model rejected the {what} records: {type(exc).__name__}: {_clip(str(exc))}") \
+            from None
     classes = getattr(model, "classes_", np.arange(p.shape[1]))
     if p.ndim != 2 or p.shape[1] != len(classes):
         raise InvalidInputError(f"the model gives {p.shape} probabilities for its {len(classes)} classes")
