@@ -10,9 +10,7 @@ modules are imported inside each command so ``leakaudit --version`` stays instan
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Optional
 
@@ -20,11 +18,8 @@ import typer
 from typer.core import TyperGroup
 
 from . import __version__
+from ._interrupt import on_interrupt, on_sigint
 from .exceptions import LeakauditError
-
-
-class CommandInterrupted(KeyboardInterrupt):
-    """Ctrl-C in a command; the message says what was running and what was written."""
 
 
 class _Stopped(Exception):
@@ -40,87 +35,6 @@ class _Group(TyperGroup):
         except KeyboardInterrupt as exc:
             name = ctx.invoked_subcommand or "leakaudit"
             raise _Stopped(str(exc) or f"{name} interrupted (Ctrl-C) before it finished") from None
-
-
-#: SIGINTs seen by main()'s handler; a library that catches KeyboardInterrupt and carries on (scikit-learn's
-#: MLPClassifier stops training and returns the half-trained model) cannot hide one from Interruption.step.
-_sigints = 0
-
-
-def _on_sigint(signum, frame) -> None:
-    global _sigints
-    _sigints += 1
-    raise KeyboardInterrupt
-
-
-def _file_state(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_ino, st.st_mtime_ns
-
-
-class Interruption:
-    """What a command is doing and which of its outputs it has written, for the line Ctrl-C prints.
-
-    ``outputs``: the files the command writes (each atomically, so a file is either whole or untouched); at Ctrl-C
-    those changed since the command started are named as written, the others as not written. ``cache``: an engine
-    cache folder that keeps finished work.
-    """
-
-    def __init__(self, command: str, outputs: Sequence[Path | str] = (), cache: Path | str | None = None,
-                 doing: str = "working"):
-        self.command, self.outputs, self.cache, self.doing = command, [Path(p) for p in outputs], cache, doing
-        self._before = [_file_state(p) for p in self.outputs]
-        self._sigints = _sigints
-
-    def step(self, doing: str) -> None:
-        """Record what the command does now (a phrase after "while"); stop here if a Ctrl-C was swallowed."""
-        self.check()
-        self.doing = doing
-
-    def check(self) -> None:
-        """Raise KeyboardInterrupt if Ctrl-C was pressed since the command started, even if something caught it."""
-        if _sigints != self._sigints:
-            raise KeyboardInterrupt
-
-    def message(self) -> str:
-        parts = [f"{self.command} interrupted (Ctrl-C) while {self.doing}"]
-        now = [_file_state(p) for p in self.outputs]
-        done = [str(p) for p, a, b in zip(self.outputs, self._before, now) if b is not None and a != b]
-        kept = [str(p) for p, a, b in zip(self.outputs, self._before, now) if b is not None and a == b]
-        missing = [str(p) for p, b in zip(self.outputs, now) if b is None]
-        if done:
-            parts.append(f"wrote {', '.join(done)}")
-        if missing:
-            parts.append(f"not written: {', '.join(missing)}")
-        if kept:
-            parts.append(f"not written (an earlier run's copy is left unchanged): {', '.join(kept)}")
-        if not self.outputs:
-            parts.append("nothing was written")
-        if self.cache is not None:
-            parts.append(f"the models trained so far are kept in the engine cache {self.cache}: run the same "
-                         "command to resume from them")
-        return "; ".join(parts)
-
-
-@contextlib.contextmanager
-def on_interrupt(command: str, outputs: Sequence[Path | str] = (), cache: Path | str | None = None,
-                 doing: str = "working") -> Iterator[Interruption]:
-    """Turn Ctrl-C inside the block into :class:`CommandInterrupted` saying what ran and what was written.
-
-    The block calls ``step("doing something")`` as it goes; a Ctrl-C that a library swallowed is raised at the
-    next step, or when the block ends.
-    """
-    state = Interruption(command, outputs, cache, doing)
-    try:
-        yield state
-        state.check()
-    except CommandInterrupted:
-        raise
-    except KeyboardInterrupt:
-        raise CommandInterrupted(state.message()) from None
 
 
 app = typer.Typer(
@@ -229,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     own = (threading.current_thread() is threading.main_thread()
            and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
     if own:
-        signal.signal(signal.SIGINT, _on_sigint)
+        signal.signal(signal.SIGINT, on_sigint)
     try:
         with warnings.catch_warnings():
             # scikit-learn's MLP warns when it swallows Ctrl-C; our one line says it instead

@@ -140,7 +140,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Infer a sensitive column (Yeom et al. Adversaries 4, 6, 7) and compare with the no-model baseline."""
         from .._results import write_json_atomic
-        from ..cli import on_interrupt
+        from .._interrupt import on_interrupt
 
         with on_interrupt("attribute", outputs=[out / "attribute.json", out / "attribute.png"],
                           doing="loading the data") as progress:

@@ -86,7 +86,7 @@ def _write(out: Optional[Path], result: Any) -> None:
 
 def register(app: typer.Typer) -> None:
     """Add ``leakaudit dtp ...`` to the main app."""
-    from ..cli import on_interrupt
+    from .._interrupt import on_interrupt
 
     dtp_app = typer.Typer(help="Differential training privacy (Long et al.): PDTP, DTP, bounds, DTP-1, reduction.",
                           no_args_is_help=True)

@@ -150,7 +150,7 @@ def register(app: typer.Typer) -> None:
         cache_dir: Path = typer.Option(None, "--cache-dir", help="Engine cache of trained models' outputs (resume). [default: none, nothing cached]"),
     ) -> None:
         """Membership attacks on a model trained on part of a dataset: AUC with CI, TPR at low FPR, advantage."""
-        from ..cli import on_interrupt
+        from .._interrupt import on_interrupt
         from ..engine import Engine
 
         names = [a.strip() for a in attacks.split(",") if a.strip()]

@@ -129,7 +129,7 @@ def register(app: typer.Typer) -> None:
         import numpy as np
 
         from .._validation import check_choice
-        from ..cli import on_interrupt
+        from .._interrupt import on_interrupt
         from .audit import enumerate_splits, exact_eta_laplace, simulate_bayes_attacker
         from .noise import MIPNoise, mip_constant
 

@@ -144,7 +144,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"p={p:g}: poison {w.subpopulation}, window {w.describe()}, "
                            f"empty from p >= {w.max_poison_rate:.3f}")
             return
-        from ..cli import on_interrupt
+        from .._interrupt import on_interrupt
 
         start = time.perf_counter()
         with on_interrupt("property", outputs=[out / "property.json"] + ([out / "property.png"] if len(rates) > 1
