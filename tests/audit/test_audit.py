@@ -425,14 +425,15 @@ def test_out_that_cannot_be_written_is_refused_before_any_work(tmp_path, capsys)
 
 
 def test_ctrl_c_stops_cleanly_says_what_finished_and_exits_130(tmp_path):
-    """SIGINT during the demo audit: exit 130, one message naming the finished stages and the cache, no output."""
+    """SIGINT during the demo audit: exit 130, one message naming the finished stages and the cache, no output
+    (--quiet: no progress lines before it)."""
     import os
     import signal
     import time
 
     cache, out = tmp_path / "cache", tmp_path / "out"
     p = subprocess.Popen([sys.executable, "-c", "import sys; from leakaudit.cli import main; sys.exit(main())",
-                          "audit", "--out", str(out), "--cache-dir", str(cache)],
+                          "audit", "--quiet", "--out", str(out), "--cache-dir", str(cache)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
     t0 = time.time()

@@ -121,8 +121,10 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
             return _run_stages(cfg, out, command, st, seeds, data, target, engine)
         except KeyboardInterrupt:
             done = ", ".join(st.done) or "none"
+            where = (f"during the {st.current} stage" if st.current else
+                     f"after the {st.done[-1]} stage, while deciding and writing the results" if st.done else "")
             raise AuditInterrupted(
-                f"interrupted during the {st.current} stage (stages finished: {done}); nothing was written to {out}; "
+                f"interrupted {where} (stages finished: {done}); nothing was written to {out}; "
                 f"the models trained so far are kept in the cache {engine_stats(engine)['cache_dir']}: run the same command to "
                 "resume from them") from None
         finally:

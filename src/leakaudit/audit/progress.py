@@ -109,6 +109,7 @@ class StageProgress:
             self._stop_bar()
             self.timings[name] = round(time.perf_counter() - t0, 3)
             if name in self.done:
+                self.current = None  # between stages until the next one starts
                 n = self._models.get(name)
                 took = f"done in {self.timings[name]:.1f} s" + (f" ({n} models)" if n else "")
                 if held:
