@@ -330,3 +330,37 @@ def test_model_raising_type_error_on_the_records_is_refused_in_one_line(tmp_path
     sio.dump(est, tmp_path / "model.skops")
     rc, err, _ = _check_inputs(tmp_path, capsys)
     assert rc == 2 and err.count("\n") == 1 and err.startswith("leakaudit: error: the model rejected the member")
+
+
+def test_prediction_file_without_a_header_is_read_whole(tmp_path):
+    """docs/input.md allows a predictions file without a header. Was: pandas took its first record for a header,
+    so a file of n records was refused as holding n - 1 (found by tests/reliability/test_fuzz_audit.py)."""
+    from leakaudit.audit.target import _read_predictions
+
+    p = np.random.default_rng(1).dirichlet([1, 1, 1], size=6)
+    path = tmp_path / "pred.csv"
+    pd.DataFrame(p).to_csv(path, index=False, header=False)
+    np.testing.assert_allclose(_read_predictions(path, 6, 3, "predictions_train", ["a", "b", "c"]), p)
+    np.testing.assert_allclose(_read_predictions(path, 6, 3, "predictions_train", ["1", "2", "5"]), p)
+    with pytest.raises(InvalidInputError, match="has 5 rows; the data has 7"):  # a record short: refused
+        _read_predictions(path, 7, 3, "predictions_train", ["a", "b", "c"])
+    # a first line of bare integers is a header of class codes, whatever the row count
+    pd.DataFrame(p, columns=["0", "1", "2"]).to_csv(path, index=False)
+    np.testing.assert_allclose(_read_predictions(path, 6, 3, "predictions_train", ["a", "b", "c"]), p)
+    with pytest.raises(InvalidInputError, match="has 6 rows; the data has 7"):
+        _read_predictions(path, 7, 3, "predictions_train", ["a", "b", "c"])
+
+
+def test_prediction_headers_of_digits_beside_integer_classes_are_refused(tmp_path):
+    """Columns headed 0, 1 while the classes are the integers 1, 2: column "1" could be class 1 (its name) or
+    class 2 (code 1). Was: read as codes, silently. Now refused as ambiguous (found by the audit fuzz suite)."""
+    from leakaudit.audit.target import _read_predictions
+
+    p = np.random.default_rng(2).dirichlet([1, 1], size=4)
+    path = tmp_path / "pred.csv"
+    pd.DataFrame(p, columns=["0", "1"]).to_csv(path, index=False)
+    with pytest.raises(InvalidInputError, match="could be class names or class codes"):
+        _read_predictions(path, 4, 2, "predictions_train", ["1", "2"])
+    np.testing.assert_allclose(_read_predictions(path, 4, 2, "predictions_train", ["5", "7"]), p)  # no overlap
+    pd.DataFrame(p, columns=["2", "1"]).to_csv(path, index=False)  # exactly the class names: by name
+    np.testing.assert_allclose(_read_predictions(path, 4, 2, "predictions_train", ["1", "2"]), p[:, [1, 0]])

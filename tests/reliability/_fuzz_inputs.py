@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 WORDS = ["red", "green", "blue", "cyan", "mauve"]
 NAMES = ["a", "b", "x1", "age", "sex", "col 2", "Größe", "z_score", "n", "k9"]
 FEATURE_KINDS = ["float", "int", "bin", "bool", "text", "textmiss", "mixed", "const"]
-LABEL_KINDS = ["int", "sparse", "text", "bool", "floatwhole"]
-CLASS_VALUES = {"int": [0, 1, 2], "sparse": [10, -1, 3], "text": ["no", "yes", "maybe"], "bool": [False, True],
+LABEL_KINDS = ["int", "sparse", "neg", "text", "bool", "floatwhole"]
+CLASS_VALUES = {"int": [0, 1, 2], "sparse": [5, 1, 2], "neg": [10, -1, 3], "text": ["no", "yes", "maybe"], "bool": [False, True],
                 "floatwhole": [0.0, 1.0, 2.0]}
 MUST = {  # defects docs/input.md says are refused
     "nan_numeric", "stray_one_table", "missing_col", "extra_col", "dup_col", "one_sided_class", "stray_label",
@@ -37,7 +37,7 @@ MUST = {  # defects docs/input.md says are refused
     "bad_membership", "unknown_label", "model_missing_class", "model_extra_class", "model_bare_auto",
     "model_unknown_feature", "pred_rows", "pred_header", "pred_logits", "pred_text", "pred_cols", "config_invalid",
     "codes_ambiguous", "no_rows"}
-MAYBE = {"stray_all_tables", "model_input_declared", "model_fit_types", "pred_headerless"}
+MAYBE = {"stray_all_tables", "model_fit_types"}
 
 
 @dataclass
@@ -520,6 +520,8 @@ def _fit_model(spec: Spec, frame: pd.DataFrame, y: pd.Series, tables, defects, r
             expect_input = ("bare-encoded", enc_names)
         else:
             expect_input = ("bare-columns", raw)
+            if any(k == "bool" for _, k in spec.features):
+                extra["maybe"] = True  # 'columns' takes numbers; leakaudit refuses a column of booleans
         est = clf
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -575,8 +577,9 @@ def _write_predictions(spec: Spec, tables, d: Path, defects, rng) -> dict:
         elif hdr == "digits":
             perm = list(range(k))
             header = [str(j) for j in perm]
-            if all(re.fullmatch(r"-?\d+", n) for n in names) and set(header) != set(names):
-                out["maybe"] = True  # digits that are not the integer classes: codes or names, unclear
+            if all(re.fullmatch(r"-?\d+", n) for n in names) and set(header) != set(names) \
+                    and set(header) & set(names):
+                out["must"] = True  # digits beside integer classes: names or codes? refused as ambiguous
             if set(header) == set(names):
                 classes = header
             else:
@@ -587,7 +590,6 @@ def _write_predictions(spec: Spec, tables, d: Path, defects, rng) -> dict:
         else:  # headerless
             header = None
             classes = [sorted_names[j] if j < C else None for j in range(k)]
-            out["maybe"] = True
         if "pred_header" in defects:
             header = [f"q{j}" for j in range(k)]
             out["must"] = True

@@ -481,6 +481,9 @@ def _read_predictions(path: Path, n: int, n_classes: int, what: str, class_names
     from ..data import read_table
 
     df = read_table(path)
+    if len(df) == n - 1 and _headerless(path):  # the first line is a record, not a header (docs/input.md)
+        df = read_table(path, header=None)
+        df.columns = [f"p{j}" for j in range(df.shape[1])]  # no header: the classes in sorted order
     num = df.select_dtypes(include="number")
     if num.shape[1] != df.shape[1]:
         bad = [c for c in df.columns if c not in num.columns]
@@ -493,6 +496,17 @@ def _read_predictions(path: Path, n: int, n_classes: int, what: str, class_names
     if class_names is not None:
         p = p[:, _prediction_columns([str(c).strip() for c in df.columns], [str(c) for c in class_names], path, what)]
     return check_probabilities(p, name=f"{what} ({path})")
+
+
+def _headerless(path: Path) -> bool:
+    """Whether the first line of a predictions file is a row of probabilities rather than a header: every cell a
+    number written with a decimal point or an exponent (``0.25``, ``1e-3``). Bare integers (``0,1``) are read as
+    a header of class codes: a file whose first line is ``0,1`` and that lacks a row is refused by its row count."""
+    from ..data import read_table
+
+    first = read_table(path, header=None, nrows=1, dtype=str, keep_default_na=False)
+    cells = [str(c).strip() for c in first.iloc[0].tolist()] if len(first) else []
+    return bool(cells) and all(re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)", c) for c in cells)
 
 
 _GENERIC_HEADER = re.compile(r"^(?:unnamed: ?\d+|(?:p|prob|proba|probability|class|col|column)?[_ ]?(\d+))$", re.I)
@@ -509,6 +523,13 @@ def _prediction_columns(headers: list[str], names: list[str], path, what: str) -
     if len(set(headers)) == len(headers) and set(headers) == set(names):
         return [headers.index(n) for n in names]
     m = [_GENERIC_HEADER.match(h) for h in headers]
+    bare = [h for h in headers if re.fullmatch(r"\d+", h)]
+    if all(m) and bare and all(re.fullmatch(r"-?\d+", n) for n in names) and set(bare) & set(names):
+        # headers 0, 1 beside integer classes 1, 2: is column "1" class 1 (its name) or class 2 (code 1)?
+        raise InvalidInputError(
+            f"{what} file {path} has columns {headers}: the class names are integers ({', '.join(names)}), so "
+            f"these headers could be class names or class codes; head the columns with exactly the class names "
+            f"(any order) or p0..p{len(names) - 1} (the classes in sorted order)")
     if all(m):
         nums = [int(x.group(1)) if x.group(1) is not None else None for x in m]
         if None not in nums and sorted(nums) == list(range(len(names))):
