@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
+from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, within_sentence
 from .context import AuditContext
 
 __all__ = ["attribute_analysis"]
@@ -64,8 +64,9 @@ def attribute_analysis(ctx: AuditContext) -> Analysis:
                                          f"(advantage {a['advantage']:.3f}, interval from {lo:.3f}, above {th:g})"))
         else:
             checks.append(Check(status=PASSED, **common,
-                                sentence=f"attribute inference of {col}: advantage {a['advantage']:.3f} (interval "
-                                         f"[{lo:.3f}, {hi:.3f}]) is not shown to exceed {th:g}"))
+                                sentence=within_sentence(f"attribute inference of {col}: advantage "
+                                                         f"{a['advantage']:.3f} measured", f"[{lo:.3f}, {hi:.3f}]",
+                                                         hi <= th, f"{th:g}")))
     return Analysis(name="attribute", summary=out, checks=tuple(checks),
                     skipped=tuple(Skipped(**s) for s in skipped))
 

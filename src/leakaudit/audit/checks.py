@@ -15,7 +15,7 @@ import numpy as np
 
 from .._results import Result, Skipped
 
-__all__ = ["Check", "Skipped", "Analysis", "STATUSES", "EXCEEDED", "PASSED", "NOT_MEASURABLE"]
+__all__ = ["Check", "Skipped", "Analysis", "STATUSES", "EXCEEDED", "PASSED", "NOT_MEASURABLE", "within_sentence"]
 
 EXCEEDED, PASSED, NOT_MEASURABLE = "exceeded", "passed", "not measurable"
 STATUSES = (EXCEEDED, PASSED, NOT_MEASURABLE)
@@ -93,3 +93,12 @@ class Analysis:
     resources: dict = field(default_factory=dict)
     per_record: dict[str, np.ndarray] = field(default_factory=dict)
     extras: dict = field(default_factory=dict)
+
+
+def within_sentence(measured: str, interval: str, below: bool, threshold: str) -> str:
+    """A passed check in words that agree with its numbers: its interval lies below the threshold, or it reaches
+    the threshold without its lower end clearing it (not shown above it; leakage up to the upper end not ruled out)."""
+    if below:
+        return f"{measured}; its interval {interval} lies below the threshold {threshold}"
+    return (f"{measured}; not shown above the threshold {threshold}: its interval {interval} reaches it, so leakage "
+            "up to the interval's upper end is not ruled out")

@@ -26,7 +26,7 @@ from ..metrics import (
     min_records_for_auc,
     tpr_ci_can_exceed,
 )
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
+from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, within_sentence
 from .context import AuditContext, engine_stats
 from .recipe import recipe_test
 
@@ -217,7 +217,8 @@ def _attack_checks(ctx: AuditContext, name: str, mm: dict, eps) -> list[Check]:
             value=mm["auc"], interval=(lo, hi), **common,
             sentence=(f"the {who} separates members from non-members with AUC {mm['auc']:.3f} "
                       f"(interval [{lo:.3f}, {hi:.3f}], above {th.max_auc:g})") if exceeded else
-                     (f"{who}: AUC {mm['auc']:.3f} (interval [{lo:.3f}, {hi:.3f}]) does not exceed {th.max_auc:g}")))
+                     within_sentence(f"{who}: AUC {mm['auc']:.3f} measured", f"[{lo:.3f}, {hi:.3f}]", hi <= th.max_auc,
+                             f"{th.max_auc:g}")))
     # TPR at the owner's low FPR
     f = th.low_fpr
     pct = f"{f * 100:g}%"
@@ -243,8 +244,9 @@ def _attack_checks(ctx: AuditContext, name: str, mm: dict, eps) -> list[Check]:
             **common,
             sentence=(f"the {who} identifies {t['tpr'] * 100:.1f}% of members at {pct} FPR (interval from "
                       f"{lo_t * 100:.1f}%, above {th.max_tpr_at_low_fpr * 100:g}%)") if exceeded else
-                     (f"{who}: TPR at {pct} FPR {t['tpr'] * 100:.2f}% (interval [{lo_t * 100:.2f}%, "
-                      f"{hi_t * 100:.2f}%]) is not shown to exceed {th.max_tpr_at_low_fpr * 100:g}%")))
+                     within_sentence(f"{who}: TPR at {pct} FPR {t['tpr'] * 100:.2f}% measured",
+                             f"[{lo_t * 100:.2f}%, {hi_t * 100:.2f}%]", hi_t <= th.max_tpr_at_low_fpr,
+                             f"{th.max_tpr_at_low_fpr * 100:g}%")))
     # empirical epsilon against the owner's budget
     budget = ctx.cfg.epsilon_budget
     if budget is not None:
