@@ -80,9 +80,7 @@ def cases(draw, full: bool = False):
     feats = list(zip(names, kinds))
     layout = draw(st.sampled_from(["separate", "separate", "data"]))
     target = draw(st.sampled_from(["model", "model", "model", "predictions"]))
-    numeric_only = all(k in ("float", "int", "bin", "bool", "const") for k in kinds)
-    fit_on = draw(st.sampled_from(["frame", "frame", "subset", "bare", "encoded"] if numeric_only
-                                  else ["frame", "frame", "subset"]))
+    fit_on = draw(st.sampled_from(["frame", "frame", "subset", "bare", "encoded"]))
     if fit_on == "bare":
         model_input = draw(st.sampled_from(["columns", "columns", "encoded", None]))
     elif fit_on == "encoded":
@@ -181,8 +179,8 @@ def _table(spec: Spec, n: int, rng) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
-def _write(df: pd.DataFrame, path: Path, fmt: str, dup: str | None = None) -> Path:
-    if fmt == "parquet" and dup is None:
+def _write(df: pd.DataFrame, path: Path, fmt: str, dup: bool = False) -> Path:
+    if fmt == "parquet" and not dup:
         p = path.with_suffix(".parquet")
         out = df.copy()
         for c in out.columns:  # a column of numbers and words is stored as text
@@ -192,10 +190,10 @@ def _write(df: pd.DataFrame, path: Path, fmt: str, dup: str | None = None) -> Pa
         return p
     p = path.with_suffix(".csv.gz" if fmt == "csv.gz" else ".csv")
     text = df.to_csv(index=False)
-    if dup is not None:  # repeat a column name in the header: rename the last column to ``dup``
+    if dup:  # repeat a column name in the header: the last column gets the first one's name
         lines = text.split("\n", 1)
         head = lines[0].split(",")
-        head[-1] = f'"{dup}"' if ("," in dup or " " in dup) else dup
+        head[-1] = head[0]
         text = ",".join(head) + "\n" + lines[1]
     if fmt == "csv.gz":
         import gzip
@@ -223,6 +221,7 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
     feat_names = [n for n, _ in spec.features]
     numeric_feats = [n for n, k in spec.features if k in ("float", "int")]
     fit_frame = mem[feat_names].copy()  # the model is fitted on the members as generated
+    clean = [t[feat_names].copy() for t in (mem, non, pop) if t is not None]  # the tables before any defect
     fit_y = mem[lab].copy()
     # ---- defects in the tables
     tables = {"mem": mem, "non": non}
@@ -302,8 +301,11 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
         sens = lab
     if sens is not None and sens != lab and sens not in ("nope", "konst"):
         # a sensitive column must hold two values among members and non-members; with few rows it may not
-        joint = pd.concat([tables["mem"][sens], tables["non"][sens]]).dropna()
-        if joint.nunique() < 2:
+        if any(sens not in t.columns for t in tables.values()):
+            joint = pd.Series([], dtype=float)  # dropped by a column defect: refused for that
+        else:
+            joint = pd.concat([tables["mem"][sens], tables["non"][sens]]).dropna()
+        if sens in tables["mem"].columns and joint.nunique() < 2:
             maybe = True
     # ---- write the tables
     fmts = list(spec.formats)
@@ -315,7 +317,7 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
     if spec.layout == "separate":
         for i, (k, t) in enumerate(tables.items()):
             paths[k] = _write(t, d / {"mem": "train", "non": "test", "pop": "population"}[k], fmts[i],
-                              dup=feat_names[0] if k == dup_in else None)
+                              dup=k == dup_in)
         argv += ["--train", str(paths["mem"]), "--test", str(paths["non"])]
     else:
         m = tables["mem"], tables["non"]
@@ -326,11 +328,11 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
         if "bad_membership" in defects:
             both["member"] = both["member"].astype(object)
             both.loc[int(rng.integers(0, len(both))), "member"] = rng.choice(["yes", 2, None])
-        paths["data"] = _write(both, d / "data", fmts[0], dup=feat_names[0] if dup_in in ("mem", "non") else None)
+        paths["data"] = _write(both, d / "data", fmts[0], dup=dup_in in ("mem", "non"))
         argv += ["--data", str(paths["data"]), "--membership-column", "member"]
         if "pop" in tables:
             paths["pop"] = _write(tables["pop"], d / "population", fmts[2],
-                                  dup=feat_names[0] if dup_in == "pop" else None)
+                                  dup=dup_in == "pop")
     if "pop" in paths:
         argv += ["--population", str(paths["pop"])]
     if dup_in is not None and spec.layout == "data" and dup_in == "pop" and "pop" not in paths:
@@ -343,7 +345,7 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
     expect_input = None  # what the oracle feeds the model
     est = None
     if spec.target == "model":
-        est, expect_input, model_input, extra = _fit_model(spec, fit_frame, fit_y, tables, defects, rng)
+        est, expect_input, model_input, extra = _fit_model(spec, fit_frame, fit_y, clean, defects, rng)
         must = must or extra.get("must", False)
         maybe = maybe or extra.get("maybe", False)
         import skops.io as sio
@@ -398,31 +400,47 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
     return Built(argv, must, clean, oracle)
 
 
-def _encoded_names(spec: Spec) -> list[str]:
-    """The encoded columns of a table of numbers, in the contract's order: numeric, then 0/1 columns."""
-    numeric = [n for n, k in spec.features if k in ("float", "int", "const")]
-    binary = [n for n, k in spec.features if k in ("bin", "bool")]
-    return numeric + binary
-
-
-def _my_encoding(frames: list[pd.DataFrame], names: list[str]) -> list[pd.DataFrame]:
-    """docs/input.md's encoding of numeric tables: numbers z-scored with the mean and population standard deviation
-    of members + non-members (a constant column: scale 1), columns holding only 0/1 (or booleans) as they are."""
-    joint_all = pd.concat(frames, ignore_index=True)
+def _my_encoding(frames: list[pd.DataFrame]) -> tuple[list[pd.DataFrame], list[str]]:
+    """docs/input.md's encoding, written here from the text: numbers z-scored with the mean and population standard
+    deviation of members + non-members (a constant column: scale 1), columns of 0/1 or booleans as they are, text
+    one-hot in sorted category order with a ``<missing>`` column where a value is missing; kinds and categories
+    from the joint table; column order numeric, 0/1, then the one-hot groups. Returns the frames and the names."""
+    full = pd.concat(frames, ignore_index=True)
     cand = pd.concat(frames[:2], ignore_index=True)
-    outs = [pd.DataFrame(index=f.index) for f in frames]
-    num = [c for c in names if not (joint_all[c].dropna().isin([0, 1]).all() and joint_all[c].notna().all())]
-    binary = [c for c in names if c not in num]
-    for c in num + binary:
+    num, binary, cat = [], [], []
+    for c in full.columns:
+        s = full[c]
+        if pd.api.types.is_bool_dtype(s.dtype):
+            binary.append(c)
+        elif pd.api.types.is_numeric_dtype(s.dtype):
+            (binary if s.notna().all() and s.isin([0, 1]).all() else num).append(c)
+        else:
+            cat.append(c)
+    outs = [{} for _ in frames]
+    names = list(num) + list(binary)
+    for c in num:
         v = cand[c].astype(float)
         mu, sd = v.mean(), v.std(ddof=0)
         sd = sd if sd > 0 else 1.0
         for o, f in zip(outs, frames):
-            o[c] = (f[c].astype(float) - mu) / sd if c in num else f[c].astype(float)
-    return outs
+            o[c] = ((f[c].astype(float) - mu) / sd).to_numpy()
+    for c in binary:
+        for o, f in zip(outs, frames):
+            o[c] = f[c].astype(float).to_numpy()
+    for c in cat:
+        cats = sorted(full[c].dropna().unique().tolist())
+        for v in cats:
+            names.append(f"{c}={v}")
+            for o, f in zip(outs, frames):
+                o[f"{c}={v}"] = (f[c] == v).to_numpy(dtype=float)
+        if full[c].isna().any():
+            names.append(f"{c}=<missing>")
+            for o, f in zip(outs, frames):
+                o[f"{c}=<missing>"] = f[c].isna().to_numpy(dtype=float)
+    return [pd.DataFrame(o, index=f.index)[names] for o, f in zip(outs, frames)], names
 
 
-def _fit_model(spec: Spec, frame: pd.DataFrame, y: pd.Series, tables, defects, rng):
+def _fit_model(spec: Spec, frame: pd.DataFrame, y: pd.Series, clean, defects, rng):
     from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
@@ -455,13 +473,11 @@ def _fit_model(spec: Spec, frame: pd.DataFrame, y: pd.Series, tables, defects, r
         names = [str(v) for v in vals]
         if all(re.fullmatch(r"-?\d+", n) for n in names) and sorted(names) != sorted(str(i) for i in range(len(vals))):
             extra["must"] = True  # integer classes beside integer label values: ambiguous, refused
-    fit_X = frame[cols]
-    if "model_fit_types" in defects:  # fitted on every column as text: the file's numbers are not what it saw
-        fit_X = fit_X.astype(str)
+    sel = np.arange(len(frame))  # the members' rows the model is fitted on
     if "model_missing_class" in defects:
         keep = yv != yv[0]
         if len(np.unique(yv[keep])) >= 2:
-            fit_X, yv = fit_X[keep], yv[keep]
+            sel, yv = sel[keep], yv[keep]
         else:  # two classes: a one-class model, which scikit-learn refuses to fit
             defects.discard("model_missing_class")
     if "model_extra_class" in defects and yv.dtype == bool:
@@ -469,9 +485,12 @@ def _fit_model(spec: Spec, frame: pd.DataFrame, y: pd.Series, tables, defects, r
     if "model_unknown_feature" in defects and spec.fit_on not in ("frame", "subset"):
         defects.discard("model_unknown_feature")
     if "model_extra_class" in defects:
-        fit_X = pd.concat([fit_X, fit_X.iloc[:2]], ignore_index=True)
+        sel = np.r_[sel, sel[:2]]
         extra_v = "extra" if yv.dtype == object else 99
         yv = np.concatenate([yv, np.array([extra_v, extra_v], dtype=yv.dtype)])
+    fit_X = frame[cols].iloc[sel].reset_index(drop=True)
+    if "model_fit_types" in defects:  # fitted on every column as text: the file's numbers are not what it saw
+        fit_X = fit_X.astype(str)
     text_cols = [c for c in cols if not pd.api.types.is_numeric_dtype(fit_X[c].dtype)]
     expect_input = ("frame", cols)
     if spec.fit_on in ("frame", "subset"):
@@ -501,24 +520,30 @@ def _fit_model(spec: Spec, frame: pd.DataFrame, y: pd.Series, tables, defects, r
         if "model_fit_types" in defects:
             extra["maybe"] = True
     elif spec.fit_on == "encoded":
-        enc_names = _encoded_names(spec)
-        enc = _my_encoding([frame], enc_names)[0]  # statistics of the members only here: the same columns
+        encs, enc_names = _my_encoding(clean)
+        enc = encs[0].iloc[sel]  # the members' rows
         enc_cols = [str(c) for c in rng.permutation(enc_names)] if rng.random() < 0.5 else enc_names
         est = clf
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est.fit(enc[enc_cols], yv)
+        as_raw = set(enc_cols) <= set(frame.columns)  # no text column: the encoded names are the table's own
         expect_input = ("encoded-names", enc_cols) if model_input != "columns" else ("frame", enc_cols)
-        if model_input is None:  # auto: the names are the table's own columns: fed the raw columns (documented)
+        if model_input is None and as_raw:  # auto reads them as the table's own columns (documented)
             expect_input = ("frame", enc_cols)
+        if model_input == "columns" and not as_raw:
+            extra["must"] = True  # one-hot names are not columns of the table
     else:  # bare array of the table's feature columns in the members' order (or of their encoding)
         raw = list(frame.columns)
-        Xb = frame[raw].to_numpy(dtype=float)
-        if model_input == "encoded":
-            enc_names = _encoded_names(spec)
-            Xb = _my_encoding([frame], enc_names)[0][enc_names].to_numpy()
+        text = [c for c in raw if not pd.api.types.is_numeric_dtype(frame[c].dtype)]
+        if model_input == "encoded" or text:
+            encs, enc_names = _my_encoding(clean)
+            Xb = encs[0].iloc[sel][enc_names].to_numpy()
             expect_input = ("bare-encoded", enc_names)
+            if model_input == "columns":
+                extra["must"] = True  # 'columns' needs numeric columns (documented)
         else:
+            Xb = frame[raw].iloc[sel].to_numpy(dtype=float)
             expect_input = ("bare-columns", raw)
             if any(k == "bool" for _, k in spec.features):
                 extra["maybe"] = True  # 'columns' takes numbers; leakaudit refuses a column of booleans
@@ -682,7 +707,7 @@ class _Oracle:
         elif kind == "bare-columns":
             X = [f[feats].to_numpy(dtype=float) for f in frames[:2]]
         else:
-            encf = _my_encoding([f[feats] for f in frames], _encoded_names(self.spec))
+            encf, _ = _my_encoding([f[feats] for f in frames])
             X = [e[cols] for e in encf[:2]] if kind == "encoded-names" else [e[cols].to_numpy() for e in encf[:2]]
         names = sorted({t for tr in truth for t in tr})
         all_vals = pd.concat([f[self.label] for f in frames[:2]]).unique().tolist()
