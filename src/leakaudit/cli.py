@@ -55,7 +55,8 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, metavar="",
+                                 help="Print the version and exit (default: off)."),
 ) -> None:
     """leakaudit command line."""
 
@@ -73,11 +74,13 @@ def datasets() -> None:
 @app.command()
 def reproduce(
     name: Optional[str] = typer.Argument(None, help="Reproduction to run (see --list)."),
-    list_: bool = typer.Option(False, "--list", help="Print one reproduction name per line."),
+    list_: bool = typer.Option(False, "--list", metavar="", help="Print one reproduction name per line and exit (default: off)."),
     profile: str = typer.Option("reduced", "--profile", help="smoke (<1 min), reduced (default) or full (paper scale)."),
     out: Path = typer.Option(Path("reproductions"), "--out", help="Output folder for NAME.json and NAME.md."),
     seed: int = typer.Option(0, "--seed", help="Random seed (recorded in the JSON)."),
-    gather: Optional[Path] = typer.Option(None, "--gather", help="Write one Markdown page from every NAME.json in --out to this file."),
+    gather: Optional[Path] = typer.Option(
+        None, "--gather", help="Write one Markdown page from every NAME.json in --out to this file (default: none; "
+                               "run NAME instead)."),
 ) -> None:
     """Reproduce a paper's table or figure and compare our numbers with the paper's."""
     from . import reproduce as rep
