@@ -94,6 +94,17 @@ class ProfileSettings(BaseModel):
         exceeds the threshold (:func:`leakaudit.dtp.dtp1_test`). At 8 repeats a forest's binned changes, which
         take few values, can make the t-test too optimistic (measured in tests/dtp/test_significance.py), hence
         16 in the standard profile.
+    pdtp_exact_max : int or None
+        Up to this many members, PDTP is measured for every one (exact leave-one-out). Beyond it the members are
+        screened (:mod:`leakaudit.dtp.screening`): ranked by the reference models' estimate of each record's
+        leave-one-out change, the top ``pdtp_screen_fraction`` measured exactly (more while the bottom of the
+        measured top still holds more records above the threshold than the rest), and a uniform
+        ``pdtp_screen_sample`` of the others measured to bound what the unmeasured records may hold. None: always
+        every member.
+    pdtp_screen_fraction : float
+        Share of the members measured first, from the top of the ranking.
+    pdtp_screen_sample : int
+        Members drawn at random from the rest and measured exactly.
     dtp_test_max_records : int
         At most this many candidates are re-measured (the largest single PDTP first); any beyond are reported as
         not measured and make the DTP-1 check "not measurable", never "passed".
@@ -116,6 +127,9 @@ class ProfileSettings(BaseModel):
     shadow_attack_max_rows: int = 256_000
     dtp_test_repeats: int = 16
     dtp_test_max_records: int = 200
+    pdtp_exact_max: int | None = None
+    pdtp_screen_fraction: float = Field(0.05, gt=0, le=1)
+    pdtp_screen_sample: int = Field(500, ge=0)
 
 
 PROFILES: dict[str, ProfileSettings] = {
@@ -124,7 +138,8 @@ PROFILES: dict[str, ProfileSettings] = {
                              dtp_test_max_records=50),
     "standard": ProfileSettings(n_reference=64, pdtp_records=None, pdtp_repeats=1, noise_floor_models=10,
                                 n_boot=1000, shadow_models=10, shadow_attack_models=None,
-                                shadow_attack_batch=1, dtp_test_repeats=16, dtp_test_max_records=200),
+                                shadow_attack_batch=1, dtp_test_repeats=16, dtp_test_max_records=200,
+                                pdtp_exact_max=4000),
     "thorough": ProfileSettings(n_reference=256, pdtp_records=None, pdtp_repeats=10, noise_floor_models=20,
                                 n_boot=2000, shadow_models=20, shadow_attack_models=None, shadow_attack_batch=1),
 }

@@ -57,12 +57,44 @@ def _confirm_on_model(records: list[int], lira_members: np.ndarray, lira_nonmemb
     return float(stats.mannwhitneyu(sig, non, alternative="greater").pvalue)
 
 
-def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | None = None) -> Analysis:
+def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, counted) -> tuple[np.ndarray, np.ndarray, dict,
+                                                                                       np.ndarray]:
+    """Stage 1 for many members (:func:`leakaudit.dtp.screened_pdtp`): the top of the reference models' ranking
+    and a random sample of the rest. Returns the measured records (sorted), their PDTP, the screening's account
+    for results.json, and every member's estimate."""
+    from ..dtp import reference_loo_shift, screened_pdtp
+
+    data, st, thr = ctx.data, ctx.cfg.settings, ctx.cfg.thresholds.max_dtp
+    n = len(data.y_mem)
+    est = reference_loo_shift(reference.probs[:, :n], reference.in_mask[:, :n])
+    sc = screened_pdtp(ctx.target.learner, X_mem, data.y_mem, est, threshold=thr, fraction=st.pdtp_screen_fraction,
+                       n_sample=st.pdtp_screen_sample, n_classes=data.n_classes, n_repeats=st.pdtp_repeats,
+                       random_state=ctx.seeds["target"], sample_state=ctx.seeds["pdtp"], engine=counted)
+    screening = {
+        "method": "reference-model ranking: max over classes of |mean ln bin p over the reference models that "
+                  "trained on the record - mean over those that did not| (leakaudit.dtp.screening)",
+        "n_members": int(n), "n_top": sc.n_top, "n_sample": int(sc.sample.size),
+        "n_measured": int(sc.records.size), "n_unmeasured": int(n - sc.records.size), "extensions": sc.extensions,
+        "sample_records": [int(r) for r in sc.sample],
+        "sample_above": int(np.sum(sc.value(sc.sample) > thr)),
+    }
+    if sc.sample.size > 2:
+        from scipy.stats import spearmanr
+
+        rho = spearmanr(est[sc.sample], sc.value(sc.sample)).statistic
+        screening["sample_spearman"] = float(rho) if np.isfinite(rho) else None
+    return sc.records, sc.values, screening, est
+
+
+def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | None = None,
+                 reference=None) -> Analysis:
     """PDTP (stage 1), the DTP-1 check under ``cfg.dtp_rule``, and the seed noise floor.
 
     ``lira`` (LiRA's scores of the audited records, members first, shape (n_members + n_nonmembers,)): records
     significant for DTP-1 count against the given model only when its own outputs show it trained on them
     (:func:`_confirm_on_model`, at the check's level); otherwise the finding describes the recipe.
+    ``reference`` (the reference models on the audited records, members first): with more members than the
+    profile's ``pdtp_exact_max``, stage 1 is screened by them (:func:`_screened_pdtp`).
     """
     cfg, data, target = ctx.cfg, ctx.data, ctx.target
     if target.learner is None:
@@ -78,15 +110,18 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
 
     n = len(data.y_mem)
     X_mem = target.inputs(data)[0]
-    k = cfg.settings.pdtp_records
-    rng = np.random.default_rng(ctx.seeds["pdtp"])
-    records = np.arange(n) if k is None or k >= n else np.sort(rng.choice(n, size=k, replace=False))
-    resources = {}
+    k, exact_max = cfg.settings.pdtp_records, cfg.settings.pdtp_exact_max
+    resources, screening, estimate = {}, None, None
     counted = _CountingEngine(ctx.engine)
-    res = pdtp(target.learner, X_mem, data.y_mem, records=records, n_classes=data.n_classes,
-               seed_policy="paired", n_repeats=cfg.settings.pdtp_repeats, random_state=ctx.seeds["target"],
-               engine=counted, keep_outputs=False)
-    values = np.asarray(res.values, float)
+    if k is None and exact_max is not None and n > exact_max and reference is not None:
+        records, values, screening, estimate = _screened_pdtp(ctx, X_mem, reference, counted)
+    else:
+        rng = np.random.default_rng(ctx.seeds["pdtp"])
+        records = np.arange(n) if k is None or k >= n else np.sort(rng.choice(n, size=k, replace=False))
+        res = pdtp(target.learner, X_mem, data.y_mem, records=records, n_classes=data.n_classes,
+                   seed_policy="paired", n_repeats=cfg.settings.pdtp_repeats, random_state=ctx.seeds["target"],
+                   engine=counted, keep_outputs=False)
+        values = np.asarray(res.values, float)
     resources["pdtp_models"] = counted.report()
     thr = cfg.thresholds.max_dtp
     above = records[values > thr]
@@ -122,6 +157,8 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
         "kind": "PDTP (a lower bound on DTP: direct queries only)",
         "rule": cfg.dtp_rule,
     }
+    if screening is not None:
+        summary["screening"] = screening
     if test is not None:
         summary["test"] = {k: v for k, v in test.model_dump().items() if k != "stage1_values"}
         summary["n_significant"] = int(test.n_significant)
@@ -133,15 +170,49 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
                 "p_value": p, "confirmed": p <= 1 - ctx.check_confidence,
                 "test": "one-sided Mann-Whitney U test of LiRA's scores of the significant records against the "
                         "non-members' (did the given model train on them?)"}
+    if screening is not None:
+        _bound_unmeasured(ctx, screening, test)
     check = _dtp_check(ctx, summary, test, recipe)
     per_record = np.full(n, np.nan)
     per_record[records] = values
     cols = {"pdtp": np.r_[per_record, np.full(len(data.y_non), np.nan)]}
+    if estimate is not None:
+        cols["pdtp_screen_estimate"] = np.r_[estimate, np.full(len(data.y_non), np.nan)]
     if test is not None:
         lb = np.full(n, np.nan)
         lb[np.asarray(test.records, int)] = test.lower_bound
         cols["pdtp_lower_bound"] = np.r_[lb, np.full(len(data.y_non), np.nan)]
     return Analysis(name="dtp", summary=summary, checks=(check,), resources=resources, per_record=cols)
+
+
+def _bound_unmeasured(ctx: AuditContext, screening: dict, test) -> None:
+    """What the random sample says about the members not measured: how many of the sampled ones are significant
+    (under the statistical rule; above the threshold under Long et al.'s), and the implied upper count."""
+    from ..dtp import unmeasured_bound
+
+    sample = set(screening["sample_records"])
+    if ctx.cfg.dtp_rule == "statistical":
+        sig = {int(r) for r, s in zip(test.records, test.significant) if s} if test is not None else set()
+        k, what = len(sample & sig), "significant"
+    else:
+        k, what = screening["sample_above"], f"above {ctx.cfg.thresholds.max_dtp:g}"
+    screening["unmeasured"] = {**unmeasured_bound(k, len(sample), screening["n_unmeasured"],
+                                                  confidence=ctx.check_confidence), "what": what}
+
+
+def _coverage(s: dict) -> str:
+    """The screened stage 1 in words, for the check's sentence (empty when every member was measured)."""
+    sc = s.get("screening")
+    if sc is None:
+        return ""
+    u = sc.get("unmeasured") or {}
+    text = (f"; PDTP measured exactly for the {sc['n_top']:,} members the reference models rank riskiest and a "
+            f"random {sc['n_sample']:,} of the other {sc['n_members'] - sc['n_top']:,}")
+    if u.get("m"):
+        lo, hi = u["share_interval"]
+        text += (f"; {u['k']} of the sampled members {'is' if u['k'] == 1 else 'are'} {u['what']}, so at most "
+                 f"{hi * 100:.2g}% of the {u['n_unmeasured']:,} unmeasured members (about {u['count_upper']:,}) may be")
+    return text
 
 
 def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
@@ -150,17 +221,19 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
     describes = "recipe" if recipe is not None and recipe.get("reproduces") is False else "model"
     common = dict(id="dtp.dtp1", analysis="dtp", threshold=thr, confidence=cc, describes=describes)
     raw = (f"{s['n_above']} of {s['n_records']} records measured have a single PDTP above {thr:g} "
-           f"(max {s['max']:.2f})")
+           f"(max {s['max']:.2f}{_coverage(s)})")
+    some = "measured " if "screening" in s else ""
     if cfg.dtp_rule == "long":
         exceeded = s["n_above"] > allowed
         return Check(name="DTP-1 rule (Long et al., raw)", status=EXCEEDED if exceeded else PASSED, value=s["max"],
                      **common, sentence=(f"{raw}: the DTP-1 rule (Long et al., raw) says not to publish" if exceeded
-                                         else f"no training record has PDTP above {thr:g} (max {s['max']:.2f} over "
-                                              f"{s['n_records']})"))
+                                         else f"no {some}training record has PDTP above {thr:g} (max {s['max']:.2f} "
+                                              f"over {s['n_records']}{_coverage(s)})"))
     name = "DTP-1 rule (significant records)"
     if test is None:  # no candidate: nothing even in stage 1
         return Check(name=name, status=PASSED, value=s["max"], **common,
-                     sentence=f"no training record has PDTP above {thr:g} (max {s['max']:.2f} over {s['n_records']})")
+                     sentence=f"no {some}training record has PDTP above {thr:g} (max {s['max']:.2f} over "
+                              f"{s['n_records']}{_coverage(s)})")
     k = int(test.n_significant)
     best = float(np.max(test.lower_bound)) if len(test.lower_bound) else 0.0
     untested = len(test.untested)

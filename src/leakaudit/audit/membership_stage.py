@@ -185,7 +185,8 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
         metrics[name] = mm
         checks += _attack_checks(ctx, name, mm, eps)
     return Analysis(name="membership", summary=metrics, checks=tuple(checks), skipped=tuple(skipped),
-                    resources=resources, per_record=per_record, extras={"recipe": recipe})
+                    resources=resources, per_record=per_record,
+                    extras={"recipe": recipe, "reference": inputs.reference})
 
 
 def _fpr_entry(tprs: dict, f: float) -> dict | None:

@@ -176,7 +176,8 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
         membership = membership_analysis(ctx)
     recipe = membership.extras.get("recipe")
     with st.stage("dtp", "leave-one-out PDTP of the training records"):
-        dtp = dtp_analysis(ctx, recipe=recipe, lira=membership.per_record.get("score_lira"))
+        dtp = dtp_analysis(ctx, recipe=recipe, lira=membership.per_record.get("score_lira"),
+                           reference=membership.extras.get("reference"))
     with st.stage("attribute", "attribute inference of the sensitive columns"):
         attribute = attribute_analysis(ctx)
     with st.stage("property", "estimating each sensitive group's share of the training data"):

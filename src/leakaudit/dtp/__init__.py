@@ -4,7 +4,7 @@ All values are natural-log ratios (spec long-dtp.md §0). Modules, one idea each
 ``pdtp`` (Def 4.4), ``exact`` (Def 4.2 by enumeration), ``stability`` (Thm 6.2,
 Props 6.3–6.8, the normalised naive-Bayes bound), ``lipschitz`` (Thm 6.9),
 ``search`` (a lower estimate of DTP), ``noise_floor`` (Figs 7–8), ``verdict``
-(DTP-1), ``significance`` (DTP-1 as a test beyond seed noise and binning), ``reduce`` (§8),
+(DTP-1), ``significance`` (DTP-1 as a test beyond seed noise and binning), ``reduce`` (§8), ``screening`` (PDTP at scale: the top of a reference-model ranking and a random sample),
 ``correlation`` (Tables 1–2).
 """
 
@@ -25,6 +25,14 @@ from .results import (
     SearchResult,
     StabilityBoundResult,
     Verdict,
+)
+from .screening import (
+    ScreenedPDTP,
+    reference_loo_shift,
+    screen_plan,
+    screened_pdtp,
+    tail_exceeds_sample,
+    unmeasured_bound,
 )
 from .search import dtp_search, dtp_search_estimate
 from .significance import bin_aware_log_ratio, dtp1_test, holm_adjust
@@ -47,6 +55,12 @@ __all__ = [
     "bin_aware_log_ratio",
     "holm_adjust",
     "reduce_dtp",
+    "reference_loo_shift",
+    "screen_plan",
+    "screened_pdtp",
+    "ScreenedPDTP",
+    "tail_exceeds_sample",
+    "unmeasured_bound",
     "dtp_search",
     "dtp_search_estimate",
     "softmax_lipschitz_constant",

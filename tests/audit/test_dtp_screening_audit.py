@@ -1,0 +1,33 @@
+"""The audit screens PDTP when the members outnumber the profile's ``pdtp_exact_max`` (issue 31), and says so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+import leakaudit.audit.config as config
+from leakaudit.audit import make_config, run_audit
+
+
+def test_audit_screens_pdtp_beyond_pdtp_exact_max(tmp_path, monkeypatch):
+    smoke = config.PROFILES["smoke"]
+    monkeypatch.setitem(config.PROFILES, "smoke", smoke.model_copy(update={
+        "pdtp_records": None, "pdtp_exact_max": 100, "pdtp_screen_fraction": 0.1, "pdtp_screen_sample": 40}))
+    cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", cache_dir=tmp_path / "cache")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    sc = res.dtp["screening"]
+    assert sc["n_members"] == 200 and sc["n_top"] >= 20 and sc["n_sample"] <= 40
+    assert sc["n_measured"] + sc["n_unmeasured"] == 200 and sc["n_measured"] == res.dtp["n_records"]
+    u = sc["unmeasured"]
+    assert u["m"] == sc["n_sample"] and 0 <= u["share_interval"][0] <= u["share_interval"][1] <= 1
+    check = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
+    assert "rank riskiest" in check.sentence and f"random {sc['n_sample']}" in check.sentence
+    rec = pd.read_csv(tmp_path / "out" / "records.csv")
+    members = rec[rec["is_member"] == 1]
+    assert members["pdtp_screen_estimate"].notna().all() and rec.loc[rec["is_member"] == 0, "pdtp_screen_estimate"].isna().all()
+    assert members["pdtp"].notna().sum() == sc["n_measured"]
+    # the measured top is the top of the estimate's ranking
+    measured = members["pdtp"].notna().to_numpy()
+    est = members["pdtp_screen_estimate"].to_numpy()
+    top = np.argsort(-est, kind="stable")[: sc["n_top"]]
+    assert measured[top].all()
