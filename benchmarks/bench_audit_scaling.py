@@ -1,0 +1,92 @@
+"""Audit scaling: time and peak memory of `leakaudit audit` (standard profile, the demo network) against the number
+of members, up to the full Adult training set (32,561 members, 16,281 non-members).
+
+Each point is one `leakaudit audit` in a fresh subprocess with a fresh cache folder (nothing reused), so its time
+and peak memory (results.json ``resources.peak_memory_mb``: the process's VmHWM) are its own. The machine's load
+average is recorded beside every point: the machine is shared, so a loaded point is an upper bound. The growth
+exponent is the least-squares slope of log time on log members.
+
+    python benchmarks/bench_audit_scaling.py                 # 1,000 ... 32,561 members
+    python benchmarks/bench_audit_scaling.py --members 1000 4000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ADULT = 48_842  # records in Adult (train + test files)
+FULL = (32_561, 16_281)  # Adult's own training and test files
+MEMBERS = (1000, 2000, 4000, 8000, 16000, 32561)
+
+
+def _nonmembers(n: int) -> int:
+    return FULL[1] if n == FULL[0] else min(n, ADULT - n)
+
+
+def run_point(n: int, profile: str) -> dict:
+    exe = Path(sys.executable).parent / "leakaudit"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "leakaudit.cli"]
+    with tempfile.TemporaryDirectory() as d:
+        argv = cmd + ["audit", "--profile", profile, "--n-members", str(n), "--n-nonmembers", str(_nonmembers(n)),
+                      "--out", f"{d}/out", "--cache-dir", f"{d}/cache"]
+        load0 = os.getloadavg()[0]
+        t0 = time.perf_counter()
+        r = subprocess.run(argv, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if r.returncode not in (0, 3, 4):
+            raise RuntimeError(f"audit failed at n={n}: {r.stderr.strip()[-500:]}")
+        res = json.loads(Path(d, "out", "results.json").read_text())
+    dtp = res["dtp"]
+    return {"n_members": n, "n_nonmembers": _nonmembers(n), "profile": profile, "seconds": round(wall, 1),
+            "stage_seconds": res["timings"], "peak_memory_mb": res["resources"]["peak_memory_mb"],
+            "pdtp_measured": dtp.get("n_records"), "screening": {k: v for k, v in (dtp.get("screening") or {}).items()
+                                                                if k != "sample_records"} or None,
+            "verdict": res["verdict"]["outcome"], "load_before": round(load0, 2),
+            "load_after": round(os.getloadavg()[0], 2), "leakaudit": res["leakaudit_version"]}
+
+
+def growth_exponent(rows: list[dict], key: str = "seconds") -> float | None:
+    import numpy as np
+
+    pts = [(r["n_members"], r[key]) for r in rows if r.get(key)]
+    if len(pts) < 2:
+        return None
+    x, y = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--members", type=int, nargs="+", default=list(MEMBERS))
+    ap.add_argument("--profile", default="standard")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "audit_scaling.json")
+    args = ap.parse_args(argv)
+    log = args.out.with_suffix(".jsonl")
+    rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    done = {(r["n_members"], r["profile"]) for r in rows}
+    for n in args.members:
+        if (n, args.profile) in done:
+            continue
+        row = run_point(n, args.profile)
+        with log.open("a") as fh:  # one line per finished point: a killed run keeps what it finished
+            fh.write(json.dumps(row) + "\n")
+        rows.append(row)
+        print(json.dumps({k: row[k] for k in ("n_members", "seconds", "peak_memory_mb", "pdtp_measured", "verdict",
+                                              "load_before")}), flush=True)
+    rows = sorted((r for r in rows if r["profile"] == args.profile), key=lambda r: r["n_members"])
+    out = {"rows": rows, "growth_exponent_time": growth_exponent(rows),
+           "growth_exponent_memory": growth_exponent(rows, "peak_memory_mb")}
+    args.out.write_text(json.dumps(out, indent=1))
+    return out
+
+
+if __name__ == "__main__":
+    main()
