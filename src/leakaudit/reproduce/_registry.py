@@ -91,11 +91,12 @@ def get(name: str) -> Reproduction:
     return _REGISTRY[name]
 
 
-def _fmt(v: float | None) -> str:
+def _fmt(v: float | None, missing: str = "—") -> str:
+    """A table cell; ``missing`` for None (the paper gives no value; our value not measured is "not measured")."""
     if v is None:
-        return "—"
+        return missing
     if isinstance(v, float) and math.isnan(v):
-        return "NaN"
+        return "not measured"
     return f"{v:.4g}"
 
 
@@ -114,7 +115,7 @@ def to_markdown(result: dict) -> str:
     ]
     for r in result["rows"]:
         lines.append(
-            f"| {r['quantity']} | {_fmt(r['paper'])} | {_fmt(r['ours'])} | {_fmt(r['tolerance'])} | "
+            f"| {r['quantity']} | {_fmt(r['paper'])} | {_fmt(r['ours'], 'not measured')} | {_fmt(r['tolerance'])} | "
             f"{r['status']} | {r['note']} |"
         )
     if rep.notes:
