@@ -148,3 +148,15 @@ def test_tail_test_and_unmeasured_bound():
     assert b["share_interval"][1] == pytest.approx(1 - 0.025 ** (1 / 100), rel=1e-6)  # two-sided Clopper-Pearson
     assert b["count_upper"] == int(np.ceil(b["share_interval"][1] * 10_000))
     assert unmeasured_bound(0, 0, 50)["share"] is None
+
+
+def test_the_top_stops_at_max_fraction_and_says_so():
+    """The 60 top-ranked of 200 records are memorised: the top keeps doubling past the cap (25 %: 50 records) and
+    stops there, capped; without a cap it grows until its tail is clean."""
+    X, y = _flagged(n=200, flagged=tuple(range(60)))
+    est = -np.arange(200.0)
+    sc = screened_pdtp(MEMORY, X, y, est, fraction=0.05, n_sample=20, max_fraction=0.25, n_classes=2,
+                       random_state=3, sample_state=0)
+    assert sc.capped and sc.n_top == 50
+    free = screened_pdtp(MEMORY, X, y, est, fraction=0.05, n_sample=20, n_classes=2, random_state=3, sample_state=0)
+    assert not free.capped and free.n_top > 60 and set(range(60)) <= set(free.records)

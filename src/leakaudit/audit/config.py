@@ -105,6 +105,8 @@ class ProfileSettings(BaseModel):
         Share of the members measured first, from the top of the ranking.
     pdtp_screen_sample : int
         Members drawn at random from the rest and measured exactly.
+    pdtp_screen_max_fraction : float
+        The measured top grows to at most this share of the members.
     dtp_test_max_records : int
         At most this many candidates are re-measured (the largest single PDTP first); any beyond are reported as
         not measured and make the DTP-1 check "not measurable", never "passed".
@@ -130,6 +132,7 @@ class ProfileSettings(BaseModel):
     pdtp_exact_max: int | None = None
     pdtp_screen_fraction: float = Field(0.05, gt=0, le=1)
     pdtp_screen_sample: int = Field(500, ge=0)
+    pdtp_screen_max_fraction: float = Field(0.25, gt=0, le=1)
 
 
 PROFILES: dict[str, ProfileSettings] = {

@@ -68,13 +68,16 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, counted) -> 
     n = len(data.y_mem)
     est = reference_loo_shift(reference.probs[:, :n], reference.in_mask[:, :n])
     sc = screened_pdtp(ctx.target.learner, X_mem, data.y_mem, est, threshold=thr, fraction=st.pdtp_screen_fraction,
-                       n_sample=st.pdtp_screen_sample, n_classes=data.n_classes, n_repeats=st.pdtp_repeats,
+                       n_sample=st.pdtp_screen_sample, max_fraction=max(st.pdtp_screen_max_fraction,
+                                                                        st.pdtp_screen_fraction),
+                       n_classes=data.n_classes, n_repeats=st.pdtp_repeats,
                        random_state=ctx.seeds["target"], sample_state=ctx.seeds["pdtp"], engine=counted)
     screening = {
         "method": "reference-model ranking: max over classes of |mean ln bin p over the reference models that "
                   "trained on the record - mean over those that did not| (leakaudit.dtp.screening)",
         "n_members": int(n), "n_top": sc.n_top, "n_sample": int(sc.sample.size),
         "n_measured": int(sc.records.size), "n_unmeasured": int(n - sc.records.size), "extensions": sc.extensions,
+        "capped": sc.capped,
         "sample_records": [int(r) for r in sc.sample],
         "sample_above": int(np.sum(sc.value(sc.sample) > thr)),
     }
@@ -208,6 +211,9 @@ def _coverage(s: dict) -> str:
     u = sc.get("unmeasured") or {}
     text = (f"; PDTP measured exactly for the {sc['n_top']:,} members the reference models rank riskiest and a "
             f"random {sc['n_sample']:,} of the other {sc['n_members'] - sc['n_top']:,}")
+    if sc.get("capped"):
+        text += (" (the ranked top stopped at its cap while its last records still exceeded the threshold more "
+                 "often than the sample's)")
     if u.get("m"):
         lo, hi = u["share_interval"]
         text += (f"; {u['k']} of the sampled members {'is' if u['k'] == 1 else 'are'} {u['what']}, so at most "

@@ -133,6 +133,9 @@ class ScreenedPDTP:
         The random sample's records outside the measured top: a uniform sample of ``order[n_top:]``.
     extensions : int
         How many times the top doubled.
+    capped : bool
+        The top stopped at ``max_fraction`` while its tail still held more records above the threshold than the
+        sample (the ranking had not reached the level of the rest).
     """
 
     records: np.ndarray
@@ -141,19 +144,22 @@ class ScreenedPDTP:
     n_top: int
     sample: np.ndarray
     extensions: int
+    capped: bool = False
 
     def value(self, records) -> np.ndarray:
         return self.values[np.searchsorted(self.records, np.asarray(records, dtype=np.int64))]
 
 
 def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: float = 0.05, n_sample: int = 500,
-                  n_classes: int | None = None, n_repeats: int = 1, random_state=None, sample_state=None,
-                  engine=None) -> ScreenedPDTP:
+                  max_fraction: float = 1.0, n_classes: int | None = None, n_repeats: int = 1, random_state=None,
+                  sample_state=None, engine=None) -> ScreenedPDTP:
     """Paired PDTP of the top ``fraction`` of the records ranked by ``estimate`` and of a random sample of the rest.
 
     The top doubles while its bottom half holds significantly more records above ``threshold`` than the sample
     of the records outside it (:func:`tail_exceeds_sample`): the ranking has not yet reached the level of the
-    rest. ``random_state`` seeds the models (as :func:`~leakaudit.dtp.pdtp`'s), ``sample_state`` the sample.
+    rest; it stops at ``max_fraction`` of the records (``capped``). The sample's bound on the unmeasured records
+    (:func:`unmeasured_bound`) holds either way: the sample is uniform over them. ``random_state`` seeds the
+    models (as :func:`~leakaudit.dtp.pdtp`'s), ``sample_state`` the sample.
 
     Parameters
     ----------
@@ -172,7 +178,10 @@ def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: 
     if est.shape != (n,):
         raise InvalidInputError(f"estimate must have one value per record ({n}); got shape {est.shape}")
     check_scalar(fraction, name="fraction", min_val=0.0, max_val=1.0, include_min=False)
+    check_scalar(max_fraction, name="max_fraction", min_val=fraction, max_val=1.0)
     block = min(n, max(int(np.ceil(fraction * n)), 1))
+    cap = min(n, max(int(np.ceil(max_fraction * n)), block))
+    capped = False
     order, _, sample = screen_plan(est, n_top=block, n_sample=n_sample, random_state=sample_state)
     measured: dict[int, float] = {}
 
@@ -195,9 +204,13 @@ def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: 
         tail = order[block // 2:block]
         if not tail_exceeds_sample(above(tail), tail.size, above(outside), outside.size):
             break
-        block = min(n, 2 * block)
+        if block >= cap:
+            capped = True
+            break
+        block = min(cap, 2 * block)
         measure(order[:block])
         extensions += 1
     records = np.array(sorted(measured), dtype=np.int64)
     return ScreenedPDTP(records=records, values=np.array([measured[int(r)] for r in records]), order=order,
-                        n_top=int(block), sample=sample[rank[sample] >= block], extensions=extensions)
+                        n_top=int(block), sample=sample[rank[sample] >= block], extensions=extensions,
+                        capped=capped)
