@@ -36,3 +36,12 @@ class NoLOO(Learner):
 
     def _fit(self, X, y, *, random_state=None, n_classes=None):
         return self.inner._fit(X, y, random_state=random_state, n_classes=n_classes)
+
+
+def outlier_data(n=80, seed=0):
+    """Two blobs split on x0; row 0 is a mislabelled outlier far from both."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X[0], y[0] = [8.0, 8.0], 0
+    return X, y

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _dtp_helpers import outlier_data
 
 from leakaudit.dtp import pdtp, reference_loo_shift, screen_plan, screened_pdtp, tail_exceeds_sample, unmeasured_bound
 from leakaudit.dtp.pdtp import apply_binning
@@ -48,15 +49,6 @@ def _flagged(n=200, flagged=(3, 50, 120), seed=0):
     return X, rng.integers(0, 2, n)
 
 
-def _outlier_data(n=80, seed=0):
-    """Two blobs split on x0; row 0 is a mislabelled outlier far from both."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    y = (X[:, 0] > 0).astype(int)
-    X[0], y[0] = [8.0, 8.0], 0
-    return X, y
-
-
 FOREST = RandomForest(n_estimators=10, max_features=None, bootstrap=False)
 MEMORY = FlagMemoriser()
 FLAG_PDTP = float(np.abs(np.diff(np.log(apply_binning(np.array([0.005, 0.5]), 0.01))))[0])  # ln(0.505 / 0.005)
@@ -87,7 +79,7 @@ def test_memorised_records_rank_first_by_the_reference_models():
 
 
 def test_forest_outlier_ranks_first_by_the_reference_models():
-    X, y = _outlier_data()
+    X, y = outlier_data()
     ref = fit_reference_models(FOREST, X, y, 8, n_classes=2, random_state=0)
     est = reference_loo_shift(ref.probs, ref.in_mask)
     assert np.argmax(est) == 0 and est[0] > 3
@@ -109,7 +101,7 @@ def test_screen_plan_top_and_a_uniform_sample_of_the_rest():
 
 
 def test_screened_pdtp_measures_the_top_and_the_sample_with_the_exact_values():
-    X, y = _outlier_data()
+    X, y = outlier_data()
     ref = fit_reference_models(FOREST, X, y, 8, n_classes=2, random_state=0)
     est = reference_loo_shift(ref.probs, ref.in_mask)
     sc = screened_pdtp(FOREST, X, y, est, fraction=0.05, n_sample=10, n_classes=2, random_state=3, sample_state=0)

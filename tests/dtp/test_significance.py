@@ -14,6 +14,7 @@ Measured when written (numbers also in the tests' docstrings):
 
 import numpy as np
 import pytest
+from _dtp_helpers import outlier_data
 
 from leakaudit._random import spawn_seeds
 from leakaudit.dtp import DTP1TestResult, bin_aware_log_ratio, dtp1_test, holm_adjust, pdtp
@@ -48,15 +49,6 @@ class _Linear:
     def predict_proba(self, X):
         p1 = 1 / (1 + np.exp(-(np.asarray(X, float) @ self.w)))
         return np.column_stack([1 - p1, p1])
-
-
-def _outlier_data(n=80, seed=0):
-    """Two blobs split on x0; row 0 is a mislabelled outlier far from both."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    y = (X[:, 0] > 0).astype(int)
-    X[0], y[0] = [8.0, 8.0], 0
-    return X, y
 
 
 # -- bin-aware log ratio ---------------------------------------------------------------------------------------
@@ -159,7 +151,7 @@ def test_forest_outlier_is_significant():
     """A mislabelled outlier far from the data: a fully grown forest without bootstrap puts it in its own leaf in
     every tree (output bin 99 vs 0 without it, every seed): significant, lower bound ln 99 > 1; the other records
     do not change. With bootstrap (noisy repeats) it stays significant with a lower bound above 1."""
-    X, y = _outlier_data()
+    X, y = outlier_data()
     res = dtp1_test(RandomForest(n_estimators=10, max_features=None, bootstrap=False), X, y, records=[0, 1, 2, 3],
                     random_state=3)
     assert res.significant == [True, False, False, False] and res.n_significant == 1
@@ -182,7 +174,7 @@ def test_logistic_canary_is_significant():
 
 
 def test_multiplicity_makes_the_decision_more_conservative():
-    X, y = _outlier_data()
+    X, y = outlier_data()
     rf = RandomForest(n_estimators=20)
     small = dtp1_test(rf, X, y, records=[0], random_state=4)
     big = dtp1_test(rf, X, y, records=[0], random_state=4, n_tests=100)
@@ -193,7 +185,7 @@ def test_multiplicity_makes_the_decision_more_conservative():
 
 
 def test_max_records_untested_and_result_roundtrip():
-    X, y = _outlier_data()
+    X, y = outlier_data()
     cand, stage1 = np.array([5, 0, 9, 2]), np.array([1.2, 4.6, 1.1, 2.0])
     res = dtp1_test(RandomForest(n_estimators=5), X, y, records=cand, stage1_values=stage1, max_records=2,
                     random_state=0, n_repeats=3)
@@ -208,7 +200,7 @@ def test_max_records_untested_and_result_roundtrip():
 def test_stage2_seeds_differ_from_stage1():
     """The same random_state as stage 1 still gives fresh repeats (own seed stream), so candidates chosen by
     stage 1 are never re-measured with stage 1's own models."""
-    X, y = _outlier_data(n=30)
+    X, y = outlier_data(n=30)
     assert not set(_stage2_seeds(7, 8)) & set(spawn_seeds(7, 8))
     stage1 = [pf for pf, _, _ in _loo_repeats(SeedNoise(), X, y, np.array([3]), n_classes=2,
                                                root_seeds=spawn_seeds(7, 2))]
@@ -218,7 +210,7 @@ def test_stage2_seeds_differ_from_stage1():
 
 
 def test_refactored_repeats_match_pdtp():
-    X, y = _outlier_data(n=20)
+    X, y = outlier_data(n=20)
     ref = pdtp(TorchMLP(hidden=(4,), epochs=2), X, y, records=[0, 3, 7], seed_policy="paired", random_state=2,
                n_repeats=2)
     outs = list(_loo_repeats(TorchMLP(hidden=(4,), epochs=2), X, y, np.array([0, 3, 7]), n_classes=2,
@@ -227,7 +219,7 @@ def test_refactored_repeats_match_pdtp():
 
 
 def test_engine_path_equals_in_memory(tmp_path):
-    X, y = _outlier_data(n=30)
+    X, y = outlier_data(n=30)
     mlp = TorchMLP(hidden=(6,), epochs=3)
     kw = {"records": [0, 4, 9, 17], "random_state": 6, "n_repeats": 3, "threshold": 0.5}
     mem = dtp1_test(mlp, X, y, **kw)
@@ -236,7 +228,7 @@ def test_engine_path_equals_in_memory(tmp_path):
 
 
 def test_validation_messages():
-    X, y = _outlier_data(n=20)
+    X, y = outlier_data(n=20)
     rf = RandomForest(n_estimators=3)
     with pytest.raises(InvalidParameterError, match="n_repeats must be >= 2"):
         dtp1_test(rf, X, y, records=[0], n_repeats=1)
