@@ -364,3 +364,43 @@ def test_prediction_headers_of_digits_beside_integer_classes_are_refused(tmp_pat
     np.testing.assert_allclose(_read_predictions(path, 4, 2, "predictions_train", ["5", "7"]), p)  # no overlap
     pd.DataFrame(p, columns=["2", "1"]).to_csv(path, index=False)  # exactly the class names: by name
     np.testing.assert_allclose(_read_predictions(path, 4, 2, "predictions_train", ["1", "2"]), p[:, [1, 0]])
+
+
+def test_model_classes_match_whole_float_labels_by_value(tmp_path, capsys):
+    """A label written 1, 5 in one file and 1.0, 5.0 in another is a float column (class names "1.0", "5.0"). Was:
+    a model fitted on the integers (classes 1, 5) was refused as predicting unknown classes, while one with classes
+    0, 1 was read as label codes although 1 is also a value of the label (found by the audit fuzz suite). Now
+    classes match by value, and integer classes beside whole-number labels that do not match are refused."""
+    from sklearn.linear_model import LogisticRegression
+
+    from leakaudit.audit.target import _class_columns
+
+    assert list(_class_columns(np.array([1, 5]), ["1.0", "5.0"])) == [0, 1]
+    assert list(_class_columns(np.array([2, 0, 1]), ["0.0", "1.0", "2.0"])) == [2, 0, 1]
+    with pytest.raises(InvalidInputError, match="do not match"):
+        _class_columns(np.array([0, 1]), ["1.0", "5.0"])  # codes or values: ambiguous, as for 1, 5
+    assert list(_class_columns(np.array([0, 1]), ["no", "yes"])) == [0, 1]  # text labels: codes
+    train, test = _numeric_tables(tmp_path)
+    train, test = train.assign(label=train["label"] * 4 + 1), test.assign(label=(test["label"] * 4 + 1).astype(float))
+    train.to_csv(tmp_path / "train.csv", index=False)
+    test.to_csv(tmp_path / "test.csv", index=False)  # the label as 1.0 / 5.0
+    X, y = train.drop(columns="label"), train["label"]
+    est = LogisticRegression(max_iter=500).fit(X, y)
+    sio.dump(est, tmp_path / "model.skops")
+    rc, err, t = _check_inputs(tmp_path, capsys)
+    assert rc == 0, err
+    assert t["train_accuracy"] == pytest.approx(est.score(X, y))
+    assert t["test_accuracy"] == pytest.approx(est.score(test.drop(columns="label"), test["label"].astype(int)))
+    sio.dump(LogisticRegression(max_iter=500).fit(X, (y > 1).astype(int)), tmp_path / "model.skops")
+    rc, err, _ = _check_inputs(tmp_path, capsys)
+    assert rc == 2 and "do not match" in err
+
+
+def test_prediction_headers_of_digits_beside_whole_float_classes_are_refused(tmp_path):
+    from leakaudit.audit.target import _read_predictions
+
+    p = np.random.default_rng(4).dirichlet([1, 1], size=4)
+    path = tmp_path / "pred.csv"
+    pd.DataFrame(p, columns=["0", "1"]).to_csv(path, index=False)
+    with pytest.raises(InvalidInputError, match="could be class names or class codes"):
+        _read_predictions(path, 4, 2, "predictions_train", ["1.0", "2.0"])

@@ -37,7 +37,7 @@ MUST = {  # defects docs/input.md says are refused
     "bad_membership", "unknown_label", "model_missing_class", "model_extra_class", "model_bare_auto",
     "model_unknown_feature", "pred_rows", "pred_header", "pred_logits", "pred_text", "pred_cols", "config_invalid",
     "codes_ambiguous", "no_rows"}
-MAYBE = {"stray_all_tables", "model_fit_types"}
+MAYBE = {"stray_all_tables", "model_fit_types", "label_as_float"}
 
 
 @dataclass
@@ -90,7 +90,7 @@ def cases(draw, full: bool = False):
     defect_pool = ["nan_numeric", "stray_one_table", "stray_all_tables", "missing_col", "extra_col", "dup_col",
                    "one_sided_class", "stray_label", "pop_label", "missing_label", "fraction_label",
                    "sensitive_const", "sensitive_unknown", "sensitive_label", "unknown_label", "config_invalid",
-                   "no_rows"]
+                   "no_rows", "label_as_float"]
     if layout == "data":
         defect_pool.append("bad_membership")
     if target == "model":
@@ -243,6 +243,11 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
         if cands:
             c = cands[-1]
             where = list(tables) if "stray_all_tables" in defects else [rng.choice(list(tables))]
+            if spec.layout == "data" and "stray_all_tables" not in defects:  # members and non-members: one file
+                where = ["pop"] if pop is not None else ["mem", "non"]
+                if pop is None:
+                    defects.discard("stray_one_table")
+                    defects.add("stray_all_tables")
             for w in where:
                 t = tables[w]
                 t[c] = t[c].astype(object)
@@ -268,6 +273,12 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
         t[lab] = t[lab].astype(object)
         t.loc[int(rng.integers(0, len(t))), lab] = {"stray_label": "oops", "pop_label": "oops",
                                                      "missing_label": None, "fraction_label": 0.5}[dname]
+    if "label_as_float" in defects:  # whole numbers written as 1.0 in one table, as 1 in the others
+        if spec.label_kind in ("int", "sparse", "neg"):
+            t = tables[rng.choice(["non"] + (["pop"] if pop is not None else []))]
+            t[lab] = t[lab].astype(float)
+        else:
+            defects.discard("label_as_float")
     if "no_rows" in defects:
         tname = rng.choice(["mem", "non"])
         tables[tname] = tables[tname].iloc[:0]
@@ -584,8 +595,9 @@ def _write_predictions(spec: Spec, tables, d: Path, defects, rng) -> dict:
             k = C + 1
             p = rng.dirichlet(np.ones(k), size=n)
             out["must"] = True
-        if "pred_logits" in defects:
-            p = np.log(p + 1e-3) * 2
+        if "pred_logits" in defects:  # scores that are not probabilities: logits, unnormalised, negative
+            how = spec.seed % 3
+            p = np.log(p + 1e-3) * 2 if how == 0 else (p * 2 if how == 1 else p - 0.3)
             out["must"] = True
         hdr = spec.pred_header
         if hdr == "names":
@@ -630,7 +642,7 @@ def _write_predictions(spec: Spec, tables, d: Path, defects, rng) -> dict:
             df.columns = header
             df.to_csv(path, index=False)
         out["paths"].append(path)
-        out["columns"].append(classes)
+        out["columns"].append(header)
         out.setdefault("probs", []).append(p)
     return out
 
@@ -685,6 +697,24 @@ def _correct_bounds(P: np.ndarray, col_names: list, truth: list[str]) -> tuple[i
     return lo, hi
 
 
+def _header_classes(header: list | None, joint: pd.Series) -> list[str]:
+    """The class of each column of a predictions file, by docs/input.md: the class names in any order, or
+    p0..p{C-1} (and bare column numbers, empty headers, no header) for the classes in sorted order."""
+    names = [_as_name(v) for v in joint.unique()]
+    ordered = [_as_name(v) for v in sorted(joint.unique().tolist())]
+    if header is None:
+        return ordered
+    if sorted(header) == sorted(names):
+        return list(header)
+    nums = [re.fullmatch(r"p?(\d+)", h) for h in header]
+    if all(h == "" for h in header):
+        return ordered
+    assert all(nums), f"a predictions header {header} that names no class of {names} was accepted"
+    k = [int(x.group(1)) for x in nums]
+    assert sorted(k) == list(range(len(names))), f"predictions header {header} accepted for classes {names}"
+    return [ordered[j] for j in k]
+
+
 class _Oracle:
     def __init__(self, spec, paths, label, est, expect_input, pred, feat_names):
         self.spec, self.paths, self.label, self.est = spec, paths, label, est
@@ -693,10 +723,15 @@ class _Oracle:
     def __call__(self, summary: dict) -> None:
         acc = [summary["target"]["train_accuracy"], summary["target"]["test_accuracy"]]
         frames = _contract_frames(self.paths, self.label)
-        truth = [[_as_name(v) for v in f[self.label]] for f in frames[:2]]
+        # the label as one column of members and non-members (ints beside whole floats are floats)
+        joint = pd.concat([f[self.label] for f in frames[:2]], ignore_index=True)
+        if joint.dtype == object and all(isinstance(v, bool) for v in joint):
+            joint = joint.astype(bool)
+        n_mem = len(frames[0])
+        truth = [[_as_name(v) for v in joint[:n_mem]], [_as_name(v) for v in joint[n_mem:]]]
         if self.pred is not None:
             for i in range(2):
-                P, cls = self.pred["probs"][i], self.pred["columns"][i]
+                P, cls = self.pred["probs"][i], _header_classes(self.pred["columns"][i], joint)
                 self._check(i, acc[i], *_correct_bounds(P, cls, truth[i]), len(truth[i]))
             return
         est = self.est
@@ -710,12 +745,18 @@ class _Oracle:
             encf, _ = _my_encoding([f[feats] for f in frames])
             X = [e[cols] for e in encf[:2]] if kind == "encoded-names" else [e[cols].to_numpy() for e in encf[:2]]
         names = sorted({t for tr in truth for t in tr})
-        all_vals = pd.concat([f[self.label] for f in frames[:2]]).unique().tolist()
+        all_vals = joint.unique().tolist()
         sorted_names = [_as_name(v) for v in sorted(all_vals)]
         keys = [_as_name(c) for c in est.classes_]
+        by_value = {float(v): _as_name(v) for v in all_vals} if all(
+            isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) for v in all_vals) else {}
         if all(k in names for k in keys):
-            col_names = keys
-        else:
+            col_names = keys  # by name
+        elif by_value and all(isinstance(c, (int, float, np.number)) and float(c) in by_value for c in est.classes_):
+            col_names = [by_value[float(c)] for c in est.classes_]  # 1 is 1.0
+        else:  # label codes: the classes in sorted order
+            assert all(0 <= int(c) < len(sorted_names) for c in est.classes_), (
+                f"model classes {keys} accepted for data classes {names}")
             col_names = [sorted_names[int(c)] for c in est.classes_]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

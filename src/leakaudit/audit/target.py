@@ -410,14 +410,24 @@ def _torch_probs(module, X: np.ndarray, n_classes: int) -> np.ndarray:
     return p.numpy()
 
 
+def _numbers(names: list[str]) -> np.ndarray | None:
+    """``names`` as finite numbers, or None when one is not a number (``"yes"``, ``"True"``, ``"nan"``)."""
+    try:
+        v = np.array([float(n) for n in names])
+    except ValueError:
+        return None
+    return v if np.isfinite(v).all() else None
+
+
 def _class_columns(classes, class_names) -> np.ndarray:
     """The data class (index into ``class_names``) of each of a model's ``classes_``.
 
     Rule: a model class matches the data class whose name equals ``str(class)`` (the data's class names are the
-    label values as strings, so a model fitted on the label column matches whatever its type). When not every
-    model class matches, integer classes 0..C-1 are read as leakaudit's label codes (the data's classes in sorted
-    order, what a model fitted on the encoded labels predicts), unless the data's class names are themselves
-    integers (then the reading is ambiguous). Otherwise refuse, naming both class sets. A data class the model
+    label values as strings, so a model fitted on the label column matches whatever its type); when both are
+    numbers, by value (a class ``1`` is the label value ``1.0``). When not every model class matches, integer
+    classes 0..C-1 are read as leakaudit's label codes (the data's classes in sorted order, what a model fitted on
+    the encoded labels predicts), unless the data's class names are themselves whole numbers (``1``, ``1.0``: then
+    the reading is ambiguous). Otherwise refuse, naming both class sets. A data class the model
     does not predict is refused too: the members hold every data class (docs/input.md), so a model that never
     saw one was not fitted on these members.
     """
@@ -428,10 +438,16 @@ def _class_columns(classes, class_names) -> np.ndarray:
         raise InvalidInputError(f"the model's classes ({', '.join(keys)}) repeat a class")
     cols = None
     arr = np.asarray(classes)
+    kv, nv = _numbers(keys), _numbers(names)
     if all(k in index for k in keys):
         cols = np.array([index[k] for k in keys], dtype=np.int64)
+    elif kv is not None and nv is not None and all(int((nv == v).sum()) == 1 for v in kv):
+        # numbers written two ways: a model class 1 is the label value 1.0 (ints beside whole floats in a table)
+        cols = np.array([int(np.flatnonzero(nv == v)[0]) for v in kv], dtype=np.int64)
     elif np.issubdtype(arr.dtype, np.integer) and arr.dtype != bool \
-            and not all(n.lstrip("-").isdigit() for n in names) and ((arr >= 0) & (arr < len(names))).all():
+            and not (nv is not None and np.all(nv == np.round(nv))) and ((arr >= 0) & (arr < len(names))).all():
+        # codes 0..C-1, unless the label's values are whole numbers themselves (1, 2 or 1.0, 2.0): then a class 1
+        # could be the value 1 or the code of the second class, and the reading is ambiguous
         cols = arr.astype(np.int64)
     if cols is not None:
         absent = [names[i] for i in range(len(names)) if i not in set(cols.tolist())]
@@ -523,8 +539,9 @@ def _prediction_columns(headers: list[str], names: list[str], path, what: str) -
     if len(set(headers)) == len(headers) and set(headers) == set(names):
         return [headers.index(n) for n in names]
     m = [_GENERIC_HEADER.match(h) for h in headers]
-    bare = [h for h in headers if re.fullmatch(r"\d+", h)]
-    if all(m) and bare and all(re.fullmatch(r"-?\d+", n) for n in names) and set(bare) & set(names):
+    bare = [float(h) for h in headers if re.fullmatch(r"\d+", h)]
+    nv = _numbers(names)
+    if all(m) and bare and nv is not None and np.all(nv == np.round(nv)) and set(bare) & set(nv.tolist()):
         # headers 0, 1 beside integer classes 1, 2: is column "1" class 1 (its name) or class 2 (code 1)?
         raise InvalidInputError(
             f"{what} file {path} has columns {headers}: the class names are integers ({', '.join(names)}), so "
