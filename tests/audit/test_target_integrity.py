@@ -404,3 +404,5 @@ def test_prediction_headers_of_digits_beside_whole_float_classes_are_refused(tmp
     pd.DataFrame(p, columns=["0", "1"]).to_csv(path, index=False)
     with pytest.raises(InvalidInputError, match="could be class names or class codes"):
         _read_predictions(path, 4, 2, "predictions_train", ["1.0", "2.0"])
+    pd.DataFrame(p, columns=["1", "0"]).to_csv(path, index=False)  # the class values written as integers
+    np.testing.assert_allclose(_read_predictions(path, 4, 2, "predictions_train", ["0.0", "1.0"]), p[:, [1, 0]])

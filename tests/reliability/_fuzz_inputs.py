@@ -706,6 +706,12 @@ def _header_classes(header: list | None, joint: pd.Series) -> list[str]:
         return ordered
     if sorted(header) == sorted(names):
         return list(header)
+    try:  # the class values written another way (0 for 0.0)
+        hv, nv = [float(h) for h in header], [float(n) for n in names]
+        if sorted(hv) == sorted(nv):
+            return [names[nv.index(h)] for h in hv]
+    except ValueError:
+        pass
     nums = [re.fullmatch(r"p?(\d+)", h) for h in header]
     if all(h == "" for h in header):
         return ordered
