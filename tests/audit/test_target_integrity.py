@@ -406,3 +406,5 @@ def test_prediction_headers_of_digits_beside_whole_float_classes_are_refused(tmp
         _read_predictions(path, 4, 2, "predictions_train", ["1.0", "2.0"])
     pd.DataFrame(p, columns=["1", "0"]).to_csv(path, index=False)  # the class values written as integers
     np.testing.assert_allclose(_read_predictions(path, 4, 2, "predictions_train", ["0.0", "1.0"]), p[:, [1, 0]])
+    pd.DataFrame(p, columns=["5.0", "1.0"]).to_csv(path, index=False)  # and the other way round
+    np.testing.assert_allclose(_read_predictions(path, 4, 2, "predictions_train", ["1", "5"]), p[:, [1, 0]])

@@ -106,7 +106,7 @@ def cases(draw, full: bool = False):
         n_mem=draw(st.integers(8, 30)), n_non=draw(st.integers(6, 24)),
         n_pop=draw(st.sampled_from([0, 0, 7, 15])), layout=layout,
         membership=draw(st.sampled_from(["int", "str", "bool"])),
-        formats=draw(st.lists(st.sampled_from(["csv", "csv", "parquet", "csv.gz"]), min_size=n_files,
+        formats=draw(st.lists(st.sampled_from(["csv", "csv", "parquet", "csv.gz", "parquet-nullable"]), min_size=n_files,
                               max_size=n_files)),
         reorder=draw(st.booleans()), defects=defects,
         sensitive=draw(st.sampled_from(["none", "none", "cat", "num"])), target=target,
@@ -180,12 +180,14 @@ def _table(spec: Spec, n: int, rng) -> pd.DataFrame:
 
 
 def _write(df: pd.DataFrame, path: Path, fmt: str, dup: bool = False) -> Path:
-    if fmt == "parquet" and not dup:
+    if fmt in ("parquet", "parquet-nullable") and not dup:
         p = path.with_suffix(".parquet")
         out = df.copy()
         for c in out.columns:  # a column of numbers and words is stored as text
             if not pd.api.types.is_numeric_dtype(out[c].dtype) and not pd.api.types.is_bool_dtype(out[c].dtype):
                 out[c] = out[c].map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
+        if fmt == "parquet-nullable":  # pandas' nullable types: Int64, Float64, boolean, string
+            out = out.convert_dtypes()
         out.to_parquet(p, index=False)
         return p
     p = path.with_suffix(".csv.gz" if fmt == "csv.gz" else ".csv")
@@ -276,7 +278,10 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
     if "label_as_float" in defects:  # whole numbers written as 1.0 in one table, as 1 in the others
         if spec.label_kind in ("int", "sparse", "neg"):
             t = tables[rng.choice(["non"] + (["pop"] if pop is not None else []))]
-            t[lab] = t[lab].astype(float)
+            try:
+                t[lab] = t[lab].astype(float)
+            except (TypeError, ValueError):  # a stray label value is there already
+                defects.discard("label_as_float")
         else:
             defects.discard("label_as_float")
     if "no_rows" in defects:
@@ -443,7 +448,7 @@ def _my_encoding(frames: list[pd.DataFrame]) -> tuple[list[pd.DataFrame], list[s
         for v in cats:
             names.append(f"{c}={v}")
             for o, f in zip(outs, frames):
-                o[f"{c}={v}"] = (f[c] == v).to_numpy(dtype=float)
+                o[f"{c}={v}"] = (f[c] == v).fillna(False).to_numpy(dtype=float)  # a missing value is no category
         if full[c].isna().any():
             names.append(f"{c}=<missing>")
             for o, f in zip(outs, frames):
@@ -754,12 +759,17 @@ class _Oracle:
         all_vals = joint.unique().tolist()
         sorted_names = [_as_name(v) for v in sorted(all_vals)]
         keys = [_as_name(c) for c in est.classes_]
-        by_value = {float(v): _as_name(v) for v in all_vals} if all(
-            isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)) for v in all_vals) else {}
+        def num(v):
+            try:
+                return float(_as_name(v))
+            except ValueError:
+                return None
+
+        by_value = {num(v): _as_name(v) for v in all_vals}
         if all(k in names for k in keys):
             col_names = keys  # by name
-        elif by_value and all(isinstance(c, (int, float, np.number)) and float(c) in by_value for c in est.classes_):
-            col_names = [by_value[float(c)] for c in est.classes_]  # 1 is 1.0
+        elif None not in by_value and all(num(c) in by_value for c in est.classes_):
+            col_names = [by_value[num(c)] for c in est.classes_]  # 1 is 1.0
         else:  # label codes: the classes in sorted order
             assert all(0 <= int(c) < len(sorted_names) for c in est.classes_), (
                 f"model classes {keys} accepted for data classes {names}")

@@ -541,8 +541,9 @@ def _prediction_columns(headers: list[str], names: list[str], path, what: str) -
     m = [_GENERIC_HEADER.match(h) for h in headers]
     bare = [float(h) for h in headers if re.fullmatch(r"\d+", h)]
     nv = _numbers(names)
-    if nv is not None and len(bare) == len(headers) == len(set(bare)) and set(bare) == set(nv.tolist()):
-        return [bare.index(v) for v in nv.tolist()]  # the class values written another way: 0 for 0.0
+    hv = _numbers(headers)
+    if nv is not None and hv is not None and len(set(hv.tolist())) == len(hv) and set(hv.tolist()) == set(nv.tolist()):
+        return [hv.tolist().index(v) for v in nv.tolist()]  # the class values written another way: 0 for 0.0
     if all(m) and bare and nv is not None and np.all(nv == np.round(nv)) and set(bare) & set(nv.tolist()):
         # headers 0, 1 beside integer classes 1, 2: is column "1" class 1 (its name) or class 2 (code 1)?
         raise InvalidInputError(
