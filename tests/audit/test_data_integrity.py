@@ -186,3 +186,41 @@ def test_cli_refusal_is_one_line_and_exit_2(tables, tmp_path, capsys):
     assert rc == 2
     assert len(err.splitlines()) == 1 and "Traceback" not in err and "'yes'" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_parquet_nullable_types_are_read_as_csv_would_be(tmp_path, capsys):
+    """Found by tests/reliability/test_fuzz_audit.py. Was: members in CSV (a missing text cell is NaN) and
+    non-members in a Parquet file of pandas' nullable types (missing is ``pd.NA``) were joined into a ``string``
+    column whose missing members were ``pd.NA``, a value a OneHotEncoder fitted on the CSV's NaN does not know:
+    leakaudit exited 0 with a members' accuracy that was not the model's (0.75 against its own 0.875)."""
+    import json
+
+    import skops.io as sio
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(0)
+    colour = rng.choice(["red", "blue", None], size=60)
+    y = np.where(colour == None, 0, np.where(colour == "red", 1, rng.integers(0, 2, 60)))  # noqa: E711
+    df = pd.DataFrame({"colour": colour, "n": rng.integers(0, 9, 60), "label": y})
+    df.iloc[:30].to_csv(tmp_path / "train.csv", index=False)
+    df.iloc[30:].reset_index(drop=True).convert_dtypes().to_parquet(tmp_path / "test.parquet", index=False)
+    train = pd.read_csv(tmp_path / "train.csv")
+    est = Pipeline([("prep", ColumnTransformer([("oh", OneHotEncoder(handle_unknown="ignore"), ["colour"])],
+                                               remainder="passthrough")),
+                    ("clf", DecisionTreeClassifier(random_state=0))]).fit(train[["colour", "n"]], train["label"])
+    sio.dump(est, tmp_path / "model.skops")
+    rc = main(["audit", "--check-inputs", "--train", str(tmp_path / "train.csv"), "--test",
+               str(tmp_path / "test.parquet"), "--label", "label", "--model", str(tmp_path / "model.skops"),
+               "--out", str(tmp_path / "out")])
+    assert rc == 0, capsys.readouterr().err
+    t = json.loads((tmp_path / "out" / "inputs.json").read_text())["target"]
+    assert t["train_accuracy"] == pytest.approx(est.score(train[["colour", "n"]], train["label"]))
+    test = df.iloc[30:]  # the non-members as pandas holds them, missing as None
+    assert t["test_accuracy"] == pytest.approx(est.score(test[["colour", "n"]], test["label"]))
+    paths = {"train": tmp_path / "train.csv", "test": tmp_path / "test.parquet"}
+    data = prepare_data(make_config(**paths, label="label"))
+    assert data.frame_non["colour"].isna().sum() == (test["colour"].isna()).sum()
+    assert not any(v is pd.NA for v in data.frame_mem["colour"].tolist() + data.frame_non["colour"].tolist())

@@ -655,7 +655,19 @@ def _write_predictions(spec: Spec, tables, d: Path, defects, rng) -> dict:
 # --------------------------------------------------------------------------------------------- the oracle
 
 def _read(path: Path) -> pd.DataFrame:
-    return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    for c in df.columns:  # docs/input.md: nullable types read as a CSV file's would be, a missing value as NaN
+        dt = df[c].dtype
+        if pd.api.types.is_extension_array_dtype(dt) and getattr(dt, "na_value", None) is pd.NA:
+            v = df[c].to_numpy(dtype=object)
+            v = np.array([np.nan if x is pd.NA else x for x in v], dtype=object)
+            s = pd.Series(v, index=df.index)
+            if s.notna().all():
+                s = s.infer_objects()
+            elif pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt):
+                s = s.astype(float)
+            df[c] = s
+    return df
 
 
 def _contract_frames(paths: dict, label: str) -> list[pd.DataFrame]:

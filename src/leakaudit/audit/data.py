@@ -127,10 +127,36 @@ def _raw_header(path: Path) -> list[str] | None:
     return [str(c) for c in head.iloc[0].tolist()]
 
 
+def _plain_dtypes(df: pd.DataFrame) -> pd.DataFrame:
+    """pandas' nullable column types (``Int64``, ``Float64``, ``boolean``, ``string``: what a Parquet file written
+    from them reads back as) as the types a CSV file reads as, with a missing value as NaN. Without this a text
+    column missing ``pd.NA`` in one table and ``NaN`` in another became ``pd.NA`` throughout, a value a
+    scikit-learn encoder fitted on the CSV's NaN does not know: the model scored other rows than its own."""
+    if df.columns.has_duplicates:  # refused by _read, naming them
+        return df
+    out = {}
+    for c in df.columns:
+        s = df[c]
+        dt = s.dtype
+        if isinstance(dt, pd.StringDtype) and dt.na_value is pd.NA:
+            s = pd.Series(s.to_numpy(dtype=object, na_value=np.nan), index=s.index, name=c)
+        elif isinstance(dt, pd.BooleanDtype):
+            s = pd.Series(s.to_numpy(dtype=object, na_value=np.nan), index=s.index, name=c)
+            if s.notna().all():
+                s = s.astype(bool)
+        elif isinstance(dt, (pd.Int8Dtype, pd.Int16Dtype, pd.Int32Dtype, pd.Int64Dtype, pd.UInt8Dtype, pd.UInt16Dtype,
+                             pd.UInt32Dtype, pd.UInt64Dtype, pd.Float32Dtype, pd.Float64Dtype)):
+            s = pd.Series(s.to_numpy(dtype=np.float64, na_value=np.nan), index=s.index, name=c)
+            if pd.api.types.is_integer_dtype(dt) and s.notna().all():
+                s = s.astype(dt.numpy_dtype)
+        out[c] = s
+    return pd.DataFrame(out, index=df.index) if out else df
+
+
 def _read(path: Path, what: str) -> pd.DataFrame:
     from ..data import read_table
 
-    df = read_table(path)
+    df = _plain_dtypes(read_table(path))
     header = _raw_header(path)
     names = header if header is not None and len(header) == df.shape[1] else [str(c) for c in df.columns]
     seen, dups = set(), []
