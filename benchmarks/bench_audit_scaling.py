@@ -82,8 +82,13 @@ def main(argv=None) -> dict:
         print(json.dumps({k: row[k] for k in ("n_members", "seconds", "peak_memory_mb", "pdtp_measured", "verdict",
                                               "load_before")}), flush=True)
     rows = sorted((r for r in rows if r["profile"] == args.profile), key=lambda r: r["n_members"])
-    out = {"rows": rows, "growth_exponent_time": growth_exponent(rows),
-           "growth_exponent_memory": growth_exponent(rows, "peak_memory_mb")}
+    exact = [r for r in rows if not r.get("screening")]
+    screened = [r for r in rows if r.get("screening")]
+    out = {"rows": rows,
+           # one exponent per regime: exact PDTP up to the profile's pdtp_exact_max, screened beyond it
+           "growth_exponent_time": {"exact": growth_exponent(exact), "screened": growth_exponent(screened)},
+           "growth_exponent_memory": {"exact": growth_exponent(exact, "peak_memory_mb"),
+                                      "screened": growth_exponent(screened, "peak_memory_mb")}}
     args.out.write_text(json.dumps(out, indent=1))
     return out
 
