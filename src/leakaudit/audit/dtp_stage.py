@@ -249,7 +249,8 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
         if conf is not None and not conf["confirmed"] and describes == "model":
             # significant for the recipe, but the given model's outputs do not show it trained on those records
             common["describes"] = "recipe"
-        sentence = (f"{k} of {s['n_records']} training records change the recipe's output by more than e^{thr:g} when "
+        verb = "changes" if k == 1 else "change"
+        sentence = (f"{k} of {s['n_records']} training records {verb} the recipe's output by more than e^{thr:g} when "
                     f"removed, beyond what training randomness and binning explain (record {int(test.records[worst])}: "
                     f"at least {best:.2f} at {cc * 100:.4g}% confidence; {raw})")
         if conf is not None:
