@@ -121,8 +121,16 @@ _COMMAND_MODULES = (
 )
 
 
+_registered = False
+
+
 def _register_optional_commands() -> None:
-    """Commands owned by later layers register themselves here (audit, membership, ...)."""
+    """Commands owned by later layers register themselves here (audit, membership, ...), once per process (each
+    registration adds the commands to ``app`` again: in-process calls of ``main`` would grow it and slow down)."""
+    global _registered
+    if _registered:
+        return
+    _registered = True
     from importlib import import_module
 
     for mod in _COMMAND_MODULES:

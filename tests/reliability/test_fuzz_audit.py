@@ -22,7 +22,6 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-import pytest
 
 from leakaudit.cli import main
 
@@ -32,22 +31,6 @@ from ._fuzz_inputs import build, cases
 # cases per run: the default suite about a minute on two cores; the slow suite >= 10,000 in all
 N_CHECK = {"default": 400, "long": 10_000}
 N_FULL = {"default": 3, "long": 50}
-
-
-@pytest.fixture(autouse=True)
-def _commands_registered_once(monkeypatch):
-    """``main()`` adds the subcommands to the typer app on every call (one process runs it once); thousands of
-    in-process calls would each rebuild a growing app. Register them once, as a real process does."""
-    import leakaudit.cli as cli
-
-    register = cli._register_optional_commands
-
-    def once():
-        if not any(getattr(c.callback, "__name__", "") == "audit" for c in cli.app.registered_commands):
-            register()
-
-    if hasattr(cli, "_register_optional_commands"):
-        monkeypatch.setattr(cli, "_register_optional_commands", once)
 
 
 def _run(spec, capsys, stats: Counter, cache_dir: Path | None = None) -> None:
