@@ -21,7 +21,8 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
     * "do not publish": a check that describes the given model is exceeded (its interval, at the corrected
       confidence, lies above the threshold; for DTP-1, a record's change is significant after correction).
     * "inconclusive": nothing that describes the model is exceeded, but some check is not measurable, or a check
-      that describes only the retraining recipe is exceeded (the recipe does not reproduce the given model).
+      that describes only the retraining recipe is exceeded (the recipe does not reproduce the given model, or the
+      given model's outputs do not show the finding).
     * "publish": every check was measured with enough data to have failed, and none did.
     """
     checks = list(checks)
@@ -37,8 +38,10 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
         outcome = "inconclusive"
         parts = []
         if recipe_only:
-            parts.append(f"{_lower_first(recipe_only[0].sentence)}, but this describes the retraining recipe, which "
-                         "does not reproduce the given model")
+            # the check's own sentence says why (the recipe does not reproduce the model, or the model's outputs
+            # do not show it trained on the records found)
+            parts.append(f"{_lower_first(recipe_only[0].sentence)}; this describes the retraining recipe and is not "
+                         "shown to hold for the given model")
         if unmeasured:
             names = ", ".join(c.name for c in unmeasured[:3]) + (f" and {len(unmeasured) - 3} more"
                                                                    if len(unmeasured) > 3 else "")
