@@ -66,12 +66,17 @@ def _null_to_nan(value: Any, annotation: Any) -> Any:
     """Undo :func:`to_strict_jsonable` for one field: null where the annotation is a plain float becomes NaN."""
     if annotation is float:
         return float("nan") if value is None else value
-    if value is None:
-        return None
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
+        if value is None:  # Optional[...] keeps null; a union with float (no None) wrote NaN as null
+            return None if type(None) in args else (float("nan") if float in args else None)
         non_none = [a for a in args if a is not type(None)]
-        return _null_to_nan(value, non_none[0]) if len(non_none) == 1 else value
+        if len(non_none) == 1:
+            return _null_to_nan(value, non_none[0])
+        shaped = [a for a in non_none if isinstance(value, (list, dict)) and typing.get_origin(a) in (list, tuple, dict)]
+        return _null_to_nan(value, shaped[0]) if shaped else value
+    if value is None:
+        return None
     if origin is list and args and isinstance(value, list):
         return [_null_to_nan(v, args[0]) for v in value]
     if origin is tuple and args and isinstance(value, list):
