@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._validation import check_probabilities
+from .._validation import check_probabilities, clip
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
 from ..learners import Learner
 from .config import AuditConfig
@@ -96,7 +96,7 @@ class FrameEstimatorLearner(Learner):
         try:
             est.fit(self._rows(X), y)
         except (ValueError, TypeError) as exc:
-            raise InvalidInputError(f"retraining {type(est).__name__} failed: {_clip(str(exc))}") from None
+            raise InvalidInputError(f"retraining {type(est).__name__} failed: {clip(str(exc))}") from None
         return _FrameModel(est, self, n_classes)
 
 
@@ -296,14 +296,6 @@ def _schema_tree_count(path: Path) -> int:
     return n + len(ids)
 
 
-def _clip(text: str, n: int = 300) -> str:
-    """``text`` on one line, cut at a word boundary after at most ``n`` characters (marked with "...")."""
-    text = " ".join(text.split())
-    if len(text) <= n:
-        return text
-    return text[:n].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
-
-
 def load_skops_model(path: Path):
     """Load a scikit-learn estimator saved with skops, refusing any untrusted type.
 
@@ -343,7 +335,7 @@ def load_skops_model(path: Path):
         else:
             est, loaded = sio.load(path, trusted=internals), []
     except Exception as exc:
-        detail = _clip(str(exc))
+        detail = clip(str(exc))
         raise UnsafeFileError(f"model file {path} could not be loaded safely: {type(exc).__name__}: {detail}") from None
     if _SKLEARN_TREE in internals:
         checked = _checked_trees(est, f"model file {path}")
@@ -374,7 +366,7 @@ def load_torch_model(module_spec: str, weights: Path, module_kwargs: dict | None
     except FileNotFoundError:
         raise InvalidParameterError(f"model file {weights} does not exist") from None
     except Exception as exc:  # UnpicklingError for files carrying code
-        detail = _clip(str(exc))
+        detail = clip(str(exc))
         raise UnsafeFileError(f"refusing {weights}: not a plain state_dict loadable with weights_only=True ({detail})") from None
     if not isinstance(state, dict):
         raise UnsafeFileError(f"{weights} does not hold a state_dict (got {type(state).__name__})")
@@ -474,7 +466,7 @@ def _sk_probs(model, X, n_classes: int, what: str, class_names=None) -> np.ndarr
         p = np.asarray(model.predict_proba(X), dtype=float)
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         # scikit-learn raises TypeError too, e.g. a OneHotEncoder fitted on text given numbers
-        raise InvalidInputError(f"the model rejected the {what} records: {type(exc).__name__}: {_clip(str(exc))}") \
+        raise InvalidInputError(f"the model rejected the {what} records: {type(exc).__name__}: {clip(str(exc))}") \
             from None
     classes = getattr(model, "classes_", np.arange(p.shape[1]))
     if p.ndim != 2 or p.shape[1] != len(classes):
