@@ -38,6 +38,7 @@ class AuditData:
     class_names: list[str]
     sensitive: list[str]
     encoder: object = None
+    # each record's row in its source (0 = the first row after the header; the demo: its row in the bundled set)
     record_ids_mem: np.ndarray = field(default=None)
     record_ids_non: np.ndarray = field(default=None)
 
@@ -309,11 +310,12 @@ def _user_data(cfg: AuditConfig) -> AuditData:
                 f"column {mc!r} of {cfg.data} must hold 0 or 1 (1 = member) in every row; "
                 f"{int(bad.sum())} value(s) are not, e.g. {', '.join(_short(v) for v in vals[:3])} "
                 f"({_rows(df.index[bad.to_numpy()])})")
-        train = df[(mnum == 1).to_numpy()].drop(columns=[mc])
-        test = df[(mnum == 0).to_numpy()].drop(columns=[mc])
+        rows_mem, rows_non = np.flatnonzero((mnum == 1).to_numpy()), np.flatnonzero((mnum == 0).to_numpy())
+        train, test = df.iloc[rows_mem].drop(columns=[mc]), df.iloc[rows_non].drop(columns=[mc])
         wheres = [f"members ({cfg.data}, {mc} = 1)", f"non-members ({cfg.data}, {mc} = 0)"]
     else:
         train, test = _read(cfg.train, "train file"), _read(cfg.test, "test file")
+        rows_mem, rows_non = np.arange(len(train)), np.arange(len(test))
         wheres = [f"members ({cfg.train})", f"non-members ({cfg.test})"]
     if len(train) == 0 or len(test) == 0:
         raise InvalidInputError(f"need members and non-members; got {len(train)} members and {len(test)} non-members")
@@ -345,7 +347,7 @@ def _user_data(cfg: AuditConfig) -> AuditData:
         frame_mem=fr.iloc[i_mem].reset_index(drop=True), frame_non=fr.iloc[i_non].reset_index(drop=True),
         frame_pop=fr.iloc[i_pop].reset_index(drop=True),
         label=cfg.label, class_names=[str(c) for c in ds.class_names], sensitive=sensitive, encoder=enc,
-        record_ids_mem=i_mem, record_ids_non=i_non - n_tr,
+        record_ids_mem=rows_mem, record_ids_non=rows_non,
     )
 
 

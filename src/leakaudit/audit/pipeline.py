@@ -250,13 +250,8 @@ def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
     if cfg.is_demo:
         src = ["bundled Adult"] * (n_m + n_n)
         files = {"bundled Adult": f"the {cfg.dataset} data set shipped with leakaudit (row = its row in that set)"}
-    elif cfg.data is not None:
-        from ..data import read_table
-
+    elif cfg.data is not None:  # record_ids are the rows of the --data file
         mc = cfg.membership_column
-        col = read_table(cfg.data)[mc]  # the same reader as the audit's (CSV, TSV, Parquet)
-        flag = col.astype(np.int64) if pd.api.types.is_bool_dtype(col.dtype) else pd.to_numeric(col, errors="coerce")
-        ids_m, ids_n = np.flatnonzero((flag == 1).to_numpy())[ids_m], np.flatnonzero((flag == 0).to_numpy())[ids_n]
         name = Path(cfg.data).name
         src = [name] * (n_m + n_n)
         files = {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0)"}
