@@ -147,7 +147,8 @@ def main(argv=None) -> list[dict]:
             rows.append(row)
             print(json.dumps({k: row[k] for k in ("seed", "recall_significant", "recall_stage1_above",
                                                   "same_status", "argmax_measured")}
-                             | {"exact_sig": row["exact"]["n_significant"], "screen_sig": row["screened"]["n_significant"],
+                             | {"exact_sig": row["exact"]["n_significant"],
+                                "screen_sig": row["screened"]["n_significant"],
                                 "measured": row["screened"]["n_measured"]}), flush=True)
     return rows
 

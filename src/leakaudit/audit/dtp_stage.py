@@ -254,7 +254,8 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
                     f"removed, beyond what training randomness and binning explain (record {int(test.records[worst])}: "
                     f"at least {best:.2f} at {cc * 100:.4g}% confidence; {raw})")
         if conf is not None:
-            sentence += (f"; the given model's outputs {'show' if conf['confirmed'] else 'do not show'} that it trained "
+            shows = "show" if conf["confirmed"] else "do not show"
+            sentence += (f"; the given model's outputs {shows} that it trained "
                          f"on these records (LiRA scores against the non-members', p = {conf['p_value']:.2g})")
         return Check(name=name, status=EXCEEDED, value=float(test.stage2_mean[worst]), **common, sentence=sentence)
     if untested:
