@@ -245,8 +245,7 @@ def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
     """Where each audited record comes from: ``source`` (which file), ``row`` (1 = the first row after its header;
     for the demo, the record's row in the bundled data set) and ``files`` (what each source names)."""
     n_m, n_n = len(data.y_mem), len(data.y_non)
-    ids_m = np.arange(n_m) if data.record_ids_mem is None else np.asarray(data.record_ids_mem, int)
-    ids_n = np.arange(n_n) if data.record_ids_non is None else np.asarray(data.record_ids_non, int)
+    ids_m, ids_n = np.asarray(data.record_ids_mem, int), np.asarray(data.record_ids_non, int)
     if cfg.is_demo:
         src = ["bundled Adult"] * (n_m + n_n)
         files = {"bundled Adult": f"the {cfg.dataset} data set shipped with leakaudit (row = its row in that set)"}
