@@ -110,6 +110,10 @@ class ProfileSettings(BaseModel):
     dtp_test_max_records : int
         At most this many candidates are re-measured (the largest single PDTP first); any beyond are reported as
         not measured and make the DTP-1 check "not measurable", never "passed".
+    dtp_removal_seeds : int or None
+        When the DTP-1 check is exceeded: the records that exceed it are removed, the recipe retrained and PDTP and
+        the DTP-1 test measured again on the remaining members (:func:`leakaudit.dtp.removal_effect`); the accuracy
+        on the non-members with and without them is compared over this many paired seeds. None: not measured.
     shadow_attack_max_rows : int
         Cap on the attack network's training rows: fewer shadow models (whole pairs, at least one pair) are used
         when ``shadow_attack_models * n_audited`` would exceed it. The rows are (x, onehot(y), bin(q)) float
@@ -133,18 +137,20 @@ class ProfileSettings(BaseModel):
     pdtp_screen_fraction: float = Field(0.05, gt=0, le=1)
     pdtp_screen_sample: int = Field(500, ge=0)
     pdtp_screen_max_fraction: float = Field(0.25, gt=0, le=1)
+    dtp_removal_seeds: int | None = Field(5, ge=2)
 
 
 PROFILES: dict[str, ProfileSettings] = {
     "smoke": ProfileSettings(n_reference=8, pdtp_records=100, pdtp_repeats=1, noise_floor_models=4, n_boot=200,
                              shadow_models=4, shadow_attack_models=4, shadow_attack_batch=1, dtp_test_repeats=8,
-                             dtp_test_max_records=50),
+                             dtp_test_max_records=50, dtp_removal_seeds=None),
     "standard": ProfileSettings(n_reference=64, pdtp_records=None, pdtp_repeats=1, noise_floor_models=10,
                                 n_boot=1000, shadow_models=10, shadow_attack_models=None,
                                 shadow_attack_batch=1, dtp_test_repeats=16, dtp_test_max_records=200,
                                 pdtp_exact_max=4000),
     "thorough": ProfileSettings(n_reference=256, pdtp_records=None, pdtp_repeats=10, noise_floor_models=20,
-                                n_boot=2000, shadow_models=20, shadow_attack_models=None, shadow_attack_batch=1),
+                                n_boot=2000, shadow_models=20, shadow_attack_models=None, shadow_attack_batch=1,
+                                dtp_removal_seeds=10),
 }
 
 

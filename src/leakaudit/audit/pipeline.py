@@ -25,6 +25,7 @@ from .._random import spawn_seeds
 from .._resources import peak_rss_mb
 from .._results import write_json_atomic
 from ..exceptions import AuditInterrupted, LeakauditError
+from .checks import Analysis
 from .config import AuditConfig
 from .context import AuditContext, engine_stats
 from .data import AuditData, prepare_data
@@ -38,7 +39,7 @@ __all__ = ["run_audit", "check_inputs"]
 # Child seeds of the audit seed, one per stage, so stages do not share streams.
 # New slots go at the end: the seeds of the earlier ones do not change (spawn_seeds is prefix-stable).
 _SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip", "shadow",
-               "dtp_test", "epsilon")
+               "dtp_test", "epsilon", "removal")
 
 
 DEFAULT_CACHE = ".leakaudit-cache"
@@ -168,6 +169,7 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
     from .membership_stage import membership_analysis
     from .mip_stage import mip_analysis
     from .property_stage import property_analysis
+    from .removal_stage import removal_analysis
 
     k = _n_checks(cfg, data, target)
     ctx = AuditContext(cfg=cfg, data=data, target=target, seeds=seeds, engine=engine,
@@ -178,6 +180,10 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
     with st.stage("dtp", "leave-one-out PDTP of the training records"):
         dtp = dtp_analysis(ctx, recipe=recipe, lira=membership.per_record.get("score_lira"),
                            reference=membership.extras.get("reference"))
+    removal = Analysis(name="removal")
+    if cfg.settings.dtp_removal_seeds and any(c.id == "dtp.dtp1" and c.status == "exceeded" for c in dtp.checks):
+        with st.stage("dtp_removal", "PDTP again without the DTP-1 records, and the accuracy cost"):
+            removal = removal_analysis(ctx, dtp)
     with st.stage("attribute", "attribute inference of the sensitive columns"):
         attribute = attribute_analysis(ctx)
     with st.stage("property", "estimating each sensitive group's share of the training data"):
@@ -185,6 +191,8 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
     with st.stage("mip", "MIP noise for eta = 0.05 and its accuracy cost"):
         mip = mip_analysis(ctx)
     analyses = (membership, dtp, attribute, prop, mip)
+    if removal.summary is not None:
+        dtp.summary["removal"] = removal.summary
     verdict = decide(cfg, [c for a in analyses for c in a.checks], recipe=recipe,
                      check_confidence=ctx.check_confidence)
     n_m, n_n = len(data.y_mem), len(data.y_non)

@@ -4,8 +4,9 @@ All values are natural-log ratios (spec long-dtp.md §0). Modules, one idea each
 ``pdtp`` (Def 4.4), ``exact`` (Def 4.2 by enumeration), ``stability`` (Thm 6.2,
 Props 6.3–6.8, the normalised naive-Bayes bound), ``lipschitz`` (Thm 6.9),
 ``search`` (a lower estimate of DTP), ``noise_floor`` (Figs 7–8), ``verdict``
-(DTP-1), ``significance`` (DTP-1 as a test beyond seed noise and binning), ``reduce`` (§8), ``screening`` (PDTP at scale: the top of a reference-model ranking and a random sample),
-``correlation`` (Tables 1–2).
+(DTP-1), ``significance`` (DTP-1 as a test beyond seed noise and binning), ``reduce`` (§8),
+``removal`` (the measured effect of removing named records), ``screening`` (PDTP at scale: the top of a
+reference-model ranking and a random sample), ``correlation`` (Tables 1–2).
 """
 
 from .correlation import correlation_vs_measurements, pdtp_attack_correlation
@@ -14,6 +15,7 @@ from .lipschitz import lipschitz_dtp_bound, logistic_lipschitz_bound, softmax_li
 from .noise_floor import noise_floor_from_probabilities, normalised_pdtp, sampling_noise_floor, seed_noise_floor
 from .pdtp import SEED_POLICIES, abs_log_ratio, apply_binning, pdtp, pdtp_from_probabilities
 from .reduce import reduce_dtp
+from .removal import removal_effect
 from .results import (
     CorrelationResult,
     DTP1TestResult,
@@ -22,6 +24,7 @@ from .results import (
     NoiseFloorResult,
     PDTPResult,
     ReductionResult,
+    RemovalEffect,
     SearchResult,
     StabilityBoundResult,
     Verdict,
@@ -55,6 +58,8 @@ __all__ = [
     "bin_aware_log_ratio",
     "holm_adjust",
     "reduce_dtp",
+    "removal_effect",
+    "RemovalEffect",
     "reference_loo_shift",
     "screen_plan",
     "screened_pdtp",

@@ -21,6 +21,7 @@ __all__ = [
     "ReductionResult",
     "CorrelationResult",
     "DTP1TestResult",
+    "RemovalEffect",
 ]
 
 
@@ -292,3 +293,50 @@ class DTP1TestResult(Result):
     def n_significant(self) -> int:
         """Number of records significant after the Holm correction."""
         return int(sum(self.significant))
+
+
+class RemovalEffect(Result):
+    """What removing records changes (:func:`leakaudit.dtp.removal_effect`): PDTP and DTP-1 after, accuracy cost.
+
+    Record indices are rows of the original training set.
+
+    Attributes
+    ----------
+    removed : list of int
+        The removed rows.
+    records_measured : int
+        Remaining rows whose PDTP was measured after the removal.
+    max_after, argmax_after : float, int
+        The largest single PDTP after the removal and its row (NaN and -1 when none was measured).
+    records_above_after : list of int
+        Rows whose single PDTP exceeds ``threshold`` after the removal.
+    records_significant_after : list of int or None
+        Rows significant for DTP-1 after the removal (:func:`leakaudit.dtp.dtp1_test`); None when the test was
+        not run (Long et al.'s single-measurement rule).
+    records_untested_after : list of int
+        Candidates the test did not re-measure (beyond its ``max_records``).
+    accuracy_before, accuracy_after : float
+        Accuracy on the evaluation records of models trained on the full and on the reduced set, averaged over
+        ``n_seeds`` paired seeds; ``*_interval`` at ``confidence`` over the evaluation records.
+    accuracy_cost : float
+        ``accuracy_before - accuracy_after`` (paired per evaluation record), with ``accuracy_cost_interval``.
+    """
+
+    removed: list[int]
+    n_records: int
+    threshold: float
+    records_measured: int
+    max_after: float
+    argmax_after: int
+    records_above_after: list[int]
+    records_significant_after: Optional[list[int]]
+    records_untested_after: list[int]
+    confidence: float
+    n_seeds: int
+    n_eval: int
+    accuracy_before: float
+    accuracy_before_interval: list[float]
+    accuracy_after: float
+    accuracy_after_interval: list[float]
+    accuracy_cost: float
+    accuracy_cost_interval: list[float]

@@ -403,6 +403,36 @@ def _mip_rows(mip: dict | None) -> list[tuple[str, str]]:
     return rows
 
 
+def _removal_words(dtp: dict) -> str:
+    """What removing the DTP-1 records changed, as the audit measured it (:mod:`leakaudit.audit.removal_stage`)."""
+    r = dtp.get("removal")
+    if not r:
+        return ("Removing such records and re-measuring is what Long et al.'s reduction does (leakaudit.dtp.reduce_dtp, "
+                "or `leakaudit dtp reduce`); this audit did not measure what removing them would change (the "
+                "profile does not): re-run the audit without them.")
+    k, thr = len(r.get("removed") or []), r.get("threshold", 1.0)
+    text = (f"Measured: with {'this record' if k == 1 else f'these {k} records'} removed and the recipe retrained, "
+            f"the largest single PDTP of the {r.get('records_measured', 0):,} remaining members measured is "
+            f"{fmt(r.get('max_after'), '.2f')} (before: {fmt(r.get('max_before'), '.2f')}); "
+            f"{len(r.get('records_above_after') or [])} exceed {thr:g} in one measurement")
+    sig = r.get("records_significant_after")
+    if sig is not None:
+        untested = len(r.get("records_untested_after") or [])
+        if sig:
+            text += (f", and {len(sig)} of them {'breaks' if len(sig) == 1 else 'break'} DTP-1 beyond training "
+                     "randomness (exposed once the others were gone, as in Long et al.'s Fig 6: remove them too and "
+                     "measure again)")
+        elif untested:
+            text += f"; none of those re-measured is significant, but {untested} were not re-measured"
+        else:
+            text += ", and none of them breaks DTP-1 beyond training randomness"
+    cost = _num(r.get("accuracy_cost"))
+    text += (f". Accuracy on the non-members: {fmt(r.get('accuracy_before'), '%')} with them, "
+             f"{fmt(r.get('accuracy_after'), '%')} without (a cost of {fmt(cost, '%2')}, interval "
+             f"{fmt_interval(r.get('accuracy_cost_interval'), '%2')}, over {r.get('n_seeds')} paired training seeds).")
+    return text
+
+
 def _next_steps(results: dict, records: pd.DataFrame | None, rows: list[dict]) -> list[str]:
     """What would change a verdict that is not "publish", from what this audit measured (nothing claimed that it
     did not measure)."""
@@ -416,9 +446,7 @@ def _next_steps(results: dict, records: pd.DataFrame | None, rows: list[dict]) -
     if sig and any(c.get("id") == "dtp.dtp1" and c.get("status") == "exceeded" for c in checks):
         names = "; ".join(_where(records, int(r)) for r in sig[:10]) + (f" and {len(sig) - 10} more" if len(sig) > 10
                                                                            else "")
-        out.append(f"DTP-1 records: {names}. Removing such records and re-measuring is what Long et al.'s reduction "
-                   "does (leakaudit.dtp.reduce_dtp, or `leakaudit dtp reduce`); this audit did not measure what "
-                   "removing them would change: re-run the audit without them.")
+        out.append(f"DTP-1 records: {names}. " + _removal_words(dtp))
     if any(c.get("analysis") == "membership" and c.get("status") == "exceeded" for c in checks):
         mip = results.get("mip")
         if mip and _num(mip.get("accuracy_cost")) is not None:

@@ -1,0 +1,38 @@
+"""When DTP-1 is exceeded, the audit measures what removing the records would change, and the report says it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import leakaudit.audit.config as config
+from leakaudit.audit import make_config, run_audit
+
+
+def test_audit_measures_the_effect_of_removing_the_dtp1_records(tmp_path, monkeypatch):
+    smoke = config.PROFILES["smoke"]
+    monkeypatch.setitem(config.PROFILES, "smoke", smoke.model_copy(update={"dtp_removal_seeds": 2}))
+    cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", dtp_rule="long", seed=1,
+                      cache_dir=tmp_path / "cache")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    check = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
+    assert check.status == "exceeded", "this setting is chosen so that Long et al.'s raw rule is exceeded"
+    r = res.dtp["removal"]
+    assert r["removed"] == res.dtp["records_above"]
+    assert r["records_measured"] == res.dtp["n_records"] - len(r["removed"])
+    assert r["records_significant_after"] is None  # the raw rule: one measurement, no test
+    assert not set(r["records_above_after"]) & set(r["removed"])
+    assert np.isfinite(r["max_after"]) and r["n_seeds"] == 2 and r["n_eval"] == 200
+    lo, hi = r["accuracy_cost_interval"]
+    assert lo <= r["accuracy_cost"] <= hi
+    assert "dtp_removal" in res.timings
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert f"Measured: with these {len(r['removed'])} records removed" in html
+
+
+def test_smoke_profile_does_not_measure_it_and_says_so(tmp_path):
+    cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", dtp_rule="long", seed=1,
+                      cache_dir=tmp_path / "cache")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    assert "removal" not in res.dtp and "dtp_removal" not in res.timings
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "this audit did not measure what removing them would change" in html
