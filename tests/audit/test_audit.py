@@ -135,6 +135,9 @@ def test_skops_pipeline_model(tmp_path):
     # no --population: RMIA's reference points z are missing, and the report says so
     assert any(s["name"] == "RMIA" and "population" in s["reason"] and s["fix"] == "give --population FILE"
                for s in res.skipped)
+    # Izzo et al.'s noise covers one parameter vector: a Pipeline's fitted preprocessing is not in it
+    assert res.mip is None
+    assert any(s["name"] == "MIP noise (Izzo et al.)" and "Pipeline" in s["reason"] for s in res.skipped)
 
 
 def test_skops_mlp_classifier_target_is_loaded_and_retrained_by_torch_mlp(tmp_path):
@@ -159,6 +162,36 @@ def test_skops_mlp_classifier_target_is_loaded_and_retrained_by_torch_mlp(tmp_pa
     res = run_audit(cfg, tmp_path / "out", verbose=False)
     assert res.target["kind"] == "sklearn" and "TorchMLP" in res.target["description"]
     assert {"loss", "lira"} <= set(res.membership)
+    # its retrained nets are TorchMLP's: the MIP noise and its cost are measured
+    assert res.mip is not None and res.mip["parameters"] == 16 * (data.X_mem.shape[1] + 1) + 2 * 17
+    assert -1 <= res.mip["accuracy_cost"] <= 1
+
+
+@pytest.mark.parametrize("kind", ["logistic", "forest"])
+def test_mip_cost_of_a_bare_linear_model_and_why_not_for_a_forest(tmp_path, kind):
+    import skops.io as sio
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    from leakaudit.audit.data import prepare_data
+
+    _small_tables(tmp_path)
+    cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income", profile="smoke")
+    data = prepare_data(cfg)
+    est = (LogisticRegression(max_iter=500) if kind == "logistic"
+           else RandomForestClassifier(n_estimators=10, random_state=0)).fit(data.X_mem, data.y_mem)
+    sio.dump(est, tmp_path / "model.skops")
+    cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income",
+                      model=tmp_path / "model.skops", model_input="encoded", profile="smoke")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    if kind == "logistic":  # coef_ and intercept_: one vector of d + 1 parameters
+        assert res.mip is not None and res.mip["parameters"] == data.X_mem.shape[1] + 1
+        lo, hi = res.mip["accuracy_cost_interval"]
+        assert lo <= res.mip["accuracy_cost"] <= hi
+        assert "MIP noise (Izzo et al.)" not in {s["name"] for s in res.skipped}
+    else:
+        assert res.mip is None
+        assert any(s["name"] == "MIP noise (Izzo et al.)" and "forest" in s["reason"] for s in res.skipped)
 
 
 class _Boom:

@@ -1,7 +1,9 @@
 """Audit stage: the MIP noise (Izzo et al., Algorithm 1) that would give eta-MIP, and its accuracy cost.
 
-Applies to models whose output is a parameter vector leakaudit can read and set
-(its own MLPs and logistic regressions). Algorithm 1 trains on a random half of
+Applies to models whose parameters are one vector of fixed length that leakaudit can read and set: its
+MLPs (the demo, a scikit-learn MLPClassifier retrained by TorchMLP), a torch module class it retrains, and bare
+scikit-learn linear models and MLPClassifiers retrained by scikit-learn. Forests (trees of varying shape) and
+Pipelines (preprocessing fitted on the members beside the parameters) are skipped, saying why. Algorithm 1 trains on a random half of
 the members, estimates each coordinate's spread from B runs on random halves
 (here of the full member set: ``sigma_split="half_of_full"``, which depends on
 the data set only; the paper's choice of halves of the training half can leak
@@ -27,23 +29,99 @@ __all__ = ["MIP_ETA", "accuracy_cost", "mip_analysis"]
 MIP_ETA = 0.05
 
 
-def _vector_codec(model):
-    """(extract(model) -> vector, rebuild(vector) -> model) for models we can read and set, else None."""
+def _mlp_codec():
+    """(extract, rebuild) for leakaudit's MLPs (the demo, a scikit-learn MLPClassifier retrained by TorchMLP):
+    weights and biases as one vector; ``rebuild`` takes the layer sizes from the models ``extract`` has seen."""
     from ..learners._torch_utils import MLPModel, pack_params, unpack_params
 
-    if isinstance(model, MLPModel):
-        sizes = [model.weights_[0].shape[0]] + [W.shape[1] for W in model.weights_]
-        act = model.activation
+    seen: dict = {}
 
-        def extract(m):
-            return pack_params(m.weights_, m.biases_)
+    def extract(m):
+        seen.setdefault("sizes", [m.weights_[0].shape[0]] + [W.shape[1] for W in m.weights_])
+        seen.setdefault("activation", m.activation)
+        seen.setdefault("dtype", m.weights_[0].dtype)
+        return pack_params(m.weights_, m.biases_)
 
-        def rebuild(v):
-            Ws, bs = unpack_params(np.asarray(v, dtype=model.weights_[0].dtype)[None, :], sizes)
-            return MLPModel([W[0] for W in Ws], [b[0] for b in bs], act)
+    def rebuild(v):
+        Ws, bs = unpack_params(np.asarray(v, dtype=seen["dtype"])[None, :], seen["sizes"])
+        return MLPModel([W[0] for W in Ws], [b[0] for b in bs], seen["activation"])
 
-        return extract, rebuild
-    return None
+    return extract, rebuild
+
+
+#: fitted parameter arrays of the scikit-learn estimators whose parameters are one fixed-length vector
+_SKLEARN_PARAMETERS = (("coef_", "intercept_"), ("coefs_", "intercepts_"))
+
+
+def _sklearn_codec(model):
+    """(extract, rebuild) for a scikit-learn estimator retrained by ``SklearnLearner`` whose fitted parameters are
+    arrays of fixed shape (linear models: ``coef_``, ``intercept_``; ``MLPClassifier``: ``coefs_``,
+    ``intercepts_``), else None. ``rebuild`` sets the vector into a copy of a retrained model."""
+    import copy
+
+    from ..learners.sklearn import SklearnModel
+
+    names = next((a for a in _SKLEARN_PARAMETERS if all(hasattr(model, n) for n in a)), None)
+    if names is None:
+        return None
+    seen: dict = {}
+
+    def arrays(est) -> list[np.ndarray]:
+        out = []
+        for n in names:
+            v = getattr(est, n)
+            out.extend(v if isinstance(v, list) else [v])
+        return [np.asarray(a, dtype=float) for a in out]
+
+    def extract(m: SklearnModel):
+        seen.setdefault("model", m)
+        return np.concatenate([a.ravel() for a in arrays(m.estimator_)])
+
+    def rebuild(v):
+        m = copy.deepcopy(seen["model"])
+        est, v, pos = m.estimator_, np.asarray(v, dtype=float), 0
+        for n in names:
+            old = getattr(est, n)
+            parts = old if isinstance(old, list) else [old]
+            new = []
+            for a in parts:
+                a = np.asarray(a)
+                new.append(v[pos:pos + a.size].reshape(a.shape).astype(a.dtype))
+                pos += a.size
+            setattr(est, n, new if isinstance(old, list) else new[0])
+        return m
+
+    return extract, rebuild
+
+
+def _codec(target, X: np.ndarray) -> tuple[tuple | None, str]:
+    """The (extract, rebuild) pair for the target's retrained models, or None and why the mechanism does not
+    apply. Izzo et al.'s mechanism adds noise to one parameter vector of fixed length."""
+    from sklearn.pipeline import Pipeline
+
+    from ..learners import RandomForest, TorchMLP
+    from ..learners.sklearn import SklearnLearner
+    from ..learners.torch_module import TorchModuleLearner
+    from .target import FrameEstimatorLearner
+
+    learner = target.learner
+    if isinstance(learner, TorchMLP):
+        return _mlp_codec(), ""
+    if isinstance(learner, TorchModuleLearner):
+        return _torch_module_codec(learner, X), ""
+    if isinstance(learner, RandomForest):
+        return None, ("a forest's parameters are its trees, whose shape changes with every training run, not one "
+                      "parameter vector of fixed length, which Izzo et al.'s mechanism adds its noise to")
+    if isinstance(learner, FrameEstimatorLearner) or isinstance(target.model, Pipeline):
+        return None, ("the model is a Pipeline: its preprocessing steps are fitted on the members too, and Izzo et "
+                      "al.'s mechanism covers one parameter vector (a bare linear model or MLPClassifier is covered)")
+    if isinstance(learner, SklearnLearner):
+        codec = _sklearn_codec(target.model)
+        if codec is not None:
+            return codec, ""
+        return None, (f"{type(target.model).__name__}'s fitted parameters are not one vector of fixed length "
+                      "(linear models and MLPClassifier are covered)")
+    return None, "needs a model whose parameters leakaudit can read and set"
 
 
 def _torch_module_codec(learner, X: np.ndarray):
@@ -123,14 +201,14 @@ def mip_analysis(ctx: AuditContext) -> Analysis:
 def _mip(cfg, data, target, seeds: dict, skipped: list) -> dict | None:
     from ..mip.mechanism import learner_train_many, mip_noise_addition
 
-    codec = _vector_codec(target.model) if target.learner is not None else None
-    if codec is None and target.learner is not None:
-        codec = _torch_module_codec(target.learner, target.inputs(data)[0])
-    if codec is None:
+    if target.learner is None:
         skipped.append({"name": "MIP noise (Izzo et al.)",
-                        "reason": "needs a model whose parameters leakaudit can read and set (its MLPs, or a torch "
-                                  "module class it retrains); "
-                                  "use `leakaudit mip` for other vector-valued training algorithms"})
+                        "reason": "needs the training algorithm (the model, not only its predictions)",
+                        "fix": "give the model itself (--model) instead of its predictions"})
+        return None
+    codec, why = _codec(target, target.inputs(data)[0])
+    if codec is None:
+        skipped.append({"name": "MIP noise (Izzo et al.)", "reason": why})
         return None
     extract, rebuild = codec
     X_mem = target.inputs(data)[0]
