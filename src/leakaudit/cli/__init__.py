@@ -1,41 +1,29 @@
-"""The ``leakaudit`` command line.
+"""The ``leakaudit`` command line: one module per command, all imported here.
 
 Every :class:`~leakaudit.exceptions.LeakauditError` becomes one line on stderr
 and exit status 2; usage errors also exit 2 (click's convention). Ctrl-C in any
 command becomes one line on stderr (what was running, what was written) and exit
 status 130: a command describes its own interruption by wrapping its work in
-:func:`on_interrupt`; any other KeyboardInterrupt gets a generic line. Heavy
-modules are imported inside each command so ``leakaudit --version`` stays instant.
+:func:`~leakaudit._interrupt.on_interrupt`; any other KeyboardInterrupt gets a generic line.
+
+The command modules import only typer and the standard library at module level; everything
+else is imported inside the command that needs it, so ``leakaudit --help`` and
+``leakaudit --version`` load none of the numerical stack. The layer above all others: nothing
+in the package imports ``leakaudit.cli``.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-from typing import Optional
-
 import typer
-from typer.core import TyperGroup
 
-from . import __version__
-from ._interrupt import on_interrupt, on_sigint
-from .exceptions import LeakauditError
+from .. import __version__
+from .._interrupt import on_sigint
+from ..exceptions import LeakauditError
+from . import attribute, audit, datasets, dtp, membership, mip, reproduce
+from . import property as property_
+from ._typer import Stopped, TopGroup
 
-
-class _Stopped(Exception):
-    """A KeyboardInterrupt carried past typer, which would turn it into a silent exit 130."""
-
-
-class _Group(TyperGroup):
-    """The top-level group: Ctrl-C anywhere below it leaves as :class:`_Stopped` with its one-line message."""
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except KeyboardInterrupt as exc:
-            name = ctx.invoked_subcommand or "leakaudit"
-            raise _Stopped(str(exc) or f"{name} interrupted (Ctrl-C) before it finished") from None
-
+__all__ = ["app", "main"]
 
 app = typer.Typer(
     name="leakaudit",
@@ -43,7 +31,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    cls=_Group,
+    cls=TopGroup,
 )
 
 
@@ -61,86 +49,9 @@ def _root(
     """leakaudit command line."""
 
 
-@app.command()
-def datasets() -> None:
-    """List every dataset: where its files were found, rows x columns, or why it is missing."""
-    from .data import dataset_status
-
-    with on_interrupt("datasets", doing="checking the dataset files"):
-        for st in dataset_status():
-            typer.echo(st.line())
-
-
-@app.command()
-def reproduce(
-    name: Optional[str] = typer.Argument(None, help="Reproduction to run (see --list)."),
-    list_: bool = typer.Option(False, "--list", metavar="", help="Print one reproduction name per line and exit (default: off)."),
-    profile: str = typer.Option("reduced", "--profile", help="smoke (<1 min), reduced (default) or full (paper scale)."),
-    out: Path = typer.Option(Path("reproductions"), "--out", help="Output folder for NAME.json and NAME.md."),
-    seed: int = typer.Option(0, "--seed", help="Random seed (recorded in the JSON)."),
-    gather: Optional[Path] = typer.Option(
-        None, "--gather", help="Write one Markdown page from every NAME.json in --out to this file (default: none; "
-                               "run NAME instead)."),
-) -> None:
-    """Reproduce a paper's table or figure and compare our numbers with the paper's."""
-    from . import reproduce as rep
-
-    rep.load_all()
-    if list_:
-        for n in rep.names():
-            typer.echo(n)
-        return
-    if gather is not None:
-        from .reproduce._registry import gather as _gather
-
-        with on_interrupt("reproduce --gather", outputs=[gather], doing=f"reading {out}/*.json"):
-            text = _gather(out)
-        gather.write_text(text)
-        typer.echo(f"wrote {gather} from {out}/*.json")
-        return
-    if name is None:
-        raise LeakauditError("name a reproduction, or pass --list to see them")
-    with on_interrupt(f"reproduce {name}", outputs=[out / f"{name}.json", out / f"{name}.md"],
-                      doing=f"running the reproduction ({profile} profile)"):
-        result = rep.run(name, profile=profile, out=out, random_state=seed)
-    counts = {s: sum(r["status"] == s for r in result["rows"]) for s in ("match", "differs", "no-paper-value")}
-    typer.echo(
-        f"{name} ({profile}): {len(result['rows'])} rows, {counts['match']} match, {counts['differs']} differ, "
-        f"{counts['no-paper-value']} without a paper value; {result['seconds']:.1f} s; wrote {out}/{name}.json"
-    )
-
-
-# Each of these modules defines ``register(app)`` adding its commands; a missing one is skipped.
-_COMMAND_MODULES = (
-    "leakaudit.audit.cli",
-    "leakaudit.membership.cli",
-    "leakaudit.dtp.cli",
-    "leakaudit.attribute.cli",
-    "leakaudit.property.cli",
-    "leakaudit.mip.cli",
-)
-
-
-_registered = False
-
-
-def _register_optional_commands() -> None:
-    """Commands owned by later layers register themselves here (audit, membership, ...), once per process (each
-    registration adds the commands to ``app`` again: in-process calls of ``main`` would grow it and slow down)."""
-    global _registered
-    if _registered:
-        return
-    _registered = True
-    from importlib import import_module
-
-    for mod in _COMMAND_MODULES:
-        try:
-            m = import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name and mod.startswith(exc.name):
-                continue
-            raise
-        m.register(app)
+# the order of `leakaudit --help`: commands in this order, then the groups (dtp, mip) in theirs
+for _module in (datasets, reproduce, audit, membership, dtp, attribute, property_, mip):
+    _module.register(app)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,10 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             # scikit-learn's MLP warns when it swallows Ctrl-C; our one line says it instead
             warnings.filterwarnings("ignore", message="Training interrupted by user")
-            _register_optional_commands()
             # without standalone mode click returns a command's typer.Exit code instead of raising it
             rc = app(args=argv, standalone_mode=False)
-    except _Stopped as exc:
+    except Stopped as exc:
         typer.echo(f"leakaudit: {' '.join(str(exc).split())}", err=True)
         return 130
     except LeakauditError as exc:
@@ -185,10 +95,3 @@ def main(argv: list[str] | None = None) -> int:
         if own:
             signal.signal(signal.SIGINT, signal.default_int_handler)
     return rc if isinstance(rc, int) else 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    # ``python -m leakaudit.cli``: run the imported module's main, the one the commands' on_interrupt reports to
-    from leakaudit.cli import main as _main
-
-    sys.exit(_main())
