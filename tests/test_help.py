@@ -8,11 +8,6 @@ import typer
 from leakaudit import cli
 from leakaudit.audit.config import AuditConfig, RunOptions
 
-#: Options defined in src/leakaudit/cli.py (not in a subcommand's module) that still show '<bool>' or no default: the fix
-#: there is metavar="" on the switches and "(default: none, ...)" in --gather's help. Listed so the rest of the tree is
-#: checked; test_the_exceptions_are_still_needed fails once they are fixed, so the list cannot go stale.
-_ELSEWHERE: set = set()
-
 
 def _commands():
     stack = [("leakaudit", typer.main.get_command(cli.app))]
@@ -53,15 +48,7 @@ def test_the_walk_sees_every_command():
 
 @pytest.mark.parametrize("path, cmd, opt", OPTIONS, ids=[f"{p} {o.opts[0]}" for p, _, o in OPTIONS])
 def test_every_option_has_help_with_its_default_and_no_bool_metavar(path, cmd, opt):
-    if (path, opt.opts[0]) in _ELSEWHERE:
-        pytest.skip("defined in src/leakaudit/cli.py; see _ELSEWHERE")
     assert not _problems(path, cmd, opt), f"{path} {opt.opts[0]}: {', '.join(_problems(path, cmd, opt))}"
-
-
-def test_the_exceptions_are_still_needed():
-    for path, cmd, opt in OPTIONS:
-        if (path, opt.opts[0]) in _ELSEWHERE:
-            assert _problems(path, cmd, opt), f"{path} {opt.opts[0]} is fixed: drop it from _ELSEWHERE"
 
 
 def test_rendered_help_shows_no_bool_anywhere():
