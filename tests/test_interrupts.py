@@ -105,7 +105,7 @@ def test_every_other_subcommand_stops_with_one_line_and_130(tmp_path):
                      "--out", str(out["dtp pdtp"])),
         "mip audit": ("leakaudit.mip.audit:simulate_bayes_attacker", "sleep",
                       "mip", "audit", "--method", "simulate", "--scale", "1"),
-        "property": ("leakaudit.property.cli:run_property_audit", "sleep",
+        "property": ("leakaudit.cli.property:run_property_audit", "sleep",
                      "property", "--dataset", "synthetic", "--t0", "0.2", "--t1", "0.5", "--out", str(out["property"])),
         # the real scikit-learn MLP, interrupted once an epoch has run: it catches KeyboardInterrupt and returns
         # the half-trained model; the command must still stop, not write results from that model (exit 0 before)
@@ -142,6 +142,6 @@ def test_ctrl_c_outside_commands_and_in_commands_without_a_message(monkeypatch, 
     assert cli.main(["datasets"]) == 130
     err = capsys.readouterr().err
     assert err == "leakaudit: datasets interrupted (Ctrl-C) while checking the dataset files; nothing was written\n"
-    monkeypatch.setattr(cli, "_register_optional_commands", boom)
+    monkeypatch.setattr(cli, "app", lambda **kwargs: boom())  # Ctrl-C before any command runs
     assert cli.main(["datasets"]) == 130
     assert capsys.readouterr().err == "leakaudit: interrupted (Ctrl-C) while starting; nothing was run\n"

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leakaudit.audit.cli import enabling_hint, summary_lines, verdict_line
 from leakaudit.audit.progress import StageProgress
 from leakaudit.cli import main
+from leakaudit.cli.audit import enabling_hint, summary_lines, verdict_line
 
 SMOKE = ["audit", "--profile", "smoke", "--n-members", "200", "--n-nonmembers", "200"]
 _INTERNAL = re.compile(r"population_probs|population_y|population_reference|\breference\b(?![- ]models?)|train_loss")

@@ -14,7 +14,6 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "config.md"
 
 
 def _audit_command():
-    cli._register_optional_commands()
     return typer.main.get_command(cli.app).commands["audit"]
 
 

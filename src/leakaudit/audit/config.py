@@ -211,6 +211,16 @@ class AuditConfig(BaseModel):
     exit_code: bool = Field(False, description="Exit status carries the verdict: 0 publish, 3 do not publish, "
                                                "4 inconclusive (2 stays bad input).")
 
+    @field_validator("dataset")
+    @classmethod
+    def _registered_dataset(cls, v: str) -> str:
+        """The demo's dataset is a name of :mod:`leakaudit.data.registry` (the names ``--dataset`` takes)."""
+        from ..data.registry import dataset_names
+
+        if v not in dataset_names():
+            raise ValueError(f"unknown dataset {v!r}; choose from {', '.join(dataset_names())}")
+        return v
+
     @field_validator("sensitive", mode="before")
     @classmethod
     def _comma_separated(cls, v: Any) -> Any:

@@ -9,13 +9,15 @@ sample of N rows (the training set T). Every command writes a JSON result
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import numpy as np
 import typer
 
-from .._validation import clip
 from ..exceptions import InvalidParameterError
+from ._typer import Command, Group
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MODELS = ("nb", "nb-unsmoothed", "bayes-inference", "logreg", "mlp")
 NAMED = ("adult", "adult-proxy", "purchase-like")
@@ -30,11 +32,16 @@ def _bin_width(text: str) -> float | None:
         raise InvalidParameterError(f"--bin-width must be a number or 'none'; got {text!r}") from None
 
 
-def load_training_set(data: str, label: Optional[str], model: str, rows: int, seed: int) -> tuple[np.ndarray, np.ndarray, Any]:
+def load_training_set(data: str, label: Optional[str], model: str, rows: int,
+                      seed: int) -> tuple[np.ndarray, np.ndarray, Any]:
     """Features encoded for ``model`` (codes for naive Bayes, one-hot otherwise), labels, and the learner."""
+    import numpy as np
+
     from .. import data as dmod
-    from ..learners import BayesInference, LogisticRegression, NaiveBayes, TorchMLP
+    from .._validation import clip
+    from ..learners import BayesInference, NaiveBayes
     from ..learners.naive_bayes import encode_for_naive_bayes
+    from ..learners.registry import make_learner
 
     if model not in MODELS:
         raise InvalidParameterError(f"--model must be one of {', '.join(MODELS)}; got {model!r}")
@@ -66,8 +73,8 @@ def load_training_set(data: str, label: Optional[str], model: str, rows: int, se
         return X, y, NaiveBayes(categorical=cat, n_values=nv, alpha=alpha, prior_smoothing=prior)
     X, _ = ds.encode()
     if model == "logreg":
-        return X, y, LogisticRegression(C=1.0)
-    return X, y, TorchMLP(hidden=(64,), activation="tanh", mode="fast", epochs=30)
+        return X, y, make_learner("logreg", C=1.0)  # more regularised than the registry's default (C = 1000)
+    return X, y, make_learner("mlp")
 
 
 def _out_file(value: Optional[Path]) -> Optional[Path]:
@@ -89,32 +96,39 @@ def register(app: typer.Typer) -> None:
     from .._interrupt import on_interrupt
 
     dtp_app = typer.Typer(help="Differential training privacy (Long et al.): PDTP, DTP, bounds, DTP-1, reduction.",
-                          no_args_is_help=True)
+                          no_args_is_help=True, cls=Group)
 
     data_opt = typer.Option("adult", "--data", help=f"one of {', '.join(NAMED)}, or a CSV/Parquet file")
-    label_opt = typer.Option(None, "--label", help="label column of a table file (required with a file) [default: none]")
+    label_opt = typer.Option(None, "--label",
+                             help="label column of a table file (required with a file) [default: none]")
     model_opt = typer.Option("nb", "--model", help=f"one of {', '.join(MODELS)}")
     rows_opt = typer.Option(1000, "--rows", help="training-set size (random rows of the data)")
     seed_opt = typer.Option(0, "--seed", help="random seed (rows drawn, models trained)")
     bin_opt = typer.Option("0.01", "--bin-width", help="output bin width, or 'none'")
-    out_opt = typer.Option(None, "--out", help="write the JSON result to this file (checked before any work) [default: none, only printed]",
+    out_opt = typer.Option(None, "--out",
+                           help="write the JSON result to this file (checked before any work) "
+                                "[default: none, only printed]",
                            callback=_out_file)
 
-    @dtp_app.command("pdtp")
+    @dtp_app.command("pdtp", cls=Command)
     def pdtp_cmd(
         data: str = data_opt, label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt,
         seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt,
         records: int = typer.Option(0, "--records", help="measure this many random records (0: all)"),
-        seed_policy: str = typer.Option("independent", "--seed-policy", help="independent or paired (retrained models)"),
+        seed_policy: str = typer.Option(
+            "independent", "--seed-policy",
+            help="independent or paired (retrained models)"),
         repeats: int = typer.Option(1, "--repeats", help="PDTP measurements averaged (the paper: 10)"),
         noise_floor: int = typer.Option(0, "--noise-floor",
                                         help="also retrain this many models with other seeds (Fig 7) and report "
                                              "PDTP beside the spread of ln p (0: skip)"),
     ) -> None:
         """PDTP of every (or --records random) training record, and the DTP-1 verdict."""
-        from .noise_floor import normalised_pdtp, seed_noise_floor
-        from .pdtp import pdtp
-        from .verdict import dtp1_verdict
+        import numpy as np
+
+        from ..dtp.noise_floor import normalised_pdtp, seed_noise_floor
+        from ..dtp.pdtp import pdtp
+        from ..dtp.verdict import dtp1_verdict
 
         with on_interrupt("dtp pdtp", outputs=[out] if out else [], doing="loading the data") as progress:
             X, y, learner = load_training_set(data, label, model, rows, seed)
@@ -141,15 +155,17 @@ def register(app: typer.Typer) -> None:
                                "above 0 is t's own influence")
             _write(out, res)
 
-    @dtp_app.command("exact")
+    @dtp_app.command("exact", cls=Command)
     def exact_cmd(
-        data: str = typer.Option("adult-proxy", "--data", help="categorical data (default: the Adult 4-attribute proxy)"),
+        data: str = typer.Option(
+            "adult-proxy", "--data",
+            help="categorical data (default: the Adult 4-attribute proxy)"),
         label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt, seed: int = seed_opt,
         bin_width: str = bin_opt, out: Optional[Path] = out_opt,
     ) -> None:
         """Exact DTP by enumerating the feature space (naive Bayes / Bayes inference on categorical data)."""
-        from .exact import dtp_exact
-        from .verdict import dtp1_verdict
+        from ..dtp.exact import dtp_exact
+        from ..dtp.verdict import dtp1_verdict
 
         with on_interrupt("dtp exact", outputs=[out] if out else [], doing="loading the data") as progress:
             X, y, learner = load_training_set(data, label, model, rows, seed)
@@ -174,17 +190,19 @@ def register(app: typer.Typer) -> None:
             typer.echo(v.sentence)
             _write(out, res)
 
-    @dtp_app.command("bound")
+    @dtp_app.command("bound", cls=Command)
     def bound_cmd(
         data: str = data_opt, label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt,
         seed: int = seed_opt, out: Optional[Path] = out_opt,
         records: int = typer.Option(50, "--records", help="records to bound (random)"),
     ) -> None:
         """Upper bounds on DTP: Thm 6.2 with Props 6.3-6.5 (naive Bayes, Bayes inference) or Thm 6.9 (logreg)."""
-        from .lipschitz import logistic_lipschitz_bound
-        from .pdtp import pdtp
-        from .stability import stability_bound_for
-        from .verdict import dtp1_verdict
+        import numpy as np
+
+        from ..dtp.lipschitz import logistic_lipschitz_bound
+        from ..dtp.pdtp import pdtp
+        from ..dtp.stability import stability_bound_for
+        from ..dtp.verdict import dtp1_verdict
 
         with on_interrupt("dtp bound", outputs=[out] if out else [], doing="loading the data") as progress:
             X, y, learner = load_training_set(data, label, model, rows, seed)
@@ -198,7 +216,7 @@ def register(app: typer.Typer) -> None:
                 res = stability_bound_for(learner, X, y, p.values, records=recs)
                 typer.echo(f"{res.source}: ln δ = {res.ln_delta[0]:.4f} (bounds the unnormalised score)")
                 if model in ("nb", "nb-unsmoothed"):
-                    from .stability import normalised_nb_dtp_bound
+                    from ..dtp.stability import normalised_nb_dtp_bound
 
                     # the model outputs normalised posteriors: use the per-record bound for them (spec §6 caveat 1)
                     res = normalised_nb_dtp_bound(learner, X, y, recs, pdtp=p.values)
@@ -207,9 +225,10 @@ def register(app: typer.Typer) -> None:
             typer.echo(v.sentence)
             _write(out, res)
 
-    @dtp_app.command("reduce")
+    @dtp_app.command("reduce", cls=Command)
     def reduce_cmd(
-        data: str = typer.Option("adult-proxy", "--data", help=f"one of {', '.join(NAMED)}, or a CSV/Parquet file"), label: Optional[str] = label_opt,
+        data: str = typer.Option("adult-proxy", "--data", help=f"one of {', '.join(NAMED)}, or a CSV/Parquet file"),
+        label: Optional[str] = label_opt,
         model: str = typer.Option("nb-unsmoothed", "--model", help=f"one of {', '.join(MODELS)}"),
         rows: int = typer.Option(48842, "--rows", help="training-set size (random rows of the data)"),
         seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt,
@@ -218,7 +237,7 @@ def register(app: typer.Typer) -> None:
         stop: bool = typer.Option(False, "--stop/--no-stop", metavar="", help="stop at the first max DTP <= 1"),
     ) -> None:
         """Remove high-risk records (§8) and print the maximum DTP after each removal and the accuracy."""
-        from .reduce import reduce_dtp
+        from ..dtp.reduce import reduce_dtp
 
         with on_interrupt("dtp reduce", outputs=[out] if out else [], doing="loading the data") as progress:
             X, y, learner = load_training_set(data, label, model, rows, seed)

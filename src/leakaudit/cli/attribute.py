@@ -13,6 +13,7 @@ from typing import Optional
 import typer
 
 from ..exceptions import InvalidParameterError
+from ._typer import Command
 
 __all__ = ["register", "make_estimator", "load_named_dataset", "run_attribute_audit", "plot_audit"]
 
@@ -22,7 +23,10 @@ DATASETS = ("adult", "census-kdd", "iwpc")
 
 
 def make_estimator(name: str, task: str, *, depth: Optional[int] = None, alpha: float = 1.0):
-    """A scikit-learn estimator by short name (``mlp``, ``logreg``, ``tree``, ``forest``; ``tree``, ``ridge``, ``linear``)."""
+    """A scikit-learn estimator by short name.
+
+    Classifiers: ``mlp``, ``logreg``, ``tree``, ``forest``; regressors: ``tree``, ``ridge``, ``linear``.
+    """
     if task == "classification":
         if name == "mlp":
             from sklearn.neural_network import MLPClassifier
@@ -41,7 +45,8 @@ def make_estimator(name: str, task: str, *, depth: Optional[int] = None, alpha: 
             from sklearn.ensemble import RandomForestClassifier
 
             return RandomForestClassifier(n_estimators=100, max_depth=depth)
-        raise InvalidParameterError(f"--model must be one of {', '.join(CLASSIFIERS)} for a classification dataset; got {name!r}")
+        raise InvalidParameterError(f"--model must be one of {', '.join(CLASSIFIERS)} for a classification dataset; "
+                                    f"got {name!r}")
     if name == "tree":
         from sklearn.tree import DecisionTreeRegressor
 
@@ -54,7 +59,8 @@ def make_estimator(name: str, task: str, *, depth: Optional[int] = None, alpha: 
         from sklearn.linear_model import LinearRegression
 
         return LinearRegression()
-    raise InvalidParameterError(f"--model must be one of {', '.join(REGRESSORS)} for a regression dataset; got {name!r}")
+    raise InvalidParameterError(f"--model must be one of {', '.join(REGRESSORS)} for a regression dataset; "
+                                f"got {name!r}")
 
 
 def load_named_dataset(name: Optional[str], data: Optional[Path], label: Optional[str]):
@@ -79,8 +85,8 @@ def load_named_dataset(name: Optional[str], data: Optional[Path], label: Optiona
 def run_attribute_audit(dataset, attribute: str, model: str, *, n_members: Optional[int] = None,
                         depth: Optional[int] = None, alpha: float = 1.0, seed: int = 0):
     """Dispatch to the classifier or regression audit; returns an AttributeAudit."""
-    from .classifier import audit_classifier_attribute
-    from .experiment import audit_regression_attribute
+    from ..attribute.classifier import audit_classifier_attribute
+    from ..attribute.experiment import audit_regression_attribute
 
     est = make_estimator(model, dataset.task, depth=depth, alpha=alpha)
     name = model if depth is None else f"{model}(depth={depth})"
@@ -125,16 +131,28 @@ def plot_audit(audit, path: Path) -> None:
 def register(app: typer.Typer) -> None:
     """Add ``leakaudit attribute`` to the command line."""
 
-    @app.command("attribute")
+    @app.command("attribute", cls=Command)
     def attribute(
-        dataset: Optional[str] = typer.Option(None, "--dataset", help=f"Built-in dataset: {', '.join(DATASETS)}. Give this or --data. [default: none]"),
-        data: Optional[Path] = typer.Option(None, "--data", help="Your own table (CSV or Parquet) instead of --dataset. [default: none]"),
-        label: Optional[str] = typer.Option(None, "--label", help="Label column of --data (required with it). [default: none]"),
+        dataset: Optional[str] = typer.Option(
+            None, "--dataset",
+            help=f"Built-in dataset: {', '.join(DATASETS)}. Give this or --data. [default: none]"),
+        data: Optional[Path] = typer.Option(
+            None, "--data",
+            help="Your own table (CSV or Parquet) instead of --dataset. [default: none]"),
+        label: Optional[str] = typer.Option(
+            None, "--label",
+            help="Label column of --data (required with it). [default: none]"),
         attribute_: str = typer.Option(..., "--attribute", help="Sensitive column to infer (categorical or binary)."),
-        model: str = typer.Option("mlp", "--model", help="Classifiers: mlp, logreg, tree, forest. Regressors: tree, ridge, linear."),
-        depth: Optional[int] = typer.Option(None, "--depth", help="max_depth for tree and forest models. [default: none, grown fully]"),
+        model: str = typer.Option(
+            "mlp", "--model",
+            help="Classifiers: mlp, logreg, tree, forest. Regressors: tree, ridge, linear."),
+        depth: Optional[int] = typer.Option(
+            None, "--depth",
+            help="max_depth for tree and forest models. [default: none, grown fully]"),
         alpha: float = typer.Option(1.0, "--alpha", help="Ridge regularisation."),
-        n_members: Optional[int] = typer.Option(None, "--n-members", help="Training-set size (default: 2000, or half for regression)."),
+        n_members: Optional[int] = typer.Option(
+            None, "--n-members",
+            help="Training-set size (default: 2000, or half for regression)."),
         seed: int = typer.Option(0, "--seed", help="Random seed."),
         out: Path = typer.Option(Path("runs/attribute"), "--out", help="Output folder."),
     ) -> None:

@@ -3,66 +3,44 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import typer
 
-from ..exceptions import InvalidParameterError
+from ._typer import Command
 
-DATASETS = ("adult", "purchase-like", "texas-like", "supermarket", "census")
-MODELS = ("mlp", "logreg", "tree", "forest", "knn")
+__all__ = ["load_dataset", "register", "run_membership"]
 
 
-def load_dataset(name: str, n_rows: int, random_state: int) -> tuple[np.ndarray, np.ndarray, str]:
-    """Encoded features, labels and a description of the named dataset (``n_rows`` of it)."""
-    from .. import data
+def load_dataset(name: str, n_rows: int, random_state: int):
+    """Encoded features, labels and a description of the named dataset (``n_rows`` of it, drawn at random).
 
+    The names and loaders are those of :mod:`leakaudit.data.registry`.
+    """
+    import numpy as np
+
+    from ..data.registry import dataset_names, get_dataset
+    from ..exceptions import InvalidParameterError
+
+    if name not in dataset_names():
+        raise InvalidParameterError(f"--dataset must be one of {', '.join(dataset_names())}; got {name!r}")
+    entry = get_dataset(name)
     rng = np.random.default_rng(random_state)
-    if name == "purchase-like":
-        ds = data.make_purchase_like(n_records=n_rows, n_features=600, n_classes=10, random_state=random_state)
-        note = "synthetic Purchase-like (600 binary features, 10 k-means classes)"
-    elif name == "texas-like":
-        ds = data.make_texas_like(n_records=n_rows, random_state=random_state)
-        note = "synthetic Texas-like"
-    elif name == "adult":
-        ds = data.load_adult(columns="long")
-        note = "UCI Adult, Long et al.'s 13 attributes"
-    elif name == "supermarket":
-        ds = data.supermarket_clusters(10, random_state=random_state)
-        note = "supermarket baskets, 10 k-means clusters (Purchase built the same way)"
-    elif name == "census":
-        ds = data.load_census_kdd()
-        note = "Census-Income (KDD)"
-    else:
-        raise InvalidParameterError(f"--dataset must be one of {', '.join(DATASETS)}; got {name!r}")
+    ds = entry.load(n_rows=n_rows, random_state=random_state)
     rows = np.sort(rng.choice(len(ds), size=min(n_rows, len(ds)), replace=False))
     ds = ds.subset(rows)
     X, _ = ds.encode()
-    return X, np.asarray(ds.y, dtype=np.int64), note
+    return X, np.asarray(ds.y, dtype=np.int64), entry.description
 
 
-def make_learner(name: str) -> Any:
-    """The named learner with the defaults the CLI uses."""
-    from ..learners import LogisticRegression, SklearnLearner, TorchMLP
+def make_learner(name: str):
+    """The named learner of :mod:`leakaudit.learners.registry` with its defaults."""
+    from ..exceptions import InvalidParameterError
+    from ..learners.registry import learner_names
+    from ..learners.registry import make_learner as _make
 
-    if name == "mlp":
-        return TorchMLP(hidden=(64,), activation="tanh", mode="fast", epochs=30)
-    if name == "logreg":
-        return LogisticRegression(C=1e3)
-    if name == "tree":
-        from sklearn.tree import DecisionTreeClassifier
-
-        return SklearnLearner(DecisionTreeClassifier())
-    if name == "forest":
-        from sklearn.ensemble import RandomForestClassifier
-
-        return SklearnLearner(RandomForestClassifier(n_estimators=50))
-    if name == "knn":
-        from sklearn.neighbors import KNeighborsClassifier
-
-        return SklearnLearner(KNeighborsClassifier(n_neighbors=5))
-    raise InvalidParameterError(f"--model must be one of {', '.join(MODELS)}; got {name!r}")
+    if name not in learner_names():
+        raise InvalidParameterError(f"--model must be one of {', '.join(learner_names())}; got {name!r}")
+    return _make(name)
 
 
 def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n_members: int, n_nonmembers: int,
@@ -74,13 +52,17 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
     import csv
     import os
 
+    import numpy as np
+
     from .._results import write_json_atomic
-    from ._registry import available_attacks
-    from .protocols import audit_model
+    from ..exceptions import InvalidParameterError
+    from ..membership import audit_model
+    from ..membership._registry import available_attacks
 
     for a in attacks:
         if a not in available_attacks():
-            raise InvalidParameterError(f"--attacks: unknown attack {a!r}; choose from {', '.join(available_attacks())}")
+            raise InvalidParameterError(f"--attacks: unknown attack {a!r}; "
+                                        f"choose from {', '.join(available_attacks())}")
     step = on_step or (lambda doing: None)
     total = n_members + n_nonmembers + n_population
     step(f"loading {dataset}")
@@ -133,21 +115,29 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    """Add ``leakaudit membership`` to the command line."""
+    from ..data.registry import dataset_names
+    from ..learners.registry import learner_names
+
+    @app.command(cls=Command)
     def membership(
-        dataset: str = typer.Option("purchase-like", "--dataset", help=f"One of: {', '.join(DATASETS)}."),
-        model: str = typer.Option("mlp", "--model", help=f"One of: {', '.join(MODELS)}."),
+        dataset: str = typer.Option("purchase-like", "--dataset", help=f"One of: {', '.join(dataset_names())}."),
+        model: str = typer.Option("mlp", "--model", help=f"One of: {', '.join(learner_names())}."),
         attacks: str = typer.Option("loss,lira,rmia,shadow,distance", "--attacks",
                                     help="Comma-separated: loss, yeom_adv1, lira, lira_fixed, lira_offline, rmia, "
                                          "rmia_offline, shadow, shadow_per_class, distance, frequency."),
         out: Path = typer.Option(Path("runs/membership"), "--out", help="Writes membership.json and records.csv here."),
         n_members: int = typer.Option(500, "--n-members", help="Members: records the target model is trained on."),
-        n_nonmembers: int = typer.Option(500, "--n-nonmembers", help="Non-members: records of the same data it never sees."),
+        n_nonmembers: int = typer.Option(
+            500, "--n-nonmembers",
+            help="Non-members: records of the same data it never sees."),
         n_population: int = typer.Option(500, "--n-population", help="Extra records for reference models and RMIA."),
         n_reference: int = typer.Option(16, "--n-reference", help="Reference models (even)."),
         n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples for intervals."),
         seed: int = typer.Option(0, "--seed", help="Random seed of the split, the models and the attacks."),
-        cache_dir: Path = typer.Option(None, "--cache-dir", help="Engine cache of trained models' outputs (resume). [default: none, nothing cached]"),
+        cache_dir: Path = typer.Option(
+            None, "--cache-dir",
+            help="Engine cache of trained models' outputs (resume). [default: none, nothing cached]"),
     ) -> None:
         """Membership attacks on a model trained on part of a dataset: AUC with CI, TPR at low FPR, advantage."""
         from .._interrupt import on_interrupt

@@ -15,6 +15,7 @@ from typing import Optional
 import typer
 
 from ..exceptions import InvalidParameterError
+from ._typer import Command
 
 __all__ = ["register", "load_property_data", "run_property_audit", "plot_accuracy"]
 
@@ -36,8 +37,8 @@ def load_property_data(dataset: str, prop: str, *, rows: Optional[int], seed: in
 
     ``text_values`` ("binary" or "tfidf") is the SpamAssassin featurisation (ignored otherwise).
     """
-    from .datasets import census_property_data, spam_property_data
-    from .synthetic import make_property_data
+    from ..property.datasets import census_property_data, spam_property_data
+    from ..property.synthetic import make_property_data
 
     if dataset == "census-kdd":
         return census_property_data(prop, n_rows=rows, random_state=seed)[0]
@@ -58,10 +59,10 @@ def run_property_audit(data, *, t0: float, t1: float, poison_rates: list[float],
     Algorithm 2 uses out-of-bag certainty (needed when the adversary's pool is small beside n;
     see docs/reproduction/chase-fig1.md). False is the paper's protocol.
     """
-    from ._logistic import LogisticLearner
-    from .attack import PoisoningPropertyAttack, evaluate_attack
-    from .game import split_pools
-    from .queries import select_queries
+    from ..property._logistic import LogisticLearner
+    from ..property.attack import PoisoningPropertyAttack, evaluate_attack
+    from ..property.game import split_pools
+    from ..property.queries import select_queries
 
     adv, vic = split_pools(len(data), random_state=seed)
     learner = LogisticLearner()
@@ -105,7 +106,7 @@ def plot_accuracy(results: list, path: Path) -> None:
 def register(app: typer.Typer) -> None:
     """Add ``leakaudit property`` to the command line."""
 
-    @app.command("property")
+    @app.command("property", cls=Command)
     def property_cmd(
         dataset: str = typer.Option("census-kdd", "--dataset", help=f"One of {', '.join(DATASETS)}."),
         prop: str = typer.Option("random", "--property",
@@ -128,14 +129,18 @@ def register(app: typer.Typer) -> None:
         matched_shadows: bool = typer.Option(False, "--matched-shadows/--paper-shadows", metavar="",
                                              help="Keep query rows and poison originals out of the shadow sets and "
                                                   "use out-of-bag certainty (small pools, e.g. spamassassin)."),
-        rows: Optional[int] = typer.Option(None, "--rows", help="Use a random subset of this many rows. [default: none, every row]"),
+        rows: Optional[int] = typer.Option(
+            None, "--rows",
+            help="Use a random subset of this many rows. [default: none, every row]"),
         seed: int = typer.Option(0, "--seed", help="Random seed."),
-        theory: bool = typer.Option(False, "--theory", metavar="", help="Only print Theorem 9's windows; train nothing. [default: off]"),
+        theory: bool = typer.Option(
+            False, "--theory", metavar="",
+            help="Only print Theorem 9's windows; train nothing. [default: off]"),
         out: Path = typer.Option(Path("property-out"), "--out", help="Output folder."),
     ) -> None:
         """Property inference from poisoning: can a poisoner tell t0 from t1 with label-only queries?"""
         from .._results import write_json_atomic
-        from .theory import theorem9_window
+        from ..property.theory import theorem9_window
 
         rates = _floats(poison, "--poison")
         if theory:

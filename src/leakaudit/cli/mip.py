@@ -8,17 +8,17 @@ from typing import Optional
 
 import typer
 
-from .._validation import clip
 from ..exceptions import InvalidInputError, InvalidParameterError
+from ._typer import Command, Group
 
 
 def _calibration(eta: float, M: float, sigma: list[float], dim: Optional[int], constant: str, radial: str):
     import numpy as np
     from scipy import special
 
-    from .conversions import eps_from_eta
-    from .noise import mip_noise
-    from .results import NoiseCalibration
+    from ..mip.conversions import eps_from_eta
+    from ..mip.noise import mip_noise
+    from ..mip.results import NoiseCalibration
 
     if dim is not None:
         if len(sigma) != 1:
@@ -56,13 +56,15 @@ def _load_values(data: str, column: Optional[str], n: int):
     import numpy as np
 
     if data == "prop9":
-        from .examples import prop9_dataset
+        from ..mip.examples import prop9_dataset
 
         return prop9_dataset(n)
     path = Path(data)
     if not path.is_file():
         raise InvalidInputError(f"--data must be 'prop9' or an existing CSV file; {data!r} not found")
     import pandas as pd
+
+    from .._validation import clip
 
     frame = pd.read_csv(path)
     if column is None:
@@ -85,14 +87,16 @@ def _load_values(data: str, column: Optional[str], n: int):
 def register(app: typer.Typer) -> None:
     """Add ``leakaudit mip calibrate`` and ``leakaudit mip audit``."""
     mip = typer.Typer(help="Membership inference privacy (Izzo et al.): noise calibration and audits.",
-                      no_args_is_help=True)
+                      no_args_is_help=True, cls=Group)
 
-    @mip.command("calibrate")
+    @mip.command("calibrate", cls=Command)
     def calibrate_cmd(
         eta: float = typer.Option(..., "--eta", help="Target MIP level in (0, 1/2]."),
         M: float = typer.Option(2.0, "--M", help="Moment order of sigma (>= 2 for Cor 11)."),
         sigma: list[float] = typer.Option([1.0], "--sigma", help="Moment scale; repeat per coordinate."),
-        dim: Optional[int] = typer.Option(None, "--dim", help="Repeat a single --sigma over d coordinates. [default: none, one per --sigma]"),
+        dim: Optional[int] = typer.Option(
+            None, "--dim",
+            help="Repeat a single --sigma over d coordinates. [default: none, one per --sigma]"),
         constant: str = typer.Option("cor11", "--constant", help="cor11 | thm7 | tight | tv (ours)."),
         radial: str = typer.Option(
             "laplace", "--radial", help="laplace (paper) | gamma (Thm 7 density) | gaussian (ours)."
@@ -109,14 +113,20 @@ def register(app: typer.Typer) -> None:
                    f"coordinate (c*sigma): {scales}; E||X||_(sigma,M) = {res.expected_norm:.6g}")
         typer.echo(f"note: {res.note}")
 
-    @mip.command("audit")
+    @mip.command("audit", cls=Command)
     def audit_cmd(
         data: str = typer.Option("prop9", "--data", help="'prop9' (Prop 9 data set) or a CSV file."),
-        column: Optional[str] = typer.Option(None, "--column", help="CSV column (one numeric value per record; required with a CSV --data). [default: none]"),
+        column: Optional[str] = typer.Option(
+            None, "--column",
+            help="CSV column (one numeric value per record; required with a CSV --data). [default: none]"),
         n: int = typer.Option(12, "--n", help="Size of the Prop 9 data set (even)."),
         statistic: str = typer.Option("inv-sum", "--statistic", help="inv-sum (Prop 9's 1/sum) | mean | sum."),
-        scale: Optional[float] = typer.Option(None, "--scale", help="Laplace noise scale b to audit (give this or --eta). [default: none]"),
-        eta: Optional[float] = typer.Option(None, "--eta", help="Audit the MIP noise calibrated for this eta (give this or --scale). [default: none]"),
+        scale: Optional[float] = typer.Option(
+            None, "--scale",
+            help="Laplace noise scale b to audit (give this or --eta). [default: none]"),
+        eta: Optional[float] = typer.Option(
+            None, "--eta",
+            help="Audit the MIP noise calibrated for this eta (give this or --scale). [default: none]"),
         M: float = typer.Option(2.0, "--M", help="Moment order of sigma behind --eta's calibration (>= 2 for Cor 11)."),
         constant: str = typer.Option("cor11", "--constant", help="cor11 | thm7 | tight | tv (ours)."),
         method: str = typer.Option("exact", "--method", help="exact (enumerate splits, n <= 20) | simulate."),
@@ -130,8 +140,8 @@ def register(app: typer.Typer) -> None:
 
         from .._validation import check_choice
         from .._interrupt import on_interrupt
-        from .audit import enumerate_splits, exact_eta_laplace, simulate_bayes_attacker
-        from .noise import MIPNoise, mip_constant
+        from ..mip.audit import enumerate_splits, exact_eta_laplace, simulate_bayes_attacker
+        from ..mip.noise import MIPNoise, mip_constant
 
         with on_interrupt("mip audit", doing=f"auditing the noise ({method})"):
             check_choice(statistic, name="--statistic", choices=("inv-sum", "mean", "sum"))
@@ -143,7 +153,7 @@ def register(app: typer.Typer) -> None:
             f = {"inv-sum": lambda v: 1.0 / v.sum(), "mean": np.mean, "sum": np.sum}[statistic]
             member = enumerate_splits(nrec) if method == "exact" or eta is not None else None
             if data == "prop9" and statistic == "inv-sum" and member is not None:
-                from .examples import prop9_outputs
+                from ..mip.examples import prop9_outputs
 
                 vals = prop9_outputs(nrec, member)
             elif member is not None:
@@ -161,7 +171,7 @@ def register(app: typer.Typer) -> None:
             else:
                 targets = np.argsort(-np.abs(x - np.median(x)))[:3]
                 if data == "prop9" and statistic == "inv-sum":
-                    from .examples import prop9_outputs
+                    from ..mip.examples import prop9_outputs
 
                     def train(X, y, idx, rs):  # exact 1/sum (the float sum cancels on the special half)
                         row = np.zeros(nrec, dtype=bool)

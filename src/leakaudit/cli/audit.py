@@ -20,11 +20,13 @@ from typing import Optional
 
 import typer
 
+from ._typer import Command
+
 _NO_METAVAR = ""  # a switch takes no value: no "<bool>" beside it in --help
 
 
 def register(app: typer.Typer) -> None:
-    @app.command()
+    @app.command(cls=Command)
     def audit(
         config: Optional[Path] = typer.Option(
             None, "--config", help="TOML file of settings: every flag below is a key (out, check_inputs, "
@@ -118,10 +120,10 @@ def register(app: typer.Typer) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
         import json
 
+        from ..audit.config import RunOptions, load_config_and_options, make_config
+        from ..audit.pipeline import check_inputs as _check_inputs
+        from ..audit.pipeline import run_audit
         from ..exceptions import AuditInterrupted, InvalidParameterError
-        from .config import RunOptions, load_config_and_options, make_config
-        from .pipeline import check_inputs as _check_inputs
-        from .pipeline import run_audit
 
         kwargs_dict = None
         if module_kwargs is not None:

@@ -1,0 +1,132 @@
+"""Learners by name: the names ``--model`` takes, each with a factory and its default parameters.
+
+One table for the command line (``leakaudit membership --model``). An entry's factory with its
+defaults alone gives a :class:`~leakaudit.learners.Learner` that trains on encoded features (a float
+matrix) and integer labels; ``make_learner(name, **params)`` overrides any default. Factories import
+their learner when called, so reading the names imports neither torch nor the estimators.
+
+Examples
+--------
+>>> from leakaudit.learners.registry import get_learner, learner_names
+>>> learner_names()
+('mlp', 'logreg', 'tree', 'forest', 'knn')
+>>> dict(get_learner("logreg").defaults)
+{'C': 1000.0}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..exceptions import InvalidParameterError
+
+__all__ = ["LearnerEntry", "get_learner", "learner_names", "make_learner", "register_learner"]
+
+
+@dataclass(frozen=True)
+class LearnerEntry:
+    """A learner the command line knows by name.
+
+    Attributes
+    ----------
+    name : str
+        What ``--model`` takes.
+    factory : callable
+        ``factory(**params) -> Learner``.
+    defaults : mapping
+        The parameters the factory gets unless the caller overrides them.
+    description : str
+        One line: what the learner is.
+    """
+
+    name: str
+    factory: Callable[..., Any]
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    def make(self, **params: Any) -> Any:
+        """A fresh learner: the defaults, overridden by ``params``."""
+        return self.factory(**{**self.defaults, **params})
+
+
+_REGISTRY: dict[str, LearnerEntry] = {}
+
+
+def register_learner(name: str, factory: Callable[..., Any], *, defaults: Mapping[str, Any] | None = None,
+                     description: str = "", force: bool = False) -> LearnerEntry:
+    """Add ``name`` to the registry; a taken name is refused unless ``force=True`` (which replaces it)."""
+    if not isinstance(name, str) or not name:
+        raise InvalidParameterError(f"name must be a non-empty string; got {name!r}")
+    if name in _REGISTRY and not force:
+        raise InvalidParameterError(f"learner {name!r} is already registered (pass force=True to replace it)")
+    entry = LearnerEntry(name, factory, MappingProxyType(dict(defaults or {})), description)
+    _REGISTRY[name] = entry
+    return entry
+
+
+def learner_names() -> tuple[str, ...]:
+    """Every registered name, in registration order."""
+    return tuple(_REGISTRY)
+
+
+def get_learner(name: str) -> LearnerEntry:
+    """The registered learner ``name``; an unknown name raises :class:`InvalidParameterError` listing the names."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise InvalidParameterError(f"unknown learner {name!r}; choose from {', '.join(_REGISTRY)}") from None
+
+
+def make_learner(name: str, **params: Any) -> Any:
+    """A fresh learner ``name`` with its defaults, overridden by ``params``."""
+    return get_learner(name).make(**params)
+
+
+def _torch_mlp(**params: Any):
+    from .torch_mlp import TorchMLP
+
+    return TorchMLP(**params)
+
+
+def _logistic(**params: Any):
+    from .logistic import LogisticRegression
+
+    return LogisticRegression(**params)
+
+
+def _decision_tree(**params: Any):
+    from sklearn.tree import DecisionTreeClassifier
+
+    from .sklearn import SklearnLearner
+
+    return SklearnLearner(DecisionTreeClassifier(**params))
+
+
+def _random_forest(**params: Any):
+    from sklearn.ensemble import RandomForestClassifier
+
+    from .sklearn import SklearnLearner
+
+    return SklearnLearner(RandomForestClassifier(**params))
+
+
+def _knn(**params: Any):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from .sklearn import SklearnLearner
+
+    return SklearnLearner(KNeighborsClassifier(**params))
+
+
+# the defaults make models that overfit a little, so that membership attacks have something to find
+register_learner("mlp", _torch_mlp, defaults={"hidden": (64,), "activation": "tanh", "mode": "fast", "epochs": 30},
+                 description="TorchMLP: one hidden layer of 64 tanh units, 30 epochs of mini-batch Adam")
+register_learner("logreg", _logistic, defaults={"C": 1e3},
+                 description="multinomial logistic regression, weak regularisation (C = 1000)")
+register_learner("tree", _decision_tree, description="scikit-learn decision tree, grown fully")
+register_learner("forest", _random_forest, defaults={"n_estimators": 50},
+                 description="scikit-learn random forest of 50 fully grown trees")
+register_learner("knn", _knn, defaults={"n_neighbors": 5}, description="scikit-learn 5-nearest neighbours")

@@ -1,0 +1,54 @@
+"""leakaudit.learners.registry: the learner names --model takes, each a factory with its default parameters."""
+
+import subprocess
+import sys
+
+import pytest
+
+from leakaudit.exceptions import InvalidParameterError
+from leakaudit.learners import Learner, LogisticRegression, SklearnLearner
+from leakaudit.learners.registry import get_learner, learner_names, make_learner, register_learner
+
+
+def test_names():
+    assert learner_names() == ("mlp", "logreg", "tree", "forest", "knn")
+
+
+@pytest.mark.parametrize("name", ["logreg", "tree", "forest", "knn"])
+def test_every_entry_makes_a_fresh_learner_with_its_defaults(name):
+    a, b = make_learner(name), make_learner(name)
+    assert isinstance(a, Learner) and a is not b
+    params = a.get_params(deep=True)
+    for key, value in get_learner(name).defaults.items():
+        assert params.get(key, params.get(f"estimator__{key}")) == value, (name, key)
+
+
+def test_defaults_and_overrides():
+    lr = make_learner("logreg")
+    assert isinstance(lr, LogisticRegression) and lr.C == 1e3
+    assert make_learner("logreg", C=1.0).C == 1.0
+    forest = make_learner("forest", n_estimators=7)
+    assert isinstance(forest, SklearnLearner) and forest.estimator.n_estimators == 7
+    with pytest.raises(TypeError):
+        get_learner("logreg").defaults["C"] = 1.0  # read-only: a caller cannot change the table
+
+
+def test_mlp_defaults():
+    pytest.importorskip("torch")
+    mlp = make_learner("mlp")
+    assert (tuple(mlp.hidden), mlp.activation, mlp.mode, mlp.epochs) == ((64,), "tanh", "fast", 30)
+
+
+def test_unknown_and_taken_names():
+    with pytest.raises(InvalidParameterError, match=r"unknown learner 'svm'; choose from mlp, logreg"):
+        make_learner("svm")
+    with pytest.raises(InvalidParameterError, match="'mlp' is already registered"):
+        register_learner("mlp", LogisticRegression)
+
+
+def test_reading_the_names_imports_neither_torch_nor_the_estimators():
+    code = ("import sys; from leakaudit.learners.registry import learner_names; learner_names(); "
+            "print(sorted(m for m in ('torch', 'sklearn.tree', 'sklearn.ensemble', 'sklearn.neighbors') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
