@@ -415,7 +415,7 @@ def audit_regression_attribute(
     from .._random import seed_to_int
     from ..exceptions import InvalidParameterError, UnsupportedError
     from .bayes_simulator import BayesSimulator
-    from .classifier import _attribute_encoding, _value_index
+    from ._encoding import attribute_encoding, value_index
     from .results import AttackSummary, AttributeAudit
 
     if getattr(dataset, "task", None) != "regression":
@@ -438,8 +438,8 @@ def audit_regression_attribute(
     ref = perm[n_members + n_nonmembers:n_members + n_nonmembers + n_reference]
     X, enc = dataset.encode(fit_idx=mem)
     y = np.asarray(dataset.y, dtype=float)
-    columns, values, value_names = _attribute_encoding(enc, dataset, attribute)
-    t = _value_index(X, columns, values)
+    columns, values, value_names = attribute_encoding(enc, dataset, attribute)
+    t = value_index(X, columns, values)
     m = len(value_names)
     prior = np.bincount(t[ref], minlength=m) + 1e-12
     prior = prior / prior.sum()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .._results import Result
+from ..engine import EngineStats
 
 __all__ = [
     "PDTPResult",
@@ -39,6 +40,8 @@ class PDTPResult(Result):
         ``keep_outputs`` was off, by default above 5,000 records).
     method : str
         How leave-one-out models were obtained ("closed-form naive Bayes", "retraining", ...).
+    engine_stats : EngineStats or None
+        What the engine did to train the models (models trained, cache hits, seconds).
     """
 
     records: list[int]
@@ -51,6 +54,7 @@ class PDTPResult(Result):
     n_repeats: int
     method: str
     learner: str = ""
+    engine_stats: EngineStats | None = None
 
     def max(self) -> float:
         return max(self.values) if self.values else float("nan")
@@ -154,6 +158,7 @@ class NoiseFloorResult(Result):
     std_log_p : list of float, shape (n_queries,)  std of ln p(y_q|x_q) across the models (true label)
     max_std_log_p : list of float  max over classes of the std of ln p(y|x_q)
     p_true : list of list of float, shape (n_models, n_queries)  p(y_q|x_q) of every model (unbinned)
+    engine_stats : EngineStats or None  what the engine did to train the models
     """
 
     source: str
@@ -162,6 +167,7 @@ class NoiseFloorResult(Result):
     max_std_log_p: list[float]
     p_true: list[list[float]]
     bin_width: Optional[float]
+    engine_stats: EngineStats | None = None
 
 
 class Verdict(Result):
@@ -267,6 +273,8 @@ class DTP1TestResult(Result):
         The test, in one sentence.
     loo_method : str
         How the leave-one-out models were obtained.
+    engine_stats : EngineStats or None
+        What the engine did to train the models.
     """
 
     records: list[int]
@@ -287,6 +295,7 @@ class DTP1TestResult(Result):
     method: str
     loo_method: str = ""
     learner: str = ""
+    engine_stats: EngineStats | None = None
 
     @property
     def n_significant(self) -> int:
