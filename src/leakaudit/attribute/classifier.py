@@ -117,7 +117,8 @@ def infer_attribute_classifier(
     ndarray of shape (n_samples,), int
         Index of the guessed value.
     """
-    return np.argmax(classifier_attribute_scores(predict_proba, X, y, columns=columns, values=values, prior=prior), axis=1)
+    scores = classifier_attribute_scores(predict_proba, X, y, columns=columns, values=values, prior=prior)
+    return np.argmax(scores, axis=1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -303,7 +304,8 @@ def _classifier_audit_one(dataset, attribute, encoding, X, y, k, model, mem, non
         guesses.setdefault("likelihood+prior", {})[part] = np.argmax(sc_prior, axis=1)
         guesses.setdefault("likelihood", {})[part] = np.argmax(sc_flat, axis=1)
         guesses.setdefault("A7 (loss oracle)", {})[part] = multi_query_reduction(accept, prior)
-        guesses.setdefault("A6 (loss oracle)", {})[part] = uniform_reduction(accept, random_state=seed + (part == "non"))
+        guesses.setdefault("A6 (loss oracle)", {})[part] = uniform_reduction(accept,
+                                                                             random_state=seed + (part == "non"))
     descriptions = {
         "likelihood+prior": "argmax_i p_i Pr_model[y | v, t_i] (Adversary 4 for classifiers)",
         "likelihood": "argmax_i Pr_model[y | v, t_i] (uniform prior)",

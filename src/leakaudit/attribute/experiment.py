@@ -422,7 +422,8 @@ def audit_regression_attribute(
         raise UnsupportedError(f"dataset {getattr(dataset, 'name', '?')!r} is not a regression dataset")
     if attribute not in dataset.feature_names:
         raise InvalidParameterError(
-            f"attribute {attribute!r} is not a column of {dataset.name}; choose one of {', '.join(dataset.feature_names)}"
+            f"attribute {attribute!r} is not a column of {dataset.name}; "
+            f"choose one of {', '.join(dataset.feature_names)}"
         )
     n = len(dataset)
     n_members = n // 2 if n_members is None else n_members
@@ -450,7 +451,8 @@ def audit_regression_attribute(
     rmse_train = float(np.sqrt(np.mean((y[mem] - est.predict(X[mem])) ** 2)))
     rmse_test = float(np.sqrt(np.mean((y[non] - est.predict(X[non])) ** 2)))
     if rmse_train <= 0:
-        raise UnsupportedError("the model fits its training set exactly (training RMSE 0); the Gaussian f_A is undefined")
+        raise UnsupportedError("the model fits its training set exactly (training RMSE 0); "
+                               "the Gaussian f_A is undefined")
     correct = _regression_inversion_correct(
         est.predict, X[mem], y[mem], t[mem], X[non], y[non], t[non], columns=columns, values=values,
         prior=prior, sigma=rmse_train, random_state=rng,

@@ -261,8 +261,8 @@ def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray
     Repeat r trains with seeds derived from ``root_seeds[r]``: the full model's seed, and per record the same
     seed (``paired``) or a fresh one (``independent``). Under ``paired``, a learner with an ``order`` parameter
     is switched to ``order="shared"`` and its models of a repeat are trained as one ``fit_many`` call would
-    train them (:class:`SharedOrderBlock` chunks through ``engine``). Deterministic closed forms are computed once and the
-    same arrays yielded again. Inputs must be validated (X, y, records, n_classes).
+    train them (:class:`SharedOrderBlock` chunks through ``engine``). Deterministic closed forms are computed
+    once and the same arrays yielded again. Inputs must be validated (X, y, records, n_classes).
 
     Yields
     ------

@@ -75,6 +75,8 @@ class DTPResult(Result):
         Size of the enumerated feature space.
     kind : str
         "exact" (enumeration over the whole feature space).
+    engine_stats : EngineStats or None
+        What the engine did to retrain leave-one-out models (none for closed forms).
     """
 
     records: list[int]
@@ -86,6 +88,7 @@ class DTPResult(Result):
     bin_width: Optional[float]
     kind: str = "exact"
     learner: str = ""
+    engine_stats: EngineStats | None = None
 
 
 class StabilityBoundResult(Result):
@@ -136,6 +139,7 @@ class SearchResult(Result):
     ratio : list of float  values / pdtp (inf when pdtp is 0 and the search found more)
     by_strategy : dict  strategy name -> list of per-record best values
     n_evaluations : list of int  queries evaluated per record
+    engine_stats : EngineStats or None  what the engine did to retrain leave-one-out models
     """
 
     records: list[int]
@@ -147,6 +151,7 @@ class SearchResult(Result):
     n_evaluations: list[int]
     bin_width: Optional[float]
     kind: str = "estimate (lower)"
+    engine_stats: EngineStats | None = None
 
 
 class NoiseFloorResult(Result):
@@ -238,7 +243,7 @@ class CorrelationResult(Result):
 
 
 class DTP1TestResult(Result):
-    """DTP-1 as a test (ours, issue 27): records whose leave-one-out change exceeds what seeds and binning explain.
+    """DTP-1 as a test (ours): records whose leave-one-out change exceeds what seeds and binning explain.
 
     Per tested record t, over R paired repeats (fresh seed s_r for A(T) and A(T\\{t})), the bin-aware signed
     log ratio of class c (the smallest consistent with the two bins) has mean m_c and sd s_c. H0_t is

@@ -1,4 +1,4 @@
-"""DTP-1 as a statistical statement (ours, issue 27; Long et al. §9–§10 and spec long-dtp.md §8 item 4).
+"""DTP-1 as a statistical statement (ours; Long et al. §9–§10 and spec long-dtp.md §8 item 4).
 
 Long et al.'s rule "a record with PDTP > 1: do not publish" applied to one paired PDTP measurement fails
 null models: training randomness (Fig 7) moves outputs as much as a record does, and one bin at the bottom

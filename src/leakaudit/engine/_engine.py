@@ -162,7 +162,7 @@ class Engine:
 
     By default every backend trains with one BLAS/OpenMP/torch thread per
     chunk: many small fits gain nothing from threads (on a busy machine BLAS
-    threads spin and slow small fits down by 10x), parallelism comes from the
+    threads spin and slow small fits down), parallelism comes from the
     workers, and equal thread counts make every backend compute the same
     floating-point sums.
 

@@ -68,7 +68,8 @@ def _summarise(name, res: AttackResult, is_member, *, fprs, n_boot, confidence, 
                                       random_state=random_state)
         dm = decision_metrics(is_member, res.decisions_array)
     info = {k: v for k, v in res.info.items() if k not in ("n_in", "n_out")}
-    return AttackSummary(attack=name, metrics=metrics, decision_metrics=dm, roc=_roc_points(is_member, res.scores_array),
+    return AttackSummary(attack=name, metrics=metrics, decision_metrics=dm,
+                         roc=_roc_points(is_member, res.scores_array),
                          info=info)
 
 
@@ -279,8 +280,8 @@ def _decision_summary(guess: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
         pooled = decision_metrics(truth.ravel(), guess.ravel())
         per_it = [decision_metrics(truth[i].ravel(), guess[i].ravel()) for i in range(guess.shape[0])]
     keys = ("accuracy", "precision", "recall", "f1")
-    averaged = {k: float(np.nanmean([m[k] for m in per_it])) if not all(np.isnan(m[k]) for m in per_it) else float("nan")
-                for k in keys}
+    averaged = {k: float(np.nanmean([m[k] for m in per_it])) if not all(np.isnan(m[k]) for m in per_it)
+                else float("nan") for k in keys}
     per_target = (guess == truth).mean(axis=(0, 1))
     return {"pooled": {k: pooled[k] for k in keys}, "averaged": averaged,
             "per_target_accuracy": per_target.tolist()}

@@ -22,6 +22,7 @@ from scipy import special
 
 from .._random import RandomStateLike, check_random_state, seed_to_int, spawn_seeds
 from .._validation import check_array, check_choice, check_scalar
+from ..engine import Engine, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
 from .noise import CONSTANTS, RADIALS, mip_noise
 from .results import MIPRelease
@@ -226,14 +227,17 @@ def mip_noise_addition(
     )
 
 
-def learner_train_many(learner, extract: Callable[[object], np.ndarray], *, n_classes: int | None = None) -> Callable:
+def learner_train_many(learner, extract: Callable[[object], np.ndarray], *, n_classes: int | None = None,
+                       engine: Engine | None = None) -> Callable:
     """A ``train_many`` from a :class:`~leakaudit.learners.Learner` and ``extract(model) -> vector``.
 
-    Uses the learner's ``fit_many`` (its batched path, if any).
+    The models are trained by ``engine`` (default :func:`leakaudit.engine.default_engine`: one ``fit_many``
+    call, the learner's batched path if it has one).
     """
+    engine = resolve_engine(engine)
 
     def train_many(X, y, subsets, random_states):
-        bank = learner.fit_many(X, y, subsets, list(random_states), n_classes=n_classes)
+        bank = engine.fit_bank(learner, X, y, subsets, list(random_states), n_classes=n_classes)
         return np.stack([np.asarray(extract(bank.model(k)), dtype=float).ravel() for k in range(len(subsets))])
 
     return train_many
