@@ -414,8 +414,8 @@ def audit_regression_attribute(
 
     from .._random import seed_to_int
     from ..exceptions import InvalidParameterError, UnsupportedError
-    from .bayes_simulator import BayesSimulator
     from ._encoding import attribute_encoding, value_index
+    from .bayes_simulator import BayesSimulator
     from .results import AttackSummary, AttributeAudit
 
     if getattr(dataset, "task", None) != "regression":
