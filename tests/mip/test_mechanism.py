@@ -154,7 +154,7 @@ def test_logistic_trainer_batched_equals_single_and_sklearn():
     assert p.shape == (300, 2) and np.allclose(p.sum(1), 1)
 
 
-def test_learner_train_many_adapter_uses_fit_many():
+def test_learner_train_many_adapter_trains_through_the_engine():
     from sklearn.linear_model import LogisticRegression as SkLR
 
     from leakaudit.learners import Learner
@@ -170,10 +170,14 @@ def test_learner_train_many_adapter_uses_fit_many():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))
     y = (X[:, 0] > 0).astype(int)
-    tm = learner_train_many(SkLearner(C=1.0), lambda m: np.r_[m.coef_[0], m.intercept_])
+    from leakaudit.engine import Engine
+
+    engine = Engine(chunk_size=2, progress=False)
+    tm = learner_train_many(SkLearner(C=1.0), lambda m: np.r_[m.coef_[0], m.intercept_], engine=engine)
     subsets = [random_half(200, s) for s in range(3)]
     out = tm(X, y, subsets, [0, 1, 2])
     assert out.shape == (3, 4)
+    assert (engine.stats.models_trained, engine.stats.n_chunks) == (3, 2)
     for k, s in enumerate(subsets):
         ref = SkLR(C=1.0, tol=1e-10, max_iter=10000).fit(X[s], y[s])
         np.testing.assert_allclose(out[k], np.r_[ref.coef_[0], ref.intercept_], atol=1e-8)

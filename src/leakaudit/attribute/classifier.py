@@ -26,6 +26,7 @@ import numpy as np
 
 from .._validation import check_array, check_labels, check_vector
 from ..exceptions import InvalidInputError
+from ._encoding import attribute_encoding, value_index
 from .inversion import check_prior, counterfactual_inputs
 
 __all__ = [
@@ -116,36 +117,13 @@ def infer_attribute_classifier(
     ndarray of shape (n_samples,), int
         Index of the guessed value.
     """
-    return np.argmax(classifier_attribute_scores(predict_proba, X, y, columns=columns, values=values, prior=prior), axis=1)
+    scores = classifier_attribute_scores(predict_proba, X, y, columns=columns, values=values, prior=prior)
+    return np.argmax(scores, axis=1)
 
 
 # ----------------------------------------------------------------------------------------------
 # A whole audit on a tabular dataset: members, non-members, a reference sample for the baseline
 # ----------------------------------------------------------------------------------------------
-
-
-def _attribute_encoding(encoder, dataset, attribute: str):
-    """Columns of ``attribute`` in the encoded matrix, the candidate encodings, and the value names."""
-    from ..exceptions import UnsupportedError
-
-    feat = dataset.feature(attribute)
-    sl = encoder.groups[attribute]
-    cols = list(range(sl.start, sl.stop))
-    if feat.kind == "binary":
-        return cols[0], np.array([0.0, 1.0]), [str(c) for c in feat.categories]
-    if feat.kind == "categorical":
-        names = [n.split("=", 1)[1] for n in encoder.feature_names_out[sl]]
-        return cols, None, names
-    raise UnsupportedError(
-        f"attribute {attribute!r} is {feat.kind}; attribute inference needs a categorical or binary column "
-        "(bin a numeric column into categories first)"
-    )
-
-
-def _value_index(X, columns, values) -> np.ndarray:
-    if np.ndim(columns) == 0:
-        return np.searchsorted(values, X[:, columns]).astype(np.int64)
-    return np.argmax(X[:, columns], axis=1)
 
 
 def _fit_model(estimator, X, y, n_classes: int, seed: int):
@@ -276,7 +254,7 @@ def audit_classifier_attributes(
     non = perm[n_members:n_members + n_nonmembers]
     ref = perm[n_members + n_nonmembers:n_members + n_nonmembers + n_reference]
     X, enc = dataset.encode(fit_idx=mem)
-    encs = [_attribute_encoding(enc, dataset, a) for a in attributes]  # fail before training
+    encs = [attribute_encoding(enc, dataset, a) for a in attributes]  # fail before training
     y = np.asarray(dataset.y, dtype=np.int64)
     k = int(dataset.n_classes)
     model = _fit_model(estimator, X[mem], y[mem], k, seed_to_int(rng))
@@ -297,7 +275,7 @@ def _classifier_audit_one(dataset, attribute, encoding, X, y, k, model, mem, non
     from .results import AttackSummary, AttributeAudit
 
     columns, values, value_names = encoding
-    t = _value_index(X, columns, values)
+    t = value_index(X, columns, values)
     m = len(value_names)
     prior = np.bincount(t[ref], minlength=m).astype(float)
     prior = (prior + 1e-12) / (prior + 1e-12).sum()  # values absent from the reference keep a tiny prior
@@ -326,7 +304,8 @@ def _classifier_audit_one(dataset, attribute, encoding, X, y, k, model, mem, non
         guesses.setdefault("likelihood+prior", {})[part] = np.argmax(sc_prior, axis=1)
         guesses.setdefault("likelihood", {})[part] = np.argmax(sc_flat, axis=1)
         guesses.setdefault("A7 (loss oracle)", {})[part] = multi_query_reduction(accept, prior)
-        guesses.setdefault("A6 (loss oracle)", {})[part] = uniform_reduction(accept, random_state=seed + (part == "non"))
+        guesses.setdefault("A6 (loss oracle)", {})[part] = uniform_reduction(accept,
+                                                                             random_state=seed + (part == "non"))
     descriptions = {
         "likelihood+prior": "argmax_i p_i Pr_model[y | v, t_i] (Adversary 4 for classifiers)",
         "likelihood": "argmax_i Pr_model[y | v, t_i] (uniform prior)",

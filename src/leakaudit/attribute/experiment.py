@@ -414,15 +414,16 @@ def audit_regression_attribute(
 
     from .._random import seed_to_int
     from ..exceptions import InvalidParameterError, UnsupportedError
+    from ._encoding import attribute_encoding, value_index
     from .bayes_simulator import BayesSimulator
-    from .classifier import _attribute_encoding, _value_index
     from .results import AttackSummary, AttributeAudit
 
     if getattr(dataset, "task", None) != "regression":
         raise UnsupportedError(f"dataset {getattr(dataset, 'name', '?')!r} is not a regression dataset")
     if attribute not in dataset.feature_names:
         raise InvalidParameterError(
-            f"attribute {attribute!r} is not a column of {dataset.name}; choose one of {', '.join(dataset.feature_names)}"
+            f"attribute {attribute!r} is not a column of {dataset.name}; "
+            f"choose one of {', '.join(dataset.feature_names)}"
         )
     n = len(dataset)
     n_members = n // 2 if n_members is None else n_members
@@ -438,8 +439,8 @@ def audit_regression_attribute(
     ref = perm[n_members + n_nonmembers:n_members + n_nonmembers + n_reference]
     X, enc = dataset.encode(fit_idx=mem)
     y = np.asarray(dataset.y, dtype=float)
-    columns, values, value_names = _attribute_encoding(enc, dataset, attribute)
-    t = _value_index(X, columns, values)
+    columns, values, value_names = attribute_encoding(enc, dataset, attribute)
+    t = value_index(X, columns, values)
     m = len(value_names)
     prior = np.bincount(t[ref], minlength=m) + 1e-12
     prior = prior / prior.sum()
@@ -450,7 +451,8 @@ def audit_regression_attribute(
     rmse_train = float(np.sqrt(np.mean((y[mem] - est.predict(X[mem])) ** 2)))
     rmse_test = float(np.sqrt(np.mean((y[non] - est.predict(X[non])) ** 2)))
     if rmse_train <= 0:
-        raise UnsupportedError("the model fits its training set exactly (training RMSE 0); the Gaussian f_A is undefined")
+        raise UnsupportedError("the model fits its training set exactly (training RMSE 0); "
+                               "the Gaussian f_A is undefined")
     correct = _regression_inversion_correct(
         est.predict, X[mem], y[mem], t[mem], X[non], y[non], t[non], columns=columns, values=values,
         prior=prior, sigma=rmse_train, random_state=rng,

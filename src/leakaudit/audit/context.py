@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ..engine import Engine, EngineStats
 from .config import AuditConfig
 from .data import AuditData
 from .target import Target
 
 __all__ = ["AuditContext", "engine_stats", "ENGINE_COUNTERS"]
 
-#: The engine's counters written to results.json's ``resources``: our name -> ``engine.stats`` attribute.
+#: The engine's counters written to results.json's ``resources``: our name -> :class:`EngineStats` field.
 ENGINE_COUNTERS = {"n_models": "n_models", "trained": "models_trained", "chunks_from_cache": "chunks_cached",
                    "chunks_trained": "chunks_trained", "corrupt_cache_entries": "corrupt_entries"}
 
 
-def engine_stats(engine: Any) -> dict:
-    """The engine's counters of its last call (:data:`ENGINE_COUNTERS`) and its cache folder (None without one)."""
-    st = engine.stats
-    cache = getattr(engine, "cache_dir", None)
+def engine_stats(engine: Engine, stats: EngineStats | None = None) -> dict:
+    """``stats`` (default: the engine's last call) as results.json's counters (:data:`ENGINE_COUNTERS`), with
+    the engine's cache folder (None without one)."""
+    st = engine.stats if stats is None else stats
+    cache = engine.cache_dir
     return {**{k: int(getattr(st, a)) for k, a in ENGINE_COUNTERS.items()}, "cache_dir": str(cache) if cache else None}
 
 
@@ -45,5 +46,5 @@ class AuditContext:
     data: AuditData
     target: Target
     seeds: dict
-    engine: Any
+    engine: Engine
     check_confidence: float

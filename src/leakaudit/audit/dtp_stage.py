@@ -16,27 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
-from .context import ENGINE_COUNTERS, AuditContext, engine_stats
+from .context import AuditContext, engine_stats
 
 __all__ = ["dtp_analysis"]
-
-
-class _CountingEngine:
-    """Forwards ``predict_many`` to an engine and adds up its stats over every call (for results.json)."""
-
-    def __init__(self, engine):
-        self.engine = engine
-        self.totals = dict.fromkeys(ENGINE_COUNTERS, 0)
-
-    def predict_many(self, *args, **kwargs):
-        out = self.engine.predict_many(*args, **kwargs)
-        for k, v in engine_stats(self.engine).items():
-            if k in self.totals:
-                self.totals[k] += v
-        return out
-
-    def report(self) -> dict:
-        return {**self.totals, "cache_dir": engine_stats(self.engine)["cache_dir"]}
 
 
 def _confirm_on_model(records: list[int], lira_members: np.ndarray, lira_nonmembers: np.ndarray) -> float:
@@ -57,11 +39,11 @@ def _confirm_on_model(records: list[int], lira_members: np.ndarray, lira_nonmemb
     return float(stats.mannwhitneyu(sig, non, alternative="greater").pvalue)
 
 
-def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, counted) -> tuple[np.ndarray, np.ndarray, dict,
-                                                                                       np.ndarray]:
+def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference) -> tuple[np.ndarray, np.ndarray, dict, np.ndarray,
+                                                                              dict]:
     """Stage 1 for many members (:func:`leakaudit.dtp.screened_pdtp`): the top of the reference models' ranking
     and a random sample of the rest. Returns the measured records (sorted), their PDTP, the screening's account
-    for results.json, and every member's estimate."""
+    for results.json, every member's estimate, and the engine's counters."""
     from ..dtp import reference_loo_shift, screened_pdtp
 
     data, st, thr = ctx.data, ctx.cfg.settings, ctx.cfg.thresholds.max_dtp
@@ -71,7 +53,7 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, counted) -> 
                        n_sample=st.pdtp_screen_sample, max_fraction=max(st.pdtp_screen_max_fraction,
                                                                         st.pdtp_screen_fraction),
                        n_classes=data.n_classes, n_repeats=st.pdtp_repeats,
-                       random_state=ctx.seeds["target"], sample_state=ctx.seeds["pdtp"], engine=counted)
+                       random_state=ctx.seeds["target"], sample_state=ctx.seeds["pdtp"], engine=ctx.engine)
     screening = {
         "method": "reference-model ranking: max over classes of |mean ln bin p over the reference models that "
                   "trained on the record - mean over those that did not| (leakaudit.dtp.screening)",
@@ -86,7 +68,7 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, counted) -> 
 
         rho = spearmanr(est[sc.sample], sc.value(sc.sample)).statistic
         screening["sample_spearman"] = float(rho) if np.isfinite(rho) else None
-    return sc.records, sc.values, screening, est
+    return sc.records, sc.values, screening, est, engine_stats(ctx.engine, sc.engine_stats)
 
 
 def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | None = None,
@@ -115,33 +97,30 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     X_mem = target.inputs(data)[0]
     k, exact_max = cfg.settings.pdtp_records, cfg.settings.pdtp_exact_max
     resources, screening, estimate = {}, None, None
-    counted = _CountingEngine(ctx.engine)
     if k is None and exact_max is not None and n > exact_max and reference is not None:
-        records, values, screening, estimate = _screened_pdtp(ctx, X_mem, reference, counted)
+        records, values, screening, estimate, resources["pdtp_models"] = _screened_pdtp(ctx, X_mem, reference)
     else:
         rng = np.random.default_rng(ctx.seeds["pdtp"])
         records = np.arange(n) if k is None or k >= n else np.sort(rng.choice(n, size=k, replace=False))
         res = pdtp(target.learner, X_mem, data.y_mem, records=records, n_classes=data.n_classes,
                    seed_policy="paired", n_repeats=cfg.settings.pdtp_repeats, random_state=ctx.seeds["target"],
-                   engine=counted, keep_outputs=False)
+                   engine=ctx.engine, keep_outputs=False)
         values = np.asarray(res.values, float)
-    resources["pdtp_models"] = counted.report()
+        resources["pdtp_models"] = engine_stats(ctx.engine, res.engine_stats)
     thr = cfg.thresholds.max_dtp
     above = records[values > thr]
     test = None
     if cfg.dtp_rule == "statistical" and above.size:
-        counted = _CountingEngine(ctx.engine)
         test = dtp1_test(target.learner, X_mem, data.y_mem, records=above, threshold=thr,
                          n_repeats=cfg.settings.dtp_test_repeats, confidence=ctx.check_confidence,
                          max_records=cfg.settings.dtp_test_max_records, stage1_values=values[values > thr],
                          n_classes=data.n_classes,
-                         random_state=ctx.seeds["dtp_test"], engine=counted)
-        resources["dtp_test_models"] = counted.report()
-    counted = _CountingEngine(ctx.engine)
+                         random_state=ctx.seeds["dtp_test"], engine=ctx.engine)
+        resources["dtp_test_models"] = engine_stats(ctx.engine, test.engine_stats)
     nf = seed_noise_floor(target.learner, X_mem, data.y_mem, queries=records[: min(200, len(records))],
                           n_models=cfg.settings.noise_floor_models, n_classes=data.n_classes,
-                          random_state=ctx.seeds["noise_floor"], engine=counted)
-    resources["noise_floor_models"] = counted.report()
+                          random_state=ctx.seeds["noise_floor"], engine=ctx.engine)
+    resources["noise_floor_models"] = engine_stats(ctx.engine, nf.engine_stats)
     std = np.asarray(nf.max_std_log_p, float)
     std = std[np.isfinite(std)]
     floor = {"median": float(np.median(std)) if std.size else None,
@@ -163,7 +142,7 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     if screening is not None:
         summary["screening"] = screening
     if test is not None:
-        summary["test"] = {k: v for k, v in test.model_dump().items() if k != "stage1_values"}
+        summary["test"] = {k: v for k, v in test.model_dump().items() if k not in ("stage1_values", "engine_stats")}
         summary["n_significant"] = int(test.n_significant)
         summary["records_significant"] = [int(r) for r, s in zip(test.records, test.significant) if s]
         summary["records_untested"] = [int(r) for r in test.untested]

@@ -9,9 +9,12 @@ from pydantic import Field
 from .._results import Result
 from .checks import Check
 
-__all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "results_json_schema"]
+__all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "results_json_schema"]
 
 SCHEMA_VERSION = 1
+
+#: Process status of ``leakaudit audit --exit-code`` per outcome (2 stays "bad input").
+EXIT_CODES = {"publish": 0, "do not publish": 3, "inconclusive": 4}
 
 
 class Verdict(Result):
@@ -94,7 +97,6 @@ def results_json_schema() -> dict[str, Any]:
     """
     from .checks import STATUSES
     from .config import AuditConfig
-    from .verdict import EXIT_CODES
 
     config = AuditConfig.model_json_schema(mode="serialization")
     config_defs = config.pop("$defs", {})

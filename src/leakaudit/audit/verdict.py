@@ -6,12 +6,9 @@ from collections.abc import Sequence
 
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Check
 from .config import AuditConfig
-from .results import Verdict
+from .results import EXIT_CODES, Verdict
 
 __all__ = ["decide", "EXIT_CODES"]
-
-#: Process status of ``leakaudit audit --exit-code`` per outcome (2 stays "bad input").
-EXIT_CODES = {"publish": 0, "do not publish": 3, "inconclusive": 4}
 
 
 def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = None,

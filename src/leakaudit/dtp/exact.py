@@ -5,7 +5,7 @@
 Brute force over all of ``X^m`` is feasible only when the space is small, e.g.
 the 4-attribute ACS / Adult proxy of §8 (spec §2.2, §7). Leave-one-out models come
 from ``learner.loo_proba(..., X_query=grid)`` (closed form for naive Bayes and
-Bayes inference) or from retraining via ``fit_many``. Records with identical
+Bayes inference) or from retraining through an engine. Records with identical
 ``(x, y)`` have identical ``T \\ {t}``, so they share one computation (valid for
 deterministic learners).
 """
@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._validation import check_indices, check_scalar
+from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidParameterError
 from ..learners._base import check_fit_inputs
 from ..learners.naive_bayes import row_groups
@@ -89,6 +90,7 @@ def dtp_on_queries(p_full: np.ndarray, p_loo: np.ndarray, *, bin_width: float | 
     return flat[np.arange(len(j)), j], j // C, j % C
 
 
+@reports_engine_stats
 def dtp_exact(
     learner: Any,
     X: Any,
@@ -100,6 +102,7 @@ def dtp_exact(
     n_classes: int | None = None,
     random_state: Any = 0,
     chunk_queries: int = 50_000,
+    engine: Engine | None = None,
 ) -> DTPResult:
     """Exact DTP of each record by enumerating the feature space (Def 4.2).
 
@@ -119,10 +122,13 @@ def dtp_exact(
     random_state : seed for learners that use one (the same seed for every model).
     chunk_queries : int
         Queries evaluated per block.
+    engine : leakaudit.engine.Engine, optional
+        Retrains the leave-one-out models of a learner without ``loo_proba``; default
+        :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
-    DTPResult with ``values`` (n_records,) and the attaining (x, y).
+    DTPResult with ``values`` (n_records,), the attaining (x, y) and ``engine_stats``.
     """
     X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
     records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
@@ -148,8 +154,8 @@ def dtp_exact(
     banks = None
     if not has_loo:
         everything = np.arange(len(X))
-        banks = learner.fit_many(X, y, [np.delete(everything, t) for t in reps], [random_state] * len(reps),
-                                 n_classes=n_classes)
+        banks = engine.fit_bank(learner, X, y, [np.delete(everything, t) for t in reps], [random_state] * len(reps),
+                                n_classes=n_classes)
     R = len(reps)
     rchunk = max(1, int(3_000_000 // max(1, min(chunk_queries, len(grid)) * n_classes)))
     for q0 in range(0, len(grid), chunk_queries):

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._random import check_random_state, spawn_seeds
 from .._validation import check_choice, check_indices, check_scalar
+from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError
 from ..learners._base import check_fit_inputs
 from .pdtp import _check_bin_width, apply_binning
@@ -52,9 +53,10 @@ def noise_floor_from_probabilities(P: Any, y_query: Any, *, bin_width: float | N
     return S[q, y_query], S.max(axis=1), P[:, q, y_query]
 
 
+@reports_engine_stats
 def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, n_models: int = 20,
                      bin_width: float | None = 0.01, random_state: Any = None,
-                     n_classes: int | None = None, engine: Any = None) -> NoiseFloorResult:
+                     n_classes: int | None = None, engine: Engine | None = None) -> NoiseFloorResult:
     """Fig 7: models trained on the SAME training set with different seeds.
 
     Parameters
@@ -66,30 +68,29 @@ def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, n_mod
     n_models : int, default=20  (the paper uses 100)
     bin_width : float or None
     engine : leakaudit.engine.Engine, optional
-        Train through the engine (its backend and resumable on-disk cache); same values.
+        Trains the models (its backend and resumable on-disk cache); default
+        :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
-    NoiseFloorResult with source "seed". A deterministic learner gives 0.
+    NoiseFloorResult with source "seed" (a deterministic learner gives 0) and the engine's ``engine_stats``.
     """
     X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
     q = np.arange(len(X)) if queries is None else check_indices(queries, name="queries", n=len(X))
     check_scalar(n_models, name="n_models", kind=int, min_val=2)
     seeds = spawn_seeds(random_state, n_models)
     everything = np.arange(len(X))
-    if engine is not None:
-        P = engine.predict_many(learner, X, y, [everything] * n_models, seeds, X[q], n_classes=n_classes)
-    else:
-        P = learner.fit_many(X, y, [everything] * n_models, seeds, n_classes=n_classes).predict_proba(X[q])
+    P = engine.predict_many(learner, X, y, [everything] * n_models, seeds, X[q], n_classes=n_classes)
     s, m, p = noise_floor_from_probabilities(P, y[q], bin_width=bin_width)
     return NoiseFloorResult(source="seed", n_models=n_models, std_log_p=s, max_std_log_p=m, p_true=p,
                             bin_width=bin_width)
 
 
+@reports_engine_stats
 def sampling_noise_floor(learner: Any, X_pool: Any, y_pool: Any, *, n_train: int, X_query: Any, y_query: Any,
                          n_models: int = 20, exclude_query_rows: Any = None, seed_policy: str = "fixed",
                          bin_width: float | None = 0.01, random_state: Any = None,
-                         n_classes: int | None = None) -> NoiseFloorResult:
+                         n_classes: int | None = None, engine: Engine | None = None) -> NoiseFloorResult:
     """Fig 8: models trained on different uniform samples of size ``n_train`` from a population pool.
 
     Parameters
@@ -105,6 +106,8 @@ def sampling_noise_floor(learner: Any, X_pool: Any, y_pool: Any, *, n_train: int
     seed_policy : {"fixed", "independent"}
         "fixed": every model uses the same training seed (sampling noise only);
         "independent": fresh seeds (sampling plus initialisation noise).
+    engine : leakaudit.engine.Engine, optional
+        Trains the models; default :func:`leakaudit.engine.default_engine`.
     """
     X_pool, y_pool, n_classes = check_fit_inputs(X_pool, y_pool, task="classification", n_classes=n_classes)
     Xq, yq, _ = check_fit_inputs(X_query, y_query, task="classification", n_classes=n_classes)
@@ -120,7 +123,7 @@ def sampling_noise_floor(learner: Any, X_pool: Any, y_pool: Any, *, n_train: int
     seeds = spawn_seeds(int(rng.integers(2**31 - 1)), n_models)
     if seed_policy == "fixed":
         seeds = [seeds[0]] * n_models
-    P = learner.fit_many(X_pool, y_pool, subsets, seeds, n_classes=n_classes).predict_proba(Xq)
+    P = engine.predict_many(learner, X_pool, y_pool, subsets, seeds, Xq, n_classes=n_classes)
     s, m, p = noise_floor_from_probabilities(P, yq, bin_width=bin_width)
     return NoiseFloorResult(source="sampling", n_models=n_models, std_log_p=s, max_std_log_p=m, p_true=p,
                             bin_width=bin_width)

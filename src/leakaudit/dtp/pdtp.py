@@ -16,10 +16,11 @@ Leave-one-out models come from the cheapest exact path the learner offers:
   ``independent`` (each LOO model its own fresh seed; default) or ``paired``
   (the LOO model reuses the full model's seed, isolating t's influence).
 
-With ``engine=`` (a :class:`leakaudit.engine.Engine`) the retrained models go
-through the engine: its backends, and its checksummed, resumable on-disk cache,
-so a killed run retrains only the unfinished chunks. The values are bit for bit
-those of the in-memory path (see :class:`SharedOrderBlock` for the paired policy).
+The retrained models go through an engine (``engine=``, default
+:func:`leakaudit.engine.default_engine`): its backends, and with a ``cache_dir``
+its checksummed, resumable on-disk cache, so a killed run retrains only the
+unfinished chunks. The values do not depend on the engine's backend or chunking
+(see :class:`SharedOrderBlock` for the paired policy).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import numpy as np
 
 from .._random import spawn_seeds
 from .._validation import check_array, check_choice, check_indices, check_scalar
+from ..engine import Engine, reports_engine_stats, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..learners._base import Learner, ListModelBank, ModelBank, check_fit_inputs
 from ..membership.binning import bin_probabilities
@@ -101,11 +103,17 @@ def _check_bin_width(bin_width: float | None) -> None:
 
 def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,
                       seed: int, loo_seeds: list[int], method: str = "auto", batch_size: int = 256,
-                      engine: Any = None) -> tuple[np.ndarray, np.ndarray, str]:
+                      engine: Engine | None = None) -> tuple[np.ndarray, np.ndarray, str]:
     """Outputs of A(T) and of A(T\\{t}) at x(t) for every record t.
 
-    ``engine`` (optional :class:`leakaudit.engine.Engine`) trains the retrained models
-    in cached chunks; see :func:`_loo_probabilities_engine`.
+    A closed form (``learner.loo_proba``) is used when the learner has one and ``method`` allows it; otherwise
+    the models are retrained through ``engine`` (default :func:`leakaudit.engine.default_engine`): the full
+    model in one call (queried at every record), then each block of ``batch_size`` records in one call whose
+    model k is A(T\\{t_k}) queried at the block's records (its own output is the diagonal), so the engine's
+    cache holds (block, block, C) outputs per chunk, never (n_records, n_records, C). A learner with a shared
+    row order (``order="shared"``, set by the paired seed policy) is wrapped in :class:`SharedOrderBlock`, so
+    that every chunk trains exactly the models of one ``fit_many`` call of all of them; in fast mode its
+    stand-ins would cost as much as real models, so all the models are trained together in one chunk.
 
     Returns
     -------
@@ -122,49 +130,15 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
             p_loo = learner.loo_proba(X, y, records, n_classes=n_classes)
         name = getattr(learner, "_loo_method_name", f"closed-form {type(learner).__name__}.loo_proba")
         return p_full, p_loo, name
-    if engine is not None:
-        return _loo_probabilities_engine(learner, X, y, records, n_classes=n_classes, seed=seed,
-                                         loo_seeds=loo_seeds, batch_size=batch_size, engine=engine)
-    n = len(X)
-    p_full = None
-    p_loo = np.empty((len(records), n_classes))
-    everything = np.arange(n)
-    for s in range(0, len(records), batch_size):
-        chunk = records[s:s + batch_size]
-        subsets = [np.delete(everything, t) for t in chunk]
-        seeds = list(loo_seeds[s:s + batch_size])
-        if p_full is None:  # train the full model in the same batch as the first LOO models
-            subsets = [everything] + subsets
-            seeds = [seed] + seeds
-        bank = learner.fit_many(X, y, subsets, seeds, n_classes=n_classes)
-        out = bank.predict_proba(X[chunk])  # (K, len(chunk), C)
-        if p_full is None:
-            full_out = bank.model(0).predict_proba(X[records])
-            p_full = np.asarray(full_out, dtype=np.float64)
-            out = out[1:]
-        p_loo[s:s + len(chunk)] = out[np.arange(len(chunk)), np.arange(len(chunk))]
-    return p_full, p_loo, "retraining (fit_many)"
-
-
-def _loo_probabilities_engine(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,
-                              seed: int, loo_seeds: list[int], batch_size: int, engine: Any
-                              ) -> tuple[np.ndarray, np.ndarray, str]:
-    """:func:`loo_probabilities` by retraining through ``engine``, in blocks of ``batch_size`` records.
-
-    The full model is one call (queried at every record); each block of records is one call whose
-    model k is A(T\\{t_k}) queried at the block's records (its own output is the diagonal), so the
-    engine's cache holds (block, block, C) outputs per chunk, never (n_records, n_records, C).
-    A learner with a shared row order (``order="shared"``, set by the paired seed policy) is
-    wrapped in :class:`SharedOrderBlock` so that every chunk trains exactly the models of the
-    single ``fit_many`` call of the in-memory path.
-    """
+    engine = resolve_engine(engine)
     n = len(X)
     everything = np.arange(n)
     if _shared_order(learner):
         if getattr(learner, "mode", "faithful") != "faithful":
-            # batched training (TorchMLP fast mode) trains stand-ins at full cost: one in-memory call instead
-            return loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seed, loo_seeds=loo_seeds,
-                                     method="retrain", batch_size=len(records))
+            out = engine.predict_many(learner, X, y, [everything] + [np.delete(everything, t) for t in records],
+                                      [seed] + list(loo_seeds), X[records], n_classes=n_classes, together=True)
+            out = np.asarray(out, dtype=np.float64)
+            return out[0], out[1 + np.arange(len(records)), np.arange(len(records))], "retraining (fit_many)"
         learner = SharedOrderBlock(learner=learner, n_models=len(records) + 1)
     p_full = np.asarray(engine.predict_many(learner, X, y, [everything], [seed], X[records], n_classes=n_classes),
                         dtype=np.float64)[0]
@@ -281,27 +255,25 @@ def _deterministic(learner: Any, method: str = "auto") -> bool:
 
 def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,
                  root_seeds: list[int], seed_policy: str = "paired", method: str = "auto", batch_size: int = 256,
-                 engine: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray, str]]:
+                 engine: Engine | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, str]]:
     """Outputs of A(T) and of every A(T\\{t}) at x(t), one triple per repeat (the seed logic of :func:`pdtp`).
 
     Repeat r trains with seeds derived from ``root_seeds[r]``: the full model's seed, and per record the same
     seed (``paired``) or a fresh one (``independent``). Under ``paired``, a learner with an ``order`` parameter
-    is switched to ``order="shared"`` and its models of a repeat are trained in one ``fit_many`` call (or in
-    :class:`SharedOrderBlock` chunks through ``engine``). Deterministic closed forms are computed once and the
-    same arrays yielded again. Inputs must be validated (X, y, records, n_classes).
+    is switched to ``order="shared"`` and its models of a repeat are trained as one ``fit_many`` call would
+    train them (:class:`SharedOrderBlock` chunks through ``engine``). Deterministic closed forms are computed
+    once and the same arrays yielded again. Inputs must be validated (X, y, records, n_classes).
 
     Yields
     ------
     p_full : (n_records, n_classes); p_loo : (n_records, n_classes); method : str
     """
+    engine = resolve_engine(engine)
     if seed_policy == "paired" and "order" in learner.get_params():
-        # TorchMLP: one shared row order in which each LOO model skips its record (spec §2.3 "paired");
-        # all models must be in one fit_many call for the order to be shared.
+        # TorchMLP: one shared row order in which each LOO model skips its record (spec §2.3 "paired")
         from sklearn.base import clone
 
         learner = clone(learner).set_params(order="shared")
-        if engine is None:
-            batch_size = len(records)
     closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
     first = None
     for r, root in enumerate(root_seeds):
@@ -318,6 +290,7 @@ def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray
         yield out
 
 
+@reports_engine_stats
 def pdtp(
     learner: Any,
     X: Any,
@@ -332,7 +305,7 @@ def pdtp(
     random_state: Any = None,
     batch_size: int = 256,
     keep_outputs: bool | None = None,
-    engine: Any = None,
+    engine: Engine | None = None,
 ) -> PDTPResult:
     """PDTP of records of the training set T = (X, y) under learner A (Long et al. Def 4.4).
 
@@ -351,7 +324,7 @@ def pdtp(
         Seeds of the retrained leave-one-out models (spec §2.3). ``paired`` gives
         each LOO model the full model's seed; whether the example order then skips
         t depends on the learner: learners with an ``order`` parameter (TorchMLP)
-        are switched to ``order="shared"`` and trained in one ``fit_many`` call,
+        are switched to ``order="shared"`` and trained as one ``fit_many`` call,
         so every LOO model visits the rows in the full model's order, skipping t.
     n_repeats : int, default=1
         Repeated measurements averaged (the paper averages 10). Each repeat
@@ -367,15 +340,16 @@ def pdtp(
         Store ``p_full`` / ``p_loo`` in the result (None: only for up to 5,000
         records, since large nested lists make result objects slow to build).
     engine : leakaudit.engine.Engine, optional
-        Retrain through the engine (its backend and its resumable on-disk cache).
-        The values are identical to the in-memory path's; with the paired policy and
-        a shared row order, every block of ``batch_size`` leave-one-out models
-        reproduces the single ``fit_many`` call (:class:`SharedOrderBlock`).
+        Retrains the models (its backend and resumable on-disk cache); default
+        :func:`leakaudit.engine.default_engine`. The values do not depend on the engine; with the
+        paired policy and a shared row order, every block of ``batch_size`` leave-one-out models
+        reproduces the single ``fit_many`` call of all of them (:class:`SharedOrderBlock`).
 
     Returns
     -------
     PDTPResult
-        ``values`` has shape (n_records,), natural-log units, in [0, ln 199] when binned.
+        ``values`` has shape (n_records,), natural-log units, in [0, ln 199] when binned; ``engine_stats``:
+        what the engine did.
     """
     X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
     records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))

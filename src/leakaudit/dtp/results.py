@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .._results import Result
+from ..engine import EngineStats
 
 __all__ = [
     "PDTPResult",
@@ -40,6 +41,8 @@ class PDTPResult(Result):
         ``keep_outputs`` was off, by default above 5,000 records).
     method : str
         How leave-one-out models were obtained ("closed-form naive Bayes", "retraining", ...).
+    engine_stats : EngineStats or None
+        What the engine did to train the models (models trained, cache hits, seconds).
     """
 
     records: list[int]
@@ -52,6 +55,7 @@ class PDTPResult(Result):
     n_repeats: int
     method: str
     learner: str = ""
+    engine_stats: EngineStats | None = None
 
     def max(self) -> float:
         return max(self.values) if self.values else float("nan")
@@ -72,6 +76,8 @@ class DTPResult(Result):
         Size of the enumerated feature space.
     kind : str
         "exact" (enumeration over the whole feature space).
+    engine_stats : EngineStats or None
+        What the engine did to retrain leave-one-out models (none for closed forms).
     """
 
     records: list[int]
@@ -83,6 +89,7 @@ class DTPResult(Result):
     bin_width: Optional[float]
     kind: str = "exact"
     learner: str = ""
+    engine_stats: EngineStats | None = None
 
 
 class StabilityBoundResult(Result):
@@ -133,6 +140,7 @@ class SearchResult(Result):
     ratio : list of float  values / pdtp (inf when pdtp is 0 and the search found more)
     by_strategy : dict  strategy name -> list of per-record best values
     n_evaluations : list of int  queries evaluated per record
+    engine_stats : EngineStats or None  what the engine did to retrain leave-one-out models
     """
 
     records: list[int]
@@ -144,6 +152,7 @@ class SearchResult(Result):
     n_evaluations: list[int]
     bin_width: Optional[float]
     kind: str = "estimate (lower)"
+    engine_stats: EngineStats | None = None
 
 
 class NoiseFloorResult(Result):
@@ -155,6 +164,7 @@ class NoiseFloorResult(Result):
     std_log_p : list of float, shape (n_queries,)  std of ln p(y_q|x_q) across the models (true label)
     max_std_log_p : list of float  max over classes of the std of ln p(y|x_q)
     p_true : list of list of float, shape (n_models, n_queries)  p(y_q|x_q) of every model (unbinned)
+    engine_stats : EngineStats or None  what the engine did to train the models
     """
 
     source: str
@@ -163,6 +173,7 @@ class NoiseFloorResult(Result):
     max_std_log_p: list[float]
     p_true: list[list[float]]
     bin_width: Optional[float]
+    engine_stats: EngineStats | None = None
 
 
 class Verdict(Result):
@@ -233,7 +244,7 @@ class CorrelationResult(Result):
 
 
 class DTP1TestResult(Result):
-    """DTP-1 as a test (ours, issue 27): records whose leave-one-out change exceeds what seeds and binning explain.
+    """DTP-1 as a test (ours): records whose leave-one-out change exceeds what seeds and binning explain.
 
     Per tested record t, over R paired repeats (fresh seed s_r for A(T) and A(T\\{t})), the bin-aware signed
     log ratio of class c (the smallest consistent with the two bins) has mean m_c and sd s_c. H0_t is
@@ -268,6 +279,8 @@ class DTP1TestResult(Result):
         The test, in one sentence.
     loo_method : str
         How the leave-one-out models were obtained.
+    engine_stats : EngineStats or None
+        What the engine did to train the models.
     """
 
     records: list[int]
@@ -288,6 +301,7 @@ class DTP1TestResult(Result):
     method: str
     loo_method: str = ""
     learner: str = ""
+    engine_stats: EngineStats | None = None
 
     @property
     def n_significant(self) -> int:

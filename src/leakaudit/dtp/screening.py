@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_scalar
+from ..engine import Engine, EngineStats, reports_engine_stats
 from ..exceptions import InvalidInputError
 from .pdtp import apply_binning
 
@@ -136,6 +137,8 @@ class ScreenedPDTP:
     capped : bool
         The top stopped at ``max_fraction`` while its tail still held more records above the threshold than the
         sample (the ranking had not reached the level of the rest).
+    engine_stats : EngineStats or None
+        What the engine did to train the models.
     """
 
     records: np.ndarray
@@ -145,14 +148,16 @@ class ScreenedPDTP:
     sample: np.ndarray
     extensions: int
     capped: bool = False
+    engine_stats: EngineStats | None = None
 
     def value(self, records) -> np.ndarray:
         return self.values[np.searchsorted(self.records, np.asarray(records, dtype=np.int64))]
 
 
+@reports_engine_stats
 def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: float = 0.05, n_sample: int = 500,
                   max_fraction: float = 1.0, n_classes: int | None = None, n_repeats: int = 1, random_state=None,
-                  sample_state=None, engine=None) -> ScreenedPDTP:
+                  sample_state=None, engine: Engine | None = None) -> ScreenedPDTP:
     """Paired PDTP of the top ``fraction`` of the records ranked by ``estimate`` and of a random sample of the rest.
 
     The top doubles while its bottom half holds significantly more records above ``threshold`` than the sample
@@ -169,6 +174,8 @@ def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: 
     y : array of shape (n_records,)
     estimate : array of shape (n_records,)
         Any ranking score, largest first (e.g. :func:`reference_loo_shift`).
+    engine : leakaudit.engine.Engine, optional
+        Retrains the models; default :func:`leakaudit.engine.default_engine`.
     """
     from .pdtp import pdtp
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from .._random import check_random_state, spawn_seeds
 from .._validation import check_choice, check_indices, check_matrix, check_vector
+from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError
 from ..learners._base import check_fit_inputs
 from .pdtp import _check_bin_width, abs_log_ratio, apply_binning
@@ -225,6 +226,7 @@ def dtp_search(
     return {"value": state["best"], "best_x": state["x"], "pdtp": pd_, "by_strategy": by, "n_evaluations": state["n"]}
 
 
+@reports_engine_stats
 def dtp_search_estimate(
     learner: Any,
     X: Any,
@@ -236,6 +238,7 @@ def dtp_search_estimate(
     bin_width: float | None = 0.01,
     n_classes: int | None = None,
     random_state: Any = None,
+    engine: Engine | None = None,
     **search_kw: Any,
 ) -> SearchResult:
     """Search-based lower estimate of DTP(t) for records of T, with the ratio estimate / PDTP.
@@ -245,7 +248,7 @@ def dtp_search_estimate(
     learner : Learner
         Leave-one-out models come from ``learner.loo_models`` (logistic
         regression, warm-started Newton), ``learner.loo_proba`` (naive Bayes,
-        Bayes inference) or retraining with ``fit_many``.
+        Bayes inference) or retraining through ``engine``.
     X, y : the training set T
     records : array-like of int, optional (default: all)
     X_reference : array-like, optional
@@ -253,11 +256,13 @@ def dtp_search_estimate(
     seed_policy : {"paired", "independent"}, default="paired"
         For retrained learners: "paired" gives the LOO model the full model's
         seed, so the search measures t's influence rather than init noise.
+    engine : leakaudit.engine.Engine, optional
+        Retrains the leave-one-out models; default :func:`leakaudit.engine.default_engine`.
     **search_kw : passed to :func:`dtp_search`
 
     Returns
     -------
-    SearchResult (values are lower bounds on DTP)
+    SearchResult (values are lower bounds on DTP; ``engine_stats``: what the engine did)
     """
     X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
     records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
@@ -275,7 +280,8 @@ def dtp_search_estimate(
     else:
         everything = np.arange(len(X))
         lseeds = [seeds[0]] * len(records) if seed_policy == "paired" else seeds[2:]
-        bank = learner.fit_many(X, y, [np.delete(everything, t) for t in records], lseeds, n_classes=n_classes)
+        bank = engine.fit_bank(learner, X, y, [np.delete(everything, t) for t in records], lseeds,
+                               n_classes=n_classes)
         loo_fns = [bank.model(i).predict_proba for i in range(len(records))]
     vals, pds, bests, ns = [], [], [], []
     by: dict[str, list[float]] = {}

@@ -1,4 +1,4 @@
-"""DTP-1 as a statistical statement (ours, issue 27; Long et al. §9–§10 and spec long-dtp.md §8 item 4).
+"""DTP-1 as a statistical statement (ours; Long et al. §9–§10 and spec long-dtp.md §8 item 4).
 
 Long et al.'s rule "a record with PDTP > 1: do not publish" applied to one paired PDTP measurement fails
 null models: training randomness (Fig 7) moves outputs as much as a record does, and one bin at the bottom
@@ -29,6 +29,7 @@ from scipy import stats
 
 from .._random import seed_to_int
 from .._validation import check_array, check_indices, check_scalar
+from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..learners._base import check_fit_inputs
 from ..membership.binning import bin_index
@@ -121,6 +122,7 @@ def _record_tests(D: np.ndarray, threshold: float, alpha: float, n_tests: int) -
             "lower_bound": lb, "p_value": p_rec, "p_adjusted": adj, "significant": adj <= alpha}
 
 
+@reports_engine_stats
 def dtp1_test(
     learner: Any,
     X: Any,
@@ -134,7 +136,7 @@ def dtp1_test(
     bin_width: float | None = 0.01,
     n_classes: int | None = None,
     random_state: Any = None,
-    engine: Any = None,
+    engine: Engine | None = None,
     max_records: int | None = None,
     stage1_values: Any = None,
     batch_size: int = 256,
@@ -172,21 +174,21 @@ def dtp1_test(
     n_classes : int, optional
     random_state : None, int or Generator
     engine : leakaudit.engine.Engine, optional
-        Retrain through the engine (its cache); the same values as in memory.
+        Retrains the models (its backend and resumable on-disk cache); default
+        :func:`leakaudit.engine.default_engine`.
     max_records : int, optional
         Test at most this many candidates: the largest ``stage1_values`` first (without them, the first
         ones given). The others are returned in ``untested``: not measured, never passed.
     stage1_values : array-like of shape (n_candidates,), optional
         The stage-1 values of ``records`` (ranking for ``max_records``; kept in the result).
     batch_size : int, default=256
-        Leave-one-out models per ``fit_many`` call (engine path; in memory a shared-order learner trains a
-        repeat in one call).
+        Leave-one-out models per engine call.
 
     Returns
     -------
     DTP1TestResult
         Per tested record: ``stage2_mean`` (max_c |mean_c|), ``sd``, ``lower_bound``, ``p_value``,
-        ``p_adjusted``, ``significant``; ``n_significant``; ``untested``.
+        ``p_adjusted``, ``significant``; ``n_significant``; ``untested``; ``engine_stats``: what the engine did.
     """
     X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
     if len(X) < 2:

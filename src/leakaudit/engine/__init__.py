@@ -6,8 +6,13 @@ Public names
 Engine
     ``Engine(backend, n_jobs, address, cache_dir, chunk_size, progress, threads, on_progress)``;
     ``predict_many(learner, X, y, subsets, seeds, X_query)`` and ``fit_bank(...)``.
-EngineStats
-    What the last call did (cache hits and misses, models trained).
+default_engine, resolve_engine, reports_engine_stats
+    The in-process engine a function uses when given none; ``resolve_engine(engine)`` returns it for None.
+    Every function of the package that trains many models takes ``engine: Engine | None = None``;
+    ``@reports_engine_stats`` resolves it and puts the engine's statistics on the function's result.
+EngineStats, EngineCounter
+    What calls did (cache hits and misses, models trained, seconds): ``engine.stats`` (the last call),
+    ``engine.totals`` (every call), ``with engine.counting() as c:`` (the calls in a block, ``c.stats``).
 SupportsState
     Optional learner protocol (``get_state(bank)`` / ``from_state(state)``) that
     lets the engine cache weights as ``.npz``.
@@ -18,14 +23,26 @@ ChunkCache, CacheWarning
 """
 
 from ._cache import CacheWarning, ChunkCache
-from ._engine import Engine, EngineStats, default_chunk_size
+from ._engine import (
+    Engine,
+    EngineCounter,
+    EngineStats,
+    default_chunk_size,
+    default_engine,
+    reports_engine_stats,
+    resolve_engine,
+)
 from ._fingerprint import array_fingerprint, learner_fingerprint
 from ._state import ChunkedModelBank, SupportsState, supports_state
 
 __all__ = [
     "Engine",
     "EngineStats",
+    "EngineCounter",
     "default_chunk_size",
+    "default_engine",
+    "resolve_engine",
+    "reports_engine_stats",
     "SupportsState",
     "supports_state",
     "ChunkedModelBank",

@@ -2,54 +2,64 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import math
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from .._random import RandomStateLike
+from .._results import Result
 from .._validation import check_choice, check_matrix, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..learners._base import ModelBank, check_fit_inputs, check_subsets, resolve_seeds
+from ..learners._base import Learner, ModelBank, check_fit_inputs, check_subsets, resolve_seeds
 from ._backends import ChunkTask, InProcessBackend, ProcessBackend, RayBackend
 from ._cache import CacheWarning, ChunkCache
 from ._fingerprint import Unfingerprintable, array_fingerprint, chunk_key, learner_fingerprint, subsets_fingerprint
 from ._progress import ProgressBar
 from ._state import ChunkedModelBank, supports_state
 
-__all__ = ["Engine", "EngineStats", "default_chunk_size"]
+__all__ = ["Engine", "EngineCounter", "EngineStats", "default_chunk_size", "default_engine", "reports_engine_stats",
+           "resolve_engine"]
 
 BACKENDS = ("inprocess", "process", "ray")
 
 
-@dataclasses.dataclass
-class EngineStats:
-    """What the last :meth:`Engine.predict_many` / :meth:`Engine.fit_bank` call did.
+class EngineStats(Result):
+    """What one or more :meth:`Engine.predict_many` / :meth:`Engine.fit_bank` calls did.
+
+    ``engine.stats`` describes the engine's last call, ``engine.totals`` every call since it was made, and
+    :meth:`Engine.counting` the calls made inside a ``with`` block; ``a + b`` adds two of them up.
 
     Attributes
     ----------
+    n_calls : int
+        Calls described (1 for ``engine.stats`` after a call).
     n_models, n_chunks : int
         Models and chunks asked for.
     chunk_size : int
+        Models per chunk (the largest over the calls added up).
     chunks_cached : int
         Chunks read from the cache (cache hits).
     chunks_trained : int
-        Chunks trained in this call (cache misses, including corrupt entries).
+        Chunks trained (cache misses, including corrupt entries).
     models_trained : int
-        Models trained in this call.
+        Models trained.
     corrupt_entries : int
         Cache entries found corrupt, deleted and recomputed.
     cache_used : bool
-        Whether the cache was consulted (False without ``cache_dir``, or when
-        the learner's parameters cannot be fingerprinted).
+        Whether the cache was consulted (by any of the calls; False without ``cache_dir``, or when the
+        learner's parameters cannot be fingerprinted).
     seconds : float
-        Wall time of the call.
+        Wall time of the calls.
     """
 
+    n_calls: int = 0
     n_models: int = 0
     n_chunks: int = 0
     chunk_size: int = 0
@@ -59,6 +69,27 @@ class EngineStats:
     corrupt_entries: int = 0
     cache_used: bool = False
     seconds: float = 0.0
+
+    def __add__(self, other: EngineStats) -> EngineStats:
+        if not isinstance(other, EngineStats):
+            return NotImplemented
+        summed = {f: getattr(self, f) + getattr(other, f) for f in _SUMMED}
+        return EngineStats(**summed, chunk_size=max(self.chunk_size, other.chunk_size),
+                           cache_used=self.cache_used or other.cache_used)
+
+
+_SUMMED = ("n_calls", "n_models", "n_chunks", "chunks_cached", "chunks_trained", "models_trained", "corrupt_entries",
+           "seconds")
+
+
+class EngineCounter:
+    """The calls an engine makes while a :meth:`Engine.counting` block runs, added up in :attr:`stats`."""
+
+    def __init__(self) -> None:
+        self.stats = EngineStats()
+
+    def add(self, stats: EngineStats) -> None:
+        self.stats = self.stats + stats
 
 
 def default_chunk_size(n_models: int) -> int:
@@ -90,10 +121,10 @@ class Engine:
         as soon as they are trained (atomically, checksummed), later calls read
         finished chunks instead of retraining them, and a killed run resumes
         where it stopped. Several runs may share one directory.
-    chunk_size : int or None, default=None
+    chunk_size : int, "all" or None, default=None
         Models per chunk (one ``fit_many`` call each; the unit of caching and of
-        parallelism). None: :func:`default_chunk_size`. Changing it changes the
-        cache keys.
+        parallelism). None: :func:`default_chunk_size`; "all": every model of a
+        call in one chunk. Changing it changes the cache keys.
     progress : bool or None, default=None
         Progress bar with counts and ETA for runs longer than ~2 s; None shows it
         only when stdout is a terminal.
@@ -111,6 +142,8 @@ class Engine:
     ----------
     stats : EngineStats
         What the last call did (cache hits, models trained, ...).
+    totals : EngineStats
+        Every call since the engine was made, added up (see also :meth:`counting`).
 
     Notes
     -----
@@ -129,7 +162,7 @@ class Engine:
 
     By default every backend trains with one BLAS/OpenMP/torch thread per
     chunk: many small fits gain nothing from threads (on a busy machine BLAS
-    threads spin and slow small fits down by 10x), parallelism comes from the
+    threads spin and slow small fits down), parallelism comes from the
     workers, and equal thread counts make every backend compute the same
     floating-point sums.
 
@@ -151,14 +184,16 @@ class Engine:
     progress_delay: float = 2.0
 
     def __init__(self, backend: str = "inprocess", n_jobs: int | None = None, address: str | None = None,
-                 cache_dir: Any = None, chunk_size: int | None = None, progress: bool | None = None,
+                 cache_dir: Any = None, chunk_size: int | Literal["all"] | None = None, progress: bool | None = None,
                  threads: int | None = 1, on_progress: Callable[[int, int, str], None] | None = None):
         self.backend = check_choice(backend, name="backend", choices=BACKENDS)
         if n_jobs is not None and n_jobs != -1:
             check_scalar(n_jobs, name="n_jobs", kind=(int, np.integer), min_val=1)
         if address is not None and backend != "ray":
             raise InvalidParameterError(f"address is only used with backend='ray'; got backend={backend!r}")
-        if chunk_size is not None:
+        if chunk_size is not None and not (isinstance(chunk_size, str) and chunk_size == "all"):
+            if isinstance(chunk_size, str):
+                raise InvalidParameterError(f"chunk_size must be a positive int, 'all' or None; got {chunk_size!r}")
             check_scalar(chunk_size, name="chunk_size", kind=(int, np.integer), min_val=1)
         if progress is not None and not isinstance(progress, bool):
             raise InvalidParameterError(f"progress must be True, False or None; got {progress!r}")
@@ -175,6 +210,8 @@ class Engine:
         self.progress = progress
         self.cache = ChunkCache(cache_dir) if cache_dir is not None else None
         self.stats = EngineStats()
+        self.totals = EngineStats()
+        self._counters: list[EngineCounter] = []
         self._backend = None
 
     # -- backend lifecycle --------------------------------------------------------
@@ -200,13 +237,27 @@ class Engine:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[EngineCounter]:
+        """Add up the calls made inside a ``with`` block: ``with engine.counting() as c: ...``, then ``c.stats``.
+
+        Blocks may nest (each counts every call made while it is open).
+        """
+        counter = EngineCounter()
+        self._counters.append(counter)
+        try:
+            yield counter
+        finally:
+            self._counters.remove(counter)
+
     def __repr__(self) -> str:
         return (f"Engine(backend={self.backend!r}, n_jobs={self.n_jobs!r}, cache_dir={self.cache_dir!r}, "
                 f"chunk_size={self.chunk_size!r})")
 
     # -- public API -----------------------------------------------------------------
-    def predict_many(self, learner: Any, X: Any, y: Any, subsets: Sequence[Any],
-                     seeds: Sequence[int] | RandomStateLike, X_query: Any, n_classes: int | None = None) -> np.ndarray:
+    def predict_many(self, learner: Learner, X: Any, y: Any, subsets: Sequence[Any],
+                     seeds: Sequence[int] | RandomStateLike, X_query: Any, n_classes: int | None = None, *,
+                     together: bool = False) -> np.ndarray:
         """Train K models and return their outputs on ``X_query``.
 
         Parameters
@@ -222,6 +273,9 @@ class Engine:
         X_query : array-like of shape (n_query, n_features)
         n_classes : int, optional
             Classes every model outputs (default ``max(y) + 1``).
+        together : bool, default=False
+            Train all K models in one chunk (one ``fit_many`` call), whatever the engine's ``chunk_size``:
+            for a learner whose models depend on the other models of their call (a shared row order).
 
         Returns
         -------
@@ -234,7 +288,7 @@ class Engine:
         if X_query.shape[1] != X.shape[1]:
             raise InvalidInputError(f"X_query has {X_query.shape[1]} features but X has {X.shape[1]}")
         mode = "predict_proba" if learner.task == "classification" else "predict"
-        results = self._run(learner, X, y, subsets, seeds, n_classes, mode=mode, X_query=X_query)
+        results = self._run(learner, X, y, subsets, seeds, n_classes, mode=mode, X_query=X_query, together=together)
         out = None
         for j, start, size, payload in results:
             chunk = payload["outputs"]
@@ -243,7 +297,7 @@ class Engine:
             out[start:start + size] = chunk
         return out
 
-    def fit_bank(self, learner: Any, X: Any, y: Any, subsets: Sequence[Any],
+    def fit_bank(self, learner: Learner, X: Any, y: Any, subsets: Sequence[Any],
                  seeds: Sequence[int] | RandomStateLike, n_classes: int | None = None) -> ModelBank:
         """Train K models and return them as a bank.
 
@@ -288,14 +342,22 @@ class Engine:
         seeds = resolve_seeds(seeds, len(subsets))
         return X, y, subsets, seeds, n_classes
 
-    def _run(self, learner, X, y, subsets, seeds, n_classes, *, mode, X_query, use_cache=True):
-        """Yield (chunk index, first model, size, payload) for every chunk, cached ones first."""
+    def _chunk_size(self, K: int, together: bool) -> int:
+        if together or self.chunk_size == "all":
+            return max(1, K)
+        return int(self.chunk_size) if self.chunk_size is not None else default_chunk_size(K)
+
+    def _run(self, learner, X, y, subsets, seeds, n_classes, *, mode, X_query, use_cache=True, together=False):
+        """Yield (chunk index, first model, size, payload) for every chunk, cached ones first.
+
+        When the last chunk is yielded (or the caller stops), ``self.stats`` describes the call and is added
+        to ``self.totals`` and to every open :meth:`counting` block.
+        """
         t0 = time.perf_counter()
         K = len(subsets)
-        cs = int(self.chunk_size) if self.chunk_size is not None else default_chunk_size(K)
+        cs = self._chunk_size(K, together)
         bounds = [(start, min(start + cs, K)) for start in range(0, K, cs)]
-        stats = EngineStats(n_models=K, n_chunks=len(bounds), chunk_size=cs)
-        self.stats = stats
+        counts = dict.fromkeys(("chunks_cached", "chunks_trained", "models_trained", "corrupt_entries"), 0)
         cache = self.cache if use_cache else None
         keys: list[str | None] = [None] * len(bounds)
         if cache is not None:
@@ -311,7 +373,6 @@ class Engine:
                 keys[j] = chunk_key(kind=mode, learner_fp=lfp, data_fp=data_fp, query_fp=query_fp,
                                     n_classes=n_classes, subsets_fp=subsets_fingerprint(subsets[a:b]),
                                     seeds=seeds[a:b])
-        stats.cache_used = cache is not None
         self._keys = keys
 
         todo: list[tuple[int, ChunkTask]] = []
@@ -323,9 +384,9 @@ class Engine:
                 payload = None
                 if cache is not None:
                     payload, corrupt = cache.read(keys[j])
-                    stats.corrupt_entries += int(corrupt)
+                    counts["corrupt_entries"] += int(corrupt)
                 if payload is not None:
-                    stats.chunks_cached += 1
+                    counts["chunks_cached"] += 1
                     bar.advance(b - a)
                     # In "state" mode the bank is loaded lazily later; the read only checked the entry.
                     yield j, a, b - a, (True if mode == "state" else payload)
@@ -340,19 +401,23 @@ class Engine:
                         cache.write(keys[j], result)
                         if mode == "state":
                             result = True
-                    stats.chunks_trained += 1
-                    stats.models_trained += b - a
+                    counts["chunks_trained"] += 1
+                    counts["models_trained"] += b - a
                     bar.advance(b - a)
                     yield j, a, b - a, result
         finally:
             bar.close()
-            stats.seconds = time.perf_counter() - t0
+            self.stats = EngineStats(n_calls=1, n_models=K, n_chunks=len(bounds), chunk_size=cs, **counts,
+                                     cache_used=cache is not None, seconds=time.perf_counter() - t0)
+            self.totals = self.totals + self.stats
+            for counter in self._counters:
+                counter.add(self.stats)
 
 
 class _StateLoader:
     """Loads one chunk's bank from its cache entry (via the learner's ``from_state``)."""
 
-    def __init__(self, cache: ChunkCache, learner: Any, key: str):
+    def __init__(self, cache: ChunkCache, learner: Learner, key: str):
         self.cache, self.learner, self.key = cache, learner, key
 
     def __call__(self) -> ModelBank:
@@ -362,3 +427,44 @@ class _StateLoader:
                 f"cache entry {self.cache.path(self.key)} disappeared or is corrupt; call fit_bank again"
             )
         return self.learner.from_state(state)
+
+
+def default_engine() -> Engine:
+    """The engine a function uses when it is given none: in this process, no cache, no progress bar.
+
+    Every model of a call is trained in one ``fit_many`` call (``chunk_size="all"``) with this process's
+    thread settings left alone (``threads=None``), as a learner trains them when called directly.
+    """
+    return Engine(backend="inprocess", chunk_size="all", progress=False, threads=None)
+
+
+def resolve_engine(engine: Engine | None) -> Engine:
+    """``engine``, or :func:`default_engine` when it is None; anything else is refused naming ``engine``."""
+    if engine is None:
+        return default_engine()
+    if not isinstance(engine, Engine):
+        raise InvalidParameterError(f"engine must be a leakaudit.engine.Engine or None; got {type(engine).__name__}")
+    return engine
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def reports_engine_stats(func: _F) -> _F:
+    """Decorator of a function that trains many models and returns a result with an ``engine_stats`` field.
+
+    The function's keyword argument ``engine`` (an :class:`Engine` or None) reaches it resolved by
+    :func:`resolve_engine`, and the returned result carries the :class:`EngineStats` of every engine call
+    the function made (a pydantic result is copied with the field set; a dataclass is replaced).
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, engine: Engine | None = None, **kwargs: Any) -> Any:
+        engine = resolve_engine(engine)
+        with engine.counting() as counted:
+            result = func(*args, engine=engine, **kwargs)
+        if isinstance(result, Result):
+            return result.model_copy(update={"engine_stats": counted.stats})
+        return dataclasses.replace(result, engine_stats=counted.stats)
+
+    return wrapper  # type: ignore[return-value]

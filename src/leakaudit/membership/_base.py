@@ -23,6 +23,7 @@ from .._random import RandomStateLike, check_random_state, spawn_seeds
 from .._results import Result
 from .._validation import (check_array, check_consistent_length, check_indices, check_labels, check_matrix,
                            check_scalar)
+from ..engine import Engine, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
@@ -283,20 +284,6 @@ def paired_half_masks(n: int, n_models: int, random_state: RandomStateLike = Non
     return masks
 
 
-def _predict_many(learner, X, y, subsets, seeds, X_query, n_classes, engine=None):
-    """K models' probabilities on X_query (K, q, C): through ``engine`` when given, else ``fit_many``.
-
-    An :class:`leakaudit.engine.Engine` adds parallel backends and an on-disk
-    cache (killed runs resume); results are identical either way.
-    """
-    if engine is not None:
-        return np.asarray(engine.predict_many(learner, X, y, subsets, seeds, X_query, n_classes=n_classes))
-    if callable(getattr(learner, "fit_predict_many", None)):  # (a forest queries its trees as it grows them)
-        return np.asarray(learner.fit_predict_many(X, y, subsets, seeds, X_query, n_classes=n_classes))
-    bank = learner.fit_many(X, y, subsets, seeds, n_classes=n_classes)
-    return np.asarray(bank.predict_proba(X_query))
-
-
 def fit_reference_models(
     learner,
     X,
@@ -306,7 +293,7 @@ def fit_reference_models(
     in_mask=None,
     n_classes: int | None = None,
     random_state: RandomStateLike = None,
-    engine=None,
+    engine: Engine | None = None,
     query=None,
 ) -> ReferenceSet:
     """Train reference models in complementary pairs on the pool (X, y) and query them on it.
@@ -325,7 +312,8 @@ def fit_reference_models(
     n_classes : int, optional
     random_state : None, int or Generator
     engine : leakaudit.engine.Engine, optional
-        Train through the engine (parallel backends, resumable cache).
+        Trains the models (its backend and resumable on-disk cache); default
+        :func:`leakaudit.engine.default_engine`.
     query : array of int, optional
         Indices of the pool records to query the models on (default: all n). An attack that scores
         the audited records only (LiRA, Privacy Meter's reference attack) need not query the rest.
@@ -338,6 +326,7 @@ def fit_reference_models(
     X = check_matrix(X, name="X")
     y = check_labels(y, name="y")
     check_consistent_length(X=X, y=y)
+    engine = resolve_engine(engine)
     rng = check_random_state(random_state)
     if in_mask is None:
         in_mask = paired_half_masks(len(X), n_models, rng)
@@ -348,7 +337,7 @@ def fit_reference_models(
     subsets = [np.flatnonzero(m) for m in in_mask]
     n_classes = n_classes or max(int(y.max()) + 1, 2)
     if query is None:
-        return ReferenceSet(_predict_many(learner, X, y, subsets, seeds, X, n_classes, engine), in_mask)
+        return ReferenceSet(engine.predict_many(learner, X, y, subsets, seeds, X, n_classes), in_mask)
     query = check_indices(query, n=len(X), name="query")
-    probs = _predict_many(learner, X, y, subsets, seeds, X[query], n_classes, engine)
+    probs = engine.predict_many(learner, X, y, subsets, seeds, X[query], n_classes)
     return ReferenceSet(probs, in_mask[:, query])

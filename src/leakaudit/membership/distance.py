@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine import Engine, resolve_engine
 from ..exceptions import InvalidInputError
 from ._base import Attack, AttackInputs, AttackResult, check_probs, check_reference_inputs
 from .binning import bin_probabilities
@@ -110,7 +111,7 @@ def train_targeted_shadows(
     candidates=None,
     n_classes: int | None = None,
     random_state=None,
-    engine=None,
+    engine: Engine | None = None,
 ):
     """Long et al.'s targeted shadow models: pairs with and without each target (§3.2, Step 1).
 
@@ -132,6 +133,7 @@ def train_targeted_shadows(
     n_classes : int, optional
     random_state : None, int or Generator
     engine : leakaudit.engine.Engine, optional
+        Trains the shadow models; default :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
@@ -141,7 +143,7 @@ def train_targeted_shadows(
     """
     from .._random import check_random_state, spawn_seeds
     from .._validation import check_indices, check_labels, check_matrix, check_scalar
-    from ._base import ReferenceSet, _predict_many
+    from ._base import ReferenceSet
 
     X = check_matrix(X, name="X")
     y = check_labels(y, name="y")
@@ -149,6 +151,7 @@ def train_targeted_shadows(
     cand = np.arange(len(X)) if candidates is None else check_indices(candidates, name="candidates", n=len(X))
     check_scalar(n_pairs, name="n_pairs", kind=(int, np.integer), min_val=1)
     check_scalar(train_size, name="train_size", kind=(int, np.integer), min_val=2, max_val=len(cand))
+    engine = resolve_engine(engine)
     rng = check_random_state(random_state)
     n_classes = n_classes or max(int(y.max()) + 1, 2)
     subsets = []
@@ -165,8 +168,8 @@ def train_targeted_shadows(
     for start in range(0, len(flat), chunk):
         part = flat[start:start + chunk]
         idx_t = np.arange(start, start + len(part)) // (2 * n_pairs)
-        probs = _predict_many(learner, X, y, part, seeds[start:start + len(part)], X[targets[np.unique(idx_t)]],
-                              n_classes, engine)
+        probs = engine.predict_many(learner, X, y, part, seeds[start:start + len(part)],
+                                    X[targets[np.unique(idx_t)]], n_classes)
         first = idx_t.min()
         for m in range(len(part)):
             g = start + m

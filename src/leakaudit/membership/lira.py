@@ -109,8 +109,8 @@ class LiRA(Attack):
         The models' outputs are means of ``votes`` votes: a random forest's number of trees (each
         fully grown tree votes for its leaf's class, so p_y = k / T). φ is then the empirical logit
         ln((k + ½) / (T − k + ½)) (Haldane-Anscombe), finite when all trees agree. The audit sets
-        it for forest targets. On 100-tree Adult and Census-Income KDD forests it raised the AUC
-        by 0.02-0.09 over the default and over ``clip=1e-16`` (benchmarks/README.md, session 9).
+        it for forest targets, where it ranks records better than the default and ``clip=1e-16``
+        (figures in benchmarks/README.md).
         Exclusive with ``clip``.
 
     Notes

@@ -23,9 +23,10 @@ import numpy as np
 
 from .._random import RandomStateLike, check_random_state, seed_to_int, spawn_seeds
 from .._validation import check_choice, check_consistent_length, check_labels, check_matrix, check_scalar
+from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ..metrics import DEFAULT_FPRS, clopper_pearson, decision_metrics, evaluate_membership, pearson, roc_curve
-from ._base import Attack, AttackInputs, AttackResult, _predict_many, cross_entropy_loss, fit_reference_models
+from ._base import Attack, AttackInputs, AttackResult, cross_entropy_loss, fit_reference_models
 from ._registry import make_attack
 from .results import (
     AttackSummary,
@@ -67,7 +68,8 @@ def _summarise(name, res: AttackResult, is_member, *, fprs, n_boot, confidence, 
                                       random_state=random_state)
         dm = decision_metrics(is_member, res.decisions_array)
     info = {k: v for k, v in res.info.items() if k not in ("n_in", "n_out")}
-    return AttackSummary(attack=name, metrics=metrics, decision_metrics=dm, roc=_roc_points(is_member, res.scores_array),
+    return AttackSummary(attack=name, metrics=metrics, decision_metrics=dm,
+                         roc=_roc_points(is_member, res.scores_array),
                          info=info)
 
 
@@ -100,6 +102,7 @@ def _needs_reference(attacks) -> bool:
     return any({"reference", "population_reference"} & set(_as_attack(a).needs) for a in attacks)
 
 
+@reports_engine_stats
 def audit_model(
     model,
     X_members,
@@ -118,7 +121,7 @@ def audit_model(
     n_boot: int = 1000,
     confidence: float = 0.95,
     random_state: RandomStateLike = 0,
-    engine=None,
+    engine: Engine | None = None,
 ) -> MembershipAudit:
     """Audit one trained model: how well does each attack tell its members from non-members?
 
@@ -153,11 +156,13 @@ def audit_model(
         Level of the intervals.
     random_state : None, int or Generator
     engine : leakaudit.engine.Engine, optional
-        Trains the reference models (parallel backends, resumable cache).
+        Trains the reference models (its backend and resumable on-disk cache); default
+        :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
     MembershipAudit
+        With ``engine_stats``: what the engine did.
     """
     Xm, Xn = check_matrix(X_members, name="X_members"), check_matrix(X_nonmembers, name="X_nonmembers")
     ym, yn = check_labels(y_members, name="y_members"), check_labels(y_nonmembers, name="y_nonmembers")
@@ -205,6 +210,7 @@ def audit_model(
                            is_member=is_member, record_ids=np.arange(len(y)), scores=scores, settings=settings)
 
 
+@reports_engine_stats
 def reference_model_experiment(
     learner,
     X,
@@ -217,7 +223,7 @@ def reference_model_experiment(
     fprs=DEFAULT_FPRS,
     n_boot: int = 1000,
     random_state: RandomStateLike = 0,
-    engine=None,
+    engine: Engine | None = None,
 ) -> MembershipAudit:
     """Carlini et al.'s evaluation: K + 2 models on complementary halves of a pool; one is the target.
 
@@ -227,9 +233,11 @@ def reference_model_experiment(
     are the audited records (members: those in the target's half); the rest
     are RMIA's population points.
 
+    The K + 2 models are trained by ``engine`` (default :func:`leakaudit.engine.default_engine`).
+
     Returns
     -------
-    MembershipAudit (``record_ids`` are row indices into X)
+    MembershipAudit (``record_ids`` are row indices into X; ``engine_stats``: what the engine did)
     """
     X = check_matrix(X, name="X")
     y = check_labels(y, name="y")
@@ -272,13 +280,14 @@ def _decision_summary(guess: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
         pooled = decision_metrics(truth.ravel(), guess.ravel())
         per_it = [decision_metrics(truth[i].ravel(), guess[i].ravel()) for i in range(guess.shape[0])]
     keys = ("accuracy", "precision", "recall", "f1")
-    averaged = {k: float(np.nanmean([m[k] for m in per_it])) if not all(np.isnan(m[k]) for m in per_it) else float("nan")
-                for k in keys}
+    averaged = {k: float(np.nanmean([m[k] for m in per_it])) if not all(np.isnan(m[k]) for m in per_it)
+                else float("nan") for k in keys}
     per_target = (guess == truth).mean(axis=(0, 1))
     return {"pooled": {k: pooled[k] for k in keys}, "averaged": averaged,
             "per_target_accuracy": per_target.tolist()}
 
 
+@reports_engine_stats
 def long_protocol(
     learner,
     X,
@@ -299,7 +308,7 @@ def long_protocol(
     pdtp=None,
     bin_width: float = 0.01,
     random_state: RandomStateLike = 0,
-    engine=None,
+    engine: Engine | None = None,
 ) -> LongProtocolResult:
     """Long et al.'s evaluation protocol (§5.4; spec long-dtp.md §4.3).
 
@@ -332,10 +341,12 @@ def long_protocol(
     bin_width : float, default=0.01
     random_state : None, int or Generator
     engine : leakaudit.engine.Engine, optional
+        Trains the target and shadow models; default :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
     LongProtocolResult
+        With ``engine_stats``: what the engine did.
     """
     from .distance import DistanceAttack, train_targeted_shadows
     from .frequency import FrequencyAttack
@@ -366,7 +377,7 @@ def long_protocol(
     for _ in range(n_iterations):
         perm = rng.permutation(D)
         halves += [perm[:n], perm[n:2 * n]]
-    target_probs = _predict_many(learner, X, y, halves, spawn_seeds(seed_to_int(rng), len(halves)), X[D], C, engine)
+    target_probs = engine.predict_many(learner, X, y, halves, spawn_seeds(seed_to_int(rng), len(halves)), X[D], C)
     pos = {int(r): i for i, r in enumerate(D)}
     t_pos = np.array([pos[int(t)] for t in targets])
     train_acc, test_acc = [], []
@@ -381,8 +392,8 @@ def long_protocol(
 
     if "untargeted" in attacks:
         shadow_sets = [rng.choice(D, size=n, replace=False) for _ in range(n_untargeted_shadows)]
-        sp = _predict_many(learner, X, y, shadow_sets, spawn_seeds(seed_to_int(rng), len(shadow_sets)), X[D], C,
-                          engine)
+        sp = engine.predict_many(learner, X, y, shadow_sets, spawn_seeds(seed_to_int(rng), len(shadow_sets)), X[D],
+                                 C)
         sin = np.stack([np.isin(D, s) for s in shadow_sets])
         untargeted.fit(sp, sin, y[D], X[D])
         g = np.empty_like(truth)
@@ -507,6 +518,7 @@ def yeom_split_protocol(
     )
 
 
+@reports_engine_stats
 def membership_experiment(
     learner,
     X,
@@ -518,6 +530,7 @@ def membership_experiment(
     challenges_per_model: int = 1,
     confidence: float = 0.95,
     random_state: RandomStateLike = None,
+    engine: Engine | None = None,
 ) -> MembershipExperimentResult:
     """Monte-Carlo estimate of Yeom et al.'s membership advantage via Exp^M (Experiment 1, Def. 4).
 
@@ -527,12 +540,14 @@ def membership_experiment(
     "member" exactly when b = 0. ``challenges_per_model`` > 1 reuses each model
     for several independent (b, z) draws (same expectation, cheaper).
 
+    The models are trained by ``engine`` (default :func:`leakaudit.engine.default_engine`), 100 per call.
+
     Returns
     -------
     MembershipExperimentResult
         Adv = 2·Pr[win] − 1 with a Clopper–Pearson interval, and
         μ(n, D) = 1 − (1 − 1/N)^n, the chance a fresh draw from D lands in S;
-        no adversary can exceed 1 − μ.
+        no adversary can exceed 1 − μ; ``engine_stats``: what the engine did.
     """
     X = check_matrix(X, name="X")
     y = check_labels(y, name="y")
@@ -551,7 +566,7 @@ def membership_experiment(
         m = min(100, n_models - start)
         subsets = [rng.integers(0, N, size=n) for _ in range(m)]
         seeds = spawn_seeds(seed_to_int(rng), m)
-        bank = learner.fit_many(X, y, subsets, seeds, n_classes=C)
+        bank = engine.fit_bank(learner, X, y, subsets, seeds, n_classes=C)
         for k in range(m):
             c = min(challenges_per_model, n_trials - done)
             if c <= 0:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._results import Result
+from ..engine import EngineStats
 from ..metrics import MembershipMetrics
 
 __all__ = ["AttackSummary", "MembershipAudit", "LongProtocolResult", "YeomSplitResult", "MembershipExperimentResult"]
@@ -51,6 +52,8 @@ class MembershipAudit(Result):
         Per-record scores of each attack, aligned with ``record_ids``.
     settings : dict
         Reference models, population size, seeds.
+    engine_stats : EngineStats or None
+        What the engine did to train the reference models (models trained, cache hits, seconds).
     """
 
     n_members: int
@@ -61,6 +64,7 @@ class MembershipAudit(Result):
     record_ids: list[int]
     scores: dict[str, list[float]]
     settings: dict[str, Any] = {}
+    engine_stats: EngineStats | None = None
 
     def table(self) -> list[dict[str, Any]]:
         """One row per attack: auc, auc_ci, advantage, TPR at each FPR."""
@@ -88,6 +92,8 @@ class LongProtocolResult(Result):
     target_train_accuracy, target_test_accuracy : float
         Averaged over the 2·iterations target models.
     settings : dict
+    engine_stats : EngineStats or None
+        What the engine did to train the target and shadow models.
     """
 
     targets: list[int]
@@ -96,6 +102,7 @@ class LongProtocolResult(Result):
     target_test_accuracy: float
     max_per_target_accuracy: list[float]
     settings: dict[str, Any] = {}
+    engine_stats: EngineStats | None = None
 
 
 class YeomSplitResult(Result):
@@ -141,6 +148,8 @@ class MembershipExperimentResult(Result):
     max_advantage : float
         1 − μ, the best any adversary can score.
     n_trials : int
+    engine_stats : EngineStats or None
+        What the engine did to train the models.
     """
 
     advantage: float
@@ -151,3 +160,4 @@ class MembershipExperimentResult(Result):
     max_advantage: float
     n_trials: int
     settings: dict[str, Any] = {}
+    engine_stats: EngineStats | None = None

@@ -35,15 +35,12 @@ Two trainers for the attack network (``backend``):
     decay), which shuffles the rows afresh every epoch and has one logistic
     output unit for two classes (the same function class and loss as the 2-unit
     LogSoftMax + NLL, a different parametrisation and init). It is slow at
-    ``batch_size=1``: one Python-level step per row. Measured on Adult (107 columns) on a loaded
-    2-core VM: 8 shadow models x 2000 records, 204 s CPU against 0.43 s for the
-    kernel; 64 x 2000 takes the kernel 4.7 s CPU (sklearn: an estimated 17-27 min).
+    ``batch_size=1``: one Python-level step per row (timings in benchmarks/README.md).
 
 Wide data: the attributes are scaled down when they would make per-example SGD diverge. One step on a row x
 moves the network's first-layer output on that row by about ``learning_rate * ||x||^2`` times the gradient; at
 lr 0.01 with 5,000 standardised columns (``||x||^2`` about 5,000) that is 50 times the gradient, and the weights
-overflow to NaN (measured on a smoke audit of 600 records, 4 shadow models: NaN at 5,000 columns; on the same
-records' first 150 / 400 columns, AUC 0.68 / 0.52 unscaled against 0.88 / 0.90 scaled). So the attribute block
+overflow to NaN (and well before that, wide data trains worse: figures in benchmarks/README.md). So the attribute block
 is multiplied by ``feature_scale_ = min(1, 1 / sqrt(learning_rate * mean ||x||^2))`` (the mean over the
 records given to ``fit``, applied unchanged in ``score``): a linear first layer loses nothing, and data with
 ``learning_rate * mean ||x||^2 <= 1`` (Adult 13, Purchase-like 55, Texas-like 16 at lr 0.01) is not changed.

@@ -184,8 +184,8 @@ def _disjoint_pairs_ci(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple
     same and each non-member lies above it with probability 1 - p (AUC p), perfect separation has probability
     p^n; with the roles swapped, p^m; so at perfect separation such a limit is at most the p with
     p^min(m, n) = (1 - confidence) / 2. With many ties (W' - W large) it is wide; Hoeffding's bound for the
-    two-sample U-statistic, the other exact candidate, was 1.1 to 2.2 times wider on continuous scores
-    (tests/reliability/test_interval_coverage.py).
+    two-sample U-statistic, the other exact candidate, is wider on continuous scores
+    (tests/reliability/test_interval_coverage.py; figures in benchmarks/README.md).
     """
     k = min(x.size, y.size)
     strict, weak = int(np.sum(x[:k] > y[:k])), int(np.sum(x[:k] >= y[:k]))
@@ -335,9 +335,9 @@ def bootstrap_tpr_at_fpr_ci(
     non-members above q is Binomial(n0, fpr), so two order statistics of the non-member scores bracket q
     with probability >= 1 - alpha/2 (alpha/4 each side); the TPR at those two thresholds gets one-sided
     Clopper-Pearson bounds at alpha/4 each. By the union bound the interval covers with probability
-    >= ``confidence``, whatever the score distributions. (Measured by session 2's coverage simulations: the
-    stratified percentile bootstrap, ``method="bootstrap"``, covered 0.76 at 100 + 100 records and FPR 0.01,
-    and 0.92 at 1000 + 1000.) ``n_boot`` and ``random_state`` are used by the bootstrap only.
+    >= ``confidence``, whatever the score distributions. The stratified percentile bootstrap
+    (``method="bootstrap"``) covers less than its nominal level at low FPR and few non-members (coverage
+    figures in benchmarks/README.md). ``n_boot`` and ``random_state`` are used by the bootstrap only.
     """
     m, s = check_membership_inputs(is_member, scores)
     check_scalar(fpr, name="fpr", min_val=0.0, max_val=1.0, include_min=False)

@@ -1,8 +1,9 @@
 """Membership inference privacy (Izzo, Yoon, Arik & Zou, "Provable Membership Inference Privacy").
 
-Modules: :mod:`.conversions` (Theorem 4 and its inverse), :mod:`.noise` (Theorem 7 and
+Modules: :mod:`.conversions` (Theorem 4 and its inverse), :mod:`.calibrate` (a
+conservative inverse of a monotone privacy function), :mod:`.noise` (Theorem 7 and
 Corollary 11 constants, Corollary 8's noise, radius laws), :mod:`.mechanism`
-(Algorithm 1, calibration), :mod:`.audit` (exact eta by enumeration, simulated
+(Algorithm 1), :mod:`.audit` (exact eta by enumeration, simulated
 Bayes-optimal attacker), :mod:`.dp_baselines` (Laplace mechanism, DP-SGD with
 accounting), :mod:`.examples` (the paper's constructions), :mod:`.results`.
 """
@@ -16,12 +17,9 @@ from .audit import (
     simulate_bayes_attacker,
 )
 from .conversions import eps_from_eta, eta_from_eps, eta_from_eps_delta, eta_from_gdp_mu, gdp_mu_from_eta
+from .calibrate import ExplicitBracketInterval, LowerEndpointAndGuess, NoBracketIntervalFoundError, calibrate
 from .mechanism import (
-    ExplicitBracketInterval,
     LogisticRegressionTrainer,
-    LowerEndpointAndGuess,
-    NoBracketIntervalFoundError,
-    calibrate,
     estimate_sigma,
     learner_train_many,
     mip_noise_addition,

@@ -29,7 +29,7 @@ from .._random import RandomStateLike, check_random_state
 from .._validation import check_array, check_choice, check_scalar
 from ..exceptions import InvalidInputError, UnsupportedError
 from .conversions import eps_from_eta, eta_from_eps, eta_from_eps_delta, eta_from_gdp_mu
-from .mechanism import ExplicitBracketInterval, LowerEndpointAndGuess, NoBracketIntervalFoundError, calibrate
+from .calibrate import ExplicitBracketInterval, LowerEndpointAndGuess, NoBracketIntervalFoundError, calibrate
 
 __all__ = [
     "laplace_scale_for_eta",

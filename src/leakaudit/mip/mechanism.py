@@ -1,9 +1,5 @@
-"""Algorithm 1 of Izzo et al. ("MIP via noise addition") and a conservative calibrator.
+"""Algorithm 1 of Izzo et al. ("MIP via noise addition").
 
-* :func:`calibrate` -- a generic, conservative inverse of a monotone privacy function
-  (bracket, Brent's method, then a step to the safe side), in the style of
-  dp_accounting's ``mechanism_calibration``. Used for the tight Theorem 7 constant and
-  for DP-SGD noise multipliers.
 * :func:`estimate_sigma` -- step 2-3 of Algorithm 1: per-coordinate M-th moment scales
   from ``B`` runs of the training algorithm on random halves.
 * :func:`mip_noise_addition` -- Algorithm 1: train on a random half of the data and add
@@ -18,25 +14,20 @@ once (:func:`learner_train_many` builds one from a :class:`~leakaudit.learners.L
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from .._random import RandomStateLike, check_random_state, seed_to_int, spawn_seeds
 from .._validation import check_array, check_choice, check_scalar
-from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
+from ..engine import Engine, resolve_engine
+from ..exceptions import InvalidInputError, InvalidParameterError
 from .noise import CONSTANTS, RADIALS, mip_noise
 from .results import MIPRelease
 
 __all__ = [
-    "ExplicitBracketInterval",
-    "LowerEndpointAndGuess",
-    "NoBracketIntervalFoundError",
-    "calibrate",
     "random_half",
     "estimate_sigma",
     "mip_noise_addition",
@@ -46,128 +37,6 @@ __all__ = [
 ]
 
 SIGMA_SPLITS = ("half_of_train", "half_of_full")
-
-
-# --------------------------------------------------------------------------- calibration
-@dataclass(frozen=True)
-class ExplicitBracketInterval:
-    """A search interval ``[lo, hi]`` whose ends lie on opposite sides of the target."""
-
-    lo: float
-    hi: float
-
-
-@dataclass(frozen=True)
-class LowerEndpointAndGuess:
-    """A lower end and a first guess; the upper end is found by doubling ``guess - lower``."""
-
-    lower: float
-    guess: float
-
-
-class NoBracketIntervalFoundError(LeakauditError, ValueError):
-    """No interval with the target between its ends was found; pass an explicit bracket."""
-
-
-def calibrate(
-    func: Callable[[float], float],
-    target: float,
-    *,
-    bracket: ExplicitBracketInterval | LowerEndpointAndGuess | tuple[float, float],
-    increasing: bool,
-    xtol: float = 1e-12,
-    rtol: float = 1e-10,
-    discrete: bool = False,
-    max_doublings: int = 60,
-) -> float:
-    """The parameter at which a monotone privacy function meets ``target``, on the safe side.
-
-    ``func(x)`` is the privacy loss (an eta, an eps) reached with parameter ``x``. With
-    ``increasing=False`` (loss falls as ``x`` grows, as with a noise scale) the result is
-    the smallest ``x`` found with ``func(x) <= target``; with ``increasing=True`` the
-    largest. Steps: find a bracket, run Brent's method on ``func(x) - target``, then step
-    towards the safe end until ``func(x) <= target`` holds (as
-    dp_accounting's ``calibrate_dp_mechanism`` does).
-
-    Parameters
-    ----------
-    func : callable float -> float, monotone
-    target : float
-    bracket : ExplicitBracketInterval, LowerEndpointAndGuess or (lo, hi)
-    increasing : bool
-        Whether ``func`` increases with its argument.
-    xtol, rtol : float
-        Brent tolerances.
-    discrete : bool, default=False
-        Whether the parameter is an integer (the result is then an int on the safe side).
-    max_doublings : int
-        How far a :class:`LowerEndpointAndGuess` may be expanded.
-
-    Returns
-    -------
-    x : float (or int when ``discrete``) with ``func(x) <= target``.
-
-    Raises
-    ------
-    NoBracketIntervalFoundError
-        When the target is not between ``func`` at the bracket's ends.
-    """
-    if isinstance(bracket, tuple):
-        bracket = ExplicitBracketInterval(*bracket)
-    target = float(target)
-
-    def g(x: float) -> float:
-        return float(func(x)) - target
-
-    def safe(x: float) -> bool:
-        return g(x) <= 0.0
-
-    if isinstance(bracket, ExplicitBracketInterval):
-        lo, hi = float(bracket.lo), float(bracket.hi)
-        if not lo < hi:
-            raise InvalidParameterError(f"bracket must have lo < hi; got ({lo}, {hi})")
-        glo, ghi = g(lo), g(hi)
-    elif isinstance(bracket, LowerEndpointAndGuess):
-        lo, hi = float(bracket.lower), float(bracket.guess)
-        if not lo < hi:
-            raise InvalidParameterError(f"bracket guess must exceed its lower end; got ({lo}, {hi})")
-        glo, ghi = g(lo), g(hi)
-        step = hi - lo
-        for _ in range(max_doublings):
-            if glo * ghi <= 0:
-                break
-            step *= 2.0
-            hi = lo + step
-            ghi = g(hi)
-    else:
-        raise InvalidParameterError(
-            f"bracket must be an ExplicitBracketInterval, LowerEndpointAndGuess or tuple; got {bracket!r}"
-        )
-    if not (np.isfinite(glo) and np.isfinite(ghi)) or glo * ghi > 0:
-        raise NoBracketIntervalFoundError(
-            f"no bracket found: func - target is {glo + 0:.3g} at {lo:.6g} and {ghi + 0:.3g} at {hi:.6g} "
-            "(same sign); pass an explicit bracket whose ends straddle the target"
-        )
-    safe_end = lo if increasing else hi  # the end with func <= target
-    if glo == 0.0 and not increasing:
-        x = lo
-    elif ghi == 0.0 and increasing:
-        x = hi
-    else:
-        x = optimize.brentq(g, lo, hi, xtol=xtol, rtol=rtol, maxiter=500)
-    if discrete:
-        x = math.floor(x) if increasing else math.ceil(x)
-        while not safe(x):
-            x = x - 1 if increasing else x + 1
-        return int(x)
-    # step to the safe side: move towards safe_end by a growing amount until func(x) <= target
-    delta = max(abs(x) * rtol, xtol, 1e-300)
-    while not safe(x):
-        x = x - delta if increasing else x + delta
-        if (increasing and x <= safe_end) or (not increasing and x >= safe_end):
-            return safe_end
-        delta *= 2.0
-    return x
 
 
 # --------------------------------------------------------------------------- Algorithm 1
@@ -358,14 +227,17 @@ def mip_noise_addition(
     )
 
 
-def learner_train_many(learner, extract: Callable[[object], np.ndarray], *, n_classes: int | None = None) -> Callable:
+def learner_train_many(learner, extract: Callable[[object], np.ndarray], *, n_classes: int | None = None,
+                       engine: Engine | None = None) -> Callable:
     """A ``train_many`` from a :class:`~leakaudit.learners.Learner` and ``extract(model) -> vector``.
 
-    Uses the learner's ``fit_many`` (its batched path, if any).
+    The models are trained by ``engine`` (default :func:`leakaudit.engine.default_engine`: one ``fit_many``
+    call, the learner's batched path if it has one).
     """
+    engine = resolve_engine(engine)
 
     def train_many(X, y, subsets, random_states):
-        bank = learner.fit_many(X, y, subsets, list(random_states), n_classes=n_classes)
+        bank = engine.fit_bank(learner, X, y, subsets, list(random_states), n_classes=n_classes)
         return np.stack([np.asarray(extract(bank.model(k)), dtype=float).ravel() for k in range(len(subsets))])
 
     return train_many

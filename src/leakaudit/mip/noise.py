@@ -31,6 +31,7 @@ import numpy as np
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_array, check_choice, check_scalar
 from ..exceptions import InvalidParameterError
+from .calibrate import calibrate
 
 __all__ = [
     "THM7_CONSTANT",
@@ -120,8 +121,6 @@ def mip_constant(eta: float, M: float = 2, *, constant: str = "cor11") -> float:
         return (THM7_CONSTANT / eta) ** (1.0 + 2.0 / M)  # Theorem 7
     if constant == "cor11":
         return (COR11_CONSTANT / eta) ** (1.0 + 2.0 / M)  # Corollary 11
-    from .mechanism import calibrate  # local import: mechanism imports this module
-
     hi = (COR11_CONSTANT / eta) ** (1.0 + 2.0 / M)
     # smallest c with eta_bound(c) <= eta; eta_bound decreases in c, so search on log c
     res = calibrate(

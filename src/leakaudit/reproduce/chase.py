@@ -169,7 +169,7 @@ def _settings(profile: str) -> list[str]:
     "Enron rows run on SpamAssassin (substitute; 6,046 e-mails against Enron-Spam's 33,716). 'window' is "
     "Theorem 9's (tau -> 0). Census reproduces (>= 0.9 by p = 0.10 in all three settings, Table III values within "
     "0.1 except gender at p = 0.03 with half the paper's shadow models). "
-    "SpamAssassin, session 1: 0.5 at every p > 0 (binary terms, the paper's pool protocol). Diagnosis (random "
+    "SpamAssassin with binary terms and the paper's pool protocol: 0.5 at every p > 0. Diagnosis (random "
     "0.3/0.7, n = 1,000, p = 0.1; label_vector_shift of 30 shadows against 30 targets): the shadows predicted "
     "label 1 on the 100 poison queries 59% (t0) / 84% (t1) of the time, the targets 99.9% / 100%; M_A scored "
     "shadows 0.02 / 0.98 and targets 0.99 / 1.00 (accuracy 0.5, target AUC 0.80). Two causes. (1) Construction "
@@ -199,8 +199,8 @@ def _settings(profile: str) -> list[str]:
     "60 targets); binary terms fit them (100%) but give no more signal (accuracy 0.55, AUC 0.62). "
     "Sentiment is not a model input, so the poisoned correlation must be carried by sentiment "
     "words; on 50-point poison in a 1,000-mail set LR does not pick it up, and only 22 uncertain queries exist. "
-    "Census rows: session 1's reduced run (1,764.9 s for all five settings; the Census path is unchanged, "
-    "checked by identical smoke and chase-fig5-6 Census numbers). Enron rows: this run (Enron settings only).",
+    "Census rows: an earlier reduced run of all five settings (the Census path is unchanged, checked by "
+    "identical smoke and chase-fig5-6 Census numbers). Enron rows: the latest run (Enron settings only).",
 )
 def fig1(profile: str, random_state: int):
     from ..property.theory import theorem9_window
@@ -302,7 +302,7 @@ def fig4(profile: str, random_state: int):
     description="Figs. 5-6: precision and recall of the poisoned target models against poisoning rate.",
     notes="Paper: precision decreases slowly and recall increases with p (all poison has label 1); Census "
     "precision below 0.5 (unbalanced labels). Targets only (no attack needed); LR. The enron-random rows use "
-    "the chase-fig1 SpamAssassin features (TF-IDF); on binary terms (session 1) the clean targets were more "
+    "the chase-fig1 SpamAssassin features (TF-IDF); on binary terms the clean targets were more "
     "accurate (0.982 against 0.936 at p = 0) and precision fell from 0.977 to 0.794 at p = 0.20.",
 )
 def fig56(profile: str, random_state: int):
