@@ -220,7 +220,7 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
             rec[col] = v
     rec["risk_rank"] = _risk_rank(rec)
     peak_mb = peak_rss_mb()
-    resources = {k: v for a in analyses for k, v in a.resources.items()}
+    resources = {k: v for a in (*analyses, removal) for k, v in a.resources.items()}
     result = AuditResult(
         leakaudit_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import Analysis
-from .context import AuditContext
+from .context import AuditContext, engine_stats
 
 __all__ = ["removal_analysis"]
 
@@ -43,10 +43,11 @@ def removal_analysis(ctx: AuditContext, dtp: Analysis) -> Analysis:
                          test_max_records=cfg.settings.dtp_test_max_records, confidence=ctx.check_confidence,
                          n_seeds=n_seeds, n_classes=data.n_classes, random_state=ctx.seeds["removal"],
                          engine=ctx.engine)
-    summary = res.model_dump()
+    summary = res.model_dump(exclude={"engine_stats"})
     summary["max_before"] = s.get("max")
     summary["n_significant_before"] = s.get("n_significant")
     summary["what"] = ("the members that break DTP-1 removed and the recipe retrained: PDTP and the DTP-1 test "
                        "re-measured on the remaining members the DTP stage measured; accuracy on the non-members "
                        f"of models trained with and without them over {n_seeds} paired seeds")
-    return Analysis(name="removal", summary=summary)
+    return Analysis(name="removal", summary=summary,
+                    resources={"removal_models": engine_stats(ctx.engine, res.engine_stats)})

@@ -23,6 +23,7 @@ from scipy import stats
 
 from .._random import spawn_seeds
 from .._validation import check_scalar
+from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidParameterError
 from ..learners._base import check_fit_inputs
 from .pdtp import pdtp
@@ -53,6 +54,7 @@ def _accuracy_cost(correct_full: np.ndarray, correct_reduced: np.ndarray, confid
     }
 
 
+@reports_engine_stats
 def removal_effect(
     learner: Any,
     X: Any,
@@ -71,7 +73,7 @@ def removal_effect(
     n_seeds: int = 5,
     n_classes: int | None = None,
     random_state: Any = None,
-    engine: Any = None,
+    engine: Engine | None = None,
 ) -> RemovalEffect:
     """Remove ``remove`` from the training set (X, y), retrain, and measure PDTP, DTP-1 and accuracy again.
 
@@ -105,7 +107,7 @@ def removal_effect(
         Seeds the PDTP measurement (paired leave-one-out models share the reduced model's seed), the test and the
         accuracy models, each from its own stream.
     engine : leakaudit.engine.Engine, optional
-        Train through the engine (its cache and backends); the same values as in memory.
+        Trains every model (its cache and backends); None: :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
@@ -148,11 +150,9 @@ def removal_effect(
             significant = [int(keep[r]) for r, s in zip(test.records, test.significant) if s]
             untested = [int(keep[r]) for r in test.untested]
 
-    from ..membership._base import _predict_many
-
     seeds = [int(s) for s in spawn_seeds(s_acc, n_seeds)]
     subsets = [np.arange(n)] * n_seeds + [keep] * n_seeds
-    probs = np.asarray(_predict_many(learner, X, y, subsets, seeds + seeds, X_eval, n_classes, engine=engine))
+    probs = np.asarray(engine.predict_many(learner, X, y, subsets, seeds + seeds, X_eval, n_classes=n_classes))
     correct = probs.argmax(axis=2) == y_eval[None, :]
     i = int(np.argmax(values)) if values.size else None
     return RemovalEffect(

@@ -334,6 +334,8 @@ class RemovalEffect(Result):
         ``n_seeds`` paired seeds; ``*_interval`` at ``confidence`` over the evaluation records.
     accuracy_cost : float
         ``accuracy_before - accuracy_after`` (paired per evaluation record), with ``accuracy_cost_interval``.
+    engine_stats : EngineStats or None
+        What the engine did (every model of the PDTP, the test and the accuracy).
     """
 
     removed: list[int]
@@ -354,3 +356,4 @@ class RemovalEffect(Result):
     accuracy_after_interval: list[float]
     accuracy_cost: float
     accuracy_cost_interval: list[float]
+    engine_stats: EngineStats | None = None
