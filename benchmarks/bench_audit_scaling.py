@@ -8,6 +8,12 @@ exponent is the least-squares slope of log time on log members.
 
     python benchmarks/bench_audit_scaling.py                 # 1,000 ... 32,561 members
     python benchmarks/bench_audit_scaling.py --members 1000 4000
+    python benchmarks/bench_audit_scaling.py --members 4000 --n-reference 16 64 256   # against reference models
+    python benchmarks/bench_audit_scaling.py --members 32561 --n-reference 256        # memory at 256 x 48,842
+
+``--n-reference`` replaces the profile's number of reference models (LiRA, RMIA, the shadow attack's shadow models
+and the PDTP screening's ranking all use them); its rows carry ``n_reference`` and their own exponent, the slope of
+log time on log reference models at a fixed number of members.
 """
 
 from __future__ import annotations
@@ -31,12 +37,27 @@ def _nonmembers(n: int) -> int:
     return FULL[1] if n == FULL[0] else min(n, ADULT - n)
 
 
-def run_point(n: int, profile: str) -> dict:
+# runs the CLI with the profile's n_reference replaced (a profile setting, not a flag)
+_WITH_REFERENCE = """
+import json, sys
+import leakaudit.audit.config as c
+p = json.loads(sys.argv[1])
+c.PROFILES[p["profile"]] = c.PROFILES[p["profile"]].model_copy(update={"n_reference": p["n_reference"]})
+from leakaudit.cli import main
+sys.exit(main(p["argv"]))
+"""
+
+
+def run_point(n: int, profile: str, n_reference: int | None = None) -> dict:
     exe = Path(sys.executable).parent / "leakaudit"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "leakaudit.cli"]
     with tempfile.TemporaryDirectory() as d:
-        argv = cmd + ["audit", "--profile", profile, "--n-members", str(n), "--n-nonmembers", str(_nonmembers(n)),
-                      "--out", f"{d}/out", "--cache-dir", f"{d}/cache"]
+        args = ["audit", "--profile", profile, "--n-members", str(n), "--n-nonmembers", str(_nonmembers(n)),
+                "--out", f"{d}/out", "--cache-dir", f"{d}/cache"]
+        argv = cmd + args
+        if n_reference is not None:
+            argv = [sys.executable, "-c", _WITH_REFERENCE,
+                    json.dumps({"profile": profile, "n_reference": n_reference, "argv": args})]
         load0 = os.getloadavg()[0]
         t0 = time.perf_counter()
         r = subprocess.run(argv, capture_output=True, text=True)
@@ -45,7 +66,9 @@ def run_point(n: int, profile: str) -> dict:
             raise RuntimeError(f"audit failed at n={n}: {r.stderr.strip()[-500:]}")
         res = json.loads(Path(d, "out", "results.json").read_text())
     dtp = res["dtp"]
-    return {"n_members": n, "n_nonmembers": _nonmembers(n), "profile": profile, "seconds": round(wall, 1),
+    return {"n_members": n, "n_nonmembers": _nonmembers(n), "profile": profile,
+            "n_reference": n_reference if n_reference is not None else res["settings"].get("n_reference"),
+            "reference_overridden": n_reference is not None, "seconds": round(wall, 1),
             "stage_seconds": res["timings"], "peak_memory_mb": res["resources"]["peak_memory_mb"],
             "pdtp_measured": dtp.get("n_records"), "screening": {k: v for k, v in (dtp.get("screening") or {}).items()
                                                                 if k != "sample_records"} or None,
@@ -53,10 +76,10 @@ def run_point(n: int, profile: str) -> dict:
             "load_after": round(os.getloadavg()[0], 2), "leakaudit": res["leakaudit_version"]}
 
 
-def growth_exponent(rows: list[dict], key: str = "seconds") -> float | None:
+def growth_exponent(rows: list[dict], key: str = "seconds", along: str = "n_members") -> float | None:
     import numpy as np
 
-    pts = [(r["n_members"], r[key]) for r in rows if r.get(key)]
+    pts = [(r[along], r[key]) for r in rows if r.get(key)]
     if len(pts) < 2:
         return None
     x, y = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
@@ -67,28 +90,44 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--members", type=int, nargs="+", default=list(MEMBERS))
     ap.add_argument("--profile", default="standard")
+    ap.add_argument("--n-reference", type=int, nargs="+", default=None,
+                    help="reference models (replacing the profile's); one point per value and member count")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "audit_scaling.json")
     args = ap.parse_args(argv)
     log = args.out.with_suffix(".jsonl")
     rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    done = {(r["n_members"], r["profile"]) for r in rows}
+    done = {(r["n_members"], r["profile"], r.get("n_reference") if r.get("reference_overridden") else None)
+            for r in rows}
     for n in args.members:
-        if (n, args.profile) in done:
-            continue
-        row = run_point(n, args.profile)
-        with log.open("a") as fh:  # one line per finished point: a killed run keeps what it finished
-            fh.write(json.dumps(row) + "\n")
-        rows.append(row)
-        print(json.dumps({k: row[k] for k in ("n_members", "seconds", "peak_memory_mb", "pdtp_measured", "verdict",
-                                              "load_before")}), flush=True)
-    rows = sorted((r for r in rows if r["profile"] == args.profile), key=lambda r: r["n_members"])
+        for n_ref in args.n_reference or [None]:
+            if (n, args.profile, n_ref) in done:
+                continue
+            row = run_point(n, args.profile, n_ref)
+            with log.open("a") as fh:  # one line per finished point: a killed run keeps what it finished
+                fh.write(json.dumps(row) + "\n")
+            rows.append(row)
+            print(json.dumps({k: row[k] for k in ("n_members", "n_reference", "seconds", "peak_memory_mb",
+                                                  "pdtp_measured", "verdict", "load_before")}), flush=True)
+    by_ref = sorted((r for r in rows if r["profile"] == args.profile and r.get("reference_overridden")),
+                    key=lambda r: (r["n_members"], r["n_reference"]))
+    rows = sorted((r for r in rows if r["profile"] == args.profile and not r.get("reference_overridden")),
+                  key=lambda r: r["n_members"])
     exact = [r for r in rows if not r.get("screening")]
     screened = [r for r in rows if r.get("screening")]
     out = {"rows": rows,
            # one exponent per regime: exact PDTP up to the profile's pdtp_exact_max, screened beyond it
            "growth_exponent_time": {"exact": growth_exponent(exact), "screened": growth_exponent(screened)},
            "growth_exponent_memory": {"exact": growth_exponent(exact, "peak_memory_mb"),
-                                      "screened": growth_exponent(screened, "peak_memory_mb")}}
+                                      "screened": growth_exponent(screened, "peak_memory_mb")},
+           "rows_by_reference": by_ref,
+           "growth_exponent_in_reference": {
+               str(n): {"time": growth_exponent([r for r in by_ref if r["n_members"] == n], along="n_reference"),
+                        "membership_stage": growth_exponent(
+                            [{**r, "m": r["stage_seconds"].get("membership")} for r in by_ref if r["n_members"] == n],
+                            "m", along="n_reference"),
+                        "memory": growth_exponent([r for r in by_ref if r["n_members"] == n], "peak_memory_mb",
+                                                  along="n_reference")}
+               for n in sorted({r["n_members"] for r in by_ref})}}
     args.out.write_text(json.dumps(out, indent=1))
     return out
 

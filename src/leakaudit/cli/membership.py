@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ._typer import Command
+
+if TYPE_CHECKING:  # the engine is imported when a command runs, not for --help
+    from ..engine import Engine
 
 __all__ = ["load_dataset", "register", "run_membership"]
 
@@ -44,7 +48,8 @@ def make_learner(name: str):
 
 
 def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n_members: int, n_nonmembers: int,
-                   n_population: int, n_reference: int, n_boot: int, seed: int, engine=None, on_step=None):
+                   n_population: int, n_reference: int, n_boot: int, seed: int, engine: Engine | None = None,
+                   on_step=None):
     """Train a target on members of ``dataset``, audit it with ``attacks``, write membership.json and records.csv.
 
     ``on_step``: called with a phrase naming each step as it starts ("training the target model", ...).
