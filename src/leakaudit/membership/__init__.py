@@ -13,6 +13,7 @@ Attacks (registry names in brackets, see :func:`available_attacks`):
 * :class:`ShadowModelAttack` [shadow, shadow_per_class], :class:`DistanceAttack` [distance],
   :class:`FrequencyAttack` [frequency] (Long et al.), :func:`bin_probabilities` (Long §5.2).
 * :class:`LiRA` [lira, lira_fixed, lira_offline], :class:`RMIA` [rmia, rmia_offline].
+* :class:`QuantileRegressionAttack` [quantile] (Bertran et al.): no reference models, public non-members only.
 
 Protocols: :func:`audit_model`, :func:`reference_model_experiment`, :func:`long_protocol`,
 :func:`yeom_split_protocol`, :func:`membership_experiment`.
@@ -41,6 +42,7 @@ from .protocols import (
     run_attacks,
     yeom_split_protocol,
 )
+from .quantile import QuantileRegressionAttack
 from .results import AttackSummary, LongProtocolResult, MembershipAudit, MembershipExperimentResult, YeomSplitResult
 from .rmia import RMIA
 from .shadow import ShadowModelAttack, attack_features
@@ -64,4 +66,5 @@ __all__ = [
     "MembershipAudit", "MembershipExperimentResult", "YeomSplitResult", "RMIA", "ShadowModelAttack",
     "attack_features", "BoundedLossAdversary", "LossThresholdAttack", "ThresholdAdversary",
     "advantage_known_sigma", "advantage_unknown_sigma", "dp_advantage_bound", "epsilon_eq",
+    "QuantileRegressionAttack",
 ]

@@ -34,6 +34,12 @@ def _rmia(**kw):
     return RMIA(**kw)
 
 
+def _quantile(**kw):
+    from .quantile import QuantileRegressionAttack
+
+    return QuantileRegressionAttack(**kw)
+
+
 def _shadow(**kw):
     from .shadow import ShadowModelAttack
 
@@ -61,6 +67,8 @@ ATTACKS: dict[str, tuple[Callable[..., Attack], str]] = {
     "lira_offline": (lambda: _lira(online=False), "LiRA offline (out models only)"),
     "rmia": (lambda: _rmia(), "RMIA online, gamma=2 (Zarifzadeh et al. 2024)"),
     "rmia_offline": (lambda: _rmia(online=False), "RMIA offline, a=0.3"),
+    "quantile": (lambda: _quantile(),
+                 "quantile regression on public non-members, no reference models (Bertran et al. 2023)"),
     "shadow": (lambda: _shadow(random_state=0),
                "shadow-model attack, one attack net with the label as input (Shokri et al. as Long ran it)"),
     "shadow_per_class": (lambda: _shadow(per_class=True, use_features=False, random_state=0),
