@@ -32,10 +32,12 @@ joint head, hence the two-stage fit.
 Cross-fitting: records are split into ``n_folds`` folds (identical records always share one), and the
 regressors that score fold j are fitted on the public records of the other folds only. A public record is
 therefore scored exactly as a fresh non-member would be, and its score can be evaluated honestly. Decisions
-use split-conformal thresholds (Vovk et al. 2005; Romano et al. 2019 for quantile regression): for fold j the
-threshold is the ⌈(m + 1)(1 − alpha)⌉-th smallest of the m out-of-fold scores of the public records outside
-fold j, so a non-member exchangeable with the public ones is called a member with probability at most alpha,
-whatever the regressor's quality.
+use conformal thresholds (Vovk, Gammerman and Shafer 2005; Romano et al. 2019 conformalise quantile regression
+this way): for fold j the threshold is the ⌈(m + 1)(1 − alpha)⌉-th smallest of the m out-of-fold scores of the
+public records outside fold j. Were all records scored by one regressor, a non-member exchangeable with the public
+ones would be called a member with probability at most alpha whatever the regressor's quality; with one regressor
+per fold (cross-conformal, Vovk 2015) the rate is alpha up to the folds' differences, which the tests and
+benchmarks measure (benchmarks/README.md, session 17).
 """
 
 from __future__ import annotations
@@ -79,8 +81,9 @@ def hinge_statistic(probs, y, clip: float | None = None, votes: int | None = Non
     clip : float in (0, 0.5), optional
         Probabilities floored at ``clip`` (default: at 1e-45, as LiRA's statistic).
     votes : int, optional
-        The outputs are means of ``votes`` = T votes (a forest's trees): ln(T p_y + ½) − ln(T max_{y'≠y} p_{y'} + ½),
-        finite when every tree agrees (as :func:`~leakaudit.membership.logit_scaled_confidence`).
+        The outputs are means of ``votes`` = T votes (a forest's trees):
+        ln(T p_y + ½) − ln(T max_{y'≠y} p_{y'} + ½), finite when every tree agrees (as
+        :func:`~leakaudit.membership.logit_scaled_confidence`).
 
     Returns
     -------
@@ -102,7 +105,7 @@ def conformal_threshold(calibration_scores, alpha: float) -> float:
     """The ⌈(m + 1)(1 − alpha)⌉-th smallest of m calibration scores (+inf when that rank exceeds m).
 
     A new score exchangeable with the calibration scores exceeds it with probability at most ``alpha``
-    (split conformal prediction, Vovk, Gammerman and Shafer 2005; Lei et al. 2018, Theorem 2.1).
+    (split conformal prediction: Vovk, Gammerman and Shafer 2005; Lei et al., JASA 2018).
     """
     s = np.sort(np.asarray(calibration_scores, dtype=float))
     k = int(np.ceil((s.size + 1) * (1.0 - alpha)))
@@ -168,8 +171,9 @@ class QuantileRegressionAttack(Attack):
     needs = ()
 
     def __init__(self, *, alpha: float = 0.01, method: str = "gaussian", statistic: str = "hinge",
-                 clip: float | None = None, votes: int | None = None, n_folds: int = 5, max_iter: int = 200, learning_rate: float = 0.05, max_leaf_nodes: int = 15,
-                 min_samples_leaf: int = 20, n_threads: int | None = 1, random_state=0):
+                 clip: float | None = None, votes: int | None = None, n_folds: int = 5, max_iter: int = 200,
+                 learning_rate: float = 0.05, max_leaf_nodes: int = 15, min_samples_leaf: int = 20,
+                 n_threads: int | None = 1, random_state=0):
         self.alpha = alpha
         self.method = method
         self.statistic = statistic
