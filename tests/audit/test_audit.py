@@ -94,7 +94,10 @@ def test_predictions_only_skips_retraining_attacks_and_says_why(tmp_path):
                       predictions_train=tmp_path / "ptrain.csv", predictions_test=tmp_path / "ptest.csv",
                       profile="smoke")
     res = run_audit(cfg, tmp_path / "out", verbose=False)
-    assert set(res.membership) == {"loss"}
+    # without a recipe: the loss threshold and quantile regression, which needs no retraining
+    assert set(res.membership) == {"loss", "quantile"}
+    lo, hi = res.membership["quantile"]["auc_ci"]
+    assert lo < 0.5 < hi  # random predictions: nothing to find
     assert any("shadow" in s["name"] for s in res.skipped)
     reasons = " ".join(s["reason"] for s in res.skipped)
     assert "training algorithm" in reasons
@@ -105,6 +108,29 @@ def test_predictions_only_skips_retraining_attacks_and_says_why(tmp_path):
     # random predictions: no leakage to find
     assert res.membership["loss"]["auc_ci"][0] < 0.5 < res.membership["loss"]["auc_ci"][1] or \
         abs(res.membership["loss"]["auc"] - 0.5) < 0.1
+
+
+def test_predictions_only_quantile_attack_finds_an_overfit_model(tmp_path):
+    """A 1-nearest-neighbour model's predictions (members at 100%): quantile regression, with no recipe, finds it."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from leakaudit.audit.data import prepare_data
+
+    _small_tables(tmp_path)
+    cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income", profile="smoke")
+    data = prepare_data(cfg)
+    knn = KNeighborsClassifier(n_neighbors=1).fit(data.X_mem, data.y_mem)
+    for name, X in (("ptrain", data.X_mem), ("ptest", data.X_non)):
+        p = 0.9 * knn.predict_proba(X) + 0.05
+        pd.DataFrame(p, columns=["p0", "p1"]).to_csv(tmp_path / f"{name}.csv", index=False)
+    cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income",
+                      predictions_train=tmp_path / "ptrain.csv", predictions_test=tmp_path / "ptest.csv",
+                      profile="smoke")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    q = res.membership["quantile"]
+    assert q["auc_ci"][0] > 0.5
+    assert "membership.quantile.auc" in {c.id for c in res.verdict.checks}
+    assert "quantile regression" in (tmp_path / "out" / "report.html").read_text()
 
 
 def test_skops_pipeline_model(tmp_path):

@@ -77,7 +77,7 @@ def test_demo_results_are_strict_json_and_follow_the_schema(schema, demo_run):
 def test_predictions_only_results_follow_the_schema(schema, predictions_run):
     res = _strict_load(predictions_run / "results.json")
     jsonschema.validate(res, schema, cls=jsonschema.Draft202012Validator)
-    assert res["dtp"] is None and res["mip"] is None and set(res["membership"]) == {"loss"}
+    assert res["dtp"] is None and res["mip"] is None and set(res["membership"]) == {"loss", "quantile"}
     assert res["attribute"] == {} and res["property"] == {}
     assert {s["name"] for s in res["skipped"]} >= {"property inference", "attribute inference"}
     dtp = next(c for c in res["verdict"]["checks"] if c["analysis"] == "dtp")

@@ -15,7 +15,7 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "bench_shadow_vs_art",
            "bench_reference_vs_privacymeter", "bench_scaling", "bench_machine_limit", "bench_parallel", "bench_kernels",
            "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic", "forest_kernel_profile",
-           "kernel_ab"]
+           "kernel_ab", "bench_quantile_vs_lira"]
 
 
 def _load(name):

@@ -2,7 +2,9 @@
 
 Attacks come from the registry (:func:`leakaudit.membership.make_attack`): the loss threshold always, and with a
 training algorithm LiRA, RMIA (with population records) and the shadow-model attack, all on one set of reference
-models trained in complementary pairs. Each attack gives three checks at the corrected confidence: its AUC, its TPR
+models trained in complementary pairs; without one (predictions only), quantile regression
+(:class:`leakaudit.membership.quantile.QuantileRegressionAttack`), which learns the non-members' scores from their
+features and needs no retraining. Each attack gives three checks at the corrected confidence: its AUC, its TPR
 at the owner's low FPR, and (with ``epsilon_budget``) its empirical epsilon lower bound. A check whose data could
 never show the threshold exceeded (too few records for its interval) is "not measurable", with the size it needs.
 """
@@ -32,7 +34,8 @@ from .recipe import recipe_test
 
 __all__ = ["membership_analysis", "planned_attacks"]
 
-_DISPLAY = {"loss": "loss threshold", "lira": "LiRA", "rmia": "RMIA", "shadow": "shadow-model attack"}
+_DISPLAY = {"loss": "loss threshold", "lira": "LiRA", "rmia": "RMIA", "shadow": "shadow-model attack",
+            "quantile": "quantile regression"}
 
 
 def planned_attacks(ctx_target, data) -> list[str]:
@@ -40,6 +43,8 @@ def planned_attacks(ctx_target, data) -> list[str]:
     names = ["loss"]
     if ctx_target.learner is not None:
         names += ["lira"] + (["rmia"] if ctx_target.probs_pop is not None and len(data.y_pop) else []) + ["shadow"]
+    else:  # no recipe to retrain: the attack that learns the non-members' scores instead (Bertran et al. 2023)
+        names += ["quantile"]
     return names
 
 
@@ -126,6 +131,19 @@ def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
     return ref, n_pop, {**engine_stats(engine), "backend": cfg.backend}
 
 
+def _quantile_inputs(inputs: AttackInputs, target, data) -> AttackInputs:
+    """The quantile attack's inputs: the records' encoded features (a table-taking estimator's own inputs are row
+    ids), the audited non-members as the attacker's public non-members (each scored out of fold), and the
+    population with its features when the model's outputs on it are given."""
+    n_pop = len(data.y_pop) if target.probs_pop is not None else 0
+    extra = {"public": data.is_member == 0}
+    if n_pop:
+        extra["population_X"] = data.X_pop
+    return dataclasses.replace(inputs, X=np.vstack([data.X_mem, data.X_non]),
+                               population_probs=target.probs_pop if n_pop else None,
+                               population_y=data.y_pop if n_pop else None, extra=extra)
+
+
 def membership_analysis(ctx: AuditContext) -> Analysis:
     """Run every applicable membership attack; checks on their AUC, TPR at low FPR and empirical epsilon."""
     cfg, data, target = ctx.cfg, ctx.data, ctx.target
@@ -159,20 +177,27 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
         recipe = recipe_test(target.probs_mem, target.probs_non, data.y_mem, data.y_non,
                              inputs.reference.probs, inputs.reference.in_mask, y, confidence=cfg.confidence)
     params = {"lira": {"votes": _output_votes(target.learner)},
-              "shadow": {"batch_size": shadow_plan(cfg)[1], "random_state": ctx.seeds["shadow"]}}
+              "shadow": {"batch_size": shadow_plan(cfg)[1], "random_state": ctx.seeds["shadow"]},
+              "quantile": {"alpha": cfg.thresholds.low_fpr, "random_state": ctx.seeds["quantile"]}}
     fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
     metrics, checks, per_record = {}, [], {}
     for name in names:
         atk = make_attack(name, **params.get(name, {}))
-        missing = atk.missing(inputs)
+        own = _quantile_inputs(inputs, target, data) if name == "quantile" else inputs
+        missing = atk.missing(own)
         if missing:
             skipped.append(Skipped(name=_DISPLAY.get(name, name), reason=f"needs {', '.join(missing)}"))
+            continue
+        if name == "quantile" and int(np.sum(own.extra["public"])) < 2 * atk.n_folds:
+            skipped.append(Skipped(name=_DISPLAY[name], reason=f"its {atk.n_folds} cross-fitting folds need at "
+                                   f"least {2 * atk.n_folds} non-members; {int(np.sum(own.extra['public']))} given",
+                                   fix=f"give at least {2 * atk.n_folds} non-members"))
             continue
         if name == "shadow":
             X_features = np.vstack([data.X_mem, data.X_non])  # a table-taking estimator's own inputs are row ids
             res, resources["shadow_attack"] = _shadow_run(cfg, atk, inputs, X_features)
         else:
-            res = atk.run(inputs)
+            res = atk.run(own)
         s = res.scores_array
         per_record[f"score_{name}"] = s
         with warnings.catch_warnings():

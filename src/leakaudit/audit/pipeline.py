@@ -39,7 +39,7 @@ __all__ = ["run_audit", "check_inputs"]
 # Child seeds of the audit seed, one per stage, so stages do not share streams.
 # New slots go at the end: the seeds of the earlier ones do not change (spawn_seeds is prefix-stable).
 _SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip", "shadow",
-               "dtp_test", "epsilon", "removal")
+               "dtp_test", "epsilon", "removal", "quantile")
 
 
 DEFAULT_CACHE = ".leakaudit-cache"

@@ -30,7 +30,8 @@ _PROFILE_NOTES = {
     "standard": "the default trade of time for power",
     "thorough": "most power: more reference models, PDTP averaged over repeats",
 }
-_ATTACKS = {"loss": "loss threshold", "lira": "LiRA", "rmia": "RMIA", "shadow": "shadow-model attack"}
+_ATTACKS = {"loss": "loss threshold", "lira": "LiRA", "rmia": "RMIA", "shadow": "shadow-model attack",
+            "quantile": "quantile regression"}
 MISSING = "not measured"
 #: config keys that only describe the bundled demo (its data set and network): shown only in the demo's report
 _DEMO_ONLY = ("dataset", "n_members", "n_nonmembers", "hidden", "activation", "epochs")
