@@ -36,3 +36,18 @@ def test_smoke_profile_does_not_measure_it_and_says_so(tmp_path):
     assert "removal" not in res.dtp and "dtp_removal" not in res.timings
     html = (tmp_path / "out" / "report.html").read_text()
     assert "this audit did not measure what removing them would change" in html
+
+
+def test_many_members_measured_screen_the_remeasurement_and_the_report_says_how(tmp_path, monkeypatch):
+    smoke = config.PROFILES["smoke"]
+    monkeypatch.setitem(config.PROFILES, "smoke", smoke.model_copy(update={
+        "dtp_removal_seeds": 2, "pdtp_screen_sample": 20, "pdtp_screen_fraction": 0.1}))
+    cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", dtp_rule="long", seed=1,
+                      cache_dir=tmp_path / "cache")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    r = res.dtp["removal"]
+    sc = r["screening"]  # the DTP stage measured 100 members, more than 2 x 20
+    assert sc is not None and sc["n_sample"] <= 20
+    assert r["records_measured"] + sc["n_unmeasured"] == 200 - len(r["removed"])
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "with the largest PDTP before and a random" in html

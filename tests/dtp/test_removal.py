@@ -73,3 +73,19 @@ def test_one_seed_is_refused():
     X, y = _sawtooth_data()
     with pytest.raises(InvalidParameterError, match="n_seeds"):
         removal_effect(_nb(), X, y, [100], X_eval=X, y_eval=y, n_seeds=1)
+
+
+def test_screened_remeasurement_measures_the_top_of_the_ranking_and_a_sample():
+    X, y = _sawtooth_data()
+    before = np.asarray(pdtp(_nb(), X, y).values)
+    r = removal_effect(_nb(), X, y, [101], X_eval=X, y_eval=y, estimate=before, screen_fraction=0.1,
+                       screen_sample=20, screen_max_fraction=0.5, random_state=0)
+    sc = r.screening
+    assert sc["n_top"] >= 11 and sc["n_sample"] <= 20
+    assert r.records_measured + sc["n_unmeasured"] == len(X) - 1
+    # row 102 had the second largest PDTP before (it shared a cell with 101): measured, and exposed
+    assert 102 in r.records_above_after
+    u = sc["unmeasured_above"]
+    assert u["m"] == sc["n_sample"] and 0 <= u["share_interval"][0] <= u["share_interval"][1] <= 1
+    with pytest.raises(InvalidParameterError, match="estimate"):
+        removal_effect(_nb(), X, y, [101], X_eval=X, y_eval=y, estimate=before[:5])

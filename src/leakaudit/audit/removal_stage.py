@@ -4,7 +4,9 @@ Runs only when the DTP-1 check is exceeded and the training algorithm is availab
 (significant under the statistical rule; above the threshold under Long et al.'s raw rule) are removed from the
 members, the recipe is retrained, and the same two-stage measurement as the DTP stage runs on the remaining
 members that stage measured (:func:`leakaudit.dtp.removal_effect`), with the accuracy on the non-members before
-and after over paired seeds. Informational: it adds no check and does not change the verdict.
+and after over paired seeds. When that stage measured more than twice the profile's ``pdtp_screen_sample``
+members, the re-measurement is screened: the members with the largest PDTP before the removal and a random sample
+of the others. Informational: it adds no check and does not change the verdict.
 """
 
 from __future__ import annotations
@@ -36,8 +38,14 @@ def removal_analysis(ctx: AuditContext, dtp: Analysis) -> Analysis:
     n = len(data.y_mem)
     measured = np.flatnonzero(np.isfinite(np.asarray(pdtp_col, float)[:n])) if pdtp_col is not None else None
     X_mem, X_non, _ = target.inputs(data)
+    st = cfg.settings
+    # many members measured: the re-measurement is screened by their PDTP before the removal (the top and a sample)
+    screen = measured is not None and measured.size > 2 * st.pdtp_screen_sample
+    before = np.asarray(pdtp_col, float)[:n] if screen else None
     res = removal_effect(target.learner, X_mem, data.y_mem, remove, X_eval=X_non, y_eval=data.y_non,
-                         records=measured, threshold=cfg.thresholds.max_dtp,
+                         records=measured, estimate=before, screen_fraction=st.pdtp_screen_fraction,
+                         screen_sample=st.pdtp_screen_sample, screen_max_fraction=st.pdtp_screen_max_fraction,
+                         threshold=cfg.thresholds.max_dtp,
                          statistical=cfg.dtp_rule == "statistical", n_repeats=cfg.settings.pdtp_repeats,
                          test_repeats=cfg.settings.dtp_test_repeats,
                          test_max_records=cfg.settings.dtp_test_max_records, confidence=ctx.check_confidence,

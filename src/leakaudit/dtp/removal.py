@@ -27,6 +27,7 @@ from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidParameterError
 from ..learners._base import check_fit_inputs
 from .pdtp import pdtp
+from .screening import screened_pdtp, unmeasured_bound
 from .results import RemovalEffect
 from .significance import dtp1_test
 
@@ -73,6 +74,10 @@ def removal_effect(
     n_seeds: int = 5,
     n_classes: int | None = None,
     random_state: Any = None,
+    estimate: Any = None,
+    screen_fraction: float = 0.05,
+    screen_sample: int = 500,
+    screen_max_fraction: float = 0.25,
     engine: Engine | None = None,
 ) -> RemovalEffect:
     """Remove ``remove`` from the training set (X, y), retrain, and measure PDTP, DTP-1 and accuracy again.
@@ -106,6 +111,13 @@ def removal_effect(
     random_state : int, Generator or None
         Seeds the PDTP measurement (paired leave-one-out models share the reduced model's seed), the test and the
         accuracy models, each from its own stream.
+    estimate : array-like of shape (n_samples,), optional
+        A ranking of T's rows (largest first; NaN for rows without one, ranked last), e.g. their PDTP before the
+        removal. Given, the measurement after the removal is screened (:func:`~leakaudit.dtp.screened_pdtp`):
+        the top ``screen_fraction`` of the remaining rows by ``estimate`` (doubling up to
+        ``screen_max_fraction`` while its tail holds more records above the threshold than the sample) and a
+        uniform ``screen_sample`` of the others; ``records`` is then not used. Records that only become exposed
+        once the others are gone may rank low: the sample bounds what the unmeasured rows may hold.
     engine : leakaudit.engine.Engine, optional
         Trains every model (its cache and backends); None: :func:`leakaudit.engine.default_engine`.
 
@@ -134,9 +146,28 @@ def removal_effect(
     s_pdtp, s_test, s_acc = spawn_seeds(random_state, 3)
 
     Xr, yr = X[keep], y[keep]
-    res = pdtp(learner, Xr, yr, records=new_index[measured], n_classes=n_classes, seed_policy="paired",
-               n_repeats=n_repeats, random_state=s_pdtp, engine=engine, keep_outputs=False)
-    values = np.asarray(res.values, float)
+    screening = None
+    if estimate is None:
+        res = pdtp(learner, Xr, yr, records=new_index[measured], n_classes=n_classes, seed_policy="paired",
+                   n_repeats=n_repeats, random_state=s_pdtp, engine=engine, keep_outputs=False)
+        values = np.asarray(res.values, float)
+    else:
+        est = np.asarray(estimate, dtype=np.float64)
+        if est.shape != (n,):
+            raise InvalidParameterError(f"estimate must have one value per row of X ({n}); got shape {est.shape}")
+        est = np.where(np.isnan(est), -np.inf, est)[keep]
+        s_sample = spawn_seeds(s_pdtp, 1)[0]
+        sc = screened_pdtp(learner, Xr, yr, est, threshold=threshold, fraction=screen_fraction,
+                           n_sample=screen_sample, max_fraction=max(screen_max_fraction, screen_fraction),
+                           n_classes=n_classes, n_repeats=n_repeats, random_state=s_pdtp, sample_state=s_sample,
+                           engine=engine)
+        measured, values = keep[sc.records], np.asarray(sc.values, float)
+        sample_values = sc.value(sc.sample)
+        k_above = int(np.sum(sample_values > threshold))
+        screening = {"n_top": int(sc.n_top), "n_sample": int(sc.sample.size), "capped": bool(sc.capped),
+                     "sample_above": k_above, "n_unmeasured": int(keep.size - measured.size),
+                     "unmeasured_above": unmeasured_bound(k_above, int(sc.sample.size), int(keep.size - measured.size),
+                                                          confidence=confidence)}
     above = measured[values > threshold]
     significant: list[int] | None = None
     untested: list[int] = []
@@ -160,6 +191,7 @@ def removal_effect(
         n_records=int(n),
         threshold=float(threshold),
         records_measured=int(measured.size),
+        screening=screening,
         max_after=float(values[i]) if i is not None else float("nan"),
         argmax_after=int(measured[i]) if i is not None else -1,
         records_above_after=[int(r) for r in above],

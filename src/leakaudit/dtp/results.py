@@ -6,7 +6,7 @@ without running anything. ``bin_width`` is None when outputs were not binned.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from .._results import Result
 from ..engine import EngineStats
@@ -320,6 +320,11 @@ class RemovalEffect(Result):
         The removed rows.
     records_measured : int
         Remaining rows whose PDTP was measured after the removal.
+    screening : dict or None
+        With an ``estimate``: the measured top (``n_top``), the random sample of the rest (``n_sample``) and how
+        many of it exceed the threshold (``sample_above``), ``capped``, and the rows not measured
+        (``n_unmeasured``), with what the sample says about them (``unmeasured_above``:
+        :func:`~leakaudit.dtp.unmeasured_bound`); None when every row in ``records`` was measured.
     max_after, argmax_after : float, int
         The largest single PDTP after the removal and its row (NaN and -1 when none was measured).
     records_above_after : list of int
@@ -342,6 +347,7 @@ class RemovalEffect(Result):
     n_records: int
     threshold: float
     records_measured: int
+    screening: dict[str, Any] | None
     max_after: float
     argmax_after: int
     records_above_after: list[int]
