@@ -136,8 +136,8 @@ class PoisoningPropertyAttack(BaseEstimator):
     exclude_poison_rows : bool, default=False
         Keep the records the poison was copied from out of the clean shadow and
         ensemble sets (not in the paper). On small pools it removes a shadow/target
-        mismatch: measured on SpamAssassin random 0.3/0.7, n=400, p=0.1, 30 shadows
-        per world, 40 targets: accuracy 0.525 without, 0.675 with.
+        mismatch: no target trains on those records with their true labels
+        (measured: benchmarks/README.md, Session 17).
     exclude_query_rows : bool, default=False
         Keep the query records out of every clean shadow set (not in the paper, whose
         adversary pool is large beside n). Targets never train on the adversary's
