@@ -214,3 +214,19 @@ def test_lbfgs_reports_non_convergence_and_refuses_loo(rng):
         LogisticRegression(solver="lbfgs").loo_proba(X, y, [0])
     with pytest.raises(InvalidParameterError, match="solver must be one of"):
         LogisticRegression(solver="saga").fit(X, y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_bank_rows_are_the_bits_of_each_model_alone(rng, sparse):
+    import scipy.sparse as sp
+
+    X = (rng.random((150, 20)) < 0.3) * rng.normal(size=(150, 20))
+    y = np.arange(150) % 3
+    Xq = sp.csr_matrix(X) if sparse else X
+    subsets = [np.arange(100), np.arange(50, 150), np.arange(0, 150, 2)]
+    for lr in (LogisticRegression(C=2.0), LogisticRegression(C=2.0, solver="lbfgs", tol=1e-4, max_iter=500)):
+        bank = lr.fit_many(Xq, y, subsets, [0, 1, 2])
+        P = bank.predict_proba(Xq)
+        for k, s in enumerate(subsets):
+            np.testing.assert_array_equal(P[k], lr.fit(Xq[s], y[s], random_state=k).predict_proba(Xq))
+            np.testing.assert_array_equal(P[k], bank.model(k).predict_proba(Xq))

@@ -29,7 +29,7 @@ Solvers of that objective (``solver``):
 
 ``X`` may be a SciPy sparse matrix: ``"lbfgs"`` trains on it as it is, ``"newton"``
 densifies each model's rows. :class:`LogisticRegressionBank` holds K fitted
-models and predicts them all with one matrix product.
+models and checks a query once for all of them.
 
 Leave-one-out (spec long-dtp.md §2.4, §8 "Efficiency"):
 
@@ -134,11 +134,13 @@ class LogisticRegressionModel:
     coef_ : ndarray of shape (n_classes, n_features)
     intercept_ : ndarray of shape (n_classes,)  (centred: sums to 0)
     n_iter_ : int  Newton iterations used (batched leave-one-out: Newton/chord steps)
+
+    ``centre=False`` keeps ``intercept`` as given (already centred: centring twice may change its last bits).
     """
 
-    def __init__(self, coef: np.ndarray, intercept: np.ndarray, n_iter: int = 0):
+    def __init__(self, coef: np.ndarray, intercept: np.ndarray, n_iter: int = 0, *, centre: bool = True):
         self.coef_ = coef
-        self.intercept_ = intercept - intercept.mean()
+        self.intercept_ = intercept - intercept.mean() if centre else intercept
         self.n_iter_ = n_iter
         self.n_classes = coef.shape[0]
         self.n_features_in_ = coef.shape[1]
@@ -153,9 +155,9 @@ class LogisticRegressionModel:
         X = _check_query(X, self.n_features_in_)
         return np.asarray(X @ self.coef_.T) + self.intercept_
 
-    def predict_log_proba(self, X: np.ndarray) -> np.ndarray:
-        z = self.decision_function(X)
-        return z - _logsumexp_rows(z)[:, None]
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Log-softmax, shape (n_samples, n_classes)."""
+        return _log_proba(_check_query(X, self.n_features_in_), self.coef_, self.intercept_)
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Softmax probabilities, shape (n_samples, n_classes)."""
@@ -163,6 +165,29 @@ class LogisticRegressionModel:
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         return self.decision_function(X).argmax(axis=1)
+
+
+def _log_softmax_inplace(z: np.ndarray) -> np.ndarray:
+    """``z - logsumexp(z)`` over the last axis, overwriting ``z``; returns ``z``.
+
+    Loops over the classes (numpy's reductions over a short last axis are slow); a model and a bank
+    both use it, so their probabilities are the same bits.
+    """
+    k = z.shape[-1]
+    m = z[..., 0].copy()
+    for c in range(1, k):
+        np.maximum(m, z[..., c], out=m)
+    z -= m[..., None]
+    total = np.exp(z[..., 0])
+    for c in range(1, k):
+        total += np.exp(z[..., c])
+    z -= np.log(total)[..., None]
+    return z
+
+
+def _log_proba(X, coef: np.ndarray, intercept: np.ndarray) -> np.ndarray:
+    """Log-softmax of the logits ``X coef^T + intercept`` of checked rows X, shape (n_samples, n_classes)."""
+    return _log_softmax_inplace(np.asarray(X @ coef.T) + intercept)
 
 
 def _check_query(X: Any, n_features: int):
@@ -174,13 +199,16 @@ def _check_query(X: Any, n_features: int):
 
 
 class LogisticRegressionBank(ModelBank):
-    """K fitted logistic regressions with the same classes and features, queried with one matrix product.
+    """K fitted logistic regressions with the same classes and features, queried together.
+
+    The input is checked once for all K models, and each model's probabilities are the bits
+    its :class:`LogisticRegressionModel` gives.
 
     Parameters
     ----------
     coef : ndarray of shape (K, n_classes, n_features)
     intercept : ndarray of shape (K, n_classes)
-        Centred on construction (each model's intercepts sum to 0).
+        Each model's centred intercepts (sum 0), as :class:`LogisticRegressionModel` holds them.
     n_iter : ndarray of shape (K,), optional
         Solver iterations per model.
     """
@@ -188,35 +216,35 @@ class LogisticRegressionBank(ModelBank):
     accepts_sparse = True
 
     def __init__(self, coef: np.ndarray, intercept: np.ndarray, n_iter: Any = None):
-        self.coef_ = np.asarray(coef, dtype=np.float64)
-        intercept = np.asarray(intercept, dtype=np.float64)
-        self.intercept_ = intercept - intercept.mean(axis=1, keepdims=True)
+        self.coef_ = np.ascontiguousarray(coef, dtype=np.float64)
+        self.intercept_ = np.ascontiguousarray(intercept, dtype=np.float64)
         self.n_models, self.n_classes, self.n_features_in_ = self.coef_.shape
         self.n_iter_ = np.zeros(self.n_models, np.int64) if n_iter is None else np.asarray(n_iter, np.int64)
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Logits of every model, shape (K, n_samples, n_classes); X dense or SciPy sparse."""
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Log-softmax of every model, shape (K, n_samples, n_classes); X dense or SciPy sparse."""
         X = _check_query(X, self.n_features_in_)
         K, k, d = self.coef_.shape
-        Z = np.asarray(X @ self.coef_.reshape(K * k, d).T).reshape(X.shape[0], K, k)
-        return Z.transpose(1, 0, 2) + self.intercept_[:, None, :]
+        if not sp.issparse(X):
+            # a BLAS product may round differently for another number of columns: one product per model
+            out = np.empty((K, X.shape[0], k))
+            for j in range(K):
+                out[j] = _log_proba(X, self.coef_[j], self.intercept_[j])
+            return out
+        # a CSR product accumulates every output column in the same order whatever their number: one product for
+        # all K models, then the row-wise steps of _log_proba (the same bits as each model alone, tested)
+        z = np.asarray(X @ self.coef_.reshape(K * k, d).T).reshape(X.shape[0], K, k) + self.intercept_
+        return _log_softmax_inplace(z).transpose(1, 0, 2)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Softmax probabilities of every model, shape (K, n_samples, n_classes)."""
-        if self.n_classes != 2:
-            return _softmax_inplace(np.ascontiguousarray(self.decision_function(X)))
-        # two classes: p_1 = sigmoid(z_1 - z_0), one product with the weight differences
-        X = _check_query(X, self.n_features_in_)
-        dW = self.coef_[:, 1] - self.coef_[:, 0]
-        db = self.intercept_[:, 1] - self.intercept_[:, 0]
-        with np.errstate(over="ignore"):  # exp overflows to inf for logits below -709: p_1 = 0
-            p1 = 1.0 / (1.0 + np.exp(-(np.asarray(X @ dW.T).T + db[:, None])))
-        return np.stack([1.0 - p1, p1], axis=-1)
+        return np.exp(self.predict_log_proba(X))
 
     def model(self, k: int) -> LogisticRegressionModel:
         if not -self.n_models <= k < self.n_models:
             raise InvalidInputError(f"k={k} is out of range for a bank of {self.n_models} models")
-        return LogisticRegressionModel(self.coef_[k].copy(), self.intercept_[k].copy(), int(self.n_iter_[k]))
+        return LogisticRegressionModel(self.coef_[k].copy(), self.intercept_[k].copy(), int(self.n_iter_[k]),
+                                       centre=False)
 
 
 class _Problem:
