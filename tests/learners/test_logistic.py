@@ -162,3 +162,71 @@ def test_loo_proba_return_full_is_the_full_fit(rng):
     full_q, loo_q = lr.loo_proba(X, y, recs, X_query=X[:6], return_full=True)
     assert full_q.shape == (6, 3) and loo_q.shape == (3, 6, 3)
     np.testing.assert_allclose(full_q, lr.fit(X, y).predict_proba(X[:6]), rtol=0, atol=1e-15)
+
+
+# -- solver="lbfgs": scikit-learn's L-BFGS on the same objective -------------------------------------------
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_lbfgs_is_sklearns_fit_in_our_parametrisation(rng, k):
+    # two classes: our C is scikit-learn's C / 2; three or more: the same C
+    X, y = _data(rng, n=80, k=k)
+    ours = LogisticRegression(C=0.5, solver="lbfgs", tol=1e-4, max_iter=1000).fit(X, y)
+    sk = SkLR(C=1.0 if k == 2 else 0.5, max_iter=1000).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(X), sk.predict_proba(X), atol=1e-12)
+    assert abs(ours.intercept_.sum()) < 1e-12 and ours.coef_.shape == (k, X.shape[1])
+    # ... and the optimum of the Newton solver, up to L-BFGS's tolerance
+    newton = LogisticRegression(C=0.5).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(X), newton.predict_proba(X), atol=1e-3)
+
+
+def test_lbfgs_on_sparse_rows_and_a_bank(rng):
+    import scipy.sparse as sp
+
+    X = (rng.random((120, 30)) < 0.1).astype(float)
+    y = (X[:, :5].sum(1) + rng.random(120) > 1).astype(int)
+    subsets = [np.arange(0, 70), np.arange(40, 120), np.arange(120)]
+    lr = LogisticRegression(C=0.5, solver="lbfgs", tol=1e-4, max_iter=1000)
+    bank = lr.fit_many(sp.csr_matrix(X), y, subsets, [0, 1, 2])
+    assert isinstance(bank, lg.LogisticRegressionBank) and bank.accepts_sparse
+    dense = lr.fit_many(X, y, subsets, [0, 1, 2]).predict_proba(X)
+    np.testing.assert_allclose(bank.predict_proba(sp.csr_matrix(X)), dense, atol=1e-12)
+    for k, s in enumerate(subsets):
+        np.testing.assert_allclose(bank.model(k).predict_proba(X), dense[k], atol=1e-12)
+        ref = SkLR(C=1.0, max_iter=1000).fit(X[s], y[s])
+        np.testing.assert_allclose(dense[k], ref.predict_proba(X), atol=1e-12)
+
+
+def test_lbfgs_subset_missing_a_class_is_solved_by_newton(rng):
+    # scikit-learn fits only the classes it sees; the missing class's optimum is at infinity, where
+    # Newton stops by its gradient tolerance: the model predicts the class it saw
+    X, y = _data(rng, n=60, k=2)
+    lbfgs = LogisticRegression(C=0.5, solver="lbfgs").fit(X[y == 1], y[y == 1], n_classes=2)
+    newton = LogisticRegression(C=0.5).fit(X[y == 1], y[y == 1], n_classes=2)
+    np.testing.assert_array_equal(lbfgs.predict_proba(X), newton.predict_proba(X))
+    assert (lbfgs.predict(X) == 1).all()
+
+
+def test_lbfgs_reports_non_convergence_and_refuses_loo(rng):
+    X, y = _data(rng, n=60, k=3)
+    with pytest.warns(RuntimeWarning, match="did not converge in 2 L-BFGS iterations"):
+        LogisticRegression(solver="lbfgs", max_iter=2, tol=1e-12).fit(X, y)
+    with pytest.raises(InvalidParameterError, match="needs solver='newton'"):
+        LogisticRegression(solver="lbfgs").loo_proba(X, y, [0])
+    with pytest.raises(InvalidParameterError, match="solver must be one of"):
+        LogisticRegression(solver="saga").fit(X, y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_bank_rows_are_the_bits_of_each_model_alone(rng, sparse):
+    import scipy.sparse as sp
+
+    X = (rng.random((150, 20)) < 0.3) * rng.normal(size=(150, 20))
+    y = np.arange(150) % 3
+    Xq = sp.csr_matrix(X) if sparse else X
+    subsets = [np.arange(100), np.arange(50, 150), np.arange(0, 150, 2)]
+    for lr in (LogisticRegression(C=2.0), LogisticRegression(C=2.0, solver="lbfgs", tol=1e-4, max_iter=500)):
+        bank = lr.fit_many(Xq, y, subsets, [0, 1, 2])
+        P = bank.predict_proba(Xq)
+        for k, s in enumerate(subsets):
+            np.testing.assert_array_equal(P[k], lr.fit(Xq[s], y[s], random_state=k).predict_proba(Xq))
+            np.testing.assert_array_equal(P[k], bank.model(k).predict_proba(Xq))

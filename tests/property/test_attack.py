@@ -5,10 +5,9 @@ import pytest
 
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from leakaudit.property import baselines
-from leakaudit.property._logistic import LogisticLearner
 from leakaudit.property.attack import PoisoningPropertyAttack, attack_model_C, evaluate_attack
 from leakaudit.property.estimate import FractionEstimator, evaluate_fraction_estimate
-from leakaudit.property.game import split_pools
+from leakaudit.property.game import logistic_learner, split_pools
 from leakaudit.property.synthetic import make_property_data
 from leakaudit.property.theory import theorem9_window
 
@@ -103,15 +102,15 @@ def test_theory_averaging_distinguisher(poisoned, data, pools):
 
 
 def test_sort_neurons_keeps_the_function():
-    from leakaudit.property._mlp import MLPBank
+    from leakaudit.learners._torch_utils import MLPBank
 
     rng = np.random.default_rng(0)
     W = [rng.normal(size=(3, 4)), rng.normal(size=(4, 2))]
     b = [rng.normal(size=4), rng.normal(size=2)]
     Ws, bs = baselines.sort_neurons(W, b)
     X = rng.normal(size=(5, 3))
-    p1 = MLPBank([w[None] for w in W], [v[None] for v in b]).predict_proba(X)
-    p2 = MLPBank([w[None] for w in Ws], [v[None] for v in bs]).predict_proba(X)
+    p1 = MLPBank([w[None] for w in W], [v[None] for v in b], "relu").predict_proba(X)
+    p2 = MLPBank([w[None] for w in Ws], [v[None] for v in bs], "relu").predict_proba(X)
     assert np.allclose(p1, p2, atol=1e-6)
     norms = np.sqrt((Ws[0] ** 2).sum(0) + bs[0] ** 2)
     assert np.all(np.diff(norms) <= 0)
@@ -119,8 +118,8 @@ def test_sort_neurons_keeps_the_function():
     perm = np.array([2, 0, 3, 1])
     Wp = [W[0][:, perm], W[1][perm]]
     bp = [b[0][perm], b[1]]
-    bank1 = MLPBank([w[None] for w in W], [v[None] for v in b])
-    bank2 = MLPBank([w[None] for w in Wp], [v[None] for v in bp])
+    bank1 = MLPBank([w[None] for w in W], [v[None] for v in b], "relu")
+    bank2 = MLPBank([w[None] for w in Wp], [v[None] for v in bp], "relu")
     assert np.allclose(baselines.whitebox_features(bank1), baselines.whitebox_features(bank2))
 
 
@@ -178,7 +177,7 @@ def test_shadows_are_built_like_targets_without_queries_or_poison_rows(data, poo
 
     adv, _ = pools
     kw = dict(t0=0.05, t1=0.15, poison_rate=0.1, n_train=400, n_shadow=6, n_ensemble=8, n_queries=80)
-    q = select_queries(LogisticLearner(), data, adv, n_train=400, n_ensemble=8, n_queries=80, out_of_bag=True,
+    q = select_queries(logistic_learner(), data, adv, n_train=400, n_ensemble=8, n_queries=80, out_of_bag=True,
                        random_state=0)
     a = PoisoningPropertyAttack(exclude_query_rows=True, exclude_poison_rows=True, random_state=0, **kw)
     a.fit(data, adv, queries=q)

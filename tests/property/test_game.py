@@ -7,7 +7,6 @@ from sklearn.linear_model import LogisticRegression
 
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError
 from leakaudit.property import game, poison, predicates, queries
-from leakaudit.property._logistic import LogisticLearner
 from leakaudit.property.synthetic import make_property_data
 
 
@@ -81,30 +80,32 @@ def test_certainty_and_stream():
 def test_select_queries(data):
     pool = np.arange(1500)
     pz = poison.choose_poison(data, pool, t0=0.05, t1=0.15, poison_rate=0.1, n_train=200, random_state=0)
-    q = queries.select_queries(LogisticLearner(), data, pool, n_train=200, n_ensemble=15, n_queries=60,
+    q = queries.select_queries(game.logistic_learner(), data, pool, n_train=200, n_ensemble=15, n_queries=60,
                                band=0.4, poison=pz, random_state=1)
     assert q.indices.size == 60 and np.all(np.abs(q.crt) <= 0.4) and not q.exhausted
     assert q.X.shape == (80, data.X.shape[1]) and np.array_equal(q.X[60:], pz.X)
-    q2 = queries.select_queries(LogisticLearner(), data, pool, n_train=200, n_ensemble=15, n_queries=60,
+    q2 = queries.select_queries(game.logistic_learner(), data, pool, n_train=200, n_ensemble=15, n_queries=60,
                                 band=0.4, poison=pz, random_state=1)
     assert np.array_equal(q.indices, q2.indices)
     # A narrow band on a small pool runs out: exhausted is reported, not an error.
-    q3 = queries.select_queries(LogisticLearner(), data, np.arange(100), n_train=50, n_ensemble=5,
+    q3 = queries.select_queries(game.logistic_learner(), data, np.arange(100), n_train=50, n_ensemble=5,
                                 n_queries=90, band=0.0, random_state=1)
     assert q3.exhausted and q3.indices.size < 90
 
 
-def test_logistic_learner_matches_sklearn_and_sparse(data):
+def test_logistic_learner_is_sklearns_default_logistic_regression(data):
+    # The paper's learner: scikit-learn's LogisticRegression() (lbfgs, C = 1, tol 1e-4), on sparse rows too.
     subsets = [np.arange(0, 300), np.arange(300, 700)]
-    bank = LogisticLearner(C=0.5).fit_many(data.X, data.y, subsets, [0, 1])
+    bank = game.logistic_learner().fit_many(sp.csr_matrix(data.X), data.y, subsets, [0, 1])
     for k, s in enumerate(subsets):
-        ref = LogisticRegression(C=0.5, max_iter=1000).fit(data.X[s], data.y[s])
-        assert np.allclose(bank.coef_[k], ref.coef_[0], atol=1e-3)
-        assert np.allclose(bank.predict_proba(data.X[:50])[k], ref.predict_proba(data.X[:50]), atol=1e-3)
-    sbank = LogisticLearner(C=0.5).fit_many(sp.csr_matrix(data.X), data.y, subsets, [0, 1])
-    assert np.allclose(sbank.coef_, bank.coef_, atol=1e-3)
-    one = LogisticLearner().fit_many(data.X, np.ones(len(data), int), [np.arange(10)], [0])
-    assert (one.predict(data.X[:5]) == 1).all()
+        ref = LogisticRegression(max_iter=1000).fit(data.X[s], data.y[s])
+        np.testing.assert_allclose(bank.predict_proba(data.X[:50])[k], ref.predict_proba(data.X[:50]), atol=1e-12)
+
+
+def test_mlp_learner_is_the_papers_network(data):
+    bank = game.mlp_learner((8, 4), epochs=2).fit_many(sp.csr_matrix(data.X), data.y, [np.arange(200)], [0])
+    assert [w.shape for w in bank.weights_] == [(1, data.X.shape[1], 8), (1, 8, 4), (1, 4, 2)]
+    assert bank.activation == "relu" and bank.info["optimizer"] == "adam" and bank.info["mode"] == "fast"
 
 
 def test_predicates():
@@ -155,12 +156,12 @@ def test_select_queries_out_of_bag_uses_only_unseen_models(data):
     # Every accepted query's certainty must equal the out-of-bag estimate recomputed from the same ensemble.
     pool = np.arange(1200)
     kw = dict(n_train=600, n_ensemble=12, n_queries=40, band=0.4, random_state=5)
-    q = queries.select_queries(LogisticLearner(), data, pool, out_of_bag=True, min_out_of_bag=3, **kw)
+    q = queries.select_queries(game.logistic_learner(), data, pool, out_of_bag=True, min_out_of_bag=3, **kw)
     rng = np.random.default_rng(5)
     pos, neg = pool[data.f[pool]], pool[~data.f[pool]]
     sets = [game.sample_mixture(pos, neg, 600, random_state=rng) for _ in range(12)]
-    bank = LogisticLearner().fit_many(data.X, data.y, sets, list(range(12)))
-    votes = bank.predict(data.X[q.indices])
+    bank = game.logistic_learner().fit_many(data.X, data.y, sets, list(range(12)))
+    votes = bank.predict_proba(data.X[q.indices]).argmax(axis=-1)
     inside = np.stack([np.isin(q.indices, s) for s in sets])
     ref = queries.out_of_bag_certainty(votes, inside, min_models=3)
     np.testing.assert_allclose(q.crt, ref)

@@ -25,6 +25,7 @@ __all__ = [
     "check_learner_bad_input_raises",
     "check_learner_clone_roundtrip",
     "check_learner_chunking_invariant",
+    "check_learner_sparse_input",
     "LEARNER_CHECKS",
 ]
 
@@ -250,12 +251,37 @@ def check_learner_chunking_invariant(learner: Any, X: Any = None, y: Any = None,
             f"{len(subsets)}: {_maxdiff(got, ref)}); model k must depend only on subsets[k] and seeds[k]")
 
 
+def check_learner_sparse_input(learner: Any, X: Any = None, y: Any = None, *, atol: float = 1e-5,
+                               random_state: int = 0) -> None:
+    """A SciPy sparse ``X`` trains the same models as the same ``X`` dense, in ``fit`` and ``fit_many``
+    (a learner without ``accepts_sparse`` gets the rows its subsets use, densified); a bank that
+    ``accepts_sparse`` predicts the same for a sparse query."""
+    import scipy.sparse as sp
+
+    X, y, n_classes = _data(learner, X, y, random_state)
+    name = _name(learner)
+    Xs = sp.csr_matrix(X)
+    subsets = _subsets(len(X), y, learner.task, random_state)
+    seeds = spawn_seeds(random_state, len(subsets))
+    dense = _outputs(learner, learner.fit_many(X, y, subsets, seeds, n_classes=n_classes), X)
+    bank = learner.fit_many(Xs, y, subsets, seeds, n_classes=n_classes)
+    got = _outputs(learner, bank, X)
+    assert _close(got, dense, atol), f"{name}.fit_many on sparse X differs from dense X ({_maxdiff(got, dense)})"
+    if getattr(bank, "accepts_sparse", False):
+        q = _outputs(learner, bank, Xs)
+        assert _close(q, dense, atol), f"{name}: its bank predicts a sparse query differently ({_maxdiff(q, dense)})"
+    a = _outputs(learner, learner.fit(X, y, random_state=5, n_classes=n_classes), X)
+    b = _outputs(learner, learner.fit(Xs, y, random_state=5, n_classes=n_classes), X)
+    assert _close(a, b, atol), f"{name}.fit on sparse X differs from dense X ({_maxdiff(a, b)})"
+
+
 LEARNER_CHECKS = (
     check_learner_fit_many_equals_fit,
     check_learner_same_seed_same_model,
     check_learner_bad_input_raises,
     check_learner_clone_roundtrip,
     check_learner_chunking_invariant,
+    check_learner_sparse_input,
 )
 
 

@@ -59,13 +59,13 @@ def run_property_audit(data, *, t0: float, t1: float, poison_rates: list[float],
     Algorithm 2 uses out-of-bag certainty (needed when the adversary's pool is small beside n;
     see docs/reproduction/chase-fig1.md). False is the paper's protocol.
     """
-    from ..property._logistic import LogisticLearner
+    from ..property.game import logistic_learner
     from ..property.attack import PoisoningPropertyAttack, evaluate_attack
     from ..property.game import split_pools
     from ..property.queries import select_queries
 
     adv, vic = split_pools(len(data), random_state=seed)
-    learner = LogisticLearner()
+    learner = logistic_learner()
     q = select_queries(learner, data, adv, n_train=attack_params["n_train"], n_ensemble=attack_params["n_ensemble"],
                        n_queries=attack_params["n_queries"], band=attack_params["band"],
                        out_of_bag=matched_shadows, random_state=seed + 1)

@@ -6,6 +6,11 @@ A *learner* is a training algorithm with its hyperparameters (set in
 :class:`ModelBank`. Labels are integer class indices ``0..n_classes-1``; every
 model of a bank reports probabilities for all ``n_classes`` classes even when
 its subset misses one.
+
+``X`` may be a SciPy sparse matrix (one-hot or bag-of-words data). A learner
+that trains on it as it is sets ``accepts_sparse = True``; every other learner
+gets a dense array, in ``fit_many`` of only the rows its subsets use (with the
+subsets renumbered), so a large sparse pool is never densified whole.
 """
 
 from __future__ import annotations
@@ -15,13 +20,15 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from .._random import RandomStateLike, spawn_seeds
 from .._validation import check_indices, check_labels, check_matrix, check_vector, check_consistent_length
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 
-__all__ = ["Model", "Learner", "ModelBank", "ListModelBank", "check_fit_inputs", "check_subsets"]
+__all__ = ["Learner", "ListModelBank", "Model", "ModelBank", "check_feature_matrix", "check_fit_inputs",
+           "check_many_inputs", "check_subsets", "resolve_seeds"]
 
 
 @runtime_checkable
@@ -41,6 +48,8 @@ class ModelBank(abc.ABC):
 
     n_models: int
     n_classes: int | None
+    #: whether predict_proba / predict take a SciPy sparse X as it is
+    accepts_sparse: bool = False
 
     def __len__(self) -> int:
         return self.n_models
@@ -94,9 +103,13 @@ class Learner(BaseEstimator, abc.ABC):
     Class attributes
     ----------------
     task : {"classification", "regression"}
+    accepts_sparse : bool
+        Whether ``_fit`` / ``_fit_many`` take a SciPy CSR matrix as ``X``
+        (else they get a dense float64 array).
     """
 
     task: str = "classification"
+    accepts_sparse: bool = False
 
     # -- public API ---------------------------------------------------------
     def fit(self, X: Any, y: Any, *, random_state: RandomStateLike = None, n_classes: int | None = None) -> Any:
@@ -104,7 +117,7 @@ class Learner(BaseEstimator, abc.ABC):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or SciPy sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Integer class indices for classifiers; real targets for regressors.
         random_state : None, int or Generator
@@ -115,7 +128,8 @@ class Learner(BaseEstimator, abc.ABC):
         -------
         model : object with ``predict_proba`` (classifiers) or ``predict`` (regressors)
         """
-        X, y, n_classes = check_fit_inputs(X, y, task=self.task, n_classes=n_classes)
+        X, y, n_classes = check_fit_inputs(X, y, task=self.task, n_classes=n_classes,
+                                           accept_sparse=self.accepts_sparse)
         return self._fit(X, y, random_state=random_state, n_classes=n_classes)
 
     def fit_many(
@@ -131,7 +145,7 @@ class Learner(BaseEstimator, abc.ABC):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or SciPy sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         subsets : sequence of K index arrays (or boolean masks of length n_samples)
         random_states : sequence of K ints, or one seed from which K are spawned
@@ -142,9 +156,8 @@ class Learner(BaseEstimator, abc.ABC):
         -------
         ModelBank with ``n_models == K``.
         """
-        X, y, n_classes = check_fit_inputs(X, y, task=self.task, n_classes=n_classes)
-        subsets = check_subsets(subsets, n=len(X), y=y if self.task == "classification" else None)
-        seeds = resolve_seeds(random_states, len(subsets))
+        X, y, subsets, seeds, n_classes = check_many_inputs(X, y, subsets, random_states, task=self.task,
+                                                            n_classes=n_classes, accept_sparse=self.accepts_sparse)
         return self._fit_many(X, y, subsets, seeds, n_classes=n_classes)
 
     def fit_predict_many(
@@ -175,10 +188,9 @@ class Learner(BaseEstimator, abc.ABC):
         if self.task != "classification":
             raise UnsupportedError(f"fit_predict_many returns class probabilities; {type(self).__name__} is a "
                                    f"{self.task} learner (use fit_many(...).predict)")
-        X, y, n_classes = check_fit_inputs(X, y, task=self.task, n_classes=n_classes)
-        subsets = check_subsets(subsets, n=len(X), y=y)
-        seeds = resolve_seeds(random_states, len(subsets))
-        Xq = check_matrix(X_query, name="X_query", allow_empty=True)
+        X, y, subsets, seeds, n_classes = check_many_inputs(X, y, subsets, random_states, task=self.task,
+                                                            n_classes=n_classes, accept_sparse=self.accepts_sparse)
+        Xq = check_feature_matrix(X_query, name="X_query", allow_empty=True, accept_sparse=self.accepts_sparse)
         if Xq.shape[1] != X.shape[1]:
             raise InvalidInputError(f"X_query has {Xq.shape[1]} features; X has {X.shape[1]}")
         return self._fit_predict_many(X, y, subsets, seeds, Xq, n_classes=n_classes)
@@ -214,10 +226,35 @@ def resolve_seeds(random_states: Sequence[int] | RandomStateLike, k: int) -> lis
 _MAX_ABS_FEATURE = 1e100
 
 
-def check_fit_inputs(X: Any, y: Any, *, task: str, n_classes: int | None = None):
-    """Validate training inputs; return (X float64 2D, y, n_classes or None)."""
-    X = check_matrix(X, name="X")
-    big = float(np.abs(X).max()) if X.size else 0.0
+def check_feature_matrix(X: Any, *, name: str = "X", allow_empty: bool = False, accept_sparse: bool = False):
+    """A finite 2-D float64 feature matrix: a dense array, or a CSR matrix where ``accept_sparse``.
+
+    A SciPy sparse ``X`` is densified unless ``accept_sparse``.
+    """
+    if not sp.issparse(X):
+        return check_matrix(X, name=name, allow_empty=allow_empty)
+    if not accept_sparse:
+        return check_matrix(X.toarray(), name=name, allow_empty=allow_empty)
+    if X.ndim != 2:
+        raise InvalidInputError(f"{name} must be 2-dimensional; got shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise InvalidInputError(f"{name} must hold numbers; got dtype {X.dtype}")
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if X.shape[0] == 0 and not allow_empty:
+        raise InvalidInputError(f"{name} has no rows")
+    if X.nnz and not np.isfinite(X.data).all():
+        raise InvalidInputError(f"{name} contains NaN or inf")
+    return X
+
+
+def check_fit_inputs(X: Any, y: Any, *, task: str, n_classes: int | None = None, accept_sparse: bool = False):
+    """Validate training inputs; return (X, y, n_classes or None).
+
+    X comes back as a 2-D float64 array, or as a CSR matrix if it is sparse and ``accept_sparse``.
+    """
+    X = check_feature_matrix(X, name="X", accept_sparse=accept_sparse)
+    values = X.data if sp.issparse(X) else X
+    big = float(np.abs(values).max()) if values.size else 0.0
     if big > _MAX_ABS_FEATURE:
         raise InvalidInputError(
             f"X holds a value of magnitude {big:.3g}; values above {_MAX_ABS_FEATURE:.0e} overflow training "
@@ -225,7 +262,7 @@ def check_fit_inputs(X: Any, y: Any, *, task: str, n_classes: int | None = None)
         )
     if task == "classification":
         y = check_labels(y, name="y")
-        check_consistent_length(X=X, y=y)
+        check_consistent_length(X=range(X.shape[0]), y=y)
         inferred = int(y.max()) + 1
         if n_classes is None:
             n_classes = max(inferred, 2)
@@ -233,7 +270,7 @@ def check_fit_inputs(X: Any, y: Any, *, task: str, n_classes: int | None = None)
             raise InvalidInputError(f"y holds label {inferred - 1} but n_classes={n_classes}")
     else:
         y = check_vector(y, name="y")
-        check_consistent_length(X=X, y=y)
+        check_consistent_length(X=range(X.shape[0]), y=y)
         n_classes = None
     return X, y, n_classes
 
@@ -250,3 +287,31 @@ def check_subsets(subsets: Sequence[Any], *, n: int, y: np.ndarray | None = None
     for k, s in enumerate(subsets):
         out.append(check_indices(s, name=f"subsets[{k}]", n=n))
     return out
+
+
+def check_many_inputs(X: Any, y: Any, subsets: Sequence[Any], random_states: Sequence[int] | RandomStateLike, *,
+                      task: str, n_classes: int | None = None, accept_sparse: bool = False):
+    """The opening of every ``fit_many``: validate the data, the K subsets and the K seeds.
+
+    A sparse ``X`` that the learner does not take as it is (``accept_sparse=False``) is
+    reduced to the rows the subsets use, densified, and the subsets renumbered into it
+    (model k trains on the same rows in the same order).
+
+    Returns
+    -------
+    X : ndarray of shape (n_rows, n_features) or CSR matrix
+    y : ndarray of shape (n_rows,)
+    subsets : list of K int64 index arrays into X
+    seeds : list of K ints
+    n_classes : int or None
+    """
+    compact = sp.issparse(X) and not accept_sparse
+    # a sparse X is validated as it is (densifying rows no subset uses could take far more memory)
+    X, y, n_classes = check_fit_inputs(X, y, task=task, n_classes=n_classes, accept_sparse=accept_sparse or compact)
+    subsets = check_subsets(subsets, n=X.shape[0], y=y if task == "classification" else None)
+    seeds = resolve_seeds(random_states, len(subsets))
+    if compact:
+        used = np.unique(np.concatenate(subsets))
+        X, y = X[used].toarray(), y[used]
+        subsets = [np.searchsorted(used, s) for s in subsets]
+    return X, y, subsets, seeds, n_classes

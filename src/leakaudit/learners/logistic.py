@@ -15,6 +15,22 @@ form with one weight row per class; it equals scikit-learn's binary model with
 Intercepts are defined up to a common shift; we centre them (sum zero), so the
 parameter vector ``u = (W, b)`` is unique, as Thm 6.9 of Long et al. needs.
 
+Solvers of that objective (``solver``):
+
+- ``"newton"`` (default): the Newton method above, to the relative gradient
+  tolerance ``tol``; the leave-one-out paths below start from its solution.
+- ``"lbfgs"``: scikit-learn's ``LogisticRegression`` (L-BFGS, its ``tol`` and
+  ``max_iter``) on the same objective (``C_sklearn = 2 C`` for two classes), for
+  many cheap fits on wide or SciPy sparse data (Chase et al.'s shadow models on
+  one-hot Census rows and TF-IDF e-mails). scikit-learn fits only the classes a
+  subset holds; a subset missing one of the ``n_classes`` (whose optimum then
+  lies at infinity) is fitted by the Newton method instead, which stops where
+  the gradient meets ``tol``.
+
+``X`` may be a SciPy sparse matrix: ``"lbfgs"`` trains on it as it is, ``"newton"``
+densifies each model's rows. :class:`LogisticRegressionBank` holds K fitted
+models and checks a query once for all of them.
+
 Leave-one-out (spec long-dtp.md §2.4, §8 "Efficiency"):
 
 - ``method="newton"`` (exact): each ``T \\ {t}`` problem is solved to the same
@@ -41,12 +57,13 @@ import warnings
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import check_choice, check_indices, check_matrix, check_scalar
-from ..exceptions import ApproximationWarning, InvalidInputError
-from ._base import Learner, check_fit_inputs
+from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParameterError
+from ._base import Learner, ModelBank, check_feature_matrix, check_fit_inputs
 
-__all__ = ["LogisticRegression", "LogisticRegressionModel"]
+__all__ = ["LogisticRegression", "LogisticRegressionBank", "LogisticRegressionModel"]
 
 _CHORD_CONTRACTION = 0.5  # a batched step must at least halve max|grad|, else the record goes one-at-a-time
 _BLOCK_ELEMENTS = 2 ** 21  # records per block: n * k * block <= this (keeps the (n, block, k) temporaries ~16 MB)
@@ -117,11 +134,13 @@ class LogisticRegressionModel:
     coef_ : ndarray of shape (n_classes, n_features)
     intercept_ : ndarray of shape (n_classes,)  (centred: sums to 0)
     n_iter_ : int  Newton iterations used (batched leave-one-out: Newton/chord steps)
+
+    ``centre=False`` keeps ``intercept`` as given (already centred: centring twice may change its last bits).
     """
 
-    def __init__(self, coef: np.ndarray, intercept: np.ndarray, n_iter: int = 0):
+    def __init__(self, coef: np.ndarray, intercept: np.ndarray, n_iter: int = 0, *, centre: bool = True):
         self.coef_ = coef
-        self.intercept_ = intercept - intercept.mean()
+        self.intercept_ = intercept - intercept.mean() if centre else intercept
         self.n_iter_ = n_iter
         self.n_classes = coef.shape[0]
         self.n_features_in_ = coef.shape[1]
@@ -131,16 +150,14 @@ class LogisticRegressionModel:
         """Parameter vector u = (W, b), shape (n_classes * (n_features + 1),)."""
         return np.concatenate([self.coef_.ravel(), self.intercept_])
 
-    def decision_function(self, X: np.ndarray) -> np.ndarray:
-        """Logits ``W x + b``, shape (n_samples, n_classes)."""
-        X = check_matrix(X, name="X")
-        if X.shape[1] != self.n_features_in_:
-            raise InvalidInputError(f"X has {X.shape[1]} features; the model was fitted on {self.n_features_in_}")
-        return X @ self.coef_.T + self.intercept_
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Logits ``W x + b``, shape (n_samples, n_classes); X dense or SciPy sparse."""
+        X = _check_query(X, self.n_features_in_)
+        return np.asarray(X @ self.coef_.T) + self.intercept_
 
-    def predict_log_proba(self, X: np.ndarray) -> np.ndarray:
-        z = self.decision_function(X)
-        return z - _logsumexp_rows(z)[:, None]
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Log-softmax, shape (n_samples, n_classes)."""
+        return _log_proba(_check_query(X, self.n_features_in_), self.coef_, self.intercept_)
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Softmax probabilities, shape (n_samples, n_classes)."""
@@ -148,6 +165,86 @@ class LogisticRegressionModel:
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         return self.decision_function(X).argmax(axis=1)
+
+
+def _log_softmax_inplace(z: np.ndarray) -> np.ndarray:
+    """``z - logsumexp(z)`` over the last axis, overwriting ``z``; returns ``z``.
+
+    Loops over the classes (numpy's reductions over a short last axis are slow); a model and a bank
+    both use it, so their probabilities are the same bits.
+    """
+    k = z.shape[-1]
+    m = z[..., 0].copy()
+    for c in range(1, k):
+        np.maximum(m, z[..., c], out=m)
+    z -= m[..., None]
+    total = np.exp(z[..., 0])
+    for c in range(1, k):
+        total += np.exp(z[..., c])
+    z -= np.log(total)[..., None]
+    return z
+
+
+def _log_proba(X, coef: np.ndarray, intercept: np.ndarray) -> np.ndarray:
+    """Log-softmax of the logits ``X coef^T + intercept`` of checked rows X, shape (n_samples, n_classes)."""
+    return _log_softmax_inplace(np.asarray(X @ coef.T) + intercept)
+
+
+def _check_query(X: Any, n_features: int):
+    """A query matrix (dense, or CSR if sparse) with ``n_features`` columns."""
+    X = check_feature_matrix(X, name="X", allow_empty=True, accept_sparse=True)
+    if X.shape[1] != n_features:
+        raise InvalidInputError(f"X has {X.shape[1]} features; the model was fitted on {n_features}")
+    return X
+
+
+class LogisticRegressionBank(ModelBank):
+    """K fitted logistic regressions with the same classes and features, queried together.
+
+    The input is checked once for all K models, and each model's probabilities are the bits
+    its :class:`LogisticRegressionModel` gives.
+
+    Parameters
+    ----------
+    coef : ndarray of shape (K, n_classes, n_features)
+    intercept : ndarray of shape (K, n_classes)
+        Each model's centred intercepts (sum 0), as :class:`LogisticRegressionModel` holds them.
+    n_iter : ndarray of shape (K,), optional
+        Solver iterations per model.
+    """
+
+    accepts_sparse = True
+
+    def __init__(self, coef: np.ndarray, intercept: np.ndarray, n_iter: Any = None):
+        self.coef_ = np.ascontiguousarray(coef, dtype=np.float64)
+        self.intercept_ = np.ascontiguousarray(intercept, dtype=np.float64)
+        self.n_models, self.n_classes, self.n_features_in_ = self.coef_.shape
+        self.n_iter_ = np.zeros(self.n_models, np.int64) if n_iter is None else np.asarray(n_iter, np.int64)
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Log-softmax of every model, shape (K, n_samples, n_classes); X dense or SciPy sparse."""
+        X = _check_query(X, self.n_features_in_)
+        K, k, d = self.coef_.shape
+        if not sp.issparse(X):
+            # a BLAS product may round differently for another number of columns: one product per model
+            out = np.empty((K, X.shape[0], k))
+            for j in range(K):
+                out[j] = _log_proba(X, self.coef_[j], self.intercept_[j])
+            return out
+        # a CSR product accumulates every output column in the same order whatever their number: one product for
+        # all K models, then the row-wise steps of _log_proba (the same bits as each model alone, tested)
+        z = np.asarray(X @ self.coef_.reshape(K * k, d).T).reshape(X.shape[0], K, k) + self.intercept_
+        return _log_softmax_inplace(z).transpose(1, 0, 2)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Softmax probabilities of every model, shape (K, n_samples, n_classes)."""
+        return np.exp(self.predict_log_proba(X))
+
+    def model(self, k: int) -> LogisticRegressionModel:
+        if not -self.n_models <= k < self.n_models:
+            raise InvalidInputError(f"k={k} is out of range for a bank of {self.n_models} models")
+        return LogisticRegressionModel(self.coef_[k].copy(), self.intercept_[k].copy(), int(self.n_iter_[k]),
+                                       centre=False)
 
 
 class _Problem:
@@ -399,29 +496,50 @@ class LogisticRegression(Learner):
     C : float, default=1.0
         Inverse regularisation strength (scikit-learn's convention):
         minimise ``0.5 ||W||^2 + C sum_i loss_i``. The spec's default for Long
-        et al.'s LR is weak regularisation, e.g. ``C >= 1e3``.
+        et al.'s LR is weak regularisation, e.g. ``C >= 1e3``. For two classes
+        this is scikit-learn's binary ``LogisticRegression(C=2 * C)``.
     tol : float, default=1e-8
-        Stop when ``||grad||_inf <= tol * max(1, ||grad at 0||_inf)``.
+        ``solver="newton"``: stop when ``||grad||_inf <= tol * max(1, ||grad at 0||_inf)``.
+        ``solver="lbfgs"``: scikit-learn's ``tol`` (its default is 1e-4).
     max_iter : int, default=100
-        Newton iterations.
+        Newton iterations, or L-BFGS iterations.
     dense_max : int, default=2000
-        Largest number of parameters for which the dense Hessian is used
+        Largest number of parameters for which Newton uses the dense Hessian
         (else conjugate gradients on Hessian-vector products).
     blas_threads : int or None, default=1
-        BLAS threads while solving (via threadpoolctl); None leaves the setting
-        alone. One thread is 3-20x faster for these small matrices on a busy
-        machine (oversubscribed BLAS threads spin).
+        BLAS and OpenMP threads while solving (via threadpoolctl); None leaves
+        the setting alone. The matrices are small: on a busy machine extra
+        threads mostly spin.
+    solver : {"newton", "lbfgs"}, default="newton"
+        Our Newton method, or scikit-learn's L-BFGS (see the module docstring).
+        The leave-one-out methods need "newton".
+
+    Notes
+    -----
+    ``X`` may be a SciPy sparse matrix. :meth:`fit_many` returns a
+    :class:`LogisticRegressionBank`, whose ``predict_proba`` has shape
+    (K, n_samples, n_classes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([0, 0, 1, 1])
+    >>> bank = LogisticRegression(C=10.0).fit_many(X, y, [[0, 1, 2, 3], [1, 2]], [0, 1])
+    >>> bank.predict_proba(X).shape
+    (2, 4, 2)
     """
 
     _loo_method_name = "batched warm-started Newton leave-one-out (exact to solver tolerance)"
+    accepts_sparse = True
 
     def __init__(self, *, C: float = 1.0, tol: float = 1e-8, max_iter: int = 100, dense_max: int = 2000,
-                 blas_threads: int | None = 1):
+                 blas_threads: int | None = 1, solver: str = "newton"):
         self.C = C
         self.tol = tol
         self.max_iter = max_iter
         self.dense_max = dense_max
         self.blas_threads = blas_threads
+        self.solver = solver
 
     def _threads(self):
         import contextlib
@@ -429,13 +547,14 @@ class LogisticRegression(Learner):
         if self.blas_threads is None:
             return contextlib.nullcontext()
         check_scalar(self.blas_threads, name="blas_threads", kind=int, min_val=1)
-        return _blas_controller().limit(limits=self.blas_threads, user_api="blas")
+        return _blas_controller().limit(limits=self.blas_threads)
 
     def _check(self):
         check_scalar(self.C, name="C", min_val=0.0, include_min=False)
         check_scalar(self.tol, name="tol", min_val=0.0, include_min=False)
         check_scalar(self.max_iter, name="max_iter", kind=int, min_val=1)
         check_scalar(self.dense_max, name="dense_max", kind=int, min_val=0)
+        check_choice(self.solver, name="solver", choices=("newton", "lbfgs"))
 
     def _tol_abs(self, prob: _Problem) -> float:
         # gradient at u = 0 in closed form: P = 1/k, so grad = C (1/k - Y)^T [X, 1]
@@ -445,14 +564,47 @@ class LogisticRegression(Learner):
 
     def _fit(self, X, y, *, random_state=None, n_classes=None, u0=None, tol_abs=None):
         self._check()
-        prob = _Problem(X, y, int(n_classes), float(self.C))
+        with self._threads():
+            return self._solve(X, y, int(n_classes), u0=u0, tol_abs=tol_abs)
+
+    def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> LogisticRegressionBank:
+        self._check()
+        with self._threads():  # both solvers are deterministic: the seeds are not needed
+            models = [self._solve(X[s], y[s], int(n_classes)) for s in subsets]
+        return LogisticRegressionBank(np.stack([m.coef_ for m in models]), np.stack([m.intercept_ for m in models]),
+                                      [m.n_iter_ for m in models])
+
+    def _solve(self, X, y, k: int, *, u0=None, tol_abs=None) -> LogisticRegressionModel:
+        """One model on validated rows (X dense, or CSR for "lbfgs"), inside the thread limit."""
+        if self.solver == "lbfgs" and u0 is None and np.unique(y).size == k:
+            return self._lbfgs(X, y, k)
+        if sp.issparse(X):
+            X = X.toarray()
+        prob = _Problem(X, y, k, float(self.C))
         if tol_abs is None:
             tol_abs = self._tol_abs(prob)
         start = np.zeros(prob.k * (prob.d + 1)) if u0 is None else u0
-        with self._threads():
-            u, it = _newton(prob, start, tol_abs=tol_abs, max_iter=self.max_iter, dense_max=self.dense_max)
+        u, it = _newton(prob, start, tol_abs=tol_abs, max_iter=self.max_iter, dense_max=self.dense_max)
         W, b = prob.unpack(u)
         return LogisticRegressionModel(W.copy(), b.copy(), it)
+
+    def _lbfgs(self, X, y, k: int) -> LogisticRegressionModel:
+        """scikit-learn's L-BFGS fit of every class of ``0..k-1`` (all present in y), in our parametrisation."""
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.linear_model import LogisticRegression as SkLogisticRegression
+
+        est = SkLogisticRegression(C=2.0 * self.C if k == 2 else float(self.C), tol=self.tol, max_iter=self.max_iter)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # reported below, in the Newton path's words
+            est.fit(X, y)
+        n_iter = int(np.max(est.n_iter_))
+        if n_iter >= self.max_iter:
+            warnings.warn(f"logistic regression did not converge in {self.max_iter} L-BFGS iterations (tol "
+                          f"{self.tol:g}); raise max_iter or lower C", RuntimeWarning, stacklevel=4)
+        if k == 2:  # the binary model's one weight vector w is the softmax pair (-w / 2, w / 2)
+            w, b = est.coef_[0] / 2, float(est.intercept_[0]) / 2
+            return LogisticRegressionModel(np.stack([-w, w]), np.array([-b, b]), n_iter)
+        return LogisticRegressionModel(est.coef_.copy(), est.intercept_.copy(), n_iter)
 
     # -- leave-one-out ------------------------------------------------------
     def _loo_newton_one_at_a_time(self, X, y, records, u, n_classes):
@@ -545,6 +697,9 @@ class LogisticRegression(Learner):
         return full, theta, np.zeros(R, dtype=np.int64), 0
 
     def _loo_inputs(self, X, y, records, method, n_classes):
+        if self.solver != "newton":
+            raise InvalidParameterError(f"leave-one-out starts from the Newton solution and needs solver='newton'; "
+                                        f"got solver={self.solver!r}")
         X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
         records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
         check_choice(method, name="method", choices=("newton", "influence"))

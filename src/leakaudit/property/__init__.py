@@ -9,12 +9,10 @@ distinguisher), ``estimate`` (estimating t), ``datasets`` (Census-Income KDD,
 SpamAssassin), ``synthetic``, ``results``.
 """
 
-from ._logistic import LinearModelBank, LogisticLearner
-from ._mlp import BatchedMLPLearner
 from .attack import PoisoningPropertyAttack, evaluate_attack, label_vector_shift
 from .baselines import no_poison_attack, theory_averaging_guess, theory_window_queries, whitebox_attack
 from .estimate import FractionEstimator, evaluate_fraction_estimate
-from .game import Poison, PropertyData, play_game, sample_world, split_pools
+from .game import Poison, PropertyData, logistic_learner, mlp_learner, play_game, sample_world, split_pools
 from .poison import choose_poison
 from .queries import QuerySet, select_queries
 from .results import PropertyAttackResult, PropertyEstimateResult, WhiteBoxResult
@@ -22,10 +20,9 @@ from .synthetic import make_property_data
 from .theory import CertaintyWindow, max_poison_rate, theorem9_window, window_table
 
 __all__ = [
-    "BatchedMLPLearner", "CertaintyWindow", "FractionEstimator", "LinearModelBank", "LogisticLearner", "Poison",
-    "PoisoningPropertyAttack", "PropertyAttackResult", "PropertyData", "PropertyEstimateResult", "QuerySet",
-    "WhiteBoxResult", "choose_poison", "evaluate_attack", "evaluate_fraction_estimate", "make_property_data",
-    "max_poison_rate", "no_poison_attack", "play_game", "sample_world", "select_queries", "split_pools",
-    "label_vector_shift", "theorem9_window", "theory_averaging_guess", "theory_window_queries", "whitebox_attack",
-    "window_table",
+    "CertaintyWindow", "FractionEstimator", "Poison", "PoisoningPropertyAttack", "PropertyAttackResult",
+    "PropertyData", "PropertyEstimateResult", "QuerySet", "WhiteBoxResult", "choose_poison", "evaluate_attack",
+    "evaluate_fraction_estimate", "label_vector_shift", "logistic_learner", "make_property_data", "max_poison_rate",
+    "mlp_learner", "no_poison_attack", "play_game", "sample_world", "select_queries", "split_pools",
+    "theorem9_window", "theory_averaging_guess", "theory_window_queries", "whitebox_attack", "window_table",
 ]

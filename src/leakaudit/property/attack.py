@@ -25,8 +25,8 @@ from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditErro
 from ..metrics import auc as _auc
 from ..metrics import clopper_pearson
 from .game import (
-    POISON_ACCOUNTING, PREVALENCE_SAMPLING, PropertyData, check_rate, n_clean, play_game, sample_world,
-    split_pools, train_and_query,
+    POISON_ACCOUNTING, PREVALENCE_SAMPLING, PropertyData, check_rate, logistic_learner, n_clean, play_game,
+    sample_world, split_pools, train_and_query,
 )
 from .poison import VARIANTS, choose_poison
 from .queries import select_queries
@@ -113,7 +113,7 @@ class PoisoningPropertyAttack(BaseEstimator):
         Victim training-set size ``n``.
     learner : leakaudit Learner or None
         Training algorithm of the target (known to the adversary); default
-        :class:`~leakaudit.property._logistic.LogisticLearner` (C = 1).
+        :func:`~leakaudit.property.game.logistic_learner` (scikit-learn's L2 logistic regression, C = 1).
     n_shadow : int, default=500
         ``k``: shadow models per world (2k in all).
     n_ensemble : int, default=1000
@@ -136,8 +136,8 @@ class PoisoningPropertyAttack(BaseEstimator):
     exclude_poison_rows : bool, default=False
         Keep the records the poison was copied from out of the clean shadow and
         ensemble sets (not in the paper). On small pools it removes a shadow/target
-        mismatch: measured on SpamAssassin random 0.3/0.7, n=400, p=0.1, 30 shadows
-        per world, 40 targets: accuracy 0.525 without, 0.675 with.
+        mismatch: no target trains on those records with their true labels
+        (measured: benchmarks/README.md, Session 17).
     exclude_query_rows : bool, default=False
         Keep the query records out of every clean shadow set (not in the paper, whose
         adversary pool is large beside n). Targets never train on the adversary's
@@ -210,11 +210,7 @@ class PoisoningPropertyAttack(BaseEstimator):
         self.random_state = random_state
 
     def _learner(self):
-        if self.learner is None:
-            from ._logistic import LogisticLearner
-
-            return LogisticLearner()
-        return self.learner
+        return logistic_learner() if self.learner is None else self.learner
 
     def _check_params(self) -> None:
         from .theory import attacked_subpopulation

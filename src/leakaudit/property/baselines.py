@@ -24,7 +24,7 @@ from ..exceptions import InvalidInputError, NotEstimableWarning
 from ..metrics import auc as _auc
 from ..metrics import clopper_pearson
 from .attack import PoisoningPropertyAttack
-from .game import PropertyData, sample_world, split_pools
+from .game import PropertyData, mlp_learner, sample_world, split_pools
 from .results import WhiteBoxResult
 
 __all__ = ["no_poison_attack", "sort_neurons", "whitebox_features", "whitebox_attack", "theory_window_queries",
@@ -63,10 +63,11 @@ def sort_neurons(weights: list[np.ndarray], biases: list[np.ndarray]) -> tuple[l
 
 
 def whitebox_features(bank) -> np.ndarray:
-    """Flattened sorted parameters of every model of an MLP bank, shape (K, n_params)."""
+    """Flattened sorted parameters of every model of a :class:`~leakaudit.learners.TorchMLP` bank, shape
+    (K, n_params) (``bank.weights_[l]`` has shape (K, fan_in, fan_out), ``bank.biases_[l]`` (K, fan_out))."""
     rows = []
     for k in range(len(bank)):
-        W, b = sort_neurons([w[k] for w in bank.weights], [v[k] for v in bank.biases])
+        W, b = sort_neurons([w[k] for w in bank.weights_], [v[k] for v in bank.biases_])
         rows.append(np.concatenate([np.concatenate([w.ravel(), v.ravel()]) for w, v in zip(W, b)]))
     return np.vstack(rows)
 
@@ -105,15 +106,13 @@ def whitebox_attack(
     from sklearn.preprocessing import StandardScaler
     from threadpoolctl import threadpool_limits
 
-    from ._mlp import BatchedMLPLearner
-
     check_scalar(n_shadow, name="n_shadow", kind=(int, np.integer), min_val=2)
     check_scalar(n_targets, name="n_targets", kind=(int, np.integer), min_val=2)
     rng = check_random_state(random_state)
     t_start = time.perf_counter()
     if adversary_idx is None or victim_idx is None:
         adversary_idx, victim_idx = split_pools(len(data), random_state=rng)
-    learner = BatchedMLPLearner(hidden=tuple(hidden), epochs=epochs, lr=lr)
+    learner = mlp_learner(tuple(hidden), epochs=epochs, lr=lr)
 
     def features(pool, bits):
         pos, neg = pool[data.f[pool]], pool[~data.f[pool]]

@@ -30,7 +30,8 @@ import scipy.sparse as sp
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
 from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParameterError
-from ._logistic import as_float_matrix
+from ..learners import LogisticRegression, TorchMLP
+from ..learners._base import check_feature_matrix
 
 __all__ = [
     "PropertyData",
@@ -43,7 +44,30 @@ __all__ = [
     "train_and_query",
     "play_game",
     "GameOutcome",
+    "logistic_learner",
+    "mlp_learner",
 ]
+
+def logistic_learner() -> LogisticRegression:
+    """The paper's learner (spec Sec. 4.4): L2 logistic regression as scikit-learn fits it by default.
+
+    scikit-learn's ``LogisticRegression`` (lbfgs, C = 1, tol 1e-4) with up to 1,000 iterations,
+    on SciPy sparse rows as they are; ``C = 0.5`` in :class:`~leakaudit.learners.LogisticRegression`'s
+    two-class convention is scikit-learn's ``C = 1``. The default learner of the attack.
+    """
+    return LogisticRegression(C=0.5, solver="lbfgs", tol=1e-4, max_iter=1000)
+
+
+def mlp_learner(hidden: tuple[int, ...] = (32, 16, 8), *, epochs: int = 50, lr: float = 1e-3,
+                batch_size: int = 64) -> TorchMLP:
+    """The paper's fully connected networks (spec Sec. 4.4 [Choice]): ReLU, Adam, minibatches of 64, cross-entropy.
+
+    Fig. 1's Census MLP is ``hidden=(32, 16, 8)``; Table II sweeps the depth. The bank's
+    ``weights_`` (K, fan_in, fan_out) give Ganju et al.'s white-box baseline its features.
+    """
+    return TorchMLP(hidden=tuple(hidden), activation="relu", mode="fast", optimizer="adam", epochs=epochs, lr=lr,
+                    batch_size=batch_size)
+
 
 POISON_ACCOUNTING = ("replace", "add")
 PREVALENCE_SAMPLING = ("exact", "binomial")
@@ -70,7 +94,7 @@ class PropertyData:
     name: str = "data"
 
     def __post_init__(self):
-        X = as_float_matrix(self.X, name="X")
+        X = check_feature_matrix(self.X, name="X", accept_sparse=True)
         y = np.asarray(self.y)
         f = np.asarray(self.f)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
@@ -249,16 +273,13 @@ def train_and_query(
     Xa = _stack(data.X, None if poison is None else poison.X)
     ya = data.y if poison is None or len(poison) == 0 else np.concatenate([data.y, poison.y])
     extra = np.arange(n, Xa.shape[0])
-    sparse_ok = getattr(learner, "accepts_sparse", False)
-    if sp.issparse(Xa) and not sparse_ok:
-        Xa = Xa.toarray()
-        X_query = X_query.toarray() if sp.issparse(X_query) else X_query
     out = np.empty((len(clean_sets), X_query.shape[0]), dtype=np.int8)
     for start in range(0, len(clean_sets), batch_size):
         chunk = clean_sets[start : start + batch_size]
         subsets = [np.concatenate([np.asarray(s, dtype=np.int64), extra]) for s in chunk]
         bank = learner.fit_many(Xa, ya, subsets, list(seeds[start : start + len(chunk)]), n_classes=2)
-        out[start : start + len(chunk)] = np.asarray(bank.predict_proba(X_query)).argmax(axis=-1)
+        Xq = X_query.toarray() if sp.issparse(X_query) and not bank.accepts_sparse else X_query
+        out[start : start + len(chunk)] = np.asarray(bank.predict_proba(Xq)).argmax(axis=-1)
     return out
 
 

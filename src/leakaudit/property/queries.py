@@ -222,18 +222,13 @@ def select_queries(
 
 
 def _train_banks(learner, data: PropertyData, sets, seeds, batch_size):
-    """Fit the ensemble in batches; return the model banks."""
-    X = data.X
-    if sp.issparse(X) and not getattr(learner, "accepts_sparse", False):
-        X = X.toarray()
-    banks = []
-    for s in range(0, len(sets), batch_size):
-        banks.append(learner.fit_many(X, data.y, sets[s : s + batch_size], seeds[s : s + batch_size], n_classes=2))
-    return banks
+    """Fit the ensemble in batches; return the model banks (a learner densifies the rows it needs of a sparse X)."""
+    return [learner.fit_many(data.X, data.y, sets[s : s + batch_size], seeds[s : s + batch_size], n_classes=2)
+            for s in range(0, len(sets), batch_size)]
 
 
 def _labels(bank, Xc) -> np.ndarray:
-    if sp.issparse(Xc) and not getattr(bank, "accepts_sparse", False):
+    if sp.issparse(Xc) and not bank.accepts_sparse:
         Xc = Xc.toarray()
     return np.asarray(bank.predict_proba(Xc)).argmax(axis=-1)
 

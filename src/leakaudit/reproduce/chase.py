@@ -111,9 +111,8 @@ def _n(setting: str, cfg: dict) -> int:
 def _sweep(setting: str, cfg: dict, p_grid, *, k: int | None = None, n_train: int | None = None, seed: int = 0,
            learner=None) -> dict:
     """Accuracy (mean over repetitions) and target utility for every p; queries reused across p."""
-    from ..property._logistic import LogisticLearner
     from ..property.attack import PoisoningPropertyAttack, evaluate_attack
-    from ..property.game import split_pools
+    from ..property.game import logistic_learner, split_pools
     from ..property.queries import select_queries
 
     source, _, t0, t1 = SETTINGS[setting]
@@ -121,7 +120,7 @@ def _sweep(setting: str, cfg: dict, p_grid, *, k: int | None = None, n_train: in
     data = _data(setting, cfg["synthetic"], cfg["census_rows"], seed, proto.get("features", "binary"))
     n = n_train or _n(setting, cfg)
     k = k or cfg["k"]
-    learner = learner or LogisticLearner()
+    learner = learner or logistic_learner()
     out = {p: [] for p in p_grid}
     for rep in range(cfg["reps"]):
         rs = np.random.SeedSequence([seed, rep]).generate_state(4)
@@ -306,8 +305,7 @@ def fig4(profile: str, random_state: int):
     "accurate (0.982 against 0.936 at p = 0) and precision fell from 0.977 to 0.794 at p = 0.20.",
 )
 def fig56(profile: str, random_state: int):
-    from ..property._logistic import LogisticLearner
-    from ..property.game import play_game, split_pools
+    from ..property.game import logistic_learner, play_game, split_pools
     from ..property.poison import choose_poison
 
     cfg = CONFIG[profile]
@@ -322,7 +320,7 @@ def fig56(profile: str, random_state: int):
         adv, vic = split_pools(len(data), random_state=random_state)
         for p in grid:
             pz = choose_poison(data, adv, t0=t0, t1=t1, poison_rate=p, n_train=n, random_state=random_state)
-            g = play_game(LogisticLearner(), data, vic, t0=t0, t1=t1, n_train=n, poison=pz,
+            g = play_game(logistic_learner(), data, vic, t0=t0, t1=t1, n_train=n, poison=pz,
                           X_query=data.X[adv[:1]], n_targets=max(10, cfg["targets"] // 2), random_state=random_state)
             for m in ("precision", "recall", "accuracy"):
                 rows.append(row(f"{setting} target {m} at p={p:.2f}", None, float(np.nanmean(g.utility[m])),
@@ -340,7 +338,7 @@ def fig56(profile: str, random_state: int):
     "20 epochs; 25 shadow models per world (paper 600 in all).",
 )
 def table2(profile: str, random_state: int):
-    from ..property._mlp import BatchedMLPLearner
+    from ..property.game import mlp_learner
 
     cfg = dict(CONFIG[profile])
     row = _smoke_row if cfg["synthetic"] else _row
@@ -354,7 +352,7 @@ def table2(profile: str, random_state: int):
     for hidden, paper in archs.items():
         # lr 1e-2: at the spec's 1e-3, 20 epochs leave the [2] network predicting label 1 for <1% of
         # Census rows (measured), i.e. nearly constant; 1e-2 gives 2-6%, near the data's 6.2%.
-        learner = BatchedMLPLearner(hidden=hidden, epochs=5 if profile == "smoke" else 20, lr=1e-2)
+        learner = mlp_learner(hidden, epochs=5 if profile == "smoke" else 20, lr=1e-2)
         c = _sweep("census-random", cfg, (0.05,), seed=random_state, learner=learner)
         rows.append(row(f"MLP {list(hidden)} accuracy (p=0.05)", paper, _mean(c[0.05], "accuracy"), 0.1,
                         f"k={c[0.05][0][0].n_shadow}/world (paper 600 in all)"))
