@@ -11,12 +11,11 @@ numbers, one call per model and block of epochs, without the GIL). On one-hot da
 the one-hot groups of its own rows and drops each group's most frequent column from them, adding it back through
 the bias and a table of weight differences (:func:`onehot_prepare`; ~4.5 of an Adult row's 14 inputs).
 
-The source is compiled once with the system C compiler with ``-O3 -march=native`` into a cache
-directory (:func:`~leakaudit.learners._native.compile_shared`), and loaded with :mod:`ctypes` (whose
-calls release the GIL: models run on a thread pool, one model per call, so results do not depend on the
-thread count). When no compiler
-works, or ``LEAKAUDIT_NATIVE=0``, :func:`library` returns None and TorchMLP uses the numba
-kernel; the reason is kept in :data:`UNAVAILABLE_REASON`.
+``setup.py`` compiles the source with the package in a portable and AVX2/AVX-512 variants; :data:`KERNEL` opens
+the one this CPU runs (:mod:`._native`) with :mod:`ctypes`, whose calls release the GIL: models run on a thread
+pool, one model per call, so results do not depend on the thread count. When none was built, or
+``LEAKAUDIT_NATIVE=0``, :func:`library` returns None and TorchMLP uses the numba kernel; ``KERNEL.reason`` says
+why.
 """
 
 from __future__ import annotations
@@ -24,17 +23,25 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from pathlib import Path
 
 import numpy as np
 
-from ._native import compile_shared, load_once
+from ._native import CompiledKernel
 
-__all__ = ["library", "supports", "supports_dense", "onehot_prepare", "train_block", "train_faithful", "first_layer",
-           "dense_layer", "for_each_model", "permutations", "UNAVAILABLE_REASON"]
+__all__ = [
+    "KERNEL",
+    "dense_layer",
+    "first_layer",
+    "for_each_model",
+    "library",
+    "onehot_prepare",
+    "permutations",
+    "supports",
+    "supports_dense",
+    "train_block",
+    "train_faithful",
+]
 
-SOURCE = Path(__file__).with_name("_mlp_native.c")
-FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math"]
 #: the most rows the training kernel takes through a step together (its ROW_GROUP), for the size of its scratch
 ROW_GROUP_MAX = 4
 #: the share of the rows a one-hot group's most frequent column must hold for the training kernel to drop it
@@ -46,17 +53,9 @@ ONEHOT = True
 #: whether TorchMLP's fast mode hands the kernel dense rows as they are (else as CSR rows listing every column: the
 #: same numbers, a switch for tests and benchmarks)
 DENSE = True
-#: why the native kernel is not used (None while it is, or before the first attempt)
-UNAVAILABLE_REASON: str | None = None
-
-_LOCK = threading.Lock()
-_LIB: ctypes.CDLL | None = None
-_TRIED = False
-_REASON: list = [None]  # the build's failure, if any
 
 
-def _build() -> ctypes.CDLL:
-    lib = ctypes.CDLL(str(compile_shared(SOURCE, FLAGS, "mlp_native")))
+def _configure(lib: ctypes.CDLL) -> None:
     fn = lib.leakaudit_train_1h_f32
     fn.restype = ctypes.c_int64
     # H, activation, the 12 arrays, length/n_epochs/B/d/C, hyper, adam, coefs, the scratch grad/rows/g, then the
@@ -82,12 +81,16 @@ def _build() -> ctypes.CDLL:
         getattr(lib, name).argtypes = [ctypes.c_int64]
     lib.leakaudit_permutations.restype = None
     lib.leakaudit_permutations.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
-    return lib
+
+
+#: the compiled MLP kernel (``KERNEL.load()``: the library this CPU runs, or None; ``KERNEL.reason``: why not)
+KERNEL = CompiledKernel("mlp", _configure)
 
 
 def library() -> ctypes.CDLL | None:
-    """The compiled kernel, building it on first call; None if it cannot be used (see UNAVAILABLE_REASON)."""
-    return load_once(globals(), _build)
+    """The compiled kernel's library, opened on first call; None if there is none (``KERNEL.reason`` says why)."""
+    loaded = KERNEL.load()
+    return None if loaded is None else loaded.lib
 
 
 def supports(H: int, dtype) -> bool:
@@ -247,7 +250,7 @@ def onehot_prepare(indptr, indices, values, rows, d: int, member=None):
     """
     lib = library()
     if lib is None:  # pragma: no cover - callers check library() first
-        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     s = _onehot_scratch(int(d), indptr.size - 1)
     mem = None if member is None else _ptr(np.ascontiguousarray(member, dtype=np.uint8))
@@ -282,7 +285,7 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
     """
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
     fn = lib.leakaudit_train_1h_f32
     K = params.shape[0]
     P = d * H + H + C * H + C
@@ -368,7 +371,7 @@ def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr
 
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
     fn = lib.leakaudit_sgd_1h_f32
     K, d, H = W1.shape
     C = W2T.shape[1]
@@ -400,7 +403,7 @@ def first_layer(indptr, indices, values, W, b, out, n_threads=None) -> None:
     """
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
     K, n, H = out.shape
     for a in (W, b, out, values):
         if a.dtype != np.float32 or not a.flags.c_contiguous:  # pragma: no cover - the caller's contract
@@ -423,7 +426,7 @@ def dense_layer(x, W, b, out, n_threads=None) -> None:
     """
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
     K, n, H = out.shape
     d = W.shape[1]
     for a in (x, W, b, out):

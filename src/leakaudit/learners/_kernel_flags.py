@@ -1,0 +1,25 @@
+"""How ``setup.py`` compiles the kernels: the sources, and the compiler flags of each instruction-set variant.
+
+Plain data, read by ``setup.py`` (with :func:`runpy.run_path`, before the package is importable), by
+:mod:`._native` (the variants it may open) and by the tests that build a kernel with extra definitions.
+"""
+
+#: every kernel: no fast-math (IEEE arithmetic throughout); -O3 over the interpreter's CFLAGS and no -fwrapv (which
+#: they add; the kernels never rely on signed wrap-around, and it keeps the compiler from proving loop bounds)
+COMMON = ["-O3", "-fno-wrapv", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math"]
+#: kernel name -> (its C source in this directory, its own flags)
+KERNELS = {
+    # the forest's trees must be scikit-learn's node for node: no fused multiply-add, which rounds differently
+    "forest": ("_forest_native.c", ["-ffp-contract=off"]),
+    "mlp": ("_mlp_native.c", []),
+}
+#: variant -> its flags, best first; all but "portable" are built on x86-64 only. Chosen at run time by the CPU's
+#: features (``_cpu_features.c``), never by -march=native: the built package runs on any CPU of its platform
+VARIANTS = {
+    "avx512": ["-mavx2", "-mfma", "-mavx512f", "-mavx512vl", "-mavx512bw", "-mavx512dq"],
+    "avx2": ["-mavx2", "-mfma"],
+    "portable": [],
+}
+#: variant -> what leakaudit_cpu_level (``_cpu_features.c``) must return for the CPU to run it
+CPU_LEVEL = {"avx512": 2, "avx2": 1, "portable": 0}
+X86_ONLY = ("avx512", "avx2")
