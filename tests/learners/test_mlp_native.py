@@ -34,26 +34,14 @@ def max_diff(a, b):
 
 def build_kernel_with(tmp_path, *definitions):
     """The MLP kernel compiled as setup.py compiles the variant in use, plus ``definitions`` (needs a C compiler)."""
-    import ctypes
-    import os
-    import shutil
-    import subprocess
-    from pathlib import Path
+    from leakaudit.learners._kernel_flags import compile_with
 
-    from leakaudit.learners import _kernel_flags as F
-    from leakaudit.learners._native import KernelLibrary
-
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to build the kernel with test definitions")
     variant = _mlp_native.KERNEL.load().variant
-    source, flags = F.KERNELS["mlp"]
-    out = tmp_path / "mlp_test_build.so"
-    subprocess.run([cc, *F.COMMON, *flags, *F.VARIANTS[variant], *definitions, "-shared", "-fPIC", "-o", str(out),
-                    str(Path(_mlp_native.__file__).with_name(source)), "-lm"], check=True)
-    lib = ctypes.CDLL(str(out))
-    _mlp_native._configure(lib)
-    return KernelLibrary(lib, variant, str(out))
+    try:
+        path = compile_with("mlp", variant, list(definitions), tmp_path / "mlp_test_build.so")
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    return _mlp_native.KERNEL.open_file(path, variant)
 
 
 def sparse_data(n=30, d=12, n_classes=2, seed=0):

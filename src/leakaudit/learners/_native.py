@@ -85,9 +85,13 @@ class CompiledKernel:
                                "(no C compiler at install time? reinstall with one: pip install -e .)")
         if _LEVEL[variant] > cpu_level():
             raise RuntimeError(f"this CPU cannot run the {variant} variant of the {self.name} kernel")
-        lib = ctypes.CDLL(path)
+        return self.open_file(path, variant)
+
+    def open_file(self, path: str, variant: str) -> KernelLibrary:
+        """Open the library at ``path`` as this kernel's ``variant`` (e.g. a test build, ``_kernel_flags.compile_with``)."""
+        lib = ctypes.CDLL(str(path))
         self._configure(lib)
-        return KernelLibrary(lib, variant, path)
+        return KernelLibrary(lib, variant, str(path))
 
     def _choose(self, wanted: str | None) -> tuple[KernelLibrary | None, str | None]:
         if wanted is not None:
