@@ -12,10 +12,12 @@ installs the package, whose learners then fall back to the reference libraries
 
 from __future__ import annotations
 
+import os
 import platform
 import runpy
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 LEARNERS = "src/leakaudit/learners"
 FLAGS = runpy.run_path(f"{LEARNERS}/_kernel_flags.py")
@@ -31,4 +33,15 @@ for kernel, (source, kernel_flags) in FLAGS["KERNELS"].items():
                                     extra_compile_args=FLAGS["COMMON"] + kernel_flags + variant_flags,
                                     libraries=["m"], optional=True))
 
-setup(ext_modules=extensions)
+
+
+class ParallelBuildExt(build_ext):
+    """build_ext compiling the extensions in parallel, one per core (unless --parallel says otherwise)."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:
+            self.parallel = os.cpu_count() or 1
+
+
+setup(ext_modules=extensions, cmdclass={"build_ext": ParallelBuildExt})

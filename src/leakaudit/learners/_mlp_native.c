@@ -1,8 +1,8 @@
 /* Mini-batch Adam/SGD training of one one-hidden-layer MLP on sparse (or dense) rows, float32 (leakaudit).
  *
  * The native twin of the numba kernel in _mlp_numba.py (same algorithm, same data layout, same
- * row orders; see that module's docstring for the maths): compiled by _mlp_native.py with the
- * system C compiler for this machine (-O3 -march=native) on first use and cached. What it does
+ * row orders; see that module's docstring for the maths): compiled by setup.py with the package, in a
+ * portable and AVX2/AVX-512 variants (_kernel_flags.py), opened by _mlp_native.py. What it does
  * better than the numba kernel: a row's hidden pre-activations are summed in vector registers
  * (GCC vector extensions, 8 floats per vector) over all of its listed inputs and the row's
  * forward and backward passes are fused, so the only read-modify-writes left are the gradient

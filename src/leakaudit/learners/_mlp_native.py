@@ -1,4 +1,4 @@
-"""The native (C) twins of the MLP training kernels, compiled for this machine on first use.
+"""The native (C) twins of the MLP training kernels, built with the package.
 
 ``_mlp_native.c`` trains one one-hidden-layer float32 MLP on sparse rows: mini-batch Adam/SGD
 (:class:`~leakaudit.learners.TorchMLP`'s fast mode on one-hot data, e.g. every Adult audit; the
