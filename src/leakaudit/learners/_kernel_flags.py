@@ -12,7 +12,7 @@ from pathlib import Path
 
 #: every kernel: no fast-math (IEEE arithmetic throughout); -O3 over the interpreter's CFLAGS, no -fwrapv (which
 #: they add; the kernels never rely on signed wrap-around, and it keeps the compiler from proving loop bounds) and no
-#: debug information (-g0: a third of the build time and of the libraries' size; the code is the same)
+#: debug information (-g0: smaller libraries, the same code)
 COMMON = ["-O3", "-fno-wrapv", "-g0", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math"]
 #: kernel name -> (its C source in this directory, its own flags)
 KERNELS = {
