@@ -371,8 +371,8 @@ def test_every_compiled_variant_grows_the_same_trees(monkeypatch):
     """The portable, AVX2 and AVX-512 builds (those this CPU runs) grow the same trees, node for node: no fused
     multiply-add in any of them (-ffp-contract=off), so the CPU dispatch never changes a model."""
     from leakaudit.learners import _forest_native
-    from leakaudit.learners._native import VARIANTS, cpu_level, library_path
     from leakaudit.learners._kernel_flags import CPU_LEVEL
+    from leakaudit.learners._native import VARIANTS, cpu_level, library_path
 
     X, y, Xq = _continuous(k=3)
     subsets = [np.arange(len(y)), np.arange(0, len(y), 2)]

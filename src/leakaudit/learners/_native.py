@@ -88,7 +88,7 @@ class CompiledKernel:
         return self.open_file(path, variant)
 
     def open_file(self, path: str, variant: str) -> KernelLibrary:
-        """Open the library at ``path`` as this kernel's ``variant`` (e.g. a test build, ``_kernel_flags.compile_with``)."""
+        """Open the library at ``path`` as this kernel's ``variant`` (a test build: ``_kernel_flags.compile_with``)."""
         lib = ctypes.CDLL(str(path))
         self._configure(lib)
         return KernelLibrary(lib, variant, str(path))
