@@ -8,7 +8,7 @@ array access in a negative-index check and, in a function this size, spills the 
 every loop; C does neither (the time it takes: benchmarks/README.md).
 
 ``setup.py`` compiles it with ``-ffp-contract=off`` (a fused multiply-add would round the impurities differently
-from numba's separate operations) in a portable and AVX2/AVX-512 variants; :data:`KERNEL` opens the one this CPU
+from numba's separate operations) in portable, AVX2 and AVX-512 variants; :data:`KERNEL` opens the one this CPU
 runs (:mod:`._native`). When none was built, or ``LEAKAUDIT_NATIVE=0``, :func:`grow_function` returns None and the
 numba kernel grows the trees; ``KERNEL.reason`` says why.
 """

@@ -11,7 +11,7 @@ numbers, one call per model and block of epochs, without the GIL). On one-hot da
 the one-hot groups of its own rows and drops each group's most frequent column from them, adding it back through
 the bias and a table of weight differences (:func:`onehot_prepare`; ~4.5 of an Adult row's 14 inputs).
 
-``setup.py`` compiles the source with the package in a portable and AVX2/AVX-512 variants; :data:`KERNEL` opens
+``setup.py`` compiles the source with the package in portable, AVX2 and AVX-512 variants; :data:`KERNEL` opens
 the one this CPU runs (:mod:`._native`) with :mod:`ctypes`, whose calls release the GIL: models run on a thread
 pool, one model per call, so results do not depend on the thread count. When none was built, or
 ``LEAKAUDIT_NATIVE=0``, :func:`library` returns None and TorchMLP uses the numba kernel; ``KERNEL.reason`` says
