@@ -9,7 +9,9 @@ PYTEST_ARGS ?=
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml Makefile
+# setup.py compiles the kernels (learners/*.c) into the checkout at install: a changed source reinstalls
+KERNEL_SOURCES := setup.py src/leakaudit/learners/_kernel_flags.py $(wildcard src/leakaudit/learners/*.c)
+$(VENV)/.installed: pyproject.toml Makefile $(KERNEL_SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch pinned to the CPU build on this machine's disk (a looser pin pulls a CUDA build of several GB)

@@ -77,20 +77,22 @@ def _mlp_work(hidden: int, refs: int, threads: int):
 
 
 def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
+    import tempfile
+
     from leakaudit.learners import _mlp_native
+    from leakaudit.learners._kernel_flags import compile_with
 
     Xp, yp, subsets, learner = _mlp_work(hidden, refs, threads)
-    libs = {}
-    flags = list(_mlp_native.FLAGS)
-    for name, extra in (("rows one at a time", ["-DLEAKAUDIT_ROW_GROUP=1"]), ("rows together (default)", [])):
-        _mlp_native.FLAGS = flags + extra
-        libs[name] = _mlp_native._build()
-    _mlp_native.FLAGS = flags
-    _mlp_native._TRIED = True
+    installed = _mlp_native.KERNEL.load()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = compile_with("mlp", installed.variant, ["-DLEAKAUDIT_ROW_GROUP=1"], Path(tmp) / "rows1.so")
+        libs = {"rows one at a time": _mlp_native.KERNEL.open_file(path, installed.variant),
+                "rows together (default)": installed}
+    load = _mlp_native.KERNEL.load
 
     def fit(lib):
         def run():
-            _mlp_native._LIB = lib
+            _mlp_native.KERNEL.load = lambda: lib
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 bank = learner.fit_many(Xp, yp, subsets, list(range(refs)), n_classes=2)
@@ -98,7 +100,10 @@ def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
             return bank.weights_ + bank.biases_
         return run
 
-    res = _alternate({name: fit(lib) for name, lib in libs.items()}, reps)
+    try:
+        res = _alternate({name: fit(lib) for name, lib in libs.items()}, reps)
+    finally:
+        _mlp_native.KERNEL.load = load
     (_, a), (_, b) = res.values()
     same = all(np.array_equal(u, v) for u, v in zip(a, b))
     print(f"native MLP kernel, {refs} nets of {hidden} tanh units, {threads} thread(s), load {C.loadavg():.1f}; "
@@ -174,7 +179,7 @@ def forest_native(models: int, threads: int, reps: int) -> None:
     from leakaudit.learners import RandomForest, _forest_native
 
     if _forest_native.grow_function(np.uint16) is None:
-        raise SystemExit(f"the native forest kernel is not available: {_forest_native.UNAVAILABLE_REASON}")
+        raise SystemExit(f"the native forest kernel is not available: {_forest_native.KERNEL.reason}")
     X, y, subsets = _forest_work(models)
     seeds = list(range(models))
 

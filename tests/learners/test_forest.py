@@ -366,6 +366,30 @@ def test_native_kernel_grows_the_numba_kernels_trees(data, kw):
     assert np.array_equal(*probs)
 
 
+@pytest.mark.skipif(not _native_available(), reason="the native tree kernel was not built with the package")
+def test_every_compiled_variant_grows_the_same_trees(monkeypatch):
+    """The portable, AVX2 and AVX-512 builds (those this CPU runs) grow the same trees, node for node: no fused
+    multiply-add in any of them (-ffp-contract=off), so the CPU dispatch never changes a model."""
+    from leakaudit.learners import _forest_native
+    from leakaudit.learners._kernel_flags import CPU_LEVEL
+    from leakaudit.learners._native import VARIANTS, cpu_level, library_path
+
+    X, y, Xq = _continuous(k=3)
+    subsets = [np.arange(len(y)), np.arange(0, len(y), 2)]
+    kw = {"n_estimators": 5, "criterion": "entropy"}
+    runs = {}
+    for variant in VARIANTS:
+        if library_path(f"_forest_kernel_{variant}") is None or CPU_LEVEL[variant] > cpu_level():
+            continue
+        monkeypatch.setenv("LEAKAUDIT_KERNEL_VARIANT", variant)
+        assert _forest_native.KERNEL.load().variant == variant
+        runs[variant] = (RandomForest(**kw).fit_many(X, y, subsets, [0, 5], n_classes=3),
+                         RandomForest(n_threads=2, **kw).fit_predict_many(X, y, subsets, [0, 5], Xq, n_classes=3))
+    assert "portable" in runs
+    for bank, probs in runs.values():
+        assert _banks_equal(bank, runs["portable"][0]) and np.array_equal(probs, runs["portable"][1])
+
+
 @pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
 def test_native_kernel_on_int32_codes():
     """More than 65,536 distinct values in a column: int32 rank codes, the C kernel's other entry point."""
@@ -424,6 +448,6 @@ def test_native_kernel_disabled_by_environment_falls_back_to_numba(monkeypatch):
     with_default = RandomForest(n_estimators=3).fit_many(X, y, [np.arange(len(y))], [4], n_classes=2)
     monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
     assert _forest_native.grow_function(np.uint16) is None
-    assert "LEAKAUDIT_NATIVE=0" in _forest_native.UNAVAILABLE_REASON
+    assert "LEAKAUDIT_NATIVE=0" in _forest_native.KERNEL.reason
     numba_only = RandomForest(n_estimators=3).fit_many(X, y, [np.arange(len(y))], [4], n_classes=2)
     assert _banks_equal(with_default, numba_only)

@@ -20,7 +20,7 @@ from leakaudit.learners import TorchMLP  # noqa: E402
 from leakaudit.learners import _mlp_native  # noqa: E402
 
 if _mlp_native.library() is None:  # pragma: no cover - machines without a C compiler
-    pytest.skip(f"native kernel unavailable: {_mlp_native.UNAVAILABLE_REASON}", allow_module_level=True)
+    pytest.skip(f"native kernel unavailable: {_mlp_native.KERNEL.reason}", allow_module_level=True)
 
 TOL = 2e-6
 SUBSETS = [np.arange(30), np.arange(5, 22), np.array([3, 17, 4, 29, 11, 0, 8, 21, 13])]  # 30, 17, 9 rows
@@ -30,6 +30,18 @@ SEEDS = [5, 6, 7]
 def max_diff(a, b):
     return max(max(np.abs(x - y).max() for x, y in zip(a.weights_, b.weights_)),
                max(np.abs(x - y).max() for x, y in zip(a.biases_, b.biases_)))
+
+
+def build_kernel_with(tmp_path, *definitions):
+    """The MLP kernel compiled as setup.py compiles the variant in use, plus ``definitions`` (needs a C compiler)."""
+    from leakaudit.learners._kernel_flags import compile_with
+
+    variant = _mlp_native.KERNEL.load().variant
+    try:
+        path = compile_with("mlp", variant, list(definitions), tmp_path / "mlp_test_build.so")
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    return _mlp_native.KERNEL.open_file(path, variant)
 
 
 def sparse_data(n=30, d=12, n_classes=2, seed=0):
@@ -211,7 +223,7 @@ def test_onehot_table_trains_the_models_of_the_plain_rows(monkeypatch, order, op
 
 
 @pytest.mark.parametrize("output", ["softmax", "logistic"])
-def test_rows_taken_together_give_the_row_at_a_time_models_bit_for_bit(monkeypatch, output):
+def test_rows_taken_together_give_the_row_at_a_time_models_bit_for_bit(monkeypatch, tmp_path, output):
     """The kernel takes a step's rows 4 (2) at a time so their dependent chains overlap, adding every gradient term
     in row order: the same models, bit for bit, as a build that takes one row at a time (-DLEAKAUDIT_ROW_GROUP=1),
     for widths taken 4 (8, 16, 64) and 2 (96) at a time, both activations, 2 and 3 classes, and batches that leave
@@ -229,12 +241,11 @@ def test_rows_taken_together_give_the_row_at_a_time_models_bit_for_bit(monkeypat
                   weight_decay=1e-4, output=output)
         runs.append((kw, y))
     grouped = [TorchMLP(**kw).fit_many(X, y, subsets, [1, 2, 3]) for kw, y in runs]
+    row_at_a_time = build_kernel_with(tmp_path, "-DLEAKAUDIT_ROW_GROUP=1")
     with monkeypatch.context() as mp:
-        mp.setattr(_mlp_native, "FLAGS", [*_mlp_native.FLAGS, "-DLEAKAUDIT_ROW_GROUP=1"])
-        mp.setattr(_mlp_native, "_LIB", None)
-        mp.setattr(_mlp_native, "_TRIED", False)
+        mp.setattr(_mlp_native.KERNEL, "load", lambda: row_at_a_time)
         single = [TorchMLP(**kw).fit_many(X, y, subsets, [1, 2, 3]) for kw, y in runs]
-        assert _mlp_native.library() is not None
+        assert _mlp_native.library() is row_at_a_time.lib
     for g, one in zip(grouped, single):
         assert g.info["kernel"] == one.info["kernel"] == "native"
         for a, b in zip(g.weights_ + g.biases_, one.weights_ + one.biases_):
@@ -346,20 +357,29 @@ def test_native_parameter_is_validated():
         TorchMLP(hidden=(16,), mode="fast", native="yes").fit(X, y, random_state=0)
 
 
-def test_build_failure_names_the_compiler_error(monkeypatch, tmp_path):
-    bad = tmp_path / "badcc"
-    bad.write_text("#!/bin/sh\necho 'badcc: cannot compile' >&2\nexit 1\n")
-    bad.chmod(0o755)
-    monkeypatch.setenv("CC", str(bad))
-    monkeypatch.setenv("LEAKAUDIT_CACHE_DIR", str(tmp_path / "cache"))
-    with pytest.raises(RuntimeError, match="badcc: cannot compile"):
-        _mlp_native._build()
-    assert not list((tmp_path / "cache").glob("*.so"))  # no half-written library left behind
+def test_the_best_variant_the_cpu_runs_is_chosen(monkeypatch):
+    """The loader opens the best variant built that the CPU supports, the one LEAKAUDIT_KERNEL_VARIANT names, and
+    refuses one the CPU cannot run, saying why; a kernel that was not built is None with the reason."""
+    from leakaudit.learners import _native
+
+    kernel = _native.CompiledKernel("mlp", _mlp_native._configure)
+    monkeypatch.setattr(_native, "_CPU", [0])  # as on a CPU without AVX2
+    x86 = _native.library_path("_mlp_kernel_avx2") is not None  # built on x86-64 only
+    assert kernel.load().variant == "portable"
+    assert ("the CPU lacks the avx2 instructions" in kernel.reason) if x86 else kernel.reason is None
+    monkeypatch.setenv("LEAKAUDIT_KERNEL_VARIANT", "avx2")
+    if x86:
+        assert kernel.load() is None and "CPU cannot run the avx2 variant" in kernel.reason
+    monkeypatch.setenv("LEAKAUDIT_KERNEL_VARIANT", "sse9")
+    assert kernel.load() is None and "variant must be one of avx512, avx2, portable" in kernel.reason
+    monkeypatch.delenv("LEAKAUDIT_KERNEL_VARIANT")
+    missing = _native.CompiledKernel("nosuch", _mlp_native._configure)
+    assert missing.load() is None and "not built with the package" in missing.reason
 
 
 def test_disabled_by_environment(monkeypatch):
     monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
-    assert _mlp_native.library() is None and "LEAKAUDIT_NATIVE=0" in _mlp_native.UNAVAILABLE_REASON
+    assert _mlp_native.library() is None and "LEAKAUDIT_NATIVE=0" in _mlp_native.KERNEL.reason
     assert not _mlp_native.supports(64, np.float32)
 
 

@@ -1,4 +1,4 @@
-"""The native (C) twin of the forest's tree-growing kernel, compiled for this machine on first use.
+"""The compiled tree-growing kernel of the forest (``_forest_native.c``), built with the package.
 
 ``_forest_native.c`` is ``_forest_numba._grow_tree`` line for line in C (the same trees, node for node;
 ``tests/learners/test_forest.py`` compares them), which the numba kernels ``grow_trees`` and
@@ -7,33 +7,21 @@
 array access in a negative-index check and, in a function this size, spills the loop variables around
 every loop; C does neither (the time it takes: benchmarks/README.md).
 
-Built like ``_mlp_native`` (:func:`~leakaudit.learners._native.compile_shared`), plus ``-ffp-contract=off``:
-a fused multiply-add would round the impurities differently from numba's separate operations. When no
-compiler works, or ``LEAKAUDIT_NATIVE=0``, :func:`grow_function` returns None and the numba kernel grows
-the trees; the reason is kept in :data:`UNAVAILABLE_REASON`.
+``setup.py`` compiles it with ``-ffp-contract=off`` (a fused multiply-add would round the impurities differently
+from numba's separate operations) in portable, AVX2 and AVX-512 variants; :data:`KERNEL` opens the one this CPU
+runs (:mod:`._native`). When none was built, or ``LEAKAUDIT_NATIVE=0``, :func:`grow_function` returns None and the
+numba kernel grows the trees; ``KERNEL.reason`` says why.
 """
 
 from __future__ import annotations
 
 import ctypes
-import threading
-from pathlib import Path
 
 import numpy as np
 
-from ._native import compile_shared, load_once
+from ._native import CompiledKernel
 
-__all__ = ["grow_function", "query_function", "next_task_function", "UNAVAILABLE_REASON"]
-
-SOURCE = Path(__file__).with_name("_forest_native.c")
-FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"]
-#: why the native kernel is not used (None while it is, or before the first attempt)
-UNAVAILABLE_REASON: str | None = None
-
-_LOCK = threading.Lock()
-_LIB: ctypes.CDLL | None = None
-_TRIED = False
-_REASON: list = [None]
+__all__ = ["KERNEL", "grow_function", "library", "next_task_function", "query_function"]
 
 _P, _I = ctypes.c_void_p, ctypes.c_int64
 #: leakaudit_grow_tree_*: codes, n, F, vals, voff, yv, rows_sub, m, seed, n_boot, bootstrap, max_features,
@@ -43,8 +31,7 @@ _ARGTYPES = ([_P, _I, _I, _P, _P, _P, _P] + [_I] * 9 + [_P, _P, _P, _I] + [_P] *
              + [_P] * 4 + [_I] + [_P] * 9)
 
 
-def _build() -> ctypes.CDLL:
-    lib = ctypes.CDLL(str(compile_shared(SOURCE, FLAGS, "forest_native")))
+def _configure(lib: ctypes.CDLL) -> None:
     for name in ("leakaudit_grow_tree_u16", "leakaudit_grow_tree_i32"):
         fn = getattr(lib, name)
         fn.restype = ctypes.c_int64
@@ -56,12 +43,16 @@ def _build() -> ctypes.CDLL:
     nx = lib.leakaudit_next_task
     nx.restype = ctypes.c_int64
     nx.argtypes = [_P]
-    return lib
+
+
+#: the compiled forest kernel (``KERNEL.load()``: the library this CPU runs, or None; ``KERNEL.reason``: why not)
+KERNEL = CompiledKernel("forest", _configure)
 
 
 def library() -> ctypes.CDLL | None:
-    """The compiled kernel, building it on first call; None if it cannot be used (see UNAVAILABLE_REASON)."""
-    return load_once(globals(), _build)
+    """The compiled kernel's library, opened on first call; None if there is none (``KERNEL.reason`` says why)."""
+    loaded = KERNEL.load()
+    return None if loaded is None else loaded.lib
 
 
 def grow_function(codes_dtype):

@@ -1,8 +1,8 @@
 /* Mini-batch Adam/SGD training of one one-hidden-layer MLP on sparse (or dense) rows, float32 (leakaudit).
  *
  * The native twin of the numba kernel in _mlp_numba.py (same algorithm, same data layout, same
- * row orders; see that module's docstring for the maths): compiled by _mlp_native.py with the
- * system C compiler for this machine (-O3 -march=native) on first use and cached. What it does
+ * row orders; see that module's docstring for the maths): compiled by setup.py with the package, in a
+ * portable and AVX2/AVX-512 variants (_kernel_flags.py), opened by _mlp_native.py. What it does
  * better than the numba kernel: a row's hidden pre-activations are summed in vector registers
  * (GCC vector extensions, 8 floats per vector) over all of its listed inputs and the row's
  * forward and backward passes are fused, so the only read-modify-writes left are the gradient
@@ -534,6 +534,54 @@ static inline __attribute__((always_inline)) void sgd_impl(
     }
 }
 
+/* The typed interface: one struct per part of a call, mirrored field for field by ctypes.Structure classes in
+ * _mlp_native.py (Rows, TrainRule, Model, SgdRule, SgdModel, OnehotOut). Arrays are C-contiguous. */
+typedef struct {
+    /* row r's listed inputs: indices/values[rstart[r]:rend[r]] (CSR rows: rstart = indptr, rend = indptr + 1) */
+    const int64_t *rstart, *rend, *indices;
+    const float *values;
+    const float *xd; /* or the dense rows (n, d), every column (the DENSE copies; the CSR pointers are not read) */
+    const int64_t *y;
+    int64_t d, C;
+} leakaudit_rows;
+
+typedef struct { /* the mini-batch training rule */
+    int64_t H, activation, adam, n_epochs, batch_size; /* activation 0 tanh, 1 relu; adam 0 plain SGD */
+    const double *hyper;  /* lr, weight decay, beta1, beta2, eps, logistic output (train_impl) */
+    const float *coefs;   /* tanh_rat's coefficients */
+} leakaudit_train_rule;
+
+typedef struct { /* one model of a mini-batch call: its parameters, rows, groups and scratch */
+    float *p, *m1, *m2;  /* parameters (P floats, pack_1h's layout) and Adam's moments */
+    int64_t *steps;      /* Adam's step count (1) */
+    const int64_t *order, *rowmap; /* its row order (positions in its row map, n_epochs length), its row map */
+    const uint8_t *member;         /* (n,) rows the model trains on, or NULL: every row of the map */
+    int64_t length;
+    int64_t G;                     /* one-hot groups (leakaudit_onehot_prepare), 0: none */
+    const int64_t *gptr, *gcols, *gdom;
+    float *grad, *g, *table, *zd;  /* scratch: P floats (32-byte aligned), 4 C, (d + 1) H, B H */
+    int64_t *rows;                 /* scratch: B */
+} leakaudit_model;
+
+typedef struct { /* per-example SGD's rule */
+    int64_t H, epochs, activation;
+    double lr;
+    const float *coefs;
+} leakaudit_sgd_rule;
+
+typedef struct { /* one model of a per-example SGD call */
+    float *w1, *b1, *w2, *b2; /* W1 (d, H), b1 (H), W2^T (C, H), b2 (C) */
+    const int64_t *order;     /* the rows it visits, in order, every epoch */
+    int64_t m;
+    float *lo;                /* scratch: C */
+} leakaudit_sgd_model;
+
+typedef struct { /* what leakaudit_onehot_prepare writes */
+    int64_t *work, *gptr, *gcols, *gdom; /* scratch 3 d; the groups (d + 2, d, d) */
+    int64_t *rstart, *rend, *ridx;       /* the rows without the dominant columns (n, n, the rows' listed inputs) */
+    float *rval;
+} leakaudit_onehot_out;
+
 #define SGD_DECL                                                                                          \
     float *restrict w1, float *restrict b1, float *restrict w2, float *restrict b2,                      \
         const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,   \
@@ -545,7 +593,7 @@ static inline __attribute__((always_inline)) void sgd_impl(
 FOR_EACH_NV(SGD_SPECIALISE)
 
 /* Per-example SGD of one model (faithful mode); returns 0, or -1 for a width with no copy. Scratch: lo (C floats). */
-int64_t leakaudit_sgd_1h_f32(int64_t H, SGD_DECL)
+static int64_t sgd_dispatch(int64_t H, SGD_DECL)
 {
 #define SGD_CASE(NVC) case 8 * NVC: sgd_nv##NVC(SGD_PASS); return 0;
     switch (H) {
@@ -585,7 +633,7 @@ FOR_EACH_NV(SPECIALISE)
  * columns of no group that some row lists gcols[gptr[G]:gptr[G + 1]]; and each row r's listed inputs but the
  * dominant columns at ridx/rval[rstart[r]:rend[r]] (capacity: the rows' listed inputs). Depends on the model's rows
  * only, so a model's groups do not depend on the models trained beside it. Scratch work: 3 d. */
-int64_t leakaudit_onehot_prepare(
+static int64_t onehot_prepare_impl(
     const int64_t *restrict indptr, const int64_t *restrict indices, const float *restrict values,
     const int64_t *restrict rowmap, const uint8_t *restrict member, int64_t length, int64_t d, double min_share,
     int64_t *restrict work, int64_t *restrict gptr, int64_t *restrict gcols, int64_t *restrict gdom,
@@ -676,7 +724,7 @@ int64_t leakaudit_onehot_prepare(
  * ((d + 1) H floats, with G > 0 one-hot groups: group g's other columns gcols[gptr[g]:gptr[g + 1]], its dominant
  * column gdom[g], dropped from the rows' lists, then the columns of no group, gcols[gptr[G]:gptr[G + 1]]; see
  * onehot_table and leakaudit_onehot_prepare). */
-int64_t leakaudit_train_1h_f32(int64_t H, int activation, ARGS_DECL)
+static int64_t train_dispatch(int64_t H, int activation, ARGS_DECL)
 {
 #define TRAIN_CASE(NVC)                                                                                    \
     case 8 * NVC:                                                                                          \
@@ -688,6 +736,30 @@ int64_t leakaudit_train_1h_f32(int64_t H, int activation, ARGS_DECL)
     FOR_EACH_NV(TRAIN_CASE)
     default: return -1;
     }
+}
+
+int64_t leakaudit_train_1h_f32(const leakaudit_rows *R, const leakaudit_train_rule *T, const leakaudit_model *M)
+{
+    return train_dispatch(T->H, (int)T->activation, M->p, M->m1, M->m2, M->steps, R->rstart, R->rend, R->indices,
+                          R->values, R->y, M->order, M->rowmap, M->member, M->length, T->n_epochs, T->batch_size,
+                          R->d, R->C, T->hyper, (int)T->adam, T->coefs, M->grad, M->rows, M->g, M->G, M->gptr,
+                          M->gcols, M->gdom, M->table, R->xd, M->zd);
+}
+
+/* Per-example SGD of one model on CSR rows (R: rstart = indptr, rend = indptr + 1; R->xd is not read). */
+int64_t leakaudit_sgd_1h_f32(const leakaudit_rows *R, const leakaudit_sgd_rule *S, const leakaudit_sgd_model *M)
+{
+    return sgd_dispatch(S->H, M->w1, M->b1, M->w2, M->b2, R->rstart, R->indices, R->values, R->y, M->order, M->m,
+                        S->epochs, R->C, (float)S->lr, (int)S->activation, S->coefs, M->lo);
+}
+
+/* The one-hot groups of one model's rows (M: its rowmap, member, length; the rest is not read) from the CSR rows R
+ * (rstart = indptr): onehot_prepare_impl, its outputs in O. */
+int64_t leakaudit_onehot_prepare(const leakaudit_rows *R, const leakaudit_model *M, const leakaudit_onehot_out *O,
+                                 double min_share)
+{
+    return onehot_prepare_impl(R->rstart, R->indices, R->values, M->rowmap, M->member, M->length, R->d, min_share,
+                               O->work, O->gptr, O->gcols, O->gdom, O->rstart, O->rend, O->ridx, O->rval);
 }
 
 /* One layer of one net, in registers: out[i, :] = b + sum over row i's non-zero inputs c, ascending, of

@@ -1,4 +1,4 @@
-"""The native (C) twins of the MLP training kernels, compiled for this machine on first use.
+"""The native (C) twins of the MLP training kernels, built with the package.
 
 ``_mlp_native.c`` trains one one-hidden-layer float32 MLP on sparse rows: mini-batch Adam/SGD
 (:class:`~leakaudit.learners.TorchMLP`'s fast mode on one-hot data, e.g. every Adult audit; the
@@ -11,12 +11,11 @@ numbers, one call per model and block of epochs, without the GIL). On one-hot da
 the one-hot groups of its own rows and drops each group's most frequent column from them, adding it back through
 the bias and a table of weight differences (:func:`onehot_prepare`; ~4.5 of an Adult row's 14 inputs).
 
-The source is compiled once with the system C compiler with ``-O3 -march=native`` into a cache
-directory (:func:`~leakaudit.learners._native.compile_shared`), and loaded with :mod:`ctypes` (whose
-calls release the GIL: models run on a thread pool, one model per call, so results do not depend on the
-thread count). When no compiler
-works, or ``LEAKAUDIT_NATIVE=0``, :func:`library` returns None and TorchMLP uses the numba
-kernel; the reason is kept in :data:`UNAVAILABLE_REASON`.
+``setup.py`` compiles the source with the package in portable, AVX2 and AVX-512 variants; :data:`KERNEL` opens
+the one this CPU runs (:mod:`._native`) with :mod:`ctypes`, whose calls release the GIL: models run on a thread
+pool, one model per call, so results do not depend on the thread count. When none was built, or
+``LEAKAUDIT_NATIVE=0``, :func:`library` returns None and TorchMLP uses the numba kernel; ``KERNEL.reason`` says
+why.
 """
 
 from __future__ import annotations
@@ -24,17 +23,25 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from pathlib import Path
 
 import numpy as np
 
-from ._native import compile_shared, load_once
+from ._native import CompiledKernel
 
-__all__ = ["library", "supports", "supports_dense", "onehot_prepare", "train_block", "train_faithful", "first_layer",
-           "dense_layer", "for_each_model", "permutations", "UNAVAILABLE_REASON"]
+__all__ = [
+    "KERNEL",
+    "dense_layer",
+    "first_layer",
+    "for_each_model",
+    "library",
+    "onehot_prepare",
+    "permutations",
+    "supports",
+    "supports_dense",
+    "train_block",
+    "train_faithful",
+]
 
-SOURCE = Path(__file__).with_name("_mlp_native.c")
-FLAGS = ["-O3", "-march=native", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math"]
 #: the most rows the training kernel takes through a step together (its ROW_GROUP), for the size of its scratch
 ROW_GROUP_MAX = 4
 #: the share of the rows a one-hot group's most frequent column must hold for the training kernel to drop it
@@ -46,31 +53,62 @@ ONEHOT = True
 #: whether TorchMLP's fast mode hands the kernel dense rows as they are (else as CSR rows listing every column: the
 #: same numbers, a switch for tests and benchmarks)
 DENSE = True
-#: why the native kernel is not used (None while it is, or before the first attempt)
-UNAVAILABLE_REASON: str | None = None
-
-_LOCK = threading.Lock()
-_LIB: ctypes.CDLL | None = None
-_TRIED = False
-_REASON: list = [None]  # the build's failure, if any
 
 
-def _build() -> ctypes.CDLL:
-    lib = ctypes.CDLL(str(compile_shared(SOURCE, FLAGS, "mlp_native")))
+_P, _I, _F, _D = ctypes.c_void_p, ctypes.c_int64, ctypes.c_float, ctypes.c_double
+
+
+class Rows(ctypes.Structure):
+    """leakaudit_rows: the rows a call reads (CSR: rstart = indptr, rend = indptr + 1; or dense xd), labels, d, C."""
+
+    _fields_ = [("rstart", _P), ("rend", _P), ("indices", _P), ("values", _P), ("xd", _P), ("y", _P), ("d", _I),
+                ("C", _I)]
+
+
+class TrainRule(ctypes.Structure):
+    """leakaudit_train_rule: the mini-batch rule (hyper: lr, weight decay, beta1, beta2, eps, logistic output)."""
+
+    _fields_ = [("H", _I), ("activation", _I), ("adam", _I), ("n_epochs", _I), ("batch_size", _I), ("hyper", _P),
+                ("coefs", _P)]
+
+
+class Model(ctypes.Structure):
+    """leakaudit_model: one model of a mini-batch call (parameters, moments, rows, one-hot groups, scratch)."""
+
+    _fields_ = [("p", _P), ("m1", _P), ("m2", _P), ("steps", _P), ("order", _P), ("rowmap", _P), ("member", _P),
+                ("length", _I), ("G", _I), ("gptr", _P), ("gcols", _P), ("gdom", _P), ("grad", _P), ("g", _P),
+                ("table", _P), ("zd", _P), ("rows", _P)]
+
+
+class SgdRule(ctypes.Structure):
+    """leakaudit_sgd_rule: per-example SGD's width, epochs, activation, learning rate and tanh coefficients."""
+
+    _fields_ = [("H", _I), ("epochs", _I), ("activation", _I), ("lr", _D), ("coefs", _P)]
+
+
+class SgdModel(ctypes.Structure):
+    """leakaudit_sgd_model: one model of a per-example SGD call (W1, b1, W2^T, b2, its row order, scratch)."""
+
+    _fields_ = [("w1", _P), ("b1", _P), ("w2", _P), ("b2", _P), ("order", _P), ("m", _I), ("lo", _P)]
+
+
+class OnehotOut(ctypes.Structure):
+    """leakaudit_onehot_out: leakaudit_onehot_prepare's scratch, groups and reduced rows."""
+
+    _fields_ = [("work", _P), ("gptr", _P), ("gcols", _P), ("gdom", _P), ("rstart", _P), ("rend", _P),
+                ("ridx", _P), ("rval", _P)]
+
+
+def _configure(lib: ctypes.CDLL) -> None:
     fn = lib.leakaudit_train_1h_f32
     fn.restype = ctypes.c_int64
-    # H, activation, the 12 arrays, length/n_epochs/B/d/C, hyper, adam, coefs, the scratch grad/rows/g, then the
-    # one-hot groups (G, gptr, gcols, gdom) and their scratch table, then the dense rows and their scratch
-    fn.argtypes = [ctypes.c_int64, ctypes.c_int] + [ctypes.c_void_p] * 12 + [ctypes.c_int64] * 5 + [
-        ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p] + [ctypes.c_void_p] * 3 + [ctypes.c_int64] + [
-        ctypes.c_void_p] * 6
+    fn.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(TrainRule), ctypes.POINTER(Model)]
     prep = lib.leakaudit_onehot_prepare
     prep.restype = ctypes.c_int64
-    prep.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int64] * 2 + [ctypes.c_double] + [ctypes.c_void_p] * 8
+    prep.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(Model), ctypes.POINTER(OnehotOut), ctypes.c_double]
     sgd = lib.leakaudit_sgd_1h_f32
     sgd.restype = ctypes.c_int64
-    sgd.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 9 + [ctypes.c_int64] * 3 + [
-        ctypes.c_float, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    sgd.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(SgdRule), ctypes.POINTER(SgdModel)]
     fl = lib.leakaudit_first_layer_1h_f32
     fl.restype = ctypes.c_int64
     fl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64, ctypes.c_void_p]
@@ -82,12 +120,16 @@ def _build() -> ctypes.CDLL:
         getattr(lib, name).argtypes = [ctypes.c_int64]
     lib.leakaudit_permutations.restype = None
     lib.leakaudit_permutations.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
-    return lib
+
+
+#: the compiled MLP kernel (``KERNEL.load()``: the library this CPU runs, or None; ``KERNEL.reason``: why not)
+KERNEL = CompiledKernel("mlp", _configure)
 
 
 def library() -> ctypes.CDLL | None:
-    """The compiled kernel, building it on first call; None if it cannot be used (see UNAVAILABLE_REASON)."""
-    return load_once(globals(), _build)
+    """The compiled kernel's library, opened on first call; None if there is none (``KERNEL.reason`` says why)."""
+    loaded = KERNEL.load()
+    return None if loaded is None else loaded.lib
 
 
 def supports(H: int, dtype) -> bool:
@@ -210,24 +252,32 @@ def _ptr(a: np.ndarray) -> int:
     return a.ctypes.data
 
 
-def _onehot_scratch(d: int, n: int):
+def _onehot_scratch(d: int, n: int, row_nnz):
     """leakaudit_onehot_prepare's work, groups and reduced rows (ridx/rval grown to a model's rows by _onehot_find)."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(work=np.empty(3 * d, np.int64), gptr=np.empty(d + 2, np.int64), gcols=np.empty(d, np.int64),
+    return SimpleNamespace(row_nnz=row_nnz, work=np.empty(3 * d, np.int64),
+                           gptr=np.empty(d + 2, np.int64), gcols=np.empty(d, np.int64),
                            gdom=np.empty(d, np.int64), rstart=np.zeros(n, np.int64), rend=np.zeros(n, np.int64),
                            ridx=np.empty(0, np.int64), rval=np.empty(0, np.float32))
 
 
-def _onehot_find(lib, indptr, indices, values, row_nnz, rows, member_ptr, m: int, d: int, s) -> int:
-    """Run leakaudit_onehot_prepare on rows[:m] into the scratch ``s``; the number of groups G."""
-    cap = int(row_nnz[rows[:m]].sum())
+def _onehot_find(lib, rows: Rows, rowmap, member_ptr, m: int, s) -> int:
+    """Run leakaudit_onehot_prepare on rowmap[:m] of the CSR ``rows`` into the scratch ``s``; the number of groups G."""
+    cap = int(s.row_nnz[rowmap[:m]].sum())
     if s.ridx.size < cap:
         s.ridx, s.rval = np.empty(cap, np.int64), np.empty(cap, np.float32)
-    return int(lib.leakaudit_onehot_prepare(_ptr(indptr), _ptr(indices), _ptr(values), _ptr(rows), member_ptr, m,
-                                            int(d), float(MIN_DOMINANT_SHARE), _ptr(s.work), _ptr(s.gptr),
-                                            _ptr(s.gcols), _ptr(s.gdom), _ptr(s.rstart), _ptr(s.rend), _ptr(s.ridx),
-                                            _ptr(s.rval)))
+    model = Model(rowmap=_ptr(rowmap), member=member_ptr, length=m)
+    out = OnehotOut(work=_ptr(s.work), gptr=_ptr(s.gptr), gcols=_ptr(s.gcols), gdom=_ptr(s.gdom),
+                    rstart=_ptr(s.rstart), rend=_ptr(s.rend), ridx=_ptr(s.ridx), rval=_ptr(s.rval))
+    return int(lib.leakaudit_onehot_prepare(ctypes.byref(rows), ctypes.byref(model), ctypes.byref(out),
+                                            float(MIN_DOMINANT_SHARE)))
+
+
+def _csr(indptr, indices, values, y, d: int, C: int) -> Rows:
+    """The Rows of CSR rows (indptr, indices int64; values float32) with labels y (int64 or None)."""
+    return Rows(rstart=_ptr(indptr), rend=_ptr(indptr) + 8, indices=_ptr(indices), values=_ptr(values),
+                y=None if y is None else _ptr(y), d=int(d), C=int(C))
 
 
 def onehot_prepare(indptr, indices, values, rows, d: int, member=None):
@@ -247,11 +297,12 @@ def onehot_prepare(indptr, indices, values, rows, d: int, member=None):
     """
     lib = library()
     if lib is None:  # pragma: no cover - callers check library() first
-        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    s = _onehot_scratch(int(d), indptr.size - 1)
-    mem = None if member is None else _ptr(np.ascontiguousarray(member, dtype=np.uint8))
-    G = _onehot_find(lib, indptr, indices, values, np.diff(indptr), rows, mem, rows.size, d, s)
+    s = _onehot_scratch(int(d), indptr.size - 1, np.diff(indptr))
+    member = None if member is None else np.ascontiguousarray(member, dtype=np.uint8)
+    mem = None if member is None else _ptr(member)
+    G = _onehot_find(lib, _csr(indptr, indices, values, None, d, 0), rows, mem, rows.size, s)
     if G == 0:
         return np.empty(0, np.int64), [], None, None
     groups = [s.gcols[s.gptr[g]:s.gptr[g + 1]].tolist() for g in range(G)]
@@ -282,22 +333,25 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
     """
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
     fn = lib.leakaudit_train_1h_f32
     K = params.shape[0]
     P = d * H + H + C * H + C
     hyper = np.ascontiguousarray(hyper, dtype=np.float64)
     coefs = np.ascontiguousarray(coefs, dtype=np.float32)
     local = threading.local()
+    rule = TrainRule(H=int(H), activation=int(activation), adam=int(bool(adam)), n_epochs=int(n_epochs),
+                     batch_size=int(batch_size), hyper=_ptr(hyper), coefs=_ptr(coefs))
     if x is not None:
         if onehot:  # pragma: no cover - the caller's contract
             raise ValueError("dense rows (x) have no one-hot groups")
         if x.dtype != np.float32 or not x.flags.c_contiguous or x.shape[1] != d:  # pragma: no cover
             raise ValueError("x must be a C-contiguous float32 array of d columns")
         n = x.shape[0]
+        rows_all = Rows(xd=_ptr(x), y=_ptr(y), d=int(d), C=int(C))
     else:
         n = indptr.size - 1
-        row_nnz = np.diff(indptr)
+        rows_all = _csr(indptr, indices, values, y, d, C)
     used = [0] * K
 
     def scratch():
@@ -313,7 +367,7 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
             local.order = np.empty(0, np.int64)
             table = np.empty((d + 1) * H + 16 if onehot else 1, np.float32)
             local.table = table[(-table.ctypes.data % 64) // 4 :]  # 64-byte aligned rows, as W1's
-            local.oh = _onehot_scratch(d, n) if onehot else None
+            local.oh = _onehot_scratch(d, n, np.diff(indptr)) if onehot else None
             zd = np.empty(max(1, batch_size) * H + 16 if x is not None else 1, np.float32)
             local.zd = zd[(-zd.ctypes.data % 64) // 4 :]  # the dense rows' (B, H) pre-activations and gradients
         return local
@@ -330,24 +384,18 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
             permutations(rngs[k], order_k, n_epochs)
         rowmap_k = rowmap[int(rm_start[k]) :]
         mem = _ptr(member[k]) if use_member else None
-        steps_k = steps[k : k + 1]
-        if x is None:  # rstart, rend = indptr, indptr + 1
-            rows_csr = (_ptr(indptr), _ptr(indptr) + 8, _ptr(indices), _ptr(values))
-            dense = (None, None)
-        else:
-            rows_csr = (None, None, None, None)
-            dense = (_ptr(x), _ptr(s.zd))
-        groups = (0, None, None, None)
+        model = Model(p=_ptr(params[k]), m1=_ptr(mom1[k]), m2=_ptr(mom2[k]), steps=_ptr(steps[k : k + 1]),
+                      order=_ptr(order_k), rowmap=_ptr(rowmap_k), member=mem, length=m, grad=_ptr(s.grad),
+                      g=_ptr(s.g), table=_ptr(s.table), zd=_ptr(s.zd), rows=_ptr(s.rows))
+        rows_k = rows_all
         if onehot:
             o = s.oh
-            G = used[k] = _onehot_find(lib, indptr, indices, values, row_nnz, rowmap_k, mem, m, d, o)
-            if G:
-                rows_csr = (_ptr(o.rstart), _ptr(o.rend), _ptr(o.ridx), _ptr(o.rval))
-                groups = (G, _ptr(o.gptr), _ptr(o.gcols), _ptr(o.gdom))
-        got = fn(int(H), int(activation), _ptr(params[k]), _ptr(mom1[k]), _ptr(mom2[k]), _ptr(steps_k), *rows_csr,
-                 _ptr(y), _ptr(order_k), _ptr(rowmap_k), mem, m, int(n_epochs), int(batch_size),
-                 int(d), int(C), _ptr(hyper), int(bool(adam)), _ptr(coefs), _ptr(s.grad), _ptr(s.rows), _ptr(s.g),
-                 *groups, _ptr(s.table), *dense)
+            G = used[k] = _onehot_find(lib, rows_all, rowmap_k, mem, m, o)
+            if G:  # the model's rows without the groups' dominant columns
+                rows_k = Rows(rstart=_ptr(o.rstart), rend=_ptr(o.rend), indices=_ptr(o.ridx), values=_ptr(o.rval),
+                              y=_ptr(y), d=int(d), C=int(C))
+                model.G, model.gptr, model.gcols, model.gdom = G, _ptr(o.gptr), _ptr(o.gcols), _ptr(o.gdom)
+        got = fn(ctypes.byref(rows_k), ctypes.byref(rule), ctypes.byref(model))
         if got < 0:  # pragma: no cover - supports() guards the width
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 
@@ -368,7 +416,7 @@ def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr
 
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
     fn = lib.leakaudit_sgd_1h_f32
     K, d, H = W1.shape
     C = W2T.shape[1]
@@ -377,14 +425,16 @@ def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr
         if a.dtype != np.float32 or not a.flags.c_contiguous:  # pragma: no cover - the caller's contract
             raise ValueError("train_faithful needs C-contiguous float32 arrays")
     local = threading.local()
+    rows = _csr(indptr, indices, values, y, d, C)
+    rule = SgdRule(H=int(H), epochs=int(epochs), activation=int(activation), lr=float(lr), coefs=_ptr(coefs))
 
     def one(k):
         if not hasattr(local, "lo"):
             local.lo = np.empty(max(1, C), np.float32)
         o0, o1 = int(order_ptr[k]), int(order_ptr[k + 1])
-        got = fn(int(H), _ptr(W1[k]), _ptr(b1[k]), _ptr(W2T[k]), _ptr(b2[k]), _ptr(indptr), _ptr(indices),
-                 _ptr(values), _ptr(y), _ptr(order[o0:o1]) if o1 > o0 else _ptr(order), o1 - o0, int(epochs),
-                 int(C), float(lr), int(activation), _ptr(coefs), _ptr(local.lo))
+        model = SgdModel(w1=_ptr(W1[k]), b1=_ptr(b1[k]), w2=_ptr(W2T[k]), b2=_ptr(b2[k]),
+                         order=_ptr(order[o0:o1]) if o1 > o0 else _ptr(order), m=o1 - o0, lo=_ptr(local.lo))
+        got = fn(ctypes.byref(rows), ctypes.byref(rule), ctypes.byref(model))
         if got < 0:  # pragma: no cover - supports() guards the width
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 
@@ -400,7 +450,7 @@ def first_layer(indptr, indices, values, W, b, out, n_threads=None) -> None:
     """
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
     K, n, H = out.shape
     for a in (W, b, out, values):
         if a.dtype != np.float32 or not a.flags.c_contiguous:  # pragma: no cover - the caller's contract
@@ -423,7 +473,7 @@ def dense_layer(x, W, b, out, n_threads=None) -> None:
     """
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {UNAVAILABLE_REASON}")
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
     K, n, H = out.shape
     d = W.shape[1]
     for a in (x, W, b, out):

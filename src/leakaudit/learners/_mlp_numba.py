@@ -50,7 +50,7 @@ sums and weight-gradient scatter-adds, each a read-modify-write of 64 floats
 in L1), which numba cannot keep in registers for a run-time H; those passes
 are ~60 % of a step, Adam's update of every weight ~10 %. ``_mlp_native.c`` is this kernel's C
 twin (float32, sparse rows): it keeps a row's hidden sums in vector registers, which numba cannot,
-and TorchMLP uses it where a C compiler is found (see ``TorchMLP(native=...)``).
+and TorchMLP uses it where it was built with the package (see ``TorchMLP(native=...)``).
 """
 
 from __future__ import annotations

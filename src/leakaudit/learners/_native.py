@@ -1,93 +1,127 @@
-"""Build a C source of this package into a shared library for this machine, once, and cache it.
+"""Open the compiled kernels built with the package: the best variant this CPU runs, chosen at run time.
 
-Used by the native kernels (``_mlp_native``, ``_forest_native``). The source is compiled with the system C
-compiler (``$CC``, else ``cc``/``gcc``/``clang``) into a cache directory (``$LEAKAUDIT_CACHE_DIR``, else
-``~/.cache/leakaudit``), named by a hash of the source, the flags, the compiler's version and the CPU, so
-a changed source, flag, compiler or machine builds anew and a cached library is never loaded on another CPU.
+``setup.py`` compiles each kernel source (``_forest_native.c``, ``_mlp_native.c``) once per instruction-set
+variant into a plain shared library beside this module (``_<kernel>_kernel_<variant>.<ext suffix>``), plus the
+CPU probe ``_cpu_features.c``. They are opened with :mod:`ctypes` (never imported; ctypes calls release the
+GIL). :class:`CompiledKernel` picks the first of :data:`VARIANTS` that was built and that the CPU supports;
+nothing is compiled at run time. ``LEAKAUDIT_NATIVE=0`` disables every compiled kernel, and
+``LEAKAUDIT_KERNEL_VARIANT`` (``portable``, ``avx2`` or ``avx512``) chooses one variant (for tests and
+benchmarks; one the CPU cannot run is refused, with the reason).
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
+import importlib.util
 import os
-import platform
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
-from typing import Callable
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 
-__all__ = ["compiler", "cpu_tag", "compile_shared", "load_once"]
+from ._kernel_flags import CPU_LEVEL as _LEVEL
+from ._kernel_flags import VARIANTS as _FLAGS
 
+__all__ = ["VARIANTS", "CompiledKernel", "KernelLibrary", "cpu_level", "library_path"]
 
-def compiler() -> str | None:
-    """The C compiler to use: ``$CC``, else the first of cc, gcc, clang on the PATH; None if there is none."""
-    for cand in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if cand and shutil.which(cand):
-            return cand
-    return None
+#: the compiled variants, best first
+VARIANTS = tuple(_FLAGS)
+_PACKAGE = __name__.rpartition(".")[0]
 
 
-def cpu_tag() -> str:
-    """This CPU's model name and flags (part of the cache key: ``-march=native`` code is CPU-specific)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            lines = [ln for ln in f if ln.startswith(("model name", "flags"))]
-        return "".join(sorted(set(lines)))
-    except OSError:
-        return platform.processor() or platform.machine()
+def library_path(stem: str) -> str | None:
+    """Where the extension ``leakaudit.learners.<stem>`` was built (found, not loaded); None if it was not."""
+    spec = importlib.util.find_spec(f"{_PACKAGE}.{stem}")
+    return None if spec is None or not spec.has_location else spec.origin
 
 
-def compile_shared(source: Path, flags: list[str], stem: str) -> Path:
-    """Compile ``source`` with ``flags`` (plus ``-shared -fPIC``, ``-lm``) into ``<cache>/<stem>_<key>.so``.
+_CPU: list = []  # [level] once probed
 
-    Returns the library's path (built now, or found in the cache). Raises RuntimeError naming the compiler's
-    error when no compiler is found or the build fails; the build writes a temporary file and renames it,
-    so a concurrent or failed build never leaves a half-written library behind.
+
+def cpu_level() -> int:
+    """What this CPU runs: 2 AVX-512 (F, VL, BW, DQ) with AVX2 and FMA, 1 AVX2 and FMA, 0 neither or unknown."""
+    if not _CPU:
+        path = library_path("_cpu_features")
+        level = 0
+        if path is not None:
+            probe = ctypes.CDLL(path).leakaudit_cpu_level
+            probe.restype, probe.argtypes = ctypes.c_int64, []
+            level = int(probe())
+        _CPU.append(level)
+    return _CPU[0]
+
+
+@dataclass(frozen=True)
+class KernelLibrary:
+    """An opened kernel library: the ctypes handle, which variant it is and the file it came from."""
+
+    lib: ctypes.CDLL
+    variant: str
+    path: str
+
+
+class CompiledKernel:
+    """One kernel source's compiled library, opened on first use.
+
+    ``name`` is the source's stem in ``setup.py`` (``"forest"``, ``"mlp"``); ``configure(lib)`` declares the
+    library's functions (restype, argtypes). :meth:`load` returns the library or None, :attr:`reason` says why
+    not (or why a lesser variant than the best built one runs).
     """
-    cc = compiler()
-    if cc is None:
-        raise RuntimeError("no C compiler found ($CC, cc, gcc, clang)")
-    version = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30).stdout
-    src = Path(source).read_bytes()
-    key = hashlib.sha256(src + " ".join(flags).encode() + version.encode() + cpu_tag().encode()).hexdigest()[:20]
-    cache = Path(os.environ.get("LEAKAUDIT_CACHE_DIR") or Path.home() / ".cache" / "leakaudit")
-    target = cache / f"{stem}_{key}.so"
-    if not target.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=".so", dir=cache)
-        os.close(fd)
-        try:
-            res = subprocess.run([cc, *flags, "-shared", "-fPIC", "-o", tmp, str(source), "-lm"],
-                                 capture_output=True, text=True, timeout=300)
-            if res.returncode != 0:
-                raise RuntimeError(f"{cc} failed: {res.stderr.strip()[-500:]}")
-            os.replace(tmp, target)  # atomic: a concurrent build never loads a half-written file
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    return target
 
+    def __init__(self, name: str, configure: Callable[[ctypes.CDLL], None]):
+        self.name = name
+        self._configure = configure
+        self._lock = threading.Lock()
+        # (the variant asked for, the CPU level) -> (the library or None, the reason)
+        self._cache: dict[tuple[str | None, int], tuple[KernelLibrary | None, str | None]] = {}
+        self.reason: str | None = None
 
-def load_once(g: dict, build: Callable[[], ctypes.CDLL]) -> ctypes.CDLL | None:
-    """The library of a native-kernel module, built by ``build()`` on the module's first call; None if unusable.
+    def open_variant(self, variant: str) -> KernelLibrary:
+        """Open one variant, whether or not the CPU dispatch would choose it; RuntimeError if it cannot run here."""
+        if variant not in _LEVEL:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+        path = library_path(f"_{self.name}_kernel_{variant}")
+        if path is None:
+            raise RuntimeError(f"the {variant} variant of the {self.name} kernel was not built with the package "
+                               "(no C compiler at install time? reinstall with one: pip install -e .)")
+        if _LEVEL[variant] > cpu_level():
+            raise RuntimeError(f"this CPU cannot run the {variant} variant of the {self.name} kernel")
+        return self.open_file(path, variant)
 
-    ``g`` is the module's ``globals()``, which hold its state: ``_LOCK``, ``_LIB``, ``_TRIED``, ``_REASON``
-    (a one-item list: the build's failure) and ``UNAVAILABLE_REASON`` (why the library is not used, None while
-    it is). A failed build (no compiler, a compiler error, a library that does not load) is tried once and
-    then falls back to the numba kernels; ``LEAKAUDIT_NATIVE=0`` disables every native kernel.
-    """
-    if os.environ.get("LEAKAUDIT_NATIVE", "1") == "0":
-        g["UNAVAILABLE_REASON"] = "disabled by LEAKAUDIT_NATIVE=0"
-        return None
-    with g["_LOCK"]:
-        if not g["_TRIED"]:
-            g["_TRIED"] = True
+    def open_file(self, path: str, variant: str) -> KernelLibrary:
+        """Open the library at ``path`` as this kernel's ``variant`` (a test build: ``_kernel_flags.compile_with``)."""
+        lib = ctypes.CDLL(str(path))
+        self._configure(lib)
+        return KernelLibrary(lib, variant, str(path))
+
+    def _choose(self, wanted: str | None) -> tuple[KernelLibrary | None, str | None]:
+        if wanted is not None:
             try:
-                g["_LIB"] = build()
-            except Exception as e:  # no compiler, a failed build or load: the numba kernels run instead
-                g["_REASON"][0] = f"{type(e).__name__}: {e}"
-                g["_LIB"] = None
-        g["UNAVAILABLE_REASON"] = g["_REASON"][0]
-    return g["_LIB"]
+                return self.open_variant(wanted), None
+            except (RuntimeError, ValueError, OSError) as e:
+                return None, f"LEAKAUDIT_KERNEL_VARIANT={wanted}: {e}"
+        skipped = []
+        for variant in VARIANTS:
+            if library_path(f"_{self.name}_kernel_{variant}") is None:
+                continue
+            if _LEVEL[variant] > cpu_level():
+                skipped.append(f"the CPU lacks the {variant} instructions")
+                continue
+            try:
+                return self.open_variant(variant), "; ".join(skipped) or None
+            except (RuntimeError, OSError) as e:  # a library that does not load: try the next variant
+                skipped.append(f"{variant}: {type(e).__name__}: {e}")
+        why = "; ".join(skipped) or "not built with the package (no C compiler at install time?)"
+        return None, f"no compiled {self.name} kernel: {why}"
+
+    def load(self) -> KernelLibrary | None:
+        """The library (the variant chosen for this CPU, or by ``LEAKAUDIT_KERNEL_VARIANT``), or None."""
+        if os.environ.get("LEAKAUDIT_NATIVE", "1") == "0":
+            self.reason = "disabled by LEAKAUDIT_NATIVE=0"
+            return None
+        wanted = os.environ.get("LEAKAUDIT_KERNEL_VARIANT") or None
+        key = (wanted, cpu_level())
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = self._choose(wanted)
+            loaded, self.reason = self._cache[key]
+        return loaded

@@ -29,8 +29,8 @@ with two classes, in O(1) from the node's sums of all two-valued features), and
 sorts only features with many distinct values relative to the node's size
 (``_forest_numba`` module docstring); scikit-learn sorts every candidate. The
 trees are grown (and ``fit_predict_many``'s queried) by the numba kernels' C
-twins (``_forest_native.c``, compiled for this machine on first use) when a C
-compiler is present, else by numba: the same trees either way. On 1,000 Adult
+twins (``_forest_native.c``, built with the package, the variant this CPU runs)
+when they were built, else by numba: the same trees either way. On 1,000 Adult
 rows (one-hot + z-scored, 104 columns) a tree costs ~0.13 CPU-ms here with the
 C kernel, ~0.19 with numba's (benchmarks/README.md, session 12) against ~4.6 in
 scikit-learn 1.9 (one thread each; measured in session 3).
@@ -359,9 +359,9 @@ class RandomForest(Learner):
         Threads for growing and querying (None: numba's default, all cores).
         Results do not depend on it.
     native : bool, default=True
-        Grow the trees with the kernel's C twin (``_forest_native``, built for
-        this machine on first use when a C compiler is present; else, or with
-        ``LEAKAUDIT_NATIVE=0``, the numba kernel grows them). The same trees,
+        Grow the trees with the kernel's C twin (``_forest_native``, built with
+        the package; where it was not built, or with ``LEAKAUDIT_NATIVE=0``, the
+        numba kernel grows them; ``kernels.kernel_status()`` says which). The same trees,
         node for node; only faster.
 
     Examples

@@ -121,9 +121,9 @@ class TorchMLP(Learner):
         On the numba backend, train float32 nets with one hidden layer of width
         8, 16, 24, 32, 40, 48, 56, 64, 80, 96 or 128 (faithful mode: without
         weight decay; fast mode: sparse or dense first layer) with the compiled
-        kernels' C twins (``_mlp_native``), built for this machine on first use
-        when a C compiler is present (else, or with ``LEAKAUDIT_NATIVE=0``, the
-        numba kernels train). Same algorithms and row orders; sums in another
+        kernels' C twins (``_mlp_native``), built with the package (where they
+        were not built, or with ``LEAKAUDIT_NATIVE=0``, the numba kernels train;
+        ``kernels.kernel_status()`` says which). Same algorithms and row orders; sums in another
         order, so models agree to float32 rounding. The bank's
         ``info["kernel"]`` says which one trained. On one-hot data the C
         kernel drops each one-hot group's most frequent column from the rows

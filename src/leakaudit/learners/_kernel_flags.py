@@ -1,0 +1,47 @@
+"""How ``setup.py`` compiles the kernels: the sources, and the compiler flags of each instruction-set variant.
+
+Read by ``setup.py`` (with :func:`runpy.run_path`, before the package is importable; standard library only), by
+:mod:`._native` (the variants it may open), and by the tests and benchmarks that build a kernel with extra
+definitions (:func:`compile_with`; the package itself never compiles at run time).
+"""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+#: every kernel: no fast-math (IEEE arithmetic throughout); -O3 over the interpreter's CFLAGS, no -fwrapv (which
+#: they add; the kernels never rely on signed wrap-around, and it keeps the compiler from proving loop bounds) and no
+#: debug information (-g0: smaller libraries, the same code)
+COMMON = ["-O3", "-fno-wrapv", "-g0", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math"]
+#: kernel name -> (its C source in this directory, its own flags)
+KERNELS = {
+    # the forest's trees must be scikit-learn's node for node: no fused multiply-add, which rounds differently
+    "forest": ("_forest_native.c", ["-ffp-contract=off"]),
+    "mlp": ("_mlp_native.c", []),
+}
+#: variant -> its flags, best first; all but "portable" are built on x86-64 only. Chosen at run time by the CPU's
+#: features (``_cpu_features.c``), never by -march=native: the built package runs on any CPU of its platform
+VARIANTS = {
+    "avx512": ["-mavx2", "-mfma", "-mavx512f", "-mavx512vl", "-mavx512bw", "-mavx512dq"],
+    "avx2": ["-mavx2", "-mfma"],
+    "portable": [],
+}
+#: variant -> what leakaudit_cpu_level (``_cpu_features.c``) must return for the CPU to run it
+CPU_LEVEL = {"avx512": 2, "avx2": 1, "portable": 0}
+X86_ONLY = ("avx512", "avx2")
+
+
+def compile_with(kernel: str, variant: str, definitions: list[str], out: Path) -> Path:
+    """Compile ``kernel`` as ``setup.py`` compiles ``variant``, plus ``definitions`` (e.g. ``-DNAME=1``), into ``out``.
+
+    For tests and benchmarks that compare a build with test definitions against the installed one; needs the
+    system C compiler (``$CC``, else cc or gcc: RuntimeError if there is none, CalledProcessError if it fails).
+    """
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise RuntimeError("no C compiler found ($CC, cc, gcc)")
+    source, flags = KERNELS[kernel]
+    subprocess.run([cc, *COMMON, *flags, *VARIANTS[variant], *definitions, "-shared", "-fPIC", "-o", str(out),
+                    str(Path(__file__).with_name(source)), "-lm"], check=True, capture_output=True)
+    return out

@@ -1,0 +1,85 @@
+"""Which compiled training kernels are active on this machine, and why (for ``leakaudit doctor``).
+
+The package's C kernels are built with it (``setup.py``) in a portable and, on x86-64, AVX2 and AVX-512
+variants; at run time the best one this CPU runs is opened (``learners/_native.py``). Where none is available
+(no C compiler when the package was installed, ``LEAKAUDIT_NATIVE=0``, a variant forced by
+``LEAKAUDIT_KERNEL_VARIANT`` that the CPU cannot run) the learners fall back to another implementation, and
+:func:`kernel_status` says which and why.
+
+Examples
+--------
+>>> from leakaudit.learners.kernels import kernel_status
+>>> [s.kernel for s in kernel_status()]
+['forest grow', 'forest query', 'MLP mini-batch', 'per-example SGD']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _forest_native, _mlp_native
+from ._native import cpu_level
+
+__all__ = ["KernelStatus", "kernel_status"]
+
+_CPU_NAMES = {2: "AVX-512 (F, VL, BW, DQ), AVX2 and FMA", 1: "AVX2 and FMA", 0: "neither AVX2 nor AVX-512"}
+
+# kernel -> (its compiled library, the C source, what runs without it)
+_KERNELS = {
+    "forest grow": (_forest_native.KERNEL, "_forest_native.c", "numba kernel (_forest_numba._grow_tree)"),
+    "forest query": (_forest_native.KERNEL, "_forest_native.c", "numba kernel (_forest_numba._add_tree_bits)"),
+    "MLP mini-batch": (_mlp_native.KERNEL, "_mlp_native.c",
+                       "numba kernel (_mlp_numba), or torch's batched products for dense rows"),
+    "per-example SGD": (_mlp_native.KERNEL, "_mlp_native.c", "numba kernel (_torch_numba.sgd_train_many_1h)"),
+}
+
+
+@dataclass(frozen=True)
+class KernelStatus:
+    """One training kernel's state on this machine.
+
+    Attributes
+    ----------
+    kernel : str
+        "forest grow", "forest query", "MLP mini-batch" or "per-example SGD".
+    variant : str
+        The compiled variant in use ("avx512", "avx2", "portable"), or "fallback" when none is.
+    implementation : str
+        What runs: the C source of the compiled kernel, or the fallback implementation.
+    library : str or None
+        The compiled library's file (None for the fallback).
+    reason : str or None
+        Why the kernel is not compiled (variant "fallback"), or why a lesser variant than the best built one
+        runs; None when the best variant runs.
+    cpu : str
+        The instruction sets this CPU (and its operating system) supports, of those the variants need.
+    """
+
+    kernel: str
+    variant: str
+    implementation: str
+    library: str | None
+    reason: str | None
+    cpu: str
+
+
+def kernel_status() -> tuple[KernelStatus, ...]:
+    """The state of each training kernel: the variant in use and, when not the best or not compiled, why.
+
+    Opens the compiled libraries if no learner has yet (never compiles anything).
+
+    Returns
+    -------
+    statuses : tuple of KernelStatus
+        One per kernel, in the order forest grow, forest query, MLP mini-batch, per-example SGD.
+    """
+    cpu = _CPU_NAMES[cpu_level()]
+    out = []
+    for name, (compiled, source, fallback) in _KERNELS.items():
+        loaded = compiled.load()
+        if loaded is None:
+            out.append(KernelStatus(name, "fallback", fallback, None, compiled.reason, cpu))
+        else:
+            out.append(KernelStatus(name, loaded.variant, f"compiled C ({source})", loaded.path, compiled.reason,
+                                    cpu))
+    return tuple(out)

@@ -1,0 +1,40 @@
+"""kernel_status: which compiled kernels are active, and why not."""
+
+from pathlib import Path
+
+import pytest
+
+from leakaudit.learners import _native
+from leakaudit.learners.kernels import kernel_status
+
+KERNELS = ["forest grow", "forest query", "MLP mini-batch", "per-example SGD"]
+
+
+def test_status_names_each_kernel_and_its_variant():
+    statuses = kernel_status()
+    assert [s.kernel for s in statuses] == KERNELS
+    for s in statuses:
+        if s.variant == "fallback":  # a machine where the package was installed without a C compiler
+            assert s.library is None and "not built with the package" in s.reason
+        else:
+            assert s.variant in _native.VARIANTS and Path(s.library).is_file()
+            assert s.implementation.startswith("compiled C") and s.cpu
+
+
+def test_status_says_why_a_kernel_is_not_compiled(monkeypatch):
+    monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
+    for s in kernel_status():
+        assert s.variant == "fallback" and s.library is None and s.reason == "disabled by LEAKAUDIT_NATIVE=0"
+        assert "numba" in s.implementation
+
+
+def test_status_names_a_forced_variant_and_a_refused_one(monkeypatch):
+    if any(s.variant == "fallback" for s in kernel_status()):
+        pytest.skip("the kernels were not built with the package")
+    monkeypatch.setenv("LEAKAUDIT_KERNEL_VARIANT", "portable")
+    assert {s.variant for s in kernel_status()} == {"portable"}
+    monkeypatch.setattr(_native, "_CPU", [0])  # as on a CPU without AVX2
+    monkeypatch.setenv("LEAKAUDIT_KERNEL_VARIANT", "avx512")
+    for s in kernel_status():
+        assert s.variant == "fallback" and "LEAKAUDIT_KERNEL_VARIANT=avx512" in s.reason
+        assert "neither AVX2 nor AVX-512" in s.cpu
