@@ -1,0 +1,321 @@
+"""One-run privacy auditing (Steinke, Nasr & Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS 2023).
+
+The auditor plants ``m`` canaries; canary ``i`` is included in the training set when ``S[i] = +1`` and left out when
+``S[i] = -1``, each independently with probability 1/2. After one training run it guesses ``T[i]`` in {-1, 0, +1}
+(0 abstains). With ``r`` guesses of which ``v`` are correct, the paper's Theorem 3.1 bounds the probability of ``v`` or
+more correct guesses under any (epsilon, delta)-DP mechanism; when that probability is below ``beta`` the claim
+"(epsilon, delta)-DP" is rejected at confidence ``1 - beta``. The largest rejected epsilon is an empirical *lower
+bound* on the implementation's epsilon: above the claimed epsilon means the claim is violated; below it is
+consistent with the claim, never a proof of privacy.
+
+Notation follows the paper: ``m`` canaries, ``r`` guesses (non-zero entries of ``T``), ``v`` correct guesses,
+``epsilon``, ``delta``, and ``beta`` the allowed probability of a false rejection (one minus the confidence).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from .._results import Result
+from .._validation import check_scalar, check_vector
+from ..exceptions import InvalidInputError, InvalidParameterError
+
+__all__ = [
+    "OneRunAudit",
+    "OneRunSearch",
+    "count_correct",
+    "default_guess_grid",
+    "guesses_from_scores",
+    "one_run_audit",
+    "one_run_audit_scores",
+    "one_run_epsilon_lower_bound",
+    "one_run_p_value",
+]
+
+# Epsilons above this are not searched: e^-60 is below double precision next to 1, so every tail is flat there.
+EPSILON_SEARCH_MAX = 60.0
+
+
+class OneRunAudit(Result):
+    """The epsilon lower bound from one set of guesses.
+
+    ``epsilon_lower_bound`` is the largest epsilon whose (epsilon, ``delta``)-DP claim the guesses reject at
+    confidence ``1 - beta`` (0.0 when none is rejected); ``p_value_at_zero`` is the p-value of "(0, delta)-DP".
+    """
+
+    bound: str = "steinke2023"
+    m: int
+    r: int
+    v: int
+    delta: float
+    beta: float
+    epsilon_lower_bound: float
+    p_value_at_zero: float
+
+
+class OneRunSearch(Result):
+    """The best lower bound over a grid of (k_plus, k_minus), each pair tested at ``beta / n_candidates``.
+
+    The union bound over the ``n_candidates`` pairs makes ``epsilon_lower_bound`` hold at confidence ``1 - beta``
+    as a whole. ``candidates`` lists every pair tried as ``[k_plus, k_minus, r, v, epsilon_lower_bound]``.
+    """
+
+    bound: str = "steinke2023"
+    m: int
+    delta: float
+    beta: float
+    n_candidates: int
+    beta_per_candidate: float
+    k_plus: int
+    k_minus: int
+    r: int
+    v: int
+    epsilon_lower_bound: float
+    candidates: list[list[float]]
+
+
+def _check_delta_beta(delta, beta):
+    check_scalar(delta, name="delta", min_val=0.0, max_val=1.0, include_max=False)
+    check_scalar(beta, name="beta", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
+
+
+def _check_counts(m, r, v):
+    for name, val in (("m", m), ("r", r), ("v", v)):
+        check_scalar(val, name=name, kind=numbers.Integral, min_val=0)
+    if m < 1:
+        raise InvalidParameterError(f"m (the number of canaries) must be at least 1; got {m}")
+    if r > m:
+        raise InvalidParameterError(f"r (the number of guesses) must be at most m={m}; got r={r}")
+    if v > r:
+        raise InvalidParameterError(f"v (the number of correct guesses) must be at most r={r}; got v={v}")
+
+
+def _p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
+    # Theorem 3.1 of Steinke et al. (2023) (Algorithm 2's p-value): with q = e^eps / (1 + e^eps) and
+    # tail(x) = P[Binomial(r, q) >= x],  P[W >= v] <= tail(v) + 2 m delta max_{i=1..v} (tail(v - i) - tail(v)) / i.
+    q = special.expit(epsilon)
+    tail_v = stats.binom.sf(v - 1, r, q)
+    if delta == 0 or v == 0:
+        return float(min(tail_v, 1.0))
+    i = np.arange(1, v + 1)
+    # P[v - i <= Binomial(r, q) < v] for i = 1..v, as a difference of upper tails
+    between = stats.binom.sf(v - i - 1, r, q) - tail_v
+    alpha = float(np.max(between / i))
+    return float(min(tail_v + 2.0 * m * delta * alpha, 1.0))
+
+
+def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
+    """Upper bound on the probability of ``v`` or more correct guesses out of ``r`` under (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries, each included independently with probability 1/2.
+    r : int
+        Number of guesses (canaries the auditor did not abstain on), ``r <= m``.
+    v : int
+        Number of correct guesses, ``v <= r``.
+    epsilon : float
+        The epsilon of the null hypothesis, at least 0.
+    delta : float
+        The delta of the null hypothesis, in [0, 1).
+
+    Returns
+    -------
+    float
+        The bound of Theorem 3.1 (at most 1): the p-value of "the mechanism is (epsilon, delta)-DP".
+    """
+    _check_counts(m, r, v)
+    check_scalar(epsilon, name="epsilon", min_val=0.0)
+    check_scalar(delta, name="delta", min_val=0.0, max_val=1.0, include_max=False)
+    return _p_value(int(m), int(r), int(v), float(epsilon), float(delta))
+
+
+def _epsilon_lower_bound(m: int, r: int, v: int, delta: float, beta: float) -> float:
+    # A rejected (eps, delta) claim rejects every smaller eps too ((eps', delta)-DP implies (eps, delta)-DP for
+    # eps' < eps), so any eps with p-value below beta is a valid lower bound; the root of p(eps) = beta is the
+    # largest one the bisection of Algorithm 2 finds.
+    if r == 0 or _p_value(m, r, v, 0.0, delta) >= beta:
+        return 0.0
+
+    def excess(eps):
+        return _p_value(m, r, v, eps, delta) - beta
+
+    hi = 1.0
+    while excess(hi) < 0:
+        if hi >= EPSILON_SEARCH_MAX:
+            return EPSILON_SEARCH_MAX
+        hi = min(2 * hi, EPSILON_SEARCH_MAX)
+    lo = hi / 2 if hi > 1.0 else 0.0
+    root = optimize.brentq(excess, lo, hi, xtol=1e-9)
+    # step back to the side where the claim is rejected (brentq may land just past the crossing)
+    while root > 0 and excess(root) >= 0:
+        root = max(root - 1e-8, 0.0)
+    return float(root)
+
+
+def one_run_epsilon_lower_bound(m: int, r: int, v: int, *, delta: float, beta: float = 0.05) -> float:
+    """The largest epsilon rejected at confidence ``1 - beta`` by ``v`` correct guesses out of ``r``.
+
+    Parameters
+    ----------
+    m, r, v : int
+        Canaries, guesses and correct guesses (``v <= r <= m``).
+    delta : float
+        The claimed delta, in [0, 1).
+    beta : float, default=0.05
+        Probability of a false rejection, in (0, 1); the bound holds with probability ``1 - beta``.
+
+    Returns
+    -------
+    float
+        The epsilon lower bound (0.0 when not even epsilon = 0 is rejected).
+    """
+    _check_counts(m, r, v)
+    _check_delta_beta(delta, beta)
+    return _epsilon_lower_bound(int(m), int(r), int(v), float(delta), float(beta))
+
+
+def _check_truth(S) -> np.ndarray:
+    s = check_vector(S, name="S", dtype=np.float64)
+    bad = ~np.isin(s, (-1.0, 1.0))
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise InvalidInputError(
+            f"S must hold only -1 (canary left out) and +1 (canary included); got {s[j]:g} at index {j}")
+    return s.astype(np.int8)
+
+
+def _check_guesses(T, m: int) -> np.ndarray:
+    t = check_vector(T, name="T", dtype=np.float64)
+    if t.shape[0] != m:
+        raise InvalidInputError(f"T must have one guess per canary, the length of S ({m}); got length {t.shape[0]}")
+    bad = ~np.isin(t, (-1.0, 0.0, 1.0))
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise InvalidInputError(f"T must hold only -1, 0 (abstain) and +1; got {t[j]:g} at index {j}")
+    return t.astype(np.int8)
+
+
+def count_correct(S, T) -> tuple[int, int]:
+    """``(r, v)``: the number of guesses (non-zero ``T``) and of correct ones (``T == S``)."""
+    s = _check_truth(S)
+    t = _check_guesses(T, s.shape[0])
+    return int(np.count_nonzero(t)), int(np.count_nonzero(t == s))
+
+
+def guesses_from_scores(scores, k_plus: int, k_minus: int) -> np.ndarray:
+    """Guesses from per-canary scores: +1 for the ``k_plus`` highest, -1 for the ``k_minus`` lowest, 0 elsewhere.
+
+    Higher scores must mean "more likely included" (negate a loss). Ties are broken by position (stable sort),
+    never by the truth.
+
+    Returns
+    -------
+    numpy.ndarray of shape (m,), dtype int8
+    """
+    x = check_vector(scores, name="scores", dtype=np.float64)
+    m = x.shape[0]
+    check_scalar(k_plus, name="k_plus", kind=numbers.Integral, min_val=0)
+    check_scalar(k_minus, name="k_minus", kind=numbers.Integral, min_val=0)
+    if k_plus + k_minus > m:
+        raise InvalidParameterError(
+            f"k_plus + k_minus must be at most the number of canaries m={m}; got {k_plus} + {k_minus}")
+    order = np.argsort(-x, kind="stable")
+    t = np.zeros(m, dtype=np.int8)
+    t[order[:k_plus]] = 1
+    if k_minus:
+        t[order[m - k_minus:]] = -1
+    return t
+
+
+def one_run_audit(S, T, *, delta: float, beta: float = 0.05) -> OneRunAudit:
+    """The one-run epsilon lower bound from the truth ``S`` and the guesses ``T``.
+
+    Parameters
+    ----------
+    S : array-like of shape (m,)
+        +1 where the canary was included in training, -1 where it was left out (each with probability 1/2,
+        drawn independently of everything else; the bound assumes it).
+    T : array-like of shape (m,)
+        The auditor's guesses: +1 "included", -1 "left out", 0 abstain. They must be chosen without looking at ``S``.
+    delta : float
+        The claimed delta, in [0, 1).
+    beta : float, default=0.05
+        One minus the confidence, in (0, 1).
+    """
+    _check_delta_beta(delta, beta)
+    s = _check_truth(S)
+    r, v = count_correct(s, T)
+    m = int(s.shape[0])
+    return OneRunAudit(m=m, r=r, v=v, delta=float(delta), beta=float(beta),
+                       epsilon_lower_bound=_epsilon_lower_bound(m, r, v, float(delta), float(beta)),
+                       p_value_at_zero=_p_value(m, r, v, 0.0, float(delta)))
+
+
+def default_guess_grid(m: int) -> list[tuple[int, int]]:
+    """Symmetric guess counts ``k_plus = k_minus = k``: k in {1, 2, 5} x 10^j up to m/2, and 60% to 100% of m/2.
+
+    Fixed before the scores are seen, as the union bound over the grid requires. About half the canaries are
+    included, so a strong attack's best k is near (a little below) m/2: the fractions cover it.
+    """
+    half = m // 2
+    ks = {c * 10 ** j for j in range(12) for c in (1, 2, 5) if c * 10 ** j <= half}
+    ks |= {int(half * f) for f in (0.6, 0.7, 0.8, 0.9, 1.0)}
+    ks = sorted(ks)
+    return [(k, k) for k in ks if k > 0]
+
+
+def one_run_audit_scores(S, scores, *, delta: float, beta: float = 0.05,
+                         grid: list[tuple[int, int]] | None = None, bound: str = "steinke2023") -> OneRunSearch:
+    """The best one-run lower bound over a grid of guess counts, with the search paid for by a union bound.
+
+    Each ``(k_plus, k_minus)`` in ``grid`` turns ``scores`` into guesses (:func:`guesses_from_scores`) and is
+    tested at ``beta / len(grid)``; the largest of the resulting bounds then holds at confidence ``1 - beta``
+    (Bonferroni). A single pair costs nothing; a long grid costs confidence per pair.
+
+    Parameters
+    ----------
+    S : array-like of shape (m,)
+        The truth, +1 / -1 (see :func:`one_run_audit`).
+    scores : array-like of shape (m,)
+        Per-canary scores, higher meaning "more likely included".
+    delta, beta : float
+        As in :func:`one_run_audit`.
+    grid : list of (int, int), optional
+        The pairs to try, fixed before looking at the scores; :func:`default_guess_grid` when None.
+    bound : {"steinke2023", "gdp"}, default="steinke2023"
+        The analysis: Theorem 3.1 of Steinke et al., or the Gaussian-DP analysis of Mahloujifar et al.
+        (:mod:`leakaudit.dpaudit.fdp`), which assumes the mechanism's trade-off curve is Gaussian.
+    """
+    _check_delta_beta(delta, beta)
+    s = _check_truth(S)
+    m = int(s.shape[0])
+    x = check_vector(scores, name="scores", dtype=np.float64)
+    if x.shape[0] != m:
+        raise InvalidInputError(f"scores must have one value per canary, the length of S ({m}); got {x.shape[0]}")
+    if bound not in ("steinke2023", "gdp"):
+        raise InvalidParameterError(f"bound must be 'steinke2023' or 'gdp'; got {bound!r}")
+    pairs = default_guess_grid(m) if grid is None else [tuple(p) for p in grid]
+    if not pairs:
+        raise InvalidParameterError("grid must hold at least one (k_plus, k_minus) pair; got an empty list")
+    if bound == "gdp":
+        from .fdp import _gdp_epsilon_lower_bound as lower
+    else:
+        lower = _epsilon_lower_bound
+    beta_each = float(beta) / len(pairs)
+    rows = []
+    for pair in pairs:
+        if len(pair) != 2:
+            raise InvalidParameterError(f"grid must hold (k_plus, k_minus) pairs; got {pair!r}")
+        t = guesses_from_scores(x, pair[0], pair[1])
+        r, v = int(np.count_nonzero(t)), int(np.count_nonzero(t == s))
+        rows.append([int(pair[0]), int(pair[1]), r, v, lower(m, r, v, float(delta), beta_each)])
+    best = max(rows, key=lambda row: row[4])
+    return OneRunSearch(bound=bound, m=m, delta=float(delta), beta=float(beta), n_candidates=len(pairs),
+                        beta_per_candidate=beta_each, k_plus=best[0], k_minus=best[1], r=best[2], v=best[3],
+                        epsilon_lower_bound=best[4], candidates=rows)
+
