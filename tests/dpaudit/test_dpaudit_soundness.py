@@ -123,3 +123,29 @@ def test_power_noise_left_out(bound):
         scores = _gaussian_sum_scores(S, 4.0, rng, noise_scale=0.0)
         caught += one_run_audit_scores(S, scores, delta=DELTA, beta=BETA, bound=bound).epsilon_lower_bound > 4.0
     assert caught >= 0.95 * RUNS
+
+
+@pytest.mark.slow
+def test_soundness_and_power_table_100_runs():
+    # the table in docs/dpaudit.md: 100 runs per cell, m = 1,000, delta = 1e-5, beta = 0.05, default grid
+    runs, rows = 100, []
+    for epsilon in (1.0, 4.0, 8.0):
+        for scale, label in ((1.0, "correct noise"), (0.1, "noise / 10"), (0.0, "no noise")):
+            for bound in ("steinke2023", "gdp"):
+                eps_hat = []
+                for seed in spawn_seeds(500 + int(epsilon), runs):
+                    rng = np.random.default_rng(seed)
+                    S = _truth(rng)
+                    scores = _gaussian_sum_scores(S, epsilon, rng, noise_scale=scale)
+                    eps_hat.append(one_run_audit_scores(S, scores, delta=DELTA, beta=BETA,
+                                                        bound=bound).epsilon_lower_bound)
+                eps_hat = np.array(eps_hat)
+                rows.append((epsilon, label, bound, float(np.mean(eps_hat > epsilon)), float(np.median(eps_hat)),
+                             float(eps_hat.max())))
+    for eps, label, bound, above, median, top in rows:
+        print(f"eps={eps:.0f} {label:<13} {bound:<11} above claim {above:.2f}  median bound {median:.2f}  max {top:.2f}")
+    for epsilon, label, bound, above, _, _ in rows:
+        if label == "correct noise":
+            assert above == 0.0
+        elif epsilon < 8 or bound == "gdp":
+            assert above >= 0.95
