@@ -12,11 +12,14 @@ import pytest
 
 from leakaudit._random import spawn_seeds
 from leakaudit.dpaudit import (
+    ClaimCheck,
+    check_claim,
     gdp_epsilon_lower_bound,
     one_run_audit,
     one_run_audit_scores,
 )
 from leakaudit.dpaudit.one_run import one_run_p_value
+from leakaudit.exceptions import InvalidParameterError
 
 M, DELTA, BETA, RUNS = 1000, 1e-5, 0.05, 20
 
@@ -149,3 +152,17 @@ def test_soundness_and_power_table_100_runs():
             assert above == 0.0
         elif epsilon < 8 or bound == "gdp":
             assert above >= 0.95
+
+
+def test_check_claim_verdicts():
+    rng = np.random.default_rng(11)
+    S = _truth(rng)
+    honest = check_claim(S, _gaussian_sum_scores(S, 1.0, rng), claimed_epsilon=1.0, delta=DELTA)
+    assert not honest.violated and honest.verdict == "consistent with the claim"
+    assert honest.confidence == pytest.approx(0.95) and honest.epsilon_lower_bound <= 1.0
+    buggy = check_claim(S, _gaussian_sum_scores(S, 1.0, rng, noise_scale=0.1), claimed_epsilon=1.0, delta=DELTA)
+    assert buggy.violated and buggy.verdict.startswith("the claim is violated")
+    assert buggy.epsilon_lower_bound == buggy.search.epsilon_lower_bound > 1.0
+    assert ClaimCheck.from_json(buggy.to_json()) == buggy
+    with pytest.raises(InvalidParameterError, match="^claimed_epsilon"):
+        check_claim(S, S.astype(float), claimed_epsilon=-1.0, delta=DELTA)

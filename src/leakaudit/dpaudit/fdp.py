@@ -25,6 +25,7 @@ from .one_run import (
     _check_counts,
     _check_delta_beta,
     _check_truth,
+    _epsilon_lower_bound,
     count_correct,
 )
 
@@ -136,8 +137,6 @@ def gdp_epsilon_lower_bound(m: int, r: int, v: int, *, delta: float, beta: float
 
 def gdp_audit(S, T, *, delta: float, beta: float = 0.05) -> GdpAudit:
     """Both lower bounds, Gaussian-DP and Steinke et al.'s Theorem 3.1, on the same guesses ``T`` for truth ``S``."""
-    from .one_run import _epsilon_lower_bound
-
     _check_delta_beta(delta, beta)
     s = _check_truth(S)
     r, v = count_correct(s, T)

@@ -25,12 +25,9 @@ from ..exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
     "OneRunAudit",
-    "OneRunSearch",
     "count_correct",
-    "default_guess_grid",
-    "guesses_from_scores",
+        "guesses_from_scores",
     "one_run_audit",
-    "one_run_audit_scores",
     "one_run_epsilon_lower_bound",
     "one_run_p_value",
 ]
@@ -56,27 +53,6 @@ class OneRunAudit(Result):
     p_value_at_zero: float
 
 
-class OneRunSearch(Result):
-    """The best lower bound over a grid of (k_plus, k_minus), each pair tested at ``beta / n_candidates``.
-
-    The union bound over the ``n_candidates`` pairs makes ``epsilon_lower_bound`` hold at confidence ``1 - beta``
-    as a whole. ``candidates`` lists every pair tried as ``[k_plus, k_minus, r, v, epsilon_lower_bound]``.
-    """
-
-    bound: str = "steinke2023"
-    m: int
-    delta: float
-    beta: float
-    n_candidates: int
-    beta_per_candidate: float
-    k_plus: int
-    k_minus: int
-    r: int
-    v: int
-    epsilon_lower_bound: float
-    candidates: list[list[float]]
-
-
 def _check_delta_beta(delta, beta):
     check_scalar(delta, name="delta", min_val=0.0, max_val=1.0, include_max=False)
     check_scalar(beta, name="beta", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
@@ -94,7 +70,7 @@ def _check_counts(m, r, v):
 
 
 def _p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
-    # Theorem 3.1 of Steinke et al. (2023) (Algorithm 2's p-value): with q = e^eps / (1 + e^eps) and
+    # Theorem 3.1 of Steinke et al. (2023): with q = e^eps / (1 + e^eps) and
     # tail(x) = P[Binomial(r, q) >= x],  P[W >= v] <= tail(v) + 2 m delta max_{i=1..v} (tail(v - i) - tail(v)) / i.
     q = special.expit(epsilon)
     tail_v = stats.binom.sf(v - 1, r, q)
@@ -137,7 +113,7 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> flo
 def _epsilon_lower_bound(m: int, r: int, v: int, delta: float, beta: float) -> float:
     # A rejected (eps, delta) claim rejects every smaller eps too ((eps', delta)-DP implies (eps, delta)-DP for
     # eps' < eps), so any eps with p-value below beta is a valid lower bound; the root of p(eps) = beta is the
-    # largest one the bisection of Algorithm 2 finds.
+    # largest one; like the authors' bisection, the root is taken on the rejected side.
     if r == 0 or _p_value(m, r, v, 0.0, delta) >= beta:
         return 0.0
 
@@ -254,68 +230,3 @@ def one_run_audit(S, T, *, delta: float, beta: float = 0.05) -> OneRunAudit:
     return OneRunAudit(m=m, r=r, v=v, delta=float(delta), beta=float(beta),
                        epsilon_lower_bound=_epsilon_lower_bound(m, r, v, float(delta), float(beta)),
                        p_value_at_zero=_p_value(m, r, v, 0.0, float(delta)))
-
-
-def default_guess_grid(m: int) -> list[tuple[int, int]]:
-    """Symmetric guess counts ``k_plus = k_minus = k``: k in {1, 2, 5} x 10^j up to m/2, and 60% to 100% of m/2.
-
-    Fixed before the scores are seen, as the union bound over the grid requires. About half the canaries are
-    included, so a strong attack's best k is near (a little below) m/2: the fractions cover it.
-    """
-    half = m // 2
-    ks = {c * 10 ** j for j in range(12) for c in (1, 2, 5) if c * 10 ** j <= half}
-    ks |= {int(half * f) for f in (0.6, 0.7, 0.8, 0.9, 1.0)}
-    ks = sorted(ks)
-    return [(k, k) for k in ks if k > 0]
-
-
-def one_run_audit_scores(S, scores, *, delta: float, beta: float = 0.05,
-                         grid: list[tuple[int, int]] | None = None, bound: str = "steinke2023") -> OneRunSearch:
-    """The best one-run lower bound over a grid of guess counts, with the search paid for by a union bound.
-
-    Each ``(k_plus, k_minus)`` in ``grid`` turns ``scores`` into guesses (:func:`guesses_from_scores`) and is
-    tested at ``beta / len(grid)``; the largest of the resulting bounds then holds at confidence ``1 - beta``
-    (Bonferroni). A single pair costs nothing; a long grid costs confidence per pair.
-
-    Parameters
-    ----------
-    S : array-like of shape (m,)
-        The truth, +1 / -1 (see :func:`one_run_audit`).
-    scores : array-like of shape (m,)
-        Per-canary scores, higher meaning "more likely included".
-    delta, beta : float
-        As in :func:`one_run_audit`.
-    grid : list of (int, int), optional
-        The pairs to try, fixed before looking at the scores; :func:`default_guess_grid` when None.
-    bound : {"steinke2023", "gdp"}, default="steinke2023"
-        The analysis: Theorem 3.1 of Steinke et al., or the Gaussian-DP analysis of Mahloujifar et al.
-        (:mod:`leakaudit.dpaudit.fdp`), which assumes the mechanism's trade-off curve is Gaussian.
-    """
-    _check_delta_beta(delta, beta)
-    s = _check_truth(S)
-    m = int(s.shape[0])
-    x = check_vector(scores, name="scores", dtype=np.float64)
-    if x.shape[0] != m:
-        raise InvalidInputError(f"scores must have one value per canary, the length of S ({m}); got {x.shape[0]}")
-    if bound not in ("steinke2023", "gdp"):
-        raise InvalidParameterError(f"bound must be 'steinke2023' or 'gdp'; got {bound!r}")
-    pairs = default_guess_grid(m) if grid is None else [tuple(p) for p in grid]
-    if not pairs:
-        raise InvalidParameterError("grid must hold at least one (k_plus, k_minus) pair; got an empty list")
-    if bound == "gdp":
-        from .fdp import _gdp_epsilon_lower_bound as lower
-    else:
-        lower = _epsilon_lower_bound
-    beta_each = float(beta) / len(pairs)
-    rows = []
-    for pair in pairs:
-        if len(pair) != 2:
-            raise InvalidParameterError(f"grid must hold (k_plus, k_minus) pairs; got {pair!r}")
-        t = guesses_from_scores(x, pair[0], pair[1])
-        r, v = int(np.count_nonzero(t)), int(np.count_nonzero(t == s))
-        rows.append([int(pair[0]), int(pair[1]), r, v, lower(m, r, v, float(delta), beta_each)])
-    best = max(rows, key=lambda row: row[4])
-    return OneRunSearch(bound=bound, m=m, delta=float(delta), beta=float(beta), n_candidates=len(pairs),
-                        beta_per_candidate=beta_each, k_plus=best[0], k_minus=best[1], r=best[2], v=best[3],
-                        epsilon_lower_bound=best[4], candidates=rows)
-
