@@ -14,7 +14,10 @@ from leakaudit._random import spawn_seeds
 from leakaudit.dpaudit import (
     ClaimCheck,
     check_claim,
+    count_correct,
     gdp_epsilon_lower_bound,
+    gdp_rejects,
+    guesses_from_scores,
     one_run_audit,
     one_run_audit_scores,
 )
@@ -166,3 +169,17 @@ def test_check_claim_verdicts():
     assert ClaimCheck.from_json(buggy.to_json()) == buggy
     with pytest.raises(InvalidParameterError, match="^claimed_epsilon"):
         check_claim(S, S.astype(float), claimed_epsilon=-1.0, delta=DELTA)
+
+
+def test_gdp_false_rejection_rate_on_the_gaussian_mechanism():
+    # the Gaussian mechanism is exactly mu-GDP: the Gaussian-DP analysis rejects its true epsilon in at most a beta
+    # fraction of runs, and more often than Theorem 3.1 does (it is the tighter of the two)
+    epsilon, beta, runs, k = 1.0, 0.2, 300, 20
+    gdp = steinke = 0
+    for seed in spawn_seeds(9, runs):
+        rng = np.random.default_rng(seed)
+        S = _truth(rng)
+        r, v = count_correct(S, guesses_from_scores(_gaussian_sum_scores(S, epsilon, rng), k, k))
+        gdp += gdp_rejects(M, r, v, epsilon=epsilon, delta=DELTA, beta=beta)
+        steinke += one_run_p_value(M, r, v, epsilon, DELTA) < beta
+    assert steinke < gdp <= beta * runs
