@@ -26,7 +26,7 @@ from ..exceptions import InvalidInputError, InvalidParameterError
 __all__ = [
     "OneRunAudit",
     "count_correct",
-        "guesses_from_scores",
+    "guesses_from_scores",
     "one_run_audit",
     "one_run_epsilon_lower_bound",
     "one_run_p_value",
