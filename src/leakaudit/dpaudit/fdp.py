@@ -65,11 +65,11 @@ def gdp_mu(epsilon: float, delta: float) -> float:
 
 def _rejects(m: int, r: int, v: int, mu: float, beta: float) -> bool:
     # The recursion of Mahloujifar et al. for guesses with abstention (their bound on the probability of v correct
-    # guesses out of r under an f-DP mechanism, f the mu-GDP trade-off curve): start from the masses
-    # r_mass = beta v / m (correct) and h_mass = beta (r - v) / m (wrong); walking i = v-1, ..., 0, the wrong mass
-    # must be at least the inverse blow-up of the correct mass, f^-1 style: h >= Phi(Phi^-1(r_mass) - mu), and each
-    # increase of h drags r_mass up by i / (r - i) times as much. The hypothesis is rejected when the masses that
-    # f-DP forces exceed the guessing rate r / m.
+    # guesses out of r under an f-DP mechanism, f the mu-GDP trade-off curve; jax_privacy's auditing module runs the
+    # same recursion): start from the masses r_mass = beta v / m (correct) and h_mass = beta (r - v) / m (wrong);
+    # walking i = v-1, ..., 0, the wrong mass must be at least the inverse blow-up of the correct mass,
+    # Phi(Phi^-1(r_mass) - mu), and each increase of h_mass drags r_mass up by i / (r - i) times as much. The
+    # hypothesis is rejected when the masses that f-DP forces exceed the guessing rate r / m.
     if r == 0:
         return False
     r_mass = beta * v / m
