@@ -12,6 +12,7 @@ from leakaudit.dpaudit import (
     OneRunSearch,
     count_correct,
     default_guess_grid,
+    draw_inclusion,
     gdp_audit,
     gdp_epsilon_lower_bound,
     gdp_mu,
@@ -134,3 +135,13 @@ def test_bad_input_is_one_clear_error(call, exc, word):
         call()
     msg = str(info.value)
     assert msg.startswith(word) and "\n" not in msg
+
+
+def test_draw_inclusion_is_a_fair_seeded_coin():
+    S = draw_inclusion(20_000, 5)
+    assert S.dtype == np.int8 and set(np.unique(S)) == {-1, 1}
+    assert abs(np.mean(S == 1) - 0.5) < 0.015  # 4 standard errors
+    np.testing.assert_array_equal(S, draw_inclusion(20_000, 5))
+    assert not np.array_equal(S, draw_inclusion(20_000, 6))
+    with pytest.raises(InvalidParameterError, match="^m"):
+        draw_inclusion(0)

@@ -10,6 +10,7 @@ from .fdp import GdpAudit, gdp_audit, gdp_epsilon_lower_bound, gdp_mu, gdp_rejec
 from .one_run import (
     OneRunAudit,
     count_correct,
+    draw_inclusion,
     guesses_from_scores,
     one_run_audit,
     one_run_epsilon_lower_bound,
@@ -31,6 +32,7 @@ __all__ = [
     "check_claim",
     "count_correct",
     "default_guess_grid",
+    "draw_inclusion",
     "gdp_audit",
     "gdp_epsilon_lower_bound",
     "gdp_mu",

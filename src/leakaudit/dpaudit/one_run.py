@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 from scipy import optimize, special, stats
 
+from .._random import RandomStateLike, check_random_state
 from .._results import Result
 from .._validation import check_scalar, check_vector
 from ..exceptions import InvalidInputError, InvalidParameterError
@@ -26,6 +27,7 @@ from ..exceptions import InvalidInputError, InvalidParameterError
 __all__ = [
     "OneRunAudit",
     "count_correct",
+    "draw_inclusion",
     "guesses_from_scores",
     "one_run_audit",
     "one_run_epsilon_lower_bound",
@@ -174,6 +176,17 @@ def _check_guesses(T, m: int) -> np.ndarray:
         j = int(np.argmax(bad))
         raise InvalidInputError(f"T must hold only -1, 0 (abstain) and +1; got {t[j]:g} at index {j}")
     return t.astype(np.int8)
+
+
+def draw_inclusion(m: int, random_state: RandomStateLike = None) -> np.ndarray:
+    """The truth ``S`` for ``m`` canaries: +1 (include) or -1 (leave out), each independently with probability 1/2.
+
+    The bound is valid only when ``S`` is drawn this way, independently of the canaries and of the training run;
+    a trainer takes ``S`` from here and includes canary ``i`` exactly when ``S[i] == 1``.
+    """
+    check_scalar(m, name="m", kind=numbers.Integral, min_val=1)
+    rng = check_random_state(random_state)
+    return np.where(rng.random(int(m)) < 0.5, 1, -1).astype(np.int8)
 
 
 def count_correct(S, T) -> tuple[int, int]:
