@@ -1,0 +1,45 @@
+"""Auditing differential privacy from one training run.
+
+:mod:`.one_run` holds the epsilon lower bound of Steinke, Nasr & Jagielski (NeurIPS 2023, Theorem 3.1) from
+canary guesses and the helper that turns scores into guesses; :mod:`.fdp` the Gaussian-DP analysis of Mahloujifar,
+Melis & Chaudhuri (ICML 2025) on the same guesses; :mod:`.search` the union-bounded search over guess counts and
+the check of a claimed (epsilon, delta).
+"""
+
+from .fdp import GdpAudit, gdp_audit, gdp_epsilon_lower_bound, gdp_mu, gdp_rejects
+from .one_run import (
+    OneRunAudit,
+    count_correct,
+    draw_inclusion,
+    guesses_from_scores,
+    one_run_audit,
+    one_run_epsilon_lower_bound,
+    one_run_p_value,
+)
+from .search import (
+    ClaimCheck,
+    OneRunSearch,
+    check_claim,
+    default_guess_grid,
+    one_run_audit_scores,
+)
+
+__all__ = [
+    "ClaimCheck",
+    "GdpAudit",
+    "OneRunAudit",
+    "OneRunSearch",
+    "check_claim",
+    "count_correct",
+    "default_guess_grid",
+    "draw_inclusion",
+    "gdp_audit",
+    "gdp_epsilon_lower_bound",
+    "gdp_mu",
+    "gdp_rejects",
+    "guesses_from_scores",
+    "one_run_audit",
+    "one_run_audit_scores",
+    "one_run_epsilon_lower_bound",
+    "one_run_p_value",
+]
