@@ -26,7 +26,6 @@ from leakaudit.checks import (
     check_learner_fit_many_equals_fit,
     check_learner_same_seed_same_model,
 )
-from leakaudit.checks._learner import check_learner_sparse_input
 from leakaudit.learners import LogisticRegression, RandomForest, SklearnLearner
 from leakaudit.learners.naive_bayes import BayesInference, NaiveBayes
 
@@ -98,9 +97,6 @@ def test_learner_contract(learner, check):
     X = y = None
     if type(learner).__name__ == "TorchCNN":
         X, y = _images()
-        if check is check_learner_sparse_input:
-            pytest.xfail("TorchCNN's image check (torch_cnn._check_images) reads X as a dense array: sparse X "
-                         "is refused")
     if type(learner).__name__ == "TorchModuleLearner" and check is check_learner_fit_many_equals_fit:
         # that check asks for one class more than the labels hold; the module's output width is fixed by its kwargs
         learner = clone(learner).set_params(module_kwargs={"n_out": 4})

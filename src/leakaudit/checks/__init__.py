@@ -16,6 +16,7 @@ from ._learner import (
     check_learner_clone_roundtrip,
     check_learner_fit_many_equals_fit,
     check_learner_same_seed_same_model,
+    check_learner_sparse_input,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "check_learner_bad_input_raises",
     "check_learner_clone_roundtrip",
     "check_learner_chunking_invariant",
+    "check_learner_sparse_input",
 ]

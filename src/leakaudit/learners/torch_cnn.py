@@ -48,7 +48,11 @@ __all__ = ["TorchCNN", "CNNBank", "CNNModel"]
 
 
 def _check_images(X: Any, image_shape: tuple[int, int, int], *, name: str = "X", allow_empty=False) -> np.ndarray:
-    """Images as (n, c, h, w) or flattened (n, c*h*w); return the flattened float64 matrix."""
+    """Images as (n, c, h, w) or flattened (n, c*h*w), dense or SciPy sparse; return the flattened float64 matrix."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):  # pixels are dense data: a sparse matrix of flattened images is densified
+        X = X.toarray()
     X = check_array(X, name=name, ndim=(2, 3, 4), allow_empty=allow_empty)
     flat = int(np.prod(image_shape))
     if X.ndim == 2 and X.shape[1] == flat:
