@@ -21,12 +21,12 @@ from .._results import Result
 from .._validation import check_scalar
 from ..exceptions import InvalidParameterError
 from .one_run import (
-    EPSILON_SEARCH_MAX,
     _check_counts,
     _check_delta_beta,
     _check_truth,
     _epsilon_lower_bound,
     count_correct,
+    largest_rejected,
 )
 
 __all__ = ["GdpAudit", "gdp_audit", "gdp_epsilon_lower_bound", "gdp_mu", "gdp_rejects"]
@@ -96,26 +96,11 @@ def gdp_rejects(m: int, r: int, v: int, *, epsilon: float, delta: float, beta: f
 
 def _gdp_epsilon_lower_bound(m: int, r: int, v: int, delta: float, beta: float) -> float:
     # mu-GDP for a smaller mu implies it for a larger one, so a rejected epsilon rejects every smaller one and any
-    # rejected epsilon is a valid bound; the search finds the boundary by doubling, then bisection.
+    # rejected epsilon is a valid bound; the search finds the boundary.
     if delta == 0:
         raise InvalidParameterError("delta must be positive for the Gaussian-DP bound (no Gaussian mechanism is "
                                     "(epsilon, 0)-DP); got 0")
-    if not _rejects(m, r, v, _mu(0.0, delta), beta):
-        return 0.0
-    hi = 1.0
-    while _rejects(m, r, v, _mu(hi, delta), beta):
-        if hi >= EPSILON_SEARCH_MAX:
-            return EPSILON_SEARCH_MAX
-        hi = min(2 * hi, EPSILON_SEARCH_MAX)
-    lo = hi / 2 if hi > 1.0 else 0.0
-    # bisection on the boolean: lo always rejected, hi never
-    while hi - lo > 1e-6:
-        mid = (lo + hi) / 2
-        if _rejects(m, r, v, _mu(mid, delta), beta):
-            lo = mid
-        else:
-            hi = mid
-    return float(lo)
+    return largest_rejected(lambda eps: _rejects(m, r, v, _mu(eps, delta), beta), tol=1e-6)
 
 
 def gdp_epsilon_lower_bound(m: int, r: int, v: int, *, delta: float, beta: float = 0.05) -> float:

@@ -15,9 +15,10 @@ Notation follows the paper: ``m`` canaries, ``r`` guesses (non-zero entries of `
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special, stats
 
 from .._random import RandomStateLike, check_random_state
 from .._results import Result
@@ -112,27 +113,33 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> flo
     return _p_value(int(m), int(r), int(v), float(epsilon), float(delta))
 
 
-def _epsilon_lower_bound(m: int, r: int, v: int, delta: float, beta: float) -> float:
-    # A rejected (eps, delta) claim rejects every smaller eps too ((eps', delta)-DP implies (eps, delta)-DP for
-    # eps' < eps), so any eps with p-value below beta is a valid lower bound; the root of p(eps) = beta is the
-    # largest one; like the authors' bisection, the root is taken on the rejected side.
-    if r == 0 or _p_value(m, r, v, 0.0, delta) >= beta:
+def largest_rejected(rejects: Callable[[float], bool], *, tol: float = 1e-9) -> float:
+    """The largest epsilon in [0, EPSILON_SEARCH_MAX] that ``rejects`` (monotone: a rejected epsilon rejects every
+    smaller one), found by doubling and then bisection; taken on the rejected side, like the authors' search.
+    0 when even epsilon = 0 is not rejected."""
+    if not rejects(0.0):
         return 0.0
-
-    def excess(eps):
-        return _p_value(m, r, v, eps, delta) - beta
-
     hi = 1.0
-    while excess(hi) < 0:
+    while rejects(hi):
         if hi >= EPSILON_SEARCH_MAX:
             return EPSILON_SEARCH_MAX
         hi = min(2 * hi, EPSILON_SEARCH_MAX)
     lo = hi / 2 if hi > 1.0 else 0.0
-    root = optimize.brentq(excess, lo, hi, xtol=1e-9)
-    # step back to the side where the claim is rejected (brentq may land just past the crossing)
-    while root > 0 and excess(root) >= 0:
-        root = max(root - 1e-8, 0.0)
-    return float(root)
+    while hi - lo > tol:  # lo always rejected, hi never
+        mid = (lo + hi) / 2
+        if rejects(mid):
+            lo = mid
+        else:
+            hi = mid
+    return float(lo)
+
+
+def _epsilon_lower_bound(m: int, r: int, v: int, delta: float, beta: float) -> float:
+    # A rejected (eps, delta) claim rejects every smaller eps too ((eps', delta)-DP implies (eps, delta)-DP for
+    # eps' < eps), so any eps with p-value below beta is a valid lower bound; the boundary is the largest one.
+    if r == 0:
+        return 0.0
+    return largest_rejected(lambda eps: _p_value(m, r, v, eps, delta) < beta)
 
 
 def one_run_epsilon_lower_bound(m: int, r: int, v: int, *, delta: float, beta: float = 0.05) -> float:
