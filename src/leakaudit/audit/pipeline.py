@@ -169,7 +169,7 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
     from .membership_stage import membership_analysis
     from .mip_stage import mip_analysis
     from .property_stage import property_analysis
-    from .removal_stage import removal_analysis
+    from .removal_stage import records_to_remove, removal_analysis
 
     k = _n_checks(cfg, data, target)
     ctx = AuditContext(cfg=cfg, data=data, target=target, seeds=seeds, engine=engine,
@@ -180,10 +180,10 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
     with st.stage("dtp", "leave-one-out PDTP of the training records"):
         dtp = dtp_analysis(ctx, recipe=recipe, lira=membership.per_record.get("score_lira"),
                            reference=membership.extras.get("reference"))
-    removal = Analysis(name="removal")
-    if cfg.settings.dtp_removal_seeds and any(c.id == "dtp.dtp1" and c.status == "exceeded" for c in dtp.checks):
+    removal, remove = Analysis(name="removal"), records_to_remove(ctx, dtp)
+    if remove:
         with st.stage("dtp_removal", "PDTP again without the DTP-1 records, and the accuracy cost"):
-            removal = removal_analysis(ctx, dtp)
+            removal = removal_analysis(ctx, dtp, remove)
     with st.stage("attribute", "attribute inference of the sensitive columns"):
         attribute = attribute_analysis(ctx)
     with st.stage("property", "estimating each sensitive group's share of the training data"):
