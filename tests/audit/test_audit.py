@@ -494,7 +494,10 @@ def test_ctrl_c_stops_cleanly_says_what_finished_and_exits_130(tmp_path):
     p = subprocess.Popen([sys.executable, "-c", "import sys; from leakaudit.cli import main; sys.exit(main())",
                           "audit", "--quiet", "--out", str(out), "--cache-dir", str(cache)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONWARNINGS": "ignore"})
+                         env={**os.environ, "PYTHONWARNINGS": "ignore"},
+                         # as under a terminal: a suite started as a background job ignores SIGINT, and the child
+                         # would inherit that (the CLI leaves an ignored Ctrl-C ignored)
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t0 = time.time()
     while time.time() - t0 < 120 and p.poll() is None and not any(cache.rglob("*")):
         time.sleep(0.05)  # wait until the first reference models are being written
