@@ -56,23 +56,57 @@ def _median_finite(a) -> float:
     return float(np.median(a[np.isfinite(a)])) if np.isfinite(a).any() else float("inf")
 
 
-def _learners(cat, nv, profile):
+# Table 2's configuration, chosen on the paper's reported train/test accuracy (not on PDTP); the alternatives are
+# rows of long-dtp-table2, measured over the same seeds.
+# NN-Adult: §5.2 gives 64 tanh units, lr 0.01 and "the maximum epoch of training is set to 100 for the adult dataset",
+# a cap, not a count. Per-example SGD run for all 100 epochs reaches train 0.93 / test 0.82 against the paper's
+# 0.8555 / 0.8566 (Table 2); 5 epochs gives train 0.853 (10 epochs 0.86, 20 epochs 0.866).
+NN_ADULT_EPOCHS = 5
+# LR-Adult: the paper used Weka's Logistic Model Trees (LogitBoost with a cross-validated number of iterations, i.e.
+# regularised by early stopping); our stand-in is L2 logistic regression. Table 2 reports train 0.8711 / test 0.8536:
+# C = 1 and C = 100 both hold 0.8711 in their train-accuracy intervals, and C = 1 is nearer on test accuracy and on
+# the train-test gap, so accuracy gives no reason to move from C = 1. C = 100 is shown beside it.
+LR_ADULT_C = 1.0
+# Seeds per setting: every figure that depends on randomness is reported over these many seeds with an interval.
+N_SEEDS = 5
+
+
+def _learners(cat, nv, *, lr_c: float = LR_ADULT_C, nn_epochs: int = NN_ADULT_EPOCHS):
     from ..learners import LogisticRegression, NaiveBayes, TorchMLP
 
-    nn_epochs = 5 if profile == "smoke" else 100
     return {
         "NB-Adult": (NaiveBayes(categorical=cat, n_values=nv), "nb"),
-        "LR-Adult": (LogisticRegression(C=1.0), "onehot"),
+        "LR-Adult": (LogisticRegression(C=lr_c), "onehot"),
         "NN-Adult": (TorchMLP(hidden=(64,), activation="tanh", epochs=nn_epochs, mode="faithful"), "onehot"),
     }
 
 
-def _pdtp_measurements(learner, X, y, D, targets, n_meas, rng, *, seed_policy="independent"):
-    """PDTP of each target w.r.t. a random half of D containing it, ``n_meas`` times: (n_meas, n_targets)."""
+def _lowest_bin_free(p_full: np.ndarray, p_loo: np.ndarray, bin_width: float = 0.01) -> np.ndarray:
+    """Binned PDTP ignoring every class whose binned output is the lowest bin in either model.
+
+    A probability moving between the two lowest bins changes PDTP by ln 3 (spec §2.5); this variant shows what PDTP
+    is without that step (0 when every class touches the lowest bin).
+    """
+    from ..dtp.pdtp import apply_binning
+
+    bf, bl = apply_binning(p_full, bin_width), apply_binning(p_loo, bin_width)
+    r = np.abs(np.log(bf) - np.log(bl))
+    r[(bf <= bin_width) | (bl <= bin_width)] = 0.0
+    return r.max(axis=1)
+
+
+def _pdtp_measurements(learner, X, y, D, targets, n_meas, rng, *, seed_policy="independent", variants=False):
+    """PDTP of each target w.r.t. a random half of D containing it, ``n_meas`` times: (n_meas, n_targets).
+
+    With ``variants`` it returns a dict of such arrays: ``binned`` (bins of 0.01, the paper's §5.2),
+    ``lowest_bin_free`` (:func:`_lowest_bin_free`) and ``unbinned``, all from the same trained models.
+    """
     from ..dtp import pdtp
+    from ..dtp.pdtp import pdtp_from_probabilities
 
     n = len(D) // 2
-    out = np.empty((n_meas, len(targets)))
+    keys = ("binned", "lowest_bin_free", "unbinned") if variants else ("binned",)
+    out = {k: np.empty((n_meas, len(targets))) for k in keys}
     for m in range(n_meas):
         perm = rng.permutation(D)
         for h in (perm[:n], perm[n:2 * n]):
@@ -81,10 +115,17 @@ def _pdtp_measurements(learner, X, y, D, targets, n_meas, rng, *, seed_policy="i
             if not idx:
                 continue
             recs = [pos[int(targets[j])] for j in idx]
-            res = pdtp(learner, X[h], y[h], records=recs, n_classes=2 if y.max() <= 1 else int(y.max()) + 1,
-                       seed_policy=seed_policy, random_state=int(rng.integers(2**31 - 1)))
-            out[m, idx] = res.values
-    return out
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # unbinned 0 probabilities give inf, reported as such
+                res = pdtp(learner, X[h], y[h], records=recs, n_classes=2 if y.max() <= 1 else int(y.max()) + 1,
+                           seed_policy=seed_policy, random_state=int(rng.integers(2**31 - 1)), bin_width=None,
+                           keep_outputs=True)
+            pf, pl = np.asarray(res.p_full), np.asarray(res.p_loo)
+            out["binned"][m, idx] = pdtp_from_probabilities(pf, pl, bin_width=0.01)
+            if variants:
+                out["lowest_bin_free"][m, idx] = _lowest_bin_free(pf, pl)
+                out["unbinned"][m, idx] = np.asarray(res.values)
+    return out if variants else out["binned"]
 
 
 def _half_accuracies(learner, X, y, D, n_it, rng, n_classes):
@@ -103,51 +144,193 @@ def _half_accuracies(learner, X, y, D, n_it, rng, n_classes):
     return float(np.mean(tr)), float(np.mean(te))
 
 
+def _interval(vals, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t interval of per-seed values."""
+    from scipy import stats
+
+    v = np.asarray(vals, dtype=float)
+    m = float(v.mean())
+    if len(v) < 2 or not np.all(np.isfinite(v)):
+        return m, float("nan"), float("nan")
+    h = float(stats.t.ppf(0.5 + confidence / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
+    return m, m - h, m + h
+
+
+def _seed_row(quantity, paper, vals, seeds, tolerance=None, note=""):
+    """One row over seeds: ours is the mean; a match means the paper's value lies in the 95% interval of the mean
+    widened by ``tolerance`` (never one chosen seed)."""
+    from ._registry import Row
+
+    m, lo, hi = _interval(vals)
+    if paper is None:
+        status = "no-paper-value"
+    elif not np.isfinite(lo):
+        status = "differs"
+    else:
+        tol = 0.0 if tolerance is None else tolerance
+        status = "match" if lo - tol - 1e-12 <= paper <= hi + tol + 1e-12 else "differs"
+    per = ", ".join(f"{v:.4g}" for v in vals)
+    text = f"seeds {seeds[0]}-{seeds[-1]}: {per}; mean {m:.4g}, 95% t-interval [{lo:.4g}, {hi:.4g}]"
+    return Row(quantity, None if paper is None else float(paper), m, None if tolerance is None else float(tolerance),
+               status, f"{note}; {text}" if note else text)
+
+
+def _merge_seed_rows(per_seed: list, seeds: list) -> list:
+    """One row per quantity from per-seed row lists (same quantities in the same order): ours is the mean over
+    seeds, the note keeps the first seed's note and adds every seed's value and the interval."""
+    out = []
+    for rs in zip(*per_seed):
+        r0 = rs[0]
+        out.append(_seed_row(r0.quantity, r0.paper, [r.ours for r in rs], seeds, r0.tolerance, r0.note))
+    return out
+
+
+# Alternative configurations measured beside the chosen ones (row label -> _learners arguments)
+_ALTERNATIVES = {
+    "LR-Adult, C = 100": {"lr_c": 100.0},
+    "NN-Adult, 10 epochs": {"nn_epochs": 10},
+    "NN-Adult, 100 epochs (previous configuration)": {"nn_epochs": 100},
+}
+
+_T2_CFG = {
+    "smoke": {"n_acc": 1, "n_targets": 10, "meas": {"NB-Adult": 2, "LR-Adult": 1, "NN-Adult": 1}, "nn_targets": 4,
+              "prev_meas": 1},
+    "reduced": {"n_acc": 10, "n_targets": 100, "meas": {"NB-Adult": 10, "LR-Adult": 10, "NN-Adult": 10},
+                "nn_targets": 30, "prev_meas": 2},
+    "full": {"n_acc": 50, "n_targets": 100, "meas": {"NB-Adult": 10, "LR-Adult": 10, "NN-Adult": 10},
+             "nn_targets": 100, "prev_meas": 10},
+}
+
+
+def _table2_seed(profile: str, seed: int) -> dict:
+    """Every Table 2 quantity for one seed (one draw of D, the targets, the halves and the models)."""
+    cfg = _T2_CFG[profile]
+    y, D, X, Xn, cat, nv, rng = _adult(seed)
+    targets = np.sort(rng.choice(D, cfg["n_targets"], replace=False))
+    out = {}
+    setups = list(_learners(cat, nv).items())
+    for alt, kw in _ALTERNATIVES.items():
+        setups.append((alt, _learners(cat, nv, **kw)[alt.split(",")[0]]))
+    for name, (learner, enc) in setups:
+        XX = Xn if enc == "nb" else X
+        nn = name.startswith("NN")
+        n_acc = cfg["n_acc"] if not nn else max(1, cfg["n_acc"] // 2)
+        out[name, "train"], out[name, "test"] = _half_accuracies(learner, XX, y, D, n_acc, rng, 2)
+        tg = targets if not nn else targets[: cfg["nn_targets"]]
+        n_meas = cfg["meas"][name.split(",")[0]] if "100 epochs" not in name else cfg["prev_meas"]
+        M = _pdtp_measurements(learner, XX, y, D, tg, n_meas, rng, variants=name == "NB-Adult")
+        Mb = M["binned"] if isinstance(M, dict) else M
+        avg = Mb.mean(axis=0)
+        out[name, "avg"], out[name, "max"] = float(avg.mean()), float(avg.max())
+        out[name, "n>1"] = float(np.sum(avg > 1))
+        out[name, "single>1"] = float(np.mean(Mb > 1))
+        if isinstance(M, dict):
+            for k in ("lowest_bin_free", "unbinned"):
+                a = M[k].mean(axis=0)
+                out[name, f"avg {k}"], out[name, f"n>1 {k}"] = float(a.mean()), float(np.sum(a > 1))
+                out[name, f"single>1 {k}"] = float(np.mean(M[k] > 1))
+            out[name, "single ln3"] = float(np.mean(np.isclose(Mb, math.log(3))))
+        out[name, "n_meas"], out[name, "n_tg"], out[name, "n_models"] = n_meas, len(tg), 2 * n_acc
+    return out
+
+
 @register(
     "long-dtp-table2",
     paper=PAPER,
     description="Table 2 target models on real Adult (NB, LR, NN): train/test accuracy over target models on random "
-                "halves of |D| = 2000, average PDTP (natural log, bins of 0.01) over fixed targets, and the DTP-1 count "
-                "(spec §11 item 5: NB/LR-Adult have no target with avg PDTP > 1; NN-Adult has some).",
-    notes="LR is our multinomial L2 logistic regression with C = 1 (the paper used Weka's LMT); NB uses Gaussian numeric "
-          "attributes and Laplace-smoothed categorical ones (Weka's default reading); NN is TorchMLP faithful mode "
-          "(per-example SGD, lr 0.01, 100 epochs; 5 epochs in smoke). PDTP uses the independent seed policy for NN.",
+                "halves of |D| = 2000, average PDTP (natural log, bins of 0.01) over fixed targets, and the DTP-1 "
+                "count (spec §11 item 5: NB/LR-Adult have no target with avg PDTP > 1; NN-Adult has some), each over 5 "
+                "seeds (a seed draws D, the targets, the halves and the models). Alternative configurations (LR with "
+                "C = 100, NN with 10 and 100 epochs) are measured on the same seeds; NB-Adult rows also show PDTP "
+                "without the lowest-bin ln 3 step and unbinned.",
+    notes="Configuration, chosen on Table 2's train/test accuracy and never on PDTP. NN-Adult: 64 tanh units, "
+          "per-example SGD at lr 0.01 (§5.2) for 5 epochs: the paper's 100 epochs is a maximum, and running all 100 "
+          "over-trains (rows '100 epochs': train about 0.93, test about 0.82, against 0.8555 / 0.8566); 5 and 10 "
+          "epochs both hold the paper's train accuracy in their interval, 5 is nearer. NN PDTP uses the independent "
+          "seed policy; our NN average PDTP (about 0.36) is below the paper's 0.585 and 'matches' only through the 50% "
+          "tolerance. LR-Adult: the paper's model is Weka's Logistic Model Trees, not available here; our stand-in "
+          "is L2 logistic regression with C = 1. C = 1 and C = 100 both hold the paper's train accuracy 0.8711 in "
+          "their intervals and C = 1 is nearer on test accuracy, so accuracy gives no reason to change C. C = 100 "
+          "reproduces the average PDTP (about 0.15 against 0.146) but gives several targets per seed with average "
+          "PDTP > 1, which the paper says it did not find for LR; C = 1 gives about half the paper's average PDTP "
+          "and at most two such targets. Neither reproduces both. Test accuracy: the held-out halves of D give "
+          "0.01-0.02 lower test accuracy than the paper reports for NB, LR and NN alike (and NB's train accuracy is "
+          "as much lower), so the shortfall is in the data draw, not one learner; the paper does not say how its "
+          "test records were drawn. NB-Adult and binning: the paper bins exactly as we do (§5.2: 100 bins of 0.01, "
+          "an output of 0 returned as 0.005, the first bin's centre), so its binning does not avoid the ln 3 step: "
+          "an output crossing 0.01 moves between the two lowest bins and gives PDTP ln 3 = 1.0986 > 1. The paper's "
+          "'we did not find any records with PDTP greater than 1' holds for the averages over 10 measurements (no "
+          "target in any seed) but not for single measurements (about 1.4% exceed 1, nearly all at exactly ln 3; "
+          "`leakaudit dtp pdtp --data adult --model nb` shows the same on one training set). Leaving the lowest-bin "
+          "steps out lowers our NB average PDTP from about 0.059 to 0.044, with the paper's 0.0299 inside that "
+          "row's interval, so the ln 3 steps are about half of the gap; the rest is our NB (Gaussian numerics "
+          "with a 1e-3 std floor, Laplace categoricals) against Weka's. 'ours' is the mean over seeds (seed, "
+          "seed + 1, ...); a row matches when the paper's value lies in the 95% t-interval of that mean widened by "
+          "the tolerance (accuracy 0.02; average PDTP 50% of the paper's value, which gives no interval).",
 )
 def table2(profile: str, random_state: int):
-    y, D, X, Xn, cat, nv, rng = _adult(random_state)
-    cfg = {
-        "smoke": dict(n_acc=1, n_targets=10, meas={"NB-Adult": 2, "LR-Adult": 1, "NN-Adult": 1}, nn_targets=4),
-        "reduced": dict(n_acc=10, n_targets=100, meas={"NB-Adult": 10, "LR-Adult": 10, "NN-Adult": 2}, nn_targets=30),
-        "full": dict(n_acc=100, n_targets=100, meas={"NB-Adult": 10, "LR-Adult": 10, "NN-Adult": 10}, nn_targets=100),
-    }[profile]
-    targets = np.sort(rng.choice(D, cfg["n_targets"], replace=False))
+    seeds = [random_state + k for k in range(N_SEEDS)]
+    runs = [_table2_seed(profile, s) for s in seeds]
+
+    def vals(name, key):
+        return [r[name, key] for r in runs]
+
+    why = {
+        "NB-Adult": "Gaussian numerics with a 1e-3 std floor and Laplace categoricals (Weka's NB treats numeric "
+                    "precision differently); outputs moving between the two lowest bins add ln 3 steps (rows below)",
+        "LR-Adult": "our L2 logistic regression (C = 1) stands in for Weka's LMT; the held-out halves of D give lower "
+                    "test accuracy than the paper's for NB, LR and NN alike",
+        "NN-Adult": "5 epochs of per-example SGD (the paper's 100 is a maximum); the held-out halves of D give lower "
+                    "test accuracy than the paper's for NB, LR and NN alike",
+    }
     rows = []
-    for name, (learner, enc) in _learners(cat, nv, profile).items():
-        XX = Xn if enc == "nb" else X
-        n_acc = cfg["n_acc"] if name != "NN-Adult" else max(1, cfg["n_acc"] // 5)
-        tr, te = _half_accuracies(learner, XX, y, D, n_acc, rng, 2)
-        tg = targets if name != "NN-Adult" else targets[: cfg["nn_targets"]]
-        M = _pdtp_measurements(learner, XX, y, D, tg, cfg["meas"][name], rng)
-        avg = M.mean(axis=0)
+    for name in ("NB-Adult", "LR-Adult", "NN-Adult"):
         p = _T2[name]
-        note = f"{2 * n_acc} target models"
-        why = {
-            "NB-Adult": "Gaussian numerics with a 1e-3 std floor and Laplace categoricals; Weka's NB discretises "
-                        "numeric precision differently, and binned low-probability classes move PDTP by ln 3 steps",
-            "LR-Adult": "our L2 multinomial LR (C = 1) is smoother than Weka's LMT, so records move outputs less",
-            "NN-Adult": "faithful per-example SGD for the full 100 epochs overfits (train ~0.94); the paper's "
-                        "'maximum 100 epochs' likely stopped earlier, which also lowers PDTP",
-        }[name]
+        r0 = runs[0]
+        setting = f"{r0[name, 'n_models']} target models per seed"
         rows += [
-            row(f"{name} train accuracy", p["train"], tr, 0.02, f"{note}; if it differs: {why}"),
-            row(f"{name} test accuracy", p["test"], te, 0.02, f"{note}; if it differs: {why}"),
-            row(f"{name} avg PDTP (mean over targets)", p["avg_pdtp"], float(avg.mean()), 0.5 * p["avg_pdtp"],
-                f"{len(tg)} targets x {M.shape[0]} PDTP measurements; tolerance 50% of the paper's value; "
-                f"if it differs: {why}"),
-            row(f"{name} max avg PDTP", None, float(avg.max())),
-            row(f"{name} targets with avg PDTP > 1", 0.0 if name != "NN-Adult" else None, float(np.sum(avg > 1)),
-                0.0 if name != "NN-Adult" else None,
-                "paper: none for NB/LR-Adult; 'some' for NN-Adult (no count given)"),
+            _seed_row(f"{name} train accuracy", p["train"], vals(name, "train"), seeds, 0.02,
+                      f"{setting}; if it differs: {why[name]}"),
+            _seed_row(f"{name} test accuracy", p["test"], vals(name, "test"), seeds, 0.02,
+                      f"{setting}; if it differs: {why[name]}"),
+            _seed_row(f"{name} avg PDTP (mean over targets)", p["avg_pdtp"], vals(name, "avg"), seeds,
+                      0.5 * p["avg_pdtp"], f"{r0[name, 'n_tg']} targets x {r0[name, 'n_meas']} PDTP measurements; "
+                      f"if it differs: {why[name]}"),
+            _seed_row(f"{name} max avg PDTP", None, vals(name, "max"), seeds),
+            _seed_row(f"{name} targets with avg PDTP > 1", 0.0 if name != "NN-Adult" else None, vals(name, "n>1"),
+                      seeds, 0.0 if name != "NN-Adult" else None,
+                      "paper: none for NB/LR-Adult; 'some' for NN-Adult (no count given)"),
+            _seed_row(f"{name} share of single PDTP measurements > 1", None, vals(name, "single>1"), seeds,
+                      note="each target's individual measurements, before averaging; the paper's 'we did not find any "
+                           "records with PDTP greater than 1' (NB/LR) may mean these or the averages"),
+        ]
+        if name == "NB-Adult":
+            rows += [
+                _seed_row("NB-Adult share of single PDTP measurements at exactly ln 3", None, vals(name, "single ln3"),
+                          seeds, note="an output moving between the two lowest bins (0.005 <-> 0.015)"),
+                _seed_row("NB-Adult avg PDTP, lowest-bin steps ignored", p["avg_pdtp"],
+                          vals(name, "avg lowest_bin_free"), seeds, 0.5 * p["avg_pdtp"],
+                          "same models; binned, but a class whose output is in the lowest bin in either model is "
+                          "left out of the max (the paper's binning, §5.2, has no such rule; shown to size the "
+                          "effect)"),
+                _seed_row("NB-Adult share of single PDTP measurements > 1, lowest-bin steps ignored", None,
+                          vals(name, "single>1 lowest_bin_free"), seeds),
+                _seed_row("NB-Adult avg PDTP, unbinned", p["avg_pdtp"], vals(name, "avg unbinned"), seeds,
+                          0.5 * p["avg_pdtp"], "same models, raw probabilities"),
+                _seed_row("NB-Adult share of single PDTP measurements > 1, unbinned", None,
+                          vals(name, "single>1 unbinned"), seeds),
+            ]
+    for name in _ALTERNATIVES:
+        p = _T2[name.split(",")[0]]
+        r0 = runs[0]
+        rows += [
+            _seed_row(f"{name}: train accuracy", p["train"], vals(name, "train"), seeds, 0.02,
+                      f"{r0[name, 'n_models']} target models per seed"),
+            _seed_row(f"{name}: test accuracy", p["test"], vals(name, "test"), seeds, 0.02),
+            _seed_row(f"{name}: avg PDTP", p["avg_pdtp"], vals(name, "avg"), seeds, 0.5 * p["avg_pdtp"],
+                      f"{r0[name, 'n_tg']} targets x {r0[name, 'n_meas']} PDTP measurements"),
+            _seed_row(f"{name}: targets with avg PDTP > 1", 0.0 if name.startswith("LR") else None,
+                      vals(name, "n>1"), seeds, 0.0 if name.startswith("LR") else None),
         ]
     return rows
 
@@ -279,20 +462,11 @@ def fig6(profile: str, random_state: int):
     return rows
 
 
-@register(
-    "long-dtp-bounds",
-    paper=PAPER,
-    description="DTP beyond PDTP: exact DTP by enumeration on the Adult 4-attribute proxy (NB) against PDTP and the "
-                "stability bounds (Thm 6.2 with Prop 6.5; the normalised-NB bound max(2 PDTP, ln δ_t)); ln δ of "
-                "Prop 6.5 for NB-Adult; Thm 6.9 for LR-Adult; the search estimate DTP/PDTP for LR- and NN-Adult; the "
-                "seed and sampling noise floors (Figs 7–8) beside NN PDTP.",
-    notes="None of these quantities has a number in the paper except the spec's computed ln δ ≈ 1.94 for NB-Adult "
-          "(m = 13, v = 42, n_ymin ≈ 239, n = 1000). Unbinned values where the theorem ignores binning.",
-)
-def bounds(profile: str, random_state: int):
+def _bounds_seed(profile: str, random_state: int):
+    """Every long-dtp-bounds row for one seed."""
     from ..data import load_adult
     from ..dtp import (dtp_exact, dtp_search_estimate, logistic_lipschitz_bound, naive_bayes_delta,
-                       normalised_nb_dtp_bound, pdtp, sampling_noise_floor, seed_noise_floor)
+                       normalised_nb_dtp_bound, pdtp, sampling_noise_floor)
     from ..learners import LogisticRegression, NaiveBayes, TorchMLP
     from ..learners.naive_bayes import encode_for_naive_bayes
 
@@ -346,7 +520,7 @@ def bounds(profile: str, random_state: int):
                         f"step is ln 3 = 1.0986 for every width, so coarser bins do not remove > 1 values"))
     n_rec = {"smoke": 3, "reduced": 20, "full": 100}[profile]
     recs = np.arange(n_rec)
-    lr = LogisticRegression(C=1.0)
+    lr = LogisticRegression(C=LR_ADULT_C)
     lip = logistic_lipschitz_bound(lr, X[T], y[T], records=recs, X_domain=X[D])
     pl = pdtp(lr, X[T], y[T], records=recs, bin_width=None)
     rows += [
@@ -365,8 +539,7 @@ def bounds(profile: str, random_state: int):
             note="compare with the Thm 6.9 upper bound above"),
     ]
     # 3. NN-Adult: search estimate (paired LOO models), PDTP and the noise floors
-    epochs = 5 if profile == "smoke" else 100
-    nn = TorchMLP(hidden=(64,), epochs=epochs, mode="faithful")
+    nn = TorchMLP(hidden=(64,), activation="tanh", epochs=NN_ADULT_EPOCHS, mode="faithful")
     n_nn = {"smoke": 2, "reduced": 10, "full": 50}[profile]
     s_nn = dtp_search_estimate(nn, X[T], y[T], records=np.arange(n_nn), X_reference=X[D], random_state=random_state,
                                seed_policy="paired", bin_width=None, **kw)
@@ -374,21 +547,51 @@ def bounds(profile: str, random_state: int):
         row("NN-Adult: median search DTP estimate / PDTP (paired seeds, unbinned)", None, _median_finite(s_nn.ratio)),
         row("NN-Adult: median PDTP (paired seeds, unbinned)", None, float(np.median(s_nn.pdtp))),
     ]
+    # Figs 7-8 (§9): 100 NNs trained on one 10,000-record set drawn uniformly from Adult (seed floor: only the
+    # initialisation varies) and 100 NNs on 100 different 10,000-record samples with one seed (sampling floor),
+    # each predicting individuals outside every training set.
     n_models = {"smoke": 3, "reduced": 20, "full": 100}[profile]
-    fl = seed_noise_floor(nn, X[T], y[T], queries=np.arange(n_nn), n_models=n_models, random_state=random_state)
-    fs = sampling_noise_floor(nn, X[D], y[D], n_train=1000, X_query=X[T][:n_nn], y_query=y[T][:n_nn],
-                              n_models=n_models, random_state=random_state)
+    n_train = {"smoke": 1000, "reduced": 10000, "full": 10000}[profile]
+    q = rng2.choice(len(y), n_nn, replace=False)
+    rest = np.setdiff1d(np.arange(len(y)), q)
+    S = np.sort(rng2.choice(rest, n_train, replace=False))
+    # sampling n_train of the n_train rows of S draws S itself every time: with independent seeds this is the seed floor
+    fl = sampling_noise_floor(nn, X[S], y[S], n_train=n_train, X_query=X[q], y_query=y[q], n_models=n_models,
+                              seed_policy="independent", random_state=random_state)
+    fs = sampling_noise_floor(nn, X[rest], y[rest], n_train=n_train, X_query=X[q], y_query=y[q], n_models=n_models,
+                              seed_policy="fixed", random_state=random_state)
     pn = pdtp(nn, X[T], y[T], records=np.arange(n_nn), random_state=random_state)
     rows += [
         row("NN-Adult: median PDTP (independent seeds, binned)", None, float(np.median(pn.values)),
-            note="faithful SGD for 100 epochs saturates many outputs into the top/bottom bin, where binned PDTP and "
-                 "binned floors are exactly 0; unbinned ratios of tiny probabilities are large instead"),
+            note=f"{NN_ADULT_EPOCHS} epochs of per-example SGD on 1,000 training records (Table 2's setting)"),
         row("NN-Adult: median seed noise floor std ln p(y|x), true label (Fig 7)", None, float(np.median(fl.std_log_p)),
-            note=f"{n_models} models on the same 1,000 records (paper: 100 models, 10,000 records); binned"),
+            note=f"{n_models} models on one {n_train}-record training set (paper: 100 models, 10,000 records), "
+                 f"queried at {n_nn} individuals outside it; binned"),
         row("NN-Adult: median seed noise floor, max over classes (Fig 7)", None, float(np.median(fl.max_std_log_p)),
             note="comparable with PDTP, which is also a max over classes"),
         row("NN-Adult: median sampling noise floor std ln p(y|x), true label (Fig 8)", None,
-            float(np.median(fs.std_log_p)), note=f"{n_models} models on random 1,000-record samples of D, same seed"),
+            float(np.median(fs.std_log_p)), note=f"{n_models} models on random {n_train}-record samples of Adult "
+                                                 f"without the queried individuals, same seed"),
         row("NN-Adult: median sampling noise floor, max over classes (Fig 8)", None, float(np.median(fs.max_std_log_p))),
     ]
     return rows
+
+
+@register(
+    "long-dtp-bounds",
+    paper=PAPER,
+    description="DTP beyond PDTP: exact DTP by enumeration on the Adult 4-attribute proxy (NB) against PDTP and the "
+                "stability bounds (Thm 6.2 with Prop 6.5; the normalised-NB bound max(2 PDTP, ln δ_t)); ln δ of "
+                "Prop 6.5 for NB-Adult; Thm 6.9 for LR-Adult; the search estimate DTP/PDTP for LR- and NN-Adult; the "
+                "seed and sampling noise floors (Figs 7–8) beside NN PDTP.",
+    notes="None of these quantities has a number in the paper except the spec's computed ln δ ≈ 1.94 for NB-Adult "
+          "(m = 13, v = 42, n_ymin ≈ 239, n = 1000). Unbinned values where the theorem ignores binning. LR and NN use "
+          "long-dtp-table2's configuration (C = 1; 5 epochs of per-example SGD). The noise floors follow §9: models "
+          "trained on 10,000 records drawn uniformly from all of Adult (one set with fresh initialisations for Fig 7; "
+          "a fresh sample per model with one seed for Fig 8), queried at individuals in no training set; PDTP is "
+          "Table 2's (1,000 training records). Every row is the mean over 5 seeds (seed, seed + 1, ...), each "
+          "seed's value and the 95% t-interval in its note.",
+)
+def bounds(profile: str, random_state: int):
+    seeds = [random_state + k for k in range(N_SEEDS)]
+    return _merge_seed_rows([_bounds_seed(profile, s) for s in seeds], seeds)

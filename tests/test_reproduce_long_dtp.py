@@ -1,0 +1,40 @@
+"""Helpers of the long-dtp reproductions: per-seed rows with intervals, and PDTP without the lowest-bin step."""
+
+import math
+
+import numpy as np
+import pytest
+
+from leakaudit.dtp.pdtp import pdtp_from_probabilities
+from leakaudit.reproduce import long_dtp
+from leakaudit.reproduce._registry import row
+
+
+def test_lowest_bin_free_drops_the_ln3_step_only():
+    # class 0 moves between the two lowest bins (0.005 <-> 0.015): binned PDTP is ln 3 from that class
+    pf, pl = np.array([[0.004, 0.996], [0.30, 0.70]]), np.array([[0.012, 0.988], [0.45, 0.55]])
+    binned = pdtp_from_probabilities(pf, pl, bin_width=0.01)
+    assert binned[0] == pytest.approx(math.log(3))
+    free = long_dtp._lowest_bin_free(pf, pl)
+    assert free[0] == pytest.approx(math.log(0.995 / 0.985))  # only the other class's step remains
+    assert free[1] == pytest.approx(binned[1])  # no class in the lowest bin: unchanged
+
+
+def test_seed_row_judges_the_interval_and_lists_every_seed():
+    vals, seeds = [0.50, 0.52, 0.48, 0.51, 0.49], [0, 1, 2, 3, 4]
+    r = long_dtp._seed_row("q", 0.53, vals, seeds, 0.0)
+    m, lo, hi = long_dtp._interval(vals)
+    assert r.ours == pytest.approx(0.5) and lo < 0.5 < hi
+    assert r.status == ("match" if lo <= 0.53 <= hi else "differs")
+    assert long_dtp._seed_row("q", 0.60, vals, seeds, 0.0).status == "differs"
+    assert long_dtp._seed_row("q", 0.60, vals, seeds, 0.1).status == "match"
+    assert long_dtp._seed_row("q", None, vals, seeds).status == "no-paper-value"
+    assert all(f"{v:.4g}" in r.note for v in vals) and "seeds 0-4" in r.note
+
+
+def test_merge_seed_rows_averages_each_quantity():
+    per_seed = [[row("a", 1.0, v, 0.5, "n"), row("b", None, 2 * v)] for v in (1.0, 2.0, 3.0, 4.0, 5.0)]
+    merged = long_dtp._merge_seed_rows(per_seed, list(range(5)))
+    assert [r.quantity for r in merged] == ["a", "b"]
+    assert merged[0].ours == pytest.approx(3.0) and merged[1].ours == pytest.approx(6.0)
+    assert merged[0].note.startswith("n; seeds 0-4")
