@@ -1,7 +1,8 @@
 """Fingerprints for the engine's cache keys.
 
 A chunk's key is the SHA-256 of a canonical JSON document naming everything
-that determines its outputs: the learner (class and ``get_params(deep=False)``),
+that determines its outputs: the learner (class and ``get_params(deep=False)``, the versions
+of the packages defining it and, for leakaudit, a digest of its training code),
 the training data (bytes of X and y), the number of classes, the query rows,
 and, for each model of the chunk, its index subset and its seed.
 """
@@ -9,6 +10,7 @@ and, for each model of the chunk, its index subset and its seed.
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import json
 import math
@@ -135,10 +137,29 @@ def _packages(doc: Any, out: set[str]) -> set[str]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def training_code_digest() -> str:
+    """SHA-256 (first 16 hex digits) of leakaudit's training code: every ``.py`` and ``.c`` file of
+    ``leakaudit.learners`` and of ``leakaudit.audit.target`` (which wraps user estimators). The package's version
+    alone does not change while it is developed, so without this a changed learner would reuse the outputs its
+    older code cached."""
+    from pathlib import Path
+
+    import leakaudit
+
+    root = Path(leakaudit.__file__).parent
+    files = sorted([*(root / "learners").glob("*.py"), *(root / "learners").glob("*.c"), root / "audit" / "target.py"])
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def learner_fingerprint(learner: Any) -> dict:
     """Canonical description of a learner: its class, its hyperparameters, and the
     versions of the packages that define it (so upgrading leakaudit or
-    scikit-learn does not reuse entries computed by older code).
+    scikit-learn does not reuse entries computed by older code); for leakaudit also
+    :func:`training_code_digest` (a changed learner in a checkout does not either).
 
     Raises
     ------
@@ -150,6 +171,8 @@ def learner_fingerprint(learner: Any) -> dict:
     for pkg in sorted(_packages(doc, set())):
         mod = sys.modules.get(pkg)
         versions[pkg] = str(getattr(mod, "__version__", "unknown"))
+    if "leakaudit" in versions:
+        versions["leakaudit"] += f"+{training_code_digest()}"
     return {"learner": doc, "versions": versions}
 
 
