@@ -226,6 +226,29 @@ def _vs(peer, ours, key, fmt):
     return f"{fmt(a)} → {fmt(b)} ({'+' if b >= a else '−'}{fmt(abs(b - a))})"
 
 
+def quantile_section(res) -> list[str]:
+    """Quantile regression (no reference models) against LiRA and RMIA with 1 to 64 reference models, on the same
+    targets and seeds (bench_quantile_vs_lira.py): means over seeds with their t-intervals."""
+    r = res.get("quantile_vs_lira")
+    if not r:
+        return ["Not run.", ""]
+    out = [f"{r['work']}; seeds {', '.join(map(str, r['seeds']))}; load {r['load_start']:.1f} -> {r['load_end']:.1f} "
+           "(a loaded machine: compare within the table).", "",
+           "| attack | reference models | AUC (seed interval) | TPR at 1 % FPR | TPR at 0.1 % FPR | CPU s, with its reference models |",
+           "|---|---|---|---|---|---|"]
+
+    def iv(v, lo_hi, pct=False):
+        f = (lambda x: f"{x * 100:.2f} %") if pct else (lambda x: f"{x:.3f}")
+        return f"{f(v)} [{f(lo_hi[0])}, {f(lo_hi[1])}]"
+
+    for name, m in r["summary"].items():
+        out.append(f"| {name} | {m['reference_models']} | {iv(m['auc'], m['auc_seed_ci'])} | "
+                   f"{iv(m['tpr@0.01'], m['tpr@0.01_seed_ci'], True)} | "
+                   f"{iv(m['tpr@0.001'], m['tpr@0.001_seed_ci'], True)} | {m['cpu_seconds']:.2f} |")
+    out += ["", f"Command: `{r['command']}`", ""]
+    return out
+
+
 def targets_section(res) -> list[str]:
     """One line per peer comparison and per target, from the same result files as the tables below."""
     lines = [f"Every peer comparison below, against the issue's target of at least {TARGET_RATIO:.0f}x on equal work "
@@ -310,6 +333,8 @@ def write_report(log=None, quick=False) -> Path:
                 out += comparison_table(res[k]["comparisons"], res[k].get("command", ""))
         if not found:
             out += ["Not run.", ""]
+    out += ["## Membership inference without reference models: quantile regression vs LiRA and RMIA", ""]
+    out += quantile_section(res)
     out += ["## The machine's limit", ""] + machine_section(res)
     out += ["## Scaling", ""] + scaling_section(res)
     out += ["## Parallel speed-up", ""] + parallel_section(res)
