@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..exceptions import InvalidParameterError
+from .._names import NameTable
 from ._dataset import Dataset
 
 __all__ = ["NamedDataset", "dataset_names", "get_dataset", "load_dataset", "register_dataset"]
@@ -50,32 +50,23 @@ class NamedDataset:
         return self.loader(n_rows=n_rows, random_state=random_state)
 
 
-_REGISTRY: dict[str, NamedDataset] = {}
+_REGISTRY: NameTable[NamedDataset] = NameTable("dataset")
 
 
 def register_dataset(name: str, loader: Callable[..., Dataset], *, description: str,
                      force: bool = False) -> NamedDataset:
     """Add ``name`` to the registry; a taken name is refused unless ``force=True`` (which replaces it)."""
-    if not isinstance(name, str) or not name:
-        raise InvalidParameterError(f"name must be a non-empty string; got {name!r}")
-    if name in _REGISTRY and not force:
-        raise InvalidParameterError(f"dataset {name!r} is already registered (pass force=True to replace it)")
-    entry = NamedDataset(name, description, loader)
-    _REGISTRY[name] = entry
-    return entry
+    return _REGISTRY.add(name, NamedDataset(name, description, loader), force=force)
 
 
 def dataset_names() -> tuple[str, ...]:
     """Every registered name, in registration order."""
-    return tuple(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def get_dataset(name: str) -> NamedDataset:
     """The registered dataset ``name``; an unknown name raises :class:`InvalidParameterError` listing the names."""
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise InvalidParameterError(f"unknown dataset {name!r}; choose from {', '.join(_REGISTRY)}") from None
+    return _REGISTRY.get(name)
 
 
 def load_dataset(name: str, *, n_rows: int, random_state: Any = 0) -> Dataset:

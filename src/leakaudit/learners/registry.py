@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..exceptions import InvalidParameterError
+from .._names import NameTable
 
 __all__ = ["LearnerEntry", "get_learner", "learner_names", "make_learner", "register_learner"]
 
@@ -52,32 +52,24 @@ class LearnerEntry:
         return self.factory(**{**self.defaults, **params})
 
 
-_REGISTRY: dict[str, LearnerEntry] = {}
+_REGISTRY: NameTable[LearnerEntry] = NameTable("learner")
 
 
 def register_learner(name: str, factory: Callable[..., Any], *, defaults: Mapping[str, Any] | None = None,
                      description: str = "", force: bool = False) -> LearnerEntry:
     """Add ``name`` to the registry; a taken name is refused unless ``force=True`` (which replaces it)."""
-    if not isinstance(name, str) or not name:
-        raise InvalidParameterError(f"name must be a non-empty string; got {name!r}")
-    if name in _REGISTRY and not force:
-        raise InvalidParameterError(f"learner {name!r} is already registered (pass force=True to replace it)")
-    entry = LearnerEntry(name, factory, MappingProxyType(dict(defaults or {})), description)
-    _REGISTRY[name] = entry
-    return entry
+    return _REGISTRY.add(name, LearnerEntry(name, factory, MappingProxyType(dict(defaults or {})), description),
+                         force=force)
 
 
 def learner_names() -> tuple[str, ...]:
     """Every registered name, in registration order."""
-    return tuple(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def get_learner(name: str) -> LearnerEntry:
     """The registered learner ``name``; an unknown name raises :class:`InvalidParameterError` listing the names."""
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise InvalidParameterError(f"unknown learner {name!r}; choose from {', '.join(_REGISTRY)}") from None
+    return _REGISTRY.get(name)
 
 
 def make_learner(name: str, **params: Any) -> Any:
