@@ -412,19 +412,17 @@ def _removal_words(dtp: dict) -> str:
                 "or `leakaudit dtp reduce`); this audit did not measure what removing them would change (the "
                 "profile does not): re-run the audit without them.")
     k, thr = len(r.get("removed") or []), r.get("threshold", 1.0)
+    sc = r.get("screening")
+    which = (f" (the {sc.get('n_top', 0):,} with the largest PDTP before and a random {sc.get('n_sample', 0):,} of "
+             "the others)" if sc else "")
     text = (f"Measured: with {'this record' if k == 1 else f'these {k} records'} removed and the recipe retrained, "
-            f"the largest single PDTP of the {r.get('records_measured', 0):,} remaining members measured is "
+            f"the largest single PDTP of the {r.get('records_measured', 0):,} remaining members measured{which} is "
             f"{fmt(r.get('max_after'), '.2f')} (before: {fmt(r.get('max_before'), '.2f')}); "
             f"{len(r.get('records_above_after') or [])} exceed {thr:g} in one measurement")
-    sc = r.get("screening")
-    if sc:
-        u = sc.get("unmeasured_above") or {}
-        text = text.replace("members measured is", f"members measured (the {sc.get('n_top', 0):,} with the largest "
-                                                    f"PDTP before and a random {sc.get('n_sample', 0):,} of the "
-                                                    "others) is", 1)
-        if u.get("m"):
-            text += (f" ({u['k']} of the sample; so at most {fmt(u['share_interval'][1], '%')} of the "
-                     f"{sc.get('n_unmeasured', 0):,} members not measured may)")
+    u = (sc or {}).get("unmeasured_above") or {}
+    if u.get("m"):
+        text += (f" ({u['k']} of the sample; so at most {fmt(u['share_interval'][1], '%')} of the "
+                 f"{sc.get('n_unmeasured', 0):,} members not measured may)")
     sig = r.get("records_significant_after")
     if sig is not None:
         untested = len(r.get("records_untested_after") or [])
