@@ -170,23 +170,18 @@ def accuracy_cost(correct_without: np.ndarray, correct_with: np.ndarray, *, conf
     ``accuracy_cost`` (without minus with) and ``accuracy_cost_interval`` (normal approximation on the paired
     differences, clipped to [-1, 1]), ``n_test``.
     """
-    from scipy import stats
-
-    from ..metrics import clopper_pearson
+    from ..metrics import clopper_pearson, paired_mean_interval
 
     a, b = np.asarray(correct_without, bool), np.asarray(correct_with, bool)
     n = int(a.size)
-    d = a.astype(float) - b.astype(float)
-    cost = float(d.mean())
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    half = z * float(d.std(ddof=1)) / np.sqrt(n) if n > 1 else float("inf")
+    cost, (lo, hi) = paired_mean_interval(a, b, confidence=confidence)
     return {
         "test_accuracy_without_noise": float(a.mean()),
         "test_accuracy_without_noise_interval": list(clopper_pearson(int(a.sum()), n, confidence=confidence)),
         "test_accuracy_with_noise": float(b.mean()),
         "test_accuracy_with_noise_interval": list(clopper_pearson(int(b.sum()), n, confidence=confidence)),
         "accuracy_cost": cost,
-        "accuracy_cost_interval": [max(-1.0, cost - half), min(1.0, cost + half)],
+        "accuracy_cost_interval": [max(-1.0, lo), min(1.0, hi)],
         "n_test": n,
     }
 

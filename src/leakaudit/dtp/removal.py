@@ -19,13 +19,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from .._random import spawn_seeds
 from .._validation import check_scalar
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidParameterError
 from ..learners._base import check_fit_inputs
+from ..metrics import paired_mean_interval
 from .pdtp import pdtp
 from .screening import screened_pdtp, unmeasured_bound
 from .results import RemovalEffect
@@ -38,20 +38,14 @@ def _accuracy_cost(correct_full: np.ndarray, correct_reduced: np.ndarray, confid
     """Accuracy of the full and reduced models (mean over seeds and records) and the paired cost, each with an
     interval over the evaluation records. ``correct_*``: bool arrays of shape (n_seeds, n_eval)."""
     a, b = correct_full.mean(axis=0), correct_reduced.mean(axis=0)
-    n = a.size
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-
-    def interval(v: np.ndarray) -> list[float]:
-        half = z * float(np.std(v, ddof=1)) / np.sqrt(n) if n > 1 else float("inf")
-        m = float(np.mean(v))
-        return [m - half, m + half]
-
-    cost = a - b
-    lo, hi = interval(cost)
+    zeros = np.zeros_like(a)
+    _, before = paired_mean_interval(a, zeros, confidence=confidence)
+    _, after = paired_mean_interval(b, zeros, confidence=confidence)
+    cost, (lo, hi) = paired_mean_interval(a, b, confidence=confidence)
     return {
-        "accuracy_before": float(a.mean()), "accuracy_before_interval": [max(0.0, x) for x in interval(a)],
-        "accuracy_after": float(b.mean()), "accuracy_after_interval": [min(1.0, x) for x in interval(b)],
-        "accuracy_cost": float(cost.mean()), "accuracy_cost_interval": [max(-1.0, lo), min(1.0, hi)],
+        "accuracy_before": float(a.mean()), "accuracy_before_interval": [max(0.0, before[0]), before[1]],
+        "accuracy_after": float(b.mean()), "accuracy_after_interval": [after[0], min(1.0, after[1])],
+        "accuracy_cost": cost, "accuracy_cost_interval": [max(-1.0, lo), min(1.0, hi)],
     }
 
 

@@ -12,6 +12,7 @@ from ._intervals import (
     delong_placements,
     min_nonmembers_for_tpr,
     min_records_for_auc,
+    paired_mean_interval,
     pearson,
     tpr_ci_can_exceed,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "decision_metrics",
     "check_membership_inputs",
     "clopper_pearson",
+    "paired_mean_interval",
     "bootstrap_auc_ci",
     "delong_auc_variance",
     "delong_placements",

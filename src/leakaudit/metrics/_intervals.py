@@ -18,6 +18,7 @@ from ._membership import _tpr_at_fpr_sorted, check_membership_inputs
 
 __all__ = [
     "clopper_pearson",
+    "paired_mean_interval",
     "bootstrap_auc_ci",
     "delong_auc_variance",
     "delong_placements",
@@ -47,6 +48,33 @@ def clopper_pearson(k: int, n: int, *, confidence: float = 0.95) -> tuple[float,
     check_scalar(confidence, name="confidence", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
     ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")
     return float(ci.low), float(ci.high)
+
+
+def paired_mean_interval(a, b, *, confidence: float = 0.95) -> tuple[float, tuple[float, float]]:
+    """Mean of the paired differences ``a - b`` and its normal-approximation interval.
+
+    Parameters
+    ----------
+    a, b : array-like of float, shape (n,)
+        Two measurements of the same ``n`` units (e.g. whether each test record is classified correctly by two
+        models). With ``n < 2`` the interval is infinite (the spread of the differences is not measurable).
+
+    Returns
+    -------
+    (mean, (low, high)) of ``a - b``.
+    """
+    check_scalar(confidence, name="confidence", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise InvalidInputError(f"a and b must be 1-D arrays of one length; got shapes {a.shape} and {b.shape}")
+    d = a - b
+    n = d.size
+    if n == 0:
+        raise InvalidInputError("a and b are empty: no paired difference to average")
+    mean = float(d.mean())
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    half = z * float(d.std(ddof=1)) / np.sqrt(n) if n > 1 else float("inf")
+    return mean, (mean - half, mean + half)
 
 
 def _check_boot(n_boot, confidence) -> None:
