@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from leakaudit._names import NameTable
 from leakaudit.exceptions import InvalidParameterError
 from leakaudit.reproduce import _registry as reg
 from leakaudit.reproduce import row
@@ -16,13 +17,13 @@ def test_row_status():
 
 
 def test_run_writes_json_and_markdown(tmp_path, monkeypatch):
-    monkeypatch.setattr(reg, "_REGISTRY", {})
+    monkeypatch.setattr(reg, "_REGISTRY", NameTable("reproduction"))
 
     @reg.register("toy", paper="Toy et al.", description="A toy reproduction.")
     def _toy(profile, random_state):
         return [row("answer", 42.0, 41.9, 0.5, note="close"), row("extra", None, 1.0)]
 
-    with pytest.raises(InvalidParameterError, match="registered twice"):
+    with pytest.raises(InvalidParameterError, match="'toy' is already registered"):
         reg.register("toy", paper="x", description="y")(_toy)
     res = reg.run("toy", profile="smoke", out=tmp_path)
     d = json.loads((tmp_path / "toy.json").read_text())

@@ -4,6 +4,7 @@ known ones."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Generic, TypeVar
 
 from .exceptions import InvalidParameterError
@@ -16,9 +17,11 @@ E = TypeVar("E")
 class NameTable(Generic[E]):
     """Entries by name, in the order they were added; ``kind`` names them in messages ("dataset", "learner")."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, entries: Mapping[str, E] | None = None):
         self.kind = kind
         self._entries: dict[str, E] = {}
+        for name, entry in (entries or {}).items():
+            self.add(name, entry)
 
     def add(self, name: str, entry: E, *, force: bool = False) -> E:
         """Add ``entry`` as ``name``; a taken name is refused unless ``force=True`` (which replaces it)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..exceptions import InvalidParameterError
+from .._names import NameTable
 from ._base import Attack
 
 __all__ = ["ATTACKS", "make_attack", "available_attacks", "describe"]
@@ -59,7 +59,7 @@ def _frequency():
 
 
 #: name -> (factory, one-line description)
-ATTACKS: dict[str, tuple[Callable[..., Attack], str]] = {
+ATTACKS: NameTable[tuple[Callable[..., Attack], str]] = NameTable("attack", {
     "loss": (_loss, "loss threshold at the average training loss (Yeom et al. Table I; LOSS attack)"),
     "yeom_adv1": (_adv1, "bounded-loss adversary with 0-1 loss: member iff correctly classified (Yeom Adv. 1)"),
     "lira": (lambda: _lira(), "LiRA online, per-record variance (Carlini et al. 2022)"),
@@ -75,20 +75,18 @@ ATTACKS: dict[str, tuple[Callable[..., Attack], str]] = {
                          "shadow-model attack, one attack net per class (Shokri et al.'s original)"),
     "distance": (_distance, "distance-based targeted attack with binned outputs (Long et al.)"),
     "frequency": (_frequency, "frequency-based targeted attack, Laplace-smoothed counts (Long et al.)"),
-}
+})
 
 
 def available_attacks() -> list[str]:
-    return list(ATTACKS)
+    return list(ATTACKS.names())
 
 
 def describe(name: str) -> str:
-    return ATTACKS[name][1]
+    return ATTACKS.get(name)[1]
 
 
 def make_attack(name: str, **params) -> Attack:
     """A fresh attack with its registry defaults, then ``params`` set on it (``set_params``)."""
-    if name not in ATTACKS:
-        raise InvalidParameterError(f"unknown attack {name!r}; choose from {', '.join(ATTACKS)}")
-    attack = ATTACKS[name][0]()
+    attack = ATTACKS.get(name)[0]()
     return attack.set_params(**params) if params else attack

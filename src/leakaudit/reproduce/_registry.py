@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .._names import NameTable
 from .._results import write_json_atomic
 from ..exceptions import InvalidParameterError
 
@@ -66,29 +67,25 @@ class Reproduction:
     notes: str = ""
 
 
-_REGISTRY: dict[str, Reproduction] = {}
+_REGISTRY: NameTable[Reproduction] = NameTable("reproduction")
 
 
 def register(name: str, *, paper: str, description: str, notes: str = ""):
     """Decorator registering ``func(profile, random_state) -> list[Row]`` under ``name``."""
 
     def deco(func):
-        if name in _REGISTRY:
-            raise InvalidParameterError(f"reproduction {name!r} is registered twice")
-        _REGISTRY[name] = Reproduction(name, paper, description, func, notes)
+        _REGISTRY.add(name, Reproduction(name, paper, description, func, notes))
         return func
 
     return deco
 
 
 def names() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted(_REGISTRY.names())
 
 
 def get(name: str) -> Reproduction:
-    if name not in _REGISTRY:
-        raise InvalidParameterError(f"unknown reproduction {name!r}; choose one of: {', '.join(names()) or '(none)'}")
-    return _REGISTRY[name]
+    return _REGISTRY.get(name)
 
 
 def _fmt(v: float | None, missing: str = "—") -> str:
@@ -164,7 +161,7 @@ def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
     counts = {"match": 0, "differs": 0, "no-paper-value": 0}
     for f in files:
         res = json.loads(f.read_text())
-        if res.get("name") not in _REGISTRY:
+        if res.get("name") not in _REGISTRY.names():
             continue
         for r in res["rows"]:
             counts[r["status"]] = counts.get(r["status"], 0) + 1
