@@ -317,8 +317,6 @@ GENDER_VARIANTS = {
     "one-hot, X+1 (women, label 1)": ("onehot", "X+1", None),
     "ordinal, Alg. 1 (men, label 1)": ("ordinal", "auto", None),
     "ordinal, X+1 (women, label 1)": ("ordinal", "X+1", None),
-    "one-hot, Alg. 1 (men, label 1), 5x shadows": ("onehot", "auto", 5),
-    "one-hot, X+1 (women, label 1), 5x shadows": ("onehot", "X+1", 5),
 }
 
 
