@@ -119,11 +119,12 @@ class SortedMetaClassifier(BaseEstimator):
         Hidden layers of scikit-learn's ``MLPClassifier``.
     alpha : float, default=1e-2
         Its L2 penalty.
-    max_iter : int, default=500
+    max_iter : int, default=200
+        Adam epochs at most (scikit-learn stops earlier once the training loss stalls).
     random_state : None, int or Generator
     """
 
-    def __init__(self, *, hidden: tuple[int, ...] = (64,), alpha: float = 1e-2, max_iter: int = 500,
+    def __init__(self, *, hidden: tuple[int, ...] = (64,), alpha: float = 1e-2, max_iter: int = 200,
                  random_state: RandomStateLike = None):
         self.hidden = hidden
         self.alpha = alpha

@@ -571,21 +571,12 @@ def table3(profile: str, random_state: int):
     row = _smoke_row if cfg["synthetic"] else _row
     scale = {"smoke": 0.02, "reduced": 0.1, "full": 1.0}[profile]
     seeds = _seeds(cfg, random_state)
+    settings = ["census-gender"] if profile == "smoke" else ["census-gender", "census-race", "census-random"]
     rows = []
-    bb_secs = {}
-    for setting, bb in TABLE3_BB.items():
-        if profile == "smoke" and setting != "census-gender":
-            continue  # smoke: one setting, to stay under a minute
+    # White box first (the costlier part; a stopped run keeps it in LEAKAUDIT_REPRO_LOG), then black box.
+    wb_secs = {}
+    for setting in settings:
         _, _, t0, t1 = SETTINGS[setting]
-        for (p, k_paper), paper in bb.items():
-            # reduced: k = 100 at p = 0 (paper 1000), and half the paper's 100 / 50 with poison
-            k = max(5, round(k_paper * scale)) if p == 0 or profile == "smoke" else round(k_paper * 0.5)
-            c = _sweep(setting, cfg, (p,), k=k, seed=random_state)
-            secs = [x[1] + x[0].seconds_fit for x in c[p]]  # the attack: Algorithms 1-3 (targets excluded)
-            bb_secs[(setting, p)] = secs
-            rows.append(_acc_row(row, f"{setting} BB accuracy p={p:.2f}", paper, c[p], random_state, 0.1,
-                                 f"k={k}/world (paper {k_paper}); attack (ensemble, shadows, M_A) "
-                                 f"{np.mean(secs):.0f} s per seed"))
         k_wb = max(10, round(1000 * scale))
         wb = {m: [] for m in META_CLASSIFIERS}
         for s in seeds:
@@ -603,14 +594,22 @@ def table3(profile: str, random_state: int):
             rows.append(_seeds_row(row, f"{setting} WB accuracy ({what})", TABLE3_WB[setting],
                                    [r.accuracy for r in rs], seeds, 0.1,
                                    f"k={k_wb}/world (paper 1000); {np.mean([r.seconds for r in rs]):.0f} s per seed"))
-        if setting == "census-gender":
-            bb_t = bb_secs[(setting, 0.03)]
-            wb_t = [r.seconds for r in wb["sorted"]]
-            rows.append(_seeds_row(row, "census-gender BB seconds (p=0.03)", 161, bb_t, seeds, None,
-                                   "paper: 161 s; our shadow counts differ; loaded 2-core machine"))
-            rows.append(_seeds_row(row, "census-gender WB seconds (sorted)", 1533, wb_t, seeds, None,
-                                   "paper: 1533 s; includes training the targets"))
-            rows.append(_seeds_row(row, "census-gender WB/BB time ratio", 1533 / 161,
-                                   [w / b for w, b in zip(wb_t, bb_t)], seeds, 5.0,
-                                   "paper 9.5x; scaled-down shadow counts change the ratio"))
+        wb_secs[setting] = [r.seconds for r in wb["sorted"]]
+    for setting in settings:
+        for (p, k_paper), paper in TABLE3_BB[setting].items():
+            # reduced: k = 100 at p = 0 (paper 1000), and half the paper's 100 / 50 with poison
+            k = max(5, round(k_paper * scale)) if p == 0 or profile == "smoke" else round(k_paper * 0.5)
+            c = _sweep(setting, cfg, (p,), k=k, seed=random_state)
+            secs = [x[1] + x[0].seconds_fit for x in c[p]]  # the attack: Algorithms 1-3 (targets excluded)
+            rows.append(_acc_row(row, f"{setting} BB accuracy p={p:.2f}", paper, c[p], random_state, 0.1,
+                                 f"k={k}/world (paper {k_paper}); attack (ensemble, shadows, M_A) "
+                                 f"{np.mean(secs):.0f} s per seed"))
+            if setting == "census-gender" and p == 0.03:
+                rows.append(_seeds_row(row, "census-gender BB seconds (p=0.03)", 161, secs, seeds, None,
+                                       "paper: 161 s; our shadow counts differ; loaded 2-core machine"))
+                rows.append(_seeds_row(row, "census-gender WB seconds (sorted)", 1533, wb_secs[setting], seeds,
+                                       None, "paper: 1533 s; includes training the targets"))
+                rows.append(_seeds_row(row, "census-gender WB/BB time ratio", 1533 / 161,
+                                       [w / b for w, b in zip(wb_secs[setting], secs)], seeds, 5.0,
+                                       "paper 9.5x; scaled-down shadow counts change the ratio"))
     return rows
