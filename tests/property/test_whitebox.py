@@ -1,5 +1,7 @@
 """Ganju et al.'s white-box meta-classifiers (property/whitebox.py): invariance and known truth."""
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from leakaudit.property.game import PropertyData
 
 
 def _net(rng, sizes, k=1):
-    W = [rng.normal(size=(k, a, b)) for a, b in zip(sizes[:-1], sizes[1:])]
+    W = [rng.normal(size=(k, a, b)) for a, b in pairwise(sizes)]
     B = [rng.normal(size=(k, b)) for b in sizes[1:]]
     return W, B
 

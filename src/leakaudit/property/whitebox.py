@@ -50,8 +50,8 @@ from ..metrics import clopper_pearson
 from .game import PropertyData, mlp_learner, sample_world, split_pools
 from .results import WhiteBoxResult
 
-__all__ = ["sort_neurons", "sorted_parameters", "SortedMetaClassifier", "DeepSetsMetaClassifier",
-           "META_CLASSIFIERS", "whitebox_attack"]
+__all__ = ["META_CLASSIFIERS", "DeepSetsMetaClassifier", "SortedMetaClassifier", "sort_neurons", "sorted_parameters",
+           "whitebox_attack"]
 
 META_CLASSIFIERS = ("deepsets", "sorted")
 

@@ -242,8 +242,11 @@ def _settings(profile: str) -> list[str]:
     notes="Paper: no-poison accuracy 'quite low'; every experiment above 0.90 with less than 10% poisoning; "
     "Enron negative declines after a peak. Census p-values are Table III's (1000/100/50 shadow models). "
     "Enron rows run on SpamAssassin (substitute; 6,046 e-mails against Enron-Spam's 33,716). 'window' is "
-    "Theorem 9's (tau -> 0). Census reproduces (>= 0.9 by p = 0.10 in all three settings, Table III values within "
-    "0.1 except gender at p = 0.03 with half the paper's shadow models). "
+    "Theorem 9's (tau -> 0). One run, seeds 0-4 (reduced: k = 50 per world at every p, half Table III's 100 at "
+    "p = 0.03 / 0.05). Census random and race reproduce (mean >= 0.94 from p = 0.03, 1.0 at p = 0.10); Census "
+    "gender does NOT: 0.65 at p = 0.03 and 0.78 at p = 0.10 (paper 0.99 / 1.0), 0.97 only at p = 0.20; "
+    "docs/chase.md and chase-gender show why (at n = 1,000 the poisoned data themselves separate the worlds "
+    "at about 0.78 for p = 0.03) and what was tried. "
     "SpamAssassin with binary terms and the paper's pool protocol: 0.5 at every p > 0. Diagnosis (random "
     "0.3/0.7, n = 1,000, p = 0.1; label_vector_shift of 30 shadows against 30 targets): the shadows predicted "
     "label 1 on the 100 poison queries 59% (t0) / 84% (t1) of the time, the targets 99.9% / 100%; M_A scored "
@@ -266,16 +269,16 @@ def _settings(profile: str) -> list[str]:
     "and the shadows come from that pool, so they agree with the queries' true labels less often than the "
     "targets do (34-39% against 58-61% on the clean queries); removing it needs an ensemble pool disjoint from "
     "the shadow pool, which SpamAssassin is too small for at n = 1,000 (not done). "
-    "The rows above use TF-IDF and the matched protocol. Random now reproduces (1.0 at p = 0.10). Negative does "
-    "NOT (best 0.64 at p = 0.05, then down to 0.52-0.56: the non-monotonic shape, not the level): 23.1% of "
+    "The rows above use TF-IDF and the matched protocol. Random reproduces (1.0 at p = 0.10 in every seed). "
+    "Negative does NOT: 0.47-0.59 at every p (best per seed over p <= 0.10: mean 0.64, interval 0.60-0.68), "
+    "no clear peak (p = 0.20 minus the peak: -0.08, interval -0.16 to 0.01): 23.1% of "
     "SpamAssassin is negative by VADER (paper's t: 5-10%), P(spam | negative) = 0.115, and the learner hardly "
     "fits the poison: with TF-IDF at p = 0.05 the 50 poison points (negative e-mails labelled spam) are predicted "
     "spam by 22-23% of shadows and 24-25% of targets, in both worlds alike (accuracy 0.55, target AUC 0.65, "
     "60 targets); binary terms fit them (100%) but give no more signal (accuracy 0.55, AUC 0.62). "
     "Sentiment is not a model input, so the poisoned correlation must be carried by sentiment "
-    "words; on 50-point poison in a 1,000-mail set LR does not pick it up, and only 22 uncertain queries exist. "
-    "Census rows: an earlier reduced run of all five settings (the Census path is unchanged, checked by "
-    "identical smoke and chase-fig5-6 Census numbers). Enron rows: the latest run (Enron settings only).",
+    "words; on 50-point poison in a 1,000-mail set LR does not pick it up, and only 22 uncertain queries exist "
+    "(the single-setting diagnostics in this paragraph are seed 0's).",
 )
 def fig1(profile: str, random_state: int):
     from ..property.theory import theorem9_window
@@ -557,11 +560,13 @@ def fig1_mlp(profile: str, random_state: int):
     paper=PAPER,
     description="Table III: white-box WBAttack (Ganju et al., no poison) against the black-box attack "
     "without and with poisoning, Census, n = 1000, with run times.",
-    notes="BB: LR targets; WB: MLP (32,16,8) targets (20 epochs, Adam 1e-3), neurons sorted by incoming-weight "
-    "norm, standardised logistic-regression meta-classifier. Shadow counts are per world and scaled down in "
-    "the reduced profile (see each row): WB with 100 shadow models per world (paper 1000) stays well below the "
-    "paper on gender and race. Timings are on a 2-core machine shared with ~8 other jobs (load average 12-20), "
-    "so only their ratio is meaningful; WB time includes training its 50 targets.",
+    notes="BB: LR targets, the chase-fig1 pipeline. WB: MLP (32, 16, 8) targets (20 epochs, Adam 1e-3, batch 64) "
+    "without poison and Ganju et al.'s two meta-classifiers on the same shadow networks (property/whitebox.py): the "
+    "neuron-sorted parameter vector into an MLP (the 'vector attack', Chase et al.'s WBAttack) and per-layer "
+    "DeepSets set encoders. Shadow counts are per world and scaled down in the reduced profile (see each row): WB "
+    "100 per world (paper 1000). TABLE3_SUMMARY "
+    "Timings are on a 2-core machine shared with other jobs (load average 20-37 during the run), so only their "
+    "ratio is meaningful; WB time includes training its 50 targets.",
 )
 def table3(profile: str, random_state: int):
     from ..property.game import split_pools
