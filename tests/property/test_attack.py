@@ -101,45 +101,6 @@ def test_theory_averaging_distinguisher(poisoned, data, pools):
     assert np.mean((s > 0.5) == g.b) > 0.7
 
 
-def test_sort_neurons_keeps_the_function():
-    from leakaudit.learners._torch_utils import MLPBank
-
-    rng = np.random.default_rng(0)
-    W = [rng.normal(size=(3, 4)), rng.normal(size=(4, 2))]
-    b = [rng.normal(size=4), rng.normal(size=2)]
-    Ws, bs = baselines.sort_neurons(W, b)
-    X = rng.normal(size=(5, 3))
-    p1 = MLPBank([w[None] for w in W], [v[None] for v in b], "relu").predict_proba(X)
-    p2 = MLPBank([w[None] for w in Ws], [v[None] for v in bs], "relu").predict_proba(X)
-    assert np.allclose(p1, p2, atol=1e-6)
-    norms = np.sqrt((Ws[0] ** 2).sum(0) + bs[0] ** 2)
-    assert np.all(np.diff(norms) <= 0)
-    # permuting the hidden neurons of the input gives the same sorted features
-    perm = np.array([2, 0, 3, 1])
-    Wp = [W[0][:, perm], W[1][perm]]
-    bp = [b[0][perm], b[1]]
-    bank1 = MLPBank([w[None] for w in W], [v[None] for v in b], "relu")
-    bank2 = MLPBank([w[None] for w in Wp], [v[None] for v in bp], "relu")
-    assert np.allclose(baselines.whitebox_features(bank1), baselines.whitebox_features(bank2))
-
-
-def test_whitebox_on_a_property_that_moves_the_weights():
-    # f is hidden; z0 is a noisy proxy and the label rate depends on f, so the base rate and the
-    # optimal weights of the network move with t: the sorted parameters separate the worlds.
-    rng = np.random.default_rng(1)
-    n = 4000
-    f = rng.random(n) < 0.5
-    z = rng.standard_normal((n, 3))
-    z[:, 0] += 1.5 * f
-    y = (rng.random(n) < np.where(f, 0.85, 0.15)).astype(int)
-    from leakaudit.property.game import PropertyData
-
-    d = PropertyData(X=z, y=y, f=f)
-    r = baselines.whitebox_attack(d, t0=0.2, t1=0.8, n_train=200, hidden=(4,), epochs=40, lr=1e-2, n_shadow=30,
-                                  n_targets=40, random_state=0)
-    assert r.accuracy > 0.8, r
-
-
 def test_fraction_estimate(poisoned, data, pools):
     a, _ = poisoned
     est = FractionEstimator(t_grid=(0.05, 0.1, 0.15, 0.2, 0.25), n_shadow_per_t=12, random_state=0)

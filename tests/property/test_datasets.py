@@ -39,3 +39,14 @@ def test_spam_tfidf_values():
     assert np.allclose(norms[norms > 0], 1.0)
     assert np.array_equal((words > 0).toarray(), (b.X[:, :-1] > 0).toarray())
     assert np.array_equal(d.f, b.f) and np.array_equal(d.X[:, -1].toarray().ravel() > 0, d.f)
+
+
+def test_census_ordinal_encoding_has_one_column_per_attribute():
+    from leakaudit.property.datasets import census_property_data
+
+    d, info = census_property_data("sex=Female", n_rows=3000, encoding="ordinal", random_state=0)
+    assert d.X.shape == (3000, 40) and np.allclose(d.X.mean(axis=0), 0, atol=1e-9)
+    o, _ = census_property_data("sex=Female", n_rows=3000, random_state=0)
+    assert np.array_equal(o.f, d.f) and np.array_equal(o.y, d.y)  # same rows, other columns
+    with pytest.raises(InvalidParameterError, match="encoding"):
+        census_property_data("sex=Female", n_rows=1000, encoding="counts")

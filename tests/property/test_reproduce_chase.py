@@ -18,5 +18,7 @@ def test_smoke_profiles_run(name, tmp_path):
 
 def test_all_chase_reproductions_are_registered():
     rep.load_all()
-    want = {"chase-fig1", "chase-fig2", "chase-fig3", "chase-fig4", "chase-fig5-6", "chase-table2", "chase-table3"}
+    want = {"chase-fig1", "chase-fig1-mlp", "chase-fig2", "chase-fig3", "chase-fig4", "chase-fig5-6", "chase-gender",
+            "chase-table2", "chase-table3"}
     assert want <= set(rep.names())
+

@@ -79,3 +79,28 @@ def test_bad_inputs():
         th.theorem9_window(1.2, 0.1, 0.2)
     with pytest.raises(InvalidParameterError, match="subpopulation"):
         th.attacked_subpopulation(0.1, 0.2, "g")
+
+
+def test_label_rate_oracle_against_simulation():
+    # Census gender at n = 1,000: men poisoned with label 1 (P(y=1 | man) = 0.102) against women (0.025)
+    rng = np.random.default_rng(0)
+    for rate, p in ((0.102, 0.03), (0.025, 0.03), (0.102, 0.10)):
+        m = round(p * 1000)
+        k_lo, k_hi = round(0.4 * (1000 - m)), round(0.6 * (1000 - m))
+        r_lo = (rng.binomial(k_lo, rate, 200_000) + m) / (k_lo + m)
+        r_hi = (rng.binomial(k_hi, rate, 200_000) + m) / (k_hi + m)
+        pred = th.label_rate_oracle_accuracy(n=1000, p=p, s_lo=0.4, s_hi=0.6, label_rate=rate)
+        # the simulated accuracy of the same threshold test (normal approximation: within 0.02)
+        mu_lo, mu_hi, sd_lo, sd_hi = r_lo.mean(), r_hi.mean(), r_lo.std(), r_hi.std()
+        c = mu_hi + (mu_lo - mu_hi) * sd_hi / (sd_lo + sd_hi)
+        sim = 0.5 * ((r_lo > c).mean() + (r_hi <= c).mean())
+        assert abs(pred - sim) < 0.02, (rate, p, pred, sim)
+    # more poison, a rarer label in the attacked group, and a larger n all make the data more telling
+    f = th.label_rate_oracle_accuracy
+    assert f(n=1000, p=0.10, s_lo=0.4, s_hi=0.6, label_rate=0.102) > f(n=1000, p=0.03, s_lo=0.4, s_hi=0.6,
+                                                                        label_rate=0.102)
+    assert f(n=1000, p=0.03, s_lo=0.4, s_hi=0.6, label_rate=0.025) > f(n=1000, p=0.03, s_lo=0.4, s_hi=0.6,
+                                                                        label_rate=0.102)
+    assert f(n=1000, p=0.0, s_lo=0.4, s_hi=0.6, label_rate=0.102) == pytest.approx(0.5)
+    with pytest.raises(InvalidParameterError, match="s_lo"):
+        f(n=1000, p=0.03, s_lo=0.6, s_hi=0.4, label_rate=0.1)

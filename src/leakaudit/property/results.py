@@ -63,7 +63,11 @@ class PropertyAttackResult(Result):
 
 
 class WhiteBoxResult(Result):
-    """Ganju et al.'s white-box meta-classifier on sorted neurons (spec Sec. 3.5 baseline 2)."""
+    """Ganju et al.'s white-box meta-classifiers (spec Sec. 3.5 baseline 2; :mod:`~leakaudit.property.whitebox`).
+
+    ``meta_classifier`` is "deepsets" (per-layer set encoders) or "sorted" (neuron-sorted
+    parameter vector into a small neural network).
+    """
 
     dataset: str
     property: str
@@ -76,6 +80,7 @@ class WhiteBoxResult(Result):
     accuracy_ci: tuple[float, float]
     auc: float
     seconds: float
+    meta_classifier: str = "sorted"
 
 
 class PropertyEstimateResult(Result):

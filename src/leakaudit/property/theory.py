@@ -34,6 +34,7 @@ __all__ = [
     "hoeffding_query_count",
     "window_mass",
     "window_table",
+    "label_rate_oracle_accuracy",
     "PAPER_SETTINGS",
 ]
 
@@ -277,3 +278,68 @@ def window_table(
             }
         )
     return rows
+
+
+def label_rate_oracle_accuracy(
+    *, n: int, p: float, s_lo: float, s_hi: float, label_rate: float,
+) -> float:
+    """Accuracy of a test that reads the poisoned training set's rate of the poison label in the attacked group.
+
+    A diagnostic of how much of the t0 / t1 difference the poisoned *data* carry at finite ``n``
+    (not in the paper). The attacked sub-population ``g`` holds ``round(s (n - m))`` clean
+    records (``s`` is ``s_lo`` in one world, ``s_hi`` in the other; exact prevalence) and the
+    ``m = round(p n)`` poison records, all labelled ``l``; each clean record of ``g`` has label
+    ``l`` with probability ``label_rate``. The rate of label ``l`` in ``g``,
+    ``R_s = (X_s + m) / (round(s (n - m)) + m)`` with ``X_s ~ Binomial(round(s (n - m)), label_rate)``,
+    is higher in the ``s_lo`` world. Under the normal approximation to both binomials, a
+    threshold test on ``R`` at the point equally many standard deviations from both means
+    is right with probability ``Phi((mu_lo - mu_hi) / (sd_lo + sd_hi))``. A learner whose
+    predictions on ``g`` follow ``R`` can do no better through ``R`` alone; the group's size,
+    which also differs between the worlds, is a separate signal this does not count.
+
+    Parameters
+    ----------
+    n : int
+        Training-set size (clean + poison).
+    p : float in [0, 1)
+        Poisoning rate.
+    s_lo, s_hi : float
+        The two prevalences of the attacked sub-population, ``s_lo < s_hi``.
+    label_rate : float in [0, 1]
+        ``Pr[Y = l | g]`` on clean data.
+
+    Returns
+    -------
+    float in [0.5, 1]
+
+    Examples
+    --------
+    >>> round(label_rate_oracle_accuracy(n=1000, p=0.03, s_lo=0.4, s_hi=0.6, label_rate=0.102), 2)
+    0.78
+    """
+    from scipy.stats import norm
+
+    check_scalar(n, name="n", kind=(int, np.integer), min_val=1)
+    check_scalar(p, name="p", min_val=0.0, max_val=1.0, include_max=False)
+    check_scalar(label_rate, name="label_rate", min_val=0.0, max_val=1.0)
+    check_scalar(s_lo, name="s_lo", min_val=0.0, max_val=1.0)
+    check_scalar(s_hi, name="s_hi", min_val=0.0, max_val=1.0)
+    if not s_lo < s_hi:
+        raise InvalidParameterError(f"s_lo must be below s_hi; got s_lo={s_lo}, s_hi={s_hi}")
+    m = int(round(p * n))
+    clean = n - m
+
+    def moments(s: float) -> tuple[float, float]:
+        k = int(round(s * clean))
+        tot = k + m
+        if tot == 0:
+            return float("nan"), 0.0
+        return (k * label_rate + m) / tot, math.sqrt(k * label_rate * (1 - label_rate)) / tot
+
+    mu_lo, sd_lo = moments(s_lo)
+    mu_hi, sd_hi = moments(s_hi)
+    if not (np.isfinite(mu_lo) and np.isfinite(mu_hi)):
+        return 0.5
+    if sd_lo + sd_hi == 0:
+        return 1.0 if mu_lo != mu_hi else 0.5
+    return float(norm.cdf(abs(mu_lo - mu_hi) / (sd_lo + sd_hi)))
