@@ -22,6 +22,9 @@ whether the DTP-1 check reaches the same status, the models trained and the time
     python benchmarks/pdtp_screening.py --learner forest --ranking oob --max-fraction 0.25 --n 4000 \
         --exact-from benchmarks/results/pdtp_screening_forest_n4000.jsonl
 
+``--ranks-only`` (with ``--ranking oob --exact-from``) trains no leave-one-out model: the screen's top under its cut
+and cap, and the ranks in it of the records the exact run found significant.
+
 ``--exact-from`` reuses the exact side of an earlier run with the same seeds (the exact paired models do not depend
 on the ranking), so only the screened side is measured.
 """
@@ -153,6 +156,36 @@ def run_seed(learner_name: str, n: int, seed: int, *, n_reference: int, fraction
     }
 
 
+def rank_seed(learner_name: str, n: int, seed: int, *, exact: dict, max_fraction: float) -> dict:
+    """The out-of-bag screen's plan alone (no leave-one-out model): its top under the cut and the cap, and where
+    the exact run's significant records rank in it. The estimate is the one :func:`run_seed` computes."""
+    from leakaudit.audit import make_config
+    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.dtp_stage import OOB_FORESTS, OOB_MISS_RATE
+    from leakaudit.dtp.screening import forest_oob_shift
+
+    cfg = make_config(n_members=n, n_nonmembers=n, seed=seed)
+    data = prepare_data(cfg)
+    s_sample = int((np.random.SeedSequence(seed).generate_state(4) % (2**31))[2])
+    c0 = time.process_time()
+    sh = forest_oob_shift(_learner(learner_name, cfg), data.X_mem, data.y_mem, n_forests=OOB_FORESTS,
+                          miss_rate=OOB_MISS_RATE, n_classes=data.n_classes, random_state=[s_sample, 1])
+    cpu = time.process_time() - c0
+    order = np.lexsort((np.arange(n), -sh.upper))
+    rank = np.empty(n, int)
+    rank[order] = np.arange(n)
+    reach = int(np.sum(sh.upper >= 1.0))
+    top = min(reach, int(np.ceil(max_fraction * n)))
+    sig = np.asarray(exact["significant"], int)
+    return {"learner": learner_name, "ranking": "oob", "n_members": n, "seed": seed, "max_fraction": max_fraction,
+            "n_reach": reach, "n_top": top, "capped": reach > top, "n_significant_exact": int(sig.size),
+            "significant_ranks": sorted(rank[sig].tolist()),
+            "recall_measured": float(np.mean(rank[sig] < top)) if sig.size else None,
+            "significant_estimate_min": float(sh.estimate[sig].min()) if sig.size else None,
+            "significant_upper_min": float(sh.upper[sig].min()) if sig.size else None,
+            "cpu_seconds_estimate": round(cpu, 1)}
+
+
 def main(argv=None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--learner", choices=["demo", "forest"], default="demo")
@@ -169,6 +202,8 @@ def main(argv=None) -> list[dict]:
                     help="engine cache kept across runs (default: a temporary folder)")
     ap.add_argument("--exact-from", type=Path, default=None,
                     help="an earlier run's JSONL (same learner, n and seeds): reuse its exact measurement")
+    ap.add_argument("--ranks-only", action="store_true",
+                    help="with --ranking oob and --exact-from: the screen's plan and the exact records' ranks only")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     args = ap.parse_args(argv)
     reuse = {}
@@ -178,6 +213,17 @@ def main(argv=None) -> list[dict]:
             if r["learner"] == args.learner and r["n_members"] == args.n:
                 reuse[r["seed"]] = r["exact"]
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.ranks_only:
+        if args.ranking != "oob" or not reuse:
+            ap.error("--ranks-only needs --ranking oob and --exact-from")
+        path = args.out / f"pdtp_screening_{args.learner}_oob_ranks_n{args.n}.jsonl"
+        rows = [rank_seed(args.learner, args.n, s, exact=reuse[s], max_fraction=args.max_fraction)
+                for s in args.seeds if s in reuse]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        for r in rows:
+            print(json.dumps({k: r[k] for k in ("seed", "n_reach", "n_top", "recall_measured")}
+                             | {"max_rank": max(r["significant_ranks"], default=None)}), flush=True)
+        return rows
     tag = "" if args.ranking == "reference" else f"_{args.ranking}"
     path = args.out / f"pdtp_screening_{args.learner}{tag}_n{args.n}.jsonl"
     done = {json.loads(line)["seed"] for line in path.read_text().splitlines()} if path.exists() else set()

@@ -73,7 +73,11 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference) -> tuple[np.
         cut, ranking = None, "reference"
         method = ("reference-model ranking: max over classes of |mean ln bin p over the reference models that "
                   "trained on the record - mean over those that did not| (leakaudit.dtp.screening)")
-    sc = screened_pdtp(learner, X_mem, data.y_mem, est, threshold=thr, fraction=st.pdtp_screen_fraction,
+    # The ranked top starts at pdtp_screen_fraction of pdtp_exact_max members, not of n: a leave-one-out model
+    # costs time in proportion to n, so a top in proportion to n would make stage 1 grow as n^2. The records at
+    # risk, not n, set its size: it doubles while its tail holds more exceedances than the sample.
+    start = st.pdtp_screen_fraction * min(1.0, st.pdtp_exact_max / n) if st.pdtp_exact_max else st.pdtp_screen_fraction
+    sc = screened_pdtp(learner, X_mem, data.y_mem, est, threshold=thr, fraction=start,
                        n_sample=st.pdtp_screen_sample, max_fraction=max(st.pdtp_screen_max_fraction,
                                                                         st.pdtp_screen_fraction),
                        cut=cut, n_classes=data.n_classes, n_repeats=st.pdtp_repeats,
