@@ -111,6 +111,26 @@ def exponent_interval(rows: list[dict], key: str = "seconds", along: str = "n_me
     return out
 
 
+def loo_cost(n: int, k: int = 32) -> dict:
+    """CPU seconds of ``k`` paired leave-one-out demo networks on ``n`` members (one engine batch, in this
+    process, no cache): the unit of the DTP stage's work, whose count the screen keeps from growing with n."""
+    import numpy as np
+
+    from leakaudit.audit import make_config
+    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.target import demo_learner
+    from leakaudit.dtp import pdtp
+    from leakaudit.engine import Engine
+
+    cfg = make_config(n_members=n, n_nonmembers=_nonmembers(n))
+    data = prepare_data(cfg)
+    c0, t0 = time.process_time(), time.perf_counter()
+    pdtp(demo_learner(cfg), data.X_mem, data.y_mem, records=np.arange(k), n_classes=data.n_classes,
+         seed_policy="paired", random_state=0, engine=Engine(backend="inprocess"), keep_outputs=False)
+    return {"n_members": n, "models": k, "cpu_seconds": round(time.process_time() - c0, 2),
+            "seconds": round(time.perf_counter() - t0, 2), "load_before": round(os.getloadavg()[0], 2)}
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--members", type=int, nargs="+", default=list(MEMBERS))
@@ -120,7 +140,19 @@ def main(argv=None) -> dict:
     ap.add_argument("--tag", default=None,
                     help="label of this series (e.g. the session): points are re-measured and summarised per tag")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "audit_scaling.json")
+    ap.add_argument("--loo-cost", action="store_true",
+                    help="only the CPU cost of 32 leave-one-out demo networks at each member count")
     args = ap.parse_args(argv)
+    if args.loo_cost:
+        path = args.out.with_name("audit_scaling_loo_cost.jsonl")
+        rows = []
+        for n in args.members:
+            rows.append({**loo_cost(n), "tag": args.tag})
+            with path.open("a") as fh:
+                fh.write(json.dumps(rows[-1]) + "\n")
+            print(json.dumps(rows[-1]), flush=True)
+        print(json.dumps({"cpu_exponent": exponent_interval(rows, "cpu_seconds")}), flush=True)
+        return {"rows": rows}
     log = args.out.with_suffix(".jsonl")
     rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     rows = [r for r in rows if r.get("tag") == args.tag]
