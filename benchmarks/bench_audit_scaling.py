@@ -10,6 +10,11 @@ exponent is the least-squares slope of log time on log members.
     python benchmarks/bench_audit_scaling.py --members 1000 4000
     python benchmarks/bench_audit_scaling.py --members 4000 --n-reference 16 64 256   # against reference models
     python benchmarks/bench_audit_scaling.py --members 32561 --n-reference 256        # memory at 256 x 48,842
+    python benchmarks/bench_audit_scaling.py --members 1000 4000 8000 16000 32561 --tag session18
+
+Every point records the wall time, the CPU time (user + sys of the audit's process tree) and the load averages
+before and after: on a shared machine the CPU time is the comparable figure. ``--tag`` labels a series: points are
+measured again under a new tag, and the summary (results/audit_scaling.json) covers the tag's rows.
 
 ``--n-reference`` replaces the profile's number of reference models (LiRA, RMIA, the shadow attack's shadow models
 and the PDTP screening's ranking all use them); its rows carry ``n_reference`` and their own exponent, the slope of
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -58,32 +64,71 @@ def run_point(n: int, profile: str, n_reference: int | None = None) -> dict:
         if n_reference is not None:
             argv = [sys.executable, "-c", _WITH_REFERENCE,
                     json.dumps({"profile": profile, "n_reference": n_reference, "argv": args})]
-        load0 = os.getloadavg()[0]
+        load0 = os.getloadavg()
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         r = subprocess.run(argv, capture_output=True, text=True)
         wall = time.perf_counter() - t0
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the audit's process tree, once it has ended
+        cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
         if r.returncode not in (0, 3, 4):
             raise RuntimeError(f"audit failed at n={n}: {r.stderr.strip()[-500:]}")
         res = json.loads(Path(d, "out", "results.json").read_text())
     dtp = res["dtp"]
     return {"n_members": n, "n_nonmembers": _nonmembers(n), "profile": profile,
             "n_reference": n_reference if n_reference is not None else res["settings"].get("n_reference"),
-            "reference_overridden": n_reference is not None, "seconds": round(wall, 1),
+            "reference_overridden": n_reference is not None, "seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
             "stage_seconds": res["timings"], "peak_memory_mb": res["resources"]["peak_memory_mb"],
             "pdtp_measured": dtp.get("n_records"), "screening": {k: v for k, v in (dtp.get("screening") or {}).items()
                                                                 if k != "sample_records"} or None,
-            "verdict": res["verdict"]["outcome"], "load_before": round(load0, 2),
-            "load_after": round(os.getloadavg()[0], 2), "leakaudit": res["leakaudit_version"]}
+            "verdict": res["verdict"]["outcome"], "load_before": round(load0[0], 2),
+            "load_after": round(os.getloadavg()[0], 2), "load_5min_before": round(load0[1], 2),
+            "load_5min_after": round(os.getloadavg()[1], 2), "leakaudit": res["leakaudit_version"]}
 
 
 def growth_exponent(rows: list[dict], key: str = "seconds", along: str = "n_members") -> float | None:
+    """Least-squares slope of log ``key`` on log ``along``."""
+    fit = exponent_interval(rows, key, along)
+    return None if fit is None else fit["exponent"]
+
+
+def exponent_interval(rows: list[dict], key: str = "seconds", along: str = "n_members",
+                      confidence: float = 0.95) -> dict | None:
+    """The slope of log ``key`` on log ``along`` with its t-interval (None with fewer than 2 points; no interval
+    with 2, which a line fits exactly)."""
     import numpy as np
+    from scipy import stats
 
     pts = [(r[along], r[key]) for r in rows if r.get(key)]
     if len(pts) < 2:
         return None
     x, y = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
-    return float(np.polyfit(x, y, 1)[0])
+    res = stats.linregress(x, y)
+    out = {"exponent": float(res.slope), "points": len(pts), "interval": None, "confidence": confidence}
+    if len(pts) > 2:
+        q = stats.t.ppf(0.5 + confidence / 2, len(pts) - 2)
+        out["interval"] = [float(res.slope - q * res.stderr), float(res.slope + q * res.stderr)]
+    return out
+
+
+def loo_cost(n: int, k: int = 32) -> dict:
+    """CPU seconds of ``k`` paired leave-one-out demo networks on ``n`` members (one engine batch, in this
+    process, no cache): the unit of the DTP stage's work, whose count the screen keeps from growing with n."""
+    import numpy as np
+
+    from leakaudit.audit import make_config
+    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.target import demo_learner
+    from leakaudit.dtp import pdtp
+    from leakaudit.engine import Engine
+
+    cfg = make_config(n_members=n, n_nonmembers=_nonmembers(n))
+    data = prepare_data(cfg)
+    c0, t0 = time.process_time(), time.perf_counter()
+    pdtp(demo_learner(cfg), data.X_mem, data.y_mem, records=np.arange(k), n_classes=data.n_classes,
+         seed_policy="paired", random_state=0, engine=Engine(backend="inprocess"), keep_outputs=False)
+    return {"n_members": n, "models": k, "cpu_seconds": round(time.process_time() - c0, 2),
+            "seconds": round(time.perf_counter() - t0, 2), "load_before": round(os.getloadavg()[0], 2)}
 
 
 def main(argv=None) -> dict:
@@ -92,17 +137,32 @@ def main(argv=None) -> dict:
     ap.add_argument("--profile", default="standard")
     ap.add_argument("--n-reference", type=int, nargs="+", default=None,
                     help="reference models (replacing the profile's); one point per value and member count")
+    ap.add_argument("--tag", default=None,
+                    help="label of this series (e.g. the session): points are re-measured and summarised per tag")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "audit_scaling.json")
+    ap.add_argument("--loo-cost", action="store_true",
+                    help="only the CPU cost of 32 leave-one-out demo networks at each member count")
     args = ap.parse_args(argv)
+    if args.loo_cost:
+        path = args.out.with_name("audit_scaling_loo_cost.jsonl")
+        rows = []
+        for n in args.members:
+            rows.append({**loo_cost(n), "tag": args.tag})
+            with path.open("a") as fh:
+                fh.write(json.dumps(rows[-1]) + "\n")
+            print(json.dumps(rows[-1]), flush=True)
+        print(json.dumps({"cpu_exponent": exponent_interval(rows, "cpu_seconds")}), flush=True)
+        return {"rows": rows}
     log = args.out.with_suffix(".jsonl")
     rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    rows = [r for r in rows if r.get("tag") == args.tag]
     done = {(r["n_members"], r["profile"], r.get("n_reference") if r.get("reference_overridden") else None)
             for r in rows}
     for n in args.members:
         for n_ref in args.n_reference or [None]:
             if (n, args.profile, n_ref) in done:
                 continue
-            row = run_point(n, args.profile, n_ref)
+            row = {**run_point(n, args.profile, n_ref), "tag": args.tag}
             with log.open("a") as fh:  # one line per finished point: a killed run keeps what it finished
                 fh.write(json.dumps(row) + "\n")
             rows.append(row)
@@ -114,9 +174,15 @@ def main(argv=None) -> dict:
                   key=lambda r: r["n_members"])
     exact = [r for r in rows if not r.get("screening")]
     screened = [r for r in rows if r.get("screening")]
-    out = {"rows": rows,
+    out = {"tag": args.tag, "rows": rows,
            # one exponent per regime: exact PDTP up to the profile's pdtp_exact_max, screened beyond it
            "growth_exponent_time": {"exact": growth_exponent(exact), "screened": growth_exponent(screened)},
+           # time against n from the last exact point (pdtp_exact_max) on, wall and CPU, with t-intervals
+           "growth_exponent_above_exact_max": {
+               "from": exact[-1]["n_members"] if exact else None,
+               "wall": exponent_interval(exact[-1:] + screened),
+               "cpu": exponent_interval(exact[-1:] + screened, "cpu_seconds"),
+               "cpu_screened_only": exponent_interval(screened, "cpu_seconds")},
            "growth_exponent_memory": {"exact": growth_exponent(exact, "peak_memory_mb"),
                                       "screened": growth_exponent(screened, "peak_memory_mb")},
            "rows_by_reference": by_ref,
@@ -128,7 +194,11 @@ def main(argv=None) -> dict:
                         "memory": growth_exponent([r for r in by_ref if r["n_members"] == n], "peak_memory_mb",
                                                   along="n_reference")}
                for n in sorted({r["n_members"] for r in by_ref})}}
-    args.out.write_text(json.dumps(out, indent=1))
+    # one summary per tag; a file written before tags existed is the untagged series
+    prev = json.loads(args.out.read_text()) if args.out.exists() else {}
+    series = prev.get("series", {"untagged": prev} if prev else {})
+    series[args.tag or "untagged"] = out
+    args.out.write_text(json.dumps({"series": series}, indent=1))
     return out
 
 

@@ -16,7 +16,8 @@ def test_audit_screens_pdtp_beyond_pdtp_exact_max(tmp_path, monkeypatch):
     cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", cache_dir=tmp_path / "cache")
     res = run_audit(cfg, tmp_path / "out", verbose=False)
     sc = res.dtp["screening"]
-    assert sc["n_members"] == 200 and sc["n_top"] >= 20 and sc["n_sample"] <= 40
+    # the top starts at pdtp_screen_fraction of pdtp_exact_max members (10), not of the 200 members
+    assert sc["n_members"] == 200 and sc["n_top"] >= 10 and sc["n_sample"] <= 40
     assert sc["n_measured"] + sc["n_unmeasured"] == 200 and sc["n_measured"] == res.dtp["n_records"]
     u = sc["unmeasured"]
     assert u["m"] == sc["n_sample"] and 0 <= u["share_interval"][0] <= u["share_interval"][1] <= 1
@@ -32,3 +33,38 @@ def test_audit_screens_pdtp_beyond_pdtp_exact_max(tmp_path, monkeypatch):
     est = members["pdtp_screen_estimate"].to_numpy()
     top = np.argsort(-est, kind="stable")[: sc["n_top"]]
     assert measured[top].all()
+
+
+def test_a_bagged_forest_is_screened_by_its_out_of_bag_outputs(tmp_path, monkeypatch):
+    """A forest target: the measured top is every member whose out-of-bag bound reaches the threshold; no
+    reference models are needed for it, and the sentence says which screen ran."""
+    import skops.io as sio
+    from sklearn.ensemble import RandomForestClassifier
+
+    from leakaudit.audit.data import prepare_data
+    from leakaudit.data import load_adult
+
+    df = load_adult().to_frame().sample(400, random_state=0).reset_index(drop=True)
+    df.iloc[:200].to_csv(tmp_path / "train.csv", index=False)
+    df.iloc[200:].to_csv(tmp_path / "test.csv", index=False)
+    smoke = config.PROFILES["smoke"]
+    monkeypatch.setitem(config.PROFILES, "smoke", smoke.model_copy(update={
+        "pdtp_records": None, "pdtp_exact_max": 100, "pdtp_screen_fraction": 0.1, "pdtp_screen_sample": 30}))
+    kw = {"train": tmp_path / "train.csv", "test": tmp_path / "test.csv", "label": "income", "profile": "smoke"}
+    data = prepare_data(make_config(**kw))
+    sio.dump(RandomForestClassifier(n_estimators=20, random_state=0).fit(data.X_mem, data.y_mem),
+             tmp_path / "model.skops")
+    cfg = make_config(**kw, model=tmp_path / "model.skops", model_input="encoded", cache_dir=tmp_path / "cache")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    sc = res.dtp["screening"]
+    assert sc["ranking"] == "oob" and "out-of-bag" in sc["method"]
+    rec = pd.read_csv(tmp_path / "out" / "records.csv")
+    members = rec[rec["is_member"] == 1]
+    upper = members["pdtp_screen_estimate"].to_numpy()
+    measured = members["pdtp"].notna().to_numpy()
+    # the top is exactly the members whose bound reaches the threshold (the cap, 25 %, allowing)
+    reach = upper >= cfg.thresholds.max_dtp
+    assert sc["n_top"] == min(int(reach.sum()), 50) and measured[reach].all() == (not sc["capped"])
+    assert sc["n_measured"] == sc["n_top"] + sc["n_sample"] == measured.sum()
+    check = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
+    assert "out-of-bag" in check.sentence

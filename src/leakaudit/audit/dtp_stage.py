@@ -39,24 +39,51 @@ def _confirm_on_model(records: list[int], lira_members: np.ndarray, lira_nonmemb
     return float(stats.mannwhitneyu(sig, non, alternative="greater").pvalue)
 
 
+# the out-of-bag screen's forests and its per-record miss probability (leakaudit.dtp.screening.forest_oob_shift)
+OOB_FORESTS, OOB_MISS_RATE = 16, 0.05
+
+
 def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference) -> tuple[np.ndarray, np.ndarray, dict, np.ndarray,
                                                                               dict]:
-    """Stage 1 for many members (:func:`leakaudit.dtp.screened_pdtp`): the top of the reference models' ranking
-    and a random sample of the rest. Returns the measured records (sorted), their PDTP, the screening's account
-    for results.json, every member's estimate, and the engine's counters."""
-    from ..dtp import reference_loo_shift, screened_pdtp
+    """Stage 1 for many members (:func:`leakaudit.dtp.screened_pdtp`): the top of a ranking and a random sample
+    of the rest. A bagged ensemble ranks by its own out-of-bag estimate and measures every member whose change
+    may reach the threshold (:func:`leakaudit.dtp.screening.forest_oob_shift`); any other learner by the reference
+    models' (:func:`leakaudit.dtp.reference_loo_shift`). Returns the measured records (sorted), their PDTP, the
+    screening's account for results.json, every member's estimate, and the engine's counters."""
+    from ..dtp.screening import (
+        forest_oob_shift,
+        oob_ensemble,
+        reference_loo_shift,
+        screened_pdtp,
+    )
 
     data, st, thr = ctx.data, ctx.cfg.settings, ctx.cfg.thresholds.max_dtp
     n = len(data.y_mem)
-    est = reference_loo_shift(reference.probs[:, :n], reference.in_mask[:, :n])
-    sc = screened_pdtp(ctx.target.learner, X_mem, data.y_mem, est, threshold=thr, fraction=st.pdtp_screen_fraction,
+    learner = ctx.target.learner
+    if oob_ensemble(learner) is not None:
+        oob = forest_oob_shift(learner, X_mem, data.y_mem, n_forests=OOB_FORESTS, miss_rate=OOB_MISS_RATE,
+                               n_classes=data.n_classes, random_state=[ctx.seeds["pdtp"], 1])
+        est, cut, ranking = oob.upper, thr, "oob"
+        method = (f"out-of-bag screen: every member whose change may reach {thr:g} (one-sided {1 - OOB_MISS_RATE:.0%} "
+                  f"t bound over {OOB_FORESTS} forests of the bin-aware ln ratio of a forest's output to its "
+                  "out-of-bag output) is measured; a member whose systematic change exceeds the threshold is left "
+                  f"unmeasured with probability at most {OOB_MISS_RATE:g} (leakaudit.dtp.screening)")
+    else:
+        est = reference_loo_shift(reference.probs[:, :n], reference.in_mask[:, :n])
+        cut, ranking = None, "reference"
+        method = ("reference-model ranking: max over classes of |mean ln bin p over the reference models that "
+                  "trained on the record - mean over those that did not| (leakaudit.dtp.screening)")
+    # The ranked top starts at pdtp_screen_fraction of pdtp_exact_max members, not of n: a leave-one-out model
+    # costs time in proportion to n, so a top in proportion to n would make stage 1 grow as n^2. The records at
+    # risk, not n, set its size: it doubles while its tail holds more exceedances than the sample.
+    start = st.pdtp_screen_fraction * min(1.0, st.pdtp_exact_max / n) if st.pdtp_exact_max else st.pdtp_screen_fraction
+    sc = screened_pdtp(learner, X_mem, data.y_mem, est, threshold=thr, fraction=start,
                        n_sample=st.pdtp_screen_sample, max_fraction=max(st.pdtp_screen_max_fraction,
                                                                         st.pdtp_screen_fraction),
-                       n_classes=data.n_classes, n_repeats=st.pdtp_repeats,
+                       cut=cut, n_classes=data.n_classes, n_repeats=st.pdtp_repeats,
                        random_state=ctx.seeds["target"], sample_state=ctx.seeds["pdtp"], engine=ctx.engine)
     screening = {
-        "method": "reference-model ranking: max over classes of |mean ln bin p over the reference models that "
-                  "trained on the record - mean over those that did not| (leakaudit.dtp.screening)",
+        "method": method, "ranking": ranking,
         "n_members": int(n), "n_top": sc.n_top, "n_sample": int(sc.sample.size),
         "n_measured": int(sc.records.size), "n_unmeasured": int(n - sc.records.size), "extensions": sc.extensions,
         "capped": sc.capped,
@@ -79,7 +106,8 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     significant for DTP-1 count against the given model only when its own outputs show it trained on them
     (:func:`_confirm_on_model`, at the check's level); otherwise the finding describes the recipe.
     ``reference`` (the reference models on the audited records, members first): with more members than the
-    profile's ``pdtp_exact_max``, stage 1 is screened by them (:func:`_screened_pdtp`).
+    profile's ``pdtp_exact_max``, stage 1 is screened by them, or for a bagged ensemble by its out-of-bag
+    outputs (:func:`_screened_pdtp`).
     """
     cfg, data, target = ctx.cfg, ctx.data, ctx.target
     if target.learner is None:
@@ -97,7 +125,10 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     X_mem = target.inputs(data)[0]
     k, exact_max = cfg.settings.pdtp_records, cfg.settings.pdtp_exact_max
     resources, screening, estimate = {}, None, None
-    if k is None and exact_max is not None and n > exact_max and reference is not None:
+    from ..dtp.screening import oob_ensemble
+
+    screenable = reference is not None or oob_ensemble(target.learner) is not None
+    if k is None and exact_max is not None and n > exact_max and screenable:
         records, values, screening, estimate, resources["pdtp_models"] = _screened_pdtp(ctx, X_mem, reference)
     else:
         rng = np.random.default_rng(ctx.seeds["pdtp"])
@@ -188,9 +219,13 @@ def _coverage(s: dict) -> str:
     if sc is None:
         return ""
     u = sc.get("unmeasured") or {}
-    text = (f"; PDTP measured exactly for the {sc['n_top']:,} members the reference models rank riskiest and a "
+    who = ("whose change the forests' out-of-bag outputs say may reach the threshold" if sc.get("ranking") == "oob"
+           else "the reference models rank riskiest")
+    text = (f"; PDTP measured exactly for the {sc['n_top']:,} members {who} and a "
             f"random {sc['n_sample']:,} of the other {sc['n_members'] - sc['n_top']:,}")
-    if sc.get("capped"):
+    if sc.get("capped") and sc.get("ranking") == "oob":
+        text += " (the measured top stopped at its cap while more members could reach the threshold)"
+    elif sc.get("capped"):
         text += (" (the ranked top stopped at its cap while its last records still exceeded the threshold more "
                  "often than the sample's)")
     if u.get("m"):

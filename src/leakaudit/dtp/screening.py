@@ -13,6 +13,14 @@ The records whose change is significant under the statistical DTP-1 rule are the
 large, so they sit at the top of this ranking (measured: benchmarks/pdtp_screening.py). Single PDTP values above
 the threshold that come from training noise are spread over the whole ranking; the random sample measures how
 often they occur among the records not measured exactly (:func:`unmeasured_bound`).
+
+A bagged forest carries a sharper estimate of its own (:func:`forest_oob_shift`): every tree is a model trained
+on a bootstrap sample of the very training set audited, and the trees whose sample left a record out predict it
+as a forest retrained without it would. The gap between a forest's output at the record and its out-of-bag output
+estimates the record's systematic leave-one-out change at this training set (the DTP-1 test's estimand), and a
+t-interval over independent forests bounds it, so the measured top can be every record whose change may reach the
+threshold (``cut`` in :func:`screened_pdtp`): a record whose change exceeds it is left unmeasured with probability
+at most ``miss_rate``.
 """
 
 from __future__ import annotations
@@ -26,8 +34,17 @@ from ..engine import Engine, EngineStats, reports_engine_stats
 from ..exceptions import InvalidInputError
 from .pdtp import apply_binning
 
-__all__ = ["reference_loo_shift", "screen_plan", "screened_pdtp", "unmeasured_bound", "tail_exceeds_sample",
-           "ScreenedPDTP"]
+__all__ = [
+    "OOBShift",
+    "ScreenedPDTP",
+    "forest_oob_shift",
+    "oob_ensemble",
+    "reference_loo_shift",
+    "screen_plan",
+    "screened_pdtp",
+    "tail_exceeds_sample",
+    "unmeasured_bound",
+]
 
 
 def reference_loo_shift(probs, in_mask, *, bin_width: float | None = 0.01) -> np.ndarray:
@@ -62,6 +79,133 @@ def reference_loo_shift(probs, in_mask, *, bin_width: float | None = 0.01) -> np
     mean_in = (L * w).sum(0) / n_in[:, None]
     mean_out = (L * (1.0 - w)).sum(0) / n_out[:, None]
     return np.abs(mean_in - mean_out).max(axis=1)
+
+
+# RandomForest's parameters, which carry scikit-learn's RandomForestClassifier meanings
+_FOREST_PARAMS = ("n_estimators", "criterion", "max_depth", "min_samples_split", "min_samples_leaf", "max_features",
+                  "bootstrap", "max_samples")
+
+
+def oob_ensemble(learner):
+    """An unfitted scikit-learn ensemble that trains what ``learner`` trains and keeps out-of-bag outputs, or None.
+
+    A :class:`~leakaudit.learners.RandomForest` with ``bootstrap=True`` gives scikit-learn's
+    ``RandomForestClassifier`` with the same parameters (its own algorithm); a
+    :class:`~leakaudit.learners.SklearnLearner` whose estimator bootstraps and offers ``oob_score`` (a bagging
+    classifier, a forest with ``bootstrap=True``) gives a clone of that estimator. Anything else: None.
+    """
+    from sklearn.base import clone
+
+    from ..learners import RandomForest, SklearnLearner
+
+    if isinstance(learner, RandomForest):
+        if not learner.bootstrap:
+            return None
+        from sklearn.ensemble import RandomForestClassifier
+
+        return RandomForestClassifier(**{k: getattr(learner, k) for k in _FOREST_PARAMS}, oob_score=True)
+    if isinstance(learner, SklearnLearner) and hasattr(learner.estimator, "get_params"):
+        params = learner.estimator.get_params(deep=False)
+        if params.get("bootstrap") is True and "oob_score" in params and hasattr(learner.estimator, "predict_proba"):
+            return clone(learner.estimator).set_params(oob_score=True)
+    return None
+
+
+@dataclass
+class OOBShift:
+    """Each record's systematic leave-one-out change estimated from out-of-bag outputs (:func:`forest_oob_shift`).
+
+    Attributes
+    ----------
+    estimate : ndarray of shape (n_records,)
+        ``max_c |mean_f d_fc|``, the mean over forests of the bin-aware ln ratio of the forest's output to its
+        out-of-bag output (nats).
+    upper : ndarray of shape (n_records,)
+        ``max_c (|mean_f d_fc| + t_{1 - miss_rate, F - 1} se_c)``: a one-sided upper confidence bound on the
+        change; inf where fewer than two forests left the record out of some tree.
+    n_forests : int
+    miss_rate : float
+    """
+
+    estimate: np.ndarray
+    upper: np.ndarray
+    n_forests: int
+    miss_rate: float
+
+
+def forest_oob_shift(learner, X, y, *, n_forests: int = 16, miss_rate: float = 0.05, bin_width: float | None = 0.01,
+                     n_classes: int | None = None, random_state=None) -> OOBShift:
+    """Each training record's systematic leave-one-out change, estimated from bagged forests' out-of-bag outputs.
+
+    Forest f (of ``n_forests``, independent seeds, each trained on all of ``X``) gives the record's output
+    ``p_f`` and its out-of-bag output ``q_f`` (the mean over the trees whose bootstrap sample left it out: what a
+    forest trained without the record predicts there). With ``d_fc`` the bin-aware ln ratio of ``p_f`` to ``q_f`` at
+    class c (:func:`~leakaudit.dtp.bin_aware_log_ratio`, the DTP-1 test's per-repeat quantity), the mean over
+    forests estimates the test's estimand ``mu_c = E_seed[ln p_full / p_loo]`` at this training set, and the
+    one-sided t bound at ``1 - miss_rate`` holds ``max_c |mu_c|`` below ``upper`` with probability at least
+    ``1 - miss_rate`` (per record; normal approximation of the mean of independent forests).
+
+    Parameters
+    ----------
+    learner : Learner
+        One that :func:`oob_ensemble` supports (a bootstrapped forest or bagging ensemble).
+    X : array of shape (n_records, n_features)
+        The training set.
+    y : array of shape (n_records,)
+    n_forests : int >= 2, default=16
+    miss_rate : float in (0, 1), default=0.05
+    bin_width : float or None, default=0.01
+    n_classes : int, optional
+        Classes (labels 0..n_classes-1); default: ``max(y) + 1``.
+    random_state : None, int or sequence of int
+        Seeds the forests.
+
+    Returns
+    -------
+    OOBShift
+    """
+    import warnings
+
+    from scipy import stats
+
+    from .significance import bin_aware_log_ratio
+
+    check_scalar(n_forests, name="n_forests", kind=(int, np.integer), min_val=2)
+    check_scalar(miss_rate, name="miss_rate", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
+    proto = oob_ensemble(learner)
+    if proto is None:
+        raise InvalidInputError(f"forest_oob_shift needs a bootstrapped forest or bagging ensemble; got "
+                                f"{type(learner).__name__} (see oob_ensemble)")
+    X = np.asarray(X)
+    y = np.asarray(y).astype(np.int64)
+    n = X.shape[0]
+    if y.shape != (n,):
+        raise InvalidInputError(f"y must have one label per row of X ({n}); got shape {y.shape}")
+    C = int(n_classes) if n_classes is not None else int(y.max()) + 1
+    seeds = np.random.default_rng(random_state).integers(0, 2**31 - 1, size=n_forests)
+    D = np.full((n_forests, n, C), np.nan)
+    for f, seed in enumerate(seeds):
+        model = proto.set_params(random_state=int(seed))
+        with warnings.catch_warnings():
+            # records no tree left out get NaN out-of-bag outputs; they are handled below
+            warnings.simplefilter("ignore", UserWarning)
+            model.fit(X, y)
+        cols = np.asarray(model.classes_, dtype=np.int64)
+        p = np.zeros((n, C))
+        q = np.zeros((n, C))
+        p[:, cols] = model.predict_proba(X)
+        q[:, cols] = model.oob_decision_function_
+        ok = np.isfinite(q).all(axis=1)
+        D[f, ok] = bin_aware_log_ratio(p[ok], q[ok], bin_width=bin_width)
+    k = np.isfinite(D[:, :, 0]).sum(0)  # forests that left the record out of some tree
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices: records no forest left out
+        mean = np.abs(np.nanmean(D, axis=0))
+        se = np.nanstd(D, axis=0, ddof=1) / np.sqrt(k)[:, None]
+    t = stats.t.ppf(1.0 - miss_rate, np.maximum(k - 1, 1))[:, None]
+    estimate = np.where(k > 0, mean.max(axis=1), np.inf)  # unknown: measure it
+    upper = np.where(k >= 2, (mean + t * se).max(axis=1), np.inf)
+    return OOBShift(estimate=estimate, upper=upper, n_forests=int(n_forests), miss_rate=float(miss_rate))
 
 
 def screen_plan(estimate, *, n_top: int, n_sample: int, random_state=None) -> tuple[np.ndarray, np.ndarray,
@@ -136,7 +280,7 @@ class ScreenedPDTP:
         How many times the top doubled.
     capped : bool
         The top stopped at ``max_fraction`` while its tail still held more records above the threshold than the
-        sample (the ranking had not reached the level of the rest).
+        sample (the ranking had not reached the level of the rest), or while more records reached ``cut``.
     engine_stats : EngineStats or None
         What the engine did to train the models.
     """
@@ -156,15 +300,19 @@ class ScreenedPDTP:
 
 @reports_engine_stats
 def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: float = 0.05, n_sample: int = 500,
-                  max_fraction: float = 1.0, n_classes: int | None = None, n_repeats: int = 1, random_state=None,
-                  sample_state=None, engine: Engine | None = None) -> ScreenedPDTP:
-    """Paired PDTP of the top ``fraction`` of the records ranked by ``estimate`` and of a random sample of the rest.
+                  max_fraction: float = 1.0, cut: float | None = None, n_classes: int | None = None,
+                  n_repeats: int = 1, random_state=None, sample_state=None,
+                  engine: Engine | None = None) -> ScreenedPDTP:
+    """Paired PDTP of the top of the records ranked by ``estimate`` and of a random sample of the rest.
 
-    The top doubles while its bottom half holds significantly more records above ``threshold`` than the sample
-    of the records outside it (:func:`tail_exceeds_sample`): the ranking has not yet reached the level of the
-    rest; it stops at ``max_fraction`` of the records (``capped``). The sample's bound on the unmeasured records
-    (:func:`unmeasured_bound`) holds either way: the sample is uniform over them. ``random_state`` seeds the
-    models (as :func:`~leakaudit.dtp.pdtp`'s), ``sample_state`` the sample.
+    Without ``cut`` the top starts at ``fraction`` of the records and doubles while its bottom half holds
+    significantly more records above ``threshold`` than the sample of the records outside it
+    (:func:`tail_exceeds_sample`): the ranking has not yet reached the level of the rest. With ``cut`` (for an
+    estimate that is an upper confidence bound on each record's change, :func:`forest_oob_shift`) the top is every
+    record whose estimate is at least ``cut``. Either way it stops at ``max_fraction`` of the records (``capped``).
+    The sample's bound on the unmeasured records (:func:`unmeasured_bound`) holds either way: the sample is
+    uniform over them. ``random_state`` seeds the models (as :func:`~leakaudit.dtp.pdtp`'s), ``sample_state`` the
+    sample.
 
     Parameters
     ----------
@@ -174,6 +322,8 @@ def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: 
     y : array of shape (n_records,)
     estimate : array of shape (n_records,)
         Any ranking score, largest first (e.g. :func:`reference_loo_shift`).
+    cut : float, optional
+        Measure every record whose estimate is at least this (up to ``max_fraction``) instead of doubling.
     engine : leakaudit.engine.Engine, optional
         Retrains the models; default :func:`leakaudit.engine.default_engine`.
     """
@@ -186,9 +336,14 @@ def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: 
         raise InvalidInputError(f"estimate must have one value per record ({n}); got shape {est.shape}")
     check_scalar(fraction, name="fraction", min_val=0.0, max_val=1.0, include_min=False)
     check_scalar(max_fraction, name="max_fraction", min_val=fraction, max_val=1.0)
-    block = min(n, max(int(np.ceil(fraction * n)), 1))
-    cap = min(n, max(int(np.ceil(max_fraction * n)), block))
-    capped = False
+    if cut is None:
+        block = min(n, max(int(np.ceil(fraction * n)), 1))
+        cap = min(n, max(int(np.ceil(max_fraction * n)), block))
+        capped = False
+    else:
+        wanted = int(np.sum(est >= cut))
+        cap = min(n, int(np.ceil(max_fraction * n)))
+        block, capped = min(wanted, cap), wanted > cap
     order, _, sample = screen_plan(est, n_top=block, n_sample=n_sample, random_state=sample_state)
     measured: dict[int, float] = {}
 
@@ -206,7 +361,7 @@ def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: 
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
     extensions = 0
-    while block < n:
+    while cut is None and block < n:
         outside = sample[rank[sample] >= block]
         tail = order[block // 2:block]
         if not tail_exceeds_sample(above(tail), tail.size, above(outside), outside.size):
