@@ -235,3 +235,38 @@ def build_demo(out_dir: str | Path, *, size: str = "small", n_members: int = 200
     (out / "info.json").write_text(json.dumps(info, indent=1) + "\n")
     return DemoModel(target_dir=target_dir, base_dir=base_dir, members=paths["members"],
                      nonmembers=paths["nonmembers"], public=paths["public"], info=info)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m leakaudit.lm.demo --out DIR``: build the demo model and its texts (``make lm-demo`` then audits
+    it)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m leakaudit.lm.demo", description=main.__doc__)
+    ap.add_argument("--out", required=True, help="folder to write base/, target/, the JSONL texts and info.json")
+    ap.add_argument("--size", default="small", choices=tuple(SIZES))
+    ap.add_argument("--n-members", type=int, default=200)
+    ap.add_argument("--n-nonmembers", type=int, default=200)
+    ap.add_argument("--n-public", type=int, default=1000)
+    ap.add_argument("--pretrain-epochs", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--duplicates", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    a = ap.parse_args(argv)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    d = build_demo(a.out, size=a.size, n_members=a.n_members, n_nonmembers=a.n_nonmembers, n_public=a.n_public,
+                   pretrain_epochs=a.pretrain_epochs, epochs=a.epochs, duplicates=a.duplicates, seed=a.seed,
+                   n_threads=a.threads)
+    i = d.info
+    print(f"demo model: GPT-2, {i['n_parameters'] / 1e6:.2f}M parameters; base pre-trained {i['pretrain_epochs']} "
+          f"epochs on {i['n_public']} public e-mails (loss {i['pretrain_losses'][-1] if i['pretrain_losses'] else '-'}"
+          f"), fine-tuned {i['epochs']} epochs on {i['n_members']} members (loss "
+          f"{i['finetune_losses'][-1] if i['finetune_losses'] else '-'}); wrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
