@@ -188,3 +188,35 @@ def test_lora_adapter_is_loaded_onto_its_base(tmp_path, tiny_demo, tiny_texts):
     np.testing.assert_allclose(got, want, atol=1e-4)
     plain = score_texts(load_causal_lm(tiny_demo.base_dir).model, base.tokenizer, texts).mean_logprob()
     assert np.abs(got - plain).max() > 1e-3  # the adapter changed the model
+
+
+def test_scores_only_audit_matches_the_model_audit(tmp_path, tiny_demo, tiny_texts, capsys):
+    """Per-token log-probabilities computed elsewhere (here by the model itself, written to JSONL and CSV) give the
+    same loss and Min-K% AUCs as auditing the model directory; Min-K%++ is reported as not run."""
+    from leakaudit.lm.demo import write_jsonl
+    from leakaudit.lm.load import load_causal_lm
+    from leakaudit.lm.score import score_texts
+
+    lm = load_causal_lm(tiny_demo.target_dir)
+    mem, non = tiny_texts
+    lp = lambda ts: [a.round(6).tolist() for a in ts.logprobs]  # noqa: E731
+    write_jsonl(tmp_path / "m.jsonl", mem, lp=lp(score_texts(lm.model, lm.tokenizer, mem, max_length=128)))
+    non_lp = lp(score_texts(lm.model, lm.tokenizer, non, max_length=128))
+    pd.DataFrame({"text": non, "lp": [json.dumps(v) for v in non_lp]}).to_csv(tmp_path / "n.csv", index=False)
+    out = tmp_path / "scores"
+    assert main(["audit", "--logprobs-column", "lp", "--text-column", "text", "--members", str(tmp_path / "m.jsonl"),
+                 "--nonmembers", str(tmp_path / "n.csv"), "--out", str(out), "--quiet", "--profile", "smoke"]) == 0
+    res = _results(out)
+    code, full = _audit(tmp_path / "full", tiny_demo.target_dir, tiny_demo.members, tiny_demo.nonmembers)
+    ref = _results(full)
+    for name in ("lm_loss", "lm_min_k", "lm_zlib"):
+        assert res["membership"][name]["auc"] == pytest.approx(ref["membership"][name]["auc"], abs=1e-6)
+    assert "lm_min_k_pp" not in res["membership"]
+    assert any(s["name"] == "Min-K%++" for s in res["skipped"])
+    assert "scores only" in res["target"]["description"]
+    # a malformed list is one line, exit 2
+    pd.DataFrame({"text": non, "lp": ["[0.1, oops"] * len(non)}).to_csv(tmp_path / "bad.csv", index=False)
+    capsys.readouterr()
+    _one_line_exit_2(capsys, ["--logprobs-column", "lp", "--text-column", "text", "--members",
+                              str(tmp_path / "m.jsonl"), "--nonmembers", str(tmp_path / "bad.csv"),
+                              "--out", str(tmp_path / "o")], "is not a JSON list of numbers")

@@ -197,6 +197,9 @@ class AuditConfig(BaseModel):
     text_column: str | None = Field(None, description="With model_dir: the column of the texts in the members and "
                                                       "non-members files (JSONL, CSV or Parquet).")
     tokenizer: Path | None = Field(None, description="With model_dir: the tokenizer's directory (default: model_dir).")
+    logprobs_column: str | None = Field(
+        None, description="Instead of model_dir (scores only): the column holding each text's per-token "
+                          "log-probabilities, computed by any framework (a list, or a JSON list in CSV).")
     reference_dir: list[Path] | None = Field(
         None, description="With model_dir: reference language models (e.g. the base model before fine-tuning), for "
                           "the reference-ratio, LiRA and RMIA attacks.")
@@ -254,7 +257,7 @@ class AuditConfig(BaseModel):
         if self.data is not None and not self.membership_column:
             problems.append("data needs membership_column naming the 0/1 member column")
         user_data = self.train is not None or self.data is not None
-        if user_data and not self.label and self.model_dir is None:
+        if user_data and not self.label and not self.is_lm:
             problems.append("label (the label column) is required with your own data")
         if (self.predictions_train is None) != (self.predictions_test is None):
             problems.append("give both predictions_train and predictions_test, or neither")
@@ -274,23 +277,28 @@ class AuditConfig(BaseModel):
 
     def _language_model_problems(self) -> list[str]:
         """What a language-model audit (model_dir) cannot be combined with, and what it needs."""
-        if self.model_dir is None:
-            return [f"{k} needs model_dir (a language model directory)" for k in ("text_column", "tokenizer",
-                                                                                   "reference_dir")
-                    if getattr(self, k)]
-        problems = [] if self.text_column else ["model_dir needs text_column (the column of the texts)"]
+        if self.logprobs_column is not None and self.model_dir is not None:
+            return ["give model_dir or logprobs_column (scores computed elsewhere), not both"]
+        if not self.is_lm:
+            return [f"{k} needs model_dir (a language model directory) or logprobs_column" for k in
+                    ("text_column", "tokenizer", "reference_dir") if getattr(self, k)]
+        what = "model_dir" if self.model_dir is not None else "logprobs_column"
+        problems = [] if self.text_column else [f"{what} needs text_column (the column of the texts)"]
+        if self.logprobs_column is not None:
+            problems += [f"{k} needs model_dir (a language model directory)" for k in ("tokenizer", "reference_dir")
+                         if getattr(self, k)]
         if self.train is None and self.data is None:
-            problems.append("model_dir needs the member and non-member texts (train and test, or data)")
+            problems.append(f"{what} needs the member and non-member texts (train and test, or data)")
         clash = [k for k in ("model", "module", "predictions_train", "label", "sensitive", "population")
                  if getattr(self, k)]
         if clash:
-            problems.append(f"model_dir (a language model) cannot be combined with {', '.join(clash)}")
+            problems.append(f"{what} (a language model) cannot be combined with {', '.join(clash)}")
         return problems
 
     @property
     def is_lm(self) -> bool:
-        """A causal language model is audited (``model_dir``)."""
-        return self.model_dir is not None
+        """A causal language model is audited (``model_dir``, or its scores: ``logprobs_column``)."""
+        return self.model_dir is not None or self.logprobs_column is not None
 
     @property
     def settings(self) -> ProfileSettings:

@@ -52,6 +52,7 @@ class LMTexts:
     source: list[str]
     row: np.ndarray  # 1 = the first row of its file
     files: dict
+    logprobs: list | None = None  # scores only: each text's per-token log-probabilities, members first
 
     @property
     def texts(self) -> list[str]:
@@ -66,9 +67,9 @@ def read_lm_texts(cfg: AuditConfig) -> LMTexts:
     """The member and non-member texts of ``cfg``: ``train`` and ``test`` files, or one ``data`` file split by its
     ``membership_column`` (1 = member)."""
     from ..exceptions import InvalidInputError
-    from ..lm.texts import read_text_table, read_texts
+    from ..lm.texts import read_arrays, read_text_table, read_texts
 
-    col = cfg.text_column
+    col, lpc = cfg.text_column, cfg.logprobs_column
     if cfg.data is not None:
         df = read_text_table(cfg.data)
         mc = cfg.membership_column
@@ -80,15 +81,19 @@ def read_lm_texts(cfg: AuditConfig) -> LMTexts:
         texts = read_texts(cfg.data, col, frame=df)
         mem_rows = np.flatnonzero(flag.to_numpy() == 1)
         non_rows = np.flatnonzero(flag.to_numpy() == 0)
+        order = np.r_[mem_rows, non_rows]
+        lp = None if lpc is None else [read_arrays(cfg.data, lpc, df)[i] for i in order]
         name = Path(cfg.data).name
         return LMTexts([texts[i] for i in mem_rows], [texts[i] for i in non_rows], [name] * len(texts),
-                       np.r_[mem_rows, non_rows] + 1, {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0)"})
-    mem, non = read_texts(cfg.train, col), read_texts(cfg.test, col)
+                       order + 1, {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0)"}, lp)
+    df_m, df_n = read_text_table(cfg.train), read_text_table(cfg.test)
+    mem, non = read_texts(cfg.train, col, frame=df_m), read_texts(cfg.test, col, frame=df_n)
+    lp = None if lpc is None else read_arrays(cfg.train, lpc, df_m) + read_arrays(cfg.test, lpc, df_n)
     tr, te = Path(cfg.train).name, Path(cfg.test).name
     if tr == te:
         tr, te = str(cfg.train), str(cfg.test)
     return LMTexts(mem, non, [tr] * len(mem) + [te] * len(non), np.r_[np.arange(len(mem)), np.arange(len(non))] + 1,
-                   {tr: f"{cfg.train} (members)", te: f"{cfg.test} (non-members)"})
+                   {tr: f"{cfg.train} (members)", te: f"{cfg.test} (non-members)"}, lp)
 
 
 def _check_sizes(texts: LMTexts) -> None:
@@ -113,6 +118,8 @@ def _threads() -> int:
 def _load(cfg: AuditConfig):
     from ..lm.load import load_causal_lm
 
+    if cfg.model_dir is None:  # scores only
+        return None, []
     lm = load_causal_lm(cfg.model_dir, cfg.tokenizer)
     refs = [load_causal_lm(d, what="reference model directory") for d in cfg.reference_dir or []]
     return lm, refs
@@ -137,10 +144,19 @@ def lm_check_inputs(cfg: AuditConfig) -> dict:
     texts = read_lm_texts(cfg)
     _check_sizes(texts)
     lm, refs = _load(cfg)
+    if lm is None:
+        from ..lm.score import scores_from_arrays
+
+        scores_from_arrays(texts.logprobs)
     return {"data": {"kind": "text", "text_column": cfg.text_column, "n_members": len(texts.members),
                      "n_nonmembers": len(texts.nonmembers), "files": texts.files},
-            "target": {"kind": "language model", "description": lm.description,
+            "target": {"kind": "language model", "description": _scores_only(cfg) if lm is None else lm.description,
                        "reference_models": [r.description for r in refs]}}
+
+
+def _scores_only(cfg: AuditConfig) -> str:
+    return (f"a language model's per-token log-probabilities, computed elsewhere, from the column "
+            f"{cfg.logprobs_column!r} (scores only)")
 
 
 def _blind_check(mm: dict, best: tuple[str, dict] | None, cc: float) -> tuple[Check, bool]:
@@ -197,11 +213,16 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
     all_texts, m = texts.texts, texts.is_member
     with st.stage("scoring", f"per-token log-probabilities of {len(all_texts):,} texts under "
                              f"{1 + len(refs)} model{'s' if refs else ''}"):
-        ts = score_texts(lm.model, lm.tokenizer, all_texts, max_length=lm.context_length, batch_tokens=BATCH_TOKENS,
-                         n_threads=n_threads)
+        if lm is None:
+            from ..lm.score import scores_from_arrays
+
+            ts = scores_from_arrays(texts.logprobs)
+        else:
+            ts = score_texts(lm.model, lm.tokenizer, all_texts, max_length=lm.context_length,
+                             batch_tokens=BATCH_TOKENS, n_threads=n_threads)
         ref_ts = [score_texts(r.model, r.tokenizer, all_texts, max_length=r.context_length,
                               batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False) for r in refs]
-    n_attacks = 4 + (3 if refs else 0)
+    n_attacks = 3 + (ts.mean is not None) + (3 if refs else 0)
     per_attack = 2 + (cfg.epsilon_budget is not None)
     cc = 1 - (1 - cfg.confidence) / (n_attacks * per_attack + 1)
     fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
@@ -239,17 +260,24 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
     if not comparable:
         verdict = verdict.model_copy(update={"headline": "Inconclusive: " + blind_check.sentence + "."})
     skipped = []
+    if ts.mean is None:
+        skipped.append(Skipped(name="Min-K%++", reason="it needs the next-token distribution's mean and standard "
+                                                       "deviation of log-probabilities at each position, which "
+                                                       "per-token scores alone do not give",
+                               fix="give the model itself (--model-dir)"))
     if not refs:
         skipped.append(Skipped(name="reference-model ratio, LiRA and RMIA (offline)",
                                reason="they calibrate each text's score by reference models, and none was given",
-                               fix="give --reference-dir DIR (e.g. the base model before fine-tuning)"))
+                               fix="give --reference-dir DIR (e.g. the base model before fine-tuning)"
+                                   + ("" if lm is not None else " with --model-dir")))
     n_mem = len(texts.members)
     acc_m = ts.subset(np.arange(n_mem)).token_accuracy()
     acc_n = ts.subset(np.arange(n_mem, len(all_texts))).token_accuracy()
     loss = -ts.mean_logprob()
+    ctx_len = None if lm is None else lm.context_length
     cut = (f"; {ts.n_truncated} text{'s' if ts.n_truncated != 1 else ''} longer than the model's context of "
-           f"{lm.context_length} tokens {'were' if ts.n_truncated != 1 else 'was'} cut to their first "
-           f"{lm.context_length} tokens" if ts.n_truncated else "")
+           f"{ctx_len} tokens {'were' if ts.n_truncated != 1 else 'was'} cut to their first "
+           f"{ctx_len} tokens" if ts.n_truncated else "")
     data = {"kind": "text", "name": "texts", "text_column": cfg.text_column,
             "description": f"{n_mem:,} member and {len(texts.nonmembers):,} non-member texts "
                            f"({int(ts.n_tokens.sum()):,} scored tokens){cut}",
@@ -257,15 +285,17 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
             "n_tokens": int(ts.n_tokens.sum()), "n_truncated": int(ts.n_truncated),
             "files": texts.files, "record_columns": ["text"]}
     target = {"kind": "language model", "retrainable": False,
-              "description": f"{lm.description}; accuracy is the next-token top-1 accuracy",
+              "description": _scores_only(cfg) if lm is None else
+                             f"{lm.description}; accuracy is the next-token top-1 accuracy",
               "train_accuracy": acc_m, "test_accuracy": acc_n,
               "mean_loss_members": float(loss[:n_mem].mean()), "mean_loss_nonmembers": float(loss[n_mem:].mean()),
-              "context_length": lm.context_length, "reference_models": [r.description for r in refs]}
+              "context_length": ctx_len, "reference_models": [r.description for r in refs]}
     settings = {"profile": cfg.profile, "n_boot": cfg.settings.n_boot, "min_k": MIN_K,
                 "attacks": "; ".join(f"{d}: {ref}" for d, ref in (ATTACKS[n] for n in scores)),
                 "blind_baseline": "TF-IDF of character 2-4-grams and word 1-2-grams plus length, logistic regression, "
                                   "5-fold stratified cross-fitting (Das et al. 2024)",
-                "scoring": f"batches of at most {BATCH_TOKENS:,} padded tokens, {n_threads} torch thread"
+                "scoring": "given (scores only)" if lm is None else
+                           f"batches of at most {BATCH_TOKENS:,} padded tokens, {n_threads} torch thread"
                            f"{'s' if n_threads > 1 else ''}, float32"}
     summary = {**metrics, "blind_baseline": {**blind_mm, "display": "blind baseline (texts only)",
                                              "comparable": comparable}}
@@ -276,7 +306,8 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
         timings=st.timings, resources={"peak_memory_mb": round(peak_rss_mb(), 1)}, settings=settings)
     rec = pd.DataFrame({"record": np.arange(len(all_texts)), "source": texts.source, "row": texts.row,
                         "is_member": m, "text": [_shorten(t) for t in all_texts], "n_tokens": ts.n_tokens,
-                        "truncated": ts.truncated.astype(int),
+                        "truncated": (np.zeros(len(all_texts), int) if ts.truncated is None
+                                      else ts.truncated.astype(int)),
                         "loss": loss})
     for name, s in scores.items():
         rec[f"score_{name}"] = s

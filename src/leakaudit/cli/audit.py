@@ -89,6 +89,10 @@ def register(app: typer.Typer) -> None:
         tokenizer: Optional[Path] = typer.Option(
             None, "--tokenizer", help="With --model-dir: the tokenizer's directory. (default: none: --model-dir's "
                                       "own)"),
+        logprobs_column: Optional[str] = typer.Option(
+            None, "--logprobs-column", help="Instead of --model-dir (scores only): the column of each text's "
+                                            "per-token log-probabilities computed by any framework (a list; in CSV a "
+                                            "JSON list). Needs --text-column. (default: none)"),
         reference_dir: Optional[list[Path]] = typer.Option(
             None, "--reference-dir", help="With --model-dir: a reference language model (e.g. the base before "
                                           "fine-tuning), for the reference-ratio, LiRA and RMIA attacks; repeat "
@@ -157,7 +161,7 @@ def register(app: typer.Typer) -> None:
             predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address,
             cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers, dtp_rule=dtp_rule,
             epsilon_budget=epsilon_budget, exit_code=exit_code, model_dir=model_dir, text_column=text_column,
-            tokenizer=tokenizer, reference_dir=reference_dir or None,
+            tokenizer=tokenizer, reference_dir=reference_dir or None, logprobs_column=logprobs_column,
         )
         run_flags = dict(out=out, check_inputs=check_inputs, quiet=quiet)
         if config:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..exceptions import DataFileError, InvalidInputError
 
-__all__ = ["read_texts", "read_text_table"]
+__all__ = ["read_texts", "read_text_table", "read_arrays"]
 
 
 def read_text_table(path: str | Path) -> pd.DataFrame:
@@ -55,4 +57,24 @@ def read_texts(path: str | Path, column: str, *, frame: pd.DataFrame | None = No
             raise InvalidInputError(f"{path}, row {i + 1}: {column!r} is an empty text (nothing to score); remove "
                                     "the row")
         out.append(v)
+    return out
+
+
+def read_arrays(path: str | Path, column: str, frame: pd.DataFrame) -> list[np.ndarray]:
+    """Per-row arrays of numbers in ``column`` of ``frame`` (read from ``path``): a list in JSONL or Parquet, a JSON
+    list as text in CSV. Used for per-token log-probabilities computed elsewhere (the scores-only input)."""
+    if column not in frame.columns:
+        raise InvalidInputError(f"--logprobs-column {column!r} is not a column of {path}")
+    out = []
+    for i, v in enumerate(frame[column].tolist()):
+        if isinstance(v, str):
+            try:
+                v = json.loads(v)
+            except ValueError:
+                raise InvalidInputError(f"{path}, row {i + 1}: {column!r} is not a JSON list of numbers") from None
+        try:
+            a = np.asarray(v, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"{path}, row {i + 1}: {column!r} is not a list of numbers") from None
+        out.append(a)
     return out
