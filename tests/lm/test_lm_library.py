@@ -120,3 +120,17 @@ def test_blind_baseline_flags_a_split_that_differs_in_style():
     assert auc(m, blind_baseline_scores(chosen, m, random_state=0)) > 0.85
     shuffled = rng.permutation(m)
     assert auc(shuffled, blind_baseline_scores(chosen, shuffled, random_state=0)) < 0.75
+
+
+def test_rmia_with_one_reference_ranks_as_the_reference_ratio():
+    from scipy.stats import spearmanr
+
+    from leakaudit.lm.attacks import lira_score, reference_score, rmia_score
+
+    rng = np.random.default_rng(0)
+    t = [-rng.gamma(4, 1, size=20) for _ in range(50)]
+    r = [np.minimum(a - rng.normal(0.3, 0.5), 0) for a in t]
+    ts, rs = scores_from_arrays(t), [scores_from_arrays(r)]
+    ratio = reference_score(ts, rs)
+    assert spearmanr(rmia_score(ts, rs), ratio).statistic == pytest.approx(1.0)
+    assert spearmanr(lira_score(ts, rs), ratio).statistic > 0.95

@@ -220,11 +220,11 @@ def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length:
             tgt = x[:, 1:]
             tok = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1).numpy()
             if distribution:
-                p = logp.exp()
-                m1 = (p * logp).sum(-1)
-                var = ((p * logp * logp).sum(-1) - m1 * m1).clamp_min(0.0)
-                m1, s1 = m1.numpy(), var.sqrt().numpy()
                 hit = (logp.argmax(-1) == tgt).numpy()
+                pl = logp.exp().mul_(logp)  # p log p, in place: one (B, T, V) buffer besides logp
+                m1 = pl.sum(-1)
+                var = (pl.mul_(logp).sum(-1) - m1 * m1).clamp_min(0.0)  # E[(log p)^2] - (E log p)^2
+                m1, s1 = m1.numpy(), var.sqrt().numpy()
             for r, i in enumerate(b):
                 n = int(lengths[i]) - 1
                 lp[i] = tok[r, :n].astype(np.float64)
