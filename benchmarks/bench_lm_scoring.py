@@ -72,6 +72,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n-texts", type=int, default=200)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--model-dir", default=None)
+    ap.add_argument("--threads", type=int, nargs="*", default=None,
+                    help="thread counts to time (default: 1 and every core)")
     a = ap.parse_args(argv)
     if a.quick:
         a.n_texts, a.reps = 40, 1
@@ -110,7 +112,11 @@ def main(argv=None) -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     load0 = C.loadavg()
     rows = {}
-    for threads in sorted({1, cores}):
+    result = {"benchmark": "lm_scoring", "model": desc, "n_texts": len(texts), "n_tokens": n_tokens,
+              "n_truncated": int(cut.sum()), "context": ctx, "flops_batched": flops,
+              "max_abs_diff_mean_logprob_vs_loop": diff_loop, "loadavg_start": load0, "reps": a.reps}
+    name_out = "lm_scoring" + ("_quick" if a.quick else "")
+    for threads in sorted(set(a.threads or (1, cores))):
         peak_wall, peak_cpu = matmul_peak(threads, n=1024, reps=5)
         row = {"threads": threads, "peak_matmul_gflops_wall": peak_wall, "peak_matmul_gflops_cpu": peak_cpu}
         for name, fn in (("batched", batched), ("batched_loss_only", batched_loss_only), ("per_text", per_text),
@@ -129,17 +135,16 @@ def main(argv=None) -> int:
         row["fraction_of_peak_wall"] = row["batched_gflops_wall"] / peak_wall
         row["fraction_of_peak_cpu"] = row["batched_gflops_cpu"] / peak_cpu
         rows[f"threads_{threads}"] = row
+        # written after each row, so a run stopped during the next keeps it
+        C.write_result(name_out, {**result, "loadavg_end": C.loadavg(), **rows})
         print(f"{threads} thread(s): batched {row['batched']['tokens_per_second']:,.0f} tok/s, per-text loop "
               f"{row['per_text']['tokens_per_second']:,.0f} tok/s (x{row['speedup_vs_per_text']:.2f} wall, "
               f"x{row['speedup_vs_per_text_cpu']:.2f} CPU), our scoring one text at a time x"
               f"{row['speedup_vs_per_text_ours']:.2f}; log-probs only (the loop's output) x"
-              f"{row['speedup_loss_only_vs_per_text_cpu']:.2f} CPU; {row['batched_gflops_cpu']:.1f} GFLOP/s per CPU s = "
+              f"{row['speedup_loss_only_vs_per_text_cpu']:.2f} CPU; {row['batched_gflops_cpu']:.1f} GFLOP/s per CPU s "
+              "= "
               f"{row['fraction_of_peak_cpu'] * 100:.0f}% of torch.mm's {peak_cpu:.1f}")
-    result = {"benchmark": "lm_scoring", "model": desc, "n_texts": len(texts), "n_tokens": n_tokens,
-              "n_truncated": int(cut.sum()), "context": ctx, "flops_batched": flops,
-              "max_abs_diff_mean_logprob_vs_loop": diff_loop, "loadavg_start": load0, "loadavg_end": C.loadavg(),
-              "reps": a.reps, **rows}
-    path = C.write_result("lm_scoring" + ("_quick" if a.quick else ""), result)
+    path = C.write_result(name_out, {**result, "loadavg_end": C.loadavg(), **rows})
     print(f"wrote {path}")
     return 0
 

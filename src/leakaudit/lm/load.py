@@ -124,7 +124,8 @@ def _load_adapter(d: Path, base_dir: Path | None, what: str) -> tuple[Any, Path]
         pk = _pickles(d)
         if pk:
             raise UnsafeFileError(f"{what} {d} holds a pickle adapter checkpoint ({pk[0]}); leakaudit never "
-                                  "unpickles model files: save the adapter with save_pretrained(safe_serialization=True)")
+                                  "unpickles model files: save the adapter with "
+                                  "save_pretrained(safe_serialization=True)")
         raise InvalidInputError(f"{what} {d} has adapter_config.json but no adapter_model.safetensors")
     try:
         cfg = json.loads((d / "adapter_config.json").read_text())
