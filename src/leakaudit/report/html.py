@@ -282,7 +282,7 @@ def _membership_answer(results: dict, conf_pct: str) -> str:
         e, n = max(eps)
         s += (f" The empirical epsilon (a lower bound on the differential-privacy epsilon the attacks demonstrate, "
               f"delta {results['config'].get('epsilon_delta', 1e-5):g}) is at least {e:.2f}, from the "
-              f"{_ATTACKS.get(n, n)}; 0 means no demonstrated leakage.")
+              f"{_display(results, n)}; 0 means no demonstrated leakage.")
     else:
         s += " No attack demonstrates an empirical epsilon above 0 with these records."
     return s
@@ -540,7 +540,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
             if aucs:
                 best = max(aucs, key=aucs.get)
                 pdtp_scatter = pdtp_vs_score_svg(pd_[ok], mem[f"score_{best}"].to_numpy(float)[ok],
-                                                 score_name=_ATTACKS.get(best, best),
+                                                 score_name=_display(results, best),
                                                  threshold=_num(thresholds.get("max_dtp")) or 1.0)
         rec_head, rec_rows, n_extra = _records_table(results, records)
     cfg = results["config"]
