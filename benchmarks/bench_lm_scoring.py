@@ -2,7 +2,7 @@
 machine's matrix-multiply limit (issue 34).
 
 * Model: the demo's "small" GPT-2 architecture (``leakaudit.lm.demo.SIZES["small"]``: 4 layers, width 192, context
-  192, ~2.4M parameters; throughput does not depend on the weights, so it is freshly initialised) with a byte-level
+  192, 2.21M parameters; throughput does not depend on the weights, so it is freshly initialised) with a byte-level
   BPE tokenizer trained on 1,000 SpamAssassin e-mails; ``--model-dir`` scores another local model instead.
 * Texts: ``--n-texts`` other e-mails cut to 600 characters (~150-190 tokens each, some cut at the context).
 * ``batched``: :func:`leakaudit.lm.score.score_texts` (length-sorted padded batches of at most 4,096 tokens,

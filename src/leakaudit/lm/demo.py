@@ -49,7 +49,7 @@ class DemoSize:
 SIZES = {
     # the default test suite's model: ~0.2M parameters, seconds to train
     "tiny": DemoSize(vocab_size=512, n_embd=64, n_layer=2, n_head=2, n_positions=128, max_chars=200),
-    # the demo's: ~2.4M parameters
+    # the demo's: 2.21M parameters
     "small": DemoSize(vocab_size=2048, n_embd=192, n_layer=4, n_head=4, n_positions=192, max_chars=600, lr=1e-3),
 }
 
