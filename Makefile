@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: install audit test test-slow test-all bench calibrate clean
+.PHONY: install audit test test-slow test-all bench calibrate clean lm-demo
 
 install: $(VENV)/.installed
 
@@ -36,6 +36,14 @@ bench: install
 
 calibrate: install  # how often the verdict is wrong on models whose truth is known -> docs/calibration.md
 	$(PY) benchmarks/calibration.py
+
+# the language-model demo: a small GPT-2 built and fine-tuned here on SpamAssassin e-mails, then audited (docs/lm.md)
+LM_DEMO := runs/lm-demo
+lm-demo: install
+	$(PY) -m leakaudit.lm.demo --out $(LM_DEMO) --size small
+	$(VENV)/bin/leakaudit audit --model-dir $(LM_DEMO)/target --reference-dir $(LM_DEMO)/base \
+		--members $(LM_DEMO)/members.jsonl --nonmembers $(LM_DEMO)/nonmembers.jsonl --text-column text \
+		--out $(LM_DEMO)/audit
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

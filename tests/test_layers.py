@@ -1,7 +1,8 @@
 """The package's import graph follows its layers (data flows down; see src/leakaudit/__init__.py).
 
 A module imports only from lower layers; within layer 3 the only sibling edges are to ``membership``
-(attribute's reductions use membership oracles; dtp uses Long's output binning and attack protocols).
+(attribute's reductions use membership oracles; dtp uses Long's output binning and attack protocols; lm calibrates
+language-model scores with membership's LiRA and RMIA).
 ``cli`` (a package: one module per command) is the top layer and imports its commands statically, so this
 walk sees every edge; no module loads one of ours by a name in a string (``import_module``), which it would not.
 """
@@ -17,11 +18,11 @@ LAYER = {
     "exceptions": -1, "_interrupt": 0, "_names": 0, "_validation": 0, "_random": 0, "_results": 0, "_resources": 0,
     "data": 1, "metrics": 1, "learners": 1,
     "engine": 2,
-    "membership": 3, "dtp": 3, "attribute": 3, "property": 3, "mip": 3, "dpaudit": 3,
+    "membership": 3, "dtp": 3, "attribute": 3, "property": 3, "mip": 3, "dpaudit": 3, "lm": 3,
     "reproduce": 4, "checks": 4, "report": 4, "audit": 4,
     "cli": 5,
 }
-SIBLING_EDGES = {("dtp", "membership"), ("attribute", "membership"), ("audit", "report")}
+SIBLING_EDGES = {("dtp", "membership"), ("attribute", "membership"), ("lm", "membership"), ("audit", "report")}
 
 
 def _top(path: Path) -> str:

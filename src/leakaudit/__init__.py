@@ -5,7 +5,8 @@ Layers (data flows down the list, imports only go up it):
 0. ``exceptions``, ``_validation``, ``_random``, ``_results``, ``_resources``
 1. ``data``, ``metrics``, ``learners``
 2. ``engine``
-3. ``membership``, ``dtp``, ``attribute``, ``property``, ``mip`` (one package per paper idea)
+3. ``membership``, ``dtp``, ``attribute``, ``property``, ``mip``, ``dpaudit``, ``lm`` (one package per paper idea;
+   ``lm``: language models)
 4. ``reproduce``, ``checks``, ``report``, ``audit``
 5. ``cli``
 """

@@ -15,7 +15,7 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "bench_shadow_vs_art",
            "bench_reference_vs_privacymeter", "bench_scaling", "bench_machine_limit", "bench_parallel", "bench_kernels",
            "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic", "forest_kernel_profile",
-           "kernel_ab", "bench_quantile_vs_lira"]
+           "kernel_ab", "bench_quantile_vs_lira", "bench_lm_scoring", "lm_memorisation"]
 
 
 def _load(name):
@@ -29,7 +29,8 @@ def _load(name):
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_script_imports(name):
     mod = _load(name)
-    if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic", "forest_kernel_profile", "kernel_ab"):
+    if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic", "forest_kernel_profile", "kernel_ab",
+                                             "lm_memorisation"):
         assert callable(mod.main)
 
 

@@ -191,6 +191,18 @@ class AuditConfig(BaseModel):
                             "(leakaudit's encoding: z-scored numerics, one-hot categoricals; see docs/input.md).")
     predictions_train: Path | None = None
     predictions_test: Path | None = None
+    # a causal language model (audit/lm_stage.py): its directory, the texts' column, tokenizer and reference models
+    model_dir: Path | None = Field(None, description="A causal language model: a local transformers directory "
+                                                     "(config.json and *.safetensors weights, or a peft adapter).")
+    text_column: str | None = Field(None, description="With model_dir: the column of the texts in the members and "
+                                                      "non-members files (JSONL, CSV or Parquet).")
+    tokenizer: Path | None = Field(None, description="With model_dir: the tokenizer's directory (default: model_dir).")
+    logprobs_column: str | None = Field(
+        None, description="Instead of model_dir (scores only): the column holding each text's per-token "
+                          "log-probabilities, computed by any framework (a list, or a JSON list in CSV).")
+    reference_dir: list[Path] | None = Field(
+        None, description="With model_dir: reference language models (e.g. the base model before fine-tuning), for "
+                          "the reference-ratio, LiRA and RMIA attacks.")
     hidden: list[int] = Field(default_factory=lambda: [64], description="Demo learner: hidden layer sizes.")
     activation: Literal["tanh", "relu"] = "tanh"
     epochs: int = Field(30, gt=0)
@@ -229,9 +241,15 @@ class AuditConfig(BaseModel):
             return [c.strip() for c in v.split(",") if c.strip()]
         return v
 
+    @field_validator("reference_dir", mode="before")
+    @classmethod
+    def _one_or_more(cls, v: Any) -> Any:
+        """``reference_dir = "base"`` reads as ``["base"]``."""
+        return [v] if isinstance(v, (str, Path)) else v
+
     @model_validator(mode="after")
     def _consistent(self) -> "AuditConfig":
-        problems = []
+        problems = self._language_model_problems()
         if (self.train is None) != (self.test is None):
             problems.append("give both train (members) and test (non-members), or neither")
         if self.data is not None and (self.train is not None):
@@ -239,7 +257,7 @@ class AuditConfig(BaseModel):
         if self.data is not None and not self.membership_column:
             problems.append("data needs membership_column naming the 0/1 member column")
         user_data = self.train is not None or self.data is not None
-        if user_data and not self.label:
+        if user_data and not self.label and not self.is_lm:
             problems.append("label (the label column) is required with your own data")
         if (self.predictions_train is None) != (self.predictions_test is None):
             problems.append("give both predictions_train and predictions_test, or neither")
@@ -256,6 +274,31 @@ class AuditConfig(BaseModel):
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    def _language_model_problems(self) -> list[str]:
+        """What a language-model audit (model_dir) cannot be combined with, and what it needs."""
+        if self.logprobs_column is not None and self.model_dir is not None:
+            return ["give model_dir or logprobs_column (scores computed elsewhere), not both"]
+        if not self.is_lm:
+            return [f"{k} needs model_dir (a language model directory) or logprobs_column" for k in
+                    ("text_column", "tokenizer", "reference_dir") if getattr(self, k)]
+        what = "model_dir" if self.model_dir is not None else "logprobs_column"
+        problems = [] if self.text_column else [f"{what} needs text_column (the column of the texts)"]
+        if self.logprobs_column is not None:
+            problems += [f"{k} needs model_dir (a language model directory)" for k in ("tokenizer", "reference_dir")
+                         if getattr(self, k)]
+        if self.train is None and self.data is None:
+            problems.append(f"{what} needs the member and non-member texts (train and test, or data)")
+        clash = [k for k in ("model", "module", "predictions_train", "label", "sensitive", "population")
+                 if getattr(self, k)]
+        if clash:
+            problems.append(f"{what} (a language model) cannot be combined with {', '.join(clash)}")
+        return problems
+
+    @property
+    def is_lm(self) -> bool:
+        """A causal language model is audited (``model_dir``, or its scores: ``logprobs_column``)."""
+        return self.model_dir is not None or self.logprobs_column is not None
 
     @property
     def settings(self) -> ProfileSettings:
@@ -279,7 +322,7 @@ class RunOptions(BaseModel):
 
 #: Keys of the TOML file that are paths, read relative to the file's folder.
 PATH_KEYS = ("train", "test", "data", "population", "model", "predictions_train", "predictions_test", "cache_dir",
-             "out")
+             "out", "model_dir", "tokenizer", "reference_dir")
 
 
 def _format_validation_error(exc: ValidationError) -> str:
@@ -332,6 +375,9 @@ def load_config_and_options(path: str | Path, **overrides) -> tuple[AuditConfig,
     for key in PATH_KEYS:
         if key in raw and isinstance(raw[key], str) and not Path(raw[key]).is_absolute():
             raw[key] = str(path.parent / raw[key])
+        elif key in raw and isinstance(raw[key], list):  # reference_dir: a list of folders
+            raw[key] = [str(path.parent / v) if isinstance(v, str) and not Path(v).is_absolute() else v
+                        for v in raw[key]]
     raw.update({k: v for k, v in overrides.items() if v is not None})
     run = {k: raw.pop(k) for k in RunOptions.model_fields if k in raw}
     try:

@@ -103,6 +103,13 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
     out = Path(out)
     _check_out_writable(out)
     verbose = sys.stderr.isatty() if verbose is None else verbose
+    if cfg.is_lm:  # a causal language model: its own stages (audit/lm_stage.py), the same verdict and files
+        from .lm_stage import lm_audit
+
+        result, rec = lm_audit(cfg, command=command, verbose=verbose)
+        rec["risk_rank"] = _risk_rank(rec)
+        _write_into(out, result, rec)
+        return result
     from threadpoolctl import threadpool_limits
 
     # One BLAS thread for the whole audit: OpenBLAS splits some products differently over threads (1 ulp
@@ -140,6 +147,13 @@ def check_inputs(cfg: AuditConfig, out: str | Path) -> dict:
     _check_out_writable(out)
     from threadpoolctl import threadpool_limits
 
+    if cfg.is_lm:
+        from .lm_stage import lm_check_inputs
+
+        summary = {"leakaudit_version": __version__, "config": cfg.model_dump(mode="json"), **lm_check_inputs(cfg)}
+        out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out / "inputs.json", summary)
+        return summary
     with threadpool_limits(limits=1, user_api="blas"):
         seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
         data = prepare_data(cfg)
@@ -239,6 +253,12 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
         resources={"peak_memory_mb": round(peak_mb, 1), **resources},
         settings=_settings(cfg, target),
     )
+    _write_into(out, result, rec)
+    return result
+
+
+def _write_into(out: Path, result: AuditResult, rec: pd.DataFrame) -> None:
+    """results.json, records.csv and report.html written in a temporary folder beside ``out``, then moved in."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -246,7 +266,6 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
         _move_into(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return result
 
 
 def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:

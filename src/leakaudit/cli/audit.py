@@ -36,11 +36,12 @@ def register(app: typer.Typer) -> None:
             None, "--out", help="Output folder: results.json, records.csv, report.html (inputs.json with "
                                 "--check-inputs). (default: runs/audit)"),
         train: Optional[Path] = typer.Option(
-            None, "--train", help="The members: records the model was trained on (CSV or Parquet). Give --test "
-                                  "too. (default: none: the bundled Adult demo)"),
+            None, "--train", "--members", help="The members: records the model was trained on (CSV or Parquet; "
+                                               "JSONL too with --model-dir). Give --test too. (default: none: the "
+                                               "bundled Adult demo)"),
         test: Optional[Path] = typer.Option(
-            None, "--test", help="The non-members: records of the same distribution the model never saw (CSV or "
-                                 "Parquet). (default: none)"),
+            None, "--test", "--nonmembers", help="The non-members: records of the same distribution the model never "
+                                                 "saw (CSV or Parquet; JSONL too with --model-dir). (default: none)"),
         data: Optional[Path] = typer.Option(
             None, "--data", help="Instead of --train/--test: one file with a 0/1 membership column (see "
                                  "--membership-column). (default: none)"),
@@ -78,6 +79,24 @@ def register(app: typer.Typer) -> None:
         predictions_test: Optional[Path] = typer.Option(
             None, "--predictions-test", help="With --predictions-train: the model's class probabilities on the "
                                              "non-members (one row per --test record). (default: none)"),
+        model_dir: Optional[Path] = typer.Option(
+            None, "--model-dir", help="A causal language model to audit: a local transformers directory (config.json "
+                                      "and *.safetensors weights, or a peft adapter); needs --text-column. "
+                                      "(default: none)"),
+        text_column: Optional[str] = typer.Option(
+            None, "--text-column", help="With --model-dir: the column of the texts in the members and non-members "
+                                        "files. (default: none)"),
+        tokenizer: Optional[Path] = typer.Option(
+            None, "--tokenizer", help="With --model-dir: the tokenizer's directory. (default: none: --model-dir's "
+                                      "own)"),
+        logprobs_column: Optional[str] = typer.Option(
+            None, "--logprobs-column", help="Instead of --model-dir (scores only): the column of each text's "
+                                            "per-token log-probabilities computed by any framework (a list; in CSV a "
+                                            "JSON list). Needs --text-column. (default: none)"),
+        reference_dir: Optional[list[Path]] = typer.Option(
+            None, "--reference-dir", help="With --model-dir: a reference language model (e.g. the base before "
+                                          "fine-tuning), for the reference-ratio, LiRA and RMIA attacks; repeat "
+                                          "for more. (default: none)"),
         profile: Optional[str] = typer.Option(
             None, "--profile", help="How much work: smoke (seconds, a first look), standard, thorough (the "
                                     "papers' repeats). (default: standard)"),
@@ -141,7 +160,8 @@ def register(app: typer.Typer) -> None:
             predictions_train=predictions_train,
             predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address,
             cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers, dtp_rule=dtp_rule,
-            epsilon_budget=epsilon_budget, exit_code=exit_code,
+            epsilon_budget=epsilon_budget, exit_code=exit_code, model_dir=model_dir, text_column=text_column,
+            tokenizer=tokenizer, reference_dir=reference_dir or None, logprobs_column=logprobs_column,
         )
         run_flags = dict(out=out, check_inputs=check_inputs, quiet=quiet)
         if config:
@@ -153,6 +173,13 @@ def register(app: typer.Typer) -> None:
         if opts.check_inputs:
             summ = _check_inputs(cfg, out_dir)
             d, t = summ["data"], summ["target"]
+            if d.get("kind") == "text":
+                typer.echo(f"inputs: {d['n_members']} member and {d['n_nonmembers']} non-member texts")
+                typer.echo(f"model: {t['description']}")
+                for r in t.get("reference_models") or []:
+                    typer.echo(f"reference model: {r}")
+                typer.echo(f"wrote {out_dir}/inputs.json")
+                return
             typer.echo(f"inputs: {d['n_members']} members, {d['n_nonmembers']} non-members, "
                        f"{d['n_population']} population records, {len(d['class_names'])} classes, "
                        f"{d['n_features']} encoded features")
@@ -171,6 +198,9 @@ def register(app: typer.Typer) -> None:
             typer.echo("time by stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in res.timings.items())
                        + (f"; peak memory {peak:.0f} MB" if peak is not None else ""), err=True)
         typer.echo(f"wrote {out_dir}/results.json, {out_dir}/records.csv, {out_dir}/report.html")
+        if res.data.get("n_truncated"):
+            typer.echo(f"note: {res.data['n_truncated']} text(s) longer than the model's context of "
+                       f"{res.target.get('context_length')} tokens were cut to it (records.csv: truncated = 1)")
         for line in summary_lines(res):
             typer.echo(line)
         if cfg.exit_code and res.verdict.exit_code:

@@ -33,6 +33,12 @@ _PROFILE_NOTES = {
 _ATTACKS = {"loss": "loss threshold", "lira": "LiRA", "rmia": "RMIA", "shadow": "shadow-model attack",
             "quantile": "quantile regression"}
 MISSING = "not measured"
+
+
+def _display(results: dict, name: str) -> str:
+    """An attack's name in words: the table above, or the ``display`` its own results carry (language-model
+    attacks)."""
+    return _ATTACKS.get(name) or ((results.get("membership") or {}).get(name) or {}).get("display") or name
 #: config keys that only describe the bundled demo (its data set and network): shown only in the demo's report
 _DEMO_ONLY = ("dataset", "n_members", "n_nonmembers", "hidden", "activation", "epochs")
 #: config keys shown elsewhere in the report, or internal
@@ -202,7 +208,7 @@ def _records_table(results: dict, records: pd.DataFrame) -> tuple[list[str], lis
     values = _value_columns(results, records)
     measures = [c for c in ("pdtp",) if c in rows] + [c for c in rows.columns if c.startswith("score_")]
     head = (["rank among members", "file", "row", "behind the verdict"]
-            + [{"pdtp": "PDTP"}.get(c, f"{_ATTACKS.get(c[6:], c[6:])} score") for c in measures] + values)
+            + [{"pdtp": "PDTP"}.get(c, f"{_display(results, c[6:])} score") for c in measures] + values)
     out = []
     for _, r in rows.iterrows():
         rid = int(r["record"])
@@ -251,6 +257,8 @@ def _membership_answer(results: dict, conf_pct: str) -> str:
     f = _num(th.get("low_fpr")) or 0.01
     best, best_t = None, None
     for name, m in mem.items():
+        if "comparable" in m:  # the blind baseline (texts only) is not an attack on the model
+            continue
         t = _entry(m.get("tpr_at_fpr", {}), f)
         if t is not None and _num(t.get("tpr")) is not None and (best_t is None or t["tpr"] > best_t["tpr"]):
             best, best_t = name, t
@@ -264,7 +272,7 @@ def _membership_answer(results: dict, conf_pct: str) -> str:
     judged = next((c for c in results["verdict"].get("checks") or []
                    if c.get("id") == f"membership.{best}.tpr_at_low_fpr"), None)
     s = (f"At a false-alarm rate of {fmt(f, '%')} (1 in {round(1 / f):,} non-members wrongly called a member), the "
-         f"strongest attack ({_ATTACKS.get(best, best)}) finds {fmt(best_t['tpr'], '%')} of the members "
+         f"strongest attack ({_display(results, best)}) finds {fmt(best_t['tpr'], '%')} of the members "
          f"({conf_pct} interval {fmt(best_t['ci'][0], '%')} to {fmt(best_t['ci'][1], '%')}; about "
          f"{round(best_t['tpr'] * n1):,} of {n1:,}); an attacker guessing at random finds {fmt(f, '%')}.")
     if judged is not None and judged.get("status") == "not measurable":
@@ -274,7 +282,7 @@ def _membership_answer(results: dict, conf_pct: str) -> str:
         e, n = max(eps)
         s += (f" The empirical epsilon (a lower bound on the differential-privacy epsilon the attacks demonstrate, "
               f"delta {results['config'].get('epsilon_delta', 1e-5):g}) is at least {e:.2f}, from the "
-              f"{_ATTACKS.get(n, n)}; 0 means no demonstrated leakage.")
+              f"{_display(results, n)}; 0 means no demonstrated leakage.")
     else:
         s += " No attack demonstrates an empirical epsilon above 0 with these records."
     return s
@@ -301,7 +309,7 @@ def _membership_rows(results: dict) -> tuple[list[str], list[dict]]:
             t = (m.get("tpr_at_fpr") or {}).get(f) or {}
             tprs.append(f"{fmt(t.get('tpr'), '%2')} {fmt_interval(t.get('ci'), '%2')}"
                         if _num(t.get("tpr")) is not None else "not estimable")
-        rows.append({"name": _ATTACKS.get(name, name),
+        rows.append({"name": _display(results, name),
                      "auc": f"{fmt(m.get('auc'))} {fmt_interval(m.get('auc_ci'))}",
                      "tprs": tprs,
                      "epsilon": fmt(e.get("epsilon_lb"), ".2f") if e.get("measurable") else
@@ -517,7 +525,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
     membership = results.get("membership") or {}
     if records is not None and len(records):
         m = records["is_member"].to_numpy(int)
-        curves = {_ATTACKS.get(n, n): (m, records[f"score_{n}"].to_numpy(float)) for n in membership
+        curves = {_display(results, n): (m, records[f"score_{n}"].to_numpy(float)) for n in membership
                   if f"score_{n}" in records}
         if curves:
             roc = roc_svg(curves, low_fpr=_num(thresholds.get("low_fpr")))
@@ -532,7 +540,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
             if aucs:
                 best = max(aucs, key=aucs.get)
                 pdtp_scatter = pdtp_vs_score_svg(pd_[ok], mem[f"score_{best}"].to_numpy(float)[ok],
-                                                 score_name=_ATTACKS.get(best, best),
+                                                 score_name=_display(results, best),
                                                  threshold=_num(thresholds.get("max_dtp")) or 1.0)
         rec_head, rec_rows, n_extra = _records_table(results, records)
     cfg = results["config"]
@@ -560,6 +568,8 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         next_steps=_next_steps(results, records, check_rows),
         membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
         attacks_run=[a for a in _ATTACKS if a in membership],
+        lm_attacks=[(v["display"], v["reference"]) for v in membership.values() if v.get("reference")],
+        blind=next((v for v in membership.values() if "comparable" in v), None),
         auc_method=", ".join(sorted({_AUC_METHODS.get(str(v.get("auc_ci_method")), str(v.get("auc_ci_method")))
                                      for v in membership.values() if v.get("auc_ci_method")})),
         dtp=dtp, dtp_answer=_dtp_answer(results, records),

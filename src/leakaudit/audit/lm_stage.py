@@ -1,0 +1,323 @@
+"""The audit of a causal language model: texts -> model -> per-token scores -> attacks and the blind baseline ->
+checks -> verdict.
+
+The same checks as for a tabular model (each attack's AUC, TPR at the owner's low FPR and, with a budget, its
+empirical epsilon, judged at the Bonferroni-corrected confidence: :func:`membership_stage._attack_checks`), and one
+more: the blind baseline (:mod:`leakaudit.lm.blind`). When a classifier that sees only the texts tells members from
+non-members significantly (its interval above 0.5) and as well as the best attack (its interval reaches that
+attack's), the split is not comparable (Das et al. 2024): every attack check becomes "not measurable" and the
+verdict says why, instead of reporting the split's difference as the model's leakage.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from .._random import spawn_seeds
+from .._resources import peak_rss_mb
+from ..exceptions import NotEstimableWarning
+from ..metrics import DEFAULT_FPRS, empirical_epsilon, evaluate_membership
+from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Check, Skipped
+from .config import AuditConfig
+from .membership_stage import _attack_checks
+from .progress import StageProgress
+from .results import AuditResult
+from .verdict import decide
+
+__all__ = ["LMTexts", "read_lm_texts", "lm_audit", "lm_check_inputs", "MIN_K"]
+
+#: the share of tokens Min-K% and Min-K%++ average (both papers' default, 20%)
+MIN_K = 0.2
+#: most padded tokens per forward pass when scoring
+BATCH_TOKENS = 4096
+#: characters of each text shown in records.csv and the report
+SHOWN_CHARS = 100
+_SEED_SLOTS = ("blind", "bootstrap", "epsilon")
+
+
+@dataclass(frozen=True)
+class LMTexts:
+    """The audited texts: members first, then non-members, and where each comes from."""
+
+    members: list[str]
+    nonmembers: list[str]
+    source: list[str]
+    row: np.ndarray  # 1 = the first row of its file
+    files: dict
+    logprobs: list | None = None  # scores only: each text's per-token log-probabilities, members first
+
+    @property
+    def texts(self) -> list[str]:
+        return self.members + self.nonmembers
+
+    @property
+    def is_member(self) -> np.ndarray:
+        return np.r_[np.ones(len(self.members), int), np.zeros(len(self.nonmembers), int)]
+
+
+def read_lm_texts(cfg: AuditConfig) -> LMTexts:
+    """The member and non-member texts of ``cfg``: ``train`` and ``test`` files, or one ``data`` file split by its
+    ``membership_column`` (1 = member)."""
+    from ..exceptions import InvalidInputError
+    from ..lm.texts import read_arrays, read_text_table, read_texts
+
+    col, lpc = cfg.text_column, cfg.logprobs_column
+    if cfg.data is not None:
+        df = read_text_table(cfg.data)
+        mc = cfg.membership_column
+        if mc not in df.columns:
+            raise InvalidInputError(f"--membership-column {mc!r} is not a column of {cfg.data}")
+        flag = pd.to_numeric(df[mc], errors="coerce")
+        if not flag.isin([0, 1]).all():
+            raise InvalidInputError(f"{cfg.data}: --membership-column {mc!r} must hold 0 or 1 in every row")
+        texts = read_texts(cfg.data, col, frame=df)
+        mem_rows = np.flatnonzero(flag.to_numpy() == 1)
+        non_rows = np.flatnonzero(flag.to_numpy() == 0)
+        order = np.r_[mem_rows, non_rows]
+        lp = None if lpc is None else [read_arrays(cfg.data, lpc, df)[i] for i in order]
+        name = Path(cfg.data).name
+        return LMTexts([texts[i] for i in mem_rows], [texts[i] for i in non_rows], [name] * len(texts),
+                       order + 1, {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0)"}, lp)
+    df_m, df_n = read_text_table(cfg.train), read_text_table(cfg.test)
+    mem, non = read_texts(cfg.train, col, frame=df_m), read_texts(cfg.test, col, frame=df_n)
+    lp = None if lpc is None else read_arrays(cfg.train, lpc, df_m) + read_arrays(cfg.test, lpc, df_n)
+    tr, te = Path(cfg.train).name, Path(cfg.test).name
+    if tr == te:
+        tr, te = str(cfg.train), str(cfg.test)
+    return LMTexts(mem, non, [tr] * len(mem) + [te] * len(non), np.r_[np.arange(len(mem)), np.arange(len(non))] + 1,
+                   {tr: f"{cfg.train} (members)", te: f"{cfg.test} (non-members)"}, lp)
+
+
+def _check_sizes(texts: LMTexts) -> None:
+    from ..exceptions import InvalidInputError
+
+    for what, t in (("members", texts.members), ("non-members", texts.nonmembers)):
+        if len(t) < 2:
+            raise InvalidInputError(f"the audit needs at least 2 {what}; {len(t)} given")
+    overlap = set(texts.members) & set(texts.nonmembers)
+    if overlap:
+        raise InvalidInputError(f"{len(overlap)} text(s) are both members and non-members, e.g. "
+                                f"{next(iter(overlap))[:60]!r}: a text is one or the other")
+
+
+def _threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _load(cfg: AuditConfig):
+    from ..lm.load import load_causal_lm
+
+    if cfg.model_dir is None:  # scores only
+        return None, []
+    lm = load_causal_lm(cfg.model_dir, cfg.tokenizer)
+    refs = [load_causal_lm(d, what="reference model directory") for d in cfg.reference_dir or []]
+    return lm, refs
+
+
+def _quiet_transformers() -> None:
+    """No progress bars or advice from transformers on stderr: the audit prints its own stage lines."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
+def _shorten(text: str, n: int = SHOWN_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else flat[: n - 1] + "…"
+
+
+def lm_check_inputs(cfg: AuditConfig) -> dict:
+    """Read the texts and load the models, and say what the audit would see (``inputs.json``); no scoring."""
+    _quiet_transformers()
+    texts = read_lm_texts(cfg)
+    _check_sizes(texts)
+    lm, refs = _load(cfg)
+    if lm is None:
+        from ..lm.score import scores_from_arrays
+
+        scores_from_arrays(texts.logprobs)
+    return {"data": {"kind": "text", "text_column": cfg.text_column, "n_members": len(texts.members),
+                     "n_nonmembers": len(texts.nonmembers), "files": texts.files},
+            "target": {"kind": "language model", "description": _scores_only(cfg) if lm is None else lm.description,
+                       "reference_models": [r.description for r in refs]}}
+
+
+def _scores_only(cfg: AuditConfig) -> str:
+    return (f"a language model's per-token log-probabilities, computed elsewhere, from the column "
+            f"{cfg.logprobs_column!r} (scores only)")
+
+
+def _blind_check(mm: dict, best: tuple[str, dict] | None, cc: float) -> tuple[Check, bool]:
+    """The blind baseline's check, and whether the split is comparable."""
+    lo, hi = mm["auc_ci"]
+    auc = mm["auc"]
+    base = dict(id="membership.blind_baseline.auc", analysis="membership", name="blind baseline (texts only): AUC",
+                value=auc, interval=(lo, hi), threshold=None, confidence=cc)
+    shown = f"AUC {auc:.3f} (interval [{lo:.3f}, {hi:.3f}])"
+    separates = lo > 0.5
+    if best is None:
+        reaches = separates
+        who = "the attacks"
+    else:
+        name, bm = best
+        reaches = hi >= bm["auc_ci"][0]
+        who = f"the best attack ({name}, AUC {bm['auc']:.3f}, interval [{bm['auc_ci'][0]:.3f}, {bm['auc_ci'][1]:.3f}])"
+    if separates and reaches:
+        return Check(**base, status=NOT_MEASURABLE,
+                     sentence=f"the member and non-member texts are not comparable: a classifier that sees only the "
+                              f"texts, never the model, tells them apart with {shown}, as well as {who}; the "
+                              "attacks would measure the split, not the model (Das et al. 2024)",
+                     fix="draw the members and non-members from one distribution (e.g. a random split of one pool of "
+                         "texts, the non-members held out from fine-tuning), then audit again"), False
+    if separates:
+        words = (f"a classifier that sees only the texts tells members from non-members with {shown}, but {who} "
+                 "clears it: the model tells them apart beyond what the texts alone show")
+    else:
+        words = (f"a classifier that sees only the texts does not tell members from non-members better than chance "
+                 f"({shown}): the split is comparable")
+    return Check(**base, status=PASSED, sentence=words), True
+
+
+def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = False,
+             stages: StageProgress | None = None) -> tuple[AuditResult, pd.DataFrame]:
+    """Audit the causal language model of ``cfg`` (``model_dir``) on its member and non-member texts.
+
+    Returns the result (results.json) and one row per text (records.csv, members first; the caller adds the risk
+    rank and writes both).
+    """
+    from ..lm.attacks import ATTACKS, run_lm_attacks
+    from ..lm.blind import blind_baseline_scores
+    from ..lm.score import score_texts
+
+    st = stages or StageProgress(verbose)
+    seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
+    _quiet_transformers()
+    with st.stage("data", "reading the member and non-member texts"):
+        texts = read_lm_texts(cfg)
+        _check_sizes(texts)
+    with st.stage("target", "loading the language model"):
+        lm, refs = _load(cfg)
+    n_threads = _threads()
+    all_texts, m = texts.texts, texts.is_member
+    with st.stage("scoring", f"per-token log-probabilities of {len(all_texts):,} texts under "
+                             f"{1 + len(refs)} model{'s' if refs else ''}"):
+        if lm is None:
+            from ..lm.score import scores_from_arrays
+
+            ts = scores_from_arrays(texts.logprobs)
+        else:
+            ts = score_texts(lm.model, lm.tokenizer, all_texts, max_length=lm.context_length,
+                             batch_tokens=BATCH_TOKENS, n_threads=n_threads)
+        ref_ts = [score_texts(r.model, r.tokenizer, all_texts, max_length=r.context_length,
+                              batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False) for r in refs]
+    n_attacks = 3 + (ts.mean is not None) + (3 if refs else 0)
+    per_attack = 2 + (cfg.epsilon_budget is not None)
+    cc = 1 - (1 - cfg.confidence) / (n_attacks * per_attack + 1)
+    fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
+
+    def measure(s):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotEstimableWarning)
+            return evaluate_membership(m, s, fprs=fprs, n_boot=cfg.settings.n_boot, confidence=cc,
+                                       random_state=seeds["bootstrap"]).model_dump()
+
+    ctx = _Ctx(cfg, cc)
+    with st.stage("membership", "attacks on the texts' scores, and the blind baseline"):
+        scores = run_lm_attacks(ts, all_texts, ref_ts, k=MIN_K)
+        metrics, checks = {}, []
+        for name, s in scores.items():
+            mm = measure(s)
+            eps = empirical_epsilon(m, s, delta=cfg.epsilon_delta, confidence=cc, random_state=seeds["epsilon"])
+            mm["epsilon"] = eps.model_dump()
+            mm["display"], mm["reference"] = ATTACKS[name]
+            metrics[name] = mm
+            for c in _attack_checks(ctx, ATTACKS[name][0], mm, eps):
+                checks.append(c.model_copy(update={"id": f"membership.{name}.{c.id.rsplit('.', 1)[1]}"}))
+        blind = blind_baseline_scores(all_texts, m, random_state=seeds["blind"])
+        blind_mm = measure(blind)
+    best = max(metrics.items(), key=lambda kv: kv[1]["auc"]) if metrics else None
+    blind_check, comparable = _blind_check(blind_mm, (best[1]["display"], best[1]) if best else None, cc)
+    if not comparable:
+        checks = [c.model_copy(update={
+            "status": NOT_MEASURABLE,
+            "sentence": f"{c.name} cannot be judged: the member and non-member texts differ by themselves (see the "
+                        "blind baseline)",
+            "fix": blind_check.fix}) if c.status in (EXCEEDED, PASSED) else c for c in checks]
+    checks.append(blind_check)
+    verdict = decide(cfg, checks, check_confidence=cc)
+    if not comparable:
+        verdict = verdict.model_copy(update={"headline": "Inconclusive: " + blind_check.sentence + "."})
+    skipped = []
+    if ts.mean is None:
+        skipped.append(Skipped(name="Min-K%++", reason="it needs the next-token distribution's mean and standard "
+                                                       "deviation of log-probabilities at each position, which "
+                                                       "per-token scores alone do not give",
+                               fix="give the model itself (--model-dir)"))
+    if not refs:
+        skipped.append(Skipped(name="reference-model ratio, LiRA and RMIA (offline)",
+                               reason="they calibrate each text's score by reference models, and none was given",
+                               fix="give --reference-dir DIR (e.g. the base model before fine-tuning)"
+                                   + ("" if lm is not None else " with --model-dir")))
+    n_mem = len(texts.members)
+    acc_m = ts.subset(np.arange(n_mem)).token_accuracy()
+    acc_n = ts.subset(np.arange(n_mem, len(all_texts))).token_accuracy()
+    loss = -ts.mean_logprob()
+    ctx_len = None if lm is None else lm.context_length
+    cut = (f"; {ts.n_truncated} text{'s' if ts.n_truncated != 1 else ''} longer than the model's context of "
+           f"{ctx_len} tokens {'were' if ts.n_truncated != 1 else 'was'} cut to their first "
+           f"{ctx_len} tokens" if ts.n_truncated else "")
+    data = {"kind": "text", "name": "texts", "text_column": cfg.text_column,
+            "description": f"{n_mem:,} member and {len(texts.nonmembers):,} non-member texts "
+                           f"({int(ts.n_tokens.sum()):,} scored tokens){cut}",
+            "n_members": n_mem, "n_nonmembers": len(texts.nonmembers), "n_population": 0,
+            "n_tokens": int(ts.n_tokens.sum()), "n_truncated": int(ts.n_truncated),
+            "files": texts.files, "record_columns": ["text"]}
+    target = {"kind": "language model", "retrainable": False,
+              "description": _scores_only(cfg) if lm is None else
+                             f"{lm.description}; accuracy is the next-token top-1 accuracy",
+              "train_accuracy": acc_m, "test_accuracy": acc_n,
+              "mean_loss_members": float(loss[:n_mem].mean()), "mean_loss_nonmembers": float(loss[n_mem:].mean()),
+              "context_length": ctx_len, "reference_models": [r.description for r in refs]}
+    settings = {"profile": cfg.profile, "n_boot": cfg.settings.n_boot, "min_k": MIN_K,
+                "attacks": "; ".join(f"{d}: {ref}" for d, ref in (ATTACKS[n] for n in scores)),
+                "blind_baseline": "TF-IDF of character 2-4-grams and word 1-2-grams plus length, logistic regression, "
+                                  "5-fold stratified cross-fitting (Das et al. 2024)",
+                "scoring": "given (scores only)" if lm is None else
+                           f"batches of at most {BATCH_TOKENS:,} padded tokens, {n_threads} torch thread"
+                           f"{'s' if n_threads > 1 else ''}, float32"}
+    summary = {**metrics, "blind_baseline": {**blind_mm, "display": "blind baseline (texts only)",
+                                             "comparable": comparable}}
+    result = AuditResult(
+        leakaudit_version=__version__, created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        command=command or "leakaudit audit", config=cfg.model_dump(mode="json"), data=data, target=target,
+        membership=summary, dtp=None, skipped=[s.model_dump() for s in skipped], verdict=verdict,
+        timings=st.timings, resources={"peak_memory_mb": round(peak_rss_mb(), 1)}, settings=settings)
+    rec = pd.DataFrame({"record": np.arange(len(all_texts)), "source": texts.source, "row": texts.row,
+                        "is_member": m, "text": [_shorten(t) for t in all_texts], "n_tokens": ts.n_tokens,
+                        "truncated": (np.zeros(len(all_texts), int) if ts.truncated is None
+                                      else ts.truncated.astype(int)),
+                        "loss": loss})
+    for name, s in scores.items():
+        rec[f"score_{name}"] = s
+    rec["blind_baseline"] = blind
+    return result, rec
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """What :func:`membership_stage._attack_checks` reads of the audit's context: the settings and the confidence."""
+
+    cfg: AuditConfig
+    check_confidence: float

@@ -1,0 +1,14 @@
+"""Membership audit of causal language models: loading, per-token scoring, attacks and the blind baseline.
+
+Modules: :mod:`~leakaudit.lm.load` (a local transformers directory, safetensors only; peft adapters),
+:mod:`~leakaudit.lm.score` (batched per-token log-probabilities, or arrays given), :mod:`~leakaudit.lm.attacks`
+(loss, zlib, Min-K%, Min-K%++, reference ratio, offline LiRA and RMIA), :mod:`~leakaudit.lm.blind` (the text-only
+baseline of Das et al.), :mod:`~leakaudit.lm.texts` (reading texts from files) and :mod:`~leakaudit.lm.demo` (a
+small GPT-2 model fine-tuned here on SpamAssassin e-mails). torch and transformers are imported only when used.
+"""
+
+from .attacks import ATTACKS, run_lm_attacks
+from .blind import blind_baseline_scores
+from .score import TokenScores, score_texts, scores_from_arrays
+
+__all__ = ["ATTACKS", "run_lm_attacks", "blind_baseline_scores", "TokenScores", "score_texts", "scores_from_arrays"]

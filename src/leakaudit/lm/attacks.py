@@ -1,0 +1,158 @@
+"""Membership attacks on a causal language model, from per-token scores. Higher score means "member".
+
+Each function takes :class:`~leakaudit.lm.score.TokenScores` (and, where the attack needs them, the texts or a
+reference model's scores) and returns one score per text. The reference-model calibrations reuse
+:class:`~leakaudit.membership.lira.LiRA` and :class:`~leakaudit.membership.rmia.RMIA` on a per-text probability
+(see :func:`text_probability`), so each idea has one implementation.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._validation import check_scalar
+from ..exceptions import InvalidInputError
+from .score import TokenScores
+
+__all__ = ["loss_score", "zlib_score", "min_k_score", "min_k_plus_plus_score", "reference_score", "text_probability",
+           "lira_score", "rmia_score", "ATTACKS", "run_lm_attacks"]
+
+#: registry name -> (display name, one-line citation)
+ATTACKS = {
+    "lm_loss": ("loss", "Yeom et al., 'Privacy Risk in Machine Learning', CSF 2018 (the loss, or perplexity, "
+                        "threshold)"),
+    "lm_zlib": ("zlib ratio", "Carlini et al., 'Extracting Training Data from Large Language Models', USENIX "
+                              "Security 2021 (log-perplexity over zlib entropy)"),
+    "lm_min_k": ("Min-K%", "Shi et al., 'Detecting Pretraining Data from Large Language Models', ICLR 2024"),
+    "lm_min_k_pp": ("Min-K%++", "Zhang et al., 'Min-K%++: Improved Baseline for Detecting Pre-Training Data from "
+                                "Large Language Models', 2024 (arXiv 2404.02936)"),
+    "lm_reference": ("reference-model ratio", "Carlini et al. 2021 (ratio to a reference model); Mireshghallah et "
+                                              "al., 'Quantifying Privacy Risks of Masked Language Models Using "
+                                              "Membership Inference Attacks', EMNLP 2022"),
+    "lm_lira": ("LiRA (offline)", "Carlini et al., 'Membership Inference Attacks From First Principles', IEEE S&P "
+                                  "2022, offline variant (§VI-C), on the per-text probability"),
+    "lm_rmia": ("RMIA (offline)", ("Zarifzadeh et al., 'Low-Cost High-Power Membership Inference Attacks', ICML "
+                                  "2024, offline (a = 1, gamma = 1), the audited texts as population")),
+}
+
+
+def loss_score(ts: TokenScores) -> np.ndarray:
+    """Minus the mean token loss: ``(1/T) sum_t log p(x_t|x_<t)`` (Yeom et al. 2018; ranks as 1 / perplexity)."""
+    return ts.mean_logprob()
+
+
+def zlib_score(ts: TokenScores, texts: Sequence[str]) -> np.ndarray:
+    """Minus log-perplexity over zlib entropy: ``mean_t log p(x_t|x_<t) / len(zlib(text))`` (Carlini et al. 2021,
+    §6.1: a text the model finds likelier than its compressibility suggests)."""
+    if len(texts) != ts.n_texts:
+        raise InvalidInputError(f"texts has {len(texts)} texts; the token scores have {ts.n_texts}")
+    z = np.array([len(zlib.compress(t.encode("utf-8"))) for t in texts], dtype=np.float64)
+    return ts.mean_logprob() / z
+
+
+def _lowest_mean(values: tuple, k: float) -> np.ndarray:
+    """Mean of the ceil(k T) lowest of each text's T values."""
+    out = np.empty(len(values))
+    for i, v in enumerate(values):
+        m = max(1, int(np.ceil(k * v.size)))
+        out[i] = float(np.mean(np.partition(v, m - 1)[:m]))
+    return out
+
+
+def min_k_score(ts: TokenScores, k: float = 0.2) -> np.ndarray:
+    """Mean log-probability of the k share of tokens the model finds least likely (Shi et al. 2024, Eq. 1; k=20%
+    is their default)."""
+    check_scalar(k, name="k", min_val=0.0, max_val=1.0, include_min=False)
+    return _lowest_mean(ts.logprobs, k)
+
+
+def min_k_plus_plus_score(ts: TokenScores, k: float = 0.2) -> np.ndarray:
+    """Min-K%++ (Zhang et al. 2024, Eq. 4): each token's ``(log p(x_t|x_<t) - mu_t) / sigma_t``, mu_t and sigma_t the
+    mean and std of log p(z|x_<t) over z ~ p(.|x_<t); the mean of the lowest k share of these."""
+    check_scalar(k, name="k", min_val=0.0, max_val=1.0, include_min=False)
+    if ts.mean is None or ts.std is None:
+        raise InvalidInputError("Min-K%++ needs the next-token distribution's mean and std of log-probabilities "
+                                "(score with distribution=True, or give mean and std with the arrays)")
+    z = tuple((lp - m) / np.maximum(s, 1e-8) for lp, m, s in zip(ts.logprobs, ts.mean, ts.std))
+    return _lowest_mean(z, k)
+
+
+def _check_refs(ts: TokenScores, refs: Sequence[TokenScores]) -> None:
+    if not refs:
+        raise InvalidInputError("the reference attacks need at least one reference model's scores")
+    for j, r in enumerate(refs):
+        if r.n_texts != ts.n_texts:
+            raise InvalidInputError(f"reference {j} scored {r.n_texts} texts; the target {ts.n_texts}")
+
+
+def reference_score(ts: TokenScores, refs: Sequence[TokenScores]) -> np.ndarray:
+    """Target minus reference mean log-probability per token (Carlini et al. 2021; Mireshghallah et al. 2022's
+    likelihood ratio): a text the fine-tuned model finds likelier than the reference does. Several references: their
+    mean. Per-text means, so the reference may use another tokenizer."""
+    _check_refs(ts, refs)
+    return ts.mean_logprob() - np.mean([r.mean_logprob() for r in refs], axis=0)
+
+
+def text_probability(ts: TokenScores) -> np.ndarray:
+    """The per-text probability the calibrations take: ``exp(mean_t log p(x_t|x_<t))``, the geometric mean of the
+    token probabilities (1 / perplexity), in (0, 1]."""
+    return np.exp(ts.mean_logprob())
+
+
+def _as_binary(p: np.ndarray) -> np.ndarray:
+    """(..., n) probabilities as (..., n, 2) outputs whose class 1 is the text, so y = 1 picks it."""
+    return np.stack([1.0 - p, p], axis=-1)
+
+
+def lira_score(ts: TokenScores, refs: Sequence[TokenScores]) -> np.ndarray:
+    """Offline LiRA (Carlini et al. 2022, §VI-C) on :func:`text_probability`: the z-statistic of the target's
+    logit-scaled value against the reference models' Gaussian; with fewer than 4 references one pooled sigma
+    (their §VI-B fixed variance)."""
+    from ..membership.lira import LiRA
+
+    _check_refs(ts, refs)
+    n, k = ts.n_texts, len(refs)
+    probs = _as_binary(text_probability(ts))
+    ref = _as_binary(np.stack([text_probability(r) for r in refs]))
+    res = LiRA(online=False, fix_variance=k < 4).score(probs, np.ones(n, dtype=int), ref, np.zeros((k, n), bool))
+    return res.scores_array
+
+
+def rmia_score(ts: TokenScores, refs: Sequence[TokenScores]) -> np.ndarray:
+    """Offline RMIA (Zarifzadeh et al. 2024) on :func:`text_probability`, every audited text serving as a population
+    point z (no membership label is used): the share of z whose likelihood ratio the text beats.
+
+    Two settings differ from the tabular default: ``offline_a = 1`` (Pr(x) is the references' mean, uncorrected)
+    because a text's probability is small (e^-4 per token on the demo) and the offline correction's constant
+    (1 - a)/2 would swamp it, turning the score into the plain loss (measured on the demo: AUC 0.871 at a = 0.3
+    against 0.979 at a = 1, the loss attack's 0.869); and ``gamma = 1`` (Privacy Meter's), so the score is the rank
+    of the text's ratio among the population's and does not saturate. With one reference it ranks texts exactly as
+    the reference-model ratio does."""
+    from ..membership.rmia import RMIA
+
+    _check_refs(ts, refs)
+    n, k = ts.n_texts, len(refs)
+    probs = _as_binary(text_probability(ts))
+    ref = _as_binary(np.stack([text_probability(r) for r in refs]))
+    y, none_in = np.ones(n, dtype=int), np.zeros((k, n), bool)
+    res = RMIA(online=False, offline_a=1.0, gamma=1.0).score(probs, y, ref, none_in, probs, y, ref, none_in)
+    return res.scores_array
+
+
+def run_lm_attacks(ts: TokenScores, texts: Sequence[str], refs: Sequence[TokenScores] = (), *,
+                   k: float = 0.2) -> dict[str, np.ndarray]:
+    """Every attack the inputs allow: registry name -> scores of shape (n,).
+
+    Without the next-token distribution Min-K%++ is left out; without reference scores the three reference attacks.
+    """
+    out = {"lm_loss": loss_score(ts), "lm_zlib": zlib_score(ts, texts), "lm_min_k": min_k_score(ts, k)}
+    if ts.mean is not None:
+        out["lm_min_k_pp"] = min_k_plus_plus_score(ts, k)
+    if refs:
+        out["lm_reference"] = reference_score(ts, refs)
+        out["lm_lira"] = lira_score(ts, refs)
+        out["lm_rmia"] = rmia_score(ts, refs)
+    return out

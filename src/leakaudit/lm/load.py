@@ -1,0 +1,206 @@
+"""Loading a causal language model from a local ``transformers`` directory: safetensors only, no remote code.
+
+A model directory holds ``config.json`` and ``*.safetensors`` weights (one file, or shards with their
+``model.safetensors.index.json``); a ``peft`` adapter directory holds ``adapter_config.json`` and
+``adapter_model.safetensors`` and is loaded onto its base model, itself a model directory. Nothing is fetched:
+every ``from_pretrained`` runs with ``local_files_only=True``, ``trust_remote_code=False`` and
+``use_safetensors=True``. A pickle checkpoint (``pytorch_model.bin``, ``*.pt``, ``*.ckpt``) is refused without
+being opened: unpickling a file can run code.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import DataFileError, InvalidInputError, UnsafeFileError, UnsupportedError
+
+__all__ = ["LoadedLM", "load_causal_lm", "load_tokenizer", "context_length"]
+
+#: file names of pickle checkpoints (torch.save, pickle), refused unopened
+_PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
+
+
+@dataclass(frozen=True)
+class LoadedLM:
+    """A loaded causal language model and its tokenizer.
+
+    Attributes
+    ----------
+    model : transformers.PreTrainedModel
+        In evaluation mode, float32, on the CPU.
+    tokenizer : transformers.PreTrainedTokenizerBase
+    context_length : int or None
+        Most tokens the model takes at once (its position embeddings); None when its config does not say.
+    description : str
+        What was loaded, in words (architecture, parameters, directories).
+    n_parameters : int
+    """
+
+    model: Any
+    tokenizer: Any
+    context_length: int | None
+    description: str
+    n_parameters: int
+
+
+def _pickles(d: Path) -> list[str]:
+    return sorted(p.name for p in d.iterdir() if p.is_file() and p.name.lower().endswith(_PICKLE_SUFFIXES))
+
+
+def _check_model_dir(d: Path, *, what: str) -> None:
+    """A readable directory with config.json and safetensors weights; else one line saying what is missing."""
+    if not d.exists():
+        raise DataFileError(f"{what} {d} does not exist")
+    if not d.is_dir():
+        raise InvalidInputError(f"{what} {d} is a file; give the directory that holds config.json and the "
+                                "*.safetensors weights")
+    if not (d / "config.json").is_file():
+        raise InvalidInputError(f"{what} {d} has no config.json: not a transformers model directory")
+    if not any(d.glob("*.safetensors")):
+        pk = _pickles(d)
+        if pk:
+            raise UnsafeFileError(f"{what} {d} holds a pickle checkpoint ({pk[0]}) and no *.safetensors weights; "
+                                  "leakaudit never unpickles model files: save the model with "
+                                  "save_pretrained(safe_serialization=True)")
+        raise InvalidInputError(f"{what} {d} has no *.safetensors weights")
+
+
+def context_length(config: Any) -> int | None:
+    """The most tokens a model takes at once, from its config (``max_position_embeddings``, GPT-2's ``n_positions``)."""
+    for key in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length"):
+        v = getattr(config, key, None)
+        if isinstance(v, int) and v > 0:
+            return v
+    return None
+
+
+def load_tokenizer(directory: str | Path, *, what: str = "tokenizer") -> Any:
+    """A tokenizer from a local directory (no download, no remote code).
+
+    Raises
+    ------
+    InvalidInputError
+        The directory holds no tokenizer files, or transformers cannot read them.
+    """
+    from transformers import AutoTokenizer
+
+    d = Path(directory)
+    if not d.is_dir():
+        raise DataFileError(f"{what} directory {d} does not exist" + (" (it is a file)" if d.exists() else ""))
+    if not any((d / f).is_file() for f in _TOKENIZER_FILES):
+        raise InvalidInputError(f"{what} directory {d} holds no tokenizer files ({', '.join(_TOKENIZER_FILES[:2])}); "
+                                "give the tokenizer's directory with --tokenizer")
+    try:
+        return AutoTokenizer.from_pretrained(str(d), local_files_only=True, trust_remote_code=False)
+    except Exception as exc:  # transformers raises OSError, ValueError, KeyError for unreadable tokenizers
+        raise InvalidInputError(f"could not load the {what} in {d}: {type(exc).__name__}: "
+                                f"{' '.join(str(exc).split())[:300]}") from None
+
+
+def _from_pretrained(d: Path, what: str) -> Any:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    try:
+        return AutoModelForCausalLM.from_pretrained(str(d), local_files_only=True, trust_remote_code=False,
+                                                    use_safetensors=True, dtype=torch.float32)
+    except ValueError as exc:  # an architecture that is not a causal LM, or code that must be trusted
+        raise UnsupportedError(f"{what} {d} is not a causal language model transformers can load without remote "
+                               f"code: {' '.join(str(exc).split())[:300]}") from None
+    except Exception as exc:  # truncated or corrupt weights, shapes that do not match the config
+        raise InvalidInputError(f"could not load the {what} in {d}: {type(exc).__name__}: "
+                                f"{' '.join(str(exc).split())[:300]}") from None
+
+
+def _load_adapter(d: Path, base_dir: Path | None, what: str) -> tuple[Any, Path]:
+    """A peft adapter on its base model (merged into it); the base comes from ``base_dir`` or the adapter's config."""
+    from peft import PeftModel
+
+    if not any(d.glob("adapter_model*.safetensors")):
+        pk = _pickles(d)
+        if pk:
+            raise UnsafeFileError(f"{what} {d} holds a pickle adapter checkpoint ({pk[0]}); leakaudit never "
+                                  "unpickles model files: save the adapter with "
+                                  "save_pretrained(safe_serialization=True)")
+        raise InvalidInputError(f"{what} {d} has adapter_config.json but no adapter_model.safetensors")
+    try:
+        cfg = json.loads((d / "adapter_config.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"{what} {d}: adapter_config.json is not readable JSON ({exc})") from None
+    if base_dir is None:
+        name = cfg.get("base_model_name_or_path")
+        if not name:
+            raise InvalidInputError(f"{what} {d}: adapter_config.json names no base model; give it as a directory")
+        base_dir = Path(name) if Path(name).is_absolute() or not (d / name).exists() else d / name
+        if not base_dir.is_dir():
+            raise InvalidInputError(f"{what} {d} is a LoRA adapter whose base model {name!r} is not a local "
+                                    "directory (no model hub is used): save the base model locally and point "
+                                    "base_model_name_or_path at it")
+    _check_model_dir(base_dir, what=f"base model of the adapter {d}:")
+    base = _from_pretrained(base_dir, "base model")
+    try:
+        model = PeftModel.from_pretrained(base, str(d), is_trainable=False, local_files_only=True)
+    except Exception as exc:
+        raise InvalidInputError(f"could not load the adapter in {d} onto {base_dir}: {type(exc).__name__}: "
+                                f"{' '.join(str(exc).split())[:300]}") from None
+    return model.merge_and_unload(), base_dir
+
+
+def load_causal_lm(model_dir: str | Path, tokenizer_dir: str | Path | None = None, *,
+                   what: str = "model directory") -> LoadedLM:
+    """Load a causal language model and its tokenizer from local directories.
+
+    Parameters
+    ----------
+    model_dir : str or Path
+        A transformers model directory (config.json + *.safetensors), or a peft adapter directory
+        (adapter_config.json + adapter_model.safetensors) whose base model is a local model directory.
+    tokenizer_dir : str or Path, optional
+        Where the tokenizer is; default ``model_dir`` (for an adapter without tokenizer files: its base model's).
+    what : str
+        How messages name ``model_dir`` ("model directory", "reference model directory").
+
+    Returns
+    -------
+    LoadedLM
+
+    Raises
+    ------
+    DataFileError
+        A directory that does not exist.
+    UnsafeFileError
+        A pickle checkpoint in place of safetensors weights.
+    InvalidInputError
+        No config.json, no weights, unreadable weights or tokenizer, or a tokenizer with more tokens than the
+        model's embedding has rows.
+    UnsupportedError
+        Not a causal language model, or one that needs remote code.
+    """
+    d = Path(model_dir)
+    base_dir = None
+    if d.is_dir() and (d / "adapter_config.json").is_file():
+        model, base_dir = _load_adapter(d, None, what)
+    else:
+        _check_model_dir(d, what=what)
+        model = _from_pretrained(d, what)
+    model.eval()
+    if tokenizer_dir is None:
+        has_tok = any((d / f).is_file() for f in _TOKENIZER_FILES)
+        tokenizer_dir = d if has_tok or base_dir is None else base_dir
+    tok = load_tokenizer(tokenizer_dir)
+    n_emb = int(model.get_input_embeddings().weight.shape[0])
+    if len(tok) > n_emb:
+        raise InvalidInputError(f"the tokenizer in {tokenizer_dir} has {len(tok):,} tokens but the model in {d} "
+                                f"embeds only {n_emb:,}: they do not belong together (give the model's own "
+                                "tokenizer with --tokenizer)")
+    n_par = int(sum(p.numel() for p in model.parameters()))
+    ctx = context_length(model.config)
+    arch = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
+    desc = (f"{arch} ({n_par / 1e6:.2f}M parameters, vocabulary {n_emb:,}, context {ctx or 'unbounded'}) from {d}"
+            + (f" (LoRA adapter on {base_dir})" if base_dir is not None else "")
+            + (f", tokenizer from {tokenizer_dir}" if Path(tokenizer_dir) != d else ""))
+    return LoadedLM(model=model, tokenizer=tok, context_length=ctx, description=desc, n_parameters=n_par)

@@ -1,0 +1,227 @@
+"""``leakaudit audit --model-dir``: the verdict on known truth, the blind-baseline guard, and every bad input as one
+line and exit status 2."""
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from leakaudit.cli import main
+
+
+def _audit(tmp_path, model_dir, members, nonmembers, *extra):
+    out = tmp_path / "out"
+    code = main(["audit", "--model-dir", str(model_dir), "--members", str(members), "--nonmembers", str(nonmembers),
+                 "--text-column", "text", "--out", str(out), "--profile", "smoke", "--quiet", *extra])
+    return code, out
+
+
+def _results(out):
+    return json.loads((out / "results.json").read_text())
+
+
+def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
+    code, out = _audit(tmp_path, tiny_demo.target_dir, tiny_demo.members, tiny_demo.nonmembers,
+                       "--reference-dir", str(tiny_demo.base_dir))
+    assert code == 0
+    res = _results(out)
+    v = res["verdict"]
+    assert v["outcome"] == "do not publish", v["headline"]
+    ids = {c["id"]: c for c in v["checks"]}
+    assert ids["membership.lm_reference.auc"]["status"] == "exceeded"
+    assert ids["membership.blind_baseline.auc"]["status"] == "passed"
+    assert res["membership"]["lm_min_k_pp"]["auc"] > 0.8
+    assert res["target"]["train_accuracy"] > res["target"]["test_accuracy"]
+    rec = pd.read_csv(out / "records.csv")
+    assert len(rec) == 80 and rec["is_member"].sum() == 40
+    assert rec["text"].str.len().max() <= 100 and rec["risk_rank"].notna().sum() == 40
+    assert {"score_lm_loss", "score_lm_lira", "score_lm_rmia", "blind_baseline"} <= set(rec.columns)
+    html = (out / "report.html").read_text()
+    assert "Min-K%++" in html and "blind baseline" in html and "Zhang et al." in html
+    assert "verdict: DO NOT PUBLISH" in capsys.readouterr().out
+
+
+def test_model_that_never_saw_the_texts_is_not_reported(tmp_path, tiny_demo):
+    """The base model never saw members or non-members (one random split of one pool): no leakage is reported."""
+    code, out = _audit(tmp_path, tiny_demo.base_dir, tiny_demo.members, tiny_demo.nonmembers)
+    assert code == 0
+    v = _results(out)["verdict"]
+    assert v["outcome"] != "do not publish", v["headline"]
+    assert not [c for c in v["checks"] if c["status"] == "exceeded"]
+    assert any(s["name"].startswith("reference-model ratio") for s in _results(out)["skipped"])
+
+
+def test_split_that_differs_in_style_is_not_comparable(tmp_path, tiny_demo):
+    """Members all spam, non-members all easy ham: the blind baseline tells them apart, so the verdict says the
+    split is not comparable instead of reporting the difference as leakage."""
+    from leakaudit.lm.demo import demo_texts, write_jsonl
+
+    texts, groups = demo_texts(max_chars=200)
+    rng = np.random.default_rng(1)
+    pick = lambda g: [texts[i] for i in rng.choice(np.flatnonzero(groups == g), 50, replace=False)]  # noqa: E731
+    mem, non = write_jsonl(tmp_path / "m.jsonl", pick("spam-2")), write_jsonl(tmp_path / "n.jsonl", pick("easy-ham-1"))
+    code, out = _audit(tmp_path, tiny_demo.base_dir, mem, non, "--exit-code")
+    res = _results(out)
+    v = res["verdict"]
+    assert code == 4 and v["outcome"] == "inconclusive"
+    assert "not comparable" in v["headline"]
+    assert res["membership"]["blind_baseline"]["comparable"] is False
+    assert all(c["status"] == "not measurable" for c in v["checks"])
+
+
+@pytest.mark.slow
+def test_texts_from_one_csv_with_a_membership_column(tmp_path, tiny_demo, tiny_texts):
+    mem, non = tiny_texts
+    df = pd.DataFrame({"body": mem + non, "member": [1] * len(mem) + [0] * len(non)})
+    df.to_csv(tmp_path / "all.csv", index=False)
+    out = tmp_path / "out"
+    code = main(["audit", "--model-dir", str(tiny_demo.target_dir), "--data", str(tmp_path / "all.csv"),
+                 "--membership-column", "member", "--text-column", "body", "--out", str(out), "--quiet",
+                 "--profile", "smoke"])
+    assert code == 0
+    assert _results(out)["data"]["n_members"] == len(mem)
+
+
+def _one_line_exit_2(capsys, args, match):
+    code = main(["audit", "--quiet", "--profile", "smoke", *args])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert match in err, err
+    return err
+
+
+@pytest.fixture()
+def texts_args(tiny_demo):
+    return ["--members", str(tiny_demo.members), "--nonmembers", str(tiny_demo.nonmembers), "--text-column", "text"]
+
+
+def test_dir_without_config(tmp_path, capsys, texts_args):
+    (tmp_path / "m").mkdir()
+    _one_line_exit_2(capsys, ["--model-dir", str(tmp_path / "m"), *texts_args, "--out", str(tmp_path / "o")],
+                     "has no config.json")
+
+
+def test_dir_without_weights(tmp_path, capsys, texts_args, tiny_demo):
+    d = tmp_path / "m"
+    shutil.copytree(tiny_demo.target_dir, d)
+    (d / "model.safetensors").unlink()
+    _one_line_exit_2(capsys, ["--model-dir", str(d), *texts_args, "--out", str(tmp_path / "o")],
+                     "has no *.safetensors weights")
+
+
+def test_pickle_checkpoint_is_refused_unopened(tmp_path, capsys, texts_args, tiny_demo):
+    d = tmp_path / "m"
+    shutil.copytree(tiny_demo.target_dir, d)
+    (d / "model.safetensors").unlink()
+    (d / "pytorch_model.bin").write_bytes(b"\x80\x04 not even a valid pickle: it must never be opened")
+    _one_line_exit_2(capsys, ["--model-dir", str(d), *texts_args, "--out", str(tmp_path / "o")],
+                     "pickle checkpoint (pytorch_model.bin)")
+
+
+def test_missing_model_dir(tmp_path, capsys, texts_args):
+    _one_line_exit_2(capsys, ["--model-dir", str(tmp_path / "nope"), *texts_args, "--out", str(tmp_path / "o")],
+                     "does not exist")
+
+
+def test_tokenizer_larger_than_the_vocabulary(tmp_path, capsys, texts_args, tiny_demo, tiny_texts):
+    from leakaudit.lm.demo import train_tokenizer
+
+    tok = train_tokenizer(tiny_texts[0] * 3 + tiny_texts[1] * 3, vocab_size=2000)
+    assert len(tok) > 512
+    tok.save_pretrained(str(tmp_path / "tok"))
+    _one_line_exit_2(capsys, ["--model-dir", str(tiny_demo.target_dir), "--tokenizer", str(tmp_path / "tok"),
+                              *texts_args, "--out", str(tmp_path / "o")], "they do not belong together")
+
+
+def test_empty_text(tmp_path, capsys, tiny_demo):
+    (tmp_path / "m.jsonl").write_text('{"text": "hello there"}\n{"text": ""}\n{"text": "third"}\n')
+    _one_line_exit_2(capsys, ["--model-dir", str(tiny_demo.target_dir), "--members", str(tmp_path / "m.jsonl"),
+                              "--nonmembers", str(tiny_demo.nonmembers), "--text-column", "text",
+                              "--out", str(tmp_path / "o")], "row 2: 'text' is an empty text")
+
+
+def test_missing_text_column(tmp_path, capsys, tiny_demo):
+    _one_line_exit_2(capsys, ["--model-dir", str(tiny_demo.target_dir), "--members", str(tiny_demo.members),
+                              "--nonmembers", str(tiny_demo.nonmembers), "--text-column", "body",
+                              "--out", str(tmp_path / "o")], "--text-column 'body' is not a column")
+
+
+def test_text_column_without_model_dir(tmp_path, capsys, tiny_demo):
+    _one_line_exit_2(capsys, ["--members", str(tiny_demo.members), "--nonmembers", str(tiny_demo.nonmembers),
+                              "--text-column", "text", "--out", str(tmp_path / "o")], "text_column needs model_dir")
+
+
+def test_check_inputs_loads_without_scoring(tmp_path, capsys, tiny_demo, texts_args):
+    code = main(["audit", "--model-dir", str(tiny_demo.target_dir), *texts_args, "--check-inputs",
+                 "--out", str(tmp_path / "o")])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "40 member and 40 non-member texts" in out and "GPT2LMHeadModel" in out
+    assert json.loads((tmp_path / "o" / "inputs.json").read_text())["data"]["kind"] == "text"
+
+
+@pytest.mark.slow
+def test_lora_adapter_is_loaded_onto_its_base(tmp_path, tiny_demo, tiny_texts):
+    """A peft LoRA adapter saved as safetensors scores like its merged model."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    from leakaudit.lm.load import load_causal_lm
+    from leakaudit.lm.score import score_texts
+
+    base = load_causal_lm(tiny_demo.base_dir)
+    peft_model = get_peft_model(base.model, LoraConfig(r=4, target_modules=["c_attn"], fan_in_fan_out=True,
+                                                       init_lora_weights=False))
+    peft_model.save_pretrained(str(tmp_path / "adapter"), safe_serialization=True)
+    cfg = json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())
+    cfg["base_model_name_or_path"] = str(tiny_demo.base_dir)
+    (tmp_path / "adapter" / "adapter_config.json").write_text(json.dumps(cfg))
+    loaded = load_causal_lm(tmp_path / "adapter")
+    assert "LoRA adapter" in loaded.description
+    texts = tiny_texts[0][:3]
+    with torch.inference_mode():
+        want = score_texts(peft_model, base.tokenizer, texts).mean_logprob()
+    got = score_texts(loaded.model, loaded.tokenizer, texts).mean_logprob()
+    np.testing.assert_allclose(got, want, atol=1e-4)
+    plain = score_texts(load_causal_lm(tiny_demo.base_dir).model, base.tokenizer, texts).mean_logprob()
+    assert np.abs(got - plain).max() > 1e-3  # the adapter changed the model
+
+
+def test_scores_only_audit_matches_the_model_audit(tmp_path, tiny_demo, tiny_texts, capsys):
+    """Per-token log-probabilities computed elsewhere (here by the model itself, written to JSONL and CSV) give the
+    same loss, Min-K% and zlib AUCs as the model's own scores; Min-K%++ is reported as not run."""
+    from leakaudit.lm.demo import write_jsonl
+    from leakaudit.lm.load import load_causal_lm
+    from leakaudit.lm.score import score_texts
+
+    lm = load_causal_lm(tiny_demo.target_dir)
+    mem, non = tiny_texts
+    lp = lambda ts: [a.round(6).tolist() for a in ts.logprobs]  # noqa: E731
+    write_jsonl(tmp_path / "m.jsonl", mem, lp=lp(score_texts(lm.model, lm.tokenizer, mem, max_length=128)))
+    non_lp = lp(score_texts(lm.model, lm.tokenizer, non, max_length=128))
+    pd.DataFrame({"text": non, "lp": [json.dumps(v) for v in non_lp]}).to_csv(tmp_path / "n.csv", index=False)
+    out = tmp_path / "scores"
+    assert main(["audit", "--logprobs-column", "lp", "--text-column", "text", "--members", str(tmp_path / "m.jsonl"),
+                 "--nonmembers", str(tmp_path / "n.csv"), "--out", str(out), "--quiet", "--profile", "smoke"]) == 0
+    res = _results(out)
+    # the model's own scores, computed here, give the same AUCs
+    from leakaudit.lm.attacks import run_lm_attacks
+    from leakaudit.metrics import auc
+
+    texts = mem + non
+    own = run_lm_attacks(score_texts(lm.model, lm.tokenizer, texts, max_length=128), texts)
+    m = np.r_[np.ones(len(mem)), np.zeros(len(non))]
+    for name in ("lm_loss", "lm_min_k", "lm_zlib"):
+        assert res["membership"][name]["auc"] == pytest.approx(auc(m, own[name]), abs=1e-6)
+    assert "lm_min_k_pp" not in res["membership"]
+    assert any(s["name"] == "Min-K%++" for s in res["skipped"])
+    assert "scores only" in res["target"]["description"]
+    # a malformed list is one line, exit 2
+    pd.DataFrame({"text": non, "lp": ["[0.1, oops"] * len(non)}).to_csv(tmp_path / "bad.csv", index=False)
+    capsys.readouterr()
+    _one_line_exit_2(capsys, ["--logprobs-column", "lp", "--text-column", "text", "--members",
+                              str(tmp_path / "m.jsonl"), "--nonmembers", str(tmp_path / "bad.csv"),
+                              "--out", str(tmp_path / "o")], "is not a JSON list of numbers")

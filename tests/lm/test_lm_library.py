@@ -1,0 +1,136 @@
+"""leakaudit.lm on the tiny demo model: loading, batched scoring against one text at a time, the attacks on known
+truth, the scores-only input, and the blind baseline."""
+
+import numpy as np
+import pytest
+
+from leakaudit.exceptions import InvalidInputError
+from leakaudit.lm.attacks import min_k_plus_plus_score, min_k_score, run_lm_attacks, zlib_score
+from leakaudit.lm.blind import blind_baseline_scores
+from leakaudit.lm.load import load_causal_lm
+from leakaudit.lm.score import score_texts, scores_from_arrays
+from leakaudit.metrics import auc
+
+
+@pytest.fixture(scope="module")
+def loaded(tiny_demo):
+    return load_causal_lm(tiny_demo.target_dir), load_causal_lm(tiny_demo.base_dir)
+
+
+def test_loaded_model_describes_itself(loaded, tiny_demo):
+    lm, _ = loaded
+    assert lm.context_length == 128
+    assert 50_000 < lm.n_parameters < 1_000_000
+    assert "GPT2LMHeadModel" in lm.description and str(tiny_demo.target_dir) in lm.description
+
+
+def test_batched_scores_equal_one_text_at_a_time(loaded, tiny_texts):
+    """Padding and batching change nothing: each text's token log-probabilities match its own forward pass."""
+    import torch
+
+    lm, _ = loaded
+    texts = tiny_texts[0][:6] + tiny_texts[1][:6]
+    batched = score_texts(lm.model, lm.tokenizer, texts, max_length=lm.context_length, batch_tokens=2048)
+    for i, t in enumerate(texts):
+        ids = [lm.tokenizer.bos_token_id] + lm.tokenizer(t)["input_ids"]
+        ids = ids[: lm.context_length]
+        with torch.inference_mode():
+            logp = torch.log_softmax(lm.model(input_ids=torch.tensor([ids])).logits[0, :-1].float(), -1)
+        own = logp.gather(-1, torch.tensor(ids[1:]).unsqueeze(-1)).squeeze(-1).numpy()
+        np.testing.assert_allclose(batched.logprobs[i], own, atol=1e-4)
+        # the distribution's moments: mean of log p under p, and its standard deviation
+        p = logp.exp()
+        mu = (p * logp).sum(-1).numpy()
+        np.testing.assert_allclose(batched.mean[i], mu, atol=1e-4)
+        sd = np.sqrt(np.maximum(((p * logp * logp).sum(-1).numpy() - mu**2), 0))
+        np.testing.assert_allclose(batched.std[i], sd, atol=1e-3)
+
+
+def test_long_texts_are_cut_and_counted(loaded):
+    lm, _ = loaded
+    long = "the quick brown fox jumps over the lazy dog " * 60
+    ts = score_texts(lm.model, lm.tokenizer, [long, "short text here"], max_length=lm.context_length)
+    assert ts.n_truncated == 1 and ts.truncated.tolist() == [True, False]
+    assert ts.n_tokens[0] == lm.context_length - 1
+
+
+def test_empty_text_is_refused(loaded):
+    lm, _ = loaded
+    with pytest.raises(InvalidInputError, match=r"texts\[1\] is empty"):
+        score_texts(lm.model, lm.tokenizer, ["fine", "   "])
+
+
+def test_attacks_find_the_members_of_the_fine_tuned_model(loaded, tiny_texts):
+    """Fine-tuned 15 epochs on 40 members: every attack separates them from 40 unseen texts of the same pool (the
+    zlib ratio least: 0.65 measured; it divides by compressed length, which varies little among cut e-mails)."""
+    lm, base = loaded
+    mem, non = tiny_texts
+    texts, m = mem + non, np.r_[np.ones(len(mem)), np.zeros(len(non))]
+    ts = score_texts(lm.model, lm.tokenizer, texts, max_length=lm.context_length)
+    rs = score_texts(base.model, base.tokenizer, texts, max_length=base.context_length, distribution=False)
+    scores = run_lm_attacks(ts, texts, [rs])
+    assert set(scores) == {"lm_loss", "lm_zlib", "lm_min_k", "lm_min_k_pp", "lm_reference", "lm_lira", "lm_rmia"}
+    aucs = {k: auc(m, s) for k, s in scores.items()}
+    assert min(v for k, v in aucs.items() if k != "lm_zlib") > 0.8, aucs
+    assert aucs["lm_zlib"] > 0.55, aucs
+    # the base model never saw either set: its loss does not tell them apart
+    assert abs(auc(m, run_lm_attacks(rs, texts)["lm_loss"]) - 0.5) < 0.2
+
+
+def test_scores_only_input_gives_the_same_attacks():
+    rng = np.random.default_rng(0)
+    lp = [-rng.gamma(2.0, 1.0, size=n) for n in (5, 9, 14)]
+    ts = scores_from_arrays(lp)
+    np.testing.assert_allclose(run_lm_attacks(ts, ["a b", "c d", "e f"])["lm_loss"], [a.mean() for a in lp])
+    # Min-K% at 20%: the mean of the ceil(0.2 T) lowest
+    assert min_k_score(ts, 0.2)[1] == pytest.approx(np.sort(lp[1])[:2].mean())
+    with pytest.raises(InvalidInputError, match="Min-K%\\+\\+ needs"):
+        min_k_plus_plus_score(ts)
+    padded = np.full((3, 14), np.nan)
+    for i, a in enumerate(lp):
+        padded[i, : a.size] = a
+    np.testing.assert_allclose(scores_from_arrays(padded).mean_logprob(), ts.mean_logprob())
+    ts2 = scores_from_arrays(lp, mean=[a * 0 - 1 for a in lp], std=[a * 0 + 2 for a in lp])
+    assert min_k_plus_plus_score(ts2, 1.0)[0] == pytest.approx(((lp[0] + 1) / 2).mean())
+    assert zlib_score(ts, ["aaaa", "bbbb", "cccc"]).shape == (3,)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ([np.array([-1.0, 0.5])], "at most 0"),
+    ([np.array([])], "no tokens"),
+    ([np.array([-1.0, np.nan])], "NaN"),
+    ([], "empty"),
+])
+def test_scores_only_input_is_checked(bad, match):
+    with pytest.raises(InvalidInputError, match=match):
+        scores_from_arrays(bad)
+
+
+def test_blind_baseline_flags_a_split_that_differs_in_style():
+    """Members all spam, non-members all easy ham: the texts alone tell them apart; a random split of the same
+    texts does not (within chance)."""
+    from leakaudit.lm.demo import demo_texts
+
+    texts, groups = demo_texts(max_chars=200)
+    rng = np.random.default_rng(0)
+    spam = rng.choice(np.flatnonzero(groups == "spam-2"), 60, replace=False)
+    ham = rng.choice(np.flatnonzero(groups == "easy-ham-1"), 60, replace=False)
+    chosen = [texts[i] for i in np.r_[spam, ham]]
+    m = np.r_[np.ones(60), np.zeros(60)]
+    assert auc(m, blind_baseline_scores(chosen, m, random_state=0)) > 0.85
+    shuffled = rng.permutation(m)
+    assert auc(shuffled, blind_baseline_scores(chosen, shuffled, random_state=0)) < 0.75
+
+
+def test_rmia_with_one_reference_ranks_as_the_reference_ratio():
+    from scipy.stats import spearmanr
+
+    from leakaudit.lm.attacks import lira_score, reference_score, rmia_score
+
+    rng = np.random.default_rng(0)
+    t = [-rng.gamma(4, 1, size=20) for _ in range(50)]
+    r = [np.minimum(a - rng.normal(0.3, 0.5), 0) for a in t]
+    ts, rs = scores_from_arrays(t), [scores_from_arrays(r)]
+    ratio = reference_score(ts, rs)
+    assert spearmanr(rmia_score(ts, rs), ratio).statistic == pytest.approx(1.0)
+    assert spearmanr(lira_score(ts, rs), ratio).statistic > 0.95
