@@ -162,7 +162,7 @@ class DPSGD(Learner):
         shuffling.
     accountant : {"pld", "rdp"}, default="pld"
     canary_norm : float or None, default=None
-        Norm of an inserted gradient canary before clipping (None: ``10 * max_grad_norm``, so a run that skips
+        Norm of an inserted gradient canary before clipping (None: ``1000 * max_grad_norm``, so a run that skips
         clipping shows it).
     bug : None or one of :data:`BUGS`, default=None
         Test-only: plant an implementation bug (the audit's power benchmark). Never for real training.
@@ -594,7 +594,7 @@ class _BatchedDPSGD:
     def _canary_setup(self, rngs, Ptot, dtype):
         inc, directions = self.canaries
         m = inc.shape[1]
-        norm = float(self.o.canary_norm if self.o.canary_norm is not None else 10.0 * self.o.max_grad_norm)
+        norm = float(self.o.canary_norm if self.o.canary_norm is not None else 1000.0 * self.o.max_grad_norm)
         if directions == "dirac":
             if m > Ptot:
                 raise InvalidInputError(f"{m} Dirac canaries need as many parameters; the net has {Ptot}")
