@@ -541,7 +541,9 @@ class _BatchedDPSGD:
         T = [s["steps"] for s in self.scheds]
         Tmax = max(T)
         q = np.array([s["sampling_rate"] for s in self.scheds])
-        denom = torch.tensor([s["batch_size"] for s in self.scheds], dtype=flat.dtype).unsqueeze(1)
+        denom_np = np.array([[s["batch_size"]] for s in self.scheds], dtype=np.float64)
+        noise = np.empty((K, Ptot), dtype=dtype)  # refilled every step, model k's row from its own stream
+        noise_t = torch.from_numpy(noise)
         bad_step = Tmax // 2 if o.bug == "skip_noise_step" else -1
         clipped_sum = self._mlp_clipped_sum if self.kind == "mlp" else self._cnn_clipped_sum
         canary = self._canary_setup(rngs, Ptot, dtype) if self.canaries is not None else None
@@ -563,18 +565,22 @@ class _BatchedDPSGD:
                 g = torch.cat([gi.reshape(K, -1) for gi in grads], dim=1)
                 if canary is not None:
                     g += self._canary_grads(canary, rngs, q, active, C, clip)
-                noise = np.stack([rng.standard_normal(Ptot, dtype=np.float64).astype(dtype) for rng in noise_rngs])
-                std = np.full(K, sigma * C)
+                for k, rng in enumerate(noise_rngs):
+                    rng.standard_normal(out=noise[k], dtype=dtype)
+                std = np.full(K, sigma * C, dtype=dtype)
                 if t == bad_step:
                     std[:] = 0.0
                 elif o.bug == "noise_per_batch":
-                    std = std / np.maximum(1.0, denom.numpy()[:, 0])
-                g += torch.from_numpy(noise * std[:, None].astype(dtype))
-                step = lr * g / denom
-                step[torch.from_numpy(~active)] = 0
-                flat -= step
-                if canary is not None:
-                    self._canary_score(canary, scores, step.numpy() * (denom.numpy() / lr), q, sigma * C, active)
+                    std = (std / np.maximum(1.0, denom_np[:, 0])).astype(dtype)
+                g.addcmul_(noise_t, torch.from_numpy(std).unsqueeze(1))
+                # theta -= lr * (clipped sum + noise) / expected batch; a model past its last step stays
+                coef = torch.from_numpy(np.where(active, lr / denom_np[:, 0], 0.0).astype(dtype)).unsqueeze(1)
+                if canary is None:
+                    flat.addcmul_(g, coef, value=-1.0)
+                else:
+                    step = g * coef
+                    flat -= step
+                    self._canary_score(canary, scores, step.numpy() * (denom_np / lr), q, sigma * C, active)
         out = [flat[:, offs[i]:offs[i + 1]].reshape(K, *shapes[i]).numpy().copy() for i in range(len(shapes))]
         return self._bank(out), scores
 
@@ -582,7 +588,9 @@ class _BatchedDPSGD:
         """Model k's rows of step t: a Poisson sample, or the next slice of this epoch's permutation."""
         s = self.subsets[k]
         if self.o.sampling == "poisson":
-            return s[rng.random(s.size) < q]
+            # each row with probability q: a Binomial(n, q) count, then that many rows uniformly without replacement
+            # (the same distribution as n coin flips, without drawing n uniforms a step)
+            return s[np.sort(rng.choice(s.size, size=rng.binomial(s.size, q), replace=False, shuffle=False))]
         sch = self.scheds[k]
         per, B = sch["steps_per_epoch"], sch["batch_size"]
         j = t % per
