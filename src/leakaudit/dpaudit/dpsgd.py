@@ -35,9 +35,9 @@ from .._results import Result
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from .one_run import draw_inclusion
-from .search import check_claim, one_run_audit_scores
+from .search import check_claim, default_guess_grid, one_run_audit_scores
 
-__all__ = ["DpsgdAudit", "audit_dpsgd", "calibrate_noise_multiplier", "check_dp_claim"]
+__all__ = ["DpsgdAudit", "audit_dpsgd", "calibrate_noise_multiplier", "check_dp_claim", "dpsgd_guess_grid"]
 
 #: relative slack when comparing a claimed epsilon with the accountant's (the PLD accountant's discretisation)
 CLAIM_RTOL = 1e-3
@@ -82,6 +82,17 @@ class DpsgdAudit(Result):
     bug: str | None = None
     seconds: float
     cpu_seconds: float
+
+
+def dpsgd_guess_grid(m: int) -> list[tuple[int, int]]:
+    """The guess counts the DP-SGD audit tries: :func:`default_guess_grid` and the same k guessing "in" only.
+
+    With Poisson sampling an included canary may never be sampled (probability ``(1 - q)^T``) and then looks
+    left out: the lowest scores mix both, while the highest are the canaries seen. Guessing only the top k is
+    then the stronger test; the grid holds both kinds (twice the pairs: each tested at ``beta / len(grid)``).
+    """
+    sym = default_guess_grid(m)
+    return sym + [(k, 0) for k, _ in sym]
 
 
 def check_dp_claim(*, noise_multiplier: float, sampling_rate: float, delta: float, n: int,
@@ -140,7 +151,7 @@ def calibrate_noise_multiplier(learner: Any, n: int, epsilon: float, delta: floa
 
 
 def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: float, m: int = 1000,
-                canaries: str = "gradient", X_canary: Any = None, beta: float = 0.05, bound: str = "steinke2023",
+                canaries: str = "gradient", X_canary: Any = None, beta: float = 0.05, bound: str = "steinke2023", grid=None,
                 n_classes: int | None = None, random_state: RandomStateLike = 0) -> DpsgdAudit:
     """Audit ``learner`` (a :class:`DPSGD`) trained on ``(X, y)`` against a claimed (epsilon, delta), in one run.
 
@@ -159,6 +170,8 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         Rows to draw input canaries from (needed for ``canaries="input"``; disjoint from ``X``).
     beta : float, default=0.05
         One minus the confidence.
+    grid : list of (int, int), optional
+        Guess counts (fixed in advance); :func:`dpsgd_guess_grid` when None.
     bound : {"steinke2023", "gdp"}, default="steinke2023"
     n_classes : int, optional
     random_state : int or None
@@ -217,8 +230,10 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         bank = learner.fit_many(Xtr, ytr, [np.arange(len(Xtr))], [seed], n_classes=C)
         scores = np.log(np.clip(bank.predict_proba(Xc)[0][np.arange(int(m)), yc], 1e-300, None))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    check = check_claim(S, scores, claimed_epsilon=claimed_epsilon, delta=delta, beta=beta, bound=bound)
-    other = one_run_audit_scores(S, scores, delta=delta, beta=beta, bound="gdp") if bound != "gdp" else check.search
+    grid = dpsgd_guess_grid(int(m)) if grid is None else grid
+    check = check_claim(S, scores, claimed_epsilon=claimed_epsilon, delta=delta, beta=beta, bound=bound, grid=grid)
+    other = (one_run_audit_scores(S, scores, delta=delta, beta=beta, bound="gdp", grid=grid) if bound != "gdp"
+             else check.search)
     acc = float(np.mean(bank.predict_proba(Xtr)[0].argmax(1) == ytr))
     sch = learner.schedule(n)
     s = check.search
