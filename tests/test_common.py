@@ -64,7 +64,7 @@ def _learners():
     ]
     if torch is None:
         return out
-    from leakaudit.learners import TorchCNN, TorchMLP, TorchModuleLearner
+    from leakaudit.learners import DPSGD, TorchCNN, TorchMLP, TorchModuleLearner
 
     out += [
         pytest.param(TorchMLP(hidden=(8,), epochs=3), id="TorchMLP-faithful"),
@@ -78,6 +78,9 @@ def _learners():
         # Marked slow: torch's per-step overhead makes its checks take several seconds.
         pytest.param(TorchCNN(size=2, epochs=1, batch_size=16, padding="same", image_shape=(1, 6, 6)),
                      id="TorchCNN", marks=pytest.mark.slow),
+        # DP-SGD of a TorchMLP net: Poisson batches, clipping and noise, K nets batched
+        pytest.param(DPSGD(learner=TorchMLP(hidden=(8,)), noise_multiplier=0.5, max_grad_norm=1.0,
+                           sampling_rate=0.25, epochs=2, lr=0.5), id="DPSGD-TorchMLP"),
     ]
     return out
 

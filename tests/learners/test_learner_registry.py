@@ -11,7 +11,7 @@ from leakaudit.learners.registry import get_learner, learner_names, make_learner
 
 
 def test_names():
-    assert learner_names() == ("mlp", "logreg", "tree", "forest", "knn")
+    assert learner_names() == ("mlp", "logreg", "tree", "forest", "knn", "dp-mlp")
 
 
 @pytest.mark.parametrize("name", ["logreg", "tree", "forest", "knn"])
@@ -52,3 +52,12 @@ def test_reading_the_names_imports_neither_torch_nor_the_estimators():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_dp_mlp_entry():
+    pytest.importorskip("torch")
+    from leakaudit.learners import DPSGD, TorchMLP
+
+    dp = make_learner("dp-mlp", noise_multiplier=2.0)
+    assert isinstance(dp, DPSGD) and isinstance(dp.learner, TorchMLP) and dp.noise_multiplier == 2.0
+    assert tuple(dp.learner.hidden) == (64,) and dp.sampling_rate == 0.01

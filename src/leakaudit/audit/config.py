@@ -220,6 +220,11 @@ class AuditConfig(BaseModel):
     epsilon_budget: float | None = Field(
         None, ge=0, description="Fail when an attack's empirical epsilon lower bound exceeds this budget.")
     epsilon_delta: float = Field(1e-5, ge=0, lt=1, description="The delta of the empirical epsilon lower bounds.")
+    claimed_epsilon: float | None = Field(
+        None, gt=0, description="The model was trained with differential privacy at this epsilon (delta: "
+                                "epsilon_delta): the report shows it beside every attack's empirical epsilon lower "
+                                "bound; the demo then trains its network with DP-SGD calibrated to it and audits that "
+                                "recipe in one run with gradient canaries.")
     exit_code: bool = Field(False, description="Exit status carries the verdict: 0 publish, 3 do not publish, "
                                                "4 inconclusive (2 stays bad input).")
 

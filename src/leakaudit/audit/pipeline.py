@@ -39,7 +39,7 @@ __all__ = ["run_audit", "check_inputs"]
 # Child seeds of the audit seed, one per stage, so stages do not share streams.
 # New slots go at the end: the seeds of the earlier ones do not change (spawn_seeds is prefix-stable).
 _SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip", "shadow",
-               "dtp_test", "epsilon", "removal", "quantile")
+               "dtp_test", "epsilon", "removal", "quantile", "dp")
 
 
 DEFAULT_CACHE = ".leakaudit-cache"
@@ -169,16 +169,19 @@ def _n_checks(cfg: AuditConfig, data: AuditData, target: Target) -> int:
     """How many checks the verdict may rest on, counted before any is run (for the Bonferroni correction).
 
     Per attack: AUC and TPR at the low FPR (and the empirical epsilon with a budget); one per sensitive column;
-    DTP-1. Counting a check that later cannot run only makes the correction more conservative.
+    DTP-1; with a claimed epsilon, the one-run audit. Counting a check that later cannot run only makes the
+    correction more conservative.
     """
     from .membership_stage import planned_attacks
 
     per_attack = 2 + (cfg.epsilon_budget is not None)
-    return len(planned_attacks(target, data)) * per_attack + len(data.sensitive or []) + 1
+    one_run = int(cfg.claimed_epsilon is not None)  # the one-run audit's check (dp_stage)
+    return len(planned_attacks(target, data)) * per_attack + len(data.sensitive or []) + 1 + one_run
 
 
 def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResult:
     from .attribute_stage import attribute_analysis
+    from .dp_stage import dp_analysis
     from .dtp_stage import dtp_analysis
     from .membership_stage import membership_analysis
     from .mip_stage import mip_analysis
@@ -204,7 +207,11 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
         prop = property_analysis(ctx)
     with st.stage("mip", "MIP noise for eta = 0.05 and its accuracy cost"):
         mip = mip_analysis(ctx)
-    analyses = (membership, dtp, attribute, prop, mip)
+    dp = Analysis(name="dp")
+    if cfg.claimed_epsilon is not None:
+        with st.stage("dp", "one-run audit of the claimed epsilon (DP-SGD with gradient canaries)"):
+            dp = dp_analysis(ctx)
+    analyses = (membership, dtp, attribute, prop, mip, dp)
     if removal.summary is not None:
         dtp.summary["removal"] = removal.summary
     verdict = decide(cfg, [c for a in analyses for c in a.checks], recipe=recipe,
@@ -247,6 +254,7 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
         attribute=attribute.summary or {},
         property=prop.summary or {},
         mip=mip.summary,
+        dp=dp.summary,
         skipped=[s.model_dump() for a in analyses for s in a.skipped],
         verdict=verdict,
         timings=st.timings,

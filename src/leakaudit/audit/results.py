@@ -57,6 +57,7 @@ class AuditResult(Result):
     membership : per attack, ``MembershipMetrics`` fields (auc, auc_ci, advantage, tpr_at_fpr)
     dtp : PDTP summary, records above the threshold, noise floor
     attribute, property, mip : each capability's summary
+    dp : with a claimed epsilon, the one-run audit of the DP-SGD recipe (``DpsgdAudit`` fields; optional, schema 1)
     skipped : analyses that could not run, each with its reason
     verdict : :class:`Verdict`
     timings : seconds per stage; resources : peak memory, models trained or read from the cache per stage
@@ -75,6 +76,7 @@ class AuditResult(Result):
     attribute: dict[str, Any] = Field(default_factory=dict)
     property: dict[str, Any] = Field(default_factory=dict)
     mip: dict[str, Any] | None = None
+    dp: dict[str, Any] | None = None
     skipped: list[dict[str, str]] = Field(default_factory=list)
     verdict: Verdict
     timings: dict[str, float]
@@ -112,7 +114,7 @@ def results_json_schema() -> dict[str, Any]:
         "additionalProperties": False,
         "properties": {
             "id": {"type": "string", "pattern": r"^[a-z_]+\..+", "description": "analysis.subject.metric, stable"},
-            "analysis": {"type": "string", "enum": ["membership", "dtp", "attribute", "property", "mip"]},
+            "analysis": {"type": "string", "enum": ["membership", "dtp", "attribute", "property", "mip", "dp"]},
             "name": {"type": "string", "minLength": 1},
             "status": {"enum": list(STATUSES)},
             "value": _MEASURED,
@@ -245,6 +247,12 @@ def results_json_schema() -> dict[str, Any]:
                                                                "when it did not run (see skipped)",
                     "properties": {"eta": {"type": "number"}, "accuracy_cost": _MEASURED,
                                    "accuracy_cost_interval": _INTERVAL, "sentence": {"type": "string"}}},
+            "dp": {"type": ["object", "null"],
+                   "description": "with claimed_epsilon: the one-run audit of the DP-SGD recipe (Steinke et al. "
+                                  "2023), the claim and the verdict; null or absent otherwise",
+                   "properties": {"claimed_epsilon": {"type": "number"}, "accounted_epsilon": _MEASURED,
+                                  "epsilon_lower_bound": _MEASURED, "confidence": {"type": "number"},
+                                  "violated": {"type": "boolean"}, "verdict": {"type": "string"}}},
             "skipped": {"type": "array", "items": {"$ref": "#/$defs/skipped"}},
             "verdict": {"$ref": "#/$defs/verdict"},
             "timings": {**obj, "description": "seconds per stage",

@@ -114,6 +114,25 @@ def demo_learner(cfg: AuditConfig):
     return TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation, mode="faithful", epochs=cfg.epochs, lr=0.01)
 
 
+def dp_demo_learner(cfg: AuditConfig, n: int):
+    """The demo's network trained by DP-SGD (:class:`~leakaudit.learners.DPSGD`) to ``cfg.claimed_epsilon``.
+
+    Poisson batches of 64 rows expected (rate 64 / n), ``cfg.epochs`` epochs, clip norm 1, lr 0.5; the noise
+    multiplier calibrated with the PLD accountant to the claimed epsilon at ``cfg.epsilon_delta`` for ``n`` rows.
+    """
+    from ..dpaudit.dpsgd import calibrate_noise_multiplier, check_dp_claim
+    from ..learners import DPSGD, TorchMLP
+
+    q = min(1.0, 64 / n)
+    check_dp_claim(noise_multiplier=1.0, sampling_rate=q, delta=cfg.epsilon_delta, n=n,
+                   claimed_epsilon=cfg.claimed_epsilon,
+                   names={"epsilon": "claimed_epsilon", "delta": "epsilon_delta"})
+    learner = DPSGD(learner=TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation), sampling_rate=q,
+                    epochs=cfg.epochs, max_grad_norm=1.0, lr=0.5, target_delta=cfg.epsilon_delta)
+    return learner.set_params(noise_multiplier=calibrate_noise_multiplier(learner, n, cfg.claimed_epsilon,
+                                                                          cfg.epsilon_delta))
+
+
 def torch_module_learner(cfg: AuditConfig):
     """The training algorithm of a ``--module`` target: fresh instances of the class, ``cfg.training``'s recipe."""
     from ..learners.torch_module import TorchModuleLearner
@@ -702,11 +721,16 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
                 + ("the table's feature columns as they are" if cfg.model_input == "columns" else "leakaudit's encoding"))
         return Target("torch", desc, pm, pn, pp, learner, module, X_mem=X_m, X_non=X_n, X_pop=X_p,
                       predict_frame=lambda df: _torch_probs(module, encode(df), C))
-    learner = demo_learner(cfg)
+    learner = demo_learner(cfg) if cfg.claimed_epsilon is None else dp_demo_learner(cfg, len(data.y_mem))
     model = learner.fit(data.X_mem, data.y_mem, random_state=random_state, n_classes=C)
     pm, pn = model.predict_proba(data.X_mem), model.predict_proba(data.X_non)
     pp = model.predict_proba(data.X_pop) if len(data.X_pop) else None
     desc = (f"MLP, {'-'.join(map(str, cfg.hidden))} {cfg.activation} hidden units, per-example SGD lr 0.01, "
             f"{cfg.epochs} epochs (Long et al. §4.2), trained on the {len(data.y_mem)} members")
+    if cfg.claimed_epsilon is not None:
+        desc = (f"MLP, {'-'.join(map(str, cfg.hidden))} {cfg.activation} hidden units, trained on the "
+                f"{len(data.y_mem)} members by DP-SGD (Poisson rate {learner.sampling_rate:.4g}, {cfg.epochs} epochs, "
+                f"clip {learner.max_grad_norm:g}, noise multiplier {learner.noise_multiplier:.4g}, lr {learner.lr:g}): "
+                f"epsilon {model.epsilon_:.3g} at delta {cfg.epsilon_delta:g} ({learner.accounting()})")
     return Target("demo", desc, pm, pn, pp, learner, model,
                   predict_frame=lambda df: model.predict_proba(data.encoder.transform(df)))

@@ -123,6 +123,10 @@ def register(app: typer.Typer) -> None:
         epsilon_budget: Optional[float] = typer.Option(
             None, "--epsilon-budget", help="Fail when an attack's empirical epsilon lower bound exceeds this. "
                                            "(default: none: no epsilon check)"),
+        claimed_epsilon: Optional[float] = typer.Option(
+            None, "--claimed-epsilon", help="The model was trained with differential privacy at this epsilon: the "
+                                            "report shows it beside every attack's empirical epsilon; the demo trains "
+                                            "by DP-SGD to it and audits that recipe in one run. (default: none)"),
         exit_code: Optional[bool] = typer.Option(
             None, "--exit-code/--no-exit-code", metavar=_NO_METAVAR,
             help="Exit status carries the verdict: 0 publish, 3 do not publish, 4 inconclusive (2: bad input). "
@@ -160,7 +164,8 @@ def register(app: typer.Typer) -> None:
             predictions_train=predictions_train,
             predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address,
             cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers, dtp_rule=dtp_rule,
-            epsilon_budget=epsilon_budget, exit_code=exit_code, model_dir=model_dir, text_column=text_column,
+            epsilon_budget=epsilon_budget, claimed_epsilon=claimed_epsilon, exit_code=exit_code,
+            model_dir=model_dir, text_column=text_column,
             tokenizer=tokenizer, reference_dir=reference_dir or None, logprobs_column=logprobs_column,
         )
         run_flags = dict(out=out, check_inputs=check_inputs, quiet=quiet)

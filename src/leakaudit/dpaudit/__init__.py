@@ -3,9 +3,11 @@
 :mod:`.one_run` holds the epsilon lower bound of Steinke, Nasr & Jagielski (NeurIPS 2023, Theorem 3.1) from
 canary guesses and the helper that turns scores into guesses; :mod:`.fdp` the Gaussian-DP analysis of Mahloujifar,
 Melis & Chaudhuri (ICML 2025) on the same guesses; :mod:`.search` the union-bounded search over guess counts and
-the check of a claimed (epsilon, delta).
+the check of a claimed (epsilon, delta); :mod:`.dpsgd` the one-run audit of a DP-SGD recipe
+(:class:`~leakaudit.learners.DPSGD`) with gradient or input canaries.
 """
 
+from .dpsgd import DpsgdAudit, audit_dpsgd, calibrate_noise_multiplier, check_dp_claim
 from .fdp import GdpAudit, gdp_audit, gdp_epsilon_lower_bound, gdp_mu, gdp_rejects
 from .one_run import (
     OneRunAudit,
@@ -26,10 +28,14 @@ from .search import (
 
 __all__ = [
     "ClaimCheck",
+    "DpsgdAudit",
     "GdpAudit",
     "OneRunAudit",
     "OneRunSearch",
+    "audit_dpsgd",
+    "calibrate_noise_multiplier",
     "check_claim",
+    "check_dp_claim",
     "count_correct",
     "default_guess_grid",
     "draw_inclusion",

@@ -1,6 +1,7 @@
 """Training algorithms that train one model or many at once (see ``_base``)."""
 
 from ._base import Learner, ListModelBank, Model, ModelBank
+from .dp_sgd import DPSGD
 from .forest import RandomForest, RandomForestBank, RandomForestModel
 from .logistic import (
     LogisticRegression,
@@ -14,6 +15,7 @@ from .torch_mlp import TorchMLP
 from .torch_module import TorchModuleLearner, TorchModuleModel
 
 __all__ = [
+    "DPSGD",
     "BayesInference",
     "Learner",
     "ListModelBank",

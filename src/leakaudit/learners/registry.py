@@ -9,7 +9,7 @@ Examples
 --------
 >>> from leakaudit.learners.registry import get_learner, learner_names
 >>> learner_names()
-('mlp', 'logreg', 'tree', 'forest', 'knn')
+('mlp', 'logreg', 'tree', 'forest', 'knn', 'dp-mlp')
 >>> dict(get_learner("logreg").defaults)
 {'C': 1000.0}
 """
@@ -83,6 +83,13 @@ def _torch_mlp(**params: Any):
     return TorchMLP(**params)
 
 
+def _dp_mlp(*, hidden=(64,), activation: str = "tanh", **params: Any):
+    from .dp_sgd import DPSGD
+    from .torch_mlp import TorchMLP
+
+    return DPSGD(learner=TorchMLP(hidden=hidden, activation=activation), **params)
+
+
 def _logistic(**params: Any):
     from .logistic import LogisticRegression
 
@@ -122,3 +129,8 @@ register_learner("tree", _decision_tree, description="scikit-learn decision tree
 register_learner("forest", _random_forest, defaults={"n_estimators": 50},
                  description="scikit-learn random forest of 50 fully grown trees")
 register_learner("knn", _knn, defaults={"n_neighbors": 5}, description="scikit-learn 5-nearest neighbours")
+register_learner("dp-mlp", _dp_mlp,
+                 defaults={"hidden": (64,), "noise_multiplier": 1.0, "max_grad_norm": 1.0, "sampling_rate": 0.01,
+                           "epochs": 5, "lr": 0.5, "target_delta": 1e-5},
+                 description="DPSGD of TorchMLP's net (64 tanh units): Poisson rate 0.01, noise 1.0, clip 1.0, "
+                             "5 epochs; epsilon by dp_accounting's PLD accountant")

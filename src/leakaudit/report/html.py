@@ -285,6 +285,22 @@ def _membership_answer(results: dict, conf_pct: str) -> str:
               f"{_display(results, n)}; 0 means no demonstrated leakage.")
     else:
         s += " No attack demonstrates an empirical epsilon above 0 with these records."
+    return s + _claim_sentence(results)
+
+
+def _claim_sentence(results: dict) -> str:
+    """With a claimed DP epsilon: the claim beside the attacks' bounds, and the one-run audit's bound and verdict."""
+    claimed = _num((results.get("config") or {}).get("claimed_epsilon"))
+    if claimed is None:
+        return ""
+    delta = (results.get("config") or {}).get("epsilon_delta", 1e-5)
+    s = (f" The model was trained with differential privacy at a claimed epsilon of {claimed:g} (delta {delta:g}); "
+         "every attack's empirical epsilon above is a lower bound to set against it.")
+    dp = results.get("dp") or {}
+    if _num(dp.get("epsilon_lower_bound")) is not None:
+        s += (f" A one-run audit of the training recipe ({dp.get('m')} gradient canaries, Steinke et al. 2023) bounds "
+              f"epsilon below by {fmt(dp['epsilon_lower_bound'], '.2f')} at {fmt(dp.get('confidence'), '%')} "
+              f"confidence: {dp.get('verdict')}.")
     return s
 
 
@@ -309,11 +325,13 @@ def _membership_rows(results: dict) -> tuple[list[str], list[dict]]:
             t = (m.get("tpr_at_fpr") or {}).get(f) or {}
             tprs.append(f"{fmt(t.get('tpr'), '%2')} {fmt_interval(t.get('ci'), '%2')}"
                         if _num(t.get("tpr")) is not None else "not estimable")
+        claimed = _num((results.get("config") or {}).get("claimed_epsilon"))
         rows.append({"name": _display(results, name),
                      "auc": f"{fmt(m.get('auc'))} {fmt_interval(m.get('auc_ci'))}",
                      "tprs": tprs,
-                     "epsilon": fmt(e.get("epsilon_lb"), ".2f") if e.get("measurable") else
-                     ("not measurable" if e else MISSING)})
+                     "epsilon": (fmt(e.get("epsilon_lb"), ".2f") if e.get("measurable") else
+                                 ("not measurable" if e else MISSING))
+                     + (f" (claimed {claimed:g})" if claimed is not None else "")})
     return [fmt(f, "g") for f in fprs], rows
 
 

@@ -1,0 +1,117 @@
+"""DP-SGD speed: the one-run audit of a DP-SGD MLP on Adult, and batched DP-SGD against non-private training.
+
+1. ``audit``: ``leakaudit.dpaudit.audit_dpsgd`` of DPSGD(TorchMLP(hidden=(64,))) on ``--n`` Adult rows (Long et
+   al.'s 13 attributes, one-hot), Poisson rate 0.01, 5 epochs (500 steps), clip 1, noise multiplier 1.0, with 1,000
+   white-box gradient canaries: training, scoring and the bound, wall and CPU seconds; and the noise calibration
+   to a claimed epsilon (what ``leakaudit dp-audit`` adds without ``--noise-multiplier``) timed apart.
+2. ``per model-epoch``: K models on the same rows, batch 256 (DP-SGD: Poisson with q = 256 / n, so the same
+   expected batch and steps per epoch; per-example clipping and noise), against TorchMLP's own non-private
+   mini-batch SGD of the same net (fast mode, ``optimizer="sgd"``; the default backend, and ``backend="torch"``),
+   run alternately in the same process, ``--repeats`` times each; the ratio of medians of CPU seconds per model
+   and epoch.
+
+Usage: .venv/bin/python benchmarks/bench_dp_sgd.py [--n 20000] [--k 8] [--epochs 2] [--repeats 3]
+Writes benchmarks/results/dp_sgd.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_k, "1")
+
+import numpy as np  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+
+def _adult(n: int, seed: int):
+    from leakaudit.data import load_adult
+
+    ds = load_adult(columns="long")
+    rows = np.sort(np.random.default_rng(seed).choice(len(ds), size=min(n, len(ds)), replace=False))
+    ds = ds.subset(rows)
+    X, _ = ds.encode()
+    return X, np.asarray(ds.y, dtype=np.int64)
+
+
+def _timed(fn):
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - w, time.process_time() - c
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--k", type=int, default=8)
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "dp_sgd.json")
+    a = ap.parse_args(argv)
+
+    from leakaudit.dpaudit import audit_dpsgd, calibrate_noise_multiplier
+    from leakaudit.learners import DPSGD, TorchMLP
+
+    X, y = _adult(a.n, a.seed)
+    n = len(X)
+    res = {"benchmark": "dp_sgd", "n_train": n, "n_features": int(X.shape[1]), "hidden": 64, "seed": a.seed,
+           "note": "2-core machine shared with other jobs (six agents): compare ratios and CPU seconds"}
+
+    # 1. the one-run audit with 1,000 canaries
+    dp = DPSGD(learner=TorchMLP(hidden=(64,)), noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=0.01,
+               epochs=5, lr=0.5, target_delta=1e-5)
+    eps = dp.accounted_epsilon(n)
+    audit, w, c = _timed(lambda: audit_dpsgd(dp, X, y, claimed_epsilon=eps, delta=1e-5, m=1000, random_state=0))
+    sigma, cw, cc = _timed(lambda: calibrate_noise_multiplier(dp, n, 4.0, 1e-5))
+    res["audit"] = {"m": 1000, "sampling_rate": 0.01, "steps": audit.steps, "noise_multiplier": 1.0,
+                    "claimed_epsilon": eps, "epsilon_lower_bound": audit.epsilon_lower_bound,
+                    "verdict": audit.verdict, "seconds": w, "cpu_seconds": c,
+                    "train_seconds": audit.seconds, "train_cpu_seconds": audit.cpu_seconds,
+                    "calibration_to_eps4_seconds": cw, "calibration_cpu_seconds": cc, "calibrated_sigma": sigma}
+    print(f"audit: n={n}, m=1000, {audit.steps} steps: {w:.1f} s wall, {c:.1f} s CPU (training with canaries "
+          f"{audit.seconds:.1f} s / {audit.cpu_seconds:.1f} s CPU); bound {audit.epsilon_lower_bound:.2f} vs claim "
+          f"{eps:.2f}; calibration to eps 4: {cw:.1f} s ({cc:.1f} s CPU)", flush=True)
+
+    # 2. per model-epoch, DP-SGD against non-private SGD of the same net
+    B = 256
+    subsets = [np.arange(n)] * a.k
+    seeds = list(range(a.k))
+    learners = {
+        "dp_sgd": DPSGD(learner=TorchMLP(hidden=(64,)), noise_multiplier=1.0, max_grad_norm=1.0,
+                        sampling_rate=B / n, epochs=a.epochs, lr=0.5),
+        "sgd_default_backend": TorchMLP(hidden=(64,), mode="fast", optimizer="sgd", lr=0.5, batch_size=B,
+                                        epochs=a.epochs),
+        "sgd_torch_backend": TorchMLP(hidden=(64,), mode="fast", optimizer="sgd", lr=0.5, batch_size=B,
+                                      epochs=a.epochs, backend="torch"),
+    }
+    learners["dp_sgd"].accounted_epsilon(n)  # the accountant's first call (cached after) is not training time
+    times = {name: [] for name in learners}
+    for _ in range(a.repeats):
+        for name, lr in learners.items():
+            _, w, c = _timed(lambda lr=lr: lr.fit_many(X, y, subsets, seeds))
+            times[name].append({"wall": w / (a.k * a.epochs), "cpu": c / (a.k * a.epochs)})
+    med = {name: {k: float(np.median([t[k] for t in ts])) for k in ("wall", "cpu")} for name, ts in times.items()}
+    res["per_model_epoch"] = {"k": a.k, "epochs": a.epochs, "batch": B, "repeats": a.repeats, "runs": times,
+                              "median_seconds": med,
+                              "ratio_cpu_vs_default": med["dp_sgd"]["cpu"] / med["sgd_default_backend"]["cpu"],
+                              "ratio_cpu_vs_torch": med["dp_sgd"]["cpu"] / med["sgd_torch_backend"]["cpu"],
+                              "ratio_wall_vs_default": med["dp_sgd"]["wall"] / med["sgd_default_backend"]["wall"]}
+    for name, m in med.items():
+        print(f"{name:>20}: {1000 * m['cpu']:.1f} ms CPU, {1000 * m['wall']:.1f} ms wall per model-epoch", flush=True)
+    p = res["per_model_epoch"]
+    print(f"DP-SGD / non-private (CPU): {p['ratio_cpu_vs_default']:.2f}x the default backend, "
+          f"{p['ratio_cpu_vs_torch']:.2f}x the torch backend")
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(res, indent=2, allow_nan=False) + "\n")
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

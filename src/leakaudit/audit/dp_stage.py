@@ -1,0 +1,56 @@
+"""Audit stage: a claimed differential-privacy epsilon against a one-run audit of the training recipe.
+
+Runs only with ``claimed_epsilon`` in the config. The demo then trains its network with DP-SGD calibrated to the
+claim (:func:`~leakaudit.audit.target.dp_demo_learner`), and this stage trains that recipe once more on the members
+with m white-box gradient canaries (:func:`~leakaudit.dpaudit.audit_dpsgd`: Steinke, Nasr & Jagielski 2023,
+Theorem 3.1, at the check confidence): a lower bound above the claim is a check that fails ("the claim is
+violated"). Any other target is skipped, saying why: the one-run audit trains the recipe with canaries inserted,
+which only our DP-SGD trainer does (``leakaudit dp-audit`` runs it on a dataset and recipe). The claim is also shown
+beside every attack's empirical epsilon lower bound (the membership stage computes those).
+"""
+
+from __future__ import annotations
+
+from .checks import EXCEEDED, PASSED, Analysis, Check, Skipped
+from .context import AuditContext
+
+__all__ = ["dp_analysis", "n_canaries"]
+
+
+def n_canaries(profile: str) -> int:
+    """Gradient canaries of the one-run audit: 200 in the smoke profile, 1,000 otherwise."""
+    return 200 if profile == "smoke" else 1000
+
+
+def dp_analysis(ctx: AuditContext) -> Analysis:
+    cfg = ctx.cfg
+    if cfg.claimed_epsilon is None:
+        return Analysis(name="dp")
+    from ..learners import DPSGD
+
+    learner = ctx.target.learner
+    if ctx.target.kind != "demo" or not isinstance(learner, DPSGD):
+        return Analysis(name="dp", skipped=(Skipped(
+            name="one-run DP audit",
+            reason="the one-run audit trains the recipe with gradient canaries inserted, which leakaudit does for "
+                   "its own DP-SGD trainer only (the demo with claimed_epsilon)",
+            fix="run `leakaudit dp-audit` on the training recipe"),))
+    from ..dpaudit import audit_dpsgd
+
+    d = ctx.data
+    res = audit_dpsgd(learner, d.X_mem, d.y_mem, claimed_epsilon=float(cfg.claimed_epsilon), delta=cfg.epsilon_delta,
+                      m=n_canaries(cfg.profile), beta=1 - ctx.check_confidence, n_classes=len(d.class_names),
+                      random_state=ctx.seeds["dp"])
+    summary = res.to_dict()
+    lb = res.epsilon_lower_bound
+    check = Check(
+        id="dp.one_run", analysis="dp", name="one-run audit: epsilon lower bound", status=EXCEEDED if res.violated
+        else PASSED, value=lb, threshold=float(cfg.claimed_epsilon), confidence=ctx.check_confidence,
+        describes="recipe",
+        sentence=(f"a one-run audit of the DP-SGD recipe ({res.m} gradient canaries) shows epsilon of at least "
+                  f"{lb:.2f} (delta {res.delta:g}), above the claimed {res.claimed_epsilon:g}: {res.verdict}"
+                  if res.violated else
+                  f"a one-run audit of the DP-SGD recipe ({res.m} gradient canaries) bounds epsilon below by {lb:.2f} "
+                  f"(delta {res.delta:g}), within the claimed {res.claimed_epsilon:g}: {res.verdict}"))
+    return Analysis(name="dp", summary=summary, checks=(check,),
+                    resources={"dp_audit": {"seconds": round(res.seconds, 3)}})

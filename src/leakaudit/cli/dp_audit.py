@@ -1,0 +1,138 @@
+"""``leakaudit dp-audit``: check a DP-SGD training recipe's claimed (epsilon, delta) with a one-run audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from ._typer import Command
+
+__all__ = ["register", "run_dp_audit"]
+
+
+def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: float,
+                 noise_multiplier: float | None, sampling_rate: float, epochs: int, max_grad_norm: float,
+                 lr: float, hidden: int, module: str | None, module_kwargs: str | None, canaries: str, m: int,
+                 bound: str, confidence: float, seed: int, out: Path, on_step=None) -> dict:
+    """Build the recipe, refuse impossible claims, run the audit, write ``dp_audit.json``; return what it holds."""
+    import numpy as np
+
+    from .._results import write_json_atomic
+    from .._validation import check_scalar
+    from ..dpaudit.dpsgd import audit_dpsgd, calibrate_noise_multiplier, check_dp_claim
+    from ..exceptions import InvalidParameterError
+    from ..learners.dp_sgd import DPSGD
+    from .membership import load_dataset
+
+    step = on_step or (lambda doing: None)
+    check_scalar(n_train, name="--n-train", kind=int, min_val=2)
+    check_scalar(m, name="--m", kind=int, min_val=2)
+    check_scalar(epochs, name="--epochs", kind=int, min_val=1)
+    check_scalar(hidden, name="--hidden", kind=int, min_val=1)
+    check_scalar(max_grad_norm, name="--max-grad-norm", min_val=0.0, include_min=False)
+    check_scalar(lr, name="--lr", min_val=0.0, include_min=False)
+    if not 0 < confidence < 1:
+        raise InvalidParameterError(f"--confidence must be in (0, 1); got {confidence}")
+    if module is not None and canaries == "gradient":
+        raise InvalidParameterError("--canaries gradient needs the built-in MLP; a --module is audited with "
+                                    "--canaries input (Opacus trains it)")
+    # the DP parameters are checked before any data is read: impossible claims cost nothing
+    check_dp_claim(noise_multiplier=1.0 if noise_multiplier is None else noise_multiplier,
+                   sampling_rate=sampling_rate, delta=delta, n=n_train, claimed_epsilon=claimed_epsilon,
+                   names={"epsilon": "--epsilon", "noise_multiplier": "--noise-multiplier",
+                          "sampling_rate": "--sampling-rate", "delta": "--delta"})
+    if module is not None:
+        from ..learners.torch_module import TorchModuleLearner
+
+        try:
+            kwargs = json.loads(module_kwargs) if module_kwargs else {}
+        except json.JSONDecodeError as exc:
+            raise InvalidParameterError(f"--module-kwargs must be a JSON object; {exc}") from None
+        if not isinstance(kwargs, dict):
+            raise InvalidParameterError(f"--module-kwargs must be a JSON object; got {module_kwargs!r}")
+        inner = TorchModuleLearner(module=module, module_kwargs=kwargs)
+    else:
+        from ..learners.torch_mlp import TorchMLP
+
+        inner = TorchMLP(hidden=(hidden,))
+    learner = DPSGD(learner=inner, noise_multiplier=1.0 if noise_multiplier is None else noise_multiplier,
+                    max_grad_norm=max_grad_norm, sampling="poisson", sampling_rate=sampling_rate, epochs=epochs,
+                    lr=lr, target_delta=delta)
+    calibrated = noise_multiplier is None
+    if calibrated:
+        step("calibrating the noise multiplier to the claimed epsilon")
+        learner.set_params(noise_multiplier=calibrate_noise_multiplier(learner, n_train, claimed_epsilon, delta))
+    step(f"loading {dataset}")
+    n_pool = n_train + (m if canaries == "input" else 0)
+    X, y, note = load_dataset(dataset, n_pool, seed)
+    if len(X) < n_pool:
+        raise InvalidParameterError(f"{dataset} has {len(X)} rows; --n-train + canary rows = {n_pool}")
+    perm = np.random.default_rng(seed).permutation(len(X))
+    tr, pool = perm[:n_train], perm[n_train:n_pool]
+    step(f"training once with {m} {canaries} canaries")
+    res = audit_dpsgd(learner, X[tr], y[tr], claimed_epsilon=claimed_epsilon, delta=delta, m=m, canaries=canaries,
+                      X_canary=X[pool] if canaries == "input" else None, beta=1 - confidence, bound=bound,
+                      n_classes=int(y.max()) + 1, random_state=seed)
+    summary = {"dataset": dataset, "dataset_note": note, "model": module or f"mlp({hidden})", "seed": seed,
+               "noise_multiplier_calibrated": calibrated, **res.to_dict()}
+    step("writing the results")
+    write_json_atomic(out / "dp_audit.json", summary)
+    return summary
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``leakaudit dp-audit`` to the command line."""
+    from ..data.registry import dataset_names
+
+    @app.command("dp-audit", cls=Command)
+    def dp_audit(
+        epsilon: float = typer.Option(..., "--epsilon", help="The claimed epsilon."),
+        delta: float = typer.Option(1e-5, "--delta", help="The claimed delta (below 1/n)."),
+        dataset: str = typer.Option("adult", "--dataset", help=f"One of: {', '.join(dataset_names())}."),
+        n_train: int = typer.Option(5000, "--n-train", help="Training rows."),
+        noise_multiplier: float = typer.Option(
+            None, "--noise-multiplier",
+            help="sigma (noise std / clip norm). [default: calibrated to the claimed epsilon]"),
+        sampling_rate: float = typer.Option(0.01, "--sampling-rate", help="Poisson sampling rate q, in (0, 1]."),
+        epochs: int = typer.Option(5, "--epochs", help="Epochs: ceil(epochs / q) steps."),
+        max_grad_norm: float = typer.Option(1.0, "--max-grad-norm", help="Per-example clipping norm C."),
+        lr: float = typer.Option(0.5, "--lr", help="SGD step size."),
+        hidden: int = typer.Option(64, "--hidden", help="Hidden tanh units of the MLP."),
+        module: str = typer.Option(None, "--module",
+                                   help="A torch module class pkg.mod:Class to train instead (Opacus, "
+                                        "--canaries input). [default: the MLP]"),
+        module_kwargs: str = typer.Option(None, "--module-kwargs",
+                                          help="JSON object of the module's constructor arguments. [default: {}]"),
+        canaries: str = typer.Option("gradient", "--canaries",
+                                     help="gradient (white-box, inserted into every step) or input (black-box)."),
+        m: int = typer.Option(1000, "--m", help="Canaries, each included with probability 1/2."),
+        bound: str = typer.Option("steinke2023", "--bound",
+                                  help="steinke2023 (Theorem 3.1) or gdp (assumes a Gaussian trade-off curve)."),
+        confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the lower bound."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the data split, the canaries and training."),
+        out: Path = typer.Option(Path("runs/dp-audit"), "--out", help="Writes dp_audit.json here."),
+    ) -> None:
+        """Check a DP-SGD recipe's claimed (epsilon, delta): one run with canaries gives a lower bound on epsilon."""
+        from .._interrupt import on_interrupt
+        from ..exceptions import InvalidParameterError
+
+        if canaries not in ("gradient", "input"):
+            raise InvalidParameterError(f"--canaries must be gradient or input; got {canaries!r}")
+        if bound not in ("steinke2023", "gdp"):
+            raise InvalidParameterError(f"--bound must be steinke2023 or gdp; got {bound!r}")
+        with on_interrupt("dp-audit", outputs=[out / "dp_audit.json"], doing="starting") as progress:
+            s = run_dp_audit(dataset=dataset, n_train=n_train, claimed_epsilon=epsilon, delta=delta,
+                             noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, epochs=epochs,
+                             max_grad_norm=max_grad_norm, lr=lr, hidden=hidden, module=module,
+                             module_kwargs=module_kwargs, canaries=canaries, m=m, bound=bound,
+                             confidence=confidence, seed=seed, out=out, on_step=progress.step)
+        typer.echo(f"claim: epsilon {s['claimed_epsilon']:g} at delta {s['delta']:g} "
+                   f"(accountant: {s['accounted_epsilon']:.3f}; noise multiplier {s['noise_multiplier']:.4g}, "
+                   f"q {s['sampling_rate']:g}, {s['steps']} steps)")
+        typer.echo(f"empirical lower bound: {s['epsilon_lower_bound']:.3f} at {100 * s['confidence']:g}% confidence "
+                   f"({s['bound']}; {s['correct']} of {s['guesses']} guesses right, {s['m']} {s['canaries']} "
+                   f"canaries; Gaussian-DP analysis: {s['gdp_epsilon_lower_bound']:.3f})")
+        typer.echo(f"verdict: {s['verdict']}")
+        typer.echo(f"wrote {out}/dp_audit.json")

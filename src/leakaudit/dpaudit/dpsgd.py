@@ -1,0 +1,249 @@
+"""One-run audit of a DP-SGD training recipe against its claimed (epsilon, delta).
+
+The recipe is a :class:`~leakaudit.learners.DPSGD` learner and its training data. :func:`audit_dpsgd` plants m
+canaries, includes each with probability 1/2 (:func:`~leakaudit.dpaudit.one_run.draw_inclusion`), trains once,
+scores the canaries and checks the claim with :func:`~leakaudit.dpaudit.search.check_claim` (Steinke, Nasr &
+Jagielski, NeurIPS 2023, Theorem 3.1, searched over guess counts with a union bound).
+
+Canaries:
+
+``"gradient"`` (white-box; TorchMLP nets)
+    Gradient canaries inserted into every DP-SGD step (:meth:`DPSGD.fit_many_with_canaries`): Dirac canaries on
+    first-layer weights of the rarest input features, scored by the subsampled-Gaussian likelihood ratio of
+    every intermediate update. The strongest audit: the threat model of DP-SGD's own accounting (every
+    intermediate model released, the adversary choosing the gradients).
+``"input"`` (black-box; any architecture, Opacus included)
+    m extra rows (drawn from ``X_canary``) with their labels changed to another class at random, so that only
+    training on them teaches their label; the score is the final model's log-probability of the canary's label
+    (a negated loss).
+
+Before anything trains, :func:`check_dp_claim` refuses impossible parameters with one line each: noise multiplier
+0 with a finite epsilon, a sampling rate outside (0, 1], delta at least 1/n, and a claimed epsilon below what the
+accountant gives for the recipe (the claim cannot be reproduced).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from .._random import RandomStateLike, seed_to_int
+from .._results import Result
+from .._validation import check_choice, check_scalar
+from ..exceptions import InvalidInputError, InvalidParameterError
+from .one_run import draw_inclusion
+from .search import check_claim, default_guess_grid, one_run_audit_scores
+
+__all__ = ["DpsgdAudit", "audit_dpsgd", "calibrate_noise_multiplier", "check_dp_claim", "dpsgd_guess_grid"]
+
+#: relative slack when comparing a claimed epsilon with the accountant's (the PLD accountant's discretisation)
+CLAIM_RTOL = 1e-3
+
+
+class DpsgdAudit(Result):
+    """A DP-SGD recipe's claim against the one-run lower bound of one training run.
+
+    ``epsilon_lower_bound`` holds at ``confidence`` (the analysis ``bound``); ``verdict`` is "consistent with the
+    claim" or "the claim is violated: the implementation leaks more than it says". ``gdp_epsilon_lower_bound`` is
+    the Gaussian-DP analysis of the same scores (Mahloujifar, Melis & Chaudhuri, ICML 2025), which assumes a
+    Gaussian trade-off curve; it decides the verdict only with ``bound="gdp"``.
+    """
+
+    claimed_epsilon: float
+    delta: float
+    accounted_epsilon: float
+    accounting: str
+    confidence: float
+    bound: str
+    epsilon_lower_bound: float
+    gdp_epsilon_lower_bound: float
+    violated: bool
+    verdict: str
+    canaries: str
+    m: int
+    n_included: int
+    guesses: int
+    correct: int
+    k_plus: int
+    k_minus: int
+    n_candidates: int
+    n_train: int
+    noise_multiplier: float
+    max_grad_norm: float
+    sampling: str
+    sampling_rate: float
+    steps: int
+    epochs: int
+    lr: float
+    train_accuracy: float
+    bug: str | None = None
+    seconds: float
+    cpu_seconds: float
+
+
+def dpsgd_guess_grid(m: int) -> list[tuple[int, int]]:
+    """The guess counts the DP-SGD audit tries: :func:`default_guess_grid` and the same k guessing "in" only.
+
+    With Poisson sampling an included canary may never be sampled (probability ``(1 - q)^T``) and then looks
+    left out: the lowest scores mix both, while the highest are the canaries seen. Guessing only the top k is
+    then the stronger test; the grid holds both kinds (twice the pairs: each tested at ``beta / len(grid)``).
+    """
+    sym = default_guess_grid(m)
+    return sym + [(k, 0) for k, _ in sym]
+
+
+def check_dp_claim(*, noise_multiplier: float, sampling_rate: float, delta: float, n: int,
+                   claimed_epsilon: float, names: dict | None = None) -> None:
+    """Refuse impossible DP parameters, one line each (:class:`InvalidParameterError`).
+
+    Noise multiplier 0 with a finite claimed epsilon (no noise is not differentially private), a sampling rate
+    outside (0, 1], delta outside (0, 1 / n) (at 1 / n or more, "publish one row at random" is (0, delta)-DP),
+    a claimed epsilon that is not positive and finite. ``names`` renames the arguments in the messages
+    (``{"delta": "--delta"}`` at the command line).
+    """
+    nm = {"epsilon": "epsilon", "noise_multiplier": "noise_multiplier", "sampling_rate": "sampling_rate",
+          "delta": "delta", **(names or {})}
+    if not (isinstance(claimed_epsilon, (int, float)) and math.isfinite(claimed_epsilon) and claimed_epsilon > 0):
+        raise InvalidParameterError(f"{nm['epsilon']} must be a positive finite number; got {claimed_epsilon!r}")
+    if not (isinstance(noise_multiplier, (int, float)) and math.isfinite(noise_multiplier)) or noise_multiplier < 0:
+        raise InvalidParameterError(f"{nm['noise_multiplier']} must be a finite number >= 0; got {noise_multiplier!r}")
+    if noise_multiplier == 0:
+        raise InvalidParameterError(
+            f"{nm['noise_multiplier']} is 0 but epsilon {claimed_epsilon:g} is claimed: DP-SGD without noise is not "
+            "differentially private for any finite epsilon")
+    if not (isinstance(sampling_rate, (int, float)) and 0 < sampling_rate <= 1):
+        raise InvalidParameterError(f"{nm['sampling_rate']} must be in (0, 1]; got {sampling_rate!r}")
+    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
+        raise InvalidParameterError(f"{nm['delta']} must be in (0, 1); got {delta!r}")
+    if delta * n >= 1:
+        raise InvalidParameterError(
+            f"{nm['delta']}={delta:g} is at least 1/n = 1/{n}: a mechanism that publishes one training row at random "
+            "meets it; claim a delta below 1/n")
+
+
+def calibrate_noise_multiplier(learner: Any, n: int, epsilon: float, delta: float) -> float:
+    """The smallest noise multiplier (to 0.1 %) whose accounted epsilon at ``delta`` is at most ``epsilon``.
+
+    Bisection on the log of the noise multiplier with the learner's own accountant (:meth:`DPSGD.accounted_epsilon`
+    for ``n`` rows), ending on the private side.
+    """
+    from sklearn.base import clone
+
+    def eps(nm: float) -> float:
+        return clone(learner).set_params(noise_multiplier=nm, target_delta=delta).accounted_epsilon(n)
+
+    lo, hi = 0.3, 1.0
+    while eps(hi) > epsilon:
+        lo, hi = hi, hi * 2
+        if hi > 1e4:
+            raise InvalidParameterError(f"no noise multiplier up to 1e4 reaches epsilon={epsilon:g}")
+    while eps(lo) <= epsilon:
+        lo /= 2
+        if lo < 1e-2:
+            return float(hi) if eps(hi) <= epsilon else float(lo)
+    while hi / lo > 1.001:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if eps(mid) <= epsilon else (mid, hi)
+    return float(hi)
+
+
+def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: float, m: int = 1000,
+                canaries: str = "gradient", X_canary: Any = None, beta: float = 0.05, bound: str = "steinke2023", grid=None,
+                n_classes: int | None = None, random_state: RandomStateLike = 0) -> DpsgdAudit:
+    """Audit ``learner`` (a :class:`DPSGD`) trained on ``(X, y)`` against a claimed (epsilon, delta), in one run.
+
+    Parameters
+    ----------
+    learner : DPSGD
+        The recipe; its ``target_delta`` is set to ``delta``.
+    X : ndarray of shape (n, d); y : ndarray of shape (n,)
+        The training data (gradient canaries come on top; input canaries are added to it).
+    claimed_epsilon, delta : float
+        The claim. Refused (:func:`check_dp_claim`) when impossible or below what the accountant gives.
+    m : int, default=1000
+        Canaries.
+    canaries : {"gradient", "input"}, default="gradient"
+    X_canary : ndarray of shape (>= m, d), optional
+        Rows to draw input canaries from (needed for ``canaries="input"``; disjoint from ``X``).
+    beta : float, default=0.05
+        One minus the confidence.
+    grid : list of (int, int), optional
+        Guess counts (fixed in advance); :func:`dpsgd_guess_grid` when None.
+    bound : {"steinke2023", "gdp"}, default="steinke2023"
+    n_classes : int, optional
+    random_state : int or None
+        Seeds the inclusion coins, the canaries and training.
+
+    Returns
+    -------
+    DpsgdAudit
+    """
+    from sklearn.base import clone
+
+    from ..learners.dp_sgd import DPSGD
+
+    if not isinstance(learner, DPSGD):
+        raise InvalidParameterError(f"learner must be a DPSGD; got {type(learner).__name__}")
+    check_choice(canaries, name="canaries", choices=("gradient", "input"))
+    check_choice(bound, name="bound", choices=("steinke2023", "gdp"))
+    check_scalar(m, name="m", kind=(int, np.integer), min_val=2)
+    if learner.sampling != "poisson" or learner.neighbouring not in (None, "add_remove"):
+        raise InvalidParameterError(
+            "the one-run audit tests add/remove DP (each canary in or out), which DPSGD accounts for Poisson "
+            f"sampling under neighbouring='add_remove'; got sampling={learner.sampling!r}, "
+            f"neighbouring={learner.neighbouring!r}")
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.int64)
+    n = len(X)
+    q = learner.schedule(n)["sampling_rate"]
+    check_dp_claim(noise_multiplier=learner.noise_multiplier, sampling_rate=q, delta=delta, n=n,
+                   claimed_epsilon=claimed_epsilon)
+    learner = clone(learner).set_params(target_delta=float(delta))
+    accounted = learner.accounted_epsilon(n)
+    if accounted > claimed_epsilon * (1 + CLAIM_RTOL):
+        raise InvalidParameterError(
+            f"the claimed epsilon {claimed_epsilon:g} cannot be reproduced: the accountant gives {accounted:.4g} at "
+            f"delta={delta:g} for noise_multiplier={learner.noise_multiplier:g}, sampling_rate={q:g}, "
+            f"epochs={learner.epochs} ({learner.accounting()})")
+    seed = seed_to_int(random_state)
+    rng = np.random.default_rng(seed)
+    S = draw_inclusion(int(m), rng)
+    C = int(n_classes if n_classes is not None else y.max() + 1)
+    wall, cpu = time.perf_counter(), time.process_time()
+    if canaries == "gradient":
+        bank, scores = learner.fit_many_with_canaries(X, y, [np.arange(n)], [seed], included=(S > 0)[None],
+                                                      n_classes=C)
+        scores = scores[0]
+        Xtr, ytr = X, y
+    else:
+        if X_canary is None:
+            raise InvalidParameterError("canaries='input' needs X_canary: rows to draw the canaries from")
+        Xc = np.asarray(X_canary, dtype=np.float64)
+        if len(Xc) < m:
+            raise InvalidInputError(f"X_canary has {len(Xc)} rows; {m} canaries need at least as many")
+        Xc = Xc[rng.choice(len(Xc), size=int(m), replace=False)]
+        yc = rng.integers(0, C, size=int(m))  # a random label each, so only training on it teaches it
+        Xtr, ytr = np.vstack([X, Xc[S > 0]]), np.concatenate([y, yc[S > 0]])
+        bank = learner.fit_many(Xtr, ytr, [np.arange(len(Xtr))], [seed], n_classes=C)
+        scores = np.log(np.clip(bank.predict_proba(Xc)[0][np.arange(int(m)), yc], 1e-300, None))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    grid = dpsgd_guess_grid(int(m)) if grid is None else grid
+    check = check_claim(S, scores, claimed_epsilon=claimed_epsilon, delta=delta, beta=beta, bound=bound, grid=grid)
+    other = (one_run_audit_scores(S, scores, delta=delta, beta=beta, bound="gdp", grid=grid) if bound != "gdp"
+             else check.search)
+    acc = float(np.mean(bank.predict_proba(Xtr)[0].argmax(1) == ytr))
+    sch = learner.schedule(n)
+    s = check.search
+    return DpsgdAudit(
+        claimed_epsilon=float(claimed_epsilon), delta=float(delta), accounted_epsilon=float(accounted),
+        accounting=learner.accounting(), confidence=1.0 - float(beta), bound=bound,
+        epsilon_lower_bound=check.epsilon_lower_bound, gdp_epsilon_lower_bound=other.epsilon_lower_bound,
+        violated=check.violated, verdict=check.verdict, canaries=canaries, m=int(m), n_included=int((S > 0).sum()),
+        guesses=s.r, correct=s.v, k_plus=s.k_plus, k_minus=s.k_minus, n_candidates=s.n_candidates, n_train=n,
+        noise_multiplier=float(learner.noise_multiplier), max_grad_norm=float(learner.max_grad_norm),
+        sampling=learner.sampling, sampling_rate=float(sch["sampling_rate"]), steps=int(sch["steps"]),
+        epochs=int(learner.epochs), lr=float(learner.lr), train_accuracy=acc, bug=learner.bug, seconds=wall,
+        cpu_seconds=cpu)

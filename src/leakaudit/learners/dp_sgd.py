@@ -1,0 +1,669 @@
+"""DP-SGD (Abadi et al. 2016) around the architecture of a torch learner, K models at once, with its accounting.
+
+``DPSGD(TorchMLP(...), noise_multiplier=..., max_grad_norm=...)`` trains the network the wrapped learner
+builds (its layers, activation and initial weights) by differentially private SGD instead of the wrapped
+learner's optimiser: every step samples a batch, clips each example's gradient to L2 norm ``max_grad_norm``
+(``C``), sums, adds Gaussian noise of standard deviation ``noise_multiplier * C`` to every coordinate of the
+sum, divides by the expected batch size and takes a plain SGD step of size ``lr``.
+
+Batches. ``sampling="poisson"``: every row joins each step's batch independently with probability ``q``
+(``sampling_rate``, or ``batch_size / n``), ``ceil(epochs / q)`` steps. ``sampling="shuffle"``: a fresh
+permutation per epoch cut into batches of ``batch_size`` (or ``round(q n)``), as most DP-SGD code does.
+
+How the K models are batched. TorchMLP nets: per-example gradients of a linear layer are outer products,
+so each example's gradient norm is ``sum_l (|a_l|^2 + 1) |delta_l|^2`` (activations ``a``, back-propagated
+errors ``delta``) and the clipped sum is one matrix product of ``a`` with the rescaled ``delta``: no
+per-example gradient is materialised (the "ghost norm" of Goodfellow 2015). TorchCNN nets: per-example
+gradients of the K stacked grouped networks with ``torch.func.vmap(grad(...))`` over the batch. Any other
+torch module (:class:`TorchModuleLearner`): Opacus's ``PrivacyEngine``, one model at a time.
+
+Accounting (``dp_accounting``, privacy loss distributions). Poisson sampling: ``T`` compositions of the
+Poisson-subsampled Gaussian mechanism, under the neighbouring relation ``neighbouring`` ("add_remove", the
+usual one; "replace_one" also supported). Shuffled batches: no amplification by shuffling is claimed (Chua et
+al., "How Private are DP-SGD Implementations?", ICML 2024, show that accounting shuffled batches as Poisson
+under-states epsilon); with fixed-size batches a replaced row sits in one batch per epoch, so an epoch is one
+Gaussian mechanism of L2 sensitivity ``2C`` and ``epochs`` of them compose; only "replace_one" is stated for
+shuffling. The RDP accountant is refused with replace-one (it treats a Gaussian event as sensitivity ``C``
+there; the guard of :func:`leakaudit.mip.dp_baselines.dpsgd_epsilon`).
+
+Seeds. Model k's initial weights come from ``numpy.random.default_rng(seed_k)`` exactly as the wrapped
+learner draws them, then its batches (and its canaries' sampling) from the same generator, step after step;
+its noise from ``numpy.random.default_rng([seed_k, 0x0D95])``, a stream of its own, so that with shuffled
+batches the row order is the wrapped TorchMLP's own (fast mode) and, with the noise at 0 and the clip norm
+huge, DPSGD is its plain SGD. Model k depends only on its rows and seed (``fit_many`` equals ``fit`` up to
+float rounding).
+
+White-box canaries. :meth:`DPSGD.fit_many_with_canaries` inserts gradient canaries into every step (Steinke,
+Nasr & Jagielski, NeurIPS 2023, Section 7; Nasr et al., USENIX Security 2023): canary i, when included, joins
+each step's batch like a row (probability q), with a gradient of norm ``canary_norm`` along a fixed direction
+``u_i`` that is clipped and noised like every other. The auditor watches every intermediate model and scores
+each canary by the likelihood ratio of the subsampled Gaussian mechanism along ``u_i``, step after step.
+
+References
+----------
+Abadi et al., "Deep Learning with Differential Privacy", CCS 2016 (Algorithm 1).
+Goodfellow, "Efficient Per-Example Gradient Computations", arXiv 1510.01799 (2015).
+Steinke, Nasr & Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS 2023.
+Nasr et al., "Tight Auditing of Differentially Private Machine Learning", USENIX Security 2023.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .._random import RandomStateLike, seed_to_int
+from .._validation import check_choice, check_scalar
+from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
+from ._base import Learner, ListModelBank, ModelBank
+
+__all__ = ["BUGS", "DPSGD", "dpsgd_accounted_epsilon"]
+
+#: Implementation bugs DPSGD can plant (test-only): each makes it leak more than its accounting says.
+#: "skip_noise_step": no noise in one step (the middle one); "skip_clipping": gradients are not clipped;
+#: "noise_per_batch": the noise standard deviation is ``noise_multiplier * C / batch`` instead of
+#: ``noise_multiplier * C`` (noise added after averaging, scaled by the batch instead of the clip norm).
+BUGS = ("skip_noise_step", "skip_clipping", "noise_per_batch")
+NEIGHBOURING = ("add_remove", "replace_one")
+#: the noise of model k comes from ``default_rng([seed_k, _NOISE_STREAM])``
+_NOISE_STREAM = 0x0D95
+
+
+def dpsgd_accounted_epsilon(*, noise_multiplier: float, sampling: str, sampling_rate: float, steps: int,
+                            epochs: int, delta: float, neighbouring: str = "add_remove",
+                            accountant: str = "pld") -> float:
+    """Epsilon at ``delta`` of DP-SGD as :class:`DPSGD` trains, from ``dp_accounting``.
+
+    Parameters
+    ----------
+    noise_multiplier : float >= 0
+        0 gives infinity (no noise).
+    sampling : {"poisson", "shuffle"}
+    sampling_rate : float in (0, 1]
+        Poisson's q (ignored for shuffling: each row is in one batch per epoch).
+    steps : int
+        Poisson: the number of steps T.
+    epochs : int
+        Shuffling: the number of epochs (each one Gaussian mechanism of sensitivity 2C under replace-one).
+    delta : float in (0, 1)
+    neighbouring : {"add_remove", "replace_one"}
+        Shuffling supports "replace_one" only (see the module docstring).
+    accountant : {"pld", "rdp"}
+        "rdp" is refused with "replace_one" (dp_accounting's RDP accountant treats the Gaussian as
+        sensitivity C there).
+    """
+    check_scalar(noise_multiplier, name="noise_multiplier", min_val=0.0)
+    check_choice(sampling, name="sampling", choices=("poisson", "shuffle"))
+    check_scalar(sampling_rate, name="sampling_rate", min_val=0.0, max_val=1.0, include_min=False)
+    check_scalar(delta, name="delta", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
+    check_choice(neighbouring, name="neighbouring", choices=NEIGHBOURING)
+    check_choice(accountant, name="accountant", choices=("pld", "rdp"))
+    if sampling == "shuffle" and neighbouring != "replace_one":
+        raise InvalidParameterError(
+            "sampling='shuffle' is accounted under neighbouring='replace_one' only (fixed-size batches; no "
+            "amplification by shuffling is claimed); use sampling='poisson' for add/remove")
+    if accountant == "rdp" and neighbouring == "replace_one":
+        raise UnsupportedError(
+            "dp_accounting's RDP accountant ignores REPLACE_ONE for Gaussian events (it assumes sensitivity C); "
+            "use accountant='pld' for replace-one")
+    if noise_multiplier == 0:
+        return math.inf
+    if sampling == "poisson":
+        key = ("poisson", float(sampling_rate), int(steps))
+    else:
+        key = ("shuffle", 1.0, int(epochs))
+    return _epsilon(float(noise_multiplier), *key, float(delta), neighbouring, accountant)
+
+
+@functools.lru_cache(maxsize=256)
+def _epsilon(noise_multiplier, sampling, sampling_rate, count, delta, neighbouring, accountant) -> float:
+    """The accountant's epsilon (cached: a PLD composition takes about a second, and K models share it)."""
+    import dp_accounting as dpa
+    from dp_accounting import pld, rdp
+
+    rel = (dpa.NeighboringRelation.REPLACE_ONE if neighbouring == "replace_one"
+           else dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    gauss = dpa.GaussianDpEvent(noise_multiplier)
+    inner = gauss if sampling_rate == 1.0 else dpa.PoissonSampledDpEvent(sampling_rate, gauss)
+    event = dpa.SelfComposedDpEvent(inner, count)
+    acc = (rdp.RdpAccountant if accountant == "rdp" else pld.PLDAccountant)(neighboring_relation=rel)
+    acc.compose(event)
+    return float(acc.get_epsilon(delta))
+
+
+class DPSGD(Learner):
+    """Differentially private SGD of a torch learner's architecture, K models at once, with its epsilon.
+
+    Parameters
+    ----------
+    learner : TorchMLP, TorchCNN or TorchModuleLearner
+        The architecture (and initial weights) to train; its own optimiser, learning rate, batch size and
+        epochs are not used. TorchMLP needs ``output="softmax"``.
+    noise_multiplier : float >= 0, default=1.0
+        sigma: the noise standard deviation is ``sigma * max_grad_norm``.
+    max_grad_norm : float > 0, default=1.0
+        C, the per-example clipping norm.
+    sampling : {"poisson", "shuffle"}, default="poisson"
+    sampling_rate : float in (0, 1] or None, default=None
+        Poisson's q; give this or ``batch_size`` (then q = batch_size / n for a model of n rows).
+    batch_size : int or None, default=None
+        Shuffling's batch size, or Poisson's expected batch size.
+    epochs : int, default=5
+    lr : float, default=0.5
+        SGD step size on the noisy mean gradient.
+    target_delta : float in (0, 1), default=1e-5
+        The delta at which epsilon is reported.
+    neighbouring : {"add_remove", "replace_one"} or None, default=None
+        The neighbouring relation epsilon is stated for; None: "add_remove" for Poisson, "replace_one" for
+        shuffling.
+    accountant : {"pld", "rdp"}, default="pld"
+    canary_norm : float or None, default=None
+        Norm of an inserted gradient canary before clipping (None: ``1000 * max_grad_norm``, so a run that skips
+        clipping shows it).
+    bug : None or one of :data:`BUGS`, default=None
+        Test-only: plant an implementation bug (the audit's power benchmark). Never for real training.
+
+    Attributes
+    ----------
+    epsilon_ : float
+        Epsilon at ``target_delta`` of the last ``fit`` (the largest over the models of a ``fit_many``);
+        banks carry each model's in ``info["epsilon"]`` with ``info["accounting"]`` saying how.
+    """
+
+    def __init__(self, *, learner: Any = None, noise_multiplier: float = 1.0, max_grad_norm: float = 1.0,
+                 sampling: str = "poisson", sampling_rate: float | None = None, batch_size: int | None = None,
+                 epochs: int = 5, lr: float = 0.5, target_delta: float = 1e-5, neighbouring: str | None = None,
+                 accountant: str = "pld", canary_norm: float | None = None, bug: str | None = None):
+        self.learner = learner
+        self.noise_multiplier = noise_multiplier
+        self.max_grad_norm = max_grad_norm
+        self.sampling = sampling
+        self.sampling_rate = sampling_rate
+        self.batch_size = batch_size
+        self.epochs = epochs
+        self.lr = lr
+        self.target_delta = target_delta
+        self.neighbouring = neighbouring
+        self.accountant = accountant
+        self.canary_norm = canary_norm
+        self.bug = bug
+
+    # -- parameters -------------------------------------------------------------
+    def _kind(self) -> str:
+        from .torch_cnn import TorchCNN
+        from .torch_mlp import TorchMLP
+        from .torch_module import TorchModuleLearner
+
+        if isinstance(self.learner, TorchMLP):
+            if self.learner.output != "softmax":
+                raise UnsupportedError("DPSGD trains TorchMLP nets with output='softmax'; got output='logistic'")
+            return "mlp"
+        if isinstance(self.learner, TorchCNN):
+            return "cnn"
+        if isinstance(self.learner, TorchModuleLearner):
+            return "module"
+        raise InvalidParameterError(
+            f"learner must be a TorchMLP, TorchCNN or TorchModuleLearner; got {type(self.learner).__name__}")
+
+    def _check_params(self) -> dict:
+        kind = self._kind()
+        check_scalar(self.noise_multiplier, name="noise_multiplier", min_val=0.0)
+        check_scalar(self.max_grad_norm, name="max_grad_norm", min_val=0.0, include_min=False)
+        check_choice(self.sampling, name="sampling", choices=("poisson", "shuffle"))
+        if (self.sampling_rate is None) == (self.batch_size is None):
+            raise InvalidParameterError("give exactly one of sampling_rate and batch_size; got "
+                                        f"sampling_rate={self.sampling_rate!r}, batch_size={self.batch_size!r}")
+        if self.sampling_rate is not None:
+            check_scalar(self.sampling_rate, name="sampling_rate", min_val=0.0, max_val=1.0, include_min=False)
+        if self.batch_size is not None:
+            check_scalar(self.batch_size, name="batch_size", kind=numbers.Integral, min_val=1)
+        check_scalar(self.epochs, name="epochs", kind=numbers.Integral, min_val=1)
+        check_scalar(self.lr, name="lr", min_val=0.0, include_min=False)
+        check_scalar(self.target_delta, name="target_delta", min_val=0.0, max_val=1.0, include_min=False,
+                     include_max=False)
+        neighbouring = self.neighbouring
+        if neighbouring is None:
+            neighbouring = "add_remove" if self.sampling == "poisson" else "replace_one"
+        check_choice(neighbouring, name="neighbouring", choices=NEIGHBOURING)
+        if self.sampling == "shuffle" and neighbouring != "replace_one":
+            raise InvalidParameterError(
+                "sampling='shuffle' is accounted under neighbouring='replace_one' only (no amplification by "
+                "shuffling is claimed); use sampling='poisson' for add/remove")
+        check_choice(self.accountant, name="accountant", choices=("pld", "rdp"))
+        if self.accountant == "rdp" and neighbouring == "replace_one":
+            raise UnsupportedError("dp_accounting's RDP accountant ignores REPLACE_ONE for Gaussian events (it "
+                                   "assumes sensitivity C); use accountant='pld' for replace-one")
+        if self.canary_norm is not None:
+            check_scalar(self.canary_norm, name="canary_norm", min_val=0.0, include_min=False)
+        if self.bug is not None:
+            check_choice(self.bug, name="bug", choices=BUGS)
+        if kind == "module" and self.bug is not None:
+            raise UnsupportedError("bug is planted by the batched trainer (TorchMLP, TorchCNN), not through Opacus")
+        return {"kind": kind, "neighbouring": neighbouring}
+
+    def schedule(self, n: int) -> dict:
+        """The sampling schedule of a model trained on ``n`` rows: rate q, batch size, steps.
+
+        Returns a dict with ``sampling_rate`` (q), ``batch_size`` (expected, Poisson; fixed, shuffling),
+        ``steps`` and ``steps_per_epoch`` (shuffling).
+        """
+        if self.sampling_rate is not None:
+            q = float(self.sampling_rate)
+            B = max(1, round(q * n))
+        else:
+            B = int(self.batch_size)
+            if B > n:
+                raise InvalidInputError(f"batch_size={B} is larger than the {n} training rows")
+            q = B / n
+        if self.sampling == "poisson":
+            return {"sampling_rate": q, "batch_size": q * n, "steps": math.ceil(int(self.epochs) / q),
+                        "steps_per_epoch": None}
+        per = math.ceil(n / B)
+        return {"sampling_rate": B / n, "batch_size": B, "steps": per * int(self.epochs), "steps_per_epoch": per}
+
+    def accounted_epsilon(self, n: int, delta: float | None = None) -> float:
+        """Epsilon at ``delta`` (default ``target_delta``) of a model trained on ``n`` rows."""
+        p = self._check_params()
+        s = self.schedule(int(n))
+        return dpsgd_accounted_epsilon(noise_multiplier=float(self.noise_multiplier), sampling=self.sampling,
+                                       sampling_rate=s["sampling_rate"], steps=s["steps"], epochs=int(self.epochs),
+                                       delta=float(self.target_delta if delta is None else delta),
+                                       neighbouring=p["neighbouring"], accountant=self.accountant)
+
+    def accounting(self) -> str:
+        """One sentence: the mechanism and neighbouring relation epsilon is stated for."""
+        p = self._check_params()
+        rel = "add/remove one row" if p["neighbouring"] == "add_remove" else "replace one row"
+        if self.sampling == "poisson":
+            how = "T compositions of the Poisson-subsampled Gaussian mechanism"
+        else:
+            how = ("one Gaussian mechanism of sensitivity 2C per epoch (shuffled fixed-size batches, no "
+                   "amplification claimed)")
+        return f"dp_accounting {self.accountant.upper()} accountant: {how}; neighbouring relation: {rel}"
+
+    # -- Learner protocol ---------------------------------------------------------
+    def fit(self, X, y, *, random_state: RandomStateLike = None, n_classes: int | None = None):
+        if self._check_params()["kind"] == "cnn":
+            from .torch_cnn import _check_images
+
+            X = _check_images(X, tuple(int(v) for v in self.learner.image_shape))
+        return super().fit(X, y, random_state=random_state, n_classes=n_classes)
+
+    def fit_many(self, X, y, subsets, random_states=None, *, n_classes: int | None = None) -> ModelBank:
+        if self._check_params()["kind"] == "cnn":
+            from .torch_cnn import _check_images
+
+            X = _check_images(X, tuple(int(v) for v in self.learner.image_shape))
+        return super().fit_many(X, y, subsets, random_states, n_classes=n_classes)
+
+    def _fit(self, X, y, *, random_state, n_classes):
+        bank = self._fit_many(X, y, [np.arange(len(X))], [seed_to_int(random_state)], n_classes=n_classes)
+        model = bank.model(0)
+        model.epsilon_ = bank.info["epsilon"][0]
+        return model
+
+    def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> ModelBank:
+        bank, _ = self._train(X, y, subsets, seeds, n_classes=n_classes, canaries=None)
+        return bank
+
+    def fit_many_with_canaries(self, X, y, subsets, random_states=None, *, included, directions="dirac",
+                               m: int | None = None, n_classes: int | None = None):
+        """Train as :meth:`fit_many` with white-box gradient canaries inserted; return the bank and their scores.
+
+        Parameters
+        ----------
+        X, y, subsets, random_states, n_classes : as in :meth:`fit_many`
+        included : bool array of shape (K, m)
+            Which canaries model k trains with (the one-run audit draws each with probability 1/2).
+        directions : {"dirac", "random"}, default="dirac"
+            Canary gradients along single coordinates (Dirac canaries; TorchMLP: first-layer weights of the
+            input features with the fewest non-zero values in ``X``, where the data's gradients are
+            smallest) or along random unit directions.
+
+        Returns
+        -------
+        bank : ModelBank
+        scores : ndarray of shape (K, m)
+            Per canary, the sum over steps of the log likelihood ratio "in this step's batch" against "not",
+            of the update along its direction, for the Poisson-subsampled Gaussian (higher: more likely
+            included); it needs every intermediate model (the white-box threat model).
+        """
+        p = self._check_params()
+        if p["kind"] != "mlp":
+            raise UnsupportedError("gradient canaries are inserted by the TorchMLP trainer; audit other "
+                                   "architectures with input canaries (black-box)")
+        check_choice(directions, name="directions", choices=("dirac", "random"))
+        from ._base import check_many_inputs
+
+        X, y, subsets, seeds, n_classes = check_many_inputs(X, y, subsets, random_states, task=self.task,
+                                                            n_classes=n_classes)
+        inc = np.asarray(included, dtype=bool)
+        if inc.ndim != 2 or inc.shape[0] != len(subsets):
+            raise InvalidInputError(f"included must have shape (K={len(subsets)}, m); got {inc.shape}")
+        return self._train(X, y, subsets, seeds, n_classes=n_classes, canaries=(inc, directions))
+
+    # -- training ---------------------------------------------------------------------
+    def _train(self, X, y, subsets, seeds, *, n_classes, canaries):
+        p = self._check_params()
+        scheds = [self.schedule(s.size) for s in subsets]
+        if p["kind"] == "module":
+            bank, scores = self._train_opacus(X, y, subsets, seeds, scheds, n_classes), None
+        else:
+            bank, scores = _BatchedDPSGD(self, p["kind"], X, y, subsets, seeds, scheds, n_classes, canaries).run()
+        eps = [dpsgd_accounted_epsilon(noise_multiplier=float(self.noise_multiplier), sampling=self.sampling,
+                                       sampling_rate=s["sampling_rate"], steps=s["steps"], epochs=int(self.epochs),
+                                       delta=float(self.target_delta), neighbouring=p["neighbouring"],
+                                       accountant=self.accountant) for s in scheds]
+        info = {"dp": True, "epsilon": eps, "delta": float(self.target_delta), "accounting": self.accounting(),
+                    "noise_multiplier": float(self.noise_multiplier), "max_grad_norm": float(self.max_grad_norm),
+                    "sampling": self.sampling, "sampling_rate": [s["sampling_rate"] for s in scheds],
+                    "steps": [s["steps"] for s in scheds], "bug": self.bug}
+        bank.info = {**getattr(bank, "info", {}), **info}
+        self.epsilon_ = float(max(eps))
+        return bank, scores
+
+    def _train_opacus(self, X, y, subsets, seeds, scheds, n_classes):
+        """Any torch module: Opacus's ``PrivacyEngine`` (per-example gradients by hooks), one model at a time.
+
+        Opacus draws Poisson batches at rate ``1 / len(loader)``; ``scheds`` is rewritten to what it ran.
+        """
+        try:
+            from opacus import PrivacyEngine
+        except ImportError:  # pragma: no cover - the dp extra
+            raise UnsupportedError("DP-SGD of a TorchModuleLearner needs Opacus: pip install leakaudit[dp]") from None
+        from ._torch_utils import import_torch, torch_threads
+        from .torch_module import TorchModuleModel, _output_kind
+
+        torch = import_torch()
+        inner = self.learner
+        cls, kwargs = inner._check_params()
+        models = []
+        for i, (s, seed) in enumerate(zip(subsets, seeds)):
+            module = inner._new_module(cls, kwargs, seed)
+            Xs = torch.as_tensor(X[s], dtype=torch.float32)
+            with torch.no_grad():
+                kind = _output_kind(module.eval()(Xs[:256]))
+            module.train()
+            gen = torch.Generator().manual_seed(int(seed))
+            B = max(1, round(scheds[i]["batch_size"]))
+            ds = torch.utils.data.TensorDataset(Xs, torch.as_tensor(y[s], dtype=torch.int64))
+            loader = torch.utils.data.DataLoader(ds, batch_size=B, shuffle=self.sampling == "shuffle",
+                                                 generator=gen)
+            per = len(loader)
+            scheds[i] = {"sampling_rate": 1.0 / per if self.sampling == "poisson" else B / s.size,
+                             "batch_size": B, "steps": per * int(self.epochs), "steps_per_epoch": per}
+            opt = torch.optim.SGD(module.parameters(), lr=float(self.lr))
+            engine = PrivacyEngine(accountant="prv")
+            pmod, opt, loader = engine.make_private(
+                module=module, optimizer=opt, data_loader=loader, noise_multiplier=float(self.noise_multiplier),
+                max_grad_norm=float(self.max_grad_norm), poisson_sampling=self.sampling == "poisson",
+                noise_generator=gen)
+            with torch_threads(1):
+                for _ in range(int(self.epochs)):
+                    for xb, yb in loader:
+                        opt.zero_grad()
+                        if len(xb) == 0:  # an empty Poisson batch: the step adds noise only
+                            opt.step()
+                            continue
+                        out = pmod(xb)
+                        logp = torch.log(out.clamp_min(1e-12)) if kind == "probs" else torch.log_softmax(out, -1)
+                        torch.nn.functional.nll_loss(logp, yb).backward()
+                        opt.step()
+            module = pmod._module if hasattr(pmod, "_module") else pmod
+            module.eval()
+            models.append(TorchModuleModel(module, kind, X.shape[1], int(n_classes)))
+        bank = ListModelBank(models, n_classes)
+        bank.info = {"trained": "opacus"}
+        return bank
+
+
+class _BatchedDPSGD:
+    """The batched trainer: K nets (TorchMLP or TorchCNN architecture) stepped together."""
+
+    def __init__(self, owner: DPSGD, kind, X, y, subsets, seeds, scheds, n_classes, canaries):
+        from ._torch_utils import import_torch
+
+        self.torch = import_torch()
+        self.o, self.kind = owner, kind
+        self.X, self.y, self.subsets, self.seeds, self.scheds = X, y, subsets, seeds, scheds
+        self.n_classes = int(n_classes)
+        self.canaries = canaries
+        self.K = len(subsets)
+
+    # -- architecture: initial parameters as a list of stacked (K, ...) arrays ----------
+    def _inits(self):
+        dtype = np.dtype(self.o.learner.dtype)
+        rngs = [np.random.default_rng(int(s)) for s in self.seeds]
+        if self.kind == "mlp":
+            from ._torch_utils import init_mlp
+
+            mlp = self.o.learner
+            hidden = mlp._check_params()["hidden"]
+            self.sizes = [self.X.shape[1], *hidden, self.n_classes]
+            inits = [init_mlp(rng, self.sizes, dtype, scheme=mlp.init) for rng in rngs]
+            shapes = []
+            for l in range(len(self.sizes) - 1):
+                shapes += [inits[0][0][l].shape, inits[0][1][l].shape]
+            params = [np.stack([(w if i % 2 == 0 else b)[i // 2] for w, b in inits]) for i in range(len(shapes))]
+        else:
+            from .torch_cnn import _Net
+
+            cnn = self.o.learner
+            shape, _ = cnn._check_params()
+            self.net = _Net(self.torch, shape, int(cnn.size), self.n_classes, cnn.padding)
+            self.image_shape = shape
+            inits = [self.net.init(rng, dtype) for rng in rngs]
+            params = [np.stack([p[i] for p in inits]) for i in range(len(inits[0]))]
+        return rngs, params, dtype
+
+    # -- per-example clipped gradient sums -------------------------------------------------
+    def _mlp_clipped_sum(self, P, xb, yb, w, C, clip: bool):
+        """Sum over the batch of each example's gradient clipped to norm C, for K MLPs, without per-example grads.
+
+        ``P``: [W_0, b_0, W_1, ...] stacked (K, ...); ``xb`` (K, B, d); ``yb`` (K, B); ``w`` (K, B) 1 for a
+        batch row, 0 for padding. Returns the list of summed gradients and the per-example norms (K, B).
+        """
+        torch = self.torch
+        L = len(P) // 2
+        act = self.o.learner.activation
+        acts, h = [xb], xb
+        for l in range(L):
+            z = torch.baddbmm(P[2 * l + 1].unsqueeze(1), h, P[2 * l])
+            if l < L - 1:
+                h = torch.tanh(z) if act == "tanh" else torch.relu(z)
+                acts.append(h)
+            else:
+                h = z
+        prob = torch.softmax(h, -1)
+        delta = prob - torch.nn.functional.one_hot(yb, self.n_classes).to(prob.dtype)  # d NLL / d logits
+        deltas = [None] * L
+        deltas[L - 1] = delta
+        for l in range(L - 1, 0, -1):
+            g = torch.bmm(deltas[l], P[2 * l].transpose(1, 2))
+            a = acts[l]
+            deltas[l - 1] = g * (1 - a * a) if act == "tanh" else g * (a > 0).to(g.dtype)
+        sq = torch.zeros_like(w)
+        for l in range(L):
+            sq += ((acts[l] * acts[l]).sum(-1) + 1.0) * (deltas[l] * deltas[l]).sum(-1)
+        norms = sq.sqrt()
+        scale = w * (torch.clamp(C / (norms + 1e-6), max=1.0) if clip else 1.0)
+        out = []
+        for l in range(L):
+            sd = deltas[l] * scale.unsqueeze(-1)
+            out += [torch.bmm(acts[l].transpose(1, 2), sd), sd.sum(1)]
+        return out, norms
+
+    def _cnn_clipped_sum(self, P, xb, yb, w, C, clip: bool):
+        """The same for K CNNs, from per-example gradients by ``torch.func.vmap(grad(...))`` over the batch."""
+        torch = self.torch
+        from torch.func import grad, vmap
+
+        net = self.net
+
+        def loss(P, xi, yi):  # xi (K, c, h, w), yi (K,): the sum over models of each model's NLL of one example
+            logits = net.logits(P, xi.unsqueeze(1))[:, 0]
+            return -torch.log_softmax(logits, -1).gather(-1, yi.unsqueeze(-1)).sum()
+
+        x = xb.reshape(self.K, xb.shape[1], *self.image_shape)
+        g = vmap(grad(loss), in_dims=(None, 1, 1))(P, x, yb)  # each (B, K, ...)
+        sq = sum((gi.reshape(gi.shape[0], gi.shape[1], -1) ** 2).sum(-1) for gi in g).transpose(0, 1)  # (K, B)
+        norms = sq.sqrt()
+        scale = w * (torch.clamp(C / (norms + 1e-6), max=1.0) if clip else 1.0)
+        out = [torch.einsum("bk...,kb->k...", gi, scale) for gi in g]
+        return out, norms
+
+    # -- the loop ------------------------------------------------------------------------------
+    def run(self):
+        from ._torch_utils import torch_threads
+
+        torch = self.torch
+        o = self.o
+        rngs, params, dtype = self._inits()
+        # the noise of model k from its own stream (so that batches follow the wrapped learner's draws exactly)
+        noise_rngs = [np.random.default_rng([int(s), _NOISE_STREAM]) for s in self.seeds]
+        K = self.K
+        C = float(o.max_grad_norm)
+        sigma = float(o.noise_multiplier)
+        lr = float(o.lr)
+        clip = o.bug != "skip_clipping"
+        shapes = [p.shape[1:] for p in params]
+        sizes = [int(np.prod(s)) for s in shapes]
+        offs = np.concatenate([[0], np.cumsum(sizes)])
+        Ptot = int(offs[-1])
+        flat = torch.from_numpy(np.concatenate([p.reshape(K, -1) for p in params], axis=1).astype(dtype))
+        views = [flat[:, offs[i]:offs[i + 1]].view(K, *shapes[i]) for i in range(len(shapes))]
+        Xt = torch.from_numpy(self.X.astype(dtype))
+        yt = torch.from_numpy(self.y.astype(np.int64))
+        T = [s["steps"] for s in self.scheds]
+        Tmax = max(T)
+        q = np.array([s["sampling_rate"] for s in self.scheds])
+        denom_np = np.array([[s["batch_size"]] for s in self.scheds], dtype=np.float64)
+        noise = np.empty((K, Ptot), dtype=dtype)  # refilled every step, model k's row from its own stream
+        noise_t = torch.from_numpy(noise)
+        bad_step = Tmax // 2 if o.bug == "skip_noise_step" else -1
+        clipped_sum = self._mlp_clipped_sum if self.kind == "mlp" else self._cnn_clipped_sum
+        canary = self._canary_setup(rngs, Ptot, dtype) if self.canaries is not None else None
+        scores = np.zeros((K, canary["m"])) if canary is not None else None
+        perms: list = [None] * K
+        with torch_threads(1), torch.no_grad():
+            for t in range(Tmax):
+                active = np.array([t < T[k] for k in range(K)])
+                batches = [self._batch(k, t, rngs[k], q[k], perms) if active[k] else np.zeros(0, np.int64)
+                           for k in range(K)]
+                Bmax = max(1, max(b.size for b in batches))
+                idx = np.zeros((K, Bmax), dtype=np.int64)
+                wm = np.zeros((K, Bmax), dtype=dtype)
+                for k, b in enumerate(batches):
+                    idx[k, : b.size] = b
+                    wm[k, : b.size] = 1
+                it = torch.from_numpy(idx)
+                grads, _ = clipped_sum(views, Xt[it], yt[it], torch.from_numpy(wm), C, clip)
+                g = torch.cat([gi.reshape(K, -1) for gi in grads], dim=1)
+                if canary is not None:
+                    g += self._canary_grads(canary, rngs, q, active, C, clip)
+                for k, rng in enumerate(noise_rngs):
+                    rng.standard_normal(out=noise[k], dtype=dtype)
+                std = np.full(K, sigma * C, dtype=dtype)
+                if t == bad_step:
+                    std[:] = 0.0
+                elif o.bug == "noise_per_batch":
+                    std = (std / np.maximum(1.0, denom_np[:, 0])).astype(dtype)
+                g.addcmul_(noise_t, torch.from_numpy(std).unsqueeze(1))
+                # theta -= lr * (clipped sum + noise) / expected batch; a model past its last step stays
+                coef = torch.from_numpy(np.where(active, lr / denom_np[:, 0], 0.0).astype(dtype)).unsqueeze(1)
+                if canary is None:
+                    flat.addcmul_(g, coef, value=-1.0)
+                else:
+                    step = g * coef
+                    flat -= step
+                    self._canary_score(canary, scores, step.numpy() * (denom_np / lr), q, sigma * C, active)
+        out = [flat[:, offs[i]:offs[i + 1]].reshape(K, *shapes[i]).numpy().copy() for i in range(len(shapes))]
+        return self._bank(out), scores
+
+    def _batch(self, k, t, rng, q, perms):
+        """Model k's rows of step t: a Poisson sample, or the next slice of this epoch's permutation."""
+        s = self.subsets[k]
+        if self.o.sampling == "poisson":
+            # each row with probability q: a Binomial(n, q) count, then that many rows uniformly without replacement
+            # (the same distribution as n coin flips, without drawing n uniforms a step)
+            return s[np.sort(rng.choice(s.size, size=rng.binomial(s.size, q), replace=False, shuffle=False))]
+        sch = self.scheds[k]
+        per, B = sch["steps_per_epoch"], sch["batch_size"]
+        j = t % per
+        if j == 0:
+            perms[k] = s[rng.permutation(s.size)]
+        return perms[k][j * B : (j + 1) * B]
+
+    # -- white-box gradient canaries --------------------------------------------------------
+    def _canary_setup(self, rngs, Ptot, dtype):
+        inc, directions = self.canaries
+        m = inc.shape[1]
+        norm = float(self.o.canary_norm if self.o.canary_norm is not None else 1000.0 * self.o.max_grad_norm)
+        if directions == "dirac":
+            if m > Ptot:
+                raise InvalidInputError(f"{m} Dirac canaries need as many parameters; the net has {Ptot}")
+            # first-layer weights (row-major (d, h1): weight [j, u] is coordinate j * h1 + u) of the rarest
+            # input features first, spread over the hidden units
+            h1 = self.sizes[1]
+            nnz = np.count_nonzero(self.X, axis=0)
+            feat = np.argsort(nnz, kind="stable")
+            coords = (feat[:, None] * h1 + np.arange(h1)[None, :]).ravel()
+            if m > coords.size:
+                coords = np.concatenate([coords, np.setdiff1d(np.arange(Ptot), coords)])
+            return {"m": m, "inc": inc, "norm": norm, "coords": coords[:m].astype(np.int64), "U": None, "P": Ptot,
+                    "dtype": dtype}
+        # random directions: fixed by the included mask's size only (the same for every model), seeded apart
+        U = np.random.default_rng(0xC0FFEE).standard_normal((m, Ptot))
+        U /= np.linalg.norm(U, axis=1, keepdims=True)
+        return {"m": m, "inc": inc, "norm": norm, "coords": None, "U": U.astype(dtype), "P": Ptot, "dtype": dtype}
+
+    def _canary_grads(self, canary, rngs, q, active, C, clip):
+        """The clipped gradients of this step's sampled canaries, summed: (K, P)."""
+        torch = self.torch
+        K, m = canary["inc"].shape
+        sampled = np.stack([rngs[k].random(m) < q[k] for k in range(K)]) & canary["inc"] & active[:, None]
+        size = min(canary["norm"], C) if clip else canary["norm"]
+        if canary["coords"] is not None:
+            g = np.zeros((K, canary["P"]), dtype=canary["dtype"])
+            for k in range(K):
+                g[k, canary["coords"][sampled[k]]] = size
+        else:
+            g = (size * sampled.astype(canary["dtype"])) @ canary["U"]
+        return torch.from_numpy(g)
+
+    def _canary_score(self, canary, scores, noisy_sum, q, noise_std, active):
+        """Add this step's log likelihood ratio per canary: (1 - q) + q exp((c x - c^2/2) / s^2), in log space.
+
+        ``noisy_sum`` (K, P) is the step's noisy gradient sum, recovered from the two models
+        (``(theta_t - theta_{t+1}) * batch / lr``). x is its component along the canary, c = C the clipped
+        canary's contribution, and s the noise standard deviation along it, estimated from the spread of all
+        m components (median absolute deviation: most canaries are not in the batch), so a step with too
+        little noise shows.
+        """
+        if canary["coords"] is not None:
+            x = noisy_sum[:, canary["coords"]]
+        else:
+            x = noisy_sum @ canary["U"].T
+        c = float(self.o.max_grad_norm)
+        med = np.median(x, axis=1, keepdims=True)
+        s = 1.4826 * np.median(np.abs(x - med), axis=1, keepdims=True)
+        s = np.maximum(s, 1e-6 * c)
+        llr = np.logaddexp(np.log1p(-np.minimum(q, 1 - 1e-12))[:, None],
+                           np.log(q)[:, None] + (c * x - 0.5 * c * c) / (s * s))
+        scores += np.where(active[:, None], llr, 0.0)
+
+    def _bank(self, out):
+        if self.kind == "mlp":
+            from ._torch_utils import MLPBank
+
+            L = len(out) // 2
+            return MLPBank([out[2 * l] for l in range(L)], [out[2 * l + 1] for l in range(L)],
+                           self.o.learner.activation, info={"sizes": self.sizes})
+        from .torch_cnn import CNNBank
+
+        cnn = self.o.learner
+        return CNNBank(out, net_args=(self.image_shape, int(cnn.size), self.n_classes, cnn.padding), info={})

@@ -1,0 +1,43 @@
+"""``leakaudit dp-audit``: impossible DP parameters are one line and exit 2; a run writes strict JSON with a verdict."""
+
+import json
+
+import pytest
+
+from leakaudit.cli import main
+
+pytest.importorskip("torch")
+pytest.importorskip("dp_accounting")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--epsilon", "2", "--noise-multiplier", "0"], "--noise-multiplier is 0 but epsilon 2 is claimed"),
+    (["--epsilon", "2", "--sampling-rate", "0"], "--sampling-rate must be in (0, 1]; got 0"),
+    (["--epsilon", "2", "--sampling-rate", "1.5"], "--sampling-rate must be in (0, 1]; got 1.5"),
+    (["--epsilon", "2", "--delta", "0.001", "--n-train", "1000"], "--delta=0.001 is at least 1/n = 1/1000"),
+    (["--epsilon", "0.5", "--noise-multiplier", "0.8", "--sampling-rate", "0.02", "--epochs", "10"],
+     "the claimed epsilon 0.5 cannot be reproduced: the accountant gives"),
+    (["--epsilon", "inf"], "--epsilon must be a positive finite number"),
+    (["--epsilon", "2", "--canaries", "both"], "--canaries must be gradient or input"),
+])
+def test_impossible_parameters_are_one_line_exit_2(args, words, capsys, tmp_path):
+    assert main(["dp-audit", *args, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("leakaudit: error: ")
+    assert words in err
+    assert not (tmp_path / "dp_audit.json").exists()
+
+
+def test_a_small_audit_writes_strict_json(capsys, tmp_path):
+    rc = main(["dp-audit", "--epsilon", "8", "--noise-multiplier", "0.7", "--sampling-rate", "0.05", "--epochs", "2",
+               "--n-train", "600", "--m", "200", "--hidden", "16", "--delta", "1e-4", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    text = (tmp_path / "dp_audit.json").read_text()
+    s = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON token {c}"))
+    assert s["claimed_epsilon"] == 8 and s["accounted_epsilon"] <= 8 and s["steps"] == 40
+    assert s["verdict"] in ("consistent with the claim",
+                            "the claim is violated: the implementation leaks more than it says")
+    assert 0 <= s["epsilon_lower_bound"] <= s["accounted_epsilon"]
+    assert s["m"] == 200 and s["canaries"] == "gradient" and not s["noise_multiplier_calibrated"]
+    assert "verdict: consistent with the claim" in out

@@ -1,0 +1,60 @@
+"""audit_dpsgd: the one-run audit of a DP-SGD recipe; a planted bug is caught, a correct run is not."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("dp_accounting")
+
+from leakaudit.dpaudit import audit_dpsgd, calibrate_noise_multiplier, check_dp_claim
+from leakaudit.exceptions import InvalidParameterError
+from leakaudit.learners import DPSGD, TorchMLP
+
+
+def _data(n=400, seed=0):
+    """6 common binary features that set the label and 30 rare ones (as one-hot data has: Adult's rare categories)."""
+    rng = np.random.default_rng(seed)
+    X = np.hstack([rng.random((n, 6)) < 0.3, rng.random((n, 30)) < 0.005]).astype(float)
+    y = (X[:, 0] + X[:, 1] > 0.5).astype(int)
+    return X, y
+
+
+def _learner(**kw):
+    return DPSGD(learner=TorchMLP(hidden=(40,)), noise_multiplier=1.5, max_grad_norm=1.0, sampling_rate=0.1,
+                 epochs=3, lr=0.5, **kw)
+
+
+def test_correct_run_is_consistent_and_bugs_violate_the_claim():
+    X, y = _data()
+    lr = _learner()
+    eps = lr.set_params(target_delta=1e-5).accounted_epsilon(len(X))
+    ok = audit_dpsgd(lr, X, y, claimed_epsilon=eps, delta=1e-5, m=400, random_state=1)
+    assert not ok.violated and ok.epsilon_lower_bound <= eps
+    for bug in ("skip_clipping", "noise_per_batch"):
+        bad = audit_dpsgd(_learner(bug=bug), X, y, claimed_epsilon=eps, delta=1e-5, m=400, random_state=1)
+        assert bad.violated and bad.verdict.startswith("the claim is violated"), (bug, bad.epsilon_lower_bound)
+
+
+def test_input_canaries_black_box():
+    X, y = _data(n=600)
+    res = audit_dpsgd(_learner(), X[:400], y[:400], claimed_epsilon=50.0, delta=1e-3, m=200, canaries="input",
+                      X_canary=X[400:], random_state=0)
+    assert res.canaries == "input" and res.m == 200 and not res.violated
+
+
+def test_claims_refused():
+    X, y = _data()
+    with pytest.raises(InvalidParameterError, match="cannot be reproduced"):
+        audit_dpsgd(_learner(), X, y, claimed_epsilon=0.1, delta=1e-3, m=100)
+    with pytest.raises(InvalidParameterError, match="add/remove"):
+        audit_dpsgd(DPSGD(learner=TorchMLP(), sampling="shuffle", batch_size=20), X, y, claimed_epsilon=10.0,
+                    delta=1e-3, m=100)
+    with pytest.raises(InvalidParameterError, match="is at least 1/n"):
+        check_dp_claim(noise_multiplier=1.0, sampling_rate=0.1, delta=0.01, n=100, claimed_epsilon=1.0)
+
+
+def test_calibrated_noise_meets_the_claim_tightly():
+    lr = _learner()
+    nm = calibrate_noise_multiplier(lr, 400, 2.0, 1e-3)
+    assert lr.set_params(noise_multiplier=nm, target_delta=1e-3).accounted_epsilon(400) <= 2.0
+    assert lr.set_params(noise_multiplier=nm / 1.01).accounted_epsilon(400) > 2.0
