@@ -21,18 +21,17 @@ why.
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 
 import numpy as np
 
 from ._native import CompiledKernel
+from ._threads import for_each_model
 
 __all__ = [
     "KERNEL",
     "dense_layer",
     "first_layer",
-    "for_each_model",
     "library",
     "onehot_prepare",
     "permutations",
@@ -146,87 +145,6 @@ def supports_dense(H: int, dtype) -> bool:
         return False
     lib = library()
     return lib is not None and bool(lib.leakaudit_dense_supports(int(H)))
-
-
-def _default_threads() -> int:
-    try:
-        import numba
-
-        return int(numba.config.NUMBA_NUM_THREADS)
-    except ImportError:  # pragma: no cover - numba is a core dependency
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-_POOL_LOCK = threading.Lock()
-_POOL: list = [None, 0]  # the shared executor and its size
-_IN_POOL = threading.local()
-
-
-def _mark_pool_thread() -> None:
-    _IN_POOL.flag = True
-
-
-def _reset_pool() -> None:  # a forked child has none of its parent's threads
-    global _POOL_LOCK
-    _POOL_LOCK = threading.Lock()
-    _POOL[:] = [None, 0]
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_pool)
-
-
-def _executor(n: int):
-    """A process-wide thread pool of at least ``n`` threads, kept between calls (a new pool a call cost ~0.3 ms)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with _POOL_LOCK:
-        if _POOL[0] is None or _POOL[1] < n:
-            if _POOL[0] is not None:
-                _POOL[0].shutdown(wait=False)  # its queued work still runs
-            _POOL[:] = [ThreadPoolExecutor(max_workers=n, thread_name_prefix="leakaudit-native",
-                                           initializer=_mark_pool_thread), n]
-        return _POOL[0]
-
-
-def for_each_model(one, K: int, n_threads: int | None) -> None:
-    """Call ``one(k)`` for k in range(K) on ``n_threads`` threads (None: numba's thread count).
-
-    For work that releases the GIL (ctypes calls, numpy's shuffle); each k is one task, so anything
-    ``one`` keeps per model makes the results independent of the thread count. The calling thread is one of
-    the threads, the others come from a pool kept between calls; the tasks are handed out in order as threads
-    free up. The first exception is raised once every thread has stopped (no task starts after it).
-    """
-    import itertools
-
-    workers = max(1, min(int(n_threads or _default_threads()), K))
-    if workers == 1 or getattr(_IN_POOL, "flag", False):  # one thread, or called from a pool task: no nesting
-        for k in range(K):
-            one(k)
-        return
-    tasks = itertools.count()  # next() on it is atomic under the GIL
-    errors: list = []  # once not empty, no thread starts another task
-
-    def loop():
-        while not errors:
-            k = next(tasks)
-            if k >= K:
-                return
-            try:
-                one(k)
-            except BaseException as e:  # noqa: BLE001 - re-raised below, in the caller
-                errors.append(e)
-
-    futures = [_executor(workers - 1).submit(loop) for _ in range(workers - 1)]
-    try:
-        loop()
-        for f in futures:
-            f.result()
-    except BaseException as e:  # e.g. KeyboardInterrupt while waiting: the pool's threads stop after their task
-        errors.append(e)
-        raise
-    if errors:
-        raise errors[0]
 
 
 def permutations(rng: np.random.Generator, out: np.ndarray, n_epochs: int) -> bool:

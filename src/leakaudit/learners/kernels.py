@@ -26,8 +26,9 @@ _CPU_NAMES = {2: "AVX-512 (F, VL, BW, DQ), AVX2 and FMA", 1: "AVX2 and FMA", 0: 
 
 # kernel -> (its compiled library, the C source, what runs without it)
 _KERNELS = {
-    "forest grow": (_forest_native.KERNEL, "_forest_native.c", "numba kernel (_forest_numba._grow_tree)"),
-    "forest query": (_forest_native.KERNEL, "_forest_native.c", "numba kernel (_forest_numba._add_tree_bits)"),
+    "forest grow": (_forest_native.KERNEL, "_forest_native.c",
+                    "scikit-learn's RandomForestClassifier (the same trees), converted to a bank"),
+    "forest query": (_forest_native.KERNEL, "_forest_native.c", "numpy: the bank's trees descended a level a step"),
     "MLP mini-batch": (_mlp_native.KERNEL, "_mlp_native.c",
                        "numba kernel (_mlp_numba), or torch's batched products for dense rows"),
     "per-example SGD": (_mlp_native.KERNEL, "_mlp_native.c", "numba kernel (_torch_numba.sgd_train_many_1h)"),

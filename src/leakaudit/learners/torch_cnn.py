@@ -41,7 +41,7 @@ from .._random import RandomStateLike, seed_to_int
 from .._validation import check_array, check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import Learner, ModelBank
-from ._mlp_native import for_each_model
+from ._threads import for_each_model
 from ._torch_utils import import_torch, softmax, torch_threads
 
 __all__ = ["TorchCNN", "CNNBank", "CNNModel"]

@@ -487,7 +487,7 @@ class TorchMLP(Learner):
         return 4 * int(np.count_nonzero(X[used], axis=1).max()) <= X.shape[1]
 
     def _fast_torch(self, X, y, inits, subsets, rngs, p, shared, sparse):
-        from ._mlp_native import for_each_model
+        from ._threads import for_each_model
         from ._torch_batched import BatchedMLPTrainer
 
         torch = import_torch()
@@ -681,7 +681,8 @@ def _draw_orders(order, start, length, n_epochs, rngs, n_threads) -> None:
     ``n_threads`` threads (each Generator is used by one thread only: same result for any count). The
     native library draws a model's epochs in one call, the same numbers (``_mlp_native.permutations``).
     """
-    from ._mlp_native import for_each_model, permutations
+    from ._mlp_native import permutations
+    from ._threads import for_each_model
 
     def one(k):
         m = int(length[k])
