@@ -126,7 +126,7 @@ def test_backend_choice_and_errors(monkeypatch):
     with pytest.raises(InvalidInputError, match="y holds labels outside 0..2"):
         ShadowModelAttack().fit(probs, mask, np.where(y == 0, 3, y), X)
     with pytest.raises(InvalidParameterError, match="backend='numba' is now called backend='compiled'"):
-        ShadowModelAttack(backend="compiled").fit(probs, mask, y, X)
+        ShadowModelAttack(backend="numba").fit(probs, mask, y, X)
     with pytest.raises(InvalidParameterError, match="no copy for hidden=20 units"):
         ShadowModelAttack(backend="compiled", hidden=20).fit(probs, mask, y, X)
     assert ShadowModelAttack(hidden=20, epochs=2, random_state=0).fit(probs, mask, y, X).backend_ == "sklearn"
