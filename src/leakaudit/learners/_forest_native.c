@@ -887,18 +887,16 @@ static void add_tree(const float *restrict X, int64_t F, int64_t i0, int64_t i1,
                      const double *restrict value, int64_t C, double *restrict out) {
     int64_t i = i0;
     for (; i + 8 <= i1; i += 8) {
-        const float *x = X + i * F;
-        uint32_t a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        for (;;) {
-            int32_t any = 0;
-            for (int r = 0; r < 8; r++) {
-                const uint32_t u = a[r];
-                a[r] = (uint32_t)left[u] + (x[r * F + feat[u]] > thr[u]);
-            }
-            any = leaf[a[0]] | leaf[a[1]] | leaf[a[2]] | leaf[a[3]] | leaf[a[4]] | leaf[a[5]] | leaf[a[6]] |
-                  leaf[a[7]];
-            if (any >= 0) break;
-        }
+        const float *x0 = X + i * F, *x1 = x0 + F, *x2 = x1 + F, *x3 = x2 + F;
+        const float *x4 = x3 + F, *x5 = x4 + F, *x6 = x5 + F, *x7 = x6 + F;
+        uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+        do {
+#define STEP(a, x) a = (uint64_t)left[a] + (x[feat[a]] > thr[a])
+            STEP(a0, x0); STEP(a1, x1); STEP(a2, x2); STEP(a3, x3);
+            STEP(a4, x4); STEP(a5, x5); STEP(a6, x6); STEP(a7, x7);
+#undef STEP
+        } while ((leaf[a0] | leaf[a1] | leaf[a2] | leaf[a3] | leaf[a4] | leaf[a5] | leaf[a6] | leaf[a7]) < 0);
+        const uint64_t a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
         for (int r = 0; r < 8; r++) {
             const double *v = value + (int64_t)leaf[a[r]] * C;
             double *o = out + (i + r) * C;
