@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError
-from leakaudit.membership import shadow as shadow_mod
 from leakaudit.membership.shadow import ShadowModelAttack, attack_features
 from leakaudit.metrics import auc
 

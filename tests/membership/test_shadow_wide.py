@@ -7,8 +7,7 @@ One SGD step on a row x moves the first layer's output by about ``lr * ||x||^2``
 import numpy as np
 import pytest
 
-from leakaudit.membership.shadow import ShadowModelAttack
-from leakaudit.membership.shadow import _compiled_ready
+from leakaudit.membership.shadow import ShadowModelAttack, _compiled_ready
 from leakaudit.metrics import auc
 
 pytestmark = pytest.mark.skipif(not _compiled_ready(), reason="the compiled MLP kernel is not built")

@@ -33,19 +33,19 @@ __all__ = [
     "WIDTHS",
     "aligned_rows",
     "csr_rows",
-    "layer",
-    "n_params_1h",
-    "pack_1h",
-    "unpack_1h",
     "dense_layer",
     "first_layer",
+    "layer",
     "library",
+    "n_params_1h",
     "onehot_prepare",
+    "pack_1h",
     "permutations",
     "supports",
     "supports_dense",
     "train_block",
     "train_faithful",
+    "unpack_1h",
 ]
 
 #: the hidden widths the kernel has copies for (FOR_EACH_NV in _mlp_native.c)
