@@ -12,6 +12,7 @@ installs the package, whose learners then fall back to the reference libraries
 
 from __future__ import annotations
 
+import copy
 import os
 import platform
 import runpy
@@ -42,6 +43,13 @@ class ParallelBuildExt(build_ext):
         super().finalize_options()
         if self.parallel is None:
             self.parallel = os.cpu_count() or 1
+
+    def build_extension(self, ext):
+        # the variants of a kernel compile the same source: each gets its own object directory, else two threads
+        # write one object file and a variant may link another's code (AVX-512 instructions in "portable")
+        own = copy.copy(self)
+        own.build_temp = os.path.join(self.build_temp, ext.name)
+        super(ParallelBuildExt, own).build_extension(ext)
 
 
 setup(ext_modules=extensions, cmdclass={"build_ext": ParallelBuildExt})

@@ -286,14 +286,14 @@ def test_config_validation_messages(tmp_path):
 
 def test_shadow_plan_profiles_and_fallback(monkeypatch):
     """Standard and thorough feed every reference model to the attack network at per-example SGD; without the
-    compiled trainer (numba not installed) the audit falls back to 8 shadow models in batches of 32."""
+    compiled trainer (no compiled MLP kernel) the audit falls back to 8 shadow models in batches of 32."""
     import leakaudit.membership.shadow as shadow_mod
     from leakaudit.audit.membership_stage import shadow_plan as _shadow_plan
 
     assert _shadow_plan(make_config(profile="standard")) == (None, 1, None)
     assert _shadow_plan(make_config(profile="smoke")) == (4, 1, None)
 
-    monkeypatch.setattr(shadow_mod, "_numba_ready", lambda: False)
+    monkeypatch.setattr(shadow_mod, "_compiled_ready", lambda hidden=32: False)
     k, batch, note = _shadow_plan(make_config(profile="standard"))
     assert (k, batch) == (8, 32) and "not available" in note
     assert _shadow_plan(make_config(profile="smoke"))[:2] == (4, 32)

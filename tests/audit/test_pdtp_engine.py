@@ -13,7 +13,7 @@ from leakaudit.learners import SklearnLearner, TorchMLP
 def _data(n=30, d=5, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
-    X[rng.random(X.shape) < 0.3] = 0.0  # sparse rows, as one-hot data (the numba kernel skips zeros)
+    X[rng.random(X.shape) < 0.3] = 0.0  # sparse rows, as one-hot data (the compiled kernel skips zeros)
     y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
     return X, y
 

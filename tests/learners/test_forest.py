@@ -1,4 +1,4 @@
-"""RandomForest: scikit-learn's forests, grown many at once.
+"""RandomForest: scikit-learn's forests, grown many at once (the compiled kernel, or scikit-learn itself).
 
 The oracle is scikit-learn itself. Our trees follow its algorithm and random
 streams step by step, so with the same seed a forest must predict exactly what
@@ -16,9 +16,6 @@ from sklearn.tree import DecisionTreeClassifier
 
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError
 from leakaudit.learners import RandomForest, SklearnLearner
-from leakaudit.learners._forest_numba import HAVE_NUMBA
-
-pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="RandomForest needs numba")
 
 MAX_INT = np.iinfo(np.int32).max
 
@@ -43,16 +40,6 @@ def _one_hot(n=400, seed=1):
 def _tree_seed(seed):
     """The seed RandomForestClassifier(random_state=seed) gives its first tree."""
     return np.random.RandomState(seed).randint(MAX_INT)
-
-
-# -- the random streams -------------------------------------------------------------------------------
-@pytest.mark.parametrize("seed", [0, 1, 12345, 2**31 - 1, 2**32 - 1])
-def test_mt19937_bounded_draws_equal_numpy_randomstate(seed):
-    from leakaudit.learners._forest_numba import tree_seeds
-
-    for high in (1, 2, 7, 1000, 2**31 - 1):
-        np.testing.assert_array_equal(tree_seeds(np.array([seed]), 1500, high),
-                                      np.random.RandomState(seed).randint(0, high, 1500))
 
 
 # -- one tree: DecisionTreeClassifier ----------------------------------------------------------------
@@ -155,7 +142,7 @@ def test_bank_shapes_and_single_class_subset():
 
 def test_threshold_rounding_keeps_every_decision():
     """float32 thresholds (rounded down) send every float32 input where the float64 threshold does."""
-    from leakaudit.learners._forest_numba import round_down_f32 as _round_down_f32
+    from leakaudit.learners.forest import round_down_f32 as _round_down_f32
 
     rng = np.random.default_rng(0)
     t64 = np.concatenate([rng.normal(size=2000), rng.normal(size=2000).astype(np.float32).astype(np.float64)])
@@ -281,8 +268,10 @@ def test_query_rows_as_bitsets_give_the_row_by_row_numbers(monkeypatch, n_query)
     j-th distinct value): the same sums as each row descending each tree (the bank's predict_proba, and the
     row-by-row path forced by a zero memory budget), on continuous, tied and one-hot features, query values equal
     to split thresholds, -0.0 beside 0.0, and query sets that fill 1, 2 or 4 words or part of one."""
-    from leakaudit.learners import _forest_numba, forest
+    from leakaudit.learners import _forest_native, forest
 
+    if _forest_native.library() is None:
+        pytest.skip(f"the compiled forest kernel is not available: {_forest_native.KERNEL.reason}")
     rng = np.random.default_rng(7)
     Xoh, y = _one_hot(n=240, seed=9)
     X = np.hstack([rng.normal(size=(240, 2)), np.round(rng.normal(size=(240, 1)), 1), Xoh])
@@ -297,9 +286,9 @@ def test_query_rows_as_bitsets_give_the_row_by_row_numbers(monkeypatch, n_query)
     Xq = Xq[rng.permutation(len(Xq))[:n_query]]
     want = bank.predict_proba(Xq)
     bits = L.fit_predict_many(X, y, subsets, [1, 2, 3], Xq)
-    on, P, pptr, qv, qvptr = forest._query_sets(_forest_numba, Xq.astype(np.float32))
+    on, P, pptr, qv, qvptr = forest._query_sets(Xq.astype(np.float32))
     monkeypatch.setattr(forest, "_BITSET_BYTES", 0)
-    assert on and not forest._query_sets(_forest_numba, Xq.astype(np.float32))[0]
+    assert on and not forest._query_sets(Xq.astype(np.float32))[0]
     rows = L.fit_predict_many(X, y, subsets, [1, 2, 3], Xq)
     np.testing.assert_array_equal(bits, want)
     np.testing.assert_array_equal(rows, want)
@@ -312,7 +301,7 @@ def test_query_rows_as_bitsets_give_the_row_by_row_numbers(monkeypatch, n_query)
             members = [i for i in range(n_query) if P[pptr[f] + j, i >> 6] >> np.uint64(i & 63) & np.uint64(1)]
             assert members == [i for i in range(n_query) if j and X32[i, f] <= vals[j - 1]]
     with pytest.raises(ValueError, match="fewer distinct values"):  # a miscounted qvptr stops, not overruns
-        _forest_numba.query_bitsets(np.array([[0.0], [1.0]], np.float32), np.array([0, 1], np.int64))
+        _forest_native.query_bitsets(np.array([[0.0], [1.0]], np.float32), np.array([0, 1], np.int64))
 
 
 def test_fit_predict_many_equals_sklearn():
@@ -323,22 +312,30 @@ def test_fit_predict_many_equals_sklearn():
 
 
 def test_tree_seeds_are_the_ones_sklearn_hands_its_trees():
-    from leakaudit.learners._forest_numba import tree_seeds
+    from leakaudit.learners.forest import tree_seeds
 
     seeds = np.array([0, 7, 2**31 - 1, 2**32 - 1])
     want = np.concatenate([np.random.RandomState(int(s)).randint(np.iinfo(np.int32).max, size=13) for s in seeds])
-    np.testing.assert_array_equal(tree_seeds(seeds, 13, np.iinfo(np.int32).max), want)
+    np.testing.assert_array_equal(tree_seeds(seeds, 13), want)
 
 
 def _native_available() -> bool:
     from leakaudit.learners import _forest_native
 
-    return _forest_native.grow_function(np.uint16) is not None
+    return _forest_native.library() is not None
 
 
 def _banks_equal(a, b) -> bool:
     return all(np.array_equal(getattr(a, f), getattr(b, f))
                for f in ("node_off", "leaf_off", "depth", "feature", "threshold", "left", "leaf", "value"))
+
+
+def _same_trees_as_reference(got, ref) -> bool:
+    """The same nodes and thresholds bit for bit, and leaf fractions within 1e-15: scikit-learn's trees hold
+    s_c / w and its predict_proba divides them by their sum once more (one rounding more than the kernel's)."""
+    return (all(np.array_equal(getattr(got, f), getattr(ref, f))
+                for f in ("node_off", "leaf_off", "depth", "feature", "threshold", "left", "leaf"))
+            and np.allclose(got.value, ref.value, rtol=0, atol=1e-15))
 
 
 @pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
@@ -349,8 +346,10 @@ def _banks_equal(a, b) -> bool:
     ("continuous3", {}),  # three classes: class sums, no packed counters
     ("continuous3", {"criterion": "entropy", "max_depth": 4, "max_samples": 0.5}),
 ])
-def test_native_kernel_grows_the_numba_kernels_trees(data, kw):
-    """The C twin is the numba kernel line for line: the same trees, node for node, bit for bit."""
+def test_native_kernel_grows_scikit_learns_trees_node_for_node(data, kw):
+    """The compiled kernel's banks are scikit-learn's forests (``native=False`` trains RandomForestClassifier and
+    converts its trees): the same nodes, thresholds and leaf fractions, bit for bit, and the same predictions
+    whether queried as they grow or from the bank."""
     if data == "one_hot":
         X, y = _one_hot()
         Xq = X[:50]
@@ -360,10 +359,11 @@ def test_native_kernel_grows_the_numba_kernels_trees(data, kw):
     n_classes = int(y.max()) + 1
     banks = [RandomForest(n_estimators=7, native=nat, **kw).fit_many(X, y, subsets, [0, 5, 2**32 - 1],
                                                                      n_classes=n_classes) for nat in (False, True)]
-    assert _banks_equal(*banks)
+    assert _same_trees_as_reference(banks[1], banks[0])
     probs = [RandomForest(n_estimators=7, native=nat, n_threads=2, **kw).fit_predict_many(
         X, y, subsets, [0, 5, 2**32 - 1], Xq, n_classes=n_classes) for nat in (False, True)]
-    assert np.array_equal(*probs)
+    np.testing.assert_allclose(probs[1], probs[0], rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(probs[1], banks[1].predict_proba(Xq))
 
 
 @pytest.mark.skipif(not _native_available(), reason="the native tree kernel was not built with the package")
@@ -401,7 +401,7 @@ def test_native_kernel_on_int32_codes():
     assert feature_codes(X.astype(np.float32))[0].dtype == np.int32
     banks = [RandomForest(n_estimators=2, max_depth=5, native=nat).fit_many(X, y, [np.arange(70_000)], [1],
                                                                            n_classes=2) for nat in (False, True)]
-    assert _banks_equal(*banks)
+    assert _same_trees_as_reference(banks[1], banks[0])
 
 
 def test_native_parameter_is_validated():
@@ -411,43 +411,29 @@ def test_native_parameter_is_validated():
 
 
 @pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
-def test_native_kernel_grows_its_node_sum_rows_like_numba():
-    """Both kernels start from the scratch's rows of node sums (64) and grow them for a deeper stack: here 2 rows,
-    so every tree needs more; the trees must still be the numba kernel's, node for node."""
-    from leakaudit.learners import _forest_native
-    from leakaudit.learners import _forest_numba as K
-    from leakaudit.learners.forest import binary_rows, feature_codes
+def test_native_kernel_grows_its_node_sum_rows(monkeypatch):
+    """A kernel worker starts with rows of node sums for 64 stacked nodes and doubles them for a deeper stack:
+    with 2 rows every tree needs more, and the trees must still be scikit-learn's, node for node."""
+    from leakaudit.learners import forest
 
     X, y = _one_hot(n=400)
-    codes, vals, voff = feature_codes(X.astype(np.float32))
-    bslot, bptr, bidx = binary_rows(codes, voff)
-    nbin, maxnv, m = int(bslot.max()) + 1, int(np.diff(voff).max()), len(y)
-    rows, mn = np.arange(m, dtype=np.int64), 2 * m - 1
-    native = _forest_native.grow_function(codes.dtype)
-    trees = []
-    for fn in (None, native):
-        work = list(K._grow_work(m, X.shape[1], nbin, maxnv, mn, 2))
-        work[3] = np.empty((2, nbin), np.int64)  # hst: two rows only
-        out = (np.empty(mn, np.int32), np.empty(mn), np.empty(mn, np.int32), np.empty(mn, np.int32),
-               np.empty((mn, 2)))
-        grown = []
-        for seed in (0, 1, 2):
-            n = K._grow_one(fn, codes, vals, voff, y.astype(np.int64), rows, seed, m, True, 3, MAX_INT, 2, 1, 0,
-                            maxnv, bslot, bptr, bidx, nbin, *out, m, tuple(work))
-            grown.append([a[:n].copy() for a in out])
-        trees.append(grown)
-    assert max(len(t[0]) for t in trees[0]) > 20  # trees deep enough to push more than 2 stacked nodes
-    for a, b in zip(*trees):
-        assert all(np.array_equal(u, v) for u, v in zip(a, b))
+    L = RandomForest(n_estimators=4, max_features=3, n_threads=2)
+    want = RandomForest(n_estimators=4, max_features=3, native=False).fit_many(X, y, [np.arange(len(y))], [0])
+    monkeypatch.setattr(forest, "_HST_ROWS", 2)
+    got = L.fit_many(X, y, [np.arange(len(y))], [0])
+    assert got.depth.max() > 4  # trees deep enough to push more than 2 stacked nodes
+    assert _same_trees_as_reference(got, want)
 
 
-def test_native_kernel_disabled_by_environment_falls_back_to_numba(monkeypatch):
+def test_native_kernel_disabled_by_environment_falls_back_to_scikit_learn(monkeypatch):
     from leakaudit.learners import _forest_native
 
     X, y = _one_hot()
     with_default = RandomForest(n_estimators=3).fit_many(X, y, [np.arange(len(y))], [4], n_classes=2)
     monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
-    assert _forest_native.grow_function(np.uint16) is None
+    assert _forest_native.library() is None
     assert "LEAKAUDIT_NATIVE=0" in _forest_native.KERNEL.reason
-    numba_only = RandomForest(n_estimators=3).fit_many(X, y, [np.arange(len(y))], [4], n_classes=2)
-    assert _banks_equal(with_default, numba_only)
+    reference = RandomForest(n_estimators=3).fit_many(X, y, [np.arange(len(y))], [4], n_classes=2)
+    assert _same_trees_as_reference(with_default, reference)
+    ref = RandomForestClassifier(n_estimators=3, random_state=4).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(reference.predict_proba(X)[0], ref)

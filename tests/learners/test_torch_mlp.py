@@ -12,13 +12,12 @@ from _learner_helpers import adult_like  # noqa: E402
 
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError  # noqa: E402
 from leakaudit.learners import TorchMLP  # noqa: E402
-from leakaudit.learners._torch_numba import HAVE_NUMBA  # noqa: E402
 from leakaudit.learners._torch_utils import init_mlp, naive_train_mlp  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # fixture in conftest.py
 
 
-BACKENDS = ["numba", "torch"] if HAVE_NUMBA else ["torch"]
+BACKENDS = ["auto", "torch"]  # "auto": the compiled kernel where it trains the net, torch elsewhere
 TOL = {"float32": 1e-5, "float64": 1e-10}
 
 
@@ -80,7 +79,7 @@ def test_faithful_fit_many_equals_oracle(data, backend, dtype, hidden, activatio
     assert np.abs(bank.weights_[0][0] - W0[0]).max() > 1e-3
 
 
-SPARSE = [False, True] if HAVE_NUMBA else [False]
+SPARSE = [False, True]
 
 
 @pytest.mark.parametrize("sparse", SPARSE)
@@ -116,7 +115,6 @@ def test_fast_fit_many_equals_oracle(data, dtype, order, sparse, hidden, activat
     assert np.abs(bank.weights_[0][0] - W0[0]).max() > 1e-3
 
 
-@pytest.mark.skipif(not HAVE_NUMBA, reason="the sparse first layer needs numba")
 @pytest.mark.parametrize("order", ["independent", "shared"])
 def test_fast_sparse_equals_dense_on_one_hot_data(order):
     """The sparse first layer (only the 13 non-zero inputs of 107) trains the dense path's models."""
@@ -144,24 +142,12 @@ def _shared_perms(subsets, seeds, epochs):
     return [union[srng.permutation(union.size)] for _ in range(epochs)]
 
 
-def test_sparse_rows_lists_exactly_the_non_zeros():
-    from leakaudit.learners._torch_batched import sparse_rows
-
-    X = np.array([[0.0, 2.5, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0], [-1.0, 0.0, 3.0, 0.0], [0.0, 0.0, 7.0, 0.0]])
-    cols, vals = sparse_rows(X)
-    np.testing.assert_array_equal(cols, [[1, 3], [0, 0], [0, 2], [2, 0]])
-    np.testing.assert_array_equal(vals, [[2.5, 1.0], [0.0, 0.0], [-1.0, 3.0], [7.0, 0.0]])
-    back = np.zeros_like(X)
-    np.add.at(back, (np.repeat(np.arange(4), 2), cols.ravel()), vals.ravel())
-    np.testing.assert_array_equal(back, X)
-
-
 def test_sparse_auto_decides_on_the_subset_rows_only(data):
     """'auto' picks the sparse layer for one-hot rows, not for dense rows; fit == fit_many bit for bit."""
     X, y = adult_like(60)
     L = TorchMLP(hidden=(8,), mode="fast", epochs=2, batch_size=8)
     bank = L.fit_many(X, y, [np.arange(40), np.arange(20, 60)], [4, 5])
-    assert bank.info["sparse_input"] is HAVE_NUMBA
+    assert bank.info["sparse_input"] is True
     m = L.fit(X[20:60], y[20:60], random_state=5)
     for W, Wb in zip(m.weights_, bank.model(1).weights_):
         np.testing.assert_array_equal(W, Wb)
@@ -329,7 +315,7 @@ def test_imports_without_torch_and_says_how_to_install():
         "import numpy as np\n"
         "from leakaudit.learners import TorchMLP\n"
         "from leakaudit.exceptions import UnsupportedError\n"
-        "try:\n"  # the torch trainer (fast mode) needs torch; the numba faithful path does not (own test)
+        "try:\n"  # the torch trainer needs torch; the compiled kernel does not (own test)
         "    TorchMLP(epochs=1, mode='fast', backend='torch').fit(np.zeros((4, 2)), np.array([0, 1, 0, 1]), random_state=0)\n"
         "except UnsupportedError as e:\n"
         "    print('OK', e)\n"
@@ -398,7 +384,6 @@ def test_a_rows_outputs_do_not_depend_on_the_rows_queried_with_it():
 def test_sparse_inputs_take_the_sparse_first_layer_with_the_dense_result():
     """A bank trained with a sparse first layer is queried the same way (the listed inputs only): same
     logits as the dense product to float32 rounding, and a row's outputs whatever rows come with it."""
-    pytest.importorskip("numba")
     from _learner_helpers import adult_like
 
     from leakaudit.learners import _torch_utils
@@ -454,9 +439,7 @@ def logistic_oracle(X, y, subset, seed, *, hidden, epochs, batch_size, lr, weigh
     return Wo, bo
 
 
-LOGISTIC_PATHS = [dict(backend="torch", sparse_input=False), dict(backend="torch", sparse_input=True)]
-if HAVE_NUMBA:
-    LOGISTIC_PATHS += [dict(backend="numba", native=False), dict(backend="numba", native=True)]
+LOGISTIC_PATHS = [dict(backend="torch"), dict(backend="auto", sparse_input=False), dict(backend="auto", sparse_input=True)]
 
 
 @pytest.mark.parametrize("path", LOGISTIC_PATHS, ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()))
@@ -465,8 +448,6 @@ if HAVE_NUMBA:
 def test_logistic_output_is_one_logistic_unit(path, dtype, scheme):
     """output='logistic' trains what a net with one logistic output unit trains (scikit-learn's binary MLP):
     every fast-mode trainer equals the nn.Module + BCE oracle, and class 0's weights stay exactly 0."""
-    if dtype == "float64" and path.get("native"):
-        pytest.skip("the native kernel is float32 only (float64 falls back to numba)")
     X, _ = adult_like(40)
     y = (X[:, 0] > 0).astype(np.int64)
     subsets = [np.arange(40), np.arange(3, 31)]

@@ -1,13 +1,14 @@
-"""The faithful (numba) TorchMLP and the shadow attack's network run where torch cannot be imported."""
+"""The compiled-kernel TorchMLP and the shadow attack's network run where torch cannot be imported."""
 
 import subprocess
 import sys
 
 import pytest
+from _learner_helpers import BLOCK_TORCH
 
-pytest.importorskip("numba")
+from leakaudit.learners import _mlp_native
 
-from _learner_helpers import BLOCK_TORCH  # noqa: E402
+pytestmark = pytest.mark.skipif(_mlp_native.library() is None, reason="the compiled MLP kernel is not built")
 
 CODE = BLOCK_TORCH + r"""
 import numpy as np
@@ -18,7 +19,7 @@ X = rng.random((60, 5)); y = (X[:, 0] > 0.5).astype(int)
 p = TorchMLP(hidden=(8,), mode="faithful", epochs=2).fit_many(X, y, [np.arange(60)], [0], n_classes=2).predict_proba(X)
 assert p.shape == (1, 60, 2)
 att = ShadowModelAttack(epochs=2, random_state=0).fit(rng.dirichlet([1, 1], size=(2, 60)), np.r_[[True] * 30 + [False] * 30, [False] * 30 + [True] * 30].reshape(2, 60), y, X)
-assert att.backend_ == "numba"
+assert att.backend_ == "compiled"
 try:
     TorchMLP(hidden=(8,), mode="fast", epochs=1, backend="torch").fit(X, y, random_state=0)
 except Exception as e:

@@ -7,10 +7,10 @@ One SGD step on a row x moves the first layer's output by about ``lr * ||x||^2``
 import numpy as np
 import pytest
 
-from leakaudit.membership.shadow import ShadowModelAttack
+from leakaudit.membership.shadow import ShadowModelAttack, _compiled_ready
 from leakaudit.metrics import auc
 
-pytest.importorskip("numba")
+pytestmark = pytest.mark.skipif(not _compiled_ready(), reason="the compiled MLP kernel is not built")
 
 
 def _wide(d, n=300, M=4, seed=0):

@@ -87,7 +87,7 @@ class ProfileSettings(BaseModel):
         Measured on the demo (2,000 audited records, loaded 2-core machine): per-example SGD with the
         compiled kernel took 0.5 s for 8 shadow models, 1.4 s for 16 and 7.5 s for all 64 (AUC 0.532,
         0.547, 0.556); scikit-learn's per-example SGD took 537 s for 8 (batch 32: 56 s).
-        Without the compiled trainer (numba not installed) the audit falls
+        Without the compiled trainer (no compiled MLP kernel: ``leakaudit doctor``) the audit falls
         back to at most ``SHADOW_FALLBACK_MODELS`` shadow models and batch ``SHADOW_FALLBACK_BATCH``.
     dtp_test_repeats : int
         Fresh paired leave-one-out repeats behind the statistical DTP-1 rule, for each record whose single PDTP

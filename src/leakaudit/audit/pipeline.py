@@ -114,7 +114,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
 
     # One BLAS thread for the whole audit: OpenBLAS splits some products differently over threads (1 ulp
     # apart on AVX2), so the same seed would give results that depend on OMP_NUM_THREADS and on the
-    # machine's core count. The heavy work runs on leakaudit's own threads (numba, native kernels, engine).
+    # machine's core count. The heavy work runs on leakaudit's own threads (the compiled kernels, the engine).
     with threadpool_limits(limits=1, user_api="blas"):
         st = _Stages(verbose)
         seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))

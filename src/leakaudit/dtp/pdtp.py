@@ -207,9 +207,10 @@ class SharedOrderBlock(Learner):
                 stand_ins.append(missing)
             stand_ins += [np.array([0])] * (self.n_models - m - len(stand_ins))
         total = m + len(stand_ins)
-        # the requested models spread evenly among the stand-ins: a kernel that splits the models of a call
-        # into equal blocks per thread (numba's prange) then gets equal work per thread. Positions do not
-        # change any model: all seeds are equal and the shared order depends only on the union of rows.
+        # the requested models spread evenly among the stand-ins: a learner that splits the models of a call
+        # into equal blocks per thread then gets equal work per thread (the compiled kernels' pool hands out
+        # models one at a time, where the spread changes nothing). Positions do not change any model: all
+        # seeds are equal and the shared order depends only on the union of rows.
         real = np.round(np.linspace(0, total - 1, m)).astype(int)
         calls: list = [None] * total
         for k, pos in enumerate(real):

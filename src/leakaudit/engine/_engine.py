@@ -17,7 +17,7 @@ from .._random import RandomStateLike
 from .._results import Result
 from .._validation import check_choice, check_matrix, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..learners._base import Learner, ModelBank, check_fit_inputs, check_subsets, resolve_seeds
+from ..learners._base import Learner, ModelBank, check_many_inputs
 from ._backends import ChunkTask, InProcessBackend, ProcessBackend, RayBackend
 from ._cache import CacheWarning, ChunkCache
 from ._fingerprint import Unfingerprintable, array_fingerprint, chunk_key, learner_fingerprint, subsets_fingerprint
@@ -337,10 +337,9 @@ class Engine:
             raise InvalidParameterError(
                 f"learner must be a leakaudit Learner (fit_many and task); got {type(learner).__name__}"
             )
-        X, y, n_classes = check_fit_inputs(X, y, task=learner.task, n_classes=n_classes)
-        subsets = check_subsets(subsets, n=len(X), y=y if learner.task == "classification" else None)
-        seeds = resolve_seeds(seeds, len(subsets))
-        return X, y, subsets, seeds, n_classes
+        # the learners' own fit_many opening (a sparse X: the rows the subsets use, densified, the subsets
+        # renumbered into them; the cache fingerprints dense arrays)
+        return check_many_inputs(X, y, subsets, seeds, task=learner.task, n_classes=n_classes)
 
     def _chunk_size(self, K: int, together: bool) -> int:
         if together or self.chunk_size == "all":

@@ -1,13 +1,36 @@
-/* The native (C) twin of _forest_numba._grow_tree: one scikit-learn CART tree, grown depth-first.
+/* The forest kernel: scikit-learn's CART trees (RandomForestClassifier, version 1.9) grown, queried and packed.
  *
- * A line-by-line port of the numba kernel (see _forest_numba.py for the algorithm and for why the trees are
- * scikit-learn's): the same random streams, the same order of features drawn, the same sums in the same order,
- * so the same tree, node for node (tests/learners/test_forest.py compares the two kernels and scikit-learn).
- * Compiled with -ffp-contract=off: a fused multiply-add would round differently from numba's separate ones.
- * What C adds is only the code generation: no negative-index wrap-around on every array access, and the hot
- * variables kept in registers (numba's version of this function spills them around every loop).
+ * grow() grows one tree depth-first exactly as scikit-learn does (sklearn/tree/_splitter.pyx node_split_best,
+ * _tree.pyx DepthFirstTreeBuilder, _criterion.pyx Gini/Entropy, ensemble/_forest.py _parallel_build_trees),
+ * random streams included:
  *
- * Arrays are C-contiguous; "n" is the row stride of codes (F, n); scratch comes from _forest_numba._grow_work.
+ *  - the bootstrap of a tree with seed s is RandomState(s).randint(0, m, n_boot) (legacy MT19937 with masked
+ *    rejection sampling, written out below), each row weighted by its count, rows drawn zero times left out;
+ *  - the splitter's stream is scikit-learn's 32-bit xorshift (our_rand_r) seeded with
+ *    RandomState(s).randint(0, 2**31 - 1); it drives the same Fisher-Yates draw of candidate features over the
+ *    same features / constant_features arrays, in the same depth-first order of nodes (left child first);
+ *  - the impurities are scikit-learn's formulas term for term, and class sums of integer weights are exact in
+ *    float64, so the proxy improvements are the same numbers: compiled with -ffp-contract=off, since a fused
+ *    multiply-add would round them differently.
+ *
+ * So a tree grown here is scikit-learn's tree with the same seed, split for split (tests/learners/test_forest.py
+ * compares them with RandomForestClassifier). What differs is how a candidate feature's best threshold is found
+ * (the same answer, less work): every feature's float32 values are replaced once by their rank among its distinct
+ * values (codes); at a node a feature with few distinct values gets a weighted class histogram over its codes in
+ * O(n_node), one with many has the node's (code, position) keys sorted. Both visit the thresholds in ascending
+ * order, group values closer than scikit-learn's FEATURE_THRESHOLD (1e-7 in float32) as next_p does and keep the
+ * first strictly better split. With two classes every searched node also holds the packed class sums of all
+ * two-valued features (the smaller child's by a pass over its rows' code-1 lists, the larger's by subtraction),
+ * so a drawn one-hot column is evaluated in O(1).
+ *
+ * The exported calls take the structs below (mirrored by ctypes Structures in _forest_native.py). Each is one
+ * worker: the Python side runs as many as it wants threads (ctypes releases the GIL), and the workers share a
+ * task counter (an atomic fetch-and-add), so which thread grows a tree or model never changes its numbers.
+ *  - leakaudit_forest_grow: trees, renumbered breadth-first into rows of build buffers (children adjacent,
+ *    float32 thresholds rounded down, leaf values only); leakaudit_forest_pack packs the rows into a bank;
+ *  - leakaudit_forest_predict: a bank's mean leaf fractions, eight rows descending a tree together;
+ *  - leakaudit_forest_grow_query: whole models grown and queried as they grow (fit_predict_many), the query rows
+ *    moving down as bitsets (leakaudit_forest_query_bitsets), without keeping the trees.
  */
 #include <math.h>
 #include <stdint.h>
@@ -556,41 +579,191 @@ static inline __attribute__((always_inline)) int64_t grow(
     return n_nodes;
 }
 
-#define GROW_ARGS                                                                                                \
-    int64_t n, int64_t F, const float *vals, const int64_t *voff, const int64_t *yv, const int64_t *rows_sub,   \
-        int64_t m, int64_t seed, int64_t n_boot, int64_t bootstrap, int64_t max_features, int64_t max_depth,     \
-        int64_t mss, int64_t msl, int64_t crit, const int64_t *bslot, const int64_t *bptr, const int64_t *bidx,  \
-        int64_t nbin, int32_t *feat_o, double *thr_o, int32_t *left_o, int32_t *right_o, double *val_o,          \
-        int64_t C, int64_t m_max, int64_t *i64, double *f64, int64_t *mt, int64_t *hst, int64_t hst_rows,        \
-        int64_t *hs, int64_t *features, int64_t *const_f, int64_t *st, double *sts, double *cs, double *hw,      \
-        int64_t *hn, int64_t *hp
-#define GROW_CALL                                                                                                \
-    n, F, vals, voff, yv, rows_sub, m, seed, n_boot, bootstrap, max_features, max_depth, mss, msl, crit, bslot, \
-        bptr, bidx, nbin, feat_o, thr_o, left_o, right_o, val_o, C, m_max, i64, f64, mt, hst, hst_rows, hs,      \
-        features, const_f, st, sts, cs, hw, hn, hp
+/* ---- the calls' typed interface (mirrored by ctypes Structures in _forest_native.py) ---------------------- */
 
-/* One tree, codes uint16 (F, n); returns its number of nodes, -1 if memory ran out. */
-int64_t leakaudit_grow_tree_u16(const uint16_t *codes, GROW_ARGS) {
-    return grow(codes, NULL, 0, GROW_CALL);
+/* What every tree of a call is grown from: the rank codes, the models' rows and the splitting rules. Tree t
+ * (0 .. n_models * n_trees - 1) is tree t % n_trees of model t / n_trees and has seed tree_seed[t]. */
+typedef struct {
+    const void *codes;        /* (F, n) rank codes: uint16 (wide 0) or int32 (wide 1) */
+    int64_t wide, n, F;
+    const float *vals;        /* feature f's distinct values at vals[voff[f]:voff[f + 1]], ascending */
+    const int64_t *voff;      /* (F + 1,) */
+    const int64_t *yv;        /* (n,) labels */
+    const int64_t *sub_rows;  /* model k trains on rows sub_rows[sub_ptr[k]:sub_ptr[k + 1]] */
+    const int64_t *sub_ptr;   /* (n_models + 1,) */
+    int64_t n_models, n_trees;
+    const int64_t *tree_seed; /* (n_models * n_trees,) */
+    const int64_t *n_boot, *mss, *msl;  /* (n_models,): bootstrap draws, min_samples_split, min_samples_leaf */
+    int64_t bootstrap, max_features, max_depth, crit, maxnv;
+    const int64_t *bslot;     /* (F,) slot of each two-valued feature, -1 for the others */
+    const int64_t *bptr, *bidx;  /* CSR: the slots where row i holds code 1 */
+    int64_t nbin, C, max_nodes, m_max;
+    int64_t hst_rows;         /* node-sum rows a worker starts with (grown as a tree needs; 0: 64) */
+} leakaudit_forest;
+
+/* grow: trees t0 .. t1 - 1 into rows t - t0 of the breadth-first buffers. */
+typedef struct {
+    int64_t t0, t1;
+    int32_t *feat;            /* (t1 - t0, max_nodes) */
+    float *thr;               /* (t1 - t0, max_nodes) */
+    int32_t *left, *leaf;     /* (t1 - t0, max_nodes) */
+    double *value;            /* (t1 - t0, (max_nodes + 1) / 2, C) */
+    int64_t *n_nodes, *depth; /* (t1 - t0,) */
+    int64_t *counter;         /* the next tree to grow (shared by the workers, zero at the start) */
+} leakaudit_forest_grown;
+
+/* grow and query: every model's trees, grown group by group and queried on Xq as they are, then dropped. */
+typedef struct {
+    const float *Xq;          /* (nq, F) */
+    int64_t nq, group;
+    double *out;              /* (n_models, nq, C), zero on entry: each model's mean leaf fractions */
+    int64_t bits;             /* 1: the rows move down as bitsets (P, pptr, qv, qvptr); 0: a row at a time */
+    const uint64_t *P;
+    int64_t W;                /* words of a bitset: ceil(nq / 64) */
+    const int64_t *pptr, *qvptr;
+    const float *qv;
+    int64_t *counter;         /* the next model (shared, zero at the start) */
+} leakaudit_forest_query;
+
+/* predict: the mean leaf fractions of every model's trees (a bank's flat arrays, breadth-first) on X. */
+typedef struct {
+    const float *X;           /* (n, F) */
+    int64_t n, F, n_models, C, block;
+    const int64_t *tree_ptr, *node_off, *leaf_off;
+    const int32_t *feat;
+    const float *thr;
+    const int32_t *left, *leaf;
+    const double *value;
+    double *out;              /* (n_models, n, C), zero on entry */
+    int64_t *counter;         /* the next (model, block of rows) item (shared, zero at the start) */
+} leakaudit_forest_bank;
+
+/* A worker's scratch for growing trees, allocated once a call and reused tree after tree. */
+typedef struct {
+    int64_t *i64, *mt, *hst, *hs, *features, *const_f, *st, *hn, *hp, *queue;
+    double *f64, *sts, *cs, *hw;
+    int64_t hst_rows;
+    /* depth-first trees (group of them), max_nodes long */
+    int32_t *fo, *lo, *ro;
+    double *th, *vo;
+} work_t;
+
+static void work_free(work_t *w) {
+    free(w->i64); free(w->mt); free(w->hst); free(w->hs); free(w->features); free(w->const_f); free(w->st);
+    free(w->hn); free(w->hp); free(w->queue); free(w->f64); free(w->sts); free(w->cs); free(w->hw);
+    free(w->fo); free(w->lo); free(w->ro); free(w->th); free(w->vo);
 }
 
-/* One tree, codes int32 (F, n). */
-int64_t leakaudit_grow_tree_i32(const int32_t *codes, GROW_ARGS) {
-    return grow(NULL, codes, 1, GROW_CALL);
+/* The scratch of _grow: group depth-first trees; returns 0, or -1 if memory ran out (nothing left allocated). */
+static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
+    const int64_t nb = f->nbin > 0 ? f->nbin : 1, mm = f->m_max > 0 ? f->m_max : 1, C = f->C;
+    const int64_t mn = f->max_nodes, nv = f->maxnv > 0 ? f->maxnv : 1;
+    memset(w, 0, sizeof(*w));
+    w->hst_rows = f->hst_rows > 0 ? f->hst_rows : 64;
+    w->i64 = malloc(sizeof(int64_t) * (size_t)(8 * mm));
+    w->f64 = malloc(sizeof(double) * (size_t)(2 * mm));
+    w->mt = malloc(sizeof(int64_t) * 625);
+    w->hst = malloc(sizeof(int64_t) * (size_t)(w->hst_rows * nb));
+    w->hs = malloc(sizeof(int64_t) * (size_t)nb);
+    w->features = malloc(sizeof(int64_t) * (size_t)(f->F + 1));
+    w->const_f = malloc(sizeof(int64_t) * (size_t)(f->F + 1));
+    w->st = malloc(sizeof(int64_t) * (size_t)((mn + 1) * 6));
+    w->sts = malloc(sizeof(double) * (size_t)((mn + 1) * C));
+    w->cs = malloc(sizeof(double) * (size_t)(4 * C));
+    w->hw = calloc((size_t)(nv * C), sizeof(double));  /* the histogram bins start at zero, and stay so */
+    w->hn = calloc((size_t)nv, sizeof(int64_t));
+    w->hp = calloc((size_t)nv, sizeof(int64_t));
+    w->queue = malloc(sizeof(int64_t) * (size_t)(2 * mn));
+    w->fo = malloc(sizeof(int32_t) * (size_t)(group * mn));
+    w->lo = malloc(sizeof(int32_t) * (size_t)(group * mn));
+    w->ro = malloc(sizeof(int32_t) * (size_t)(group * mn));
+    w->th = malloc(sizeof(double) * (size_t)(group * mn));
+    w->vo = malloc(sizeof(double) * (size_t)(group * mn * C));
+    if (!w->i64 || !w->f64 || !w->mt || !w->hst || !w->hs || !w->features || !w->const_f || !w->st || !w->sts ||
+        !w->cs || !w->hw || !w->hn || !w->hp || !w->queue || !w->fo || !w->lo || !w->ro || !w->th || !w->vo) {
+        work_free(w);
+        return -1;
+    }
+    return 0;
 }
 
-/* The C twin of _forest_numba._add_tree_bits, on the grower's depth-first arrays (no breadth-first copy):
+#define GROW_TAIL(g)                                                                                            \
+    f->n, f->F, f->vals, f->voff, f->yv, f->sub_rows + f->sub_ptr[k], f->sub_ptr[k + 1] - f->sub_ptr[k],         \
+        f->tree_seed[t], f->n_boot[k], f->bootstrap, f->max_features, f->max_depth, f->mss[k], f->msl[k],         \
+        f->crit, f->bslot, f->bptr, f->bidx, f->nbin, w->fo + (g) * f->max_nodes, w->th + (g) * f->max_nodes,     \
+        w->lo + (g) * f->max_nodes, w->ro + (g) * f->max_nodes, w->vo + (g) * f->max_nodes * f->C, f->C,          \
+        f->m_max, w->i64, w->f64, w->mt, w->hst, w->hst_rows, w->hs, w->features, w->const_f, w->st, w->sts,      \
+        w->cs, w->hw, w->hn, w->hp
+
+static __attribute__((noinline)) int64_t grow_u16(const leakaudit_forest *f, work_t *w, int64_t t, int64_t g) {
+    const int64_t k = t / f->n_trees;
+    return grow((const uint16_t *)f->codes, NULL, 0, GROW_TAIL(g));
+}
+
+static __attribute__((noinline)) int64_t grow_i32(const leakaudit_forest *f, work_t *w, int64_t t, int64_t g) {
+    const int64_t k = t / f->n_trees;
+    return grow(NULL, (const int32_t *)f->codes, 1, GROW_TAIL(g));
+}
+
+/* Tree t, depth-first, into the worker's g-th tree scratch: its number of nodes, or -1 if memory ran out. */
+static int64_t grow_tree(const leakaudit_forest *f, work_t *w, int64_t t, int64_t g) {
+    return f->wide ? grow_i32(f, w, t, g) : grow_u16(f, w, t, g);
+}
+
+/* The largest float32 <= the float64 t: for a float32 x, x <= t exactly when x <= round_down(t). */
+static inline float round_down(double t) {
+    float t32 = (float)t;
+    if ((double)t32 > t) t32 = nextafterf(t32, -INFINITY);
+    return t32;
+}
+
+/* The depth-first tree (n nodes, feature -1 at a leaf) renumbered breadth-first, so that a node's children are
+ * left and left + 1: feature 0, threshold +inf and left = itself at a leaf (a row that overshoots its leaf stays
+ * there), leaf = the leaf's row in value (leaves only) or -1, thresholds rounded down to float32 (the same
+ * decisions for float32 inputs). Returns the tree's depth. queue: 2 n int64 of scratch. */
+static int64_t to_breadth_first(const int32_t *feat_o, const double *thr_o, const int32_t *left_o,
+                                const int32_t *right_o, const double *val_o, int64_t n, int64_t C, int32_t *feat,
+                                float *thr, int32_t *left, int32_t *leaf, double *value, int64_t *queue) {
+    int64_t *level = queue + n;
+    queue[0] = 0;
+    level[0] = 0;
+    int64_t tail = 1, n_leaf = 0, dmax = 0;
+    for (int64_t head = 0; head < n; head++) {
+        const int64_t u = queue[head];
+        if (level[head] > dmax) dmax = level[head];
+        if (feat_o[u] >= 0) {
+            feat[head] = feat_o[u];
+            thr[head] = round_down(thr_o[u]);
+            left[head] = (int32_t)tail;
+            leaf[head] = -1;
+            queue[tail] = left_o[u];
+            queue[tail + 1] = right_o[u];
+            level[tail] = level[tail + 1] = level[head] + 1;
+            tail += 2;
+        } else {
+            feat[head] = 0;
+            thr[head] = INFINITY;
+            left[head] = (int32_t)head;
+            leaf[head] = (int32_t)n_leaf;
+            memcpy(value + n_leaf * C, val_o + u * C, sizeof(double) * (size_t)C);
+            n_leaf++;
+        }
+    }
+    return dmax;
+}
+
+/* On the grower's depth-first arrays (no breadth-first copy):
  * out[i] += the leaf fractions every query row i reaches in one tree, the rows moving down as bitsets of W words.
- * P/pptr/qv/qvptr come from _forest_numba.query_bitsets: at a split on f with threshold t, the rows sent left are
+ * P/pptr/qv/qvptr come from leakaudit_forest_query_bitsets: at a split on f with threshold t, the rows sent left are
  * P[pptr[f] + j], j the number of f's distinct query values <= t (float32 x <= float64 t exactly when the query
  * does so in the bank, whose threshold is t rounded down to float32). Each row gets one leaf a tree, so the sums
  * are the bank's. stk (stk_rows x W) and stn (stk_rows) are scratch; a deeper tree gets its own, freed here.
  * Returns 0, or -1 if memory ran out. */
-int64_t leakaudit_query_tree_bits(const uint64_t *restrict P, int64_t W, const int64_t *restrict pptr,
-                                  const float *restrict qv, const int64_t *restrict qvptr, const int32_t *feat,
-                                  const double *thr, const int32_t *left, const int32_t *right, const double *value,
-                                  int64_t C, double *restrict out, int64_t nq, uint64_t *stk, int64_t stk_rows,
-                                  int64_t *stn) {
+static int64_t query_tree_bits(const uint64_t *restrict P, int64_t W, const int64_t *restrict pptr,
+                              const float *restrict qv, const int64_t *restrict qvptr, const int32_t *feat,
+                              const double *thr, const int32_t *left, const int32_t *right, const double *value,
+                              int64_t C, double *restrict out, int64_t nq, uint64_t *stk, int64_t stk_rows,
+                              int64_t *stn) {
     if (nq == 0) return 0;
     uint64_t *stk_own = NULL;
     int64_t *stn_own = NULL;
@@ -677,8 +850,203 @@ int64_t leakaudit_query_tree_bits(const uint64_t *restrict P, int64_t W, const i
     return 0;
 }
 
-/* The next task of a shared counter (an atomic fetch-and-add): the forest's workers take models one by one, so
- * a thread the machine slows takes fewer of them. Which thread grows a model does not change its numbers. */
-int64_t leakaudit_next_task(int64_t *counter) {
+static inline int64_t next_task(int64_t *counter) {
     return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+/* A worker growing trees: it takes trees o->t0 + (counter++) until o->t1 (any number of workers may share the
+ * counter; which one grows a tree does not change the tree) and writes each, breadth-first, into its row of the
+ * buffers. Returns 0, or -1 if memory ran out (the other workers then stop after their current tree). */
+int64_t leakaudit_forest_grow(const leakaudit_forest *f, const leakaudit_forest_grown *o) {
+    work_t w;
+    if (work_alloc(&w, f, 1) < 0) return -1;
+    const int64_t mn = f->max_nodes, ml = (mn + 1) / 2, C = f->C, nt = o->t1 - o->t0;
+    int64_t rc = 0;
+    for (;;) {
+        const int64_t r = next_task(o->counter);
+        if (r >= nt) break;
+        const int64_t n = grow_tree(f, &w, o->t0 + r, 0);
+        if (n < 0) {
+            __atomic_store_n(o->counter, nt, __ATOMIC_RELAXED);
+            rc = -1;
+            break;
+        }
+        o->n_nodes[r] = n;
+        o->depth[r] = to_breadth_first(w.fo, w.th, w.lo, w.ro, w.vo, n, C, o->feat + r * mn, o->thr + r * mn,
+                                       o->left + r * mn, o->leaf + r * mn, o->value + r * ml * C, w.queue);
+    }
+    work_free(&w);
+    return rc;
+}
+
+/* out[i] += the leaf fractions rows i0 .. i1 - 1 of X reach in one breadth-first tree (arrays from its first node
+ * and first leaf). Eight rows descend together (independent chains of loads: a step's two dependent loads are
+ * hidden by the other rows) until all eight reached a leaf; leaves step to themselves. */
+static void add_tree(const float *restrict X, int64_t F, int64_t i0, int64_t i1, const int32_t *restrict feat,
+                     const float *restrict thr, const int32_t *restrict left, const int32_t *restrict leaf,
+                     const double *restrict value, int64_t C, double *restrict out) {
+    int64_t i = i0;
+    for (; i + 8 <= i1; i += 8) {
+        const float *x0 = X + i * F, *x1 = x0 + F, *x2 = x1 + F, *x3 = x2 + F;
+        const float *x4 = x3 + F, *x5 = x4 + F, *x6 = x5 + F, *x7 = x6 + F;
+        uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+        do {
+#define STEP(a, x) a = (uint64_t)left[a] + (x[feat[a]] > thr[a])
+            STEP(a0, x0); STEP(a1, x1); STEP(a2, x2); STEP(a3, x3);
+            STEP(a4, x4); STEP(a5, x5); STEP(a6, x6); STEP(a7, x7);
+#undef STEP
+        } while ((leaf[a0] | leaf[a1] | leaf[a2] | leaf[a3] | leaf[a4] | leaf[a5] | leaf[a6] | leaf[a7]) < 0);
+        const uint64_t a[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+        for (int r = 0; r < 8; r++) {
+            const double *v = value + (int64_t)leaf[a[r]] * C;
+            double *o = out + (i + r) * C;
+            for (int64_t c = 0; c < C; c++) o[c] += v[c];
+        }
+    }
+    for (; i < i1; i++) {
+        const float *x = X + i * F;
+        uint32_t u = 0;
+        while (leaf[u] < 0) u = (uint32_t)left[u] + (x[feat[u]] > thr[u]);
+        const double *v = value + (int64_t)leaf[u] * C;
+        double *o = out + i * C;
+        for (int64_t c = 0; c < C; c++) o[c] += v[c];
+    }
+}
+
+/* out[i] += the leaf fractions row i of X reaches in one depth-first tree (the grower's arrays), for i0 .. i1 - 1:
+ * a float32 x goes left when x <= the float64 threshold, as it does in the bank (threshold rounded down). */
+static void add_tree_depth_first(const float *restrict X, int64_t F, int64_t i0, int64_t i1,
+                                 const int32_t *restrict feat, const double *restrict thr,
+                                 const int32_t *restrict left, const int32_t *restrict right,
+                                 const double *restrict value, int64_t C, double *restrict out) {
+    for (int64_t i = i0; i < i1; i++) {
+        const float *x = X + i * F;
+        int64_t u = 0;
+        while (feat[u] >= 0) u = (double)x[feat[u]] <= thr[u] ? left[u] : right[u];
+        const double *v = value + u * C;
+        double *o = out + i * C;
+        for (int64_t c = 0; c < C; c++) o[c] += v[c];
+    }
+}
+
+/* A worker growing and querying whole models: it takes models (counter++) until n_models, grows each model's
+ * trees q->group at a time and adds their leaf fractions on the query rows (as bitsets, or a block of rows at a
+ * time), tree after tree, then divides by the number of trees: the additions of leakaudit_forest_predict on the
+ * bank, in the same order, so the same numbers. Returns 0, or -1 if memory ran out. */
+int64_t leakaudit_forest_grow_query(const leakaudit_forest *f, const leakaudit_forest_query *q) {
+    const int64_t group = q->group > 0 ? q->group : 1;
+    work_t w;
+    if (work_alloc(&w, f, group) < 0) return -1;
+    const int64_t mn = f->max_nodes, C = f->C, T = f->n_trees, nq = q->nq, stk_rows = 66;
+    const int64_t W = q->bits ? q->W : 1;
+    uint64_t *stk = malloc(sizeof(uint64_t) * (size_t)(stk_rows * W));
+    int64_t *stn = malloc(sizeof(int64_t) * (size_t)stk_rows);
+    int64_t rc = stk != NULL && stn != NULL ? 0 : -1;
+    while (rc == 0) {
+        const int64_t k = next_task(q->counter);
+        if (k >= f->n_models) break;
+        double *out = q->out + k * nq * C;
+        for (int64_t g0 = 0; g0 < T && rc == 0; g0 += group) {
+            const int64_t g1 = g0 + group < T ? g0 + group : T;
+            for (int64_t j = g0; j < g1; j++) {
+                if (grow_tree(f, &w, k * T + j, j - g0) < 0) {
+                    rc = -1;
+                    break;
+                }
+            }
+            if (rc < 0) break;
+            if (q->bits) {
+                for (int64_t g = 0; g < g1 - g0 && rc == 0; g++)  /* the group's trees, the bitsets in cache */
+                    rc = query_tree_bits(q->P, q->W, q->pptr, q->qv, q->qvptr, w.fo + g * mn, w.th + g * mn,
+                                         w.lo + g * mn, w.ro + g * mn, w.vo + g * mn * C, C, out, nq, stk,
+                                         stk_rows, stn);
+            } else {
+                for (int64_t i0 = 0; i0 < nq; i0 += 64) {  /* a block of rows stays in cache across the group */
+                    const int64_t i1 = i0 + 64 < nq ? i0 + 64 : nq;
+                    for (int64_t g = 0; g < g1 - g0; g++)
+                        add_tree_depth_first(q->Xq, f->F, i0, i1, w.fo + g * mn, w.th + g * mn, w.lo + g * mn,
+                                             w.ro + g * mn, w.vo + g * mn * C, C, out);
+                }
+            }
+        }
+        for (int64_t i = 0; i < nq * C; i++) out[i] /= (double)T;
+    }
+    if (rc < 0) __atomic_store_n(q->counter, f->n_models, __ATOMIC_RELAXED);
+    free(stk);
+    free(stn);
+    work_free(&w);
+    return rc;
+}
+
+/* A worker querying a bank: it takes (model, block of rows) items (counter++) and sets out[k, rows] to the mean
+ * over the model's trees, added in order, of the leaf fractions (as RandomForestClassifier.predict_proba). */
+int64_t leakaudit_forest_predict(const leakaudit_forest_bank *b) {
+    const int64_t nb = (b->n + b->block - 1) / b->block, C = b->C;
+    for (;;) {
+        const int64_t j = next_task(b->counter);
+        if (j >= b->n_models * nb) break;
+        const int64_t k = j / nb, i0 = (j % nb) * b->block;
+        const int64_t i1 = i0 + b->block < b->n ? i0 + b->block : b->n;
+        double *out = b->out + k * b->n * C;
+        for (int64_t t = b->tree_ptr[k]; t < b->tree_ptr[k + 1]; t++) {
+            const int64_t o = b->node_off[t];
+            add_tree(b->X, b->F, i0, i1, b->feat + o, b->thr + o, b->left + o, b->leaf + o,
+                     b->value + b->leaf_off[t] * C, C, out);
+        }
+        const double T = (double)(b->tree_ptr[k + 1] - b->tree_ptr[k]);
+        for (int64_t i = i0 * C; i < i1 * C; i++) out[i] /= T;
+    }
+    return 0;
+}
+
+/* Pack grown trees (rows 0 .. nt - 1 of g's buffers) into a bank's flat arrays at node_off[t] / leaf_off[t]
+ * (a binary tree of n nodes has (n + 1) / 2 leaves). */
+int64_t leakaudit_forest_pack(const leakaudit_forest_grown *g, int64_t max_nodes, const leakaudit_forest_bank *b) {
+    const int64_t ml = (max_nodes + 1) / 2, C = b->C, nt = g->t1 - g->t0;
+    for (int64_t t = 0; t < nt; t++) {
+        const int64_t n = g->n_nodes[t], o = b->node_off[t], nl = (n + 1) / 2;
+        memcpy((int32_t *)b->feat + o, g->feat + t * max_nodes, sizeof(int32_t) * (size_t)n);
+        memcpy((float *)b->thr + o, g->thr + t * max_nodes, sizeof(float) * (size_t)n);
+        memcpy((int32_t *)b->left + o, g->left + t * max_nodes, sizeof(int32_t) * (size_t)n);
+        memcpy((int32_t *)b->leaf + o, g->leaf + t * max_nodes, sizeof(int32_t) * (size_t)n);
+        memcpy((double *)b->value + b->leaf_off[t] * C, g->value + t * ml * C, sizeof(double) * (size_t)(nl * C));
+    }
+    return 0;
+}
+
+/* The query rows Xq (nq, F) as bitsets for query_tree_bits. order (F, nq): each column's rows in ascending order
+ * of value; qvptr (F + 1,): the cumulative numbers of distinct values of the columns. Writes qv (feature f's
+ * distinct values at qv[qvptr[f]:qvptr[f + 1]], ascending), pptr[f] = qvptr[f] + f and P (zeroed on entry,
+ * pptr[F] rows of W words; bit i of word i / 64 is row i): P[pptr[f] + j] holds the rows whose value of f is
+ * <= the j-th smallest (j = 1 .. u_f), P[pptr[f]] none. Returns 0, or -1 if qvptr counts fewer values. */
+int64_t leakaudit_forest_query_bitsets(const float *Xq, int64_t nq, int64_t F, const int64_t *order,
+                                       const int64_t *qvptr, uint64_t *P, int64_t W, int64_t *pptr, float *qv) {
+    for (int64_t f = 0; f <= F; f++) pptr[f] = qvptr[f] + f;
+    for (int64_t f = 0; f < F; f++) {
+        const int64_t *ord = order + f * nq;
+        int64_t row = pptr[f], pos = qvptr[f], i = 0;
+        while (i < nq) {
+            if (pos == qvptr[f + 1]) return -1;
+            const float v = Xq[ord[i] * F + f];
+            qv[pos++] = v;
+            row++;
+            memcpy(P + row * W, P + (row - 1) * W, sizeof(uint64_t) * (size_t)W);
+            while (i < nq && Xq[ord[i] * F + f] == v) {
+                const int64_t r = ord[i++];
+                P[row * W + (r >> 6)] |= (uint64_t)1 << (r & 63);
+            }
+        }
+    }
+    return 0;
+}
+
+/* sizeof each struct, so that the ctypes side can check it declares the same layout. */
+int64_t leakaudit_forest_struct_size(int64_t which) {
+    switch (which) {
+    case 0: return (int64_t)sizeof(leakaudit_forest);
+    case 1: return (int64_t)sizeof(leakaudit_forest_grown);
+    case 2: return (int64_t)sizeof(leakaudit_forest_query);
+    case 3: return (int64_t)sizeof(leakaudit_forest_bank);
+    default: return -1;
+    }
 }

@@ -1,17 +1,30 @@
 /* Mini-batch Adam/SGD training of one one-hidden-layer MLP on sparse (or dense) rows, float32 (leakaudit).
  *
- * The native twin of the numba kernel in _mlp_numba.py (same algorithm, same data layout, same
- * row orders; see that module's docstring for the maths): compiled by setup.py with the package, in a
- * portable and AVX2/AVX-512 variants (_kernel_flags.py), opened by _mlp_native.py. What it does
- * better than the numba kernel: a row's hidden pre-activations are summed in vector registers
- * (GCC vector extensions, 8 floats per vector) over all of its listed inputs and the row's
- * forward and backward passes are fused, so the only read-modify-writes left are the gradient
- * scatter-adds into the listed rows of dW1. Summation order differs from the numba kernel's
- * (results agree to float32 rounding, not bit for bit). Dense rows (the DENSE copies) take the first layer as
+ * TorchMLP's fast mode: one call trains one model's whole run, its parameters, gradient and Adam moments (about
+ * 110 KB for Adult's 104-64-2 net) staying in the core's L1/L2 cache; the Python side spreads models over threads
+ * (one model a call, so results do not depend on the thread count). Each step computes, for the rows of one
+ * mini-batch of the model (the rows of its own order, or the member rows of a shared batch):
+ *
+ *  - forward: z = b1 + x W1 from the listed inputs of each row (the non-zero ones on sparse data, a CSR row
+ *    list), a = act(z), logits a W2 + b2;
+ *  - the mean NLL of the log-softmax over the batch rows; its gradient in the logits is
+ *    (softmax - onehot(y)) / n_rows;
+ *  - backward by hand, all gradients at the old weights;
+ *  - the update of every weight, in torch.optim semantics: SGD p <- p - lr (g + wd p); Adam (Kingma & Ba 2015,
+ *    Algorithm 1, with PyTorch's L2 weight_decay added to the gradient and eps outside the square root):
+ *        g <- g + wd p;  m <- m + (1 - beta1) (g - m) (torch's lerp);  v <- beta2 v + (1 - beta2) g^2;
+ *        p <- p - (lr / (1 - beta1^t)) m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+ *    with t the model's own step count (a model with no row in a shared batch takes no step).
+ *
+ * So it trains what torch's batched trainer (_torch_batched.py, the reference the tests compare it with) trains,
+ * to float32 rounding: a row's hidden pre-activations are summed in vector registers (GCC vector extensions, 8
+ * floats a vector) over its listed inputs, the row's forward and backward passes are fused, and tanh is Eigen's
+ * rational approximation (<= 4.4 ulp) instead of libm's. Dense rows (the DENSE copies) take the first layer as
  * two register-blocked matrix products a step instead (dense_forward, dense_weight_grad), with the same sums as
  * CSR rows listing every column.
  *
- * Parameter row layout (as pack_1h): [W1 (d, H) row-major | b1 (H) | W2^T (C, H) | b2 (C)].
+ * Parameter row layout (as _mlp_native.pack_1h): [W1 (d, H) row-major | b1 (H) | W2^T (C, H) | b2 (C)], the
+ * output layer transposed so every inner loop runs over the H hidden units contiguously.
  * No fast-math: every operation is IEEE float32 (FMA contraction allowed).
  */
 #include <math.h>
@@ -71,7 +84,7 @@ static inline v8f vfma(v8f a, v8f b, v8f c) { return a * b + c; }
 /* x in every lane, exactly (-0 too; a broadcast load when x is in memory, where 0 + x cost an add first) */
 static inline v8f vbcast(float x) { return (v8f){x, x, x, x, x, x, x, x}; }
 
-/* the rational tanh of _torch_numba._fast_tanh (Eigen's float approximation, <= 4.4 ulp), 8 lanes */
+/* Eigen's rational tanh (generic_fast_tanh_float, <= 4.4 ulp; coefficients _mlp_native.TANH_COEFS), 8 lanes */
 static inline v8f tanh_rat(v8f x, const float *c) {
     const v8f hi = (v8f){0, 0, 0, 0, 0, 0, 0, 0} + c[0];
     v8f xc = vmin(hi, x);  /* x > hi ? hi : x, NaN kept */
@@ -470,7 +483,7 @@ static inline __attribute__((always_inline)) int64_t train_impl(
     return taken;
 }
 
-/* Per-example SGD (TorchMLP's faithful mode; _torch_numba.sgd_train_many_1h, no weight decay): one model,
+/* Per-example SGD (TorchMLP's faithful mode, no weight decay): one model,
  * ``epochs`` passes over its row order; every row is one step at the old weights. W2 is stored transposed
  * (C, H). Only the weight rows of a row's listed (non-zero) inputs are read and updated. */
 static inline __attribute__((always_inline)) void sgd_impl(
@@ -766,7 +779,7 @@ int64_t leakaudit_onehot_prepare(const leakaudit_rows *R, const leakaudit_model 
  * x_ic W[c, :]; so a row's outputs do not depend on the rows queried with it (BLAS picks its kernel by the
  * matrices' sizes). CSR (a compile-time constant): the rows' listed inputs (indptr, indices, values; a first layer
  * on one-hot data, as nets trained with a sparse first layer are queried), else the dense rows x (n, d), zeros
- * skipped: the same sums either way. _mlp_numba.stacked_layer is the numba twin. */
+ * skipped: the same sums either way. */
 static inline __attribute__((always_inline)) void layer_impl(
     const int NV, const int CSR, const float *restrict w, const float *restrict b, const int64_t *restrict indptr,
     const int64_t *restrict indices, const float *restrict values, const float *restrict x, int64_t n, int64_t d,
@@ -810,8 +823,8 @@ int64_t leakaudit_first_layer_1h_f32(int64_t H, FL_DECL)
 }
 
 /* A layer of fewer than 8 outputs (a net's logits), H a compile-time constant: 8 rows at a time, vectors along the
- * rows, every input added (zeros too) in ascending order by one FMA each; _mlp_numba.stacked_layer's sums for H < 8
- * (16 rows a lane vector there), so a row's outputs do not depend on the rows queried with it. */
+ * rows, every input added (zeros too) in ascending order by one FMA each,
+ * so a row's outputs do not depend on the rows queried with it. */
 static inline __attribute__((always_inline)) void small_impl(const int H, DL_DECL)
 {
     for (int64_t i0 = 0; i0 < n; i0 += 8) {
@@ -848,6 +861,28 @@ int64_t leakaudit_dense_layer_f32(int64_t H, DL_DECL)
     default: return -1;
     }
 }
+
+/* Any layer, any width, float32 or float64 (the widths and dtypes the specialised copies do not take): out[i, :] =
+ * b + sum over row i's non-zero inputs c, ascending, of x_ic W[c, :], in the layer's own precision, a row at a
+ * time; so, as in the copies above, a row's outputs do not depend on the rows queried with it. */
+#define GENERIC_LAYER(NAME, T)                                                                                     \
+    int64_t NAME(int64_t H, const T *restrict w, const T *restrict b, const T *restrict x, int64_t n, int64_t d,  \
+                 T *restrict out)                                                                                 \
+    {                                                                                                             \
+        for (int64_t i = 0; i < n; i++) {                                                                         \
+            T *restrict o = out + i * H;                                                                          \
+            for (int64_t h = 0; h < H; h++) o[h] = b[h];                                                          \
+            for (int64_t c = 0; c < d; c++) {                                                                     \
+                const T xv = x[i * d + c];                                                                        \
+                if (xv == 0) continue;                                                                            \
+                const T *restrict wc = w + c * H;                                                                 \
+                for (int64_t h = 0; h < H; h++) o[h] += xv * wc[h];                                               \
+            }                                                                                                     \
+        }                                                                                                         \
+        return 0;                                                                                                 \
+    }
+GENERIC_LAYER(leakaudit_layer_f32, float)
+GENERIC_LAYER(leakaudit_layer_f64, double)
 
 /* whether leakaudit_dense_layer_f32 has a copy for H outputs */
 int64_t leakaudit_dense_supports(int64_t H)

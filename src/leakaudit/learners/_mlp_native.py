@@ -1,47 +1,55 @@
-"""The native (C) twins of the MLP training kernels, built with the package.
+"""The compiled MLP kernel (``_mlp_native.c``), built with the package.
 
-``_mlp_native.c`` trains one one-hidden-layer float32 MLP on sparse rows: mini-batch Adam/SGD
-(:class:`~leakaudit.learners.TorchMLP`'s fast mode on one-hot data, e.g. every Adult audit; the
-numba kernel ``_mlp_numba.minibatch_train_many_1h``; dense rows too, each step's first layer as two
-register-blocked matrix products, :func:`train_block`'s ``x``) and per-example SGD (faithful mode;
-``_torch_numba.sgd_train_many_1h``), each row's hidden units summed in vector registers, which
-numba cannot express for a run-time width (measured on the 2-core VM: see benchmarks/README.md).
-It also draws the models' epoch orders (:func:`permutations`: numpy's ``Generator.permutation``, the same
-numbers, one call per model and block of epochs, without the GIL). On one-hot data each model's task first finds
-the one-hot groups of its own rows and drops each group's most frequent column from them, adding it back through
-the bias and a table of weight differences (:func:`onehot_prepare`; ~4.5 of an Adult row's 14 inputs).
+``_mlp_native.c`` trains one-hidden-layer float32 MLPs: mini-batch Adam/SGD (:class:`~leakaudit.learners.TorchMLP`'s
+fast mode: on sparse rows such as every Adult audit's one-hot data, or on dense rows, each step's first layer as two
+register-blocked matrix products, :func:`train_block`'s ``x``) and per-example SGD (faithful mode), each row's hidden
+units summed in vector registers, for the widths it has copies for (:func:`supports`). It also computes layers for
+predictions with a fixed order of additions (:func:`first_layer`, :func:`dense_layer`, :func:`layer`) and draws
+the models' epoch orders (:func:`permutations`: numpy's ``Generator.permutation``, the same numbers, one call per
+model and block of epochs, without the GIL). On one-hot data each model's task first finds the one-hot groups of
+its own rows and drops each group's most frequent column from them, adding it back through the bias and a table of
+weight differences (:func:`onehot_prepare`; ~4.5 of an Adult row's 14 inputs).
 
 ``setup.py`` compiles the source with the package in portable, AVX2 and AVX-512 variants; :data:`KERNEL` opens
-the one this CPU runs (:mod:`._native`) with :mod:`ctypes`, whose calls release the GIL: models run on a thread
-pool, one model per call, so results do not depend on the thread count. When none was built, or
-``LEAKAUDIT_NATIVE=0``, :func:`library` returns None and TorchMLP uses the numba kernel; ``KERNEL.reason`` says
-why.
+the one this CPU runs (:mod:`._native`) with :mod:`ctypes`, whose calls release the GIL: models run on the
+learners' thread pool (:mod:`._threads`), one model per call, so results do not depend on the thread count. When
+none was built, or ``LEAKAUDIT_NATIVE=0``, :func:`library` returns None and TorchMLP trains with torch (the
+reference it is tested against); ``KERNEL.reason`` says why.
 """
 
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 
 import numpy as np
 
 from ._native import CompiledKernel
+from ._threads import for_each_model
 
 __all__ = [
     "KERNEL",
+    "TANH_COEFS",
+    "WIDTHS",
+    "aligned_rows",
+    "csr_rows",
     "dense_layer",
     "first_layer",
-    "for_each_model",
+    "layer",
     "library",
+    "n_params_1h",
     "onehot_prepare",
+    "pack_1h",
     "permutations",
     "supports",
     "supports_dense",
     "train_block",
     "train_faithful",
+    "unpack_1h",
 ]
 
+#: the hidden widths the kernel has copies for (FOR_EACH_NV in _mlp_native.c)
+WIDTHS = (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128)
 #: the most rows the training kernel takes through a step together (its ROW_GROUP), for the size of its scratch
 ROW_GROUP_MAX = 4
 #: the share of the rows a one-hot group's most frequent column must hold for the training kernel to drop it
@@ -56,6 +64,105 @@ DENSE = True
 
 
 _P, _I, _F, _D = ctypes.c_void_p, ctypes.c_int64, ctypes.c_float, ctypes.c_double
+
+# Rational minimax approximation of tanh on [-7.9053, 7.9053] (Eigen's
+# ``generic_fast_tanh_float``): tanh(x) = x * P(x^2) / Q(x^2); measured error at most 4.4 ulp
+# of float32 (near |x| = 5.7). The compiled kernels train float32 nets only, with this tanh (a plain ``tanh``
+# call blocks vectorisation).
+TANH_COEFS = np.array(
+    [
+        7.90531110763549805,  # clamp
+        4.89352455891786e-03,  # alpha_1
+        6.37261928875436e-04,  # alpha_3
+        1.48572235717979e-05,  # alpha_5
+        5.12229709037114e-08,  # alpha_7
+        -8.60467152213735e-11,  # alpha_9
+        2.00018790482477e-13,  # alpha_11
+        -2.76076847742355e-16,  # alpha_13
+        4.89352518554385e-03,  # beta_0
+        2.26843463243900e-03,  # beta_2
+        1.18534705686654e-04,  # beta_4
+        1.19825839466702e-06,  # beta_6
+        4e-4,  # below this |x|, tanh(x) = x
+    ]
+)
+
+
+def n_params_1h(d: int, H: int, C: int) -> int:
+    """Parameters of a d-H-C net: ``d H + H + C H + C``."""
+    return d * H + H + C * H + C
+
+
+def aligned_rows(K: int, P: int, dtype) -> np.ndarray:
+    """C-contiguous zeros of shape (K, P') whose rows start on 64-byte boundaries.
+
+    P' is P rounded up to 64 bytes (the padding is never read), so every model's parameters,
+    and with them the weight rows of a hidden width that is a multiple of 16 (float32), are
+    cache-line aligned. A view into a slightly larger buffer.
+    """
+    dtype = np.dtype(dtype)
+    per_line = 64 // dtype.itemsize
+    stride = -(-P // per_line) * per_line
+    buf = np.zeros(K * stride + per_line, dtype=dtype)
+    off = (-buf.ctypes.data % 64) // dtype.itemsize
+    return buf[off : off + K * stride].reshape(K, stride)
+
+
+def pack_1h(Ws: list[np.ndarray], bs: list[np.ndarray], dtype) -> np.ndarray:
+    """Stacked weights (K, d, H), (K, H, C) and biases (K, H), (K, C) -> the kernel's rows (K, P'), see aligned_rows."""
+    W1, W2 = Ws
+    b1, b2 = bs
+    K, d, H = W1.shape
+    C = W2.shape[2]
+    P = n_params_1h(d, H, C)
+    out = aligned_rows(K, P, dtype)
+    out[:, :P] = np.concatenate([W1.reshape(K, -1), b1, W2.transpose(0, 2, 1).reshape(K, -1), b2], axis=1)
+    return out
+
+
+def unpack_1h(params: np.ndarray, d: int, H: int, C: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Inverse of :func:`pack_1h` (rows (K, >= P)): ([W1 (K, d, H), W2 (K, H, C)], [b1 (K, H), b2 (K, C)]), copies."""
+    K = params.shape[0]
+    o1 = d * H
+    o2 = o1 + H
+    o3 = o2 + C * H
+    W1 = params[:, :o1].reshape(K, d, H).copy()
+    b1 = params[:, o1:o2].copy()
+    W2 = np.ascontiguousarray(params[:, o2:o3].reshape(K, C, H).transpose(0, 2, 1))
+    b2 = params[:, o3 : o3 + C].copy()
+    return [W1, W2], [b1, b2]
+
+
+def csr_rows(X: np.ndarray, sparse: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The inputs each row of X feeds to the first layer, as CSR (indptr, indices, values).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), the kernel's dtype
+    sparse : bool
+        List only the non-zero entries of each row (exact: a zero input adds
+        nothing forward and a zero gradient backward); else every entry.
+
+    Returns
+    -------
+    indptr : ndarray (n + 1,) int64; indices : ndarray (nnz,) int64, ascending within a row;
+    values : ndarray (nnz,), X's dtype.
+    """
+    n, d = X.shape
+    if sparse:
+        nz = X != 0
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.count_nonzero(nz, axis=1), out=indptr[1:])
+        flat = np.flatnonzero(nz)  # row-major: ascending within a row
+        indices = (flat % d).astype(np.int64, copy=False)
+        values = np.ascontiguousarray(X).ravel()[flat]
+    else:
+        indptr = np.arange(0, n * d + 1, d, dtype=np.int64)
+        indices = np.tile(np.arange(d, dtype=np.int64), n)
+        values = np.ascontiguousarray(X).ravel()
+    return indptr, indices, values
+
+
 
 
 class Rows(ctypes.Structure):
@@ -112,6 +219,10 @@ def _configure(lib: ctypes.CDLL) -> None:
     fl = lib.leakaudit_first_layer_1h_f32
     fl.restype = ctypes.c_int64
     fl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64, ctypes.c_void_p]
+    for name in ("leakaudit_layer_f32", "leakaudit_layer_f64"):
+        getattr(lib, name).restype = ctypes.c_int64
+        getattr(lib, name).argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64,
+                                                                                  ctypes.c_void_p]
     dl = lib.leakaudit_dense_layer_f32
     dl.restype = ctypes.c_int64
     dl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 3 + [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
@@ -146,87 +257,6 @@ def supports_dense(H: int, dtype) -> bool:
         return False
     lib = library()
     return lib is not None and bool(lib.leakaudit_dense_supports(int(H)))
-
-
-def _default_threads() -> int:
-    try:
-        import numba
-
-        return int(numba.config.NUMBA_NUM_THREADS)
-    except ImportError:  # pragma: no cover - numba is a core dependency
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-_POOL_LOCK = threading.Lock()
-_POOL: list = [None, 0]  # the shared executor and its size
-_IN_POOL = threading.local()
-
-
-def _mark_pool_thread() -> None:
-    _IN_POOL.flag = True
-
-
-def _reset_pool() -> None:  # a forked child has none of its parent's threads
-    global _POOL_LOCK
-    _POOL_LOCK = threading.Lock()
-    _POOL[:] = [None, 0]
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_pool)
-
-
-def _executor(n: int):
-    """A process-wide thread pool of at least ``n`` threads, kept between calls (a new pool a call cost ~0.3 ms)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with _POOL_LOCK:
-        if _POOL[0] is None or _POOL[1] < n:
-            if _POOL[0] is not None:
-                _POOL[0].shutdown(wait=False)  # its queued work still runs
-            _POOL[:] = [ThreadPoolExecutor(max_workers=n, thread_name_prefix="leakaudit-native",
-                                           initializer=_mark_pool_thread), n]
-        return _POOL[0]
-
-
-def for_each_model(one, K: int, n_threads: int | None) -> None:
-    """Call ``one(k)`` for k in range(K) on ``n_threads`` threads (None: numba's thread count).
-
-    For work that releases the GIL (ctypes calls, numpy's shuffle); each k is one task, so anything
-    ``one`` keeps per model makes the results independent of the thread count. The calling thread is one of
-    the threads, the others come from a pool kept between calls; the tasks are handed out in order as threads
-    free up. The first exception is raised once every thread has stopped (no task starts after it).
-    """
-    import itertools
-
-    workers = max(1, min(int(n_threads or _default_threads()), K))
-    if workers == 1 or getattr(_IN_POOL, "flag", False):  # one thread, or called from a pool task: no nesting
-        for k in range(K):
-            one(k)
-        return
-    tasks = itertools.count()  # next() on it is atomic under the GIL
-    errors: list = []  # once not empty, no thread starts another task
-
-    def loop():
-        while not errors:
-            k = next(tasks)
-            if k >= K:
-                return
-            try:
-                one(k)
-            except BaseException as e:  # noqa: BLE001 - re-raised below, in the caller
-                errors.append(e)
-
-    futures = [_executor(workers - 1).submit(loop) for _ in range(workers - 1)]
-    try:
-        loop()
-        for f in futures:
-            f.result()
-    except BaseException as e:  # e.g. KeyboardInterrupt while waiting: the pool's threads stop after their task
-        errors.append(e)
-        raise
-    if errors:
-        raise errors[0]
 
 
 def permutations(rng: np.random.Generator, out: np.ndarray, n_epochs: int) -> bool:
@@ -283,7 +313,7 @@ def _csr(indptr, indices, values, y, d: int, C: int) -> Rows:
 def onehot_prepare(indptr, indices, values, rows, d: int, member=None):
     """One model's one-hot groups, as the training kernel finds them in its task (``leakaudit_onehot_prepare``).
 
-    CSR rows (``_mlp_numba.csr_rows``: indptr, indices int64, values float32) of n rows of d columns; ``rows``: the
+    CSR rows (:func:`csr_rows`: indptr, indices int64, values float32) of n rows of d columns; ``rows``: the
     model's training rows (int64; with ``member`` (n,) uint8, only those of them it marks). A one-hot group is a run
     of adjacent columns whose listed values are all 1 and of which every training row holds exactly one, whose most
     frequent (dominant) column is in at least :data:`MIN_DOMINANT_SHARE` of the rows: the kernel drops the dominant
@@ -312,7 +342,7 @@ def onehot_prepare(indptr, indices, values, rows, d: int, member=None):
 def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, start, rowmap, rm_start, length,
                 member, use_member, n_epochs, batch_size, d, H, C, hyper, adam, activation, coefs,
                 n_threads, rngs=None, onehot: bool = False, x=None) -> list:
-    """Train every model (row of ``params``) for ``n_epochs``: the numba kernel's arguments and semantics.
+    """Train every model (row of ``params``) for ``n_epochs`` of mini-batch Adam or SGD.
 
     Arrays are C-contiguous: params/mom1/mom2 (K, >= P) float32, steps (K,) int64, the CSR rows
     (indptr, indices int64; values float32), y int64, order/start/rowmap/rm_start/length int64,
@@ -405,15 +435,13 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
 
 def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr, epochs, lr, activation,
                    n_threads) -> None:
-    """Per-example SGD of every model, in place: ``_torch_numba.sgd_train_many_1h``'s arguments and semantics.
+    """Per-example SGD of every model, in place (the paper's Torch7 ``nn.StochasticGradient``, one hidden layer).
 
     W1 (K, d, H), b1 (K, H), W2T (K, C, H), b2 (K, C) float32 C-contiguous; CSR rows of the non-zero
     inputs (indptr, indices int64, values float32), y int64; model k visits rows
     ``order[order_ptr[k]:order_ptr[k + 1]]`` in that order every epoch. One model per call, spread over
     ``n_threads`` threads (results do not depend on the count).
     """
-    from ._torch_numba import TANH_COEFS
-
     lib = library()
     if lib is None:  # pragma: no cover - callers check supports() first
         raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
@@ -444,7 +472,7 @@ def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr
 def first_layer(indptr, indices, values, W, b, out, n_threads=None) -> None:
     """``out[k, i] = b[k] + sum over row i's listed inputs c of values * W[k, c]``, model by model over threads.
 
-    CSR rows of ``_mlp_numba.csr_rows``; W (K, d, H), b (K, H), out (K, n, H), float32, C-contiguous.
+    CSR rows of :func:`csr_rows`; W (K, d, H), b (K, H), out (K, n, H), float32, C-contiguous.
     Each row's inputs are added in their listed order, so a row's outputs do not
     depend on the rows queried with it or on the threads.
     """
@@ -485,5 +513,28 @@ def dense_layer(x, W, b, out, n_threads=None) -> None:
         if lib.leakaudit_dense_layer_f32(int(H), _ptr(W[k]), _ptr(b[k]), _ptr(xk), int(n), int(d),
                                          _ptr(out[k])) < 0:  # pragma: no cover
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
+
+    for_each_model(one, K, n_threads)
+
+
+def layer(x, W, b, out, n_threads=None) -> None:
+    """:func:`dense_layer` for any width and for float32 or float64: the same rule (``b`` + the non-zero inputs'
+    products, in ascending order; a row's outputs independent of the other rows), plain loops.
+
+    x (1 or K, n, d), W (K, d, H), b (K, H), out (K, n, H), all of one dtype (float32 or float64), C-contiguous.
+    """
+    lib = library()
+    if lib is None:  # pragma: no cover - callers check library() first
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+    K, n, H = out.shape
+    d = W.shape[1]
+    fn = lib.leakaudit_layer_f32 if out.dtype == np.float32 else lib.leakaudit_layer_f64
+    for a in (x, W, b, out):
+        if a.dtype != out.dtype or a.dtype not in (np.float32, np.float64) or not a.flags.c_contiguous:
+            raise ValueError("layer needs C-contiguous arrays of one dtype, float32 or float64")  # pragma: no cover
+
+    def one(k):
+        xk = x[0] if x.shape[0] == 1 else x[k]
+        fn(int(H), _ptr(W[k]), _ptr(b[k]), _ptr(xk), int(n), int(d), _ptr(out[k]))
 
     for_each_model(one, K, n_threads)

@@ -31,115 +31,21 @@ Throughput (issues 3 and 10; measured in ``benchmarks/train_many.py`` and
   were a sixth of the step);
 * the output layer works in a (K, C, B) layout, so the softmax reduces over a
   short strided axis with long contiguous rows (torch's last-axis softmax over
-  C = 2 is ~10x slower);
-* float32 tanh by the compiled kernels' rational approximation
-  (``_torch_numba.tanh_inplace``, in place on the preactivation buffer): torch's
-  CPU tanh goes through MKL's vector math, slow on AMD CPUs (2.06 ms against
-  sigmoid's 0.33 ms for 64 x 200 x 64 floats on the session-6 machine, a fifth of
-  a dense step);
-* optional sparse first layer (``sparse=True``; :func:`sparse_rows` lists the
-  non-zero inputs of each row): the forward pass sums only the weight rows of the
-  non-zero inputs and the backward pass scatter-adds only into them (compiled
-  numba loops; exact up to summation order). Adam still updates every weight,
-  as the plain trainer does.
+  C = 2 is ~10x slower).
+
+This is the reference trainer of :class:`~leakaudit.learners.TorchMLP` (every
+configuration the compiled kernel does not train, and its test oracle): torch's
+own operators throughout, tanh included.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-import numpy as np
 
-from ._torch_numba import TANH_COEFS, tanh_inplace
 from ._torch_utils import import_torch
 
-__all__ = ["BatchedMLPTrainer", "sparse_rows", "HAVE_SPARSE_KERNELS"]
-
-try:  # the sparse first layer needs numba (optional; the dense path does not)
-    from numba import njit
-
-    HAVE_SPARSE_KERNELS = True
-except ImportError:  # pragma: no cover - exercised only without numba
-    HAVE_SPARSE_KERNELS = False
-
-
-def sparse_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Padded row lists of the non-zero entries of X.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-
-    Returns
-    -------
-    cols : ndarray (n, m) int32
-        Column of the j-th non-zero of row i, ascending; m = max non-zeros per row
-        (at least 1); padding repeats column 0.
-    vals : ndarray (n, m), X's dtype
-        Its value; padding is 0, which adds exactly nothing forward and scatters
-        exactly 0 backward, so the width m never changes a result.
-    """
-    nz = X != 0
-    counts = nz.sum(1)
-    m = max(1, int(counts.max()) if len(X) else 1)
-    cols = np.zeros((X.shape[0], m), dtype=np.int32)
-    vals = np.zeros((X.shape[0], m), dtype=X.dtype)
-    r, c = np.nonzero(nz)  # row-major order: ascending columns within a row
-    slot = np.arange(r.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    cols[r, slot] = c
-    vals[r, slot] = X[r, c]
-    return cols, vals
-
-
-if HAVE_SPARSE_KERNELS:
-
-    @njit(fastmath=True, error_model="numpy", cache=True, boundscheck=False, nogil=True)
-    def _sparse_forward(W, cols, vals, idx, z):  # pragma: no cover - compiled
-        """z[k, t] = sum_j vals[r, j] * W[k, cols[r, j]] with r = idx[k, t] (padding -1 -> row 0): x_r @ W[k].
-
-        W (K, d, H), cols/vals (n, m), idx (K, T) int64, z (K, T, H) out.
-        """
-        K, T = idx.shape
-        m = cols.shape[1]
-        H = W.shape[2]
-        acc = np.empty(H, W.dtype)
-        for k in range(K):
-            Wk = W[k]
-            for t in range(T):
-                r = idx[k, t]
-                if r < 0:
-                    r = 0
-                for q in range(H):
-                    acc[q] = 0.0
-                for j in range(m):
-                    c = cols[r, j]
-                    v = vals[r, j]
-                    for q in range(H):
-                        acc[q] += v * Wk[c, q]
-                for q in range(H):
-                    z[k, t, q] = acc[q]
-
-    @njit(fastmath=True, error_model="numpy", cache=True, boundscheck=False, nogil=True)
-    def _sparse_weight_grad(gz, cols, vals, idx, gW):  # pragma: no cover - compiled
-        """gW[k] = sum_t x_{idx[k, t]} outer gz[k, t], reading only the non-zero inputs (= x^T gz).
-
-        gz (K, T, H), cols/vals (n, m), idx (K, T) int64, gW (K, d, H) out (overwritten).
-        """
-        K, T = idx.shape
-        m = cols.shape[1]
-        H = gW.shape[2]
-        for k in range(K):
-            gk = gW[k]
-            gk[:] = 0
-            for t in range(T):
-                r = idx[k, t]
-                if r < 0:
-                    r = 0
-                for j in range(m):
-                    c = cols[r, j]
-                    v = vals[r, j]
-                    for q in range(H):
-                        gk[c, q] += v * gz[k, t, q]
+__all__ = ["BatchedMLPTrainer"]
 
 
 class BatchedMLPTrainer:
@@ -153,16 +59,13 @@ class BatchedMLPTrainer:
     optimizer : {"sgd", "adam"}
     shared : bool
         Keep the first layer as (d, K, h) for ``step_shared``.
-    sparse : bool
-        The first layer reads and scatters only the non-zero inputs of each row
-        (needs numba; weight decay still applies to every weight, in the optimizer).
     logistic : bool
         Two classes, one logistic unit: class 0's logit gets no gradient (its
         weights, initialised at 0, stay 0), so ``p_1 = sigmoid(l_1)``.
     """
 
     def __init__(self, Ws, bs, X, y, *, activation, optimizer, lr, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8,
-                 shared=False, sparse=False, logistic=False):
+                 shared=False, logistic=False):
         torch = import_torch()
         self.torch = torch
         self.K = K = Ws[0].shape[0]
@@ -224,16 +127,7 @@ class BatchedMLPTrainer:
             self.v = torch.zeros_like(self.flat)
             self.t = torch.zeros(K, dtype=torch.float64)
             self._step_t = torch.zeros((), dtype=torch.float32)
-        self.sparse = None
-        if sparse:
-            if not HAVE_SPARSE_KERNELS:  # pragma: no cover - the learner checks first
-                raise RuntimeError("the sparse first layer needs numba")
-            self.sparse = sparse_rows(self.X1.numpy())
         self._buffers: dict = {}
-        # float32 tanh by the compiled kernels' rational approximation (<= 4.4 ulp): torch's own CPU tanh runs
-        # through MKL's vector math, ~6x slower than torch's sigmoid on AMD CPUs (a fifth of a dense step)
-        self._tanh = tanh_inplace if (activation == "tanh" and dtype == torch.float32) else None
-        self._tanh_coefs = TANH_COEFS.astype(np.float32)
 
     # -- preallocated temporaries -------------------------------------------
     def _buf(self, name, shape, dtype=None):
@@ -245,12 +139,9 @@ class BatchedMLPTrainer:
 
     # -- forward/backward pieces ------------------------------------------------
     def _act_(self, z):
-        """Activation in place (float32 tanh: the compiled kernels' rational tanh, see ``_torch_numba.tanh_inplace``)."""
+        """Activation in place (torch's own tanh or relu)."""
         if self.activation != "tanh":
             return z.relu_()
-        if self._tanh is not None and z.is_contiguous():
-            self._tanh(z.numpy().reshape(-1), self._tanh_coefs)
-            return z
         return z.tanh_()
 
     def _act_grad(self, gh, a, out):
@@ -334,14 +225,9 @@ class BatchedMLPTrainer:
         safe = idx if full else idx.clamp(min=0)
         d1, h1 = self.sizes[0] + 1, self.sizes[1]
         z = self._buf("z0", (K, B, h1))
-        if self.sparse is not None:
-            cols, vals = self.sparse
-            safe_np = safe.numpy()
-            _sparse_forward(self.W0b.numpy(), cols, vals, safe_np, z.numpy())
-        else:  # [x, 1] @ [W; b]
-            x = self._buf("x", (K, B, d1))
-            torch.index_select(self.X1, 0, safe.reshape(-1), out=x.view(K * B, d1))
-            torch.bmm(x, self.W0b, out=z)
+        x = self._buf("x", (K, B, d1))  # [x, 1] @ [W; b]
+        torch.index_select(self.X1, 0, safe.reshape(-1), out=x.view(K * B, d1))
+        torch.bmm(x, self.W0b, out=z)
         if self.L == 1:  # no hidden layer: z are the logits
             gz = self._buf("gz0", (K, B, h1))
             gz.copy_(self._output_grad(z.transpose(1, 2), self.y[safe], w, B).transpose(1, 2))
@@ -351,10 +237,7 @@ class BatchedMLPTrainer:
             gh = self._hidden_backward(acts, gh, K, B)
             gz = self._act_grad(gh, acts[0], self._buf("gz0", (K, B, h1)))
         # [x, 1]^T @ gz: weight gradient and (last row) bias gradient
-        if self.sparse is not None:
-            _sparse_weight_grad(gz.numpy(), cols, vals, safe_np, self.gW0b.numpy())
-        else:
-            torch.bmm(x.transpose(1, 2), gz, out=self.gW0b)
+        torch.bmm(x.transpose(1, 2), gz, out=self.gW0b)
         self._update(active)
 
     def step_shared(self, rows, member) -> None:
@@ -374,14 +257,9 @@ class BatchedMLPTrainer:
         # first layer for all models at once: (B, d) @ (d, K*h) -> (B, K*h)
         zc = self._buf("zc", (B, K * h))
         W0b = self.W0b.view(d + 1, K * h)
-        if self.sparse is not None:
-            cols, vals = self.sparse
-            rows_np = rows.reshape(1, B).numpy()
-            _sparse_forward(W0b.view(1, d + 1, K * h).numpy(), cols, vals, rows_np, zc.view(1, B, K * h).numpy())
-        else:  # [x, 1] @ [W; b]
-            x = self._buf("xs", (B, d + 1))
-            torch.index_select(self.X1, 0, rows, out=x)
-            torch.mm(x, W0b, out=zc)
+        x = self._buf("xs", (B, d + 1))  # [x, 1] @ [W; b]
+        torch.index_select(self.X1, 0, rows, out=x)
+        torch.mm(x, W0b, out=zc)
         yb = self.y[rows].expand(K, B)
         gzc = self._buf("gzc", (B, K * h))  # the first layer's gradient in the (B, K*h) layout of its GEMM
         if self.L == 1:  # no hidden layer: zc are the logits
@@ -393,10 +271,7 @@ class BatchedMLPTrainer:
             gh = self._hidden_backward(acts, gh, K, B)
             self._act_grad(gh, a1, gzc.view(B, K, h).transpose(0, 1))
         gW0b = self.gW0b.view(d + 1, K * h)
-        if self.sparse is not None:
-            _sparse_weight_grad(gzc.view(1, B, K * h).numpy(), cols, vals, rows_np, gW0b.view(1, d + 1, K * h).numpy())
-        else:
-            torch.mm(x.t(), gzc, out=gW0b)
+        torch.mm(x.t(), gzc, out=gW0b)
         self._update(active)
 
     # -- optimizers -----------------------------------------------------------

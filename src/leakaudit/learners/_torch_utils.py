@@ -248,16 +248,16 @@ def _act(h: np.ndarray, activation: str) -> np.ndarray:
 def stacked_logits(weights, biases, activation: str, X: np.ndarray, sparse_first: bool) -> np.ndarray:
     """Logits (K, n, C) of K stacked MLPs (weights[l]: (K, n_in, n_out), biases[l]: (K, n_out)) on X (n, d).
 
-    Every layer sums each output over its inputs in a fixed order (the compiled kernels of ``_mlp_numba`` /
-    ``_mlp_native``, not BLAS, whose kernel and blocking depend on the matrices' sizes: on AVX-512 OpenBLAS a row's
-    float32 logits moved by an ulp with the number of rows queried), so a row's outputs do not depend on the rows
-    queried with it or on the chunking: PDTP compares one model's outputs on one record with another's on many.
-    ``sparse_first``: the first layer from the non-zero inputs listed as CSR rows (the C twin), as nets trained
-    with a sparse first layer were; the same sums as the dense kernels, which skip zero inputs too (C twins for the
-    widths they have and for fewer than 8 outputs, numba otherwise).
-    Without numba (not a supported install) BLAS computes them.
+    Every layer sums each output over its inputs in a fixed order (the compiled kernel ``_mlp_native``, not
+    BLAS, whose kernel and blocking depend on the matrices' sizes: on AVX-512 OpenBLAS a row's float32 logits moved by
+    an ulp with the number of rows queried), so a row's outputs do not depend on the rows queried with it or on the
+    chunking: PDTP compares one model's outputs on one record with another's on many. ``sparse_first``: the first
+    layer from the non-zero inputs listed as CSR rows, as nets trained with a sparse first layer were; the same sums
+    as the dense copies, which skip zero inputs too (vectorised copies for the training widths and for fewer than 8
+    outputs, plain loops for other widths and float64). Without the compiled kernel numpy's products (BLAS)
+    compute them.
     """
-    from ._mlp_numba import HAVE_NUMBA
+    from . import _mlp_native
 
     dt = weights[0].dtype
     Xd = np.ascontiguousarray(X, dtype=dt)
@@ -265,31 +265,29 @@ def stacked_logits(weights, biases, activation: str, X: np.ndarray, sparse_first
     out = np.empty((K, n, weights[-1].shape[2]), dtype=dt)
     if n == 0 or K == 0:
         return out
-    if not HAVE_NUMBA:  # pragma: no cover - numba is a core dependency
+    if _mlp_native.library() is None:
         h = Xd[None]
         for l, (W, b) in enumerate(zip(weights, biases)):
             h = np.matmul(h, W) + b[:, None, :]
             if l < len(weights) - 1:
                 h = _act(h, activation)
         return h
-    from . import _mlp_native
-    from ._mlp_numba import KERNEL_LOCK, csr_rows, stacked_layer
-
     widest = max(W.shape[2] for W in weights)
     chunk = max(1, int(16_000_000 // max(1, n * widest)))  # models per pass: hidden activations <= ~64 MB
-    csr = csr_rows(Xd, True) if sparse_first and _mlp_native.supports(weights[0].shape[2], dt) else None
+    sparse = sparse_first and _mlp_native.supports(weights[0].shape[2], dt)
+    csr = _mlp_native.csr_rows(Xd, True) if sparse else None
     for s in range(0, K, chunk):
         e = min(K, s + chunk)
         for l, (W, b) in enumerate(zip(weights, biases)):
             Wc, bc = np.ascontiguousarray(W[s:e]), np.ascontiguousarray(b[s:e])
             h_out = out[s:e] if l == len(weights) - 1 else np.empty((e - s, n, W.shape[2]), dtype=dt)
-            if l == 0 and csr is not None:  # the C twins, a row's sums in registers
+            x = Xd[None] if l == 0 else h
+            if l == 0 and csr is not None:  # a row's sums in registers
                 _mlp_native.first_layer(*csr, Wc, bc, h_out)
             elif _mlp_native.supports_dense(W.shape[2], dt):
-                _mlp_native.dense_layer(Xd[None] if l == 0 else h, Wc, bc, h_out)
+                _mlp_native.dense_layer(x, Wc, bc, h_out)
             else:
-                with KERNEL_LOCK:
-                    stacked_layer(Xd[None] if l == 0 else h, Wc, bc, h_out, 256)
+                _mlp_native.layer(x, Wc, bc, h_out)
             h = h_out
             if l < len(weights) - 1:
                 h = _act(h, activation)

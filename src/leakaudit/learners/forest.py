@@ -1,13 +1,13 @@
-"""Random forests of CART trees, many forests trained at once (numba, and its C twin).
+"""Random forests of CART trees, many forests trained at once (the compiled forest kernel, or scikit-learn).
 
 :class:`RandomForest` is scikit-learn's ``RandomForestClassifier`` (version 1.9)
 re-implemented so that all K forests x T trees of one :meth:`~RandomForest.fit_many`
-call are grown together, the trees spread over threads (``numba.prange``). It
-follows scikit-learn's algorithm step by step, random streams included (see
-``_forest_numba``), so with the same seed it grows the same trees:
-``RandomForest(...).fit(X, y, random_state=s)`` predicts what
-``RandomForestClassifier(..., random_state=s).fit(X, y)`` predicts (tested to
-1e-12). In particular:
+call are grown together, the trees spread over threads, by the compiled kernel
+``_forest_native.c`` (built with the package; its header explains the algorithm). It
+follows scikit-learn's algorithm step by step, random streams included, so with the
+same seed it grows the same trees: ``RandomForest(...).fit(X, y, random_state=s)``
+predicts what ``RandomForestClassifier(..., random_state=s).fit(X, y)`` predicts
+(tested to 1e-12). In particular:
 
 * exact CART splits (best threshold over every candidate feature; threshold =
   midpoint of the two adjacent distinct float32 values, values closer than 1e-7
@@ -23,19 +23,18 @@ follows scikit-learn's algorithm step by step, random streams included (see
   mean over the trees.
 
 Where it is faster: a feature's values are replaced once by their rank among
-the feature's distinct values, so a node evaluates a feature with few distinct
-values by a class histogram in O(n_node) instead of sorting (a one-hot column,
-with two classes, in O(1) from the node's sums of all two-valued features), and
-sorts only features with many distinct values relative to the node's size
-(``_forest_numba`` module docstring); scikit-learn sorts every candidate. The
-trees are grown (and ``fit_predict_many``'s queried) by the numba kernels' C
-twins (``_forest_native.c``, built with the package, the variant this CPU runs)
-when they were built, else by numba: the same trees either way. On 1,000 Adult
-rows (one-hot + z-scored, 104 columns) a tree costs ~0.13 CPU-ms here with the
-C kernel, ~0.19 with numba's (benchmarks/README.md, session 12) against ~4.6 in
-scikit-learn 1.9 (one thread each; measured in session 3).
+the feature's distinct values (:func:`feature_codes`), so a node evaluates a
+feature with few distinct values by a class histogram in O(n_node) instead of
+sorting (a one-hot column, with two classes, in O(1) from the node's sums of all
+two-valued features, :func:`binary_rows`), and sorts only features with many
+distinct values relative to the node's size; scikit-learn sorts every candidate.
 :meth:`RandomForest.fit_predict_many` queries the trees as they are grown and
 keeps none.
+
+Where the compiled kernel is not available (no C compiler when the package was
+installed, ``LEAKAUDIT_NATIVE=0``; ``kernels.kernel_status()`` says which and why) or
+``native=False``, the forests are scikit-learn's own ``RandomForestClassifier``, the same
+trees, converted to the bank's arrays and queried with numpy.
 
 Seeds: model k's seed ``s`` is the forest's ``random_state``: tree j's seed is the
 j-th draw of ``RandomState(s).randint(2**31 - 1)``, as in scikit-learn. Results
@@ -64,13 +63,15 @@ _BUFFER_BYTES = 64 * 2**20
 _PREDICT_BLOCK = 64
 #: trees a worker grows before querying them together (fit_predict_many)
 _QUERY_GROUP = 16
-#: the most memory the query rows' bitsets (:func:`_forest_numba.query_bitsets`) may take; above it (many rows with
+#: the most memory the query rows' bitsets (:func:`_forest_native.query_bitsets`) may take; above it (many rows with
 #: many distinct values, e.g. 45,000 rows: ~100 MB) the trees are queried a row at a time
 _BITSET_BYTES = 32 * 2**20
+#: node-sum rows a worker of the kernel starts with (it doubles them as a deep tree needs)
+_HST_ROWS = 64
 
 
-def _query_sets(K, Xq: np.ndarray) -> tuple:
-    """``grow_and_query``'s last five arguments: the query rows as bitsets when they fit ``_BITSET_BYTES``
+def _query_sets(Xq: np.ndarray) -> tuple:
+    """``_forest_native.grow_query``'s ``sets``: the query rows as bitsets when they fit ``_BITSET_BYTES``
     (``bits`` True), else dummies (``bits`` False: each row descends each tree)."""
     nq, F = Xq.shape
     # distinct values of each column (equal as floats: -0.0 is 0.0)
@@ -80,7 +81,9 @@ def _query_sets(K, Xq: np.ndarray) -> tuple:
     W = -(-nq // 64)
     if (int(qvptr[-1]) + F) * W * 8 > _BITSET_BYTES:
         return False, np.zeros((0, 1), np.uint64), np.zeros(1, np.int64), np.zeros(0, np.float32), qvptr
-    P, pptr, qv = K.query_bitsets(np.ascontiguousarray(Xq, dtype=np.float32), qvptr)
+    from . import _forest_native
+
+    P, pptr, qv = _forest_native.query_bitsets(np.ascontiguousarray(Xq, dtype=np.float32), qvptr)
     return True, P, pptr, qv, qvptr
 
 
@@ -92,13 +95,34 @@ def _is_real(x: Any) -> bool:
     return isinstance(x, (numbers.Real, np.floating)) and not isinstance(x, (bool, np.bool_)) and not _is_int(x)
 
 
-def _need_numba():
-    from . import _forest_numba as K
+def _compiled():
+    """The compiled forest kernel's module when its library opened on this machine, else None."""
+    from . import _forest_native
 
-    if not K.HAVE_NUMBA:  # pragma: no cover - numba comes with leakaudit's [torch] extra
-        raise UnsupportedError("RandomForest needs numba (pip install numba), or use "
-                               "SklearnLearner(RandomForestClassifier())")
-    return K
+    return _forest_native if _forest_native.library() is not None else None
+
+
+def _threads(n_threads: int | None) -> int:
+    from ._threads import default_threads
+
+    return int(n_threads) if n_threads is not None else default_threads()
+
+
+def tree_seeds(seeds, n_trees: int) -> np.ndarray:
+    """Model k's tree seeds at rows ``k * n_trees ...``: ``RandomState(seeds[k]).randint(0, 2**31 - 1, n_trees)``,
+    what ``RandomForestClassifier(random_state=seeds[k])`` hands its trees."""
+    return np.concatenate([np.random.RandomState(int(s)).randint(_MAX_INT, size=n_trees).astype(np.int64)
+                           for s in seeds]) if len(seeds) else np.zeros(0, np.int64)
+
+
+def round_down_f32(t: np.ndarray) -> np.ndarray:
+    """The largest float32 <= each float64 of ``t``: for a float32 x, ``x <= t`` exactly when ``x <= round_down(t)``
+    (how the bank keeps scikit-learn's float64 thresholds in float32 without changing a decision)."""
+    t = np.asarray(t, dtype=np.float64)
+    t32 = t.astype(np.float32)
+    up = t32.astype(np.float64) > t
+    t32[up] = np.nextafter(t32[up], np.float32(-np.inf))
+    return t32
 
 
 def feature_codes(X32: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -126,7 +150,7 @@ def feature_codes(X32: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rank_sorted = np.cumsum(new, axis=0) - 1  # (n, F): code of the sorted rows
     counts = new.sum(axis=0)
     top = int(counts.max()) if F else 1
-    # one code type for almost every dataset: each type is a separate numba compilation of the kernels
+    # uint16 for almost every dataset (half the memory traffic of int32)
     dtype = np.uint16 if top <= 2**16 else np.int32
     codes = np.empty((F, n), dtype=dtype)
     np.put_along_axis(codes.T, order, rank_sorted.astype(dtype), axis=0)
@@ -190,14 +214,16 @@ class _FlatTrees:
         self.feat, self.thr, self.left, self.leaf, self.value = new
         self.cap_nodes, self.cap_leaves = cap_n, cap_l
 
-    def add(self, K, feat, thr, left, leaf, value, nn, depth, remaining_trees: int) -> None:
-        """Pack one chunk of grown trees (the build buffers' rows, breadth-first) after the ones already held."""
+    def add(self, rows, nn, depth, max_nodes: int, remaining_trees: int) -> None:
+        """Pack one chunk of grown trees (the build buffers' ``rows``, breadth-first) after the ones already held."""
+        from . import _forest_native
+
         off, loff = _tree_offsets(nn)
         # room for this chunk and, at this chunk's mean size (+ 5 %), the trees still to grow
         est = 1.05 * (remaining_trees / max(1, nn.size))
         self._reserve(self.nodes + int(off[-1] * (1 + est)), self.leaves + int(loff[-1] * (1 + est)))
-        K.copy_trees(feat, thr, left, leaf, value, nn, off + self.nodes, loff + self.leaves, self.feat, self.thr,
-                     self.left, self.leaf, self.value)
+        _forest_native.pack(rows, nn, max_nodes, off + self.nodes, loff + self.leaves,
+                            (self.feat, self.thr, self.left, self.leaf, self.value))
         self.nodes += int(off[-1])
         self.leaves += int(loff[-1])
         self.nn.append(nn)
@@ -260,14 +286,11 @@ class RandomForestBank(ModelBank):
         if X.shape[0] == 0 or self.n_models == 0:
             return out
         Xq = _as_float32(X, "X")
-        K = _need_numba()
-        with K.KERNEL_LOCK:
-            old = K.set_threads(self.n_threads)
-            try:
-                K.predict_forests(Xq.reshape(-1), Xq.shape[1], self.tree_ptr, self.node_off, self.leaf_off,
-                                  self.feature, self.threshold, self.left, self.leaf, self.value, out, _PREDICT_BLOCK)
-            finally:
-                K.set_threads(old)
+        native = _compiled()
+        if native is None:
+            return _predict_numpy(self, Xq, out)
+        native.predict(Xq, self.tree_ptr, self.node_off, self.leaf_off, self.feature, self.threshold, self.left,
+                       self.leaf, self.value, out, _PREDICT_BLOCK, _threads(self.n_threads))
         return out
 
     def model(self, k: int) -> "RandomForestModel":
@@ -356,13 +379,13 @@ class RandomForest(Learner):
         Bootstrap draws per tree: the model's number of rows (None), the int, or
         ``max(1, int(max_samples * n_rows))``. Only with ``bootstrap=True``.
     n_threads : int or None, default=None
-        Threads for growing and querying (None: numba's default, all cores).
+        Threads for growing and querying (None: every processor this process may run on).
         Results do not depend on it.
     native : bool, default=True
-        Grow the trees with the kernel's C twin (``_forest_native``, built with
-        the package; where it was not built, or with ``LEAKAUDIT_NATIVE=0``, the
-        numba kernel grows them; ``kernels.kernel_status()`` says which). The same trees,
-        node for node; only faster.
+        Grow the trees with the compiled forest kernel (``_forest_native``, built with
+        the package). False, or where it was not built or ``LEAKAUDIT_NATIVE=0``
+        (``kernels.kernel_status()`` says which), trains scikit-learn's
+        ``RandomForestClassifier`` instead: the same trees, node for node, slower.
 
     Examples
     --------
@@ -495,7 +518,7 @@ class RandomForest(Learner):
                           X_query: np.ndarray, *, n_classes: int | None) -> np.ndarray:
         """Models spread over the threads, each model's trees queried on ``X_query`` (in groups of
         ``_QUERY_GROUP``) as soon as they are grown and then dropped: no bank of trees is built. The query rows
-        move down a tree as bitsets, a set per node (``_forest_numba.query_bitsets``; each row descends each
+        move down a tree as bitsets, a set per node (``_forest_native.query_bitsets``; each row descends each
         tree instead when the bitsets would pass ``_BITSET_BYTES``). The same numbers as
         ``fit_many(...).predict_proba(X_query)`` (each model's trees added in order, then divided by their
         number). With fewer models than threads the trees are spread instead (a bank, then queried)."""
@@ -507,15 +530,16 @@ class RandomForest(Learner):
         if X.shape[1] == 0:
             raise InvalidInputError("X has no features (shape (n, 0)); a tree needs at least one column to split on")
         p = self._check_params(X.shape[1])
-        K = _need_numba()
         for k, s in enumerate(seeds):
             if not 0 <= int(s) <= 2**32 - 1:
                 raise InvalidParameterError(f"random_states[{k}] = {s} is outside [0, 2**32 - 1]")
         X32 = _as_float32(X, "X")
-        if X_query is not None:  # (its shape was checked by Learner.fit_predict_many)
-            Xq = _as_float32(X_query, "X_query")
+        Xq = None if X_query is None else _as_float32(X_query, "X_query")  # (shape checked by the Learner)
+        native = _compiled() if self.native else None
+        if native is None:
+            bank = self._sklearn_bank(X32, y, subsets, seeds, int(n_classes))
+            return bank if Xq is None else bank.predict_proba(Xq)
         codes, vals, voff = feature_codes(X32)
-        maxnv = int(np.diff(voff).max())
         bslot, bptr, bidx = binary_rows(codes, voff)
         C = int(n_classes)
         T = int(self.n_estimators)
@@ -526,58 +550,111 @@ class RandomForest(Learner):
         sub_rows = np.concatenate(subsets).astype(np.int64)
         per = np.array([self._per_model(int(m)) for m in sizes], dtype=np.int64).reshape(Kn, 3)
         n_boot, mss, msl = (np.ascontiguousarray(per[:, i]) for i in range(3))
-        # tree seeds: what RandomForestClassifier(random_state=s) hands its trees
-        tree_seed = K.tree_seeds(np.asarray(seeds, dtype=np.int64), T, _MAX_INT)
-        tree_model = np.repeat(np.arange(Kn, dtype=np.int64), T)
+        tree_seed = tree_seeds(seeds, T)
         # at most one leaf per distinct row: 2 m - 1 nodes (fewer under max_depth)
         max_nodes = 2 * int(sizes.max()) - 1
         if self.max_depth is not None and self.max_depth < 40:
             max_nodes = min(max_nodes, 2 ** (int(self.max_depth) + 1) - 1)
         max_leaves = (max_nodes + 1) // 2
-        data = (codes, vals, voff, y.astype(np.int64), sub_rows, sub_ptr)
-        rules = (n_boot, bool(self.bootstrap), p["max_features"], p["max_depth"], mss, msl, p["crit"], maxnv, bslot,
-                 bptr, bidx)
-        native = native_q = native_next = None
-        if self.native:
-            from . import _forest_native
-
-            native = _forest_native.grow_function(codes.dtype)
-            if native is not None:
-                native_q, native_next = _forest_native.query_function(), _forest_native.next_task_function()
-        with K.KERNEL_LOCK:
-            old = K.set_threads(self.n_threads)
-            try:
-                n_threads = K.get_num_threads()  # numba's threads now (set just above)
-                if X_query is not None and Kn >= n_threads:
-                    out = np.zeros((Kn, Xq.shape[0], C))
-                    if Xq.shape[0]:
-                        K.grow_and_query(*data, tree_seed, T, *rules, min(Kn, n_threads), _QUERY_GROUP, max_nodes,
-                                         Xq, out, _PREDICT_BLOCK, *_query_sets(K, Xq), native, native_q,
-                                         native_next)
-                    return out
-                # the build buffers (a row a tree, breadth-first) are allocated once and reused by every chunk,
-                # and each chunk is packed straight into the bank's arrays: on this project's VMs the first touch
-                # of fresh memory can cost ~11 us a 4 KB page (benchmarks/README.md, session 7)
-                per_tree = max_nodes * (4 + 4 + 4 + 4) + max_leaves * 8 * C
-                chunk = max(min(Kn * T, _BUFFER_BYTES // per_tree), min(Kn * T, n_threads))
-                bufs = (np.empty((chunk, max_nodes), np.int32), np.empty((chunk, max_nodes), np.float32),
-                        np.empty((chunk, max_nodes), np.int32), np.empty((chunk, max_nodes), np.int32),
-                        np.empty((chunk, max_leaves, C), np.float64))
-                nn_b = np.zeros(chunk, np.int64)
-                depth_b = np.zeros(chunk, np.int64)
-                flat = _FlatTrees(C)
-                for t0 in range(0, Kn * T, chunk):
-                    t1 = min(Kn * T, t0 + chunk)
-                    nt = t1 - t0
-                    rows = [b[:nt] for b in bufs]
-                    K.grow_trees(*data, tree_model[t0:t1], tree_seed[t0:t1], *rules, min(nt, n_threads), max_nodes,
-                                 *rows, nn_b[:nt], depth_b[:nt], native)
-                    flat.add(K, *rows, nn_b[:nt].copy(), depth_b[:nt], remaining_trees=Kn * T - t1)
-            finally:
-                K.set_threads(old)
+        yv = y.astype(np.int64)
+        # the struct holds bare addresses: every array it points to stays referenced in this frame
+        forest = native.Forest(
+            codes=codes.ctypes.data, wide=int(codes.dtype == np.int32), n=codes.shape[1], F=codes.shape[0],
+            vals=vals.ctypes.data, voff=voff.ctypes.data, yv=yv.ctypes.data, sub_rows=sub_rows.ctypes.data,
+            sub_ptr=sub_ptr.ctypes.data, n_models=Kn, n_trees=T, tree_seed=tree_seed.ctypes.data,
+            n_boot=n_boot.ctypes.data, mss=mss.ctypes.data, msl=msl.ctypes.data, bootstrap=int(bool(self.bootstrap)),
+            max_features=p["max_features"], max_depth=p["max_depth"], crit=p["crit"], maxnv=int(np.diff(voff).max()),
+            bslot=bslot.ctypes.data, bptr=bptr.ctypes.data, bidx=bidx.ctypes.data, nbin=int(bslot.max() + 1),
+            C=C, max_nodes=max_nodes, m_max=int(sizes.max()), hst_rows=_HST_ROWS)
+        n_threads = _threads(self.n_threads)
+        if Xq is not None and Kn >= n_threads:
+            out = np.zeros((Kn, Xq.shape[0], C))
+            if Xq.shape[0]:
+                native.grow_query(forest, Xq, out, _QUERY_GROUP, _query_sets(Xq), n_threads)
+            return out
+        # the build buffers (a row a tree, breadth-first) are allocated once and reused by every chunk, and each
+        # chunk is packed straight into the bank's arrays: on this project's VMs the first touch of fresh memory
+        # can cost ~11 us a 4 KB page (benchmarks/README.md, session 7)
+        per_tree = max_nodes * (4 + 4 + 4 + 4) + max_leaves * 8 * C
+        chunk = max(min(Kn * T, _BUFFER_BYTES // per_tree), min(Kn * T, n_threads))
+        bufs = (np.empty((chunk, max_nodes), np.int32), np.empty((chunk, max_nodes), np.float32),
+                np.empty((chunk, max_nodes), np.int32), np.empty((chunk, max_nodes), np.int32),
+                np.empty((chunk, max_leaves, C), np.float64))
+        nn_b = np.zeros(chunk, np.int64)
+        depth_b = np.zeros(chunk, np.int64)
+        flat = _FlatTrees(C)
+        for t0 in range(0, Kn * T, chunk):
+            t1 = min(Kn * T, t0 + chunk)
+            native.grow(forest, t0, t1, bufs, nn_b, depth_b, n_threads)
+            flat.add(bufs, nn_b[: t1 - t0].copy(), depth_b[: t1 - t0], max_nodes, remaining_trees=Kn * T - t1)
         nn, feat, thr, left, leaf, value, depth = flat.arrays()
         node_off, leaf_off = _tree_offsets(nn)
         tree_ptr = np.arange(Kn + 1, dtype=np.int64) * T
         bank = RandomForestBank(tree_ptr, node_off, leaf_off, depth, feat, thr, left, leaf, value,
                                 n_features=X.shape[1], n_threads=self.n_threads)
-        return bank if X_query is None else bank.predict_proba(Xq)
+        return bank if Xq is None else bank.predict_proba(Xq)
+
+    def _sklearn_bank(self, X32, y, subsets, seeds, C: int) -> RandomForestBank:
+        """The forests trained by scikit-learn's ``RandomForestClassifier`` (the reference this class
+        re-implements: the same trees for the same seeds), converted to a bank."""
+        from sklearn.ensemble import RandomForestClassifier
+
+        parts = []
+        for rows, seed in zip(subsets, seeds):
+            est = RandomForestClassifier(
+                n_estimators=self.n_estimators, criterion=self.criterion, max_depth=self.max_depth,
+                min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
+                max_features=self.max_features, bootstrap=self.bootstrap, max_samples=self.max_samples,
+                random_state=int(seed), n_jobs=self.n_threads).fit(X32[rows], y[rows])
+            cols = est.classes_.astype(np.int64)
+            parts.extend(_breadth_first(t.tree_, cols, C) for t in est.estimators_)
+        nn = np.array([q[0].size for q in parts], dtype=np.int64)
+        node_off, leaf_off = _tree_offsets(nn)
+        feat, thr, left, leaf, value, depth = (np.concatenate([q[i] for q in parts]) if parts else None
+                                               for i in range(6))
+        tree_ptr = np.arange(len(subsets) + 1, dtype=np.int64) * int(self.n_estimators)
+        return RandomForestBank(tree_ptr, node_off, leaf_off, depth, feat, thr, left, leaf, value,
+                                n_features=X32.shape[1], n_threads=self.n_threads)
+
+
+def _breadth_first(tree, cols: np.ndarray, C: int):
+    """A scikit-learn tree (``estimator.tree_``) in the bank's breadth-first layout: (feature, threshold, left,
+    leaf, value, depth (1,)); ``cols`` are the tree's classes among the C columns."""
+    L, R = tree.children_left, tree.children_right
+    levels = [np.zeros(1, np.int64)]
+    while True:  # each level: the children of the previous level's internal nodes, in their order
+        inner = levels[-1][L[levels[-1]] >= 0]
+        if inner.size == 0:
+            break
+        nxt = np.empty(2 * inner.size, np.int64)
+        nxt[0::2], nxt[1::2] = L[inner], R[inner]
+        levels.append(nxt)
+    order = np.concatenate(levels)
+    pos = np.empty(order.size, np.int64)
+    pos[order] = np.arange(order.size)
+    is_leaf = L[order] < 0
+    feat = np.where(is_leaf, 0, tree.feature[order]).astype(np.int32)
+    thr = np.where(is_leaf, np.float32(np.inf), round_down_f32(tree.threshold[order]))
+    left = np.where(is_leaf, np.arange(order.size), pos[np.maximum(L[order], 0)]).astype(np.int32)
+    leaf = np.full(order.size, -1, np.int32)
+    leaf[is_leaf] = np.arange(int(is_leaf.sum()))
+    frac = tree.value[order[is_leaf], 0, :]
+    value = np.zeros((frac.shape[0], C))
+    value[:, cols] = frac / frac.sum(axis=1, keepdims=True)
+    return feat, thr.astype(np.float32), left, leaf, value, np.array([len(levels) - 1], np.int64)
+
+
+def _predict_numpy(bank: RandomForestBank, X32: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """:meth:`RandomForestBank.predict_proba` without the compiled kernel: every row descends a tree in step
+    (leaves step to themselves, so ``depth`` steps reach every leaf); the same sums in the same order."""
+    rows = np.arange(X32.shape[0])
+    for k in range(bank.n_models):
+        t0, t1 = int(bank.tree_ptr[k]), int(bank.tree_ptr[k + 1])
+        for t in range(t0, t1):
+            o = int(bank.node_off[t])
+            u = np.zeros(X32.shape[0], np.int64)
+            for _ in range(int(bank.depth[t])):
+                u = bank.left[o + u] + (X32[rows, bank.feature[o + u]] > bank.threshold[o + u])
+            out[k] += bank.value[int(bank.leaf_off[t]) + bank.leaf[o + u]]
+        out[k] /= t1 - t0
+    return out

@@ -3,8 +3,10 @@
 The package's C kernels are built with it (``setup.py``) in a portable and, on x86-64, AVX2 and AVX-512
 variants; at run time the best one this CPU runs is opened (``learners/_native.py``). Where none is available
 (no C compiler when the package was installed, ``LEAKAUDIT_NATIVE=0``, a variant forced by
-``LEAKAUDIT_KERNEL_VARIANT`` that the CPU cannot run) the learners fall back to another implementation, and
-:func:`kernel_status` says which and why.
+``LEAKAUDIT_KERNEL_VARIANT`` that the CPU cannot run) the learners fall back to the reference library the
+kernel re-implements (scikit-learn for forests, torch for networks), and :func:`kernel_status` says which and why.
+Where the kernel is compiled, a learner still uses the reference for a configuration the kernel does not train
+(TorchMLP with two hidden layers, float64 or an unlisted width; its bank's ``info["kernel"]`` says which ran).
 
 Examples
 --------
@@ -26,11 +28,11 @@ _CPU_NAMES = {2: "AVX-512 (F, VL, BW, DQ), AVX2 and FMA", 1: "AVX2 and FMA", 0: 
 
 # kernel -> (its compiled library, the C source, what runs without it)
 _KERNELS = {
-    "forest grow": (_forest_native.KERNEL, "_forest_native.c", "numba kernel (_forest_numba._grow_tree)"),
-    "forest query": (_forest_native.KERNEL, "_forest_native.c", "numba kernel (_forest_numba._add_tree_bits)"),
-    "MLP mini-batch": (_mlp_native.KERNEL, "_mlp_native.c",
-                       "numba kernel (_mlp_numba), or torch's batched products for dense rows"),
-    "per-example SGD": (_mlp_native.KERNEL, "_mlp_native.c", "numba kernel (_torch_numba.sgd_train_many_1h)"),
+    "forest grow": (_forest_native.KERNEL, "_forest_native.c",
+                    "scikit-learn's RandomForestClassifier (the same trees), converted to a bank"),
+    "forest query": (_forest_native.KERNEL, "_forest_native.c", "numpy: the bank's trees descended a level a step"),
+    "MLP mini-batch": (_mlp_native.KERNEL, "_mlp_native.c", "torch (_torch_batched.BatchedMLPTrainer)"),
+    "per-example SGD": (_mlp_native.KERNEL, "_mlp_native.c", "torch (_torch_batched.BatchedMLPTrainer, batch 1)"),
 }
 
 

@@ -41,7 +41,7 @@ from .._random import RandomStateLike, seed_to_int
 from .._validation import check_array, check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import Learner, ModelBank
-from ._mlp_native import for_each_model
+from ._threads import for_each_model
 from ._torch_utils import import_torch, softmax, torch_threads
 
 __all__ = ["TorchCNN", "CNNBank", "CNNModel"]
@@ -146,8 +146,8 @@ class TorchCNN(Learner):
         ``models_per_chunk``, the chunks on ``n_threads`` threads at once, each
         on one torch intra-op thread (on the 2-core machine this was measured
         on, 2 intra-op threads made small convolution steps 40x slower under
-        load, ``benchmarks/README.md``). None: numba's thread count, i.e. every
-        core. The chunks do not depend on it, so neither do the models.
+        load, ``benchmarks/README.md``). None: every processor this process may
+        run on. The chunks do not depend on it, so neither do the models.
     """
 
     #: fit_many trains the models in chunks of this many, one grouped network a chunk; None: ``max(1, 16 // size)``.

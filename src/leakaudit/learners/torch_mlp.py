@@ -8,23 +8,25 @@ Two training modes:
 ``mode="faithful"`` (the paper's Torch7 ``nn.StochasticGradient``)
     Per-example SGD, batch size 1, ``lr=0.01``, no momentum, and **one random
     permutation of the training rows drawn before training and reused in every
-    epoch**. K models are trained at once by a compiled per-model loop
-    (numba, approach 4a of ``notes/batched-training.md``) that touches only the
-    non-zero inputs of each row; without numba, by the batched torch trainer.
+    epoch**. K models are trained at once by the compiled kernel's per-model
+    loop (``_mlp_native``, approach 4a of ``notes/batched-training.md``) that
+    touches only the non-zero inputs of each row; where it does not apply, by
+    the batched torch trainer.
 ``mode="fast"``
     Mini-batch Adam (``lr=0.001``, PyTorch defaults; or plain mini-batch SGD,
     ``optimizer="sgd"``), a fresh permutation every epoch, the mean NLL over
     each batch's rows (the last batch of an epoch may be shorter). Two
     trainers of the same computation (equal up to float rounding):
-    ``backend="numba"`` (the default when numba is installed, the net has
-    one hidden layer and the first layer is sparse, or torch is missing;
-    torch is not needed): a compiled loop trains each
-    model's whole run with its parameters and Adam moments in cache, models
-    spread over threads (``_mlp_numba``); ``backend="torch"``: K models
-    batched in eager torch (``_torch_batched``: one flat parameter tensor, one
-    fused Adam call for all models, preallocated buffers). On sparse inputs
-    (one-hot data) the first layer reads and scatter-adds only the weight rows
-    of the non-zero inputs (``sparse_input``). Not the paper's training; label
+    ``backend="compiled"`` (what "auto" takes where it applies: float32 nets
+    with one hidden layer of a width it has a copy for; torch is not needed):
+    the package's C kernel trains each model's whole run with its parameters
+    and Adam moments in cache, models spread over threads (``_mlp_native``);
+    ``backend="torch"``: K models batched in eager torch (``_torch_batched``:
+    one flat parameter tensor, one fused Adam call for all models,
+    preallocated buffers), the reference the compiled kernel is tested
+    against. On sparse inputs (one-hot data) the compiled kernel reads and
+    scatter-adds only the weight rows of the non-zero inputs
+    (``sparse_input``). Not the paper's training; label
     it as such.
 
 Seeds. Model k's initial weights (PyTorch's default ``nn.Linear`` init,
@@ -53,13 +55,13 @@ from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import Learner
-from ._torch_utils import MLPBank, MLPModel, import_torch, init_mlp, mlp_layout, pack_params, torch_threads
+from ._torch_utils import MLPBank, MLPModel, import_torch, init_mlp, torch_threads
 
 __all__ = ["TorchMLP"]
 
 
 class TorchMLP(Learner):
-    """Feed-forward classifier with softmax (or one logistic unit) output and NLL loss (PyTorch / numba).
+    """Feed-forward classifier with softmax (or one logistic unit) output and NLL loss (compiled kernel / PyTorch).
 
     Parameters
     ----------
@@ -98,48 +100,42 @@ class TorchMLP(Learner):
     dtype : {"float32", "float64"}, default="float32"
     order : {"independent", "shared"}, default="independent"
         Row orders of the models of one ``fit_many`` call (see module docstring).
-    backend : {"auto", "numba", "torch"}, default="auto"
-        Trainer. "auto": the compiled numba kernel when numba is installed
-        (faithful mode: any net; fast mode: nets with exactly one hidden layer),
-        else torch. On dense inputs (no sparse first layer, see
-        ``sparse_input``) "auto" takes the kernel's C twin where it applies
-        (``native``; its register-blocked matrix products ran 0.57-0.77 of
-        torch's time on 2 cores, 0.28-0.32 on narrow inputs, see
-        benchmarks/README.md, session 14) and otherwise keeps torch when it is
-        installed: its batched matrix products are about twice as fast as the
-        numba kernel's per-model loops (Adult-sized nets, batch 200: ~220
-        against ~430-590 us per model and step, one core). "numba" raises
-        ``InvalidParameterError`` where the kernel does not apply. The bank's
-        ``info["backend"]`` records the choice.
+    backend : {"auto", "compiled", "torch"}, default="auto"
+        Trainer. "compiled": the package's C kernel (``_mlp_native``, built with
+        the package) for float32 nets with exactly one hidden layer of width 8,
+        16, 24, 32, 40, 48, 56, 64, 80, 96 or 128 (faithful mode: without weight
+        decay); ``InvalidParameterError`` saying why where it does not apply.
+        "torch": the batched torch trainer, any net. "auto": "compiled" where it
+        applies (and ``native``), else "torch"; ``kernels.kernel_status()`` says
+        whether the kernel was built. The two train the same algorithm with the
+        same inits and row orders; the kernel sums in another order and uses a
+        rational tanh (<= 4.4 ulp), so the models agree to float32 rounding, not
+        bit for bit. The bank's ``info["backend"]`` records the choice and
+        ``info["kernel"]`` what trained ("native" or "torch"). "numba" (the
+        removed numba kernels) is refused with a message naming these.
     n_threads : int or None, default=None
-        Threads for training (None: numba's thread count, i.e. every core). The
-        compiled kernels train one model per task; fast mode's torch trainer
+        Threads for training (None: every processor this process may run on).
+        The compiled kernel trains one model per task; fast mode's torch trainer
         trains one chunk of models per task, each on one torch intra-op thread
         (its per-step ops are small: on 2 cores intra-op threads only add
         synchronisation, see ``benchmarks/README.md``). Results do not depend on it.
     native : bool, default=True
-        On the numba backend, train float32 nets with one hidden layer of width
-        8, 16, 24, 32, 40, 48, 56, 64, 80, 96 or 128 (faithful mode: without
-        weight decay; fast mode: sparse or dense first layer) with the compiled
-        kernels' C twins (``_mlp_native``), built with the package (where they
-        were not built, or with ``LEAKAUDIT_NATIVE=0``, the numba kernels train;
-        ``kernels.kernel_status()`` says which). Same algorithms and row orders; sums in another
-        order, so models agree to float32 rounding. The bank's
-        ``info["kernel"]`` says which one trained. On one-hot data the C
-        kernel drops each one-hot group's most frequent column from the rows
-        and adds it back through the bias (``_mlp_native.onehot_prepare``, on
-        each model's own rows; ``info["onehot_groups"]``: the most groups a
-        model used): the same sums, reassociated. Dense rows go to it as they
-        are: each step's first layer is two register-blocked matrix products
-        over the step's rows (the sums of CSR rows listing every column).
+        Whether "auto" may take the compiled kernel (False: torch trains). On
+        one-hot data the kernel drops each one-hot group's most frequent column
+        from the rows and adds it back through the bias
+        (``_mlp_native.onehot_prepare``, on each model's own rows;
+        ``info["onehot_groups"]``: the most groups a model used): the same sums,
+        reassociated. Dense rows go to it as they are: each step's first layer
+        is two register-blocked matrix products over the step's rows (the sums
+        of CSR rows listing every column).
     sparse_input : {"auto", True, False}, default="auto"
-        Fast mode only: compute the first layer from the non-zero inputs of
-        each row (a gather of their weight rows forward, a scatter-add of
-        their gradients backward; compiled with numba) instead of a dense
-        matrix product. Same model up to float summation order; Adam still
-        updates every weight. "auto": when numba is installed and the rows of
-        the training subsets have at most a quarter of their inputs non-zero
-        (one-hot data such as Adult: 14 of 104). True needs numba.
+        Fast mode on the compiled kernel: give it each row's non-zero inputs
+        (it gathers their weight rows forward and scatter-adds their gradients
+        backward) instead of the dense rows. Same model up to float summation
+        order; Adam still updates every weight. "auto": when the rows of the
+        training subsets have at most a quarter of their inputs non-zero
+        (one-hot data such as Adult: 14 of 104). The torch trainer always takes
+        dense matrix products.
 
     Notes
     -----
@@ -166,7 +162,7 @@ class TorchMLP(Learner):
     #: whose data stay in cache run faster (dense Adult nets, batch 200, 128 models, one core: 0.83 s in
     #: one chunk, 0.62 s in chunks of 16; benchmarks/README.md, session 6)
     step_bytes: float = 4e6
-    #: the numba fast path draws the row orders of this many row visits at a time (int64, 32 MB)
+    #: the compiled fast path draws the row orders of this many row visits at a time (int64, 32 MB)
     order_block_rows: int = 4_000_000
 
     def __init__(
@@ -280,7 +276,6 @@ class TorchMLP(Learner):
         check_scalar(self.weight_decay, name="weight_decay", min_val=0)
         check_choice(self.dtype, name="dtype", choices=("float32", "float64"))
         check_choice(self.order, name="order", choices=("independent", "shared"))
-        check_choice(self.backend, name="backend", choices=("auto", "numba", "torch"))
         check_choice(self.init, name="init", choices=("torch", "sklearn"))
         check_choice(self.output, name="output", choices=("softmax", "logistic"))
         if self.output == "logistic" and self.mode != "fast":
@@ -291,27 +286,16 @@ class TorchMLP(Learner):
             check_scalar(self.n_threads, name="n_threads", kind=numbers.Integral, min_val=1)
         if not (isinstance(self.sparse_input, bool) or self.sparse_input == "auto"):
             raise InvalidParameterError(f"sparse_input must be 'auto', True or False; got {self.sparse_input!r}")
-        if self.sparse_input is True:
-            from ._torch_batched import HAVE_SPARSE_KERNELS
-
-            if not HAVE_SPARSE_KERNELS:
-                raise InvalidParameterError("sparse_input=True needs numba (pip install numba)")
-        backend = self.backend
-        if backend != "torch":
-            from ._torch_numba import HAVE_NUMBA
-
-            if self.mode == "fast" and len(hidden) != 1:
-                if backend == "numba":
-                    raise InvalidParameterError(
-                        "backend='numba' trains fast mode for nets with exactly one hidden layer; "
-                        f"got hidden={hidden!r}. Use backend='torch' (or 'auto')")
-                backend = "torch"
-            elif not HAVE_NUMBA:
-                if backend == "numba":
-                    raise InvalidParameterError("backend='numba' needs numba (pip install numba)")
-                backend = "torch"
-            else:
-                backend = "numba"
+        if self.backend == "numba":
+            raise InvalidParameterError(
+                "backend='numba' was removed with the numba kernels: backend='compiled' is the package's C kernel "
+                "(one hidden layer, float32; 'auto' takes it where it applies), 'torch' the reference trainer")
+        check_choice(self.backend, name="backend", choices=("auto", "compiled", "torch"))
+        why_not = _compiled_refusal(self, hidden)
+        if self.backend == "compiled" and why_not is not None:
+            raise InvalidParameterError(f"backend='compiled' cannot train this net: {why_not}; use backend='auto' "
+                                        "or 'torch'")
+        backend = "compiled" if self.backend != "torch" and why_not is None else "torch"
         return dict(hidden=[int(h) for h in hidden], lr=float(lr), backend=backend, dtype=np.dtype(self.dtype),
                     optimizer=optimizer)
 
@@ -323,8 +307,8 @@ class TorchMLP(Learner):
 
     def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> MLPBank:
         p = self._check_params()
-        # torch is imported by the torch trainers only: the numba paths and the models' numpy predictions
-        # run without it
+        # torch is imported by the torch trainers only: the compiled kernel and the models' predictions run
+        # without it
         dtype = p["dtype"]
         sizes = [X.shape[1], *p["hidden"], int(n_classes)]
         if self.output == "logistic" and sizes[-1] != 2:
@@ -347,19 +331,14 @@ class TorchMLP(Learner):
                 orders = [perm[_in_subset(s, X.shape[0])[perm]] for s in subsets]
             else:
                 orders = [s[rng.permutation(s.size)] for s, rng in zip(subsets, rngs)]
-            if p["backend"] == "numba":
-                Ws, bs = self._faithful_numba(X, y, inits, orders, sizes, p)
+            if p["backend"] == "compiled":
+                Ws, bs = self._faithful_compiled(X, y, inits, orders, sizes, p)
             else:
                 Ws, bs = self._faithful_torch(X, y, inits, orders, subsets, sizes, p, perm if shared else None)
             info["kernel"] = p.get("kernel", "torch")
         else:
             info["sparse_input"] = sparse = self._use_sparse(X, subsets)
-            if (self.backend == "auto" and p["backend"] == "numba" and not sparse and _torch_available()
-                    and not (self.native and _native_supports(sizes[1], dtype))):
-                # dense first layer without the C kernel: torch's batched matmuls beat numba's per-model loops
-                # (measured 220 vs 430-590 us per model-step for Adult-sized nets; see the backend parameter)
-                p["backend"] = info["backend"] = "torch"
-            fast = self._fast_numba if p["backend"] == "numba" else self._fast_torch
+            fast = self._fast_compiled if p["backend"] == "compiled" else self._fast_torch
             Ws, bs = fast(X, y, inits, subsets, rngs, p, (union, shared_rng) if shared else None, sparse)
             info["kernel"] = p.get("kernel", "torch")
             if "onehot_groups" in p:
@@ -367,66 +346,26 @@ class TorchMLP(Learner):
         return MLPBank(Ws, bs, self.activation, info=info)
 
     # -- trainers ---------------------------------------------------------------
-    def _faithful_numba(self, X, y, inits, orders, sizes, p):
+    def _faithful_compiled(self, X, y, inits, orders, sizes, p):
+        """Per-example SGD by the compiled kernel (one hidden layer, float32, no weight decay): model by model over
+        threads, reading and updating only the weight rows of each row's non-zero inputs (exact: a zero input
+        adds nothing forward and gets a zero gradient)."""
         from . import _mlp_native
-        from ._torch_numba import KERNEL_LOCK, TANH_COEFS, set_threads, sgd_train_many, sgd_train_many_1h
-        from ._torch_utils import unpack_params
 
-        dtype = p["dtype"]
-        Xd = X.astype(dtype)
-        if self.weight_decay == 0:
-            # only non-zero inputs are read and updated (exact, see _torch_numba)
-            nz = Xd != 0
-            indptr = np.concatenate([[0], np.cumsum(nz.sum(1))]).astype(np.int64)
-            indices = np.nonzero(nz)[1].astype(np.int64)
-            values = Xd[nz]
-        else:  # weight decay moves every weight every step: dense rows
-            n, d = Xd.shape
-            indptr = np.arange(0, n * d + 1, d, dtype=np.int64)
-            indices = np.tile(np.arange(d, dtype=np.int64), n)
-            values = Xd.ravel()
+        Xd = X.astype(np.float32)
+        indptr, indices, values = _mlp_native.csr_rows(Xd, True)
         order = np.concatenate(orders).astype(np.int64)
         order_ptr = np.concatenate([[0], np.cumsum([o.size for o in orders])]).astype(np.int64)
-        values = np.ascontiguousarray(values)
-        y64 = y.astype(np.int64)
-        act = 0 if self.activation == "tanh" else 1
-        exact = bool(dtype == np.float64)
-        coefs = TANH_COEFS.astype(dtype)
-        if len(sizes) == 3 and self.weight_decay == 0:
-            # one hidden layer: the specialised kernels (W2 transposed so loops over H are contiguous)
-            W1 = np.stack([w[0] for w, _ in inits])
-            b1 = np.stack([b[0] for _, b in inits])
-            W2T = np.ascontiguousarray(np.stack([w[1] for w, _ in inits]).transpose(0, 2, 1))
-            b2 = np.stack([b[1] for _, b in inits])
-            hyper = np.array([p["lr"]], dtype=dtype)
-            if self.native and _mlp_native.supports(sizes[1], dtype):
-                # the kernel's C twin (float32, listed widths), model by model over threads
-                p["kernel"] = "native"
-                _mlp_native.train_faithful(W1, b1, W2T, b2, indptr, indices, values, y64, order, order_ptr,
-                                           int(self.epochs), float(hyper[0]), act, self.n_threads)
-            else:
-                p["kernel"] = "numba"
-                with KERNEL_LOCK:
-                    old = set_threads(self.n_threads)
-                    try:
-                        sgd_train_many_1h(W1, b1, W2T, b2, indptr, indices, values, y64, order, order_ptr,
-                                          int(self.epochs), hyper, act, exact, coefs)
-                    finally:
-                        set_threads(old)
-            return [W1, np.ascontiguousarray(W2T.transpose(0, 2, 1))], [b1, b2]
-        p["kernel"] = "numba"
-        KERNEL_LOCK.acquire()
-        old = set_threads(self.n_threads)
-        try:
-            params = np.stack([pack_params(Ws, bs) for Ws, bs in inits]).astype(dtype)
-            w_off, b_off, _ = mlp_layout(sizes)
-            hyper = np.array([p["lr"], self.weight_decay], dtype=dtype)
-            sgd_train_many(params, indptr, indices, values, y64, order, order_ptr, np.asarray(sizes, np.int64),
-                           w_off, b_off, int(self.epochs), hyper, act, exact, coefs)
-        finally:
-            set_threads(old)
-            KERNEL_LOCK.release()
-        return unpack_params(params, sizes)
+        # W2 transposed, so that the kernel's loops over the H hidden units are contiguous
+        W1 = np.stack([w[0] for w, _ in inits])
+        b1 = np.stack([b[0] for _, b in inits])
+        W2T = np.ascontiguousarray(np.stack([w[1] for w, _ in inits]).transpose(0, 2, 1))
+        b2 = np.stack([b[1] for _, b in inits])
+        p["kernel"] = "native"
+        _mlp_native.train_faithful(W1, b1, W2T, b2, indptr, indices, np.ascontiguousarray(values),
+                                   y.astype(np.int64), order, order_ptr, int(self.epochs), float(np.float32(p["lr"])),
+                                   0 if self.activation == "tanh" else 1, self.n_threads)
+        return [W1, np.ascontiguousarray(W2T.transpose(0, 2, 1))], [b1, b2]
 
     def _stack(self, inits, torch, dtype):
         L = len(inits[0][0])
@@ -470,14 +409,12 @@ class TorchMLP(Learner):
         return tr.weights()
 
     def _use_sparse(self, X, subsets) -> bool:
-        """Whether fast mode takes the sparse first layer (see ``sparse_input``).
+        """Whether fast mode's compiled kernel takes the rows as lists of their non-zero inputs (``sparse_input``).
 
         "auto" looks only at the rows of the subsets, so ``fit(X[s])`` and
         ``fit_many(X, [s])`` decide alike (and give the same model bit for bit).
         """
-        from ._torch_batched import HAVE_SPARSE_KERNELS
-
-        if self.sparse_input is not True and (self.sparse_input is False or not HAVE_SPARSE_KERNELS):
+        if self.sparse_input is False:
             return False
         if self.sparse_input is True:
             return True
@@ -487,7 +424,7 @@ class TorchMLP(Learner):
         return 4 * int(np.count_nonzero(X[used], axis=1).max()) <= X.shape[1]
 
     def _fast_torch(self, X, y, inits, subsets, rngs, p, shared, sparse):
-        from ._mlp_native import for_each_model
+        from ._threads import for_each_model
         from ._torch_batched import BatchedMLPTrainer
 
         torch = import_torch()
@@ -511,7 +448,7 @@ class TorchMLP(Learner):
             ks = range(*bounds[c])
             Ws, bs = self._stack([inits[k] for k in ks], torch, dtype)
             tr = BatchedMLPTrainer(Ws, bs, Xt, yt, activation=self.activation, optimizer=p["optimizer"], lr=p["lr"],
-                                   weight_decay=self.weight_decay, shared=shared is not None, sparse=sparse,
+                                   weight_decay=self.weight_decay, shared=shared is not None,
                                    logistic=self.output == "logistic")
             if shared is not None:
                 member = torch.from_numpy(_membership([subsets[k] for k in ks], X.shape[0]))
@@ -545,8 +482,8 @@ class TorchMLP(Learner):
         return ([np.concatenate([w[l] for w, _ in out]) for l in range(L)],
                 [np.concatenate([b[l] for _, b in out]) for l in range(L)])
 
-    def _fast_numba(self, X, y, inits, subsets, rngs, p, shared, sparse):
-        """Fast mode by the compiled kernel (``_mlp_numba``): the torch path's computation, model by model.
+    def _fast_compiled(self, X, y, inits, subsets, rngs, p, shared, sparse):
+        """Fast mode by the compiled kernel (``_mlp_native``): the torch path's computation, model by model.
 
         The same inits and the same row orders as :meth:`_fast_torch` (model k's permutations from
         its own Generator, epoch after epoch; or the shared permutations of the union, drawn per
@@ -556,8 +493,7 @@ class TorchMLP(Learner):
         import copy
 
         from . import _mlp_native
-        from ._mlp_numba import (KERNEL_LOCK, TANH_COEFS, aligned_rows, csr_rows, minibatch_train_many_1h,
-                                 n_params_1h, pack_1h, set_threads, unpack_1h)
+        from ._mlp_native import TANH_COEFS, aligned_rows, csr_rows, n_params_1h, pack_1h, unpack_1h
 
         dtype = p["dtype"]
         B = int(self.batch_size)
@@ -566,10 +502,8 @@ class TorchMLP(Learner):
         H = int(inits[0][0][0].shape[1])
         C = int(inits[0][0][1].shape[1])
         P = n_params_1h(d, H, C)
-        # the native twin of the kernel (float32, listed widths) when this machine can compile it; it reads dense
-        # rows as they are (two blocked matrix products a step), the numba kernel as CSR rows listing every column
-        native = self.native and _mlp_native.supports(H, dtype)
-        xdense = np.ascontiguousarray(X, dtype=dtype) if native and not sparse and _mlp_native.DENSE else None
+        # dense rows as they are (two blocked matrix products a step), or as CSR rows listing every column
+        xdense = np.ascontiguousarray(X, dtype=dtype) if not sparse and _mlp_native.DENSE else None
         if xdense is None:
             indptr, indices, values = csr_rows(X.astype(dtype), sparse)
         else:
@@ -580,12 +514,11 @@ class TorchMLP(Learner):
                          dtype=np.float64)
         adam = p["optimizer"] == "adam"
         act = 0 if self.activation == "tanh" else 1
-        exact = bool(dtype == np.float64)
         coefs = TANH_COEFS.astype(dtype)
         epochs = int(self.epochs)
-        p["kernel"] = "native" if native else "numba"
+        p["kernel"] = "native"
         # each model's task finds the one-hot groups of its own (sparse) rows
-        onehot = native and sparse and _mlp_native.ONEHOT
+        onehot = sparse and _mlp_native.ONEHOT
         groups_used = np.zeros(K, dtype=np.int64)
         # parameters + two moments per model (the gradient is one buffer per running model)
         chunk = max(1, min(K, int(self.chunk_bytes // (3 * P * dtype.itemsize))))
@@ -618,8 +551,8 @@ class TorchMLP(Learner):
             else:
                 rowmap = np.concatenate([subsets[k] for k in ks]).astype(np.int64)
                 rm_start = np.concatenate([[0], np.cumsum(length)[:-1]]).astype(np.int64)
-            # the native kernel draws a model's orders (independent ones) in the task that trains it
-            fused = native and shared is None
+            # the kernel draws a model's orders (independent ones) in the task that trains it
+            fused = shared is None
             if fused:
                 block = max(1, min(epochs, int(self.order_block_rows) // max(1, int(length.max()))))
             order_buf = np.empty(0 if fused else per_epoch * block, dtype=np.int64)
@@ -635,41 +568,32 @@ class TorchMLP(Learner):
                     start = np.concatenate([[0], np.cumsum(length * nb)[:-1]]).astype(np.int64)
                     order = order_buf[: int(length.sum()) * nb]
                     _draw_orders(order, start, length, nb, [rngs[k] for k in ks], self.n_threads)
-                if native:
-                    groups_used[c0 : c0 + Kc] = _mlp_native.train_block(
-                                            params, mom1, mom2, steps, indptr, indices, values, y64, order, start,
-                                            rowmap, rm_start, length, member, shared is not None, nb, Bk, d, H, C,
-                                            hyper, adam, act, coefs, self.n_threads,
-                                            rngs=[rngs[k] for k in ks] if fused else None, onehot=onehot,
-                                            x=xdense)
-                    continue
-                with KERNEL_LOCK:
-                    old = set_threads(self.n_threads)
-                    try:
-                        minibatch_train_many_1h(params, mom1, mom2, steps, indptr, indices, values, not sparse, y64,
-                                                order, start, rowmap, rm_start, length, member, shared is not None,
-                                                nb, Bk, d, H, C, hyper, adam, act, exact, coefs)
-                    finally:
-                        set_threads(old)
+                groups_used[c0 : c0 + Kc] = _mlp_native.train_block(
+                    params, mom1, mom2, steps, indptr, indices, values, y64, order, start, rowmap, rm_start, length,
+                    member, shared is not None, nb, Bk, d, H, C, hyper, adam, act, coefs, self.n_threads,
+                    rngs=[rngs[k] for k in ks] if fused else None, onehot=onehot, x=xdense)
             out[c0 : c0 + Kc] = params[:, :P]
-        if native:
-            p["onehot_groups"] = int(groups_used.max(initial=0))  # the most any model used (a bank-wide figure)
+        p["onehot_groups"] = int(groups_used.max(initial=0))  # the most any model used (a bank-wide figure)
         return unpack_1h(out, d, H, C)
 
 
-def _native_supports(H: int, dtype) -> bool:
-    """Whether the C kernel trains fast mode for H hidden units in dtype on this machine."""
+def _compiled_refusal(learner: TorchMLP, hidden) -> str | None:
+    """Why the compiled kernel cannot train ``learner``'s nets on this machine, or None when it can."""
     from . import _mlp_native
 
-    return _mlp_native.supports(H, dtype)
-
-
-def _torch_available() -> bool:
-    try:
-        import_torch()
-    except Exception:  # UnsupportedError, or a broken install
-        return False
-    return True
+    if not learner.native:
+        return "native=False"
+    if len(hidden) != 1:
+        return f"it trains nets with exactly one hidden layer; got hidden={tuple(hidden)!r}"
+    if learner.dtype != "float32":
+        return f"it trains float32 nets; got dtype={learner.dtype!r}"
+    if learner.mode == "faithful" and learner.weight_decay != 0:
+        return "its per-example SGD (faithful mode) has no weight decay"
+    if _mlp_native.library() is None:
+        return f"the compiled kernel is not available ({_mlp_native.KERNEL.reason})"
+    if not _mlp_native.supports(int(hidden[0]), np.float32):
+        return f"it has no copy for {int(hidden[0])} hidden units (widths {_mlp_native.WIDTHS})"
+    return None
 
 
 def _draw_orders(order, start, length, n_epochs, rngs, n_threads) -> None:
@@ -681,7 +605,8 @@ def _draw_orders(order, start, length, n_epochs, rngs, n_threads) -> None:
     ``n_threads`` threads (each Generator is used by one thread only: same result for any count). The
     native library draws a model's epochs in one call, the same numbers (``_mlp_native.permutations``).
     """
-    from ._mlp_native import for_each_model, permutations
+    from ._mlp_native import permutations
+    from ._threads import for_each_model
 
     def one(k):
         m = int(length[k])

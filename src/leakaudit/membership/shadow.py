@@ -16,7 +16,7 @@ class label, each trained on the shadow rows of that class.
 
 Two trainers for the attack network (``backend``):
 
-``"numba"`` (the default whenever numba imports; torch is not needed)
+``"compiled"`` (what "auto" takes wherever the package's compiled MLP kernel trains the net; torch is not needed)
     With ``batch_size=1``, :class:`leakaudit.learners.TorchMLP` in ``mode="faithful"``: exactly Long's
     net, ``Linear(d, 32) -> ReLU -> Linear(32, 2) -> LogSoftMax`` with the NLL
     criterion, per-example SGD (lr 0.01, no momentum) over one random row order
@@ -28,9 +28,9 @@ Two trainers for the attack network (``backend``):
     ``fit_many`` call (one subset of rows per class; the models run on parallel
     threads). float32 arithmetic.
     With ``batch_size > 1``, ``TorchMLP(mode="fast", optimizer="sgd")`` on its compiled
-    mini-batch kernel (``backend="numba"``): the same net, plain SGD on the batch-mean
+    mini-batch kernel (``backend="compiled"``): the same net, plain SGD on the batch-mean
     NLL, the rows reshuffled every epoch (as scikit-learn does).
-``"sklearn"`` (the fallback when numba is missing)
+``"sklearn"`` (the fallback where the compiled kernel is not available or has no copy for ``hidden`` units)
     scikit-learn's ``MLPClassifier`` with plain SGD (no momentum, no weight
     decay), which shuffles the rows afresh every epoch and has one logistic
     output unit for two classes (the same function class and loss as the 2-unit
@@ -53,7 +53,6 @@ the shadow models.
 
 from __future__ import annotations
 
-import functools
 import warnings
 
 import numpy as np
@@ -106,14 +105,11 @@ def _feature_scale(X, learning_rate: float) -> float:
     return 1.0 if step <= 1.0 else float(1.0 / np.sqrt(step))
 
 
-@functools.lru_cache(maxsize=1)
-def _numba_ready() -> bool:
-    """Whether TorchMLP's numba kernels can run (they need numba only, not torch)."""
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def _compiled_ready(hidden: int = 32) -> bool:
+    """Whether TorchMLP's compiled kernel trains the attack network of ``hidden`` units here (it needs no torch)."""
+    from ..learners import _mlp_native
+
+    return _mlp_native.supports(int(hidden), np.float32)
 
 
 class ShadowModelAttack(Attack):
@@ -141,12 +137,14 @@ class ShadowModelAttack(Attack):
         0.01 barely trains in 30 epochs (measured: AUC 0.51 vs 0.75 on a
         Purchase-like MLP with 8 shadow models).
     bin_width : float or None, default=0.01
-    backend : {"auto", "numba", "sklearn"}, default="auto"
-        Attack-network trainer (see the module docstring). "auto": the numba
-        kernels (``TorchMLP`` faithful mode for ``batch_size == 1``, its fast
-        mode's mini-batch SGD otherwise) when numba is installed (torch is not
-        needed), else scikit-learn. "numba" raises ``InvalidParameterError``
-        if numba is missing.
+    backend : {"auto", "compiled", "sklearn"}, default="auto"
+        Attack-network trainer (see the module docstring). "compiled": TorchMLP's
+        compiled kernel (faithful mode for ``batch_size == 1``, fast mode's
+        mini-batch SGD otherwise; torch is not needed), ``InvalidParameterError``
+        where it is not available (``leakaudit doctor`` says why) or has no copy
+        for ``hidden`` units. "auto": "compiled" where it applies, else
+        scikit-learn. The former name "numba" is refused with a message naming
+        "compiled" (the numba kernels were removed).
     random_state : None, int or Generator
 
     Attributes
@@ -157,7 +155,7 @@ class ShadowModelAttack(Attack):
     constant_ : dict
         Classes whose shadow rows were all "in" (or all "out"): that constant p_in.
     backend_ : str
-        The trainer that ran, "numba" or "sklearn".
+        The trainer that ran, "compiled" or "sklearn".
     feature_scale_ : float
         Factor applied to the record attributes, 1 unless ``learning_rate * mean ||x||^2 > 1`` (wide data;
         see the module docstring).
@@ -181,13 +179,21 @@ class ShadowModelAttack(Attack):
         self.random_state = random_state
 
     def _resolve_backend(self) -> str:
-        check_choice(self.backend, name="backend", choices=("auto", "numba", "sklearn"))
+        if self.backend == "numba":
+            raise InvalidParameterError("backend='numba' is now called backend='compiled' (TorchMLP's compiled "
+                                        "kernel; the numba kernels were removed)")
+        check_choice(self.backend, name="backend", choices=("auto", "compiled", "sklearn"))
         if self.backend == "sklearn":
             return "sklearn"
-        if _numba_ready():
-            return "numba"
-        if self.backend == "numba":
-            raise InvalidParameterError("backend='numba' needs numba (pip install numba)")
+        if _compiled_ready(int(self.hidden)):
+            return "compiled"
+        if self.backend == "compiled":
+            from ..learners import _mlp_native
+
+            why = (f"has no copy for hidden={self.hidden} units (widths {_mlp_native.WIDTHS})"
+                   if _mlp_native.library() is not None else f"is not available: {_mlp_native.KERNEL.reason}")
+            raise InvalidParameterError(f"backend='compiled' cannot train the attack network: the compiled kernel "
+                                        f"{why}; use backend='auto' or 'sklearn'")
         return "sklearn"
 
     def _lr(self) -> float:
@@ -199,9 +205,9 @@ class ShadowModelAttack(Attack):
 
         if int(self.batch_size) == 1:
             return TorchMLP(hidden=(int(self.hidden),), activation="relu", mode="faithful",
-                            lr=float(self.learning_rate), epochs=int(self.epochs))
+                            lr=float(self.learning_rate), epochs=int(self.epochs), backend="compiled")
         return TorchMLP(hidden=(int(self.hidden),), activation="relu", mode="fast", optimizer="sgd", lr=self._lr(),
-                        batch_size=int(self.batch_size), epochs=int(self.epochs), backend="numba")
+                        batch_size=int(self.batch_size), epochs=int(self.epochs), backend="compiled")
 
     def _net(self, seed):
         lr = self._lr()
@@ -272,7 +278,7 @@ class ShadowModelAttack(Attack):
             subsets.append(rows)
             seeds.append(int(rng.integers(0, 2**31 - 1)))
         self.backend_ = backend
-        if backend == "numba":
+        if backend == "compiled":
             if trainable:  # every attack model in one batched call: model k on rows subsets[k], seed seeds[k]
                 bank = self._torch_net().fit_many(feats, labels, subsets, seeds, n_classes=2)
                 self.models_ = {g: bank.model(k) for k, g in enumerate(trainable)}

@@ -1,4 +1,4 @@
-"""TorchMLP fast mode on the compiled kernel (_mlp_numba) = the torch fast path = torch.optim one model at a time.
+"""TorchMLP fast mode: the compiled kernel = the torch fast path (its reference) = torch.optim one model at a time.
 
 Tolerances. Both paths run the same algorithm from the same inits and row orders; they differ
 per step only by float rounding: the kernel's float32 tanh is a rational approximation
@@ -17,23 +17,15 @@ import sys
 
 import numpy as np
 import pytest
-
-pytest.importorskip("numba")
-
 from _learner_helpers import BLOCK_TORCH, adult_like  # noqa: E402
 
 from leakaudit.exceptions import InvalidParameterError  # noqa: E402
 from leakaudit.learners import TorchMLP  # noqa: E402
-from leakaudit.learners._mlp_numba import aligned_rows, csr_rows, pack_1h, unpack_1h  # noqa: E402
+from leakaudit.learners._mlp_native import aligned_rows, csr_rows, pack_1h, unpack_1h  # noqa: E402
 from leakaudit.learners._torch_utils import init_mlp, naive_train_mlp  # noqa: E402
 
 TOL = {"float32": 2e-6, "float64": 1e-11}
 
-
-@pytest.fixture(autouse=True)
-def numba_kernel_only(monkeypatch):
-    """This file tests the numba kernel: its C twin (float32 sparse nets) is tested in test_mlp_native.py."""
-    monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
 SUBSETS = [np.arange(30), np.arange(5, 22), np.array([3, 17, 4, 29, 11, 0, 8, 21, 13])]  # 30, 17, 9 rows
 SEEDS = [5, 6, 7]
 
@@ -50,39 +42,17 @@ def assert_same_bank(a, b):
 
 
 @pytest.mark.usefixtures("one_torch_thread")
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("order", ["independent", "shared"])
-@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
-@pytest.mark.parametrize("sparse", [True, False])
-@pytest.mark.parametrize("activation,weight_decay", [("tanh", 0.0), ("relu", 0.01), ("tanh", 0.01)])
-def test_numba_fast_path_equals_torch_fast_path(data, dtype, order, optimizer, sparse, activation, weight_decay):
-    """3 classes, subsets of 30/17/9 rows in batches of 4: partial last batches, and (shared order)
-    batches without any row of a model, which then takes no step (its own Adam step count)."""
-    pytest.importorskip("torch")
-    X, y = data
-    kw = dict(hidden=(8,), activation=activation, mode="fast", epochs=3, batch_size=4, lr=0.01, dtype=dtype,
-              order=order, optimizer=optimizer, weight_decay=weight_decay, sparse_input=sparse)
-    nb = TorchMLP(backend="numba", **kw).fit_many(X, y, SUBSETS, SEEDS)
-    tb = TorchMLP(backend="torch", **kw).fit_many(X, y, SUBSETS, SEEDS)
-    assert nb.info["backend"] == "numba" and tb.info["backend"] == "torch"
-    assert nb.info["optimizer"] == optimizer and nb.info["sparse_input"] is sparse
-    assert nb.weights_[0].dtype == np.dtype(dtype)
-    assert max_diff(nb, tb) < TOL[dtype]
-    # the models trained (moved well beyond the tolerance)
-    W0, _ = init_mlp(np.random.default_rng(SEEDS[2]), [6, 8, 3], np.dtype(dtype))
-    assert np.abs(nb.weights_[0][2] - W0[0]).max() > 1e-3
-
-
-@pytest.mark.usefixtures("one_torch_thread")
 @pytest.mark.parametrize("optimizer", ["adam", "sgd"])
 @pytest.mark.parametrize("order", ["independent", "shared"])
-def test_numba_fast_path_equals_torch_optim_one_model_at_a_time(data, optimizer, order):
-    """Against nn.Module + autograd + torch.optim.Adam/SGD (the per-model oracle), float64."""
+def test_torch_fast_path_equals_torch_optim_one_model_at_a_time(data, optimizer, order):
+    """The batched torch trainer (float64 nets: the compiled kernel trains float32 only) against nn.Module +
+    autograd + torch.optim.Adam/SGD, one model at a time."""
     pytest.importorskip("torch")
     X, y = data
     epochs, B = 3, 4
     bank = TorchMLP(hidden=(8,), mode="fast", epochs=epochs, batch_size=B, lr=0.01, dtype="float64", order=order,
                     optimizer=optimizer, weight_decay=0.003).fit_many(X, y, SUBSETS, SEEDS)
+    assert bank.info["backend"] == bank.info["kernel"] == "torch"
     perms = None
     if order == "shared":
         union = np.unique(np.concatenate(SUBSETS))
@@ -118,22 +88,22 @@ def test_adult_shaped_sparse_and_dense_agree_with_torch(order):
     subsets = [np.arange(0, 100), np.arange(20, 120), np.arange(5, 60), np.arange(7, 15)]
     kw = dict(hidden=(16,), mode="fast", epochs=3, batch_size=16, order=order, weight_decay=1e-3)
     sp = TorchMLP(sparse_input=True, **kw).fit_many(X, y, subsets, [1, 2, 3, 4])
-    de = TorchMLP(sparse_input=False, backend="numba", **kw).fit_many(X, y, subsets, [1, 2, 3, 4])
-    tb = TorchMLP(sparse_input=True, backend="torch", **kw).fit_many(X, y, subsets, [1, 2, 3, 4])
-    assert sp.info["backend"] == de.info["backend"] == "numba"
+    de = TorchMLP(sparse_input=False, backend="compiled", **kw).fit_many(X, y, subsets, [1, 2, 3, 4])
+    tb = TorchMLP(backend="torch", **kw).fit_many(X, y, subsets, [1, 2, 3, 4])
+    assert sp.info["backend"] == de.info["backend"] == "compiled"
     assert max_diff(sp, tb) < TOL["float32"]
-    # the dense kernel adds the zero inputs' 0 * w terms: the same sums
+    # the dense rows: the same sums as the listed non-zero inputs, reassociated
     assert max_diff(sp, de) < TOL["float32"]
 
 
 def test_fit_equals_fit_many_bit_for_bit_and_is_deterministic(data):
     """Model k of a bank is fit(X[s_k], seed_k) exactly, wherever it sits in the bank (alignment, threads)."""
     X, y = data
-    L = TorchMLP(hidden=(8,), mode="fast", epochs=3, batch_size=4, backend="numba")
+    L = TorchMLP(hidden=(8,), mode="fast", epochs=3, batch_size=4, backend="compiled")
     loo = [np.delete(np.arange(30), k) for k in range(5)]
     seeds = [21, 22, 23, 24, 25]
     bank = L.fit_many(X, y, loo, seeds)
-    assert bank.info["backend"] == "numba"
+    assert bank.info["backend"] == "compiled"
     for k in [0, 3, 4]:
         m = L.fit(X[loo[k]], y[loo[k]], random_state=seeds[k], n_classes=3)
         for l in range(2):
@@ -153,7 +123,7 @@ def test_threads_blocks_and_chunks_do_not_change_any_model(data, order):
     X, y = data
     subsets = SUBSETS + [np.arange(0, 30, 2), np.arange(1, 30, 3)]
     seeds = [1, 2, 3, 4, 5]
-    kw = dict(hidden=(8,), mode="fast", epochs=4, batch_size=4, order=order, backend="numba", weight_decay=1e-3)
+    kw = dict(hidden=(8,), mode="fast", epochs=4, batch_size=4, order=order, backend="compiled", weight_decay=1e-3)
     one = TorchMLP(n_threads=1, **kw).fit_many(X, y, subsets, seeds)
     two = TorchMLP(n_threads=2, **kw).fit_many(X, y, subsets, seeds)
     assert_same_bank(one, two)
@@ -167,21 +137,28 @@ def test_threads_blocks_and_chunks_do_not_change_any_model(data, order):
 def test_backend_choice_and_parameter_errors(data):
     X, y = data
     Xa, ya = adult_like(40)
-    auto = TorchMLP(hidden=(4,), mode="fast", epochs=1)
+    auto = TorchMLP(hidden=(8,), mode="fast", epochs=1)
     bank = auto.fit_many(Xa, ya, [np.arange(40)], [0])
-    assert bank.info["backend"] == "numba" and bank.info["sparse_input"] is True
-    pytest.importorskip("torch")
-    # auto: torch for a dense first layer (faster there) and for nets the kernel does not train
+    assert bank.info["backend"] == "compiled" and bank.info["sparse_input"] is True
+    # dense rows on the compiled kernel too (its blocked matrix products)
     bank = auto.fit_many(X, y, SUBSETS, SEEDS)  # 3 of 6 inputs non-zero: dense
-    assert bank.info["backend"] == "torch" and bank.info["sparse_input"] is False
-    assert TorchMLP(hidden=(4, 3), mode="fast", epochs=1).fit_many(Xa, ya, [np.arange(40)], [0]).info[
-        "backend"] == "torch"
-    assert TorchMLP(hidden=(4,), mode="fast", epochs=1, backend="numba").fit_many(X, y, SUBSETS, SEEDS).info[
-        "backend"] == "numba"
-    with pytest.raises(InvalidParameterError, match="backend='numba'.*one hidden layer"):
-        TorchMLP(hidden=(4, 3), mode="fast", backend="numba", epochs=1).fit(X, y, random_state=0)
-    with pytest.raises(InvalidParameterError, match="backend='numba'.*one hidden layer"):
-        TorchMLP(hidden=(), mode="fast", backend="numba", epochs=1).fit(X, y, random_state=0)
+    assert bank.info["backend"] == "compiled" and bank.info["sparse_input"] is False
+    with pytest.raises(InvalidParameterError, match="backend='compiled'.*no copy for 4 hidden units"):
+        TorchMLP(hidden=(4,), mode="fast", backend="compiled", epochs=1).fit(X, y, random_state=0)
+    with pytest.raises(InvalidParameterError, match="backend='compiled'.*float32"):
+        TorchMLP(hidden=(8,), dtype="float64", backend="compiled", epochs=1).fit(X, y, random_state=0)
+    with pytest.raises(InvalidParameterError, match="backend='compiled'.*weight decay"):
+        TorchMLP(hidden=(8,), weight_decay=0.1, backend="compiled", epochs=1).fit(X, y, random_state=0)
+    with pytest.raises(InvalidParameterError, match="backend='numba' was removed.*'compiled'"):
+        TorchMLP(hidden=(8,), backend="numba", epochs=1).fit(X, y, random_state=0)
+    for hidden in ((4, 3), ()):
+        with pytest.raises(InvalidParameterError, match="backend='compiled'.*one hidden layer"):
+            TorchMLP(hidden=hidden, mode="fast", backend="compiled", epochs=1).fit(X, y, random_state=0)
+    pytest.importorskip("torch")
+    # auto: torch for the nets the kernel does not train
+    for kw in (dict(hidden=(4,)), dict(hidden=(4, 3)), dict(hidden=(8,), dtype="float64")):
+        bank = TorchMLP(mode="fast", epochs=1, **kw).fit_many(Xa, ya, [np.arange(40)], [0])
+        assert bank.info["backend"] == bank.info["kernel"] == "torch", kw
     with pytest.raises(InvalidParameterError, match="optimizer"):
         TorchMLP(optimizer="rmsprop", mode="fast").fit(X, y, random_state=0)
     with pytest.raises(InvalidParameterError, match="optimizer='adam'.*faithful"):
@@ -243,7 +220,7 @@ X = rng.random((60, 5)); y = (X[:, 0] > 0.5).astype(int)
 for opt in ("adam", "sgd"):
     bank = TorchMLP(hidden=(8,), mode="fast", epochs=2, batch_size=8, optimizer=opt).fit_many(
         X, y, [np.arange(60), np.arange(30)], [0, 1], n_classes=2)
-    assert bank.info["backend"] == "numba" and bank.predict_proba(X).shape == (2, 60, 2)
+    assert bank.info["backend"] == "compiled" and bank.predict_proba(X).shape == (2, 60, 2)
 try:
     TorchMLP(hidden=(8,), mode="fast", epochs=1, backend="torch").fit(X, y, random_state=0)
 except UnsupportedError as e:
@@ -259,36 +236,3 @@ def test_fast_mode_runs_without_torch():
     lines = out.stdout.strip().splitlines()
     assert lines[-1] == "ok"
     assert any(line.startswith("torch:") and "pip install leakaudit[torch]" in line for line in lines)
-
-
-def test_tanh_inplace_is_within_five_ulp_of_tanh():
-    """The batched torch trainer's float32 tanh (the kernels' rational tanh) is within 5 ulp of tanh
-    (measured: 4.4 ulp at most, near |x| = 5.7, where an ulp of the result is 6e-8; numpy's float32 tanh: 1.4)."""
-    from leakaudit.learners._torch_numba import TANH_COEFS, tanh_inplace
-
-    z = np.concatenate([np.linspace(-12, 12, 200_001), np.geomspace(1e-9, 1e-2, 1_001),
-                        -np.geomspace(1e-9, 1e-2, 1_001), [0.0, 7.9, 8.0, 40.0, -40.0]]).astype(np.float32)
-    exact = np.tanh(z.astype(np.float64))
-    got = z.copy()
-    tanh_inplace(got, TANH_COEFS.astype(np.float32))
-    ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
-    assert np.all(np.abs(got - exact) <= 5 * ulp)
-    assert np.all(np.abs(got) <= 1.0)
-
-
-def test_dense_torch_trainer_uses_the_rational_tanh_for_float32_only():
-    pytest.importorskip("torch")
-    import torch
-
-    from leakaudit.learners._torch_batched import BatchedMLPTrainer
-    from leakaudit.learners._torch_numba import tanh_inplace
-
-    X, y = adult_like(20)
-    for dtype, expect in ((torch.float32, tanh_inplace), (torch.float64, None)):
-        Ws = [torch.zeros(1, X.shape[1], 4, dtype=dtype), torch.zeros(1, 4, 2, dtype=dtype)]
-        bs = [torch.zeros(1, 4, dtype=dtype), torch.zeros(1, 2, dtype=dtype)]
-        tr = BatchedMLPTrainer(Ws, bs, torch.from_numpy(X).to(dtype), torch.from_numpy(y), activation="tanh",
-                               optimizer="adam", lr=0.01)
-        assert tr._tanh is expect
-        z = torch.linspace(-3, 3, 12, dtype=dtype).reshape(3, 4)
-        np.testing.assert_allclose(tr._act_(z.clone()).numpy(), np.tanh(z.numpy()), rtol=5e-7, atol=0)
