@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from leakaudit.dtp.pdtp import pdtp_from_probabilities
-from leakaudit.reproduce import long_dtp
+from leakaudit.reproduce import _seeds, long_dtp
 from leakaudit.reproduce._registry import row
 
 
@@ -23,7 +23,7 @@ def test_lowest_bin_free_drops_the_ln3_step_only():
 def test_seed_row_judges_the_interval_and_lists_every_seed():
     vals, seeds = [0.50, 0.52, 0.48, 0.51, 0.49], [0, 1, 2, 3, 4]
     r = long_dtp._seed_row("q", 0.53, vals, seeds, 0.0)
-    m, lo, hi = long_dtp._interval(vals)
+    m, lo, hi = _seeds.interval(vals)
     assert r.ours == pytest.approx(0.5) and lo < 0.5 < hi
     assert r.status == ("match" if lo <= 0.53 <= hi else "differs")
     assert long_dtp._seed_row("q", 0.60, vals, seeds, 0.0).status == "differs"
@@ -38,3 +38,9 @@ def test_merge_seed_rows_averages_each_quantity():
     assert [r.quantity for r in merged] == ["a", "b"]
     assert merged[0].ours == pytest.approx(3.0) and merged[1].ours == pytest.approx(6.0)
     assert merged[0].note.startswith("n; seeds 0-4")
+
+
+def test_seed_row_leaves_out_seeds_without_a_value():
+    r = long_dtp._seed_row("q", None, [0.5, float("nan"), 0.7], [0, 1, 2])
+    assert r.ours == pytest.approx(0.6) and "of the 2 seeds with a value" in r.note and "nan" in r.note
+    assert long_dtp._seed_row("q", 0.6, [float("nan")] * 3, [0, 1, 2]).status == "differs"
