@@ -1,23 +1,9 @@
-"""Helpers of the long-dtp reproductions: per-seed rows with intervals, and PDTP without the lowest-bin step."""
+"""Helpers of the reproductions: per-seed rows with intervals."""
 
-import math
-
-import numpy as np
 import pytest
 
-from leakaudit.dtp.pdtp import pdtp_from_probabilities
 from leakaudit.reproduce import _seeds, long_dtp
 from leakaudit.reproduce._registry import row
-
-
-def test_lowest_bin_free_drops_the_ln3_step_only():
-    # class 0 moves between the two lowest bins (0.005 <-> 0.015): binned PDTP is ln 3 from that class
-    pf, pl = np.array([[0.004, 0.996], [0.30, 0.70]]), np.array([[0.012, 0.988], [0.45, 0.55]])
-    binned = pdtp_from_probabilities(pf, pl, bin_width=0.01)
-    assert binned[0] == pytest.approx(math.log(3))
-    free = long_dtp._lowest_bin_free(pf, pl)
-    assert free[0] == pytest.approx(math.log(0.995 / 0.985))  # only the other class's step remains
-    assert free[1] == pytest.approx(binned[1])  # no class in the lowest bin: unchanged
 
 
 def test_seed_row_judges_the_interval_and_lists_every_seed():

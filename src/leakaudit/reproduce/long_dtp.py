@@ -83,25 +83,12 @@ def _learners(cat, nv, *, lr_c: float = LR_ADULT_C, nn_epochs: int = NN_ADULT_EP
     }
 
 
-def _lowest_bin_free(p_full: np.ndarray, p_loo: np.ndarray, bin_width: float = 0.01) -> np.ndarray:
-    """Binned PDTP ignoring every class whose binned output is the lowest bin in either model.
-
-    A probability moving between the two lowest bins changes PDTP by ln 3 (spec §2.5); this variant shows what PDTP
-    is without that step (0 when every class touches the lowest bin).
-    """
-    from ..dtp.pdtp import apply_binning
-
-    bf, bl = apply_binning(p_full, bin_width), apply_binning(p_loo, bin_width)
-    r = np.abs(np.log(bf) - np.log(bl))
-    r[(bf <= bin_width) | (bl <= bin_width)] = 0.0
-    return r.max(axis=1)
-
-
 def _pdtp_measurements(learner, X, y, D, targets, n_meas, rng, *, seed_policy="independent", variants=False):
     """PDTP of each target w.r.t. a random half of D containing it, ``n_meas`` times: (n_meas, n_targets).
 
     With ``variants`` it returns a dict of such arrays: ``binned`` (bins of 0.01, the paper's §5.2),
-    ``lowest_bin_free`` (:func:`_lowest_bin_free`) and ``unbinned``, all from the same trained models.
+    ``lowest_bin_free`` (the same bins, moves between the two lowest bins left out: ``lowest_bins="ignore"`` of
+    :func:`leakaudit.dtp.pdtp_from_probabilities`) and ``unbinned``, all from the same trained models.
     """
     from ..dtp import pdtp
     from ..dtp.pdtp import pdtp_from_probabilities
@@ -125,7 +112,8 @@ def _pdtp_measurements(learner, X, y, D, targets, n_meas, rng, *, seed_policy="i
             pf, pl = np.asarray(res.p_full), np.asarray(res.p_loo)
             out["binned"][m, idx] = pdtp_from_probabilities(pf, pl, bin_width=0.01)
             if variants:
-                out["lowest_bin_free"][m, idx] = _lowest_bin_free(pf, pl)
+                out["lowest_bin_free"][m, idx] = pdtp_from_probabilities(pf, pl, bin_width=0.01,
+                                                                         lowest_bins="ignore")
                 out["unbinned"][m, idx] = np.asarray(res.values)
     return out if variants else out["binned"]
 
@@ -271,9 +259,9 @@ def table2(profile: str, random_state: int):
                           seeds, note="an output moving between the two lowest bins (0.005 <-> 0.015)"),
                 _seed_row("NB-Adult avg PDTP, lowest-bin steps ignored", p["avg_pdtp"],
                           vals(name, "avg lowest_bin_free"), seeds, 0.5 * p["avg_pdtp"],
-                          "same models; binned, but a class whose output is in the lowest bin in either model is "
-                          "left out of the max (the paper's binning, §5.2, has no such rule; shown to size the "
-                          "effect)"),
+                          "same models; binned, but a class whose output moves between the two lowest bins "
+                          "(lowest_bins='ignore' of leakaudit.dtp.pdtp) is left out of the max (the paper's "
+                          "binning, §5.2, has no such rule; shown to size the effect)"),
                 _seed_row("NB-Adult share of single PDTP measurements > 1, lowest-bin steps ignored", None,
                           vals(name, "single>1 lowest_bin_free"), seeds),
                 _seed_row("NB-Adult avg PDTP, unbinned", p["avg_pdtp"], vals(name, "avg unbinned"), seeds,
@@ -495,6 +483,7 @@ def _bounds_seed(profile: str, random_state: int):
         normalised_nb_dtp_bound,
         pdtp,
         sampling_noise_floor,
+        seed_noise_floor,
     )
     from ..learners import LogisticRegression, NaiveBayes, TorchMLP
     from ..learners.naive_bayes import encode_for_naive_bayes
@@ -584,9 +573,7 @@ def _bounds_seed(profile: str, random_state: int):
     q = rng2.choice(len(y), n_nn, replace=False)
     rest = np.setdiff1d(np.arange(len(y)), q)
     S = np.sort(rng2.choice(rest, n_train, replace=False))
-    # sampling n_train of the n_train rows of S draws S itself every time: with independent seeds this is the seed floor
-    fl = sampling_noise_floor(nn, X[S], y[S], n_train=n_train, X_query=X[q], y_query=y[q], n_models=n_models,
-                              seed_policy="independent", random_state=random_state)
+    fl = seed_noise_floor(nn, X[S], y[S], X_query=X[q], y_query=y[q], n_models=n_models, random_state=random_state)
     fs = sampling_noise_floor(nn, X[rest], y[rest], n_train=n_train, X_query=X[q], y_query=y[q], n_models=n_models,
                               seed_policy="fixed", random_state=random_state)
     pn = pdtp(nn, X[T], y[T], records=np.arange(n_nn), random_state=random_state)
