@@ -284,17 +284,15 @@ def table2(profile: str, random_state: int):
     return rows
 
 
-# Purchase-like generator parameters calibrated to Table 2's NB and NN train/test accuracies on Purchase (see
-# leakaudit.data.purchase_calibration and the long-purchase-calibration reproduction); None keeps the defaults.
-PURCHASE_GENERATOR: dict | None = None
-
-
 def _purchase_like(random_state: int, profile: str):
+    """Purchase-like data with the generator calibrated to Table 2's NB and NN accuracies (LONG_PURCHASE_PARAMS,
+    from the long-purchase-calibration reproduction): 10,000 records clustered into 10 classes (smoke: 2,000)."""
     from ..data import make_purchase_like
+    from ..data.purchase import LONG_PURCHASE_PARAMS
 
-    n = 2000 if profile == "smoke" else 4000
-    kw = dict(PURCHASE_GENERATOR or {})
-    ds = make_purchase_like(n_records=n, n_features=836, n_classes=10, random_state=random_state, **kw)
+    n = 2000 if profile == "smoke" else 10_000
+    ds = make_purchase_like(n_records=n, n_features=836, n_classes=10, random_state=random_state,
+                            **LONG_PURCHASE_PARAMS)
     X = ds.frame.to_numpy(dtype=np.float64)
     return X, ds.y
 
