@@ -4,12 +4,13 @@ value and a Student-t interval, and judged against the paper on that interval (n
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
 from ._registry import Row
 
-__all__ = ["N_SEEDS", "interval", "merge_seed_rows", "seed_row", "seeds_from"]
+__all__ = ["JOBS_ENV", "N_SEEDS", "interval", "map_jobs", "map_seeds", "merge_seed_rows", "seed_row", "seeds_from"]
 
 # Seeds per setting: every figure that depends on randomness is reported over these many seeds with an interval.
 N_SEEDS = 5
@@ -18,6 +19,35 @@ N_SEEDS = 5
 def seeds_from(random_state: int, n: int = N_SEEDS) -> list[int]:
     """The seeds a reproduction runs: ``random_state``, ``random_state + 1``, ..."""
     return [int(random_state) + k for k in range(n)]
+
+
+# Environment variable: how many processes run a reproduction's seeds (default 1, in this process)
+JOBS_ENV = "LEAKAUDIT_REPRODUCE_JOBS"
+
+
+def map_jobs(func, calls: list[tuple]) -> list:
+    """``[func(*args) for args in calls]``, in up to ``$LEAKAUDIT_REPRODUCE_JOBS`` processes (default 1: here).
+
+    Every call must draw only from its own arguments (seeded), so the values do not depend on the number of
+    processes. ``func`` must be a module-level function (it is pickled to the worker processes).
+    """
+    raw = os.environ.get(JOBS_ENV, "1").strip() or "1"
+    try:
+        jobs = int(raw)
+    except ValueError:
+        raise ValueError(f"{JOBS_ENV} must be a whole number of processes; got {raw!r}") from None
+    if jobs <= 1 or len(calls) <= 1:
+        return [func(*args) for args in calls]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=min(jobs, len(calls)), mp_context=mp.get_context("spawn")) as ex:
+        return list(ex.map(func, *zip(*calls)))
+
+
+def map_seeds(func, profile: str, seeds: list[int]) -> list:
+    """``[func(profile, seed) for seed in seeds]`` through :func:`map_jobs`."""
+    return map_jobs(func, [(profile, s) for s in seeds])
 
 
 def interval(vals, confidence: float = 0.95) -> tuple[float, float, float]:

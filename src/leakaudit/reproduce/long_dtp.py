@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 from ._registry import register, row
-from ._seeds import N_SEEDS, seeds_from
+from ._seeds import N_SEEDS, map_seeds, seeds_from
 from ._seeds import merge_seed_rows as _merge_seed_rows
 from ._seeds import seed_row as _seed_row
 
@@ -219,7 +219,7 @@ def _table2_seed(profile: str, seed: int) -> dict:
 )
 def table2(profile: str, random_state: int):
     seeds = [random_state + k for k in range(N_SEEDS)]
-    runs = [_table2_seed(profile, s) for s in seeds]
+    runs = map_seeds(_table2_seed, profile, seeds)
 
     def vals(name, key):
         return [r[name, key] for r in runs]
@@ -414,7 +414,7 @@ def _correlation_seed(profile: str, seed: int) -> list:
 )
 def correlation(profile: str, random_state: int):
     seeds = seeds_from(random_state)
-    return _merge_seed_rows([_correlation_seed(profile, s) for s in seeds], seeds)
+    return _merge_seed_rows(map_seeds(_correlation_seed, profile, seeds), seeds)
 
 
 @register(
@@ -608,4 +608,4 @@ def _bounds_seed(profile: str, random_state: int):
 )
 def bounds(profile: str, random_state: int):
     seeds = [random_state + k for k in range(N_SEEDS)]
-    return _merge_seed_rows([_bounds_seed(profile, s) for s in seeds], seeds)
+    return _merge_seed_rows(map_seeds(_bounds_seed, profile, seeds), seeds)

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ._registry import register, row
-from ._seeds import merge_seed_rows, seed_row, seeds_from
+from ._seeds import map_jobs, map_seeds, merge_seed_rows, seed_row, seeds_from
 
 __all__: list[str] = []
 
@@ -179,7 +179,7 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
 )
 def long_table1(profile: str, random_state: int) -> list:
     seeds = seeds_from(random_state)
-    return merge_seed_rows([_table1_seed(profile, sd) for sd in seeds], seeds)
+    return merge_seed_rows(map_seeds(_table1_seed, profile, seeds), seeds)
 
 
 def _table1_seed(profile: str, random_state: int) -> list:
@@ -276,13 +276,13 @@ _PURCHASE_ACC_TARGETS = {"NB": (0.8641, 0.7204), "NN": (1.0, 0.6434)}
 # The search grid over make_purchase_like's parameters (the others fixed: 836 features, 10 k-means classes)
 _CALIBRATION_GRID = {
     "smoke": {"mean_items": (8.0, 40.0), "favourite_boost": (3.0,), "n_shopper_types": (50,), "zipf_exponent": (1.0,)},
-    "reduced": {"mean_items": (8.0, 12.0, 20.0, 30.0, 50.0, 80.0), "favourite_boost": (1.5, 3.0, 10.0),
-                "n_shopper_types": (10, 50, 200), "zipf_exponent": (0.5, 1.0)},
+    "reduced": {"mean_items": (20.0, 40.0, 80.0, 167.2), "favourite_boost": (1.5, 2.5, 5.0),
+                "n_shopper_types": (20, 200), "zipf_exponent": (0.5, 1.0)},
 }
 _CALIBRATION_GRID["full"] = _CALIBRATION_GRID["reduced"]
 
 
-def purchase_accuracies(params: dict, seed: int, *, n_records: int = 10_000) -> dict:
+def purchase_accuracies(params: dict, seed: int, n_records: int = 10_000) -> dict:
     """NB and NN train / test accuracy on Purchase-like data made with ``params`` (Long et al.'s setting).
 
     The data (``n_records`` records, 836 binary features, 10 k-means classes) is drawn with ``seed``; D is 2,000
@@ -347,18 +347,16 @@ def purchase_calibration(profile: str, random_state: int) -> list:
 
     grid = _CALIBRATION_GRID[profile]
     n_records = 2000 if profile == "smoke" else 10_000
-    search = []
-    for vals in itertools.product(*grid.values()):
-        params = dict(zip(grid, vals))
-        acc = purchase_accuracies(params, random_state, n_records=n_records)
-        search.append((calibration_loss(acc), params, acc))
-    search.sort(key=lambda t: t[0])
+    points = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
+    accs = map_jobs(purchase_accuracies, [(p, random_state, n_records) for p in points])
+    search = sorted(((calibration_loss(a), p, a) for p, a in zip(points, accs)), key=lambda t: t[0])
     seeds = seeds_from(random_state)
     rows = []
     top = [p for _, p, _ in search[: 1 if profile == "smoke" else 3]]
     candidates = [("default generator", {})] + [(f"search rank {k + 1}", p) for k, p in enumerate(top)]
-    for label, params in candidates:
-        per = [purchase_accuracies(params, sd, n_records=n_records) for sd in seeds]
+    runs = map_jobs(purchase_accuracies, [(p, sd, n_records) for _, p in candidates for sd in seeds])
+    for c, (label, params) in enumerate(candidates):
+        per = runs[c * len(seeds):(c + 1) * len(seeds)]
         desc = ", ".join(f"{k}={v:g}" for k, v in params.items()) or "make_purchase_like's defaults"
         for m in ("NB", "NN"):
             for k, part in enumerate(("train", "test")):
