@@ -30,3 +30,27 @@ def test_seed_row_leaves_out_seeds_without_a_value():
     r = long_dtp._seed_row("q", None, [0.5, float("nan"), 0.7], [0, 1, 2])
     assert r.ours == pytest.approx(0.6) and "of the 2 seeds with a value" in r.note and "nan" in r.note
     assert long_dtp._seed_row("q", 0.6, [float("nan")] * 3, [0, 1, 2]).status == "differs"
+
+
+def test_map_jobs_same_values_in_processes(monkeypatch):
+    calls = [(2, 3), (3, 2), (5, 1)]
+    monkeypatch.setenv(_seeds.JOBS_ENV, "1")
+    here = _seeds.map_jobs(pow, calls)
+    monkeypatch.setenv(_seeds.JOBS_ENV, "2")
+    assert _seeds.map_jobs(pow, calls) == here == [8, 9, 5]
+    assert _seeds.map_seeds(pow, 2, [1, 2]) == [2, 4]
+    monkeypatch.setenv(_seeds.JOBS_ENV, "many")
+    with pytest.raises(ValueError, match=_seeds.JOBS_ENV):
+        _seeds.map_jobs(pow, calls)
+
+
+def test_purchase_calibration_loss_and_accuracies_are_seeded():
+    from leakaudit.reproduce import long_membership as lm
+
+    exact = {"NB": (0.8641, 0.7204), "NN": (1.0, 0.6434)}
+    assert lm.calibration_loss(exact) == 0.0
+    off = {"NB": (0.9641, 0.7204), "NN": (1.0, 0.5434)}
+    assert lm.calibration_loss(off) == pytest.approx(0.02)
+    a = lm.purchase_accuracies({"mean_items": 20.0}, 3, 2200)
+    assert a == lm.purchase_accuracies({"mean_items": 20.0}, 3, 2200)
+    assert set(a) == {"NB", "NN"} and all(0 <= v <= 1 for pair in a.values() for v in pair)

@@ -5,6 +5,7 @@
   the spec's §8 re-run (the paper prints no reliable values for Fig. 2).
 * ``yeom-table1``: loss threshold at L_S vs Shokri et al.'s shadow-model attack on the VGG-like CNN,
   on Fashion-MNIST (MNIST and CIFAR are not available here).
+* ``yeom-fig2c``: the loss threshold at L_S on CNNs of size s against the generalization ratio L_D / L_S.
 * ``yeom-fig4``: the colluding CNN (Algorithm 1 + Adversary 3, k = 3, s = 1..128) on Fashion-MNIST.
 """
 
@@ -182,31 +183,21 @@ def _fashion(n_total: int, random_state: int):
 
 
 def _cnn_settings(profile: str) -> dict:
+    # The paper does not state its epochs (spec §6.3); its Table I models memorise their training sets (recall
+    # > 0.99 of a threshold at the average training loss needs nearly every member's loss below the mean). We train
+    # until the target memorises: measured here on Fashion-MNIST (s = 16, 500 images), 10 epochs leave a 0.05
+    # train-test gap and recall 0.67; 60 epochs reach train accuracy about 1.0. The full profile trains 100 epochs
+    # at the paper's n = 8,750 and s = 64.
     if profile == "smoke":
-        return dict(n_train=300, size=4, sizes=(1, 8), epochs=3, n_shadow=2, shadow_epochs=3)
+        return dict(n_train=200, size=4, sizes=(1, 4), epochs=3, n_shadow=2, shadow_epochs=3)
     if profile == "reduced":
-        return dict(n_train=1000, size=16, sizes=(1, 4, 16, 32), epochs=10, n_shadow=4, shadow_epochs=10)
-    return dict(n_train=8750, size=64, sizes=(1, 2, 4, 8, 16, 32, 64, 128), epochs=30, n_shadow=20,
-                shadow_epochs=30)
+        return dict(n_train=500, size=16, sizes=(1, 2, 4, 8, 16), epochs=60, n_shadow=2, shadow_epochs=60)
+    return dict(n_train=8750, size=64, sizes=(1, 2, 4, 8, 16, 32, 64, 128), epochs=100, n_shadow=20,
+                shadow_epochs=100)
 
 
-@register(
-    "yeom-table1",
-    paper="Yeom et al. 2018 (CSF), Table I",
-    description=(
-        "One-query loss threshold at the average training loss L_S against Shokri et al.'s shadow-model attack "
-        "(one attack model per class on the prediction vector) on Yeom's VGG-like CNN, on Fashion-MNIST with "
-        "equal-sized train and held-out sets."
-    ),
-    notes=(
-        "MNIST, CIFAR-10 and CIFAR-100 are not available in this environment; Fashion-MNIST (same image format "
-        "as MNIST, harder to generalise on) is used instead, so there are no paper values for our rows. The "
-        "paper's Table I precisions (recall > 0.99 throughout) are quoted in the notes of the last rows for "
-        "comparison only. The paper does not say which size s matches Shokri et al.'s target; the full profile "
-        "uses s = 64 (a 128-unit dense layer), smaller profiles smaller s, fewer images and shadow models."
-    ),
-)
-def yeom_table1(profile: str, random_state: int) -> list:
+def _table1_seed(profile: str, random_state: int) -> list:
+    """Every yeom-table1 row for one seed (the image draw, the target, the shadow models)."""
     from ..learners import TorchCNN
     from ..membership._base import cross_entropy_loss, fit_reference_models
     from ..membership.shadow import ShadowModelAttack
@@ -226,31 +217,119 @@ def yeom_table1(profile: str, random_state: int) -> list:
     acc_tr = float(np.mean(probs[:n].argmax(1) == y[tr]))
     acc_te = float(np.mean(probs[n:].argmax(1) == y[te]))
     L_S = float(np.mean(cross_entropy_loss(probs[:n], y[tr])))
-    loss_att = LossThresholdAttack(threshold=L_S).score(probs, y[aud])
-    dm_loss = decision_metrics(is_member, loss_att.decisions_array)
+    dm_loss = decision_metrics(is_member, LossThresholdAttack(threshold=L_S).score(probs, y[aud]).decisions_array)
     sh_learner = TorchCNN(size=s["size"], epochs=s["shadow_epochs"])
-    shadows = fit_reference_models(sh_learner, X[adv], y[adv], 2 * (s["n_shadow"] // 2 or 1), n_classes=10,
-                                   random_state=random_state + 1)
+    n_sh = 2 * (s["n_shadow"] // 2 or 1)
+    shadows = fit_reference_models(sh_learner, X[adv], y[adv], n_sh, n_classes=10, random_state=random_state + 1)
     shokri = ShadowModelAttack(per_class=True, use_features=False, batch_size=32, random_state=random_state)
     shokri.fit(shadows.probs, shadows.in_mask, y[adv])
     dm_sh = decision_metrics(is_member, shokri.score(probs, y[aud]).decisions_array)
-    cfg = f"s={s['size']}, {n} train / {n} held-out images, {s['epochs']} epochs"
-    rows = [
+    cfg = f"s={s['size']}, {n} train / {n} held-out images, {s['epochs']} epochs (trained until it memorises)"
+    return [
         row("Fashion-MNIST target train accuracy", None, acc_tr, None, cfg),
-        row("Fashion-MNIST target test accuracy", None, acc_te, None, f"generalization gap {acc_tr - acc_te:.3f}"),
+        row("Fashion-MNIST target test accuracy", None, acc_te),
+        row("Fashion-MNIST generalization gap (train - test accuracy)", None, acc_tr - acc_te),
         row("Fashion-MNIST average training loss L_S", None, L_S, None, "the threshold the adversary knows"),
         row("Fashion-MNIST threshold attack precision", None, dm_loss["precision"], None,
-            f"advantage {dm_loss['advantage']:.3f}; Theorem-2 intuition: about train - test accuracy"),
-        row("Fashion-MNIST threshold attack recall", None, dm_loss["recall"], None, "paper: > 0.99 on its datasets"),
+            "Theorem-2 intuition: the advantage is about train - test accuracy"),
+        row("Fashion-MNIST threshold attack recall", 0.99, dm_loss["recall"], None,
+            "paper: > 0.99 on MNIST and CIFAR (a lower bound: matches when ours is at least 0.99)"),
+        row("Fashion-MNIST threshold attack advantage", None, dm_loss["advantage"]),
         row("Fashion-MNIST shadow-model attack precision", None, dm_sh["precision"], None,
-            f"{2 * (s['n_shadow'] // 2 or 1)} shadow CNNs on the adversary's disjoint data, one attack net per class"),
-        row("Fashion-MNIST shadow-model attack recall", None, dm_sh["recall"], None,
-            f"advantage {dm_sh['advantage']:.3f}"),
+            f"{n_sh} shadow CNNs on the adversary's disjoint data, one attack net per class"),
+        row("Fashion-MNIST shadow-model attack recall", None, dm_sh["recall"]),
+        row("Fashion-MNIST shadow-model attack advantage", None, dm_sh["advantage"]),
     ]
+
+
+@register(
+    "yeom-table1",
+    paper="Yeom et al. 2018 (CSF), Table I",
+    description=(
+        "One-query loss threshold at the average training loss L_S against Shokri et al.'s shadow-model attack "
+        "(one attack model per class on the prediction vector) on Yeom's VGG-like CNN, trained until it memorises "
+        "its training set, on Fashion-MNIST with equal-sized train and held-out sets; 5 seeds (a seed draws the "
+        "images, the target and the shadow models)."
+    ),
+    notes=(
+        "MNIST, CIFAR-10 and CIFAR-100 are not available in this environment; Fashion-MNIST (same image format "
+        "as MNIST, harder to generalise on) is used instead, so the precisions have no paper values. The "
+        "paper's Table I precisions (recall > 0.99 throughout) are quoted in the last rows for comparison only. "
+        "The paper states neither epochs nor which size s matches Shokri et al.'s target; the full profile uses "
+        "s = 64 (a 128-unit dense layer), n = 8,750 and 100 epochs, the reduced one s = 16, 500 images, 60 "
+        "epochs and one pair of shadow models (the paper's attack trains hundreds). The recall row is judged on "
+        "the paper's lower bound 0.99: 'match' when the mean over seeds is at least 0.99."
+    ),
+)
+def yeom_table1(profile: str, random_state: int) -> list:
+    from ._seeds import map_seeds, merge_seed_rows, seeds_from
+
+    seeds = seeds_from(random_state)
+    rows = merge_seed_rows(map_seeds(_table1_seed, profile, seeds), seeds)
+    # recall: the paper gives a lower bound (> 0.99); judge the mean against it rather than an interval around it
+    rows = [r if r.quantity != "Fashion-MNIST threshold attack recall" else
+            type(r)(r.quantity, r.paper, r.ours, r.tolerance, "match" if r.ours >= 0.99 else "differs", r.note)
+            for r in rows]
     for ds_name, (p_thr, p_sh) in _TABLE1.items():
         rows.append(row(f"{ds_name}: not available", None, None, None,
                         f"dataset not in this environment; paper precision: threshold {p_thr}, Shokri et al. {p_sh}"))
     return rows
+
+
+def _fig2c_seed(profile: str, random_state: int) -> list:
+    """Fig. 2c rows for one seed: per size s, L_S, L_D, their ratio, and the threshold-at-L_S advantage."""
+    from ..learners import TorchCNN
+    from ..membership._base import cross_entropy_loss
+    from ..membership.threshold import LossThresholdAttack, advantage_known_sigma, advantage_unknown_sigma
+    from ..metrics import decision_metrics
+
+    s = _cnn_settings(profile)
+    n = s["n_train"]
+    X, y = _fashion(2 * n, random_state)
+    tr, te = np.arange(n), np.arange(n, 2 * n)
+    is_member = np.r_[np.ones(n, int), np.zeros(n, int)]
+    rows = []
+    for size in s["sizes"]:
+        model = TorchCNN(size=size, epochs=s["epochs"]).fit(X[tr], y[tr], random_state=random_state, n_classes=10)
+        probs = np.asarray(model.predict_proba(X), float)
+        loss = cross_entropy_loss(probs, y)
+        L_S, L_D = float(np.mean(loss[tr])), float(np.mean(loss[te]))
+        dm = decision_metrics(is_member, LossThresholdAttack(threshold=L_S).score(probs, y).decisions_array)
+        ratio = L_D / L_S
+        rows += [
+            row(f"s={size}: L_D / L_S (test / train loss)", None, ratio, None,
+                f"{n} train / {n} held-out images, {s['epochs']} epochs"),
+            row(f"s={size}: threshold-at-L_S advantage", None, dm["advantage"], None,
+                f"precision {dm['precision']:.3f}, recall {dm['recall']:.3f}"),
+            row(f"s={size}: §3.3 curve at r = sqrt(L_D / L_S)", None, float(advantage_unknown_sigma(np.sqrt(ratio))),
+                note="our reading of Fig. 2c's curve: cross-entropy as the squared error's analogue (σ² ~ loss)"),
+            row(f"s={size}: Thm 3 curve at r = sqrt(L_D / L_S)", None, float(advantage_known_sigma(np.sqrt(ratio)))),
+        ]
+    return rows
+
+
+@register(
+    "yeom-fig2c",
+    paper="Yeom et al. 2018 (CSF), Fig. 2c",
+    description=(
+        "The loss threshold at L_S on Yeom's VGG-like CNN of size s: the empirical advantage against the "
+        "generalization ratio L_D / L_S (test over train cross-entropy) and the Gaussian curves (§3.3 and "
+        "Theorem 3) at r = sqrt(L_D / L_S); Fashion-MNIST, equal train and held-out sets, 5 seeds."
+    ),
+    notes=(
+        "MNIST and CIFAR are not available: Fashion-MNIST replaces them, and the paper prints no numbers for Fig. "
+        "2c (spec §6.4), so every row has no paper value. The checked claim is qualitative: the empirical points "
+        "'do not match the theoretical curve as closely as do linear and tree models' but 'do not diverge as "
+        "much as one might expect'. Which curve Fig. 2c draws, and whether its x is L_D/L_S or its square root, "
+        "is not stated; we show both Gaussian curves at r = sqrt(L_D/L_S). Epochs as yeom-table1 (trained until "
+        "the larger models memorise)."
+    ),
+)
+def yeom_fig2c(profile: str, random_state: int) -> list:
+    from ._seeds import map_seeds, merge_seed_rows, seeds_from
+
+    seeds = seeds_from(random_state)
+    return merge_seed_rows(map_seeds(_fig2c_seed, profile, seeds), seeds)
 
 
 def _fig4_settings(profile: str) -> dict:
