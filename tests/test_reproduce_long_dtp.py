@@ -1,5 +1,6 @@
 """Helpers of the reproductions: per-seed rows with intervals."""
 
+import numpy as np
 import pytest
 
 from leakaudit.reproduce import _seeds, long_dtp
@@ -54,3 +55,27 @@ def test_purchase_calibration_loss_and_accuracies_are_seeded():
     a = lm.purchase_accuracies({"mean_items": 20.0}, 3, 2200)
     assert a == lm.purchase_accuracies({"mean_items": 20.0}, 3, 2200)
     assert set(a) == {"NB", "NN"} and all(0 <= v <= 1 for pair in a.values() for v in pair)
+
+
+def test_long_table1_claims_rows_on_known_values():
+    from types import SimpleNamespace
+
+    from leakaudit.reproduce import long_membership as lm
+
+    dist = np.array([0.5, 0.9, 0.95, 0.6])
+    unt = np.array([0.94, 0.7, 0.85, 0.55])
+    freq = np.array([0.5, 0.6, 0.7, 0.65])
+    res = SimpleNamespace(attacks={"untargeted": {"per_target_accuracy": unt}, "frequency": {"per_target_accuracy": freq},
+                                   "distance": {"per_target_accuracy": dist}},
+                          max_per_target_accuracy=np.max([unt, freq, dist], axis=0))
+    pd = np.array([1.5, 4.5, 2.0, 0.3])
+    rows = {r.quantity.split(": ", 1)[1]: r for r in lm._claims_rows("X", res, pd, {"n_pdtp_iterations": 10,
+                                                                                    "n_targets": 4}, paper=True)}
+    assert rows["average PDTP"].ours == pytest.approx(pd.mean())
+    assert rows["targets with avg PDTP > 1"].ours == 3
+    assert rows["share of PDTP>1 targets with max accuracy > 0.8"].ours == pytest.approx(1.0)  # 0.94, 0.9, 0.95
+    assert rows["max of max accuracy among PDTP<0.5 targets"].ours == pytest.approx(0.65)
+    assert rows["share of PDTP>4 targets with max accuracy > 0.9"].ours == 0.0  # target 1: 0.9 is not above
+    assert rows["lowest distance-attack per-target accuracy"].ours == 0.5
+    assert rows["untargeted accuracy on that target"].ours == pytest.approx(0.94)
+    assert rows["targets with distance accuracy <= 0.55 and untargeted >= 0.9"].ours == 1
