@@ -65,7 +65,8 @@ def test_long_table1_claims_rows_on_known_values():
     dist = np.array([0.5, 0.9, 0.95, 0.6])
     unt = np.array([0.94, 0.7, 0.85, 0.55])
     freq = np.array([0.5, 0.6, 0.7, 0.65])
-    res = SimpleNamespace(attacks={"untargeted": {"per_target_accuracy": unt}, "frequency": {"per_target_accuracy": freq},
+    res = SimpleNamespace(attacks={"untargeted": {"per_target_accuracy": unt},
+                                   "frequency": {"per_target_accuracy": freq},
                                    "distance": {"per_target_accuracy": dist}},
                           max_per_target_accuracy=np.max([unt, freq, dist], axis=0))
     pd = np.array([1.5, 4.5, 2.0, 0.3])

@@ -428,7 +428,8 @@ def correlation(profile: str, random_state: int):
                 "ACS PUMS is not available here). Unsmoothed categorical NB, outputs binned at 0.01 (spec §7 default).",
     notes="Deterministic: every step uses all 48,842 records and closed-form naive Bayes, and no step draws a random "
           "number, so every seed gives the same values and one run stands for all (the 5-seed rule applies to "
-          "results that depend on randomness). The paper's 3.09 and 0.65 are ACS values and are not expected to match; the expected behaviour is a large drop "
+          "results that depend on randomness). The paper's 3.09 and 0.65 are ACS values and are not expected to "
+          "match; the expected behaviour is a large drop "
           "after the first removals, a rebound, then a sawtooth. Greedy re-ranking and group removal are our "
           "improvements (spec §7). 'DTP' is PDTP at x(t), which Thm 6.2 makes effectively DTP for naive Bayes.",
 )
