@@ -52,6 +52,11 @@ def test_purchase_calibration_loss_and_accuracies_are_seeded():
     assert lm.calibration_loss(exact) == 0.0
     off = {"NB": (0.9641, 0.7204), "NN": (1.0, 0.5434)}
     assert lm.calibration_loss(off) == pytest.approx(0.02)
+    from leakaudit.data import make_purchase_like
+    from leakaudit.data.purchase import LONG_PURCHASE_PARAMS
+
+    ds = make_purchase_like(n_records=300, n_features=836, n_classes=10, random_state=0, **LONG_PURCHASE_PARAMS)
+    assert ds.info["params"]["favourite_boost"] == LONG_PURCHASE_PARAMS["favourite_boost"]
     a = lm.purchase_accuracies({"mean_items": 20.0}, 3, 2200)
     assert a == lm.purchase_accuracies({"mean_items": 20.0}, 3, 2200)
     assert set(a) == {"NB", "NN"} and all(0 <= v <= 1 for pair in a.values() for v in pair)
