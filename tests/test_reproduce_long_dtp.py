@@ -1,29 +1,16 @@
-"""Helpers of the long-dtp reproductions: per-seed rows with intervals, and PDTP without the lowest-bin step."""
-
-import math
+"""Helpers of the reproductions: per-seed rows with intervals."""
 
 import numpy as np
 import pytest
 
-from leakaudit.dtp.pdtp import pdtp_from_probabilities
-from leakaudit.reproduce import long_dtp
+from leakaudit.reproduce import _seeds, long_dtp
 from leakaudit.reproduce._registry import row
-
-
-def test_lowest_bin_free_drops_the_ln3_step_only():
-    # class 0 moves between the two lowest bins (0.005 <-> 0.015): binned PDTP is ln 3 from that class
-    pf, pl = np.array([[0.004, 0.996], [0.30, 0.70]]), np.array([[0.012, 0.988], [0.45, 0.55]])
-    binned = pdtp_from_probabilities(pf, pl, bin_width=0.01)
-    assert binned[0] == pytest.approx(math.log(3))
-    free = long_dtp._lowest_bin_free(pf, pl)
-    assert free[0] == pytest.approx(math.log(0.995 / 0.985))  # only the other class's step remains
-    assert free[1] == pytest.approx(binned[1])  # no class in the lowest bin: unchanged
 
 
 def test_seed_row_judges_the_interval_and_lists_every_seed():
     vals, seeds = [0.50, 0.52, 0.48, 0.51, 0.49], [0, 1, 2, 3, 4]
     r = long_dtp._seed_row("q", 0.53, vals, seeds, 0.0)
-    m, lo, hi = long_dtp._interval(vals)
+    m, lo, hi = _seeds.interval(vals)
     assert r.ours == pytest.approx(0.5) and lo < 0.5 < hi
     assert r.status == ("match" if lo <= 0.53 <= hi else "differs")
     assert long_dtp._seed_row("q", 0.60, vals, seeds, 0.0).status == "differs"
@@ -38,3 +25,63 @@ def test_merge_seed_rows_averages_each_quantity():
     assert [r.quantity for r in merged] == ["a", "b"]
     assert merged[0].ours == pytest.approx(3.0) and merged[1].ours == pytest.approx(6.0)
     assert merged[0].note.startswith("n; seeds 0-4")
+
+
+def test_seed_row_leaves_out_seeds_without_a_value():
+    r = long_dtp._seed_row("q", None, [0.5, float("nan"), 0.7], [0, 1, 2])
+    assert r.ours == pytest.approx(0.6) and "of the 2 seeds with a value" in r.note and "nan" in r.note
+    assert long_dtp._seed_row("q", 0.6, [float("nan")] * 3, [0, 1, 2]).status == "differs"
+
+
+def test_map_jobs_same_values_in_processes(monkeypatch):
+    calls = [(2, 3), (3, 2), (5, 1)]
+    monkeypatch.setenv(_seeds.JOBS_ENV, "1")
+    here = _seeds.map_jobs(pow, calls)
+    monkeypatch.setenv(_seeds.JOBS_ENV, "2")
+    assert _seeds.map_jobs(pow, calls) == here == [8, 9, 5]
+    assert _seeds.map_seeds(pow, 2, [1, 2]) == [2, 4]
+    monkeypatch.setenv(_seeds.JOBS_ENV, "many")
+    with pytest.raises(ValueError, match=_seeds.JOBS_ENV):
+        _seeds.map_jobs(pow, calls)
+
+
+def test_purchase_calibration_loss_and_accuracies_are_seeded():
+    from leakaudit.reproduce import long_membership as lm
+
+    exact = {"NB": (0.8641, 0.7204), "NN": (1.0, 0.6434)}
+    assert lm.calibration_loss(exact) == 0.0
+    off = {"NB": (0.9641, 0.7204), "NN": (1.0, 0.5434)}
+    assert lm.calibration_loss(off) == pytest.approx(0.02)
+    from leakaudit.data import make_purchase_like
+    from leakaudit.data.purchase import LONG_PURCHASE_PARAMS
+
+    ds = make_purchase_like(n_records=300, n_features=836, n_classes=10, random_state=0, **LONG_PURCHASE_PARAMS)
+    assert ds.info["params"]["favourite_boost"] == LONG_PURCHASE_PARAMS["favourite_boost"]
+    a = lm.purchase_accuracies({"mean_items": 20.0}, 3, 2200)
+    assert a == lm.purchase_accuracies({"mean_items": 20.0}, 3, 2200)
+    assert set(a) == {"NB", "NN"} and all(0 <= v <= 1 for pair in a.values() for v in pair)
+
+
+def test_long_table1_claims_rows_on_known_values():
+    from types import SimpleNamespace
+
+    from leakaudit.reproduce import long_membership as lm
+
+    dist = np.array([0.5, 0.9, 0.95, 0.6])
+    unt = np.array([0.94, 0.7, 0.85, 0.55])
+    freq = np.array([0.5, 0.6, 0.7, 0.65])
+    res = SimpleNamespace(attacks={"untargeted": {"per_target_accuracy": unt},
+                                   "frequency": {"per_target_accuracy": freq},
+                                   "distance": {"per_target_accuracy": dist}},
+                          max_per_target_accuracy=np.max([unt, freq, dist], axis=0))
+    pd = np.array([1.5, 4.5, 2.0, 0.3])
+    rows = {r.quantity.split(": ", 1)[1]: r for r in lm._claims_rows("X", res, pd, {"n_pdtp_iterations": 10,
+                                                                                    "n_targets": 4}, paper=True)}
+    assert rows["average PDTP"].ours == pytest.approx(pd.mean())
+    assert rows["targets with avg PDTP > 1"].ours == 3
+    assert rows["share of PDTP>1 targets with max accuracy > 0.8"].ours == pytest.approx(1.0)  # 0.94, 0.9, 0.95
+    assert rows["max of max accuracy among PDTP<0.5 targets"].ours == pytest.approx(0.65)
+    assert rows["share of PDTP>4 targets with max accuracy > 0.9"].ours == 0.0  # target 1: 0.9 is not above
+    assert rows["lowest distance-attack per-target accuracy"].ours == 0.5
+    assert rows["untargeted accuracy on that target"].ours == pytest.approx(0.94)
+    assert rows["targets with distance accuracy <= 0.55 and untargeted >= 0.9"].ours == 1

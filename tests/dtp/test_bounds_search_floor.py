@@ -144,3 +144,25 @@ def test_correlation_matches_scipy_and_paper_pvalue():
     assert n.tolist() == list(range(1, 11))
     assert rs[0] == pytest.approx(stats.pearsonr(M[0], a).statistic)
     assert rs[-1] == pytest.approx(stats.pearsonr(M.mean(axis=0), a).statistic)
+
+
+def test_seed_noise_floor_at_individuals_outside_the_training_set(rng):
+    X = rng.normal(size=(20, 1))
+    y = rng.integers(0, 2, size=20)
+    learner = NoisyMeanLearner(noise=0.5)
+    # far on the negative side ln p1 = b + x - ln(1 + e^(b + x)) ~ b + x: its spread over seeds is the noise's, 0.5
+    far = seed_noise_floor(learner, X, y, X_query=np.array([[-40.0], [40.0]]), y_query=np.array([1, 1]),
+                           n_models=200, random_state=0, bin_width=None)
+    assert abs(far.std_log_p[0] - 0.5) < 0.07 and far.std_log_p[1] < 1e-12  # ln p1 ~ 0 far on the positive side
+    assert np.asarray(far.p_true).shape == (200, 2)
+    # querying training rows through X_query gives what queries= gives
+    a = seed_noise_floor(learner, X, y, queries=[2, 5], n_models=5, random_state=1, bin_width=None)
+    b = seed_noise_floor(learner, X, y, X_query=X[[2, 5]], y_query=y[[2, 5]], n_models=5, random_state=1,
+                         bin_width=None)
+    np.testing.assert_allclose(a.std_log_p, b.std_log_p)
+    with pytest.raises(InvalidParameterError, match="X_query and y_query"):
+        seed_noise_floor(learner, X, y, X_query=X[:2])
+    with pytest.raises(InvalidParameterError, match="not both"):
+        seed_noise_floor(learner, X, y, queries=[0], X_query=X[:2], y_query=y[:2])
+    with pytest.raises(InvalidInputError, match="features"):
+        seed_noise_floor(learner, X, y, X_query=np.zeros((2, 3)), y_query=[0, 1])

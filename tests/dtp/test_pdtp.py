@@ -99,3 +99,38 @@ def test_pdtp_errors(rng):
         pdtp(NoisyMeanLearner(), X, y, method="closed-form")
     r = pdtp(NaiveBayes(), X, y)
     assert type(r).from_json(r.to_json()) == r
+
+
+def test_lowest_bins_ignore_drops_only_moves_between_the_two_lowest_bins():
+    # known truth at bin width 0.01: centres 0.005, 0.015, 0.025, ...; top centre 0.995
+    pf = np.array([[0.004, 0.996], [0.004, 0.996], [0.30, 0.70], [0.012, 0.988]])
+    pl = np.array([[0.011, 0.989], [0.021, 0.979], [0.45, 0.55], [0.003, 0.997]])
+    keep = pdtp_from_probabilities(pf, pl)
+    ign = pdtp_from_probabilities(pf, pl, lowest_bins="ignore")
+    assert keep[0] == pytest.approx(np.log(3)) and keep[3] == pytest.approx(np.log(3))
+    # the ln 3 step is gone; what is left is the other class's move between its own bins
+    assert ign[0] == pytest.approx(np.log(0.995 / 0.985)) and ign[3] == pytest.approx(np.log(0.995 / 0.985))
+    # lowest to third bin (0.005 -> 0.025) is a real move: ln 5 in both readings
+    assert ign[1] == pytest.approx(np.log(5)) == keep[1]
+    assert ign[2] == keep[2]  # nothing near the bottom: unchanged
+    for w in (0.05, 0.001):  # the step is ln 3 at every width, and removed at every width
+        a, b = np.array([[0.9 * w, 1 - 0.9 * w]]), np.array([[1.1 * w, 1 - 1.1 * w]])
+        assert pdtp_from_probabilities(a, b, bin_width=w)[0] == pytest.approx(np.log(3))
+        assert pdtp_from_probabilities(a, b, bin_width=w, lowest_bins="ignore")[0] < 0.2
+    with pytest.raises(InvalidParameterError, match="lowest_bins"):
+        pdtp_from_probabilities(pf, pl, bin_width=None, lowest_bins="ignore")
+    with pytest.raises(InvalidParameterError, match="lowest_bins"):
+        pdtp_from_probabilities(pf, pl, lowest_bins="drop")
+
+
+def test_pdtp_lowest_bins_ignore_matches_the_probability_form():
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 3, size=(60, 4)).astype(float)
+    y = rng.integers(0, 2, size=60)
+    nb = NaiveBayes(n_values=[3] * 4, alpha=0.0, prior_smoothing=False)
+    keep = pdtp(nb, X, y, keep_outputs=True)
+    ign = pdtp(nb, X, y, lowest_bins="ignore")
+    expect = pdtp_from_probabilities(keep.p_full, keep.p_loo, lowest_bins="ignore")
+    np.testing.assert_allclose(ign.values, expect)
+    assert np.all(np.asarray(ign.values) <= np.asarray(keep.values) + 1e-12)
+    assert "lowest bins ignored" in ign.method

@@ -45,5 +45,9 @@ def test_long_table1_smoke(tmp_path):
 def test_yeom_cnn_smoke(tmp_path):
     rows = _run("yeom-table1", tmp_path)
     assert 0 <= rows["Fashion-MNIST threshold attack recall"]["ours"] <= 1
+    assert rows["Fashion-MNIST threshold attack recall"]["note"].count(",") >= 4  # every seed's value
+    rows = _run("yeom-fig2c", tmp_path)
+    assert 0 < rows["s=4: L_D / L_S (test / train loss)"]["ours"] and "seeds 0-4" in rows["s=1: L_D / L_S (test "
+                                                                                           "/ train loss)"]["note"]
     rows = _run("yeom-fig4", tmp_path)
     assert "s=8: colluding advantage" in rows

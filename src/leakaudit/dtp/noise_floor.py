@@ -17,7 +17,7 @@ import numpy as np
 from .._random import check_random_state, spawn_seeds
 from .._validation import check_choice, check_indices, check_scalar
 from ..engine import Engine, reports_engine_stats
-from ..exceptions import InvalidInputError
+from ..exceptions import InvalidInputError, InvalidParameterError
 from ..learners._base import check_fit_inputs
 from .pdtp import _check_bin_width, apply_binning
 from .results import NoiseFloorResult
@@ -54,8 +54,8 @@ def noise_floor_from_probabilities(P: Any, y_query: Any, *, bin_width: float | N
 
 
 @reports_engine_stats
-def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, n_models: int = 20,
-                     bin_width: float | None = 0.01, random_state: Any = None,
+def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, X_query: Any = None, y_query: Any = None,
+                     n_models: int = 20, bin_width: float | None = 0.01, random_state: Any = None,
                      n_classes: int | None = None, engine: Engine | None = None) -> NoiseFloorResult:
     """Fig 7: models trained on the SAME training set with different seeds.
 
@@ -64,7 +64,11 @@ def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, n_mod
     learner : Learner
     X, y : the training set
     queries : array-like of int, optional
-        Rows of X to query, with their own labels (default: all rows).
+        Rows of X to query, with their own labels (default: all rows, unless ``X_query`` is given).
+    X_query, y_query : array-like of shape (n_query, n_features) and (n_query,), optional
+        Individuals outside the training set to query, with their labels (Long et al. §9 query individuals of
+        the population; a training record's own output also carries its influence on the model). Exclusive
+        with ``queries``; both or neither.
     n_models : int, default=20  (the paper uses 100)
     bin_width : float or None
     engine : leakaudit.engine.Engine, optional
@@ -76,12 +80,22 @@ def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, n_mod
     NoiseFloorResult with source "seed" (a deterministic learner gives 0) and the engine's ``engine_stats``.
     """
     X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
-    q = np.arange(len(X)) if queries is None else check_indices(queries, name="queries", n=len(X))
+    if (X_query is None) != (y_query is None):
+        raise InvalidParameterError("X_query and y_query go together: pass both or neither")
+    if X_query is not None:
+        if queries is not None:
+            raise InvalidParameterError("pass queries (rows of X) or X_query / y_query (other individuals), not both")
+        Xq, yq, _ = check_fit_inputs(X_query, y_query, task="classification", n_classes=n_classes)
+        if Xq.shape[1] != X.shape[1]:
+            raise InvalidInputError(f"X_query has {Xq.shape[1]} features but X has {X.shape[1]}")
+    else:
+        q = np.arange(len(X)) if queries is None else check_indices(queries, name="queries", n=len(X))
+        Xq, yq = X[q], y[q]
     check_scalar(n_models, name="n_models", kind=int, min_val=2)
     seeds = spawn_seeds(random_state, n_models)
     everything = np.arange(len(X))
-    P = engine.predict_many(learner, X, y, [everything] * n_models, seeds, X[q], n_classes=n_classes)
-    s, m, p = noise_floor_from_probabilities(P, y[q], bin_width=bin_width)
+    P = engine.predict_many(learner, X, y, [everything] * n_models, seeds, Xq, n_classes=n_classes)
+    s, m, p = noise_floor_from_probabilities(P, yq, bin_width=bin_width)
     return NoiseFloorResult(source="seed", n_models=n_models, std_log_p=s, max_std_log_p=m, p_true=p,
                             bin_width=bin_width)
 

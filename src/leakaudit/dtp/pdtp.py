@@ -63,7 +63,8 @@ def abs_log_ratio(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.where(both0, 0.0, np.where((p <= 0) | (q <= 0), np.inf, d))
 
 
-def pdtp_from_probabilities(p_full: Any, p_loo: Any, *, bin_width: float | None = 0.01) -> np.ndarray:
+def pdtp_from_probabilities(p_full: Any, p_loo: Any, *, bin_width: float | None = 0.01,
+                            lowest_bins: str = "keep") -> np.ndarray:
     """PDTP from the two models' outputs at each record's own features (Def 4.4).
 
     Parameters
@@ -74,16 +75,30 @@ def pdtp_from_probabilities(p_full: Any, p_loo: Any, *, bin_width: float | None 
         ``p_{A(T\\{t})}(.|x(t))``.
     bin_width : float or None, default=0.01
         Bin both vectors first (paper); None compares raw probabilities.
+    lowest_bins : {"keep", "ignore"}, default="keep"
+        "keep" is the paper's reading (§5.2). "ignore" leaves out of the max every class whose output moves
+        between the two lowest bins (both binned outputs at most ``1.5 * bin_width``): see Notes. Needs binning.
 
     Returns
     -------
     ndarray of shape (n_records,)
         ``max_y |ln bin(p_full) - ln bin(p_loo)|``.
 
+    Notes
+    -----
+    Binning returns each bin's centre, so the two lowest bins are ``w/2`` and ``3w/2``: an output that crosses
+    ``w`` (0.0099 to 0.0101 at ``w = 0.01``) changes PDTP by ``ln 3 = 1.0986``, above the DTP-1 threshold,
+    whatever the width, while a move of the same size anywhere else in [w, 1] changes it by almost nothing.
+    ``lowest_bins="ignore"`` counts such a class as unchanged at the binning's resolution (it contributes 0),
+    so a value above 1 cannot come from that step alone; moves from the lowest bins to any higher bin still
+    count. Long et al. do not use it: it is offered to size the step (spec long-dtp.md §2.5).
+
     Examples
     --------
     >>> float(pdtp_from_probabilities([[0.0, 1.0]], [[0.012, 0.988]])[0].round(4))  # one bin at the bottom: ln 3
     1.0986
+    >>> float(pdtp_from_probabilities([[0.0, 1.0]], [[0.012, 0.988]], lowest_bins="ignore")[0].round(4))
+    0.0101
     """
     pf = check_array(p_full, name="p_full", ndim=2)
     pl = check_array(p_loo, name="p_loo", ndim=2)
@@ -93,7 +108,25 @@ def pdtp_from_probabilities(p_full: Any, p_loo: Any, *, bin_width: float | None 
         if a.min() < -1e-12 or a.max() > 1 + 1e-12:
             raise InvalidInputError(f"{name} must hold probabilities in [0, 1]")
     _check_bin_width(bin_width)
-    return abs_log_ratio(apply_binning(pf, bin_width), apply_binning(pl, bin_width)).max(axis=1)
+    _check_lowest_bins(lowest_bins, bin_width)
+    return _binned_pdtp(pf, pl, bin_width, lowest_bins)
+
+
+def _binned_pdtp(pf: np.ndarray, pl: np.ndarray, bin_width: float | None, lowest_bins: str) -> np.ndarray:
+    """``max_y |ln bin(pf) - ln bin(pl)|`` over the last axis, optionally without moves between the lowest bins."""
+    bf, bl = apply_binning(pf, bin_width), apply_binning(pl, bin_width)
+    r = abs_log_ratio(bf, bl)
+    if lowest_bins == "ignore":
+        # bins return their centres: the two lowest are w/2 and 3w/2 (1.5 w with a margin for rounding)
+        edge = 1.75 * bin_width
+        r = np.where((bf <= edge) & (bl <= edge), 0.0, r)
+    return r.max(axis=-1)
+
+
+def _check_lowest_bins(lowest_bins: str, bin_width: float | None) -> None:
+    check_choice(lowest_bins, name="lowest_bins", choices=("keep", "ignore"))
+    if lowest_bins == "ignore" and bin_width is None:
+        raise InvalidParameterError("lowest_bins='ignore' needs binned outputs; got bin_width=None")
 
 
 def _check_bin_width(bin_width: float | None) -> None:
@@ -306,6 +339,7 @@ def pdtp(
     random_state: Any = None,
     batch_size: int = 256,
     keep_outputs: bool | None = None,
+    lowest_bins: str = "keep",
     engine: Engine | None = None,
 ) -> PDTPResult:
     """PDTP of records of the training set T = (X, y) under learner A (Long et al. Def 4.4).
@@ -340,6 +374,10 @@ def pdtp(
     keep_outputs : bool or None, default=None
         Store ``p_full`` / ``p_loo`` in the result (None: only for up to 5,000
         records, since large nested lists make result objects slow to build).
+    lowest_bins : {"keep", "ignore"}, default="keep"
+        "ignore" leaves out of the max every class whose output moves between the two lowest bins, a ln 3
+        step that binning creates however small the move (see :func:`pdtp_from_probabilities`); "keep" is
+        the paper's reading.
     engine : leakaudit.engine.Engine, optional
         Retrains the models (its backend and resumable on-disk cache); default
         :func:`leakaudit.engine.default_engine`. The values do not depend on the engine; with the
@@ -359,6 +397,7 @@ def pdtp(
     check_scalar(n_repeats, name="n_repeats", kind=int, min_val=1)
     check_scalar(batch_size, name="batch_size", kind=int, min_val=1)
     _check_bin_width(bin_width)
+    _check_lowest_bins(lowest_bins, bin_width)
     if len(X) < 2:
         raise InvalidInputError("X needs at least 2 training records for leave-one-out")
     per_repeat = []
@@ -370,7 +409,7 @@ def pdtp(
         if p_full0 is None:
             p_full0, p_loo0 = p_full, p_loo
         # Def 4.4, natural-log ratio (spec §2.2)
-        per_repeat.append(abs_log_ratio(apply_binning(p_full, bin_width), apply_binning(p_loo, bin_width)).max(axis=1))
+        per_repeat.append(_binned_pdtp(p_full, p_loo, bin_width, lowest_bins))
     per = np.vstack(per_repeat)
     if np.isinf(per).any() and bin_width is None:
         warnings.warn("some PDTP values are infinite (a probability is 0 in one model only); bin outputs to avoid it",
@@ -381,6 +420,7 @@ def pdtp(
         p_full0 = p_loo0 = []
     return PDTPResult(
         records=records, values=per.mean(axis=0), per_repeat=per, p_full=p_full0, p_loo=p_loo0,
-        bin_width=bin_width, seed_policy=seed_policy, n_repeats=n_repeats, method=used,
+        bin_width=bin_width, seed_policy=seed_policy, n_repeats=n_repeats,
+        method=used if lowest_bins == "keep" else f"{used}; moves between the two lowest bins ignored",
         learner=type(learner).__name__,
     )

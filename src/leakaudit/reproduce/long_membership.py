@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from ._registry import register, row
+from ._seeds import map_jobs, map_seeds, merge_seed_rows, seed_row, seeds_from
 
 __all__: list[str] = []
 
@@ -25,6 +26,7 @@ _TABLE1 = {
     "distance": (0.8533, 0.8470, 0.9087, 0.8768, 0.7653),
 }
 _NN_PURCHASE_ACC = (1.0, 0.6434)  # target train / test accuracy (spec §4.2)
+_NN_PURCHASE_AVG_PDTP = 3.4019  # Table 2
 
 
 def _long_settings(profile: str) -> dict:
@@ -33,11 +35,13 @@ def _long_settings(profile: str) -> dict:
                     n_untargeted_shadows=4, shadow_reuse="per_target", epochs=20, attack_batch=32, n_pdtp_iterations=1,
                     n_features=100)
     if profile == "reduced":
-        return dict(n_records=4000, candidate_size=2000, n_targets=15, n_iterations=4, n_shadow_pairs=5,
-                    n_untargeted_shadows=8, shadow_reuse="per_target", epochs=30, attack_batch=32,
-                    n_pdtp_iterations=2, n_features=836)
+        return dict(n_records=10000, candidate_size=2000, n_targets=30, n_iterations=10, n_shadow_pairs=5,
+                    n_untargeted_shadows=10, shadow_reuse="per_target", epochs=30, attack_batch=32,
+                    n_pdtp_iterations=3, n_features=836)
+    # paper scale (100 targets x 100 iterations x 2 target models, 10 PDTP measurements, M = 20) with the targeted
+    # shadow models trained once per target (5 pairs each) instead of fresh for each of the 200 attacks
     return dict(n_records=10000, candidate_size=2000, n_targets=100, n_iterations=100, n_shadow_pairs=5,
-                n_untargeted_shadows=20, shadow_reuse="per_attack", epochs=30, attack_batch=1, n_pdtp_iterations=10,
+                n_untargeted_shadows=20, shadow_reuse="per_target", epochs=30, attack_batch=32, n_pdtp_iterations=10,
                 n_features=836)
 
 
@@ -105,6 +109,52 @@ def _long_rows(label, X, y, s, random_state, *, paper: bool, data_note: str):
     best = max(_TABLE1, key=lambda a: res.attacks[a]["pooled"]["accuracy"])
     rows.append(row(f"{label}: distance-based is the best attack (1 = yes)", 1.0 if paper else None,
                     float(best == "distance"), 0.0, f"best by pooled accuracy: {best}"))
+    rows += _claims_rows(label, res, pd, s, paper=paper)
+    return rows
+
+
+def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
+    """Average PDTP, Fig 2 (max per-target accuracy over the three attacks against average PDTP) and §5.5's claims
+    (spec long-dtp.md §5.5 items 1-3 and 5)."""
+    from ..dtp import pdtp_attack_correlation
+
+    acc = {a: np.asarray(res.attacks[a]["per_target_accuracy"]) for a in _TABLE1}
+    mx = np.asarray(res.max_per_target_accuracy)
+    nan = float("nan")
+    rows = []
+    if pd is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c = pdtp_attack_correlation(pd, mx)
+        k = f"{s['n_pdtp_iterations']} PDTP measurements per target (paper: 10), {s['n_targets']} targets"
+        rows += [
+            row(f"{label}: average PDTP", _NN_PURCHASE_AVG_PDTP if paper else None, float(np.mean(pd)),
+                0.5 * _NN_PURCHASE_AVG_PDTP if paper else None, k),
+            row(f"{label}: Fig 2 r (max per-target accuracy over the 3 attacks vs avg PDTP)",
+                0.8936 if paper else None, c.r, 0.15, k),
+            row(f"{label}: targets with avg PDTP > 1", None, c.n_above1),
+            row(f"{label}: share of PDTP>1 targets with max accuracy > 0.8", 0.8462 if paper else None,
+                c.frac_above1_acc_gt_08, 0.1, "§5.5; NaN when no target has avg PDTP > 1"),
+            row(f"{label}: share of PDTP>1 targets with max accuracy > 0.6", 1.0 if paper else None,
+                c.frac_above1_acc_gt_06, 0.05, "§5.5: all of them"),
+            row(f"{label}: max of max accuracy among PDTP<0.5 targets", 0.665 if paper else None,
+                c.max_acc_below_05, 0.05, f"§5.5: never above 0.665; {c.n_below05} targets with avg PDTP < 0.5 "
+                "(NaN when none)"),
+            row(f"{label}: share of PDTP>4 targets with max accuracy > 0.9", None,
+                float(np.mean(mx[pd > 4] > 0.9)) if np.any(pd > 4) else nan,
+                note="§5.5: 'almost always'; NaN when no target has avg PDTP > 4"),
+        ]
+    # §5.5 item 5: a record immune to the distance attack (per-target accuracy 0.5) that the untargeted attack gets
+    # at 0.94; we report the target with the lowest distance-attack accuracy and the untargeted accuracy on it
+    j = int(np.argmin(acc["distance"]))
+    rows += [
+        row(f"{label}: lowest distance-attack per-target accuracy", 0.5 if paper else None, float(acc["distance"][j]),
+            0.05, "§5.5: one record is immune to the distance attack (0.5)"),
+        row(f"{label}: untargeted accuracy on that target", 0.94 if paper else None, float(acc["untargeted"][j]),
+            0.1, "§5.5: 0.94 on the immune record"),
+        row(f"{label}: targets with distance accuracy <= 0.55 and untargeted >= 0.9", None,
+            float(np.sum((acc["distance"] <= 0.55) & (acc["untargeted"] >= 0.9)))),
+    ]
     return rows
 
 
@@ -115,24 +165,40 @@ def _long_rows(label, X, y, s, random_state, *, paper: bool, data_note: str):
         "Three membership attacks (untargeted shadow-model, frequency-based, distance-based) on an NN "
         "(836-64-10, tanh, per-example SGD, lr 0.01, 30 epochs) under Long et al.'s protocol: fixed targets from "
         "|D| = 2000, random halves, two target models per iteration, per-target accuracy, correlation with "
-        "average PDTP. Purchase-like synthetic data as the documented substitute for Kaggle Purchase, and the "
-        "real supermarket baskets clustered into 10 k-means classes the same way."
+        "average PDTP, NN-Purchase's average PDTP, Fig 2 (max per-target accuracy over the three attacks "
+        "against average PDTP) and the claims of §5.5. Purchase-like synthetic data (its generator calibrated to "
+        "Table 2's NB and NN accuracies) as the documented substitute for Kaggle Purchase, and the real "
+        "supermarket baskets clustered into 10 k-means classes the same way. Every row over 5 seeds."
     ),
     notes=(
         "Kaggle 'Acquire Valued Shoppers' (Purchase) is not available: Purchase-like data from "
-        "leakaudit.data.make_purchase_like (836 binary features, 10 k-means classes) is the substitute, so "
-        "target test accuracy and attack numbers are not expected to match Table 1 closely; the supermarket rows "
-        "have no paper values. The reduced profile uses fewer iterations and targets and trains the targeted "
-        "shadow models once per target (shadow_reuse=per_target), which lowers variance but not the expected "
-        "accuracy (shadow models do not depend on the target model)."
+        "leakaudit.data.make_purchase_like (836 binary features, 10 k-means classes over 10,000 records, "
+        "LONG_PURCHASE_PARAMS from long-purchase-calibration, which looks only at NB and NN accuracies) is the "
+        "substitute, so attack numbers are not expected to match Table 1 closely; the supermarket rows have no "
+        "paper values. Every profile trains the targeted shadow models once per target (shadow_reuse=per_target, "
+        "5 pairs): they do not depend on the target model, so this lowers variance but not the expected accuracy. "
+        "The reduced profile uses 30 targets x 10 iterations, M = 10 untargeted shadow models and 3 PDTP "
+        "measurements per target (paper: 100 x 100, M = 20, 10); the full one the paper's counts. §5.5's immune "
+        "record is read as the target with the lowest distance-attack accuracy and the untargeted accuracy on it. "
+        "'ours' is the mean over seeds (seed, seed + 1, ...), each seed's value and the 95% t-interval in the "
+        "note; a row matches when the paper's value lies in that interval widened by the tolerance."
     ),
 )
 def long_table1(profile: str, random_state: int) -> list:
+    seeds = seeds_from(random_state)
+    return merge_seed_rows(map_seeds(_table1_seed, profile, seeds), seeds)
+
+
+def _table1_seed(profile: str, random_state: int) -> list:
+    """Every long-table1 row for one seed (data, D, targets, halves, shadow and target models)."""
     from ..data import make_purchase_like, supermarket_clusters
+    from ..data.purchase import LONG_PURCHASE_PARAMS
 
     s = _long_settings(profile)
+    # the generator calibrated to Table 2's NB and NN accuracies (long-purchase-calibration); smoke keeps defaults
+    kw = LONG_PURCHASE_PARAMS if s["n_features"] == 836 else {}
     ds = make_purchase_like(n_records=s["n_records"], n_features=s["n_features"], n_classes=10,
-                            random_state=random_state)
+                            random_state=random_state, **kw)
     X, y = ds.encode()[0], np.asarray(ds.y, np.int64)
     rows = _long_rows("Purchase-like", X, y, s, random_state, paper=True,
                       data_note=f"Purchase-like synthetic, {s['n_records']} records x {s['n_features']} features")
@@ -205,4 +271,112 @@ def lira_rmia(profile: str, random_state: int) -> list:
         rows.append(row(f"{a} beats loss at TPR@0.1%FPR (1 = yes)", 1.0, ok, 0.0,
                         f"at {float(f):.1%} FPR: {a} {t:.4f} vs loss {t_loss:.4f}; {res.n_members} members, "
                         f"{res.n_nonmembers} non-members, {n_ref} reference models"))
+    return rows
+
+
+# ------------------------------------------------------------------------------------ Purchase-like calibration
+
+# Table 2's Purchase accuracies the generator is calibrated to: model -> (train, test). Only model accuracies: no
+# attack or PDTP number enters the calibration.
+_PURCHASE_ACC_TARGETS = {"NB": (0.8641, 0.7204), "NN": (1.0, 0.6434)}
+
+# The search grid over make_purchase_like's parameters (the others fixed: 836 features, 10 k-means classes)
+_CALIBRATION_GRID = {
+    "smoke": {"mean_items": (8.0, 40.0), "favourite_boost": (3.0,), "n_shopper_types": (50,), "zipf_exponent": (1.0,)},
+    "reduced": {"mean_items": (20.0, 40.0, 80.0, 167.2), "favourite_boost": (1.5, 2.5, 5.0),
+                "n_shopper_types": (20, 200), "zipf_exponent": (0.5, 1.0)},
+}
+_CALIBRATION_GRID["full"] = _CALIBRATION_GRID["reduced"]
+
+
+def purchase_accuracies(params: dict, seed: int, n_records: int = 10_000) -> dict:
+    """NB and NN train / test accuracy on Purchase-like data made with ``params`` (Long et al.'s setting).
+
+    The data (``n_records`` records, 836 binary features, 10 k-means classes) is drawn with ``seed``; D is 2,000
+    records, each model is trained on one half of D and tested on the other, both ways (Table 2's protocol):
+    Bernoulli naive Bayes (Laplace) and the 836-64-10 tanh NN (per-example SGD, lr 0.01, 30 epochs).
+
+    Returns
+    -------
+    dict
+        ``{"NB": (train, test), "NN": (train, test)}``, each the mean of the two halves.
+    """
+    from ..data import make_purchase_like
+    from ..learners import NaiveBayes, TorchMLP
+
+    ds = make_purchase_like(n_records=n_records, n_features=836, n_classes=10, random_state=seed, **params)
+    X, y = ds.frame.to_numpy(dtype=np.float64), np.asarray(ds.y, np.int64)
+    rng = np.random.default_rng([seed, 2020])
+    D = rng.choice(len(X), 2000, replace=False)
+    a, b = D[:1000], D[1000:]
+    learners = {"NB": NaiveBayes(n_values=[2] * X.shape[1]),
+                "NN": TorchMLP(hidden=(64,), activation="tanh", mode="faithful", epochs=30, lr=0.01)}
+    out = {}
+    for name, learner in learners.items():
+        P = learner.fit_many(X, y, [a, b], [int(rng.integers(2**31)), int(rng.integers(2**31))],
+                             n_classes=10).predict_proba(X[D])
+        pred = P.argmax(axis=2)  # (2, |D|)
+        tr = (np.mean(pred[0, :1000] == y[a]) + np.mean(pred[1, 1000:] == y[b])) / 2
+        te = (np.mean(pred[0, 1000:] == y[b]) + np.mean(pred[1, :1000] == y[a])) / 2
+        out[name] = (float(tr), float(te))
+    return out
+
+
+def calibration_loss(acc: dict) -> float:
+    """Sum of squared differences between the four accuracies and Table 2's (NB and NN, train and test)."""
+    return float(sum((acc[m][k] - _PURCHASE_ACC_TARGETS[m][k]) ** 2 for m in _PURCHASE_ACC_TARGETS for k in (0, 1)))
+
+
+@register(
+    "long-purchase-calibration",
+    paper="Long et al. 2017/2020 (arXiv 1712.09136), Table 2 (Purchase model accuracies)",
+    description=(
+        "Calibrates the synthetic Purchase-like generator (make_purchase_like: mean purchases per shopper, "
+        "favourite boost, number of shopper types, Zipf exponent) to Table 2's Purchase model accuracies: NB "
+        "train / test 0.8641 / 0.7204 and NN train / test 1.0 / 0.6434. A grid search on seed 0 minimises the "
+        "sum of squared accuracy differences; the best few points are then measured over 5 seeds. No attack or "
+        "PDTP number enters the search."
+    ),
+    notes=(
+        "The Kaggle 'Acquire Valued Shoppers' data behind Purchase is not available here; Weka's supermarket "
+        "baskets (4,627 x 216 departments, /work/shared/data/supermarket) are real but a different shape, and "
+        "long-table1 runs them beside the synthetic data. The chosen point is leakaudit.data.purchase."
+        "LONG_PURCHASE_PARAMS, which every Long Purchase reproduction uses; the row 'chosen point is "
+        "LONG_PURCHASE_PARAMS' checks the constant still is the search's answer. Where the best point misses a "
+        "target accuracy, the generator family cannot reach it: NB's train accuracy falls only on sparse baskets, "
+        "on which k-means classes are easy for the NN."
+    ),
+)
+def purchase_calibration(profile: str, random_state: int) -> list:
+    import itertools
+
+    from ..data.purchase import LONG_PURCHASE_PARAMS
+
+    grid = _CALIBRATION_GRID[profile]
+    n_records = 2000 if profile == "smoke" else 10_000
+    points = [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
+    accs = map_jobs(purchase_accuracies, [(p, random_state, n_records) for p in points])
+    search = sorted(((calibration_loss(a), p, a) for p, a in zip(points, accs)), key=lambda t: t[0])
+    seeds = seeds_from(random_state)
+    rows = []
+    top = [p for _, p, _ in search[: 1 if profile == "smoke" else 3]]
+    candidates = [("default generator", {})] + [(f"search rank {k + 1}", p) for k, p in enumerate(top)]
+    runs = map_jobs(purchase_accuracies, [(p, sd, n_records) for _, p in candidates for sd in seeds])
+    for c, (label, params) in enumerate(candidates):
+        per = runs[c * len(seeds):(c + 1) * len(seeds)]
+        desc = ", ".join(f"{k}={v:g}" for k, v in params.items()) or "make_purchase_like's defaults"
+        for m in ("NB", "NN"):
+            for k, part in enumerate(("train", "test")):
+                rows.append(seed_row(f"{label}: {m}-Purchase {part} accuracy", _PURCHASE_ACC_TARGETS[m][k],
+                                     [a[m][k] for a in per], seeds, 0.02, desc))
+        rows.append(seed_row(f"{label}: calibration loss", None, [calibration_loss(a) for a in per], seeds,
+                             note="sum of squared differences from the four Table 2 accuracies"))
+    best = search[0][1]
+    rows.append(row("chosen point is LONG_PURCHASE_PARAMS (1 = yes)", 1.0,
+                    float(best == LONG_PURCHASE_PARAMS), 0.0,
+                    f"search answer {best}; constant {LONG_PURCHASE_PARAMS}"))
+    lines = [f"{l:.4f}: " + ", ".join(f"{k}={v:g}" for k, v in p.items()) +
+             f" -> NB {a['NB'][0]:.3f}/{a['NB'][1]:.3f}, NN {a['NN'][0]:.3f}/{a['NN'][1]:.3f}" for l, p, a in search]
+    rows.append(row("search table (loss: parameters -> NB train/test, NN train/test), seed "
+                    f"{random_state}, {len(search)} points", None, None, note="; ".join(lines)))
     return rows

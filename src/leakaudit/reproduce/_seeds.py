@@ -1,0 +1,101 @@
+"""Rows over seeds: every quantity that depends on randomness is reported as the mean over seeds, with each seed's
+value and a Student-t interval, and judged against the paper on that interval (never on one chosen seed)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from ._registry import Row
+
+__all__ = ["JOBS_ENV", "N_SEEDS", "interval", "map_jobs", "map_seeds", "merge_seed_rows", "seed_row", "seeds_from"]
+
+# Seeds per setting: every figure that depends on randomness is reported over these many seeds with an interval.
+N_SEEDS = 5
+
+
+def seeds_from(random_state: int, n: int = N_SEEDS) -> list[int]:
+    """The seeds a reproduction runs: ``random_state``, ``random_state + 1``, ..."""
+    return [int(random_state) + k for k in range(n)]
+
+
+# Environment variable: how many processes run a reproduction's seeds (default 1, in this process)
+JOBS_ENV = "LEAKAUDIT_REPRODUCE_JOBS"
+
+
+def map_jobs(func, calls: list[tuple]) -> list:
+    """``[func(*args) for args in calls]``, in up to ``$LEAKAUDIT_REPRODUCE_JOBS`` processes (default 1: here).
+
+    Every call must draw only from its own arguments (seeded), so the values do not depend on the number of
+    processes. ``func`` must be a module-level function (it is pickled to the worker processes).
+    """
+    raw = os.environ.get(JOBS_ENV, "1").strip() or "1"
+    try:
+        jobs = int(raw)
+    except ValueError:
+        raise ValueError(f"{JOBS_ENV} must be a whole number of processes; got {raw!r}") from None
+    if jobs <= 1 or len(calls) <= 1:
+        return [func(*args) for args in calls]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=min(jobs, len(calls)), mp_context=mp.get_context("spawn")) as ex:
+        return list(ex.map(func, *zip(*calls)))
+
+
+def map_seeds(func, profile: str, seeds: list[int]) -> list:
+    """``[func(profile, seed) for seed in seeds]`` through :func:`map_jobs`."""
+    return map_jobs(func, [(profile, s) for s in seeds])
+
+
+def interval(vals, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t interval of the finite per-seed values (NaN bounds for fewer than 2 of them)."""
+    from scipy import stats
+
+    v = np.asarray(vals, dtype=float)
+    v = v[np.isfinite(v)]  # a seed without a value (NaN: nothing to measure in that draw) is left out
+    if len(v) == 0:
+        return float("nan"), float("nan"), float("nan")
+    m = float(v.mean())
+    if len(v) < 2:
+        return m, float("nan"), float("nan")
+    h = float(stats.t.ppf(0.5 + confidence / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
+    return m, m - h, m + h
+
+
+def seed_row(quantity, paper, vals, seeds, tolerance=None, note=""):
+    """One row over seeds: ours is the mean; a match means the paper's value lies in the 95% interval of the mean
+    widened by ``tolerance`` (never one chosen seed)."""
+    vals = [float("nan") if v is None else float(v) for v in vals]
+    m, lo, hi = interval(vals)
+    if paper is None:
+        status = "no-paper-value"
+    elif not np.isfinite(lo):
+        status = "differs"
+    else:
+        tol = 0.0 if tolerance is None else tolerance
+        status = "match" if lo - tol - 1e-12 <= paper <= hi + tol + 1e-12 else "differs"
+    per = ", ".join(f"{v:.4g}" for v in vals)
+    n_fin = int(np.sum(np.isfinite(vals)))
+    over = "" if n_fin == len(vals) else f" of the {n_fin} seeds with a value"
+    text = f"seeds {seeds[0]}-{seeds[-1]}: {per}; mean{over} {m:.4g}, 95% t-interval [{lo:.4g}, {hi:.4g}]"
+    return Row(quantity, None if paper is None else float(paper), m, None if tolerance is None else float(tolerance),
+               status, f"{note}; {text}" if note else text)
+
+
+def merge_seed_rows(per_seed: list, seeds: list) -> list:
+    """One row per quantity from per-seed row lists (same quantities in the same order): ours is the mean over
+    seeds, the note keeps the first seed's note and adds every seed's value and the interval. A row whose value is
+    None in every seed (a note-only row) keeps the first seed's row."""
+    out = []
+    for rs in zip(*per_seed, strict=True):
+        r0 = rs[0]
+        if len({r.quantity for r in rs}) != 1:
+            raise ValueError(f"per-seed rows disagree: {sorted({r.quantity for r in rs})}")
+        if all(r.ours is None for r in rs):
+            out.append(r0)
+            continue
+        out.append(seed_row(r0.quantity, r0.paper, [r.ours for r in rs], seeds, r0.tolerance, r0.note))
+    return out
