@@ -204,7 +204,9 @@ def _log_progress(**fields) -> None:
 
 def _seeds(cfg: dict, seed: int) -> list[int]:
     """The seeds of a run's repetitions: ``seed, seed + 1, ...`` (seeds 0-4 for the documented runs)."""
-    return [seed + i for i in range(cfg["reps"])]
+    from ._seeds import seeds_from
+
+    return seeds_from(seed, cfg["reps"])
 
 
 def _seeds_row(row, quantity: str, paper, values, seeds, tolerance=None, note: str = ""):
@@ -212,9 +214,9 @@ def _seeds_row(row, quantity: str, paper, values, seeds, tolerance=None, note: s
 
     ``row`` is :func:`_row` or :func:`_smoke_row` (smoke rows run on synthetic data and never compare).
     """
-    from .long_dtp import _seed_row
+    from ._seeds import seed_row
 
-    r = _seed_row(quantity, paper, [float(v) for v in values], list(seeds), tolerance, note)
+    r = seed_row(quantity, paper, [float(v) for v in values], list(seeds), tolerance, note)
     if row is _row:
         return r
     return row(quantity, paper, r.ours, tolerance, r.note)
