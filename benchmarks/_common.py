@@ -271,7 +271,7 @@ def warm_up() -> None:
         torch.mm(torch.ones(8, 8), torch.ones(8, 8))
     except ImportError:  # pragma: no cover
         pass
-    # load leakaudit's compiled (numba, cache=True) kernels the same way: a tiny sparse-input fit in each mode
+    # load leakaudit's compiled kernels the same way: a tiny sparse-input fit in each mode
     try:
         import warnings
 
@@ -281,11 +281,11 @@ def warm_up() -> None:
         y = np.arange(16) % 2
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            # (and their prediction: the layer kernels, numba's and the C twins)
+            # (and their prediction: the C layer kernels)
             for mode in ("faithful", "fast"):
                 TorchMLP(hidden=(4,), mode=mode, epochs=1).fit_many(X, y, [np.arange(16)], [0],
                                                                     n_classes=2).predict_proba(X)
-            # the native twin of the fast-mode kernel: built on first use (cached), loaded here
+            # the fast-mode kernel at a width it specialises, loaded here
             TorchMLP(hidden=(8,), mode="fast", epochs=1).fit_many(X, y, [np.arange(16)], [0],
                                                                   n_classes=2).predict_proba(X)
         from leakaudit.learners import RandomForest

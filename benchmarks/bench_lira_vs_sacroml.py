@@ -25,7 +25,7 @@ Shadow models:
 * RF: SACRO-ML clones the target ``RandomForestClassifier(n_estimators)`` (scikit-learn, one
   forest after the other). leakaudit trains all K shadow forests of one ``fit_many`` call together
   with ``leakaudit.learners.RandomForest(n_estimators)``: scikit-learn's algorithm re-implemented
-  (numba kernels and their C twins, built on first use, which grow the same trees; exact CART splits, Gini, bootstrap counts as weights, sqrt(d) candidate features, its
+  (C kernels built with the package, which grow the same trees; exact CART splits, Gini, bootstrap counts as weights, sqrt(d) candidate features, its
   random streams too: with the same seed it grows the same trees, tested to 1e-12 against
   ``RandomForestClassifier``), the K x T trees spread over threads; a node evaluates a one-hot
   column by a class count in O(n_node) instead of sorting. Same work, same models (up to the
@@ -33,9 +33,9 @@ Shadow models:
 
 Both qualities (AUC, TPR at 0.1 % FPR) are computed by ``leakaudit.metrics`` from the
 per-record scores; SACRO-ML's own AUC is recorded beside to check the score orientation.
-Times are wall clock and CPU seconds (single-threaded BLAS on both sides; leakaudit's numba kernels
+Times are wall clock and CPU seconds (single-threaded BLAS on both sides; leakaudit's compiled kernels
 use every core, so the CPU ratio is the per-CPU-second comparison and the wall ratio the one a user sees).
-leakaudit's compiled kernels are loaded from numba's cache before the timers start (as the peers'
+leakaudit's compiled kernels are loaded before the timers start (as the peers'
 drivers import their libraries before theirs).
 
 ``--repeat R`` runs the same work R times on each side (the driver repeats SACRO-ML's attack as often) and compares
@@ -120,7 +120,7 @@ def run(model: str, n: int, n_shadow: int, seed: int, n_trees: int = 100, repeat
     notes = ("shadows: SACRO-ML sklearn MLP clones; ours TorchMLP fast mode, all K batched, "
              f"{peer.get('n_iter')} epochs (= target's n_iter_)" if model == "mlp" else
              "shadows: SACRO-ML sklearn RandomForestClassifier clones, one after the other; ours "
-             "leakaudit RandomForest (sklearn's trees re-implemented, grown by the C twin of its numba kernel; same "
+             "leakaudit RandomForest (sklearn's trees re-implemented, grown by its C kernel; same "
              "trees for the same seed), "
              f"the {n_shadow} forests spread over the cores by one fit_predict_many call, each forest's trees "
              "queried on the audited rows as they are grown (no bank of trees kept); our statistic: the empirical "

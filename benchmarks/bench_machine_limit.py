@@ -17,13 +17,13 @@
   torch's batched matmuls (``backend="torch"``), the path ``mlp`` measured up to session 13. ``mlp_sparse``: the
   default on one-hot
   data (``sparse_input="auto"``), trained by the compiled mini-batch kernel (its C twin ``_mlp_native.c``
-  where a C compiler is found, else ``_mlp_numba``; the row names which), which reads and
+  where they were built, else the torch trainer; the row names which), which reads and
   scatter-adds only the non-zero inputs (14 of 104 on Adult, + the bias row); FlopCounterMode sees none of
   it, so its work is the FLOPs actually performed, ``4 (nnz + 1) h + 6 h C`` per row and model. Its
   fraction of peak is formed with those performed FLOPs; the dense-equivalent rate (the ``mlp`` work over
   the sparse run's time) is recorded separately and labelled as such. ``mlp_1thread``: ``mlp`` on one
   thread (``n_threads=1``), the fraction of one core's peak that one core reaches.
-* Per-example SGD (TorchMLP ``mode="faithful"``, the compiled numba kernel, no torch ops): its lower
+* Per-example SGD (TorchMLP ``mode="faithful"``, the compiled C kernel, no torch ops): its lower
   bound on time is memory traffic: each of the ``steps`` updates reads the touched parameters
   (forward), reads them again and writes them (update): ``12 * touched_params`` bytes in float32,
   where touched = nnz(x) * h + h * C + h + C (the kernel skips zero inputs). We report that bound
@@ -111,10 +111,10 @@ def counted(fn):
 
 def mlp_case(K: int, n: int, epochs: int, seed: int = 0, sparse: bool = False, n_threads: int | None = None,
              backend: str = "auto"):
-    """(fn, fn to count, 1, description, model FLOPs of the dense algorithm, FLOPs performed by numba kernels).
+    """(fn, fn to count, 1, description, model FLOPs of the dense algorithm, FLOPs performed by the compiled kernels).
 
     The sparse case runs on the compiled mini-batch kernel (``backend="auto"`` picks it for sparse
-    inputs: the native C twin when it builds, else numba), which FlopCounterMode cannot see: its performed FLOPs are counted by formula, per row and
+    inputs: the C kernel when it was built, else torch), which FlopCounterMode cannot see: its performed FLOPs are counted by formula, per row and
     model ``4 (nnz + 1) h`` for the first layer's two sparse passes (bias row included) plus ``6 h C`` for
     the output layer. The dense case runs on what ``backend`` picks (the description names it).
     """
@@ -131,7 +131,7 @@ def mlp_case(K: int, n: int, epochs: int, seed: int = 0, sparse: bool = False, n
         warnings.simplefilter("ignore")
         one = TorchMLP(**{**L.get_params(), "epochs": 1})
         kernel = one.fit_many(X, y, subsets[:1], [0], n_classes=2).info["kernel"]  # what trained (a short run)
-    names = {"native": "native C kernel", "numba": "numba kernel", "torch": "torch"}
+    names = {"native": "native C kernel", "torch": "torch"}
     d, h, c = X.shape[1], 64, 2
     rows = K * (n // 2) * epochs
     model_flops = rows * (4 * d * h + 6 * h * c)
@@ -192,7 +192,7 @@ def main(argv=None):
     for name, fn, count_fn, mult, desc, model_flops, sparse_flops in cases:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            _, counted_flops = counted(count_fn)  # also the warm-up (numba kernels loaded, MKL initialised)
+            _, counted_flops = counted(count_fn)  # also the warm-up (kernels loaded, MKL initialised)
             counted_flops *= mult
             # best of REPS, as the peak it is compared with is a best of 10 (single runs vary by 10-25 % here)
             t = Best(*_best(fn, REPS))
@@ -219,10 +219,10 @@ def main(argv=None):
     fn, steps, touched, dense = faithful_case(*((2, 400, 1) if a.quick else (32, 2000, 10)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t = Best(*_best(fn, REPS))  # (its warm-up call compiles the numba kernel outside the timing)
+        t = Best(*_best(fn, REPS))  # (its warm-up call loads the kernel outside the timing)
     bound = steps * 12 * touched / (bw * 1e9)
     bound_cpu = steps * 12 * touched / (bw_cpu * 1e9)
-    rows.append({"name": "faithful_sgd", "work": f"TorchMLP faithful (per-example SGD, numba), {steps} updates",
+    rows.append({"name": "faithful_sgd", "work": f"TorchMLP faithful (per-example SGD, compiled C), {steps} updates",
                  "seconds": t.seconds, "cpu_seconds": t.cpu_seconds, "touched_params_per_update": touched,
                  "dense_params": dense, "bandwidth_bound_seconds": bound, "fraction_of_bandwidth_bound": bound / t.seconds,
                  "cpu_fraction_of_bandwidth_bound": bound_cpu / t.cpu_seconds, "updates_per_second": steps / t.seconds})

@@ -7,10 +7,10 @@ count must not change a bit). Speed-up = wall(1) / wall(all); efficiency = speed
 Workloads (Adult, one-hot + z-scored, 1,000 rows per model):
 
 * ``mlp_faithful``: ``TorchMLP(mode="faithful")``, K models x 1,000 rows x 10 epochs, 64 tanh units
-  (the numba per-example SGD kernel; models spread over threads).
+  (the compiled per-example SGD kernel; models spread over threads).
 * ``mlp_fast``: ``TorchMLP(mode="fast")``, K models, batch 200, 30 epochs, 64 tanh units (the backend that
   ``backend="auto"`` picks is recorded).
-* ``forest``: ``RandomForest`` (our numba forest), K forests of 100 trees (skipped if absent).
+* ``forest``: ``RandomForest`` (our compiled-C forest), K forests of 100 trees (skipped if absent).
 * ``engine_process``: ``Engine(backend="process", n_jobs=1 vs all)`` training scikit-learn logistic regressions
   (``SklearnLearner``), the generic path for learners without a batched trainer.
 

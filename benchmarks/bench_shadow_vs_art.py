@@ -13,7 +13,7 @@ output); leakaudit with its default backend, ``TorchMLP(mode="fast", optimizer="
 mini-batch kernel (2 LogSoftMax outputs + NLL, PyTorch init): the same function class, loss and
 optimiser, another parametrisation and init. ``--attack-batch-size 1`` runs Long et al.'s per-example SGD
 attack net on both sides instead: ART keeps the scikit-learn MLP (batch 1), leakaudit's
-``ShadowModelAttack`` then trains it with its default backend, the numba per-example SGD kernel
+``ShadowModelAttack`` then trains it with its default backend, the compiled per-example SGD kernel
 (``TorchMLP(mode="faithful")``: 2 LogSoftMax outputs + NLL, PyTorch init, one row order for all
 epochs), so the attack nets are the same architecture, loss and optimiser but not the same
 parametrisation/init/row order; results go to ``results/shadow_vs_art_batch1.json``. ART trains its K shadows one by one with scikit-learn;
@@ -53,7 +53,7 @@ def run(n: int, m: int, k: int, seed: int, attack_batch_size: int = ATTACK["atta
     X_eval, y_eval = X[np.r_[tr, ev_out]], y[np.r_[tr, ev_out]]
     is_member = np.r_[np.ones(n, int), np.zeros(n, int)]
     attack = {**ATTACK, "attack_batch_size": attack_batch_size}
-    if attack_batch_size == 1:  # load the compiled numba kernel before timing (ART imports its libraries untimed)
+    if attack_batch_size == 1:  # load the compiled kernel before timing (ART imports its libraries untimed)
         ShadowModelAttack(use_features=False, epochs=1, random_state=0).fit(
             np.full((2, 4, 2), 0.5), np.array([[1, 0, 1, 0], [0, 1, 0, 1]], bool), np.array([0, 1, 0, 1]))
     load0 = C.loadavg()
@@ -82,7 +82,7 @@ def run(n: int, m: int, k: int, seed: int, attack_batch_size: int = ATTACK["atta
         "MembershipInferenceBlackBox", peer["versions"]["adversarial-robustness-toolbox"], peer["seconds"], our_s,
         C.quality(is_member, peer["arrays"]["scores"]), C.quality(is_member, scores), load0, load1,
         notes="shadows: ART sklearn MLP clones one by one; ours TorchMLP fast, K batched; attack net: ART sklearn, "
-              f"ours {att.backend_}" + (" (TorchMLP fast-mode SGD kernel)" if att.backend_ == "numba" and
+              f"ours {att.backend_}" + (" (TorchMLP fast-mode SGD kernel)" if att.backend_ == "compiled" and
                                          attack_batch_size > 1 else ""),
         peer_cpu=peer["cpu_seconds"], our_cpu=our_cpu, peer_shadow_seconds=peer.get("shadow_seconds"),
         our_runs=our_runs, peer_runs=peer.get("seconds_runs"),
@@ -98,7 +98,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--attack-batch-size", type=int, default=ATTACK["attack_batch_size"],
                     help="SGD batch of the attack net on both sides (1: Long's per-example SGD; ours then runs the "
-                         "numba kernel)")
+                         "compiled per-example SGD kernel)")
     ap.add_argument("--repeat", type=int, default=5, help="runs of the same work on each side (medians compared)")
     ap.add_argument("--quick", action="store_true", help="n=100, m=200, 2 shadow models, 1 run")
     ap.add_argument("--tag", default="", help="suffix of the result file (keeps runs of other seeds apart)")

@@ -25,7 +25,7 @@ if what == "forest":
 
     subsets = [np.sort(rng.permutation(2000)[:1000]) for _ in range(20)]
     L = RandomForest(n_estimators=100, n_threads=2)
-    # warm-up outside the timers (numba loads its cached machine code on first call)
+    # warm-up outside the timers (the kernels load; in an older checkout, numba loads its cached machine code)
     RandomForest(n_estimators=4, n_threads=2).fit_predict_many(X, y, subsets[:2], [0, 1], X[:50], n_classes=2)
     RandomForest(n_estimators=4, n_threads=2).fit_many(X, y, subsets[:1], [0], n_classes=2).predict_proba(X[:50])
     c0 = time.process_time()

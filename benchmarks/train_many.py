@@ -176,7 +176,7 @@ def cnn_benchmark(threads: int, K: int = 8, size: int = 8, B: int = 64, reps: in
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer epochs and models, times scaled linearly")
-    ap.add_argument("--threads", type=int, default=2, help="numba threads (faithful) and threads of the matmul/CNN runs")
+    ap.add_argument("--threads", type=int, default=2, help="kernel threads (faithful) and threads of the matmul/CNN runs")
     ap.add_argument("--cnn", action="store_true", help="only the CNN comparison (grouped conv vs vmap)")
     args = ap.parse_args()
     torch = import_torch()
@@ -226,7 +226,7 @@ def main() -> None:
                 runs += [(f"independent random subsets, {sl}", X2, y2, rand, "independent", sp)
                          for sl, sp in (("dense", False), ("sparse", "auto"))]
             for label, XX, yy, subsets, order, sparse_input in runs:
-                # faithful: numba kernel on args.threads threads; fast: torch trainer on 1 thread (its default)
+                # faithful: compiled kernel on args.threads threads; fast: torch trainer on 1 thread (its default)
                 threads = args.threads if mode == "faithful" else 1
                 peak = peaks[threads] if threads in peaks else peaks[max(peaks)]
                 learner = TorchMLP(mode=mode, epochs=e_run, order=order, n_threads=threads, sparse_input=sparse_input)

@@ -499,8 +499,10 @@ def test_ctrl_c_stops_cleanly_says_what_finished_and_exits_130(tmp_path):
                          # would inherit that (the CLI leaves an ignored Ctrl-C ignored)
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t0 = time.time()
-    while time.time() - t0 < 120 and p.poll() is None and not any(cache.rglob("*")):
-        time.sleep(0.05)  # wait until the first reference models are being written
+    # wait until the first trained models' outputs are written (the cache's folders appear earlier, before the
+    # membership stage has started, and an interrupt there lands between stages)
+    while time.time() - t0 < 120 and p.poll() is None and not any(cache.rglob("*.npz")):
+        time.sleep(0.05)
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=120)
