@@ -15,7 +15,8 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "bench_shadow_vs_art",
            "bench_reference_vs_privacymeter", "bench_scaling", "bench_machine_limit", "bench_parallel", "bench_kernels",
            "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic", "forest_kernel_profile",
-           "kernel_ab", "bench_quantile_vs_lira", "bench_lm_scoring", "lm_memorisation"]
+           "kernel_ab", "bench_quantile_vs_lira", "bench_lm_scoring", "lm_memorisation", "bench_dp_sgd",
+           "dp_audit_soundness", "bench_dpaudit_vs_privacymeter"]
 
 
 def _load(name):
@@ -30,7 +31,7 @@ def _load(name):
 def test_script_imports(name):
     mod = _load(name)
     if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic", "forest_kernel_profile", "kernel_ab",
-                                             "lm_memorisation"):
+                                             "lm_memorisation", "dp_audit_soundness"):
         assert callable(mod.main)
 
 
@@ -97,3 +98,24 @@ def test_targets_section_flags_each_comparison_against_20x():
     assert "membership_throughput" not in text
     assert "both cores 48.0 % of the 2-thread peak" in text and "one core 58.0 % of the 1-thread peak" in text
     assert "(dense 104-64-2 nets, native C kernel; section" in text  # the kernel that trained, from the row's work
+
+
+def test_dpaudit_side_by_side_reads_the_peer_functions_and_draws_known_epsilon(tmp_path):
+    mod = _load("bench_dpaudit_vs_privacymeter")
+    (tmp_path / "audit.py").write_text(
+        "import torch\n"  # never executed: only the three functions are taken
+        "def p_value_DP_audit(m, r, v, eps, delta):\n    return 1.0\n"
+        "def get_eps_audit(m, r, v, delta, p):\n    return 0.0\n"
+        "def compute_abstain_attack_results(s, t, delta=0, p_value=0.05):\n"
+        "    return {'eps_opt': get_eps_audit(len(t), 1, 1, delta, p_value) + np.sqrt(4.0)}\n")
+    peer, _ = mod.load_peer(str(tmp_path))
+    assert peer["compute_abstain_attack_results"](np.zeros(3), np.zeros(3))["eps_opt"] == 2.0
+    (tmp_path / "audit.py").write_text("def p_value_DP_audit(m, r, v, eps, delta):\n    return 1.0\n")
+    with pytest.raises(SystemExit, match="lacks"):
+        mod.load_peer(str(tmp_path))
+    member, scores, eps = mod.canaries("rr-2", 200_000, np.random.default_rng(0))
+    assert eps == 2.0
+    agree = np.mean((scores > 0.5) == (member == 1))
+    assert agree == pytest.approx(np.exp(2) / (1 + np.exp(2)), abs=0.005)
+    member, scores, eps = mod.canaries("null", 200_000, np.random.default_rng(0))
+    assert eps == 0.0 and abs(np.corrcoef(member, scores)[0, 1]) < 0.01

@@ -97,12 +97,15 @@ class ProfileSettings(BaseModel):
     pdtp_exact_max : int or None
         Up to this many members, PDTP is measured for every one (exact leave-one-out). Beyond it the members are
         screened (:mod:`leakaudit.dtp.screening`): ranked by the reference models' estimate of each record's
-        leave-one-out change, the top ``pdtp_screen_fraction`` measured exactly (more while the bottom of the
-        measured top still holds more records above the threshold than the rest), and a uniform
+        leave-one-out change, the top ``pdtp_screen_fraction`` of ``pdtp_exact_max`` measured exactly (more while
+        the bottom of the measured top still holds more records above the threshold than the rest), and a uniform
         ``pdtp_screen_sample`` of the others measured to bound what the unmeasured records may hold. None: always
         every member.
     pdtp_screen_fraction : float
-        Share of the members measured first, from the top of the ranking.
+        Share of ``pdtp_exact_max`` members measured first, from the top of the ranking (200 in the standard
+        profile, whatever the number of members; the top doubles while its tail holds more exceedances than the
+        random sample). Bagged forests are ranked by their out-of-bag outputs instead, and every member whose
+        upper bound reaches the threshold is measured.
     pdtp_screen_sample : int
         Members drawn at random from the rest and measured exactly.
     pdtp_screen_max_fraction : float

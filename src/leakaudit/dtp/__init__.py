@@ -30,7 +30,10 @@ from .results import (
     Verdict,
 )
 from .screening import (
+    OOBShift,
     ScreenedPDTP,
+    forest_oob_shift,
+    oob_ensemble,
     reference_loo_shift,
     screen_plan,
     screened_pdtp,
@@ -63,6 +66,9 @@ __all__ = [
     "reference_loo_shift",
     "screen_plan",
     "screened_pdtp",
+    "forest_oob_shift",
+    "oob_ensemble",
+    "OOBShift",
     "ScreenedPDTP",
     "tail_exceeds_sample",
     "unmeasured_bound",
