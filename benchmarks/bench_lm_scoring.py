@@ -29,23 +29,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-
-def _best(fn, reps):
-    fn()
-    wall = cpu = np.inf
-    for _ in range(reps):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall, cpu = min(wall, time.perf_counter() - t0), min(cpu, time.process_time() - c0)
-    return wall, cpu
 
 
 def _model(model_dir: str | None, n_texts: int):
@@ -121,7 +110,7 @@ def main(argv=None) -> int:
         row = {"threads": threads, "peak_matmul_gflops_wall": peak_wall, "peak_matmul_gflops_cpu": peak_cpu}
         for name, fn in (("batched", batched), ("batched_loss_only", batched_loss_only), ("per_text", per_text),
                          ("per_text_ours", per_text_ours)):
-            wall, cpu = _best(lambda: fn(threads), a.reps)
+            wall, cpu = C.best_of(lambda: fn(threads), a.reps)
             row[name] = {"seconds": wall, "cpu_seconds": cpu, "tokens_per_second": n_tokens / wall,
                          "tokens_per_cpu_second": n_tokens / cpu}
         row["speedup_vs_per_text"] = row["per_text"]["seconds"] / row["batched"]["seconds"]

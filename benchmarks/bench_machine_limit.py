@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -66,17 +65,6 @@ class Best:
         self.seconds, self.cpu_seconds = seconds, cpu_seconds
 
 
-def _best(fn, reps):
-    """Best wall and best CPU (process_time) seconds of ``reps`` calls of fn."""
-    fn()
-    wall = cpu = np.inf
-    for _ in range(reps):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall, cpu = min(wall, time.perf_counter() - t0), min(cpu, time.process_time() - c0)
-    return wall, cpu
-
-
 def matmul_peak(threads: int, n: int = 2048, reps: int = 10) -> tuple[float, float]:
     """Float32 GFLOP/s of torch.mm on n x n matrices with ``threads`` threads: (per wall second, per CPU second),
     best of reps. On a loaded machine the wall figure is what a time slice gives; the CPU figure is the core's."""
@@ -86,7 +74,7 @@ def matmul_peak(threads: int, n: int = 2048, reps: int = 10) -> tuple[float, flo
     torch.set_num_threads(threads)
     try:
         a, b = torch.randn(n, n), torch.randn(n, n)
-        wall, cpu = _best(lambda: torch.mm(a, b), reps)
+        wall, cpu = C.best_of(lambda: torch.mm(a, b), reps)
     finally:
         torch.set_num_threads(old)
     return 2 * n ** 3 / wall / 1e9, 2 * n ** 3 * threads / cpu / 1e9 if threads == 1 else 2 * n ** 3 / cpu / 1e9
@@ -96,7 +84,7 @@ def bandwidth(mb: int = 256, reps: int = 5) -> tuple[float, float]:
     """GB/s of a numpy float32 copy (bytes read + written): (per wall second, per CPU second), best of reps."""
     a = np.ones(mb * 2 ** 20 // 4, np.float32)
     b = np.empty_like(a)
-    wall, cpu = _best(lambda: np.copyto(b, a), reps)
+    wall, cpu = C.best_of(lambda: np.copyto(b, a), reps)
     return 2 * a.nbytes / wall / 1e9, 2 * a.nbytes / cpu / 1e9
 
 
@@ -195,7 +183,7 @@ def main(argv=None):
             _, counted_flops = counted(count_fn)  # also the warm-up (kernels loaded, MKL initialised)
             counted_flops *= mult
             # best of REPS, as the peak it is compared with is a best of 10 (single runs vary by 10-25 % here)
-            t = Best(*_best(fn, REPS))
+            t = Best(*C.best_of(fn, REPS))
         extra = {}
         if name in ("mlp", "mlp_1thread", "mlp_torch"):  # the model's FLOPs, not torch's 1 % extra (folded bias row)
             flops = model_flops
@@ -219,7 +207,7 @@ def main(argv=None):
     fn, steps, touched, dense = faithful_case(*((2, 400, 1) if a.quick else (32, 2000, 10)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t = Best(*_best(fn, REPS))  # (its warm-up call loads the kernel outside the timing)
+        t = Best(*C.best_of(fn, REPS))  # (its warm-up call loads the kernel outside the timing)
     bound = steps * 12 * touched / (bw * 1e9)
     bound_cpu = steps * 12 * touched / (bw_cpu * 1e9)
     rows.append({"name": "faithful_sgd", "work": f"TorchMLP faithful (per-example SGD, compiled C), {steps} updates",

@@ -47,8 +47,12 @@ class LoadedLM:
     n_parameters: int
 
 
-def _pickles(d: Path) -> list[str]:
-    return sorted(p.name for p in d.iterdir() if p.is_file() and p.name.lower().endswith(_PICKLE_SUFFIXES))
+def _refuse_pickles(d: Path, what: str, kind: str) -> None:
+    """Refuse a directory whose only weights are a pickle checkpoint (never opened), naming the file."""
+    pk = sorted(p.name for p in d.iterdir() if p.is_file() and p.name.lower().endswith(_PICKLE_SUFFIXES))
+    if pk:
+        raise UnsafeFileError(f"{what} {d} holds a pickle {kind} ({pk[0]}) and no safetensors weights; leakaudit "
+                              "never unpickles model files: save it with save_pretrained(safe_serialization=True)")
 
 
 def _check_model_dir(d: Path, *, what: str) -> None:
@@ -61,11 +65,7 @@ def _check_model_dir(d: Path, *, what: str) -> None:
     if not (d / "config.json").is_file():
         raise InvalidInputError(f"{what} {d} has no config.json: not a transformers model directory")
     if not any(d.glob("*.safetensors")):
-        pk = _pickles(d)
-        if pk:
-            raise UnsafeFileError(f"{what} {d} holds a pickle checkpoint ({pk[0]}) and no *.safetensors weights; "
-                                  "leakaudit never unpickles model files: save the model with "
-                                  "save_pretrained(safe_serialization=True)")
+        _refuse_pickles(d, what, "checkpoint")
         raise InvalidInputError(f"{what} {d} has no *.safetensors weights")
 
 
@@ -121,11 +121,7 @@ def _load_adapter(d: Path, base_dir: Path | None, what: str) -> tuple[Any, Path]
     from peft import PeftModel
 
     if not any(d.glob("adapter_model*.safetensors")):
-        pk = _pickles(d)
-        if pk:
-            raise UnsafeFileError(f"{what} {d} holds a pickle adapter checkpoint ({pk[0]}); leakaudit never "
-                                  "unpickles model files: save the adapter with "
-                                  "save_pretrained(safe_serialization=True)")
+        _refuse_pickles(d, what, "adapter checkpoint")
         raise InvalidInputError(f"{what} {d} has adapter_config.json but no adapter_model.safetensors")
     try:
         cfg = json.loads((d / "adapter_config.json").read_text())
