@@ -40,6 +40,7 @@ def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
     assert {"score_lm_loss", "score_lm_lira", "score_lm_rmia", "blind_baseline"} <= set(rec.columns)
     html = (out / "report.html").read_text()
     assert "Min-K%++" in html and "blind baseline" in html and "Zhang et al." in html
+    assert "recognises its fine-tuning texts" in html and "MIP noise" not in html  # what to do next, for texts
     assert "verdict: DO NOT PUBLISH" in capsys.readouterr().out
 
 

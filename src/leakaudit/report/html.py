@@ -483,7 +483,11 @@ def _next_steps(results: dict, records: pd.DataFrame | None, rows: list[dict]) -
         out.append(f"DTP-1 records: {names}. " + _removal_words(dtp))
     if any(c.get("analysis") == "membership" and c.get("status") == "exceeded" for c in checks):
         mip = results.get("mip")
-        if mip and _num(mip.get("accuracy_cost")) is not None:
+        if (results.get("data") or {}).get("kind") == "text":  # MIP noise is defined for classifiers' parameters
+            out.append("Membership leakage: the model recognises its fine-tuning texts. Fine-tune for fewer epochs, "
+                       "remove repeated texts (repetition drives memorisation), or fine-tune with differential "
+                       "privacy (DP-SGD), then audit again; the cost of each was not measured here.")
+        elif mip and _num(mip.get("accuracy_cost")) is not None:
             out.append(f"Membership leakage: retrain with a privacy mechanism. For this model, the noise that gives "
                        f"{fmt(mip.get('eta'), 'g')}-MIP (below) costs {fmt(mip.get('accuracy_cost'), '%')} of test "
                        f"accuracy (interval {fmt_interval(mip.get('accuracy_cost_interval'), '%')}); differentially "
