@@ -21,7 +21,7 @@ def test_seed_row_judges_the_interval_and_lists_every_seed():
 
 def test_merge_seed_rows_averages_each_quantity():
     per_seed = [[row("a", 1.0, v, 0.5, "n"), row("b", None, 2 * v)] for v in (1.0, 2.0, 3.0, 4.0, 5.0)]
-    merged = long_dtp._merge_seed_rows(per_seed, list(range(5)))
+    merged = _seeds.merge_seed_rows(per_seed, list(range(5)))
     assert [r.quantity for r in merged] == ["a", "b"]
     assert merged[0].ours == pytest.approx(3.0) and merged[1].ours == pytest.approx(6.0)
     assert merged[0].note.startswith("n; seeds 0-4")

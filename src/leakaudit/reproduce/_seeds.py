@@ -10,7 +10,8 @@ import numpy as np
 
 from ._registry import Row
 
-__all__ = ["JOBS_ENV", "N_SEEDS", "interval", "map_jobs", "map_seeds", "merge_seed_rows", "seed_row", "seeds_from"]
+__all__ = ["JOBS_ENV", "N_SEEDS", "interval", "map_jobs", "map_seeds", "merge_seed_rows", "rows_over_seeds", "seed_row",
+           "seeds_from"]
 
 # Seeds per setting: every figure that depends on randomness is reported over these many seeds with an interval.
 N_SEEDS = 5
@@ -99,3 +100,10 @@ def merge_seed_rows(per_seed: list, seeds: list) -> list:
             continue
         out.append(seed_row(r0.quantity, r0.paper, [r.ours for r in rs], seeds, r0.tolerance, r0.note))
     return out
+
+
+def rows_over_seeds(func, profile: str, random_state: int) -> list:
+    """A reproduction's rows over :data:`N_SEEDS` seeds: ``func(profile, seed)`` per seed (:func:`map_seeds`),
+    merged into one row per quantity (:func:`merge_seed_rows`)."""
+    seeds = seeds_from(random_state)
+    return merge_seed_rows(map_seeds(func, profile, seeds), seeds)

@@ -28,8 +28,7 @@ import warnings
 import numpy as np
 
 from ._registry import register, row
-from ._seeds import N_SEEDS, map_seeds, seeds_from
-from ._seeds import merge_seed_rows as _merge_seed_rows
+from ._seeds import map_seeds, rows_over_seeds, seeds_from
 from ._seeds import seed_row as _seed_row
 
 PAPER = "Long et al. 2017/2020 (Towards Measuring Membership Privacy)"
@@ -219,7 +218,7 @@ def _table2_seed(profile: str, seed: int) -> dict:
           "the tolerance (accuracy 0.02; average PDTP 50% of the paper's value, which gives no interval).",
 )
 def table2(profile: str, random_state: int):
-    seeds = [random_state + k for k in range(N_SEEDS)]
+    seeds = seeds_from(random_state)
     runs = map_seeds(_table2_seed, profile, seeds)
 
     def vals(name, key):
@@ -417,8 +416,7 @@ def _correlation_seed(profile: str, seed: int) -> list:
           "matches when the paper's value lies in that interval widened by the tolerance.",
 )
 def correlation(profile: str, random_state: int):
-    seeds = seeds_from(random_state)
-    return _merge_seed_rows(map_seeds(_correlation_seed, profile, seeds), seeds)
+    return rows_over_seeds(_correlation_seed, profile, random_state)
 
 
 @register(
@@ -612,5 +610,4 @@ def _bounds_seed(profile: str, random_state: int):
           "seed's value and the 95% t-interval in its note.",
 )
 def bounds(profile: str, random_state: int):
-    seeds = [random_state + k for k in range(N_SEEDS)]
-    return _merge_seed_rows(map_seeds(_bounds_seed, profile, seeds), seeds)
+    return rows_over_seeds(_bounds_seed, profile, random_state)

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ._registry import register, row
-from ._seeds import map_jobs, map_seeds, merge_seed_rows, seed_row, seeds_from
+from ._seeds import map_jobs, rows_over_seeds, seed_row, seeds_from
 
 __all__: list[str] = []
 
@@ -185,8 +185,7 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
     ),
 )
 def long_table1(profile: str, random_state: int) -> list:
-    seeds = seeds_from(random_state)
-    return merge_seed_rows(map_seeds(_table1_seed, profile, seeds), seeds)
+    return rows_over_seeds(_table1_seed, profile, random_state)
 
 
 def _table1_seed(profile: str, random_state: int) -> list:

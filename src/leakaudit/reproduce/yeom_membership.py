@@ -262,10 +262,9 @@ def _table1_seed(profile: str, random_state: int) -> list:
     ),
 )
 def yeom_table1(profile: str, random_state: int) -> list:
-    from ._seeds import map_seeds, merge_seed_rows, seeds_from
+    from ._seeds import rows_over_seeds
 
-    seeds = seeds_from(random_state)
-    rows = merge_seed_rows(map_seeds(_table1_seed, profile, seeds), seeds)
+    rows = rows_over_seeds(_table1_seed, profile, random_state)
     # recall: the paper gives a lower bound (> 0.99); judge the mean against it rather than an interval around it
     rows = [r if r.quantity != "Fashion-MNIST threshold attack recall" else
             type(r)(r.quantity, r.paper, r.ours, r.tolerance, "match" if r.ours >= 0.99 else "differs", r.note)
@@ -326,10 +325,9 @@ def _fig2c_seed(profile: str, random_state: int) -> list:
     ),
 )
 def yeom_fig2c(profile: str, random_state: int) -> list:
-    from ._seeds import map_seeds, merge_seed_rows, seeds_from
+    from ._seeds import rows_over_seeds
 
-    seeds = seeds_from(random_state)
-    return merge_seed_rows(map_seeds(_fig2c_seed, profile, seeds), seeds)
+    return rows_over_seeds(_fig2c_seed, profile, random_state)
 
 
 def _fig4_settings(profile: str) -> dict:
