@@ -46,7 +46,7 @@ the first layer of all K models into one big matrix product.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -344,6 +344,21 @@ class TorchMLP(Learner):
             if "onehot_groups" in p:
                 info["onehot_groups"] = p["onehot_groups"]
         return MLPBank(Ws, bs, self.activation, info=info)
+
+    # -- SupportsState: the engine caches a bank's weights as arrays ----------------------------------------------
+    def get_state(self, bank: MLPBank) -> dict[str, np.ndarray]:
+        """Every layer's stacked weights ``W{l}`` (K, n_in, n_out) and biases ``b{l}`` (K, n_out), and whether the
+        bank is queried through its sparse first layer."""
+        state = {f"W{i}": np.asarray(W) for i, W in enumerate(bank.weights_)}
+        state.update({f"b{i}": np.asarray(b) for i, b in enumerate(bank.biases_)})
+        state["sparse_input"] = np.asarray(bool(bank.info.get("sparse_input")))
+        return state
+
+    def from_state(self, state: Mapping[str, np.ndarray]) -> MLPBank:
+        """The bank :meth:`get_state` described (the same outputs, bit for bit)."""
+        n_layers = sum(1 for name in state if name.startswith("W"))
+        return MLPBank([state[f"W{i}"] for i in range(n_layers)], [state[f"b{i}"] for i in range(n_layers)],
+                       self.activation, info={"sparse_input": bool(state["sparse_input"])})
 
     # -- trainers ---------------------------------------------------------------
     def _faithful_compiled(self, X, y, inits, orders, sizes, p):
