@@ -84,10 +84,8 @@ class TorchMLP(Learner):
         Initial weights: PyTorch's ``nn.Linear`` default (``U(+-1/sqrt(n_in))``) or
         scikit-learn's ``MLPClassifier`` (Glorot: ``U(+-sqrt(6 / (n_in + n_out)))``
         for weights and biases, ``n_out = 1`` for a logistic output layer). Shadow and
-        reference models should be trained like the target: reference models of a
-        scikit-learn MLP target trained with ``init="sklearn", output="logistic"`` gave
-        offline LiRA 0.005-0.013 more AUC than PyTorch's init and a softmax pair over 3
-        seeds (benchmarks/README.md, session 6).
+        reference models should be trained like the target (for a scikit-learn MLP target,
+        ``init="sklearn", output="logistic"``; the LiRA comparison is in benchmarks/README.md).
     output : {"softmax", "logistic"}, default="softmax"
         The output layer: ``n_classes`` logits and a softmax, or, for two classes,
         one logistic unit as scikit-learn's ``MLPClassifier`` has for binary targets
@@ -157,8 +155,7 @@ class TorchMLP(Learner):
     chunk_bytes: float = 32e6
     #: ... and, on the torch path, whose per-step inputs and activations (the gathered batch and, per
     #: hidden layer, its pre-activations and two gradients) take at most about this many bytes: steps
-    #: whose data stay in cache run faster (dense Adult nets, batch 200, 128 models, one core: 0.83 s in
-    #: one chunk, 0.62 s in chunks of 16; benchmarks/README.md, session 6)
+    #: whose data stay in cache run faster (measurements in benchmarks/README.md)
     step_bytes: float = 4e6
     #: the compiled fast path draws the row orders of this many row visits at a time (int64, 32 MB)
     order_block_rows: int = 4_000_000

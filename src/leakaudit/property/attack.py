@@ -138,7 +138,7 @@ class PoisoningPropertyAttack(BaseEstimator):
         Keep the records the poison was copied from out of the clean shadow and
         ensemble sets (not in the paper). On small pools it removes a shadow/target
         mismatch: no target trains on those records with their true labels
-        (measured: benchmarks/README.md, Session 17).
+        (measurements in benchmarks/README.md).
     exclude_query_rows : bool, default=False
         Keep the query records out of every clean shadow set (not in the paper, whose
         adversary pool is large beside n). Targets never train on the adversary's
