@@ -37,8 +37,8 @@ def run(mode: str, K: int, epochs: int, reps: int, seed: int) -> dict:
     row = {"name": f"kernels_{mode}", "work": f"{K} Adult nets 104-64-2 tanh x {epochs} epochs on 1,000 rows, "
            + ("mini-batch Adam (batch 200)" if mode == "fast" else "per-example SGD")}
     probs = {}
-    for native in (False, True):
-        L = TorchMLP(native=native, **kw)
+    for backend in ("torch", "auto"):  # "auto" takes the compiled kernel where it was built
+        L = TorchMLP(backend=backend, **kw)
         L.fit_many(X, y, subsets[:2], list(range(2)))  # load outside the timers
         best = None
         for _ in range(reps):

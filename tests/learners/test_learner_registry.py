@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from leakaudit.exceptions import InvalidParameterError
-from leakaudit.learners import Learner, LogisticRegression, SklearnLearner
+from leakaudit.learners import Learner, LogisticRegression, RandomForest, SklearnLearner
 from leakaudit.learners.registry import get_learner, learner_names, make_learner, register_learner
 
 
@@ -28,7 +28,7 @@ def test_defaults_and_overrides():
     assert isinstance(lr, LogisticRegression) and lr.C == 1e3
     assert make_learner("logreg", C=1.0).C == 1.0
     forest = make_learner("forest", n_estimators=7)
-    assert isinstance(forest, SklearnLearner) and forest.estimator.n_estimators == 7
+    assert isinstance(forest, RandomForest) and forest.n_estimators == 7
     with pytest.raises(TypeError):
         get_learner("logreg").defaults["C"] = 1.0  # read-only: a caller cannot change the table
 
@@ -61,3 +61,18 @@ def test_dp_mlp_entry():
     dp = make_learner("dp-mlp", noise_multiplier=2.0)
     assert isinstance(dp, DPSGD) and isinstance(dp.learner, TorchMLP) and dp.noise_multiplier == 2.0
     assert tuple(dp.learner.hidden) == (64,) and dp.sampling_rate == 0.01
+
+
+def test_forest_entry_grows_scikit_learns_forests():
+    """"forest" is leakaudit's RandomForest: the models scikit-learn's RandomForestClassifier grows with the same
+    parameters and seeds, the same probabilities."""
+    import numpy as np
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(200, 6)), 1)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(size=200) > 0).astype(np.int64)
+    subsets = [rng.choice(200, 120, replace=False) for _ in range(3)]
+    ours = make_learner("forest", n_estimators=9).fit_many(X, y, subsets, [1, 2, 3], n_classes=2).predict_proba(X)
+    ref = SklearnLearner(RandomForestClassifier(n_estimators=9)).fit_many(X, y, subsets, [1, 2, 3], n_classes=2)
+    np.testing.assert_array_equal(ours, ref.predict_proba(X))

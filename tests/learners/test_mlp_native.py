@@ -269,7 +269,7 @@ def test_falls_back_to_torch_where_it_does_not_apply():
     kw = dict(mode="fast", epochs=1, batch_size=8, sparse_input=True)
     assert TorchMLP(hidden=(20,), **kw).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "torch"  # no copy for 20
     assert TorchMLP(hidden=(16,), dtype="float64", **kw).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "torch"
-    assert TorchMLP(hidden=(16,), native=False, **kw).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "torch"
+    assert TorchMLP(hidden=(16,), backend="torch", **kw).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "torch"
     dense = dict(kw, sparse_input=False)
     assert TorchMLP(hidden=(20,), **dense).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "torch"
 
@@ -340,17 +340,21 @@ def test_auto_trains_dense_rows_on_the_c_kernel_where_it_applies():
     kw = dict(mode="fast", epochs=1, batch_size=8, sparse_input=False)
     assert TorchMLP(hidden=(16,), **kw).fit_many(X, y, SUBSETS, SEEDS).info["kernel"] == "native"
     if importlib.util.find_spec("torch") is not None:  # the nets the kernel does not train: torch
-        for other in (dict(hidden=(20,)), dict(hidden=(16,), native=False), dict(hidden=(16, 8))):
+        for other in (dict(hidden=(20,)), dict(hidden=(16,), backend="torch"), dict(hidden=(16, 8))):
             info = TorchMLP(**other, **kw).fit_many(X, y, SUBSETS, SEEDS).info
             assert info["backend"] == "torch" and info["kernel"] == "torch"
 
 
-def test_native_parameter_is_validated():
+def test_removed_native_parameter_is_refused_naming_backend():
     from leakaudit.exceptions import InvalidParameterError
 
-    X, y = sparse_data()
-    with pytest.raises(InvalidParameterError, match="native must be True or False"):
-        TorchMLP(hidden=(16,), mode="fast", native="yes").fit(X, y, random_state=0)
+    with pytest.raises(InvalidParameterError, match="native= was removed.*native=False use backend='torch'"):
+        TorchMLP(hidden=(16,), mode="fast", native=False)
+    with pytest.raises(InvalidParameterError, match="native= was removed.*backend='auto'"):
+        TorchMLP(hidden=(16,), native=True)
+    with pytest.raises(InvalidParameterError, match=r"unexpected keyword argument\(s\) \['nativ'\]"):
+        TorchMLP(nativ=True)
+    assert "native" not in TorchMLP().get_params()
 
 
 def test_the_best_variant_the_cpu_runs_is_chosen(monkeypatch):
@@ -398,7 +402,7 @@ def test_faithful_native_threads_and_fallbacks():
     for a, b in zip(one.weights_ + one.biases_, two.weights_ + two.biases_):
         np.testing.assert_array_equal(a, b)
     for other in (dict(hidden=(20,)), dict(weight_decay=1e-3), dict(dtype="float64"), dict(hidden=(8, 8)),
-                  dict(native=False)):
+                  dict(backend="torch")):
         if importlib.util.find_spec("torch") is None:
             break
         got = TorchMLP(**{**kw, **other}).fit_many(X, y, subsets[:1], [1], n_classes=2)

@@ -5,7 +5,8 @@ Public names
 ------------
 Engine
     ``Engine(backend, n_jobs, address, cache_dir, chunk_size, progress, threads, on_progress)``;
-    ``predict_many(learner, X, y, subsets, seeds, X_query)`` and ``fit_bank(...)``.
+    ``predict_many(learner, X, y, subsets, seeds, X_query)`` and ``fit_bank(...)``. ``X`` and ``X_query`` may be
+    SciPy sparse matrices (kept sparse, fingerprinted as CSR by the cache).
 default_engine, resolve_engine, reports_engine_stats
     The in-process engine a function uses when given none; ``resolve_engine(engine)`` returns it for None.
     Every function of the package that trains many models takes ``engine: Engine | None = None``;

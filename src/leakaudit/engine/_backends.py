@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..exceptions import InvalidParameterError, UnsupportedError
 from ..learners.sklearn import _exit_with_parent
@@ -83,6 +84,8 @@ def _run_chunk(task: ChunkTask) -> Any:
     if task.mode == "state":
         state = task.learner.get_state(bank)
         return {str(n): np.asarray(a) for n, a in state.items()}
+    if sp.issparse(Xq) and not bank.accepts_sparse:
+        Xq = Xq.toarray()
     out = np.asarray(getattr(bank, task.mode)(Xq))
     want = (k, Xq.shape[0]) + ((task.n_classes,) if task.mode == "predict_proba" else ())
     return {"outputs": _checked_shape(task, out, want, f"bank.{task.mode}")}

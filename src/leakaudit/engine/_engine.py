@@ -15,9 +15,9 @@ import numpy as np
 
 from .._random import RandomStateLike
 from .._results import Result
-from .._validation import check_choice, check_matrix, check_scalar
+from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..learners._base import Learner, ModelBank, check_many_inputs
+from ..learners._base import Learner, ModelBank, check_feature_matrix, check_many_inputs
 from ._backends import ChunkTask, InProcessBackend, ProcessBackend, RayBackend
 from ._cache import CacheWarning, ChunkCache
 from ._fingerprint import Unfingerprintable, array_fingerprint, chunk_key, learner_fingerprint, subsets_fingerprint
@@ -263,14 +263,16 @@ class Engine:
         Parameters
         ----------
         learner : Learner
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or SciPy sparse matrix of shape (n_samples, n_features)
+            A sparse X is kept sparse (and fingerprinted as such by the cache); each ``fit_many`` call
+            densifies the rows its subsets use unless the learner takes sparse input (``accepts_sparse``).
         y : array-like of shape (n_samples,)
             Integer class indices (classifiers) or real targets (regressors).
         subsets : sequence of K index arrays (or boolean masks of length n_samples)
             Model k is trained on rows ``subsets[k]``.
         seeds : sequence of K ints, or one seed from which K are spawned
             Model k's seed is ``seeds[k]``.
-        X_query : array-like of shape (n_query, n_features)
+        X_query : array-like or SciPy sparse matrix of shape (n_query, n_features)
         n_classes : int, optional
             Classes every model outputs (default ``max(y) + 1``).
         together : bool, default=False
@@ -284,7 +286,9 @@ class Engine:
             random_state=seeds[k], n_classes=n_classes).predict_proba(X_query)``.
         """
         X, y, subsets, seeds, n_classes = self._validate(learner, X, y, subsets, seeds, n_classes)
-        X_query = check_matrix(X_query, name="X_query")
+        # a sparse X_query stays sparse only for a learner that takes sparse input (densified once, here)
+        sparse_ok = bool(getattr(learner, "accepts_sparse", False))
+        X_query = check_feature_matrix(X_query, name="X_query", accept_sparse=sparse_ok)
         if X_query.shape[1] != X.shape[1]:
             raise InvalidInputError(f"X_query has {X_query.shape[1]} features but X has {X.shape[1]}")
         mode = "predict_proba" if learner.task == "classification" else "predict"
@@ -337,9 +341,10 @@ class Engine:
             raise InvalidParameterError(
                 f"learner must be a leakaudit Learner (fit_many and task); got {type(learner).__name__}"
             )
-        # the learners' own fit_many opening (a sparse X: the rows the subsets use, densified, the subsets
-        # renumbered into them; the cache fingerprints dense arrays)
-        return check_many_inputs(X, y, subsets, seeds, task=learner.task, n_classes=n_classes)
+        # The learners' own fit_many opening. A sparse X stays sparse: the cache fingerprints it as it is, and
+        # each chunk's fit_many densifies the rows that chunk uses (a learner without sparse support), so a
+        # chunk's key and models do not depend on the other chunks of the call.
+        return check_many_inputs(X, y, subsets, seeds, task=learner.task, n_classes=n_classes, accept_sparse=True)
 
     def _chunk_size(self, K: int, together: bool) -> int:
         if together or self.chunk_size == "all":

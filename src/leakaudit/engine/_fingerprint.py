@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["CACHE_FORMAT", "Unfingerprintable", "array_fingerprint", "learner_fingerprint", "chunk_key",
            "subsets_fingerprint"]
@@ -36,12 +37,32 @@ class Unfingerprintable(Exception):
     """A learner parameter whose value cannot be turned into a stable fingerprint."""
 
 
-def array_fingerprint(a: np.ndarray) -> str:
-    """SHA-256 of an array's dtype, shape and bytes (C order), as hex."""
+def _update(h, a: np.ndarray) -> None:
     a = np.ascontiguousarray(a)
-    h = hashlib.sha256()
     h.update(f"{a.dtype.str}|{a.shape}|".encode())
     h.update(memoryview(a).cast("B") if a.size else b"")
+
+
+def array_fingerprint(a: Any) -> str:
+    """SHA-256 of an array's dtype, shape and bytes (C order), as hex.
+
+    A SciPy sparse matrix is fingerprinted as CSR in canonical form (sorted column indices, duplicates
+    summed): its shape and the bytes of ``data``, ``indices`` and ``indptr`` (indices as int64). Two sparse
+    matrices with the same entries therefore share a fingerprint whatever their format or index dtype, and
+    never share one with a dense array.
+    """
+    h = hashlib.sha256()
+    if sp.issparse(a):
+        m = sp.csr_matrix(a)
+        if not m.has_canonical_format:
+            m = m.copy()  # the caller's matrix is left as it was
+            m.sum_duplicates()
+        h.update(f"csr|{m.shape}|".encode())
+        _update(h, m.data)
+        _update(h, m.indices.astype(np.int64, copy=False))
+        _update(h, m.indptr.astype(np.int64, copy=False))
+    else:
+        _update(h, a)
     return h.hexdigest()
 
 

@@ -11,9 +11,10 @@ while holding one chunk in memory at a time.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..learners._base import ModelBank
 
@@ -77,10 +78,18 @@ class ChunkedModelBank(ModelBank):
     def n_chunks(self) -> int:
         return len(self._chunks)
 
-    def _gather(self, method: str, X: np.ndarray) -> np.ndarray:
-        parts = []
+    #: a SciPy sparse X reaches each chunk as it is when that chunk's bank takes it, else densified (once)
+    accepts_sparse = True
+
+    def _gather(self, method: str, X: Any) -> np.ndarray:
+        parts, dense = [], None
         for j in range(self.n_chunks):
-            parts.append(getattr(self.chunk(j), method)(X))
+            bank = self.chunk(j)
+            Xj = X
+            if sp.issparse(X) and not bank.accepts_sparse:
+                dense = X.toarray() if dense is None else dense
+                Xj = dense
+            parts.append(getattr(bank, method)(Xj))
         return np.concatenate(parts, axis=0)
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:

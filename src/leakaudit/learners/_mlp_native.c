@@ -46,8 +46,7 @@ typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
 
 /* Rows a mini-batch step takes together (rows_grouped) for NV vectors of hidden units: 4 up to 64 hidden units,
  * 2 up to 96, 1 (a row at a time) above, where the rows' activations and gradients outgrow the 32 vector registers
- * (1-thread kernel time against one row at a time on Adult-shaped nets, benchmarks/README.md "Session 11": 0.58 at
- * 16 units, 0.69 at 32, 0.74-0.84 at 64, 0.89 at 96 with 2 rows, none at 128). -DLEAKAUDIT_ROW_GROUP=K builds
+ * (the measured gains per width are in benchmarks/README.md). -DLEAKAUDIT_ROW_GROUP=K builds
  * with K for every width (the tests compare K = 1 with the default bit for bit). */
 #ifdef LEAKAUDIT_ROW_GROUP
 #if LEAKAUDIT_ROW_GROUP < 1 || LEAKAUDIT_ROW_GROUP > 4

@@ -27,11 +27,10 @@ Throughput (issues 3 and 10; measured in ``benchmarks/train_many.py`` and
   in a second one, with the same views), so Adam is a single call of PyTorch's
   fused CPU kernel and SGD one ``add_``;
 * every per-step temporary is preallocated once per batch shape and written
-  with ``out=`` / in-place ops (fresh multi-MB tensors cost page faults, which
-  were a sixth of the step);
+  with ``out=`` / in-place ops (fresh multi-MB tensors cost page faults);
 * the output layer works in a (K, C, B) layout, so the softmax reduces over a
   short strided axis with long contiguous rows (torch's last-axis softmax over
-  C = 2 is ~10x slower).
+  C = 2 is much slower).
 
 This is the reference trainer of :class:`~leakaudit.learners.TorchMLP` (every
 configuration the compiled kernel does not train, and its test oracle): torch's
@@ -162,7 +161,7 @@ class BatchedMLPTrainer:
         """
         torch = self.torch
         K = lgT.shape[0]
-        g = torch.softmax(lgT, dim=1)  # over C, with contiguous rows of B (a last-axis softmax over C=2 is ~10x slower)
+        g = torch.softmax(lgT, dim=1)  # over C, with contiguous rows of B (a last-axis softmax over C=2 is slower)
         g.scatter_add_(1, yb.unsqueeze(1), self._buf("neg1", (K, 1, B)).fill_(-1.0))
         if self.logistic:  # one logistic unit: class 0's logit is held at 0 (no gradient)
             g[:, 0].zero_()
@@ -173,7 +172,7 @@ class BatchedMLPTrainer:
 
         Fills the output layer's gradients and returns d loss / d a (K, B, h) (a preallocated buffer).
         The layer is stored transposed, W^T (K, C, h): with C as small as 2, these three products
-        then run 2-5x faster than in the (K, B, C) layout.
+        then run faster than in the (K, B, C) layout (benchmarks/README.md).
         """
         torch = self.torch
         lgT = self._buf("logits", (K, self.C, B))

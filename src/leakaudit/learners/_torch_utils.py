@@ -210,7 +210,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     """Row softmax over the last axis, in float64.
 
     Up to 7 classes the max and the sum go class by class over whole columns (numpy reduces a short last
-    axis element by element, ~5x slower): the same numbers, as numpy adds fewer than 8 terms left to right.
+    axis element by element, which is slower): the same numbers, as numpy adds fewer than 8 terms left to right.
     """
     C = logits.shape[-1]
     if not 2 <= C <= 7:

@@ -573,8 +573,8 @@ class RandomForest(Learner):
                 native.grow_query(forest, Xq, out, _QUERY_GROUP, _query_sets(Xq), n_threads)
             return out
         # the build buffers (a row a tree, breadth-first) are allocated once and reused by every chunk, and each
-        # chunk is packed straight into the bank's arrays: on this project's VMs the first touch of fresh memory
-        # can cost ~11 us a 4 KB page (benchmarks/README.md, session 7)
+        # chunk is packed straight into the bank's arrays: the first touch of fresh memory (page faults) can cost
+        # more than the packing itself (benchmarks/README.md)
         per_tree = max_nodes * (4 + 4 + 4 + 4) + max_leaves * 8 * C
         chunk = max(min(Kn * T, _BUFFER_BYTES // per_tree), min(Kn * T, n_threads))
         bufs = (np.empty((chunk, max_nodes), np.int32), np.empty((chunk, max_nodes), np.float32),

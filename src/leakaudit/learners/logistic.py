@@ -54,6 +54,7 @@ Leave-one-out (spec long-dtp.md §2.4, §8 "Efficiency"):
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -573,6 +574,15 @@ class LogisticRegression(Learner):
             models = [self._solve(X[s], y[s], int(n_classes)) for s in subsets]
         return LogisticRegressionBank(np.stack([m.coef_ for m in models]), np.stack([m.intercept_ for m in models]),
                                       [m.n_iter_ for m in models])
+
+    # -- SupportsState: the engine caches a bank's weights as arrays ----------------------------------------------
+    def get_state(self, bank: LogisticRegressionBank) -> dict[str, np.ndarray]:
+        """The bank's coefficients, intercepts and iteration counts as named arrays."""
+        return {"coef": bank.coef_, "intercept": bank.intercept_, "n_iter": bank.n_iter_}
+
+    def from_state(self, state: Mapping[str, np.ndarray]) -> LogisticRegressionBank:
+        """The bank :meth:`get_state` described (the same probabilities, bit for bit)."""
+        return LogisticRegressionBank(state["coef"], state["intercept"], state["n_iter"])
 
     def _solve(self, X, y, k: int, *, u0=None, tol_abs=None) -> LogisticRegressionModel:
         """One model on validated rows (X dense, or CSR for "lbfgs"), inside the thread limit."""

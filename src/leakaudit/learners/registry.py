@@ -105,11 +105,9 @@ def _decision_tree(**params: Any):
 
 
 def _random_forest(**params: Any):
-    from sklearn.ensemble import RandomForestClassifier
+    from .forest import RandomForest
 
-    from .sklearn import SklearnLearner
-
-    return SklearnLearner(RandomForestClassifier(**params))
+    return RandomForest(**params)
 
 
 def _knn(**params: Any):
@@ -127,7 +125,8 @@ register_learner("logreg", _logistic, defaults={"C": 1e3},
                  description="multinomial logistic regression, weak regularisation (C = 1000)")
 register_learner("tree", _decision_tree, description="scikit-learn decision tree, grown fully")
 register_learner("forest", _random_forest, defaults={"n_estimators": 50},
-                 description="scikit-learn random forest of 50 fully grown trees")
+                 description="random forest of 50 fully grown trees (scikit-learn's trees, grown by the compiled "
+                             "kernel)")
 register_learner("knn", _knn, defaults={"n_neighbors": 5}, description="scikit-learn 5-nearest neighbours")
 register_learner("dp-mlp", _dp_mlp,
                  defaults={"hidden": (64,), "noise_multiplier": 1.0, "max_grad_norm": 1.0, "sampling_rate": 0.01,

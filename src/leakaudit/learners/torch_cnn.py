@@ -18,9 +18,9 @@ Adam update rule.
 // size, at least 1), on every core at once; a chunk's models train together as
 one network with grouped convolutions (``groups``: the chunk's models; their
 images are the input channels) and batched matmuls for the dense layers; each
-model draws its own mini-batches. Grouped convolutions were faster than
-``torch.func.vmap`` on 2 CPUs, but only small nets gain from them over one
-model at a time (``benchmarks/README.md``, sessions 4 and 14).
+model draws its own mini-batches. Only small nets gain from grouped
+convolutions over one model at a time (measurements, and the comparison with
+``torch.func.vmap``, in ``benchmarks/README.md``).
 Seeds: model k's init and its per-epoch permutations come, in that order, from
 ``numpy.random.default_rng(seed_k)``, so ``fit_many`` equals fitting one at a
 time with the same seeds up to float rounding (grouped convolutions over several
@@ -144,16 +144,15 @@ class TorchCNN(Learner):
     n_threads : int or None, default=None
         Threads for ``fit_many``: the models are trained in chunks of
         ``models_per_chunk``, the chunks on ``n_threads`` threads at once, each
-        on one torch intra-op thread (on the 2-core machine this was measured
-        on, 2 intra-op threads made small convolution steps 40x slower under
-        load, ``benchmarks/README.md``). None: every processor this process may
-        run on. The chunks do not depend on it, so neither do the models.
+        on one torch intra-op thread (intra-op threads only synchronise the
+        small convolution steps, ``benchmarks/README.md``). None: every processor
+        this process may run on. The chunks do not depend on it, so neither do
+        the models.
     """
 
     #: fit_many trains the models in chunks of this many, one grouped network a chunk; None: ``max(1, 16 // size)``.
     #: It depends on the net only, so a model does not depend on the thread count. Grouped convolutions pay off only
-    #: for small nets: 8 models of size 16, 32 and 64 trained 1.4-1.7x faster one at a time than as one grouped
-    #: network, on one core; at size 4, 4 at a time was fastest (benchmarks/README.md, session 14).
+    #: for small nets, so larger nets train one model a chunk (measurements in benchmarks/README.md).
     models_per_chunk: int | None = None
 
     def __init__(
@@ -263,8 +262,8 @@ class TorchCNN(Learner):
                         _adam_step(torch, P, grads, m, v, t, active, self.lr, self.decay, b1, b2, self.eps)
             out[c] = [p.detach().numpy() for p in P]
 
-        # the chunks on n_threads threads, each on one torch intra-op thread (intra-op threads made these small
-        # convolution steps up to 40x slower under load on the 2-core machine: benchmarks/README.md)
+        # the chunks on n_threads threads, each on one torch intra-op thread (intra-op threads slow these small
+        # convolution steps down under load: benchmarks/README.md)
         with torch_threads(1):
             for_each_model(train, len(bounds), self.n_threads)
         weights = [np.concatenate([w[i] for w in out]) for i in range(len(net.shapes))]

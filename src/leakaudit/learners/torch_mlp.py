@@ -46,7 +46,7 @@ the first layer of all K models into one big matrix product.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -84,10 +84,8 @@ class TorchMLP(Learner):
         Initial weights: PyTorch's ``nn.Linear`` default (``U(+-1/sqrt(n_in))``) or
         scikit-learn's ``MLPClassifier`` (Glorot: ``U(+-sqrt(6 / (n_in + n_out)))``
         for weights and biases, ``n_out = 1`` for a logistic output layer). Shadow and
-        reference models should be trained like the target: reference models of a
-        scikit-learn MLP target trained with ``init="sklearn", output="logistic"`` gave
-        offline LiRA 0.005-0.013 more AUC than PyTorch's init and a softmax pair over 3
-        seeds (benchmarks/README.md, session 6).
+        reference models should be trained like the target (for a scikit-learn MLP target,
+        ``init="sklearn", output="logistic"``; the LiRA comparison is in benchmarks/README.md).
     output : {"softmax", "logistic"}, default="softmax"
         The output layer: ``n_classes`` logits and a softmax, or, for two classes,
         one logistic unit as scikit-learn's ``MLPClassifier`` has for binary targets
@@ -106,28 +104,26 @@ class TorchMLP(Learner):
         16, 24, 32, 40, 48, 56, 64, 80, 96 or 128 (faithful mode: without weight
         decay); ``InvalidParameterError`` saying why where it does not apply.
         "torch": the batched torch trainer, any net. "auto": "compiled" where it
-        applies (and ``native``), else "torch"; ``kernels.kernel_status()`` says
-        whether the kernel was built. The two train the same algorithm with the
+        applies, else "torch"; ``kernels.kernel_status()`` says whether the
+        kernel was built. The two train the same algorithm with the
         same inits and row orders; the kernel sums in another order and uses a
         rational tanh (<= 4.4 ulp), so the models agree to float32 rounding, not
         bit for bit. The bank's ``info["backend"]`` records the choice and
         ``info["kernel"]`` what trained ("native" or "torch"). "numba" (the
         removed numba kernels) is refused with a message naming these.
-    n_threads : int or None, default=None
-        Threads for training (None: every processor this process may run on).
-        The compiled kernel trains one model per task; fast mode's torch trainer
-        trains one chunk of models per task, each on one torch intra-op thread
-        (its per-step ops are small: on 2 cores intra-op threads only add
-        synchronisation, see ``benchmarks/README.md``). Results do not depend on it.
-    native : bool, default=True
-        Whether "auto" may take the compiled kernel (False: torch trains). On
-        one-hot data the kernel drops each one-hot group's most frequent column
+        On one-hot data the kernel drops each one-hot group's most frequent column
         from the rows and adds it back through the bias
         (``_mlp_native.onehot_prepare``, on each model's own rows;
         ``info["onehot_groups"]``: the most groups a model used): the same sums,
         reassociated. Dense rows go to it as they are: each step's first layer
         is two register-blocked matrix products over the step's rows (the sums
         of CSR rows listing every column).
+    n_threads : int or None, default=None
+        Threads for training (None: every processor this process may run on).
+        The compiled kernel trains one model per task; fast mode's torch trainer
+        trains one chunk of models per task, each on one torch intra-op thread
+        (its per-step ops are small: on 2 cores intra-op threads only add
+        synchronisation, see ``benchmarks/README.md``). Results do not depend on it.
     sparse_input : {"auto", True, False}, default="auto"
         Fast mode on the compiled kernel: give it each row's non-zero inputs
         (it gathers their weight rows forward and scatter-adds their gradients
@@ -159,8 +155,7 @@ class TorchMLP(Learner):
     chunk_bytes: float = 32e6
     #: ... and, on the torch path, whose per-step inputs and activations (the gathered batch and, per
     #: hidden layer, its pre-activations and two gradients) take at most about this many bytes: steps
-    #: whose data stay in cache run faster (dense Adult nets, batch 200, 128 models, one core: 0.83 s in
-    #: one chunk, 0.62 s in chunks of 16; benchmarks/README.md, session 6)
+    #: whose data stay in cache run faster (measurements in benchmarks/README.md)
     step_bytes: float = 4e6
     #: the compiled fast path draws the row orders of this many row visits at a time (int64, 32 MB)
     order_block_rows: int = 4_000_000
@@ -181,10 +176,11 @@ class TorchMLP(Learner):
         backend: str = "auto",
         n_threads: int | None = None,
         sparse_input: str | bool = "auto",
-        native: bool = True,
         init: str = "torch",
         output: str = "softmax",
+        **removed: Any,
     ):
+        _refuse_removed(removed)
         self.hidden = hidden
         self.activation = activation
         self.mode = mode
@@ -198,7 +194,6 @@ class TorchMLP(Learner):
         self.backend = backend
         self.n_threads = n_threads
         self.sparse_input = sparse_input
-        self.native = native
         self.init = init
         self.output = output
 
@@ -280,8 +275,6 @@ class TorchMLP(Learner):
         check_choice(self.output, name="output", choices=("softmax", "logistic"))
         if self.output == "logistic" and self.mode != "fast":
             raise InvalidParameterError("output='logistic' needs mode='fast' (faithful mode trains a softmax output)")
-        if not isinstance(self.native, (bool, np.bool_)):
-            raise InvalidParameterError(f"native must be True or False; got {self.native!r}")
         if self.n_threads is not None:
             check_scalar(self.n_threads, name="n_threads", kind=numbers.Integral, min_val=1)
         if not (isinstance(self.sparse_input, bool) or self.sparse_input == "auto"):
@@ -344,6 +337,21 @@ class TorchMLP(Learner):
             if "onehot_groups" in p:
                 info["onehot_groups"] = p["onehot_groups"]
         return MLPBank(Ws, bs, self.activation, info=info)
+
+    # -- SupportsState: the engine caches a bank's weights as arrays ----------------------------------------------
+    def get_state(self, bank: MLPBank) -> dict[str, np.ndarray]:
+        """Every layer's stacked weights ``W{l}`` (K, n_in, n_out) and biases ``b{l}`` (K, n_out), and whether the
+        bank is queried through its sparse first layer."""
+        state = {f"W{i}": np.asarray(W) for i, W in enumerate(bank.weights_)}
+        state.update({f"b{i}": np.asarray(b) for i, b in enumerate(bank.biases_)})
+        state["sparse_input"] = np.asarray(bool(bank.info.get("sparse_input")))
+        return state
+
+    def from_state(self, state: Mapping[str, np.ndarray]) -> MLPBank:
+        """The bank :meth:`get_state` described (the same outputs, bit for bit)."""
+        n_layers = sum(1 for name in state if name.startswith("W"))
+        return MLPBank([state[f"W{i}"] for i in range(n_layers)], [state[f"b{i}"] for i in range(n_layers)],
+                       self.activation, info={"sparse_input": bool(state["sparse_input"])})
 
     # -- trainers ---------------------------------------------------------------
     def _faithful_compiled(self, X, y, inits, orders, sizes, p):
@@ -577,12 +585,21 @@ class TorchMLP(Learner):
         return unpack_1h(out, d, H, C)
 
 
+def _refuse_removed(removed: dict) -> None:
+    """Refuse keyword arguments TorchMLP no longer takes, naming what replaced them."""
+    if "native" in removed:
+        value = removed["native"]
+        instead = "backend='torch'" if value is False else "backend='auto' (the default)"
+        raise InvalidParameterError(f"TorchMLP's native= was removed: backend= chooses the trainer; for "
+                                    f"native={value!r} use {instead}, or backend='compiled' to require the kernel")
+    if removed:
+        raise InvalidParameterError(f"TorchMLP got unexpected keyword argument(s) {sorted(removed)}")
+
+
 def _compiled_refusal(learner: TorchMLP, hidden) -> str | None:
     """Why the compiled kernel cannot train ``learner``'s nets on this machine, or None when it can."""
     from . import _mlp_native
 
-    if not learner.native:
-        return "native=False"
     if len(hidden) != 1:
         return f"it trains nets with exactly one hidden layer; got hidden={tuple(hidden)!r}"
     if learner.dtype != "float32":

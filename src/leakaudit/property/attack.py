@@ -21,6 +21,7 @@ from sklearn.base import BaseEstimator
 
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
+from ..engine import Engine, reports_engine_stats, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from ..metrics import auc as _auc
 from ..metrics import clopper_pearson
@@ -137,7 +138,7 @@ class PoisoningPropertyAttack(BaseEstimator):
         Keep the records the poison was copied from out of the clean shadow and
         ensemble sets (not in the paper). On small pools it removes a shadow/target
         mismatch: no target trains on those records with their true labels
-        (measured: benchmarks/README.md, Session 17).
+        (measurements in benchmarks/README.md).
     exclude_query_rows : bool, default=False
         Keep the query records out of every clean shadow set (not in the paper, whose
         adversary pool is large beside n). Targets never train on the adversary's
@@ -228,7 +229,8 @@ class PoisoningPropertyAttack(BaseEstimator):
         if n_clean(self.n_train, self.poison_rate, self.poison_accounting) <= 0:
             raise InvalidParameterError(f"poison_rate={self.poison_rate} leaves no clean training records")
 
-    def fit(self, data: PropertyData, pool_idx: np.ndarray | None = None, *, queries=None) -> PoisoningPropertyAttack:
+    def fit(self, data: PropertyData, pool_idx: np.ndarray | None = None, *, queries=None,
+            engine: Engine | None = None) -> PoisoningPropertyAttack:
         """Run Algorithms 1-3 on the adversary's records.
 
         Parameters
@@ -240,6 +242,8 @@ class PoisoningPropertyAttack(BaseEstimator):
             Uncertain queries already chosen by Algorithm 2 without poison (its clean
             ensemble does not depend on ``p``, so sweeps over ``p`` reuse it); this
             attack's poison points are appended.
+        engine : leakaudit.engine.Engine, optional
+            Trains the ensemble and the shadow models; default :func:`leakaudit.engine.default_engine`.
 
         Returns
         -------
@@ -250,6 +254,7 @@ class PoisoningPropertyAttack(BaseEstimator):
         self._check_params()
         t_start = time.perf_counter()
         rng = check_random_state(self.random_state)
+        engine = resolve_engine(engine)
         pool = np.arange(len(data)) if pool_idx is None else np.asarray(pool_idx)
         learner = self._learner()
         # Algorithm 1
@@ -275,7 +280,7 @@ class PoisoningPropertyAttack(BaseEstimator):
                 learner, data, pool, n_train=self.ensemble_train_size or self.n_train,
                 n_ensemble=self.n_ensemble, n_queries=self.n_queries,
                 band=self.band, mixture=self.mixture, poison=self.poison_, batch_size=self.batch_size,
-                candidate_idx=cand, out_of_bag=bool(self.oob_certainty), random_state=rng,
+                candidate_idx=cand, out_of_bag=bool(self.oob_certainty), random_state=rng, engine=engine,
             )
         else:
             if queries.n_poison:
@@ -298,7 +303,7 @@ class PoisoningPropertyAttack(BaseEstimator):
                              random_state=rng) for bi in b]
         seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=2 * k)]
         self.shadow_labels_ = train_and_query(learner, data, sets, self.poison_, self.queries_.X, seeds=seeds,
-                                              batch_size=self.batch_size)
+                                              batch_size=self.batch_size, engine=engine)
         self.shadow_b_ = b
         self.shadow_sets_ = sets
         # Algorithm 3, line 4: the linear attack model M_A.
@@ -343,10 +348,11 @@ class PoisoningPropertyAttack(BaseEstimator):
         return int(self.predict(labels)[0])
 
 
+@reports_engine_stats
 def evaluate_attack(
     attack: PoisoningPropertyAttack, data: PropertyData, *, adversary_idx: np.ndarray | None = None,
     victim_idx: np.ndarray | None = None, n_targets: int = 100, dataset: str = "data", property_name: str = "f",
-    random_state: RandomStateLike = None,
+    random_state: RandomStateLike = None, engine: Engine | None = None,
 ) -> PropertyAttackResult:
     """Fit ``attack`` on the adversary's pool and measure its accuracy on ``n_targets`` victim models.
 
@@ -358,10 +364,15 @@ def evaluate_attack(
         Disjoint pools (default: a random 1/3 : 2/3 split, spec Sec. 4.5).
     n_targets : int, default=100
         Targets, half trained in each world.
+    engine : leakaudit.engine.Engine, optional
+        Trains the attack's models (when it is not fitted yet) and the targets; default
+        :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
     PropertyAttackResult
+        With ``engine_stats``: what the engine did in this call (the attack's own models only when this call
+        fitted it).
     """
     from .theory import theorem9_window
 
@@ -374,13 +385,13 @@ def evaluate_attack(
     if np.intersect1d(adversary_idx, victim_idx).size:
         raise InvalidInputError("adversary_idx and victim_idx overlap; the pools must be disjoint (spec Sec. 4.5)")
     if not hasattr(attack, "attack_model_"):
-        attack.fit(data, adversary_idx)
+        attack.fit(data, adversary_idx, engine=engine)
     t = time.perf_counter()
     game = play_game(
         attack._learner(), data, victim_idx, t0=attack.t0, t1=attack.t1, n_train=attack.n_train,
         poison=attack.poison_, X_query=attack.query_points, n_targets=n_targets,
         poison_accounting=attack.poison_accounting, prevalence_sampling=attack.prevalence_sampling,
-        batch_size=attack.batch_size, random_state=rng,
+        batch_size=attack.batch_size, random_state=rng, engine=engine,
     )
     scores = attack.decision_function(game.labels)
     guess = (scores > 0.5).astype(int)

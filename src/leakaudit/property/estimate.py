@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator
 
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_scalar, shown
+from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from .attack import PoisoningPropertyAttack
 from .game import PropertyData, n_clean, sample_world, train_and_query
@@ -50,8 +51,12 @@ class FractionEstimator(BaseEstimator):
         self.ridge_alpha = ridge_alpha
         self.random_state = random_state
 
-    def fit(self, attack: PoisoningPropertyAttack, data: PropertyData, pool_idx: np.ndarray) -> FractionEstimator:
-        """Train shadows at each grid value with ``attack``'s poison and regress ``t`` on their labels."""
+    def fit(self, attack: PoisoningPropertyAttack, data: PropertyData, pool_idx: np.ndarray, *,
+            engine: Engine | None = None) -> FractionEstimator:
+        """Train shadows at each grid value with ``attack``'s poison and regress ``t`` on their labels.
+
+        ``engine`` trains the shadows (default :func:`leakaudit.engine.default_engine`).
+        """
         from sklearn.linear_model import Ridge
 
         if not hasattr(attack, "queries_"):
@@ -68,7 +73,7 @@ class FractionEstimator(BaseEstimator):
         sets = [sample_world(pos, neg, size, t, sampling=attack.prevalence_sampling, random_state=rng) for t in ts]
         seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=len(sets))]
         R = train_and_query(attack._learner(), data, sets, attack.poison_, attack.query_points, seeds=seeds,
-                            batch_size=attack.batch_size)
+                            batch_size=attack.batch_size, engine=engine)
         self.shadow_t_ = np.array([data.f[s].mean() for s in sets])
         reg = Ridge(alpha=self.ridge_alpha).fit(R.astype(float), self.shadow_t_)
         self.coef_, self.intercept_ = reg.coef_, float(reg.intercept_)
@@ -85,17 +90,22 @@ class FractionEstimator(BaseEstimator):
         return np.clip(R @ self.coef_ + self.intercept_, *self._range)
 
 
+@reports_engine_stats
 def evaluate_fraction_estimate(
     attack: PoisoningPropertyAttack, estimator: FractionEstimator, data: PropertyData, *,
     adversary_idx: np.ndarray, victim_idx: np.ndarray, n_targets: int = 50, dataset: str = "data",
-    property_name: str = "f", random_state: RandomStateLike = None,
+    property_name: str = "f", random_state: RandomStateLike = None, engine: Engine | None = None,
 ) -> PropertyEstimateResult:
-    """Fit ``estimator`` and measure its error on targets with ``t`` uniform over the grid's range."""
+    """Fit ``estimator`` and measure its error on targets with ``t`` uniform over the grid's range.
+
+    ``engine`` trains every model (default :func:`leakaudit.engine.default_engine`); the result's
+    ``engine_stats`` says what it did.
+    """
     rng = check_random_state(random_state)
     t_start = time.perf_counter()
     if not hasattr(attack, "queries_"):
-        attack.fit(data, adversary_idx)
-    estimator.fit(attack, data, adversary_idx)
+        attack.fit(data, adversary_idx, engine=engine)
+    estimator.fit(attack, data, adversary_idx, engine=engine)
     lo, hi = estimator._range
     victim_idx = np.asarray(victim_idx)
     pos, neg = victim_idx[data.f[victim_idx]], victim_idx[~data.f[victim_idx]]
@@ -103,7 +113,8 @@ def evaluate_fraction_estimate(
     ts = rng.uniform(lo, hi, size=n_targets)
     sets = [sample_world(pos, neg, size, t, sampling=attack.prevalence_sampling, random_state=rng) for t in ts]
     seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=n_targets)]
-    R = train_and_query(attack._learner(), data, sets, attack.poison_, attack.query_points, seeds=seeds)
+    R = train_and_query(attack._learner(), data, sets, attack.poison_, attack.query_points, seeds=seeds,
+                        engine=engine)
     true_t = np.array([data.f[s].mean() for s in sets])
     est = estimator.predict(R)
     return PropertyEstimateResult(

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
+from ..engine import Engine, resolve_engine
 from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParameterError
 from ..learners import LogisticRegression, TorchMLP
 from ..learners._base import check_feature_matrix
@@ -247,11 +248,13 @@ def _stack(X, Xp):
 
 def train_and_query(
     learner: Any, data: PropertyData, clean_sets: list[np.ndarray], poison: Poison | None, X_query: Any,
-    *, seeds: list[int], batch_size: int = 100,
+    *, seeds: list[int], batch_size: int = 100, engine: Engine | None = None,
 ) -> np.ndarray:
     """Train one model per clean set (plus the poison) and return its labels on ``X_query``.
 
-    This is label-only access: only ``argmax`` predictions leave this function.
+    This is label-only access: only ``argmax`` predictions leave this function. The models are trained by
+    ``engine`` (:meth:`~leakaudit.engine.Engine.predict_many`, one call per batch), on the sparse rows as
+    they are.
 
     Parameters
     ----------
@@ -263,12 +266,15 @@ def train_and_query(
     X_query : matrix of shape (m, n_features)
     seeds : list of K ints
     batch_size : int
-        Models trained per ``fit_many`` call (bounds memory).
+        Models per engine call (bounds memory; with the default engine, one ``fit_many`` call each).
+    engine : leakaudit.engine.Engine, optional
+        Trains the models; default :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
     ndarray of int8, shape (K, m)
     """
+    engine = resolve_engine(engine)
     n = len(data)
     Xa = _stack(data.X, None if poison is None else poison.X)
     ya = data.y if poison is None or len(poison) == 0 else np.concatenate([data.y, poison.y])
@@ -277,9 +283,9 @@ def train_and_query(
     for start in range(0, len(clean_sets), batch_size):
         chunk = clean_sets[start : start + batch_size]
         subsets = [np.concatenate([np.asarray(s, dtype=np.int64), extra]) for s in chunk]
-        bank = learner.fit_many(Xa, ya, subsets, list(seeds[start : start + len(chunk)]), n_classes=2)
-        Xq = X_query.toarray() if sp.issparse(X_query) and not bank.accepts_sparse else X_query
-        out[start : start + len(chunk)] = np.asarray(bank.predict_proba(Xq)).argmax(axis=-1)
+        probs = engine.predict_many(learner, Xa, ya, subsets, list(seeds[start : start + len(chunk)]), X_query,
+                                    n_classes=2)
+        out[start : start + len(chunk)] = probs.argmax(axis=-1)
     return out
 
 
@@ -309,7 +315,7 @@ def play_game(
     learner: Any, data: PropertyData, victim_idx: np.ndarray, *, t0: float, t1: float, n_train: int,
     poison: Poison | None, X_query: Any, n_targets: int = 100,
     poison_accounting: str = "replace", prevalence_sampling: str = "exact", test_idx: np.ndarray | None = None,
-    batch_size: int = 100, random_state: RandomStateLike = None,
+    batch_size: int = 100, random_state: RandomStateLike = None, engine: Engine | None = None,
 ) -> GameOutcome:
     """Run the challenger's side of PIWP for ``n_targets`` targets (half t0, half t1).
 
@@ -322,6 +328,8 @@ def play_game(
         "replace": ``n_train - len(poison)`` clean records; "add": ``n_train``.
     test_idx : ndarray, optional
         Clean held-out rows for utility (default: up to 2,000 victim rows).
+    engine : leakaudit.engine.Engine, optional
+        Trains the targets; default :func:`leakaudit.engine.default_engine`.
     """
     rng = check_random_state(random_state)
     check_scalar(n_targets, name="n_targets", kind=(int, np.integer), min_val=2)
@@ -343,7 +351,7 @@ def play_game(
         test_idx = rng.choice(victim_idx, size=min(2000, victim_idx.size), replace=False)
     m = X_query.shape[0]
     Xq = _stack(X_query, data.X[test_idx])
-    labels = train_and_query(learner, data, sets, poison, Xq, seeds=seeds, batch_size=batch_size)
+    labels = train_and_query(learner, data, sets, poison, Xq, seeds=seeds, batch_size=batch_size, engine=engine)
     pred_test, yt = labels[:, m:].astype(int), data.y[test_idx]
     tp = (pred_test * yt).sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):

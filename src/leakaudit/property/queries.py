@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_scalar
+from ..engine import Engine, resolve_engine
 from ..exceptions import InvalidInputError
 from .game import Poison, PropertyData, _stack, sample_mixture
 
@@ -136,6 +136,7 @@ def select_queries(
     out_of_bag: bool = False,
     min_out_of_bag: int = 5,
     random_state: RandomStateLike = None,
+    engine: Engine | None = None,
 ) -> QuerySet:
     """Algorithm 2: the ``q`` uncertain candidates (plus the poison points).
 
@@ -172,6 +173,9 @@ def select_queries(
         the paper (all ``r`` models vote).
     min_out_of_bag : int, default=5
         With ``out_of_bag``, a candidate left out of fewer models is rejected.
+    engine : leakaudit.engine.Engine, optional
+        Trains the ensemble (:meth:`~leakaudit.engine.Engine.fit_bank`, one call per batch); default
+        :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
@@ -193,7 +197,7 @@ def select_queries(
         cand = np.asarray(candidate_idx)
         stream = candidate_stream(cand[data.f[cand]], cand[~data.f[cand]], mixture=mixture, random_state=rng)
     # The r ensemble models are kept and candidates scored in blocks until q are accepted.
-    banks = _train_banks(learner, data, sets, seeds, batch_size)
+    banks = _train_banks(resolve_engine(engine), learner, data, sets, seeds, batch_size)
     accepted, crts, seen = [], [], 0
     block = max(4 * n_queries, 1000)
     while len(accepted) < n_queries and seen < stream.size:
@@ -221,14 +225,13 @@ def select_queries(
                     n_candidates=int(seen), exhausted=bool(exhausted))
 
 
-def _train_banks(learner, data: PropertyData, sets, seeds, batch_size):
+def _train_banks(engine: Engine, learner, data: PropertyData, sets, seeds, batch_size):
     """Fit the ensemble in batches; return the model banks (a learner densifies the rows it needs of a sparse X)."""
-    return [learner.fit_many(data.X, data.y, sets[s : s + batch_size], seeds[s : s + batch_size], n_classes=2)
+    return [engine.fit_bank(learner, data.X, data.y, sets[s : s + batch_size], seeds[s : s + batch_size], n_classes=2)
             for s in range(0, len(sets), batch_size)]
 
 
 def _labels(bank, Xc) -> np.ndarray:
-    if sp.issparse(Xc) and not bank.accepts_sparse:
-        Xc = Xc.toarray()
+    # an engine bank takes sparse rows and densifies them for the chunks that need it
     return np.asarray(bank.predict_proba(Xc)).argmax(axis=-1)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._results import Result
+from ..engine import EngineStats
 
 __all__ = ["PropertyAttackResult", "PropertyEstimateResult", "WhiteBoxResult"]
 
@@ -26,6 +27,8 @@ class PropertyAttackResult(Result):
         Mean clean-test utility of the (poisoned) targets (spec Sec. 5.6).
     window : str
         Theorem 9's window (tau -> 0) for these settings, e.g. ``"(0.159,0.370]"``.
+    engine_stats : EngineStats or None
+        What the engine did to train the models of the call that made this result.
     """
 
     dataset: str
@@ -60,13 +63,15 @@ class PropertyAttackResult(Result):
     window: str
     seconds_fit: float
     seconds_targets: float
+    engine_stats: EngineStats | None = None
 
 
 class WhiteBoxResult(Result):
     """Ganju et al.'s white-box meta-classifiers (spec Sec. 3.5 baseline 2; :mod:`~leakaudit.property.whitebox`).
 
     ``meta_classifier`` is "deepsets" (per-layer set encoders) or "sorted" (neuron-sorted
-    parameter vector into a small neural network).
+    parameter vector into a small neural network). ``engine_stats``: what the engine did to train the
+    shadow and target networks (shared by every meta-classifier of one call).
     """
 
     dataset: str
@@ -81,6 +86,7 @@ class WhiteBoxResult(Result):
     auc: float
     seconds: float
     meta_classifier: str = "sorted"
+    engine_stats: EngineStats | None = None
 
 
 class PropertyEstimateResult(Result):
@@ -94,6 +100,8 @@ class PropertyEstimateResult(Result):
         Per target: its realised fraction and our estimate.
     mae : float
         Mean absolute error of the estimates.
+    engine_stats : EngineStats or None
+        What the engine did to train the models.
     """
 
     dataset: str
@@ -105,3 +113,4 @@ class PropertyEstimateResult(Result):
     estimated_t: list[float]
     mae: float
     seconds: float
+    engine_stats: EngineStats | None = None

@@ -43,6 +43,7 @@ from sklearn.base import BaseEstimator
 
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
+from ..engine import Engine, resolve_engine
 from ..exceptions import InvalidInputError, LeakauditError
 from ..learners._torch_utils import torch_threads
 from ..metrics import auc as _auc
@@ -294,7 +295,7 @@ def whitebox_attack(
     epochs: int = 20, lr: float = 1e-3, n_shadow: int = 500, n_targets: int = 100,
     meta_classifiers: tuple[str, ...] = META_CLASSIFIERS, adversary_idx: np.ndarray | None = None,
     victim_idx: np.ndarray | None = None, dataset: str = "data", property_name: str = "f",
-    random_state: RandomStateLike = None,
+    random_state: RandomStateLike = None, engine: Engine | None = None,
 ) -> dict[str, WhiteBoxResult]:
     """WBAttack: ``n_shadow`` MLPs per world without poison, one or more meta-classifiers on them, tested on targets.
 
@@ -315,18 +316,22 @@ def whitebox_attack(
     meta_classifiers : tuple of {"deepsets", "sorted"}
     adversary_idx, victim_idx : ndarray of int, optional
         Disjoint pools (default: a random 1/3 : 2/3 split).
+    engine : leakaudit.engine.Engine, optional
+        Trains the shadow and target networks (:meth:`~leakaudit.engine.Engine.fit_bank`, 100 per call);
+        default :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
     dict
         Meta-classifier name -> :class:`WhiteBoxResult`; ``seconds`` is the shared shadow
-        and target training plus that meta-classifier's fit.
+        and target training plus that meta-classifier's fit; ``engine_stats`` what the engine did for both.
     """
     check_scalar(n_shadow, name="n_shadow", kind=(int, np.integer), min_val=2)
     check_scalar(n_targets, name="n_targets", kind=(int, np.integer), min_val=2)
     for m in meta_classifiers:
         check_choice(m, name="meta_classifiers", choices=META_CLASSIFIERS)
     rng = check_random_state(random_state)
+    engine = resolve_engine(engine)
     t_start = time.perf_counter()
     if adversary_idx is None or victim_idx is None:
         adversary_idx, victim_idx = split_pools(len(data), random_state=rng)
@@ -338,16 +343,19 @@ def whitebox_attack(
         seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=len(sets))]
         Ws, Bs = [], []
         for s in range(0, len(sets), 100):
-            bank = learner.fit_many(data.X, data.y, sets[s : s + 100], seeds[s : s + 100], n_classes=2)
-            Ws.append([np.asarray(w) for w in bank.weights_])
-            Bs.append([np.asarray(v) for v in bank.biases_])
+            bank = engine.fit_bank(learner, data.X, data.y, sets[s : s + 100], seeds[s : s + 100], n_classes=2)
+            for j in range(bank.n_chunks):  # every chunk is a TorchMLP bank with its weights
+                chunk = bank.chunk(j)
+                Ws.append([np.asarray(w) for w in chunk.weights_])
+                Bs.append([np.asarray(v) for v in chunk.biases_])
         return ([np.concatenate([c[i] for c in Ws]) for i in range(len(Ws[0]))],
                 [np.concatenate([c[i] for c in Bs]) for i in range(len(Bs[0]))])
 
-    b_shadow = np.repeat([0, 1], n_shadow)
-    W_s, B_s = train(np.asarray(adversary_idx), b_shadow)
-    b_target = rng.permutation(np.arange(n_targets) % 2)
-    W_t, B_t = train(np.asarray(victim_idx), b_target)
+    with engine.counting() as counted:
+        b_shadow = np.repeat([0, 1], n_shadow)
+        W_s, B_s = train(np.asarray(adversary_idx), b_shadow)
+        b_target = rng.permutation(np.arange(n_targets) % 2)
+        W_t, B_t = train(np.asarray(victim_idx), b_target)
     shared = time.perf_counter() - t_start
     out = {}
     for name in meta_classifiers:
@@ -359,5 +367,6 @@ def whitebox_attack(
             dataset=dataset, property=property_name, t0=t0, t1=t1, hidden=tuple(hidden), n_shadow=n_shadow,
             n_targets=n_targets, accuracy=correct / n_targets, accuracy_ci=clopper_pearson(correct, n_targets),
             auc=_auc(b_target, scores), seconds=shared + time.perf_counter() - t, meta_classifier=name,
+            engine_stats=counted.stats,
         )
     return out
