@@ -9,7 +9,7 @@
   each row descending each tree (``forest._BITSET_BYTES = 0``). Work: the SACRO-ML forest bench's shadow
   forests (``--models`` forests of 100 trees on halves of 2,000 Adult rows, queried on all 2,000), and the same
   forests queried on 8 rows (growth alone), so the query's own time is the difference. Same outputs bit for bit.
-* ``forest-native``: the same work with scikit-learn's ``RandomForestClassifier`` (``RandomForest(native=False)``,
+* ``forest-native``: the same work with scikit-learn's ``RandomForestClassifier`` (``RandomForest(backend="sklearn")``,
   the reference, converted to a bank and queried with numpy) against the compiled kernel (``_forest_native.c``),
   and the bank path (``fit_many``). The same trees; outputs to 1e-14 (the largest difference is printed).
 
@@ -183,11 +183,11 @@ def forest_native(models: int, threads: int, reps: int) -> None:
     seeds = list(range(models))
 
     def query(native: bool):
-        learner = RandomForest(n_estimators=100, n_threads=threads, native=native)
+        learner = RandomForest(n_estimators=100, n_threads=threads, backend="compiled" if native else "sklearn")
         return lambda: learner.fit_predict_many(X, y, subsets, seeds, X, n_classes=2)
 
     def bank(native: bool):
-        learner = RandomForest(n_estimators=100, n_threads=threads, native=native)
+        learner = RandomForest(n_estimators=100, n_threads=threads, backend="compiled" if native else "sklearn")
 
         def go():
             b = learner.fit_many(X, y, subsets, seeds, n_classes=2)

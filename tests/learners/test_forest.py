@@ -319,6 +319,10 @@ def test_tree_seeds_are_the_ones_sklearn_hands_its_trees():
     np.testing.assert_array_equal(tree_seeds(seeds, 13), want)
 
 
+#: the reference trainer, then the compiled kernel
+_BACKENDS = ("sklearn", "compiled")
+
+
 def _native_available() -> bool:
     from leakaudit.learners import _forest_native
 
@@ -347,7 +351,7 @@ def _same_trees_as_reference(got, ref) -> bool:
     ("continuous3", {"criterion": "entropy", "max_depth": 4, "max_samples": 0.5}),
 ])
 def test_native_kernel_grows_scikit_learns_trees_node_for_node(data, kw):
-    """The compiled kernel's banks are scikit-learn's forests (``native=False`` trains RandomForestClassifier and
+    """The compiled kernel's banks are scikit-learn's forests (``backend="sklearn"`` trains RandomForestClassifier and
     converts its trees): the same nodes, thresholds and leaf fractions, bit for bit, and the same predictions
     whether queried as they grow or from the bank."""
     if data == "one_hot":
@@ -357,11 +361,11 @@ def test_native_kernel_grows_scikit_learns_trees_node_for_node(data, kw):
         X, y, Xq = _continuous(k=2 if data == "continuous2" else 3)
     subsets = [np.arange(len(y)), np.arange(0, len(y), 2), np.arange(1, len(y), 3)]
     n_classes = int(y.max()) + 1
-    banks = [RandomForest(n_estimators=7, native=nat, **kw).fit_many(X, y, subsets, [0, 5, 2**32 - 1],
-                                                                     n_classes=n_classes) for nat in (False, True)]
+    banks = [RandomForest(n_estimators=7, backend=b, **kw).fit_many(X, y, subsets, [0, 5, 2**32 - 1],
+                                                                   n_classes=n_classes) for b in _BACKENDS]
     assert _same_trees_as_reference(banks[1], banks[0])
-    probs = [RandomForest(n_estimators=7, native=nat, n_threads=2, **kw).fit_predict_many(
-        X, y, subsets, [0, 5, 2**32 - 1], Xq, n_classes=n_classes) for nat in (False, True)]
+    probs = [RandomForest(n_estimators=7, backend=b, n_threads=2, **kw).fit_predict_many(
+        X, y, subsets, [0, 5, 2**32 - 1], Xq, n_classes=n_classes) for b in _BACKENDS]
     np.testing.assert_allclose(probs[1], probs[0], rtol=0, atol=1e-14)
     np.testing.assert_array_equal(probs[1], banks[1].predict_proba(Xq))
 
@@ -399,15 +403,31 @@ def test_native_kernel_on_int32_codes():
     X = np.column_stack([np.arange(70_000) * 1e-3, rng.integers(0, 2, 70_000)]).astype(float)
     y = (X[:, 0] % 7 < 3).astype(int) ^ X[:, 1].astype(int)
     assert feature_codes(X.astype(np.float32))[0].dtype == np.int32
-    banks = [RandomForest(n_estimators=2, max_depth=5, native=nat).fit_many(X, y, [np.arange(70_000)], [1],
-                                                                           n_classes=2) for nat in (False, True)]
+    banks = [RandomForest(n_estimators=2, max_depth=5, backend=b).fit_many(X, y, [np.arange(70_000)], [1],
+                                                                         n_classes=2) for b in _BACKENDS]
     assert _same_trees_as_reference(banks[1], banks[0])
 
 
-def test_native_parameter_is_validated():
+def test_backend_parameter_is_validated():
     X, y = _one_hot()
-    with pytest.raises(InvalidParameterError, match="native must be True or False"):
-        RandomForest(n_estimators=2, native="yes").fit(X, y, random_state=0)
+    with pytest.raises(InvalidParameterError, match="backend"):
+        RandomForest(n_estimators=2, backend="yes").fit(X, y, random_state=0)
+    with pytest.raises(InvalidParameterError, match="native= was removed.*backend='sklearn'"):
+        RandomForest(n_estimators=2, native=False)
+    with pytest.raises(InvalidParameterError, match="unexpected keyword"):
+        RandomForest(n_estimators=2, n_trees=3)
+
+
+def test_backend_compiled_is_refused_without_the_kernel(monkeypatch):
+    from leakaudit.learners import forest
+
+    monkeypatch.setattr(forest, "_compiled", lambda: None)
+    X, y = _one_hot()
+    with pytest.raises(InvalidParameterError, match="backend='compiled' needs the forest kernel"):
+        RandomForest(n_estimators=2, backend="compiled").fit(X, y, random_state=0)
+    bank = RandomForest(n_estimators=2).fit_many(X, y, [np.arange(len(y))], [0])  # auto: scikit-learn's trees
+    assert _same_trees_as_reference(bank, RandomForest(n_estimators=2, backend="sklearn").fit_many(
+        X, y, [np.arange(len(y))], [0]))
 
 
 @pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
@@ -418,7 +438,7 @@ def test_native_kernel_grows_its_node_sum_rows(monkeypatch):
 
     X, y = _one_hot(n=400)
     L = RandomForest(n_estimators=4, max_features=3, n_threads=2)
-    want = RandomForest(n_estimators=4, max_features=3, native=False).fit_many(X, y, [np.arange(len(y))], [0])
+    want = RandomForest(n_estimators=4, max_features=3, backend="sklearn").fit_many(X, y, [np.arange(len(y))], [0])
     monkeypatch.setattr(forest, "_HST_ROWS", 2)
     got = L.fit_many(X, y, [np.arange(len(y))], [0])
     assert got.depth.max() > 4  # trees deep enough to push more than 2 stacked nodes

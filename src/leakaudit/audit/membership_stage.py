@@ -73,7 +73,7 @@ def shadow_plan(cfg) -> tuple[int | None, int, str | None]:
     from .config import SHADOW_FALLBACK_BATCH, SHADOW_FALLBACK_MODELS
 
     k, batch = cfg.settings.shadow_attack_models, cfg.settings.shadow_attack_batch
-    if batch == 1 and not shadow._compiled_ready():  # per-example SGD in scikit-learn: ~1,000x slower
+    if batch == 1 and not shadow._compiled_ready():  # per-example SGD in scikit-learn is orders of magnitude slower
         k = SHADOW_FALLBACK_MODELS if k is None else min(k, SHADOW_FALLBACK_MODELS)
         return k, SHADOW_FALLBACK_BATCH, ("the compiled per-example trainer is not available: scikit-learn "
                                           f"mini-batches of {SHADOW_FALLBACK_BATCH}, at most "

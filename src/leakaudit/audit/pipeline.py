@@ -345,7 +345,7 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
             else:  # its parameters that differ from scikit-learn's defaults
                 r["estimator"] = repr(est)
         else:
-            skip = ("n_threads", "native", "batched", "device", "backend", "sparse_input")  # how, not what
+            skip = ("n_threads", "batched", "device", "backend", "sparse_input")  # how, not what
             params = {k: v for k, v in learner.get_params(deep=False).items() if k not in skip}
             if params.get("mode") == "faithful":  # TorchMLP: per-example SGD; batch size and optimizer do not apply
                 params.pop("batch_size", None)

@@ -33,7 +33,7 @@ keeps none.
 
 Where the compiled kernel is not available (no C compiler when the package was
 installed, ``LEAKAUDIT_NATIVE=0``; ``kernels.kernel_status()`` says which and why) or
-``native=False``, the forests are scikit-learn's own ``RandomForestClassifier``, the same
+``backend="sklearn"``, the forests are scikit-learn's own ``RandomForestClassifier``, the same
 trees, converted to the bank's arrays and queried with numpy.
 
 Seeds: model k's seed ``s`` is the forest's ``random_state``: tree j's seed is the
@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from .._random import RandomStateLike, seed_to_int
-from .._validation import check_matrix
+from .._validation import check_choice, check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import Learner, ModelBank
 
@@ -381,11 +381,12 @@ class RandomForest(Learner):
     n_threads : int or None, default=None
         Threads for growing and querying (None: every processor this process may run on).
         Results do not depend on it.
-    native : bool, default=True
-        Grow the trees with the compiled forest kernel (``_forest_native``, built with
-        the package). False, or where it was not built or ``LEAKAUDIT_NATIVE=0``
-        (``kernels.kernel_status()`` says which), trains scikit-learn's
-        ``RandomForestClassifier`` instead: the same trees, node for node, slower.
+    backend : {"auto", "compiled", "sklearn"}, default="auto"
+        Trainer. "compiled": the package's forest kernel (``_forest_native``, built
+        with the package; refused where it was not built or ``LEAKAUDIT_NATIVE=0``,
+        ``kernels.kernel_status()`` says which). "sklearn": scikit-learn's
+        ``RandomForestClassifier``, the same trees node for node, slower. "auto": the
+        kernel where it is available, scikit-learn otherwise.
 
     Examples
     --------
@@ -400,7 +401,9 @@ class RandomForest(Learner):
     def __init__(self, *, n_estimators: int = 100, criterion: str = "gini", max_depth: int | None = None,
                  min_samples_split: int | float = 2, min_samples_leaf: int | float = 1,
                  max_features: str | int | float | None = "sqrt", bootstrap: bool = True,
-                 max_samples: int | float | None = None, n_threads: int | None = None, native: bool = True):
+                 max_samples: int | float | None = None, n_threads: int | None = None, backend: str = "auto",
+                 **removed: Any):
+        _refuse_removed(removed)
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -410,7 +413,7 @@ class RandomForest(Learner):
         self.bootstrap = bootstrap
         self.max_samples = max_samples
         self.n_threads = n_threads
-        self.native = native
+        self.backend = backend
 
     #: RandomForestClassifier parameters RandomForest does not implement, with the value it assumes
     _SKLEARN_DEFAULTS = {"min_weight_fraction_leaf": 0.0, "max_leaf_nodes": None, "min_impurity_decrease": 0.0,
@@ -484,8 +487,10 @@ class RandomForest(Learner):
                 raise InvalidParameterError(f"max_samples must be None, an int >= 1 or a float > 0; got {ms!r}")
         if self.n_threads is not None and (not _is_int(self.n_threads) or self.n_threads < 1):
             raise InvalidParameterError(f"n_threads must be None or an int >= 1; got {self.n_threads!r}")
-        if not isinstance(self.native, (bool, np.bool_)):
-            raise InvalidParameterError(f"native must be True or False; got {self.native!r}")
+        check_choice(self.backend, name="backend", choices=("auto", "compiled", "sklearn"))
+        if self.backend == "compiled" and _compiled() is None:
+            raise InvalidParameterError("backend='compiled' needs the forest kernel, which is not available here "
+                                        "(`leakaudit doctor` says why); use backend='auto' or 'sklearn'")
         return dict(max_features=max_features, crit=_CRITERIA[self.criterion],
                     max_depth=_MAX_INT if self.max_depth is None else int(self.max_depth))
 
@@ -535,7 +540,7 @@ class RandomForest(Learner):
                 raise InvalidParameterError(f"random_states[{k}] = {s} is outside [0, 2**32 - 1]")
         X32 = _as_float32(X, "X")
         Xq = None if X_query is None else _as_float32(X_query, "X_query")  # (shape checked by the Learner)
-        native = _compiled() if self.native else None
+        native = _compiled() if self.backend != "sklearn" else None
         if native is None:
             bank = self._sklearn_bank(X32, y, subsets, seeds, int(n_classes))
             return bank if Xq is None else bank.predict_proba(Xq)
@@ -658,3 +663,14 @@ def _predict_numpy(bank: RandomForestBank, X32: np.ndarray, out: np.ndarray) -> 
             out[k] += bank.value[int(bank.leaf_off[t]) + bank.leaf[o + u]]
         out[k] /= t1 - t0
     return out
+
+
+def _refuse_removed(removed: dict) -> None:
+    """Refuse keyword arguments RandomForest no longer takes, naming what replaced them."""
+    if "native" in removed:
+        value = removed["native"]
+        instead = "backend='sklearn'" if value is False else "backend='auto' (the default)"
+        raise InvalidParameterError(f"RandomForest's native= was removed: backend= chooses the trainer; for "
+                                    f"native={value!r} use {instead}, or backend='compiled' to require the kernel")
+    if removed:
+        raise InvalidParameterError(f"RandomForest got unexpected keyword argument(s) {sorted(removed)}")

@@ -37,7 +37,7 @@ this way): for fold j the threshold is the ⌈(m + 1)(1 − alpha)⌉-th smalles
 public records outside fold j. Were all records scored by one regressor, a non-member exchangeable with the public
 ones would be called a member with probability at most alpha whatever the regressor's quality; with one regressor
 per fold (cross-conformal, Vovk 2015) the rate is alpha up to the folds' differences, which the tests and
-benchmarks measure (benchmarks/README.md, session 17).
+benchmarks measure (benchmarks/README.md).
 """
 
 from __future__ import annotations
