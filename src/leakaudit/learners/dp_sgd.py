@@ -72,8 +72,18 @@ __all__ = ["BUGS", "DPSGD", "dpsgd_accounted_epsilon"]
 #: ``noise_multiplier * C`` (noise added after averaging, scaled by the batch instead of the clip norm).
 BUGS = ("skip_noise_step", "skip_clipping", "noise_per_batch")
 NEIGHBOURING = ("add_remove", "replace_one")
-#: the noise of model k comes from ``default_rng([seed_k, _NOISE_STREAM])``
+#: the noise of model k comes from a torch generator seeded by ``SeedSequence([seed_k, _NOISE_STREAM])``; its
+#: canaries' batch draws from ``default_rng([seed_k, _CANARY_STREAM])`` and the noise of their own parameters
+#: from ``SeedSequence([seed_k, _NOISE_STREAM, 1])``, so that the net trained with canaries is the one trained
+#: without them
 _NOISE_STREAM = 0x0D95
+_CANARY_STREAM = 0xCA7A
+
+
+def _torch_generator(torch, *entropy):
+    """A torch CPU generator seeded from ``numpy.random.SeedSequence(entropy)`` (63 bits)."""
+    state = np.random.SeedSequence([int(e) for e in entropy]).generate_state(1, np.uint64)[0]
+    return torch.Generator().manual_seed(int(state >> np.uint64(1)))
 
 
 def _poisson_sample(rng: np.random.Generator, n: int, q: float) -> np.ndarray:
@@ -541,12 +551,9 @@ class _BatchedDPSGD:
         torch = self.torch
         o = self.o
         rngs, params, dtype = self._inits()
-        # the noise of model k from its own stream (so that batches follow the wrapped learner's draws exactly):
-        # a torch generator seeded from SeedSequence([seed_k, _NOISE_STREAM]) (torch's normal_ is about twice
-        # as fast as numpy's for these sizes)
-        noise_gens = [torch.Generator().manual_seed(int(np.random.SeedSequence([int(s), _NOISE_STREAM])
-                                                        .generate_state(1, np.uint64)[0] >> 1))
-                      for s in self.seeds]
+        # the noise of model k from its own stream (so that batches follow the wrapped learner's draws exactly),
+        # a torch generator (torch's normal_ is about twice as fast as numpy's for these sizes)
+        noise_gens = [_torch_generator(torch, s, _NOISE_STREAM) for s in self.seeds]
         K = self.K
         C = float(o.max_grad_norm)
         sigma = float(o.noise_multiplier)
@@ -574,6 +581,9 @@ class _BatchedDPSGD:
         bad_step = Tmax // 2 if o.bug == "skip_noise_step" else -1
         clipped_sum = self._mlp_clipped_sum if self.kind == "mlp" else self._cnn_clipped_sum
         scores = np.zeros((K, canary["m"])) if canary is not None else None
+        if canary is not None:  # the canaries' draws from streams of their own (see _CANARY_STREAM)
+            canary_rngs = [np.random.default_rng([int(s), _CANARY_STREAM]) for s in self.seeds]
+            extra_gens = [_torch_generator(torch, s, _NOISE_STREAM, 1) for s in self.seeds]
         perms: list = [None] * K
         std = np.full(K, sigma * C, dtype=dtype)
         if o.bug == "noise_per_batch":
@@ -594,9 +604,11 @@ class _BatchedDPSGD:
                 clipped_sum(views, xb, yt[it], torch.from_numpy(wm), C, clip, gviews)  # overwrites g[:, :Ptot]
                 if canary is not None:
                     g[:, Ptot:].zero_()  # the canaries' own parameters: no data gradient
-                    self._add_canary_grads(canary, g, rngs, q, active, C, clip)
+                    self._add_canary_grads(canary, g, canary_rngs, q, active, C, clip)
                 for k, gen in enumerate(noise_gens):
-                    noise[k].normal_(generator=gen)
+                    noise[k, :Ptot].normal_(generator=gen)
+                    if extra:
+                        noise[k, Ptot:].normal_(generator=extra_gens[k])
                 if t != bad_step:
                     g.addcmul_(noise, torch.from_numpy(std).unsqueeze(1))
                 # theta -= lr * (clipped sum + noise) / expected batch; a model past its last step stays
