@@ -75,13 +75,15 @@ def _row(label, learner, X, y, *, claim, runs, m, seed):
     above = int(sum(lb > claim for lb in lbs))
     lo, hi = clopper_pearson(above, runs)
     out = {"row": label, "bug": learner.bug, "claimed_epsilon": claim, "accounted_epsilon": bank.info["epsilon"][0],
-           "noise_multiplier": learner.noise_multiplier, "m": m, "grid": [list(p) for p in grid], "sampling_rate": bank.info["sampling_rate"][0],
+           "noise_multiplier": learner.noise_multiplier, "m": m, "grid": [list(p) for p in grid],
+           "sampling_rate": bank.info["sampling_rate"][0],
            "steps": bank.info["steps"][0], "runs": runs, "above_claim": above, "above_claim_ci": [lo, hi],
            "lower_bounds": lbs, "median_bound": float(np.median(lbs)), "max_bound": float(np.max(lbs)),
            "train_seconds": wall, "train_cpu_seconds": cpu,
            "train_accuracy_median": float(np.median((bank.predict_proba(X).argmax(-1) == y).mean(1)))}
-    print(f"{label:>34}: claim {claim:g} (accounted {out['accounted_epsilon']:.3f}, sigma {learner.noise_multiplier:.3f},"
-          f" q {out['sampling_rate']:g}, {out['steps']} steps, m {m}): above in {above}/{runs} [{lo:.2f}, {hi:.2f}], "
+    print(f"{label:>34}: claim {claim:g} (accounted {out['accounted_epsilon']:.3f}, "
+          f"sigma {learner.noise_multiplier:.3f}, q {out['sampling_rate']:g}, {out['steps']} steps, m {m}): "
+          f"above in {above}/{runs} [{lo:.2f}, {hi:.2f}], "
           f"median bound {out['median_bound']:.2f}, max {out['max_bound']:.2f}; train {wall:.1f} s ({cpu:.1f} s CPU)",
           flush=True)
     return out

@@ -194,8 +194,8 @@ def calibrate_noise_multiplier(learner: Any, n: int, epsilon: float, delta: floa
 
 
 def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: float, m: int | None = None,
-                canaries: str = "gradient", X_canary: Any = None, beta: float = 0.05, bound: str = "steinke2023", grid=None,
-                n_classes: int | None = None, random_state: RandomStateLike = 0) -> DpsgdAudit:
+                canaries: str = "gradient", X_canary: Any = None, beta: float = 0.05, bound: str = "steinke2023",
+                grid=None, n_classes: int | None = None, random_state: RandomStateLike = 0) -> DpsgdAudit:
     """Audit ``learner`` (a :class:`DPSGD`) trained on ``(X, y)`` against a claimed (epsilon, delta), in one run.
 
     Parameters
