@@ -4,13 +4,14 @@
    al.'s 13 attributes, one-hot), Poisson rate 0.01, 5 epochs (500 steps), clip 1, noise multiplier 1.0, with 1,000
    white-box gradient canaries: training, scoring and the bound, wall and CPU seconds; and the noise calibration
    to a claimed epsilon (what ``leakaudit dp-audit`` adds without ``--noise-multiplier``) timed apart.
-2. ``per model-epoch``: K models on the same rows, batch 256 (DP-SGD: Poisson with q = 256 / n, so the same
-   expected batch and steps per epoch; per-example clipping and noise), against TorchMLP's own non-private
-   mini-batch SGD of the same net (fast mode, ``optimizer="sgd"``; the default backend, and ``backend="torch"``),
-   run alternately in the same process, ``--repeats`` times each; the ratio of medians of CPU seconds per model
-   and epoch.
+2. ``per model-epoch``: at each of ``--sizes`` (Adult rows x hidden units), K models on the same rows, batch 256
+   (DP-SGD: Poisson with q = 256 / n, so the same expected batch and steps per epoch; per-example clipping and
+   noise), against TorchMLP's own non-private mini-batch SGD of the same net (fast mode, ``optimizer="sgd"``; the
+   default backend, and ``backend="torch"``), run alternately in the same process, ``--repeats`` times each; the
+   ratio of medians of CPU (and wall) seconds per model and epoch.
 
 Usage: .venv/bin/python benchmarks/bench_dp_sgd.py [--n 20000] [--k 8] [--epochs 2] [--repeats 3]
+    [--sizes 20000x64,5000x64,20000x256]
 Writes benchmarks/results/dp_sgd.json.
 """
 
@@ -52,6 +53,8 @@ def main(argv=None):
     ap.add_argument("--k", type=int, default=8)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--sizes", default="20000x64,5000x64,20000x256",
+                    help="comma-separated ROWSxHIDDEN configurations of the per-model-epoch comparison")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "dp_sgd.json")
     a = ap.parse_args(argv)
@@ -62,7 +65,8 @@ def main(argv=None):
     X, y = _adult(a.n, a.seed)
     n = len(X)
     res = {"benchmark": "dp_sgd", "n_train": n, "n_features": int(X.shape[1]), "hidden": 64, "seed": a.seed,
-           "note": "2-core machine shared with other jobs (six agents): compare ratios and CPU seconds"}
+           "note": "2-core machine shared with other jobs (five agents and a niced soundness run): compare ratios "
+                   "and CPU seconds"}
 
     # 1. the one-run audit with 1,000 canaries
     dp = DPSGD(learner=TorchMLP(hidden=(64,)), noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=0.01,
@@ -79,35 +83,43 @@ def main(argv=None):
           f"{audit.seconds:.1f} s / {audit.cpu_seconds:.1f} s CPU); bound {audit.epsilon_lower_bound:.2f} vs claim "
           f"{eps:.2f}; calibration to eps 4: {cw:.1f} s ({cc:.1f} s CPU)", flush=True)
 
-    # 2. per model-epoch, DP-SGD against non-private SGD of the same net
+    # 2. per model-epoch, DP-SGD against non-private SGD of the same net, at several sizes (rows x hidden units)
     B = 256
-    subsets = [np.arange(n)] * a.k
-    seeds = list(range(a.k))
-    learners = {
-        "dp_sgd": DPSGD(learner=TorchMLP(hidden=(64,)), noise_multiplier=1.0, max_grad_norm=1.0,
-                        sampling_rate=B / n, epochs=a.epochs, lr=0.5),
-        "sgd_default_backend": TorchMLP(hidden=(64,), mode="fast", optimizer="sgd", lr=0.5, batch_size=B,
-                                        epochs=a.epochs),
-        "sgd_torch_backend": TorchMLP(hidden=(64,), mode="fast", optimizer="sgd", lr=0.5, batch_size=B,
-                                      epochs=a.epochs, backend="torch"),
-    }
-    learners["dp_sgd"].accounted_epsilon(n)  # the accountant's first call (cached after) is not training time
-    times = {name: [] for name in learners}
-    for _ in range(a.repeats):
-        for name, lr in learners.items():
-            _, w, c = _timed(lambda lr=lr: lr.fit_many(X, y, subsets, seeds))
-            times[name].append({"wall": w / (a.k * a.epochs), "cpu": c / (a.k * a.epochs)})
-    med = {name: {k: float(np.median([t[k] for t in ts])) for k in ("wall", "cpu")} for name, ts in times.items()}
-    res["per_model_epoch"] = {"k": a.k, "epochs": a.epochs, "batch": B, "repeats": a.repeats, "runs": times,
-                              "median_seconds": med,
-                              "ratio_cpu_vs_default": med["dp_sgd"]["cpu"] / med["sgd_default_backend"]["cpu"],
-                              "ratio_cpu_vs_torch": med["dp_sgd"]["cpu"] / med["sgd_torch_backend"]["cpu"],
-                              "ratio_wall_vs_default": med["dp_sgd"]["wall"] / med["sgd_default_backend"]["wall"]}
-    for name, m in med.items():
-        print(f"{name:>20}: {1000 * m['cpu']:.1f} ms CPU, {1000 * m['wall']:.1f} ms wall per model-epoch", flush=True)
-    p = res["per_model_epoch"]
-    print(f"DP-SGD / non-private (CPU): {p['ratio_cpu_vs_default']:.2f}x the default backend, "
-          f"{p['ratio_cpu_vs_torch']:.2f}x the torch backend")
+    res["per_model_epoch"] = []
+    for size in a.sizes.split(","):
+        rows, hidden = (int(v) for v in size.split("x"))
+        Xs, ys = (X, y) if rows == n else _adult(rows, a.seed)
+        ns = len(Xs)
+        subsets = [np.arange(ns)] * a.k
+        seeds = list(range(a.k))
+        learners = {
+            "dp_sgd": DPSGD(learner=TorchMLP(hidden=(hidden,)), noise_multiplier=1.0, max_grad_norm=1.0,
+                            sampling_rate=B / ns, epochs=a.epochs, lr=0.5),
+            "sgd_default_backend": TorchMLP(hidden=(hidden,), mode="fast", optimizer="sgd", lr=0.5, batch_size=B,
+                                            epochs=a.epochs),
+            "sgd_torch_backend": TorchMLP(hidden=(hidden,), mode="fast", optimizer="sgd", lr=0.5, batch_size=B,
+                                          epochs=a.epochs, backend="torch"),
+        }
+        learners["dp_sgd"].accounted_epsilon(ns)  # the accountant's first call (cached after) is not training time
+        times = {name: [] for name in learners}
+        for _ in range(a.repeats):
+            for name, lr in learners.items():
+                _, w, c = _timed(lambda lr=lr, Xs=Xs, ys=ys, sub=subsets, sd=seeds: lr.fit_many(Xs, ys, sub, sd))
+                times[name].append({"wall": w / (a.k * a.epochs), "cpu": c / (a.k * a.epochs)})
+        med = {name: {k: float(np.median([t[k] for t in ts])) for k in ("wall", "cpu")} for name, ts in times.items()}
+        p = {"n_train": ns, "hidden": hidden, "k": a.k, "epochs": a.epochs, "batch": B, "repeats": a.repeats,
+             "runs": times, "median_seconds": med,
+             "ratio_cpu_vs_default": med["dp_sgd"]["cpu"] / med["sgd_default_backend"]["cpu"],
+             "ratio_cpu_vs_torch": med["dp_sgd"]["cpu"] / med["sgd_torch_backend"]["cpu"],
+             "ratio_wall_vs_default": med["dp_sgd"]["wall"] / med["sgd_default_backend"]["wall"],
+             "ratio_wall_vs_torch": med["dp_sgd"]["wall"] / med["sgd_torch_backend"]["wall"]}
+        res["per_model_epoch"].append(p)
+        for name, m in med.items():
+            print(f"{ns} rows, {hidden} units, {name:>20}: {1000 * m['cpu']:.1f} ms CPU, "
+                  f"{1000 * m['wall']:.1f} ms wall per model-epoch", flush=True)
+        print(f"{ns} rows, {hidden} units: DP-SGD / non-private, CPU (wall): {p['ratio_cpu_vs_default']:.2f}x "
+              f"({p['ratio_wall_vs_default']:.2f}x) the default backend, {p['ratio_cpu_vs_torch']:.2f}x "
+              f"({p['ratio_wall_vs_torch']:.2f}x) the torch backend", flush=True)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(res, indent=2, allow_nan=False) + "\n")
     print(f"wrote {a.out}")

@@ -3,22 +3,25 @@
 Recipe: Adult (Long et al.'s 13 attributes, one-hot), ``--n`` training rows drawn with the run's seed, the
 TorchMLP net of 64 tanh units, DP-SGD with Poisson rate q, clip norm 1, lr 0.5, ``epochs / q`` steps, delta 1e-5;
 the noise multiplier calibrated with the PLD accountant to epsilon 1, 4 and 8. Each run draws its own inclusion
-coins for m = 1,000 white-box gradient canaries (``DPSGD.fit_many_with_canaries``) and its own training seed;
-the R runs of a row train together (one ``fit_many`` of R models). The audit: Theorem 3.1 of Steinke et al.
-(2023) over ``GRID`` (fixed before any score is seen, union-bounded), beta = 0.05, as ``audit_dpsgd`` runs it.
+coins for m white-box gradient canaries (``DPSGD.fit_many_with_canaries``, on parameters of the auditor's own;
+m = ``default_canary_count(q)``, about 1,400 / q, unless ``--m`` is given) and its own training seed; the R runs
+of a row train together (one ``fit_many`` of R models). The audit: Theorem 3.1 of Steinke et al. (2023) over
+``whitebox_guess_grid(m, q, T)`` (two "in"-only guess counts fixed from the recipe, union-bounded), beta = 0.05,
+as ``audit_dpsgd`` runs it.
 
 * Soundness: correct DP-SGD at each epsilon; count the runs whose lower bound exceeds the accounted epsilon
   (it should be about beta at most; the audit is loose, so 0 is expected).
-* Power: the three planted bugs (``DPSGD(bug=...)``) with the claim of the correct recipe (epsilon 1 and 4; with
-  m = 1,000 canaries no bound can reach 8: about 5 at most, docs/dpaudit.md, Limits); count the
-  runs whose bound exceeds the claim. Three recipes: the usual small rate (q = 0.01, ``epochs / q`` steps),
-  q = 0.1, and full-batch DP-GD (q = 1, 20 steps). The step without noise exposes only the canaries sampled in it
-  (about q m / 2 of them), so that bug needs a large q to be seen by m canaries.
+* Power: the three planted bugs (``DPSGD(bug=...)``) with the claim of the correct recipe (epsilon 1 and 4; no
+  bound of about 700 guesses can reach 8, docs/dpaudit.md, Limits); count the runs whose bound exceeds the
+  claim. Three recipes: the usual small rate (q = 0.01, ``epochs / q`` steps), q = 0.1, and full-batch DP-GD
+  (q = 1, 20 steps). The step without noise exposes only the canaries sampled in it (about q m / 2 of them),
+  which is why m grows as 1 / q.
 
 Counts come with exact (Clopper-Pearson) 95 % intervals.
 
-Usage: .venv/bin/python benchmarks/dp_audit_soundness.py [--runs 20] [--bug-runs R] [--n 2000] [--m 1000]
-Writes benchmarks/results/dp_audit_soundness.json and prints one line per row.
+Usage: .venv/bin/python benchmarks/dp_audit_soundness.py [--runs 20] [--bug-runs R] [--n 2000] [--m M]
+    [--recipes q=0.01,q=0.1,full batch]
+Writes benchmarks/results/dp_audit_soundness.json after every row and prints one line per row.
 """
 
 from __future__ import annotations
@@ -32,17 +35,11 @@ from pathlib import Path
 for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_k, "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
 DELTA = 1e-5
 BETA = 0.05
-
-
-def _grid(m: int):
-    from leakaudit.dpaudit.dpsgd import dpsgd_guess_grid
-
-    return dpsgd_guess_grid(m)
 
 
 def _adult(n: int, seed: int):
@@ -56,28 +53,37 @@ def _adult(n: int, seed: int):
 
 
 def _row(label, learner, X, y, *, claim, runs, m, seed):
-    from leakaudit.dpaudit import check_claim, draw_inclusion
+    from leakaudit.dpaudit import (
+        check_claim,
+        default_canary_count,
+        draw_inclusion,
+        whitebox_guess_grid,
+    )
     from leakaudit.metrics._intervals import clopper_pearson
 
+    sch = learner.schedule(len(X))
+    m = m or default_canary_count(sch["sampling_rate"])
+    grid = whitebox_guess_grid(m, sch["sampling_rate"], sch["steps"])
     rng = np.random.default_rng(seed)
     S = np.stack([draw_inclusion(m, rng) for _ in range(runs)])
     seeds = [int(s) for s in rng.integers(0, 2**31, size=runs)]
     wall, cpu = time.perf_counter(), time.process_time()
     bank, scores = learner.fit_many_with_canaries(X, y, [np.arange(len(X))] * runs, seeds, included=S > 0)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    grid = _grid(m)
     lbs = [check_claim(S[r], scores[r], claimed_epsilon=claim, delta=DELTA, beta=BETA, grid=grid).epsilon_lower_bound
            for r in range(runs)]
     above = int(sum(lb > claim for lb in lbs))
     lo, hi = clopper_pearson(above, runs)
     out = {"row": label, "bug": learner.bug, "claimed_epsilon": claim, "accounted_epsilon": bank.info["epsilon"][0],
-           "noise_multiplier": learner.noise_multiplier, "sampling_rate": bank.info["sampling_rate"][0],
+           "noise_multiplier": learner.noise_multiplier, "m": m, "grid": [list(p) for p in grid],
+           "sampling_rate": bank.info["sampling_rate"][0],
            "steps": bank.info["steps"][0], "runs": runs, "above_claim": above, "above_claim_ci": [lo, hi],
            "lower_bounds": lbs, "median_bound": float(np.median(lbs)), "max_bound": float(np.max(lbs)),
            "train_seconds": wall, "train_cpu_seconds": cpu,
            "train_accuracy_median": float(np.median((bank.predict_proba(X).argmax(-1) == y).mean(1)))}
-    print(f"{label:>34}: claim {claim:g} (accounted {out['accounted_epsilon']:.3f}, sigma {learner.noise_multiplier:.3f},"
-          f" q {out['sampling_rate']:g}, {out['steps']} steps): above in {above}/{runs} [{lo:.2f}, {hi:.2f}], "
+    print(f"{label:>34}: claim {claim:g} (accounted {out['accounted_epsilon']:.3f}, "
+          f"sigma {learner.noise_multiplier:.3f}, q {out['sampling_rate']:g}, {out['steps']} steps, m {m}): "
+          f"above in {above}/{runs} [{lo:.2f}, {hi:.2f}], "
           f"median bound {out['median_bound']:.2f}, max {out['max_bound']:.2f}; train {wall:.1f} s ({cpu:.1f} s CPU)",
           flush=True)
     return out
@@ -87,7 +93,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--n", type=int, default=2000)
-    ap.add_argument("--m", type=int, default=1000)
+    ap.add_argument("--m", type=int, default=None, help="canaries (default: default_canary_count(q))")
+    ap.add_argument("--recipes", default="q=0.01,q=0.1,full batch", help="comma-separated recipe names")
     ap.add_argument("--bug-runs", type=int, default=None, help="runs of each bug row (default: --runs)")
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
@@ -103,24 +110,33 @@ def main(argv=None):
                "q=0.1": {"sampling_rate": 0.1, "epochs": a.epochs},
                "full batch": {"sampling_rate": 1.0, "epochs": 20}}
     t0 = time.perf_counter()
+    res = {"benchmark": "dp_audit_soundness", "dataset": "adult (long columns)", "n_train": a.n,
+           "m": a.m or "default_canary_count(q)", "delta": DELTA, "beta": BETA, "grid": "whitebox_guess_grid(m, q, T)",
+           "hidden": 64, "seed": a.seed,
+           "note": "2-core machine shared with other jobs; times are wall and CPU seconds of the R models' training",
+           "rows": rows}
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+
+    def add(row):  # the file is rewritten after every row, so a killed run keeps what it finished
+        rows.append(row)
+        res["total_seconds"] = time.perf_counter() - t0
+        a.out.write_text(json.dumps(res, indent=2, allow_nan=False) + "\n")
+
+    wanted = [r.strip() for r in a.recipes.split(",")]
     for name, rec in recipes.items():
+        if name not in wanted:
+            continue
         base = DPSGD(learner=TorchMLP(hidden=(64,)), max_grad_norm=1.0, lr=0.5, target_delta=DELTA, **rec)
         for eps in (1.0, 4.0, 8.0):
             sigma = calibrate_noise_multiplier(base, a.n, eps, DELTA)
             lr = base.set_params(noise_multiplier=sigma, bug=None)
-            rows.append(_row(f"{name}, correct, eps {eps:g}", lr, X, y, claim=eps, runs=a.runs, m=a.m,
-                             seed=a.seed + int(eps)))
+            add(_row(f"{name}, correct, eps {eps:g}", lr, X, y, claim=eps, runs=a.runs, m=a.m,
+                     seed=a.seed + int(eps)))
             if eps in (1.0, 4.0):
                 for bug in ("skip_noise_step", "skip_clipping", "noise_per_batch"):
-                    rows.append(_row(f"{name}, {bug}, eps {eps:g}", lr.set_params(bug=bug), X, y, claim=eps,
-                                     runs=a.bug_runs or a.runs, m=a.m, seed=a.seed + 100))
+                    add(_row(f"{name}, {bug}, eps {eps:g}", lr.set_params(bug=bug), X, y, claim=eps,
+                             runs=a.bug_runs or a.runs, m=a.m, seed=a.seed + 100))
                 lr.set_params(bug=None)
-    res = {"benchmark": "dp_audit_soundness", "dataset": "adult (long columns)", "n_train": a.n, "m": a.m,
-           "delta": DELTA, "beta": BETA, "grid": "dpsgd_guess_grid(m)", "hidden": 64, "seed": a.seed,
-           "note": "2-core machine shared with other jobs; times are wall and CPU seconds of the R models' training",
-           "total_seconds": time.perf_counter() - t0, "rows": rows}
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(res, indent=2, allow_nan=False) + "\n")
     print(f"wrote {a.out}")
 
 

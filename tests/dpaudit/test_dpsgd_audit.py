@@ -58,3 +58,28 @@ def test_calibrated_noise_meets_the_claim_tightly():
     nm = calibrate_noise_multiplier(lr, 400, 2.0, 1e-3)
     assert lr.set_params(noise_multiplier=nm, target_delta=1e-3).accounted_epsilon(400) <= 2.0
     assert lr.set_params(noise_multiplier=nm / 1.01).accounted_epsilon(400) > 2.0
+
+
+def test_default_canaries_and_white_box_grid():
+    from leakaudit.dpaudit import default_canary_count, whitebox_guess_grid
+
+    assert default_canary_count(0.01) == 140_000 and default_canary_count(1.0) == 1400
+    assert default_canary_count(1e-4) == 200_000
+    # one step's expected included-and-sampled canaries, and those sampled at least once, at 85 %
+    assert whitebox_guess_grid(140_000, 0.01, 200) == [(595, 0), (51528, 0)]
+    assert whitebox_guess_grid(1400, 1.0, 20) == [(595, 0)]
+    with pytest.raises(InvalidParameterError, match="sampling_rate"):
+        whitebox_guess_grid(1000, 0.0, 10)
+
+
+def test_a_step_without_noise_is_caught_with_the_default_canaries():
+    """The bug the audit missed with 1,000 canaries at small rates: one step without noise."""
+    X, y = _data()
+    lr = DPSGD(learner=TorchMLP(hidden=(16,)), noise_multiplier=1.5, max_grad_norm=1.0, sampling_rate=0.05,
+               epochs=2, lr=0.5)
+    eps = lr.set_params(target_delta=1e-5).accounted_epsilon(len(X))
+    assert eps < 1.5
+    ok = audit_dpsgd(lr, X, y, claimed_epsilon=eps, delta=1e-5, random_state=2)
+    bad = audit_dpsgd(lr.set_params(bug="skip_noise_step"), X, y, claimed_epsilon=eps, delta=1e-5, random_state=2)
+    assert ok.m == bad.m == 28_000 and not ok.violated
+    assert bad.violated, bad.epsilon_lower_bound

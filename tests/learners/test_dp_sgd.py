@@ -203,3 +203,30 @@ def test_opacus_path_for_other_modules():
     assert np.allclose(again.predict_proba(X), bank.predict_proba(X))
     with pytest.raises(UnsupportedError, match="bug"):
         DPSGD(**{**dp.get_params(deep=False), "bug": "skip_clipping"}).fit(X, y, random_state=0)
+
+
+def test_extra_canaries_leave_the_trained_net_unchanged():
+    """Canaries on the auditor's own parameters: the net the data trains is bit for bit the one without them."""
+    X, y = _data(n=150)
+    dp = _dp(learner=TorchMLP(hidden=(16,)), epochs=3)
+    subsets, seeds = [np.arange(150), np.arange(100)], [4, 5]
+    plain = dp.fit_many(X, y, subsets, seeds).predict_proba(X)
+    inc = np.random.default_rng(0).random((2, 300)) < 0.5
+    bank, scores = dp.fit_many_with_canaries(X, y, subsets, seeds, included=inc)
+    assert np.array_equal(bank.predict_proba(X), plain)
+    assert scores.shape == (2, 300) and np.isfinite(scores).all()
+    # ... while "dirac" canaries on the net's own weights do change it
+    other, _ = dp.fit_many_with_canaries(X, y, subsets, seeds, included=inc[:, :50], directions="dirac")
+    assert np.abs(other.predict_proba(X) - plain).max() > 1e-4
+
+
+def test_a_step_without_noise_exposes_the_canaries_sampled_in_it():
+    """The canaries in the noiseless step's batch get the top scores, all of them included ones."""
+    X, y = _data(n=200)
+    inc = np.random.default_rng(1).random((1, 4000)) < 0.5
+    dp = _dp(learner=TorchMLP(hidden=(16,)), noise_multiplier=1.0, sampling_rate=0.05, epochs=2)
+    _, ok = dp.fit_many_with_canaries(X, y, [np.arange(200)], [3], included=inc)
+    _, bad = dp.set_params(bug="skip_noise_step").fit_many_with_canaries(X, y, [np.arange(200)], [3], included=inc)
+    top = np.argsort(-bad[0])[:60]  # about 0.05 * 2000 = 100 included canaries are in that step's batch
+    assert inc[0, top].all() and bad[0, top].min() > 1e6
+    assert ok[0].max() < 1e3 and inc[0, np.argsort(-ok[0])[:60]].mean() < 0.95

@@ -14,7 +14,7 @@ __all__ = ["register", "run_dp_audit"]
 
 def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: float,
                  noise_multiplier: float | None, sampling_rate: float, epochs: int, max_grad_norm: float,
-                 lr: float, hidden: int, module: str | None, module_kwargs: str | None, canaries: str, m: int,
+                 lr: float, hidden: int, module: str | None, module_kwargs: str | None, canaries: str, m: int | None,
                  bound: str, confidence: float, seed: int, out: Path, on_step=None) -> dict:
     """Build the recipe, refuse impossible claims, run the audit, write ``dp_audit.json``; return what it holds."""
     import numpy as np
@@ -28,7 +28,8 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
 
     step = on_step or (lambda doing: None)
     check_scalar(n_train, name="--n-train", kind=int, min_val=2)
-    check_scalar(m, name="--m", kind=int, min_val=2)
+    if m is not None:
+        check_scalar(m, name="--m", kind=int, min_val=2)
     check_scalar(epochs, name="--epochs", kind=int, min_val=1)
     check_scalar(hidden, name="--hidden", kind=int, min_val=1)
     check_scalar(max_grad_norm, name="--max-grad-norm", min_val=0.0, include_min=False)
@@ -65,13 +66,15 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
         step("calibrating the noise multiplier to the claimed epsilon")
         learner.set_params(noise_multiplier=calibrate_noise_multiplier(learner, n_train, claimed_epsilon, delta))
     step(f"loading {dataset}")
+    if m is None and canaries == "input":
+        m = 1000
     n_pool = n_train + (m if canaries == "input" else 0)
     X, y, note = load_dataset(dataset, n_pool, seed)
     if len(X) < n_pool:
         raise InvalidParameterError(f"{dataset} has {len(X)} rows; --n-train + canary rows = {n_pool}")
     perm = np.random.default_rng(seed).permutation(len(X))
     tr, pool = perm[:n_train], perm[n_train:n_pool]
-    step(f"training once with {m} {canaries} canaries")
+    step(f"training once with {m or 'the default number of'} {canaries} canaries")
     res = audit_dpsgd(learner, X[tr], y[tr], claimed_epsilon=claimed_epsilon, delta=delta, m=m, canaries=canaries,
                       X_canary=X[pool] if canaries == "input" else None, beta=1 - confidence, bound=bound,
                       n_classes=int(y.max()) + 1, random_state=seed)
@@ -107,7 +110,9 @@ def register(app: typer.Typer) -> None:
                                           help="JSON object of the module's constructor arguments. [default: {}]"),
         canaries: str = typer.Option("gradient", "--canaries",
                                      help="gradient (white-box, inserted into every step) or input (black-box)."),
-        m: int = typer.Option(1000, "--m", help="Canaries, each included with probability 1/2."),
+        m: int = typer.Option(None, "--m",
+                              help="Canaries, each included with probability 1/2. [default: ceil(1400 / q) "
+                                   "within [1000, 200000] for gradient canaries, 1000 for input canaries]"),
         bound: str = typer.Option("steinke2023", "--bound",
                                   help="steinke2023 (Theorem 3.1) or gdp (assumes a Gaussian trade-off curve)."),
         confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the lower bound."),

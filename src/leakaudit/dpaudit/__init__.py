@@ -7,7 +7,14 @@ the check of a claimed (epsilon, delta); :mod:`.dpsgd` the one-run audit of a DP
 (:class:`~leakaudit.learners.DPSGD`) with gradient or input canaries.
 """
 
-from .dpsgd import DpsgdAudit, audit_dpsgd, calibrate_noise_multiplier, check_dp_claim
+from .dpsgd import (
+    DpsgdAudit,
+    audit_dpsgd,
+    calibrate_noise_multiplier,
+    check_dp_claim,
+    default_canary_count,
+    whitebox_guess_grid,
+)
 from .fdp import GdpAudit, gdp_audit, gdp_epsilon_lower_bound, gdp_mu, gdp_rejects
 from .one_run import (
     OneRunAudit,
@@ -37,6 +44,7 @@ __all__ = [
     "check_claim",
     "check_dp_claim",
     "count_correct",
+    "default_canary_count",
     "default_guess_grid",
     "draw_inclusion",
     "gdp_audit",
@@ -48,4 +56,5 @@ __all__ = [
     "one_run_audit_scores",
     "one_run_epsilon_lower_bound",
     "one_run_p_value",
+    "whitebox_guess_grid",
 ]

@@ -9,9 +9,11 @@ Canaries:
 
 ``"gradient"`` (white-box; TorchMLP nets)
     Gradient canaries inserted into every DP-SGD step (:meth:`DPSGD.fit_many_with_canaries`): Dirac canaries on
-    first-layer weights of the rarest input features, scored by the subsampled-Gaussian likelihood ratio of
-    every intermediate update. The strongest audit: the threat model of DP-SGD's own accounting (every
-    intermediate model released, the adversary choosing the gradients).
+    parameters of the auditor's own (first-layer weights of inputs that are 0 in every row, so no data gradient
+    hides them), scored by the subsampled-Gaussian likelihood ratio of every intermediate update. The threat
+    model is that of DP-SGD's own accounting: every intermediate model is released and the adversary chooses
+    the canaries' gradients. The accountant's epsilon covers the release of all iterates, and any statistic of
+    them is post-processing, so scoring each step's update is a valid test of the claim.
 ``"input"`` (black-box; any architecture, Opacus included)
     m extra rows (drawn from ``X_canary``) with their labels changed to another class at random, so that only
     training on them teaches their label; the score is the final model's log-probability of the canary's label
@@ -37,7 +39,8 @@ from ..exceptions import InvalidInputError, InvalidParameterError
 from .one_run import draw_inclusion
 from .search import check_claim, default_guess_grid, one_run_audit_scores
 
-__all__ = ["DpsgdAudit", "audit_dpsgd", "calibrate_noise_multiplier", "check_dp_claim", "dpsgd_guess_grid"]
+__all__ = ["DpsgdAudit", "audit_dpsgd", "calibrate_noise_multiplier", "check_dp_claim", "default_canary_count",
+           "dpsgd_guess_grid", "whitebox_guess_grid"]
 
 #: relative slack when comparing a claimed epsilon with the accountant's (the PLD accountant's discretisation)
 CLAIM_RTOL = 1e-3
@@ -95,6 +98,46 @@ def dpsgd_guess_grid(m: int) -> list[tuple[int, int]]:
     return sym + [(k, 0) for k, _ in sym]
 
 
+#: canaries of a white-box audit: about CANARIES_PER_RATE / q, so that about 700 included ones are sampled in any
+#: one step (see :func:`whitebox_guess_grid`), within [MIN_CANARIES, MAX_CANARIES]
+CANARIES_PER_RATE = 1400
+MIN_CANARIES = 1000
+MAX_CANARIES = 200_000
+
+
+def default_canary_count(sampling_rate: float) -> int:
+    """The number of white-box canaries for Poisson rate q: ``ceil(1400 / q)`` within [1,000, 200,000].
+
+    One step's batch holds about ``m q / 2`` included canaries; a step that leaks (no noise in it) shows only
+    those, so m grows as 1 / q to keep about 700 of them (enough for a bound above 4 when they are all
+    guessed right). The canaries' extra parameters cost noise draws (m per step), nothing else.
+    """
+    check_scalar(sampling_rate, name="sampling_rate", min_val=0.0, max_val=1.0, include_min=False)
+    return int(min(MAX_CANARIES, max(MIN_CANARIES, math.ceil(CANARIES_PER_RATE / float(sampling_rate)))))
+
+
+def whitebox_guess_grid(m: int, sampling_rate: float, steps: int) -> list[tuple[int, int]]:
+    """The guess counts of the white-box DP-SGD audit: two "in"-only guesses, fixed from the recipe alone.
+
+    ``k_step = floor(0.85 m q / 2)``: about the included canaries sampled in one step (a leak confined to one
+    step, such as a step without noise, shows only those); ``k_all = floor(0.85 (m / 2) (1 - (1 - q)^T))``:
+    about the included canaries sampled at least once (a leak in every step, such as clipping skipped or noise
+    too small). Both are 85 % of the expected count, several standard deviations below it at the default m.
+
+    Why so few pairs: Theorem 3.1's delta term adds about ``2 m delta / (v (1 - p_eps))`` to the p-value of v
+    correct guesses out of v (``p_eps = e^eps / (1 + e^eps)``). With ``v = k_step`` that is about
+    ``5 delta / (q (1 - p_eps))``, 0.02 at q = 0.01, delta = 1e-5, epsilon 1: under ``beta / 2`` with two pairs,
+    above ``beta / 4`` with four. Each extra pair lowers the rate q at which a one-step leak can be seen.
+    """
+    check_scalar(m, name="m", kind=(int, np.integer), min_val=2)
+    check_scalar(sampling_rate, name="sampling_rate", min_val=0.0, max_val=1.0, include_min=False)
+    check_scalar(steps, name="steps", kind=(int, np.integer), min_val=1)
+    q = float(sampling_rate)
+    k_step = max(1, math.floor(0.85 * m * q / 2))
+    k_all = max(1, math.floor(0.85 * m / 2 * (1 - (1 - q) ** int(steps))))
+    return sorted({(k_step, 0), (k_all, 0)})
+
+
 def check_dp_claim(*, noise_multiplier: float, sampling_rate: float, delta: float, n: int,
                    claimed_epsilon: float, names: dict | None = None) -> None:
     """Refuse impossible DP parameters, one line each (:class:`InvalidParameterError`).
@@ -150,9 +193,9 @@ def calibrate_noise_multiplier(learner: Any, n: int, epsilon: float, delta: floa
     return float(hi)
 
 
-def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: float, m: int = 1000,
-                canaries: str = "gradient", X_canary: Any = None, beta: float = 0.05, bound: str = "steinke2023", grid=None,
-                n_classes: int | None = None, random_state: RandomStateLike = 0) -> DpsgdAudit:
+def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: float, m: int | None = None,
+                canaries: str = "gradient", X_canary: Any = None, beta: float = 0.05, bound: str = "steinke2023",
+                grid=None, n_classes: int | None = None, random_state: RandomStateLike = 0) -> DpsgdAudit:
     """Audit ``learner`` (a :class:`DPSGD`) trained on ``(X, y)`` against a claimed (epsilon, delta), in one run.
 
     Parameters
@@ -163,15 +206,17 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         The training data (gradient canaries come on top; input canaries are added to it).
     claimed_epsilon, delta : float
         The claim. Refused (:func:`check_dp_claim`) when impossible or below what the accountant gives.
-    m : int, default=1000
-        Canaries.
+    m : int, optional
+        Canaries. Default: :func:`default_canary_count` of the recipe's rate for gradient canaries, 1,000 for
+        input canaries.
     canaries : {"gradient", "input"}, default="gradient"
     X_canary : ndarray of shape (>= m, d), optional
         Rows to draw input canaries from (needed for ``canaries="input"``; disjoint from ``X``).
     beta : float, default=0.05
         One minus the confidence.
     grid : list of (int, int), optional
-        Guess counts (fixed in advance); :func:`dpsgd_guess_grid` when None.
+        Guess counts (fixed in advance). Default: :func:`whitebox_guess_grid` for gradient canaries,
+        :func:`dpsgd_guess_grid` for input canaries.
     bound : {"steinke2023", "gdp"}, default="steinke2023"
     n_classes : int, optional
     random_state : int or None
@@ -189,7 +234,6 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         raise InvalidParameterError(f"learner must be a DPSGD; got {type(learner).__name__}")
     check_choice(canaries, name="canaries", choices=("gradient", "input"))
     check_choice(bound, name="bound", choices=("steinke2023", "gdp"))
-    check_scalar(m, name="m", kind=(int, np.integer), min_val=2)
     if learner.sampling != "poisson" or learner.neighbouring not in (None, "add_remove"):
         raise InvalidParameterError(
             "the one-run audit tests add/remove DP (each canary in or out), which DPSGD accounts for Poisson "
@@ -199,6 +243,9 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
     y = np.asarray(y, dtype=np.int64)
     n = len(X)
     q = learner.schedule(n)["sampling_rate"]
+    if m is None:
+        m = default_canary_count(q) if canaries == "gradient" else 1000
+    check_scalar(m, name="m", kind=(int, np.integer), min_val=2)
     check_dp_claim(noise_multiplier=learner.noise_multiplier, sampling_rate=q, delta=delta, n=n,
                    claimed_epsilon=claimed_epsilon)
     learner = clone(learner).set_params(target_delta=float(delta))
@@ -230,7 +277,9 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         bank = learner.fit_many(Xtr, ytr, [np.arange(len(Xtr))], [seed], n_classes=C)
         scores = np.log(np.clip(bank.predict_proba(Xc)[0][np.arange(int(m)), yc], 1e-300, None))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    grid = dpsgd_guess_grid(int(m)) if grid is None else grid
+    if grid is None:
+        grid = (whitebox_guess_grid(int(m), q, learner.schedule(n)["steps"]) if canaries == "gradient"
+                else dpsgd_guess_grid(int(m)))
     check = check_claim(S, scores, claimed_epsilon=claimed_epsilon, delta=delta, beta=beta, bound=bound, grid=grid)
     other = (one_run_audit_scores(S, scores, delta=delta, beta=beta, bound="gdp", grid=grid) if bound != "gdp"
              else check.search)

@@ -28,7 +28,8 @@ there; the guard of :func:`leakaudit.mip.dp_baselines.dpsgd_epsilon`).
 
 Seeds. Model k's initial weights come from ``numpy.random.default_rng(seed_k)`` exactly as the wrapped
 learner draws them, then its batches (and its canaries' sampling) from the same generator, step after step;
-its noise from ``numpy.random.default_rng([seed_k, 0x0D95])``, a stream of its own, so that with shuffled
+its noise from a torch generator seeded by ``numpy.random.SeedSequence([seed_k, 0x0D95])``, a stream of its own,
+so that with shuffled
 batches the row order is the wrapped TorchMLP's own (fast mode) and, with the noise at 0 and the clip norm
 huge, DPSGD is its plain SGD. Model k depends only on its rows and seed (``fit_many`` equals ``fit`` up to
 float rounding).
@@ -37,7 +38,9 @@ White-box canaries. :meth:`DPSGD.fit_many_with_canaries` inserts gradient canari
 Nasr & Jagielski, NeurIPS 2023, Section 7; Nasr et al., USENIX Security 2023): canary i, when included, joins
 each step's batch like a row (probability q), with a gradient of norm ``canary_norm`` along a fixed direction
 ``u_i`` that is clipped and noised like every other. The auditor watches every intermediate model and scores
-each canary by the likelihood ratio of the subsampled Gaussian mechanism along ``u_i``, step after step.
+each canary by the likelihood ratio of the subsampled Gaussian mechanism along ``u_i``, step after step. By
+default ``u_i`` is a parameter of the auditor's own (the first-layer weight of an input that is 0 in every row),
+so that no data gradient hides the canary; the mechanism treats it as any other parameter.
 
 References
 ----------
@@ -69,8 +72,24 @@ __all__ = ["BUGS", "DPSGD", "dpsgd_accounted_epsilon"]
 #: ``noise_multiplier * C`` (noise added after averaging, scaled by the batch instead of the clip norm).
 BUGS = ("skip_noise_step", "skip_clipping", "noise_per_batch")
 NEIGHBOURING = ("add_remove", "replace_one")
-#: the noise of model k comes from ``default_rng([seed_k, _NOISE_STREAM])``
+#: the noise of model k comes from a torch generator seeded by ``SeedSequence([seed_k, _NOISE_STREAM])``; its
+#: canaries' batch draws from ``default_rng([seed_k, _CANARY_STREAM])`` and the noise of their own parameters
+#: from ``SeedSequence([seed_k, _NOISE_STREAM, 1])``, so that the net trained with canaries is the one trained
+#: without them
 _NOISE_STREAM = 0x0D95
+_CANARY_STREAM = 0xCA7A
+
+
+def _torch_generator(torch, *entropy):
+    """A torch CPU generator seeded from ``numpy.random.SeedSequence(entropy)`` (63 bits)."""
+    state = np.random.SeedSequence([int(e) for e in entropy]).generate_state(1, np.uint64)[0]
+    return torch.Generator().manual_seed(int(state >> np.uint64(1)))
+
+
+def _poisson_sample(rng: np.random.Generator, n: int, q: float) -> np.ndarray:
+    """Positions (unsorted) of a Poisson sample of ``range(n)`` at rate q: a Binomial(n, q) count, then that many
+    positions uniformly without replacement (the distribution of n coin flips, in O(q n) draws)."""
+    return rng.choice(n, size=rng.binomial(n, q), replace=False, shuffle=False)
 
 
 def dpsgd_accounted_epsilon(*, noise_multiplier: float, sampling: str, sampling_rate: float, steps: int,
@@ -310,8 +329,8 @@ class DPSGD(Learner):
         bank, _ = self._train(X, y, subsets, seeds, n_classes=n_classes, canaries=None)
         return bank
 
-    def fit_many_with_canaries(self, X, y, subsets, random_states=None, *, included, directions="dirac",
-                               m: int | None = None, n_classes: int | None = None):
+    def fit_many_with_canaries(self, X, y, subsets, random_states=None, *, included, directions="extra",
+                               n_classes: int | None = None):
         """Train as :meth:`fit_many` with white-box gradient canaries inserted; return the bank and their scores.
 
         Parameters
@@ -319,10 +338,15 @@ class DPSGD(Learner):
         X, y, subsets, random_states, n_classes : as in :meth:`fit_many`
         included : bool array of shape (K, m)
             Which canaries model k trains with (the one-run audit draws each with probability 1/2).
-        directions : {"dirac", "random"}, default="dirac"
-            Canary gradients along single coordinates (Dirac canaries; TorchMLP: first-layer weights of the
-            input features with the fewest non-zero values in ``X``, where the data's gradients are
-            smallest) or along random unit directions.
+        directions : {"extra", "dirac", "random"}, default="extra"
+            Where the canary gradients point. "extra": Dirac canaries on m parameters of the auditor's own,
+            the first-layer weights of m inputs (one hidden unit each) that are 0 in every row: no data gradient
+            reaches them, so nothing but the noise hides a canary, and the net the data trains is the recipe's
+            (its predictions never read them; they are dropped from the bank), while the trainer clips, noises
+            and updates them as every parameter. "dirac": single coordinates of the net itself, first-layer
+            weights of the input features with the fewest non-zero values in ``X`` (where the data's gradients
+            are smallest; at most the net's parameter count). "random": random unit directions in the net's
+            parameter space.
 
         Returns
         -------
@@ -336,7 +360,7 @@ class DPSGD(Learner):
         if p["kind"] != "mlp":
             raise UnsupportedError("gradient canaries are inserted by the TorchMLP trainer; audit other "
                                    "architectures with input canaries (black-box)")
-        check_choice(directions, name="directions", choices=("dirac", "random"))
+        check_choice(directions, name="directions", choices=("extra", "dirac", "random"))
         from ._base import check_many_inputs
 
         X, y, subsets, seeds, n_classes = check_many_inputs(X, y, subsets, random_states, task=self.task,
@@ -461,11 +485,12 @@ class _BatchedDPSGD:
         return rngs, params, dtype
 
     # -- per-example clipped gradient sums -------------------------------------------------
-    def _mlp_clipped_sum(self, P, xb, yb, w, C, clip: bool):
+    def _mlp_clipped_sum(self, P, xb, yb, w, C, clip: bool, out=None):
         """Sum over the batch of each example's gradient clipped to norm C, for K MLPs, without per-example grads.
 
         ``P``: [W_0, b_0, W_1, ...] stacked (K, ...); ``xb`` (K, B, d); ``yb`` (K, B); ``w`` (K, B) 1 for a
-        batch row, 0 for padding. Returns the list of summed gradients and the per-example norms (K, B).
+        batch row, 0 for padding. Returns the summed gradients (written into ``out``, tensors shaped like ``P``,
+        when given) and the per-example norms (K, B).
         """
         torch = self.torch
         L = len(P) // 2
@@ -491,13 +516,14 @@ class _BatchedDPSGD:
             sq += ((acts[l] * acts[l]).sum(-1) + 1.0) * (deltas[l] * deltas[l]).sum(-1)
         norms = sq.sqrt()
         scale = w * (torch.clamp(C / (norms + 1e-6), max=1.0) if clip else 1.0)
-        out = []
+        out = [torch.empty_like(p) for p in P] if out is None else out
         for l in range(L):
             sd = deltas[l] * scale.unsqueeze(-1)
-            out += [torch.bmm(acts[l].transpose(1, 2), sd), sd.sum(1)]
+            torch.bmm(acts[l].transpose(1, 2), sd, out=out[2 * l])
+            torch.sum(sd, 1, out=out[2 * l + 1])
         return out, norms
 
-    def _cnn_clipped_sum(self, P, xb, yb, w, C, clip: bool):
+    def _cnn_clipped_sum(self, P, xb, yb, w, C, clip: bool, out=None):
         """The same for K CNNs, from per-example gradients by ``torch.func.vmap(grad(...))`` over the batch."""
         torch = self.torch
         from torch.func import grad, vmap
@@ -513,7 +539,9 @@ class _BatchedDPSGD:
         sq = sum((gi.reshape(gi.shape[0], gi.shape[1], -1) ** 2).sum(-1) for gi in g).transpose(0, 1)  # (K, B)
         norms = sq.sqrt()
         scale = w * (torch.clamp(C / (norms + 1e-6), max=1.0) if clip else 1.0)
-        out = [torch.einsum("bk...,kb->k...", gi, scale) for gi in g]
+        out = [torch.empty_like(p) for p in P] if out is None else out
+        for o, gi in zip(out, g):
+            o.copy_(torch.einsum("bk...,kb->k...", gi, scale))
         return out, norms
 
     # -- the loop ------------------------------------------------------------------------------
@@ -523,8 +551,9 @@ class _BatchedDPSGD:
         torch = self.torch
         o = self.o
         rngs, params, dtype = self._inits()
-        # the noise of model k from its own stream (so that batches follow the wrapped learner's draws exactly)
-        noise_rngs = [np.random.default_rng([int(s), _NOISE_STREAM]) for s in self.seeds]
+        # the noise of model k from its own stream (so that batches follow the wrapped learner's draws exactly),
+        # a torch generator (torch's normal_ is about twice as fast as numpy's for these sizes)
+        noise_gens = [_torch_generator(torch, s, _NOISE_STREAM) for s in self.seeds]
         K = self.K
         C = float(o.max_grad_norm)
         sigma = float(o.noise_multiplier)
@@ -534,21 +563,31 @@ class _BatchedDPSGD:
         sizes = [int(np.prod(s)) for s in shapes]
         offs = np.concatenate([[0], np.cumsum(sizes)])
         Ptot = int(offs[-1])
-        flat = torch.from_numpy(np.concatenate([p.reshape(K, -1) for p in params], axis=1).astype(dtype))
+        canary = self._canary_setup(Ptot, dtype) if self.canaries is not None else None
+        # "extra" canaries live on parameters of their own after the net's (see _canary_setup): noised, updated
+        extra = canary["extra"] if canary is not None else 0
+        flat = torch.zeros((K, Ptot + extra), dtype=torch.float32 if dtype == np.float32 else torch.float64)
+        flat[:, :Ptot] = torch.from_numpy(np.concatenate([p.reshape(K, -1) for p in params], axis=1).astype(dtype))
         views = [flat[:, offs[i]:offs[i + 1]].view(K, *shapes[i]) for i in range(len(shapes))]
+        g = torch.zeros_like(flat)  # the step's noisy clipped sum, written in place every step
+        gviews = [g[:, offs[i]:offs[i + 1]].view(K, *shapes[i]) for i in range(len(shapes))]
+        noise = torch.empty_like(flat)
         Xt = torch.from_numpy(self.X.astype(dtype))
         yt = torch.from_numpy(self.y.astype(np.int64))
         T = [s["steps"] for s in self.scheds]
         Tmax = max(T)
         q = np.array([s["sampling_rate"] for s in self.scheds])
         denom_np = np.array([[s["batch_size"]] for s in self.scheds], dtype=np.float64)
-        noise = np.empty((K, Ptot), dtype=dtype)  # refilled every step, model k's row from its own stream
-        noise_t = torch.from_numpy(noise)
         bad_step = Tmax // 2 if o.bug == "skip_noise_step" else -1
         clipped_sum = self._mlp_clipped_sum if self.kind == "mlp" else self._cnn_clipped_sum
-        canary = self._canary_setup(rngs, Ptot, dtype) if self.canaries is not None else None
         scores = np.zeros((K, canary["m"])) if canary is not None else None
+        if canary is not None:  # the canaries' draws from streams of their own (see _CANARY_STREAM)
+            canary_rngs = [np.random.default_rng([int(s), _CANARY_STREAM]) for s in self.seeds]
+            extra_gens = [_torch_generator(torch, s, _NOISE_STREAM, 1) for s in self.seeds]
         perms: list = [None] * K
+        std = np.full(K, sigma * C, dtype=dtype)
+        if o.bug == "noise_per_batch":
+            std = (std / np.maximum(1.0, denom_np[:, 0])).astype(dtype)
         with torch_threads(1), torch.no_grad():
             for t in range(Tmax):
                 active = np.array([t < T[k] for k in range(K)])
@@ -561,26 +600,24 @@ class _BatchedDPSGD:
                     idx[k, : b.size] = b
                     wm[k, : b.size] = 1
                 it = torch.from_numpy(idx)
-                grads, _ = clipped_sum(views, Xt[it], yt[it], torch.from_numpy(wm), C, clip)
-                g = torch.cat([gi.reshape(K, -1) for gi in grads], dim=1)
+                xb = torch.index_select(Xt, 0, it.view(-1)).view(K, Bmax, *Xt.shape[1:])
+                clipped_sum(views, xb, yt[it], torch.from_numpy(wm), C, clip, gviews)  # overwrites g[:, :Ptot]
                 if canary is not None:
-                    g += self._canary_grads(canary, rngs, q, active, C, clip)
-                for k, rng in enumerate(noise_rngs):
-                    rng.standard_normal(out=noise[k], dtype=dtype)
-                std = np.full(K, sigma * C, dtype=dtype)
-                if t == bad_step:
-                    std[:] = 0.0
-                elif o.bug == "noise_per_batch":
-                    std = (std / np.maximum(1.0, denom_np[:, 0])).astype(dtype)
-                g.addcmul_(noise_t, torch.from_numpy(std).unsqueeze(1))
+                    g[:, Ptot:].zero_()  # the canaries' own parameters: no data gradient
+                    self._add_canary_grads(canary, g, canary_rngs, q, active, C, clip)
+                for k, gen in enumerate(noise_gens):
+                    noise[k, :Ptot].normal_(generator=gen)
+                    if extra:
+                        noise[k, Ptot:].normal_(generator=extra_gens[k])
+                if t != bad_step:
+                    g.addcmul_(noise, torch.from_numpy(std).unsqueeze(1))
                 # theta -= lr * (clipped sum + noise) / expected batch; a model past its last step stays
                 coef = torch.from_numpy(np.where(active, lr / denom_np[:, 0], 0.0).astype(dtype)).unsqueeze(1)
-                if canary is None:
-                    flat.addcmul_(g, coef, value=-1.0)
-                else:
-                    step = g * coef
-                    flat -= step
-                    self._canary_score(canary, scores, step.numpy() * (denom_np / lr), q, sigma * C, active)
+                flat.addcmul_(g, coef, value=-1.0)
+                if canary is not None:
+                    # the auditor reads the noisy sum off two consecutive iterates: (theta_t - theta_{t+1}) B / lr,
+                    # which is g up to rounding; g itself is used (the same numbers the update was made of)
+                    self._canary_score(canary, scores, g.numpy(), q, active)
         out = [flat[:, offs[i]:offs[i + 1]].reshape(K, *shapes[i]).numpy().copy() for i in range(len(shapes))]
         return self._bank(out), scores
 
@@ -588,9 +625,7 @@ class _BatchedDPSGD:
         """Model k's rows of step t: a Poisson sample, or the next slice of this epoch's permutation."""
         s = self.subsets[k]
         if self.o.sampling == "poisson":
-            # each row with probability q: a Binomial(n, q) count, then that many rows uniformly without replacement
-            # (the same distribution as n coin flips, without drawing n uniforms a step)
-            return s[np.sort(rng.choice(s.size, size=rng.binomial(s.size, q), replace=False, shuffle=False))]
+            return s[np.sort(_poisson_sample(rng, s.size, q))]
         sch = self.scheds[k]
         per, B = sch["steps_per_epoch"], sch["batch_size"]
         j = t % per
@@ -599,10 +634,17 @@ class _BatchedDPSGD:
         return perms[k][j * B : (j + 1) * B]
 
     # -- white-box gradient canaries --------------------------------------------------------
-    def _canary_setup(self, rngs, Ptot, dtype):
+    def _canary_setup(self, Ptot, dtype):
         inc, directions = self.canaries
         m = inc.shape[1]
         norm = float(self.o.canary_norm if self.o.canary_norm is not None else 1000.0 * self.o.max_grad_norm)
+        base = {"m": m, "inc": inc, "included": [np.flatnonzero(row) for row in inc], "norm": norm,
+                "dtype": dtype, "U": None, "extra": 0}
+        if directions == "extra":
+            # m parameters of the auditor's own after the net's: first-layer weights of inputs that are 0 in every
+            # row, so no data gradient reaches them (the trainer skips them in the forward and backward pass)
+            # while the mechanism clips, noises and updates them like every other parameter
+            return {**base, "coords": Ptot + np.arange(m, dtype=np.int64), "extra": m}
         if directions == "dirac":
             if m > Ptot:
                 raise InvalidInputError(f"{m} Dirac canaries need as many parameters; the net has {Ptot}")
@@ -614,40 +656,39 @@ class _BatchedDPSGD:
             coords = (feat[:, None] * h1 + np.arange(h1)[None, :]).ravel()
             if m > coords.size:
                 coords = np.concatenate([coords, np.setdiff1d(np.arange(Ptot), coords)])
-            return {"m": m, "inc": inc, "norm": norm, "coords": coords[:m].astype(np.int64), "U": None, "P": Ptot,
-                    "dtype": dtype}
+            return {**base, "coords": coords[:m].astype(np.int64)}
         # random directions: fixed by the included mask's size only (the same for every model), seeded apart
         U = np.random.default_rng(0xC0FFEE).standard_normal((m, Ptot))
         U /= np.linalg.norm(U, axis=1, keepdims=True)
-        return {"m": m, "inc": inc, "norm": norm, "coords": None, "U": U.astype(dtype), "P": Ptot, "dtype": dtype}
+        return {**base, "coords": None, "U": U.astype(dtype)}
 
-    def _canary_grads(self, canary, rngs, q, active, C, clip):
-        """The clipped gradients of this step's sampled canaries, summed: (K, P)."""
-        torch = self.torch
-        K, m = canary["inc"].shape
-        sampled = np.stack([rngs[k].random(m) < q[k] for k in range(K)]) & canary["inc"] & active[:, None]
+    def _add_canary_grads(self, canary, g, rngs, q, active, C, clip):
+        """Add the clipped gradients of this step's sampled canaries to ``g`` (K, P): each included canary joins
+        the batch with probability q (a Binomial count of the included ones, then that many uniformly)."""
         size = min(canary["norm"], C) if clip else canary["norm"]
-        if canary["coords"] is not None:
-            g = np.zeros((K, canary["P"]), dtype=canary["dtype"])
-            for k in range(K):
-                g[k, canary["coords"][sampled[k]]] = size
-        else:
-            g = (size * sampled.astype(canary["dtype"])) @ canary["U"]
-        return torch.from_numpy(g)
+        gn = g.numpy()
+        for k in range(len(rngs)):
+            if not active[k]:
+                continue
+            inc = canary["included"][k]
+            sampled = inc[_poisson_sample(rngs[k], inc.size, q[k])]
+            if canary["coords"] is not None:
+                gn[k, canary["coords"][sampled]] += size
+            else:
+                gn[k, : canary["U"].shape[1]] += size * canary["U"][sampled].sum(0)
 
-    def _canary_score(self, canary, scores, noisy_sum, q, noise_std, active):
+    def _canary_score(self, canary, scores, noisy_sum, q, active):
         """Add this step's log likelihood ratio per canary: (1 - q) + q exp((c x - c^2/2) / s^2), in log space.
 
-        ``noisy_sum`` (K, P) is the step's noisy gradient sum, recovered from the two models
-        (``(theta_t - theta_{t+1}) * batch / lr``). x is its component along the canary, c = C the clipped
-        canary's contribution, and s the noise standard deviation along it, estimated from the spread of all
-        m components (median absolute deviation: most canaries are not in the batch), so a step with too
-        little noise shows.
+        ``noisy_sum`` (K, P) is the step's noisy gradient sum (what ``(theta_t - theta_{t+1}) * batch / lr``
+        gives). x is its component along the canary, c = C the clipped canary's contribution, and s the noise
+        standard deviation along it, estimated from the spread of all m components (median absolute deviation:
+        most canaries are not in the batch), so a step with too little noise shows.
         """
         if canary["coords"] is not None:
-            x = noisy_sum[:, canary["coords"]]
+            x = noisy_sum[:, canary["coords"]].astype(np.float64)
         else:
-            x = noisy_sum @ canary["U"].T
+            x = noisy_sum[:, : canary["U"].shape[1]] @ canary["U"].T
         c = float(self.o.max_grad_norm)
         med = np.median(x, axis=1, keepdims=True)
         s = 1.4826 * np.median(np.abs(x - med), axis=1, keepdims=True)

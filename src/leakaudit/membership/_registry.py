@@ -34,6 +34,12 @@ def _rmia(**kw):
     return RMIA(**kw)
 
 
+def _bavaria(**kw):
+    from .bavaria import BaVarIA
+
+    return BaVarIA(**kw)
+
+
 def _quantile(**kw):
     from .quantile import QuantileRegressionAttack
 
@@ -67,6 +73,8 @@ ATTACKS: NameTable[tuple[Callable[..., Attack], str]] = NameTable("attack", {
     "lira_offline": (lambda: _lira(online=False), "LiRA offline (out models only)"),
     "rmia": (lambda: _rmia(), "RMIA online, gamma=2 (Zarifzadeh et al. 2024)"),
     "rmia_offline": (lambda: _rmia(online=False), "RMIA offline, a=0.3"),
+    "bavaria": (lambda: _bavaria(), ("LiRA with an empirical-Bayes normal-inverse-gamma prior on per-record "
+                                     "variances, Student-t predictive (BaVarIA-style, Brannvall 2026)")),
     "quantile": (lambda: _quantile(),
                  "quantile regression on public non-members, no reference models (Bertran et al. 2023)"),
     "shadow": (lambda: _shadow(random_state=0),
