@@ -16,7 +16,8 @@ SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "
            "bench_reference_vs_privacymeter", "bench_scaling", "bench_machine_limit", "bench_parallel", "bench_kernels",
            "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic", "forest_kernel_profile",
            "kernel_ab", "bench_quantile_vs_lira", "bench_lm_scoring", "lm_memorisation", "bench_dp_sgd",
-           "dp_audit_soundness", "bench_dpaudit_vs_privacymeter"]
+           "dp_audit_soundness", "bench_dpaudit_vs_privacymeter", "bench_bavaria",
+           "bench_dpaudit_vs_privacymeter_dpsgd"]
 
 
 def _load(name):

@@ -14,6 +14,8 @@ Attacks (registry names in brackets, see :func:`available_attacks`):
   :class:`FrequencyAttack` [frequency] (Long et al.), :func:`bin_probabilities` (Long §5.2).
 * :class:`LiRA` [lira, lira_fixed, lira_offline], :class:`RMIA` [rmia, rmia_offline].
 * :class:`QuantileRegressionAttack` [quantile] (Bertran et al.): no reference models, public non-members only.
+* :class:`BaVarIA` [bavaria]: LiRA's statistic with an empirical-Bayes prior on each record's mean and variance,
+  for few reference models.
 
 Protocols: :func:`audit_model`, :func:`reference_model_experiment`, :func:`long_protocol`,
 :func:`yeom_split_protocol`, :func:`membership_experiment`.
@@ -29,6 +31,7 @@ from ._base import (
     paired_half_masks,
 )
 from ._registry import available_attacks, make_attack
+from .bavaria import BaVarIA
 from .binning import bin_index, bin_probabilities
 from .colluding import ColludingAdversary, ColludingLearner, TriggerFunction, colluding_advantage_bound
 from .distance import DistanceAttack, kl_divergence, train_targeted_shadows
@@ -66,5 +69,5 @@ __all__ = [
     "MembershipAudit", "MembershipExperimentResult", "YeomSplitResult", "RMIA", "ShadowModelAttack",
     "attack_features", "BoundedLossAdversary", "LossThresholdAttack", "ThresholdAdversary",
     "advantage_known_sigma", "advantage_unknown_sigma", "dp_advantage_bound", "epsilon_eq",
-    "QuantileRegressionAttack",
+    "QuantileRegressionAttack", "BaVarIA",
 ]
