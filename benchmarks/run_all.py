@@ -226,15 +226,17 @@ def _vs(peer, ours, key, fmt):
     return f"{fmt(a)} → {fmt(b)} ({'+' if b >= a else '−'}{fmt(abs(b - a))})"
 
 
-def quantile_section(res) -> list[str]:
-    """Quantile regression (no reference models) against LiRA and RMIA with 1 to 64 reference models, on the same
-    targets and seeds (bench_quantile_vs_lira.py): means over seeds with their t-intervals."""
-    r = res.get("quantile_vs_lira")
+def attack_quality_section(res, key: str = "quantile_vs_lira",
+                           cpu_label: str = "CPU s, with its reference models") -> list[str]:
+    """Attacks against one another on the same targets and seeds, means over seeds with their t-intervals:
+    quantile regression (no reference models) against LiRA and RMIA with 1 to 64 reference models
+    (bench_quantile_vs_lira.py), or BaVarIA against them at 1 to 4 (bench_bavaria.py)."""
+    r = res.get(key)
     if not r:
         return ["Not run.", ""]
     out = [f"{r['work']}; seeds {', '.join(map(str, r['seeds']))}; load {r['load_start']:.1f} -> {r['load_end']:.1f} "
            "(a loaded machine: compare within the table).", "",
-           "| attack | reference models | AUC (seed interval) | TPR at 1 % FPR | TPR at 0.1 % FPR | CPU s, with its reference models |",
+           f"| attack | reference models | AUC (seed interval) | TPR at 1 % FPR | TPR at 0.1 % FPR | {cpu_label} |",
            "|---|---|---|---|---|---|"]
 
     def iv(v, lo_hi, pct=False):
@@ -334,7 +336,9 @@ def write_report(log=None, quick=False) -> Path:
         if not found:
             out += ["Not run.", ""]
     out += ["## Membership inference without reference models: quantile regression vs LiRA and RMIA", ""]
-    out += quantile_section(res)
+    out += attack_quality_section(res)
+    out += ["## Few reference models: BaVarIA-style scoring vs LiRA and RMIA", ""]
+    out += attack_quality_section(res, "bavaria", "CPU s, scoring only (the same reference models for all)")
     out += ["## The machine's limit", ""] + machine_section(res)
     out += ["## Scaling", ""] + scaling_section(res)
     out += ["## Parallel speed-up", ""] + parallel_section(res)
