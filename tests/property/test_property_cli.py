@@ -38,3 +38,19 @@ def test_matched_shadows_option(tmp_path, capsys):
     assert rc == 0
     r = json.loads((tmp_path / "property.json").read_text())["results"][0]
     assert r["n_poison"] == 20 and r["n_shadow_total"] == 10 and r["n_targets"] == 10
+
+
+def test_cache_dir_reruns_without_training(tmp_path, capsys):
+    """--cache-dir: a second run reuses every trained model (the engine's statistics say none was trained) and
+    gives the same result."""
+    args = ["property", "--dataset", "synthetic", "--t0", "0.05", "--t1", "0.15", "--poison", "0.1",
+            "--n-train", "200", "--shadow", "5", "--ensemble", "10", "--queries", "40", "--targets", "10",
+            "--rows", "3000", "--cache-dir", str(tmp_path / "cache")]
+    runs = []
+    for k in range(2):
+        assert main(args + ["--out", str(tmp_path / f"run{k}")]) == 0
+        runs.append(json.loads((tmp_path / f"run{k}" / "property.json").read_text())["results"][0])
+    assert runs[0]["engine_stats"]["models_trained"] > 0
+    assert runs[1]["engine_stats"]["models_trained"] == 0
+    strip = lambda r: {k: v for k, v in r.items() if k != "engine_stats" and not k.startswith("seconds")}  # noqa: E731
+    assert strip(runs[0]) == strip(runs[1])

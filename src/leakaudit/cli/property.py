@@ -52,8 +52,12 @@ def load_property_data(dataset: str, prop: str, *, rows: Optional[int], seed: in
 
 
 def run_property_audit(data, *, t0: float, t1: float, poison_rates: list[float], dataset: str, prop: str,
-                       seed: int = 0, n_targets: int = 100, matched_shadows: bool = False, **attack_params) -> list:
+                       seed: int = 0, n_targets: int = 100, matched_shadows: bool = False, engine=None,
+                       **attack_params) -> list:
     """One attack per poisoning rate (Algorithm 2's clean queries shared); returns the results.
+
+    ``engine`` (a :class:`leakaudit.engine.Engine`, default the in-process one) trains every model; one with a
+    cache directory makes a rerun reuse the models already trained.
 
     ``matched_shadows``: shadow clean sets exclude the query rows and the poison originals, and
     Algorithm 2 uses out-of-bag certainty (needed when the adversary's pool is small beside n;
@@ -68,15 +72,15 @@ def run_property_audit(data, *, t0: float, t1: float, poison_rates: list[float],
     learner = logistic_learner()
     q = select_queries(learner, data, adv, n_train=attack_params["n_train"], n_ensemble=attack_params["n_ensemble"],
                        n_queries=attack_params["n_queries"], band=attack_params["band"],
-                       out_of_bag=matched_shadows, random_state=seed + 1)
+                       out_of_bag=matched_shadows, random_state=seed + 1, engine=engine)
     out = []
     for p in poison_rates:
         a = PoisoningPropertyAttack(t0=t0, t1=t1, poison_rate=p, learner=learner, random_state=seed + 2,
                                     exclude_query_rows=matched_shadows, exclude_poison_rows=matched_shadows,
                                     oob_certainty=matched_shadows, **attack_params)
-        a.fit(data, adv, queries=q)
+        a.fit(data, adv, queries=q, engine=engine)
         out.append(evaluate_attack(a, data, adversary_idx=adv, victim_idx=vic, n_targets=n_targets,
-                                   dataset=dataset, property_name=prop, random_state=seed + 3))
+                                   dataset=dataset, property_name=prop, random_state=seed + 3, engine=engine))
     return out
 
 
@@ -137,6 +141,9 @@ def register(app: typer.Typer) -> None:
             False, "--theory", metavar="",
             help="Only print Theorem 9's windows; train nothing. [default: off]"),
         out: Path = typer.Option(Path("property-out"), "--out", help="Output folder."),
+        cache_dir: Path = typer.Option(
+            None, "--cache-dir",
+            help="Engine cache of trained models (resume). [default: none, nothing cached]"),
     ) -> None:
         """Property inference from poisoning: can a poisoner tell t0 from t1 with label-only queries?"""
         from .._results import write_json_atomic
@@ -154,13 +161,17 @@ def register(app: typer.Typer) -> None:
         start = time.perf_counter()
         with on_interrupt("property", outputs=[out / "property.json"] + ([out / "property.png"] if len(rates) > 1
                                                                           else []),
-                          doing=f"loading {dataset}") as progress:
+                          cache=cache_dir, doing=f"loading {dataset}") as progress:
+            from ..engine import Engine
+
+            engine = Engine(cache_dir=cache_dir) if cache_dir else None
             data = load_property_data(dataset, prop, rows=rows, seed=seed, text_values=text_values)
             progress.step("training shadow and target models")
             results = run_property_audit(
                 data, t0=t0, t1=t1, poison_rates=rates, dataset=dataset, prop=prop, seed=seed, n_targets=targets,
                 n_train=n_train, n_shadow=shadow, n_ensemble=ensemble, n_queries=queries, band=band, variant=variant,
                 poison_accounting=accounting, prevalence_sampling=sampling, matched_shadows=matched_shadows,
+                engine=engine,
             )
             progress.step("writing the results")
             out.mkdir(parents=True, exist_ok=True)
