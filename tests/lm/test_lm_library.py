@@ -179,3 +179,27 @@ def test_rmia_with_one_reference_ranks_as_the_reference_ratio():
     ratio = reference_score(ts, rs)
     assert spearmanr(rmia_score(ts, rs), ratio).statistic == pytest.approx(1.0)
     assert spearmanr(lira_score(ts, rs), ratio).statistic > 0.95
+
+
+def test_blind_check_keeps_only_the_attacks_that_beat_the_texts():
+    """The audit's rule on a hand-made blind baseline: a comparable split keeps every attack; on a split that differs
+    by itself, an attack stands only if its paired lower bound clears 0, and with none standing the check is not
+    measurable."""
+    from leakaudit.audit.lm_stage import _blind_check
+    from leakaudit.lm.blind import BlindBaseline
+
+    metrics = {"lm_loss": {"display": "loss"}, "lm_min_k": {"display": "Min-K%"}}
+    versus = {"lm_loss": {"auc": 0.95, "diff": 0.15, "diff_sd": 0.03},  # 0.15 - 2.58 x 0.03 > 0
+              "lm_min_k": {"auc": 0.85, "diff": 0.05, "diff_sd": 0.03}}  # 0.05 - 2.58 x 0.03 < 0
+
+    def bb(p, vs):
+        return BlindBaseline(scores=np.zeros(4), used=np.ones(4, bool), auc=0.8, auc_sd=0.03, p_value=p,
+                             n_permutations=2000, null_sd=0.05, n_groups=4, n_folds=2, n_boot=200, versus=vs)
+
+    check, standing = _blind_check(bb(0.3, versus), metrics, 0.995)
+    assert check.status == "passed" and standing == {"lm_loss", "lm_min_k"} and "comparable" in check.sentence
+    check, standing = _blind_check(bb(0.001, versus), metrics, 0.995)
+    assert check.status == "passed" and standing == {"lm_loss"} and "loss beats it" in check.sentence
+    check, standing = _blind_check(bb(0.001, {"lm_min_k": versus["lm_min_k"]}), metrics, 0.995)
+    assert check.status == "not measurable" and not standing and "not comparable" in check.sentence
+    assert check.interval == pytest.approx((0.8 - 2.807 * 0.03, 0.8 + 2.807 * 0.03), abs=1e-3)
