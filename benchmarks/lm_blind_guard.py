@@ -6,8 +6,8 @@
   is false.
 * **Shifted splits** (``shift``): members and non-members drawn from different parts of the corpus, ``--shift-seeds``
   draws each: ``source`` (spam-2 against easy-ham-1), ``period`` (easy-ham-2, collected later, against easy-ham-1),
-  ``hard`` (hard-ham-1 against easy-ham-1), ``length`` (ham shorter than 190 characters against ham cut at 200). Every flag
-  is right.
+  ``hard`` (hard-ham-1 against easy-ham-1), ``length`` (ham shorter than 190 characters against ham cut at 200).
+  Every flag is right.
 * The "model" is the demo's tiny GPT-2 pre-trained on 300 other e-mails, which saw neither members nor non-members:
   whatever its attacks (loss, zlib, Min-K%, Min-K%++) find is the split's difference, never leakage (the situation
   of Das et al. 2024).
@@ -18,8 +18,12 @@ script runs against whichever leakaudit is on ``PYTHONPATH``; given the checkout
 rule (logistic regression scored out of fold, DeLong interval above 0.5 and reaching the best attack's interval),
 which gives the "before" rates (``--tag before``).
 
+``--interval-seeds N`` instead checks the blind AUC's interval: over N fresh draws of a comparable and of a shifted
+design, the mean of its bootstrap standard deviation (the one that refits the classifier) against the AUC's own
+spread.
+
 Usage: PYTHONPATH=src .venv/bin/python benchmarks/lm_blind_guard.py [--null-seeds 200] [--shift-seeds 20]
-       [--tag after]
+       [--tag after] [--interval-seeds N]
 """
 
 from __future__ import annotations
@@ -110,6 +114,31 @@ def _guard(texts, m, scores, ccs, seed):
         return out, bmm["auc"], time.process_time() - t0
 
 
+def interval_check(docs, groups, lengths, n_seeds: int) -> dict:
+    """Is the blind AUC's bootstrap standard deviation (the one that refits the classifier) the AUC's real spread?
+    Over ``n_seeds`` fresh draws of each design, the mean bootstrap SD against the SD of the AUCs themselves."""
+    from leakaudit.lm.blind import blind_baseline
+
+    out = {}
+    for kind in ("null", "period"):
+        for k in SIZES:
+            aucs, sds = [], []
+            for seed in range(n_seeds):
+                rng = np.random.default_rng([seed, k, 99, SHIFTS.index(kind) + 1 if kind in SHIFTS else 0])
+                mem, non = _split(kind, rng, groups, lengths, k)
+                bb = blind_baseline([docs[i] for i in np.r_[mem, non]], np.r_[np.ones(k), np.zeros(k)],
+                                    n_permutations=1, random_state=seed)
+                aucs.append(bb.auc)
+                sds.append(bb.auc_sd)
+            out[f"{kind}/{k}+{k}"] = {"auc_mean": float(np.mean(aucs)),
+                                      "auc_sd_over_draws": float(np.std(aucs, ddof=1)),
+                                      "bootstrap_sd_mean": float(np.mean(sds)), "n": n_seeds,
+                                      "fixed_scorer_null_sd": float(np.sqrt((2 * k + 1) / (12 * k * k)))}
+            print(f"interval {kind}/{k}+{k}: AUC {np.mean(aucs):.3f}, SD over draws {np.std(aucs, ddof=1):.3f}, "
+                  f"mean bootstrap SD {np.mean(sds):.3f}", flush=True)
+    return out
+
+
 def _rate(k, n):
     from scipy.stats import beta
 
@@ -124,7 +153,17 @@ def main(argv=None) -> int:
     ap.add_argument("--shift-seeds", type=int, default=20)
     ap.add_argument("--tag", default="after")
     ap.add_argument("--quick", action="store_true", help="5 seeds of each, 60 + 60 texts")
+    ap.add_argument("--interval-seeds", type=int, default=0,
+                    help="instead: check the blind AUC's bootstrap SD against its spread over this many draws")
     a = ap.parse_args(argv)
+    if a.interval_seeds:
+        from leakaudit.lm.demo import SIZES as DEMO, demo_texts
+
+        texts, grp = demo_texts(max_chars=DEMO["tiny"].max_chars)
+        res = interval_check(texts, grp, np.array([len(t) for t in texts]), a.interval_seeds)
+        C.write_result("lm_blind_guard_interval", {"benchmark": "lm_blind_guard_interval", "summary": res,
+                                                   "loadavg": C.loadavg()})
+        return 0
     if a.quick:
         a.null_seeds, a.shift_seeds = 5, 5
     from leakaudit.metrics import auc

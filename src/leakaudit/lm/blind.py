@@ -268,7 +268,8 @@ def _blind_baseline(docs, m_all, versus, alpha, n_folds, n_permutations, n_boot,
     out[keep] = s
     return BlindBaseline(
         scores=out, used=used, auc=auc, auc_sd=float(auc_sd), p_value=p, n_permutations=n_perm,
-        null_sd=float(null.std(ddof=1)) if n_perm > 1 else float('nan'), n_groups=n_groups, n_folds=folds, n_boot=int(n_boot),
+        null_sd=float(null.std(ddof=1)) if n_perm > 1 else float("nan"), n_groups=n_groups, n_folds=folds,
+        n_boot=int(n_boot),
         versus={name: {"auc": att_auc[name], "diff": att_auc[name] - auc, "diff_sd": float(diff_sd[name])}
                 for name in att})
 
