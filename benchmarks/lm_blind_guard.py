@@ -6,7 +6,8 @@
   is false.
 * **Shifted splits** (``shift``): members and non-members drawn from different parts of the corpus, ``--shift-seeds``
   draws each: ``source`` (spam-2 against easy-ham-1), ``period`` (easy-ham-2, collected later, against easy-ham-1),
-  ``hard`` (hard-ham-1 against easy-ham-1), ``length`` (ham shorter than 190 characters against ham cut at 200).
+  ``hard`` (hard-ham-1 against easy-ham-1), ``length`` (ham that ends before the 200-character cut against
+  ham cut there; 60 + 60 only: 196 e-mails end early).
   Every flag is right.
 * The "model" is the demo's tiny GPT-2 pre-trained on 300 other e-mails, which saw neither members nor non-members:
   whatever its attacks (loss, zlib, Min-K%, Min-K%++) find is the split's difference, never leakage (the situation
@@ -73,7 +74,7 @@ def _split(kind, rng, groups, lengths, k):
         both = _pick(rng, np.arange(groups.size), 2 * k)
         return both[:k], both[k:]
     ham = np.flatnonzero(np.isin(groups, ["easy-ham-1", "easy-ham-2"]))
-    short = ham[lengths[ham] < 190]  # most e-mails fill the 200 characters; about a fifth are shorter
+    short = ham[lengths[ham] < 199]  # e-mails that end before the cut (199: cut at 200, then a space stripped)
     pools = {"source": ("spam-2", "easy-ham-1"), "period": ("easy-ham-2", "easy-ham-1"),
              "hard": ("hard-ham-1", "easy-ham-1")}
     if kind == "length":
@@ -106,9 +107,9 @@ def _guard(texts, m, scores, ccs, seed):
 
         blind = B.blind_baseline_scores(texts, m, random_state=seed)
         for cc in ccs:
-            mm = {n: evaluate_membership(m, s, confidence=cc, n_boot=0).model_dump() for n, s in scores.items()}
+            mm = {n: evaluate_membership(m, s, confidence=cc, n_boot=1).model_dump() for n, s in scores.items()}
             best = max(mm.items(), key=lambda kv: kv[1]["auc"])
-            bmm = evaluate_membership(m, blind, confidence=cc, n_boot=0).model_dump()
+            bmm = evaluate_membership(m, blind, confidence=cc, n_boot=1).model_dump()
             _, comparable = _blind_check(bmm, (best[0], best[1]), cc)
             out[cc] = (not comparable, bmm["auc_ci"][0] > 0.5)
         return out, bmm["auc"], time.process_time() - t0
@@ -139,6 +140,33 @@ def interval_check(docs, groups, lengths, n_seeds: int) -> dict:
     return out
 
 
+def table() -> str:
+    """The before / after table in Markdown, from results/lm_blind_guard_{before,after}.json."""
+    import json
+
+    after = json.loads((C.RESULTS / "lm_blind_guard_after.json").read_text())["summary"]
+    path = C.RESULTS / "lm_blind_guard_before.json"
+    before = json.loads(path.read_text())["summary"] if path.exists() else {}
+    names = {"null": "comparable: random split of one pool", "source": "shifted: source (spam / ham)",
+             "period": "shifted: period", "hard": "shifted: hard / easy ham", "length": "shifted: length"}
+
+    def f(g):
+        return (f"{g['flagged']}/{g['n']} = {100 * g['rate']:.1f}% [{100 * g['ci95'][0]:.1f}, "
+                f"{100 * g['ci95'][1]:.1f}]")
+
+    rows = ["| split | texts | confidence | nominal false-flag rate, before / after | flagged before | "
+            "flagged after | blind AUC before / after (mean; SD over seeds) |", "|---|---|---|---|---|---|---|"]
+    for key, a in after.items():
+        kind, size, cc = key.split("/")
+        b = before.get(key)
+        nominal = (f"{50 * (1 - float(cc)):.2f}% / {100 * (1 - float(cc)):.2f}%" if kind == "null"
+                   else "none (all right)")
+        auc = (f"{b['blind_auc_mean']:.3f} ({b['blind_auc_sd']:.3f}) / " if b else "")
+        rows.append(f"| {names[kind]} | {size} | {float(cc):.4f} | {nominal} | {f(b['guard']) if b else '-'} | "
+                    f"{f(a['guard'])} | {auc}{a['blind_auc_mean']:.3f} ({a['blind_auc_sd']:.3f}) |")
+    return "\n".join(rows)
+
+
 def _rate(k, n):
     from scipy.stats import beta
 
@@ -152,10 +180,17 @@ def main(argv=None) -> int:
     ap.add_argument("--null-seeds", type=int, default=200)
     ap.add_argument("--shift-seeds", type=int, default=20)
     ap.add_argument("--tag", default="after")
+    ap.add_argument("--resume", action="store_true", help="keep the runs already in the results file")
+    ap.add_argument("--null-seeds-large", type=int, default=None,
+                    help="random splits of 200 + 200 texts (default: half of --null-seeds, at least 20)")
+    ap.add_argument("--table", action="store_true", help="only print the before / after table from the results")
     ap.add_argument("--quick", action="store_true", help="5 seeds of each, 60 + 60 texts")
     ap.add_argument("--interval-seeds", type=int, default=0,
                     help="instead: check the blind AUC's bootstrap SD against its spread over this many draws")
     a = ap.parse_args(argv)
+    if a.table:
+        print(table())
+        return 0
     if a.interval_seeds:
         from leakaudit.lm.demo import SIZES as DEMO, demo_texts
 
@@ -173,9 +208,17 @@ def main(argv=None) -> int:
     name = f"lm_blind_guard_{a.tag}" + ("_quick" if a.quick else "")
     result = {"benchmark": "lm_blind_guard", "tag": a.tag, "n_corpus": len(docs), "audit_confidence": AUDIT_CC,
               "loadavg_start": C.loadavg(), "runs": []}
-    null_seeds = {SIZES[0]: a.null_seeds, SIZES[1]: max(20, a.null_seeds // 2)}  # the larger split costs more
+    # the larger split costs more
+    null_seeds = {SIZES[0]: a.null_seeds, SIZES[1]: a.null_seeds_large or max(20, a.null_seeds // 2)}
     plan = [("null", k, s) for k in (SIZES[:1] if a.quick else SIZES) for s in range(null_seeds[k])]
-    plan += [(kind, k, s) for kind in SHIFTS for k in (SIZES[:1] if a.quick else SIZES) for s in range(a.shift_seeds)]
+    plan += [(kind, k, s) for kind in SHIFTS for k in (SIZES[:1] if a.quick or kind == "length" else SIZES)
+             for s in range(a.shift_seeds)]
+    if a.resume and (C.RESULTS / f"{name}.json").exists():  # keep the runs a stopped invocation wrote
+        import json
+
+        result["runs"] = json.loads((C.RESULTS / f"{name}.json").read_text())["runs"]
+        done = {(r["kind"], r["per_class"], r["seed"]) for r in result["runs"]}
+        plan = [p for p in plan if p not in done]
     for kind, k, seed in plan:
         rng = np.random.default_rng([seed, k, SHIFTS.index(kind) + 1 if kind in SHIFTS else 0])
         mem, non = _split(kind, rng, groups, lengths, k)
