@@ -61,7 +61,45 @@ def _corpus_scores():
     train_lm(model, tok, [texts[i] for i in pub], epochs=2, seed=2, lr=sz.lr, batch_size=sz.batch_size, n_threads=1)
     docs = [texts[i] for i in rest]
     ts = score_texts(model, tok, docs, max_length=sz.n_positions, n_threads=1)
-    return docs, groups[rest], run_lm_attacks(ts, docs, [])
+    return docs, groups[rest], run_lm_attacks(ts, docs, []), (model, tok)
+
+
+def leak_check(docs, groups, lengths, base, n_seeds: int, epochs: int = 16) -> dict:
+    """The other side: a shifted split (period, 60 + 60) on which the model really leaks. A copy of the base is
+    fine-tuned on the members for ``epochs`` epochs; the attacks that beat the blind baseline should stand."""
+    import copy
+
+    from scipy.stats import norm
+
+    from leakaudit.audit.lm_stage import _blind_check
+    from leakaudit.lm.attacks import ATTACKS, run_lm_attacks
+    from leakaudit.lm.blind import blind_baseline
+    from leakaudit.lm.demo import SIZES as DEMO, train_lm
+    from leakaudit.lm.score import score_texts
+    from leakaudit.metrics import auc
+
+    sz, (model0, tok) = DEMO["tiny"], base
+    runs = []
+    for seed in range(n_seeds):
+        rng = np.random.default_rng([seed, 60, 77])
+        mem, non = _split("period", rng, groups, lengths, 60)
+        texts = [docs[i] for i in np.r_[mem, non]]
+        m = np.r_[np.ones(60, int), np.zeros(60, int)]
+        model = copy.deepcopy(model0)
+        train_lm(model, tok, texts[:60], epochs=epochs, seed=seed, lr=sz.lr, batch_size=sz.batch_size, n_threads=1)
+        scores = run_lm_attacks(score_texts(model, tok, texts, max_length=sz.n_positions, n_threads=1), texts, [])
+        bb = blind_baseline(texts, m, versus=scores, alpha=1 - AUDIT_CC, random_state=seed)
+        _, standing = _blind_check(bb, {n: {"display": ATTACKS[n][0]} for n in scores}, AUDIT_CC)
+        b_auc = bb.auc
+        runs.append({"seed": seed, "blind_auc": b_auc, "blind_p": bb.p_value,
+                     "attack_auc": {n: float(auc(m, s)) for n, s in scores.items()},
+                     "paired_lower": {n: v["diff"] - norm.ppf(AUDIT_CC) * v["diff_sd"] for n, v in bb.versus.items()},
+                     "standing": sorted(standing), "flagged": not standing})
+        print(f"leak seed {seed}: blind AUC {b_auc:.3f}, attacks "
+              + ", ".join(f"{n} {v:.3f}" for n, v in runs[-1]["attack_auc"].items())
+              + f"; standing {runs[-1]['standing']}", flush=True)
+    return {"epochs": epochs, "runs": runs,
+            "attacks_stand": _rate(sum(not r["flagged"] for r in runs), len(runs))}
 
 
 def _pick(rng, idx, k):
@@ -184,6 +222,8 @@ def main(argv=None) -> int:
     ap.add_argument("--null-seeds-large", type=int, default=None,
                     help="random splits of 200 + 200 texts (default: half of --null-seeds, at least 20)")
     ap.add_argument("--table", action="store_true", help="only print the before / after table from the results")
+    ap.add_argument("--leak-seeds", type=int, default=0,
+                    help="instead: a shifted split on which the model leaks (the attacks should stand), N seeds")
     ap.add_argument("--quick", action="store_true", help="5 seeds of each, 60 + 60 texts")
     ap.add_argument("--interval-seeds", type=int, default=0,
                     help="instead: check the blind AUC's bootstrap SD against its spread over this many draws")
@@ -203,8 +243,12 @@ def main(argv=None) -> int:
         a.null_seeds, a.shift_seeds = 5, 5
     from leakaudit.metrics import auc
 
-    docs, groups, scores = _corpus_scores()
+    docs, groups, scores, base = _corpus_scores()
     lengths = np.array([len(t) for t in docs])
+    if a.leak_seeds:
+        res = leak_check(docs, groups, lengths, base, a.leak_seeds)
+        C.write_result("lm_blind_guard_leak", {"benchmark": "lm_blind_guard_leak", **res, "loadavg": C.loadavg()})
+        return 0
     name = f"lm_blind_guard_{a.tag}" + ("_quick" if a.quick else "")
     result = {"benchmark": "lm_blind_guard", "tag": a.tag, "n_corpus": len(docs), "audit_confidence": AUDIT_CC,
               "loadavg_start": C.loadavg(), "runs": []}
