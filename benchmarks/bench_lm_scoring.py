@@ -17,11 +17,13 @@ machine's matrix-multiply limit (issue 34).
 * Limit: the work's FLOPs counted by ``torch.utils.flop_counter.FlopCounterMode`` on the batched pass, over its time,
   against ``torch.mm``'s measured float32 GFLOP/s (``bench_machine_limit.matmul_peak``), wall/wall and CPU/CPU.
 
-Each case is timed ``--reps`` times after a warm-up (fastest kept), at 1 thread and at every core. The machine is
+Each case is timed ``--reps`` times after a warm-up, round robin (each rep times every case once, so all cases meet
+the same neighbours), the fastest kept, at 1 thread and at every core. ``--max-chars 100`` gives short texts (~30
+tokens), where per-text overhead weighs more. The machine is
 shared by several agents: wall times vary with the load (recorded); ratios taken in the same run and CPU seconds are
 the steadier figures.
 
-Usage: .venv/bin/python benchmarks/bench_lm_scoring.py [--quick] [--model-dir DIR]
+Usage: .venv/bin/python benchmarks/bench_lm_scoring.py [--quick] [--model-dir DIR] [--threads 1 2] [--max-chars N]
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -37,10 +40,10 @@ import _common as C  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-def _model(model_dir: str | None, n_texts: int):
+def _model(model_dir: str | None, n_texts: int, max_chars: int):
     from leakaudit.lm.demo import SIZES, demo_texts, new_model, train_tokenizer
 
-    texts, _ = demo_texts(max_chars=SIZES["small"].max_chars)
+    texts, _ = demo_texts(max_chars=max_chars)
     rng = np.random.default_rng(0)
     order = rng.permutation(len(texts))
     audited = [texts[i] for i in order[1000:1000 + n_texts]]
@@ -61,6 +64,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n-texts", type=int, default=200)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--model-dir", default=None)
+    ap.add_argument("--max-chars", type=int, default=600,
+                    help="characters each e-mail is cut to (600: ~180 tokens, the demo's; 100: ~30 tokens)")
     ap.add_argument("--threads", type=int, nargs="*", default=None,
                     help="thread counts to time (default: 1 and every core)")
     a = ap.parse_args(argv)
@@ -72,7 +77,7 @@ def main(argv=None) -> int:
     from bench_machine_limit import matmul_peak
     from leakaudit.lm.score import encode_texts, score_texts, torch_threads
 
-    model, tok, ctx, texts, desc = _model(a.model_dir, a.n_texts)
+    model, tok, ctx, texts, desc = _model(a.model_dir, a.n_texts, a.max_chars)
     ids, cut = encode_texts(tok, texts, max_length=ctx)
     n_tokens = int(sum(len(e) - 1 for e in ids))
 
@@ -103,14 +108,25 @@ def main(argv=None) -> int:
     rows = {}
     result = {"benchmark": "lm_scoring", "model": desc, "n_texts": len(texts), "n_tokens": n_tokens,
               "n_truncated": int(cut.sum()), "context": ctx, "flops_batched": flops,
-              "max_abs_diff_mean_logprob_vs_loop": diff_loop, "loadavg_start": load0, "reps": a.reps}
-    name_out = "lm_scoring" + ("_quick" if a.quick else "")
+              "max_abs_diff_mean_logprob_vs_loop": diff_loop, "loadavg_start": load0, "reps": a.reps,
+              "max_chars": a.max_chars, "timing": "round robin: each rep times every case once, best of reps kept"}
+    name_out = "lm_scoring" + ("" if a.max_chars == 600 else f"_{a.max_chars}chars") + ("_quick" if a.quick else "")
     for threads in sorted(set(a.threads or (1, cores))):
         peak_wall, peak_cpu = matmul_peak(threads, n=1024, reps=5)
         row = {"threads": threads, "peak_matmul_gflops_wall": peak_wall, "peak_matmul_gflops_cpu": peak_cpu}
-        for name, fn in (("batched", batched), ("batched_loss_only", batched_loss_only), ("per_text", per_text),
-                         ("per_text_ours", per_text_ours)):
-            wall, cpu = C.best_of(lambda: fn(threads), a.reps)
+        cases = {"batched": batched, "batched_loss_only": batched_loss_only, "per_text": per_text,
+                 "per_text_ours": per_text_ours}
+        # round robin, so that every case meets the same neighbours on this shared machine; best of reps
+        best = {name: [np.inf, np.inf] for name in cases}
+        for fn in cases.values():
+            fn(threads)  # warm-up
+        for _ in range(a.reps):
+            for name, fn in cases.items():
+                t0, c0 = time.perf_counter(), time.process_time()
+                fn(threads)
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                best[name] = [min(best[name][0], wall), min(best[name][1], cpu)]
+        for name, (wall, cpu) in best.items():
             row[name] = {"seconds": wall, "cpu_seconds": cpu, "tokens_per_second": n_tokens / wall,
                          "tokens_per_cpu_second": n_tokens / cpu}
         row["speedup_vs_per_text"] = row["per_text"]["seconds"] / row["batched"]["seconds"]

@@ -61,7 +61,7 @@ def test_split_that_differs_in_style_is_not_comparable(tmp_path, tiny_demo):
 
     texts, groups = demo_texts(max_chars=200)
     rng = np.random.default_rng(1)
-    pick = lambda g: [texts[i] for i in rng.choice(np.flatnonzero(groups == g), 50, replace=False)]  # noqa: E731
+    pick = lambda g: [texts[i] for i in rng.choice(np.flatnonzero(groups == g), 50, replace=False)]
     mem, non = write_jsonl(tmp_path / "m.jsonl", pick("spam-2")), write_jsonl(tmp_path / "n.jsonl", pick("easy-ham-1"))
     code, out = _audit(tmp_path, tiny_demo.base_dir, mem, non, "--exit-code")
     res = _results(out)
@@ -200,7 +200,7 @@ def test_scores_only_audit_matches_the_model_audit(tmp_path, tiny_demo, tiny_tex
 
     lm = load_causal_lm(tiny_demo.target_dir)
     mem, non = tiny_texts
-    lp = lambda ts: [a.round(6).tolist() for a in ts.logprobs]  # noqa: E731
+    lp = lambda ts: [a.round(6).tolist() for a in ts.logprobs]
     write_jsonl(tmp_path / "m.jsonl", mem, lp=lp(score_texts(lm.model, lm.tokenizer, mem, max_length=128)))
     non_lp = lp(score_texts(lm.model, lm.tokenizer, non, max_length=128))
     pd.DataFrame({"text": non, "lp": [json.dumps(v) for v in non_lp]}).to_csv(tmp_path / "n.csv", index=False)

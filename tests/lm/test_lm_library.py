@@ -4,9 +4,14 @@ truth, the scores-only input, and the blind baseline."""
 import numpy as np
 import pytest
 
-from leakaudit.exceptions import InvalidInputError
-from leakaudit.lm.attacks import min_k_plus_plus_score, min_k_score, run_lm_attacks, zlib_score
-from leakaudit.lm.blind import blind_baseline_scores
+from leakaudit.exceptions import InvalidInputError, InvalidParameterError
+from leakaudit.lm.attacks import (
+    min_k_plus_plus_score,
+    min_k_score,
+    run_lm_attacks,
+    zlib_score,
+)
+from leakaudit.lm.blind import blind_baseline
 from leakaudit.lm.load import load_causal_lm
 from leakaudit.lm.score import score_texts, scores_from_arrays
 from leakaudit.metrics import auc
@@ -107,8 +112,9 @@ def test_scores_only_input_is_checked(bad, match):
 
 
 def test_blind_baseline_flags_a_split_that_differs_in_style():
-    """Members all spam, non-members all easy ham: the texts alone tell them apart; a random split of the same
-    texts does not (within chance)."""
+    """Members all spam, non-members all easy ham: the texts alone tell them apart (permutation p at its floor),
+    so well that even a perfect attack does not clearly beat them; a random relabelling of the same texts is not
+    flagged. With a milder shift (two periods of easy ham), a perfect attack clears the blind baseline."""
     from leakaudit.lm.demo import demo_texts
 
     texts, groups = demo_texts(max_chars=200)
@@ -117,9 +123,48 @@ def test_blind_baseline_flags_a_split_that_differs_in_style():
     ham = rng.choice(np.flatnonzero(groups == "easy-ham-1"), 60, replace=False)
     chosen = [texts[i] for i in np.r_[spam, ham]]
     m = np.r_[np.ones(60), np.zeros(60)]
-    assert auc(m, blind_baseline_scores(chosen, m, random_state=0)) > 0.85
+    bb = blind_baseline(chosen, m, versus={"perfect": m.copy(), "noise": rng.normal(size=120)}, alpha=0.01,
+                        random_state=0)
+    assert bb.auc > 0.95 and bb.p_value == pytest.approx(1 / (1 + bb.n_permutations))
+    assert bb.n_permutations == 2000 and 0 < bb.auc_sd < 0.1
+    z = 2.33  # one-sided 99%
+    perfect, noise = bb.versus["perfect"], bb.versus["noise"]
+    assert perfect["auc"] == 1.0 and perfect["diff"] - z * perfect["diff_sd"] < 0
+    assert noise["diff"] + z * noise["diff_sd"] < 0  # the texts alone beat a random scorer
+    assert auc(m, bb.scores) == pytest.approx(bb.auc)
     shuffled = rng.permutation(m)
-    assert auc(shuffled, blind_baseline_scores(chosen, shuffled, random_state=0)) < 0.75
+    null = blind_baseline(chosen, shuffled, alpha=0.05, n_boot=0, random_state=0)
+    assert null.p_value > 0.05 and null.auc < 0.75
+    # the permutation null's spread is at least a fixed scorer's (out-of-fold scores are dependent)
+    assert null.null_sd > 0.9 * np.sqrt(121 / (12 * 60 * 60))
+    early = rng.choice(np.flatnonzero(groups == "easy-ham-1"), 60, replace=False)
+    late = rng.choice(np.flatnonzero(groups == "easy-ham-2"), 60, replace=False)
+    mild = blind_baseline([texts[i] for i in np.r_[early, late]], m, versus={"perfect": m.copy()}, alpha=0.01,
+                          random_state=0)
+    assert mild.auc < 0.9 and mild.versus["perfect"]["diff"] - z * mild.versus["perfect"]["diff_sd"] > 0
+
+
+def test_blind_baseline_keeps_near_duplicates_in_one_fold():
+    """Ten copies of one text (slightly edited) and distinct others: the copies form one group, so one fold."""
+    from leakaudit.lm.blind import _folds, _groups, _kernels
+    from leakaudit.lm.demo import demo_texts
+
+    texts, _ = demo_texts(max_chars=200)
+    docs = [texts[0] + f" {i}" for i in range(10)] + texts[1:51]
+    _, k_char = _kernels(docs)
+    groups = _groups(k_char, 0.8)
+    assert len(set(groups[:10])) == 1 and len(set(groups)) <= 51
+    fold = _folds(groups, 5, np.random.default_rng(0))
+    assert len(set(fold[:10])) == 1 and np.bincount(fold).min() >= 10
+
+
+def test_blind_baseline_checks_its_inputs():
+    with pytest.raises(InvalidInputError, match="is_member has 3"):
+        blind_baseline(["a b", "c d"], [1, 0, 1])
+    with pytest.raises(InvalidParameterError, match="alpha"):
+        blind_baseline(["a b", "c d", "e f", "g h"], [1, 1, 0, 0], alpha=1.5)
+    with pytest.raises(InvalidInputError, match="versus"):
+        blind_baseline(["a b", "c d", "e f", "g h"], [1, 1, 0, 0], versus={"x": np.zeros(3)})
 
 
 def test_rmia_with_one_reference_ranks_as_the_reference_ratio():
@@ -134,3 +179,27 @@ def test_rmia_with_one_reference_ranks_as_the_reference_ratio():
     ratio = reference_score(ts, rs)
     assert spearmanr(rmia_score(ts, rs), ratio).statistic == pytest.approx(1.0)
     assert spearmanr(lira_score(ts, rs), ratio).statistic > 0.95
+
+
+def test_blind_check_keeps_only_the_attacks_that_beat_the_texts():
+    """The audit's rule on a hand-made blind baseline: a comparable split keeps every attack; on a split that differs
+    by itself, an attack stands only if its paired lower bound clears 0, and with none standing the check is not
+    measurable."""
+    from leakaudit.audit.lm_stage import _blind_check
+    from leakaudit.lm.blind import BlindBaseline
+
+    metrics = {"lm_loss": {"display": "loss"}, "lm_min_k": {"display": "Min-K%"}}
+    versus = {"lm_loss": {"auc": 0.95, "diff": 0.15, "diff_sd": 0.03},  # 0.15 - 2.58 x 0.03 > 0
+              "lm_min_k": {"auc": 0.85, "diff": 0.05, "diff_sd": 0.03}}  # 0.05 - 2.58 x 0.03 < 0
+
+    def bb(p, vs):
+        return BlindBaseline(scores=np.zeros(4), used=np.ones(4, bool), auc=0.8, auc_sd=0.03, p_value=p,
+                             n_permutations=2000, null_sd=0.05, n_groups=4, n_folds=2, n_boot=200, versus=vs)
+
+    check, standing = _blind_check(bb(0.3, versus), metrics, 0.995)
+    assert check.status == "passed" and standing == {"lm_loss", "lm_min_k"} and "comparable" in check.sentence
+    check, standing = _blind_check(bb(0.001, versus), metrics, 0.995)
+    assert check.status == "passed" and standing == {"lm_loss"} and "loss beats it" in check.sentence
+    check, standing = _blind_check(bb(0.001, {"lm_min_k": versus["lm_min_k"]}), metrics, 0.995)
+    assert check.status == "not measurable" and not standing and "not comparable" in check.sentence
+    assert check.interval == pytest.approx((0.8 - 2.807 * 0.03, 0.8 + 2.807 * 0.03), abs=1e-3)

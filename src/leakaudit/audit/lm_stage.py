@@ -4,9 +4,10 @@ checks -> verdict.
 The same checks as for a tabular model (each attack's AUC, TPR at the owner's low FPR and, with a budget, its
 empirical epsilon, judged at the Bonferroni-corrected confidence: :func:`membership_stage._attack_checks`), and one
 more: the blind baseline (:mod:`leakaudit.lm.blind`). When a classifier that sees only the texts tells members from
-non-members significantly (its interval above 0.5) and as well as the best attack (its interval reaches that
-attack's), the split is not comparable (Das et al. 2024): every attack check becomes "not measurable" and the
-verdict says why, instead of reporting the split's difference as the model's leakage.
+non-members (its permutation p-value at most 1 - the checks' confidence), the split is not comparable (Das et al.
+2024): an attack's checks stand only if it beats the blind baseline on the same texts (paired bootstrap that refits
+the classifier), the others become "not measurable"; when none does, the verdict is inconclusive and says why,
+instead of reporting the split's difference as the model's leakage.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from .progress import StageProgress
 from .results import AuditResult
 from .verdict import decide
 
-__all__ = ["LMTexts", "read_lm_texts", "lm_audit", "lm_check_inputs", "MIN_K"]
+__all__ = ["MIN_K", "LMTexts", "lm_audit", "lm_check_inputs", "read_lm_texts"]
 
 #: the share of tokens Min-K% and Min-K%++ average (both papers' default, 20%)
 MIN_K = 0.2
@@ -159,35 +160,47 @@ def _scores_only(cfg: AuditConfig) -> str:
             f"{cfg.logprobs_column!r} (scores only)")
 
 
-def _blind_check(mm: dict, best: tuple[str, dict] | None, cc: float) -> tuple[Check, bool]:
-    """The blind baseline's check, and whether the split is comparable."""
-    lo, hi = mm["auc_ci"]
-    auc = mm["auc"]
-    base = dict(id="membership.blind_baseline.auc", analysis="membership", name="blind baseline (texts only): AUC",
-                value=auc, interval=(lo, hi), threshold=None, confidence=cc)
-    shown = f"AUC {auc:.3f} (interval [{lo:.3f}, {hi:.3f}])"
-    separates = lo > 0.5
+def _blind_check(bb, metrics: dict, cc: float) -> tuple[Check, set[str]]:
+    """The blind baseline's check, and the attacks whose results stand.
+
+    The split differs by itself when the permutation p-value of the blind AUC is at most 1 - ``cc``; then an attack
+    stands only if its AUC beats the blind AUC on the same texts: the lower ``cc`` bound of the paired difference,
+    from the bootstrap that refits the blind classifier, above 0. On a comparable split every attack stands."""
+    from scipy.stats import norm
+
+    alpha = 1 - cc
+    lo, hi = bb.auc - norm.ppf(1 - alpha / 2) * bb.auc_sd, bb.auc + norm.ppf(1 - alpha / 2) * bb.auc_sd
+    lo, hi = max(0.0, lo), min(1.0, hi)
+    base = {"id": "membership.blind_baseline.auc", "analysis": "membership",
+            "name": "blind baseline (texts only): AUC", "value": bb.auc, "interval": (lo, hi), "threshold": None,
+            "confidence": cc}
+    shown = (f"AUC {bb.auc:.3f} (interval [{lo:.3f}, {hi:.3f}]; permutation p = {bb.p_value:.2g} over "
+             f"{bb.n_permutations:,} relabellings)")
+    if bb.p_value > alpha:
+        return Check(**base, status=PASSED,
+                     sentence=f"a classifier that sees only the texts does not tell members from non-members better "
+                              f"than chance ({shown}): the split is comparable"), set(metrics)
+    z = norm.ppf(cc)
+    clear = {name for name, v in bb.versus.items() if v["diff"] - z * v["diff_sd"] > 0}
+    best = max(bb.versus, key=lambda n: bb.versus[n]["diff"]) if bb.versus else None
     if best is None:
-        reaches = separates
-        who = "the attacks"
+        gap = ""
     else:
-        name, bm = best
-        reaches = hi >= bm["auc_ci"][0]
-        who = f"the best attack ({name}, AUC {bm['auc']:.3f}, interval [{bm['auc_ci'][0]:.3f}, {bm['auc_ci'][1]:.3f}])"
-    if separates and reaches:
+        v = bb.versus[best]
+        gap = (f"; the best attack ({metrics[best]['display']}, AUC {v['auc']:.3f}) is {v['diff']:+.3f} above it "
+               f"(lower {cc:.1%} bound {v['diff'] - z * v['diff_sd']:+.3f}, paired bootstrap refitting the classifier)")
+    if not clear:
         return Check(**base, status=NOT_MEASURABLE,
                      sentence=f"the member and non-member texts are not comparable: a classifier that sees only the "
-                              f"texts, never the model, tells them apart with {shown}, as well as {who}; the "
-                              "attacks would measure the split, not the model (Das et al. 2024)",
+                              f"texts, never the model, tells them apart with {shown}{gap}; no attack beats it, so "
+                              "the attacks would measure the split, not the model (Das et al. 2024)",
                      fix="draw the members and non-members from one distribution (e.g. a random split of one pool of "
-                         "texts, the non-members held out from fine-tuning), then audit again"), False
-    if separates:
-        words = (f"a classifier that sees only the texts tells members from non-members with {shown}, but {who} "
-                 "clears it: the model tells them apart beyond what the texts alone show")
-    else:
-        words = (f"a classifier that sees only the texts does not tell members from non-members better than chance "
-                 f"({shown}): the split is comparable")
-    return Check(**base, status=PASSED, sentence=words), True
+                         "texts, the non-members held out from fine-tuning), then audit again"), clear
+    names = ", ".join(metrics[n]["display"] for n in sorted(clear))
+    return Check(**base, status=PASSED,
+                 sentence=f"a classifier that sees only the texts tells members from non-members with {shown}{gap}; "
+                          f"{names} beat{'s' if len(clear) == 1 else ''} it, so the model tells the texts apart "
+                          "beyond what the texts alone show: only those attacks are judged"), clear
 
 
 def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = False,
@@ -198,7 +211,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
     rank and writes both).
     """
     from ..lm.attacks import ATTACKS, run_lm_attacks
-    from ..lm.blind import blind_baseline_scores
+    from ..lm.blind import blind_baseline
     from ..lm.score import score_texts
 
     st = stages or StageProgress(verbose)
@@ -245,19 +258,21 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
             metrics[name] = mm
             for c in _attack_checks(ctx, ATTACKS[name][0], mm, eps):
                 checks.append(c.model_copy(update={"id": f"membership.{name}.{c.id.rsplit('.', 1)[1]}"}))
-        blind = blind_baseline_scores(all_texts, m, random_state=seeds["blind"])
-        blind_mm = measure(blind)
-    best = max(metrics.items(), key=lambda kv: kv[1]["auc"]) if metrics else None
-    blind_check, comparable = _blind_check(blind_mm, (best[1]["display"], best[1]) if best else None, cc)
-    if not comparable:
+        bb = blind_baseline(all_texts, m, versus=scores, alpha=1 - cc, random_state=seeds["blind"])
+        blind = bb.scores
+        blind_mm = _measure_blind(bb, m, fprs, cfg, cc, seeds["bootstrap"])
+    blind_check, standing = _blind_check(bb, metrics, cc)
+    comparable = bb.p_value > 1 - cc
+    if standing != set(metrics):
         checks = [c.model_copy(update={
             "status": NOT_MEASURABLE,
-            "sentence": f"{c.name} cannot be judged: the member and non-member texts differ by themselves (see the "
-                        "blind baseline)",
-            "fix": blind_check.fix}) if c.status in (EXCEEDED, PASSED) else c for c in checks]
+            "sentence": f"{c.name} cannot be judged: the member and non-member texts differ by themselves and this "
+                        "attack does not beat a classifier of the texts alone (see the blind baseline)",
+            "fix": blind_check.fix or "draw the members and non-members from one distribution, then audit again"})
+            if c.status in (EXCEEDED, PASSED) and c.id.split(".")[1] not in standing else c for c in checks]
     checks.append(blind_check)
     verdict = decide(cfg, checks, check_confidence=cc)
-    if not comparable:
+    if not standing:
         verdict = verdict.model_copy(update={"headline": "Inconclusive: " + blind_check.sentence + "."})
     skipped = []
     if ts.mean is None:
@@ -292,15 +307,18 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
               "context_length": ctx_len, "reference_models": [r.description for r in refs]}
     settings = {"profile": cfg.profile, "n_boot": cfg.settings.n_boot, "min_k": MIN_K,
                 "attacks": "; ".join(f"{d}: {ref}" for d, ref in (ATTACKS[n] for n in scores)),
-                "blind_baseline": "TF-IDF of character 2-4-grams and word 1-2-grams plus length, logistic regression, "
-                                  "5-fold stratified cross-fitting (Das et al. 2024)",
+                "blind_baseline": "TF-IDF of character 2-4-grams and word 1-2-grams plus log length, kernel ridge "
+                                  f"regression, {bb.n_folds}-fold cross-fitting with near-duplicates kept together "
+                                  f"({bb.n_groups:,} groups); permutation test ({bb.n_permutations:,} relabellings) "
+                                  f"and paired bootstrap refitting the classifier ({bb.n_boot} resamples) "
+                                  "(Das et al. 2024)",
                 "scoring": "given (scores only)" if lm is None else
                            f"batches of at most {BATCH_TOKENS:,} padded tokens, {n_threads} torch thread"
                            f"{'s' if n_threads > 1 else ''}, float32"}
     summary = {**metrics, "blind_baseline": {**blind_mm, "display": "blind baseline (texts only)",
-                                             "comparable": comparable}}
+                                             "comparable": comparable, "attacks_standing": sorted(standing)}}
     result = AuditResult(
-        leakaudit_version=__version__, created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        leakaudit_version=__version__, created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         command=command or "leakaudit audit", config=cfg.model_dump(mode="json"), data=data, target=target,
         membership=summary, dtp=None, skipped=[s.model_dump() for s in skipped], verdict=verdict,
         timings=st.timings, resources={"peak_memory_mb": round(peak_rss_mb(), 1)}, settings=settings)
@@ -313,6 +331,25 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
         rec[f"score_{name}"] = s
     rec["blind_baseline"] = blind
     return result, rec
+
+
+def _measure_blind(bb, m, fprs, cfg: AuditConfig, cc: float, seed: int) -> dict:
+    """The blind baseline's entry in results.json: the usual measures on the texts it used, with its AUC interval
+    from the bootstrap that refits the classifier (a fixed scorer's DeLong interval is too narrow for out-of-fold
+    scores) and its permutation test."""
+    from scipy.stats import norm
+
+    u = bb.used
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotEstimableWarning)
+        mm = evaluate_membership(m[u], bb.scores[u], fprs=fprs, n_boot=cfg.settings.n_boot, confidence=cc,
+                                 random_state=seed).model_dump()
+    z = norm.ppf(1 - (1 - cc) / 2)
+    mm.update(auc_ci=(max(0.0, bb.auc - z * bb.auc_sd), min(1.0, bb.auc + z * bb.auc_sd)),
+              auc_ci_method="bootstrap refitting the classifier", p_value=bb.p_value,
+              n_permutations=bb.n_permutations, null_sd=bb.null_sd, n_used=int(u.sum()), n_groups=bb.n_groups,
+              versus=bb.versus)
+    return mm
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ small GPT-2 model fine-tuned here on SpamAssassin e-mails). torch and transforme
 """
 
 from .attacks import ATTACKS, run_lm_attacks
-from .blind import blind_baseline_scores
+from .blind import BlindBaseline, blind_baseline, blind_baseline_scores
 from .score import TokenScores, score_texts, scores_from_arrays
 
-__all__ = ["ATTACKS", "run_lm_attacks", "blind_baseline_scores", "TokenScores", "score_texts", "scores_from_arrays"]
+__all__ = ["ATTACKS", "BlindBaseline", "TokenScores", "blind_baseline", "blind_baseline_scores", "run_lm_attacks",
+           "score_texts", "scores_from_arrays"]
