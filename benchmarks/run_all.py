@@ -132,6 +132,30 @@ def _agreement(r):
     return s
 
 
+def lm_scoring_section(res) -> list[str]:
+    """Language-model scoring (bench_lm_scoring.py): our batched scorer against the transformers per-text
+    perplexity loop on the same model and texts, at 1 and 2 threads, and against torch.mm's peak."""
+    r = res.get("lm_scoring")
+    if not r:
+        return ["Not run.", ""]
+    out = [f"{r['model']}; {r['n_texts']} texts, {r['n_tokens']:,} tokens (context {r['context']}); load "
+           f"{r['loadavg_start']:.1f} -> {r['loadavg_end']:.1f}; {r['timing']}.", "",
+           "| threads | batched tokens/s (per CPU s) | per-text loop tokens/s (per CPU s) | ratio wall / CPU | "
+           "share of the matmul peak (CPU) |", "|---|---|---|---|---|"]
+    for t in (1, 2):
+        x = r.get(f"threads_{t}")
+        if not x:
+            out.append(f"| {t} | not run | | | |")
+            continue
+        b, p = x["batched"], x["per_text"]
+        out.append(f"| {t} | {b['tokens_per_second']:,.0f} ({b['tokens_per_cpu_second']:,.0f}) | "
+                   f"{p['tokens_per_second']:,.0f} ({p['tokens_per_cpu_second']:,.0f}) | "
+                   f"{x['speedup_vs_per_text']:.2f}x / {x['speedup_vs_per_text_cpu']:.2f}x | "
+                   f"{100 * x['fraction_of_peak_cpu']:.0f} % |")
+    out += ["", "Command: `.venv/bin/python benchmarks/bench_lm_scoring.py`", ""]
+    return out
+
+
 def machine_section(res) -> list[str]:
     m = res.get("machine_limit")
     if not m:
@@ -339,6 +363,7 @@ def write_report(log=None, quick=False) -> Path:
     out += attack_quality_section(res)
     out += ["## Few reference models: BaVarIA-style scoring vs LiRA and RMIA", ""]
     out += attack_quality_section(res, "bavaria", "CPU s, scoring only (the same reference models for all)")
+    out += ["## Language models: batched scoring vs the transformers per-text loop", ""] + lm_scoring_section(res)
     out += ["## The machine's limit", ""] + machine_section(res)
     out += ["## Scaling", ""] + scaling_section(res)
     out += ["## Parallel speed-up", ""] + parallel_section(res)

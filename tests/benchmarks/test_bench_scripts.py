@@ -17,7 +17,7 @@ SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "
            "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic", "forest_kernel_profile",
            "kernel_ab", "bench_quantile_vs_lira", "bench_lm_scoring", "lm_memorisation", "bench_dp_sgd",
            "dp_audit_soundness", "bench_dpaudit_vs_privacymeter", "bench_bavaria",
-           "bench_dpaudit_vs_privacymeter_dpsgd"]
+           "bench_dpaudit_vs_privacymeter_dpsgd", "lm_blind_guard"]
 
 
 def _load(name):
@@ -32,7 +32,7 @@ def _load(name):
 def test_script_imports(name):
     mod = _load(name)
     if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic", "forest_kernel_profile", "kernel_ab",
-                                             "lm_memorisation", "dp_audit_soundness"):
+                                             "lm_memorisation", "dp_audit_soundness", "lm_blind_guard"):
         assert callable(mod.main)
 
 
