@@ -10,8 +10,8 @@ import numpy as np
 
 from ._registry import Row
 
-__all__ = ["JOBS_ENV", "N_SEEDS", "interval", "map_jobs", "map_seeds", "merge_seed_rows", "rows_over_seeds", "seed_row",
-           "seeds_from"]
+__all__ = ["JOBS_ENV", "N_SEEDS", "interval", "judge_values", "map_jobs", "map_seeds", "merge_seed_rows",
+           "paper_rounding", "rows_over_seeds", "seed_row", "seeds_from"]
 
 # Seeds per setting: every figure that depends on randomness is reported over these many seeds with an interval.
 N_SEEDS = 5
@@ -66,24 +66,62 @@ def interval(vals, confidence: float = 0.95) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 
-def seed_row(quantity, paper, vals, seeds, tolerance=None, note=""):
-    """One row over seeds: ours is the mean; a match means the paper's value lies in the 95% interval of the mean
-    widened by ``tolerance`` (never one chosen seed)."""
+def paper_rounding(paper: float) -> float:
+    """Half a unit in the last decimal place of ``paper`` as written (0.8555 -> 5e-5, 0.99 -> 0.005, 1.0 -> 0.05).
+
+    Paper values are typed into the reproductions with the digits the paper prints, so this is the rounding the
+    printed number carries; a value we compute (a theorem's formula) carries about none. A zero shows no digits
+    when typed, so it is read as printed to three decimals (5e-4), the precision of the papers' and the spec's
+    tables.
+    """
+    from decimal import Decimal
+
+    if float(paper) == 0.0:
+        return 5e-4
+    exponent = Decimal(repr(float(paper))).as_tuple().exponent
+    return 0.5 * 10.0 ** int(exponent)
+
+
+def judge_values(paper, vals) -> tuple[str, float, float, float]:
+    """``(status, mean, low, high)`` of per-seed (or per-split) values against the paper's value.
+
+    The rule, one for every randomised row: ``match`` when the paper's value lies in the 95% Student-t interval of
+    our mean, widened only by the paper's own rounding (:func:`paper_rounding`; a degenerate interval, every seed
+    alike, is then "within rounding of the mean"); ``differs`` otherwise, or when fewer than 2 seeds have a value;
+    ``no-paper-value`` when the paper gives none.
+    """
     vals = [float("nan") if v is None else float(v) for v in vals]
     m, lo, hi = interval(vals)
     if paper is None:
-        status = "no-paper-value"
-    elif not np.isfinite(lo):
-        status = "differs"
-    else:
-        tol = 0.0 if tolerance is None else tolerance
-        status = "match" if lo - tol - 1e-12 <= paper <= hi + tol + 1e-12 else "differs"
+        return "no-paper-value", m, lo, hi
+    if not np.isfinite(lo):
+        return "differs", m, lo, hi
+    h = paper_rounding(paper)
+    return ("match" if lo - h - 1e-12 <= paper <= hi + h + 1e-12 else "differs"), m, lo, hi
+
+
+def seed_row(quantity, paper, vals, seeds, tolerance=None, note=""):
+    """One row over seeds: ours is the mean; the status is :func:`judge_values` (never one chosen seed).
+
+    ``tolerance`` is the allowance stated for this kind of quantity (an accuracy, an average PDTP): it does not
+    decide the status; when the paper's value lies outside our interval but within ``tolerance`` of it, the note
+    says so. The row's ``tolerance`` field holds the paper's rounding, the only widening the rule applies.
+    """
+    vals = [float("nan") if v is None else float(v) for v in vals]
+    status, m, lo, hi = judge_values(paper, vals)
     per = ", ".join(f"{v:.4g}" for v in vals)
     n_fin = int(np.sum(np.isfinite(vals)))
     over = "" if n_fin == len(vals) else f" of the {n_fin} seeds with a value"
     text = f"seeds {seeds[0]}-{seeds[-1]}: {per}; mean{over} {m:.4g}, 95% t-interval [{lo:.4g}, {hi:.4g}]"
-    return Row(quantity, None if paper is None else float(paper), m, None if tolerance is None else float(tolerance),
-               status, f"{note}; {text}" if note else text)
+    if status == "differs" and np.isfinite(lo):
+        gap = lo - paper if paper < lo else paper - hi
+        side = "below" if paper < lo else "above"
+        text += f"; the paper's value is {gap:.3g} {side} the interval"
+        if tolerance is not None and gap <= tolerance + 1e-12:
+            text += f" (within the {tolerance:.3g} stated for this kind of quantity)"
+    rounding = None if paper is None else paper_rounding(paper)
+    return Row(quantity, None if paper is None else float(paper), m, rounding, status,
+               f"{note}; {text}" if note else text, values=tuple(vals), seeds=tuple(int(s) for s in seeds))
 
 
 def merge_seed_rows(per_seed: list, seeds: list) -> list:
