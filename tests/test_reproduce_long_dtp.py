@@ -26,8 +26,9 @@ def test_seed_row_judges_the_interval_and_lists_every_seed():
 def test_paper_rounding_is_half_the_last_printed_digit():
     assert _seeds.paper_rounding(0.8555) == pytest.approx(5e-5)
     assert _seeds.paper_rounding(0.99) == pytest.approx(0.005)
-    assert _seeds.paper_rounding(1.0) == pytest.approx(0.05)
-    assert _seeds.paper_rounding(3.4) == pytest.approx(0.05)
+    assert _seeds.paper_rounding(1.0) == pytest.approx(0.005)  # typed 1.0 for a printed 1.00 or 100%: capped
+    assert _seeds.paper_rounding(3.4) == pytest.approx(0.005)
+    assert _seeds.paper_rounding(3.4019) == pytest.approx(5e-5)
     assert _seeds.paper_rounding(1e-05) == pytest.approx(5e-6)
     assert _seeds.paper_rounding(0.0) == pytest.approx(5e-4)
 
@@ -42,7 +43,7 @@ def test_judge_values_interval_widened_only_by_rounding():
     # every seed alike: the interval is that value, and it matches within the paper's rounding only
     assert _seeds.judge_values(0.75, [0.76] * 5)[0] == "differs"
     assert _seeds.judge_values(0.75, [0.754] * 5)[0] == "match"
-    assert _seeds.judge_values(0.5, [0.54] * 5)[0] == "match"  # 0.5 printed with one decimal: 0.45 to 0.55
+    assert _seeds.judge_values(0.5, [0.504] * 5)[0] == "match" and _seeds.judge_values(0.5, [0.51] * 5)[0] == "differs"
     assert _seeds.judge_values(0.2, [0.2, float("nan")])[0] == "differs"  # one seed with a value: no interval
     assert _seeds.judge_values(None, [0.1, 0.2])[0] == "no-paper-value"
 
@@ -129,3 +130,14 @@ def test_long_table1_claims_rows_on_known_values():
     assert rows["lowest distance-attack per-target accuracy"].ours == 0.5
     assert rows["untargeted accuracy on that target"].ours == pytest.approx(0.94)
     assert rows["targets with distance accuracy <= 0.55 and untargeted >= 0.9"].ours == 1
+
+
+def test_a_paper_bound_matches_when_our_mean_reaches_it():
+    vals, seeds = [0.9, 0.78, 0.68, 0.78, 0.82], [0, 1, 2, 3, 4]  # Chase census-gender, best accuracy at p <= 0.10
+    assert _seeds.judge_values(0.9, vals)[0] == "differs"
+    assert _seeds.judge_values(0.9, vals, lower_bound=True)[0] == "differs"  # 'above 90%': our mean is 0.79
+    assert _seeds.judge_values(0.9, [1.0] * 5)[0] == "differs"  # 1.0 everywhere is not the value 0.9 ...
+    r = _seeds.seed_row("q", 0.9, [1.0] * 5, seeds, lower_bound=True)
+    assert r.status == "match" and r.lower_bound and "lower bound" in r.note  # ... but it is above the bound
+    merged = _seeds.merge_seed_rows([[r] for _ in range(5)], seeds)
+    assert merged[0].lower_bound and merged[0].status == "match"

@@ -70,25 +70,27 @@ def paper_rounding(paper: float) -> float:
     """Half a unit in the last decimal place of ``paper`` as written (0.8555 -> 5e-5, 0.99 -> 0.005, 1.0 -> 0.05).
 
     Paper values are typed into the reproductions with the digits the paper prints, so this is the rounding the
-    printed number carries; a value we compute (a theorem's formula) carries about none. A zero shows no digits
-    when typed, so it is read as printed to three decimals (5e-4), the precision of the papers' and the spec's
-    tables.
+    printed number carries; a value we compute (a theorem's formula) carries about none. Typing drops trailing
+    zeros (a printed 1.00 or 90% becomes 1.0 or 0.9), and the papers print rates and accuracies to at least two
+    decimals or whole percents, so the rounding is capped at 0.005; a zero shows no digits at all and is read as
+    printed to three decimals (5e-4), the precision of the papers' and the spec's tables.
     """
     from decimal import Decimal
 
     if float(paper) == 0.0:
         return 5e-4
     exponent = Decimal(repr(float(paper))).as_tuple().exponent
-    return 0.5 * 10.0 ** int(exponent)
+    return min(0.5 * 10.0 ** int(exponent), 0.005)
 
 
-def judge_values(paper, vals) -> tuple[str, float, float, float]:
+def judge_values(paper, vals, lower_bound: bool = False) -> tuple[str, float, float, float]:
     """``(status, mean, low, high)`` of per-seed (or per-split) values against the paper's value.
 
     The rule, one for every randomised row: ``match`` when the paper's value lies in the 95% Student-t interval of
     our mean, widened only by the paper's own rounding (:func:`paper_rounding`; a degenerate interval, every seed
     alike, is then "within rounding of the mean"); ``differs`` otherwise, or when fewer than 2 seeds have a value;
-    ``no-paper-value`` when the paper gives none.
+    ``no-paper-value`` when the paper gives none. When the paper states a lower bound (``lower_bound``: "above
+    90%", "recall > 0.99"), ``match`` means our mean is at least the bound, less its rounding.
     """
     vals = [float("nan") if v is None else float(v) for v in vals]
     m, lo, hi = interval(vals)
@@ -97,23 +99,28 @@ def judge_values(paper, vals) -> tuple[str, float, float, float]:
     if not np.isfinite(lo):
         return "differs", m, lo, hi
     h = paper_rounding(paper)
+    if lower_bound:
+        return ("match" if m >= paper - h - 1e-12 else "differs"), m, lo, hi
     return ("match" if lo - h - 1e-12 <= paper <= hi + h + 1e-12 else "differs"), m, lo, hi
 
 
-def seed_row(quantity, paper, vals, seeds, tolerance=None, note=""):
+def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, lower_bound: bool = False):
     """One row over seeds: ours is the mean; the status is :func:`judge_values` (never one chosen seed).
 
     ``tolerance`` is the allowance stated for this kind of quantity (an accuracy, an average PDTP): it does not
     decide the status; when the paper's value lies outside our interval but within ``tolerance`` of it, the note
     says so. The row's ``tolerance`` field holds the paper's rounding, the only widening the rule applies.
+    ``lower_bound``: the paper's value is a bound our mean should reach (see :func:`judge_values`).
     """
     vals = [float("nan") if v is None else float(v) for v in vals]
-    status, m, lo, hi = judge_values(paper, vals)
+    status, m, lo, hi = judge_values(paper, vals, lower_bound)
     per = ", ".join(f"{v:.4g}" for v in vals)
     n_fin = int(np.sum(np.isfinite(vals)))
     over = "" if n_fin == len(vals) else f" of the {n_fin} seeds with a value"
     text = f"seeds {seeds[0]}-{seeds[-1]}: {per}; mean{over} {m:.4g}, 95% t-interval [{lo:.4g}, {hi:.4g}]"
-    if status == "differs" and np.isfinite(lo):
+    if lower_bound and paper is not None:
+        text += f"; the paper's value is a lower bound: a match needs our mean at least {paper:g}"
+    elif status == "differs" and np.isfinite(lo):
         gap = lo - paper if paper < lo else paper - hi
         side = "below" if paper < lo else "above"
         text += f"; the paper's value is {gap:.3g} {side} the interval"
@@ -121,7 +128,8 @@ def seed_row(quantity, paper, vals, seeds, tolerance=None, note=""):
             text += f" (within the {tolerance:.3g} stated for this kind of quantity)"
     rounding = None if paper is None else paper_rounding(paper)
     return Row(quantity, None if paper is None else float(paper), m, rounding, status,
-               f"{note}; {text}" if note else text, values=tuple(vals), seeds=tuple(int(s) for s in seeds))
+               f"{note}; {text}" if note else text, values=tuple(vals), seeds=tuple(int(s) for s in seeds),
+               lower_bound=lower_bound)
 
 
 def merge_seed_rows(per_seed: list, seeds: list) -> list:
@@ -136,7 +144,8 @@ def merge_seed_rows(per_seed: list, seeds: list) -> list:
         if all(r.ours is None for r in rs):
             out.append(r0)
             continue
-        out.append(seed_row(r0.quantity, r0.paper, [r.ours for r in rs], seeds, r0.tolerance, r0.note))
+        out.append(seed_row(r0.quantity, r0.paper, [r.ours for r in rs], seeds, r0.tolerance, r0.note,
+                            lower_bound=r0.lower_bound))
     return out
 
 
