@@ -135,9 +135,20 @@ def test_long_table1_claims_rows_on_known_values():
 def test_a_paper_bound_matches_when_our_mean_reaches_it():
     vals, seeds = [0.9, 0.78, 0.68, 0.78, 0.82], [0, 1, 2, 3, 4]  # Chase census-gender, best accuracy at p <= 0.10
     assert _seeds.judge_values(0.9, vals)[0] == "differs"
-    assert _seeds.judge_values(0.9, vals, lower_bound=True)[0] == "differs"  # 'above 90%': our mean is 0.79
+    assert _seeds.judge_values(0.9, vals, "lower")[0] == "differs"  # 'above 90%': our mean is 0.79
     assert _seeds.judge_values(0.9, [1.0] * 5)[0] == "differs"  # 1.0 everywhere is not the value 0.9 ...
-    r = _seeds.seed_row("q", 0.9, [1.0] * 5, seeds, lower_bound=True)
-    assert r.status == "match" and r.lower_bound and "lower bound" in r.note  # ... but it is above the bound
+    r = _seeds.seed_row("q", 0.9, [1.0] * 5, seeds, bound="lower")
+    assert r.status == "match" and r.bound == "lower" and "lower bound" in r.note  # ... but it is above the bound
     merged = _seeds.merge_seed_rows([[r] for _ in range(5)], seeds)
-    assert merged[0].lower_bound and merged[0].status == "match"
+    assert merged[0].bound == "lower" and merged[0].status == "match"
+    # 'we did not find any': an upper bound of 0, so one seed finding one is a difference, whatever the interval
+    counts = [0, 1, 0, 1, 1]  # LR-Adult targets with average PDTP > 1, seeds 0-4
+    assert _seeds.judge_values(0.0, counts)[0] == "match"  # the interval [-0.08, 1.28] holds 0 ...
+    assert _seeds.judge_values(0.0, counts, "upper")[0] == "differs"  # ... but the paper found none
+    assert _seeds.judge_values(0.0, [0] * 5, "upper")[0] == "match"
+    assert _seeds.judge_values(0.665, [0.71, 0.69, 0.72, 0.70, 0.71], "upper")[0] == "differs"  # 'never above'
+    with pytest.raises(Exception, match="bound"):
+        _seeds.judge_values(0.5, [0.4, 0.5], "sideways")
+    assert row("q", 0.9, 0.95, 0.0, bound="lower").status == "match"
+    assert row("q", 0.9, 0.85, 0.0, bound="lower").status == "differs"
+    assert row("q", 0.0, 2.0, 0.0, bound="upper").status == "differs"

@@ -6,7 +6,7 @@ named reproductions with :func:`register`. A reproduction is a function
 ``DIR/NAME.json`` and ``DIR/NAME.md``.
 
 JSON shape: ``{"name", "profile", "seconds", "random_state", "rows": [{"quantity",
-"paper", "ours", "tolerance", "status", "note", "values", "seeds", "lower_bound"}]}`` where
+"paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound"}]}`` where
 ``status`` is ``match``, ``differs`` or ``no-paper-value``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_seeds.judge_values``), and ``seeds`` the seeds
@@ -44,15 +44,18 @@ class Row:
     values: tuple[float, ...] | None = None
     # the seeds behind ``values`` (None for per-split values or a row that is not over seeds)
     seeds: tuple[int, ...] | None = None
-    # the paper states a lower bound ("above 90%"): a row over seeds matches when our mean reaches it
-    lower_bound: bool = False
+    # "lower" / "upper": the paper states a bound ("above 90%", "none found") rather than a value
+    bound: str | None = None
 
 
-def row(quantity: str, paper: float | None, ours: float | None, tolerance: float | None = None, note: str = "") -> Row:
+def row(quantity: str, paper: float | None, ours: float | None, tolerance: float | None = None, note: str = "", *,
+        bound: str | None = None) -> Row:
     """Build a :class:`Row`, deciding its status.
 
     ``match`` when ``|ours - paper| <= tolerance``; ``differs`` otherwise (or
     when ours is missing/NaN); ``no-paper-value`` when the paper gives none.
+    ``bound`` ("lower" / "upper"): the paper's value is a bound, and a match
+    means ours is on its side, within the tolerance.
     """
     ours_f = None if ours is None else float(ours)
     paper_f = None if paper is None else float(paper)
@@ -60,11 +63,11 @@ def row(quantity: str, paper: float | None, ours: float | None, tolerance: float
         status = "no-paper-value"
     elif ours_f is None or math.isnan(ours_f):
         status = "differs"
-    elif tolerance is None:
-        status = "match" if ours_f == paper_f else "differs"
     else:
-        status = "match" if abs(ours_f - paper_f) <= tolerance + 1e-12 else "differs"
-    return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note)
+        tol = (0.0 if tolerance is None else tolerance) + 1e-12
+        gap = {None: abs(ours_f - paper_f), "lower": paper_f - ours_f, "upper": ours_f - paper_f}[bound]
+        status = "match" if gap <= tol else "differs"
+    return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note, bound=bound)
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,7 @@ def to_markdown(result: dict) -> str:
         "",
         f"Profile `{result['profile']}`, {_seeds_text(result)}, {result['seconds']:.1f} s. "
         f"Command: `leakaudit reproduce {result['name']} --profile {result['profile']} --out DIR`"
-        + (" Not rerun since the interval rule: its per-seed values were read back from the notes (4 significant "
+        + (". Not rerun since the interval rule: its per-seed values were read back from the notes (4 significant "
            "digits) and judged by the rule." if result.get("values_from_notes") else ""),
         "",
         "| quantity | paper | ours | tolerance | status | note |",
@@ -173,7 +176,7 @@ def rejudge(result: dict) -> int:
     for r in result["rows"]:
         if r.get("values") is None:
             continue
-        status = judge_values(r["paper"], r["values"], r.get("lower_bound", False))[0]
+        status = judge_values(r["paper"], r["values"], r.get("bound"))[0]
         changed += status != r["status"]
         r["status"] = status
     return changed

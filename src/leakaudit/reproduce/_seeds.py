@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+from .._validation import check_choice
 from ._registry import Row
 
 __all__ = ["JOBS_ENV", "N_SEEDS", "interval", "judge_values", "map_jobs", "map_seeds", "merge_seed_rows",
@@ -83,14 +84,16 @@ def paper_rounding(paper: float) -> float:
     return min(0.5 * 10.0 ** int(exponent), 0.005)
 
 
-def judge_values(paper, vals, lower_bound: bool = False) -> tuple[str, float, float, float]:
+def judge_values(paper, vals, bound: str | None = None) -> tuple[str, float, float, float]:
     """``(status, mean, low, high)`` of per-seed (or per-split) values against the paper's value.
 
     The rule, one for every randomised row: ``match`` when the paper's value lies in the 95% Student-t interval of
     our mean, widened only by the paper's own rounding (:func:`paper_rounding`; a degenerate interval, every seed
     alike, is then "within rounding of the mean"); ``differs`` otherwise, or when fewer than 2 seeds have a value;
-    ``no-paper-value`` when the paper gives none. When the paper states a lower bound (``lower_bound``: "above
-    90%", "recall > 0.99"), ``match`` means our mean is at least the bound, less its rounding.
+    ``no-paper-value`` when the paper gives none. When the paper states a bound, ``bound="lower"`` ("above 90%",
+    "recall > 0.99") or ``bound="upper"`` ("we did not find any", "never above 0.665"), ``match`` means our mean
+    is on the paper's side of it, give or take its rounding: for "none" (an upper bound of 0) every seed must find
+    none.
     """
     vals = [float("nan") if v is None else float(v) for v in vals]
     m, lo, hi = interval(vals)
@@ -99,27 +102,30 @@ def judge_values(paper, vals, lower_bound: bool = False) -> tuple[str, float, fl
     if not np.isfinite(lo):
         return "differs", m, lo, hi
     h = paper_rounding(paper)
-    if lower_bound:
-        return ("match" if m >= paper - h - 1e-12 else "differs"), m, lo, hi
+    if bound is not None:
+        check_choice(bound, name="bound", choices=("lower", "upper"))
+        ok = m >= paper - h - 1e-12 if bound == "lower" else m <= paper + h + 1e-12
+        return ("match" if ok else "differs"), m, lo, hi
     return ("match" if lo - h - 1e-12 <= paper <= hi + h + 1e-12 else "differs"), m, lo, hi
 
 
-def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, lower_bound: bool = False):
+def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: str | None = None):
     """One row over seeds: ours is the mean; the status is :func:`judge_values` (never one chosen seed).
 
     ``tolerance`` is the allowance stated for this kind of quantity (an accuracy, an average PDTP): it does not
     decide the status; when the paper's value lies outside our interval but within ``tolerance`` of it, the note
     says so. The row's ``tolerance`` field holds the paper's rounding, the only widening the rule applies.
-    ``lower_bound``: the paper's value is a bound our mean should reach (see :func:`judge_values`).
+    ``bound``: "lower" or "upper" when the paper's value is a bound rather than a value (:func:`judge_values`).
     """
     vals = [float("nan") if v is None else float(v) for v in vals]
-    status, m, lo, hi = judge_values(paper, vals, lower_bound)
+    status, m, lo, hi = judge_values(paper, vals, bound)
     per = ", ".join(f"{v:.4g}" for v in vals)
     n_fin = int(np.sum(np.isfinite(vals)))
     over = "" if n_fin == len(vals) else f" of the {n_fin} seeds with a value"
     text = f"seeds {seeds[0]}-{seeds[-1]}: {per}; mean{over} {m:.4g}, 95% t-interval [{lo:.4g}, {hi:.4g}]"
-    if lower_bound and paper is not None:
-        text += f"; the paper's value is a lower bound: a match needs our mean at least {paper:g}"
+    if bound is not None and paper is not None:
+        text += (f"; the paper's value is {'a lower' if bound == 'lower' else 'an upper'} bound: a match needs our "
+                 f"mean at {'least' if bound == 'lower' else 'most'} {paper:g}")
     elif status == "differs" and np.isfinite(lo):
         gap = lo - paper if paper < lo else paper - hi
         side = "below" if paper < lo else "above"
@@ -129,7 +135,7 @@ def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, lower_bou
     rounding = None if paper is None else paper_rounding(paper)
     return Row(quantity, None if paper is None else float(paper), m, rounding, status,
                f"{note}; {text}" if note else text, values=tuple(vals), seeds=tuple(int(s) for s in seeds),
-               lower_bound=lower_bound)
+               bound=bound)
 
 
 def merge_seed_rows(per_seed: list, seeds: list) -> list:
@@ -145,7 +151,7 @@ def merge_seed_rows(per_seed: list, seeds: list) -> list:
             out.append(r0)
             continue
         out.append(seed_row(r0.quantity, r0.paper, [r.ours for r in rs], seeds, r0.tolerance, r0.note,
-                            lower_bound=r0.lower_bound))
+                            bound=r0.bound))
     return out
 
 

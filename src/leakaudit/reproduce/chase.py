@@ -210,16 +210,16 @@ def _seeds(cfg: dict, seed: int) -> list[int]:
 
 
 def _seeds_row(row, quantity: str, paper, values, seeds, tolerance=None, note: str = "", *,
-               lower_bound: bool = False):
+               bound: str | None = None):
     """One row over the repetitions: the mean, its 95% t-interval and every seed's value (never one seed).
 
     ``row`` is :func:`_row` or :func:`_smoke_row` (smoke rows run on synthetic data and never compare);
-    ``lower_bound``: the paper's value is a bound ("above 90%"), see ``_seeds.judge_values``.
+    ``bound``: "lower" / "upper" when the paper's value is a bound ("above 90%"), see ``_seeds.judge_values``.
     """
     from ._seeds import seed_row
 
     r = seed_row(quantity, paper, [float(v) for v in values], list(seeds), tolerance, note,
-                 lower_bound=lower_bound)
+                 bound=bound)
     if row is _row:
         return r
     return row(quantity, paper, r.ours, tolerance, r.note)
@@ -309,7 +309,7 @@ def fig1(profile: str, random_state: int):
         rows.append(_seeds_row(row, f"{setting} best accuracy at p<=0.10", 0.9, per_seed[low].max(0),
                                _seeds(cfg, random_state), 0.1,
                                "paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
-                               lower_bound=True))
+                               bound="lower"))
         if setting == "enron-negative":
             rows.append(_seeds_row(row, "enron-negative accuracy at p=0.20 minus peak", None,
                                    per_seed[-1] - per_seed.max(0), _seeds(cfg, random_state),
@@ -558,7 +558,7 @@ def fig1_mlp(profile: str, random_state: int):
     rows.append(_seeds_row(row, "census-random MLP best accuracy at p<=0.10", 0.9, per_seed[low].max(0),
                            _seeds(cfg, random_state), 0.1,
                            "paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
-                           lower_bound=True))
+                           bound="lower"))
     return rows
 
 

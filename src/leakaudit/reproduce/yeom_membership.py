@@ -242,7 +242,7 @@ def _table1_seed(profile: str, random_state: int) -> list:
             "Theorem-2 intuition: the advantage is about train - test accuracy"),
         Row("Fashion-MNIST threshold attack recall", 0.99, dm_loss["recall"], None,
             "match" if dm_loss["recall"] >= 0.99 else "differs", "paper: > 0.99 on MNIST and CIFAR (a lower bound)",
-            lower_bound=True),
+            bound="lower"),
         row("Fashion-MNIST threshold attack advantage", None, dm_loss["advantage"]),
         row("Fashion-MNIST shadow-model attack precision", None, dm_sh["precision"], None,
             f"{n_sh} shadow CNNs on the adversary's disjoint data, one attack net per class"),
