@@ -140,7 +140,8 @@ def _sweep(name, X, y, make_estimator, params, ref, *, n_splits, cv, tol, random
         "the authors' code): each empirical row is their mean with the 95% t-interval over splits, and matches "
         "when the reference lies in that interval, widened only by the reference's rounding (3 decimals). Trees: "
         "the authors set no random_state (random tie-breaking); ours use the seed, so tree rows differ slightly. "
-        "Paper claims checked: known-σ points follow Theorem 3; the σ_S-only threshold beats the §3.3 curve when the model overfits."
+        "Paper claims checked: known-σ points follow Theorem 3; the σ_S-only threshold beats the §3.3 curve when "
+        "the model overfits."
     ),
 )
 def yeom_fig2ab(profile: str, random_state: int) -> list:
