@@ -103,7 +103,8 @@ def _sweep(name, X, y, make_estimator, params, ref, *, n_splits, cv, tol, random
         est = make_estimator(p)
         r_emp, r_cv = _r_emp_r_cv(est, X, y, cv=cv, random_state=random_state)
         r = r_cv / r_emp
-        attacks = {"known": ThresholdAdversary(sigma_s=r_emp, sigma_d=r_cv), "unknown": ThresholdAdversary(sigma_s=r_emp)}
+        attacks = {"known": ThresholdAdversary(sigma_s=r_emp, sigma_d=r_cv),
+                   "unknown": ThresholdAdversary(sigma_s=r_emp)}
         res = yeom_split_protocol(SklearnLearner(est), X, y, attacks, n_splits=n_splits)
         rf = ref.get(p)
         cv_note = "LOO" if cv == "loo" else f"{cv}-fold CV (the authors use LOO; reduced profile)"
