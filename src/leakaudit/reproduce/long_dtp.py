@@ -207,7 +207,7 @@ def _table2_seed(profile: str, seed: int) -> dict:
           "an output of 0 returned as 0.005, the first bin's centre), so its binning does not avoid the ln 3 step: "
           "an output crossing 0.01 moves between the two lowest bins and gives PDTP ln 3 = 1.0986 > 1. The paper's "
           "'we did not find any records with PDTP greater than 1' holds for the averages over 10 measurements (no "
-          "target in any seed) but not for single measurements (about 1.4% exceed 1, nearly all at exactly ln 3; "
+          "target in any seed) but not for single measurements (about 1.2% exceed 1, nearly all at exactly ln 3; "
           "`leakaudit dtp pdtp --data adult --model nb` shows the same on one training set). The rows 'lowest-bin steps "
           "ignored' leave out of the max every class whose output moves between the two lowest bins "
           "(leakaudit.dtp.pdtp(..., lowest_bins='ignore'): the step is ln 3 however small the move), to size the "
