@@ -9,7 +9,7 @@ JSON shape: ``{"name", "profile", "seconds", "random_state", "rows": [{"quantity
 "paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound"}]}`` where
 ``status`` is ``match``, ``differs`` or ``no-paper-value``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
-re-derives with the current rule (``_seeds.judge_values``), and ``seeds`` the seeds
+re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
 they came from (both None for a row that is not over seeds).
 """
 
@@ -24,6 +24,7 @@ from pathlib import Path
 from .._names import NameTable
 from .._results import write_json_atomic
 from ..exceptions import InvalidParameterError
+from ._judge import judge_values
 
 __all__ = ["Row", "row", "Reproduction", "register", "get", "names", "run", "rejudge", "PROFILES"]
 
@@ -40,7 +41,7 @@ class Row:
     tolerance: float | None
     status: str
     note: str = ""
-    # per-seed (or per-split) values of a randomised row, judged by _seeds.judge_values; None otherwise
+    # per-seed (or per-split) values of a randomised row, judged by _judge.judge_values; None otherwise
     values: tuple[float, ...] | None = None
     # the seeds behind ``values`` (None for per-split values or a row that is not over seeds)
     seeds: tuple[int, ...] | None = None
@@ -169,9 +170,7 @@ def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions",
 
 def rejudge(result: dict) -> int:
     """Re-derive the status of every row of ``result`` that carries its per-seed values, with the current rule
-    (``_seeds.judge_values``), in place; returns how many rows changed status."""
-    from ._seeds import judge_values
-
+    (``_judge.judge_values``), in place; returns how many rows changed status."""
     changed = 0
     for r in result["rows"]:
         if r.get("values") is None:

@@ -19,7 +19,7 @@ Profiles:
 Repetitions: repetition ``i`` of a run with ``random_state = s`` is seed ``s + i`` (its own Census row
 subset or random bit, pool split, poison, queries, shadows and targets), so seeds 0-4 for the documented
 runs. Each row reports the mean over the repetitions with a 95% Student-t interval and every seed's
-value, judged by the one rule for randomised rows (``_seeds.judge_values``: the paper's value must lie in the
+value, judged by the one rule for randomised rows (``_judge.judge_values``: the paper's value must lie in the
 interval, widened only by its rounding; "above 90%" is a bound our mean must reach).
 
 SpamAssassin runs differ from the paper's protocol in three places (``PROTOCOL["spam"]``;
@@ -215,7 +215,7 @@ def _seeds_row(row, quantity: str, paper, values, seeds, tolerance=None, note: s
     """One row over the repetitions: the mean, its 95% t-interval and every seed's value (never one seed).
 
     ``row`` is :func:`_row` or :func:`_smoke_row` (smoke rows run on synthetic data and never compare);
-    ``bound``: "lower" / "upper" when the paper's value is a bound ("above 90%"), see ``_seeds.judge_values``.
+    ``bound``: "lower" / "upper" when the paper's value is a bound ("above 90%"), see ``_judge.judge_values``.
     """
     from ._seeds import seed_row
 

@@ -74,11 +74,11 @@ def _r_emp_r_cv(estimator, X, y, *, cv: str, random_state: int):
 
 def _splits_row(quantity, paper, per_split, tolerance, note):
     """A row over the protocol's seeded splits (seeds 0..n-1, as the authors' code): the mean, with the 95%
-    t-interval over splits, judged by the one rule for randomised rows (``_seeds.judge_values``: the reference
+    t-interval over splits, judged by the one rule for randomised rows (``_judge.judge_values``: the reference
     must lie in the interval, widened only by its rounding). ``tolerance`` is the allowance stated for the
     quantity: the note says when the reference lies outside the interval but within it."""
     from ._registry import Row
-    from ._seeds import judge_values, paper_rounding
+    from ._judge import judge_values, paper_rounding
 
     status, m, lo, hi = judge_values(paper, per_split)
     text = (f"{note}; mean of {len(per_split)} splits (split seeds 0-{len(per_split) - 1}, as the authors' code), "
