@@ -62,6 +62,7 @@ def test_gather_rejudges_rows_that_carry_their_values(tmp_path):
     (tmp_path / "long-dtp-bounds.json").write_text(json.dumps(res))
     page = _registry.gather(tmp_path)
     assert "Totals: 1 rows match, 1 differ" in page and "seeds 0-4" in page
+    assert "0 matches and 1 differences are randomised rows" in page
 
 
 def test_merge_seed_rows_averages_each_quantity():

@@ -206,6 +206,7 @@ def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
     ]
     files = sorted(folder.glob("*.json"))
     counts = {"match": 0, "differs": 0, "no-paper-value": 0}
+    randomised = {"match": 0, "differs": 0}
     for f in files:
         res = json.loads(f.read_text())
         if res.get("name") not in _REGISTRY.names():
@@ -213,7 +214,11 @@ def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
         rejudge(res)
         for r in res["rows"]:
             counts[r["status"]] = counts.get(r["status"], 0) + 1
+            if r.get("values") is not None:  # a randomised row, judged on its interval (or bound)
+                randomised[r["status"]] = randomised.get(r["status"], 0) + 1
         parts.append(to_markdown(res))
     parts.insert(6, f"Totals: {counts['match']} rows match, {counts['differs']} differ, "
-                    f"{counts['no-paper-value']} have no paper value.\n")
+                    f"{counts['no-paper-value']} have no paper value. Of the rows with a paper value, "
+                    f"{randomised['match']} matches and {randomised['differs']} differences are randomised rows "
+                    f"judged on their interval or bound; the rest are single values against a tolerance.\n")
     return "\n".join(parts)
