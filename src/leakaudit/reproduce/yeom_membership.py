@@ -359,13 +359,13 @@ def _fig4_settings(profile: str) -> dict:
     ),
     notes=(
         "MNIST and CIFAR are not available: Fashion-MNIST replaces them, so there are no per-point paper values. "
-        "Checked claims: the advantage reaches about the Theorem 4 ideal 1 - 10^-3 = 0.999 for large s, whatever "
-        "the generalization error, and subversion costs little test accuracy (paper: 0.014 on MNIST). "
+        "Checked claims: the advantage reaches the paper's >= 0.9 (MNIST) for s >= 32, a bound our mean must reach "
+        "(Theorem 4's ideal 1 - 10^-3 = 0.999 is an expectation 2n challenges cannot resolve), whatever the "
+        "generalization error, and subversion costs little test accuracy (paper: 0.014 on MNIST). "
         "Smaller profiles use fewer images and sizes. The paper does not state its epochs; the triggers need many "
         "(measured at s = 16, n = 300: advantage 0.00 after 10 epochs, 0.22 after 30, 0.99 after 60), so the "
         "reduced profile trains 60 epochs and the full one 100. Every row is over 5 seeds (seed, seed + 1, ...; "
-        "a seed draws the images, the secret and the CNNs); the last row's allowance 0.1 is named in its note "
-        "when Theorem 4's ideal lies outside the interval but within it."
+        "a seed draws the images, the secret and the CNNs)."
     ),
 )
 def yeom_fig4(profile: str, random_state: int) -> list:
@@ -406,7 +406,10 @@ def _fig4_seed(profile: str, random_state: int) -> list:
                 f"clean {acc(clean, te):.3f}, subverted {acc(sub, te):.3f}"),
         ]
     big = max(s["sizes"])
-    rows.append(row(f"advantage at the largest s={big} vs Theorem 4 ideal", colluding_advantage_bound(10, 3),
-                    advs[big], 0.1 if profile != "smoke" else 1.0,
-                    "paper: >= 0.9 (MNIST, CIFAR-10) and 0.98 (CIFAR-100) for s >= 32"))
+    # the paper's claim is a bound (">= 0.9" on MNIST, the dataset Fashion-MNIST stands in for); Theorem 4's ideal
+    # is an expectation that 2n challenges cannot resolve (one false positive in 1,000 expected), so it is a note
+    rows.append(row(f"advantage at the largest s={big} vs the paper's >= 0.9", 0.9, advs[big],
+                    0.0 if profile != "smoke" else 1.0,
+                    f"paper: >= 0.9 (MNIST, CIFAR-10) and 0.98 (CIFAR-100) for s >= 32; Theorem 4's ideal is "
+                    f"{colluding_advantage_bound(10, 3):.3f}", bound="lower"))
     return rows
