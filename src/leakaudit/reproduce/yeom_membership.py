@@ -77,8 +77,8 @@ def _splits_row(quantity, paper, per_split, tolerance, note):
     t-interval over splits, judged by the one rule for randomised rows (``_judge.judge_values``: the reference
     must lie in the interval, widened only by its rounding). ``tolerance`` is the allowance stated for the
     quantity: the note says when the reference lies outside the interval but within it."""
-    from ._registry import Row
     from ._judge import judge_values, paper_rounding
+    from ._registry import Row
 
     status, m, lo, hi = judge_values(paper, per_split)
     text = (f"{note}; mean of {len(per_split)} splits (split seeds 0-{len(per_split) - 1}, as the authors' code), "
@@ -209,10 +209,10 @@ def _table1_seed(profile: str, random_state: int) -> list:
     """Every yeom-table1 row for one seed (the image draw, the target, the shadow models)."""
     from ..learners import TorchCNN
     from ..membership._base import cross_entropy_loss, fit_reference_models
-    from ._registry import Row
     from ..membership.shadow import ShadowModelAttack
     from ..membership.threshold import LossThresholdAttack
     from ..metrics import decision_metrics
+    from ._registry import Row
 
     s = _cnn_settings(profile)
     n = s["n_train"]
