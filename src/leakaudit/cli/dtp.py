@@ -122,6 +122,10 @@ def register(app: typer.Typer) -> None:
         noise_floor: int = typer.Option(0, "--noise-floor",
                                         help="also retrain this many models with other seeds (Fig 7) and report "
                                              "PDTP beside the spread of ln p (0: skip)"),
+        lowest_bins: str = typer.Option(
+            "keep", "--lowest-bins",
+            help="keep (the paper) or ignore: leave out of the max a class whose binned output moves only between "
+                 "the two lowest bins, a step of ln 3 whatever the move's size (needs --bin-width)"),
     ) -> None:
         """PDTP of every (or --records random) training record, and the DTP-1 verdict."""
         import numpy as np
@@ -130,13 +134,18 @@ def register(app: typer.Typer) -> None:
         from ..dtp.pdtp import pdtp
         from ..dtp.verdict import dtp1_verdict
 
+        # checked before any data is loaded, each message naming the flag
+        if lowest_bins not in ("keep", "ignore"):
+            raise InvalidParameterError(f"--lowest-bins must be keep or ignore; got {lowest_bins!r}")
+        if lowest_bins == "ignore" and _bin_width(bin_width) is None:
+            raise InvalidParameterError("--lowest-bins ignore needs binned outputs; got --bin-width none")
         with on_interrupt("dtp pdtp", outputs=[out] if out else [], doing="loading the data") as progress:
             X, y, learner = load_training_set(data, label, model, rows, seed)
             recs = None if records <= 0 else np.sort(np.random.default_rng(seed).choice(len(X), min(records, len(X)),
                                                                                           replace=False))
             progress.step("measuring PDTP (retraining without each record)")
             res = pdtp(learner, X, y, records=recs, bin_width=_bin_width(bin_width), seed_policy=seed_policy,
-                       n_repeats=repeats, random_state=seed)
+                       n_repeats=repeats, random_state=seed, lowest_bins=lowest_bins)
             v = dtp1_verdict(res.values, kind="PDTP", records=res.records)
             typer.echo(f"{type(learner).__name__}: PDTP of {len(res.values)} records by {res.method}; "
                        f"mean {np.mean(res.values):.4f}, max {v.max_value:.4f}")

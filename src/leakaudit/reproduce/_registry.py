@@ -5,9 +5,12 @@ named reproductions with :func:`register`. A reproduction is a function
 ``(profile, random_state) -> list[Row]``; the runner times it and writes
 ``DIR/NAME.json`` and ``DIR/NAME.md``.
 
-JSON shape: ``{"name", "profile", "seconds", "rows": [{"quantity", "paper",
-"ours", "tolerance", "status", "note"}]}`` where ``status`` is ``match``,
-``differs`` or ``no-paper-value``.
+JSON shape: ``{"name", "profile", "seconds", "random_state", "rows": [{"quantity",
+"paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound"}]}`` where
+``status`` is ``match``, ``differs`` or ``no-paper-value``; ``values`` holds the
+per-seed (or per-split) values of a randomised row, whose status :func:`gather`
+re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
+they came from (both None for a row that is not over seeds).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from pathlib import Path
 from .._names import NameTable
 from .._results import write_json_atomic
 from ..exceptions import InvalidParameterError
+from ._judge import judge_values
 
-__all__ = ["Row", "row", "Reproduction", "register", "get", "names", "run", "PROFILES"]
+__all__ = ["Row", "row", "Reproduction", "register", "get", "names", "run", "rejudge", "PROFILES"]
 
 PROFILES = ("smoke", "reduced", "full")
 
@@ -37,13 +41,22 @@ class Row:
     tolerance: float | None
     status: str
     note: str = ""
+    # per-seed (or per-split) values of a randomised row, judged by _judge.judge_values; None otherwise
+    values: tuple[float, ...] | None = None
+    # the seeds behind ``values`` (None for per-split values or a row that is not over seeds)
+    seeds: tuple[int, ...] | None = None
+    # "lower" / "upper": the paper states a bound ("above 90%", "none found") rather than a value
+    bound: str | None = None
 
 
-def row(quantity: str, paper: float | None, ours: float | None, tolerance: float | None = None, note: str = "") -> Row:
+def row(quantity: str, paper: float | None, ours: float | None, tolerance: float | None = None, note: str = "", *,
+        bound: str | None = None) -> Row:
     """Build a :class:`Row`, deciding its status.
 
     ``match`` when ``|ours - paper| <= tolerance``; ``differs`` otherwise (or
     when ours is missing/NaN); ``no-paper-value`` when the paper gives none.
+    ``bound`` ("lower" / "upper"): the paper's value is a bound, and a match
+    means ours is on its side, within the tolerance.
     """
     ours_f = None if ours is None else float(ours)
     paper_f = None if paper is None else float(paper)
@@ -51,11 +64,11 @@ def row(quantity: str, paper: float | None, ours: float | None, tolerance: float
         status = "no-paper-value"
     elif ours_f is None or math.isnan(ours_f):
         status = "differs"
-    elif tolerance is None:
-        status = "match" if ours_f == paper_f else "differs"
     else:
-        status = "match" if abs(ours_f - paper_f) <= tolerance + 1e-12 else "differs"
-    return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note)
+        tol = (0.0 if tolerance is None else tolerance) + 1e-12
+        gap = {None: abs(ours_f - paper_f), "lower": paper_f - ours_f, "upper": ours_f - paper_f}[bound]
+        status = "match" if gap <= tol else "differs"
+    return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note, bound=bound)
 
 
 @dataclass(frozen=True)
@@ -97,6 +110,15 @@ def _fmt(v: float | None, missing: str = "—") -> str:
     return f"{v:.4g}"
 
 
+def _seeds_text(result: dict) -> str:
+    """The seeds a run used, from its rows: "seeds 0-4 (...)" when rows are over seeds, else "seed N"."""
+    seeds = sorted({int(s) for r in result["rows"] for s in (r.get("seeds") or ())})
+    if not seeds:
+        return f"seed {result['random_state']}"
+    span = f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
+    return f"seeds {span} (randomised rows: mean over the seeds, 95% t-interval in the note)"
+
+
 def to_markdown(result: dict) -> str:
     rep = get(result["name"])
     lines = [
@@ -104,8 +126,10 @@ def to_markdown(result: dict) -> str:
         "",
         rep.description,
         "",
-        f"Profile `{result['profile']}`, seed {result['random_state']}, {result['seconds']:.1f} s. "
-        f"Command: `leakaudit reproduce {result['name']} --profile {result['profile']} --out DIR`",
+        f"Profile `{result['profile']}`, {_seeds_text(result)}, {result['seconds']:.1f} s. "
+        f"Command: `leakaudit reproduce {result['name']} --profile {result['profile']} --out DIR`"
+        + (". Not rerun since the interval rule: its per-seed values were read back from the notes (4 significant "
+           "digits) and judged by the rule." if result.get("values_from_notes") else ""),
         "",
         "| quantity | paper | ours | tolerance | status | note |",
         "|---|---:|---:|---:|---|---|",
@@ -144,6 +168,19 @@ def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions",
     return result
 
 
+def rejudge(result: dict) -> int:
+    """Re-derive the status of every row of ``result`` that carries its per-seed values, with the current rule
+    (``_judge.judge_values``), in place; returns how many rows changed status."""
+    changed = 0
+    for r in result["rows"]:
+        if r.get("values") is None:
+            continue
+        status = judge_values(r["paper"], r["values"], r.get("bound"))[0]
+        changed += status != r["status"]
+        r["status"] = status
+    return changed
+
+
 def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
     """One Markdown page from every ``NAME.json`` in ``folder`` (the latest run of each)."""
     import json
@@ -156,16 +193,32 @@ def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
         "`paper` is the paper's number (— where it gives none), `ours` our measurement, and the note says "
         "where and why we differ (a substitute dataset, a paper typo, a reduced profile).",
         "",
+        ("How a row is judged. A randomised row over seeds (or over a protocol's splits) reports the mean, every "
+        "seed's value and the 95% Student-t interval of the mean; it matches only when the paper's value lies in "
+        "that interval, widened by nothing but the rounding of the paper's printed number (half a unit in its last "
+        "digit, the row's `tolerance`; when every seed gives the same value the interval is that value, so it "
+        "matches within rounding). Where the paper's value lies outside the interval but within the allowance "
+        "stated for its kind of quantity (an accuracy, an average PDTP), the note says so; the status stays "
+        "'differs'. Where the paper states a bound ('above 90%', 'recall > 0.99'), the row matches when our "
+        "mean reaches it. A row that is not over seeds (a closed form, a deterministic procedure, or a reproduction "
+        "still run on one seed, whose heading says 'seed N') matches when |ours - paper| is at most its tolerance."),
+        "",
     ]
     files = sorted(folder.glob("*.json"))
     counts = {"match": 0, "differs": 0, "no-paper-value": 0}
+    randomised = {"match": 0, "differs": 0}
     for f in files:
         res = json.loads(f.read_text())
         if res.get("name") not in _REGISTRY.names():
             continue
+        rejudge(res)
         for r in res["rows"]:
             counts[r["status"]] = counts.get(r["status"], 0) + 1
+            if r.get("values") is not None:  # a randomised row, judged on its interval (or bound)
+                randomised[r["status"]] = randomised.get(r["status"], 0) + 1
         parts.append(to_markdown(res))
-    parts.insert(4, f"Totals: {counts['match']} rows match, {counts['differs']} differ, "
-                    f"{counts['no-paper-value']} have no paper value.\n")
+    parts.insert(6, f"Totals: {counts['match']} rows match, {counts['differs']} differ, "
+                    f"{counts['no-paper-value']} have no paper value. Of the rows with a paper value, "
+                    f"{randomised['match']} matches and {randomised['differs']} differences are randomised rows "
+                    f"judged on their interval or bound; the rest are single values against a tolerance.\n")
     return "\n".join(parts)

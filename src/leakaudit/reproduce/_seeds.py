@@ -3,14 +3,14 @@ value and a Student-t interval, and judged against the paper on that interval (n
 
 from __future__ import annotations
 
-import math
 import os
 
 import numpy as np
 
+from ._judge import judge_values, paper_rounding
 from ._registry import Row
 
-__all__ = ["JOBS_ENV", "N_SEEDS", "interval", "map_jobs", "map_seeds", "merge_seed_rows", "rows_over_seeds", "seed_row",
+__all__ = ["JOBS_ENV", "N_SEEDS", "map_jobs", "map_seeds", "merge_seed_rows", "rows_over_seeds", "seed_row",
            "seeds_from"]
 
 # Seeds per setting: every figure that depends on randomness is reported over these many seeds with an interval.
@@ -51,39 +51,33 @@ def map_seeds(func, profile: str, seeds: list[int]) -> list:
     return map_jobs(func, [(profile, s) for s in seeds])
 
 
-def interval(vals, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t interval of the finite per-seed values (NaN bounds for fewer than 2 of them)."""
-    from scipy import stats
+def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: str | None = None):
+    """One row over seeds: ours is the mean; the status is :func:`judge_values` (never one chosen seed).
 
-    v = np.asarray(vals, dtype=float)
-    v = v[np.isfinite(v)]  # a seed without a value (NaN: nothing to measure in that draw) is left out
-    if len(v) == 0:
-        return float("nan"), float("nan"), float("nan")
-    m = float(v.mean())
-    if len(v) < 2:
-        return m, float("nan"), float("nan")
-    h = float(stats.t.ppf(0.5 + confidence / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
-    return m, m - h, m + h
-
-
-def seed_row(quantity, paper, vals, seeds, tolerance=None, note=""):
-    """One row over seeds: ours is the mean; a match means the paper's value lies in the 95% interval of the mean
-    widened by ``tolerance`` (never one chosen seed)."""
+    ``tolerance`` is the allowance stated for this kind of quantity (an accuracy, an average PDTP): it does not
+    decide the status; when the paper's value lies outside our interval but within ``tolerance`` of it, the note
+    says so. The row's ``tolerance`` field holds the paper's rounding, the only widening the rule applies.
+    ``bound``: "lower" or "upper" when the paper's value is a bound rather than a value (:func:`judge_values`).
+    """
     vals = [float("nan") if v is None else float(v) for v in vals]
-    m, lo, hi = interval(vals)
-    if paper is None:
-        status = "no-paper-value"
-    elif not np.isfinite(lo):
-        status = "differs"
-    else:
-        tol = 0.0 if tolerance is None else tolerance
-        status = "match" if lo - tol - 1e-12 <= paper <= hi + tol + 1e-12 else "differs"
+    status, m, lo, hi = judge_values(paper, vals, bound)
     per = ", ".join(f"{v:.4g}" for v in vals)
     n_fin = int(np.sum(np.isfinite(vals)))
     over = "" if n_fin == len(vals) else f" of the {n_fin} seeds with a value"
     text = f"seeds {seeds[0]}-{seeds[-1]}: {per}; mean{over} {m:.4g}, 95% t-interval [{lo:.4g}, {hi:.4g}]"
-    return Row(quantity, None if paper is None else float(paper), m, None if tolerance is None else float(tolerance),
-               status, f"{note}; {text}" if note else text)
+    if bound is not None and paper is not None:
+        text += (f"; the paper's value is {'a lower' if bound == 'lower' else 'an upper'} bound: a match needs our "
+                 f"mean at {'least' if bound == 'lower' else 'most'} {paper:g}")
+    elif status == "differs" and np.isfinite(lo):
+        gap = lo - paper if paper < lo else paper - hi
+        side = "below" if paper < lo else "above"
+        text += f"; the paper's value is {gap:.3g} {side} the interval"
+        if tolerance is not None and gap <= tolerance + 1e-12:
+            text += f" (within the {tolerance:.3g} stated for this kind of quantity)"
+    rounding = None if paper is None else paper_rounding(paper)
+    return Row(quantity, None if paper is None else float(paper), m, rounding, status,
+               f"{note}; {text}" if note else text, values=tuple(vals), seeds=tuple(int(s) for s in seeds),
+               bound=bound)
 
 
 def merge_seed_rows(per_seed: list, seeds: list) -> list:
@@ -98,7 +92,8 @@ def merge_seed_rows(per_seed: list, seeds: list) -> list:
         if all(r.ours is None for r in rs):
             out.append(r0)
             continue
-        out.append(seed_row(r0.quantity, r0.paper, [r.ours for r in rs], seeds, r0.tolerance, r0.note))
+        out.append(seed_row(r0.quantity, r0.paper, [r.ours for r in rs], seeds, r0.tolerance, r0.note,
+                            bound=r0.bound))
     return out
 
 

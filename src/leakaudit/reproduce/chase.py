@@ -19,7 +19,8 @@ Profiles:
 Repetitions: repetition ``i`` of a run with ``random_state = s`` is seed ``s + i`` (its own Census row
 subset or random bit, pool split, poison, queries, shadows and targets), so seeds 0-4 for the documented
 runs. Each row reports the mean over the repetitions with a 95% Student-t interval and every seed's
-value; a row matches when the paper's value lies in the interval widened by the tolerance.
+value, judged by the one rule for randomised rows (``_judge.judge_values``: the paper's value must lie in the
+interval, widened only by its rounding; "above 90%" is a bound our mean must reach).
 
 SpamAssassin runs differ from the paper's protocol in three places (``PROTOCOL["spam"]``;
 the Census runs keep the paper's): TF-IDF features (spec Sec. 4.3 allows binary or TF-IDF),
@@ -209,14 +210,17 @@ def _seeds(cfg: dict, seed: int) -> list[int]:
     return seeds_from(seed, cfg["reps"])
 
 
-def _seeds_row(row, quantity: str, paper, values, seeds, tolerance=None, note: str = ""):
+def _seeds_row(row, quantity: str, paper, values, seeds, tolerance=None, note: str = "", *,
+               bound: str | None = None):
     """One row over the repetitions: the mean, its 95% t-interval and every seed's value (never one seed).
 
-    ``row`` is :func:`_row` or :func:`_smoke_row` (smoke rows run on synthetic data and never compare).
+    ``row`` is :func:`_row` or :func:`_smoke_row` (smoke rows run on synthetic data and never compare);
+    ``bound``: "lower" / "upper" when the paper's value is a bound ("above 90%"), see ``_judge.judge_values``.
     """
     from ._seeds import seed_row
 
-    r = seed_row(quantity, paper, [float(v) for v in values], list(seeds), tolerance, note)
+    r = seed_row(quantity, paper, [float(v) for v in values], list(seeds), tolerance, note,
+                 bound=bound)
     if row is _row:
         return r
     return row(quantity, paper, r.ours, tolerance, r.note)
@@ -305,7 +309,8 @@ def fig1(profile: str, random_state: int):
         low = np.array([p <= 0.10 + 1e-9 for p in curve])
         rows.append(_seeds_row(row, f"{setting} best accuracy at p<=0.10", 0.9, per_seed[low].max(0),
                                _seeds(cfg, random_state), 0.1,
-                               "paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'"))
+                               "paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
+                               bound="lower"))
         if setting == "enron-negative":
             rows.append(_seeds_row(row, "enron-negative accuracy at p=0.20 minus peak", None,
                                    per_seed[-1] - per_seed.max(0), _seeds(cfg, random_state),
@@ -553,7 +558,8 @@ def fig1_mlp(profile: str, random_state: int):
     low = np.array([p <= 0.10 + 1e-9 for p in curve])
     rows.append(_seeds_row(row, "census-random MLP best accuracy at p<=0.10", 0.9, per_seed[low].max(0),
                            _seeds(cfg, random_state), 0.1,
-                           "paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'"))
+                           "paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
+                           bound="lower"))
     return rows
 
 

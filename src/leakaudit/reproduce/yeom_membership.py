@@ -74,16 +74,23 @@ def _r_emp_r_cv(estimator, X, y, *, cv: str, random_state: int):
 
 def _splits_row(quantity, paper, per_split, tolerance, note):
     """A row over the protocol's seeded splits (seeds 0..n-1, as the authors' code): the mean, with the 95%
-    t-interval over splits; it matches when the reference lies in that interval widened by ``tolerance``."""
+    t-interval over splits, judged by the one rule for randomised rows (``_judge.judge_values``: the reference
+    must lie in the interval, widened only by its rounding). ``tolerance`` is the allowance stated for the
+    quantity: the note says when the reference lies outside the interval but within it."""
+    from ._judge import judge_values, paper_rounding
     from ._registry import Row
-    from ._seeds import interval
 
-    m, lo, hi = interval(per_split)
-    status = "no-paper-value" if paper is None else (
-        "match" if np.isfinite(lo) and lo - tolerance - 1e-12 <= paper <= hi + tolerance + 1e-12 else "differs")
+    status, m, lo, hi = judge_values(paper, per_split)
     text = (f"{note}; mean of {len(per_split)} splits (split seeds 0-{len(per_split) - 1}, as the authors' code), "
             f"sd {np.std(per_split, ddof=1):.3f}, 95% t-interval [{lo:.4f}, {hi:.4f}]")
-    return Row(quantity, None if paper is None else float(paper), m, float(tolerance), status, text)
+    if status == "differs" and np.isfinite(lo):
+        gap = lo - paper if paper < lo else paper - hi
+        text += f"; the reference is {gap:.3g} {'below' if paper < lo else 'above'} the interval"
+        if gap <= tolerance + 1e-12:
+            text += f" (within the {tolerance:.3g} stated for this quantity)"
+    return Row(quantity, None if paper is None else float(paper), m,
+               None if paper is None else paper_rounding(paper), status, text,
+               values=tuple(float(v) for v in per_split))
 
 
 def _sweep(name, X, y, make_estimator, params, ref, *, n_splits, cv, tol, random_state):
@@ -96,7 +103,8 @@ def _sweep(name, X, y, make_estimator, params, ref, *, n_splits, cv, tol, random
         est = make_estimator(p)
         r_emp, r_cv = _r_emp_r_cv(est, X, y, cv=cv, random_state=random_state)
         r = r_cv / r_emp
-        attacks = {"known": ThresholdAdversary(sigma_s=r_emp, sigma_d=r_cv), "unknown": ThresholdAdversary(sigma_s=r_emp)}
+        attacks = {"known": ThresholdAdversary(sigma_s=r_emp, sigma_d=r_cv),
+                   "unknown": ThresholdAdversary(sigma_s=r_emp)}
         res = yeom_split_protocol(SklearnLearner(est), X, y, attacks, n_splits=n_splits)
         rf = ref.get(p)
         cv_note = "LOO" if cv == "loo" else f"{cv}-fold CV (the authors use LOO; reduced profile)"
@@ -130,10 +138,11 @@ def _sweep(name, X, y, make_estimator, params, ref, *, n_splits, cv, tol, random
         "authors' protocol (scikit-learn 1.9, 100 splits, LOO). R_cv is leave-one-out as in the authors' code at the "
         "reduced and full profiles (IWPC: 4,819 trees per depth, about 12 CPU minutes for the 18 reference depths); "
         "the smoke profile uses 5-fold CV on a subset. The randomness is the 100 75/25 splits (split seeds 0-99, as "
-        "the authors' code): each empirical row is their mean with the 95% t-interval over splits, and matches when "
-        "the reference lies in that interval widened by the tolerance. Trees: the authors set no random_state "
-        "(random tie-breaking); ours use the seed, so tree rows differ slightly. Paper claims checked: known-σ "
-        "points follow Theorem 3; the σ_S-only threshold beats the §3.3 curve when the model overfits."
+        "the authors' code): each empirical row is their mean with the 95% t-interval over splits, and matches "
+        "when the reference lies in that interval, widened only by the reference's rounding (3 decimals). Trees: "
+        "the authors set no random_state (random tie-breaking); ours use the seed, so tree rows differ slightly. "
+        "Paper claims checked: known-σ points follow Theorem 3; the σ_S-only threshold beats the §3.3 curve when "
+        "the model overfits."
     ),
 )
 def yeom_fig2ab(profile: str, random_state: int) -> list:
@@ -203,6 +212,7 @@ def _table1_seed(profile: str, random_state: int) -> list:
     from ..membership.shadow import ShadowModelAttack
     from ..membership.threshold import LossThresholdAttack
     from ..metrics import decision_metrics
+    from ._registry import Row
 
     s = _cnn_settings(profile)
     n = s["n_train"]
@@ -232,8 +242,9 @@ def _table1_seed(profile: str, random_state: int) -> list:
         row("Fashion-MNIST average training loss L_S", None, L_S, None, "the threshold the adversary knows"),
         row("Fashion-MNIST threshold attack precision", None, dm_loss["precision"], None,
             "Theorem-2 intuition: the advantage is about train - test accuracy"),
-        row("Fashion-MNIST threshold attack recall", 0.99, dm_loss["recall"], None,
-            "paper: > 0.99 on MNIST and CIFAR (a lower bound: matches when ours is at least 0.99)"),
+        Row("Fashion-MNIST threshold attack recall", 0.99, dm_loss["recall"], None,
+            "match" if dm_loss["recall"] >= 0.99 else "differs", "paper: > 0.99 on MNIST and CIFAR (a lower bound)",
+            bound="lower"),
         row("Fashion-MNIST threshold attack advantage", None, dm_loss["advantage"]),
         row("Fashion-MNIST shadow-model attack precision", None, dm_sh["precision"], None,
             f"{n_sh} shadow CNNs on the adversary's disjoint data, one attack net per class"),
@@ -265,10 +276,6 @@ def yeom_table1(profile: str, random_state: int) -> list:
     from ._seeds import rows_over_seeds
 
     rows = rows_over_seeds(_table1_seed, profile, random_state)
-    # recall: the paper gives a lower bound (> 0.99); judge the mean against it rather than an interval around it
-    rows = [r if r.quantity != "Fashion-MNIST threshold attack recall" else
-            type(r)(r.quantity, r.paper, r.ours, r.tolerance, "match" if r.ours >= 0.99 else "differs", r.note)
-            for r in rows]
     for ds_name, (p_thr, p_sh) in _TABLE1.items():
         rows.append(row(f"{ds_name}: not available", None, None, None,
                         f"dataset not in this environment; paper precision: threshold {p_thr}, Shokri et al. {p_sh}"))
@@ -352,14 +359,23 @@ def _fig4_settings(profile: str) -> dict:
     ),
     notes=(
         "MNIST and CIFAR are not available: Fashion-MNIST replaces them, so there are no per-point paper values. "
-        "Checked claims: the advantage reaches about the Theorem 4 ideal 1 - 10^-3 = 0.999 for large s, whatever "
-        "the generalization error, and subversion costs little test accuracy (paper: 0.014 on MNIST). "
+        "Checked claims: the advantage reaches the paper's >= 0.9 (MNIST) for s >= 32, a bound our mean must reach "
+        "(Theorem 4's ideal 1 - 10^-3 = 0.999 is an expectation 2n challenges cannot resolve), whatever the "
+        "generalization error, and subversion costs little test accuracy (paper: 0.014 on MNIST). "
         "Smaller profiles use fewer images and sizes. The paper does not state its epochs; the triggers need many "
         "(measured at s = 16, n = 300: advantage 0.00 after 10 epochs, 0.22 after 30, 0.99 after 60), so the "
-        "reduced profile trains 60 epochs and the full one 100."
+        "reduced profile trains 60 epochs and the full one 100. Every row is over 5 seeds (seed, seed + 1, ...; "
+        "a seed draws the images, the secret and the CNNs)."
     ),
 )
 def yeom_fig4(profile: str, random_state: int) -> list:
+    from ._seeds import rows_over_seeds
+
+    return rows_over_seeds(_fig4_seed, profile, random_state)
+
+
+def _fig4_seed(profile: str, random_state: int) -> list:
+    """yeom-fig4's rows for one seed (the image draw, the secret keys, the CNNs' initialisation)."""
     from ..learners import TorchCNN
     from ..membership.colluding import ColludingAdversary, ColludingLearner, colluding_advantage_bound
 
@@ -390,7 +406,10 @@ def yeom_fig4(profile: str, random_state: int) -> list:
                 f"clean {acc(clean, te):.3f}, subverted {acc(sub, te):.3f}"),
         ]
     big = max(s["sizes"])
-    rows.append(row(f"advantage at the largest s={big} vs Theorem 4 ideal", colluding_advantage_bound(10, 3),
-                    advs[big], 0.1 if profile != "smoke" else 1.0,
-                    "paper: >= 0.9 (MNIST, CIFAR-10) and 0.98 (CIFAR-100) for s >= 32"))
+    # the paper's claim is a bound (">= 0.9" on MNIST, the dataset Fashion-MNIST stands in for); Theorem 4's ideal
+    # is an expectation that 2n challenges cannot resolve (one false positive in 1,000 expected), so it is a note
+    rows.append(row(f"advantage at the largest s={big} vs the paper's >= 0.9", 0.9, advs[big],
+                    0.0 if profile != "smoke" else 1.0,
+                    f"paper: >= 0.9 (MNIST, CIFAR-10) and 0.98 (CIFAR-100) for s >= 32; Theorem 4's ideal is "
+                    f"{colluding_advantage_bound(10, 3):.3f}", bound="lower"))
     return rows
