@@ -12,7 +12,8 @@ training sets (Feldman and Zhang's memorisation estimate, in PDTP's units):
 The records whose change is significant under the statistical DTP-1 rule are the ones whose expected change is
 large, so they sit at the top of this ranking (measured: benchmarks/pdtp_screening.py). Single PDTP values above
 the threshold that come from training noise are spread over the whole ranking; the random sample measures how
-often they occur among the records not measured exactly (:func:`unmeasured_bound`).
+often they occur among the records not measured exactly (:func:`unmeasured_bound`), and
+:func:`sample_for_allowance` gives the sample that bounds them within a stated allowance.
 
 A bagged forest carries a sharper estimate of its own (:func:`forest_oob_shift`): every tree is a model trained
 on a bootstrap sample of the very training set audited, and the trees whose sample left a record out predict it
