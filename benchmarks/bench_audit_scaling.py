@@ -116,8 +116,8 @@ def exponent_interval(rows: list[dict], key: str = "seconds", along: str = "n_me
 
 
 def _over_seeds(rows: list[dict], confidence: float = 0.95) -> dict:
-    """The growth exponent above the profile's ``pdtp_exact_max`` fitted per seed (the last exact point and the
-    screened ones of that seed), then its mean over the seeds with a t-interval, for wall and CPU time."""
+    """The growth exponent above the profile's ``pdtp_exact_max`` fitted per seed (the seed's screened points, at
+    least 2), then its mean over the seeds with a t-interval, for wall and CPU time."""
     import numpy as np
     from scipy import stats
 
@@ -125,10 +125,8 @@ def _over_seeds(rows: list[dict], confidence: float = 0.95) -> dict:
     for key in ("seconds", "cpu_seconds"):
         per_seed = {}
         for seed in sorted({r.get("seed", 0) for r in rows}):
-            mine = [r for r in rows if r.get("seed", 0) == seed]
-            exact = [r for r in mine if not r.get("screening")]
-            fit = exponent_interval(exact[-1:] + [r for r in mine if r.get("screening")], key)
-            if fit is not None and fit["points"] >= 3:
+            fit = exponent_interval([r for r in rows if r.get("seed", 0) == seed and r.get("screening")], key)
+            if fit is not None:
                 per_seed[seed] = fit["exponent"]
         e = np.array(list(per_seed.values()))
         interval = None

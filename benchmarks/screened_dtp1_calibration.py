@@ -91,6 +91,7 @@ class _PlantedModel:
 def run(members: int, seed: int, *, planted: int, ranking: str, cache: str, noise: float) -> dict:
     from sklearn.linear_model import LogisticRegression
 
+    from leakaudit._random import spawn_seeds
     from leakaudit.audit import make_config
     from leakaudit.audit.context import AuditContext
     from leakaudit.audit.data import prepare_data
@@ -98,7 +99,6 @@ def run(members: int, seed: int, *, planted: int, ranking: str, cache: str, nois
     from leakaudit.audit.pipeline import _SEED_SLOTS
     from leakaudit.audit.target import Target
     from leakaudit.engine import Engine
-    from leakaudit._random import spawn_seeds
     from leakaudit.membership import fit_reference_models, paired_half_masks
 
     cfg = make_config(n_members=members, n_nonmembers=min(members, 16281), seed=seed, profile="standard")
