@@ -11,10 +11,14 @@ exponent is the least-squares slope of log time on log members.
     python benchmarks/bench_audit_scaling.py --members 4000 --n-reference 16 64 256   # against reference models
     python benchmarks/bench_audit_scaling.py --members 32561 --n-reference 256        # memory at 256 x 48,842
     python benchmarks/bench_audit_scaling.py --members 1000 4000 8000 16000 32561 --tag session18
+    python benchmarks/bench_audit_scaling.py --members 4000 8000 16000 32561 --seeds 0 1 2 --tag session19
 
 Every point records the wall time, the CPU time (user + sys of the audit's process tree) and the load averages
 before and after: on a shared machine the CPU time is the comparable figure. ``--tag`` labels a series: points are
 measured again under a new tag, and the summary (results/audit_scaling.json) covers the tag's rows.
+
+``--seeds`` repeats every point with other audit seeds (another split of Adult, other models, another sample): the
+summary fits the exponent above ``pdtp_exact_max`` per seed and gives its mean over the seeds with a t-interval.
 
 ``--n-reference`` replaces the profile's number of reference models (LiRA, RMIA, the shadow attack's shadow models
 and the PDTP screening's ranking all use them); its rows carry ``n_reference`` and their own exponent, the slope of
@@ -54,12 +58,12 @@ sys.exit(main(p["argv"]))
 """
 
 
-def run_point(n: int, profile: str, n_reference: int | None = None) -> dict:
+def run_point(n: int, profile: str, n_reference: int | None = None, seed: int = 0) -> dict:
     exe = Path(sys.executable).parent / "leakaudit"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "leakaudit.cli"]
     with tempfile.TemporaryDirectory() as d:
         args = ["audit", "--profile", profile, "--n-members", str(n), "--n-nonmembers", str(_nonmembers(n)),
-                "--out", f"{d}/out", "--cache-dir", f"{d}/cache"]
+                "--out", f"{d}/out", "--cache-dir", f"{d}/cache", "--seed", str(seed)]
         argv = cmd + args
         if n_reference is not None:
             argv = [sys.executable, "-c", _WITH_REFERENCE,
@@ -75,7 +79,7 @@ def run_point(n: int, profile: str, n_reference: int | None = None) -> dict:
             raise RuntimeError(f"audit failed at n={n}: {r.stderr.strip()[-500:]}")
         res = json.loads(Path(d, "out", "results.json").read_text())
     dtp = res["dtp"]
-    return {"n_members": n, "n_nonmembers": _nonmembers(n), "profile": profile,
+    return {"n_members": n, "n_nonmembers": _nonmembers(n), "profile": profile, "seed": seed,
             "n_reference": n_reference if n_reference is not None else res["settings"].get("n_reference"),
             "reference_overridden": n_reference is not None, "seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
             "stage_seconds": res["timings"], "peak_memory_mb": res["resources"]["peak_memory_mb"],
@@ -111,6 +115,30 @@ def exponent_interval(rows: list[dict], key: str = "seconds", along: str = "n_me
     return out
 
 
+def _over_seeds(rows: list[dict], confidence: float = 0.95) -> dict:
+    """The growth exponent above the profile's ``pdtp_exact_max`` fitted per seed (the seed's screened points, at
+    least 2), then its mean over the seeds with a t-interval, for wall and CPU time."""
+    import numpy as np
+    from scipy import stats
+
+    out = {}
+    for key in ("seconds", "cpu_seconds"):
+        per_seed = {}
+        for seed in sorted({r.get("seed", 0) for r in rows}):
+            fit = exponent_interval([r for r in rows if r.get("seed", 0) == seed and r.get("screening")], key)
+            if fit is not None:
+                per_seed[seed] = fit["exponent"]
+        e = np.array(list(per_seed.values()))
+        interval = None
+        if e.size > 1:
+            h = stats.t.ppf(0.5 + confidence / 2, e.size - 1) * e.std(ddof=1) / np.sqrt(e.size)
+            interval = [float(e.mean() - h), float(e.mean() + h)]
+        out["wall" if key == "seconds" else "cpu"] = {
+            "per_seed": per_seed, "mean": float(e.mean()) if e.size else None, "interval": interval,
+            "confidence": confidence}
+    return out
+
+
 def loo_cost(n: int, k: int = 32) -> dict:
     """CPU seconds of ``k`` paired leave-one-out demo networks on ``n`` members (one engine batch, in this
     process, no cache): the unit of the DTP stage's work, whose count the screen keeps from growing with n."""
@@ -137,6 +165,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--profile", default="standard")
     ap.add_argument("--n-reference", type=int, nargs="+", default=None,
                     help="reference models (replacing the profile's); one point per value and member count")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0],
+                    help="audit seeds: one point per seed and member count (the split, the models, the sample)")
     ap.add_argument("--tag", default=None,
                     help="label of this series (e.g. the session): points are re-measured and summarised per tag")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "audit_scaling.json")
@@ -156,35 +186,39 @@ def main(argv=None) -> dict:
     log = args.out.with_suffix(".jsonl")
     rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     rows = [r for r in rows if r.get("tag") == args.tag]
-    done = {(r["n_members"], r["profile"], r.get("n_reference") if r.get("reference_overridden") else None)
-            for r in rows}
-    for n in args.members:
-        for n_ref in args.n_reference or [None]:
-            if (n, args.profile, n_ref) in done:
-                continue
-            row = {**run_point(n, args.profile, n_ref), "tag": args.tag}
-            with log.open("a") as fh:  # one line per finished point: a killed run keeps what it finished
-                fh.write(json.dumps(row) + "\n")
-            rows.append(row)
-            print(json.dumps({k: row[k] for k in ("n_members", "n_reference", "seconds", "peak_memory_mb",
-                                                  "pdtp_measured", "verdict", "load_before")}), flush=True)
+    done = {(r["n_members"], r["profile"], r.get("n_reference") if r.get("reference_overridden") else None,
+             r.get("seed", 0)) for r in rows}
+    for seed in args.seeds:  # seed by seed, so that a stopped run leaves whole series
+        for n in args.members:
+            for n_ref in args.n_reference or [None]:
+                if (n, args.profile, n_ref, seed) in done:
+                    continue
+                row = {**run_point(n, args.profile, n_ref, seed), "tag": args.tag}
+                with log.open("a") as fh:  # one line per finished point: a killed run keeps what it finished
+                    fh.write(json.dumps(row) + "\n")
+                rows.append(row)
+                print(json.dumps({k: row[k] for k in ("n_members", "seed", "n_reference", "seconds", "cpu_seconds",
+                                                      "peak_memory_mb", "pdtp_measured", "verdict", "load_before")}),
+                      flush=True)
     by_ref = sorted((r for r in rows if r["profile"] == args.profile and r.get("reference_overridden")),
                     key=lambda r: (r["n_members"], r["n_reference"]))
     rows = sorted((r for r in rows if r["profile"] == args.profile and not r.get("reference_overridden")),
                   key=lambda r: r["n_members"])
     exact = [r for r in rows if not r.get("screening")]
     screened = [r for r in rows if r.get("screening")]
+    last_exact = [r for r in exact if r["n_members"] == exact[-1]["n_members"]] if exact else []  # every seed's
     out = {"tag": args.tag, "rows": rows,
            # one exponent per regime: exact PDTP up to the profile's pdtp_exact_max, screened beyond it
            "growth_exponent_time": {"exact": growth_exponent(exact), "screened": growth_exponent(screened)},
            # time against n from the last exact point (pdtp_exact_max) on, wall and CPU, with t-intervals
            "growth_exponent_above_exact_max": {
                "from": exact[-1]["n_members"] if exact else None,
-               "wall": exponent_interval(exact[-1:] + screened),
-               "cpu": exponent_interval(exact[-1:] + screened, "cpu_seconds"),
+               "wall": exponent_interval(last_exact + screened),
+               "cpu": exponent_interval(last_exact + screened, "cpu_seconds"),
                "cpu_screened_only": exponent_interval(screened, "cpu_seconds")},
            "growth_exponent_memory": {"exact": growth_exponent(exact, "peak_memory_mb"),
                                       "screened": growth_exponent(screened, "peak_memory_mb")},
+           "growth_exponent_over_seeds": _over_seeds(rows),
            "rows_by_reference": by_ref,
            "growth_exponent_in_reference": {
                str(n): {"time": growth_exponent([r for r in by_ref if r["n_members"] == n], along="n_reference"),

@@ -12,7 +12,8 @@ from leakaudit.audit import make_config, run_audit
 def test_audit_screens_pdtp_beyond_pdtp_exact_max(tmp_path, monkeypatch):
     smoke = config.PROFILES["smoke"]
     monkeypatch.setitem(config.PROFILES, "smoke", smoke.model_copy(update={
-        "pdtp_records": None, "pdtp_exact_max": 100, "pdtp_screen_fraction": 0.1, "pdtp_screen_sample": 40}))
+        "pdtp_records": None, "pdtp_exact_max": 100, "pdtp_screen_fraction": 0.1, "pdtp_screen_sample": 40,
+        "pdtp_screen_sample_max": 40}))
     cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", cache_dir=tmp_path / "cache")
     res = run_audit(cfg, tmp_path / "out", verbose=False)
     sc = res.dtp["screening"]
@@ -23,6 +24,12 @@ def test_audit_screens_pdtp_beyond_pdtp_exact_max(tmp_path, monkeypatch):
     assert u["m"] == sc["n_sample"] and 0 <= u["share_interval"][0] <= u["share_interval"][1] <= 1
     check = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
     assert "rank riskiest" in check.sentence and f"random {sc['n_sample']}" in check.sentence
+    # 40 sampled members cannot bound the other ~150 within the allowance (0.5 % of 200: 1 member): the check
+    # that found nothing says "not measurable", with the reason and what would make it measurable
+    assert sc["sample_budget"] == 40 and u["allowance"] == 1 and not u["within_allowance"]
+    if check.status != "exceeded":
+        assert check.status == "not measurable" and "more than the 1 allowed" in check.sentence
+        assert "max_unmeasured_dtp_share" in check.fix
     rec = pd.read_csv(tmp_path / "out" / "records.csv")
     members = rec[rec["is_member"] == 1]
     assert members["pdtp_screen_estimate"].notna().all()
@@ -49,7 +56,8 @@ def test_a_bagged_forest_is_screened_by_its_out_of_bag_outputs(tmp_path, monkeyp
     df.iloc[200:].to_csv(tmp_path / "test.csv", index=False)
     smoke = config.PROFILES["smoke"]
     monkeypatch.setitem(config.PROFILES, "smoke", smoke.model_copy(update={
-        "pdtp_records": None, "pdtp_exact_max": 100, "pdtp_screen_fraction": 0.1, "pdtp_screen_sample": 30}))
+        "pdtp_records": None, "pdtp_exact_max": 100, "pdtp_screen_fraction": 0.1, "pdtp_screen_sample": 30,
+        "pdtp_screen_sample_max": 30}))
     kw = {"train": tmp_path / "train.csv", "test": tmp_path / "test.csv", "label": "income", "profile": "smoke"}
     data = prepare_data(make_config(**kw))
     sio.dump(RandomForestClassifier(n_estimators=20, random_state=0).fit(data.X_mem, data.y_mem),
@@ -68,3 +76,22 @@ def test_a_bagged_forest_is_screened_by_its_out_of_bag_outputs(tmp_path, monkeyp
     assert sc["n_measured"] == sc["n_top"] + sc["n_sample"] == measured.sum()
     check = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
     assert "out-of-bag" in check.sentence
+
+
+def test_a_screened_check_passes_only_within_its_allowance(tmp_path, monkeypatch):
+    """With an allowance the sample can meet (here half the members), the same screened audit passes or exceeds
+    DTP-1 on what it measured; the sample was planned to meet it."""
+    smoke = config.PROFILES["smoke"]
+    monkeypatch.setitem(config.PROFILES, "smoke", smoke.model_copy(update={
+        "pdtp_records": None, "pdtp_exact_max": 100, "pdtp_screen_fraction": 0.1, "pdtp_screen_sample": 5}))
+    cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", cache_dir=tmp_path / "cache",
+                      thresholds={"max_unmeasured_dtp_share": 0.3})
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    sc = res.dtp["screening"]
+    u = sc["unmeasured"]
+    # 60 members allowed: the sample grew past pdtp_screen_sample to what the allowance needs
+    assert u["allowance"] == 60 and sc["sample_needed"] > 5 and sc["n_sample"] >= min(sc["sample_needed"], 150)
+    check = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
+    assert u["within_allowance"] == (u["count_upper"] <= 60)
+    if u["within_allowance"]:
+        assert check.status in ("passed", "exceeded") and "against 60 allowed" in check.sentence

@@ -134,3 +134,19 @@ def test_pdtp_lowest_bins_ignore_matches_the_probability_form():
     np.testing.assert_allclose(ign.values, expect)
     assert np.all(np.asarray(ign.values) <= np.asarray(keep.values) + 1e-12)
     assert "lowest bins ignored" in ign.method
+
+
+@pytest.mark.parametrize("policy", ["paired", "independent"])
+def test_a_records_value_does_not_depend_on_the_records_measured_with_it(policy):
+    # a screened run measures a few records, an exact run all of them: the same record must get the same PDTP
+    from leakaudit.learners import TorchMLP
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4))
+    y = (X[:, 0] + 0.5 * rng.normal(size=40) > 0).astype(int)
+    mlp = TorchMLP(hidden=(5,), epochs=3)
+    every = pdtp(mlp, X, y, seed_policy=policy, random_state=9, bin_width=None)
+    for recs, batch in (([7], 256), ([3, 7, 31], 2), ([31, 7], 1)):
+        part = pdtp(mlp, X, y, records=recs, seed_policy=policy, random_state=9, bin_width=None, batch_size=batch)
+        assert np.array_equal(np.asarray(part.values), np.asarray(every.values)[recs])
+        assert np.array_equal(np.asarray(part.p_loo), np.asarray(every.p_loo)[recs])

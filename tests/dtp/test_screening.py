@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 from _dtp_helpers import outlier_data
 
-from leakaudit.dtp import pdtp, reference_loo_shift, screen_plan, screened_pdtp, tail_exceeds_sample, unmeasured_bound
+from leakaudit.dtp import (
+    pdtp,
+    reference_loo_shift,
+    sample_for_allowance,
+    screen_plan,
+    screened_pdtp,
+    tail_exceeds_sample,
+    unmeasured_bound,
+)
 from leakaudit.dtp.pdtp import apply_binning
 from leakaudit.exceptions import InvalidInputError
 from leakaudit.learners import RandomForest
@@ -140,6 +148,23 @@ def test_tail_test_and_unmeasured_bound():
     assert b["share_interval"][1] == pytest.approx(1 - 0.025 ** (1 / 100), rel=1e-6)  # two-sided Clopper-Pearson
     assert b["count_upper"] == int(np.ceil(b["share_interval"][1] * 10_000))
     assert unmeasured_bound(0, 0, 50)["share"] is None
+
+
+@pytest.mark.parametrize("n,allowance,confidence", [(31_861, 163, 0.996), (8_000, 40, 0.95), (500, 1, 0.99),
+                                                     (200, 60, 0.9958)])
+def test_sample_for_allowance_is_the_smallest_sample_that_meets_it(n, allowance, confidence):
+    m = sample_for_allowance(n, allowance, confidence=confidence)
+    assert unmeasured_bound(0, m, n, confidence=confidence)["count_upper"] <= allowance
+    assert unmeasured_bound(0, m - 1, n, confidence=confidence)["count_upper"] > allowance
+
+
+def test_sample_for_allowance_edges_and_scale():
+    assert sample_for_allowance(100, 100) == 0 and sample_for_allowance(100, 0) is None
+    # about ln(2 / (1 - c)) / share members, whatever the number of records
+    sizes = [sample_for_allowance(n, n // 200, confidence=0.99) for n in (10_000, 100_000, 1_000_000)]
+    assert max(sizes) - min(sizes) <= 3 and abs(sizes[0] - np.log(200) / 0.005) < 10
+    with pytest.raises(Exception, match="allowance"):
+        sample_for_allowance(10, -1)
 
 
 def test_the_top_stops_at_max_fraction_and_says_so():

@@ -24,6 +24,12 @@ class Thresholds(BaseModel):
 
     max_dtp: float = Field(1.0, gt=0, description="DTP-1 rule (Long et al. §5): no training record above this (PDTP, nats).")
     max_records_above_dtp: int = Field(0, ge=0, description="How many records may exceed max_dtp.")
+    # a screened DTP-1 check (many members) bounds the unmeasured members by a random sample: it passes only when
+    # that bound is at most this share of the members (at least max_records_above_dtp records); 0.5 % needs a
+    # sample of about 1,200 members at a 12-check audit's per-check confidence, whatever the number of members
+    max_unmeasured_dtp_share: float = Field(
+        0.005, ge=0, lt=1,
+        description="Screened DTP-1: share of the members that may be unmeasured and exceed max_dtp (upper bound).")
     # 1% rather than 0.1%: the distribution-free TPR interval can only exclude a TPR at FPR f when enough
     # non-members lie above the threshold, about ln(alpha/4) / ln(1 - f) of them (~690 at 1% with the verdict's
     # corrected confidence, ~6,900 at 0.1%); at 0.1% an audit of 1,000 non-members could never fail the check.
@@ -107,7 +113,12 @@ class ProfileSettings(BaseModel):
         random sample). Bagged forests are ranked by their out-of-bag outputs instead, and every member whose
         upper bound reaches the threshold is measured.
     pdtp_screen_sample : int
-        Members drawn at random from the rest and measured exactly.
+        Members drawn at random from the rest and measured exactly: at least this many, more where the thresholds'
+        ``max_unmeasured_dtp_share`` needs more (:func:`leakaudit.dtp.sample_for_allowance`), up to
+        ``pdtp_screen_sample_max``.
+    pdtp_screen_sample_max : int
+        The random sample's budget. A sample held to it that cannot bound the unmeasured members within the
+        allowance makes the DTP-1 check "not measurable", never "passed".
     pdtp_screen_max_fraction : float
         The measured top grows to at most this share of the members.
     dtp_test_max_records : int
@@ -139,6 +150,7 @@ class ProfileSettings(BaseModel):
     pdtp_exact_max: int | None = None
     pdtp_screen_fraction: float = Field(0.05, gt=0, le=1)
     pdtp_screen_sample: int = Field(500, ge=0)
+    pdtp_screen_sample_max: int = Field(2000, ge=0)
     pdtp_screen_max_fraction: float = Field(0.25, gt=0, le=1)
     dtp_removal_seeds: int | None = Field(5, ge=2)
 

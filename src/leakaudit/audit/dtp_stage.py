@@ -54,6 +54,7 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference) -> tuple[np.
         forest_oob_shift,
         oob_ensemble,
         reference_loo_shift,
+        sample_for_allowance,
         screened_pdtp,
     )
 
@@ -77,8 +78,14 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference) -> tuple[np.
     # costs time in proportion to n, so a top in proportion to n would make stage 1 grow as n^2. The records at
     # risk, not n, set its size: it doubles while its tail holds more exceedances than the sample.
     start = st.pdtp_screen_fraction * min(1.0, st.pdtp_exact_max / n) if st.pdtp_exact_max else st.pdtp_screen_fraction
+    # the random sample is as large as the allowance on unmeasured members needs (if none of it exceeds), within
+    # the profile's budget: the DTP-1 check passes only when the sample bounds them within the allowance
+    allowance = _allowance(ctx, n)
+    needed = sample_for_allowance(n, allowance, confidence=ctx.check_confidence)
+    n_sample = st.pdtp_screen_sample_max if needed is None else max(st.pdtp_screen_sample, needed)
+    n_sample = min(n_sample, st.pdtp_screen_sample_max)
     sc = screened_pdtp(learner, X_mem, data.y_mem, est, threshold=thr, fraction=start,
-                       n_sample=st.pdtp_screen_sample, max_fraction=max(st.pdtp_screen_max_fraction,
+                       n_sample=n_sample, max_fraction=max(st.pdtp_screen_max_fraction,
                                                                         st.pdtp_screen_fraction),
                        cut=cut, n_classes=data.n_classes, n_repeats=st.pdtp_repeats,
                        random_state=ctx.seeds["target"], sample_state=ctx.seeds["pdtp"], engine=ctx.engine)
@@ -87,6 +94,7 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference) -> tuple[np.
         "n_members": int(n), "n_top": sc.n_top, "n_sample": int(sc.sample.size),
         "n_measured": int(sc.records.size), "n_unmeasured": int(n - sc.records.size), "extensions": sc.extensions,
         "capped": sc.capped,
+        "sample_planned": int(n_sample), "sample_needed": needed, "sample_budget": int(st.pdtp_screen_sample_max),
         "sample_records": [int(r) for r in sc.sample],
         "sample_above": int(np.sum(sc.value(sc.sample) > thr)),
     }
@@ -198,6 +206,13 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     return Analysis(name="dtp", summary=summary, checks=(check,), resources=resources, per_record=cols)
 
 
+def _allowance(ctx: AuditContext, n: int) -> int:
+    """Unmeasured members that a screened DTP-1 check may leave possible (the sample's upper bound): the thresholds'
+    ``max_unmeasured_dtp_share`` of the ``n`` members, and at least ``max_records_above_dtp``."""
+    t = ctx.cfg.thresholds
+    return max(int(t.max_records_above_dtp), int(np.floor(t.max_unmeasured_dtp_share * n)))
+
+
 def _bound_unmeasured(ctx: AuditContext, screening: dict, test) -> None:
     """What the random sample says about the members not measured: how many of the sampled ones are significant
     (under the statistical rule; above the threshold under Long et al.'s), and the implied upper count."""
@@ -209,8 +224,12 @@ def _bound_unmeasured(ctx: AuditContext, screening: dict, test) -> None:
         k, what = len(sample & sig), "significant"
     else:
         k, what = screening["sample_above"], f"above {ctx.cfg.thresholds.max_dtp:g}"
-    screening["unmeasured"] = {**unmeasured_bound(k, len(sample), screening["n_unmeasured"],
-                                                  confidence=ctx.check_confidence), "what": what}
+    u = unmeasured_bound(k, len(sample), screening["n_unmeasured"], confidence=ctx.check_confidence)
+    allowance = _allowance(ctx, screening["n_members"])
+    within = u["count_upper"] is not None and u["count_upper"] <= allowance
+    if screening["n_unmeasured"] == 0:
+        within = True
+    screening["unmeasured"] = {**u, "what": what, "allowance": allowance, "within_allowance": within}
 
 
 def _coverage(s: dict) -> str:
@@ -231,8 +250,27 @@ def _coverage(s: dict) -> str:
     if u.get("m"):
         lo, hi = u["share_interval"]
         text += (f"; {u['k']} of the sampled members {'is' if u['k'] == 1 else 'are'} {u['what']}, so at most "
-                 f"{hi * 100:.2g}% of the {u['n_unmeasured']:,} unmeasured members (about {u['count_upper']:,}) may be")
+                 f"{hi * 100:.2g}% of the {u['n_unmeasured']:,} unmeasured members (about {u['count_upper']:,}) may be"
+                 f", against {u['allowance']:,} allowed")
     return text
+
+
+def _beyond_allowance(ctx: AuditContext, s: dict, common: dict, raw: str) -> Check | None:
+    """A screened check that would pass, made "not measurable" when its random sample cannot bound the unmeasured
+    members within the allowance (:func:`_allowance`): it never ran on them, and the sample cannot vouch for them.
+    None when every member was measured or the bound is within the allowance."""
+    u = (s.get("screening") or {}).get("unmeasured")
+    if u is None or u.get("within_allowance", True):
+        return None
+    t, sc = ctx.cfg.thresholds, s["screening"]
+    why = (f"the random sample of {u['m']:,} members (the profile's budget: {sc['sample_budget']:,}) bounds the "
+           f"unmeasured members {u['what']} only at about {u['count_upper']:,}, more than the {u['allowance']:,} "
+           f"allowed" if u.get("m") else "no unmeasured member was sampled")
+    return Check(name=common.pop("name"), status=NOT_MEASURABLE, value=s["max"], **common,
+                 sentence=f"{raw}; not measurable: {why}",
+                 fix=(f"measure every member (profile thorough), or allow more unmeasured members "
+                      f"(max_unmeasured_dtp_share, now {t.max_unmeasured_dtp_share:g}; "
+                      f"max_records_above_dtp, now {t.max_records_above_dtp})"))
 
 
 def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
@@ -245,12 +283,16 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
     some = "measured " if "screening" in s else ""
     if cfg.dtp_rule == "long":
         exceeded = s["n_above"] > allowed
+        if not exceeded and (c := _beyond_allowance(ctx, s, {**common, "name": "DTP-1 rule (Long et al., raw)"}, raw)):
+            return c
         return Check(name="DTP-1 rule (Long et al., raw)", status=EXCEEDED if exceeded else PASSED, value=s["max"],
                      **common, sentence=(f"{raw}: the DTP-1 rule (Long et al., raw) says not to publish" if exceeded
                                          else f"no {some}training record has PDTP above {thr:g} (max {s['max']:.2f} "
                                               f"over {s['n_records']}{_coverage(s)})"))
     name = "DTP-1 rule (significant records)"
     if test is None:  # no candidate: nothing even in stage 1
+        if c := _beyond_allowance(ctx, s, {**common, "name": name}, raw):
+            return c
         return Check(name=name, status=PASSED, value=s["max"], **common,
                      sentence=f"no {some}training record has PDTP above {thr:g} (max {s['max']:.2f} over "
                               f"{s['n_records']}{_coverage(s)})")
@@ -277,6 +319,8 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
                      sentence=(f"{raw}; {len(test.records)} were re-measured and {k} is significant, but "
                                f"{untested} were not re-measured"),
                      fix=f"raise dtp_test_max_records above {cfg.settings.dtp_test_max_records} (profile thorough)")
+    if c := _beyond_allowance(ctx, s, {**common, "name": name}, raw):
+        return c
     return Check(name=name, status=PASSED, value=s["max"], **common,
                  sentence=(f"{raw}, but none of them changes by more than training randomness and binning explain "
                            f"after re-measuring each {test.n_repeats} times (largest lower bound {best:.2f})"))

@@ -44,6 +44,10 @@ __all__ = ["pdtp", "pdtp_from_probabilities", "abs_log_ratio", "apply_binning", 
 
 SEED_POLICIES = ("independent", "paired")
 
+# Models per fit_many call of a learner with a shared row order (TorchMLP, order="shared") under the paired seed
+# policy: its row order is drawn from the seeds of all models of a call, so every call is padded to this many.
+PAIRED_CALL_MODELS = 257
+
 
 def apply_binning(p: np.ndarray, bin_width: float | None) -> np.ndarray:
     """Bin probabilities (Long et al. §5.2) or return them unchanged when ``bin_width`` is None."""
@@ -144,9 +148,12 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
     model in one call (queried at every record), then each block of ``batch_size`` records in one call whose
     model k is A(T\\{t_k}) queried at the block's records (its own output is the diagonal), so the engine's
     cache holds (block, block, C) outputs per chunk, never (n_records, n_records, C). A learner with a shared
-    row order (``order="shared"``, set by the paired seed policy) is wrapped in :class:`SharedOrderBlock`, so
-    that every chunk trains exactly the models of one ``fit_many`` call of all of them; in fast mode its
-    stand-ins would cost as much as real models, so all the models are trained together in one chunk.
+    row order (``order="shared"``, set by the paired seed policy) is wrapped in :class:`SharedOrderBlock` with
+    ``n_models=PAIRED_CALL_MODELS``, so that every model, the full one included, is the model it would be in one
+    ``fit_many`` call of that many models of the seed: a record's leave-one-out model, hence its PDTP, depends on
+    the seed and the record, not on which other records are measured or how they are chunked (blocks hold at
+    most ``PAIRED_CALL_MODELS - 1`` records). In fast mode its stand-ins would cost as much as real models, so
+    all the models are trained together in one chunk, and a value there depends on the records measured with it.
 
     Returns
     -------
@@ -172,7 +179,10 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
                                       [seed] + list(loo_seeds), X[records], n_classes=n_classes, together=True)
             out = np.asarray(out, dtype=np.float64)
             return out[0], out[1 + np.arange(len(records)), np.arange(len(records))], "retraining (fit_many)"
-        learner = SharedOrderBlock(learner=learner, n_models=len(records) + 1)
+        # every model is trained as a model of one call of PAIRED_CALL_MODELS models: the shared row order, hence
+        # a record's leave-one-out model, then depends on (seed, record) only, not on the other records measured
+        learner = SharedOrderBlock(learner=learner, n_models=PAIRED_CALL_MODELS)
+        batch_size = min(batch_size, PAIRED_CALL_MODELS - 1)
     p_full = np.asarray(engine.predict_many(learner, X, y, [everything], [seed], X[records], n_classes=n_classes),
                         dtype=np.float64)[0]
     p_loo = np.empty((len(records), n_classes))
@@ -210,7 +220,7 @@ class SharedOrderBlock(Learner):
     ----------
     learner : Learner with ``order="shared"``
     n_models : int
-        Models in the single call being reproduced (records measured + 1 for the full model).
+        Models in the single call being reproduced (PDTP uses ``PAIRED_CALL_MODELS`` for every measurement).
     """
 
     def __init__(self, *, learner: Any = None, n_models: int = 2):
@@ -292,10 +302,11 @@ def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray
                  engine: Engine | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, str]]:
     """Outputs of A(T) and of every A(T\\{t}) at x(t), one triple per repeat (the seed logic of :func:`pdtp`).
 
-    Repeat r trains with seeds derived from ``root_seeds[r]``: the full model's seed, and per record the same
-    seed (``paired``) or a fresh one (``independent``). Under ``paired``, a learner with an ``order`` parameter
-    is switched to ``order="shared"`` and its models of a repeat are trained as one ``fit_many`` call would
-    train them (:class:`SharedOrderBlock` chunks through ``engine``). Deterministic closed forms are computed
+    Repeat r trains with seeds derived from ``root_seeds[r]``: the full model's seed (child 0), and per record
+    the same seed (``paired``) or the record's own (``independent``: child 1 + t for record t, whatever the other
+    records). Under ``paired``, a learner with an ``order`` parameter is switched to ``order="shared"`` and its
+    models of a repeat are trained as models of one ``fit_many`` call of ``PAIRED_CALL_MODELS`` models
+    (:class:`SharedOrderBlock` chunks through ``engine``). Deterministic closed forms are computed
     once and the same arrays yielded again. Inputs must be validated (X, y, records, n_classes).
 
     Yields
@@ -314,9 +325,12 @@ def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray
         if r > 0 and _deterministic(learner, method):  # loo_proba paths are deterministic
             yield first
             continue
-        seeds = spawn_seeds(root, 1 if closed else len(records) + 1)  # closed forms need no per-record seed
+        # the full model's seed, then record t's own seed (child 1 + t): a record's models do not depend on which
+        # other records are measured; closed forms and the paired policy need no per-record seed
+        per_record = not closed and seed_policy == "independent"
+        seeds = spawn_seeds(root, int(records.max()) + 2 if per_record and len(records) else 1)
         seed = seeds[0]
-        loo_seeds = [] if closed else ([seed] * len(records) if seed_policy == "paired" else seeds[1:])
+        loo_seeds = [] if closed else ([seeds[1 + int(t)] for t in records] if per_record else [seed] * len(records))
         out = loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seed, loo_seeds=loo_seeds,
                                 method=method, batch_size=batch_size, engine=engine)
         if first is None:
@@ -380,9 +394,11 @@ def pdtp(
         the paper's reading.
     engine : leakaudit.engine.Engine, optional
         Retrains the models (its backend and resumable on-disk cache); default
-        :func:`leakaudit.engine.default_engine`. The values do not depend on the engine; with the
-        paired policy and a shared row order, every block of ``batch_size`` leave-one-out models
-        reproduces the single ``fit_many`` call of all of them (:class:`SharedOrderBlock`).
+        :func:`leakaudit.engine.default_engine`. The values do not depend on the engine, nor (except for
+        a shared row order in fast mode) on ``batch_size`` or on which other ``records`` are measured: a
+        record's models come from the seed and the record alone (with the paired policy and a shared row
+        order, every model is a model of one ``fit_many`` call of ``PAIRED_CALL_MODELS`` models,
+        :class:`SharedOrderBlock`).
 
     Returns
     -------

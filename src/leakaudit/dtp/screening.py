@@ -12,7 +12,8 @@ training sets (Feldman and Zhang's memorisation estimate, in PDTP's units):
 The records whose change is significant under the statistical DTP-1 rule are the ones whose expected change is
 large, so they sit at the top of this ranking (measured: benchmarks/pdtp_screening.py). Single PDTP values above
 the threshold that come from training noise are spread over the whole ranking; the random sample measures how
-often they occur among the records not measured exactly (:func:`unmeasured_bound`).
+often they occur among the records not measured exactly (:func:`unmeasured_bound`), and
+:func:`sample_for_allowance` gives the sample that bounds them within a stated allowance.
 
 A bagged forest carries a sharper estimate of its own (:func:`forest_oob_shift`): every tree is a model trained
 on a bootstrap sample of the very training set audited, and the trees whose sample left a record out predict it
@@ -260,6 +261,36 @@ def unmeasured_bound(k: int, m: int, n_unmeasured: int, *, confidence: float = 0
     lo, hi = clopper_pearson(int(k), int(m), confidence=confidence)
     return {"k": int(k), "m": int(m), "share": k / m, "share_interval": [float(lo), float(hi)],
             "count_upper": int(np.ceil(hi * n_unmeasured)), "n_unmeasured": int(n_unmeasured)}
+
+
+def sample_for_allowance(n_unmeasured: int, allowance: int, *, confidence: float = 0.95) -> int | None:
+    """The smallest uniform sample of ``n_unmeasured`` records that, holding no positive record, bounds the positive
+    ones at ``allowance`` or fewer (the count :func:`unmeasured_bound` gives).
+
+    With none of ``m`` sampled records positive, the upper end of the two-sided Clopper-Pearson interval at
+    ``confidence`` is ``1 - ((1 - confidence) / 2) ** (1 / m)``, so ``m >= ln((1 - confidence) / 2) /
+    ln(1 - allowance / n_unmeasured)``; about ``ln(2 / (1 - confidence)) / share`` records for an allowance of a
+    ``share`` of them, whatever their number. Returns 0 when ``allowance >= n_unmeasured`` (nothing to bound) and
+    None when ``allowance`` is 0 (no sample short of every record proves that none is positive).
+
+    Examples
+    --------
+    >>> sample_for_allowance(31_861, 163, confidence=0.996)  # 0.5 % of the full Adult training set
+    1212
+    """
+    check_scalar(n_unmeasured, name="n_unmeasured", kind=(int, np.integer), min_val=0)
+    check_scalar(allowance, name="allowance", kind=(int, np.integer), min_val=0)
+    check_scalar(confidence, name="confidence", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
+    if allowance >= n_unmeasured:
+        return 0
+    if allowance == 0:
+        return None
+    m = int(np.ceil(np.log((1.0 - confidence) / 2.0) / np.log1p(-allowance / n_unmeasured)))
+    while m > 1 and unmeasured_bound(0, m - 1, n_unmeasured, confidence=confidence)["count_upper"] <= allowance:
+        m -= 1  # the closed form rounded up too far
+    while unmeasured_bound(0, m, n_unmeasured, confidence=confidence)["count_upper"] > allowance:
+        m += 1  # or the interval's numerics need one more
+    return m
 
 
 @dataclass
