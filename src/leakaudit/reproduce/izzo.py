@@ -35,7 +35,13 @@ from ..mip.dp_baselines import (
     dpsgd_noise_for_eta,
     median_gradient_norm_covariance,
 )
-from ..mip.examples import prop9_crossover, prop9_dp_scale, prop9_mip_scale, prop9_outputs, prop9_sensitivity
+from ..mip.examples import (
+    prop9_crossover,
+    prop9_dp_scale,
+    prop9_mip_scale,
+    prop9_outputs,
+    prop9_sensitivity,
+)
 from ._registry import register, row
 
 PAPER = "Izzo et al. (Provable Membership Inference Privacy)"
@@ -65,7 +71,7 @@ def _rel(x: float, digits: int = 4) -> float:
 def exact_required_scale(n: int, eta: float) -> float:
     """Smallest Laplace scale b with exact eta(b) <= eta on the Prop 9 data set (ours, via Prop 2)."""
     vals = prop9_outputs(n, enumerate_splits(n))
-    f = lambda logb: exact_eta_laplace(vals, math.exp(logb), n=n).eta  # noqa: E731
+    f = lambda logb: exact_eta_laplace(vals, math.exp(logb), n=n).eta
     return math.exp(calibrate(f, eta, bracket=(math.log(1e-6), math.log(1e6)), increasing=False, rtol=1e-6,
                               xtol=1e-6))
 
@@ -77,7 +83,9 @@ def exact_required_scale(n: int, eta: float) -> float:
     "data set for n in {36, 40, 44, 48} (and 24-32 for the crossover); plus exact eta by enumeration (ours).",
     notes="The paper draws Figure 1 without printing numbers; 'paper' values are the spec's, computed from the "
     "paper's formulas (Cor 11: b = (6.16/eta)^2 sigma, sigma = 1; DP: b = Delta(n)/eps(eta)). Rows marked "
-    "'exact' use our enumeration auditor (Prop 2, TV form): both curves are upper bounds, and far from tight.",
+    "'exact' use our enumeration auditor (Prop 2, TV form): both curves are upper bounds, and far from tight. "
+    "No row depends on a seed (closed forms, and exact eta by enumerating every half), so the rows are exact "
+    "values and are not repeated over seeds.",
 )
 def izzo_fig1(profile: str, random_state: int) -> list:
     rows = []
@@ -140,7 +148,7 @@ def fig2_run(n: int, etas, Ms, *, runs: int, B: int = 128, dp_runs: int | None =
     L = np.linalg.cholesky(SIGMA_TRUE)
     X = rng.normal(size=(n, 3)) @ L.T
     norm = np.linalg.norm(SIGMA_TRUE)
-    train = lambda X_, y_, idx, rs: _second_moment(X_, idx)  # noqa: E731
+    train = lambda X_, y_, idx, rs: _second_moment(X_, idx)
     sig = {}
     for M in Ms:
         sig[M], _ = estimate_sigma(train, X, M=M, B=B, random_state=rng)
@@ -381,7 +389,7 @@ def sigma_leak_rows(Xd, yd, tr, *, games: int, B: int, eta: float = 0.1, random_
             member[rel.train_idx] = True
             correct += int(np.sum((th[cols] != 0.0) == member[owners]))
         total = games * len(owners)
-        lo, hi = clopper_pearson(correct, total)
+        lo, _hi = clopper_pearson(correct, total)
         rows.append(row(f"sigma leak, Algorithm 1 with sigma_split={split}, eta={eta}: attack acc - 1/2 (95% CI "
                         "lower)", None, lo - 0.5, None,
                         f"point {correct / total - 0.5:.3f} over {games} releases x {len(owners)} records with a "
