@@ -66,5 +66,9 @@ def test_fig2_and_adult_smoke_run():
     rep.load_all()
     rows = rep.get("izzo-fig2").func("smoke", 0)
     assert any("DP-SGD" in r.quantity for r in rows)
+    # over seeds 0-4, each claim judged as a lower bound: it matches only when it holds in every seed
+    claims = [r for r in rows if r.quantity.startswith("claim")]
+    assert len(claims) == 4 and all(r.seeds == (0, 1, 2, 3, 4) and r.bound == "lower" for r in claims)
+    assert all((r.status == "match") == all(v == 1 for v in r.values) for r in claims)
     rows = rep.get("izzo-adult").func("smoke", 0)
     assert any("Bayes attacker" in r.quantity for r in rows)
