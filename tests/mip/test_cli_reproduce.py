@@ -72,3 +72,6 @@ def test_fig2_and_adult_smoke_run():
     assert all((r.status == "match") == all(v == 1 for v in r.values) for r in claims)
     rows = rep.get("izzo-adult").func("smoke", 0)
     assert any("Bayes attacker" in r.quantity for r in rows)
+    # over seeds 0-4, and the note kept from the first seed says which seed it describes
+    acc = next(r for r in rows if r.quantity.endswith(": test accuracy") and "DP-SGD" not in r.quantity)
+    assert acc.seeds == (0, 1, 2, 3, 4) and len(acc.values) == 5 and acc.note.startswith("seed 0: ")
