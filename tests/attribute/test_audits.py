@@ -113,3 +113,21 @@ def test_yeom_fig3_smoke_matches_the_spec_rerun(tmp_path):
 
     res = reproduce.run("yeom-fig3", profile="smoke", out=tmp_path, random_state=0)
     assert all(r["status"] != "differs" for r in res["rows"])
+
+
+@pytest.mark.slow
+def test_adult_attribute_smoke_over_five_seeds(tmp_path):
+    import leakaudit.reproduce.yeom_attribute  # noqa: F401
+    from leakaudit import reproduce
+    from leakaudit.exceptions import DataFileError
+
+    try:
+        res = reproduce.run("adult-attribute", profile="smoke", out=tmp_path, random_state=0)
+    except DataFileError as exc:
+        pytest.skip(f"Adult not available: {exc}")
+    rows = {r["quantity"]: r for r in res["rows"]}
+    train, test = rows["train accuracy"], rows["test accuracy"]
+    # every row over seeds 0-4, each seed's value kept; the overfit MLP fits its members better than new rows
+    assert list(train["seeds"]) == [0, 1, 2, 3, 4] and len(train["values"]) == 5
+    assert all(a > b for a, b in zip(train["values"], test["values"], strict=True))
+    assert all(r["status"] == "no-paper-value" for r in res["rows"])

@@ -31,6 +31,11 @@ def test_yeom_fig2ab_smoke(tmp_path):
 def test_lira_rmia_smoke(tmp_path):
     rows = _run("lira-rmia", tmp_path)
     assert rows["lira: AUC"]["ours"] > 0.6 and rows["rmia: AUC"]["ours"] > 0.6
+    # over seeds 0-4: every seed's value is kept, and the claim row is judged as a bound (every seed must hold)
+    assert list(rows["lira: AUC"]["seeds"]) == [0, 1, 2, 3, 4] and len(rows["lira: AUC"]["values"]) == 5
+    claim = rows["lira beats loss at TPR@0.1%FPR (1 = yes)"]
+    assert claim["bound"] == "lower"
+    assert (claim["status"] == "match") == all(v == 1.0 for v in claim["values"])
 
 
 @pytest.mark.slow

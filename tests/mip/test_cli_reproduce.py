@@ -55,6 +55,8 @@ def test_fig1_smoke_matches():
     rows = rep.get("izzo-fig1").func("smoke", 0)
     assert all(r.status != "differs" for r in rows), [r for r in rows if r.status == "differs"]
     assert len(rows) > 30
+    # nothing in izzo-fig1 is random (closed forms, enumeration), which is why it is not run over seeds
+    assert [(r.quantity, r.ours) for r in rows] == [(r.quantity, r.ours) for r in rep.get("izzo-fig1").func("smoke", 7)]
 
 
 @pytest.mark.slow
@@ -64,5 +66,12 @@ def test_fig2_and_adult_smoke_run():
     rep.load_all()
     rows = rep.get("izzo-fig2").func("smoke", 0)
     assert any("DP-SGD" in r.quantity for r in rows)
+    # over seeds 0-4, each claim judged as a lower bound: it matches only when it holds in every seed
+    claims = [r for r in rows if r.quantity.startswith("claim")]
+    assert len(claims) == 4 and all(r.seeds == (0, 1, 2, 3, 4) and r.bound == "lower" for r in claims)
+    assert all((r.status == "match") == all(v == 1 for v in r.values) for r in claims)
     rows = rep.get("izzo-adult").func("smoke", 0)
     assert any("Bayes attacker" in r.quantity for r in rows)
+    # over seeds 0-4, and the note kept from the first seed says which seed it describes
+    acc = next(r for r in rows if r.quantity.endswith(": test accuracy") and "DP-SGD" not in r.quantity)
+    assert acc.seeds == (0, 1, 2, 3, 4) and len(acc.values) == 5 and acc.note.startswith("seed 0: ")
