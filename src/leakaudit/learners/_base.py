@@ -315,3 +315,15 @@ def check_many_inputs(X: Any, y: Any, subsets: Sequence[Any], random_states: Seq
         X, y = X[used].toarray(), y[used]
         subsets = [np.searchsorted(used, s) for s in subsets]
     return X, y, subsets, seeds, n_classes
+
+
+def refuse_removed(owner: str, removed: dict, *, native_off: str) -> None:
+    """Refuse keyword arguments ``owner`` no longer takes: ``native=`` (replaced by ``backend=``; ``native=False``
+    was ``backend=native_off``) is named with its replacement, anything else as unexpected."""
+    if "native" in removed:
+        value = removed["native"]
+        instead = f"backend={native_off!r}" if value is False else "backend='auto' (the default)"
+        raise InvalidParameterError(f"{owner}'s native= was removed: backend= chooses the trainer; for "
+                                    f"native={value!r} use {instead}, or backend='compiled' to require the kernel")
+    if removed:
+        raise InvalidParameterError(f"{owner} got unexpected keyword argument(s) {sorted(removed)}")

@@ -51,7 +51,7 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Learner, ModelBank
+from ._base import Learner, ModelBank, refuse_removed
 
 __all__ = ["RandomForest", "RandomForestBank", "RandomForestModel"]
 
@@ -403,7 +403,7 @@ class RandomForest(Learner):
                  max_features: str | int | float | None = "sqrt", bootstrap: bool = True,
                  max_samples: int | float | None = None, n_threads: int | None = None, backend: str = "auto",
                  **removed: Any):
-        _refuse_removed(removed)
+        refuse_removed("RandomForest", removed, native_off="sklearn")
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -663,14 +663,3 @@ def _predict_numpy(bank: RandomForestBank, X32: np.ndarray, out: np.ndarray) -> 
             out[k] += bank.value[int(bank.leaf_off[t]) + bank.leaf[o + u]]
         out[k] /= t1 - t0
     return out
-
-
-def _refuse_removed(removed: dict) -> None:
-    """Refuse keyword arguments RandomForest no longer takes, naming what replaced them."""
-    if "native" in removed:
-        value = removed["native"]
-        instead = "backend='sklearn'" if value is False else "backend='auto' (the default)"
-        raise InvalidParameterError(f"RandomForest's native= was removed: backend= chooses the trainer; for "
-                                    f"native={value!r} use {instead}, or backend='compiled' to require the kernel")
-    if removed:
-        raise InvalidParameterError(f"RandomForest got unexpected keyword argument(s) {sorted(removed)}")

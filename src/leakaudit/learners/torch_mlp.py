@@ -54,7 +54,7 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Learner
+from ._base import Learner, refuse_removed
 from ._torch_utils import MLPBank, MLPModel, import_torch, init_mlp, torch_threads
 
 __all__ = ["TorchMLP"]
@@ -180,7 +180,7 @@ class TorchMLP(Learner):
         output: str = "softmax",
         **removed: Any,
     ):
-        _refuse_removed(removed)
+        refuse_removed("TorchMLP", removed, native_off="torch")
         self.hidden = hidden
         self.activation = activation
         self.mode = mode
@@ -583,17 +583,6 @@ class TorchMLP(Learner):
             out[c0 : c0 + Kc] = params[:, :P]
         p["onehot_groups"] = int(groups_used.max(initial=0))  # the most any model used (a bank-wide figure)
         return unpack_1h(out, d, H, C)
-
-
-def _refuse_removed(removed: dict) -> None:
-    """Refuse keyword arguments TorchMLP no longer takes, naming what replaced them."""
-    if "native" in removed:
-        value = removed["native"]
-        instead = "backend='torch'" if value is False else "backend='auto' (the default)"
-        raise InvalidParameterError(f"TorchMLP's native= was removed: backend= chooses the trainer; for "
-                                    f"native={value!r} use {instead}, or backend='compiled' to require the kernel")
-    if removed:
-        raise InvalidParameterError(f"TorchMLP got unexpected keyword argument(s) {sorted(removed)}")
 
 
 def _compiled_refusal(learner: TorchMLP, hidden) -> str | None:
