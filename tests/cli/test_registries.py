@@ -15,7 +15,7 @@ def _option(command: str, flag: str):
 
 def test_membership_help_lists_the_registries():
     assert _option("membership", "--dataset").help == f"One of: {', '.join(dataset_names())}."
-    assert _option("membership", "--model").help == f"One of: {', '.join(learner_names())}."
+    assert _option("membership", "--model").help == f"One of: {', '.join(learner_names(inputs='encoded'))}."
 
 
 def test_unknown_names_are_one_line_and_exit_2(tmp_path, capsys):
@@ -26,5 +26,6 @@ def test_unknown_names_are_one_line_and_exit_2(tmp_path, capsys):
     assert err == f"leakaudit: error: --dataset must be one of {', '.join(dataset_names())}; got 'nope'\n"
     assert main(base + ["--dataset", "purchase-like", "--model", "svm"]) == 2
     err = capsys.readouterr().err
-    assert err == f"leakaudit: error: --model must be one of {', '.join(learner_names())}; got 'svm'\n"
+    names = ", ".join(learner_names(inputs="encoded"))
+    assert err == f"leakaudit: error: --model must be one of {names}; got 'svm'\n"
     assert not any(tmp_path.iterdir())

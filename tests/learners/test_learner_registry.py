@@ -11,7 +11,45 @@ from leakaudit.learners.registry import get_learner, learner_names, make_learner
 
 
 def test_names():
-    assert learner_names() == ("mlp", "logreg", "tree", "forest", "knn", "dp-mlp")
+    assert learner_names() == ("mlp", "logreg", "tree", "forest", "knn", "dp-mlp", "nb", "nb-unsmoothed",
+                               "bayes-inference", "cnn", "torch-module")
+    assert learner_names(inputs="encoded") == ("mlp", "logreg", "tree", "forest", "knn", "dp-mlp")
+    assert learner_names(inputs="codes") == ("nb", "nb-unsmoothed", "bayes-inference")
+    assert learner_names(inputs="images") == ("cnn",)
+    with pytest.raises(InvalidParameterError, match="inputs must be one of 'encoded', 'codes', 'images', 'module'; got 'text'"):
+        learner_names(inputs="text")
+    with pytest.raises(InvalidParameterError, match="inputs must be one of"):
+        register_learner("svm", LogisticRegression, inputs="pixels")
+
+
+def test_every_learner_class_is_registered():
+    """Every Learner the package exports is behind a name (DPSGD wraps one: "dp-mlp")."""
+    import leakaudit.learners as L
+
+    classes = {obj for name in L.__all__ if isinstance(obj := getattr(L, name, None), type)
+               and issubclass(obj, Learner) and obj is not Learner}
+    registered = set()
+    for name in learner_names():
+        entry = get_learner(name)
+        params = {"module": "torch.nn:Linear"} if entry.inputs == "module" else {}
+        lrn = entry.make(**params)
+        registered.add(type(lrn))
+        registered.add(type(getattr(lrn, "learner", lrn)))
+    assert classes - registered == set()
+
+
+@pytest.mark.parametrize("name", ["nb", "nb-unsmoothed", "bayes-inference"])
+def test_code_learners_train_on_category_codes(name):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(60, 4))
+    y = (X[:, 0] == 1).astype(np.int64)
+    kw = {} if name == "bayes-inference" else {"categorical": np.arange(4), "n_values": np.full(4, 3)}
+    proba = make_learner(name, **kw).fit(X, y, random_state=0, n_classes=2).predict_proba(X)
+    assert proba.shape == (60, 2) and np.allclose(proba.sum(1), 1.0)
+    if name == "nb-unsmoothed":
+        assert get_learner(name).defaults == {"alpha": 0.0, "prior_smoothing": False}
 
 
 @pytest.mark.parametrize("name", ["logreg", "tree", "forest", "knn"])

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from ..exceptions import InvalidParameterError
+from ..learners.registry import learner_names
 from ._typer import Command, Group
 
 if TYPE_CHECKING:
     import numpy as np
 
-MODELS = ("nb", "nb-unsmoothed", "bayes-inference", "logreg", "mlp")
+# the registry's naive-Bayes family (trained on category codes) and two learners on one-hot features
+MODELS = (*learner_names(inputs="codes"), "logreg", "mlp")
 NAMED = ("adult", "adult-proxy", "purchase-like")
 
 
@@ -39,9 +41,8 @@ def load_training_set(data: str, label: Optional[str], model: str, rows: int,
 
     from .. import data as dmod
     from .._validation import clip
-    from ..learners import BayesInference, NaiveBayes
     from ..learners.naive_bayes import encode_for_naive_bayes
-    from ..learners.registry import make_learner
+    from ..learners.registry import get_learner, make_learner
 
     if model not in MODELS:
         raise InvalidParameterError(f"--model must be one of {', '.join(MODELS)}; got {model!r}")
@@ -64,13 +65,13 @@ def load_training_set(data: str, label: Optional[str], model: str, rows: int,
     idx = np.sort(rng.choice(len(ds), size=n, replace=False))
     ds = ds.subset(idx)
     y = np.asarray(ds.y, dtype=np.int64)
-    if model in ("nb", "nb-unsmoothed", "bayes-inference"):
+    if get_learner(model).inputs == "codes":
+        # Bayes inference keys on whole rows, so every column is categorical for it
         numeric = "none" if (data == "adult-proxy" or model == "bayes-inference") else "auto"
         X, cat, nv, _ = encode_for_naive_bayes(ds.frame, numeric=numeric)
         if model == "bayes-inference":
-            return X, y, BayesInference()
-        alpha, prior = (1.0, True) if model == "nb" else (0.0, False)
-        return X, y, NaiveBayes(categorical=cat, n_values=nv, alpha=alpha, prior_smoothing=prior)
+            return X, y, make_learner(model)
+        return X, y, make_learner(model, categorical=cat, n_values=nv)
     X, _ = ds.encode()
     if model == "logreg":
         return X, y, make_learner("logreg", C=1.0)  # more regularised than the registry's default (C = 1000)

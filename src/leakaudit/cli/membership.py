@@ -42,8 +42,9 @@ def make_learner(name: str):
     from ..learners.registry import learner_names
     from ..learners.registry import make_learner as _make
 
-    if name not in learner_names():
-        raise InvalidParameterError(f"--model must be one of {', '.join(learner_names())}; got {name!r}")
+    names = learner_names(inputs="encoded")
+    if name not in names:
+        raise InvalidParameterError(f"--model must be one of {', '.join(names)}; got {name!r}")
     return _make(name)
 
 
@@ -127,7 +128,7 @@ def register(app: typer.Typer) -> None:
     @app.command(cls=Command)
     def membership(
         dataset: str = typer.Option("purchase-like", "--dataset", help=f"One of: {', '.join(dataset_names())}."),
-        model: str = typer.Option("mlp", "--model", help=f"One of: {', '.join(learner_names())}."),
+        model: str = typer.Option("mlp", "--model", help=f"One of: {', '.join(learner_names(inputs='encoded'))}."),
         attacks: str = typer.Option("loss,lira,rmia,shadow,distance", "--attacks",
                                     help="Comma-separated: loss, yeom_adv1, lira, lira_fixed, lira_offline, rmia, "
                                          "rmia_offline, shadow, shadow_per_class, distance, frequency."),

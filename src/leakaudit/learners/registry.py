@@ -1,15 +1,26 @@
 """Learners by name: the names ``--model`` takes, each with a factory and its default parameters.
 
-One table for the command line (``leakaudit membership --model``). An entry's factory with its
-defaults alone gives a :class:`~leakaudit.learners.Learner` that trains on encoded features (a float
-matrix) and integer labels; ``make_learner(name, **params)`` overrides any default. Factories import
-their learner when called, so reading the names imports neither torch nor the estimators.
+One table for the command line (``leakaudit membership --model``, ``leakaudit dtp --model``). An
+entry's factory with its defaults alone gives a :class:`~leakaudit.learners.Learner`;
+``make_learner(name, **params)`` overrides any default. Each entry says what its learner trains on
+(:data:`INPUTS`), so that a command offers only the learners its data suit:
+
+- ``"encoded"``: the float matrix :meth:`leakaudit.data.Dataset.encode` gives (one-hot categories);
+- ``"codes"``: integer category codes (``leakaudit.learners.naive_bayes.encode_for_naive_bayes``), the
+  columns the naive-Bayes family counts; ``categorical`` and ``n_values`` describe them;
+- ``"images"``: flattened images of the learner's ``image_shape``;
+- ``"module"``: any matrix, through a torch module the caller names (``module="package.module:Class"``).
+
+Factories import their learner when called, so reading the names imports neither torch nor the
+estimators.
 
 Examples
 --------
 >>> from leakaudit.learners.registry import get_learner, learner_names
->>> learner_names()
+>>> learner_names(inputs="encoded")
 ('mlp', 'logreg', 'tree', 'forest', 'knn', 'dp-mlp')
+>>> learner_names(inputs="codes")
+('nb', 'nb-unsmoothed', 'bayes-inference')
 >>> dict(get_learner("logreg").defaults)
 {'C': 1000.0}
 """
@@ -22,8 +33,11 @@ from types import MappingProxyType
 from typing import Any
 
 from .._names import NameTable
+from .._validation import check_choice
 
-__all__ = ["LearnerEntry", "get_learner", "learner_names", "make_learner", "register_learner"]
+__all__ = ["INPUTS", "LearnerEntry", "get_learner", "learner_names", "make_learner", "register_learner"]
+
+INPUTS = ("encoded", "codes", "images", "module")
 
 
 @dataclass(frozen=True)
@@ -40,12 +54,15 @@ class LearnerEntry:
         The parameters the factory gets unless the caller overrides them.
     description : str
         One line: what the learner is.
+    inputs : {"encoded", "codes", "images", "module"}
+        What the learner trains on (see the module's docstring).
     """
 
     name: str
     factory: Callable[..., Any]
     defaults: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
+    inputs: str = "encoded"
 
     def make(self, **params: Any) -> Any:
         """A fresh learner: the defaults, overridden by ``params``."""
@@ -56,15 +73,19 @@ _REGISTRY: NameTable[LearnerEntry] = NameTable("learner")
 
 
 def register_learner(name: str, factory: Callable[..., Any], *, defaults: Mapping[str, Any] | None = None,
-                     description: str = "", force: bool = False) -> LearnerEntry:
+                     description: str = "", inputs: str = "encoded", force: bool = False) -> LearnerEntry:
     """Add ``name`` to the registry; a taken name is refused unless ``force=True`` (which replaces it)."""
-    return _REGISTRY.add(name, LearnerEntry(name, factory, MappingProxyType(dict(defaults or {})), description),
-                         force=force)
+    check_choice(inputs, name="inputs", choices=INPUTS)
+    entry = LearnerEntry(name, factory, MappingProxyType(dict(defaults or {})), description, inputs)
+    return _REGISTRY.add(name, entry, force=force)
 
 
-def learner_names() -> tuple[str, ...]:
-    """Every registered name, in registration order."""
-    return _REGISTRY.names()
+def learner_names(*, inputs: str | None = None) -> tuple[str, ...]:
+    """The registered names, in registration order: every one, or those whose learners train on ``inputs``."""
+    if inputs is None:
+        return _REGISTRY.names()
+    check_choice(inputs, name="inputs", choices=INPUTS)
+    return tuple(n for n in _REGISTRY.names() if _REGISTRY.get(n).inputs == inputs)
 
 
 def get_learner(name: str) -> LearnerEntry:
@@ -110,6 +131,30 @@ def _random_forest(**params: Any):
     return RandomForest(**params)
 
 
+def _naive_bayes(**params: Any):
+    from .naive_bayes import NaiveBayes
+
+    return NaiveBayes(**params)
+
+
+def _bayes_inference(**params: Any):
+    from .naive_bayes import BayesInference
+
+    return BayesInference(**params)
+
+
+def _torch_cnn(**params: Any):
+    from .torch_cnn import TorchCNN
+
+    return TorchCNN(**params)
+
+
+def _torch_module(**params: Any):
+    from .torch_module import TorchModuleLearner
+
+    return TorchModuleLearner(**params)
+
+
 def _knn(**params: Any):
     from sklearn.neighbors import KNeighborsClassifier
 
@@ -133,3 +178,13 @@ register_learner("dp-mlp", _dp_mlp,
                            "epochs": 5, "lr": 0.5, "target_delta": 1e-5},
                  description="DPSGD of TorchMLP's net (64 tanh units): Poisson rate 0.01, noise 1.0, clip 1.0, "
                              "5 epochs; epsilon by dp_accounting's PLD accountant")
+register_learner("nb", _naive_bayes, defaults={"alpha": 1.0, "prior_smoothing": True}, inputs="codes",
+                 description="naive Bayes with Laplace smoothing (Gaussian numeric columns)")
+register_learner("nb-unsmoothed", _naive_bayes, defaults={"alpha": 0.0, "prior_smoothing": False}, inputs="codes",
+                 description="naive Bayes by raw frequencies, Long et al.'s closed-form PDTP model")
+register_learner("bayes-inference", _bayes_inference, inputs="codes",
+                 description="Bayes inference on whole rows: the empirical class frequencies of each distinct row")
+register_learner("cnn", _torch_cnn, inputs="images",
+                 description="TorchCNN: Yeom et al.'s two-block convolutional network on 28 x 28 grey images")
+register_learner("torch-module", _torch_module, inputs="module",
+                 description="any torch.nn.Module the caller names with module='package.module:Class'")
