@@ -141,7 +141,7 @@ def test_soundness_and_power_table_100_runs():
     runs, rows = 100, []
     for epsilon in (1.0, 4.0, 8.0):
         for scale, label in ((1.0, "correct noise"), (0.1, "noise / 10"), (0.0, "no noise")):
-            for bound in ("steinke2023", "gdp"):
+            for bound in ("steinke2023", "best", "gdp"):
                 eps_hat = []
                 for seed in spawn_seeds(500 + int(epsilon), runs):
                     rng = np.random.default_rng(seed)

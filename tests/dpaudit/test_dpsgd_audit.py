@@ -107,6 +107,7 @@ def test_a_step_without_noise_at_a_small_rate_violates_a_claimed_4():
     assert 3.5 < eps < 4.5
     ok = audit_dpsgd(lr, X, y, claimed_epsilon=eps, delta=1e-5, random_state=3)
     bad = audit_dpsgd(lr.set_params(bug="skip_noise_step"), X, y, claimed_epsilon=eps, delta=1e-5, random_state=3)
-    assert ok.bound == "best" and ok.m == 140_000 and not ok.violated
+    assert ok.bound == "best" and ok.m == 140_000 and not ok.violated and ok.recipe_curve_rejected is False
+    assert bad.recipe_curve_rejected is True
     assert bad.violated and bad.steinke_epsilon_lower_bound < 2.0 < eps < bad.fdp_epsilon_lower_bound
     assert bad.epsilon_lower_bound > eps

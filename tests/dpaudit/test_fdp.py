@@ -17,6 +17,8 @@ from leakaudit.dpaudit import (
     guesses_from_scores,
     one_run_audit_scores,
     one_run_epsilon_lower_bound,
+    privacy_profile_rejects,
+    subsampled_gaussian_profile,
     tradeoff_eps_delta,
 )
 from leakaudit.dpaudit.one_run import _p_value
@@ -131,3 +133,29 @@ def test_bad_input_is_one_clear_error(call, word):
     with pytest.raises(InvalidParameterError) as info:
         call()
     assert str(info.value).startswith(word) and "\n" not in str(info.value)
+
+
+def test_privacy_profile_of_one_gaussian_step_is_the_gaussian_mechanisms():
+    # q = 1, one step: the profile is the analytic Gaussian one, delta(eps) = Phi(-eps/mu + mu/2) - e^eps
+    # Phi(-eps/mu - mu/2) (Balle & Wang 2018), up to the pessimistic discretisation (never below it)
+    mu = 1.3
+    eps, deltas = subsampled_gaussian_profile(1 / mu, 1.0, 1, epsilons=np.linspace(0, 6, 25))
+    exact = stats.norm.cdf(-eps / mu + mu / 2) - np.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2)
+    assert np.all(deltas >= exact - 1e-12) and np.allclose(deltas, exact, atol=2e-3)
+    # its curve lies below the Gaussian curve G_mu, so it rejects only where G_mu does
+    full_eps, full_deltas = subsampled_gaussian_profile(1 / mu, 1.0, 1)
+    for r, v in [(40, 30), (40, 34), (200, 150), (200, 170), (1000, 700)]:
+        if privacy_profile_rejects(2000, r, v, epsilons=full_eps, deltas=full_deltas, beta=0.2):
+            assert fdp_rejects(2000, r, v, epsilon=float(full_eps[np.argmax(full_deltas <= 1e-5)]), delta=1e-5,
+                               beta=0.2, curve="gdp")
+
+
+def test_recipe_profile_is_tighter_than_its_epsilon_delta():
+    # DP-SGD at q = 0.01, 200 steps, noise 0.622 is (4, 1e-5)-DP; its whole profile rejects 590 right guesses of 595
+    # among 140,000 canaries, the single (4, 1e-5) does not
+    eps, deltas = subsampled_gaussian_profile(0.622, 0.01, 200)
+    assert privacy_profile_rejects(140_000, 595, 590, epsilons=eps, deltas=deltas, beta=0.025)
+    assert not fdp_rejects(140_000, 595, 590, epsilon=4.0, delta=1e-5, beta=0.025)
+    assert not privacy_profile_rejects(140_000, 595, 500, epsilons=eps, deltas=deltas, beta=0.025)
+    with pytest.raises(InvalidParameterError, match="^epsilons and deltas"):
+        privacy_profile_rejects(10, 5, 5, epsilons=[1.0, 2.0], deltas=[1e-5])

@@ -27,6 +27,8 @@ from .fdp import (
     gdp_epsilon_lower_bound,
     gdp_mu,
     gdp_rejects,
+    privacy_profile_rejects,
+    subsampled_gaussian_profile,
     tradeoff_eps_delta,
 )
 from .one_run import (
@@ -76,6 +78,8 @@ __all__ = [
     "one_run_audit_scores",
     "one_run_epsilon_lower_bound",
     "one_run_p_value",
+    "privacy_profile_rejects",
+    "subsampled_gaussian_profile",
     "tradeoff_eps_delta",
     "whitebox_guess_grid",
 ]

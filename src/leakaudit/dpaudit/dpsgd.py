@@ -38,6 +38,7 @@ from .._random import RandomStateLike, seed_to_int
 from .._results import Result
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
+from .fdp import privacy_profile_rejects, subsampled_gaussian_profile
 from .one_run import draw_inclusion
 from .search import BOUNDS, check_claim, default_guess_grid, one_run_audit_scores
 
@@ -56,6 +57,11 @@ class DpsgdAudit(Result):
     same scores alone at the full confidence (they do not decide the verdict unless ``bound`` names them):
     ``steinke_epsilon_lower_bound`` (Theorem 3.1), ``fdp_epsilon_lower_bound`` (f-DP, the (epsilon, delta) curve)
     and ``gdp_epsilon_lower_bound`` (f-DP, the Gaussian curve, which assumes the mechanism's privacy is Gaussian).
+    ``recipe_curve_rejected`` says whether the same guesses reject the recipe's own accounted trade-off curve (the
+    privacy profile of its subsampled Gaussian steps, :func:`~leakaudit.dpaudit.fdp.subsampled_gaussian_profile`)
+    at ``confidence``, each guess count at ``beta / n_candidates``: stronger than the (epsilon, delta) claim, so
+    True means the implementation does not have the privacy its accounting says (without necessarily breaking
+    the claimed epsilon).
     """
 
     claimed_epsilon: float
@@ -68,6 +74,7 @@ class DpsgdAudit(Result):
     gdp_epsilon_lower_bound: float
     steinke_epsilon_lower_bound: float | None = None
     fdp_epsilon_lower_bound: float | None = None
+    recipe_curve_rejected: bool | None = None
     violated: bool
     verdict: str
     canaries: str
@@ -313,14 +320,20 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
     alone = {b: (check.search if b == bound else
                  one_run_audit_scores(S, scores, delta=delta, beta=beta, bound=b, grid=grid)).epsilon_lower_bound
              for b in ("steinke2023", "fdp", "gdp")}
-    acc = float(np.mean(bank.predict_proba(Xtr)[0].argmax(1) == ytr))
     sch = learner.schedule(n)
     s = check.search
+    eps_grid, delta_grid = subsampled_gaussian_profile(float(learner.noise_multiplier), float(sch["sampling_rate"]),
+                                                       int(sch["steps"]))
+    curve_rejected = any(privacy_profile_rejects(int(m), int(row[2]), int(row[3]), epsilons=eps_grid,
+                                                 deltas=delta_grid, beta=s.beta_per_candidate)
+                         for row in s.candidates)
+    acc = float(np.mean(bank.predict_proba(Xtr)[0].argmax(1) == ytr))
     return DpsgdAudit(
         claimed_epsilon=float(claimed_epsilon), delta=float(delta), accounted_epsilon=float(accounted),
         accounting=learner.accounting(), confidence=1.0 - float(beta), bound=bound,
         epsilon_lower_bound=check.epsilon_lower_bound, gdp_epsilon_lower_bound=alone["gdp"],
         steinke_epsilon_lower_bound=alone["steinke2023"], fdp_epsilon_lower_bound=alone["fdp"],
+        recipe_curve_rejected=curve_rejected,
         violated=check.violated, verdict=check.verdict, canaries=canaries, m=int(m), n_included=int((S > 0).sum()),
         guesses=s.r, correct=s.v, k_plus=s.k_plus, k_minus=s.k_minus, n_candidates=s.n_candidates, n_train=n,
         noise_multiplier=float(learner.noise_multiplier), max_grad_norm=float(learner.max_grad_norm),

@@ -62,6 +62,8 @@ __all__ = [
     "gdp_epsilon_lower_bound",
     "gdp_mu",
     "gdp_rejects",
+    "privacy_profile_rejects",
+    "subsampled_gaussian_profile",
     "tradeoff_eps_delta",
 ]
 
@@ -162,6 +164,66 @@ def _rejects(m: int, r: int, v: int, inv_blow_up: Callable[[float], float], beta
         r_mass = min(r_mass + i / (r - i) * (h_floor - h_mass), 1.0)
         h_mass = h_floor
     return r_mass + h_mass > r / m
+
+
+def subsampled_gaussian_profile(noise_multiplier: float, sampling_rate: float, steps: int,
+                                epsilons=None) -> tuple[np.ndarray, np.ndarray]:
+    """The privacy profile ``delta(eps)`` of DP-SGD's mechanism: ``steps`` Poisson-subsampled Gaussian steps.
+
+    From dp-accounting's privacy loss distribution (add/remove one row, both directions, pessimistic
+    discretisation, so every ``delta`` is an upper bound). Its f-DP curve (:func:`privacy_profile_rejects`) is the
+    recipe's own accounted guarantee.
+
+    Parameters
+    ----------
+    noise_multiplier : float > 0
+    sampling_rate : float in (0, 1]
+    steps : int >= 1
+    epsilons : array-like, optional
+        Where to evaluate the profile; default 0 to 30 in steps of 0.05.
+
+    Returns
+    -------
+    epsilons, deltas : ndarray of shape (n_eps,)
+    """
+    check_scalar(noise_multiplier, name="noise_multiplier", min_val=0.0, include_min=False)
+    check_scalar(sampling_rate, name="sampling_rate", min_val=0.0, max_val=1.0, include_min=False)
+    check_scalar(steps, name="steps", kind=(int, np.integer), min_val=1)
+    eps = np.linspace(0.0, 30.0, 601) if epsilons is None else np.asarray(epsilons, dtype=np.float64).ravel()
+    return eps, _profile(float(noise_multiplier), float(sampling_rate), int(steps), tuple(eps.tolist()))
+
+
+@functools.lru_cache(maxsize=64)
+def _profile(noise_multiplier: float, q: float, steps: int, eps: tuple) -> np.ndarray:
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    dist = pld.from_gaussian_mechanism(noise_multiplier, sampling_prob=q, value_discretization_interval=1e-3)
+    deltas = np.asarray(dist.self_compose(steps).get_delta_for_epsilon(list(eps)), dtype=np.float64)
+    deltas.setflags(write=False)
+    return deltas
+
+
+def privacy_profile_rejects(m: int, r: int, v: int, *, epsilons, deltas, beta: float = 0.05) -> bool:
+    """Whether ``v`` correct guesses out of ``r`` reject "(eps_j, delta_j)-DP for every j" at confidence ``1 - beta``.
+
+    A mechanism with that privacy profile is f-DP for ``f = max_j f_{eps_j, delta_j}`` (Dong, Roth & Su 2022,
+    Section 2: the curve of a privacy profile); this is the f-DP analysis of Mahloujifar et al. with that curve. For
+    DP-SGD (:func:`subsampled_gaussian_profile`) it tests the recipe's accounted guarantee as a whole, which is
+    tighter than any single (epsilon, delta) of it. Any finite set of pairs gives a valid (weaker) curve.
+    """
+    _check_counts(m, r, v)
+    check_scalar(beta, name="beta", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
+    e = np.asarray(epsilons, dtype=np.float64).ravel()
+    d = np.asarray(deltas, dtype=np.float64).ravel()
+    if e.size == 0 or e.shape != d.shape or np.any(e < 0) or np.any((d < 0) | (d > 1)) or not np.all(np.isfinite(e)):
+        raise InvalidParameterError("epsilons and deltas must be equal-length, non-empty, with epsilons >= 0 finite "
+                                    f"and deltas in [0, 1]; got shapes {e.shape} and {d.shape}")
+    up, down, one_minus_d = np.exp(e), np.exp(-e), 1.0 - d
+
+    def inv(x: float) -> float:  # max_j f_{eps_j,delta_j}(1 - x)
+        return max(0.0, float(np.max(np.maximum(one_minus_d - up * (1.0 - x), down * (x - d)))))
+
+    return _rejects(int(m), int(r), int(v), inv, float(beta))
 
 
 def _check_curve(curve: str) -> None:
