@@ -12,9 +12,11 @@ import pytest
 
 from leakaudit._random import spawn_seeds
 from leakaudit.dpaudit import (
+    BOUNDS,
     ClaimCheck,
     check_claim,
     count_correct,
+    fdp_audit,
     gdp_epsilon_lower_bound,
     gdp_rejects,
     guesses_from_scores,
@@ -49,30 +51,32 @@ def test_sound_on_randomized_response(epsilon):
     # randomized response is Theorem 3.1's worst case: the bound exceeds the truth in close to a beta fraction of
     # runs (test_false_rejection_rate_is_at_most_beta_and_tight), so "never in 40 audits" is asked at beta = 0.001
     beta = 0.001
-    bounds = []
+    bounds, fdp = [], []
     for seed in spawn_seeds(100 + int(epsilon), RUNS):
         rng = np.random.default_rng(seed)
         S = _truth(rng)
         y = _randomized_response(S, epsilon, rng)
         keep = rng.random(M) < 0.3  # guess on a random 30%, abstain elsewhere
-        bounds.append(one_run_audit(S, y, delta=0.0, beta=beta).epsilon_lower_bound)
-        bounds.append(one_run_audit(S, np.where(keep, y, 0), delta=0.0, beta=beta).epsilon_lower_bound)
-    assert max(bounds) <= epsilon
+        for T in (y, np.where(keep, y, 0)):
+            bounds.append(one_run_audit(S, T, delta=0.0, beta=beta).epsilon_lower_bound)
+            fdp.append(fdp_audit(S, T, delta=0.0, beta=beta).epsilon_lower_bound)
+    assert max(bounds) <= epsilon and max(fdp) <= epsilon
     # and the audit is not vacuous (1,000 canaries cap Theorem 3.1's bound near 5, whatever the truth)
     assert min(bounds) > 0.3 * min(epsilon, 4.0)
 
 
 @pytest.mark.parametrize("epsilon", [1.0, 4.0, 8.0])
 def test_sound_on_gaussian_mechanism(epsilon):
-    steinke, gdp = [], []
+    got = {b: [] for b in BOUNDS}
     for seed in spawn_seeds(200 + int(epsilon), RUNS):
         rng = np.random.default_rng(seed)
         S = _truth(rng)
         scores = _gaussian_sum_scores(S, epsilon, rng)
-        steinke.append(one_run_audit_scores(S, scores, delta=DELTA, beta=BETA).epsilon_lower_bound)
-        gdp.append(one_run_audit_scores(S, scores, delta=DELTA, beta=BETA, bound="gdp").epsilon_lower_bound)
-    assert max(steinke) <= epsilon and max(gdp) <= epsilon
-    assert np.mean(gdp) > np.mean(steinke) > 0  # both say something; the Gaussian-DP analysis says more
+        for b in BOUNDS:
+            got[b].append(one_run_audit_scores(S, scores, delta=DELTA, beta=BETA, bound=b).epsilon_lower_bound)
+    assert all(max(v) <= epsilon for v in got.values())
+    # all say something; the Gaussian-DP analysis says more
+    assert np.mean(got["gdp"]) > np.mean(got["steinke2023"]) > 0 and np.mean(got["best"]) > 0
 
 
 def test_false_rejection_rate_is_at_most_beta_and_tight():
@@ -101,10 +105,10 @@ def test_gdp_bound_assumes_gaussian_privacy():
 
 
 @pytest.mark.parametrize("epsilon", [1.0, 4.0, 8.0])
-@pytest.mark.parametrize("bound", ["steinke2023", "gdp"])
+@pytest.mark.parametrize("bound", ["steinke2023", "best", "gdp"])
 def test_power_noise_ten_times_too_small(epsilon, bound):
     m, grid = M, None
-    if bound == "steinke2023" and epsilon == 8.0:
+    if bound != "gdp" and epsilon == 8.0:
         # Theorem 3.1 needs about e^8 correct guesses to pass 8: 30,000 canaries and one pair fixed in advance
         # (k = 45% of m on each side; about half the canaries are in, so these guesses can all be right)
         m = 30_000
@@ -119,7 +123,7 @@ def test_power_noise_ten_times_too_small(epsilon, bound):
     assert caught >= 0.95 * RUNS
 
 
-@pytest.mark.parametrize("bound", ["steinke2023", "gdp"])
+@pytest.mark.parametrize("bound", ["steinke2023", "best", "gdp"])
 def test_power_noise_left_out(bound):
     # with no noise every guess is right; at a claimed epsilon of 4 both bounds see the violation
     caught = 0
@@ -137,7 +141,7 @@ def test_soundness_and_power_table_100_runs():
     runs, rows = 100, []
     for epsilon in (1.0, 4.0, 8.0):
         for scale, label in ((1.0, "correct noise"), (0.1, "noise / 10"), (0.0, "no noise")):
-            for bound in ("steinke2023", "gdp"):
+            for bound in ("steinke2023", "best", "gdp"):
                 eps_hat = []
                 for seed in spawn_seeds(500 + int(epsilon), runs):
                     rng = np.random.default_rng(seed)

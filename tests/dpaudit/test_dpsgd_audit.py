@@ -83,3 +83,31 @@ def test_a_step_without_noise_is_caught_with_the_default_canaries():
     bad = audit_dpsgd(lr.set_params(bug="skip_noise_step"), X, y, claimed_epsilon=eps, delta=1e-5, random_state=2)
     assert ok.m == bad.m == 28_000 and not ok.violated
     assert bad.violated, bad.epsilon_lower_bound
+
+
+def test_canary_count_grows_with_a_large_claim():
+    from leakaudit.dpaudit import default_canary_count
+
+    # a leak in every step, guessed through k_all = 85 % of the included canaries seen, must be able to prove the
+    # claim + 0.5: r all right prove logit((beta / 4)^(1/r)), so r >= log(80) / log(1 + e^-8.5) = 21,541 at 8
+    assert default_canary_count(1.0, claimed_epsilon=8.0, steps=20) == 50_680
+    assert default_canary_count(1.0, claimed_epsilon=1.0, steps=20) == 1400  # the rate's own count is enough
+    assert default_canary_count(0.01, claimed_epsilon=8.0, steps=200) == 140_000
+    assert default_canary_count(1.0, claimed_epsilon=20.0, steps=20) == 200_000  # capped
+    with pytest.raises(InvalidParameterError, match="^claimed_epsilon"):
+        default_canary_count(0.5, claimed_epsilon=-1.0, steps=3)
+
+
+def test_a_step_without_noise_at_a_small_rate_violates_a_claimed_4():
+    """Theorem 3.1 alone stops near 1.7 here (its delta term); the f-DP (epsilon, delta) analysis sees the leak."""
+    X, y = _data()
+    lr = DPSGD(learner=TorchMLP(hidden=(16,)), noise_multiplier=0.6, max_grad_norm=1.0, sampling_rate=0.01,
+               epochs=1, lr=0.5, target_delta=1e-5)
+    eps = lr.accounted_epsilon(len(X))
+    assert 3.5 < eps < 4.5
+    ok = audit_dpsgd(lr, X, y, claimed_epsilon=eps, delta=1e-5, random_state=3)
+    bad = audit_dpsgd(lr.set_params(bug="skip_noise_step"), X, y, claimed_epsilon=eps, delta=1e-5, random_state=3)
+    assert ok.bound == "best" and ok.m == 140_000 and not ok.violated and ok.recipe_curve_rejected is False
+    assert bad.recipe_curve_rejected is True
+    assert bad.violated and bad.steinke_epsilon_lower_bound < 2.0 < eps < bad.fdp_epsilon_lower_bound
+    assert bad.epsilon_lower_bound > eps

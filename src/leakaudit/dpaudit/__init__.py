@@ -1,9 +1,10 @@
 """Auditing differential privacy from one training run.
 
 :mod:`.one_run` holds the epsilon lower bound of Steinke, Nasr & Jagielski (NeurIPS 2023, Theorem 3.1) from
-canary guesses and the helper that turns scores into guesses; :mod:`.fdp` the Gaussian-DP analysis of Mahloujifar,
-Melis & Chaudhuri (ICML 2025) on the same guesses; :mod:`.search` the union-bounded search over guess counts and
-the check of a claimed (epsilon, delta); :mod:`.dpsgd` the one-run audit of a DP-SGD recipe
+canary guesses and the helper that turns scores into guesses; :mod:`.fdp` the f-DP analysis of Mahloujifar, Melis &
+Chaudhuri (ICML 2025) on the same guesses, with the (epsilon, delta) or the Gaussian trade-off curve; :mod:`.search`
+the union-bounded search over guess counts, the choice of analysis ("best": both, each at half the confidence
+budget) and the check of a claimed (epsilon, delta); :mod:`.dpsgd` the one-run audit of a DP-SGD recipe
 (:class:`~leakaudit.learners.DPSGD`) with gradient or input canaries.
 """
 
@@ -15,7 +16,21 @@ from .dpsgd import (
     default_canary_count,
     whitebox_guess_grid,
 )
-from .fdp import GdpAudit, gdp_audit, gdp_epsilon_lower_bound, gdp_mu, gdp_rejects
+from .fdp import (
+    FDP_CURVES,
+    FdpAudit,
+    GdpAudit,
+    fdp_audit,
+    fdp_epsilon_lower_bound,
+    fdp_rejects,
+    gdp_audit,
+    gdp_epsilon_lower_bound,
+    gdp_mu,
+    gdp_rejects,
+    privacy_profile_rejects,
+    subsampled_gaussian_profile,
+    tradeoff_eps_delta,
+)
 from .one_run import (
     OneRunAudit,
     count_correct,
@@ -26,6 +41,7 @@ from .one_run import (
     one_run_p_value,
 )
 from .search import (
+    BOUNDS,
     ClaimCheck,
     OneRunSearch,
     check_claim,
@@ -34,8 +50,11 @@ from .search import (
 )
 
 __all__ = [
+    "BOUNDS",
+    "FDP_CURVES",
     "ClaimCheck",
     "DpsgdAudit",
+    "FdpAudit",
     "GdpAudit",
     "OneRunAudit",
     "OneRunSearch",
@@ -47,6 +66,9 @@ __all__ = [
     "default_canary_count",
     "default_guess_grid",
     "draw_inclusion",
+    "fdp_audit",
+    "fdp_epsilon_lower_bound",
+    "fdp_rejects",
     "gdp_audit",
     "gdp_epsilon_lower_bound",
     "gdp_mu",
@@ -56,5 +78,8 @@ __all__ = [
     "one_run_audit_scores",
     "one_run_epsilon_lower_bound",
     "one_run_p_value",
+    "privacy_profile_rejects",
+    "subsampled_gaussian_profile",
+    "tradeoff_eps_delta",
     "whitebox_guess_grid",
 ]

@@ -2,8 +2,10 @@
 
 The recipe is a :class:`~leakaudit.learners.DPSGD` learner and its training data. :func:`audit_dpsgd` plants m
 canaries, includes each with probability 1/2 (:func:`~leakaudit.dpaudit.one_run.draw_inclusion`), trains once,
-scores the canaries and checks the claim with :func:`~leakaudit.dpaudit.search.check_claim` (Steinke, Nasr &
-Jagielski, NeurIPS 2023, Theorem 3.1, searched over guess counts with a union bound).
+scores the canaries and checks the claim with :func:`~leakaudit.dpaudit.search.check_claim`: by default
+(``bound="best"``) the larger of Theorem 3.1 of Steinke, Nasr & Jagielski (NeurIPS 2023) and the f-DP analysis of
+Mahloujifar, Melis & Chaudhuri (ICML 2025) with the (epsilon, delta) trade-off curve, each at half the confidence
+budget, searched over guess counts with a union bound.
 
 Canaries:
 
@@ -36,8 +38,9 @@ from .._random import RandomStateLike, seed_to_int
 from .._results import Result
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
+from .fdp import privacy_profile_rejects, subsampled_gaussian_profile
 from .one_run import draw_inclusion
-from .search import check_claim, default_guess_grid, one_run_audit_scores
+from .search import BOUNDS, check_claim, default_guess_grid, one_run_audit_scores
 
 __all__ = ["DpsgdAudit", "audit_dpsgd", "calibrate_noise_multiplier", "check_dp_claim", "default_canary_count",
            "dpsgd_guess_grid", "whitebox_guess_grid"]
@@ -50,9 +53,15 @@ class DpsgdAudit(Result):
     """A DP-SGD recipe's claim against the one-run lower bound of one training run.
 
     ``epsilon_lower_bound`` holds at ``confidence`` (the analysis ``bound``); ``verdict`` is "consistent with the
-    claim" or "the claim is violated: the implementation leaks more than it says". ``gdp_epsilon_lower_bound`` is
-    the Gaussian-DP analysis of the same scores (Mahloujifar, Melis & Chaudhuri, ICML 2025), which assumes a
-    Gaussian trade-off curve; it decides the verdict only with ``bound="gdp"``.
+    claim" or "the claim is violated: the implementation leaks more than it says". Beside it, each analysis of the
+    same scores alone at the full confidence (they do not decide the verdict unless ``bound`` names them):
+    ``steinke_epsilon_lower_bound`` (Theorem 3.1), ``fdp_epsilon_lower_bound`` (f-DP, the (epsilon, delta) curve)
+    and ``gdp_epsilon_lower_bound`` (f-DP, the Gaussian curve, which assumes the mechanism's privacy is Gaussian).
+    ``recipe_curve_rejected`` says whether the same guesses reject the recipe's own accounted trade-off curve (the
+    privacy profile of its subsampled Gaussian steps, :func:`~leakaudit.dpaudit.fdp.subsampled_gaussian_profile`)
+    at ``confidence``, each guess count at ``beta / n_candidates``: stronger than the (epsilon, delta) claim, so
+    True means the implementation does not have the privacy its accounting says (without necessarily breaking
+    the claimed epsilon).
     """
 
     claimed_epsilon: float
@@ -63,6 +72,9 @@ class DpsgdAudit(Result):
     bound: str
     epsilon_lower_bound: float
     gdp_epsilon_lower_bound: float
+    steinke_epsilon_lower_bound: float | None = None
+    fdp_epsilon_lower_bound: float | None = None
+    recipe_curve_rejected: bool | None = None
     violated: bool
     verdict: str
     canaries: str
@@ -105,15 +117,35 @@ MIN_CANARIES = 1000
 MAX_CANARIES = 200_000
 
 
-def default_canary_count(sampling_rate: float) -> int:
-    """The number of white-box canaries for Poisson rate q: ``ceil(1400 / q)`` within [1,000, 200,000].
+#: a leak in every step should prove the claimed epsilon plus this much (see :func:`default_canary_count`)
+CLAIM_MARGIN = 0.5
+
+
+def default_canary_count(sampling_rate: float, *, claimed_epsilon: float | None = None, steps: int | None = None,
+                         beta: float = 0.05) -> int:
+    """The number of white-box canaries for Poisson rate q: ``ceil(1400 / q)``, or more for a large claimed epsilon,
+    within [1,000, 200,000].
 
     One step's batch holds about ``m q / 2`` included canaries; a step that leaks (no noise in it) shows only
     those, so m grows as 1 / q to keep about 700 of them (enough for a bound above 4 when they are all
-    guessed right). The canaries' extra parameters cost noise draws (m per step), nothing else.
+    guessed right). With ``claimed_epsilon`` and ``steps`` given, m is also large enough that a leak in every
+    step (clipping skipped, noise too small), seen through :func:`whitebox_guess_grid`'s ``k_all`` guesses all
+    right, proves ``claimed_epsilon + 0.5``: ``r`` right guesses out of ``r`` prove epsilon ``logit(b^(1/r))`` at
+    level ``b`` (no delta; ``b = beta / 4``, the budget of one of the grid's two pairs under the default
+    ``bound="best"``), so ``r >= log(1 / b) / log(1 + e^-(eps + 0.5))``, about ``4.4 e^(eps + 0.5)`` canaries
+    right at beta = 0.05. The canaries' extra parameters cost noise draws (m per step), nothing else.
     """
     check_scalar(sampling_rate, name="sampling_rate", min_val=0.0, max_val=1.0, include_min=False)
-    return int(min(MAX_CANARIES, max(MIN_CANARIES, math.ceil(CANARIES_PER_RATE / float(sampling_rate)))))
+    q = float(sampling_rate)
+    m = math.ceil(CANARIES_PER_RATE / q)
+    if claimed_epsilon is not None and steps is not None:
+        check_scalar(claimed_epsilon, name="claimed_epsilon", min_val=0.0)
+        check_scalar(steps, name="steps", kind=(int, np.integer), min_val=1)
+        check_scalar(beta, name="beta", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
+        right = math.log(4.0 / float(beta)) / math.log1p(math.exp(-(float(claimed_epsilon) + CLAIM_MARGIN)))
+        seen = 0.85 * (1.0 - (1.0 - q) ** int(steps)) / 2  # k_all / m (whitebox_guess_grid)
+        m = max(m, math.ceil(right / seen))
+    return int(min(MAX_CANARIES, max(MIN_CANARIES, m)))
 
 
 def whitebox_guess_grid(m: int, sampling_rate: float, steps: int) -> list[tuple[int, int]]:
@@ -194,7 +226,7 @@ def calibrate_noise_multiplier(learner: Any, n: int, epsilon: float, delta: floa
 
 
 def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: float, m: int | None = None,
-                canaries: str = "gradient", X_canary: Any = None, beta: float = 0.05, bound: str = "steinke2023",
+                canaries: str = "gradient", X_canary: Any = None, beta: float = 0.05, bound: str = "best",
                 grid=None, n_classes: int | None = None, random_state: RandomStateLike = 0) -> DpsgdAudit:
     """Audit ``learner`` (a :class:`DPSGD`) trained on ``(X, y)`` against a claimed (epsilon, delta), in one run.
 
@@ -207,7 +239,8 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
     claimed_epsilon, delta : float
         The claim. Refused (:func:`check_dp_claim`) when impossible or below what the accountant gives.
     m : int, optional
-        Canaries. Default: :func:`default_canary_count` of the recipe's rate for gradient canaries, 1,000 for
+        Canaries. Default: :func:`default_canary_count` of the recipe's rate, steps and claim for gradient
+        canaries, 1,000 for
         input canaries.
     canaries : {"gradient", "input"}, default="gradient"
     X_canary : ndarray of shape (>= m, d), optional
@@ -217,7 +250,9 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
     grid : list of (int, int), optional
         Guess counts (fixed in advance). Default: :func:`whitebox_guess_grid` for gradient canaries,
         :func:`dpsgd_guess_grid` for input canaries.
-    bound : {"steinke2023", "gdp"}, default="steinke2023"
+    bound : {"best", "steinke2023", "fdp", "gdp"}, default="best"
+        The analysis that decides the verdict (:mod:`leakaudit.dpaudit.search`): "best" is the larger of
+        Theorem 3.1 and the f-DP (epsilon, delta) analysis, each at ``beta / 2``.
     n_classes : int, optional
     random_state : int or None
         Seeds the inclusion coins, the canaries and training.
@@ -233,7 +268,7 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
     if not isinstance(learner, DPSGD):
         raise InvalidParameterError(f"learner must be a DPSGD; got {type(learner).__name__}")
     check_choice(canaries, name="canaries", choices=("gradient", "input"))
-    check_choice(bound, name="bound", choices=("steinke2023", "gdp"))
+    check_choice(bound, name="bound", choices=BOUNDS)
     if learner.sampling != "poisson" or learner.neighbouring not in (None, "add_remove"):
         raise InvalidParameterError(
             "the one-run audit tests add/remove DP (each canary in or out), which DPSGD accounts for Poisson "
@@ -243,11 +278,12 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
     y = np.asarray(y, dtype=np.int64)
     n = len(X)
     q = learner.schedule(n)["sampling_rate"]
-    if m is None:
-        m = default_canary_count(q) if canaries == "gradient" else 1000
-    check_scalar(m, name="m", kind=(int, np.integer), min_val=2)
     check_dp_claim(noise_multiplier=learner.noise_multiplier, sampling_rate=q, delta=delta, n=n,
                    claimed_epsilon=claimed_epsilon)
+    if m is None:
+        m = (default_canary_count(q, claimed_epsilon=claimed_epsilon, steps=learner.schedule(n)["steps"], beta=beta)
+             if canaries == "gradient" else 1000)
+    check_scalar(m, name="m", kind=(int, np.integer), min_val=2)
     learner = clone(learner).set_params(target_delta=float(delta))
     accounted = learner.accounted_epsilon(n)
     if accounted > claimed_epsilon * (1 + CLAIM_RTOL):
@@ -281,15 +317,23 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         grid = (whitebox_guess_grid(int(m), q, learner.schedule(n)["steps"]) if canaries == "gradient"
                 else dpsgd_guess_grid(int(m)))
     check = check_claim(S, scores, claimed_epsilon=claimed_epsilon, delta=delta, beta=beta, bound=bound, grid=grid)
-    other = (one_run_audit_scores(S, scores, delta=delta, beta=beta, bound="gdp", grid=grid) if bound != "gdp"
-             else check.search)
-    acc = float(np.mean(bank.predict_proba(Xtr)[0].argmax(1) == ytr))
+    alone = {b: (check.search if b == bound else
+                 one_run_audit_scores(S, scores, delta=delta, beta=beta, bound=b, grid=grid)).epsilon_lower_bound
+             for b in ("steinke2023", "fdp", "gdp")}
     sch = learner.schedule(n)
     s = check.search
+    eps_grid, delta_grid = subsampled_gaussian_profile(float(learner.noise_multiplier), float(sch["sampling_rate"]),
+                                                       int(sch["steps"]))
+    curve_rejected = any(privacy_profile_rejects(int(m), int(row[2]), int(row[3]), epsilons=eps_grid,
+                                                 deltas=delta_grid, beta=s.beta_per_candidate)
+                         for row in s.candidates)
+    acc = float(np.mean(bank.predict_proba(Xtr)[0].argmax(1) == ytr))
     return DpsgdAudit(
         claimed_epsilon=float(claimed_epsilon), delta=float(delta), accounted_epsilon=float(accounted),
         accounting=learner.accounting(), confidence=1.0 - float(beta), bound=bound,
-        epsilon_lower_bound=check.epsilon_lower_bound, gdp_epsilon_lower_bound=other.epsilon_lower_bound,
+        epsilon_lower_bound=check.epsilon_lower_bound, gdp_epsilon_lower_bound=alone["gdp"],
+        steinke_epsilon_lower_bound=alone["steinke2023"], fdp_epsilon_lower_bound=alone["fdp"],
+        recipe_curve_rejected=curve_rejected,
         violated=check.violated, verdict=check.verdict, canaries=canaries, m=int(m), n_included=int((S > 0).sum()),
         guesses=s.r, correct=s.v, k_plus=s.k_plus, k_minus=s.k_minus, n_candidates=s.n_candidates, n_train=n,
         noise_multiplier=float(learner.noise_multiplier), max_grad_norm=float(learner.max_grad_norm),
