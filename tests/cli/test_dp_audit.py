@@ -19,6 +19,7 @@ pytest.importorskip("dp_accounting")
      "the claimed epsilon 0.5 cannot be reproduced: the accountant gives"),
     (["--epsilon", "inf"], "--epsilon must be a positive finite number"),
     (["--epsilon", "2", "--canaries", "both"], "--canaries must be gradient or input"),
+    (["--epsilon", "2", "--bound", "rdp"], "--bound must be one of steinke2023, fdp, best, gdp; got 'rdp'"),
 ])
 def test_impossible_parameters_are_one_line_exit_2(args, words, capsys, tmp_path):
     assert main(["dp-audit", *args, "--out", str(tmp_path)]) == 2
@@ -41,3 +42,8 @@ def test_a_small_audit_writes_strict_json(capsys, tmp_path):
     assert 0 <= s["epsilon_lower_bound"] <= s["accounted_epsilon"]
     assert s["m"] == 200 and s["canaries"] == "gradient" and not s["noise_multiplier_calibrated"]
     assert "verdict: consistent with the claim" in out
+    # the deciding bound is the larger of Theorem 3.1 and the f-DP analysis, each at half the error rate, so it is
+    # at most the larger of the two alone at the full error rate; each is also shown alone
+    assert s["bound"] == "best"
+    assert s["epsilon_lower_bound"] <= max(s["steinke_epsilon_lower_bound"], s["fdp_epsilon_lower_bound"])
+    assert "each analysis alone at the full confidence: Theorem 3.1 " in out and "f-DP (epsilon, delta) " in out

@@ -2,8 +2,9 @@
 
 Runs only with ``claimed_epsilon`` in the config. The demo then trains its network with DP-SGD calibrated to the
 claim (:func:`~leakaudit.audit.target.dp_demo_learner`), and this stage trains that recipe once more on the members
-with m white-box gradient canaries (:func:`~leakaudit.dpaudit.audit_dpsgd`: Steinke, Nasr & Jagielski 2023,
-Theorem 3.1, at the check confidence): a lower bound above the claim is a check that fails ("the claim is
+with m white-box gradient canaries (:func:`~leakaudit.dpaudit.audit_dpsgd`, ``bound="best"``: the larger of Steinke,
+Nasr & Jagielski 2023's Theorem 3.1 and the f-DP analysis of the (epsilon, delta) curve, each at half the error
+rate, at the check confidence): a lower bound above the claim is a check that fails ("the claim is
 violated"). Any other target is skipped, saying why: the one-run audit trains the recipe with canaries inserted,
 which only our DP-SGD trainer does (``leakaudit dp-audit`` runs it on a dataset and recipe). The claim is also shown
 beside every attack's empirical epsilon lower bound (the membership stage computes those).
