@@ -304,6 +304,29 @@ def test_query_rows_as_bitsets_give_the_row_by_row_numbers(monkeypatch, n_query)
         _forest_native.query_bitsets(np.array([[0.0], [1.0]], np.float32), np.array([0, 1], np.int64))
 
 
+@pytest.mark.parametrize("n_query", [4096, 4161, 9000])
+def test_bitset_query_of_many_rows_and_deep_trees_gives_the_bank_numbers(n_query):
+    """The bitset query keeps, beside a node's set, which of its words are non-zero (a word of flags per 64 words
+    of the set): query sets of 64 words, of more (a second flag word, partly used), and a chain-like tree deeper
+    than the query's first stack (66 nodes), which it grows; the same sums as the bank's predict_proba."""
+    from leakaudit.learners import _forest_native
+
+    if _forest_native.library() is None:
+        pytest.skip(f"the compiled forest kernel is not available: {_forest_native.KERNEL.reason}")
+    # alternating labels along one feature: every split peels off an end row, so the trees are chains
+    x = np.arange(300, dtype=float)
+    X = x[:, None]
+    y = (np.arange(300) % 2).astype(int)
+    L = RandomForest(n_estimators=3, max_features=None, bootstrap=False, n_threads=1)
+    subsets = [np.arange(300), np.arange(20, 300)]
+    bank = L.fit_many(X, y, subsets, [1, 2])
+    assert bank.depth.max() > 70
+    rng = np.random.default_rng(5)
+    Xq = rng.uniform(-5, 305, (n_query, 1))
+    Xq[: len(x), 0] = x  # the training values too
+    np.testing.assert_array_equal(L.fit_predict_many(X, y, subsets, [1, 2], Xq), bank.predict_proba(Xq))
+
+
 def test_fit_predict_many_equals_sklearn():
     X, y = _one_hot(n=200, seed=2)
     got = RandomForest(n_estimators=9).fit_predict_many(X, y, [np.arange(200)], [11], X)[0]
