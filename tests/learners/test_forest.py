@@ -393,6 +393,17 @@ def test_native_kernel_grows_scikit_learns_trees_node_for_node(data, kw):
     np.testing.assert_array_equal(probs[1], banks[1].predict_proba(Xq))
 
 
+@pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
+def test_native_kernel_radix_sorts_nodes_of_many_distinct_values():
+    """A node of more than 64 rows whose feature has over 16 times more distinct values than it has rows sorts its
+    (code, position) keys by a radix sort on the 16-bit codes (both bytes, or one when they share the high one):
+    3,000 distinct values a column make such nodes, and the trees are still scikit-learn's, node for node."""
+    X, y, _ = _continuous(n=3000, d=3, k=2, seed=4)
+    subsets = [np.arange(len(y)), np.arange(0, len(y), 3)]
+    banks = [RandomForest(n_estimators=4, backend=b).fit_many(X, y, subsets, [3, 8]) for b in _BACKENDS]
+    assert _same_trees_as_reference(banks[1], banks[0])
+
+
 @pytest.mark.skipif(not _native_available(), reason="the native tree kernel was not built with the package")
 def test_every_compiled_variant_grows_the_same_trees(monkeypatch):
     """The portable, AVX2 and AVX-512 builds (those this CPU runs) grow the same trees, node for node: no fused

@@ -159,6 +159,35 @@ static inline void add_binary_hist(int64_t *restrict h, const int64_t *restrict 
     }
 }
 
+/* Sort n keys (code << 32 | position, code < 2**16, positions ascending on entry) by code: a stable least-significant
+ * digit radix sort (two passes of 8 bits, the high byte's skipped when every code shares it), so equal codes keep
+ * their positions' order, the keys' own order. a and b hold n keys each, cnt 256 counters; returns the sorted
+ * array (a or b). */
+static int64_t *radix_sort16(int64_t *restrict a, int64_t *restrict b, int64_t n, int64_t *restrict cnt) {
+    int64_t lo = a[0] >> 32, hi = lo;
+    for (int64_t i = 1; i < n; i++) {
+        const int64_t c = a[i] >> 32;
+        lo = c < lo ? c : lo;
+        hi = c > hi ? c : hi;
+    }
+    for (int shift = 32; shift < 48; shift += 8) {
+        if (shift == 40 && (lo >> 8) == (hi >> 8)) break;
+        memset(cnt, 0, sizeof(int64_t) * 256);
+        for (int64_t i = 0; i < n; i++) cnt[(a[i] >> shift) & 255]++;
+        int64_t sum = 0;
+        for (int d = 0; d < 256; d++) {
+            const int64_t c = cnt[d];
+            cnt[d] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) b[cnt[(a[i] >> shift) & 255]++] = a[i];
+        int64_t *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -187,6 +216,7 @@ static inline __attribute__((always_inline)) int64_t grow(
     double *restrict sw = f64, *restrict t_sw = f64 + m_max;
     double *restrict stot = cs, *restrict sl = cs + C, *restrict sr = cs + 2 * C, *restrict best_sl = cs + 3 * C;
     const int64_t nb = nbin > 0 ? nbin : 1;
+    int64_t rbin[256];
     int64_t *hst = hst0, *hst_own = NULL;
 
     for (int64_t i = 0; i < m; i++) cnt[i] = 0;
@@ -405,6 +435,8 @@ static inline __attribute__((always_inline)) int64_t grow(
                         }
                         ks[i + 1] = kj;
                     }
+                } else if (!wide) {
+                    ks = radix_sort16(keys, t_sy, nn, rbin);
                 } else {
                     qsort(ks, (size_t)nn, sizeof(int64_t), cmp_i64);
                 }
