@@ -342,6 +342,17 @@ def test_tree_seeds_are_the_ones_sklearn_hands_its_trees():
     np.testing.assert_array_equal(tree_seeds(seeds, 13), want)
 
 
+def test_tree_seeds_without_the_kernel_are_numpys(monkeypatch):
+    """Where no compiled kernel opened, the trees' seeds come from numpy's RandomState itself: the same seeds."""
+    from leakaudit.learners import forest
+
+    seeds = [0, 7, 2**32 - 1]
+    with_kernel = forest.tree_seeds(seeds, 9)
+    monkeypatch.setattr(forest, "_compiled", lambda: None)
+    np.testing.assert_array_equal(forest.tree_seeds(seeds, 9), with_kernel)
+    np.testing.assert_array_equal(forest.tree_seeds(seeds, 9)[9:18], np.random.RandomState(7).randint(MAX_INT, size=9))
+
+
 #: the reference trainer, then the compiled kernel
 _BACKENDS = ("sklearn", "compiled")
 

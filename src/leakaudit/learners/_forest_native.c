@@ -1099,6 +1099,17 @@ int64_t leakaudit_forest_query_bitsets(const float *Xq, int64_t nq, int64_t F, c
     return 0;
 }
 
+/* out[k * T + j] = the j-th draw of RandomState(seeds[k]).randint(0, 2**31 - 1), j < T: the seeds
+ * RandomForestClassifier(random_state=seeds[k]) hands its T trees (each seed in [0, 2**32 - 1]). */
+int64_t leakaudit_forest_tree_seeds(const int64_t *seeds, int64_t K, int64_t T, int64_t *out) {
+    int64_t mt[625];
+    for (int64_t k = 0; k < K; k++) {
+        mt_init(mt, seeds[k]);
+        for (int64_t j = 0; j < T; j++) out[k * T + j] = mt_bounded(mt, 0x7FFFFFFE);
+    }
+    return 0;
+}
+
 /* sizeof each struct, so that the ctypes side can check it declares the same layout. */
 int64_t leakaudit_forest_struct_size(int64_t which) {
     switch (which) {

@@ -23,7 +23,7 @@ from ._native import CompiledKernel
 from ._threads import for_each_model
 
 __all__ = ["KERNEL", "Bank", "Forest", "Grown", "Query", "grow", "grow_query", "library", "pack", "predict",
-           "query_bitsets"]
+           "query_bitsets", "tree_seeds"]
 
 _P, _I = ctypes.c_void_p, ctypes.c_int64
 
@@ -70,7 +70,8 @@ def _configure(lib: ctypes.CDLL) -> None:
                        ("leakaudit_forest_grow_query", [ctypes.POINTER(Forest), ctypes.POINTER(Query)]),
                        ("leakaudit_forest_predict", [ctypes.POINTER(Bank)]),
                        ("leakaudit_forest_pack", [ctypes.POINTER(Grown), _I, ctypes.POINTER(Bank)]),
-                       ("leakaudit_forest_query_bitsets", [_P, _I, _I, _P, _P, _P, _I, _P, _P])):
+                       ("leakaudit_forest_query_bitsets", [_P, _I, _I, _P, _P, _P, _I, _P, _P]),
+                       ("leakaudit_forest_tree_seeds", [_P, _I, _I, _P])):
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = _I, args
 
@@ -175,6 +176,15 @@ def query_bitsets(Xq: np.ndarray, qvptr: np.ndarray):
                                               _ptr(qv)) < 0:
         raise ValueError("query_bitsets: qvptr holds fewer distinct values than the query rows have")
     return P, pptr, qv
+
+
+def tree_seeds(seeds: np.ndarray, n_trees: int) -> np.ndarray:
+    """Row ``k * n_trees + j``: the j-th draw of ``RandomState(seeds[k]).randint(2**31 - 1)`` (int64 seeds in
+    [0, 2**32 - 1]), drawn by the kernel's MT19937 (the stream it draws bootstraps from)."""
+    seeds = np.ascontiguousarray(seeds, dtype=np.int64)
+    out = np.empty(seeds.size * int(n_trees), np.int64)
+    _need().leakaudit_forest_tree_seeds(_ptr(seeds), seeds.size, int(n_trees), _ptr(out))
+    return out
 
 
 def grow_query(forest: Forest, Xq: np.ndarray, out: np.ndarray, group: int, sets, n_workers: int) -> None:
