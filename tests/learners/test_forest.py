@@ -327,6 +327,30 @@ def test_bitset_query_of_many_rows_and_deep_trees_gives_the_bank_numbers(n_query
     np.testing.assert_array_equal(L.fit_predict_many(X, y, subsets, [1, 2], Xq), bank.predict_proba(Xq))
 
 
+def test_query_on_the_training_rows_reuses_their_column_order(monkeypatch):
+    """Queried on its own training rows (reference models on their pool), the call sorts the columns once, for the
+    rank codes and the query's bitsets: the same numbers as the bank's, -0.0 beside 0.0 and ties included."""
+    from leakaudit.learners import _forest_native, forest
+
+    if _forest_native.library() is None:
+        pytest.skip(f"the compiled forest kernel is not available: {_forest_native.KERNEL.reason}")
+    X, y = _one_hot(n=300, seed=2)
+    X[:40, -1] = -0.0
+    X[40:80, -1] = 0.0
+    subsets = [np.arange(200), np.arange(100, 300)]
+    L = RandomForest(n_estimators=5, n_threads=1)
+    given = []
+    sets = forest._query_sets
+    monkeypatch.setattr(forest, "_query_sets",
+                        lambda Xq, order=None: given.append(order is not None) or sets(Xq, order))
+    got = L.fit_predict_many(X, y, subsets, [1, 2], X.copy())
+    other = L.fit_predict_many(X, y, subsets, [1, 2], X[::-1].copy())
+    assert given == [True, False]
+    bank = L.fit_many(X, y, subsets, [1, 2])
+    np.testing.assert_array_equal(got, bank.predict_proba(X))
+    np.testing.assert_array_equal(other, bank.predict_proba(X[::-1]))
+
+
 def test_fit_predict_many_equals_sklearn():
     X, y = _one_hot(n=200, seed=2)
     got = RandomForest(n_estimators=9).fit_predict_many(X, y, [np.arange(200)], [11], X)[0]

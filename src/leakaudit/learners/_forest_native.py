@@ -157,17 +157,20 @@ def predict(X: np.ndarray, tree_ptr, node_off, leaf_off, feat, thr, left, leaf, 
     _run(_need().leakaudit_forest_predict, (ctypes.byref(bank),), min(n_workers, items), "")
 
 
-def query_bitsets(Xq: np.ndarray, qvptr: np.ndarray):
+def query_bitsets(Xq: np.ndarray, qvptr: np.ndarray, order: np.ndarray | None = None):
     """The query rows ``Xq`` (n_q, F) float32 C-contiguous as bitsets for :func:`grow_query`: ``(P, pptr, qv)``.
 
     ``qv[qvptr[f]:qvptr[f + 1]]`` are feature f's distinct query values, ascending (``qvptr``: the cumulative
     numbers of distinct values). ``P[pptr[f] + j]`` (``W = ceil(n_q / 64)`` words; bit i of word i // 64 is row
     i) is the set of rows whose value of f is <= the j-th smallest (j = 1 .. u_f), ``P[pptr[f]]`` the empty set:
-    the rows a split on f sends left, for any threshold, by a binary search among ``qv``.
+    the rows a split on f sends left, for any threshold, by a binary search among ``qv``. ``order``: the columns'
+    stable argsort (n_q, F), when the caller has it.
     """
     nq, F = Xq.shape
     W = -(-nq // 64)
-    order = np.ascontiguousarray(np.argsort(Xq, axis=0, kind="stable").T, dtype=np.int64)
+    if order is None:
+        order = np.argsort(Xq, axis=0, kind="stable")
+    order = np.ascontiguousarray(order.T, dtype=np.int64)
     pptr = np.empty(F + 1, np.int64)
     P = np.zeros((int(qvptr[F]) + F, W), np.uint64)
     qv = np.empty(int(qvptr[F]), np.float32)
