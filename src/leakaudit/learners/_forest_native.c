@@ -17,11 +17,13 @@
  * compares them with RandomForestClassifier). What differs is how a candidate feature's best threshold is found
  * (the same answer, less work): every feature's float32 values are replaced once by their rank among its distinct
  * values (codes); at a node a feature with few distinct values gets a weighted class histogram over its codes in
- * O(n_node), one with many has the node's (code, position) keys sorted. Both visit the thresholds in ascending
- * order, group values closer than scikit-learn's FEATURE_THRESHOLD (1e-7 in float32) as next_p does and keep the
- * first strictly better split. With two classes every searched node also holds the packed class sums of all
- * two-valued features (the smaller child's by a pass over its rows' code-1 lists, the larger's by subtraction),
- * so a drawn one-hot column is evaluated in O(1).
+ * O(n_node), one with many has the node's (code, position) keys sorted (insertion sort up to 64 keys, then a radix
+ * sort on 16-bit codes, qsort on int32 ones). Both visit the thresholds in ascending order, group values closer
+ * than scikit-learn's FEATURE_THRESHOLD (1e-7 in float32) as next_p does and keep the first strictly better split.
+ * With two classes every searched node also holds the packed class sums of all two-valued features (the smaller
+ * child's by a pass over its rows' code-1 lists, the larger's by subtraction), so a drawn one-hot column is
+ * evaluated in O(1). The common case (two classes, gini, packed sums) runs a copy of the grower compiled with
+ * those as constants (grow_u16_spec); the others run the generic one.
  *
  * The exported calls take the structs below (mirrored by ctypes Structures in _forest_native.py). Each is one
  * worker: the Python side runs as many as it wants threads (ctypes releases the GIL), and the workers share a
@@ -30,7 +32,8 @@
  *    float32 thresholds rounded down, leaf values only); leakaudit_forest_pack packs the rows into a bank;
  *  - leakaudit_forest_predict: a bank's mean leaf fractions, eight rows descending a tree together;
  *  - leakaudit_forest_grow_query: whole models grown and queried as they grow (fit_predict_many), the query rows
- *    moving down as bitsets (leakaudit_forest_query_bitsets), without keeping the trees.
+ *    moving down as bitsets (leakaudit_forest_query_bitsets), without keeping the trees;
+ *  - leakaudit_forest_tree_seeds: the seeds RandomForestClassifier hands its trees (MT19937 draws, as numpy's).
  */
 #include <math.h>
 #include <stdint.h>
