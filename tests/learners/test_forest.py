@@ -304,6 +304,53 @@ def test_query_rows_as_bitsets_give_the_row_by_row_numbers(monkeypatch, n_query)
         _forest_native.query_bitsets(np.array([[0.0], [1.0]], np.float32), np.array([0, 1], np.int64))
 
 
+@pytest.mark.parametrize("n_query", [4096, 4161, 9000])
+def test_bitset_query_of_many_rows_and_deep_trees_gives_the_bank_numbers(n_query):
+    """The bitset query keeps, beside a node's set, which of its words are non-zero (a word of flags per 64 words
+    of the set): query sets of 64 words, of more (a second flag word, partly used), and a chain-like tree deeper
+    than the query's first stack (66 nodes), which it grows; the same sums as the bank's predict_proba."""
+    from leakaudit.learners import _forest_native
+
+    if _forest_native.library() is None:
+        pytest.skip(f"the compiled forest kernel is not available: {_forest_native.KERNEL.reason}")
+    # alternating labels along one feature: every split peels off an end row, so the trees are chains
+    x = np.arange(300, dtype=float)
+    X = x[:, None]
+    y = (np.arange(300) % 2).astype(int)
+    L = RandomForest(n_estimators=3, max_features=None, bootstrap=False, n_threads=1)
+    subsets = [np.arange(300), np.arange(20, 300)]
+    bank = L.fit_many(X, y, subsets, [1, 2])
+    assert bank.depth.max() > 70
+    rng = np.random.default_rng(5)
+    Xq = rng.uniform(-5, 305, (n_query, 1))
+    Xq[: len(x), 0] = x  # the training values too
+    np.testing.assert_array_equal(L.fit_predict_many(X, y, subsets, [1, 2], Xq), bank.predict_proba(Xq))
+
+
+def test_query_on_the_training_rows_reuses_their_column_order(monkeypatch):
+    """Queried on its own training rows (reference models on their pool), the call sorts the columns once, for the
+    rank codes and the query's bitsets: the same numbers as the bank's, -0.0 beside 0.0 and ties included."""
+    from leakaudit.learners import _forest_native, forest
+
+    if _forest_native.library() is None:
+        pytest.skip(f"the compiled forest kernel is not available: {_forest_native.KERNEL.reason}")
+    X, y = _one_hot(n=300, seed=2)
+    X[:40, -1] = -0.0
+    X[40:80, -1] = 0.0
+    subsets = [np.arange(200), np.arange(100, 300)]
+    L = RandomForest(n_estimators=5, n_threads=1)
+    given = []
+    sets = forest._query_sets
+    monkeypatch.setattr(forest, "_query_sets",
+                        lambda Xq, order=None: given.append(order is not None) or sets(Xq, order))
+    got = L.fit_predict_many(X, y, subsets, [1, 2], X.copy())
+    other = L.fit_predict_many(X, y, subsets, [1, 2], X[::-1].copy())
+    assert given == [True, False]
+    bank = L.fit_many(X, y, subsets, [1, 2])
+    np.testing.assert_array_equal(got, bank.predict_proba(X))
+    np.testing.assert_array_equal(other, bank.predict_proba(X[::-1]))
+
+
 def test_fit_predict_many_equals_sklearn():
     X, y = _one_hot(n=200, seed=2)
     got = RandomForest(n_estimators=9).fit_predict_many(X, y, [np.arange(200)], [11], X)[0]
@@ -317,6 +364,17 @@ def test_tree_seeds_are_the_ones_sklearn_hands_its_trees():
     seeds = np.array([0, 7, 2**31 - 1, 2**32 - 1])
     want = np.concatenate([np.random.RandomState(int(s)).randint(np.iinfo(np.int32).max, size=13) for s in seeds])
     np.testing.assert_array_equal(tree_seeds(seeds, 13), want)
+
+
+def test_tree_seeds_without_the_kernel_are_numpys(monkeypatch):
+    """Where no compiled kernel opened, the trees' seeds come from numpy's RandomState itself: the same seeds."""
+    from leakaudit.learners import forest
+
+    seeds = [0, 7, 2**32 - 1]
+    with_kernel = forest.tree_seeds(seeds, 9)
+    monkeypatch.setattr(forest, "_compiled", lambda: None)
+    np.testing.assert_array_equal(forest.tree_seeds(seeds, 9), with_kernel)
+    np.testing.assert_array_equal(forest.tree_seeds(seeds, 9)[9:18], np.random.RandomState(7).randint(MAX_INT, size=9))
 
 
 #: the reference trainer, then the compiled kernel
@@ -368,6 +426,17 @@ def test_native_kernel_grows_scikit_learns_trees_node_for_node(data, kw):
         X, y, subsets, [0, 5, 2**32 - 1], Xq, n_classes=n_classes) for b in _BACKENDS]
     np.testing.assert_allclose(probs[1], probs[0], rtol=0, atol=1e-14)
     np.testing.assert_array_equal(probs[1], banks[1].predict_proba(Xq))
+
+
+@pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
+def test_native_kernel_radix_sorts_nodes_of_many_distinct_values():
+    """A node of more than 64 rows whose feature has over 16 times more distinct values than it has rows sorts its
+    (code, position) keys by a radix sort on the 16-bit codes (both bytes, or one when they share the high one):
+    3,000 distinct values a column make such nodes, and the trees are still scikit-learn's, node for node."""
+    X, y, _ = _continuous(n=3000, d=3, k=2, seed=4)
+    subsets = [np.arange(len(y)), np.arange(0, len(y), 3)]
+    banks = [RandomForest(n_estimators=4, backend=b).fit_many(X, y, subsets, [3, 8]) for b in _BACKENDS]
+    assert _same_trees_as_reference(banks[1], banks[0])
 
 
 @pytest.mark.skipif(not _native_available(), reason="the native tree kernel was not built with the package")

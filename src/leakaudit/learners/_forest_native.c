@@ -17,11 +17,13 @@
  * compares them with RandomForestClassifier). What differs is how a candidate feature's best threshold is found
  * (the same answer, less work): every feature's float32 values are replaced once by their rank among its distinct
  * values (codes); at a node a feature with few distinct values gets a weighted class histogram over its codes in
- * O(n_node), one with many has the node's (code, position) keys sorted. Both visit the thresholds in ascending
- * order, group values closer than scikit-learn's FEATURE_THRESHOLD (1e-7 in float32) as next_p does and keep the
- * first strictly better split. With two classes every searched node also holds the packed class sums of all
- * two-valued features (the smaller child's by a pass over its rows' code-1 lists, the larger's by subtraction),
- * so a drawn one-hot column is evaluated in O(1).
+ * O(n_node), one with many has the node's (code, position) keys sorted (insertion sort up to 64 keys, then a radix
+ * sort on 16-bit codes, qsort on int32 ones). Both visit the thresholds in ascending order, group values closer
+ * than scikit-learn's FEATURE_THRESHOLD (1e-7 in float32) as next_p does and keep the first strictly better split.
+ * With two classes every searched node also holds the packed class sums of all two-valued features (the smaller
+ * child's by a pass over its rows' code-1 lists, the larger's by subtraction), so a drawn one-hot column is
+ * evaluated in O(1). The common case (two classes, gini, packed sums) runs a copy of the grower compiled with
+ * those as constants (grow_u16_spec); the others run the generic one.
  *
  * The exported calls take the structs below (mirrored by ctypes Structures in _forest_native.py). Each is one
  * worker: the Python side runs as many as it wants threads (ctypes releases the GIL), and the workers share a
@@ -30,7 +32,8 @@
  *    float32 thresholds rounded down, leaf values only); leakaudit_forest_pack packs the rows into a bank;
  *  - leakaudit_forest_predict: a bank's mean leaf fractions, eight rows descending a tree together;
  *  - leakaudit_forest_grow_query: whole models grown and queried as they grow (fit_predict_many), the query rows
- *    moving down as bitsets (leakaudit_forest_query_bitsets), without keeping the trees.
+ *    moving down as bitsets (leakaudit_forest_query_bitsets), without keeping the trees;
+ *  - leakaudit_forest_tree_seeds: the seeds RandomForestClassifier hands its trees (MT19937 draws, as numpy's).
  */
 #include <math.h>
 #include <stdint.h>
@@ -159,6 +162,35 @@ static inline void add_binary_hist(int64_t *restrict h, const int64_t *restrict 
     }
 }
 
+/* Sort n keys (code << 32 | position, code < 2**16, positions ascending on entry) by code: a stable least-significant
+ * digit radix sort (two passes of 8 bits, the high byte's skipped when every code shares it), so equal codes keep
+ * their positions' order, the keys' own order. a and b hold n keys each, cnt 256 counters; returns the sorted
+ * array (a or b). */
+static int64_t *radix_sort16(int64_t *restrict a, int64_t *restrict b, int64_t n, int64_t *restrict cnt) {
+    int64_t lo = a[0] >> 32, hi = lo;
+    for (int64_t i = 1; i < n; i++) {
+        const int64_t c = a[i] >> 32;
+        lo = c < lo ? c : lo;
+        hi = c > hi ? c : hi;
+    }
+    for (int shift = 32; shift < 48; shift += 8) {
+        if (shift == 40 && (lo >> 8) == (hi >> 8)) break;
+        memset(cnt, 0, sizeof(int64_t) * 256);
+        for (int64_t i = 0; i < n; i++) cnt[(a[i] >> shift) & 255]++;
+        int64_t sum = 0;
+        for (int d = 0; d < 256; d++) {
+            const int64_t c = cnt[d];
+            cnt[d] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) b[cnt[(a[i] >> shift) & 255]++] = a[i];
+        int64_t *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -167,7 +199,7 @@ static int cmp_i64(const void *a, const void *b) {
 #define CODE(f, r) (wide ? (int64_t)c32[(f) * n + (r)] : (int64_t)c16[(f) * n + (r)])
 
 static inline __attribute__((always_inline)) int64_t grow(
-    const uint16_t *restrict c16, const int32_t *restrict c32, const int wide, int64_t n, int64_t F,
+    const int spec, const uint16_t *restrict c16, const int32_t *restrict c32, const int wide, int64_t n, int64_t F,
     const float *restrict vals, const int64_t *restrict voff, const int64_t *restrict yv,
     const int64_t *restrict rows_sub, int64_t m, int64_t seed, int64_t n_boot, int64_t bootstrap,
     int64_t max_features, int64_t max_depth, int64_t mss, int64_t msl, int64_t crit,
@@ -177,12 +209,17 @@ static inline __attribute__((always_inline)) int64_t grow(
     int64_t *restrict mt, int64_t *hst0, int64_t hst_rows, int64_t *restrict hs, int64_t *restrict features,
     int64_t *restrict const_f, int64_t *restrict st, double *restrict sts, double *restrict cs,
     double *restrict hw, int64_t *restrict hn, int64_t *restrict hp) {
+    if (spec) {  /* the caller checked: two classes, packed sums, gini (constants from here on) */
+        C = 2;
+        crit = 0;
+    }
     int64_t *restrict cnt = i64, *restrict rows = i64 + m_max, *restrict sy = i64 + 2 * m_max;
     int64_t *restrict pk = i64 + 3 * m_max, *restrict keys = i64 + 4 * m_max, *restrict t_rows = i64 + 5 * m_max;
     int64_t *restrict t_sy = i64 + 6 * m_max, *restrict t_pk = i64 + 7 * m_max;
     double *restrict sw = f64, *restrict t_sw = f64 + m_max;
     double *restrict stot = cs, *restrict sl = cs + C, *restrict sr = cs + 2 * C, *restrict best_sl = cs + 3 * C;
     const int64_t nb = nbin > 0 ? nbin : 1;
+    int64_t rbin[256];
     int64_t *hst = hst0, *hst_own = NULL;
 
     for (int64_t i = 0; i < m; i++) cnt[i] = 0;
@@ -212,7 +249,7 @@ static inline __attribute__((always_inline)) int64_t grow(
         for (int64_t i = 0; i < m; i++) cnt[i] = 1;
         w_total = (double)m;
     }
-    const int packed = C == 2 && w_total < 2097152.0 && m < 2097152;
+    const int packed = spec || (C == 2 && w_total < 2097152.0 && m < 2097152);
     int64_t ns = 0;
     for (int64_t i = 0; i < m; i++) {  /* rows drawn at least once, written branch-free (ns advances if so) */
         const int64_t r = rows_sub[i], c = cnt[i];
@@ -401,6 +438,8 @@ static inline __attribute__((always_inline)) int64_t grow(
                         }
                         ks[i + 1] = kj;
                     }
+                } else if (!wide) {
+                    ks = radix_sort16(keys, t_sy, nn, rbin);
                 } else {
                     qsort(ks, (size_t)nn, sizeof(int64_t), cmp_i64);
                 }
@@ -697,17 +736,26 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
 
 static __attribute__((noinline)) int64_t grow_u16(const leakaudit_forest *f, work_t *w, int64_t t, int64_t g) {
     const int64_t k = t / f->n_trees;
-    return grow((const uint16_t *)f->codes, NULL, 0, GROW_TAIL(g));
+    return grow(0, (const uint16_t *)f->codes, NULL, 0, GROW_TAIL(g));
+}
+
+static __attribute__((noinline)) int64_t grow_u16_spec(const leakaudit_forest *f, work_t *w, int64_t t, int64_t g) {
+    const int64_t k = t / f->n_trees;
+    return grow(1, (const uint16_t *)f->codes, NULL, 0, GROW_TAIL(g));
 }
 
 static __attribute__((noinline)) int64_t grow_i32(const leakaudit_forest *f, work_t *w, int64_t t, int64_t g) {
     const int64_t k = t / f->n_trees;
-    return grow(NULL, (const int32_t *)f->codes, 1, GROW_TAIL(g));
+    return grow(0, NULL, (const int32_t *)f->codes, 1, GROW_TAIL(g));
 }
 
 /* Tree t, depth-first, into the worker's g-th tree scratch: its number of nodes, or -1 if memory ran out. */
 static int64_t grow_tree(const leakaudit_forest *f, work_t *w, int64_t t, int64_t g) {
-    return f->wide ? grow_i32(f, w, t, g) : grow_u16(f, w, t, g);
+    if (f->wide) return grow_i32(f, w, t, g);
+    const int64_t k = t / f->n_trees, m = f->sub_ptr[k + 1] - f->sub_ptr[k];
+    const int64_t w_total = f->bootstrap ? f->n_boot[k] : m;
+    if (f->C == 2 && f->crit == 0 && w_total < 2097152 && m < 2097152) return grow_u16_spec(f, w, t, g);
+    return grow_u16(f, w, t, g);
 }
 
 /* The largest float32 <= the float64 t: for a float32 x, x <= t exactly when x <= round_down(t). */
@@ -757,41 +805,46 @@ static int64_t to_breadth_first(const int32_t *feat_o, const double *thr_o, cons
  * P/pptr/qv/qvptr come from leakaudit_forest_query_bitsets: at a split on f with threshold t, the rows sent left are
  * P[pptr[f] + j], j the number of f's distinct query values <= t (float32 x <= float64 t exactly when the query
  * does so in the bank, whose threshold is t rounded down to float32). Each row gets one leaf a tree, so the sums
- * are the bank's. stk (stk_rows x W) and stn (stk_rows) are scratch; a deeper tree gets its own, freed here.
- * Returns 0, or -1 if memory ran out. */
+ * are the bank's. A stack slot holds a node's bitset (W words) and, after it, which of those words are non-zero
+ * (NZ = ceil(W / 64) words of bits): a deep node holds a few rows, so a split and a leaf visit only its non-zero
+ * words (the others are stale, never read). stk (stk_rows slots of W + NZ words) and stn (stk_rows) are scratch;
+ * a deeper tree gets its own, freed here. Returns 0, or -1 if memory ran out. */
 static int64_t query_tree_bits(const uint64_t *restrict P, int64_t W, const int64_t *restrict pptr,
                               const float *restrict qv, const int64_t *restrict qvptr, const int32_t *feat,
                               const double *thr, const int32_t *left, const int32_t *right, const double *value,
                               int64_t C, double *restrict out, int64_t nq, uint64_t *stk, int64_t stk_rows,
                               int64_t *stn) {
     if (nq == 0) return 0;
+    const int64_t NZ = (W + 63) / 64, S = W + NZ;
     uint64_t *stk_own = NULL;
     int64_t *stn_own = NULL;
     for (int64_t w = 0; w < W; w++) stk[w] = ~(uint64_t)0;
     if (nq % 64) stk[W - 1] = ((uint64_t)1 << (nq % 64)) - 1;
+    for (int64_t i = 0; i < NZ; i++) stk[W + i] = W - 64 * i >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << (W - 64 * i)) - 1;
     stn[0] = 0;
     int64_t sp = 1;
     while (sp > 0) {
         sp--;
         const int64_t u = stn[sp];
-        uint64_t *cur = stk + sp * W;
+        uint64_t *cur = stk + sp * S;
         const int64_t f = feat[u];
         if (f < 0) {
             const double *v = value + u * C;
-            if (C == 2) {
-                const double v0 = v[0], v1 = v[1];
-                for (int64_t w = 0; w < W; w++) {
-                    for (uint64_t x = cur[w]; x != 0; x &= x - 1) {
-                        double *o = out + 2 * (w * 64 + __builtin_ctzll(x));
-                        o[0] += v0;
-                        o[1] += v1;
-                    }
-                }
-            } else {
-                for (int64_t w = 0; w < W; w++) {
-                    for (uint64_t x = cur[w]; x != 0; x &= x - 1) {
-                        double *o = out + C * (w * 64 + __builtin_ctzll(x));
-                        for (int64_t c = 0; c < C; c++) o[c] += v[c];
+            for (int64_t i = 0; i < NZ; i++) {
+                for (uint64_t z = cur[W + i]; z != 0; z &= z - 1) {
+                    const int64_t w = 64 * i + __builtin_ctzll(z);
+                    if (C == 2) {
+                        const double v0 = v[0], v1 = v[1];
+                        for (uint64_t x = cur[w]; x != 0; x &= x - 1) {
+                            double *o = out + 2 * (w * 64 + __builtin_ctzll(x));
+                            o[0] += v0;
+                            o[1] += v1;
+                        }
+                    } else {
+                        for (uint64_t x = cur[w]; x != 0; x &= x - 1) {
+                            double *o = out + C * (w * 64 + __builtin_ctzll(x));
+                            for (int64_t c = 0; c < C; c++) o[c] += v[c];
+                        }
                     }
                 }
             }
@@ -809,7 +862,7 @@ static int64_t query_tree_bits(const uint64_t *restrict P, int64_t W, const int6
         const uint64_t *mask = P + (pptr[f] + (lo - qvptr[f])) * W;
         if (sp + 2 > stk_rows) {
             const int64_t rows = 2 * stk_rows;
-            uint64_t *s2 = malloc(sizeof(uint64_t) * (size_t)(rows * W));
+            uint64_t *s2 = malloc(sizeof(uint64_t) * (size_t)(rows * S));
             int64_t *n2 = malloc(sizeof(int64_t) * (size_t)rows);
             if (s2 == NULL || n2 == NULL) {
                 free(s2);
@@ -818,30 +871,39 @@ static int64_t query_tree_bits(const uint64_t *restrict P, int64_t W, const int6
                 free(stn_own);
                 return -1;
             }
-            memcpy(s2, stk, sizeof(uint64_t) * (size_t)((sp + 1) * W));
+            memcpy(s2, stk, sizeof(uint64_t) * (size_t)((sp + 1) * S));
             memcpy(n2, stn, sizeof(int64_t) * (size_t)(sp + 1));
             free(stk_own);
             free(stn_own);
             stk = stk_own = s2;
             stn = stn_own = n2;
             stk_rows = rows;
-            cur = stk + sp * W;
+            cur = stk + sp * S;
         }
-        uint64_t *nxt = cur + W;
+        uint64_t *nxt = cur + S;
         uint64_t anyl = 0, anyr = 0;
-        for (int64_t w = 0; w < W; w++) {  /* right child's rows into this slot, left child's into the next */
-            const uint64_t s = cur[w], mw = mask[w];
-            const uint64_t lw = s & mw, rw = s & ~mw;
-            cur[w] = rw;
-            nxt[w] = lw;
-            anyl |= lw;
-            anyr |= rw;
+        for (int64_t i = 0; i < NZ; i++) {  /* right child's rows into this slot, left child's into the next */
+            uint64_t lm = 0, rm = 0;
+            for (uint64_t z = cur[W + i]; z != 0; z &= z - 1) {
+                const int b = __builtin_ctzll(z);
+                const int64_t w = 64 * i + b;
+                const uint64_t s = cur[w], mw = mask[w];
+                const uint64_t lw = s & mw, rw = s & ~mw;
+                cur[w] = rw;
+                nxt[w] = lw;
+                lm |= (uint64_t)(lw != 0) << b;
+                rm |= (uint64_t)(rw != 0) << b;
+            }
+            cur[W + i] = rm;
+            nxt[W + i] = lm;
+            anyl |= lm;
+            anyr |= rm;
         }
         if (anyr != 0) {
             stn[sp++] = right[u];
             if (anyl != 0) stn[sp++] = left[u];
         } else if (anyl != 0) {
-            memcpy(cur, nxt, sizeof(uint64_t) * (size_t)W);
+            memcpy(cur, nxt, sizeof(uint64_t) * (size_t)S);
             stn[sp++] = left[u];
         }
     }
@@ -939,7 +1001,7 @@ int64_t leakaudit_forest_grow_query(const leakaudit_forest *f, const leakaudit_f
     if (work_alloc(&w, f, group) < 0) return -1;
     const int64_t mn = f->max_nodes, C = f->C, T = f->n_trees, nq = q->nq, stk_rows = 66;
     const int64_t W = q->bits ? q->W : 1;
-    uint64_t *stk = malloc(sizeof(uint64_t) * (size_t)(stk_rows * W));
+    uint64_t *stk = malloc(sizeof(uint64_t) * (size_t)(stk_rows * (W + (W + 63) / 64)));
     int64_t *stn = malloc(sizeof(int64_t) * (size_t)stk_rows);
     int64_t rc = stk != NULL && stn != NULL ? 0 : -1;
     while (rc == 0) {
@@ -1036,6 +1098,17 @@ int64_t leakaudit_forest_query_bitsets(const float *Xq, int64_t nq, int64_t F, c
                 P[row * W + (r >> 6)] |= (uint64_t)1 << (r & 63);
             }
         }
+    }
+    return 0;
+}
+
+/* out[k * T + j] = the j-th draw of RandomState(seeds[k]).randint(0, 2**31 - 1), j < T: the seeds
+ * RandomForestClassifier(random_state=seeds[k]) hands its T trees (each seed in [0, 2**32 - 1]). */
+int64_t leakaudit_forest_tree_seeds(const int64_t *seeds, int64_t K, int64_t T, int64_t *out) {
+    int64_t mt[625];
+    for (int64_t k = 0; k < K; k++) {
+        mt_init(mt, seeds[k]);
+        for (int64_t j = 0; j < T; j++) out[k * T + j] = mt_bounded(mt, 0x7FFFFFFE);
     }
     return 0;
 }

@@ -23,7 +23,7 @@ from ._native import CompiledKernel
 from ._threads import for_each_model
 
 __all__ = ["KERNEL", "Bank", "Forest", "Grown", "Query", "grow", "grow_query", "library", "pack", "predict",
-           "query_bitsets"]
+           "query_bitsets", "tree_seeds"]
 
 _P, _I = ctypes.c_void_p, ctypes.c_int64
 
@@ -70,7 +70,8 @@ def _configure(lib: ctypes.CDLL) -> None:
                        ("leakaudit_forest_grow_query", [ctypes.POINTER(Forest), ctypes.POINTER(Query)]),
                        ("leakaudit_forest_predict", [ctypes.POINTER(Bank)]),
                        ("leakaudit_forest_pack", [ctypes.POINTER(Grown), _I, ctypes.POINTER(Bank)]),
-                       ("leakaudit_forest_query_bitsets", [_P, _I, _I, _P, _P, _P, _I, _P, _P])):
+                       ("leakaudit_forest_query_bitsets", [_P, _I, _I, _P, _P, _P, _I, _P, _P]),
+                       ("leakaudit_forest_tree_seeds", [_P, _I, _I, _P])):
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = _I, args
 
@@ -156,17 +157,20 @@ def predict(X: np.ndarray, tree_ptr, node_off, leaf_off, feat, thr, left, leaf, 
     _run(_need().leakaudit_forest_predict, (ctypes.byref(bank),), min(n_workers, items), "")
 
 
-def query_bitsets(Xq: np.ndarray, qvptr: np.ndarray):
+def query_bitsets(Xq: np.ndarray, qvptr: np.ndarray, order: np.ndarray | None = None):
     """The query rows ``Xq`` (n_q, F) float32 C-contiguous as bitsets for :func:`grow_query`: ``(P, pptr, qv)``.
 
     ``qv[qvptr[f]:qvptr[f + 1]]`` are feature f's distinct query values, ascending (``qvptr``: the cumulative
     numbers of distinct values). ``P[pptr[f] + j]`` (``W = ceil(n_q / 64)`` words; bit i of word i // 64 is row
     i) is the set of rows whose value of f is <= the j-th smallest (j = 1 .. u_f), ``P[pptr[f]]`` the empty set:
-    the rows a split on f sends left, for any threshold, by a binary search among ``qv``.
+    the rows a split on f sends left, for any threshold, by a binary search among ``qv``. ``order``: the columns'
+    stable argsort (n_q, F), when the caller has it.
     """
     nq, F = Xq.shape
     W = -(-nq // 64)
-    order = np.ascontiguousarray(np.argsort(Xq, axis=0, kind="stable").T, dtype=np.int64)
+    if order is None:
+        order = np.argsort(Xq, axis=0, kind="stable")
+    order = np.ascontiguousarray(order.T, dtype=np.int64)
     pptr = np.empty(F + 1, np.int64)
     P = np.zeros((int(qvptr[F]) + F, W), np.uint64)
     qv = np.empty(int(qvptr[F]), np.float32)
@@ -175,6 +179,15 @@ def query_bitsets(Xq: np.ndarray, qvptr: np.ndarray):
                                               _ptr(qv)) < 0:
         raise ValueError("query_bitsets: qvptr holds fewer distinct values than the query rows have")
     return P, pptr, qv
+
+
+def tree_seeds(seeds: np.ndarray, n_trees: int) -> np.ndarray:
+    """Row ``k * n_trees + j``: the j-th draw of ``RandomState(seeds[k]).randint(2**31 - 1)`` (int64 seeds in
+    [0, 2**32 - 1]), drawn by the kernel's MT19937 (the stream it draws bootstraps from)."""
+    seeds = np.ascontiguousarray(seeds, dtype=np.int64)
+    out = np.empty(seeds.size * int(n_trees), np.int64)
+    _need().leakaudit_forest_tree_seeds(_ptr(seeds), seeds.size, int(n_trees), _ptr(out))
+    return out
 
 
 def grow_query(forest: Forest, Xq: np.ndarray, out: np.ndarray, group: int, sets, n_workers: int) -> None:

@@ -70,12 +70,15 @@ _BITSET_BYTES = 32 * 2**20
 _HST_ROWS = 64
 
 
-def _query_sets(Xq: np.ndarray) -> tuple:
+def _query_sets(Xq: np.ndarray, order: np.ndarray | None = None) -> tuple:
     """``_forest_native.grow_query``'s ``sets``: the query rows as bitsets when they fit ``_BITSET_BYTES``
-    (``bits`` True), else dummies (``bits`` False: each row descends each tree)."""
+    (``bits`` True), else dummies (``bits`` False: each row descends each tree). ``order``: the columns' stable
+    argsort, when the caller has it (the query rows are the training rows)."""
     nq, F = Xq.shape
+    if order is None:
+        order = np.argsort(Xq, axis=0, kind="stable")
     # distinct values of each column (equal as floats: -0.0 is 0.0)
-    counts = 1 + np.count_nonzero(np.diff(np.sort(Xq, axis=0), axis=0), axis=0).astype(np.int64)
+    counts = 1 + np.count_nonzero(np.diff(np.take_along_axis(Xq, order, axis=0), axis=0), axis=0).astype(np.int64)
     qvptr = np.zeros(F + 1, dtype=np.int64)
     np.cumsum(counts, out=qvptr[1:])
     W = -(-nq // 64)
@@ -83,7 +86,7 @@ def _query_sets(Xq: np.ndarray) -> tuple:
         return False, np.zeros((0, 1), np.uint64), np.zeros(1, np.int64), np.zeros(0, np.float32), qvptr
     from . import _forest_native
 
-    P, pptr, qv = _forest_native.query_bitsets(np.ascontiguousarray(Xq, dtype=np.float32), qvptr)
+    P, pptr, qv = _forest_native.query_bitsets(np.ascontiguousarray(Xq, dtype=np.float32), qvptr, order)
     return True, P, pptr, qv, qvptr
 
 
@@ -110,7 +113,11 @@ def _threads(n_threads: int | None) -> int:
 
 def tree_seeds(seeds, n_trees: int) -> np.ndarray:
     """Model k's tree seeds at rows ``k * n_trees ...``: ``RandomState(seeds[k]).randint(0, 2**31 - 1, n_trees)``,
-    what ``RandomForestClassifier(random_state=seeds[k])`` hands its trees."""
+    what ``RandomForestClassifier(random_state=seeds[k])`` hands its trees: drawn by the compiled kernel when it is
+    there (a RandomState a model costs ~0.2 ms of serial Python), else by numpy."""
+    native = _compiled()
+    if native is not None and len(seeds):
+        return native.tree_seeds(np.asarray([int(s) for s in seeds], np.int64), n_trees)
     return np.concatenate([np.random.RandomState(int(s)).randint(_MAX_INT, size=n_trees).astype(np.int64)
                            for s in seeds]) if len(seeds) else np.zeros(0, np.int64)
 
@@ -125,12 +132,14 @@ def round_down_f32(t: np.ndarray) -> np.ndarray:
     return t32
 
 
-def feature_codes(X32: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def feature_codes(X32: np.ndarray, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rank codes of every feature's float32 values.
 
     Parameters
     ----------
     X32 : float32 array of shape (n, F)
+    order : int array of shape (n, F), optional
+        ``np.argsort(X32, axis=0, kind="stable")``, when the caller has it.
 
     Returns
     -------
@@ -143,7 +152,8 @@ def feature_codes(X32: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     voff : int64 array of shape (F + 1,)
     """
     n, F = X32.shape
-    order = np.argsort(X32, axis=0, kind="stable")
+    if order is None:
+        order = np.argsort(X32, axis=0, kind="stable")
     srt = np.take_along_axis(X32, order, axis=0)
     new = np.ones((n, F), dtype=bool)
     new[1:] = srt[1:] != srt[:-1]
@@ -544,7 +554,8 @@ class RandomForest(Learner):
         if native is None:
             bank = self._sklearn_bank(X32, y, subsets, seeds, int(n_classes))
             return bank if Xq is None else bank.predict_proba(Xq)
-        codes, vals, voff = feature_codes(X32)
+        order = np.argsort(X32, axis=0, kind="stable")
+        codes, vals, voff = feature_codes(X32, order)
         bslot, bptr, bidx = binary_rows(codes, voff)
         C = int(n_classes)
         T = int(self.n_estimators)
@@ -575,7 +586,9 @@ class RandomForest(Learner):
         if Xq is not None and Kn >= n_threads:
             out = np.zeros((Kn, Xq.shape[0], C))
             if Xq.shape[0]:
-                native.grow_query(forest, Xq, out, _QUERY_GROUP, _query_sets(Xq), n_threads)
+                # the query rows are often the training rows (reference models queried on their pool)
+                same = Xq.shape == X32.shape and np.array_equal(Xq, X32)
+                native.grow_query(forest, Xq, out, _QUERY_GROUP, _query_sets(Xq, order if same else None), n_threads)
             return out
         # the build buffers (a row a tree, breadth-first) are allocated once and reused by every chunk, and each
         # chunk is packed straight into the bank's arrays: the first touch of fresh memory (page faults) can cost
