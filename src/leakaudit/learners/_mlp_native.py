@@ -31,6 +31,7 @@ __all__ = [
     "KERNEL",
     "TANH_COEFS",
     "WIDTHS",
+    "DpTrainer",
     "aligned_rows",
     "csr_rows",
     "dense_layer",
@@ -43,6 +44,7 @@ __all__ = [
     "permutations",
     "supports",
     "supports_dense",
+    "supports_dp",
     "train_block",
     "train_faithful",
     "unpack_1h",
@@ -199,6 +201,20 @@ class SgdModel(ctypes.Structure):
     _fields_ = [("w1", _P), ("b1", _P), ("w2", _P), ("b2", _P), ("order", _P), ("m", _I), ("lo", _P)]
 
 
+class DpRule(ctypes.Structure):
+    """leakaudit_dp_rule: DP-SGD's width, activation, step size, 1 / expected batch, clip norm, tanh coefficients."""
+
+    _fields_ = [("H", _I), ("activation", _I), ("lr", _D), ("inv", _D), ("clip", _D), ("coefs", _P)]
+
+
+class DpModel(ctypes.Structure):
+    """leakaudit_dp_model: one model of a DP-SGD call (parameters, the call's steps, noise, one-hot groups, scratch)."""
+
+    _fields_ = [("p", _P), ("batch", _P), ("step_ptr", _P), ("n_steps", _I), ("noise", _P), ("nscale", _P),
+                ("xsq", _P), ("norms", _P), ("G", _I), ("gptr", _P), ("gcols", _P), ("gdom", _P), ("grad", _P),
+                ("g", _P), ("table", _P), ("zd", _P)]
+
+
 class OnehotOut(ctypes.Structure):
     """leakaudit_onehot_out: leakaudit_onehot_prepare's scratch, groups and reduced rows."""
 
@@ -216,6 +232,9 @@ def _configure(lib: ctypes.CDLL) -> None:
     sgd = lib.leakaudit_sgd_1h_f32
     sgd.restype = ctypes.c_int64
     sgd.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(SgdRule), ctypes.POINTER(SgdModel)]
+    dp = lib.leakaudit_dp_train_1h_f32
+    dp.restype = ctypes.c_int64
+    dp.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(DpRule), ctypes.POINTER(DpModel)]
     fl = lib.leakaudit_first_layer_1h_f32
     fl.restype = ctypes.c_int64
     fl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64, ctypes.c_void_p]
@@ -467,6 +486,94 @@ def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 
     for_each_model(one, K, n_threads)
+
+
+class DpTrainer:
+    """One model's DP-SGD steps by the compiled kernel (``leakaudit_dp_train_1h_f32``), block after block.
+
+    Built once per model (in the thread that trains it): its rows (CSR ``indptr, indices, values`` float32 with,
+    when ``onehot``, the one-hot groups of its own ``rows`` dropped as :func:`train_block` does; or dense ``x``),
+    labels ``y`` int64, ``xsq`` (n,) float32 each row's squared norm over all its inputs, the net's sizes, the rule
+    (``lr``, ``inv`` = 1 / the expected batch size, ``clip``: the clip norm, ``inf`` for none; ``activation`` 0 tanh,
+    1 relu). :meth:`steps` then runs blocks of steps on ``params`` (>= P float32, :func:`pack_1h`'s layout) in
+    place. ``groups``: the number of one-hot groups the model's rows have (0 without ``onehot``).
+    """
+
+    def __init__(self, *, indptr, indices, values, x, y, xsq, rows, d: int, H: int, C: int, lr: float, inv: float,
+                 clip: float, activation: int, onehot: bool):
+        lib = library()
+        if lib is None:  # pragma: no cover - callers check supports() first
+            raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+        self.fn = lib.leakaudit_dp_train_1h_f32
+        self.P = n_params_1h(d, H, C)
+        self.coefs = np.ascontiguousarray(TANH_COEFS, dtype=np.float32)
+        self.rule = DpRule(H=int(H), activation=int(activation), lr=float(lr), inv=float(inv), clip=float(clip),
+                           coefs=_ptr(self.coefs))
+        self.keep = [y, xsq]  # the arrays the kernel reads stay alive with the trainer
+        # grad (P floats, 64-byte aligned) and g (ROW_GROUP_MAX rows' logits)
+        buf = np.zeros(self.P + ROW_GROUP_MAX * C + 16, np.float32)
+        off = (-buf.ctypes.data % 64) // 4
+        self.buf, self.grad, self.g = buf, buf[off : off + self.P], buf[off + self.P : off + self.P + ROW_GROUP_MAX * C]
+        self.H, self.zd_rows, self.zd = int(H), 0, np.zeros(1, np.float32)  # dense rows' (B, H) scratch, grown
+        table = np.empty((d + 1) * H + 16 if onehot else 1, np.float32)
+        self.table = table[(-table.ctypes.data % 64) // 4 :]
+        self.model = DpModel(xsq=_ptr(xsq), grad=_ptr(self.grad), g=_ptr(self.g), table=_ptr(self.table),
+                             zd=_ptr(self.zd))
+        self.dense = x is not None
+        self.groups = 0
+        if x is not None:
+            if x.dtype != np.float32 or not x.flags.c_contiguous or x.shape[1] != d:  # pragma: no cover
+                raise ValueError("x must be a C-contiguous float32 array of d columns")
+            self.rows = Rows(xd=_ptr(x), y=_ptr(y), d=int(d), C=int(C))
+            self.keep.append(x)
+            return
+        self.rows = _csr(indptr, indices, values, y, d, C)
+        self.keep += [indptr, indices, values]
+        if onehot:
+            rows = np.ascontiguousarray(rows, dtype=np.int64)
+            o = self.oh = _onehot_scratch(d, indptr.size - 1, np.diff(indptr))
+            self.groups = G = _onehot_find(lib, self.rows, rows, None, rows.size, o)
+            if G:  # the model's rows without the groups' dominant columns
+                self.rows = Rows(rstart=_ptr(o.rstart), rend=_ptr(o.rend), indices=_ptr(o.ridx), values=_ptr(o.rval),
+                                 y=_ptr(y), d=int(d), C=int(C))
+                self.model.G, self.model.gptr, self.model.gcols, self.model.gdom = (
+                    G, _ptr(o.gptr), _ptr(o.gcols), _ptr(o.gdom))
+
+    def steps(self, params, batch, step_ptr, noise=None, nscale=None, norms=None) -> None:
+        """Take ``len(step_ptr) - 1`` steps on ``params``, in place.
+
+        Step t's rows: ``batch[step_ptr[t]:step_ptr[t + 1]]`` (int64 row indices); ``noise`` (steps, P) float32
+        standard normal draws in DPSGD's torch layout (W2 as (H, C)), scaled by ``nscale`` (steps,) float32 (the
+        noise standard deviation of the sum divided by the expected batch size), or None for no noise; ``norms``
+        (``step_ptr[-1]``,) float32 receives each row's gradient norm before clipping, when given.
+        """
+        n_steps = step_ptr.size - 1
+        for a, dt in ((batch, np.int64), (step_ptr, np.int64), (params, np.float32)):
+            if a.dtype != dt or not a.flags.c_contiguous:  # pragma: no cover - the caller's contract
+                raise ValueError("dp steps need C-contiguous int64 batch/step_ptr and float32 params")
+        m = self.model
+        most = int(np.diff(step_ptr).max(initial=0))
+        if self.dense and most > self.zd_rows:  # the largest batch so far (a Poisson batch's size varies)
+            self.zd_rows = max(most, 2 * self.zd_rows)
+            zd = np.empty(self.zd_rows * self.H + 16, np.float32)
+            self.zd = zd[(-zd.ctypes.data % 64) // 4 :]  # 64-byte aligned rows, as train_block's
+            m.zd = _ptr(self.zd)
+        m.p, m.batch, m.step_ptr, m.n_steps = _ptr(params), _ptr(batch), _ptr(step_ptr), n_steps
+        m.noise = None if noise is None else _ptr(noise)
+        m.nscale = None if nscale is None else _ptr(nscale)
+        m.norms = None if norms is None else _ptr(norms)
+        if noise is not None and (noise.dtype != np.float32 or noise.size < n_steps * self.P
+                                  or not noise.flags.c_contiguous or nscale.dtype != np.float32):  # pragma: no cover
+            raise ValueError("noise must be C-contiguous float32 (steps, P), nscale float32 (steps,)")
+        got = self.fn(ctypes.byref(self.rows), ctypes.byref(self.rule), ctypes.byref(m))
+        if got < 0:  # pragma: no cover - supports() guards the width
+            raise RuntimeError(f"native kernel has no DP copy for hidden width {self.rule.H}")
+
+
+def supports_dp() -> bool:
+    """Whether the compiled kernel has the DP-SGD step (``leakaudit_dp_train_1h_f32``)."""
+    lib = library()
+    return lib is not None and hasattr(lib, "leakaudit_dp_train_1h_f32")
 
 
 def first_layer(indptr, indices, values, W, b, out, n_threads=None) -> None:

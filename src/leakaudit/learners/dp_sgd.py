@@ -382,7 +382,7 @@ class DPSGD(Learner):
                                        sampling_rate=s["sampling_rate"], steps=s["steps"], epochs=int(self.epochs),
                                        delta=float(self.target_delta), neighbouring=p["neighbouring"],
                                        accountant=self.accountant) for s in scheds]
-        info = {"dp": True, "epsilon": eps, "delta": float(self.target_delta), "accounting": self.accounting(),
+        info = {"dp": True, "kernel": getattr(bank, "info", {}).get("kernel", "torch"), "epsilon": eps, "delta": float(self.target_delta), "accounting": self.accounting(),
                     "noise_multiplier": float(self.noise_multiplier), "max_grad_norm": float(self.max_grad_norm),
                     "sampling": self.sampling, "sampling_rate": [s["sampling_rate"] for s in scheds],
                     "steps": [s["steps"] for s in scheds], "bug": self.bug}
@@ -544,8 +544,95 @@ class _BatchedDPSGD:
             o.copy_(torch.einsum("bk...,kb->k...", gi, scale))
         return out, norms
 
+    # -- the compiled kernel ---------------------------------------------------------------------
+    def compiled_refusal(self) -> str | None:
+        """Why the compiled DP step cannot train these nets (None when it can; :meth:`run` then uses it)."""
+        from . import _mlp_native
+
+        if self.kind != "mlp":
+            return "the compiled DP step trains TorchMLP nets (TorchCNN trains with torch.func)"
+        if self.canaries is not None:
+            return "gradient canaries are inserted by the torch trainer"
+        if self.o.learner._check_params()["backend"] != "compiled":
+            return ("the wrapped TorchMLP trains with torch (backend='torch', or a net the kernel has no copy for: "
+                    "one hidden layer, float32, its widths)")
+        if not _mlp_native.supports_dp():
+            return f"the compiled kernel is not available ({_mlp_native.KERNEL.reason})"
+        return None
+
+    def _run_compiled(self):
+        """The torch loop below, model by model in the compiled kernel (``_mlp_native.DpTrainer``).
+
+        The same initial weights, batches (model k's generator, step after step, :meth:`_batch`) and noise
+        (model k's torch generator: one ``normal_`` call of P draws a step, as the torch loop draws them, in its
+        parameter layout), so the two trainers differ by float rounding only. The rows go to the kernel as the
+        wrapped TorchMLP's fast mode gives them (its ``sparse_input`` rule, one-hot groups, dense rows).
+        """
+        from . import _mlp_native as nat
+        from ._threads import for_each_model
+        from ._torch_utils import torch_threads
+
+        torch = self.torch
+        o = self.o
+        mlp = o.learner
+        rngs, params, _ = self._inits()
+        d, H, C = self.sizes
+        P = nat.n_params_1h(d, H, C)
+        packed = nat.pack_1h([params[0], params[2]], [params[1], params[3]], np.float32)
+        X32 = np.ascontiguousarray(self.X, dtype=np.float32)
+        sparse = mlp._use_sparse(self.X, self.subsets)
+        xdense = X32 if not sparse and nat.DENSE else None
+        indptr, indices, values = nat.csr_rows(X32, sparse) if xdense is None else (None, None, None)
+        y64 = np.ascontiguousarray(self.y, dtype=np.int64)
+        xsq = np.einsum("ij,ij->i", X32, X32)  # |x|^2 of every input of a row (one-hot groups' dropped ones too)
+        sigma, clip = float(o.noise_multiplier), float(o.max_grad_norm)
+        Tmax = max(s["steps"] for s in self.scheds)
+        bad_step = Tmax // 2 if o.bug == "skip_noise_step" else -1
+        # steps per kernel call: a block's noise (S, P) float32 at most 4 MB
+        S = max(1, min(Tmax, (1 << 20) // P))
+        perms: list = [None] * self.K
+        groups = [0] * self.K
+
+        def one(k):
+            sch = self.scheds[k]
+            T, denom, q = sch["steps"], float(sch["batch_size"]), sch["sampling_rate"]
+            tr = nat.DpTrainer(indptr=indptr, indices=indices, values=values, x=xdense, y=y64, xsq=xsq,
+                               rows=self.subsets[k], d=d, H=H, C=C, lr=float(o.lr), inv=1.0 / denom,
+                               clip=clip if o.bug != "skip_clipping" else math.inf,
+                               activation=0 if mlp.activation == "tanh" else 1,
+                               onehot=sparse and nat.ONEHOT)
+            groups[k] = tr.groups
+            # the noise standard deviation of the step's sum, divided by the expected batch as the sum is
+            std = sigma * clip / (max(1.0, denom) if o.bug == "noise_per_batch" else 1.0)
+            gen = _torch_generator(torch, self.seeds[k], _NOISE_STREAM) if sigma > 0 else None
+            noise = np.empty((S, P), np.float32) if sigma > 0 else None
+            noise_t = torch.from_numpy(noise) if sigma > 0 else None
+            for t0 in range(0, T, S):
+                ns = min(S, T - t0)
+                batches = [self._batch(k, t, rngs[k], q, perms) for t in range(t0, t0 + ns)]
+                step_ptr = np.zeros(ns + 1, np.int64)
+                np.cumsum([b.size for b in batches], out=step_ptr[1:])
+                batch = np.concatenate(batches).astype(np.int64, copy=False) if ns else np.zeros(0, np.int64)
+                nscale = None
+                if gen is not None:
+                    for j in range(ns):
+                        noise_t[j].normal_(generator=gen)
+                    nscale = np.full(ns, std / denom, np.float32)
+                    if t0 <= bad_step < t0 + ns:
+                        nscale[bad_step - t0] = 0.0
+                tr.steps(packed[k], batch, step_ptr, noise, nscale)
+
+        with torch_threads(1):
+            for_each_model(one, self.K, mlp.n_threads)
+        (W1, W2), (b1, b2) = nat.unpack_1h(packed, d, H, C)
+        bank = self._bank([W1, b1, W2, b2])
+        bank.info = {**bank.info, "kernel": "native", "onehot_groups": int(max(groups, default=0))}
+        return bank, None
+
     # -- the loop ------------------------------------------------------------------------------
     def run(self):
+        if self.compiled_refusal() is None:
+            return self._run_compiled()
         from ._torch_utils import torch_threads
 
         torch = self.torch
