@@ -8,7 +8,9 @@ predictions with a fixed order of additions (:func:`first_layer`, :func:`dense_l
 the models' epoch orders (:func:`permutations`: numpy's ``Generator.permutation``, the same numbers, one call per
 model and block of epochs, without the GIL). On one-hot data each model's task first finds the one-hot groups of
 its own rows and drops each group's most frequent column from them, adding it back through the bias and a table of
-weight differences (:func:`onehot_prepare`; ~4.5 of an Adult row's 14 inputs).
+weight differences (:func:`onehot_prepare`; ~4.5 of an Adult row's 14 inputs). :class:`DpTrainer` runs DP-SGD's
+steps (:class:`~leakaudit.learners.DPSGD`'s compiled path): per-example clipping by exact per-example gradient
+norms (each layer's per-example gradient has rank one) and the caller's Gaussian noise.
 
 ``setup.py`` compiles the source with the package in portable, AVX2 and AVX-512 variants; :data:`KERNEL` opens
 the one this CPU runs (:mod:`._native`) with :mod:`ctypes`, whose calls release the GIL: models run on the

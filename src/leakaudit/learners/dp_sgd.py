@@ -7,8 +7,17 @@ learner's optimiser: every step samples a batch, clips each example's gradient t
 sum, divides by the expected batch size and takes a plain SGD step of size ``lr``.
 
 Batches. ``sampling="poisson"``: every row joins each step's batch independently with probability ``q``
-(``sampling_rate``, or ``batch_size / n``), ``ceil(epochs / q)`` steps. ``sampling="shuffle"``: a fresh
+(``sampling_rate``, or ``batch_size / n``), ``ceil(epochs / q)`` steps (:class:`_PoissonSteps`). ``sampling="shuffle"``: a fresh
 permutation per epoch cut into batches of ``batch_size`` (or ``round(q n)``), as most DP-SGD code does.
+
+The compiled step. TorchMLP nets that the wrapped learner trains with the package's C kernel (one hidden
+layer, float32, a width it has a copy for, ``backend`` not "torch") are trained model by model by its DP step
+(``_mlp_native.c``, ``leakaudit_dp_train_1h_f32``), gradient canaries excepted: each row's gradient norm from
+the rank-one layers below, its gradient scaled to norm at most ``C`` before it is summed, the noise added in the
+update. Initial weights, batches and noise draws are the torch loop's (the noise is drawn by the same torch
+generators, in the same order and layout), so the two differ by float rounding only; with no noise and a clip
+norm no gradient reaches, it is the kernel's non-private SGD step bit for bit. The bank's ``info["kernel"]``
+says which trained ("native" or "torch").
 
 How the K models are batched. TorchMLP nets: per-example gradients of a linear layer are outer products,
 so each example's gradient norm is ``sum_l (|a_l|^2 + 1) |delta_l|^2`` (activations ``a``, back-propagated
@@ -28,7 +37,8 @@ there; the guard of :func:`leakaudit.mip.dp_baselines.dpsgd_epsilon`).
 
 Seeds. Model k's initial weights come from ``numpy.random.default_rng(seed_k)`` exactly as the wrapped
 learner draws them, then its batches (and its canaries' sampling) from the same generator, step after step;
-its noise from a torch generator seeded by ``numpy.random.SeedSequence([seed_k, 0x0D95])``, a stream of its own,
+its noise from a torch generator (mt19937; ``normal_``, Box-Muller) seeded by
+``numpy.random.SeedSequence([seed_k, 0x0D95])``, a stream of its own,
 so that with shuffled
 batches the row order is the wrapped TorchMLP's own (fast mode) and, with the noise at 0 and the clip norm
 huge, DPSGD is its plain SGD. Model k depends only on its rows and seed (``fit_many`` equals ``fit`` up to
@@ -86,10 +96,44 @@ def _torch_generator(torch, *entropy):
     return torch.Generator().manual_seed(int(state >> np.uint64(1)))
 
 
-def _poisson_sample(rng: np.random.Generator, n: int, q: float) -> np.ndarray:
-    """Positions (unsorted) of a Poisson sample of ``range(n)`` at rate q: a Binomial(n, q) count, then that many
-    positions uniformly without replacement (the distribution of n coin flips, in O(q n) draws)."""
-    return rng.choice(n, size=rng.binomial(n, q), replace=False, shuffle=False)
+class _PoissonSteps:
+    """Poisson samples of ``range(n)`` at rate q, one a step: each index joins each step independently with
+    probability q; :meth:`next` gives the next step's, ascending.
+
+    Drawn ``block`` steps at a time from ``rng``: the successes of Bernoulli(q) trials over ``block * n`` positions
+    (position i is index ``i % n`` of the block's step ``i // n``) are the partial sums of i.i.d. Geometric(q) gaps,
+    so a step costs about ``q n`` draws and no Python call per step or index. Draws past a block's end are
+    discarded (the trials are independent, so the next block starts afresh).
+    """
+
+    def __init__(self, rng: np.random.Generator, n: int, q: float, block: int = 64):
+        self.rng, self.n, self.q, self.block = rng, int(n), float(q), max(1, int(block))
+        self.steps: list = []  # the block's samples, the next one last
+
+    def next(self) -> np.ndarray:
+        if not self.steps:
+            self._draw()
+        return self.steps.pop()
+
+    def _draw(self) -> None:
+        n, S = self.n, self.block
+        if n == 0:
+            self.steps = [np.zeros(0, np.int64) for _ in range(S)]
+            return
+        total = n * S
+        parts, last = [], -1
+        while last < total:  # until a success lies past the block: every success inside it is drawn
+            left = self.q * (total - last)
+            gaps = self.rng.geometric(self.q, size=int(left + 5 * math.sqrt(left) + 16))
+            pos = last + np.cumsum(gaps)
+            parts.append(pos)
+            last = int(pos[-1])
+        pos = np.concatenate(parts)
+        pos = pos[pos < total]
+        step = pos // n
+        bounds = np.searchsorted(step, np.arange(S + 1))
+        rows = pos - step * n
+        self.steps = [rows[bounds[t] : bounds[t + 1]] for t in range(S - 1, -1, -1)]
 
 
 def dpsgd_accounted_epsilon(*, noise_multiplier: float, sampling: str, sampling_rate: float, steps: int,
@@ -588,8 +632,8 @@ class _BatchedDPSGD:
         sigma, clip = float(o.noise_multiplier), float(o.max_grad_norm)
         Tmax = max(s["steps"] for s in self.scheds)
         bad_step = Tmax // 2 if o.bug == "skip_noise_step" else -1
-        # steps per kernel call: a block's noise (S, P) float32 at most 4 MB
-        S = max(1, min(Tmax, (1 << 20) // P))
+        # steps per kernel call: a block's noise (S, P) float32 at most 256 KB (written, then read from cache)
+        S = max(1, min(Tmax, (1 << 16) // P))
         perms: list = [None] * self.K
         groups = [0] * self.K
 
@@ -709,10 +753,16 @@ class _BatchedDPSGD:
         return self._bank(out), scores
 
     def _batch(self, k, t, rng, q, perms):
-        """Model k's rows of step t: a Poisson sample, or the next slice of this epoch's permutation."""
+        """Model k's rows of step t: a Poisson sample (ascending), or the next slice of this epoch's permutation.
+
+        Steps are asked for in order; ``perms[k]`` holds model k's sampler state (its epoch's permutation, or
+        its :class:`_PoissonSteps` on ``rng``).
+        """
         s = self.subsets[k]
         if self.o.sampling == "poisson":
-            return s[np.sort(_poisson_sample(rng, s.size, q))]
+            if perms[k] is None:
+                perms[k] = _PoissonSteps(rng, s.size, q, block=min(64, self.scheds[k]["steps"]))
+            return s[perms[k].next()]
         sch = self.scheds[k]
         per, B = sch["steps_per_epoch"], sch["batch_size"]
         j = t % per
@@ -751,14 +801,17 @@ class _BatchedDPSGD:
 
     def _add_canary_grads(self, canary, g, rngs, q, active, C, clip):
         """Add the clipped gradients of this step's sampled canaries to ``g`` (K, P): each included canary joins
-        the batch with probability q (a Binomial count of the included ones, then that many uniformly)."""
+        the batch with probability q (model k's :class:`_PoissonSteps` on ``rngs[k]``, kept in ``canary``)."""
         size = min(canary["norm"], C) if clip else canary["norm"]
         gn = g.numpy()
+        samplers = canary.setdefault("samplers", [None] * len(rngs))
         for k in range(len(rngs)):
             if not active[k]:
                 continue
             inc = canary["included"][k]
-            sampled = inc[_poisson_sample(rngs[k], inc.size, q[k])]
+            if samplers[k] is None:
+                samplers[k] = _PoissonSteps(rngs[k], inc.size, q[k], block=min(64, self.scheds[k]["steps"]))
+            sampled = inc[samplers[k].next()]
             if canary["coords"] is not None:
                 gn[k, canary["coords"][sampled]] += size
             else:
