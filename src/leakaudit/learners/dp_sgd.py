@@ -98,7 +98,7 @@ def _torch_generator(torch, *entropy):
 
 class _PoissonSteps:
     """Poisson samples of ``range(n)`` at rate q, one a step: each index joins each step independently with
-    probability q; :meth:`next` gives the next step's, ascending.
+    probability q; :meth:`next` gives the next step's (ascending), :meth:`take` the next few steps' at once.
 
     Drawn ``block`` steps at a time from ``rng``: the successes of Bernoulli(q) trials over ``block * n`` positions
     (position i is index ``i % n`` of the block's step ``i // n``) are the partial sums of i.i.d. Geometric(q) gaps,
@@ -108,17 +108,34 @@ class _PoissonSteps:
 
     def __init__(self, rng: np.random.Generator, n: int, q: float, block: int = 64):
         self.rng, self.n, self.q, self.block = rng, int(n), float(q), max(1, int(block))
-        self.steps: list = []  # the block's samples, the next one last
+        self.rows = np.zeros(0, np.int64)  # the block's samples, step after step
+        self.bounds = np.zeros(1, np.int64)  # step t's: rows[bounds[t]:bounds[t + 1]]
+        self.cur = 0  # the block's next step
 
     def next(self) -> np.ndarray:
-        if not self.steps:
-            self._draw()
-        return self.steps.pop()
+        return self.take(1)[0]
+
+    def take(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next ``count`` steps' samples, concatenated, and each step's size (count,)."""
+        rows, sizes = [], []
+        while count > 0:
+            if self.cur == self.bounds.size - 1:
+                self._draw()
+            j = min(count, self.bounds.size - 1 - self.cur)
+            b = self.bounds[self.cur : self.cur + j + 1]
+            rows.append(self.rows[b[0] : b[-1]])
+            sizes.append(np.diff(b))
+            self.cur += j
+            count -= j
+        if len(rows) == 1:
+            return rows[0], sizes[0]
+        return (np.concatenate(rows), np.concatenate(sizes)) if rows else (self.rows[:0], np.zeros(0, np.int64))
 
     def _draw(self) -> None:
         n, S = self.n, self.block
+        self.cur = 0
         if n == 0:
-            self.steps = [np.zeros(0, np.int64) for _ in range(S)]
+            self.rows, self.bounds = np.zeros(0, np.int64), np.zeros(S + 1, np.int64)
             return
         total = n * S
         parts, last = [], -1
@@ -131,9 +148,8 @@ class _PoissonSteps:
         pos = np.concatenate(parts)
         pos = pos[pos < total]
         step = pos // n
-        bounds = np.searchsorted(step, np.arange(S + 1))
-        rows = pos - step * n
-        self.steps = [rows[bounds[t] : bounds[t + 1]] for t in range(S - 1, -1, -1)]
+        self.bounds = np.searchsorted(step, np.arange(S + 1)).astype(np.int64)
+        self.rows = pos - step * n
 
 
 def dpsgd_accounted_epsilon(*, noise_multiplier: float, sampling: str, sampling_rate: float, steps: int,
@@ -651,12 +667,20 @@ class _BatchedDPSGD:
             gen = _torch_generator(torch, self.seeds[k], _NOISE_STREAM) if sigma > 0 else None
             noise = np.empty((S, P), np.float32) if sigma > 0 else None
             noise_t = torch.from_numpy(noise) if sigma > 0 else None
+            sub = np.ascontiguousarray(self.subsets[k], dtype=np.int64)
             for t0 in range(0, T, S):
                 ns = min(S, T - t0)
-                batches = [self._batch(k, t, rngs[k], q, perms) for t in range(t0, t0 + ns)]
                 step_ptr = np.zeros(ns + 1, np.int64)
-                np.cumsum([b.size for b in batches], out=step_ptr[1:])
-                batch = np.concatenate(batches).astype(np.int64, copy=False) if ns else np.zeros(0, np.int64)
+                if o.sampling == "poisson":  # the block's steps at once (the same draws as _batch's, step by step)
+                    if perms[k] is None:
+                        perms[k] = _PoissonSteps(rngs[k], sub.size, q, block=min(64, T))
+                    rows, sizes = perms[k].take(ns)
+                    batch = sub[rows]
+                    np.cumsum(sizes, out=step_ptr[1:])
+                else:
+                    batches = [self._batch(k, t, rngs[k], q, perms) for t in range(t0, t0 + ns)]
+                    np.cumsum([b.size for b in batches], out=step_ptr[1:])
+                    batch = np.concatenate(batches).astype(np.int64, copy=False)
                 nscale = None
                 if gen is not None:
                     for j in range(ns):
