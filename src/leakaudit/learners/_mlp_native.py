@@ -234,9 +234,10 @@ def _configure(lib: ctypes.CDLL) -> None:
     sgd = lib.leakaudit_sgd_1h_f32
     sgd.restype = ctypes.c_int64
     sgd.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(SgdRule), ctypes.POINTER(SgdModel)]
-    dp = lib.leakaudit_dp_train_1h_f32
-    dp.restype = ctypes.c_int64
-    dp.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(DpRule), ctypes.POINTER(DpModel)]
+    if hasattr(lib, "leakaudit_dp_train_1h_f32"):  # a library built before the DP step still trains the rest
+        dp = lib.leakaudit_dp_train_1h_f32
+        dp.restype = ctypes.c_int64
+        dp.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(DpRule), ctypes.POINTER(DpModel)]
     fl = lib.leakaudit_first_layer_1h_f32
     fl.restype = ctypes.c_int64
     fl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64, ctypes.c_void_p]
@@ -573,7 +574,8 @@ class DpTrainer:
 
 
 def supports_dp() -> bool:
-    """Whether the compiled kernel has the DP-SGD step (``leakaudit_dp_train_1h_f32``)."""
+    """Whether the compiled kernel has the DP-SGD step (``leakaudit_dp_train_1h_f32``; a library built from an
+    older source has not, and DPSGD then trains with torch)."""
     lib = library()
     return lib is not None and hasattr(lib, "leakaudit_dp_train_1h_f32")
 
