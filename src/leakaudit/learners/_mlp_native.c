@@ -689,30 +689,128 @@ static int64_t sgd_dispatch(int64_t H, SGD_DECL)
     static int64_t train_nv##NVC##_relu_dense(ARGS_DECL) { return train_impl(NVC, 1, 1, ARGS_PASS); }
 FOR_EACH_NV(SPECIALISE)
 
+/* Gaussian noise for the DP step: 8 lanes of xoshiro128** (Blackman & Vigna, "Scrambled linear pseudorandom number
+ * generators", ACM TOMS 2021; 128-bit state a lane, period 2^128 - 1), a v8u lane each, and the Box-Muller
+ * transform (Box & Muller 1958): two uniforms u1 in (0, 1), u2 in [0, 1) (the top 24 bits of two outputs) give
+ * z1 = r cos(2 pi u2), z2 = r sin(2 pi u2), r = sqrt(-2 log u1), independent standard normals. log and sincos are
+ * Cephes' single-precision minimax polynomials (Moshier's logf, sinf, cosf; a few ulp): the draws are float32
+ * normals, their tails cut at sqrt(-2 log 2^-25) = 5.9 (as any Box-Muller on 24-bit uniforms). */
+typedef uint32_t v8u __attribute__((vector_size(32), aligned(4)));
+
+static inline v8u rotl8u(v8u x, int k) { return (x << k) | (x >> (32 - k)); }
+
+/* the next output of each lane (xoshiro128**: rotl(s1 * 5, 7) * 9), its state s[0..4) advanced */
+static inline v8u xoshiro8(v8u *restrict s)
+{
+    const v8u out = rotl8u(s[1] * 5u, 7) * 9u;
+    const v8u t = s[1] << 9;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl8u(s[3], 11);
+    return out;
+}
+
+/* natural log of x in (0, 1], 8 lanes (Cephes logf: x = m 2^e with m in [sqrt(1/2), sqrt(2)), a degree-9 series
+ * in m - 1, e log 2 in two parts) */
+static inline v8f vlog(v8f x)
+{
+    const v8i bits = (v8i)x;
+    v8i e = ((bits >> 23) & 0xff) - 126;
+    v8f m = (v8f)((bits & 0x007fffff) | 0x3f000000);  /* in [0.5, 1) */
+    const v8i small = m < 0.70710678118654752f;
+    e = e + (small & -1);  /* e - 1 where m < sqrt(1/2) ... */
+    m = vsel(small, m + m, m) - 1.0f;  /* ... and m doubled */
+    const v8f z = m * m;
+    v8f y = m * 7.0376836292e-2f - 1.1514610310e-1f;
+    y = y * m + 1.1676998740e-1f;
+    y = y * m - 1.2420140846e-1f;
+    y = y * m + 1.4249322787e-1f;
+    y = y * m - 1.6668057665e-1f;
+    y = y * m + 2.0000714765e-1f;
+    y = y * m - 2.4999993993e-1f;
+    y = y * m + 3.3333331174e-1f;
+    y = y * m * z;
+    const v8f ef = __builtin_convertvector(e, v8f);
+    y = y + ef * -2.12194440e-4f;
+    y = y - 0.5f * z;
+    return m + y + ef * 0.693359375f;
+}
+
+/* sin and cos of 2 pi u for u in [0, 1), 8 lanes: quadrant j = round(4 u), a = 2 pi (u - j / 4) in [-pi/4, pi/4]
+ * (exact: u has 24 bits), Cephes' sinf / cosf polynomials on a, rotated by j quarter turns */
+static inline void vsincos2pi(v8f u, v8f *restrict s, v8f *restrict c)
+{
+    const v8f jf = __builtin_convertvector(__builtin_convertvector(u * 4.0f + 0.5f, v8i), v8f);  /* u >= 0 */
+    const v8f a = (u - jf * 0.25f) * 6.28318530717958648f;
+    const v8f z = a * a;
+    const v8f sa = ((z * -1.9515295891e-4f + 8.3321608736e-3f) * z - 1.6666654611e-1f) * z * a + a;
+    const v8f ca = ((z * 2.443315711809948e-5f - 1.388731625493765e-3f) * z + 4.166664568298827e-2f) * z * z
+                   - 0.5f * z + 1.0f;
+    const v8i j = __builtin_convertvector(jf, v8i) & 3;
+    const v8i odd = (j & 1) != 0, neg_s = (j == 2) | (j == 3), neg_c = (j == 1) | (j == 2);
+    const v8f s0 = vsel(odd, ca, sa), c0 = vsel(odd, sa, ca);  /* a quarter turn: (sin, cos) -> (cos, -sin) */
+    *s = vsel(neg_s, -s0, s0);
+    *c = vsel(neg_c, -c0, c0);
+}
+
+/* 16 standard normals from the 8 lanes' next 16 outputs: z[0:8] the cosines, z[8:16] the sines */
+static inline void gauss16(v8u *restrict st, float *restrict z)
+{
+    const v8u a = xoshiro8(st), b = xoshiro8(st);
+    const v8f u1 = __builtin_convertvector(a >> 8, v8f) * 5.9604644775390625e-8f + 2.98023223876953125e-8f;
+    const v8f u2 = __builtin_convertvector(b >> 8, v8f) * 5.9604644775390625e-8f;
+    v8f r2 = vlog(u1) * -2.0f, sv, cv;
+    v8f r;
+    for (int l = 0; l < 8; l++) r[l] = sqrtf(r2[l]);
+    vsincos2pi(u2, &sv, &cv);
+    STOREV(z, r * cv);
+    STOREV(z + 8, r * sv);
+}
+
+/* n standard normals into out (16 at a time; the last group's unused draws are discarded), lanes' state st (8 x 4
+ * uint32, lane l's word w at st[8 w + l]) advanced: the DP step's noise, for tests and for callers wanting it */
+void leakaudit_gauss_f32(uint32_t *restrict st, float *restrict out, int64_t n)
+{
+    v8u s[4];
+    for (int w = 0; w < 4; w++) s[w] = *(const v8u *)(st + 8 * w);
+    float z[16];
+    for (int64_t i = 0; i < n; i += 16) {
+        gauss16(s, z);
+        const int64_t k = n - i < 16 ? n - i : 16;
+        for (int64_t q = 0; q < k; q++) out[i + q] = z[q];
+    }
+    for (int w = 0; w < 4; w++) *(v8u *)(st + 8 * w) = s[w];
+}
+
 /* DP-SGD (DPSGD's compiled path; Abadi et al. 2016, Algorithm 1): n_steps steps of one model, step t on the rows
  * batch[step_ptr[t] : step_ptr[t + 1]] (row indices of the rows R; an empty batch takes a step of noise alone).
  * A step sums the rows' NLL gradients, each clipped to norm clipc (rows_grouped's DP copy, gradients carrying the
  * factor inv = 1 / the expected batch size), and updates every parameter
  *     p <- p - lr (inv (sum of the clipped gradients) + nscale[t] noise_t)
- * noise_t: the step's P standard normal draws (noise + t P; noise NULL: none), in DPSGD's torch layout
- * [W1 (d, H) | b1 | W2 (H, C) | b2], whose W2 is not transposed as the parameters' is; nscale[t] = noise_multiplier
- * clip inv (the noise of the sum, divided like it). The parameters, the one-hot groups and the dense rows as in
+ * noise_t: the step's P standard normal draws (gauss16 from the lanes' state rng, in parameter order, 16 at a
+ * time; rng NULL or nscale[t] = 0: none drawn); nscale[t] = noise_multiplier clip inv (the noise of the sum,
+ * divided like it). The parameters, the one-hot groups and the dense rows as in
  * train_impl (softmax output only: c0 = 0). norms (or NULL): each batch row's gradient norm before clipping, at
  * the batch's positions. Scratch as train_impl's. */
 static inline __attribute__((always_inline)) int64_t dp_impl(
     const int NV, const int ACT, const int DENSE, float *restrict p, const int64_t *restrict rstart,
     const int64_t *restrict rend, const int64_t *restrict indices, const float *restrict values,
     const int64_t *restrict y, const float *restrict xd, int64_t d, int64_t C, const int64_t *restrict batch,
-    const int64_t *restrict step_ptr, int64_t n_steps, const float *restrict noise, const float *restrict nscale,
+    const int64_t *restrict step_ptr, int64_t n_steps, uint32_t *restrict rng, const float *restrict nscale,
     const float *restrict xsq, float *restrict norms, float lr, float inv, float clipc, const float *restrict coefs,
     float *restrict grad, float *restrict g, float *restrict zd, int64_t G, const int64_t *restrict gptr,
     const int64_t *restrict gcols, const int64_t *restrict gdom, float *restrict table)
 {
     const int64_t H = (int64_t)NV * 8;
-    const int64_t P = d * H + H + C * H + C, o2 = d * H + H, o3 = o2 + C * H;
+    const int64_t P = d * H + H + C * H + C;
     float *w1 = p, *b1 = p + d * H, *w2 = b1 + H, *b2 = w2 + C * H;
     const float *t1 = G ? table : w1, *tb1 = G ? table + d * H : b1;
     float *gw1 = grad, *gb1 = grad + d * H, *gw2 = gb1 + H, *gb2 = gw2 + C * H;
+    v8u st[4];  /* the noise lanes' state, in registers for the call (lane l's word w: rng[8 w + l]) */
+    for (int w = 0; w < 4; w++) st[w] = rng ? *(const v8u *)(rng + 8 * w) : (v8u){0, 0, 0, 0, 0, 0, 0, 0};
     memset(grad, 0, sizeof(float) * (size_t)P);
     if (G) onehot_table(NV, w1, b1, d, G, gptr, gcols, gdom, table);
     for (int64_t t = 0; t < n_steps; t++) {
@@ -729,21 +827,23 @@ static inline __attribute__((always_inline)) int64_t dp_impl(
             if (DENSE) dense_weight_grad(NV, xd, rows, cnt, d, zd, gw1);
             if (G) onehot_complement(NV, gw1, gb1, G, gptr, gcols, gdom);
         }
-        const float ns = noise ? nscale[t] : 0.0f;
-        if (ns != 0.0f) {
-            const float *nz = noise + t * P;
-            for (int64_t q = 0; q < o2; q++) {
-                p[q] -= lr * (grad[q] + ns * nz[q]);
-                grad[q] = 0.0f;
-            }
-            for (int64_t c = 0; c < C; c++)  /* W2^T's (c, h) draws W2's (h, c) noise */
-                for (int64_t h = 0; h < H; h++) {
-                    p[o2 + c * H + h] -= lr * (grad[o2 + c * H + h] + ns * nz[o2 + h * C + c]);
-                    grad[o2 + c * H + h] = 0.0f;
+        const float ns = rng ? nscale[t] : 0.0f;
+        if (ns != 0.0f) {  /* 16 draws at a time, straight into the update */
+            float z[16];
+            int64_t q = 0;
+            for (; q + 16 <= P; q += 16) {
+                gauss16(st, z);
+                for (int k = 0; k < 16; k++) {
+                    p[q + k] -= lr * (grad[q + k] + ns * z[k]);
+                    grad[q + k] = 0.0f;
                 }
-            for (int64_t c = 0; c < C; c++) {
-                p[o3 + c] -= lr * (grad[o3 + c] + ns * nz[o3 + c]);
-                grad[o3 + c] = 0.0f;
+            }
+            if (q < P) {
+                gauss16(st, z);
+                for (int k = 0; q + k < P; k++) {
+                    p[q + k] -= lr * (grad[q + k] + ns * z[k]);
+                    grad[q + k] = 0.0f;
+                }
             }
         } else {
             for (int64_t q = 0; q < P; q++) {
@@ -753,6 +853,8 @@ static inline __attribute__((always_inline)) int64_t dp_impl(
         }
         if (G) onehot_table(NV, w1, b1, d, G, gptr, gcols, gdom, table);
     }
+    if (rng)
+        for (int w = 0; w < 4; w++) *(v8u *)(rng + 8 * w) = st[w];
     return n_steps;
 }
 
@@ -766,7 +868,8 @@ typedef struct { /* one model of a DP-SGD call: its parameters, this call's step
     float *p;                         /* parameters (P floats, pack_1h's layout) */
     const int64_t *batch, *step_ptr;  /* step t's rows: batch[step_ptr[t] : step_ptr[t + 1]] */
     int64_t n_steps;
-    const float *noise, *nscale;      /* (n_steps, P) standard normal draws or NULL; (n_steps) their scales */
+    uint32_t *rng;                    /* the noise lanes' state (8 x 4 uint32, advanced), or NULL: no noise */
+    const float *nscale;              /* (n_steps): the noise scale of each step */
     const float *xsq;                 /* (n,) each row's squared norm, all its inputs */
     float *norms;                     /* NULL or (step_ptr[n_steps]): the rows' gradient norms before clipping */
     int64_t G;                        /* one-hot groups (leakaudit_onehot_prepare), 0: none */
@@ -778,13 +881,13 @@ typedef struct { /* one model of a DP-SGD call: its parameters, this call's step
     float *restrict p, const int64_t *restrict rstart, const int64_t *restrict rend,                     \
         const int64_t *restrict indices, const float *restrict values, const int64_t *restrict y,        \
         const float *restrict xd, int64_t d, int64_t C, const int64_t *restrict batch,                   \
-        const int64_t *restrict step_ptr, int64_t n_steps, const float *restrict noise,                  \
+        const int64_t *restrict step_ptr, int64_t n_steps, uint32_t *restrict rng,                       \
         const float *restrict nscale, const float *restrict xsq, float *restrict norms, float lr, float inv, \
         float clipc, const float *restrict coefs, float *restrict grad, float *restrict g, float *restrict zd, \
         int64_t G, const int64_t *restrict gptr, const int64_t *restrict gcols, const int64_t *restrict gdom, \
         float *restrict table
 #define DP_PASS                                                                                           \
-    p, rstart, rend, indices, values, y, xd, d, C, batch, step_ptr, n_steps, noise, nscale, xsq, norms, lr, inv, \
+    p, rstart, rend, indices, values, y, xd, d, C, batch, step_ptr, n_steps, rng, nscale, xsq, norms, lr, inv, \
         clipc, coefs, grad, g, zd, G, gptr, gcols, gdom, table
 #define DP_SPECIALISE(NVC)                                                                                \
     static int64_t dp_nv##NVC##_tanh(DP_DECL) { return dp_impl(NVC, 0, 0, DP_PASS); }                   \
@@ -799,7 +902,8 @@ int64_t leakaudit_dp_train_1h_f32(const leakaudit_rows *R, const leakaudit_dp_ru
 {
     float *p = M->p, *norms = M->norms, *grad = M->grad, *g = M->g, *zd = M->zd, *table = M->table;
     const int64_t *rstart = R->rstart, *rend = R->rend, *indices = R->indices, *y = R->y;
-    const float *values = R->values, *xd = R->xd, *noise = M->noise, *nscale = M->nscale, *xsq = M->xsq;
+    const float *values = R->values, *xd = R->xd, *nscale = M->nscale, *xsq = M->xsq;
+    uint32_t *rng = M->rng;
     const float *coefs = D->coefs;
     const int64_t d = R->d, C = R->C, n_steps = M->n_steps, G = M->G;
     const int64_t *batch = M->batch, *step_ptr = M->step_ptr, *gptr = M->gptr, *gcols = M->gcols, *gdom = M->gdom;

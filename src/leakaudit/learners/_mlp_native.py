@@ -10,7 +10,8 @@ model and block of epochs, without the GIL). On one-hot data each model's task f
 its own rows and drops each group's most frequent column from them, adding it back through the bias and a table of
 weight differences (:func:`onehot_prepare`; ~4.5 of an Adult row's 14 inputs). :class:`DpTrainer` runs DP-SGD's
 steps (:class:`~leakaudit.learners.DPSGD`'s compiled path): per-example clipping by exact per-example gradient
-norms (each layer's per-example gradient has rank one) and the caller's Gaussian noise.
+norms (each layer's per-example gradient has rank one) and Gaussian noise drawn in the kernel (:func:`gauss`,
+:func:`noise_state`).
 
 ``setup.py`` compiles the source with the package in portable, AVX2 and AVX-512 variants; :data:`KERNEL` opens
 the one this CPU runs (:mod:`._native`) with :mod:`ctypes`, whose calls release the GIL: models run on the
@@ -38,9 +39,11 @@ __all__ = [
     "csr_rows",
     "dense_layer",
     "first_layer",
+    "gauss",
     "layer",
     "library",
     "n_params_1h",
+    "noise_state",
     "onehot_prepare",
     "pack_1h",
     "permutations",
@@ -210,9 +213,9 @@ class DpRule(ctypes.Structure):
 
 
 class DpModel(ctypes.Structure):
-    """leakaudit_dp_model: one model of a DP-SGD call (parameters, the call's steps, noise, one-hot groups, scratch)."""
+    """leakaudit_dp_model: one model of a DP-SGD call (parameters, the call's steps, noise state, groups, scratch)."""
 
-    _fields_ = [("p", _P), ("batch", _P), ("step_ptr", _P), ("n_steps", _I), ("noise", _P), ("nscale", _P),
+    _fields_ = [("p", _P), ("batch", _P), ("step_ptr", _P), ("n_steps", _I), ("rng", _P), ("nscale", _P),
                 ("xsq", _P), ("norms", _P), ("G", _I), ("gptr", _P), ("gcols", _P), ("gdom", _P), ("grad", _P),
                 ("g", _P), ("table", _P), ("zd", _P)]
 
@@ -238,6 +241,8 @@ def _configure(lib: ctypes.CDLL) -> None:
         dp = lib.leakaudit_dp_train_1h_f32
         dp.restype = ctypes.c_int64
         dp.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(DpRule), ctypes.POINTER(DpModel)]
+        lib.leakaudit_gauss_f32.restype = None
+        lib.leakaudit_gauss_f32.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
     fl = lib.leakaudit_first_layer_1h_f32
     fl.restype = ctypes.c_int64
     fl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64, ctypes.c_void_p]
@@ -542,13 +547,14 @@ class DpTrainer:
                 self.model.G, self.model.gptr, self.model.gcols, self.model.gdom = (
                     G, _ptr(o.gptr), _ptr(o.gcols), _ptr(o.gdom))
 
-    def steps(self, params, batch, step_ptr, noise=None, nscale=None, norms=None) -> None:
+    def steps(self, params, batch, step_ptr, rng=None, nscale=None, norms=None) -> None:
         """Take ``len(step_ptr) - 1`` steps on ``params``, in place.
 
-        Step t's rows: ``batch[step_ptr[t]:step_ptr[t + 1]]`` (int64 row indices); ``noise`` (steps, P) float32
-        standard normal draws in DPSGD's torch layout (W2 as (H, C)), scaled by ``nscale`` (steps,) float32 (the
-        noise standard deviation of the sum divided by the expected batch size), or None for no noise; ``norms``
-        (``step_ptr[-1]``,) float32 receives each row's gradient norm before clipping, when given.
+        Step t's rows: ``batch[step_ptr[t]:step_ptr[t + 1]]`` (int64 row indices); the noise: P standard normal
+        draws a step from the generator state ``rng`` (:func:`noise_state`, advanced in place; None: no noise),
+        scaled by ``nscale[t]`` (float32 (steps,): the noise standard deviation of the sum divided by the expected
+        batch size; 0: no draws that step); ``norms`` (``step_ptr[-1]``,) float32 receives each row's gradient
+        norm before clipping, when given.
         """
         n_steps = step_ptr.size - 1
         for a, dt in ((batch, np.int64), (step_ptr, np.int64), (params, np.float32)):
@@ -562,15 +568,40 @@ class DpTrainer:
             self.zd = zd[(-zd.ctypes.data % 64) // 4 :]  # 64-byte aligned rows, as train_block's
             m.zd = _ptr(self.zd)
         m.p, m.batch, m.step_ptr, m.n_steps = _ptr(params), _ptr(batch), _ptr(step_ptr), n_steps
-        m.noise = None if noise is None else _ptr(noise)
+        m.rng = None if rng is None else _ptr(rng)
         m.nscale = None if nscale is None else _ptr(nscale)
         m.norms = None if norms is None else _ptr(norms)
-        if noise is not None and (noise.dtype != np.float32 or noise.size < n_steps * self.P
-                                  or not noise.flags.c_contiguous or nscale.dtype != np.float32):  # pragma: no cover
-            raise ValueError("noise must be C-contiguous float32 (steps, P), nscale float32 (steps,)")
+        if rng is not None and (rng.dtype != np.uint32 or rng.size != 32 or nscale is None or nscale.size < n_steps
+                                or nscale.dtype != np.float32):  # pragma: no cover - the caller's contract
+            raise ValueError("rng must be noise_state()'s (32,) uint32, nscale float32 (steps,)")
         got = self.fn(ctypes.byref(self.rows), ctypes.byref(self.rule), ctypes.byref(m))
         if got < 0:  # pragma: no cover - supports() guards the width
             raise RuntimeError(f"native kernel has no DP copy for hidden width {self.rule.H}")
+
+
+def noise_state(entropy) -> np.ndarray:
+    """The DP step's noise generator state (32,) uint32 (8 lanes of xoshiro128**, word w of lane l at
+    ``8 w + l``), from ``numpy.random.SeedSequence(entropy)``; a lane that came out all zero (a state xoshiro
+    never leaves) is set to 1."""
+    st = np.random.SeedSequence(entropy).generate_state(32, np.uint32).reshape(4, 8)
+    st[0, ~st.any(axis=0)] = 1
+    return np.ascontiguousarray(st.ravel())
+
+
+def gauss(state: np.ndarray, n: int) -> np.ndarray:
+    """``n`` float32 standard normals from the DP step's generator (``leakaudit_gauss_f32``), ``state`` advanced.
+
+    The draws the DP step adds as noise, 16 at a time (xoshiro128** lanes, Box-Muller; see ``_mlp_native.c``):
+    ``gauss(s, 16 k)`` then ``gauss(s, m)`` gives what ``gauss(s, 16 k + m)`` gives.
+    """
+    lib = library()
+    if lib is None or not hasattr(lib, "leakaudit_gauss_f32"):  # pragma: no cover - callers check supports_dp()
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+    if state.dtype != np.uint32 or state.size != 32 or not state.flags.c_contiguous:  # pragma: no cover
+        raise ValueError("state must be noise_state()'s (32,) uint32 array")
+    out = np.empty(int(n), np.float32)
+    lib.leakaudit_gauss_f32(_ptr(state), _ptr(out), int(n))
+    return out
 
 
 def supports_dp() -> bool:

@@ -14,10 +14,11 @@ The compiled step. TorchMLP nets that the wrapped learner trains with the packag
 layer, float32, a width it has a copy for, ``backend`` not "torch") are trained model by model by its DP step
 (``_mlp_native.c``, ``leakaudit_dp_train_1h_f32``), gradient canaries excepted: each row's gradient norm from
 the rank-one layers below, its gradient scaled to norm at most ``C`` before it is summed, the noise added in the
-update. Initial weights, batches and noise draws are the torch loop's (the noise is drawn by the same torch
-generators, in the same order and layout), so the two differ by float rounding only; with no noise and a clip
-norm no gradient reaches, it is the kernel's non-private SGD step bit for bit. The bank's ``info["kernel"]``
-says which trained ("native" or "torch").
+update, drawn in the kernel (8 lanes of xoshiro128** and the Box-Muller transform, from
+``noise_state([seed_k, 0x0D95])``: ``_mlp_native.gauss``). Initial weights and batches are the torch loop's, the
+noise is not (the torch loop draws it with torch's generator): without noise the two differ by float rounding
+only, with it in distribution; with no noise and a clip norm no gradient reaches, it is the kernel's
+non-private SGD step bit for bit. The bank's ``info["kernel"]`` says which trained ("native" or "torch").
 
 How the K models are batched. TorchMLP nets: per-example gradients of a linear layer are outer products,
 so each example's gradient norm is ``sum_l (|a_l|^2 + 1) |delta_l|^2`` (activations ``a``, back-propagated
@@ -37,7 +38,7 @@ there; the guard of :func:`leakaudit.mip.dp_baselines.dpsgd_epsilon`).
 
 Seeds. Model k's initial weights come from ``numpy.random.default_rng(seed_k)`` exactly as the wrapped
 learner draws them, then its batches (and its canaries' sampling) from the same generator, step after step;
-its noise from a torch generator (mt19937; ``normal_``, Box-Muller) seeded by
+its noise (torch loop) from a torch generator (mt19937; ``normal_``, Box-Muller) seeded by
 ``numpy.random.SeedSequence([seed_k, 0x0D95])``, a stream of its own,
 so that with shuffled
 batches the row order is the wrapped TorchMLP's own (fast mode) and, with the noise at 0 and the clip norm
@@ -623,21 +624,19 @@ class _BatchedDPSGD:
     def _run_compiled(self):
         """The torch loop below, model by model in the compiled kernel (``_mlp_native.DpTrainer``).
 
-        The same initial weights, batches (model k's generator, step after step, :meth:`_batch`) and noise
-        (model k's torch generator: one ``normal_`` call of P draws a step, as the torch loop draws them, in its
-        parameter layout), so the two trainers differ by float rounding only. The rows go to the kernel as the
+        The same initial weights and batches (model k's generator, step after step, :meth:`_batch`); the noise
+        is drawn in the kernel (``_mlp_native.gauss``: xoshiro128** lanes and Box-Muller, P draws a step) from
+        the state ``noise_state([seed_k, _NOISE_STREAM])``, not by the torch loop's generators: the two trainers
+        agree to float rounding without noise, and in distribution with it. The rows go to the kernel as the
         wrapped TorchMLP's fast mode gives them (its ``sparse_input`` rule, one-hot groups, dense rows).
         """
         from . import _mlp_native as nat
         from ._threads import for_each_model
-        from ._torch_utils import torch_threads
 
-        torch = self.torch
         o = self.o
         mlp = o.learner
         rngs, params, _ = self._inits()
         d, H, C = self.sizes
-        P = nat.n_params_1h(d, H, C)
         packed = nat.pack_1h([params[0], params[2]], [params[1], params[3]], np.float32)
         X32 = np.ascontiguousarray(self.X, dtype=np.float32)
         sparse = mlp._use_sparse(self.X, self.subsets)
@@ -648,8 +647,8 @@ class _BatchedDPSGD:
         sigma, clip = float(o.noise_multiplier), float(o.max_grad_norm)
         Tmax = max(s["steps"] for s in self.scheds)
         bad_step = Tmax // 2 if o.bug == "skip_noise_step" else -1
-        # steps per kernel call: a block's noise (S, P) float32 at most 256 KB (written, then read from cache)
-        S = max(1, min(Tmax, (1 << 16) // P))
+        # steps per kernel call (batches drawn a block at a time)
+        S = max(1, min(Tmax, 64))
         perms: list = [None] * self.K
         groups = [0] * self.K
 
@@ -664,9 +663,7 @@ class _BatchedDPSGD:
             groups[k] = tr.groups
             # the noise standard deviation of the step's sum, divided by the expected batch as the sum is
             std = sigma * clip / (max(1.0, denom) if o.bug == "noise_per_batch" else 1.0)
-            gen = _torch_generator(torch, self.seeds[k], _NOISE_STREAM) if sigma > 0 else None
-            noise = np.empty((S, P), np.float32) if sigma > 0 else None
-            noise_t = torch.from_numpy(noise) if sigma > 0 else None
+            state = nat.noise_state([int(self.seeds[k]), _NOISE_STREAM]) if sigma > 0 else None
             sub = np.ascontiguousarray(self.subsets[k], dtype=np.int64)
             for t0 in range(0, T, S):
                 ns = min(S, T - t0)
@@ -681,17 +678,12 @@ class _BatchedDPSGD:
                     batches = [self._batch(k, t, rngs[k], q, perms) for t in range(t0, t0 + ns)]
                     np.cumsum([b.size for b in batches], out=step_ptr[1:])
                     batch = np.concatenate(batches).astype(np.int64, copy=False)
-                nscale = None
-                if gen is not None:
-                    for j in range(ns):
-                        noise_t[j].normal_(generator=gen)
-                    nscale = np.full(ns, std / denom, np.float32)
-                    if t0 <= bad_step < t0 + ns:
-                        nscale[bad_step - t0] = 0.0
-                tr.steps(packed[k], batch, step_ptr, noise, nscale)
+                nscale = np.full(ns, std / denom, np.float32)
+                if t0 <= bad_step < t0 + ns:
+                    nscale[bad_step - t0] = 0.0
+                tr.steps(packed[k], batch, step_ptr, state, nscale)
 
-        with torch_threads(1):
-            for_each_model(one, self.K, mlp.n_threads)
+        for_each_model(one, self.K, mlp.n_threads)
         (W1, W2), (b1, b2) = nat.unpack_1h(packed, d, H, C)
         bank = self._bank([W1, b1, W2, b2])
         bank.info = {**bank.info, "kernel": "native", "onehot_groups": int(max(groups, default=0))}
