@@ -208,7 +208,7 @@ def test_opacus_path_for_other_modules():
 def test_extra_canaries_leave_the_trained_net_unchanged():
     """Canaries on the auditor's own parameters: the net the data trains is bit for bit the one without them."""
     X, y = _data(n=150)
-    dp = _dp(learner=TorchMLP(hidden=(16,)), epochs=3)
+    dp = _dp(learner=TorchMLP(hidden=(16,), backend="torch"), epochs=3)  # canaries: the torch trainer
     subsets, seeds = [np.arange(150), np.arange(100)], [4, 5]
     plain = dp.fit_many(X, y, subsets, seeds).predict_proba(X)
     inc = np.random.default_rng(0).random((2, 300)) < 0.5
@@ -230,3 +230,210 @@ def test_a_step_without_noise_exposes_the_canaries_sampled_in_it():
     top = np.argsort(-bad[0])[:60]  # about 0.05 * 2000 = 100 included canaries are in that step's batch
     assert inc[0, top].all() and bad[0, top].min() > 1e6
     assert ok[0].max() < 1e3 and inc[0, np.argsort(-ok[0])[:60]].mean() < 0.95
+
+
+# -- the compiled DP step (_mlp_native.c's leakaudit_dp_train_1h_f32) ------------------------------------------------
+def _onehot_data(n=96, seed=0):
+    """A numeric column and two one-hot groups (sparse rows: the kernel drops each group's dominant column), 3
+    classes."""
+    rng = np.random.default_rng(seed)
+    X = np.zeros((n, 15), np.float32)
+    X[:, 0] = rng.normal(size=n)
+    X[np.arange(n), 1 + rng.choice(8, n, p=[0.5, 0.2, 0.1, 0.05, 0.05, 0.04, 0.03, 0.03])] = 1.0
+    X[np.arange(n), 9 + rng.choice(6, n, p=[0.4, 0.3, 0.1, 0.1, 0.05, 0.05])] = 1.0
+    return X, (X[:, 0] + X[:, 2] - X[:, 10] > 0).astype(int) + (X[:, 0] > 1)
+
+
+def _compiled():
+    from leakaudit.learners import _mlp_native
+
+    if not _mlp_native.supports_dp():
+        pytest.skip(f"the compiled kernel is not available ({_mlp_native.KERNEL.reason})")
+
+
+@pytest.mark.parametrize("rows", ["onehot", "dense"])
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_compiled_dp_without_noise_or_clipping_is_compiled_sgd(rows, activation):
+    """Noise 0 and a clip norm no gradient reaches: the compiled DP step is the compiled non-private SGD step, bit for
+    bit (shuffled batches of a size dividing n, so the expected batch is every batch's size)."""
+    _compiled()
+    X, y = _onehot_data() if rows == "onehot" else _data(n=96)
+    subsets, seeds = [np.arange(96), np.arange(48)], [3, 4]
+    plain = TorchMLP(hidden=(16,), activation=activation, mode="fast", optimizer="sgd", lr=0.3, batch_size=16,
+                     epochs=3)
+    dp = DPSGD(learner=plain, noise_multiplier=0.0, max_grad_norm=1e9, sampling="shuffle", batch_size=16, epochs=3,
+               lr=0.3)
+    want = plain.fit_many(X, y, subsets, seeds)
+    got = dp.fit_many(X, y, subsets, seeds)
+    assert got.info["kernel"] == "native" == want.info["kernel"]
+    if rows == "onehot":
+        assert want.info["onehot_groups"] == got.info["onehot_groups"] == 2
+    for a, b in zip(got.weights_ + got.biases_, want.weights_ + want.biases_):
+        assert np.array_equal(a, b)
+    # a clip norm the gradients reach changes the model
+    clipped = DPSGD(**{**dp.get_params(deep=False), "max_grad_norm": 0.05}).fit_many(X, y, subsets, seeds)
+    assert np.abs(clipped.predict_proba(X) - want.predict_proba(X)).max() > 1e-3
+
+
+@pytest.mark.parametrize("sampling", ["poisson", "shuffle"])
+@pytest.mark.parametrize("bug", [None, "skip_clipping"])
+def test_compiled_dp_is_the_torch_loop_without_noise(sampling, bug):
+    """With clipping active (or planted off) and no noise, the compiled step and DPSGD's torch loop (same inits and
+    batches) train the same nets up to float rounding."""
+    _compiled()
+    X, y = _onehot_data(n=150)
+    kw = {"noise_multiplier": 0.0, "max_grad_norm": 0.2, "sampling": sampling, "epochs": 3, "lr": 0.5, "bug": bug,
+          "batch_size": 20, "neighbouring": "replace_one"}
+    subsets, seeds = [np.arange(150), np.arange(40, 130)], [5, 6]
+    got = DPSGD(learner=TorchMLP(hidden=(24,)), **kw).fit_many(X, y, subsets, seeds)
+    want = DPSGD(learner=TorchMLP(hidden=(24,), backend="torch"), **kw).fit_many(X, y, subsets, seeds)
+    assert got.info["kernel"] == "native" and want.info["kernel"] == "torch"
+    for a, b in zip(got.weights_ + got.biases_, want.weights_ + want.biases_):
+        assert np.abs(a - b).max() < 1e-4
+    # ... and clipping matters at this scale (the comparison is not of two runs that never clip)
+    loose = DPSGD(learner=TorchMLP(hidden=(24,)), **{**kw, "max_grad_norm": 1e9}).fit_many(X, y, subsets, seeds)
+    gap = np.abs(loose.predict_proba(X) - got.predict_proba(X)).max()
+    assert gap < 1e-6 if bug == "skip_clipping" else gap > 1e-2
+
+
+def _one_step_noise(X, y, **kw):
+    """(noisy - noiseless) parameters of one full-batch step of the compiled DP step, divided by -lr (the noise of
+    the step's sum, divided by the expected batch), and the noisy bank."""
+    base = {"learner": TorchMLP(hidden=(64,)), "max_grad_norm": 0.7, "sampling_rate": 1.0, "epochs": 1, "lr": 0.3}
+    base.update(kw)
+    noisy = DPSGD(**base).fit_many(X, y, [np.arange(len(X))], [9])
+    calm = DPSGD(**{**base, "noise_multiplier": 0.0}).fit_many(X, y, [np.arange(len(X))], [9])
+    diff = np.concatenate([(a - b).ravel() for a, b in zip(noisy.weights_ + noisy.biases_,
+                                                            calm.weights_ + calm.biases_)]).astype(np.float64)
+    return diff / -base["lr"], noisy
+
+
+def test_compiled_dp_noise_has_the_accounted_std():
+    """One full-batch step with noise against the same step without: the difference is the noise alone,
+    sigma * C / (expected batch) times standard normal draws (the gradients are the same at the init); the
+    planted bugs scale it by 1 / batch or leave it out."""
+    from scipy import stats
+
+    _compiled()
+    X, y = _data(n=64, d=40)
+    noise, bank = _one_step_noise(X, y, noise_multiplier=2.0)
+    assert bank.info["kernel"] == "native" and bank.info["steps"] == [1]
+    z = noise / (2.0 * 0.7 / 64)
+    assert z.size == 40 * 64 + 64 + 64 * 2 + 2
+    assert abs(z.std() - 1) < 0.05 and abs(z.mean()) < 0.05
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    small, _ = _one_step_noise(X, y, noise_multiplier=2.0, bug="noise_per_batch")
+    assert abs(small.std() / (2.0 * 0.7 / 64 / 64) - 1) < 0.05
+    none, _ = _one_step_noise(X, y, noise_multiplier=2.0, bug="skip_noise_step")  # the one step is the middle one
+    assert np.all(none == 0)
+
+
+def _xoshiro_gauss_reference(state, n):
+    """numpy's float64 rendering of _mlp_native.c's noise: 8 lanes of xoshiro128**, two outputs a group of 16
+    draws, Box-Muller on their top 24 bits."""
+    s = state.reshape(4, 8).astype(np.uint64)
+    mask = np.uint64(0xFFFFFFFF)
+
+    def rotl(x, k):
+        return ((x << np.uint64(k)) | (x >> np.uint64(32 - k))) & mask
+
+    def nxt():
+        out = rotl((s[1] * np.uint64(5)) & mask, 7) * np.uint64(9) & mask
+        t = (s[1] << np.uint64(9)) & mask
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 11)
+        return out
+
+    out = []
+    for _ in range(-(-n // 16)):
+        a, b = nxt(), nxt()
+        u1 = (a >> np.uint64(8)).astype(np.float64) * 2.0**-24 + 2.0**-25
+        u2 = (b >> np.uint64(8)).astype(np.float64) * 2.0**-24
+        r = np.sqrt(-2 * np.log(u1))
+        out += [r * np.cos(2 * np.pi * u2), r * np.sin(2 * np.pi * u2)]
+    return np.concatenate(out)[:n]
+
+
+def test_compiled_noise_is_xoshiro_box_muller():
+    """The kernel's draws are the reference generator's (float32 rounding of log and sincos: within 1e-5 of the
+    float64 formula), normal (moments, KS over 2e5 draws), reproducible from the seed and a continuing stream."""
+    from scipy import stats
+
+    from leakaudit.learners import _mlp_native as nat
+
+    _compiled()
+    st = nat.noise_state([7, 0x0D95])
+    ref = _xoshiro_gauss_reference(st.copy(), 4000)
+    got = nat.gauss(st, 4000)
+    assert np.abs(got - ref).max() < 1e-5 * max(1.0, np.abs(ref).max())
+    big = nat.gauss(nat.noise_state([8]), 200_000).astype(np.float64)
+    assert abs(big.mean()) < 0.01 and abs(big.std() - 1) < 0.01 and abs(stats.kurtosis(big)) < 0.05
+    assert stats.kstest(big, "norm").pvalue > 1e-3
+    a, b = nat.noise_state([3]), nat.noise_state([3])
+    assert np.array_equal(np.concatenate([nat.gauss(a, 32), nat.gauss(a, 40)]), nat.gauss(b, 72))
+    assert not np.array_equal(nat.gauss(nat.noise_state([4]), 16), nat.gauss(nat.noise_state([3]), 16))
+
+
+def test_compiled_dp_clips_each_example_to_the_norm():
+    """The kernel's per-example norms are those of torch.func's per-example gradients, and one step's update is the
+    sum of the clipped ones (each of norm at most C)."""
+    from leakaudit.learners import _mlp_native as nat
+
+    _compiled()
+    X, y = _onehot_data(n=40)
+    dp = _dp(learner=TorchMLP(hidden=(16,)), max_grad_norm=0.3)
+    tr = _BatchedDPSGD(dp, "mlp", X, y, [np.arange(40)], [1], [dp.schedule(40)], 3, None)
+    _, params, _ = tr._inits()
+    d, H, C = tr.sizes
+    indptr, indices, values = nat.csr_rows(X, True)
+    xsq = np.einsum("ij,ij->i", X, X)
+    batch = np.arange(0, 40, 3, dtype=np.int64)
+    for onehot in (False, True):
+        packed = nat.pack_1h([params[0], params[2]], [params[1], params[3]], np.float32)
+        start = packed[0, : nat.n_params_1h(d, H, C)].copy()
+        kern = nat.DpTrainer(indptr=indptr, indices=indices, values=values, x=None, y=y.astype(np.int64), xsq=xsq,
+                             rows=np.arange(40), d=d, H=H, C=C, lr=1.0, inv=1.0, clip=0.3, activation=0,
+                             onehot=onehot)
+        assert kern.groups == (2 if onehot else 0)
+        norms = np.full(batch.size, np.nan, np.float32)
+        kern.steps(packed[0], batch, np.array([0, batch.size], np.int64), norms=norms)
+        (W1, W2), (b1, b2) = nat.unpack_1h(packed[:, : start.size] - start[None], d, H, C)
+        update = -np.concatenate([W1[0].ravel(), b1[0], W2[0].ravel(), b2[0]])  # torch's layout, W2 (H, C)
+        P = [torch.from_numpy(p).double() for p in params]
+        per = _per_example_grads_mlp(tr, P, torch.from_numpy(X).double()[batch][None],
+                                     torch.from_numpy(y)[batch][None])[0]
+        want = per.norm(dim=-1).numpy()
+        assert (want > 0.3).sum() >= 5  # clipping is active on some of the batch
+        assert np.allclose(norms, want, rtol=1e-4)
+        clipped = per * torch.clamp(0.3 / (per.norm(dim=-1, keepdim=True) + 1e-6), max=1.0)
+        assert (clipped.norm(dim=-1) <= 0.3 + 1e-9).all()
+        assert np.allclose(update, clipped.sum(0).numpy(), atol=1e-5)
+
+
+def test_poisson_steps_are_independent_coin_flips():
+    """Each index joins each step with probability q, independently: rate per index, Binomial batch sizes,
+    no dependence between consecutive steps (a block is 7 steps here, so its boundaries are crossed)."""
+    from leakaudit.learners.dp_sgd import _PoissonSteps
+
+    n, q, T = 50, 0.1, 4000
+    s = _PoissonSteps(np.random.default_rng(0), n, q, block=7)
+    hits = np.zeros((T, n), bool)
+    for t in range(T):
+        b = s.next()
+        assert np.all(np.diff(b) > 0) and (b.size == 0 or (b[0] >= 0 and b[-1] < n))
+        hits[t, b] = True
+    sizes = hits.sum(1)
+    sd = math.sqrt(n * q * (1 - q))
+    assert abs(sizes.mean() - n * q) < 4 * sd / math.sqrt(T)
+    assert abs(sizes.var() / sd**2 - 1) < 0.1
+    assert np.abs(hits.mean(0) - q).max() < 4 * math.sqrt(q * (1 - q) / T)
+    # consecutive steps: P(in both) = q^2
+    both = (hits[1:] & hits[:-1]).mean()
+    assert abs(both - q * q) < 4 * math.sqrt(q * q / ((T - 1) * n))
+    # the same generator state gives the same steps
+    a, b = _PoissonSteps(np.random.default_rng(3), n, q), _PoissonSteps(np.random.default_rng(3), n, q)
+    assert all(np.array_equal(a.next(), b.next()) for _ in range(100))

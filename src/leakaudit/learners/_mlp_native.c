@@ -136,9 +136,17 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
  * multiply-adds are explicit FMAs: left to the compiler, 8-unit nets came out fused in one copy and not in the other.
  * Returns how many of the cnt rows it took (a multiple of RG). Scratch g: RG * C floats.
  * DENSE (a compile-time constant): the first layer is done by dense_forward and dense_weight_grad around this call;
- * row i's pre-activations are read from zd[i H : (i + 1) H] and its d loss / d z written back there. */
+ * row i's pre-activations are read from zd[i H : (i + 1) H] and its d loss / d z written back there.
+ * DP (a compile-time constant; 0 in the non-private copies, which never read xsq, clipc or nout): DP-SGD's
+ * per-example clipping (dp_impl). Each row's whole gradient is computed before any of it is added: the row's
+ * gradient norm is exact from the rank-one layers, |g|^2 = (|x|^2 + 1) |dz|^2 + (|a|^2 + 1) |dlogits|^2
+ * (xsq[r] = |x_r|^2 over all of the row's inputs; the + 1 the biases), and the row's dlogits and dz are scaled by
+ * min(1, clipc / (|g| + 1e-6)) (DPSGD's torch rule) before they are summed, in the same order as without DP; its
+ * norm (before clipping) goes to nout[i] when nout is given. Gradients here carry the factor inv, so |g| is
+ * the row's norm divided by inv: at a scale of 1 the sums are bit for bit the non-private ones. */
 static inline __attribute__((always_inline)) int64_t rows_grouped(
-    const int NV, const int ACT, const int RG, const int DENSE, float *restrict zd, const float *restrict w1,
+    const int NV, const int ACT, const int RG, const int DENSE, const int DP, const float *restrict xsq, float clipc,
+    float *restrict nout, float *restrict zd, const float *restrict w1,
     const float *restrict b1,
     const float *restrict w2, const float *restrict b2, float *restrict gw1, float *restrict gb1,
     float *restrict gw2, float *restrict gb2, const int64_t *restrict rstart, const int64_t *restrict rend,
@@ -192,7 +200,51 @@ static inline __attribute__((always_inline)) int64_t rows_grouped(
         /* backward at the old weights: output layer (its gradient summed over the rows in order), d loss / d z */
         for (int j = 0; j < RG; j++)
             for (int v = 0; v < NV; v++) dz[j][v] = zero;
-        for (int64_t c = c0; c < C; c++) {
+        if (DP) {  /* each row's dz and norm first, then its clipped gradient: the sums below, in the same order */
+            for (int64_t c = c0; c < C; c++) {
+                const float *wc = w2 + c * H;
+                for (int v = 0; v < NV; v++) {
+                    const v8f wv = LOADV(wc + 8 * v);
+                    for (int j = 0; j < RG; j++) dz[j][v] += g[j * C + c] * wv;
+                }
+            }
+            for (int j = 0; j < RG; j++) {
+                v8f sa = zero, sd = zero;
+                for (int v = 0; v < NV; v++) {
+                    dz[j][v] = ACT == 0 ? dz[j][v] * (1.0f - a[j][v] * a[j][v])
+                                        : vsel(a[j][v] <= 0.0f, zero, dz[j][v]);
+                    sa += a[j][v] * a[j][v];
+                    sd += dz[j][v] * dz[j][v];
+                }
+                float sg = 0.0f;
+                for (int64_t c = c0; c < C; c++) sg += g[j * C + c] * g[j * C + c];
+                const float na = ((sa[0] + sa[1]) + (sa[2] + sa[3])) + ((sa[4] + sa[5]) + (sa[6] + sa[7]));
+                const float nd = ((sd[0] + sd[1]) + (sd[2] + sd[3])) + ((sd[4] + sd[5]) + (sd[6] + sd[7]));
+                const float norm = sqrtf((xsq[rows[i0 + j]] + 1.0f) * nd + (na + 1.0f) * sg) / inv;
+                if (nout) nout[i0 + j] = norm;
+                float scale = clipc / (norm + 1e-6f);
+                if (!(scale < 1.0f)) scale = 1.0f;  /* no clipping (clipc infinite: none asked), or within C */
+                for (int64_t c = c0; c < C; c++) g[j * C + c] *= scale;
+                for (int v = 0; v < NV; v++) dz[j][v] *= scale;
+            }
+            for (int64_t c = c0; c < C; c++) {
+                float *gwc = gw2 + c * H;
+                for (int v = 0; v < NV; v++) {
+                    v8f acc = LOADV(gwc + 8 * v);
+                    for (int j = 0; j < RG; j++) acc += g[j * C + c] * a[j][v];
+                    STOREV(gwc + 8 * v, acc);
+                }
+                float sb = gb2[c];
+                for (int j = 0; j < RG; j++) sb += g[j * C + c];
+                gb2[c] = sb;
+            }
+            for (int v = 0; v < NV; v++) {
+                v8f acc = LOADV(gb1 + 8 * v);
+                for (int j = 0; j < RG; j++) acc += dz[j][v];
+                STOREV(gb1 + 8 * v, acc);
+            }
+        }
+        for (int64_t c = c0; c < C && !DP; c++) {
             const float *wc = w2 + c * H;
             float *gwc = gw2 + c * H;
             for (int v = 0; v < NV; v++) {
@@ -208,7 +260,7 @@ static inline __attribute__((always_inline)) int64_t rows_grouped(
             for (int j = 0; j < RG; j++) sb += g[j * C + c];
             gb2[c] = sb;
         }
-        for (int v = 0; v < NV; v++) {
+        for (int v = 0; v < NV && !DP; v++) {
             v8f acc = LOADV(gb1 + 8 * v);
             for (int j = 0; j < RG; j++) {
                 dz[j][v] = ACT == 0 ? dz[j][v] * (1.0f - a[j][v] * a[j][v])  /* tanh' = 1 - a^2 */
@@ -448,10 +500,11 @@ static inline __attribute__((always_inline)) int64_t train_impl(
             const float inv = (float)(1.0 / (double)cnt);
             /* the rows ROW_GROUP(NV) at a time, then the rest one at a time: the same sums either way */
             if (DENSE) dense_forward(NV, xd, rows, cnt, d, t1, tb1, zd);
-            const int64_t i0 = rows_grouped(NV, ACT, ROW_GROUP(NV), DENSE, zd, t1, tb1, w2, b2, gw1, gb1, gw2, gb2,
-                                            rstart, rend, indices, values, y, rows, cnt, C, c0, inv, coefs, g);
-            rows_grouped(NV, ACT, 1, DENSE, zd + i0 * H, t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart, rend, indices,
-                         values, y, rows + i0, cnt - i0, C, c0, inv, coefs, g);
+            const int64_t i0 = rows_grouped(NV, ACT, ROW_GROUP(NV), DENSE, 0, 0, 0.0f, 0, zd, t1, tb1, w2, b2, gw1,
+                                            gb1, gw2, gb2, rstart, rend, indices, values, y, rows, cnt, C, c0, inv,
+                                            coefs, g);
+            rows_grouped(NV, ACT, 1, DENSE, 0, 0, 0.0f, 0, zd + i0 * H, t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart,
+                         rend, indices, values, y, rows + i0, cnt - i0, C, c0, inv, coefs, g);
             if (DENSE) dense_weight_grad(NV, xd, rows, cnt, d, zd, gw1);
             if (G) onehot_complement(NV, gw1, gb1, G, gptr, gcols, gdom);
             /* update every parameter (torch.optim semantics); the gradient is reset on the way */
@@ -635,6 +688,236 @@ static int64_t sgd_dispatch(int64_t H, SGD_DECL)
     static int64_t train_nv##NVC##_tanh_dense(ARGS_DECL) { return train_impl(NVC, 0, 1, ARGS_PASS); }    \
     static int64_t train_nv##NVC##_relu_dense(ARGS_DECL) { return train_impl(NVC, 1, 1, ARGS_PASS); }
 FOR_EACH_NV(SPECIALISE)
+
+/* Gaussian noise for the DP step: 8 lanes of xoshiro128** (Blackman & Vigna, "Scrambled linear pseudorandom number
+ * generators", ACM TOMS 2021; 128-bit state a lane, period 2^128 - 1), a v8u lane each, and the Box-Muller
+ * transform (Box & Muller 1958): two uniforms u1 in (0, 1), u2 in [0, 1) (the top 24 bits of two outputs) give
+ * z1 = r cos(2 pi u2), z2 = r sin(2 pi u2), r = sqrt(-2 log u1), independent standard normals. log and sincos are
+ * Cephes' single-precision minimax polynomials (Moshier's logf, sinf, cosf; a few ulp): the draws are float32
+ * normals, their tails cut at sqrt(-2 log 2^-25) = 5.9 (as any Box-Muller on 24-bit uniforms). */
+typedef uint32_t v8u __attribute__((vector_size(32), aligned(4)));
+
+static inline v8u rotl8u(v8u x, int k) { return (x << k) | (x >> (32 - k)); }
+
+/* the next output of each lane (xoshiro128**: rotl(s1 * 5, 7) * 9), its state s[0..4) advanced */
+static inline v8u xoshiro8(v8u *restrict s)
+{
+    const v8u out = rotl8u(s[1] * 5u, 7) * 9u;
+    const v8u t = s[1] << 9;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl8u(s[3], 11);
+    return out;
+}
+
+/* natural log of x in (0, 1], 8 lanes (Cephes logf: x = m 2^e with m in [sqrt(1/2), sqrt(2)), a degree-9 series
+ * in m - 1, e log 2 in two parts) */
+static inline v8f vlog(v8f x)
+{
+    const v8i bits = (v8i)x;
+    v8i e = ((bits >> 23) & 0xff) - 126;
+    v8f m = (v8f)((bits & 0x007fffff) | 0x3f000000);  /* in [0.5, 1) */
+    const v8i small = m < 0.70710678118654752f;
+    e = e + (small & -1);  /* e - 1 where m < sqrt(1/2) ... */
+    m = vsel(small, m + m, m) - 1.0f;  /* ... and m doubled */
+    const v8f z = m * m;
+    v8f y = m * 7.0376836292e-2f - 1.1514610310e-1f;
+    y = y * m + 1.1676998740e-1f;
+    y = y * m - 1.2420140846e-1f;
+    y = y * m + 1.4249322787e-1f;
+    y = y * m - 1.6668057665e-1f;
+    y = y * m + 2.0000714765e-1f;
+    y = y * m - 2.4999993993e-1f;
+    y = y * m + 3.3333331174e-1f;
+    y = y * m * z;
+    const v8f ef = __builtin_convertvector(e, v8f);
+    y = y + ef * -2.12194440e-4f;
+    y = y - 0.5f * z;
+    return m + y + ef * 0.693359375f;
+}
+
+/* sin and cos of 2 pi u for u in [0, 1), 8 lanes: quadrant j = round(4 u), a = 2 pi (u - j / 4) in [-pi/4, pi/4]
+ * (exact: u has 24 bits), Cephes' sinf / cosf polynomials on a, rotated by j quarter turns */
+static inline void vsincos2pi(v8f u, v8f *restrict s, v8f *restrict c)
+{
+    const v8f jf = __builtin_convertvector(__builtin_convertvector(u * 4.0f + 0.5f, v8i), v8f);  /* u >= 0 */
+    const v8f a = (u - jf * 0.25f) * 6.28318530717958648f;
+    const v8f z = a * a;
+    const v8f sa = ((z * -1.9515295891e-4f + 8.3321608736e-3f) * z - 1.6666654611e-1f) * z * a + a;
+    const v8f ca = ((z * 2.443315711809948e-5f - 1.388731625493765e-3f) * z + 4.166664568298827e-2f) * z * z
+                   - 0.5f * z + 1.0f;
+    const v8i j = __builtin_convertvector(jf, v8i) & 3;
+    const v8i odd = (j & 1) != 0, neg_s = (j == 2) | (j == 3), neg_c = (j == 1) | (j == 2);
+    const v8f s0 = vsel(odd, ca, sa), c0 = vsel(odd, sa, ca);  /* a quarter turn: (sin, cos) -> (cos, -sin) */
+    *s = vsel(neg_s, -s0, s0);
+    *c = vsel(neg_c, -c0, c0);
+}
+
+/* 16 standard normals from the 8 lanes' next 16 outputs: z[0:8] the cosines, z[8:16] the sines */
+static inline void gauss16(v8u *restrict st, float *restrict z)
+{
+    const v8u a = xoshiro8(st), b = xoshiro8(st);
+    const v8f u1 = __builtin_convertvector(a >> 8, v8f) * 5.9604644775390625e-8f + 2.98023223876953125e-8f;
+    const v8f u2 = __builtin_convertvector(b >> 8, v8f) * 5.9604644775390625e-8f;
+    v8f r2 = vlog(u1) * -2.0f, sv, cv;
+    v8f r;
+    for (int l = 0; l < 8; l++) r[l] = sqrtf(r2[l]);
+    vsincos2pi(u2, &sv, &cv);
+    STOREV(z, r * cv);
+    STOREV(z + 8, r * sv);
+}
+
+/* n standard normals into out (16 at a time; the last group's unused draws are discarded), lanes' state st (8 x 4
+ * uint32, lane l's word w at st[8 w + l]) advanced: the DP step's noise, for tests and for callers wanting it */
+void leakaudit_gauss_f32(uint32_t *restrict st, float *restrict out, int64_t n)
+{
+    v8u s[4];
+    for (int w = 0; w < 4; w++) s[w] = *(const v8u *)(st + 8 * w);
+    float z[16];
+    for (int64_t i = 0; i < n; i += 16) {
+        gauss16(s, z);
+        const int64_t k = n - i < 16 ? n - i : 16;
+        for (int64_t q = 0; q < k; q++) out[i + q] = z[q];
+    }
+    for (int w = 0; w < 4; w++) *(v8u *)(st + 8 * w) = s[w];
+}
+
+/* DP-SGD (DPSGD's compiled path; Abadi et al. 2016, Algorithm 1): n_steps steps of one model, step t on the rows
+ * batch[step_ptr[t] : step_ptr[t + 1]] (row indices of the rows R; an empty batch takes a step of noise alone).
+ * A step sums the rows' NLL gradients, each clipped to norm clipc (rows_grouped's DP copy, gradients carrying the
+ * factor inv = 1 / the expected batch size), and updates every parameter
+ *     p <- p - lr (inv (sum of the clipped gradients) + nscale[t] noise_t)
+ * noise_t: the step's P standard normal draws (gauss16 from the lanes' state rng, in parameter order, 16 at a
+ * time; rng NULL or nscale[t] = 0: none drawn); nscale[t] = noise_multiplier clip inv (the noise of the sum,
+ * divided like it). The parameters, the one-hot groups and the dense rows as in
+ * train_impl (softmax output only: c0 = 0). norms (or NULL): each batch row's gradient norm before clipping, at
+ * the batch's positions. Scratch as train_impl's. */
+static inline __attribute__((always_inline)) int64_t dp_impl(
+    const int NV, const int ACT, const int DENSE, float *restrict p, const int64_t *restrict rstart,
+    const int64_t *restrict rend, const int64_t *restrict indices, const float *restrict values,
+    const int64_t *restrict y, const float *restrict xd, int64_t d, int64_t C, const int64_t *restrict batch,
+    const int64_t *restrict step_ptr, int64_t n_steps, uint32_t *restrict rng, const float *restrict nscale,
+    const float *restrict xsq, float *restrict norms, float lr, float inv, float clipc, const float *restrict coefs,
+    float *restrict grad, float *restrict g, float *restrict zd, int64_t G, const int64_t *restrict gptr,
+    const int64_t *restrict gcols, const int64_t *restrict gdom, float *restrict table)
+{
+    const int64_t H = (int64_t)NV * 8;
+    const int64_t P = d * H + H + C * H + C;
+    float *w1 = p, *b1 = p + d * H, *w2 = b1 + H, *b2 = w2 + C * H;
+    const float *t1 = G ? table : w1, *tb1 = G ? table + d * H : b1;
+    float *gw1 = grad, *gb1 = grad + d * H, *gw2 = gb1 + H, *gb2 = gw2 + C * H;
+    v8u st[4];  /* the noise lanes' state, in registers for the call (lane l's word w: rng[8 w + l]) */
+    for (int w = 0; w < 4; w++) st[w] = rng ? *(const v8u *)(rng + 8 * w) : (v8u){0, 0, 0, 0, 0, 0, 0, 0};
+    memset(grad, 0, sizeof(float) * (size_t)P);
+    if (G) onehot_table(NV, w1, b1, d, G, gptr, gcols, gdom, table);
+    for (int64_t t = 0; t < n_steps; t++) {
+        const int64_t *rows = batch + step_ptr[t];
+        const int64_t cnt = step_ptr[t + 1] - step_ptr[t];
+        float *nout = norms ? norms + step_ptr[t] : 0;
+        if (cnt > 0) {
+            if (DENSE) dense_forward(NV, xd, rows, cnt, d, t1, tb1, zd);
+            const int64_t i0 = rows_grouped(NV, ACT, ROW_GROUP(NV), DENSE, 1, xsq, clipc, nout, zd, t1, tb1, w2, b2,
+                                            gw1, gb1, gw2, gb2, rstart, rend, indices, values, y, rows, cnt, C, 0,
+                                            inv, coefs, g);
+            rows_grouped(NV, ACT, 1, DENSE, 1, xsq, clipc, nout ? nout + i0 : 0, zd + i0 * H, t1, tb1, w2, b2, gw1,
+                         gb1, gw2, gb2, rstart, rend, indices, values, y, rows + i0, cnt - i0, C, 0, inv, coefs, g);
+            if (DENSE) dense_weight_grad(NV, xd, rows, cnt, d, zd, gw1);
+            if (G) onehot_complement(NV, gw1, gb1, G, gptr, gcols, gdom);
+        }
+        const float ns = rng ? nscale[t] : 0.0f;
+        if (ns != 0.0f) {  /* 16 draws at a time, straight into the update */
+            float z[16];
+            int64_t q = 0;
+            for (; q + 16 <= P; q += 16) {
+                gauss16(st, z);
+                for (int k = 0; k < 16; k++) {
+                    p[q + k] -= lr * (grad[q + k] + ns * z[k]);
+                    grad[q + k] = 0.0f;
+                }
+            }
+            if (q < P) {
+                gauss16(st, z);
+                for (int k = 0; q + k < P; k++) {
+                    p[q + k] -= lr * (grad[q + k] + ns * z[k]);
+                    grad[q + k] = 0.0f;
+                }
+            }
+        } else {
+            for (int64_t q = 0; q < P; q++) {
+                p[q] -= lr * grad[q];
+                grad[q] = 0.0f;
+            }
+        }
+        if (G) onehot_table(NV, w1, b1, d, G, gptr, gcols, gdom, table);
+    }
+    if (rng)
+        for (int w = 0; w < 4; w++) *(v8u *)(rng + 8 * w) = st[w];
+    return n_steps;
+}
+
+typedef struct { /* DP-SGD's rule */
+    int64_t H, activation;  /* activation 0 tanh, 1 relu */
+    double lr, inv, clip;   /* step size; 1 / the expected batch size; clip norm (infinity: no clipping) */
+    const float *coefs;     /* tanh_rat's coefficients */
+} leakaudit_dp_rule;
+
+typedef struct { /* one model of a DP-SGD call: its parameters, this call's steps, one-hot groups and scratch */
+    float *p;                         /* parameters (P floats, pack_1h's layout) */
+    const int64_t *batch, *step_ptr;  /* step t's rows: batch[step_ptr[t] : step_ptr[t + 1]] */
+    int64_t n_steps;
+    uint32_t *rng;                    /* the noise lanes' state (8 x 4 uint32, advanced), or NULL: no noise */
+    const float *nscale;              /* (n_steps): the noise scale of each step */
+    const float *xsq;                 /* (n,) each row's squared norm, all its inputs */
+    float *norms;                     /* NULL or (step_ptr[n_steps]): the rows' gradient norms before clipping */
+    int64_t G;                        /* one-hot groups (leakaudit_onehot_prepare), 0: none */
+    const int64_t *gptr, *gcols, *gdom;
+    float *grad, *g, *table, *zd;     /* scratch: P floats (32-byte aligned), 4 C, (d + 1) H, B H */
+} leakaudit_dp_model;
+
+#define DP_DECL                                                                                           \
+    float *restrict p, const int64_t *restrict rstart, const int64_t *restrict rend,                     \
+        const int64_t *restrict indices, const float *restrict values, const int64_t *restrict y,        \
+        const float *restrict xd, int64_t d, int64_t C, const int64_t *restrict batch,                   \
+        const int64_t *restrict step_ptr, int64_t n_steps, uint32_t *restrict rng,                       \
+        const float *restrict nscale, const float *restrict xsq, float *restrict norms, float lr, float inv, \
+        float clipc, const float *restrict coefs, float *restrict grad, float *restrict g, float *restrict zd, \
+        int64_t G, const int64_t *restrict gptr, const int64_t *restrict gcols, const int64_t *restrict gdom, \
+        float *restrict table
+#define DP_PASS                                                                                           \
+    p, rstart, rend, indices, values, y, xd, d, C, batch, step_ptr, n_steps, rng, nscale, xsq, norms, lr, inv, \
+        clipc, coefs, grad, g, zd, G, gptr, gcols, gdom, table
+#define DP_SPECIALISE(NVC)                                                                                \
+    static int64_t dp_nv##NVC##_tanh(DP_DECL) { return dp_impl(NVC, 0, 0, DP_PASS); }                   \
+    static int64_t dp_nv##NVC##_relu(DP_DECL) { return dp_impl(NVC, 1, 0, DP_PASS); }                   \
+    static int64_t dp_nv##NVC##_tanh_dense(DP_DECL) { return dp_impl(NVC, 0, 1, DP_PASS); }             \
+    static int64_t dp_nv##NVC##_relu_dense(DP_DECL) { return dp_impl(NVC, 1, 1, DP_PASS); }
+FOR_EACH_NV(DP_SPECIALISE)
+
+/* n_steps of DP-SGD of one model (dp_impl) on the rows R (CSR, with the model's one-hot groups in M, or dense xd);
+ * returns the steps taken, -1 for a width with no copy, -2 for dense rows with one-hot groups. */
+int64_t leakaudit_dp_train_1h_f32(const leakaudit_rows *R, const leakaudit_dp_rule *D, const leakaudit_dp_model *M)
+{
+    float *p = M->p, *norms = M->norms, *grad = M->grad, *g = M->g, *zd = M->zd, *table = M->table;
+    const int64_t *rstart = R->rstart, *rend = R->rend, *indices = R->indices, *y = R->y;
+    const float *values = R->values, *xd = R->xd, *nscale = M->nscale, *xsq = M->xsq;
+    uint32_t *rng = M->rng;
+    const float *coefs = D->coefs;
+    const int64_t d = R->d, C = R->C, n_steps = M->n_steps, G = M->G;
+    const int64_t *batch = M->batch, *step_ptr = M->step_ptr, *gptr = M->gptr, *gcols = M->gcols, *gdom = M->gdom;
+    const float lr = (float)D->lr, inv = (float)D->inv, clipc = (float)D->clip;
+    if (xd && G) return -2;
+#define DP_CASE(NVC)                                                                                      \
+    case 8 * NVC:                                                                                         \
+        if (xd) return D->activation == 0 ? dp_nv##NVC##_tanh_dense(DP_PASS) : dp_nv##NVC##_relu_dense(DP_PASS); \
+        return D->activation == 0 ? dp_nv##NVC##_tanh(DP_PASS) : dp_nv##NVC##_relu(DP_PASS);
+    switch (D->H) {
+    FOR_EACH_NV(DP_CASE)
+    default: return -1;
+    }
+}
 
 /* The one-hot groups of one model's training rows (rowmap[0:length], the member rows of them if member is given)
  * and those rows without the groups' dominant columns; returns G, the number of groups (0: none, and nothing else

@@ -8,7 +8,10 @@ predictions with a fixed order of additions (:func:`first_layer`, :func:`dense_l
 the models' epoch orders (:func:`permutations`: numpy's ``Generator.permutation``, the same numbers, one call per
 model and block of epochs, without the GIL). On one-hot data each model's task first finds the one-hot groups of
 its own rows and drops each group's most frequent column from them, adding it back through the bias and a table of
-weight differences (:func:`onehot_prepare`; ~4.5 of an Adult row's 14 inputs).
+weight differences (:func:`onehot_prepare`; ~4.5 of an Adult row's 14 inputs). :class:`DpTrainer` runs DP-SGD's
+steps (:class:`~leakaudit.learners.DPSGD`'s compiled path): per-example clipping by exact per-example gradient
+norms (each layer's per-example gradient has rank one) and Gaussian noise drawn in the kernel (:func:`gauss`,
+:func:`noise_state`).
 
 ``setup.py`` compiles the source with the package in portable, AVX2 and AVX-512 variants; :data:`KERNEL` opens
 the one this CPU runs (:mod:`._native`) with :mod:`ctypes`, whose calls release the GIL: models run on the
@@ -31,18 +34,22 @@ __all__ = [
     "KERNEL",
     "TANH_COEFS",
     "WIDTHS",
+    "DpTrainer",
     "aligned_rows",
     "csr_rows",
     "dense_layer",
     "first_layer",
+    "gauss",
     "layer",
     "library",
     "n_params_1h",
+    "noise_state",
     "onehot_prepare",
     "pack_1h",
     "permutations",
     "supports",
     "supports_dense",
+    "supports_dp",
     "train_block",
     "train_faithful",
     "unpack_1h",
@@ -199,6 +206,20 @@ class SgdModel(ctypes.Structure):
     _fields_ = [("w1", _P), ("b1", _P), ("w2", _P), ("b2", _P), ("order", _P), ("m", _I), ("lo", _P)]
 
 
+class DpRule(ctypes.Structure):
+    """leakaudit_dp_rule: DP-SGD's width, activation, step size, 1 / expected batch, clip norm, tanh coefficients."""
+
+    _fields_ = [("H", _I), ("activation", _I), ("lr", _D), ("inv", _D), ("clip", _D), ("coefs", _P)]
+
+
+class DpModel(ctypes.Structure):
+    """leakaudit_dp_model: one model of a DP-SGD call (parameters, the call's steps, noise state, groups, scratch)."""
+
+    _fields_ = [("p", _P), ("batch", _P), ("step_ptr", _P), ("n_steps", _I), ("rng", _P), ("nscale", _P),
+                ("xsq", _P), ("norms", _P), ("G", _I), ("gptr", _P), ("gcols", _P), ("gdom", _P), ("grad", _P),
+                ("g", _P), ("table", _P), ("zd", _P)]
+
+
 class OnehotOut(ctypes.Structure):
     """leakaudit_onehot_out: leakaudit_onehot_prepare's scratch, groups and reduced rows."""
 
@@ -216,6 +237,12 @@ def _configure(lib: ctypes.CDLL) -> None:
     sgd = lib.leakaudit_sgd_1h_f32
     sgd.restype = ctypes.c_int64
     sgd.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(SgdRule), ctypes.POINTER(SgdModel)]
+    if hasattr(lib, "leakaudit_dp_train_1h_f32"):  # a library built before the DP step still trains the rest
+        dp = lib.leakaudit_dp_train_1h_f32
+        dp.restype = ctypes.c_int64
+        dp.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(DpRule), ctypes.POINTER(DpModel)]
+        lib.leakaudit_gauss_f32.restype = None
+        lib.leakaudit_gauss_f32.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
     fl = lib.leakaudit_first_layer_1h_f32
     fl.restype = ctypes.c_int64
     fl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64, ctypes.c_void_p]
@@ -467,6 +494,121 @@ def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr
             raise RuntimeError(f"native kernel has no copy for hidden width {H}")
 
     for_each_model(one, K, n_threads)
+
+
+class DpTrainer:
+    """One model's DP-SGD steps by the compiled kernel (``leakaudit_dp_train_1h_f32``), block after block.
+
+    Built once per model (in the thread that trains it): its rows (CSR ``indptr, indices, values`` float32 with,
+    when ``onehot``, the one-hot groups of its own ``rows`` dropped as :func:`train_block` does; or dense ``x``),
+    labels ``y`` int64, ``xsq`` (n,) float32 each row's squared norm over all its inputs, the net's sizes, the rule
+    (``lr``, ``inv`` = 1 / the expected batch size, ``clip``: the clip norm, ``inf`` for none; ``activation`` 0 tanh,
+    1 relu). :meth:`steps` then runs blocks of steps on ``params`` (>= P float32, :func:`pack_1h`'s layout) in
+    place. ``groups``: the number of one-hot groups the model's rows have (0 without ``onehot``).
+    """
+
+    def __init__(self, *, indptr, indices, values, x, y, xsq, rows, d: int, H: int, C: int, lr: float, inv: float,
+                 clip: float, activation: int, onehot: bool):
+        lib = library()
+        if lib is None:  # pragma: no cover - callers check supports() first
+            raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+        self.fn = lib.leakaudit_dp_train_1h_f32
+        self.P = n_params_1h(d, H, C)
+        self.coefs = np.ascontiguousarray(TANH_COEFS, dtype=np.float32)
+        self.rule = DpRule(H=int(H), activation=int(activation), lr=float(lr), inv=float(inv), clip=float(clip),
+                           coefs=_ptr(self.coefs))
+        self.keep = [y, xsq]  # the arrays the kernel reads stay alive with the trainer
+        # grad (P floats, 64-byte aligned) and g (ROW_GROUP_MAX rows' logits)
+        buf = np.zeros(self.P + ROW_GROUP_MAX * C + 16, np.float32)
+        off = (-buf.ctypes.data % 64) // 4
+        self.buf, self.grad, self.g = buf, buf[off : off + self.P], buf[off + self.P : off + self.P + ROW_GROUP_MAX * C]
+        self.H, self.zd_rows, self.zd = int(H), 0, np.zeros(1, np.float32)  # dense rows' (B, H) scratch, grown
+        table = np.empty((d + 1) * H + 16 if onehot else 1, np.float32)
+        self.table = table[(-table.ctypes.data % 64) // 4 :]
+        self.model = DpModel(xsq=_ptr(xsq), grad=_ptr(self.grad), g=_ptr(self.g), table=_ptr(self.table),
+                             zd=_ptr(self.zd))
+        self.dense = x is not None
+        self.groups = 0
+        if x is not None:
+            if x.dtype != np.float32 or not x.flags.c_contiguous or x.shape[1] != d:  # pragma: no cover
+                raise ValueError("x must be a C-contiguous float32 array of d columns")
+            self.rows = Rows(xd=_ptr(x), y=_ptr(y), d=int(d), C=int(C))
+            self.keep.append(x)
+            return
+        self.rows = _csr(indptr, indices, values, y, d, C)
+        self.keep += [indptr, indices, values]
+        if onehot:
+            rows = np.ascontiguousarray(rows, dtype=np.int64)
+            o = self.oh = _onehot_scratch(d, indptr.size - 1, np.diff(indptr))
+            self.groups = G = _onehot_find(lib, self.rows, rows, None, rows.size, o)
+            if G:  # the model's rows without the groups' dominant columns
+                self.rows = Rows(rstart=_ptr(o.rstart), rend=_ptr(o.rend), indices=_ptr(o.ridx), values=_ptr(o.rval),
+                                 y=_ptr(y), d=int(d), C=int(C))
+                self.model.G, self.model.gptr, self.model.gcols, self.model.gdom = (
+                    G, _ptr(o.gptr), _ptr(o.gcols), _ptr(o.gdom))
+
+    def steps(self, params, batch, step_ptr, rng=None, nscale=None, norms=None) -> None:
+        """Take ``len(step_ptr) - 1`` steps on ``params``, in place.
+
+        Step t's rows: ``batch[step_ptr[t]:step_ptr[t + 1]]`` (int64 row indices); the noise: P standard normal
+        draws a step from the generator state ``rng`` (:func:`noise_state`, advanced in place; None: no noise),
+        scaled by ``nscale[t]`` (float32 (steps,): the noise standard deviation of the sum divided by the expected
+        batch size; 0: no draws that step); ``norms`` (``step_ptr[-1]``,) float32 receives each row's gradient
+        norm before clipping, when given.
+        """
+        n_steps = step_ptr.size - 1
+        for a, dt in ((batch, np.int64), (step_ptr, np.int64), (params, np.float32)):
+            if a.dtype != dt or not a.flags.c_contiguous:  # pragma: no cover - the caller's contract
+                raise ValueError("dp steps need C-contiguous int64 batch/step_ptr and float32 params")
+        m = self.model
+        most = int(np.diff(step_ptr).max(initial=0))
+        if self.dense and most > self.zd_rows:  # the largest batch so far (a Poisson batch's size varies)
+            self.zd_rows = max(most, 2 * self.zd_rows)
+            zd = np.empty(self.zd_rows * self.H + 16, np.float32)
+            self.zd = zd[(-zd.ctypes.data % 64) // 4 :]  # 64-byte aligned rows, as train_block's
+            m.zd = _ptr(self.zd)
+        m.p, m.batch, m.step_ptr, m.n_steps = _ptr(params), _ptr(batch), _ptr(step_ptr), n_steps
+        m.rng = None if rng is None else _ptr(rng)
+        m.nscale = None if nscale is None else _ptr(nscale)
+        m.norms = None if norms is None else _ptr(norms)
+        if rng is not None and (rng.dtype != np.uint32 or rng.size != 32 or nscale is None or nscale.size < n_steps
+                                or nscale.dtype != np.float32):  # pragma: no cover - the caller's contract
+            raise ValueError("rng must be noise_state()'s (32,) uint32, nscale float32 (steps,)")
+        got = self.fn(ctypes.byref(self.rows), ctypes.byref(self.rule), ctypes.byref(m))
+        if got < 0:  # pragma: no cover - supports() guards the width
+            raise RuntimeError(f"native kernel has no DP copy for hidden width {self.rule.H}")
+
+
+def noise_state(entropy) -> np.ndarray:
+    """The DP step's noise generator state (32,) uint32 (8 lanes of xoshiro128**, word w of lane l at
+    ``8 w + l``), from ``numpy.random.SeedSequence(entropy)``; a lane that came out all zero (a state xoshiro
+    never leaves) is set to 1."""
+    st = np.random.SeedSequence(entropy).generate_state(32, np.uint32).reshape(4, 8)
+    st[0, ~st.any(axis=0)] = 1
+    return np.ascontiguousarray(st.ravel())
+
+
+def gauss(state: np.ndarray, n: int) -> np.ndarray:
+    """``n`` float32 standard normals from the DP step's generator (``leakaudit_gauss_f32``), ``state`` advanced.
+
+    The draws the DP step adds as noise, 16 at a time (xoshiro128** lanes, Box-Muller; see ``_mlp_native.c``):
+    ``gauss(s, 16 k)`` then ``gauss(s, m)`` gives what ``gauss(s, 16 k + m)`` gives.
+    """
+    lib = library()
+    if lib is None or not hasattr(lib, "leakaudit_gauss_f32"):  # pragma: no cover - callers check supports_dp()
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+    if state.dtype != np.uint32 or state.size != 32 or not state.flags.c_contiguous:  # pragma: no cover
+        raise ValueError("state must be noise_state()'s (32,) uint32 array")
+    out = np.empty(int(n), np.float32)
+    lib.leakaudit_gauss_f32(_ptr(state), _ptr(out), int(n))
+    return out
+
+
+def supports_dp() -> bool:
+    """Whether the compiled kernel has the DP-SGD step (``leakaudit_dp_train_1h_f32``; a library built from an
+    older source has not, and DPSGD then trains with torch)."""
+    lib = library()
+    return lib is not None and hasattr(lib, "leakaudit_dp_train_1h_f32")
 
 
 def first_layer(indptr, indices, values, W, b, out, n_threads=None) -> None:

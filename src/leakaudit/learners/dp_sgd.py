@@ -7,8 +7,18 @@ learner's optimiser: every step samples a batch, clips each example's gradient t
 sum, divides by the expected batch size and takes a plain SGD step of size ``lr``.
 
 Batches. ``sampling="poisson"``: every row joins each step's batch independently with probability ``q``
-(``sampling_rate``, or ``batch_size / n``), ``ceil(epochs / q)`` steps. ``sampling="shuffle"``: a fresh
+(``sampling_rate``, or ``batch_size / n``), ``ceil(epochs / q)`` steps (:class:`_PoissonSteps`). ``sampling="shuffle"``: a fresh
 permutation per epoch cut into batches of ``batch_size`` (or ``round(q n)``), as most DP-SGD code does.
+
+The compiled step. TorchMLP nets that the wrapped learner trains with the package's C kernel (one hidden
+layer, float32, a width it has a copy for, ``backend`` not "torch") are trained model by model by its DP step
+(``_mlp_native.c``, ``leakaudit_dp_train_1h_f32``), gradient canaries excepted: each row's gradient norm from
+the rank-one layers below, its gradient scaled to norm at most ``C`` before it is summed, the noise added in the
+update, drawn in the kernel (8 lanes of xoshiro128** and the Box-Muller transform, from
+``noise_state([seed_k, 0x0D95])``: ``_mlp_native.gauss``). Initial weights and batches are the torch loop's, the
+noise is not (the torch loop draws it with torch's generator): without noise the two differ by float rounding
+only, with it in distribution; with no noise and a clip norm no gradient reaches, it is the kernel's
+non-private SGD step bit for bit. The bank's ``info["kernel"]`` says which trained ("native" or "torch").
 
 How the K models are batched. TorchMLP nets: per-example gradients of a linear layer are outer products,
 so each example's gradient norm is ``sum_l (|a_l|^2 + 1) |delta_l|^2`` (activations ``a``, back-propagated
@@ -28,7 +38,8 @@ there; the guard of :func:`leakaudit.mip.dp_baselines.dpsgd_epsilon`).
 
 Seeds. Model k's initial weights come from ``numpy.random.default_rng(seed_k)`` exactly as the wrapped
 learner draws them, then its batches (and its canaries' sampling) from the same generator, step after step;
-its noise from a torch generator seeded by ``numpy.random.SeedSequence([seed_k, 0x0D95])``, a stream of its own,
+its noise (torch loop) from a torch generator (mt19937; ``normal_``, Box-Muller) seeded by
+``numpy.random.SeedSequence([seed_k, 0x0D95])``, a stream of its own,
 so that with shuffled
 batches the row order is the wrapped TorchMLP's own (fast mode) and, with the noise at 0 and the clip norm
 huge, DPSGD is its plain SGD. Model k depends only on its rows and seed (``fit_many`` equals ``fit`` up to
@@ -86,10 +97,60 @@ def _torch_generator(torch, *entropy):
     return torch.Generator().manual_seed(int(state >> np.uint64(1)))
 
 
-def _poisson_sample(rng: np.random.Generator, n: int, q: float) -> np.ndarray:
-    """Positions (unsorted) of a Poisson sample of ``range(n)`` at rate q: a Binomial(n, q) count, then that many
-    positions uniformly without replacement (the distribution of n coin flips, in O(q n) draws)."""
-    return rng.choice(n, size=rng.binomial(n, q), replace=False, shuffle=False)
+class _PoissonSteps:
+    """Poisson samples of ``range(n)`` at rate q, one a step: each index joins each step independently with
+    probability q; :meth:`next` gives the next step's (ascending), :meth:`take` the next few steps' at once.
+
+    Drawn ``block`` steps at a time from ``rng``: the successes of Bernoulli(q) trials over ``block * n`` positions
+    (position i is index ``i % n`` of the block's step ``i // n``) are the partial sums of i.i.d. Geometric(q) gaps,
+    so a step costs about ``q n`` draws and no Python call per step or index. Draws past a block's end are
+    discarded (the trials are independent, so the next block starts afresh).
+    """
+
+    def __init__(self, rng: np.random.Generator, n: int, q: float, block: int = 64):
+        self.rng, self.n, self.q, self.block = rng, int(n), float(q), max(1, int(block))
+        self.rows = np.zeros(0, np.int64)  # the block's samples, step after step
+        self.bounds = np.zeros(1, np.int64)  # step t's: rows[bounds[t]:bounds[t + 1]]
+        self.cur = 0  # the block's next step
+
+    def next(self) -> np.ndarray:
+        return self.take(1)[0]
+
+    def take(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next ``count`` steps' samples, concatenated, and each step's size (count,)."""
+        rows, sizes = [], []
+        while count > 0:
+            if self.cur == self.bounds.size - 1:
+                self._draw()
+            j = min(count, self.bounds.size - 1 - self.cur)
+            b = self.bounds[self.cur : self.cur + j + 1]
+            rows.append(self.rows[b[0] : b[-1]])
+            sizes.append(np.diff(b))
+            self.cur += j
+            count -= j
+        if len(rows) == 1:
+            return rows[0], sizes[0]
+        return (np.concatenate(rows), np.concatenate(sizes)) if rows else (self.rows[:0], np.zeros(0, np.int64))
+
+    def _draw(self) -> None:
+        n, S = self.n, self.block
+        self.cur = 0
+        if n == 0:
+            self.rows, self.bounds = np.zeros(0, np.int64), np.zeros(S + 1, np.int64)
+            return
+        total = n * S
+        parts, last = [], -1
+        while last < total:  # until a success lies past the block: every success inside it is drawn
+            left = self.q * (total - last)
+            gaps = self.rng.geometric(self.q, size=int(left + 5 * math.sqrt(left) + 16))
+            pos = last + np.cumsum(gaps)
+            parts.append(pos)
+            last = int(pos[-1])
+        pos = np.concatenate(parts)
+        pos = pos[pos < total]
+        step = pos // n
+        self.bounds = np.searchsorted(step, np.arange(S + 1)).astype(np.int64)
+        self.rows = pos - step * n
 
 
 def dpsgd_accounted_epsilon(*, noise_multiplier: float, sampling: str, sampling_rate: float, steps: int,
@@ -382,7 +443,7 @@ class DPSGD(Learner):
                                        sampling_rate=s["sampling_rate"], steps=s["steps"], epochs=int(self.epochs),
                                        delta=float(self.target_delta), neighbouring=p["neighbouring"],
                                        accountant=self.accountant) for s in scheds]
-        info = {"dp": True, "epsilon": eps, "delta": float(self.target_delta), "accounting": self.accounting(),
+        info = {"dp": True, "kernel": getattr(bank, "info", {}).get("kernel", "torch"), "epsilon": eps, "delta": float(self.target_delta), "accounting": self.accounting(),
                     "noise_multiplier": float(self.noise_multiplier), "max_grad_norm": float(self.max_grad_norm),
                     "sampling": self.sampling, "sampling_rate": [s["sampling_rate"] for s in scheds],
                     "steps": [s["steps"] for s in scheds], "bug": self.bug}
@@ -544,8 +605,94 @@ class _BatchedDPSGD:
             o.copy_(torch.einsum("bk...,kb->k...", gi, scale))
         return out, norms
 
+    # -- the compiled kernel ---------------------------------------------------------------------
+    def compiled_refusal(self) -> str | None:
+        """Why the compiled DP step cannot train these nets (None when it can; :meth:`run` then uses it)."""
+        from . import _mlp_native
+
+        if self.kind != "mlp":
+            return "the compiled DP step trains TorchMLP nets (TorchCNN trains with torch.func)"
+        if self.canaries is not None:
+            return "gradient canaries are inserted by the torch trainer"
+        if self.o.learner._check_params()["backend"] != "compiled":
+            return ("the wrapped TorchMLP trains with torch (backend='torch', or a net the kernel has no copy for: "
+                    "one hidden layer, float32, its widths)")
+        if not _mlp_native.supports_dp():
+            return f"the compiled kernel is not available ({_mlp_native.KERNEL.reason})"
+        return None
+
+    def _run_compiled(self):
+        """The torch loop below, model by model in the compiled kernel (``_mlp_native.DpTrainer``).
+
+        The same initial weights and batches (model k's generator, step after step, :meth:`_batch`); the noise
+        is drawn in the kernel (``_mlp_native.gauss``: xoshiro128** lanes and Box-Muller, P draws a step) from
+        the state ``noise_state([seed_k, _NOISE_STREAM])``, not by the torch loop's generators: the two trainers
+        agree to float rounding without noise, and in distribution with it. The rows go to the kernel as the
+        wrapped TorchMLP's fast mode gives them (its ``sparse_input`` rule, one-hot groups, dense rows).
+        """
+        from . import _mlp_native as nat
+        from ._threads import for_each_model
+
+        o = self.o
+        mlp = o.learner
+        rngs, params, _ = self._inits()
+        d, H, C = self.sizes
+        packed = nat.pack_1h([params[0], params[2]], [params[1], params[3]], np.float32)
+        X32 = np.ascontiguousarray(self.X, dtype=np.float32)
+        sparse = mlp._use_sparse(self.X, self.subsets)
+        xdense = X32 if not sparse and nat.DENSE else None
+        indptr, indices, values = nat.csr_rows(X32, sparse) if xdense is None else (None, None, None)
+        y64 = np.ascontiguousarray(self.y, dtype=np.int64)
+        xsq = np.einsum("ij,ij->i", X32, X32)  # |x|^2 of every input of a row (one-hot groups' dropped ones too)
+        sigma, clip = float(o.noise_multiplier), float(o.max_grad_norm)
+        Tmax = max(s["steps"] for s in self.scheds)
+        bad_step = Tmax // 2 if o.bug == "skip_noise_step" else -1
+        # steps per kernel call (batches drawn a block at a time)
+        S = max(1, min(Tmax, 64))
+        perms: list = [None] * self.K
+        groups = [0] * self.K
+
+        def one(k):
+            sch = self.scheds[k]
+            T, denom, q = sch["steps"], float(sch["batch_size"]), sch["sampling_rate"]
+            tr = nat.DpTrainer(indptr=indptr, indices=indices, values=values, x=xdense, y=y64, xsq=xsq,
+                               rows=self.subsets[k], d=d, H=H, C=C, lr=float(o.lr), inv=1.0 / denom,
+                               clip=clip if o.bug != "skip_clipping" else math.inf,
+                               activation=0 if mlp.activation == "tanh" else 1,
+                               onehot=sparse and nat.ONEHOT)
+            groups[k] = tr.groups
+            # the noise standard deviation of the step's sum, divided by the expected batch as the sum is
+            std = sigma * clip / (max(1.0, denom) if o.bug == "noise_per_batch" else 1.0)
+            state = nat.noise_state([int(self.seeds[k]), _NOISE_STREAM]) if sigma > 0 else None
+            sub = np.ascontiguousarray(self.subsets[k], dtype=np.int64)
+            for t0 in range(0, T, S):
+                ns = min(S, T - t0)
+                step_ptr = np.zeros(ns + 1, np.int64)
+                if o.sampling == "poisson":  # the block's steps at once (the same draws as _batch's, step by step)
+                    if perms[k] is None:
+                        perms[k] = _PoissonSteps(rngs[k], sub.size, q, block=min(64, T))
+                    rows, sizes = perms[k].take(ns)
+                    batch = sub[rows]
+                    np.cumsum(sizes, out=step_ptr[1:])
+                else:
+                    batches = [self._batch(k, t, rngs[k], q, perms) for t in range(t0, t0 + ns)]
+                    np.cumsum([b.size for b in batches], out=step_ptr[1:])
+                    batch = np.concatenate(batches).astype(np.int64, copy=False)
+                nscale = np.full(ns, std / denom, np.float32)
+                if t0 <= bad_step < t0 + ns:
+                    nscale[bad_step - t0] = 0.0
+                tr.steps(packed[k], batch, step_ptr, state, nscale)
+
+        for_each_model(one, self.K, mlp.n_threads)
+        (W1, W2), (b1, b2) = nat.unpack_1h(packed, d, H, C)
+        bank = self._bank([W1, b1, W2, b2])
+        bank.info = {**bank.info, "kernel": "native", "onehot_groups": int(max(groups, default=0))}
+        return bank, None
+
     # -- the loop ------------------------------------------------------------------------------
     def run(self):
+        if self.compiled_refusal() is None:
+            return self._run_compiled()
         from ._torch_utils import torch_threads
 
         torch = self.torch
@@ -622,10 +769,16 @@ class _BatchedDPSGD:
         return self._bank(out), scores
 
     def _batch(self, k, t, rng, q, perms):
-        """Model k's rows of step t: a Poisson sample, or the next slice of this epoch's permutation."""
+        """Model k's rows of step t: a Poisson sample (ascending), or the next slice of this epoch's permutation.
+
+        Steps are asked for in order; ``perms[k]`` holds model k's sampler state (its epoch's permutation, or
+        its :class:`_PoissonSteps` on ``rng``).
+        """
         s = self.subsets[k]
         if self.o.sampling == "poisson":
-            return s[np.sort(_poisson_sample(rng, s.size, q))]
+            if perms[k] is None:
+                perms[k] = _PoissonSteps(rng, s.size, q, block=min(64, self.scheds[k]["steps"]))
+            return s[perms[k].next()]
         sch = self.scheds[k]
         per, B = sch["steps_per_epoch"], sch["batch_size"]
         j = t % per
@@ -664,14 +817,17 @@ class _BatchedDPSGD:
 
     def _add_canary_grads(self, canary, g, rngs, q, active, C, clip):
         """Add the clipped gradients of this step's sampled canaries to ``g`` (K, P): each included canary joins
-        the batch with probability q (a Binomial count of the included ones, then that many uniformly)."""
+        the batch with probability q (model k's :class:`_PoissonSteps` on ``rngs[k]``, kept in ``canary``)."""
         size = min(canary["norm"], C) if clip else canary["norm"]
         gn = g.numpy()
+        samplers = canary.setdefault("samplers", [None] * len(rngs))
         for k in range(len(rngs)):
             if not active[k]:
                 continue
             inc = canary["included"][k]
-            sampled = inc[_poisson_sample(rngs[k], inc.size, q[k])]
+            if samplers[k] is None:
+                samplers[k] = _PoissonSteps(rngs[k], inc.size, q[k], block=min(64, self.scheds[k]["steps"]))
+            sampled = inc[samplers[k].next()]
             if canary["coords"] is not None:
                 gn[k, canary["coords"][sampled]] += size
             else:
