@@ -6,7 +6,8 @@ named reproductions with :func:`register`. A reproduction is a function
 ``DIR/NAME.json`` and ``DIR/NAME.md``.
 
 JSON shape: ``{"name", "profile", "seconds", "random_state", "rows": [{"quantity",
-"paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound"}]}`` where
+"paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound",
+"precision"}]}`` where
 ``status`` is ``match``, ``differs`` or ``no-paper-value``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
@@ -47,16 +48,21 @@ class Row:
     seeds: tuple[int, ...] | None = None
     # "lower" / "upper": the paper states a bound ("above 90%", "none found") rather than a value
     bound: str | None = None
+    # the precision of a reference that is not a printed number (read off a plot, or derived from printed
+    # numbers); it replaces the printed rounding in the match rule (_judge.judge_values)
+    precision: float | None = None
 
 
 def row(quantity: str, paper: float | None, ours: float | None, tolerance: float | None = None, note: str = "", *,
-        bound: str | None = None) -> Row:
+        bound: str | None = None, precision: float | None = None) -> Row:
     """Build a :class:`Row`, deciding its status.
 
     ``match`` when ``|ours - paper| <= tolerance``; ``differs`` otherwise (or
     when ours is missing/NaN); ``no-paper-value`` when the paper gives none.
     ``bound`` ("lower" / "upper"): the paper's value is a bound, and a match
-    means ours is on its side, within the tolerance.
+    means ours is on its side, within the tolerance. ``precision``: the precision
+    of a reference that is not a printed number, used when the row is merged over
+    seeds (``_seeds.merge_seed_rows``).
     """
     ours_f = None if ours is None else float(ours)
     paper_f = None if paper is None else float(paper)
@@ -68,7 +74,8 @@ def row(quantity: str, paper: float | None, ours: float | None, tolerance: float
         tol = (0.0 if tolerance is None else tolerance) + 1e-12
         gap = {None: abs(ours_f - paper_f), "lower": paper_f - ours_f, "upper": ours_f - paper_f}[bound]
         status = "match" if gap <= tol else "differs"
-    return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note, bound=bound)
+    return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note, bound=bound,
+               precision=None if precision is None else float(precision))
 
 
 @dataclass(frozen=True)
@@ -175,7 +182,7 @@ def rejudge(result: dict) -> int:
     for r in result["rows"]:
         if r.get("values") is None:
             continue
-        status = judge_values(r["paper"], r["values"], r.get("bound"))[0]
+        status = judge_values(r["paper"], r["values"], r.get("bound"), r.get("precision"))[0]
         changed += status != r["status"]
         r["status"] = status
     return changed
