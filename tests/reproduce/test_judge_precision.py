@@ -29,3 +29,16 @@ def test_seed_rows_carry_the_precision_and_rejudge_uses_it():
                     {"paper": 0.8, "values": VALS, "status": "match", "bound": None}]}
     assert rejudge(res) == 2
     assert [x["status"] for x in res["rows"]] == ["match", "differs"]
+
+
+def test_a_reproduction_without_randomness_names_no_seed():
+    from leakaudit import reproduce
+    from leakaudit.reproduce._registry import to_markdown
+
+    reproduce.load_all()
+    rows = [{"quantity": "q", "paper": 1.0, "ours": 1.0, "tolerance": 0.0, "status": "match", "note": ""}]
+    fixed = to_markdown({"name": "izzo-fig1", "profile": "reduced", "seconds": 1.0, "random_state": 0, "rows": rows})
+    assert "no randomness" in fixed and "seed 0" not in fixed
+    seeded = to_markdown({"name": "long-dtp-fig6", "profile": "reduced", "seconds": 1.0, "random_state": 0,
+                          "rows": rows})
+    assert "seed 0" in seeded and "no randomness" not in seeded

@@ -48,7 +48,8 @@ def paper_rounding(paper: float) -> float:
     return min(0.5 * 10.0 ** int(exponent), 0.005)
 
 
-def judge_values(paper, vals, bound: str | None = None, precision: float | None = None) -> tuple[str, float, float, float]:
+def judge_values(paper, vals, bound: str | None = None,
+                 precision: float | None = None) -> tuple[str, float, float, float]:
     """``(status, mean, low, high)`` of per-seed (or per-split) values against the paper's value.
 
     The rule, one for every randomised row: ``match`` when the paper's value lies in the 95% Student-t interval of

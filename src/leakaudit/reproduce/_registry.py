@@ -85,16 +85,21 @@ class Reproduction:
     description: str
     func: Callable[[str, int], list[Row]] = field(repr=False)
     notes: str = ""
+    # False for a reproduction with no randomness (closed forms, exact enumeration): its seed is not used
+    randomised: bool = True
 
 
 _REGISTRY: NameTable[Reproduction] = NameTable("reproduction")
 
 
-def register(name: str, *, paper: str, description: str, notes: str = ""):
-    """Decorator registering ``func(profile, random_state) -> list[Row]`` under ``name``."""
+def register(name: str, *, paper: str, description: str, notes: str = "", randomised: bool = True):
+    """Decorator registering ``func(profile, random_state) -> list[Row]`` under ``name``.
+
+    ``randomised=False`` marks a reproduction none of whose rows depends on the seed (its page says so
+    instead of naming a seed)."""
 
     def deco(func):
-        _REGISTRY.add(name, Reproduction(name, paper, description, func, notes))
+        _REGISTRY.add(name, Reproduction(name, paper, description, func, notes, randomised))
         return func
 
     return deco
@@ -118,8 +123,11 @@ def _fmt(v: float | None, missing: str = "—") -> str:
 
 
 def _seeds_text(result: dict) -> str:
-    """The seeds a run used, from its rows: "seeds 0-4 (...)" when rows are over seeds, else "seed N"."""
+    """The seeds a run used, from its rows: "seeds 0-4 (...)" when rows are over seeds, "no randomness" for a
+    reproduction registered with ``randomised=False``, else "seed N"."""
     seeds = sorted({int(s) for r in result["rows"] for s in (r.get("seeds") or ())})
+    if not seeds and not get(result["name"]).randomised:
+        return "no randomness (no row depends on the seed)"
     if not seeds:
         return f"seed {result['random_state']}"
     span = f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
@@ -203,12 +211,14 @@ def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
         ("How a row is judged. A randomised row over seeds (or over a protocol's splits) reports the mean, every "
         "seed's value and the 95% Student-t interval of the mean; it matches only when the paper's value lies in "
         "that interval, widened by nothing but the rounding of the paper's printed number (half a unit in its last "
-        "digit, the row's `tolerance`; when every seed gives the same value the interval is that value, so it "
+        "digit, the row's `tolerance`, or, for a value read off a plot or derived from printed numbers, the "
+        "precision stated in its note; when every seed gives the same value the interval is that value, so it "
         "matches within rounding). Where the paper's value lies outside the interval but within the allowance "
         "stated for its kind of quantity (an accuracy, an average PDTP), the note says so; the status stays "
         "'differs'. Where the paper states a bound ('above 90%', 'recall > 0.99'), the row matches when our "
         "mean reaches it. A row that is not over seeds (a closed form, a deterministic procedure, or a reproduction "
-        "still run on one seed, whose heading says 'seed N') matches when |ours - paper| is at most its tolerance."),
+        "still run on one seed, whose heading says 'seed N'; 'no randomness' where no row depends on the seed) "
+        "matches when |ours - paper| is at most its tolerance."),
         "",
     ]
     files = sorted(folder.glob("*.json"))
