@@ -340,7 +340,35 @@ GENDER_VARIANTS = {
     "world; 'label-rate oracle' is theory.label_rate_oracle_accuracy: the accuracy of a test that reads the "
     "poisoned training set's rate of the poison label in the attacked group (Census rates: P(y=1 | man) = 0.102, "
     "P(y=1 | woman) = 0.025), i.e. how much of the t0/t1 difference the poisoned data carry at n = 1,000. See "
-    "docs/chase.md.",
+    "docs/chase.md.\n\n"
+    "Which learner, encoding, feature set and poison make the ratio visible (issue 32), measured by "
+    "chase-gender-visibility (seeds 0-4; per-seed values on its page): 'separation' Phi(d'/2) of the share of "
+    "1,000 held-out rows of the poisoned group that 10 poisoned models a world label 1, mean [95% interval]. "
+    "The paper: 0.99 at p = 0.03, 1.0 at p = 0.10 (Table III).\n\n"
+    "| variant | p = 0.03 | p = 0.10 |\n"
+    "|---|---|---|\n"
+    "| gender, poison men labelled 1 (Alg. 1), LR C=1, one-hot, all 40 | 0.67 [0.59, 0.74] | 0.92 [0.90, 0.94] |\n"
+    "| gender, poison men labelled 1, LR C=100, one-hot, all 40 | 0.67 [0.57, 0.76] | 0.90 [0.88, 0.93] |\n"
+    "| gender, poison men labelled 1, LR C=1, ordinal, all 40 | 0.66 [0.60, 0.71] | 0.91 [0.86, 0.95] |\n"
+    "| gender, poison men labelled 1, LR C=1, one-hot, no sex proxies | 0.67 [0.59, 0.74] | 0.89 [0.85, 0.94] |\n"
+    "| gender, poison men labelled 1, LR C=1, one-hot, no sex column | 0.51 [0.46, 0.56] | 0.71 [0.63, 0.78] |\n"
+    "| gender, poison men labelled 1, LR C=100, one-hot, no sex proxies | 0.67 [0.63, 0.72] | 0.90 [0.83, 0.97] |\n"
+    "| gender, poison women labelled 1, LR C=1, one-hot, all 40 | 0.83 [0.80, 0.87] | 0.96 [0.95, 0.97] |\n"
+    "| gender, poison women labelled 1, LR C=100, one-hot, all 40 | 0.77 [0.71, 0.83] | 0.91 [0.81, 1.01] |\n"
+    "| gender, poison women labelled 1, LR C=1, ordinal, all 40 | 0.71 [0.59, 0.84] | 0.92 [0.87, 0.97] |\n"
+    "| gender, poison women labelled 1, LR C=1, one-hot, no sex proxies | 0.78 [0.74, 0.83] | 0.96 [0.95, 0.97] |\n"
+    "| gender, poison women labelled 1, LR C=1, one-hot, no sex column | 0.69 [0.58, 0.81] | 0.80 [0.70, 0.89] |\n"
+    "| gender, poison women labelled 1, LR C=100, one-hot, no sex proxies | 0.79 [0.68, 0.90] | 0.93 [0.90, 0.95] |\n"
+    "| random 0.05/0.15 (reference), LR C=1, one-hot, all 40 | 1.00 [0.99, 1.00] | 1.00 [1.00, 1.00] |\n\n"
+    "The sex proxies: 6 in every seed (seed 0's: the household-status, occupation and industry codes). No "
+    "learner, encoding or feature set tried makes gender as visible as the random bit: at p = 0.03 the poison moves the "
+    "men's rate by 0.013 (women's 0.015) against 0.16 for the bit-1 rows, because Table I's target (0.4 vs 0.6 "
+    "female) leaves the poisoned group at 40-60% of the training set, so 30 poison points are diluted among "
+    "400-600 clean rows (50-150 for the bit). Regularisation, encoding and proxies change little; removing the "
+    "sex column removes most of the signal; poisoning women (X+1) is best, as its label-rate oracle (0.95 "
+    "against 0.78 at p = 0.03) predicts. Even the best separation (0.83 at p = 0.03) is below Table III's 0.99, "
+    "so with the paper's stated target and learner the gap is in the data's signal, not in the learner; the "
+    "paper's own target construction or preprocessing may differ in a way it does not state.",
 )
 def gender(profile: str, random_state: int):
     from ..property.theory import label_rate_oracle_accuracy
@@ -457,7 +485,7 @@ def _visibility_seed(profile: str, seed: int) -> list:
 
     cfg = CONFIG[profile]
     rs = np.random.SeedSequence([seed, 7]).generate_state(4)
-    n, n_models = 1000, 20
+    n, n_models = 1000, 10  # 10 poisoned models a world: 20 took about 40 s a cell here (load 8-10 on 2 cores)
     grid = (0.03, 0.10)
     if cfg["synthetic"]:  # smoke: the synthetic stand-in has no Census columns; the learners only
         variants = [(lr, "synthetic", "all", "synthetic", "X+1") for lr in VISIBILITY_LEARNERS]
@@ -509,7 +537,7 @@ def _visibility_seed(profile: str, seed: int) -> list:
     "labelled 1; or women labelled 1), learner (scikit-learn C = 1 or 100), encoding (one-hot, ordinal) and "
     "feature set (all 40 attributes, without the attributes that proxy sex, without the sex column), at p = 0.03 "
     "and 0.10; the random bit (0.05/0.15, its bit-1 rows, poison X+1) for comparison.",
-    notes="Each cell trains 20 poisoned models per world (n = 1,000, exact prevalence, the victim pool of a "
+    notes="Each cell trains 10 poisoned models per world (n = 1,000, exact prevalence, the victim pool of a "
     "60,000-row subset) and labels 1,000 held-out rows of the poisoned sub-population. 'shift' is the rate "
     "in the world where that sub-population is rarer (its poison is diluted less) minus the other; "
     "'separation' is Phi(d'/2) with d' = shift / between-model sd, the accuracy of a threshold on one model's "
