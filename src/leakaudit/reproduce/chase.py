@@ -361,15 +361,17 @@ GENDER_VARIANTS = {
     "| gender, poison women labelled 1, LR C=100, one-hot, no sex proxies | 0.79 [0.68, 0.90] | 0.93 [0.90, 0.95] |\n"
     "| random 0.05/0.15 (reference), LR C=1, one-hot, all 40 | 1.00 [0.99, 1.00] | 1.00 [1.00, 1.00] |\n\n"
     "The sex proxies: 6 in every seed (seed 0's: the household-status, occupation and industry codes). No "
-    "learner, encoding or feature set tried makes gender as visible as the random bit: at p = 0.03 the poison moves the "
-    "men's rate by 0.013 (women's 0.015) against 0.16 for the bit-1 rows, because Table I's target (0.4 vs 0.6 "
-    "female) leaves the poisoned group at 40-60% of the training set, so 30 poison points are diluted among "
-    "400-600 clean rows (50-150 for the bit). Regularisation, encoding and proxies change little; removing the "
-    "sex column removes most of the signal; poisoning women (X+1) is best, as its label-rate oracle (0.95 "
+    "learner, encoding or feature set tried makes gender as visible as the random bit: at p = 0.03 the poison "
+    "moves the men's rate by 0.013 (women's 0.015) against 0.16 for the bit-1 rows, because Table I's target (0.4"
+    " vs 0.6 female) leaves the poisoned group at 40-60% of the training set, so 30 poison points are diluted "
+    "among 400-600 clean rows (50-150 for the bit). Regularisation, encoding and proxies change little; removing "
+    "the sex column removes most of the signal; poisoning women (X+1) is best, as its label-rate oracle (0.95 "
     "against 0.78 at p = 0.03) predicts. Even the best separation (0.83 at p = 0.03) is below Table III's 0.99, "
     "so with the paper's stated target and learner the gap is in the data's signal, not in the learner; the "
     "paper's own target construction or preprocessing may differ in a way it does not state.",
 )
+
+
 def gender(profile: str, random_state: int):
     from ..property.theory import label_rate_oracle_accuracy
 
