@@ -112,7 +112,23 @@ def test_yeom_fig3_smoke_matches_the_spec_rerun(tmp_path):
     from leakaudit import reproduce
 
     res = reproduce.run("yeom-fig3", profile="smoke", out=tmp_path, random_state=0)
-    assert all(r["status"] != "differs" for r in res["rows"])
+    rows = {r["quantity"]: r for r in res["rows"]}
+    for d in (5, 30):
+        # R_emp is the re-run's own estimator (a tree on all rows): it matches
+        assert rows[f"d={d} R_emp"]["status"] == "match"
+        # the smoke profile's R_cv is 10-fold where the re-run used LOO: that row, and the ratio r built on it,
+        # may differ, but only by the 0.02 stated for the estimator difference
+        assert "10-fold" in rows[f"d={d} R_cv"]["note"]
+        assert abs(rows[f"d={d} R_cv"]["ours"] - rows[f"d={d} R_cv"]["paper"]) <= 0.02
+    # advantage rows: the smoke runs 3 splits per seed (15 of the re-run's 100), so about 1 row in 20 misses its
+    # 95% interval by chance; every mean must still be within the stated 0.02 and at most 2 of the 18 may miss
+    adv = [r for q, r in rows.items() if q.startswith("d=") and r["paper"] is not None and "R_" not in q]
+    assert len(adv) == 18
+    assert all(abs(r["ours"] - r["paper"]) <= 0.02 for r in adv)
+    assert sum(r["status"] == "differs" for r in adv) <= 2
+    # the shape read off the paper's plot (to the nearest 0.05) and Theorem 7's uniform reduction hold
+    shape = [r for q, r in rows.items() if q.startswith(("Fig. 3 shape", "Thm 7"))]
+    assert len(shape) == 5 and all(r["status"] == "match" for r in shape)
 
 
 @pytest.mark.slow

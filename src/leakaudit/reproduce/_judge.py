@@ -48,7 +48,8 @@ def paper_rounding(paper: float) -> float:
     return min(0.5 * 10.0 ** int(exponent), 0.005)
 
 
-def judge_values(paper, vals, bound: str | None = None) -> tuple[str, float, float, float]:
+def judge_values(paper, vals, bound: str | None = None,
+                 precision: float | None = None) -> tuple[str, float, float, float]:
     """``(status, mean, low, high)`` of per-seed (or per-split) values against the paper's value.
 
     The rule, one for every randomised row: ``match`` when the paper's value lies in the 95% Student-t interval of
@@ -57,7 +58,8 @@ def judge_values(paper, vals, bound: str | None = None) -> tuple[str, float, flo
     ``no-paper-value`` when the paper gives none. When the paper states a bound, ``bound="lower"`` ("above 90%",
     "recall > 0.99") or ``bound="upper"`` ("we did not find any", "never above 0.665"), ``match`` means our mean
     is on the paper's side of it, give or take its rounding: for "none" (an upper bound of 0) every seed must find
-    none.
+    none. ``precision`` replaces the printed rounding for a reference that is not a printed number: a value read
+    off a plot (half the step it was read to) or one derived from printed numbers (their rounding propagated).
     """
     vals = [float("nan") if v is None else float(v) for v in vals]
     m, lo, hi = interval(vals)
@@ -65,7 +67,7 @@ def judge_values(paper, vals, bound: str | None = None) -> tuple[str, float, flo
         return "no-paper-value", m, lo, hi
     if not np.isfinite(lo):
         return "differs", m, lo, hi
-    h = paper_rounding(paper)
+    h = paper_rounding(paper) if precision is None else float(precision)
     if bound is not None:
         check_choice(bound, name="bound", choices=("lower", "upper"))
         ok = m >= paper - h - 1e-12 if bound == "lower" else m <= paper + h + 1e-12

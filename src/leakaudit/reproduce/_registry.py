@@ -6,7 +6,8 @@ named reproductions with :func:`register`. A reproduction is a function
 ``DIR/NAME.json`` and ``DIR/NAME.md``.
 
 JSON shape: ``{"name", "profile", "seconds", "random_state", "rows": [{"quantity",
-"paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound"}]}`` where
+"paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound",
+"precision"}]}`` where
 ``status`` is ``match``, ``differs`` or ``no-paper-value``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
@@ -47,16 +48,21 @@ class Row:
     seeds: tuple[int, ...] | None = None
     # "lower" / "upper": the paper states a bound ("above 90%", "none found") rather than a value
     bound: str | None = None
+    # the precision of a reference that is not a printed number (read off a plot, or derived from printed
+    # numbers); it replaces the printed rounding in the match rule (_judge.judge_values)
+    precision: float | None = None
 
 
 def row(quantity: str, paper: float | None, ours: float | None, tolerance: float | None = None, note: str = "", *,
-        bound: str | None = None) -> Row:
+        bound: str | None = None, precision: float | None = None) -> Row:
     """Build a :class:`Row`, deciding its status.
 
     ``match`` when ``|ours - paper| <= tolerance``; ``differs`` otherwise (or
     when ours is missing/NaN); ``no-paper-value`` when the paper gives none.
     ``bound`` ("lower" / "upper"): the paper's value is a bound, and a match
-    means ours is on its side, within the tolerance.
+    means ours is on its side, within the tolerance. ``precision``: the precision
+    of a reference that is not a printed number, used when the row is merged over
+    seeds (``_seeds.merge_seed_rows``).
     """
     ours_f = None if ours is None else float(ours)
     paper_f = None if paper is None else float(paper)
@@ -68,7 +74,8 @@ def row(quantity: str, paper: float | None, ours: float | None, tolerance: float
         tol = (0.0 if tolerance is None else tolerance) + 1e-12
         gap = {None: abs(ours_f - paper_f), "lower": paper_f - ours_f, "upper": ours_f - paper_f}[bound]
         status = "match" if gap <= tol else "differs"
-    return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note, bound=bound)
+    return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note, bound=bound,
+               precision=None if precision is None else float(precision))
 
 
 @dataclass(frozen=True)
@@ -78,16 +85,21 @@ class Reproduction:
     description: str
     func: Callable[[str, int], list[Row]] = field(repr=False)
     notes: str = ""
+    # False for a reproduction with no randomness (closed forms, exact enumeration): its seed is not used
+    randomised: bool = True
 
 
 _REGISTRY: NameTable[Reproduction] = NameTable("reproduction")
 
 
-def register(name: str, *, paper: str, description: str, notes: str = ""):
-    """Decorator registering ``func(profile, random_state) -> list[Row]`` under ``name``."""
+def register(name: str, *, paper: str, description: str, notes: str = "", randomised: bool = True):
+    """Decorator registering ``func(profile, random_state) -> list[Row]`` under ``name``.
+
+    ``randomised=False`` marks a reproduction none of whose rows depends on the seed (its page says so
+    instead of naming a seed)."""
 
     def deco(func):
-        _REGISTRY.add(name, Reproduction(name, paper, description, func, notes))
+        _REGISTRY.add(name, Reproduction(name, paper, description, func, notes, randomised))
         return func
 
     return deco
@@ -111,8 +123,11 @@ def _fmt(v: float | None, missing: str = "—") -> str:
 
 
 def _seeds_text(result: dict) -> str:
-    """The seeds a run used, from its rows: "seeds 0-4 (...)" when rows are over seeds, else "seed N"."""
+    """The seeds a run used, from its rows: "seeds 0-4 (...)" when rows are over seeds, "no randomness" for a
+    reproduction registered with ``randomised=False``, else "seed N"."""
     seeds = sorted({int(s) for r in result["rows"] for s in (r.get("seeds") or ())})
+    if not seeds and not get(result["name"]).randomised:
+        return "no randomness (no row depends on the seed)"
     if not seeds:
         return f"seed {result['random_state']}"
     span = f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
@@ -175,7 +190,7 @@ def rejudge(result: dict) -> int:
     for r in result["rows"]:
         if r.get("values") is None:
             continue
-        status = judge_values(r["paper"], r["values"], r.get("bound"))[0]
+        status = judge_values(r["paper"], r["values"], r.get("bound"), r.get("precision"))[0]
         changed += status != r["status"]
         r["status"] = status
     return changed
@@ -196,12 +211,14 @@ def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
         ("How a row is judged. A randomised row over seeds (or over a protocol's splits) reports the mean, every "
         "seed's value and the 95% Student-t interval of the mean; it matches only when the paper's value lies in "
         "that interval, widened by nothing but the rounding of the paper's printed number (half a unit in its last "
-        "digit, the row's `tolerance`; when every seed gives the same value the interval is that value, so it "
+        "digit, the row's `tolerance`, or, for a value read off a plot or derived from printed numbers, the "
+        "precision stated in its note; when every seed gives the same value the interval is that value, so it "
         "matches within rounding). Where the paper's value lies outside the interval but within the allowance "
         "stated for its kind of quantity (an accuracy, an average PDTP), the note says so; the status stays "
         "'differs'. Where the paper states a bound ('above 90%', 'recall > 0.99'), the row matches when our "
         "mean reaches it. A row that is not over seeds (a closed form, a deterministic procedure, or a reproduction "
-        "still run on one seed, whose heading says 'seed N') matches when |ours - paper| is at most its tolerance."),
+        "still run on one seed, whose heading says 'seed N'; 'no randomness' where no row depends on the seed) "
+        "matches when |ours - paper| is at most its tolerance."),
         "",
     ]
     files = sorted(folder.glob("*.json"))

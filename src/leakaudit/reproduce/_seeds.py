@@ -51,16 +51,19 @@ def map_seeds(func, profile: str, seeds: list[int]) -> list:
     return map_jobs(func, [(profile, s) for s in seeds])
 
 
-def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: str | None = None):
+def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: str | None = None,
+             precision: float | None = None):
     """One row over seeds: ours is the mean; the status is :func:`judge_values` (never one chosen seed).
 
     ``tolerance`` is the allowance stated for this kind of quantity (an accuracy, an average PDTP): it does not
     decide the status; when the paper's value lies outside our interval but within ``tolerance`` of it, the note
     says so. The row's ``tolerance`` field holds the paper's rounding, the only widening the rule applies.
     ``bound``: "lower" or "upper" when the paper's value is a bound rather than a value (:func:`judge_values`).
+    ``precision``: the precision of a reference that is not a printed number (read off a plot, or derived from
+    printed numbers), used instead of the printed rounding and kept in the row's ``tolerance`` field.
     """
     vals = [float("nan") if v is None else float(v) for v in vals]
-    status, m, lo, hi = judge_values(paper, vals, bound)
+    status, m, lo, hi = judge_values(paper, vals, bound, precision)
     per = ", ".join(f"{v:.4g}" for v in vals)
     n_fin = int(np.sum(np.isfinite(vals)))
     over = "" if n_fin == len(vals) else f" of the {n_fin} seeds with a value"
@@ -74,10 +77,10 @@ def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: st
         text += f"; the paper's value is {gap:.3g} {side} the interval"
         if tolerance is not None and gap <= tolerance + 1e-12:
             text += f" (within the {tolerance:.3g} stated for this kind of quantity)"
-    rounding = None if paper is None else paper_rounding(paper)
+    rounding = None if paper is None else (paper_rounding(paper) if precision is None else float(precision))
     return Row(quantity, None if paper is None else float(paper), m, rounding, status,
                f"{note}; {text}" if note else text, values=tuple(vals), seeds=tuple(int(s) for s in seeds),
-               bound=bound)
+               bound=bound, precision=None if precision is None else float(precision))
 
 
 def merge_seed_rows(per_seed: list, seeds: list) -> list:
@@ -93,7 +96,7 @@ def merge_seed_rows(per_seed: list, seeds: list) -> list:
             out.append(r0)
             continue
         out.append(seed_row(r0.quantity, r0.paper, [r.ours for r in rs], seeds, r0.tolerance, r0.note,
-                            bound=r0.bound))
+                            bound=r0.bound, precision=r0.precision))
     return out
 
 

@@ -87,6 +87,7 @@ def exact_required_scale(n: int, eta: float) -> float:
     "'exact' use our enumeration auditor (Prop 2, TV form): both curves are upper bounds, and far from tight. "
     "No row depends on a seed (closed forms, and exact eta by enumerating every half), so the rows are exact "
     "values and are not repeated over seeds.",
+    randomised=False,
 )
 def izzo_fig1(profile: str, random_state: int) -> list:
     rows = []

@@ -1,0 +1,44 @@
+"""The match rule's ``precision``: a reference that is not a printed number (read off a plot, or derived from
+printed numbers) is judged with its own precision instead of the printed rounding, and a page re-judges with it."""
+
+from leakaudit.reproduce._judge import judge_values
+from leakaudit.reproduce._registry import rejudge, row
+from leakaudit.reproduce._seeds import merge_seed_rows, seed_row
+
+VALS = [0.810, 0.812, 0.815, 0.817, 0.813]  # interval about [0.8097, 0.8171]
+
+
+def test_printed_rounding_alone_misses_a_plot_read_value():
+    # 0.8 as printed carries 0.005: the interval's low end 0.8097 is further than that
+    assert judge_values(0.8, VALS)[0] == "differs"
+
+
+def test_precision_replaces_the_printed_rounding():
+    assert judge_values(0.8, VALS, precision=0.025)[0] == "match"
+    # a precision narrower than the printed rounding narrows too (a ratio of printed numbers is still far)
+    assert judge_values(0.81, VALS, precision=0.0)[0] == "differs"
+    assert judge_values(0.81, VALS)[0] == "match"
+
+
+def test_seed_rows_carry_the_precision_and_rejudge_uses_it():
+    r = seed_row("q", 0.8, VALS, [0, 1, 2, 3, 4], precision=0.025)
+    assert r.status == "match" and r.tolerance == 0.025 and r.precision == 0.025
+    merged = merge_seed_rows([[row("q", 0.8, v, 0.1, precision=0.025)] for v in VALS], [0, 1, 2, 3, 4])
+    assert merged[0].precision == 0.025 and merged[0].status == "match"
+    res = {"rows": [{"paper": 0.8, "values": VALS, "status": "differs", "bound": None, "precision": 0.025},
+                    {"paper": 0.8, "values": VALS, "status": "match", "bound": None}]}
+    assert rejudge(res) == 2
+    assert [x["status"] for x in res["rows"]] == ["match", "differs"]
+
+
+def test_a_reproduction_without_randomness_names_no_seed():
+    from leakaudit import reproduce
+    from leakaudit.reproduce._registry import to_markdown
+
+    reproduce.load_all()
+    rows = [{"quantity": "q", "paper": 1.0, "ours": 1.0, "tolerance": 0.0, "status": "match", "note": ""}]
+    fixed = to_markdown({"name": "izzo-fig1", "profile": "reduced", "seconds": 1.0, "random_state": 0, "rows": rows})
+    assert "no randomness" in fixed and "seed 0" not in fixed
+    seeded = to_markdown({"name": "long-dtp-fig6", "profile": "reduced", "seconds": 1.0, "random_state": 0,
+                          "rows": rows})
+    assert "seed 0" in seeded and "no randomness" not in seeded
