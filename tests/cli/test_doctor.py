@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-KERNELS = ("forest grow", "forest query", "MLP mini-batch", "per-example SGD")
+KERNELS = ("forest grow", "forest query", "MLP mini-batch", "per-example SGD", "DP-SGD step")
 
 
 def _doctor(env_extra=None):
@@ -31,4 +31,4 @@ def test_doctor_says_why_a_kernel_does_not_run():
     r = _doctor({"LEAKAUDIT_NATIVE": "0"})
     assert r.returncode == 0, r.stderr
     body = [ln for ln in r.stdout.splitlines() if ln.startswith("  ")]
-    assert len(body) == 4 and all("fallback" in ln and "LEAKAUDIT_NATIVE=0" in ln for ln in body)
+    assert len(body) == len(KERNELS) and all("fallback" in ln and "LEAKAUDIT_NATIVE=0" in ln for ln in body)

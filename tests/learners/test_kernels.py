@@ -7,7 +7,7 @@ import pytest
 from leakaudit.learners import _native
 from leakaudit.learners.kernels import kernel_status
 
-KERNELS = ["forest grow", "forest query", "MLP mini-batch", "per-example SGD"]
+KERNELS = ["forest grow", "forest query", "MLP mini-batch", "per-example SGD", "DP-SGD step"]
 
 
 def test_status_names_each_kernel_and_its_variant():
@@ -39,3 +39,14 @@ def test_status_names_a_forced_variant_and_a_refused_one(monkeypatch):
     for s in kernel_status():
         assert s.variant == "fallback" and "LEAKAUDIT_KERNEL_VARIANT=avx512" in s.reason
         assert "neither AVX2 nor AVX-512" in s.cpu
+
+
+def test_dp_step_says_when_the_library_lacks_it(monkeypatch):
+    from leakaudit.learners import _mlp_native
+
+    if any(s.variant == "fallback" for s in kernel_status()):
+        pytest.skip("the kernels were not built with the package")
+    assert {s.kernel: s.variant for s in kernel_status()}["DP-SGD step"] != "fallback"
+    monkeypatch.setattr(_mlp_native, "supports_dp", lambda: False)  # as with a library built before the DP step
+    dp = {s.kernel: s for s in kernel_status()}["DP-SGD step"]
+    assert dp.variant == "fallback" and "without the DP-SGD step" in dp.reason and "torch" in dp.implementation

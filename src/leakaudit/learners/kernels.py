@@ -12,7 +12,7 @@ Examples
 --------
 >>> from leakaudit.learners.kernels import kernel_status
 >>> [s.kernel for s in kernel_status()]
-['forest grow', 'forest query', 'MLP mini-batch', 'per-example SGD']
+['forest grow', 'forest query', 'MLP mini-batch', 'per-example SGD', 'DP-SGD step']
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ _KERNELS = {
     "forest query": (_forest_native.KERNEL, "_forest_native.c", "numpy: the bank's trees descended a level a step"),
     "MLP mini-batch": (_mlp_native.KERNEL, "_mlp_native.c", "torch (_torch_batched.BatchedMLPTrainer)"),
     "per-example SGD": (_mlp_native.KERNEL, "_mlp_native.c", "torch (_torch_batched.BatchedMLPTrainer, batch 1)"),
+    "DP-SGD step": (_mlp_native.KERNEL, "_mlp_native.c", "torch (dp_sgd's batched per-example-clipping loop)"),
 }
 
 
@@ -43,7 +44,7 @@ class KernelStatus:
     Attributes
     ----------
     kernel : str
-        "forest grow", "forest query", "MLP mini-batch" or "per-example SGD".
+        "forest grow", "forest query", "MLP mini-batch", "per-example SGD" or "DP-SGD step".
     variant : str
         The compiled variant in use ("avx512", "avx2", "portable"), or "fallback" when none is.
     implementation : str
@@ -73,7 +74,7 @@ def kernel_status() -> tuple[KernelStatus, ...]:
     Returns
     -------
     statuses : tuple of KernelStatus
-        One per kernel, in the order forest grow, forest query, MLP mini-batch, per-example SGD.
+        One per kernel, in the order forest grow, forest query, MLP mini-batch, per-example SGD, DP-SGD step.
     """
     cpu = _CPU_NAMES[cpu_level()]
     out = []
@@ -81,6 +82,9 @@ def kernel_status() -> tuple[KernelStatus, ...]:
         loaded = compiled.load()
         if loaded is None:
             out.append(KernelStatus(name, "fallback", fallback, None, compiled.reason, cpu))
+        elif name == "DP-SGD step" and not _mlp_native.supports_dp():
+            out.append(KernelStatus(name, "fallback", fallback, None, "the compiled MLP library was built from a "
+                                    "source without the DP-SGD step (rebuild the package)", cpu))
         else:
             out.append(KernelStatus(name, loaded.variant, f"compiled C ({source})", loaded.path, compiled.reason,
                                     cpu))
