@@ -111,3 +111,31 @@ def test_a_step_without_noise_at_a_small_rate_violates_a_claimed_4():
     assert bad.recipe_curve_rejected is True
     assert bad.violated and bad.steinke_epsilon_lower_bound < 2.0 < eps < bad.fdp_epsilon_lower_bound
     assert bad.epsilon_lower_bound > eps
+
+
+def test_white_box_canaries_on_a_cnn():
+    """'extra' gradient canaries sit on parameters of their own, so the TorchCNN trainer carries them as the MLP's
+    does: a correct run stays consistent, a planted bug violates the claim; 'dirac' and Opacus modules refuse."""
+    from leakaudit.exceptions import UnsupportedError
+    from leakaudit.learners import TorchCNN, TorchModuleLearner
+
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 36))
+    y = (X[:, :18].mean(1) > 0.5).astype(int)
+
+    def cnn(**kw):
+        return DPSGD(learner=TorchCNN(size=2, padding="same", image_shape=(1, 6, 6)), noise_multiplier=1.5,
+                     max_grad_norm=1.0, sampling_rate=0.1, epochs=2, lr=0.5, **kw)
+
+    eps = cnn().set_params(target_delta=1e-5).accounted_epsilon(len(X))
+    ok = audit_dpsgd(cnn(), X, y, claimed_epsilon=eps, delta=1e-5, m=400, random_state=1)
+    assert not ok.violated and ok.epsilon_lower_bound <= eps
+    bad = audit_dpsgd(cnn(bug="skip_clipping"), X, y, claimed_epsilon=eps, delta=1e-5, m=400, random_state=1)
+    assert bad.violated, bad.epsilon_lower_bound
+    inc = np.ones((1, 10), bool)
+    with pytest.raises(UnsupportedError, match="directions='dirac' are inserted by the TorchMLP trainer, and 'extra'"):
+        cnn().fit_many_with_canaries(X, y, [np.arange(300)], [0], included=inc, directions="dirac")
+    mod = DPSGD(learner=TorchModuleLearner(module="torch.nn:Linear",
+                                           module_kwargs={"in_features": 36, "out_features": 2}), sampling_rate=0.1)
+    with pytest.raises(UnsupportedError, match="audit other architectures with input canaries"):
+        mod.fit_many_with_canaries(X, y, [np.arange(300)], [0], included=inc)

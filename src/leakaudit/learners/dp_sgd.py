@@ -418,10 +418,14 @@ class DPSGD(Learner):
             included); it needs every intermediate model (the white-box threat model).
         """
         p = self._check_params()
-        if p["kind"] != "mlp":
-            raise UnsupportedError("gradient canaries are inserted by the TorchMLP trainer; audit other "
-                                   "architectures with input canaries (black-box)")
         check_choice(directions, name="directions", choices=("extra", "dirac", "random"))
+        # "extra" canaries live on parameters of their own, outside the net, so any architecture of the batched
+        # trainer carries them; "dirac" and "random" point into the net's parameters, laid out for the MLP only
+        if p["kind"] == "module" or (p["kind"] == "cnn" and directions != "extra"):
+            raise UnsupportedError(f"gradient canaries with directions={directions!r} are inserted by the TorchMLP "
+                                   "trainer" + (", and 'extra' ones by the TorchCNN trainer too" if p["kind"] == "cnn"
+                                                else "") + "; audit other architectures with input canaries "
+                                   "(black-box)")
         from ._base import check_many_inputs
 
         X, y, subsets, seeds, n_classes = check_many_inputs(X, y, subsets, random_states, task=self.task,
@@ -443,10 +447,11 @@ class DPSGD(Learner):
                                        sampling_rate=s["sampling_rate"], steps=s["steps"], epochs=int(self.epochs),
                                        delta=float(self.target_delta), neighbouring=p["neighbouring"],
                                        accountant=self.accountant) for s in scheds]
-        info = {"dp": True, "kernel": getattr(bank, "info", {}).get("kernel", "torch"), "epsilon": eps, "delta": float(self.target_delta), "accounting": self.accounting(),
-                    "noise_multiplier": float(self.noise_multiplier), "max_grad_norm": float(self.max_grad_norm),
-                    "sampling": self.sampling, "sampling_rate": [s["sampling_rate"] for s in scheds],
-                    "steps": [s["steps"] for s in scheds], "bug": self.bug}
+        info = {"dp": True, "kernel": getattr(bank, "info", {}).get("kernel", "torch"), "epsilon": eps,
+                "delta": float(self.target_delta), "accounting": self.accounting(),
+                "noise_multiplier": float(self.noise_multiplier), "max_grad_norm": float(self.max_grad_norm),
+                "sampling": self.sampling, "sampling_rate": [s["sampling_rate"] for s in scheds],
+                "steps": [s["steps"] for s in scheds], "bug": self.bug}
         bank.info = {**getattr(bank, "info", {}), **info}
         self.epsilon_ = float(max(eps))
         return bank, scores
