@@ -389,13 +389,19 @@ def sigma_leak_rows(Xd, yd, tr, *, games: int, B: int, eta: float = 0.1, random_
     n = len(Xd)
     nz_count = (Xd != 0).sum(axis=0)
     cols = np.flatnonzero(nz_count == 1)
-    if cols.size == 0:
-        return [row("sigma leak: no record holds a unique category in this sample", None, None, None, "")]
+    splits = ("half_of_train", "half_of_full")
+
+    def quantity(split):
+        return f"sigma leak, Algorithm 1 with sigma_split={split}, eta={eta}: attack acc - 1/2 (95% CI lower)"
+
+    if cols.size == 0:  # the same rows in every seed (they are merged over seeds), without a value in this one
+        return [row(quantity(split), None, None, None, "not measurable in this seed: no record of its sample holds "
+                    "a unique category") for split in splits]
     owners = np.array([int(np.flatnonzero(Xd[:, j])[0]) for j in cols])
     _, first = np.unique(owners, return_index=True)
     cols, owners = cols[first][:3], owners[first][:3]
     rows = []
-    for split in ("half_of_train", "half_of_full"):
+    for split in splits:
         correct = 0
         for g in range(games):
             with warnings.catch_warnings():
@@ -408,8 +414,7 @@ def sigma_leak_rows(Xd, yd, tr, *, games: int, B: int, eta: float = 0.1, random_
             correct += int(np.sum((th[cols] != 0.0) == member[owners]))
         total = games * len(owners)
         lo, _hi = clopper_pearson(correct, total)
-        rows.append(row(f"sigma leak, Algorithm 1 with sigma_split={split}, eta={eta}: attack acc - 1/2 (95% CI "
-                        "lower)", None, lo - 0.5, None,
+        rows.append(row(quantity(split), None, lo - 0.5, None,
                         f"point {correct / total - 0.5:.3f} over {games} releases x {len(owners)} records with a "
                         f"unique category; rule 'member iff theta_hat_j != 0'; "
                         f"{'BREAKS eta-MIP' if lo - 0.5 > eta else 'within eta'}; B={B}"))
