@@ -20,6 +20,9 @@ def test_audit_screens_pdtp_beyond_pdtp_exact_max(tmp_path, monkeypatch):
     # the top starts at pdtp_screen_fraction of pdtp_exact_max members (10), not of the 200 members
     assert sc["n_members"] == 200 and sc["n_top"] >= 10 and sc["n_sample"] <= 40
     assert sc["n_measured"] + sc["n_unmeasured"] == 200 and sc["n_measured"] == res.dtp["n_records"]
+    # under the statistical rule the top grows by the members DTP-1 finds significant, not by single exceedances
+    d = sc["doubling"]
+    assert d["counted"] == "significant" and d["n_top"] == sc["n_top"] and d["grow"] == sc["capped"]
     u = sc["unmeasured"]
     assert u["m"] == sc["n_sample"] and 0 <= u["share_interval"][0] <= u["share_interval"][1] <= 1
     check = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
