@@ -159,7 +159,9 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     resources, screening, estimate = {}, None, None
     from ..dtp.screening import oob_ensemble
 
-    screenable = reference is not None or oob_ensemble(target.learner) is not None
+    # a closed-form leave-one-out (naive Bayes, logistic regression's Newton step) is cheap: every member, exactly
+    screenable = (reference is not None or oob_ensemble(target.learner) is not None) and not hasattr(
+        target.learner, "loo_proba")
     known = DTP1Deltas()  # stage-2 deltas of the members the screen tested, reused by the test below
     if k is None and exact_max is not None and n > exact_max and screenable:
         records, values, screening, estimate, resources["pdtp_models"] = _screened_pdtp(ctx, X_mem, reference,
