@@ -104,7 +104,7 @@ def exponent_interval(rows: list[dict], key: str = "seconds", along: str = "n_me
     from scipy import stats
 
     pts = [(r[along], r[key]) for r in rows if r.get(key)]
-    if len(pts) < 2:
+    if len({p[0] for p in pts}) < 2:  # a slope needs two values of ``along`` (seeds repeat one)
         return None
     x, y = np.log([p[0] for p in pts]), np.log([p[1] for p in pts])
     res = stats.linregress(x, y)
