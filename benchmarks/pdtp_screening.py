@@ -3,7 +3,8 @@
 Work per seed (Adult, the audit's demo split with that seed): the audit's reference models (64, complementary
 halves of members + non-members), exact paired PDTP of every member, and the screened measurement
 (:func:`leakaudit.dtp.screened_pdtp`: the top 5 % of the reference models' ranking, doubled while its tail holds
-more records above the threshold than a random sample of 500 of the rest, and that sample). Both sides then run
+more records significant for DTP-1 than a random sample of the rest (``--sample``, default 500; the audit plans
+1,232 at 4,000 members), and that sample; ``--doubling above``: records above the threshold, the rule before). Both sides then run
 the statistical DTP-1 test (:func:`leakaudit.dtp.dtp1_test`, 16 paired repeats, at most 200 candidates) on their
 stage-1 candidates. The screened models use the exact run's seeds (paired LOO models are the same models), so
 the comparison isolates which records are measured.
@@ -62,12 +63,13 @@ def _status(test, untested_ok: bool = False) -> str:
 
 def run_seed(learner_name: str, n: int, seed: int, *, n_reference: int, fraction: float, n_sample: int,
              cache: str, confidence: float, ranking: str = "reference", max_fraction: float = 1.0,
-             exact_from: dict | None = None) -> dict:
+             exact_from: dict | None = None, doubling: str = "significant") -> dict:
     from leakaudit.audit import make_config
     from leakaudit.audit.data import prepare_data
     from leakaudit.audit.dtp_stage import OOB_FORESTS, OOB_MISS_RATE
     from leakaudit.dtp import dtp1_test, pdtp, reference_loo_shift, screened_pdtp
     from leakaudit.dtp.screening import forest_oob_shift
+    from leakaudit.dtp.significance import DTP1Deltas
     from leakaudit.engine import Engine
     from leakaudit.membership import fit_reference_models, paired_half_masks
 
@@ -84,13 +86,21 @@ def run_seed(learner_name: str, n: int, seed: int, *, n_reference: int, fraction
         n_classes=data.n_classes, random_state=s_ref, engine=engine)
     t_ref = time.perf_counter() - t0
 
-    def test(records, values):
+    def test(records, values, known=None):
         cand = records[values > thr]
         if not cand.size:
             return None
         return dtp1_test(learner, data.X_mem, data.y_mem, records=cand, threshold=thr, n_repeats=16,
                          confidence=confidence, max_records=200, stage1_values=values[values > thr],
-                         n_classes=data.n_classes, random_state=s_test, engine=engine)
+                         n_classes=data.n_classes, random_state=s_test, engine=engine, known_deltas=known)
+
+    # the audit's rule: the top grows by records significant at the test's level (their deltas kept for the test)
+    known = DTP1Deltas()
+
+    def tail_significant(recs, vals):
+        t = test(recs, vals, known)
+        hit = {int(r) for r, p in zip(t.records, t.p_value) if p <= 1 - confidence}
+        return np.isin(recs, list(hit))
 
     def significant(t):
         return set() if t is None else {int(r) for r, s in zip(t.records, t.significant) if s}
@@ -106,10 +116,11 @@ def run_seed(learner_name: str, n: int, seed: int, *, n_reference: int, fraction
     t_estimate, cpu_estimate = time.perf_counter() - t0, time.process_time() - c0
     sc = screened_pdtp(learner, data.X_mem, data.y_mem, est, threshold=thr, fraction=fraction, n_sample=n_sample,
                        max_fraction=max(max_fraction, fraction), cut=cut, n_classes=data.n_classes,
-                       random_state=s_target, sample_state=s_sample, engine=engine)
+                       random_state=s_target, sample_state=s_sample, engine=engine,
+                       significant=tail_significant if doubling == "significant" else None)
     t_screen_stage1 = time.perf_counter() - t0
     t0 = time.perf_counter()
-    t_sc = test(sc.records, sc.values)
+    t_sc = test(sc.records, sc.values, known)
     t_screen_test = time.perf_counter() - t0
 
     if exact_from is None:
@@ -141,6 +152,7 @@ def run_seed(learner_name: str, n: int, seed: int, *, n_reference: int, fraction
         "exact": exact_row,
         "screened": {"n_measured": len(measured), "n_top": sc.n_top, "n_sample": int(sc.sample.size),
                      "extensions": sc.extensions, "capped": sc.capped, "n_significant": len(sig_sc),
+                     "doubling": {"counted": sc.counted, **(sc.last_look or {})},
                      "max_pdtp": float(sc.values.max()),
                      "status": _status(t_sc), "seconds_stage1": round(t_screen_stage1, 1),
                      "seconds_test": round(t_screen_test, 1)},
@@ -204,6 +216,10 @@ def main(argv=None) -> list[dict]:
                     help="an earlier run's JSONL (same learner, n and seeds): reuse its exact measurement")
     ap.add_argument("--ranks-only", action="store_true",
                     help="with --ranking oob and --exact-from: the screen's plan and the exact records' ranks only")
+    ap.add_argument("--doubling", choices=["significant", "above"], default="significant",
+                    help="what grows the ranked top: records significant for DTP-1 (the audit's rule) or records "
+                         "above the threshold (the rule before it)")
+    ap.add_argument("--tag", default="", help="suffix of the results file's name")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     args = ap.parse_args(argv)
     reuse = {}
@@ -225,7 +241,7 @@ def main(argv=None) -> list[dict]:
                              | {"max_rank": max(r["significant_ranks"], default=None)}), flush=True)
         return rows
     tag = "" if args.ranking == "reference" else f"_{args.ranking}"
-    path = args.out / f"pdtp_screening_{args.learner}{tag}_n{args.n}.jsonl"
+    path = args.out / f"pdtp_screening_{args.learner}{tag}_n{args.n}{'_' + args.tag if args.tag else ''}.jsonl"
     done = {json.loads(line)["seed"] for line in path.read_text().splitlines()} if path.exists() else set()
     rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     with tempfile.TemporaryDirectory() as tmp:
@@ -235,7 +251,7 @@ def main(argv=None) -> list[dict]:
                 continue
             row = run_seed(args.learner, args.n, seed, n_reference=args.n_reference, fraction=args.fraction,
                            n_sample=args.sample, cache=cache, confidence=args.confidence, ranking=args.ranking,
-                           max_fraction=args.max_fraction, exact_from=reuse.get(seed))
+                           max_fraction=args.max_fraction, exact_from=reuse.get(seed), doubling=args.doubling)
             with path.open("a") as fh:  # one line per finished seed: a killed run keeps what it finished
                 fh.write(json.dumps(row) + "\n")
             rows.append(row)

@@ -142,6 +142,7 @@ def run(members: int, seed: int, *, planted: int, ranking: str, cache: str, nois
         "n_significant": len(sig), "true_found": len(sig & truth), "false_found": len(sig - truth),
         "planted_measured": int(np.isfinite(dtp.per_record["pdtp"][:members][chosen]).sum()) if planted else 0,
         "n_top": sc["n_top"], "n_sample": sc["n_sample"], "n_measured": sc["n_measured"],
+        "extensions": sc["extensions"], "doubling": sc.get("doubling"),
         "sample_needed": sc["sample_needed"], "sample_k": u["k"], "bound": u["count_upper"],
         "allowance": u["allowance"], "within_allowance": u["within_allowance"], "stage1_above": s["n_above"],
         "models": {k: v.get("trained") for k, v in dtp.resources.items()},

@@ -20,6 +20,9 @@ def test_audit_screens_pdtp_beyond_pdtp_exact_max(tmp_path, monkeypatch):
     # the top starts at pdtp_screen_fraction of pdtp_exact_max members (10), not of the 200 members
     assert sc["n_members"] == 200 and sc["n_top"] >= 10 and sc["n_sample"] <= 40
     assert sc["n_measured"] + sc["n_unmeasured"] == 200 and sc["n_measured"] == res.dtp["n_records"]
+    # under the statistical rule the top grows by the members DTP-1 finds significant, not by single exceedances
+    d = sc["doubling"]
+    assert d["counted"] == "significant" and d["n_top"] == sc["n_top"] and d["grow"] == sc["capped"]
     u = sc["unmeasured"]
     assert u["m"] == sc["n_sample"] and 0 <= u["share_interval"][0] <= u["share_interval"][1] <= 1
     check = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
@@ -95,3 +98,41 @@ def test_a_screened_check_passes_only_within_its_allowance(tmp_path, monkeypatch
     assert u["within_allowance"] == (u["count_upper"] <= 60)
     if u["within_allowance"]:
         assert check.status in ("passed", "exceeded") and "against 60 allowed" in check.sentence
+
+
+def test_a_closed_form_learner_is_measured_exactly_beyond_pdtp_exact_max(monkeypatch):
+    """Logistic regression's Newton leave-one-out costs little per member: the stage measures every member
+    exactly even with reference models at hand and more members than pdtp_exact_max; the demo network with the
+    same reference models is screened."""
+    from types import SimpleNamespace
+
+    from leakaudit._random import spawn_seeds
+    from leakaudit.audit.context import AuditContext
+    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.dtp_stage import dtp_analysis
+    from leakaudit.audit.pipeline import _SEED_SLOTS
+    from leakaudit.audit.target import Target
+    from leakaudit.engine import Engine
+    from leakaudit.learners import LogisticRegression, TorchMLP
+
+    smoke = config.PROFILES["smoke"]
+    monkeypatch.setitem(config.PROFILES, "smoke", smoke.model_copy(update={
+        "pdtp_records": None, "pdtp_exact_max": 100, "pdtp_screen_fraction": 0.1, "pdtp_screen_sample": 30,
+        "pdtp_screen_sample_max": 30}))
+    cfg = make_config(n_members=150, n_nonmembers=150, profile="smoke")
+    data = prepare_data(cfg)
+    seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
+    rng = np.random.default_rng(0)
+    p1 = rng.uniform(0.05, 0.95, size=(8, 300))
+    in_mask = np.arange(8)[:, None] % 2 == rng.integers(0, 2, 300)[None, :]  # complementary halves
+    reference = SimpleNamespace(probs=np.stack([1 - p1, p1], axis=2), in_mask=in_mask)
+    for learner, screened in ((LogisticRegression(), False), (TorchMLP(hidden=(4,), epochs=1), True)):
+        probs = [learner.fit(data.X_mem, data.y_mem, random_state=0).predict_proba(X) for X in (data.X_mem,
+                                                                                                 data.X_non)]
+        target = Target(kind="recipe", description="test", probs_mem=probs[0], probs_non=probs[1], probs_pop=None,
+                        learner=learner)
+        ctx = AuditContext(cfg=cfg, data=data, target=target, seeds=seeds, engine=Engine(backend="inprocess"),
+                           check_confidence=0.99)
+        dtp = dtp_analysis(ctx, recipe=None, lira=None, reference=reference)
+        assert ("screening" in dtp.summary) == screened
+        assert (dtp.summary["n_records"] == 150) == (not screened)

@@ -177,3 +177,33 @@ def test_the_top_stops_at_max_fraction_and_says_so():
     assert sc.capped and sc.n_top == 50
     free = screened_pdtp(MEMORY, X, y, est, fraction=0.05, n_sample=20, n_classes=2, random_state=3, sample_state=0)
     assert not free.capped and free.n_top > 60 and set(range(60)) <= set(free.records)
+
+
+def test_the_top_grows_by_significant_records_when_a_test_is_given():
+    """Six memorised records ranked in the tail of the first top (as above). Counting records above the threshold,
+    the top doubles; told by ``significant`` that none of them is significant (what the DTP-1 test says of
+    training noise), it stays; told that they are, it doubles as before. The test sees only candidates (records
+    above the threshold) of the tail, then of the sample, and is not asked when the tail holds none."""
+    flagged = (3, 30, 50, 90, 120, 150)
+    X, y = _flagged(n=160, flagged=flagged)
+    est = np.zeros(len(y))
+    ordinary = [r for r in range(160) if r not in flagged][:10]
+    est[ordinary] = np.arange(20.0, 10.0, -1)
+    est[list(flagged)] = 5.0
+    asked = []
+
+    def noise(recs, vals):
+        asked.append((sorted(recs.tolist()), vals.tolist()))
+        return np.zeros(recs.size, bool)
+
+    kw = {"fraction": 0.1, "n_sample": 30, "n_classes": 2, "random_state": 3, "sample_state": 0}
+    raw = screened_pdtp(MEMORY, X, y, est, **kw)
+    quiet = screened_pdtp(MEMORY, X, y, est, significant=noise, **kw)
+    assert raw.extensions == 1 and raw.counted == "above" and raw.last_look["tail_hits"] == 0
+    assert quiet.extensions == 0 and quiet.n_top == 16 and quiet.counted == "significant"
+    assert asked == [(sorted(flagged), [pytest.approx(FLAG_PDTP)] * 6)]  # the tail's; the sample was not needed
+    assert quiet.last_look == {"n_top": 16, "tail_hits": 0, "tail_n": 8, "sample_hits": None, "sample_n": 30,
+                               "grow": False}
+    loud = screened_pdtp(MEMORY, X, y, est, significant=lambda recs, vals: np.ones(recs.size, bool), **kw)
+    assert loud.extensions == 1 and loud.n_top == 32 and set(flagged) <= set(loud.records)
+    np.testing.assert_array_equal(loud.records, raw.records)

@@ -17,7 +17,14 @@ import pytest
 from _dtp_helpers import outlier_data
 
 from leakaudit._random import spawn_seeds
-from leakaudit.dtp import DTP1TestResult, bin_aware_log_ratio, dtp1_test, holm_adjust, pdtp
+from leakaudit.dtp import (
+    DTP1Deltas,
+    DTP1TestResult,
+    bin_aware_log_ratio,
+    dtp1_test,
+    holm_adjust,
+    pdtp,
+)
 from leakaudit.dtp.pdtp import _loo_repeats
 from leakaudit.dtp.significance import _record_tests, _stage2_seeds
 from leakaudit.engine import Engine
@@ -280,3 +287,35 @@ def test_demo_mlp_family_error_against_brute_force_truth():
     res = dtp1_test(mlp, X, y, records=cand, stage1_values=v[cand], random_state=1)
     assert res.n_repeats == 8 and len(res.records) == cand.size and not res.untested
     assert _stage2_seeds(1, 8) != spawn_seeds(1, 8)
+
+
+@pytest.mark.parametrize("learner", [RandomForest(n_estimators=8), TorchMLP(hidden=(8,), epochs=3)],
+                         ids=["forest", "mlp"])
+def test_known_deltas_give_the_result_of_one_call(learner):
+    """Records tested in two calls that share a DTP1Deltas give bit for bit the result of one call on all of them
+    (a record's paired models do not depend on the records tested with it), and the second call trains only the
+    records not tested yet."""
+    X, y = outlier_data()
+    kw = {"threshold": 0.2, "n_repeats": 3, "random_state": 5, "engine": Engine(backend="inprocess")}
+    once = dtp1_test(learner, X, y, records=[0, 4, 7, 9], stage1_values=[3.0, 1.5, 1.2, 2.0], **kw)
+    memo = DTP1Deltas()
+    first = dtp1_test(learner, X, y, records=[7, 0], known_deltas=memo, **kw)
+    assert sorted(memo.deltas) == [0, 7] and memo.deltas[0].shape == (3, 2)
+    again = dtp1_test(learner, X, y, records=[0, 4, 7, 9], stage1_values=[3.0, 1.5, 1.2, 2.0], known_deltas=memo,
+                      **kw)
+    assert sorted(memo.deltas) == [0, 4, 7, 9]
+    assert again.model_dump(exclude={"engine_stats"}) == once.model_dump(exclude={"engine_stats"})
+    assert first.p_value[1] == once.p_value[0]  # record 0: the same deltas whichever call measured it
+    assert again.engine_stats.n_models < once.engine_stats.n_models  # only records 4 and 9 were trained
+
+
+def test_known_deltas_refuse_other_seeds_and_repeats():
+    X, y = outlier_data()
+    memo = DTP1Deltas()
+    dtp1_test(RandomForest(n_estimators=4), X, y, records=[0], n_repeats=2, random_state=1, known_deltas=memo)
+    with pytest.raises(InvalidParameterError, match="known_deltas"):
+        dtp1_test(RandomForest(n_estimators=4), X, y, records=[1], n_repeats=2, random_state=2, known_deltas=memo)
+    with pytest.raises(InvalidParameterError, match="known_deltas"):
+        dtp1_test(RandomForest(n_estimators=4), X, y, records=[1], n_repeats=3, random_state=1, known_deltas=memo)
+    with pytest.raises(InvalidParameterError, match="random_state must be an int"):
+        dtp1_test(RandomForest(n_estimators=4), X, y, records=[1], n_repeats=2, known_deltas=memo)

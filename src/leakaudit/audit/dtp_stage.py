@@ -43,13 +43,30 @@ def _confirm_on_model(records: list[int], lira_members: np.ndarray, lira_nonmemb
 OOB_FORESTS, OOB_MISS_RATE = 16, 0.05
 
 
-def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference) -> tuple[np.ndarray, np.ndarray, dict, np.ndarray,
-                                                                              dict]:
+def _stage2(ctx: AuditContext, X_mem: np.ndarray, records: np.ndarray, values: np.ndarray, known_deltas=None):
+    """The DTP-1 test (:func:`leakaudit.dtp.dtp1_test`) of ``records`` (stage-1 candidates with their PDTP
+    ``values``) at the check's confidence, with the profile's repeats and cap and the audit's stage-2 seed."""
+    from ..dtp import dtp1_test
+
+    st = ctx.cfg.settings
+    return dtp1_test(ctx.target.learner, X_mem, ctx.data.y_mem, records=records, threshold=ctx.cfg.thresholds.max_dtp,
+                     n_repeats=st.dtp_test_repeats, confidence=ctx.check_confidence, max_records=st.dtp_test_max_records,
+                     stage1_values=values, n_classes=ctx.data.n_classes, random_state=ctx.seeds["dtp_test"],
+                     engine=ctx.engine, known_deltas=known_deltas)
+
+
+def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, known_deltas=None) -> tuple[
+        np.ndarray, np.ndarray, dict, np.ndarray, dict]:
     """Stage 1 for many members (:func:`leakaudit.dtp.screened_pdtp`): the top of a ranking and a random sample
     of the rest. A bagged ensemble ranks by its own out-of-bag estimate and measures every member whose change
     may reach the threshold (:func:`leakaudit.dtp.screening.forest_oob_shift`); any other learner by the reference
-    models' (:func:`leakaudit.dtp.reference_loo_shift`). Returns the measured records (sorted), their PDTP, the
-    screening's account for results.json, every member's estimate, and the engine's counters."""
+    models' (:func:`leakaudit.dtp.reference_loo_shift`), the top doubling while its tail holds more members that
+    the DTP-1 check counts than the sample does. Under the statistical rule those are the significant ones: the
+    tail's and then the sample's candidates are tested (:func:`_stage2`, their deltas kept in ``known_deltas``
+    for the test of every candidate afterwards), and a member counts when its own p-value is at most the check's
+    level (no multiplicity correction: the looser count grows the top more often, never less). Returns the
+    measured records (sorted), their PDTP, the screening's account for results.json, every member's estimate, and
+    the engine's counters."""
     from ..dtp.screening import (
         forest_oob_shift,
         oob_ensemble,
@@ -84,16 +101,23 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference) -> tuple[np.
     needed = sample_for_allowance(n, allowance, confidence=ctx.check_confidence)
     n_sample = st.pdtp_screen_sample_max if needed is None else max(st.pdtp_screen_sample, needed)
     n_sample = min(n_sample, st.pdtp_screen_sample_max)
+    def significant(recs, vals):
+        t = _stage2(ctx, X_mem, recs, vals, known_deltas)
+        hit = {int(r) for r, p in zip(t.records, t.p_value) if p <= 1 - ctx.check_confidence}
+        return np.isin(recs, list(hit))  # untested candidates (beyond the cap) do not count
+
     sc = screened_pdtp(learner, X_mem, data.y_mem, est, threshold=thr, fraction=start,
                        n_sample=n_sample, max_fraction=max(st.pdtp_screen_max_fraction,
                                                                         st.pdtp_screen_fraction),
                        cut=cut, n_classes=data.n_classes, n_repeats=st.pdtp_repeats,
-                       random_state=ctx.seeds["target"], sample_state=ctx.seeds["pdtp"], engine=ctx.engine)
+                       random_state=ctx.seeds["target"], sample_state=ctx.seeds["pdtp"],
+                       significant=significant if ctx.cfg.dtp_rule == "statistical" and known_deltas is not None
+                       else None, engine=ctx.engine)
     screening = {
         "method": method, "ranking": ranking,
         "n_members": int(n), "n_top": sc.n_top, "n_sample": int(sc.sample.size),
         "n_measured": int(sc.records.size), "n_unmeasured": int(n - sc.records.size), "extensions": sc.extensions,
-        "capped": sc.capped,
+        "capped": sc.capped, "doubling": None if cut is not None else {"counted": sc.counted, **(sc.last_look or {})},
         "sample_planned": int(n_sample), "sample_needed": needed, "sample_budget": int(st.pdtp_screen_sample_max),
         "sample_records": [int(r) for r in sc.sample],
         "sample_above": int(np.sum(sc.value(sc.sample) > thr)),
@@ -125,9 +149,9 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
                       sentence="the DTP-1 rule could not be checked: the training algorithm is not available",
                       fix=skipped.fix, threshold=cfg.thresholds.max_dtp)
         return Analysis(name="dtp", checks=(check,), skipped=(skipped,))
-    from ..dtp import dtp1_test
     from ..dtp.noise_floor import seed_noise_floor
     from ..dtp.pdtp import pdtp
+    from ..dtp.significance import DTP1Deltas
 
     n = len(data.y_mem)
     X_mem = target.inputs(data)[0]
@@ -135,9 +159,13 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     resources, screening, estimate = {}, None, None
     from ..dtp.screening import oob_ensemble
 
-    screenable = reference is not None or oob_ensemble(target.learner) is not None
+    # a closed-form leave-one-out (naive Bayes, logistic regression's Newton step) is cheap: every member, exactly
+    screenable = (reference is not None or oob_ensemble(target.learner) is not None) and not hasattr(
+        target.learner, "loo_proba")
+    known = DTP1Deltas()  # stage-2 deltas of the members the screen tested, reused by the test below
     if k is None and exact_max is not None and n > exact_max and screenable:
-        records, values, screening, estimate, resources["pdtp_models"] = _screened_pdtp(ctx, X_mem, reference)
+        records, values, screening, estimate, resources["pdtp_models"] = _screened_pdtp(ctx, X_mem, reference,
+                                                                                        known)
     else:
         rng = np.random.default_rng(ctx.seeds["pdtp"])
         records = np.arange(n) if k is None or k >= n else np.sort(rng.choice(n, size=k, replace=False))
@@ -150,11 +178,7 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     above = records[values > thr]
     test = None
     if cfg.dtp_rule == "statistical" and above.size:
-        test = dtp1_test(target.learner, X_mem, data.y_mem, records=above, threshold=thr,
-                         n_repeats=cfg.settings.dtp_test_repeats, confidence=ctx.check_confidence,
-                         max_records=cfg.settings.dtp_test_max_records, stage1_values=values[values > thr],
-                         n_classes=data.n_classes,
-                         random_state=ctx.seeds["dtp_test"], engine=ctx.engine)
+        test = _stage2(ctx, X_mem, above, values[values > thr], known)
         resources["dtp_test_models"] = engine_stats(ctx.engine, test.engine_stats)
     nf = seed_noise_floor(target.learner, X_mem, data.y_mem, queries=records[: min(200, len(records))],
                           n_models=cfg.settings.noise_floor_models, n_classes=data.n_classes,
@@ -167,7 +191,7 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
              "n_models": int(cfg.settings.noise_floor_models),
              "what": "std over retrainings with other seeds of the largest-class ln p (binned), Long et al. Fig 7"}
     summary = {
-        "n_records": int(len(records)),
+        "n_records": len(records),
         "max": float(np.max(values)),
         "mean": float(np.mean(values)),
         "n_above": int(above.size),
@@ -245,10 +269,12 @@ def _coverage(s: dict) -> str:
     if sc.get("capped") and sc.get("ranking") == "oob":
         text += " (the measured top stopped at its cap while more members could reach the threshold)"
     elif sc.get("capped"):
-        text += (" (the ranked top stopped at its cap while its last records still exceeded the threshold more "
-                 "often than the sample's)")
+        what = ("were significant" if (sc.get("doubling") or {}).get("counted") == "significant"
+                else "exceeded the threshold")
+        text += (f" (the ranked top stopped at its cap while its last records still {what} more often than the "
+                 "sample's)")
     if u.get("m"):
-        lo, hi = u["share_interval"]
+        _lo, hi = u["share_interval"]
         text += (f"; {u['k']} of the sampled members {'is' if u['k'] == 1 else 'are'} {u['what']}, so at most "
                  f"{hi * 100:.2g}% of the {u['n_unmeasured']:,} unmeasured members (about {u['count_upper']:,}) may be"
                  f", against {u['allowance']:,} allowed")
@@ -277,7 +303,7 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
     cfg, cc = ctx.cfg, ctx.check_confidence
     thr, allowed = cfg.thresholds.max_dtp, cfg.thresholds.max_records_above_dtp
     describes = "recipe" if recipe is not None and recipe.get("reproduces") is False else "model"
-    common = dict(id="dtp.dtp1", analysis="dtp", threshold=thr, confidence=cc, describes=describes)
+    common = {"id": "dtp.dtp1", "analysis": "dtp", "threshold": thr, "confidence": cc, "describes": describes}
     raw = (f"{s['n_above']} of {s['n_records']} records measured have a single PDTP above {thr:g} "
            f"(max {s['max']:.2f}{_coverage(s)})")
     some = "measured " if "screening" in s else ""

@@ -42,7 +42,7 @@ from .screening import (
     unmeasured_bound,
 )
 from .search import dtp_search, dtp_search_estimate
-from .significance import bin_aware_log_ratio, dtp1_test, holm_adjust
+from .significance import DTP1Deltas, bin_aware_log_ratio, dtp1_test, holm_adjust
 from .stability import (
     bayes_inference_delta,
     dtp_stability_bound,
@@ -57,6 +57,7 @@ from .stability import (
 from .verdict import dtp1_verdict
 
 __all__ = [
+    "DTP1Deltas",
     "dtp1_verdict",
     "dtp1_test",
     "bin_aware_log_ratio",

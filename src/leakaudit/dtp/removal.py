@@ -27,9 +27,9 @@ from ..exceptions import InvalidParameterError
 from ..learners._base import check_fit_inputs
 from ..metrics import paired_mean_interval
 from .pdtp import pdtp
-from .screening import screened_pdtp, unmeasured_bound
 from .results import RemovalEffect
-from .significance import dtp1_test
+from .screening import screened_pdtp, unmeasured_bound
+from .significance import DTP1Deltas, dtp1_test
 
 __all__ = ["removal_effect"]
 
@@ -109,7 +109,8 @@ def removal_effect(
         A ranking of T's rows (largest first; NaN for rows without one, ranked last), e.g. their PDTP before the
         removal. Given, the measurement after the removal is screened (:func:`~leakaudit.dtp.screened_pdtp`):
         the top ``screen_fraction`` of the remaining rows by ``estimate`` (doubling up to
-        ``screen_max_fraction`` while its tail holds more records above the threshold than the sample) and a
+        ``screen_max_fraction`` while its tail holds more records than the sample that the rule counts: significant
+        ones with ``statistical``, else those above the threshold) and a
         uniform ``screen_sample`` of the others; ``records`` is then not used. Records that only become exposed
         once the others are gone may rank low: the sample bounds what the unmeasured rows may hold.
     engine : leakaudit.engine.Engine, optional
@@ -141,6 +142,7 @@ def removal_effect(
 
     Xr, yr = X[keep], y[keep]
     screening = None
+    known = DTP1Deltas()  # the test's repeats of members tested while the screen grew, reused by the test below
     if estimate is None:
         res = pdtp(learner, Xr, yr, records=new_index[measured], n_classes=n_classes, seed_policy="paired",
                    n_repeats=n_repeats, random_state=s_pdtp, engine=engine, keep_outputs=False)
@@ -151,10 +153,17 @@ def removal_effect(
             raise InvalidParameterError(f"estimate must have one value per row of X ({n}); got shape {est.shape}")
         est = np.where(np.isnan(est), -np.inf, est)[keep]
         s_sample = spawn_seeds(s_pdtp, 1)[0]
+
+        def significant(recs, vals):  # the members the statistical rule counts grow the top (screened_pdtp)
+            t = dtp1_test(learner, Xr, yr, records=recs, threshold=threshold, n_repeats=test_repeats,
+                          confidence=confidence, max_records=test_max_records, stage1_values=vals,
+                          n_classes=n_classes, random_state=s_test, engine=engine, known_deltas=known)
+            return np.isin(recs, [int(r) for r, p in zip(t.records, t.p_value) if p <= 1 - confidence])
+
         sc = screened_pdtp(learner, Xr, yr, est, threshold=threshold, fraction=screen_fraction,
                            n_sample=screen_sample, max_fraction=max(screen_max_fraction, screen_fraction),
                            n_classes=n_classes, n_repeats=n_repeats, random_state=s_pdtp, sample_state=s_sample,
-                           engine=engine)
+                           significant=significant if statistical else None, engine=engine)
         measured, values = keep[sc.records], np.asarray(sc.values, float)
         sample_values = sc.value(sc.sample)
         k_above = int(np.sum(sample_values > threshold))
@@ -171,7 +180,7 @@ def removal_effect(
             test = dtp1_test(learner, Xr, yr, records=new_index[above], threshold=threshold, n_repeats=test_repeats,
                              confidence=confidence, max_records=test_max_records,
                              stage1_values=values[values > threshold], n_classes=n_classes, random_state=s_test,
-                             engine=engine)
+                             engine=engine, known_deltas=known)
             significant = [int(keep[r]) for r, s in zip(test.records, test.significant) if s]
             untested = [int(keep[r]) for r in test.untested]
 

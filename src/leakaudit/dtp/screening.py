@@ -11,9 +11,11 @@ training sets (Feldman and Zhang's memorisation estimate, in PDTP's units):
 
 The records whose change is significant under the statistical DTP-1 rule are the ones whose expected change is
 large, so they sit at the top of this ranking (measured: benchmarks/pdtp_screening.py). Single PDTP values above
-the threshold that come from training noise are spread over the whole ranking; the random sample measures how
-often they occur among the records not measured exactly (:func:`unmeasured_bound`), and
-:func:`sample_for_allowance` gives the sample that bounds them within a stated allowance.
+the threshold that come from training noise are spread over the whole ranking, more often near its top (records
+whose outputs move most between training sets), so the measured top grows by the records the DTP-1 check counts
+(significant ones, under the statistical rule), not by single exceedances. The random sample measures how often
+they occur among the records not measured exactly (:func:`unmeasured_bound`), and :func:`sample_for_allowance`
+gives the sample that bounds them within a stated allowance.
 
 A bagged forest carries a sharper estimate of its own (:func:`forest_oob_shift`): every tree is a model trained
 on a bootstrap sample of the very training set audited, and the trees whose sample left a record out predict it
@@ -235,9 +237,9 @@ def screen_plan(estimate, *, n_top: int, n_sample: int, random_state=None) -> tu
 
 def tail_exceeds_sample(tail_above: int, tail_n: int, sample_above: int, sample_n: int, *,
                         alpha: float = 0.05) -> bool:
-    """Whether the bottom of the measured top still holds more records above the threshold than the random sample
-    of the unmeasured ones does (one-sided Fisher exact test at ``alpha``): the ranking has not yet reached the
-    level of the rest, so the measured top should grow."""
+    """Whether the bottom of the measured top still holds more records that count (above the threshold, or
+    significant) than the random sample of the unmeasured ones does (one-sided Fisher exact test at ``alpha``): the
+    ranking has not yet reached the level of the rest, so the measured top should grow."""
     from scipy.stats import fisher_exact
 
     if tail_n == 0 or tail_above == 0:
@@ -310,8 +312,14 @@ class ScreenedPDTP:
     extensions : int
         How many times the top doubled.
     capped : bool
-        The top stopped at ``max_fraction`` while its tail still held more records above the threshold than the
-        sample (the ranking had not reached the level of the rest), or while more records reached ``cut``.
+        The top stopped at ``max_fraction`` while its tail still held more records than the sample (the ranking
+        had not reached the level of the rest), or while more records reached ``cut``.
+    counted : str
+        What the doubling compared: ``"significant"`` records (with ``significant`` given) or records ``"above"``
+        the threshold.
+    last_look : dict or None
+        The last doubling decision: ``n_top``, ``tail_hits`` of ``tail_n`` and ``sample_hits`` of ``sample_n``
+        (records counted as ``counted`` says), and ``grow`` (None: no doubling rule ran, as with ``cut``).
     engine_stats : EngineStats or None
         What the engine did to train the models.
     """
@@ -323,6 +331,8 @@ class ScreenedPDTP:
     sample: np.ndarray
     extensions: int
     capped: bool = False
+    counted: str = "above"
+    last_look: dict | None = None
     engine_stats: EngineStats | None = None
 
     def value(self, records) -> np.ndarray:
@@ -332,13 +342,17 @@ class ScreenedPDTP:
 @reports_engine_stats
 def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: float = 0.05, n_sample: int = 500,
                   max_fraction: float = 1.0, cut: float | None = None, n_classes: int | None = None,
-                  n_repeats: int = 1, random_state=None, sample_state=None,
+                  n_repeats: int = 1, random_state=None, sample_state=None, significant=None,
                   engine: Engine | None = None) -> ScreenedPDTP:
     """Paired PDTP of the top of the records ranked by ``estimate`` and of a random sample of the rest.
 
     Without ``cut`` the top starts at ``fraction`` of the records and doubles while its bottom half holds
-    significantly more records above ``threshold`` than the sample of the records outside it
-    (:func:`tail_exceeds_sample`): the ranking has not yet reached the level of the rest. With ``cut`` (for an
+    significantly more records than the sample of the records outside it (:func:`tail_exceeds_sample`): the
+    ranking has not yet reached the level of the rest. The records counted are those the DTP-1 check counts:
+    with ``significant``, the records above ``threshold`` that it finds significant (the statistical rule); else
+    every record above ``threshold`` (Long et al.'s raw rule). Most single exceedances are training noise, and the
+    noise is larger at the top of any ranking of leave-one-out change, so a tail compared by raw exceedances with
+    a large sample keeps doubling on noise alone. With ``cut`` (for an
     estimate that is an upper confidence bound on each record's change, :func:`forest_oob_shift`) the top is every
     record whose estimate is at least ``cut``. Either way it stops at ``max_fraction`` of the records (``capped``).
     The sample's bound on the unmeasured records (:func:`unmeasured_bound`) holds either way: the sample is
@@ -355,6 +369,11 @@ def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: 
         Any ranking score, largest first (e.g. :func:`reference_loo_shift`).
     cut : float, optional
         Measure every record whose estimate is at least this (up to ``max_fraction``) instead of doubling.
+    significant : callable, optional
+        ``significant(records, values) -> bool array``: which of the given records (each above ``threshold``, with
+        its PDTP) are significant for DTP-1, e.g. :func:`~leakaudit.dtp.dtp1_test` at the check's level, reusing
+        its deltas (:class:`~leakaudit.dtp.significance.DTP1Deltas`). Called only on the candidates of the tail
+        and then of the sample, and only while the tail holds a candidate.
     engine : leakaudit.engine.Engine, optional
         Retrains the models; default :func:`leakaudit.engine.default_engine`.
     """
@@ -385,17 +404,27 @@ def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: 
                        random_state=random_state, engine=engine, keep_outputs=False)
             measured.update(zip(recs.tolist(), np.asarray(res.values, float).tolist()))
 
-    def above(recs) -> int:
-        return sum(measured[int(r)] > threshold for r in recs)
+    def hits(recs) -> int:
+        """How many of ``recs`` (measured) the check counts: above the threshold, and significant if tested."""
+        cand = np.asarray([r for r in recs if measured[int(r)] > threshold], dtype=np.int64)
+        if significant is None or cand.size == 0:
+            return int(cand.size)
+        return int(np.sum(significant(cand, np.array([measured[int(r)] for r in cand]))))
 
     measure(np.r_[order[:block], sample])
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n)
-    extensions = 0
+    extensions, look = 0, None
     while cut is None and block < n:
         outside = sample[rank[sample] >= block]
         tail = order[block // 2:block]
-        if not tail_exceeds_sample(above(tail), tail.size, above(outside), outside.size):
+        look = {"n_top": int(block), "tail_hits": hits(tail), "tail_n": int(tail.size), "sample_hits": None,
+                "sample_n": int(outside.size), "grow": False}
+        if look["tail_hits"] == 0:  # nothing to find below a tail that holds nothing the check counts
+            break
+        look["sample_hits"] = hits(outside)
+        look["grow"] = tail_exceeds_sample(look["tail_hits"], tail.size, look["sample_hits"], outside.size)
+        if not look["grow"]:
             break
         if block >= cap:
             capped = True
@@ -406,4 +435,4 @@ def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: 
     records = np.array(sorted(measured), dtype=np.int64)
     return ScreenedPDTP(records=records, values=np.array([measured[int(r)] for r in records]), order=order,
                         n_top=int(block), sample=sample[rank[sample] >= block], extensions=extensions,
-                        capped=capped)
+                        capped=capped, counted="above" if significant is None else "significant", last_look=look)

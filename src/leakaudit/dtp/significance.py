@@ -22,6 +22,7 @@ over true-null records, family-wise error 3 of 50). Use more repeats (R >= 16) f
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,7 @@ from ..membership.binning import bin_index
 from .pdtp import _check_bin_width, _deterministic, _loo_repeats
 from .results import DTP1TestResult
 
-__all__ = ["bin_aware_log_ratio", "dtp1_test", "holm_adjust"]
+__all__ = ["DTP1Deltas", "bin_aware_log_ratio", "dtp1_test", "holm_adjust"]
 
 #: entropy word of the stage-2 seed stream ("DTP1"): never the seeds of pdtp(random_state=the same value)
 _STREAM = 0x44545031
@@ -100,6 +101,42 @@ def _stage2_seeds(random_state: Any, n: int) -> list[int]:
     return [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]
 
 
+@dataclass
+class DTP1Deltas:
+    """The paired repeats' per-record deltas of earlier :func:`dtp1_test` calls, for later calls to reuse.
+
+    A record's deltas depend on the learner, the training set, ``random_state``, the repeats and the bins, never on
+    the other records tested with it (the paired models of a repeat are models of one fixed call, see
+    :func:`~leakaudit.dtp.pdtp`), so a call on a set of candidates that reuses the deltas of records tested before
+    gives exactly the result of one call on all of them. The screened PDTP stage tests the candidates of the
+    ranked top's tail while it decides whether to grow the top (:func:`~leakaudit.dtp.screened_pdtp`), and the
+    DTP-1 test of every candidate afterwards trains models only for the records not tested yet.
+
+    Attributes
+    ----------
+    seed : int or None
+        ``seed_to_int(random_state)`` of the calls that filled it (set by the first call).
+    n_repeats : int or None
+    deltas : dict of int to ndarray of shape (n_repeats, n_classes)
+        Record (row of the training set) to its deltas.
+    loo_method : str
+        How the leave-one-out outputs were obtained (``loo_method`` of the result).
+    """
+
+    seed: int | None = None
+    n_repeats: int | None = None
+    deltas: dict = field(default_factory=dict)
+    loo_method: str = ""
+
+    def _check(self, seed: int, n_repeats: int) -> None:
+        if self.seed is None:
+            self.seed, self.n_repeats = seed, n_repeats
+        elif (self.seed, self.n_repeats) != (seed, n_repeats):
+            raise InvalidParameterError(
+                f"known_deltas holds deltas of random_state {self.seed} and {self.n_repeats} repeats; this call has "
+                f"random_state {seed} and {n_repeats} repeats (pass a fresh DTP1Deltas)")
+
+
 def _record_tests(D: np.ndarray, threshold: float, alpha: float, n_tests: int) -> dict[str, np.ndarray]:
     """Per-record statistics of the deltas ``D`` of shape (R, n_tested, C); see :func:`dtp1_test`, step 3."""
     R, m, C = D.shape
@@ -140,6 +177,7 @@ def dtp1_test(
     max_records: int | None = None,
     stage1_values: Any = None,
     batch_size: int = 256,
+    known_deltas: DTP1Deltas | None = None,
 ) -> DTP1TestResult:
     """Which candidate records break DTP-1 beyond training randomness and binning, at ``confidence``.
 
@@ -183,6 +221,10 @@ def dtp1_test(
         The stage-1 values of ``records`` (ranking for ``max_records``; kept in the result).
     batch_size : int, default=256
         Leave-one-out models per engine call.
+    known_deltas : DTP1Deltas, optional
+        Deltas of records tested by earlier calls with the same learner, data, ``random_state``, ``n_repeats`` and
+        ``bin_width``: reused instead of retrained, and the records tested now are added to it. The result is the
+        one a single call would give.
 
     Returns
     -------
@@ -224,18 +266,26 @@ def dtp1_test(
     R = 1 if deterministic else int(n_repeats)
     alpha = 1.0 - float(confidence)
 
-    D = np.zeros((R, 0, n_classes))
-    loo_method = ""
-    if tested.size:
+    memo = DTP1Deltas() if known_deltas is None else known_deltas
+    if known_deltas is not None and not isinstance(random_state, (int, np.integer)):
+        raise InvalidParameterError("random_state must be an int when known_deltas is given (the deltas reused "
+                                    f"must come from the same seeds); got {type(random_state).__name__}")
+    memo._check(seed_to_int(random_state), R)
+    new = np.array([t for t in tested.tolist() if t not in memo.deltas], dtype=np.int64)
+    if new.size:
         deltas = []
-        for p_full, p_loo, loo_method in _loo_repeats(learner, X, y, tested, n_classes=n_classes,
-                                                      root_seeds=_stage2_seeds(random_state, R), seed_policy="paired",
-                                                      batch_size=batch_size, engine=engine):
+        for p_full, p_loo, method in _loo_repeats(learner, X, y, new, n_classes=n_classes,
+                                                  root_seeds=_stage2_seeds(memo.seed, R), seed_policy="paired",
+                                                  batch_size=batch_size, engine=engine):
+            memo.loo_method = method
             deltas.append(bin_aware_log_ratio(np.clip(p_full, 0, 1), np.clip(p_loo, 0, 1), bin_width=bin_width))
-        D = np.stack(deltas)  # (R, n_tested, C)
-        if not np.isfinite(D).all():
+        D_new = np.stack(deltas)  # (R, n_new, C)
+        if not np.isfinite(D_new).all():
             raise InvalidInputError("a class has probability 0 in one model only (infinite log ratio) with "
                                     "bin_width=None; bin the outputs (bin_width=0.01) to test these records")
+        memo.deltas.update((int(t), D_new[:, i]) for i, t in enumerate(new))
+    D = np.stack([memo.deltas[int(t)] for t in tested], axis=1) if tested.size else np.zeros((R, 0, n_classes))
+    loo_method = memo.loo_method if tested.size else ""
     res = _record_tests(D, float(threshold), alpha, int(n_tests))
     C = n_classes
     if deterministic:
