@@ -16,7 +16,8 @@ def test_names():
     assert learner_names(inputs="encoded") == ("mlp", "logreg", "tree", "forest", "knn", "dp-mlp")
     assert learner_names(inputs="codes") == ("nb", "nb-unsmoothed", "bayes-inference")
     assert learner_names(inputs="images") == ("cnn",)
-    with pytest.raises(InvalidParameterError, match="inputs must be one of 'encoded', 'codes', 'images', 'module'; got 'text'"):
+    with pytest.raises(InvalidParameterError,
+                       match="inputs must be one of 'encoded', 'codes', 'images', 'module'; got 'text'"):
         learner_names(inputs="text")
     with pytest.raises(InvalidParameterError, match="inputs must be one of"):
         register_learner("svm", LogisticRegression, inputs="pixels")

@@ -50,9 +50,9 @@ def _stage2(ctx: AuditContext, X_mem: np.ndarray, records: np.ndarray, values: n
 
     st = ctx.cfg.settings
     return dtp1_test(ctx.target.learner, X_mem, ctx.data.y_mem, records=records, threshold=ctx.cfg.thresholds.max_dtp,
-                     n_repeats=st.dtp_test_repeats, confidence=ctx.check_confidence, max_records=st.dtp_test_max_records,
-                     stage1_values=values, n_classes=ctx.data.n_classes, random_state=ctx.seeds["dtp_test"],
-                     engine=ctx.engine, known_deltas=known_deltas)
+                     n_repeats=st.dtp_test_repeats, confidence=ctx.check_confidence,
+                     max_records=st.dtp_test_max_records, stage1_values=values, n_classes=ctx.data.n_classes,
+                     random_state=ctx.seeds["dtp_test"], engine=ctx.engine, known_deltas=known_deltas)
 
 
 def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, known_deltas=None) -> tuple[
