@@ -8,7 +8,8 @@ sum, divides by the expected batch size and takes a plain SGD step of size ``lr`
 
 Batches. ``sampling="poisson"``: every row joins each step's batch independently with probability ``q``
 (``sampling_rate``, or ``batch_size / n``), ``ceil(epochs / q)`` steps (:class:`_PoissonSteps`).
-``sampling="shuffle"``: a fresh permutation per epoch cut into batches of ``batch_size`` (or ``round(q n)``), as most DP-SGD code does.
+``sampling="shuffle"``: a fresh permutation per epoch cut into batches of ``batch_size`` (or ``round(q n)``), as
+most DP-SGD code does.
 
 The compiled step. TorchMLP nets that the wrapped learner trains with the package's C kernel (one hidden
 layer, float32, a width it has a copy for, ``backend`` not "torch") are trained model by model by its DP step
