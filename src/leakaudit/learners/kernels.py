@@ -26,14 +26,18 @@ __all__ = ["KernelStatus", "kernel_status"]
 
 _CPU_NAMES = {2: "AVX-512 (F, VL, BW, DQ), AVX2 and FMA", 1: "AVX2 and FMA", 0: "neither AVX2 nor AVX-512"}
 
-# kernel -> (its compiled library, the C source, what runs without it)
+# kernel -> (its compiled library, the C source, what runs without it, and for a kernel that a library built from
+# an older source may lack, the check that the loaded library has it)
 _KERNELS = {
     "forest grow": (_forest_native.KERNEL, "_forest_native.c",
-                    "scikit-learn's RandomForestClassifier (the same trees), converted to a bank"),
-    "forest query": (_forest_native.KERNEL, "_forest_native.c", "numpy: the bank's trees descended a level a step"),
-    "MLP mini-batch": (_mlp_native.KERNEL, "_mlp_native.c", "torch (_torch_batched.BatchedMLPTrainer)"),
-    "per-example SGD": (_mlp_native.KERNEL, "_mlp_native.c", "torch (_torch_batched.BatchedMLPTrainer, batch 1)"),
-    "DP-SGD step": (_mlp_native.KERNEL, "_mlp_native.c", "torch (dp_sgd's batched per-example-clipping loop)"),
+                    "scikit-learn's RandomForestClassifier (the same trees), converted to a bank", None),
+    "forest query": (_forest_native.KERNEL, "_forest_native.c", "numpy: the bank's trees descended a level a step",
+                     None),
+    "MLP mini-batch": (_mlp_native.KERNEL, "_mlp_native.c", "torch (_torch_batched.BatchedMLPTrainer)", None),
+    "per-example SGD": (_mlp_native.KERNEL, "_mlp_native.c", "torch (_torch_batched.BatchedMLPTrainer, batch 1)",
+                        None),
+    "DP-SGD step": (_mlp_native.KERNEL, "_mlp_native.c", "torch (dp_sgd's batched per-example-clipping loop)",
+                    lambda: _mlp_native.supports_dp()),
 }
 
 
@@ -78,13 +82,13 @@ def kernel_status() -> tuple[KernelStatus, ...]:
     """
     cpu = _CPU_NAMES[cpu_level()]
     out = []
-    for name, (compiled, source, fallback) in _KERNELS.items():
+    for name, (compiled, source, fallback, has_kernel) in _KERNELS.items():
         loaded = compiled.load()
         if loaded is None:
             out.append(KernelStatus(name, "fallback", fallback, None, compiled.reason, cpu))
-        elif name == "DP-SGD step" and not _mlp_native.supports_dp():
-            out.append(KernelStatus(name, "fallback", fallback, None, "the compiled MLP library was built from a "
-                                    "source without the DP-SGD step (rebuild the package)", cpu))
+        elif has_kernel is not None and not has_kernel():
+            out.append(KernelStatus(name, "fallback", fallback, None, f"the compiled library was built from a "
+                                    f"source without the {name} (rebuild the package)", cpu))
         else:
             out.append(KernelStatus(name, loaded.variant, f"compiled C ({source})", loaded.path, compiled.reason,
                                     cpu))
