@@ -431,7 +431,7 @@ def test_native_kernel_grows_scikit_learns_trees_node_for_node(data, kw):
 
 @pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
 def test_native_kernel_radix_sorts_nodes_of_many_distinct_values():
-    """A node of more than 64 rows whose feature has over 16 times more distinct values than it has rows sorts its
+    """A node of more than 64 rows whose feature has over 8 times more distinct values than it has rows sorts its
     (code, position) keys by a radix sort on the 16-bit codes (both bytes, or one when they share the high one):
     3,000 distinct values a column make such nodes, and the trees are still scikit-learn's, node for node."""
     X, y, _ = _continuous(n=3000, d=3, k=2, seed=4)

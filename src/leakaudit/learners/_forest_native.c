@@ -351,7 +351,7 @@ static inline __attribute__((always_inline)) int64_t grow(
                         best_sl[1] = l1;
                     }
                 }
-            } else if (nvf <= 16 * nn) {
+            } else if (nvf <= 8 * nn) {
                 /* class histogram over the node's codes, bins scanned in ascending order */
                 int64_t cmin = nvf, cmax = -1;
                 if (packed) {
