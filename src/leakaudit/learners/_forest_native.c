@@ -32,7 +32,8 @@
  *    float32 thresholds rounded down, leaf values only); leakaudit_forest_pack packs the rows into a bank;
  *  - leakaudit_forest_predict: a bank's mean leaf fractions, eight rows descending a tree together;
  *  - leakaudit_forest_grow_query: whole models grown and queried as they grow (fit_predict_many), the query rows
- *    moving down as bitsets (leakaudit_forest_query_bitsets), without keeping the trees;
+ *    moving down as bitsets (split by leakaudit_forest_query_bitsets' sets, or on the training rows by their rank
+ *    codes), without keeping the trees;
  *  - leakaudit_forest_tree_seeds: the seeds RandomForestClassifier hands its trees (MT19937 draws, as numpy's).
  */
 #include <math.h>
@@ -809,15 +810,6 @@ static int64_t to_breadth_first(const int32_t *feat_o, const double *thr_o, cons
     return dmax;
 }
 
-/* On the grower's depth-first arrays (no breadth-first copy):
- * out[i] += the leaf fractions every query row i reaches in one tree, the rows moving down as bitsets of W words.
- * P/pptr/qv/qvptr come from leakaudit_forest_query_bitsets: at a split on f with threshold t, the rows sent left are
- * P[pptr[f] + j], j the number of f's distinct query values <= t (float32 x <= float64 t exactly when the query
- * does so in the bank, whose threshold is t rounded down to float32). Each row gets one leaf a tree, so the sums
- * are the bank's. A stack slot holds a node's bitset (W words) and, after it, which of those words are non-zero
- * (NZ = ceil(W / 64) words of bits): a deep node holds a few rows, so a split and a leaf visit only its non-zero
- * words (the others are stale, never read). stk (stk_rows slots of W + NZ words) and stn (stk_rows) are scratch;
- * a deeper tree gets its own, freed here. Returns 0, or -1 if memory ran out. */
 /* Bit b of the result: whether c[b] <= t, for the rows 64 w + b < nq of a code column c (none read past nq). */
 static inline uint64_t codes_le(const uint16_t *restrict c, int64_t w, int64_t nq, uint16_t t) {
     const uint16_t *x = c + 64 * w;
@@ -847,6 +839,17 @@ static inline uint64_t codes_le(const uint16_t *restrict c, int64_t w, int64_t n
     return m;
 }
 
+/* On the grower's depth-first arrays (no breadth-first copy):
+ * out[i] += the leaf fractions every query row i reaches in one tree, the rows moving down as bitsets of W words.
+ * P/pptr/qv/qvptr come from leakaudit_forest_query_bitsets: at a split on f with threshold t, the rows sent left are
+ * P[pptr[f] + j], j the number of f's distinct query values <= t (float32 x <= float64 t exactly when the query
+ * does so in the bank, whose threshold is t rounded down to float32). Each row gets one leaf a tree, so the sums
+ * are the bank's. When the query rows are the forest's rows (qc: its uint16 codes (F, nq), else NULL), a split's
+ * rows sent left are those with code <= csplit[u] (the grower's partition test, so the same sets), read 64 at a time
+ * off the split's code column instead of P. A stack slot holds a node's bitset (W words) and, after it, which of
+ * those words are non-zero (NZ = ceil(W / 64) words of bits): a deep node holds a few rows, so a split and a leaf
+ * visit only its non-zero words (the others are stale, never read). stk (stk_rows slots of W + NZ words) and stn
+ * (stk_rows) are scratch; a deeper tree gets its own, freed here. Returns 0, or -1 if memory ran out. */
 static int64_t query_tree_bits(const uint64_t *restrict P, int64_t W, const int64_t *restrict pptr,
                               const float *restrict qv, const int64_t *restrict qvptr, const int32_t *feat,
                               const double *thr, const int32_t *left, const int32_t *right, const double *value,
