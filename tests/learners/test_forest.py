@@ -328,8 +328,9 @@ def test_bitset_query_of_many_rows_and_deep_trees_gives_the_bank_numbers(n_query
 
 
 def test_query_on_the_training_rows_reuses_their_column_order(monkeypatch):
-    """Queried on its own training rows (reference models on their pool), the call sorts the columns once, for the
-    rank codes and the query's bitsets: the same numbers as the bank's, -0.0 beside 0.0 and ties included."""
+    """Queried on its own training rows (reference models on their pool), the call sorts the columns once and the
+    kernel reads a split's rows off the rank codes (no sets built): the same numbers as the bank's, -0.0 beside 0.0
+    and ties included."""
     from leakaudit.learners import _forest_native, forest
 
     if _forest_native.library() is None:
@@ -341,11 +342,11 @@ def test_query_on_the_training_rows_reuses_their_column_order(monkeypatch):
     L = RandomForest(n_estimators=5, n_threads=1)
     given = []
     sets = forest._query_sets
-    monkeypatch.setattr(forest, "_query_sets",
-                        lambda Xq, order=None: given.append(order is not None) or sets(Xq, order))
+    monkeypatch.setattr(forest, "_query_sets", lambda Xq, order=None, from_codes=False:
+                        given.append((order is not None, from_codes)) or sets(Xq, order, from_codes))
     got = L.fit_predict_many(X, y, subsets, [1, 2], X.copy())
     other = L.fit_predict_many(X, y, subsets, [1, 2], X[::-1].copy())
-    assert given == [True, False]
+    assert given == [(True, True), (False, False)]
     bank = L.fit_many(X, y, subsets, [1, 2])
     np.testing.assert_array_equal(got, bank.predict_proba(X))
     np.testing.assert_array_equal(other, bank.predict_proba(X[::-1]))
@@ -430,7 +431,7 @@ def test_native_kernel_grows_scikit_learns_trees_node_for_node(data, kw):
 
 @pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
 def test_native_kernel_radix_sorts_nodes_of_many_distinct_values():
-    """A node of more than 64 rows whose feature has over 16 times more distinct values than it has rows sorts its
+    """A node of more than 64 rows whose feature has over 8 times more distinct values than it has rows sorts its
     (code, position) keys by a radix sort on the 16-bit codes (both bytes, or one when they share the high one):
     3,000 distinct values a column make such nodes, and the trees are still scikit-learn's, node for node."""
     X, y, _ = _continuous(n=3000, d=3, k=2, seed=4)
@@ -461,6 +462,31 @@ def test_every_compiled_variant_grows_the_same_trees(monkeypatch):
     assert "portable" in runs
     for bank, probs in runs.values():
         assert _banks_equal(bank, runs["portable"][0]) and np.array_equal(probs, runs["portable"][1])
+
+
+@pytest.mark.skipif(not _native_available(), reason="the native tree kernel was not built with the package")
+@pytest.mark.parametrize("n", [64, 130, 257])
+def test_every_variant_reads_the_training_rows_splits_off_the_codes(monkeypatch, n):
+    """Queried on the training rows, each build (portable: a loop; AVX2 and AVX-512: 64 codes compared at once, the
+    last partial word of rows without reading past the column) routes them as the bank does."""
+    from leakaudit.learners import _forest_native
+    from leakaudit.learners._kernel_flags import CPU_LEVEL
+    from leakaudit.learners._native import VARIANTS, cpu_level, library_path
+
+    X, y = _one_hot(n=n, seed=5)
+    X = np.hstack([np.random.default_rng(1).normal(size=(n, 2)), X])
+    subsets = [np.arange(n), np.arange(0, n, 2), np.arange(n // 3, n)]
+    L = RandomForest(n_estimators=6, n_threads=2)
+    want = L.fit_many(X, y, subsets, [4, 5, 6]).predict_proba(X)
+    ran = []
+    for variant in VARIANTS:
+        if library_path(f"_forest_kernel_{variant}") is None or CPU_LEVEL[variant] > cpu_level():
+            continue
+        monkeypatch.setenv("LEAKAUDIT_KERNEL_VARIANT", variant)
+        assert _forest_native.KERNEL.load().variant == variant
+        np.testing.assert_array_equal(L.fit_predict_many(X, y, subsets, [4, 5, 6], X.copy()), want)
+        ran.append(variant)
+    assert "portable" in ran
 
 
 @pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")

@@ -32,13 +32,17 @@
  *    float32 thresholds rounded down, leaf values only); leakaudit_forest_pack packs the rows into a bank;
  *  - leakaudit_forest_predict: a bank's mean leaf fractions, eight rows descending a tree together;
  *  - leakaudit_forest_grow_query: whole models grown and queried as they grow (fit_predict_many), the query rows
- *    moving down as bitsets (leakaudit_forest_query_bitsets), without keeping the trees;
+ *    moving down as bitsets (split by leakaudit_forest_query_bitsets' sets, or on the training rows by their rank
+ *    codes), without keeping the trees;
  *  - leakaudit_forest_tree_seeds: the seeds RandomForestClassifier hands its trees (MT19937 draws, as numpy's).
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__AVX512BW__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #define T32 1e-7f
 #define EPS 2.220446049250313e-16
@@ -208,7 +212,7 @@ static inline __attribute__((always_inline)) int64_t grow(
     double *restrict val_o, int64_t C, int64_t m_max, int64_t *restrict i64, double *restrict f64,
     int64_t *restrict mt, int64_t *hst0, int64_t hst_rows, int64_t *restrict hs, int64_t *restrict features,
     int64_t *restrict const_f, int64_t *restrict st, double *restrict sts, double *restrict cs,
-    double *restrict hw, int64_t *restrict hn, int64_t *restrict hp) {
+    double *restrict hw, int64_t *restrict hn, int64_t *restrict hp, int32_t *restrict csplit_o) {
     if (spec) {  /* the caller checked: two classes, packed sums, gini (constants from here on) */
         C = 2;
         crit = 0;
@@ -348,7 +352,7 @@ static inline __attribute__((always_inline)) int64_t grow(
                         best_sl[1] = l1;
                     }
                 }
-            } else if (nvf <= 16 * nn) {
+            } else if (nvf <= 8 * nn) {
                 /* class histogram over the node's codes, bins scanned in ascending order */
                 int64_t cmin = nvf, cmax = -1;
                 if (packed) {
@@ -556,6 +560,7 @@ static inline __attribute__((always_inline)) int64_t grow(
         }
         feat_o[node] = (int32_t)best_f;
         thr_o[node] = best_thr;
+        csplit_o[node] = (int32_t)c_split;
         int need_l = 0, need_r = 0;
         if (use_bh) {
             need_l = searched(best_nl, depth + 1, max_depth, mss, msl,
@@ -657,6 +662,8 @@ typedef struct {
     int64_t nq, group;
     double *out;              /* (n_models, nq, C), zero on entry: each model's mean leaf fractions */
     int64_t bits;             /* 1: the rows move down as bitsets (P, pptr, qv, qvptr); 0: a row at a time */
+    int64_t same;             /* 1: query row i is the forest's row i (uint16 codes[:, i]): with bits, a split's
+                                 words of rows sent left are read off the codes (P, pptr, qv, qvptr unused) */
     const uint64_t *P;
     int64_t W;                /* words of a bitset: ceil(nq / 64) */
     const int64_t *pptr, *qvptr;
@@ -682,15 +689,16 @@ typedef struct {
     int64_t *i64, *mt, *hst, *hs, *features, *const_f, *st, *hn, *hp, *queue;
     double *f64, *sts, *cs, *hw;
     int64_t hst_rows;
-    /* depth-first trees (group of them), max_nodes long */
-    int32_t *fo, *lo, *ro;
+    /* depth-first trees (group of them), max_nodes long; cso: a split's threshold as a rank code (the rows with
+       codes <= cso go left) */
+    int32_t *fo, *lo, *ro, *cso;
     double *th, *vo;
 } work_t;
 
 static void work_free(work_t *w) {
     free(w->i64); free(w->mt); free(w->hst); free(w->hs); free(w->features); free(w->const_f); free(w->st);
     free(w->hn); free(w->hp); free(w->queue); free(w->f64); free(w->sts); free(w->cs); free(w->hw);
-    free(w->fo); free(w->lo); free(w->ro); free(w->th); free(w->vo);
+    free(w->fo); free(w->lo); free(w->ro); free(w->th); free(w->vo); free(w->cso);
 }
 
 /* The scratch of _grow: group depth-first trees; returns 0, or -1 if memory ran out (nothing left allocated). */
@@ -718,8 +726,10 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
     w->ro = malloc(sizeof(int32_t) * (size_t)(group * mn));
     w->th = malloc(sizeof(double) * (size_t)(group * mn));
     w->vo = malloc(sizeof(double) * (size_t)(group * mn * C));
+    w->cso = malloc(sizeof(int32_t) * (size_t)(group * mn));
     if (!w->i64 || !w->f64 || !w->mt || !w->hst || !w->hs || !w->features || !w->const_f || !w->st || !w->sts ||
-        !w->cs || !w->hw || !w->hn || !w->hp || !w->queue || !w->fo || !w->lo || !w->ro || !w->th || !w->vo) {
+        !w->cs || !w->hw || !w->hn || !w->hp || !w->queue || !w->fo || !w->lo || !w->ro || !w->th || !w->vo ||
+        !w->cso) {
         work_free(w);
         return -1;
     }
@@ -732,7 +742,7 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
         f->crit, f->bslot, f->bptr, f->bidx, f->nbin, w->fo + (g) * f->max_nodes, w->th + (g) * f->max_nodes,     \
         w->lo + (g) * f->max_nodes, w->ro + (g) * f->max_nodes, w->vo + (g) * f->max_nodes * f->C, f->C,          \
         f->m_max, w->i64, w->f64, w->mt, w->hst, w->hst_rows, w->hs, w->features, w->const_f, w->st, w->sts,      \
-        w->cs, w->hw, w->hn, w->hp
+        w->cs, w->hw, w->hn, w->hp, w->cso + (g) * f->max_nodes
 
 static __attribute__((noinline)) int64_t grow_u16(const leakaudit_forest *f, work_t *w, int64_t t, int64_t g) {
     const int64_t k = t / f->n_trees;
@@ -800,20 +810,51 @@ static int64_t to_breadth_first(const int32_t *feat_o, const double *thr_o, cons
     return dmax;
 }
 
+/* Bit b of the result: whether c[b] <= t, for the rows 64 w + b < nq of a code column c (none read past nq). */
+static inline uint64_t codes_le(const uint16_t *restrict c, int64_t w, int64_t nq, uint16_t t) {
+    const uint16_t *x = c + 64 * w;
+    const int64_t k = nq - 64 * w;
+#if defined(__AVX512BW__)
+    const __m512i tv = _mm512_set1_epi16((short)t);
+    if (k >= 64)
+        return (uint64_t)_mm512_cmple_epu16_mask(_mm512_loadu_si512(x), tv) |
+               (uint64_t)_mm512_cmple_epu16_mask(_mm512_loadu_si512(x + 32), tv) << 32;
+#elif defined(__AVX2__)
+    if (k >= 64) {  /* unsigned x <= t as signed (x ^ 0x8000) > (t ^ 0x8000) negated, 16 lanes at a time */
+        const __m256i bias = _mm256_set1_epi16((short)0x8000), tv = _mm256_set1_epi16((short)(t ^ 0x8000));
+        uint64_t gt = 0;
+        for (int h = 0; h < 2; h++) {
+            const __m256i a = _mm256_cmpgt_epi16(
+                _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + 32 * h)), bias), tv);
+            const __m256i b = _mm256_cmpgt_epi16(
+                _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + 32 * h + 16)), bias), tv);
+            const __m256i ab = _mm256_permute4x64_epi64(_mm256_packs_epi16(a, b), 0xD8);
+            gt |= (uint64_t)(uint32_t)_mm256_movemask_epi8(ab) << (32 * h);
+        }
+        return ~gt;
+    }
+#endif
+    uint64_t m = 0;
+    for (int64_t b = 0; b < (k < 64 ? k : 64); b++) m |= (uint64_t)(x[b] <= t) << b;
+    return m;
+}
+
 /* On the grower's depth-first arrays (no breadth-first copy):
  * out[i] += the leaf fractions every query row i reaches in one tree, the rows moving down as bitsets of W words.
  * P/pptr/qv/qvptr come from leakaudit_forest_query_bitsets: at a split on f with threshold t, the rows sent left are
  * P[pptr[f] + j], j the number of f's distinct query values <= t (float32 x <= float64 t exactly when the query
  * does so in the bank, whose threshold is t rounded down to float32). Each row gets one leaf a tree, so the sums
- * are the bank's. A stack slot holds a node's bitset (W words) and, after it, which of those words are non-zero
- * (NZ = ceil(W / 64) words of bits): a deep node holds a few rows, so a split and a leaf visit only its non-zero
- * words (the others are stale, never read). stk (stk_rows slots of W + NZ words) and stn (stk_rows) are scratch;
- * a deeper tree gets its own, freed here. Returns 0, or -1 if memory ran out. */
+ * are the bank's. When the query rows are the forest's rows (qc: its uint16 codes (F, nq), else NULL), a split's
+ * rows sent left are those with code <= csplit[u] (the grower's partition test, so the same sets), read 64 at a time
+ * off the split's code column instead of P. A stack slot holds a node's bitset (W words) and, after it, which of
+ * those words are non-zero (NZ = ceil(W / 64) words of bits): a deep node holds a few rows, so a split and a leaf
+ * visit only its non-zero words (the others are stale, never read). stk (stk_rows slots of W + NZ words) and stn
+ * (stk_rows) are scratch; a deeper tree gets its own, freed here. Returns 0, or -1 if memory ran out. */
 static int64_t query_tree_bits(const uint64_t *restrict P, int64_t W, const int64_t *restrict pptr,
                               const float *restrict qv, const int64_t *restrict qvptr, const int32_t *feat,
                               const double *thr, const int32_t *left, const int32_t *right, const double *value,
                               int64_t C, double *restrict out, int64_t nq, uint64_t *stk, int64_t stk_rows,
-                              int64_t *stn) {
+                              int64_t *stn, const uint16_t *restrict qc, const int32_t *restrict csplit) {
     if (nq == 0) return 0;
     const int64_t NZ = (W + 63) / 64, S = W + NZ;
     uint64_t *stk_own = NULL;
@@ -850,16 +891,24 @@ static int64_t query_tree_bits(const uint64_t *restrict P, int64_t W, const int6
             }
             continue;
         }
-        const double t = thr[u];
-        int64_t lo = qvptr[f], hi = qvptr[f + 1];
-        while (lo < hi) {
-            const int64_t mid = (lo + hi) >> 1;
-            if ((double)qv[mid] <= t)
-                lo = mid + 1;
-            else
-                hi = mid;
+        const uint64_t *mask = NULL;
+        const uint16_t *col = NULL;
+        uint16_t cth = 0;
+        if (qc != NULL) {  /* the query rows are the training rows: x <= thr exactly when code <= csplit */
+            col = qc + f * nq;
+            cth = (uint16_t)csplit[u];
+        } else {
+            const double t = thr[u];
+            int64_t lo = qvptr[f], hi = qvptr[f + 1];
+            while (lo < hi) {
+                const int64_t mid = (lo + hi) >> 1;
+                if ((double)qv[mid] <= t)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            mask = P + (pptr[f] + (lo - qvptr[f])) * W;
         }
-        const uint64_t *mask = P + (pptr[f] + (lo - qvptr[f])) * W;
         if (sp + 2 > stk_rows) {
             const int64_t rows = 2 * stk_rows;
             uint64_t *s2 = malloc(sizeof(uint64_t) * (size_t)(rows * S));
@@ -887,7 +936,7 @@ static int64_t query_tree_bits(const uint64_t *restrict P, int64_t W, const int6
             for (uint64_t z = cur[W + i]; z != 0; z &= z - 1) {
                 const int b = __builtin_ctzll(z);
                 const int64_t w = 64 * i + b;
-                const uint64_t s = cur[w], mw = mask[w];
+                const uint64_t s = cur[w], mw = col != NULL ? codes_le(col, w, nq, cth) : mask[w];
                 const uint64_t lw = s & mw, rw = s & ~mw;
                 cur[w] = rw;
                 nxt[w] = lw;
@@ -1001,6 +1050,7 @@ int64_t leakaudit_forest_grow_query(const leakaudit_forest *f, const leakaudit_f
     if (work_alloc(&w, f, group) < 0) return -1;
     const int64_t mn = f->max_nodes, C = f->C, T = f->n_trees, nq = q->nq, stk_rows = 66;
     const int64_t W = q->bits ? q->W : 1;
+    const uint16_t *qc = q->bits && q->same && !f->wide && nq == f->n ? (const uint16_t *)f->codes : NULL;
     uint64_t *stk = malloc(sizeof(uint64_t) * (size_t)(stk_rows * (W + (W + 63) / 64)));
     int64_t *stn = malloc(sizeof(int64_t) * (size_t)stk_rows);
     int64_t rc = stk != NULL && stn != NULL ? 0 : -1;
@@ -1021,7 +1071,7 @@ int64_t leakaudit_forest_grow_query(const leakaudit_forest *f, const leakaudit_f
                 for (int64_t g = 0; g < g1 - g0 && rc == 0; g++)  /* the group's trees, the bitsets in cache */
                     rc = query_tree_bits(q->P, q->W, q->pptr, q->qv, q->qvptr, w.fo + g * mn, w.th + g * mn,
                                          w.lo + g * mn, w.ro + g * mn, w.vo + g * mn * C, C, out, nq, stk,
-                                         stk_rows, stn);
+                                         stk_rows, stn, qc, w.cso + g * mn);
             } else {
                 for (int64_t i0 = 0; i0 < nq; i0 += 64) {  /* a block of rows stays in cache across the group */
                     const int64_t i1 = i0 + 64 < nq ? i0 + 64 : nq;

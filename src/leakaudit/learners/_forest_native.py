@@ -48,7 +48,7 @@ class Grown(ctypes.Structure):
 class Query(ctypes.Structure):
     """leakaudit_forest_query: the query rows (and their bitsets) of a grow-and-query call, and its output."""
 
-    _fields_ = [("Xq", _P), ("nq", _I), ("group", _I), ("out", _P), ("bits", _I), ("P", _P), ("W", _I),
+    _fields_ = [("Xq", _P), ("nq", _I), ("group", _I), ("out", _P), ("bits", _I), ("same", _I), ("P", _P), ("W", _I),
                 ("pptr", _P), ("qvptr", _P), ("qv", _P), ("counter", _P)]
 
 
@@ -190,18 +190,22 @@ def tree_seeds(seeds: np.ndarray, n_trees: int) -> np.ndarray:
     return out
 
 
-def grow_query(forest: Forest, Xq: np.ndarray, out: np.ndarray, group: int, sets, n_workers: int) -> None:
+def grow_query(forest: Forest, Xq: np.ndarray, out: np.ndarray, group: int, sets, n_workers: int,
+               same: bool = False) -> None:
     """Grow every model's trees and query them on ``Xq`` (float32 (n_q, F)) without keeping them.
 
     ``out[k]`` (zeros on entry; (K, n_q, C) float64) gets model k's mean leaf fractions: the numbers of
     :func:`predict` on the bank :func:`grow` would build. Each worker takes whole models, grows their trees
     ``group`` at a time and lets the group's trees partition the query rows, as bitsets when ``sets`` (``(bits,
-    P, pptr, qv, qvptr)``) has ``bits`` True, else a block of rows at a time.
+    P, pptr, qv, qvptr)``) has ``bits`` True, else a block of rows at a time. ``same``: ``Xq`` is the training
+    matrix itself (row i of both is one record) and the forest's rank codes are uint16: with bitsets, a split's rows
+    sent left are then read off the codes (``code <= the split's code``, the grower's own test; ``sets`` may be
+    empty), the same numbers.
     """
     bits, P, pptr, qv, qvptr = sets
     counter = np.zeros(1, np.int64)
     query = Query(Xq=_ptr(Xq), nq=int(Xq.shape[0]), group=int(group), out=_ptr(out), bits=int(bool(bits)),
-                  P=_ptr(P), W=int(P.shape[1]), pptr=_ptr(pptr), qvptr=_ptr(qvptr), qv=_ptr(qv),
+                  same=int(bool(same)), P=_ptr(P), W=int(P.shape[1]), pptr=_ptr(pptr), qvptr=_ptr(qvptr), qv=_ptr(qv),
                   counter=_ptr(counter))
     _run(_need().leakaudit_forest_grow_query, (ctypes.byref(forest), ctypes.byref(query)),
          min(n_workers, int(out.shape[0])), "tree scratch or query stack")

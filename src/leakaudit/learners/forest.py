@@ -70,11 +70,16 @@ _BITSET_BYTES = 32 * 2**20
 _HST_ROWS = 64
 
 
-def _query_sets(Xq: np.ndarray, order: np.ndarray | None = None) -> tuple:
+def _query_sets(Xq: np.ndarray, order: np.ndarray | None = None, from_codes: bool = False) -> tuple:
     """``_forest_native.grow_query``'s ``sets``: the query rows as bitsets when they fit ``_BITSET_BYTES``
     (``bits`` True), else dummies (``bits`` False: each row descends each tree). ``order``: the columns' stable
-    argsort, when the caller has it (the query rows are the training rows)."""
+    argsort, when the caller has it (the query rows are the training rows). ``from_codes``: the query rows are the
+    training rows and their rank codes uint16, so the kernel reads a split's rows off the codes and needs no sets
+    (``bits`` True, empty sets)."""
     nq, F = Xq.shape
+    if from_codes:
+        return True, np.zeros((0, -(-nq // 64)), np.uint64), np.zeros(F + 1, np.int64), np.zeros(0, np.float32), \
+            np.zeros(F + 1, np.int64)
     if order is None:
         order = np.argsort(Xq, axis=0, kind="stable")
     # distinct values of each column (equal as floats: -0.0 is 0.0)
@@ -588,7 +593,10 @@ class RandomForest(Learner):
             if Xq.shape[0]:
                 # the query rows are often the training rows (reference models queried on their pool)
                 same = Xq.shape == X32.shape and np.array_equal(Xq, X32)
-                native.grow_query(forest, Xq, out, _QUERY_GROUP, _query_sets(Xq, order if same else None), n_threads)
+                # on its training rows a tree's splits are read off the uint16 rank codes (no sets to build)
+                from_codes = same and codes.dtype == np.uint16
+                sets = _query_sets(Xq, order if same else None, from_codes)
+                native.grow_query(forest, Xq, out, _QUERY_GROUP, sets, n_threads, from_codes)
             return out
         # the build buffers (a row a tree, breadth-first) are allocated once and reused by every chunk, and each
         # chunk is packed straight into the bank's arrays: the first touch of fresh memory (page faults) can cost
