@@ -338,6 +338,23 @@ class RunOptions(BaseModel):
     out: Path = Field(Path("runs/audit"), description="Output folder: results.json, records.csv, report.html.")
     check_inputs: bool = Field(False, description="Only read and check the records and the model; write inputs.json.")
     quiet: bool = Field(False, description="No progress on stderr (the verdict and what was not run still print).")
+    memory_budget: int | str | None = Field(
+        None, description="Memory that trained models' outputs may take (bytes, or a size such as 4GB); larger "
+                          "outputs are kept in a temporary file on disk, with the same results. None: a quarter of "
+                          "physical memory.")
+
+    @field_validator("memory_budget")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        """A size :func:`leakaudit.engine.parse_memory_size` reads (checked before any work is done)."""
+        if v is not None:
+            from ..engine import parse_memory_size
+
+            try:
+                parse_memory_size(v, name="memory_budget")
+            except InvalidParameterError as exc:  # the message is prefixed with the key already
+                raise ValueError(str(exc).removeprefix("memory_budget ")) from None
+        return v
 
 
 #: Keys of the TOML file that are paths, read relative to the file's folder.
@@ -358,6 +375,14 @@ def make_config(**kwargs) -> AuditConfig:
     """Build an :class:`AuditConfig`, turning pydantic's errors into one :class:`InvalidParameterError`."""
     try:
         return AuditConfig(**kwargs)
+    except ValidationError as exc:
+        raise InvalidParameterError(f"invalid audit settings: {_format_validation_error(exc)}") from None
+
+
+def make_run_options(**kwargs) -> RunOptions:
+    """Build :class:`RunOptions`, turning pydantic's errors into one :class:`InvalidParameterError`."""
+    try:
+        return RunOptions(**kwargs)
     except ValidationError as exc:
         raise InvalidParameterError(f"invalid audit settings: {_format_validation_error(exc)}") from None
 
@@ -400,8 +425,4 @@ def load_config_and_options(path: str | Path, **overrides) -> tuple[AuditConfig,
                         for v in raw[key]]
     raw.update({k: v for k, v in overrides.items() if v is not None})
     run = {k: raw.pop(k) for k in RunOptions.model_fields if k in raw}
-    try:
-        options = RunOptions(**run)
-    except ValidationError as exc:
-        raise InvalidParameterError(f"invalid audit settings: {_format_validation_error(exc)}") from None
-    return make_config(**raw), options
+    return make_config(**raw), make_run_options(**run)

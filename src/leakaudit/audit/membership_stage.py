@@ -128,7 +128,10 @@ def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
         mask = np.hstack([mask, np.zeros((mask.shape[0], n_pop), bool)])
     ref = fit_reference_models(target.learner, X_all, y_all, cfg.settings.n_reference, in_mask=mask,
                                n_classes=data.n_classes, random_state=ctx.seeds["reference"], engine=engine)
-    return ref, n_pop, {**engine_stats(engine), "backend": cfg.backend}
+    from ..engine import is_disk_backed
+
+    # past the memory budget the outputs are held in a temporary file (engine/_store.py): the numbers are the same
+    return ref, n_pop, {**engine_stats(engine), "backend": cfg.backend, "outputs_on_disk": is_disk_backed(ref.probs)}
 
 
 def _quantile_inputs(inputs: AttackInputs, target, data) -> AttackInputs:
@@ -165,10 +168,11 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
                 "reference models can be retrained"))
     else:
         ref, n_pop, resources["reference_models"] = _reference_models(ctx, X_audit, y)
+        # slices: views of the reference outputs, which may be a disk-backed array (engine/_store.py), not copies
         inputs = AttackInputs(
-            probs=probs, y=y, X=X_audit, train_loss=train_loss, reference=ref.subset(np.arange(n_audit)),
+            probs=probs, y=y, X=X_audit, train_loss=train_loss, reference=ref.subset(slice(0, n_audit)),
             population_probs=target.probs_pop if n_pop else None, population_y=data.y_pop if n_pop else None,
-            population_reference=ref.subset(np.arange(n_audit, n_audit + n_pop)) if n_pop else None,
+            population_reference=ref.subset(slice(n_audit, n_audit + n_pop)) if n_pop else None,
         )
         if not n_pop:
             skipped.append(Skipped(name="RMIA", reason="needs population records (other records of the same "

@@ -49,6 +49,31 @@ def _mlp_codec():
     return extract, rebuild
 
 
+def _logistic_codec():
+    """(extract, rebuild) for leakaudit's LogisticRegression (a scikit-learn LogisticRegression target retrained
+    by it): scikit-learn's parameter vector, so that the noise covers what the given model holds. Two classes:
+    its one weight row and intercept, ``w_1 - w_0`` and ``b_1 - b_0`` of the softmax pair (d + 1 numbers); more:
+    every row and intercept (k (d + 1))."""
+    from ..learners import LogisticRegressionModel
+
+    seen: dict = {}
+
+    def extract(m):
+        k = seen.setdefault("k", m.coef_.shape[0])
+        if k == 2:
+            return np.r_[m.coef_[1] - m.coef_[0], m.intercept_[1] - m.intercept_[0]]
+        return np.r_[m.coef_.ravel(), m.intercept_]
+
+    def rebuild(v):
+        v, k = np.asarray(v, dtype=float), seen["k"]
+        if k == 2:
+            w, b = v[:-1] / 2, v[-1] / 2
+            return LogisticRegressionModel(np.stack([-w, w]), np.array([-b, b]))
+        return LogisticRegressionModel(v[:-k].reshape(k, -1), v[-k:])
+
+    return extract, rebuild
+
+
 #: fitted parameter arrays of the scikit-learn estimators whose parameters are one fixed-length vector
 _SKLEARN_PARAMETERS = (("coef_", "intercept_"), ("coefs_", "intercepts_"))
 
@@ -99,7 +124,7 @@ def _codec(target, X: np.ndarray) -> tuple[tuple | None, str]:
     apply. Izzo et al.'s mechanism adds noise to one parameter vector of fixed length."""
     from sklearn.pipeline import Pipeline
 
-    from ..learners import RandomForest, TorchMLP
+    from ..learners import LogisticRegression, RandomForest, TorchMLP
     from ..learners.sklearn import SklearnLearner
     from ..learners.torch_module import TorchModuleLearner
     from .target import FrameEstimatorLearner
@@ -107,6 +132,8 @@ def _codec(target, X: np.ndarray) -> tuple[tuple | None, str]:
     learner = target.learner
     if isinstance(learner, TorchMLP):
         return _mlp_codec(), ""
+    if isinstance(learner, LogisticRegression):
+        return _logistic_codec(), ""
     if isinstance(learner, TorchModuleLearner):
         return _torch_module_codec(learner, X), ""
     if isinstance(learner, RandomForest):

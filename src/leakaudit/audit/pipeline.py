@@ -89,7 +89,7 @@ def _move_into(tmp: Path, out: Path) -> None:
 
 
 def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, verbose: bool | None = None,
-              target: Target | None = None) -> AuditResult:
+              target: Target | None = None, memory_budget: int | str | None = None) -> AuditResult:
     """Run the audit described by ``cfg`` and write results.json, records.csv and report.html to ``out``.
 
     ``verbose``: progress on stderr (:class:`~leakaudit.audit.progress.StageProgress`: stage lines, models trained
@@ -99,6 +99,10 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
     ``target`` (library use): an already prepared :class:`~leakaudit.audit.target.Target` (its model, its outputs
     on the members and non-members, and the learner that retrains it) instead of the one ``cfg`` describes; the
     calibration suite audits models trained on other records this way.
+
+    ``memory_budget`` (bytes, or a size such as ``"4GB"``; None: a quarter of physical memory): trained models'
+    outputs past it are kept in a temporary file on disk (:func:`leakaudit.engine.output_array`), with the same
+    results.
     """
     out = Path(out)
     _check_out_writable(out)
@@ -111,6 +115,8 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         _write_into(out, result, rec)
         return result
     from threadpoolctl import threadpool_limits
+
+    from ..engine import using_memory_budget
 
     # One BLAS thread for the whole audit: OpenBLAS splits some products differently over threads (1 ulp
     # apart on AVX2), so the same seed would give results that depend on OMP_NUM_THREADS and on the
@@ -126,7 +132,8 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         engine = _engine(cfg)
         st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
         try:
-            return _run_stages(cfg, out, command, st, seeds, data, target, engine)
+            with using_memory_budget(memory_budget):
+                return _run_stages(cfg, out, command, st, seeds, data, target, engine)
         except KeyboardInterrupt:
             done = ", ".join(st.done) or "none"
             where = (f"during the {st.current} stage" if st.current else

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from ..engine import chunk_length
 from ..membership import cross_entropy_loss
 from ..metrics import auc
 
@@ -62,7 +63,11 @@ def recipe_test(probs_mem: np.ndarray, probs_non: np.ndarray, y_mem: np.ndarray,
     given model's G, an AUC), ``ref_signal`` (mean, sd, K of the references' G), the raw mean losses, ``test`` and
     ``sentence``.
     """
-    L = cross_entropy_loss(ref_probs, y_audit[None, :])  # (K, n_audit)
+    # (K, n_audit) losses, read in chunks of models: the outputs may be a disk-backed array (engine/_store.py)
+    L = np.empty(ref_probs.shape[:2])
+    step = chunk_length(len(L), 2 * ref_probs[0].nbytes)
+    for s in range(0, len(L), step):
+        L[s:s + step] = cross_entropy_loss(ref_probs[s:s + step], y_audit[None, :])
     k = L.shape[0]
     lt = np.r_[cross_entropy_loss(probs_mem, y_mem), cross_entropy_loss(probs_non, y_non)]
     is_member = np.r_[np.ones(len(y_mem), bool), np.zeros(len(y_non), bool)]

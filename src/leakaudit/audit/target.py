@@ -578,18 +578,28 @@ def _sklearn_learner(est) -> tuple[object, str]:
     A ``RandomForestClassifier`` is retrained by leakaudit's :class:`~leakaudit.learners.RandomForest`
     (the same trees for the same seed, grown in parallel at a fraction of the cost) and an Adam
     ``MLPClassifier`` by :meth:`TorchMLP.from_sklearn <leakaudit.learners.TorchMLP.from_sklearn>` (its
-    recipe, all nets at once; the note says where it is not scikit-learn's to the letter), unless the
-    estimator uses a setting they do not implement; everything else by ``SklearnLearner`` (a clone).
+    recipe, all nets at once; the note says where it is not scikit-learn's to the letter), and a
+    ``LogisticRegression`` by :meth:`leakaudit.learners.LogisticRegression.from_sklearn` (the same objective,
+    solved by Newton's method, so its leave-one-out is the batched Newton one for every member), unless the
+    estimator uses a setting they do not implement (the note then says which); everything else by
+    ``SklearnLearner`` (a clone).
     """
     from sklearn.base import clone
     from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression as SkLogisticRegression
     from sklearn.neural_network import MLPClassifier
 
     from ..exceptions import UnsupportedError
-    from ..learners import RandomForest, TorchMLP
+    from ..learners import LogisticRegression, RandomForest, TorchMLP
     from ..learners.sklearn import SklearnLearner
 
     try:
+        if isinstance(est, SkLogisticRegression):
+            lr = LogisticRegression.from_sklearn(est)
+            return lr, (f"; reference and leave-one-out models retrained by leakaudit's LogisticRegression (the "
+                        f"same objective, C = {lr.C:g} in its convention, solved by Newton's method to relative "
+                        f"gradient {lr.tol:g}; the given model was solved by {est.solver} to tol {est.tol:g}), "
+                        "leave-one-out by its batched Newton method, exact to that tolerance")
         if isinstance(est, RandomForestClassifier):
             return (RandomForest.from_sklearn(est),
                     "; reference and leave-one-out forests retrained by leakaudit's RandomForest (same algorithm)")

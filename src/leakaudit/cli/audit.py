@@ -135,6 +135,10 @@ def register(app: typer.Typer) -> None:
             None, "--check-inputs/--no-check-inputs", metavar=_NO_METAVAR,
             help="Only read the records and the model, check them, and write inputs.json (the model's accuracy on "
                  "members and non-members); no attacks. Takes seconds. (default: --no-check-inputs)"),
+        memory_budget: Optional[str] = typer.Option(
+            None, "--memory-budget", help="Memory that trained models' outputs may take (e.g. 4GB); larger outputs "
+                                          "are kept in a temporary file on disk, with the same results. (default: "
+                                          "none: a quarter of physical memory)"),
         quiet: Optional[bool] = typer.Option(
             None, "--quiet/--no-quiet", "-q", metavar=_NO_METAVAR,
             help="No progress on stderr; stdout still gives the verdict and what was not run. (default: "
@@ -143,7 +147,7 @@ def register(app: typer.Typer) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
         import json
 
-        from ..audit.config import RunOptions, load_config_and_options, make_config
+        from ..audit.config import load_config_and_options, make_config, make_run_options
         from ..audit.pipeline import check_inputs as _check_inputs
         from ..audit.pipeline import run_audit
         from ..exceptions import AuditInterrupted, InvalidParameterError
@@ -168,12 +172,12 @@ def register(app: typer.Typer) -> None:
             model_dir=model_dir, text_column=text_column,
             tokenizer=tokenizer, reference_dir=reference_dir or None, logprobs_column=logprobs_column,
         )
-        run_flags = dict(out=out, check_inputs=check_inputs, quiet=quiet)
+        run_flags = dict(out=out, check_inputs=check_inputs, quiet=quiet, memory_budget=memory_budget)
         if config:
             cfg, opts = load_config_and_options(config, **flags, **run_flags)
         else:
             cfg = make_config(**{k: v for k, v in flags.items() if v is not None})
-            opts = RunOptions(**{k: v for k, v in run_flags.items() if v is not None})
+            opts = make_run_options(**{k: v for k, v in run_flags.items() if v is not None})
         out_dir = opts.out
         if opts.check_inputs:
             summ = _check_inputs(cfg, out_dir)
@@ -194,7 +198,7 @@ def register(app: typer.Typer) -> None:
             return
         command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
         try:
-            res = run_audit(cfg, out_dir, command=command, verbose=not opts.quiet)
+            res = run_audit(cfg, out_dir, command=command, verbose=not opts.quiet, memory_budget=opts.memory_budget)
         except AuditInterrupted as exc:
             typer.echo(f"leakaudit: {exc}", err=True)
             raise typer.Exit(130) from None

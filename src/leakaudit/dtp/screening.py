@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_scalar
-from ..engine import Engine, EngineStats, reports_engine_stats
+from ..engine import Engine, EngineStats, chunk_length, reports_engine_stats
 from ..exceptions import InvalidInputError
 from .pdtp import apply_binning
 
@@ -67,7 +67,8 @@ def reference_loo_shift(probs, in_mask, *, bin_width: float | None = 0.01) -> np
     ndarray of shape (n_records,)
         ``max_y |mean_IN ln bin p - mean_OUT ln bin p|`` (nats).
     """
-    P = np.asarray(probs, dtype=np.float64)
+    # a float64 array is read as it is, in chunks of models: it may be a disk-backed array (engine/_store.py)
+    P = probs if isinstance(probs, np.ndarray) and probs.dtype == np.float64 else np.asarray(probs, dtype=np.float64)
     M = np.asarray(in_mask, dtype=bool)
     if P.ndim != 3 or M.shape != P.shape[:2]:
         raise InvalidInputError(f"probs must have shape (n_models, n_records, n_classes) and in_mask "
@@ -77,10 +78,16 @@ def reference_loo_shift(probs, in_mask, *, bin_width: float | None = 0.01) -> np
     if (n_in == 0).any() or (n_out == 0).any():
         raise InvalidInputError("every record needs at least one reference model that trained on it and one that "
                                 "did not")
-    L = np.log(np.maximum(apply_binning(P, bin_width), 1e-300))
-    w = M[:, :, None].astype(np.float64)
-    mean_in = (L * w).sum(0) / n_in[:, None]
-    mean_out = (L * (1.0 - w)).sum(0) / n_out[:, None]
+    sum_in, sum_out = np.zeros(P.shape[1:]), np.zeros(P.shape[1:])
+    step = chunk_length(P.shape[0], 4 * P[0].nbytes)  # the chunk read, binned, its log and a product
+    for s in range(0, P.shape[0], step):
+        L = np.log(np.maximum(apply_binning(P[s:s + step], bin_width), 1e-300))
+        w = M[s:s + step, :, None].astype(np.float64)
+        for L_k, w_k in zip(L, w):  # model by model: the sums of one sum(axis=0), whatever the chunks
+            sum_in += L_k * w_k
+            sum_out += L_k * (1.0 - w_k)
+    mean_in = sum_in / n_in[:, None]
+    mean_out = sum_out / n_out[:, None]
     return np.abs(mean_in - mean_out).max(axis=1)
 
 

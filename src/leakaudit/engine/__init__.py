@@ -4,7 +4,7 @@ with an on-disk, checksummed, resumable cache.
 Public names
 ------------
 Engine
-    ``Engine(backend, n_jobs, address, cache_dir, chunk_size, progress, threads, on_progress)``;
+    ``Engine(backend, n_jobs, address, cache_dir, chunk_size, progress, threads, on_progress, memory_budget)``;
     ``predict_many(learner, X, y, subsets, seeds, X_query)`` and ``fit_bank(...)``. ``X`` and ``X_query`` may be
     SciPy sparse matrices (kept sparse, fingerprinted as CSR by the cache).
 default_engine, resolve_engine, reports_engine_stats
@@ -21,6 +21,9 @@ ChunkedModelBank
     The bank :meth:`Engine.fit_bank` returns.
 ChunkCache, CacheWarning
     The cache itself and the warning for a corrupt entry.
+output_array, chunk_length, memory_budget, using_memory_budget, default_memory_budget, parse_memory_size, is_disk_backed
+    Model outputs within a memory budget: in memory below it, a disk-backed array (removed when freed) above it;
+    consumers read such arrays in chunks of models of ``chunk_length`` (``_store.py``).
 """
 
 from ._cache import CacheWarning, ChunkCache
@@ -35,6 +38,15 @@ from ._engine import (
 )
 from ._fingerprint import array_fingerprint, learner_fingerprint
 from ._state import ChunkedModelBank, SupportsState, supports_state
+from ._store import (
+    chunk_length,
+    default_memory_budget,
+    is_disk_backed,
+    memory_budget,
+    output_array,
+    parse_memory_size,
+    using_memory_budget,
+)
 
 __all__ = [
     "Engine",
@@ -51,4 +63,11 @@ __all__ = [
     "CacheWarning",
     "array_fingerprint",
     "learner_fingerprint",
+    "output_array",
+    "chunk_length",
+    "memory_budget",
+    "using_memory_budget",
+    "default_memory_budget",
+    "parse_memory_size",
+    "is_disk_backed",
 ]

@@ -23,6 +23,7 @@ from ._cache import CacheWarning, ChunkCache
 from ._fingerprint import Unfingerprintable, array_fingerprint, chunk_key, learner_fingerprint, subsets_fingerprint
 from ._progress import ProgressBar
 from ._state import ChunkedModelBank, supports_state
+from ._store import output_array, parse_memory_size
 
 __all__ = ["Engine", "EngineCounter", "EngineStats", "default_chunk_size", "default_engine", "reports_engine_stats",
            "resolve_engine"]
@@ -137,6 +138,13 @@ class Engine:
         BLAS / OpenMP / torch threads while a chunk trains, in every backend
         (worker processes start with one thread each in any case). None leaves
         this process's settings alone (for one big model trained in-process).
+    memory_budget : int, str or None, default=None
+        Bytes (or a size such as ``"2GB"``) that :meth:`predict_many`'s outputs may
+        take in memory; larger outputs are held in a disk-backed array (in
+        ``cache_dir`` if given, else the temporary folder), removed when freed.
+        None: the budget in force when the call is made
+        (:func:`leakaudit.engine.memory_budget`: a quarter of physical memory
+        unless set). The numbers are the same either way.
 
     Attributes
     ----------
@@ -185,7 +193,8 @@ class Engine:
 
     def __init__(self, backend: str = "inprocess", n_jobs: int | None = None, address: str | None = None,
                  cache_dir: Any = None, chunk_size: int | Literal["all"] | None = None, progress: bool | None = None,
-                 threads: int | None = 1, on_progress: Callable[[int, int, str], None] | None = None):
+                 threads: int | None = 1, on_progress: Callable[[int, int, str], None] | None = None,
+                 memory_budget: int | str | None = None):
         self.backend = check_choice(backend, name="backend", choices=BACKENDS)
         if n_jobs is not None and n_jobs != -1:
             check_scalar(n_jobs, name="n_jobs", kind=(int, np.integer), min_val=1)
@@ -201,6 +210,7 @@ class Engine:
             check_scalar(threads, name="threads", kind=(int, np.integer), min_val=1)
         if on_progress is not None and not callable(on_progress):
             raise InvalidParameterError(f"on_progress must be a function or None; got {type(on_progress).__name__}")
+        self.memory_budget = None if memory_budget is None else parse_memory_size(memory_budget)
         self.on_progress = on_progress
         self.threads = threads
         self.n_jobs = n_jobs
@@ -284,6 +294,7 @@ class Engine:
         outputs : ndarray of shape (K, n_query, n_classes), or (K, n_query) for regressors
             ``outputs[k]`` equals ``learner.fit(X[subsets[k]], y[subsets[k]],
             random_state=seeds[k], n_classes=n_classes).predict_proba(X_query)``.
+            A :class:`numpy.memmap` when it exceeds the memory budget (``memory_budget``).
         """
         X, y, subsets, seeds, n_classes = self._validate(learner, X, y, subsets, seeds, n_classes)
         # a sparse X_query stays sparse only for a learner that takes sparse input (densified once, here)
@@ -296,8 +307,9 @@ class Engine:
         out = None
         for j, start, size, payload in results:
             chunk = payload["outputs"]
-            if out is None:
-                out = np.empty((len(subsets),) + chunk.shape[1:], dtype=chunk.dtype)
+            if out is None:  # in memory, or on disk past the budget (engine/_store.py)
+                out = output_array((len(subsets),) + chunk.shape[1:], chunk.dtype, budget=self.memory_budget,
+                                   directory=self.cache.root if self.cache is not None else None)
             out[start:start + size] = chunk
         return out
 

@@ -61,7 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_choice, check_indices, check_matrix, check_scalar
-from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParameterError
+from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import Learner, ModelBank, check_feature_matrix, check_fit_inputs
 
 __all__ = ["LogisticRegression", "LogisticRegressionBank", "LogisticRegressionModel"]
@@ -541,6 +541,56 @@ class LogisticRegression(Learner):
         self.dense_max = dense_max
         self.blas_threads = blas_threads
         self.solver = solver
+
+    @classmethod
+    def from_sklearn(cls, estimator: Any) -> LogisticRegression:
+        """The LogisticRegression whose objective is that of ``estimator``, a fitted scikit-learn
+        ``LogisticRegression``: then reference and leave-one-out models are solved by the Newton method (and its
+        batched leave-one-out), exactly to ``tol``, instead of refitting scikit-learn once per model.
+
+        The objectives agree when scikit-learn minimises ``0.5 ||W||^2 + C_sk sum_i loss_i`` with an unpenalised
+        intercept: an L2 penalty only (``penalty="l2"``, or ``l1_ratio=0`` where ``penalty`` is deprecated), a
+        finite C, ``fit_intercept=True``, no ``class_weight``, a solver other than ``"liblinear"`` (which
+        penalises the intercept and fits one-vs-rest), and the multinomial loss for three or more classes. Then
+        ``C = C_sk`` for three or more classes and ``C = C_sk / 2`` for two (scikit-learn's binary model has one
+        weight vector; ours the softmax pair). scikit-learn's ``tol`` and ``max_iter`` do not change the
+        objective, only how near its optimum the given model is; ours solves to ``tol=1e-8``. Sample weights
+        given to ``fit`` cannot be seen in a fitted estimator; they are assumed absent.
+
+        Raises
+        ------
+        UnsupportedError
+            Naming every setting that makes the objectives differ (the caller keeps scikit-learn's own fit).
+        """
+        from sklearn.linear_model import LogisticRegression as SkLogisticRegression
+
+        if not isinstance(estimator, SkLogisticRegression):
+            raise UnsupportedError(f"estimator must be a scikit-learn LogisticRegression; got "
+                                   f"{type(estimator).__name__}")
+        p = estimator.get_params(deep=False)
+        classes = getattr(estimator, "classes_", None)
+        problems = []
+        penalty, l1_ratio = p.get("penalty", "l2"), p.get("l1_ratio")
+        no_l1 = l1_ratio is None or l1_ratio == 0
+        if not ((penalty == "l2" and no_l1) or (penalty in ("deprecated", "elasticnet") and l1_ratio == 0)):
+            problems.append(f"penalty={penalty!r} with l1_ratio={l1_ratio!r} (only an L2 penalty is solved here)")
+        C = p.get("C")
+        if not (isinstance(C, (int, float, np.integer, np.floating)) and 0 < C < np.inf):
+            problems.append(f"C={C!r} (a finite positive C is needed: without a penalty the optimum may not exist)")
+        if p.get("solver") == "liblinear":
+            problems.append("solver='liblinear' (it penalises the intercept and fits one-vs-rest)")
+        if not p.get("fit_intercept", True):
+            problems.append("fit_intercept=False (the model here always has an unpenalised intercept)")
+        if p.get("class_weight") is not None:
+            problems.append(f"class_weight={p['class_weight']!r} (the loss here weighs every record equally)")
+        if classes is None:
+            problems.append("an unfitted estimator (its classes decide how C maps)")
+        elif len(classes) > 2 and p.get("multi_class") == "ovr":
+            problems.append("multi_class='ovr' (one-vs-rest; the loss here is multinomial)")
+        if problems:
+            raise UnsupportedError("LogisticRegression does not solve the objective of this estimator: "
+                                   + "; ".join(problems))
+        return cls(C=float(C) / 2 if len(classes) == 2 else float(C))
 
     def _threads(self):
         import contextlib

@@ -23,7 +23,7 @@ from .._random import RandomStateLike, check_random_state, spawn_seeds
 from .._results import Result
 from .._validation import (check_array, check_consistent_length, check_indices, check_labels, check_matrix,
                            check_scalar)
-from ..engine import Engine, resolve_engine
+from ..engine import Engine, chunk_length, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
@@ -99,7 +99,7 @@ class ReferenceSet:
         return self.probs.shape[0]
 
     def subset(self, idx) -> "ReferenceSet":
-        """The same models on records ``idx`` only."""
+        """The same models on records ``idx`` only (index array or mask: a copy; a slice: a view, no copy)."""
         return ReferenceSet(self.probs[:, idx], self.in_mask[:, idx])
 
     def models(self, k) -> "ReferenceSet":
@@ -231,10 +231,20 @@ def check_probs(probs, *, name: str = "probs", atol: float = 1e-3) -> np.ndarray
 
 
 def check_reference_inputs(probs, in_mask, *, name: str = "reference"):
-    """Validate reference outputs (K, n, C) and membership mask (K, n)."""
-    p = check_array(probs, name=f"{name}.probs", ndim=3)
-    if p.min() < 0 or p.max() > 1 + 1e-3:
-        raise InvalidInputError(f"{name}.probs must hold probabilities in [0, 1]")
+    """Validate reference outputs (K, n, C) and membership mask (K, n).
+
+    A float64 array is kept as given, not copied: the engine's outputs past the memory budget are a disk-backed
+    array (``engine/_store.py``), checked here in chunks of models.
+    """
+    if isinstance(probs, np.ndarray) and probs.dtype == np.float64 and probs.ndim == 3 and probs.size:
+        p = probs
+        step = chunk_length(p.shape[0], p[0].nbytes)
+        for s in range(0, p.shape[0], step):
+            _check_probability_block(check_array(p[s:s + step], name=f"{name}.probs[{s}:{s + step}]", ndim=3),
+                                     name)
+    else:
+        p = check_array(probs, name=f"{name}.probs", ndim=3)
+        _check_probability_block(p, name)
     m = check_array(in_mask, name=f"{name}.in_mask", ndim=2, dtype=None)
     if m.dtype != bool:
         if not np.isin(m, (0, 1)).all():
@@ -243,6 +253,11 @@ def check_reference_inputs(probs, in_mask, *, name: str = "reference"):
     if m.shape != p.shape[:2]:
         raise InvalidInputError(f"{name}.in_mask has shape {m.shape}; expected {p.shape[:2]} (models, records)")
     return p, m
+
+
+def _check_probability_block(p: np.ndarray, name: str) -> None:
+    if p.min() < 0 or p.max() > 1 + 1e-3:
+        raise InvalidInputError(f"{name}.probs must hold probabilities in [0, 1]")
 
 
 def true_class_probability(probs: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -34,6 +34,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .._validation import check_choice, check_scalar
+from ..engine import chunk_length
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import (
     Attack,
@@ -47,7 +48,9 @@ from ._base import (
 __all__ = ["LiRA", "logit_scaled_confidence"]
 
 _TINY = 1e-45  # below float64 resolution of 1 - p; keeps ln finite
-_CHUNK = 256  # reference models per chunk when computing their statistics
+# bytes of working memory per model and record-class output while a chunk's statistics are computed (the
+# float64 outputs read, φ, the masked copies): chunks of models are sized by the memory budget from it
+_WORK_PER_OUTPUT = 4 * 8
 
 
 def logit_scaled_confidence(probs, y, clip: float | None = None, votes: int | None = None) -> np.ndarray:
@@ -161,32 +164,36 @@ class LiRA(Attack):
         """Mean and std of the out (and in) statistics, two passes over chunks of reference models.
 
         Same quantities as ``_moments(..., statistic="mean")`` (ddof=0 variances, the pooled σ for
-        records with fewer than two models and for ``fix_variance``), without any (K, n) array.
+        records with fewer than two models and for ``fix_variance``), without any (K, n) array. Chunks are
+        sized by the memory budget (:func:`leakaudit.engine.chunk_length`) and sums run model by model, in
+        model order: the same floating-point sums as one ``sum(axis=0)``, whatever the chunking.
         """
         K, n = rin.shape
         cnt_in = rin.sum(axis=0)
         cnt = {"out": K - cnt_in, "in": cnt_in}
         for what in ("out", "in") if self.online else ("out",):
             self._check_counts(cnt[what], what)
+        step = chunk_length(K, _WORK_PER_OUTPUT * int(np.prod(rp.shape[1:])))
 
         def chunks():
-            for s in range(0, K, _CHUNK):
-                yield logit_scaled_confidence(rp[s:s + _CHUNK], yy, self.clip, self.votes), rin[s:s + _CHUNK]
+            for s in range(0, K, step):
+                yield logit_scaled_confidence(rp[s:s + step], yy, self.clip, self.votes), rin[s:s + step]
 
-        if K <= _CHUNK:  # one chunk: computed once for both passes (the memory of one chunk either way)
+        if step >= K:  # one chunk: computed once for both passes (the memory of one chunk either way)
             first = list(chunks())
             chunks = lambda: first  # noqa: E731
-
         tot = {"out": np.zeros(n), "in": np.zeros(n)}
         for phi, m in chunks():
-            tot["in"] += np.where(m, phi, 0.0).sum(axis=0)
-            tot["out"] += np.where(m, 0.0, phi).sum(axis=0)
+            for phi_k, m_k in zip(phi, m):
+                tot["in"] += np.where(m_k, phi_k, 0.0)
+                tot["out"] += np.where(m_k, 0.0, phi_k)
         with np.errstate(invalid="ignore", divide="ignore"):
             mu = {w: tot[w] / cnt[w] for w in tot}
         ss = {"out": np.zeros(n), "in": np.zeros(n)}
         for phi, m in chunks():
-            ss["in"] += np.where(m, (phi - mu["in"]) ** 2, 0.0).sum(axis=0)
-            ss["out"] += np.where(m, 0.0, (phi - mu["out"]) ** 2).sum(axis=0)
+            for phi_k, m_k in zip(phi, m):
+                ss["in"] += np.where(m_k, (phi_k - mu["in"]) ** 2, 0.0)
+                ss["out"] += np.where(m_k, 0.0, (phi_k - mu["out"]) ** 2)
         out = []
         for w in ("out", "in"):
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -227,8 +234,9 @@ class LiRA(Attack):
             (mu_out, sd_out), (mu_in, sd_in) = self._streamed_moments(rp, rin, yy)
         else:  # the median needs every model's statistic at once
             phi_r = np.empty(rp.shape[:2])
-            for s in range(0, rp.shape[0], _CHUNK):
-                phi_r[s:s + _CHUNK] = logit_scaled_confidence(rp[s:s + _CHUNK], yy, self.clip, self.votes)
+            step = chunk_length(rp.shape[0], _WORK_PER_OUTPUT * int(np.prod(rp.shape[1:])))
+            for s in range(0, rp.shape[0], step):
+                phi_r[s:s + step] = logit_scaled_confidence(rp[s:s + step], yy, self.clip, self.votes)
             mu_out, sd_out = self._moments(phi_r, ~rin, self.statistic, self.min_std, self.fix_variance, "out")
             if self.online:
                 mu_in, sd_in = self._moments(phi_r, rin, self.statistic, self.min_std, self.fix_variance, "in")

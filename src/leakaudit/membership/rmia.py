@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_scalar
+from ..engine import chunk_length
 from ..exceptions import InvalidInputError
 from ._base import Attack, AttackInputs, AttackResult, check_reference_inputs, check_target_inputs, true_class_probability
 
@@ -47,14 +48,28 @@ def rmia_marginal(ref_p_true, ref_in, *, online: bool, offline_a: float) -> np.n
     -------
     ndarray (n,)
     """
+    ref_p_true = np.asarray(ref_p_true, dtype=float)
+    return _marginal([(ref_p_true, np.asarray(ref_in, dtype=bool))], ref_p_true.shape, online=online,
+                     offline_a=offline_a)
+
+
+def _marginal(blocks, shape, *, online: bool, offline_a: float) -> np.ndarray:
+    """:func:`rmia_marginal` from (p_true, in) blocks of consecutive models, summed model by model in model order
+    (the floating-point sums of one ``sum(axis=0)``, whatever the blocks)."""
+    K, n = shape
+    total, cnt = np.zeros(n), np.zeros(n, dtype=np.int64)
+    for p_true, ref_in in blocks:
+        for p_k, in_k in zip(p_true, ref_in):
+            if online:
+                total += p_k
+            else:
+                total += np.where(in_k, 0.0, p_k)
+                cnt += ~in_k
     if online:
-        return ref_p_true.mean(axis=0)
-    out = ~ref_in
-    cnt = out.sum(axis=0)
+        return total / K
     if np.any(cnt == 0):
         raise InvalidInputError("offline RMIA needs at least one out reference model for every record")
-    mean_out = np.where(out, ref_p_true, 0.0).sum(axis=0) / cnt
-    return (1.0 + offline_a) / 2.0 * mean_out + (1.0 - offline_a) / 2.0
+    return (1.0 + offline_a) / 2.0 * (total / cnt) + (1.0 - offline_a) / 2.0
 
 
 class RMIA(Attack):
@@ -85,8 +100,11 @@ class RMIA(Attack):
 
     def _ratio(self, probs, y, ref_probs, ref_in):
         p_true = true_class_probability(probs, y)
-        px = rmia_marginal(true_class_probability(ref_probs, y), ref_in, online=self.online,
-                           offline_a=float(self.offline_a))
+        # the reference outputs are read in chunks of models (they may be a disk-backed array: engine/_store.py)
+        K = ref_probs.shape[0]
+        step = chunk_length(K, 2 * ref_probs[0].nbytes)
+        blocks = ((true_class_probability(ref_probs[s:s + step], y), ref_in[s:s + step]) for s in range(0, K, step))
+        px = _marginal(blocks, ref_probs.shape[:2], online=self.online, offline_a=float(self.offline_a))
         return p_true / np.maximum(px, _TINY)
 
     def score(self, probs, y, ref_probs, ref_in, pop_probs, pop_y, pop_ref_probs, pop_ref_in) -> AttackResult:
