@@ -39,6 +39,7 @@ from .._results import Result
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from .fdp import privacy_profile_rejects, subsampled_gaussian_profile
+from .noise_check import noise_check
 from .one_run import draw_inclusion
 from .search import BOUNDS, check_claim, default_guess_grid, one_run_audit_scores
 
@@ -62,6 +63,12 @@ class DpsgdAudit(Result):
     at ``confidence``, each guess count at ``beta / n_candidates``: stronger than the (epsilon, delta) claim, so
     True means the implementation does not have the privacy its accounting says (without necessarily breaking
     the claimed epsilon).
+
+    ``noise_check_*`` (gradient canaries only): the per-step noise check (:mod:`leakaudit.dpaudit.noise_check`), a
+    different kind of evidence, never mixed into the lower bound or ``verdict``: each step's noise bounded from
+    above on the left-out canaries' coordinates, the epsilon of the steps at those bounds (at ``confidence``;
+    None when infinite, a step without noise), the smallest step's bound over the claimed noise multiplier, and
+    its own verdict.
     """
 
     claimed_epsilon: float
@@ -75,6 +82,10 @@ class DpsgdAudit(Result):
     steinke_epsilon_lower_bound: float | None = None
     fdp_epsilon_lower_bound: float | None = None
     recipe_curve_rejected: bool | None = None
+    noise_check_epsilon_lower_bound: float | None = None
+    noise_check_min_ratio: float | None = None
+    noise_check_violated: bool | None = None
+    noise_check_verdict: str | None = None
     violated: bool
     verdict: str
     canaries: str
@@ -296,11 +307,17 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
     S = draw_inclusion(int(m), rng)
     C = int(n_classes if n_classes is not None else y.max() + 1)
     wall, cpu = time.perf_counter(), time.process_time()
+    noise = None
     if canaries == "gradient":
         bank, scores = learner.fit_many_with_canaries(X, y, [np.arange(n)], [seed], included=(S > 0)[None],
                                                       n_classes=C)
         scores = scores[0]
         Xtr, ytr = X, y
+        cn = bank.info.get("canary_noise")
+        if cn is not None and cn["n"][0] > 0:
+            noise = noise_check(cn["mean_square"][0], cn["n"][0], noise_multiplier=float(learner.noise_multiplier),
+                                max_grad_norm=float(learner.max_grad_norm), sampling_rate=float(q),
+                                claimed_epsilon=float(claimed_epsilon), delta=float(delta), beta=float(beta))
     else:
         if X_canary is None:
             raise InvalidParameterError("canaries='input' needs X_canary: rows to draw the canaries from")
@@ -334,6 +351,10 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         epsilon_lower_bound=check.epsilon_lower_bound, gdp_epsilon_lower_bound=alone["gdp"],
         steinke_epsilon_lower_bound=alone["steinke2023"], fdp_epsilon_lower_bound=alone["fdp"],
         recipe_curve_rejected=curve_rejected,
+        noise_check_epsilon_lower_bound=None if noise is None else noise.epsilon_lower_bound,
+        noise_check_min_ratio=None if noise is None else noise.min_noise_ratio,
+        noise_check_violated=None if noise is None else noise.violated,
+        noise_check_verdict=None if noise is None else noise.verdict,
         violated=check.violated, verdict=check.verdict, canaries=canaries, m=int(m), n_included=int((S > 0).sum()),
         guesses=s.r, correct=s.v, k_plus=s.k_plus, k_minus=s.k_minus, n_candidates=s.n_candidates, n_train=n,
         noise_multiplier=float(learner.noise_multiplier), max_grad_norm=float(learner.max_grad_norm),

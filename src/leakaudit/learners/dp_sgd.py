@@ -512,6 +512,30 @@ class DPSGD(Learner):
         return bank
 
 
+def _noise_info(noise_ms, included, scheds) -> dict:
+    """``bank.info["canary_noise"]``: per model, each step's mean square of the noisy sum along the canaries it
+    left out (``mean_square``, a list of its T floats; coordinates no gradient reaches, so pure noise: about
+    ``(noise_multiplier C)^2`` when the step is correct) and how many they are (``n``)."""
+    return {"mean_square": [noise_ms[k, : s["steps"]].tolist() for k, s in enumerate(scheds)],
+            "n": [int((~np.asarray(row, bool)).sum()) for row in included]}
+
+
+def _canary_llr(x, c, q):
+    """One step's log likelihood ratio per canary, "in this step's batch" against "not": log((1 - q) + q exp((c x -
+    c^2 / 2) / s^2)).
+
+    ``x`` (K, m): the step's noisy gradient sum along each canary of K models; ``c``: a clipped canary's
+    contribution (the clip norm); ``q`` (K,): the sampling rate. s, the noise standard deviation along a canary,
+    is estimated from the spread of the m components (median absolute deviation: most canaries are not in the
+    batch), so that a step with too little noise shows.
+    """
+    med = np.median(x, axis=1, keepdims=True)
+    s = 1.4826 * np.median(np.abs(x - med), axis=1, keepdims=True)
+    s = np.maximum(s, 1e-6 * c)
+    return np.logaddexp(np.log1p(-np.minimum(q, 1 - 1e-12))[:, None],
+                        np.log(q)[:, None] + (c * x - 0.5 * c * c) / (s * s))
+
+
 class _BatchedDPSGD:
     """The batched trainer: K nets (TorchMLP or TorchCNN architecture) stepped together."""
 
@@ -618,13 +642,15 @@ class _BatchedDPSGD:
 
         if self.kind != "mlp":
             return "the compiled DP step trains TorchMLP nets (TorchCNN trains with torch.func)"
-        if self.canaries is not None:
-            return "gradient canaries are inserted by the torch trainer"
         if self.o.learner._check_params()["backend"] != "compiled":
             return ("the wrapped TorchMLP trains with torch (backend='torch', or a net the kernel has no copy for: "
                     "one hidden layer, float32, its widths)")
         if not _mlp_native.supports_dp():
             return f"the compiled kernel is not available ({_mlp_native.KERNEL.reason})"
+        if self.canaries is not None and self.canaries[1] != "extra":
+            return "gradient canaries along the net's own parameters ('dirac', 'random') are inserted by the torch loop"
+        if self.canaries is not None and not _mlp_native.supports_dp_canaries():
+            return "the compiled DP step predates gradient canaries (rebuild the kernels)"
         return None
 
     def _run_compiled(self):
@@ -635,6 +661,13 @@ class _BatchedDPSGD:
         the state ``noise_state([seed_k, _NOISE_STREAM])``, not by the torch loop's generators: the two trainers
         agree to float rounding without noise, and in distribution with it. The rows go to the kernel as the
         wrapped TorchMLP's fast mode gives them (its ``sparse_input`` rule, one-hot groups, dense rows).
+
+        "extra" gradient canaries: m parameters after the net's in the kernel's own parameter vector, so that the
+        kernel clips each sampled canary's gradient, adds it to the step's sum and noises and updates them in the
+        loop that noises the net (one stream: the net's draws are the first P of each step's, so with canaries
+        the net's noise differs from a run without them, in value, not in distribution). The canaries' batches
+        are the torch loop's (``default_rng([seed_k, _CANARY_STREAM])``). One step per kernel call: the auditor
+        reads each step's noisy sum off two consecutive iterates, ``(theta_t - theta_{t+1}) / (lr inv)``.
         """
         from . import _mlp_native as nat
         from ._threads import for_each_model
@@ -657,6 +690,15 @@ class _BatchedDPSGD:
         S = max(1, min(Tmax, 64))
         perms: list = [None] * self.K
         groups = [0] * self.K
+        P = nat.n_params_1h(d, H, C)
+        E = 0 if self.canaries is None else int(self.canaries[0].shape[1])
+        scores = np.zeros((self.K, E)) if E else None
+        # per step, the mean square of the noisy sum along the canaries left out (pure noise: no gradient reaches
+        # them), for the per-step noise check (leakaudit.dpaudit.noise_check)
+        noise_ms = np.full((self.K, Tmax), np.nan) if E else None
+        if E:
+            S = 1  # the auditor reads every iterate
+            cnorm = float(o.canary_norm if o.canary_norm is not None else 1000.0 * clip)
 
         def one(k):
             sch = self.scheds[k]
@@ -665,8 +707,17 @@ class _BatchedDPSGD:
                                rows=self.subsets[k], d=d, H=H, C=C, lr=float(o.lr), inv=1.0 / denom,
                                clip=clip if o.bug != "skip_clipping" else math.inf,
                                activation=0 if mlp.activation == "tanh" else 1,
-                               onehot=sparse and nat.ONEHOT)
+                               onehot=sparse and nat.ONEHOT, extra=E, canary_norm=cnorm if E else 0.0)
             groups[k] = tr.groups
+            params = packed[k]
+            if E:  # the net's parameters, then the canaries' (starting at 0)
+                params = np.zeros(P + E, np.float32)
+                params[:P] = packed[k, :P]
+                included = np.flatnonzero(self.canaries[0][k])
+                left_out = ~self.canaries[0][k]
+                csampler = _PoissonSteps(np.random.default_rng([int(self.seeds[k]), _CANARY_STREAM]), included.size,
+                                         q, block=min(64, T))
+                to_sum = 1.0 / (float(np.float32(o.lr)) * float(np.float32(1.0 / denom)))
             # the noise standard deviation of the step's sum, divided by the expected batch as the sum is
             std = sigma * clip / (max(1.0, denom) if o.bug == "noise_per_batch" else 1.0)
             state = nat.noise_state([int(self.seeds[k]), _NOISE_STREAM]) if sigma > 0 else None
@@ -687,13 +738,26 @@ class _BatchedDPSGD:
                 nscale = np.full(ns, std / denom, np.float32)
                 if t0 <= bad_step < t0 + ns:
                     nscale[bad_step - t0] = 0.0
-                tr.steps(packed[k], batch, step_ptr, state, nscale)
+                if not E:
+                    tr.steps(params, batch, step_ptr, state, nscale)
+                    continue
+                cbatch = included[csampler.next()]  # one step (S = 1)
+                before = params[P:].astype(np.float64)
+                tr.steps(params, batch, step_ptr, state, nscale, cbatch=cbatch,
+                         cstep_ptr=np.array([0, cbatch.size], np.int64))
+                noisy_sum = (before - params[P:]) * to_sum
+                scores[k] += _canary_llr(noisy_sum[None], clip, np.array([q]))[0]
+                noise_ms[k, t0] = float(np.mean(np.square(noisy_sum[left_out]))) if left_out.any() else np.nan
+            if E:
+                packed[k, :P] = params[:P]
 
         for_each_model(one, self.K, mlp.n_threads)
         (W1, W2), (b1, b2) = nat.unpack_1h(packed, d, H, C)
         bank = self._bank([W1, b1, W2, b2])
         bank.info = {**bank.info, "kernel": "native", "onehot_groups": int(max(groups, default=0))}
-        return bank, None
+        if E:
+            bank.info["canary_noise"] = _noise_info(noise_ms, self.canaries[0], self.scheds)
+        return bank, scores
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self):
@@ -734,6 +798,7 @@ class _BatchedDPSGD:
         bad_step = Tmax // 2 if o.bug == "skip_noise_step" else -1
         clipped_sum = self._mlp_clipped_sum if self.kind == "mlp" else self._cnn_clipped_sum
         scores = np.zeros((K, canary["m"])) if canary is not None else None
+        noise_ms = np.full((K, Tmax), np.nan) if extra else None  # see _run_compiled
         if canary is not None:  # the canaries' draws from streams of their own (see _CANARY_STREAM)
             canary_rngs = [np.random.default_rng([int(s), _CANARY_STREAM]) for s in self.seeds]
             extra_gens = [_torch_generator(torch, s, _NOISE_STREAM, 1) for s in self.seeds]
@@ -771,8 +836,16 @@ class _BatchedDPSGD:
                     # the auditor reads the noisy sum off two consecutive iterates: (theta_t - theta_{t+1}) B / lr,
                     # which is g up to rounding; g itself is used (the same numbers the update was made of)
                     self._canary_score(canary, scores, g.numpy(), q, active)
+                    if extra:
+                        x = g.numpy()[:, Ptot:].astype(np.float64)
+                        for k in np.flatnonzero(active):
+                            out_k = ~canary["inc"][k]
+                            noise_ms[k, t] = float(np.mean(np.square(x[k, out_k]))) if out_k.any() else np.nan
         out = [flat[:, offs[i]:offs[i + 1]].reshape(K, *shapes[i]).numpy().copy() for i in range(len(shapes))]
-        return self._bank(out), scores
+        bank = self._bank(out)
+        if extra:
+            bank.info["canary_noise"] = _noise_info(noise_ms, canary["inc"], self.scheds)
+        return bank, scores
 
     def _batch(self, k, t, rng, q, perms):
         """Model k's rows of step t: a Poisson sample (ascending), or the next slice of this epoch's permutation.
@@ -851,13 +924,7 @@ class _BatchedDPSGD:
             x = noisy_sum[:, canary["coords"]].astype(np.float64)
         else:
             x = noisy_sum[:, : canary["U"].shape[1]] @ canary["U"].T
-        c = float(self.o.max_grad_norm)
-        med = np.median(x, axis=1, keepdims=True)
-        s = 1.4826 * np.median(np.abs(x - med), axis=1, keepdims=True)
-        s = np.maximum(s, 1e-6 * c)
-        llr = np.logaddexp(np.log1p(-np.minimum(q, 1 - 1e-12))[:, None],
-                           np.log(q)[:, None] + (c * x - 0.5 * c * c) / (s * s))
-        scores += np.where(active[:, None], llr, 0.0)
+        scores += np.where(active[:, None], _canary_llr(x, float(self.o.max_grad_norm), q), 0.0)
 
     def _bank(self, out):
         if self.kind == "mlp":
