@@ -148,4 +148,12 @@ def register(app: typer.Typer) -> None:
         typer.echo("each analysis alone at the full confidence: "
                    + "; ".join(f"{k} {v:.3f}" for k, v in alone.items() if v is not None))
         typer.echo(f"verdict: {s['verdict']}")
+        if s.get("noise_check_verdict") is not None:
+            e = s.get("noise_check_epsilon_lower_bound")
+            # a separate kind of evidence, never mixed into the lower bound above (leakaudit.dpaudit.noise_check)
+            shown = "infinite" if e is None or e == float("inf") else format(e, ".3f")
+            typer.echo("per-step noise check (separate from the bound; each step's noise bounded above on the "
+                       f"left-out canaries): epsilon at least {shown} at "
+                       f"{100 * s['confidence']:g}% confidence, smallest step's noise / claimed "
+                       f"{s['noise_check_min_ratio']:.3f}; {s['noise_check_verdict']}")
         typer.echo(f"wrote {out}/dp_audit.json")
