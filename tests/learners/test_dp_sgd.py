@@ -201,8 +201,33 @@ def test_opacus_path_for_other_modules():
     assert bank.info["trained"] == "opacus" and bank.info["steps"] == [10, 6]
     again = dp.fit_many(X, y, [np.arange(80), np.arange(40)], [1, 2])
     assert np.allclose(again.predict_proba(X), bank.predict_proba(X))
-    with pytest.raises(UnsupportedError, match="bug"):
-        DPSGD(**{**dp.get_params(deep=False), "bug": "skip_clipping"}).fit(X, y, random_state=0)
+    with pytest.raises(UnsupportedError, match="directions='extra'"):
+        dp.fit_many_with_canaries(X, y, [np.arange(80)], [1], included=np.ones((1, 10), bool), directions="dirac")
+
+
+@pytest.mark.parametrize("bug", [None, "skip_noise_step", "skip_clipping", "noise_per_batch"])
+def test_opacus_whitebox_canaries_catch_planted_bugs(bug):
+    """Gradient canaries through Opacus's DPOptimizer (a parameter tensor of the auditor's own, per-example
+    gradients appended before its clipping and noise): a correct run is consistent with its claim in both the
+    one-run bound and the per-step noise check; each planted bug is caught by one of them."""
+    pytest.importorskip("opacus")
+    from leakaudit.dpaudit import audit_dpsgd
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = (X[:, 0] > 0).astype(int)
+    dp = DPSGD(learner=TorchModuleLearner(module="_torch_module_helpers:TinyNet"), noise_multiplier=1.0,
+               sampling_rate=0.05, epochs=2, lr=0.1, bug=bug)
+    claim = dp.accounted_epsilon(400) * 1.0001
+    r = audit_dpsgd(dp, X, y, claimed_epsilon=claim, delta=1e-5, m=4000, random_state=1)
+    assert r.steps == 40 and r.noise_check_verdict is not None
+    if bug is None:
+        assert not r.violated and not r.noise_check_violated and 0.95 < r.noise_check_min_ratio < 1.1
+    elif bug == "skip_clipping":
+        assert r.violated and not r.noise_check_violated  # the noise is right; the clipped sum is not
+    else:
+        assert r.noise_check_violated and r.noise_check_min_ratio < 0.1
+        assert r.violated
 
 
 def test_extra_canaries_leave_the_trained_net_unchanged():

@@ -322,8 +322,6 @@ class DPSGD(Learner):
             check_scalar(self.canary_norm, name="canary_norm", min_val=0.0, include_min=False)
         if self.bug is not None:
             check_choice(self.bug, name="bug", choices=BUGS)
-        if kind == "module" and self.bug is not None:
-            raise UnsupportedError("bug is planted by the batched trainer (TorchMLP, TorchCNN), not through Opacus")
         return {"kind": kind, "neighbouring": neighbouring}
 
     def schedule(self, n: int) -> dict:
@@ -422,11 +420,10 @@ class DPSGD(Learner):
         check_choice(directions, name="directions", choices=("extra", "dirac", "random"))
         # "extra" canaries live on parameters of their own, outside the net, so any architecture of the batched
         # trainer carries them; "dirac" and "random" point into the net's parameters, laid out for the MLP only
-        if p["kind"] == "module" or (p["kind"] == "cnn" and directions != "extra"):
-            raise UnsupportedError(f"gradient canaries with directions={directions!r} are inserted by the TorchMLP "
-                                   "trainer" + (", and 'extra' ones by the TorchCNN trainer too" if p["kind"] == "cnn"
-                                                else "") + "; audit other architectures with input canaries "
-                                   "(black-box)")
+        if p["kind"] != "mlp" and directions != "extra":
+            raise UnsupportedError(f"gradient canaries with directions={directions!r} point into the TorchMLP's own "
+                                   f"parameters; a {type(self.learner).__name__} takes directions='extra' (parameters "
+                                   "of the auditor's own)")
         from ._base import check_many_inputs
 
         X, y, subsets, seeds, n_classes = check_many_inputs(X, y, subsets, random_states, task=self.task,
@@ -441,7 +438,7 @@ class DPSGD(Learner):
         p = self._check_params()
         scheds = [self.schedule(s.size) for s in subsets]
         if p["kind"] == "module":
-            bank, scores = self._train_opacus(X, y, subsets, seeds, scheds, n_classes), None
+            bank, scores = self._train_opacus(X, y, subsets, seeds, scheds, n_classes, canaries)
         else:
             bank, scores = _BatchedDPSGD(self, p["kind"], X, y, subsets, seeds, scheds, n_classes, canaries).run()
         eps = [dpsgd_accounted_epsilon(noise_multiplier=float(self.noise_multiplier), sampling=self.sampling,
@@ -457,10 +454,27 @@ class DPSGD(Learner):
         self.epsilon_ = float(max(eps))
         return bank, scores
 
-    def _train_opacus(self, X, y, subsets, seeds, scheds, n_classes):
+    def _train_opacus(self, X, y, subsets, seeds, scheds, n_classes, canaries=None):
         """Any torch module: Opacus's ``PrivacyEngine`` (per-example gradients by hooks), one model at a time.
 
         Opacus draws Poisson batches at rate ``1 / len(loader)``; ``scheds`` is rewritten to what it ran.
+
+        White-box canaries (``canaries = (included, "extra")``): one parameter of the auditor's own per canary, a
+        tensor ``theta_c`` of m zeros that the module never reads, given to the optimizer beside the module's
+        parameters (a parameter group added after ``make_private``), so that Opacus's DPOptimizer clips, sums,
+        noises and updates it with the rest. Before each step
+        the sampled canaries (each included one with probability q, from ``default_rng([seed_k,
+        _CANARY_STREAM])``) are appended to the step's per-example gradients (``p.grad_sample``) as examples of
+        their own: gradient ``canary_norm`` along their own coordinate of ``theta_c``, zero on the module's
+        parameters; the batch's examples have zero gradient on ``theta_c``. ``pre_step``'s ``clip_and_accumulate``
+        and ``add_noise`` then treat them as any example (Steinke et al. 2023, Sec. 5; Nasr et al. 2023's Dirac
+        canaries). The auditor reads each step's noisy sum along the canaries off two iterates of ``theta_c``:
+        ``(theta_t - theta_{t+1}) B / lr`` (plain SGD, Opacus's mean reduction over the expected batch B), scores it
+        as the batched trainer does and measures the left-out canaries' noise (``info["canary_noise"]``).
+
+        Planted bugs (test-only) are Opacus's own parameters changed around its calls: ``skip_clipping`` clips at
+        an infinite norm (the noise keeps ``noise_multiplier * max_grad_norm``), ``skip_noise_step`` sets the
+        noise multiplier to 0 in the middle step, ``noise_per_batch`` divides it by B in every step.
         """
         try:
             from opacus import PrivacyEngine
@@ -472,7 +486,12 @@ class DPSGD(Learner):
         torch = import_torch()
         inner = self.learner
         cls, kwargs = inner._check_params()
+        C = float(self.max_grad_norm)
         models = []
+        m = 0 if canaries is None else int(canaries[0].shape[1])
+        scores = np.zeros((len(subsets), m)) if m else None
+        noise_ms = []
+        cnorm = float(self.canary_norm if self.canary_norm is not None else 1000.0 * C)
         for i, (s, seed) in enumerate(zip(subsets, seeds)):
             module = inner._new_module(cls, kwargs, seed)
             Xs = torch.as_tensor(X[s], dtype=torch.float32)
@@ -485,31 +504,95 @@ class DPSGD(Learner):
             loader = torch.utils.data.DataLoader(ds, batch_size=B, shuffle=self.sampling == "shuffle",
                                                  generator=gen)
             per = len(loader)
-            scheds[i] = {"sampling_rate": 1.0 / per if self.sampling == "poisson" else B / s.size,
-                             "batch_size": B, "steps": per * int(self.epochs), "steps_per_epoch": per}
+            q = 1.0 / per if self.sampling == "poisson" else B / s.size
+            scheds[i] = {"sampling_rate": q, "batch_size": B, "steps": per * int(self.epochs), "steps_per_epoch": per}
+            theta_c = torch.nn.Parameter(torch.zeros(m)) if m else None
             opt = torch.optim.SGD(module.parameters(), lr=float(self.lr))
             engine = PrivacyEngine(accountant="prv")
             pmod, opt, loader = engine.make_private(
                 module=module, optimizer=opt, data_loader=loader, noise_multiplier=float(self.noise_multiplier),
-                max_grad_norm=float(self.max_grad_norm), poisson_sampling=self.sampling == "poisson",
-                noise_generator=gen)
+                max_grad_norm=C, poisson_sampling=self.sampling == "poisson", noise_generator=gen)
+            if m:  # after make_private, which wants the module's parameters only
+                opt.original_optimizer.add_param_group({"params": [theta_c]})
+            self._plant_opacus_bug(opt, scheds[i]["steps"], B)
+            if m:
+                included = np.flatnonzero(canaries[0][i])
+                left_out = ~np.asarray(canaries[0][i], bool)
+                sampler = _PoissonSteps(np.random.default_rng([int(seed), _CANARY_STREAM]), included.size, q,
+                                        block=min(64, scheds[i]["steps"]))
+                ms = []
+            mparams = [p for p in module.parameters() if p.requires_grad]
             with torch_threads(1):
                 for _ in range(int(self.epochs)):
                     for xb, yb in loader:
                         opt.zero_grad()
-                        if len(xb) == 0:  # an empty Poisson batch: the step adds noise only
+                        if len(xb):
+                            out = pmod(xb)
+                            logp = torch.log(out.clamp_min(1e-12)) if kind == "probs" else torch.log_softmax(out, -1)
+                            torch.nn.functional.nll_loss(logp, yb).backward()
+                        if not m:
+                            if not len(xb):  # an empty Poisson batch: the step adds noise only
+                                for p in mparams:
+                                    p.grad_sample = p.new_zeros((0, *p.shape))
                             opt.step()
                             continue
-                        out = pmod(xb)
-                        logp = torch.log(out.clamp_min(1e-12)) if kind == "probs" else torch.log_softmax(out, -1)
-                        torch.nn.functional.nll_loss(logp, yb).backward()
+                        sampled = torch.as_tensor(included[sampler.next()], dtype=torch.int64)
+                        k = int(sampled.numel())
+                        for p in mparams:  # the canaries: examples with no gradient on the module's parameters
+                            gs = p.grad_sample if len(xb) else p.new_zeros((0, *p.shape))
+                            p.grad_sample = torch.cat([gs, gs.new_zeros((k, *gs.shape[1:]))])
+                        gc = theta_c.new_zeros((len(xb) + k, m))
+                        gc[len(xb) + torch.arange(k), sampled] = cnorm
+                        theta_c.grad_sample = gc
+                        before = theta_c.detach().numpy().astype(np.float64)
                         opt.step()
+                        x = (before - theta_c.detach().numpy()) * (float(opt.expected_batch_size) / float(self.lr))
+                        scores[i] += _canary_llr(x[None], C, np.array([q]))[0]
+                        ms.append(float(np.mean(np.square(x[left_out]))) if left_out.any() else np.nan)
+            if m:
+                noise_ms.append(ms)
             module = pmod._module if hasattr(pmod, "_module") else pmod
             module.eval()
             models.append(TorchModuleModel(module, kind, X.shape[1], int(n_classes)))
         bank = ListModelBank(models, n_classes)
         bank.info = {"trained": "opacus"}
-        return bank
+        if m:
+            bank.info["canary_noise"] = {"mean_square": noise_ms,
+                                         "n": [int((~np.asarray(r, bool)).sum()) for r in canaries[0]]}
+        return bank, scores
+
+    def _plant_opacus_bug(self, opt, steps, B):
+        """Plant ``self.bug`` (test-only) in Opacus's DPOptimizer ``opt`` by changing its parameters around its own
+        ``clip_and_accumulate`` / ``add_noise`` calls (see :meth:`_train_opacus`)."""
+        if self.bug is None:
+            return
+        clip_and_accumulate, add_noise = opt.clip_and_accumulate, opt.add_noise
+        sigma, C = float(opt.noise_multiplier), float(opt.max_grad_norm)
+        count = [0]
+
+        def clip_unclipped():
+            opt.max_grad_norm = math.inf
+            try:
+                clip_and_accumulate()
+            finally:
+                opt.max_grad_norm = C
+
+        def noise_wrong():
+            t = count[0]
+            count[0] += 1
+            if self.bug == "noise_per_batch":
+                opt.noise_multiplier = sigma / max(1.0, float(B))
+            elif t == steps // 2:
+                opt.noise_multiplier = 0.0
+            try:
+                add_noise()
+            finally:
+                opt.noise_multiplier = sigma
+
+        if self.bug == "skip_clipping":
+            opt.clip_and_accumulate = clip_unclipped
+        else:
+            opt.add_noise = noise_wrong
 
 
 def _noise_info(noise_ms, included, scheds) -> dict:
