@@ -64,6 +64,9 @@ class DpsgdAudit(Result):
     True means the implementation does not have the privacy its accounting says (without necessarily breaking
     the claimed epsilon).
 
+    ``trainer``: what trained the audited run ("native": the compiled DP step, "torch": the batched torch loop,
+    "opacus").
+
     ``noise_check_*`` (gradient canaries only): the per-step noise check (:mod:`leakaudit.dpaudit.noise_check`), a
     different kind of evidence, never mixed into the lower bound or ``verdict``: each step's noise bounded from
     above on the left-out canaries' coordinates, the epsilon of the steps at those bounds (at ``confidence``;
@@ -106,6 +109,7 @@ class DpsgdAudit(Result):
     lr: float
     train_accuracy: float
     bug: str | None = None
+    trainer: str | None = None
     seconds: float
     cpu_seconds: float
 
@@ -359,5 +363,6 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         guesses=s.r, correct=s.v, k_plus=s.k_plus, k_minus=s.k_minus, n_candidates=s.n_candidates, n_train=n,
         noise_multiplier=float(learner.noise_multiplier), max_grad_norm=float(learner.max_grad_norm),
         sampling=learner.sampling, sampling_rate=float(sch["sampling_rate"]), steps=int(sch["steps"]),
-        epochs=int(learner.epochs), lr=float(learner.lr), train_accuracy=acc, bug=learner.bug, seconds=wall,
+        epochs=int(learner.epochs), lr=float(learner.lr), train_accuracy=acc, bug=learner.bug,
+        trainer="opacus" if bank.info.get("trained") == "opacus" else bank.info.get("kernel"), seconds=wall,
         cpu_seconds=cpu)
