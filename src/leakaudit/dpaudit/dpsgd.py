@@ -9,10 +9,12 @@ budget, searched over guess counts with a union bound.
 
 Canaries:
 
-``"gradient"`` (white-box; TorchMLP nets)
-    Gradient canaries inserted into every DP-SGD step (:meth:`DPSGD.fit_many_with_canaries`): Dirac canaries on
-    parameters of the auditor's own (first-layer weights of inputs that are 0 in every row, so no data gradient
-    hides them), scored by the subsampled-Gaussian likelihood ratio of every intermediate update. The threat
+``"gradient"`` (white-box; TorchMLP and TorchCNN nets, and any torch module through Opacus)
+    Gradient canaries inserted into every DP-SGD step (:meth:`DPSGD.fit_many_with_canaries`; by the compiled DP
+    step where it trains the net, else the torch loop or Opacus's DPOptimizer): Dirac canaries on parameters of
+    the auditor's own (no data gradient reaches them, so none hides them), scored by the subsampled-Gaussian
+    likelihood ratio of every intermediate update. The canaries left out measure each step's noise: the per-step
+    noise check (:mod:`leakaudit.dpaudit.noise_check`), reported apart from the lower bound. The threat
     model is that of DP-SGD's own accounting: every intermediate model is released and the adversary chooses
     the canaries' gradients. The accountant's epsilon covers the release of all iterates, and any statistic of
     them is post-processing, so scoring each step's update is a valid test of the claim.

@@ -13,7 +13,7 @@ most DP-SGD code does.
 
 The compiled step. TorchMLP nets that the wrapped learner trains with the package's C kernel (one hidden
 layer, float32, a width it has a copy for, ``backend`` not "torch") are trained model by model by its DP step
-(``_mlp_native.c``, ``leakaudit_dp_train_1h_f32``), gradient canaries excepted: each row's gradient norm from
+(``_mlp_native.c``, ``leakaudit_dp_train_1h_f32``), "extra" gradient canaries included: each row's gradient norm from
 the rank-one layers below, its gradient scaled to norm at most ``C`` before it is summed, the noise added in the
 update, drawn in the kernel (8 lanes of xoshiro128** and the Box-Muller transform, from
 ``noise_state([seed_k, 0x0D95])``: ``_mlp_native.gauss``). Initial weights and batches are the torch loop's, the
@@ -52,7 +52,12 @@ each step's batch like a row (probability q), with a gradient of norm ``canary_n
 ``u_i`` that is clipped and noised like every other. The auditor watches every intermediate model and scores
 each canary by the likelihood ratio of the subsampled Gaussian mechanism along ``u_i``, step after step. By
 default ``u_i`` is a parameter of the auditor's own (the first-layer weight of an input that is 0 in every row),
-so that no data gradient hides the canary; the mechanism treats it as any other parameter.
+so that no data gradient hides the canary; the mechanism treats it as any other parameter. Who inserts them:
+the compiled DP step (its parameter vector extended by the canaries'; the torch loop stays the oracle and the
+fallback), the torch loop (TorchCNN, "dirac" and "random" directions, ``backend="torch"``) and, for any other
+torch module, Opacus's own DPOptimizer (:meth:`DPSGD._train_opacus`). The canaries left out are coordinates no
+gradient reaches: each step's noise is measured on them (``info["canary_noise"]``, the per-step noise check of
+:mod:`leakaudit.dpaudit.noise_check`).
 
 References
 ----------
@@ -406,7 +411,9 @@ class DPSGD(Learner):
             and updates them as every parameter. "dirac": single coordinates of the net itself, first-layer
             weights of the input features with the fewest non-zero values in ``X`` (where the data's gradients
             are smallest; at most the net's parameter count). "random": random unit directions in the net's
-            parameter space.
+            parameter space. TorchCNN nets and torch modules (Opacus) take "extra" only. The compiled DP step
+            draws the net's noise and the canaries' from one stream, so there the net trained with canaries
+            differs from the one trained without them in value (not in distribution) when there is noise.
 
         Returns
         -------
@@ -414,7 +421,9 @@ class DPSGD(Learner):
         scores : ndarray of shape (K, m)
             Per canary, the sum over steps of the log likelihood ratio "in this step's batch" against "not",
             of the update along its direction, for the Poisson-subsampled Gaussian (higher: more likely
-            included); it needs every intermediate model (the white-box threat model).
+            included); it needs every intermediate model (the white-box threat model). With "extra" canaries
+            the bank's ``info["canary_noise"]`` holds each step's mean square of the noisy sum along the
+            left-out canaries and their number (:func:`leakaudit.dpaudit.noise_check`).
         """
         p = self._check_params()
         check_choice(directions, name="directions", choices=("extra", "dirac", "random"))
