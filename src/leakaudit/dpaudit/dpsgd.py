@@ -320,9 +320,10 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         scores = scores[0]
         Xtr, ytr = X, y
         cn = bank.info.get("canary_noise")
-        if cn is not None and cn["n"][0] > 0:
+        if cn is not None and cn["n"][0] > 0:  # at the rate the trainer ran (Opacus's is 1 / its batches)
             noise = noise_check(cn["mean_square"][0], cn["n"][0], noise_multiplier=float(learner.noise_multiplier),
-                                max_grad_norm=float(learner.max_grad_norm), sampling_rate=float(q),
+                                max_grad_norm=float(learner.max_grad_norm),
+                                sampling_rate=float(bank.info["sampling_rate"][0]),
                                 claimed_epsilon=float(claimed_epsilon), delta=float(delta), beta=float(beta))
     else:
         if X_canary is None:
