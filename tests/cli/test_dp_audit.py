@@ -47,3 +47,22 @@ def test_a_small_audit_writes_strict_json(capsys, tmp_path):
     assert s["bound"] == "best"
     assert s["epsilon_lower_bound"] <= max(s["steinke_epsilon_lower_bound"], s["fdp_epsilon_lower_bound"])
     assert "each analysis alone at the full confidence: Theorem 3.1 " in out and "f-DP (epsilon, delta) " in out
+    # the per-step noise check: its own line and fields, apart from the bound
+    assert s["noise_check_verdict"] == "consistent with the claim" and s["trainer"] in ("native", "torch")
+    assert "per-step noise check (separate from the bound" in out
+
+
+def test_a_torch_module_takes_gradient_canaries(capsys, tmp_path, monkeypatch):
+    """--module with --canaries gradient: white-box canaries through Opacus, with the per-step noise check."""
+    pytest.importorskip("opacus")
+    import pathlib
+
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parents[1] / "learners"))
+    rc = main(["dp-audit", "--epsilon", "8", "--noise-multiplier", "0.9", "--sampling-rate", "0.05", "--epochs",
+               "1", "--n-train", "400", "--m", "400", "--module", "_torch_module_helpers:TinyNet", "--module-kwargs",
+               '{"n_in": 107}', "--delta", "1e-4", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    s = json.loads((tmp_path / "dp_audit.json").read_text())
+    assert s["trainer"] == "opacus" and s["canaries"] == "gradient" and s["noise_check_violated"] is False
+    assert "verdict: consistent with the claim" in out

@@ -115,7 +115,8 @@ def test_a_step_without_noise_at_a_small_rate_violates_a_claimed_4():
 
 def test_white_box_canaries_on_a_cnn():
     """'extra' gradient canaries sit on parameters of their own, so the TorchCNN trainer carries them as the MLP's
-    does: a correct run stays consistent, a planted bug violates the claim; 'dirac' and Opacus modules refuse."""
+    does: a correct run stays consistent, a planted bug violates the claim; 'dirac' and 'random' directions are
+    refused by the CNN and by torch modules (Opacus), which take 'extra' canaries (tests/learners/test_dp_sgd.py)."""
     from leakaudit.exceptions import UnsupportedError
     from leakaudit.learners import TorchCNN, TorchModuleLearner
 
@@ -133,9 +134,10 @@ def test_white_box_canaries_on_a_cnn():
     bad = audit_dpsgd(cnn(bug="skip_clipping"), X, y, claimed_epsilon=eps, delta=1e-5, m=400, random_state=1)
     assert bad.violated, bad.epsilon_lower_bound
     inc = np.ones((1, 10), bool)
-    with pytest.raises(UnsupportedError, match="directions='dirac' are inserted by the TorchMLP trainer, and 'extra'"):
+    with pytest.raises(UnsupportedError, match="directions='dirac' point into the TorchMLP's own parameters; a "
+                                               "TorchCNN takes directions='extra'"):
         cnn().fit_many_with_canaries(X, y, [np.arange(300)], [0], included=inc, directions="dirac")
     mod = DPSGD(learner=TorchModuleLearner(module="torch.nn:Linear",
                                            module_kwargs={"in_features": 36, "out_features": 2}), sampling_rate=0.1)
-    with pytest.raises(UnsupportedError, match="audit other architectures with input canaries"):
-        mod.fit_many_with_canaries(X, y, [np.arange(300)], [0], included=inc)
+    with pytest.raises(UnsupportedError, match="a TorchModuleLearner takes directions='extra'"):
+        mod.fit_many_with_canaries(X, y, [np.arange(300)], [0], included=inc, directions="random")

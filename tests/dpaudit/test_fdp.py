@@ -159,3 +159,13 @@ def test_recipe_profile_is_tighter_than_its_epsilon_delta():
     assert not privacy_profile_rejects(140_000, 595, 500, epsilons=eps, deltas=deltas, beta=0.025)
     with pytest.raises(InvalidParameterError, match="^epsilons and deltas"):
         privacy_profile_rejects(10, 5, 5, epsilons=[1.0, 2.0], deltas=[1e-5])
+
+
+def test_recipe_profile_is_a_probability_where_the_accountant_rounds_below_zero():
+    """q = 0.01, 500 steps, sigma 1: dp_accounting gives about -1.7e-15 at large epsilon; the profile stays in
+    [0, 1] so that privacy_profile_rejects accepts it."""
+    from leakaudit.dpaudit import privacy_profile_rejects, subsampled_gaussian_profile
+
+    eps, deltas = subsampled_gaussian_profile(1.0, 0.01, 500)
+    assert deltas.min() >= 0.0 and deltas.max() <= 1.0
+    assert privacy_profile_rejects(1000, 10, 10, epsilons=eps, deltas=deltas) in (True, False)

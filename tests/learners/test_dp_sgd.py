@@ -201,8 +201,33 @@ def test_opacus_path_for_other_modules():
     assert bank.info["trained"] == "opacus" and bank.info["steps"] == [10, 6]
     again = dp.fit_many(X, y, [np.arange(80), np.arange(40)], [1, 2])
     assert np.allclose(again.predict_proba(X), bank.predict_proba(X))
-    with pytest.raises(UnsupportedError, match="bug"):
-        DPSGD(**{**dp.get_params(deep=False), "bug": "skip_clipping"}).fit(X, y, random_state=0)
+    with pytest.raises(UnsupportedError, match="directions='extra'"):
+        dp.fit_many_with_canaries(X, y, [np.arange(80)], [1], included=np.ones((1, 10), bool), directions="dirac")
+
+
+@pytest.mark.parametrize("bug", [None, "skip_noise_step", "skip_clipping", "noise_per_batch"])
+def test_opacus_whitebox_canaries_catch_planted_bugs(bug):
+    """Gradient canaries through Opacus's DPOptimizer (a parameter tensor of the auditor's own, per-example
+    gradients appended before its clipping and noise): a correct run is consistent with its claim in both the
+    one-run bound and the per-step noise check; each planted bug is caught by one of them."""
+    pytest.importorskip("opacus")
+    from leakaudit.dpaudit import audit_dpsgd
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = (X[:, 0] > 0).astype(int)
+    dp = DPSGD(learner=TorchModuleLearner(module="_torch_module_helpers:TinyNet"), noise_multiplier=1.0,
+               sampling_rate=0.05, epochs=2, lr=0.1, bug=bug)
+    claim = dp.accounted_epsilon(400) * 1.0001
+    r = audit_dpsgd(dp, X, y, claimed_epsilon=claim, delta=1e-5, m=4000, random_state=1)
+    assert r.steps == 40 and r.noise_check_verdict is not None
+    if bug is None:
+        assert not r.violated and not r.noise_check_violated and 0.95 < r.noise_check_min_ratio < 1.1
+    elif bug == "skip_clipping":
+        assert r.violated and not r.noise_check_violated  # the noise is right; the clipped sum is not
+    else:
+        assert r.noise_check_violated and r.noise_check_min_ratio < 0.1
+        assert r.violated
 
 
 def test_extra_canaries_leave_the_trained_net_unchanged():
@@ -437,3 +462,63 @@ def test_poisson_steps_are_independent_coin_flips():
     # the same generator state gives the same steps
     a, b = _PoissonSteps(np.random.default_rng(3), n, q), _PoissonSteps(np.random.default_rng(3), n, q)
     assert all(np.array_equal(a.next(), b.next()) for _ in range(100))
+
+
+def test_compiled_extra_canaries_are_the_torch_loops_without_noise():
+    """The compiled step inserts "extra" canaries itself: without noise their scores are the torch loop's (same
+    canary batches, clipped to the same norm), the net is the one trained without canaries, and the bank says the
+    kernel trained; with noise the kernel noises them (every left-out canary's noisy sum has the accounted std)."""
+    _compiled()
+    X, y = _data(n=150)
+    inc = np.random.default_rng(0).random((2, 300)) < 0.5
+    subsets, seeds = [np.arange(150), np.arange(100)], [4, 5]
+    kw = {"noise_multiplier": 0.0, "max_grad_norm": 0.5, "epochs": 3}
+    got_bank, got = _dp(**kw).fit_many_with_canaries(X, y, subsets, seeds, included=inc)
+    want_bank, want = _dp(learner=TorchMLP(hidden=(16,), backend="torch"), **kw).fit_many_with_canaries(
+        X, y, subsets, seeds, included=inc)
+    assert got_bank.info["kernel"] == "native" and want_bank.info["kernel"] == "torch"
+    assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max()
+    assert np.array_equal(got_bank.predict_proba(X), _dp(**kw).fit_many(X, y, subsets, seeds).predict_proba(X))
+    # with noise: the left-out canaries' per-step mean square is (sigma C)^2 within its sampling error
+    bank, _ = _dp(noise_multiplier=1.3, max_grad_norm=0.5, epochs=3).fit_many_with_canaries(
+        X, y, subsets, seeds, included=np.random.default_rng(1).random((2, 4000)) < 0.5)
+    cn = bank.info["canary_noise"]
+    for k in range(2):
+        ms = np.asarray(cn["mean_square"][k])
+        assert ms.size == bank.info["steps"][k] and cn["n"][k] > 1800
+        assert np.abs(ms.mean() / (1.3 * 0.5) ** 2 - 1) < 0.02 and np.abs(ms / (1.3 * 0.5) ** 2 - 1).max() < 0.15
+
+
+def test_compiled_canaries_are_clipped_and_noised_by_the_kernel():
+    """The kernel's own canary handling, one full-batch step: a canary in the batch adds its gradient clipped to
+    C (of norm 1000 C before clipping, or unclipped with the clip norm infinite); every canary parameter gets the
+    step's noise, drawn after the net's from the same stream."""
+    _compiled()
+    from leakaudit.learners import _mlp_native as nat
+
+    if not nat.supports_dp_canaries():
+        pytest.skip("the compiled DP step predates gradient canaries")
+    X, y = _data(n=64, d=6)
+    X32 = np.ascontiguousarray(X, np.float32)
+    d, H, C, E = 6, 16, 2, 4000
+    P = nat.n_params_1h(d, H, C)
+    cb = np.arange(0, E, 2, dtype=np.int64)  # even canaries in the batch
+    for clip, want_in in ((0.7, 0.7), (math.inf, 700.0)):
+        tr = nat.DpTrainer(indptr=None, indices=None, values=None, x=X32, y=y.astype(np.int64),
+                           xsq=np.einsum("ij,ij->i", X32, X32), rows=np.arange(64), d=d, H=H, C=C, lr=0.3,
+                           inv=1 / 64, clip=clip, activation=0, onehot=False, extra=E, canary_norm=700.0)
+        for sigma in (0.0, 2.0):
+            params = np.zeros(P + E, np.float32)
+            params[:P] = np.random.default_rng(0).normal(size=P) * 0.1
+            before = params.copy()
+            state = nat.noise_state([1, 2])
+            tr.steps(params, np.arange(64, dtype=np.int64), np.array([0, 64], np.int64), state,
+                     np.array([sigma * 0.7 / 64], np.float32), cbatch=cb, cstep_ptr=np.array([0, cb.size], np.int64))
+            noisy_sum = (before[P:] - params[P:]).astype(np.float64) / (np.float32(0.3) * np.float32(1 / 64))
+            noise = noisy_sum - np.where(np.arange(E) % 2 == 0, want_in, 0.0)
+            if sigma == 0:
+                assert np.abs(noise).max() < 1e-3 * want_in
+            else:
+                # the draws after the net's P (in groups of 16) of the same stream
+                z = nat.gauss(nat.noise_state([1, 2]), P + E)[P:]
+                assert np.allclose(noise, sigma * 0.7 * z, atol=2e-3 * want_in)

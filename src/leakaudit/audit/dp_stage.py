@@ -7,10 +7,13 @@ Nasr & Jagielski 2023's Theorem 3.1 and the f-DP analysis of the (epsilon, delta
 rate, at the check confidence): a lower bound above the claim is a check that fails ("the claim is
 violated"). Any other target is skipped, saying why: the one-run audit trains the recipe with canaries inserted,
 which only our DP-SGD trainer does (``leakaudit dp-audit`` runs it on a dataset and recipe). The claim is also shown
-beside every attack's empirical epsilon lower bound (the membership stage computes those).
+beside every attack's empirical epsilon lower bound (the membership stage computes those). The per-step noise check
+(:mod:`leakaudit.dpaudit.noise_check`) is a check of its own, ``dp.noise_check``, never mixed into the bound.
 """
 
 from __future__ import annotations
+
+import math
 
 from .checks import EXCEEDED, PASSED, Analysis, Check, Skipped
 from .context import AuditContext
@@ -55,5 +58,17 @@ def dp_analysis(ctx: AuditContext) -> Analysis:
                   if res.violated else
                   f"a one-run audit of the DP-SGD recipe ({res.m} gradient canaries) bounds epsilon below by {lb:.2f} "
                   f"(delta {res.delta:g}), within the claimed {res.claimed_epsilon:g}: {res.verdict}"))
-    return Analysis(name="dp", summary=summary, checks=(check,),
+    checks = (check,)
+    if res.noise_check_verdict is not None:  # a separate kind of evidence: its own check, never mixed into the bound
+        e = res.noise_check_epsilon_lower_bound
+        finite = e is not None and math.isfinite(e)
+        shown = f"{e:.2f}" if finite else "infinite"
+        checks += (Check(
+            id="dp.noise_check", analysis="dp", name="per-step noise check: epsilon with each step's noise bounded",
+            status=EXCEEDED if res.noise_check_violated else PASSED, value=e if finite else None,
+            threshold=float(cfg.claimed_epsilon), confidence=ctx.check_confidence, describes="recipe",
+            sentence=(f"each DP-SGD step's noise, measured on the left-out canaries, bounds epsilon below by {shown} "
+                      f"(smallest step's noise {res.noise_check_min_ratio:.3f} of the claimed): "
+                      f"{res.noise_check_verdict}")),)
+    return Analysis(name="dp", summary=summary, checks=checks,
                     resources={"dp_audit": {"seconds": round(res.seconds, 3)}})

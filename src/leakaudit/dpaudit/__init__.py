@@ -5,7 +5,8 @@ canary guesses and the helper that turns scores into guesses; :mod:`.fdp` the f-
 Chaudhuri (ICML 2025) on the same guesses, with the (epsilon, delta) or the Gaussian trade-off curve; :mod:`.search`
 the union-bounded search over guess counts, the choice of analysis ("best": both, each at half the confidence
 budget) and the check of a claimed (epsilon, delta); :mod:`.dpsgd` the one-run audit of a DP-SGD recipe
-(:class:`~leakaudit.learners.DPSGD`) with gradient or input canaries.
+(:class:`~leakaudit.learners.DPSGD`) with gradient or input canaries; :mod:`.noise_check` the per-step noise check of
+a white-box audit (each step's noise bounded on coordinates no gradient reaches, then accounted), reported apart.
 """
 
 from .dpsgd import (
@@ -31,6 +32,7 @@ from .fdp import (
     subsampled_gaussian_profile,
     tradeoff_eps_delta,
 )
+from .noise_check import NoiseCheck, noise_check
 from .one_run import (
     OneRunAudit,
     count_correct,
@@ -56,6 +58,7 @@ __all__ = [
     "DpsgdAudit",
     "FdpAudit",
     "GdpAudit",
+    "NoiseCheck",
     "OneRunAudit",
     "OneRunSearch",
     "audit_dpsgd",
@@ -74,6 +77,7 @@ __all__ = [
     "gdp_mu",
     "gdp_rejects",
     "guesses_from_scores",
+    "noise_check",
     "one_run_audit",
     "one_run_audit_scores",
     "one_run_epsilon_lower_bound",

@@ -9,10 +9,12 @@ budget, searched over guess counts with a union bound.
 
 Canaries:
 
-``"gradient"`` (white-box; TorchMLP nets)
-    Gradient canaries inserted into every DP-SGD step (:meth:`DPSGD.fit_many_with_canaries`): Dirac canaries on
-    parameters of the auditor's own (first-layer weights of inputs that are 0 in every row, so no data gradient
-    hides them), scored by the subsampled-Gaussian likelihood ratio of every intermediate update. The threat
+``"gradient"`` (white-box; TorchMLP and TorchCNN nets, and any torch module through Opacus)
+    Gradient canaries inserted into every DP-SGD step (:meth:`DPSGD.fit_many_with_canaries`; by the compiled DP
+    step where it trains the net, else the torch loop or Opacus's DPOptimizer): Dirac canaries on parameters of
+    the auditor's own (no data gradient reaches them, so none hides them), scored by the subsampled-Gaussian
+    likelihood ratio of every intermediate update. The canaries left out measure each step's noise: the per-step
+    noise check (:mod:`leakaudit.dpaudit.noise_check`), reported apart from the lower bound. The threat
     model is that of DP-SGD's own accounting: every intermediate model is released and the adversary chooses
     the canaries' gradients. The accountant's epsilon covers the release of all iterates, and any statistic of
     them is post-processing, so scoring each step's update is a valid test of the claim.
@@ -39,6 +41,7 @@ from .._results import Result
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from .fdp import privacy_profile_rejects, subsampled_gaussian_profile
+from .noise_check import noise_check
 from .one_run import draw_inclusion
 from .search import BOUNDS, check_claim, default_guess_grid, one_run_audit_scores
 
@@ -62,6 +65,15 @@ class DpsgdAudit(Result):
     at ``confidence``, each guess count at ``beta / n_candidates``: stronger than the (epsilon, delta) claim, so
     True means the implementation does not have the privacy its accounting says (without necessarily breaking
     the claimed epsilon).
+
+    ``trainer``: what trained the audited run ("native": the compiled DP step, "torch": the batched torch loop,
+    "opacus").
+
+    ``noise_check_*`` (gradient canaries only): the per-step noise check (:mod:`leakaudit.dpaudit.noise_check`), a
+    different kind of evidence, never mixed into the lower bound or ``verdict``: each step's noise bounded from
+    above on the left-out canaries' coordinates, the epsilon of the steps at those bounds (at ``confidence``;
+    None when infinite, a step without noise), the smallest step's bound over the claimed noise multiplier, and
+    its own verdict.
     """
 
     claimed_epsilon: float
@@ -75,6 +87,10 @@ class DpsgdAudit(Result):
     steinke_epsilon_lower_bound: float | None = None
     fdp_epsilon_lower_bound: float | None = None
     recipe_curve_rejected: bool | None = None
+    noise_check_epsilon_lower_bound: float | None = None
+    noise_check_min_ratio: float | None = None
+    noise_check_violated: bool | None = None
+    noise_check_verdict: str | None = None
     violated: bool
     verdict: str
     canaries: str
@@ -95,6 +111,7 @@ class DpsgdAudit(Result):
     lr: float
     train_accuracy: float
     bug: str | None = None
+    trainer: str | None = None
     seconds: float
     cpu_seconds: float
 
@@ -296,11 +313,18 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
     S = draw_inclusion(int(m), rng)
     C = int(n_classes if n_classes is not None else y.max() + 1)
     wall, cpu = time.perf_counter(), time.process_time()
+    noise = None
     if canaries == "gradient":
         bank, scores = learner.fit_many_with_canaries(X, y, [np.arange(n)], [seed], included=(S > 0)[None],
                                                       n_classes=C)
         scores = scores[0]
         Xtr, ytr = X, y
+        cn = bank.info.get("canary_noise")
+        if cn is not None and cn["n"][0] > 0:  # at the rate the trainer ran (Opacus's is 1 / its batches)
+            noise = noise_check(cn["mean_square"][0], cn["n"][0], noise_multiplier=float(learner.noise_multiplier),
+                                max_grad_norm=float(learner.max_grad_norm),
+                                sampling_rate=float(bank.info["sampling_rate"][0]),
+                                claimed_epsilon=float(claimed_epsilon), delta=float(delta), beta=float(beta))
     else:
         if X_canary is None:
             raise InvalidParameterError("canaries='input' needs X_canary: rows to draw the canaries from")
@@ -334,9 +358,14 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         epsilon_lower_bound=check.epsilon_lower_bound, gdp_epsilon_lower_bound=alone["gdp"],
         steinke_epsilon_lower_bound=alone["steinke2023"], fdp_epsilon_lower_bound=alone["fdp"],
         recipe_curve_rejected=curve_rejected,
+        noise_check_epsilon_lower_bound=None if noise is None else noise.epsilon_lower_bound,
+        noise_check_min_ratio=None if noise is None else noise.min_noise_ratio,
+        noise_check_violated=None if noise is None else noise.violated,
+        noise_check_verdict=None if noise is None else noise.verdict,
         violated=check.violated, verdict=check.verdict, canaries=canaries, m=int(m), n_included=int((S > 0).sum()),
         guesses=s.r, correct=s.v, k_plus=s.k_plus, k_minus=s.k_minus, n_candidates=s.n_candidates, n_train=n,
         noise_multiplier=float(learner.noise_multiplier), max_grad_norm=float(learner.max_grad_norm),
         sampling=learner.sampling, sampling_rate=float(sch["sampling_rate"]), steps=int(sch["steps"]),
-        epochs=int(learner.epochs), lr=float(learner.lr), train_accuracy=acc, bug=learner.bug, seconds=wall,
+        epochs=int(learner.epochs), lr=float(learner.lr), train_accuracy=acc, bug=learner.bug,
+        trainer="opacus" if bank.info.get("trained") == "opacus" else bank.info.get("kernel"), seconds=wall,
         cpu_seconds=cpu)

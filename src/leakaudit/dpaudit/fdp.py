@@ -199,6 +199,9 @@ def _profile(noise_multiplier: float, q: float, steps: int, eps: tuple) -> np.nd
 
     dist = pld.from_gaussian_mechanism(noise_multiplier, sampling_prob=q, value_discretization_interval=1e-3)
     deltas = np.asarray(dist.self_compose(steps).get_delta_for_epsilon(list(eps)), dtype=np.float64)
+    # dp_accounting's sums can round a delta that is 0 to about -1e-15 at large epsilon (q = 0.01, 500 steps); a
+    # delta is a probability, and raising it to 0 keeps it an upper bound
+    deltas = np.clip(deltas, 0.0, 1.0)
     deltas.setflags(write=False)
     return deltas
 

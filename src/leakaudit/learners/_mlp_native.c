@@ -794,7 +794,12 @@ void leakaudit_gauss_f32(uint32_t *restrict st, float *restrict out, int64_t n)
  * time; rng NULL or nscale[t] = 0: none drawn); nscale[t] = noise_multiplier clip inv (the noise of the sum,
  * divided like it). The parameters, the one-hot groups and the dense rows as in
  * train_impl (softmax output only: c0 = 0). norms (or NULL): each batch row's gradient norm before clipping, at
- * the batch's positions. Scratch as train_impl's. */
+ * the batch's positions. Scratch as train_impl's.
+ * Gradient canaries (the one-run audit's white-box canaries; E = 0: none): E parameters of the auditor's own after
+ * the net's, p[P : P + E] (grad likewise), that no row's gradient reaches. Canary c, when in step t's batch
+ * (cbatch[cstep_ptr[t] : cstep_ptr[t + 1]], distinct indices in [0, E)), is an example whose gradient is cnorm on
+ * parameter P + c alone, clipped by the rows' rule and summed with them; the step's noise and update then cover
+ * all P + E parameters in one loop, from one stream (the net's draws are the first P of each step's). */
 static inline __attribute__((always_inline)) int64_t dp_impl(
     const int NV, const int ACT, const int DENSE, float *restrict p, const int64_t *restrict rstart,
     const int64_t *restrict rend, const int64_t *restrict indices, const float *restrict values,
@@ -802,10 +807,14 @@ static inline __attribute__((always_inline)) int64_t dp_impl(
     const int64_t *restrict step_ptr, int64_t n_steps, uint32_t *restrict rng, const float *restrict nscale,
     const float *restrict xsq, float *restrict norms, float lr, float inv, float clipc, const float *restrict coefs,
     float *restrict grad, float *restrict g, float *restrict zd, int64_t G, const int64_t *restrict gptr,
-    const int64_t *restrict gcols, const int64_t *restrict gdom, float *restrict table)
+    const int64_t *restrict gcols, const int64_t *restrict gdom, float *restrict table, int64_t E,
+    const int64_t *restrict cbatch, const int64_t *restrict cstep_ptr, float cnorm)
 {
     const int64_t H = (int64_t)NV * 8;
-    const int64_t P = d * H + H + C * H + C;
+    const int64_t Pnet = d * H + H + C * H + C, P = Pnet + E;  /* the net's parameters; with the canaries' */
+    float cscale = clipc / (cnorm + 1e-6f);  /* a canary's clipped gradient (the rows' rule), times inv */
+    if (!(cscale < 1.0f)) cscale = 1.0f;
+    const float cgrad = cnorm * cscale * inv;
     float *w1 = p, *b1 = p + d * H, *w2 = b1 + H, *b2 = w2 + C * H;
     const float *t1 = G ? table : w1, *tb1 = G ? table + d * H : b1;
     float *gw1 = grad, *gb1 = grad + d * H, *gw2 = gb1 + H, *gb2 = gw2 + C * H;
@@ -827,6 +836,8 @@ static inline __attribute__((always_inline)) int64_t dp_impl(
             if (DENSE) dense_weight_grad(NV, xd, rows, cnt, d, zd, gw1);
             if (G) onehot_complement(NV, gw1, gb1, G, gptr, gcols, gdom);
         }
+        if (E)
+            for (int64_t i = cstep_ptr[t]; i < cstep_ptr[t + 1]; i++) grad[Pnet + cbatch[i]] += cgrad;
         const float ns = rng ? nscale[t] : 0.0f;
         if (ns != 0.0f) {  /* 16 draws at a time, straight into the update */
             float z[16];
@@ -874,7 +885,10 @@ typedef struct { /* one model of a DP-SGD call: its parameters, this call's step
     float *norms;                     /* NULL or (step_ptr[n_steps]): the rows' gradient norms before clipping */
     int64_t G;                        /* one-hot groups (leakaudit_onehot_prepare), 0: none */
     const int64_t *gptr, *gcols, *gdom;
-    float *grad, *g, *table, *zd;     /* scratch: P floats (32-byte aligned), 4 C, (d + 1) H, B H */
+    float *grad, *g, *table, *zd;     /* scratch: P + E floats (32-byte aligned), 4 C, (d + 1) H, B H */
+    int64_t E;                        /* gradient canaries' parameters after the net's (p, grad), 0: none */
+    const int64_t *cbatch, *cstep_ptr; /* step t's canaries: cbatch[cstep_ptr[t] : cstep_ptr[t + 1]] */
+    double cnorm;                     /* a canary's gradient norm before clipping */
 } leakaudit_dp_model;
 
 #define DP_DECL                                                                                           \
@@ -885,10 +899,11 @@ typedef struct { /* one model of a DP-SGD call: its parameters, this call's step
         const float *restrict nscale, const float *restrict xsq, float *restrict norms, float lr, float inv, \
         float clipc, const float *restrict coefs, float *restrict grad, float *restrict g, float *restrict zd, \
         int64_t G, const int64_t *restrict gptr, const int64_t *restrict gcols, const int64_t *restrict gdom, \
-        float *restrict table
+        float *restrict table, int64_t E, const int64_t *restrict cbatch, const int64_t *restrict cstep_ptr,     \
+        float cnorm
 #define DP_PASS                                                                                           \
     p, rstart, rend, indices, values, y, xd, d, C, batch, step_ptr, n_steps, rng, nscale, xsq, norms, lr, inv, \
-        clipc, coefs, grad, g, zd, G, gptr, gcols, gdom, table
+        clipc, coefs, grad, g, zd, G, gptr, gcols, gdom, table, E, cbatch, cstep_ptr, cnorm
 #define DP_SPECIALISE(NVC)                                                                                \
     static int64_t dp_nv##NVC##_tanh(DP_DECL) { return dp_impl(NVC, 0, 0, DP_PASS); }                   \
     static int64_t dp_nv##NVC##_relu(DP_DECL) { return dp_impl(NVC, 1, 0, DP_PASS); }                   \
@@ -896,8 +911,13 @@ typedef struct { /* one model of a DP-SGD call: its parameters, this call's step
     static int64_t dp_nv##NVC##_relu_dense(DP_DECL) { return dp_impl(NVC, 1, 1, DP_PASS); }
 FOR_EACH_NV(DP_SPECIALISE)
 
+/* The DP step's interface version (2: leakaudit_dp_model ends with the gradient canaries' E, cbatch, cstep_ptr and
+ * cnorm), so that Python can tell a library built before them, which would ignore those fields. */
+int64_t leakaudit_dp_abi(void) { return 2; }
+
 /* n_steps of DP-SGD of one model (dp_impl) on the rows R (CSR, with the model's one-hot groups in M, or dense xd);
- * returns the steps taken, -1 for a width with no copy, -2 for dense rows with one-hot groups. */
+ * returns the steps taken, -1 for a width with no copy, -2 for dense rows with one-hot groups, -3 for canaries
+ * (E > 0) without their batches. */
 int64_t leakaudit_dp_train_1h_f32(const leakaudit_rows *R, const leakaudit_dp_rule *D, const leakaudit_dp_model *M)
 {
     float *p = M->p, *norms = M->norms, *grad = M->grad, *g = M->g, *zd = M->zd, *table = M->table;
@@ -908,7 +928,10 @@ int64_t leakaudit_dp_train_1h_f32(const leakaudit_rows *R, const leakaudit_dp_ru
     const int64_t d = R->d, C = R->C, n_steps = M->n_steps, G = M->G;
     const int64_t *batch = M->batch, *step_ptr = M->step_ptr, *gptr = M->gptr, *gcols = M->gcols, *gdom = M->gdom;
     const float lr = (float)D->lr, inv = (float)D->inv, clipc = (float)D->clip;
+    const int64_t E = M->E, *cbatch = M->cbatch, *cstep_ptr = M->cstep_ptr;
+    const float cnorm = (float)M->cnorm;
     if (xd && G) return -2;
+    if (E && !(cbatch && cstep_ptr)) return -3;
 #define DP_CASE(NVC)                                                                                      \
     case 8 * NVC:                                                                                         \
         if (xd) return D->activation == 0 ? dp_nv##NVC##_tanh_dense(DP_PASS) : dp_nv##NVC##_relu_dense(DP_PASS); \

@@ -50,6 +50,7 @@ __all__ = [
     "supports",
     "supports_dense",
     "supports_dp",
+    "supports_dp_canaries",
     "train_block",
     "train_faithful",
     "unpack_1h",
@@ -217,7 +218,7 @@ class DpModel(ctypes.Structure):
 
     _fields_ = [("p", _P), ("batch", _P), ("step_ptr", _P), ("n_steps", _I), ("rng", _P), ("nscale", _P),
                 ("xsq", _P), ("norms", _P), ("G", _I), ("gptr", _P), ("gcols", _P), ("gdom", _P), ("grad", _P),
-                ("g", _P), ("table", _P), ("zd", _P)]
+                ("g", _P), ("table", _P), ("zd", _P), ("E", _I), ("cbatch", _P), ("cstep_ptr", _P), ("cnorm", _D)]
 
 
 class OnehotOut(ctypes.Structure):
@@ -243,6 +244,9 @@ def _configure(lib: ctypes.CDLL) -> None:
         dp.argtypes = [ctypes.POINTER(Rows), ctypes.POINTER(DpRule), ctypes.POINTER(DpModel)]
         lib.leakaudit_gauss_f32.restype = None
         lib.leakaudit_gauss_f32.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+    if hasattr(lib, "leakaudit_dp_abi"):
+        lib.leakaudit_dp_abi.restype = ctypes.c_int64
+        lib.leakaudit_dp_abi.argtypes = []
     fl = lib.leakaudit_first_layer_1h_f32
     fl.restype = ctypes.c_int64
     fl.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64, ctypes.c_void_p]
@@ -503,17 +507,22 @@ class DpTrainer:
     when ``onehot``, the one-hot groups of its own ``rows`` dropped as :func:`train_block` does; or dense ``x``),
     labels ``y`` int64, ``xsq`` (n,) float32 each row's squared norm over all its inputs, the net's sizes, the rule
     (``lr``, ``inv`` = 1 / the expected batch size, ``clip``: the clip norm, ``inf`` for none; ``activation`` 0 tanh,
-    1 relu). :meth:`steps` then runs blocks of steps on ``params`` (>= P float32, :func:`pack_1h`'s layout) in
-    place. ``groups``: the number of one-hot groups the model's rows have (0 without ``onehot``).
+    1 relu). :meth:`steps` then runs blocks of steps on ``params`` (>= P + ``extra`` float32, :func:`pack_1h`'s
+    layout, then the canaries' parameters) in place. ``groups``: the number of one-hot groups the model's rows have
+    (0 without ``onehot``). ``extra``: gradient canaries (:func:`supports_dp_canaries`), each an example whose
+    gradient is ``canary_norm`` on a parameter of its own after the net's, clipped, summed and noised by the step
+    like a row (see ``dp_impl`` in ``_mlp_native.c``).
     """
 
     def __init__(self, *, indptr, indices, values, x, y, xsq, rows, d: int, H: int, C: int, lr: float, inv: float,
-                 clip: float, activation: int, onehot: bool):
+                 clip: float, activation: int, onehot: bool, extra: int = 0, canary_norm: float = 0.0):
         lib = library()
         if lib is None:  # pragma: no cover - callers check supports() first
             raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
         self.fn = lib.leakaudit_dp_train_1h_f32
-        self.P = n_params_1h(d, H, C)
+        if extra and not supports_dp_canaries():  # pragma: no cover - callers check supports_dp_canaries()
+            raise RuntimeError("the compiled DP step predates gradient canaries; rebuild the kernels")
+        self.P = n_params_1h(d, H, C) + int(extra)
         self.coefs = np.ascontiguousarray(TANH_COEFS, dtype=np.float32)
         self.rule = DpRule(H=int(H), activation=int(activation), lr=float(lr), inv=float(inv), clip=float(clip),
                            coefs=_ptr(self.coefs))
@@ -526,7 +535,7 @@ class DpTrainer:
         table = np.empty((d + 1) * H + 16 if onehot else 1, np.float32)
         self.table = table[(-table.ctypes.data % 64) // 4 :]
         self.model = DpModel(xsq=_ptr(xsq), grad=_ptr(self.grad), g=_ptr(self.g), table=_ptr(self.table),
-                             zd=_ptr(self.zd))
+                             zd=_ptr(self.zd), E=int(extra), cnorm=float(canary_norm))
         self.dense = x is not None
         self.groups = 0
         if x is not None:
@@ -547,14 +556,15 @@ class DpTrainer:
                 self.model.G, self.model.gptr, self.model.gcols, self.model.gdom = (
                     G, _ptr(o.gptr), _ptr(o.gcols), _ptr(o.gdom))
 
-    def steps(self, params, batch, step_ptr, rng=None, nscale=None, norms=None) -> None:
+    def steps(self, params, batch, step_ptr, rng=None, nscale=None, norms=None, cbatch=None, cstep_ptr=None) -> None:
         """Take ``len(step_ptr) - 1`` steps on ``params``, in place.
 
         Step t's rows: ``batch[step_ptr[t]:step_ptr[t + 1]]`` (int64 row indices); the noise: P standard normal
         draws a step from the generator state ``rng`` (:func:`noise_state`, advanced in place; None: no noise),
         scaled by ``nscale[t]`` (float32 (steps,): the noise standard deviation of the sum divided by the expected
         batch size; 0: no draws that step); ``norms`` (``step_ptr[-1]``,) float32 receives each row's gradient
-        norm before clipping, when given.
+        norm before clipping, when given. With canaries (``extra``), step t's: ``cbatch[cstep_ptr[t]:cstep_ptr[t +
+        1]]`` (int64, distinct indices in ``[0, extra)``).
         """
         n_steps = step_ptr.size - 1
         for a, dt in ((batch, np.int64), (step_ptr, np.int64), (params, np.float32)):
@@ -571,6 +581,13 @@ class DpTrainer:
         m.rng = None if rng is None else _ptr(rng)
         m.nscale = None if nscale is None else _ptr(nscale)
         m.norms = None if norms is None else _ptr(norms)
+        if m.E:
+            for a in (cbatch, cstep_ptr):
+                if a is None or a.dtype != np.int64 or not a.flags.c_contiguous:  # pragma: no cover - the contract
+                    raise ValueError("canaries need C-contiguous int64 cbatch and cstep_ptr")
+            if cstep_ptr.size != n_steps + 1 or params.size < self.P:  # pragma: no cover - the caller's contract
+                raise ValueError("cstep_ptr must have steps + 1 entries and params room for the canaries")
+            m.cbatch, m.cstep_ptr = _ptr(cbatch), _ptr(cstep_ptr)
         if rng is not None and (rng.dtype != np.uint32 or rng.size != 32 or nscale is None or nscale.size < n_steps
                                 or nscale.dtype != np.float32):  # pragma: no cover - the caller's contract
             raise ValueError("rng must be noise_state()'s (32,) uint32, nscale float32 (steps,)")
@@ -602,6 +619,13 @@ def gauss(state: np.ndarray, n: int) -> np.ndarray:
     out = np.empty(int(n), np.float32)
     lib.leakaudit_gauss_f32(_ptr(state), _ptr(out), int(n))
     return out
+
+
+def supports_dp_canaries() -> bool:
+    """Whether the compiled DP step takes gradient canaries (``leakaudit_dp_abi() >= 2``; a library built before
+    them has no such function and would ignore the canary fields)."""
+    lib = library()
+    return lib is not None and hasattr(lib, "leakaudit_dp_abi") and int(lib.leakaudit_dp_abi()) >= 2
 
 
 def supports_dp() -> bool:

@@ -13,7 +13,7 @@ most DP-SGD code does.
 
 The compiled step. TorchMLP nets that the wrapped learner trains with the package's C kernel (one hidden
 layer, float32, a width it has a copy for, ``backend`` not "torch") are trained model by model by its DP step
-(``_mlp_native.c``, ``leakaudit_dp_train_1h_f32``), gradient canaries excepted: each row's gradient norm from
+(``_mlp_native.c``, ``leakaudit_dp_train_1h_f32``), "extra" gradient canaries included: each row's gradient norm from
 the rank-one layers below, its gradient scaled to norm at most ``C`` before it is summed, the noise added in the
 update, drawn in the kernel (8 lanes of xoshiro128** and the Box-Muller transform, from
 ``noise_state([seed_k, 0x0D95])``: ``_mlp_native.gauss``). Initial weights and batches are the torch loop's, the
@@ -52,7 +52,12 @@ each step's batch like a row (probability q), with a gradient of norm ``canary_n
 ``u_i`` that is clipped and noised like every other. The auditor watches every intermediate model and scores
 each canary by the likelihood ratio of the subsampled Gaussian mechanism along ``u_i``, step after step. By
 default ``u_i`` is a parameter of the auditor's own (the first-layer weight of an input that is 0 in every row),
-so that no data gradient hides the canary; the mechanism treats it as any other parameter.
+so that no data gradient hides the canary; the mechanism treats it as any other parameter. Who inserts them:
+the compiled DP step (its parameter vector extended by the canaries'; the torch loop stays the oracle and the
+fallback), the torch loop (TorchCNN, "dirac" and "random" directions, ``backend="torch"``) and, for any other
+torch module, Opacus's own DPOptimizer (:meth:`DPSGD._train_opacus`). The canaries left out are coordinates no
+gradient reaches: each step's noise is measured on them (``info["canary_noise"]``, the per-step noise check of
+:mod:`leakaudit.dpaudit.noise_check`).
 
 References
 ----------
@@ -322,8 +327,6 @@ class DPSGD(Learner):
             check_scalar(self.canary_norm, name="canary_norm", min_val=0.0, include_min=False)
         if self.bug is not None:
             check_choice(self.bug, name="bug", choices=BUGS)
-        if kind == "module" and self.bug is not None:
-            raise UnsupportedError("bug is planted by the batched trainer (TorchMLP, TorchCNN), not through Opacus")
         return {"kind": kind, "neighbouring": neighbouring}
 
     def schedule(self, n: int) -> dict:
@@ -408,7 +411,9 @@ class DPSGD(Learner):
             and updates them as every parameter. "dirac": single coordinates of the net itself, first-layer
             weights of the input features with the fewest non-zero values in ``X`` (where the data's gradients
             are smallest; at most the net's parameter count). "random": random unit directions in the net's
-            parameter space.
+            parameter space. TorchCNN nets and torch modules (Opacus) take "extra" only. The compiled DP step
+            draws the net's noise and the canaries' from one stream, so there the net trained with canaries
+            differs from the one trained without them in value (not in distribution) when there is noise.
 
         Returns
         -------
@@ -416,17 +421,18 @@ class DPSGD(Learner):
         scores : ndarray of shape (K, m)
             Per canary, the sum over steps of the log likelihood ratio "in this step's batch" against "not",
             of the update along its direction, for the Poisson-subsampled Gaussian (higher: more likely
-            included); it needs every intermediate model (the white-box threat model).
+            included); it needs every intermediate model (the white-box threat model). With "extra" canaries
+            the bank's ``info["canary_noise"]`` holds each step's mean square of the noisy sum along the
+            left-out canaries and their number (:func:`leakaudit.dpaudit.noise_check`).
         """
         p = self._check_params()
         check_choice(directions, name="directions", choices=("extra", "dirac", "random"))
         # "extra" canaries live on parameters of their own, outside the net, so any architecture of the batched
         # trainer carries them; "dirac" and "random" point into the net's parameters, laid out for the MLP only
-        if p["kind"] == "module" or (p["kind"] == "cnn" and directions != "extra"):
-            raise UnsupportedError(f"gradient canaries with directions={directions!r} are inserted by the TorchMLP "
-                                   "trainer" + (", and 'extra' ones by the TorchCNN trainer too" if p["kind"] == "cnn"
-                                                else "") + "; audit other architectures with input canaries "
-                                   "(black-box)")
+        if p["kind"] != "mlp" and directions != "extra":
+            raise UnsupportedError(f"gradient canaries with directions={directions!r} point into the TorchMLP's own "
+                                   f"parameters; a {type(self.learner).__name__} takes directions='extra' (parameters "
+                                   "of the auditor's own)")
         from ._base import check_many_inputs
 
         X, y, subsets, seeds, n_classes = check_many_inputs(X, y, subsets, random_states, task=self.task,
@@ -441,7 +447,7 @@ class DPSGD(Learner):
         p = self._check_params()
         scheds = [self.schedule(s.size) for s in subsets]
         if p["kind"] == "module":
-            bank, scores = self._train_opacus(X, y, subsets, seeds, scheds, n_classes), None
+            bank, scores = self._train_opacus(X, y, subsets, seeds, scheds, n_classes, canaries)
         else:
             bank, scores = _BatchedDPSGD(self, p["kind"], X, y, subsets, seeds, scheds, n_classes, canaries).run()
         eps = [dpsgd_accounted_epsilon(noise_multiplier=float(self.noise_multiplier), sampling=self.sampling,
@@ -457,10 +463,27 @@ class DPSGD(Learner):
         self.epsilon_ = float(max(eps))
         return bank, scores
 
-    def _train_opacus(self, X, y, subsets, seeds, scheds, n_classes):
+    def _train_opacus(self, X, y, subsets, seeds, scheds, n_classes, canaries=None):
         """Any torch module: Opacus's ``PrivacyEngine`` (per-example gradients by hooks), one model at a time.
 
         Opacus draws Poisson batches at rate ``1 / len(loader)``; ``scheds`` is rewritten to what it ran.
+
+        White-box canaries (``canaries = (included, "extra")``): one parameter of the auditor's own per canary, a
+        tensor ``theta_c`` of m zeros that the module never reads, given to the optimizer beside the module's
+        parameters (a parameter group added after ``make_private``), so that Opacus's DPOptimizer clips, sums,
+        noises and updates it with the rest. Before each step
+        the sampled canaries (each included one with probability q, from ``default_rng([seed_k,
+        _CANARY_STREAM])``) are appended to the step's per-example gradients (``p.grad_sample``) as examples of
+        their own: gradient ``canary_norm`` along their own coordinate of ``theta_c``, zero on the module's
+        parameters; the batch's examples have zero gradient on ``theta_c``. ``pre_step``'s ``clip_and_accumulate``
+        and ``add_noise`` then treat them as any example (Steinke et al. 2023, Sec. 5; Nasr et al. 2023's Dirac
+        canaries). The auditor reads each step's noisy sum along the canaries off two iterates of ``theta_c``:
+        ``(theta_t - theta_{t+1}) B / lr`` (plain SGD, Opacus's mean reduction over the expected batch B), scores it
+        as the batched trainer does and measures the left-out canaries' noise (``info["canary_noise"]``).
+
+        Planted bugs (test-only) are Opacus's own parameters changed around its calls: ``skip_clipping`` clips at
+        an infinite norm (the noise keeps ``noise_multiplier * max_grad_norm``), ``skip_noise_step`` sets the
+        noise multiplier to 0 in the middle step, ``noise_per_batch`` divides it by B in every step.
         """
         try:
             from opacus import PrivacyEngine
@@ -472,7 +495,12 @@ class DPSGD(Learner):
         torch = import_torch()
         inner = self.learner
         cls, kwargs = inner._check_params()
+        C = float(self.max_grad_norm)
         models = []
+        m = 0 if canaries is None else int(canaries[0].shape[1])
+        scores = np.zeros((len(subsets), m)) if m else None
+        noise_ms = []
+        cnorm = float(self.canary_norm if self.canary_norm is not None else 1000.0 * C)
         for i, (s, seed) in enumerate(zip(subsets, seeds)):
             module = inner._new_module(cls, kwargs, seed)
             Xs = torch.as_tensor(X[s], dtype=torch.float32)
@@ -485,31 +513,119 @@ class DPSGD(Learner):
             loader = torch.utils.data.DataLoader(ds, batch_size=B, shuffle=self.sampling == "shuffle",
                                                  generator=gen)
             per = len(loader)
-            scheds[i] = {"sampling_rate": 1.0 / per if self.sampling == "poisson" else B / s.size,
-                             "batch_size": B, "steps": per * int(self.epochs), "steps_per_epoch": per}
+            q = 1.0 / per if self.sampling == "poisson" else B / s.size
+            scheds[i] = {"sampling_rate": q, "batch_size": B, "steps": per * int(self.epochs), "steps_per_epoch": per}
+            theta_c = torch.nn.Parameter(torch.zeros(m)) if m else None
             opt = torch.optim.SGD(module.parameters(), lr=float(self.lr))
             engine = PrivacyEngine(accountant="prv")
             pmod, opt, loader = engine.make_private(
                 module=module, optimizer=opt, data_loader=loader, noise_multiplier=float(self.noise_multiplier),
-                max_grad_norm=float(self.max_grad_norm), poisson_sampling=self.sampling == "poisson",
-                noise_generator=gen)
+                max_grad_norm=C, poisson_sampling=self.sampling == "poisson", noise_generator=gen)
+            if m:  # after make_private, which wants the module's parameters only
+                opt.original_optimizer.add_param_group({"params": [theta_c]})
+            self._plant_opacus_bug(opt, scheds[i]["steps"], B)
+            if m:
+                included = np.flatnonzero(canaries[0][i])
+                left_out = ~np.asarray(canaries[0][i], bool)
+                sampler = _PoissonSteps(np.random.default_rng([int(seed), _CANARY_STREAM]), included.size, q,
+                                        block=min(64, scheds[i]["steps"]))
+                ms = []
+            mparams = [p for p in module.parameters() if p.requires_grad]
             with torch_threads(1):
                 for _ in range(int(self.epochs)):
                     for xb, yb in loader:
                         opt.zero_grad()
-                        if len(xb) == 0:  # an empty Poisson batch: the step adds noise only
+                        if len(xb):
+                            out = pmod(xb)
+                            logp = torch.log(out.clamp_min(1e-12)) if kind == "probs" else torch.log_softmax(out, -1)
+                            torch.nn.functional.nll_loss(logp, yb).backward()
+                        if not m:
+                            if not len(xb):  # an empty Poisson batch: the step adds noise only
+                                for p in mparams:
+                                    p.grad_sample = p.new_zeros((0, *p.shape))
                             opt.step()
                             continue
-                        out = pmod(xb)
-                        logp = torch.log(out.clamp_min(1e-12)) if kind == "probs" else torch.log_softmax(out, -1)
-                        torch.nn.functional.nll_loss(logp, yb).backward()
+                        sampled = torch.as_tensor(included[sampler.next()], dtype=torch.int64)
+                        k = int(sampled.numel())
+                        for p in mparams:  # the canaries: examples with no gradient on the module's parameters
+                            gs = p.grad_sample if len(xb) else p.new_zeros((0, *p.shape))
+                            p.grad_sample = torch.cat([gs, gs.new_zeros((k, *gs.shape[1:]))])
+                        gc = theta_c.new_zeros((len(xb) + k, m))
+                        gc[len(xb) + torch.arange(k), sampled] = cnorm
+                        theta_c.grad_sample = gc
+                        before = theta_c.detach().numpy().astype(np.float64)
                         opt.step()
+                        x = (before - theta_c.detach().numpy()) * (float(opt.expected_batch_size) / float(self.lr))
+                        scores[i] += _canary_llr(x[None], C, np.array([q]))[0]
+                        ms.append(float(np.mean(np.square(x[left_out]))) if left_out.any() else np.nan)
+            if m:
+                noise_ms.append(ms)
             module = pmod._module if hasattr(pmod, "_module") else pmod
             module.eval()
             models.append(TorchModuleModel(module, kind, X.shape[1], int(n_classes)))
         bank = ListModelBank(models, n_classes)
         bank.info = {"trained": "opacus"}
-        return bank
+        if m:
+            bank.info["canary_noise"] = {"mean_square": noise_ms,
+                                         "n": [int((~np.asarray(r, bool)).sum()) for r in canaries[0]]}
+        return bank, scores
+
+    def _plant_opacus_bug(self, opt, steps, B):
+        """Plant ``self.bug`` (test-only) in Opacus's DPOptimizer ``opt`` by changing its parameters around its own
+        ``clip_and_accumulate`` / ``add_noise`` calls (see :meth:`_train_opacus`)."""
+        if self.bug is None:
+            return
+        clip_and_accumulate, add_noise = opt.clip_and_accumulate, opt.add_noise
+        sigma, C = float(opt.noise_multiplier), float(opt.max_grad_norm)
+        count = [0]
+
+        def clip_unclipped():
+            opt.max_grad_norm = math.inf
+            try:
+                clip_and_accumulate()
+            finally:
+                opt.max_grad_norm = C
+
+        def noise_wrong():
+            t = count[0]
+            count[0] += 1
+            if self.bug == "noise_per_batch":
+                opt.noise_multiplier = sigma / max(1.0, float(B))
+            elif t == steps // 2:
+                opt.noise_multiplier = 0.0
+            try:
+                add_noise()
+            finally:
+                opt.noise_multiplier = sigma
+
+        if self.bug == "skip_clipping":
+            opt.clip_and_accumulate = clip_unclipped
+        else:
+            opt.add_noise = noise_wrong
+
+
+def _noise_info(noise_ms, included, scheds) -> dict:
+    """``bank.info["canary_noise"]``: per model, each step's mean square of the noisy sum along the canaries it
+    left out (``mean_square``, a list of its T floats; coordinates no gradient reaches, so pure noise: about
+    ``(noise_multiplier C)^2`` when the step is correct) and how many they are (``n``)."""
+    return {"mean_square": [noise_ms[k, : s["steps"]].tolist() for k, s in enumerate(scheds)],
+            "n": [int((~np.asarray(row, bool)).sum()) for row in included]}
+
+
+def _canary_llr(x, c, q):
+    """One step's log likelihood ratio per canary, "in this step's batch" against "not": log((1 - q) + q exp((c x -
+    c^2 / 2) / s^2)).
+
+    ``x`` (K, m): the step's noisy gradient sum along each canary of K models; ``c``: a clipped canary's
+    contribution (the clip norm); ``q`` (K,): the sampling rate. s, the noise standard deviation along a canary,
+    is estimated from the spread of the m components (median absolute deviation: most canaries are not in the
+    batch), so that a step with too little noise shows.
+    """
+    med = np.median(x, axis=1, keepdims=True)
+    s = 1.4826 * np.median(np.abs(x - med), axis=1, keepdims=True)
+    s = np.maximum(s, 1e-6 * c)
+    return np.logaddexp(np.log1p(-np.minimum(q, 1 - 1e-12))[:, None],
+                        np.log(q)[:, None] + (c * x - 0.5 * c * c) / (s * s))
 
 
 class _BatchedDPSGD:
@@ -618,13 +734,15 @@ class _BatchedDPSGD:
 
         if self.kind != "mlp":
             return "the compiled DP step trains TorchMLP nets (TorchCNN trains with torch.func)"
-        if self.canaries is not None:
-            return "gradient canaries are inserted by the torch trainer"
         if self.o.learner._check_params()["backend"] != "compiled":
             return ("the wrapped TorchMLP trains with torch (backend='torch', or a net the kernel has no copy for: "
                     "one hidden layer, float32, its widths)")
         if not _mlp_native.supports_dp():
             return f"the compiled kernel is not available ({_mlp_native.KERNEL.reason})"
+        if self.canaries is not None and self.canaries[1] != "extra":
+            return "gradient canaries along the net's own parameters ('dirac', 'random') are inserted by the torch loop"
+        if self.canaries is not None and not _mlp_native.supports_dp_canaries():
+            return "the compiled DP step predates gradient canaries (rebuild the kernels)"
         return None
 
     def _run_compiled(self):
@@ -635,6 +753,13 @@ class _BatchedDPSGD:
         the state ``noise_state([seed_k, _NOISE_STREAM])``, not by the torch loop's generators: the two trainers
         agree to float rounding without noise, and in distribution with it. The rows go to the kernel as the
         wrapped TorchMLP's fast mode gives them (its ``sparse_input`` rule, one-hot groups, dense rows).
+
+        "extra" gradient canaries: m parameters after the net's in the kernel's own parameter vector, so that the
+        kernel clips each sampled canary's gradient, adds it to the step's sum and noises and updates them in the
+        loop that noises the net (one stream: the net's draws are the first P of each step's, so with canaries
+        the net's noise differs from a run without them, in value, not in distribution). The canaries' batches
+        are the torch loop's (``default_rng([seed_k, _CANARY_STREAM])``). One step per kernel call: the auditor
+        reads each step's noisy sum off two consecutive iterates, ``(theta_t - theta_{t+1}) / (lr inv)``.
         """
         from . import _mlp_native as nat
         from ._threads import for_each_model
@@ -657,6 +782,15 @@ class _BatchedDPSGD:
         S = max(1, min(Tmax, 64))
         perms: list = [None] * self.K
         groups = [0] * self.K
+        P = nat.n_params_1h(d, H, C)
+        E = 0 if self.canaries is None else int(self.canaries[0].shape[1])
+        scores = np.zeros((self.K, E)) if E else None
+        # per step, the mean square of the noisy sum along the canaries left out (pure noise: no gradient reaches
+        # them), for the per-step noise check (leakaudit.dpaudit.noise_check)
+        noise_ms = np.full((self.K, Tmax), np.nan) if E else None
+        if E:
+            S = 1  # the auditor reads every iterate
+            cnorm = float(o.canary_norm if o.canary_norm is not None else 1000.0 * clip)
 
         def one(k):
             sch = self.scheds[k]
@@ -665,8 +799,17 @@ class _BatchedDPSGD:
                                rows=self.subsets[k], d=d, H=H, C=C, lr=float(o.lr), inv=1.0 / denom,
                                clip=clip if o.bug != "skip_clipping" else math.inf,
                                activation=0 if mlp.activation == "tanh" else 1,
-                               onehot=sparse and nat.ONEHOT)
+                               onehot=sparse and nat.ONEHOT, extra=E, canary_norm=cnorm if E else 0.0)
             groups[k] = tr.groups
+            params = packed[k]
+            if E:  # the net's parameters, then the canaries' (starting at 0)
+                params = np.zeros(P + E, np.float32)
+                params[:P] = packed[k, :P]
+                included = np.flatnonzero(self.canaries[0][k])
+                left_out = ~self.canaries[0][k]
+                csampler = _PoissonSteps(np.random.default_rng([int(self.seeds[k]), _CANARY_STREAM]), included.size,
+                                         q, block=min(64, T))
+                to_sum = 1.0 / (float(np.float32(o.lr)) * float(np.float32(1.0 / denom)))
             # the noise standard deviation of the step's sum, divided by the expected batch as the sum is
             std = sigma * clip / (max(1.0, denom) if o.bug == "noise_per_batch" else 1.0)
             state = nat.noise_state([int(self.seeds[k]), _NOISE_STREAM]) if sigma > 0 else None
@@ -687,13 +830,26 @@ class _BatchedDPSGD:
                 nscale = np.full(ns, std / denom, np.float32)
                 if t0 <= bad_step < t0 + ns:
                     nscale[bad_step - t0] = 0.0
-                tr.steps(packed[k], batch, step_ptr, state, nscale)
+                if not E:
+                    tr.steps(params, batch, step_ptr, state, nscale)
+                    continue
+                cbatch = included[csampler.next()]  # one step (S = 1)
+                before = params[P:].astype(np.float64)
+                tr.steps(params, batch, step_ptr, state, nscale, cbatch=cbatch,
+                         cstep_ptr=np.array([0, cbatch.size], np.int64))
+                noisy_sum = (before - params[P:]) * to_sum
+                scores[k] += _canary_llr(noisy_sum[None], clip, np.array([q]))[0]
+                noise_ms[k, t0] = float(np.mean(np.square(noisy_sum[left_out]))) if left_out.any() else np.nan
+            if E:
+                packed[k, :P] = params[:P]
 
         for_each_model(one, self.K, mlp.n_threads)
         (W1, W2), (b1, b2) = nat.unpack_1h(packed, d, H, C)
         bank = self._bank([W1, b1, W2, b2])
         bank.info = {**bank.info, "kernel": "native", "onehot_groups": int(max(groups, default=0))}
-        return bank, None
+        if E:
+            bank.info["canary_noise"] = _noise_info(noise_ms, self.canaries[0], self.scheds)
+        return bank, scores
 
     # -- the loop ------------------------------------------------------------------------------
     def run(self):
@@ -734,6 +890,7 @@ class _BatchedDPSGD:
         bad_step = Tmax // 2 if o.bug == "skip_noise_step" else -1
         clipped_sum = self._mlp_clipped_sum if self.kind == "mlp" else self._cnn_clipped_sum
         scores = np.zeros((K, canary["m"])) if canary is not None else None
+        noise_ms = np.full((K, Tmax), np.nan) if extra else None  # see _run_compiled
         if canary is not None:  # the canaries' draws from streams of their own (see _CANARY_STREAM)
             canary_rngs = [np.random.default_rng([int(s), _CANARY_STREAM]) for s in self.seeds]
             extra_gens = [_torch_generator(torch, s, _NOISE_STREAM, 1) for s in self.seeds]
@@ -771,8 +928,16 @@ class _BatchedDPSGD:
                     # the auditor reads the noisy sum off two consecutive iterates: (theta_t - theta_{t+1}) B / lr,
                     # which is g up to rounding; g itself is used (the same numbers the update was made of)
                     self._canary_score(canary, scores, g.numpy(), q, active)
+                    if extra:
+                        x = g.numpy()[:, Ptot:].astype(np.float64)
+                        for k in np.flatnonzero(active):
+                            out_k = ~canary["inc"][k]
+                            noise_ms[k, t] = float(np.mean(np.square(x[k, out_k]))) if out_k.any() else np.nan
         out = [flat[:, offs[i]:offs[i + 1]].reshape(K, *shapes[i]).numpy().copy() for i in range(len(shapes))]
-        return self._bank(out), scores
+        bank = self._bank(out)
+        if extra:
+            bank.info["canary_noise"] = _noise_info(noise_ms, canary["inc"], self.scheds)
+        return bank, scores
 
     def _batch(self, k, t, rng, q, perms):
         """Model k's rows of step t: a Poisson sample (ascending), or the next slice of this epoch's permutation.
@@ -851,13 +1016,7 @@ class _BatchedDPSGD:
             x = noisy_sum[:, canary["coords"]].astype(np.float64)
         else:
             x = noisy_sum[:, : canary["U"].shape[1]] @ canary["U"].T
-        c = float(self.o.max_grad_norm)
-        med = np.median(x, axis=1, keepdims=True)
-        s = 1.4826 * np.median(np.abs(x - med), axis=1, keepdims=True)
-        s = np.maximum(s, 1e-6 * c)
-        llr = np.logaddexp(np.log1p(-np.minimum(q, 1 - 1e-12))[:, None],
-                           np.log(q)[:, None] + (c * x - 0.5 * c * c) / (s * s))
-        scores += np.where(active[:, None], llr, 0.0)
+        scores += np.where(active[:, None], _canary_llr(x, float(self.o.max_grad_norm), q), 0.0)
 
     def _bank(self, out):
         if self.kind == "mlp":
