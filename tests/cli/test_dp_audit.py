@@ -66,3 +66,24 @@ def test_a_torch_module_takes_gradient_canaries(capsys, tmp_path, monkeypatch):
     s = json.loads((tmp_path / "dp_audit.json").read_text())
     assert s["trainer"] == "opacus" and s["canaries"] == "gradient" and s["noise_check_violated"] is False
     assert "verdict: consistent with the claim" in out
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ('{"n_in": 5}', "does not accept the data's 107 input features"),
+    ('{"n_in": 107, "n_out": 3}', "outputs shape (256, 3); expected (n, 2) class scores"),
+])
+def test_a_torch_module_that_does_not_fit_the_data_is_one_line_exit_2(kwargs, words, capsys, tmp_path,
+                                                                        monkeypatch):
+    """The user's module is probed on the data before Opacus trains it: a wrong width is one line, not a torch
+    traceback."""
+    pytest.importorskip("opacus")
+    import pathlib
+
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parents[1] / "learners"))
+    rc = main(["dp-audit", "--epsilon", "8", "--noise-multiplier", "0.9", "--sampling-rate", "0.05", "--epochs",
+               "1", "--n-train", "400", "--m", "400", "--module", "_torch_module_helpers:TinyNet", "--module-kwargs",
+               kwargs, "--delta", "1e-4", "--out", str(tmp_path)])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("leakaudit: error: ") and words in err
+    assert not (tmp_path / "dp_audit.json").exists()

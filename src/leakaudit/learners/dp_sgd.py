@@ -490,7 +490,7 @@ class DPSGD(Learner):
         except ImportError:  # pragma: no cover - the dp extra
             raise UnsupportedError("DP-SGD of a TorchModuleLearner needs Opacus: pip install leakaudit[dp]") from None
         from ._torch_utils import import_torch, torch_threads
-        from .torch_module import TorchModuleModel, _output_kind
+        from .torch_module import TorchModuleModel, probe_output_kind
 
         torch = import_torch()
         inner = self.learner
@@ -504,8 +504,7 @@ class DPSGD(Learner):
         for i, (s, seed) in enumerate(zip(subsets, seeds)):
             module = inner._new_module(cls, kwargs, seed)
             Xs = torch.as_tensor(X[s], dtype=torch.float32)
-            with torch.no_grad():
-                kind = _output_kind(module.eval()(Xs[:256]))
+            kind = probe_output_kind(module, Xs, name=inner.module, n_classes=n_classes)
             module.train()
             gen = torch.Generator().manual_seed(int(seed))
             B = max(1, round(scheds[i]["batch_size"]))

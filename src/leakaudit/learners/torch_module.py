@@ -91,6 +91,27 @@ def _output_kind(out) -> str:
     return "logits"
 
 
+def probe_output_kind(module, Xt, *, name: str, n_classes: int) -> str:
+    """Run ``module`` (left in eval mode) on the first 256 rows of ``Xt`` and return its output kind.
+
+    Raises
+    ------
+    InvalidInputError
+        One line naming the module: it rejects the data's input width, or its outputs are not
+        ``(n, n_classes)`` class scores.
+    """
+    torch = import_torch()
+    with torch.no_grad():
+        try:
+            probe = module.eval()(Xt[:256])
+        except Exception as exc:  # noqa: BLE001 - the user's module rejected the data
+            raise InvalidInputError(f"{name} does not accept the data's {Xt.shape[1]} input "
+                                    f"features: {clip(str(exc), 200)}") from None
+    if probe.ndim != 2 or probe.shape[1] != n_classes:
+        raise InvalidInputError(f"{name} outputs shape {tuple(probe.shape)}; expected (n, {n_classes}) class scores")
+    return _output_kind(probe)
+
+
 class TorchModuleModel:
     """One trained instance of the user's module: ``predict_proba(X) -> (n, n_classes)`` float64.
 
@@ -213,16 +234,7 @@ class TorchModuleLearner(Learner):
             modules = [self._new_module(cls, kwargs, s) for s in seeds]
             Xt = torch.as_tensor(X, dtype=torch.float32)
             yt = torch.as_tensor(y, dtype=torch.int64)
-            with torch.no_grad():
-                try:
-                    probe = modules[0].eval()(Xt[: min(len(X), 256)])
-                except Exception as exc:  # noqa: BLE001 - the user's module rejected the data
-                    raise InvalidInputError(f"{self.module} does not accept the data's {X.shape[1]} input "
-                                            f"features: {clip(str(exc), 200)}") from None
-            if probe.ndim != 2 or probe.shape[1] != n_classes:
-                raise InvalidInputError(f"{self.module} outputs shape {tuple(probe.shape)}; expected "
-                                        f"(n, {n_classes}) class scores")
-            kind = _output_kind(probe)
+            kind = probe_output_kind(modules[0], Xt, name=self.module, n_classes=n_classes)
             plans = [self._batches(s, seed) for s, seed in zip(subsets, seeds)]
             mode = self.batched
             stateful = any(True for _ in modules[0].buffers())
