@@ -434,6 +434,7 @@ def correlation(profile: str, random_state: int):
           "match; the expected behaviour is a large drop "
           "after the first removals, a rebound, then a sawtooth. Greedy re-ranking and group removal are our "
           "improvements (spec §7). 'DTP' is PDTP at x(t), which Thm 6.2 makes effectively DTP for naive Bayes.",
+    randomised=False,
 )
 def fig6(profile: str, random_state: int):
     from ..data import load_adult
