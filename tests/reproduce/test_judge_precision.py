@@ -39,6 +39,32 @@ def test_a_reproduction_without_randomness_names_no_seed():
     rows = [{"quantity": "q", "paper": 1.0, "ours": 1.0, "tolerance": 0.0, "status": "match", "note": ""}]
     fixed = to_markdown({"name": "izzo-fig1", "profile": "reduced", "seconds": 1.0, "random_state": 0, "rows": rows})
     assert "no randomness" in fixed and "seed 0" not in fixed
-    seeded = to_markdown({"name": "long-dtp-fig6", "profile": "reduced", "seconds": 1.0, "random_state": 0,
+    seeded = to_markdown({"name": "yeom-table1", "profile": "reduced", "seconds": 1.0, "random_state": 0,
                           "rows": rows})
     assert "seed 0" in seeded and "no randomness" not in seeded
+
+
+def test_rows_over_a_protocols_splits_say_so_in_the_heading():
+    # yeom-fig2ab's randomised rows are means over 100 random 75/25 splits: their values carry no seeds, and the
+    # heading must not read as one seed's run
+    from leakaudit import reproduce
+    from leakaudit.reproduce._registry import to_markdown
+
+    reproduce.load_all()
+    rows = [{"quantity": "q", "paper": 0.5, "ours": 0.5, "tolerance": 0.0, "status": "match", "note": "",
+             "values": [0.4, 0.5, 0.6], "seeds": None},
+            {"quantity": "r", "paper": None, "ours": 1.0, "tolerance": None, "status": "no-paper-value", "note": ""}]
+    head = to_markdown({"name": "yeom-fig2ab", "profile": "reduced", "seconds": 1.0, "random_state": 0,
+                        "rows": rows}).splitlines()[4]
+    assert "over the protocol's 3 random splits" in head and not head.startswith("Profile `reduced`, seed 0,")
+
+
+def test_long_dtp_fig6_does_not_depend_on_the_seed():
+    # registered with randomised=False: its page says "no randomness", which holds only if no row moves with the seed
+    from leakaudit import reproduce
+    from leakaudit.reproduce._registry import get
+
+    reproduce.load_all()
+    rep = get("long-dtp-fig6")
+    assert not rep.randomised
+    assert rep.func("smoke", 0) == rep.func("smoke", 7)

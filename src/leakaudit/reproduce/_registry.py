@@ -123,11 +123,17 @@ def _fmt(v: float | None, missing: str = "—") -> str:
 
 
 def _seeds_text(result: dict) -> str:
-    """The seeds a run used, from its rows: "seeds 0-4 (...)" when rows are over seeds, "no randomness" for a
-    reproduction registered with ``randomised=False``, else "seed N"."""
+    """The seeds a run used, from its rows: "seeds 0-4 (...)" when rows are over seeds, the number of splits when
+    randomised rows are over a protocol's random splits instead (their values carry no seeds), "no randomness" for
+    a reproduction registered with ``randomised=False``, else "seed N"."""
     seeds = sorted({int(s) for r in result["rows"] for s in (r.get("seeds") or ())})
     if not seeds and not get(result["name"]).randomised:
         return "no randomness (no row depends on the seed)"
+    n_splits = {len(r["values"]) for r in result["rows"] if r.get("values") is not None and not r.get("seeds")}
+    if not seeds and n_splits:
+        n = "/".join(str(k) for k in sorted(n_splits))
+        return (f"randomised rows over the protocol's {n} random splits (mean over the splits, 95% t-interval in "
+                f"the note), seed {result['random_state']} for any other draw")
     if not seeds:
         return f"seed {result['random_state']}"
     span = f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
