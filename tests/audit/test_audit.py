@@ -364,7 +364,14 @@ def test_random_forest_targets_are_retrained_by_our_forest():
     np.testing.assert_allclose(ours, rf.set_params(random_state=5).fit(X, y).predict_proba(X), atol=1e-12)
     weighted, desc = _sklearn_learner(RandomForestClassifier(class_weight="balanced"))
     assert isinstance(weighted, SklearnLearner) and "class_weight" in desc
-    assert isinstance(_sklearn_learner(LogisticRegression())[0], SklearnLearner)
+    # a logistic regression is retrained by ours when it solves the same objective, else by scikit-learn, saying why
+    from leakaudit.learners import LogisticRegression as OurLogisticRegression
+
+    assert isinstance(_sklearn_learner(LogisticRegression().fit(X, y))[0], OurLogisticRegression)
+    for est, why in [(LogisticRegression(), "an unfitted estimator"),
+                     (LogisticRegression(solver="liblinear").fit(X, y), "solver='liblinear'")]:
+        learner, desc = _sklearn_learner(est)
+        assert isinstance(learner, SklearnLearner) and why in desc
 
 
 def test_forest_targets_get_lira_on_the_votes():
