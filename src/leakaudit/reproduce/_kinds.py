@@ -77,8 +77,9 @@ ALLOWANCES: dict[str, Allowance] = {
               "(Weka's LMT, the paper's network) of the same class"),
     "membership-attack metric": Allowance(
         0.05, "accuracy, precision, recall or F1 of a membership attack pooled over every attack on every target: one "
-              "run of the paper's protocol (100 targets) scatters by sd 0.004-0.032 between our seeds "
-              "(long-dtp-correlation, full profile); 0.05 is about two of the larger ones"),
+              "run of the paper's protocol (100 targets) scatters by sd 0.004-0.048 between our seeds "
+              "(long-dtp-correlation, full profile; the largest is NB-Purchase's recall); 0.05 is one of the "
+              "largest, two or more of the rest"),
     "per-target attack accuracy": Allowance(
         0.1, "one target's accuracy, picked as the extreme of 100 (§5.5's immune record): over the paper's 200 "
              "attacks on it its binomial standard error is up to 0.035, and picking the extreme adds to that"),
@@ -96,8 +97,8 @@ ALLOWANCES: dict[str, Allowance] = {
         0.3, "the maximum DTP of Fig. 6 on a substitute data set (an Adult proxy for ACS 2013): a tenth of the "
              "paper's 3.09, so that only the shape of the sawtooth is compared"),
     "property-attack accuracy": Allowance(
-        0.1, "a property-inference attack's accuracy over 50 target models: its binomial standard error is up to "
-             "0.07 for one seed (and the paper's, over an unstated number of targets, has its own)"),
+        0.1, "a property-inference attack's accuracy over 30-50 target models: its binomial standard error is up to "
+             "0.07-0.09 for one seed (and the paper's, over an unstated number of targets, has its own)"),
     "poisoning rate": Allowance(
         0.1, "the paper says 'around 30%' for where Fig. 2's accuracy starts to fall; one step of our grid (0.10 "
              "apart from 0.10 to 0.60)"),
