@@ -19,7 +19,7 @@ def test_row_status():
 def test_run_writes_json_and_markdown(tmp_path, monkeypatch):
     monkeypatch.setattr(reg, "_REGISTRY", NameTable("reproduction"))
 
-    @reg.register("toy", paper="Toy et al.", description="A toy reproduction.")
+    @reg.register("toy", paper="Toy et al.", description="A toy reproduction.", references=((r"", "printed"),))
     def _toy(profile, random_state):
         return [row("answer", 42.0, 41.9, 0.5, note="close"), row("extra", None, 1.0)]
 
@@ -30,8 +30,8 @@ def test_run_writes_json_and_markdown(tmp_path, monkeypatch):
     assert set(d) >= {"name", "profile", "seconds", "rows"}
     assert d["rows"][0] == {"quantity": "answer", "paper": 42.0, "ours": 41.9, "tolerance": 0.5,
                             "status": "match", "note": "close", "values": None, "seeds": None,
-                            "bound": None, "precision": None}
-    assert "| answer | 42 | 41.9 | 0.5 | match | close |" in (tmp_path / "toy.md").read_text()
+                            "bound": None, "precision": None, "reference": "printed", "quantity_kind": None}
+    assert "| answer | 42 | printed | 41.9 | 0.5 | match | close |" in (tmp_path / "toy.md").read_text()
     assert res["profile"] == "smoke"
     with pytest.raises(InvalidParameterError, match="profile must be one of"):
         reg.run("toy", profile="huge", out=tmp_path)

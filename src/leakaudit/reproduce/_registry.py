@@ -7,16 +7,20 @@ named reproductions with :func:`register`. A reproduction is a function
 
 JSON shape: ``{"name", "profile", "seconds", "random_state", "rows": [{"quantity",
 "paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound",
-"precision"}]}`` where
+"precision", "reference", "quantity_kind"}]}`` where
 ``status`` is ``match``, ``differs`` or ``no-paper-value``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
-they came from (both None for a row that is not over seeds).
+they came from (both None for a row that is not over seeds). ``reference`` and
+``quantity_kind`` (``_kinds.REFERENCES``, ``_kinds.ALLOWANCES``) come from the
+reproduction's ``references`` table, applied by :func:`classify` when the run is
+written and again when it is gathered.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -25,9 +29,10 @@ from pathlib import Path
 from .._names import NameTable
 from .._results import write_json_atomic
 from ..exceptions import InvalidParameterError
-from ._judge import judge_values
+from ._judge import gap_text, judge_values
+from ._kinds import ALLOWANCES, PAPER_REFERENCES, REFERENCES
 
-__all__ = ["Row", "row", "Reproduction", "register", "get", "names", "run", "rejudge", "PROFILES"]
+__all__ = ["PROFILES", "Reproduction", "Row", "classify", "get", "names", "register", "rejudge", "row", "run"]
 
 PROFILES = ("smoke", "reduced", "full")
 
@@ -51,6 +56,22 @@ class Row:
     # the precision of a reference that is not a printed number (read off a plot, or derived from printed
     # numbers); it replaces the printed rounding in the match rule (_judge.judge_values)
     precision: float | None = None
+    # what the paper value is (a key of _kinds.REFERENCES) and the kind of quantity whose allowance applies (a key of
+    # _kinds.ALLOWANCES); set by classify() from the reproduction's references table, never by the row's builder
+    reference: str | None = None
+    quantity_kind: str | None = None
+
+
+def _status(paper: float | None, ours: float | None, tolerance: float | None, bound: str | None) -> str:
+    """The status of a single value against the paper's: within ``tolerance`` of it (or on the paper's side of a
+    bound), ``differs`` when ours is missing or NaN, ``no-paper-value`` when the paper gives none."""
+    if paper is None:
+        return "no-paper-value"
+    if ours is None or math.isnan(ours):
+        return "differs"
+    tol = (0.0 if tolerance is None else tolerance) + 1e-12
+    gap = {None: abs(ours - paper), "lower": paper - ours, "upper": ours - paper}[bound]
+    return "match" if gap <= tol else "differs"
 
 
 def row(quantity: str, paper: float | None, ours: float | None, tolerance: float | None = None, note: str = "", *,
@@ -66,14 +87,7 @@ def row(quantity: str, paper: float | None, ours: float | None, tolerance: float
     """
     ours_f = None if ours is None else float(ours)
     paper_f = None if paper is None else float(paper)
-    if paper_f is None:
-        status = "no-paper-value"
-    elif ours_f is None or math.isnan(ours_f):
-        status = "differs"
-    else:
-        tol = (0.0 if tolerance is None else tolerance) + 1e-12
-        gap = {None: abs(ours_f - paper_f), "lower": paper_f - ours_f, "upper": ours_f - paper_f}[bound]
-        status = "match" if gap <= tol else "differs"
+    status = _status(paper_f, ours_f, tolerance, bound)
     return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note, bound=bound,
                precision=None if precision is None else float(precision))
 
@@ -87,19 +101,43 @@ class Reproduction:
     notes: str = ""
     # False for a reproduction with no randomness (closed forms, exact enumeration): its seed is not used
     randomised: bool = True
+    # (pattern, reference kind, kind of quantity or None): the first pattern found in a row's quantity classifies it
+    references: tuple[tuple[str, str, str | None], ...] = ()
+
+    def kinds_of(self, quantity: str) -> tuple[str | None, str | None]:
+        """``(reference, quantity kind)`` of a row with a paper value; ``(None, None)`` when no pattern fits."""
+        for pattern, reference, kind in self.references:
+            if re.search(pattern, quantity):
+                return reference, kind
+        return None, None
 
 
 _REGISTRY: NameTable[Reproduction] = NameTable("reproduction")
 
 
-def register(name: str, *, paper: str, description: str, notes: str = "", randomised: bool = True):
+def register(name: str, *, paper: str, description: str, notes: str = "", randomised: bool = True,
+             references=()):
     """Decorator registering ``func(profile, random_state) -> list[Row]`` under ``name``.
 
     ``randomised=False`` marks a reproduction none of whose rows depends on the seed (its page says so
-    instead of naming a seed)."""
+    instead of naming a seed). ``references``: ``(pattern, reference, quantity kind)`` entries classifying every row
+    that has a paper value (:func:`classify`): the first ``pattern`` found (``re.search``) in the row's quantity
+    gives its reference (a key of ``_kinds.REFERENCES``) and the kind of quantity whose allowance applies (a key of
+    ``_kinds.ALLOWANCES``, or None for none)."""
+    table = []
+    for entry in references:
+        pattern, reference, kind = (*entry, None) if len(entry) == 2 else entry
+        if reference not in REFERENCES:
+            raise InvalidParameterError(f"references of {name!r}: reference must be one of "
+                                        f"{', '.join(REFERENCES)}; got {reference!r}")
+        if kind is not None and kind not in ALLOWANCES:
+            raise InvalidParameterError(f"references of {name!r}: quantity kind must be one of "
+                                        f"{', '.join(ALLOWANCES)} or None; got {kind!r}")
+        re.compile(pattern)
+        table.append((pattern, reference, kind))
 
     def deco(func):
-        _REGISTRY.add(name, Reproduction(name, paper, description, func, notes, randomised))
+        _REGISTRY.add(name, Reproduction(name, paper, description, func, notes, randomised, tuple(table)))
         return func
 
     return deco
@@ -152,13 +190,14 @@ def to_markdown(result: dict) -> str:
         + (". Not rerun since the interval rule: its per-seed values were read back from the notes (4 significant "
            "digits) and judged by the rule." if result.get("values_from_notes") else ""),
         "",
-        "| quantity | paper | ours | tolerance | status | note |",
-        "|---|---:|---:|---:|---|---|",
+        "| quantity | paper | reference | ours | tolerance | status | note |",
+        "|---|---:|---|---:|---:|---|---|",
     ]
     for r in result["rows"]:
+        ref = r.get("reference") or ("—" if r["paper"] is None else "unclassified")
         lines.append(
-            f"| {r['quantity']} | {_fmt(r['paper'])} | {_fmt(r['ours'], 'not measured')} | {_fmt(r['tolerance'])} | "
-            f"{r['status']} | {r['note']} |"
+            f"| {r['quantity']} | {_fmt(r['paper'])} | {ref} | {_fmt(r['ours'], 'not measured')} | "
+            f"{_fmt(r['tolerance'])} | {r['status']} | {r['note']} |"
         )
     if rep.notes:
         lines += ["", rep.notes]
@@ -180,6 +219,7 @@ def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions",
         "random_state": random_state,
         "rows": [asdict(r) for r in rows],
     }
+    classify(result)
     out = Path(out)
     write_json_atomic(out / f"{name}.json", result)
     md = to_markdown(result)
@@ -202,17 +242,125 @@ def rejudge(result: dict) -> int:
     return changed
 
 
+# the sentence on the gap between the paper's value and our interval that ends the note of a randomised row that
+# differs (written by _seeds.seed_row or a reproduction's own over-splits row), with its allowance clause if any
+_GAP = re.compile(r"; the (paper's value|reference) is \S+ (?:below|above) the interval(?: \(within the [^)]*\))?$")
+
+
+def classify(result: dict) -> list[str]:
+    """Give every row of ``result`` with a paper value its reference and kind of quantity from its reproduction's
+    ``references`` table, and apply that kind's allowance (``_kinds.ALLOWANCES``), in place.
+
+    A randomised row keeps the status of the interval rule; the sentence ending its note on where the paper's value
+    lies is rewritten, saying when the gap is within the allowance. A single value of a kind with an allowance is
+    judged against it (the row's ``tolerance`` becomes the allowance). Returns the quantities of rows with a paper
+    value that no pattern classifies (none, for a complete table).
+    """
+    rep = get(result["name"])
+    missing = []
+    for r in result["rows"]:
+        reference, kind = (None, None) if r["paper"] is None else rep.kinds_of(r["quantity"])
+        r["reference"], r["quantity_kind"] = reference, kind
+        if r["paper"] is None:
+            continue
+        if reference is None:
+            missing.append(r["quantity"])
+        allowance = None if kind is None else ALLOWANCES[kind].of(r["paper"])
+        if r.get("values") is None:
+            if allowance is not None:
+                r["tolerance"] = allowance
+                r["status"] = _status(r["paper"], r["ours"], allowance, r.get("bound"))
+            continue
+        if r.get("bound") is not None:
+            continue
+        m = _GAP.search(r["note"])
+        subject = m.group(1) if m else "paper's value"
+        note = r["note"][: m.start()] if m else r["note"]
+        status, _, lo, hi = judge_values(r["paper"], r["values"], None, r.get("precision"))
+        if status == "differs" and math.isfinite(lo):
+            paper = r["paper"]
+            note += gap_text(paper, lo, hi, subject)
+            if allowance is not None and (lo - paper if paper < lo else paper - hi) <= allowance + 1e-12:
+                note += f" (within the allowance for {kind}, {ALLOWANCES[kind].text()})"
+        r["note"] = note
+    return missing
+
+
+def totals(results: list[dict]) -> dict:
+    """Counts over the rows of ``results`` (classified runs): ``status`` (match / differs / no-paper-value),
+    ``randomised`` (match / differs among rows over seeds or splits) and ``by_reference`` (reference kind, or
+    "unclassified", -> match / differs)."""
+    status = {"match": 0, "differs": 0, "no-paper-value": 0}
+    randomised = {"match": 0, "differs": 0}
+    by_reference: dict[str, dict[str, int]] = {k: {"match": 0, "differs": 0} for k in REFERENCES}
+    for res in results:
+        for r in res["rows"]:
+            status[r["status"]] += 1
+            if r["status"] == "no-paper-value":
+                continue
+            if r.get("values") is not None:  # a randomised row, judged on its interval (or bound)
+                randomised[r["status"]] += 1
+            ref = r.get("reference") or "unclassified"
+            by_reference.setdefault(ref, {"match": 0, "differs": 0})[r["status"]] += 1
+    return {"status": status, "randomised": randomised, "by_reference": by_reference}
+
+
+def _totals_text(t: dict) -> str:
+    """The page's totals: one sentence, then a table by kind of reference."""
+    s, rnd, by = t["status"], t["randomised"], t["by_reference"]
+    lines = [
+        (f"Totals: {s['match']} rows match, {s['differs']} differ, {s['no-paper-value']} have no paper value. Of the "
+        f"rows with a paper value, {rnd['match']} matches and {rnd['differs']} differences are randomised rows judged "
+        "on their interval or bound; the rest are single values against a tolerance. By what the paper value is "
+        "(the `reference` column of every table; the kinds are defined below):"),
+        "",
+        "| reference | match | differs | rows |",
+        "|---|---:|---:|---:|",
+    ]
+    groups = (("against the paper", [k for k in by if k in PAPER_REFERENCES]),
+              ("against a computation", [k for k in by if k not in PAPER_REFERENCES and k != "unclassified"]))
+    for label, kinds in groups:
+        for k in kinds:
+            lines.append(f"| {k} | {by[k]['match']} | {by[k]['differs']} | {by[k]['match'] + by[k]['differs']} |")
+        m, d = sum(by[k]["match"] for k in kinds), sum(by[k]["differs"] for k in kinds)
+        lines.append(f"| **{label}** ({', '.join(kinds)}) | **{m}** | **{d}** | **{m + d}** |")
+    if "unclassified" in by:
+        u = by["unclassified"]
+        lines.append(f"| unclassified (no kind in its reproduction's table) | {u['match']} | {u['differs']} | "
+                     f"{u['match'] + u['differs']} |")
+    lines.append(f"| no paper value | — | — | {s['no-paper-value']} |")
+    lines += ["", "What the `reference` column says the paper value is:", ""]
+    lines += [f"- **{k}**: {v}." for k, v in REFERENCES.items()]
+    lines += [
+        "",
+        ("Allowances, one per kind of quantity. An allowance never turns a randomised row into a match: it only lets "
+        "the note of a row that differs say the gap is within it. A single value (a row not over seeds) of a kind "
+        "with an allowance matches when it lies within it; a kind without one keeps the rounding of its reference "
+        "(the row's `tolerance`)."),
+        "",
+        "| kind of quantity | allowance | why |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {k} | {a.text()} | {a.why} |" for k, a in ALLOWANCES.items()]
+    return "\n".join(lines) + "\n"
+
+
 def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
-    """One Markdown page from every ``NAME.json`` in ``folder`` (the latest run of each)."""
+    """One Markdown page from every ``NAME.json`` in ``folder`` (the latest run of each): each run re-judged
+    (:func:`rejudge`) and classified (:func:`classify`) with the current rules, the totals by kind of reference at
+    the top."""
     import json
 
     folder = Path(folder)
     parts = [
         f"# {title}",
         "",
-        "Each section is one `leakaudit reproduce NAME` run; the command that made it is under its heading. "
-        "`paper` is the paper's number (— where it gives none), `ours` our measurement, and the note says "
-        "where and why we differ (a substitute dataset, a paper typo, a reduced profile).",
+        ("Each section is one `leakaudit reproduce NAME` run; the command that made it is under its heading. "
+        "`paper` is the paper's number (— where it gives none), `reference` what that number is (printed in the "
+        "paper, read off its plot, derived from printed numbers, a claim of its text, a formula, the spec's re-run), "
+        "`ours` our measurement, and the note says where and why we differ (a substitute dataset, a paper typo, a "
+        "reduced profile). This page is written by `leakaudit reproduce --out docs/reproduction --gather "
+        "docs/reproduction.md` from the stored runs."),
         "",
         ("How a row is judged. A randomised row over seeds (or over a protocol's splits) reports the mean, every "
         "seed's value and the 95% Student-t interval of the mean; it matches only when the paper's value lies in "
@@ -220,28 +368,21 @@ def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
         "digit, the row's `tolerance`, or, for a value read off a plot or derived from printed numbers, the "
         "precision stated in its note; when every seed gives the same value the interval is that value, so it "
         "matches within rounding). Where the paper's value lies outside the interval but within the allowance "
-        "stated for its kind of quantity (an accuracy, an average PDTP), the note says so; the status stays "
-        "'differs'. Where the paper states a bound ('above 90%', 'recall > 0.99'), the row matches when our "
-        "mean reaches it. A row that is not over seeds (a closed form, a deterministic procedure, or a reproduction "
-        "still run on one seed, whose heading says 'seed N'; 'no randomness' where no row depends on the seed) "
-        "matches when |ours - paper| is at most its tolerance."),
+        "for its kind of quantity (the table below), the note says so; the status stays 'differs'. Where the paper "
+        "states a bound ('above 90%', 'recall > 0.99'), the row matches when our mean reaches it. A row that is "
+        "not over seeds (a closed form, a deterministic procedure, or a reproduction still run on one seed, whose "
+        "heading says 'seed N'; 'no randomness' where no row depends on the seed) matches when |ours - paper| is at "
+        "most its tolerance: the allowance of its kind of quantity, or the rounding of its reference."),
         "",
     ]
-    files = sorted(folder.glob("*.json"))
-    counts = {"match": 0, "differs": 0, "no-paper-value": 0}
-    randomised = {"match": 0, "differs": 0}
-    for f in files:
+    results = []
+    for f in sorted(folder.glob("*.json")):
         res = json.loads(f.read_text())
         if res.get("name") not in _REGISTRY.names():
             continue
         rejudge(res)
-        for r in res["rows"]:
-            counts[r["status"]] = counts.get(r["status"], 0) + 1
-            if r.get("values") is not None:  # a randomised row, judged on its interval (or bound)
-                randomised[r["status"]] = randomised.get(r["status"], 0) + 1
-        parts.append(to_markdown(res))
-    parts.insert(6, f"Totals: {counts['match']} rows match, {counts['differs']} differ, "
-                    f"{counts['no-paper-value']} have no paper value. Of the rows with a paper value, "
-                    f"{randomised['match']} matches and {randomised['differs']} differences are randomised rows "
-                    f"judged on their interval or bound; the rest are single values against a tolerance.\n")
+        classify(res)
+        results.append(res)
+    parts.append(_totals_text(totals(results)))
+    parts += [to_markdown(res) for res in results]
     return "\n".join(parts)

@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from ._judge import judge_values, paper_rounding
+from ._judge import gap_text, judge_values, paper_rounding
 from ._registry import Row
 
 __all__ = ["JOBS_ENV", "N_SEEDS", "map_jobs", "map_seeds", "merge_seed_rows", "rows_over_seeds", "seed_row",
@@ -55,9 +55,10 @@ def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: st
              precision: float | None = None):
     """One row over seeds: ours is the mean; the status is :func:`judge_values` (never one chosen seed).
 
-    ``tolerance`` is the allowance stated for this kind of quantity (an accuracy, an average PDTP): it does not
-    decide the status; when the paper's value lies outside our interval but within ``tolerance`` of it, the note
-    says so. The row's ``tolerance`` field holds the paper's rounding, the only widening the rule applies.
+    ``tolerance`` is not used: the allowance of a row's kind of quantity comes from its reproduction's
+    ``references`` table (``_kinds.py``), and ``_registry.classify`` adds it to the note when the run is written;
+    the parameter stays so that positional calls keep their meaning. The row's ``tolerance`` field holds the
+    paper's rounding, the only widening the rule applies.
     ``bound``: "lower" or "upper" when the paper's value is a bound rather than a value (:func:`judge_values`).
     ``precision``: the precision of a reference that is not a printed number (read off a plot, or derived from
     printed numbers), used instead of the printed rounding and kept in the row's ``tolerance`` field.
@@ -72,11 +73,7 @@ def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: st
         text += (f"; the paper's value is {'a lower' if bound == 'lower' else 'an upper'} bound: a match needs our "
                  f"mean at {'least' if bound == 'lower' else 'most'} {paper:g}")
     elif status == "differs" and np.isfinite(lo):
-        gap = lo - paper if paper < lo else paper - hi
-        side = "below" if paper < lo else "above"
-        text += f"; the paper's value is {gap:.3g} {side} the interval"
-        if tolerance is not None and gap <= tolerance + 1e-12:
-            text += f" (within the {tolerance:.3g} stated for this kind of quantity)"
+        text += gap_text(paper, lo, hi)
     rounding = None if paper is None else (paper_rounding(paper) if precision is None else float(precision))
     return Row(quantity, None if paper is None else float(paper), m, rounding, status,
                f"{note}; {text}" if note else text, values=tuple(vals), seeds=tuple(int(s) for s in seeds),

@@ -285,6 +285,10 @@ def _settings(profile: str) -> list[str]:
     "Sentiment is not a model input, so the poisoned correlation must be carried by sentiment "
     "words; on 50-point poison in a 1,000-mail set LR does not pick it up, and only 22 uncertain queries exist "
     "(the single-setting diagnostics in this paragraph are seed 0's).",
+    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+    references=(
+        (r"accuracy", "printed", "property-attack accuracy"),
+    ),
 )
 def fig1(profile: str, random_state: int):
     from ..property.theory import theorem9_window
@@ -369,6 +373,10 @@ GENDER_VARIANTS = {
     "against 0.78 at p = 0.03) predicts. Even the best separation (0.83 at p = 0.03) is below Table III's 0.99, "
     "so with the paper's stated target and learner the gap is in the data's signal, not in the learner; the "
     "paper's own target construction or preprocessing may differ in a way it does not state.",
+    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+    references=(
+        (r"accuracy", "printed", "property-attack accuracy"),
+    ),
 )
 
 
@@ -563,6 +571,10 @@ def gender_visibility(profile: str, random_state: int):
     "is empty from p = 0.412. Run on SpamAssassin with the chase-fig1 SpamAssassin protocol (TF-IDF, shadows "
     "without query rows and poison originals, out-of-bag certainty); 50 shadow models per world (paper 400 in "
     "all), 50 targets, r = 100, q = 300 (39 uncertain candidates exist).",
+    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+    references=(
+        (r"poisoning rate", "printed", "poisoning rate"),
+    ),
 )
 def fig2(profile: str, random_state: int):
     cfg = CONFIG[profile]
@@ -589,6 +601,10 @@ def fig2(profile: str, random_state: int):
     description="Fig. 3: attack accuracy against the number of shadow models (Census random, small poisoning).",
     notes="Paper: accuracy grows with the number of shadow models and saturates by about 500; with 10% "
     "poisoning the random-feature experiments reach 1.0 with only 50 shadow models.",
+    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+    references=(
+        (r"accuracy", "printed", "property-attack accuracy"),
+    ),
 )
 def fig3(profile: str, random_state: int):
     cfg = CONFIG[profile]
@@ -706,6 +722,10 @@ TABLE2 = {(2,): 1.0, (4, 2): 0.97, (8, 4, 2): 0.94, (16, 8, 4, 2): 0.88, (32, 16
     "queries, 30 targets, seeds 0-4; full: 300 shadow models per world (500 at n = 10,000). Earlier runs: 50 "
     "epochs (seeds 0-4) gave 0.59 / 0.57 / 0.61 / 0.56 / 0.62; lr 1e-2 for 20 epochs (seed 0) 0.675 / 0.675 / "
     "0.575 / 0.525 / 0.675. docs/chase.md has the convergence measurements.",
+    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+    references=(
+        (r"accuracy", "printed", "property-attack accuracy"),
+    ),
 )
 def table2(profile: str, random_state: int):
     from ..property.game import mlp_learner
@@ -746,6 +766,10 @@ def table2(profile: str, random_state: int):
     "than 10% poisoning (the figure is an image: no per-p values in the text). MLP training as chase-table2 "
     "(Adam lr 1e-3, batch 64, 200 epochs). Reduced profile: 25 shadow models per world, 25 ensemble models, "
     "30 targets, p in {0, 0.03, 0.10}, 5 seeds.",
+    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+    references=(
+        (r"accuracy", "printed", "property-attack accuracy"),
+    ),
 )
 def fig1_mlp(profile: str, random_state: int):
     from ..property.game import mlp_learner
@@ -783,6 +807,12 @@ def fig1_mlp(profile: str, random_state: int):
     "not on gender (docs/chase.md). "
     "Timings are on a 2-core machine shared with other jobs (load average 20-37 during the run), so only their "
     "ratio is meaningful; WB time includes training its 50 targets.",
+    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+    references=(
+        (r"time ratio", "derived", "running time"),
+        (r"seconds", "printed", "running time"),
+        (r"accuracy", "printed", "property-attack accuracy"),
+    ),
 )
 def table3(profile: str, random_state: int):
     from ..property.game import split_pools

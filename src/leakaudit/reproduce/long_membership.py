@@ -87,15 +87,15 @@ def _long_rows(label, X, y, s, random_state, *, paper: bool, data_note: str):
                f"{s['epochs']} epochs per-example SGD; {data_note}")
     rows = [
         row(f"{label}: target train accuracy", _NN_PURCHASE_ACC[0] if paper else None, res.target_train_accuracy,
-            0.02, setting),
+            None, setting),
         row(f"{label}: target test accuracy", _NN_PURCHASE_ACC[1] if paper else None, res.target_test_accuracy,
-            0.05, "synthetic data is easier than the real Purchase; test accuracy differs" if paper else ""),
+            None, "synthetic data is easier than the real Purchase; test accuracy differs" if paper else ""),
     ]
     names = {"untargeted": "untargeted (Shokri)", "frequency": "frequency-based", "distance": "distance-based"}
     for a, vals in _TABLE1.items():
         m = res.attacks[a]
         for k, key in enumerate(("accuracy", "precision", "recall", "f1")):
-            rows.append(row(f"{label}: {names[a]} {key}", vals[k] if paper else None, m["pooled"][key], 0.05,
+            rows.append(row(f"{label}: {names[a]} {key}", vals[k] if paper else None, m["pooled"][key], None,
                             "pooled over all attacks on all targets"))
         if pd is not None:
             with warnings.catch_warnings():
@@ -103,7 +103,7 @@ def _long_rows(label, X, y, s, random_state, *, paper: bool, data_note: str):
                 from ..metrics import pearson
 
                 r, p = pearson(pd, np.asarray(m["per_target_accuracy"]))
-            rows.append(row(f"{label}: {names[a]} corr. with avgPDTP", vals[4] if paper else None, r, 0.15,
+            rows.append(row(f"{label}: {names[a]} corr. with avgPDTP", vals[4] if paper else None, r, None,
                             f"Pearson over {len(pd)} targets, p = {p:.3g}; PDTP averaged over "
                             f"{s['n_pdtp_iterations']} measurements (paper: 10)"))
     best = max(_TABLE1, key=lambda a: res.attacks[a]["pooled"]["accuracy"])
@@ -129,16 +129,16 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
         k = f"{s['n_pdtp_iterations']} PDTP measurements per target (paper: 10), {s['n_targets']} targets"
         rows += [
             row(f"{label}: average PDTP", _NN_PURCHASE_AVG_PDTP if paper else None, float(np.mean(pd)),
-                0.5 * _NN_PURCHASE_AVG_PDTP if paper else None, k),
+                None, k),
             row(f"{label}: Fig 2 r (max per-target accuracy over the 3 attacks vs avg PDTP)",
-                0.8936 if paper else None, c.r, 0.15, k),
+                0.8936 if paper else None, c.r, None, k),
             row(f"{label}: targets with avg PDTP > 1", None, c.n_above1),
             row(f"{label}: share of PDTP>1 targets with max accuracy > 0.8", 0.8462 if paper else None,
-                c.frac_above1_acc_gt_08, 0.1, "§5.5; NaN when no target has avg PDTP > 1"),
+                c.frac_above1_acc_gt_08, None, "§5.5; NaN when no target has avg PDTP > 1"),
             row(f"{label}: share of PDTP>1 targets with max accuracy > 0.6", 1.0 if paper else None,
-                c.frac_above1_acc_gt_06, 0.05, "§5.5: all of them"),
+                c.frac_above1_acc_gt_06, None, "§5.5: all of them"),
             row(f"{label}: max of max accuracy among PDTP<0.5 targets", 0.665 if paper else None,
-                c.max_acc_below_05, 0.05, f"§5.5: never above 0.665; {c.n_below05} targets with avg PDTP < 0.5 "
+                c.max_acc_below_05, None, f"§5.5: never above 0.665; {c.n_below05} targets with avg PDTP < 0.5 "
                 "(NaN when none)", bound="upper"),
             row(f"{label}: share of PDTP>4 targets with max accuracy > 0.9", None,
                 float(np.mean(mx[pd > 4] > 0.9)) if np.any(pd > 4) else nan,
@@ -149,9 +149,9 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
     j = int(np.argmin(acc["distance"]))
     rows += [
         row(f"{label}: lowest distance-attack per-target accuracy", 0.5 if paper else None, float(acc["distance"][j]),
-            0.05, "§5.5: one record is immune to the distance attack (0.5)"),
+            None, "§5.5: one record is immune to the distance attack (0.5)"),
         row(f"{label}: untargeted accuracy on that target", 0.94 if paper else None, float(acc["untargeted"][j]),
-            0.1, "§5.5: 0.94 on the immune record"),
+            None, "§5.5: 0.94 on the immune record"),
         row(f"{label}: targets with distance accuracy <= 0.55 and untargeted >= 0.9", None,
             float(np.sum((acc["distance"] <= 0.55) & (acc["untargeted"] >= 0.9)))),
     ]
@@ -187,6 +187,19 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
         "'ours' is the mean over seeds (seed, seed + 1, ...), each seed's value and the 95% t-interval in the "
         "note; a row matches when the paper's value lies in that interval, widened only by the paper's rounding "
         "(§5.5's 'never above 0.665' is an upper bound our mean must respect)."
+    ),
+    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+    references=(
+        (r"target (train|test) accuracy", "printed", "model accuracy"),
+        (r"corr\. with avgPDTP|Fig 2 r", "printed", "Pearson r"),
+        (r"distance-based is the best attack", "claim", "claim"),
+        (r"share of PDTP>1 targets with max accuracy > 0\.8", "printed", "share of targets"),
+        (r"share of PDTP>1 targets with max accuracy > 0\.6", "claim", "share of targets"),
+        (r"max of max accuracy among PDTP<0\.5", "printed", "per-target attack accuracy"),
+        (r"lowest distance-attack per-target accuracy", "claim", "per-target attack accuracy"),
+        (r"untargeted accuracy on that target", "printed", "per-target attack accuracy"),
+        (r"average PDTP", "printed", "average PDTP"),
+        (r"(accuracy|precision|recall|f1)$", "printed", "membership-attack metric"),
     ),
 )
 def long_table1(profile: str, random_state: int) -> list:
@@ -254,6 +267,10 @@ def _table1_seed(profile: str, random_state: int) -> list:
         "non-members is set by the top one or two non-member scores (seed 0's bootstrap interval is [0.000, "
         "0.840]): 0.717 is above the five seeds' values now (0.585-0.667) but inside that interval, and the "
         "claim holds in every seed either way."
+    ),
+    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+    references=(
+        (r"beats loss", "claim", "claim"),
     ),
 )
 def lira_rmia(profile: str, random_state: int) -> list:
@@ -373,6 +390,11 @@ def calibration_loss(acc: dict) -> float:
         "target accuracy, the generator family cannot reach it: NB's train accuracy falls only on sparse baskets, "
         "on which k-means classes are easy for the NN."
     ),
+    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+    references=(
+        (r"chosen point is LONG_PURCHASE_PARAMS", "self-check", "claim"),
+        (r"accuracy$", "printed", "model accuracy"),
+    ),
 )
 def purchase_calibration(profile: str, random_state: int) -> list:
     import itertools
@@ -395,7 +417,7 @@ def purchase_calibration(profile: str, random_state: int) -> list:
         for m in ("NB", "NN"):
             for k, part in enumerate(("train", "test")):
                 rows.append(seed_row(f"{label}: {m}-Purchase {part} accuracy", _PURCHASE_ACC_TARGETS[m][k],
-                                     [a[m][k] for a in per], seeds, 0.02, desc))
+                                     [a[m][k] for a in per], seeds, None, desc))
         rows.append(seed_row(f"{label}: calibration loss", None, [calibration_loss(a) for a in per], seeds,
                              note="sum of squared differences from the four Table 2 accuracies"))
     best = search[0][1]
