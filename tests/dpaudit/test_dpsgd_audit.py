@@ -141,3 +141,24 @@ def test_white_box_canaries_on_a_cnn():
                                            module_kwargs={"in_features": 36, "out_features": 2}), sampling_rate=0.1)
     with pytest.raises(UnsupportedError, match="a TorchModuleLearner takes directions='extra'"):
         mod.fit_many_with_canaries(X, y, [np.arange(300)], [0], included=inc, directions="random")
+
+
+def test_input_canaries_are_accounted_on_the_rows_trained():
+    """Input canaries join the data, and a torch module's Opacus schedule depends on the row count: the audit
+    accounts (and the claim check, the recorded epsilon) the rows the run trained on, audited_rows' count."""
+    pytest.importorskip("opacus")
+    from leakaudit.dpaudit import audited_rows
+    from leakaudit.learners import TorchModuleLearner
+
+    rng = np.random.default_rng(0)
+    X, Xc = rng.normal(size=(300, 4)), rng.normal(size=(200, 4))
+    y = (X[:, 0] > 0).astype(int)
+    dp = DPSGD(learner=TorchModuleLearner(module="torch.nn:Linear", module_kwargs={"in_features": 4, "out_features": 2}),
+               noise_multiplier=1.0, sampling_rate=0.07, epochs=1, lr=0.1, target_delta=1e-5)
+    n_fit = audited_rows(300, m=200, canaries="input", random_state=2)
+    assert 300 < n_fit < 500 and audited_rows(300, m=None, canaries="gradient") == 300
+    sch = dp.schedule(n_fit)
+    assert sch != dp.schedule(300)  # the canaries change Opacus's rate here
+    eps = dp.accounted_epsilon(n_fit)
+    r = audit_dpsgd(dp, X, y, claimed_epsilon=eps, delta=1e-5, m=200, canaries="input", X_canary=Xc, random_state=2)
+    assert (r.accounted_epsilon, r.steps, r.sampling_rate) == (eps, sch["steps"], sch["sampling_rate"])

@@ -68,7 +68,7 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
     calibrated = noise_multiplier is None
     if calibrated:  # for the rows the audited run trains on (input canaries join them)
         step("calibrating the noise multiplier to the claimed epsilon")
-        n_fit = audited_rows(n_train, m=m or 2, canaries=canaries, random_state=seed)
+        n_fit = audited_rows(n_train, m=m, canaries=canaries, random_state=seed)
         learner.set_params(noise_multiplier=calibrate_noise_multiplier(learner, n_fit, claimed_epsilon, delta))
     step(f"loading {dataset}")
     n_pool = n_train + (m if canaries == "input" else 0)

@@ -45,8 +45,8 @@ from .noise_check import noise_check
 from .one_run import draw_inclusion
 from .search import BOUNDS, check_claim, default_guess_grid, one_run_audit_scores
 
-__all__ = ["DpsgdAudit", "audit_dpsgd", "audited_rows", "calibrate_noise_multiplier", "check_dp_claim", "default_canary_count",
-           "dpsgd_guess_grid", "whitebox_guess_grid"]
+__all__ = ["DpsgdAudit", "audit_dpsgd", "audited_rows", "calibrate_noise_multiplier", "check_dp_claim",
+           "default_canary_count", "dpsgd_guess_grid", "whitebox_guess_grid"]
 
 #: relative slack when comparing a claimed epsilon with the accountant's (the PLD accountant's discretisation)
 CLAIM_RTOL = 1e-3
@@ -248,8 +248,9 @@ def _inclusion(m: int, seed: int):
     return rng, draw_inclusion(m, rng)
 
 
-def audited_rows(n: int, *, m: int, canaries: str, random_state: RandomStateLike = 0) -> int:
-    """The rows :func:`audit_dpsgd` trains on for ``n`` training rows: ``n``, plus the included input canaries.
+def audited_rows(n: int, *, m: int | None, canaries: str, random_state: RandomStateLike = 0) -> int:
+    """The rows :func:`audit_dpsgd` trains on for ``n`` training rows: ``n``, plus the included input canaries
+    (``m`` of them drawn; unused for gradient canaries, which sit outside the data).
 
     The schedule, and so the accounted epsilon, of a recipe whose batches depend on the row count (a batch size,
     or a torch module's Opacus schedule) is that of these rows: calibrate the noise multiplier for them.
@@ -257,6 +258,7 @@ def audited_rows(n: int, *, m: int, canaries: str, random_state: RandomStateLike
     check_choice(canaries, name="canaries", choices=("gradient", "input"))
     if canaries == "gradient":
         return int(n)
+    check_scalar(m, name="m", kind=(int, np.integer), min_val=2)
     return int(n) + int((_inclusion(int(m), seed_to_int(random_state))[1] > 0).sum())
 
 
