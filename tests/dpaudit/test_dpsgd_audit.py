@@ -153,7 +153,8 @@ def test_input_canaries_are_accounted_on_the_rows_trained():
     rng = np.random.default_rng(0)
     X, Xc = rng.normal(size=(300, 4)), rng.normal(size=(200, 4))
     y = (X[:, 0] > 0).astype(int)
-    dp = DPSGD(learner=TorchModuleLearner(module="torch.nn:Linear", module_kwargs={"in_features": 4, "out_features": 2}),
+    dp = DPSGD(learner=TorchModuleLearner(module="torch.nn:Linear",
+                                          module_kwargs={"in_features": 4, "out_features": 2}),
                noise_multiplier=1.0, sampling_rate=0.07, epochs=1, lr=0.1, target_delta=1e-5)
     n_fit = audited_rows(300, m=200, canaries="input", random_state=2)
     assert 300 < n_fit < 500 and audited_rows(300, m=None, canaries="gradient") == 300
