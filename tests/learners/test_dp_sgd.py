@@ -243,6 +243,19 @@ def test_opacus_path_accounts_the_steps_and_rate_opacus_runs(n, q, rate, steps):
             audit_dpsgd(dp, X, y, claimed_epsilon=low, delta=1e-5, m=50, random_state=1)
 
 
+def test_opacus_path_refuses_to_train_a_schedule_it_did_not_account(monkeypatch):
+    """Were Opacus to sample otherwise than the accountant counts (another version), training is refused."""
+    pytest.importorskip("opacus")
+    from leakaudit.learners import dp_sgd
+
+    X, y = _data(n=80, d=4)
+    dp = DPSGD(learner=TorchModuleLearner(module="_torch_module_helpers:TinyNet"), batch_size=16, epochs=1)
+    real = dp_sgd._opacus_schedule
+    monkeypatch.setattr(dp_sgd, "_opacus_schedule", lambda *a, **k: {**real(*a, **k), "sampling_rate": 0.2001})
+    with pytest.raises(UnsupportedError, match="where leakaudit's accounting counted"):
+        dp.fit_many(X, y, [np.arange(80)], [1])
+
+
 def test_opacus_schedule_refuses_a_zero_mean_divisor():
     """Batches of one row where n * (1 / n) rounds below 1: Opacus would divide every step by 0."""
     dp = DPSGD(learner=TorchModuleLearner(module="_torch_module_helpers:TinyNet"), batch_size=1, epochs=1)
