@@ -198,7 +198,7 @@ def test_opacus_path_for_other_modules():
     dp = DPSGD(learner=inner, noise_multiplier=1.0, max_grad_norm=1.0, batch_size=16, epochs=2, lr=0.1)
     bank = dp.fit_many(X, y, [np.arange(80), np.arange(40)], [1, 2])
     assert bank.predict_proba(X).shape == (2, 80, 2)
-    assert bank.info["trained"] == "opacus" and bank.info["steps"] == [10, 6]
+    assert bank.info["trained"] == bank.info["kernel"] == "opacus" and bank.info["steps"] == [10, 6]
     again = dp.fit_many(X, y, [np.arange(80), np.arange(40)], [1, 2])
     assert np.allclose(again.predict_proba(X), bank.predict_proba(X))
     with pytest.raises(UnsupportedError, match="directions='extra'"):

@@ -392,5 +392,5 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         noise_multiplier=float(learner.noise_multiplier), max_grad_norm=float(learner.max_grad_norm),
         sampling=learner.sampling, sampling_rate=float(sch["sampling_rate"]), steps=int(sch["steps"]),
         epochs=int(learner.epochs), lr=float(learner.lr), train_accuracy=acc, bug=learner.bug,
-        trainer="opacus" if bank.info.get("trained") == "opacus" else bank.info.get("kernel"), seconds=wall,
+        trainer=bank.info.get("kernel"), seconds=wall,
         cpu_seconds=cpu)

@@ -21,7 +21,7 @@ update, drawn in the kernel (8 lanes of xoshiro128** and the Box-Muller transfor
 ``noise_state([seed_k, 0x0D95])``: ``_mlp_native.gauss``). Initial weights and batches are the torch loop's, the
 noise is not (the torch loop draws it with torch's generator): without noise the two differ by float rounding
 only, with it in distribution; with no noise and a clip norm no gradient reaches, it is the kernel's
-non-private SGD step bit for bit. The bank's ``info["kernel"]`` says which trained ("native" or "torch").
+non-private SGD step bit for bit. The bank's ``info["kernel"]`` says which trained ("native", "torch" or "opacus").
 
 How the K models are batched. TorchMLP nets: per-example gradients of a linear layer are outer products,
 so each example's gradient norm is ``sum_l (|a_l|^2 + 1) |delta_l|^2`` (activations ``a``, back-propagated
@@ -570,7 +570,7 @@ class DPSGD(Learner):
             module.eval()
             models.append(TorchModuleModel(module, kind, X.shape[1], int(n_classes)))
         bank = ListModelBank(models, n_classes)
-        bank.info = {"trained": "opacus"}
+        bank.info = {"trained": "opacus", "kernel": "opacus"}
         if m:
             bank.info["canary_noise"] = {"mean_square": noise_ms,
                                          "n": [int((~np.asarray(r, bool)).sum()) for r in canaries[0]]}
