@@ -94,6 +94,11 @@ def test_canary_count_grows_with_a_large_claim():
     assert default_canary_count(1.0, claimed_epsilon=1.0, steps=20) == 1400  # the rate's own count is enough
     assert default_canary_count(0.01, claimed_epsilon=8.0, steps=200) == 140_000
     assert default_canary_count(1.0, claimed_epsilon=20.0, steps=20) == 200_000  # capped
+    # a leak in one step shows k_step = 0.85 m q / 2 canaries: m = 21,541 / 0.0425 at q = 0.1, affordable in 20
+    # steps (m T within CANARY_STEP_BUDGET), not in 500, nor at q = 0.01 (5 million canaries, 200 steps)
+    assert default_canary_count(0.1, claimed_epsilon=8.0, steps=20) == 506_797
+    assert default_canary_count(0.1, claimed_epsilon=8.0, steps=500) == 50_680
+    assert default_canary_count(0.1, claimed_epsilon=4.0, steps=20) == 14_000  # 595 in one step prove 4.9 already
     with pytest.raises(InvalidParameterError, match="^claimed_epsilon"):
         default_canary_count(0.5, claimed_epsilon=-1.0, steps=3)
 

@@ -116,7 +116,9 @@ def register(app: typer.Typer) -> None:
                                      help="gradient (white-box, inserted into every step) or input (black-box)."),
         m: int = typer.Option(None, "--m",
                               help="Canaries, each included with probability 1/2. [default: ceil(1400 / q) "
-                                   "within [1000, 200000] for gradient canaries, 1000 for input canaries]"),
+                                   "within [1000, 200000] for gradient canaries, more for a large claim (up to "
+                                   "2000000 where a one-step leak can be shown affordably); 1000 for input "
+                                   "canaries]"),
         bound: str = typer.Option("best", "--bound",
                                   help="best (the larger of steinke2023 and fdp, each at half the error rate), "
                                        "steinke2023 (Steinke et al.'s Theorem 3.1), fdp (the f-DP analysis of the "

@@ -137,11 +137,17 @@ MAX_CANARIES = 200_000
 #: a leak in every step should prove the claimed epsilon plus this much (see :func:`default_canary_count`)
 CLAIM_MARGIN = 0.5
 
+#: a leak confined to one step should too, when that takes at most this many canary-steps (m T: one noise draw
+#: and one score update each, about 50 ns on the compiled step, so about 10 s of CPU) and at most
+#: MAX_STEP_CANARIES canaries; past either, the per-step noise check is what sees such a step
+CANARY_STEP_BUDGET = 200_000_000
+MAX_STEP_CANARIES = 2_000_000
+
 
 def default_canary_count(sampling_rate: float, *, claimed_epsilon: float | None = None, steps: int | None = None,
                          beta: float = 0.05) -> int:
     """The number of white-box canaries for Poisson rate q: ``ceil(1400 / q)``, or more for a large claimed epsilon,
-    within [1,000, 200,000].
+    within [1,000, 200,000], or up to 2,000,000 to see a one-step leak where that is affordable.
 
     One step's batch holds about ``m q / 2`` included canaries; a step that leaks (no noise in it) shows only
     those, so m grows as 1 / q to keep about 700 of them (enough for a bound above 4 when they are all
@@ -151,18 +157,27 @@ def default_canary_count(sampling_rate: float, *, claimed_epsilon: float | None 
     level ``b`` (no delta; ``b = beta / 4``, the budget of one of the grid's two pairs under the default
     ``bound="best"``), so ``r >= log(1 / b) / log(1 + e^-(eps + 0.5))``, about ``4.4 e^(eps + 0.5)`` canaries
     right at beta = 0.05. The canaries' extra parameters cost noise draws (m per step), nothing else.
+
+    A leak confined to one step (a step without noise) shows only ``k_step = 0.85 m q / 2`` canaries, so proving
+    the claim from it takes ``m = r / (0.85 q / 2)``: 507,000 at q = 0.1 against a claimed 8, 5 million at q =
+    0.01. That m is taken, above the 200,000 cap, when ``m T`` is at most :data:`CANARY_STEP_BUDGET` and m at most
+    :data:`MAX_STEP_CANARIES` (q = 0.1 with 20 steps: yes; q = 0.01 with 200 steps: no, and the per-step noise
+    check, :mod:`leakaudit.dpaudit.noise_check`, is what catches such a step there).
     """
     check_scalar(sampling_rate, name="sampling_rate", min_val=0.0, max_val=1.0, include_min=False)
     q = float(sampling_rate)
-    m = math.ceil(CANARIES_PER_RATE / q)
+    m = min(MAX_CANARIES, max(MIN_CANARIES, math.ceil(CANARIES_PER_RATE / q)))
     if claimed_epsilon is not None and steps is not None:
         check_scalar(claimed_epsilon, name="claimed_epsilon", min_val=0.0)
         check_scalar(steps, name="steps", kind=(int, np.integer), min_val=1)
         check_scalar(beta, name="beta", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
         right = math.log(4.0 / float(beta)) / math.log1p(math.exp(-(float(claimed_epsilon) + CLAIM_MARGIN)))
         seen = 0.85 * (1.0 - (1.0 - q) ** int(steps)) / 2  # k_all / m (whitebox_guess_grid)
-        m = max(m, math.ceil(right / seen))
-    return int(min(MAX_CANARIES, max(MIN_CANARIES, m)))
+        m = max(m, min(MAX_CANARIES, math.ceil(right / seen)))
+        one_step = math.ceil(right / (0.85 * q / 2))  # k_step = right (whitebox_guess_grid)
+        if m < one_step <= MAX_STEP_CANARIES and one_step * int(steps) <= CANARY_STEP_BUDGET:
+            m = one_step
+    return int(m)
 
 
 def whitebox_guess_grid(m: int, sampling_rate: float, steps: int) -> list[tuple[int, int]]:
