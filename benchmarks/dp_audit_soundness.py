@@ -4,8 +4,8 @@ Recipe: Adult (Long et al.'s 13 attributes, one-hot), ``--n`` training rows draw
 TorchMLP net of 64 tanh units, DP-SGD with Poisson rate q, clip norm 1, lr 0.5, ``epochs / q`` steps, delta 1e-5;
 the noise multiplier calibrated with the PLD accountant to epsilon 1, 4 and 8. Each run draws its own inclusion
 coins for m white-box gradient canaries (``DPSGD.fit_many_with_canaries``, on parameters of the auditor's own;
-m = ``default_canary_count(q, claimed_epsilon, steps=T)`` as ``audit_dpsgd`` chooses it, unless ``--m`` is given) and its own training seed; the R runs
-of a row train together (one ``fit_many`` of R models). The audit, as ``audit_dpsgd`` runs it by default:
+m = ``default_canary_count(q, claimed_epsilon, steps=T)`` as ``audit_dpsgd`` chooses it, unless ``--m`` is given)
+and its own training seed; the R runs of a row train together (one ``fit_many`` of R models). The audit, as ``audit_dpsgd`` runs it by default:
 ``bound="best"``, the larger of Theorem 3.1 of Steinke et al. (2023) and the f-DP analysis of Mahloujifar et al.
 (2025) with the (epsilon, delta) trade-off curve, each at beta / 2, over ``whitebox_guess_grid(m, q, T)`` (two
 "in"-only guess counts fixed from the recipe, union-bounded), beta = 0.05. Each analysis alone (at the full beta)
@@ -24,7 +24,8 @@ recorded apart): each step's noise bounded above on the left-out canaries' coord
 Counts come with exact (Clopper-Pearson) 95 % intervals.
 
 Usage: .venv/bin/python benchmarks/dp_audit_soundness.py [--runs 20] [--bug-runs R] [--n 2000] [--m M]
-    [--recipes q=0.01,q=0.1,full batch] (also: "opacus q=0.03", a torch module trained through Opacus) [--out F]
+    [--recipes q=0.01,q=0.1,full batch] [--out F]
+    (one more recipe, "opacus q=0.03": a torch module trained through Opacus)
 Writes benchmarks/results/dp_audit_soundness.json after every row and prints one line per row.
 """
 
@@ -148,7 +149,8 @@ def main(argv=None):
                "opacus q=0.03": {"sampling_rate": 0.03, "epochs": a.epochs, "module": True}}
     t0 = time.perf_counter()
     res = {"benchmark": "dp_audit_soundness", "dataset": "adult (long columns)", "n_train": a.n,
-           "m": a.m or "default_canary_count(q, claimed_epsilon, steps)", "delta": DELTA, "beta": BETA, "grid": "whitebox_guess_grid(m, q, T)",
+           "m": a.m or "default_canary_count(q, claimed_epsilon, steps)", "delta": DELTA, "beta": BETA,
+           "grid": "whitebox_guess_grid(m, q, T)",
            "bound": "best (max of steinke2023 and fdp, each at beta / 2); each alone at beta beside it",
            "hidden": 64, "seed": a.seed,
            "noise_check": "per-step noise check (leakaudit.dpaudit.noise_check), reported apart from the bounds",
