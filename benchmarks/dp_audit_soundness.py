@@ -5,7 +5,8 @@ TorchMLP net of 64 tanh units, DP-SGD with Poisson rate q, clip norm 1, lr 0.5, 
 the noise multiplier calibrated with the PLD accountant to epsilon 1, 4 and 8. Each run draws its own inclusion
 coins for m white-box gradient canaries (``DPSGD.fit_many_with_canaries``, on parameters of the auditor's own;
 m = ``default_canary_count(q, claimed_epsilon, steps=T)`` as ``audit_dpsgd`` chooses it, unless ``--m`` is given)
-and its own training seed; the R runs of a row train together (one ``fit_many`` of R models). The audit, as ``audit_dpsgd`` runs it by default:
+and its own training seed; the R runs of a row train together (one ``fit_many`` of R models). The audit, as
+``audit_dpsgd`` runs it by default:
 ``bound="best"``, the larger of Theorem 3.1 of Steinke et al. (2023) and the f-DP analysis of Mahloujifar et al.
 (2025) with the (epsilon, delta) trade-off curve, each at beta / 2, over ``whitebox_guess_grid(m, q, T)`` (two
 "in"-only guess counts fixed from the recipe, union-bounded), beta = 0.05. Each analysis alone (at the full beta)
@@ -14,7 +15,8 @@ is recorded beside it on the same scores.
 * Soundness: correct DP-SGD at each epsilon; count the runs whose lower bound exceeds the accounted epsilon
   (it should be about beta at most; the audit is loose, so 0 is expected).
 * Power: the three planted bugs (``DPSGD(bug=...)``) with the claim of the correct recipe (epsilon 1, 4 and 8);
-  count the runs whose bound exceeds the claim. Three recipes: the usual small rate (q = 0.01, ``epochs / q`` steps), q = 0.1, and full-batch DP-GD
+  count the runs whose bound exceeds the claim. Three recipes: the usual small rate (q = 0.01, ``epochs / q``
+  steps), q = 0.1, and full-batch DP-GD
   (q = 1, 20 steps). The step without noise exposes only the canaries sampled in it (about q m / 2 of them),
   which is why m grows as 1 / q.
 
