@@ -68,7 +68,8 @@ def main(argv=None) -> None:
                  sampling_rate=a.q, epochs=a.epochs)
     sch = base.schedule(a.n)
     grid = whitebox_guess_grid(a.m, sch["sampling_rate"], sch["steps"])
-    cases = [(1.0, None), (4.0, None), (1.0, "skip_noise_step"), (1.0, "skip_clipping"), (1.0, "noise_per_batch")]
+    cases = [(1.0, None), (4.0, None), (8.0, None), (1.0, "skip_noise_step"), (1.0, "skip_clipping"),
+             (1.0, "noise_per_batch")]
     for eps, bug in cases:
         learner = base.set_params(noise_multiplier=calibrate_noise_multiplier(base, a.n, eps, DELTA), bug=bug)
         rng = np.random.default_rng([int(eps), len(rows)])
@@ -78,7 +79,8 @@ def main(argv=None) -> None:
         accounted = float(bank.info["epsilon"][0])
         out = {"claimed_epsilon": eps, "accounted_epsilon": accounted, "bug": bug, "m": a.m, "runs": a.runs,
                "sampling_rate": sch["sampling_rate"], "steps": sch["steps"],
-               "noise_multiplier": learner.noise_multiplier, "grid": [list(p) for p in grid]}
+               "noise_multiplier": learner.noise_multiplier, "grid": [list(p) for p in grid],
+               "trainer": bank.info.get("kernel")}
         for name in ("leakaudit", "privacymeter"):
             bounds, cpu = [], []
             for r in range(a.runs):

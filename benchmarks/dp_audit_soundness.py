@@ -4,8 +4,9 @@ Recipe: Adult (Long et al.'s 13 attributes, one-hot), ``--n`` training rows draw
 TorchMLP net of 64 tanh units, DP-SGD with Poisson rate q, clip norm 1, lr 0.5, ``epochs / q`` steps, delta 1e-5;
 the noise multiplier calibrated with the PLD accountant to epsilon 1, 4 and 8. Each run draws its own inclusion
 coins for m white-box gradient canaries (``DPSGD.fit_many_with_canaries``, on parameters of the auditor's own;
-m = ``default_canary_count(q, claimed_epsilon, steps=T)`` as ``audit_dpsgd`` chooses it, unless ``--m`` is given) and its own training seed; the R runs
-of a row train together (one ``fit_many`` of R models). The audit, as ``audit_dpsgd`` runs it by default:
+m = ``default_canary_count(q, claimed_epsilon, steps=T)`` as ``audit_dpsgd`` chooses it, unless ``--m`` is given)
+and its own training seed; the R runs of a row train together (one ``fit_many`` of R models). The audit, as
+``audit_dpsgd`` runs it by default:
 ``bound="best"``, the larger of Theorem 3.1 of Steinke et al. (2023) and the f-DP analysis of Mahloujifar et al.
 (2025) with the (epsilon, delta) trade-off curve, each at beta / 2, over ``whitebox_guess_grid(m, q, T)`` (two
 "in"-only guess counts fixed from the recipe, union-bounded), beta = 0.05. Each analysis alone (at the full beta)
@@ -14,7 +15,8 @@ is recorded beside it on the same scores.
 * Soundness: correct DP-SGD at each epsilon; count the runs whose lower bound exceeds the accounted epsilon
   (it should be about beta at most; the audit is loose, so 0 is expected).
 * Power: the three planted bugs (``DPSGD(bug=...)``) with the claim of the correct recipe (epsilon 1, 4 and 8);
-  count the runs whose bound exceeds the claim. Three recipes: the usual small rate (q = 0.01, ``epochs / q`` steps), q = 0.1, and full-batch DP-GD
+  count the runs whose bound exceeds the claim. Three recipes: the usual small rate (q = 0.01, ``epochs / q``
+  steps), q = 0.1, and full-batch DP-GD
   (q = 1, 20 steps). The step without noise exposes only the canaries sampled in it (about q m / 2 of them),
   which is why m grows as 1 / q.
 
@@ -24,7 +26,8 @@ recorded apart): each step's noise bounded above on the left-out canaries' coord
 Counts come with exact (Clopper-Pearson) 95 % intervals.
 
 Usage: .venv/bin/python benchmarks/dp_audit_soundness.py [--runs 20] [--bug-runs R] [--n 2000] [--m M]
-    [--recipes q=0.01,q=0.1,full batch]
+    [--recipes q=0.01,q=0.1,full batch] [--out F]
+    (one more recipe, "opacus q=0.03": a torch module trained through Opacus)
 Writes benchmarks/results/dp_audit_soundness.json after every row and prints one line per row.
 """
 
@@ -135,16 +138,21 @@ def main(argv=None):
     a = ap.parse_args(argv)
 
     from leakaudit.dpaudit import calibrate_noise_multiplier
-    from leakaudit.learners import DPSGD, TorchMLP
+    from leakaudit.learners import DPSGD, TorchMLP, TorchModuleLearner
 
     X, y = _adult(a.n, a.seed)
     rows = []
     recipes = {"q=0.01": {"sampling_rate": 0.01, "epochs": a.epochs},
                "q=0.1": {"sampling_rate": 0.1, "epochs": a.epochs},
-               "full batch": {"sampling_rate": 1.0, "epochs": 20}}
+               "full batch": {"sampling_rate": 1.0, "epochs": 20},
+               # a torch module through Opacus (a logistic regression, torch.nn.Linear): asked for q = 0.03, Opacus
+               # samples at 1 / ceil(n / round(q n)) (1 / 34 at n = 2000) for 34 batches an epoch; the accountant,
+               # the canaries and the noise check all take that schedule (DPSGD.schedule)
+               "opacus q=0.03": {"sampling_rate": 0.03, "epochs": a.epochs, "module": True}}
     t0 = time.perf_counter()
     res = {"benchmark": "dp_audit_soundness", "dataset": "adult (long columns)", "n_train": a.n,
-           "m": a.m or "default_canary_count(q, claimed_epsilon, steps)", "delta": DELTA, "beta": BETA, "grid": "whitebox_guess_grid(m, q, T)",
+           "m": a.m or "default_canary_count(q, claimed_epsilon, steps)", "delta": DELTA, "beta": BETA,
+           "grid": "whitebox_guess_grid(m, q, T)",
            "bound": "best (max of steinke2023 and fdp, each at beta / 2); each alone at beta beside it",
            "hidden": 64, "seed": a.seed,
            "noise_check": "per-step noise check (leakaudit.dpaudit.noise_check), reported apart from the bounds",
@@ -161,7 +169,11 @@ def main(argv=None):
     for name, rec in recipes.items():
         if name not in wanted:
             continue
-        base = DPSGD(learner=TorchMLP(hidden=(64,)), max_grad_norm=1.0, lr=0.5, target_delta=DELTA, **rec)
+        rec = dict(rec)
+        net = (TorchModuleLearner(module="torch.nn:Linear", module_kwargs={"in_features": X.shape[1],
+                                                                            "out_features": 2})
+               if rec.pop("module", False) else TorchMLP(hidden=(64,)))
+        base = DPSGD(learner=net, max_grad_norm=1.0, lr=0.5, target_delta=DELTA, **rec)
         for eps in (1.0, 4.0, 8.0):
             sigma = calibrate_noise_multiplier(base, a.n, eps, DELTA)
             lr = base.set_params(noise_multiplier=sigma, bug=None)

@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-KERNELS = ("forest grow", "forest query", "MLP mini-batch", "per-example SGD", "DP-SGD step")
+KERNELS = ("forest grow", "forest query", "MLP mini-batch", "per-example SGD", "DP-SGD step", "DP-SGD canaries")
 
 
 def _doctor(env_extra=None):

@@ -94,6 +94,11 @@ def test_canary_count_grows_with_a_large_claim():
     assert default_canary_count(1.0, claimed_epsilon=1.0, steps=20) == 1400  # the rate's own count is enough
     assert default_canary_count(0.01, claimed_epsilon=8.0, steps=200) == 140_000
     assert default_canary_count(1.0, claimed_epsilon=20.0, steps=20) == 200_000  # capped
+    # a leak in one step shows k_step = 0.85 m q / 2 canaries: m = 21,541 / 0.0425 at q = 0.1, affordable in 20
+    # steps (m T within CANARY_STEP_BUDGET), not in 500, nor at q = 0.01 (5 million canaries, 200 steps)
+    assert default_canary_count(0.1, claimed_epsilon=8.0, steps=20) == 506_797
+    assert default_canary_count(0.1, claimed_epsilon=8.0, steps=500) == 50_680
+    assert default_canary_count(0.1, claimed_epsilon=4.0, steps=20) == 14_000  # 595 in one step prove 4.9 already
     with pytest.raises(InvalidParameterError, match="^claimed_epsilon"):
         default_canary_count(0.5, claimed_epsilon=-1.0, steps=3)
 
@@ -141,3 +146,25 @@ def test_white_box_canaries_on_a_cnn():
                                            module_kwargs={"in_features": 36, "out_features": 2}), sampling_rate=0.1)
     with pytest.raises(UnsupportedError, match="a TorchModuleLearner takes directions='extra'"):
         mod.fit_many_with_canaries(X, y, [np.arange(300)], [0], included=inc, directions="random")
+
+
+def test_input_canaries_are_accounted_on_the_rows_trained():
+    """Input canaries join the data, and a torch module's Opacus schedule depends on the row count: the audit
+    accounts (and the claim check, the recorded epsilon) the rows the run trained on, audited_rows' count."""
+    pytest.importorskip("opacus")
+    from leakaudit.dpaudit import audited_rows
+    from leakaudit.learners import TorchModuleLearner
+
+    rng = np.random.default_rng(0)
+    X, Xc = rng.normal(size=(300, 4)), rng.normal(size=(200, 4))
+    y = (X[:, 0] > 0).astype(int)
+    dp = DPSGD(learner=TorchModuleLearner(module="torch.nn:Linear",
+                                          module_kwargs={"in_features": 4, "out_features": 2}),
+               noise_multiplier=1.0, sampling_rate=0.07, epochs=1, lr=0.1, target_delta=1e-5)
+    n_fit = audited_rows(300, m=200, canaries="input", random_state=2)
+    assert 300 < n_fit < 500 and audited_rows(300, m=None, canaries="gradient") == 300
+    sch = dp.schedule(n_fit)
+    assert sch != dp.schedule(300)  # the canaries change Opacus's rate here
+    eps = dp.accounted_epsilon(n_fit)
+    r = audit_dpsgd(dp, X, y, claimed_epsilon=eps, delta=1e-5, m=200, canaries="input", X_canary=Xc, random_state=2)
+    assert (r.accounted_epsilon, r.steps, r.sampling_rate) == (eps, sch["steps"], sch["sampling_rate"])

@@ -198,11 +198,70 @@ def test_opacus_path_for_other_modules():
     dp = DPSGD(learner=inner, noise_multiplier=1.0, max_grad_norm=1.0, batch_size=16, epochs=2, lr=0.1)
     bank = dp.fit_many(X, y, [np.arange(80), np.arange(40)], [1, 2])
     assert bank.predict_proba(X).shape == (2, 80, 2)
-    assert bank.info["trained"] == "opacus" and bank.info["steps"] == [10, 6]
+    assert bank.info["trained"] == bank.info["kernel"] == "opacus" and bank.info["steps"] == [10, 6]
     again = dp.fit_many(X, y, [np.arange(80), np.arange(40)], [1, 2])
     assert np.allclose(again.predict_proba(X), bank.predict_proba(X))
     with pytest.raises(UnsupportedError, match="directions='extra'"):
         dp.fit_many_with_canaries(X, y, [np.arange(80)], [1], included=np.ones((1, 10), bool), directions="dirac")
+
+
+@pytest.mark.parametrize("n, q, rate, steps", [
+    (400, 0.03, 1 / 34, 68),  # batches of 12: 400 / 12 is not whole, so Opacus samples at 1 / 34, not 0.03
+    (926, 0.0108, 1 / 93, 184),  # 93 batches of 10; Opacus's sampler yields int(1 / (1 / 93)) = 92 an epoch
+])
+def test_opacus_path_accounts_the_steps_and_rate_opacus_runs(n, q, rate, steps):
+    """A torch module trained through Opacus is accounted at the rate and for the steps Opacus runs (Poisson at
+    1 / len(loader), int(1 / rate) batches an epoch), in the recorded epsilon, the audit's claim check and its
+    noise check alike; counted from the run itself (one noise measurement per optimizer step)."""
+    pytest.importorskip("opacus")
+    from leakaudit.dpaudit import audit_dpsgd
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 4))
+    y = (X[:, 0] > 0).astype(int)
+    dp = DPSGD(learner=TorchModuleLearner(module="_torch_module_helpers:TinyNet"), noise_multiplier=1.0,
+               sampling_rate=q, epochs=2, lr=0.1)
+    sch = dp.schedule(n)
+    assert sch["sampling_rate"] == rate and sch["steps"] == steps
+    opacus_eps = dpsgd_accounted_epsilon(noise_multiplier=1.0, sampling="poisson", sampling_rate=rate, steps=steps,
+                                         epochs=2, delta=1e-5)
+    assert dp.accounted_epsilon(n) == opacus_eps
+    assert opacus_eps != dpsgd_accounted_epsilon(noise_multiplier=1.0, sampling="poisson", sampling_rate=q,
+                                                 steps=math.ceil(2 / q), epochs=2, delta=1e-5)
+    inc = np.random.default_rng(1).random((1, 50)) < 0.5
+    bank, _ = dp.fit_many_with_canaries(X, y, [np.arange(n)], [3], included=inc)
+    assert len(bank.info["canary_noise"]["mean_square"][0]) == steps  # the optimizer steps Opacus took
+    assert bank.info["steps"] == [steps] and bank.info["sampling_rate"] == [rate]
+    assert bank.info["epsilon"] == [opacus_eps]
+    r = audit_dpsgd(dp, X, y, claimed_epsilon=opacus_eps * 1.0001, delta=1e-5, m=50, random_state=1)
+    assert (r.accounted_epsilon, r.steps, r.sampling_rate) == (opacus_eps, steps, rate)
+    # a claim between the two accountings: the old one (ceil(epochs / q) steps at q) accepted it
+    low = dpsgd_accounted_epsilon(noise_multiplier=1.0, sampling="poisson", sampling_rate=q, steps=math.ceil(2 / q),
+                                  epochs=2, delta=1e-5)
+    if low < opacus_eps:
+        with pytest.raises(InvalidParameterError, match="cannot be reproduced"):
+            audit_dpsgd(dp, X, y, claimed_epsilon=low, delta=1e-5, m=50, random_state=1)
+
+
+def test_opacus_path_refuses_to_train_a_schedule_it_did_not_account(monkeypatch):
+    """Were Opacus to sample otherwise than the accountant counts (another version), training is refused."""
+    pytest.importorskip("opacus")
+    from leakaudit.learners import dp_sgd
+
+    X, y = _data(n=80, d=4)
+    dp = DPSGD(learner=TorchModuleLearner(module="_torch_module_helpers:TinyNet"), batch_size=16, epochs=1)
+    real = dp_sgd._opacus_schedule
+    monkeypatch.setattr(dp_sgd, "_opacus_schedule", lambda *a, **k: {**real(*a, **k), "sampling_rate": 0.2001})
+    with pytest.raises(UnsupportedError, match="where leakaudit's accounting counted"):
+        dp.fit_many(X, y, [np.arange(80)], [1])
+
+
+def test_opacus_schedule_refuses_a_zero_mean_divisor():
+    """Batches of one row where n * (1 / n) rounds below 1: Opacus would divide every step by 0."""
+    dp = DPSGD(learner=TorchModuleLearner(module="_torch_module_helpers:TinyNet"), batch_size=1, epochs=1)
+    bad = next(n for n in range(2, 200) if int(n * (1 / n)) == 0)
+    with pytest.raises(InvalidParameterError, match="batch_size"):
+        dp.schedule(bad)
 
 
 @pytest.mark.parametrize("bug", [None, "skip_noise_step", "skip_clipping", "noise_per_batch"])

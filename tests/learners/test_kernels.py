@@ -7,7 +7,7 @@ import pytest
 from leakaudit.learners import _native
 from leakaudit.learners.kernels import kernel_status
 
-KERNELS = ["forest grow", "forest query", "MLP mini-batch", "per-example SGD", "DP-SGD step"]
+KERNELS = ["forest grow", "forest query", "MLP mini-batch", "per-example SGD", "DP-SGD step", "DP-SGD canaries"]
 
 
 def test_status_names_each_kernel_and_its_variant():
@@ -50,3 +50,18 @@ def test_dp_step_says_when_the_library_lacks_it(monkeypatch):
     monkeypatch.setattr(_mlp_native, "supports_dp", lambda: False)  # as with a library built before the DP step
     dp = {s.kernel: s for s in kernel_status()}["DP-SGD step"]
     assert dp.variant == "fallback" and "without the DP-SGD step" in dp.reason and "torch" in dp.implementation
+
+
+def test_dp_canaries_say_when_the_library_predates_them(monkeypatch):
+    """A library built before the compiled DP step took the audit's canaries (no leakaudit_dp_abi): the torch loop
+    inserts them, and the status says so and why; the DP step itself is still compiled."""
+    from leakaudit.learners import _mlp_native
+
+    if any(s.variant == "fallback" for s in kernel_status()):
+        pytest.skip("the kernels were not built with the package")
+    assert {s.kernel: s.variant for s in kernel_status()}["DP-SGD canaries"] != "fallback"
+    monkeypatch.setattr(_mlp_native, "supports_dp_canaries", lambda: False)
+    st = {s.kernel: s for s in kernel_status()}
+    assert st["DP-SGD step"].variant != "fallback"
+    c = st["DP-SGD canaries"]
+    assert c.variant == "fallback" and "without the DP-SGD canaries" in c.reason and "torch" in c.implementation

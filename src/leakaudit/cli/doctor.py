@@ -14,7 +14,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command(cls=Command)
     def doctor() -> None:
-        """Say which compiled kernels (forest, MLP, per-example SGD) run here, their CPU variant, and why not."""
+        """Say which compiled kernels (forest, MLP, per-example SGD, DP-SGD and its audit canaries) run here, their CPU
+        variant, and why not."""
         import platform
 
         from .. import __version__

@@ -21,7 +21,12 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
 
     from .._results import write_json_atomic
     from .._validation import check_scalar
-    from ..dpaudit.dpsgd import audit_dpsgd, calibrate_noise_multiplier, check_dp_claim
+    from ..dpaudit.dpsgd import (
+        audit_dpsgd,
+        audited_rows,
+        calibrate_noise_multiplier,
+        check_dp_claim,
+    )
     from ..exceptions import InvalidParameterError
     from ..learners.dp_sgd import DPSGD
     from .membership import load_dataset
@@ -58,13 +63,14 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
     learner = DPSGD(learner=inner, noise_multiplier=1.0 if noise_multiplier is None else noise_multiplier,
                     max_grad_norm=max_grad_norm, sampling="poisson", sampling_rate=sampling_rate, epochs=epochs,
                     lr=lr, target_delta=delta)
-    calibrated = noise_multiplier is None
-    if calibrated:
-        step("calibrating the noise multiplier to the claimed epsilon")
-        learner.set_params(noise_multiplier=calibrate_noise_multiplier(learner, n_train, claimed_epsilon, delta))
-    step(f"loading {dataset}")
     if m is None and canaries == "input":
         m = 1000
+    calibrated = noise_multiplier is None
+    if calibrated:  # for the rows the audited run trains on (input canaries join them)
+        step("calibrating the noise multiplier to the claimed epsilon")
+        n_fit = audited_rows(n_train, m=m, canaries=canaries, random_state=seed)
+        learner.set_params(noise_multiplier=calibrate_noise_multiplier(learner, n_fit, claimed_epsilon, delta))
+    step(f"loading {dataset}")
     n_pool = n_train + (m if canaries == "input" else 0)
     X, y, note = load_dataset(dataset, n_pool, seed)
     if len(X) < n_pool:
@@ -96,7 +102,8 @@ def register(app: typer.Typer) -> None:
             None, "--noise-multiplier",
             help="sigma (noise std / clip norm). [default: calibrated to the claimed epsilon]"),
         sampling_rate: float = typer.Option(0.01, "--sampling-rate", help="Poisson sampling rate q, in (0, 1]."),
-        epochs: int = typer.Option(5, "--epochs", help="Epochs: ceil(epochs / q) steps."),
+        epochs: int = typer.Option(5, "--epochs", help="Epochs: ceil(epochs / q) steps (a --module: Opacus's own "
+                                                        "schedule, rate 1 / ceil(n / round(q n)))."),
         max_grad_norm: float = typer.Option(1.0, "--max-grad-norm", help="Per-example clipping norm C."),
         lr: float = typer.Option(0.5, "--lr", help="SGD step size."),
         hidden: int = typer.Option(64, "--hidden", help="Hidden tanh units of the MLP."),
@@ -109,7 +116,9 @@ def register(app: typer.Typer) -> None:
                                      help="gradient (white-box, inserted into every step) or input (black-box)."),
         m: int = typer.Option(None, "--m",
                               help="Canaries, each included with probability 1/2. [default: ceil(1400 / q) "
-                                   "within [1000, 200000] for gradient canaries, 1000 for input canaries]"),
+                                   "within [1000, 200000] for gradient canaries, more for a large claim (up to "
+                                   "2000000 where a one-step leak can be shown affordably); 1000 for input "
+                                   "canaries]"),
         bound: str = typer.Option("best", "--bound",
                                   help="best (the larger of steinke2023 and fdp, each at half the error rate), "
                                        "steinke2023 (Steinke et al.'s Theorem 3.1), fdp (the f-DP analysis of the "

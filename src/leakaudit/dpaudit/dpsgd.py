@@ -45,8 +45,8 @@ from .noise_check import noise_check
 from .one_run import draw_inclusion
 from .search import BOUNDS, check_claim, default_guess_grid, one_run_audit_scores
 
-__all__ = ["DpsgdAudit", "audit_dpsgd", "calibrate_noise_multiplier", "check_dp_claim", "default_canary_count",
-           "dpsgd_guess_grid", "whitebox_guess_grid"]
+__all__ = ["DpsgdAudit", "audit_dpsgd", "audited_rows", "calibrate_noise_multiplier", "check_dp_claim",
+           "default_canary_count", "dpsgd_guess_grid", "whitebox_guess_grid"]
 
 #: relative slack when comparing a claimed epsilon with the accountant's (the PLD accountant's discretisation)
 CLAIM_RTOL = 1e-3
@@ -137,11 +137,17 @@ MAX_CANARIES = 200_000
 #: a leak in every step should prove the claimed epsilon plus this much (see :func:`default_canary_count`)
 CLAIM_MARGIN = 0.5
 
+#: a leak confined to one step should too, when that takes at most this many canary-steps (m T: one noise draw
+#: and one score update each, about 50 ns on the compiled step, so about 10 s of CPU) and at most
+#: MAX_STEP_CANARIES canaries; past either, the per-step noise check is what sees such a step
+CANARY_STEP_BUDGET = 200_000_000
+MAX_STEP_CANARIES = 2_000_000
+
 
 def default_canary_count(sampling_rate: float, *, claimed_epsilon: float | None = None, steps: int | None = None,
                          beta: float = 0.05) -> int:
     """The number of white-box canaries for Poisson rate q: ``ceil(1400 / q)``, or more for a large claimed epsilon,
-    within [1,000, 200,000].
+    within [1,000, 200,000], or up to 2,000,000 to see a one-step leak where that is affordable.
 
     One step's batch holds about ``m q / 2`` included canaries; a step that leaks (no noise in it) shows only
     those, so m grows as 1 / q to keep about 700 of them (enough for a bound above 4 when they are all
@@ -151,18 +157,27 @@ def default_canary_count(sampling_rate: float, *, claimed_epsilon: float | None 
     level ``b`` (no delta; ``b = beta / 4``, the budget of one of the grid's two pairs under the default
     ``bound="best"``), so ``r >= log(1 / b) / log(1 + e^-(eps + 0.5))``, about ``4.4 e^(eps + 0.5)`` canaries
     right at beta = 0.05. The canaries' extra parameters cost noise draws (m per step), nothing else.
+
+    A leak confined to one step (a step without noise) shows only ``k_step = 0.85 m q / 2`` canaries, so proving
+    the claim from it takes ``m = r / (0.85 q / 2)``: 507,000 at q = 0.1 against a claimed 8, 5 million at q =
+    0.01. That m is taken, above the 200,000 cap, when ``m T`` is at most :data:`CANARY_STEP_BUDGET` and m at most
+    :data:`MAX_STEP_CANARIES` (q = 0.1 with 20 steps: yes; q = 0.01 with 200 steps: no, and the per-step noise
+    check, :mod:`leakaudit.dpaudit.noise_check`, is what catches such a step there).
     """
     check_scalar(sampling_rate, name="sampling_rate", min_val=0.0, max_val=1.0, include_min=False)
     q = float(sampling_rate)
-    m = math.ceil(CANARIES_PER_RATE / q)
+    m = min(MAX_CANARIES, max(MIN_CANARIES, math.ceil(CANARIES_PER_RATE / q)))
     if claimed_epsilon is not None and steps is not None:
         check_scalar(claimed_epsilon, name="claimed_epsilon", min_val=0.0)
         check_scalar(steps, name="steps", kind=(int, np.integer), min_val=1)
         check_scalar(beta, name="beta", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
         right = math.log(4.0 / float(beta)) / math.log1p(math.exp(-(float(claimed_epsilon) + CLAIM_MARGIN)))
         seen = 0.85 * (1.0 - (1.0 - q) ** int(steps)) / 2  # k_all / m (whitebox_guess_grid)
-        m = max(m, math.ceil(right / seen))
-    return int(min(MAX_CANARIES, max(MIN_CANARIES, m)))
+        m = max(m, min(MAX_CANARIES, math.ceil(right / seen)))
+        one_step = math.ceil(right / (0.85 * q / 2))  # k_step = right (whitebox_guess_grid)
+        if m < one_step <= MAX_STEP_CANARIES and one_step * int(steps) <= CANARY_STEP_BUDGET:
+            m = one_step
+    return int(m)
 
 
 def whitebox_guess_grid(m: int, sampling_rate: float, steps: int) -> list[tuple[int, int]]:
@@ -242,6 +257,26 @@ def calibrate_noise_multiplier(learner: Any, n: int, epsilon: float, delta: floa
     return float(hi)
 
 
+def _inclusion(m: int, seed: int):
+    """The audit's generator and its canaries' inclusion (the generator goes on to draw the input canaries)."""
+    rng = np.random.default_rng(seed)
+    return rng, draw_inclusion(m, rng)
+
+
+def audited_rows(n: int, *, m: int | None, canaries: str, random_state: RandomStateLike = 0) -> int:
+    """The rows :func:`audit_dpsgd` trains on for ``n`` training rows: ``n``, plus the included input canaries
+    (``m`` of them drawn; unused for gradient canaries, which sit outside the data).
+
+    The schedule, and so the accounted epsilon, of a recipe whose batches depend on the row count (a batch size,
+    or a torch module's Opacus schedule) is that of these rows: calibrate the noise multiplier for them.
+    """
+    check_choice(canaries, name="canaries", choices=("gradient", "input"))
+    if canaries == "gradient":
+        return int(n)
+    check_scalar(m, name="m", kind=(int, np.integer), min_val=2)
+    return int(n) + int((_inclusion(int(m), seed_to_int(random_state))[1] > 0).sum())
+
+
 def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: float, m: int | None = None,
                 canaries: str = "gradient", X_canary: Any = None, beta: float = 0.05, bound: str = "best",
                 grid=None, n_classes: int | None = None, random_state: RandomStateLike = 0) -> DpsgdAudit:
@@ -294,23 +329,27 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.int64)
     n = len(X)
-    q = learner.schedule(n)["sampling_rate"]
-    check_dp_claim(noise_multiplier=learner.noise_multiplier, sampling_rate=q, delta=delta, n=n,
+    sch = learner.schedule(n)
+    check_dp_claim(noise_multiplier=learner.noise_multiplier, sampling_rate=sch["sampling_rate"], delta=delta, n=n,
                    claimed_epsilon=claimed_epsilon)
     if m is None:
-        m = (default_canary_count(q, claimed_epsilon=claimed_epsilon, steps=learner.schedule(n)["steps"], beta=beta)
-             if canaries == "gradient" else 1000)
+        m = (default_canary_count(sch["sampling_rate"], claimed_epsilon=claimed_epsilon, steps=sch["steps"],
+                                  beta=beta) if canaries == "gradient" else 1000)
     check_scalar(m, name="m", kind=(int, np.integer), min_val=2)
+    seed = seed_to_int(random_state)
+    rng, S = _inclusion(int(m), seed)
+    # the run audited trains on n_fit rows (input canaries join the data), and its schedule is the one accounted,
+    # checked against the claim, and given to the noise check: DPSGD.schedule, read once here
+    n_fit = n + (int((S > 0).sum()) if canaries == "input" else 0)
     learner = clone(learner).set_params(target_delta=float(delta))
-    accounted = learner.accounted_epsilon(n)
+    sch = learner.schedule(n_fit)
+    q = float(sch["sampling_rate"])
+    accounted = learner.accounted_epsilon(n_fit)
     if accounted > claimed_epsilon * (1 + CLAIM_RTOL):
         raise InvalidParameterError(
             f"the claimed epsilon {claimed_epsilon:g} cannot be reproduced: the accountant gives {accounted:.4g} at "
             f"delta={delta:g} for noise_multiplier={learner.noise_multiplier:g}, sampling_rate={q:g}, "
-            f"epochs={learner.epochs} ({learner.accounting()})")
-    seed = seed_to_int(random_state)
-    rng = np.random.default_rng(seed)
-    S = draw_inclusion(int(m), rng)
+            f"{sch['steps']} steps ({learner.accounting()})")
     C = int(n_classes if n_classes is not None else y.max() + 1)
     wall, cpu = time.perf_counter(), time.process_time()
     noise = None
@@ -320,10 +359,9 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         scores = scores[0]
         Xtr, ytr = X, y
         cn = bank.info.get("canary_noise")
-        if cn is not None and cn["n"][0] > 0:  # at the rate the trainer ran (Opacus's is 1 / its batches)
+        if cn is not None and cn["n"][0] > 0:  # at the rate the trainer ran (the schedule above)
             noise = noise_check(cn["mean_square"][0], cn["n"][0], noise_multiplier=float(learner.noise_multiplier),
-                                max_grad_norm=float(learner.max_grad_norm),
-                                sampling_rate=float(bank.info["sampling_rate"][0]),
+                                max_grad_norm=float(learner.max_grad_norm), sampling_rate=q,
                                 claimed_epsilon=float(claimed_epsilon), delta=float(delta), beta=float(beta))
     else:
         if X_canary is None:
@@ -338,13 +376,15 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         scores = np.log(np.clip(bank.predict_proba(Xc)[0][np.arange(int(m)), yc], 1e-300, None))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     if grid is None:
-        grid = (whitebox_guess_grid(int(m), q, learner.schedule(n)["steps"]) if canaries == "gradient"
+        grid = (whitebox_guess_grid(int(m), q, int(sch["steps"])) if canaries == "gradient"
                 else dpsgd_guess_grid(int(m)))
     check = check_claim(S, scores, claimed_epsilon=claimed_epsilon, delta=delta, beta=beta, bound=bound, grid=grid)
     alone = {b: (check.search if b == bound else
                  one_run_audit_scores(S, scores, delta=delta, beta=beta, bound=b, grid=grid)).epsilon_lower_bound
              for b in ("steinke2023", "fdp", "gdp")}
-    sch = learner.schedule(n)
+    if bank.info["steps"][0] != sch["steps"] or bank.info["epsilon"][0] != accounted:  # pragma: no cover - a bug
+        raise RuntimeError(f"the trainer recorded {bank.info['steps'][0]} steps and epsilon {bank.info['epsilon'][0]}; "
+                           f"the audit accounted {sch['steps']} and {accounted}")
     s = check.search
     eps_grid, delta_grid = subsampled_gaussian_profile(float(learner.noise_multiplier), float(sch["sampling_rate"]),
                                                        int(sch["steps"]))
@@ -367,5 +407,5 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
         noise_multiplier=float(learner.noise_multiplier), max_grad_norm=float(learner.max_grad_norm),
         sampling=learner.sampling, sampling_rate=float(sch["sampling_rate"]), steps=int(sch["steps"]),
         epochs=int(learner.epochs), lr=float(learner.lr), train_accuracy=acc, bug=learner.bug,
-        trainer="opacus" if bank.info.get("trained") == "opacus" else bank.info.get("kernel"), seconds=wall,
+        trainer=bank.info.get("kernel"), seconds=wall,
         cpu_seconds=cpu)

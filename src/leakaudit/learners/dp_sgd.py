@@ -9,7 +9,9 @@ sum, divides by the expected batch size and takes a plain SGD step of size ``lr`
 Batches. ``sampling="poisson"``: every row joins each step's batch independently with probability ``q``
 (``sampling_rate``, or ``batch_size / n``), ``ceil(epochs / q)`` steps (:class:`_PoissonSteps`).
 ``sampling="shuffle"``: a fresh permutation per epoch cut into batches of ``batch_size`` (or ``round(q n)``), as
-most DP-SGD code does.
+most DP-SGD code does. Torch modules trained through Opacus run Opacus's own schedule instead (rate
+``1 / ceil(n / B)``, :func:`_opacus_schedule`); :meth:`DPSGD.schedule` says which, and the accounting, the audit's
+claim check and its noise check all read it there.
 
 The compiled step. TorchMLP nets that the wrapped learner trains with the package's C kernel (one hidden
 layer, float32, a width it has a copy for, ``backend`` not "torch") are trained model by model by its DP step
@@ -19,7 +21,7 @@ update, drawn in the kernel (8 lanes of xoshiro128** and the Box-Muller transfor
 ``noise_state([seed_k, 0x0D95])``: ``_mlp_native.gauss``). Initial weights and batches are the torch loop's, the
 noise is not (the torch loop draws it with torch's generator): without noise the two differ by float rounding
 only, with it in distribution; with no noise and a clip norm no gradient reaches, it is the kernel's
-non-private SGD step bit for bit. The bank's ``info["kernel"]`` says which trained ("native" or "torch").
+non-private SGD step bit for bit. The bank's ``info["kernel"]`` says which trained ("native", "torch" or "opacus").
 
 How the K models are batched. TorchMLP nets: per-example gradients of a linear layer are outer products,
 so each example's gradient norm is ``sum_l (|a_l|^2 + 1) |delta_l|^2`` (activations ``a``, back-propagated
@@ -333,7 +335,10 @@ class DPSGD(Learner):
         """The sampling schedule of a model trained on ``n`` rows: rate q, batch size, steps.
 
         Returns a dict with ``sampling_rate`` (q), ``batch_size`` (expected, Poisson; fixed, shuffling),
-        ``steps`` and ``steps_per_epoch`` (shuffling).
+        ``steps`` and ``steps_per_epoch`` (shuffling; and Opacus). This is the one place the schedule is decided:
+        the trainers run it and the accountant (:meth:`accounted_epsilon`, ``info["epsilon"]``), the audit's claim
+        check and its noise check read it. A torch module's schedule is the one Opacus runs
+        (:func:`_opacus_schedule`), not ``ceil(epochs / q)`` steps at rate q.
         """
         if self.sampling_rate is not None:
             q = float(self.sampling_rate)
@@ -343,9 +348,11 @@ class DPSGD(Learner):
             if B > n:
                 raise InvalidInputError(f"batch_size={B} is larger than the {n} training rows")
             q = B / n
+        if self._kind() == "module":  # Opacus samples at a rate of its own (see _opacus_schedule)
+            return _opacus_schedule(int(n), B, int(self.epochs), poisson=self.sampling == "poisson")
         if self.sampling == "poisson":
             return {"sampling_rate": q, "batch_size": q * n, "steps": math.ceil(int(self.epochs) / q),
-                        "steps_per_epoch": None}
+                    "steps_per_epoch": None}
         per = math.ceil(n / B)
         return {"sampling_rate": B / n, "batch_size": B, "steps": per * int(self.epochs), "steps_per_epoch": per}
 
@@ -466,7 +473,8 @@ class DPSGD(Learner):
     def _train_opacus(self, X, y, subsets, seeds, scheds, n_classes, canaries=None):
         """Any torch module: Opacus's ``PrivacyEngine`` (per-example gradients by hooks), one model at a time.
 
-        Opacus draws Poisson batches at rate ``1 / len(loader)``; ``scheds`` is rewritten to what it ran.
+        ``scheds`` are :func:`_opacus_schedule`'s (what the accountant counted); :func:`_check_opacus_ran` checks that
+        the loader and optimizer ``make_private`` returns run exactly that.
 
         White-box canaries (``canaries = (included, "extra")``): one parameter of the auditor's own per canary, a
         tensor ``theta_c`` of m zeros that the module never reads, given to the optimizer beside the module's
@@ -507,19 +515,18 @@ class DPSGD(Learner):
             kind = probe_output_kind(module, Xs, name=inner.module, n_classes=n_classes)
             module.train()
             gen = torch.Generator().manual_seed(int(seed))
-            B = max(1, round(scheds[i]["batch_size"]))
+            B = scheds[i]["loader_batch_size"]
             ds = torch.utils.data.TensorDataset(Xs, torch.as_tensor(y[s], dtype=torch.int64))
             loader = torch.utils.data.DataLoader(ds, batch_size=B, shuffle=self.sampling == "shuffle",
                                                  generator=gen)
-            per = len(loader)
-            q = 1.0 / per if self.sampling == "poisson" else B / s.size
-            scheds[i] = {"sampling_rate": q, "batch_size": B, "steps": per * int(self.epochs), "steps_per_epoch": per}
+            q = scheds[i]["sampling_rate"]
             theta_c = torch.nn.Parameter(torch.zeros(m)) if m else None
             opt = torch.optim.SGD(module.parameters(), lr=float(self.lr))
             engine = PrivacyEngine(accountant="prv")
             pmod, opt, loader = engine.make_private(
                 module=module, optimizer=opt, data_loader=loader, noise_multiplier=float(self.noise_multiplier),
                 max_grad_norm=C, poisson_sampling=self.sampling == "poisson", noise_generator=gen)
+            _check_opacus_ran(scheds[i], loader, opt)
             if m:  # after make_private, which wants the module's parameters only
                 opt.original_optimizer.add_param_group({"params": [theta_c]})
             self._plant_opacus_bug(opt, scheds[i]["steps"], B)
@@ -563,7 +570,7 @@ class DPSGD(Learner):
             module.eval()
             models.append(TorchModuleModel(module, kind, X.shape[1], int(n_classes)))
         bank = ListModelBank(models, n_classes)
-        bank.info = {"trained": "opacus"}
+        bank.info = {"trained": "opacus", "kernel": "opacus"}
         if m:
             bank.info["canary_noise"] = {"mean_square": noise_ms,
                                          "n": [int((~np.asarray(r, bool)).sum()) for r in canaries[0]]}
@@ -601,6 +608,51 @@ class DPSGD(Learner):
             opt.clip_and_accumulate = clip_unclipped
         else:
             opt.add_noise = noise_wrong
+
+
+def _opacus_schedule(n: int, B: int, epochs: int, *, poisson: bool) -> dict:
+    """The schedule Opacus runs for ``n`` rows given to it in a ``DataLoader`` of batch size ``B``.
+
+    As Opacus 1.6 computes it: the loader has ``L = ceil(n / B)`` batches (``drop_last=False``). With
+    ``poisson_sampling``, ``DPDataLoader.from_data_loader`` draws every row with probability ``1 / L`` and its
+    ``UniformWithReplacementSampler`` yields ``int(1 / sample_rate)`` batches an epoch, in floating point, as Opacus
+    does: ``L - 1`` for some L (93, 99, 105, ...). Without it the loader's own L shuffled batches of B run. Then
+    ``PrivacyEngine.make_private`` divides each step's noisy sum by ``expected_batch_size = int(n * (1 / P))``,
+    P the returned loader's length (the mean reduction; its own accountant also takes ``1 / P`` as the rate,
+    while the sampler draws at ``1 / L``: the rate accounted here is the one drawn). The rate equals ``B / n`` only
+    when B divides n, so the rate q the user asked for is not the one that runs.
+
+    Returns the keys of :meth:`DPSGD.schedule` and ``loader_batch_size`` (B) and ``mean_divisor``
+    (Opacus's ``expected_batch_size``).
+    """
+    L = math.ceil(n / B)
+    rate = 1 / L
+    per = int(1 / rate) if poisson else L
+    divisor = int(n * (1 / per))
+    if divisor < 1:  # n * (1 / n) rounds below 1 for some n: Opacus would divide every step by 0
+        raise InvalidParameterError(
+            f"Opacus would divide each step's gradient by int({n} * (1 / {per})) = 0 with batch_size {B} on {n} "
+            "rows; use a sampling_rate or batch_size giving batches of at least 2 rows")
+    if poisson:
+        return {"sampling_rate": rate, "batch_size": n * rate, "steps": per * epochs, "steps_per_epoch": per,
+                "loader_batch_size": B, "mean_divisor": divisor}
+    return {"sampling_rate": B / n, "batch_size": B, "steps": L * epochs, "steps_per_epoch": L,
+            "loader_batch_size": B, "mean_divisor": divisor}
+
+
+def _check_opacus_ran(sched: dict, loader, opt) -> None:
+    """Refuse to train when the loader and optimizer ``make_private`` returned do not run the schedule the
+    accountant counted (:func:`_opacus_schedule`; another Opacus version may sample otherwise)."""
+    import opacus
+
+    ran = {"steps_per_epoch": len(loader), "mean_divisor": int(opt.expected_batch_size)}
+    if hasattr(loader, "sample_rate"):  # DPDataLoader: Poisson sampling
+        ran["sampling_rate"] = float(loader.sample_rate)
+    counted = {k: sched[k] for k in ran}
+    if ran != counted:
+        raise UnsupportedError(
+            f"Opacus {opacus.__version__} runs {ran} where leakaudit's accounting counted {counted}; its epsilon "
+            "would not describe the training")
 
 
 def _noise_info(noise_ms, included, scheds) -> dict:

@@ -12,7 +12,7 @@ Examples
 --------
 >>> from leakaudit.learners.kernels import kernel_status
 >>> [s.kernel for s in kernel_status()]
-['forest grow', 'forest query', 'MLP mini-batch', 'per-example SGD', 'DP-SGD step']
+['forest grow', 'forest query', 'MLP mini-batch', 'per-example SGD', 'DP-SGD step', 'DP-SGD canaries']
 """
 
 from __future__ import annotations
@@ -38,6 +38,10 @@ _KERNELS = {
                         None),
     "DP-SGD step": (_mlp_native.KERNEL, "_mlp_native.c", "torch (dp_sgd's batched per-example-clipping loop)",
                     lambda: _mlp_native.supports_dp()),
+    # the one-run audit's white-box canaries inserted by the compiled DP step (leakaudit_dp_abi() >= 2)
+    "DP-SGD canaries": (_mlp_native.KERNEL, "_mlp_native.c",
+                        "torch (dp_sgd's batched loop inserts the audit's gradient canaries)",
+                        lambda: _mlp_native.supports_dp_canaries()),
 }
 
 
@@ -48,7 +52,8 @@ class KernelStatus:
     Attributes
     ----------
     kernel : str
-        "forest grow", "forest query", "MLP mini-batch", "per-example SGD" or "DP-SGD step".
+        "forest grow", "forest query", "MLP mini-batch", "per-example SGD", "DP-SGD step" or "DP-SGD
+        canaries" (the one-run audit's gradient canaries inserted by the DP step).
     variant : str
         The compiled variant in use ("avx512", "avx2", "portable"), or "fallback" when none is.
     implementation : str
@@ -78,7 +83,8 @@ def kernel_status() -> tuple[KernelStatus, ...]:
     Returns
     -------
     statuses : tuple of KernelStatus
-        One per kernel, in the order forest grow, forest query, MLP mini-batch, per-example SGD, DP-SGD step.
+        One per kernel, in the order forest grow, forest query, MLP mini-batch, per-example SGD, DP-SGD step,
+        DP-SGD canaries.
     """
     cpu = _CPU_NAMES[cpu_level()]
     out = []
