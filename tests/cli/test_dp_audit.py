@@ -87,3 +87,22 @@ def test_a_torch_module_that_does_not_fit_the_data_is_one_line_exit_2(kwargs, wo
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("leakaudit: error: ") and words in err
     assert not (tmp_path / "dp_audit.json").exists()
+
+
+@pytest.mark.parametrize("budget, words", [
+    ("1MB", "m=4000 gradient canaries through Opacus need about"),
+    ("lots", "memory_budget must be a size such as 512MB"),
+])
+def test_opacus_canaries_past_the_memory_budget_are_one_line_exit_2(budget, words, capsys, tmp_path, monkeypatch):
+    """Opacus holds a --module's canary gradients densely: an --m past --memory-budget is refused before training."""
+    pytest.importorskip("opacus")
+    import pathlib
+
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parents[1] / "learners"))
+    rc = main(["dp-audit", "--epsilon", "8", "--noise-multiplier", "0.9", "--sampling-rate", "0.05", "--epochs",
+               "1", "--n-train", "400", "--m", "4000", "--module", "_torch_module_helpers:TinyNet", "--module-kwargs",
+               '{"n_in": 107}', "--delta", "1e-4", "--memory-budget", budget, "--out", str(tmp_path)])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("leakaudit: error: ") and words in err
+    assert not (tmp_path / "dp_audit.json").exists()

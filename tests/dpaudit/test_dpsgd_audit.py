@@ -168,3 +168,31 @@ def test_input_canaries_are_accounted_on_the_rows_trained():
     eps = dp.accounted_epsilon(n_fit)
     r = audit_dpsgd(dp, X, y, claimed_epsilon=eps, delta=1e-5, m=200, canaries="input", X_canary=Xc, random_state=2)
     assert (r.accounted_epsilon, r.steps, r.sampling_rate) == (eps, sch["steps"], sch["sampling_rate"])
+
+
+def test_opacus_gradient_canaries_are_kept_within_the_memory_budget():
+    """Opacus holds each step's canary gradients as a dense (batch + canaries) x m tensor: a default count is
+    lowered to what the memory budget holds (and the run still audits), a count the caller gave is refused naming
+    m, with the size it would need."""
+    pytest.importorskip("opacus")
+    from leakaudit.dpaudit.dpsgd import opacus_canary_bytes
+    from leakaudit.engine import using_memory_budget
+    from leakaudit.learners import TorchModuleLearner
+
+    # the size grows with m, and is about 12 bytes per canary per row of the step's batch and canaries
+    assert opacus_canary_bytes(140_000, 50, 0.01) == 3 * 4 * 140_000 * 887
+    assert opacus_canary_bytes(2000, 50, 0.1) < opacus_canary_bytes(4000, 50, 0.1)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0).astype(int)
+    dp = DPSGD(learner=TorchModuleLearner(module="torch.nn:Linear",
+                                          module_kwargs={"in_features": 4, "out_features": 2}),
+               noise_multiplier=1.0, sampling_rate=0.1, epochs=1, lr=0.1, target_delta=1e-5)
+    sch = dp.schedule(300)
+    eps = dp.accounted_epsilon(300)
+    budget = opacus_canary_bytes(3000, sch["batch_size"], sch["sampling_rate"])
+    with using_memory_budget(budget):
+        with pytest.raises(InvalidParameterError, match=r"m=20000 gradient canaries through Opacus need about"):
+            audit_dpsgd(dp, X, y, claimed_epsilon=eps, delta=1e-5, m=20_000, random_state=0)
+        r = audit_dpsgd(dp, X, y, claimed_epsilon=eps, delta=1e-5, random_state=0)
+    assert r.m == 3000 and not r.violated

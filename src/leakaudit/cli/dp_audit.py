@@ -126,6 +126,11 @@ def register(app: typer.Typer) -> None:
         confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the lower bound."),
         seed: int = typer.Option(0, "--seed", help="Seed of the data split, the canaries and training."),
         out: Path = typer.Option(Path("runs/dp-audit"), "--out", help="Writes dp_audit.json here."),
+        memory_budget: str = typer.Option(
+            None, "--memory-budget", help="Memory that a --module's gradient canaries may take (e.g. 4GB; Opacus "
+                                          "holds them as a dense (batch + canaries) x m gradient): the default "
+                                          "count is lowered to fit, a larger --m is refused. (default: a quarter "
+                                          "of physical memory)"),
     ) -> None:
         """Check a DP-SGD recipe's claimed (epsilon, delta): one run with canaries gives a lower bound on epsilon."""
         from .._interrupt import on_interrupt
@@ -137,7 +142,10 @@ def register(app: typer.Typer) -> None:
 
         if bound not in BOUNDS:
             raise InvalidParameterError(f"--bound must be one of {', '.join(BOUNDS)}; got {bound!r}")
-        with on_interrupt("dp-audit", outputs=[out / "dp_audit.json"], doing="starting") as progress:
+        from ..engine import using_memory_budget
+
+        with (on_interrupt("dp-audit", outputs=[out / "dp_audit.json"], doing="starting") as progress,
+              using_memory_budget(memory_budget)):
             s = run_dp_audit(dataset=dataset, n_train=n_train, claimed_epsilon=epsilon, delta=delta,
                              noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, epochs=epochs,
                              max_grad_norm=max_grad_norm, lr=lr, hidden=hidden, module=module,
