@@ -232,7 +232,7 @@ def main(argv=None) -> list[dict]:
     if args.ranks_only:
         if args.ranking != "oob" or not reuse:
             ap.error("--ranks-only needs --ranking oob and --exact-from")
-        path = args.out / f"pdtp_screening_{args.learner}_oob_ranks_n{args.n}.jsonl"
+        path = args.out / f"pdtp_screening_{args.learner}_oob_ranks_n{args.n}{'_' + args.tag if args.tag else ''}.jsonl"
         rows = [rank_seed(args.learner, args.n, s, exact=reuse[s], max_fraction=args.max_fraction)
                 for s in args.seeds if s in reuse]
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
