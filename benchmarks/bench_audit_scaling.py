@@ -80,6 +80,39 @@ def results_digests(out: Path) -> dict:
             "records_csv": hashlib.sha256((out / "records.csv").read_bytes()).hexdigest()}
 
 
+class RssSampler:
+    """Samples the resident memory of one process (``/proc/PID/status``, every ``interval`` seconds) in a thread:
+    the largest anonymous (``RssAnon``: the process's own arrays) and file-backed (``RssFile``: mapped files, a
+    disk-backed output array's pages among them) resident memory seen. VmHWM counts both, and the kernel keeps a
+    mapped file's pages resident while memory is free, so only this split shows what must stay in memory."""
+
+    def __init__(self, pid: int, interval: float = 0.25):
+        import threading
+
+        self.pid, self.interval, self.peak = pid, interval, {"RssAnon": 0.0, "RssFile": 0.0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                lines = Path(f"/proc/{self.pid}/status").read_text().splitlines()
+            except OSError:  # ended, or no /proc
+                return
+            for line in lines:
+                key, _, value = line.partition(":")
+                if key in self.peak:
+                    self.peak[key] = max(self.peak[key], int(value.split()[0]) / 1024)  # kB -> MB
+            self._stop.wait(self.interval)
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self._thread.join()
+        return {"peak_rss_anon_mb": round(self.peak["RssAnon"], 1), "peak_rss_file_mb": round(self.peak["RssFile"], 1),
+                "sampled_every_s": self.interval}
+
+
 def run_point(n: int, profile: str, n_reference: int | None = None, seed: int = 0,
               memory_budget: str | None = None) -> dict:
     exe = Path(sys.executable).parent / "leakaudit"
@@ -96,12 +129,15 @@ def run_point(n: int, profile: str, n_reference: int | None = None, seed: int = 
         load0 = os.getloadavg()
         ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        r = subprocess.run(argv, check=False, capture_output=True, text=True)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        sampler = RssSampler(proc.pid)
+        _, stderr = proc.communicate()
         wall = time.perf_counter() - t0
+        sampled = sampler.stop()
         ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the audit's process tree, once it has ended
         cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
-        if r.returncode not in (0, 3, 4):
-            raise RuntimeError(f"audit failed at n={n}: {r.stderr.strip()[-500:]}")
+        if proc.returncode not in (0, 3, 4):
+            raise RuntimeError(f"audit failed at n={n}: {stderr.strip()[-500:]}")
         res = json.loads(Path(d, "out", "results.json").read_text())
         digests = results_digests(Path(d, "out"))
     dtp = res["dtp"]
@@ -116,7 +152,7 @@ def run_point(n: int, profile: str, n_reference: int | None = None, seed: int = 
             "load_5min_after": round(os.getloadavg()[1], 2), "leakaudit": res["leakaudit_version"],
             "memory_budget": memory_budget,
             "outputs_on_disk": res["resources"].get("reference_models", {}).get("outputs_on_disk"),
-            "digests": digests}
+            "digests": digests, "memory_sampled": sampled}
 
 
 def growth_exponent(rows: list[dict], key: str = "seconds", along: str = "n_members") -> float | None:

@@ -158,3 +158,23 @@ def test_audit_scaling_exponent_in_reference_models_per_seed_and_over_seeds():
         lo, hi = out[key]["interval"]
         assert lo < factor * 0.5 < hi and hi - lo > 0  # three different slopes: a real interval
     assert out["peak_memory_mb"]["per_seed"][0] == out["peak_memory_mb"]["per_seed"][2] > 0
+
+
+def test_rss_sampler_tells_a_processs_own_arrays_from_a_mapped_files_pages(tmp_path):
+    import subprocess
+    import sys
+
+    mod = _load("bench_audit_scaling")
+    child = f"""
+import time, numpy as np
+a = np.ones(200 * 2**20 // 8)  # 200 MB of the process's own memory
+m = np.memmap({str(tmp_path / "f.bin")!r}, dtype=np.float64, mode="w+", shape=(100 * 2**20 // 8,))
+m[:] = 1.0  # 100 MB of a file's pages, resident once written
+time.sleep(1.5)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", child])
+    sampler = mod.RssSampler(proc.pid, interval=0.05)
+    proc.wait()
+    got = sampler.stop()
+    assert 190 <= got["peak_rss_anon_mb"] < 290, got
+    assert 95 <= got["peak_rss_file_mb"], got
