@@ -4,10 +4,10 @@ Work per seed (Adult, the audit's demo split with that seed): the audit's refere
 halves of members + non-members), exact paired PDTP of every member, and the screened measurement
 (:func:`leakaudit.dtp.screened_pdtp`: the top 5 % of the reference models' ranking, doubled while its tail holds
 more records significant for DTP-1 than a random sample of the rest (``--sample``, default 500; the audit plans
-1,232 at 4,000 members), and that sample; ``--doubling above``: records above the threshold, the rule before). Both sides then run
-the statistical DTP-1 test (:func:`leakaudit.dtp.dtp1_test`, 16 paired repeats, at most 200 candidates) on their
-stage-1 candidates. The screened models use the exact run's seeds (paired LOO models are the same models), so
-the comparison isolates which records are measured.
+1,232 at 4,000 members), and that sample; ``--doubling above``: records above the threshold, the rule before).
+Both sides then run the statistical DTP-1 test (:func:`leakaudit.dtp.dtp1_test`, 16 paired repeats, at most 200
+candidates) on their stage-1 candidates. The screened models use the exact run's seeds (paired LOO models are the
+same models), so the comparison isolates which records are measured.
 
 With ``--ranking oob`` (bagged forests) the ranking is the forest's own out-of-bag estimate
 (:func:`leakaudit.dtp.screening.forest_oob_shift`: 16 forests, one-sided 95 % t bound) and the measured top is every
@@ -22,9 +22,11 @@ whether the DTP-1 check reaches the same status, the models trained and the time
     python benchmarks/pdtp_screening.py --learner forest --n 2000 --seeds 0 1 2 3 4
     python benchmarks/pdtp_screening.py --learner forest --ranking oob --max-fraction 0.25 --n 4000 \
         --exact-from benchmarks/results/pdtp_screening_forest_n4000.jsonl
+    python benchmarks/pdtp_screening.py --learner forest --ranking oob --max-fraction 0.25 --sample 1232 \
+        --n 4000 --seeds 4 --tag session22      # as the audit runs it, exact side measured afresh
 
 ``--ranks-only`` (with ``--ranking oob --exact-from``) trains no leave-one-out model: the screen's top under its cut
-and cap, and the ranks in it of the records the exact run found significant.
+and cap, and the ranks in it of the records the exact run found significant (``--tag`` names its file too).
 
 ``--exact-from`` reuses the exact side of an earlier run with the same seeds (the exact paired models do not depend
 on the ranking), so only the screened side is measured.
@@ -232,7 +234,7 @@ def main(argv=None) -> list[dict]:
     if args.ranks_only:
         if args.ranking != "oob" or not reuse:
             ap.error("--ranks-only needs --ranking oob and --exact-from")
-        path = args.out / f"pdtp_screening_{args.learner}_oob_ranks_n{args.n}.jsonl"
+        path = args.out / f"pdtp_screening_{args.learner}_oob_ranks_n{args.n}{'_' + args.tag if args.tag else ''}.jsonl"
         rows = [rank_seed(args.learner, args.n, s, exact=reuse[s], max_fraction=args.max_fraction)
                 for s in args.seeds if s in reuse]
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))

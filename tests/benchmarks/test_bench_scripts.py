@@ -17,7 +17,7 @@ SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "
            "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic", "forest_kernel_profile",
            "kernel_ab", "bench_quantile_vs_lira", "bench_lm_scoring", "lm_memorisation", "bench_dp_sgd",
            "dp_audit_soundness", "bench_dpaudit_vs_privacymeter", "bench_bavaria",
-           "bench_dpaudit_vs_privacymeter_dpsgd", "lm_blind_guard"]
+           "bench_dpaudit_vs_privacymeter_dpsgd", "lm_blind_guard", "bench_audit_scaling", "pdtp_screening"]
 
 
 def _load(name):
@@ -120,3 +120,61 @@ def test_dpaudit_side_by_side_reads_the_peer_functions_and_draws_known_epsilon(t
     assert agree == pytest.approx(np.exp(2) / (1 + np.exp(2)), abs=0.005)
     member, scores, eps = mod.canaries("null", 200_000, np.random.default_rng(0))
     assert eps == 0.0 and abs(np.corrcoef(member, scores)[0, 1]) < 0.01
+
+
+def test_audit_scaling_digests_ignore_place_and_time_only(tmp_path):
+    import json
+
+    mod = _load("bench_audit_scaling")
+    base = {"created": "2026-01-01T00:00:00Z", "command": "leakaudit audit --out a", "timings": {"dtp": 1.0},
+            "resources": {"peak_memory_mb": 100.0}, "config": {"seed": 0, "cache_dir": "/tmp/a"},
+            "verdict": {"outcome": "publish"}}
+    other_place = {**base, "created": "2027-01-01T00:00:00Z", "command": "leakaudit audit --out b",
+                   "timings": {"dtp": 9.0}, "resources": {"peak_memory_mb": 900.0},
+                   "config": {"seed": 0, "cache_dir": "/tmp/b"}}
+    other_verdict = {**base, "verdict": {"outcome": "do not publish"}}
+    digests = []
+    for i, res in enumerate((base, other_place, other_verdict)):
+        d = tmp_path / str(i)
+        d.mkdir()
+        (d / "results.json").write_text(json.dumps(res))
+        (d / "records.csv").write_text("record,pdtp\n0,1.5\n")
+        digests.append(mod.results_digests(d))
+    assert digests[0] == digests[1]
+    assert digests[0]["results_json"] != digests[2]["results_json"]
+    assert digests[0]["records_csv"] == digests[2]["records_csv"]
+
+
+def test_audit_scaling_exponent_in_reference_models_per_seed_and_over_seeds():
+    mod = _load("bench_audit_scaling")
+    slopes = {0: 0.4, 1: 0.5, 2: 0.6}  # time = c * n_ref ** slope, another c per seed
+    rows = [{"n_members": 4000, "n_reference": k, "seed": s, "seconds": (2 + s) * k ** b,
+             "cpu_seconds": 3 * k ** b, "peak_memory_mb": 500 + k, "stage_seconds": {"membership": k ** (2 * b)}}
+            for s, b in slopes.items() for k in (16, 64, 256)]
+    out = mod._reference_over_seeds(rows)
+    for key, factor in (("seconds", 1), ("cpu_seconds", 1), ("membership_seconds", 2)):
+        assert out[key]["per_seed"] == pytest.approx({s: factor * b for s, b in slopes.items()})
+        assert out[key]["mean"] == pytest.approx(factor * 0.5)
+        lo, hi = out[key]["interval"]
+        assert lo < factor * 0.5 < hi and hi - lo > 0  # three different slopes: a real interval
+    assert out["peak_memory_mb"]["per_seed"][0] == out["peak_memory_mb"]["per_seed"][2] > 0
+
+
+def test_rss_sampler_tells_a_processs_own_arrays_from_a_mapped_files_pages(tmp_path):
+    import subprocess
+    import sys
+
+    mod = _load("bench_audit_scaling")
+    child = f"""
+import time, numpy as np
+a = np.ones(200 * 2**20 // 8)  # 200 MB of the process's own memory
+m = np.memmap({str(tmp_path / "f.bin")!r}, dtype=np.float64, mode="w+", shape=(100 * 2**20 // 8,))
+m[:] = 1.0  # 100 MB of a file's pages, resident once written
+time.sleep(1.5)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", child])
+    sampler = mod.RssSampler(proc.pid, interval=0.05)
+    proc.wait()
+    got = sampler.stop()
+    assert 190 <= got["peak_rss_anon_mb"] < 290, got
+    assert 95 <= got["peak_rss_file_mb"], got
