@@ -574,7 +574,8 @@ PAPER_Q_ENRON = 500
     "without query rows and poison originals, out-of-bag certainty). The paper's 400 shadow models are read as "
     "Algorithm 3's k, per world (800 in all). Full profile: the paper's scale, k = 400 per world, r = 1,000, "
     "q = 500 (Fig. 1's Enron q; Fig. 2 states none), 100 targets; reduced: k = 50 per world, r = 100, q = 300, 50 "
-    "targets. SpamAssassin has few uncertain candidates (39 at r = 100), so q is the cap, not the count.",
+    "targets. SpamAssassin has few uncertain candidates (36-43 per seed at r = 1,000, 39 at r = 100 for seed 0), so "
+    "q is a cap, not the number of queries.",
 )
 def fig2(profile: str, random_state: int):
     cfg = CONFIG[profile]
