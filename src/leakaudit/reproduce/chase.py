@@ -447,14 +447,17 @@ def sex_proxies(frame, idx, *, min_gain: float = SEX_PROXY_GAIN) -> list[tuple[s
 
 
 @functools.lru_cache(maxsize=1)
-def _census_rows(n_rows: int, seed: int):
-    """A seed's ``n_rows`` Census-Income (KDD) rows (the same subset census_property_data draws)."""
+def _census_rows(n_rows: int | None, seed: int):
+    """A seed's ``n_rows`` Census-Income (KDD) rows (the same subset census_property_data draws); every row when
+    ``n_rows`` is None (the full profile)."""
     from .._random import check_random_state
     from ..data import load_census_kdd
 
     ds = load_census_kdd()
     rng = check_random_state(seed)
-    return ds.subset(np.sort(rng.choice(len(ds), size=int(n_rows), replace=False))) if n_rows < len(ds) else ds
+    if n_rows is None or n_rows >= len(ds):
+        return ds
+    return ds.subset(np.sort(rng.choice(len(ds), size=int(n_rows), replace=False)))
 
 
 def _visibility_data(ds, encoding: str, features: str, proxies: list[str], prop: str, rng):
@@ -495,7 +498,7 @@ def _visibility_seed(profile: str, seed: int) -> list:
         variants = [(lr, enc, feats, "sex=Female", g) for g in VISIBILITY_POISONS for lr, enc, feats in VISIBILITY_GRID]
         variants.append(("LR C=1", "one-hot", "all 40", "random", "X+1"))  # the random bit, for comparison
     ds = None if cfg["synthetic"] else _census_rows(cfg["census_rows"], seed)
-    adv, vic = split_pools(cfg["census_rows"] or 4000, random_state=int(rs[0]))
+    adv, vic = split_pools(4000 if ds is None else len(ds), random_state=int(rs[0]))  # smoke: 4,000 synthetic rows
     proxies = [] if ds is None else sex_proxies(ds.frame, adv)
     rows = []
     for lr, enc, feats, prop, group in variants:
@@ -540,7 +543,8 @@ def _visibility_seed(profile: str, seed: int) -> list:
     "feature set (all 40 attributes, without the attributes that proxy sex, without the sex column), at p = 0.03 "
     "and 0.10; the random bit (0.05/0.15, its bit-1 rows, poison X+1) for comparison.",
     notes="Each cell trains 10 poisoned models per world (n = 1,000, exact prevalence, the victim pool of a "
-    "60,000-row subset) and labels 1,000 held-out rows of the poisoned sub-population. 'shift' is the rate "
+    "60,000-row subset of Census at the reduced profile, of the whole Census at the full one) and labels 1,000 "
+    "held-out rows of the poisoned sub-population. 'shift' is the rate "
     "in the world where that sub-population is rarer (its poison is diluted less) minus the other; "
     "'separation' is Phi(d'/2) with d' = shift / between-model sd, the accuracy of a threshold on one model's "
     "rate over these 1,000 rows (equal-variance normal approximation): a label-only attacker querying those "
