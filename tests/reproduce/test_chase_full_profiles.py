@@ -60,3 +60,37 @@ def test_reduced_profiles_keep_their_counts(calls):
     chase.fig4("reduced", 0)
     assert {c["k"] for c in calls} == {CONFIG["reduced"]["k"]} == {50}
     assert {c["q"] for c in calls} == {CONFIG["reduced"]["q"]}
+
+
+def test_fig56_full_covers_every_fig1_lr_property(monkeypatch):
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from leakaudit.property import game, poison
+
+    seen = []
+
+    class _D:
+        X = np.zeros((30, 2))
+
+        def __len__(self):
+            return 30
+
+    def fake_play(learner, data, vic, *, t0, t1, n_train, poison, X_query, n_targets, random_state):
+        seen.append((t0, t1, n_train, n_targets))
+        return SimpleNamespace(utility={"precision": [0.5], "recall": [0.5], "accuracy": [0.5]})
+
+    monkeypatch.setattr(chase, "_data", lambda *a, **k: _D())
+    monkeypatch.setattr(game, "split_pools", lambda n, random_state: (np.arange(10), np.arange(10, 30)))
+    monkeypatch.setattr(poison, "choose_poison", lambda *a, **k: SimpleNamespace(variant="X+1"))
+    monkeypatch.setattr(game, "play_game", fake_play)
+    rows = chase.fig56("full", 0)
+    settings = {r.quantity.split(" target")[0] for r in rows}
+    assert settings == set(chase.FIG1_LR_SETTINGS) == {"census-random", "census-gender", "census-race",
+                                                       "enron-random", "enron-negative"}
+    # the paper's training sizes (1,000 Census, 2,000 Enron) and 50 targets per game
+    assert {(n, k) for _, _, n, k in seen} == {(1000, 50), (2000, 50)}
+    seen.clear()
+    rows = chase.fig56("reduced", 0)
+    assert {r.quantity.split(" target")[0] for r in rows} == {"census-gender", "enron-random"}
