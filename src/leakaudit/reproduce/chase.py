@@ -16,7 +16,8 @@ Profiles:
 - ``full``: paper scale (r = 1,000, k = 500 Census / 1,000 Enron, q = 1,000 / 500, 100
   targets, 5 repetitions; the whole Census). Figs. 2-4 use each figure's own stated shadow counts, read as
   Algorithm 3's k per world (``PAPER_SHADOWS``). Figs. 2-6 and chase-gender-visibility take 4-20 minutes each
-  on 2 cores; chase-fig1, chase-table2 and chase-table3 take hours.
+  on 2 cores; chase-fig1 (about 330,000 logistic-regression fits over 5 seeds) and the MLP reproductions take
+  hours.
 
 Repetitions: repetition ``i`` of a run with ``random_state = s`` is seed ``s + i`` (its own Census row
 subset or random bit, pool split, poison, queries, shadows and targets), so seeds 0-4 for the documented
