@@ -37,3 +37,25 @@ def test_smoke_run_measures_the_synthetic_bit(tmp_path):
     # the poisoned bit is visible at p = 0.10 in every seed: its rows labelled 1 move between the worlds
     shift = rows["[synthetic] random bit 0.4/0.6, LR C=1: attacked group labelled 1, shift between worlds, p=0.10"]
     assert len(shift["values"]) == 5 and min(shift["values"]) > 0
+
+
+def test_census_rows_full_profile_keeps_every_row(monkeypatch):
+    import leakaudit.data
+    from leakaudit.reproduce import chase
+
+    class _Fake:
+        def __len__(self):
+            return 50
+
+        def subset(self, idx):
+            return ("subset", tuple(idx))
+
+    fake = _Fake()
+    monkeypatch.setattr(leakaudit.data, "load_census_kdd", lambda: fake)
+    chase._census_rows.cache_clear()
+    try:
+        assert chase._census_rows(None, 0) is fake  # full profile: the whole Census
+        kind, idx = chase._census_rows(20, 0)  # reduced: a seeded subset, sorted, without repeats
+        assert kind == "subset" and len(set(idx)) == 20 and list(idx) == sorted(idx)
+    finally:
+        chase._census_rows.cache_clear()
