@@ -31,7 +31,8 @@ def calls(monkeypatch):
 def test_paper_shadow_counts():
     # Fig. 2: "the number of shadow models is 400"; Fig. 3: "from 50 to 2000", "only 50 shadow models" at 10%;
     # Fig. 4: "In all experiments in this figure, the number of shadow models is set to 200"
-    assert PAPER_SHADOWS == {"fig2": 400, "fig3": (50, 100, 250, 500, 1000, 2000), "fig3-p10": 50, "fig4": 200}
+    assert PAPER_SHADOWS == {"fig2": 400, "fig3": (50, 100, 250, 500, 1000, 2000), "fig3-p10": 50, "fig4": 200,
+                             "table2": 600, "table2-n10000": 1000}
 
 
 def test_fig2_full_uses_400_per_world_and_enron_queries(calls):
