@@ -91,7 +91,7 @@ def test_a_torch_module_that_does_not_fit_the_data_is_one_line_exit_2(kwargs, wo
 
 @pytest.mark.parametrize("budget, words", [
     ("1MB", "m=4000 gradient canaries through Opacus need about"),
-    ("lots", "memory_budget must be a size such as 512MB"),
+    ("lots", "--memory-budget must be a size such as 512MB"),
 ])
 def test_opacus_canaries_past_the_memory_budget_are_one_line_exit_2(budget, words, capsys, tmp_path, monkeypatch):
     """Opacus holds a --module's canary gradients densely: an --m past --memory-budget is refused before training."""

@@ -142,10 +142,11 @@ def register(app: typer.Typer) -> None:
 
         if bound not in BOUNDS:
             raise InvalidParameterError(f"--bound must be one of {', '.join(BOUNDS)}; got {bound!r}")
-        from ..engine import using_memory_budget
+        from ..engine import parse_memory_size, using_memory_budget
 
+        budget = None if memory_budget is None else parse_memory_size(memory_budget, name="--memory-budget")
         with (on_interrupt("dp-audit", outputs=[out / "dp_audit.json"], doing="starting") as progress,
-              using_memory_budget(memory_budget)):
+              using_memory_budget(budget)):
             s = run_dp_audit(dataset=dataset, n_train=n_train, claimed_epsilon=epsilon, delta=delta,
                              noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, epochs=epochs,
                              max_grad_norm=max_grad_norm, lr=lr, hidden=hidden, module=module,
