@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: install audit test test-slow test-all bench calibrate clean lm-demo
+.PHONY: install audit test test-slow test-all bench calibrate reproductions clean lm-demo
 
 install: $(VENV)/.installed
 
@@ -36,6 +36,10 @@ bench: install
 
 calibrate: install  # how often the verdict is wrong on models whose truth is known -> docs/calibration.md
 	$(PY) benchmarks/calibration.py
+
+# docs/reproduction.md: every reproduction at its page profile (reproduce/_page.py), keeping runs this code stored
+reproductions: install
+	$(VENV)/bin/leakaudit reproduce --all --out docs/reproduction --gather docs/reproduction.md
 
 # the language-model demo: a small GPT-2 built and fine-tuned here on SpamAssassin e-mails, then audited (docs/lm.md)
 LM_DEMO := runs/lm-demo

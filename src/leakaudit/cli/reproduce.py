@@ -20,13 +20,18 @@ def register(app: typer.Typer) -> None:
         name: Optional[str] = typer.Argument(None, help="Reproduction to run (see --list)."),
         list_: bool = typer.Option(False, "--list", metavar="",
                                    help="Print one reproduction name per line and exit (default: off)."),
-        profile: str = typer.Option("reduced", "--profile",
-                                    help="smoke (<1 min), reduced (default) or full (paper scale)."),
+        profile: Optional[str] = typer.Option(None, "--profile",
+                                              help="smoke (<1 min), reduced (default) or full (paper scale)."),
         out: Path = typer.Option(Path("reproductions"), "--out", help="Output folder for NAME.json and NAME.md."),
         seed: int = typer.Option(0, "--seed", help="Random seed (recorded in the JSON)."),
         gather: Optional[Path] = typer.Option(
-            None, "--gather", help="Write one Markdown page from every NAME.json in --out to this file (default: none; "
-                                   "run NAME instead)."),
+            None, "--gather", help="Write one Markdown page from every NAME.json in --out to this file, and rewrite "
+                                   "each NAME.md as it appears there (default: none; run NAME instead)."),
+        all_: bool = typer.Option(
+            False, "--all", metavar="",
+            help="Run every reproduction at its page profile (full where the paper's scale fits in about an hour on "
+                 "2 cores, else reduced; --profile is not used) into --out, keeping runs this code already stored "
+                 "there; with --gather, then write the page (default: off)."),
     ) -> None:
         """Reproduce a paper's table or figure and compare our numbers with the paper's."""
         from .. import reproduce as rep
@@ -38,21 +43,48 @@ def register(app: typer.Typer) -> None:
             for n in rep.names():
                 typer.echo(n)
             return
+        if all_:
+            if name is not None:
+                raise LeakauditError(f"--all runs every reproduction: drop the name {name!r}, or drop --all")
+            if profile is not None:
+                raise LeakauditError("--all runs each reproduction at its page profile: drop --profile, or drop --all")
+            from ..reproduce._registry import run_all
+
+            started: set[str] = set()
+
+            def progress(n: str, prof: str, result: dict | None) -> None:
+                if result is None:
+                    started.add(n)
+                    typer.echo(f"{n}: running at {prof} ...")
+                else:
+                    kept = "" if n in started else " (kept: stored by this code)"
+                    typer.echo(f"{n} ({prof}): {_counts_text(result)}{kept}")
+
+            out.mkdir(parents=True, exist_ok=True)
+            with on_interrupt("reproduce --all", outputs=[], doing=f"running every reproduction into {out} (the "
+                              "finished ones are kept: run the same command again to go on)"):
+                run_all(out, random_state=seed, progress=progress)
         if gather is not None:
             from ..reproduce._registry import gather as _gather
 
             with on_interrupt("reproduce --gather", outputs=[gather], doing=f"reading {out}/*.json"):
-                text = _gather(out)
+                text = _gather(out, write_sections=True)
             gather.write_text(text)
             typer.echo(f"wrote {gather} from {out}/*.json")
             return
+        if all_:
+            return
         if name is None:
             raise LeakauditError("name a reproduction, or pass --list to see them")
+        profile = profile or "reduced"
         with on_interrupt(f"reproduce {name}", outputs=[out / f"{name}.json", out / f"{name}.md"],
                           doing=f"running the reproduction ({profile} profile)"):
             result = rep.run(name, profile=profile, out=out, random_state=seed)
-        counts = {s: sum(r["status"] == s for r in result["rows"]) for s in ("match", "differs", "no-paper-value")}
-        typer.echo(
-            f"{name} ({profile}): {len(result['rows'])} rows, {counts['match']} match, {counts['differs']} differ, "
-            f"{counts['no-paper-value']} without a paper value; {result['seconds']:.1f} s; wrote {out}/{name}.json"
-        )
+        typer.echo(f"{name} ({profile}): {_counts_text(result)}; wrote {out}/{name}.json")
+
+
+def _counts_text(result: dict) -> str:
+    """"N rows, a match, b differ, c without a paper value; S s" for one run."""
+    counts = {s: sum(r["status"] == s for r in result["rows"]) for s in ("match", "differs", "no-paper-value")}
+    return (f"{len(result['rows'])} rows, {counts['match']} match, {counts['differs']} differ, "
+            f"{counts['no-paper-value']} without a paper value; {result['seconds']:.1f} s")

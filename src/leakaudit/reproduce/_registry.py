@@ -5,13 +5,14 @@ named reproductions with :func:`register`. A reproduction is a function
 ``(profile, random_state) -> list[Row]``; the runner times it and writes
 ``DIR/NAME.json`` and ``DIR/NAME.md``.
 
-JSON shape: ``{"name", "profile", "seconds", "random_state", "rows": [{"quantity",
+JSON shape: ``{"name", "profile", "seconds", "random_state", "code", "rows": [{"quantity",
 "paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound",
 "precision", "reference", "quantity_kind"}]}`` where
 ``status`` is ``match``, ``differs`` or ``no-paper-value``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
-they came from (both None for a row that is not over seeds). ``reference`` and
+they came from (both None for a row that is not over seeds). ``code`` is the digest of the package's code that made
+the run (``_page.code_digest``; absent in runs stored before it was recorded). ``reference`` and
 ``quantity_kind`` (``_kinds.REFERENCES``, ``_kinds.ALLOWANCES``) come from the
 reproduction's ``references`` table, applied by :func:`classify` when the run is
 written and again when it is gathered.
@@ -31,8 +32,10 @@ from .._results import write_json_atomic
 from ..exceptions import InvalidParameterError
 from ._judge import gap_text, judge_values
 from ._kinds import ALLOWANCES, PAPER_REFERENCES, REFERENCES
+from ._page import code_digest, page_entry
 
-__all__ = ["PROFILES", "Reproduction", "Row", "classify", "get", "names", "register", "rejudge", "row", "run"]
+__all__ = ["PROFILES", "Reproduction", "Row", "classify", "get", "names", "register", "rejudge", "row", "run", "run_all",
+           "stored_is_current"]
 
 PROFILES = ("smoke", "reduced", "full")
 
@@ -180,13 +183,22 @@ def _seeds_text(result: dict) -> str:
 
 def to_markdown(result: dict) -> str:
     rep = get(result["name"])
+    page = page_entry(result["name"])
+    if result["profile"] != page.profile:
+        profile_text = f" (the page's profile for it is `{page.profile}`: this run was made before that)"
+    elif page.why:
+        profile_text = f" (not `full`: {page.why})"
+    else:
+        profile_text = ""
+    code = result.get("code")
     lines = [
         f"## {result['name']} ({rep.paper})",
         "",
         rep.description,
         "",
-        f"Profile `{result['profile']}`, {_seeds_text(result)}, {result['seconds']:.1f} s. "
-        f"Command: `leakaudit reproduce {result['name']} --profile {result['profile']} --out DIR`"
+        f"Profile `{result['profile']}`{profile_text}, {_seeds_text(result)}, {result['seconds']:.1f} s, "
+        + (f"code {code}. " if code else "code digest not recorded (a run stored before it was). ")
+        + f"Command: `leakaudit reproduce {result['name']} --profile {result['profile']} --out DIR`"
         + (". Not rerun since the interval rule: its per-seed values were read back from the notes (4 significant "
            "digits) and judged by the rule." if result.get("values_from_notes") else ""),
         "",
@@ -217,16 +229,63 @@ def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions",
         "profile": profile,
         "seconds": seconds,
         "random_state": random_state,
+        "code": code_digest(),
         "rows": [asdict(r) for r in rows],
     }
     classify(result)
     out = Path(out)
     write_json_atomic(out / f"{name}.json", result)
-    md = to_markdown(result)
-    tmp = out / f".{name}.md.tmp"
-    tmp.write_text(md)
-    tmp.replace(out / f"{name}.md")
+    _write_section(out, result)
     return result
+
+
+def _write_section(out: Path, result: dict) -> None:
+    """``out/NAME.md``: the run's section of the page, written atomically."""
+    tmp = out / f".{result['name']}.md.tmp"
+    tmp.write_text(to_markdown(result))
+    tmp.replace(out / f"{result['name']}.md")
+
+
+def stored_is_current(path: str | Path, profile: str, random_state: int) -> bool:
+    """Whether ``path`` (a stored ``NAME.json``) was made at ``profile`` and ``random_state`` by this code."""
+    import json
+
+    try:
+        res = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return False
+    return (isinstance(res, dict) and res.get("profile") == profile and res.get("random_state") == random_state
+            and res.get("code") == code_digest())
+
+
+def run_all(out: str | Path, *, random_state: int = 0, only: list[str] | None = None,
+            progress: Callable[[str, str, dict | None], None] | None = None) -> list[str]:
+    """Run every reproduction (or those named in ``only``) at its page profile (``_page.PAGE``) into ``out``, keeping
+    a stored run that this code made at that profile and seed; returns the names it ran (not those it kept).
+
+    An interrupted call loses only the reproduction it was in: the next call keeps the ones already written.
+    ``progress(name, profile, result)`` is called before a run with ``result=None`` and after it with the result, or
+    once with the stored result for a run it keeps.
+    """
+    import json
+
+    out = Path(out)
+    todo = names() if only is None else [get(n).name for n in only]
+    ran = []
+    for name in todo:
+        profile = page_entry(name).profile
+        stored = out / f"{name}.json"
+        if stored_is_current(stored, profile, random_state):
+            if progress is not None:
+                progress(name, profile, json.loads(stored.read_text()))
+            continue
+        if progress is not None:
+            progress(name, profile, None)
+        result = run(name, profile=profile, out=out, random_state=random_state)
+        ran.append(name)
+        if progress is not None:
+            progress(name, profile, result)
+    return ran
 
 
 def rejudge(result: dict) -> int:
@@ -345,10 +404,10 @@ def _totals_text(t: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
+def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: bool = False) -> str:
     """One Markdown page from every ``NAME.json`` in ``folder`` (the latest run of each): each run re-judged
     (:func:`rejudge`) and classified (:func:`classify`) with the current rules, the totals by kind of reference at
-    the top."""
+    the top. ``write_sections``: also rewrite each ``NAME.md`` beside its JSON as it appears on the page."""
     import json
 
     folder = Path(folder)
@@ -359,8 +418,11 @@ def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
         "`paper` is the paper's number (— where it gives none), `reference` what that number is (printed in the "
         "paper, read off its plot, derived from printed numbers, a claim of its text, a formula, the spec's re-run), "
         "`ours` our measurement, and the note says where and why we differ (a substitute dataset, a paper typo, a "
-        "reduced profile). This page is written by `leakaudit reproduce --out docs/reproduction --gather "
-        "docs/reproduction.md` from the stored runs."),
+        "reduced profile). One command makes this page: `leakaudit reproduce --all --out docs/reproduction --gather "
+        "docs/reproduction.md` runs every reproduction at its page profile over seeds 0-4 (`full`, the paper's scale, "
+        "wherever that fits in about an hour on 2 cores; otherwise `reduced`, and the section's heading says what "
+        "full would cost), keeping the runs the same code has already stored, then gathers them; `--gather` alone "
+        "rebuilds the page from the stored runs."),
         "",
         ("How a row is judged. A randomised row over seeds (or over a protocol's splits) reports the mean, every "
         "seed's value and the 95% Student-t interval of the mean; it matches only when the paper's value lies in "
@@ -383,6 +445,8 @@ def gather(folder: str | Path, *, title: str = "Reproductions") -> str:
         rejudge(res)
         classify(res)
         results.append(res)
+        if write_sections:
+            _write_section(folder, res)
     parts.append(_totals_text(totals(results)))
     parts += [to_markdown(res) for res in results]
     return "\n".join(parts)

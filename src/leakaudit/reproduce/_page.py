@@ -1,0 +1,81 @@
+"""Which profile each reproduction runs at for docs/reproduction.md, and why where that is not ``full``.
+
+The page is made by one command, ``leakaudit reproduce --all --out docs/reproduction --gather docs/reproduction.md``
+(``_registry.run_all``): every reproduction at its page profile, over seeds 0-4. The rule (issue 32): ``full`` wherever the
+paper's scale fits in about an hour on 2 cores, ``reduced`` otherwise, with the cost that rules full out written here.
+Every stored run records the digest of the code that made it (:func:`code_digest`); an interrupted ``--all`` keeps the
+runs already written by the same code and runs the rest, so a killed run loses only the reproduction it was in.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["PAGE", "PageEntry", "code_digest", "page_entry"]
+
+
+@dataclass(frozen=True)
+class PageEntry:
+    """The profile a reproduction's section of the page is run at; ``why``: why it is not ``full`` (None if it is)."""
+
+    profile: str
+    why: str | None = None
+
+
+_FULL = PageEntry("full")
+
+# reproductions whose paper scale does not fit in an hour on 2 cores: the cost that rules full out (measured where
+# the text says so; otherwise scaled from the stored reduced run by the number of models each profile trains)
+PAGE: dict[str, PageEntry] = {
+    "chase-fig1": PageEntry(
+        "reduced", "full trains the paper's shadow models per world for five properties at eleven poisoning rates over "
+                   "100 targets and all Census rows: about 2.5 hours on 2 cores, scaled from the reduced run"),
+    "chase-fig1-mlp": PageEntry(
+        "reduced", "full trains the paper's 500 shadow MLPs per world (200 epochs each) at eleven poisoning rates: "
+                   "the reduced run's 25 per world at three rates took 1,015 s, so full is some 20 hours"),
+    "chase-gender": PageEntry(
+        "reduced", "full is chase-fig1's census-gender curve at 500 shadow models per world and 100 targets for each "
+                   "of the page's encodings and poisoned sub-populations: the reduced run (50 per world, 50 targets) "
+                   "took 1,037 s, so full is about 5-6 hours"),
+    "chase-table2": PageEntry(
+        "reduced", "full trains 300 shadow MLPs per world for five depths, 200 epochs each, and 500 per world at "
+                   "n = 10,000: about 7 CPU hours, scaled from the reduced run (25 per world, 2,578 s)"),
+    "chase-table3": PageEntry(
+        "reduced", "full trains the paper's 1,000 white-box shadow networks per world and 1,000 / 100 / 50 black-box "
+                   "shadow models for three properties: several hours, scaled from the reduced run (3,020 s)"),
+    "long-table1": PageEntry(
+        "reduced", "full attacks 100 targets x 100 iterations x 2 target models with M = 20 and 10 PDTP "
+                   "measurements per target on two data sets: hours, scaled from the reduced run (1,327 s)"),
+    "yeom-fig2c": PageEntry(
+        "reduced", "full trains CNNs of size 1 to 128 on 8,750 images, 100 epochs each, over five seeds: one CNN at "
+                   "s = 64 takes about 30 CPU minutes (measured, yeom-table1) and one at s = 128 several times that, "
+                   "so well over 10 CPU hours"),
+    "yeom-fig4": PageEntry(
+        "reduced", "full trains two CNNs a size (s = 1 to 128, the colluding one on 4 x 8,750 images), 100 epochs, "
+                   "over five seeds: one CNN at s = 64 and n = 8,750 takes about 30 CPU minutes (measured), so tens of "
+                   "CPU hours"),
+    "yeom-table1": PageEntry(
+        "reduced", "full trains 21 CNNs at s = 64 on 8,750 images (the target and 20 shadow models), 100 epochs at "
+                   "batch size 32, per seed: about 30 CPU minutes each (measured), some 50 CPU hours for five seeds"),
+}
+
+
+def page_entry(name: str) -> PageEntry:
+    """The page profile of reproduction ``name`` (``full`` unless :data:`PAGE` says otherwise)."""
+    return PAGE.get(name, _FULL)
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """SHA-256 (first 16 hex digits) of every ``.py`` and ``.c`` file of the installed leakaudit package: a stored
+    run with another digest was made by other code, so ``--all`` runs it again."""
+    import leakaudit
+
+    root = Path(leakaudit.__file__).parent
+    h = hashlib.sha256()
+    for f in sorted([*root.rglob("*.py"), *root.rglob("*.c")]):
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]

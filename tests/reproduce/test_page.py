@@ -1,0 +1,140 @@
+"""The page's profiles (``_page.PAGE``) and the one command that makes docs/reproduction.md
+(``leakaudit reproduce --all --out DIR --gather PAGE``): every reproduction at its page profile, runs stored by the same
+code kept, a run made by other code (or before digests) run again."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from leakaudit import reproduce
+from leakaudit.cli import main
+from leakaudit.reproduce import _page
+from leakaudit.reproduce import _registry as reg
+
+STORED = Path(__file__).resolve().parents[2] / "docs" / "reproduction"
+
+
+def test_every_reproduction_not_at_full_says_why():
+    reproduce.load_all()
+    assert set(_page.PAGE) <= set(reg.names()), "a page entry names no reproduction"
+    for name in reg.names():
+        entry = _page.page_entry(name)
+        assert entry.profile in reg.PROFILES and entry.profile != "smoke"
+        assert (entry.why is None) == (entry.profile == "full"), name
+        if entry.why:
+            assert "hour" in entry.why, f"{name}: the reason must say what full costs"
+
+
+def test_stored_runs_are_at_their_page_profile():
+    reproduce.load_all()
+    for name in reg.names():
+        res = json.loads((STORED / f"{name}.json").read_text())
+        assert res["profile"] == _page.page_entry(name).profile, name
+
+
+def test_code_digest_changes_with_the_code(monkeypatch, tmp_path):
+    import leakaudit
+
+    d0 = _page.code_digest()
+    assert len(d0) == 16
+    # a copy of the package with one file changed has another digest
+    root = Path(leakaudit.__file__).parent
+    fake = tmp_path / "leakaudit"
+    fake.mkdir()
+    for f in (root / "__init__.py", root / "reproduce" / "_page.py"):
+        dest = fake / f.relative_to(root)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(f.read_bytes())
+    monkeypatch.setattr(leakaudit, "__file__", str(fake / "__init__.py"))
+    _page.code_digest.cache_clear()
+    try:
+        d1 = _page.code_digest()
+        (fake / "reproduce" / "_page.py").write_text("# changed\n")
+        _page.code_digest.cache_clear()
+        assert _page.code_digest() != d1
+    finally:
+        monkeypatch.undo()
+        _page.code_digest.cache_clear()
+    assert _page.code_digest() == d0
+
+
+def test_run_all_keeps_runs_of_this_code_and_reruns_the_others(monkeypatch, tmp_path):
+    reproduce.load_all()
+    calls = []
+    real_run = reg.run
+
+    def counting_run(name, **kw):
+        calls.append((name, kw["profile"]))
+        return real_run(name, **kw)
+
+    monkeypatch.setattr(reg, "run", counting_run)
+    # the page profile is smoke here, to keep the test short
+    monkeypatch.setattr(reg, "page_entry", lambda name: _page.PageEntry("smoke"))
+    only = ["izzo-fig1", "yeom-fig1"]
+    assert reg.run_all(tmp_path, only=only) == only
+    assert calls == [("izzo-fig1", "smoke"), ("yeom-fig1", "smoke")]
+    res = json.loads((tmp_path / "izzo-fig1.json").read_text())
+    assert res["code"] == _page.code_digest() and res["profile"] == "smoke"
+    # a second call keeps both
+    seen = []
+    assert reg.run_all(tmp_path, only=only, progress=lambda n, p, r: seen.append((n, r is None))) == []
+    assert seen == [("izzo-fig1", False), ("yeom-fig1", False)]
+    # a run stored by other code, or before digests were recorded, is run again
+    res["code"] = "0" * 16
+    (tmp_path / "izzo-fig1.json").write_text(json.dumps(res))
+    other = json.loads((tmp_path / "yeom-fig1.json").read_text())
+    del other["code"]
+    (tmp_path / "yeom-fig1.json").write_text(json.dumps(other))
+    assert reg.run_all(tmp_path, only=only) == only
+    # a run at another seed, or a truncated file, is not this page's run either
+    (tmp_path / "izzo-fig1.json").write_text("{")
+    assert reg.run_all(tmp_path, only=only) == ["izzo-fig1"]
+    assert reg.run_all(tmp_path, only=only, random_state=1) == only
+
+
+def test_gather_rewrites_each_section_as_on_the_page(tmp_path):
+    reproduce.load_all()
+    # a stored run from before classification and digests: its NAME.md lacks the reference column
+    res = json.loads((STORED / "izzo-fig1.json").read_text())
+    res.pop("code", None)
+    for r in res["rows"]:
+        r.pop("reference", None)
+        r.pop("quantity_kind", None)
+    (tmp_path / "izzo-fig1.json").write_text(json.dumps(res))
+    (tmp_path / "izzo-fig1.md").write_text("| quantity | paper | ours |\n")
+    page = reg.gather(tmp_path, write_sections=True)
+    section = (tmp_path / "izzo-fig1.md").read_text()
+    assert "| reference |" in section and section in page
+    assert "code digest not recorded" in section
+
+
+def test_a_reduced_section_says_what_full_would_cost():
+    reproduce.load_all()
+    res = json.loads((STORED / "yeom-table1.json").read_text())
+    head = reg.to_markdown(res).split("\n")[4]
+    assert head.startswith("Profile `reduced` (not `full`: ") and "CPU" in head
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["reproduce", "izzo-fig1", "--all"], "drop the name 'izzo-fig1'"),
+    (["reproduce", "--all", "--profile", "full"], "drop --profile"),
+])
+def test_all_refuses_a_name_or_a_profile(argv, says, capsys, tmp_path):
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_all_then_gather_writes_the_page(monkeypatch, capsys, tmp_path):
+    reproduce.load_all()
+    monkeypatch.setattr(reg, "names", lambda: ["izzo-fig1"])
+    monkeypatch.setattr(reg, "page_entry", lambda name: _page.PageEntry("smoke"))
+    page = tmp_path / "page.md"
+    assert main(["reproduce", "--all", "--out", str(tmp_path / "runs"), "--gather", str(page)]) == 0
+    out = capsys.readouterr().out
+    assert "izzo-fig1: running at smoke" in out and f"wrote {page}" in out
+    assert "## izzo-fig1" in page.read_text()
+    assert main(["reproduce", "--all", "--out", str(tmp_path / "runs")]) == 0
+    assert "(kept: stored by this code)" in capsys.readouterr().out
