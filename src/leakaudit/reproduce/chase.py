@@ -245,6 +245,8 @@ def _seeds_row(row, quantity: str, paper, values, seeds, tolerance=None, note: s
 
     ``row`` is :func:`_row` or :func:`_smoke_row` (smoke rows run on synthetic data and never compare);
     ``bound``: "lower" / "upper" when the paper's value is a bound ("above 90%"), see ``_judge.judge_values``.
+    ``tolerance`` is not applied to a row over seeds (``seed_row`` keeps only the paper's rounding; the allowance
+    of the row's kind of quantity comes from the reproduction's ``references`` table, ``_registry.classify``).
     """
     from ._seeds import seed_row
 
@@ -335,8 +337,7 @@ def fig1(profile: str, random_state: int):
             paper = next((a for (pp, _k), a in TABLE3_BB.get(setting, {}).items() if pp == p), None)
             r0 = res[0][0]
             rows.append(_acc_row(row, f"{setting} accuracy at p={p:.2f}", paper, res, random_state,
-                                 0.1 if paper is not None else None,
-                                 f"k={r0.n_shadow}/world, {r0.n_queries} queries (seed {random_state}), "
+                                 note=f"k={r0.n_shadow}/world, {r0.n_queries} queries (seed {random_state}), "
                                  f"{r0.n_targets} targets, poison {r0.poison_variant}, window "
                                  f"{theorem9_window(p, t0, t1).describe()}"
                                  + (", paper value from Table III" if paper is not None else "")))
@@ -344,9 +345,9 @@ def fig1(profile: str, random_state: int):
         per_seed = np.array([[r.accuracy for r, _ in curve[p]] for p in curve])  # (n_p, reps)
         low = np.array([p <= 0.10 + 1e-9 for p in curve])
         rows.append(_seeds_row(row, f"{setting} best accuracy at p<=0.10", 0.9, per_seed[low].max(0),
-                               _seeds(cfg, random_state), 0.1,
-                               "paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
-                               bound="lower"))
+                               _seeds(cfg, random_state),
+                               note="paper: 'with less than 10% poisoning all of the experiments get accuracy "
+                               "above 90%'", bound="lower"))
         if setting == "enron-negative":
             rows.append(_seeds_row(row, "enron-negative accuracy at p=0.20 minus peak", None,
                                    per_seed[-1] - per_seed.max(0), _seeds(cfg, random_state),
@@ -432,8 +433,8 @@ def gender(profile: str, random_state: int):
             women = r0.poison_variant.startswith("X+")
             oracle = label_rate_oracle_accuracy(n=r0.n_train, p=p, s_lo=0.4, s_hi=0.6,
                                                 label_rate=0.025 if women else 0.102)
-            rows.append(_acc_row(row, f"{name}: accuracy at p={p:.2f}", paper, res, random_state, 0.1,
-                                 f"poison {r0.poison_variant}, k={r0.n_shadow}/world, {r0.n_targets} targets; "
+            rows.append(_acc_row(row, f"{name}: accuracy at p={p:.2f}", paper, res, random_state,
+                                 note=f"poison {r0.poison_variant}, k={r0.n_shadow}/world, {r0.n_targets} targets; "
                                  f"label-rate oracle {oracle:.3f}"))
             for w in ("t0", "t1"):
                 rows.append(_seeds_row(row, f"{name}: poison-label rate in the attacked group, {w} world, p={p:.2f}",
@@ -619,8 +620,8 @@ PAPER_SHADOWS = {"fig2": 400, "fig3": (50, 100, 250, 500, 1000, 2000), "fig3-p10
     "without query rows and poison originals, out-of-bag certainty). The paper's 400 shadow models are read as "
     "Algorithm 3's k, per world (800 in all). Full profile: the paper's scale, k = 400 per world, r = 1,000, "
     "q = 500 (Fig. 1's Enron q; Fig. 2 states none), 100 targets; reduced: Fig. 1's reduced SpamAssassin counts, "
-    "k = 100 per world and q = 150, with r = 100 and 50 targets. SpamAssassin has few uncertain candidates (36-43 per seed at r = 1,000, 39 at r = 100 for seed 0), so "
-    "q is a cap, not the number of queries.",
+    "k = 100 per world and q = 150, with r = 100 and 50 targets. SpamAssassin has few uncertain candidates "
+    "(36-43 per seed at r = 1,000, 39 at r = 100 for seed 0), so q is a cap, not the number of queries.",
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"poisoning rate", "printed", "poisoning rate"),
@@ -641,8 +642,8 @@ def fig2(profile: str, random_state: int):
         peak_p = max(acc, key=acc.get)
         drops.append(next((p for p in ps if p > peak_p and acc[p] < acc[peak_p] - 0.05), float("nan")))
     rows.append(_seeds_row(row, "poisoning rate where accuracy first falls 0.05 below its peak", 0.30, drops,
-                           _seeds(cfg, random_state), 0.1,
-                           "paper: 'around 30%'; NaN (no interval) if some seed never falls within the grid"))
+                           _seeds(cfg, random_state),
+                           note="paper: 'around 30%'; NaN (no interval) if some seed never falls within the grid"))
     return rows
 
 
@@ -675,7 +676,7 @@ def fig3(profile: str, random_state: int):
     k10 = {"smoke": 5, "reduced": 25, "full": PAPER_SHADOWS["fig3-p10"]}[profile]
     c = _sweep("census-random", cfg, (0.10,), k=k10, seed=random_state)
     rows.append(_acc_row(row, f"census-random p=0.10 accuracy with k={k10}/world ({2 * k10} in all)", 1.0, c[0.10],
-                         random_state, 0.05, "paper: 100% with only 50 shadow models at 10% poisoning"))
+                         random_state, note="paper: 100% with only 50 shadow models at 10% poisoning"))
     return rows
 
 
@@ -861,8 +862,8 @@ def fig1_mlp(profile: str, random_state: int):
     per_seed = np.array([[r.accuracy for r, _ in curve[p]] for p in curve])
     low = np.array([p <= 0.10 + 1e-9 for p in curve])
     rows.append(_seeds_row(row, "census-random MLP best accuracy at p<=0.10", 0.9, per_seed[low].max(0),
-                           _seeds(cfg, random_state), 0.1,
-                           "paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
+                           _seeds(cfg, random_state),
+                           note="paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
                            bound="lower"))
     return rows
 
