@@ -17,7 +17,7 @@ Profiles:
 - ``full``: paper scale (r = 1,000, k = 500 Census / 1,000 Enron, q = 1,000 / 500, 100
   targets, 5 repetitions; the whole Census). Figs. 2-4 use each figure's own stated shadow counts, read as
   Algorithm 3's k per world (``PAPER_SHADOWS``). Figs. 2-6 and chase-gender-visibility take 4-20 minutes each
-  on 2 cores; chase-fig1 (about 330,000 logistic-regression fits over 5 seeds) and the MLP reproductions take
+  on 2 cores; chase-fig1 (about 440,000 logistic-regression fits over 5 seeds) and the MLP reproductions take
   hours.
 
 Repetitions: repetition ``i`` of a run with ``random_state = s`` is seed ``s + i`` (its own Census row
@@ -310,8 +310,8 @@ def _settings(profile: str) -> list[str]:
     "targets do (34-39% against 58-61% on the clean queries); removing it needs an ensemble pool disjoint from "
     "the shadow pool, which SpamAssassin is too small for at n = 1,000 (not done). "
     "The rows above use TF-IDF and the matched protocol. Random reproduces (1.0 at p = 0.10 in every seed). "
-    "Negative does NOT: 0.47-0.59 at every p (best per seed over p <= 0.10: mean 0.64, interval 0.60-0.68), "
-    "no clear peak (p = 0.20 minus the peak: -0.08, interval -0.16 to 0.01): 23.1% of "
+    "Negative does NOT: means 0.46-0.58 at every p (best per seed over p <= 0.10: mean 0.63, interval 0.61-0.64), "
+    "no clear peak (p = 0.20 minus the peak: -0.06, interval -0.14 to 0.02): 23.1% of "
     "SpamAssassin is negative by VADER (paper's t: 5-10%), P(spam | negative) = 0.115, and the learner hardly "
     "fits the poison: with TF-IDF at p = 0.05 the 50 poison points (negative e-mails labelled spam) are predicted "
     "spam by 22-23% of shadows and 24-25% of targets, in both worlds alike (accuracy 0.55, target AUC 0.65, "
