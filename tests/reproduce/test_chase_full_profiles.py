@@ -20,7 +20,8 @@ def calls(monkeypatch):
     seen = []
 
     def fake_sweep(setting, cfg, p_grid, *, k=None, n_train=None, seed=0, **kw):
-        seen.append({"setting": setting, "k": k or cfg["k"], "q": cfg["q"], "r": cfg["r"], "n": n_train,
+        seen.append({"setting": setting, "k": k or chase._per_source(cfg, "k", setting),
+                     "q": chase._per_source(cfg, "q", setting), "r": cfg["r"], "n": n_train,
                      "targets": cfg["targets"], "census_rows": cfg["census_rows"], "p": tuple(p_grid)})
         return {p: [(_Res(), 0.0)] * cfg["reps"] for p in p_grid}
 
@@ -38,7 +39,7 @@ def test_paper_shadow_counts():
 def test_fig2_full_uses_400_per_world_and_enron_queries(calls):
     chase.fig2("full", 0)
     assert {c["k"] for c in calls} == {400}
-    assert {c["q"] for c in calls} == {chase.PAPER_Q_ENRON} == {500}
+    assert {c["q"] for c in calls} == {chase.PAPER_FIG1["spam"]["q"]} == {500}
     assert {c["n"] for c in calls} == {1000} and {c["r"] for c in calls} == {1000}
 
 
@@ -56,11 +57,14 @@ def test_fig4_full_uses_200_per_world_at_every_n(calls):
     assert {c["k"] for c in calls} == {200}
 
 
-def test_reduced_profiles_keep_their_counts(calls):
+def test_reduced_profiles_use_their_sources_counts(calls):
     chase.fig2("reduced", 0)
     chase.fig4("reduced", 0)
-    assert {c["k"] for c in calls} == {CONFIG["reduced"]["k"]} == {50}
-    assert {c["q"] for c in calls} == {CONFIG["reduced"]["q"]}
+    # Fig. 2 runs on SpamAssassin, Fig. 4 on Census: each gets its source's reduced k and q
+    spam, census = CONFIG["reduced"]["k"]["spam"], CONFIG["reduced"]["k"]["census"]
+    assert {(c["setting"], c["k"], c["q"]) for c in calls} == {("enron-random", spam, 150),
+                                                                ("census-random", census, 300)}
+    assert (spam, census) == (100, 50)
 
 
 def test_fig56_full_covers_every_fig1_lr_property(monkeypatch):

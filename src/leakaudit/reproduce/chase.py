@@ -11,12 +11,13 @@ Profiles:
   an independent random bit the model sees), tiny sizes. Checks the pipeline, not the paper.
 - ``reduced`` (the documented default): real data; Census subsampled to 60,000 rows
   (pool 20,000 adversary / 40,000 victim), n = 1,000 (Census) and 1,000 (SpamAssassin,
-  paper 2,000 on Enron, which is 5.6x larger), r = 100 ensemble models, k = 50 shadow
-  models per world (paper 500-1,000), q = 300 queries, 50 targets, the paper's 5 repetitions.
+  paper 2,000 on Enron, which is 5.6x larger), r = 100 ensemble models, and per data source a tenth
+  of Fig. 1's shadow models per world and three tenths of its queries (``REDUCED_SCALE``): k = 50 and
+  q = 300 for Census, k = 100 and q = 150 for SpamAssassin; 50 targets, the paper's 5 repetitions.
 - ``full``: paper scale (r = 1,000, k = 500 Census / 1,000 Enron, q = 1,000 / 500, 100
   targets, 5 repetitions; the whole Census). Figs. 2-4 use each figure's own stated shadow counts, read as
   Algorithm 3's k per world (``PAPER_SHADOWS``). Figs. 2-6 and chase-gender-visibility take 4-20 minutes each
-  on 2 cores; chase-fig1 (about 330,000 logistic-regression fits over 5 seeds) and the MLP reproductions take
+  on 2 cores; chase-fig1 (about 440,000 logistic-regression fits over 5 seeds) and the MLP reproductions take
   hours.
 
 Repetitions: repetition ``i`` of a run with ``random_state = s`` is seed ``s + i`` (its own Census row
@@ -56,13 +57,30 @@ SETTINGS = {
     "enron-negative": ("spam", "negative", 0.05, 0.10),
 }
 
+# Fig. 1's counts per data source (Sec. VII): "the number of shadow models [is] 500 for census experiments and 1000
+# for Enron experiments" (Algorithm 3's k, per world, as for Figs. 2-4) and "the number of black-box queries is set
+# to 500 for experiments on Enron and 1000 for experiments on Census" (Algorithm 2's q, a cap on the uncertain
+# candidates it keeps).
+PAPER_FIG1 = {"census": {"k": 500, "q": 1000}, "spam": {"k": 1000, "q": 500}}
+# The reduced profile scales every source's paper counts by the same factors: a tenth of k, three tenths of q.
+REDUCED_SCALE = {"k": 0.1, "q": 0.3}
+
+
+def _fig1_counts(what: str, scale: float = 1.0) -> dict[str, int]:
+    """``{source: count}`` of Fig. 1's ``what`` ("k" or "q"), each source's paper count times ``scale``."""
+    return {source: round(c[what] * scale) for source, c in PAPER_FIG1.items()}
+
+
+# k (shadow models per world) and q (queries) are per data source, {"census": ..., "spam": ...} (see _per_source)
 CONFIG = {
-    "smoke": dict(synthetic=True, census_rows=None, n_census=300, n_spam=300, r=10, k=15, q=80, targets=30, reps=2,
-                  p_grid=(0.0, 0.05, 0.10)),
-    "reduced": dict(synthetic=False, census_rows=60000, n_census=1000, n_spam=1000, r=100, k=50, q=300, targets=50,
+    "smoke": dict(synthetic=True, census_rows=None, n_census=300, n_spam=300, r=10, k={"census": 15, "spam": 15},
+                  q={"census": 80, "spam": 80}, targets=30, reps=2, p_grid=(0.0, 0.05, 0.10)),
+    "reduced": dict(synthetic=False, census_rows=60000, n_census=1000, n_spam=1000, r=100,
+                    k=_fig1_counts("k", REDUCED_SCALE["k"]), q=_fig1_counts("q", REDUCED_SCALE["q"]), targets=50,
                     reps=5, p_grid=(0.0, 0.01, 0.03, 0.05, 0.10, 0.20)),
-    "full": dict(synthetic=False, census_rows=None, n_census=1000, n_spam=2000, r=1000, k=500, q=1000, targets=100,
-                 reps=5, p_grid=(0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10, 0.15, 0.20)),
+    "full": dict(synthetic=False, census_rows=None, n_census=1000, n_spam=2000, r=1000, k=_fig1_counts("k"),
+                 q=_fig1_counts("q"), targets=100, reps=5,
+                 p_grid=(0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10, 0.15, 0.20)),
 }
 
 # Table III (Census, n = 1000): property -> {(poison, shadow models): black-box accuracy}, white-box accuracy.
@@ -118,6 +136,13 @@ def _n(setting: str, cfg: dict) -> int:
     return cfg["n_census"] if SETTINGS[setting][0] == "census" else cfg["n_spam"]
 
 
+def _per_source(cfg: dict, what: str, setting: str) -> int:
+    """The profile's ``what`` ("k" or "q") for ``setting``'s data source. ``cfg[what]`` is ``{source: count}``,
+    or one count for every source (the MLP and Table II settings, which run on Census only, set one)."""
+    v = cfg[what]
+    return int(v[SETTINGS[setting][0]]) if isinstance(v, dict) else int(v)
+
+
 def _sweep(setting: str, cfg: dict, p_grid, *, k: int | None = None, n_train: int | None = None, seed: int = 0,
            learner=None, encoding: str = "onehot", variant: str = "auto", diagnose: bool = False) -> dict:
     """Per-repetition results for every p: ``{p: [(PropertyAttackResult, seconds of Alg. 2), ...]}``.
@@ -136,7 +161,8 @@ def _sweep(setting: str, cfg: dict, p_grid, *, k: int | None = None, n_train: in
     source, _, t0, t1 = SETTINGS[setting]
     proto = _protocol(source, cfg)
     n = n_train or _n(setting, cfg)
-    k = k or cfg["k"]
+    k = k or _per_source(cfg, "k", setting)
+    n_queries = _per_source(cfg, "q", setting)
     learner = learner or logistic_learner()
     out = {p: [] for p in p_grid}
     for s in _seeds(cfg, seed):
@@ -145,16 +171,16 @@ def _sweep(setting: str, cfg: dict, p_grid, *, k: int | None = None, n_train: in
         split = {} if proto["adversary_fraction"] is None else {"adversary_fraction": proto["adversary_fraction"]}
         adv, vic = split_pools(len(data), random_state=int(rs[0]), **split)
         t = time.perf_counter()
-        key = (setting, cfg["synthetic"], cfg["census_rows"], n, cfg["r"], cfg["q"], s, repr(learner),
+        key = (setting, cfg["synthetic"], cfg["census_rows"], n, cfg["r"], n_queries, s, repr(learner),
                tuple(sorted(proto.items())), encoding)
         if key not in _QUERIES:  # Algorithm 2's clean ensemble depends on neither p nor k: share it
-            q = select_queries(learner, data, adv, n_train=n, n_ensemble=cfg["r"], n_queries=cfg["q"],
+            q = select_queries(learner, data, adv, n_train=n, n_ensemble=cfg["r"], n_queries=n_queries,
                                out_of_bag=proto["out_of_bag"], random_state=int(rs[1]))
             _QUERIES[key] = (q, time.perf_counter() - t)
         q, t_q = _QUERIES[key]  # t_q: the time Algorithm 2 took when it ran
         for p in p_grid:
             a = PoisoningPropertyAttack(t0=t0, t1=t1, poison_rate=p, n_train=n, n_shadow=k, learner=learner,
-                                        n_ensemble=cfg["r"], n_queries=cfg["q"],
+                                        n_ensemble=cfg["r"], n_queries=n_queries,
                                         exclude_query_rows=proto["exclude_rows"],
                                         exclude_poison_rows=proto["exclude_rows"], variant=variant,
                                         random_state=int(rs[2]))
@@ -219,6 +245,8 @@ def _seeds_row(row, quantity: str, paper, values, seeds, tolerance=None, note: s
 
     ``row`` is :func:`_row` or :func:`_smoke_row` (smoke rows run on synthetic data and never compare);
     ``bound``: "lower" / "upper" when the paper's value is a bound ("above 90%"), see ``_judge.judge_values``.
+    ``tolerance`` is not applied to a row over seeds (``seed_row`` keeps only the paper's rounding; the allowance
+    of the row's kind of quantity comes from the reproduction's ``references`` table, ``_registry.classify``).
     """
     from ._seeds import seed_row
 
@@ -251,8 +279,11 @@ def _settings(profile: str) -> list[str]:
     notes="Paper: no-poison accuracy 'quite low'; every experiment above 0.90 with less than 10% poisoning; "
     "Enron negative declines after a peak. Census p-values are Table III's (1000/100/50 shadow models). "
     "Enron rows run on SpamAssassin (substitute; 6,046 e-mails against Enron-Spam's 33,716). 'window' is "
-    "Theorem 9's (tau -> 0). One run, seeds 0-4 (reduced: k = 50 per world at every p, half Table III's 100 at "
-    "p = 0.03 / 0.05). Census random and race reproduce (mean >= 0.94 from p = 0.03, 1.0 at p = 0.10); Census "
+    "Theorem 9's (tau -> 0). Shadow models per world (k) and queries (q) per data source, as Fig. 1 states them: "
+    "full, the paper's k = 500 / q = 1,000 for Census and k = 1,000 / q = 500 for Enron; reduced, the same rule "
+    "for both sources, a tenth of the paper's k and three tenths of its q: k = 50 / q = 300 for Census, k = 100 / "
+    "q = 150 for SpamAssassin (whose adversary pool holds fewer than 150 uncertain candidates, so q is a cap there). "
+    "One run, seeds 0-4. Census random and race reproduce (mean >= 0.94 from p = 0.03, 1.0 at p = 0.10); Census "
     "gender does NOT: 0.65 at p = 0.03 and 0.78 at p = 0.10 (paper 0.99 / 1.0), 0.97 only at p = 0.20; "
     "docs/chase.md and chase-gender show why (at n = 1,000 the poisoned data themselves separate the worlds "
     "at about 0.78 for p = 0.03) and what was tried. "
@@ -279,8 +310,8 @@ def _settings(profile: str) -> list[str]:
     "targets do (34-39% against 58-61% on the clean queries); removing it needs an ensemble pool disjoint from "
     "the shadow pool, which SpamAssassin is too small for at n = 1,000 (not done). "
     "The rows above use TF-IDF and the matched protocol. Random reproduces (1.0 at p = 0.10 in every seed). "
-    "Negative does NOT: 0.47-0.59 at every p (best per seed over p <= 0.10: mean 0.64, interval 0.60-0.68), "
-    "no clear peak (p = 0.20 minus the peak: -0.08, interval -0.16 to 0.01): 23.1% of "
+    "Negative does NOT: means 0.46-0.58 at every p (best per seed over p <= 0.10: mean 0.63, interval 0.61-0.64), "
+    "no clear peak (p = 0.20 minus the peak: -0.06, interval -0.14 to 0.02): 23.1% of "
     "SpamAssassin is negative by VADER (paper's t: 5-10%), P(spam | negative) = 0.115, and the learner hardly "
     "fits the poison: with TF-IDF at p = 0.05 the 50 poison points (negative e-mails labelled spam) are predicted "
     "spam by 22-23% of shadows and 24-25% of targets, in both worlds alike (accuracy 0.55, target AUC 0.65, "
@@ -306,8 +337,7 @@ def fig1(profile: str, random_state: int):
             paper = next((a for (pp, _k), a in TABLE3_BB.get(setting, {}).items() if pp == p), None)
             r0 = res[0][0]
             rows.append(_acc_row(row, f"{setting} accuracy at p={p:.2f}", paper, res, random_state,
-                                 0.1 if paper is not None else None,
-                                 f"k={r0.n_shadow}/world, {r0.n_queries} queries (seed {random_state}), "
+                                 note=f"k={r0.n_shadow}/world, {r0.n_queries} queries (seed {random_state}), "
                                  f"{r0.n_targets} targets, poison {r0.poison_variant}, window "
                                  f"{theorem9_window(p, t0, t1).describe()}"
                                  + (", paper value from Table III" if paper is not None else "")))
@@ -315,9 +345,9 @@ def fig1(profile: str, random_state: int):
         per_seed = np.array([[r.accuracy for r, _ in curve[p]] for p in curve])  # (n_p, reps)
         low = np.array([p <= 0.10 + 1e-9 for p in curve])
         rows.append(_seeds_row(row, f"{setting} best accuracy at p<=0.10", 0.9, per_seed[low].max(0),
-                               _seeds(cfg, random_state), 0.1,
-                               "paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
-                               bound="lower"))
+                               _seeds(cfg, random_state),
+                               note="paper: 'with less than 10% poisoning all of the experiments get accuracy "
+                               "above 90%'", bound="lower"))
         if setting == "enron-negative":
             rows.append(_seeds_row(row, "enron-negative accuracy at p=0.20 minus peak", None,
                                    per_seed[-1] - per_seed.max(0), _seeds(cfg, random_state),
@@ -395,7 +425,7 @@ def gender(profile: str, random_state: int):
         if profile == "smoke" and (encoding != "onehot" or k_factor):
             continue  # synthetic stand-ins have no Census encoding
         curve = _sweep("census-gender", cfg, grid, seed=random_state, encoding=encoding, variant=variant,
-                       k=cfg["k"] * (k_factor or 1), diagnose=True)
+                       k=_per_source(cfg, "k", "census-gender") * (k_factor or 1), diagnose=True)
         for p in grid:
             res = curve[p]
             r0 = res[0][0]
@@ -403,8 +433,8 @@ def gender(profile: str, random_state: int):
             women = r0.poison_variant.startswith("X+")
             oracle = label_rate_oracle_accuracy(n=r0.n_train, p=p, s_lo=0.4, s_hi=0.6,
                                                 label_rate=0.025 if women else 0.102)
-            rows.append(_acc_row(row, f"{name}: accuracy at p={p:.2f}", paper, res, random_state, 0.1,
-                                 f"poison {r0.poison_variant}, k={r0.n_shadow}/world, {r0.n_targets} targets; "
+            rows.append(_acc_row(row, f"{name}: accuracy at p={p:.2f}", paper, res, random_state,
+                                 note=f"poison {r0.poison_variant}, k={r0.n_shadow}/world, {r0.n_targets} targets; "
                                  f"label-rate oracle {oracle:.3f}"))
             for w in ("t0", "t1"):
                 rows.append(_seeds_row(row, f"{name}: poison-label rate in the attacked group, {w} world, p={p:.2f}",
@@ -575,11 +605,10 @@ def gender_visibility(profile: str, random_state: int):
 # Algorithm 3 takes "k: Number of shadow models" as its input and trains k models on each world's data sets
 # (T^0_1..T^0_k and T^1_1..T^1_k); the experiments never say "in all" (spec Sec. 4.5 reads them the same way).
 # Fig. 4's paragraph says "we use 500 shadow models" and then "In all experiments in this figure, the number of
-# shadow models is set to 200": the second, the figure's own setting. Used by the full profile; q for Enron is
-# Fig. 1's 500 (Fig. 2 states none).
+# shadow models is set to 200": the second, the figure's own setting. Used by the full profile; q is the
+# profile's per-source count (Fig. 2 states none; the full profile's is Fig. 1's 500 for Enron, PAPER_FIG1).
 PAPER_SHADOWS = {"fig2": 400, "fig3": (50, 100, 250, 500, 1000, 2000), "fig3-p10": 50, "fig4": 200,
                  "table2": 600, "table2-n10000": 1000}
-PAPER_Q_ENRON = 500
 
 
 @register(
@@ -590,9 +619,9 @@ PAPER_Q_ENRON = 500
     "is empty from p = 0.412. Run on SpamAssassin with the chase-fig1 SpamAssassin protocol (TF-IDF, shadows "
     "without query rows and poison originals, out-of-bag certainty). The paper's 400 shadow models are read as "
     "Algorithm 3's k, per world (800 in all). Full profile: the paper's scale, k = 400 per world, r = 1,000, "
-    "q = 500 (Fig. 1's Enron q; Fig. 2 states none), 100 targets; reduced: k = 50 per world, r = 100, q = 300, 50 "
-    "targets. SpamAssassin has few uncertain candidates (36-43 per seed at r = 1,000, 39 at r = 100 for seed 0), so "
-    "q is a cap, not the number of queries.",
+    "q = 500 (Fig. 1's Enron q; Fig. 2 states none), 100 targets; reduced: Fig. 1's reduced SpamAssassin counts, "
+    "k = 100 per world and q = 150, with r = 100 and 50 targets. SpamAssassin has few uncertain candidates "
+    "(36-43 per seed at r = 1,000, 39 at r = 100 for seed 0), so q is a cap, not the number of queries.",
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"poisoning rate", "printed", "poisoning rate"),
@@ -603,8 +632,6 @@ def fig2(profile: str, random_state: int):
     row = _smoke_row if cfg["synthetic"] else _row
     grid = (0.05, 0.2, 0.4, 0.6) if profile == "smoke" else (0.05, 0.10, 0.20, 0.30, 0.40, 0.50, 0.60)
     k = PAPER_SHADOWS["fig2"] if profile == "full" else None
-    if profile == "full":
-        cfg = dict(cfg, q=PAPER_Q_ENRON)
     curve = _sweep("enron-random", cfg, grid, k=k, seed=random_state, n_train=1000 if profile != "smoke" else None)
     rows = [_acc_row(row, f"enron-random accuracy at p={p:.2f}", None, res, random_state,
                      note=f"k={res[0][0].n_shadow}/world") for p, res in curve.items()]
@@ -615,8 +642,8 @@ def fig2(profile: str, random_state: int):
         peak_p = max(acc, key=acc.get)
         drops.append(next((p for p in ps if p > peak_p and acc[p] < acc[peak_p] - 0.05), float("nan")))
     rows.append(_seeds_row(row, "poisoning rate where accuracy first falls 0.05 below its peak", 0.30, drops,
-                           _seeds(cfg, random_state), 0.1,
-                           "paper: 'around 30%'; NaN (no interval) if some seed never falls within the grid"))
+                           _seeds(cfg, random_state),
+                           note="paper: 'around 30%'; NaN (no interval) if some seed never falls within the grid"))
     return rows
 
 
@@ -649,7 +676,7 @@ def fig3(profile: str, random_state: int):
     k10 = {"smoke": 5, "reduced": 25, "full": PAPER_SHADOWS["fig3-p10"]}[profile]
     c = _sweep("census-random", cfg, (0.10,), k=k10, seed=random_state)
     rows.append(_acc_row(row, f"census-random p=0.10 accuracy with k={k10}/world ({2 * k10} in all)", 1.0, c[0.10],
-                         random_state, 0.05, "paper: 100% with only 50 shadow models at 10% poisoning"))
+                         random_state, note="paper: 100% with only 50 shadow models at 10% poisoning"))
     return rows
 
 
@@ -835,8 +862,8 @@ def fig1_mlp(profile: str, random_state: int):
     per_seed = np.array([[r.accuracy for r, _ in curve[p]] for p in curve])
     low = np.array([p <= 0.10 + 1e-9 for p in curve])
     rows.append(_seeds_row(row, "census-random MLP best accuracy at p<=0.10", 0.9, per_seed[low].max(0),
-                           _seeds(cfg, random_state), 0.1,
-                           "paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
+                           _seeds(cfg, random_state),
+                           note="paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
                            bound="lower"))
     return rows
 
