@@ -5,26 +5,24 @@ Runs the reproduction's own code for one dataset and seed (``reproduce.long_memb
 iterations x 2 target models, M = 20 untargeted shadow models, 5 targeted shadow pairs per target, 10 PDTP
 measurements, 30 epochs) except the number of targets (``--targets``, default 10 instead of 100; PDTP is measured
 for the same targets). Stage clocks are wrapped around the functions each stage calls; a clock counts the process's
-CPU time (every thread of it) and the wall time spent in its stage, less what nested clocks count:
+CPU time (every thread of it) and the wall time spent in its stage, less what nested clocks count.
 
-=========================  =====================================================================  ==============
-stage                      what is timed                                                           scales with
-=========================  =====================================================================  ==============
-data                       make_purchase_like / supermarket_clusters (k-means)                     fixed
-target models              the protocol's first ``predict_many``: 2 x iterations models            fixed
-untargeted shadow models   its second ``predict_many``: M models                                   fixed
-attack model               ``ShadowModelAttack.fit`` (Long's Algorithm 1 and the attack network)   fixed
-untargeted scoring         ``ShadowModelAttack.score``, once per target model                      targets
-targeted shadow models     ``predict_many`` inside ``train_targeted_shadows``: 10 per target       targets
-targeted shadows (other)   the rest of ``train_targeted_shadows`` (subset draws)                    targets
-targeted scoring           ``FrequencyAttack.score`` and ``DistanceAttack.score`` per target model  targets
-protocol (other)           the rest of ``long_protocol`` (halves, truth, summaries)                targets
-PDTP models                ``predict_many`` inside ``_avg_pdtp``: A(D_i) and A(D_i \\ {t})           models
-PDTP (other)               the rest of ``_avg_pdtp``                                               models
-rows                       the rest of ``_long_rows`` (correlations, claims, rows)                 targets
-=========================  =====================================================================  ==============
+Stages, and how each is projected to the full profile (fixed; with the targets; with the PDTP models):
 
-"targets" stages are projected to the full profile by 100 / ``--targets`` (an upper bound where a call has a fixed
+- data: make_purchase_like / supermarket_clusters (k-means). Fixed.
+- target models: the protocol's first ``predict_many``, 2 x iterations models. Fixed.
+- untargeted shadow models: its second ``predict_many``, M models. Fixed.
+- attack model: ``ShadowModelAttack.fit`` (Long's Algorithm 1 and the attack network). Fixed.
+- untargeted scoring: ``ShadowModelAttack.score``, once per target model. Targets.
+- targeted shadow models: ``predict_many`` inside ``train_targeted_shadows``, 10 per target. Targets.
+- targeted shadows (other): the rest of ``train_targeted_shadows`` (subset draws). Targets.
+- targeted scoring: ``FrequencyAttack.score`` and ``DistanceAttack.score``, once per target model. Targets.
+- protocol (other): the rest of ``long_protocol`` (halves, truth, summaries). Targets.
+- PDTP models: ``predict_many`` inside ``_avg_pdtp``, A(D_i) and A(D_i \\ {t}). PDTP models.
+- PDTP (other): the rest of ``_avg_pdtp``. PDTP models.
+- rows: the rest of ``_long_rows`` (correlations, claims, rows). Targets.
+
+Stages that grow with the targets are projected by 100 / ``--targets`` (an upper bound where a call has a fixed
 part); PDTP stages by the ratio of PDTP models, 10 x (2 + 100) = 1,020 at full (every half then holds a target)
 against those trained here. One JSON line per dataset and seed goes to ``results/long_table1_stages.jsonl``
 (appended as each finishes, so a killed run loses nothing), with the load average before and after.
@@ -201,9 +199,9 @@ def main(argv=None) -> None:
             print(f"{dataset} seed {seed}: {rec['cpu_s']} CPU s, {rec['wall_s']} s wall (load "
                   f"{rec['loadavg_before']:.1f}); projected full {rec['projected_full_total_cpu_s']} CPU s")
             for k in stages:
+                models = f"  ({rec['models'][k]} models)" if k in rec["models"] else ""
                 print(f"  {k:26s} {rec['stage_cpu_s'][k]:9.2f} CPU s  -> full {rec['projected_full_cpu_s'][k]:9.1f}"
-                      f"  ({rec['models'].get(k, '')} models)" if k in rec["models"] else
-                      f"  {k:26s} {rec['stage_cpu_s'][k]:9.2f} CPU s  -> full {rec['projected_full_cpu_s'][k]:9.1f}")
+                      + models)
 
 
 if __name__ == "__main__":
