@@ -48,9 +48,6 @@ PAGE: dict[str, PageEntry] = {
     "chase-table3": PageEntry(
         "reduced", "full trains the paper's 1,000 white-box shadow networks per world and 1,000 / 100 / 50 black-box "
                    "shadow models for three properties: several hours, scaled from the reduced run (3,020 s)"),
-    "long-table1": PageEntry(
-        "reduced", "full attacks 100 targets x 100 iterations x 2 target models with M = 20 and 10 PDTP "
-                   "measurements per target on two data sets: hours, scaled from the reduced run (1,327 s)"),
     "yeom-fig2c": PageEntry(
         "reduced", "full trains CNNs of size 1 to 128 on 8,750 images, 100 epochs each, over five seeds: one CNN at "
                    "s = 64 takes about 30 CPU minutes (measured, yeom-table1) and one at s = 128 several times that, "
