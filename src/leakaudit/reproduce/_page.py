@@ -38,10 +38,6 @@ PAGE: dict[str, PageEntry] = {
     "chase-fig1-mlp": PageEntry(
         "reduced", "full trains the paper's 500 shadow MLPs per world (200 epochs each) at eleven poisoning rates: "
                    "the reduced run's 25 per world at three rates took 1,015 s, so full is some 20 hours"),
-    "chase-gender": PageEntry(
-        "reduced", "full is chase-fig1's census-gender curve at 500 shadow models per world and 100 targets for each "
-                   "of the page's encodings and poisoned sub-populations: the reduced run (50 per world, 50 targets) "
-                   "took 1,037 s, so full is about 5-6 hours"),
     "chase-table2": PageEntry(
         "reduced", "full trains 300 shadow MLPs per world for five depths, 200 epochs each, and 500 per world at "
                    "n = 10,000: about 7 CPU hours, scaled from the reduced run (25 per world, 2,578 s)"),
