@@ -883,8 +883,10 @@ TABLE3_WB_EPOCHS = 20
     "targets). Run times: WB seconds are the sorted vector's (training its shadow and target networks, then the "
     "meta-classifier); BB seconds are Algorithm 2's ensemble plus Algorithms 1 and 3 (shadows and M_A), the "
     "targets excluded; the page's heading gives the run's wall time, and the machine's load is in docs/chase.md "
-    "(Table III), as are what the white box was tried with (500 shadow networks per world, 200 epochs) and the "
-    "measured cost of the full profile.",
+    "(Table III), as is what else the white box was tried with (200 epochs). Cost, measured stage by stage on one "
+    "seed of census-gender at full (benchmarks/chase_table3_full_cost.py): 182 s wall, 188 CPU s on the shared "
+    "2-core machine at load 0.3-3 (white box 123 s, of which 2,100 networks 76 s and DeepSets 40 s; black box "
+    "38 + 6 + 6 s), so about 46 minutes for the full profile's 15 (property, seed) pairs in one process.",
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"time ratio", "derived", "running time"),
