@@ -873,19 +873,19 @@ TABLE3_WB_EPOCHS = 20
     paper=PAPER,
     description="Table III: white-box WBAttack (Ganju et al., no poison) against the black-box attack "
     "without and with poisoning, Census, n = 1000, with run times.",
-    notes="BB: Algorithms 1-3 with logistic-regression targets (scikit-learn, C = 1), the chase-fig1 pipeline and "
-    "its profile's r, q, targets and Census rows; shadow models per world: the paper's 1,000 / 100 / 50 (p = 0 / "
-    "with poison) at full, 100 / 50 / 25 at reduced. WB (property/whitebox.py), no poison: MLP (32, 16, 8) "
-    "targets and shadows trained 20 epochs (Adam lr 1e-3, batch 64), the paper's 1,000 shadow networks per world "
-    "at full, 100 at reduced, and Ganju et al.'s two meta-classifiers fitted on the same shadows: the "
-    "neuron-sorted parameter vector into an MLP (the 'vector attack', Chase et al.'s WBAttack) and per-layer "
-    "DeepSets set encoders. Seeds 0-4 for every row (each seed its own Census subset, pools, shadows and "
-    "targets). Run times: WB seconds are the sorted vector's (training its shadow and target networks, then the "
-    "meta-classifier); BB seconds are Algorithm 2's ensemble plus Algorithms 1 and 3 (shadows and M_A), the "
-    "targets excluded; the page's heading gives the run's wall time, and the machine's load is in docs/chase.md "
-    "(Table III), as is what else the white box was tried with (200 epochs). Cost, measured stage by stage on one "
-    "seed of census-gender at full (benchmarks/chase_table3_full_cost.py): 182 s wall, 188 CPU s on the shared "
-    "2-core machine at load 0.3-3 (white box 123 s, of which 2,100 networks 76 s and DeepSets 40 s; black box "
+    notes="BB: Algorithms 1-3 with logistic-regression targets (scikit-learn, C = 1), the chase-fig1 pipeline and its "
+    "profile's r, q, targets and Census rows; shadow models per world: the paper's 1,000 / 100 / 50 (p = 0 / with "
+    "poison) at full, 100 / 50 / 25 at reduced. WB (property/whitebox.py), no poison: MLP (32, 16, 8) targets and "
+    "shadows trained 20 epochs (Adam lr 1e-3, batch 64), the paper's 1,000 shadow networks per world at full, 100 at "
+    "reduced, and Ganju et al.'s two meta-classifiers fitted on the same shadows: the neuron-sorted parameter vector "
+    "into an MLP (the 'vector attack', Chase et al.'s WBAttack) and per-layer DeepSets set encoders. Seeds 0-4 for "
+    "every row (each seed its own pools, shadows and targets, and at reduced its own 60,000 Census rows). Run times: "
+    "WB seconds are the sorted vector's (training its shadow and target networks, then the meta-classifier); BB "
+    "seconds are Algorithm 2's ensemble plus Algorithms 1 and 3 (shadows and M_A), the targets excluded; the page's "
+    "heading gives the run's wall time, and docs/chase.md ('chase-table3 at the paper's shadow counts') the "
+    "machine's load during it and what else the white box was tried with (200 epochs). Cost, measured stage by stage "
+    "on one seed of census-gender at full (benchmarks/chase_table3_full_cost.py): 182 s wall, 188 CPU s on the "
+    "shared 2-core machine at load 0.3-3 (white box 123 s, of which 2,100 networks 76 s and DeepSets 40 s; black box "
     "38 + 6 + 6 s), so about 46 minutes for the full profile's 15 (property, seed) pairs in one process.",
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
