@@ -41,9 +41,6 @@ PAGE: dict[str, PageEntry] = {
     "chase-table2": PageEntry(
         "reduced", "full trains 300 shadow MLPs per world for five depths, 200 epochs each, and 500 per world at "
                    "n = 10,000: about 7 CPU hours, scaled from the reduced run (25 per world, 2,578 s)"),
-    "chase-table3": PageEntry(
-        "reduced", "full trains the paper's 1,000 white-box shadow networks per world and 1,000 / 100 / 50 black-box "
-                   "shadow models for three properties: several hours, scaled from the reduced run (3,020 s)"),
     "yeom-fig2c": PageEntry(
         "reduced", "full trains CNNs of size 1 to 128 on 8,750 images, 100 epochs each, over five seeds: one CNN at "
                    "s = 64 takes about 30 CPU minutes (measured, yeom-table1) and one at s = 128 several times that, "

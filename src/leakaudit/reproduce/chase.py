@@ -240,18 +240,19 @@ def _seeds(cfg: dict, seed: int) -> list[int]:
 
 
 def _seeds_row(row, quantity: str, paper, values, seeds, tolerance=None, note: str = "", *,
-               bound: str | None = None):
+               bound: str | None = None, precision: float | None = None):
     """One row over the repetitions: the mean, its 95% t-interval and every seed's value (never one seed).
 
     ``row`` is :func:`_row` or :func:`_smoke_row` (smoke rows run on synthetic data and never compare);
-    ``bound``: "lower" / "upper" when the paper's value is a bound ("above 90%"), see ``_judge.judge_values``.
+    ``bound``: "lower" / "upper" when the paper's value is a bound ("above 90%"), see ``_judge.judge_values``;
+    ``precision``: that of a paper value derived from printed numbers (``_seeds.seed_row``).
     ``tolerance`` is not applied to a row over seeds (``seed_row`` keeps only the paper's rounding; the allowance
     of the row's kind of quantity comes from the reproduction's ``references`` table, ``_registry.classify``).
     """
     from ._seeds import seed_row
 
     r = seed_row(quantity, paper, [float(v) for v in values], list(seeds), tolerance, note,
-                 bound=bound)
+                 bound=bound, precision=precision)
     if row is _row:
         return r
     return row(quantity, paper, r.ours, tolerance, r.note)
@@ -790,13 +791,12 @@ TABLE2 = {(2,): 1.0, (4, 2): 0.97, (8, 4, 2): 0.94, (16, 8, 4, 2): 0.88, (32, 16
     notes="Paper (n=1000, 600 shadow models): [2] 1.0, [4 2] 0.97, [8 4 2] 0.94, [16 8 4 2] 0.88, "
     "[32 16 8 4 2] 0.81; n = 10,000 with 1,000 shadow models: 0.92. Poison rate not stated: we use 0.05. Layer "
     "sizes read as the hidden layers (spec Sec. 4.4), each net ending in a two-way softmax output (docs/chase.md "
-    "has the other reading, the trailing 2 as the output layer). MLPs: ReLU, Adam lr 1e-3, batch 64, 200 epochs at n = 1,000 (trained to a converged training loss, "
-    "spec Sec. 4.4) and the same number of Adam steps at n = 10,000 (20 epochs). Reduced profile: 25 shadow "
-    "models per world (50 in all; paper 600, and 1,000 for the n = 10,000 row), 25 ensemble models, 300 "
-    "queries, 30 targets, seeds 0-4; full: the paper's counts read as Algorithm 3's k, per world, as for Figs. "
-    "2-4 (600, and 1,000 at n = 10,000). Earlier runs: 50 "
-    "epochs (seeds 0-4) gave 0.59 / 0.57 / 0.61 / 0.56 / 0.62; lr 1e-2 for 20 epochs (seed 0) 0.675 / 0.675 / "
-    "0.575 / 0.525 / 0.675. docs/chase.md has the convergence measurements.",
+    "has the other reading, the trailing 2 as the output layer). MLPs: ReLU, Adam lr 1e-3, batch 64, 200 epochs "
+    "at n = 1,000 (trained to a converged training loss, spec Sec. 4.4) and the same number of Adam steps at "
+    "n = 10,000 (20 epochs). Reduced profile: 25 shadow models per world (50 in all; paper 600, and 1,000 for the "
+    "n = 10,000 row), 25 ensemble models, 300 queries, 30 targets, seeds 0-4; full: the paper's counts read as "
+    "Algorithm 3's k, per world, as for Figs. 2-4 (600, and 1,000 at n = 10,000). docs/chase.md (Table II) has "
+    "the convergence measurements and the recipes tried before this one.",
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"accuracy", "printed", "property-attack accuracy"),
@@ -819,8 +819,8 @@ def table2(profile: str, random_state: int):
         learner = mlp_learner(hidden, epochs=_mlp_epochs(profile, n_train), lr=MLP_TRAINING["lr"])
         c = _sweep("census-random", cfg, (0.05,), seed=random_state, learner=learner, n_train=n_train, k=k)
         res = c[0.05]
-        rows.append(_acc_row(row, f"MLP {label} accuracy (n={n_train}, p=0.05)", paper, res, random_state, 0.1,
-                             f"k={res[0][0].n_shadow}/world; {_mlp_epochs(profile, n_train)} epochs; {note}"))
+        rows.append(_acc_row(row, f"MLP {label} accuracy (n={n_train}, p=0.05)", paper, res, random_state,
+                             note=f"k={res[0][0].n_shadow}/world; {_mlp_epochs(profile, n_train)} epochs; {note}"))
         rows.append(_acc_row(row, f"MLP {label} target AUC (n={n_train}, p=0.05)", None, res, random_state,
                              attr="auc"))
 
@@ -868,21 +868,52 @@ def fig1_mlp(profile: str, random_state: int):
     return rows
 
 
+# Table III's running times as printed (whole seconds): the white box 1533 s, the black box at p = 0.03 161 s.
+TABLE3_SECONDS = {"WB": 1533, "BB": 161}
+
+
+def _ratio_precision(num: float, den: float, half_unit: float = 0.5) -> float:
+    """Precision of ``num / den`` derived from two printed numbers, each known to ``half_unit`` (half a unit of its
+    last printed digit): the farthest the ratio moves when both move by that much, either way."""
+    r = num / den
+    return max((num + half_unit) / (den - half_unit) - r, r - (num - half_unit) / (den + half_unit))
+
+
+def _table3_k(profile: str, p: float, k_paper: int) -> int:
+    """Shadow models per world for a Table III black-box row: the paper's count at full; reduced, a tenth of the
+    paper's 1,000 without poison and half its 100 / 50 with poison; smoke, 2% of the paper's (at least 5)."""
+    if profile == "full":
+        return k_paper
+    if profile == "smoke":
+        return max(5, round(k_paper * 0.02))
+    return round(k_paper * (0.1 if p == 0 else 0.5))
+
+
+# White-box shadow networks per world: the paper's 1,000 at full, a tenth at reduced, 2% (at least 10) at smoke.
+TABLE3_WB_SCALE = {"smoke": 0.02, "reduced": 0.1, "full": 1.0}
+# Epochs of the white box's MLP (32, 16, 8) at n = 1,000 (Adam lr 1e-3, batch 64); smoke trains 5.
+TABLE3_WB_EPOCHS = 20
+
+
 @register(
     "chase-table3",
     paper=PAPER,
     description="Table III: white-box WBAttack (Ganju et al., no poison) against the black-box attack "
     "without and with poisoning, Census, n = 1000, with run times.",
-    notes="BB: LR targets, the chase-fig1 pipeline. WB: MLP (32, 16, 8) targets (20 epochs, Adam 1e-3, batch 64) "
-    "without poison and Ganju et al.'s two meta-classifiers on the same shadow networks (property/whitebox.py): the "
-    "neuron-sorted parameter vector into an MLP (the 'vector attack', Chase et al.'s WBAttack) and per-layer "
-    "DeepSets set encoders. Shadow counts are per world and scaled down in the reduced profile (see each row): WB "
-    "100 per world (paper 1000). Seeds 0-4: neither meta-classifier nears the paper's white box on gender and race "
-    "(DeepSets 0.56 / 0.60, sorted vector 0.53 / 0.56; paper 0.96 / 0.95), the random bit is at chance as in the "
-    "paper; docs/chase.md has a 500-per-world check on gender. The black box reproduces on random and race and "
-    "not on gender (docs/chase.md). "
-    "Timings are on a 2-core machine shared with other jobs (load average 20-37 during the run), so only their "
-    "ratio is meaningful; WB time includes training its 50 targets.",
+    notes="BB: Algorithms 1-3 with logistic-regression targets (scikit-learn, C = 1), the chase-fig1 pipeline and its "
+    "profile's r, q, targets and Census rows; shadow models per world: the paper's 1,000 / 100 / 50 (p = 0 / with "
+    "poison) at full, 100 / 50 / 25 at reduced. WB (property/whitebox.py), no poison: MLP (32, 16, 8) targets and "
+    "shadows trained 20 epochs (Adam lr 1e-3, batch 64), the paper's 1,000 shadow networks per world at full, 100 at "
+    "reduced, and Ganju et al.'s two meta-classifiers fitted on the same shadows: the neuron-sorted parameter vector "
+    "into an MLP (the 'vector attack', Chase et al.'s WBAttack) and per-layer DeepSets set encoders. Seeds 0-4 for "
+    "every row (each seed its own pools, shadows and targets, and at reduced its own 60,000 Census rows). Run times: "
+    "WB seconds are the sorted vector's (training its shadow and target networks, then the meta-classifier); BB "
+    "seconds are Algorithm 2's ensemble plus Algorithms 1 and 3 (shadows and M_A), the targets excluded; the page's "
+    "heading gives the run's wall time, and docs/chase.md ('chase-table3 at the paper's shadow counts') the "
+    "machine's load during it and what else the white box was tried with (200 epochs). Cost, measured stage by stage "
+    "on one seed of census-gender at full (benchmarks/chase_table3_full_cost.py): 182 s wall, 188 CPU s on the "
+    "shared 2-core machine at load 0.3-3 (white box 123 s, of which 2,100 networks 76 s and DeepSets 40 s; black box "
+    "38 + 6 + 6 s), so about 46 minutes for the full profile's 15 (property, seed) pairs in one process.",
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"time ratio", "derived", "running time"),
@@ -896,47 +927,63 @@ def table3(profile: str, random_state: int):
 
     cfg = CONFIG[profile]
     row = _smoke_row if cfg["synthetic"] else _row
-    scale = {"smoke": 0.02, "reduced": 0.1, "full": 1.0}[profile]
     seeds = _seeds(cfg, random_state)
     settings = ["census-gender"] if profile == "smoke" else ["census-gender", "census-race", "census-random"]
+    epochs = 5 if profile == "smoke" else TABLE3_WB_EPOCHS
+    k_wb = max(10, round(1000 * TABLE3_WB_SCALE[profile]))
     rows = []
-    # White box first (the costlier part; a stopped run keeps it in LEAKAUDIT_REPRO_LOG), then black box.
+    # White box first (the costlier part; a stopped run keeps it in LEAKAUDIT_REPRO_LOG), then black box. Each
+    # stage's wall and CPU seconds go to the log: the measurements behind the full profile's cost in docs/chase.md.
     wb_secs = {}
     for setting in settings:
         _, _, t0, t1 = SETTINGS[setting]
-        k_wb = max(10, round(1000 * scale))
         wb = {m: [] for m in META_CLASSIFIERS}
         for s in seeds:
+            cpu = time.process_time()
             data = _data(setting, cfg["synthetic"], cfg["census_rows"], s)
             adv, vic = split_pools(len(data), random_state=s)
             res = whitebox_attack(data, t0=t0, t1=t1, n_train=_n(setting, cfg), hidden=(32, 16, 8),
-                                  epochs=5 if profile == "smoke" else 20, n_shadow=k_wb, n_targets=cfg["targets"],
+                                  epochs=epochs, n_shadow=k_wb, n_targets=cfg["targets"],
                                   adversary_idx=adv, victim_idx=vic, random_state=s)
+            stats = next(iter(res.values())).engine_stats
+            _log_progress(setting=setting, seed=s, stage="whitebox", k=k_wb, networks=stats.n_models,
+                          train_seconds=stats.seconds, cpu_seconds=time.process_time() - cpu)
             for m, r in res.items():
                 wb[m].append(r)
+                # r.seconds - train_seconds: that meta-classifier's fit (and the pools' split)
                 _log_progress(setting=setting, seed=s, whitebox=m, k=k_wb, accuracy=r.accuracy, auc=r.auc,
                               seconds=r.seconds)
         for m, rs in wb.items():
             what = {"deepsets": "per-layer DeepSets", "sorted": "neuron-sorted vector, MLP"}[m]
             rows.append(_seeds_row(row, f"{setting} WB accuracy ({what})", TABLE3_WB[setting],
-                                   [r.accuracy for r in rs], seeds, 0.1,
-                                   f"k={k_wb}/world (paper 1000); {np.mean([r.seconds for r in rs]):.0f} s per seed"))
+                                   [r.accuracy for r in rs], seeds,
+                                   note=f"k={k_wb}/world (paper 1000); {np.mean([r.seconds for r in rs]):.0f} s "
+                                   "per seed"))
         wb_secs[setting] = [r.seconds for r in wb["sorted"]]
     for setting in settings:
         for (p, k_paper), paper in TABLE3_BB[setting].items():
-            # reduced: k = 100 at p = 0 (paper 1000), and half the paper's 100 / 50 with poison
-            k = max(5, round(k_paper * scale)) if p == 0 or profile == "smoke" else round(k_paper * 0.5)
+            k = _table3_k(profile, p, k_paper)
+            cpu, wall = time.process_time(), time.perf_counter()
             c = _sweep(setting, cfg, (p,), k=k, seed=random_state)
+            for s, (r, t_q) in zip(seeds, c[p]):
+                _log_progress(setting=setting, seed=s, stage="blackbox", p=p, k=k, ensemble_seconds=t_q,
+                              fit_seconds=r.seconds_fit, targets_seconds=r.seconds_targets)
+            _log_progress(setting=setting, stage="blackbox sweep", p=p, k=k, seeds=len(seeds),
+                          wall_seconds=time.perf_counter() - wall, cpu_seconds=time.process_time() - cpu)
             secs = [x[1] + x[0].seconds_fit for x in c[p]]  # the attack: Algorithms 1-3 (targets excluded)
-            rows.append(_acc_row(row, f"{setting} BB accuracy p={p:.2f}", paper, c[p], random_state, 0.1,
-                                 f"k={k}/world (paper {k_paper}); attack (ensemble, shadows, M_A) "
+            rows.append(_acc_row(row, f"{setting} BB accuracy p={p:.2f}", paper, c[p], random_state,
+                                 note=f"k={k}/world (paper {k_paper}); attack (ensemble, shadows, M_A) "
                                  f"{np.mean(secs):.0f} s per seed"))
             if setting == "census-gender" and p == 0.03:
-                rows.append(_seeds_row(row, "census-gender BB seconds (p=0.03)", 161, secs, seeds, None,
-                                       "paper: 161 s; our shadow counts differ; loaded 2-core machine"))
-                rows.append(_seeds_row(row, "census-gender WB seconds (sorted)", 1533, wb_secs[setting], seeds,
-                                       None, "paper: 1533 s; includes training the targets"))
-                rows.append(_seeds_row(row, "census-gender WB/BB time ratio", 1533 / 161,
-                                       [w / b for w, b in zip(wb_secs[setting], secs)], seeds, 5.0,
-                                       "paper 9.5x; scaled-down shadow counts change the ratio"))
+                wb_s, bb_s = TABLE3_SECONDS["WB"], TABLE3_SECONDS["BB"]
+                prec = _ratio_precision(wb_s, bb_s)
+                rows.append(_seeds_row(row, "census-gender BB seconds (p=0.03)", bb_s, secs, seeds,
+                                       note=f"paper: {bb_s} s; k={k}/world (paper {k_paper})"))
+                rows.append(_seeds_row(row, "census-gender WB seconds (sorted)", wb_s, wb_secs[setting], seeds,
+                                       note=f"paper: {wb_s} s; k={k_wb}/world (paper 1000); includes training "
+                                       f"the {cfg['targets']} targets"))
+                rows.append(_seeds_row(row, "census-gender WB/BB time ratio", wb_s / bb_s,
+                                       [w / b for w, b in zip(wb_secs[setting], secs)], seeds,
+                                       note=f"paper {wb_s} s / {bb_s} s; precision {prec:.3f} (half a second on "
+                                       "each printed time, propagated)", precision=prec))
     return rows
