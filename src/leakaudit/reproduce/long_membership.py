@@ -90,15 +90,10 @@ def _long_rows(label, X, y, s, random_state, *, paper: bool, data_note: str):
         for k, key in enumerate(("accuracy", "precision", "recall", "f1")):
             rows.append(row(f"{label}: {names[a]} {key}", vals[k] if paper else None, m["pooled"][key], None,
                             "pooled over all attacks on all targets"))
-        if pd is not None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                from ..metrics import pearson
-
-                r, p = pearson(pd, np.asarray(m["per_target_accuracy"]))
-            rows.append(row(f"{label}: {names[a]} corr. with avgPDTP", vals[4] if paper else None, r, None,
-                            f"Pearson over {len(pd)} targets, p = {p:.3g}; PDTP averaged over "
-                            f"{s['n_pdtp_iterations']} measurements, the protocol's first iterations (paper: 10)"))
+        c = m["pdtp_correlation"]  # the protocol's Pearson r of pd against this attack's per-target accuracy
+        rows.append(row(f"{label}: {names[a]} corr. with avgPDTP", vals[4] if paper else None, c["r"], None,
+                        f"Pearson over {len(pd)} targets, p = {c['p']:.3g}; PDTP averaged over "
+                        f"{s['n_pdtp_iterations']} measurements, the protocol's first iterations (paper: 10)"))
     best = max(_TABLE1, key=lambda a: res.attacks[a]["pooled"]["accuracy"])
     rows.append(row(f"{label}: distance-based is the best attack (1 = yes)", 1.0 if paper else None,
                     float(best == "distance"), 0.0, f"best by pooled accuracy: {best}"))
@@ -115,28 +110,27 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
     mx = np.asarray(res.max_per_target_accuracy)
     nan = float("nan")
     rows = []
-    if pd is not None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            c = pdtp_attack_correlation(pd, mx)
-        k = f"{s['n_pdtp_iterations']} PDTP measurements per target (paper: 10), {s['n_targets']} targets"
-        rows += [
-            row(f"{label}: average PDTP", _NN_PURCHASE_AVG_PDTP if paper else None, float(np.mean(pd)),
-                None, k),
-            row(f"{label}: Fig 2 r (max per-target accuracy over the 3 attacks vs avg PDTP)",
-                0.8936 if paper else None, c.r, None, k),
-            row(f"{label}: targets with avg PDTP > 1", None, c.n_above1),
-            row(f"{label}: share of PDTP>1 targets with max accuracy > 0.8", 0.8462 if paper else None,
-                c.frac_above1_acc_gt_08, None, "§5.5; NaN when no target has avg PDTP > 1"),
-            row(f"{label}: share of PDTP>1 targets with max accuracy > 0.6", 1.0 if paper else None,
-                c.frac_above1_acc_gt_06, None, "§5.5: all of them"),
-            row(f"{label}: max of max accuracy among PDTP<0.5 targets", 0.665 if paper else None,
-                c.max_acc_below_05, None, f"§5.5: never above 0.665; {c.n_below05} targets with avg PDTP < 0.5 "
-                "(NaN when none)", bound="upper"),
-            row(f"{label}: share of PDTP>4 targets with max accuracy > 0.9", None,
-                float(np.mean(mx[pd > 4] > 0.9)) if np.any(pd > 4) else nan,
-                note="§5.5: 'almost always'; NaN when no target has avg PDTP > 4"),
-        ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = pdtp_attack_correlation(pd, mx)
+    k = f"{s['n_pdtp_iterations']} PDTP measurements per target (paper: 10), {s['n_targets']} targets"
+    rows += [
+        row(f"{label}: average PDTP", _NN_PURCHASE_AVG_PDTP if paper else None, float(np.mean(pd)),
+            None, k),
+        row(f"{label}: Fig 2 r (max per-target accuracy over the 3 attacks vs avg PDTP)",
+            0.8936 if paper else None, c.r, None, k),
+        row(f"{label}: targets with avg PDTP > 1", None, c.n_above1),
+        row(f"{label}: share of PDTP>1 targets with max accuracy > 0.8", 0.8462 if paper else None,
+            c.frac_above1_acc_gt_08, None, "§5.5; NaN when no target has avg PDTP > 1"),
+        row(f"{label}: share of PDTP>1 targets with max accuracy > 0.6", 1.0 if paper else None,
+            c.frac_above1_acc_gt_06, None, "§5.5: all of them"),
+        row(f"{label}: max of max accuracy among PDTP<0.5 targets", 0.665 if paper else None,
+            c.max_acc_below_05, None, f"§5.5: never above 0.665; {c.n_below05} targets with avg PDTP < 0.5 "
+            "(NaN when none)", bound="upper"),
+        row(f"{label}: share of PDTP>4 targets with max accuracy > 0.9", None,
+            float(np.mean(mx[pd > 4] > 0.9)) if np.any(pd > 4) else nan,
+            note="§5.5: 'almost always'; NaN when no target has avg PDTP > 4"),
+    ]
     # §5.5 item 5: a record immune to the distance attack (per-target accuracy 0.5) that the untargeted attack gets
     # at 0.94; we report the target with the lowest distance-attack accuracy and the untargeted accuracy on it
     j = int(np.argmin(acc["distance"]))
