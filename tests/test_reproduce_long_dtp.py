@@ -153,3 +153,40 @@ def test_a_paper_bound_matches_when_our_mean_reaches_it():
     assert row("q", 0.9, 0.95, 0.0, bound="lower").status == "match"
     assert row("q", 0.9, 0.85, 0.0, bound="lower").status == "differs"
     assert row("q", 0.0, 2.0, 0.0, bound="upper").status == "differs"
+
+
+def test_protocol_pdtp_uses_each_iterations_half_and_target_model():
+    # Long et al. §5.4 (spec §4.3): in iteration m a target t in half D_j is measured as PDTP_{A, D_j}(t), the
+    # full model being that iteration's target model c_j (its outputs as the protocol passes them), the
+    # leave-one-out model A(D_j \ {t}). Deliberately odd "target model" outputs show that they, not a model
+    # retrained on D_j, are the full model's.
+    from leakaudit.dtp import pdtp_from_probabilities
+    from leakaudit.learners import NaiveBayes
+    from leakaudit.reproduce import long_membership
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(80, 6)).astype(float)
+    y = (X[:, 0] + rng.integers(0, 2, 80) > 1).astype(np.int64)
+    D = np.arange(10, 70)
+    learner = NaiveBayes(n_values=[2] * 6)
+    train_sets = []
+    for _ in range(3):
+        perm = rng.permutation(D)
+        train_sets += [perm[:30], perm[30:]]
+    targets = np.sort(rng.choice(D, 6, replace=False))
+    outputs = rng.dirichlet([1.0, 1.0], size=(6, 6))  # (2 x iterations, targets, classes)
+    M = long_dtp._protocol_pdtp(learner, X, y, train_sets, outputs, targets, 2, np.random.default_rng(1))
+    assert M.shape == (2, 6)
+    for m in range(2):
+        for j, t in enumerate(targets):
+            k = 2 * m + (0 if t in train_sets[2 * m] else 1)
+            h = np.asarray(train_sets[k])
+            rest = h[h != t]
+            p_loo = learner.fit(X[rest], y[rest], random_state=0, n_classes=2).predict_proba(X[[t]])
+            assert M[m, j] == pytest.approx(pdtp_from_probabilities(outputs[k][j][None], p_loo)[0])
+    avg = long_membership._avg_pdtp(learner, X, y, train_sets, outputs, targets, 2, np.random.default_rng(1))
+    np.testing.assert_allclose(avg, M.mean(axis=0))
+    from leakaudit.exceptions import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="n_meas=4"):
+        long_dtp._protocol_pdtp(learner, X, y, train_sets, outputs, targets, 4, np.random.default_rng(1))

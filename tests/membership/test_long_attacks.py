@@ -2,13 +2,12 @@ import numpy as np
 import pytest
 
 from leakaudit.exceptions import InvalidInputError
-from leakaudit.membership._base import fit_reference_models
 from leakaudit.membership.distance import DistanceAttack, kl_divergence, train_targeted_shadows
 from leakaudit.membership.frequency import FrequencyAttack, bin_match_counts
 from leakaudit.membership.shadow import ShadowModelAttack, attack_features
 from leakaudit.metrics import auc
 
-from .conftest import LogRegLearner, OneNNLearner, make_blobs
+from .conftest import OneNNLearner, make_blobs
 
 
 def test_distance_hand_computed():
@@ -96,3 +95,42 @@ def test_targeted_shadows_layout_and_distance_on_1nn():
     out_agrees = np.all(np.isclose(shadows.probs[3:], target_model.predict_proba(X[targets])[None]), axis=(0, 2))
     np.testing.assert_array_equal(res.decisions_array, (~out_agrees).astype(int))
     assert out_agrees.sum() < 3  # the test is not vacuous
+
+
+def test_frequency_and_distance_agree_on_saturated_members():
+    # Why long-table1's frequency and distance recall are equal (its notes): when the binned target output q and
+    # every in-model's are the saturated vector (0.995 on the label, 0.005 elsewhere), the frequency odds are
+    # prod_i (5 + 1) / (o_out_i + 1) > 1 unless every out model shares every bin, and the distance attack compares
+    # D_KL(q || pbar_in) = 0 with D_KL(q || pbar_out) >= sum(q) - sum(pbar_out) >= 0 (Gibbs' inequality), which is 0
+    # only at pbar_out = q when the out models' binned mass is not above q's. It never is: a binned vector's mass is
+    # (sum_i floor(100 p_i) + C / 2) / 100 and sum_i floor(100 p_i) <= 99 = the saturated vector's unless every p_i is
+    # a multiple of 0.01. Both attacks then say "in" exactly when some out model is off the saturated vector.
+    from leakaudit.membership.binning import bin_probabilities
+
+    rng = np.random.default_rng(0)
+    n, C, K = 600, 10, 5
+    sat = np.full(C, 1e-4)
+    sat[0] = 1 - 1e-4 * (C - 1)
+    q = np.tile(sat, (n, 1))
+    ref = np.tile(sat, (2 * K, n, 1))
+    off = rng.random((K, n)) < 0.4  # out models off the saturated vector
+    top = rng.uniform(0.9, 0.995, size=(K, n))
+    rest = rng.dirichlet(np.full(C - 1, 0.3), size=(K, n)) * (1 - top)[..., None]
+    ref[K:][off] = np.concatenate([top[..., None], rest], axis=-1)[off]
+    mask = np.zeros((2 * K, n), bool)
+    mask[:K] = True
+    binned = bin_probabilities(ref[K:])
+    moved = (binned != bin_probabilities(sat)).any(axis=(0, 2))  # some out model in another bin somewhere
+    f = np.asarray(FrequencyAttack().score(q, ref, mask).decisions)
+    d = np.asarray(DistanceAttack().score(q, ref, mask).decisions)
+    assert 0 < moved.sum() < n  # both outcomes occur
+    np.testing.assert_array_equal(f, moved.astype(int))
+    assert np.all(binned.sum(axis=-1) <= bin_probabilities(sat).sum() + 1e-12)
+    np.testing.assert_array_equal(d, moved.astype(int))
+    # the exception, outputs on bin edges: (0.98, 0.01, 0.01, 0, ...) bins to (0.985, 0.015, 0.015, 0.005, ...),
+    # heavier than q; the distance attack then says "out" while the frequency attack says "in"
+    heavy = np.tile(sat, (2 * K, 1, 1))
+    heavy[K] = np.r_[0.98, 0.01, 0.01, np.zeros(C - 3)]
+    one = mask[:, :1]
+    assert FrequencyAttack().score(q[:1], heavy, one).decisions == [1]
+    assert DistanceAttack().score(q[:1], heavy, one).decisions == [0]

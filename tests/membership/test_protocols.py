@@ -102,6 +102,33 @@ def test_long_protocol_untargeted_and_pdtp_correlation():
     assert "pdtp_correlation" in res.attacks["untargeted"]
 
 
+def test_long_protocol_pdtp_callable_gets_its_own_target_models():
+    # Long et al. measure PDTP on the protocol's own target models (§5.4): the callable receives their training
+    # sets (two halves of D per iteration) and their outputs at the targets, and what it returns is correlated
+    X, y = make_blobs(n=200, d=6, c=3, noise=2.0, seed=18)
+    learner = LogRegLearner(C=1.0)  # deterministic: a model retrained on a set gives the protocol's outputs
+    D = np.sort(np.random.default_rng(3).choice(len(X), 60, replace=False))
+    seen = {}
+
+    def measure(train_sets, outputs, targets):
+        seen.update(sets=[np.asarray(s) for s in train_sets], outputs=np.asarray(outputs), targets=targets)
+        return np.linspace(0.0, 1.0, len(targets))
+
+    res = long_protocol(learner, X, y, candidates=D, n_targets=5, n_iterations=3, attacks=("distance",),
+                        n_shadow_pairs=2, pdtp=measure, random_state=0)
+    sets, outputs, targets = seen["sets"], seen["outputs"], np.asarray(seen["targets"])
+    assert len(sets) == 6 and outputs.shape == (6, 5, 3) and targets.tolist() == res.targets
+    for i in range(3):
+        assert np.array_equal(np.sort(np.concatenate(sets[2 * i:2 * i + 2])), D)  # the two halves of D
+    for k, s in enumerate(sets):
+        expect = learner.fit(X[s], y[s], random_state=0, n_classes=3).predict_proba(X[targets])
+        np.testing.assert_allclose(outputs[k], expect, atol=1e-12)
+    from leakaudit.metrics import pearson
+
+    r, _ = pearson(np.linspace(0.0, 1.0, 5), np.asarray(res.attacks["distance"]["per_target_accuracy"]))
+    assert res.attacks["distance"]["pdtp_correlation"]["r"] == pytest.approx(r, nan_ok=True)
+
+
 def test_membership_experiment_mu_and_bounds():
     X, y = make_blobs(n=60, d=5, c=2, noise=1.5, seed=18)
     res = membership_experiment(SoftOneNNLearner(tau=0.2), X, y, n=30, attack="loss", n_trials=400,

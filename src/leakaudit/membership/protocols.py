@@ -336,8 +336,13 @@ def long_protocol(
         M, the untargeted attack's shadow models (trained once, on subsets of D of size |T|).
     untargeted_attack, frequency_attack, distance_attack : Attack, optional
         Override the defaults (ShadowModelAttack(), FrequencyAttack(), DistanceAttack()).
-    pdtp : array (n_targets,), optional
-        Average PDTP of each target; adds Pearson correlations with per-target accuracy.
+    pdtp : array (n_targets,) or callable, optional
+        Average PDTP of each target; adds Pearson correlations with per-target accuracy. A callable is called
+        once, after the attacks, as ``pdtp(train_sets, outputs, targets)`` and returns that array: ``train_sets``
+        the target models' training sets in training order (c1 = A(D1), c2 = A(D2) of iteration 1, then those of
+        iteration 2, ...), ``outputs`` their raw outputs at the targets, shape (2·n_iterations, n_targets, C),
+        ``targets`` the targets' row indices. Long et al. measure PDTP in the protocol's first 10 iterations with
+        each iteration's own target model as A(D_i) (§5.4; spec §4.3): a callable lets the caller do that.
     bin_width : float, default=0.01
     random_state : None, int or Generator
     engine : leakaudit.engine.Engine, optional
@@ -419,6 +424,9 @@ def long_protocol(
                     g_t[a][i, j] = att.score(q[i, j], sh.probs, sh.in_mask).decisions_array
         guesses.update(g_t)
 
+    if callable(pdtp):
+        # the caller measures PDTP on these very target models (their training sets and outputs at the targets)
+        pdtp = pdtp(halves, target_probs[:, t_pos], targets)
     out: dict[str, dict[str, Any]] = {}
     for a in attacks:
         out[a] = _decision_summary(guesses[a], truth)

@@ -14,9 +14,9 @@ Registered names (``leakaudit reproduce --list``):
   on the Adult proxy, δ of Props 6.3/6.5, Thm 6.9 for LR, the search estimate for
   LR/NN, and the noise floors of Figs 7–8.
 
-Deviations common to all: PDTP measurements use their own random halves of D
-(each containing the target), not the attack iterations' halves; the halves are
-uniform either way, so the statistics are the same in distribution.
+PDTP: long-dtp-correlation measures it as §5.4 does, in the attack protocol's first
+iterations with each iteration's target model as A(D_i) (:func:`_protocol_pdtp`);
+long-dtp-table2 runs no attacks and measures it on random halves of D of its own.
 """
 
 from __future__ import annotations
@@ -82,8 +82,14 @@ def _learners(cat, nv, *, lr_c: float = LR_ADULT_C, nn_epochs: int = NN_ADULT_EP
     }
 
 
-def _pdtp_measurements(learner, X, y, D, targets, n_meas, rng, *, seed_policy="independent", variants=False):
-    """PDTP of each target w.r.t. a random half of D containing it, ``n_meas`` times: (n_meas, n_targets).
+def _pdtp_on_halves(learner, X, y, splits, targets, rng, *, outputs=None, seed_policy="independent",
+                    variants=False):
+    """PDTP of each target w.r.t. the half of each split that holds it (Long et al. §5.4): (n_splits, n_targets).
+
+    ``splits`` is an iterable of pairs of halves (D1, D2) of D, consumed in order. A(D_i \\ {t}) is retrained for
+    every target t in D_i (or computed in closed form); A(D_i)'s outputs at the targets are ``outputs[m, i]``
+    when given (shape (n_splits, 2, n_targets, C): the protocol's own target models), else those of the model
+    :func:`leakaudit.dtp.pdtp` trains on D_i. A target in neither half has NaN.
 
     With ``variants`` it returns a dict of such arrays: ``binned`` (bins of 0.01, the paper's §5.2),
     ``lowest_bin_free`` (the same bins, moves between the two lowest bins left out: ``lowest_bins="ignore"`` of
@@ -92,29 +98,65 @@ def _pdtp_measurements(learner, X, y, D, targets, n_meas, rng, *, seed_policy="i
     from ..dtp import pdtp
     from ..dtp.pdtp import pdtp_from_probabilities
 
-    n = len(D) // 2
     keys = ("binned", "lowest_bin_free", "unbinned") if variants else ("binned",)
-    out = {k: np.empty((n_meas, len(targets))) for k in keys}
-    for m in range(n_meas):
-        perm = rng.permutation(D)
-        for h in (perm[:n], perm[n:2 * n]):
-            pos = {int(r): i for i, r in enumerate(h)}
+    rows = {k: [] for k in keys}
+    n_classes = 2 if y.max() <= 1 else int(y.max()) + 1
+    for m, halves in enumerate(splits):
+        vals = {k: np.full(len(targets), np.nan) for k in keys}
+        for i, h in enumerate(halves):
+            pos = {int(r): k for k, r in enumerate(h)}
             idx = [j for j, t in enumerate(targets) if int(t) in pos]
             if not idx:
                 continue
             recs = [pos[int(targets[j])] for j in idx]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # unbinned 0 probabilities give inf, reported as such
-                res = pdtp(learner, X[h], y[h], records=recs, n_classes=2 if y.max() <= 1 else int(y.max()) + 1,
-                           seed_policy=seed_policy, random_state=int(rng.integers(2**31 - 1)), bin_width=None,
-                           keep_outputs=True)
-            pf, pl = np.asarray(res.p_full), np.asarray(res.p_loo)
-            out["binned"][m, idx] = pdtp_from_probabilities(pf, pl, bin_width=0.01)
+                # pdtp also trains A(D_i) itself (one model per half, beside |D_i ∩ targets| leave-one-out models);
+                # with ``outputs`` its output is replaced by the protocol's model's
+                res = pdtp(learner, X[h], y[h], records=recs, n_classes=n_classes, seed_policy=seed_policy,
+                           random_state=int(rng.integers(2**31 - 1)), bin_width=None, keep_outputs=True)
+            pf = np.asarray(res.p_full) if outputs is None else np.asarray(outputs[m][i], float)[idx]
+            pl = np.asarray(res.p_loo)
+            vals["binned"][idx] = pdtp_from_probabilities(pf, pl, bin_width=0.01)
             if variants:
-                out["lowest_bin_free"][m, idx] = pdtp_from_probabilities(pf, pl, bin_width=0.01,
-                                                                         lowest_bins="ignore")
-                out["unbinned"][m, idx] = np.asarray(res.values)
+                vals["lowest_bin_free"][idx] = pdtp_from_probabilities(pf, pl, bin_width=0.01, lowest_bins="ignore")
+                # unbinned, from the same two outputs (pdtp's own values when A(D_i) is its model)
+                vals["unbinned"][idx] = (np.asarray(res.values) if outputs is None
+                                         else pdtp_from_probabilities(pf, pl, bin_width=None))
+        for k in keys:
+            rows[k].append(vals[k])
+    out = {k: np.array(v).reshape(len(v), len(targets)) for k, v in rows.items()}
     return out if variants else out["binned"]
+
+
+def _pdtp_measurements(learner, X, y, D, targets, n_meas, rng, *, seed_policy="independent", variants=False):
+    """PDTP of each target w.r.t. a random half of D containing it, ``n_meas`` times: (n_meas, n_targets).
+
+    For settings without an attack protocol (long-dtp-table2): the halves are drawn here, each just before its
+    measurement. With ``variants``, a dict (see :func:`_pdtp_on_halves`).
+    """
+    n = len(D) // 2
+    splits = ((perm[:n], perm[n:2 * n]) for perm in (rng.permutation(D) for _ in range(n_meas)))
+    return _pdtp_on_halves(learner, X, y, splits, targets, rng, seed_policy=seed_policy, variants=variants)
+
+
+def _protocol_pdtp(learner, X, y, train_sets, outputs, targets, n_meas, rng, *, variants=False):
+    """PDTP in the first ``n_meas`` iterations of Long et al.'s protocol, as §5.4 measures it: (n_meas, n_targets).
+
+    ``train_sets`` and ``outputs`` are what :func:`leakaudit.membership.protocols.long_protocol` passes to a
+    callable ``pdtp``: the target models' training sets, two per iteration (D1, D2), and their outputs at the
+    targets (2·n_iterations, n_targets, C). In iteration i a target t is in one half D_j, and its measurement is
+    ``PDTP_{A, D_j}(t)`` with that iteration's target model c_j = A(D_j) as the full model and A(D_j \\ {t})
+    retrained (independent seed) or in closed form (spec long-dtp.md §4.3).
+    """
+    from ..exceptions import InvalidParameterError
+
+    if 2 * n_meas > len(train_sets):
+        raise InvalidParameterError(f"n_meas={n_meas} PDTP measurements need as many protocol iterations; the "
+                                    f"protocol ran {len(train_sets) // 2}")
+    splits = [(np.asarray(train_sets[2 * m]), np.asarray(train_sets[2 * m + 1])) for m in range(n_meas)]
+    out = np.asarray(outputs, float)[: 2 * n_meas].reshape(n_meas, 2, len(targets), -1)
+    return _pdtp_on_halves(learner, X, y, splits, np.asarray(targets), rng, outputs=out, variants=variants)
 
 
 def _half_accuracies(learner, X, y, D, n_it, rng, n_classes):
@@ -367,19 +409,29 @@ def _correlation_seed(profile: str, seed: int) -> list:
     for name, learner, XX, yy, DD, kind in setups:
         c = cfg[kind]
         cpu0 = time.process_time()
+        n_meas = max(c["n_meas"], cfg["fig3"] if name == "NB-Purchase" else 0)
+        kept = {}
+
+        def measure(train_sets, outputs, targets, learner=learner, XX=XX, yy=yy, n_meas=n_meas, k=c["n_meas"],
+                    kept=kept):
+            # PDTP on the protocol's own first n_meas iterations, each target model as A(D_i) (spec §4.3)
+            kept["M"] = _protocol_pdtp(learner, XX, yy, train_sets, outputs, targets, n_meas, rng)
+            return kept["M"][:k].mean(axis=0)
+
         res = long_protocol(learner, XX, yy, candidates=DD, n_targets=c["n_targets"], n_iterations=c["n_it"],
-                            attacks=("distance",), shadow_reuse="per_target", random_state=int(rng.integers(2**31)))
+                            attacks=("distance",), shadow_reuse="per_target", pdtp=measure,
+                            random_state=int(rng.integers(2**31)))
         targets = np.asarray(res.targets)
         dist = res.attacks["distance"]
         acc = np.asarray(dist["per_target_accuracy"])
-        n_meas = max(c["n_meas"], cfg["fig3"] if name == "NB-Purchase" else 0)
-        M = _pdtp_measurements(learner, XX, yy, DD, targets, n_meas, rng)
+        M = kept["M"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             cr = pdtp_attack_correlation(M[: c["n_meas"]].mean(axis=0), acc)
         p, pa = _T2[name], _T2_ATTACK[name]
         setting = (f"{c['n_it']} iterations x 2 target models, {len(targets)} targets, 5 shadow pairs per target "
-                   f"(shadow_reuse=per_target), {c['n_meas']} PDTP measurements per target; if it differs: "
+                   f"(shadow_reuse=per_target), {c['n_meas']} PDTP measurements per target (the protocol's first "
+                   f"{c['n_meas']} iterations, each target model as A(D_i)); if it differs: "
                    f"{_CORR_WHY[name]}; {time.process_time() - cpu0:.0f} CPU s for this setting and seed")
         rows += [
             row(f"{name} train accuracy", p["train"], res.target_train_accuracy, None, setting),
@@ -420,7 +472,12 @@ def _correlation_seed(profile: str, seed: int) -> list:
                 "against the number of PDTP measurements averaged, NB-Purchase). Every row over 5 seeds.",
     notes="Attacks run through leakaudit.membership.protocols.long_protocol (distance attack, 5 shadow pairs per "
           "target, shadow_reuse=per_target: the shadow models do not depend on the target model, so reuse lowers "
-          "variance but not the expected accuracy). LR- and NN- settings use fewer targets and iterations than "
+          "variance but not the expected accuracy). PDTP is measured as §5.4 does: in the protocol's first "
+          "iterations (as many as measurements: 10 at full, 5 for LR-Purchase, 100 for Fig 3), a target's "
+          "measurement in iteration i being PDTP_{A, D_j}(t) with that iteration's own target model c_j = A(D_j) as "
+          "the full model and A(D_j \\ {t}) retrained with an independent seed (closed form for NB; warm-started "
+          "Newton for LR), not on halves drawn apart from the "
+          "attacks. LR- and NN- settings use fewer targets and iterations than "
           "NB's at the reduced profile (see each row's note). The full profile runs the paper's 100 targets x 100 "
           "iterations and 10 PDTP measurements everywhere but LR-Purchase, which dominates the cost: a multinomial "
           "logistic regression at C = 1e3 on 1,000 x 836 records takes 0.61 CPU s to fit (the Adult LR and NN "
