@@ -37,10 +37,12 @@ PAGE: dict[str, PageEntry] = {
                    "five seeds take about 8,000 s, 2.2 hours in one process (docs/chase.md, Fig. 1)"),
     "chase-fig1-mlp": PageEntry(
         "reduced", "full trains the paper's 500 shadow MLPs per world (200 epochs each) at eleven poisoning rates: "
-                   "the reduced run's 25 per world at three rates took 1,015 s, so full is some 20 hours"),
+                   "55,000 shadow networks for five seeds, about 5 CPU hours at chase-table2's measured 0.33 CPU s "
+                   "a network"),
     "chase-table2": PageEntry(
-        "reduced", "full trains 300 shadow MLPs per world for five depths, 200 epochs each, and 500 per world at "
-                   "n = 10,000: about 7 CPU hours, scaled from the reduced run (25 per world, 2,578 s)"),
+        "reduced", "full trains the paper's 600 shadow MLPs per world for five depths and 1,000 per world at "
+                   "n = 10,000, 200 epochs each: 58,000 networks for five seeds, about 5.3 CPU hours at the measured "
+                   "0.33 CPU s a network (docs/chase.md, Table II)"),
     "yeom-fig2c": PageEntry(
         "reduced", "full trains CNNs of size 1 to 128 on 8,750 images, 100 epochs each, over five seeds: one CNN at "
                    "s = 64 takes about 30 CPU minutes (measured, yeom-table1) and one at s = 128 several times that, "
