@@ -118,3 +118,16 @@ def test_a_tolerance_changes_no_row_over_seeds():
         a = chase._seeds_row(chase._row, "census-gender accuracy", 0.99, vals, seeds, 0.1, "n", bound=bound)
         b = chase._seeds_row(chase._row, "census-gender accuracy", 0.99, vals, seeds, note="n", bound=bound)
         assert a == b and a.tolerance == 0.005  # the paper's rounding, not the 0.1 given
+
+
+def test_a_smoke_row_over_seeds_says_nothing_of_the_papers_value():
+    # smoke rows run on synthetic stand-ins: their note keeps the paper's number for reference but must not say
+    # where it lies against the synthetic interval
+    from leakaudit.reproduce import chase
+
+    vals, seeds = [0.5, 0.6, 0.55, 0.5, 0.6], [0, 1, 2, 3, 4]
+    smoke = chase._seeds_row(chase._smoke_row, "x accuracy", 0.99, vals, seeds, None, "n")
+    real = chase._seeds_row(chase._row, "x accuracy", 0.99, vals, seeds, None, "n")
+    assert smoke.paper is None and smoke.status == "no-paper-value"
+    assert "above the interval" not in smoke.note and "seeds 0-4" in smoke.note
+    assert real.status == "differs" and "above the interval" in real.note

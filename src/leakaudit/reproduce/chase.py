@@ -251,11 +251,11 @@ def _seeds_row(row, quantity: str, paper, values, seeds, tolerance=None, note: s
     """
     from ._seeds import seed_row
 
-    r = seed_row(quantity, paper, [float(v) for v in values], list(seeds), tolerance, note,
-                 bound=bound, precision=precision)
-    if row is _row:
-        return r
-    return row(quantity, paper, r.ours, tolerance, r.note)
+    if row is not _row:  # a smoke row: its note says nothing of where the paper's value lies (_smoke_row)
+        r = seed_row(quantity, None, [float(v) for v in values], list(seeds), None, note)
+        return row(quantity, paper, r.ours, tolerance, r.note)
+    return seed_row(quantity, paper, [float(v) for v in values], list(seeds), tolerance, note,
+                    bound=bound, precision=precision)
 
 
 def _acc_row(row, quantity: str, paper, results, seed: int, tolerance=None, note: str = "", attr: str = "accuracy"):
