@@ -2,16 +2,12 @@
 
 No full benchmark runs here."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytestmark = pytest.mark.slow
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "bench_shadow_vs_art",
            "bench_reference_vs_privacymeter", "bench_scaling", "bench_machine_limit", "bench_parallel", "bench_kernels",
            "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic", "forest_kernel_profile",
@@ -20,24 +16,16 @@ SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "
            "bench_dpaudit_vs_privacymeter_dpsgd", "lm_blind_guard", "bench_audit_scaling", "pdtp_screening"]
 
 
-def _load(name):
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("name", SCRIPTS)
-def test_script_imports(name):
-    mod = _load(name)
+def test_script_imports(load_benchmark, name):
+    mod = load_benchmark(name)
     if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic", "forest_kernel_profile", "kernel_ab",
                                              "lm_memorisation", "dp_audit_soundness", "lm_blind_guard"):
         assert callable(mod.main)
 
 
-def test_kernel_ab_runs_both_comparisons_and_finds_the_same_numbers(capsys):
-    mod = _load("kernel_ab")
+def test_kernel_ab_runs_both_comparisons_and_finds_the_same_numbers(load_benchmark, capsys):
+    mod = load_benchmark("kernel_ab")
     mod.main(["mlp-rows", "--refs", "2", "--reps", "1"])
     mod.main(["mlp-onehot", "--refs", "2", "--reps", "1"])
     mod.main(["forest-query", "--models", "2", "--reps", "1"])
@@ -52,16 +40,16 @@ def test_kernel_ab_runs_both_comparisons_and_finds_the_same_numbers(capsys):
     assert "one-hot groups 0 vs 7; largest weight difference" in out
 
 
-def test_quality_hand_computed():
-    C = _load("_common")
+def test_quality_hand_computed(load_benchmark):
+    C = load_benchmark("_common")
     # members 0.9, 0.4; non-members 0.5, 0.1: 3 of 4 (member, non-member) pairs ordered -> AUC 0.75
     q = C.quality([1, 1, 0, 0], [0.9, 0.4, 0.5, 0.1])
     assert q["auc"] == pytest.approx(0.75)
 
 
-def test_comparison_row_and_table():
-    C = _load("_common")
-    R = _load("run_all")
+def test_comparison_row_and_table(load_benchmark):
+    C = load_benchmark("_common")
+    R = load_benchmark("run_all")
     row = C.comparison("x", "work", "Peer", "1.0", 10.0, 2.0, {"auc": 0.6, "tpr_at_0.1%fpr": 0.01},
                        {"auc": 0.61, "tpr_at_0.1%fpr": 0.02}, 1.0, 2.0, peer_cpu=4.0, our_cpu=1.0)
     assert row["speedup"] == pytest.approx(5.0) and row["cpu_speedup"] == pytest.approx(4.0)
@@ -74,16 +62,16 @@ def test_comparison_row_and_table():
     assert rep["repeat"] == 3 and rep["our_runs"] == [2.0, 1.5, 2.5] and rep["peer_runs"] == [9.0, 10.0, 11.0]
 
 
-def test_spearman_matches_definition():
-    C = _load("_common")
+def test_spearman_matches_definition(load_benchmark):
+    C = load_benchmark("_common")
     a = np.array([1.0, 2.0, 3.0, 4.0])
     assert C.spearman(a, a ** 3) == pytest.approx(1.0)
     assert C.spearman(a, -a) == pytest.approx(-1.0)
 
 
-def test_targets_section_flags_each_comparison_against_20x():
-    C = _load("_common")
-    R = _load("run_all")
+def test_targets_section_flags_each_comparison_against_20x(load_benchmark):
+    C = load_benchmark("_common")
+    R = load_benchmark("run_all")
     fast = C.comparison("a", "work", "Peer", "1.0", 30.0, 1.0, {"auc": 0.60, "tpr_at_0.1%fpr": 0.01},
                         {"auc": 0.62, "tpr_at_0.1%fpr": 0.03}, 1.0, 1.0)
     slow = C.comparison("b", "work", "Peer", "1.0", 10.0, 1.0, {"auc": 0.60, "tpr_at_0.1%fpr": float("nan")},
@@ -101,8 +89,8 @@ def test_targets_section_flags_each_comparison_against_20x():
     assert "(dense 104-64-2 nets, native C kernel; section" in text  # the kernel that trained, from the row's work
 
 
-def test_dpaudit_side_by_side_reads_the_peer_functions_and_draws_known_epsilon(tmp_path):
-    mod = _load("bench_dpaudit_vs_privacymeter")
+def test_dpaudit_side_by_side_reads_the_peer_functions_and_draws_known_epsilon(load_benchmark, tmp_path):
+    mod = load_benchmark("bench_dpaudit_vs_privacymeter")
     (tmp_path / "audit.py").write_text(
         "import torch\n"  # never executed: only the three functions are taken
         "def p_value_DP_audit(m, r, v, eps, delta):\n    return 1.0\n"
@@ -122,10 +110,10 @@ def test_dpaudit_side_by_side_reads_the_peer_functions_and_draws_known_epsilon(t
     assert eps == 0.0 and abs(np.corrcoef(member, scores)[0, 1]) < 0.01
 
 
-def test_audit_scaling_digests_ignore_place_and_time_only(tmp_path):
+def test_audit_scaling_digests_ignore_place_and_time_only(load_benchmark, tmp_path):
     import json
 
-    mod = _load("bench_audit_scaling")
+    mod = load_benchmark("bench_audit_scaling")
     base = {"created": "2026-01-01T00:00:00Z", "command": "leakaudit audit --out a", "timings": {"dtp": 1.0},
             "resources": {"peak_memory_mb": 100.0}, "config": {"seed": 0, "cache_dir": "/tmp/a"},
             "verdict": {"outcome": "publish"}}
@@ -145,8 +133,8 @@ def test_audit_scaling_digests_ignore_place_and_time_only(tmp_path):
     assert digests[0]["records_csv"] == digests[2]["records_csv"]
 
 
-def test_audit_scaling_exponent_in_reference_models_per_seed_and_over_seeds():
-    mod = _load("bench_audit_scaling")
+def test_audit_scaling_exponent_in_reference_models_per_seed_and_over_seeds(load_benchmark):
+    mod = load_benchmark("bench_audit_scaling")
     slopes = {0: 0.4, 1: 0.5, 2: 0.6}  # time = c * n_ref ** slope, another c per seed
     rows = [{"n_members": 4000, "n_reference": k, "seed": s, "seconds": (2 + s) * k ** b,
              "cpu_seconds": 3 * k ** b, "peak_memory_mb": 500 + k, "stage_seconds": {"membership": k ** (2 * b)}}
@@ -160,11 +148,11 @@ def test_audit_scaling_exponent_in_reference_models_per_seed_and_over_seeds():
     assert out["peak_memory_mb"]["per_seed"][0] == out["peak_memory_mb"]["per_seed"][2] > 0
 
 
-def test_rss_sampler_tells_a_processs_own_arrays_from_a_mapped_files_pages(tmp_path):
+def test_rss_sampler_tells_a_processs_own_arrays_from_a_mapped_files_pages(load_benchmark, tmp_path):
     import subprocess
     import sys
 
-    mod = _load("bench_audit_scaling")
+    mod = load_benchmark("bench_audit_scaling")
     child = f"""
 import time, numpy as np
 a = np.ones(200 * 2**20 // 8)  # 200 MB of the process's own memory

@@ -1,24 +1,11 @@
 """benchmarks/long_table1_stages.py: its stage clocks count each stage's own time and put the library back."""
 
-import importlib.util
-import sys
 import time
 import types
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.slow
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _load():
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("long_table1_stages", BENCH / "long_table1_stages.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _spin(seconds):
@@ -27,8 +14,8 @@ def _spin(seconds):
         pass
 
 
-def test_nested_clocks_count_exclusive_cpu_time():
-    mod = _load()
+def test_nested_clocks_count_exclusive_cpu_time(load_benchmark):
+    mod = load_benchmark("long_table1_stages")
     ns = types.SimpleNamespace()
     ns.inner = lambda: _spin(0.2)
 
@@ -48,8 +35,8 @@ def test_nested_clocks_count_exclusive_cpu_time():
     assert ns.outer is outer
 
 
-def test_install_labels_model_calls_by_their_stage_and_restore_puts_the_library_back():
-    mod = _load()
+def test_install_labels_model_calls_by_their_stage_and_restore_puts_the_library_back(load_benchmark):
+    mod = load_benchmark("long_table1_stages")
     from leakaudit.engine import Engine
     from leakaudit.membership import distance, protocols
     from leakaudit.reproduce import long_membership

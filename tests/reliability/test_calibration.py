@@ -10,26 +10,13 @@ Slow: the full suite against the issue's targets.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
-
-def _load():
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("calibration", BENCH / "calibration.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_calibration_small(tmp_path, capsys):
-    cal = _load()
+def test_calibration_small(load_benchmark, tmp_path, capsys):
+    cal = load_benchmark("calibration")
     doc = tmp_path / "calibration.md"
     res = cal.main(["--set", "small", "--out", str(tmp_path), "--doc", str(doc)])
     log = tmp_path / "calibration_small.jsonl"
@@ -73,10 +60,9 @@ def test_calibration_small(tmp_path, capsys):
     assert [r["outcome"] for r in res2["rows"]] == [r["outcome"] for r in rows]
 
 
-def test_verdict_of_both_schemas():
+def test_verdict_of_both_schemas(load_benchmark):
     """The aggregation reads the new verdict (outcome, checks) as it is and falls back to the old one (publish)."""
-    sys.path.insert(0, str(BENCH))
-    import _calibration_cases as K
+    K = load_benchmark("_calibration_cases")
 
     checks = [{"id": "dtp.dtp1", "analysis": "dtp", "name": "DTP-1", "status": "passed", "value": 0.5,
                "interval": [0.1, 0.9], "threshold": 1.0, "sentence": "s", "describes": "recipe", "fix": ""},
@@ -98,14 +84,14 @@ def test_verdict_of_both_schemas():
     st = {c["id"]: c["status"] for c in old["checks"]}
     assert st == {"dtp.dtp1": "exceeded", "membership.loss.auc": "passed",
                   "membership.loss.tpr_at_low_fpr": "not measurable", "attribute.sex.advantage": "passed"}
-    cal = _load()
+    cal = load_benchmark("calibration")
     assert cal.check_family("membership.lira.auc") == "membership.*.auc" and cal.check_family("dtp.dtp1") == "dtp.dtp1"
 
 
 @pytest.mark.slow
-def test_calibration_full_suite_meets_targets(tmp_path):
+def test_calibration_full_suite_meets_targets(load_benchmark, tmp_path):
     """The whole suite (168 smoke audits, ~15 min on 2 cores) against the issue's targets."""
-    cal = _load()
+    cal = load_benchmark("calibration")
     res = cal.main(["--out", str(tmp_path), "--doc", str(tmp_path / "calibration.md")])
     agg = res["aggregates"]
     for kind in ("null", "positive"):
