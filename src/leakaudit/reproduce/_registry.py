@@ -34,8 +34,8 @@ from ._judge import gap_text, judge_values
 from ._kinds import ALLOWANCES, PAPER_REFERENCES, REFERENCES
 from ._page import code_digest, page_entry
 
-__all__ = ["PROFILES", "Reproduction", "Row", "classify", "get", "names", "register", "rejudge", "row", "run", "run_all",
-           "stored_is_current"]
+__all__ = ["PROFILES", "Reproduction", "Row", "classify", "get", "names", "register", "rejudge", "row", "run",
+           "run_all"]
 
 PROFILES = ("smoke", "reduced", "full")
 
@@ -246,16 +246,18 @@ def _write_section(out: Path, result: dict) -> None:
     tmp.replace(out / f"{result['name']}.md")
 
 
-def stored_is_current(path: str | Path, profile: str, random_state: int) -> bool:
-    """Whether ``path`` (a stored ``NAME.json``) was made at ``profile`` and ``random_state`` by this code."""
+def _current_run(path: Path, profile: str, random_state: int) -> dict | None:
+    """The run stored at ``path`` (a ``NAME.json``) if this code made it at ``profile`` and ``random_state``, else
+    None (also for a missing or unreadable file)."""
     import json
 
     try:
-        res = json.loads(Path(path).read_text())
+        res = json.loads(path.read_text())
     except (OSError, ValueError):
-        return False
-    return (isinstance(res, dict) and res.get("profile") == profile and res.get("random_state") == random_state
-            and res.get("code") == code_digest())
+        return None
+    current = (isinstance(res, dict) and res.get("profile") == profile and res.get("random_state") == random_state
+               and res.get("code") == code_digest())
+    return res if current else None
 
 
 def run_all(out: str | Path, *, random_state: int = 0, only: list[str] | None = None,
@@ -267,17 +269,15 @@ def run_all(out: str | Path, *, random_state: int = 0, only: list[str] | None = 
     ``progress(name, profile, result)`` is called before a run with ``result=None`` and after it with the result, or
     once with the stored result for a run it keeps.
     """
-    import json
-
     out = Path(out)
     todo = names() if only is None else [get(n).name for n in only]
     ran = []
     for name in todo:
         profile = page_entry(name).profile
-        stored = out / f"{name}.json"
-        if stored_is_current(stored, profile, random_state):
+        stored = _current_run(out / f"{name}.json", profile, random_state)
+        if stored is not None:
             if progress is not None:
-                progress(name, profile, json.loads(stored.read_text()))
+                progress(name, profile, stored)
             continue
         if progress is not None:
             progress(name, profile, None)
