@@ -37,7 +37,7 @@ bench: install
 calibrate: install  # how often the verdict is wrong on models whose truth is known -> docs/calibration.md
 	$(PY) benchmarks/calibration.py
 
-# docs/reproduction.md: every reproduction at its page profile (reproduce/_page.py), keeping runs this code stored
+# docs/reproduction.md: every reproduction at its page profile (reproduce/_page.py), keeping runs the same code stored
 reproductions: install
 	$(VENV)/bin/leakaudit reproduce --all --out docs/reproduction --gather docs/reproduction.md
 

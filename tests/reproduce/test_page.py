@@ -1,6 +1,6 @@
 """The page's profiles (``_page.PAGE``) and the one command that makes docs/reproduction.md
-(``leakaudit reproduce --all --out DIR --gather PAGE``): every reproduction at its page profile, runs stored by the same
-code kept, a run made by other code (or before digests) run again."""
+(``leakaudit reproduce --all --out DIR --gather PAGE``): every reproduction at its page profile, runs stored by the code
+the reproduction runs now kept, a run made by other code (or before digests) run again."""
 
 import json
 from pathlib import Path
@@ -33,30 +33,42 @@ def test_stored_runs_are_at_their_page_profile():
         assert res["profile"] == _page.page_entry(name).profile, name
 
 
-def test_code_digest_changes_with_the_code(monkeypatch, tmp_path):
+def test_code_files_follow_imports_inside_functions_and_leave_out_the_rest():
+    files = _page.code_files("leakaudit.reproduce.chase")
+    # the module itself, a module imported only inside a function, the package its import runs, and the kernels
+    # of a package directory it reaches
+    for f in ("reproduce/chase.py", "property/whitebox.py", "property/__init__.py", "reproduce/_seeds.py",
+              "learners/_mlp_native.c", "learners/_kernel_flags.py"):
+        assert f in files, f
+    # another paper's module, the command line, the report, and the page's bookkeeping are not its code
+    for f in ("reproduce/izzo.py", "cli/__init__.py", "report/__init__.py", "reproduce/_registry.py",
+              "reproduce/_page.py", "reproduce/_judge.py", "reproduce/_kinds.py"):
+        assert f not in files, f
+
+
+def test_code_digest_changes_with_the_code_a_reproduction_runs_only(tmp_path):
     import leakaudit
 
-    d0 = _page.code_digest()
-    assert len(d0) == 16
-    # a copy of the package with one file changed has another digest
     root = Path(leakaudit.__file__).parent
     fake = tmp_path / "leakaudit"
-    fake.mkdir()
-    for f in (root / "__init__.py", root / "reproduce" / "_page.py"):
+    for f in [*root.rglob("*.py"), *root.rglob("*.c")]:
         dest = fake / f.relative_to(root)
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(f.read_bytes())
-    monkeypatch.setattr(leakaudit, "__file__", str(fake / "__init__.py"))
-    _page.code_digest.cache_clear()
-    try:
-        d1 = _page.code_digest()
-        (fake / "reproduce" / "_page.py").write_text("# changed\n")
-        _page.code_digest.cache_clear()
-        assert _page.code_digest() != d1
-    finally:
-        monkeypatch.undo()
-        _page.code_digest.cache_clear()
-    assert _page.code_digest() == d0
+    izzo, chase = "leakaudit.reproduce.izzo", "leakaudit.reproduce.chase"
+    d_izzo, d_chase = _page.code_digest(izzo, fake), _page.code_digest(chase, fake)
+    assert len(d_izzo) == 16 and d_izzo == _page.code_digest(izzo)
+    # a changed learner is code of both; a changed Chase module only of Chase's; the judging rule of neither
+    (fake / "reproduce" / "chase.py").write_text((fake / "reproduce" / "chase.py").read_text() + "\n# changed\n")
+    (fake / "reproduce" / "_judge.py").write_text((fake / "reproduce" / "_judge.py").read_text() + "\n# changed\n")
+    assert (_page.code_digest(izzo, fake), _page.code_digest(chase, fake) != d_chase) == (d_izzo, True)
+    d_chase = _page.code_digest(chase, fake)
+    (fake / "learners" / "logistic.py").write_text((fake / "learners" / "logistic.py").read_text() + "\n# x\n")
+    assert _page.code_digest(izzo, fake) != d_izzo and _page.code_digest(chase, fake) != d_chase
+    # a compiled kernel's source counts too
+    d_izzo = _page.code_digest(izzo, fake)
+    (fake / "learners" / "_mlp_native.c").write_text("/* changed */\n")
+    assert _page.code_digest(izzo, fake) != d_izzo
 
 
 def test_run_all_keeps_runs_of_this_code_and_reruns_the_others(monkeypatch, tmp_path):
@@ -75,7 +87,7 @@ def test_run_all_keeps_runs_of_this_code_and_reruns_the_others(monkeypatch, tmp_
     assert reg.run_all(tmp_path, only=only) == only
     assert calls == [("izzo-fig1", "smoke"), ("yeom-fig1", "smoke")]
     res = json.loads((tmp_path / "izzo-fig1.json").read_text())
-    assert res["code"] == _page.code_digest() and res["profile"] == "smoke"
+    assert res["code"] == _page.code_digest("leakaudit.reproduce.izzo") and res["profile"] == "smoke"
     # a second call keeps both
     seen = []
     assert reg.run_all(tmp_path, only=only, progress=lambda n, p, r: seen.append((n, r is None))) == []
@@ -137,4 +149,4 @@ def test_all_then_gather_writes_the_page(monkeypatch, capsys, tmp_path):
     assert "izzo-fig1: running at smoke" in out and f"wrote {page}" in out
     assert "## izzo-fig1" in page.read_text()
     assert main(["reproduce", "--all", "--out", str(tmp_path / "runs")]) == 0
-    assert "(kept: stored by this code)" in capsys.readouterr().out
+    assert "(kept: stored by the same code)" in capsys.readouterr().out

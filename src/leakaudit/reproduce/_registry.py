@@ -11,8 +11,9 @@ JSON shape: ``{"name", "profile", "seconds", "random_state", "code", "rows": [{"
 ``status`` is ``match``, ``differs`` or ``no-paper-value``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
-they came from (both None for a row that is not over seeds). ``code`` is the digest of the package's code that made
-the run (``_page.code_digest``; absent in runs stored before it was recorded). ``reference`` and
+they came from (both None for a row that is not over seeds). ``code`` is the digest of the code the reproduction ran:
+its module and every leakaudit module it imports (``_page.code_digest``; absent in runs stored before it was recorded).
+:func:`gather` re-derives every row's status, so the page's bookkeeping is outside that digest. ``reference`` and
 ``quantity_kind`` (``_kinds.REFERENCES``, ``_kinds.ALLOWANCES``) come from the
 reproduction's ``references`` table, applied by :func:`classify` when the run is
 written and again when it is gathered.
@@ -229,7 +230,7 @@ def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions",
         "profile": profile,
         "seconds": seconds,
         "random_state": random_state,
-        "code": code_digest(),
+        "code": code_digest(rep.func.__module__),
         "rows": [asdict(r) for r in rows],
     }
     classify(result)
@@ -247,8 +248,8 @@ def _write_section(out: Path, result: dict) -> None:
 
 
 def _current_run(path: Path, profile: str, random_state: int) -> dict | None:
-    """The run stored at ``path`` (a ``NAME.json``) if this code made it at ``profile`` and ``random_state``, else
-    None (also for a missing or unreadable file)."""
+    """The run stored at ``path`` (a ``NAME.json``) if the code its reproduction runs now made it, at ``profile`` and
+    ``random_state``; else None (also for a missing or unreadable file)."""
     import json
 
     try:
@@ -256,7 +257,8 @@ def _current_run(path: Path, profile: str, random_state: int) -> dict | None:
     except (OSError, ValueError):
         return None
     current = (isinstance(res, dict) and res.get("profile") == profile and res.get("random_state") == random_state
-               and res.get("code") == code_digest())
+               and res.get("name") in _REGISTRY.names()
+               and res.get("code") == code_digest(get(res["name"]).func.__module__))
     return res if current else None
 
 
@@ -289,13 +291,15 @@ def run_all(out: str | Path, *, random_state: int = 0, only: list[str] | None = 
 
 
 def rejudge(result: dict) -> int:
-    """Re-derive the status of every row of ``result`` that carries its per-seed values, with the current rule
-    (``_judge.judge_values``), in place; returns how many rows changed status."""
+    """Re-derive the status of every row of ``result`` with the current rules, in place: a row that carries its
+    per-seed values by ``_judge.judge_values``, a single value against its tolerance (:func:`_status`); returns how
+    many rows changed status."""
     changed = 0
     for r in result["rows"]:
         if r.get("values") is None:
-            continue
-        status = judge_values(r["paper"], r["values"], r.get("bound"), r.get("precision"))[0]
+            status = _status(r["paper"], r["ours"], r["tolerance"], r.get("bound"))
+        else:
+            status = judge_values(r["paper"], r["values"], r.get("bound"), r.get("precision"))[0]
         changed += status != r["status"]
         r["status"] = status
     return changed
