@@ -9,6 +9,7 @@ import pytest
 
 from leakaudit import reproduce
 from leakaudit.cli import main
+from leakaudit.exceptions import InvalidParameterError
 from leakaudit.reproduce import _page
 from leakaudit.reproduce import _registry as reg
 
@@ -131,8 +132,10 @@ def test_a_reduced_section_says_what_full_would_cost():
 @pytest.mark.parametrize("argv, says", [
     (["reproduce", "izzo-fig1", "--all"], "drop the name 'izzo-fig1'"),
     (["reproduce", "--all", "--profile", "full"], "drop --profile"),
+    (["reproduce", "izzo-fig1", "--jobs", "2"], "--jobs runs reproductions side by side and needs --all"),
+    (["reproduce", "--all", "--jobs", "0"], "--jobs must be at least 1; got 0"),
 ])
-def test_all_refuses_a_name_or_a_profile(argv, says, capsys, tmp_path):
+def test_all_refuses_a_name_or_a_profile_and_jobs_needs_all(argv, says, capsys, tmp_path):
     assert main([*argv, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and says in err
@@ -150,3 +153,33 @@ def test_all_then_gather_writes_the_page(monkeypatch, capsys, tmp_path):
     assert "## izzo-fig1" in page.read_text()
     assert main(["reproduce", "--all", "--out", str(tmp_path / "runs")]) == 0
     assert "(kept: stored by the same code)" in capsys.readouterr().out
+
+
+def test_run_all_side_by_side_gives_the_same_runs_longest_first(monkeypatch, tmp_path):
+    reproduce.load_all()
+    monkeypatch.setattr(reg, "page_entry", lambda name: _page.PageEntry("smoke"))
+    only = ["izzo-fig1", "yeom-fig1"]
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert reg.run_all(one, only=only) == only
+    # stale runs (other code) whose seconds say yeom-fig1 is the longer: it starts first
+    for name, seconds in (("izzo-fig1", 1.0), ("yeom-fig1", 100.0)):
+        res = json.loads((one / f"{name}.json").read_text())
+        res["code"], res["seconds"] = "0" * 16, seconds
+        two.mkdir(exist_ok=True)
+        (two / f"{name}.json").write_text(json.dumps(res))
+    seen = []
+    assert sorted(reg.run_all(two, only=only, jobs=2, progress=lambda n, p, r: seen.append((n, r is None)))) == only
+    assert seen[:2] == [("yeom-fig1", True), ("izzo-fig1", True)] and sorted(seen[2:]) == [
+        ("izzo-fig1", False), ("yeom-fig1", False)]
+    for name in only:
+        a, b = (json.loads((d / f"{name}.json").read_text()) for d in (one, two))
+        assert [r["ours"] for r in a["rows"]] == [r["ours"] for r in b["rows"]]
+        assert b["code"] == a["code"] == _page.code_digest(reg.get(name).func.__module__)
+    # all stored by the same code now: nothing runs
+    assert reg.run_all(two, only=only, jobs=2) == []
+
+
+@pytest.mark.parametrize("jobs", [0, -1, 1.5, True, "2"])
+def test_run_all_refuses_a_bad_jobs(jobs, tmp_path):
+    with pytest.raises(InvalidParameterError, match="jobs must be a whole number"):
+        reg.run_all(tmp_path, only=["izzo-fig1"], jobs=jobs)

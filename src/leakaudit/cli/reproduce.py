@@ -32,6 +32,11 @@ def register(app: typer.Typer) -> None:
             help="Run every reproduction at its page profile (full where the paper's scale fits in about an hour on "
                  "2 cores, else reduced; --profile is not used) into --out, keeping the runs stored there by the code "
                  "each reproduction runs now; with --gather, then write the page (default: off)."),
+        jobs: int = typer.Option(
+            1, "--jobs",
+            help="With --all: how many reproductions run at once, each in its own process, the longest first; their "
+                 "values are the same as one at a time (LEAKAUDIT_REPRODUCE_JOBS runs each one's seeds in that many "
+                 "processes besides) (default: 1)."),
     ) -> None:
         """Reproduce a paper's table or figure and compare our numbers with the paper's."""
         from .. import reproduce as rep
@@ -43,6 +48,10 @@ def register(app: typer.Typer) -> None:
             for n in rep.names():
                 typer.echo(n)
             return
+        if jobs < 1:
+            raise LeakauditError(f"--jobs must be at least 1; got {jobs}")
+        if jobs != 1 and not all_:
+            raise LeakauditError("--jobs runs reproductions side by side and needs --all: drop --jobs, or add --all")
         if all_:
             if name is not None:
                 raise LeakauditError(f"--all runs every reproduction: drop the name {name!r}, or drop --all")
@@ -63,7 +72,7 @@ def register(app: typer.Typer) -> None:
             out.mkdir(parents=True, exist_ok=True)
             with on_interrupt("reproduce --all", outputs=[], doing=f"running every reproduction into {out} (the "
                               "finished ones are kept: run the same command again to go on)"):
-                run_all(out, random_state=seed, progress=progress)
+                run_all(out, random_state=seed, progress=progress, jobs=jobs)
         if gather is not None:
             from ..reproduce._registry import gather as _gather
 

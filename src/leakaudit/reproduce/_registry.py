@@ -262,32 +262,81 @@ def _current_run(path: Path, profile: str, random_state: int) -> dict | None:
     return res if current else None
 
 
-def run_all(out: str | Path, *, random_state: int = 0, only: list[str] | None = None,
-            progress: Callable[[str, str, dict | None], None] | None = None) -> list[str]:
-    """Run every reproduction (or those named in ``only``) at its page profile (``_page.PAGE``) into ``out``, keeping
-    a stored run that this code made at that profile and seed; returns the names it ran (not those it kept).
+def _run_in_worker(name: str, profile: str, out: str, random_state: int) -> dict:
+    """:func:`run` in a worker process of :func:`run_all` (the registry is filled there first)."""
+    from . import load_all
 
-    An interrupted call loses only the reproduction it was in: the next call keeps the ones already written.
+    load_all()
+    return run(name, profile=profile, out=out, random_state=random_state)
+
+
+def _stored_seconds(path: Path) -> float:
+    """The seconds the run stored at ``path`` took, whatever code made it; infinity when there is none (so an
+    unmeasured reproduction starts first)."""
+    import json
+
+    try:
+        return float(json.loads(path.read_text())["seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return math.inf
+
+
+def run_all(out: str | Path, *, random_state: int = 0, only: list[str] | None = None,
+            progress: Callable[[str, str, dict | None], None] | None = None, jobs: int = 1) -> list[str]:
+    """Run every reproduction (or those named in ``only``) at its page profile (``_page.PAGE``) into ``out``, keeping
+    a stored run made at that profile and seed by the code the reproduction runs now; returns the names it ran (not
+    those it kept).
+
+    An interrupted call loses only the reproductions it was in: the next call keeps the ones already written.
     ``progress(name, profile, result)`` is called before a run with ``result=None`` and after it with the result, or
-    once with the stored result for a run it keeps.
+    once with the stored result for a run it keeps. ``jobs``: how many reproductions run at once, each in its own
+    process (default 1: one after the other, here); with more, the longest (by its stored run's seconds) start first,
+    so that the last to finish are short. Each run's values do not depend on ``jobs``: a reproduction draws only from
+    its own seed.
     """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InvalidParameterError(f"jobs must be a whole number of processes, at least 1; got {jobs!r}")
     out = Path(out)
     todo = names() if only is None else [get(n).name for n in only]
-    ran = []
+    pending = []
     for name in todo:
         profile = page_entry(name).profile
         stored = _current_run(out / f"{name}.json", profile, random_state)
-        if stored is not None:
+        if stored is None:
+            pending.append((name, profile))
+        elif progress is not None:
+            progress(name, profile, stored)
+    if jobs == 1 or len(pending) <= 1:
+        for name, profile in pending:
             if progress is not None:
-                progress(name, profile, stored)
-            continue
-        if progress is not None:
-            progress(name, profile, None)
-        result = run(name, profile=profile, out=out, random_state=random_state)
-        ran.append(name)
-        if progress is not None:
-            progress(name, profile, result)
-    return ran
+                progress(name, profile, None)
+            result = run(name, profile=profile, out=out, random_state=random_state)
+            if progress is not None:
+                progress(name, profile, result)
+        return [name for name, _ in pending]
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    queue = sorted(pending, key=lambda np_: -_stored_seconds(out / f"{np_[0]}.json"))
+    running = {}
+    with ProcessPoolExecutor(max_workers=min(jobs, len(queue)), mp_context=mp.get_context("spawn")) as ex:
+        try:
+            while queue or running:
+                while queue and len(running) < jobs:
+                    name, profile = queue.pop(0)
+                    if progress is not None:
+                        progress(name, profile, None)
+                    running[ex.submit(_run_in_worker, name, profile, str(out), random_state)] = (name, profile)
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    name, profile = running.pop(fut)
+                    result = fut.result()
+                    if progress is not None:
+                        progress(name, profile, result)
+        except BaseException:
+            ex.shutdown(wait=False, cancel_futures=True)
+            raise
+    return [name for name, _ in pending]
 
 
 def rejudge(result: dict) -> int:
@@ -422,11 +471,12 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
         "`paper` is the paper's number (— where it gives none), `reference` what that number is (printed in the "
         "paper, read off its plot, derived from printed numbers, a claim of its text, a formula, the spec's re-run), "
         "`ours` our measurement, and the note says where and why we differ (a substitute dataset, a paper typo, a "
-        "reduced profile). One command makes this page: `leakaudit reproduce --all --out docs/reproduction --gather "
-        "docs/reproduction.md` runs every reproduction at its page profile over seeds 0-4 (`full`, the paper's scale, "
-        "wherever that fits in about an hour on 2 cores; otherwise `reduced`, and the section's heading says what "
-        "full would cost), keeping the runs the same code has already stored, then gathers them; `--gather` alone "
-        "rebuilds the page from the stored runs."),
+        "reduced profile). One command makes this page: `leakaudit reproduce --all --jobs 2 --out docs/reproduction "
+        "--gather docs/reproduction.md` (`make reproductions`) runs every reproduction at its page profile over "
+        "seeds 0-4 (`full`, the paper's scale, wherever that fits in about an hour on 2 cores; otherwise "
+        "`reduced`, and the section's heading says what full would cost), keeping each stored run whose code is "
+        "unchanged (its heading's `code` digest covers the reproduction's module and every leakaudit module it "
+        "imports), then gathers them; `--gather` alone rebuilds the page from the stored runs."),
         "",
         ("How a row is judged. A randomised row over seeds (or over a protocol's splits) reports the mean, every "
         "seed's value and the 95% Student-t interval of the mean; it matches only when the paper's value lies in "
