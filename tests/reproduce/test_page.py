@@ -183,3 +183,19 @@ def test_run_all_side_by_side_gives_the_same_runs_longest_first(monkeypatch, tmp
 def test_run_all_refuses_a_bad_jobs(jobs, tmp_path):
     with pytest.raises(InvalidParameterError, match="jobs must be a whole number"):
         reg.run_all(tmp_path, only=["izzo-fig1"], jobs=jobs)
+
+
+def test_gather_says_which_sections_the_current_code_made(tmp_path):
+    reproduce.load_all()
+    for name in ("izzo-fig1", "yeom-fig1"):
+        res = json.loads((STORED / f"{name}.json").read_text())
+        res["code"] = _page.code_digest(reg.get(name).func.__module__)
+        (tmp_path / f"{name}.json").write_text(json.dumps(res))
+    page = reg.gather(tmp_path)
+    assert "Made by the code in this version: 2 of 2 sections" in page and "one run of one version" in page
+    assert page.count("(the code this reproduction runs now)") == 2
+    res["code"] = "0" * 16
+    (tmp_path / "yeom-fig1.json").write_text(json.dumps(res))
+    page = reg.gather(tmp_path)
+    assert "1 of 2 sections" in page and "made by earlier code, to be run again: yeom-fig1." in page
+    assert f"code {'0' * 16}, made by earlier code (now " in page

@@ -182,6 +182,22 @@ def _seeds_text(result: dict) -> str:
     return f"seeds {span} (randomised rows: mean over the seeds, 95% t-interval in the note)"
 
 
+def _made_by_current_code(result: dict) -> bool:
+    """Whether ``result`` was made by the code its reproduction runs now (its ``code`` digest is the current one)."""
+    return result.get("code") == code_digest(get(result["name"]).func.__module__)
+
+
+def _code_text(result: dict) -> str:
+    """The heading's sentence on the code that made a run, and whether that is the code its reproduction runs now."""
+    code = result.get("code")
+    if code is None:
+        return "code digest not recorded (a run stored before it was; `make reproductions` runs it again). "
+    if _made_by_current_code(result):
+        return f"code {code} (the code this reproduction runs now). "
+    now = code_digest(get(result["name"]).func.__module__)
+    return f"code {code}, made by earlier code (now {now}; `make reproductions` runs it again). "
+
+
 def to_markdown(result: dict) -> str:
     rep = get(result["name"])
     page = page_entry(result["name"])
@@ -191,14 +207,13 @@ def to_markdown(result: dict) -> str:
         profile_text = f" (not `full`: {page.why})"
     else:
         profile_text = ""
-    code = result.get("code")
     lines = [
         f"## {result['name']} ({rep.paper})",
         "",
         rep.description,
         "",
         f"Profile `{result['profile']}`{profile_text}, {_seeds_text(result)}, {result['seconds']:.1f} s, "
-        + (f"code {code}. " if code else "code digest not recorded (a run stored before it was). ")
+        + _code_text(result)
         + f"Command: `leakaudit reproduce {result['name']} --profile {result['profile']} --out DIR`"
         + (". Not rerun since the interval rule: its per-seed values were read back from the notes (4 significant "
            "digits) and judged by the rule." if result.get("values_from_notes") else ""),
@@ -502,5 +517,13 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
         if write_sections:
             _write_section(folder, res)
     parts.append(_totals_text(totals(results)))
+    stale = [res["name"] for res in results if not _made_by_current_code(res)]
+    parts += [
+        (f"Made by the code in this version: {len(results) - len(stale)} of {len(results)} sections (each section's "
+         "heading gives its code digest: the reproduction's module and every leakaudit module it imports)"
+         + (f"; made by earlier code, to be run again: {', '.join(stale)}." if stale else ", so the page is one "
+            "run of one version of the code.")),
+        "",
+    ]
     parts += [to_markdown(res) for res in results]
     return "\n".join(parts)
