@@ -123,8 +123,12 @@ def test_classify_names_the_allowance_of_the_rows_kind(monkeypatch):
     assert "0.5 stated" not in notes[0] and notes[0].count("above the interval") == 1
     assert "above the interval" in notes[1] and "within" not in notes[1]
     assert notes[2].endswith("(within the allowance for average PDTP, 30% of the paper's value)")
-    assert "within" not in notes[3]  # running times have no allowance
-    assert [r["status"] for r in res["rows"]] == ["differs"] * 4 + ["match"]
+    # running times are reported beside the paper's, not compared: no match or differs, no gap sentence
+    assert "within" not in notes[3] and "above the interval" not in notes[3]
+    assert [r["status"] for r in res["rows"]] == ["differs"] * 3 + ["not-compared", "match"]
+    t = reg.totals([res])
+    assert t["status"]["not-compared"] == 1 and sum(t["randomised"].values()) == 3
+    assert "1 are reported beside the paper's value and not compared" in reg._totals_text(t)
     assert res["rows"][4]["tolerance"] == 0.002 and res["rows"][4]["reference"] == "spec run"
     assert [r["reference"] for r in res["rows"]] == ["printed", "printed", "printed", "derived", "spec run"]
 

@@ -94,6 +94,9 @@ def register(app: typer.Typer) -> None:
 
 def _counts_text(result: dict) -> str:
     """"N rows, a match, b differ, c without a paper value; S s" for one run."""
-    counts = {s: sum(r["status"] == s for r in result["rows"]) for s in ("match", "differs", "no-paper-value")}
+    counts = {s: sum(r["status"] == s for r in result["rows"])
+              for s in ("match", "differs", "no-paper-value", "not-compared")}
     return (f"{len(result['rows'])} rows, {counts['match']} match, {counts['differs']} differ, "
-            f"{counts['no-paper-value']} without a paper value; {result['seconds']:.1f} s")
+            f"{counts['no-paper-value']} without a paper value"
+            + (f", {counts['not-compared']} not compared" if counts["not-compared"] else "")
+            + f"; {result['seconds']:.1f} s")

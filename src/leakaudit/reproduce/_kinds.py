@@ -49,12 +49,14 @@ class Allowance:
     """How far the paper's value may lie from ours, for one kind of quantity, and why.
 
     ``value`` is absolute, or a fraction of the paper's value when ``relative``; None: no allowance (the row's own
-    tolerance, the rounding of its reference, is all there is).
+    tolerance, the rounding of its reference, is all there is). ``compared=False``: a kind reported beside the
+    paper's value and not judged against it (its rows' status is ``not-compared``, counted apart).
     """
 
     value: float | None
     why: str
     relative: bool = False
+    compared: bool = True
 
     def of(self, paper: float) -> float | None:
         """The allowance in the quantity's units at the paper's value ``paper``."""
@@ -63,6 +65,8 @@ class Allowance:
         return self.value * abs(float(paper)) if self.relative else self.value
 
     def text(self) -> str:
+        if not self.compared:
+            return "not compared"
         if self.value is None:
             return "none"
         return f"{self.value:.0%} of the paper's value" if self.relative else f"{self.value:g}"
@@ -104,7 +108,8 @@ ALLOWANCES: dict[str, Allowance] = {
              "apart from 0.10 to 0.60)"),
     "running time": Allowance(
         None, "seconds and their ratios, measured on another machine with other code and shadow counts: reported "
-              "beside the paper's, not compared"),
+              "beside the paper's, not compared (status 'not-compared', counted apart from matches and differences)",
+        compared=False),
     "RMSE against the spec's re-run": Allowance(
         0.002, "R_emp and R_cv on the authors' data with the authors' estimators: only the trees' tie-breaking (the "
                "spec's trees are unseeded, ours seeded) separates ours from the spec's; chosen, 40 units of the "

@@ -378,10 +378,12 @@ def classify(result: dict) -> list[str]:
     """Give every row of ``result`` with a paper value its reference and kind of quantity from its reproduction's
     ``references`` table, and apply that kind's allowance (``_kinds.ALLOWANCES``), in place.
 
-    A randomised row keeps the status of the interval rule; the sentence ending its note on where the paper's value
-    lies is rewritten, saying when the gap is within the allowance. A single value of a kind with an allowance is
-    judged against it (the row's ``tolerance`` becomes the allowance). Returns the quantities of rows with a paper
-    value that no pattern classifies (none, for a complete table).
+    A row of a kind that is not compared (``Allowance.compared``) gets the status ``not-compared``, and its note
+    loses the sentence on where the paper's value lies. A randomised row keeps the status of the interval rule; the
+    sentence ending its note on where the paper's value lies is rewritten, saying when the gap is within the
+    allowance. A single value of a kind with an allowance is judged against it (the row's ``tolerance`` becomes the
+    allowance). Returns the quantities of rows with a paper value that no pattern classifies (none, for a complete
+    table).
     """
     rep = get(result["name"])
     missing = []
@@ -392,6 +394,11 @@ def classify(result: dict) -> list[str]:
             continue
         if reference is None:
             missing.append(r["quantity"])
+        if kind is not None and not ALLOWANCES[kind].compared:
+            r["status"] = "not-compared"
+            m = _GAP.search(r["note"])
+            r["note"] = r["note"][: m.start()] if m else r["note"]
+            continue
         allowance = None if kind is None else ALLOWANCES[kind].of(r["paper"])
         if r.get("values") is None:
             if allowance is not None:
@@ -414,16 +421,17 @@ def classify(result: dict) -> list[str]:
 
 
 def totals(results: list[dict]) -> dict:
-    """Counts over the rows of ``results`` (classified runs): ``status`` (match / differs / no-paper-value),
+    """Counts over the rows of ``results`` (classified runs): ``status`` (match / differs / no-paper-value /
+    not-compared),
     ``randomised`` (match / differs among rows over seeds or splits) and ``by_reference`` (reference kind, or
     "unclassified", -> match / differs)."""
-    status = {"match": 0, "differs": 0, "no-paper-value": 0}
+    status = {"match": 0, "differs": 0, "no-paper-value": 0, "not-compared": 0}
     randomised = {"match": 0, "differs": 0}
     by_reference: dict[str, dict[str, int]] = {k: {"match": 0, "differs": 0} for k in REFERENCES}
     for res in results:
         for r in res["rows"]:
             status[r["status"]] += 1
-            if r["status"] == "no-paper-value":
+            if r["status"] in ("no-paper-value", "not-compared"):
                 continue
             if r.get("values") is not None:  # a randomised row, judged on its interval (or bound)
                 randomised[r["status"]] += 1
@@ -436,10 +444,12 @@ def _totals_text(t: dict) -> str:
     """The page's totals: one sentence, then a table by kind of reference."""
     s, rnd, by = t["status"], t["randomised"], t["by_reference"]
     lines = [
-        (f"Totals: {s['match']} rows match, {s['differs']} differ, {s['no-paper-value']} have no paper value. Of the "
-        f"rows with a paper value, {rnd['match']} matches and {rnd['differs']} differences are randomised rows judged "
-        "on their interval or bound; the rest are single values against a tolerance. By what the paper value is "
-        "(the `reference` column of every table; the kinds are defined below):"),
+        (f"Totals: {s['match']} rows match, {s['differs']} differ, {s['no-paper-value']} have no paper value"
+        + (f", {s['not-compared']} are reported beside the paper's value and not compared (running times)"
+           if s["not-compared"] else "")
+        + f". Of the rows compared with a paper value, {rnd['match']} matches and {rnd['differs']} differences are "
+        "randomised rows judged on their interval or bound; the rest are single values against a tolerance. By what "
+        "the paper value is (the `reference` column of every table; the kinds are defined below):"),
         "",
         "| reference | match | differs | rows |",
         "|---|---:|---:|---:|",
@@ -455,6 +465,8 @@ def _totals_text(t: dict) -> str:
         u = by["unclassified"]
         lines.append(f"| unclassified (no kind in its reproduction's table) | {u['match']} | {u['differs']} | "
                      f"{u['match'] + u['differs']} |")
+    if s["not-compared"]:
+        lines.append(f"| not compared (a kind reported beside the paper's value) | — | — | {s['not-compared']} |")
     lines.append(f"| no paper value | — | — | {s['no-paper-value']} |")
     lines += ["", "What the `reference` column says the paper value is:", ""]
     lines += [f"- **{k}**: {v}." for k, v in REFERENCES.items()]
