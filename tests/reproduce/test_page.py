@@ -199,3 +199,22 @@ def test_gather_says_which_sections_the_current_code_made(tmp_path):
     page = reg.gather(tmp_path)
     assert "1 of 2 sections" in page and "made by earlier code, to be run again: yeom-fig1." in page
     assert f"code {'0' * 16}, made by earlier code (now " in page
+
+
+def test_a_run_records_its_libraries_and_threads_and_its_heading_says_them(monkeypatch, tmp_path):
+    reproduce.load_all()
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    res = reg.run("izzo-fig1", profile="smoke", out=tmp_path)
+    env = json.loads((tmp_path / "izzo-fig1.json").read_text())["environment"]
+    assert env == res["environment"]
+    import numpy
+    import sklearn
+
+    assert env["packages"]["numpy"] == numpy.__version__ and env["packages"]["scikit-learn"] == sklearn.__version__
+    assert env["OMP_NUM_THREADS"] == "1" and env["cpus"] >= 1
+    assert all(isinstance(n, int) and n >= 1 for n in env["thread_pools"].values())
+    md = (tmp_path / "izzo-fig1.md").read_text()
+    assert f"numpy {numpy.__version__}" in md and "threads: OMP_NUM_THREADS=1" in md
+    # a run stored before the record: its heading says so instead of guessing
+    del res["environment"]
+    assert "Libraries and threads not recorded." in reg.to_markdown(res)

@@ -7,7 +7,7 @@ named reproductions with :func:`register`. A reproduction is a function
 
 JSON shape: ``{"name", "profile", "seconds", "random_state", "code", "rows": [{"quantity",
 "paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound",
-"precision", "reference", "quantity_kind"}]}`` where
+"precision", "reference", "quantity_kind"}], "environment"}`` where
 ``status`` is ``match``, ``differs`` or ``no-paper-value``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
@@ -16,13 +16,17 @@ its module and every leakaudit module it imports (``_page.code_digest``; absent 
 :func:`gather` re-derives every row's status, so the page's bookkeeping is outside that digest. ``reference`` and
 ``quantity_kind`` (``_kinds.REFERENCES``, ``_kinds.ALLOWANCES``) come from the
 reproduction's ``references`` table, applied by :func:`classify` when the run is
-written and again when it is gathered.
+written and again when it is gathered. ``environment`` (:func:`environment`; absent in runs stored before it was
+recorded) names what else decides the last digits: the numerical libraries' versions and the thread counts the run had.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import platform
 import re
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -214,6 +218,7 @@ def to_markdown(result: dict) -> str:
         "",
         f"Profile `{result['profile']}`{profile_text}, {_seeds_text(result)}, {result['seconds']:.1f} s, "
         + _code_text(result)
+        + _environment_text(result)
         + f"Command: `leakaudit reproduce {result['name']} --profile {result['profile']} --out DIR`"
         + (". Not rerun since the interval rule: its per-seed values were read back from the notes (4 significant "
            "digits) and judged by the rule." if result.get("values_from_notes") else ""),
@@ -232,6 +237,53 @@ def to_markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+# the libraries whose versions decide a reproduction's floating-point results (BLAS, solvers, torch's kernels)
+_NUMERIC_PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "torch")
+
+
+def environment() -> dict:
+    """What beside the code and the seed decides a run's last digits, as this process has it: Python, the versions of
+    the numerical packages that are installed, ``OMP_NUM_THREADS``, the threads of each native thread pool
+    (threadpoolctl: BLAS, OpenMP) and torch's intra-op threads once torch is imported. A thread count changes the order
+    of floating-point sums, so a fit near a decision boundary can flip a prediction."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from threadpoolctl import threadpool_info
+
+    packages = {}
+    for pkg in _NUMERIC_PACKAGES:
+        try:
+            packages[pkg] = version(pkg)
+        except PackageNotFoundError:
+            continue
+    pools: dict[str, int] = {}
+    for pool in threadpool_info():
+        key = f"{pool['user_api']} ({pool['internal_api']})"
+        pools[key] = max(pools.get(key, 0), int(pool["num_threads"]))
+    torch = sys.modules.get("torch")
+    return {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "packages": packages,
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+        "thread_pools": pools,
+        "torch_threads": torch.get_num_threads() if torch is not None else None,
+    }
+
+
+def _environment_text(result: dict) -> str:
+    """The heading's sentence on the libraries and threads a run had."""
+    env = result.get("environment")
+    if env is None:
+        return "Libraries and threads not recorded. "
+    libs = ", ".join(f"{k} {v}" for k, v in env["packages"].items())
+    pools = ", ".join(f"{k} {v}" for k, v in env["thread_pools"].items()) or "none loaded"
+    torch = "" if env.get("torch_threads") is None else f", torch {env['torch_threads']}"
+    return (f"Python {env['python']}, {libs}; threads: OMP_NUM_THREADS={env['OMP_NUM_THREADS'] or 'unset'}, "
+            f"{pools}{torch}. ")
+
+
 def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions", random_state: int = 0) -> dict:
     """Run one reproduction and write ``out/NAME.json`` and ``out/NAME.md``."""
     if profile not in PROFILES:
@@ -247,6 +299,7 @@ def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions",
         "random_state": random_state,
         "code": code_digest(rep.func.__module__),
         "rows": [asdict(r) for r in rows],
+        "environment": environment(),
     }
     classify(result)
     out = Path(out)
@@ -503,7 +556,11 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
         "seeds 0-4 (`full`, the paper's scale, wherever that fits in about an hour on 2 cores; otherwise "
         "`reduced`, and the section's heading says what full would cost), keeping each stored run whose code is "
         "unchanged (its heading's `code` digest covers the reproduction's module and every leakaudit module it "
-        "imports), then gathers them; `--gather` alone rebuilds the page from the stored runs."),
+        "imports), then gathers them; `--gather` alone rebuilds the page from the stored runs. The heading also names "
+        "the numerical libraries and thread counts the run had: the code and the seed fix every draw, but a thread "
+        "count or a library version changes the order of floating-point sums, and a model fitted near a decision "
+        "boundary can then flip a prediction, so a rerun elsewhere may differ in the last digits (a few targets of "
+        "100 in an attack's accuracy)."),
         "",
         ("How a row is judged. A randomised row over seeds (or over a protocol's splits) reports the mean, every "
         "seed's value and the 95% Student-t interval of the mean; it matches only when the paper's value lies in "
