@@ -182,7 +182,7 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
         "(Gibbs' inequality on unnormalised vectors, whenever the out models' binned mass is not above q's). So "
         "both say 'in' exactly when some out model is off the saturated vector: for 93 of the 100 targets in all "
         "100 iterations, for the other 7 never (recall 0.93 for both; tests/membership/test_long_attacks.py pins "
-        "the identity). Their non-member decisions differ (precision 0.62 and 0.74). On the supermarket baskets "
+        "the identity). Their non-member decisions differ (the two precision rows). On the supermarket baskets "
         "the two recalls differ (0.58 and 0.75 over seeds 0-4 on the page before this note). "
         "§5.5's immune record "
         "is read as the target with the lowest distance-attack accuracy and the untargeted accuracy on it. "
