@@ -38,10 +38,11 @@ calibrate: install  # how often the verdict is wrong on models whose truth is kn
 	$(PY) benchmarks/calibration.py
 
 # docs/reproduction.md: every reproduction at its page profile (reproduce/_page.py), keeping runs the same code stored,
-# REPRO_JOBS of them at once (one per core on the 2-core machine the page is made on)
+# REPRO_JOBS of them at once (one per core on the 2-core machine the page is made on), each on one thread: the page's
+# runs were made so, and a thread count changes the order of floating-point sums (benchmarks/thread_order.py)
 REPRO_JOBS ?= 2
 reproductions: install
-	$(VENV)/bin/leakaudit reproduce --all --jobs $(REPRO_JOBS) --out docs/reproduction --gather docs/reproduction.md
+	OMP_NUM_THREADS=1 $(VENV)/bin/leakaudit reproduce --all --jobs $(REPRO_JOBS) --out docs/reproduction --gather docs/reproduction.md
 
 # the language-model demo: a small GPT-2 built and fine-tuned here on SpamAssassin e-mails, then audited (docs/lm.md)
 LM_DEMO := runs/lm-demo
