@@ -118,13 +118,13 @@ def test_a_tree_the_walk_cannot_reach_fails_closed(tmp_path, monkeypatch):
     simulated here by a walk that sees nothing) refuse the file instead of passing it unchecked."""
     from sklearn.tree import DecisionTreeClassifier
 
-    from leakaudit.audit import target
+    from leakaudit.audit import model_safety, target
 
     rng = np.random.default_rng(3)
     sio.dump(DecisionTreeClassifier(random_state=0).fit(rng.normal(size=(40, 2)), rng.integers(0, 2, 40)),
              tmp_path / "m.skops")
     assert target.load_skops_model(tmp_path / "m.skops") is not None
-    monkeypatch.setattr(target, "_walk_objects", lambda obj, where="model": iter(()))
+    monkeypatch.setattr(model_safety, "walk_objects", lambda obj, where="model": iter(()))
     with pytest.raises(UnsafeFileError, match="1 scikit-learn tree.*cannot reach them"):
         target.load_skops_model(tmp_path / "m.skops")
 

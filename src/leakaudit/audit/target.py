@@ -149,118 +149,38 @@ _SKLEARN_INTERNALS = ("sklearn.neural_network._stochastic_optimizers.AdamOptimiz
                       "sklearn.neural_network._stochastic_optimizers.SGDOptimizer")
 
 
-#: scikit-learn's fitted tree (every tree model and forest holds them). skops does not trust it by default because
-#: scikit-learn indexes its node arrays without bounds checks, so a crafted file could make inference read out of
-#: bounds; leakaudit loads it and then checks every tree's arrays (:func:`_check_trees`) before any use
+#: scikit-learn's fitted tree (every tree model and forest holds them) and HistGradientBoosting's predictor. skops does
+#: not trust them because scikit-learn indexes their node arrays without bounds checks, so a crafted file could make
+#: inference read out of bounds; leakaudit loads them and then checks every one, and the estimators that use them,
+#: before any use (:mod:`.model_safety`)
 _SKLEARN_TREE = "sklearn.tree._tree.Tree"
 
 
-def _check_tree(t, where: str, n_features: int | None) -> None:
-    """Raise UnsafeFileError unless ``t``'s node arrays describe a tree scikit-learn can walk safely."""
-    n = int(t.node_count)
-    left, right, feat = (np.asarray(a, dtype=np.int64) for a in (t.children_left, t.children_right, t.feature))
-    n_values = np.asarray(t.value).shape[0]
-    bad = None
-    if n < 1 or left.shape != (n,) or right.shape != (n,) or feat.shape != (n,):
-        bad = f"{n} nodes but node arrays of shapes {left.shape}, {right.shape}, {feat.shape}"
-    elif n_features is not None and int(t.n_features) != n_features:
-        bad = f"{t.n_features} features; the estimator has {n_features}"
-    elif n_values != n:
-        bad = f"values for {n_values} nodes, not {n}"
-    else:
-        leaf = left == -1
-        idx = np.arange(n)
-        # scikit-learn's builders number a child after its parent: that also rules out cycles
-        internal_ok = (left > idx) & (left < n) & (right > idx) & (right < n) & (feat >= 0) & (feat < t.n_features)
-        ok = np.where(leaf, right == -1, internal_ok)
-        if not ok.all():
-            bad = f"node {int(np.flatnonzero(~ok)[0])} has children or a feature out of range"
-    if bad:
-        if len(where) > 200:  # a tree nested deep inside pipelines: the start (the file) and the end of the path
-            where = f"{where[:90]} ... {where[-100:]}"
-        raise UnsafeFileError(f"{where}: malformed tree ({bad}); refusing to use it")
-
-
-def _walk_objects(obj, where: str = "model"):
-    """Yield ``(object, where, n_features)`` for every object reachable from ``obj`` through the containers a skops
-    file can hold, without recursion (no nesting depth is too deep) and visiting each object once (shared or cyclic
-    references). ``n_features`` is the owning estimator's ``n_features_in_`` for a ``tree_`` attribute, else None.
-
-    Walked: instances' attributes (``vars()`` and ``__slots__``: estimators, a Pipeline's ``steps``, a
-    ColumnTransformer's ``transformers_``, an ensemble's ``estimators_``), dicts (keys and values), lists, tuples,
-    sets and object arrays. Classes, modules and functions are not walked (a skops file cannot put a tree there).
-    """
-    import types
-
-    seen: set[int] = set()
-    stack = [(obj, where, None)]
-    while stack:
-        o, w, nf = stack.pop()
-        if o is None or isinstance(o, (str, bytes, int, float, complex, bool, np.generic)):
-            continue
-        if id(o) in seen:
-            # a shared tree already checked without its estimator's feature count: check it again with it
-            if nf is not None:
-                yield o, w, nf
-            continue
-        seen.add(id(o))
-        yield o, w, nf
-        if isinstance(o, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
-            continue
-        if isinstance(o, np.ndarray):
-            if o.dtype == object:
-                stack.extend((v, f"{w}[{i}]", None) for i, v in enumerate(o.ravel()))
-            continue
-        if isinstance(o, dict):
-            for i, (k, v) in enumerate(o.items()):
-                stack.append((k, f"{w}.keys()[{i}]", None))
-                stack.append((v, f"{w}[{k!r}]", None))
-            continue
-        if isinstance(o, (list, tuple, set, frozenset)):
-            stack.extend((v, f"{w}[{i}]", None) for i, v in enumerate(o))
-            continue
-        attrs = {}
-        d = getattr(o, "__dict__", None)
-        if isinstance(d, dict):
-            attrs.update(d)
-        for cls in type(o).__mro__:
-            for s in getattr(cls, "__slots__", ()) if isinstance(getattr(cls, "__slots__", ()), (tuple, list)) else ():
-                if s not in ("__dict__", "__weakref__") and hasattr(o, s):
-                    attrs.setdefault(s, getattr(o, s))
-        n_in = attrs.get("n_features_in_")
-        for k, v in attrs.items():
-            stack.append((v, f"{w}.{k}", n_in if k == "tree_" else None))
-
-
 def _checked_trees(obj, where: str = "model") -> list:
-    """Check every fitted scikit-learn tree reachable from ``obj`` (:func:`_walk_objects`) with :func:`_check_tree`;
-    return the trees checked (each once, however often it is referenced)."""
-    from sklearn.tree._tree import Tree
+    """Every fitted tree and predictor inside ``obj``, checked (:func:`.model_safety.checked_trees`)."""
+    from .model_safety import checked_trees
 
-    checked: dict[int, object] = {}
-    for o, w, n_features in _walk_objects(obj, where):
-        if isinstance(o, Tree):
-            _check_tree(o, w, None if n_features is None else int(n_features))
-            checked[id(o)] = o
-    return list(checked.values())
+    return checked_trees(obj, where)
 
 
 def _check_trees(obj, where: str = "model") -> int:
-    """Check every fitted scikit-learn tree inside ``obj`` (an estimator, a pipeline's steps, a forest's or a
-    boosting ensemble's trees, at any nesting depth) with :func:`_check_tree`; return how many were checked."""
+    """Check every fitted scikit-learn tree and HistGradientBoosting predictor inside ``obj`` (an estimator, a
+    pipeline's steps, a forest's or a boosting ensemble's trees, at any nesting depth); return how many."""
     return len(_checked_trees(obj, where))
 
 
 def _skops_load_with_trees(path: Path, trusted: list[str]) -> tuple[object, list | int]:
-    """``skops.io.load`` step by step, also returning every scikit-learn Tree the file's nodes constructed.
+    """``skops.io.load`` step by step, also returning every object of the checked types
+    (:data:`.model_safety.CHECKED_TYPES`: trees, predictors) the file's nodes constructed.
 
     Needs skops' loader internals (``read_schema``, ``get_tree``, ``audit_tree``); without them (another skops
-    version) the file is loaded with ``skops.io.load`` and the trees are counted in its ``schema.json`` instead
-    (the number of distinct tree records, returned as an int)."""
+    version) the file is loaded with ``skops.io.load`` and those objects are counted in its ``schema.json`` instead
+    (the number of distinct records, returned as an int)."""
     import zipfile
 
     import skops.io as sio
-    from sklearn.tree._tree import Tree
+
+    from .model_safety import CHECKED_TYPES
 
     try:
         from skops.io._audit import Node, audit_tree, get_tree
@@ -272,7 +192,7 @@ def _skops_load_with_trees(path: Path, trusted: list[str]) -> tuple[object, list
         root = get_tree(schema, load_context, trusted=trusted)
         audit_tree(root, trusted=trusted)
         instance = root.construct()
-    trees: dict[int, object] = {}
+    found: dict[int, object] = {}
     seen: set[int] = set()
     stack = [root]
     while stack:  # the node tree, iteratively: a file nested deeper than any recursion limit is still walked
@@ -282,20 +202,23 @@ def _skops_load_with_trees(path: Path, trusted: list[str]) -> tuple[object, list
         seen.add(id(node))
         if isinstance(node, Node):
             obj = getattr(node, "_constructed", None)
-            if isinstance(obj, Tree):
-                trees[id(obj)] = obj
+            if f"{type(obj).__module__}.{type(obj).__qualname__}" in CHECKED_TYPES:
+                found[id(obj)] = obj
             stack.extend((node.children or {}).values())
         elif isinstance(node, (list, tuple)):
             stack.extend(node)
         elif isinstance(node, dict):
             stack.extend(node.values())
-    return instance, list(trees.values())
+    return instance, list(found.values())
 
 
 def _schema_tree_count(path: Path) -> int:
-    """How many distinct scikit-learn Tree records ``path``'s schema.json holds (a record without an id counts alone)."""
+    """How many distinct records of the checked types (:data:`.model_safety.CHECKED_TYPES`) ``path``'s schema.json
+    holds (a record without an id counts alone)."""
     import json
     import zipfile
+
+    from .model_safety import CHECKED_TYPES
 
     with zipfile.ZipFile(path, "r") as z:
         schema = json.loads(z.read("schema.json"))
@@ -304,7 +227,7 @@ def _schema_tree_count(path: Path) -> int:
     while stack:
         o = stack.pop()
         if isinstance(o, dict):
-            if f"{o.get('__module__')}.{o.get('__class__')}" == _SKLEARN_TREE and o.get("__loader__") != "CachedNode":
+            if f"{o.get('__module__')}.{o.get('__class__')}" in CHECKED_TYPES and o.get("__loader__") != "CachedNode":
                 if o.get("__id__"):
                     ids.add(o["__id__"])
                 else:
@@ -315,20 +238,31 @@ def _schema_tree_count(path: Path) -> int:
     return n + len(ids)
 
 
-def load_skops_model(path: Path):
-    """Load a scikit-learn estimator saved with skops, refusing any untrusted type.
+def load_skops_model(path: Path, *, n_rows: int | None = None, n_features: int | None = None):
+    """Load a scikit-learn estimator saved with skops, refusing any untrusted type, any structure scikit-learn's
+    compiled code could not walk safely, and any model over the audit's budgets.
 
-    Trusted: skops' default set, :data:`_SKLEARN_INTERNALS`, and scikit-learn's fitted trees
-    (:data:`_SKLEARN_TREE`), whose node arrays are then checked (:func:`_check_trees`).
+    In order, before anything else reads the file's content: the archive's uncompressed size against the memory
+    budget (:func:`.model_budget.check_archive`); the types it holds (skops' default trusted set,
+    :data:`_SKLEARN_INTERNALS`, and the fitted trees and HistGradientBoosting predictors of
+    :data:`.model_safety.CHECKED_TYPES`); after loading, before any inference, the fitted attributes, every tree and
+    predictor against the input width its estimator records (:func:`.model_safety.check_model_structure`), with
+    ``n_features`` that width against the data's (:func:`.model_safety.check_input_width`), and with ``n_rows``
+    the memory and work of predicting and retraining it on that many records
+    (:func:`.model_budget.check_model_cost`).
 
     Raises
     ------
     UnsafeFileError
-        For a pickle/joblib file or a skops file holding types outside skops' trusted set.
+        For a pickle/joblib file, a skops file holding types outside that set, a malformed tree or model, a model
+        that does not take ``n_features`` columns, or one over the memory or work budget; one line naming it.
     """
     import zipfile
 
     import skops.io as sio
+
+    from .model_budget import check_archive, check_model_cost
+    from .model_safety import CHECKED_TYPES, check_input_width, check_model_structure
 
     path = Path(path)
     if not path.is_file():
@@ -338,38 +272,44 @@ def load_skops_model(path: Path):
             f"model file {path} is not a skops file (pickle and joblib files are refused: loading them can run code); "
             "save the estimator with skops.io.dump"
         )
+    check_archive(path)
     try:
         untrusted = sio.get_untrusted_types(file=path)
     except Exception as exc:  # a malformed zip or schema
-        raise UnsafeFileError(f"model file {path} is not a readable skops file: {exc}") from None
-    internals = [t for t in untrusted if t in _SKLEARN_INTERNALS or t == _SKLEARN_TREE]
+        raise UnsafeFileError(f"model file {path} is not a readable skops file: {clip(str(exc))}") from None
+    internals = [t for t in untrusted if t in _SKLEARN_INTERNALS or t in CHECKED_TYPES]
     untrusted = [t for t in untrusted if t not in internals]
     if untrusted:
         raise UnsafeFileError(
             f"model file {path} holds types leakaudit does not trust: {', '.join(untrusted)}; refusing to load it"
         )
+    checked_types = [t for t in internals if t in CHECKED_TYPES]
     try:
-        if _SKLEARN_TREE in internals:
+        if checked_types:
             est, loaded = _skops_load_with_trees(path, internals)
         else:
             est, loaded = sio.load(path, trusted=internals), []
     except Exception as exc:
         detail = clip(str(exc))
         raise UnsafeFileError(f"model file {path} could not be loaded safely: {type(exc).__name__}: {detail}") from None
-    if _SKLEARN_TREE in internals:
-        checked = _checked_trees(est, f"model file {path}")
-        # fail closed: a tree the walk did not reach (in a container it does not know) was not checked
-        if isinstance(loaded, int):
-            unreached = max(loaded - len(checked), 0)
-        else:
-            ids = {id(t) for t in checked}
-            unreached = sum(id(t) not in ids for t in loaded)
-        if unreached:
-            n_loaded = loaded if isinstance(loaded, int) else len(loaded)
-            raise UnsafeFileError(
-                f"model file {path} holds {n_loaded} scikit-learn tree(s), {unreached} of them where leakaudit cannot "
-                "reach them to check their node arrays; refusing to load it"
-            )
+    where = f"model file {path}"
+    checked = check_model_structure(est, where)
+    # fail closed: a tree or predictor the walk did not reach (in a container it does not know) was not checked
+    if isinstance(loaded, int):
+        unreached = max(loaded - len(checked), 0)
+    else:
+        ids = {id(t) for t in checked}
+        unreached = sum(id(t) not in ids for t in loaded)
+    if unreached:
+        n_loaded = loaded if isinstance(loaded, int) else len(loaded)
+        raise UnsafeFileError(
+            f"model file {path} holds {n_loaded} scikit-learn tree(s) or predictor(s), {unreached} of them where "
+            "leakaudit cannot reach them to check their node arrays; refusing to load it"
+        )
+    if n_features is not None:
+        check_input_width(est, n_features, where)
+    if n_rows is not None:
+        check_model_cost(est, where, n_rows, n_features)
     return est
 
 
@@ -711,7 +651,8 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
         return Target("predictions", "predictions only (no model): attacks that need retraining are skipped",
                       pm, pn, None, None)
     if cfg.model is not None and cfg.module is None:
-        return _sklearn_target(cfg, data, load_skops_model(cfg.model))
+        n_rows = len(data.frame_mem) + len(data.frame_non) + len(data.frame_pop)
+        return _sklearn_target(cfg, data, load_skops_model(cfg.model, n_rows=n_rows))
     if cfg.model is not None:
         module = load_torch_model(cfg.module, cfg.model, cfg.module_kwargs)
         if cfg.model_input == "columns":

@@ -24,6 +24,8 @@ ChunkCache, CacheWarning
 output_array, chunk_length, memory_budget, using_memory_budget, default_memory_budget, parse_memory_size, is_disk_backed
     Model outputs within a memory budget: in memory below it, a disk-backed array (removed when freed) above it;
     consumers read such arrays in chunks of models of ``chunk_length`` (``_store.py``).
+work_budget, using_work_budget, parse_work_amount, DEFAULT_WORK_BUDGET
+    The steps one model's fit or prediction may take, estimated before it starts (``_work.py``).
 """
 
 from ._cache import CacheWarning, ChunkCache
@@ -47,6 +49,7 @@ from ._store import (
     parse_memory_size,
     using_memory_budget,
 )
+from ._work import DEFAULT_WORK_BUDGET, parse_work_amount, using_work_budget, work_budget
 
 __all__ = [
     "Engine",
@@ -70,4 +73,8 @@ __all__ = [
     "default_memory_budget",
     "parse_memory_size",
     "is_disk_backed",
+    "work_budget",
+    "using_work_budget",
+    "parse_work_amount",
+    "DEFAULT_WORK_BUDGET",
 ]

@@ -1,0 +1,390 @@
+"""Whether a scikit-learn model read from a skops file is safe to run: its native structures checked before any use.
+
+scikit-learn's compiled inference indexes the node arrays of its fitted trees (``sklearn.tree._tree.Tree``) and of
+HistGradientBoosting's predictors (``TreePredictor``) without bounds checks, and reads ``X[row, feature]`` for the
+feature a node names. skops leaves both types untrusted for that reason. leakaudit loads them and checks, before any
+inference:
+
+* every node array: its length against the node count (and the tree's allocation), every internal node's children
+  after it and inside the array (no cycle, no jump out), every leaf marked as one, every value array's shape;
+* every feature index against the input width the compiled code will be given, which scikit-learn checks the data
+  against at prediction (``n_features_in_``). That width is required, never taken from the tree alone: a tree whose
+  estimator does not record it, or whose ensemble records another, is refused (scikit-learn skips its own width
+  check when the attribute is missing);
+* an ensemble's layout where compiled code relies on it (gradient boosting's ``(n_stages, K)`` grid of trees, a
+  HistGradientBoosting model's bin mapper and categorical bitsets);
+* the fitted attributes the estimator's prediction reads (a linear model without ``intercept_`` is refused by name).
+
+Anything the checks do not reach (a tree or predictor outside any estimator that would use it) is refused: fail closed.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..exceptions import UnsafeFileError
+
+__all__ = ["CHECKED_TYPES", "walk_objects", "checked_trees", "check_model_structure", "check_input_width",
+           "check_fitted"]
+
+#: the types skops does not trust whose content leakaudit checks here (they are loaded, then checked)
+CHECKED_TYPES = ("sklearn.tree._tree.Tree", "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor")
+
+
+def _short(where: str) -> str:
+    """A location nested deep inside pipelines: the start (the file) and the end of the path."""
+    return f"{where[:90]} ... {where[-100:]}" if len(where) > 200 else where
+
+
+def _refuse(where: str, what: str, bad: str):
+    raise UnsafeFileError(f"{_short(where)}: malformed {what} ({bad}); refusing to use it")
+
+
+def _int(v) -> int | None:
+    """``v`` as an int if it is an integer scalar (not a bool), else None."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        return None
+    return int(v)
+
+
+def _own(o, name: str, default=None):
+    """An attribute from the object's own ``__dict__`` (never a property or a class attribute)."""
+    d = getattr(o, "__dict__", None)
+    return d.get(name, default) if isinstance(d, dict) else default
+
+
+def walk_objects(obj, where: str = "model") -> Iterator[tuple[object, str]]:
+    """Yield ``(object, where)`` for every object reachable from ``obj`` through the containers a skops file can hold,
+    each once (shared or cyclic references), without recursion (no nesting depth is too deep).
+
+    Walked: instances' attributes (``vars()`` and ``__slots__``: estimators, a Pipeline's ``steps``, a
+    ColumnTransformer's ``transformers_``, an ensemble's ``estimators_``), dicts (keys and values), lists, tuples,
+    sets and object arrays. Classes, modules and functions are not walked (a skops file cannot put a tree there).
+    """
+    seen: set[int] = set()
+    stack = [(obj, where)]
+    while stack:
+        o, w = stack.pop()
+        if o is None or isinstance(o, (str, bytes, int, float, complex, bool, np.generic)) or id(o) in seen:
+            continue
+        seen.add(id(o))
+        yield o, w
+        if isinstance(o, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
+            continue
+        if isinstance(o, np.ndarray):
+            if o.dtype == object:
+                stack.extend((v, f"{w}[{i}]") for i, v in enumerate(o.ravel()))
+            continue
+        if isinstance(o, dict):
+            for i, (k, v) in enumerate(o.items()):
+                stack.append((k, f"{w}.keys()[{i}]"))
+                stack.append((v, f"{w}[{k!r}]"))
+            continue
+        if isinstance(o, (list, tuple, set, frozenset)):
+            stack.extend((v, f"{w}[{i}]") for i, v in enumerate(o))
+            continue
+        attrs = {}
+        d = getattr(o, "__dict__", None)
+        if isinstance(d, dict):
+            attrs.update(d)
+        for cls in type(o).__mro__:
+            slots = getattr(cls, "__slots__", ())
+            for s in slots if isinstance(slots, (tuple, list)) else ():
+                if s not in ("__dict__", "__weakref__") and hasattr(o, s):
+                    attrs.setdefault(s, getattr(o, s))
+        stack.extend((v, f"{w}.{k}") for k, v in attrs.items())
+
+
+# --- scikit-learn's Tree -------------------------------------------------------------------------------------------
+
+def _check_tree(t, where: str, n_features: int) -> None:
+    """Raise UnsafeFileError unless ``t``'s node arrays describe a tree scikit-learn can walk on ``n_features``
+    columns: the node count within the allocation (checked before any array is read: the arrays are views of
+    ``node_count`` entries), children after their parent and inside the arrays, features in range, values shaped
+    ``(node_count, n_outputs, max_n_classes)``."""
+    n, cap = int(t.node_count), int(t.capacity)
+    n_out, max_c = int(t.n_outputs), int(t.max_n_classes)
+    if not 1 <= n <= cap:
+        _refuse(where, "tree", f"{n} nodes in an allocation of {cap}")
+    if int(t.n_features) != n_features:
+        _refuse(where, "tree", f"{t.n_features} features; its input has {n_features}")
+    if n_out < 1 or max_c < 1:
+        _refuse(where, "tree", f"{n_out} outputs of up to {max_c} classes")
+    left, right, feat = (np.asarray(a, dtype=np.int64) for a in (t.children_left, t.children_right, t.feature))
+    shape = np.asarray(t.value).shape
+    if left.shape != (n,) or right.shape != (n,) or feat.shape != (n,):
+        _refuse(where, "tree", f"{n} nodes but node arrays of shapes {left.shape}, {right.shape}, {feat.shape}")
+    if shape != (n, n_out, max_c):
+        _refuse(where, "tree", f"values of shape {shape}, not {(n, n_out, max_c)}")
+    leaf = left == -1
+    idx = np.arange(n)
+    # scikit-learn's builders number a child after its parent: that also rules out cycles
+    internal_ok = (left > idx) & (left < n) & (right > idx) & (right < n) & (feat >= 0) & (feat < n_features)
+    ok = np.where(leaf, right == -1, internal_ok)
+    if not ok.all():
+        _refuse(where, "tree", f"node {int(np.flatnonzero(~ok)[0])} has children or a feature out of range")
+
+
+def _check_tree_owner(est, t, where: str) -> None:
+    """``est`` (an estimator with ``tree_``) records the width scikit-learn checks its input against, and ``t`` fits
+    it and the estimator's outputs."""
+    n_in = _int(_own(est, "n_features_in_"))
+    if n_in is None or n_in < 1:
+        _refuse(where, "tree", f"{type(est).__name__} does not record its input width (n_features_in_), so the "
+                "width of the data its tree reads cannot be checked")
+    _check_tree(t, f"{where}.tree_", n_in)
+    n_out = _own(est, "n_outputs_")
+    if n_out is not None and _int(n_out) != int(t.n_outputs):
+        _refuse(where, "tree", f"{type(est).__name__} has n_outputs_ {n_out!r}, its tree {t.n_outputs}")
+    n_cls = _own(est, "n_classes_")
+    if n_cls is not None:
+        want = np.atleast_1d(np.asarray(n_cls))
+        if want.shape != (int(t.n_outputs),) or not np.array_equal(want.astype(np.int64),
+                                                                   np.asarray(t.n_classes, np.int64)):
+            _refuse(where, "tree", f"{type(est).__name__} has n_classes_ {n_cls!r}, its tree "
+                    f"{np.asarray(t.n_classes).tolist()}")
+
+
+def _flat(items) -> list:
+    """The elements of a list, tuple or object array of any nesting (an ensemble's ``estimators_``)."""
+    out, stack = [], [items]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, (list, tuple)) or (isinstance(o, np.ndarray) and o.dtype == object):
+            stack.extend(list(np.asarray(o, dtype=object).ravel()) if isinstance(o, np.ndarray) else list(o))
+        else:
+            out.append(o)
+    return out
+
+
+def _check_ensemble_width(ens, where: str, tree_owner) -> None:
+    """An ensemble that holds fitted trees feeds them its own input: it must record that width and it must be each
+    tree's (BaggingClassifier, which feeds each its ``estimators_features_``, relies on the trees' own check)."""
+    if _own(ens, "estimators_features_") is not None:
+        return
+    members = [m for m in _flat(_own(ens, "estimators_")) if m is not None and _own(m, "tree_") is not None]
+    if not members:
+        return
+    n_in = _int(_own(ens, "n_features_in_"))
+    if n_in is None:
+        _refuse(where, "ensemble", f"{type(ens).__name__} holds {len(members)} tree(s) but does not record its "
+                "input width (n_features_in_)")
+    for m in members:
+        if _int(_own(m, "n_features_in_")) != n_in:
+            _refuse(where, "ensemble", f"{type(ens).__name__} takes {n_in} features, one of its trees "
+                    f"{_own(m, 'n_features_in_')!r}")
+        tree_owner.add(id(m))
+
+
+def _check_gradient_boosting(gb, where: str) -> None:
+    """scikit-learn's GradientBoosting predicts with compiled code that adds tree ``k`` of each stage to column ``k``
+    of the initial predictions: the grid of trees must be ``(n_stages, n_trees_per_iteration_)`` and the initial
+    predictions that wide."""
+    est = _own(gb, "estimators_")
+    k = _int(_own(gb, "n_trees_per_iteration_"))
+    if not isinstance(est, np.ndarray) or est.dtype != object or est.ndim != 2 or k is None or est.shape[1] != k \
+            or est.shape[0] < 1:
+        shape = getattr(est, "shape", type(est).__name__)
+        _refuse(where, "gradient boosting", f"estimators_ of shape {shape} for {k!r} trees per stage")
+    n_in = int(_own(gb, "n_features_in_"))
+    try:
+        init = gb._raw_predict_init(np.zeros((1, n_in), dtype=np.float32))
+    except Exception as exc:  # the initial estimator itself does not fit
+        _refuse(where, "gradient boosting", f"its initial estimator fails: {type(exc).__name__}: {str(exc)[:200]}")
+    if np.shape(init) != (1, k):
+        _refuse(where, "gradient boosting", f"initial predictions of shape {np.shape(init)[1:]} for {k} trees per stage")
+
+
+# --- HistGradientBoosting's TreePredictor ---------------------------------------------------------------------------
+
+def _check_predictor(p, where: str, n_features: int, categorical: np.ndarray) -> None:
+    """A TreePredictor whose nodes scikit-learn's compiled prediction can walk on ``n_features`` columns: every
+    internal node's children after it and inside the array, features in range, categorical splits only on
+    categorical features and with a bitset row that exists."""
+    from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE, X_BITSET_INNER_DTYPE
+
+    nodes = _own(p, "nodes")
+    if not isinstance(nodes, np.ndarray) or nodes.dtype != PREDICTOR_RECORD_DTYPE or nodes.ndim != 1 \
+            or nodes.size < 1:
+        _refuse(where, "predictor", f"nodes {getattr(nodes, 'dtype', type(nodes).__name__)} of shape "
+                f"{getattr(nodes, 'shape', '?')}, not a 1-d array of {PREDICTOR_RECORD_DTYPE.descr[:3]}...")
+    bitsets = {}
+    for name in ("raw_left_cat_bitsets", "binned_left_cat_bitsets"):
+        b = _own(p, name)
+        if not isinstance(b, np.ndarray) or b.dtype != X_BITSET_INNER_DTYPE or b.ndim != 2 or b.shape[1] != 8 \
+                or not b.flags.c_contiguous:
+            _refuse(where, "predictor", f"{name} of shape {getattr(b, 'shape', type(b).__name__)}, not (k, 8) uint32")
+        bitsets[name] = b.shape[0]
+    n = nodes.size
+    idx = np.arange(n)
+    leaf = nodes["is_leaf"] != 0
+    left, right = nodes["left"].astype(np.int64), nodes["right"].astype(np.int64)
+    feat = nodes["feature_idx"].astype(np.int64)
+    cat = nodes["is_categorical"] != 0
+    internal_ok = (left > idx) & (left < n) & (right > idx) & (right < n) & (feat >= 0) & (feat < n_features)
+    safe_feat = np.clip(feat, 0, n_features - 1)
+    cat_ok = ~cat | (categorical[safe_feat] & (nodes["bitset_idx"].astype(np.int64)
+                                               < min(bitsets.values())))
+    ok = leaf | (internal_ok & cat_ok)
+    if not ok.all():
+        _refuse(where, "predictor", f"node {int(np.flatnonzero(~ok)[0])} has children, a feature or a categorical "
+                "bitset out of range")
+
+
+def _check_hist_gradient_boosting(hgb, where: str, seen_predictors: set) -> None:
+    """A HistGradientBoosting model: its bin mapper (which features are categorical, their known categories), its
+    baseline and its predictors, ``n_trees_per_iteration_`` per iteration, each checked."""
+    from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
+
+    n_in = _int(_own(hgb, "n_features_in_"))
+    k = _int(_own(hgb, "n_trees_per_iteration_"))
+    if n_in is None or n_in < 1 or k is None or k < 1:
+        _refuse(where, "HistGradientBoosting", f"n_features_in_ {_own(hgb, 'n_features_in_')!r}, "
+                f"n_trees_per_iteration_ {_own(hgb, 'n_trees_per_iteration_')!r}")
+    if _own(hgb, "_preprocessor") is not None:
+        # its ColumnTransformer's output is the width the predictors read: not checked here, so not accepted
+        _refuse(where, "HistGradientBoosting", "it encodes categorical columns itself (a _preprocessor), whose "
+                "output width leakaudit does not check; fit it on numeric columns")
+    bm = _own(hgb, "_bin_mapper")
+    cat = _own(bm, "is_categorical_") if bm is not None else None
+    thr = _own(bm, "bin_thresholds_") if bm is not None else None
+    if not isinstance(cat, np.ndarray) or cat.shape != (n_in,) or not isinstance(thr, list) or len(thr) != n_in:
+        _refuse(where, "HistGradientBoosting", f"a bin mapper for {getattr(cat, 'shape', '?')} features, "
+                f"not {n_in}")
+    categorical = cat.astype(bool)
+    for j, t in enumerate(thr):
+        if not isinstance(t, np.ndarray) or t.ndim != 1 or (categorical[j] and (
+                t.size > 256 or not np.all((t >= 0) & (t <= 255) & (t == np.floor(t))))):
+            _refuse(where, "HistGradientBoosting", f"bin thresholds of feature {j} out of range")
+    base = _own(hgb, "_baseline_prediction")
+    if not isinstance(base, np.ndarray) or base.shape != (1, k):
+        _refuse(where, "HistGradientBoosting", f"a baseline of shape {getattr(base, 'shape', '?')}, not (1, {k})")
+    preds = _own(hgb, "_predictors")
+    if not isinstance(preds, list) or not preds:
+        _refuse(where, "HistGradientBoosting", "no predictors")
+    for i, it in enumerate(preds):
+        if not isinstance(it, list) or len(it) != k:
+            _refuse(where, "HistGradientBoosting", f"iteration {i} has {len(it) if isinstance(it, list) else it!r} "
+                    f"predictors, not {k}")
+        for j, p in enumerate(it):
+            if type(p) is not TreePredictor:
+                _refuse(where, "HistGradientBoosting", f"predictor {i},{j} is a {type(p).__name__}")
+            _check_predictor(p, f"{where}._predictors[{i}][{j}]", n_in, categorical)
+            seen_predictors.add(id(p))
+
+
+# --- fitted attributes ------------------------------------------------------------------------------------------------
+
+def _required_attributes(est) -> tuple[str, ...]:
+    """The fitted attributes scikit-learn's prediction reads for ``est``'s family (empty when not known)."""
+    from sklearn.base import is_classifier
+    from sklearn.ensemble import BaseEnsemble
+    from sklearn.ensemble._forest import BaseForest
+    from sklearn.ensemble._gb import BaseGradientBoosting
+    from sklearn.ensemble._hist_gradient_boosting.gradient_boosting import BaseHistGradientBoosting
+    from sklearn.linear_model._base import LinearClassifierMixin, LinearModel
+    from sklearn.neural_network._multilayer_perceptron import BaseMultilayerPerceptron
+    from sklearn.tree._classes import BaseDecisionTree
+
+    cls = ("classes_",) if is_classifier(est) else ()
+    if isinstance(est, BaseDecisionTree):
+        return ("tree_", "n_features_in_", "n_outputs_") + (cls + ("n_classes_",) if cls else ())
+    if isinstance(est, BaseForest):
+        return ("estimators_", "n_features_in_", "n_outputs_") + (cls + ("n_classes_",) if cls else ())
+    if isinstance(est, BaseGradientBoosting):
+        return ("estimators_", "init_", "n_features_in_", "n_trees_per_iteration_", "_loss") + cls
+    if isinstance(est, BaseHistGradientBoosting):
+        return ("_predictors", "_bin_mapper", "_baseline_prediction", "n_features_in_", "n_trees_per_iteration_",
+                "_loss", "_preprocessor") + cls
+    if isinstance(est, BaseMultilayerPerceptron):
+        return ("coefs_", "intercepts_", "n_layers_", "n_outputs_", "out_activation_", "n_features_in_") + (
+            cls + ("_label_binarizer",) if cls else ())
+    if isinstance(est, (LinearClassifierMixin, LinearModel)):
+        return ("coef_", "intercept_") + cls
+    if isinstance(est, BaseEnsemble):
+        return ("estimators_",) + cls
+    return ()
+
+
+def check_fitted(est, where: str) -> None:
+    """Raise UnsafeFileError naming the first fitted attribute ``est`` lacks that its prediction reads (for the model
+    families leakaudit knows; a Pipeline's steps and an ensemble's members are checked too)."""
+    from sklearn.pipeline import Pipeline
+
+    stack = [(est, where)]
+    while stack:
+        e, w = stack.pop()
+        if isinstance(e, Pipeline):
+            steps = _own(e, "steps")
+            stack.extend((s[1], f"{w}.steps[{i}]") for i, s in enumerate(steps or ())
+                         if isinstance(s, tuple) and len(s) == 2 and s[1] not in (None, "passthrough"))
+            continue
+        d = getattr(e, "__dict__", None)
+        if not isinstance(d, dict):
+            continue
+        missing = [a for a in _required_attributes(e) if a not in d]
+        if missing:
+            raise UnsafeFileError(
+                f"{_short(w)}: the {type(e).__name__} lacks the fitted attribute{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(missing)} that its prediction reads (a partially fitted or edited model); refusing it")
+        members = d.get("estimators_")
+        if members is not None and not isinstance(members, (str, bytes)):
+            stack.extend((m, f"{w}.estimators_[{i}]") for i, m in enumerate(_flat(members))
+                         if m is not None and hasattr(m, "__dict__"))
+
+
+# --- the whole model -----------------------------------------------------------------------------------------------
+
+def checked_trees(obj, where: str = "model") -> list:
+    """Check every fitted scikit-learn Tree and HistGradientBoosting predictor reachable from ``obj``
+    (:func:`walk_objects`) and the estimators that hold them; return the objects checked (each once, however often
+    it is referenced). A Tree or predictor outside any estimator that would use it is refused (fail closed)."""
+    from sklearn.ensemble._gb import BaseGradientBoosting
+    from sklearn.ensemble._hist_gradient_boosting.gradient_boosting import BaseHistGradientBoosting
+    from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
+    from sklearn.tree._tree import Tree
+
+    objects = list(walk_objects(obj, where))
+    found: dict[int, tuple[object, str]] = {}
+    checked: set[int] = set()
+    ensemble_members: set[int] = set()
+    for o, w in objects:
+        if isinstance(o, (Tree, TreePredictor)):
+            found[id(o)] = (o, w)
+    for o, w in objects:  # tree owners first: an ensemble's checks read its trees' widths
+        t = _own(o, "tree_")
+        if isinstance(t, Tree):
+            _check_tree_owner(o, t, w)
+            checked.add(id(t))
+    for o, w in objects:
+        if _own(o, "estimators_") is not None:
+            _check_ensemble_width(o, w, ensemble_members)
+        if isinstance(o, BaseGradientBoosting) and _own(o, "estimators_") is not None:
+            _check_gradient_boosting(o, w)
+        if isinstance(o, BaseHistGradientBoosting) and _own(o, "_predictors") is not None:
+            _check_hist_gradient_boosting(o, w, checked)
+    unreached = [w for i, (o, w) in found.items() if i not in checked]
+    if unreached:
+        raise UnsafeFileError(
+            f"{_short(unreached[0])}: a fitted {type(found[next(i for i in found if i not in checked)][0]).__name__} "
+            "outside any estimator that records its input width; leakaudit cannot check it, refusing to use it")
+    return [found[i][0] for i in found]
+
+
+def check_model_structure(est, where: str) -> list:
+    """Every check of this module on a loaded model: fitted attributes (:func:`check_fitted`), then every tree and
+    predictor (:func:`checked_trees`); returns the trees and predictors checked."""
+    check_fitted(est, where)
+    return checked_trees(est, where)
+
+
+def check_input_width(est, n_features: int, where: str) -> None:
+    """The model takes ``n_features`` columns, the width of the data the audit will feed it: its recorded input
+    width (``n_features_in_``, a Pipeline's first step's) must be that."""
+    n_in = getattr(est, "n_features_in_", None)  # a Pipeline's is its first step's (a property)
+    if _int(n_in) != int(n_features):
+        raise UnsafeFileError(f"{_short(where)}: the {type(est).__name__} records an input width of {n_in!r}; the "
+                              f"data it will be given has {n_features} columns; refusing to use it")
