@@ -15,4 +15,22 @@ __version__ = "0.1.0"
 
 from .exceptions import LeakauditError  # noqa: E402
 
-__all__ = ["__version__", "LeakauditError"]
+__all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack"]
+
+#: the public names, imported when first used: ``import leakaudit`` (and ``leakaudit --version``) stays light
+_LAZY = {"audit": ("leakaudit.audit", None), "AuditResult": ("leakaudit.audit.results", "AuditResult"),
+         "register_attack": ("leakaudit.membership._registry", "register_attack")}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'leakaudit' has no attribute {name!r}")
+    import importlib
+
+    module, attr = _LAZY[name]
+    mod = importlib.import_module(module)
+    return mod if attr is None else getattr(mod, attr)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

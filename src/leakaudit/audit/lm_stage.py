@@ -320,7 +320,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
     result = AuditResult(
         leakaudit_version=__version__, created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         command=command or "leakaudit audit", config=cfg.model_dump(mode="json"), data=data, target=target,
-        membership=summary, dtp=None, skipped=[s.model_dump() for s in skipped], verdict=verdict,
+        membership=summary, dtp=None, skipped=[s.as_dict() for s in skipped], verdict=verdict,
         timings=st.timings, resources={"peak_memory_mb": round(peak_rss_mb(), 1)}, settings=settings)
     rec = pd.DataFrame({"record": np.arange(len(all_texts)), "source": texts.source, "row": texts.row,
                         "is_member": m, "text": [_shorten(t) for t in all_texts], "n_tokens": ts.n_tokens,
