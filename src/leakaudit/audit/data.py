@@ -326,7 +326,7 @@ def _user_data(cfg: AuditConfig) -> AuditData:
 
 def _reconciled(train: pd.DataFrame, test: pd.DataFrame, pop: pd.DataFrame | None, *, label: str,
                 sensitive: list[str], wheres: list[str], rows_mem: np.ndarray, rows_non: np.ndarray, name: str,
-                description: str) -> AuditData:
+                description: str, sources: dict | None = None) -> AuditData:
     """The members, non-members and population reconciled once (same columns by name, one type per column, the
     same classes among members and non-members, usable sensitive columns) and encoded. ``wheres`` names each table
     in messages."""

@@ -82,7 +82,7 @@ class AuditResult(Result):
     property: dict[str, Any] = Field(default_factory=dict)
     mip: dict[str, Any] | None = None
     dp: dict[str, Any] | None = None
-    skipped: list[dict[str, str]] = Field(default_factory=list)
+    skipped: list[dict[str, Any]] = Field(default_factory=list)
     verdict: Verdict
     timings: dict[str, float]
     resources: dict[str, Any]
@@ -255,7 +255,10 @@ def results_json_schema() -> dict[str, Any]:
         "type": "object", "description": "An analysis that could not run: why, and what would enable it.",
         "required": ["name", "reason"], "additionalProperties": False,
         "properties": {"name": {"type": "string", "minLength": 1}, "reason": {"type": "string", "minLength": 1},
-                       "fix": {"type": "string"}},
+                       "fix": {"type": "string"},
+                       "missing": {"type": "array", "items": {"type": "string"},
+                                   "description": "the inputs it lacked (population, model, or an attack input "
+                                                  "such as reference); absent when none is named"}},
     }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -29,6 +29,7 @@ from ._base import (
     cross_entropy_loss,
     fit_reference_models,
     paired_half_masks,
+    true_class_probability,
 )
 from ._registry import AttackSpec, audit_attacks, available_attacks, display_name, make_attack, register_attack
 from .bavaria import BaVarIA
@@ -61,6 +62,7 @@ from .threshold import (
 
 __all__ = [
     "Attack", "AttackInputs", "AttackResult", "ReferenceSet", "cross_entropy_loss", "fit_reference_models",
+    "true_class_probability",
     "paired_half_masks", "available_attacks", "make_attack", "register_attack", "display_name", "audit_attacks",
     "AttackSpec", "bin_index", "bin_probabilities",
     "ColludingAdversary", "ColludingLearner", "TriggerFunction", "colluding_advantage_bound",
