@@ -17,20 +17,22 @@ from .exceptions import LeakauditError  # noqa: E402
 
 __all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack"]
 
-#: the public names, imported when first used: ``import leakaudit`` (and ``leakaudit --version``) stays light
-_LAZY = {"audit": ("leakaudit.audit", None), "AuditResult": ("leakaudit.audit.results", "AuditResult"),
-         "register_attack": ("leakaudit.membership._registry", "register_attack")}
-
-
 def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'leakaudit' has no attribute {name!r}")
-    import importlib
+    """The public names, imported when first used: ``import leakaudit`` (and ``leakaudit --version``) stays light."""
+    if name == "audit":  # the package leakaudit.audit, callable as leakaudit.audit.api.audit
+        from .audit import api  # noqa: F401  (importing the package binds it here as ``audit``)
 
-    module, attr = _LAZY[name]
-    mod = importlib.import_module(module)
-    return mod if attr is None else getattr(mod, attr)
+        return globals()["audit"]
+    if name == "AuditResult":
+        from .audit.results import AuditResult
+
+        return AuditResult
+    if name == "register_attack":
+        from .membership._registry import register_attack
+
+        return register_attack
+    raise AttributeError(f"module 'leakaudit' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | {"audit", "AuditResult", "register_attack"})

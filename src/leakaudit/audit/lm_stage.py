@@ -29,6 +29,7 @@ from ..metrics import DEFAULT_FPRS, empirical_epsilon, evaluate_membership
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Check, Skipped
 from .config import AuditConfig
 from .membership_stage import _attack_checks
+from .plan import check_confidence
 from .progress import StageProgress
 from .results import AuditResult
 from .verdict import decide
@@ -237,7 +238,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
                               batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False) for r in refs]
     n_attacks = 3 + (ts.mean is not None) + (3 if refs else 0)
     per_attack = 2 + (cfg.epsilon_budget is not None)
-    cc = 1 - (1 - cfg.confidence) / (n_attacks * per_attack + 1)
+    cc = check_confidence(cfg.confidence, n_attacks * per_attack + 1)  # every attack's checks and the blind baseline
     fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
 
     def measure(s):
