@@ -113,6 +113,8 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str, popul
     from .pipeline import audit_core
     from .target import sklearn_target
 
+    if not isinstance(label, str) or not label:
+        raise InvalidParameterError(f"label must be the name of the label column; got {label!r}")
     if members is None or nonmembers is None:
         raise InvalidParameterError("members and nonmembers are required: the records the model was trained on, "
                                     "and records of the same distribution it never saw")
