@@ -18,8 +18,8 @@ import warnings
 import numpy as np
 
 from ..exceptions import InvalidParameterError, NotEstimableWarning
-from ..membership import AttackInputs, cross_entropy_loss, fit_reference_models, make_attack, paired_half_masks
-from ..membership._registry import ATTACKS, audit_attacks, display_name
+from ..membership import (ATTACKS, AttackInputs, audit_attacks, cross_entropy_loss, display_name, fit_reference_models,
+                          make_attack, paired_half_masks)
 from ..metrics import (
     DEFAULT_FPRS,
     auc_ci_can_exceed,

@@ -31,7 +31,7 @@ from ._base import (
     paired_half_masks,
     true_class_probability,
 )
-from ._registry import AttackSpec, audit_attacks, available_attacks, display_name, make_attack, register_attack
+from ._registry import ATTACKS, AttackSpec, audit_attacks, available_attacks, display_name, make_attack, register_attack
 from .bavaria import BaVarIA
 from .binning import bin_index, bin_probabilities
 from .colluding import ColludingAdversary, ColludingLearner, TriggerFunction, colluding_advantage_bound
@@ -64,7 +64,7 @@ __all__ = [
     "Attack", "AttackInputs", "AttackResult", "ReferenceSet", "cross_entropy_loss", "fit_reference_models",
     "true_class_probability",
     "paired_half_masks", "available_attacks", "make_attack", "register_attack", "display_name", "audit_attacks",
-    "AttackSpec", "bin_index", "bin_probabilities",
+    "ATTACKS", "AttackSpec", "bin_index", "bin_probabilities",
     "ColludingAdversary", "ColludingLearner", "TriggerFunction", "colluding_advantage_bound",
     "DistanceAttack", "kl_divergence", "train_targeted_shadows", "FrequencyAttack", "LiRA",
     "logit_scaled_confidence", "audit_model", "long_protocol", "membership_experiment",

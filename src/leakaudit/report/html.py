@@ -21,7 +21,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..exceptions import DataFileError
-from ..membership._registry import ATTACKS, display_name
+from ..membership import ATTACKS, display_name
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
 __all__ = ["fmt", "render_report", "write_report"]
