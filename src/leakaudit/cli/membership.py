@@ -63,7 +63,7 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
     from .._results import write_json_atomic
     from ..exceptions import InvalidParameterError
     from ..membership import audit_model
-    from ..membership._registry import available_attacks
+    from ..membership import available_attacks
 
     for a in attacks:
         if a not in available_attacks():

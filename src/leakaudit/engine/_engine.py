@@ -353,6 +353,9 @@ class Engine:
             raise InvalidParameterError(
                 f"learner must be a leakaudit Learner (fit_many and task); got {type(learner).__name__}"
             )
+        validate = getattr(learner, "validate_params", None)
+        if callable(validate):  # the learner's own parameter checks, before any worker starts
+            validate()
         # The learners' own fit_many opening. A sparse X stays sparse: the cache fingerprints it as it is, and
         # each chunk's fit_many densifies the rows that chunk uses (a learner without sparse support), so a
         # chunk's key and models do not depend on the other chunks of the call.

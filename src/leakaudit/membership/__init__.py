@@ -29,8 +29,9 @@ from ._base import (
     cross_entropy_loss,
     fit_reference_models,
     paired_half_masks,
+    true_class_probability,
 )
-from ._registry import available_attacks, make_attack
+from ._registry import ATTACKS, AttackSpec, audit_attacks, available_attacks, display_name, make_attack, register_attack
 from .bavaria import BaVarIA
 from .binning import bin_index, bin_probabilities
 from .colluding import ColludingAdversary, ColludingLearner, TriggerFunction, colluding_advantage_bound
@@ -61,7 +62,9 @@ from .threshold import (
 
 __all__ = [
     "Attack", "AttackInputs", "AttackResult", "ReferenceSet", "cross_entropy_loss", "fit_reference_models",
-    "paired_half_masks", "available_attacks", "make_attack", "bin_index", "bin_probabilities",
+    "true_class_probability",
+    "paired_half_masks", "available_attacks", "make_attack", "register_attack", "display_name", "audit_attacks",
+    "ATTACKS", "AttackSpec", "bin_index", "bin_probabilities",
     "ColludingAdversary", "ColludingLearner", "TriggerFunction", "colluding_advantage_bound",
     "DistanceAttack", "kl_divergence", "train_targeted_shadows", "FrequencyAttack", "LiRA",
     "logit_scaled_confidence", "audit_model", "long_protocol", "membership_experiment",
