@@ -189,7 +189,9 @@ def _check_gradient_boosting(gb, where: str) -> None:
             or est.shape[0] < 1:
         shape = getattr(est, "shape", type(est).__name__)
         _refuse(where, "gradient boosting", f"estimators_ of shape {shape} for {k!r} trees per stage")
-    n_in = int(_own(gb, "n_features_in_"))
+    n_in = _int(_own(gb, "n_features_in_"))
+    if n_in is None or n_in < 1:
+        _refuse(where, "gradient boosting", f"n_features_in_ {_own(gb, 'n_features_in_')!r}")
     try:
         init = gb._raw_predict_init(np.zeros((1, n_in), dtype=np.float32))
     except Exception as exc:  # the initial estimator itself does not fit
@@ -366,12 +368,12 @@ def checked_trees(obj, where: str = "model") -> list:
             _check_gradient_boosting(o, w)
         if isinstance(o, BaseHistGradientBoosting) and _own(o, "_predictors") is not None:
             _check_hist_gradient_boosting(o, w, checked)
-    unreached = [w for i, (o, w) in found.items() if i not in checked]
+    unreached = [(o, w) for i, (o, w) in found.items() if i not in checked]
     if unreached:
-        raise UnsafeFileError(
-            f"{_short(unreached[0])}: a fitted {type(found[next(i for i in found if i not in checked)][0]).__name__} "
-            "outside any estimator that records its input width; leakaudit cannot check it, refusing to use it")
-    return [found[i][0] for i in found]
+        o, w = unreached[0]
+        raise UnsafeFileError(f"{_short(w)}: a fitted {type(o).__name__} outside any estimator that records its "
+                              "input width; leakaudit cannot check it, refusing to use it")
+    return [o for o, _ in found.values()]
 
 
 def check_model_structure(est, where: str) -> list:
