@@ -47,8 +47,8 @@ def check_archive(path: Path, budget: int | None = None) -> int:
     """Refuse a skops zip whose members would take more memory to load than ``budget`` bytes (default: the memory
     budget in force), from the sizes its central directory declares; return the estimate in bytes.
 
-    zipfile inflates no more of a member than its declared size (a member declaring less than it holds fails its
-    CRC check instead), so the declared sizes bound what loading can take."""
+    zipfile inflates no more of a member than its declared size (what a member holds beyond it is never read),
+    so the declared sizes bound what loading can take."""
     from ..engine import memory_budget
 
     budget = memory_budget() if budget is None else int(budget)
