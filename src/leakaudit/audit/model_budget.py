@@ -33,6 +33,9 @@ __all__ = ["SCHEMA_FACTOR", "Cost", "check_archive", "model_costs", "check_model
 #: 300-tree forest (4.4 MB of schema, 26 MB of arrays) peaked 93 MB over the process before loading (2 x 26 + 9 x 4.4)
 SCHEMA_FACTOR = 10
 _ARRAY_COPIES = 2  # the member's bytes, then the array built from them (both alive until the load ends)
+#: steps of a tree's growth per row, feature and level of its sort, so that scikit-learn's forest runs about as many
+#: steps per second as its MLPClassifier (benchmarks/work_steps.py)
+TREE_ROW_STEPS = 10
 
 
 def _size(b: float) -> str:
@@ -102,11 +105,12 @@ def _max_features(mf, d: int) -> int:
 
 
 def _tree_fit_steps(n: int, mf: int) -> float:
-    """One tree grown on ``n`` rows trying ``mf`` features per split: each level sorts the rows on each feature."""
-    lg = math.log2(max(n, 2))
+    """One tree grown on ``n`` rows trying ``mf`` features per split: each level sorts the rows on each feature
+    (:data:`TREE_ROW_STEPS` steps a row, a feature and a level of the sort)."""
     from ..engine._work import TREE_OVERHEAD
 
-    return TREE_OVERHEAD + n * lg * lg * mf
+    lg = math.log2(max(n, 2))
+    return TREE_OVERHEAD + TREE_ROW_STEPS * n * lg * lg * mf
 
 
 def _trees_held(est) -> list:

@@ -2,11 +2,12 @@
 
 A model read from a file declares its own sizes (trees, iterations, hidden units); retraining it on the audit's
 records costs what those numbers say. The audit estimates that work up front, in elementary steps (one
-multiply-add of a network, one row compared at one tree node, one row binned; a tree's fixed cost counted as
-:data:`TREE_OVERHEAD` steps), and refuses a model whose one fit, or one prediction over the records, would exceed
-the budget. The default, :data:`DEFAULT_WORK_BUDGET` steps, is roughly a quarter of an hour to a few hours of one
-core, depending on the kind of step; the environment variable ``LEAKAUDIT_WORK_BUDGET`` or
-:func:`using_work_budget` sets another.
+multiply-add of a network, a tenth of a row's sort and split search at one tree node, one row binned; a tree's fixed
+cost counted as :data:`TREE_OVERHEAD` steps), and refuses a model whose one fit, or one prediction over the records, would exceed
+the budget. Steps are counted so that scikit-learn runs 1.4 to 2.9 x 10^9 of them per second of one core (its
+forest and its MLPClassifier, benchmarks/work_steps.py), so the default, :data:`DEFAULT_WORK_BUDGET` steps, is one
+to two hours of one core per fit; the environment variable ``LEAKAUDIT_WORK_BUDGET`` or :func:`using_work_budget`
+sets another.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ __all__ = ["DEFAULT_WORK_BUDGET", "TREE_OVERHEAD", "parse_work_amount", "work_bu
 
 #: steps one model's fit or prediction may take by default
 DEFAULT_WORK_BUDGET = 10**13
-#: the fixed cost of growing one tree, in steps (allocation and bookkeeping, whatever its size)
-TREE_OVERHEAD = 10**5
+#: the fixed cost of growing one tree, in steps (scikit-learn's validation, allocation and bookkeeping, whatever its
+#: size)
+TREE_OVERHEAD = 10**6
 _ENV = "LEAKAUDIT_WORK_BUDGET"
 
 _budget: contextvars.ContextVar[int | None] = contextvars.ContextVar("leakaudit_work_budget", default=None)
