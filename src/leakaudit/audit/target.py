@@ -149,24 +149,13 @@ _SKLEARN_INTERNALS = ("sklearn.neural_network._stochastic_optimizers.AdamOptimiz
                       "sklearn.neural_network._stochastic_optimizers.SGDOptimizer")
 
 
-#: scikit-learn's fitted tree (every tree model and forest holds them) and HistGradientBoosting's predictor. skops does
-#: not trust them because scikit-learn indexes their node arrays without bounds checks, so a crafted file could make
-#: inference read out of bounds; leakaudit loads them and then checks every one, and the estimators that use them,
-#: before any use (:mod:`.model_safety`)
-_SKLEARN_TREE = "sklearn.tree._tree.Tree"
-
-
-def _checked_trees(obj, where: str = "model") -> list:
-    """Every fitted tree and predictor inside ``obj``, checked (:func:`.model_safety.checked_trees`)."""
-    from .model_safety import checked_trees
-
-    return checked_trees(obj, where)
-
-
 def _check_trees(obj, where: str = "model") -> int:
     """Check every fitted scikit-learn tree and HistGradientBoosting predictor inside ``obj`` (an estimator, a
-    pipeline's steps, a forest's or a boosting ensemble's trees, at any nesting depth); return how many."""
-    return len(_checked_trees(obj, where))
+    pipeline's steps, a forest's or a boosting ensemble's trees, at any nesting depth) with
+    :func:`.model_safety.checked_trees`; return how many."""
+    from .model_safety import checked_trees
+
+    return len(checked_trees(obj, where))
 
 
 def _skops_load_with_trees(path: Path, trusted: list[str]) -> tuple[object, list | int]:
