@@ -184,6 +184,13 @@ def _gradient_boosting_grid_widened(df):
     return gb
 
 
+def _width_not_its_names(df):
+    """Fitted on the columns a and b, recording a width of 1,000,000: scikit-learn would check the data against it."""
+    est = _tree_far_feature(df)
+    est.n_features_in_ = 10**6
+    return est
+
+
 CRAFTED = {
     "tree_without_width": (_tree_without_width, "lacks the fitted attribute n_features_in_"),
     "tree_width_faked": (_tree_width_faked, "1000000 features; its input has 2"),
@@ -193,6 +200,8 @@ CRAFTED = {
     "tree_classes_faked": (_tree_classes_faked, "n_classes_ 5"),
     "tree_loose_in_an_attribute": (_tree_loose_in_an_attribute, "outside any estimator"),
     "gradient_boosting_grid_widened": (_gradient_boosting_grid_widened, "initial predictions of shape (1,)"),
+    "width_not_its_names": (_width_not_its_names, "records an input width of 1000000; the data it will be given "
+                                                  "has 2 columns"),
 }
 
 

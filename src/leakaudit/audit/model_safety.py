@@ -377,9 +377,14 @@ def checked_trees(obj, where: str = "model") -> list:
 
 
 def check_model_structure(est, where: str) -> list:
-    """Every check of this module on a loaded model: fitted attributes (:func:`check_fitted`), then every tree and
-    predictor (:func:`checked_trees`); returns the trees and predictors checked."""
+    """Every check of this module on a loaded model: fitted attributes (:func:`check_fitted`), the recorded input
+    width against the recorded column names (the data is fed by those names, and scikit-learn checks its width
+    against ``n_features_in_``), then every tree and predictor (:func:`checked_trees`); returns the trees and
+    predictors checked."""
     check_fitted(est, where)
+    names = getattr(est, "feature_names_in_", None)  # a Pipeline's are its first step's (a property)
+    if names is not None:
+        check_input_width(est, len(names), where)
     return checked_trees(est, where)
 
 
