@@ -118,8 +118,10 @@ def test_gather_rewrites_each_section_as_on_the_page(tmp_path):
     (tmp_path / "izzo-fig1.md").write_text("| quantity | paper | ours |\n")
     page = reg.gather(tmp_path, write_sections=True)
     section = (tmp_path / "izzo-fig1.md").read_text()
-    assert "| reference |" in section and section in page
+    # the page links the section's figures under the runs' folder, the section beside them
+    assert "| reference |" in section and section.replace("](izzo-fig1.png)", f"]({tmp_path.name}/izzo-fig1.png)") in page
     assert "code digest not recorded" in section
+    assert (tmp_path / "izzo-fig1.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_a_reduced_section_says_what_full_would_cost():

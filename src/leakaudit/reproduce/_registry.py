@@ -555,7 +555,7 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
         res["rows"] += claim_rows(res)
         classify(res)
         results.append(res)
-    books = per_paper(results)
+    books = per_paper(results, {res["name"]: get(res["name"]).paper for res in results})
     parts += [per_paper_text(books), totals_text(totals(results))]
     stale = [res["name"] for res in results if not _made_by_current_code(res)]
     parts += [

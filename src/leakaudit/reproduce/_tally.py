@@ -107,16 +107,15 @@ def _class(rows: list[tuple[str, dict, object]], result: str) -> str:
     return "beats the paper" if BEATS in statuses else "reproduced"
 
 
-def per_paper(results: list[dict]) -> dict:
+def per_paper(results: list[dict], papers: dict[str, str]) -> dict:
     """Each paper's distinct results by class: ``{paper: {"results": {result: (class, rows)}, "missing": [...],
     "dropped": n, "computation": {status: rows}}}``, over rows compared with the paper itself (``PAPER_REFERENCES``);
-    rows compared with a computation are counted by status, as rows."""
-    from . import _registry
-
+    rows compared with a computation are counted by status, as rows. ``papers``: each reproduction's ``paper``
+    text, by name."""
     out: dict[str, dict] = {}
     grouped: dict[tuple[str, str], list] = defaultdict(list)
     for res in results:
-        paper = paper_of(_registry.get(res["name"]).paper)
+        paper = paper_of(papers[res["name"]])
         book = out.setdefault(paper, {"results": {}, "missing": [], "dropped": 0,
                                       "computation": {s: 0 for s in JUDGED}})
         for r in res["rows"]:
