@@ -141,7 +141,6 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("chase-fig1", rf"^({_PROPERTY}) best accuracy", r"Fig. 1: \1 above 90% at p <= 0.10", favourable="higher"),
     Entry("chase-fig1-mlp", r"best accuracy", favourable="higher"),
     Entry("chase-fig2", r"", substitute="SpamAssassin"),
-    Entry("chase-fig5-6", r"^enron-", substitute="SpamAssassin"),
     Entry("chase-table2|chase-table3|chase-fig3|chase-fig4", r"accuracy", favourable="higher"),
 )
 
