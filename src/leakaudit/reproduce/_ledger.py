@@ -207,6 +207,14 @@ def _grows_with(first: str, last: str) -> Callable:
     return holds
 
 
+def _below(quantity: str, bound: float) -> Callable:
+    def holds(values):
+        v = _seeds_of(values, quantity)
+        return None if v is None else (v[0] < bound).astype(float)
+
+    return holds
+
+
 _FIG56 = ("census-random", "census-gender", "census-race", "enron-random", "enron-negative")
 CLAIMS: tuple[Claim, ...] = (
     *(Claim("chase-fig5-6", f"claim: {p} target recall rises from p=0.00 to p=0.20 (1 = holds)",
@@ -224,6 +232,22 @@ CLAIMS: tuple[Claim, ...] = (
           "Fig. 3: r rises with the measurements and flattens after about 10",
           "per seed: r with 10 measurements above r with 1, and the gain from 10 to 100 smaller than from 1 to 10",
           _r_flattens),
+    *(Claim("long-dtp-correlation", f"claim: every {m}-Adult target's distance-attack accuracy below 0.70 (1 = holds)",
+            "§5.5: every NB- and LR-Adult target's distance-attack accuracy below 0.70",
+            "the paper: the distance attack's per-target accuracy is below 70% for every NB- and LR-Adult target; "
+            f"per seed, the row '{m}-Adult max per-target accuracy' below 0.70",
+            _below(f"{m}-Adult max per-target accuracy", 0.70))
+      for m in ("NB", "LR")),
+    Claim("chase-table2", "claim: accuracy drops from 1 to 5 hidden layers, n=1000 (1 = holds)",
+          "Table II: the attack's accuracy drops as layers are added",
+          "'as we add more layers, the accuracy of the attack tends to drop': our accuracy against the 5-layer MLP "
+          "below that against the 1-layer one at n = 1000, per seed",
+          _grows_with("MLP [32, 16, 8, 4, 2] accuracy (n=1000, p=0.05)", "MLP [2] accuracy (n=1000, p=0.05)")),
+    Claim("chase-table2", "claim: accuracy rises with n=10000 against n=1000, 5 layers (1 = holds)",
+          "Table II: a larger training set restores the accuracy against the 5-layer MLP",
+          "'the accuracy increases significantly when we set the training size to 10000': our accuracy against the "
+          "5-layer MLP at n = 10,000 above n = 1,000, per seed",
+          _grows_with("MLP [32, 16, 8, 4, 2] accuracy (n=1000, p=0.05)", "MLP [32, 16, 8, 4, 2] accuracy (n=10000, p=0.05)")),
     Claim("chase-fig4", "claim: accuracy grows with the training set, n=100 to n=1500 (1 = holds)",
           "Fig. 4: accuracy grows with the training set size",
           "'we vary the training set size from 100 to 1500 and the upward trend is quite easy to observe': our "
