@@ -20,15 +20,15 @@ from pathlib import Path
 from ._judge import interval
 from ._kinds import PAPER_REFERENCES
 
-__all__ = ["FIGURES", "NOT_DRAWN", "Figure", "draw_figures", "figures_of"]
+__all__ = ["FIGURES", "NOT_DRAWN", "Figure", "draw_figures", "figures_of", "not_drawn_text"]
 
 
 @dataclass(frozen=True)
 class Figure:
     """One paper figure: ``file`` (a PNG name under the runs' folder), ``title``, the ``section`` it is drawn from,
-    the row ``pattern`` (groups ``x`` and optionally ``s``), the axes' labels and scales. ``x_from``: a template
-    (``{x}`` for the x group) naming a row whose mean is the point's x instead (Yeom's Fig. 3 plots against r, not
-    the tree depth). ``sequence``: the rows hold a semicolon-separated sequence in their note (one curve each, x the
+    the row ``pattern`` (group ``x``; its other groups name the curve), the axes' labels and scales. ``x_from``:
+    templates (the pattern's groups by name) naming a row whose mean is the point's x instead, or two rows whose
+    means' ratio is (Yeom's Figs. 2a-b and 3 plot against r = R_cv / R_emp, not the depth or the penalty). ``sequence``: the rows hold a semicolon-separated sequence in their note (one curve each, x the
     step), as long-dtp-fig6's removal curves do; ``paper_pattern`` then names the rows holding the paper's printed
     points (group ``x``, the step; absent: step 0)."""
 
@@ -40,7 +40,7 @@ class Figure:
     ylabel: str
     logx: bool = False
     logy: bool = False
-    x_from: str | None = None
+    x_from: tuple[str, ...] | None = None
     sequence: bool = False
     paper_pattern: str | None = None
 
@@ -56,18 +56,20 @@ FIGURES: tuple[Figure, ...] = (
     Figure("yeom-fig1.png", "Yeom et al. Fig. 1: advantage of Adversary 4 against the influence tau",
            "yeom-fig1", r"^(?P<s>Thm 5 advantage|simulated Adversary 4), tau/sigma_S=(?P<x>[\d.]+), "
                         r"sigma_D/sigma_S=(?P<t>[\d.]+)$", "tau / sigma_S", "membership advantage"),
-    Figure("yeom-fig2a.png", "Yeom et al. Fig. 2a: Eyedata ridge regression, advantage against lambda", "yeom-fig2ab",
-           r"^Eyedata λ (?P<x>\d+): (?P<s>empirical known-σ advantage|empirical unknown-σ advantage|Thm 3 advantage "
-           r"at r|§3.3 advantage at r)$", "ridge lambda", "membership advantage", logx=True),
-    Figure("yeom-fig2b.png", "Yeom et al. Fig. 2b: IWPC regression trees, advantage against depth", "yeom-fig2ab",
-           r"^IWPC depth (?P<x>\d+): (?P<s>empirical known-σ advantage|empirical unknown-σ advantage|Thm 3 advantage "
-           r"at r|§3.3 advantage at r)$", "tree depth", "membership advantage"),
+    Figure("yeom-fig2a.png", "Yeom et al. Fig. 2a: known sigma, Eyedata ridge and IWPC trees, advantage against r",
+           "yeom-fig2ab", r"^(?P<d>Eyedata λ|IWPC depth) (?P<x>\d+): (?P<s>empirical known-σ advantage|Thm 3 advantage "
+                          r"at r)$", "r = R_cv / R_emp", "membership advantage",
+           x_from=("{d} {x}: R_cv", "{d} {x}: R_emp")),
+    Figure("yeom-fig2b.png", "Yeom et al. Fig. 2b: unknown sigma, Eyedata ridge and IWPC trees, advantage against r",
+           "yeom-fig2ab", r"^(?P<d>Eyedata λ|IWPC depth) (?P<x>\d+): (?P<s>empirical unknown-σ advantage|§3.3 "
+                          r"advantage at r)$", "r = R_cv / R_emp", "membership advantage",
+           x_from=("{d} {x}: R_cv", "{d} {x}: R_emp")),
     Figure("yeom-fig2c.png", "Yeom et al. Fig. 2c: CNN on Fashion-MNIST (for MNIST/CIFAR), advantage against size s",
            "yeom-fig2c", r"^s=(?P<x>\d+): (?P<s>threshold-at-L_S advantage|§3.3 curve at r = sqrt\(L_D / L_S\)|"
                          r"Thm 3 curve at r = sqrt\(L_D / L_S\))$", "CNN size s", "membership advantage", logx=True),
     Figure("yeom-fig3.png", "Yeom et al. Fig. 3: IWPC trees, membership and attribute advantage against r",
            "yeom-fig3", r"^d=(?P<x>\d+) (?P<s>membership|VKORC1 A4|VKORC1 A6|VKORC1 A7|CYP2C9 A4|CYP2C9 A6|"
-                        r"CYP2C9 A7)$", "r = R_cv / R_emp", "advantage", x_from="d={x} r = R_cv/R_emp"),
+                        r"CYP2C9 A7)$", "r = R_cv / R_emp", "advantage", x_from=("d={x} r = R_cv/R_emp",)),
     Figure("yeom-fig4.png", "Yeom et al. Fig. 4: colluding training algorithm on Fashion-MNIST, against size s",
            "yeom-fig4", r"^s=(?P<x>\d+): (?P<s>colluding advantage|generalization error \(subverted\))$",
            "CNN size s", "advantage / generalization error", logx=True),
@@ -99,8 +101,12 @@ FIGURES: tuple[Figure, ...] = (
 
 # paper figures the stored runs cannot draw, and why
 NOT_DRAWN: dict[str, str] = {
-    "Long et al. Figs. 1, 4 and 5 (per-target attack accuracy against PDTP)": (
+    "Long et al. Figs. 1, 2, 4 and 5 (per-target attack accuracy against average PDTP, one point per target)": (
         "the stored runs hold the pooled metrics and the correlations, not one value per target"),
+    "Yeom et al. Figs. 2c and 4 beyond s = 16 and s = 32 (the paper goes to s = 128)": (
+        "not run: yeom-fig2c and yeom-fig4 run at the reduced profile, whose sections say what full would cost"),
+    "Chase et al. Figs. 3 and 4, the curves other than census-random": (
+        "not run: chase-fig3 and chase-fig4 run the census-random curve only"),
     "Long et al. Figs. 7 and 8 (distributions of prediction variation)": (
         "the stored runs hold each seed's median noise floor (long-dtp-bounds), not the distributions"),
 }
@@ -116,18 +122,17 @@ def _points(result: dict, fig: Figure) -> dict[str, list[tuple]]:
         if not m:
             continue
         groups = m.groupdict()
-        name = groups.get("s") or groups.get("s2") or ""
-        if groups.get("t"):
-            name = f"{name}, sigma_D/sigma_S={groups['t']}"
+        name = ", ".join(f"sigma_D/sigma_S={v}" if k == "t" else v for k, v in groups.items() if k != "x" and v)
         if fig.sequence:
             seq = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?(?=;|\s|$)", r["note"].split("(")[0])]
             curves[name] = [(float(i), v, None, None, None, False) for i, v in enumerate(seq)]
             continue
         x = float(m.group("x"))
         if fig.x_from is not None:
-            x = means.get(fig.x_from.format(x=m.group("x")))
-            if x is None:
+            parts = [means.get(t.format(**groups)) for t in fig.x_from]
+            if any(v is None for v in parts):
                 continue
+            x = parts[0] / parts[1] if len(parts) == 2 else parts[0]
         if r["ours"] is None:
             continue
         lo = hi = None
@@ -210,3 +215,11 @@ def draw_figures(result: dict, folder: str | Path) -> list[Path]:
         plt.close(f)
         out.append(path)
     return out
+
+
+def not_drawn_text() -> str:
+    """The page's paragraph on the paper figures the stored runs cannot draw."""
+    lines = ["Paper figures not drawn, and why (every other figure of the four papers is drawn in its section, from "
+             "the stored run's values, with the paper's printed numbers over it where the paper prints any):", ""]
+    lines += [f"- {fig}: {why}." for fig, why in NOT_DRAWN.items()]
+    return "\n".join(lines) + "\n"

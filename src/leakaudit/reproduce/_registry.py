@@ -545,7 +545,7 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
         "stands in for the paper's is reported beside the paper's value and never counted as a match."),
         "",
     ]
-    from ._figures import draw_figures, figures_of
+    from ._figures import draw_figures, figures_of, not_drawn_text
 
     results = []
     for f in sorted(folder.glob("*.json")):
@@ -571,5 +571,5 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
             draw_figures(res, folder)
             _write_section(folder, res, [(title, file) for title, file in figures])
         parts.append(to_markdown(res, [(title, f"{folder.name}/{file}") for title, file in figures]))
-    parts.append(closing_text(books))
+    parts += [closing_text(books), not_drawn_text()]
     return "\n".join(parts)
