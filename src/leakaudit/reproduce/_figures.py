@@ -3,8 +3,9 @@
 Each :class:`Figure` names the section it is drawn from and the rows of its curves: a pattern whose group ``x`` is the
 x value and whose group ``s`` (if any) names the curve. A curve's point is the row's mean with the 95% t-interval of
 its per-seed values (``_judge.interval``) as an error bar; a row without per-seed values (a closed form, a
-deterministic step) is drawn as it is. Where the row carries a paper value, it is drawn over ours: a filled black
-mark for a number the paper prints (or a claim's, never), an open grey one for a formula or the spec's re-run.
+deterministic step) is drawn as it is. Where the row carries a paper value, it is drawn over ours: a diamond in the
+curve's colour for a number the paper prints, an open grey circle for a formula or the spec's re-run; a bound the
+paper states and a reference the ledger drops are not drawn.
 Only stored values are drawn, nothing is recomputed; :data:`NOT_DRAWN` lists the figures the stored runs cannot
 support, with why.
 
@@ -28,9 +29,10 @@ class Figure:
     """One paper figure: ``file`` (a PNG name under the runs' folder), ``title``, the ``section`` it is drawn from,
     the row ``pattern`` (group ``x``; its other groups name the curve), the axes' labels and scales. ``x_from``:
     templates (the pattern's groups by name) naming a row whose mean is the point's x instead, or two rows whose
-    means' ratio is (Yeom's Figs. 2a-b and 3 plot against r = R_cv / R_emp, not the depth or the penalty). ``sequence``: the rows hold a semicolon-separated sequence in their note (one curve each, x the
-    step), as long-dtp-fig6's removal curves do; ``paper_pattern`` then names the rows holding the paper's printed
-    points (group ``x``, the step; absent: step 0)."""
+    means' ratio is (Yeom's Figs. 2a-b and 3 plot against r = R_cv / R_emp, not the depth or the penalty).
+    ``sequence``: the rows hold a semicolon-separated sequence in their note (one curve each, x the step), as
+    long-dtp-fig6's removal curves do; ``paper_pattern`` then names the rows holding the paper's printed points
+    (group ``x``, the step; absent: step 0)."""
 
     file: str
     title: str
@@ -57,8 +59,8 @@ FIGURES: tuple[Figure, ...] = (
            "yeom-fig1", r"^(?P<s>Thm 5 advantage|simulated Adversary 4), tau/sigma_S=(?P<x>[\d.]+), "
                         r"sigma_D/sigma_S=(?P<t>[\d.]+)$", "tau / sigma_S", "membership advantage"),
     Figure("yeom-fig2a.png", "Yeom et al. Fig. 2a: known sigma, Eyedata ridge and IWPC trees, advantage against r",
-           "yeom-fig2ab", r"^(?P<d>Eyedata λ|IWPC depth) (?P<x>\d+): (?P<s>empirical known-σ advantage|Thm 3 advantage "
-                          r"at r)$", "r = R_cv / R_emp", "membership advantage",
+           "yeom-fig2ab", r"^(?P<d>Eyedata λ|IWPC depth) (?P<x>\d+): (?P<s>empirical known-σ advantage|"
+                          r"Thm 3 advantage at r)$", "r = R_cv / R_emp", "membership advantage",
            x_from=("{d} {x}: R_cv", "{d} {x}: R_emp")),
     Figure("yeom-fig2b.png", "Yeom et al. Fig. 2b: unknown sigma, Eyedata ridge and IWPC trees, advantage against r",
            "yeom-fig2ab", r"^(?P<d>Eyedata λ|IWPC depth) (?P<x>\d+): (?P<s>empirical unknown-σ advantage|§3.3 "

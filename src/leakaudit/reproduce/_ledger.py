@@ -44,7 +44,8 @@ SUBSTITUTES: dict[str, Substitute] = {
         "Shoppers' baskets, which are not available offline; its parameters were searched on Table 2's NB and NN "
         "accuracies (long-purchase-calibration), and NB's train accuracy stays at 0.93 or above at every point of the "
         "search (the paper's 0.8641)",
-        "that the attacks, PDTP and their correlation run end to end on wide sparse binary data, and how they rank on it",
+        "that the attacks, PDTP and their correlation run end to end on wide sparse binary data, and how they rank "
+        "on it",
         "any of the paper's Purchase numbers: the generator's difficulty was fitted to two accuracies, not to the "
         "baskets, so an attack or PDTP that agrees or disagrees with the paper's says nothing about the paper"),
     "ACS proxy": Substitute(
@@ -101,8 +102,8 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("long-dtp-bounds", r"^NB-Adult PDTP, bins of 0.01, the paper's binning: mean$",
           r"Table 2: NB-Adult avg PDTP", variant=True),
     Entry("long-dtp-table2", r"^(NB|LR)-Adult targets with avg PDTP > 1$", r"§5.3: no \1-Adult record with PDTP > 1"),
-    Entry("long-dtp-table2", r"^LR-Adult, C = 100: targets with avg PDTP > 1$", r"§5.3: no LR-Adult record with PDTP > 1",
-          variant=True),
+    Entry("long-dtp-table2", r"^LR-Adult, C = 100: targets with avg PDTP > 1$",
+          r"§5.3: no LR-Adult record with PDTP > 1", variant=True),
     Entry("long-dtp-bounds", r"^NB-Adult PDTP, bins of 0.01, the paper's binning: records > 1",
           r"§5.3: no NB-Adult record with PDTP > 1"),
     Entry("long-dtp-correlation", r"^(NB|LR|NN)-Adult (distance-attack \w+|Pearson r)", r"Table 3: \1-Adult \2"),
@@ -129,6 +130,7 @@ ENTRIES: tuple[Entry, ...] = (
                   "the spec's own re-run of Fig. 3 (the rows 'd=...') is the reference instead"),
     Entry("yeom-fig4", r"", substitute="Fashion-MNIST", favourable="higher"),
     Entry("yeom-table1", r"", substitute="Fashion-MNIST"),
+    Entry("yeom-fig2c", r"", substitute="Fashion-MNIST"),
     # Chase et al.: one number of Table III (the black-box attack on Census) is compared in several sections
     Entry("chase-fig1|chase-table3", rf"^({_PROPERTY}) (?:BB )?accuracy (?:at )?p=(0\.00)$",
           r"Table III: \1 black-box accuracy at p=\2"),
@@ -247,7 +249,8 @@ CLAIMS: tuple[Claim, ...] = (
           "Table II: a larger training set restores the accuracy against the 5-layer MLP",
           "'the accuracy increases significantly when we set the training size to 10000': our accuracy against the "
           "5-layer MLP at n = 10,000 above n = 1,000, per seed",
-          _grows_with("MLP [32, 16, 8, 4, 2] accuracy (n=1000, p=0.05)", "MLP [32, 16, 8, 4, 2] accuracy (n=10000, p=0.05)")),
+          _grows_with("MLP [32, 16, 8, 4, 2] accuracy (n=1000, p=0.05)",
+                      "MLP [32, 16, 8, 4, 2] accuracy (n=10000, p=0.05)")),
     Claim("chase-fig4", "claim: accuracy grows with the training set, n=100 to n=1500 (1 = holds)",
           "Fig. 4: accuracy grows with the training set size",
           "'we vary the training set size from 100 to 1500 and the upward trend is quite easy to observe': our "

@@ -8,7 +8,7 @@ named reproductions with :func:`register`. A reproduction is a function
 JSON shape: ``{"name", "profile", "seconds", "random_state", "code", "rows": [{"quantity",
 "paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound",
 "precision", "reference", "quantity_kind"}], "environment"}`` where
-``status`` is ``match``, ``differs`` or ``no-paper-value``; ``values`` holds the
+``status`` is one of ``_judge.STATUSES``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
 they came from (both None for a row that is not over seeds). ``code`` is the digest of the code the reproduction ran:
@@ -457,8 +457,8 @@ def _judge_row(name: str, r: dict, kind: str | None) -> None:
         r["status"] = _status(r["paper"], r["ours"], r["tolerance"], r.get("bound"), entry.favourable)
         return
     bound = r.get("bound")
-    status, mean, lo, hi = judge_values(r["paper"], r["values"], bound, r.get("precision"),
-                                        tolerance=None if bound else allowance, favourable=entry.favourable)
+    status, _, lo, hi = judge_values(r["paper"], r["values"], bound, r.get("precision"),
+                                     tolerance=None if bound else allowance, favourable=entry.favourable)
     r["status"] = status
     own = paper_rounding(r["paper"]) if r.get("precision") is None else float(r["precision"])
     tol = own if bound or allowance is None else max(own, allowance)

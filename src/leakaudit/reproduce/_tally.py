@@ -14,8 +14,8 @@ from ._judge import BEATS, INCONCLUSIVE, STATUSES
 from ._kinds import ALLOWANCES, PAPER_REFERENCES, REFERENCES
 from ._ledger import CLASSES, EXPLAINED, MISSING, SUBSTITUTES, paper_of, row_entry
 
-__all__ = ["JUDGED", "closing_text", "current_rule", "per_paper", "per_paper_text", "row_marks", "section_lines", "totals",
-           "totals_text"]
+__all__ = ["JUDGED", "closing_text", "current_rule", "per_paper", "per_paper_text", "row_marks", "section_lines",
+           "totals", "totals_text"]
 
 # the statuses of a row judged against a reference
 JUDGED = ("match", BEATS, INCONCLUSIVE, "differs")
@@ -234,8 +234,6 @@ def section_lines(result: dict) -> list[str]:
     show."""
     subs = []
     for r in result["rows"]:
-        if r["paper"] is None:
-            continue
         sub = row_entry(result["name"], r)[1].substitute
         if sub and sub not in subs:
             subs.append(sub)
