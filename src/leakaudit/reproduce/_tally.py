@@ -219,14 +219,16 @@ def row_marks(name: str, r: dict) -> tuple[str, str]:
         marks.append("on substitute data, not counted")
     if entry.variant:
         marks.append("variant")
-    note = ""
+    sentences = []
     if entry.dropped:
-        note = f" Reference dropped: {entry.dropped}."
+        sentences.append(f"Reference dropped: {entry.dropped}.")
     elif result != f"{name}: {r['quantity']}":
-        note = f" Counts for the paper's result '{result}'."
+        sentences.append(f"Counts for the paper's result '{result}'.")
     if r["status"] == "differs" and result in EXPLAINED:
-        note += f" Explained: {EXPLAINED[result]}."
-    return (f" ({'; '.join(marks)})" if marks else ""), note
+        sentences.append(f"Explained: {EXPLAINED[result]}.")
+    note = r["note"].rstrip()
+    lead = "" if not note else " " if note.endswith(".") else ". "
+    return (f" ({'; '.join(marks)})" if marks else ""), (lead + " ".join(sentences) if sentences else "")
 
 
 def section_lines(result: dict) -> list[str]:
