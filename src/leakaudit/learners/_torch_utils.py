@@ -93,14 +93,17 @@ def resolve_device(device: Any, *, name: str = "device") -> str:
     available = bool(torch.cuda.is_available())
     if device == "auto":
         return "cuda" if available else "cpu"
+    flag = name.startswith("-")  # a command-line flag: "--device cuda", not "device='cuda'"
+    said = f"{name} {device}" if flag else f"{name}={device!r}"
     if not available:
         build = "a CPU-only build" if getattr(torch.version, "cuda", None) is None else "no CUDA device is visible"
-        raise UnsupportedError(f"{name}={device!r} but CUDA is not available here (torch {torch.__version__}: "
-                               f"{build}); use {name}='cpu' or 'auto'")
+        instead = f"{name} cpu or auto" if flag else f"{name}='cpu' or 'auto'"
+        raise UnsupportedError(f"{said} but CUDA is not available here (torch {torch.__version__}: {build}); "
+                               f"use {instead}")
     if ":" in device:
         count = int(torch.cuda.device_count())
         if int(device.split(":")[1]) >= count:
-            raise InvalidParameterError(f"{name}={device!r} but this machine has {count} CUDA device"
+            raise InvalidParameterError(f"{said} but this machine has {count} CUDA device"
                                         f"{'s' if count != 1 else ''} (cuda:0 to cuda:{count - 1})")
     return device
 
