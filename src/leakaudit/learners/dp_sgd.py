@@ -954,7 +954,7 @@ class _BatchedDPSGD:
         # "extra" canaries live on parameters of their own after the net's (see _canary_setup): noised, updated
         extra = canary["extra"] if canary is not None else 0
         flat = torch.zeros((K, Ptot + extra), dtype=torch.float32 if dtype == np.float32 else torch.float64, device=dev)
-        flat[:, :Ptot] = torch.from_numpy(np.concatenate([p.reshape(K, -1) for p in params], axis=1).astype(dtype))
+        flat[:, :Ptot] = torch.from_numpy(np.concatenate([p.reshape(K, -1) for p in params], axis=1).astype(dtype)).to(dev)
         views = [flat[:, offs[i]:offs[i + 1]].view(K, *shapes[i]) for i in range(len(shapes))]
         g = torch.zeros_like(flat)  # the step's noisy clipped sum, written in place every step
         gviews = [g[:, offs[i]:offs[i + 1]].view(K, *shapes[i]) for i in range(len(shapes))]

@@ -91,7 +91,8 @@ def _output_kind(out) -> str:
     """``"probs"`` when every row is non-negative and sums to 1 (within 1e-3), else ``"logits"``."""
     torch = import_torch()
     out = out.detach().double()
-    if torch.all(out >= 0) and torch.allclose(out.sum(-1), torch.ones(out.shape[:-1], dtype=out.dtype), atol=1e-3):
+    ones = torch.ones(out.shape[:-1], dtype=out.dtype, device=out.device)
+    if torch.all(out >= 0) and torch.allclose(out.sum(-1), ones, atol=1e-3):
         return "probs"
     return "logits"
 
