@@ -212,8 +212,8 @@ def test_scoring_device_cpu_changes_nothing_and_bad_devices_are_one_line(loaded,
 
     lm, _ = loaded
     texts = tiny_texts[0][:4]
-    base = score_texts(lm.model, lm.tokenizer, texts)
-    on_cpu = score_texts(lm.model, lm.tokenizer, texts, device="cpu")
+    base = score_texts(lm.model, lm.tokenizer, texts, max_length=lm.context_length)
+    on_cpu = score_texts(lm.model, lm.tokenizer, texts, max_length=lm.context_length, device="cpu")
     for a, b in zip(base.logprobs + base.std, on_cpu.logprobs + on_cpu.std):
         assert a.tobytes() == b.tobytes()
     with pytest.raises(InvalidParameterError, match="^device must be 'cpu', 'cuda', 'cuda:N' or 'auto'; got 'gpu'"):
@@ -230,6 +230,7 @@ def test_scores_on_a_gpu_match_the_cpus(tiny_demo, tiny_texts):
     gpu = load_causal_lm(tiny_demo.target_dir, device="cuda")
     assert next(gpu.model.parameters()).device.type == "cuda" and "on cuda" in gpu.description
     texts = tiny_texts[0][:8]
-    a, b = score_texts(cpu.model, cpu.tokenizer, texts), score_texts(gpu.model, gpu.tokenizer, texts)
+    a = score_texts(cpu.model, cpu.tokenizer, texts, max_length=cpu.context_length)
+    b = score_texts(gpu.model, gpu.tokenizer, texts, max_length=gpu.context_length)
     for x, y in zip(a.logprobs + a.mean + a.std, b.logprobs + b.mean + b.std):
         np.testing.assert_allclose(y, x, rtol=0, atol=1e-4)
