@@ -297,6 +297,10 @@ class RayBackend:
                 raise InvalidParameterError(f"could not start or reach Ray (address={address!r}): {exc}") from exc
             self.started = True
         self.n_workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        if self.gpus and ray.cluster_resources().get("GPU", 0) < 1:
+            self.close()
+            raise UnsupportedError("devices='auto' with backend='ray' but the Ray cluster has no GPU (its tasks "
+                                   "would wait for one forever); leave devices=None to train on the CPUs")
         self._remote = ray.remote(num_cpus=1, max_retries=0)(_ray_run)
         # with gpus: a chunk whose learner asks for a GPU asks Ray for one, and trains on "cuda" (Ray sets
         # CUDA_VISIBLE_DEVICES to the GPU it gives the task, which torch then numbers 0)

@@ -464,6 +464,8 @@ def _check_devices(devices: Any, backend: str, n_jobs: int | None) -> list[str] 
         if devices != "auto":
             raise InvalidParameterError(f"devices must be None, 'auto' or a list of devices such as ['cuda:0', "
                                         f"'cuda:1']; got {devices!r}")
+        if backend == "ray":  # the cluster's GPUs, which this process need not see (RayBackend checks them)
+            return ["cuda"]
         torch = import_torch()
         count = int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
         if count == 0:

@@ -109,9 +109,11 @@ def resolve_device(device: Any, *, name: str = "device") -> str:
 
 
 def device_kind(device: Any) -> str:
-    """``"cpu"`` or ``"cuda"``: the kind of device ``device`` names once resolved (what decides the arithmetic;
-    which of several CUDA devices does not)."""
-    return resolve_device(device).split(":")[0]
+    """``"cpu"`` or ``"cuda"``: the kind of device ``device`` names (what decides the arithmetic; which of several
+    CUDA devices does not). Only ``"auto"`` asks this machine; ``"cuda"`` is "cuda" even where CUDA is absent (a
+    Ray driver without a GPU names the work of its GPU workers)."""
+    check_device(device)
+    return resolve_device(device) if device == "auto" else device.split(":")[0]
 
 
 def to_numpy(t) -> np.ndarray:
