@@ -343,6 +343,16 @@ class DPSGD(Learner):
             check_choice(self.bug, name="bug", choices=BUGS)
         return {"kind": kind, "neighbouring": neighbouring, "device": self._device()}
 
+    def validate_params(self) -> None:
+        """The form of ``device`` and the wrapped learner's own check (see :meth:`TorchMLP.validate_params`)."""
+        from ._torch_utils import check_device
+
+        if self.device is not None:
+            check_device(self.device)
+        inner = getattr(self.learner, "validate_params", None)
+        if callable(inner):
+            inner()
+
     def _device(self) -> str:
         """The resolved device the nets train on: ``device``, else the wrapped learner's."""
         from ._torch_utils import resolve_device

@@ -63,7 +63,7 @@ from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import Learner, refuse_removed
-from ._torch_utils import MLPBank, MLPModel, import_torch, init_mlp, resolve_device, torch_threads
+from ._torch_utils import MLPBank, MLPModel, check_device, import_torch, init_mlp, resolve_device, torch_threads
 
 __all__ = ["TorchMLP"]
 
@@ -309,6 +309,11 @@ class TorchMLP(Learner):
         backend = "compiled" if self.backend != "torch" and why_not is None else "torch"
         return dict(hidden=[int(h) for h in hidden], lr=float(lr), backend=backend, dtype=np.dtype(self.dtype),
                     optimizer=optimizer, device=device)
+
+    def validate_params(self) -> None:
+        """The form of ``device``; whether this machine has it, and the other parameters, are checked when training
+        starts (a Ray driver need not see its cluster's GPUs)."""
+        check_device(self.device)
 
     # -- Learner protocol -----------------------------------------------------
     def _fit(self, X, y, *, random_state: RandomStateLike, n_classes: int | None) -> MLPModel:

@@ -51,7 +51,7 @@ from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar, clip
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import Learner, ListModelBank, ModelBank
-from ._torch_utils import check_predict_X, import_torch, resolve_device, to_numpy, torch_threads
+from ._torch_utils import check_device, check_predict_X, import_torch, resolve_device, to_numpy, torch_threads
 
 __all__ = ["TorchModuleLearner", "TorchModuleModel", "import_module_class", "RECIPE_DEFAULTS"]
 
@@ -236,6 +236,11 @@ class TorchModuleLearner(Learner):
             except TypeError as exc:
                 raise InvalidParameterError(f"{self.module} cannot be built with module_kwargs={kwargs}: {exc}") from None
         return m.float().to(device)
+
+    def validate_params(self) -> None:
+        """The form of ``device``; whether this machine has it, and the other parameters, are checked when training
+        starts (a Ray driver need not see its cluster's GPUs)."""
+        check_device(self.device)
 
     # -- Learner protocol ---------------------------------------------------------
     def _fit(self, X, y, *, random_state: RandomStateLike, n_classes):
