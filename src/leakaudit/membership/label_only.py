@@ -21,6 +21,12 @@ needs ``n_queries`` queries per record, is seeded, and works on any model that r
 ``n_queries = 0`` it is the gap attack (member iff correctly classified; Yeom et al.'s Adversary 1), the baseline
 Choquette-Choo et al. compare against.
 
+Robustness ranks records by their distance to the boundary, which tells members apart when fitting a record
+widens the region around it classified as its label (nearest neighbours, smooth models). A model that memorises a
+record inside a small region (a fully grown tree's leaf of one record) classifies it correctly at itself but not
+around it; there the robustness score can rank members worse than the gap attack does, so an audit of a labels-only
+release should run both (``n_queries=0`` is the gap attack).
+
 The model is reached only through a function returning labels: ``inputs.extra["predict_labels"]``, a callable taking
 an array of shape (m, d), in the column layout of ``inputs.X``, and returning m class indices in the coding of
 ``inputs.y``. Without it, ``inputs.model.predict_proba`` is used and only its arg-max is read (the label a
