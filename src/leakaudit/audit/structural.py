@@ -22,6 +22,7 @@ interval):
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -66,11 +67,8 @@ class Component:
 
 
 def _is_torch_module(obj) -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return isinstance(obj, torch.nn.Module)
+    torch = sys.modules.get("torch")  # an object cannot be a torch module unless torch is imported
+    return torch is not None and isinstance(obj, torch.nn.Module)
 
 
 def _children(obj, path: str) -> list[tuple[object, str]]:
