@@ -73,14 +73,19 @@ def test_gap_attack_is_correctness():
     assert res.info["n_queries"] == 200
 
 
-def test_same_seed_same_scores_and_batches_do_not_change_them(monkeypatch):
-    X, y = _world(1, 300)
+def test_same_seed_same_scores_whatever_the_order_and_batches(monkeypatch):
+    """A record's copies depend on the seed and the record only: the same scores in any order and any batching."""
+    rng = np.random.default_rng(1)
+    X = np.hstack([rng.normal(size=(300, 3)), rng.integers(0, 2, (300, 1)), np.eye(3)[rng.integers(0, 3, 300)]])
+    y = rng.integers(0, 2, 300)
     model = KNeighborsClassifier(1).fit(X[:150], y[:150])
-    a = LabelOnlyAttack(n_queries=8, random_state=3).score(X, y, model.predict).scores_array
-    b = LabelOnlyAttack(n_queries=8, random_state=3).score(X, y, model.predict).scores_array
-    c = LabelOnlyAttack(n_queries=8, random_state=4).score(X, y, model.predict).scores_array
-    np.testing.assert_array_equal(a, b)
-    assert not np.array_equal(a, c)
+    att = LabelOnlyAttack(n_queries=8, onehot_groups=[slice(4, 7)], random_state=3)
+    a = att.score(X, y, model.predict).scores_array
+    np.testing.assert_array_equal(a, att.score(X, y, model.predict).scores_array)
+    assert not np.array_equal(a, att.set_params(random_state=4).score(X, y, model.predict).scores_array)
+    att.set_params(random_state=3)
+    perm = rng.permutation(300)
+    np.testing.assert_array_equal(att.score(X[perm], y[perm], model.predict).scores_array, a[perm])
     import leakaudit.membership.label_only as lo
 
     monkeypatch.setattr(lo, "_BATCH_ROWS", 40)  # 5 records per batch
@@ -90,10 +95,16 @@ def test_same_seed_same_scores_and_batches_do_not_change_them(monkeypatch):
         calls.append(len(Z))
         return model.predict(Z)
 
-    d = LabelOnlyAttack(n_queries=8, random_state=3).score(X, y, counted).scores_array
-    assert len(calls) > 2  # really batched
-    # continuous records only: the batches draw the generator's stream in the same order as one batch would
-    np.testing.assert_array_equal(d, a)
+    np.testing.assert_array_equal(att.score(X, y, counted).scores_array, a)
+    assert len(calls) == 1 + 300 // 5  # the unperturbed records, then one call per batch
+
+
+def test_attack_contract_checks():
+    """The checks every registered attack passes (leakaudit.membership._checks), on the label-only attack."""
+    from leakaudit.membership._checks import CHECKS
+
+    for check in CHECKS:
+        check(LabelOnlyAttack(n_queries=16))
 
 
 def test_reads_labels_only():

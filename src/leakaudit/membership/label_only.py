@@ -35,11 +35,12 @@ labels-only service would return). The target's probabilities ``inputs.probs`` a
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .._random import check_random_state
+from .._random import seed_to_int
 from .._validation import check_consistent_length, check_labels, check_matrix, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import Attack, AttackInputs, AttackResult
@@ -92,6 +93,8 @@ def perturb_records(X, n_copies: int, *, noise_scale: float = 0.1, flip_prob: fl
         Which columns outside the groups are binary (default: those whose values in ``X`` are all 0 or 1); give it
         when ``X`` is one batch of a larger set, so every batch treats a column alike.
     random_state : None, int or Generator
+        With the record's values, it determines the record's copies: a record gets the same copies wherever it sits
+        among the records.
 
     Returns
     -------
@@ -103,7 +106,6 @@ def perturb_records(X, n_copies: int, *, noise_scale: float = 0.1, flip_prob: fl
     check_scalar(noise_scale, name="noise_scale", min_val=0.0)
     check_scalar(flip_prob, name="flip_prob", min_val=0.0, max_val=1.0)
     n, d = X.shape
-    rng = check_random_state(random_state)
     groups = _column_groups(onehot_groups, d)
     in_group = np.zeros(d, dtype=bool)
     for g in groups:
@@ -120,26 +122,34 @@ def perturb_records(X, n_copies: int, *, noise_scale: float = 0.1, flip_prob: fl
     scale = np.asarray(scale, dtype=float)
     if scale.shape != (d,):
         raise InvalidInputError(f"scale must have shape ({d},); got {scale.shape}")
+    seed = seed_to_int(random_state)
+    c, b = np.flatnonzero(continuous), np.flatnonzero(binary)
     out = np.repeat(X[:, None, :], n_copies, axis=1)
-    c = np.flatnonzero(continuous)
-    if c.size and noise_scale > 0:
-        out[:, :, c] += rng.normal(size=(n, n_copies, c.size)) * (noise_scale * scale[c])
-    b = np.flatnonzero(binary)
-    if b.size and flip_prob > 0:
-        flips = rng.random((n, n_copies, b.size)) < flip_prob
-        out[:, :, b] = np.where(flips, 1.0 - out[:, :, b], out[:, :, b])
-    for g in groups:
-        if flip_prob == 0:
-            continue
-        current = X[:, g].argmax(axis=1)  # (n,)
-        switch = rng.random((n, n_copies)) < flip_prob
-        # another category uniformly: shift the current one by 1..k-1 (mod k)
-        shift = rng.integers(1, g.size, size=(n, n_copies))
-        new = np.where(switch, (current[:, None] + shift) % g.size, current[:, None])
-        block = np.zeros((n, n_copies, g.size))
-        np.put_along_axis(block, new[..., None], 1.0, axis=2)
-        out[:, :, g] = block
+    for i in range(n):
+        rng = _record_rng(seed, X[i])
+        if c.size and noise_scale > 0:
+            out[i][:, c] += rng.normal(size=(n_copies, c.size)) * (noise_scale * scale[c])
+        if b.size and flip_prob > 0:
+            flips = rng.random((n_copies, b.size)) < flip_prob
+            out[i][:, b] = np.where(flips, 1.0 - out[i][:, b], out[i][:, b])
+        for g in groups:
+            if flip_prob == 0:
+                continue
+            current = int(X[i, g].argmax())
+            switch = rng.random(n_copies) < flip_prob
+            shift = rng.integers(1, g.size, size=n_copies)  # another category, uniformly: current + 1..k-1 mod k
+            new = np.where(switch, (current + shift) % g.size, current)
+            block = np.zeros((n_copies, g.size))
+            block[np.arange(n_copies), new] = 1.0
+            out[i][:, g] = block
     return out
+
+
+def _record_rng(seed: int, x: np.ndarray) -> np.random.Generator:
+    """A generator determined by the seed and the record's values: a record gets the same perturbations whatever
+    its position among the records and however they are batched."""
+    digest = hashlib.blake2b(np.ascontiguousarray(x, dtype=np.float64).tobytes(), digest_size=16).digest()
+    return np.random.default_rng(np.random.SeedSequence([seed, *np.frombuffer(digest, dtype=np.uint32).tolist()]))
 
 
 def labels_from_model(model) -> Callable[[np.ndarray], np.ndarray]:
@@ -225,14 +235,14 @@ class LabelOnlyAttack(Attack):
         correct = (self._ask(predict_labels, X) == y).astype(float)
         total = correct.copy()
         if self.n_queries > 0:
-            rng = check_random_state(self.random_state)
+            seed = seed_to_int(self.random_state)
             scale = X.std(axis=0)
             binary = np.all((X == 0) | (X == 1), axis=0)
             step = max(1, _BATCH_ROWS // self.n_queries)
             for s in range(0, n, step):
                 block = perturb_records(X[s:s + step], self.n_queries, noise_scale=self.noise_scale,
                                         flip_prob=self.flip_prob, onehot_groups=self.onehot_groups, scale=scale,
-                                        binary=binary, random_state=rng)
+                                        binary=binary, random_state=seed)
                 m = block.shape[0]
                 answers = self._ask(predict_labels, block.reshape(m * self.n_queries, -1))
                 total[s:s + step] += (answers.reshape(m, self.n_queries) == y[s:s + step, None]).sum(axis=1)
