@@ -110,6 +110,10 @@ def test_policy_must_be_the_one_the_audit_applied():
     del old["verdict"]["burden_of_proof"]  # a verdict from before policies: leakage shown
     with pytest.raises(InvalidParameterError, match="burden_of_proof"):
         build_evidence(old)
+    strange = _results()
+    strange["config"]["thresholds"]["max_mystery"] = 1
+    with pytest.raises(InvalidInputError, match="max_mystery"):
+        build_evidence(strange)
     rec = build_evidence(old, policy=LEAKAGE_SHOWN_POLICY, recorded=WHEN)
     assert rec["verdict"]["burden_of_proof"] == "leakage shown"
     assert rec["policy"]["name"] == LEAKAGE_SHOWN_POLICY.name

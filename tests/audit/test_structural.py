@@ -69,6 +69,19 @@ def test_svm_keeps_its_support_vectors(data, cls):
     np.testing.assert_array_equal(model.support_vectors_, data[0][model.support_])
 
 
+def test_other_models_that_keep_their_inputs(data):
+    from sklearn.gaussian_process import GaussianProcessClassifier
+    from sklearn.neighbors import KernelDensity
+    from sklearn.semi_supervised import LabelSpreading
+
+    X, y = data
+    y3 = np.arange(N) % 3  # three classes: the Gaussian process is one-vs-rest inside
+    for model, labels in ((GaussianProcessClassifier(), y3), (LabelSpreading(), y), (KernelDensity(), None)):
+        model.fit(X[:60], None if labels is None else labels[:60])
+        kept = stored_records(model)
+        assert [k["n_stored"] for k in kept] == [60], (type(model).__name__, kept)
+
+
 @pytest.mark.parametrize("model", [LogisticRegression(), LinearSVC(), GaussianNB(),
                                    DecisionTreeClassifier(min_samples_leaf=10)])
 def test_models_keeping_no_records_pass(data, model):

@@ -163,6 +163,9 @@ def _consistent(results: dict, policy: Policy) -> None:
     recorded.update({k: cfg[k] for k in ("confidence", "dtp_rule", "epsilon_budget", "epsilon_delta") if k in cfg})
     # a verdict that records no burden of proof was decided before policies existed: under "leakage shown"
     recorded["burden_of_proof"] = (results.get("verdict") or {}).get("burden_of_proof", "leakage shown")
+    unknown = sorted(set(recorded) - set(policy.setting_names()))
+    if unknown:
+        raise InvalidInputError(f"results.json records the setting {unknown[0]}, which a release policy does not have")
     for key, value in recorded.items():
         mine = policy.value(key)
         if mine != value:

@@ -146,7 +146,7 @@ def _own_family(obj) -> str | None:
         return "neighbors"
     if "support_vectors_" in d:
         return "svm"
-    if "X_train_" in d or ("base_estimator_" in d and hasattr(d["base_estimator_"], "X_train_")):
+    if "X_train_" in d or ("base_estimator_" in d and type(obj).__name__.startswith("GaussianProcess")):
         return "gaussian_process"
     if "X_" in d and "label_distributions_" in d:
         return "label_propagation"
