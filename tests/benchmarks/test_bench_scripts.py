@@ -13,14 +13,16 @@ SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "
            "bench_audit_mlp_target", "bench_membership_throughput", "lira_forest_statistic", "forest_kernel_profile",
            "kernel_ab", "bench_quantile_vs_lira", "bench_lm_scoring", "lm_memorisation", "bench_dp_sgd",
            "dp_audit_soundness", "bench_dpaudit_vs_privacymeter", "bench_bavaria",
-           "bench_dpaudit_vs_privacymeter_dpsgd", "lm_blind_guard", "bench_audit_scaling", "pdtp_screening"]
+           "bench_dpaudit_vs_privacymeter_dpsgd", "lm_blind_guard", "bench_audit_scaling", "pdtp_screening",
+           "label_only_adult", "structural_survey"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_script_imports(load_benchmark, name):
     mod = load_benchmark(name)
     if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic", "forest_kernel_profile", "kernel_ab",
-                                             "lm_memorisation", "dp_audit_soundness", "lm_blind_guard"):
+                                             "lm_memorisation", "dp_audit_soundness", "lm_blind_guard", "label_only_adult",
+                                             "structural_survey"):
         assert callable(mod.main)
 
 

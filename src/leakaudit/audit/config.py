@@ -219,6 +219,9 @@ class AuditConfig(BaseModel):
     seed: int = Field(0, ge=0)
     backend: Literal["inprocess", "process", "ray"] = "inprocess"
     address: str | None = None
+    device: str = Field("cpu", description="Where torch models train and language models score: cpu, cuda, cuda:N "
+                                           "or auto (a GPU when one is visible); the compiled kernels and "
+                                           "scikit-learn learners train on the CPU only.")
     cache_dir: Path | None = None
     confidence: float = Field(0.95, gt=0.5, lt=1, description="Family-wise confidence of the verdict's checks.")
     thresholds: Thresholds = Field(default_factory=Thresholds)
@@ -245,6 +248,16 @@ class AuditConfig(BaseModel):
         if v not in dataset_names():
             raise ValueError(f"unknown dataset {v!r}; choose from {', '.join(dataset_names())}")
         return v
+
+    @field_validator("device")
+    @classmethod
+    def _device_form(cls, v: str) -> str:
+        from ..learners._torch_utils import DEVICE_CHOICES, check_device
+
+        try:
+            return check_device(v, name="device")
+        except InvalidParameterError:
+            raise ValueError(f"must be {DEVICE_CHOICES}") from None
 
     @field_validator("sensitive", mode="before")
     @classmethod

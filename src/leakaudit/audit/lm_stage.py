@@ -122,8 +122,8 @@ def _load(cfg: AuditConfig):
 
     if cfg.model_dir is None:  # scores only
         return None, []
-    lm = load_causal_lm(cfg.model_dir, cfg.tokenizer)
-    refs = [load_causal_lm(d, what="reference model directory") for d in cfg.reference_dir or []]
+    lm = load_causal_lm(cfg.model_dir, cfg.tokenizer, device=cfg.device)
+    refs = [load_causal_lm(d, what="reference model directory", device=cfg.device) for d in cfg.reference_dir or []]
     return lm, refs
 
 

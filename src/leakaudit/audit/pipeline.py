@@ -31,7 +31,7 @@ from .output import check_out_writable
 from .plan import build_plan, check_confidence, planned_checks, run_plan
 from .progress import StageProgress as _Stages
 from .results import AuditResult
-from .target import Target, prepare_target
+from .target import Target, on_device, prepare_target
 from .verdict import decide
 
 __all__ = ["run_audit", "audit_core", "check_inputs"]
@@ -96,6 +96,9 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
         With its per-record table (``result.records``); ``result.save(out)`` writes the files.
     """
     verbose = sys.stderr.isatty() if verbose is None else verbose
+    from ..learners._torch_utils import resolve_device
+
+    resolve_device(cfg.device, name="device")  # a GPU that is not there: one line before any data is read
     if cfg.is_lm:  # a causal language model: its own stages (audit/lm_stage.py), the same verdict and files
         from .lm_stage import lm_audit
 
@@ -118,6 +121,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
         with st.stage("target", "training or loading the audited model"):
             if target is None:
                 target = prepare_target(cfg, data, random_state=seeds["target"])
+            target.learner = on_device(target.learner, cfg.device)
         engine = _engine(cfg)
         st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
         try:
@@ -272,8 +276,10 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     """
     from .membership_stage import shadow_plan
 
+    from ..learners._torch_utils import resolve_device
+
     st = cfg.settings
-    out = {"profile": cfg.profile, **st.model_dump()}
+    out = {"profile": cfg.profile, **st.model_dump(), "device": resolve_device(cfg.device)}
     k, batch, _ = shadow_plan(cfg)
     out["shadow_attack_models"], out["shadow_attack_batch"] = (st.n_reference if k is None else k), batch
     out["shadow_attack"] = ("Shokri et al.'s attack as Long et al. run it (Algorithm 1): attack network of 32 ReLU "

@@ -111,7 +111,8 @@ class _FrameModel:
 def demo_learner(cfg: AuditConfig):
     from ..learners import TorchMLP
 
-    return TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation, mode="faithful", epochs=cfg.epochs, lr=0.01)
+    return TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation, mode="faithful", epochs=cfg.epochs, lr=0.01,
+                    device=cfg.device)
 
 
 def dp_demo_learner(cfg: AuditConfig, n: int):
@@ -127,7 +128,8 @@ def dp_demo_learner(cfg: AuditConfig, n: int):
     check_dp_claim(noise_multiplier=1.0, sampling_rate=q, delta=cfg.epsilon_delta, n=n,
                    claimed_epsilon=cfg.claimed_epsilon,
                    names={"epsilon": "claimed_epsilon", "delta": "epsilon_delta"})
-    learner = DPSGD(learner=TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation), sampling_rate=q,
+    learner = DPSGD(learner=TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation, device=cfg.device),
+                    sampling_rate=q,
                     epochs=cfg.epochs, max_grad_norm=1.0, lr=0.5, target_delta=cfg.epsilon_delta)
     return learner.set_params(noise_multiplier=calibrate_noise_multiplier(learner, n, cfg.claimed_epsilon,
                                                                           cfg.epsilon_delta))
@@ -140,7 +142,7 @@ def torch_module_learner(cfg: AuditConfig):
     t = cfg.training
     return TorchModuleLearner(module=cfg.module, module_kwargs=dict(cfg.module_kwargs), optimizer=t.optimizer,
                               lr=t.lr, epochs=t.epochs, batch_size=t.batch_size, weight_decay=t.weight_decay,
-                              momentum=t.momentum)
+                              momentum=t.momentum, device=cfg.device)
 
 
 #: scikit-learn's own optimiser-state classes a fitted MLPClassifier carries (plain attributes: learning
@@ -632,6 +634,19 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
     return Target("sklearn", f"{type(est).__name__} from {source}, {how}{desc}", pm, pn, pp, learner, est,
                   X_mem=arrays[0], X_non=arrays[1], X_pop=arrays[2],
                   predict_frame=lambda df: _sk_probs(est, query(encode(df)), C, "changed records", names))
+
+
+def on_device(learner, device: str):
+    """``learner`` set to train on ``device`` (a torch learner), or as it is for ``"cpu"`` / ``"auto"`` when it
+    trains on the CPU only; a GPU asked of a CPU-only learner is refused naming it."""
+    if learner is None or device == "cpu":
+        return learner
+    if "device" in learner.get_params(deep=False):
+        return learner.set_params(device=device)
+    if device != "auto":
+        raise InvalidParameterError(f"device {device}: the audited model is retrained by {type(learner).__name__}, "
+                                    "which trains on the CPU only (a GPU serves the torch learners)")
+    return learner
 
 
 def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> Target:

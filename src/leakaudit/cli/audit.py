@@ -106,6 +106,10 @@ def register(app: typer.Typer) -> None:
         backend: Optional[str] = typer.Option(
             None, "--backend", help="Where reference and leave-one-out models train: inprocess, process (every "
                                     "core), ray (--address). (default: inprocess)"),
+        device: Optional[str] = typer.Option(
+            None, "--device", help="Where torch models train and language models score: cpu, cuda, cuda:N or auto "
+                                   "(a GPU when one is visible); the compiled kernels and scikit-learn learners train "
+                                   "on the CPU only. (default: cpu)"),
         address: Optional[str] = typer.Option(
             None, "--address", help="With --backend ray: the cluster address (auto, ray://host:10001). "
                                     "(default: none: a local Ray instance)"),
@@ -167,7 +171,7 @@ def register(app: typer.Typer) -> None:
             sensitive=[s.strip() for s in sensitive.split(",") if s.strip()] if sensitive else None,
             population=population, model=model, module=module, module_kwargs=kwargs_dict, model_input=model_input,
             predictions_train=predictions_train,
-            predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address,
+            predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address, device=device,
             cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers, dtp_rule=dtp_rule,
             epsilon_budget=epsilon_budget, claimed_epsilon=claimed_epsilon, exit_code=exit_code,
             model_dir=model_dir, text_column=text_column,

@@ -107,6 +107,12 @@ def _frequency():
     return FrequencyAttack()
 
 
+def _label_only(**kw):
+    from .label_only import LabelOnlyAttack
+
+    return LabelOnlyAttack(**kw)
+
+
 def _shadow_audit_params(ctx) -> dict:
     from .shadow import audit_batch_size
 
@@ -143,6 +149,12 @@ ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
                            "shadow-model attack, one attack net per class (Shokri et al.'s original)"),
     "distance": _S(_distance, "distance-based targeted attack with binned outputs (Long et al.)"),
     "frequency": _S(_frequency, "frequency-based targeted attack, Laplace-smoothed counts (Long et al.)"),
+    # label-only access (a served model that returns labels): not in the default audit, whose inputs are scores
+    "label_only": _S(lambda: _label_only(), "label-only: share of 64 randomly perturbed copies still classified "
+                                            "correctly (noise robustness, Choquette-Choo et al. 2021)",
+                     "label-only attack (noise robustness)"),
+    "label_gap": _S(lambda: _label_only(n_queries=0), "label-only gap attack: member iff correctly classified",
+                    "label-only gap attack"),
 })
 
 
