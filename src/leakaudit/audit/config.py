@@ -349,6 +349,24 @@ class RunOptions(BaseModel):
                           "outputs are kept in a temporary file on disk, with the same results. None: a quarter of "
                           "physical memory.")
 
+    work_budget: int | str | None = Field(
+        None, description="Work one model a model file asks for may take, in steps (an int or a string such as "
+                          "\"1e13\"): a file declaring more (trees, layers, iterations) is refused before any "
+                          "training. None: $LEAKAUDIT_WORK_BUDGET, else 1e13 (one to two hours of one core).")
+
+    @field_validator("work_budget")
+    @classmethod
+    def _steps(cls, v: Any) -> Any:
+        """An amount :func:`leakaudit.engine.parse_work_amount` reads (checked before any work is done)."""
+        if v is not None:
+            from ..engine import parse_work_amount
+
+            try:
+                parse_work_amount(v, name="work_budget")
+            except InvalidParameterError as exc:
+                raise ValueError(str(exc).removeprefix("work_budget ")) from None
+        return v
+
     @field_validator("memory_budget")
     @classmethod
     def _size(cls, v: Any) -> Any:

@@ -59,23 +59,24 @@ def _engine(cfg: AuditConfig):
 
 
 def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, verbose: bool | None = None,
-              target: Target | None = None, memory_budget: int | str | None = None) -> AuditResult:
+              target: Target | None = None, memory_budget: int | str | None = None,
+              work_budget: int | str | None = None) -> AuditResult:
     """Run the audit described by ``cfg`` and write results.json, records.csv and report.html to ``out``.
 
     The files are :meth:`AuditResult.save <leakaudit.audit.results.AuditResult.save>`'s; :func:`audit_core` runs
-    the same audit in memory. ``verbose``, ``target`` and ``memory_budget`` as there.
+    the same audit in memory. ``verbose``, ``target``, ``memory_budget`` and ``work_budget`` as there.
     """
     out = Path(out)
     check_out_writable(out)
     result = audit_core(cfg, command=command, verbose=verbose, target=target, memory_budget=memory_budget,
-                        written_to=out)
+                        work_budget=work_budget, written_to=out)
     result.save(out)
     return result
 
 
 def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Target | None = None,
                command: str | None = None, verbose: bool | None = None, memory_budget: int | str | None = None,
-               written_to: Path | None = None) -> AuditResult:
+               work_budget: int | str | None = None, written_to: Path | None = None) -> AuditResult:
     """The audit in memory: build the plan of analyses, run it, decide; nothing is written.
 
     ``data``: the records, already read and encoded (:func:`leakaudit.audit.data.data_from_frames`); None: read
@@ -88,7 +89,9 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
 
     ``memory_budget`` (bytes, or a size such as ``"4GB"``; None: a quarter of physical memory): trained models'
     outputs past it are kept in a temporary file on disk (:func:`leakaudit.engine.output_array`), with the same
-    results. ``written_to``: where the caller will write the result (named when the audit is interrupted).
+    results; it also bounds what a model file may ask to load. ``work_budget`` (steps; None: ``$LEAKAUDIT_WORK_BUDGET``,
+    else :data:`leakaudit.engine.DEFAULT_WORK_BUDGET`): a model file asking more work of one model is refused.
+    ``written_to``: where the caller will write the result (named when the audit is interrupted).
 
     Returns
     -------
@@ -107,12 +110,14 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
         return result.with_records(rec)
     from threadpoolctl import threadpool_limits
 
-    from ..engine import using_memory_budget
+    from ..engine import using_memory_budget, using_work_budget
 
     # One BLAS thread for the whole audit: OpenBLAS splits some products differently over threads (1 ulp
     # apart on AVX2), so the same seed would give results that depend on OMP_NUM_THREADS and on the
     # machine's core count. The heavy work runs on leakaudit's own threads (the compiled kernels, the engine).
-    with threadpool_limits(limits=1, user_api="blas"):
+    # The budgets cover the model file's loading too.
+    with threadpool_limits(limits=1, user_api="blas"), using_memory_budget(memory_budget), \
+            using_work_budget(work_budget):
         st = _Stages(verbose)
         seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
         with st.stage("data", "loading and encoding records"):
@@ -125,8 +130,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
         engine = _engine(cfg)
         st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
         try:
-            with using_memory_budget(memory_budget):
-                return _run_plan(cfg, command, st, seeds, data, target, engine)
+            return _run_plan(cfg, command, st, seeds, data, target, engine)
         except KeyboardInterrupt:
             done = ", ".join(st.done) or "none"
             where = (f"during the {st.current} stage" if st.current else
@@ -140,7 +144,8 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
             engine.close()
 
 
-def check_inputs(cfg: AuditConfig, out: str | Path) -> dict:
+def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str | None = None,
+                 work_budget: int | str | None = None) -> dict:
     """Stages 1 and 2 only: read and reconcile the records, load (or train) the model and compute its outputs,
     then write ``out/inputs.json`` (the data and the model as the audit would see them, with the model's
     accuracy on the members and on the non-members). Refuses exactly what :func:`run_audit` refuses, in seconds."""
@@ -155,7 +160,10 @@ def check_inputs(cfg: AuditConfig, out: str | Path) -> dict:
         out.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out / "inputs.json", summary)
         return summary
-    with threadpool_limits(limits=1, user_api="blas"):
+    from ..engine import using_memory_budget, using_work_budget
+
+    with threadpool_limits(limits=1, user_api="blas"), using_memory_budget(memory_budget), \
+            using_work_budget(work_budget):
         seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
         data = prepare_data(cfg)
         target = prepare_target(cfg, data, random_state=seeds["target"])

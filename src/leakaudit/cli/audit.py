@@ -143,6 +143,10 @@ def register(app: typer.Typer) -> None:
             None, "--memory-budget", help="Memory that trained models' outputs may take (e.g. 4GB); larger outputs "
                                           "are kept in a temporary file on disk, with the same results. (default: "
                                           "none: a quarter of physical memory)"),
+        work_budget: Optional[str] = typer.Option(
+            None, "--work-budget", help="Work one model a model file asks for may take, in steps (e.g. 1e13): a "
+                                        "file declaring more trees, layers or iterations is refused before any "
+                                        "training. (default: none: $LEAKAUDIT_WORK_BUDGET, else 1e13)"),
         quiet: Optional[bool] = typer.Option(
             None, "--quiet/--no-quiet", "-q", metavar=_NO_METAVAR,
             help="No progress on stderr; stdout still gives the verdict and what was not run. (default: "
@@ -177,7 +181,8 @@ def register(app: typer.Typer) -> None:
             model_dir=model_dir, text_column=text_column,
             tokenizer=tokenizer, reference_dir=reference_dir or None, logprobs_column=logprobs_column,
         )
-        run_flags = dict(out=out, check_inputs=check_inputs, quiet=quiet, memory_budget=memory_budget)
+        run_flags = dict(out=out, check_inputs=check_inputs, quiet=quiet, memory_budget=memory_budget,
+                         work_budget=work_budget)
         if config:
             cfg, opts = load_config_and_options(config, **flags, **run_flags)
         else:
@@ -186,7 +191,7 @@ def register(app: typer.Typer) -> None:
         out_dir = opts.out
         check_out_writable(out_dir, name="--out")  # the library names the argument; here the flag
         if opts.check_inputs:
-            summ = _check_inputs(cfg, out_dir)
+            summ = _check_inputs(cfg, out_dir, memory_budget=opts.memory_budget, work_budget=opts.work_budget)
             d, t = summ["data"], summ["target"]
             if d.get("kind") == "text":
                 typer.echo(f"inputs: {d['n_members']} member and {d['n_nonmembers']} non-member texts")
@@ -204,7 +209,8 @@ def register(app: typer.Typer) -> None:
             return
         command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
         try:
-            res = run_audit(cfg, out_dir, command=command, verbose=not opts.quiet, memory_budget=opts.memory_budget)
+            res = run_audit(cfg, out_dir, command=command, verbose=not opts.quiet, memory_budget=opts.memory_budget,
+                            work_budget=opts.work_budget)
         except AuditInterrupted as exc:
             typer.echo(f"leakaudit: {exc}", err=True)
             raise typer.Exit(130) from None
