@@ -354,30 +354,19 @@ class RunOptions(BaseModel):
                           "\"1e13\"): a file declaring more (trees, layers, iterations) is refused before any "
                           "training. None: $LEAKAUDIT_WORK_BUDGET, else 1e13 (one to two hours of one core).")
 
-    @field_validator("work_budget")
+    @field_validator("memory_budget", "work_budget")
     @classmethod
-    def _steps(cls, v: Any) -> Any:
-        """An amount :func:`leakaudit.engine.parse_work_amount` reads (checked before any work is done)."""
+    def _budget(cls, v: Any, info) -> Any:
+        """A size :func:`leakaudit.engine.parse_memory_size` reads, or an amount of steps
+        :func:`leakaudit.engine.parse_work_amount` reads (checked before any work is done)."""
         if v is not None:
-            from ..engine import parse_work_amount
+            from ..engine import parse_memory_size, parse_work_amount
 
+            parse = parse_memory_size if info.field_name == "memory_budget" else parse_work_amount
             try:
-                parse_work_amount(v, name="work_budget")
-            except InvalidParameterError as exc:
-                raise ValueError(str(exc).removeprefix("work_budget ")) from None
-        return v
-
-    @field_validator("memory_budget")
-    @classmethod
-    def _size(cls, v: Any) -> Any:
-        """A size :func:`leakaudit.engine.parse_memory_size` reads (checked before any work is done)."""
-        if v is not None:
-            from ..engine import parse_memory_size
-
-            try:
-                parse_memory_size(v, name="memory_budget")
+                parse(v, name=info.field_name)
             except InvalidParameterError as exc:  # the message is prefixed with the key already
-                raise ValueError(str(exc).removeprefix("memory_budget ")) from None
+                raise ValueError(str(exc).removeprefix(f"{info.field_name} ")) from None
         return v
 
 
