@@ -86,7 +86,12 @@ def test_yeom_fig1_smoke_all_rows_match(tmp_path):
 
     res = reproduce.run("yeom-fig1", profile="smoke", out=tmp_path, random_state=0)
     with_paper = [r for r in res["rows"] if r["paper"] is not None]
-    assert len(with_paper) == 33 + 6 + 9 and all(r["status"] == "match" for r in with_paper)
+    assert len(with_paper) == 33 + 6 + 9
+    # the closed forms match; the simulated Adversary 4 is a Monte Carlo estimate whose tolerance (0.002) is set for
+    # the page's 2,000,000 challenges a side: at the smoke profile's few it is too noisy to judge, never "differs"
+    simulated = [r for r in with_paper if r["quantity"].startswith("simulated Adversary 4")]
+    assert all(r["status"] == "match" for r in with_paper if r not in simulated)
+    assert all(r["status"] in ("match", "inconclusive: too noisy") for r in simulated)
     # Exp^A with a trained ridge: the inverted U in tau (Fig. 1) -- small and large influence leak less
     ridge = {r["quantity"].split("tau=")[1].split(":")[0]: r["ours"] for r in res["rows"] if "ridge" in r["quantity"]}
     assert ridge["3"] > ridge["8"] and ridge["1"] > ridge["8"] and ridge["3"] > 0.1

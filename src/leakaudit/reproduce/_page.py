@@ -90,12 +90,16 @@ def _module_file(root: Path, module: str) -> Path | None:
 
 def _imported_modules(path: Path, module: str, is_package: bool) -> set[str]:
     """The leakaudit modules that the file ``path`` of ``module`` imports anywhere in it (functions included), with
-    the packages that importing them runs (``leakaudit.a`` for ``leakaudit.a.b``)."""
+    the packages that importing them runs (``leakaudit.a`` for ``leakaudit.a.b``). The top package is read at its
+    module level only: its ``__getattr__`` imports the public names (``leakaudit.audit``, ...) when a caller first
+    asks for them, which a reproduction does not."""
     import ast
 
     package = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    nodes = tree.body if module == "leakaudit" else ast.walk(tree)
+    for node in nodes:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
