@@ -42,6 +42,8 @@ __all__ = ["DESIGNS", "Canaries", "CanaryAudit", "make_canaries", "insert_canari
 
 DESIGNS = ("new_token", "rare_token")
 _NEW_TOKEN = "<|canary_{}|>"
+#: most characters of a prompt (a "word" of a web page can be long)
+_PROMPT_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,7 @@ def make_canaries(texts: Sequence[str], *, m: int = 1000, design: str = "rare_to
     secret_length : int, default 8
         Tokens per secret.
     prompt_words : int, default 8
+        Words of the prompt (at most 80 characters).
     n_rare : int, optional
         Size of the pool of rarest tokens secrets are drawn from ("rare_token"); default a tenth of the vocabulary,
         at least 64.
@@ -174,7 +177,8 @@ def make_canaries(texts: Sequence[str], *, m: int = 1000, design: str = "rare_to
     check_scalar(prompt_words, name="prompt_words", kind=(int, np.integer), min_val=0)
     s_prompt, s_secret, s_inc = spawn_seeds(random_state, 3)
     rng_p, rng_s = np.random.default_rng(s_prompt), np.random.default_rng(s_secret)
-    prompts = [" ".join(docs[i].split()[: int(prompt_words)]) for i in rng_p.integers(0, len(docs), int(m))]
+    prompts = [" ".join(docs[i].split()[: int(prompt_words)])[:_PROMPT_CHARS].strip()
+               for i in rng_p.integers(0, len(docs), int(m))]
     new_tokens: list[str] = []
     if design == "new_token":
         n_new = int(m) * int(secret_length) if n_new_tokens is None else int(n_new_tokens)
@@ -228,6 +232,11 @@ def secret_scores(model: Any, tokenizer: Any, canaries: Canaries, *, max_length:
     full, _ = encode_texts(tokenizer, canaries.texts, name="canaries")
     pre, _ = encode_texts(tokenizer, [p if p else " " for p in canaries.prompts], name="canary prompts")
     n_secret = np.array([max(1, len(f) - len(p)) for f, p in zip(full, pre)])
+    if max_length is not None:
+        long = next((i for i, f in enumerate(full) if len(f) > max_length), None)
+        if long is not None:
+            raise InvalidInputError(f"canary {long} has {len(full[long])} tokens, more than the model's context of "
+                                    f"{max_length}: its secret would be cut (design shorter canaries)")
     ts = score_texts(model, tokenizer, canaries.texts, max_length=max_length, n_threads=n_threads,
                      distribution=False, name="canaries")
     return np.array([float(np.mean(lp[-min(int(k), lp.size):])) for lp, k in zip(ts.logprobs, n_secret)])

@@ -139,10 +139,8 @@ def _set_test(xs: np.ndarray, xu: np.ndarray, names, test: str, n_permutations: 
             stat, p = float(r.statistic), float(r.pvalue)
     else:
         both = np.r_[a, b]
-        null = np.empty(n_permutations)
-        for i in range(n_permutations):
-            q = rng.permutation(both)
-            null[i] = q[: a.size].mean() - q[a.size:].mean()
+        q = both[np.argsort(rng.random((n_permutations, both.size)), axis=1)]
+        null = q[:, : a.size].mean(axis=1) - q[:, a.size:].mean(axis=1)
         stat, p = diff, float((1 + np.sum(null >= diff - 1e-12)) / (1 + n_permutations))
     from scipy.stats import rankdata
 
