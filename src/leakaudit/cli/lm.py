@@ -151,12 +151,14 @@ def register(app: typer.Typer) -> None:
         tokenizer: Path = typer.Option(None, "--tokenizer", help="Tokenizer directory. [default: the model's]"),
         reference_dir: list[Path] = typer.Option([], "--reference-dir",
                                                  help="A reference model (e.g. the base before fine-tuning); "
-                                                      "repeatable. Adds the reference-ratio feature."),
+                                                      "repeatable. Adds the reference-ratio feature. "
+                                                      "[default: none]"),
         alpha: float = typer.Option(0.05, "--alpha", help="Level of the set-level test and of the blind baseline."),
         test: str = typer.Option("welch", "--test", help="welch (one-sided Welch t-test, Maini et al.) or "
                                                          "permutation (exact for comparable sets)."),
-        power: bool = typer.Option(True, "--power/--no-power", help="Also measure the detection rate against set "
-                                                                   "size on subsets of the two sets."),
+        power: bool = typer.Option(True, "--power/--no-power", metavar="",
+                                   help="Also measure the detection rate against set size on subsets of the two "
+                                        "sets. (default: --power)"),
         n_repeats: int = typer.Option(100, "--power-repeats", help="Subsets drawn per set size."),
         seed: int = typer.Option(0, "--seed", help="Seed of the split, the guard and the power curve."),
         out: Path = typer.Option(Path("runs/lm-dataset-inference"), "--out", help="Writes dataset_inference.json "
@@ -196,7 +198,7 @@ def register(app: typer.Typer) -> None:
         data: Path = typer.Option(..., "--data", help="The fine-tuning texts (JSONL, CSV, Parquet)."),
         text_column: str = typer.Option("text", "--text-column", help="The column holding the texts."),
         tokenizer: Path = typer.Option(None, "--tokenizer", help="Tokenizer of the model to be fine-tuned (needed "
-                                                                 "for rare-token secrets)."),
+                                                                 "for rare-token secrets). [default: none]"),
         design: str = typer.Option("rare-token", "--design", help="rare-token (the tokenizer's tokens rarest in "
                                                                   "the data) or new-token (fresh tokens to add to "
                                                                   "the tokenizer)."),
