@@ -9,8 +9,9 @@ the reference model); a copy is fine-tuned on the members for ``--epochs`` epoch
 Scenarios, each with the guard (blind baseline at the test's level) and the one-sided Welch test at alpha 0.05:
 
 * used: suspect = the 400 members, unseen = the 400 non-members; the power curve (100 subsets per size).
-* not used: suspect and unseen = two halves of the non-members (200 + 200); the power curve's rates are false
-  detection rates.
+* not used: suspect and unseen = two halves of the non-members (200 + 200); and the test's false detection rate
+  at each size, each draw a fresh random partition of the 400 non-members into a suspect and an unseen set (draws
+  from two fixed halves would measure those halves' chance difference, not the test's level).
 * shifted source / period: the reserved sets, never used; the guard must flag them.
 
 Usage: .venv/bin/python benchmarks/lm_dataset_inference.py [--seeds 5] [--epochs 1]
@@ -35,7 +36,7 @@ def one_seed(seed: int, *, epochs: int, n_repeats: int, threads: int = 1) -> dic
 
     from leakaudit._random import spawn_seeds
     from leakaudit.exceptions import NotEstimableWarning
-    from leakaudit.lm.dataset_inference import dataset_inference, detection_power, membership_features
+    from leakaudit.lm.dataset_inference import dataset_inference, detection_power, membership_features, set_test
     from leakaudit.lm.demo import SIZES as DS, demo_texts, new_model, train_lm, train_tokenizer
     from leakaudit.lm.score import score_texts
 
@@ -78,12 +79,25 @@ def one_seed(seed: int, *, epochs: int, n_repeats: int, threads: int = 1) -> dic
         row = {"verdict": r.verdict, "p_value": r.test.p_value, "combined_auc": r.test.auc,
                "blind_auc": r.blind_auc, "blind_p_value": r.blind_p_value, "feature_auc": r.feature_auc,
                "coef": r.test.coef}
-        if name in ("used", "not used"):
+        if name == "used":
             names, x = membership_features(ts, sus + uns, refs)
             n = len(sus)
             pc = detection_power(x[:n], x[n:], sizes=[s for s in SIZES if s <= n], n_repeats=n_repeats,
                                  alpha=0.05, random_state=s_di + 1)
             row["power"] = {"sizes": pc.sizes, "rate": pc.rate, "smallest_detected": pc.smallest_detected}
+        if name == "not used":
+            # the level: each draw a fresh random partition of the 400 non-members into suspect and unseen sets
+            _, x = membership_features(ts, sus + uns, refs)
+            prng = np.random.default_rng(s_di + 2)
+            rates = []
+            for n in [s for s in SIZES if s <= len(x) // 2]:
+                hits = 0
+                for _ in range(n_repeats):
+                    p = prng.permutation(len(x))
+                    hits += set_test(x[p[:n]], x[p[n:2 * n]], random_state=prng).p_value <= 0.05
+                rates.append(hits / n_repeats)
+            row["power"] = {"sizes": [s for s in SIZES if s <= len(x) // 2], "rate": rates,
+                            "smallest_detected": None, "draws": "random partitions of the 400 non-members"}
         out["scenarios"][name] = row
     return out
 

@@ -1,14 +1,14 @@
 """The reference-model attacks (the base model before fine-tuning as reference) against loss, zlib and Min-K%++ on
 the local GPT-2 demo, at TPR at 1% and 0.1% FPR, over seeds (docs/lm.md).
 
-Per seed: SpamAssassin e-mails cut to 200 characters, shuffled into 300 public texts, 1,000 members and 1,000
-non-members (one pool). A tokenizer and a "tiny" GPT-2 are trained on the public texts (2 epochs: the base, the
+Per seed: SpamAssassin e-mails cut to 200 characters, shuffled into 300 public texts, ``--members`` members (1,000)
+and 1,000 non-members (one pool). A tokenizer and a "tiny" GPT-2 are trained on the public texts (2 epochs: the base, the
 reference model); a copy is fine-tuned on the members and attacked after each of ``--epochs`` (cumulative) epochs.
 Every attack of :func:`leakaudit.lm.attacks.run_lm_attacks` runs with the base as the one reference. TPR at 0.1%
 FPR allows one of the 1,000 non-members above the threshold, so it rests on the two highest non-member scores and is
 coarse; each cell: mean over seeds [95% t-interval over seeds].
 
-Usage: .venv/bin/python benchmarks/lm_reference_attacks.py [--seeds 5] [--epochs 1 4]
+Usage: .venv/bin/python benchmarks/lm_reference_attacks.py [--seeds 5] [--epochs 1 4] [--members 1000]
 """
 
 from __future__ import annotations
@@ -99,6 +99,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--epochs", type=int, nargs="+", default=[1, 4])
+    ap.add_argument("--members", type=int, default=1000)
     a = ap.parse_args(argv)
     from transformers.utils import logging as hf_logging
 
@@ -106,12 +107,13 @@ def main(argv=None) -> int:
     runs = []
     for s in range(a.seeds):
         with C.Timer() as tm:
-            runs.append(one_seed(s, epochs=sorted(a.epochs)))
+            runs.append(one_seed(s, epochs=sorted(a.epochs), n_members=a.members))
         print(f"seed {s} done in {tm.seconds:.0f} s ({tm.cpu_seconds:.0f} CPU s)", flush=True)
     summ = summarise(runs)
     res = {"benchmark": "lm_reference_attacks", "n_seeds": len(runs), "summary": summ, "runs": runs,
            "command": "python benchmarks/lm_reference_attacks.py " + " ".join(argv or sys.argv[1:])}
-    path = C.write_result("lm_reference_attacks", res)
+    res["n_members"], res["n_nonmembers"] = a.members, 1000
+    path = C.write_result("lm_reference_attacks" + ("" if a.members == 1000 else f"_m{a.members}"), res)
     print(markdown(summ))
     print(f"wrote {path}")
     return 0
