@@ -96,14 +96,6 @@ def one_seed(seed: int, *, m: int, secret_length: int, epochs: int, redraws: int
     return out
 
 
-def _ci(v):
-    from scipy.stats import t
-
-    v = np.asarray(v, float)
-    h = float(t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
-    return {"mean": float(v.mean()), "ci95": [float(v.mean() - h), float(v.mean() + h)], "values": v.round(4).tolist()}
-
-
 def summarise(runs):
     from scipy.stats import beta
 
@@ -111,7 +103,7 @@ def summarise(runs):
     for design in DESIGNS:
         rows = [r["designs"][design] for r in runs]
         k, tot = sum(r["null_exceed"] for r in rows), sum(r["null_redraws"] for r in rows)
-        out[design] = {key: _ci([r[key] for r in rows]) for key in
+        out[design] = {key: C.mean_ci([r[key] for r in rows], digits=4) for key in
                        ("epsilon_lower_bound", "auc", "tpr_at_1pct_fpr", "null_epsilon_lower_bound", "null_auc")}
         out[design]["null_runs_exceeding_0"] = sum(r["null_epsilon_lower_bound"] > 0 for r in rows)
         out[design]["null_redraws_exceeding_0"] = {

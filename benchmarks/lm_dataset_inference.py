@@ -102,14 +102,6 @@ def one_seed(seed: int, *, epochs: int, n_repeats: int, threads: int = 1) -> dic
     return out
 
 
-def _ci(v):
-    from scipy.stats import t
-
-    v = np.asarray(v, float)
-    h = float(t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
-    return {"mean": float(v.mean()), "ci95": [float(v.mean() - h), float(v.mean() + h)], "values": v.tolist()}
-
-
 def summarise(runs):
     from scipy.stats import beta
 
@@ -118,8 +110,9 @@ def summarise(runs):
         rows = [r["scenarios"][name] for r in runs]
         s = {"verdicts": [r["verdict"] for r in rows], "p_value": [r["p_value"] for r in rows],
              "blind_p_value": [r["blind_p_value"] for r in rows],
-             "combined_auc": _ci([r["combined_auc"] for r in rows]), "blind_auc": _ci([r["blind_auc"] for r in rows]),
-             "feature_auc": {f: _ci([r["feature_auc"][f] for r in rows]) for f in rows[0]["feature_auc"]}}
+             "combined_auc": C.mean_ci([r["combined_auc"] for r in rows]),
+             "blind_auc": C.mean_ci([r["blind_auc"] for r in rows]),
+             "feature_auc": {f: C.mean_ci([r["feature_auc"][f] for r in rows]) for f in rows[0]["feature_auc"]}}
         if "power" in rows[0]:
             sizes = rows[0]["power"]["sizes"]
             s["power"] = {}

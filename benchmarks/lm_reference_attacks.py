@@ -64,20 +64,11 @@ def one_seed(seed: int, *, epochs, n_members=1000, n_non=1000, threads=1) -> dic
     return out
 
 
-def _ci(v):
-    from scipy.stats import t
-
-    v = np.asarray(v, float)
-    h = float(t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
-    return {"mean": float(v.mean()), "ci95": [max(0.0, float(v.mean() - h)), min(1.0, float(v.mean() + h))],
-            "values": v.round(4).tolist()}
-
-
 def summarise(runs):
     out = {}
     for e in runs[0]["epochs"]:
-        out[e] = {a: {k: _ci([r["epochs"][e][a][k] for r in runs]) for k in runs[0]["epochs"][e][a]}
-                  for a in runs[0]["epochs"][e]}
+        out[e] = {a: {k: C.mean_ci([r["epochs"][e][a][k] for r in runs], clip=(0.0, 1.0), digits=4)
+                      for k in runs[0]["epochs"][e][a]} for a in runs[0]["epochs"][e]}
     return out
 
 
