@@ -33,19 +33,41 @@ def test_paper_rounding_is_half_the_last_printed_digit():
     assert _judge.paper_rounding(0.0) == pytest.approx(5e-4)
 
 
-def test_judge_values_interval_widened_only_by_rounding():
+def test_judge_values_needs_the_mean_and_the_interval_within_the_tolerance():
     # Chase et al.'s census gender at 10% poisoning: mean 0.78 over 5 seeds against the paper's 1.0
     status, _, _, hi = _judge.judge_values(1.0, [0.86, 0.74, 0.80, 0.72, 0.78])
     assert status == "differs" and hi < 0.95
-    # the paper prints 0.99: an interval ending at 0.986 reaches it through the rounding 0.005, one at 0.98 does not
-    assert _judge.judge_values(0.99, [0.97, 0.98, 0.985, 0.99, 0.995])[0] == "match"
+    assert _judge.judge_values(1.0, [0.86, 0.74, 0.80, 0.72, 0.78], tolerance=0.1)[0] == "differs"
+    # the paper prints 0.99 (rounding 0.005): our interval [0.972, 0.996] holds it but is wider than the rounding
+    # allows, so the seeds cannot tell; with an allowance of 0.02 the whole interval is within it
+    vals = [0.97, 0.98, 0.985, 0.99, 0.995]
+    assert _judge.judge_values(0.99, vals)[0] == _judge.INCONCLUSIVE
+    assert _judge.judge_values(0.99, vals, tolerance=0.02)[0] == "match"
     assert _judge.judge_values(0.99, [0.96, 0.97, 0.975, 0.97, 0.965])[0] == "differs"
-    # every seed alike: the interval is that value, and it matches within the paper's rounding only
+    # every seed alike: the interval is that value, and it matches within the tolerance only
     assert _judge.judge_values(0.75, [0.76] * 5)[0] == "differs"
     assert _judge.judge_values(0.75, [0.754] * 5)[0] == "match"
     assert _judge.judge_values(0.5, [0.504] * 5)[0] == "match" and _judge.judge_values(0.5, [0.51] * 5)[0] == "differs"
+    assert _judge.judge_values(0.5, [0.51] * 5, tolerance=0.02)[0] == "match"
+    # a mean within the tolerance with an interval past it, or a mean past it with an interval that holds the
+    # paper's value: too noisy to tell
+    assert _judge.judge_values(0.5, [0.3, 0.9, 0.6, 0.7, 0.5], tolerance=0.2)[0] == _judge.INCONCLUSIVE
+    assert _judge.judge_values(0.5, [0.3, 0.9, 0.6, 0.7, 0.5], tolerance=0.05)[0] == _judge.INCONCLUSIVE
     assert _judge.judge_values(0.2, [0.2, float("nan")])[0] == "differs"  # one seed with a value: no interval
     assert _judge.judge_values(None, [0.1, 0.2])[0] == "no-paper-value"
+
+
+def test_beating_the_paper_in_the_direction_it_argues_for_has_its_own_status():
+    # Chase et al.'s census race at 10% poisoning: 1.0 in every seed against the paper's 0.98
+    assert _judge.judge_values(0.98, [1.0] * 5, favourable="higher")[0] == _judge.BEATS
+    assert _judge.judge_values(0.98, [1.0] * 5)[0] == "differs"
+    assert _judge.judge_values(0.98, [1.0] * 5, favourable="lower")[0] == "differs"
+    assert _judge.judge_values(0.98, [1.0] * 5, tolerance=0.1, favourable="higher")[0] == "match"
+    # below the paper in the favourable direction's opposite is a difference, not a win
+    assert _judge.judge_values(0.98, [0.8] * 5, favourable="higher")[0] == "differs"
+    assert row("q", 0.98, 1.0, 0.005).status == "differs"
+    with pytest.raises(Exception, match="favourable"):
+        _judge.judge_values(0.5, [0.4, 0.5], favourable="up")
 
 
 def test_gather_rejudges_rows_that_carry_their_values(tmp_path):
@@ -61,8 +83,8 @@ def test_gather_rejudges_rows_that_carry_their_values(tmp_path):
     assert changed == 1  # the stored 'match' of the seed row is re-derived; the fixed row keeps its status
     (tmp_path / "long-dtp-bounds.json").write_text(json.dumps(res))
     page = _registry.gather(tmp_path)
-    assert "Totals: 1 rows match, 1 differ" in page and "seeds 0-4" in page
-    assert "0 matches and 1 differences are randomised rows" in page
+    assert "1 match, 0 beat the paper, 0 are inconclusive (too noisy), 1 differ" in page and "seeds 0-4" in page
+    assert "Of the judged rows, 1 are randomised rows" in page
 
 
 def test_merge_seed_rows_averages_each_quantity():
@@ -133,7 +155,7 @@ def test_long_table1_claims_rows_on_known_values():
     assert rows["targets with distance accuracy <= 0.55 and untargeted >= 0.9"].ours == 1
 
 
-def test_a_paper_bound_matches_when_our_mean_reaches_it():
+def test_a_paper_bound_matches_when_our_interval_is_on_its_side():
     vals, seeds = [0.9, 0.78, 0.68, 0.78, 0.82], [0, 1, 2, 3, 4]  # Chase census-gender, best accuracy at p <= 0.10
     assert _judge.judge_values(0.9, vals)[0] == "differs"
     assert _judge.judge_values(0.9, vals, "lower")[0] == "differs"  # 'above 90%': our mean is 0.79
@@ -144,10 +166,16 @@ def test_a_paper_bound_matches_when_our_mean_reaches_it():
     assert merged[0].bound == "lower" and merged[0].status == "match"
     # 'we did not find any': an upper bound of 0, so one seed finding one is a difference, whatever the interval
     counts = [0, 1, 0, 1, 1]  # LR-Adult targets with average PDTP > 1, seeds 0-4
-    assert _judge.judge_values(0.0, counts)[0] == "match"  # the interval [-0.08, 1.28] holds 0 ...
+    assert _judge.judge_values(0.0, counts)[0] == _judge.INCONCLUSIVE  # the interval [-0.08, 1.28] holds 0 ...
     assert _judge.judge_values(0.0, counts, "upper")[0] == "differs"  # ... but the paper found none
     assert _judge.judge_values(0.0, [0] * 5, "upper")[0] == "match"
     assert _judge.judge_values(0.665, [0.71, 0.69, 0.72, 0.70, 0.71], "upper")[0] == "differs"  # 'never above'
+    # a bound needs the whole interval on its side; a mean on its side with an interval across it cannot tell
+    assert _judge.judge_values(0.9, [0.95, 0.99, 0.80, 0.97, 0.99], "lower")[0] == _judge.INCONCLUSIVE
+    assert _judge.judge_values(0.9, [0.95, 0.99, 0.96, 0.97, 0.99], "lower")[0] == "match"
+    # a bound needs the whole interval on its side; a mean on its side with an interval across it cannot tell
+    assert _judge.judge_values(0.9, [0.95, 0.99, 0.80, 0.97, 0.99], "lower")[0] == _judge.INCONCLUSIVE
+    assert _judge.judge_values(0.9, [0.95, 0.99, 0.96, 0.97, 0.99], "lower")[0] == "match"
     with pytest.raises(Exception, match="bound"):
         _judge.judge_values(0.5, [0.4, 0.5], "sideways")
     assert row("q", 0.9, 0.95, 0.0, bound="lower").status == "match"

@@ -15,4 +15,24 @@ __version__ = "0.1.0"
 
 from .exceptions import LeakauditError  # noqa: E402
 
-__all__ = ["__version__", "LeakauditError"]
+__all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack"]
+
+def __getattr__(name: str):
+    """The public names, imported when first used: ``import leakaudit`` (and ``leakaudit --version``) stays light."""
+    if name == "audit":  # the package leakaudit.audit, callable as leakaudit.audit.api.audit
+        from .audit import api  # noqa: F401  (importing the package binds it here as ``audit``)
+
+        return globals()["audit"]
+    if name == "AuditResult":
+        from .audit.results import AuditResult
+
+        return AuditResult
+    if name == "register_attack":
+        from .membership._registry import register_attack
+
+        return register_attack
+    raise AttributeError(f"module 'leakaudit' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"audit", "AuditResult", "register_attack"})

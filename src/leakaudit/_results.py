@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["Result", "Skipped", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
            "check_output_file"]
@@ -122,11 +122,18 @@ class Result(BaseModel):
 class Skipped(Result):
     """An analysis that could not run, why, and what would enable it (``fix``: a flag or an input).
 
-    Skipped is a result: reports list it."""
+    ``missing`` names the inputs it lacked (``population``, ``model``, or an attack input such as ``reference``),
+    so a caller can say which argument or flag gives them without reading ``reason``. Skipped is a result: reports
+    list it."""
 
     name: str
     reason: str
     fix: str = ""
+    missing: list[str] = Field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        """results.json's entry: name, reason, fix, and ``missing`` when it names any input."""
+        return self.model_dump(exclude=set() if self.missing else {"missing"})
 
 
 def write_json_atomic(path: str | Path, data: Any) -> None:

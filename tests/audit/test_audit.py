@@ -375,17 +375,22 @@ def test_random_forest_targets_are_retrained_by_our_forest():
 
 
 def test_forest_targets_get_lira_on_the_votes():
+    """A learner declares that its outputs are votes (output_votes); the audit's LiRA parameters come from it."""
+    from types import SimpleNamespace
+
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
 
-    from leakaudit.audit.membership_stage import _output_votes
     from leakaudit.learners import RandomForest, SklearnLearner
+    from leakaudit.membership._registry import ATTACKS
 
-    assert _output_votes(RandomForest(n_estimators=37)) == 37
-    assert _output_votes(SklearnLearner(RandomForestClassifier(n_estimators=12, class_weight="balanced"))) == 12
-    assert _output_votes(SklearnLearner(ExtraTreesClassifier(n_estimators=5))) == 5
-    assert _output_votes(SklearnLearner(LogisticRegression())) is None
-    assert _output_votes(None) is None
+    assert RandomForest(n_estimators=37).output_votes() == 37
+    assert SklearnLearner(RandomForestClassifier(n_estimators=12, class_weight="balanced")).output_votes() == 12
+    assert SklearnLearner(ExtraTreesClassifier(n_estimators=5)).output_votes() == 5
+    assert SklearnLearner(LogisticRegression()).output_votes() is None
+    params = ATTACKS.get("lira").audit_params
+    assert params(SimpleNamespace(target=SimpleNamespace(learner=RandomForest(n_estimators=9)))) == {"votes": 9}
+    assert params(SimpleNamespace(target=SimpleNamespace(learner=None))) == {"votes": None}
 
 
 def test_skops_random_forest_target_is_audited_with_lira_on_its_votes(tmp_path, monkeypatch):

@@ -64,11 +64,14 @@ def test_skipped_and_unmeasurable_lines_name_a_flag(tmp_path, capsys):
 
 
 def test_hints_put_internal_inputs_in_words():
-    rmia = {"name": "RMIA", "reason": "needs population_probs, population_y, population_reference"}
+    """The hint comes from the skipped entry's structured ``missing`` inputs, never from parsing its sentence."""
+    rmia = {"name": "RMIA", "reason": "needs population_probs, population_y, population_reference",
+            "missing": ["population_probs", "population_y", "population_reference"]}
     hint = enabling_hint(rmia)
     assert "--population FILE" in hint and "population_probs" not in hint
-    shadow = {"name": "shadow-model attack", "reason": "needs reference"}
+    shadow = {"name": "shadow-model attack", "reason": "needs reference", "missing": ["reference"]}
     assert "--model" in enabling_hint(shadow)
+    assert "--model" not in enabling_hint({"name": "shadow-model attack", "reason": "needs reference"})
     numeric = {"name": "attribute inference of age", "reason": "'age' is numeric",
                "fix": "bin age into categories (a text column) to infer it"}
     assert "bin age into categories" in enabling_hint(numeric)

@@ -20,6 +20,7 @@ pytest.importorskip("dp_accounting")
     (["--epsilon", "inf"], "--epsilon must be a positive finite number"),
     (["--epsilon", "2", "--canaries", "both"], "--canaries must be gradient or input"),
     (["--epsilon", "2", "--bound", "rdp"], "--bound must be one of steinke2023, fdp, best, gdp; got 'rdp'"),
+    (["--epsilon", "2", "--device", "gpu"], "--device must be 'cpu', 'cuda', 'cuda:N' or 'auto'; got 'gpu'"),
 ])
 def test_impossible_parameters_are_one_line_exit_2(args, words, capsys, tmp_path):
     assert main(["dp-audit", *args, "--out", str(tmp_path)]) == 2
@@ -41,6 +42,7 @@ def test_a_small_audit_writes_strict_json(capsys, tmp_path):
                             "the claim is violated: the implementation leaks more than it says")
     assert 0 <= s["epsilon_lower_bound"] <= s["accounted_epsilon"]
     assert s["m"] == 200 and s["canaries"] == "gradient" and not s["noise_multiplier_calibrated"]
+    assert s["device"] == "cpu"
     assert "verdict: consistent with the claim" in out
     # the deciding bound is the larger of Theorem 3.1 and the f-DP analysis, each at half the error rate, so it is
     # at most the larger of the two alone at the full error rate; each is also shown alone

@@ -110,3 +110,26 @@ class CountingLearner(Learner):
     def _fit(self, X, y, *, random_state, n_classes):
         p = np.bincount(y, minlength=n_classes) + 1.0
         return CountingModel(p / p.sum())
+
+
+class DeviceEchoLearner(Learner):
+    """A learner with a ``device`` that its models report: class 0's output codes the device it trained with
+    (0.25 for "cpu", 0.75 for "auto", 1 for "cuda:0", 2 for "cuda:1": it never touches torch, so the device
+    names need no GPU), class 1's is the process id, the others 0 (not probabilities: for the device
+    tests)."""
+
+    def __init__(self, *, device: str = "auto"):
+        self.device = device
+
+    def _fit(self, X, y, *, random_state, n_classes):
+        return _Echo({"cpu": 0.25, "auto": 0.75, "cuda:0": 1.0, "cuda:1": 2.0}[self.device], n_classes)
+
+
+class _Echo:
+    def __init__(self, code, n_classes):
+        self.code, self.pid, self.n_classes = code, float(os.getpid()), n_classes
+
+    def predict_proba(self, X):
+        out = np.zeros((len(X), self.n_classes))
+        out[:, 0], out[:, 1] = self.code, self.pid
+        return out

@@ -55,3 +55,14 @@ def test_ray_task_error_is_our_error(engine):
     one_class = np.flatnonzero(Y == 0)[:20]
     with pytest.raises(InvalidInputError, match="single class"):
         engine.predict_many(SklearnLearner(LogisticRegression()), X, Y, [one_class], [0], XQ)
+
+
+def test_gpus_on_a_cluster_without_any_are_refused(ray_instance):
+    """devices='auto' on Ray asks the cluster (not this process) for GPUs; a cluster without one is refused at once
+    instead of leaving GPU tasks waiting forever."""
+    from leakaudit.exceptions import UnsupportedError
+
+    if ray.cluster_resources().get("GPU", 0) >= 1:
+        pytest.skip("this Ray instance has a GPU")
+    with pytest.raises(UnsupportedError, match="the Ray cluster has no GPU"):
+        Engine(backend="ray", devices="auto")._get_backend()

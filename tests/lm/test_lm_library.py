@@ -203,3 +203,34 @@ def test_blind_check_keeps_only_the_attacks_that_beat_the_texts():
     check, standing = _blind_check(bb(0.001, {"lm_min_k": versus["lm_min_k"]}), metrics, 0.995)
     assert check.status == "not measurable" and not standing and "not comparable" in check.sentence
     assert check.interval == pytest.approx((0.8 - 2.807 * 0.03, 0.8 + 2.807 * 0.03), abs=1e-3)
+
+
+def test_scoring_device_cpu_changes_nothing_and_bad_devices_are_one_line(loaded, tiny_texts):
+    import torch
+
+    from leakaudit.exceptions import UnsupportedError
+
+    lm, _ = loaded
+    texts = tiny_texts[0][:4]
+    base = score_texts(lm.model, lm.tokenizer, texts, max_length=lm.context_length)
+    on_cpu = score_texts(lm.model, lm.tokenizer, texts, max_length=lm.context_length, device="cpu")
+    for a, b in zip(base.logprobs + base.std, on_cpu.logprobs + on_cpu.std):
+        assert a.tobytes() == b.tobytes()
+    with pytest.raises(InvalidParameterError, match="^device must be 'cpu', 'cuda', 'cuda:N' or 'auto'; got 'gpu'"):
+        score_texts(lm.model, lm.tokenizer, texts, device="gpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(UnsupportedError, match="^device='cuda' but CUDA is not available here"):
+            load_causal_lm("/nonexistent", device="cuda")  # refused before anything is read
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="CUDA not available")
+def test_scores_on_a_gpu_match_the_cpus(tiny_demo, tiny_texts):
+    cpu = load_causal_lm(tiny_demo.target_dir)
+    gpu = load_causal_lm(tiny_demo.target_dir, device="cuda")
+    assert next(gpu.model.parameters()).device.type == "cuda" and "on cuda" in gpu.description
+    texts = tiny_texts[0][:8]
+    a = score_texts(cpu.model, cpu.tokenizer, texts, max_length=cpu.context_length)
+    b = score_texts(gpu.model, gpu.tokenizer, texts, max_length=gpu.context_length)
+    for x, y in zip(a.logprobs + a.mean + a.std, b.logprobs + b.mean + b.std):
+        np.testing.assert_allclose(y, x, rtol=0, atol=1e-4)

@@ -1,7 +1,7 @@
 """The match rule's ``precision``: a reference that is not a printed number (read off a plot, or derived from
 printed numbers) is judged with its own precision instead of the printed rounding, and a page re-judges with it."""
 
-from leakaudit.reproduce._judge import judge_values
+from leakaudit.reproduce._judge import INCONCLUSIVE, judge_values
 from leakaudit.reproduce._registry import rejudge, row
 from leakaudit.reproduce._seeds import merge_seed_rows, seed_row
 
@@ -15,18 +15,29 @@ def test_printed_rounding_alone_misses_a_plot_read_value():
 
 def test_precision_replaces_the_printed_rounding():
     assert judge_values(0.8, VALS, precision=0.025)[0] == "match"
-    # a precision narrower than the printed rounding narrows too (a ratio of printed numbers is still far)
+    # a precision narrower than the printed rounding narrows too: 0.81 lies just below the interval [0.8100, 0.8168]
+    # and 0.0034 from the mean, past a tolerance of 0; within the printed 0.005 of the mean, but the interval
+    # reaches past 0.815, so the seeds cannot tell
     assert judge_values(0.81, VALS, precision=0.0)[0] == "differs"
-    assert judge_values(0.81, VALS)[0] == "match"
+    assert judge_values(0.81, VALS)[0] == INCONCLUSIVE
+    assert judge_values(0.81, VALS, precision=0.01)[0] == "match"
 
 
-def test_seed_rows_carry_the_precision_and_rejudge_uses_it():
+def test_seed_rows_carry_the_precision_and_classify_uses_it(monkeypatch):
+    from leakaudit._names import NameTable
+    from leakaudit.reproduce import _registry as reg
+
     r = seed_row("q", 0.8, VALS, [0, 1, 2, 3, 4], precision=0.025)
     assert r.status == "match" and r.tolerance == 0.025 and r.precision == 0.025
     merged = merge_seed_rows([[row("q", 0.8, v, 0.1, precision=0.025)] for v in VALS], [0, 1, 2, 3, 4])
     assert merged[0].precision == 0.025 and merged[0].status == "match"
-    res = {"rows": [{"paper": 0.8, "values": VALS, "status": "differs", "bound": None, "precision": 0.025},
-                    {"paper": 0.8, "values": VALS, "status": "match", "bound": None}]}
+    monkeypatch.setattr(reg, "_REGISTRY", NameTable("reproduction"))
+    reg.register("toy", paper="Toy", description="toy", references=((r"", "plot"),))(None)
+    res = {"name": "toy", "rows": [
+        {"quantity": "a", "paper": 0.8, "ours": 0.8134, "note": "", "values": VALS, "status": "differs",
+         "bound": None, "precision": 0.025, "tolerance": 0.025},
+        {"quantity": "b", "paper": 0.8, "ours": 0.8134, "note": "", "values": VALS, "status": "match",
+         "bound": None, "tolerance": 0.005}]}
     assert rejudge(res) == 2
     assert [x["status"] for x in res["rows"]] == ["match", "differs"]
 

@@ -43,7 +43,8 @@ def test_code_files_follow_imports_inside_functions_and_leave_out_the_rest():
         assert f in files, f
     # another paper's module, the command line, the report, and the page's bookkeeping are not its code
     for f in ("reproduce/izzo.py", "cli/__init__.py", "report/__init__.py", "reproduce/_registry.py",
-              "reproduce/_page.py", "reproduce/_judge.py", "reproduce/_kinds.py"):
+              "reproduce/_page.py", "reproduce/_judge.py", "reproduce/_kinds.py", "reproduce/_ledger.py",
+              "reproduce/_tally.py", "reproduce/_figures.py"):
         assert f not in files, f
 
 
@@ -59,9 +60,11 @@ def test_code_digest_changes_with_the_code_a_reproduction_runs_only(tmp_path):
     izzo, chase = "leakaudit.reproduce.izzo", "leakaudit.reproduce.chase"
     d_izzo, d_chase = _page.code_digest(izzo, fake), _page.code_digest(chase, fake)
     assert len(d_izzo) == 16 and d_izzo == _page.code_digest(izzo)
-    # a changed learner is code of both; a changed Chase module only of Chase's; the judging rule of neither
+    # a changed learner is code of both; a changed Chase module only of Chase's; the judging, counting and drawing
+    # of the page of neither
     (fake / "reproduce" / "chase.py").write_text((fake / "reproduce" / "chase.py").read_text() + "\n# changed\n")
-    (fake / "reproduce" / "_judge.py").write_text((fake / "reproduce" / "_judge.py").read_text() + "\n# changed\n")
+    for book in ("_judge.py", "_kinds.py", "_ledger.py", "_tally.py", "_figures.py", "_registry.py", "_page.py"):
+        (fake / "reproduce" / book).write_text((fake / "reproduce" / book).read_text() + "\n# changed\n")
     assert (_page.code_digest(izzo, fake), _page.code_digest(chase, fake) != d_chase) == (d_izzo, True)
     d_chase = _page.code_digest(chase, fake)
     (fake / "learners" / "logistic.py").write_text((fake / "learners" / "logistic.py").read_text() + "\n# x\n")
@@ -118,8 +121,10 @@ def test_gather_rewrites_each_section_as_on_the_page(tmp_path):
     (tmp_path / "izzo-fig1.md").write_text("| quantity | paper | ours |\n")
     page = reg.gather(tmp_path, write_sections=True)
     section = (tmp_path / "izzo-fig1.md").read_text()
-    assert "| reference |" in section and section in page
+    # the page links the section's figures under the runs' folder, the section beside them
+    assert "| reference |" in section and section.replace("](izzo-fig1.png)", f"]({tmp_path.name}/izzo-fig1.png)") in page
     assert "code digest not recorded" in section
+    assert (tmp_path / "izzo-fig1.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_a_reduced_section_says_what_full_would_cost():

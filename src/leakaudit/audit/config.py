@@ -60,11 +60,6 @@ class TorchTraining(BaseModel):
     momentum: float = Field(0.0, ge=0, lt=1, description="SGD momentum (ignored by Adam).")
 
 
-#: Without the shadow attack's compiled per-example trainer, scikit-learn's per-example SGD is far too slow
-#: (537 s for 8 shadow models on the demo): the audit then uses at most this many shadow models, at this batch.
-SHADOW_FALLBACK_MODELS = 8
-SHADOW_FALLBACK_BATCH = 32
-
 
 class ProfileSettings(BaseModel):
     """How much work each analysis does (``--profile`` picks one; the report names it).
@@ -90,11 +85,9 @@ class ProfileSettings(BaseModel):
     shadow_attack_batch : int
         Mini-batch of the attack network's SGD (1 is Long et al.'s per-example SGD, run by TorchMLP's compiled
         kernel; larger batches use scikit-learn and step with ``lr * batch``, the linear scaling rule).
-        Measured on the demo (2,000 audited records, loaded 2-core machine): per-example SGD with the
-        compiled kernel took 0.5 s for 8 shadow models, 1.4 s for 16 and 7.5 s for all 64 (AUC 0.532,
-        0.547, 0.556); scikit-learn's per-example SGD took 537 s for 8 (batch 32: 56 s).
         Without the compiled trainer (no compiled MLP kernel: ``leakaudit doctor``) the audit falls
-        back to at most ``SHADOW_FALLBACK_MODELS`` shadow models and batch ``SHADOW_FALLBACK_BATCH``.
+        back to at most ``leakaudit.membership.shadow.FALLBACK_MODELS`` shadow models and batch
+        ``FALLBACK_BATCH`` (:func:`leakaudit.membership.shadow.shadow_plan`).
     dtp_test_repeats : int
         Fresh paired leave-one-out repeats behind the statistical DTP-1 rule, for each record whose single PDTP
         exceeds the threshold (:func:`leakaudit.dtp.dtp1_test`). At 8 repeats a forest's binned changes, which
@@ -226,6 +219,9 @@ class AuditConfig(BaseModel):
     seed: int = Field(0, ge=0)
     backend: Literal["inprocess", "process", "ray"] = "inprocess"
     address: str | None = None
+    device: str = Field("cpu", description="Where torch models train and language models score: cpu, cuda, cuda:N "
+                                           "or auto (a GPU when one is visible); the compiled kernels and "
+                                           "scikit-learn learners train on the CPU only.")
     cache_dir: Path | None = None
     confidence: float = Field(0.95, gt=0.5, lt=1, description="Family-wise confidence of the verdict's checks.")
     thresholds: Thresholds = Field(default_factory=Thresholds)
@@ -252,6 +248,16 @@ class AuditConfig(BaseModel):
         if v not in dataset_names():
             raise ValueError(f"unknown dataset {v!r}; choose from {', '.join(dataset_names())}")
         return v
+
+    @field_validator("device")
+    @classmethod
+    def _device_form(cls, v: str) -> str:
+        from ..learners._torch_utils import DEVICE_CHOICES, check_device
+
+        try:
+            return check_device(v, name="device")
+        except InvalidParameterError:
+            raise ValueError(f"must be {DEVICE_CHOICES}") from None
 
     @field_validator("sensitive", mode="before")
     @classmethod

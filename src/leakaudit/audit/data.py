@@ -12,7 +12,7 @@ from .._random import check_random_state
 from ..exceptions import InvalidInputError, InvalidParameterError
 from .config import AuditConfig
 
-__all__ = ["AuditData", "prepare_data"]
+__all__ = ["AuditData", "prepare_data", "data_from_frames"]
 
 
 @dataclass
@@ -41,6 +41,8 @@ class AuditData:
     # each record's row in its source (0 = the first row after the header; the demo: its row in the bundled set)
     record_ids_mem: np.ndarray = field(default=None)
     record_ids_non: np.ndarray = field(default=None)
+    # where the records came from when not from the command line's files: source name -> what it is
+    sources: dict | None = None
 
     @property
     def n_classes(self) -> int:
@@ -290,10 +292,7 @@ def _check_sensitive(frames: list[pd.DataFrame], wheres: list[str], label: str, 
 
 
 def _user_data(cfg: AuditConfig) -> AuditData:
-    """The user's tables, reconciled once here: same columns (by name), one type per column, the same
-    classes among members and non-members, usable sensitive columns. See docs/input.md."""
-    from ..data import from_frame
-
+    """The user's files, read, then reconciled (:func:`_reconciled`). See docs/input.md."""
     if cfg.data is not None:
         df = _read(cfg.data, "data")
         mc = cfg.membership_column
@@ -317,38 +316,105 @@ def _user_data(cfg: AuditConfig) -> AuditData:
         train, test = _read(cfg.train, "train file"), _read(cfg.test, "test file")
         rows_mem, rows_non = np.arange(len(train)), np.arange(len(test))
         wheres = [f"members ({cfg.train})", f"non-members ({cfg.test})"]
+    pop = _read(cfg.population, "population file") if cfg.population else None
+    if cfg.population:
+        wheres.append(f"population ({cfg.population})")
+    return _reconciled(train, test, pop, label=cfg.label, sensitive=list(cfg.sensitive or []), wheres=wheres,
+                       rows_mem=rows_mem, rows_non=rows_non, name=Path(cfg.train or cfg.data).stem,
+                       description=f"{len(train)} members from {cfg.train or cfg.data}, {len(test)} non-members")
+
+
+def _reconciled(train: pd.DataFrame, test: pd.DataFrame, pop: pd.DataFrame | None, *, label: str,
+                sensitive: list[str], wheres: list[str], rows_mem: np.ndarray, rows_non: np.ndarray, name: str,
+                description: str, sources: dict | None = None) -> AuditData:
+    """The members, non-members and population reconciled once (same columns by name, one type per column, the
+    same classes among members and non-members, usable sensitive columns) and encoded. ``wheres`` names each table
+    in messages."""
+    from ..data import from_frame
+
     if len(train) == 0 or len(test) == 0:
         raise InvalidInputError(f"need members and non-members; got {len(train)} members and {len(test)} non-members")
     parts = [(train, wheres[0]), (test, wheres[1])]
-    if cfg.population:
-        wheres.append(f"population ({cfg.population})")
-        parts.append((_read(cfg.population, "population file"), wheres[2]))
-    if cfg.label not in train.columns:
-        raise InvalidInputError(f"label column {cfg.label!r} is not a column of the {wheres[0]}; "
+    if pop is not None:
+        parts.append((pop, wheres[2]))
+    if label not in train.columns:
+        raise InvalidInputError(f"label column {label!r} is not a column of the {wheres[0]}; "
                                 f"columns: {', '.join(map(str, train.columns))}")
     frames = _align_columns(parts)
-    frames = _reconcile_types(frames, wheres, cfg.label)
-    _check_label(frames, wheres, cfg.label)
-    sensitive = list(cfg.sensitive or [])
-    _check_sensitive(frames, wheres, cfg.label, sensitive)
+    frames = _reconcile_types(frames, wheres, label)
+    _check_label(frames, wheres, label)
+    _check_sensitive(frames, wheres, label, sensitive)
     train, test = frames[0], frames[1]
     pop = frames[2] if len(frames) > 2 else train.iloc[:0]
     full = pd.concat([train, test, pop], ignore_index=True)
-    ds = from_frame(full, label=cfg.label, sensitive=sensitive, task="classification")
+    ds = from_frame(full, label=label, sensitive=sensitive, task="classification")
     n_tr, n_te = len(train), len(test)
     cand = np.arange(n_tr + n_te)
     X, enc = ds.encode(fit_idx=cand)
     i_mem, i_non, i_pop = np.arange(n_tr), np.arange(n_tr, n_tr + n_te), np.arange(n_tr + n_te, len(full))
     fr = ds.frame
     return AuditData(
-        name=Path(cfg.train or cfg.data).stem,
-        description=f"{n_tr} members from {cfg.train or cfg.data}, {n_te} non-members",
+        name=name, description=description,
         X_mem=X[i_mem], y_mem=ds.y[i_mem], X_non=X[i_non], y_non=ds.y[i_non], X_pop=X[i_pop], y_pop=ds.y[i_pop],
         frame_mem=fr.iloc[i_mem].reset_index(drop=True), frame_non=fr.iloc[i_non].reset_index(drop=True),
         frame_pop=fr.iloc[i_pop].reset_index(drop=True),
-        label=cfg.label, class_names=[str(c) for c in ds.class_names], sensitive=sensitive, encoder=enc,
-        record_ids_mem=rows_mem, record_ids_non=rows_non,
+        label=label, class_names=[str(c) for c in ds.class_names], sensitive=sensitive, encoder=enc,
+        record_ids_mem=rows_mem, record_ids_non=rows_non, sources=sources,
     )
+
+
+def _as_frame(value, name: str) -> pd.DataFrame:
+    """A table argument as a DataFrame: a DataFrame as it is (its index ignored), a structured or record array by
+    its field names; anything else is refused naming the argument."""
+    if isinstance(value, pd.DataFrame):
+        df = value.reset_index(drop=True)
+    elif isinstance(value, np.ndarray) and value.dtype.names:
+        df = pd.DataFrame.from_records(value)
+    else:
+        raise InvalidParameterError(
+            f"{name} must be a pandas DataFrame (or a structured numpy array) with named columns, the label among "
+            f"them; got {type(value).__name__}")
+    if df.columns.has_duplicates:
+        dups = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
+        raise InvalidInputError(f"{name} repeats column name(s) {', '.join(map(repr, dups))}; every column needs "
+                                "its own name")
+    return _plain_dtypes(df.rename(columns=str))
+
+
+def data_from_frames(members, nonmembers, *, label: str, population=None, sensitive=None) -> AuditData:
+    """The audit's records from tables in memory, reconciled and encoded exactly as the files of the command line.
+
+    Parameters
+    ----------
+    members, nonmembers : pandas.DataFrame of shape (n_members, n_columns), (n_nonmembers, n_columns)
+        The records the model was trained on, and records of the same distribution it never saw; the same columns
+        by name (any order), ``label`` among them.
+    label : str
+        The column the model predicts.
+    population : pandas.DataFrame, optional
+        Other records of the same distribution, neither members nor non-members (reference models are queried on
+        them; RMIA needs them).
+    sensitive : sequence of str, optional
+        Feature columns for attribute and property inference.
+
+    Returns
+    -------
+    AuditData
+        ``record_ids_*`` are the rows' positions in their tables (0 = the first row).
+    """
+    if not isinstance(label, str) or not label:
+        raise InvalidParameterError(f"label must be the name of the label column; got {label!r}")
+    if sensitive is not None and (isinstance(sensitive, str) or not all(isinstance(c, str) for c in sensitive)):
+        raise InvalidParameterError(f"sensitive must be a list of column names; got {sensitive!r}")
+    train, test = _as_frame(members, "members"), _as_frame(nonmembers, "nonmembers")
+    pop = None if population is None else _as_frame(population, "population")
+    wheres = ["members", "non-members"] + (["population"] if pop is not None else [])
+    return _reconciled(train, test, pop, label=label, sensitive=list(sensitive or []), wheres=wheres,
+                       rows_mem=np.arange(len(train)), rows_non=np.arange(len(test)), name="in-memory tables",
+                       description=f"{len(train)} members and {len(test)} non-members given in memory",
+                       sources={"members": "the members table given in memory (row = its position, 1 = the first)",
+                                "nonmembers": "the non-members table given in memory (row = its position, 1 = the "
+                                              "first)"})
 
 
 def prepare_data(cfg: AuditConfig) -> AuditData:

@@ -29,6 +29,7 @@ from ..metrics import DEFAULT_FPRS, empirical_epsilon, evaluate_membership
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Check, Skipped
 from .config import AuditConfig
 from .membership_stage import _attack_checks
+from .plan import check_confidence
 from .progress import StageProgress
 from .results import AuditResult
 from .verdict import decide
@@ -121,8 +122,8 @@ def _load(cfg: AuditConfig):
 
     if cfg.model_dir is None:  # scores only
         return None, []
-    lm = load_causal_lm(cfg.model_dir, cfg.tokenizer)
-    refs = [load_causal_lm(d, what="reference model directory") for d in cfg.reference_dir or []]
+    lm = load_causal_lm(cfg.model_dir, cfg.tokenizer, device=cfg.device)
+    refs = [load_causal_lm(d, what="reference model directory", device=cfg.device) for d in cfg.reference_dir or []]
     return lm, refs
 
 
@@ -237,7 +238,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
                               batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False) for r in refs]
     n_attacks = 3 + (ts.mean is not None) + (3 if refs else 0)
     per_attack = 2 + (cfg.epsilon_budget is not None)
-    cc = 1 - (1 - cfg.confidence) / (n_attacks * per_attack + 1)
+    cc = check_confidence(cfg.confidence, n_attacks * per_attack + 1)  # every attack's checks and the blind baseline
     fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
 
     def measure(s):
@@ -320,7 +321,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
     result = AuditResult(
         leakaudit_version=__version__, created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         command=command or "leakaudit audit", config=cfg.model_dump(mode="json"), data=data, target=target,
-        membership=summary, dtp=None, skipped=[s.model_dump() for s in skipped], verdict=verdict,
+        membership=summary, dtp=None, skipped=[s.as_dict() for s in skipped], verdict=verdict,
         timings=st.timings, resources={"peak_memory_mb": round(peak_rss_mb(), 1)}, settings=settings)
     rec = pd.DataFrame({"record": np.arange(len(all_texts)), "source": texts.source, "row": texts.row,
                         "is_member": m, "text": [_shorten(t) for t in all_texts], "n_tokens": ts.n_tokens,

@@ -18,7 +18,8 @@ import warnings
 import numpy as np
 
 from ..exceptions import InvalidParameterError, NotEstimableWarning
-from ..membership import AttackInputs, cross_entropy_loss, fit_reference_models, make_attack, paired_half_masks
+from ..membership import (ATTACKS, AttackInputs, audit_attacks, cross_entropy_loss, display_name, fit_reference_models,
+                          make_attack, paired_half_masks)
 from ..metrics import (
     DEFAULT_FPRS,
     auc_ci_can_exceed,
@@ -32,53 +33,62 @@ from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, 
 from .context import AuditContext, engine_stats
 from .recipe import recipe_test
 
-__all__ = ["membership_analysis", "planned_attacks"]
+__all__ = ["membership_analysis", "planned_attacks", "attack_plan", "available_inputs"]
 
-_DISPLAY = {"loss": "loss threshold", "lira": "LiRA", "rmia": "RMIA", "shadow": "shadow-model attack",
-            "quantile": "quantile regression"}
+#: What the audit can give an attack (fields of :class:`~leakaudit.membership.AttackInputs`) besides the target's
+#: outputs and the labels: always, with reference models (a retrainable target), and with population records too
+_ALWAYS = frozenset({"probs", "y", "X", "train_loss"})
+_WITH_REFERENCE = frozenset({"reference"})
+_WITH_POPULATION = frozenset({"population_probs", "population_y", "population_reference"})
 
 
-def planned_attacks(ctx_target, data) -> list[str]:
+def available_inputs(target, data) -> frozenset[str]:
+    """The attack inputs the audit has for this target and data (:data:`_ALWAYS` and, as they apply, reference
+    models and population records)."""
+    have = set(_ALWAYS)
+    if target.learner is not None:
+        have |= _WITH_REFERENCE
+        if target.probs_pop is not None and len(data.y_pop):
+            have |= _WITH_POPULATION
+    return frozenset(have)
+
+
+def attack_plan(target, data) -> tuple[list[str], list[Skipped]]:
+    """The registered attacks the audit runs for this target and data (:func:`leakaudit.membership.audit_attacks`,
+    in registry order), and those it cannot, each as a :class:`Skipped` naming the missing inputs."""
+    retrainable = target.learner is not None
+    have = available_inputs(target, data)
+    run, skipped = [], []
+    for name in audit_attacks(retrainable):
+        missing = sorted(set(make_attack(name).needs) - have)
+        if not missing:
+            run.append(name)
+        elif "reference" not in missing and set(missing) <= _WITH_POPULATION:
+            skipped.append(Skipped(name=display_name(name), reason="needs population records (other records of the "
+                                   "same distribution, never trained on)", fix="give --population FILE",
+                                   missing=["population"]))
+        else:
+            skipped.append(Skipped(name=display_name(name), reason=f"needs {', '.join(missing)}", missing=missing))
+    if not retrainable:
+        names = [display_name(n) for n in audit_attacks(True) if n not in audit_attacks(False)]
+        skipped.insert(0, Skipped(
+            name=f"{', '.join(names)} (reference-model attacks)",
+            reason=f"the training algorithm is not available for a {target.kind} target",
+            fix="give the model itself (--model: a skops estimator, or a torch state_dict with --module) so that "
+                "reference models can be retrained", missing=["model"]))
+    return run, skipped
+
+
+def planned_attacks(target, data) -> list[str]:
     """Registry names of the attacks the audit runs for this target and data."""
-    names = ["loss"]
-    if ctx_target.learner is not None:
-        names += ["lira"] + (["rmia"] if ctx_target.probs_pop is not None and len(data.y_pop) else []) + ["shadow"]
-    else:  # no recipe to retrain: the attack that learns the non-members' scores instead (Bertran et al. 2023)
-        names += ["quantile"]
-    return names
-
-
-def _output_votes(learner) -> int | None:
-    """T when the models' outputs are means of T trees' votes (a random forest), else None.
-
-    LiRA then scales confidences by the empirical logit of the votes (``LiRA(votes=T)``), which stays finite when
-    every tree agrees; the floored logit would put those records at +-103.6.
-    """
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-
-    from ..learners import RandomForest
-    from ..learners.sklearn import SklearnLearner
-
-    if isinstance(learner, RandomForest):
-        return int(learner.n_estimators)
-    if isinstance(learner, SklearnLearner) and isinstance(learner.estimator, (RandomForestClassifier,
-                                                                               ExtraTreesClassifier)):
-        return int(learner.estimator.n_estimators)
-    return None
+    return attack_plan(target, data)[0]
 
 
 def shadow_plan(cfg) -> tuple[int | None, int, str | None]:
     """(shadow models, attack batch, note): the profile's, or the fallback without the compiled trainer."""
-    from ..membership import shadow
-    from .config import SHADOW_FALLBACK_BATCH, SHADOW_FALLBACK_MODELS
+    from ..membership.shadow import shadow_plan as plan
 
-    k, batch = cfg.settings.shadow_attack_models, cfg.settings.shadow_attack_batch
-    if batch == 1 and not shadow._compiled_ready():  # per-example SGD in scikit-learn is orders of magnitude slower
-        k = SHADOW_FALLBACK_MODELS if k is None else min(k, SHADOW_FALLBACK_MODELS)
-        return k, SHADOW_FALLBACK_BATCH, ("the compiled per-example trainer is not available: scikit-learn "
-                                          f"mini-batches of {SHADOW_FALLBACK_BATCH}, at most "
-                                          f"{SHADOW_FALLBACK_MODELS} shadow models")
-    return k, batch, None
+    return plan(cfg.settings.shadow_attack_models, cfg.settings.shadow_attack_batch)
 
 
 def _shadow_run(cfg, atk, inputs, X_features: np.ndarray) -> tuple:
@@ -158,15 +168,9 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
     n_audit = len(y)
     train_loss = float(np.mean(cross_entropy_loss(target.probs_mem, data.y_mem)))
     inputs = AttackInputs(probs=probs, y=y, X=X_audit, train_loss=train_loss)
-    skipped, resources, recipe = [], {}, None
-    names = planned_attacks(target, data)
-    if target.learner is None:
-        skipped.append(Skipped(
-            name="LiRA, RMIA, shadow (reference-model attacks)",
-            reason=f"the training algorithm is not available for a {target.kind} target",
-            fix="give the model itself (--model: a skops estimator, or a torch state_dict with --module) so that "
-                "reference models can be retrained"))
-    else:
+    resources, recipe = {}, None
+    names, skipped = attack_plan(target, data)
+    if target.learner is not None:
         ref, n_pop, resources["reference_models"] = _reference_models(ctx, X_audit, y)
         # slices: views of the reference outputs, which may be a disk-backed array (engine/_store.py), not copies
         inputs = AttackInputs(
@@ -174,26 +178,20 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
             population_probs=target.probs_pop if n_pop else None, population_y=data.y_pop if n_pop else None,
             population_reference=ref.subset(slice(n_audit, n_audit + n_pop)) if n_pop else None,
         )
-        if not n_pop:
-            skipped.append(Skipped(name="RMIA", reason="needs population records (other records of the same "
-                                                       "distribution, never trained on)",
-                                   fix="give --population FILE"))
         recipe = recipe_test(target.probs_mem, target.probs_non, data.y_mem, data.y_non,
                              inputs.reference.probs, inputs.reference.in_mask, y, confidence=cfg.confidence)
-    params = {"lira": {"votes": _output_votes(target.learner)},
-              "shadow": {"batch_size": shadow_plan(cfg)[1], "random_state": ctx.seeds["shadow"]},
-              "quantile": {"alpha": cfg.thresholds.low_fpr, "random_state": ctx.seeds["quantile"]}}
     fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
     metrics, checks, per_record = {}, [], {}
     for name in names:
-        atk = make_attack(name, **params.get(name, {}))
+        spec = ATTACKS.get(name)
+        atk = make_attack(name, **(spec.audit_params(ctx) if spec.audit_params else {}))
         own = _quantile_inputs(inputs, target, data) if name == "quantile" else inputs
         missing = atk.missing(own)
         if missing:
-            skipped.append(Skipped(name=_DISPLAY.get(name, name), reason=f"needs {', '.join(missing)}"))
+            skipped.append(Skipped(name=display_name(name), reason=f"needs {', '.join(missing)}", missing=missing))
             continue
         if name == "quantile" and int(np.sum(own.extra["public"])) < 2 * atk.n_folds:
-            skipped.append(Skipped(name=_DISPLAY[name], reason=f"its {atk.n_folds} cross-fitting folds need at "
+            skipped.append(Skipped(name=display_name(name), reason=f"its {atk.n_folds} cross-fitting folds need at "
                                    f"least {2 * atk.n_folds} non-members; {int(np.sum(own.extra['public']))} given",
                                    fix=f"give at least {2 * atk.n_folds} non-members"))
             continue
@@ -228,7 +226,7 @@ def _fpr_entry(tprs: dict, f: float) -> dict | None:
 def _attack_checks(ctx: AuditContext, name: str, mm: dict, eps) -> list[Check]:
     th, cc = ctx.cfg.thresholds, ctx.check_confidence
     n1, n0 = mm["n_members"], mm["n_nonmembers"]
-    who = _DISPLAY.get(name, name)
+    who = display_name(name)
     out = []
     # AUC
     lo, hi = mm["auc_ci"]

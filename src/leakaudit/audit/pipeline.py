@@ -1,20 +1,19 @@
-"""The audit pipeline: data -> target -> analyses (each with its checks) -> verdict -> files.
+"""The audit pipeline: data -> target -> plan of analyses (each with its checks) -> verdict -> result -> files.
 
-Each analysis returns an :class:`~leakaudit.audit.checks.Analysis`: its section of results.json, its checks and
-what it could not run (with the reason and the flag that would enable it), never silently dropped. The verdict is
-computed from the checks alone; each check is judged at a Bonferroni-corrected confidence so that together they
-hold at ``cfg.confidence``. Outputs are written to a
-temporary folder beside ``out`` and moved in only when complete, so a failed
-audit leaves an existing output folder as it was.
+:func:`audit_core` runs an audit in memory: it reads (or is given) the records and the model, builds the plan of
+analyses (:mod:`leakaudit.audit.plan`), derives from it the confidence at which each check is judged (Bonferroni,
+so that together they hold at ``cfg.confidence``), runs it, and hands every check to the pure
+:func:`~leakaudit.audit.verdict.decide`. Each analysis returns an :class:`~leakaudit.audit.checks.Analysis`: its
+section of results.json, its checks and what it could not run (with the reason and the input that would enable
+it), never silently dropped. :func:`run_audit` is the command line's: the same, then the files
+(:meth:`AuditResult.save <leakaudit.audit.results.AuditResult.save>`).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -24,17 +23,18 @@ from .. import __version__
 from .._random import spawn_seeds
 from .._resources import peak_rss_mb
 from .._results import write_json_atomic
-from ..exceptions import AuditInterrupted, LeakauditError
-from .checks import Analysis
+from ..exceptions import AuditInterrupted
 from .config import AuditConfig
 from .context import AuditContext, engine_stats
 from .data import AuditData, prepare_data
+from .output import check_out_writable
+from .plan import build_plan, check_confidence, planned_checks, run_plan
 from .progress import StageProgress as _Stages
 from .results import AuditResult
-from .target import Target, prepare_target
+from .target import Target, on_device, prepare_target
 from .verdict import decide
 
-__all__ = ["run_audit", "check_inputs"]
+__all__ = ["run_audit", "audit_core", "check_inputs"]
 
 # Child seeds of the audit seed, one per stage, so stages do not share streams.
 # New slots go at the end: the seeds of the earlier ones do not change (spawn_seeds is prefix-stable).
@@ -58,62 +58,53 @@ def _engine(cfg: AuditConfig):
     return Engine(backend=cfg.backend, address=cfg.address, cache_dir=cache)
 
 
-def _check_out_writable(out: Path) -> None:
-    """Refuse an output folder that cannot be written before any work is done (not after every stage has run)."""
-    if out.exists() and not out.is_dir():
-        raise LeakauditError(f"--out {out} exists and is not a folder")
-    p = out
-    while not p.exists():
-        p = p.parent
-    if not p.is_dir():
-        raise LeakauditError(f"--out {out} cannot be created: {p} is a file, not a folder")
-    try:  # what the audit will do at the end: a temporary folder beside (or inside) the output, then a rename
-        os.rmdir(tempfile.mkdtemp(prefix=".leakaudit-write-check-", dir=p))
-    except OSError as exc:
-        raise LeakauditError(f"--out {out} cannot be written ({exc.strerror or exc} in {p})") from None
-
-
-def _write_outputs(tmp: Path, result: AuditResult, records: pd.DataFrame) -> None:
-    write_json_atomic(tmp / "results.json", result.to_dict())
-    records.to_csv(tmp / "records.csv", index=False)
-    from ..report import write_report
-
-    write_report(tmp)
-
-
-def _move_into(tmp: Path, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    for f in tmp.iterdir():
-        os.replace(f, out / f.name)
-    shutil.rmtree(tmp, ignore_errors=True)
-
-
 def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, verbose: bool | None = None,
               target: Target | None = None, memory_budget: int | str | None = None) -> AuditResult:
     """Run the audit described by ``cfg`` and write results.json, records.csv and report.html to ``out``.
+
+    The files are :meth:`AuditResult.save <leakaudit.audit.results.AuditResult.save>`'s; :func:`audit_core` runs
+    the same audit in memory. ``verbose``, ``target`` and ``memory_budget`` as there.
+    """
+    out = Path(out)
+    check_out_writable(out)
+    result = audit_core(cfg, command=command, verbose=verbose, target=target, memory_budget=memory_budget,
+                        written_to=out)
+    result.save(out)
+    return result
+
+
+def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Target | None = None,
+               command: str | None = None, verbose: bool | None = None, memory_budget: int | str | None = None,
+               written_to: Path | None = None) -> AuditResult:
+    """The audit in memory: build the plan of analyses, run it, decide; nothing is written.
+
+    ``data``: the records, already read and encoded (:func:`leakaudit.audit.data.data_from_frames`); None: read
+    as ``cfg`` says. ``target``: an already prepared :class:`~leakaudit.audit.target.Target` (its model, its
+    outputs on the members and non-members, and the learner that retrains it); None: the one ``cfg`` describes.
 
     ``verbose``: progress on stderr (:class:`~leakaudit.audit.progress.StageProgress`: stage lines, models trained
     of the total with the time left; plain lines when stderr is not a terminal); None: only when stderr is a
     terminal; False: silent.
 
-    ``target`` (library use): an already prepared :class:`~leakaudit.audit.target.Target` (its model, its outputs
-    on the members and non-members, and the learner that retrains it) instead of the one ``cfg`` describes; the
-    calibration suite audits models trained on other records this way.
-
     ``memory_budget`` (bytes, or a size such as ``"4GB"``; None: a quarter of physical memory): trained models'
     outputs past it are kept in a temporary file on disk (:func:`leakaudit.engine.output_array`), with the same
-    results.
+    results. ``written_to``: where the caller will write the result (named when the audit is interrupted).
+
+    Returns
+    -------
+    AuditResult
+        With its per-record table (``result.records``); ``result.save(out)`` writes the files.
     """
-    out = Path(out)
-    _check_out_writable(out)
     verbose = sys.stderr.isatty() if verbose is None else verbose
+    from ..learners._torch_utils import resolve_device
+
+    resolve_device(cfg.device, name="device")  # a GPU that is not there: one line before any data is read
     if cfg.is_lm:  # a causal language model: its own stages (audit/lm_stage.py), the same verdict and files
         from .lm_stage import lm_audit
 
         result, rec = lm_audit(cfg, command=command, verbose=verbose)
         rec["risk_rank"] = _risk_rank(rec)
-        _write_into(out, result, rec)
-        return result
+        return result.with_records(rec)
     from threadpoolctl import threadpool_limits
 
     from ..engine import using_memory_budget
@@ -125,23 +116,26 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
         st = _Stages(verbose)
         seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
         with st.stage("data", "loading and encoding records"):
-            data = prepare_data(cfg)
+            if data is None:
+                data = prepare_data(cfg)
         with st.stage("target", "training or loading the audited model"):
             if target is None:
                 target = prepare_target(cfg, data, random_state=seeds["target"])
+            target.learner = on_device(target.learner, cfg.device)
         engine = _engine(cfg)
         st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
         try:
             with using_memory_budget(memory_budget):
-                return _run_stages(cfg, out, command, st, seeds, data, target, engine)
+                return _run_plan(cfg, command, st, seeds, data, target, engine)
         except KeyboardInterrupt:
             done = ", ".join(st.done) or "none"
             where = (f"during the {st.current} stage" if st.current else
                      f"after the {st.done[-1]} stage, while deciding and writing the results" if st.done else "")
+            written = f"; nothing was written to {written_to}" if written_to is not None else ""
             raise AuditInterrupted(
-                f"interrupted {where} (stages finished: {done}); nothing was written to {out}; "
-                f"the models trained so far are kept in the cache {engine_stats(engine)['cache_dir']}: run the same command to "
-                "resume from them") from None
+                f"interrupted {where} (stages finished: {done}){written}; "
+                f"the models trained so far are kept in the cache {engine_stats(engine)['cache_dir']}: run the same "
+                "command to resume from them") from None
         finally:
             engine.close()
 
@@ -151,7 +145,7 @@ def check_inputs(cfg: AuditConfig, out: str | Path) -> dict:
     then write ``out/inputs.json`` (the data and the model as the audit would see them, with the model's
     accuracy on the members and on the non-members). Refuses exactly what :func:`run_audit` refuses, in seconds."""
     out = Path(out)
-    _check_out_writable(out)
+    check_out_writable(out)
     from threadpoolctl import threadpool_limits
 
     if cfg.is_lm:
@@ -172,55 +166,17 @@ def check_inputs(cfg: AuditConfig, out: str | Path) -> dict:
     return summary
 
 
-def _n_checks(cfg: AuditConfig, data: AuditData, target: Target) -> int:
-    """How many checks the verdict may rest on, counted before any is run (for the Bonferroni correction).
-
-    Per attack: AUC and TPR at the low FPR (and the empirical epsilon with a budget); one per sensitive column;
-    DTP-1; with a claimed epsilon, the one-run audit. Counting a check that later cannot run only makes the
-    correction more conservative.
-    """
-    from .membership_stage import planned_attacks
-
-    per_attack = 2 + (cfg.epsilon_budget is not None)
-    one_run = int(cfg.claimed_epsilon is not None)  # the one-run audit's check (dp_stage)
-    return len(planned_attacks(target, data)) * per_attack + len(data.sensitive or []) + 1 + one_run
-
-
-def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResult:
-    from .attribute_stage import attribute_analysis
-    from .dp_stage import dp_analysis
-    from .dtp_stage import dtp_analysis
-    from .membership_stage import membership_analysis
-    from .mip_stage import mip_analysis
-    from .property_stage import property_analysis
-    from .removal_stage import records_to_remove, removal_analysis
-
-    k = _n_checks(cfg, data, target)
+def _run_plan(cfg, command, st, seeds, data, target, engine) -> AuditResult:
+    plan = build_plan(cfg)
+    planned = planned_checks(plan, cfg, data, target)
     ctx = AuditContext(cfg=cfg, data=data, target=target, seeds=seeds, engine=engine,
-                       check_confidence=1 - (1 - cfg.confidence) / k)
-    with st.stage("membership", "membership attacks"):
-        membership = membership_analysis(ctx)
-    recipe = membership.extras.get("recipe")
-    with st.stage("dtp", "leave-one-out PDTP of the training records"):
-        dtp = dtp_analysis(ctx, recipe=recipe, lira=membership.per_record.get("score_lira"),
-                           reference=membership.extras.get("reference"))
-    removal, remove = Analysis(name="removal"), records_to_remove(ctx, dtp)
-    if remove:
-        with st.stage("dtp_removal", "PDTP again without the DTP-1 records, and the accuracy cost"):
-            removal = removal_analysis(ctx, dtp, remove)
-    with st.stage("attribute", "attribute inference of the sensitive columns"):
-        attribute = attribute_analysis(ctx)
-    with st.stage("property", "estimating each sensitive group's share of the training data"):
-        prop = property_analysis(ctx)
-    with st.stage("mip", "MIP noise for eta = 0.05 and its accuracy cost"):
-        mip = mip_analysis(ctx)
-    dp = Analysis(name="dp")
-    if cfg.claimed_epsilon is not None:
-        with st.stage("dp", "one-run audit of the claimed epsilon (DP-SGD with gradient canaries)"):
-            dp = dp_analysis(ctx)
-    analyses = (membership, dtp, attribute, prop, mip, dp)
+                       check_confidence=check_confidence(cfg.confidence, sum(planned.values())))
+    done = run_plan(plan, ctx, st, planned)
+    membership, dtp, removal = done["membership"], done["dtp"], done["removal"]
+    analyses = tuple(done[s.name] for s in plan if s.name != "removal")
     if removal.summary is not None:
         dtp.summary["removal"] = removal.summary
+    recipe = membership.extras.get("recipe")
     verdict = decide(cfg, [c for a in analyses for c in a.checks], recipe=recipe,
                      check_confidence=ctx.check_confidence)
     n_m, n_n = len(data.y_mem), len(data.y_non)
@@ -258,29 +214,17 @@ def _run_stages(cfg, out, command, st, seeds, data, target, engine) -> AuditResu
         target=target.summary(data),
         membership=membership.summary or {},
         dtp=dtp.summary,
-        attribute=attribute.summary or {},
-        property=prop.summary or {},
-        mip=mip.summary,
-        dp=dp.summary,
-        skipped=[s.model_dump() for a in analyses for s in a.skipped],
+        attribute=done["attribute"].summary or {},
+        property=done["property"].summary or {},
+        mip=done["mip"].summary,
+        dp=done["dp"].summary,
+        skipped=[s.as_dict() for a in analyses for s in a.skipped],
         verdict=verdict,
         timings=st.timings,
         resources={"peak_memory_mb": round(peak_mb, 1), **resources},
         settings=_settings(cfg, target),
     )
-    _write_into(out, result, rec)
-    return result
-
-
-def _write_into(out: Path, result: AuditResult, rec: pd.DataFrame) -> None:
-    """results.json, records.csv and report.html written in a temporary folder beside ``out``, then moved in."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        _write_outputs(tmp, result, rec)
-        _move_into(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    return result.with_records(rec)
 
 
 def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
@@ -288,7 +232,10 @@ def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
     for the demo, the record's row in the bundled data set) and ``files`` (what each source names)."""
     n_m, n_n = len(data.y_mem), len(data.y_non)
     ids_m, ids_n = np.asarray(data.record_ids_mem, int), np.asarray(data.record_ids_non, int)
-    if cfg.is_demo:
+    if data.sources is not None:  # tables given in memory: "members" and "nonmembers"
+        src = ["members"] * n_m + ["nonmembers"] * n_n
+        files = dict(data.sources)
+    elif cfg.is_demo:
         src = ["bundled Adult"] * (n_m + n_n)
         files = {"bundled Adult": f"the {cfg.dataset} data set shipped with leakaudit (row = its row in that set)"}
     elif cfg.data is not None:  # record_ids are the rows of the --data file
@@ -329,8 +276,10 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     """
     from .membership_stage import shadow_plan
 
+    from ..learners._torch_utils import resolve_device
+
     st = cfg.settings
-    out = {"profile": cfg.profile, **st.model_dump()}
+    out = {"profile": cfg.profile, **st.model_dump(), "device": resolve_device(cfg.device)}
     k, batch, _ = shadow_plan(cfg)
     out["shadow_attack_models"], out["shadow_attack_batch"] = (st.n_reference if k is None else k), batch
     out["shadow_attack"] = ("Shokri et al.'s attack as Long et al. run it (Algorithm 1): attack network of 32 ReLU "

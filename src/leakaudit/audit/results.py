@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from .._results import Result
+from .checks import STATUSES as STATUS_ORDER
 from .checks import Check
 
 __all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "results_json_schema"]
@@ -46,6 +48,9 @@ class Verdict(Result):
     exit_code: int = 0
 
 
+_property = property
+
+
 class AuditResult(Result):
     """Everything an audit measured (``to_dict()`` adds ``schema_version`` and ``type``).
 
@@ -77,11 +82,87 @@ class AuditResult(Result):
     property: dict[str, Any] = Field(default_factory=dict)
     mip: dict[str, Any] | None = None
     dp: dict[str, Any] | None = None
-    skipped: list[dict[str, str]] = Field(default_factory=list)
+    skipped: list[dict[str, Any]] = Field(default_factory=list)
     verdict: Verdict
     timings: dict[str, float]
     resources: dict[str, Any]
     settings: dict[str, Any] = Field(default_factory=dict)
+
+    _records: Any = PrivateAttr(default=None)
+    # the field ``property`` above shadows the builtin in this class body
+
+    # -- in memory ----------------------------------------------------------------------------------------------
+    def with_records(self, records) -> "AuditResult":
+        """This result, holding its per-record table (``records.csv``'s rows); returns ``self``."""
+        self._records = records
+        return self
+
+    @_property
+    def records(self):
+        """pandas.DataFrame of shape (n_members + n_nonmembers, n_columns): one row per audited record, members
+        first (``record``, ``source``, ``row``, ``is_member``, ``label``, the record's values, ``score_ATTACK`` per
+        membership attack, ``pdtp``, ``risk_rank``); what ``save`` writes as records.csv. None for a result read
+        back from results.json alone."""
+        return self._records
+
+    @_property
+    def outcome(self) -> str:
+        """"publish", "do not publish" or "inconclusive"."""
+        return self.verdict.outcome
+
+    @_property
+    def checks(self) -> list[Check]:
+        """Every check the verdict rests on."""
+        return list(self.verdict.checks)
+
+    def checks_frame(self):
+        """The checks as a pandas.DataFrame, one row each (id, name, status, value, interval, threshold, sentence)."""
+        import pandas as pd
+
+        rows = [{"id": c.id, "name": c.name, "status": c.status, "value": c.value,
+                 "low": None if c.interval is None else c.interval[0],
+                 "high": None if c.interval is None else c.interval[1], "threshold": c.threshold,
+                 "describes": c.describes, "sentence": c.sentence, "fix": c.fix} for c in self.verdict.checks]
+        return pd.DataFrame(rows, columns=["id", "name", "status", "value", "low", "high", "threshold", "describes",
+                                           "sentence", "fix"])
+
+    def save(self, out: str | Path) -> Path:
+        """Write results.json, records.csv and report.html into the folder ``out`` (created if missing), exactly as
+        ``leakaudit audit --out`` writes them: together or not at all. Returns ``out``."""
+        from .output import check_out_writable, write_audit_files
+
+        if self._records is None:
+            from ..exceptions import InvalidParameterError
+
+            raise InvalidParameterError("this result holds no per-record table (it was read from results.json "
+                                        "alone); save needs the result leakaudit.audit returned")
+        out = Path(out)
+        check_out_writable(out)
+        write_audit_files(out, self.to_dict(), self._records)
+        return out
+
+    def __repr__(self) -> str:
+        counts = {s: sum(c.status == s for c in self.verdict.checks) for s in STATUS_ORDER}
+        return (f"AuditResult(outcome={self.verdict.outcome!r}, checks: {counts['exceeded']} exceeded, "
+                f"{counts['passed']} passed, {counts['not measurable']} not measurable; "
+                f"{self.data.get('n_members')} members, {self.data.get('n_nonmembers')} non-members)")
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict, its headline and every check."""
+        from html import escape
+
+        colour = {"publish": "#1a7f37", "do not publish": "#cf222e", "inconclusive": "#9a6700"}[self.outcome]
+        rows = "".join(
+            f"<tr><td>{escape(c.name)}</td><td>{escape(c.status)}</td>"
+            f"<td>{'' if c.value is None else f'{c.value:.4g}'}</td>"
+            f"<td>{'' if c.interval is None else f'[{c.interval[0]:.4g}, {c.interval[1]:.4g}]'}</td>"
+            f"<td>{'' if c.threshold is None else f'{c.threshold:g}'}</td></tr>" for c in self.verdict.checks)
+        return (f"<div><p><b style='color:{colour}'>{escape(self.outcome.upper())}</b>: "
+                f"{escape(self.verdict.headline)}</p>"
+                f"<p>{self.data.get('n_members')} members, {self.data.get('n_nonmembers')} non-members; "
+                f"{escape(str(self.target.get('description', '')))}</p>"
+                "<table><thead><tr><th>check</th><th>status</th><th>value</th><th>interval</th><th>threshold</th>"
+                f"</tr></thead><tbody>{rows}</tbody></table></div>")
 
 
 _MEASURED = {"type": ["number", "null"], "description": "a measured value; null: could not be measured (NaN, inf)"}
@@ -174,7 +255,10 @@ def results_json_schema() -> dict[str, Any]:
         "type": "object", "description": "An analysis that could not run: why, and what would enable it.",
         "required": ["name", "reason"], "additionalProperties": False,
         "properties": {"name": {"type": "string", "minLength": 1}, "reason": {"type": "string", "minLength": 1},
-                       "fix": {"type": "string"}},
+                       "fix": {"type": "string"},
+                       "missing": {"type": "array", "items": {"type": "string"},
+                                   "description": "the inputs it lacked (population, model, or an attack input "
+                                                  "such as reference); absent when none is named"}},
     }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -111,7 +111,8 @@ class _FrameModel:
 def demo_learner(cfg: AuditConfig):
     from ..learners import TorchMLP
 
-    return TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation, mode="faithful", epochs=cfg.epochs, lr=0.01)
+    return TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation, mode="faithful", epochs=cfg.epochs, lr=0.01,
+                    device=cfg.device)
 
 
 def dp_demo_learner(cfg: AuditConfig, n: int):
@@ -127,7 +128,8 @@ def dp_demo_learner(cfg: AuditConfig, n: int):
     check_dp_claim(noise_multiplier=1.0, sampling_rate=q, delta=cfg.epsilon_delta, n=n,
                    claimed_epsilon=cfg.claimed_epsilon,
                    names={"epsilon": "claimed_epsilon", "delta": "epsilon_delta"})
-    learner = DPSGD(learner=TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation), sampling_rate=q,
+    learner = DPSGD(learner=TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation, device=cfg.device),
+                    sampling_rate=q,
                     epochs=cfg.epochs, max_grad_norm=1.0, lr=0.5, target_delta=cfg.epsilon_delta)
     return learner.set_params(noise_multiplier=calibrate_noise_multiplier(learner, n, cfg.claimed_epsilon,
                                                                           cfg.epsilon_delta))
@@ -140,7 +142,7 @@ def torch_module_learner(cfg: AuditConfig):
     t = cfg.training
     return TorchModuleLearner(module=cfg.module, module_kwargs=dict(cfg.module_kwargs), optimizer=t.optimizer,
                               lr=t.lr, epochs=t.epochs, batch_size=t.batch_size, weight_decay=t.weight_decay,
-                              momentum=t.momentum)
+                              momentum=t.momentum, device=cfg.device)
 
 
 #: scikit-learn's own optimiser-state classes a fitted MLPClassifier carries (plain attributes: learning
@@ -625,7 +627,7 @@ def _numeric_columns(frame: pd.DataFrame, what: str) -> np.ndarray:
     return frame.to_numpy(dtype=float)
 
 
-def _feature_contract(cfg: AuditConfig, data: AuditData, est, path) -> tuple[str, list[str]]:
+def _feature_contract(model_input: str, data: AuditData, est, where: str) -> tuple[str, list[str]]:
     """What a scikit-learn model takes (docs/input.md, "The model's input"): ``("columns", names)`` for the
     table's own columns by name, ``("encoded", names)`` for columns of leakaudit's encoding by name,
     ``("bare-columns", [])`` or ``("bare-encoded", [])`` for a model fitted on a bare array whose input the
@@ -638,9 +640,9 @@ def _feature_contract(cfg: AuditConfig, data: AuditData, est, path) -> tuple[str
     if names is not None:
         names = [str(c) for c in names]
         in_raw, in_enc = set(names) <= set(raw), set(names) <= set(enc)
-        if cfg.model_input == "columns" or (cfg.model_input == "auto" and in_raw):
+        if model_input == "columns" or (model_input == "auto" and in_raw):
             kind, pool, what = "columns", raw, "the table's feature columns"
-        elif cfg.model_input == "encoded" or (cfg.model_input == "auto" and in_enc):
+        elif model_input == "encoded" or (model_input == "auto" and in_enc):
             kind, pool, what = "encoded", enc, "leakaudit's encoded columns (docs/input.md)"
         elif len(set(names) & set(enc)) > len(set(names) & set(raw)):
             kind, pool, what = "encoded", enc, "leakaudit's encoded columns (docs/input.md)"
@@ -649,36 +651,39 @@ def _feature_contract(cfg: AuditConfig, data: AuditData, est, path) -> tuple[str
         missing = [c for c in names if c not in set(pool)]
         if missing:
             shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
-            raise InvalidInputError(f"the model in {path} was fitted on columns that are not among {what}: {shown}")
+            raise InvalidInputError(f"{where} was fitted on columns that are not among {what}: {shown}")
         return kind, names
-    if cfg.model_input == "auto":
+    if model_input == "auto":
         raise InvalidInputError(
-            f"the model in {path} was fitted on a bare array (it records no feature names), so leakaudit cannot tell "
+            f"{where} was fitted on a bare array (it records no feature names), so leakaudit cannot tell "
             "which columns it takes or how they were encoded; fit it on a pandas DataFrame (e.g. a Pipeline whose "
             "ColumnTransformer encodes the table's columns) and save it with skops.io.dump, or state its input: "
             f"--model-input columns (the table's {len(raw)} feature columns as they are, in the members file's order) "
             f"or --model-input encoded (leakaudit's encoding, {len(enc)} columns; see docs/input.md)")
-    width = len(raw) if cfg.model_input == "columns" else len(enc)
+    width = len(raw) if model_input == "columns" else len(enc)
     if n_in is not None and n_in != width:
-        how = ("the table has" if cfg.model_input == "columns" else "leakaudit's encoding of the table has")
-        raise InvalidInputError(f"the model in {path} takes {n_in} input features; {how} {width} "
-                                f"(model_input {cfg.model_input!r})")
-    return f"bare-{cfg.model_input}", []
+        how = ("the table has" if model_input == "columns" else "leakaudit's encoding of the table has")
+        raise InvalidInputError(f"{where} takes {n_in} input features; {how} {width} "
+                                f"(model_input {model_input!r})")
+    return f"bare-{model_input}", []
 
 
-def _sklearn_target(cfg: AuditConfig, data: AuditData, est) -> Target:
-    """The audited scikit-learn model fed exactly what it was fitted on (:func:`_feature_contract`)."""
+def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Path | None = None) -> Target:
+    """The audited scikit-learn model (fitted; an estimator or a Pipeline) fed exactly what it was fitted on
+    (:func:`_feature_contract`); ``path``: the skops file it came from (None: given in memory)."""
     from sklearn.base import clone
 
     C, names = data.n_classes, data.class_names
-    kind, cols = _feature_contract(cfg, data, est, cfg.model)
+    source = f"{path} (skops)" if path is not None else "memory"
+    kind, cols = _feature_contract(model_input, data, est, f"the model in {path}" if path is not None else
+                                   "the given model")
     groups = [(data.frame_mem, "member"), (data.frame_non, "non-member"), (data.frame_pop, "population")]
     if kind == "columns":  # the table's own columns: retrained on those rows by scikit-learn itself
         pm, pn, pp = (_sk_probs(est, f[cols], C, w, names) if len(f) else None for f, w in groups)
         allf = pd.concat([f[cols] for f, _ in groups], ignore_index=True)
         n1, n2 = len(data.frame_mem), len(data.frame_mem) + len(data.frame_non)
         ids = np.arange(len(allf), dtype=float).reshape(-1, 1)
-        return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops), on the table's own columns",
+        return Target("sklearn", f"{type(est).__name__} from {source}, on the table's own columns",
                       pm, pn, pp, FrameEstimatorLearner(estimator=clone(est), frame=allf), est,
                       X_mem=ids[:n1], X_non=ids[n1:n2], X_pop=ids[n2:],
                       predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records", names))
@@ -697,9 +702,22 @@ def _sklearn_target(cfg: AuditConfig, data: AuditData, est) -> Target:
     pm, pn, pp = (_sk_probs(est, query(X), C, w, names) if len(X) else None
                   for X, (_, w) in zip(arrays, groups))
     learner, desc = _sklearn_learner(est)
-    return Target("sklearn", f"{type(est).__name__} from {cfg.model} (skops), {how}{desc}", pm, pn, pp, learner, est,
+    return Target("sklearn", f"{type(est).__name__} from {source}, {how}{desc}", pm, pn, pp, learner, est,
                   X_mem=arrays[0], X_non=arrays[1], X_pop=arrays[2],
                   predict_frame=lambda df: _sk_probs(est, query(encode(df)), C, "changed records", names))
+
+
+def on_device(learner, device: str):
+    """``learner`` set to train on ``device`` (a torch learner), or as it is for ``"cpu"`` / ``"auto"`` when it
+    trains on the CPU only; a GPU asked of a CPU-only learner is refused naming it."""
+    if learner is None or device == "cpu":
+        return learner
+    if "device" in learner.get_params(deep=False):
+        return learner.set_params(device=device)
+    if device != "auto":
+        raise InvalidParameterError(f"device {device}: the audited model is retrained by {type(learner).__name__}, "
+                                    "which trains on the CPU only (a GPU serves the torch learners)")
+    return learner
 
 
 def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> Target:
@@ -711,7 +729,7 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
         return Target("predictions", "predictions only (no model): attacks that need retraining are skipped",
                       pm, pn, None, None)
     if cfg.model is not None and cfg.module is None:
-        return _sklearn_target(cfg, data, load_skops_model(cfg.model))
+        return sklearn_target(data, load_skops_model(cfg.model), model_input=cfg.model_input, path=cfg.model)
     if cfg.model is not None:
         module = load_torch_model(cfg.module, cfg.model, cfg.module_kwargs)
         if cfg.model_input == "columns":

@@ -21,6 +21,7 @@ from ..exceptions import LeakauditError
 __all__ = [
     "check_learner",
     "check_learner_fit_many_equals_fit",
+    "check_learner_fit_predict_many_equals_fit_many",
     "check_learner_same_seed_same_model",
     "check_learner_bad_input_raises",
     "check_learner_clone_roundtrip",
@@ -170,6 +171,11 @@ def _bad_inputs(learner: Any, X: np.ndarray, y: np.ndarray, n_classes: int | Non
     ]
     if learner.task == "classification":
         cases += [
+            ("fit_predict_many with NaN in X", lambda: learner.fit_predict_many(Xnan, y, [np.arange(n)], [0], X)),
+            ("fit_predict_many with an index out of range",
+             lambda: learner.fit_predict_many(X, y, [np.array([0, n])], [0], X)),
+            ("fit_predict_many with a query of another width",
+             lambda: learner.fit_predict_many(X, y, [np.arange(n)], [0], np.c_[X, X[:, :1]])),
             ("negative labels", lambda: learner.fit(X, y - 1)),
             ("non-integer labels", lambda: learner.fit(X, y + 0.5)),
             ("n_classes below the labels", lambda: learner.fit(X, y, n_classes=int(y.max()))),
@@ -207,6 +213,22 @@ def check_learner_bad_input_raises(learner: Any, X: Any = None, y: Any = None, *
                 continue
             problems.append(f"{what}: no error")
     assert not problems, f"{name} does not reject bad input with leakaudit's errors:\n  " + "\n  ".join(problems)
+
+
+def check_learner_fit_predict_many_equals_fit_many(learner: Any, X: Any = None, y: Any = None, *,
+                                                   atol: float = 1e-5, random_state: int = 0) -> None:
+    """``fit_predict_many`` (the path the engine takes) gives ``fit_many(...).predict_proba(X_query)``: the same
+    models, queried as they are trained (classifiers only)."""
+    if learner.task != "classification":
+        return
+    X, y, n_classes = _data(learner, X, y, random_state)
+    name = _name(learner)
+    subsets = _subsets(len(X), y, learner.task, random_state)
+    seeds = list(range(11, 11 + len(subsets)))
+    want = _outputs(learner, learner.fit_many(X, y, subsets, seeds, n_classes=n_classes), X)
+    got = np.asarray(learner.fit_predict_many(X, y, subsets, seeds, X, n_classes=n_classes))
+    assert got.shape == want.shape, f"{name}.fit_predict_many returned shape {got.shape}; fit_many gives {want.shape}"
+    assert _close(got, want, atol), f"{name}.fit_predict_many differs from fit_many ({_maxdiff(got, want)})"
 
 
 def check_learner_clone_roundtrip(learner: Any, X: Any = None, y: Any = None, *, random_state: int = 0) -> None:
@@ -277,6 +299,7 @@ def check_learner_sparse_input(learner: Any, X: Any = None, y: Any = None, *, at
 
 LEARNER_CHECKS = (
     check_learner_fit_many_equals_fit,
+    check_learner_fit_predict_many_equals_fit_many,
     check_learner_same_seed_same_model,
     check_learner_bad_input_raises,
     check_learner_clone_roundtrip,

@@ -106,6 +106,10 @@ def register(app: typer.Typer) -> None:
         backend: Optional[str] = typer.Option(
             None, "--backend", help="Where reference and leave-one-out models train: inprocess, process (every "
                                     "core), ray (--address). (default: inprocess)"),
+        device: Optional[str] = typer.Option(
+            None, "--device", help="Where torch models train and language models score: cpu, cuda, cuda:N or auto "
+                                   "(a GPU when one is visible); the compiled kernels and scikit-learn learners train "
+                                   "on the CPU only. (default: cpu)"),
         address: Optional[str] = typer.Option(
             None, "--address", help="With --backend ray: the cluster address (auto, ray://host:10001). "
                                     "(default: none: a local Ray instance)"),
@@ -148,6 +152,7 @@ def register(app: typer.Typer) -> None:
         import json
 
         from ..audit.config import load_config_and_options, make_config, make_run_options
+        from ..audit.output import check_out_writable
         from ..audit.pipeline import check_inputs as _check_inputs
         from ..audit.pipeline import run_audit
         from ..exceptions import AuditInterrupted, InvalidParameterError
@@ -166,7 +171,7 @@ def register(app: typer.Typer) -> None:
             sensitive=[s.strip() for s in sensitive.split(",") if s.strip()] if sensitive else None,
             population=population, model=model, module=module, module_kwargs=kwargs_dict, model_input=model_input,
             predictions_train=predictions_train,
-            predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address,
+            predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address, device=device,
             cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers, dtp_rule=dtp_rule,
             epsilon_budget=epsilon_budget, claimed_epsilon=claimed_epsilon, exit_code=exit_code,
             model_dir=model_dir, text_column=text_column,
@@ -179,6 +184,7 @@ def register(app: typer.Typer) -> None:
             cfg = make_config(**{k: v for k, v in flags.items() if v is not None})
             opts = make_run_options(**{k: v for k, v in run_flags.items() if v is not None})
         out_dir = opts.out
+        check_out_writable(out_dir, name="--out")  # the library names the argument; here the flag
         if opts.check_inputs:
             summ = _check_inputs(cfg, out_dir)
             d, t = summ["data"], summ["target"]
@@ -237,16 +243,19 @@ def summary_lines(res) -> list[str]:
         if c.status == "not measurable":
             lines.append(f"  not measurable: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")
     for sk in res.skipped:
-        lines.append(f"  not run: {sk['name']}: {_lower_first(_plain_reason(sk.get('reason', '')))}; "
+        lines.append(f"  not run: {sk['name']}: {_lower_first(_plain_reason(sk))}; "
                      f"to run it: {enabling_hint(sk)}")
     return lines
 
 
-#: What each input an attack may lack means for the user, and what gives it (``Attack.needs`` names them).
+#: What each input an analysis may lack (``Skipped.missing``: an attack input of ``Attack.needs``, or ``population``
+#: / ``model``) means for the user, and what gives it
 _INPUTS = {
     "population": "--population FILE (records of the same distribution, neither members nor non-members)",
     "reference": "the model itself (--model: a skops estimator, or a torch state_dict with --module), so that "
                  "reference models can be retrained",
+    "model": "the model itself (--model: a skops estimator, or a torch state_dict with --module), so that "
+             "reference models can be retrained",
     "X": "the model itself (--model) and the records' features",
     "train_loss": "the model's predictions on the members (--model, or --predictions-train)",
 }
@@ -254,31 +263,31 @@ _MODEL = "give the model itself (--model: a skops estimator, or a torch state_di
 
 
 def _input_words(name: str) -> str:
-    """An attack input's internal name (``population_probs``, ``reference``) as the flag or input that gives it."""
+    """A missing input's name (``population_probs``, ``reference``) as the flag or input that gives it."""
     for key, words in _INPUTS.items():
         if name == key or name.startswith(key + "_"):
             return words
     return name.replace("_", " ")
 
 
-def _plain_reason(reason: str) -> str:
-    """A skipped analysis's reason with internal input names ("needs population_probs, reference") in words."""
-    m = re.fullmatch(r"needs ([A-Za-z_]+(?:, [A-Za-z_]+)*)", reason.strip())
-    if not m:
-        return reason
-    names = list(dict.fromkeys(_input_words(n).split(" (")[0] for n in m.group(1).split(", ")))
-    return "needs " + " and ".join(names)
+def _plain_reason(skipped: dict) -> str:
+    """A skipped analysis's reason; one that names only missing inputs (``missing``) says them in words."""
+    reason, missing = skipped.get("reason", ""), skipped.get("missing") or []
+    if missing and reason.startswith("needs ") and "(" not in reason:
+        return "needs " + " and ".join(dict.fromkeys(_input_words(n).split(" (")[0] for n in missing))
+    return reason
 
 
 def enabling_hint(skipped: dict) -> str:
-    """The flag or input that would let a skipped analysis run, in words (its own ``fix`` when it has one)."""
+    """The flag or input that would let a skipped analysis run, in words (its own ``fix`` when it has one, else
+    what gives the inputs it names as ``missing``)."""
     fix, reason, name = skipped.get("fix", ""), skipped.get("reason", ""), skipped.get("name", "")
     if fix:
         return fix
+    missing = skipped.get("missing") or []
+    if missing:
+        return "give " + " and ".join(dict.fromkeys(_input_words(n) for n in missing))
     low = reason.lower()
-    m = re.fullmatch(r"needs ([A-Za-z_]+(?:, [A-Za-z_]+)*)", reason.strip())
-    if m:
-        return "give " + " and ".join(dict.fromkeys(_input_words(n) for n in m.group(1).split(", ")))
     if "population" in low:
         return "give " + _INPUTS["population"]
     if "training algorithm" in low or "retrain" in low:

@@ -15,8 +15,10 @@ __all__ = ["register", "run_dp_audit"]
 def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: float,
                  noise_multiplier: float | None, sampling_rate: float, epochs: int, max_grad_norm: float,
                  lr: float, hidden: int, module: str | None, module_kwargs: str | None, canaries: str, m: int | None,
-                 bound: str, confidence: float, seed: int, out: Path, on_step=None) -> dict:
-    """Build the recipe, refuse impossible claims, run the audit, write ``dp_audit.json``; return what it holds."""
+                 bound: str, confidence: float, seed: int, out: Path, on_step=None, device: str = "cpu") -> dict:
+    """Build the recipe, refuse impossible claims, run the audit, write ``dp_audit.json``; return what it holds.
+
+    ``device``: where the nets train (:func:`~leakaudit.cli._device.with_device`)."""
     import numpy as np
 
     from .._results import write_json_atomic
@@ -29,6 +31,7 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
     )
     from ..exceptions import InvalidParameterError
     from ..learners.dp_sgd import DPSGD
+    from ._device import resolved_device, with_device
     from .membership import load_dataset
 
     step = on_step or (lambda doing: None)
@@ -63,6 +66,7 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
     learner = DPSGD(learner=inner, noise_multiplier=1.0 if noise_multiplier is None else noise_multiplier,
                     max_grad_norm=max_grad_norm, sampling="poisson", sampling_rate=sampling_rate, epochs=epochs,
                     lr=lr, target_delta=delta)
+    learner = with_device(learner, device, model=module or "mlp")
     if m is None and canaries == "input":
         m = 1000
     calibrated = noise_multiplier is None
@@ -82,7 +86,7 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
                       X_canary=X[pool] if canaries == "input" else None, beta=1 - confidence, bound=bound,
                       n_classes=int(y.max()) + 1, random_state=seed)
     summary = {"dataset": dataset, "dataset_note": note, "model": module or f"mlp({hidden})", "seed": seed,
-               "noise_multiplier_calibrated": calibrated, **res.to_dict()}
+               "device": resolved_device(learner), "noise_multiplier_calibrated": calibrated, **res.to_dict()}
     step("writing the results")
     write_json_atomic(out / "dp_audit.json", summary)
     return summary
@@ -91,6 +95,7 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
 def register(app: typer.Typer) -> None:
     """Add ``leakaudit dp-audit`` to the command line."""
     from ..data.registry import dataset_names
+    from ._device import DEVICE_HELP
 
     @app.command("dp-audit", cls=Command)
     def dp_audit(
@@ -131,6 +136,7 @@ def register(app: typer.Typer) -> None:
                                           "holds them as a dense (batch + canaries) x m gradient): the default "
                                           "count is lowered to fit, a larger --m is refused. (default: a quarter "
                                           "of physical memory)"),
+        device: str = typer.Option("cpu", "--device", help=DEVICE_HELP),
     ) -> None:
         """Check a DP-SGD recipe's claimed (epsilon, delta): one run with canaries gives a lower bound on epsilon."""
         from .._interrupt import on_interrupt
@@ -151,7 +157,7 @@ def register(app: typer.Typer) -> None:
                              noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, epochs=epochs,
                              max_grad_norm=max_grad_norm, lr=lr, hidden=hidden, module=module,
                              module_kwargs=module_kwargs, canaries=canaries, m=m, bound=bound,
-                             confidence=confidence, seed=seed, out=out, on_step=progress.step)
+                             confidence=confidence, seed=seed, out=out, on_step=progress.step, device=device)
         typer.echo(f"claim: epsilon {s['claimed_epsilon']:g} at delta {s['delta']:g} "
                    f"(accountant: {s['accounted_epsilon']:.3f}; noise multiplier {s['noise_multiplier']:.4g}, "
                    f"q {s['sampling_rate']:g}, {s['steps']} steps)")

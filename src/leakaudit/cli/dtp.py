@@ -35,17 +35,20 @@ def _bin_width(text: str) -> float | None:
 
 
 def load_training_set(data: str, label: Optional[str], model: str, rows: int,
-                      seed: int) -> tuple[np.ndarray, np.ndarray, Any]:
-    """Features encoded for ``model`` (codes for naive Bayes, one-hot otherwise), labels, and the learner."""
+                      seed: int, device: str = "cpu") -> tuple[np.ndarray, np.ndarray, Any]:
+    """Features encoded for ``model`` (codes for naive Bayes, one-hot otherwise), labels, and the learner (on
+    ``device``: :func:`~leakaudit.cli._device.with_device`, checked before the data are read)."""
     import numpy as np
 
     from .. import data as dmod
     from .._validation import clip
     from ..learners.naive_bayes import encode_for_naive_bayes
     from ..learners.registry import get_learner, make_learner
+    from ._device import with_device
 
     if model not in MODELS:
         raise InvalidParameterError(f"--model must be one of {', '.join(MODELS)}; got {model!r}")
+    with_device(make_learner(model), device, model=model)  # a device the learner cannot use: before any data
     if data == "adult":
         ds = dmod.load_adult(columns="long")
     elif data == "adult-proxy":
@@ -75,7 +78,7 @@ def load_training_set(data: str, label: Optional[str], model: str, rows: int,
     X, _ = ds.encode()
     if model == "logreg":
         return X, y, make_learner("logreg", C=1.0)  # more regularised than the registry's default (C = 1000)
-    return X, y, make_learner("mlp")
+    return X, y, with_device(make_learner("mlp"), device, model=model)
 
 
 def _out_file(value: Optional[Path]) -> Optional[Path]:
@@ -95,6 +98,7 @@ def _write(out: Optional[Path], result: Any) -> None:
 def register(app: typer.Typer) -> None:
     """Add ``leakaudit dtp ...`` to the main app."""
     from .._interrupt import on_interrupt
+    from ._device import DEVICE_HELP
 
     dtp_app = typer.Typer(help="Differential training privacy (Long et al.): PDTP, DTP, bounds, DTP-1, reduction.",
                           no_args_is_help=True, cls=Group)
@@ -106,6 +110,7 @@ def register(app: typer.Typer) -> None:
     rows_opt = typer.Option(1000, "--rows", help="training-set size (random rows of the data)")
     seed_opt = typer.Option(0, "--seed", help="random seed (rows drawn, models trained)")
     bin_opt = typer.Option("0.01", "--bin-width", help="output bin width, or 'none'")
+    device_opt = typer.Option("cpu", "--device", help=DEVICE_HELP)
     out_opt = typer.Option(None, "--out",
                            help="write the JSON result to this file (checked before any work) "
                                 "[default: none, only printed]",
@@ -114,7 +119,7 @@ def register(app: typer.Typer) -> None:
     @dtp_app.command("pdtp", cls=Command)
     def pdtp_cmd(
         data: str = data_opt, label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt,
-        seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt,
+        seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt, device: str = device_opt,
         records: int = typer.Option(0, "--records", help="measure this many random records (0: all)"),
         seed_policy: str = typer.Option(
             "independent", "--seed-policy",
@@ -141,7 +146,7 @@ def register(app: typer.Typer) -> None:
         if lowest_bins == "ignore" and _bin_width(bin_width) is None:
             raise InvalidParameterError("--lowest-bins ignore needs binned outputs; got --bin-width none")
         with on_interrupt("dtp pdtp", outputs=[out] if out else [], doing="loading the data") as progress:
-            X, y, learner = load_training_set(data, label, model, rows, seed)
+            X, y, learner = load_training_set(data, label, model, rows, seed, device)
             recs = None if records <= 0 else np.sort(np.random.default_rng(seed).choice(len(X), min(records, len(X)),
                                                                                           replace=False))
             progress.step("measuring PDTP (retraining without each record)")
@@ -171,14 +176,14 @@ def register(app: typer.Typer) -> None:
             "adult-proxy", "--data",
             help="categorical data (default: the Adult 4-attribute proxy)"),
         label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt, seed: int = seed_opt,
-        bin_width: str = bin_opt, out: Optional[Path] = out_opt,
+        bin_width: str = bin_opt, out: Optional[Path] = out_opt, device: str = device_opt,
     ) -> None:
         """Exact DTP by enumerating the feature space (naive Bayes / Bayes inference on categorical data)."""
         from ..dtp.exact import dtp_exact
         from ..dtp.verdict import dtp1_verdict
 
         with on_interrupt("dtp exact", outputs=[out] if out else [], doing="loading the data") as progress:
-            X, y, learner = load_training_set(data, label, model, rows, seed)
+            X, y, learner = load_training_set(data, label, model, rows, seed, device)
             from ..exceptions import UnsupportedError
             from ..learners import NaiveBayes
 
@@ -203,7 +208,7 @@ def register(app: typer.Typer) -> None:
     @dtp_app.command("bound", cls=Command)
     def bound_cmd(
         data: str = data_opt, label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt,
-        seed: int = seed_opt, out: Optional[Path] = out_opt,
+        seed: int = seed_opt, out: Optional[Path] = out_opt, device: str = device_opt,
         records: int = typer.Option(50, "--records", help="records to bound (random)"),
     ) -> None:
         """Upper bounds on DTP: Thm 6.2 with Props 6.3-6.5 (naive Bayes, Bayes inference) or Thm 6.9 (logreg)."""
@@ -215,7 +220,7 @@ def register(app: typer.Typer) -> None:
         from ..dtp.verdict import dtp1_verdict
 
         with on_interrupt("dtp bound", outputs=[out] if out else [], doing="loading the data") as progress:
-            X, y, learner = load_training_set(data, label, model, rows, seed)
+            X, y, learner = load_training_set(data, label, model, rows, seed, device)
             recs = np.sort(np.random.default_rng(seed).choice(len(X), min(records, len(X)), replace=False))
             progress.step("computing the bounds")
             if model == "logreg":
@@ -241,7 +246,7 @@ def register(app: typer.Typer) -> None:
         label: Optional[str] = label_opt,
         model: str = typer.Option("nb-unsmoothed", "--model", help=f"one of {', '.join(MODELS)}"),
         rows: int = typer.Option(48842, "--rows", help="training-set size (random rows of the data)"),
-        seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt,
+        seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt, device: str = device_opt,
         strategy: str = typer.Option("sorted", "--strategy", help="sorted (the paper), greedy or group"),
         max_removals: int = typer.Option(10, "--max-removals", help="remove at most this many records"),
         stop: bool = typer.Option(False, "--stop/--no-stop", metavar="", help="stop at the first max DTP <= 1"),
@@ -250,7 +255,7 @@ def register(app: typer.Typer) -> None:
         from ..dtp.reduce import reduce_dtp
 
         with on_interrupt("dtp reduce", outputs=[out] if out else [], doing="loading the data") as progress:
-            X, y, learner = load_training_set(data, label, model, rows, seed)
+            X, y, learner = load_training_set(data, label, model, rows, seed, device)
             progress.step("removing high-risk records and retraining")
             res = reduce_dtp(learner, X, y, strategy=strategy, max_removals=max_removals, stop_at_threshold=stop,
                              bin_width=_bin_width(bin_width))

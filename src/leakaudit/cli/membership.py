@@ -50,10 +50,11 @@ def make_learner(name: str):
 
 def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n_members: int, n_nonmembers: int,
                    n_population: int, n_reference: int, n_boot: int, seed: int, engine: Engine | None = None,
-                   on_step=None):
+                   on_step=None, device: str = "cpu"):
     """Train a target on members of ``dataset``, audit it with ``attacks``, write membership.json and records.csv.
 
     ``on_step``: called with a phrase naming each step as it starts ("training the target model", ...).
+    ``device``: where a torch learner trains its models (:func:`~leakaudit.cli._device.with_device`).
     """
     import csv
     import os
@@ -63,12 +64,14 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
     from .._results import write_json_atomic
     from ..exceptions import InvalidParameterError
     from ..membership import audit_model
-    from ..membership._registry import available_attacks
+    from ..membership import available_attacks
+    from ._device import resolved_device, with_device
 
     for a in attacks:
         if a not in available_attacks():
             raise InvalidParameterError(f"--attacks: unknown attack {a!r}; "
                                         f"choose from {', '.join(available_attacks())}")
+    learner = with_device(make_learner(model), device, model=model)  # refused before any data is read
     step = on_step or (lambda doing: None)
     total = n_members + n_nonmembers + n_population
     step(f"loading {dataset}")
@@ -78,7 +81,6 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
     perm = np.random.default_rng(seed).permutation(len(X))
     mem, non = perm[:n_members], perm[n_members:n_members + n_nonmembers]
     pop = perm[n_members + n_nonmembers:total]
-    learner = make_learner(model)
     C = int(y.max()) + 1
     step("training the target model")
     target = learner.fit(X[mem], y[mem], random_state=seed, n_classes=C)
@@ -89,7 +91,7 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
     acc_tr = float(np.mean(target.predict_proba(X[mem]).argmax(1) == y[mem]))
     acc_te = float(np.mean(target.predict_proba(X[non]).argmax(1) == y[non]))
     summary = {
-        "dataset": dataset, "dataset_note": note, "model": model, "seed": seed,
+        "dataset": dataset, "dataset_note": note, "model": model, "seed": seed, "device": resolved_device(learner),
         "n_members": n_members, "n_nonmembers": n_nonmembers, "n_population": n_population,
         "n_reference": n_reference, "train_accuracy": acc_tr, "test_accuracy": acc_te,
         "attacks": {
@@ -124,6 +126,7 @@ def register(app: typer.Typer) -> None:
     """Add ``leakaudit membership`` to the command line."""
     from ..data.registry import dataset_names
     from ..learners.registry import learner_names
+    from ._device import DEVICE_HELP
 
     @app.command(cls=Command)
     def membership(
@@ -144,6 +147,7 @@ def register(app: typer.Typer) -> None:
         cache_dir: Path = typer.Option(
             None, "--cache-dir",
             help="Engine cache of trained models' outputs (resume). [default: none, nothing cached]"),
+        device: str = typer.Option("cpu", "--device", help=DEVICE_HELP),
     ) -> None:
         """Membership attacks on a model trained on part of a dataset: AUC with CI, TPR at low FPR, advantage."""
         from .._interrupt import on_interrupt
@@ -155,7 +159,7 @@ def register(app: typer.Typer) -> None:
             engine = Engine(cache_dir=cache_dir) if cache_dir else None
             s = run_membership(dataset, model, names, out, n_members=n_members, n_nonmembers=n_nonmembers,
                                n_population=n_population, n_reference=n_reference, n_boot=n_boot, seed=seed,
-                               engine=engine, on_step=progress.step)
+                               engine=engine, on_step=progress.step, device=device)
         typer.echo(f"{dataset} / {model}: train acc {s['train_accuracy']:.3f}, test acc {s['test_accuracy']:.3f}")
         for name, a in s["attacks"].items():
             tpr = a["tpr_at_fpr"].get("0.001", {}).get("tpr", float("nan"))

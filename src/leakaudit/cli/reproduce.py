@@ -93,10 +93,12 @@ def register(app: typer.Typer) -> None:
 
 
 def _counts_text(result: dict) -> str:
-    """"N rows, a match, b differ, c without a paper value; S s" for one run."""
-    counts = {s: sum(r["status"] == s for r in result["rows"])
-              for s in ("match", "differs", "no-paper-value", "not-compared")}
+    """"N rows, a match, b differ, c without a paper value; S s" for one run, with the other statuses where any row
+    has them (inconclusive, beats the paper, not compared, reference dropped)."""
+    from ..reproduce._judge import STATUSES
+
+    counts = {s: sum(r["status"] == s for r in result["rows"]) for s in STATUSES}
+    other = [f"{counts[s]} {s}" for s in STATUSES if s not in ("match", "differs", "no-paper-value") and counts[s]]
     return (f"{len(result['rows'])} rows, {counts['match']} match, {counts['differs']} differ, "
-            f"{counts['no-paper-value']} without a paper value"
-            + (f", {counts['not-compared']} not compared" if counts["not-compared"] else "")
+            f"{counts['no-paper-value']} without a paper value" + "".join(f", {o}" for o in other)
             + f"; {result['seconds']:.1f} s")

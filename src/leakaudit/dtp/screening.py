@@ -91,34 +91,13 @@ def reference_loo_shift(probs, in_mask, *, bin_width: float | None = 0.01) -> np
     return np.abs(mean_in - mean_out).max(axis=1)
 
 
-# RandomForest's parameters, which carry scikit-learn's RandomForestClassifier meanings
-_FOREST_PARAMS = ("n_estimators", "criterion", "max_depth", "min_samples_split", "min_samples_leaf", "max_features",
-                  "bootstrap", "max_samples")
-
-
 def oob_ensemble(learner):
-    """An unfitted scikit-learn ensemble that trains what ``learner`` trains and keeps out-of-bag outputs, or None.
-
-    A :class:`~leakaudit.learners.RandomForest` with ``bootstrap=True`` gives scikit-learn's
-    ``RandomForestClassifier`` with the same parameters (its own algorithm); a
-    :class:`~leakaudit.learners.SklearnLearner` whose estimator bootstraps and offers ``oob_score`` (a bagging
-    classifier, a forest with ``bootstrap=True``) gives a clone of that estimator. Anything else: None.
-    """
-    from sklearn.base import clone
-
-    from ..learners import RandomForest, SklearnLearner
-
-    if isinstance(learner, RandomForest):
-        if not learner.bootstrap:
-            return None
-        from sklearn.ensemble import RandomForestClassifier
-
-        return RandomForestClassifier(**{k: getattr(learner, k) for k in _FOREST_PARAMS}, oob_score=True)
-    if isinstance(learner, SklearnLearner) and hasattr(learner.estimator, "get_params"):
-        params = learner.estimator.get_params(deep=False)
-        if params.get("bootstrap") is True and "oob_score" in params and hasattr(learner.estimator, "predict_proba"):
-            return clone(learner.estimator).set_params(oob_score=True)
-    return None
+    """An unfitted scikit-learn ensemble that trains what ``learner`` trains and keeps out-of-bag outputs, or None:
+    the learner's own ``oob_estimator()`` (a :class:`~leakaudit.learners.RandomForest` with ``bootstrap=True``
+    gives scikit-learn's ``RandomForestClassifier`` with its parameters; a
+    :class:`~leakaudit.learners.SklearnLearner` whose estimator bootstraps and offers ``oob_score`` a clone of it)."""
+    oob = getattr(learner, "oob_estimator", None)
+    return oob() if callable(oob) else None
 
 
 @dataclass

@@ -3,6 +3,12 @@
 Every backend runs the same function, :func:`run_chunk`, on the same chunk
 tasks; a chunk's models depend only on its subsets and seeds, so results do not
 depend on the backend or on the order chunks finish in.
+
+Devices. A task may carry a device ("cuda:1"): a learner that asks for a GPU
+(its ``device`` is "cuda", "cuda:N" or "auto"; a DP-SGD wrapper without its own,
+its wrapped learner's) trains that chunk there; a learner on the CPU stays there.
+:class:`DeviceProcessBackend` runs one worker process per device, each pinned to
+its own; the Ray backend asks Ray for one GPU per such task.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ import scipy.sparse as sp
 from ..exceptions import InvalidParameterError, UnsupportedError
 from ..learners.sklearn import _exit_with_parent
 
-__all__ = ["ChunkTask", "run_chunk", "InProcessBackend", "ProcessBackend", "RayBackend", "default_workers"]
+__all__ = ["ChunkTask", "run_chunk", "InProcessBackend", "ProcessBackend", "DeviceProcessBackend", "RayBackend",
+           "default_workers", "wants_gpu"]
 
 
 @dataclasses.dataclass
@@ -39,6 +46,7 @@ class ChunkTask:
     y: Any = None
     X_query: Any = None
     threads: int | None = None
+    device: str | None = None
 
     def with_data(self, X: Any, y: Any, X_query: Any) -> "ChunkTask":
         return dataclasses.replace(self, X=X, y=y, X_query=X_query)
@@ -47,11 +55,18 @@ class ChunkTask:
 def run_chunk(task: ChunkTask) -> Any:
     """Train one chunk's models with one ``fit_many`` call and return what ``task.mode`` asks for.
 
+    A task with a ``device`` trains a learner that :func:`wants_gpu` on that device (a copy of the learner with
+    its ``device`` set); any other learner as it is.
+
     Returns
     -------
     dict {"outputs": ndarray} for the predict modes (shape (k, n_query, C) or
     (k, n_query)); the learner's state dict for "state"; the bank for "bank".
     """
+    if task.device is not None and wants_gpu(task.learner):
+        from sklearn.base import clone
+
+        task = dataclasses.replace(task, learner=clone(task.learner).set_params(device=task.device))
     if task.threads is not None:
         from threadpoolctl import threadpool_limits
 
@@ -91,6 +106,24 @@ def _run_chunk(task: ChunkTask) -> Any:
     return {"outputs": _checked_shape(task, out, want, f"bank.{task.mode}")}
 
 
+def wants_gpu(learner: Any) -> bool:
+    """Whether ``learner`` asks for a GPU: its ``device`` is "cuda", "cuda:N" or "auto" (a learner whose ``device``
+    is None, DP-SGD's wrapper, asks what its wrapped ``learner`` asks)."""
+    get = getattr(learner, "get_params", None)
+    if get is None:
+        return False
+    try:
+        params = get(deep=False)
+    except TypeError:
+        params = get()
+    if "device" not in params:
+        return False
+    device = params["device"]
+    if device is None:
+        return wants_gpu(params.get("learner"))
+    return isinstance(device, str) and (device == "auto" or device.startswith("cuda"))
+
+
 def _checked_shape(task: ChunkTask, out: np.ndarray, want: tuple, what: str) -> np.ndarray:
     if out.shape != want:
         raise UnsupportedError(f"{type(task.learner).__name__}: {what} returned shape {out.shape}; expected {want}")
@@ -110,7 +143,7 @@ def default_workers(n_jobs: int | None) -> int:
 
 # -- backends ---------------------------------------------------------------------
 class InProcessBackend:
-    """Chunks one after another in this process.
+    """Chunks one after another in this process (on ``device`` when given: see :func:`run_chunk`).
 
     A learner's own worker processes (``SklearnLearner(n_jobs=...)``) still run.
     """
@@ -118,9 +151,12 @@ class InProcessBackend:
     name = "inprocess"
     n_workers = 1
 
+    def __init__(self, device: str | None = None):
+        self.device = device
+
     def run(self, tasks: Sequence[tuple[int, ChunkTask]], X, y, Xq) -> Iterator[tuple[int, Any]]:
         for j, t in tasks:
-            yield j, run_chunk(t.with_data(X, y, Xq))
+            yield j, run_chunk(dataclasses.replace(t.with_data(X, y, Xq), device=self.device))
 
     def close(self) -> None:
         pass
@@ -165,6 +201,66 @@ class ProcessBackend:
         pass
 
 
+#: what a device worker holds: its device and the call's data (sent once per worker, not once per chunk)
+_WORKER: dict[str, Any] = {}
+
+
+def _device_worker_init(slots, X, y, Xq, parent_pid: int) -> None:
+    """Start a device worker: take one device from ``slots`` for the worker's whole life, keep the data."""
+    _exit_with_parent(parent_pid)
+    _WORKER.update(device=slots.get(), X=X, y=y, Xq=Xq)
+
+
+def _device_chunk(j: int, task: ChunkTask) -> tuple[int, Any]:
+    w = _WORKER
+    return j, run_chunk(dataclasses.replace(task.with_data(w["X"], w["y"], w["Xq"]), device=w["device"]))
+
+
+class DeviceProcessBackend:
+    """One worker process per device ("cuda:0", "cuda:1", ...), each training its chunks on its own device.
+
+    The workers are fresh interpreters (loky's executor, as joblib's: a CUDA context does not survive ``fork``,
+    and a script needs no ``if __name__ == "__main__"`` guard) started for each call; they take the call's data
+    once, and each takes one device from a queue when it starts, so no two share one. Chunks go to whichever
+    worker is free. Learners that do not ask for a GPU (:func:`wants_gpu`) train in these workers on the CPU.
+    """
+
+    name = "process"
+
+    def __init__(self, devices: Sequence[str]):
+        self.devices = list(devices)
+        self.n_workers = len(self.devices)
+
+    def run(self, tasks: Sequence[tuple[int, ChunkTask]], X, y, Xq) -> Iterator[tuple[int, Any]]:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        from joblib.externals.loky import ProcessPoolExecutor
+        from joblib.externals.loky.backend.context import get_context
+
+        if not tasks:
+            return
+        ctx = get_context("loky")
+        slots = ctx.Queue()
+        for d in self.devices:
+            slots.put(d)
+        pool = ProcessPoolExecutor(max_workers=self.n_workers, context=ctx, initializer=_device_worker_init,
+                                   initargs=(slots, X, y, Xq, os.getpid()))
+        pending: set = set()
+        try:
+            pending = {pool.submit(_device_chunk, j, t) for j, t in tasks}
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    yield f.result()
+        finally:
+            for f in pending:  # a failed chunk or a stopped caller: the chunks not started are dropped
+                f.cancel()
+            pool.shutdown(wait=True)
+
+    def close(self) -> None:
+        pass
+
+
 def _ray_run(task: ChunkTask, X, y, Xq) -> Any:
     return run_chunk(task.with_data(X, y, Xq))
 
@@ -180,7 +276,8 @@ class RayBackend:
 
     name = "ray"
 
-    def __init__(self, n_jobs: int | None, address: str | None):
+    def __init__(self, n_jobs: int | None, address: str | None, gpus: bool = False):
+        self.gpus = bool(gpus)
         try:
             import ray
         except ImportError:
@@ -200,7 +297,14 @@ class RayBackend:
                 raise InvalidParameterError(f"could not start or reach Ray (address={address!r}): {exc}") from exc
             self.started = True
         self.n_workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        if self.gpus and ray.cluster_resources().get("GPU", 0) < 1:
+            self.close()
+            raise UnsupportedError("devices='auto' with backend='ray' but the Ray cluster has no GPU (its tasks "
+                                   "would wait for one forever); leave devices=None to train on the CPUs")
         self._remote = ray.remote(num_cpus=1, max_retries=0)(_ray_run)
+        # with gpus: a chunk whose learner asks for a GPU asks Ray for one, and trains on "cuda" (Ray sets
+        # CUDA_VISIBLE_DEVICES to the GPU it gives the task, which torch then numbers 0)
+        self._remote_gpu = ray.remote(num_cpus=1, num_gpus=1, max_retries=0)(_ray_run) if self.gpus else None
 
     def run(self, tasks: Sequence[tuple[int, ChunkTask]], X, y, Xq) -> Iterator[tuple[int, Any]]:
         ray = self._ray
@@ -214,7 +318,11 @@ class RayBackend:
             while queue or pending:
                 while queue and len(pending) < window:
                     j, t = queue.pop(0)
-                    pending[self._remote.remote(t, *refs)] = j
+                    if self.gpus and wants_gpu(t.learner):
+                        ref = self._remote_gpu.remote(dataclasses.replace(t, device="cuda"), *refs)
+                    else:
+                        ref = self._remote.remote(t, *refs)
+                    pending[ref] = j
                 done, _ = ray.wait(list(pending), num_returns=1)
                 for ref in done:
                     j = pending.pop(ref)

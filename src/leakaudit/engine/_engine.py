@@ -18,7 +18,7 @@ from .._results import Result
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..learners._base import Learner, ModelBank, check_feature_matrix, check_many_inputs
-from ._backends import ChunkTask, InProcessBackend, ProcessBackend, RayBackend
+from ._backends import ChunkTask, DeviceProcessBackend, InProcessBackend, ProcessBackend, RayBackend, wants_gpu
 from ._cache import CacheWarning, ChunkCache
 from ._fingerprint import Unfingerprintable, array_fingerprint, chunk_key, learner_fingerprint, subsets_fingerprint
 from ._progress import ProgressBar
@@ -145,6 +145,15 @@ class Engine:
         None: the budget in force when the call is made
         (:func:`leakaudit.engine.memory_budget`: a quarter of physical memory
         unless set). The numbers are the same either way.
+    devices : None, "auto" or sequence of str, default=None
+        GPUs for the learners that ask for one (their ``device`` is "cuda", "cuda:N" or "auto"; a DP-SGD
+        wrapper without its own: its wrapped learner's). None: every learner trains where its own ``device``
+        says. A sequence such as ``["cuda:0", "cuda:1"]``: with "process", one worker per device, each
+        pinned to its own for its whole life (``n_jobs``, if given, must equal the number of devices);
+        with "inprocess", the first device. "auto": every CUDA device torch sees (each Ray task that asks for
+        a GPU gets one from Ray: with "ray" only "auto" is taken). Learners that do not ask for a GPU
+        train on the CPU as without ``devices``. ``"cuda"`` devices where CUDA is absent are refused here.
+        Cache keys name the kind of device ("cuda"), not which GPU, so all the devices should be of one model.
 
     Attributes
     ----------
@@ -194,7 +203,7 @@ class Engine:
     def __init__(self, backend: str = "inprocess", n_jobs: int | None = None, address: str | None = None,
                  cache_dir: Any = None, chunk_size: int | Literal["all"] | None = None, progress: bool | None = None,
                  threads: int | None = 1, on_progress: Callable[[int, int, str], None] | None = None,
-                 memory_budget: int | str | None = None):
+                 memory_budget: int | str | None = None, devices: str | Sequence[str] | None = None):
         self.backend = check_choice(backend, name="backend", choices=BACKENDS)
         if n_jobs is not None and n_jobs != -1:
             check_scalar(n_jobs, name="n_jobs", kind=(int, np.integer), min_val=1)
@@ -211,6 +220,8 @@ class Engine:
         if on_progress is not None and not callable(on_progress):
             raise InvalidParameterError(f"on_progress must be a function or None; got {type(on_progress).__name__}")
         self.memory_budget = None if memory_budget is None else parse_memory_size(memory_budget)
+        self.devices = devices
+        self._devices = _check_devices(devices, backend, n_jobs)
         self.on_progress = on_progress
         self.threads = threads
         self.n_jobs = n_jobs
@@ -228,11 +239,11 @@ class Engine:
     def _get_backend(self):
         if self._backend is None:
             if self.backend == "inprocess":
-                self._backend = InProcessBackend()
+                self._backend = InProcessBackend(self._devices[0] if self._devices else None)
             elif self.backend == "process":
-                self._backend = ProcessBackend(self.n_jobs)
+                self._backend = DeviceProcessBackend(self._devices) if self._devices else ProcessBackend(self.n_jobs)
             else:
-                self._backend = RayBackend(self.n_jobs, self.address)
+                self._backend = RayBackend(self.n_jobs, self.address, gpus=self._devices is not None)
         return self._backend
 
     def close(self) -> None:
@@ -353,10 +364,22 @@ class Engine:
             raise InvalidParameterError(
                 f"learner must be a leakaudit Learner (fit_many and task); got {type(learner).__name__}"
             )
+        validate = getattr(learner, "validate_params", None)
+        if callable(validate):  # the learner's own parameter checks, before any worker starts
+            validate()
         # The learners' own fit_many opening. A sparse X stays sparse: the cache fingerprints it as it is, and
         # each chunk's fit_many densifies the rows that chunk uses (a learner without sparse support), so a
         # chunk's key and models do not depend on the other chunks of the call.
         return check_many_inputs(X, y, subsets, seeds, task=learner.task, n_classes=n_classes, accept_sparse=True)
+
+    def _placed(self, learner: Learner) -> Learner:
+        """``learner`` as the backend trains it: on the engine's device kind when it asks for a GPU and the engine
+        has ``devices`` (what its cache key must name)."""
+        if self._devices is None or not wants_gpu(learner):
+            return learner
+        from sklearn.base import clone
+
+        return clone(learner).set_params(device=self._devices[0] if self.backend != "ray" else "cuda")
 
     def _chunk_size(self, K: int, together: bool) -> int:
         if together or self.chunk_size == "all":
@@ -378,7 +401,7 @@ class Engine:
         keys: list[str | None] = [None] * len(bounds)
         if cache is not None:
             try:
-                lfp = learner_fingerprint(learner)
+                lfp = learner_fingerprint(self._placed(learner))
             except Unfingerprintable as exc:
                 warnings.warn(f"results are not cached: {exc}", CacheWarning, stacklevel=3)
                 cache = None
@@ -428,6 +451,44 @@ class Engine:
             self.totals = self.totals + self.stats
             for counter in self._counters:
                 counter.add(self.stats)
+
+
+def _check_devices(devices: Any, backend: str, n_jobs: int | None) -> list[str] | None:
+    """The engine's ``devices`` as a list of resolved devices (None: none given); refused in one line when a device
+    is unknown or absent, or does not suit the backend."""
+    from ..learners._torch_utils import check_device, import_torch, resolve_device
+
+    if devices is None:
+        return None
+    if isinstance(devices, str):
+        if devices != "auto":
+            raise InvalidParameterError(f"devices must be None, 'auto' or a list of devices such as ['cuda:0', "
+                                        f"'cuda:1']; got {devices!r}")
+        if backend == "ray":  # the cluster's GPUs, which this process need not see (RayBackend checks them)
+            return ["cuda"]
+        torch = import_torch()
+        count = int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+        if count == 0:
+            from ..exceptions import UnsupportedError
+
+            raise UnsupportedError("devices='auto' but torch sees no CUDA device here; leave devices=None to train "
+                                   "on the CPU")
+        return [f"cuda:{i}" for i in range(count)]
+    if backend == "ray":
+        raise InvalidParameterError("backend='ray' takes devices='auto' (Ray gives each task its GPU); got a list")
+    if not isinstance(devices, (list, tuple)):
+        raise InvalidParameterError(f"devices must be None, 'auto' or a list of devices; got {devices!r}")
+    found = [check_device(d, name="devices") for d in devices]
+    if not found or "auto" in found:
+        raise InvalidParameterError(f"devices must name one device or more ('cpu', 'cuda', 'cuda:N'); got {devices!r}")
+    resolved = [resolve_device(d, name="devices") for d in found]
+    if len({d.split(":")[0] for d in resolved}) > 1:
+        raise InvalidParameterError(f"devices mixes CPU and CUDA devices ({devices!r}): one kind, so that a chunk's "
+                                    "cache key names where it trained")
+    if backend == "process" and n_jobs not in (None, -1) and int(n_jobs) != len(resolved):
+        raise InvalidParameterError(f"backend='process' with devices runs one worker per device: n_jobs={n_jobs} "
+                                    f"but {len(resolved)} devices; leave n_jobs out")
+    return resolved
 
 
 class _StateLoader:

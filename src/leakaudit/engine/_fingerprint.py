@@ -5,6 +5,11 @@ that determines its outputs: the learner (class and ``get_params(deep=False)``, 
 of the packages defining it and, for leakaudit, a digest of its training code),
 the training data (bytes of X and y), the number of classes, the query rows,
 and, for each model of the chunk, its index subset and its seed.
+
+A leakaudit learner's ``device`` enters as the kind of device it resolves to on
+this machine: "cuda" for any CUDA device (which of several GPUs does not change
+the arithmetic), and nothing at all for the CPU, so a CPU learner's key is the
+one it had before learners had a ``device``.
 """
 
 from __future__ import annotations
@@ -133,15 +138,28 @@ def _canonical(value: Any, path: str) -> Any:
             params = value.get_params(deep=False)
         except TypeError:
             params = value.get_params()
+        ours = _qualname(type(value)).startswith("leakaudit.")
         return {"__estimator__": _qualname(type(value)),
-                "params": {k: _canonical(v, f"{path}.{k}") for k, v in sorted(params.items())
-                           if k not in IGNORED_PARAMS}}
+                "params": {k: (_device_doc(v) if ours and k == "device" else _canonical(v, f"{path}.{k}"))
+                           for k, v in sorted(params.items())
+                           if k not in IGNORED_PARAMS and not (ours and k == "device" and _device_doc(v) is None)}}
     if isinstance(value, type) or callable(value):
         name = _qualname(value)
         if "<lambda>" in name or "<locals>" in name:
             raise Unfingerprintable(f"{path} is a lambda or local function ({name}); use a module-level function")
         return {"__callable__": name}
     raise Unfingerprintable(f"{path} has a value of type {type(value).__name__} that cannot be fingerprinted")
+
+
+def _device_doc(device: Any) -> str | None:
+    """A leakaudit learner's ``device`` in a key: None (left out) for the CPU or for "the wrapped learner's" (None),
+    "cuda" for a CUDA device; resolved on this machine ("auto")."""
+    from ..learners._torch_utils import device_kind
+
+    if device is None:
+        return None
+    kind = device_kind(device)
+    return None if kind == "cpu" else kind
 
 
 def _packages(doc: Any, out: set[str]) -> set[str]:

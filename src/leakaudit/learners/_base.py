@@ -106,6 +106,17 @@ class Learner(BaseEstimator, abc.ABC):
     accepts_sparse : bool
         Whether ``_fit`` / ``_fit_many`` take a SciPy CSR matrix as ``X``
         (else they get a dense float64 array).
+
+    Hooks and capabilities (the audit asks the learner, never its type)
+    -------------------------------------------------------------------
+    validate_params()
+        Raises on a parameter the learner cannot train with; every path that trains (:meth:`fit`,
+        :meth:`fit_many`, :meth:`fit_predict_many`, the engine) calls it first.
+    output_votes()
+        T when the models' class probabilities are means of T votes (a forest's trees), else None.
+    oob_estimator()
+        An unfitted scikit-learn ensemble that trains what this learner trains and keeps out-of-bag outputs, or
+        None.
     """
 
     task: str = "classification"
@@ -128,6 +139,7 @@ class Learner(BaseEstimator, abc.ABC):
         -------
         model : object with ``predict_proba`` (classifiers) or ``predict`` (regressors)
         """
+        self.validate_params()
         X, y, n_classes = check_fit_inputs(X, y, task=self.task, n_classes=n_classes,
                                            accept_sparse=self.accepts_sparse)
         return self._fit(X, y, random_state=random_state, n_classes=n_classes)
@@ -156,6 +168,7 @@ class Learner(BaseEstimator, abc.ABC):
         -------
         ModelBank with ``n_models == K``.
         """
+        self.validate_params()
         X, y, subsets, seeds, n_classes = check_many_inputs(X, y, subsets, random_states, task=self.task,
                                                             n_classes=n_classes, accept_sparse=self.accepts_sparse)
         return self._fit_many(X, y, subsets, seeds, n_classes=n_classes)
@@ -185,6 +198,7 @@ class Learner(BaseEstimator, abc.ABC):
         -------
         ndarray of shape (K, n_query, n_classes)
         """
+        self.validate_params()
         if self.task != "classification":
             raise UnsupportedError(f"fit_predict_many returns class probabilities; {type(self).__name__} is a "
                                    f"{self.task} learner (use fit_many(...).predict)")
@@ -194,6 +208,19 @@ class Learner(BaseEstimator, abc.ABC):
         if Xq.shape[1] != X.shape[1]:
             raise InvalidInputError(f"X_query has {Xq.shape[1]} features; X has {X.shape[1]}")
         return self._fit_predict_many(X, y, subsets, seeds, Xq, n_classes=n_classes)
+
+    def validate_params(self) -> None:
+        """Raise :class:`~leakaudit.exceptions.LeakauditError` (naming the parameter) unless the learner can train;
+        the default accepts everything."""
+
+    def output_votes(self) -> int | None:
+        """T when each model's class probabilities are the mean of T votes (a forest's trees), else None."""
+        return None
+
+    def oob_estimator(self):
+        """An unfitted scikit-learn ensemble that trains what this learner trains and keeps out-of-bag outputs
+        (``oob_score=True``), or None when the learner has none."""
+        return None
 
     # -- for subclasses -----------------------------------------------------
     @abc.abstractmethod

@@ -35,6 +35,13 @@ Throughput (issues 3 and 10; measured in ``benchmarks/train_many.py`` and
 This is the reference trainer of :class:`~leakaudit.learners.TorchMLP` (every
 configuration the compiled kernel does not train, and its test oracle): torch's
 own operators throughout, tanh included.
+
+Devices. The weights, X and y may live on any one device (a CUDA GPU): every
+parameter, moment and buffer is made on the weights' device. The step's index
+tensors come from the caller on the CPU; what decides whether a step is padded
+(the mask, the per-model step counts, the Adam bias corrections) is computed
+there, in the same order as ever, and only its results are copied to the
+device, so a CPU run does exactly what it did before devices existed.
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ class BatchedMLPTrainer:
     ----------
     Ws : list of tensors (K, n_in, n_out); bs : list of tensors (K, n_out)
     X : tensor (n, d); y : tensor (n,) int64
+        On the weights' device.
     activation : {"tanh", "relu"}
     optimizer : {"sgd", "adam"}
     shared : bool
@@ -73,10 +81,11 @@ class BatchedMLPTrainer:
         self.sizes = [Ws[0].shape[1]] + [W.shape[2] for W in Ws]
         dtype = Ws[0].dtype
         self.dtype = dtype
+        self.device = device = Ws[0].device
         # one flat tensor for all parameters, one for their gradients; per-layer views into both
         total = sum(W.numel() + b.numel() for W, b in zip(Ws, bs))
-        self.flat = torch.empty(total, dtype=dtype)
-        self.gflat = torch.zeros(total, dtype=dtype)
+        self.flat = torch.empty(total, dtype=dtype, device=device)
+        self.gflat = torch.zeros(total, dtype=dtype, device=device)
         self.Ws, self.bs, self.gWs, self.gbs = [], [], [], []
         self.kshape = []  # shape that broadcasts a per-model (K,) vector against each view (W0, b0, W1, ...)
         pos = 0
@@ -111,7 +120,7 @@ class BatchedMLPTrainer:
         self.grads = [g for pair in zip(self.gWs, self.gbs) for g in pair]
         self.X = X.contiguous()
         # X with a constant-1 column: the first layer's bias is that column's weight row
-        self.X1 = torch.cat([self.X, torch.ones(X.shape[0], 1, dtype=X.dtype)], dim=1)
+        self.X1 = torch.cat([self.X, torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)], dim=1)
         self.y = y
         self.C = self.sizes[-1]
         self.activation = activation
@@ -124,8 +133,8 @@ class BatchedMLPTrainer:
         if optimizer == "adam":
             self.m = torch.zeros_like(self.flat)
             self.v = torch.zeros_like(self.flat)
-            self.t = torch.zeros(K, dtype=torch.float64)
-            self._step_t = torch.zeros((), dtype=torch.float32)
+            self.t = torch.zeros(K, dtype=torch.float64)  # per-model step counts, on the CPU
+            self._step_t = torch.zeros((), dtype=torch.float32, device=device)
         self._buffers: dict = {}
 
     # -- preallocated temporaries -------------------------------------------
@@ -133,7 +142,7 @@ class BatchedMLPTrainer:
         key = (name, shape)
         t = self._buffers.get(key)
         if t is None:
-            t = self._buffers[key] = self.torch.empty(shape, dtype=dtype or self.dtype)
+            t = self._buffers[key] = self.torch.empty(shape, dtype=dtype or self.dtype, device=self.device)
         return t
 
     # -- forward/backward pieces ------------------------------------------------
@@ -206,9 +215,15 @@ class BatchedMLPTrainer:
             torch.bmm(gz, self.Ws[l].transpose(1, 2), out=gh)
         return gh
 
+    def _on_device(self, t):
+        """``t`` (a CPU tensor, or None) on the trainer's device (itself on the CPU)."""
+        return t if t is None else t.to(self.device)
+
     @staticmethod
     def _weights_of(idx, dtype):
-        """(full, w, active): per-row loss weights mask/count as (K, 1, B), or None when no row is padding."""
+        """(full, w, active): per-row loss weights mask/count as (K, 1, B), or None when no row is padding.
+
+        ``idx`` on the CPU; so are the results."""
         if int(idx.min()) >= 0:
             return True, None, None
         mask = idx >= 0
@@ -217,11 +232,12 @@ class BatchedMLPTrainer:
         return False, w.unsqueeze(1), count > 0
 
     def step_gathered(self, idx) -> None:
-        """One step; ``idx`` (K, B) int64 rows per model, -1 = padding."""
+        """One step; ``idx`` (K, B) int64 rows per model (on the CPU), -1 = padding."""
         torch = self.torch
         K, B = idx.shape
         full, w, active = self._weights_of(idx, self.dtype)
-        safe = idx if full else idx.clamp(min=0)
+        safe = self._on_device(idx if full else idx.clamp(min=0))
+        w = self._on_device(w)
         d1, h1 = self.sizes[0] + 1, self.sizes[1]
         z = self._buf("z0", (K, B, h1))
         x = self._buf("x", (K, B, d1))  # [x, 1] @ [W; b]
@@ -240,7 +256,7 @@ class BatchedMLPTrainer:
         self._update(active)
 
     def step_shared(self, rows, member) -> None:
-        """One step where every model sees ``rows`` (B,), masked by ``member`` (K, B) bool."""
+        """One step where every model sees ``rows`` (B,), masked by ``member`` (K, B) bool (both on the CPU)."""
         torch = self.torch
         K = self.K
         B = rows.shape[0]
@@ -253,6 +269,7 @@ class BatchedMLPTrainer:
             w = (member.to(self.dtype) / count.clamp(min=1).to(self.dtype).unsqueeze(1)).unsqueeze(1)
             if bool(active.all()):
                 active = None
+        rows, w = self._on_device(rows), self._on_device(w)
         # first layer for all models at once: (B, d) @ (d, K*h) -> (B, K*h)
         zc = self._buf("zc", (B, K * h))
         W0b = self.W0b.view(d + 1, K * h)
@@ -275,8 +292,9 @@ class BatchedMLPTrainer:
 
     # -- optimizers -----------------------------------------------------------
     def _update(self, active) -> None:
-        """Optimizer step; ``active`` (K,) bool or None (every model takes the step)."""
+        """Optimizer step; ``active`` (K,) bool on the CPU, or None (every model takes the step)."""
         torch = self.torch
+        act_d = self._on_device(active)
         if self.optimizer == "sgd":
             if active is None:
                 g = self.gflat if not self.wd else torch.add(self.gflat, self.flat, alpha=self.wd)
@@ -285,12 +303,12 @@ class BatchedMLPTrainer:
             for i, (p, g) in enumerate(zip(self.params, self.grads)):
                 if self.wd:
                     g = g + self.wd * p
-                p.sub_(self.lr * (g * active.view(self.kshape[i]).to(g.dtype)))
+                p.sub_(self.lr * (g * act_d.view(self.kshape[i]).to(g.dtype)))
             return
         # Adam (torch.optim.Adam): per-model step counts
         self.t += 1.0 if active is None else active.to(torch.float64)
         if active is None and hasattr(torch, "_fused_adam_") and bool((self.t == self.t[0]).all()):
-            # every model takes the same step: PyTorch's fused CPU Adam kernel, one pass over the flat tensor
+            # every model takes the same step: PyTorch's fused Adam kernel (CPU or CUDA), one pass over the flat tensor
             self._step_t.fill_(float(self.t[0]))
             torch._fused_adam_(
                 [self.flat], [self.gflat], [self.m], [self.v], [], [self._step_t],
@@ -301,8 +319,8 @@ class BatchedMLPTrainer:
         tt = self.t.clamp(min=1)
         bc1 = 1 - self.b1**tt
         bc2 = 1 - self.b2**tt
-        step_size = (self.lr / bc1).to(self.dtype)
-        bc2_sqrt = bc2.sqrt().to(self.dtype)
+        step_size = self._on_device((self.lr / bc1).to(self.dtype))
+        bc2_sqrt = self._on_device(bc2.sqrt().to(self.dtype))
         for i, (p, g) in enumerate(zip(self.params, self.grads)):
             # the moments of p: the same (possibly strided) view into the moment tensors
             m = self.m.as_strided(p.shape, p.stride(), p.storage_offset())
@@ -316,20 +334,20 @@ class BatchedMLPTrainer:
                 denom = (v.sqrt() / bc2_sqrt.view(shape)).add_(self.eps)
                 p.addcdiv_(m * step_size.view(shape), denom, value=-1.0)
             else:
-                act = active.view(shape)
+                act = act_d.view(shape)
                 m.copy_(torch.where(act, torch.lerp(m, g, 1 - self.b1), m))
                 v.copy_(torch.where(act, v * self.b2 + (1 - self.b2) * g * g, v))
                 denom = (v.sqrt() / bc2_sqrt.view(shape)).add_(self.eps)
                 p.copy_(torch.where(act, p - (m * step_size.view(shape)) / denom, p))
 
     def weights(self):
-        """Trained (Ws, bs) as numpy copies, weights in (K, n_in, n_out) layout."""
+        """Trained (Ws, bs) as numpy copies (in host memory), weights in (K, n_in, n_out) layout."""
         Ws = [W.permute(1, 0, 2) if (self.shared and l == 0) else W for l, W in enumerate(self.Ws)]
-        return ([W.contiguous().clone().numpy() for W in Ws],
-                [b.contiguous().clone().numpy() for b in self.bs])
+        return ([W.contiguous().cpu().clone().numpy() for W in Ws],
+                [b.contiguous().cpu().clone().numpy() for b in self.bs])
 
     def run(self, steps: Iterable) -> None:
-        """Run the steps: items are ``("gathered", idx)`` or ``("shared", rows, member)``."""
+        """Run the steps: items are ``("gathered", idx)`` or ``("shared", rows, member)``, index tensors on the CPU."""
         with self.torch.no_grad():
             for item in steps:
                 if item[0] == "gathered":

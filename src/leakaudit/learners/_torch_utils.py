@@ -1,6 +1,8 @@
 """Shared pieces of the torch learners: lazy import, init, layouts, the oracle, banks.
 
 * :func:`import_torch` imports torch on first use (leakaudit imports without it).
+* :func:`check_device` / :func:`resolve_device` validate a learner's ``device``
+  ("cpu", "cuda", "cuda:N" or "auto") and say which device it means on this machine.
 * :func:`init_mlp` draws PyTorch's default ``nn.Linear`` init,
   ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` for weights and biases, from a numpy
   Generator, so one seed gives the same model whichever trainer runs.
@@ -12,17 +14,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .._validation import check_matrix
-from ..exceptions import InvalidInputError, UnsupportedError
+from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import ModelBank
 
 __all__ = [
     "import_torch",
+    "DEVICE_CHOICES",
+    "check_device",
+    "resolve_device",
+    "device_kind",
+    "to_numpy",
     "init_mlp",
     "mlp_layout",
     "pack_params",
@@ -45,6 +53,73 @@ def import_torch():
             "install it with: pip install leakaudit[torch]"
         ) from None
     return torch
+
+
+#: the values a ``device`` parameter takes, in words (for messages and docstrings)
+DEVICE_CHOICES = "'cpu', 'cuda', 'cuda:N' or 'auto'"
+_DEVICE = re.compile(r"cpu|auto|cuda(:(0|[1-9][0-9]*))?")
+
+
+def check_device(device: Any, *, name: str = "device") -> str:
+    """``device`` if it is one of :data:`DEVICE_CHOICES`, without asking whether this machine has it.
+
+    Raises
+    ------
+    InvalidParameterError
+        Any other value, in one line naming ``name``.
+    """
+    if not isinstance(device, str) or _DEVICE.fullmatch(device) is None:
+        raise InvalidParameterError(f"{name} must be {DEVICE_CHOICES}; got {device!r}")
+    return device
+
+
+def resolve_device(device: Any, *, name: str = "device") -> str:
+    """The device ``device`` means on this machine: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
+
+    ``"auto"`` is ``"cuda"`` (torch's current CUDA device) when torch sees a CUDA device, else ``"cpu"``.
+    ``"cpu"`` is returned without importing torch (the compiled kernels train without it).
+
+    Raises
+    ------
+    InvalidParameterError
+        A value outside :data:`DEVICE_CHOICES`, or ``"cuda:N"`` past the last CUDA device.
+    UnsupportedError
+        ``"cuda"`` or ``"cuda:N"`` where torch sees no CUDA device (a CPU-only torch, or no GPU).
+    """
+    check_device(device, name=name)
+    if device == "cpu":
+        return "cpu"
+    torch = import_torch()
+    available = bool(torch.cuda.is_available())
+    if device == "auto":
+        return "cuda" if available else "cpu"
+    flag = name.startswith("-")  # a command-line flag: "--device cuda", not "device='cuda'"
+    said = f"{name} {device}" if flag else f"{name}={device!r}"
+    if not available:
+        build = "a CPU-only build" if getattr(torch.version, "cuda", None) is None else "no CUDA device is visible"
+        instead = f"{name} cpu or auto" if flag else f"{name}='cpu' or 'auto'"
+        raise UnsupportedError(f"{said} but CUDA is not available here (torch {torch.__version__}: {build}); "
+                               f"use {instead}")
+    if ":" in device:
+        count = int(torch.cuda.device_count())
+        if int(device.split(":")[1]) >= count:
+            raise InvalidParameterError(f"{said} but this machine has {count} CUDA device"
+                                        f"{'s' if count != 1 else ''} (cuda:0 to cuda:{count - 1})")
+    return device
+
+
+def device_kind(device: Any) -> str:
+    """``"cpu"`` or ``"cuda"``: the kind of device ``device`` names (what decides the arithmetic; which of several
+    CUDA devices does not). Only ``"auto"`` asks this machine; ``"cuda"`` is "cuda" even where CUDA is absent (a
+    Ray driver without a GPU names the work of its GPU workers)."""
+    check_device(device)
+    return resolve_device(device) if device == "auto" else device.split(":")[0]
+
+
+def to_numpy(t) -> np.ndarray:
+    """A tensor's values as a numpy array, copied to host memory from any device (a CPU tensor's own memory,
+    as ``Tensor.numpy`` gives it)."""
+    return t.detach().cpu().numpy()
 
 
 class torch_threads:
@@ -132,14 +207,14 @@ def unpack_params(flat: np.ndarray, sizes: Sequence[int]) -> tuple[list[np.ndarr
 # ---------------------------------------------------------------------------
 # the oracle: one model, nn.Module + autograd + torch.optim
 # ---------------------------------------------------------------------------
-def build_module(Ws: list[np.ndarray], bs: list[np.ndarray], activation: str, dtype: str):
-    """``nn.Sequential`` of Linear/activation layers with the given weights (n_in, n_out)."""
+def build_module(Ws: list[np.ndarray], bs: list[np.ndarray], activation: str, dtype: str, device: str = "cpu"):
+    """``nn.Sequential`` of Linear/activation layers with the given weights (n_in, n_out), on ``device``."""
     torch = import_torch()
     nn = torch.nn
     tdtype = getattr(torch, dtype)
     layers: list[Any] = []
     for l, (W, b) in enumerate(zip(Ws, bs)):
-        lin = nn.Linear(W.shape[0], W.shape[1], dtype=tdtype)
+        lin = nn.Linear(W.shape[0], W.shape[1], dtype=tdtype, device=device)
         with torch.no_grad():
             lin.weight.copy_(torch.from_numpy(np.ascontiguousarray(W.T)))
             lin.bias.copy_(torch.from_numpy(np.ascontiguousarray(b)))
@@ -164,6 +239,7 @@ def naive_train_mlp(
     betas: tuple[float, float] = (0.9, 0.999),
     eps: float = 1e-8,
     dtype: str = "float32",
+    device: str = "cpu",
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Train one MLP the plain way: the reference the batched trainers must match.
 
@@ -175,6 +251,8 @@ def naive_train_mlp(
         (per-example SGD: arrays of one index).
     optimizer : {"sgd", "adam"}
         ``torch.optim.SGD`` (no momentum) or ``torch.optim.Adam`` (L2 ``weight_decay``).
+    device : str, default="cpu"
+        A resolved device (:func:`resolve_device`) the net and the data are put on.
 
     Returns
     -------
@@ -182,24 +260,24 @@ def naive_train_mlp(
     """
     torch = import_torch()
     tdtype = getattr(torch, dtype)
-    net = build_module(Ws, bs, activation, dtype)
-    Xt = torch.from_numpy(np.asarray(X)).to(tdtype)
-    yt = torch.from_numpy(np.asarray(y, dtype=np.int64))
+    net = build_module(Ws, bs, activation, dtype, device)
+    Xt = torch.from_numpy(np.asarray(X)).to(tdtype).to(device)
+    yt = torch.from_numpy(np.asarray(y, dtype=np.int64)).to(device)
     if optimizer == "sgd":
         opt = torch.optim.SGD(net.parameters(), lr=lr, weight_decay=weight_decay)
     else:
         opt = torch.optim.Adam(net.parameters(), lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
     loss_fn = torch.nn.NLLLoss()
     for idx in batches:
-        it = torch.from_numpy(np.asarray(idx, dtype=np.int64))
+        it = torch.from_numpy(np.asarray(idx, dtype=np.int64)).to(device)
         opt.zero_grad()
         loss = loss_fn(net(Xt[it]), yt[it])
         loss.backward()
         opt.step()
     lins = [m for m in net if isinstance(m, torch.nn.Linear)]
     return (
-        [m.weight.detach().numpy().T.copy() for m in lins],
-        [m.bias.detach().numpy().copy() for m in lins],
+        [to_numpy(m.weight).T.copy() for m in lins],
+        [to_numpy(m.bias).copy() for m in lins],
     )
 
 

@@ -61,6 +61,13 @@ torch module, Opacus's own DPOptimizer (:meth:`DPSGD._train_opacus`). The canari
 gradient reaches: each step's noise is measured on them (``info["canary_noise"]``, the per-step noise check of
 :mod:`leakaudit.dpaudit.noise_check`).
 
+Devices. ``device`` (the wrapped learner's unless given) moves the torch loop and Opacus's training to a GPU;
+the compiled DP step is CPU code, so a GPU trains TorchMLP nets with the torch loop. Batches, canary draws and
+initial weights come from the same numpy generators on any device. The noise does not: a CUDA generator
+(Philox) seeded from the same ``SeedSequence`` draws other numbers than the CPU's mt19937, so a GPU run's noise
+differs from a CPU run's in value, not in distribution (Opacus on a GPU: its noise from a CUDA generator seeded
+with the model's seed, its batches from the CPU generator it shares with the noise on the CPU).
+
 References
 ----------
 Abadi et al., "Deep Learning with Differential Privacy", CCS 2016 (Algorithm 1).
@@ -99,10 +106,10 @@ _NOISE_STREAM = 0x0D95
 _CANARY_STREAM = 0xCA7A
 
 
-def _torch_generator(torch, *entropy):
-    """A torch CPU generator seeded from ``numpy.random.SeedSequence(entropy)`` (63 bits)."""
+def _torch_generator(torch, *entropy, device: str = "cpu"):
+    """A torch generator on ``device`` seeded from ``numpy.random.SeedSequence(entropy)`` (63 bits)."""
     state = np.random.SeedSequence([int(e) for e in entropy]).generate_state(1, np.uint64)[0]
-    return torch.Generator().manual_seed(int(state >> np.uint64(1)))
+    return torch.Generator(device=device).manual_seed(int(state >> np.uint64(1)))
 
 
 class _PoissonSteps:
@@ -254,6 +261,9 @@ class DPSGD(Learner):
         clipping shows it).
     bug : None or one of :data:`BUGS`, default=None
         Test-only: plant an implementation bug (the audit's power benchmark). Never for real training.
+    device : {None, "cpu", "cuda", "cuda:N", "auto"}, default=None
+        Where the nets train (None: the wrapped learner's ``device``). On a GPU the torch loop (or Opacus) trains;
+        the compiled DP step is CPU code. See the module docstring for what a GPU changes (the noise's stream).
 
     Attributes
     ----------
@@ -265,7 +275,8 @@ class DPSGD(Learner):
     def __init__(self, *, learner: Any = None, noise_multiplier: float = 1.0, max_grad_norm: float = 1.0,
                  sampling: str = "poisson", sampling_rate: float | None = None, batch_size: int | None = None,
                  epochs: int = 5, lr: float = 0.5, target_delta: float = 1e-5, neighbouring: str | None = None,
-                 accountant: str = "pld", canary_norm: float | None = None, bug: str | None = None):
+                 accountant: str = "pld", canary_norm: float | None = None, bug: str | None = None,
+                 device: str | None = None):
         self.learner = learner
         self.noise_multiplier = noise_multiplier
         self.max_grad_norm = max_grad_norm
@@ -279,6 +290,7 @@ class DPSGD(Learner):
         self.accountant = accountant
         self.canary_norm = canary_norm
         self.bug = bug
+        self.device = device
 
     # -- parameters -------------------------------------------------------------
     def _kind(self) -> str:
@@ -329,7 +341,25 @@ class DPSGD(Learner):
             check_scalar(self.canary_norm, name="canary_norm", min_val=0.0, include_min=False)
         if self.bug is not None:
             check_choice(self.bug, name="bug", choices=BUGS)
-        return {"kind": kind, "neighbouring": neighbouring}
+        return {"kind": kind, "neighbouring": neighbouring, "device": self._device()}
+
+    def validate_params(self) -> None:
+        """The form of ``device`` and the wrapped learner's own check (see :meth:`TorchMLP.validate_params`)."""
+        from ._torch_utils import check_device
+
+        if self.device is not None:
+            check_device(self.device)
+        inner = getattr(self.learner, "validate_params", None)
+        if callable(inner):
+            inner()
+
+    def _device(self) -> str:
+        """The resolved device the nets train on: ``device``, else the wrapped learner's."""
+        from ._torch_utils import resolve_device
+
+        if self.device is not None:
+            return resolve_device(self.device)
+        return resolve_device(getattr(self.learner, "device", "cpu"), name=f"{type(self.learner).__name__}.device")
 
     def schedule(self, n: int) -> dict:
         """The sampling schedule of a model trained on ``n`` rows: rate q, batch size, steps.
@@ -454,9 +484,10 @@ class DPSGD(Learner):
         p = self._check_params()
         scheds = [self.schedule(s.size) for s in subsets]
         if p["kind"] == "module":
-            bank, scores = self._train_opacus(X, y, subsets, seeds, scheds, n_classes, canaries)
+            bank, scores = self._train_opacus(X, y, subsets, seeds, scheds, n_classes, canaries, p["device"])
         else:
-            bank, scores = _BatchedDPSGD(self, p["kind"], X, y, subsets, seeds, scheds, n_classes, canaries).run()
+            bank, scores = _BatchedDPSGD(self, p["kind"], X, y, subsets, seeds, scheds, n_classes, canaries,
+                                         p["device"]).run()
         eps = [dpsgd_accounted_epsilon(noise_multiplier=float(self.noise_multiplier), sampling=self.sampling,
                                        sampling_rate=s["sampling_rate"], steps=s["steps"], epochs=int(self.epochs),
                                        delta=float(self.target_delta), neighbouring=p["neighbouring"],
@@ -470,7 +501,7 @@ class DPSGD(Learner):
         self.epsilon_ = float(max(eps))
         return bank, scores
 
-    def _train_opacus(self, X, y, subsets, seeds, scheds, n_classes, canaries=None):
+    def _train_opacus(self, X, y, subsets, seeds, scheds, n_classes, canaries=None, device="cpu"):
         """Any torch module: Opacus's ``PrivacyEngine`` (per-example gradients by hooks), one model at a time.
 
         ``scheds`` are :func:`_opacus_schedule`'s (what the accountant counted); :func:`_check_opacus_ran` checks that
@@ -497,7 +528,7 @@ class DPSGD(Learner):
             from opacus import PrivacyEngine
         except ImportError:  # pragma: no cover - the dp extra
             raise UnsupportedError("DP-SGD of a TorchModuleLearner needs Opacus: pip install leakaudit[dp]") from None
-        from ._torch_utils import import_torch, torch_threads
+        from ._torch_utils import import_torch, to_numpy, torch_threads
         from .torch_module import TorchModuleModel, probe_output_kind
 
         torch = import_torch()
@@ -510,22 +541,23 @@ class DPSGD(Learner):
         noise_ms = []
         cnorm = float(self.canary_norm if self.canary_norm is not None else 1000.0 * C)
         for i, (s, seed) in enumerate(zip(subsets, seeds)):
-            module = inner._new_module(cls, kwargs, seed)
+            module = inner._new_module(cls, kwargs, seed, device)
             Xs = torch.as_tensor(X[s], dtype=torch.float32)
-            kind = probe_output_kind(module, Xs, name=inner.module, n_classes=n_classes)
+            kind = probe_output_kind(module, Xs.to(device), name=inner.module, n_classes=n_classes)
             module.train()
-            gen = torch.Generator().manual_seed(int(seed))
+            gen = torch.Generator().manual_seed(int(seed))  # the loader's batches (and, on the CPU, the noise)
+            noise_gen = gen if device == "cpu" else torch.Generator(device=device).manual_seed(int(seed))
             B = scheds[i]["loader_batch_size"]
             ds = torch.utils.data.TensorDataset(Xs, torch.as_tensor(y[s], dtype=torch.int64))
             loader = torch.utils.data.DataLoader(ds, batch_size=B, shuffle=self.sampling == "shuffle",
                                                  generator=gen)
             q = scheds[i]["sampling_rate"]
-            theta_c = torch.nn.Parameter(torch.zeros(m)) if m else None
+            theta_c = torch.nn.Parameter(torch.zeros(m, device=device)) if m else None
             opt = torch.optim.SGD(module.parameters(), lr=float(self.lr))
             engine = PrivacyEngine(accountant="prv")
             pmod, opt, loader = engine.make_private(
                 module=module, optimizer=opt, data_loader=loader, noise_multiplier=float(self.noise_multiplier),
-                max_grad_norm=C, poisson_sampling=self.sampling == "poisson", noise_generator=gen)
+                max_grad_norm=C, poisson_sampling=self.sampling == "poisson", noise_generator=noise_gen)
             _check_opacus_ran(scheds[i], loader, opt)
             if m:  # after make_private, which wants the module's parameters only
                 opt.original_optimizer.add_param_group({"params": [theta_c]})
@@ -540,6 +572,7 @@ class DPSGD(Learner):
             with torch_threads(1):
                 for _ in range(int(self.epochs)):
                     for xb, yb in loader:
+                        xb, yb = xb.to(device), yb.to(device)
                         opt.zero_grad()
                         if len(xb):
                             out = pmod(xb)
@@ -551,24 +584,24 @@ class DPSGD(Learner):
                                     p.grad_sample = p.new_zeros((0, *p.shape))
                             opt.step()
                             continue
-                        sampled = torch.as_tensor(included[sampler.next()], dtype=torch.int64)
+                        sampled = torch.as_tensor(included[sampler.next()], dtype=torch.int64).to(device)
                         k = int(sampled.numel())
                         for p in mparams:  # the canaries: examples with no gradient on the module's parameters
                             gs = p.grad_sample if len(xb) else p.new_zeros((0, *p.shape))
                             p.grad_sample = torch.cat([gs, gs.new_zeros((k, *gs.shape[1:]))])
                         gc = theta_c.new_zeros((len(xb) + k, m))
-                        gc[len(xb) + torch.arange(k), sampled] = cnorm
+                        gc[len(xb) + torch.arange(k, device=gc.device), sampled] = cnorm
                         theta_c.grad_sample = gc
-                        before = theta_c.detach().numpy().astype(np.float64)
+                        before = to_numpy(theta_c).astype(np.float64)
                         opt.step()
-                        x = (before - theta_c.detach().numpy()) * (float(opt.expected_batch_size) / float(self.lr))
+                        x = (before - to_numpy(theta_c)) * (float(opt.expected_batch_size) / float(self.lr))
                         scores[i] += _canary_llr(x[None], C, np.array([q]))[0]
                         ms.append(float(np.mean(np.square(x[left_out]))) if left_out.any() else np.nan)
             if m:
                 noise_ms.append(ms)
             module = pmod._module if hasattr(pmod, "_module") else pmod
             module.eval()
-            models.append(TorchModuleModel(module, kind, X.shape[1], int(n_classes)))
+            models.append(TorchModuleModel(module, kind, X.shape[1], int(n_classes), device))
         bank = ListModelBank(models, n_classes)
         bank.info = {"trained": "opacus", "kernel": "opacus"}
         if m:
@@ -682,10 +715,11 @@ def _canary_llr(x, c, q):
 class _BatchedDPSGD:
     """The batched trainer: K nets (TorchMLP or TorchCNN architecture) stepped together."""
 
-    def __init__(self, owner: DPSGD, kind, X, y, subsets, seeds, scheds, n_classes, canaries):
+    def __init__(self, owner: DPSGD, kind, X, y, subsets, seeds, scheds, n_classes, canaries, device="cpu"):
         from ._torch_utils import import_torch
 
         self.torch = import_torch()
+        self.device = device
         self.o, self.kind = owner, kind
         self.X, self.y, self.subsets, self.seeds, self.scheds = X, y, subsets, seeds, scheds
         self.n_classes = int(n_classes)
@@ -783,6 +817,8 @@ class _BatchedDPSGD:
         """Why the compiled DP step cannot train these nets (None when it can; :meth:`run` then uses it)."""
         from . import _mlp_native
 
+        if self.device != "cpu":
+            return f"the compiled DP step is CPU code; device {self.device!r} trains with the torch loop"
         if self.kind != "mlp":
             return "the compiled DP step trains TorchMLP nets (TorchCNN trains with torch.func)"
         if self.o.learner._check_params()["backend"] != "compiled":
@@ -906,14 +942,15 @@ class _BatchedDPSGD:
     def run(self):
         if self.compiled_refusal() is None:
             return self._run_compiled()
-        from ._torch_utils import torch_threads
+        from ._torch_utils import to_numpy, torch_threads
 
         torch = self.torch
         o = self.o
+        dev = self.device
         rngs, params, dtype = self._inits()
         # the noise of model k from its own stream (so that batches follow the wrapped learner's draws exactly),
         # a torch generator (torch's normal_ is about twice as fast as numpy's for these sizes)
-        noise_gens = [_torch_generator(torch, s, _NOISE_STREAM) for s in self.seeds]
+        noise_gens = [_torch_generator(torch, s, _NOISE_STREAM, device=dev) for s in self.seeds]
         K = self.K
         C = float(o.max_grad_norm)
         sigma = float(o.noise_multiplier)
@@ -926,14 +963,14 @@ class _BatchedDPSGD:
         canary = self._canary_setup(Ptot, dtype) if self.canaries is not None else None
         # "extra" canaries live on parameters of their own after the net's (see _canary_setup): noised, updated
         extra = canary["extra"] if canary is not None else 0
-        flat = torch.zeros((K, Ptot + extra), dtype=torch.float32 if dtype == np.float32 else torch.float64)
-        flat[:, :Ptot] = torch.from_numpy(np.concatenate([p.reshape(K, -1) for p in params], axis=1).astype(dtype))
+        flat = torch.zeros((K, Ptot + extra), dtype=torch.float32 if dtype == np.float32 else torch.float64, device=dev)
+        flat[:, :Ptot] = torch.from_numpy(np.concatenate([p.reshape(K, -1) for p in params], axis=1).astype(dtype)).to(dev)
         views = [flat[:, offs[i]:offs[i + 1]].view(K, *shapes[i]) for i in range(len(shapes))]
         g = torch.zeros_like(flat)  # the step's noisy clipped sum, written in place every step
         gviews = [g[:, offs[i]:offs[i + 1]].view(K, *shapes[i]) for i in range(len(shapes))]
         noise = torch.empty_like(flat)
-        Xt = torch.from_numpy(self.X.astype(dtype))
-        yt = torch.from_numpy(self.y.astype(np.int64))
+        Xt = torch.from_numpy(self.X.astype(dtype)).to(dev)
+        yt = torch.from_numpy(self.y.astype(np.int64)).to(dev)
         T = [s["steps"] for s in self.scheds]
         Tmax = max(T)
         q = np.array([s["sampling_rate"] for s in self.scheds])
@@ -944,11 +981,12 @@ class _BatchedDPSGD:
         noise_ms = np.full((K, Tmax), np.nan) if extra else None  # see _run_compiled
         if canary is not None:  # the canaries' draws from streams of their own (see _CANARY_STREAM)
             canary_rngs = [np.random.default_rng([int(s), _CANARY_STREAM]) for s in self.seeds]
-            extra_gens = [_torch_generator(torch, s, _NOISE_STREAM, 1) for s in self.seeds]
+            extra_gens = [_torch_generator(torch, s, _NOISE_STREAM, 1, device=dev) for s in self.seeds]
         perms: list = [None] * K
         std = np.full(K, sigma * C, dtype=dtype)
         if o.bug == "noise_per_batch":
             std = (std / np.maximum(1.0, denom_np[:, 0])).astype(dtype)
+        std_t = torch.from_numpy(std).unsqueeze(1).to(dev)
         with torch_threads(1), torch.no_grad():
             for t in range(Tmax):
                 active = np.array([t < T[k] for k in range(K)])
@@ -960,9 +998,9 @@ class _BatchedDPSGD:
                 for k, b in enumerate(batches):
                     idx[k, : b.size] = b
                     wm[k, : b.size] = 1
-                it = torch.from_numpy(idx)
+                it = torch.from_numpy(idx).to(dev)
                 xb = torch.index_select(Xt, 0, it.view(-1)).view(K, Bmax, *Xt.shape[1:])
-                clipped_sum(views, xb, yt[it], torch.from_numpy(wm), C, clip, gviews)  # overwrites g[:, :Ptot]
+                clipped_sum(views, xb, yt[it], torch.from_numpy(wm).to(dev), C, clip, gviews)  # overwrites g[:, :Ptot]
                 if canary is not None:
                     g[:, Ptot:].zero_()  # the canaries' own parameters: no data gradient
                     self._add_canary_grads(canary, g, canary_rngs, q, active, C, clip)
@@ -971,20 +1009,21 @@ class _BatchedDPSGD:
                     if extra:
                         noise[k, Ptot:].normal_(generator=extra_gens[k])
                 if t != bad_step:
-                    g.addcmul_(noise, torch.from_numpy(std).unsqueeze(1))
+                    g.addcmul_(noise, std_t)
                 # theta -= lr * (clipped sum + noise) / expected batch; a model past its last step stays
-                coef = torch.from_numpy(np.where(active, lr / denom_np[:, 0], 0.0).astype(dtype)).unsqueeze(1)
+                coef = torch.from_numpy(np.where(active, lr / denom_np[:, 0], 0.0).astype(dtype)).unsqueeze(1).to(dev)
                 flat.addcmul_(g, coef, value=-1.0)
                 if canary is not None:
                     # the auditor reads the noisy sum off two consecutive iterates: (theta_t - theta_{t+1}) B / lr,
                     # which is g up to rounding; g itself is used (the same numbers the update was made of)
-                    self._canary_score(canary, scores, g.numpy(), q, active)
+                    gn = to_numpy(g)
+                    self._canary_score(canary, scores, gn, q, active)
                     if extra:
-                        x = g.numpy()[:, Ptot:].astype(np.float64)
+                        x = gn[:, Ptot:].astype(np.float64)
                         for k in np.flatnonzero(active):
                             out_k = ~canary["inc"][k]
                             noise_ms[k, t] = float(np.mean(np.square(x[k, out_k]))) if out_k.any() else np.nan
-        out = [flat[:, offs[i]:offs[i + 1]].reshape(K, *shapes[i]).numpy().copy() for i in range(len(shapes))]
+        out = [to_numpy(flat[:, offs[i]:offs[i + 1]].reshape(K, *shapes[i])).copy() for i in range(len(shapes))]
         bank = self._bank(out)
         if extra:
             bank.info["canary_noise"] = _noise_info(noise_ms, canary["inc"], self.scheds)
@@ -1041,7 +1080,7 @@ class _BatchedDPSGD:
         """Add the clipped gradients of this step's sampled canaries to ``g`` (K, P): each included canary joins
         the batch with probability q (model k's :class:`_PoissonSteps` on ``rngs[k]``, kept in ``canary``)."""
         size = min(canary["norm"], C) if clip else canary["norm"]
-        gn = g.numpy()
+        torch = self.torch
         samplers = canary.setdefault("samplers", [None] * len(rngs))
         for k in range(len(rngs)):
             if not active[k]:
@@ -1051,9 +1090,9 @@ class _BatchedDPSGD:
                 samplers[k] = _PoissonSteps(rngs[k], inc.size, q[k], block=min(64, self.scheds[k]["steps"]))
             sampled = inc[samplers[k].next()]
             if canary["coords"] is not None:
-                gn[k, canary["coords"][sampled]] += size
+                g[k, torch.from_numpy(canary["coords"][sampled]).to(g.device)] += size
             else:
-                gn[k, : canary["U"].shape[1]] += size * canary["U"][sampled].sum(0)
+                g[k, : canary["U"].shape[1]] += torch.from_numpy(size * canary["U"][sampled].sum(0)).to(g.device)
 
     def _canary_score(self, canary, scores, noisy_sum, q, active):
         """Add this step's log likelihood ratio per canary: (1 - q) + q exp((c x - c^2/2) / s^2), in log space.
@@ -1079,4 +1118,5 @@ class _BatchedDPSGD:
         from .torch_cnn import CNNBank
 
         cnn = self.o.learner
-        return CNNBank(out, net_args=(self.image_shape, int(cnn.size), self.n_classes, cnn.padding), info={})
+        return CNNBank(out, net_args=(self.image_shape, int(cnn.size), self.n_classes, cnn.padding), info={},
+                       device=self.device)

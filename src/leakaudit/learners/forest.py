@@ -61,6 +61,9 @@ _CRITERIA = {"gini": 0, "entropy": 1, "log_loss": 1}
 _BUFFER_BYTES = 64 * 2**20
 #: rows per (model, block) work item of the prediction kernel
 _PREDICT_BLOCK = 64
+#: the parameters scikit-learn's RandomForestClassifier shares with :class:`RandomForest` (:meth:`RandomForest.oob_estimator`)
+_OOB_PARAMS = ("n_estimators", "criterion", "max_depth", "min_samples_split", "min_samples_leaf", "max_features",
+               "bootstrap", "max_samples")
 #: trees a worker grows before querying them together (fit_predict_many)
 _QUERY_GROUP = 16
 #: the most memory the query rows' bitsets (:func:`_forest_native.query_bitsets`) may take; above it (many rows with
@@ -459,6 +462,16 @@ class RandomForest(Learner):
         return cls(**{k: params[k] for k in keep}, n_threads=n_threads)
 
     # -- parameters -------------------------------------------------------------------------------
+    def output_votes(self) -> int | None:
+        return int(self.n_estimators)
+
+    def oob_estimator(self):
+        if not self.bootstrap:
+            return None
+        from sklearn.ensemble import RandomForestClassifier
+
+        return RandomForestClassifier(**{k: getattr(self, k) for k in _OOB_PARAMS}, oob_score=True)
+
     def _check_params(self, n_features: int) -> dict:
         if not _is_int(self.n_estimators) or self.n_estimators < 1:
             raise InvalidParameterError(f"n_estimators must be an int >= 1; got {self.n_estimators!r}")

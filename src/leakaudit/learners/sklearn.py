@@ -156,7 +156,7 @@ class SklearnLearner(Learner):
         # Duck typing for estimators without sklearn tags.
         return "classification" if hasattr(est, "predict_proba") else "regression"
 
-    def _check_estimator(self) -> None:
+    def validate_params(self) -> None:
         est = self.estimator
         if est is None:
             raise InvalidParameterError("estimator is required; pass an unfitted scikit-learn estimator")
@@ -179,23 +179,24 @@ class SklearnLearner(Learner):
                                         or self.n_jobs == 0 or self.n_jobs < -1):
             raise InvalidParameterError(f"n_jobs must be None, -1 or a positive int; got {self.n_jobs!r}")
 
+    # -- capabilities ------------------------------------------------------------
+    def output_votes(self) -> int | None:
+        from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+        if isinstance(self.estimator, (RandomForestClassifier, ExtraTreesClassifier)):
+            return int(self.estimator.n_estimators)
+        return None
+
+    def oob_estimator(self):
+        est = self.estimator
+        if not hasattr(est, "get_params"):
+            return None
+        params = est.get_params(deep=False)
+        if params.get("bootstrap") is True and "oob_score" in params and hasattr(est, "predict_proba"):
+            return clone(est).set_params(oob_score=True)
+        return None
+
     # -- Learner protocol -------------------------------------------------------
-    def fit(self, X: Any, y: Any, *, random_state: RandomStateLike = None, n_classes: int | None = None) -> SklearnModel:
-        self._check_estimator()
-        return super().fit(X, y, random_state=random_state, n_classes=n_classes)
-
-    def fit_many(
-        self,
-        X: Any,
-        y: Any,
-        subsets: Sequence[Any],
-        random_states: Sequence[int] | RandomStateLike = None,
-        *,
-        n_classes: int | None = None,
-    ) -> ModelBank:
-        self._check_estimator()
-        return super().fit_many(X, y, subsets, random_states, n_classes=n_classes)
-
     def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike, n_classes: int | None,
              _where: str = "") -> SklearnModel:
         est = clone(self.estimator)

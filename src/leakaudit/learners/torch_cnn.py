@@ -27,6 +27,15 @@ time with the same seeds up to float rounding (grouped convolutions over several
 models sum in another order than over one: ~1e-9 in float32 after a few
 steps; bit for bit where a chunk holds one model, from size 16); the same call
 with the same seeds is bit-identical on one machine, for any thread count.
+
+Devices. ``device="cuda"`` trains the same chunks on the GPU, one after another
+(each chunk's grouped network already fills it; ``models_per_chunk`` sets how
+many models a chunk holds there too): inits, permutations and per-model step
+counts are drawn and kept on the CPU, the parameters, Adam moments and images
+on the GPU. The same models up to float rounding of the GPU's convolutions
+(cuDNN may use TF32 for float32 convolutions unless
+``torch.backends.cudnn.allow_tf32`` is turned off). The bank remembers the
+device and predicts there; its probabilities come back as numpy arrays.
 """
 
 from __future__ import annotations
@@ -42,7 +51,7 @@ from .._validation import check_array, check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import Learner, ModelBank
 from ._threads import for_each_model
-from ._torch_utils import import_torch, softmax, torch_threads
+from ._torch_utils import check_device, import_torch, resolve_device, softmax, to_numpy, torch_threads
 
 __all__ = ["TorchCNN", "CNNBank", "CNNModel"]
 
@@ -147,7 +156,10 @@ class TorchCNN(Learner):
         on one torch intra-op thread (intra-op threads only synchronise the
         small convolution steps, ``benchmarks/README.md``). None: every processor
         this process may run on. The chunks do not depend on it, so neither do
-        the models.
+        the models. On a GPU the chunks train one after another.
+    device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
+        Where the nets train and predict ("auto": a CUDA GPU when torch sees one, else the CPU);
+        ``"cuda"`` where CUDA is not available raises :class:`~leakaudit.exceptions.UnsupportedError`.
     """
 
     #: fit_many trains the models in chunks of this many, one grouped network a chunk; None: ``max(1, 16 // size)``.
@@ -169,6 +181,7 @@ class TorchCNN(Learner):
         image_shape: Sequence[int] = (1, 28, 28),
         dtype: str = "float32",
         n_threads: int | None = None,
+        device: str = "cpu",
     ):
         self.size = size
         self.epochs = epochs
@@ -181,6 +194,7 @@ class TorchCNN(Learner):
         self.image_shape = image_shape
         self.dtype = dtype
         self.n_threads = n_threads
+        self.device = device
 
     def _check_params(self):
         check_scalar(self.size, name="size", kind=numbers.Integral, min_val=1)
@@ -202,7 +216,13 @@ class TorchCNN(Learner):
             raise InvalidParameterError(f"image_shape must be (channels, height, width); got {self.image_shape!r}")
         if self.n_threads is not None:
             check_scalar(self.n_threads, name="n_threads", kind=numbers.Integral, min_val=1)
+        resolve_device(self.device)
         return shape, (b1, b2)
+
+    def validate_params(self) -> None:
+        """The form of ``device``; whether this machine has it, and the other parameters, are checked when training
+        starts (a Ray driver need not see its cluster's GPUs)."""
+        check_device(self.device)
 
     # images may come as (n, c, h, w): flatten before the base class's 2-D checks
     def fit(self, X, y, *, random_state: RandomStateLike = None, n_classes: int | None = None):
@@ -220,13 +240,14 @@ class TorchCNN(Learner):
     def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> CNNBank:
         shape, (b1, b2) = self._check_params()
         torch = import_torch()
+        device = resolve_device(self.device)
         dtype = np.dtype(self.dtype)
         net = _Net(torch, shape, int(self.size), int(n_classes), self.padding)
         K = len(subsets)
         rngs = [np.random.default_rng(int(s)) for s in seeds]
         inits = [net.init(rng, dtype) for rng in rngs]
-        Xt = torch.from_numpy(X.astype(dtype).reshape(len(X), *shape))
-        yt = torch.from_numpy(y.astype(np.int64))
+        Xt = torch.from_numpy(X.astype(dtype).reshape(len(X), *shape)).to(device)
+        yt = torch.from_numpy(y.astype(np.int64)).to(device)
         B = int(self.batch_size)
         # chunks of a size fixed by the net, so a model does not depend on the thread count
         per = int(self.models_per_chunk or max(1, 16 // int(self.size)))
@@ -236,7 +257,7 @@ class TorchCNN(Learner):
         def train(c):
             ks = range(*bounds[c])
             Kc = len(ks)
-            P = [torch.from_numpy(np.stack([inits[k][i] for k in ks])).requires_grad_(True)
+            P = [torch.from_numpy(np.stack([inits[k][i] for k in ks])).to(device).requires_grad_(True)
                  for i in range(len(net.shapes))]
             m = [torch.zeros_like(p) for p in P]
             v = [torch.zeros_like(p) for p in P]
@@ -252,33 +273,35 @@ class TorchCNN(Learner):
                     mask = ij >= 0
                     count = mask.sum(1)
                     active = (count > 0).numpy()
-                    safe = ij.clamp(min=0)
-                    w = mask.to(Xt.dtype) / count.clamp(min=1).to(Xt.dtype).unsqueeze(1)
+                    safe = ij.clamp(min=0).to(device)
+                    w = (mask.to(Xt.dtype) / count.clamp(min=1).to(Xt.dtype).unsqueeze(1)).to(device)
                     logits = net.logits(P, Xt[safe])
                     nll = -torch.log_softmax(logits, -1).gather(-1, yt[safe].unsqueeze(-1)).squeeze(-1)
                     loss = (nll * w).sum()  # sum over models of each model's mean NLL
                     grads = torch.autograd.grad(loss, P)
                     with torch.no_grad():
                         _adam_step(torch, P, grads, m, v, t, active, self.lr, self.decay, b1, b2, self.eps)
-            out[c] = [p.detach().numpy() for p in P]
+            out[c] = [to_numpy(p) for p in P]
 
         # the chunks on n_threads threads, each on one torch intra-op thread (intra-op threads slow these small
-        # convolution steps down under load: benchmarks/README.md)
+        # convolution steps down under load: benchmarks/README.md); on a GPU one after another
         with torch_threads(1):
-            for_each_model(train, len(bounds), self.n_threads)
+            for_each_model(train, len(bounds), self.n_threads if device == "cpu" else 1)
         weights = [np.concatenate([w[i] for w in out]) for i in range(len(net.shapes))]
-        info = dict(size=int(self.size), padding=self.padding, image_shape=shape, dtype=str(dtype))
-        return CNNBank(weights, net_args=(shape, int(self.size), int(n_classes), self.padding), info=info)
+        info = dict(size=int(self.size), padding=self.padding, image_shape=shape, dtype=str(dtype), device=device)
+        return CNNBank(weights, net_args=(shape, int(self.size), int(n_classes), self.padding), info=info,
+                       device=device)
 
 
 def _adam_step(torch, P, grads, m, v, t, active, lr, decay, b1, b2, eps):
     """PyTorch's Adam update per model, with Keras time-based decay lr/(1 + decay*t); inactive models stay."""
-    lr_k = lr / (1.0 + decay * t)  # t = updates taken before this one
+    lr_k = lr / (1.0 + decay * t)  # t = updates taken before this one (on the CPU; the results go to P's device)
     t[active] += 1
     tt = np.maximum(t, 1)
-    step_size = torch.from_numpy(lr_k / (1 - b1**tt))
-    bc2_sqrt = torch.from_numpy(np.sqrt(1 - b2**tt))
-    act = torch.from_numpy(active)
+    device = P[0].device
+    step_size = torch.from_numpy(lr_k / (1 - b1**tt)).to(device)
+    bc2_sqrt = torch.from_numpy(np.sqrt(1 - b2**tt)).to(device)
+    act = torch.from_numpy(active).to(device)
     for p, g, mm, vv in zip(P, grads, m, v):
         shape = (-1,) + (1,) * (p.dim() - 1)
         a = act.view(shape)
@@ -289,9 +312,14 @@ def _adam_step(torch, P, grads, m, v, t, active, lr, decay, b1, b2, eps):
 
 
 class CNNBank(ModelBank):
-    """K fitted CNNs with stacked parameters; ``predict_proba(X) -> (K, n, n_classes)``."""
+    """K fitted CNNs with stacked parameters; ``predict_proba(X) -> (K, n, n_classes)``.
 
-    def __init__(self, weights, net_args, info=None):
+    ``weights_`` are numpy arrays in host memory; ``device`` (a resolved device) is where the nets are
+    evaluated.
+    """
+
+    def __init__(self, weights, net_args, info=None, device: str = "cpu"):
+        self.device = device
         self.weights_ = list(weights)
         self.net_args = tuple(net_args)
         self.image_shape = tuple(net_args[0])
@@ -304,21 +332,21 @@ class CNNBank(ModelBank):
         X = _check_images(X, self.image_shape, allow_empty=True)
         torch = import_torch()
         net = _Net(torch, *self.net_args)
-        P = [torch.from_numpy(w) for w in self.weights_]
+        P = [torch.from_numpy(w).to(self.device) for w in self.weights_]
         dt = P[0].dtype
         Xt = torch.from_numpy(X.reshape(len(X), *self.image_shape)).to(dt)
         out = np.empty((self.n_models, len(X), self.n_classes))
         with torch.no_grad():
             for s in range(0, len(X), batch_size):
-                xb = Xt[s : s + batch_size]
+                xb = Xt[s : s + batch_size].to(self.device)
                 x = xb.unsqueeze(0).expand(self.n_models, *xb.shape)
-                out[:, s : s + batch_size] = softmax(net.logits(P, x).numpy())
+                out[:, s : s + batch_size] = softmax(to_numpy(net.logits(P, x)))
         return out
 
     def model(self, k: int) -> CNNModel:
         if not -self.n_models <= k < self.n_models:
             raise InvalidInputError(f"k={k} is out of range for a bank of {self.n_models} models")
-        return CNNModel(CNNBank([w[k : k + 1] for w in self.weights_], self.net_args, self.info))
+        return CNNModel(CNNBank([w[k : k + 1] for w in self.weights_], self.net_args, self.info, self.device))
 
 
 class CNNModel:

@@ -41,6 +41,14 @@ all seeds; model k visits those rows in that order, skipping rows outside its
 subset. With every subset equal to "a common set minus one row", models then
 differ only by their init and the left-out row. In fast mode this also turns
 the first layer of all K models into one big matrix product.
+
+Devices. ``device="cuda"`` (or ``"cuda:N"``, or ``"auto"`` on a machine with a
+GPU) trains with the batched torch trainer on that GPU: the weights, Adam
+moments, X and y live there, the row orders and inits are drawn on the CPU as
+above (the same models up to float rounding of the GPU's sums). The compiled
+kernel is CPU code: ``backend="auto"`` takes torch on a GPU, and
+``backend="compiled"`` with a GPU device is refused. The fitted models are
+numpy banks queried on the CPU either way.
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import Learner, refuse_removed
-from ._torch_utils import MLPBank, MLPModel, import_torch, init_mlp, torch_threads
+from ._torch_utils import MLPBank, MLPModel, check_device, import_torch, init_mlp, resolve_device, torch_threads
 
 __all__ = ["TorchMLP"]
 
@@ -132,6 +140,13 @@ class TorchMLP(Learner):
         training subsets have at most a quarter of their inputs non-zero
         (one-hot data such as Adult: 14 of 104). The torch trainer always takes
         dense matrix products.
+    device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
+        Where the torch trainer runs ("auto": a CUDA GPU when torch sees one, else the CPU). The compiled
+        kernel runs on the CPU only, so a GPU device trains with ``backend="torch"`` ("auto" picks it;
+        "compiled" is refused). ``"cuda"`` where CUDA is not available raises
+        :class:`~leakaudit.exceptions.UnsupportedError` at fit time. On a GPU the fast mode's models are
+        trained in chunks bounded by ``chunk_bytes`` only, one chunk after another (``n_threads`` does not
+        apply); the fitted banks are numpy arrays in host memory, queried on the CPU.
 
     Notes
     -----
@@ -178,6 +193,7 @@ class TorchMLP(Learner):
         sparse_input: str | bool = "auto",
         init: str = "torch",
         output: str = "softmax",
+        device: str = "cpu",
         **removed: Any,
     ):
         refuse_removed("TorchMLP", removed, native_off="torch")
@@ -196,6 +212,7 @@ class TorchMLP(Learner):
         self.sparse_input = sparse_input
         self.init = init
         self.output = output
+        self.device = device
 
     #: MLPClassifier settings TorchMLP does not implement, with the value it assumes
     _SKLEARN_ASSUMES = {"solver": "adam", "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-8, "shuffle": True,
@@ -284,13 +301,19 @@ class TorchMLP(Learner):
                 "backend='numba' was removed with the numba kernels: backend='compiled' is the package's C kernel "
                 "(one hidden layer, float32; 'auto' takes it where it applies), 'torch' the reference trainer")
         check_choice(self.backend, name="backend", choices=("auto", "compiled", "torch"))
-        why_not = _compiled_refusal(self, hidden)
+        device = resolve_device(self.device)
+        why_not = _compiled_refusal(self, hidden, device)
         if self.backend == "compiled" and why_not is not None:
             raise InvalidParameterError(f"backend='compiled' cannot train this net: {why_not}; use backend='auto' "
                                         "or 'torch'")
         backend = "compiled" if self.backend != "torch" and why_not is None else "torch"
         return dict(hidden=[int(h) for h in hidden], lr=float(lr), backend=backend, dtype=np.dtype(self.dtype),
-                    optimizer=optimizer)
+                    optimizer=optimizer, device=device)
+
+    def validate_params(self) -> None:
+        """The form of ``device``; whether this machine has it, and the other parameters, are checked when training
+        starts (a Ray driver need not see its cluster's GPUs)."""
+        check_device(self.device)
 
     # -- Learner protocol -----------------------------------------------------
     def _fit(self, X, y, *, random_state: RandomStateLike, n_classes: int | None) -> MLPModel:
@@ -317,7 +340,7 @@ class TorchMLP(Learner):
             union = np.unique(np.concatenate(subsets))
             shared_rng = np.random.default_rng(np.random.SeedSequence([int(s) for s in seeds]))
         info = dict(mode=self.mode, order=self.order, sizes=sizes, dtype=str(dtype), optimizer=p["optimizer"],
-                    backend=p["backend"])
+                    backend=p["backend"], device=p["device"])
         if self.mode == "faithful":
             if shared:
                 perm = union[shared_rng.permutation(union.size)]
@@ -375,19 +398,19 @@ class TorchMLP(Learner):
                                    0 if self.activation == "tanh" else 1, self.n_threads)
         return [W1, np.ascontiguousarray(W2T.transpose(0, 2, 1))], [b1, b2]
 
-    def _stack(self, inits, torch, dtype):
+    def _stack(self, inits, torch, dtype, device):
         L = len(inits[0][0])
-        Ws = [torch.from_numpy(np.stack([w[l] for w, _ in inits]).astype(dtype)) for l in range(L)]
-        bs = [torch.from_numpy(np.stack([b[l] for _, b in inits]).astype(dtype)) for l in range(L)]
+        Ws = [torch.from_numpy(np.stack([w[l] for w, _ in inits]).astype(dtype)).to(device) for l in range(L)]
+        bs = [torch.from_numpy(np.stack([b[l] for _, b in inits]).astype(dtype)).to(device) for l in range(L)]
         return Ws, bs
 
     def _faithful_torch(self, X, y, inits, orders, subsets, sizes, p, shared_perm):
         from ._torch_batched import BatchedMLPTrainer
 
         torch = import_torch()
-        dtype = p["dtype"]
-        Ws, bs = self._stack(inits, torch, dtype)
-        Xt, yt = torch.from_numpy(X.astype(dtype)), torch.from_numpy(y.astype(np.int64))
+        dtype, device = p["dtype"], p["device"]
+        Ws, bs = self._stack(inits, torch, dtype, device)
+        Xt, yt = torch.from_numpy(X.astype(dtype)).to(device), torch.from_numpy(y.astype(np.int64)).to(device)
         tr = BatchedMLPTrainer(Ws, bs, Xt, yt, activation=self.activation, optimizer="sgd", lr=p["lr"],
                                weight_decay=self.weight_decay, shared=shared_perm is not None)
         K = len(orders)
@@ -436,9 +459,9 @@ class TorchMLP(Learner):
         from ._torch_batched import BatchedMLPTrainer
 
         torch = import_torch()
-        dtype = p["dtype"]
+        dtype, device = p["dtype"], p["device"]
         B = int(self.batch_size)
-        Xt, yt = torch.from_numpy(X.astype(dtype)), torch.from_numpy(y.astype(np.int64))
+        Xt, yt = torch.from_numpy(X.astype(dtype)).to(device), torch.from_numpy(y.astype(np.int64)).to(device)
         K = len(subsets)
         if shared is not None:  # the shared permutations of every epoch, drawn once for all chunks
             union, shared_rng = shared
@@ -448,13 +471,15 @@ class TorchMLP(Learner):
         # and cache-sized steps (the same models up to float rounding: batched products may round differently).
         n_params = sum(W.size + b.size for W, b in zip(*inits[0]))
         step = B * (X.shape[1] + 1 + 3 * sum(p["hidden"])) * dtype.itemsize
-        chunk = max(1, min(K, int(self.chunk_bytes // (4 * n_params * dtype.itemsize)), int(self.step_bytes // step)))
+        chunk = max(1, min(K, int(self.chunk_bytes // (4 * n_params * dtype.itemsize))))
+        if device == "cpu":  # steps whose data stay in the CPU's cache (a GPU has no use for this bound)
+            chunk = max(1, min(chunk, int(self.step_bytes // step)))
         bounds = [(c0, min(K, c0 + chunk)) for c0 in range(0, K, chunk)]
         out: list = [None] * len(bounds)
 
         def train(c):
             ks = range(*bounds[c])
-            Ws, bs = self._stack([inits[k] for k in ks], torch, dtype)
+            Ws, bs = self._stack([inits[k] for k in ks], torch, dtype, device)
             tr = BatchedMLPTrainer(Ws, bs, Xt, yt, activation=self.activation, optimizer=p["optimizer"], lr=p["lr"],
                                    weight_decay=self.weight_decay, shared=shared is not None,
                                    logistic=self.output == "logistic")
@@ -483,9 +508,10 @@ class TorchMLP(Learner):
             out[c] = tr.weights()
 
         # chunks are independent (own weights, buffers and generators): n_threads of them at once, each on one
-        # torch thread (intra-op threads only add synchronisation to these small ops); same models for any count
+        # torch thread (intra-op threads only add synchronisation to these small ops); same models for any count.
+        # On a GPU one chunk after another: each step's kernels already fill it
         with torch_threads(1):
-            for_each_model(train, len(bounds), self.n_threads)
+            for_each_model(train, len(bounds), self.n_threads if device == "cpu" else 1)
         L = len(out[0][0])
         return ([np.concatenate([w[l] for w, _ in out]) for l in range(L)],
                 [np.concatenate([b[l] for _, b in out]) for l in range(L)])
@@ -585,10 +611,13 @@ class TorchMLP(Learner):
         return unpack_1h(out, d, H, C)
 
 
-def _compiled_refusal(learner: TorchMLP, hidden) -> str | None:
-    """Why the compiled kernel cannot train ``learner``'s nets on this machine, or None when it can."""
+def _compiled_refusal(learner: TorchMLP, hidden, device: str = "cpu") -> str | None:
+    """Why the compiled kernel cannot train ``learner``'s nets on this machine (on resolved ``device``), or None
+    when it can."""
     from . import _mlp_native
 
+    if device != "cpu":
+        return f"it is CPU code; device={learner.device!r} trains on the GPU with the torch trainer"
     if len(hidden) != 1:
         return f"it trains nets with exactly one hidden layer; got hidden={tuple(hidden)!r}"
     if learner.dtype != "float32":

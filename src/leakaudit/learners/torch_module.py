@@ -32,6 +32,11 @@ rows of a vmapped batch would enter its batch statistics) or that ``vmap``
 cannot run (dropout, data-dependent control flow) is trained one model at a
 time with the same recipe, each mini-batch holding only the model's own rows. Both paths give the same
 models up to floating-point rounding of the batched matrix products.
+
+Devices. With ``device="cuda"`` the fresh modules are initialised on the CPU as above (the same initial
+weights on any device) and then moved to the GPU with the data; the mini-batches are drawn on the CPU, and
+only each step's index and mask tensors go to the device. The trained models stay on it and predict there
+(their probabilities come back as numpy arrays).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar, clip
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import Learner, ListModelBank, ModelBank
-from ._torch_utils import check_predict_X, import_torch, torch_threads
+from ._torch_utils import check_device, check_predict_X, import_torch, resolve_device, to_numpy, torch_threads
 
 __all__ = ["TorchModuleLearner", "TorchModuleModel", "import_module_class", "RECIPE_DEFAULTS"]
 
@@ -86,7 +91,8 @@ def _output_kind(out) -> str:
     """``"probs"`` when every row is non-negative and sums to 1 (within 1e-3), else ``"logits"``."""
     torch = import_torch()
     out = out.detach().double()
-    if torch.all(out >= 0) and torch.allclose(out.sum(-1), torch.ones(out.shape[:-1], dtype=out.dtype), atol=1e-3):
+    ones = torch.ones(out.shape[:-1], dtype=out.dtype, device=out.device)
+    if torch.all(out >= 0) and torch.allclose(out.sum(-1), ones, atol=1e-3):
         return "probs"
     return "logits"
 
@@ -120,10 +126,13 @@ class TorchModuleModel:
     module : torch.nn.Module (in eval mode)
     output_kind : {"logits", "probs"}
     n_classes : int
+    device : str
+        The (resolved) device the module is on; queries are copied there.
     """
 
-    def __init__(self, module, output_kind: str, n_features: int, n_classes: int):
+    def __init__(self, module, output_kind: str, n_features: int, n_classes: int, device: str = "cpu"):
         self.module = module
+        self.device = device
         self.output_kind = output_kind
         self.n_features_in_ = n_features
         self.n_classes = n_classes
@@ -133,8 +142,8 @@ class TorchModuleModel:
         torch = import_torch()
         X = check_predict_X(X, self.n_features_in_)
         with torch.no_grad(), torch_threads(1):
-            out = self.module(torch.as_tensor(X, dtype=torch.float32))
-        return _probs_from_outputs(out, self.output_kind).numpy()
+            out = self.module(torch.as_tensor(X, dtype=torch.float32).to(self.device))
+        return to_numpy(_probs_from_outputs(out, self.output_kind))
 
     def predict(self, X: Any) -> np.ndarray:
         return self.predict_proba(X).argmax(axis=1)
@@ -164,6 +173,9 @@ class TorchModuleLearner(Learner):
         back to "loop".
     n_threads : int, default=1
         torch intra-op threads while training.
+    device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
+        Where the modules train and predict ("auto": a CUDA GPU when torch sees one, else the CPU);
+        ``"cuda"`` where CUDA is not available raises :class:`~leakaudit.exceptions.UnsupportedError`.
 
     Examples
     --------
@@ -177,7 +189,7 @@ class TorchModuleLearner(Learner):
 
     def __init__(self, *, module: str | None = None, module_kwargs: dict | None = None, optimizer: str = "adam",
                  lr: float = 1e-3, epochs: int = 20, batch_size: int = 32, weight_decay: float = 0.0,
-                 momentum: float = 0.0, batched: str = "auto", n_threads: int = 1):
+                 momentum: float = 0.0, batched: str = "auto", n_threads: int = 1, device: str = "cpu"):
         self.module = module
         self.module_kwargs = module_kwargs
         self.optimizer = optimizer
@@ -188,6 +200,7 @@ class TorchModuleLearner(Learner):
         self.momentum = momentum
         self.batched = batched
         self.n_threads = n_threads
+        self.device = device
 
     # -- parameters ---------------------------------------------------------------
     def _check_params(self):
@@ -203,6 +216,7 @@ class TorchModuleLearner(Learner):
         check_scalar(self.momentum, name="momentum", min_val=0, max_val=1, include_max=False)
         check_choice(self.batched, name="batched", choices=("auto", "vmap", "loop"))
         check_scalar(self.n_threads, name="n_threads", kind=numbers.Integral, min_val=1)
+        resolve_device(self.device)
         return cls, kwargs
 
     def recipe(self) -> dict:
@@ -211,8 +225,9 @@ class TorchModuleLearner(Learner):
                 "lr": float(self.lr), "epochs": int(self.epochs), "batch_size": int(self.batch_size),
                 "weight_decay": float(self.weight_decay), "momentum": float(self.momentum)}
 
-    def _new_module(self, cls, kwargs, seed: int):
-        """A fresh instance initialised under ``torch.manual_seed(seed)``; the global RNG state is restored."""
+    def _new_module(self, cls, kwargs, seed: int, device: str = "cpu"):
+        """A fresh instance initialised on the CPU under ``torch.manual_seed(seed)`` (the global RNG state is
+        restored), then moved to ``device``."""
         torch = import_torch()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(seed))
@@ -220,7 +235,12 @@ class TorchModuleLearner(Learner):
                 m = cls(**kwargs)
             except TypeError as exc:
                 raise InvalidParameterError(f"{self.module} cannot be built with module_kwargs={kwargs}: {exc}") from None
-        return m.float()
+        return m.float().to(device)
+
+    def validate_params(self) -> None:
+        """The form of ``device``; whether this machine has it, and the other parameters, are checked when training
+        starts (a Ray driver need not see its cluster's GPUs)."""
+        check_device(self.device)
 
     # -- Learner protocol ---------------------------------------------------------
     def _fit(self, X, y, *, random_state: RandomStateLike, n_classes):
@@ -230,10 +250,11 @@ class TorchModuleLearner(Learner):
     def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> ModelBank:
         torch = import_torch()
         cls, kwargs = self._check_params()
+        device = resolve_device(self.device)
         with torch_threads(int(self.n_threads)):
-            modules = [self._new_module(cls, kwargs, s) for s in seeds]
-            Xt = torch.as_tensor(X, dtype=torch.float32)
-            yt = torch.as_tensor(y, dtype=torch.int64)
+            modules = [self._new_module(cls, kwargs, s, device) for s in seeds]
+            Xt = torch.as_tensor(X, dtype=torch.float32).to(device)
+            yt = torch.as_tensor(y, dtype=torch.int64).to(device)
             kind = probe_output_kind(modules[0], Xt, name=self.module, n_classes=n_classes)
             plans = [self._batches(s, seed) for s, seed in zip(subsets, seeds)]
             mode = self.batched
@@ -249,7 +270,7 @@ class TorchModuleLearner(Learner):
                     if self.batched == "vmap":
                         raise InvalidParameterError(f"batched='vmap' but {self.module} cannot be vmapped: "
                                                     f"{clip(str(exc), 200)}") from None
-                    modules = [self._new_module(cls, kwargs, s) for s in seeds]
+                    modules = [self._new_module(cls, kwargs, s, device) for s in seeds]
                     mode = "loop"
             else:
                 mode = "loop"
@@ -263,8 +284,9 @@ class TorchModuleLearner(Learner):
                             f"batch of an epoch may be smaller): {clip(str(exc), 200)}") from None
         for m in modules:
             m.eval()
-        bank = ListModelBank([TorchModuleModel(m, kind, X.shape[1], int(n_classes)) for m in modules], n_classes)
-        bank.info = {"trained": mode, "output_kind": kind}
+        bank = ListModelBank([TorchModuleModel(m, kind, X.shape[1], int(n_classes), device) for m in modules],
+                             n_classes)
+        bank.info = {"trained": mode, "output_kind": kind, "device": device}
         return bank
 
     # -- training -------------------------------------------------------------------
@@ -311,7 +333,8 @@ class TorchModuleLearner(Learner):
             forward = lambda xb: modules[0](xb[0]).unsqueeze(0)  # noqa: E731
         names = [n for n, v in leaves.items() if v.requires_grad]
         state = {n: {"m": torch.zeros_like(views[n]), "v": torch.zeros_like(views[n])} for n in names}
-        steps = torch.zeros(K, dtype=torch.float64)
+        device = Xt.device
+        steps = torch.zeros(K, dtype=torch.float64, device=device)
         B = int(self.batch_size)
         for t in range(max(len(p) for p in plans)):
             idx = np.zeros((K, B), dtype=np.int64)
@@ -326,8 +349,8 @@ class TorchModuleLearner(Learner):
             if not use_vmap:  # a single model: no padding rows through its forward (BatchNorm sees the true batch)
                 n_true = int(mask[0].sum())
                 idx, mask = idx[:, :n_true], mask[:, :n_true]
-            idx_t = torch.from_numpy(idx)
-            mask_t = torch.from_numpy(mask)
+            idx_t = torch.from_numpy(idx).to(device)
+            mask_t = torch.from_numpy(mask).to(device)
             out = forward(Xt[idx_t])  # (K, B, C)
             yb = yt[idx_t].unsqueeze(-1)
             logp = torch.log(out.clamp_min(1e-12)) if kind == "probs" else torch.log_softmax(out, dim=-1)
@@ -335,7 +358,7 @@ class TorchModuleLearner(Learner):
             counts = mask_t.sum(1).clamp_min(1).to(nll.dtype)
             loss = ((nll * mask_t).sum(1) / counts).sum()  # sum over models of each one's batch-mean loss
             grads = torch.autograd.grad(loss, [leaves[n] for n in names], allow_unused=True)
-            act = torch.from_numpy(active)
+            act = torch.from_numpy(active).to(device)
             steps += act.double()
             with torch.no_grad():
                 for n, g in zip(names, grads):

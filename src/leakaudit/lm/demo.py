@@ -8,7 +8,9 @@ then a copy is fine-tuned on the members (each repeated ``duplicates`` times per
 are saved as transformers directories with safetensors weights; the texts as JSONL with a ``text`` field.
 
 The training loop is plain torch (AdamW, no dropout), seeded: parameter initialisation and batch order run under
-``torch.random.fork_rng`` with the given seed, so the caller's global torch random state is untouched.
+``torch.random.fork_rng`` with the given seed, so the caller's global torch random state is untouched. With
+``device="cuda"`` the model is initialised on the CPU (the same initial weights), then trained on the GPU in the
+same batch order (drawn by a CPU generator); the saved weights are the same up to float rounding of the GPU's sums.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ import numpy as np
 from .._random import spawn_seeds
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError
-from .score import encode_texts, torch_threads
+from ..learners._torch_utils import resolve_device
+from .score import encode_texts, model_device, torch_threads
 
 __all__ = ["DemoSize", "SIZES", "DemoModel", "demo_texts", "train_tokenizer", "new_model", "train_lm", "save_lm",
            "build_demo", "write_jsonl"]
@@ -104,14 +107,18 @@ def new_model(size: DemoSize, vocab_size: int, *, seed: int) -> Any:
 
 
 def train_lm(model: Any, tokenizer: Any, texts: Sequence[str], *, epochs: int, seed: int, lr: float = 1e-3,
-             batch_size: int = 16, n_threads: int | None = None) -> list[float]:
+             batch_size: int = 16, n_threads: int | None = None, device: str | None = None) -> list[float]:
     """Train ``model`` in place on ``texts`` (next-token cross-entropy, AdamW, padded batches in a seeded order).
 
-    Returns the mean training loss of each epoch (nats per token).
+    ``device``: where to train (None: where the model's parameters are; else the model is moved there and
+    stays). Returns the mean training loss of each epoch (nats per token).
     """
     import torch
 
     check_scalar(epochs, name="epochs", kind=(int, np.integer), min_val=1)
+    if device is not None:
+        model.to(resolve_device(device))
+    dev = model_device(model)
     ids, _ = encode_texts(tokenizer, texts, max_length=model.config.n_positions)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     losses = []
@@ -128,6 +135,7 @@ def train_lm(model: Any, tokenizer: Any, texts: Sequence[str], *, epochs: int, s
                 mask = torch.zeros((len(rows), width), dtype=torch.long)
                 for r, e in enumerate(rows):
                     x[r, : len(e)], mask[r, : len(e)] = torch.tensor(e), 1
+                x, mask = x.to(dev), mask.to(dev)
                 labels = x.masked_fill(mask == 0, -100)
                 loss = model(input_ids=x, attention_mask=mask, labels=labels).loss
                 opt.zero_grad()
@@ -184,7 +192,7 @@ class DemoModel:
 
 def build_demo(out_dir: str | Path, *, size: str = "small", n_members: int = 200, n_nonmembers: int = 200,
                n_public: int = 1000, pretrain_epochs: int = 2, epochs: int = 10, duplicates: int = 1, seed: int = 0,
-               n_threads: int | None = None, texts: Sequence[str] | None = None) -> DemoModel:
+               n_threads: int | None = None, texts: Sequence[str] | None = None, device: str = "cpu") -> DemoModel:
     """Build the demo: tokenizer, pre-trained base, fine-tuned target, member / non-member / public texts.
 
     Parameters
@@ -198,6 +206,8 @@ def build_demo(out_dir: str | Path, *, size: str = "small", n_members: int = 200
     duplicates : each member appears this many times per fine-tuning epoch (Kandpal et al.'s duplication)
     seed : every draw (split, initialisation, batch order) derives from it
     texts : the pool to draw from instead of the SpamAssassin e-mails
+    device : "cpu", "cuda", "cuda:N" or "auto": where the models train (initialised on the CPU; saved from the
+        device as safetensors)
 
     Returns
     -------
@@ -207,6 +217,7 @@ def build_demo(out_dir: str | Path, *, size: str = "small", n_members: int = 200
     for name, v, lo in (("n_members", n_members, 2), ("n_nonmembers", n_nonmembers, 2), ("n_public", n_public, 1),
                         ("pretrain_epochs", pretrain_epochs, 0), ("epochs", epochs, 0), ("duplicates", duplicates, 1)):
         check_scalar(v, name=name, kind=(int, np.integer), min_val=lo)
+    dev = resolve_device(device)
     sz = SIZES[size]
     pool = list(texts) if texts is not None else demo_texts(max_chars=sz.max_chars)[0]
     need = n_members + n_nonmembers + n_public
@@ -220,6 +231,7 @@ def build_demo(out_dir: str | Path, *, size: str = "small", n_members: int = 200
     out = Path(out_dir)
     tok = train_tokenizer(pub, vocab_size=sz.vocab_size)
     model = new_model(sz, len(tok), seed=s_init)
+    model.to(dev)
     pre_losses = train_lm(model, tok, pub, epochs=pretrain_epochs, seed=s_pre, lr=sz.lr, batch_size=sz.batch_size,
                           n_threads=n_threads) if pretrain_epochs else []
     base_dir = save_lm(model, tok, out / "base")
@@ -241,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m leakaudit.lm.demo --out DIR``: build the demo model and its texts (``make lm-demo`` then audits
     it)."""
     import argparse
+    import sys
 
     ap = argparse.ArgumentParser(prog="python -m leakaudit.lm.demo", description=main.__doc__)
     ap.add_argument("--out", required=True, help="folder to write base/, target/, the JSONL texts and info.json")
@@ -253,13 +266,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--duplicates", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    ap.add_argument("--device", default="cpu", help="where to train: cpu, cuda, cuda:N or auto (default: cpu)")
     a = ap.parse_args(argv)
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
-    d = build_demo(a.out, size=a.size, n_members=a.n_members, n_nonmembers=a.n_nonmembers, n_public=a.n_public,
-                   pretrain_epochs=a.pretrain_epochs, epochs=a.epochs, duplicates=a.duplicates, seed=a.seed,
-                   n_threads=a.threads)
+    from ..exceptions import LeakauditError
+
+    try:
+        d = build_demo(a.out, size=a.size, n_members=a.n_members, n_nonmembers=a.n_nonmembers, n_public=a.n_public,
+                       pretrain_epochs=a.pretrain_epochs, epochs=a.epochs, duplicates=a.duplicates, seed=a.seed,
+                       n_threads=a.threads, device=a.device)
+    except LeakauditError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     i = d.info
     print(f"demo model: GPT-2, {i['n_parameters'] / 1e6:.2f}M parameters; base pre-trained {i['pretrain_epochs']} "
           f"epochs on {i['n_public']} public e-mails (loss {i['pretrain_losses'][-1] if i['pretrain_losses'] else '-'}"

@@ -31,7 +31,7 @@ class LoadedLM:
     Attributes
     ----------
     model : transformers.PreTrainedModel
-        In evaluation mode, float32, on the CPU.
+        In evaluation mode, float32, on the device it was loaded to (the CPU unless asked).
     tokenizer : transformers.PreTrainedTokenizerBase
     context_length : int or None
         Most tokens the model takes at once (its position embeddings); None when its config does not say.
@@ -147,7 +147,7 @@ def _load_adapter(d: Path, base_dir: Path | None, what: str) -> tuple[Any, Path]
 
 
 def load_causal_lm(model_dir: str | Path, tokenizer_dir: str | Path | None = None, *,
-                   what: str = "model directory") -> LoadedLM:
+                   what: str = "model directory", device: str = "cpu") -> LoadedLM:
     """Load a causal language model and its tokenizer from local directories.
 
     Parameters
@@ -159,6 +159,8 @@ def load_causal_lm(model_dir: str | Path, tokenizer_dir: str | Path | None = Non
         Where the tokenizer is; default ``model_dir`` (for an adapter without tokenizer files: its base model's).
     what : str
         How messages name ``model_dir`` ("model directory", "reference model directory").
+    device : {"cpu", "cuda", "cuda:N", "auto"}, default "cpu"
+        Where the model is put after loading (weights are read on the CPU, then moved); scoring runs there.
 
     Returns
     -------
@@ -174,8 +176,12 @@ def load_causal_lm(model_dir: str | Path, tokenizer_dir: str | Path | None = Non
         No config.json, no weights, unreadable weights or tokenizer, or a tokenizer with more tokens than the
         model's embedding has rows.
     UnsupportedError
-        Not a causal language model, or one that needs remote code.
+        Not a causal language model, or one that needs remote code; or ``device="cuda"`` where CUDA is not
+        available.
     """
+    from ..learners._torch_utils import resolve_device
+
+    dev = resolve_device(device)  # a bad device is refused before anything is read
     d = Path(model_dir)
     base_dir = None
     if d.is_dir() and (d / "adapter_config.json").is_file():
@@ -184,6 +190,8 @@ def load_causal_lm(model_dir: str | Path, tokenizer_dir: str | Path | None = Non
         _check_model_dir(d, what=what)
         model = _from_pretrained(d, what)
     model.eval()
+    if dev != "cpu":
+        model.to(dev)
     if tokenizer_dir is None:
         has_tok = any((d / f).is_file() for f in _TOKENIZER_FILES)
         tokenizer_dir = d if has_tok or base_dir is None else base_dir
@@ -198,5 +206,6 @@ def load_causal_lm(model_dir: str | Path, tokenizer_dir: str | Path | None = Non
     arch = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
     desc = (f"{arch} ({n_par / 1e6:.2f}M parameters, vocabulary {n_emb:,}, context {ctx or 'unbounded'}) from {d}"
             + (f" (LoRA adapter on {base_dir})" if base_dir is not None else "")
-            + (f", tokenizer from {tokenizer_dir}" if Path(tokenizer_dir) != d else ""))
+            + (f", tokenizer from {tokenizer_dir}" if Path(tokenizer_dir) != d else "")
+            + (f", on {dev}" if dev != "cpu" else ""))
     return LoadedLM(model=model, tokenizer=tok, context_length=ctx, description=desc, n_parameters=n_par)

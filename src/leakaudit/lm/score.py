@@ -9,6 +9,10 @@ the whole next-token distribution z ~ p(. | x_<t). Texts longer than the model's
 Batching: texts are sorted by length and grouped so that a batch holds at most ``batch_tokens`` padded tokens and
 its logits at most ``max_logits`` numbers; padding is on the right under an attention mask, so every real token
 sees exactly the positions it would see alone.
+
+Devices. The passes run where the model's parameters are (a model loaded with ``device="cuda"`` scores on the
+GPU); ``score_texts(device=...)`` moves the model there first. Batches are built on the CPU and copied over; the
+scores come back as float64 numpy arrays.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ import numpy as np
 
 from .._validation import check_scalar
 from ..exceptions import InvalidInputError
+from ..learners._torch_utils import resolve_device
 
-__all__ = ["TokenScores", "encode_texts", "score_texts", "scores_from_arrays", "check_texts"]
+__all__ = ["TokenScores", "encode_texts", "score_texts", "scores_from_arrays", "check_texts", "model_device"]
 
 #: default cap on the numbers in one batch's logits (float32: 256 MiB), so a 50,000-token vocabulary fits
 _MAX_LOGITS = 64 * 2**20
@@ -168,7 +173,7 @@ def torch_threads(n_threads: int | None):
 
 def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: int | None = None,
                 batch_tokens: int = 4096, max_logits: int = _MAX_LOGITS, n_threads: int | None = None,
-                distribution: bool = True, name: str = "texts") -> TokenScores:
+                distribution: bool = True, name: str = "texts", device: str | None = None) -> TokenScores:
     """Per-token log-probabilities of ``texts`` under a causal language model, in padded batches.
 
     Parameters
@@ -189,6 +194,9 @@ def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length:
         Also keep the next-token distribution's mean and std of log-probabilities (Min-K%++) and the top-1 hits.
     name : str
         How messages name ``texts``.
+    device : {None, "cpu", "cuda", "cuda:N", "auto"}, default None
+        Where the passes run. None: where the model's parameters are (no move); otherwise the model is moved
+        there first (``model.to(device)``, in place, as ``torch.nn.Module.to`` does) and stays there.
 
     Returns
     -------
@@ -205,6 +213,9 @@ def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length:
     rows = max(1, int(max_logits // max(1, vocab * int(lengths.max()))))
     pad = 0
     lp, mu, sd, ok = [None] * len(docs), [None] * len(docs), [None] * len(docs), [None] * len(docs)
+    if device is not None:
+        model.to(resolve_device(device))
+    dev = model_device(model)
     was_training = getattr(model, "training", False)
     model.eval()
     with torch_threads(n_threads), torch.inference_mode():
@@ -215,16 +226,17 @@ def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length:
             for r, i in enumerate(b):
                 x[r, : lengths[i]] = torch.tensor(ids[i])
                 mask[r, : lengths[i]] = 1
+            x, mask = x.to(dev), mask.to(dev)
             logits = model(input_ids=x, attention_mask=mask).logits[:, :-1].float()
             logp = torch.log_softmax(logits, dim=-1)
             tgt = x[:, 1:]
-            tok = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1).numpy()
+            tok = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1).cpu().numpy()
             if distribution:
-                hit = (logp.argmax(-1) == tgt).numpy()
+                hit = (logp.argmax(-1) == tgt).cpu().numpy()
                 pl = logp.exp().mul_(logp)  # p log p, in place: one (B, T, V) buffer besides logp
                 m1 = pl.sum(-1)
                 var = (pl.mul_(logp).sum(-1) - m1 * m1).clamp_min(0.0)  # E[(log p)^2] - (E log p)^2
-                m1, s1 = m1.numpy(), var.sqrt().numpy()
+                m1, s1 = m1.cpu().numpy(), var.sqrt().cpu().numpy()
             for r, i in enumerate(b):
                 n = int(lengths[i]) - 1
                 lp[i] = tok[r, :n].astype(np.float64)
@@ -235,6 +247,16 @@ def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length:
     return TokenScores(tuple(lp), tuple(mu) if distribution else None, tuple(sd) if distribution else None,
                        tuple(ok) if distribution else None, n_truncated=int(cut.sum()), max_length=max_length,
                        truncated=cut)
+
+
+def model_device(model: Any) -> Any:
+    """The device of a model's first parameter (a ``torch.device``); the CPU for a model without parameters."""
+    import torch
+
+    try:
+        return next(iter(model.parameters())).device
+    except (StopIteration, AttributeError, TypeError):
+        return torch.device("cpu")
 
 
 def _per_text(arrays: Any, name: str, n: int | None = None) -> tuple:

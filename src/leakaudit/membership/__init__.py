@@ -14,6 +14,8 @@ Attacks (registry names in brackets, see :func:`available_attacks`):
   :class:`FrequencyAttack` [frequency] (Long et al.), :func:`bin_probabilities` (Long §5.2).
 * :class:`LiRA` [lira, lira_fixed, lira_offline], :class:`RMIA` [rmia, rmia_offline].
 * :class:`QuantileRegressionAttack` [quantile] (Bertran et al.): no reference models, public non-members only.
+* :class:`LabelOnlyAttack`: label-only, the share of randomly perturbed copies of a record still classified
+  correctly (Choquette-Choo et al. 2021); the model is queried for labels only.
 * :class:`BaVarIA` [bavaria]: LiRA's statistic with an empirical-Bayes prior on each record's mean and variance,
   for few reference models.
 
@@ -29,13 +31,15 @@ from ._base import (
     cross_entropy_loss,
     fit_reference_models,
     paired_half_masks,
+    true_class_probability,
 )
-from ._registry import available_attacks, make_attack
+from ._registry import ATTACKS, AttackSpec, audit_attacks, available_attacks, display_name, make_attack, register_attack
 from .bavaria import BaVarIA
 from .binning import bin_index, bin_probabilities
 from .colluding import ColludingAdversary, ColludingLearner, TriggerFunction, colluding_advantage_bound
 from .distance import DistanceAttack, kl_divergence, train_targeted_shadows
 from .frequency import FrequencyAttack
+from .label_only import LabelOnlyAttack
 from .lira import LiRA, logit_scaled_confidence
 from .protocols import (
     audit_model,
@@ -61,9 +65,11 @@ from .threshold import (
 
 __all__ = [
     "Attack", "AttackInputs", "AttackResult", "ReferenceSet", "cross_entropy_loss", "fit_reference_models",
-    "paired_half_masks", "available_attacks", "make_attack", "bin_index", "bin_probabilities",
+    "true_class_probability",
+    "paired_half_masks", "available_attacks", "make_attack", "register_attack", "display_name", "audit_attacks",
+    "ATTACKS", "AttackSpec", "bin_index", "bin_probabilities",
     "ColludingAdversary", "ColludingLearner", "TriggerFunction", "colluding_advantage_bound",
-    "DistanceAttack", "kl_divergence", "train_targeted_shadows", "FrequencyAttack", "LiRA",
+    "DistanceAttack", "kl_divergence", "train_targeted_shadows", "FrequencyAttack", "LabelOnlyAttack", "LiRA",
     "logit_scaled_confidence", "audit_model", "long_protocol", "membership_experiment",
     "reference_model_experiment", "run_attacks", "yeom_split_protocol", "AttackSummary", "LongProtocolResult",
     "MembershipAudit", "MembershipExperimentResult", "YeomSplitResult", "RMIA", "ShadowModelAttack",

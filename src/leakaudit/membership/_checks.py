@@ -9,7 +9,10 @@ The synthetic world (:func:`synthetic_inputs`): each record has a difficulty
 d_i ~ N(0, 1); a model that trained on the record gives its true class the
 logit ``d_i + signal + noise``, a model that did not, ``d_i + noise``. The
 target and K reference models (complementary pairs) follow the same law, so
-``signal = 0`` is a null model (membership leaves no trace).
+``signal = 0`` is a null model (membership leaves no trace). For label-only attacks the target also answers labels
+on any input (``inputs.extra["predict_labels"]``): a 1-nearest-neighbour model on the two pure-noise features,
+fitted on the members (on the population records when ``signal = 0``), so it memorises its training records'
+labels, which the noise features do not predict.
 """
 
 from __future__ import annotations
@@ -66,12 +69,29 @@ def synthetic_inputs(n: int = 200, n_population: int = 100, n_reference: int = 8
     ref = ReferenceSet(_probs_from_logit(r_logit, y, C), ref_in)
     aud, pop = np.arange(n), np.arange(n, N)
     m = member_mask[aud].astype(int)
+    trained = np.flatnonzero(member_mask) if signal > 0 else pop
     inputs = AttackInputs(
         probs=probs[aud], y=y[aud], X=X[aud], reference=ref.subset(aud),
         population_probs=probs[pop], population_y=y[pop], population_reference=ref.subset(pop),
         train_loss=float(np.mean(cross_entropy_loss(probs[aud][m == 1], y[aud][m == 1]))),
+        extra={"predict_labels": _NearestLabel(X[trained][:, -2:], y[trained])},
     )
     return inputs, m
+
+
+class _NearestLabel:
+    """Labels of a 1-nearest-neighbour model on the last two features (the synthetic world's pure noise)."""
+
+    def __init__(self, X_train, y_train):
+        self.X_train, self.y_train = X_train, y_train
+
+    def __call__(self, Z):
+        Z = np.asarray(Z, dtype=float)[:, -2:]
+        out = np.empty(len(Z), dtype=np.int64)
+        for s in range(0, len(Z), 4096):
+            d = ((Z[s:s + 4096, None, :] - self.X_train[None]) ** 2).sum(axis=2)
+            out[s:s + 4096] = self.y_train[d.argmin(axis=1)]
+        return out
 
 
 def _attack(a) -> Attack:

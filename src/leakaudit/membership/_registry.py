@@ -1,13 +1,56 @@
-"""Names of the membership attacks, for the CLI, the audit and the shared checks."""
+"""The membership attacks by name: how to make each, its name in words, and when the audit runs it.
+
+One table serves the CLI (``--attack NAME``), the audit (:func:`audit_attacks`: what ``leakaudit.audit`` runs and
+counts in its verdict), the report (:func:`display_name`) and the shared checks. An attack written outside leakaudit
+joins it through :func:`register_attack`, or through a package's entry point in the group ``leakaudit.attacks``
+whose object is called once, with no arguments, before the audit lists its attacks (it calls
+:func:`register_attack`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from .._names import NameTable
+from ..exceptions import InvalidParameterError
 from ._base import Attack
 
-__all__ = ["ATTACKS", "make_attack", "available_attacks", "describe"]
+__all__ = ["ATTACKS", "AttackSpec", "make_attack", "available_attacks", "describe", "display_name", "register_attack",
+           "audit_attacks", "AUDIT_WHEN", "ENTRY_POINT_GROUP"]
+
+#: When the audit runs an attack: on every target, only on one it can retrain (reference models), or only on one it
+#: cannot (predictions alone)
+AUDIT_WHEN = ("always", "retrainable", "not retrainable")
+ENTRY_POINT_GROUP = "leakaudit.attacks"
+
+
+@dataclass(frozen=True)
+class AttackSpec:
+    """One registered attack.
+
+    Attributes
+    ----------
+    factory : callable
+        Returns a fresh :class:`~leakaudit.membership.Attack` with its defaults (keyword arguments are set on it).
+    description : str
+        One line: what it does and whose it is.
+    display : str
+        Its name in words in the report and on stdout ("LiRA"); the registry name when empty.
+    audit : {"always", "retrainable", "not retrainable"} or None
+        When ``leakaudit.audit`` runs it (None: never; the CLI's ``membership`` command still can). An attack whose
+        ``needs`` the audit's inputs lack is reported as not run, naming the missing input.
+    audit_params : callable or None
+        ``audit_params(ctx) -> dict``: parameters the audit sets from its context (``ctx.cfg``, ``ctx.seeds``,
+        ``ctx.target``): e.g. the shadow attack's seed.
+    """
+
+    factory: Callable[..., Attack]
+    description: str
+    display: str = ""
+    audit: Literal["always", "retrainable", "not retrainable"] | None = None
+    audit_params: Callable[[Any], dict] | None = None
 
 
 def _loss():
@@ -64,25 +107,54 @@ def _frequency():
     return FrequencyAttack()
 
 
-#: name -> (factory, one-line description)
-ATTACKS: NameTable[tuple[Callable[..., Attack], str]] = NameTable("attack", {
-    "loss": (_loss, "loss threshold at the average training loss (Yeom et al. Table I; LOSS attack)"),
-    "yeom_adv1": (_adv1, "bounded-loss adversary with 0-1 loss: member iff correctly classified (Yeom Adv. 1)"),
-    "lira": (lambda: _lira(), "LiRA online, per-record variance (Carlini et al. 2022)"),
-    "lira_fixed": (lambda: _lira(fix_variance=True), "LiRA online, fixed variance"),
-    "lira_offline": (lambda: _lira(online=False), "LiRA offline (out models only)"),
-    "rmia": (lambda: _rmia(), "RMIA online, gamma=2 (Zarifzadeh et al. 2024)"),
-    "rmia_offline": (lambda: _rmia(online=False), "RMIA offline, a=0.3"),
-    "bavaria": (lambda: _bavaria(), ("LiRA with an empirical-Bayes normal-inverse-gamma prior on per-record "
-                                     "variances, Student-t predictive (BaVarIA-style, Brannvall 2026)")),
-    "quantile": (lambda: _quantile(),
-                 "quantile regression on public non-members, no reference models (Bertran et al. 2023)"),
-    "shadow": (lambda: _shadow(random_state=0),
-               "shadow-model attack, one attack net with the label as input (Shokri et al. as Long ran it)"),
-    "shadow_per_class": (lambda: _shadow(per_class=True, use_features=False, random_state=0),
-                         "shadow-model attack, one attack net per class (Shokri et al.'s original)"),
-    "distance": (_distance, "distance-based targeted attack with binned outputs (Long et al.)"),
-    "frequency": (_frequency, "frequency-based targeted attack, Laplace-smoothed counts (Long et al.)"),
+def _label_only(**kw):
+    from .label_only import LabelOnlyAttack
+
+    return LabelOnlyAttack(**kw)
+
+
+def _shadow_audit_params(ctx) -> dict:
+    from .shadow import audit_batch_size
+
+    return {"batch_size": audit_batch_size(ctx.cfg), "random_state": ctx.seeds["shadow"]}
+
+
+def _lira_audit_params(ctx) -> dict:
+    learner = ctx.target.learner
+    return {"votes": None if learner is None else learner.output_votes()}
+
+
+_S = AttackSpec
+ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
+    "loss": _S(_loss, "loss threshold at the average training loss (Yeom et al. Table I; LOSS attack)",
+               "loss threshold", audit="always"),
+    "yeom_adv1": _S(_adv1, "bounded-loss adversary with 0-1 loss: member iff correctly classified (Yeom Adv. 1)"),
+    "lira": _S(lambda: _lira(), "LiRA online, per-record variance (Carlini et al. 2022)", "LiRA",
+               audit="retrainable", audit_params=_lira_audit_params),
+    "lira_fixed": _S(lambda: _lira(fix_variance=True), "LiRA online, fixed variance"),
+    "lira_offline": _S(lambda: _lira(online=False), "LiRA offline (out models only)"),
+    "rmia": _S(lambda: _rmia(), "RMIA online, gamma=2 (Zarifzadeh et al. 2024)", "RMIA", audit="retrainable"),
+    "rmia_offline": _S(lambda: _rmia(online=False), "RMIA offline, a=0.3"),
+    "bavaria": _S(lambda: _bavaria(), ("LiRA with an empirical-Bayes normal-inverse-gamma prior on per-record "
+                                       "variances, Student-t predictive (BaVarIA-style, Brannvall 2026)")),
+    "quantile": _S(lambda: _quantile(),
+                   "quantile regression on public non-members, no reference models (Bertran et al. 2023)",
+                   "quantile regression", audit="not retrainable",
+                   audit_params=lambda ctx: {"alpha": ctx.cfg.thresholds.low_fpr,
+                                             "random_state": ctx.seeds["quantile"]}),
+    "shadow": _S(lambda: _shadow(random_state=0),
+                 "shadow-model attack, one attack net with the label as input (Shokri et al. as Long ran it)",
+                 "shadow-model attack", audit="retrainable", audit_params=_shadow_audit_params),
+    "shadow_per_class": _S(lambda: _shadow(per_class=True, use_features=False, random_state=0),
+                           "shadow-model attack, one attack net per class (Shokri et al.'s original)"),
+    "distance": _S(_distance, "distance-based targeted attack with binned outputs (Long et al.)"),
+    "frequency": _S(_frequency, "frequency-based targeted attack, Laplace-smoothed counts (Long et al.)"),
+    # label-only access (a served model that returns labels): not in the default audit, whose inputs are scores
+    "label_only": _S(lambda: _label_only(), "label-only: share of 64 randomly perturbed copies still classified "
+                                            "correctly (noise robustness, Choquette-Choo et al. 2021)",
+                     "label-only attack (noise robustness)"),
+    "label_gap": _S(lambda: _label_only(n_queries=0), "label-only gap attack: member iff correctly classified",
+                    "label-only gap attack"),
 })
 
 
@@ -91,10 +163,79 @@ def available_attacks() -> list[str]:
 
 
 def describe(name: str) -> str:
-    return ATTACKS.get(name)[1]
+    return ATTACKS.get(name).description
+
+
+def display_name(name: str) -> str:
+    """The attack's name in words ("LiRA"); an unregistered name is returned as it is."""
+    try:
+        spec = ATTACKS.get(name)
+    except InvalidParameterError:
+        return name
+    return spec.display or name
 
 
 def make_attack(name: str, **params) -> Attack:
     """A fresh attack with its registry defaults, then ``params`` set on it (``set_params``)."""
-    attack = ATTACKS.get(name)[0]()
+    attack = ATTACKS.get(name).factory()
     return attack.set_params(**params) if params else attack
+
+
+def register_attack(name: str, factory: Callable[..., Attack], *, description: str, display: str = "",
+                    audit: str | None = "always", audit_params: Callable[[Any], dict] | None = None,
+                    force: bool = False) -> AttackSpec:
+    """Add a membership attack: the CLI, :func:`leakaudit.audit` and the report then know it by ``name``.
+
+    Parameters
+    ----------
+    name : str
+        Registry name (results.json's key, the ``score_NAME`` column of records.csv).
+    factory : callable
+        ``factory()`` returns a fresh :class:`~leakaudit.membership.Attack` (a class works). Its ``needs`` say
+        which inputs it reads; the audit reports it as not run when they are missing.
+    description : str
+        One line for ``--help`` and the report.
+    display : str, default=""
+        Its name in words (default: ``name``).
+    audit : {"always", "retrainable", "not retrainable"} or None, default="always"
+        When the audit runs it and counts its checks (AUC and TPR at the low FPR) in the verdict; None: never.
+    audit_params : callable, optional
+        ``audit_params(ctx) -> dict`` of parameters set from the audit's context.
+    force : bool, default=False
+        Replace an attack of the same name.
+    """
+    if not callable(factory):
+        raise InvalidParameterError(f"factory must be callable (an Attack class or a function); got {factory!r}")
+    if audit is not None and audit not in AUDIT_WHEN:
+        raise InvalidParameterError(f"audit must be one of {', '.join(AUDIT_WHEN)} or None; got {audit!r}")
+    if not isinstance(description, str) or not description.strip():
+        raise InvalidParameterError("description must be a non-empty string")
+    return ATTACKS.add(name, AttackSpec(factory, description, display, audit, audit_params), force=force)
+
+
+_entry_points_loaded = False
+
+
+def _load_entry_points() -> None:
+    """Call each installed package's ``leakaudit.attacks`` entry point once (each registers its attacks)."""
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            hook = ep.load()
+            hook()
+        except Exception as exc:  # a broken plug-in is named, not a traceback deep in the audit
+            raise InvalidParameterError(f"the {ENTRY_POINT_GROUP} entry point {ep.name!r} ({ep.value}) failed: "
+                                        f"{type(exc).__name__}: {exc}") from None
+
+
+def audit_attacks(retrainable: bool) -> list[str]:
+    """Registry names of the attacks the audit runs on a target that can (or cannot) be retrained, in registry
+    order (leakaudit's own first, then those registered later)."""
+    _load_entry_points()
+    want = "retrainable" if retrainable else "not retrainable"
+    return [n for n in ATTACKS.names() if ATTACKS.get(n).audit in ("always", want)]

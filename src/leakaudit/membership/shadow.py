@@ -112,6 +112,27 @@ def _compiled_ready(hidden: int = 32) -> bool:
     return _mlp_native.supports(int(hidden), np.float32)
 
 
+#: Without the compiled per-example trainer, scikit-learn's per-example SGD is far too slow: an audit then uses at
+#: most this many shadow models, trained in mini-batches of this size (:func:`shadow_plan`).
+FALLBACK_MODELS = 8
+FALLBACK_BATCH = 32
+
+
+def shadow_plan(n_models: int | None, batch: int) -> tuple[int | None, int, str | None]:
+    """(shadow models, attack batch, note): as asked, or the fallback when per-example SGD (``batch == 1``) has no
+    compiled trainer here (``note`` says so)."""
+    if batch == 1 and not _compiled_ready():
+        k = FALLBACK_MODELS if n_models is None else min(n_models, FALLBACK_MODELS)
+        return k, FALLBACK_BATCH, ("the compiled per-example trainer is not available: scikit-learn mini-batches "
+                                   f"of {FALLBACK_BATCH}, at most {FALLBACK_MODELS} shadow models")
+    return n_models, batch, None
+
+
+def audit_batch_size(cfg) -> int:
+    """The attack network's batch in an audit with settings ``cfg.settings`` (:func:`shadow_plan`)."""
+    return shadow_plan(cfg.settings.shadow_attack_models, cfg.settings.shadow_attack_batch)[1]
+
+
 class ShadowModelAttack(Attack):
     """Shokri et al.'s shadow-model attack in Long et al.'s single-attack-model form.
 

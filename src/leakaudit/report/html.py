@@ -21,6 +21,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..exceptions import DataFileError
+from ..membership import ATTACKS, display_name
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
 __all__ = ["fmt", "render_report", "write_report"]
@@ -30,15 +31,15 @@ _PROFILE_NOTES = {
     "standard": "the default trade of time for power",
     "thorough": "most power: more reference models, PDTP averaged over repeats",
 }
-_ATTACKS = {"loss": "loss threshold", "lira": "LiRA", "rmia": "RMIA", "shadow": "shadow-model attack",
-            "quantile": "quantile regression"}
 MISSING = "not measured"
 
 
 def _display(results: dict, name: str) -> str:
-    """An attack's name in words: the table above, or the ``display`` its own results carry (language-model
-    attacks)."""
-    return _ATTACKS.get(name) or ((results.get("membership") or {}).get(name) or {}).get("display") or name
+    """An attack's name in words: the membership registry's, or the ``display`` its own results carry
+    (language-model attacks)."""
+    if name in ATTACKS.names():
+        return display_name(name)
+    return ((results.get("membership") or {}).get(name) or {}).get("display") or name
 #: config keys that only describe the bundled demo (its data set and network): shown only in the demo's report
 _DEMO_ONLY = ("dataset", "n_members", "n_nonmembers", "hidden", "activation", "epochs")
 #: config keys shown elsewhere in the report, or internal
@@ -589,7 +590,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         thresholds=[(k, _plain(v)) for k, v in thresholds.items() if v is not None],
         next_steps=_next_steps(results, records, check_rows),
         membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
-        attacks_run=[a for a in _ATTACKS if a in membership],
+        attacks_run=[(display_name(a), ATTACKS.get(a).description) for a in membership if a in ATTACKS.names()],
         lm_attacks=[(v["display"], v["reference"]) for v in membership.values() if v.get("reference")],
         blind=next((v for v in membership.values() if "comparable" in v), None),
         auc_method=", ".join(sorted({_AUC_METHODS.get(str(v.get("auc_ci_method")), str(v.get("auc_ci_method")))

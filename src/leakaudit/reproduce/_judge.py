@@ -1,8 +1,9 @@
 """The match rule of randomised reproduction rows: the mean over seeds (or splits) with its Student-t interval,
-judged against the paper's value, widened only by the paper's own rounding, or against a bound the paper states.
+judged against the paper's value within a tolerance (the allowance of the row's kind of quantity, or the paper's own
+rounding), or against a bound the paper states.
 
 One implementation, used where rows are built (``_seeds.seed_row``) and where pages are gathered
-(``_registry.rejudge``), so a page always shows the current rule.
+(``_registry.classify``), so a page always shows the current rule.
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ import numpy as np
 
 from .._validation import check_choice
 
-__all__ = ["gap_text", "interval", "judge_values", "paper_rounding"]
+__all__ = ["BEATS", "INCONCLUSIVE", "STATUSES", "gap_text", "interval", "judge_values", "paper_rounding"]
+
+# the statuses of a row, in the order the page counts them
+BEATS = "beats the paper"
+INCONCLUSIVE = "inconclusive: too noisy"
+STATUSES = ("match", BEATS, INCONCLUSIVE, "differs", "no-paper-value", "not-compared", "reference dropped")
 
 
 def interval(vals, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -48,36 +54,62 @@ def paper_rounding(paper: float) -> float:
     return min(0.5 * 10.0 ** int(exponent), 0.005)
 
 
-def judge_values(paper, vals, bound: str | None = None,
-                 precision: float | None = None) -> tuple[str, float, float, float]:
+def judge_values(paper, vals, bound: str | None = None, precision: float | None = None, *,
+                 tolerance: float | None = None, favourable: str | None = None) -> tuple[str, float, float, float]:
     """``(status, mean, low, high)`` of per-seed (or per-split) values against the paper's value.
 
-    The rule, one for every randomised row: ``match`` when the paper's value lies in the 95% Student-t interval of
-    our mean, widened only by the paper's own rounding (:func:`paper_rounding`; a degenerate interval, every seed
-    alike, is then "within rounding of the mean"); ``differs`` otherwise, or when fewer than 2 seeds have a value;
-    ``no-paper-value`` when the paper gives none. When the paper states a bound, ``bound="lower"`` ("above 90%",
-    "recall > 0.99") or ``bound="upper"`` ("we did not find any", "never above 0.665"), ``match`` means our mean
-    is on the paper's side of it, give or take its rounding: for "none" (an upper bound of 0) every seed must find
-    none. ``precision`` replaces the printed rounding for a reference that is not a printed number: a value read
-    off a plot (half the step it was read to) or one derived from printed numbers (their rounding propagated).
+    The rule, one for every randomised row, with ``T`` the tolerance (``tolerance``, the allowance of the row's kind
+    of quantity, or else the reference's own precision: ``precision`` for a value read off a plot or derived from
+    printed numbers, else the printed rounding, :func:`paper_rounding`; never less than that precision):
+
+    * ``match``: our mean is within ``T`` of the paper's value **and** our 95% Student-t interval lies inside
+      ``[paper - T, paper + T]`` (every seed alike: the interval is the mean);
+    * ``beats the paper``: the mean lies more than ``T`` beyond the paper's value in the direction the paper argues
+      for (``favourable``: "higher" or "lower", e.g. a higher accuracy of the paper's own attack), and the interval
+      leaves the paper's value out;
+    * ``differs``: the same in the other direction (or with no ``favourable``), or fewer than 2 seeds have a value;
+    * ``inconclusive: too noisy``: otherwise: the interval reaches past the tolerance, or the mean is past it but
+      the interval still holds the paper's value, so the seeds tell neither a match nor a difference;
+    * ``no-paper-value``: the paper gives none.
+
+    When the paper states a bound, ``bound="lower"`` ("above 90%", "recall > 0.99") or ``bound="upper"`` ("never
+    above 0.665"), the tolerance is the reference's precision alone: ``match`` when the whole interval is on the
+    paper's side of the bound, ``differs`` when the whole interval is on the other side, ``inconclusive: too noisy``
+    in between. "None found" (an upper bound of 0) is a count: every seed must find none, and one that finds any
+    contradicts it (``differs``).
     """
     vals = [float("nan") if v is None else float(v) for v in vals]
     m, lo, hi = interval(vals)
     if paper is None:
         return "no-paper-value", m, lo, hi
+    if favourable is not None:
+        check_choice(favourable, name="favourable", choices=("higher", "lower"))
     if not np.isfinite(lo):
         return "differs", m, lo, hi
-    h = paper_rounding(paper) if precision is None else float(precision)
+    h = (paper_rounding(paper) if precision is None else float(precision)) + 1e-12
     if bound is not None:
         check_choice(bound, name="bound", choices=("lower", "upper"))
-        ok = m >= paper - h - 1e-12 if bound == "lower" else m <= paper + h + 1e-12
-        return ("match" if ok else "differs"), m, lo, hi
-    return ("match" if lo - h - 1e-12 <= paper <= hi + h + 1e-12 else "differs"), m, lo, hi
+        if bound == "upper" and float(paper) == 0.0:
+            finite = np.asarray(vals)[np.isfinite(vals)]
+            return ("match" if np.all(finite <= h) else "differs"), m, lo, hi
+        sign = 1.0 if bound == "lower" else -1.0  # +1: the paper's side is above its value
+        near, far = (lo, hi) if bound == "lower" else (hi, lo)
+        if sign * (near - paper) >= -h:
+            return "match", m, lo, hi
+        return ("differs" if sign * (far - paper) < -h else INCONCLUSIVE), m, lo, hi
+    if tolerance is not None:
+        h = max(h, float(tolerance) + 1e-12)
+    if lo >= paper - h and hi <= paper + h:
+        return "match", m, lo, hi
+    if abs(m - paper) > h and not lo <= paper <= hi:
+        beyond = "higher" if m > paper else "lower"
+        return (BEATS if favourable == beyond else "differs"), m, lo, hi
+    return INCONCLUSIVE, m, lo, hi
 
 
 def gap_text(paper: float, lo: float, hi: float, subject: str = "paper's value") -> str:
     """The sentence ending the note of a randomised row that differs: how far ``paper`` lies below or above our
     interval ``[lo, hi]`` ("; the paper's value is 0.0133 below the interval"). ``_registry.classify`` rewrites it
-    with the allowance of the row's kind of quantity."""
+    with the tolerance the row was judged with."""
     gap = lo - paper if paper < lo else paper - hi
     return f"; the {subject} is {gap:.3g} {'below' if paper < lo else 'above'} the interval"

@@ -63,10 +63,12 @@ def page_entry(name: str) -> PageEntry:
     return PAGE.get(name, _FULL)
 
 
-# modules that choose a reproduction's profile or judge its rows, and compute none of its values: gather re-judges and
-# re-classifies every stored row with the current ones, so a change to them leaves a stored run current
+# modules that choose a reproduction's profile, judge, count or draw its rows, and compute none of its values: gather
+# re-judges, re-classifies, re-counts and redraws every stored run with the current ones, so a change to them leaves a
+# stored run current
 _BOOKKEEPING = frozenset({"reproduce/__init__.py", "reproduce/_registry.py", "reproduce/_page.py",
-                          "reproduce/_judge.py", "reproduce/_kinds.py"})
+                          "reproduce/_judge.py", "reproduce/_kinds.py", "reproduce/_ledger.py", "reproduce/_tally.py",
+                          "reproduce/_figures.py"})
 
 
 def _package_root(root: str | Path | None) -> Path:

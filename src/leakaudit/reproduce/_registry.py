@@ -8,7 +8,7 @@ named reproductions with :func:`register`. A reproduction is a function
 JSON shape: ``{"name", "profile", "seconds", "random_state", "code", "rows": [{"quantity",
 "paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound",
 "precision", "reference", "quantity_kind"}], "environment"}`` where
-``status`` is ``match``, ``differs`` or ``no-paper-value``; ``values`` holds the
+``status`` is one of ``_judge.STATUSES``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
 they came from (both None for a row that is not over seeds). ``code`` is the digest of the code the reproduction ran:
@@ -35,8 +35,10 @@ from pathlib import Path
 from .._names import NameTable
 from .._results import write_json_atomic
 from ..exceptions import InvalidParameterError
-from ._judge import gap_text, judge_values
-from ._kinds import ALLOWANCES, PAPER_REFERENCES, REFERENCES
+from ._judge import BEATS, INCONCLUSIVE, gap_text, judge_values, paper_rounding
+from ._kinds import ALLOWANCES, REFERENCES
+from ._ledger import claim_rows, row_entry
+from ._tally import closing_text, current_rule, per_paper, per_paper_text, row_marks, section_lines, totals, totals_text
 from ._page import code_digest, page_entry
 
 __all__ = ["PROFILES", "Reproduction", "Row", "classify", "get", "names", "register", "rejudge", "row", "run",
@@ -70,16 +72,20 @@ class Row:
     quantity_kind: str | None = None
 
 
-def _status(paper: float | None, ours: float | None, tolerance: float | None, bound: str | None) -> str:
+def _status(paper: float | None, ours: float | None, tolerance: float | None, bound: str | None,
+            favourable: str | None = None) -> str:
     """The status of a single value against the paper's: within ``tolerance`` of it (or on the paper's side of a
-    bound), ``differs`` when ours is missing or NaN, ``no-paper-value`` when the paper gives none."""
+    bound), ``beats the paper`` when beyond it in the ``favourable`` direction ("higher" / "lower"), ``differs``
+    otherwise or when ours is missing or NaN, ``no-paper-value`` when the paper gives none."""
     if paper is None:
         return "no-paper-value"
     if ours is None or math.isnan(ours):
         return "differs"
     tol = (0.0 if tolerance is None else tolerance) + 1e-12
     gap = {None: abs(ours - paper), "lower": paper - ours, "upper": ours - paper}[bound]
-    return "match" if gap <= tol else "differs"
+    if gap <= tol:
+        return "match"
+    return BEATS if bound is None and favourable == ("higher" if ours > paper else "lower") else "differs"
 
 
 def row(quantity: str, paper: float | None, ours: float | None, tolerance: float | None = None, note: str = "", *,
@@ -202,7 +208,8 @@ def _code_text(result: dict) -> str:
     return f"code {code}, made by earlier code (now {now}; `make reproductions` runs it again). "
 
 
-def to_markdown(result: dict) -> str:
+def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
+    """A run's section of the page; ``figures``: ``(title, link)`` of the figures drawn from it."""
     rep = get(result["name"])
     page = page_entry(result["name"])
     if result["profile"] != page.profile:
@@ -223,17 +230,22 @@ def to_markdown(result: dict) -> str:
         + (". Not rerun since the interval rule: its per-seed values were read back from the notes (4 significant "
            "digits) and judged by the rule." if result.get("values_from_notes") else ""),
         "",
+        *section_lines(result),
         "| quantity | paper | reference | ours | tolerance | status | note |",
         "|---|---:|---|---:|---:|---|---|",
     ]
     for r in result["rows"]:
         ref = r.get("reference") or ("—" if r["paper"] is None else "unclassified")
+        mark, more = row_marks(result["name"], r)
         lines.append(
             f"| {r['quantity']} | {_fmt(r['paper'])} | {ref} | {_fmt(r['ours'], 'not measured')} | "
-            f"{_fmt(r['tolerance'])} | {r['status']} | {r['note']} |"
+            f"{_fmt(r['tolerance'])} | {r['status']}{mark} | {r['note']}{more} |"
         )
+    if figures:
+        lines += ["", "Figures redrawn from this run's stored values: "
+                  + ", ".join(f"[{title}]({link})" for title, link in figures) + "."]
     if rep.notes:
-        lines += ["", rep.notes]
+        lines += ["", current_rule(rep.notes)]
     return "\n".join(lines) + "\n"
 
 
@@ -308,10 +320,10 @@ def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions",
     return result
 
 
-def _write_section(out: Path, result: dict) -> None:
-    """``out/NAME.md``: the run's section of the page, written atomically."""
+def _write_section(out: Path, result: dict, figures: list[tuple[str, str]] = ()) -> None:
+    """``out/NAME.md``: the run's section of the page, written atomically (``figures``: as :func:`to_markdown`)."""
     tmp = out / f".{result['name']}.md.tmp"
-    tmp.write_text(to_markdown(result))
+    tmp.write_text(to_markdown(result, figures))
     tmp.replace(out / f"{result['name']}.md")
 
 
@@ -408,139 +420,93 @@ def run_all(out: str | Path, *, random_state: int = 0, only: list[str] | None = 
 
 
 def rejudge(result: dict) -> int:
-    """Re-derive the status of every row of ``result`` with the current rules, in place: a row that carries its
-    per-seed values by ``_judge.judge_values``, a single value against its tolerance (:func:`_status`); returns how
-    many rows changed status."""
-    changed = 0
-    for r in result["rows"]:
-        if r.get("values") is None:
-            status = _status(r["paper"], r["ours"], r["tolerance"], r.get("bound"))
-        else:
-            status = judge_values(r["paper"], r["values"], r.get("bound"), r.get("precision"))[0]
-        changed += status != r["status"]
-        r["status"] = status
-    return changed
+    """Re-derive the status of every row of the stored run ``result`` with the current rules, in place
+    (:func:`classify`); returns how many rows changed status."""
+    before = [r["status"] for r in result["rows"]]
+    classify(result)
+    return sum(a != r["status"] for a, r in zip(before, result["rows"]))
 
 
-# the sentence on the gap between the paper's value and our interval that ends the note of a randomised row that
-# differs (written by _seeds.seed_row or a reproduction's own over-splits row), with its allowance clause if any
-_GAP = re.compile(r"; the (paper's value|reference) is \S+ (?:below|above) the interval(?: \(within the [^)]*\))?$")
+# the sentences that end the note of a randomised row on where the paper's value lies against our interval (written
+# by _seeds.seed_row, a reproduction's own over-splits row, or _judge_row), to be rewritten with the current rule
+_GAP = re.compile(r"; (?:the (paper's value|reference) is \S+ (?:below|above) the interval|the interval reaches "
+                  r"past the tolerance)(?: .*)?$")
+_BOUND = re.compile(r"a match needs our mean at (least|most) ")
+
+
+def _judge_row(name: str, r: dict, kind: str | None) -> None:
+    """Judge one classified row of reproduction ``name`` in place: status, tolerance, and the end of its note."""
+    _, entry = row_entry(name, r)
+    m = _GAP.search(r["note"])
+    subject = (m.group(1) or "paper's value") if m else "paper's value"
+    note = r["note"][: m.start()] if m else r["note"]
+    r["note"] = _BOUND.sub(r"a match needs our whole interval at \1 ", note)
+    if r["paper"] is None:
+        r["status"] = "no-paper-value"
+        return
+    if entry.dropped:
+        r["status"] = "reference dropped"
+        return
+    if kind is not None and not ALLOWANCES[kind].compared:
+        r["status"] = "not-compared"
+        return
+    allowance = None if kind is None else ALLOWANCES[kind].of(r["paper"])
+    if r.get("values") is None:
+        if allowance is not None:
+            r["tolerance"] = allowance
+        r["status"] = _status(r["paper"], r["ours"], r["tolerance"], r.get("bound"), entry.favourable)
+        return
+    bound = r.get("bound")
+    status, _, lo, hi = judge_values(r["paper"], r["values"], bound, r.get("precision"),
+                                     tolerance=None if bound else allowance, favourable=entry.favourable)
+    r["status"] = status
+    own = paper_rounding(r["paper"]) if r.get("precision") is None else float(r["precision"])
+    tol = own if bound or allowance is None else max(own, allowance)
+    r["tolerance"] = tol
+    if bound or not math.isfinite(lo):
+        return
+    which = (f"the allowance for {kind}, {ALLOWANCES[kind].text()}" if allowance is not None and allowance >= own
+             else "the reference's own precision" if r.get("precision") is not None else "the paper's rounding")
+    if status in ("differs", BEATS):
+        r["note"] += gap_text(r["paper"], lo, hi, subject) + f" (tolerance {tol:.3g}: {which})"
+    elif status == INCONCLUSIVE:
+        r["note"] += (f"; the interval reaches past the tolerance {tol:.3g} of the paper's value ({which}), or holds "
+                      "the paper's value with the mean past it")
 
 
 def classify(result: dict) -> list[str]:
     """Give every row of ``result`` with a paper value its reference and kind of quantity from its reproduction's
-    ``references`` table, and apply that kind's allowance (``_kinds.ALLOWANCES``), in place.
+    ``references`` table, and judge it with that kind's allowance (``_kinds.ALLOWANCES``), in place.
 
-    A row of a kind that is not compared (``Allowance.compared``) gets the status ``not-compared``, and its note
-    loses the sentence on where the paper's value lies. A randomised row keeps the status of the interval rule; the
-    sentence ending its note on where the paper's value lies is rewritten, saying when the gap is within the
-    allowance. A single value of a kind with an allowance is judged against it (the row's ``tolerance`` becomes the
-    allowance). Returns the quantities of rows with a paper value that no pattern classifies (none, for a complete
-    table).
+    A randomised row is judged by ``_judge.judge_values`` with the allowance as its tolerance (the reference's own
+    precision where the kind has none, or where the paper states a bound), in the direction the paper argues for
+    (``_ledger.ENTRIES``); the sentence ending its note says where the paper's value lies and with what tolerance. A
+    single value of a kind with an allowance is judged against it (the row's ``tolerance`` becomes the allowance). A
+    row of a kind that is not compared (``Allowance.compared``) gets the status ``not-compared``, one whose reference
+    the ledger drops ``reference dropped``. A row of ``_ledger.claim_rows`` keeps the kinds it was made with. Returns
+    the quantities of rows with a paper value that no pattern classifies (none, for a complete table).
     """
     rep = get(result["name"])
     missing = []
     for r in result["rows"]:
-        reference, kind = (None, None) if r["paper"] is None else rep.kinds_of(r["quantity"])
-        r["reference"], r["quantity_kind"] = reference, kind
-        if r["paper"] is None:
-            continue
-        if reference is None:
-            missing.append(r["quantity"])
-        if kind is not None and not ALLOWANCES[kind].compared:
-            r["status"] = "not-compared"
-            m = _GAP.search(r["note"])
-            r["note"] = r["note"][: m.start()] if m else r["note"]
-            continue
-        allowance = None if kind is None else ALLOWANCES[kind].of(r["paper"])
-        if r.get("values") is None:
-            if allowance is not None:
-                r["tolerance"] = allowance
-                r["status"] = _status(r["paper"], r["ours"], allowance, r.get("bound"))
-            continue
-        if r.get("bound") is not None:
-            continue
-        m = _GAP.search(r["note"])
-        subject = m.group(1) if m else "paper's value"
-        note = r["note"][: m.start()] if m else r["note"]
-        status, _, lo, hi = judge_values(r["paper"], r["values"], None, r.get("precision"))
-        if status == "differs" and math.isfinite(lo):
-            paper = r["paper"]
-            note += gap_text(paper, lo, hi, subject)
-            if allowance is not None and (lo - paper if paper < lo else paper - hi) <= allowance + 1e-12:
-                note += f" (within the allowance for {kind}, {ALLOWANCES[kind].text()})"
-        r["note"] = note
+        if not r.get("claim"):
+            reference, kind = (None, None) if r["paper"] is None else rep.kinds_of(r["quantity"])
+            override = row_entry(result["name"], r)[1].kind
+            r["reference"], r["quantity_kind"] = reference, (override if override and r["paper"] is not None
+                                                             else kind)
+            if r["paper"] is not None and reference is None:
+                missing.append(r["quantity"])
+        _judge_row(result["name"], r, r["quantity_kind"])
     return missing
 
 
-def totals(results: list[dict]) -> dict:
-    """Counts over the rows of ``results`` (classified runs): ``status`` (match / differs / no-paper-value /
-    not-compared),
-    ``randomised`` (match / differs among rows over seeds or splits) and ``by_reference`` (reference kind, or
-    "unclassified", -> match / differs)."""
-    status = {"match": 0, "differs": 0, "no-paper-value": 0, "not-compared": 0}
-    randomised = {"match": 0, "differs": 0}
-    by_reference: dict[str, dict[str, int]] = {k: {"match": 0, "differs": 0} for k in REFERENCES}
-    for res in results:
-        for r in res["rows"]:
-            status[r["status"]] += 1
-            if r["status"] in ("no-paper-value", "not-compared"):
-                continue
-            if r.get("values") is not None:  # a randomised row, judged on its interval (or bound)
-                randomised[r["status"]] += 1
-            ref = r.get("reference") or "unclassified"
-            by_reference.setdefault(ref, {"match": 0, "differs": 0})[r["status"]] += 1
-    return {"status": status, "randomised": randomised, "by_reference": by_reference}
-
-
-def _totals_text(t: dict) -> str:
-    """The page's totals: one sentence, then a table by kind of reference."""
-    s, rnd, by = t["status"], t["randomised"], t["by_reference"]
-    lines = [
-        (f"Totals: {s['match']} rows match, {s['differs']} differ, {s['no-paper-value']} have no paper value"
-        + (f", {s['not-compared']} are reported beside the paper's value and not compared (running times)"
-           if s["not-compared"] else "")
-        + f". Of the rows compared with a paper value, {rnd['match']} matches and {rnd['differs']} differences are "
-        "randomised rows judged on their interval or bound; the rest are single values against a tolerance. By what "
-        "the paper value is (the `reference` column of every table; the kinds are defined below):"),
-        "",
-        "| reference | match | differs | rows |",
-        "|---|---:|---:|---:|",
-    ]
-    groups = (("against the paper", [k for k in by if k in PAPER_REFERENCES]),
-              ("against a computation", [k for k in by if k not in PAPER_REFERENCES and k != "unclassified"]))
-    for label, kinds in groups:
-        for k in kinds:
-            lines.append(f"| {k} | {by[k]['match']} | {by[k]['differs']} | {by[k]['match'] + by[k]['differs']} |")
-        m, d = sum(by[k]["match"] for k in kinds), sum(by[k]["differs"] for k in kinds)
-        lines.append(f"| **{label}** ({', '.join(kinds)}) | **{m}** | **{d}** | **{m + d}** |")
-    if "unclassified" in by:
-        u = by["unclassified"]
-        lines.append(f"| unclassified (no kind in its reproduction's table) | {u['match']} | {u['differs']} | "
-                     f"{u['match'] + u['differs']} |")
-    if s["not-compared"]:
-        lines.append(f"| not compared (a kind reported beside the paper's value) | — | — | {s['not-compared']} |")
-    lines.append(f"| no paper value | — | — | {s['no-paper-value']} |")
-    lines += ["", "What the `reference` column says the paper value is:", ""]
-    lines += [f"- **{k}**: {v}." for k, v in REFERENCES.items()]
-    lines += [
-        "",
-        ("Allowances, one per kind of quantity. An allowance never turns a randomised row into a match: it only lets "
-        "the note of a row that differs say the gap is within it. A single value (a row not over seeds) of a kind "
-        "with an allowance matches when it lies within it; a kind without one keeps the rounding of its reference "
-        "(the row's `tolerance`)."),
-        "",
-        "| kind of quantity | allowance | why |",
-        "|---|---|---|",
-    ]
-    lines += [f"| {k} | {a.text()} | {a.why} |" for k, a in ALLOWANCES.items()]
-    return "\n".join(lines) + "\n"
-
-
 def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: bool = False) -> str:
-    """One Markdown page from every ``NAME.json`` in ``folder`` (the latest run of each): each run re-judged
-    (:func:`rejudge`) and classified (:func:`classify`) with the current rules, the totals by kind of reference at
-    the top. ``write_sections``: also rewrite each ``NAME.md`` beside its JSON as it appears on the page."""
+    """One Markdown page from every ``NAME.json`` in ``folder`` (the latest run of each): each run given the claims
+    judged on its stored values (``_ledger.claim_rows``) and classified and judged with the current rules
+    (:func:`classify`); at the top, each paper's distinct results by class (``_tally``) and the rows by kind of
+    reference; at the foot, the closing note on what is still unexplained. ``write_sections``: also rewrite each
+    ``NAME.md`` beside its JSON as it appears on the page, and draw its figures (``_figures``) there; the page links
+    them under ``folder``'s name, for a page written beside ``folder``."""
     import json
 
     folder = Path(folder)
@@ -563,29 +529,34 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
         "100 in an attack's accuracy)."),
         "",
         ("How a row is judged. A randomised row over seeds (or over a protocol's splits) reports the mean, every "
-        "seed's value and the 95% Student-t interval of the mean; it matches only when the paper's value lies in "
-        "that interval, widened by nothing but the rounding of the paper's printed number (half a unit in its last "
-        "digit, the row's `tolerance`, or, for a value read off a plot or derived from printed numbers, the "
-        "precision stated in its note; when every seed gives the same value the interval is that value, so it "
-        "matches within rounding). Where the paper's value lies outside the interval but within the allowance "
-        "for its kind of quantity (the table below), the note says so; the status stays 'differs'. Where the paper "
-        "states a bound ('above 90%', 'recall > 0.99'), the row matches when our mean reaches it. A row that is "
-        "not over seeds (a closed form, a deterministic procedure, or a reproduction still run on one seed, whose "
-        "heading says 'seed N'; 'no randomness' where no row depends on the seed) matches when |ours - paper| is at "
-        "most its tolerance: the allowance of its kind of quantity, or the rounding of its reference."),
+        "seed's value and the 95% Student-t interval of the mean, and is judged against the paper's value with a "
+        "tolerance: the allowance of its kind of quantity (the table below; never less than the rounding of the "
+        "paper's printed number, or the precision of a value read off a plot or derived from printed numbers), or "
+        "that rounding where the kind has none. It matches only when the mean is within the tolerance of the paper's "
+        "value **and** the whole interval is too; it 'beats the paper' when the mean is past the tolerance in the "
+        "direction the paper argues for (a higher accuracy of the paper's own attack) and the interval leaves the "
+        "paper's value out; it differs when the same holds in the other direction; otherwise (an interval wider "
+        "than the tolerance allows, or one that still holds the paper's value) it is 'inconclusive: too noisy'. "
+        "Where the paper states a bound ('above 90%', 'recall > 0.99') the whole interval must be on its side; a "
+        "'none found' must hold in every seed. A stated claim is judged like any other value (1 = holds), and a "
+        "failing one differs. A row that is not over seeds (a closed form, a deterministic procedure; 'no "
+        "randomness' in its heading where no row depends on the seed) matches when |ours - paper| is at most its "
+        "tolerance. A reference the spec marks unusable is dropped ('reference dropped'), and a row on data that "
+        "stands in for the paper's is reported beside the paper's value and never counted as a match."),
         "",
     ]
+    from ._figures import draw_figures, figures_of, not_drawn_text
+
     results = []
     for f in sorted(folder.glob("*.json")):
         res = json.loads(f.read_text())
         if res.get("name") not in _REGISTRY.names():
             continue
-        rejudge(res)
+        res["rows"] += claim_rows(res)
         classify(res)
         results.append(res)
-        if write_sections:
-            _write_section(folder, res)
-    parts.append(_totals_text(totals(results)))
+    books = per_paper(results, {res["name"]: get(res["name"]).paper for res in results})
+    parts += [per_paper_text(books), totals_text(totals(results))]
     stale = [res["name"] for res in results if not _made_by_current_code(res)]
     parts += [
         (f"Made by the code in this version: {len(results) - len(stale)} of {len(results)} sections (each section's "
@@ -594,5 +565,11 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
             "run of one version of the code.")),
         "",
     ]
-    parts += [to_markdown(res) for res in results]
+    for res in results:
+        figures = figures_of(res)
+        if write_sections:
+            draw_figures(res, folder)
+            _write_section(folder, res, [(title, file) for title, file in figures])
+        parts.append(to_markdown(res, [(title, f"{folder.name}/{file}") for title, file in figures]))
+    parts += [closing_text(books), not_drawn_text()]
     return "\n".join(parts)

@@ -1,0 +1,370 @@
+"""The evidence record of an audit (``evidence.json``): what was audited, under which rules, what was found, and what
+was not tested.
+
+A trusted research environment files it beside its release decision. It holds:
+
+* ``files``: the SHA-256 and size of the model file and of every data file the audit read (a folder, such as a
+  language model's, file by file);
+* ``environment``: Python, the platform, leakaudit and the libraries the audit's numbers depend on, as installed in
+  the process that builds the record (build it in the audit's own process);
+* ``policy``: the release policy, every setting with its value and source;
+* ``release``: the declared release context and the threat model it implies;
+* ``checks``: every check of the verdict (and the structural checks, when given apart), each with the policy settings
+  its threshold comes from;
+* ``attack_classes``: the classes of attack EDPB Opinion 28/2024 asks a controller to consider (membership inference,
+  attribute inference, reconstruction and regurgitation, model inversion, extraction), each "tested", "not
+  applicable" or "not tested", with the checks behind it and the reason;
+* ``limitations``: a paragraph saying what the record does not show.
+
+:func:`build_evidence` takes a ``results.json`` dict (``docs/results.schema.json``) and the input files; it never
+re-runs an analysis.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .._results import to_strict_jsonable, write_json_atomic
+from ..data._files import DATA_FILES, sha256_of
+from ..exceptions import InvalidInputError, InvalidParameterError
+from .policy import DEFAULT_POLICY, Policy
+
+__all__ = ["build_evidence", "write_evidence", "file_digest", "environment", "ATTACK_CLASSES", "RELEASES",
+           "EVIDENCE_VERSION"]
+
+EVIDENCE_VERSION = 1
+
+#: distributions whose versions the audit's numbers depend on (the ones not installed are recorded as such)
+_LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "pydantic", "skops", "torch", "transformers", "peft",
+              "safetensors", "dp-accounting", "ray")
+
+#: the audit's settings that name input files, and the role each file plays
+_INPUT_KEYS = {"model": "model", "train": "members", "test": "non-members", "data": "members and non-members",
+               "population": "population", "predictions_train": "predictions on the members",
+               "predictions_test": "predictions on the non-members", "model_dir": "language model",
+               "tokenizer": "tokenizer", "reference_dir": "reference language model"}
+
+#: release contexts and the threat model each implies
+RELEASES = {
+    "weights": ("The model file is published: an adversary holds its parameters and structure (white box) and can "
+                "compute its outputs, scores and labels, on any input."),
+    "scores": ("The model is served: an adversary sends inputs of their choice and reads the class scores "
+               "(probabilities) it returns, not its parameters."),
+    "labels": ("The model is served: an adversary sends inputs of their choice and reads only the predicted label."),
+}
+
+#: the attack classes of EDPB Opinion 28/2024 the record accounts for, in order
+ATTACK_CLASSES = ("membership inference", "attribute inference", "reconstruction and regurgitation",
+                  "model inversion", "extraction")
+
+#: a demo data set's folder among the checksummed data files, where it differs from its name
+_DATASET_FOLDERS = {"census": "census-kdd"}
+
+
+def file_digest(path: str | Path) -> dict:
+    """``{"path", "sha256", "bytes"}`` of one file, or of a folder as ``{"path", "files": [...]}`` (every file inside,
+    by relative path, sorted)."""
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(f for f in p.rglob("*") if f.is_file())
+        return {"path": str(p), "files": [{**file_digest(f), "path": str(f.relative_to(p))} for f in files]}
+    if not p.is_file():
+        raise InvalidInputError(f"input file {p} does not exist; the evidence record fingerprints every input file")
+    return {"path": str(p), "sha256": sha256_of(p), "bytes": p.stat().st_size}
+
+
+def environment() -> dict:
+    """Python, platform, leakaudit and library versions of this process."""
+    from .. import __version__
+
+    libs = {}
+    for name in _LIBRARIES:
+        try:
+            libs[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            libs[name] = "not installed"
+    return {"python": sys.version.split()[0], "implementation": platform.python_implementation(),
+            "platform": platform.platform(), "leakaudit": __version__, "libraries": libs}
+
+
+def _input_files(results: dict, files: Mapping[str, Any] | None, base_dir: Path) -> list[dict]:
+    """Fingerprints of the inputs: ``files`` (role -> path or list of paths) or the audit's config's file settings."""
+    out = []
+    if files is None:
+        cfg = results.get("config") or {}
+        files = {_INPUT_KEYS[k]: cfg[k] for k in _INPUT_KEYS if cfg.get(k)}
+        if not any(cfg.get(k) for k in ("train", "test", "data")) and cfg.get("dataset"):
+            out += _bundled_files(cfg["dataset"])
+    for role, paths in files.items():
+        for p in paths if isinstance(paths, (list, tuple)) else [paths]:
+            p = Path(p)
+            out.append({"role": str(role), **file_digest(p if p.is_absolute() else base_dir / p)})
+    return out
+
+
+def _bundled_files(dataset: str) -> list[dict]:
+    """The checksummed files of a demo data set: the loader checks each against this digest before reading it."""
+    folder = _DATASET_FOLDERS.get(dataset, dataset)
+    entries = [f for key, f in sorted(DATA_FILES.items()) if key.split("/")[0] == folder]
+    if not entries:
+        return [{"role": "demo data set", "path": dataset, "sha256": None,
+                 "note": "generated by leakaudit from the audit's seed; no file"}]
+    return [{"role": "demo data set", "path": f.relpath, "sha256": f.sha256, "source": f.source,
+             "note": "leakaudit's recorded digest, which the loader checks the file against before reading it"}
+            for f in entries]
+
+
+def _policy_keys(check_id: str) -> list[str]:
+    """The policy settings a check's threshold (and its rule) comes from."""
+    parts = check_id.split(".")
+    head, tail = parts[0], parts[-1]
+    if head == "membership" and check_id != "membership.blind_baseline.auc":
+        return {"auc": ["max_auc"], "tpr_at_low_fpr": ["max_tpr_at_low_fpr", "low_fpr"],
+                "epsilon": ["epsilon_budget", "epsilon_delta"]}.get(tail, [])
+    if check_id == "dtp.dtp1":
+        return ["max_dtp", "max_records_above_dtp", "max_unmeasured_dtp_share", "dtp_rule"]
+    if head == "attribute":
+        return ["max_attribute_advantage"]
+    return {"structural.leaf_size": ["min_leaf_records"],
+            "structural.parameters_per_record": ["max_parameters_per_record"]}.get(check_id, [])
+
+
+#: thresholds that come from elsewhere than the policy
+_OTHER_SOURCES = {
+    "structural.instance_based": ("no training record may be kept in the model: SACRO-ML's instance-based attack "
+                                  "reports any stored record as a confirmed disclosure"),
+    "dp.one_run": "the owner's claimed epsilon (claimed_epsilon)",
+    "dp.noise_check": "the owner's claimed epsilon (claimed_epsilon)",
+    "membership.blind_baseline.auc": "no threshold: the blind baseline says whether the members and non-members differ",
+}
+
+
+def _check_entry(check: dict, policy: Policy) -> dict:
+    keys = _policy_keys(check["id"])
+    entry = {k: check.get(k) for k in ("id", "analysis", "name", "status", "value", "interval", "threshold",
+                                       "confidence", "sentence", "fix", "describes")}
+    entry["policy_settings"] = [{"key": k, "value": policy.value(k), "source": policy.sources[k]} for k in keys]
+    entry["threshold_source"] = (_OTHER_SOURCES.get(check["id"]) or
+                                 ("; ".join(f"{k}: {policy.sources[k]}" for k in keys) if keys else
+                                  "not a setting of the policy"))
+    return entry
+
+
+def _consistent(results: dict, policy: Policy) -> None:
+    """The policy must be the one the audit applied: its settings equal the audit's recorded ones."""
+    cfg = results.get("config") or {}
+    recorded = dict(cfg.get("thresholds") or {})
+    recorded.update({k: cfg[k] for k in ("confidence", "dtp_rule", "epsilon_budget", "epsilon_delta") if k in cfg})
+    # a verdict that records no burden of proof was decided before policies existed: under "leakage shown"
+    recorded["burden_of_proof"] = (results.get("verdict") or {}).get("burden_of_proof", "leakage shown")
+    unknown = sorted(set(recorded) - set(policy.setting_names()))
+    if unknown:
+        raise InvalidInputError(f"results.json records the setting {unknown[0]}, which a release policy does not have")
+    for key, value in recorded.items():
+        mine = policy.value(key)
+        if mine != value:
+            raise InvalidParameterError(f"the policy {policy.name!r} sets {key} = {mine!r}, the audit used {value!r}: "
+                                        "build the evidence record with the policy the audit applied")
+
+
+def _release(release: str | None, checks: list[dict]) -> dict:
+    if release is None:
+        needs_scores = any(c["analysis"] in ("membership", "attribute", "dtp") for c in checks)
+        return {"context": "not declared",
+                "threat_model": ("No release context was declared. The analyses that ran read the model's scores "
+                                 "(class probabilities), so the record describes a release that serves scores or "
+                                 "publishes the model; it does not show what the model file itself discloses beyond "
+                                 "its outputs." if needs_scores else "No release context was declared.")}
+    if release not in RELEASES:
+        raise InvalidParameterError(f"release must be one of {', '.join(RELEASES)}; got {release!r}")
+    return {"context": release, "threat_model": RELEASES[release]}
+
+
+def _measured(checks: list[dict]) -> list[str]:
+    return [c["id"] for c in checks if c["status"] != "not measurable"]
+
+
+def _skipped_reason(results: dict, name_starts: str) -> str | None:
+    """The reason results.json's ``skipped`` gives for an analysis whose name starts with ``name_starts``."""
+    for s in results.get("skipped") or []:
+        if isinstance(s, dict) and str(s.get("name", "")).lower().startswith(name_starts):
+            return f"{s['name']}: {s.get('reason', '')}".rstrip(": ")
+    return None
+
+
+def _attack_classes(results: dict, checks: list[dict], release: str | None) -> list[dict]:
+    by = {a: [c for c in checks if c["analysis"] == a] for a in ("membership", "dtp", "attribute", "structural")}
+    data = results.get("data") or {}
+    text = data.get("kind") == "text"
+    out = []
+
+    mem = by["membership"] + by["dtp"]
+    if _measured(mem):
+        out.append({"class": "membership inference", "status": "tested", "checks": _measured(mem),
+                    "reason": "membership attacks (and DTP-1, a record's leave-one-out influence) were measured on "
+                              f"{data.get('n_members', '?')} members and {data.get('n_nonmembers', '?')} non-members"})
+    else:
+        why = _skipped_reason(results, "membership") or ("its checks could not be measured" if mem else
+                                                         "no membership attack ran")
+        out.append({"class": "membership inference", "status": "not tested", "checks": [], "reason": why})
+
+    if text:
+        out.append({"class": "attribute inference", "status": "not applicable", "checks": [],
+                    "reason": "the records are texts, with no attribute columns to infer"})
+    elif _measured(by["attribute"]):
+        out.append({"class": "attribute inference", "status": "tested", "checks": _measured(by["attribute"]),
+                    "reason": "attribute inference of each sensitive column against the no-model baseline"
+                              + ("; property inference (population-level) also ran" if results.get("property")
+                                 else "")})
+    else:
+        why = (_skipped_reason(results, "attribute inference") or
+               ("its checks could not be measured" if by["attribute"] else "no sensitive column was named "
+                                                                            "(sensitive / --sensitive)"))
+        out.append({"class": "attribute inference", "status": "not tested", "checks": [], "reason": why})
+
+    inst = [c for c in by["structural"] if c["id"] == "structural.instance_based"]
+    if inst:
+        out.append({"class": "reconstruction and regurgitation", "status": "tested", "checks": [inst[0]["id"]],
+                    "reason": ("in part: the structural check reads whether the model file keeps training records "
+                               "verbatim (recoverable by whoever holds it); no attack reconstructs records from the "
+                               "model's outputs" + ("" if release == "weights" else
+                                                    "; a served model's file is not exposed, so this matters if "
+                                                    "the file is ever released"))})
+    else:
+        out.append({"class": "reconstruction and regurgitation", "status": "not tested", "checks": [],
+                    "reason": ("no structural check ran (it reads a scikit-learn or torch model file) and leakaudit "
+                               "runs no attack that reconstructs records" +
+                               (" or extracts memorised text from the model" if text else "") +
+                               " from the model's outputs")})
+
+    out.append({"class": "model inversion", "status": "not tested", "checks": [],
+                "reason": ("leakaudit runs no model-inversion attack (reconstructing inputs or class representatives "
+                           "from the model); the attribute-inference checks cover its tabular form, inferring a "
+                           "sensitive attribute of a known record")})
+
+    if release == "weights":
+        out.append({"class": "extraction", "status": "not applicable", "checks": [],
+                    "reason": "the model file is published: there is no model left to extract by querying it"})
+    else:
+        out.append({"class": "extraction", "status": "not tested", "checks": [],
+                    "reason": ("leakaudit runs no extraction attack (copying the model, or drawing training data "
+                               "out of it, by querying it)")})
+    return out
+
+
+def _limitations(results: dict, checks: list[dict], classes: list[dict], policy: Policy, release: dict) -> str:
+    data = results.get("data") or {}
+    settings = results.get("settings") or {}
+    verdict = results.get("verdict") or {}
+    parts = [("This record shows what the attacks and checks listed found on "
+              f"{data.get('n_members', '?')} members and {data.get('n_nonmembers', '?')} non-members; it bounds what "
+              "those attacks can do, not what every possible attack could.")]
+    if settings.get("profile"):
+        what = f"The audit ran the {settings['profile']} profile"
+        if settings.get("n_reference") is not None:
+            what += f" ({settings['n_reference']} reference models"
+            if settings.get("pdtp_records"):
+                what += f"; PDTP measured for {settings['pdtp_records']} members, not all"
+            what += ")"
+        parts.append(what + ".")
+    untested = [c["class"] for c in classes if c["status"] == "not tested"]
+    if untested:
+        parts.append(f"Not tested: {', '.join(untested)}.")
+    nm = [c["id"] for c in checks if c["status"] == "not measurable"]
+    if nm:
+        parts.append(f"{len(nm)} check{'s' if len(nm) > 1 else ''} could not be measured ({', '.join(nm)}); "
+                     "each says what would measure it.")
+    recipe = verdict.get("recipe") or {}
+    if recipe.get("reproduces") is False:
+        parts.append("Retraining did not reproduce the given model's membership signal: results computed from "
+                     "retrained models describe the recipe, not necessarily the model.")
+    if release["context"] == "not declared":
+        parts.append("No release context was declared, so the threat model is inferred from the analyses that ran.")
+    parts.append(f"Thresholds come from the policy {policy.name!r}; the sources say which are leakaudit's own "
+                 "choices rather than a regulator's numbers (no regulator gives them).")
+    return " ".join(parts)
+
+
+def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, base_dir: str | Path = ".",
+                   policy: Policy = DEFAULT_POLICY, release: str | None = None, structural: Sequence = (),
+                   recorded: datetime | None = None) -> dict:
+    """The evidence record of one audit.
+
+    Parameters
+    ----------
+    results : dict
+        The audit's ``results.json`` (as read with ``json.load``).
+    files : mapping of role to path (or list of paths), optional
+        The input files to fingerprint, e.g. ``{"model": "model.skops", "members": "train.csv"}``. Default: every
+        file setting of ``results["config"]`` (model, train, test, data, population, predictions, model_dir,
+        tokenizer, reference_dir), relative paths taken from ``base_dir``.
+    base_dir : path, default "."
+    policy : Policy, default DEFAULT_POLICY
+        The policy the audit applied; its settings must equal those recorded in ``results["config"]``, and its
+        burden of proof the verdict's ``burden_of_proof`` (a verdict without one was decided under "leakage shown",
+        leakaudit's rule before policies: pass ``LEAKAGE_SHOWN_POLICY``).
+    release : {"weights", "scores", "labels"}, optional
+        The declared release context (None: not declared).
+    structural : sequence of Check or dict
+        Structural checks computed apart from the verdict (ignored when ``results`` already holds them).
+    recorded : datetime, optional
+        When the record is made (default: now, UTC).
+
+    Returns
+    -------
+    dict
+        Plain JSON values (write it with :func:`write_evidence`).
+
+    Raises
+    ------
+    InvalidInputError
+        ``results`` lacks the verdict, or an input file is missing.
+    InvalidParameterError
+        The policy differs from the audit's settings, or ``release`` is unknown.
+    """
+    if not isinstance(results, dict) or not isinstance(results.get("verdict"), dict):
+        raise InvalidInputError("results must be the audit's results.json (a dict with a 'verdict')")
+    _consistent(results, policy)
+    checks = [dict(c) for c in results["verdict"].get("checks", [])]
+    have = {c["id"] for c in checks}
+    for c in structural:
+        c = to_strict_jsonable(c)
+        if c["id"] not in have:
+            checks.append(c)
+    release_info = _release(release, checks)
+    classes = _attack_classes(results, checks, release)
+    verdict = results["verdict"]
+    record = {
+        "evidence_version": EVIDENCE_VERSION,
+        "type": "leakaudit evidence record",
+        "recorded": (recorded or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
+        "audit": {"command": results.get("command"), "created": results.get("created"),
+                  "leakaudit_version": results.get("leakaudit_version"),
+                  "results_schema_version": results.get("schema_version"),
+                  "target": results.get("target"), "data": {k: v for k, v in (results.get("data") or {}).items()
+                                                            if not isinstance(v, (list, dict)) or k == "files"}},
+        "verdict": {"outcome": verdict.get("outcome"), "headline": verdict.get("headline"),
+                    "burden_of_proof": policy.burden_of_proof, "confidence": verdict.get("confidence"),
+                    "check_confidence": verdict.get("check_confidence"), "n_checks": verdict.get("n_checks")},
+        "files": _input_files(results, files, Path(base_dir)),
+        "environment": environment(),
+        "policy": {"name": policy.name, "origin": policy.origin, "description": policy.description,
+                   "settings": policy.table()},
+        "release": release_info,
+        "checks": [_check_entry(c, policy) for c in checks],
+        "attack_classes": classes,
+    }
+    record["limitations"] = _limitations(results, checks, classes, policy, release_info)
+    return to_strict_jsonable(record)
+
+
+def write_evidence(path: str | Path, record: dict) -> Path:
+    """Write the record as strict JSON (atomically: a reader never sees half a file); return the path."""
+    write_json_atomic(Path(path), record)
+    return Path(path)

@@ -1,0 +1,52 @@
+"""An audit's files: results.json, records.csv and report.html, written together or not at all.
+
+They are written in a temporary folder beside ``out`` and moved in only when complete, so a failed write leaves an
+existing output folder as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from .._results import write_json_atomic
+from ..exceptions import LeakauditError
+
+__all__ = ["check_out_writable", "write_audit_files"]
+
+
+def check_out_writable(out: Path, *, name: str = "out") -> None:
+    """Refuse an output folder that cannot be written, before any work is done (``name``: the argument that gave
+    it, for the message)."""
+    if out.exists() and not out.is_dir():
+        raise LeakauditError(f"{name} {out} exists and is not a folder")
+    p = out
+    while not p.exists():
+        p = p.parent
+    if not p.is_dir():
+        raise LeakauditError(f"{name} {out} cannot be created: {p} is a file, not a folder")
+    try:  # what the writing will do: a temporary folder beside (or inside) the output, then a rename
+        os.rmdir(tempfile.mkdtemp(prefix=".leakaudit-write-check-", dir=p))
+    except OSError as exc:
+        raise LeakauditError(f"{name} {out} cannot be written ({exc.strerror or exc} in {p})") from None
+
+
+def write_audit_files(out: Path, results: dict, records: pd.DataFrame) -> None:
+    """results.json (``results``), records.csv (``records``) and report.html (rendered from both) into ``out``."""
+    from ..report import write_report
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        write_json_atomic(tmp / "results.json", results)
+        records.to_csv(tmp / "records.csv", index=False)
+        write_report(tmp)
+        out.mkdir(parents=True, exist_ok=True)
+        for f in tmp.iterdir():
+            os.replace(f, out / f.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

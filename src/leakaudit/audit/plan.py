@@ -1,0 +1,163 @@
+"""The audit's plan: every analysis it may run, in order, each declaring the checks it plans before any runs.
+
+An analysis (a :class:`Step`) has a name (its section of results.json), the stage its progress line shows, the
+number of checks it plans for these inputs, whether it runs given what ran before it, and how it runs. The audit
+builds the plan (:func:`build_plan`), derives the multiple-testing correction from it in one place
+(:func:`check_confidence`), runs the steps in order, and hands every check to the pure
+:func:`~leakaudit.audit.verdict.decide`. A step that does not run returns an empty
+:class:`~leakaudit.audit.checks.Analysis`; one that cannot run what it planned says why in its ``skipped`` entries.
+
+Counting a planned check that later cannot run only makes the correction more conservative; a check that runs
+without being planned would make it too liberal, so :func:`run_plan` refuses that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..exceptions import LeakauditError
+from .checks import Analysis
+from .context import AuditContext
+
+__all__ = ["Step", "PLAN", "build_plan", "planned_checks", "check_confidence", "run_plan"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One analysis of the audit.
+
+    Attributes
+    ----------
+    name : str
+        Its results.json section ("membership", "dtp", ...); the key of its result in :func:`run_plan`'s output.
+    stage, title : str
+        The progress line's stage name (the key of results.json's ``timings``) and what it says.
+    checks : callable
+        ``checks(cfg, data, target) -> int``: the checks it plans for these inputs (the Bonferroni family).
+    run : callable
+        ``run(ctx, done) -> Analysis``; ``done`` maps the names of the steps before it to their results.
+    when : callable, optional
+        ``when(ctx, done) -> bool``: whether it runs (default: always).
+    """
+
+    name: str
+    stage: str
+    title: str
+    checks: Callable[..., int]
+    run: Callable[[AuditContext, Mapping[str, Analysis]], Analysis]
+    when: Callable[[AuditContext, Mapping[str, Analysis]], bool] | None = None
+
+
+def _no_checks(cfg, data, target) -> int:
+    return 0
+
+
+def _membership_checks(cfg, data, target) -> int:
+    from .membership_stage import planned_attacks
+
+    # per attack: its AUC and its TPR at the low FPR, and with a budget its empirical epsilon
+    return len(planned_attacks(target, data)) * (2 + (cfg.epsilon_budget is not None))
+
+
+def _membership(ctx, done):
+    from .membership_stage import membership_analysis
+
+    return membership_analysis(ctx)
+
+
+def _dtp(ctx, done):
+    from .dtp_stage import dtp_analysis
+
+    m = done["membership"]
+    return dtp_analysis(ctx, recipe=m.extras.get("recipe"), lira=m.per_record.get("score_lira"),
+                        reference=m.extras.get("reference"))
+
+
+def _removal_applies(ctx, done) -> bool:
+    from .removal_stage import records_to_remove
+
+    return bool(records_to_remove(ctx, done["dtp"]))
+
+
+def _removal(ctx, done):
+    from .removal_stage import records_to_remove, removal_analysis
+
+    return removal_analysis(ctx, done["dtp"], records_to_remove(ctx, done["dtp"]))
+
+
+def _attribute(ctx, done):
+    from .attribute_stage import attribute_analysis
+
+    return attribute_analysis(ctx)
+
+
+def _property(ctx, done):
+    from .property_stage import property_analysis
+
+    return property_analysis(ctx)
+
+
+def _mip(ctx, done):
+    from .mip_stage import mip_analysis
+
+    return mip_analysis(ctx)
+
+
+def _dp(ctx, done):
+    from .dp_stage import dp_analysis
+
+    return dp_analysis(ctx)
+
+
+#: The tabular audit's analyses, in the order they run (the DTP step reads the membership step's reference models
+#: and recipe test; removal reads DTP's records)
+PLAN: tuple[Step, ...] = (
+    Step("membership", "membership", "membership attacks", _membership_checks, _membership),
+    Step("dtp", "dtp", "leave-one-out PDTP of the training records", lambda cfg, data, target: 1, _dtp),
+    Step("removal", "dtp_removal", "PDTP again without the DTP-1 records, and the accuracy cost", _no_checks,
+         _removal, when=_removal_applies),
+    Step("attribute", "attribute", "attribute inference of the sensitive columns",
+         lambda cfg, data, target: len(data.sensitive or []), _attribute),
+    Step("property", "property", "estimating each sensitive group's share of the training data", _no_checks,
+         _property),
+    Step("mip", "mip", "MIP noise for eta = 0.05 and its accuracy cost", _no_checks, _mip),
+    Step("dp", "dp", "one-run audit of the claimed epsilon (DP-SGD with gradient canaries)",
+         # the one-run bound and, where the audit measures it, the per-step noise check
+         lambda cfg, data, target: 2 * int(cfg.claimed_epsilon is not None), _dp,
+         when=lambda ctx, done: ctx.cfg.claimed_epsilon is not None),
+)
+
+
+def build_plan(cfg) -> tuple[Step, ...]:
+    """The analyses an audit with settings ``cfg`` may run (every step of :data:`PLAN`; each decides at run time
+    whether its inputs let it run)."""
+    return PLAN
+
+
+def planned_checks(plan: Sequence[Step], cfg, data, target) -> dict[str, int]:
+    """Checks each step plans for these inputs: the family the verdict's correction covers."""
+    return {s.name: int(s.checks(cfg, data, target)) for s in plan}
+
+
+def check_confidence(confidence: float, n_checks: int) -> float:
+    """The confidence at which each of ``n_checks`` checks is judged so that together they hold at ``confidence``
+    (Bonferroni: ``1 - (1 - confidence) / n_checks``)."""
+    return 1 - (1 - confidence) / max(1, n_checks)
+
+
+def run_plan(plan: Sequence[Step], ctx: AuditContext, stages, planned: Mapping[str, int]) -> dict[str, Analysis]:
+    """Run each step in order (inside ``stages.stage(...)`` for its progress line); a step whose ``when`` is false
+    gives an empty :class:`Analysis`. Returns every step's result by name."""
+    done: dict[str, Analysis] = {}
+    for step in plan:
+        if step.when is not None and not step.when(ctx, done):
+            done[step.name] = Analysis(name=step.name)
+            continue
+        with stages.stage(step.stage, step.title):
+            result = step.run(ctx, done)
+        if len(result.checks) > planned.get(step.name, 0):
+            raise LeakauditError(f"internal error: the {step.name} analysis made {len(result.checks)} checks but "
+                                 f"planned {planned.get(step.name, 0)}; the verdict's correction would be too liberal")
+        done[step.name] = result
+    return done

@@ -1,0 +1,268 @@
+"""The counts at the top and the foot of docs/reproduction.md: rows by kind of reference, each paper's distinct
+results by class (``_ledger``), and the differences still unexplained.
+
+Bookkeeping only (``_page._BOOKKEEPING``): it reads judged rows and computes none of a reproduction's values.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+
+from ._judge import BEATS, INCONCLUSIVE, STATUSES
+from ._kinds import ALLOWANCES, PAPER_REFERENCES, REFERENCES
+from ._ledger import CLASSES, EXPLAINED, MISSING, SUBSTITUTES, paper_of, row_entry
+
+__all__ = ["JUDGED", "closing_text", "current_rule", "per_paper", "per_paper_text", "row_marks", "section_lines",
+           "totals", "totals_text"]
+
+# the statuses of a row judged against a reference
+JUDGED = ("match", BEATS, INCONCLUSIVE, "differs")
+
+
+def totals(results: list[dict]) -> dict:
+    """Counts over the rows of ``results`` (classified runs): ``status`` (every status of ``_judge.STATUSES``),
+    ``randomised`` (the judged statuses among rows over seeds or splits) and ``by_reference`` (reference kind, or
+    "unclassified", -> judged status -> rows)."""
+    status = {s: 0 for s in STATUSES}
+    randomised = {s: 0 for s in JUDGED}
+    by_reference: dict[str, dict[str, int]] = {k: {s: 0 for s in JUDGED} for k in REFERENCES}
+    for res in results:
+        for r in res["rows"]:
+            status[r["status"]] += 1
+            if r["status"] not in JUDGED:
+                continue
+            if r.get("values") is not None:  # a randomised row, judged on its interval (or bound)
+                randomised[r["status"]] += 1
+            ref = r.get("reference") or "unclassified"
+            by_reference.setdefault(ref, {s: 0 for s in JUDGED})[r["status"]] += 1
+    return {"status": status, "randomised": randomised, "by_reference": by_reference}
+
+
+def totals_text(t: dict) -> str:
+    """The rows' totals: one sentence, a table by kind of reference, the kinds and the allowances."""
+    s, rnd, by = t["status"], t["randomised"], t["by_reference"]
+    judged = " / ".join(JUDGED)
+    lines = [
+        (f"Rows (a paper number compared in several rows counts in each here; the table above counts it once): "
+         f"{s['match']} match, {s[BEATS]} beat the paper, {s[INCONCLUSIVE]} are inconclusive (too noisy), "
+         f"{s['differs']} differ, {s['no-paper-value']} have no paper value, {s['not-compared']} are reported beside "
+         f"the paper's value and not compared (running times), {s['reference dropped']} have a reference the spec "
+         f"marks unusable. Of the judged rows, {sum(rnd.values())} are randomised rows judged on their interval or "
+         "bound; the rest are single values against a tolerance. By what the paper value is (the `reference` column "
+         "of every table; the kinds are defined below):"),
+        "",
+        f"| reference | {' | '.join(JUDGED)} | rows |",
+        "|---|" + "---:|" * (len(JUDGED) + 1),
+    ]
+    groups = (("against the paper", [k for k in by if k in PAPER_REFERENCES]),
+              ("against a computation", [k for k in by if k not in PAPER_REFERENCES and k != "unclassified"]))
+    for label, kinds in groups:
+        for k in kinds:
+            lines.append(f"| {k} | " + " | ".join(str(by[k][x]) for x in JUDGED) + f" | {sum(by[k].values())} |")
+        sums = [sum(by[k][x] for k in kinds) for x in JUDGED]
+        lines.append(f"| **{label}** ({', '.join(kinds)}) | " + " | ".join(f"**{n}**" for n in sums)
+                     + f" | **{sum(sums)}** |")
+    if "unclassified" in by:
+        u = by["unclassified"]
+        lines.append("| unclassified (no kind in its reproduction's table) | "
+                     + " | ".join(str(u[x]) for x in JUDGED) + f" | {sum(u.values())} |")
+    dash = " | ".join("—" for _ in JUDGED)
+    for label, key in (("not compared (a kind reported beside the paper's value)", "not-compared"),
+                       ("reference dropped (the spec marks it unusable)", "reference dropped"),
+                       ("no paper value", "no-paper-value")):
+        lines.append(f"| {label} | {dash} | {s[key]} |")
+    lines += ["", "What the `reference` column says the paper value is:", ""]
+    lines += [f"- **{k}**: {v}." for k, v in REFERENCES.items()]
+    lines += [
+        "",
+        ("Allowances, one per kind of quantity: the tolerance a row of that kind is judged with (never less than the "
+         "rounding of its reference). A kind without one keeps the rounding of its reference (the row's "
+         "`tolerance`); a bound the paper states is judged with that rounding alone."),
+        "",
+        "| kind of quantity | allowance | why |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {k} | {a.text()} | {a.why} |" for k, a in ALLOWANCES.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _missing_value(r: dict) -> bool:
+    return r["ours"] is None or (isinstance(r["ours"], float) and math.isnan(r["ours"]))
+
+
+def _class(rows: list[tuple[str, dict, object]], result: str) -> str:
+    """The class of one paper result from its rows ``(section, row, entry)``."""
+    own = [x for x in rows if not x[2].substitute]
+    if not own:
+        return "on substitute data"
+    primary = [x for x in own if not x[2].variant] or own
+    if all(_missing_value(r) for _, r, _ in primary):
+        return "missing"
+    statuses = {r["status"] for _, r, _ in primary}
+    if "differs" in statuses:
+        return "differs, explained" if result in EXPLAINED else "differs, unexplained"
+    if INCONCLUSIVE in statuses:
+        return INCONCLUSIVE
+    return "beats the paper" if BEATS in statuses else "reproduced"
+
+
+def per_paper(results: list[dict], papers: dict[str, str]) -> dict:
+    """Each paper's distinct results by class: ``{paper: {"results": {result: (class, rows)}, "missing": [...],
+    "dropped": n, "computation": {status: rows}}}``, over rows compared with the paper itself (``PAPER_REFERENCES``);
+    rows compared with a computation are counted by status, as rows. ``papers``: each reproduction's ``paper``
+    text, by name."""
+    out: dict[str, dict] = {}
+    grouped: dict[tuple[str, str], list] = defaultdict(list)
+    for res in results:
+        paper = paper_of(papers[res["name"]])
+        book = out.setdefault(paper, {"results": {}, "missing": [], "dropped": 0,
+                                      "computation": {s: 0 for s in JUDGED}})
+        for r in res["rows"]:
+            if r["status"] == "reference dropped":
+                book["dropped"] += 1
+            if r["status"] not in JUDGED:
+                continue
+            if r.get("reference") not in PAPER_REFERENCES:
+                book["computation"][r["status"]] += 1
+                continue
+            result, entry = row_entry(res["name"], r)
+            grouped[paper, result].append((res["name"], r, entry))
+    for (paper, result), rows in grouped.items():
+        out[paper]["results"][result] = (_class(rows, result), rows)
+    for paper, missing in MISSING.items():
+        out.setdefault(paper, {"results": {}, "missing": [], "dropped": 0,
+                               "computation": {s: 0 for s in JUDGED}})["missing"] = list(missing)
+    return out
+
+
+def _counts(book: dict) -> dict[str, int]:
+    counts = {c: 0 for c in CLASSES}
+    for cls, _ in book["results"].values():
+        counts[cls] += 1
+    counts["missing"] += len(book["missing"])
+    return counts
+
+
+def per_paper_text(books: dict) -> str:
+    """The page's first table: per paper, its distinct results by class, and its checks against a computation."""
+    head = ["paper", "results stated", *CLASSES, "references dropped", "checks against a computation (rows: "
+            + " / ".join(JUDGED) + ")"]
+    lines = [
+        ("Per paper, over the **distinct** results it states (a number compared in several rows counts once; a row "
+         "at another setting than the paper's, marked 'variant', does not decide it when a row at the paper's "
+         "setting exists). 'Reproduced': our interval lies within the tolerance of the paper's value; 'beats the "
+         "paper': past it in the direction the paper argues for; 'inconclusive: too noisy': the seeds cannot tell; "
+         "'differs, explained': the gap has an explanation that a row or experiment of this page tests (the closing "
+         "note lists them); 'on substitute data': every row of it ran on data standing in for the paper's "
+         "(reported beside the paper, never counted as a match); 'missing': no row reproduces it (the closing note "
+         "says why). Rows compared with a formula, the spec's re-run or our own check are counted apart, as rows."),
+        "",
+        "| " + " | ".join(head) + " |",
+        "|---|" + "---:|" * (len(head) - 1),
+    ]
+    for paper in sorted(books):
+        book = books[paper]
+        c = _counts(book)
+        comp = " / ".join(str(book["computation"][s]) for s in JUDGED)
+        lines.append(f"| {paper} | {sum(c.values())} | " + " | ".join(str(c[k]) for k in CLASSES)
+                     + f" | {book['dropped']} | {comp} |")
+    return "\n".join(lines) + "\n"
+
+
+def _where(rows) -> str:
+    parts = []
+    for name, r, entry in rows:
+        if entry.substitute or entry.variant:
+            continue
+        paper = f"{r['paper']:.4g}" + ({"lower": " (a lower bound)", "upper": " (an upper bound)"}
+                                      .get(r.get("bound") or "", ""))
+        ours = "not measured" if _missing_value(r) else f"{r['ours']:.4g}"
+        parts.append(f"{name} '{r['quantity']}': ours {ours} against {paper}")
+    return "; ".join(parts)
+
+
+def closing_text(books: dict) -> str:
+    """The closing note: every difference still unexplained, every explained one with its explanation, every
+    inconclusive result and every missing one, per paper."""
+    lines = ["## Closing note: what is still unexplained", ""]
+    for paper in sorted(books):
+        book = books[paper]
+        by_class: dict[str, list] = defaultdict(list)
+        for result, (cls, rows) in sorted(book["results"].items()):
+            by_class[cls].append((result, rows))
+        if not any(by_class.get(k) for k in ("differs, unexplained", "differs, explained", INCONCLUSIVE)) \
+                and not book["missing"]:
+            continue
+        lines += [f"**{paper}.**", ""]
+        for cls, label in (("differs, unexplained", "Differs, unexplained"),
+                           ("differs, explained", "Differs, explained"),
+                           (INCONCLUSIVE, "Inconclusive (too noisy)")):
+            for result, rows in by_class.get(cls, ()):
+                why = f" Explained: {EXPLAINED[result]}." if cls == "differs, explained" else ""
+                lines.append(f"- {label}: {result} ({_where(rows)}).{why}")
+        for result, why in book["missing"]:
+            lines.append(f"- Missing: {result} ({why}).")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def row_marks(name: str, r: dict) -> tuple[str, str]:
+    """What a section's table adds to a row: a mark after its status (substitute data, a variant, ...) and a
+    sentence after its note (the paper result it counts for, where that is not the row itself; its explanation)."""
+    result, entry = row_entry(name, r)
+    if r["paper"] is None:
+        return "", ""
+    marks = []
+    if entry.substitute:
+        marks.append("on substitute data, not counted")
+    if entry.variant:
+        marks.append("variant")
+    sentences = []
+    if entry.dropped:
+        sentences.append(f"Reference dropped: {entry.dropped}.")
+    elif result != f"{name}: {r['quantity']}":
+        sentences.append(f"Counts for the paper's result '{result}'.")
+    if r["status"] == "differs" and result in EXPLAINED:
+        sentences.append(f"Explained: {EXPLAINED[result]}.")
+    note = r["note"].rstrip()
+    lead = "" if not note else " " if note.endswith(".") else ". "
+    return (f" ({'; '.join(marks)})" if marks else ""), (lead + " ".join(sentences) if sentences else "")
+
+
+def section_lines(result: dict) -> list[str]:
+    """Paragraphs a section adds under its heading: what each substitute data set its rows ran on can and cannot
+    show."""
+    subs = []
+    for r in result["rows"]:
+        sub = row_entry(result["name"], r)[1].substitute
+        if sub and sub not in subs:
+            subs.append(sub)
+    out = []
+    for key in subs:
+        s = SUBSTITUTES[key]
+        out += [f"Substitute data: {s.what}. It can show {s.can}; it cannot show {s.cannot}. Rows on it are "
+                "reported beside the paper's values and never counted as matches of the paper.", ""]
+    return out
+
+
+# sentences of the reproductions' notes that state the match rule as it was before the page's current one (the
+# paper's value in the interval widened by its rounding; an allowance only noted): the notes are code of their
+# reproductions, so they are rewritten where the page shows them rather than in the modules, which would make the
+# stored runs stale
+_OLD_RULE = (
+    re.compile(r"matches when the (?:paper's value|reference) lies in (?:the 95% (?:t-)?interval of "
+               r"(?:that|the) mean(?: over seeds)?|that interval),? ?(?:widened only by the (?:paper's|reference's) "
+               r"rounding(?: \(3 decimals\))?)?"),
+    re.compile(r"[;.] [Tt]he note of a row that misses (?:its interval )?by less than the allowance of its kind of "
+               r"quantity \(the page's Allowances table\) says so"),
+)
+_NEW_RULE = ("is judged by the page's rule (its top: the mean and the whole interval within the tolerance of the "
+             "row's kind of quantity)")
+
+
+def current_rule(notes: str) -> str:
+    """``notes`` with each sentence stating the former match rule replaced by a pointer to the page's rule."""
+    notes = _OLD_RULE[0].sub(_NEW_RULE, notes)
+    return _OLD_RULE[1].sub("", notes)

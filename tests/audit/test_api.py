@@ -1,0 +1,105 @@
+"""leakaudit.audit(): the audit in memory, its argument checks, and the same result as the command line's files."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.svm import SVC
+
+import leakaudit
+from leakaudit.exceptions import LeakauditError
+
+
+def _tables(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(2 * n, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=2 * n) > 0)
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(colour=rng.choice(["red", "blue"], 2 * n),
+                                                         label=np.where(y, "yes", "no"))
+    return df.iloc[:n], df.iloc[n:]
+
+
+def test_audit_in_memory_equals_the_command_line_on_the_same_files(tmp_path):
+    """The library call and `leakaudit audit` over the same records and model give the same checks and scores."""
+    import skops.io as sio
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from leakaudit.cli import main
+
+    mem, non = _tables()
+    model = make_pipeline(make_column_transformer((OneHotEncoder(), ["colour"]), remainder="passthrough"),
+                          LogisticRegression()).fit(mem.drop(columns="label"), mem["label"])
+    res = leakaudit.audit(model, mem, non, label="label", profile="smoke", cache_dir=str(tmp_path / "c1"))
+    assert res.records is not None and len(res.records) == len(mem) + len(non)
+    assert set(res.records["source"]) == {"members", "nonmembers"}
+    mem.to_csv(tmp_path / "train.csv", index=False)
+    non.to_csv(tmp_path / "test.csv", index=False)
+    sio.dump(model, tmp_path / "model.skops")
+    rc = main(["audit", "--train", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"), "--label",
+               "label", "--model", str(tmp_path / "model.skops"), "--profile", "smoke", "--out",
+               str(tmp_path / "out"), "--cache-dir", str(tmp_path / "c2"), "--quiet"])
+    assert rc in (0, None)
+    cli = pd.read_csv(tmp_path / "out" / "records.csv")
+    for col in ("score_loss", "score_lira", "score_shadow", "pdtp"):
+        np.testing.assert_allclose(res.records[col].to_numpy(float), cli[col].to_numpy(float), equal_nan=True)
+    import json
+
+    cli_checks = json.loads((tmp_path / "out" / "results.json").read_text())["verdict"]["checks"]
+    assert [(c["id"], c["status"]) for c in cli_checks] == [(c.id, c.status) for c in res.checks]
+    out = res.save(tmp_path / "saved")
+    assert pd.read_csv(out / "records.csv").shape == cli.shape
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(members=[[1, 2]]), "members must be a pandas DataFrame"),
+    (dict(label=3), "label must be the name"),
+    (dict(profile="fast"), "profile"),
+    (dict(train="x.csv"), "unknown or file-only argument(s) train"),
+    (dict(n_reference=3), "unknown or file-only argument(s) n_reference"),
+    (dict(model_input="raw"), "model_input must be"),
+    (dict(sensitive="colour"), "sensitive must be a list"),
+])
+def test_bad_arguments_are_named(kwargs, words):
+    mem, non = _tables(50)
+    model = LogisticRegression().fit(mem[["a", "b", "c"]], mem["label"])
+    args = dict(model=model, members=mem, nonmembers=non, label="label", profile="smoke")
+    args.update(kwargs)
+    with pytest.raises(LeakauditError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        leakaudit.audit(**args)
+
+
+def test_a_model_without_probabilities_is_refused_by_name():
+    mem, non = _tables(50)
+    with pytest.raises(LeakauditError, match="model must be a fitted scikit-learn classifier"):
+        leakaudit.audit(SVC().fit(mem[["a", "b", "c"]], mem["label"]), mem, non, label="label")
+
+
+def test_predictions_only_in_memory(tmp_path):
+    mem, non = _tables(200)
+    rng = np.random.default_rng(1)
+    res = leakaudit.audit(members=mem, nonmembers=non, label="label", profile="smoke",
+                          predictions=(rng.dirichlet([1, 1], 200), rng.dirichlet([1, 1], 200)))
+    assert set(res.membership) == {"loss", "quantile"}
+    skipped = {s["name"]: s for s in res.skipped}
+    assert any(s.get("missing") == ["model"] for s in skipped.values())
+    with pytest.raises(LeakauditError, match=r"predictions\[0\] has shape"):
+        leakaudit.audit(members=mem, nonmembers=non, label="label", predictions=(np.ones((3, 2)) / 2, np.ones((200, 2)) / 2))
+
+
+def test_learner_validation_runs_on_every_training_path():
+    """SklearnLearner(SVC()) has no predict_proba: refused with the same message by fit, fit_many, fit_predict_many
+    and the engine (fit_predict_many and the engine used to end in a raw AttributeError)."""
+    from leakaudit.engine import Engine
+    from leakaudit.learners import SklearnLearner
+
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    y = (X[:, 0] > 0).astype(int)
+    learner = SklearnLearner(SVC())
+    calls = [lambda: learner.fit(X, y), lambda: learner.fit_many(X, y, [np.arange(20)], [0]),
+             lambda: learner.fit_predict_many(X, y, [np.arange(20)], [0], X),
+             lambda: Engine().predict_many(learner, X, y, [np.arange(20)], [0], X)]
+    for call in calls:
+        with pytest.raises(LeakauditError, match="has no predict_proba"):
+            call()

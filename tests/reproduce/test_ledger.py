@@ -1,0 +1,147 @@
+"""How the page counts each paper's results (``_ledger``, ``_tally``): a number compared in several rows counts once,
+stated claims are judged, unusable references are dropped, rows on substitute data are never counted as matches, and
+every paper figure the stored runs support is drawn from them (``_figures``)."""
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from leakaudit import reproduce
+from leakaudit.reproduce import _figures, _ledger, _tally
+from leakaudit.reproduce import _registry as reg
+from leakaudit.reproduce._judge import BEATS, INCONCLUSIVE
+from leakaudit.reproduce._kinds import ALLOWANCES
+
+STORED = Path(__file__).resolve().parents[2] / "docs" / "reproduction"
+
+
+@pytest.fixture(scope="module")
+def runs():
+    reproduce.load_all()
+    out = []
+    for f in sorted(STORED.glob("*.json")):
+        res = json.loads(f.read_text())
+        if res["name"] in reg.names():
+            res["rows"] += _ledger.claim_rows(res)
+            reg.classify(res)
+            out.append(res)
+    return out
+
+
+@pytest.fixture(scope="module")
+def books(runs):
+    return _tally.per_paper(runs, {res["name"]: reg.get(res["name"]).paper for res in runs})
+
+
+def test_every_ledger_entry_counts_a_stored_row_and_names_known_kinds(runs):
+    names = set(reg.names())
+    for e in _ledger.ENTRIES:
+        assert e.substitute is None or e.substitute in _ledger.SUBSTITUTES
+        assert e.kind is None or e.kind in ALLOWANCES
+        assert e.favourable in (None, "higher", "lower")
+        assert any(re.fullmatch(e.section, n) for n in names), e.section
+        hits = [(res["name"], r["quantity"]) for res in runs for r in res["rows"]
+                if _ledger.lookup(res["name"], r["quantity"])[1] is e]
+        assert hits, f"the entry ({e.section!r}, {e.pattern!r}) counts no stored row"
+    for c in _ledger.CLAIMS:
+        assert c.section in names and (c.substitute is None or c.substitute in _ledger.SUBSTITUTES)
+    results = {_ledger.row_entry(res["name"], r)[0] for res in runs for r in res["rows"]}
+    assert set(_ledger.EXPLAINED) <= results, "an explanation names no result of the page"
+
+
+def test_a_number_compared_in_several_rows_counts_once(books):
+    long = books["Long"]["results"]
+    cls, rows = long["Table 2: NB-Adult train accuracy"]
+    assert sorted(name for name, _, _ in rows) == ["long-dtp-correlation", "long-dtp-table2"]
+    # the same paper number at another setting (C = 100, more epochs) is a variant, not another result
+    cls, rows = long["Table 2: LR-Adult avg PDTP"]
+    assert any(e.variant for _, _, e in rows) and any(not e.variant for _, _, e in rows)
+    assert not any("C = 100" in r for r in long)
+    counts = {p: _tally._counts(b) for p, b in books.items()}
+    for paper, c in counts.items():
+        assert sum(c.values()) == len(books[paper]["results"]) + len(books[paper]["missing"])
+    # Table III's black-box accuracy on census gender at 3% is compared in chase-fig1, chase-table3 and as variants
+    # in chase-gender: one result
+    _, rows = books["Chase"]["results"]["Table III: census-gender black-box accuracy at p=0.03"]
+    assert {name for name, _, _ in rows} == {"chase-fig1", "chase-table3", "chase-gender"}
+
+
+def test_substitute_data_is_never_counted_as_a_match(runs, books):
+    for paper, book in books.items():
+        for result, (cls, rows) in book["results"].items():
+            if all(e.substitute for _, _, e in rows):
+                assert cls == "on substitute data", result
+            if cls in ("reproduced", BEATS, INCONCLUSIVE) or cls.startswith("differs"):
+                assert any(not e.substitute for _, _, e in rows), result
+    # every Purchase-generator row of Long is on substitute data, and so is every Fashion-MNIST row of Yeom
+    subs = {(res["name"], r["quantity"]): _ledger.row_entry(res["name"], r)[1].substitute for res in runs
+            for r in res["rows"] if r["paper"] is not None}
+    assert all(v == "purchase generator" for (n, q), v in subs.items() if "Purchase" in q)
+    assert all(v == "Fashion-MNIST" for (n, _), v in subs.items() if n in ("yeom-table1", "yeom-fig4"))
+    assert all(v == "SpamAssassin" for (n, q), v in subs.items() if q.startswith("enron-") or "enron-" in q)
+    page_section = reg.to_markdown(next(res for res in runs if res["name"] == "long-table1"))
+    assert "Substitute data: a synthetic Purchase-like generator" in page_section
+    assert "(on substitute data, not counted)" in page_section and "it cannot show" in page_section
+    # a section on substitute data says so even where no row has a paper value
+    assert "Substitute data: Fashion-MNIST" in reg.to_markdown(next(res for res in runs if res["name"] == "yeom-fig2c"))
+
+
+def test_references_the_spec_marks_unusable_are_dropped(runs, books):
+    fig3 = next(res for res in runs if res["name"] == "yeom-fig3")
+    dropped = [r for r in fig3["rows"] if r["status"] == "reference dropped"]
+    assert sorted(r["paper"] for r in dropped) == [0.5, 0.8, 0.85]
+    assert not any(r.startswith("yeom-fig3: Fig. 3 shape") for r in books["Yeom"]["results"])
+    assert books["Yeom"]["dropped"] == 3
+    assert "machine-invented" in reg.to_markdown(fig3)
+
+
+def test_stated_claims_are_judged_and_a_failing_one_differs(runs, books):
+    fig56 = next(res for res in runs if res["name"] == "chase-fig5-6")
+    claims = {r["quantity"]: r for r in fig56["rows"] if r.get("claim")}
+    assert len(claims) == 10 and all(r["reference"] == "claim" and r["paper"] == 1.0 for r in claims.values())
+    # census-random's precision falls from about 0.60 to 0.10 at 20% poisoning: not 'a rather low slope'
+    r = claims["claim: census-random target precision falls slowly from p=0.00 to p=0.20 (1 = holds)"]
+    assert r["values"] == [0.0] * 5 and r["status"] == "differs"
+    cls, _ = books["Chase"]["results"]["Figs. 5-6: precision falls with a low slope"]
+    assert cls == "differs, unexplained"
+    # the claim is judged on the stored per-seed values of the rows it speaks of
+    prec = {r["quantity"]: r["values"] for r in fig56["rows"] if r.get("values") and "precision" in r["quantity"]}
+    lo, hi = (np.asarray(prec[f"census-gender target precision at p={p}"]) for p in ("0.00", "0.20"))
+    assert claims["claim: census-gender target precision falls slowly from p=0.00 to p=0.20 (1 = holds)"][
+        "values"] == [float(x) for x in (hi < lo) & (hi >= 0.5 * lo)]
+    # a claim whose rows are not stored is left out rather than judged on nothing
+    assert _ledger.claim_rows({"name": "chase-fig5-6", "rows": []}) == []
+
+
+def test_per_paper_table_and_closing_note(runs, books):
+    text = _tally.per_paper_text(books)
+    for paper, book in books.items():
+        c = _tally._counts(book)
+        assert f"| {paper} | {sum(c.values())} | " + " | ".join(str(c[k]) for k in _ledger.CLASSES) in text
+    closing = _tally.closing_text(books)
+    unexplained = [r for b in books.values() for r, (cls, _) in b["results"].items() if cls == "differs, unexplained"]
+    assert unexplained and all(f"Differs, unexplained: {r} (" in closing for r in unexplained)
+    assert "Netflix" in closing and "Explained: the paper's learner is Weka's" in closing
+    assert INCONCLUSIVE in {cls for b in books.values() for cls, _ in b["results"].values()}
+
+
+def test_every_figure_draws_from_its_stored_run(runs, tmp_path):
+    by_name = {res["name"]: res for res in runs}
+    for fig in _figures.FIGURES:
+        res = by_name[fig.section]
+        assert (fig.title, fig.file) in _figures.figures_of(res), fig.file
+    # the paper's printed points are drawn where the paper gives numbers: Chase's Fig. 1
+    pts = _figures._points(by_name["chase-fig1"], next(f for f in _figures.FIGURES if f.file == "chase-fig1.png"))
+    printed = {(name, x, paper) for name, ps in pts.items() for x, _, _, _, paper, is_printed in ps if is_printed
+               and paper is not None}
+    assert ("census-gender", 0.03, 0.99) in printed and ("census-race", 0.1, 0.98) in printed
+    # a point is the row's mean with its interval; Yeom's Fig. 3 is drawn against r, not the depth
+    fig3 = next(f for f in _figures.FIGURES if f.file == "yeom-fig3.png")
+    (x, mean, lo, hi, _, _) = _figures._points(by_name["yeom-fig3"], fig3)["membership"][-1]
+    assert 8.5 < x < 10 and lo <= mean <= hi
+    written = _figures.draw_figures(by_name["chase-fig3"], tmp_path)
+    assert [p.name for p in written] == ["chase-fig3.png"] and written[0].read_bytes().startswith(b"\x89PNG")
+    assert _figures.NOT_DRAWN
