@@ -184,8 +184,11 @@ def test_cli_dataset_inference_and_canaries(tmp_path, tiny_demo, capsys):
                  str(tiny_demo.members), "--unseen", str(tiny_demo.members), "--out", str(out)]) == 2
     assert main(["lm-dataset-inference", "--model-dir", str(tiny_demo.target_dir), "--suspect",
                  str(tiny_demo.members), "--unseen", str(tiny_demo.nonmembers), "--test", "z", "--out", str(out)]) == 2
+    assert main(["lm-canary-audit", "score", "--canaries", str(cdir / "canaries.json"), "--model-dir",
+                 str(tiny_demo.base_dir), "--epsilon", "2", "--device", "gpu0", "--out", str(cdir)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 5 and all(line.startswith("leakaudit: error:") for line in err)
+    assert len(err) == 6 and all(line.startswith("leakaudit: error:") for line in err)
+    assert "gpu0" in err[-1]
 
 
 def test_canaries_dataclass_is_frozen():

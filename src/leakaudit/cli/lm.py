@@ -13,6 +13,8 @@ from ._typer import Command, Group
 
 __all__ = ["register", "run_dataset_inference", "run_canary_insert", "run_canary_score"]
 
+_DEVICE_HELP = "Where the language models score: cpu, cuda, cuda:N or auto (a GPU when one is visible)."
+
 
 def _threads() -> int:
     try:
@@ -30,7 +32,7 @@ def _quiet() -> None:
 
 def run_dataset_inference(*, model_dir: Path, tokenizer: Optional[Path], reference_dir: list[Path], suspect: Path,
                           unseen: Path, text_column: str, alpha: float, test: str, power: bool, n_repeats: int,
-                          seed: int, out: Path, on_step=None) -> dict:
+                          seed: int, out: Path, device: str = "cpu", on_step=None) -> dict:
     """Read the sets, score them, run :func:`leakaudit.lm.dataset_inference.dataset_inference`, write
     ``dataset_inference.json``; return what it holds."""
     from .._results import to_strict_jsonable, write_json_atomic
@@ -49,8 +51,8 @@ def run_dataset_inference(*, model_dir: Path, tokenizer: Optional[Path], referen
     step("reading the suspect and unseen texts")
     sus, uns = read_texts(suspect, text_column), read_texts(unseen, text_column)
     step("loading the language model")
-    lm = load_causal_lm(model_dir, tokenizer)
-    refs = [load_causal_lm(d, what="reference model directory") for d in reference_dir]
+    lm = load_causal_lm(model_dir, tokenizer, device=device)
+    refs = [load_causal_lm(d, what="reference model directory", device=device) for d in reference_dir]
     texts, n = sus + uns, _threads()
     step(f"scoring {len(texts):,} texts under {1 + len(refs)} model{'s' if refs else ''}")
     ts = score_texts(lm.model, lm.tokenizer, texts, max_length=lm.context_length, n_threads=n)
@@ -106,7 +108,8 @@ def run_canary_insert(*, data: Path, text_column: str, tokenizer: Optional[Path]
 
 
 def run_canary_score(*, canaries: Path, model_dir: Path, tokenizer: Optional[Path], claimed_epsilon: float,
-                     delta: float, confidence: float, bound: str, out: Path, on_step=None) -> dict:
+                     delta: float, confidence: float, bound: str, out: Path, device: str = "cpu",
+                     on_step=None) -> dict:
     """Score the canaries' secrets under the fine-tuned model and write ``canary_audit.json``."""
     from dataclasses import asdict
 
@@ -125,7 +128,7 @@ def run_canary_score(*, canaries: Path, model_dir: Path, tokenizer: Optional[Pat
     step("reading the canaries")
     c = read_canaries(canaries)
     step("loading the fine-tuned model")
-    lm = load_causal_lm(model_dir, tokenizer)
+    lm = load_causal_lm(model_dir, tokenizer, device=device)
     step(f"scoring {c.m:,} canary secrets")
     s = secret_scores(lm.model, lm.tokenizer, c, max_length=lm.context_length, n_threads=_threads())
     res = canary_audit(c, s, claimed_epsilon=claimed_epsilon, delta=delta, confidence=confidence, bound=bound)
@@ -161,6 +164,7 @@ def register(app: typer.Typer) -> None:
                                         "sets. (default: --power)"),
         n_repeats: int = typer.Option(100, "--power-repeats", help="Subsets drawn per set size."),
         seed: int = typer.Option(0, "--seed", help="Seed of the split, the guard and the power curve."),
+        device: str = typer.Option("cpu", "--device", help=_DEVICE_HELP),
         out: Path = typer.Option(Path("runs/lm-dataset-inference"), "--out", help="Writes dataset_inference.json "
                                                                                   "here."),
     ) -> None:
@@ -172,7 +176,7 @@ def register(app: typer.Typer) -> None:
             s = run_dataset_inference(model_dir=model_dir, tokenizer=tokenizer, reference_dir=list(reference_dir),
                                       suspect=suspect, unseen=unseen, text_column=text_column, alpha=alpha,
                                       test=test, power=power, n_repeats=n_repeats, seed=seed, out=out,
-                                      on_step=progress.step)
+                                      device=device, on_step=progress.step)
         t = s["test"]
         typer.echo(f"{s['n_suspect']} suspect and {s['n_unseen']} unseen texts; features: {', '.join(s['features'])}")
         typer.echo(f"set-level test on the held-out halves ({t['n_test'][0]} + {t['n_test'][1]} texts): "
@@ -234,6 +238,7 @@ def register(app: typer.Typer) -> None:
         tokenizer: Path = typer.Option(None, "--tokenizer", help="Tokenizer directory. [default: the model's]"),
         confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the lower bound."),
         bound: str = typer.Option("best", "--bound", help="best, steinke2023, fdp or gdp (leakaudit dp-audit)."),
+        device: str = typer.Option("cpu", "--device", help=_DEVICE_HELP),
         out: Path = typer.Option(Path("runs/lm-canaries"), "--out", help="Writes canary_audit.json here."),
     ) -> None:
         """Score the canaries under the fine-tuned model: the one-run epsilon lower bound against the claim."""
@@ -243,7 +248,7 @@ def register(app: typer.Typer) -> None:
                           doing="starting") as progress:
             s = run_canary_score(canaries=canaries, model_dir=model_dir, tokenizer=tokenizer,
                                  claimed_epsilon=epsilon, delta=delta, confidence=confidence, bound=bound, out=out,
-                                 on_step=progress.step)
+                                 device=device, on_step=progress.step)
         typer.echo(f"{s['m']} canaries ({s['n_included']} inserted): secret-score AUC {s['auc']:.3f}; "
                    f"{s['correct']} of {s['guesses']} guesses right")
         typer.echo(f"empirical lower bound: epsilon {s['epsilon_lower_bound']:.3f} at {s['confidence']:.0%} "
