@@ -167,6 +167,20 @@ def quality(is_member, scores) -> dict:
     return {"auc": float(auc(is_member, scores)), "tpr_at_0.1%fpr": float(tpr_at_fpr(is_member, scores, FPR))}
 
 
+def mean_ci(values, *, clip: tuple | None = None, digits: int | None = None) -> dict:
+    """Mean of per-seed values with a 95% t-interval over them (NaN with one value), optionally clipped to ``clip``
+    (AUC and TPR live in [0, 1]); the values themselves too (rounded to ``digits`` places when given)."""
+    from scipy.stats import t
+
+    v = np.asarray(values, float)
+    h = float(t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
+    lo, hi = float(v.mean() - h), float(v.mean() + h)
+    if clip is not None:
+        lo, hi = max(clip[0], lo), min(clip[1], hi)
+    return {"mean": float(v.mean()), "ci95": [lo, hi],
+            "values": (v.round(digits) if digits is not None else v).tolist()}
+
+
 class Timer:
     """``with Timer() as t: ...`` then ``t.seconds`` (wall clock) and ``t.cpu_seconds`` (this process's CPU
     time, all threads, plus that of child processes that finished inside the block)."""

@@ -2,7 +2,8 @@
 
 A module imports only from lower layers; within layer 3 the only sibling edges are to ``membership``
 (attribute's reductions use membership oracles; dtp uses Long's output binning and attack protocols; lm calibrates
-language-model scores with membership's LiRA and RMIA).
+language-model scores with membership's LiRA and RMIA) and from ``lm`` to ``dpaudit`` (the canary audit of
+fine-tuning turns canary scores into the one-run epsilon lower bound).
 ``cli`` (a package: one module per command) is the top layer and imports its commands statically, so this
 walk sees every edge; no module loads one of ours by a name in a string (``import_module``), which it would not.
 """
@@ -22,7 +23,8 @@ LAYER = {
     "reproduce": 4, "checks": 4, "report": 4, "audit": 4,
     "cli": 5,
 }
-SIBLING_EDGES = {("dtp", "membership"), ("attribute", "membership"), ("lm", "membership"), ("audit", "report")}
+SIBLING_EDGES = {("dtp", "membership"), ("attribute", "membership"), ("lm", "membership"), ("lm", "dpaudit"),
+                 ("audit", "report")}
 
 
 def _top(path: Path) -> str:

@@ -14,7 +14,8 @@ SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "
            "kernel_ab", "bench_quantile_vs_lira", "bench_lm_scoring", "lm_memorisation", "bench_dp_sgd",
            "dp_audit_soundness", "bench_dpaudit_vs_privacymeter", "bench_bavaria",
            "bench_dpaudit_vs_privacymeter_dpsgd", "lm_blind_guard", "bench_audit_scaling", "pdtp_screening",
-           "label_only_adult", "structural_survey"]
+           "label_only_adult", "structural_survey", "lm_dataset_inference", "lm_canary_audit",
+           "lm_reference_attacks", "lm_canary_audit_dp"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -22,7 +23,8 @@ def test_script_imports(load_benchmark, name):
     mod = load_benchmark(name)
     if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic", "forest_kernel_profile", "kernel_ab",
                                              "lm_memorisation", "dp_audit_soundness", "lm_blind_guard", "label_only_adult",
-                                             "structural_survey"):
+                                             "structural_survey", "lm_dataset_inference", "lm_canary_audit",
+                                             "lm_reference_attacks", "lm_canary_audit_dp"):
         assert callable(mod.main)
 
 
@@ -40,6 +42,22 @@ def test_kernel_ab_runs_both_comparisons_and_finds_the_same_numbers(load_benchma
     assert out.count("bit for bit: True") == (3 if native else 2), out
     assert "rows together (default)" in out and "bitsets (2,000 queried)" in out
     assert "one-hot groups 0 vs 7; largest weight difference" in out
+
+
+def test_mean_ci_and_the_lm_set_audit_summaries(load_benchmark):
+    C = load_benchmark("_common")
+    ci = C.mean_ci([0.2, 0.4], clip=(0.3, 1.0))
+    assert ci["mean"] == pytest.approx(0.3) and ci["ci95"][0] == 0.3 and ci["ci95"][1] > 1.0 - 1e-12
+    assert np.isnan(C.mean_ci([1.0])["ci95"][0])
+    K = load_benchmark("lm_canary_audit")
+    row = {"epsilon_lower_bound": 1.0, "auc": 0.9, "tpr_at_1pct_fpr": 0.5, "null_epsilon_lower_bound": 0.0,
+           "null_auc": 0.5, "null_exceed": 1, "null_redraws": 100}
+    summ = K.summarise([{"designs": {d: row for d in K.DESIGNS}}] * 2)
+    assert summ["new_token"]["null_redraws_exceeding_0"]["k"] == 2 and summ["rare_token"]["auc"]["mean"] == 0.9
+    R = load_benchmark("lm_reference_attacks")
+    m = {"auc": 0.6, "tpr_at_0.01": 0.02, "tpr_at_0.001": 0.0}
+    text = R.markdown(R.summarise([{"epochs": {1: {"lm_loss": m, "lm_reference": m}}}] * 3))
+    assert "| reference-model ratio | 0.600 [0.600, 0.600] | 0.020" in text
 
 
 def test_quality_hand_computed(load_benchmark):

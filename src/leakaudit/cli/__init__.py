@@ -19,7 +19,7 @@ import typer
 from .. import __version__
 from .._interrupt import on_sigint
 from ..exceptions import LeakauditError
-from . import attribute, audit, datasets, doctor, dp_audit, dtp, membership, mip, reproduce
+from . import attribute, audit, datasets, doctor, dp_audit, dtp, lm, membership, mip, reproduce
 from . import property as property_
 from ._typer import Stopped, TopGroup
 
@@ -50,7 +50,7 @@ def _root(
 
 
 # the order of `leakaudit --help`: commands in this order, then the groups (dtp, mip) in theirs
-for _module in (datasets, reproduce, audit, membership, dp_audit, dtp, attribute, property_, mip, doctor):
+for _module in (datasets, reproduce, audit, membership, dp_audit, lm, dtp, attribute, property_, mip, doctor):
     _module.register(app)
 
 

@@ -3,8 +3,11 @@
 Modules: :mod:`~leakaudit.lm.load` (a local transformers directory, safetensors only; peft adapters),
 :mod:`~leakaudit.lm.score` (batched per-token log-probabilities, or arrays given), :mod:`~leakaudit.lm.attacks`
 (loss, zlib, Min-K%, Min-K%++, reference ratio, offline LiRA and RMIA), :mod:`~leakaudit.lm.blind` (the text-only
-baseline of Das et al.), :mod:`~leakaudit.lm.texts` (reading texts from files) and :mod:`~leakaudit.lm.demo` (a
-small GPT-2 model fine-tuned here on SpamAssassin e-mails). torch and transformers are imported only when used.
+baseline of Das et al.), :mod:`~leakaudit.lm.dataset_inference` (was a set of texts used? Maini et al.'s set-level
+test, guarded by the blind baseline), :mod:`~leakaudit.lm.canary` (canary audit of fine-tuning: designed canaries and
+the one-run epsilon lower bound, Panda et al.), :mod:`~leakaudit.lm.texts` (reading texts from files) and
+:mod:`~leakaudit.lm.demo` (a small GPT-2 model fine-tuned here on SpamAssassin e-mails). torch and transformers are
+imported only when used.
 """
 
 from .attacks import ATTACKS, run_lm_attacks
