@@ -289,6 +289,48 @@ def _check_sensitive(frames: list[pd.DataFrame], wheres: list[str], label: str, 
                 "there is nothing to infer: drop it from --sensitive")
 
 
+def _row_hashes(frame: pd.DataFrame) -> np.ndarray:
+    """One 64-bit hash per row of its values (column order as given; the tables are aligned to one order first)."""
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def _check_overlap(frames: list[pd.DataFrame], wheres: list[str]) -> None:
+    """Refuse non-members (or population records) that are all copies of audited records; warn on a partial overlap.
+
+    A non-members file identical to the members file makes every attack compare a set with itself: the audit
+    would find no leak whatever the model, a silently wrong answer. So the non-members are refused when every one
+    of them is identical (all columns, the label included) to a member, and the population when every one of its
+    records is identical to a member or a non-member. Some identical records across the sets are refused no
+    further: real tables repeat records (Adult without its sampling weight does), and a record trained on that
+    also appears among the non-members only makes the attacks look weaker. Those are named in one warning
+    (:class:`DuplicateRecordsWarning`), with their count and rows.
+    """
+    import warnings
+
+    hashes = [_row_hashes(f) for f in frames]
+    for i in range(1, len(frames)):
+        h = hashes[i]
+        dup = np.isin(h, np.concatenate(hashes[:i]) if i > 1 else hashes[0])
+        n_dup = int(dup.sum())
+        if n_dup == 0:
+            continue
+        others = "members" if i == 1 else "members or non-members"
+        rows = _rows(frames[i].index[dup])
+        if n_dup == len(h):
+            raise InvalidInputError(
+                f"every record of the {wheres[i]} ({n_dup} of {len(h)}) is identical to one of the {others}: "
+                f"the {'non-members' if i == 1 else 'population'} must be records the model was not trained on "
+                "(is the same file given twice?)")
+        warnings.warn(
+            f"{n_dup} of the {len(h)} records of the {wheres[i]} are identical to one of the {others} "
+            f"({rows}); they are audited as given, which makes the attacks look weaker than they are",
+            DuplicateRecordsWarning, stacklevel=2)
+
+
+class DuplicateRecordsWarning(UserWarning):
+    """Some non-member (or population) records are identical to audited records (see :func:`_check_overlap`)."""
+
+
 def _user_data(cfg: AuditConfig) -> AuditData:
     """The user's tables, reconciled once here: same columns (by name), one type per column, the same
     classes among members and non-members, usable sensitive columns. See docs/input.md."""
@@ -331,6 +373,7 @@ def _user_data(cfg: AuditConfig) -> AuditData:
     _check_label(frames, wheres, cfg.label)
     sensitive = list(cfg.sensitive or [])
     _check_sensitive(frames, wheres, cfg.label, sensitive)
+    _check_overlap(frames, wheres)
     train, test = frames[0], frames[1]
     pop = frames[2] if len(frames) > 2 else train.iloc[:0]
     full = pd.concat([train, test, pop], ignore_index=True)

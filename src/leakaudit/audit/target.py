@@ -403,7 +403,10 @@ def load_torch_model(module_spec: str, weights: Path, module_kwargs: dict | None
     return module
 
 
-def _torch_probs(module, X: np.ndarray, n_classes: int) -> np.ndarray:
+def _torch_probs(module, X: np.ndarray, n_classes: int, what: str = "the records") -> np.ndarray:
+    """The module's class probabilities on ``X`` (its outputs as they are when they are probabilities, else their
+    softmax), checked as the audit's every other model output is: a NaN or infinite output is refused naming
+    ``what``."""
     import torch
 
     with torch.no_grad():
@@ -418,7 +421,7 @@ def _torch_probs(module, X: np.ndarray, n_classes: int) -> np.ndarray:
             p = out
         else:  # logits or log-probabilities
             p = torch.softmax(out, dim=1)
-    return p.numpy()
+    return check_probabilities(p.numpy(), name=f"the model's outputs on {what}")
 
 
 def _numbers(names: list[str]) -> np.ndarray | None:
@@ -720,8 +723,9 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
             encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
         else:  # a tensor carries no column names: the module takes leakaudit's encoding (docs/input.md)
             X_m, X_n, X_p, encode = data.X_mem, data.X_non, data.X_pop, data.encoder.transform
-        pm, pn = _torch_probs(module, X_m, C), _torch_probs(module, X_n, C)
-        pp = _torch_probs(module, X_p, C) if len(X_p) else None
+        pm, pn = (_torch_probs(module, X, C, f"the {w} ({cfg.model} with {cfg.module})")
+                  for X, w in ((X_m, "members"), (X_n, "non-members")))
+        pp = _torch_probs(module, X_p, C, f"the population ({cfg.model} with {cfg.module})") if len(X_p) else None
         learner = torch_module_learner(cfg)
         t = cfg.training
         desc = (f"{cfg.module} with weights from {cfg.model}; retrained for reference and leave-one-out models as "

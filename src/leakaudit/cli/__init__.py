@@ -7,8 +7,9 @@ status 130: a command describes its own interruption by wrapping its work in
 :func:`~leakaudit._interrupt.on_interrupt`; any other KeyboardInterrupt gets a generic line.
 
 The command modules import only typer and the standard library at module level; everything
-else is imported inside the command that needs it, so ``leakaudit --help`` and
-``leakaudit --version`` load none of the numerical stack. The layer above all others: nothing
+else is imported inside the command that needs it. Each command is registered when it runs
+(:class:`~leakaudit.cli._typer.TopGroup`), so ``leakaudit --help`` and ``leakaudit --version`` load
+none of the numerical stack, and a command loads only what it uses. The layer above all others: nothing
 in the package imports ``leakaudit.cli``.
 """
 
@@ -25,13 +26,21 @@ from ._typer import Stopped, TopGroup
 
 __all__ = ["app", "main"]
 
+
+class _Commands(TopGroup):
+    # the order of `leakaudit --help`: commands in this order, then the groups (dtp, mip) in theirs
+    lazy = {"datasets": datasets, "reproduce": reproduce, "audit": audit, "membership": membership,
+            "dp-audit": dp_audit, "attribute": attribute, "property": property_, "doctor": doctor, "dtp": dtp,
+            "mip": mip}
+
+
 app = typer.Typer(
     name="leakaudit",
     help="Measure what a trained model leaks about its training data, and whether to publish it.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    cls=TopGroup,
+    cls=_Commands,
 )
 
 
@@ -48,10 +57,6 @@ def _root(
 ) -> None:
     """leakaudit command line."""
 
-
-# the order of `leakaudit --help`: commands in this order, then the groups (dtp, mip) in theirs
-for _module in (datasets, reproduce, audit, membership, dp_audit, dtp, attribute, property_, mip, doctor):
-    _module.register(app)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -147,7 +147,7 @@ def register(app: typer.Typer) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
         import json
 
-        from ..audit.config import load_config_and_options, make_config, make_run_options
+        from ..audit.config import check_outputs_spare_inputs, load_config_and_options, make_config, make_run_options
         from ..audit.pipeline import check_inputs as _check_inputs
         from ..audit.pipeline import run_audit
         from ..exceptions import AuditInterrupted, InvalidParameterError
@@ -179,6 +179,7 @@ def register(app: typer.Typer) -> None:
             cfg = make_config(**{k: v for k, v in flags.items() if v is not None})
             opts = make_run_options(**{k: v for k, v in run_flags.items() if v is not None})
         out_dir = opts.out
+        check_outputs_spare_inputs(cfg, out_dir)
         if opts.check_inputs:
             summ = _check_inputs(cfg, out_dir)
             d, t = summ["data"], summ["target"]

@@ -9,7 +9,12 @@ import typer
 
 from ._typer import Command
 
-__all__ = ["register", "run_dp_audit"]
+__all__ = ["HELP", "register", "run_dp_audit"]
+
+#: ``leakaudit --help``'s line for the command (its options list the registered datasets, which import the
+#: numerical stack: registered only when it runs)
+HELP = {"dp-audit": "Check a DP-SGD recipe's claimed (epsilon, delta): one run with canaries gives a lower bound "
+                    "on epsilon."}
 
 
 def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: float,
@@ -92,7 +97,7 @@ def register(app: typer.Typer) -> None:
     """Add ``leakaudit dp-audit`` to the command line."""
     from ..data.registry import dataset_names
 
-    @app.command("dp-audit", cls=Command)
+    @app.command("dp-audit", cls=Command, help=HELP["dp-audit"])
     def dp_audit(
         epsilon: float = typer.Option(..., "--epsilon", help="The claimed epsilon."),
         delta: float = typer.Option(1e-5, "--delta", help="The claimed delta (below 1/n)."),
@@ -132,7 +137,6 @@ def register(app: typer.Typer) -> None:
                                           "count is lowered to fit, a larger --m is refused. (default: a quarter "
                                           "of physical memory)"),
     ) -> None:
-        """Check a DP-SGD recipe's claimed (epsilon, delta): one run with canaries gives a lower bound on epsilon."""
         from .._interrupt import on_interrupt
         from ..exceptions import InvalidParameterError
 

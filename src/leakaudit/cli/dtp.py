@@ -14,15 +14,21 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from ..exceptions import InvalidParameterError
-from ..learners.registry import learner_names
 from ._typer import Command, Group
 
 if TYPE_CHECKING:
     import numpy as np
 
-# the registry's naive-Bayes family (trained on category codes) and two learners on one-hot features
-MODELS = (*learner_names(inputs="codes"), "logreg", "mlp")
 NAMED = ("adult", "adult-proxy", "purchase-like")
+#: ``leakaudit --help``'s line for the group (its models' names import the learners: read only when it runs)
+HELP = {"dtp": "Differential training privacy (Long et al.): PDTP, DTP, bounds, DTP-1, reduction."}
+
+
+def models() -> tuple[str, ...]:
+    """The registry's naive-Bayes family (trained on category codes) and two learners on one-hot features."""
+    from ..learners.registry import learner_names
+
+    return (*learner_names(inputs="codes"), "logreg", "mlp")
 
 
 def _bin_width(text: str) -> float | None:
@@ -44,8 +50,8 @@ def load_training_set(data: str, label: Optional[str], model: str, rows: int,
     from ..learners.naive_bayes import encode_for_naive_bayes
     from ..learners.registry import get_learner, make_learner
 
-    if model not in MODELS:
-        raise InvalidParameterError(f"--model must be one of {', '.join(MODELS)}; got {model!r}")
+    if model not in models():
+        raise InvalidParameterError(f"--model must be one of {', '.join(models())}; got {model!r}")
     if data == "adult":
         ds = dmod.load_adult(columns="long")
     elif data == "adult-proxy":
@@ -96,13 +102,13 @@ def register(app: typer.Typer) -> None:
     """Add ``leakaudit dtp ...`` to the main app."""
     from .._interrupt import on_interrupt
 
-    dtp_app = typer.Typer(help="Differential training privacy (Long et al.): PDTP, DTP, bounds, DTP-1, reduction.",
+    dtp_app = typer.Typer(help=HELP["dtp"],
                           no_args_is_help=True, cls=Group)
 
     data_opt = typer.Option("adult", "--data", help=f"one of {', '.join(NAMED)}, or a CSV/Parquet file")
     label_opt = typer.Option(None, "--label",
                              help="label column of a table file (required with a file) [default: none]")
-    model_opt = typer.Option("nb", "--model", help=f"one of {', '.join(MODELS)}")
+    model_opt = typer.Option("nb", "--model", help=f"one of {', '.join(models())}")
     rows_opt = typer.Option(1000, "--rows", help="training-set size (random rows of the data)")
     seed_opt = typer.Option(0, "--seed", help="random seed (rows drawn, models trained)")
     bin_opt = typer.Option("0.01", "--bin-width", help="output bin width, or 'none'")
@@ -239,7 +245,7 @@ def register(app: typer.Typer) -> None:
     def reduce_cmd(
         data: str = typer.Option("adult-proxy", "--data", help=f"one of {', '.join(NAMED)}, or a CSV/Parquet file"),
         label: Optional[str] = label_opt,
-        model: str = typer.Option("nb-unsmoothed", "--model", help=f"one of {', '.join(MODELS)}"),
+        model: str = typer.Option("nb-unsmoothed", "--model", help=f"one of {', '.join(models())}"),
         rows: int = typer.Option(48842, "--rows", help="training-set size (random rows of the data)"),
         seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt,
         strategy: str = typer.Option("sorted", "--strategy", help="sorted (the paper), greedy or group"),

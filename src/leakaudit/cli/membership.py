@@ -12,7 +12,12 @@ from ._typer import Command
 if TYPE_CHECKING:  # the engine is imported when a command runs, not for --help
     from ..engine import Engine
 
-__all__ = ["load_dataset", "register", "run_membership"]
+__all__ = ["HELP", "load_dataset", "register", "run_membership"]
+
+#: ``leakaudit --help``'s line for the command (its options list the registered datasets and learners, which
+#: import the numerical stack: registered only when it runs)
+HELP = {"membership": "Membership attacks on a model trained on part of a dataset: AUC with CI, TPR at low FPR, "
+                      "advantage."}
 
 
 def load_dataset(name: str, n_rows: int, random_state: int):
@@ -125,7 +130,7 @@ def register(app: typer.Typer) -> None:
     from ..data.registry import dataset_names
     from ..learners.registry import learner_names
 
-    @app.command(cls=Command)
+    @app.command(cls=Command, help=HELP["membership"])
     def membership(
         dataset: str = typer.Option("purchase-like", "--dataset", help=f"One of: {', '.join(dataset_names())}."),
         model: str = typer.Option("mlp", "--model", help=f"One of: {', '.join(learner_names(inputs='encoded'))}."),
@@ -145,7 +150,6 @@ def register(app: typer.Typer) -> None:
             None, "--cache-dir",
             help="Engine cache of trained models' outputs (resume). [default: none, nothing cached]"),
     ) -> None:
-        """Membership attacks on a model trained on part of a dataset: AUC with CI, TPR at low FPR, advantage."""
         from .._interrupt import on_interrupt
         from ..engine import Engine
 
