@@ -424,9 +424,12 @@ def load_config_and_options(path: str | Path, **overrides) -> tuple[AuditConfig,
     ``overrides`` (the command line's flags; None means "not given") win over the file. Relative paths in the
     file, ``out`` included, are taken relative to the file's folder; paths given as overrides are left as they are.
     """
+    from .._validation import check_linked_file
+
     path = Path(path)
     if not path.is_file():
         raise InvalidParameterError(f"config file {path} does not exist")
+    check_linked_file(path, what="config file")
     try:
         raw = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

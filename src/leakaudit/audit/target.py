@@ -705,6 +705,55 @@ def _sklearn_target(cfg: AuditConfig, data: AuditData, est) -> Target:
                   predict_frame=lambda df: _sk_probs(est, query(encode(df)), C, "changed records", names))
 
 
+def _check_refittable_classes(cfg: AuditConfig, data: AuditData, learner) -> None:
+    """Refuse, before any model is trained, records on which the audit's scikit-learn retraining would fail.
+
+    scikit-learn classifiers refuse to fit records of one class. The audit refits the model on complementary
+    random halves of the audited records (``n_reference`` of them) and, for PDTP, on the members less one record:
+    with one class scarce, a half, or the members without that class's only member, holds a single class and
+    the audit stops with scikit-learn's error after its other work. Refused here, naming the label column, the
+    files and the class, where the audit would fail: a half drawn as the audit draws it that holds one class,
+    or a class with one member when PDTP measures every member; so ``--check-inputs`` refuses it too.
+    leakaudit's own learners (told the number of classes) fit any subset and are not checked.
+    """
+    from ..learners.sklearn import SklearnLearner
+
+    if not isinstance(learner, (SklearnLearner, FrameEstimatorLearner)):
+        return
+    files = (f"{cfg.data}" if cfg.data is not None else f"{cfg.train} and {cfg.test}")
+    name = (type(learner.estimator).__name__ if getattr(learner, "estimator", None) is not None
+            else "the model")
+    counts_mem = np.bincount(data.y_mem, minlength=data.n_classes)
+    present = np.flatnonzero(counts_mem)
+    st = cfg.settings
+    every_member = st.pdtp_records is None and (st.pdtp_exact_max is None or len(data.y_mem) <= st.pdtp_exact_max)
+    if every_member and len(present) == 2 and counts_mem[present].min() == 1:
+        c = int(present[np.argmin(counts_mem[present])])
+        row = int(np.asarray(data.record_ids_mem)[np.flatnonzero(data.y_mem == c)[0]]) + 1
+        raise InvalidInputError(
+            f"label column {data.label!r}: class {data.class_names[c]!r} occurs once among the members (row {row} of "
+            f"{cfg.train or cfg.data}); the audit refits {name} (scikit-learn) on the members less each record, "
+            "and without that one the members hold a single class, which scikit-learn cannot fit: give at least 2 "
+            "members of every class")
+    # the reference models' training sets, drawn as the membership stage draws them: the audit seed's second
+    # child seed ("reference" in the pipeline's prefix-stable list of stage seeds)
+    from .._random import spawn_seeds
+    from ..membership._base import paired_half_masks
+
+    y = np.r_[data.y_mem, data.y_non]
+    masks = paired_half_masks(len(y), cfg.settings.n_reference, spawn_seeds(cfg.seed, 2)[1])
+    single = [m for m in masks if len(np.unique(y[m])) < 2]
+    if single:
+        counts = np.bincount(y, minlength=data.n_classes)
+        scarce = int(np.argsort(counts)[-2])
+        raise InvalidInputError(
+            f"label column {data.label!r}: class {data.class_names[scarce]!r} occurs in {int(counts[scarce])} of the "
+            f"{len(y)} audited records ({files}); the audit refits {name} (scikit-learn) on "
+            f"{len(masks)} random halves of them (profile {cfg.profile}, seed {cfg.seed}), and {len(single)} of "
+            f"those halves {'holds' if len(single) == 1 else 'hold'} a single class, which scikit-learn cannot fit: "
+            "give more records of that class")
+
+
 def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> Target:
     """Train (demo) or load the audited model, and compute its outputs on every record."""
     C = data.n_classes
@@ -714,7 +763,9 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
         return Target("predictions", "predictions only (no model): attacks that need retraining are skipped",
                       pm, pn, None, None)
     if cfg.model is not None and cfg.module is None:
-        return _sklearn_target(cfg, data, load_skops_model(cfg.model))
+        target = _sklearn_target(cfg, data, load_skops_model(cfg.model))
+        _check_refittable_classes(cfg, data, target.learner)
+        return target
     if cfg.model is not None:
         module = load_torch_model(cfg.module, cfg.model, cfg.module_kwargs)
         if cfg.model_input == "columns":

@@ -61,11 +61,10 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
     ``on_step``: called with a phrase naming each step as it starts ("training the target model", ...).
     """
     import csv
-    import os
 
     import numpy as np
 
-    from .._results import write_json_atomic
+    from .._results import atomic_file, write_json_atomic, writing
     from ..exceptions import InvalidParameterError
     from ..membership import audit_model
     from ..membership._registry import available_attacks
@@ -107,21 +106,17 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
         "settings": audit.settings,
     }
     step("writing the results")
-    out.mkdir(parents=True, exist_ok=True)
+    with writing(out, "the output folder"):
+        out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "membership.json", summary)
     row_ids = np.concatenate([mem, non])
     names = list(audit.scores)
-    tmp = out / ".records.csv.tmp"  # written whole, then renamed: Ctrl-C never leaves half a records.csv
-    try:
-        with open(tmp, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["record", "is_member", "label"] + [f"score_{n}" for n in names])
-            for i, r in enumerate(row_ids):
-                w.writerow([int(r), audit.is_member[i], int(y[r])] + [repr(float(audit.scores[n][i])) for n in names])
-        os.replace(tmp, out / "records.csv")
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    # written whole, then renamed: Ctrl-C or a full disk never leaves half a records.csv
+    with atomic_file(out / "records.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["record", "is_member", "label"] + [f"score_{n}" for n in names])
+        for i, r in enumerate(row_ids):
+            w.writerow([int(r), audit.is_member[i], int(y[r])] + [repr(float(audit.scores[n][i])) for n in names])
     return summary
 
 
@@ -153,7 +148,10 @@ def register(app: typer.Typer) -> None:
         from .._interrupt import on_interrupt
         from ..engine import Engine
 
+        from .._results import check_output_folder
+
         names = [a.strip() for a in attacks.split(",") if a.strip()]
+        check_output_folder(out)
         with on_interrupt("membership", outputs=[out / "membership.json", out / "records.csv"],
                           cache=cache_dir, doing="starting") as progress:
             engine = Engine(cache_dir=cache_dir) if cache_dir else None

@@ -310,9 +310,9 @@ def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions",
 
 def _write_section(out: Path, result: dict) -> None:
     """``out/NAME.md``: the run's section of the page, written atomically."""
-    tmp = out / f".{result['name']}.md.tmp"
-    tmp.write_text(to_markdown(result))
-    tmp.replace(out / f"{result['name']}.md")
+    from .._results import write_text_atomic
+
+    write_text_atomic(out / f"{result['name']}.md", to_markdown(result))
 
 
 def _current_run(path: Path, profile: str, random_state: int) -> dict | None:
@@ -540,10 +540,22 @@ def _totals_text(t: dict) -> str:
 def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: bool = False) -> str:
     """One Markdown page from every ``NAME.json`` in ``folder`` (the latest run of each): each run re-judged
     (:func:`rejudge`) and classified (:func:`classify`) with the current rules, the totals by kind of reference at
-    the top. ``write_sections``: also rewrite each ``NAME.md`` beside its JSON as it appears on the page."""
+    the top. ``write_sections``: also rewrite each ``NAME.md`` beside its JSON as it appears on the page.
+
+    Raises
+    ------
+    LeakauditError
+        ``folder`` is missing or holds no run of a registered reproduction (a page of no section would replace
+        the page), or a ``NAME.json`` of a registered name cannot be read as JSON (named).
+    """
     import json
 
+    from ..exceptions import InvalidInputError, InvalidParameterError
+
     folder = Path(folder)
+    if not folder.is_dir():
+        raise InvalidParameterError(f"{folder} is not a folder of reproduction runs (NAME.json files); nothing to "
+                                    "gather (--out names the folder the runs were written to)")
     parts = [
         f"# {title}",
         "",
@@ -577,14 +589,23 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
     ]
     results = []
     for f in sorted(folder.glob("*.json")):
-        res = json.loads(f.read_text())
-        if res.get("name") not in _REGISTRY.names():
+        try:
+            res = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            if f.stem not in _REGISTRY.names():
+                continue  # not a run of ours
+            raise InvalidInputError(f"reproduction run {f} cannot be read ({type(exc).__name__}); run "
+                                    f"`leakaudit reproduce {f.stem}` again or remove the file") from None
+        if not isinstance(res, dict) or res.get("name") not in _REGISTRY.names():
             continue
         rejudge(res)
         classify(res)
         results.append(res)
         if write_sections:
             _write_section(folder, res)
+    if not results:
+        raise InvalidInputError(f"{folder} holds no run of a reproduction (NAME.json for a name of `leakaudit "
+                                "reproduce --list`); nothing to gather, and the page was left as it was")
     parts.append(_totals_text(totals(results)))
     stale = [res["name"] for res in results if not _made_by_current_code(res)]
     parts += [
