@@ -726,7 +726,9 @@ def _check_refittable_classes(cfg: AuditConfig, data: AuditData, learner) -> Non
     counts_mem = np.bincount(data.y_mem, minlength=data.n_classes)
     present = np.flatnonzero(counts_mem)
     st = cfg.settings
-    every_member = st.pdtp_records is None and (st.pdtp_exact_max is None or len(data.y_mem) <= st.pdtp_exact_max)
+    n_mem = len(data.y_mem)
+    every_member = ((st.pdtp_records is None or n_mem <= st.pdtp_records)
+                    and (st.pdtp_exact_max is None or n_mem <= st.pdtp_exact_max))
     if every_member and len(present) == 2 and counts_mem[present].min() == 1:
         c = int(present[np.argmin(counts_mem[present])])
         row = int(np.asarray(data.record_ids_mem)[np.flatnonzero(data.y_mem == c)[0]]) + 1
