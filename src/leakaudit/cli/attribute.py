@@ -72,7 +72,9 @@ def load_named_dataset(name: Optional[str], data: Optional[Path], label: Optiona
     if data is not None:
         if not label:
             raise InvalidParameterError("--label is required with --data")
-        return ld.from_frame(ld.read_table(data), label, name=Path(data).stem)
+        from ..audit.data import read_records
+
+        return ld.from_frame(read_records(data, "--data"), label, name=Path(data).stem)
     if name == "adult":
         return ld.load_adult()
     if name == "census-kdd":

@@ -65,8 +65,9 @@ def _load_values(data: str, column: Optional[str], n: int):
     import pandas as pd
 
     from .._validation import clip
+    from ..audit.data import read_records
 
-    frame = pd.read_csv(path)
+    frame = read_records(path, "--data")  # the one table reader: CSV or Parquet, refused in one line
     if column is None:
         num = frame.select_dtypes(include="number").columns
         if len(num) == 0:
