@@ -202,7 +202,6 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
 
 def check_output_file(path: str | Path | None, *, option: str = "--out") -> Path | None:
     """Refuse, before any work, an output file that cannot be written (a folder, a path through a file, no rights)."""
-    import os
     import tempfile
 
     from .exceptions import InvalidParameterError
