@@ -10,10 +10,13 @@ measured (NaN, +-inf) is written as ``null``; :meth:`Result.from_json` reads
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import types
 import typing
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,7 +24,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["Result", "Skipped", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
-           "check_output_file"]
+           "write_text_atomic", "atomic_file", "writing", "write_problem", "check_output_file",
+           "check_output_folder"]
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -136,34 +140,75 @@ class Skipped(Result):
         return self.model_dump(exclude=set() if self.missing else {"missing"})
 
 
+def write_problem(exc: OSError) -> str:
+    """What an OSError says about a write, in words (a full disk, a quota, a read-only file system, ...)."""
+    import errno
+
+    words = {errno.ENOSPC: "no space left on the device", errno.EROFS: "the file system is read-only",
+             errno.EFBIG: "the file is larger than the file system allows"}
+    if hasattr(errno, "EDQUOT"):
+        words[errno.EDQUOT] = "the disk quota is exceeded"
+    return words.get(exc.errno, exc.strerror or type(exc).__name__)
+
+
+@contextlib.contextmanager
+def writing(path: str | Path, what: str = "") -> Iterator[None]:
+    """Turn an OSError raised while writing ``path`` into one :class:`~leakaudit.exceptions.OutputWriteError`
+    naming the path and the cause (``what``: what the file is, e.g. ``"cache entry"``)."""
+    from .exceptions import OutputWriteError
+
+    try:
+        yield
+    except OSError as exc:
+        raise OutputWriteError(f"could not write {what + ' ' if what else ''}{path}: {write_problem(exc)}; it was "
+                               "left as it was (no partial file)") from None
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | Path, mode: str = "w", *, what: str = "", **open_kwargs) -> Iterator[typing.IO]:
+    """A file object whose contents replace ``path`` only when the block ends without an error.
+
+    Written to a temporary file in the same folder, flushed and fsynced, then renamed over ``path``
+    (:func:`os.replace`): a reader sees the old file or the whole new one, never part of it. On any error the
+    temporary file is removed; an OSError (a full disk, a quota, a read-only file system) becomes one
+    :class:`~leakaudit.exceptions.OutputWriteError` naming ``path``.
+    """
+    import tempfile
+
+    path = Path(path)
+    with writing(path, what):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            os.chmod(tmp, 0o644)  # mkstemp makes 0600; results are meant to be read
+            with os.fdopen(fd, mode, **open_kwargs) as fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+
+def write_text_atomic(path: str | Path, text: str, *, what: str = "") -> None:
+    """Write ``text`` to ``path`` atomically (:func:`atomic_file`)."""
+    with atomic_file(path, "w", what=what, encoding="utf-8") as fh:
+        fh.write(text)
+
+
 def write_json_atomic(path: str | Path, data: Any) -> None:
     """Write strict JSON to ``path`` atomically (temporary file in the same folder, then rename).
 
     NaN and +-inf (what could not be measured) are written as null, never as the bare tokens ``NaN`` /
-    ``Infinity`` that JavaScript and most JSON parsers refuse."""
-    import os
-    import tempfile
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = dumps_strict(data)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.chmod(tmp, 0o644)  # mkstemp makes 0600; results are meant to be read
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    ``Infinity`` that JavaScript and most JSON parsers refuse. A full disk is one
+    :class:`~leakaudit.exceptions.OutputWriteError` naming ``path``, with nothing partial left."""
+    write_text_atomic(path, dumps_strict(data))
 
 
 def check_output_file(path: str | Path | None, *, option: str = "--out") -> Path | None:
     """Refuse, before any work, an output file that cannot be written (a folder, a path through a file, no rights)."""
-    import os
     import tempfile
 
     from .exceptions import InvalidParameterError
@@ -185,6 +230,26 @@ def check_output_file(path: str | Path | None, *, option: str = "--out") -> Path
     except OSError as exc:
         raise InvalidParameterError(f"{option} {path} cannot be written ({exc.strerror or exc} in {p})") from None
     return path
+
+
+def check_output_folder(out: Path, *, option: str = "--out") -> Path:
+    """Refuse, before any work, an output folder that is a file or cannot be created or written."""
+    import tempfile
+
+    from .exceptions import InvalidParameterError
+
+    if out.exists() and not out.is_dir():
+        raise InvalidParameterError(f"{option} {out} exists and is not a folder; give a folder to write into")
+    p = out
+    while not p.exists():
+        p = p.parent
+    if not p.is_dir():
+        raise InvalidParameterError(f"{option} {out} cannot be created: {p} is a file, not a folder")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".leakaudit-write-check-", dir=p))
+    except OSError as exc:
+        raise InvalidParameterError(f"{option} {out} cannot be written ({exc.strerror or exc} in {p})") from None
+    return out
 
 
 def nan_to_none(x: float) -> float | None:

@@ -15,6 +15,7 @@ import numpy as np
 from .exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
+    "check_linked_file",
     "check_array",
     "check_vector",
     "check_matrix",
@@ -239,3 +240,35 @@ def check_choice(x: Any, *, name: str, choices: tuple | list) -> Any:
     if x not in choices:
         raise InvalidParameterError(f"{name} must be one of {', '.join(map(shown, choices))}; got {shown(x)}")
     return x
+
+
+def check_linked_file(path: Any, *, what: str = "file") -> None:
+    """Refuse a file reached through a symbolic link whose target is not readable by everyone.
+
+    leakaudit's messages quote what it reads (a table's column names, a bad value), and they end up in terminals,
+    CI logs and bug reports. A link named like a data file but pointing at a protected file (``/etc/shadow``, a
+    private key), read with the rights of whoever runs the audit, would put that file's first line in such a
+    message. A protected file named directly is the user's own choice and is read as usual.
+
+    Raises
+    ------
+    InvalidInputError
+        ``path`` is (or passes through) a link to a file that others cannot read; the message names the link
+        and its target, never the target's contents.
+    """
+    import os
+    import stat
+
+    p = os.fspath(path)
+    real = os.path.realpath(p)
+    if real == os.path.abspath(p):
+        return  # no link on the way
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        return  # missing or unreadable: the reader says so
+    if stat.S_ISREG(mode) and not mode & stat.S_IROTH:
+        raise InvalidInputError(
+            f"{what} {p} is a link to {real}, a file not readable by everyone; leakaudit does not read a protected "
+            "file through a link (its contents could appear in messages): give the file itself")
+

@@ -16,6 +16,7 @@ __all__ = [
     "DataFileError",
     "UnsafeFileError",
     "UnsupportedError",
+    "OutputWriteError",
     "NotEstimableWarning",
     "ApproximationWarning",
 ]
@@ -51,6 +52,11 @@ class UnsafeFileError(LeakauditError, ValueError):
 
 class UnsupportedError(LeakauditError, ValueError):
     """A model, learner or setting an attack or metric cannot handle."""
+
+
+class OutputWriteError(LeakauditError):
+    """An output (a result, a report, a cache entry) that could not be written: a full disk, a quota, a
+    read-only file system. The message names the path; nothing partial is left in its place."""
 
 
 class NotEstimableWarning(UserWarning):

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..exceptions import InvalidParameterError
 
 __all__ = ["AuditConfig", "Thresholds", "ProfileSettings", "PROFILES", "TorchTraining", "RunOptions", "load_config",
-           "load_config_and_options", "PATH_KEYS"]
+           "load_config_and_options", "PATH_KEYS", "OUTPUT_FILES", "check_outputs_spare_inputs"]
 
 
 class Thresholds(BaseModel):
@@ -400,6 +400,27 @@ def make_run_options(**kwargs) -> RunOptions:
         raise InvalidParameterError(f"invalid audit settings: {_format_validation_error(exc)}") from None
 
 
+def _merge_audit_table(raw: dict, path: Path) -> dict:
+    """The file's settings: its top-level keys together with those of its ``[audit]`` table.
+
+    A key given both at the top level and under ``[audit]`` is refused (neither silently wins), and so is an
+    ``audit`` key that is not a table. Keys beside ``[audit]`` are settings like any other: a ``[thresholds]``
+    table after ``[audit]`` is the audit's thresholds, ``exit_code = true`` above it the audit's exit code.
+    """
+    if "audit" not in raw:
+        return raw
+    table = raw["audit"]
+    if not isinstance(table, dict):
+        raise InvalidParameterError(f"config file {path}: [audit] must be a table of settings")
+    top = {k: v for k, v in raw.items() if k != "audit"}
+    both = sorted(set(top) & set(table))
+    if both:
+        raise InvalidParameterError(
+            f"config file {path}: {', '.join(map(repr, both))} given both at the top level and under [audit]; "
+            "give each setting once")
+    return {**top, **table}
+
+
 def load_config(path: str | Path, **overrides) -> AuditConfig:
     """Read a TOML config file; flags given on the command line override its values.
 
@@ -410,21 +431,23 @@ def load_config(path: str | Path, **overrides) -> AuditConfig:
 
 
 def load_config_and_options(path: str | Path, **overrides) -> tuple[AuditConfig, RunOptions]:
-    """The settings and the run options of a TOML config file (keys at the top level or under ``[audit]``).
+    """The settings and the run options of a TOML config file (keys at the top level, under ``[audit]``, or both:
+    a key given in both places is refused, never silently dropped).
 
     ``overrides`` (the command line's flags; None means "not given") win over the file. Relative paths in the
     file, ``out`` included, are taken relative to the file's folder; paths given as overrides are left as they are.
     """
+    from .._validation import check_linked_file
+
     path = Path(path)
     if not path.is_file():
         raise InvalidParameterError(f"config file {path} does not exist")
+    check_linked_file(path, what="config file")
     try:
         raw = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidParameterError(f"config file {path} is not valid TOML: {exc}") from None
-    raw = raw.get("audit", raw)
-    if not isinstance(raw, dict):
-        raise InvalidParameterError(f"config file {path}: [audit] must be a table of settings")
+    raw = _merge_audit_table(raw, path)
     unknown = sorted(set(raw) - set(AuditConfig.model_fields) - set(RunOptions.model_fields))
     if unknown:
         raise InvalidParameterError(
@@ -439,3 +462,31 @@ def load_config_and_options(path: str | Path, **overrides) -> tuple[AuditConfig,
     raw.update({k: v for k, v in overrides.items() if v is not None})
     run = {k: raw.pop(k) for k in RunOptions.model_fields if k in raw}
     return make_config(**raw), make_run_options(**run)
+
+
+#: The files ``leakaudit audit`` writes into its output folder (``inputs.json``: with ``check_inputs``).
+OUTPUT_FILES = ("results.json", "records.csv", "report.html", "inputs.json")
+
+
+def check_outputs_spare_inputs(cfg: AuditConfig, out: str | Path) -> None:
+    """Refuse, before any work, an input file that the audit's outputs in ``out`` would overwrite.
+
+    ``--train out/records.csv --out out`` would read the members and then replace them with the audit's own
+    records.csv. Paths are compared after resolving links, so a link to an output file is caught as well.
+    """
+    import os
+
+    out_dir = Path(os.path.realpath(Path(out).expanduser()))
+    written = {out_dir / name: name for name in OUTPUT_FILES}
+    for key in PATH_KEYS:
+        if key in ("out", "cache_dir"):
+            continue
+        value = getattr(cfg, key, None)
+        for p in (value if isinstance(value, list) else [value]):
+            if p is None:
+                continue
+            resolved = Path(os.path.realpath(Path(p).expanduser()))
+            if resolved in written:
+                raise InvalidParameterError(
+                    f"{key} {p} is the {written[resolved]} that the audit writes into --out {out}: it would be "
+                    "overwritten; give another --out folder, or move the input file out of it")

@@ -12,7 +12,7 @@ from .._random import check_random_state
 from ..exceptions import InvalidInputError, InvalidParameterError
 from .config import AuditConfig
 
-__all__ = ["AuditData", "prepare_data", "data_from_frames"]
+__all__ = ["AuditData", "prepare_data", "data_from_frames", "read_records"]
 
 
 @dataclass
@@ -156,10 +156,32 @@ def _plain_dtypes(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, index=df.index) if out else df
 
 
+def _nested_columns(df: pd.DataFrame) -> list[tuple[str, str, int]]:
+    """Columns holding lists, arrays, dicts or sets (a Parquet list or struct column): (name, kind, first row)."""
+    out = []
+    for c in df.columns:
+        s = df[c]
+        if s.dtype != object:
+            continue
+        for i, v in enumerate(s.to_numpy()):
+            if isinstance(v, (list, tuple, dict, set, np.ndarray)):
+                out.append((str(c), "a struct (key-value pairs)" if isinstance(v, dict) else "a list", i))
+                break
+    return out
+
+
 def _read(path: Path, what: str) -> pd.DataFrame:
     from ..data import read_table
 
-    df = _plain_dtypes(read_table(path))
+    df = read_table(path)  # a link to a protected file is refused there (check_linked_file)
+    nested = _nested_columns(df)
+    if nested:
+        shown = "; ".join(f"column {c!r} holds {kind} (row {i + 1})" for c, kind, i in nested[:3])
+        raise InvalidInputError(
+            f"{_where(path, what)}: {shown}"
+            f"{f' and {len(nested) - 3} more' if len(nested) > 3 else ''}; every value must be one number or one "
+            "text: flatten or drop those columns")
+    df = _plain_dtypes(df)
     header = _raw_header(path)
     names = header if header is not None and len(header) == df.shape[1] else [str(c) for c in df.columns]
     seen, dups = set(), []
@@ -172,6 +194,13 @@ def _read(path: Path, what: str) -> pd.DataFrame:
             f"{_where(path, what)} repeats column name(s) {', '.join(map(repr, dups))} in its header; "
             "every column needs its own name")
     return df
+
+
+def read_records(path: str | Path, what: str = "table file") -> pd.DataFrame:
+    """A table of records as every command reads one: CSV or Parquet, every column with its own name, every value
+    one number or one text (a Parquet list or struct column is refused by name), pandas' nullable types as a
+    CSV's. ``what`` names the file in messages ("train file", "--data")."""
+    return _read(Path(path), what)
 
 
 def _align_columns(parts: list[tuple[pd.DataFrame, str]]) -> list[pd.DataFrame]:
@@ -291,6 +320,80 @@ def _check_sensitive(frames: list[pd.DataFrame], wheres: list[str], label: str, 
                 "there is nothing to infer: drop it from --sensitive")
 
 
+def _check_records(frames: list[pd.DataFrame], wheres: list[str], label: str) -> None:
+    """The checks of the records as a whole, once their columns are aligned and typed: numbers the encoding can
+    standardise (:func:`_check_magnitudes`), non-members that are not copies of members (:func:`_check_overlap`)."""
+    _check_magnitudes(frames, wheres, label)
+    _check_overlap(frames, wheres)
+
+
+def _check_magnitudes(frames: list[pd.DataFrame], wheres: list[str], label: str) -> None:
+    """Refuse a numeric feature column whose values are too large to standardise.
+
+    The encoding z-scores each numeric column with the mean and standard deviation of the members and
+    non-members (:class:`~leakaudit.data.TabularEncoder`). A value near the largest double (1e308) makes that
+    mean or spread overflow to infinity, and the whole column would silently become zeros: the audit would
+    measure a model on other inputs than its own. Named with its file, column and rows instead.
+    """
+    for c in frames[0].columns:
+        if c == label or not all(pd.api.types.is_numeric_dtype(f[c].dtype) for f in frames[:2]):
+            continue
+        block = np.concatenate([f[c].to_numpy(dtype=np.float64) for f in frames[:2]])
+        with np.errstate(over="ignore", invalid="ignore"):
+            fine = np.isfinite(block.mean()) and np.isfinite(block.std())
+        if fine:
+            continue
+        # a value whose square, summed over the column, can overflow (the largest value when none alone can)
+        limit = min(np.sqrt(np.finfo(np.float64).max / len(block)), np.abs(block).max())
+        for f, w in zip(frames, wheres):
+            big = np.abs(f[c].to_numpy(dtype=np.float64)) >= limit
+            if big.any():
+                raise InvalidInputError(
+                    f"numeric column {c!r} of the {w} holds values too large to standardise, e.g. "
+                    f"{_short(f[c].to_numpy()[big][0])} ({_rows(f.index[big])}): the column's mean or spread "
+                    "overflows double precision; rescale the column (other units) or drop those rows")
+
+
+def _row_hashes(frame: pd.DataFrame) -> np.ndarray:
+    """One 64-bit hash per row of its values (column order as given; the tables are aligned to one order first)."""
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
+
+
+def _check_overlap(frames: list[pd.DataFrame], wheres: list[str]) -> None:
+    """Refuse non-members (or population records) that are all copies of members; warn on a partial overlap.
+
+    A non-members file identical to the members file makes every attack compare a set with itself: the audit
+    would find no leak whatever the model, a silently wrong answer. So the non-members are refused when every one
+    of them is identical (all columns, the label included) to a member, and so is the population. Some identical
+    records across the sets are not refused: real tables repeat records (Adult without its sampling weight does),
+    and a record trained on that also appears among the non-members only makes the attacks look weaker. Those,
+    and population records that repeat audited ones, are named in one warning (:class:`DuplicateRecordsWarning`)
+    with their count and rows.
+    """
+    import warnings
+
+    hashes = [_row_hashes(f) for f in frames]
+    for i in range(1, len(frames)):
+        h = hashes[i]
+        of_members = np.isin(h, hashes[0])
+        if of_members.all():
+            what = "non-members" if i == 1 else "population"
+            raise InvalidInputError(
+                f"every record of the {wheres[i]} ({len(h)} of {len(h)}) is identical to one of the members: the "
+                f"{what} must be records the model was not trained on (is the same file given twice?)")
+        dup = of_members | (np.isin(h, hashes[1]) if i > 1 else False)
+        if dup.any():
+            others = "members" if i == 1 else "members or non-members"
+            warnings.warn(
+                f"{int(dup.sum())} of the {len(h)} records of the {wheres[i]} are identical to one of the {others} "
+                f"({_rows(frames[i].index[dup])}); they are used as given, which makes the attacks look weaker than "
+                "they are", DuplicateRecordsWarning, stacklevel=3)
+
+
+class DuplicateRecordsWarning(UserWarning):
+    """Some non-member (or population) records are identical to audited records (see :func:`_check_overlap`)."""
+
+
 def _user_data(cfg: AuditConfig) -> AuditData:
     """The user's files, read, then reconciled (:func:`_reconciled`). See docs/input.md."""
     if cfg.data is not None:
@@ -344,6 +447,7 @@ def _reconciled(train: pd.DataFrame, test: pd.DataFrame, pop: pd.DataFrame | Non
     frames = _reconcile_types(frames, wheres, label)
     _check_label(frames, wheres, label)
     _check_sensitive(frames, wheres, label, sensitive)
+    _check_records(frames, wheres, label)
     train, test = frames[0], frames[1]
     pop = frames[2] if len(frames) > 2 else train.iloc[:0]
     full = pd.concat([train, test, pop], ignore_index=True)

@@ -334,7 +334,10 @@ def load_torch_model(module_spec: str, weights: Path, module_kwargs: dict | None
     return module
 
 
-def _torch_probs(module, X: np.ndarray, n_classes: int) -> np.ndarray:
+def _torch_probs(module, X: np.ndarray, n_classes: int, what: str = "the records") -> np.ndarray:
+    """The module's class probabilities on ``X`` (its outputs as they are when they are probabilities, else their
+    softmax), checked as the audit's every other model output is: a NaN or infinite output is refused naming
+    ``what``."""
     import torch
 
     with torch.no_grad():
@@ -349,7 +352,7 @@ def _torch_probs(module, X: np.ndarray, n_classes: int) -> np.ndarray:
             p = out
         else:  # logits or log-probabilities
             p = torch.softmax(out, dim=1)
-    return p.numpy()
+    return check_probabilities(p.numpy(), name=f"the model's outputs on {what}")
 
 
 def _numbers(names: list[str]) -> np.ndarray | None:
@@ -649,6 +652,57 @@ def on_device(learner, device: str):
     return learner
 
 
+def _check_refittable_classes(cfg: AuditConfig, data: AuditData, learner) -> None:
+    """Refuse, before any model is trained, records on which the audit's scikit-learn retraining would fail.
+
+    scikit-learn classifiers refuse to fit records of one class. The audit refits the model on complementary
+    random halves of the audited records (``n_reference`` of them) and, for PDTP, on the members less one record:
+    with one class scarce, a half, or the members without that class's only member, holds a single class and
+    the audit stops with scikit-learn's error after its other work. Refused here, naming the label column, the
+    files and the class, where the audit would fail: a half drawn as the audit draws it that holds one class,
+    or a class with one member when PDTP measures every member; so ``--check-inputs`` refuses it too.
+    leakaudit's own learners (told the number of classes) fit any subset and are not checked.
+    """
+    from ..learners.sklearn import SklearnLearner
+
+    if not isinstance(learner, (SklearnLearner, FrameEstimatorLearner)):
+        return
+    files = (f"{cfg.data}" if cfg.data is not None else f"{cfg.train} and {cfg.test}")
+    name = (type(learner.estimator).__name__ if getattr(learner, "estimator", None) is not None
+            else "the model")
+    counts_mem = np.bincount(data.y_mem, minlength=data.n_classes)
+    present = np.flatnonzero(counts_mem)
+    st = cfg.settings
+    n_mem = len(data.y_mem)
+    every_member = ((st.pdtp_records is None or n_mem <= st.pdtp_records)
+                    and (st.pdtp_exact_max is None or n_mem <= st.pdtp_exact_max))
+    if every_member and len(present) == 2 and counts_mem[present].min() == 1:
+        c = int(present[np.argmin(counts_mem[present])])
+        row = int(np.asarray(data.record_ids_mem)[np.flatnonzero(data.y_mem == c)[0]]) + 1
+        raise InvalidInputError(
+            f"label column {data.label!r}: class {data.class_names[c]!r} occurs once among the members (row {row} of "
+            f"{cfg.train or cfg.data}); the audit refits {name} (scikit-learn) on the members less each record, "
+            "and without that one the members hold a single class, which scikit-learn cannot fit: give at least 2 "
+            "members of every class")
+    # the reference models' training sets, drawn as the membership stage draws them: the audit seed's second
+    # child seed ("reference" in the pipeline's prefix-stable list of stage seeds)
+    from .._random import spawn_seeds
+    from ..membership import paired_half_masks
+
+    y = np.r_[data.y_mem, data.y_non]
+    masks = paired_half_masks(len(y), cfg.settings.n_reference, spawn_seeds(cfg.seed, 2)[1])
+    single = [m for m in masks if len(np.unique(y[m])) < 2]
+    if single:
+        counts = np.bincount(y, minlength=data.n_classes)
+        scarce = int(np.argsort(counts)[-2])
+        raise InvalidInputError(
+            f"label column {data.label!r}: class {data.class_names[scarce]!r} occurs in {int(counts[scarce])} of the "
+            f"{len(y)} audited records ({files}); the audit refits {name} (scikit-learn) on "
+            f"{len(masks)} random halves of them (profile {cfg.profile}, seed {cfg.seed}), and {len(single)} of "
+            f"those halves {'holds' if len(single) == 1 else 'hold'} a single class, which scikit-learn cannot fit: "
+            "give more records of that class")
+
+
 def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> Target:
     """Train (demo) or load the audited model, and compute its outputs on every record."""
     C = data.n_classes
@@ -659,8 +713,10 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
                       pm, pn, None, None)
     if cfg.model is not None and cfg.module is None:
         n_rows = len(data.frame_mem) + len(data.frame_non) + len(data.frame_pop)
-        return sklearn_target(data, load_skops_model(cfg.model, n_rows=n_rows), model_input=cfg.model_input,
-                              path=cfg.model)
+        target = sklearn_target(data, load_skops_model(cfg.model, n_rows=n_rows), model_input=cfg.model_input,
+                                path=cfg.model)
+        _check_refittable_classes(cfg, data, target.learner)
+        return target
     if cfg.model is not None:
         module = load_torch_model(cfg.module, cfg.model, cfg.module_kwargs)
         if cfg.model_input == "columns":
@@ -669,8 +725,9 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
             encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
         else:  # a tensor carries no column names: the module takes leakaudit's encoding (docs/input.md)
             X_m, X_n, X_p, encode = data.X_mem, data.X_non, data.X_pop, data.encoder.transform
-        pm, pn = _torch_probs(module, X_m, C), _torch_probs(module, X_n, C)
-        pp = _torch_probs(module, X_p, C) if len(X_p) else None
+        pm, pn = (_torch_probs(module, X, C, f"the {w} ({cfg.model} with {cfg.module})")
+                  for X, w in ((X_m, "members"), (X_n, "non-members")))
+        pp = _torch_probs(module, X_p, C, f"the population ({cfg.model} with {cfg.module})") if len(X_p) else None
         learner = torch_module_learner(cfg)
         t = cfg.training
         desc = (f"{cfg.module} with weights from {cfg.model}; retrained for reference and leave-one-out models as "

@@ -7,8 +7,9 @@ status 130: a command describes its own interruption by wrapping its work in
 :func:`~leakaudit._interrupt.on_interrupt`; any other KeyboardInterrupt gets a generic line.
 
 The command modules import only typer and the standard library at module level; everything
-else is imported inside the command that needs it, so ``leakaudit --help`` and
-``leakaudit --version`` load none of the numerical stack. The layer above all others: nothing
+else is imported inside the command that needs it. Each command is registered when it runs
+(:class:`~leakaudit.cli._typer.TopGroup`), so ``leakaudit --help`` and ``leakaudit --version`` load
+none of the numerical stack, and a command loads only what it uses. The layer above all others: nothing
 in the package imports ``leakaudit.cli``.
 """
 
@@ -22,8 +23,17 @@ from ..exceptions import LeakauditError
 from . import attribute, audit, datasets, doctor, dp_audit, dtp, lm, membership, mip, reproduce
 from . import property as property_
 from ._typer import Stopped, TopGroup
+from ._warnings import summarised_warnings
 
 __all__ = ["app", "main"]
+
+
+class _Commands(TopGroup):
+    # the order of `leakaudit --help`: commands in this order, then the groups (dtp, mip) in theirs
+    lazy = {"datasets": datasets, "reproduce": reproduce, "audit": audit, "membership": membership,
+            "dp-audit": dp_audit, "lm-dataset-inference": lm, "lm-canary-audit": lm, "attribute": attribute,
+            "property": property_, "doctor": doctor, "dtp": dtp, "mip": mip}
+
 
 app = typer.Typer(
     name="leakaudit",
@@ -31,7 +41,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    cls=TopGroup,
+    cls=_Commands,
 )
 
 
@@ -49,16 +59,24 @@ def _root(
     """leakaudit command line."""
 
 
-# the order of `leakaudit --help`: commands in this order, then the groups (dtp, mip) in theirs
-for _module in (datasets, reproduce, audit, membership, dp_audit, lm, dtp, attribute, property_, mip, doctor):
-    _module.register(app)
+
+def _write_errnos() -> frozenset[int]:
+    import errno
+
+    return frozenset(getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EROFS", "EFBIG") if hasattr(errno, n))
+
+
+_WRITE_ERRNOS = _write_errnos()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the CLI, turning our errors into one line and exit status 2, Ctrl-C into one line and 130."""
+    """Entry point: run the CLI, turning our errors into one line and exit status 2, Ctrl-C into one line and 130.
+
+    Warnings are printed when the command ends, one line each and summarised (:mod:`leakaudit.cli._warnings`),
+    before its last line; a command that ends with an error prints the error's one line alone.
+    """
     import signal
     import threading
-    import warnings
 
     # our own SIGINT handler (only where Python's default one is in place: not where Ctrl-C is ignored, as in a
     # background job, and not off the main thread): counts Ctrl-Cs so a swallowed one is still seen
@@ -67,31 +85,47 @@ def main(argv: list[str] | None = None) -> int:
     if own:
         signal.signal(signal.SIGINT, on_sigint)
     try:
-        with warnings.catch_warnings():
-            # scikit-learn's MLP warns when it swallows Ctrl-C; our one line says it instead
-            warnings.filterwarnings("ignore", message="Training interrupted by user")
-            # without standalone mode click returns a command's typer.Exit code instead of raising it
-            rc = app(args=argv, standalone_mode=False)
-    except Stopped as exc:
-        typer.echo(f"leakaudit: {' '.join(str(exc).split())}", err=True)
-        return 130
-    except LeakauditError as exc:
-        typer.echo(f"leakaudit: error: {' '.join(str(exc).split())}", err=True)  # always one line
-        return 2
-    except typer.Exit as exc:
-        return exc.exit_code
-    except typer.Abort:
-        typer.echo("leakaudit: aborted", err=True)
-        return 130
-    except Exception as exc:  # click's usage errors (typer vendors click, so match by shape)
-        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
-            typer.echo(f"leakaudit: error: {exc.format_message()}", err=True)
-            return 2
-        raise
-    except KeyboardInterrupt:  # outside any command: while starting up or parsing arguments
-        typer.echo("leakaudit: interrupted (Ctrl-C) while starting; nothing was run", err=True)
-        return 130
+        with summarised_warnings() as warned:
+            rc, last = _run(argv)
+        warned.flush(show=rc != 2)
+        if last:
+            typer.echo(last, err=True)
+        return rc
     finally:
         if own:
             signal.signal(signal.SIGINT, signal.default_int_handler)
-    return rc if isinstance(rc, int) else 0
+
+
+def _run(argv: list[str] | None) -> tuple[int, str | None]:
+    """Run the command: its exit status and the one line that ends it on stderr (None: none)."""
+    import warnings
+
+    try:
+        # scikit-learn's MLP warns when it swallows Ctrl-C; our one line says it instead
+        warnings.filterwarnings("ignore", message="Training interrupted by user")
+        # without standalone mode click returns a command's typer.Exit code instead of raising it
+        rc = app(args=argv, standalone_mode=False)
+    except Stopped as exc:
+        return 130, f"leakaudit: {' '.join(str(exc).split())}"
+    except LeakauditError as exc:
+        return 2, f"leakaudit: error: {' '.join(str(exc).split())}"  # always one line
+    except typer.Exit as exc:
+        return exc.exit_code, None
+    except MemoryError:  # what no estimate foresaw: one line, never a traceback
+        return 2, ("leakaudit: error: out of memory (a MemoryError): the work asked for needs more memory than this "
+                   "process may use; use fewer records, models or a smaller profile")
+    except OSError as exc:  # a write outside the paths that name their file (a full disk, a quota, a read-only folder)
+        if exc.errno not in _WRITE_ERRNOS:
+            raise
+        from .._results import write_problem
+
+        return 2, f"leakaudit: error: {write_problem(exc)} writing {exc.filename or 'the outputs'}"
+    except typer.Abort:
+        return 130, "leakaudit: aborted"
+    except Exception as exc:  # click's usage errors (typer vendors click, so match by shape)
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+            return 2, f"leakaudit: error: {exc.format_message()}"
+        raise
+    except KeyboardInterrupt:  # outside any command: while starting up or parsing arguments
+        return 130, "leakaudit: interrupted (Ctrl-C) while starting; nothing was run"
+    return (rc if isinstance(rc, int) else 0), None

@@ -38,7 +38,55 @@ class Stopped(Exception):
 
 
 class TopGroup(Group):
-    """The top-level group: Ctrl-C anywhere below it leaves as :class:`Stopped` with its one-line message."""
+    """The top-level group: Ctrl-C anywhere below it leaves as :class:`Stopped` with its one-line message.
+
+    Its commands are registered when first used: ``lazy`` maps each command's name to the module whose
+    ``register(app)`` adds it, in the order of ``leakaudit --help``. Running a command registers its module
+    only; ``leakaudit --version`` registers none, and ``leakaudit --help`` lists a command from its module's ``HELP``
+    (``{name: help text}``) where the module has one, without registering it (a module whose help texts list
+    registered names, datasets or learners, would otherwise import them and the numerical stack with them).
+    Reading :attr:`commands` registers them all.
+    """
+
+    lazy: dict = {}
+
+    @property
+    def commands(self) -> dict:
+        for name in self.lazy:
+            self._real(name)
+        return self.__dict__["_loaded"]
+
+    @commands.setter
+    def commands(self, value) -> None:
+        self.__dict__["_loaded"] = dict(value or {})
+
+    def _real(self, name: str):
+        """The command ``name``, registering its module's commands first if they are not yet."""
+        loaded = self.__dict__["_loaded"]
+        if name not in loaded and name in self.lazy:
+            import typer
+
+            sub = typer.Typer()
+            self.lazy[name].register(sub)
+            loaded.update(typer.main.get_group(sub).commands)
+        return loaded.get(name)
+
+    def list_commands(self, ctx) -> list[str]:
+        return list(dict.fromkeys([*self.lazy, *self.__dict__["_loaded"]]))
+
+    def get_command(self, ctx, cmd_name: str):
+        loaded = self.__dict__["_loaded"]
+        if cmd_name in loaded or cmd_name not in self.lazy:
+            return loaded.get(cmd_name)
+        summary = getattr(self.lazy[cmd_name], "HELP", {}).get(cmd_name)
+        if summary is not None:  # listed by --help, not run: its help text without registering its module
+            return Command(name=cmd_name, help=summary)
+        return self._real(cmd_name)
+
+    def resolve_command(self, ctx, args):
+        if args:
+            self._real(args[0])
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx):
         try:

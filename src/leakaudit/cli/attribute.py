@@ -72,7 +72,9 @@ def load_named_dataset(name: Optional[str], data: Optional[Path], label: Optiona
     if data is not None:
         if not label:
             raise InvalidParameterError("--label is required with --data")
-        return ld.from_frame(ld.read_table(data), label, name=Path(data).stem)
+        from ..audit.data import read_records
+
+        return ld.from_frame(read_records(data, "--data"), label, name=Path(data).stem)
     if name == "adult":
         return ld.load_adult()
     if name == "census-kdd":
@@ -123,8 +125,10 @@ def plot_audit(audit, path: Path) -> None:
     ax.set_title(f"{audit.dataset}: inferring {audit.attribute} from {audit.model}", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    from .._results import atomic_file
+
+    with atomic_file(path, "wb") as fh:  # whole or not at all, a full disk named in one line
+        fig.savefig(fh, format="png", dpi=120)
     plt.close(fig)
 
 
@@ -157,9 +161,10 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("runs/attribute"), "--out", help="Output folder."),
     ) -> None:
         """Infer a sensitive column (Yeom et al. Adversaries 4, 6, 7) and compare with the no-model baseline."""
-        from .._results import write_json_atomic
         from .._interrupt import on_interrupt
+        from .._results import check_output_folder, write_json_atomic
 
+        check_output_folder(out)
         with on_interrupt("attribute", outputs=[out / "attribute.json", out / "attribute.png"],
                           doing="loading the data") as progress:
             ds = load_named_dataset(dataset, data, label)

@@ -155,7 +155,7 @@ def register(app: typer.Typer) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
         import json
 
-        from ..audit.config import load_config_and_options, make_config, make_run_options
+        from ..audit.config import check_outputs_spare_inputs, load_config_and_options, make_config, make_run_options
         from ..audit.output import check_out_writable
         from ..audit.pipeline import check_inputs as _check_inputs
         from ..audit.pipeline import run_audit
@@ -190,6 +190,7 @@ def register(app: typer.Typer) -> None:
             opts = make_run_options(**{k: v for k, v in run_flags.items() if v is not None})
         out_dir = opts.out
         check_out_writable(out_dir, name="--out")  # the library names the argument; here the flag
+        check_outputs_spare_inputs(cfg, out_dir)
         if opts.check_inputs:
             summ = _check_inputs(cfg, out_dir, memory_budget=opts.memory_budget, work_budget=opts.work_budget)
             d, t = summ["data"], summ["target"]

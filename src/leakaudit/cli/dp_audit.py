@@ -9,7 +9,12 @@ import typer
 
 from ._typer import Command
 
-__all__ = ["register", "run_dp_audit"]
+__all__ = ["HELP", "register", "run_dp_audit"]
+
+#: ``leakaudit --help``'s line for the command (its options list the registered datasets, which import the
+#: numerical stack: registered only when it runs)
+HELP = {"dp-audit": "Check a DP-SGD recipe's claimed (epsilon, delta): one run with canaries gives a lower bound "
+                    "on epsilon."}
 
 
 def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: float,
@@ -97,7 +102,7 @@ def register(app: typer.Typer) -> None:
     from ..data.registry import dataset_names
     from ._device import DEVICE_HELP
 
-    @app.command("dp-audit", cls=Command)
+    @app.command("dp-audit", cls=Command, help=HELP["dp-audit"])
     def dp_audit(
         epsilon: float = typer.Option(..., "--epsilon", help="The claimed epsilon."),
         delta: float = typer.Option(1e-5, "--delta", help="The claimed delta (below 1/n)."),
@@ -138,7 +143,6 @@ def register(app: typer.Typer) -> None:
                                           "of physical memory)"),
         device: str = typer.Option("cpu", "--device", help=DEVICE_HELP),
     ) -> None:
-        """Check a DP-SGD recipe's claimed (epsilon, delta): one run with canaries gives a lower bound on epsilon."""
         from .._interrupt import on_interrupt
         from ..exceptions import InvalidParameterError
 
@@ -151,6 +155,9 @@ def register(app: typer.Typer) -> None:
         from ..engine import parse_memory_size, using_memory_budget
 
         budget = None if memory_budget is None else parse_memory_size(memory_budget, name="--memory-budget")
+        from .._results import check_output_folder
+
+        check_output_folder(out)
         with (on_interrupt("dp-audit", outputs=[out / "dp_audit.json"], doing="starting") as progress,
               using_memory_budget(budget)):
             s = run_dp_audit(dataset=dataset, n_train=n_train, claimed_epsilon=epsilon, delta=delta,

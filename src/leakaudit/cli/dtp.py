@@ -14,15 +14,21 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from ..exceptions import InvalidParameterError
-from ..learners.registry import learner_names
 from ._typer import Command, Group
 
 if TYPE_CHECKING:
     import numpy as np
 
-# the registry's naive-Bayes family (trained on category codes) and two learners on one-hot features
-MODELS = (*learner_names(inputs="codes"), "logreg", "mlp")
 NAMED = ("adult", "adult-proxy", "purchase-like")
+#: ``leakaudit --help``'s line for the group (its models' names import the learners: read only when it runs)
+HELP = {"dtp": "Differential training privacy (Long et al.): PDTP, DTP, bounds, DTP-1, reduction."}
+
+
+def models() -> tuple[str, ...]:
+    """The registry's naive-Bayes family (trained on category codes) and two learners on one-hot features."""
+    from ..learners.registry import learner_names
+
+    return (*learner_names(inputs="codes"), "logreg", "mlp")
 
 
 def _bin_width(text: str) -> float | None:
@@ -34,10 +40,26 @@ def _bin_width(text: str) -> float | None:
         raise InvalidParameterError(f"--bin-width must be a number or 'none'; got {text!r}") from None
 
 
-def load_training_set(data: str, label: Optional[str], model: str, rows: int,
-                      seed: int, device: str = "cpu") -> tuple[np.ndarray, np.ndarray, Any]:
+def count_option(value: Optional[int], *, flag: str, default: int, available: int, what: str) -> int:
+    """A count given on the command line (``--rows``, ``--records``): at least 1 and at most ``available``, or,
+    not given (None), ``default`` capped at ``available``. A count beyond what there is, or below 1, is refused
+    rather than silently capped or read as "all"."""
+    if value is None:
+        return min(default, available)
+    if value < 1:
+        raise InvalidParameterError(f"{flag} must be at least 1; got {value} (leave {flag} out for the default)")
+    if value > available:
+        raise InvalidParameterError(f"{flag} {value} exceeds the {available} {what}; give at most {available}")
+    return value
+
+
+def load_training_set(data: str, label: Optional[str], model: str, rows: Optional[int], seed: int,
+                      device: str = "cpu", *, default_rows: int = 1000) -> tuple[np.ndarray, np.ndarray, Any]:
     """Features encoded for ``model`` (codes for naive Bayes, one-hot otherwise), labels, and the learner (on
-    ``device``: :func:`~leakaudit.cli._device.with_device`, checked before the data are read)."""
+    ``device``: :func:`~leakaudit.cli._device.with_device`, checked before the data are read).
+
+    ``rows``: how many random rows of the data train the model (None: ``default_rows``, or every row of a smaller
+    table; more rows than the data has is refused)."""
     import numpy as np
 
     from .. import data as dmod
@@ -46,25 +68,30 @@ def load_training_set(data: str, label: Optional[str], model: str, rows: int,
     from ..learners.registry import get_learner, make_learner
     from ._device import with_device
 
-    if model not in MODELS:
-        raise InvalidParameterError(f"--model must be one of {', '.join(MODELS)}; got {model!r}")
+    if model not in models():
+        raise InvalidParameterError(f"--model must be one of {', '.join(models())}; got {model!r}")
+    if rows is not None and rows < 1:
+        raise InvalidParameterError(f"--rows must be at least 1; got {rows} (leave --rows out for the default)")
     with_device(make_learner(model), device, model=model)  # a device the learner cannot use: before any data
     if data == "adult":
         ds = dmod.load_adult(columns="long")
     elif data == "adult-proxy":
         ds = dmod.load_adult(columns="acs_proxy")
     elif data == "purchase-like":
-        ds = dmod.make_purchase_like(n_records=max(rows, 2000), n_features=836, n_classes=10, random_state=seed)
+        n_gen = max(default_rows if rows is None else rows, 2000)
+        ds = dmod.make_purchase_like(n_records=n_gen, n_features=836, n_classes=10, random_state=seed)
     else:
         if label is None:
             raise InvalidParameterError("--label is required with a table file (--data FILE)")
-        frame = dmod.read_table(data)
+        from ..audit.data import read_records
+
+        frame = read_records(data, "--data")
         if label not in frame.columns:
             raise InvalidParameterError(f"--label {label!r} is not a column of {data}; columns: "
                                         f"{clip(', '.join(map(str, frame.columns)), 200)}")
         ds = dmod.from_frame(frame, label, task="classification")
     rng = np.random.default_rng(seed)
-    n = min(rows, len(ds))
+    n = count_option(rows, flag="--rows", default=default_rows, available=len(ds), what=f"rows of {data}")
     idx = np.sort(rng.choice(len(ds), size=n, replace=False))
     ds = ds.subset(idx)
     y = np.asarray(ds.y, dtype=np.int64)
@@ -100,14 +127,15 @@ def register(app: typer.Typer) -> None:
     from .._interrupt import on_interrupt
     from ._device import DEVICE_HELP
 
-    dtp_app = typer.Typer(help="Differential training privacy (Long et al.): PDTP, DTP, bounds, DTP-1, reduction.",
+    dtp_app = typer.Typer(help=HELP["dtp"],
                           no_args_is_help=True, cls=Group)
 
     data_opt = typer.Option("adult", "--data", help=f"one of {', '.join(NAMED)}, or a CSV/Parquet file")
     label_opt = typer.Option(None, "--label",
                              help="label column of a table file (required with a file) [default: none]")
-    model_opt = typer.Option("nb", "--model", help=f"one of {', '.join(MODELS)}")
-    rows_opt = typer.Option(1000, "--rows", help="training-set size (random rows of the data)")
+    model_opt = typer.Option("nb", "--model", help=f"one of {', '.join(models())}")
+    rows_opt = typer.Option(None, "--rows", help="training-set size: random rows of the data, at most its size "
+                                                 "(default: 1000, or every row of a smaller table)")
     seed_opt = typer.Option(0, "--seed", help="random seed (rows drawn, models trained)")
     bin_opt = typer.Option("0.01", "--bin-width", help="output bin width, or 'none'")
     device_opt = typer.Option("cpu", "--device", help=DEVICE_HELP)
@@ -118,9 +146,11 @@ def register(app: typer.Typer) -> None:
 
     @dtp_app.command("pdtp", cls=Command)
     def pdtp_cmd(
-        data: str = data_opt, label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt,
+        data: str = data_opt, label: Optional[str] = label_opt, model: str = model_opt,
+        rows: Optional[int] = rows_opt,
         seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt, device: str = device_opt,
-        records: int = typer.Option(0, "--records", help="measure this many random records (0: all)"),
+        records: Optional[int] = typer.Option(
+            None, "--records", help="measure this many random training records, at most --rows (default: all)"),
         seed_policy: str = typer.Option(
             "independent", "--seed-policy",
             help="independent or paired (retrained models)"),
@@ -147,8 +177,9 @@ def register(app: typer.Typer) -> None:
             raise InvalidParameterError("--lowest-bins ignore needs binned outputs; got --bin-width none")
         with on_interrupt("dtp pdtp", outputs=[out] if out else [], doing="loading the data") as progress:
             X, y, learner = load_training_set(data, label, model, rows, seed, device)
-            recs = None if records <= 0 else np.sort(np.random.default_rng(seed).choice(len(X), min(records, len(X)),
-                                                                                          replace=False))
+            recs = None if records is None else np.sort(np.random.default_rng(seed).choice(
+                len(X), count_option(records, flag="--records", default=len(X), available=len(X),
+                                     what="training records (--rows)"), replace=False))
             progress.step("measuring PDTP (retraining without each record)")
             res = pdtp(learner, X, y, records=recs, bin_width=_bin_width(bin_width), seed_policy=seed_policy,
                        n_repeats=repeats, random_state=seed, lowest_bins=lowest_bins)
@@ -175,7 +206,8 @@ def register(app: typer.Typer) -> None:
         data: str = typer.Option(
             "adult-proxy", "--data",
             help="categorical data (default: the Adult 4-attribute proxy)"),
-        label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt, seed: int = seed_opt,
+        label: Optional[str] = label_opt, model: str = model_opt, rows: Optional[int] = rows_opt,
+        seed: int = seed_opt,
         bin_width: str = bin_opt, out: Optional[Path] = out_opt, device: str = device_opt,
     ) -> None:
         """Exact DTP by enumerating the feature space (naive Bayes / Bayes inference on categorical data)."""
@@ -207,9 +239,11 @@ def register(app: typer.Typer) -> None:
 
     @dtp_app.command("bound", cls=Command)
     def bound_cmd(
-        data: str = data_opt, label: Optional[str] = label_opt, model: str = model_opt, rows: int = rows_opt,
+        data: str = data_opt, label: Optional[str] = label_opt, model: str = model_opt,
+        rows: Optional[int] = rows_opt,
         seed: int = seed_opt, out: Optional[Path] = out_opt, device: str = device_opt,
-        records: int = typer.Option(50, "--records", help="records to bound (random)"),
+        records: Optional[int] = typer.Option(
+            None, "--records", help="random training records to bound, at most --rows (default: 50, or all of fewer)"),
     ) -> None:
         """Upper bounds on DTP: Thm 6.2 with Props 6.3-6.5 (naive Bayes, Bayes inference) or Thm 6.9 (logreg)."""
         import numpy as np
@@ -221,7 +255,9 @@ def register(app: typer.Typer) -> None:
 
         with on_interrupt("dtp bound", outputs=[out] if out else [], doing="loading the data") as progress:
             X, y, learner = load_training_set(data, label, model, rows, seed, device)
-            recs = np.sort(np.random.default_rng(seed).choice(len(X), min(records, len(X)), replace=False))
+            n_recs = count_option(records, flag="--records", default=50, available=len(X),
+                                  what="training records (--rows)")
+            recs = np.sort(np.random.default_rng(seed).choice(len(X), n_recs, replace=False))
             progress.step("computing the bounds")
             if model == "logreg":
                 res = logistic_lipschitz_bound(learner, X, y, records=recs)
@@ -244,8 +280,10 @@ def register(app: typer.Typer) -> None:
     def reduce_cmd(
         data: str = typer.Option("adult-proxy", "--data", help=f"one of {', '.join(NAMED)}, or a CSV/Parquet file"),
         label: Optional[str] = label_opt,
-        model: str = typer.Option("nb-unsmoothed", "--model", help=f"one of {', '.join(MODELS)}"),
-        rows: int = typer.Option(48842, "--rows", help="training-set size (random rows of the data)"),
+        model: str = typer.Option("nb-unsmoothed", "--model", help=f"one of {', '.join(models())}"),
+        rows: Optional[int] = typer.Option(
+            None, "--rows", help="training-set size: random rows of the data, at most its size (default: 48842, or "
+                                 "every row of a smaller table)"),
         seed: int = seed_opt, bin_width: str = bin_opt, out: Optional[Path] = out_opt, device: str = device_opt,
         strategy: str = typer.Option("sorted", "--strategy", help="sorted (the paper), greedy or group"),
         max_removals: int = typer.Option(10, "--max-removals", help="remove at most this many records"),
@@ -255,7 +293,7 @@ def register(app: typer.Typer) -> None:
         from ..dtp.reduce import reduce_dtp
 
         with on_interrupt("dtp reduce", outputs=[out] if out else [], doing="loading the data") as progress:
-            X, y, learner = load_training_set(data, label, model, rows, seed, device)
+            X, y, learner = load_training_set(data, label, model, rows, seed, device, default_rows=48842)
             progress.step("removing high-risk records and retraining")
             res = reduce_dtp(learner, X, y, strategy=strategy, max_removals=max_removals, stop_at_threshold=stop,
                              bin_width=_bin_width(bin_width))

@@ -12,7 +12,12 @@ from ._typer import Command
 if TYPE_CHECKING:  # the engine is imported when a command runs, not for --help
     from ..engine import Engine
 
-__all__ = ["load_dataset", "register", "run_membership"]
+__all__ = ["HELP", "load_dataset", "register", "run_membership"]
+
+#: ``leakaudit --help``'s line for the command (its options list the registered datasets and learners, which
+#: import the numerical stack: registered only when it runs)
+HELP = {"membership": "Membership attacks on a model trained on part of a dataset: AUC with CI, TPR at low FPR, "
+                      "advantage."}
 
 
 def load_dataset(name: str, n_rows: int, random_state: int):
@@ -57,11 +62,10 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
     ``device``: where a torch learner trains its models (:func:`~leakaudit.cli._device.with_device`).
     """
     import csv
-    import os
 
     import numpy as np
 
-    from .._results import write_json_atomic
+    from .._results import atomic_file, write_json_atomic, writing
     from ..exceptions import InvalidParameterError
     from ..membership import audit_model
     from ..membership import available_attacks
@@ -104,21 +108,17 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
         "settings": audit.settings,
     }
     step("writing the results")
-    out.mkdir(parents=True, exist_ok=True)
+    with writing(out, "the output folder"):
+        out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "membership.json", summary)
     row_ids = np.concatenate([mem, non])
     names = list(audit.scores)
-    tmp = out / ".records.csv.tmp"  # written whole, then renamed: Ctrl-C never leaves half a records.csv
-    try:
-        with open(tmp, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["record", "is_member", "label"] + [f"score_{n}" for n in names])
-            for i, r in enumerate(row_ids):
-                w.writerow([int(r), audit.is_member[i], int(y[r])] + [repr(float(audit.scores[n][i])) for n in names])
-        os.replace(tmp, out / "records.csv")
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    # written whole, then renamed: Ctrl-C or a full disk never leaves half a records.csv
+    with atomic_file(out / "records.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["record", "is_member", "label"] + [f"score_{n}" for n in names])
+        for i, r in enumerate(row_ids):
+            w.writerow([int(r), audit.is_member[i], int(y[r])] + [repr(float(audit.scores[n][i])) for n in names])
     return summary
 
 
@@ -128,7 +128,7 @@ def register(app: typer.Typer) -> None:
     from ..learners.registry import learner_names
     from ._device import DEVICE_HELP
 
-    @app.command(cls=Command)
+    @app.command(cls=Command, help=HELP["membership"])
     def membership(
         dataset: str = typer.Option("purchase-like", "--dataset", help=f"One of: {', '.join(dataset_names())}."),
         model: str = typer.Option("mlp", "--model", help=f"One of: {', '.join(learner_names(inputs='encoded'))}."),
@@ -149,11 +149,13 @@ def register(app: typer.Typer) -> None:
             help="Engine cache of trained models' outputs (resume). [default: none, nothing cached]"),
         device: str = typer.Option("cpu", "--device", help=DEVICE_HELP),
     ) -> None:
-        """Membership attacks on a model trained on part of a dataset: AUC with CI, TPR at low FPR, advantage."""
         from .._interrupt import on_interrupt
         from ..engine import Engine
 
+        from .._results import check_output_folder
+
         names = [a.strip() for a in attacks.split(",") if a.strip()]
+        check_output_folder(out)
         with on_interrupt("membership", outputs=[out / "membership.json", out / "records.csv"],
                           cache=cache_dir, doing="starting") as progress:
             engine = Engine(cache_dir=cache_dir) if cache_dir else None

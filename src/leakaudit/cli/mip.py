@@ -65,8 +65,9 @@ def _load_values(data: str, column: Optional[str], n: int):
     import pandas as pd
 
     from .._validation import clip
+    from ..audit.data import read_records
 
-    frame = pd.read_csv(path)
+    frame = read_records(path, "--data")  # the one table reader: CSV or Parquet, refused in one line
     if column is None:
         num = frame.select_dtypes(include="number").columns
         if len(num) == 0:
@@ -138,8 +139,8 @@ def register(app: typer.Typer) -> None:
         """Measure the best membership attack on ``statistic(D_train) + Laplace noise`` (1-D)."""
         import numpy as np
 
-        from .._validation import check_choice
         from .._interrupt import on_interrupt
+        from .._validation import check_choice, check_scalar
         from ..mip.audit import enumerate_splits, exact_eta_laplace, simulate_bayes_attacker
         from ..mip.noise import MIPNoise, mip_constant
 
@@ -148,6 +149,11 @@ def register(app: typer.Typer) -> None:
             check_choice(method, name="--method", choices=("exact", "simulate"))
             if (scale is None) == (eta is None):
                 raise InvalidParameterError("pass exactly one of --scale and --eta")
+            if scale is not None:  # -0.0 included: numpy's Laplace refuses its sign bit with a traceback
+                check_scalar(scale, name="--scale", min_val=0, include_min=False)
+            if method == "simulate":
+                check_scalar(games, name="--games", kind=int, min_val=1)
+                check_scalar(references, name="--references", kind=int, min_val=1)
             x = _load_values(data, column, n)
             nrec = x.shape[0]
             f = {"inv-sum": lambda v: 1.0 / v.sum(), "mean": np.mean, "sum": np.sum}[statistic]

@@ -103,7 +103,10 @@ def plot_accuracy(results: list, path: Path) -> None:
     ax.set_ylim(0.3, 1.02)
     ax.set_title(f"{results[0].dataset}: {results[0].property} ({results[0].t0} vs {results[0].t1})")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    from .._results import atomic_file
+
+    with atomic_file(path, "wb") as fh:  # whole or not at all, a full disk named in one line
+        fig.savefig(fh, format="png", dpi=120)
     plt.close(fig)
 
 
@@ -157,7 +160,9 @@ def register(app: typer.Typer) -> None:
                            f"empty from p >= {w.max_poison_rate:.3f}")
             return
         from .._interrupt import on_interrupt
+        from .._results import check_output_folder
 
+        check_output_folder(out)
         start = time.perf_counter()
         with on_interrupt("property", outputs=[out / "property.json"] + ([out / "property.png"] if len(rates) > 1
                                                                           else []),
@@ -174,7 +179,6 @@ def register(app: typer.Typer) -> None:
                 engine=engine,
             )
             progress.step("writing the results")
-            out.mkdir(parents=True, exist_ok=True)
             write_json_atomic(out / "property.json", {"results": [r.to_dict() for r in results],
                                                       "seconds": time.perf_counter() - start})
             if len(results) > 1:

@@ -76,9 +76,11 @@ def register(app: typer.Typer) -> None:
         if gather is not None:
             from ..reproduce._registry import gather as _gather
 
+            from .._results import write_text_atomic
+
             with on_interrupt("reproduce --gather", outputs=[gather], doing=f"reading {out}/*.json"):
                 text = _gather(out, write_sections=True)
-            gather.write_text(text)
+                write_text_atomic(gather, text)  # the page whole or as it was
             typer.echo(f"wrote {gather} from {out}/*.json")
             return
         if all_:

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_indices, clip, shown
+from .._validation import check_choice, check_indices, check_linked_file, clip, shown
 from ..exceptions import DataFileError, InvalidInputError, InvalidParameterError
 from ._encoder import TabularEncoder
 from ._features import Feature, _as_str_tuple, infer_feature, infer_features
@@ -367,11 +367,13 @@ def read_table(path: str | Path, **kwargs: Any) -> pd.DataFrame:
     DataFileError
         Missing, unreadable or malformed file, or an unknown extension.
     InvalidInputError
-        The file holds no rows or no columns.
+        The file holds no rows or no columns, or is a link to a file others cannot read
+        (:func:`~leakaudit._validation.check_linked_file`).
     """
     p = Path(path)
     if not p.is_file():
         raise DataFileError(f"table file {p} does not exist" + (" (it is a directory)" if p.is_dir() else ""))
+    check_linked_file(p, what="table file")
     suffixes = [s.lower() for s in p.suffixes]
     if suffixes and suffixes[-1] in (".gz", ".xz", ".bz2", ".zip", ".zst"):
         suffixes = suffixes[:-1]

@@ -5,7 +5,8 @@ the payload arrays (names prefixed ``p__``), the entry's key (``__key__``) and
 the SHA-256 of key and payload (``__checksum__``). Entries are written to a
 temporary file in the same directory, flushed and fsynced, then moved into place
 with :func:`os.replace`, so a reader (or a concurrent run) sees either no entry
-or a complete one, and a killed run leaves at most a stray ``*.tmp`` file.
+or a complete one, and a killed run leaves at most a stray ``*.tmp`` file. A write that fails (a full disk, a
+quota) removes its temporary file and raises one :class:`~leakaudit.exceptions.OutputWriteError` naming the entry.
 An entry that fails to load or whose checksum does not match is deleted, a
 :class:`CacheWarning` is emitted, and the chunk is recomputed.
 
@@ -24,6 +25,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .._results import writing
 from ..exceptions import InvalidParameterError, UnsupportedError
 from ._fingerprint import CACHE_FORMAT
 
@@ -124,17 +126,18 @@ class ChunkCache:
         arrays["__checksum__"] = np.array(payload_checksum(key, {k[len(_PREFIX):]: v for k, v in arrays.items()
                                                                 if k.startswith(_PREFIX)}))
         path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, allow_pickle=False, **arrays)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            self._remove(Path(tmp))
-            raise
+        with writing(path, "cache entry"):  # a full disk: one line naming the entry, no partial entry left
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    np.savez(f, allow_pickle=False, **arrays)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                self._remove(Path(tmp))
+                raise
         _fsync_dir(path.parent)
         return path
 

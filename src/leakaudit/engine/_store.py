@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._results import writing
 from ..exceptions import InvalidParameterError
 
 __all__ = ["chunk_length", "default_memory_budget", "is_disk_backed", "memory_budget", "output_array",
@@ -121,10 +122,31 @@ def output_array(shape: tuple[int, ...], dtype: Any = np.float64, *, budget: int
         return np.empty(shape, dtype=dtype)
     # TemporaryFile has no name on POSIX (O_TMPFILE or unlinked at once): the mapping keeps the data until the
     # array is freed, and the operating system reclaims it then, or when the process ends however it ends.
-    fh = tempfile.TemporaryFile(dir=None if directory is None else os.fspath(directory))  # noqa: SIM115 (outlives)
+    where = tempfile.gettempdir() if directory is None else os.fspath(directory)
+    with writing(where, f"a temporary file of {nbytes:,} bytes (model outputs past the memory budget) in"):
+        fh = tempfile.TemporaryFile(dir=where)  # noqa: SIM115 (outlives this call)
+        try:
+            _reserve(fh.fileno(), nbytes)
+        except BaseException:
+            fh.close()
+            raise
     arr = np.memmap(fh, dtype=dtype, mode="w+", shape=shape)
     arr._spill_file = fh  # closed with the array (needed where the file's handle must outlive this call)
     return arr
+
+
+def _reserve(fd: int, nbytes: int) -> None:
+    """Reserve the file's blocks now, so that a full disk is an OSError here and not a SIGBUS (a crash) when a
+    page of the mapping is first written. Skipped where the platform or file system cannot reserve them."""
+    import errno
+
+    if not hasattr(os, "posix_fallocate"):
+        return
+    try:
+        os.posix_fallocate(fd, 0, nbytes)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
 
 
 def is_disk_backed(arr: Any) -> bool:

@@ -15,7 +15,10 @@ __all__ = ["read_texts", "read_text_table", "read_arrays"]
 
 def read_text_table(path: str | Path) -> pd.DataFrame:
     """A table from ``.jsonl`` / ``.ndjson`` (one JSON object per line), ``.csv`` / ``.tsv`` or ``.parquet``."""
+    from .._validation import check_linked_file
+
     p = Path(path)
+    check_linked_file(p, what="text file")  # read_table checks the CSV and Parquet ones again: a stat, no read
     suffixes = [s.lower() for s in p.suffixes]
     if suffixes and suffixes[-1] in (".gz", ".xz", ".bz2", ".zst"):
         suffixes = suffixes[:-1]
@@ -51,8 +54,9 @@ def read_texts(path: str | Path, column: str, *, frame: pd.DataFrame | None = No
     out = []
     for i, v in enumerate(df[column].tolist()):
         if not isinstance(v, str):
-            what = "missing" if v is None or pd.isna(v) else f"a {type(v).__name__}, not text"
-            raise InvalidInputError(f"{path}, row {i + 1}: {column!r} is {what}")
+            missing = v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA or v is pd.NaT
+            what = "missing" if missing else f"a {type(v).__name__}, not text"
+            raise InvalidInputError(f"{path}, row {i + 1}: {column!r} is {what}; every row needs one text")
         if not v.strip():
             raise InvalidInputError(f"{path}, row {i + 1}: {column!r} is an empty text (nothing to score); remove "
                                     "the row")
@@ -73,8 +77,12 @@ def read_arrays(path: str | Path, column: str, frame: pd.DataFrame) -> list[np.n
             except ValueError:
                 raise InvalidInputError(f"{path}, row {i + 1}: {column!r} is not a JSON list of numbers") from None
         try:
-            a = np.asarray(v, dtype=np.float64).reshape(-1)
+            a = np.asarray(v, dtype=np.float64)
         except (TypeError, ValueError):
             raise InvalidInputError(f"{path}, row {i + 1}: {column!r} is not a list of numbers") from None
-        out.append(a)
+        if a.ndim > 1:  # lists of lists: not one value per token, and never flattened into one
+            raise InvalidInputError(f"{path}, row {i + 1}: {column!r} is a nested list (shape "
+                                    f"{'x'.join(map(str, a.shape))}), not a flat list of numbers (one "
+                                    "log-probability per token)")
+        out.append(a.reshape(-1))  # a lone number: a text of one token
     return out

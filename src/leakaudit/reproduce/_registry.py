@@ -322,9 +322,9 @@ def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions",
 
 def _write_section(out: Path, result: dict, figures: list[tuple[str, str]] = ()) -> None:
     """``out/NAME.md``: the run's section of the page, written atomically (``figures``: as :func:`to_markdown`)."""
-    tmp = out / f".{result['name']}.md.tmp"
-    tmp.write_text(to_markdown(result, figures))
-    tmp.replace(out / f"{result['name']}.md")
+    from .._results import write_text_atomic
+
+    write_text_atomic(out / f"{result['name']}.md", to_markdown(result, figures))
 
 
 def _current_run(path: Path, profile: str, random_state: int) -> dict | None:
@@ -506,10 +506,22 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
     (:func:`classify`); at the top, each paper's distinct results by class (``_tally``) and the rows by kind of
     reference; at the foot, the closing note on what is still unexplained. ``write_sections``: also rewrite each
     ``NAME.md`` beside its JSON as it appears on the page, and draw its figures (``_figures``) there; the page links
-    them under ``folder``'s name, for a page written beside ``folder``."""
+    them under ``folder``'s name, for a page written beside ``folder``.
+
+    Raises
+    ------
+    LeakauditError
+        ``folder`` is missing or holds no run of a registered reproduction (a page of no section would replace
+        the page), or a ``NAME.json`` of a registered name cannot be read as JSON (named).
+    """
     import json
 
+    from ..exceptions import InvalidInputError, InvalidParameterError
+
     folder = Path(folder)
+    if not folder.is_dir():
+        raise InvalidParameterError(f"{folder} is not a folder of reproduction runs (NAME.json files); nothing to "
+                                    "gather (--out names the folder the runs were written to)")
     parts = [
         f"# {title}",
         "",
@@ -549,12 +561,21 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
 
     results = []
     for f in sorted(folder.glob("*.json")):
-        res = json.loads(f.read_text())
-        if res.get("name") not in _REGISTRY.names():
+        try:
+            res = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            if f.stem not in _REGISTRY.names():
+                continue  # not a run of ours
+            raise InvalidInputError(f"reproduction run {f} cannot be read ({type(exc).__name__}); run "
+                                    f"`leakaudit reproduce {f.stem}` again or remove the file") from None
+        if not isinstance(res, dict) or res.get("name") not in _REGISTRY.names():
             continue
         res["rows"] += claim_rows(res)
         classify(res)
         results.append(res)
+    if not results:
+        raise InvalidInputError(f"{folder} holds no run of a reproduction (NAME.json for a name of `leakaudit "
+                                "reproduce --list`); nothing to gather, and the page was left as it was")
     books = per_paper(results, {res["name"]: get(res["name"]).paper for res in results})
     parts += [per_paper_text(books), totals_text(totals(results))]
     stale = [res["name"] for res in results if not _made_by_current_code(res)]
