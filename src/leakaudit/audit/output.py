@@ -13,26 +13,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._results import write_json_atomic
-from ..exceptions import LeakauditError
+from .._results import check_output_folder, write_json_atomic
 
 __all__ = ["check_out_writable", "write_audit_files"]
 
 
 def check_out_writable(out: Path, *, name: str = "out") -> None:
-    """Refuse an output folder that cannot be written, before any work is done (``name``: the argument that gave
-    it, for the message)."""
-    if out.exists() and not out.is_dir():
-        raise LeakauditError(f"{name} {out} exists and is not a folder")
-    p = out
-    while not p.exists():
-        p = p.parent
-    if not p.is_dir():
-        raise LeakauditError(f"{name} {out} cannot be created: {p} is a file, not a folder")
-    try:  # what the writing will do: a temporary folder beside (or inside) the output, then a rename
-        os.rmdir(tempfile.mkdtemp(prefix=".leakaudit-write-check-", dir=p))
-    except OSError as exc:
-        raise LeakauditError(f"{name} {out} cannot be written ({exc.strerror or exc} in {p})") from None
+    """Refuse an output folder that cannot be written, before any work is done (``name``: the argument or flag that
+    gave it, for the message)."""
+    check_output_folder(out, option=name)
 
 
 def write_audit_files(out: Path, results: dict, records: pd.DataFrame) -> None:

@@ -24,7 +24,7 @@ from .._random import spawn_seeds
 from .._resources import peak_rss_mb
 from .._results import write_json_atomic
 from ..exceptions import AuditInterrupted
-from .config import AuditConfig
+from .config import AuditConfig, check_outputs_spare_inputs
 from .context import AuditContext, engine_stats
 from .data import AuditData, prepare_data
 from .output import check_out_writable
@@ -68,6 +68,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
     """
     out = Path(out)
     check_out_writable(out)
+    check_outputs_spare_inputs(cfg, out)
     result = audit_core(cfg, command=command, verbose=verbose, target=target, memory_budget=memory_budget,
                         work_budget=work_budget, written_to=out)
     result.save(out)
