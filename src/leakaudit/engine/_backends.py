@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._extras import require
 from ..exceptions import InvalidParameterError, UnsupportedError
 from ..learners.sklearn import _exit_with_parent
 
@@ -181,10 +182,7 @@ class RayBackend:
     name = "ray"
 
     def __init__(self, n_jobs: int | None, address: str | None):
-        try:
-            import ray
-        except ImportError:
-            raise UnsupportedError("backend='ray' needs Ray; install leakaudit[ray]") from None
+        ray = require("ray", "backend='ray'")
         self._ray = ray
         self.started = False
         if not ray.is_initialized():
