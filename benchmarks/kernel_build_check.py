@@ -17,6 +17,7 @@ in batches of 200, 60 epochs) on one-hot sparse rows and as dense rows, per-exam
 and DP-SGD (30 epochs, Poisson rate 0.1). Prints the min and median per build and the median of paired ratios.
 
 Usage: .venv/bin/python benchmarks/kernel_build_check.py identity VARIANT LIB [LIB ...]
+       .venv/bin/python benchmarks/kernel_build_check.py identity VARIANT LIB [LIB ...] --hidden 64
        .venv/bin/python benchmarks/kernel_build_check.py speed VARIANT LIB_OLD LIB_NEW [--reps 7]
     VARIANT: the variant the libraries were built as (portable, avx2, avx512; the CPU must run it)
 """
@@ -52,7 +53,7 @@ def _data(n: int, seed: int):
     return X, y, Xs, ys
 
 
-def outputs(variant: str, path: str):
+def outputs(variant: str, path: str, widths=(8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128)):
     """(label, array) of every call, on the library at ``path`` opened as the MLP kernel's ``variant``."""
     from leakaudit.learners import DPSGD, TorchMLP, _mlp_native
 
@@ -61,7 +62,7 @@ def outputs(variant: str, path: str):
     X, y, Xs, ys = _data(120, 0)
     subsets = [np.arange(0, 90), np.arange(30, 120), np.arange(0, 120, 2)]
     seeds = [1, 2, 3]
-    for H in (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128):
+    for H in widths:
         assert _mlp_native.supports(H, np.float32), H
         for act in ("tanh", "relu"):
             runs = {
@@ -97,7 +98,8 @@ def outputs(variant: str, path: str):
                     yield f"H={H} {act} dp canaries weights", np.concatenate([w.ravel() for w in bank.weights_])
                     yield f"H={H} {act} dp canaries scores", np.asarray(scores, dtype=np.float64)
     x = np.ascontiguousarray(X[None], dtype=np.float32)
-    for H in (1, 3, 7, 8, 24, 128):  # the logit layer's copies (H < 8) and the hidden widths' (zero inputs skipped)
+    # the logit layer's copies (H < 8) and the first and last hidden widths' (zero inputs skipped)
+    for H in (1, 3, 7, *dict.fromkeys((widths[0], widths[-1]))):
         W = np.random.default_rng(H).normal(size=(2, 40, H)).astype(np.float32)
         b = np.random.default_rng(H + 1).normal(size=(2, H)).astype(np.float32)
         out = np.empty((2, 120, H), np.float32)
@@ -116,14 +118,14 @@ def outputs(variant: str, path: str):
     yield "permutations", perm
 
 
-def identity(variant: str, paths: list[str]) -> int:
+def identity(variant: str, paths: list[str], widths) -> int:
     warnings.filterwarnings("ignore")
     first: dict[str, bytes] = {}
     digests = []
     for path in paths:
         h = hashlib.sha256()
         n = 0
-        for label, arr in outputs(variant, path):
+        for label, arr in outputs(variant, path, widths):
             data = np.ascontiguousarray(arr).tobytes()
             h.update(label.encode())
             h.update(data)
@@ -181,9 +183,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("variant", choices=["portable", "avx2", "avx512"])
     ap.add_argument("libs", nargs="+")
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--hidden", type=int, nargs="+", default=[8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128],
+                    help="identity: the hidden widths to train (default: every width with a copy)")
     a = ap.parse_args(argv[1:])
     if a.what == "identity":
-        return identity(a.variant, a.libs)
+        return identity(a.variant, a.libs, tuple(a.hidden))
     return speed(a.variant, a.libs, a.reps)
 
 
