@@ -27,10 +27,12 @@
  * output layer transposed so every inner loop runs over the H hidden units contiguously.
  * No fast-math: every operation is IEEE float32 (FMA contraction allowed).
  *
- * This file is the kernel's shared code (static inline; never compiled by itself). The library is three translation
- * units, compiled in parallel, that include it: _mlp_native.c (the entry points, their dispatchers, per-example
- * SGD, prediction layers, one-hot groups, noise, permutations), _mlp_train.c (the mini-batch training copies) and
- * _mlp_dp.c (the DP-SGD copies); the copies, one per hidden width and activation, are most of the code.
+ * This file is the kernel's shared code (static functions; never compiled by itself). The library is three
+ * translation units, compiled in parallel, that include it: _mlp_native.c (the entry points, their dispatchers,
+ * per-example SGD, prediction layers, one-hot groups, noise, permutations), _mlp_train.c (the mini-batch training
+ * copies) and _mlp_dp.c (the DP-SGD copies); the copies, one per hidden width, activation and kind of rows, are most
+ * of the code. The parts of a copy that run once a mini-batch step (the rows' forward and backward passes,
+ * ROWS_COPIES; the parameter updates) are functions of their own rather than inlined into its training loop.
  */
 #ifndef LEAKAUDIT_MLP_COMMON
 #define LEAKAUDIT_MLP_COMMON
@@ -293,6 +295,34 @@ static inline __attribute__((always_inline)) int64_t rows_grouped(
     return i0;
 }
 
+/* rows_grouped's arguments after its compile-time constants, and its copies: each copy of train_impl and dp_impl calls
+ * two (RG rows at a time, then one at a time: ROWS_COPIES) that are functions of their own, not inlined into the
+ * training loop. A call per mini-batch step costs nothing next to the step, and the compiler's later passes
+ * (register allocation above all) take time growing faster than a function's size: out of line, the same code
+ * compiles much faster. */
+#define ROWS_DECL                                                                                         \
+    const float *restrict xsq, float clipc, float *restrict nout, float *restrict zd, const float *restrict w1, \
+        const float *restrict b1, const float *restrict w2, const float *restrict b2, float *restrict gw1,     \
+        float *restrict gb1, float *restrict gw2, float *restrict gb2, const int64_t *restrict rstart,       \
+        const int64_t *restrict rend, const int64_t *restrict indices, const float *restrict values,          \
+        const int64_t *restrict y, const int64_t *restrict rows, int64_t cnt, int64_t C, int64_t c0, float inv, \
+        const float *restrict coefs, float *restrict g
+#define ROWS_PASS                                                                                         \
+    xsq, clipc, nout, zd, w1, b1, w2, b2, gw1, gb1, gw2, gb2, rstart, rend, indices, values, y, rows, cnt, C, c0, inv, \
+        coefs, g
+typedef int64_t (*rows_fn)(ROWS_DECL);
+/* NAME_g (ROW_GROUP(NVC) rows at a time) and NAME_1 (one at a time): rows_grouped for width NVC, activation ACT,
+ * DENSE and DP */
+#define ROWS_COPIES(NAME, NVC, ACT, DENSE, DP)                                                            \
+    static __attribute__((noinline)) int64_t NAME##_g(ROWS_DECL)                                          \
+    {                                                                                                     \
+        return rows_grouped(NVC, ACT, ROW_GROUP(NVC), DENSE, DP, ROWS_PASS);                              \
+    }                                                                                                     \
+    static __attribute__((noinline)) int64_t NAME##_1(ROWS_DECL)                                          \
+    {                                                                                                     \
+        return rows_grouped(NVC, ACT, 1, DENSE, DP, ROWS_PASS);                                           \
+    }
+
 /* One-hot groups (leakaudit_onehot_prepare): columns of which every training row holds exactly one, equal to 1.
  * Group g's dominant (most frequent) column gdom[g] is dropped from the rows' lists, and its share is carried by
  * the first-layer table the forward pass reads: table[c] = W1[c] - W1[gdom[g]] for the group's other columns c,
@@ -465,10 +495,41 @@ static inline __attribute__((always_inline)) void dense_weight_grad(
     for (; t0 < d; t0++) dense_grad_inputs(NV, 1, x, rows, cnt, d, t0, dz, gw1);
 }
 
-/* NV = H / 8 vectors of hidden units and ACT (0 tanh, 1 relu): compile-time constants in the specialised copies
- * below, so that a row's hidden vectors stay in registers from the forward pass to the scatter of its gradient */
+/* The parameter updates after a step's gradient (torch.optim semantics; the gradient is reset on the way), the same
+ * for every width: one function each, called once a step, rather than a copy in every specialised copy. Adam (Kingma
+ * & Ba 2015, Algorithm 1, with PyTorch's L2 weight decay and eps outside the square root), step_size = lr / (1 -
+ * beta1^t), bc2s = sqrt(1 - beta2^t): */
+static __attribute__((noinline)) void adam_update(float *restrict p, float *restrict m1, float *restrict m2,
+                                                  float *restrict grad, int64_t P, float wd, float omb1, float b2c,
+                                                  float omb2, float eps, float step_size, float bc2s)
+{
+    for (int64_t q = 0; q < P; q++) {
+        const float gq = grad[q] + wd * p[q];
+        grad[q] = 0.0f;
+        const float mq = m1[q] + omb1 * (gq - m1[q]);
+        const float vq = b2c * m2[q] + omb2 * gq * gq;
+        m1[q] = mq;
+        m2[q] = vq;
+        p[q] -= step_size * mq / (sqrtf(vq) / bc2s + eps);
+    }
+}
+
+/* SGD: p <- p - lr (g + wd p) */
+static __attribute__((noinline)) void sgd_update(float *restrict p, float *restrict grad, int64_t P, float lr, float wd)
+{
+    for (int64_t q = 0; q < P; q++) {
+        p[q] -= lr * (grad[q] + wd * p[q]);
+        grad[q] = 0.0f;
+    }
+}
+
+/* NV = H / 8 vectors of hidden units and DENSE: compile-time constants in the specialised copies (_mlp_train.c), whose
+ * rows_grouped copies (grouped: ROW_GROUP(NV) rows at a time, single: one at a time; ROWS_COPIES, for the copy's
+ * activation) have NV and the activation as constants too, so that a row's hidden vectors stay in registers from the
+ * forward pass to the scatter of its gradient */
 static inline __attribute__((always_inline)) int64_t train_impl(
-    const int NV, const int ACT, const int DENSE, float *restrict p, float *restrict m1, float *restrict m2,
+    const int NV, const int DENSE, rows_fn grouped, rows_fn single, float *restrict p, float *restrict m1,
+    float *restrict m2,
     int64_t *restrict steps,
     const int64_t *restrict rstart, const int64_t *restrict rend, const int64_t *restrict indices,
     const float *restrict values, const int64_t *restrict y, const int64_t *restrict order,
@@ -509,11 +570,10 @@ static inline __attribute__((always_inline)) int64_t train_impl(
             const float inv = (float)(1.0 / (double)cnt);
             /* the rows ROW_GROUP(NV) at a time, then the rest one at a time: the same sums either way */
             if (DENSE) dense_forward(NV, xd, rows, cnt, d, t1, tb1, zd);
-            const int64_t i0 = rows_grouped(NV, ACT, ROW_GROUP(NV), DENSE, 0, 0, 0.0f, 0, zd, t1, tb1, w2, b2, gw1,
-                                            gb1, gw2, gb2, rstart, rend, indices, values, y, rows, cnt, C, c0, inv,
-                                            coefs, g);
-            rows_grouped(NV, ACT, 1, DENSE, 0, 0, 0.0f, 0, zd + i0 * H, t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart,
-                         rend, indices, values, y, rows + i0, cnt - i0, C, c0, inv, coefs, g);
+            const int64_t i0 = grouped(0, 0.0f, 0, zd, t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart, rend, indices,
+                                       values, y, rows, cnt, C, c0, inv, coefs, g);
+            single(0, 0.0f, 0, zd + i0 * H, t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart, rend, indices, values, y,
+                   rows + i0, cnt - i0, C, c0, inv, coefs, g);
             if (DENSE) dense_weight_grad(NV, xd, rows, cnt, d, zd, gw1);
             if (G) onehot_complement(NV, gw1, gb1, G, gptr, gcols, gdom);
             /* update every parameter (torch.optim semantics); the gradient is reset on the way */
@@ -523,20 +583,9 @@ static inline __attribute__((always_inline)) int64_t train_impl(
                 const double t = (double)steps[0];
                 const float step_size = (float)(lr64 / (1.0 - pow(beta1, t)));
                 const float bc2s = (float)sqrt(1.0 - pow(beta2, t));
-                for (int64_t q = 0; q < P; q++) {
-                    const float gq = grad[q] + wd * p[q];
-                    grad[q] = 0.0f;
-                    const float mq = m1[q] + omb1 * (gq - m1[q]);
-                    const float vq = b2c * m2[q] + omb2 * gq * gq;
-                    m1[q] = mq;
-                    m2[q] = vq;
-                    p[q] -= step_size * mq / (sqrtf(vq) / bc2s + eps);
-                }
+                adam_update(p, m1, m2, grad, P, wd, omb1, b2c, omb2, eps, step_size, bc2s);
             } else {
-                for (int64_t q = 0; q < P; q++) {
-                    p[q] -= lr * (grad[q] + wd * p[q]);
-                    grad[q] = 0.0f;
-                }
+                sgd_update(p, grad, P, lr, wd);
             }
             if (G) onehot_table(NV, w1, b1, d, G, gptr, gcols, gdom, table);
         }
@@ -751,6 +800,37 @@ static inline void gauss16(v8u *restrict st, float *restrict z)
     STOREV(z + 8, r * sv);
 }
 
+/* DP-SGD's update of the P parameters, p <- p - lr (grad + ns noise), the gradient reset on the way; the noise (ns
+ * not 0) 16 standard normal draws at a time from the lanes' state st (gauss16; the last group's unused draws are
+ * discarded), straight into the update. The same for every width: one function, called once a step. */
+static __attribute__((noinline)) void dp_update(float *restrict p, float *restrict grad, int64_t P, float lr, float ns,
+                                                v8u *restrict st)
+{
+    if (ns != 0.0f) {
+        float z[16];
+        int64_t q = 0;
+        for (; q + 16 <= P; q += 16) {
+            gauss16(st, z);
+            for (int k = 0; k < 16; k++) {
+                p[q + k] -= lr * (grad[q + k] + ns * z[k]);
+                grad[q + k] = 0.0f;
+            }
+        }
+        if (q < P) {
+            gauss16(st, z);
+            for (int k = 0; q + k < P; k++) {
+                p[q + k] -= lr * (grad[q + k] + ns * z[k]);
+                grad[q + k] = 0.0f;
+            }
+        }
+    } else {
+        for (int64_t q = 0; q < P; q++) {
+            p[q] -= lr * grad[q];
+            grad[q] = 0.0f;
+        }
+    }
+}
+
 /* DP-SGD (DPSGD's compiled path; Abadi et al. 2016, Algorithm 1): n_steps steps of one model, step t on the rows
  * batch[step_ptr[t] : step_ptr[t + 1]] (row indices of the rows R; an empty batch takes a step of noise alone).
  * A step sums the rows' NLL gradients, each clipped to norm clipc (rows_grouped's DP copy, gradients carrying the
@@ -767,7 +847,7 @@ static inline void gauss16(v8u *restrict st, float *restrict z)
  * parameter P + c alone, clipped by the rows' rule and summed with them; the step's noise and update then cover
  * all P + E parameters in one loop, from one stream (the net's draws are the first P of each step's). */
 static inline __attribute__((always_inline)) int64_t dp_impl(
-    const int NV, const int ACT, const int DENSE, float *restrict p, const int64_t *restrict rstart,
+    const int NV, const int DENSE, rows_fn grouped, rows_fn single, float *restrict p, const int64_t *restrict rstart,
     const int64_t *restrict rend, const int64_t *restrict indices, const float *restrict values,
     const int64_t *restrict y, const float *restrict xd, int64_t d, int64_t C, const int64_t *restrict batch,
     const int64_t *restrict step_ptr, int64_t n_steps, uint32_t *restrict rng, const float *restrict nscale,
@@ -795,40 +875,17 @@ static inline __attribute__((always_inline)) int64_t dp_impl(
         float *nout = norms ? norms + step_ptr[t] : 0;
         if (cnt > 0) {
             if (DENSE) dense_forward(NV, xd, rows, cnt, d, t1, tb1, zd);
-            const int64_t i0 = rows_grouped(NV, ACT, ROW_GROUP(NV), DENSE, 1, xsq, clipc, nout, zd, t1, tb1, w2, b2,
-                                            gw1, gb1, gw2, gb2, rstart, rend, indices, values, y, rows, cnt, C, 0,
-                                            inv, coefs, g);
-            rows_grouped(NV, ACT, 1, DENSE, 1, xsq, clipc, nout ? nout + i0 : 0, zd + i0 * H, t1, tb1, w2, b2, gw1,
-                         gb1, gw2, gb2, rstart, rend, indices, values, y, rows + i0, cnt - i0, C, 0, inv, coefs, g);
+            const int64_t i0 = grouped(xsq, clipc, nout, zd, t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart, rend,
+                                       indices, values, y, rows, cnt, C, 0, inv, coefs, g);
+            single(xsq, clipc, nout ? nout + i0 : 0, zd + i0 * H, t1, tb1, w2, b2, gw1, gb1, gw2, gb2, rstart, rend,
+                   indices, values, y, rows + i0, cnt - i0, C, 0, inv, coefs, g);
             if (DENSE) dense_weight_grad(NV, xd, rows, cnt, d, zd, gw1);
             if (G) onehot_complement(NV, gw1, gb1, G, gptr, gcols, gdom);
         }
         if (E)
             for (int64_t i = cstep_ptr[t]; i < cstep_ptr[t + 1]; i++) grad[Pnet + cbatch[i]] += cgrad;
         const float ns = rng ? nscale[t] : 0.0f;
-        if (ns != 0.0f) {  /* 16 draws at a time, straight into the update */
-            float z[16];
-            int64_t q = 0;
-            for (; q + 16 <= P; q += 16) {
-                gauss16(st, z);
-                for (int k = 0; k < 16; k++) {
-                    p[q + k] -= lr * (grad[q + k] + ns * z[k]);
-                    grad[q + k] = 0.0f;
-                }
-            }
-            if (q < P) {
-                gauss16(st, z);
-                for (int k = 0; q + k < P; k++) {
-                    p[q + k] -= lr * (grad[q + k] + ns * z[k]);
-                    grad[q + k] = 0.0f;
-                }
-            }
-        } else {
-            for (int64_t q = 0; q < P; q++) {
-                p[q] -= lr * grad[q];
-                grad[q] = 0.0f;
-            }
-        }
+        dp_update(p, grad, P, lr, ns, st);
         if (G) onehot_table(NV, w1, b1, d, G, gptr, gcols, gdom, table);
     }
     if (rng)
