@@ -13,6 +13,7 @@ installs the package, whose learners then fall back to the reference libraries
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import platform
 import runpy
@@ -60,26 +61,19 @@ class ParallelBuildExt(build_ext):
         # write one object file and a variant may link another's code (AVX-512 instructions in "portable")
         own = copy.copy(self)
         own.build_temp = os.path.join(self.build_temp, ext.name)
-        own.compiler = _SourcesInParallel(self.compiler, self.slots)
+        own.compiler = copy.copy(self.compiler)  # a CCompiler still (build_ext checks), compiling sources in parallel
+        own.compiler.compile = functools.partial(_compile_in_parallel, self.compiler.compile, self.slots)
         super(ParallelBuildExt, own).build_extension(ext)
 
 
-class _SourcesInParallel:
-    """A compiler whose compile() compiles each source in a thread of its own, each holding one of ``slots``."""
+def _compile_in_parallel(compile, slots, sources, *args, **kwargs):
+    """CCompiler.compile with each source in a thread of its own, each holding one of ``slots`` while it compiles."""
+    def one(source):
+        with slots:
+            return compile([source], *args, **kwargs)
 
-    def __init__(self, compiler, slots):
-        self._compiler, self._slots = compiler, slots
-
-    def __getattr__(self, name):
-        return getattr(self._compiler, name)
-
-    def compile(self, sources, *args, **kwargs):
-        def one(source):
-            with self._slots:
-                return self._compiler.compile([source], *args, **kwargs)
-
-        with ThreadPoolExecutor(max_workers=len(sources) or 1) as pool:
-            return [obj for objects in pool.map(one, sources) for obj in objects]
+    with ThreadPoolExecutor(max_workers=len(sources) or 1) as pool:
+        return [obj for objects in pool.map(one, sources) for obj in objects]
 
 
 setup(ext_modules=extensions, cmdclass={"build_ext": ParallelBuildExt})
