@@ -30,8 +30,10 @@ X86 = platform.machine().lower() in ("x86_64", "amd64")
 def dist(tmp_path_factory):
     pytest.importorskip("build", reason="python -m build needs the build package (the dev extra)")
     out = tmp_path_factory.mktemp("dist")
-    # no isolation: the build backend (setuptools, wheel) of this environment, no download
-    r = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
+    # no isolation, no dependency check: the build backend of this environment (setuptools, which builds wheels
+    # itself), nothing downloaded
+    r = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--skip-dependency-check", "--outdir",
+                        str(out), str(ROOT)],
                        capture_output=True, text=True, timeout=3600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return out
@@ -57,18 +59,21 @@ def test_wheel_holds_every_variant_and_is_a_platform_wheel(dist):
 def test_installed_wheel_runs_the_compiled_kernels_without_a_compiler(dist, tmp_path):
     (wheel,) = dist.glob("leakaudit-*.whl")
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=600)
+    # nothing of this process's environment (PYTHONPATH, PIP_*): only the venv's bin on PATH
+    env = {"PATH": str(venv / "bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=600, env=env)
     py = venv / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)], check=True,
-                   timeout=600)
+                   timeout=600, env=env, cwd=tmp_path)
     site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+                               capture_output=True, text=True, check=True, env=env).stdout.strip())
     here = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (site / "_dependencies.pth").write_text("\n".join(sorted(here)) + "\n")
-    env = {"PATH": str(venv / "bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     for tool in ("cc", "gcc", "clang"):
         assert not any((Path(d) / tool).exists() for d in env["PATH"].split(os.pathsep))
-    r = subprocess.run(["leakaudit", "doctor"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    cli = venv / "bin" / "leakaudit"  # the wheel's console script
+    assert cli.is_file()
+    r = subprocess.run([str(cli), "doctor"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     lines = r.stdout.splitlines()
     kernels = lines[2:lines.index(next(ln for ln in lines if ln.startswith("extras")))]
