@@ -11,15 +11,23 @@ install: $(VENV)/.installed
 
 # setup.py compiles the kernels (learners/*.c) into the checkout at install: a changed source reinstalls
 KERNEL_SOURCES := setup.py src/leakaudit/learners/_kernel_flags.py $(wildcard src/leakaudit/learners/*.c)
+# the core install: what `make audit` (a scikit-learn audit) needs, no extras
+$(VENV)/.installed-core: pyproject.toml Makefile $(KERNEL_SOURCES)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+# everything, for the tests: every extra and the test tools (also the core install, which it includes)
 $(VENV)/.installed: pyproject.toml Makefile $(KERNEL_SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch pinned to the CPU build on this machine's disk (a looser pin pulls a CUDA build of several GB)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[torch,ray,text,lm,dp,dev]"
-	touch $@
+	$(PY) -m pip install --quiet -e ".[torch,ray,text,lm,dp,parquet,dev]"
+	touch $(VENV)/.installed-core $@
 
-audit: install
+audit: $(VENV)/.installed-core
 	$(VENV)/bin/leakaudit audit --out runs/demo
 
 test: install

@@ -1,7 +1,7 @@
 """Build the compiled training kernels with the package (``pip install .`` / ``pip install -e .``).
 
-Each kernel source in ``src/leakaudit/learners`` (``_forest_native.c``, ``_mlp_native.c``) is compiled into a
-plain shared library per instruction-set variant (``_kernel_flags.py``): ``portable`` (the compiler's baseline
+Each kernel's sources in ``src/leakaudit/learners`` (``_forest_native.c``; ``_mlp_native.c``, ``_mlp_train.c``,
+``_mlp_dp.c``) are compiled into a plain shared library per instruction-set variant (``_kernel_flags.py``): ``portable`` (the compiler's baseline
 for the target, e.g. x86-64 with SSE2) and, on x86-64, ``avx2`` (AVX2 + FMA) and ``avx512``. They are built as
 setuptools extensions so that the build backend places them beside the Python modules, but they are opened
 with :mod:`ctypes`, not imported (``learners/_native.py``, which picks at run time the best variant the CPU
@@ -13,9 +13,12 @@ installs the package, whose learners then fall back to the reference libraries
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import platform
 import runpy
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -24,32 +27,53 @@ LEARNERS = "src/leakaudit/learners"
 FLAGS = runpy.run_path(f"{LEARNERS}/_kernel_flags.py")
 X86 = platform.machine().lower() in ("x86_64", "amd64")
 
-extensions = [Extension("leakaudit.learners._cpu_features", [f"{LEARNERS}/_cpu_features.c"],
-                        extra_compile_args=["-O2"], optional=True)]
-for kernel, (source, kernel_flags) in FLAGS["KERNELS"].items():
+# every kernel variant, the heaviest first (setup.py starts the compiler on them in this order), then the CPU probe
+extensions = []
+for kernel, (sources, kernel_flags) in FLAGS["KERNELS"].items():
     for variant, variant_flags in FLAGS["VARIANTS"].items():
         if variant in FLAGS["X86_ONLY"] and not X86:
             continue
-        extensions.append(Extension(f"leakaudit.learners._{kernel}_kernel_{variant}", [f"{LEARNERS}/{source}"],
+        extensions.append(Extension(f"leakaudit.learners._{kernel}_kernel_{variant}",
+                                    [f"{LEARNERS}/{source}" for source in sources],
+                                    depends=[f"{LEARNERS}/_mlp_common.c"] if kernel == "mlp" else [],
                                     extra_compile_args=FLAGS["COMMON"] + kernel_flags + variant_flags,
                                     libraries=["m"], optional=True))
-
+extensions.append(Extension("leakaudit.learners._cpu_features", [f"{LEARNERS}/_cpu_features.c"],
+                            extra_compile_args=["-O2"], optional=True))
 
 
 class ParallelBuildExt(build_ext):
-    """build_ext compiling the extensions in parallel, one per core (unless --parallel says otherwise)."""
+    """build_ext compiling every source of every extension at once, as many compiler processes as cores.
+
+    setuptools' --parallel builds extensions side by side but an extension's sources one after another; here each
+    source is a job of its own (a kernel variant's translation units compile in parallel, then link), and a
+    semaphore keeps the compiler processes at the number of cores (``--parallel N``: N).
+    """
 
     def finalize_options(self):
         super().finalize_options()
-        if self.parallel is None:
-            self.parallel = os.cpu_count() or 1
+        asked = self.parallel if isinstance(self.parallel, int) and not isinstance(self.parallel, bool) else 0
+        self.slots = threading.BoundedSemaphore(asked if asked > 0 else os.cpu_count() or 1)
+        self.parallel = max(1, len(self.extensions or ()))  # a thread per extension; the semaphore bounds the work
 
     def build_extension(self, ext):
-        # the variants of a kernel compile the same source: each gets its own object directory, else two threads
+        # the variants of a kernel compile the same sources: each gets its own object directory, else two threads
         # write one object file and a variant may link another's code (AVX-512 instructions in "portable")
         own = copy.copy(self)
         own.build_temp = os.path.join(self.build_temp, ext.name)
+        own.compiler = copy.copy(self.compiler)  # a CCompiler still (build_ext checks), compiling sources in parallel
+        own.compiler.compile = functools.partial(_compile_in_parallel, self.compiler.compile, self.slots)
         super(ParallelBuildExt, own).build_extension(ext)
+
+
+def _compile_in_parallel(compile, slots, sources, *args, **kwargs):
+    """CCompiler.compile with each source in a thread of its own, each holding one of ``slots`` while it compiles."""
+    def one(source):
+        with slots:
+            return compile([source], *args, **kwargs)
+
+    with ThreadPoolExecutor(max_workers=len(sources) or 1) as pool:
+        return [obj for objects in pool.map(one, sources) for obj in objects]
 
 
 setup(ext_modules=extensions, cmdclass={"build_ext": ParallelBuildExt})

@@ -235,4 +235,4 @@ def test_fast_mode_runs_without_torch():
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.strip().splitlines()
     assert lines[-1] == "ok"
-    assert any(line.startswith("torch:") and "pip install leakaudit[torch]" in line for line in lines)
+    assert any(line.startswith("torch:") and "pip install 'leakaudit[torch]'" in line for line in lines)

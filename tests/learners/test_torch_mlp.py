@@ -321,7 +321,7 @@ def test_imports_without_torch_and_says_how_to_install():
         "    print('OK', e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert "OK" in out.stdout and "pip install leakaudit[torch]" in out.stdout, out.stderr
+    assert "OK" in out.stdout and "pip install 'leakaudit[torch]'" in out.stdout, out.stderr
 
 
 def _fit_in_child(seed):

@@ -128,9 +128,12 @@ def _load(cfg: AuditConfig):
 
 
 def _quiet_transformers() -> None:
-    """No progress bars or advice from transformers on stderr: the audit prints its own stage lines."""
-    from transformers.utils import logging as hf_logging
-
+    """No progress bars or advice from transformers on stderr: the audit prints its own stage lines. Scores given
+    as log-probabilities need no transformers: nothing to quiet where it is not installed."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._extras import require
 from .._validation import check_probabilities, clip
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
 from ..learners import Learner
@@ -306,7 +307,7 @@ def load_skops_model(path: Path, *, n_rows: int | None = None, n_features: int |
 
 def load_torch_model(module_spec: str, weights: Path, module_kwargs: dict | None = None):
     """Instantiate ``pkg.mod:Class(**module_kwargs)`` and load a state_dict with ``weights_only=True`` (no code runs)."""
-    import torch
+    torch = require("torch", "a torch model target (--module)")
 
     from ..learners.torch_module import import_module_class
 

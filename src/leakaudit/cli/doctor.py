@@ -1,4 +1,5 @@
-"""``leakaudit doctor``: which compiled training kernels run on this machine, and why any does not."""
+"""``leakaudit doctor``: which compiled training kernels run on this machine, and why any does not; which extras are
+installed."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ def register(app: typer.Typer) -> None:
     @app.command(cls=Command)
     def doctor() -> None:
         """Say which compiled kernels (forest, MLP, per-example SGD, DP-SGD and its audit canaries) run here, their CPU
-        variant, and why not."""
+        variant, and why not; and which optional extras (torch, lm, dp, ray, text, parquet) are installed."""
         import platform
 
         from .. import __version__
+        from .._extras import EXTRAS, installed
         from .._interrupt import on_interrupt
         from ..learners.kernels import kernel_status
 
@@ -32,3 +34,7 @@ def register(app: typer.Typer) -> None:
             if s.reason:
                 line += f"; {s.reason}"
             typer.echo(line)
+        typer.echo("extras (pip install 'leakaudit[EXTRA]'):")
+        for extra in dict.fromkeys(e for _, e in EXTRAS.values()):
+            missing = [dist for module, (dist, e) in EXTRAS.items() if e == extra and not installed(module)]
+            typer.echo(f"  {extra}: " + (f"missing {', '.join(missing)}" if missing else "installed"))

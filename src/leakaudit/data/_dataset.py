@@ -9,6 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._extras import require
 from .._validation import check_choice, check_indices, check_linked_file, clip, shown
 from ..exceptions import DataFileError, InvalidInputError, InvalidParameterError
 from ._encoder import TabularEncoder
@@ -378,6 +379,8 @@ def read_table(path: str | Path, **kwargs: Any) -> pd.DataFrame:
     if suffixes and suffixes[-1] in (".gz", ".xz", ".bz2", ".zip", ".zst"):
         suffixes = suffixes[:-1]
     ext = suffixes[-1] if suffixes else ""
+    if ext in (".parquet", ".pq"):
+        require("pyarrow", "reading .parquet files")
     try:
         if ext in (".parquet", ".pq"):
             df = pd.read_parquet(p, **kwargs)

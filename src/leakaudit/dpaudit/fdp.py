@@ -39,6 +39,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import special
 
+from .._extras import require
 from .._results import Result
 from .._validation import check_scalar
 from ..exceptions import InvalidParameterError
@@ -127,7 +128,7 @@ def _inv_blow_up_eps_delta(epsilon: float, delta: float) -> Callable[[float], fl
 
 @functools.lru_cache(maxsize=4096)
 def _mu(epsilon: float, delta: float) -> float:
-    import dp_accounting
+    dp_accounting = require("dp_accounting", "the Gaussian-DP curve")
 
     if delta == 0:
         return 0.0  # no Gaussian mechanism is (eps, 0)-DP for finite eps
@@ -195,7 +196,7 @@ def subsampled_gaussian_profile(noise_multiplier: float, sampling_rate: float, s
 
 @functools.lru_cache(maxsize=64)
 def _profile(noise_multiplier: float, q: float, steps: int, eps: tuple) -> np.ndarray:
-    from dp_accounting.pld import privacy_loss_distribution as pld
+    pld = require("dp_accounting.pld.privacy_loss_distribution", "the privacy profile of DP-SGD")
 
     dist = pld.from_gaussian_mechanism(noise_multiplier, sampling_prob=q, value_discretization_interval=1e-3)
     deltas = np.asarray(dist.self_compose(steps).get_delta_for_epsilon(list(eps)), dtype=np.float64)

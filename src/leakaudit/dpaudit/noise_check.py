@@ -46,6 +46,7 @@ from collections import Counter
 
 import numpy as np
 
+from .._extras import require
 from .._results import Result
 from .._validation import check_scalar
 from ..exceptions import InvalidInputError
@@ -94,7 +95,7 @@ def _grid_up(z: float) -> float:
 def _optimistic_epsilon(multipliers: list[float], sampling_rate: float, delta: float) -> float:
     """Epsilon at ``delta`` of the Poisson-subsampled Gaussian steps (one a multiplier, add/remove), from the
     optimistic PLD (a lower bound on the mechanism's epsilon)."""
-    from dp_accounting import NeighboringRelation
+    NeighboringRelation = require("dp_accounting", "the DP noise check").NeighboringRelation
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     if min(multipliers) <= 0:

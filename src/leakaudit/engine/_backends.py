@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._extras import require
 from ..exceptions import InvalidParameterError, UnsupportedError
 from ..learners.sklearn import _exit_with_parent
 
@@ -278,10 +279,7 @@ class RayBackend:
 
     def __init__(self, n_jobs: int | None, address: str | None, gpus: bool = False):
         self.gpus = bool(gpus)
-        try:
-            import ray
-        except ImportError:
-            raise UnsupportedError("backend='ray' needs Ray; install leakaudit[ray]") from None
+        ray = require("ray", "backend='ray'")
         self._ray = ray
         self.started = False
         if not ray.is_initialized():

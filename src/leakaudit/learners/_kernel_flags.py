@@ -8,17 +8,21 @@ definitions (:func:`compile_with`; the package itself never compiles at run time
 import os
 import shutil
 import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 #: every kernel: no fast-math (IEEE arithmetic throughout); -O3 over the interpreter's CFLAGS, no -fwrapv (which
 #: they add; the kernels never rely on signed wrap-around, and it keeps the compiler from proving loop bounds) and no
 #: debug information (-g0: smaller libraries, the same code)
 COMMON = ["-O3", "-fno-wrapv", "-g0", "-std=gnu11", "-fno-math-errno", "-fno-trapping-math"]
-#: kernel name -> (its C source in this directory, its own flags)
+#: kernel name -> (its C sources in this directory, linked into one library; its own flags). The MLP kernel's
+#: specialised copies are split over translation units (``_mlp_common.c``, which they include, says which) so that
+#: they compile in parallel; its heaviest sources come first, as setup.py starts them in this order
 KERNELS = {
+    "mlp": (("_mlp_dp.c", "_mlp_train.c", "_mlp_native.c"), []),
     # the forest's trees must be scikit-learn's node for node: no fused multiply-add, which rounds differently
-    "forest": ("_forest_native.c", ["-ffp-contract=off"]),
-    "mlp": ("_mlp_native.c", []),
+    "forest": (("_forest_native.c",), ["-ffp-contract=off"]),
 }
 #: variant -> its flags, best first; all but "portable" are built on x86-64 only. Chosen at run time by the CPU's
 #: features (``_cpu_features.c``), never by -march=native: the built package runs on any CPU of its platform
@@ -37,11 +41,22 @@ def compile_with(kernel: str, variant: str, definitions: list[str], out: Path) -
 
     For tests and benchmarks that compare a build with test definitions against the installed one; needs the
     system C compiler (``$CC``, else cc or gcc: RuntimeError if there is none, CalledProcessError if it fails).
+    The sources compile in parallel, one per core, as in ``setup.py``.
     """
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         raise RuntimeError("no C compiler found ($CC, cc, gcc)")
-    source, flags = KERNELS[kernel]
-    subprocess.run([cc, *COMMON, *flags, *VARIANTS[variant], *definitions, "-shared", "-fPIC", "-o", str(out),
-                    str(Path(__file__).with_name(source)), "-lm"], check=True, capture_output=True)
+    sources, flags = KERNELS[kernel]
+    here = Path(__file__).parent
+    with tempfile.TemporaryDirectory(dir=Path(out).parent) as tmp:
+        objects = [Path(tmp) / f"{Path(source).stem}.o" for source in sources]
+
+        def one(pair):
+            source, obj = pair
+            subprocess.run([cc, *COMMON, *flags, *VARIANTS[variant], *definitions, "-fPIC", "-c", "-o", str(obj),
+                            str(here / source)], check=True, capture_output=True)
+
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            list(pool.map(one, zip(sources, objects)))
+        subprocess.run([cc, "-shared", "-o", str(out), *map(str, objects), "-lm"], check=True, capture_output=True)
     return out

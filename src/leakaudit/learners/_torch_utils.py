@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._extras import require
 from .._validation import check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import ModelBank
@@ -45,14 +46,7 @@ __all__ = [
 
 def import_torch():
     """Import torch, or raise our error saying how to install it."""
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - torch is installed in dev
-        raise UnsupportedError(
-            f"the torch learners need PyTorch, which could not be imported ({exc}); "
-            "install it with: pip install leakaudit[torch]"
-        ) from None
-    return torch
+    return require("torch", "the torch learners")
 
 
 #: the values a ``device`` parameter takes, in words (for messages and docstrings)

@@ -85,6 +85,7 @@ from typing import Any
 
 import numpy as np
 
+from .._extras import require
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
@@ -217,7 +218,7 @@ def dpsgd_accounted_epsilon(*, noise_multiplier: float, sampling: str, sampling_
 @functools.lru_cache(maxsize=256)
 def _epsilon(noise_multiplier, sampling, sampling_rate, count, delta, neighbouring, accountant) -> float:
     """The accountant's epsilon (cached: a PLD composition takes about a second, and K models share it)."""
-    import dp_accounting as dpa
+    dpa = require("dp_accounting", "DP-SGD's privacy accounting")
     from dp_accounting import pld, rdp
 
     rel = (dpa.NeighboringRelation.REPLACE_ONE if neighbouring == "replace_one"
@@ -524,10 +525,7 @@ class DPSGD(Learner):
         an infinite norm (the noise keeps ``noise_multiplier * max_grad_norm``), ``skip_noise_step`` sets the
         noise multiplier to 0 in the middle step, ``noise_per_batch`` divides it by B in every step.
         """
-        try:
-            from opacus import PrivacyEngine
-        except ImportError:  # pragma: no cover - the dp extra
-            raise UnsupportedError("DP-SGD of a TorchModuleLearner needs Opacus: pip install leakaudit[dp]") from None
+        PrivacyEngine = require("opacus", "DP-SGD of a TorchModuleLearner").PrivacyEngine
         from ._torch_utils import import_torch, to_numpy, torch_threads
         from .torch_module import TorchModuleModel, probe_output_kind
 

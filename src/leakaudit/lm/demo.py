@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._extras import require
 from .._random import spawn_seeds
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError
@@ -80,8 +81,10 @@ def demo_texts(*, max_chars: int = 600, groups: Sequence[str] | None = None) -> 
 def train_tokenizer(texts: Sequence[str], *, vocab_size: int) -> Any:
     """A byte-level BPE tokenizer trained on ``texts`` (GPT-2's scheme), as a transformers fast tokenizer whose
     beginning-of-text, end-of-text and padding token is ``<|endoftext|>``."""
+    require("tokenizers", "the language-model demo")
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
+
+    PreTrainedTokenizerFast = require("transformers", "the language-model demo").PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -95,8 +98,9 @@ def train_tokenizer(texts: Sequence[str], *, vocab_size: int) -> Any:
 
 def new_model(size: DemoSize, vocab_size: int, *, seed: int) -> Any:
     """A freshly initialised GPT-2 language model of ``size`` (no dropout), initialised under ``seed``."""
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
+    torch = require("torch", "the language-model demo")
+    transformers = require("transformers", "the language-model demo")
+    GPT2Config, GPT2LMHeadModel = transformers.GPT2Config, transformers.GPT2LMHeadModel
 
     cfg = GPT2Config(vocab_size=vocab_size, n_positions=size.n_positions, n_embd=size.n_embd, n_layer=size.n_layer,
                      n_head=size.n_head, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0,
@@ -268,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     ap.add_argument("--device", default="cpu", help="where to train: cpu, cuda, cuda:N or auto (default: cpu)")
     a = ap.parse_args(argv)
-    from transformers.utils import logging as hf_logging
+    hf_logging = require("transformers.utils.logging", "the language-model demo")
 
     hf_logging.disable_progress_bar()
     from ..exceptions import LeakauditError

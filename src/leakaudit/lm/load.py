@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._extras import require
 from ..exceptions import DataFileError, InvalidInputError, UnsafeFileError, UnsupportedError
 
 __all__ = ["LoadedLM", "load_causal_lm", "load_tokenizer", "context_length"]
@@ -86,7 +87,7 @@ def load_tokenizer(directory: str | Path, *, what: str = "tokenizer") -> Any:
     InvalidInputError
         The directory holds no tokenizer files, or transformers cannot read them.
     """
-    from transformers import AutoTokenizer
+    AutoTokenizer = require("transformers", "language-model audits").AutoTokenizer
 
     d = Path(directory)
     if not d.is_dir():
@@ -102,8 +103,8 @@ def load_tokenizer(directory: str | Path, *, what: str = "tokenizer") -> Any:
 
 
 def _from_pretrained(d: Path, what: str) -> Any:
-    import torch
-    from transformers import AutoModelForCausalLM
+    torch = require("torch", "language-model audits")
+    AutoModelForCausalLM = require("transformers", "language-model audits").AutoModelForCausalLM
 
     try:
         return AutoModelForCausalLM.from_pretrained(str(d), local_files_only=True, trust_remote_code=False,
@@ -118,7 +119,7 @@ def _from_pretrained(d: Path, what: str) -> Any:
 
 def _load_adapter(d: Path, base_dir: Path | None, what: str) -> tuple[Any, Path]:
     """A peft adapter on its base model (merged into it); the base comes from ``base_dir`` or the adapter's config."""
-    from peft import PeftModel
+    PeftModel = require("peft", "a LoRA adapter").PeftModel
 
     if not any(d.glob("adapter_model*.safetensors")):
         _refuse_pickles(d, what, "adapter checkpoint")

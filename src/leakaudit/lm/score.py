@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .._extras import require
 from .._validation import check_scalar
 from ..exceptions import InvalidInputError
 from ..learners._torch_utils import resolve_device
@@ -158,7 +159,7 @@ def _batches(lengths: np.ndarray, batch_tokens: int, max_rows: int) -> list[np.n
 @contextlib.contextmanager
 def torch_threads(n_threads: int | None):
     """torch's intra-op thread count set to ``n_threads`` inside the block (unchanged for None), restored after."""
-    import torch
+    torch = require("torch", "scoring texts under a language model")
 
     if n_threads is None:
         yield

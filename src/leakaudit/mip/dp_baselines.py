@@ -25,6 +25,7 @@ import math
 import numpy as np
 from scipy import special
 
+from .._extras import require
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_array, check_choice, check_scalar
 from ..exceptions import InvalidInputError, UnsupportedError
@@ -126,7 +127,7 @@ def dpsgd_epsilon(
     accountant : {"pld", "rdp"}, default="pld"
         "rdp" only with ``neighboring="add_remove"`` (see module docstring).
     """
-    import dp_accounting as dpa
+    dpa = require("dp_accounting", "DP-SGD's privacy accounting")
     from dp_accounting import pld, rdp
 
     check_scalar(noise_multiplier, name="noise_multiplier", min_val=0.0, include_min=False)

@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._extras import require
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
-from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
+from ..exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
     "column_equals",
@@ -108,14 +109,7 @@ def append_feature(X: Any, bit: np.ndarray) -> Any:
 
 
 def _analyzer():
-    try:
-        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise UnsupportedError(
-            "negative sentiment needs the vaderSentiment package: pip install 'leakaudit[text]' "
-            "(or pip install vaderSentiment), which ships its lexicon"
-        ) from None
-    return SentimentIntensityAnalyzer()
+    return require("vaderSentiment.vaderSentiment", "the negative-sentiment predicate").SentimentIntensityAnalyzer()
 
 
 def vader_scores(texts: Sequence[str], *, max_chars: int | None = 2000) -> np.ndarray:
