@@ -234,6 +234,11 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
         defects -= {"missing_col", "extra_col"}
     must = False
     maybe = bool(defects & MAYBE)
+    # non-members (or population records) that all repeat members are refused (a file given twice); with few
+    # distinct rows a generated table can be that by chance
+    seen = set(map(tuple, mem[feat_names + [lab]].astype(str).to_numpy()))
+    maybe = maybe or any(all(tuple(r) in seen for r in t[feat_names + [lab]].astype(str).to_numpy())
+                         for t in (non, pop) if t is not None and len(t))
     if "nan_numeric" in defects:
         if numeric_feats:
             t = tables[rng.choice(list(tables))]
@@ -364,6 +369,11 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
         est, expect_input, model_input, extra = _fit_model(spec, fit_frame, fit_y, clean, defects, rng)
         must = must or extra.get("must", False)
         maybe = maybe or extra.get("maybe", False)
+        # a model the audit refits with scikit-learn is refused up front where one of the audit's random halves of
+        # the records (or the members less one) would hold a single class: with a class of fewer than 10 audited
+        # records that depends on the audit's own draw, so either answer is right
+        counts = pd.concat([mem[lab], non[lab]]).value_counts()
+        maybe = maybe or len(counts) < 2 or int(counts.min()) < 10
         import skops.io as sio
 
         sio.dump(est, d / "model.skops")
