@@ -20,11 +20,10 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from .._random import spawn_seeds
 from .._resources import peak_rss_mb
 from .._results import write_json_atomic
 from ..exceptions import AuditInterrupted
-from .config import AuditConfig, check_outputs_spare_inputs
+from .config import AuditConfig, check_outputs_spare_inputs, stage_seeds
 from .context import AuditContext, engine_stats
 from .data import AuditData, prepare_data
 from .output import check_out_writable
@@ -35,12 +34,6 @@ from .target import Target, on_device, prepare_target
 from .verdict import decide
 
 __all__ = ["run_audit", "audit_core", "check_inputs"]
-
-# Child seeds of the audit seed, one per stage, so stages do not share streams.
-# New slots go at the end: the seeds of the earlier ones do not change (spawn_seeds is prefix-stable).
-_SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip", "shadow",
-               "dtp_test", "epsilon", "removal", "quantile", "dp")
-
 
 DEFAULT_CACHE = ".leakaudit-cache"
 
@@ -120,7 +113,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     with threadpool_limits(limits=1, user_api="blas"), using_memory_budget(memory_budget), \
             using_work_budget(work_budget):
         st = _Stages(verbose)
-        seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
+        seeds = stage_seeds(cfg.seed)
         with st.stage("data", "loading and encoding records"):
             if data is None:
                 data = prepare_data(cfg)
@@ -165,7 +158,7 @@ def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str 
 
     with threadpool_limits(limits=1, user_api="blas"), using_memory_budget(memory_budget), \
             using_work_budget(work_budget):
-        seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
+        seeds = stage_seeds(cfg.seed)
         data = prepare_data(cfg)
         target = prepare_target(cfg, data, random_state=seeds["target"])
     summary = {"leakaudit_version": __version__, "config": cfg.model_dump(mode="json"), "data": data.summary(),

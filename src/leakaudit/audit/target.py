@@ -685,13 +685,12 @@ def _check_refittable_classes(cfg: AuditConfig, data: AuditData, learner) -> Non
             f"{cfg.train or cfg.data}); the audit refits {name} (scikit-learn) on the members less each record, "
             "and without that one the members hold a single class, which scikit-learn cannot fit: give at least 2 "
             "members of every class")
-    # the reference models' training sets, drawn as the membership stage draws them: the audit seed's second
-    # child seed ("reference" in the pipeline's prefix-stable list of stage seeds)
-    from .._random import spawn_seeds
+    # the reference models' training sets, drawn as the membership stage draws them
     from ..membership import paired_half_masks
+    from .config import stage_seeds
 
     y = np.r_[data.y_mem, data.y_non]
-    masks = paired_half_masks(len(y), cfg.settings.n_reference, spawn_seeds(cfg.seed, 2)[1])
+    masks = paired_half_masks(len(y), cfg.settings.n_reference, stage_seeds(cfg.seed)["reference"])
     single = [m for m in masks if len(np.unique(y[m])) < 2]
     if single:
         counts = np.bincount(y, minlength=data.n_classes)

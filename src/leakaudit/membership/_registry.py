@@ -114,9 +114,11 @@ def _label_only(**kw):
 
 
 def _shadow_audit_params(ctx) -> dict:
-    from .shadow import audit_batch_size
+    from .shadow import shadow_plan
 
-    return {"batch_size": audit_batch_size(ctx.cfg), "random_state": ctx.seeds["shadow"]}
+    st = ctx.cfg.settings
+    return {"batch_size": shadow_plan(st.shadow_attack_models, st.shadow_attack_batch)[1],
+            "random_state": ctx.seeds["shadow"]}
 
 
 def _lira_audit_params(ctx) -> dict:

@@ -128,11 +128,6 @@ def shadow_plan(n_models: int | None, batch: int) -> tuple[int | None, int, str 
     return n_models, batch, None
 
 
-def audit_batch_size(cfg) -> int:
-    """The attack network's batch in an audit with settings ``cfg.settings`` (:func:`shadow_plan`)."""
-    return shadow_plan(cfg.settings.shadow_attack_models, cfg.settings.shadow_attack_batch)[1]
-
-
 class ShadowModelAttack(Attack):
     """Shokri et al.'s shadow-model attack in Long et al.'s single-attack-model form.
 
