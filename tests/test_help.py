@@ -80,7 +80,7 @@ def _default_words(value) -> str:
 
 @pytest.mark.parametrize("name", sorted((set(AuditConfig.model_fields) | set(RunOptions.model_fields))
                                         - {"dataset", "training", "hidden", "activation", "epochs", "confidence",
-                                           "thresholds", "epsilon_delta"}))
+                                           "thresholds", "epsilon_delta", "burden_of_proof"}))
 def test_audit_help_states_the_models_default(name):
     """audit's flags default to None (so the TOML file can fill them); their help names the effective default."""
     cmd = dict(_commands())["leakaudit audit"]

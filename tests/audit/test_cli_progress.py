@@ -151,9 +151,10 @@ def test_engine_reports_models_done_of_the_total_including_cached(tmp_path):
 def test_summary_lines_of_a_result_without_skips():
     class V:
         outcome, headline, checks = "publish", "Publish: all 3 checks were measured.", []
+        burden_of_proof, policy = "leakage shown", "leakage-shown"
 
     class R:
         verdict, skipped = V, []
 
-    assert summary_lines(R) == ["checks: 0 exceeded, 0 passed, 0 not measurable",
+    assert summary_lines(R) == ["checks: 0 exceeded, 0 passed, 0 not measurable; policy leakage-shown (leakage shown)",
                                 "verdict: PUBLISH. All 3 checks were measured."]

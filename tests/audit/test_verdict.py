@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from leakaudit.audit import make_config
-from leakaudit.audit.checks import Check
+from leakaudit.audit.checks import Check, decision, undecided_fix
 from leakaudit.audit.recipe import recipe_test
 from leakaudit.audit.verdict import EXIT_CODES, decide
 from leakaudit.exceptions import InvalidParameterError
@@ -41,6 +41,67 @@ def test_a_check_that_describes_only_the_recipe_cannot_alone_withhold():
     assert v.outcome == "inconclusive" and "recipe" in v.headline
     v = decide(CFG, [_check("exceeded", name="lira"), _check("exceeded", describes="recipe", name="dtp")])
     assert v.outcome == "do not publish"
+
+
+def _interval_check(high, status="passed", name="auc", shows="both", value=0.55):
+    return Check(id=f"t.{name}", analysis="t", name=name, status=status, value=value, interval=(0.5, high),
+                 threshold=0.6, sentence=f"{name} measured", shows=shows,
+                 fix=undecided_fix("AUC", value, high, 0.6, 1000, 1000))
+
+
+def test_each_check_is_decided_above_below_or_undecided():
+    assert decision(_interval_check(0.58)) == "below"
+    assert decision(_interval_check(0.61)) == "undecided"  # passed, but its interval reaches the threshold
+    assert decision(_interval_check(0.7, status="exceeded")) == "above"
+    assert decision(_check("not measurable")) == "undecided"
+    assert decision(_check("passed")) == "below"  # no interval: an exact count or fact
+    assert decision(_interval_check(0.58, shows="leakage only")) == "undecided"  # a lower bound never shows safety
+    assert decision(_check("passed").model_copy(update={"decision": "undecided"})) == "undecided"  # a stage's say
+
+
+def test_safety_shown_publishes_only_checks_shown_below():
+    below, reaching = _interval_check(0.58, name="a"), _interval_check(0.61, name="b")
+    v = decide(CFG, [below, reaching])
+    assert CFG.burden_of_proof == "safety shown" and CFG.policy == "default"
+    assert v.outcome == "inconclusive" and v.exit_code == 4 and v.burden_of_proof == "safety shown"
+    assert "1 check is not shown below its threshold (b)" in v.headline
+    assert [c.decision for c in v.checks] == ["below", "undecided"] and v.undecided == [
+        f"b measured ({reaching.fix})"]
+    assert decide(CFG, [below, _interval_check(0.59, name="c")]).outcome == "publish"
+    # the rule before policies, kept as a named policy: not shown above is enough
+    old = make_config(policy="leakage-shown")
+    assert old.burden_of_proof == "leakage shown"
+    v = decide(old, [below, reaching])
+    assert v.outcome == "publish" and v.policy == "leakage-shown" and not v.undecided
+
+
+def test_a_lower_bound_neither_blocks_nor_earns_publish():
+    eps = _interval_check(0.58, name="epsilon", shows="leakage only")
+    v = decide(CFG, [_interval_check(0.58, name="a"), eps])
+    assert v.outcome == "publish" and "1 more" in v.headline and "cannot show its absence" in v.headline
+    assert decide(CFG, [_interval_check(0.58), eps.model_copy(update={"status": "exceeded"})]).outcome == \
+        "do not publish"
+
+
+def test_what_would_decide_an_undecided_check_is_computed():
+    # AUC 0.55 with upper end 0.61 against 0.6: the half-width above the value must shrink from 0.06 to under 0.05,
+    # so the records grow by (0.06 / 0.05) ** 2 = 1.44: more than 1,440 and 2,880
+    assert undecided_fix("AUC", 0.55, 0.61, 0.6, 1000, 2000).startswith(
+        "about 1,441 members and 2,881 non-members (now 1,000 and 2,000) would decide it")
+    assert undecided_fix("AUC", 0.55, 0.59, 0.6, 1000, 1000) == ""
+    assert "more likely show it above" in undecided_fix("AUC", 0.6, 0.65, 0.6, 1000, 1000)
+
+
+def test_a_policy_sets_its_keys_and_refuses_a_clash(tmp_path):
+    f = tmp_path / "tre.toml"
+    f.write_text('name = "our TRE"\nconfidence = 0.99\n[thresholds]\nmax_auc = 0.55\n')
+    cfg = make_config(policy=str(f))
+    assert cfg.confidence == 0.99 and cfg.thresholds.max_auc == 0.55 and cfg.burden_of_proof == "safety shown"
+    assert make_config(**cfg.model_dump()).thresholds.max_auc == 0.55  # results.json's config runs again
+    with pytest.raises(InvalidParameterError, match="confidence is set by the policy"):
+        make_config(policy=str(f), confidence=0.9)
+    with pytest.raises(InvalidParameterError, match="neither a policy file nor a built-in policy"):
+        make_config(policy=str(tmp_path / "missing.toml"))
 
 
 def test_no_checks_is_inconclusive():

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, within_sentence
+from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
 from .context import AuditContext
 
 __all__ = ["attribute_analysis"]
@@ -66,7 +66,8 @@ def attribute_analysis(ctx: AuditContext) -> Analysis:
             checks.append(Check(status=PASSED, **common,
                                 sentence=within_sentence(f"attribute inference of {col}: advantage "
                                                          f"{a['advantage']:.3f} measured", f"[{lo:.3f}, {hi:.3f}]",
-                                                         hi <= th, f"{th:g}")))
+                                                         hi < th, f"{th:g}"),
+                                fix=undecided_fix("advantage", a["advantage"], hi, th, n1, n0)))
     return Analysis(name="attribute", summary=out, checks=tuple(checks),
                     skipped=tuple(Skipped(**s) for s in skipped))
 

@@ -8,6 +8,7 @@ verdict (:func:`leakaudit.audit.verdict.decide`) reads checks only.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
@@ -15,10 +16,13 @@ import numpy as np
 
 from .._results import Result, Skipped
 
-__all__ = ["Check", "Skipped", "Analysis", "STATUSES", "EXCEEDED", "PASSED", "NOT_MEASURABLE", "within_sentence"]
+__all__ = ["Check", "Skipped", "Analysis", "STATUSES", "EXCEEDED", "PASSED", "NOT_MEASURABLE", "within_sentence",
+           "ABOVE", "BELOW", "UNDECIDED", "decision", "undecided_fix"]
 
 EXCEEDED, PASSED, NOT_MEASURABLE = "exceeded", "passed", "not measurable"
 STATUSES = (EXCEEDED, PASSED, NOT_MEASURABLE)
+#: a check's decision for the "safety shown" burden of proof (:func:`decision`)
+ABOVE, BELOW, UNDECIDED = "above", "below", "undecided"
 
 
 class Check(Result):
@@ -51,6 +55,14 @@ class Check(Result):
     describes : {"model", "recipe"}
         "recipe" when the check measures the retraining recipe rather than the given model (PDTP retrains; when the
         recipe does not reproduce the given model, such a check cannot alone produce "do not publish").
+    shows : {"both", "leakage only"}
+        "leakage only" for a check that can show leakage but never its absence (an empirical lower bound on epsilon:
+        a small lower bound says nothing of the true epsilon). Under the "safety shown" burden of proof such a check
+        can withhold a model but does not count towards publishing it.
+    decision : {"above", "below", "undecided"} or None
+        Whether the check is shown above its threshold, shown below it, or neither, at ``confidence``
+        (:func:`decision`). A stage sets it where its interval does not say (DTP-1); the verdict fills it in for
+        every check.
     """
 
     id: str
@@ -64,6 +76,8 @@ class Check(Result):
     sentence: str
     fix: str = ""
     describes: Literal["model", "recipe"] = "model"
+    shows: Literal["both", "leakage only"] = "both"
+    decision: Optional[Literal["above", "below", "undecided"]] = None
 
 
 @dataclass(frozen=True)
@@ -102,3 +116,39 @@ def within_sentence(measured: str, interval: str, below: bool, threshold: str) -
         return f"{measured}; its interval {interval} lies below the threshold {threshold}"
     return (f"{measured}; not shown above the threshold {threshold}: its interval {interval} reaches it, so leakage "
             "up to the interval's upper end is not ruled out")
+
+
+def decision(check: Check) -> str:
+    """Whether ``check`` is shown above its threshold, shown below it, or undecided, at its confidence.
+
+    Exceeded is above; not measurable is undecided; a passed check is below when its interval's upper end lies below
+    the threshold and undecided when the interval reaches it. A passed check without an interval is an exact count
+    or fact (a structural check, a split test), so below, unless its stage decided otherwise (``check.decision``,
+    DTP-1) or it can show only leakage (``shows="leakage only"``: undecided).
+    """
+    if check.status == EXCEEDED:
+        return ABOVE
+    if check.status == NOT_MEASURABLE:
+        return UNDECIDED
+    if check.decision is not None:
+        return check.decision
+    if check.shows == "leakage only":
+        return UNDECIDED
+    if check.interval is not None and check.threshold is not None:
+        return BELOW if check.interval[1] < check.threshold else UNDECIDED
+    return BELOW
+
+
+def undecided_fix(what: str, value: float, high: float, threshold: float, n_members: int, n_nonmembers: int) -> str:
+    """What would decide a passed check whose interval reaches its threshold: the records at which its upper end
+    would fall below it, were the measured value to stay (an interval's width falls as one over the square root of
+    the records: ``n * ((high - value) / (threshold - value)) ** 2``). Empty when the interval lies below already;
+    when the value itself reaches the threshold, more records would more likely show it above, and that is said."""
+    if high < threshold:
+        return ""
+    if value >= threshold:
+        return (f"its measured {what} reaches the threshold: more records would more likely show it above than below "
+                "(a model trained to leak less would decide it)")
+    f = ((high - value) / (threshold - value)) ** 2
+    return (f"about {math.ceil(n_members * f):,} members and {math.ceil(n_nonmembers * f):,} non-members (now "
+            f"{n_members:,} and {n_nonmembers:,}) would decide it, were the {what} to stay {value:.3g}")

@@ -223,6 +223,13 @@ class AuditConfig(BaseModel):
                                            "or auto (a GPU when one is visible); the compiled kernels and "
                                            "scikit-learn learners train on the CPU only.")
     cache_dir: Path | None = None
+    policy: str = Field(
+        "default", description="The release policy the verdict applies: default (safety shown), leakage-shown (the "
+                               "rule before policies) or a TOML policy file (docs/verdict.md). A policy file sets "
+                               "confidence, thresholds, dtp_rule, epsilon_budget, epsilon_delta and burden_of_proof.")
+    burden_of_proof: Literal["safety shown", "leakage shown"] = Field(
+        "safety shown", description="safety shown: publish only when every applicable check is shown below its "
+                                    "threshold; leakage shown: withhold only when a check is shown above it.")
     confidence: float = Field(0.95, gt=0.5, lt=1, description="Family-wise confidence of the verdict's checks.")
     thresholds: Thresholds = Field(default_factory=Thresholds)
     dtp_rule: Literal["statistical", "long"] = Field(
@@ -238,6 +245,28 @@ class AuditConfig(BaseModel):
                                 "recipe in one run with gradient canaries.")
     exit_code: bool = Field(False, description="Exit status carries the verdict: 0 publish, 3 do not publish, "
                                                "4 inconclusive (2 stays bad input).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_policy(cls, data: Any) -> Any:
+        """A policy other than the default sets its keys (:meth:`~leakaudit.audit.policy.Policy.audit_settings` and
+        ``burden_of_proof``); a key given too with another value is refused, so that an audit run under a policy
+        applies exactly that policy."""
+        if not isinstance(data, dict) or data.get("policy") in (None, "default"):
+            return data
+        from .policy import load_policy
+
+        try:
+            pol = load_policy(str(data["policy"]))
+        except InvalidParameterError as exc:
+            raise ValueError(str(exc)) from None
+        sets = {**pol.audit_settings(), "burden_of_proof": pol.burden_of_proof}
+        clash = [k for k, v in sets.items() if data.get(k) is not None and _setting(data[k]) != _setting(v)]
+        if clash:
+            raise ValueError(f"{', '.join(clash)} {'is' if len(clash) == 1 else 'are'} set by the policy "
+                             f"{data['policy']}: change {'it' if len(clash) == 1 else 'them'} in the policy, or "
+                             "leave the policy out")
+        return {**data, **sets}
 
     @field_validator("dataset")
     @classmethod
@@ -388,6 +417,12 @@ PATH_KEYS = ("train", "test", "data", "population", "model", "predictions_train"
              "out", "model_dir", "tokenizer", "reference_dir")
 
 
+def _setting(v: Any) -> Any:
+    """A setting in a comparable form (a thresholds table given as a model or as a dict)."""
+    return v.model_dump() if isinstance(v, BaseModel) else ({**Thresholds().model_dump(), **v} if isinstance(v, dict)
+                                                             and set(v) <= set(Thresholds.model_fields) else v)
+
+
 def _format_validation_error(exc: ValidationError) -> str:
     parts = []
     for e in exc.errors():
@@ -466,6 +501,8 @@ def load_config_and_options(path: str | Path, **overrides) -> tuple[AuditConfig,
         raise InvalidParameterError(
             f"config file {path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
             "(the keys are the audit's flags with _ for -, e.g. cache_dir; docs/config.md lists them all)")
+    if isinstance(raw.get("policy"), str) and raw["policy"] not in _builtin_policies():  # a file, beside this one
+        raw["policy"] = str(path.parent / raw["policy"])
     for key in PATH_KEYS:
         if key in raw and isinstance(raw[key], str) and not Path(raw[key]).is_absolute():
             raw[key] = str(path.parent / raw[key])
@@ -475,6 +512,12 @@ def load_config_and_options(path: str | Path, **overrides) -> tuple[AuditConfig,
     raw.update({k: v for k, v in overrides.items() if v is not None})
     run = {k: raw.pop(k) for k in RunOptions.model_fields if k in raw}
     return make_config(**raw), make_run_options(**run)
+
+
+def _builtin_policies() -> tuple[str, ...]:
+    from .policy import POLICIES
+
+    return tuple(POLICIES)
 
 
 #: The files ``leakaudit audit`` writes into its output folder (``inputs.json``: with ``check_inputs``).

@@ -52,7 +52,7 @@ def dp_analysis(ctx: AuditContext) -> Analysis:
     check = Check(
         id="dp.one_run", analysis="dp", name="one-run audit: epsilon lower bound", status=EXCEEDED if res.violated
         else PASSED, value=lb, threshold=float(cfg.claimed_epsilon), confidence=ctx.check_confidence,
-        describes="recipe",
+        describes="recipe", shows="leakage only",
         sentence=(f"a one-run audit of the DP-SGD recipe ({res.m} gradient canaries) shows epsilon of at least "
                   f"{lb:.2f} (delta {res.delta:g}), above the claimed {res.claimed_epsilon:g}: {res.verdict}"
                   if res.violated else
@@ -67,6 +67,7 @@ def dp_analysis(ctx: AuditContext) -> Analysis:
             id="dp.noise_check", analysis="dp", name="per-step noise check: epsilon with each step's noise bounded",
             status=EXCEEDED if res.noise_check_violated else PASSED, value=e if finite else None,
             threshold=float(cfg.claimed_epsilon), confidence=ctx.check_confidence, describes="recipe",
+            shows="leakage only",
             sentence=(f"each DP-SGD step's noise, measured on the left-out canaries, bounds epsilon below by {shown} "
                       f"(smallest step's noise {res.noise_check_min_ratio:.3f} of the claimed): "
                       f"{res.noise_check_verdict}")),)

@@ -29,7 +29,7 @@ from ..metrics import (
     min_records_for_auc,
     tpr_ci_can_exceed,
 )
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, within_sentence
+from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
 from .context import AuditContext, engine_stats
 from .recipe import recipe_test
 
@@ -245,8 +245,9 @@ def _attack_checks(ctx: AuditContext, name: str, mm: dict, eps) -> list[Check]:
             value=mm["auc"], interval=(lo, hi), **common,
             sentence=(f"the {who} separates members from non-members with AUC {mm['auc']:.3f} "
                       f"(interval [{lo:.3f}, {hi:.3f}], above {th.max_auc:g})") if exceeded else
-                     within_sentence(f"{who}: AUC {mm['auc']:.3f} measured", f"[{lo:.3f}, {hi:.3f}]", hi <= th.max_auc,
-                             f"{th.max_auc:g}")))
+                     within_sentence(f"{who}: AUC {mm['auc']:.3f} measured", f"[{lo:.3f}, {hi:.3f}]", hi < th.max_auc,
+                             f"{th.max_auc:g}"),
+            fix="" if exceeded else undecided_fix("AUC", mm["auc"], hi, th.max_auc, n1, n0)))
     # TPR at the owner's low FPR
     f = th.low_fpr
     pct = f"{f * 100:g}%"
@@ -273,12 +274,13 @@ def _attack_checks(ctx: AuditContext, name: str, mm: dict, eps) -> list[Check]:
             sentence=(f"the {who} identifies {t['tpr'] * 100:.1f}% of members at {pct} FPR (interval from "
                       f"{lo_t * 100:.1f}%, above {th.max_tpr_at_low_fpr * 100:g}%)") if exceeded else
                      within_sentence(f"{who}: TPR at {pct} FPR {t['tpr'] * 100:.2f}% measured",
-                             f"[{lo_t * 100:.2f}%, {hi_t * 100:.2f}%]", hi_t <= th.max_tpr_at_low_fpr,
-                             f"{th.max_tpr_at_low_fpr * 100:g}%")))
+                             f"[{lo_t * 100:.2f}%, {hi_t * 100:.2f}%]", hi_t < th.max_tpr_at_low_fpr,
+                             f"{th.max_tpr_at_low_fpr * 100:g}%"),
+            fix="" if exceeded else undecided_fix(f"TPR at {pct} FPR", t["tpr"], hi_t, th.max_tpr_at_low_fpr, n1, n0)))
     # empirical epsilon against the owner's budget
     budget = ctx.cfg.epsilon_budget
     if budget is not None:
-        common = dict(analysis="membership", threshold=budget, confidence=cc)
+        common = dict(analysis="membership", threshold=budget, confidence=cc, shows="leakage only")
         eid, ename = f"membership.{name}.epsilon", f"{who}: empirical epsilon"
         if not eps.measurable:
             out.append(Check(id=eid, name=ename, status=NOT_MEASURABLE, **common,

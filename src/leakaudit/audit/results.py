@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, ClassVar, Literal, Optional
 
 from pydantic import Field, PrivateAttr
 
@@ -13,7 +13,7 @@ from .checks import Check
 
 __all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "results_json_schema"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the verdict's burden of proof and policy, each check's decision
 
 #: Process status of ``leakaudit audit --exit-code`` per outcome (2 stays "bad input").
 EXIT_CODES = {"publish": 0, "do not publish": 3, "inconclusive": 4}
@@ -22,11 +22,13 @@ EXIT_CODES = {"publish": 0, "do not publish": 3, "inconclusive": 4}
 class Verdict(Result):
     """The outcome, every check it rests on, and the thresholds they were judged against.
 
-    ``outcome``: "publish" (every check ran with enough data and none is exceeded), "do not publish" (a check
-    that describes the given model is exceeded at the stated confidence) or "inconclusive" (none is exceeded, but
-    some check could not be measured, or only checks describing the retraining recipe are exceeded).
-    ``publish`` is ``outcome == "publish"``. ``reasons``, ``passed`` and ``not_measurable`` are the sentences of
-    the exceeded, passed and unmeasurable checks. ``confidence`` is the family-wise confidence of the verdict:
+    ``outcome``: "do not publish" (a check that describes the given model is exceeded at the stated confidence),
+    "publish" (under the ``burden_of_proof`` "safety shown": every check that can show safety is shown below its
+    threshold; under "leakage shown": every check ran with enough data and none is exceeded) or "inconclusive"
+    (neither). Each check carries its ``decision`` (above, below, undecided). ``policy``: the release policy applied
+    (a built-in name or the policy file). ``publish`` is ``outcome == "publish"``. ``reasons``, ``passed``,
+    ``not_measurable`` and ``undecided`` are the sentences of the exceeded, passed, unmeasurable and passed-but-not-
+    shown-below checks (the last empty under "leakage shown"). ``confidence`` is the family-wise confidence of the verdict:
     each of its ``n_checks`` checks is judged at ``check_confidence`` (Bonferroni). ``recipe``: does retraining
     reproduce the given model (the test, its p-value and a sentence)? ``exit_code``: the process status
     ``--exit-code`` gives (0 publish, 3 do not publish, 4 inconclusive).
@@ -45,6 +47,9 @@ class Verdict(Result):
     n_checks: int = 0
     recipe: Optional[dict[str, Any]] = None
     dtp_rule: str = "statistical"
+    undecided: list[str] = Field(default_factory=list)
+    burden_of_proof: Literal["safety shown", "leakage shown"] = "safety shown"
+    policy: str = "default"
     exit_code: int = 0
 
 
@@ -69,6 +74,8 @@ class AuditResult(Result):
     settings : the profile's settings (reference models, shadow-attack models, PDTP records, ...) and, for a
         torch module target, the recipe its retrained instances follow (optional; added in 0.x, schema 1)
     """
+
+    schema_version: ClassVar[int] = SCHEMA_VERSION
 
     leakaudit_version: str
     created: str
@@ -203,8 +210,12 @@ def results_json_schema() -> dict[str, Any]:
             "threshold": {"type": ["number", "null"]},
             "confidence": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1},
             "sentence": {"type": "string", "minLength": 1},
-            "fix": {"type": "string", "description": "for 'not measurable': what would make it measurable"},
+            "fix": {"type": "string", "description": "for 'not measurable' or undecided: what would decide it"},
             "describes": {"enum": ["model", "recipe"]},
+            "shows": {"enum": ["both", "leakage only"],
+                      "description": "'leakage only': a lower bound, which can show leakage but never its absence"},
+            "decision": {"enum": ["above", "below", "undecided", None],
+                         "description": "shown above its threshold, shown below it, or neither (schema 2)"},
         },
         "allOf": [{"if": {"properties": {"status": {"const": "not measurable"}}},
                    "else": {"properties": {"value": {"type": "number"}}}}],
@@ -231,6 +242,10 @@ def results_json_schema() -> dict[str, Any]:
                        "properties": {"reproduces": {"type": ["boolean", "null"]}, "p_value": _MEASURED,
                                       "sentence": {"type": "string"}, "test": {"type": "string"}}},
             "dtp_rule": {"enum": ["statistical", "long"]},
+            "undecided": {"type": "array", "items": {"type": "string"},
+                          "description": "passed checks not shown below their thresholds (safety shown only)"},
+            "burden_of_proof": {"enum": ["safety shown", "leakage shown"]},
+            "policy": {"type": "string", "description": "the release policy: a built-in name or its file"},
             "exit_code": {"enum": sorted(set(EXIT_CODES.values()))},
         },
     }

@@ -1,10 +1,11 @@
-"""The verdict: publish, do not publish, or inconclusive, computed from the analyses' checks alone."""
+"""The verdict: publish, do not publish, or inconclusive, computed from the analyses' checks and the policy's burden
+of proof alone."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Check
+from .checks import BELOW, EXCEEDED, NOT_MEASURABLE, PASSED, UNDECIDED, Check, decision
 from .config import AuditConfig
 from .results import EXIT_CODES, Verdict
 
@@ -13,25 +14,32 @@ __all__ = ["decide", "EXIT_CODES"]
 
 def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = None,
            check_confidence: float | None = None) -> Verdict:
-    """The outcome of the audit from its checks.
+    """The outcome of the audit from its checks, under ``cfg.burden_of_proof``.
 
-    * "do not publish": a check that describes the given model is exceeded (its interval, at the corrected
-      confidence, lies above the threshold; for DTP-1, a record's change is significant after correction).
-    * "inconclusive": nothing that describes the model is exceeded, but some check is not measurable, or a check
-      that describes only the retraining recipe is exceeded (the recipe does not reproduce the given model, or the
-      given model's outputs do not show the finding).
-    * "publish": every check was measured with enough data to have failed, and none did.
+    Every check is first decided (:func:`~leakaudit.audit.checks.decision`): shown above its threshold, shown
+    below it, or undecided, at the corrected confidence.
+
+    * "do not publish" (either burden): a check that describes the given model is shown above its threshold (its
+      interval lies above it; for DTP-1, a record's change is significant after correction).
+    * "publish": under "safety shown", every check that can show safety is shown below its threshold and nothing
+      describing only the retraining recipe is exceeded; under "leakage shown" (the rule before policies), every check
+      was measured with enough data to have been exceeded, and none was.
+    * "inconclusive": neither. The headline names the checks that are not decided and what would decide them (each
+      check's ``fix``, computed by its analysis from the records it had).
     """
-    checks = list(checks)
+    checks = [c.model_copy(update={"decision": decision(c)}) for c in checks]
+    safety = cfg.burden_of_proof == "safety shown"
     exceeded = [c for c in checks if c.status == EXCEEDED and c.describes == "model"]
     recipe_only = [c for c in checks if c.status == EXCEEDED and c.describes == "recipe"]
     unmeasured = [c for c in checks if c.status == NOT_MEASURABLE]
     passed = [c for c in checks if c.status == PASSED]
+    # passed but not shown below: under "safety shown" these keep the verdict from "publish"
+    undecided = [c for c in passed if c.decision == UNDECIDED and c.shows == "both"] if safety else []
     if exceeded:
         outcome = "do not publish"
         more = f" (and {len(exceeded) - 1} more check{'s' if len(exceeded) > 2 else ''})" if len(exceeded) > 1 else ""
         headline = f"Do not publish: {_lower_first(exceeded[0].sentence)}{more}"
-    elif recipe_only or unmeasured:
+    elif recipe_only or unmeasured or undecided:
         outcome = "inconclusive"
         parts = []
         if recipe_only:
@@ -39,13 +47,24 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
             # do not show it trained on the records found)
             parts.append(f"{_lower_first(recipe_only[0].sentence)}; this describes the retraining recipe and is not "
                          "shown to hold for the given model")
+        if undecided:
+            fix = next((c.fix for c in undecided if c.fix), "")
+            one = len(undecided) == 1
+            parts.append(f"{_count(undecided)} {'is' if one else 'are'} not shown below {'its' if one else 'their'} "
+                         f"threshold{'' if one else 's'} ({_names(undecided)}): leakage up to the interval's upper end "
+                         "is not ruled out" + (f"; {fix}" if fix else ""))
         if unmeasured:
-            names = ", ".join(c.name for c in unmeasured[:3]) + (f" and {len(unmeasured) - 3} more"
-                                                                   if len(unmeasured) > 3 else "")
             fix = next((c.fix for c in unmeasured if c.fix), "")
-            parts.append(f"{len(unmeasured)} check{'s' if len(unmeasured) > 1 else ''} could not be measured "
-                         f"({names})" + (f"; {fix}" if fix else ""))
+            parts.append(f"{_count(unmeasured)} could not be measured ({_names(unmeasured)})"
+                         + (f"; {fix}" if fix else ""))
         headline = "Inconclusive: no check shows leakage of the given model, but " + "; and ".join(parts) + "."
+    elif safety:
+        outcome = "publish"
+        shown = [c for c in passed if c.decision == BELOW]
+        lower_only = len(passed) - len(shown)
+        headline = (f"Publish: all {len(shown)} checks are shown below their thresholds at the corrected confidence"
+                    + (f" ({lower_only} more, lower bounds on epsilon, show no leakage but cannot show its absence)"
+                       if lower_only else "") + ".")
     else:
         outcome = "publish"
         headline = (f"Publish: all {len(passed)} checks were measured with enough data, and none shows leakage above "
@@ -57,10 +76,19 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
         publish=outcome == "publish", outcome=outcome, headline=headline,
         reasons=[c.sentence for c in exceeded + recipe_only], passed=[c.sentence for c in passed],
         not_measurable=[c.sentence + (f" ({c.fix})" if c.fix else "") for c in unmeasured],
+        undecided=[c.sentence + (f" ({c.fix})" if c.fix else "") for c in undecided],
         checks=checks, thresholds=cfg.thresholds.model_dump(), confidence=confidence,
         check_confidence=check_confidence, n_checks=len(checks), recipe=recipe, dtp_rule=cfg.dtp_rule,
-        exit_code=EXIT_CODES[outcome],
+        burden_of_proof=cfg.burden_of_proof, policy=cfg.policy, exit_code=EXIT_CODES[outcome],
     )
+
+
+def _count(checks: list[Check]) -> str:
+    return f"{len(checks)} check{'s' if len(checks) > 1 else ''}"
+
+
+def _names(checks: list[Check]) -> str:
+    return ", ".join(c.name for c in checks[:3]) + (f" and {len(checks) - 3} more" if len(checks) > 3 else "")
 
 
 def _lower_first(s: str) -> str:

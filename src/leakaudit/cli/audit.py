@@ -124,6 +124,11 @@ def register(app: typer.Typer) -> None:
             None, "--dtp-rule", help="statistical: a record counts against DTP-1 only when its change is "
                                      "significant against training randomness and binning; long: Long et al.'s "
                                      "raw rule on single PDTP values. (default: statistical)"),
+        policy: Optional[str] = typer.Option(
+            None, "--policy", help="The release policy the verdict applies: default (safety shown: publish only when "
+                                   "every check is shown below its threshold), leakage-shown (withhold only when one "
+                                   "is shown above it), or a TOML policy file with its thresholds and their sources "
+                                   "(docs/verdict.md). (default: default)"),
         epsilon_budget: Optional[float] = typer.Option(
             None, "--epsilon-budget", help="Fail when an attack's empirical epsilon lower bound exceeds this. "
                                            "(default: none: no epsilon check)"),
@@ -177,7 +182,7 @@ def register(app: typer.Typer) -> None:
             predictions_train=predictions_train,
             predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address, device=device,
             cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers, dtp_rule=dtp_rule,
-            epsilon_budget=epsilon_budget, claimed_epsilon=claimed_epsilon, exit_code=exit_code,
+            policy=policy, epsilon_budget=epsilon_budget, claimed_epsilon=claimed_epsilon, exit_code=exit_code,
             model_dir=model_dir, text_column=text_column,
             tokenizer=tokenizer, reference_dir=reference_dir or None, logprobs_column=logprobs_column,
         )
@@ -244,11 +249,17 @@ def summary_lines(res) -> list[str]:
     every analysis that did not run, each with what would enable it (a flag or an input, in words)."""
     v = res.verdict
     counts = {s: sum(c.status == s for c in v.checks) for s in ("exceeded", "passed", "not measurable")}
-    lines = [f"checks: {counts['exceeded']} exceeded, {counts['passed']} passed, "
-             f"{counts['not measurable']} not measurable", verdict_line(v)]
+    below = sum(c.decision == "below" for c in v.checks)
+    shown = (f" ({below} shown below {'its threshold' if below == 1 else 'their thresholds'})"
+             if v.burden_of_proof == "safety shown" and counts["passed"] else "")
+    lines = [f"checks: {counts['exceeded']} exceeded, {counts['passed']} passed{shown}, "
+             f"{counts['not measurable']} not measurable; policy {v.policy} ({v.burden_of_proof})", verdict_line(v)]
     for c in v.checks:
         if c.status == "not measurable":
             lines.append(f"  not measurable: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")
+    for c in v.checks:
+        if c.status == "passed" and c.decision == "undecided" and c.shows == "both" and v.burden_of_proof == "safety shown":
+            lines.append(f"  not shown below: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")
     for sk in res.skipped:
         lines.append(f"  not run: {sk['name']}: {_lower_first(_plain_reason(sk))}; "
                      f"to run it: {enabling_hint(sk)}")
