@@ -20,7 +20,8 @@ def test_docs_api_walkthrough_runs(capsys):
     out = capsys.readouterr().out
     result = ns["result"]
     assert result.outcome in ("publish", "do not publish", "inconclusive")
-    assert sorted(p.name for p in (ns["work"] / "audit").iterdir()) == ["records.csv", "report.html", "results.json"]
+    assert sorted(p.name for p in (ns["work"] / "audit").iterdir()) == ["evidence.json", "records.csv", "report.html",
+                                                                         "results.json"]
     # the registered attack ran, was counted in the verdict and appears in the report
     assert "membership.confidence_gap.auc" in [c.id for c in result.checks]
     assert "score_confidence_gap" in result.records.columns

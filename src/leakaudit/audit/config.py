@@ -521,7 +521,7 @@ def _builtin_policies() -> tuple[str, ...]:
 
 
 #: The files ``leakaudit audit`` writes into its output folder (``inputs.json``: with ``check_inputs``).
-OUTPUT_FILES = ("results.json", "records.csv", "report.html", "inputs.json")
+OUTPUT_FILES = ("results.json", "records.csv", "report.html", "evidence.json", "inputs.json")
 
 
 def check_outputs_spare_inputs(cfg: AuditConfig, out: str | Path) -> None:

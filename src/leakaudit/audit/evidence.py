@@ -148,7 +148,7 @@ _OTHER_SOURCES = {
 def _check_entry(check: dict, policy: Policy) -> dict:
     keys = _policy_keys(check["id"])
     entry = {k: check.get(k) for k in ("id", "analysis", "name", "status", "value", "interval", "threshold",
-                                       "confidence", "sentence", "fix", "describes")}
+                                       "confidence", "sentence", "fix", "describes", "shows", "decision")}
     entry["policy_settings"] = [{"key": k, "value": policy.value(k), "source": policy.sources[k]} for k in keys]
     entry["threshold_source"] = (_OTHER_SOURCES.get(check["id"]) or
                                  ("; ".join(f"{k}: {policy.sources[k]}" for k in keys) if keys else

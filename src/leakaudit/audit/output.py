@@ -1,4 +1,4 @@
-"""An audit's files: results.json, records.csv and report.html, written together or not at all.
+"""An audit's files: results.json, records.csv, report.html and evidence.json, written together or not at all.
 
 They are written in a temporary folder beside ``out`` and moved in only when complete, so a failed write leaves an
 existing output folder as it was.
@@ -24,8 +24,9 @@ def check_out_writable(out: Path, *, name: str = "out") -> None:
     check_output_folder(out, option=name)
 
 
-def write_audit_files(out: Path, results: dict, records: pd.DataFrame) -> None:
-    """results.json (``results``), records.csv (``records``) and report.html (rendered from both) into ``out``."""
+def write_audit_files(out: Path, results: dict, records: pd.DataFrame, *, evidence: dict | None = None) -> None:
+    """results.json (``results``), records.csv (``records``), report.html (rendered from them) and, when given,
+    evidence.json (``evidence``) into ``out``."""
     from ..report import write_report
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -33,6 +34,8 @@ def write_audit_files(out: Path, results: dict, records: pd.DataFrame) -> None:
     try:
         write_json_atomic(tmp / "results.json", results)
         records.to_csv(tmp / "records.csv", index=False)
+        if evidence is not None:
+            write_json_atomic(tmp / "evidence.json", evidence)
         write_report(tmp)
         out.mkdir(parents=True, exist_ok=True)
         for f in tmp.iterdir():

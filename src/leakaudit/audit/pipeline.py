@@ -68,6 +68,17 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
     return result
 
 
+def _with_evidence(result: AuditResult, *, in_memory: bool) -> AuditResult:
+    """``result`` with its evidence record, made now, while the input files are the ones the audit read (records
+    handed over in memory have no file to fingerprint)."""
+    from .evidence import build_evidence
+    from .policy import policy_of
+
+    results = result.to_dict()
+    return result.with_evidence(build_evidence(results, policy=policy_of(results["config"]),
+                                               files={} if in_memory else None))
+
+
 def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Target | None = None,
                command: str | None = None, verbose: bool | None = None, memory_budget: int | str | None = None,
                work_budget: int | str | None = None, written_to: Path | None = None) -> AuditResult:
@@ -101,7 +112,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
 
         result, rec = lm_audit(cfg, command=command, verbose=verbose)
         rec["risk_rank"] = _risk_rank(rec)
-        return result.with_records(rec)
+        return _with_evidence(result.with_records(rec), in_memory=False)
     from threadpoolctl import threadpool_limits
 
     from ..engine import using_memory_budget, using_work_budget
@@ -114,6 +125,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
             using_work_budget(work_budget):
         st = _Stages(verbose)
         seeds = stage_seeds(cfg.seed)
+        in_memory = data is not None
         with st.stage("data", "loading and encoding records"):
             if data is None:
                 data = prepare_data(cfg)
@@ -124,7 +136,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
         engine = _engine(cfg)
         st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
         try:
-            return _run_plan(cfg, command, st, seeds, data, target, engine)
+            return _with_evidence(_run_plan(cfg, command, st, seeds, data, target, engine), in_memory=in_memory)
         except KeyboardInterrupt:
             done = ", ".join(st.done) or "none"
             where = (f"during the {st.current} stage" if st.current else

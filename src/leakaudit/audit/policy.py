@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import math
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -38,7 +39,7 @@ from ..exceptions import InvalidParameterError
 from .config import Thresholds
 
 __all__ = ["Policy", "PolicyThresholds", "DEFAULT_POLICY", "LEAKAGE_SHOWN_POLICY", "POLICIES", "load_policy",
-           "policy_toml", "BURDENS"]
+           "policy_toml", "policy_of", "BURDENS"]
 
 BURDENS = ("safety shown", "leakage shown")
 
@@ -229,6 +230,31 @@ def load_policy(source: str | Path | None = None) -> Policy:
         if exc.title == "PolicyThresholds" and first:
             msg = f"thresholds.{msg}"
         raise InvalidParameterError(f"{where}: {msg}") from None
+
+
+def policy_of(config: Mapping[str, Any]) -> Policy:
+    """The policy an audit applied, from its recorded settings (``results.json``'s ``config``): its named policy,
+    with each setting the audit's own settings changed (a flag or a config file's key under the default policy)
+    taken as recorded and sourced as such. A policy file no longer readable is rebuilt from the record."""
+    name = str(config.get("policy") or "default")
+    try:
+        base = load_policy(name)
+    except InvalidParameterError:
+        base = DEFAULT_POLICY.model_copy(update={"name": name, "origin": f"{name} (not readable now: its settings "
+                                                                        "as results.json records them)"})
+    recorded = {**(config.get("thresholds") or {}),
+                **{k: config[k] for k in ("confidence", "dtp_rule", "epsilon_budget", "epsilon_delta",
+                                          "burden_of_proof") if k in config}}
+    changed = {k: v for k, v in recorded.items() if k in base.setting_names() and base.value(k) != v}
+    if not changed:
+        return base
+    top = {k: v for k, v in changed.items() if k in _TOP}
+    thresholds = base.thresholds.model_copy(update={k: v for k, v in changed.items() if k not in _TOP})
+    sources = {**base.sources, **{k: "set by this audit's own settings (a flag or its config file), not by the "
+                                     "policy" for k in changed}}
+    return Policy(**{**base.model_dump(exclude={"thresholds", "sources"}), **top,
+                     "name": f"{base.name}, with the audit's own {', '.join(changed)}"},
+                  thresholds=thresholds, sources=sources)
 
 
 def _toml_value(v) -> str:

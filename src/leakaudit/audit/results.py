@@ -96,6 +96,7 @@ class AuditResult(Result):
     settings: dict[str, Any] = Field(default_factory=dict)
 
     _records: Any = PrivateAttr(default=None)
+    _evidence: Any = PrivateAttr(default=None)
     # the field ``property`` above shadows the builtin in this class body
 
     # -- in memory ----------------------------------------------------------------------------------------------
@@ -103,6 +104,19 @@ class AuditResult(Result):
         """This result, holding its per-record table (``records.csv``'s rows); returns ``self``."""
         self._records = records
         return self
+
+    def with_evidence(self, evidence: dict) -> "AuditResult":
+        """This result, holding its evidence record (``evidence.json``); returns ``self``."""
+        self._evidence = evidence
+        return self
+
+    @_property
+    def evidence(self) -> dict | None:
+        """The evidence record (:func:`leakaudit.audit.evidence.build_evidence`, made when the audit ran: the
+        SHA-256 of every input file, the versions, the policy and each threshold's source, the release context,
+        every check and the attack classes tested or not); what ``save`` writes as evidence.json. None for a result
+        read back from results.json alone."""
+        return self._evidence
 
     @_property
     def records(self):
@@ -123,19 +137,20 @@ class AuditResult(Result):
         return list(self.verdict.checks)
 
     def checks_frame(self):
-        """The checks as a pandas.DataFrame, one row each (id, name, status, value, interval, threshold, sentence)."""
+        """The checks as a pandas.DataFrame, one row each (id, name, status, decision, value, interval, threshold,
+        sentence)."""
         import pandas as pd
 
-        rows = [{"id": c.id, "name": c.name, "status": c.status, "value": c.value,
+        rows = [{"id": c.id, "name": c.name, "status": c.status, "decision": c.decision, "value": c.value,
                  "low": None if c.interval is None else c.interval[0],
                  "high": None if c.interval is None else c.interval[1], "threshold": c.threshold,
                  "describes": c.describes, "sentence": c.sentence, "fix": c.fix} for c in self.verdict.checks]
-        return pd.DataFrame(rows, columns=["id", "name", "status", "value", "low", "high", "threshold", "describes",
-                                           "sentence", "fix"])
+        return pd.DataFrame(rows, columns=["id", "name", "status", "decision", "value", "low", "high", "threshold",
+                                           "describes", "sentence", "fix"])
 
     def save(self, out: str | Path) -> Path:
-        """Write results.json, records.csv and report.html into the folder ``out`` (created if missing), exactly as
-        ``leakaudit audit --out`` writes them: together or not at all. Returns ``out``."""
+        """Write results.json, records.csv, report.html and evidence.json into the folder ``out`` (created if
+        missing), exactly as ``leakaudit audit --out`` writes them: together or not at all. Returns ``out``."""
         from .output import check_out_writable, write_audit_files
 
         if self._records is None:
@@ -145,7 +160,7 @@ class AuditResult(Result):
                                         "alone); save needs the result leakaudit.audit returned")
         out = Path(out)
         check_out_writable(out)
-        write_audit_files(out, self.to_dict(), self._records)
+        write_audit_files(out, self.to_dict(), self._records, evidence=self._evidence)
         return out
 
     def __repr__(self) -> str:

@@ -224,7 +224,8 @@ def register(app: typer.Typer) -> None:
             peak = res.resources.get("peak_memory_mb")
             typer.echo("time by stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in res.timings.items())
                        + (f"; peak memory {peak:.0f} MB" if peak is not None else ""), err=True)
-        typer.echo(f"wrote {out_dir}/results.json, {out_dir}/records.csv, {out_dir}/report.html")
+        typer.echo(f"wrote {out_dir}/results.json, {out_dir}/records.csv, {out_dir}/report.html, "
+                   f"{out_dir}/evidence.json")
         if res.data.get("n_truncated"):
             typer.echo(f"note: {res.data['n_truncated']} text(s) longer than the model's context of "
                        f"{res.target.get('context_length')} tokens were cut to it (records.csv: truncated = 1)")

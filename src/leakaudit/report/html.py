@@ -148,8 +148,8 @@ def _check_row(c: dict, conf_pct: str, records: pd.DataFrame | None = None) -> d
     status = c.get("status", "not measurable")
     label, reading = status, c.get("sentence", "")
     if status == "passed" and lo is not None and hi is not None and thr is not None:
-        if hi <= thr:
-            label = "passed: below the threshold"
+        if hi < thr:
+            label = "passed: shown below the threshold"
             reading = (f"within the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
                        f"{fmt_interval(iv, spec)} lies below {fmt(thr, tspec)}")
         else:
@@ -162,10 +162,14 @@ def _check_row(c: dict, conf_pct: str, records: pd.DataFrame | None = None) -> d
     elif status == "exceeded" and lo is not None and thr is not None:
         reading = (f"above the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
                    f"{fmt_interval(iv, spec)} lies above {fmt(thr, tspec)}")
+    if status == "passed" and c.get("shows") == "leakage only":
+        label = "passed: a lower bound (cannot show safety)"
+    elif status == "passed" and iv is None and c.get("decision") == "undecided":  # a stage's say (DTP-1)
+        label = "passed: not shown below the threshold"
     return {"name": c.get("name", c.get("id", "")), "status": status, "css": status.replace(" ", "-"),
             "label": label, "value": fmt(value, spec), "interval": fmt_interval(iv, spec) if iv else "none",
             "threshold": fmt(thr, tspec),
-            "reading": reading,
+            "reading": reading, "decision": c.get("decision") or "",
             "fix": c.get("fix") or "", "recipe": c.get("describes") == "recipe"}
 
 
@@ -501,12 +505,15 @@ def _next_steps(results: dict, records: pd.DataFrame | None, rows: list[dict]) -
     if any(c.get("describes") == "recipe" and c.get("status") == "exceeded" for c in checks):
         out.append("A finding describes the retraining recipe, not the given model: give the recipe that trained the "
                    "model (for a torch module, the config's [training]) or check the member list, then audit again.")
-    fixes: dict[str, list[str]] = {}
+    fixes: dict[tuple[str, str], list[str]] = {}
+    safety = v.get("burden_of_proof") == "safety shown"
     for r in rows:
         if r["status"] == "not measurable" and r["fix"]:
-            fixes.setdefault(r["fix"], []).append(r["name"])
-    for fix, names in fixes.items():
-        out.append(f"{', '.join(names)}: not measurable; {fix}.")
+            fixes.setdefault(("not measurable", r["fix"]), []).append(r["name"])
+        elif safety and r["status"] == "passed" and r["decision"] == "undecided" and r["fix"]:
+            fixes.setdefault(("not shown below its threshold", r["fix"]), []).append(r["name"])
+    for (what, fix), names in fixes.items():
+        out.append(f"{', '.join(names)}: {what}; {fix}.")
     return out
 
 
@@ -585,7 +592,9 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         headline=re.sub(r"\brecord (\d+):", lambda m: f"{_where(records, int(m.group(1)))}:",
                         verdict.get("headline", "")),
         recipe_sentence=(verdict.get("recipe") or {}).get("sentence", ""),
-        n_checks=verdict.get("n_checks"), conf_pct=conf_pct, confidence=f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%",
+        n_checks=verdict.get("n_checks"), conf_pct=conf_pct,
+        confidence=f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%",
+        burden=verdict.get("burden_of_proof", "leakage shown"), policy=verdict.get("policy", "default"),
         checks=check_rows,
         thresholds=[(k, _plain(v)) for k, v in thresholds.items() if v is not None],
         next_steps=_next_steps(results, records, check_rows),
