@@ -104,6 +104,16 @@ def test_a_policy_sets_its_keys_and_refuses_a_clash(tmp_path):
         make_config(policy=str(tmp_path / "missing.toml"))
 
 
+def test_a_recipe_that_does_not_reproduce_the_model_is_said_as_an_input_problem():
+    recipe = {"reproduces": False, "signal": 0.51, "p_value": 0.001, "ref_signal": {"mean": 0.62, "sd": 0.02, "k": 8},
+              "sentence": "The given model shows less membership signal than its recipe gives on these members."}
+    v = decide(CFG, [_check("passed", name="a"), _check("exceeded", describes="recipe", name="dtp")], recipe=recipe)
+    assert v.outcome == "inconclusive"
+    assert ("check the inputs: the given model may not have been trained on these members, or not by this recipe: "
+            "its difficulty-calibrated membership signal, AUC 0.510, lies below the 8 retrained models' 0.620 "
+            "(sd 0.020; p = 0.001)") in v.headline
+
+
 def test_no_checks_is_inconclusive():
     assert decide(CFG, []).outcome == "inconclusive"
 
@@ -181,6 +191,61 @@ def test_dtp_findings_are_confirmed_on_the_model_only_when_its_scores_stand_abov
     ps = [_confirm_on_model(list(rng.choice(300, 5, replace=False)), rng.normal(size=300), non) for _ in range(200)]
     assert np.mean(np.array(ps) <= 0.05) < 0.1 and 0.35 < np.median(ps) < 0.65
     assert _confirm_on_model([], members, non) == 1.0
+
+
+def _world(rng, n=600, k=16):
+    """Records whose statistic φ differs in level and spread (hard and easy, common and rare records), reference
+    models on paired halves (in: φ raised by 2 spreads), the true class 1 throughout."""
+    from leakaudit.membership import ReferenceSet, paired_half_masks
+
+    mu, sd = rng.normal(0, 2, n), rng.uniform(0.2, 1.5, n)
+    mask = paired_half_masks(n, k, 0)
+    phi = mu + sd * rng.normal(size=(k, n)) + np.where(mask, 2 * sd, 0.0)
+    p1 = 1 / (1 + np.exp(-phi))
+    return mu, sd, ReferenceSet(np.stack([1 - p1, p1], axis=-1), mask), np.ones(n, int)
+
+
+def _probs(phi):
+    p1 = 1 / (1 + np.exp(-phi))
+    return np.stack([1 - p1, p1], axis=-1)
+
+
+def test_the_dtp_confirmation_compares_like_with_like_not_the_selection():
+    """The records DTP-1 selects are not typical records; a model that never trained on them must not be said to
+    have trained on them because of that selection (issue 47: a null 15-NN answered 'trained' at p = 0.0005)."""
+    from leakaudit.audit.dtp_stage import _confirm_on_model, out_scores
+
+    rng = np.random.default_rng(3)
+    raw_hits = fair_hits = trained_hits = 0
+    n_runs = 60
+    for _ in range(n_runs):
+        mu, sd, ref, y = _world(rng)
+        chosen = list(np.argsort(-mu[:300])[:10])  # a selection tied to the records' own level
+        null = mu + sd * rng.normal(size=600)  # the model trained on none of them: each φ from its out models
+        z = out_scores(_probs(null), y, ref)
+        raw_hits += _confirm_on_model(chosen, null[:300], null[300:]) <= 0.05
+        fair_hits += _confirm_on_model(chosen, z[:300], z[300:]) <= 0.05
+        trained = null.copy()
+        trained[chosen] += 2 * sd[chosen]  # it trained on the chosen ones, as the reference models' "in" halves
+        zt = out_scores(_probs(trained), y, ref)
+        trained_hits += _confirm_on_model(chosen, zt[:300], zt[300:]) <= 0.05
+    assert raw_hits / n_runs > 0.9  # the raw comparison mistakes the selection for training
+    assert fair_hits / n_runs <= 0.1  # like with like: about the 5 % it is run at (60 runs: at most 6)
+    assert trained_hits / n_runs >= 0.9
+
+
+def test_out_scores_need_two_out_models_and_spread():
+    from leakaudit.audit.dtp_stage import out_scores
+    from leakaudit.membership import ReferenceSet
+
+    probs = np.full((4, 3, 2), 0.5)
+    probs[:, 1, 1] = [0.6, 0.7, 0.8, 0.9]
+    probs[:, :, 0] = 1 - probs[:, :, 1]
+    mask = np.array([[1, 0, 0], [0, 0, 0], [0, 0, 1], [0, 1, 1]], bool)
+    z = out_scores(np.full((3, 2), 0.5), np.ones(3, int), ReferenceSet(probs, mask))
+    assert np.isnan(z[0])  # out models all give the same output: no spread
+    assert np.isfinite(z[1]) and z[1] < 0  # 0.5 lies below the out models' 0.6-0.8
+    assert np.isnan(z[2])  # one out model only
 
 
 def test_an_audit_of_two_members_is_inconclusive_never_a_crash_or_a_pass(tmp_path):

@@ -21,19 +21,47 @@ from .context import AuditContext, engine_stats
 __all__ = ["dtp_analysis"]
 
 
-def _confirm_on_model(records: list[int], lira_members: np.ndarray, lira_nonmembers: np.ndarray) -> float:
-    """p-value of "the given model did not train on these records": their LiRA scores against the non-members'.
+def out_scores(probs: np.ndarray, y: np.ndarray, reference, votes: int | None = None) -> np.ndarray:
+    """Each record's output against its own reference models that did not train on it: the prediction t-statistic
+    ``(φ - mean_out) / (sd_out · sqrt(1 + 1/m))`` of the given model's LiRA statistic φ
+    (:func:`~leakaudit.membership.lira.logit_scaled_confidence`) among the ``m`` out models' (LiRA offline, per
+    record). NaN where fewer than 2 out models or no spread.
 
-    PDTP retrains the recipe; the given model enters only here. LiRA's online score is the log-likelihood ratio of
-    the given model's output at a record under reference models trained with and without it. Had the model never
-    trained on the members (a wrong member list, a model trained elsewhere), the records DTP-1 flags would be
-    exchangeable with the non-members up to their selection, and their scores would not stand above the
-    non-members' (one-sided Mann-Whitney U test). Where they do, the model shows it trained on them.
+    ``probs``: the given model's outputs, shape (n, C); ``reference``: a
+    :class:`~leakaudit.membership.ReferenceSet` on the same n records (extra columns, such as population records,
+    are ignored)."""
+    from ..membership.lira import logit_scaled_confidence
+
+    n = len(y)
+    phi = logit_scaled_confidence(probs, y, votes=votes)
+    ref = logit_scaled_confidence(np.asarray(reference.probs[:, :n]), y, votes=votes)  # (K, n)
+    out = ~np.asarray(reference.in_mask[:, :n], bool)
+    m = out.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(out, ref, 0.0).sum(axis=0) / m
+        var = np.where(out, (ref - mean) ** 2, 0.0).sum(axis=0) / (m - 1)
+        t = (phi - mean) / np.sqrt(var * (1 + 1 / m))
+    t[(m < 2) | ~(var > 0)] = np.nan
+    return t
+
+
+def _confirm_on_model(records: list[int], scores_members: np.ndarray, scores_nonmembers: np.ndarray) -> float:
+    """p-value of "the given model did not train on these records": their scores against the non-members'
+    (one-sided Mann-Whitney U test; NaN scores left out).
+
+    PDTP retrains the recipe; the given model enters only here. The DTP-1 records are selected by the recipe, and
+    that selection favours records whose outputs behave unlike the others' (rare-class records, which retraining
+    barely moves), so a raw membership score of the selected records would stand above all non-members' with no
+    training at all. The scores compared are therefore each record's own out-model statistic
+    (:func:`out_scores`): how far the given model's output on the record lies above the outputs of reference models
+    that did not train on it. A non-member is scored the same way, so like is compared with like: had the model
+    never trained on the members, the selected records' scores would be exchangeable with the non-members'.
     """
     from scipy import stats
 
-    sig = np.asarray(lira_members, float)[np.asarray(records, int)]
-    non = np.asarray(lira_nonmembers, float)
+    sig = np.asarray(scores_members, float)[np.asarray(records, int)]
+    sig, non = sig[np.isfinite(sig)], np.asarray(scores_nonmembers, float)
+    non = non[np.isfinite(non)]
     if sig.size == 0 or non.size == 0:
         return 1.0
     return float(stats.mannwhitneyu(sig, non, alternative="greater").pvalue)
@@ -134,9 +162,10 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
                  reference=None) -> Analysis:
     """PDTP (stage 1), the DTP-1 check under ``cfg.dtp_rule``, and the seed noise floor.
 
-    ``lira`` (LiRA's scores of the audited records, members first, shape (n_members + n_nonmembers,)): records
-    significant for DTP-1 count against the given model only when its own outputs show it trained on them
-    (:func:`_confirm_on_model`, at the check's level); otherwise the finding describes the recipe.
+    Records significant for DTP-1 count against the given model only when its own outputs show it trained on them
+    (:func:`_confirm_on_model` on :func:`out_scores` from ``reference``, at the check's level); otherwise the
+    finding describes the recipe. ``lira`` (LiRA's scores of the audited records, members first, shape
+    (n_members + n_nonmembers,)): the raw-score version of that test is recorded beside it, for comparison.
     ``reference`` (the reference models on the audited records, members first): with more members than the
     profile's ``pdtp_exact_max``, stage 1 is screened by them, or for a bagged ensemble by its out-of-bag
     outputs (:func:`_screened_pdtp`).
@@ -214,12 +243,19 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
         summary["n_significant"] = int(test.n_significant)
         summary["records_significant"] = [int(r) for r, s in zip(test.records, test.significant) if s]
         summary["records_untested"] = [int(r) for r in test.untested]
-        if lira is not None and summary["records_significant"]:
-            p = _confirm_on_model(summary["records_significant"], lira[:n], lira[n:])
+        if reference is not None and summary["records_significant"]:
+            y_all = np.concatenate([data.y_mem, data.y_non])
+            z = out_scores(np.vstack([target.probs_mem, target.probs_non]), y_all, reference,
+                           votes=target.learner.output_votes())
+            p = _confirm_on_model(summary["records_significant"], z[:n], z[n:])
             summary["confirmation"] = {
                 "p_value": p, "confirmed": p <= 1 - ctx.check_confidence,
-                "test": "one-sided Mann-Whitney U test of LiRA's scores of the significant records against the "
-                        "non-members' (did the given model train on them?)"}
+                "test": "one-sided Mann-Whitney U test of the significant records' out-model scores against the "
+                        "non-members' (each record's output against reference models that did not train on it: "
+                        "did the given model train on them?)"}
+            if lira is not None:  # the test before it compared the selected records' raw LiRA scores (biased)
+                summary["confirmation"]["p_value_raw_lira"] = _confirm_on_model(
+                    summary["records_significant"], lira[:n], lira[n:])
     if screening is not None:
         _bound_unmeasured(ctx, screening, test)
     check = _dtp_check(ctx, summary, test, recipe)

@@ -42,9 +42,17 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
     elif recipe_only or unmeasured or undecided:
         outcome = "inconclusive"
         parts = []
-        if recipe_only:
-            # the check's own sentence says why (the recipe does not reproduce the model, or the model's outputs
-            # do not show it trained on the records found)
+        if recipe_only and recipe is not None and recipe.get("reproduces") is False:
+            # an input problem first: the member list (or the recipe) is not what the model was trained on
+            ref = recipe.get("ref_signal") or {}
+            nums = (f": its difficulty-calibrated membership signal, AUC {recipe['signal']:.3f}, lies below the "
+                    f"{ref['k']} retrained models' {ref['mean']:.3f} (sd {ref['sd']:.3f}; p = {recipe['p_value']:.3g})"
+                    if {"signal", "p_value"} <= set(recipe) and {"k", "mean", "sd"} <= set(ref) else "")
+            parts.append("check the inputs: the given model may not have been trained on these members, or not by "
+                         f"this recipe{nums}; so {_lower_first(recipe_only[0].sentence)} describes the retraining "
+                         "recipe, not the given model")
+        elif recipe_only:
+            # the check's own sentence says why (the given model's outputs do not show it trained on the records)
             parts.append(f"{_lower_first(recipe_only[0].sentence)}; this describes the retraining recipe and is not "
                          "shown to hold for the given model")
         if undecided:
