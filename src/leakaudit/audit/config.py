@@ -41,6 +41,11 @@ class Thresholds(BaseModel):
     max_attribute_advantage: float = Field(
         0.05, gt=0, lt=1, description="Fail when attribute inference beats the no-model baseline by more (CI lower bound)."
     )
+    # structural checks: run for a release of the model itself (release = "weights"), before any training
+    min_leaf_records: int = Field(5, ge=1, description="Release weights: every leaf of a tree must hold at least this "
+                                                       "many training records.")
+    max_parameters_per_record: float = Field(1.0, gt=0, description="Release weights: fitted parameters allowed per "
+                                                                    "training record.")
 
 
 class TorchTraining(BaseModel):
@@ -223,6 +228,11 @@ class AuditConfig(BaseModel):
                                            "or auto (a GPU when one is visible); the compiled kernels and "
                                            "scikit-learn learners train on the CPU only.")
     cache_dir: Path | None = None
+    release: Literal["weights", "scores", "labels"] | None = Field(
+        None, description="How the model is released, which sets the analyses an adversary could run: weights (the "
+                          "model file: adds the structural checks), scores (a service returning class scores), labels "
+                          "(a service returning labels only: label-only attacks instead of score-based ones, no "
+                          "PDTP or attribute inference). None: not declared, analysed as scores.")
     policy: str = Field(
         "default", description="The release policy the verdict applies: default (safety shown), leakage-shown (the "
                                "rule before policies) or a TOML policy file (docs/verdict.md). A policy file sets "
@@ -402,7 +412,7 @@ class RunOptions(BaseModel):
 #: The audit seed's child seeds, one per stage, so stages do not share streams. New slots go at the end: the seeds
 #: of the earlier ones do not change (spawn_seeds is prefix-stable).
 SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip", "shadow",
-              "dtp_test", "epsilon", "removal", "quantile", "dp")
+              "dtp_test", "epsilon", "removal", "quantile", "dp", "label_only")
 
 
 def stage_seeds(seed: int) -> dict[str, int]:

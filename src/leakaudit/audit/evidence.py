@@ -34,6 +34,7 @@ from .._results import to_strict_jsonable, write_json_atomic
 from ..data._files import DATA_FILES, sha256_of
 from ..exceptions import InvalidInputError, InvalidParameterError
 from .policy import DEFAULT_POLICY, Policy
+from .release import RELEASES, threat_model
 
 __all__ = ["build_evidence", "write_evidence", "file_digest", "environment", "ATTACK_CLASSES", "RELEASES",
            "EVIDENCE_VERSION"]
@@ -49,15 +50,6 @@ _INPUT_KEYS = {"model": "model", "train": "members", "test": "non-members", "dat
                "population": "population", "predictions_train": "predictions on the members",
                "predictions_test": "predictions on the non-members", "model_dir": "language model",
                "tokenizer": "tokenizer", "reference_dir": "reference language model"}
-
-#: release contexts and the threat model each implies
-RELEASES = {
-    "weights": ("The model file is published: an adversary holds its parameters and structure (white box) and can "
-                "compute its outputs, scores and labels, on any input."),
-    "scores": ("The model is served: an adversary sends inputs of their choice and reads the class scores "
-               "(probabilities) it returns, not its parameters."),
-    "labels": ("The model is served: an adversary sends inputs of their choice and reads only the predicted label."),
-}
 
 #: the attack classes of EDPB Opinion 28/2024 the record accounts for, in order
 ATTACK_CLASSES = ("membership inference", "attribute inference", "reconstruction and regurgitation",
@@ -173,17 +165,10 @@ def _consistent(results: dict, policy: Policy) -> None:
                                         "build the evidence record with the policy the audit applied")
 
 
-def _release(release: str | None, checks: list[dict]) -> dict:
-    if release is None:
-        needs_scores = any(c["analysis"] in ("membership", "attribute", "dtp") for c in checks)
-        return {"context": "not declared",
-                "threat_model": ("No release context was declared. The analyses that ran read the model's scores "
-                                 "(class probabilities), so the record describes a release that serves scores or "
-                                 "publishes the model; it does not show what the model file itself discloses beyond "
-                                 "its outputs." if needs_scores else "No release context was declared.")}
-    if release not in RELEASES:
+def _release(release: str | None) -> dict:
+    if release is not None and release not in RELEASES:
         raise InvalidParameterError(f"release must be one of {', '.join(RELEASES)}; got {release!r}")
-    return {"context": release, "threat_model": RELEASES[release]}
+    return {"context": release or "not declared", "threat_model": threat_model(release)}
 
 
 def _measured(checks: list[dict]) -> list[str]:
@@ -337,7 +322,7 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
         c = to_strict_jsonable(c)
         if c["id"] not in have:
             checks.append(c)
-    release_info = _release(release, checks)
+    release_info = _release(release)
     classes = _attack_classes(results, checks, release)
     verdict = results["verdict"]
     record = {

@@ -33,7 +33,7 @@ from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, 
 from .context import AuditContext, engine_stats
 from .recipe import recipe_test
 
-__all__ = ["membership_analysis", "planned_attacks", "attack_plan", "available_inputs"]
+__all__ = ["membership_analysis", "planned_attacks", "attack_plan", "available_inputs", "access_of"]
 
 #: What the audit can give an attack (fields of :class:`~leakaudit.membership.AttackInputs`) besides the target's
 #: outputs and the labels: always, with reference models (a retrainable target), and with population records too
@@ -53,13 +53,26 @@ def available_inputs(target, data) -> frozenset[str]:
     return frozenset(have)
 
 
-def attack_plan(target, data) -> tuple[list[str], list[Skipped]]:
-    """The registered attacks the audit runs for this target and data (:func:`leakaudit.membership.audit_attacks`,
-    in registry order), and those it cannot, each as a :class:`Skipped` naming the missing inputs."""
+def access_of(cfg) -> str:
+    """What the release lets an adversary read of the model: "labels" for ``release = "labels"``, else "scores"."""
+    return "labels" if cfg.release == "labels" else "scores"
+
+
+def attack_plan(target, data, access: str = "scores") -> tuple[list[str], list[Skipped]]:
+    """The registered attacks the audit runs for this target and data (:func:`leakaudit.membership.audit_attacks`
+    of this ``access``, in registry order), and those it cannot, each as a :class:`Skipped` naming the missing
+    inputs."""
     retrainable = target.learner is not None
     have = available_inputs(target, data)
     run, skipped = [], []
-    for name in audit_attacks(retrainable):
+    if access == "labels" and target.predict_inputs is None:
+        return [], [Skipped(name=", ".join(display_name(n) for n in audit_attacks(retrainable, access)),
+                            reason=f"a label-only attack queries the model on perturbed copies of the records, which "
+                                   f"leakaudit makes of numeric inputs; this {target.kind} target takes "
+                                   + ("the table's own columns" if target.kind == "sklearn" else "no queries"),
+                            fix="give a model that takes leakaudit's encoding (model_input 'encoded') or numeric "
+                                "columns")]
+    for name in audit_attacks(retrainable, access):
         missing = sorted(set(make_attack(name).needs) - have)
         if not missing:
             run.append(name)
@@ -69,7 +82,7 @@ def attack_plan(target, data) -> tuple[list[str], list[Skipped]]:
                                    missing=["population"]))
         else:
             skipped.append(Skipped(name=display_name(name), reason=f"needs {', '.join(missing)}", missing=missing))
-    if not retrainable:
+    if not retrainable and access == "scores":
         names = [display_name(n) for n in audit_attacks(True) if n not in audit_attacks(False)]
         skipped.insert(0, Skipped(
             name=f"{', '.join(names)} (reference-model attacks)",
@@ -79,9 +92,9 @@ def attack_plan(target, data) -> tuple[list[str], list[Skipped]]:
     return run, skipped
 
 
-def planned_attacks(target, data) -> list[str]:
-    """Registry names of the attacks the audit runs for this target and data."""
-    return attack_plan(target, data)[0]
+def planned_attacks(target, data, access: str = "scores") -> list[str]:
+    """Registry names of the attacks the audit runs for this target and data, reading ``access``."""
+    return attack_plan(target, data, access)[0]
 
 
 def shadow_plan(cfg) -> tuple[int | None, int, str | None]:
@@ -167,10 +180,13 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
     m = data.is_member
     n_audit = len(y)
     train_loss = float(np.mean(cross_entropy_loss(target.probs_mem, data.y_mem)))
-    inputs = AttackInputs(probs=probs, y=y, X=X_audit, train_loss=train_loss)
+    access = access_of(cfg)
+    extra = ({"predict_labels": lambda Z: np.argmax(target.predict_inputs(Z), axis=1)}
+             if access == "labels" and target.predict_inputs is not None else {})
+    inputs = AttackInputs(probs=probs, y=y, X=X_audit, train_loss=train_loss, extra=extra)
     resources, recipe = {}, None
-    names, skipped = attack_plan(target, data)
-    if target.learner is not None:
+    names, skipped = attack_plan(target, data, access)
+    if target.learner is not None and access == "scores":  # label-only attacks need no reference models
         ref, n_pop, resources["reference_models"] = _reference_models(ctx, X_audit, y)
         # slices: views of the reference outputs, which may be a disk-backed array (engine/_store.py), not copies
         inputs = AttackInputs(

@@ -76,7 +76,8 @@ def _with_evidence(result: AuditResult, *, in_memory: bool) -> AuditResult:
 
     results = result.to_dict()
     return result.with_evidence(build_evidence(results, policy=policy_of(results["config"]),
-                                               files={} if in_memory else None))
+                                               files={} if in_memory else None,
+                                               release=results["config"].get("release")))
 
 
 def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Target | None = None,

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..exceptions import LeakauditError
-from .checks import Analysis
+from ..exceptions import InvalidInputError, LeakauditError
+from .checks import Analysis, Skipped
 from .context import AuditContext
 
 __all__ = ["Step", "PLAN", "build_plan", "planned_checks", "check_confidence", "run_plan"]
@@ -54,10 +54,52 @@ def _no_checks(cfg, data, target) -> int:
 
 
 def _membership_checks(cfg, data, target) -> int:
-    from .membership_stage import planned_attacks
+    from .membership_stage import access_of, planned_attacks
 
     # per attack: its AUC and its TPR at the low FPR, and with a budget its empirical epsilon
-    return len(planned_attacks(target, data)) * (2 + (cfg.epsilon_budget is not None))
+    return len(planned_attacks(target, data, access_of(cfg))) * (2 + (cfg.epsilon_budget is not None))
+
+
+def _labels(cfg) -> bool:
+    return cfg.release == "labels"
+
+
+def _needs_scores(name: str, run: Callable) -> Callable:
+    """``run``, or for a release that serves labels only, an analysis that says why it did not run."""
+    def step(ctx, done):
+        if not _labels(ctx.cfg):
+            return run(ctx, done)
+        return Analysis(name=name, skipped=(Skipped(
+            name={"dtp": "PDTP / DTP-1", "attribute": "attribute inference"}[name],
+            reason="the release serves labels only (release = labels): this analysis reads the model's class "
+                   "scores, which such an adversary never sees", fix="declare release scores or weights if the "
+                                                                     "scores are served or the model published"),))
+    return step
+
+
+def _structural(cfg, data, target) -> list | None:
+    """The structural checks of a model released as weights (None when the release is not "weights" or the audit
+    has no model object to read)."""
+    from .structural import structural_checks
+
+    if cfg.release != "weights" or target.model is None:
+        return None
+    t = cfg.thresholds
+    try:
+        return structural_checks(target.model, len(data.y_mem), min_leaf_records=t.min_leaf_records,
+                                 max_parameters_per_record=t.max_parameters_per_record)
+    except InvalidInputError:
+        return None
+
+
+def _structural_step(ctx, done):
+    checks = _structural(ctx.cfg, ctx.data, ctx.target)
+    if checks is None and ctx.cfg.release == "weights":
+        return Analysis(name="structural", skipped=(Skipped(
+            name="structural checks", reason=f"the audit holds no model whose structure it can read (a "
+                                             f"{ctx.target.kind} target)",
+            fix="give the model itself (--model: a skops estimator, or a torch state_dict with --module)"),))
+    return Analysis(name="structural", checks=tuple(checks or ()))
 
 
 def _membership(ctx, done):
@@ -113,12 +155,17 @@ def _dp(ctx, done):
 #: The tabular audit's analyses, in the order they run (the DTP step reads the membership step's reference models
 #: and recipe test; removal reads DTP's records)
 PLAN: tuple[Step, ...] = (
+    Step("structural", "structural", "structural checks of the released model (no training)",
+         lambda cfg, data, target: len(_structural(cfg, data, target) or ()), _structural_step,
+         when=lambda ctx, done: ctx.cfg.release == "weights"),
     Step("membership", "membership", "membership attacks", _membership_checks, _membership),
-    Step("dtp", "dtp", "leave-one-out PDTP of the training records", lambda cfg, data, target: 1, _dtp),
+    Step("dtp", "dtp", "leave-one-out PDTP of the training records",
+         lambda cfg, data, target: 0 if _labels(cfg) else 1, _needs_scores("dtp", _dtp)),
     Step("removal", "dtp_removal", "PDTP again without the DTP-1 records, and the accuracy cost", _no_checks,
          _removal, when=_removal_applies),
     Step("attribute", "attribute", "attribute inference of the sensitive columns",
-         lambda cfg, data, target: len(data.sensitive or []), _attribute),
+         lambda cfg, data, target: 0 if _labels(cfg) else len(data.sensitive or []),
+         _needs_scores("attribute", _attribute)),
     Step("property", "property", "estimating each sensitive group's share of the training data", _no_checks,
          _property),
     Step("mip", "mip", "MIP noise for eta = 0.05 and its accuracy cost", _no_checks, _mip),

@@ -17,8 +17,8 @@ under it records which policy it used. The file::
 
 Every key is optional: a key the file leaves out keeps :data:`DEFAULT_POLICY`'s value and source; a key the file
 sets without a ``[sources]`` entry gets the source "set by <file>, no source stated". The threshold keys are those
-of :class:`~leakaudit.audit.config.Thresholds` plus ``epsilon_budget``, ``epsilon_delta``, ``min_leaf_records`` and
-``max_parameters_per_record``. ``docs/verdict.md`` documents the default policy and where each number comes from.
+of :class:`~leakaudit.audit.config.Thresholds` (``min_leaf_records`` and ``max_parameters_per_record`` among them)
+plus ``epsilon_budget`` and ``epsilon_delta``. ``docs/verdict.md`` documents the default policy and where each number comes from.
 
 Burden of proof: ``"safety shown"`` publishes only when every applicable check's interval lies below its threshold;
 ``"leakage shown"`` (leakaudit's rule before policies, kept as :data:`LEAKAGE_SHOWN_POLICY`) withholds only when an
@@ -45,14 +45,12 @@ BURDENS = ("safety shown", "leakage shown")
 
 
 class PolicyThresholds(Thresholds):
-    """The audit's :class:`~leakaudit.audit.config.Thresholds`, with the structural minimums and the epsilon budget."""
+    """The audit's :class:`~leakaudit.audit.config.Thresholds` (the structural minimums among them), with the epsilon
+    budget."""
 
     epsilon_budget: float | None = Field(
         None, ge=0, description="Fail when an attack's empirical epsilon lower bound exceeds this (None: no budget).")
     epsilon_delta: float = Field(1e-5, gt=0, lt=1, description="The delta of the empirical epsilon lower bounds.")
-    min_leaf_records: int = Field(5, ge=1, description="Every leaf of a tree must hold at least this many records.")
-    max_parameters_per_record: float = Field(1.0, gt=0,
-                                             description="Fitted parameters allowed per training record.")
 
 
 #: settings of a policy that are not thresholds (each has a source too)

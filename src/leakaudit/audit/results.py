@@ -26,7 +26,8 @@ class Verdict(Result):
     "publish" (under the ``burden_of_proof`` "safety shown": every check that can show safety is shown below its
     threshold; under "leakage shown": every check ran with enough data and none is exceeded) or "inconclusive"
     (neither). Each check carries its ``decision`` (above, below, undecided). ``policy``: the release policy applied
-    (a built-in name or the policy file). ``publish`` is ``outcome == "publish"``. ``reasons``, ``passed``,
+    (a built-in name or the policy file); ``release`` and ``threat_model``: the release context the analyses were
+    chosen for (:mod:`leakaudit.audit.release`). ``publish`` is ``outcome == "publish"``. ``reasons``, ``passed``,
     ``not_measurable`` and ``undecided`` are the sentences of the exceeded, passed, unmeasurable and passed-but-not-
     shown-below checks (the last empty under "leakage shown"). ``confidence`` is the family-wise confidence of the verdict:
     each of its ``n_checks`` checks is judged at ``check_confidence`` (Bonferroni). ``recipe``: does retraining
@@ -50,6 +51,8 @@ class Verdict(Result):
     undecided: list[str] = Field(default_factory=list)
     burden_of_proof: Literal["safety shown", "leakage shown"] = "safety shown"
     policy: str = "default"
+    release: Optional[str] = None
+    threat_model: str = ""
     exit_code: int = 0
 
 
@@ -217,7 +220,8 @@ def results_json_schema() -> dict[str, Any]:
         "additionalProperties": False,
         "properties": {
             "id": {"type": "string", "pattern": r"^[a-z_]+\..+", "description": "analysis.subject.metric, stable"},
-            "analysis": {"type": "string", "enum": ["membership", "dtp", "attribute", "property", "mip", "dp"]},
+            "analysis": {"type": "string", "enum": ["membership", "dtp", "attribute", "property", "mip", "dp",
+                                                          "structural"]},
             "name": {"type": "string", "minLength": 1},
             "status": {"enum": list(STATUSES)},
             "value": _MEASURED,
@@ -261,6 +265,9 @@ def results_json_schema() -> dict[str, Any]:
                           "description": "passed checks not shown below their thresholds (safety shown only)"},
             "burden_of_proof": {"enum": ["safety shown", "leakage shown"]},
             "policy": {"type": "string", "description": "the release policy: a built-in name or its file"},
+            "release": {"enum": ["weights", "scores", "labels", None],
+                        "description": "the declared release context (null: not declared)"},
+            "threat_model": {"type": "string", "description": "what an adversary of that release can do"},
             "exit_code": {"enum": sorted(set(EXIT_CODES.values()))},
         },
     }

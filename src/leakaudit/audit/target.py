@@ -52,6 +52,11 @@ class Target:
     X_pop: np.ndarray | None = None
     # The model on a table of raw feature columns (attribute inference re-queries changed rows).
     predict_frame: object | None = None
+    # The model's class probabilities on rows of its own inputs (the layout of ``inputs``), for attacks that query
+    # other records than the audited ones (label-only); None where those inputs are not numeric features (row ids)
+    predict_inputs: object | None = None
+    # The one-hot column groups of those inputs where they are leakaudit's encoding (a perturbed copy stays valid)
+    input_onehot: list | None = None
 
     def inputs(self, data: AuditData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.X_mem is None:
@@ -620,6 +625,7 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
                       pm, pn, pp, FrameEstimatorLearner(estimator=clone(est), frame=allf), est,
                       X_mem=ids[:n1], X_non=ids[n1:n2], X_pop=ids[n2:],
                       predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records", names))
+    onehot = None
     if kind == "bare-columns":
         arrays = [_numeric_columns(f, f"the {w}s") for f, w in groups]
         encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
@@ -630,6 +636,8 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
         arrays = [X[:, idx] for X in (data.X_mem, data.X_non, data.X_pop)]
         encode = lambda df: data.encoder.transform(df)[:, idx]  # noqa: E731
         how = "on leakaudit's encoding" + (" (its columns by name)" if cols else " (model_input 'encoded')")
+        if idx == list(range(len(enc))):
+            onehot = data.encoder.onehot_groups
     # a model fitted on a DataFrame of encoded columns is queried with those names (scikit-learn warns otherwise)
     query = (lambda X: pd.DataFrame(X, columns=cols)) if cols else (lambda X: X)  # noqa: E731
     pm, pn, pp = (_sk_probs(est, query(X), C, w, names) if len(X) else None
@@ -637,7 +645,9 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
     learner, desc = _sklearn_learner(est)
     return Target("sklearn", f"{type(est).__name__} from {source}, {how}{desc}", pm, pn, pp, learner, est,
                   X_mem=arrays[0], X_non=arrays[1], X_pop=arrays[2],
-                  predict_frame=lambda df: _sk_probs(est, query(encode(df)), C, "changed records", names))
+                  predict_frame=lambda df: _sk_probs(est, query(encode(df)), C, "changed records", names),
+                  predict_inputs=lambda X: _sk_probs(est, query(X), C, "queried records", names),
+                  input_onehot=onehot)
 
 
 def on_device(learner, device: str):
@@ -723,8 +733,10 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
             X_m, X_n, X_p = (_numeric_columns(f, f"the {w}") for f, w in
                              ((data.frame_mem, "members"), (data.frame_non, "non-members"), (data.frame_pop, "population")))
             encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
+            onehot = None
         else:  # a tensor carries no column names: the module takes leakaudit's encoding (docs/input.md)
             X_m, X_n, X_p, encode = data.X_mem, data.X_non, data.X_pop, data.encoder.transform
+            onehot = data.encoder.onehot_groups
         pm, pn = (_torch_probs(module, X, C, f"the {w} ({cfg.model} with {cfg.module})")
                   for X, w in ((X_m, "members"), (X_n, "non-members")))
         pp = _torch_probs(module, X_p, C, f"the population ({cfg.model} with {cfg.module})") if len(X_p) else None
@@ -736,7 +748,8 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
                 + " (the recipe is an assumption: the audited weights do not carry it); input: "
                 + ("the table's feature columns as they are" if cfg.model_input == "columns" else "leakaudit's encoding"))
         return Target("torch", desc, pm, pn, pp, learner, module, X_mem=X_m, X_non=X_n, X_pop=X_p,
-                      predict_frame=lambda df: _torch_probs(module, encode(df), C))
+                      predict_frame=lambda df: _torch_probs(module, encode(df), C),
+                      predict_inputs=lambda X: _torch_probs(module, X, C), input_onehot=onehot)
     learner = demo_learner(cfg) if cfg.claimed_epsilon is None else dp_demo_learner(cfg, len(data.y_mem))
     model = learner.fit(data.X_mem, data.y_mem, random_state=random_state, n_classes=C)
     pm, pn = model.predict_proba(data.X_mem), model.predict_proba(data.X_non)
@@ -749,4 +762,5 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
                 f"clip {learner.max_grad_norm:g}, noise multiplier {learner.noise_multiplier:.4g}, lr {learner.lr:g}): "
                 f"epsilon {model.epsilon_:.3g} at delta {cfg.epsilon_delta:g} ({learner.accounting()})")
     return Target("demo", desc, pm, pn, pp, learner, model,
-                  predict_frame=lambda df: model.predict_proba(data.encoder.transform(df)))
+                  predict_frame=lambda df: model.predict_proba(data.encoder.transform(df)),
+                  predict_inputs=model.predict_proba, input_onehot=data.encoder.onehot_groups)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from .checks import BELOW, EXCEEDED, NOT_MEASURABLE, PASSED, UNDECIDED, Check, decision
 from .config import AuditConfig
+from .release import threat_model
 from .results import EXIT_CODES, Verdict
 
 __all__ = ["decide", "EXIT_CODES"]
@@ -87,7 +88,8 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
         undecided=[c.sentence + (f" ({c.fix})" if c.fix else "") for c in undecided],
         checks=checks, thresholds=cfg.thresholds.model_dump(), confidence=confidence,
         check_confidence=check_confidence, n_checks=len(checks), recipe=recipe, dtp_rule=cfg.dtp_rule,
-        burden_of_proof=cfg.burden_of_proof, policy=cfg.policy, exit_code=EXIT_CODES[outcome],
+        burden_of_proof=cfg.burden_of_proof, policy=cfg.policy, release=cfg.release,
+        threat_model=threat_model(cfg.release), exit_code=EXIT_CODES[outcome],
     )
 
 

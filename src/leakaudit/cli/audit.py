@@ -124,6 +124,11 @@ def register(app: typer.Typer) -> None:
             None, "--dtp-rule", help="statistical: a record counts against DTP-1 only when its change is "
                                      "significant against training randomness and binning; long: Long et al.'s "
                                      "raw rule on single PDTP values. (default: statistical)"),
+        release: Optional[str] = typer.Option(
+            None, "--release", help="How the model is released: weights (the model file; adds the structural "
+                                    "checks), scores (a service returning class scores), labels (a service returning "
+                                    "labels only: label-only attacks; no PDTP or attribute inference). (default: "
+                                    "none: not declared, analysed as scores)"),
         policy: Optional[str] = typer.Option(
             None, "--policy", help="The release policy the verdict applies: default (safety shown: publish only when "
                                    "every check is shown below its threshold), leakage-shown (withhold only when one "
@@ -182,7 +187,7 @@ def register(app: typer.Typer) -> None:
             predictions_train=predictions_train,
             predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address, device=device,
             cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers, dtp_rule=dtp_rule,
-            policy=policy, epsilon_budget=epsilon_budget, claimed_epsilon=claimed_epsilon, exit_code=exit_code,
+            policy=policy, release=release, epsilon_budget=epsilon_budget, claimed_epsilon=claimed_epsilon, exit_code=exit_code,
             model_dir=model_dir, text_column=text_column,
             tokenizer=tokenizer, reference_dir=reference_dir or None, logprobs_column=logprobs_column,
         )

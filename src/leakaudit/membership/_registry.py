@@ -18,11 +18,13 @@ from ..exceptions import InvalidParameterError
 from ._base import Attack
 
 __all__ = ["ATTACKS", "AttackSpec", "make_attack", "available_attacks", "describe", "display_name", "register_attack",
-           "audit_attacks", "AUDIT_WHEN", "ENTRY_POINT_GROUP"]
+           "audit_attacks", "AUDIT_WHEN", "ACCESS", "ENTRY_POINT_GROUP"]
 
 #: When the audit runs an attack: on every target, only on one it can retrain (reference models), or only on one it
 #: cannot (predictions alone)
 AUDIT_WHEN = ("always", "retrainable", "not retrainable")
+#: What an attack reads of the model
+ACCESS = ("scores", "labels")
 ENTRY_POINT_GROUP = "leakaudit.attacks"
 
 
@@ -44,6 +46,10 @@ class AttackSpec:
     audit_params : callable or None
         ``audit_params(ctx) -> dict``: parameters the audit sets from its context (``ctx.cfg``, ``ctx.seeds``,
         ``ctx.target``): e.g. the shadow attack's seed.
+    access : {"scores", "labels"}
+        What the attack reads of the model: its class scores, or only its predicted labels. The audit runs the
+        "labels" attacks for a release that serves labels only (``release = "labels"``), the "scores" ones
+        otherwise.
     """
 
     factory: Callable[..., Attack]
@@ -51,6 +57,7 @@ class AttackSpec:
     display: str = ""
     audit: Literal["always", "retrainable", "not retrainable"] | None = None
     audit_params: Callable[[Any], dict] | None = None
+    access: Literal["scores", "labels"] = "scores"
 
 
 def _loss():
@@ -126,6 +133,11 @@ def _lira_audit_params(ctx) -> dict:
     return {"votes": None if learner is None else learner.output_votes()}
 
 
+def _label_audit_params(ctx) -> dict:
+    # one-hot groups where the model's inputs are leakaudit's encoding (a perturbed copy stays a valid encoding)
+    return {"onehot_groups": ctx.target.input_onehot, "random_state": ctx.seeds["label_only"]}
+
+
 _S = AttackSpec
 ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
     "loss": _S(_loss, "loss threshold at the average training loss (Yeom et al. Table I; LOSS attack)",
@@ -151,12 +163,13 @@ ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
                            "shadow-model attack, one attack net per class (Shokri et al.'s original)"),
     "distance": _S(_distance, "distance-based targeted attack with binned outputs (Long et al.)"),
     "frequency": _S(_frequency, "frequency-based targeted attack, Laplace-smoothed counts (Long et al.)"),
-    # label-only access (a served model that returns labels): not in the default audit, whose inputs are scores
+    # label-only access (a served model that returns labels): the audit of a labels release runs these instead
     "label_only": _S(lambda: _label_only(), "label-only: share of 64 randomly perturbed copies still classified "
                                             "correctly (noise robustness, Choquette-Choo et al. 2021)",
-                     "label-only attack (noise robustness)"),
+                     "label-only attack (noise robustness)", audit="always", access="labels",
+                     audit_params=lambda ctx: _label_audit_params(ctx)),
     "label_gap": _S(lambda: _label_only(n_queries=0), "label-only gap attack: member iff correctly classified",
-                    "label-only gap attack"),
+                    "label-only gap attack", audit="always", access="labels"),
 })
 
 
@@ -185,7 +198,7 @@ def make_attack(name: str, **params) -> Attack:
 
 def register_attack(name: str, factory: Callable[..., Attack], *, description: str, display: str = "",
                     audit: str | None = "always", audit_params: Callable[[Any], dict] | None = None,
-                    force: bool = False) -> AttackSpec:
+                    access: str = "scores", force: bool = False) -> AttackSpec:
     """Add a membership attack: the CLI, :func:`leakaudit.audit` and the report then know it by ``name``.
 
     Parameters
@@ -203,6 +216,8 @@ def register_attack(name: str, factory: Callable[..., Attack], *, description: s
         When the audit runs it and counts its checks (AUC and TPR at the low FPR) in the verdict; None: never.
     audit_params : callable, optional
         ``audit_params(ctx) -> dict`` of parameters set from the audit's context.
+    access : {"scores", "labels"}, default="scores"
+        What it reads of the model: class scores, or only predicted labels (run for ``release = "labels"``).
     force : bool, default=False
         Replace an attack of the same name.
     """
@@ -212,7 +227,9 @@ def register_attack(name: str, factory: Callable[..., Attack], *, description: s
         raise InvalidParameterError(f"audit must be one of {', '.join(AUDIT_WHEN)} or None; got {audit!r}")
     if not isinstance(description, str) or not description.strip():
         raise InvalidParameterError("description must be a non-empty string")
-    return ATTACKS.add(name, AttackSpec(factory, description, display, audit, audit_params), force=force)
+    if access not in ACCESS:
+        raise InvalidParameterError(f"access must be one of {', '.join(ACCESS)}; got {access!r}")
+    return ATTACKS.add(name, AttackSpec(factory, description, display, audit, audit_params, access), force=force)
 
 
 _entry_points_loaded = False
@@ -235,9 +252,10 @@ def _load_entry_points() -> None:
                                         f"{type(exc).__name__}: {exc}") from None
 
 
-def audit_attacks(retrainable: bool) -> list[str]:
-    """Registry names of the attacks the audit runs on a target that can (or cannot) be retrained, in registry
-    order (leakaudit's own first, then those registered later)."""
+def audit_attacks(retrainable: bool, access: str = "scores") -> list[str]:
+    """Registry names of the attacks the audit runs on a target that can (or cannot) be retrained, reading
+    ``access`` ("scores", or "labels" for a release that serves labels only), in registry order (leakaudit's own
+    first, then those registered later)."""
     _load_entry_points()
     want = "retrainable" if retrainable else "not retrainable"
-    return [n for n in ATTACKS.names() if ATTACKS.get(n).audit in ("always", want)]
+    return [n for n in ATTACKS.names() if ATTACKS.get(n).audit in ("always", want) and ATTACKS.get(n).access == access]

@@ -595,6 +595,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         n_checks=verdict.get("n_checks"), conf_pct=conf_pct,
         confidence=f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%",
         burden=verdict.get("burden_of_proof", "leakage shown"), policy=verdict.get("policy", "default"),
+        release=verdict.get("release") or "not declared", threat_model=verdict.get("threat_model", ""),
         checks=check_rows,
         thresholds=[(k, _plain(v)) for k, v in thresholds.items() if v is not None],
         next_steps=_next_steps(results, records, check_rows),

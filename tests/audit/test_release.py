@@ -1,0 +1,92 @@
+"""The release context selects the analyses an adversary with that access could run (issue 47), and the structural
+checks judge a released model file before any training."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.neighbors import KNeighborsClassifier
+
+import leakaudit
+from leakaudit.audit import make_config, run_audit
+from leakaudit.exceptions import InvalidParameterError
+from leakaudit.membership import audit_attacks, register_attack
+
+SMALL = dict(profile="smoke", n_members=150, n_nonmembers=150, epochs=3, seed=3)
+
+
+@pytest.fixture(scope="module")
+def labels_demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("labels") / "run"
+    return out, run_audit(make_config(**SMALL, release="labels"), out, verbose=False)
+
+
+def test_a_labels_release_runs_the_label_only_attacks_and_nothing_that_reads_scores(labels_demo):
+    out, res = labels_demo
+    assert set(res.membership) == {"label_only", "label_gap"}
+    assert res.dtp is None and res.attribute == {}
+    assert {s["name"] for s in res.skipped} >= {"PDTP / DTP-1", "attribute inference"}
+    assert {c.id for c in res.checks} == {"membership.label_only.auc", "membership.label_only.tpr_at_low_fpr",
+                                          "membership.label_gap.auc", "membership.label_gap.tpr_at_low_fpr"}
+    # the correction covers the four checks it made, not the scores audit's
+    assert res.verdict.check_confidence == pytest.approx(1 - 0.05 / 4)
+    assert res.verdict.release == "labels" and "only the predicted label" in res.verdict.threat_model
+    assert "only the predicted label" in (out / "report.html").read_text()
+    ev = json.loads((out / "evidence.json").read_text())
+    assert ev["release"]["context"] == "labels"
+    rec = pd.read_csv(out / "records.csv")
+    # the perturbed-copies score is a share of 65 answers; the gap attack's is 0 or 1
+    assert set(np.unique(rec["score_label_gap"])) <= {0.0, 1.0}
+    assert len(np.unique(rec["score_label_only"])) > 2
+
+
+def test_only_label_attacks_have_labels_access():
+    assert audit_attacks(True, "labels") == ["label_only", "label_gap"]
+    assert not {"label_only", "label_gap"} & set(audit_attacks(True)) and "lira" in audit_attacks(True)
+    with pytest.raises(InvalidParameterError, match="access must be one of scores, labels"):
+        register_attack("x_test_access", KNeighborsClassifier, description="x", access="weights")
+
+
+def _tables(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(2 * n, 3))
+    y = X[:, 0] + 0.8 * rng.normal(size=2 * n) > 0
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=np.where(y, "yes", "no"))
+    return df.iloc[:n], df.iloc[n:]
+
+
+def test_a_weights_release_adds_the_structural_checks(tmp_path):
+    """A 1-nearest-neighbour model stores its training records verbatim: released as weights it is withheld by its
+    structure alone; released as a scores service, the structural checks do not apply."""
+    mem, non = _tables()
+    knn = KNeighborsClassifier(n_neighbors=1).fit(mem[["a", "b", "c"]], mem["label"])
+    kw = dict(label="label", profile="smoke", cache_dir=str(tmp_path / "c"))
+    res = leakaudit.audit(knn, mem, non, release="weights", **kw)
+    structural = {c.id: c for c in res.checks if c.analysis == "structural"}
+    assert structural["structural.instance_based"].status == "exceeded"
+    assert res.outcome == "do not publish" and res.verdict.release == "weights"
+    assert res.evidence["release"]["context"] == "weights"
+    scores = leakaudit.audit(knn, mem, non, release="scores", **kw)
+    assert not [c for c in scores.checks if c.analysis == "structural"]
+
+
+def test_a_labels_release_of_a_model_on_the_tables_own_columns_says_why_the_attacks_did_not_run(tmp_path):
+    from sklearn.compose import make_column_transformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    mem, non = _tables()
+    model = make_pipeline(make_column_transformer((StandardScaler(), ["a", "b", "c"])),
+                          LogisticRegression()).fit(mem[["a", "b", "c"]], mem["label"])
+    res = leakaudit.audit(model, mem, non, label="label", profile="smoke", release="labels",
+                          cache_dir=str(tmp_path / "c"))
+    assert res.membership == {} and res.outcome == "inconclusive"
+    why = next(s for s in res.skipped if "label-only" in s["name"])
+    assert "perturbed copies" in why["reason"] and "model_input 'encoded'" in why["fix"]
+
+
+def test_release_is_checked_at_the_boundary():
+    with pytest.raises(InvalidParameterError, match="release"):
+        make_config(release="api")
