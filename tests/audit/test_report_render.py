@@ -172,3 +172,23 @@ def test_record_sources_point_at_the_row_in_the_users_file(tmp_path, layout):
     for s, row, v in zip(src["source"], src["row"], x):
         assert files[s]["x"].iloc[row - 1] == v  # row 1 = the first row after the header
     assert set(src["files"]) == set(src["source"])
+
+
+def test_roc_plot_states_the_level_it_draws_and_no_curve_below_one_nonmember(monkeypatch):
+    """The bands are drawn at the checks' corrected level and the title says that level; neither the curve nor its
+    band is drawn below the FPR of one non-member, which the data cannot estimate."""
+    import matplotlib.axes
+
+    from leakaudit.report.plots import roc_svg
+
+    drawn = []
+    real_plot = matplotlib.axes.Axes.plot
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot",
+                        lambda self, x, y, *a, **k: drawn.append((k.get("label"), np.asarray(x)))
+                        or real_plot(self, x, y, *a, **k))
+    rng = np.random.default_rng(0)
+    m = np.r_[np.ones(200), np.zeros(100)]
+    svg = roc_svg({"attack": (m, rng.normal(size=300) + m)}, confidence=0.9958)
+    assert "pointwise 99.58% bootstrap bands" in svg
+    x = next(x for label, x in drawn if label == "attack")
+    assert x.min() >= 1 / 100

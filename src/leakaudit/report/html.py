@@ -558,7 +558,8 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         curves = {_display(results, n): (m, records[f"score_{n}"].to_numpy(float)) for n in membership
                   if f"score_{n}" in records}
         if curves:
-            roc = roc_svg(curves, low_fpr=_num(thresholds.get("low_fpr")))
+            roc = roc_svg(curves, low_fpr=_num(thresholds.get("low_fpr")),
+                          confidence=_num(verdict.get("check_confidence")) or 0.95)
         if "pdtp" in records and records["pdtp"].notna().any():
             mem = records[records["is_member"] == 1]
             pd_ = mem["pdtp"].to_numpy(float)

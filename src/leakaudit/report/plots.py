@@ -73,14 +73,17 @@ def _roc_polyline(fpr: np.ndarray, tpr: np.ndarray, xmin: float) -> tuple[np.nda
 
 
 def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = 100, seed: int = 0,
-            low_fpr: float | None = None) -> str:
-    """ROC curves on log-log axes, with a pointwise 95% bootstrap band for each attack.
+            low_fpr: float | None = None, confidence: float = 0.95) -> str:
+    """ROC curves on log-log axes, with a pointwise bootstrap band at ``confidence`` for each attack, both drawn only
+    where the non-members can estimate an FPR (at or above one non-member's share).
 
     Parameters
     ----------
     curves : dict name -> (is_member of shape (n,), scores of shape (n,))
     low_fpr : float, optional
         The FPR the verdict judges TPR at (a dotted vertical line).
+    confidence : float, default=0.95
+        The bands' level (the report passes the checks' corrected confidence, the level of the table's intervals).
     """
     plt, (fig, ax) = _fig()
     rng = np.random.default_rng(seed)
@@ -96,9 +99,10 @@ def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = 1
             continue
         c = _COLORS[i % len(_COLORS)]
         fpr, tpr = roc_points(m, s)
-        px, py = _roc_polyline(fpr, tpr, xmin)
-        ax.plot(px, np.maximum(py, ymin), color=c, lw=1.4, label=name)
         pos, neg = s[m == 1], s[m == 0]
+        px, py = _roc_polyline(fpr, tpr, xmin)
+        est = px >= 1.0 / max(neg.size, 1)  # below one non-member's share the data estimate no FPR
+        ax.plot(px[est], np.maximum(py[est], ymin), color=c, lw=1.4, label=name)
         n_neg_min = neg.size if n_neg_min is None else min(n_neg_min, neg.size)
         band = np.empty((n_boot, grid.size))
         mm = np.r_[np.ones(pos.size, int), np.zeros(neg.size, int)]
@@ -107,7 +111,7 @@ def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = 1
             nn = neg[rng.integers(0, neg.size, neg.size)]
             f, t = roc_points(mm, np.r_[pp, nn])
             band[b] = interp_roc(f, t, grid)
-        lo, hi = np.quantile(band, [0.025, 0.975], axis=0)
+        lo, hi = np.quantile(band, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
         keep = grid >= 1.0 / max(neg.size, 1)
         ax.fill_between(grid[keep], np.maximum(lo[keep], ymin), np.maximum(hi[keep], ymin), color=c, alpha=0.15, lw=0)
     ax.plot([xmin, 1], [ymin, 1], ls="--", color="#888", lw=1, label="chance")
@@ -121,7 +125,7 @@ def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = 1
     ax.set_ylim(ymin, 1)
     ax.set_xlabel("false positive rate (non-members called members)")
     ax.set_ylabel("true positive rate (members found)")
-    ax.set_title("Membership attacks: ROC on log axes, 95% bands")
+    ax.set_title(f"Membership attacks: ROC on log axes, pointwise {confidence * 100:.4g}% bootstrap bands")
     ax.legend(loc="lower right", fontsize=8)
     return _svg(plt, fig)
 
