@@ -112,8 +112,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
         from .lm_stage import lm_audit
 
         result, rec = lm_audit(cfg, command=command, verbose=verbose)
-        rec["risk_rank"] = _risk_rank(rec)
-        return _with_evidence(result.with_records(rec), in_memory=False)
+        return _with_evidence(_with_record_risk(result, rec), in_memory=False)
     from threadpoolctl import threadpool_limits
 
     from ..engine import using_memory_budget, using_work_budget
@@ -209,15 +208,14 @@ def _run_plan(cfg, command, st, seeds, data, target, engine) -> AuditResult:
     values = pd.concat([data.frame_mem, data.frame_non], ignore_index=True)
     values.insert(0, data.label, np.asarray(data.class_names, dtype=object)[data.y_audit])
     value_cols = []
-    ours = set(rec.columns) | {"pdtp", "pdtp_lower_bound", "risk_rank"}
+    ours = set(rec.columns) | {"pdtp", "pdtp_lower_bound", "risk_rank", "flagged_by"}
     for col in values.columns:  # a table column named like one of ours (or like an attack's score) gets a prefix
-        name = str(col) if str(col) not in ours and not str(col).startswith("score_") else f"value_{col}"
+        name = str(col) if str(col) not in ours and not str(col).startswith(("score_", "p_")) else f"value_{col}"
         rec[name] = values[col].to_numpy()
         value_cols.append(name)
     for a in (dtp, membership):
         for col, v in a.per_record.items():
             rec[col] = v
-    rec["risk_rank"] = _risk_rank(rec)
     peak_mb = peak_rss_mb()
     resources = {k: v for a in (*analyses, removal) for k, v in a.resources.items()}
     result = AuditResult(
@@ -239,7 +237,21 @@ def _run_plan(cfg, command, st, seeds, data, target, engine) -> AuditResult:
         resources={"peak_memory_mb": round(peak_mb, 1), **resources},
         settings=_settings(cfg, target),
     )
-    return result.with_records(rec)
+    return _with_record_risk(result, rec)
+
+
+def _with_record_risk(result: AuditResult, rec: pd.DataFrame) -> AuditResult:
+    """``result`` with its per-record table, completed by each member's p-value per attack, what flags it
+    (:func:`leakaudit.audit.record_risk.flag_records`) and its risk rank; the summary goes to ``record_risk``."""
+    from ..membership import display_name
+    from .record_risk import flag_records
+
+    dtp = result.dtp or {}
+    significant = dtp.get("records_significant") if dtp.get("rule") != "long" else dtp.get("records_above")
+    names = {c[len("score_"):]: display_name(c[len("score_"):]) for c in rec.columns if c.startswith("score_")}
+    rec, summary = flag_records(rec, names=names, dtp_significant=significant, confidence=result.config["confidence"])
+    rec["risk_rank"] = _risk_rank(rec)
+    return result.model_copy(update={"record_risk": summary}).with_records(rec)
 
 
 def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:

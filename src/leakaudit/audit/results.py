@@ -97,6 +97,7 @@ class AuditResult(Result):
     timings: dict[str, float]
     resources: dict[str, Any]
     settings: dict[str, Any] = Field(default_factory=dict)
+    record_risk: Optional[dict[str, Any]] = None
 
     _records: Any = PrivateAttr(default=None)
     _evidence: Any = PrivateAttr(default=None)
@@ -381,6 +382,13 @@ def results_json_schema() -> dict[str, Any]:
             "resources": {**obj, "description": "peak memory; per stage, models trained or read from the cache",
                           "properties": {"peak_memory_mb": _MEASURED},
                           "additionalProperties": {"anyOf": [counters, {"type": ["object", "number", "string"]}]}},
+            "record_risk": {"type": ["object", "null"],
+                            "description": "per-record risk: how records.csv's p_ATTACK and flagged_by columns were "
+                                           "computed and how many members each attack and check flags "
+                                           "(leakaudit.audit.record_risk; schema 2)",
+                            "properties": {"method": {"type": "string"}, "false_discovery_rate": {"type": "number"},
+                                           "flagged": {"type": "object"}, "n_members_flagged": {"type": "integer"},
+                                           "resolution": {"type": "string"}}},
             "settings": {**obj, "description": "the profile's settings and, for a torch module, its retraining "
                                                "recipe",
                          "properties": {"profile": {"enum": ["smoke", "standard", "thorough"]}}},

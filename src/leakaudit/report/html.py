@@ -212,19 +212,40 @@ def _records_table(results: dict, records: pd.DataFrame) -> tuple[list[str], lis
     rows = pd.concat([top, extra])
     values = _value_columns(results, records)
     measures = [c for c in ("pdtp",) if c in rows] + [c for c in rows.columns if c.startswith("score_")]
-    head = (["rank among members", "file", "row", "behind the verdict"]
+    flagged = "flagged_by" in rows
+    head = (["rank among members", "file", "row", "behind the verdict"] + (["flagged by"] if flagged else [])
             + [{"pdtp": "PDTP"}.get(c, f"{_display(results, c[6:])} score") for c in measures] + values)
     out = []
     for _, r in rows.iterrows():
         rid = int(r["record"])
+        flags = [_cell(r["flagged_by"]) if isinstance(r["flagged_by"], str) and r["flagged_by"] else "none"]
         out.append({"cells": [_int(r.get("risk_rank")), _cell(r.get("source", "")), _int(r.get("row")), why.get(rid, "")]
-                    + [_cell(r[c]) for c in measures] + [_cell(r[c]) for c in values],
+                    + (flags if flagged else []) + [_cell(r[c]) for c in measures] + [_cell(r[c]) for c in values],
                     "verdict": bool(why.get(rid))})
     if not any(o["verdict"] for o in out):  # no record behind the verdict: no "why listed" column
         head.pop(3)
         for o in out:
             o["cells"].pop(3)
     return head, out, len(extra)
+
+
+def _record_risk_words(risk: dict | None) -> str:
+    """How the "flagged by" column was decided, and how many members each attack and check flags."""
+    if not risk:
+        return ""
+    counts = ", ".join(f"{_display_name(a)} {k:,}" for a, k in (risk.get("flagged") or {}).items())
+    text = (f"\"Flagged by\" names the attacks that score the member above the non-members (its one-sided p-value "
+            f"among the non-members' scores, corrected by Benjamini and Hochberg over every member and attack at a "
+            f"false discovery rate of {risk.get('false_discovery_rate', 0.05) * 100:g}%) and DTP-1 where the record "
+            f"is significant: {risk.get('n_members_flagged', 0):,} member(s) flagged" + (f" ({counts})" if counts
+                                                                                          else "") + ".")
+    if risk.get("resolution"):
+        text += f" Resolution: {risk['resolution']}."
+    return text
+
+
+def _display_name(name: str) -> str:
+    return "DTP-1" if name == "dtp1" else display_name(name)
 
 
 def _where(records: pd.DataFrame | None, rid: int) -> str:
@@ -614,6 +635,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         max_dtp=_plain(thresholds.get("max_dtp")),
         dtp_records=_dtp_records(dtp or {}, records),
         records_head=rec_head, records_rows=rec_rows, records_extra=n_extra, top_n=TOP_N,
+        record_risk=_record_risk_words(results.get("record_risk")),
         attribute=_attribute_rows(results), property=_property_rows(results),
         mip=results.get("mip"), mip_rows=_mip_rows(results.get("mip")),
         mip_sentence=_capital((results.get("mip") or {}).get("sentence") or ""),
