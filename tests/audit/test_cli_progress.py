@@ -158,3 +158,16 @@ def test_summary_lines_of_a_result_without_skips():
 
     assert summary_lines(R) == ["checks: 0 exceeded, 0 passed, 0 not measurable; policy leakage-shown (leakage shown)",
                                 "verdict: PUBLISH. All 3 checks were measured."]
+
+
+def test_stdout_names_a_record_by_its_file_and_row_as_the_report_does():
+    import pandas as pd
+
+    from leakaudit.cli.audit import verdict_line
+
+    class V:
+        outcome = "do not publish"
+        headline = "Do not publish: 1 of 100 training records changes it (record 5: at least 1.20)"
+
+    rec = pd.DataFrame({"record": [4, 5], "source": ["m.csv", "m.csv"], "row": [5, 6]})
+    assert verdict_line(V, rec) == "verdict: DO NOT PUBLISH. 1 of 100 training records changes it (m.csv, row 6: at least 1.20)"

@@ -240,10 +240,12 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(res.verdict.exit_code)
 
 
-def verdict_line(verdict) -> str:
+def verdict_line(verdict, records=None) -> str:
     """The verdict in one line: ``verdict: INCONCLUSIVE. No check shows ...`` (the headline's own "Inconclusive:"
-    prefix is not repeated)."""
-    head = verdict.headline
+    prefix is not repeated); a member it names is named by its file and row, as in the report and records.csv."""
+    from ..report import name_records
+
+    head = name_records(verdict.headline, records)
     prefix = re.match(r"\s*(do not publish|publish|inconclusive)\s*:\s*", head, flags=re.IGNORECASE)
     if prefix and prefix.group(1).lower() == verdict.outcome:
         head = head[prefix.end():]
@@ -259,7 +261,8 @@ def summary_lines(res) -> list[str]:
     shown = (f" ({below} shown below {'its threshold' if below == 1 else 'their thresholds'})"
              if v.burden_of_proof == "safety shown" and counts["passed"] else "")
     lines = [f"checks: {counts['exceeded']} exceeded, {counts['passed']} passed{shown}, "
-             f"{counts['not measurable']} not measurable; policy {v.policy} ({v.burden_of_proof})", verdict_line(v)]
+             f"{counts['not measurable']} not measurable; policy {v.policy} ({v.burden_of_proof})",
+             verdict_line(v, getattr(res, "records", None))]
     for c in v.checks:
         if c.status == "not measurable":
             lines.append(f"  not measurable: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")

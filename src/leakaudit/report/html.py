@@ -138,8 +138,7 @@ def _check_row(c: dict, conf_pct: str, records: pd.DataFrame | None = None) -> d
     """One row of the checks table: a status and a reading whose words agree with the numbers; a member named by
     its index in a check's sentence ("record 114") is named by its file and row."""
     if c.get("analysis") == "dtp" and c.get("sentence"):
-        c = {**c, "sentence": re.sub(r"\brecord (\d+):", lambda m: f"{_where(records, int(m.group(1)))}:",
-                                     c["sentence"])}
+        c = {**c, "sentence": name_records(c["sentence"], records)}
     spec = _check_spec(c)
     tspec = {"%2": "%", ".3f": "g", ".2f": "g"}[spec]
     value, iv, thr = _num(c.get("value")), c.get("interval"), _num(c.get("threshold"))
@@ -246,6 +245,13 @@ def _record_risk_words(risk: dict | None) -> str:
 
 def _display_name(name: str) -> str:
     return "DTP-1" if name == "dtp1" else display_name(name)
+
+
+def name_records(text: str, records: pd.DataFrame | None) -> str:
+    """``text`` with each member named by its index ("record 114:", as the checks' sentences name it) named instead
+    by the file and row the user knows ("members.csv, row 115:"): one name for a record on stdout, in the report and
+    in records.csv (its ``source`` and ``row``)."""
+    return re.sub(r"\brecord (\d+):", lambda m: f"{_where(records, int(m.group(1)))}:", text)
 
 
 def _where(records: pd.DataFrame | None, rid: int) -> str:
@@ -611,8 +617,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         accuracy=(f"{fmt(target.get('train_accuracy'), '%')} on members, {fmt(target.get('test_accuracy'), '%')} on "
                   "non-members"),
         outcome=verdict.get("outcome", "publish" if verdict.get("publish") else "do not publish"),
-        headline=re.sub(r"\brecord (\d+):", lambda m: f"{_where(records, int(m.group(1)))}:",
-                        verdict.get("headline", "")),
+        headline=name_records(verdict.get("headline", ""), records),
         recipe_sentence=(verdict.get("recipe") or {}).get("sentence", ""),
         n_checks=verdict.get("n_checks"), conf_pct=conf_pct,
         confidence=f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%",
