@@ -452,7 +452,7 @@ def _mip_rows(mip: dict | None) -> list[tuple[str, str]]:
          f"{fmt(mip.get('test_accuracy_without_noise'), '%')} {fmt_interval(mip.get('test_accuracy_without_noise_interval'), '%')}"),
         ("test accuracy with the noise",
          f"{fmt(mip.get('test_accuracy_with_noise'), '%')} {fmt_interval(mip.get('test_accuracy_with_noise_interval'), '%')}"),
-        ("accuracy cost (points)",
+        ("accuracy lost to the noise (points; negative: gained)",
          f"{fmt(mip.get('accuracy_cost'), '%')} {fmt_interval(mip.get('accuracy_cost_interval'), '%')}"),
         ("runs on halves of the members used to estimate the noise (B)", fmt(mip.get("B"), "g")),
         ("noise constant c (Izzo et al., Corollary 11, M = {})".format(fmt(mip.get("M"), "g")), fmt(mip.get("constant_c"), ",.0f")),
@@ -493,9 +493,11 @@ def _removal_words(dtp: dict) -> str:
         else:
             text += ", and none of them breaks DTP-1 beyond training randomness"
     cost = _num(r.get("accuracy_cost"))
+    change = (f"a gain of {fmt(-cost, '%2')}" if cost is not None and cost < 0 else f"a cost of {fmt(cost, '%2')}")
     text += (f". Accuracy on the non-members: {fmt(r.get('accuracy_before'), '%')} with them, "
-             f"{fmt(r.get('accuracy_after'), '%')} without (a cost of {fmt(cost, '%2')}, interval "
-             f"{fmt_interval(r.get('accuracy_cost_interval'), '%2')}, over {r.get('n_seeds')} paired training seeds).")
+             f"{fmt(r.get('accuracy_after'), '%')} without ({change}; the cost's interval "
+             f"{fmt_interval(r.get('accuracy_cost_interval'), '%2')}, a negative cost being a gain, over "
+             f"{r.get('n_seeds')} paired training seeds).")
     return text
 
 
@@ -520,9 +522,11 @@ def _next_steps(results: dict, records: pd.DataFrame | None, rows: list[dict]) -
                        "remove repeated texts (repetition drives memorisation), or fine-tune with differential "
                        "privacy (DP-SGD), then audit again; the cost of each was not measured here.")
         elif mip and _num(mip.get("accuracy_cost")) is not None:
+            c = _num(mip.get("accuracy_cost"))
+            effect = f"gains {fmt(-c, '%')}" if c < 0 else f"costs {fmt(c, '%')}"
             out.append(f"Membership leakage: retrain with a privacy mechanism. For this model, the noise that gives "
-                       f"{fmt(mip.get('eta'), 'g')}-MIP (below) costs {fmt(mip.get('accuracy_cost'), '%')} of test "
-                       f"accuracy (interval {fmt_interval(mip.get('accuracy_cost_interval'), '%')}); differentially "
+                       f"{fmt(mip.get('eta'), 'g')}-MIP (below) {effect} of test accuracy (the cost's interval "
+                       f"{fmt_interval(mip.get('accuracy_cost_interval'), '%')}); differentially "
                        "private training (DP-SGD) is the other route; its cost was not measured here.")
         else:
             why = next((s.get("reason") for s in results.get("skipped", []) if "MIP" in s.get("name", "")), "")
