@@ -548,17 +548,44 @@ def _next_steps(results: dict, records: pd.DataFrame | None, rows: list[dict]) -
     return out
 
 
+#: the profile's and the configuration's settings in words (a key not listed is shown with its underscores as spaces)
+_SETTING_WORDS = {
+    "n_reference": "reference models", "pdtp_records": "members whose PDTP is measured",
+    "pdtp_repeats": "PDTP measurements per member", "noise_floor_models": "models for the seed noise floor",
+    "n_boot": "bootstrap resamples per interval", "shadow_models": "shadow models",
+    "shadow_attack_models": "shadow models feeding the attack network",
+    "shadow_attack_batch": "shadow models trained at once", "shadow_attack_max_rows": "most rows of the attack network",
+    "dtp_test_repeats": "re-measurements of each DTP-1 candidate", "dtp_test_max_records": "most DTP-1 candidates "
+                                                                                          "re-measured",
+    "pdtp_exact_max": "most members measured exactly before screening",
+    "pdtp_screen_fraction": "share measured first from the screen's top",
+    "pdtp_screen_sample": "random members measured to bound the rest", "pdtp_screen_sample_max": "most such members",
+    "pdtp_screen_max_fraction": "most members the screen measures", "dtp_removal_seeds": "seeds of the removal test",
+    "device": "device", "shadow_attack": "shadow-model attack", "dataset": "data set", "n_members": "members",
+    "n_nonmembers": "non-members", "model_input": "model input", "seed": "seed", "backend": "where models train",
+    "policy": "release policy", "burden_of_proof": "burden of proof", "release": "release",
+    "confidence": "family-wise confidence", "dtp_rule": "DTP-1 rule", "epsilon_delta": "delta of the epsilon bounds",
+    "epsilon_budget": "epsilon budget", "claimed_epsilon": "claimed epsilon", "exit_code": "exit status carries the "
+                                                                                           "verdict",
+}
+
+
+def _words(key: str) -> str:
+    return _SETTING_WORDS.get(key, key.replace("_", " "))
+
+
 def _settings_rows(results: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
-    """(profile settings, retraining recipe, other config) as (name, plain text) pairs, without None or dicts."""
+    """(profile settings, retraining recipe, other config) as (name in words, plain text) pairs, without None or
+    dicts."""
     settings = dict(results.get("settings") or {})
     recipe = settings.pop("retraining_recipe", None) or {}
     settings.pop("profile", None)
     prof = []
     for k, v in settings.items():
         if k == "pdtp_records" and v is None:
-            prof.append((k, "all members"))
+            prof.append((_words(k), "all members"))
         elif v is not None:
-            prof.append((k, _plain(v)))
+            prof.append((_words(k), _plain(v)))
     rec = [(k, _plain(v)) for k, v in recipe.items() if v is not None]
     cfg = results.get("config") or {}
     demo = (results.get("target") or {}).get("kind") == "demo"
@@ -568,7 +595,7 @@ def _settings_rows(results: dict) -> tuple[list[tuple[str, str]], list[tuple[str
             continue
         if demo and k in ("hidden", "activation", "epochs"):  # one row: the demo network
             continue
-        conf.append((k, _plain(v)))
+        conf.append((_words(k), _plain(v)))
     if demo:
         net = f"hidden {_plain(cfg.get('hidden'))}, {cfg.get('activation')}, {cfg.get('epochs')} epochs"
         conf.insert(0, ("demo network", net))
