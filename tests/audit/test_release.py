@@ -90,3 +90,26 @@ def test_a_labels_release_of_a_model_on_the_tables_own_columns_says_why_the_atta
 def test_release_is_checked_at_the_boundary():
     with pytest.raises(InvalidParameterError, match="release"):
         make_config(release="api")
+
+
+def test_check_inputs_says_when_the_model_was_not_trained_on_the_members(tmp_path):
+    """--check-inputs retrains the recipe a few times (seconds): a 1-nearest-neighbour model trained on other records
+    than the stated members does not show the membership signal its recipe gives."""
+    import skops.io as sio
+
+    from leakaudit.audit.pipeline import check_inputs
+
+    mem, non = _tables(300, seed=1)
+    other, _ = _tables(300, seed=2)
+    mem.to_csv(tmp_path / "m.csv", index=False)
+    non.to_csv(tmp_path / "n.csv", index=False)
+    found = {}
+    for name, fit_on in (("right", mem), ("wrong", other)):
+        knn = KNeighborsClassifier(n_neighbors=1, algorithm="brute").fit(fit_on[["a", "b", "c"]], fit_on["label"])
+        sio.dump(knn, tmp_path / f"{name}.skops")
+        cfg = make_config(train=tmp_path / "m.csv", test=tmp_path / "n.csv", label="label",
+                          model=tmp_path / f"{name}.skops", cache_dir=str(tmp_path / "cache"))
+        found[name] = check_inputs(cfg, tmp_path / name)["recipe"]
+    assert found["right"]["reproduces"] is True
+    assert found["wrong"]["reproduces"] is False and "not trained on exactly these members" in found["wrong"]["sentence"]
+    assert json.loads((tmp_path / "wrong" / "inputs.json").read_text())["recipe"]["n_reference"] == 8

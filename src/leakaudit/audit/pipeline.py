@@ -173,11 +173,34 @@ def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str 
         seeds = stage_seeds(cfg.seed)
         data = prepare_data(cfg)
         target = prepare_target(cfg, data, random_state=seeds["target"])
+        recipe = _quick_recipe_test(cfg, data, target, seeds) if target.learner is not None else None
     summary = {"leakaudit_version": __version__, "config": cfg.model_dump(mode="json"), "data": data.summary(),
-               "target": target.summary(data)}
+               "target": target.summary(data), **({"recipe": recipe} if recipe is not None else {})}
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "inputs.json", summary)
     return summary
+
+
+def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict) -> dict:
+    """Does retraining reproduce the given model on these members (:func:`leakaudit.audit.recipe.recipe_test`), with
+    the smoke profile's reference models: the check of the inputs that a wrong member file fails. Its models are the
+    ones a smoke audit of the same inputs and seed trains first (the cache keeps them)."""
+    import time
+
+    from ..membership import fit_reference_models, paired_half_masks
+    from .config import PROFILES
+    from .recipe import recipe_test
+
+    t0 = time.perf_counter()
+    X_mem, X_non, _ = target.inputs(data)
+    X, y = np.vstack([X_mem, X_non]), data.y_audit
+    k = PROFILES["smoke"].n_reference
+    mask = paired_half_masks(len(y), k, seeds["reference"])
+    ref = fit_reference_models(target.learner, X, y, k, in_mask=mask, n_classes=data.n_classes,
+                               random_state=seeds["reference"], engine=_engine(cfg))
+    r = recipe_test(target.probs_mem, target.probs_non, data.y_mem, data.y_non, ref.probs, ref.in_mask, y,
+                    confidence=cfg.confidence)
+    return {**r, "n_reference": k, "seconds": round(time.perf_counter() - t0, 2)}
 
 
 def _run_plan(cfg, command, st, seeds, data, target, engine) -> AuditResult:

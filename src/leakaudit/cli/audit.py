@@ -148,7 +148,9 @@ def register(app: typer.Typer) -> None:
         check_inputs: Optional[bool] = typer.Option(
             None, "--check-inputs/--no-check-inputs", metavar=_NO_METAVAR,
             help="Only read the records and the model, check them, and write inputs.json (the model's accuracy on "
-                 "members and non-members); no attacks. Takes seconds. (default: --no-check-inputs)"),
+                 "members and non-members, and, for a model leakaudit can retrain, whether 8 retrainings reproduce "
+                 "its membership signal: a model not trained on these members fails it); no attacks. (default: "
+                 "--no-check-inputs)"),
         memory_budget: Optional[str] = typer.Option(
             None, "--memory-budget", help="Memory that trained models' outputs may take (e.g. 4GB); larger outputs "
                                           "are kept in a temporary file on disk, with the same results. (default: "
@@ -216,6 +218,9 @@ def register(app: typer.Typer) -> None:
                        f"{d['n_features']} encoded features")
             typer.echo(f"model: {t['description']}")
             typer.echo(f"accuracy: {t['train_accuracy']:.4f} on members, {t['test_accuracy']:.4f} on non-members")
+            if summ.get("recipe"):
+                r = summ["recipe"]
+                typer.echo(f"recipe ({r['n_reference']} models retrained, {r['seconds']:.1f} s): {r['sentence']}")
             typer.echo(f"wrote {out_dir}/inputs.json")
             return
         command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
