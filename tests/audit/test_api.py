@@ -103,3 +103,16 @@ def test_learner_validation_runs_on_every_training_path():
     for call in calls:
         with pytest.raises(LeakauditError, match="has no predict_proba"):
             call()
+
+
+def test_a_class_too_scarce_to_refit_is_refused_in_memory_as_from_files(tmp_path):
+    """One member of a class: scikit-learn cannot refit the members less that record. The library call refuses it
+    before any training, naming the table, as the command line does for a file."""
+    mem, non = _tables()
+    mem = mem.copy()
+    mem["label"] = "no"
+    mem.iloc[0, mem.columns.get_loc("label")] = "yes"
+    model = LogisticRegression().fit(mem[["a", "b", "c"]], mem["label"])
+    with pytest.raises(LeakauditError, match="occurs once among the members .row 1 of the members table"):
+        leakaudit.audit(model, mem.drop(columns="colour"), non.drop(columns="colour"), label="label",
+                        profile="standard", cache_dir=str(tmp_path / "c"))

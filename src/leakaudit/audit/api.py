@@ -111,7 +111,7 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str, popul
     """
     from .data import data_from_frames
     from .pipeline import audit_core
-    from .target import sklearn_target
+    from .target import _check_refittable_classes, sklearn_target
 
     if not isinstance(label, str) or not label:
         raise InvalidParameterError(f"label must be the name of the label column; got {label!r}")
@@ -129,6 +129,7 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str, popul
         target = _predictions_target(data, predictions)
     elif hasattr(model, "predict_proba") and hasattr(model, "get_params"):
         target = sklearn_target(data, model, model_input=model_input)
+        _check_refittable_classes(cfg, data, target.learner)  # as for a model file: refused before any training
     else:
         raise InvalidParameterError(
             f"model must be a fitted scikit-learn classifier or Pipeline with predict_proba; got "

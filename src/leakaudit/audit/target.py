@@ -678,7 +678,11 @@ def _check_refittable_classes(cfg: AuditConfig, data: AuditData, learner) -> Non
 
     if not isinstance(learner, (SklearnLearner, FrameEstimatorLearner)):
         return
-    files = (f"{cfg.data}" if cfg.data is not None else f"{cfg.train} and {cfg.test}")
+    if data.sources is not None:  # tables handed over in memory (leakaudit.audit)
+        files, member_file = "the members and nonmembers tables", "the members table"
+    else:
+        files = f"{cfg.data}" if cfg.data is not None else f"{cfg.train} and {cfg.test}"
+        member_file = cfg.train or cfg.data
     name = (type(learner.estimator).__name__ if getattr(learner, "estimator", None) is not None
             else "the model")
     counts_mem = np.bincount(data.y_mem, minlength=data.n_classes)
@@ -692,7 +696,7 @@ def _check_refittable_classes(cfg: AuditConfig, data: AuditData, learner) -> Non
         row = int(np.asarray(data.record_ids_mem)[np.flatnonzero(data.y_mem == c)[0]]) + 1
         raise InvalidInputError(
             f"label column {data.label!r}: class {data.class_names[c]!r} occurs once among the members (row {row} of "
-            f"{cfg.train or cfg.data}); the audit refits {name} (scikit-learn) on the members less each record, "
+            f"{member_file}); the audit refits {name} (scikit-learn) on the members less each record, "
             "and without that one the members hold a single class, which scikit-learn cannot fit: give at least 2 "
             "members of every class")
     # the reference models' training sets, drawn as the membership stage draws them
