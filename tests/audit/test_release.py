@@ -113,3 +113,8 @@ def test_check_inputs_says_when_the_model_was_not_trained_on_the_members(tmp_pat
     assert found["right"]["reproduces"] is True
     assert found["wrong"]["reproduces"] is False and "not trained on exactly these members" in found["wrong"]["sentence"]
     assert json.loads((tmp_path / "wrong" / "inputs.json").read_text())["recipe"]["n_reference"] == 8
+
+
+def test_a_language_model_audit_is_a_scores_release_only():
+    with pytest.raises(InvalidParameterError, match="release 'labels': a language model's audit reads its token"):
+        make_config(model_dir="lm", text_column="text", train="m.jsonl", test="n.jsonl", release="labels")

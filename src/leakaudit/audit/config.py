@@ -349,6 +349,9 @@ class AuditConfig(BaseModel):
                     ("text_column", "tokenizer", "reference_dir") if getattr(self, k)]
         what = "model_dir" if self.model_dir is not None else "logprobs_column"
         problems = [] if self.text_column else [f"{what} needs text_column (the column of the texts)"]
+        if self.release not in (None, "scores"):
+            problems.append(f"release {self.release!r}: a language model's audit reads its token log-probabilities "
+                            "(a scores release); give release scores, or leave it out")
         if self.logprobs_column is not None:
             problems += [f"{k} needs model_dir (a language model directory)" for k in ("tokenizer", "reference_dir")
                          if getattr(self, k)]

@@ -33,7 +33,7 @@ from typing import Any
 from .._results import to_strict_jsonable, write_json_atomic
 from ..data._files import DATA_FILES, sha256_of
 from ..exceptions import InvalidInputError, InvalidParameterError
-from .policy import DEFAULT_POLICY, Policy
+from .policy import DEFAULT_POLICY, Policy, recorded_settings
 from .release import RELEASES, threat_model
 
 __all__ = ["build_evidence", "write_evidence", "file_digest", "environment", "ATTACK_CLASSES", "RELEASES",
@@ -150,9 +150,7 @@ def _check_entry(check: dict, policy: Policy) -> dict:
 
 def _consistent(results: dict, policy: Policy) -> None:
     """The policy must be the one the audit applied: its settings equal the audit's recorded ones."""
-    cfg = results.get("config") or {}
-    recorded = dict(cfg.get("thresholds") or {})
-    recorded.update({k: cfg[k] for k in ("confidence", "dtp_rule", "epsilon_budget", "epsilon_delta") if k in cfg})
+    recorded = recorded_settings(results.get("config") or {})
     # a verdict that records no burden of proof was decided before policies existed: under "leakage shown"
     recorded["burden_of_proof"] = (results.get("verdict") or {}).get("burden_of_proof", "leakage shown")
     unknown = sorted(set(recorded) - set(policy.setting_names()))

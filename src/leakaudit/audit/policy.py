@@ -39,7 +39,7 @@ from ..exceptions import InvalidParameterError
 from .config import Thresholds
 
 __all__ = ["Policy", "PolicyThresholds", "DEFAULT_POLICY", "LEAKAGE_SHOWN_POLICY", "POLICIES", "load_policy",
-           "policy_toml", "policy_of", "BURDENS"]
+           "policy_toml", "policy_of", "recorded_settings", "BURDENS"]
 
 BURDENS = ("safety shown", "leakage shown")
 
@@ -230,6 +230,14 @@ def load_policy(source: str | Path | None = None) -> Policy:
         raise InvalidParameterError(f"{where}: {msg}") from None
 
 
+def recorded_settings(config: Mapping[str, Any]) -> dict:
+    """The policy settings an audit's recorded configuration (``results.json``'s ``config``) holds: its thresholds,
+    confidence, DTP rule, epsilon settings and burden of proof (each where recorded)."""
+    return {**(config.get("thresholds") or {}),
+            **{k: config[k] for k in ("confidence", "dtp_rule", "epsilon_budget", "epsilon_delta", "burden_of_proof")
+               if k in config}}
+
+
 def policy_of(config: Mapping[str, Any]) -> Policy:
     """The policy an audit applied, from its recorded settings (``results.json``'s ``config``): its named policy,
     with each setting the audit's own settings changed (a flag or a config file's key under the default policy)
@@ -240,9 +248,7 @@ def policy_of(config: Mapping[str, Any]) -> Policy:
     except InvalidParameterError:
         base = DEFAULT_POLICY.model_copy(update={"name": name, "origin": f"{name} (not readable now: its settings "
                                                                         "as results.json records them)"})
-    recorded = {**(config.get("thresholds") or {}),
-                **{k: config[k] for k in ("confidence", "dtp_rule", "epsilon_budget", "epsilon_delta",
-                                          "burden_of_proof") if k in config}}
+    recorded = recorded_settings(config)
     changed = {k: v for k, v in recorded.items() if k in base.setting_names() and base.value(k) != v}
     if not changed:
         return base
