@@ -383,7 +383,8 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
         if conf is not None:
             shows = "show" if conf["confirmed"] else "do not show"
             sentence += (f"; the given model's outputs {shows} that it trained "
-                         f"on these records (LiRA scores against the non-members', p = {conf['p_value']:.2g})")
+                         f"on these records (each record's output against the reference models that did not train "
+                         f"on it, compared with the non-members' scored alike, p = {conf['p_value']:.2g})")
         return Check(name=name, status=EXCEEDED, value=float(test.stage2_mean[worst]), **common, sentence=sentence)
     if untested:
         return Check(name=name, status=NOT_MEASURABLE, value=s["max"], **common,
