@@ -241,11 +241,15 @@ def test_out_scores_need_two_out_models_and_spread():
     probs = np.full((4, 3, 2), 0.5)
     probs[:, 1, 1] = [0.6, 0.7, 0.8, 0.9]
     probs[:, :, 0] = 1 - probs[:, :, 1]
-    mask = np.array([[1, 0, 0], [0, 0, 0], [0, 0, 1], [0, 1, 1]], bool)
+    mask = np.array([[1, 0, 1], [0, 0, 0], [0, 0, 1], [0, 1, 1]], bool)
     z = out_scores(np.full((3, 2), 0.5), np.ones(3, int), ReferenceSet(probs, mask))
-    assert np.isnan(z[0])  # out models all give the same output: no spread
+    assert z[0] == 0.0  # out models all give the same output, and so does the model
     assert np.isfinite(z[1]) and z[1] < 0  # 0.5 lies below the out models' 0.6-0.8
     assert np.isnan(z[2])  # one out model only
+    # a deterministic learner (1-NN): the out models agree on the wrong class; an output of the right class lies
+    # beyond every one of them (the record was memorised)
+    z = out_scores(np.array([[0.0, 1.0]] * 3), np.ones(3, int), ReferenceSet(probs, mask))
+    assert z[0] == np.inf
 
 
 def test_an_audit_of_two_members_is_inconclusive_never_a_crash_or_a_pass(tmp_path):

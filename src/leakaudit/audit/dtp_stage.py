@@ -25,7 +25,9 @@ def out_scores(probs: np.ndarray, y: np.ndarray, reference, votes: int | None = 
     """Each record's output against its own reference models that did not train on it: the prediction t-statistic
     ``(φ - mean_out) / (sd_out · sqrt(1 + 1/m))`` of the given model's LiRA statistic φ
     (:func:`~leakaudit.membership.lira.logit_scaled_confidence`) among the ``m`` out models' (LiRA offline, per
-    record). NaN where fewer than 2 out models or no spread.
+    record). Where the out models agree exactly (a deterministic learner: a nearest-neighbour rule, a grown tree),
+    an output equal to theirs scores 0 and any other lies beyond all of them (±inf). NaN with fewer than 2 out
+    models.
 
     ``probs``: the given model's outputs, shape (n, C); ``reference``: a
     :class:`~leakaudit.membership.ReferenceSet` on the same n records (extra columns, such as population records,
@@ -41,7 +43,9 @@ def out_scores(probs: np.ndarray, y: np.ndarray, reference, votes: int | None = 
         mean = np.where(out, ref, 0.0).sum(axis=0) / m
         var = np.where(out, (ref - mean) ** 2, 0.0).sum(axis=0) / (m - 1)
         t = (phi - mean) / np.sqrt(var * (1 + 1 / m))
-    t[(m < 2) | ~(var > 0)] = np.nan
+    flat = ~(var > 0)
+    t[flat] = np.where(np.isclose(phi, mean), 0.0, np.where(phi > mean, np.inf, -np.inf))[flat]
+    t[m < 2] = np.nan
     return t
 
 
