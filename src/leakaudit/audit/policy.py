@@ -36,7 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..exceptions import InvalidParameterError
-from .config import Thresholds
+from .thresholds import Thresholds
 
 __all__ = ["Policy", "PolicyThresholds", "DEFAULT_POLICY", "LEAKAGE_SHOWN_POLICY", "POLICIES", "load_policy",
            "policy_toml", "policy_of", "recorded_settings", "BURDENS"]
