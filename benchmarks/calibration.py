@@ -157,16 +157,21 @@ def _worker_init():
     warnings.filterwarnings("ignore")
 
 
-def run_order(todo: list[K.Case]) -> list[K.Case]:
-    """``todo`` round-robin over its groups (kind, family, variant, dataset): every group's first case, then every
-    group's second, ... so that a run stopped early (``--max-minutes``) has measured every group."""
+def run_order(todo: list[K.Case], done: set | frozenset = frozenset()) -> list[K.Case]:
+    """``todo`` in the order a run stopped early (``--max-minutes``) loses least: first every group's (kind, family,
+    variant, dataset) first case, then the tiers of :func:`_calibration_cases.priority` (benign seeds, then the
+    issue-47 null and leaky seeds, then the first suite's), round-robin over the groups within each tier; the slow
+    groups (``K.SLOW_GROUPS``) last. A case's rank in its group counts the cases already ``done`` (ids), so a
+    resumed run keeps the order."""
     rank: dict[tuple, int] = {}
     keyed = []
     for i, c in enumerate(todo):
         g = (c.kind, c.family, c.variant, c.dataset)
-        keyed.append((rank.get(g, 0), i, c))
-        rank[g] = rank.get(g, 0) + 1
-    return [c for _, _, c in sorted(keyed, key=lambda t: t[:2])]
+        r = rank.get(g, 0)
+        rank[g] = r + 1
+        if c.id not in done:
+            keyed.append((K.priority(c, r), r, i, c))
+    return [c for *_, c in sorted(keyed, key=lambda t: t[:3])]
 
 
 def run_cases(todo: list[K.Case], log: Path, work: Path, *, jobs: int, keep: bool, stamp: dict,
@@ -889,7 +894,7 @@ def main(argv=None) -> dict:
                 kept[r["id"]] = r
             else:
                 stale += 1
-    todo = run_order([c for c in cases if c.id not in kept])
+    todo = run_order(cases, set(kept))
     print(f"calibration ({set_}): {len(cases)} audits, {len(kept)} already done"
           + (f", {stale} earlier rows measured with other leakaudit sources (rerun)" if stale else "")
           + f"; {len(todo)} to run, {a.jobs} at a time; {os.cpu_count()} cores; leakaudit from "
