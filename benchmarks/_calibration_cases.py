@@ -2,16 +2,18 @@
 
 Null cases: the audited model was trained on records disjoint from both the members and the non-members handed to
 the audit (all drawn from one table), so nothing can leak about the "members": any "do not publish" is wrong.
-Positive cases: the audited model was trained on the members and memorises them (labels flipped on a fifth of
-them, duplicated canaries with flipped labels, fully grown trees, a 1-nearest-neighbour rule, an over-trained
-net on few records): any verdict but "do not publish" is wrong.
+Positive (leaky) cases: the audited model was trained on the members and memorises them (labels flipped on a fifth
+of them, duplicated canaries with flipped labels, fully grown trees, a 1-nearest-neighbour rule, an over-trained
+net on few records; issue 47's leaky cases flip no label): any verdict but "do not publish" is wrong.
+Benign cases (issue 47): regularised models trained on 5,000 members, audited against 5,000 non-members at profile
+"standard": they should be published (a benign audit counts only if its loss attack's AUC interval contains 0.5).
 
 Every case writes its members and non-members as CSV files (and the model as a skops file) under its own
-folder and runs :func:`leakaudit.audit.pipeline.run_audit` on them with ``profile="smoke"``, as a user would;
-the TorchMLP (leakaudit's demo learner) cases hand ``run_audit`` a prepared
+folder and runs :func:`leakaudit.audit.pipeline.run_audit` on them with the case's profile (``"smoke"`` but for
+the benign cases), as a user would; the TorchMLP (leakaudit's demo learner) cases hand ``run_audit`` a prepared
 :class:`~leakaudit.audit.target.Target` instead, the null one on Adult through the demo's own data (members,
 non-members and population drawn by the audit seed; the target trained on further Adult records, disjoint from
-all three).
+all three). The issue-47 cases draw from the table without its exact duplicate rows.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["Case", "cases", "quick_cases", "small_cases", "run_case", "verdict_of", "FAMILIES", "DATASETS"]
+__all__ = ["Case", "cases", "quick_cases", "small_cases", "tiny_new_cases", "run_case", "verdict_of", "FAMILIES",
+           "DATASETS", "KINDS"]
 
 FAMILIES = {
     "random_forest": "scikit-learn RandomForestClassifier on leakaudit's encoding (retrained by leakaudit's "
@@ -35,11 +38,21 @@ FAMILIES = {
     "sklearn_mlp": "scikit-learn MLPClassifier, Adam, on leakaudit's encoding (retrained by TorchMLP.from_sklearn)",
     "torch_mlp": "leakaudit's TorchMLP with the demo learner's recipe (tanh units, faithful per-example SGD, lr "
                  "0.01), handed to run_audit as a prepared Target and retrained by the same recipe",
+    "gradient_boosting": "scikit-learn GradientBoostingClassifier on leakaudit's encoding (retrained by scikit-learn, "
+                         "a clone per model)",
+    "extra_trees": "scikit-learn ExtraTreesClassifier on leakaudit's encoding (retrained by scikit-learn)",
+    "svc": "scikit-learn SVC(probability=True) on leakaudit's encoding (retrained by scikit-learn)",
+    "knn": "scikit-learn KNeighborsClassifier on leakaudit's encoding (retrained by scikit-learn)",
+    "logistic": "scikit-learn LogisticRegression on leakaudit's encoding (retrained by leakaudit's LogisticRegression, "
+                "the same objective by Newton's method)",
+    "decision_tree": "scikit-learn DecisionTreeClassifier on leakaudit's encoding (retrained by scikit-learn)",
 }
 DATASETS = {
     "adult": "UCI Adult, bundled with leakaudit (Long et al.'s 13 columns; sensitive: sex, race, marital_status)",
     "breast_cancer": "Wisconsin breast cancer, bundled with scikit-learn (569 records, 30 numeric columns; "
                      "no sensitive column, so no attribute inference)",
+    "census": "UCI Census-Income (KDD), bundled with leakaudit (299,285 records, 40 columns, 6.2 % positive; "
+              "sensitive: sex, race; missing values written as the category '?')",
 }
 #: sizes (members, non-members, the null target's own training records); breast cancer has 569 records in all
 SIZES = {"adult": (1000, 1000, 2000), "breast_cancer": (150, 150, 269)}
@@ -67,7 +80,54 @@ VARIANTS = {  # (kind, family, variant): what the model is
                                                 "flipped",
     ("positive", "torch_mlp", "overtrained"): "TorchMLP(256 tanh, faithful per-example SGD, lr 0.01, 300 epochs) on "
                                               "the members with a fifth of their labels flipped",
+    # issue 47: more null families, leaky models without label flips, and benign (regularised) models
+    ("null", "gradient_boosting", "default"): "GradientBoostingClassifier(n_estimators=100, max_depth=3), "
+                                              "scikit-learn's defaults",
+    ("null", "extra_trees", "default"): "ExtraTreesClassifier(n_estimators=100), scikit-learn's defaults (fully "
+                                        "grown trees)",
+    ("null", "svc", "rbf"): "SVC(probability=True), RBF kernel, C=1",
+    ("null", "knn", "k15"): "KNeighborsClassifier(n_neighbors=15)",
+    ("null", "logistic", "default"): "LogisticRegression(max_iter=1000), C=1",
+    ("positive", "random_forest", "grown"): "RandomForestClassifier(n_estimators=100) (fully grown trees) on the "
+                                            "members, labels as they are",
+    ("positive", "decision_tree", "grown"): "DecisionTreeClassifier() (fully grown) on the members, labels as they are",
+    ("positive", "knn", "k1"): "KNeighborsClassifier(n_neighbors=1) on the members, labels as they are",
+    ("positive", "sklearn_mlp", "overtrained_clean"): "MLPClassifier(hidden_layer_sizes=(256,), alpha=0, "
+                                                      "solver='adam', max_iter=500, tol=0) on few members, labels as "
+                                                      "they are",
+    ("benign", "pipeline", "logistic_c0.1"): "Pipeline(StandardScaler + OneHotEncoder, LogisticRegression(C=0.1, "
+                                             "max_iter=1000))",
+    ("benign", "random_forest", "regularised"): "RandomForestClassifier(n_estimators=100, min_samples_leaf=50, "
+                                                "max_depth=8)",
+    ("benign", "logistic", "c0.1"): "LogisticRegression(C=0.1, max_iter=1000) on leakaudit's encoding",
 }
+#: groups (kind, family, variant) whose audits take minutes each since the burden of proof (a smoke DTP-1 test
+#: retrains over-trained nets for every candidate record; a TorchMLP over-trained positive ran 26 minutes without
+#: finishing, against 31 s at commit f4042a1): only their first this-many seeds per dataset run before the rest of
+#: the suite; the others come after every other case, so a run stopped by --max-minutes leaves them out first
+SLOW_GROUPS = {("positive", "sklearn_mlp", "overtrained"): 1, ("positive", "torch_mlp", "overtrained"): 0,
+               ("positive", "sklearn_mlp", "overtrained_clean"): 1}
+
+
+def priority(case: Case, rank: int) -> int:
+    """The tier in which the ``rank``-th case (0-based) of its group runs (lower first): 0 every group's first
+    case; 1 the benign seeds; 2 the issue-47 null and leaky seeds; 3 the first suite's positive seeds and its null
+    seeds up to the 8th; 4 its null seeds beyond; 9 the slow groups beyond their first seeds (:data:`SLOW_GROUPS`)."""
+    g = (case.kind, case.family, case.variant)
+    if g in SLOW_GROUPS and rank >= SLOW_GROUPS[g]:
+        return 9
+    if rank == 0:
+        return 0
+    if case.kind == "benign":
+        return 1
+    if case.distinct:
+        return 2
+    return 3 if case.kind == "positive" or rank < 8 else 4
+
+
+#: the issue-47 cases draw from the table with exact duplicate rows (features and label) removed, so that a null
+#: model never trained on a copy of an audited record and a non-member is never a copy of a member
+KINDS = ("null", "positive", "benign")
 
 
 @dataclass(frozen=True)
@@ -84,12 +144,15 @@ class Case:
     n_train: int = 0  # null: the target's own (disjoint) training records; positive: 0 (it trains on the members)
     label_noise: float = 0.0
     canaries: int = 0
+    profile: str = "smoke"
+    distinct: bool = False  # drawn from the table without its duplicate rows (the issue-47 cases)
     id: str = field(default="")
 
     def __post_init__(self):
         if not self.id:
             object.__setattr__(self, "id", f"{self.kind}-{self.family}-{self.variant}-{self.dataset}"
-                                           f"-m{self.n_members}-s{self.seed}")
+                                           f"-m{self.n_members}-s{self.seed}"
+                                           + ("" if self.profile == "smoke" else f"-{self.profile}"))
 
     @property
     def description(self) -> str:
@@ -117,21 +180,80 @@ POSITIVE_FAMILIES = (("random_forest", "label_noise", {"label_noise": 0.2}),
                      ("torch_mlp", "overtrained", {"label_noise": 0.2}))
 
 
-def cases(n_null_seeds: int = 8, n_positive_seeds: int = 4) -> list[Case]:
+#: issue 47's null families on Adult and Census-Income: (family, variant) -> (members, non-members, the target's own
+#: records), sized by what one audit costs (the scikit-learn clones are retrained for every reference and
+#: leave-one-out model)
+NEW_NULL = {("gradient_boosting", "default"): (500, 500, 2000), ("extra_trees", "default"): (500, 500, 2000),
+            ("svc", "rbf"): (500, 500, 1000), ("knn", "k15"): (1000, 1000, 2000),
+            ("logistic", "default"): (3000, 3000, 3000)}
+NEW_DATASETS = ("adult", "census")
+#: leaky models without label flips: (family, variant) -> (members, non-members)
+LEAKY = {("random_forest", "grown"): (1000, 1000), ("decision_tree", "grown"): (1000, 1000),
+         ("knn", "k1"): (1000, 1000), ("sklearn_mlp", "overtrained_clean"): (300, 1000)}
+#: the over-trained net only on Adult: on Census-Income's ~400 encoded columns one audit took 6 minutes (500 epochs
+#: per reference and leave-one-out net), and with 6 % positives its members' leak is small (test accuracy 0.92)
+LEAKY_DATASETS = {("sklearn_mlp", "overtrained_clean"): ("adult",)}
+#: at most this many seeds of a leaky variant: one audit of the over-trained net on Adult took 3.6 minutes (its
+#: DTP-1 test retrains 500-epoch nets for every candidate record)
+LEAKY_MAX_SEEDS = {("sklearn_mlp", "overtrained_clean"): 2}
+#: benign (regularised, trained on the members) models, audited at profile "standard": (family, variant) ->
+#: (members, non-members)
+BENIGN = {("pipeline", "logistic_c0.1"): (5000, 5000), ("random_forest", "regularised"): (5000, 5000),
+          ("logistic", "c0.1"): (5000, 5000)}
+BENIGN_DATASETS = ("adult", "census")
+#: the pipeline (retrained as scikit-learn clones: 4 minutes an audit under load) only on Adult; on Census-Income the
+#: two families leakaudit retrains natively, with at most this many seeds
+BENIGN_ONLY = {("pipeline", "logistic_c0.1"): ("adult",)}
+BENIGN_CENSUS_MAX_SEEDS = 3
+
+
+def new_null_cases(n_seeds: int) -> list[Case]:
+    return [Case("null", f, v, d, s, m, n, t, distinct=True) for (f, v), (m, n, t) in NEW_NULL.items()
+            for d in NEW_DATASETS for s in range(n_seeds)]
+
+
+def leaky_cases(n_seeds: int) -> list[Case]:
+    return [Case("positive", f, v, d, 200 + s, m, n, distinct=True) for (f, v), (m, n) in LEAKY.items()
+            for d in LEAKY_DATASETS.get((f, v), NEW_DATASETS) for s in range(min(n_seeds, LEAKY_MAX_SEEDS.get((f, v),
+                                                                                                  n_seeds)))]
+
+
+def benign_cases(n_seeds: int) -> list[Case]:
+    return [Case("benign", f, v, d, 300 + s, m, n, profile="standard", distinct=True)
+            for (f, v), (m, n) in BENIGN.items() for d in BENIGN_ONLY.get((f, v), BENIGN_DATASETS)
+            for s in range(n_seeds if d == "adult" else min(n_seeds, BENIGN_CENSUS_MAX_SEEDS))]
+
+
+def cases(n_null_seeds: int = 8, n_positive_seeds: int = 4, n_new_null_seeds: int = 0, n_leaky_seeds: int = 0,
+          n_benign_seeds: int = 0) -> list[Case]:
     """The full suite: 4 families x 2 datasets x ``n_null_seeds`` null audits, 5 variants x 2 datasets x
-    ``n_positive_seeds`` positive audits (64 and 40 by default)."""
-    out = [_null(f, v, d, s) for d in DATASETS for f, v in NULL_FAMILIES for s in range(n_null_seeds)]
-    out += [_pos(f, v, d, 100 + s, **kw) for d in DATASETS for f, v, kw in POSITIVE_FAMILIES
+    ``n_positive_seeds`` positive audits (64 and 40 by default), and issue 47's cases: 5 more null families x
+    Adult and Census-Income x ``n_new_null_seeds``, 4 leaky variants without label flips x 2 datasets x
+    ``n_leaky_seeds`` (the over-trained net: Adult, at most 2 seeds), 3 benign families on Adult x
+    ``n_benign_seeds`` and 2 on Census-Income x at most 3 seeds (profile "standard")."""
+    out = [_null(f, v, d, s) for d in DATASETS if d in SIZES for f, v in NULL_FAMILIES for s in range(n_null_seeds)]
+    out += [_pos(f, v, d, 100 + s, **kw) for d in DATASETS if d in POSITIVE_SIZES for f, v, kw in POSITIVE_FAMILIES
             for s in range(n_positive_seeds)]
-    return out
+    return out + new_null_cases(n_new_null_seeds) + leaky_cases(n_leaky_seeds) + benign_cases(n_benign_seeds)
 
 
 def quick_cases() -> list[Case]:
-    """``--quick``: every family and variant once, on breast cancer, at the full suite's sizes (a check that all run)."""
+    """``--quick``: every family and variant once, on breast cancer, at the full suite's sizes (a check that all run),
+    and one case of each issue-47 family (Census-Income for the null and leaky ones, Adult for the benign ones)."""
     out = [_null(f, v, "breast_cancer", 0) for f, v in NULL_FAMILIES]
     out += [_null("torch_mlp", "demo", "adult", 0, scale=0.3)]
     out += [_pos(f, v, "breast_cancer", 100, **kw) for f, v, kw in POSITIVE_FAMILIES]
-    return out
+    out += [c for c in new_null_cases(1) if c.dataset == "census"]
+    out += [c for c in leaky_cases(1) if c.dataset == "census"]
+    return out + [c for c in benign_cases(1) if c.dataset == "adult"]
+
+
+def tiny_new_cases() -> list[Case]:
+    """One small case of each new kind (a null k-NN, a leaky 1-NN, a benign logistic regression), on Adult, at
+    profile smoke: the default test's check that the issue-47 machinery runs (not a calibration)."""
+    return [Case("null", "knn", "k15", "adult", 0, 300, 300, 600, distinct=True),
+            Case("positive", "knn", "k1", "adult", 200, 300, 300, distinct=True),
+            Case("benign", "logistic", "c0.1", "adult", 300, 1000, 1000, distinct=True)]
 
 
 def small_cases() -> list[Case]:
@@ -149,6 +271,16 @@ def load_table(dataset: str) -> tuple[pd.DataFrame, str, list[str]]:
         from leakaudit.data import load_adult
 
         return load_adult(columns="long").to_frame(), "income", ["sex", "race", "marital_status"]
+    if dataset == "census":
+        from leakaudit.data import load_census_kdd
+
+        ds = load_census_kdd()
+        df = ds.frame.copy()
+        for c in df.columns:
+            if not pd.api.types.is_numeric_dtype(df[c]):
+                df[c] = df[c].fillna("?")
+        df["income"] = np.where(ds.y == 1, ds.class_names[1], ds.class_names[0])
+        return df, "income", list(ds.sensitive)
     if dataset == "breast_cancer":
         from sklearn.datasets import load_breast_cancer
 
@@ -172,6 +304,8 @@ def _flip(labels: pd.Series, idx: np.ndarray) -> pd.Series:
 def _split(case: Case, df: pd.DataFrame, label: str):
     """Members (as the model trains on them: flipped labels, canaries), non-members, the null target's records."""
     rng = np.random.default_rng(zlib.crc32(case.id.encode()))
+    if case.distinct:
+        df = df.drop_duplicates(ignore_index=True)
     need = case.n_members + case.n_nonmembers + case.n_train
     if need > len(df):
         raise ValueError(f"{case.id}: needs {need} records; {case.dataset} has {len(df)}")
@@ -230,8 +364,38 @@ def _sklearn_model(case: Case, frame: pd.DataFrame, X: np.ndarray, y: np.ndarray
     from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import Pipeline
 
+    from sklearn.ensemble import ExtraTreesClassifier, GradientBoostingClassifier
+    from sklearn.svm import SVC
+    from sklearn.tree import DecisionTreeClassifier
+
     s = case.seed
     key = (case.family, case.variant)
+    if key == ("gradient_boosting", "default"):
+        return GradientBoostingClassifier(random_state=s).fit(X, y)
+    if key == ("extra_trees", "default"):
+        return ExtraTreesClassifier(n_estimators=100, random_state=s).fit(X, y)
+    if key == ("svc", "rbf"):
+        return SVC(probability=True, random_state=s).fit(X, y)
+    if key == ("knn", "k15"):
+        return KNeighborsClassifier(n_neighbors=15).fit(X, y)
+    if key == ("knn", "k1"):
+        return KNeighborsClassifier(n_neighbors=1).fit(X, y)
+    if key == ("logistic", "default"):
+        return LogisticRegression(max_iter=1000).fit(X, y)
+    if key == ("logistic", "c0.1"):
+        return LogisticRegression(C=0.1, max_iter=1000).fit(X, y)
+    if key == ("decision_tree", "grown"):
+        return DecisionTreeClassifier(random_state=s).fit(X, y)
+    if key == ("random_forest", "grown"):
+        return RandomForestClassifier(n_estimators=100, random_state=s).fit(X, y)
+    if key == ("random_forest", "regularised"):
+        return RandomForestClassifier(n_estimators=100, min_samples_leaf=50, max_depth=8, random_state=s).fit(X, y)
+    if key == ("pipeline", "logistic_c0.1"):
+        return Pipeline([("prep", _preprocessor(frame)),
+                         ("clf", LogisticRegression(C=0.1, max_iter=1000))]).fit(frame, y)
+    if key == ("sklearn_mlp", "overtrained_clean"):
+        return _quiet_fit(MLPClassifier(hidden_layer_sizes=(256,), alpha=0.0, solver="adam", max_iter=500, tol=0.0,
+                                        n_iter_no_change=500, random_state=s), X, y)
     if key in (("random_forest", "default"), ("random_forest", "label_noise")):
         return RandomForestClassifier(n_estimators=100, random_state=s).fit(X, y)
     if key == ("random_forest", "canaries"):
@@ -329,7 +493,7 @@ def run_case(case: Case, workdir: str | Path, *, keep: bool = False) -> dict:
         mem.to_csv(workdir / "members.csv", index=False)
         non.to_csv(workdir / "nonmembers.csv", index=False)
         base = dict(train=workdir / "members.csv", test=workdir / "nonmembers.csv", label=label,
-                    sensitive=sensitive or None, profile="smoke", seed=case.seed, cache_dir=cache)
+                    sensitive=sensitive or None, profile=case.profile, seed=case.seed, cache_dir=cache)
         if case.family == "torch_mlp":
             base.update(TORCH_SETTINGS[case.variant])
         cfg = make_config(**base)
@@ -479,9 +643,12 @@ def verdict_of(res: dict) -> dict:
     """
     v = res["verdict"]
     if "outcome" in v and "checks" in v:
-        keep = ("id", "analysis", "name", "status", "value", "interval", "threshold", "sentence", "describes")
+        keep = ("id", "analysis", "name", "status", "value", "interval", "threshold", "confidence", "sentence",
+                "describes", "shows", "decision")
         checks = [{k: c.get(k) for k in keep} for c in v["checks"]]
-        return {"outcome": v["outcome"], "checks": checks, "verdict_schema": "new", "headline": v.get("headline")}
+        return {"outcome": v["outcome"], "checks": checks, "verdict_schema": "new", "headline": v.get("headline"),
+                **({"burden_of_proof": v["burden_of_proof"], "policy": v.get("policy")} if "burden_of_proof" in v
+                   else {})}
     outcome = "publish" if v["publish"] else "do not publish"
     try:
         checks = _checks_from_sections(res)

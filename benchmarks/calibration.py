@@ -1,11 +1,15 @@
 """Calibration, measured: how often the audit's verdict is wrong on models whose truth is known.
 
 Null cases (nothing can leak about the audited members: the model was trained on other records of the same
-table) must get "publish"; positive cases (the model memorises its members) must get "do not publish". Every
-audit runs with ``profile="smoke"``; the cases are listed in ``benchmarks/_calibration_cases.py``. For null and
-positive cases separately, the rates of "do not publish" and "inconclusive" with Clopper-Pearson 95 % intervals,
-overall, per learner family, per dataset and per check, beside the targets: null "do not publish" at most 5 % with
-the upper end of its interval at most 10 %; positive "do not publish" at least 95 %.
+table) must not get "do not publish"; positive (leaky) cases (the model memorises its members) must get "do not
+publish"; benign cases (regularised models on 5,000 members, audited at profile "standard") should get "publish".
+Null and leaky audits run with ``profile="smoke"``; the cases are listed in ``benchmarks/_calibration_cases.py``.
+For each kind, the rates of each outcome with Clopper-Pearson 95 % intervals, overall, per learner family, per
+dataset and per check, beside the targets: null "do not publish" at most 5 % with the upper end of its interval at
+most 10 %; leaky "do not publish" at least 95 %; benign "publish" at least 80 % (of the benign audits whose loss
+attack's AUC interval contains 0.5). The verdict is the audits' own (the default policy, burden of proof "safety
+shown"); the same rates are also given under the old rule, "leakage shown", recomputed from each audit's stored
+checks by ``leakaudit.audit.verdict.decide(make_config(policy="leakage-shown"), checks)`` (no audit rerun).
 
 Usage:
     .venv/bin/python benchmarks/calibration.py                  # the full suite -> benchmarks/results/calibration.json,
@@ -15,10 +19,12 @@ Usage:
     .venv/bin/python benchmarks/calibration.py --report-only    # rewrite docs/calibration.md from the JSON files
     .venv/bin/python benchmarks/calibration.py --as-before      # also keep the result as calibration_before.json: the
                                                                 #   doc's "Before the calibrated verdict" section
+    .venv/bin/python benchmarks/calibration.py --max-minutes 90 # start no audit after 90 min (a partial run, said so)
 
 Resumable: each finished audit's row is appended to ``<out>/calibration[_quick].jsonl`` as it finishes; a new run
 skips the ids found there that were measured with the same leakaudit sources (a fingerprint of the package's
-files), so a killed run loses at most the audits in flight. ``--fresh`` starts over.
+files), so a killed run loses at most the audits in flight. ``--fresh`` starts over. The audits run round-robin over
+the case groups (kind, family, variant, dataset), so a run stopped early has measured every group.
 """
 
 from __future__ import annotations
@@ -44,13 +50,28 @@ import _calibration_cases as K  # noqa: E402
 RESULTS = HERE / "results"
 DOC = ROOT / "docs" / "calibration.md"
 BEFORE = "calibration_before.json"
+#: the run before the burden of proof (commit f4042a1, the "leakage shown" rule and smoke's PDTP sample passing DTP-1
+#: for the members it did not measure), kept for the comparison of its cases' outcomes
+PREVIOUS = "calibration_previous.json"
 OUTCOMES = ("publish", "do not publish", "inconclusive")
-#: the issue's targets: null "do not publish" at most 5 % (upper end of its 95 % interval at most 10 %), positive at
-#: least 95 %
-NULL_MAX_RATE, NULL_MAX_UPPER, POSITIVE_MIN_RATE = 0.05, 0.10, 0.95
+#: the burdens of proof: the audit's own verdict (default policy) and the old rule recomputed from its checks
+BURDENS = ("safety shown", "leakage shown")
+#: the issue's targets: null "do not publish" at most 5 % (upper end of its 95 % interval at most 10 %), positive
+#: (leaky) "do not publish" at least 95 %, benign "publish" at least 80 %
+NULL_MAX_RATE, NULL_MAX_UPPER, POSITIVE_MIN_RATE, BENIGN_MIN_RATE = 0.05, 0.10, 0.95, 0.80
+#: the full suite's seeds for issue 47's cases (sized so that the suite runs in about an hour on 2 loaded cores)
+NEW_NULL_SEEDS, LEAKY_SEEDS, BENIGN_SEEDS = 3, 4, 5
 
 
 # -- the code under test ---------------------------------------------------------------------------------------
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and its finished children (worker processes)."""
+    import resource
+
+    return sum(resource.getrusage(w).ru_utime + resource.getrusage(w).ru_stime
+               for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 
 
 def code_identity(commit: str | None = None) -> dict:
@@ -136,11 +157,30 @@ def _worker_init():
     warnings.filterwarnings("ignore")
 
 
-def run_cases(todo: list[K.Case], log: Path, work: Path, *, jobs: int, keep: bool, stamp: dict) -> None:
-    """Run ``todo``, appending each finished row (with ``stamp``) to ``log``."""
+def run_order(todo: list[K.Case], done: set | frozenset = frozenset()) -> list[K.Case]:
+    """``todo`` in the order a run stopped early (``--max-minutes``) loses least: first every group's (kind, family,
+    variant, dataset) first case, then the tiers of :func:`_calibration_cases.priority` (benign seeds, then the
+    issue-47 null and leaky seeds, then the first suite's), round-robin over the groups within each tier; the slow
+    groups (``K.SLOW_GROUPS``) last. A case's rank in its group counts the cases already ``done`` (ids), so a
+    resumed run keeps the order."""
+    rank: dict[tuple, int] = {}
+    keyed = []
+    for i, c in enumerate(todo):
+        g = (c.kind, c.family, c.variant, c.dataset)
+        r = rank.get(g, 0)
+        rank[g] = r + 1
+        if c.id not in done:
+            keyed.append((K.priority(c, r), r, i, c))
+    return [c for *_, c in sorted(keyed, key=lambda t: t[:3])]
+
+
+def run_cases(todo: list[K.Case], log: Path, work: Path, *, jobs: int, keep: bool, stamp: dict,
+              max_minutes: float | None = None) -> int:
+    """Run ``todo``, appending each finished row (with ``stamp``) to ``log``; with ``max_minutes``, start no audit
+    after that many minutes (one process only). Returns how many were not started."""
     n = len(todo)
     if not n:
-        return
+        return 0
 
     def done(i, row):
         row.update(stamp)
@@ -155,9 +195,15 @@ def run_cases(todo: list[K.Case], log: Path, work: Path, *, jobs: int, keep: boo
         import warnings
 
         warnings.filterwarnings("ignore")
+        t0 = time.perf_counter()
         for i, c in enumerate(todo, 1):
+            if max_minutes is not None and time.perf_counter() - t0 > 60 * max_minutes:
+                print(f"--max-minutes {max_minutes:g} reached: {n - i + 1} audits not started", flush=True)
+                return n - i + 1
             done(i, _run_one(c, str(work), keep))
-        return
+        return 0
+    if max_minutes is not None:
+        raise SystemExit("--max-minutes needs --jobs 1")
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -165,6 +211,7 @@ def run_cases(todo: list[K.Case], log: Path, work: Path, *, jobs: int, keep: boo
         futs = [ex.submit(_run_one, c, str(work), keep) for c in todo]
         for i, f in enumerate(as_completed(futs), 1):
             done(i, f.result())
+    return 0
 
 
 # -- aggregation -----------------------------------------------------------------------------------------------
@@ -179,14 +226,56 @@ def _rate(k: int, n: int) -> dict:
     return {"k": int(k), "n": int(n), "rate": k / n, "ci": [lo, hi]}
 
 
-def _outcome_block(rows: list[dict]) -> dict:
+_LEAKAGE_CFG = None
+
+
+def outcome_leakage_shown(row: dict) -> str | None:
+    """The outcome the old rule, the policy "leakage-shown", gives the audit's own checks: each check rebuilt as a
+    :class:`~leakaudit.audit.checks.Check` from the row and decided by
+    ``leakaudit.audit.verdict.decide(make_config(policy="leakage-shown"), checks)``. None for a row without the
+    schema-2 checks (an older verdict) or a failed audit."""
+    global _LEAKAGE_CFG
+    if row.get("outcome") == "error" or row.get("verdict_schema") != "new" or not row.get("checks") \
+            or any(c.get("decision") is None for c in row["checks"]):
+        return None
+    from leakaudit.audit.checks import Check
+    from leakaudit.audit.config import make_config
+    from leakaudit.audit.verdict import decide
+
+    if _LEAKAGE_CFG is None:
+        _LEAKAGE_CFG = make_config(policy="leakage-shown")
+    checks = []
+    for c in row["checks"]:
+        fields = {"id": c["id"], "analysis": c.get("analysis") or c["id"].split(".")[0], "name": c.get("name") or c["id"],
+                  "status": c["status"], "value": c.get("value"), "threshold": c.get("threshold"),
+                  "interval": tuple(c["interval"]) if c.get("interval") else None, "confidence": c.get("confidence"),
+                  "sentence": c.get("sentence") or c["id"], "describes": c.get("describes") or "model",
+                  "shows": c.get("shows") or "both", "decision": c.get("decision")}
+        checks.append(Check(**fields))
+    return decide(_LEAKAGE_CFG, checks).outcome
+
+
+def _outcome_of(r: dict, burden: str) -> str | None:
+    return r["outcome"] if burden == "safety shown" else r.get("outcome_leakage_shown")
+
+
+def _outcome_block(rows: list[dict], burden: str = "safety shown") -> dict:
+    rows = [r for r in rows if _outcome_of(r, burden) is not None]
     n = len(rows)
-    counts = {o: sum(r["outcome"] == o for r in rows) for o in OUTCOMES}
+    counts = {o: sum(_outcome_of(r, burden) == o for r in rows) for o in OUTCOMES}
     secs = sorted(r["audit_seconds"] for r in rows if r.get("audit_seconds") is not None)
     return {"n": n, "counts": counts, "do_not_publish": _rate(counts["do not publish"], n),
             "inconclusive": _rate(counts["inconclusive"], n), "publish": _rate(counts["publish"], n),
             "audit_seconds_median": secs[len(secs) // 2] if secs else None,
             "audit_seconds_total": round(sum(secs), 1)}
+
+
+def loss_auc_contains_half(row: dict) -> bool | None:
+    """Whether the loss attack's AUC interval contains 0.5 (a benign case counts only then). None: no loss attack."""
+    v = (row.get("auc") or {}).get("loss")
+    if not v or v[1] is None or v[2] is None:
+        return None
+    return bool(v[1] <= 0.5 <= v[2])
 
 
 def check_family(cid: str) -> str:
@@ -197,11 +286,17 @@ def check_family(cid: str) -> str:
 
 
 def _check_block(rows: list[dict], key) -> dict:
-    """Per check id (or family): in how many audits it appears, how often each status, the exceeded rate, and in
-    how many "do not publish" verdicts it was the only exceeded check."""
+    """Per check id (or family): in how many audits it appears, how often each status, the exceeded rate, in
+    how many "do not publish" verdicts it was the only exceeded check, and how often it was decided below its
+    threshold or left undecided (a family is below in an audit when all its checks are)."""
     out: dict[str, dict] = {}
     for r in rows:
         exceeded = {key(c["id"]) for c in r["checks"] if c.get("status") == "exceeded"}
+        decs: dict[str, list] = {}
+        for c in r["checks"]:
+            decs.setdefault(key(c["id"]), []).append(c.get("decision"))
+        dec = {k: "above" if "above" in v else "undecided" if "undecided" in v
+               else "below" if all(x == "below" for x in v) else None for k, v in decs.items()}
         seen: dict[str, str] = {}
         for c in r["checks"]:
             k, st = key(c["id"]), c.get("status")
@@ -216,8 +311,10 @@ def _check_block(rows: list[dict], key) -> dict:
                               if key(c["id"]) == k and c.get("status") == "exceeded")}
         for k, st in seen.items():
             d = out.setdefault(k, {"present": 0, "exceeded": 0, "passed": 0, "not measurable": 0, "sole_cause": 0,
-                                   "exceeded_recipe_only": 0})
+                                   "exceeded_recipe_only": 0, "below": 0, "undecided": 0})
             d["present"] += 1
+            if dec.get(k) in ("below", "undecided"):
+                d[dec[k]] += 1
             d[st] = d.get(st, 0) + 1
             d["exceeded_recipe_only"] = d.get("exceeded_recipe_only", 0) + (st == "exceeded" and k in recipe_only)
             if st == "exceeded" and exceeded == {k} and r["outcome"] == "do not publish":
@@ -227,34 +324,59 @@ def _check_block(rows: list[dict], key) -> dict:
     return dict(sorted(out.items()))
 
 
+def _kind_block(rs: list[dict]) -> dict:
+    a = {"overall": _outcome_block(rs), "overall_leakage_shown": _outcome_block(rs, "leakage shown")}
+    for by in ("family", "dataset"):
+        a[f"by_{by}"] = {v: _outcome_block([r for r in rs if r[by] == v]) for v in sorted({r[by] for r in rs})}
+    a["by_family_dataset"] = {f"{f} / {d}": _outcome_block([r for r in rs if r["family"] == f and r["dataset"] == d])
+                              for f, d in sorted({(r["family"], r["dataset"]) for r in rs})}
+    a["by_variant"] = {f"{f} {v}": _outcome_block([r for r in rs if r["family"] == f and r["variant"] == v])
+                       for f, v in sorted({(r["family"], r["variant"]) for r in rs})}
+    a["by_variant_dataset_leakage_shown"] = {
+        f"{f} {v} / {d}": _outcome_block([r for r in rs if (r["family"], r["variant"], r["dataset"]) == (f, v, d)],
+                                         "leakage shown")
+        for f, v, d in sorted({(r["family"], r["variant"], r["dataset"]) for r in rs})}
+    a["by_check"] = _check_block(rs, lambda x: x)
+    a["by_check_family"] = _check_block(rs, check_family)
+    return a
+
+
 def aggregate(rows: list[dict]) -> dict:
+    for r in rows:  # the old rule, from the same audits' checks
+        r["outcome_leakage_shown"] = outcome_leakage_shown(r)
+        if r.get("kind") == "benign":
+            r["loss_auc_contains_half"] = loss_auc_contains_half(r)
     ok = [r for r in rows if r["outcome"] != "error"]
     agg = {"n_rows": len(rows), "n_errors": len(rows) - len(ok)}
-    for kind in ("null", "positive"):
+    for kind in K.KINDS:
         rs = [r for r in ok if r["kind"] == kind]
-        a = {"overall": _outcome_block(rs)}
-        for by in ("family", "dataset"):
-            a[f"by_{by}"] = {v: _outcome_block([r for r in rs if r[by] == v]) for v in sorted({r[by] for r in rs})}
-        a["by_family_dataset"] = {f"{f} / {d}": _outcome_block([r for r in rs if r["family"] == f and r["dataset"] == d])
-                                  for f, d in sorted({(r["family"], r["dataset"]) for r in rs})}
-        a["by_variant"] = {f"{f} {v}": _outcome_block([r for r in rs if r["family"] == f and r["variant"] == v])
-                           for f, v in sorted({(r["family"], r["variant"]) for r in rs})}
-        a["by_check"] = _check_block(rs, lambda x: x)
-        a["by_check_family"] = _check_block(rs, check_family)
-        agg[kind] = a
-    agg["targets"] = targets(agg)
+        if kind == "benign":
+            counted = [r for r in rs if r.get("loss_auc_contains_half")]
+            agg["benign_excluded"] = [r["id"] for r in rs if not r.get("loss_auc_contains_half")]
+            rs = counted
+        if kind == "positive":  # issue 47's leaky models: no label flipped, no canary
+            agg["positive_unflipped"] = {
+                b: _outcome_block([r for r in rs if not r.get("label_noise") and not r.get("canaries")], b)
+                for b in BURDENS}
+        agg[kind] = _kind_block(rs)
+    agg["targets"] = {b: targets(agg, b) for b in BURDENS}
     return agg
 
 
-def targets(agg: dict) -> dict:
-    nul, pos = agg["null"]["overall"]["do_not_publish"], agg["positive"]["overall"]["do_not_publish"]
+def targets(agg: dict, burden: str = "safety shown") -> dict:
+    key = "overall" if burden == "safety shown" else "overall_leakage_shown"
+    nul, pos = agg["null"][key]["do_not_publish"], agg["positive"][key]["do_not_publish"]
+    ben = agg["benign"][key]["publish"]
     null_met = (nul["n"] > 0 and nul["rate"] <= NULL_MAX_RATE and nul["ci"][1] <= NULL_MAX_UPPER)
     pos_met = pos["n"] > 0 and pos["rate"] >= POSITIVE_MIN_RATE
-    return {"null": {"what": f"null \"do not publish\" rate <= {_pct(NULL_MAX_RATE)} and the upper end of its 95 % "
-                             f"interval <= {_pct(NULL_MAX_UPPER)}", "met": bool(null_met),
-                     "rate": nul["rate"], "ci": nul["ci"], "n": nul["n"]},
-            "positive": {"what": f"positive \"do not publish\" rate >= {_pct(POSITIVE_MIN_RATE)}", "met": bool(pos_met),
-                         "rate": pos["rate"], "ci": pos["ci"], "n": pos["n"]}}
+    ben_met = ben["n"] > 0 and ben["rate"] >= BENIGN_MIN_RATE
+    return {"null": {"what": f"null withheld (\"do not publish\") rate <= {_pct(NULL_MAX_RATE)} and the upper end of "
+                             f"its 95 % interval <= {_pct(NULL_MAX_UPPER)}", "met": bool(null_met),
+                     "rate": nul["rate"], "ci": nul["ci"], "n": nul["n"], "k": nul["k"]},
+            "positive": {"what": f"leaky (positive) withheld rate >= {_pct(POSITIVE_MIN_RATE)}", "met": bool(pos_met),
+                         "rate": pos["rate"], "ci": pos["ci"], "n": pos["n"], "k": pos["k"]},
+            "benign": {"what": f"benign published rate >= {_pct(BENIGN_MIN_RATE)}", "met": bool(ben_met),
+                       "rate": ben["rate"], "ci": ben["ci"], "n": ben["n"], "k": ben["k"]}}
 
 
 # -- the report ------------------------------------------------------------------------------------------------
@@ -270,21 +392,31 @@ def _rate_cell(r: dict) -> str:
     return f"{r['k']}/{r['n']} = {_pct(r['rate'])} [{_pct(r['ci'][0])}, {_pct(r['ci'][1])}]"
 
 
-def _outcome_table(blocks: dict, first: str) -> list[str]:
-    lines = [f"| {first} | audits | do not publish [95 % CI] | inconclusive [95 % CI] | publish | median audit s |",
-             "|---|---|---|---|---|---|"]
+def _outcome_table(blocks: dict, first: str, rows_by: dict | None = None) -> list[str]:
+    """One line per block: its outcome rates (safety shown, the audits' own verdicts) and, where given (``rows_by``:
+    the same keys, the rows), the counts under the old rule recomputed from the same audits."""
+    lines = [f"| {first} | audits | do not publish [95 % CI] | inconclusive [95 % CI] | publish [95 % CI] | "
+             "leakage shown: withheld / inconclusive / published | median audit s |", "|---|---|---|---|---|---|---|"]
     for name, b in blocks.items():
+        old = "–"
+        if rows_by is not None and name in rows_by:
+            o = _outcome_block(rows_by[name], "leakage shown")
+            if o["n"]:
+                old = f"{o['counts']['do not publish']} / {o['counts']['inconclusive']} / {o['counts']['publish']}"
         lines.append(f"| {name} | {b['n']} | {_rate_cell(b['do_not_publish'])} | {_rate_cell(b['inconclusive'])} | "
-                     f"{b['counts']['publish']} | {b['audit_seconds_median'] if b['audit_seconds_median'] is not None else '–'} |")
+                     f"{_rate_cell(b['publish'])} | {old} | "
+                     f"{b['audit_seconds_median'] if b['audit_seconds_median'] is not None else '–'} |")
     return lines + [""]
 
 
 def _check_table(checks: dict) -> list[str]:
     lines = ["| check | in audits | exceeded [95 % CI] | of which only for the recipe | passed | not measurable | "
-             "only exceeded check of a \"do not publish\" |", "|---|---|---|---|---|---|---|"]
+             "shown below | undecided | only exceeded check of a \"do not publish\" |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for cid, d in checks.items():
         lines.append(f"| `{cid}` | {d['present']} | {_rate_cell(d['exceeded_rate'])} | "
-                     f"{d.get('exceeded_recipe_only', 0)} | {d['passed']} | {d['not measurable']} | {d['sole_cause']} |")
+                     f"{d.get('exceeded_recipe_only', 0)} | {d['passed']} | {d['not measurable']} | "
+                     f"{d.get('below', 0)} | {d.get('undecided', 0)} | {d['sole_cause']} |")
     return lines + [""]
 
 
@@ -301,9 +433,28 @@ def _code_line(res: dict) -> str:
             f"`{c.get('leakaudit_path', '?')}`; source fingerprint `{c.get('fingerprint', '?')}`{note})")
 
 
-def findings(agg: dict) -> list[str]:
-    """Which checks made the wrong null verdicts, and which caught the positive cases (generated sentences)."""
+def _undecided_ids(r: dict) -> list[str]:
+    """The checks that kept an audit from "publish": not measurable, or passed but not shown below (undecided),
+    or exceeded only for the recipe."""
+    return [c["id"] for c in r["checks"]
+            if c.get("status") == "not measurable" or (c.get("status") == "passed" and c.get("decision") == "undecided"
+                                                       and c.get("shows", "both") == "both")
+            or (c.get("status") == "exceeded" and c.get("describes") == "recipe")]
+
+
+def _tally(ids: list[list[str]]) -> str:
+    count: dict[str, int] = {}
+    for xs in ids:
+        for x in set(xs):
+            count[x] = count.get(x, 0) + 1
+    return ", ".join(f"`{k}` in {v}" for k, v in sorted(count.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def findings(agg: dict, rows: list[dict], burdens=BURDENS) -> list[str]:
+    """Which checks made the wrong null verdicts, which caught the positive cases, which kept benign models from
+    "publish" (generated sentences)."""
     out = []
+    ok = [r for r in rows if r["outcome"] != "error"]
     nul = agg["null"]
     k_wrong = nul["overall"]["counts"]["do not publish"]
     if nul["overall"]["n"]:
@@ -316,12 +467,36 @@ def findings(agg: dict) -> list[str]:
         out.append(f"- Null cases: {k_wrong} of {nul['overall']['n']} wrongly withheld"
                    + (f"; {causes}" if causes else "") + (f". Never exceeded on a null case: {never}" if never else "")
                    + ".")
+        wrong = [r for r in ok if r["kind"] == "null" and r["outcome"] == "do not publish"]
+        if wrong:
+            out.append("  Withheld null audits: " + "; ".join(
+                f"`{r['id']}` ({', '.join(c['id'] for c in r['checks'] if c.get('status') == 'exceeded')})"
+                for r in wrong) + ".")
     pos = agg["positive"]
     if pos["overall"]["n"]:
         caught = "; ".join(f"`{k}` {d['exceeded']}/{d['present'] - d['not measurable']}"
                            for k, d in pos["by_check_family"].items())
-        out.append(f"- Positive cases: {pos['overall']['counts']['do not publish']} of {pos['overall']['n']} withheld; "
-                   f"each family of checks exceeded in (of the audits where it was measured): {caught}.")
+        un = agg.get("positive_unflipped", {}).get("safety shown", {"n": 0})
+        out.append(f"- Positive (leaky) cases: {pos['overall']['counts']['do not publish']} of {pos['overall']['n']} "
+                   "withheld" + (f" ({un['counts']['do not publish']} of the {un['n']} without flipped labels or "
+                                  "canaries)" if un["n"] else "")
+                   + f"; each family of checks exceeded in (of the audits where it was measured): {caught}.")
+    ben = agg.get("benign")
+    excluded = agg.get("benign_excluded", [])
+    if ben and (ben["overall"]["n"] or excluded):
+        b = ben["overall"]
+        bad = [r for r in ok if r["kind"] == "benign" and r.get("loss_auc_contains_half") and r["outcome"] != "publish"]
+        out.append(f"- Benign cases: {b['counts']['publish']} of {b['n']} published, {b['counts']['inconclusive']} "
+                   f"inconclusive, {b['counts']['do not publish']} withheld; {len(excluded)} audit"
+                   f"{'' if len(excluded) == 1 else 's'} excluded because the loss attack's AUC interval did not "
+                   "contain 0.5" + (f" ({', '.join(f'`{x}`' for x in excluded)})" if excluded else "")
+                   + (f". The checks that kept the others from \"publish\" (not measurable, or not shown below the "
+                      f"threshold, or exceeded only for the recipe): {_tally([_undecided_ids(r) for r in bad])}"
+                      if bad else "") + ".")
+    for burden in burdens if len(burdens) > 1 else ():
+        t = agg["targets"][burden]
+        out.append(f"- Under \"{burden}\": null withheld {_rate_cell(t['null'])}; leaky withheld "
+                   f"{_rate_cell(t['positive'])}; benign published {_rate_cell(t['benign'])}.")
     return out
 
 
@@ -341,108 +516,232 @@ def leak_strength(rows: list[dict]) -> list[str]:
         return []
     f = lambda x, fmt="{:.3f}": "–" if x is None else fmt.format(x)  # noqa: E731
     out = ["What the audits measured (medians over seeds): the target's accuracy on members and non-members, the "
-           "largest AUC of any attack, the largest PDTP (nats) of the measured members.", "",
-           "| kind | family | variant | dataset | accuracy members / non-members | largest attack AUC | largest PDTP |",
-           "|---|---|---|---|---|---|---|"]
-    for (kind, fam, var, ds), rs in sorted(groups.items(), key=lambda kv: (kv[0][0] != "null", kv[0])):
+           "largest AUC of any attack, the loss attack's AUC, the largest PDTP (nats) of the measured members.", "",
+           "| kind | family | variant | dataset | accuracy members / non-members | largest attack AUC | loss AUC | "
+           "largest PDTP |", "|---|---|---|---|---|---|---|---|"]
+    order = {k: i for i, k in enumerate(K.KINDS)}
+    for (kind, fam, var, ds), rs in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0])):
         auc = _median([max((v[0] for v in r.get("auc", {}).values() if v and v[0] is not None), default=None)
                        for r in rs])
+        loss = _median([(r.get("auc", {}).get("loss") or [None])[0] for r in rs])
         pd_ = _median([(r.get("pdtp") or {}).get("max") for r in rs])
         out.append(f"| {kind} | {fam} | {var} | {ds} | {f(_median([r.get('train_accuracy') for r in rs]))} / "
-                   f"{f(_median([r.get('test_accuracy') for r in rs]))} | {f(auc)} | {f(pd_, '{:.2f}')} |")
+                   f"{f(_median([r.get('test_accuracy') for r in rs]))} | {f(auc)} | {f(loss)} | {f(pd_, '{:.2f}')} |")
     return out + [""]
+
+
+KIND_HEADINGS = {"null": "Null cases: every \"do not publish\" is wrong",
+                 "positive": "Leaky (positive) cases: every verdict but \"do not publish\" is wrong",
+                 "benign": "Benign cases: every verdict but \"publish\" is a miss"}
+
+
+def _groups(rows: list[dict], kind: str, key) -> dict:
+    out: dict[str, list[dict]] = {}
+    for r in rows:
+        if r["outcome"] != "error" and r["kind"] == kind and (kind != "benign" or r.get("loss_auc_contains_half")):
+            out.setdefault(key(r), []).append(r)
+    return out
 
 
 def run_section(res: dict, title: str) -> list[str]:
     agg, m = res["aggregates"], res.get("machine", {})
-    t = agg["targets"]
-    schema = sorted({r.get("verdict_schema", "?") for r in res["rows"] if r["outcome"] != "error"})
+    rows = res["rows"]
+    schema = sorted({r.get("verdict_schema", "?") for r in rows if r["outcome"] != "error"})
+    n_planned = res.get("n_planned")
+    partial = (f" **This run is partial: {len(rows)} of the {n_planned} audits of the suite were run** "
+               f"(`--max-minutes`); the rates below are those of the audits run." if n_planned
+               and n_planned > len(rows) else "")
+    cpu = f", CPU time of this invocation {res['cpu_seconds'] / 60:.1f} min" if res.get("cpu_seconds") else ""
     out = [f"## {title}", "",
            f"Run {_when(res)} on {m.get('nproc', '?')} cores ({m.get('cpu', '?')}, load average at start "
-           f"{', '.join(str(x) for x in m.get('loadavg_start', []))}); {_code_line(res)}.", "",
+           f"{', '.join(str(x) for x in m.get('loadavg_start', []))}"
+           + (f", at the end {', '.join(str(x) for x in m['loadavg_end'])}" if m.get("loadavg_end") else "")
+           + f"); {_code_line(res)}.", "",
            f"Command: `{res.get('command', '?')}`. Audits: {agg['n_rows']} ({agg['n_errors']} failed); total audit "
            f"time {res.get('audit_seconds_total', 0) / 60:.1f} min, total case time (models trained, files written, "
            f"audits) {res.get('case_seconds_total', 0) / 60:.1f} min; this invocation's wall time "
-           f"{res.get('wall_seconds', 0) / 60:.1f} min{' (resumed: earlier audits were kept)' if res.get('resumed') else ''}. "
+           f"{res.get('wall_seconds', 0) / 60:.1f} min{cpu}"
+           f"{' (resumed: earlier audits were kept)' if res.get('resumed') else ''}.{partial} "
            f"Verdict read from the {' and '.join(schema)} results.json schema"
            + (" (`verdict.publish` and `reasons`: no checks in it, so each audit's checks were recomputed from its "
               "measured sections by that verdict's own rules and thresholds, and the number exceeded checked against "
               "its reasons; a TPR the audit could not estimate counts as not measurable)" if "old" in schema
-              else "") + ".", "",
-           "| target | measured | met |", "|---|---|---|",
-           f"| {t['null']['what']} | {_rate_cell(agg['null']['overall']['do_not_publish'])} | "
-           f"{'yes' if t['null']['met'] else '**no**'} |",
-           f"| {t['positive']['what']} | {_rate_cell(agg['positive']['overall']['do_not_publish'])} | "
-           f"{'yes' if t['positive']['met'] else '**no**'} |", ""]
-    out += findings(agg) + [""]
+              else "") + ".", ""]
+    has_new = any(r.get("outcome_leakage_shown") for r in rows)
+    burdens = BURDENS if has_new else ("safety shown",)
+    if has_new:
+        out += ["The first column is the audits' own verdict (the default policy, burden of proof \"safety shown\"). "
+                "The second is the old rule, \"leakage shown\", **recomputed from the same audits** (no audit was "
+                "rerun): each audit's stored checks rebuilt as `Check` objects and decided by "
+                "`leakaudit.audit.verdict.decide(make_config(policy=\"leakage-shown\"), checks)`; that policy "
+                "differs from the default only in its burden of proof.", ""]
+        out += ["| target | safety shown (the audits' verdicts) | met | leakage shown (recomputed) | met |",
+                "|---|---|---|---|---|"]
+    else:
+        out += ["| target | measured | met |", "|---|---|---|"]
+    for kind in ("null", "positive", "benign"):
+        cells = []
+        for b in burdens:
+            t = agg["targets"][b][kind]
+            cells += [_rate_cell(t), ("yes" if t["met"] else "**no**") if t["n"] else "–"]
+        if any(agg["targets"][b][kind]["n"] for b in burdens):
+            out.append(f"| {agg['targets']['safety shown'][kind]['what']} | " + " | ".join(cells) + " |")
+    out.append("")
+    out += findings(agg, rows, burdens) + [""]
     if agg["n_errors"]:
         out += ["Failed audits (not counted above):", ""]
-        out += [f"- `{r['id']}`: {r.get('error', '')[:300]}" for r in res["rows"] if r["outcome"] == "error"]
+        out += [f"- `{r['id']}`: {r.get('error', '')[:300]}" for r in rows if r["outcome"] == "error"]
         out.append("")
-    for kind, word in (("null", "Null cases: every \"do not publish\" is wrong"),
-                       ("positive", "Positive cases: every verdict but \"do not publish\" is wrong")):
-        a = agg[kind]
-        out += [f"### {word}", ""]
+    for kind in K.KINDS:
+        a = agg.get(kind)
+        if not a or not a["overall"]["n"]:
+            continue
+        out += [f"### {KIND_HEADINGS[kind]}", ""]
+        if kind == "benign":
+            out += ["Counted: the audits whose loss attack's AUC interval contains 0.5 (the model shows no "
+                    "generalisation gap that a loss threshold can see); the table of every benign audit below "
+                    "includes the excluded ones.", ""]
+        rows_by = {"all": [r for rs in _groups(rows, kind, lambda r: "all").values() for r in rs],
+                   **{f"family: {k}": v for k, v in _groups(rows, kind, lambda r: r["family"]).items()},
+                   **{f"dataset: {k}": v for k, v in _groups(rows, kind, lambda r: r["dataset"]).items()},
+                   **_groups(rows, kind, lambda r: f"{r['family']} / {r['dataset']}"),
+                   **_groups(rows, kind, lambda r: f"{r['family']} {r['variant']}")}
         out += _outcome_table({"all": a["overall"], **{f"family: {k}": v for k, v in a["by_family"].items()},
-                               **{f"dataset: {k}": v for k, v in a["by_dataset"].items()}}, "cases")
-        out += ["Per family and dataset" + (" and per variant" if kind == "positive" else "") + ":", ""]
-        out += _outcome_table({**a["by_family_dataset"], **(a["by_variant"] if kind == "positive" else {})}, "cases")
+                               **{f"dataset: {k}": v for k, v in a["by_dataset"].items()}}, "cases", rows_by)
+        out += ["Per family and dataset, and per variant:", ""]
+        out += _outcome_table({**a["by_family_dataset"], **a["by_variant"]}, "cases", rows_by)
         out += [f"Checks ({kind} cases), by family of checks (a family is exceeded in an audit when any of its "
-                "checks is):", ""]
+                "checks is, shown below when all of them are, undecided when one is not decided):", ""]
         out += _check_table(a["by_check_family"])
         out += [f"<details><summary>Every check id ({kind} cases)</summary>", ""] + _check_table(a["by_check"])
         out += ["</details>", ""]
-    out += leak_strength(res["rows"])
-    pos = [r for r in res["rows"] if r["kind"] == "positive" and r["outcome"] not in ("do not publish", "error")]
+        if kind == "benign":
+            out += benign_table(rows)
+    out += leak_strength(rows)
+    pos = [r for r in rows if r["kind"] == "positive" and r["outcome"] not in ("do not publish", "error")]
     if pos:
-        out += ["Positive cases the verdict let through:", ""]
-        out += [f"- `{r['id']}`: {r['outcome']}; train / test accuracy {r.get('train_accuracy', 0):.3f} / "
-                f"{r.get('test_accuracy', 0):.3f}; AUC " + ", ".join(f"{k} {v[0]:.3f}" for k, v in r.get("auc", {}).items())
+        out += ["Leaky (positive) cases the verdict let through:", ""]
+        out += [f"- `{r['id']}`: {r['outcome']} (leakage shown: {r.get('outcome_leakage_shown') or '–'}); train / "
+                f"test accuracy {r.get('train_accuracy', 0):.3f} / {r.get('test_accuracy', 0):.3f}; AUC "
+                + ", ".join(f"{k} {v[0]:.3f}" for k, v in r.get("auc", {}).items())
+                + (f"; not decided: {', '.join(_undecided_ids(r))}" if _undecided_ids(r) else "")
                 for r in pos]
         out.append("")
     return out
+
+
+def benign_table(rows: list[dict]) -> list[str]:
+    ben = [r for r in rows if r["kind"] == "benign" and r["outcome"] != "error"]
+    if not ben:
+        return []
+    out = ["Every benign audit:", "",
+           "| audit | counted (loss AUC interval holds 0.5) | loss AUC [interval] | verdict | leakage shown | "
+           "checks not shown below (not measurable, undecided, or exceeded for the recipe only) | audit s |",
+           "|---|---|---|---|---|---|---|"]
+    for r in ben:
+        v = (r.get("auc") or {}).get("loss") or [None, None, None]
+        auc = "–" if v[0] is None else f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
+        out.append(f"| `{r['id']}` | {'yes' if r.get('loss_auc_contains_half') else '**no**'} | {auc} | "
+                   f"{r['outcome']} | {r.get('outcome_leakage_shown') or '–'} | "
+                   f"{', '.join(f'`{x}`' for x in _undecided_ids(r)) or 'none'} | {r.get('audit_seconds', '–')} |")
+    return out + [""]
+
+
+def comparison(latest: dict, previous: dict) -> list[str]:
+    """The cases the previous run measured too (same ids): its outcomes beside this run's, under both burdens."""
+    prev = {r["id"]: r for r in previous.get("rows", []) if r["outcome"] != "error"}
+    now = [r for r in latest.get("rows", []) if r["outcome"] != "error" and r["id"] in prev]
+    if not now:
+        return []
+    c = previous.get("code", {}).get("commit") or "?"
+    out = [f"## What changed since the previous run (commit {c}, {_when(previous)[:10]})", "",
+           f"The previous run (`benchmarks/results/{PREVIOUS}`) had the {len(prev)} null and positive audits of the "
+           "first suite, under the verdict before the burden of proof: \"leakage shown\", and a smoke audit's random "
+           "PDTP sample of 100 members passing DTP-1 without bounding the members it did not measure. Since then "
+           "the default burden is \"safety shown\", and that sample bounds the unmeasured members, so at smoke with "
+           "1,000 members DTP-1 is \"not measurable\" and such an audit cannot publish. The same "
+           f"{len(now)} cases (same ids, same records and models), three verdicts: the previous run's; this run's "
+           "(safety shown); this run's checks under leakage shown.", "",
+           "| kind | family | dataset | previous run: withheld / inconclusive / published | this run, safety shown | "
+           "this run, leakage shown (recomputed) |", "|---|---|---|---|---|---|"]
+    groups: dict[tuple, list[dict]] = {}
+    for r in now:
+        groups.setdefault((r["kind"], r["family"], r["dataset"]), []).append(r)
+
+    def cnt(rs, f):
+        return " / ".join(str(sum(f(r) == o for r in rs)) for o in ("do not publish", "inconclusive", "publish"))
+
+    for (kind, fam, ds), rs in sorted(groups.items()):
+        out.append(f"| {kind} | {fam} | {ds} | {cnt(rs, lambda r: prev[r['id']]['outcome'])} | "
+                   f"{cnt(rs, lambda r: r['outcome'])} | {cnt(rs, lambda r: r.get('outcome_leakage_shown'))} |")
+    out.append(f"| all | | | {cnt(now, lambda r: prev[r['id']]['outcome'])} | {cnt(now, lambda r: r['outcome'])} | "
+               f"{cnt(now, lambda r: r.get('outcome_leakage_shown'))} |")
+    return out + [""]
 
 
 def case_list(rows: list[dict]) -> list[str]:
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((r["kind"], r["family"], r["variant"], r["dataset"]), []).append(r)
-    lines = ["| kind | family | dataset | model | members / non-members / target's own records | seeds |",
-             "|---|---|---|---|---|---|"]
-    for (kind, fam, var, ds), rs in sorted(groups.items(), key=lambda kv: (kv[0][0] != "null", kv[0])):
+    lines = ["| kind | family | dataset | model | members / non-members / target's own records | profile | seeds |",
+             "|---|---|---|---|---|---|---|"]
+    order = {k: i for i, k in enumerate(K.KINDS)}
+    for (kind, fam, var, ds), rs in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0])):
         r = rs[0]
         own = r.get("n_target_train") if kind == "null" else "(the members)"
         extra = ""
         if r.get("n_population"):
             extra = f", population {r['n_population']}"
+        if r.get("distinct"):
+            extra += "; duplicate rows removed first"
         seeds = sorted(x["seed"] for x in rs)
         lines.append(f"| {kind} | {fam} | {ds} | {r['description']} | {r['n_members']} / {r['n_nonmembers']} / "
-                     f"{own}{extra} | {len(seeds)}: {seeds[0]}-{seeds[-1]} |")
+                     f"{own}{extra} | {r.get('profile', 'smoke')} | {len(seeds)}: {seeds[0]}-{seeds[-1]} |")
     return lines + [""]
 
 
-def write_doc(path: Path, latest: dict | None, before: dict | None) -> Path:
+def write_doc(path: Path, latest: dict | None, before: dict | None, previous: dict | None = None) -> Path:
     cmd = "python benchmarks/calibration.py"
     out = ["# Calibration: how often the verdict is wrong", "",
            "<!-- generated by benchmarks/calibration.py; edit the script, not this file -->", "",
-           "leakaudit's verdict is a decision: \"publish\", \"do not publish\" or \"inconclusive\". This page measures "
-           "how often it is wrong on models whose truth is known, by construction:", "",
+           "leakaudit's verdict is a decision: \"publish\", \"do not publish\" or \"inconclusive\". Under the default "
+           "policy its burden of proof is \"safety shown\": every check is decided \"above\" its threshold, "
+           "\"below\" it (its interval's upper end lies below the threshold) or \"undecided\" (the interval reaches "
+           "the threshold, or the check could not be measured); a model is published only when every check that "
+           "can show safety is shown below, withheld when a check describing the model is shown above, and "
+           "otherwise the verdict is \"inconclusive\" (`docs/verdict.md`). This page measures how often the verdict "
+           "is wrong on models whose truth is known, by construction:", "",
            "- **null cases**: the audited model was trained on records disjoint from both the members and the "
            "non-members handed to the audit (all three drawn from one table). Nothing can leak about the audited "
-           "\"members\", so every \"do not publish\" is a false alarm;",
-           "- **positive cases**: the model was trained on the members and memorises them (a fifth of their labels "
-           "flipped, duplicated canaries with flipped labels, fully grown trees, a 1-nearest-neighbour rule, nets "
-           "over-trained on few records). Every verdict but \"do not publish\" misses a real leak.", "",
-           f"Targets: null \"do not publish\" at most {_pct(NULL_MAX_RATE)}, with the upper end of its 95 % "
-           f"Clopper-Pearson interval at most {_pct(NULL_MAX_UPPER)}; positive \"do not publish\" at least "
-           f"{_pct(POSITIVE_MIN_RATE)}. Every audit runs with `profile=\"smoke\"` (8 reference models, PDTP of 100 "
-           "members, 4 noise-floor models, 200 bootstrap resamples), the fastest profile: a verdict that is "
-           "calibrated there is the weakest case. Intervals are exact (Clopper-Pearson, "
-           "`leakaudit.metrics.clopper_pearson`); `k/n` counts audits.", "",
+           "\"members\", so every \"do not publish\" is a false alarm (\"inconclusive\" is not: a null audit with "
+           "too few records to show safety honestly says so);",
+           "- **leaky (positive) cases**: the model was trained on the members and memorises them: a fifth of their "
+           "labels flipped, duplicated canaries with flipped labels, and (issue 47) realistic leaks without any label "
+           "flipped: fully grown random forests and decision trees, a 1-nearest-neighbour rule, a net over-trained on "
+           "few records. Every verdict but \"do not publish\" misses a real leak;",
+           "- **benign cases**: regularised models trained on at least 5,000 members and audited against 5,000 "
+           "non-members at `profile=\"standard\"`, which should be published. A benign audit counts only if its "
+           "loss attack's AUC interval contains 0.5 (a model whose loss separates members from non-members is not "
+           "known to be benign); every verdict but \"publish\" is a miss.", "",
+           f"Targets: null withheld at most {_pct(NULL_MAX_RATE)}, with the upper end of its 95 % Clopper-Pearson "
+           f"interval at most {_pct(NULL_MAX_UPPER)}; leaky withheld at least {_pct(POSITIVE_MIN_RATE)}; benign "
+           f"published at least {_pct(BENIGN_MIN_RATE)}. Null and leaky audits run with `profile=\"smoke\"` (8 "
+           "reference models, PDTP of 100 members, 4 noise-floor models, 200 bootstrap resamples), the fastest "
+           "profile: a verdict that is calibrated there is the weakest case. Since the burden of proof, a smoke "
+           "audit's random PDTP sample bounds the members it did not measure, so a smoke audit of 1,000 members "
+           "cannot show DTP-1 below its threshold and cannot publish: that is why benign models are audited at "
+           "\"standard\" (64 reference models, PDTP of every member up to 4,000 and a screen beyond). Each rate is "
+           "also given under the old rule, \"leakage shown\", recomputed from the same audits' checks. Intervals "
+           "are exact (Clopper-Pearson, `leakaudit.metrics.clopper_pearson`); `k/n` counts audits.", "",
            f"Regenerate with `{cmd}` (add `--jobs 2` for two worker processes; `--quick` runs each family once, "
-           "`make calibrate` runs the full suite). A killed run resumes where it stopped. The script writes "
-           "`benchmarks/results/calibration.json` (every audit's row: case, outcome, every check, the target's "
-           "accuracies, each attack's AUC, PDTP, seconds; and the aggregates) and this page.", ""]
+           "`make calibrate` runs the full suite; `--max-minutes M` starts no audit after M minutes and reports "
+           "the audits run as a partial run). A killed run resumes where it stopped: each finished audit is "
+           "appended to `benchmarks/results/calibration.jsonl` with the commit and a fingerprint of the leakaudit "
+           "sources it ran, and a rerun with the same sources skips it. Audits run round-robin over the case "
+           "groups, so a run stopped early has measured every group. The script writes "
+           "`benchmarks/results/calibration.json` (every audit's row: case, outcome, every check with its status "
+           "and decision, the outcome under leakage shown, the target's accuracies, each attack's AUC, PDTP, "
+           "seconds; and the aggregates) and this page.", ""]
     rows = (latest or before or {}).get("rows", [])
     if rows:
         out += ["## Cases", ""] + case_list(rows)
@@ -450,19 +749,32 @@ def write_doc(path: Path, latest: dict | None, before: dict | None) -> Path:
                 "Datasets: " + "; ".join(f"**{k}**: {v}" for k, v in K.DATASETS.items()) + ". The records of each "
                 "case are drawn by its seed (the TorchMLP null case on Adult uses the demo's own draw: members, "
                 "non-members and population by the audit seed; its target is trained on further Adult records, "
-                "disjoint from all three, so the population stays what RMIA assumes it is). No "
-                "case gives a population file, so RMIA runs only in the TorchMLP null case on Adult. Sizes were "
-                "not reduced for time: one smoke audit takes seconds here.", ""]
+                "disjoint from all three, so the population stays what RMIA assumes it is). The issue-47 cases "
+                "(the five null families on Adult and Census-Income, the leaky models without flipped labels, the "
+                "benign models) draw from the table with its exact duplicate rows (features and label) removed "
+                "(Adult's long columns repeat 6,374 rows, Census-Income 74,271), so that a null model never "
+                "trained on a copy of an audited record. No case gives a population file, so RMIA runs only in the "
+                "TorchMLP null case on Adult. The null sizes of the scikit-learn families that are retrained as "
+                "clones (gradient boosting, SVC) were reduced for time: every reference and leave-one-out model "
+                "retrains them.", ""]
     same = latest is not None and before is not None and latest.get("created") == before.get("created")
     if latest is not None and not same:
         c = latest.get("code", {}).get("commit") or "?"
         out += run_section(latest, f"Latest run (commit {c}, {_when(latest)[:10]})")
+        if previous is not None:
+            out += comparison(latest, previous)
     if before is not None:
         c = before.get("code", {}).get("commit") or "?"
-        out += run_section(before, f"Before the calibrated verdict (commit {c}, {_when(before)[:10]})")
-        if same:
-            out.insert(out.index(f"## Before the calibrated verdict (commit {c}, {_when(before)[:10]})") + 2,
-                       "This is also the latest run.\n")
+        head = f"Before the calibrated verdict (commit {c}, {_when(before)[:10]})"
+        out += run_section(before, head)
+        out.insert(out.index(f"## {head}") + 2,
+                   "The verdict before it was calibrated: \"publish\" or \"do not publish\" only, no "
+                   "\"inconclusive\", no burden of proof, and DTP-1 exceeded by any one member's PDTP above its "
+                   "threshold. It is kept to show what the calibration changed: "
+                   f"{before['aggregates']['null']['overall']['counts']['do not publish']} of "
+                   f"{before['aggregates']['null']['overall']['n']} null cases were withheld then. Its rows have no "
+                   "check decisions, so no outcome under \"leakage shown\" is recomputed for them, and it had no "
+                   "benign cases.\n" + ("This is also the latest run.\n" if same else ""))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(out).rstrip() + "\n")
     return path
@@ -482,8 +794,8 @@ def _compact(x):
     return x
 
 
-#: what the JSON keeps of each check (the JSONL log keeps them whole: name, analysis and sentence too)
-CHECK_FIELDS = ("id", "status", "value", "interval", "threshold", "describes")
+#: what the JSON keeps of each check (the JSONL log keeps them whole: name, sentence and confidence too)
+CHECK_FIELDS = ("id", "analysis", "status", "value", "interval", "threshold", "describes", "shows", "decision")
 
 
 def _row_for_json(r: dict) -> dict:
@@ -510,20 +822,33 @@ def select(set_: str, args) -> list[K.Case]:
         return K.quick_cases()
     if set_ == "small":
         return K.small_cases()
-    return K.cases(n_null_seeds=args.null_seeds, n_positive_seeds=args.positive_seeds)
+    if set_ == "tiny-new":
+        return K.tiny_new_cases()
+    return K.cases(n_null_seeds=args.null_seeds, n_positive_seeds=args.positive_seeds,
+                   n_new_null_seeds=args.new_null_seeds, n_leaky_seeds=args.leaky_seeds,
+                   n_benign_seeds=args.benign_seeds)
 
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="every family and variant once (--set quick)")
-    ap.add_argument("--set", choices=("full", "quick", "small"), default=None,
-                    help="which cases: full (default), quick, small (the default test's three)")
+    ap.add_argument("--set", choices=("full", "quick", "small", "tiny-new"), default=None,
+                    help="which cases: full (default), quick, small (the default test's three), tiny-new (one "
+                         "small case of each issue-47 kind, the default test's)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="folder of the JSON and JSONL files (benchmarks/results)")
     ap.add_argument("--doc", type=Path, default=None,
                     help="markdown written (full: docs/calibration.md; otherwise <out>/calibration_<set>.md)")
     ap.add_argument("--jobs", type=int, default=1, help="audits run at once, each in its own process (default 1)")
     ap.add_argument("--null-seeds", type=int, default=16, help="seeds per null family and dataset (default 16)")
     ap.add_argument("--positive-seeds", type=int, default=4, help="seeds per positive variant and dataset (default 4)")
+    ap.add_argument("--new-null-seeds", type=int, default=NEW_NULL_SEEDS,
+                    help=f"seeds per issue-47 null family and dataset (default {NEW_NULL_SEEDS})")
+    ap.add_argument("--leaky-seeds", type=int, default=LEAKY_SEEDS,
+                    help=f"seeds per leaky variant without flipped labels and dataset (default {LEAKY_SEEDS})")
+    ap.add_argument("--benign-seeds", type=int, default=BENIGN_SEEDS,
+                    help=f"seeds per benign family (default {BENIGN_SEEDS}; profile standard, minutes each)")
+    ap.add_argument("--max-minutes", type=float, default=None,
+                    help="start no audit after this many minutes (--jobs 1); the result is marked partial")
     ap.add_argument("--only", default=None, help="run only the case ids containing this text")
     ap.add_argument("--fresh", action="store_true", help="ignore (and set aside) the rows of an earlier run")
     ap.add_argument("--keep", action="store_true", help="keep each audit's folder (results, report, cache)")
@@ -542,13 +867,15 @@ def main(argv=None) -> dict:
     json_path, log = out / f"calibration{suffix}.json", out / f"calibration{suffix}.jsonl"
     doc = a.doc or (DOC if set_ == "full" else out / f"calibration{suffix}.md")
     before_path = out / BEFORE
+    previous_path = out / PREVIOUS
     if a.report_only:
         latest = json.loads(json_path.read_text()) if json_path.exists() else None
         before = json.loads(before_path.read_text()) if before_path.exists() and set_ == "full" else None
-        for res in (latest, before):  # aggregates recomputed from the rows: the markdown follows this script's code
+        previous = json.loads(previous_path.read_text()) if previous_path.exists() and set_ == "full" else None
+        for res in (latest, before, previous):  # aggregates recomputed from the rows: the page follows this code
             if res is not None:
                 res["aggregates"] = aggregate(res["rows"])
-        print(f"wrote {write_doc(doc, latest, before)}")
+        print(f"wrote {write_doc(doc, latest, before, previous)}")
         return latest or {}
 
     cases = select(set_, a)
@@ -567,17 +894,18 @@ def main(argv=None) -> dict:
                 kept[r["id"]] = r
             else:
                 stale += 1
-    todo = [c for c in cases if c.id not in kept]
+    todo = run_order(cases, set(kept))
     print(f"calibration ({set_}): {len(cases)} audits, {len(kept)} already done"
           + (f", {stale} earlier rows measured with other leakaudit sources (rerun)" if stale else "")
           + f"; {len(todo)} to run, {a.jobs} at a time; {os.cpu_count()} cores; leakaudit from "
             f"{code['leakaudit_path']} ({code.get('commit')}{', dirty' if code.get('dirty') else ''})", flush=True)
     work = out / f"calibration{suffix}_work"
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu_seconds()
     mach = machine()
-    run_cases(todo, log, work, jobs=a.jobs, keep=a.keep,
-              stamp={"code_fingerprint": code["fingerprint"], "commit": code.get("commit")})
-    wall = time.perf_counter() - t0
+    not_started = run_cases(todo, log, work, jobs=a.jobs, keep=a.keep, max_minutes=a.max_minutes,
+                            stamp={"code_fingerprint": code["fingerprint"], "commit": code.get("commit")})
+    wall, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
+    mach["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     try:
         work.rmdir()
     except OSError:
@@ -594,7 +922,8 @@ def main(argv=None) -> dict:
     res = {"suite": "leakaudit calibration", "set": set_,
            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
            "command": f"python benchmarks/calibration.py {argv_s}".strip(), "machine": mach, "code": code,
-           "wall_seconds": round(wall, 1), "resumed": bool(kept), **({"note": a.note} if a.note else {}),
+           "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1), "resumed": bool(kept),
+           "n_planned": len(cases), "not_started": not_started, **({"note": a.note} if a.note else {}),
            "audit_seconds_total": round(sum(r.get("audit_seconds") or 0 for r in rows), 1),
            "case_seconds_total": round(sum(r.get("case_seconds") or 0 for r in rows), 1),
            "aggregates": aggregate(rows), "rows": rows}
@@ -602,11 +931,16 @@ def main(argv=None) -> dict:
     if a.as_before:
         write_json(before_path, res)
     before = json.loads(before_path.read_text()) if before_path.exists() and set_ == "full" else None
-    doc_path = write_doc(doc, res, before)
-    t = res["aggregates"]["targets"]
-    for kind in ("null", "positive"):
-        print(f"{kind}: do not publish {_rate_cell(res['aggregates'][kind]['overall']['do_not_publish'])}; "
-              f"target {'met' if t[kind]['met'] else 'NOT met'} ({t[kind]['what']})")
+    previous = json.loads(previous_path.read_text()) if previous_path.exists() and set_ == "full" else None
+    for r in (before, previous):
+        if r is not None:
+            r["aggregates"] = aggregate(r["rows"])
+    doc_path = write_doc(doc, res, before, previous)
+    for burden in BURDENS:
+        t = res["aggregates"]["targets"][burden]
+        for kind in ("null", "positive", "benign"):
+            print(f"{burden}: {kind}: {_rate_cell(t[kind])}; target "
+                  f"{'met' if t[kind]['met'] else 'NOT met'} ({t[kind]['what']})")
     print(f"wrote {json_path}, {log} and {doc_path} ({wall / 60:.1f} min)")
     return res
 

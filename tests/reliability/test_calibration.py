@@ -45,11 +45,15 @@ def test_calibration_small(load_benchmark, tmp_path, capsys):
     assert set(agg["null"]["by_family"]) == {"random_forest", "pipeline"}
     b = agg["positive"]["overall"]["do_not_publish"]
     assert b["k"] == 1 and b["n"] == 1 and 0 < b["ci"][0] < 1 and b["ci"][1] == 1.0
-    assert agg["null"]["by_check_family"] and set(agg["targets"]) == {"null", "positive"}
+    assert agg["null"]["by_check_family"] and set(agg["targets"]) == {"safety shown", "leakage shown"}
+    assert set(agg["targets"]["safety shown"]) == {"null", "positive", "benign"}
+    # the old rule, recomputed from the same audits' checks
+    assert all(r["outcome_leakage_shown"] in ("publish", "do not publish", "inconclusive") for r in res["rows"])
+    assert agg["positive"]["overall_leakage_shown"]["counts"]["do not publish"] == 1
     assert json.loads((tmp_path / "calibration_small.json").read_text())["aggregates"] == json.loads(json.dumps(agg))
 
     md = doc.read_text()
-    for heading in ("## Cases", "### Null cases", "### Positive cases", "| target | measured | met |",
+    for heading in ("## Cases", "### Null cases", "### Leaky (positive) cases", "leakage shown (recomputed)",
                     "| cases | audits | do not publish [95 % CI]", "| check | in audits | exceeded [95 % CI]"):
         assert heading in md, heading
     assert "2 cores" in md or f"{cal.os.cpu_count()} cores" in md
@@ -62,6 +66,7 @@ def test_calibration_small(load_benchmark, tmp_path, capsys):
 
 def test_verdict_of_both_schemas(load_benchmark):
     """The aggregation reads the new verdict (outcome, checks) as it is and falls back to the old one (publish)."""
+    load_benchmark("calibration")  # imports _calibration_cases as a module (its dataclass needs sys.modules)
     K = load_benchmark("_calibration_cases")
 
     checks = [{"id": "dtp.dtp1", "analysis": "dtp", "name": "DTP-1", "status": "passed", "value": 0.5,
@@ -88,15 +93,91 @@ def test_verdict_of_both_schemas(load_benchmark):
     assert cal.check_family("membership.lira.auc") == "membership.*.auc" and cal.check_family("dtp.dtp1") == "dtp.dtp1"
 
 
+def _row(kind, outcome, checks, family="knn", loss=(0.5, 0.45, 0.55), **kw):
+    return {"id": f"{kind}-{family}-{outcome}-{len(checks)}-{loss[1]}", "kind": kind, "family": family,
+            "variant": "v", "dataset": "adult", "seed": 0, "outcome": outcome, "verdict_schema": "new",
+            "checks": checks, "auc": {"loss": list(loss)}, "audit_seconds": 1.0, **kw}
+
+
+def _check(cid, status, decision, describes="model", shows="both", interval=(0.4, 0.55), threshold=0.6):
+    return {"id": cid, "analysis": cid.split(".")[0], "name": cid, "status": status, "value": 0.5,
+            "interval": list(interval) if interval else None, "threshold": threshold, "sentence": cid,
+            "describes": describes,
+            "shows": shows, "decision": decision}
+
+
+def test_aggregate_new_kinds_and_leakage_shown(load_benchmark):
+    """Without audits: the benign kind (counted only when the loss AUC interval holds 0.5), the old rule recomputed
+    from the stored checks, the targets under both burdens, and the round-robin run order."""
+    cal = load_benchmark("calibration")
+    below = _check("membership.loss.auc", "passed", "below")
+    undecided = _check("membership.loss.auc", "passed", "undecided", interval=(0.45, 0.65))
+    unmeasured = _check("dtp.dtp1", "not measurable", "undecided", interval=None, threshold=None)
+    above = _check("membership.lira.auc", "exceeded", "above", interval=(0.7, 0.8))
+    recipe = _check("dtp.dtp1", "exceeded", "above", describes="recipe", interval=None, threshold=None)
+    rows = [_row("benign", "publish", [below]),
+            _row("benign", "inconclusive", [undecided]),  # leakage shown: publish
+            _row("benign", "publish", [below], loss=(0.58, 0.55, 0.61)),  # excluded: its loss AUC shows a gap
+            _row("null", "inconclusive", [below, unmeasured]),  # inconclusive under both
+            _row("null", "inconclusive", [below, recipe]),
+            _row("positive", "do not publish", [above, unmeasured]),
+            _row("positive", "inconclusive", [undecided], label_noise=0.0)]
+    agg = cal.aggregate(rows)
+    assert [r["outcome_leakage_shown"] for r in rows] == ["publish", "publish", "publish", "inconclusive",
+                                                          "inconclusive", "do not publish", "publish"]
+    assert agg["benign_excluded"] == [rows[2]["id"]]
+    ts, tl = agg["targets"]["safety shown"], agg["targets"]["leakage shown"]
+    assert (ts["benign"]["k"], ts["benign"]["n"]) == (1, 2) and (tl["benign"]["k"], tl["benign"]["n"]) == (2, 2)
+    assert (ts["null"]["k"], ts["null"]["n"]) == (0, 2) and ts["null"]["met"] is False  # upper end above 10 %
+    assert (ts["positive"]["k"], tl["positive"]["k"]) == (1, 1) and ts["positive"]["n"] == 2
+    assert agg["positive_unflipped"]["safety shown"]["n"] == 2
+    fam = agg["benign"]["by_check_family"]["membership.*.auc"]
+    assert (fam["below"], fam["undecided"]) == (1, 1)
+    # an older row (no decisions) gets no leakage-shown outcome and is left out of that rate
+    old = _row("null", "publish", [{k: v for k, v in below.items() if k != "decision"}])
+    assert cal.outcome_leakage_shown(old) is None
+
+    K = cal.K
+    cs = K.cases(n_null_seeds=2, n_positive_seeds=1, n_new_null_seeds=1, n_leaky_seeds=1, n_benign_seeds=2)
+    assert len({c.id for c in cs}) == len(cs)
+    assert {c.kind for c in cs} == {"null", "positive", "benign"}
+    assert all(c.profile == "standard" and c.n_members >= 5000 and c.n_nonmembers >= 5000
+               for c in cs if c.kind == "benign")
+    order = cal.run_order(cs)
+    assert sorted(c.id for c in order) == sorted(c.id for c in cs)
+    groups = {(c.kind, c.family, c.variant, c.dataset) for c in cs
+              if K.SLOW_GROUPS.get((c.kind, c.family, c.variant), 1) > 0}
+    first = {(c.kind, c.family, c.variant, c.dataset) for c in order[:len(groups)]}
+    assert first == groups  # every group once, first (but the slowest)
+    assert order[-1].kind == "positive" and K.priority(order[-1], 0) == 9
+    # resumed: the finished cases keep their ranks, so the order of the rest does not change
+    done = {order[0].id, order[1].id}
+    assert cal.run_order(cs, done) == order[2:]
+    md = "\n".join(cal.run_section({"aggregates": agg, "rows": rows, "machine": {}}, "t"))
+    assert "leakage shown (recomputed)" in md and "Every benign audit" in md and "**no**" in md
+
+
+@pytest.mark.slow
+def test_calibration_tiny_new_kinds(load_benchmark, tmp_path):
+    """One small audit of each issue-47 kind (null k-NN, leaky 1-NN, benign logistic regression at smoke), end to
+    end (about a minute): the 1-NN is withheld, the null k-NN is not."""
+    cal = load_benchmark("calibration")
+    res = cal.main(["--set", "tiny-new", "--out", str(tmp_path), "--doc", str(tmp_path / "c.md")])
+    by = {r["kind"]: r for r in res["rows"]}
+    assert set(by) == {"null", "positive", "benign"} and all(r["outcome"] != "error" for r in res["rows"])
+    assert by["positive"]["outcome"] == "do not publish" and by["null"]["outcome"] != "do not publish"
+    assert by["benign"]["loss_auc_contains_half"] in (True, False)
+
+
 @pytest.mark.slow
 def test_calibration_full_suite_meets_targets(load_benchmark, tmp_path):
-    """The whole suite (168 smoke audits, ~15 min on 2 cores) against the issue's targets."""
+    """The whole suite (null and leaky smoke audits, benign standard ones; about an hour or more on 2 cores)
+    against the issue's targets, under the default burden of proof."""
     cal = load_benchmark("calibration")
     res = cal.main(["--out", str(tmp_path), "--doc", str(tmp_path / "calibration.md")])
     agg = res["aggregates"]
     for kind in ("null", "positive"):
         print(kind, agg[kind]["overall"]["counts"], agg[kind]["overall"]["do_not_publish"])
     assert agg["n_errors"] == 0, [r.get("error") for r in res["rows"] if r["outcome"] == "error"]
-    nul, pos = agg["null"]["overall"]["do_not_publish"], agg["positive"]["overall"]["do_not_publish"]
-    assert nul["rate"] <= cal.NULL_MAX_RATE and nul["ci"][1] <= cal.NULL_MAX_UPPER, nul
-    assert pos["rate"] >= cal.POSITIVE_MIN_RATE, pos
+    t = agg["targets"]["safety shown"]
+    assert t["null"]["met"] and t["positive"]["met"] and t["benign"]["met"], t
