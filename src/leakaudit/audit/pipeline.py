@@ -187,17 +187,19 @@ def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds:
     ones a smoke audit of the same inputs and seed trains first (the cache keeps them)."""
     import time
 
-    from ..membership import fit_reference_models, paired_half_masks
     from .config import PROFILES
+    from .context import AuditContext
+    from .membership_stage import _reference_models
     from .recipe import recipe_test
 
     t0 = time.perf_counter()
     X_mem, X_non, _ = target.inputs(data)
     X, y = np.vstack([X_mem, X_non]), data.y_audit
     k = PROFILES["smoke"].n_reference
-    mask = paired_half_masks(len(y), k, seeds["reference"])
-    ref = fit_reference_models(target.learner, X, y, k, in_mask=mask, n_classes=data.n_classes,
-                               random_state=seeds["reference"], engine=_engine(cfg))
+    # the membership stage's own reference models, as a smoke audit trains them (so its cache serves that audit)
+    ctx = AuditContext(cfg=cfg.model_copy(update={"profile": "smoke"}), data=data, target=target, seeds=seeds,
+                       engine=_engine(cfg), check_confidence=cfg.confidence)
+    ref = _reference_models(ctx, X, y)[0].subset(slice(0, len(y)))
     r = recipe_test(target.probs_mem, target.probs_non, data.y_mem, data.y_non, ref.probs, ref.in_mask, y,
                     confidence=cfg.confidence)
     return {**r, "n_reference": k, "seconds": round(time.perf_counter() - t0, 2)}
