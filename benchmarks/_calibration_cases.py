@@ -101,21 +101,10 @@ VARIANTS = {  # (kind, family, variant): what the model is
                                                 "max_depth=8)",
     ("benign", "logistic", "c0.1"): "LogisticRegression(C=0.1, max_iter=1000) on leakaudit's encoding",
 }
-#: groups (kind, family, variant) whose audits take minutes each since the burden of proof (a smoke DTP-1 test
-#: retrains over-trained nets for every candidate record; a TorchMLP over-trained positive ran 26 minutes without
-#: finishing, against 31 s at commit f4042a1): only their first this-many seeds per dataset run before the rest of
-#: the suite; the others come after every other case, so a run stopped by --max-minutes leaves them out first
-SLOW_GROUPS = {("positive", "sklearn_mlp", "overtrained"): 1, ("positive", "torch_mlp", "overtrained"): 0,
-               ("positive", "sklearn_mlp", "overtrained_clean"): 1}
-
-
 def priority(case: Case, rank: int) -> int:
     """The tier in which the ``rank``-th case (0-based) of its group runs (lower first): 0 every group's first
     case; 1 the benign seeds; 2 the issue-47 null and leaky seeds; 3 the first suite's positive seeds and its null
-    seeds up to the 8th; 4 its null seeds beyond; 9 the slow groups beyond their first seeds (:data:`SLOW_GROUPS`)."""
-    g = (case.kind, case.family, case.variant)
-    if g in SLOW_GROUPS and rank >= SLOW_GROUPS[g]:
-        return 9
+    seeds up to the 8th; 4 its null seeds beyond."""
     if rank == 0:
         return 0
     if case.kind == "benign":

@@ -359,23 +359,24 @@ def test_compiled_dp_without_noise_or_clipping_is_compiled_sgd(rows, activation)
     assert np.abs(clipped.predict_proba(X) - want.predict_proba(X)).max() > 1e-3
 
 
-@pytest.mark.parametrize("sampling", ["poisson", "shuffle"])
-@pytest.mark.parametrize("bug", [None, "skip_clipping"])
-def test_compiled_dp_is_the_torch_loop_without_noise(sampling, bug):
+@pytest.mark.parametrize("sampling, bug, hidden", [("poisson", None, 24), ("shuffle", None, 24),
+                                                   ("poisson", "skip_clipping", 24), ("shuffle", "skip_clipping", 24),
+                                                   ("poisson", None, 256)])
+def test_compiled_dp_is_the_torch_loop_without_noise(sampling, bug, hidden):
     """With clipping active (or planted off) and no noise, the compiled step and DPSGD's torch loop (same inits and
-    batches) train the same nets up to float rounding."""
+    batches) train the same nets up to float rounding (256 units: the widest copy)."""
     _compiled()
     X, y = _onehot_data(n=150)
     kw = {"noise_multiplier": 0.0, "max_grad_norm": 0.2, "sampling": sampling, "epochs": 3, "lr": 0.5, "bug": bug,
           "batch_size": 20, "neighbouring": "replace_one"}
     subsets, seeds = [np.arange(150), np.arange(40, 130)], [5, 6]
-    got = DPSGD(learner=TorchMLP(hidden=(24,)), **kw).fit_many(X, y, subsets, seeds)
-    want = DPSGD(learner=TorchMLP(hidden=(24,), backend="torch"), **kw).fit_many(X, y, subsets, seeds)
+    got = DPSGD(learner=TorchMLP(hidden=(hidden,)), **kw).fit_many(X, y, subsets, seeds)
+    want = DPSGD(learner=TorchMLP(hidden=(hidden,), backend="torch"), **kw).fit_many(X, y, subsets, seeds)
     assert got.info["kernel"] == "native" and want.info["kernel"] == "torch"
     for a, b in zip(got.weights_ + got.biases_, want.weights_ + want.biases_):
         assert np.abs(a - b).max() < 1e-4
     # ... and clipping matters at this scale (the comparison is not of two runs that never clip)
-    loose = DPSGD(learner=TorchMLP(hidden=(24,)), **{**kw, "max_grad_norm": 1e9}).fit_many(X, y, subsets, seeds)
+    loose = DPSGD(learner=TorchMLP(hidden=(hidden,)), **{**kw, "max_grad_norm": 1e9}).fit_many(X, y, subsets, seeds)
     gap = np.abs(loose.predict_proba(X) - got.predict_proba(X)).max()
     assert gap < 1e-6 if bug == "skip_clipping" else gap > 1e-2
 

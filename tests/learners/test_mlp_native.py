@@ -303,7 +303,7 @@ def test_dense_rows_native_equals_torch_path(order, optimizer, activation, n_cla
 def test_dense_rows_give_the_models_of_csr_rows_listing_every_column_bit_for_bit(monkeypatch, output):
     """The dense copies (two register-blocked products a step: 6 rows or inputs at a time, 4 or 2 vectors of hidden
     units) add every term in the CSR path's order: the same models bit for bit, for widths that leave 1-3 vectors over
-    a block of 4 (8, 16, 24, 40, 56 units) or none (64, 96, 128), inputs that leave 0-5 over (12, 13, 17; 3: fewer
+    a block of 4 (8, 16, 24, 40, 56 units) or none (64, 96, 128, 256), inputs that leave 0-5 over (12, 13, 17; 3: fewer
     than a block), batches that leave rows over, -0.0 and 0.0 inputs, both activations and orders, 2 and 3 classes;
     and 1 or 2 threads, and a model alone or in a batch, give the same model."""
     runs = []
@@ -311,7 +311,7 @@ def test_dense_rows_give_the_models_of_csr_rows_listing_every_column_bit_for_bit
     for hidden, d, activation, n_classes, batch, order in [
             (8, 13, "tanh", 2, 7, ind), (24, 12, "relu", 3, 16, sh), (40, 17, "tanh", 3, 50, ind),
             (56, 13, "relu", 2, 9, ind), (64, 17, "tanh", 2, 32, sh), (96, 12, "tanh", 3, 11, ind),
-            (128, 13, "relu", 2, 40, ind), (16, 3, "tanh", 2, 8, ind)]:
+            (128, 13, "relu", 2, 40, ind), (256, 12, "tanh", 3, 10, sh), (16, 3, "tanh", 2, 8, ind)]:
         if output == "logistic" and n_classes == 3:
             n_classes = 2
         X, y = dense_data(n=90, d=d, n_classes=n_classes, seed=hidden)
@@ -389,6 +389,19 @@ def test_faithful_native_equals_torch_path(activation, n_classes):
     """Per-example SGD (faithful mode): 3 epochs of <= 30 steps at lr 0.01; float32 rounding only."""
     X, y = sparse_data(n_classes=n_classes)
     kw = dict(hidden=(16,), mode="faithful", epochs=3, lr=0.01, activation=activation)
+    against_torch(X, y, kw)
+
+
+@pytest.mark.parametrize("hidden", [192, 256])
+@pytest.mark.parametrize("mode, sparse", [("fast", True), ("fast", False), ("faithful", True)])
+def test_widest_copies_train_on_the_kernel_and_equal_the_torch_path(hidden, mode, sparse):
+    """The widths above 128 (24 and 32 vectors of hidden units, more than the registers hold) have copies too: a
+    faithful 256-unit net took the per-example torch trainer, about 400 times slower, before them."""
+    X, y = (sparse_data if sparse else dense_data)(n=30, n_classes=3)
+    kw = dict(hidden=(hidden,), mode=mode, epochs=3, lr=0.01)
+    if mode == "fast":
+        kw.update(batch_size=8, optimizer="adam", weight_decay=1e-3, sparse_input=sparse)
+    assert _mlp_native.supports(hidden, np.float32) and _mlp_native.supports_dense(hidden, np.float32)
     against_torch(X, y, kw)
 
 

@@ -52,7 +52,7 @@ typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
 
 /* The hidden widths the kernels have specialised copies for, as NV = H / 8 vectors; every list of copies, every
  * dispatcher and leakaudit_native_supports expand this one list. */
-#define FOR_EACH_NV(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(10) X(12) X(16)
+#define FOR_EACH_NV(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(10) X(12) X(16) X(24) X(32)
 
 /* Rows a mini-batch step takes together (rows_grouped) for NV vectors of hidden units: 4 up to 64 hidden units,
  * 2 up to 96, 1 (a row at a time) above, where the rows' activations and gradients outgrow the 32 vector registers

@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 #: the hidden widths the kernel has copies for (FOR_EACH_NV in _mlp_native.c)
-WIDTHS = (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128)
+WIDTHS = (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128, 192, 256)
 #: the most rows the training kernel takes through a step together (its ROW_GROUP), for the size of its scratch
 ROW_GROUP_MAX = 4
 #: the share of the rows a one-hot group's most frequent column must hold for the training kernel to drop it

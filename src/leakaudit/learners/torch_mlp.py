@@ -109,8 +109,8 @@ class TorchMLP(Learner):
     backend : {"auto", "compiled", "torch"}, default="auto"
         Trainer. "compiled": the package's C kernel (``_mlp_native``, built with
         the package) for float32 nets with exactly one hidden layer of width 8,
-        16, 24, 32, 40, 48, 56, 64, 80, 96 or 128 (faithful mode: without weight
-        decay); ``InvalidParameterError`` saying why where it does not apply.
+        16, 24, 32, 40, 48, 56, 64, 80, 96, 128, 192 or 256 (faithful mode:
+        without weight decay); ``InvalidParameterError`` saying why where it does not apply.
         "torch": the batched torch trainer, any net. "auto": "compiled" where it
         applies, else "torch"; ``kernels.kernel_status()`` says whether the
         kernel was built. The two train the same algorithm with the
