@@ -71,20 +71,64 @@ def test_a_weights_release_adds_the_structural_checks(tmp_path):
     assert not [c for c in scores.checks if c.analysis == "structural"]
 
 
-def test_a_labels_release_of_a_model_on_the_tables_own_columns_says_why_the_attacks_did_not_run(tmp_path):
-    from sklearn.compose import make_column_transformer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+def _mixed_tables(n=200, seed=0):
+    """Numeric and categorical columns (one category, "violet", held by one non-member only)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(2 * n, 2))
+    colour = rng.choice(["red", "green", "blue"], size=2 * n).astype(object)
+    colour[n + 3] = "violet"
+    y = X[:, 0] + (colour == "red") + 0.8 * rng.normal(size=2 * n) > 0.3
+    df = pd.DataFrame(X, columns=["a", "b"]).assign(colour=colour, label=np.where(y, "yes", "no"))
+    return df.iloc[:n], df.iloc[n:]
 
-    mem, non = _tables()
-    model = make_pipeline(make_column_transformer((StandardScaler(), ["a", "b", "c"])),
-                          LogisticRegression()).fit(mem[["a", "b", "c"]], mem["label"])
+
+@pytest.mark.parametrize("leaky", [True, False])
+def test_a_labels_release_of_a_pipeline_on_the_tables_own_columns_is_queried_through_decoded_copies(tmp_path, leaky):
+    """A Pipeline on the table's own columns answers the label-only attack's perturbed copies, made in leakaudit's
+    encoding and decoded to the columns (categories only those some audited record holds, so the model is never
+    asked about one it may refuse): a 1-nearest-neighbour rule on its members is found by them; the same rule on
+    other records is not."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    mem, non = _mixed_tables(300, seed=4)
+    fit_on = mem if leaky else _mixed_tables(300, seed=5)[0]
+    cols = ["a", "b", "colour"]
+    model = make_pipeline(make_column_transformer((StandardScaler(), ["a", "b"]),
+                                                  (OneHotEncoder(handle_unknown="error"), ["colour"])),
+                          KNeighborsClassifier(n_neighbors=1))
+    model.fit(fit_on[cols], fit_on["label"])
+    non = non.replace("violet", "red")  # a category the model never saw: scoring the non-members would refuse it
     res = leakaudit.audit(model, mem, non, label="label", profile="smoke", release="labels",
                           cache_dir=str(tmp_path / "c"))
-    assert res.membership == {} and res.outcome == "inconclusive"
-    why = next(s for s in res.skipped if "label-only" in s["name"])
-    assert "perturbed copies" in why["reason"] and "model_input 'encoded'" in why["fix"]
+    assert set(res.membership) == {"label_only", "label_gap"}
+    auc = res.membership["label_only"]["auc"]
+    lo, hi = res.membership["label_only"]["auc_ci"]
+    if leaky:
+        assert lo > 0.5 and res.outcome == "do not publish"
+    else:
+        assert lo < 0.5 < hi and res.outcome != "do not publish"
+    assert 0 <= auc <= 1
+
+
+def test_decoded_copies_hold_only_categories_the_audited_records_hold():
+    from leakaudit.audit.target import _decoder
+    from leakaudit.data import TabularEncoder
+
+    mem, non = _mixed_tables(50)
+    frame = pd.concat([mem, non], ignore_index=True).drop(columns="label")
+    enc = TabularEncoder().fit(frame)
+    X = enc.transform(frame)
+    data = type("D", (), {"encoder": enc})()
+    decode, groups = _decoder(data, frame[frame["colour"] != "violet"])
+    assert [g.size for g in groups] == [3]
+    back = decode(X)
+    assert back.loc[frame["colour"] != "violet", "colour"].tolist() == frame.loc[
+        frame["colour"] != "violet", "colour"].tolist()
+    assert "violet" not in set(back["colour"])  # a category the model was never asked about is never decoded
+    np.testing.assert_allclose(back[["a", "b"]].to_numpy(float), frame[["a", "b"]].to_numpy(float), atol=1e-12)
 
 
 def test_release_is_checked_at_the_boundary():

@@ -67,11 +67,9 @@ def attack_plan(target, data, access: str = "scores") -> tuple[list[str], list[S
     run, skipped = [], []
     if access == "labels" and target.predict_inputs is None:
         return [], [Skipped(name=", ".join(display_name(n) for n in audit_attacks(retrainable, access)),
-                            reason=f"a label-only attack queries the model on perturbed copies of the records, which "
-                                   f"leakaudit makes of numeric inputs; this {target.kind} target takes "
-                                   + ("the table's own columns" if target.kind == "sklearn" else "no queries"),
-                            fix="give a model that takes leakaudit's encoding (model_input 'encoded') or numeric "
-                                "columns")]
+                            reason=f"a label-only attack queries the model on perturbed copies of the records; this "
+                                   f"{target.kind} target answers no queries",
+                            fix="give the model itself (--model) instead of its predictions")]
     for name in audit_attacks(retrainable, access):
         missing = sorted(set(make_attack(name).needs) - have)
         if not missing:
@@ -181,9 +179,11 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
     n_audit = len(y)
     train_loss = float(np.mean(cross_entropy_loss(target.probs_mem, data.y_mem)))
     access = access_of(cfg)
-    extra = ({"predict_labels": lambda Z: np.argmax(target.predict_inputs(Z), axis=1)}
-             if access == "labels" and target.predict_inputs is not None else {})
-    inputs = AttackInputs(probs=probs, y=y, X=X_audit, train_loss=train_loss, extra=extra)
+    extra, X_query = {}, X_audit
+    if access == "labels" and target.predict_inputs is not None:
+        extra = {"predict_labels": lambda Z: np.argmax(target.predict_inputs(Z), axis=1)}
+        X_query = np.vstack(target.query_inputs(data)[:2])
+    inputs = AttackInputs(probs=probs, y=y, X=X_query, train_loss=train_loss, extra=extra)
     resources, recipe = {}, None
     names, skipped = attack_plan(target, data, access)
     if target.learner is not None and access == "scores":  # label-only attacks need no reference models

@@ -57,11 +57,19 @@ class Target:
     predict_inputs: object | None = None
     # The one-hot column groups of those inputs where they are leakaudit's encoding (a perturbed copy stays valid)
     input_onehot: list | None = None
+    # The records (members, non-members, population) in the layout ``predict_inputs`` takes, where it is not the
+    # layout ``learner`` trains on (a model on the table's own columns retrains on row ids but is queried through
+    # leakaudit's encoding); None: ``inputs``
+    query_X: tuple | None = None
 
     def inputs(self, data: AuditData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.X_mem is None:
             return data.X_mem, data.X_non, data.X_pop
         return self.X_mem, self.X_non, self.X_pop
+
+    def query_inputs(self, data: AuditData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The records as ``predict_inputs`` takes them: members, non-members, population."""
+        return self.query_X if self.query_X is not None else self.inputs(data)
 
     def summary(self, data: AuditData) -> dict:
         acc_m = float(np.mean(self.probs_mem.argmax(1) == data.y_mem))
@@ -621,10 +629,13 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
         allf = pd.concat([f[cols] for f, _ in groups], ignore_index=True)
         n1, n2 = len(data.frame_mem), len(data.frame_mem) + len(data.frame_non)
         ids = np.arange(len(allf), dtype=float).reshape(-1, 1)
+        decode, groups = _decoder(data, allf)
         return Target("sklearn", f"{type(est).__name__} from {source}, on the table's own columns",
                       pm, pn, pp, FrameEstimatorLearner(estimator=clone(est), frame=allf), est,
                       X_mem=ids[:n1], X_non=ids[n1:n2], X_pop=ids[n2:],
-                      predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records", names))
+                      predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records", names),
+                      predict_inputs=lambda X: _sk_probs(est, decode(X)[cols], C, "queried records", names),
+                      input_onehot=groups, query_X=(data.X_mem, data.X_non, data.X_pop))
     onehot = None
     if kind == "bare-columns":
         arrays = [_numeric_columns(f, f"the {w}s") for f, w in groups]
@@ -648,6 +659,32 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
                   predict_frame=lambda df: _sk_probs(est, query(encode(df)), C, "changed records", names),
                   predict_inputs=lambda X: _sk_probs(est, query(X), C, "queried records", names),
                   input_onehot=onehot)
+
+
+def _decoder(data: AuditData, frame: pd.DataFrame):
+    """For a model on the table's own columns, queried with rows of leakaudit's encoding (a label-only attack's
+    perturbed copies): the function decoding such rows to the table's columns, and the one-hot groups a copy may
+    switch within. Only categories that some audited record holds (``frame``: members, non-members, population,
+    which the model has answered) are decoded, so a copy never asks the model about a category it may refuse."""
+    enc = data.encoder
+    seen = np.zeros(enc.n_features_out_, bool)
+    for f in enc.categorical_features_:
+        start, column = enc.groups[f.name].start, frame[f.name]
+        held = set(column.dropna().astype(str))
+        seen[start:start + len(f.categories)] = [str(c) in held for c in f.categories]
+        if f.missing:  # the group's last column
+            seen[start + len(f.categories)] = bool(column.isna().any())
+    onehot = np.zeros(enc.n_features_out_, bool)
+    for sl in enc.onehot_groups:
+        onehot[sl] = True
+    groups = [np.flatnonzero(seen[sl]) + sl.start for sl in enc.onehot_groups]
+
+    def decode(X):
+        X = np.array(X, dtype=np.float64)
+        X[:, onehot & ~seen] = -np.inf  # a category no audited record holds is never the decoded one
+        return enc.inverse_transform(X)
+
+    return decode, [g for g in groups if g.size >= 2]
 
 
 def on_device(learner, device: str):

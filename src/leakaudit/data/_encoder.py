@@ -258,6 +258,36 @@ class TabularEncoder:
             X[rows[ok], sl.start + codes[ok]] = 1.0
         return X
 
+    def inverse_transform(self, X: Any) -> pd.DataFrame:
+        """The table whose encoding is nearest ``X``: numeric columns un-scaled, a binary column its second value
+        where ``X >= 0.5``, a categorical column the category of its group's largest entry (the missing column:
+        NaN). For rows that are not exact encodings (perturbed copies): :meth:`transform` of the result equals
+        ``X`` for every row that is one, up to the rounding of the numeric scaling.
+
+        Parameters
+        ----------
+        X : array of shape (n_rows, n_features_out_)
+
+        Returns
+        -------
+        pandas.DataFrame of shape (n_rows, n_features), columns in :attr:`features_` order; numeric columns
+        float64, the others object.
+        """
+        self._check_fitted()
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features_out_:
+            raise InvalidInputError(f"X must have shape (n_rows, {self.n_features_out_}); got {X.shape}")
+        cols: dict[str, Any] = {}
+        for j, f in enumerate(self.numeric_features_):
+            cols[f.name] = X[:, j] * self.scale_[j] + self.mean_[j]
+        for j, f in enumerate(self.binary_features_):
+            neg, pos = f.categories
+            cols[f.name] = np.where(X[:, self.n_numeric_ + j] >= 0.5, pos, neg).astype(object)
+        for f, sl in zip(self.categorical_features_, self._onehots):
+            values = np.array(list(f.categories) + ([np.nan] if f.missing else []), dtype=object)
+            cols[f.name] = values[X[:, sl].argmax(axis=1)]
+        return pd.DataFrame({f.name: cols[f.name] for f in self.features_})
+
     def fit_transform(self, frame: pd.DataFrame, y: Any = None) -> np.ndarray:
         """:meth:`fit` then :meth:`transform` on the same frame."""
         return self.fit(frame).transform(frame)
