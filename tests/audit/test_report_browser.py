@@ -78,8 +78,12 @@ def _check_page(report: Path, tmp_path, *, values: list[str], model: str) -> str
     records = re.search(r'<table id="records-table">(.*?)</table>', dom, re.DOTALL)
     assert records, "records table missing"
     head = re.search(r"<tr>(.*?)</tr>", records.group(1), re.DOTALL).group(1)
-    for col in ["rank among members", "file", "row", *values]:
+    for col in ["rank among members", "record", "its values"]:
         assert f"<th>{col}</th>" in head, col
+    first = re.findall(r"<tr[^>]*>(.*?)</tr>", records.group(1), re.DOTALL)[1]
+    for col in values:
+        assert f"{col}: " in first, col
+    assert re.search(r"<td>[^<]+, row \d+</td>", first)
     assert len(re.findall(r"<tr", records.group(1))) >= 10
     for plot in PLOTS:
         m = re.search(rf'id="{plot}"[^>]*>\s*<svg[^>]*width="([\d.]+)pt"[^>]*height="([\d.]+)pt"', dom)
@@ -122,3 +126,38 @@ def test_user_model_report_shows_its_own_model_and_records(user_report, tmp_path
 
 def test_user_model_report_screenshot_is_kept(user_report, tmp_path):
     _screenshot(user_report, tmp_path, "report-user-model.png")
+
+
+_MEASURE = """<script>
+window.addEventListener('load', () => {
+  const out = [];
+  document.querySelectorAll('table').forEach((t, i) => {
+    const box = t.parentElement;
+    out.push({table: t.id || ('table ' + i), width: Math.ceil(t.getBoundingClientRect().width),
+              room: box.clientWidth, overflow: box.scrollWidth > box.clientWidth + 1});
+  });
+  out.push({table: 'page', width: document.documentElement.scrollWidth, room: window.innerWidth,
+            overflow: document.documentElement.scrollWidth > window.innerWidth});
+  const pre = document.createElement('pre'); pre.id = 'measured'; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+@pytest.mark.parametrize("width", [1100, 1280])
+def test_every_table_fits_the_page(demo_report, user_report, tmp_path, width):
+    """No table runs past the page (or needs its scroll bar) in a laptop-sized window: the riskiest records show
+    each record's values in one wrapping column, not a column each."""
+    import json
+
+    for report in (demo_report, user_report):
+        page = tmp_path / f"measure-{report.parent.name}.html"
+        page.write_text(report.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+        p = _chromium([f"--window-size={width},900", "--virtual-time-budget=3000", "--dump-dom", page.as_uri()],
+                      tmp_path)
+        m = re.search(r'<pre id="measured">(.*?)</pre>', p.stdout, re.DOTALL)
+        assert m, p.stderr[-2000:]
+        measured = json.loads(_html.unescape(m.group(1)))
+        assert any(t["table"] == "records-table" for t in measured)
+        wide = [t for t in measured if t["overflow"]]
+        assert not wide, f"{report}: {wide}"

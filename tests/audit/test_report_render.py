@@ -129,8 +129,8 @@ def test_records_table_lists_every_record_behind_the_verdict(audit):
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.DOTALL)
     assert len(rows) == 1 + 15 + 1
     hit = [r for r in rows if "DTP-1" in r]
-    assert len(hit) == 1 and f"<td>{int(last['row'])}</td>" in hit[0] and f"<td>{int(last['risk_rank'])}</td>" in hit[0]
-    assert f"<td>{last['sex']}</td>" in hit[0]
+    assert len(hit) == 1 and f"<td>bundled Adult, row {int(last['row'])}</td>" in hit[0]
+    assert f"<td>{int(last['risk_rank'])}</td>" in hit[0] and f"sex: {last['sex']}" in hit[0]
     nxt = visible_text(re.search(r'<h2 id="next">.*?</ul>', html, re.DOTALL).group(0))
     assert f"bundled Adult, row {int(last['row'])}" in nxt and "reduce" in nxt
 

@@ -629,13 +629,13 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
         allf = pd.concat([f[cols] for f, _ in groups], ignore_index=True)
         n1, n2 = len(data.frame_mem), len(data.frame_mem) + len(data.frame_non)
         ids = np.arange(len(allf), dtype=float).reshape(-1, 1)
-        decode, groups = _decoder(data, allf)
+        decode, switch = _decoder(data, pd.concat([f for f, _ in groups], ignore_index=True))
         return Target("sklearn", f"{type(est).__name__} from {source}, on the table's own columns",
                       pm, pn, pp, FrameEstimatorLearner(estimator=clone(est), frame=allf), est,
                       X_mem=ids[:n1], X_non=ids[n1:n2], X_pop=ids[n2:],
                       predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records", names),
                       predict_inputs=lambda X: _sk_probs(est, decode(X)[cols], C, "queried records", names),
-                      input_onehot=groups, query_X=(data.X_mem, data.X_non, data.X_pop))
+                      input_onehot=switch, query_X=(data.X_mem, data.X_non, data.X_pop))
     onehot = None
     if kind == "bare-columns":
         arrays = [_numeric_columns(f, f"the {w}s") for f, w in groups]
@@ -665,7 +665,7 @@ def _decoder(data: AuditData, frame: pd.DataFrame):
     """For a model on the table's own columns, queried with rows of leakaudit's encoding (a label-only attack's
     perturbed copies): the function decoding such rows to the table's columns, and the one-hot groups a copy may
     switch within. Only categories that some audited record holds (``frame``: members, non-members, population,
-    which the model has answered) are decoded, so a copy never asks the model about a category it may refuse."""
+    every column the encoding has; the model has answered them) are decoded, so a copy never asks the model about a category it may refuse."""
     enc = data.encoder
     seen = np.zeros(enc.n_features_out_, bool)
     for f in enc.categorical_features_:

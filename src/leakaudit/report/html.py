@@ -212,19 +212,23 @@ def _records_table(results: dict, records: pd.DataFrame) -> tuple[list[str], lis
     values = _value_columns(results, records)
     measures = [c for c in ("pdtp",) if c in rows] + [c for c in rows.columns if c.startswith("score_")]
     flagged = "flagged_by" in rows
-    head = (["rank among members", "file", "row", "behind the verdict"] + (["flagged by"] if flagged else [])
-            + [{"pdtp": "PDTP"}.get(c, f"{_display(results, c[6:])} score") for c in measures] + values)
+    # the record's own values in one column that wraps (one column each would run the table off the page)
+    head = (["rank among members", "record", "behind the verdict"] + (["flagged by"] if flagged else [])
+            + [{"pdtp": "PDTP"}.get(c, f"{_display(results, c[6:])} score") for c in measures]
+            + (["its values"] if values else []))
     out = []
     for _, r in rows.iterrows():
         rid = int(r["record"])
         flags = [_cell(r["flagged_by"]) if isinstance(r["flagged_by"], str) and r["flagged_by"] else "none"]
-        out.append({"cells": [_int(r.get("risk_rank")), _cell(r.get("source", "")), _int(r.get("row")), why.get(rid, "")]
-                    + (flags if flagged else []) + [_cell(r[c]) for c in measures] + [_cell(r[c]) for c in values],
+        where = f"{_cell(r.get('source', ''))}, row {_int(r.get('row'))}" if "row" in r else _cell(r.get("source", ""))
+        own = ["; ".join(f"{c}: {_cell(r[c]) or 'missing'}" for c in values)] if values else []
+        out.append({"cells": [_int(r.get("risk_rank")), where, why.get(rid, "")]
+                    + (flags if flagged else []) + [_cell(r[c]) for c in measures] + own,
                     "verdict": bool(why.get(rid))})
     if not any(o["verdict"] for o in out):  # no record behind the verdict: no "why listed" column
-        head.pop(3)
+        head.pop(2)
         for o in out:
-            o["cells"].pop(3)
+            o["cells"].pop(2)
     return head, out, len(extra)
 
 
