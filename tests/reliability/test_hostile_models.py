@@ -481,3 +481,77 @@ def test_linear_model_without_intercept_is_refused_by_name_through_the_cli(tmp_p
     sio.dump(est, tmp_path / "m.skops")
     rc, err, _ = _main(tmp_path, tmp_path / "m.skops", capsys)
     _assert_one_line_refusal(rc, err, "LogisticRegression lacks the fitted attribute intercept_")
+
+
+def _svc(df, **kw):
+    from sklearn.svm import SVC
+
+    return SVC(**kw).fit(*_xy(df))
+
+
+def _svc_dual_truncated(m):
+    m._dual_coef_ = m._dual_coef_[:, :3].copy()
+
+
+def _svc_intercept_truncated(m):
+    m._intercept_ = m._intercept_[:0].copy()
+
+
+def _svc_counts_past_the_vectors(m):
+    m._n_support = np.array([1, m.support_vectors_.shape[0]], dtype=m._n_support.dtype)
+
+
+def _svc_vectors_narrower_than_the_input(m):
+    m.support_vectors_ = np.ascontiguousarray(m.support_vectors_[:, :1])
+
+
+def _svc_probabilities_too_long(m):
+    m._probA = np.zeros(5)
+
+
+@pytest.mark.parametrize("case", [_svc_dual_truncated, _svc_intercept_truncated, _svc_counts_past_the_vectors,
+                                  _svc_vectors_narrower_than_the_input, _svc_probabilities_too_long])
+def test_crafted_support_vector_machine_is_refused_before_libsvm_reads_it(case, tmp_path, tables):
+    """libsvm sizes its loops by the counts the file supplies and reads the coefficient and intercept arrays by
+    them without bounds checks: a truncated array was read past its end and a prediction came back (exit 0)."""
+    from leakaudit.audit.target import load_skops_model
+
+    m = _svc(tables.iloc[:60])
+    case(m)
+    sio.dump(m, tmp_path / "m.skops")
+    with pytest.raises(UnsafeFileError, match="malformed support vector machine"):
+        load_skops_model(tmp_path / "m.skops", n_rows=120)
+
+
+def test_sound_support_vector_machines_load(tmp_path, tables):
+    from leakaudit.audit.target import load_skops_model
+
+    for kw in ({}, {"kernel": "linear"}, {"kernel": "poly", "degree": 2}):
+        sio.dump(_svc(tables.iloc[:60], **kw), tmp_path / "m.skops")
+        assert load_skops_model(tmp_path / "m.skops", n_rows=120) is not None
+
+
+def test_linear_and_neighbours_and_svm_costs_are_estimated_against_the_budget(tmp_path, tables):
+    """A linear model declaring 10^12 iterations is refused by the work budget; a neighbours model's and an SVM's
+    prediction and refit are estimated and bounded by the budget in force."""
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from leakaudit.audit.model_budget import model_costs
+    from leakaudit.audit.target import load_skops_model
+    from leakaudit.engine import using_work_budget
+
+    sgd = SGDClassifier(random_state=0).fit(*_xy(tables))
+    sgd.max_iter = 10**12
+    sio.dump(sgd, tmp_path / "m.skops")
+    with pytest.raises(UnsafeFileError, match="SGDClassifier of up to 1,000,000,000,000 iterations.*over the work"):
+        load_skops_model(tmp_path / "m.skops", n_rows=120)
+    knn = KNeighborsClassifier(algorithm="brute").fit(*_xy(tables))
+    (cost,) = model_costs(knn, "m", 1000)
+    assert cost.what == "KNeighborsClassifier of 120 stored records" and cost.work == 1000 * 1000 * 2
+    sio.dump(knn, tmp_path / "k.skops")
+    with using_work_budget("1e3"), pytest.raises(UnsafeFileError, match="KNeighborsClassifier.*over the work budget"):
+        load_skops_model(tmp_path / "k.skops", n_rows=120)
+    svc = _svc(tables, probability=True)
+    (cost,) = model_costs(svc, "m", 1000)
+    assert cost.work == 6 * 1000 * 1000 * 2 and "support vectors" in cost.what

@@ -10,6 +10,9 @@ wide its layers are. Three estimates, each refused in one line naming the estima
 * work (elementary steps, :mod:`leakaudit.engine._work`) of one fit on the records and of one prediction over them,
   against the work budget (:func:`leakaudit.engine.work_budget`).
 
+Estimated families: forests, gradient boosting, HistGradientBoosting, MLPs, trees, support vector machines,
+neighbours models and linear classifiers; any other model is used without an estimate.
+
 The declared sizes the estimates rest on must be the file's own: a forest whose ``n_estimators`` is not the number
 of trees it holds, a network whose ``hidden_layer_sizes`` are not its weight matrices' or whose ``n_iter_`` exceeds
 its ``max_iter``, is refused as malformed.
@@ -206,17 +209,59 @@ def _tree_cost(est, where: str, n: int, d: int) -> Cost:
     return Cost(f"{type(est).__name__}", nodes * (64 + 8 * C), _tree_fit_steps(n, mf))
 
 
+def _svm_cost(est, where: str, n: int, d: int) -> Cost:
+    """libsvm's SMO: each pass computes a kernel column (``n d`` steps) and takes about ``n`` passes, five more
+    fits for ``probability=True``'s internal cross-validation; its kernel cache holds at most ``cache_size`` MB or
+    the whole ``n x n`` float32 kernel. Prediction: every record against every support vector."""
+    prm = est.get_params(deep=False)
+    sv = est.__dict__.get("support_vectors_")
+    l = int(np.shape(sv)[0]) if sv is not None and np.ndim(sv) == 2 else n
+    cache = prm.get("cache_size")
+    cache = float(cache) * 2**20 if isinstance(cache, numbers.Real) and math.isfinite(cache) and cache > 0 else 0.0
+    fits = 6 if prm.get("probability") else 1
+    return Cost(f"{type(est).__name__} with {l:,} support vectors", min(cache, 4.0 * n * n) + 2 * 8.0 * n * d,
+                max(fits * float(n) * n * d, float(n) * l * d))
+
+
+def _knn_cost(est, where: str, n: int, d: int) -> Cost:
+    """A neighbours model stores its ``n_fit`` records: predicting ``n`` records compares each with all of them
+    (scikit-learn's brute force, in chunks of at most its 1 GiB working memory); refitting copies the records."""
+    fit_x = est.__dict__.get("_fit_X")
+    n_fit = int(np.shape(fit_x)[0]) if fit_x is not None and np.ndim(fit_x) == 2 else -1
+    if n_fit < 1 or est.__dict__.get("n_samples_fit_") != n_fit:
+        _malformed(where, "neighbours model", f"n_samples_fit_ {est.__dict__.get('n_samples_fit_')!r} but "
+                   f"{n_fit} stored records")
+    return Cost(f"{type(est).__name__} of {n_fit:,} stored records",
+                8.0 * max(n_fit, n) * d + min(8.0 * n * n_fit, 2.0**30), float(n) * max(n_fit, n) * d)
+
+
+def _linear_cost(est, where: str, n: int, d: int) -> Cost:
+    """A linear model refitted by scikit-learn runs up to ``max_iter`` passes over the records (a
+    LogisticRegression refitted by leakaudit's Newton method: at most 100); each pass reads every record for every
+    output column."""
+    coef = est.__dict__.get("coef_")
+    k = int(np.shape(coef)[0]) if coef is not None and np.ndim(coef) == 2 else 1
+    it = _int_param(est.get_params(deep=False).get("max_iter"))
+    it = max(it if it is not None else 1000, 100)
+    return Cost(f"{type(est).__name__} of up to {it:,} iterations", 2 * 8.0 * n * d + 8.0 * k * d,
+                float(it) * n * d * k)
+
+
 def _estimated(est):
     """The estimate for ``est``'s family, or None."""
     from sklearn.ensemble._forest import BaseForest
     from sklearn.ensemble._gb import BaseGradientBoosting
     from sklearn.ensemble._hist_gradient_boosting.gradient_boosting import BaseHistGradientBoosting
+    from sklearn.linear_model._base import LinearClassifierMixin
+    from sklearn.neighbors._base import NeighborsBase
     from sklearn.neural_network._multilayer_perceptron import BaseMultilayerPerceptron
+    from sklearn.svm._base import BaseLibSVM
     from sklearn.tree._classes import BaseDecisionTree
 
     for cls, fn in ((BaseForest, _forest_cost), (BaseGradientBoosting, _gb_cost),
                     (BaseHistGradientBoosting, _hgb_cost), (BaseMultilayerPerceptron, _mlp_cost),
-                    (BaseDecisionTree, _tree_cost)):
+                    (BaseDecisionTree, _tree_cost), (BaseLibSVM, _svm_cost), (NeighborsBase, _knn_cost),
+                    (LinearClassifierMixin, _linear_cost)):
         if isinstance(est, cls):
             return fn
     return None

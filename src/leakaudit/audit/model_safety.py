@@ -13,7 +13,8 @@ inference:
   check when the attribute is missing);
 * an ensemble's layout where compiled code relies on it (gradient boosting's ``(n_stages, K)`` grid of trees, a
   HistGradientBoosting model's bin mapper and categorical bitsets);
-* the fitted attributes the estimator's prediction reads (a linear model without ``intercept_`` is refused by name).
+* the fitted attributes the estimator's prediction reads (a linear model without ``intercept_`` is refused by name);
+* a support vector machine's arrays against each other (libsvm reads them by counts the file itself supplies).
 
 Anything the checks do not reach (a tree or predictor outside any estimator that would use it) is refused: fail closed.
 """
@@ -280,6 +281,71 @@ def _check_hist_gradient_boosting(hgb, where: str, seen_predictors: set) -> None
 
 # --- fitted attributes ------------------------------------------------------------------------------------------------
 
+# --- libsvm's models (SVC, NuSVC, SVR, NuSVR, OneClassSVM) -----------------------------------------------------------
+
+_LIBSVM_KERNELS = ("linear", "poly", "rbf", "sigmoid")
+
+
+def _check_libsvm(est, where: str) -> None:
+    """Raise UnsafeFileError unless the arrays libsvm's prediction reads agree with each other: libsvm sizes its loops
+    by the class counts and the support vectors' number and width, and reads the coefficient, intercept and
+    probability arrays by them without bounds checks (a truncated ``_dual_coef_`` or ``_intercept_`` is read past
+    its end). Checked: a dense fit, a kernel libsvm computes itself, support vectors of shape
+    ``(l, n_features_in_)``, ``_n_support`` one count per class summing to ``l``, ``_dual_coef_``
+    ``(n_classes - 1, l)``, ``_intercept_`` and (when present) ``_probA`` / ``_probB`` of one entry per pair of
+    classes (one-class and regression models: one row, one intercept), finite kernel parameters."""
+    from sklearn.svm._base import LIBSVM_IMPL
+
+    def arr(name, ndim, kind="f"):
+        a = _own(est, name)
+        if not isinstance(a, np.ndarray) or a.ndim != ndim or a.dtype.kind not in kind:
+            _refuse(where, "support vector machine", f"{name} is {type(a).__name__}"
+                    + (f" of shape {a.shape} and dtype {a.dtype}" if isinstance(a, np.ndarray) else "")
+                    + f", not a {ndim}-D {'integer' if kind == 'iu' else 'float'} array")
+        return a
+
+    impl, kernel = getattr(est, "_impl", None), est.get_params(deep=False).get("kernel")
+    if _own(est, "_sparse") is not False:
+        _refuse(where, "support vector machine", "fitted on sparse data, which leakaudit does not check")
+    if impl not in LIBSVM_IMPL or kernel not in _LIBSVM_KERNELS:
+        _refuse(where, "support vector machine", f"implementation {impl!r} with kernel {kernel!r}; leakaudit checks "
+                f"{', '.join(_LIBSVM_KERNELS)} kernels")
+    sv, n_sv, dual, icpt = (arr("support_vectors_", 2), arr("_n_support", 1, "iu"), arr("_dual_coef_", 2),
+                            arr("_intercept_", 1))
+    l, d = sv.shape
+    n_in = _int(_own(est, "n_features_in_"))
+    if n_in is None or d != n_in:
+        _refuse(where, "support vector machine", f"support vectors of {d} columns; it records an input width of "
+                f"{_own(est, 'n_features_in_')!r}")
+    support = arr("support_", 1, "iu")
+    if support.shape != (l,):
+        _refuse(where, "support vector machine", f"{support.shape[0]} support indices for {l} support vectors")
+    if impl in ("c_svc", "nu_svc"):
+        classes = _own(est, "classes_")
+        k = len(classes) if isinstance(classes, np.ndarray) and classes.ndim == 1 else -1
+        pairs = k * (k - 1) // 2
+        if k < 2 or n_sv.shape != (k,) or (n_sv < 0).any() or int(n_sv.sum()) != l:
+            _refuse(where, "support vector machine", f"_n_support {n_sv.tolist()[:10]} for {k} classes and {l} "
+                    "support vectors")
+        rows = k - 1
+    else:
+        pairs, rows = 1, 1
+    if dual.shape != (rows, l):
+        _refuse(where, "support vector machine", f"_dual_coef_ of shape {dual.shape}, not {(rows, l)}")
+    if icpt.shape != (pairs,):
+        _refuse(where, "support vector machine", f"_intercept_ of shape {icpt.shape}, not {(pairs,)}")
+    for name in ("_probA", "_probB"):
+        a = arr(name, 1)
+        if a.shape not in ((0,), (pairs,)):
+            _refuse(where, "support vector machine", f"{name} of shape {a.shape}, not (0,) or {(pairs,)}")
+    params = est.get_params(deep=False)
+    gamma, coef0, degree = _own(est, "_gamma"), params.get("coef0"), params.get("degree")
+    if not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+               and np.isfinite(v) for v in (gamma, coef0, degree)):
+        _refuse(where, "support vector machine", f"kernel parameters gamma {gamma!r}, coef0 {coef0!r}, degree "
+                f"{degree!r}")
+
+
 def _required_attributes(est) -> tuple[str, ...]:
     """The fitted attributes scikit-learn's prediction reads for ``est``'s family (empty when not known)."""
     from sklearn.base import is_classifier
@@ -361,7 +427,11 @@ def checked_trees(obj, where: str = "model") -> list:
         if isinstance(t, Tree):
             _check_tree_owner(o, t, w)
             checked.add(id(t))
+    from sklearn.svm._base import BaseLibSVM
+
     for o, w in objects:
+        if isinstance(o, BaseLibSVM):
+            _check_libsvm(o, w)
         if _own(o, "estimators_") is not None:
             _check_ensemble_width(o, w, ensemble_members)
         if isinstance(o, BaseGradientBoosting) and _own(o, "estimators_") is not None:
