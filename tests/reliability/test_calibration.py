@@ -10,6 +10,7 @@ Slow: the full suite against the issue's targets.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -179,3 +180,24 @@ def test_calibration_full_suite_meets_targets(load_benchmark, tmp_path):
     assert agg["n_errors"] == 0, [r.get("error") for r in res["rows"] if r["outcome"] == "error"]
     t = agg["targets"]["safety shown"]
     assert t["null"]["met"] and t["positive"]["met"] and t["benign"]["met"], t
+
+
+def test_profile_claims_judges_how_the_outcomes_of_one_case_relate():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import profile_claims as P
+
+    ps = P.PROFILES
+    assert P.judge(dict(zip(ps, ["publish", "inconclusive", "do not publish"])), ps) == "contradiction"
+    assert P.judge(dict(zip(ps, ["inconclusive", "publish", "publish"])), ps) == "decided at a fuller profile only"
+    assert P.judge(dict(zip(ps, ["do not publish", "inconclusive", "do not publish"])), ps) == \
+        "decided at a faster profile only"
+    assert P.judge(dict(zip(ps, ["inconclusive"] * 3)), ps) == "same"
+    cs = P.cases("breast", ps)
+    assert len({c.id for c in cs}) == len(cs) and {c.profile for c in cs} == set(ps)
+    assert all(c.dataset == "breast_cancer" for c in cs)
+    rows = [{**dataclasses.asdict(c), "outcome": "inconclusive", "case_seconds": 1.0} for c in cs]
+    s = P.summarise(rows, ps)
+    assert s["n_cases"] == len(cs) // 3 and s["relations"] == {"same": len(cs) // 3}

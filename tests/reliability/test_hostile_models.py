@@ -555,3 +555,54 @@ def test_linear_and_neighbours_and_svm_costs_are_estimated_against_the_budget(tm
     svc = _svc(tables, probability=True)
     (cost,) = model_costs(svc, "m", 1000)
     assert cost.work == 6 * 1000 * 1000 * 2 and "support vectors" in cost.what
+
+
+@pytest.mark.parametrize("kw", [{}, {"algorithm": "kd_tree", "n_neighbors": 1}, {"algorithm": "ball_tree",
+                                                                               "metric": "manhattan"}, {"p": 3}])
+def test_neighbours_models_with_a_search_tree_are_loaded_with_the_tree_built_anew(tmp_path, tables, kw):
+    """scikit-learn's default neighbours model holds a KD-tree (skops leaves it untrusted): its records are loaded,
+    the tree is not, and the tree built from the records gives the model's own predictions."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from leakaudit.audit.target import load_skops_model
+
+    X, y = _xy(tables)
+    m = KNeighborsClassifier(**kw).fit(X, y)
+    assert m._fit_method in ("kd_tree", "ball_tree")
+    sio.dump(m, tmp_path / "m.skops")
+    assert sio.get_untrusted_types(file=tmp_path / "m.skops")
+    got = load_skops_model(tmp_path / "m.skops", n_rows=120)
+    np.testing.assert_array_equal(got.predict_proba(X), m.predict_proba(X))
+
+
+def test_a_neighbours_models_lying_search_tree_is_never_used(tmp_path, tables):
+    """A file whose tree was built on other records: scikit-learn would answer from that tree; leakaudit never loads
+    it and answers from the model's own records."""
+    from sklearn.neighbors import KDTree, KNeighborsClassifier
+
+    from leakaudit.audit.target import load_skops_model
+
+    X, y = _xy(tables)
+    honest = KNeighborsClassifier(n_neighbors=1, algorithm="kd_tree").fit(X, y)
+    lying = KNeighborsClassifier(n_neighbors=1, algorithm="kd_tree").fit(X, y)
+    lying._tree = KDTree(X.to_numpy()[::-1] + 5.0)
+    assert not np.array_equal(lying.predict(X), honest.predict(X))
+    sio.dump(lying, tmp_path / "m.skops")
+    np.testing.assert_array_equal(load_skops_model(tmp_path / "m.skops", n_rows=120).predict(X), honest.predict(X))
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda m: setattr(m, "n_samples_fit_", 10**6), "stored records"),
+    (lambda m: setattr(m, "effective_metric_params_", {"p": 0.5}), "metric"),
+    (lambda m: setattr(m, "leaf_size", 0), "leaf size"),
+])
+def test_a_neighbours_model_whose_records_or_metric_do_not_hold_is_refused(tmp_path, tables, edit, words):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from leakaudit.audit.target import load_skops_model
+
+    m = KNeighborsClassifier(algorithm="kd_tree").fit(*_xy(tables))
+    edit(m)
+    sio.dump(m, tmp_path / "m.skops")
+    with pytest.raises(UnsafeFileError, match=f"malformed neighbours model.*{words}"):
+        load_skops_model(tmp_path / "m.skops", n_rows=120)

@@ -29,7 +29,7 @@ import numpy as np
 from ..exceptions import UnsafeFileError
 
 __all__ = ["CHECKED_TYPES", "walk_objects", "checked_trees", "check_model_structure", "check_input_width",
-           "check_fitted"]
+           "check_fitted", "rebuild_neighbour_trees"]
 
 #: the types skops does not trust whose content leakaudit checks here (they are loaded, then checked)
 CHECKED_TYPES = ("sklearn.tree._tree.Tree", "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor")
@@ -344,6 +344,51 @@ def _check_libsvm(est, where: str) -> None:
                and np.isfinite(v) for v in (gamma, coef0, degree)):
         _refuse(where, "support vector machine", f"kernel parameters gamma {gamma!r}, coef0 {coef0!r}, degree "
                 f"{degree!r}")
+
+
+# --- neighbours models ------------------------------------------------------------------------------------------
+
+#: the metrics (and their one parameter, Minkowski's p) a rebuilt search tree may use
+_TREE_METRICS = ("euclidean", "l2", "manhattan", "cityblock", "l1", "chebyshev", "infinity", "minkowski")
+
+
+def rebuild_neighbour_trees(obj, where: str = "model") -> int:
+    """Build anew the search tree of every scikit-learn neighbours estimator reachable from ``obj`` whose fitted
+    method is a KD-tree or ball tree, from its stored records exactly as its ``fit`` builds it (the same records,
+    leaf size and metric give the same tree); the file's own tree was never loaded
+    (:func:`leakaudit.audit.target._strip_neighbour_trees`). The records, their count, the leaf size and the metric
+    are checked first. Returns how many trees were built."""
+    from sklearn.neighbors import BallTree, KDTree
+    from sklearn.neighbors._base import NeighborsBase
+
+    n_built = 0
+    for o, w in list(walk_objects(obj, where)):
+        if not isinstance(o, NeighborsBase):
+            continue
+        method = _own(o, "_fit_method")
+        if method not in ("kd_tree", "ball_tree"):
+            if "_tree" in (getattr(o, "__dict__", None) or {}) and o.__dict__["_tree"] is not None:
+                _refuse(w, "neighbours model", f"a search tree with fit method {method!r}")
+            continue
+        X = _own(o, "_fit_X")
+        if not isinstance(X, np.ndarray) or X.ndim != 2 or X.dtype != np.float64 or not np.isfinite(X).all():
+            _refuse(w, "neighbours model", "its stored records are not a finite 2-D float64 array")
+        if _own(o, "n_samples_fit_") != X.shape[0] or _int(_own(o, "n_features_in_")) != X.shape[1]:
+            _refuse(w, "neighbours model", f"{X.shape} stored records; it records {_own(o, 'n_samples_fit_')!r} "
+                    f"records of {_own(o, 'n_features_in_')!r} columns")
+        leaf, metric = _int(o.get_params(deep=False).get("leaf_size")), _own(o, "effective_metric_")
+        params = _own(o, "effective_metric_params_") or {}
+        if isinstance(params, dict):  # Minkowski's weights unset: scikit-learn records w=None
+            params = {k: v for k, v in params.items() if not (k == "w" and v is None)}
+        p = params.get("p", 2) if isinstance(params, dict) else None
+        if (leaf is None or not 1 <= leaf <= X.shape[0] + 1 or metric not in _TREE_METRICS
+                or not isinstance(params, dict) or set(params) - {"p"}
+                or not isinstance(p, (int, float, np.integer, np.floating)) or not 1 <= float(p) < np.inf):
+            _refuse(w, "neighbours model", f"leaf size {leaf!r}, metric {metric!r} with parameters {params!r}")
+        tree = KDTree if method == "kd_tree" else BallTree
+        o._tree = tree(X, leaf, metric=metric, **params)
+        n_built += 1
+    return n_built
 
 
 def _required_attributes(est) -> tuple[str, ...]:

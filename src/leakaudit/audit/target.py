@@ -161,6 +161,9 @@ def torch_module_learner(cfg: AuditConfig):
 
 #: scikit-learn's own optimiser-state classes a fitted MLPClassifier carries (plain attributes: learning
 #: rates, moment arrays); skops' default trusted set leaves them out, so no fitted MLP could be audited
+#: a neighbours estimator's search trees: left out of the file's schema and built anew from its records
+NEIGHBOUR_TREE_TYPES = ("sklearn.neighbors._kd_tree.KDTree", "sklearn.neighbors._ball_tree.BallTree")
+_DIST_METRICS = "sklearn.metrics._dist_metrics."
 _SKLEARN_INTERNALS = ("sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
                       "sklearn.neural_network._stochastic_optimizers.SGDOptimizer")
 
@@ -174,26 +177,54 @@ def _check_trees(obj, where: str = "model") -> int:
     return len(checked_trees(obj, where))
 
 
-def _skops_load_with_trees(path: Path, trusted: list[str]) -> tuple[object, list | int]:
+def _strip_neighbour_trees(schema) -> int:
+    """Remove from a skops schema (in place) the search tree (``_tree``: a KD-tree or ball tree) of every
+    scikit-learn neighbours estimator, so that its untrusted arrays are never constructed; returns how many. The
+    estimator's records (``_fit_X``) stay; :func:`.model_safety.rebuild_neighbour_trees` builds the tree anew."""
+    n, stack = 0, [schema]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, dict):
+            state = o.get("content")
+            if (str(o.get("__module__", "")).startswith("sklearn.neighbors.") and o.get("__loader__") == "ObjectNode"
+                    and isinstance(state, dict) and isinstance(state.get("content"), dict)
+                    and "_tree" in state["content"]):
+                del state["content"]["_tree"]
+                n += 1
+            stack.extend(o.values())
+        elif isinstance(o, list):
+            stack.extend(o)
+    return n
+
+
+def _skops_load_with_trees(path: Path, trusted: list[str], *, neighbour_trees: bool = False) -> tuple[
+        object, list | int]:
     """``skops.io.load`` step by step, also returning every object of the checked types
-    (:data:`.model_safety.CHECKED_TYPES`: trees, predictors) the file's nodes constructed.
+    (:data:`.model_safety.CHECKED_TYPES`: trees, predictors) the file's nodes constructed. With
+    ``neighbour_trees``, the neighbours estimators' search trees are left out of the schema before anything is
+    constructed (:func:`_strip_neighbour_trees`) and built anew from their records after.
 
     Needs skops' loader internals (``read_schema``, ``get_tree``, ``audit_tree``); without them (another skops
     version) the file is loaded with ``skops.io.load`` and those objects are counted in its ``schema.json`` instead
-    (the number of distinct records, returned as an int)."""
+    (the number of distinct records, returned as an int); a file with neighbour trees is then refused."""
     import zipfile
 
     import skops.io as sio
 
-    from .model_safety import CHECKED_TYPES
+    from .model_safety import CHECKED_TYPES, rebuild_neighbour_trees
 
     try:
         from skops.io._audit import Node, audit_tree, get_tree
         from skops.io._utils import read_schema
     except ImportError:
+        if neighbour_trees:
+            raise UnsafeFileError(f"model file {path} holds a neighbours model's search tree, which this skops "
+                                  "version does not let leakaudit leave out; fit it with algorithm='brute'") from None
         return sio.load(path, trusted=trusted), _schema_tree_count(path)
     with zipfile.ZipFile(path, "r") as z:
         schema, load_context = read_schema(z)
+        if neighbour_trees:
+            _strip_neighbour_trees(schema)
         root = get_tree(schema, load_context, trusted=trusted)
         audit_tree(root, trusted=trusted)
         instance = root.construct()
@@ -214,6 +245,8 @@ def _skops_load_with_trees(path: Path, trusted: list[str]) -> tuple[object, list
             stack.extend(node)
         elif isinstance(node, dict):
             stack.extend(node.values())
+    if neighbour_trees:
+        rebuild_neighbour_trees(instance, f"model file {path}")
     return instance, list(found.values())
 
 
@@ -283,15 +316,17 @@ def load_skops_model(path: Path, *, n_rows: int | None = None, n_features: int |
     except Exception as exc:  # a malformed zip or schema
         raise UnsafeFileError(f"model file {path} is not a readable skops file: {clip(str(exc))}") from None
     internals = [t for t in untrusted if t in _SKLEARN_INTERNALS or t in CHECKED_TYPES]
-    untrusted = [t for t in untrusted if t not in internals]
+    # a neighbours model's search tree (and its distance metric) is never loaded: left out, then built anew
+    rebuilt = [t for t in untrusted if t in NEIGHBOUR_TREE_TYPES or t.startswith(_DIST_METRICS)]
+    untrusted = [t for t in untrusted if t not in internals and t not in rebuilt]
     if untrusted:
         raise UnsafeFileError(
             f"model file {path} holds types leakaudit does not trust: {', '.join(untrusted)}; refusing to load it"
         )
     checked_types = [t for t in internals if t in CHECKED_TYPES]
     try:
-        if checked_types:
-            est, loaded = _skops_load_with_trees(path, internals)
+        if checked_types or rebuilt:
+            est, loaded = _skops_load_with_trees(path, internals, neighbour_trees=bool(rebuilt))
         else:
             est, loaded = sio.load(path, trusted=internals), []
     except Exception as exc:
