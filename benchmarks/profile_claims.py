@@ -10,10 +10,11 @@ it must never decide otherwise. Counted per case:
 * **decided at a faster profile only**: decided at a faster profile, inconclusive at a fuller one (allowed, said);
 * **same**: one outcome at every profile.
 
-Cases (``--set``): ``breast`` (every null family and leaky variant of the suite on the breast-cancer table, the
-calibration's quick cases there: 150 or 200 members, so that ``thorough``'s 256 reference models and 10 PDTP
-repeats per member stay within minutes) or ``quick`` (the calibration's whole quick set: adds the TorchMLP null on
-Adult, the issue-47 families on Census-Income and a benign model on Adult at 5,000 members). Rows are appended to
+Cases (``--set``, ``--seeds``): ``breast`` (every null family and leaky variant of the suite on the breast-cancer
+table, 150 or 200 members, so that ``thorough``'s 256 reference models and 10 PDTP repeats per member stay within
+seconds), ``new`` (the issue-47 null families and leaky models on Adult and Census-Income), ``benign`` (the
+regularised models on 5,000 members and 5,000 non-members, the only cases a profile can publish: a smoke audit's
+PDTP sample cannot show DTP-1 below its threshold) or ``quick`` (the calibration's quick set). Several sets and seeds share one log; the summary covers the cases of the command run. Rows are appended to
 ``benchmarks/results/profile_claims.jsonl`` as they finish (a killed run resumes; ``--fresh`` starts over); the
 summary goes to ``benchmarks/results/profile_claims.json`` and its table to stdout and
 ``benchmarks/results/profile_claims.md``.
@@ -45,10 +46,21 @@ PROFILES = ("smoke", "standard", "thorough")
 DECIDED = ("publish", "do not publish")
 
 
-def cases(set_: str, profiles) -> list[K.Case]:
-    base = K.quick_cases()
+def cases(set_: str, profiles, n_seeds: int = 1) -> list[K.Case]:
+    """The set's cases at each profile: ``breast`` with ``n_seeds`` seeds of each null family (0, 1, ...) and
+    leaky variant (100, 101, ...); ``new`` the issue-47 null families and leaky models on Adult and Census-Income
+    (their calibration sizes and seeds); ``benign`` the regularised models on 5,000 members; ``quick`` the
+    calibration's quick set."""
     if set_ == "breast":
-        base = [c for c in base if c.dataset == "breast_cancer"]
+        base = ([K._null(f, v, "breast_cancer", s) for f, v in K.NULL_FAMILIES for s in range(n_seeds)]
+                + [K._pos(f, v, "breast_cancer", 100 + s, **kw) for f, v, kw in K.POSITIVE_FAMILIES
+                   for s in range(n_seeds)])
+    elif set_ == "new":
+        base = K.new_null_cases(n_seeds) + K.leaky_cases(n_seeds)
+    elif set_ == "benign":
+        base = K.benign_cases(n_seeds)
+    else:
+        base = K.quick_cases()
     return [dataclasses.replace(c, profile=p, id="") for c in base for p in profiles]
 
 
@@ -101,7 +113,8 @@ def table(summary: dict) -> list[str]:
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", choices=("breast", "quick"), default="breast")
+    ap.add_argument("--set", choices=("breast", "new", "benign", "quick"), default="breast")
+    ap.add_argument("--seeds", type=int, default=1, help="seeds per family and variant (sets breast, new, benign)")
     ap.add_argument("--profiles", nargs="+", choices=PROFILES, default=list(PROFILES))
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--max-minutes", type=float, default=None, help="start no audit after this many minutes")
@@ -113,7 +126,7 @@ def main(argv=None) -> dict:
     if a.fresh and log.exists():
         log.rename(log.with_suffix(f".jsonl.{int(time.time())}.old"))
     code = C.code_identity()
-    todo = cases(a.set, profiles)
+    todo = cases(a.set, profiles, a.seeds)
     ids = {c.id for c in todo}
     kept = {r["id"]: r for r in C._read_log(log)
             if r.get("id") in ids and r.get("outcome") != "error" and r.get("code_fingerprint") == code["fingerprint"]}

@@ -195,7 +195,7 @@ def test_profile_claims_judges_how_the_outcomes_of_one_case_relate():
     assert P.judge(dict(zip(ps, ["do not publish", "inconclusive", "do not publish"])), ps) == \
         "decided at a faster profile only"
     assert P.judge(dict(zip(ps, ["inconclusive"] * 3)), ps) == "same"
-    cs = P.cases("breast", ps)
+    cs = P.cases("breast", ps, 2)
     assert len({c.id for c in cs}) == len(cs) and {c.profile for c in cs} == set(ps)
     assert all(c.dataset == "breast_cancer" for c in cs)
     rows = [{**dataclasses.asdict(c), "outcome": "inconclusive", "case_seconds": 1.0} for c in cs]
