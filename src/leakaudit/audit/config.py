@@ -261,7 +261,7 @@ class AuditConfig(BaseModel):
     @field_validator("device")
     @classmethod
     def _device_form(cls, v: str) -> str:
-        from ..learners._torch_utils import DEVICE_CHOICES, check_device
+        from ..learners import DEVICE_CHOICES, check_device
 
         try:
             return check_device(v, name="device")

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .._results import to_strict_jsonable, write_json_atomic
-from ..data._files import DATA_FILES, sha256_of
+from ..data import DATA_FILES, sha256_of
 from ..exceptions import InvalidInputError, InvalidParameterError
 from .policy import DEFAULT_POLICY, Policy, recorded_settings
 from .release import RELEASES, threat_model

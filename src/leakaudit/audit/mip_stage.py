@@ -32,7 +32,7 @@ MIP_ETA = 0.05
 def _mlp_codec():
     """(extract, rebuild) for leakaudit's MLPs (the demo, a scikit-learn MLPClassifier retrained by TorchMLP):
     weights and biases as one vector; ``rebuild`` takes the layer sizes from the models ``extract`` has seen."""
-    from ..learners._torch_utils import MLPModel, pack_params, unpack_params
+    from ..learners import MLPModel, pack_params, unpack_params
 
     seen: dict = {}
 

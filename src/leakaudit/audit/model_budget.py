@@ -110,7 +110,7 @@ def _max_features(mf, d: int) -> int:
 def _tree_fit_steps(n: int, mf: int) -> float:
     """One tree grown on ``n`` rows trying ``mf`` features per split: each level sorts the rows on each feature
     (:data:`TREE_ROW_STEPS` steps a row, a feature and a level of the sort)."""
-    from ..engine._work import TREE_OVERHEAD
+    from ..engine import TREE_OVERHEAD
 
     lg = math.log2(max(n, 2))
     return TREE_OVERHEAD + TREE_ROW_STEPS * n * lg * lg * mf

@@ -105,7 +105,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
         With its per-record table (``result.records``); ``result.save(out)`` writes the files.
     """
     verbose = sys.stderr.isatty() if verbose is None else verbose
-    from ..learners._torch_utils import resolve_device
+    from ..learners import resolve_device
 
     resolve_device(cfg.device, name="device")  # a GPU that is not there: one line before any data is read
     if cfg.is_lm:  # a causal language model: its own stages (audit/lm_stage.py), the same verdict and files
@@ -328,7 +328,7 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     """
     from .membership_stage import shadow_plan
 
-    from ..learners._torch_utils import resolve_device
+    from ..learners import resolve_device
 
     st = cfg.settings
     out = {"profile": cfg.profile, **st.model_dump(), "device": resolve_device(cfg.device)}

@@ -17,7 +17,7 @@ def with_device(learner: Any, device: str, *, model: str, flag: str = "--device"
     anything else is refused in one line naming ``flag`` and ``model``.
     """
     from ..exceptions import InvalidParameterError
-    from ..learners._torch_utils import check_device, resolve_device
+    from ..learners import check_device, resolve_device
 
     check_device(device, name=flag)
     if "device" in learner.get_params(deep=False):
@@ -32,7 +32,7 @@ def with_device(learner: Any, device: str, *, model: str, flag: str = "--device"
 def resolved_device(learner: Any) -> str:
     """Where ``learner`` trains: its resolved ``device`` ("cpu", "cuda", "cuda:N"), "cpu" for a learner without one
     (a DPSGD without its own: the wrapped learner's)."""
-    from ..learners._torch_utils import resolve_device
+    from ..learners import resolve_device
 
     device = learner.get_params(deep=False).get("device")
     if device is None:

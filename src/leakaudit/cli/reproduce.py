@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
                 raise LeakauditError(f"--all runs every reproduction: drop the name {name!r}, or drop --all")
             if profile is not None:
                 raise LeakauditError("--all runs each reproduction at its page profile: drop --profile, or drop --all")
-            from ..reproduce._registry import run_all
+            from ..reproduce import run_all
 
             started: set[str] = set()
 
@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
                               "finished ones are kept: run the same command again to go on)"):
                 run_all(out, random_state=seed, progress=progress, jobs=jobs)
         if gather is not None:
-            from ..reproduce._registry import gather as _gather
+            from ..reproduce import gather as _gather
 
             from .._results import write_text_atomic
 
@@ -97,7 +97,7 @@ def register(app: typer.Typer) -> None:
 def _counts_text(result: dict) -> str:
     """"N rows, a match, b differ, c without a paper value; S s" for one run, with the other statuses where any row
     has them (inconclusive, beats the paper, not compared, reference dropped)."""
-    from ..reproduce._judge import STATUSES
+    from ..reproduce import STATUSES
 
     counts = {s: sum(r["status"] == s for r in result["rows"]) for s in STATUSES}
     other = [f"{counts[s]} {s}" for s in STATUSES if s not in ("match", "differs", "no-paper-value") and counts[s]]

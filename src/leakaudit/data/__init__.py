@@ -18,7 +18,7 @@ from ._cache import clear_cache
 from ._dataset import TASKS, Dataset, from_frame, read_table
 from ._encoder import TabularEncoder
 from ._features import FEATURE_KINDS, MISSING_LABEL, Feature, infer_feature, infer_features
-from ._files import DATA_FILES, bundled_dir, data_dir
+from ._files import DATA_FILES, bundled_dir, data_dir, sha256_of
 from .adult import (
     ACS_PROXY_COLUMNS,
     ADULT_CATEGORICAL,
@@ -55,6 +55,7 @@ __all__ = [
     # files
     "DataFileError",
     "DATA_FILES",
+    "sha256_of",
     "data_dir",
     "bundled_dir",
     "clear_cache",

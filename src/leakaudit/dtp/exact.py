@@ -19,7 +19,7 @@ import numpy as np
 from .._validation import check_indices, check_scalar
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidParameterError
-from ..learners._base import check_fit_inputs
+from ..learners import check_fit_inputs
 from ..learners.naive_bayes import row_groups
 from .pdtp import _check_bin_width, abs_log_ratio, apply_binning
 from .results import DTPResult

@@ -18,7 +18,7 @@ from .._random import check_random_state, spawn_seeds
 from .._validation import check_choice, check_indices, check_scalar
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..learners._base import check_fit_inputs
+from ..learners import check_fit_inputs
 from .pdtp import _check_bin_width, apply_binning
 from .results import NoiseFloorResult
 

@@ -35,7 +35,7 @@ from .._random import spawn_seeds
 from .._validation import check_array, check_choice, check_indices, check_scalar
 from ..engine import Engine, reports_engine_stats, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..learners._base import Learner, ListModelBank, ModelBank, check_fit_inputs
+from ..learners import Learner, ListModelBank, ModelBank, check_fit_inputs
 from ..membership.binning import bin_probabilities
 from .results import PDTPResult
 
@@ -269,7 +269,7 @@ def _select_models(bank: ModelBank, idx: np.ndarray) -> ModelBank:
     idx = np.asarray(idx, int)
     if idx.size == bank.n_models and np.array_equal(idx, np.arange(bank.n_models)):
         return bank
-    from ..learners._torch_utils import MLPBank
+    from ..learners import MLPBank
 
     if isinstance(bank, MLPBank):
         return MLPBank([W[idx] for W in bank.weights_], [b[idx] for b in bank.biases_], bank.activation,

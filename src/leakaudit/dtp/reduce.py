@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._validation import check_choice, check_scalar
-from ..learners._base import check_fit_inputs
+from ..learners import check_fit_inputs
 from .pdtp import pdtp_values
 from .results import ReductionResult
 

@@ -24,7 +24,7 @@ from .._random import spawn_seeds
 from .._validation import check_scalar
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidParameterError
-from ..learners._base import check_fit_inputs
+from ..learners import check_fit_inputs
 from ..metrics import paired_mean_interval
 from .pdtp import pdtp
 from .results import RemovalEffect

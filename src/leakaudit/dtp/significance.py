@@ -32,7 +32,7 @@ from .._random import seed_to_int
 from .._validation import check_array, check_indices, check_scalar
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..learners._base import check_fit_inputs
+from ..learners import check_fit_inputs
 from ..membership.binning import bin_index
 from .pdtp import _check_bin_width, _deterministic, _loo_repeats
 from .results import DTP1TestResult

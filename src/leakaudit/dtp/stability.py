@@ -31,7 +31,7 @@ import numpy as np
 
 from .._validation import check_array, check_indices, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ..learners._base import check_fit_inputs
+from ..learners import check_fit_inputs
 from .results import StabilityBoundResult
 
 __all__ = [

@@ -17,7 +17,7 @@ from .._random import RandomStateLike
 from .._results import Result
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..learners._base import Learner, ModelBank, check_feature_matrix, check_many_inputs
+from ..learners import Learner, ModelBank, check_feature_matrix, check_many_inputs
 from ._backends import ChunkTask, DeviceProcessBackend, InProcessBackend, ProcessBackend, RayBackend, wants_gpu
 from ._cache import CacheWarning, ChunkCache
 from ._fingerprint import Unfingerprintable, array_fingerprint, chunk_key, learner_fingerprint, subsets_fingerprint
@@ -456,7 +456,7 @@ class Engine:
 def _check_devices(devices: Any, backend: str, n_jobs: int | None) -> list[str] | None:
     """The engine's ``devices`` as a list of resolved devices (None: none given); refused in one line when a device
     is unknown or absent, or does not suit the backend."""
-    from ..learners._torch_utils import check_device, import_torch, resolve_device
+    from ..learners import check_device, import_torch, resolve_device
 
     if devices is None:
         return None

@@ -154,7 +154,7 @@ def _canonical(value: Any, path: str) -> Any:
 def _device_doc(device: Any) -> str | None:
     """A leakaudit learner's ``device`` in a key: None (left out) for the CPU or for "the wrapped learner's" (None),
     "cuda" for a CUDA device; resolved on this machine ("auto")."""
-    from ..learners._torch_utils import device_kind
+    from ..learners import device_kind
 
     if device is None:
         return None

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from ..learners._base import ModelBank
+from ..learners import ModelBank
 
 __all__ = ["SupportsState", "ChunkedModelBank", "supports_state"]
 

@@ -1,6 +1,18 @@
 """Training algorithms that train one model or many at once (see ``_base``)."""
 
-from ._base import Learner, ListModelBank, Model, ModelBank
+from ._base import Learner, ListModelBank, Model, ModelBank, check_feature_matrix, check_fit_inputs, check_many_inputs
+from ._torch_utils import (
+    DEVICE_CHOICES,
+    MLPBank,
+    MLPModel,
+    check_device,
+    device_kind,
+    import_torch,
+    pack_params,
+    resolve_device,
+    torch_threads,
+    unpack_params,
+)
 from .dp_sgd import DPSGD
 from .forest import RandomForest, RandomForestBank, RandomForestModel
 from .logistic import (
@@ -35,4 +47,19 @@ __all__ = [
     "TorchModuleLearner",
     "TorchModuleModel",
     "encode_for_naive_bayes",
+    # the input contract every learner checks (for learners written outside leakaudit)
+    "check_feature_matrix",
+    "check_fit_inputs",
+    "check_many_inputs",
+    # devices and the torch MLP's parameter layout (the DP, MIP and PDTP code that reads a net's parameters)
+    "DEVICE_CHOICES",
+    "MLPBank",
+    "MLPModel",
+    "check_device",
+    "device_kind",
+    "import_torch",
+    "pack_params",
+    "resolve_device",
+    "torch_threads",
+    "unpack_params",
 ]

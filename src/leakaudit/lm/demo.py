@@ -27,7 +27,7 @@ from .._extras import require
 from .._random import spawn_seeds
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError
-from ..learners._torch_utils import resolve_device
+from ..learners import resolve_device
 from .score import encode_texts, model_device, torch_threads
 
 __all__ = ["DemoSize", "SIZES", "DemoModel", "demo_texts", "train_tokenizer", "new_model", "train_lm", "save_lm",

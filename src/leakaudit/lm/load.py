@@ -180,7 +180,7 @@ def load_causal_lm(model_dir: str | Path, tokenizer_dir: str | Path | None = Non
         Not a causal language model, or one that needs remote code; or ``device="cuda"`` where CUDA is not
         available.
     """
-    from ..learners._torch_utils import resolve_device
+    from ..learners import resolve_device
 
     dev = resolve_device(device)  # a bad device is refused before anything is read
     d = Path(model_dir)

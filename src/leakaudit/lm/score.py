@@ -27,7 +27,7 @@ import numpy as np
 from .._extras import require
 from .._validation import check_scalar
 from ..exceptions import InvalidInputError
-from ..learners._torch_utils import resolve_device
+from ..learners import resolve_device
 
 __all__ = ["TokenScores", "encode_texts", "score_texts", "scores_from_arrays", "check_texts", "model_device"]
 

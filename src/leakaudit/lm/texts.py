@@ -32,7 +32,7 @@ def read_text_table(path: str | Path) -> pd.DataFrame:
         if df.empty:
             raise InvalidInputError(f"text file {p} holds no rows")
         return df
-    from ..data._dataset import read_table
+    from ..data import read_table
 
     return read_table(p, keep_default_na=False) if suffixes and suffixes[-1] in (".csv", ".tsv", ".tab", ".txt") \
         else read_table(p)

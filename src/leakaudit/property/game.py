@@ -32,7 +32,7 @@ from .._validation import check_choice, check_scalar
 from ..engine import Engine, resolve_engine
 from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParameterError
 from ..learners import LogisticRegression, TorchMLP
-from ..learners._base import check_feature_matrix
+from ..learners import check_feature_matrix
 
 __all__ = [
     "PropertyData",

@@ -45,7 +45,7 @@ from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
 from ..engine import Engine, resolve_engine
 from ..exceptions import InvalidInputError, LeakauditError
-from ..learners._torch_utils import torch_threads
+from ..learners import torch_threads
 from ..metrics import auc as _auc
 from ..metrics import clopper_pearson
 from .game import PropertyData, mlp_learner, sample_world, split_pools

@@ -5,7 +5,8 @@ Each paper's module registers its reproductions on import.
 
 from importlib import import_module
 
-from ._registry import PROFILES, Reproduction, Row, get, names, register, row, run
+from ._judge import STATUSES
+from ._registry import PROFILES, Reproduction, Row, gather, get, names, register, row, run, run_all
 
 
 
@@ -22,4 +23,5 @@ def load_all() -> None:
             import_module(f"{__name__}.{info.name}")
 
 
-__all__ = ["PROFILES", "Reproduction", "Row", "get", "names", "register", "row", "run", "load_all"]
+__all__ = ["PROFILES", "STATUSES", "Reproduction", "Row", "gather", "get", "names", "register", "row", "run", "run_all",
+           "load_all"]

@@ -222,7 +222,7 @@ def _keras_cross_entropy(probs: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _table1_seed(profile: str, random_state: int) -> list:
     """Every yeom-table1 row for one seed (the image draw, the target, the shadow models)."""
     from ..learners import TorchCNN
-    from ..membership._base import cross_entropy_loss, fit_reference_models
+    from ..membership import cross_entropy_loss, fit_reference_models
     from ..membership.shadow import ShadowModelAttack
     from ..membership.threshold import LossThresholdAttack
     from ..metrics import decision_metrics
@@ -317,7 +317,7 @@ def yeom_table1(profile: str, random_state: int) -> list:
 def _fig2c_seed(profile: str, random_state: int) -> list:
     """Fig. 2c rows for one seed: per size s, L_S, L_D, their ratio, and the threshold-at-L_S advantage."""
     from ..learners import TorchCNN
-    from ..membership._base import cross_entropy_loss
+    from ..membership import cross_entropy_loss
     from ..membership.threshold import LossThresholdAttack, advantage_known_sigma, advantage_unknown_sigma
     from ..metrics import decision_metrics
 
