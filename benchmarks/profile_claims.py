@@ -146,8 +146,9 @@ def main(argv=None) -> dict:
            "command": f"python benchmarks/profile_claims.py {argv_s}".strip(), "machine": mach, "code": code,
            "wall_seconds": round(time.perf_counter() - t0, 1), "cpu_seconds": round(C._cpu_seconds() - c0, 1),
            **summary}
-    (a.out / "profile_claims.json").write_text(json.dumps(res, indent=1))
     md = table(summary)
+    res["table"] = md
+    (a.out / "profile_claims.json").write_text(json.dumps(res, indent=1))
     (a.out / "profile_claims.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     return res
