@@ -705,8 +705,8 @@ def profile_section(res: dict) -> list[str]:
     bad = rel.get("contradiction", 0)
     return ["## A profile never changes a claim", "",
             "The same cases (model, members, non-members, seed) audited at every profile: a faster profile may leave "
-            "a verdict inconclusive that a fuller one decides, but must never decide it otherwise (a "contradiction": "
-            ""publish" at one profile, "do not publish" at another). Run "
+            'a verdict inconclusive that a fuller one decides, but must never decide it otherwise (a "contradiction": '
+            '"publish" at one profile, "do not publish" at another). Run '
             f"{_when(res)[:16]} UTC, leakaudit at commit `{res.get('code', {}).get('commit') or '?'}`; command "
             f"`{res.get('command')}` (each row's seconds are its audit's; load average at the end "
             f"{', '.join(map(str, res.get('machine', {}).get('loadavg_end', [])))}). "
