@@ -201,3 +201,8 @@ def test_profile_claims_judges_how_the_outcomes_of_one_case_relate():
     rows = [{**dataclasses.asdict(c), "outcome": "inconclusive", "case_seconds": 1.0} for c in cs]
     s = P.summarise(rows, ps)
     assert s["n_cases"] == len(cs) // 3 and s["relations"] == {"same": len(cs) // 3}
+    import calibration as C
+
+    md = "\n".join(C.profile_section({**s, "table": P.table(s), "created": "2026-11-26T07:00:00+00:00",
+                                      "command": "python benchmarks/profile_claims.py", "machine": {}}))
+    assert f"**0 contradictions in {len(cs) // 3} cases.**" in md and "| relation |" in md
