@@ -33,6 +33,10 @@ def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
     assert ids["membership.lm_reference.auc"]["status"] == "exceeded"
     assert ids["membership.blind_baseline.auc"]["status"] == "passed"
     assert res["membership"]["lm_min_k_pp"]["auc"] > 0.8
+    # the correction comes from the plan: every attack the scores allow (7 with a reference) x 2 checks + the blind
+    # baseline's, and each check is named by its own attack's display name
+    assert len(v["checks"]) == 7 * 2 + 1 and v["check_confidence"] == pytest.approx(1 - 0.05 / 15)
+    assert ids["membership.lm_loss.auc"]["name"] == "loss: AUC"
     assert res["target"]["train_accuracy"] > res["target"]["test_accuracy"]
     rec = pd.read_csv(out / "records.csv")
     assert len(rec) == 80 and rec["is_member"].sum() == 40

@@ -2,7 +2,7 @@
 checks -> verdict.
 
 The same checks as for a tabular model (each attack's AUC, TPR at the owner's low FPR and, with a budget, its
-empirical epsilon, judged at the Bonferroni-corrected confidence: :func:`membership_stage._attack_checks`), and one
+empirical epsilon, judged at the Bonferroni-corrected confidence: :func:`membership_stage.attack_checks`), and one
 more: the blind baseline (:mod:`leakaudit.lm.blind`). When a classifier that sees only the texts tells members from
 non-members (its permutation p-value at most 1 - the checks' confidence), the split is not comparable (Das et al.
 2024): an attack's checks stand only if it beats the blind baseline on the same texts (paired bootstrap that refits
@@ -26,10 +26,10 @@ from .._random import spawn_seeds
 from .._resources import peak_rss_mb
 from ..exceptions import NotEstimableWarning
 from ..metrics import DEFAULT_FPRS, empirical_epsilon, evaluate_membership
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Check, Skipped
+from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
 from .config import AuditConfig
-from .membership_stage import _attack_checks
-from .plan import check_confidence
+from .membership_stage import attack_checks
+from .plan import Step, check_confidence, planned_checks, run_plan
 from .progress import StageProgress
 from .results import AuditResult
 from .verdict import decide
@@ -214,8 +214,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
     Returns the result (results.json) and one row per text (records.csv, members first; the caller adds the risk
     rank and writes both).
     """
-    from ..lm.attacks import ATTACKS, run_lm_attacks
-    from ..lm.blind import blind_baseline
+    from ..lm.attacks import ATTACKS
     from ..lm.score import score_texts
 
     st = stages or StageProgress(verbose)
@@ -239,46 +238,17 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
                              batch_tokens=BATCH_TOKENS, n_threads=n_threads)
         ref_ts = [score_texts(r.model, r.tokenizer, all_texts, max_length=r.context_length,
                               batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False) for r in refs]
-    n_attacks = 3 + (ts.mean is not None) + (3 if refs else 0)
-    per_attack = 2 + (cfg.epsilon_budget is not None)
-    cc = check_confidence(cfg.confidence, n_attacks * per_attack + 1)  # every attack's checks and the blind baseline
-    fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
-
-    def measure(s):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NotEstimableWarning)
-            return evaluate_membership(m, s, fprs=fprs, n_boot=cfg.settings.n_boot, confidence=cc,
-                                       random_state=seeds["bootstrap"]).model_dump()
-
-    ctx = _Ctx(cfg, cc)
-    with st.stage("membership", "attacks on the texts' scores, and the blind baseline"):
-        scores = run_lm_attacks(ts, all_texts, ref_ts, k=MIN_K)
-        metrics, checks = {}, []
-        for name, s in scores.items():
-            mm = measure(s)
-            eps = empirical_epsilon(m, s, delta=cfg.epsilon_delta, confidence=cc, random_state=seeds["epsilon"])
-            mm["epsilon"] = eps.model_dump()
-            mm["display"], mm["reference"] = ATTACKS[name]
-            metrics[name] = mm
-            for c in _attack_checks(ctx, ATTACKS[name][0], mm, eps):
-                checks.append(c.model_copy(update={"id": f"membership.{name}.{c.id.rsplit('.', 1)[1]}"}))
-        bb = blind_baseline(all_texts, m, versus=scores, alpha=1 - cc, random_state=seeds["blind"])
-        blind = bb.scores
-        blind_mm = _measure_blind(bb, m, fprs, cfg, cc, seeds["bootstrap"])
-    blind_check, standing = _blind_check(bb, metrics, cc)
-    comparable = bb.p_value > 1 - cc
-    if standing != set(metrics):
-        checks = [c.model_copy(update={
-            "status": NOT_MEASURABLE,
-            "sentence": f"{c.name} cannot be judged: the member and non-member texts differ by themselves and this "
-                        "attack does not beat a classifier of the texts alone (see the blind baseline)",
-            "fix": blind_check.fix or "draw the members and non-members from one distribution, then audit again"})
-            if c.status in (EXCEEDED, PASSED) and c.id.split(".")[1] not in standing else c for c in checks]
-    checks.append(blind_check)
+    scored = LMScores(texts=all_texts, is_member=m, target=ts, references=ref_ts)
+    planned = planned_checks(LM_PLAN, cfg, texts, scored)
+    cc = check_confidence(cfg.confidence, sum(planned.values()))
+    ctx = LMContext(cfg=cfg, check_confidence=cc, seeds=seeds, scored=scored)
+    analysis = run_plan(LM_PLAN, ctx, st, planned)["membership"]
+    checks, summary = list(analysis.checks), analysis.summary
     verdict = decide(cfg, checks, check_confidence=cc)
-    if not standing:
+    blind_check = checks[-1]
+    if not summary["blind_baseline"]["attacks_standing"]:
         verdict = verdict.model_copy(update={"headline": "Inconclusive: " + blind_check.sentence + "."})
-    skipped = []
+    skipped = list(analysis.skipped)
     if ts.mean is None:
         skipped.append(Skipped(name="Min-K%++", reason="it needs the next-token distribution's mean and standard "
                                                        "deviation of log-probabilities at each position, which "
@@ -289,6 +259,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
                                reason="they calibrate each text's score by reference models, and none was given",
                                fix="give --reference-dir DIR (e.g. the base model before fine-tuning)"
                                    + ("" if lm is not None else " with --model-dir")))
+    scores, bb = analysis.per_record, analysis.extras["blind"]
     n_mem = len(texts.members)
     acc_m = ts.subset(np.arange(n_mem)).token_accuracy()
     acc_n = ts.subset(np.arange(n_mem, len(all_texts))).token_accuracy()
@@ -310,7 +281,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
               "mean_loss_members": float(loss[:n_mem].mean()), "mean_loss_nonmembers": float(loss[n_mem:].mean()),
               "context_length": ctx_len, "reference_models": [r.description for r in refs]}
     settings = {"profile": cfg.profile, "n_boot": cfg.settings.n_boot, "min_k": MIN_K,
-                "attacks": "; ".join(f"{d}: {ref}" for d, ref in (ATTACKS[n] for n in scores)),
+                "attacks": "; ".join(f"{d}: {ref}" for d, ref in (ATTACKS[n] for n in summary if n in ATTACKS)),
                 "blind_baseline": "TF-IDF of character 2-4-grams and word 1-2-grams plus log length, kernel ridge "
                                   f"regression, {bb.n_folds}-fold cross-fitting with near-duplicates kept together "
                                   f"({bb.n_groups:,} groups); permutation test ({bb.n_permutations:,} relabellings) "
@@ -319,8 +290,6 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
                 "scoring": "given (scores only)" if lm is None else
                            f"batches of at most {BATCH_TOKENS:,} padded tokens, {n_threads} torch thread"
                            f"{'s' if n_threads > 1 else ''}, float32"}
-    summary = {**metrics, "blind_baseline": {**blind_mm, "display": "blind baseline (texts only)",
-                                             "comparable": comparable, "attacks_standing": sorted(standing)}}
     result = AuditResult(
         leakaudit_version=__version__, created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         command=command or "leakaudit audit", config=cfg.model_dump(mode="json"), data=data, target=target,
@@ -332,9 +301,85 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
                                       else ts.truncated.astype(int)),
                         "loss": loss})
     for name, s in scores.items():
-        rec[f"score_{name}"] = s
-    rec["blind_baseline"] = blind
+        rec[name] = s
     return result, rec
+
+
+@dataclass(frozen=True)
+class LMScores:
+    """The audited texts (members first), which are members, and their per-token scores under the audited model
+    (``target``) and each reference model (``references``): what the language-model analyses read."""
+
+    texts: list
+    is_member: np.ndarray
+    target: object  # leakaudit.lm.score.TokenScores
+    references: list
+
+
+@dataclass(frozen=True)
+class LMContext:
+    """What a language-model analysis reads: the settings, the checks' corrected confidence, the audit's seeds and
+    the scored texts."""
+
+    cfg: AuditConfig
+    check_confidence: float
+    seeds: dict
+    scored: LMScores
+
+
+def _lm_membership_checks(cfg: AuditConfig, texts, scored: LMScores) -> int:
+    """Per attack the scores allow: its AUC and TPR at the low FPR, with a budget its empirical epsilon; and the
+    blind baseline's check."""
+    from ..lm.attacks import applicable_attacks
+
+    n = len(applicable_attacks(scored.target.mean is not None, bool(scored.references)))
+    return n * (2 + (cfg.epsilon_budget is not None)) + 1
+
+
+def _lm_membership(ctx: LMContext, done) -> Analysis:
+    """Every attack the scores allow, judged as a tabular audit's attacks are (:func:`attack_checks`), then the
+    blind baseline, which decides which attacks' checks stand (the module docstring)."""
+    from ..lm.attacks import ATTACKS, run_lm_attacks
+    from ..lm.blind import blind_baseline
+
+    cfg, cc, seeds, sc = ctx.cfg, ctx.check_confidence, ctx.seeds, ctx.scored
+    m = sc.is_member
+    fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
+    scores = run_lm_attacks(sc.target, sc.texts, sc.references, k=MIN_K)
+    metrics, checks = {}, []
+    for name, s in scores.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotEstimableWarning)
+            mm = evaluate_membership(m, s, fprs=fprs, n_boot=cfg.settings.n_boot, confidence=cc,
+                                     random_state=seeds["bootstrap"]).model_dump()
+        eps = empirical_epsilon(m, s, delta=cfg.epsilon_delta, confidence=cc, random_state=seeds["epsilon"])
+        mm["epsilon"] = eps.model_dump()
+        mm["display"], mm["reference"] = ATTACKS[name]
+        metrics[name] = mm
+        checks += attack_checks(name, mm, eps, thresholds=cfg.thresholds, confidence=cc,
+                                epsilon_budget=cfg.epsilon_budget, display=ATTACKS[name][0])
+    bb = blind_baseline(sc.texts, m, versus=scores, alpha=1 - cc, random_state=seeds["blind"])
+    blind_mm = _measure_blind(bb, m, fprs, cfg, cc, seeds["bootstrap"])
+    blind_check, standing = _blind_check(bb, metrics, cc)
+    if standing != set(metrics):
+        checks = [c.model_copy(update={
+            "status": NOT_MEASURABLE,
+            "sentence": f"{c.name} cannot be judged: the member and non-member texts differ by themselves and this "
+                        "attack does not beat a classifier of the texts alone (see the blind baseline)",
+            "fix": blind_check.fix or "draw the members and non-members from one distribution, then audit again"})
+            if c.status in (EXCEEDED, PASSED) and c.id.split(".")[1] not in standing else c for c in checks]
+    checks.append(blind_check)
+    summary = {**metrics, "blind_baseline": {**blind_mm, "display": "blind baseline (texts only)",
+                                             "comparable": bool(bb.p_value > 1 - cc),
+                                             "attacks_standing": sorted(standing)}}
+    per_record = {**{f"score_{name}": s for name, s in scores.items()}, "blind_baseline": bb.scores}
+    return Analysis(name="membership", summary=summary, checks=tuple(checks), per_record=per_record,
+                    extras={"blind": bb})
+
+
+#: the language-model audit's plan (:mod:`leakaudit.audit.plan`): its analyses, each declaring its checks
+LM_PLAN = (Step("membership", "membership", "attacks on the texts' scores, and the blind baseline",
+                _lm_membership_checks, _lm_membership),)
 
 
 def _measure_blind(bb, m, fprs, cfg: AuditConfig, cc: float, seed: int) -> dict:
@@ -354,11 +399,3 @@ def _measure_blind(bb, m, fprs, cfg: AuditConfig, cc: float, seed: int) -> dict:
               n_permutations=bb.n_permutations, null_sd=bb.null_sd, n_used=int(u.sum()), n_groups=bb.n_groups,
               versus=bb.versus)
     return mm
-
-
-@dataclass(frozen=True)
-class _Ctx:
-    """What :func:`membership_stage._attack_checks` reads of the audit's context: the settings and the confidence."""
-
-    cfg: AuditConfig
-    check_confidence: float

@@ -226,7 +226,8 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
                                 random_state=ctx.seeds["epsilon"])
         mm["epsilon"] = eps.model_dump()
         metrics[name] = mm
-        checks += _attack_checks(ctx, name, mm, eps)
+        checks += attack_checks(name, mm, eps, thresholds=cfg.thresholds, confidence=ctx.check_confidence,
+                                epsilon_budget=cfg.epsilon_budget)
     return Analysis(name="membership", summary=metrics, checks=tuple(checks), skipped=tuple(skipped),
                     resources=resources, per_record=per_record,
                     extras={"recipe": recipe, "reference": inputs.reference})
@@ -239,10 +240,15 @@ def _fpr_entry(tprs: dict, f: float) -> dict | None:
     return None
 
 
-def _attack_checks(ctx: AuditContext, name: str, mm: dict, eps) -> list[Check]:
-    th, cc = ctx.cfg.thresholds, ctx.check_confidence
+def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, epsilon_budget: float | None,
+                  display: str | None = None) -> list[Check]:
+    """An attack's checks (ids ``membership.NAME.auc``, ``.tpr_at_low_fpr`` and, with ``epsilon_budget``,
+    ``.epsilon``) from its measures ``mm`` (:func:`leakaudit.metrics.evaluate_membership`'s, as a dict) and its
+    empirical epsilon ``eps``, each judged at ``confidence`` against ``thresholds``; ``display``: the attack's name
+    in words (default: the registry's). Tabular and language-model audits both judge their attacks here."""
+    th, cc = thresholds, confidence
     n1, n0 = mm["n_members"], mm["n_nonmembers"]
-    who = display_name(name)
+    who = display or display_name(name)
     out = []
     # AUC
     lo, hi = mm["auc_ci"]
@@ -294,7 +300,7 @@ def _attack_checks(ctx: AuditContext, name: str, mm: dict, eps) -> list[Check]:
                              f"{th.max_tpr_at_low_fpr * 100:g}%"),
             fix="" if exceeded else undecided_fix(f"TPR at {pct} FPR", t["tpr"], hi_t, th.max_tpr_at_low_fpr, n1, n0)))
     # empirical epsilon against the owner's budget
-    budget = ctx.cfg.epsilon_budget
+    budget = epsilon_budget
     if budget is not None:
         common = dict(analysis="membership", threshold=budget, confidence=cc, shows="leakage only")
         eid, ename = f"membership.{name}.epsilon", f"{who}: empirical epsilon"

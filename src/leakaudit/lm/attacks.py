@@ -18,7 +18,7 @@ from ..exceptions import InvalidInputError
 from .score import TokenScores
 
 __all__ = ["loss_score", "zlib_score", "min_k_score", "min_k_plus_plus_score", "reference_score", "text_probability",
-           "lira_score", "rmia_score", "ATTACKS", "run_lm_attacks"]
+           "lira_score", "rmia_score", "ATTACKS", "applicable_attacks", "run_lm_attacks"]
 
 #: registry name -> (display name, one-line citation)
 ATTACKS = {
@@ -142,17 +142,19 @@ def rmia_score(ts: TokenScores, refs: Sequence[TokenScores]) -> np.ndarray:
     return res.scores_array
 
 
+def applicable_attacks(distribution: bool, references: bool) -> list[str]:
+    """The attacks (registry names, in :data:`ATTACKS` order) that inputs with (or without) the next-token
+    ``distribution`` and reference-model scores (``references``) allow: Min-K%++ needs the distribution, the
+    reference-model ratio, LiRA and RMIA need references."""
+    needs = {"lm_min_k_pp": distribution, "lm_reference": references, "lm_lira": references, "lm_rmia": references}
+    return [name for name in ATTACKS if needs.get(name, True)]
+
+
 def run_lm_attacks(ts: TokenScores, texts: Sequence[str], refs: Sequence[TokenScores] = (), *,
                    k: float = 0.2) -> dict[str, np.ndarray]:
-    """Every attack the inputs allow: registry name -> scores of shape (n,).
-
-    Without the next-token distribution Min-K%++ is left out; without reference scores the three reference attacks.
-    """
-    out = {"lm_loss": loss_score(ts), "lm_zlib": zlib_score(ts, texts), "lm_min_k": min_k_score(ts, k)}
-    if ts.mean is not None:
-        out["lm_min_k_pp"] = min_k_plus_plus_score(ts, k)
-    if refs:
-        out["lm_reference"] = reference_score(ts, refs)
-        out["lm_lira"] = lira_score(ts, refs)
-        out["lm_rmia"] = rmia_score(ts, refs)
-    return out
+    """Every attack the inputs allow (:func:`applicable_attacks`): registry name -> scores of shape (n,)."""
+    score = {"lm_loss": lambda: loss_score(ts), "lm_zlib": lambda: zlib_score(ts, texts),
+             "lm_min_k": lambda: min_k_score(ts, k), "lm_min_k_pp": lambda: min_k_plus_plus_score(ts, k),
+             "lm_reference": lambda: reference_score(ts, refs), "lm_lira": lambda: lira_score(ts, refs),
+             "lm_rmia": lambda: rmia_score(ts, refs)}
+    return {name: score[name]() for name in applicable_attacks(ts.mean is not None, bool(refs))}
