@@ -48,6 +48,32 @@ def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
     assert "verdict: DO NOT PUBLISH" in capsys.readouterr().out
 
 
+def test_dataset_inference_is_one_more_step_of_the_audit(tmp_path, tiny_demo):
+    """--dataset-inference adds the members-as-a-set test as one planned check (the correction counts it), its
+    section of results.json and of the report; the fine-tuned demo's members are detected as a set."""
+    code, out = _audit(tmp_path, tiny_demo.target_dir, tiny_demo.members, tiny_demo.nonmembers,
+                       "--reference-dir", str(tiny_demo.base_dir), "--dataset-inference")
+    assert code == 0
+    res = _results(out)
+    v, di = res["verdict"], res["dataset_inference"]
+    ids = {c["id"]: c for c in v["checks"]}
+    assert len(v["checks"]) == 7 * 2 + 1 + 1 and v["check_confidence"] == pytest.approx(1 - 0.05 / 16)
+    check = ids["dataset_inference.set_test"]
+    assert di["comparable"] and di["alpha"] == pytest.approx(1 - v["check_confidence"])
+    assert (check["status"] == "exceeded") == (di["verdict"] == "used") and check["shows"] == "leakage only"
+    assert di["verdict"] == "used" and di["test"]["p_value"] <= di["alpha"]
+    assert di["power"]["sizes"] and "dataset inference" in res["timings"]
+    assert "Dataset inference: the members as a set" in (out / "report.html").read_text()
+
+
+def test_dataset_inference_needs_a_language_model():
+    from leakaudit.audit import make_config
+    from leakaudit.exceptions import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="dataset_inference needs model_dir"):
+        make_config(dataset_inference=True)
+
+
 def test_model_that_never_saw_the_texts_is_not_reported(tmp_path, tiny_demo):
     """The base model never saw members or non-members (one random split of one pool): no leakage is reported."""
     code, out = _audit(tmp_path, tiny_demo.base_dir, tiny_demo.members, tiny_demo.nonmembers)

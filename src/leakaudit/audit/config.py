@@ -186,6 +186,10 @@ class AuditConfig(BaseModel):
     reference_dir: list[Path] | None = Field(
         None, description="With model_dir: reference language models (e.g. the base model before fine-tuning), for "
                           "the reference-ratio, LiRA and RMIA attacks.")
+    dataset_inference: bool = Field(
+        False, description="With model_dir or logprobs_column: also test the members as a set (dataset inference, "
+                           "Maini et al. 2024: was this collection used?), one more check, at the cost of a set-level "
+                           "test and its power curve.")
     hidden: list[int] = Field(default_factory=lambda: [64], description="Demo learner: hidden layer sizes.")
     activation: Literal["tanh", "relu"] = "tanh"
     epochs: int = Field(30, gt=0)
@@ -316,7 +320,7 @@ class AuditConfig(BaseModel):
             return ["give model_dir or logprobs_column (scores computed elsewhere), not both"]
         if not self.is_lm:
             return [f"{k} needs model_dir (a language model directory) or logprobs_column" for k in
-                    ("text_column", "tokenizer", "reference_dir") if getattr(self, k)]
+                    ("text_column", "tokenizer", "reference_dir", "dataset_inference") if getattr(self, k)]
         what = "model_dir" if self.model_dir is not None else "logprobs_column"
         problems = [] if self.text_column else [f"{what} needs text_column (the column of the texts)"]
         if self.release not in (None, "scores"):

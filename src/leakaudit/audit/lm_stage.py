@@ -42,7 +42,8 @@ MIN_K = 0.2
 BATCH_TOKENS = 4096
 #: characters of each text shown in records.csv and the report
 SHOWN_CHARS = 100
-_SEED_SLOTS = ("blind", "bootstrap", "epsilon")
+# appended only: a slot's seed depends on its position (spawn_seeds), so the earlier slots keep theirs
+_SEED_SLOTS = ("blind", "bootstrap", "epsilon", "dataset_inference")
 
 
 @dataclass(frozen=True)
@@ -242,10 +243,12 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
     planned = planned_checks(LM_PLAN, cfg, texts, scored)
     cc = check_confidence(cfg.confidence, sum(planned.values()))
     ctx = LMContext(cfg=cfg, check_confidence=cc, seeds=seeds, scored=scored)
-    analysis = run_plan(LM_PLAN, ctx, st, planned)["membership"]
+    done = run_plan(LM_PLAN, ctx, st, planned)
+    analysis = done["membership"]
     checks, summary = list(analysis.checks), analysis.summary
+    checks += done["dataset_inference"].checks
     verdict = decide(cfg, checks, check_confidence=cc)
-    blind_check = checks[-1]
+    blind_check = analysis.checks[-1]
     if not summary["blind_baseline"]["attacks_standing"]:
         verdict = verdict.model_copy(update={"headline": "Inconclusive: " + blind_check.sentence + "."})
     skipped = list(analysis.skipped)
@@ -293,7 +296,8 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
     result = AuditResult(
         leakaudit_version=__version__, created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         command=command or "leakaudit audit", config=cfg.model_dump(mode="json"), data=data, target=target,
-        membership=summary, dtp=None, skipped=[s.as_dict() for s in skipped], verdict=verdict,
+        membership=summary, dtp=None, dataset_inference=done["dataset_inference"].summary,
+        skipped=[s.as_dict() for s in skipped], verdict=verdict,
         timings=st.timings, resources={"peak_memory_mb": round(peak_rss_mb(), 1)}, settings=settings)
     rec = pd.DataFrame({"record": np.arange(len(all_texts)), "source": texts.source, "row": texts.row,
                         "is_member": m, "text": [_shorten(t) for t in all_texts], "n_tokens": ts.n_tokens,
@@ -377,9 +381,52 @@ def _lm_membership(ctx: LMContext, done) -> Analysis:
                     extras={"blind": bb})
 
 
+def _dataset_inference(ctx: LMContext, done) -> Analysis:
+    """The members as a set against the non-members (:func:`leakaudit.lm.dataset_inference.dataset_inference`:
+    the attacks' scores as features, a combination learned on one half, a one-sided set-level test on the other,
+    and the power curve), at the checks' level. The membership step's blind baseline is the guard: where the texts
+    alone tell the two sets apart, no test of the model can show use, and the check is not measurable."""
+    from ..lm.dataset_inference import dataset_inference
+
+    cfg, cc, sc = ctx.cfg, ctx.check_confidence, ctx.scored
+    m = np.asarray(sc.is_member, bool)
+    texts = np.asarray(sc.texts, dtype=object)
+    bb = done["membership"].extras["blind"]
+    comparable = bool(bb.p_value > 1 - cc)
+    n_mem = int(m.sum())
+    di = dataset_inference(list(texts[m]), list(texts[~m]), sc.target, sc.references, alpha=1 - cc, guard=False,
+                           k=MIN_K, random_state=ctx.seeds["dataset_inference"])
+    p = di.test.p_value
+    common = dict(id="dataset_inference.set_test", analysis="dataset_inference",
+                  name="dataset inference: the members as a set", value=p, threshold=1 - cc, confidence=cc,
+                  shows="leakage only")
+    if not comparable:
+        check = Check(**common, status=NOT_MEASURABLE,
+                      sentence="dataset inference cannot be judged: the member and non-member texts differ by "
+                               f"themselves (blind baseline p = {bb.p_value:.3g}), so a set-level test of the model "
+                               "cannot tell use from that difference",
+                      fix="draw the non-members from the members' distribution, then audit again")
+    elif p <= 1 - cc:
+        check = Check(**common, status=EXCEEDED,
+                      sentence=f"dataset inference shows the model was trained on the {n_mem:,} members as a set: "
+                               f"one-sided set-level p = {p:.3g}, at most the checks' level {1 - cc:.3g}")
+    else:
+        check = Check(**common, status=PASSED,
+                      sentence=f"dataset inference does not detect the {n_mem:,} members as a set (p = {p:.3g} above "
+                               f"the checks' level {1 - cc:.3g}): no evidence of use at this size, not evidence "
+                               "of no use")
+    summary = {**di.to_dict(), "comparable": comparable, "blind_p_value": float(bb.p_value),
+               "blind_auc": float(bb.auc), "verdict": ("not comparable" if not comparable else
+                                                        "used" if p <= 1 - cc else "not detected")}
+    return Analysis(name="dataset_inference", summary=summary, checks=(check,))
+
+
 #: the language-model audit's plan (:mod:`leakaudit.audit.plan`): its analyses, each declaring its checks
 LM_PLAN = (Step("membership", "membership", "attacks on the texts' scores, and the blind baseline",
-                _lm_membership_checks, _lm_membership),)
+                _lm_membership_checks, _lm_membership),
+           Step("dataset_inference", "dataset inference", "the members as a set (a set-level test and its power)",
+                lambda cfg, texts, scored: int(cfg.dataset_inference), _dataset_inference,
+                when=lambda ctx, done: ctx.cfg.dataset_inference))
 
 
 def _measure_blind(bb, m, fprs, cfg: AuditConfig, cc: float, seed: int) -> dict:

@@ -71,6 +71,8 @@ class AuditResult(Result):
     dtp : PDTP summary, records above the threshold, noise floor
     attribute, property, mip : each capability's summary
     dp : with a claimed epsilon, the one-run audit of the DP-SGD recipe (``DpsgdAudit`` fields; optional, schema 1)
+    dataset_inference : a language-model audit with ``dataset_inference``: the members as a set
+        (``DatasetInference`` fields, ``comparable`` and ``verdict``; optional, schema 2)
     skipped : analyses that could not run, each with its reason
     verdict : :class:`Verdict`
     timings : seconds per stage; resources : peak memory, models trained or read from the cache per stage
@@ -92,6 +94,7 @@ class AuditResult(Result):
     property: dict[str, Any] = Field(default_factory=dict)
     mip: dict[str, Any] | None = None
     dp: dict[str, Any] | None = None
+    dataset_inference: dict[str, Any] | None = None
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     verdict: Verdict
     timings: dict[str, float]
@@ -222,7 +225,7 @@ def results_json_schema() -> dict[str, Any]:
         "properties": {
             "id": {"type": "string", "pattern": r"^[a-z_]+\..+", "description": "analysis.subject.metric, stable"},
             "analysis": {"type": "string", "enum": ["membership", "dtp", "attribute", "property", "mip", "dp",
-                                                          "structural"]},
+                                                          "structural", "dataset_inference"]},
             "name": {"type": "string", "minLength": 1},
             "status": {"enum": list(STATUSES)},
             "value": _MEASURED,
@@ -375,6 +378,15 @@ def results_json_schema() -> dict[str, Any]:
                    "properties": {"claimed_epsilon": {"type": "number"}, "accounted_epsilon": _MEASURED,
                                   "epsilon_lower_bound": _MEASURED, "confidence": {"type": "number"},
                                   "violated": {"type": "boolean"}, "verdict": {"type": "string"}}},
+            "dataset_inference": {
+                "type": ["object", "null"],
+                "description": "a language-model audit with dataset_inference: the members as a set against the "
+                               "non-members (Maini et al. 2024), the set-level test, the blind baseline's guard and "
+                               "the power curve; null or absent otherwise",
+                "properties": {"verdict": {"enum": ["used", "not detected", "not comparable"]},
+                               "sentence": {"type": "string"}, "comparable": {"type": "boolean"},
+                               "alpha": {"type": "number"}, "test": obj, "power": {"type": ["object", "null"]},
+                               "features": {"type": "array", "items": {"type": "string"}}}},
             "skipped": {"type": "array", "items": {"$ref": "#/$defs/skipped"}},
             "verdict": {"$ref": "#/$defs/verdict"},
             "timings": {**obj, "description": "seconds per stage",

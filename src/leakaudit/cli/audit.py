@@ -93,6 +93,10 @@ def register(app: typer.Typer) -> None:
             None, "--logprobs-column", help="Instead of --model-dir (scores only): the column of each text's "
                                             "per-token log-probabilities computed by any framework (a list; in CSV a "
                                             "JSON list). Needs --text-column. (default: none)"),
+        dataset_inference: Optional[bool] = typer.Option(
+            None, "--dataset-inference/--no-dataset-inference", metavar=_NO_METAVAR, help="With --model-dir or --logprobs-column: also test the members as a set "
+                                              "(dataset inference: was this collection used?); one more check. "
+                                              "(default: --no-dataset-inference)"),
         reference_dir: Optional[list[Path]] = typer.Option(
             None, "--reference-dir", help="With --model-dir: a reference language model (e.g. the base before "
                                           "fine-tuning), for the reference-ratio, LiRA and RMIA attacks; repeat "
@@ -192,6 +196,7 @@ def register(app: typer.Typer) -> None:
             policy=policy, release=release, epsilon_budget=epsilon_budget, claimed_epsilon=claimed_epsilon, exit_code=exit_code,
             model_dir=model_dir, text_column=text_column,
             tokenizer=tokenizer, reference_dir=reference_dir or None, logprobs_column=logprobs_column,
+            dataset_inference=dataset_inference,
         )
         run_flags = dict(out=out, check_inputs=check_inputs, quiet=quiet, memory_budget=memory_budget,
                          work_budget=work_budget)

@@ -232,6 +232,24 @@ def _records_table(results: dict, records: pd.DataFrame) -> tuple[list[str], lis
     return head, out, len(extra)
 
 
+def _dataset_inference(di: dict | None) -> dict | None:
+    """The dataset-inference section's words: its answer, test, p-value against the level, and power curve."""
+    if not di:
+        return None
+    test, power = di.get("test") or {}, di.get("power") or {}
+    sizes = [f"{n:,} texts: {r * 100:.0f}% [{lo * 100:.0f}, {hi * 100:.0f}]" for n, r, (lo, hi) in
+             zip(power.get("sizes", []), power.get("rate", []), power.get("interval", []))]
+    answer = {"used": "The model was trained on the members as a set",
+              "not comparable": "Not measurable: the member and non-member texts differ by themselves",
+              "not detected": "Not detected: no evidence that the members were used as a set (not evidence that "
+                              "they were not)"}.get(di.get("verdict"), str(di.get("verdict")))
+    return {"sentence": f"{answer} (p = {fmt(test.get('p_value'))}).",
+            "test": "Welch t-test" if test.get("test") == "welch" else "permutation test",
+            "p": fmt(test.get("p_value")), "level": fmt(di.get("alpha")),
+            "n_test": " + ".join(f"{n:,}" for n in test.get("n_test", [])),
+            "repeats": power.get("n_repeats", 0), "power": "; ".join(sizes) or "not measured"}
+
+
 def _record_risk_words(risk: dict | None) -> str:
     """How the "flagged by" column was decided, and how many members each attack and check flags."""
     if not risk:
@@ -665,6 +683,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         attacks_run=[(display_name(a), ATTACKS.get(a).description) for a in membership if a in ATTACKS.names()],
         lm_attacks=[(v["display"], v["reference"]) for v in membership.values() if v.get("reference")],
         blind=next((v for v in membership.values() if "comparable" in v), None),
+        dataset_inference=_dataset_inference(results.get("dataset_inference")),
         auc_method=", ".join(sorted({_AUC_METHODS.get(str(v.get("auc_ci_method")), str(v.get("auc_ci_method")))
                                      for v in membership.values() if v.get("auc_ci_method")})),
         dtp=dtp, dtp_answer=_dtp_answer(results, records),
