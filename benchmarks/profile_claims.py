@@ -117,6 +117,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--seeds", type=int, default=1, help="seeds per family and variant (sets breast, new, benign)")
     ap.add_argument("--profiles", nargs="+", choices=PROFILES, default=list(PROFILES))
     ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--only", default=None, help="run only the cases whose id contains this text")
     ap.add_argument("--max-minutes", type=float, default=None, help="start no audit after this many minutes")
     ap.add_argument("--fresh", action="store_true", help="set aside the rows of an earlier run")
     a = ap.parse_args(argv)
@@ -126,7 +127,7 @@ def main(argv=None) -> dict:
     if a.fresh and log.exists():
         log.rename(log.with_suffix(f".jsonl.{int(time.time())}.old"))
     code = C.code_identity()
-    todo = cases(a.set, profiles, a.seeds)
+    todo = [c for c in cases(a.set, profiles, a.seeds) if a.only is None or a.only in c.id]
     ids = {c.id for c in todo}
     kept = {r["id"]: r for r in C._read_log(log)
             if r.get("id") in ids and r.get("outcome") != "error" and r.get("code_fingerprint") == code["fingerprint"]}
