@@ -160,8 +160,8 @@ def _worker_init():
 def run_order(todo: list[K.Case], done: set | frozenset = frozenset()) -> list[K.Case]:
     """``todo`` in the order a run stopped early (``--max-minutes``) loses least: first every group's (kind, family,
     variant, dataset) first case, then the tiers of :func:`_calibration_cases.priority` (benign seeds, then the
-    issue-47 null and leaky seeds, then the first suite's), round-robin over the groups within each tier. A case's rank in its group counts the cases already ``done`` (ids), so a
-    resumed run keeps the order."""
+    issue-47 null and leaky seeds, then the first suite's), round-robin over the groups within each tier. A case's
+    rank in its group counts the cases already ``done`` (ids), so a resumed run keeps the order."""
     rank: dict[tuple, int] = {}
     keyed = []
     for i, c in enumerate(todo):

@@ -14,7 +14,8 @@ Cases (``--set``, ``--seeds``): ``breast`` (every null family and leaky variant 
 table, 150 or 200 members, so that ``thorough``'s 256 reference models and 10 PDTP repeats per member stay within
 seconds), ``new`` (the issue-47 null families and leaky models on Adult and Census-Income), ``benign`` (the
 regularised models on 5,000 members and 5,000 non-members, the only cases a profile can publish: a smoke audit's
-PDTP sample cannot show DTP-1 below its threshold) or ``quick`` (the calibration's quick set). Several sets and seeds share one log; the summary covers the cases of the command run. Rows are appended to
+PDTP sample cannot show DTP-1 below its threshold) or ``quick`` (the calibration's quick set). Several sets and
+seeds share one log; the summary covers the cases of the command run. Rows are appended to
 ``benchmarks/results/profile_claims.jsonl`` as they finish (a killed run resumes; ``--fresh`` starts over); the
 summary goes to ``benchmarks/results/profile_claims.json`` and its table to stdout and
 ``benchmarks/results/profile_claims.md``.

@@ -159,11 +159,12 @@ def torch_module_learner(cfg: AuditConfig):
                               momentum=t.momentum, device=cfg.device)
 
 
-#: scikit-learn's own optimiser-state classes a fitted MLPClassifier carries (plain attributes: learning
-#: rates, moment arrays); skops' default trusted set leaves them out, so no fitted MLP could be audited
-#: a neighbours estimator's search trees: left out of the file's schema and built anew from its records
+#: a neighbours estimator's search trees (and their distance metrics): left out of the file's schema and built
+#: anew from its records
 NEIGHBOUR_TREE_TYPES = ("sklearn.neighbors._kd_tree.KDTree", "sklearn.neighbors._ball_tree.BallTree")
 _DIST_METRICS = "sklearn.metrics._dist_metrics."
+#: scikit-learn's own optimiser-state classes a fitted MLPClassifier carries (plain attributes: learning
+#: rates, moment arrays); skops' default trusted set leaves them out, so no fitted MLP could be audited
 _SKLEARN_INTERNALS = ("sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
                       "sklearn.neural_network._stochastic_optimizers.SGDOptimizer")
 
@@ -700,7 +701,8 @@ def _decoder(data: AuditData, frame: pd.DataFrame):
     """For a model on the table's own columns, queried with rows of leakaudit's encoding (a label-only attack's
     perturbed copies): the function decoding such rows to the table's columns, and the one-hot groups a copy may
     switch within. Only categories that some audited record holds (``frame``: members, non-members, population,
-    every column the encoding has; the model has answered them) are decoded, so a copy never asks the model about a category it may refuse."""
+    every column the encoding has; the model has answered them) are decoded, so a copy never asks the model about
+    a category it may refuse."""
     enc = data.encoder
     seen = np.zeros(enc.n_features_out_, bool)
     for f in enc.categorical_features_:

@@ -94,9 +94,9 @@ def register(app: typer.Typer) -> None:
                                             "per-token log-probabilities computed by any framework (a list; in CSV a "
                                             "JSON list). Needs --text-column. (default: none)"),
         dataset_inference: Optional[bool] = typer.Option(
-            None, "--dataset-inference/--no-dataset-inference", metavar=_NO_METAVAR, help="With --model-dir or --logprobs-column: also test the members as a set "
-                                              "(dataset inference: was this collection used?); one more check. "
-                                              "(default: --no-dataset-inference)"),
+            None, "--dataset-inference/--no-dataset-inference", metavar=_NO_METAVAR,
+            help="With --model-dir or --logprobs-column: also test the members as a set (dataset inference: was this "
+                 "collection used?); one more check. (default: --no-dataset-inference)"),
         reference_dir: Optional[list[Path]] = typer.Option(
             None, "--reference-dir", help="With --model-dir: a reference language model (e.g. the base before "
                                           "fine-tuning), for the reference-ratio, LiRA and RMIA attacks; repeat "
