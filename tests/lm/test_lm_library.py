@@ -51,6 +51,39 @@ def test_batched_scores_equal_one_text_at_a_time(loaded, tiny_texts):
         np.testing.assert_allclose(batched.std[i], sd, atol=1e-3)
 
 
+def test_prefix_scores_each_texts_own_tokens_after_the_prefix(loaded, tiny_texts):
+    """ReCaLL's conditioned scores: the same tokens of each text as without the prefix, each computed by the model
+    on prefix + text (one forward pass per text, by hand); a text cut to the room the prefix leaves is counted."""
+    import torch
+
+    from leakaudit.lm.attacks import recall_score
+
+    lm, _ = loaded
+    texts = tiny_texts[0][:3] + tiny_texts[1][:3]
+    prefix = tiny_texts[1][-1][:60]
+    plain = score_texts(lm.model, lm.tokenizer, texts, max_length=lm.context_length, distribution=False)
+    cond = score_texts(lm.model, lm.tokenizer, texts, max_length=lm.context_length, distribution=False,
+                       prefix=prefix)
+    pre = [lm.tokenizer.bos_token_id] + lm.tokenizer(prefix)["input_ids"]
+    for i, t in enumerate(texts):
+        body = lm.tokenizer(t)["input_ids"][: lm.context_length - len(pre)]
+        ids = pre + body
+        with torch.inference_mode():
+            logp = torch.log_softmax(lm.model(input_ids=torch.tensor([ids])).logits[0, :-1].float(), -1)
+        own = logp.gather(-1, torch.tensor(ids[1:]).unsqueeze(-1)).squeeze(-1).numpy()[len(pre) - 1:]
+        np.testing.assert_allclose(cond.logprobs[i], own, atol=1e-4)
+        assert len(cond.logprobs[i]) == min(len(plain.logprobs[i]), len(body))
+        assert not np.allclose(cond.logprobs[i], plain.logprobs[i][: len(body)])
+    assert cond.n_truncated == sum(len(lm.tokenizer(t)["input_ids"]) > lm.context_length - len(pre) for t in texts)
+    r = recall_score(plain, cond)
+    k = [len(c) for c in cond.logprobs]
+    np.testing.assert_allclose(r, [c.mean() / p[:n].mean() for c, p, n in zip(cond.logprobs, plain.logprobs, k)])
+    with pytest.raises(InvalidInputError, match="prefix must be a non-empty text"):
+        score_texts(lm.model, lm.tokenizer, texts, prefix=" ")
+    with pytest.raises(InvalidInputError, match="no room is left"):
+        score_texts(lm.model, lm.tokenizer, texts, max_length=8, prefix=prefix)
+
+
 def test_long_texts_are_cut_and_counted(loaded):
     lm, _ = loaded
     long = "the quick brown fox jumps over the lazy dog " * 60

@@ -18,7 +18,7 @@ from ..exceptions import InvalidInputError
 from .score import TokenScores
 
 __all__ = ["loss_score", "zlib_score", "min_k_score", "min_k_plus_plus_score", "reference_score", "text_probability",
-           "lira_score", "rmia_score", "ATTACKS", "applicable_attacks", "run_lm_attacks"]
+           "lira_score", "rmia_score", "recall_score", "ATTACKS", "applicable_attacks", "run_lm_attacks"]
 
 #: registry name -> (display name, one-line citation)
 ATTACKS = {
@@ -140,6 +140,21 @@ def rmia_score(ts: TokenScores, refs: Sequence[TokenScores]) -> np.ndarray:
     y, none_in = np.ones(n, dtype=int), np.zeros((k, n), bool)
     res = RMIA(online=False, offline_a=1.0, gamma=1.0).score(probs, y, ref, none_in, probs, y, ref, none_in)
     return res.scores_array
+
+
+def recall_score(ts: TokenScores, conditioned: TokenScores) -> np.ndarray:
+    """ReCaLL (Xie et al., "ReCaLL: Membership Inference via Relative Conditional Log-Likelihoods", EMNLP 2024):
+    the text's mean log-likelihood conditioned on a non-member prefix over its unconditioned one, on the
+    same tokens (``conditioned``: :func:`~leakaudit.lm.score.score_texts` with ``prefix``; a text cut to the prefix's
+    room is compared on its first tokens). A member's likelihood falls more under an unrelated prefix, so the ratio
+    (of two negative numbers) is larger for members. Not run by the audit, which has no held-out prefix."""
+    if len(conditioned.logprobs) != len(ts.logprobs):
+        raise InvalidInputError(f"conditioned has {len(conditioned.logprobs)} texts; ts has {len(ts.logprobs)}")
+    out = np.empty(len(ts.logprobs))
+    for i, (u, c) in enumerate(zip(ts.logprobs, conditioned.logprobs)):
+        k = min(len(u), len(c))
+        out[i] = np.mean(c[:k]) / np.mean(u[:k])
+    return out
 
 
 def applicable_attacks(distribution: bool, references: bool) -> list[str]:

@@ -174,7 +174,8 @@ def torch_threads(n_threads: int | None):
 
 def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: int | None = None,
                 batch_tokens: int = 4096, max_logits: int = _MAX_LOGITS, n_threads: int | None = None,
-                distribution: bool = True, name: str = "texts", device: str | None = None) -> TokenScores:
+                distribution: bool = True, name: str = "texts", device: str | None = None,
+                prefix: str | None = None) -> TokenScores:
     """Per-token log-probabilities of ``texts`` under a causal language model, in padded batches.
 
     Parameters
@@ -198,6 +199,10 @@ def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length:
     device : {None, "cpu", "cuda", "cuda:N", "auto"}, default None
         Where the passes run. None: where the model's parameters are (no move); otherwise the model is moved
         there first (``model.to(device)``, in place, as ``torch.nn.Module.to`` does) and stays there.
+    prefix : str, optional
+        Score each text conditioned on this text put before it (ReCaLL's non-member prefix): the same tokens of the
+        text are scored as without it, each now also seeing the prefix. With ``max_length``, the text is cut to the
+        room the prefix leaves (counted in ``n_truncated``).
 
     Returns
     -------
@@ -207,7 +212,11 @@ def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length:
 
     docs = check_texts(texts, name=name)
     check_scalar(batch_tokens, name="batch_tokens", kind=(int, np.integer), min_val=1)
-    ids, cut = encode_texts(tokenizer, docs, max_length=max_length, name=name)
+    if prefix is None:
+        ids, cut = encode_texts(tokenizer, docs, max_length=max_length, name=name)
+        skip = 0
+    else:
+        ids, cut, skip = _with_prefix(tokenizer, docs, prefix, max_length, name)
     lengths = np.array([len(e) for e in ids])
     vocab = int(model.get_output_embeddings().weight.shape[0]) if hasattr(model, "get_output_embeddings") \
         and model.get_output_embeddings() is not None else len(tokenizer)
@@ -240,14 +249,39 @@ def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length:
                 m1, s1 = m1.cpu().numpy(), var.sqrt().cpu().numpy()
             for r, i in enumerate(b):
                 n = int(lengths[i]) - 1
-                lp[i] = tok[r, :n].astype(np.float64)
+                lp[i] = tok[r, skip:n].astype(np.float64)
                 if distribution:
-                    mu[i], sd[i], ok[i] = m1[r, :n].astype(np.float64), s1[r, :n].astype(np.float64), hit[r, :n]
+                    mu[i], sd[i], ok[i] = (m1[r, skip:n].astype(np.float64), s1[r, skip:n].astype(np.float64),
+                                           hit[r, skip:n])
     if was_training:
         model.train()
     return TokenScores(tuple(lp), tuple(mu) if distribution else None, tuple(sd) if distribution else None,
                        tuple(ok) if distribution else None, n_truncated=int(cut.sum()), max_length=max_length,
                        truncated=cut)
+
+
+def _with_prefix(tokenizer: Any, docs: list, prefix: str, max_length: int | None,
+                 name: str) -> tuple[list[list[int]], np.ndarray, int]:
+    """Each text's tokens after ``prefix``'s (which keeps the beginning-of-text token when the tokenizer has one),
+    the text cut to the room the prefix leaves in ``max_length``; and how many leading scored positions belong to
+    the prefix, so that the text's scored tokens are the ones :func:`encode_texts` scores without it."""
+    if not isinstance(prefix, str) or not prefix.strip():
+        raise InvalidInputError("prefix must be a non-empty text (the non-member context ReCaLL puts first)")
+    (pre,), _ = encode_texts(tokenizer, [prefix], name="prefix")
+    texts, _ = encode_texts(tokenizer, docs, name=name)
+    bos = getattr(tokenizer, "bos_token_id", None)
+    room = None if max_length is None else max_length - len(pre)
+    if room is not None and room < 2:
+        raise InvalidInputError(f"prefix takes {len(pre)} of the {max_length} tokens of the context: no room is "
+                                "left for the texts (give a shorter prefix)")
+    ids, cut = [], np.zeros(len(texts), dtype=bool)
+    for i, e in enumerate(texts):
+        body = e[1:] if bos is not None else e  # the text's own tokens (encode_texts put a bos first)
+        if room is not None and len(body) > room:
+            body, cut[i] = body[:room], True
+        ids.append(pre + body)
+    # without a bos token, the text's first token is not scored on its own: drop it here too
+    return ids, cut, len(pre) - 1 + (0 if bos is not None else 1)
 
 
 def model_device(model: Any) -> Any:
