@@ -15,7 +15,8 @@ table, 150 or 200 members, so that ``thorough``'s 256 reference models and 10 PD
 seconds), ``new`` (the issue-47 null families and leaky models on Adult and Census-Income), ``benign`` (the
 regularised models on 5,000 members and 5,000 non-members, the only cases a profile can publish: a smoke audit's
 PDTP sample cannot show DTP-1 below its threshold) or ``quick`` (the calibration's quick set). Several sets and
-seeds share one log; the summary covers the cases of the command run. Rows are appended to
+seeds share one log; the summary covers every case measured with the same leakaudit sources, by any command.
+Rows are appended to
 ``benchmarks/results/profile_claims.jsonl`` as they finish (a killed run resumes; ``--fresh`` starts over); the
 summary goes to ``benchmarks/results/profile_claims.json`` and its table to stdout and
 ``benchmarks/results/profile_claims.md``.
@@ -137,15 +138,19 @@ def main(argv=None) -> dict:
           f"{code.get('commit')}{', dirty' if code.get('dirty') else ''}", flush=True)
     t0, c0 = time.perf_counter(), C._cpu_seconds()
     mach = C.machine()
-    C.run_cases(run, log, a.out / "profile_claims_work", jobs=1, keep=False, max_minutes=a.max_minutes,
-                stamp={"code_fingerprint": code["fingerprint"], "commit": code.get("commit")})
-    mach["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    rows = [r for r in C._read_log(log) if r.get("id") in ids and r.get("code_fingerprint") == code["fingerprint"]
-            and r.get("outcome") != "error"]
-    summary = summarise(rows, profiles)
     argv_s = " ".join(shlex.quote(x) for x in (sys.argv[1:] if argv is None else argv))
+    command = f"python benchmarks/profile_claims.py {argv_s}".strip()
+    C.run_cases(run, log, a.out / "profile_claims_work", jobs=1, keep=False, max_minutes=a.max_minutes,
+                stamp={"code_fingerprint": code["fingerprint"], "commit": code.get("commit"), "command": command})
+    mach["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    # every case measured with these sources, whichever command ran it (the sets add up)
+    rows = [r for r in C._read_log(log) if r.get("code_fingerprint") == code["fingerprint"]
+            and r.get("outcome") != "error"]
+    # (rows from before the stamp named the command were made by the default invocation)
+    commands = sorted({r.get("command") or "python benchmarks/profile_claims.py" for r in rows})
+    summary = summarise(rows, profiles)
     res = {"created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-           "command": f"python benchmarks/profile_claims.py {argv_s}".strip(), "machine": mach, "code": code,
+           "command": "; ".join(commands or [command]), "machine": mach, "code": code,
            "wall_seconds": round(time.perf_counter() - t0, 1), "cpu_seconds": round(C._cpu_seconds() - c0, 1),
            **summary}
     md = table(summary)
