@@ -18,8 +18,8 @@ import warnings
 import numpy as np
 
 from ..exceptions import InvalidParameterError, NotEstimableWarning
-from ..membership import (ATTACKS, AttackInputs, audit_attacks, cross_entropy_loss, display_name, fit_reference_models,
-                          make_attack, paired_half_masks)
+from ..membership import (ATTACKS, AttackInputs, audit_attacks, audit_reference_models, cross_entropy_loss,
+                          display_name, make_attack)
 from ..metrics import (
     DEFAULT_FPRS,
     auc_ci_can_exceed,
@@ -139,16 +139,11 @@ def _shadow_run(cfg, atk, inputs, X_features: np.ndarray) -> tuple:
 def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
     """Reference models on complementary halves of the audited records, queried on them and the population."""
     cfg, data, target, engine = ctx.cfg, ctx.data, ctx.target, ctx.engine
-    n_audit = len(y)
-    X_pop = target.inputs(data)[2]
     n_pop = len(data.y_pop) if target.probs_pop is not None else 0
-    X_all = np.vstack([X_audit, X_pop]) if n_pop else X_audit
-    y_all = np.concatenate([y, data.y_pop]) if n_pop else y
-    mask = paired_half_masks(n_audit, cfg.settings.n_reference, ctx.seeds["reference"])
-    if n_pop:  # population records are never trained on: RMIA's z samples
-        mask = np.hstack([mask, np.zeros((mask.shape[0], n_pop), bool)])
-    ref = fit_reference_models(target.learner, X_all, y_all, cfg.settings.n_reference, in_mask=mask,
-                               n_classes=data.n_classes, random_state=ctx.seeds["reference"], engine=engine)
+    ref = audit_reference_models(target.learner, X_audit, y, cfg.settings.n_reference,
+                                 X_population=target.inputs(data)[2] if n_pop else None,
+                                 y_population=data.y_pop if n_pop else None, n_classes=data.n_classes,
+                                 random_state=ctx.seeds["reference"], engine=engine)
     from ..engine import is_disk_backed
 
     # past the memory budget the outputs are held in a temporary file (engine/_store.py): the numbers are the same

@@ -141,7 +141,8 @@ def register(app: typer.Typer) -> None:
             500, "--n-nonmembers",
             help="Non-members: records of the same data it never sees."),
         n_population: int = typer.Option(500, "--n-population", help="Extra records for reference models and RMIA."),
-        n_reference: int = typer.Option(16, "--n-reference", help="Reference models (even)."),
+        n_reference: int = typer.Option(64, "--n-reference",
+                                        help="Reference models (even), trained as the audit trains them."),
         n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples for intervals."),
         seed: int = typer.Option(0, "--seed", help="Random seed of the split, the models and the attacks."),
         cache_dir: Path = typer.Option(

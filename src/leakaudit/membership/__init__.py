@@ -29,6 +29,7 @@ from ._base import (
     AttackResult,
     ReferenceSet,
     cross_entropy_loss,
+    audit_reference_models,
     fit_reference_models,
     paired_half_masks,
     true_class_probability,
@@ -65,6 +66,7 @@ from .threshold import (
 
 __all__ = [
     "Attack", "AttackInputs", "AttackResult", "ReferenceSet", "cross_entropy_loss", "fit_reference_models",
+    "audit_reference_models",
     "true_class_probability",
     "paired_half_masks", "available_attacks", "make_attack", "register_attack", "display_name", "audit_attacks",
     "ATTACKS", "AttackSpec", "bin_index", "bin_probabilities",

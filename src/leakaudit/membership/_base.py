@@ -32,6 +32,7 @@ __all__ = [
     "AttackResult",
     "ReferenceSet",
     "fit_reference_models",
+    "audit_reference_models",
     "paired_half_masks",
     "check_target_inputs",
     "check_probs",
@@ -356,3 +357,21 @@ def fit_reference_models(
     query = check_indices(query, n=len(X), name="query")
     probs = engine.predict_many(learner, X, y, subsets, seeds, X[query], n_classes)
     return ReferenceSet(probs, in_mask[:, query])
+
+
+def audit_reference_models(learner, X, y, n_models: int, *, X_population=None, y_population=None,
+                           n_classes: int | None = None, random_state: RandomStateLike = None,
+                           engine: Engine | None = None) -> ReferenceSet:
+    """Reference models as an audit trains them: in complementary pairs on halves of the audited records ``X``
+    (each record "in" for exactly half of them, :func:`paired_half_masks`), the population records, when given,
+    never trained on (RMIA's z samples, which must be outside every reference model). Queried on the audited
+    records, then the population: ``probs`` of shape (K, n + n_pop, C).
+
+    ``random_state`` (an int, as the audit passes) draws both the halves and the models' seeds."""
+    masks = paired_half_masks(len(y), n_models, random_state)
+    if X_population is not None and len(X_population):
+        X = np.vstack([X, X_population])
+        y = np.concatenate([y, y_population])
+        masks = np.hstack([masks, np.zeros((masks.shape[0], len(y_population)), bool)])
+    return fit_reference_models(learner, X, y, n_models, in_mask=masks, n_classes=n_classes,
+                                random_state=random_state, engine=engine)

@@ -26,7 +26,7 @@ from .._validation import check_choice, check_consistent_length, check_labels, c
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ..metrics import DEFAULT_FPRS, clopper_pearson, decision_metrics, evaluate_membership, pearson, roc_curve
-from ._base import Attack, AttackInputs, AttackResult, cross_entropy_loss, fit_reference_models
+from ._base import Attack, AttackInputs, AttackResult, audit_reference_models, cross_entropy_loss, fit_reference_models
 from ._registry import make_attack
 from .results import (
     AttackSummary,
@@ -114,7 +114,7 @@ def audit_model(
     learner=None,
     X_population=None,
     y_population=None,
-    n_reference: int = 16,
+    n_reference: int = 64,
     train_loss: float | None = None,
     n_classes: int | None = None,
     fprs=DEFAULT_FPRS,
@@ -140,11 +140,13 @@ def audit_model(
         The training algorithm, for reference (shadow) models. Without it, only
         attacks that need no reference models run.
     X_population, y_population : arrays, optional
-        Extra records from the population: the reference models' pool grows by
-        them and RMIA compares against them (RMIA is skipped without them).
-    n_reference : int, default=16
-        Number of reference models (even; trained in complementary pairs on
-        halves of audited ∪ population records, so each is "in" for half).
+        Other records from the population, never trained on: RMIA compares
+        against them (RMIA is skipped without them).
+    n_reference : int, default=64
+        Number of reference models (even), trained as ``leakaudit audit``
+        trains them (:func:`~leakaudit.membership.audit_reference_models`): in
+        complementary pairs on halves of the audited records, so each record is
+        "in" for half of them; 64 is the audit's standard profile.
     train_loss : float, optional
         L_S for the loss attack's decisions; default the mean cross-entropy on
         the members (the average training loss an owner would publish).
@@ -190,13 +192,12 @@ def audit_model(
     settings: dict[str, Any] = {"train_loss": L_S, "n_reference": 0, "n_population": int(len(Xp)) if has_pop else 0,
                                 "train_loss_source": "given" if train_loss is not None else "mean loss on members"}
     if learner is not None and _needs_reference(attacks):
-        pool_X = np.vstack([X, Xp]) if has_pop else X
-        pool_y = np.concatenate([y, yp]) if has_pop else y
-        refs = fit_reference_models(learner, pool_X, pool_y, n_reference, n_classes=C, random_state=rng,
-                                    engine=engine)
+        refs = audit_reference_models(learner, X, y, n_reference, X_population=Xp if has_pop else None,
+                                      y_population=yp if has_pop else None, n_classes=C,
+                                      random_state=seed_to_int(rng), engine=engine)
         inputs.reference = refs.subset(np.arange(len(X)))
         if has_pop:
-            pop = np.arange(len(X), len(pool_X))
+            pop = np.arange(len(X), len(X) + len(Xp))
             inputs.population_probs = np.asarray(model.predict_proba(Xp), float)
             inputs.population_y = yp
             inputs.population_reference = refs.subset(pop)
