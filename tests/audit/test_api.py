@@ -116,3 +116,30 @@ def test_a_class_too_scarce_to_refit_is_refused_in_memory_as_from_files(tmp_path
     with pytest.raises(LeakauditError, match="occurs once among the members .row 1 of the members table"):
         leakaudit.audit(model, mem.drop(columns="colour"), non.drop(columns="colour"), label="label",
                         profile="standard", cache_dir=str(tmp_path / "c"))
+
+
+def test_a_torch_module_in_memory_with_its_recipe(tmp_path):
+    """A trained torch module is audited in memory: queried on the table's numeric columns (model_input
+    "columns"), retrained by the learner given (its recipe) for the reference and leave-one-out models; without a
+    learner, the attacks that need retraining say why they did not run."""
+    pytest.importorskip("torch")
+    from leakaudit.learners import TorchModuleLearner
+
+    mem, non = _tables(150)
+    mem, non = mem.drop(columns="colour"), non.drop(columns="colour")
+    learner = TorchModuleLearner(module="torch.nn:Linear", module_kwargs={"in_features": 3, "out_features": 2},
+                                 epochs=20, lr=0.05, batch_size=32)
+    y = (mem["label"] == "yes").to_numpy(int)
+    module = learner.fit(mem[["a", "b", "c"]].to_numpy(float), y, random_state=0, n_classes=2).module
+    res = leakaudit.audit(module, mem, non, label="label", learner=learner, model_input="columns", profile="smoke",
+                          cache_dir=str(tmp_path / "c"))
+    assert res.target["kind"] == "torch" and "retrained" in res.target["description"]
+    assert {"loss", "lira"} <= set(res.membership) and res.dtp is not None
+    alone = leakaudit.audit(module, mem, non, label="label", model_input="columns", profile="smoke")
+    assert "lira" not in alone.membership and alone.dtp is None
+    assert any("retrain" in s["reason"] for s in alone.skipped)
+    with pytest.raises(LeakauditError, match="learner must be a leakaudit Learner"):
+        leakaudit.audit(module, mem, non, label="label", learner=object(), model_input="columns")
+    with pytest.raises(LeakauditError, match="learner is for a torch module"):
+        leakaudit.audit(LogisticRegression().fit(mem[["a", "b", "c"]], mem["label"]), mem, non, label="label",
+                        learner=learner)

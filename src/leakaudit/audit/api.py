@@ -59,17 +59,25 @@ def _predictions_target(data, predictions):
                   pm, pn, None, None)
 
 
+def _is_torch_module(model) -> bool:
+    import sys
+
+    torch = sys.modules.get("torch")  # a torch module exists only once torch is imported
+    return torch is not None and isinstance(model, torch.nn.Module)
+
+
 def audit(model: Any = None, members=None, nonmembers=None, *, label: str, population=None, sensitive=None,
-          predictions=None, model_input: str = "auto", verbose: bool = False, memory_budget: int | str | None = None,
-          **settings) -> AuditResult:
+          predictions=None, learner=None, model_input: str = "auto", verbose: bool = False,
+          memory_budget: int | str | None = None, **settings) -> AuditResult:
     """Audit a fitted model on its members and non-members, in memory: membership attacks, PDTP and the DTP-1
     rule, attribute and property inference, MIP; a verdict.
 
     Parameters
     ----------
-    model : fitted scikit-learn estimator or Pipeline, optional
-        The model to audit, fitted on ``members``. It is queried on every record and cloned and refitted for the
-        reference and leave-one-out models. None with ``predictions``: only the attacks that need no retraining.
+    model : fitted scikit-learn estimator or Pipeline, or a trained ``torch.nn.Module``, optional
+        The model to audit, fitted on ``members``. It is queried on every record. A scikit-learn model is cloned
+        and refitted for the reference and leave-one-out models; a torch module is retrained by ``learner`` (its
+        recipe). None with ``predictions``: only the attacks that need no retraining.
     members : pandas.DataFrame of shape (n_members, n_columns)
         The records the model was trained on, with the label column.
     nonmembers : pandas.DataFrame of shape (n_nonmembers, n_columns)
@@ -83,9 +91,15 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str, popul
     predictions : (ndarray of shape (n_members, n_classes), ndarray of shape (n_nonmembers, n_classes)), optional
         Instead of ``model``: its class probabilities on the members and on the non-members (classes in sorted
         order).
+    learner : leakaudit Learner, optional
+        With a torch module: the training algorithm that retrains it for the reference and leave-one-out models,
+        e.g. ``leakaudit.learners.TorchModuleLearner(module="pkg.mod:Net", epochs=..., lr=...)`` (the recipe is an
+        assumption the audit cannot check from the weights). None: no retraining (the attacks that need it are
+        skipped, each saying so). Not taken with a scikit-learn model, which is cloned.
     model_input : {"auto", "columns", "encoded"}, default="auto"
-        What the model takes: "auto" (a model fitted on a DataFrame gets the columns it names), "columns" (the
-        table's feature columns as they are), "encoded" (leakaudit's encoding; docs/input.md).
+        What the model takes: "auto" (a model fitted on a DataFrame gets the columns it names; a torch module gets
+        leakaudit's encoding), "columns" (the table's feature columns as they are), "encoded" (leakaudit's encoding;
+        docs/input.md).
     verbose : bool, default=False
         Progress on stderr.
     memory_budget : int or str, optional
@@ -111,7 +125,8 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str, popul
     """
     from .data import data_from_frames
     from .pipeline import audit_core
-    from .target import _check_refittable_classes, sklearn_target
+    from ..learners import Learner
+    from .target import _check_refittable_classes, sklearn_target, torch_target
 
     if not isinstance(label, str) or not label:
         raise InvalidParameterError(f"label must be the name of the label column; got {label!r}")
@@ -119,21 +134,33 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str, popul
         raise InvalidParameterError("members and nonmembers are required: the records the model was trained on, "
                                     "and records of the same distribution it never saw")
     if (model is None) == (predictions is None):
-        raise InvalidParameterError("give model (a fitted estimator) or predictions (its probabilities), not both "
-                                    "and not neither")
+        raise InvalidParameterError("give model (a fitted estimator or torch module) or predictions (its "
+                                    "probabilities), not both and not neither")
     if model_input not in ("auto", "columns", "encoded"):
         raise InvalidParameterError(f"model_input must be 'auto', 'columns' or 'encoded'; got {model_input!r}")
     cfg = _config(label, sensitive, dict(settings))
     data = data_from_frames(members, nonmembers, label=label, population=population, sensitive=sensitive)
+    if learner is not None and not isinstance(learner, Learner):
+        raise InvalidParameterError(f"learner must be a leakaudit Learner (e.g. leakaudit.learners.TorchModuleLearner"
+                                    f"); got {type(learner).__name__}")
     if predictions is not None:
         target = _predictions_target(data, predictions)
+    elif _is_torch_module(model):
+        how = "the table's feature columns as they are" if model_input == "columns" else "leakaudit's encoding"
+        desc = (f"{type(model).__name__} (torch) from memory, on {how}; "
+                + (f"retrained for reference and leave-one-out models by {learner!r} (the recipe is an assumption: "
+                   "the weights do not carry it)" if learner is not None else "not retrained (no learner given)"))
+        target = torch_target(data, model, learner, model_input="columns" if model_input == "columns" else "encoded",
+                              description=desc, where=f"the given {type(model).__name__}")
     elif hasattr(model, "predict_proba") and hasattr(model, "get_params"):
+        if learner is not None:
+            raise InvalidParameterError("learner is for a torch module; a scikit-learn model is cloned and refitted "
+                                        "as it is")
         target = sklearn_target(data, model, model_input=model_input)
         _check_refittable_classes(cfg, data, target.learner)  # as for a model file: refused before any training
     else:
         raise InvalidParameterError(
-            f"model must be a fitted scikit-learn classifier or Pipeline with predict_proba; got "
-            f"{type(model).__name__} (a torch module or a language model: use the command line's --module or "
-            "--model-dir for now)")
+            f"model must be a fitted scikit-learn classifier or Pipeline with predict_proba, or a torch.nn.Module; got "
+            f"{type(model).__name__} (a language model: use the command line's --model-dir for now)")
     return audit_core(cfg, data=data, target=target, command="leakaudit.audit()", verbose=verbose,
                       memory_budget=memory_budget)

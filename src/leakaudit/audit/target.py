@@ -791,6 +791,28 @@ def _check_refittable_classes(cfg: AuditConfig, data: AuditData, learner) -> Non
             "give more records of that class")
 
 
+def torch_target(data: AuditData, module, learner, *, model_input: str = "encoded", description: str,
+                 where: str = "the module") -> Target:
+    """A torch module as the audited model: queried on leakaudit's encoding of the records (``model_input``
+    "encoded": a tensor carries no column names, docs/input.md) or on the table's numeric columns as they are
+    ("columns"); ``learner`` (a :class:`~leakaudit.learners.Learner`, e.g.
+    :class:`~leakaudit.learners.TorchModuleLearner`) retrains its recipe, None for no retraining."""
+    C = data.n_classes
+    if model_input == "columns":
+        X_m, X_n, X_p = (_numeric_columns(f, f"the {w}") for f, w in
+                         ((data.frame_mem, "members"), (data.frame_non, "non-members"), (data.frame_pop, "population")))
+        encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
+        onehot = None
+    else:
+        X_m, X_n, X_p, encode = data.X_mem, data.X_non, data.X_pop, data.encoder.transform
+        onehot = data.encoder.onehot_groups
+    pm, pn = (_torch_probs(module, X, C, f"the {w} ({where})") for X, w in ((X_m, "members"), (X_n, "non-members")))
+    pp = _torch_probs(module, X_p, C, f"the population ({where})") if len(X_p) else None
+    return Target("torch", description, pm, pn, pp, learner, module, X_mem=X_m, X_non=X_n, X_pop=X_p,
+                  predict_frame=lambda df: _torch_probs(module, encode(df), C),
+                  predict_inputs=lambda X: _torch_probs(module, X, C), input_onehot=onehot)
+
+
 def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> Target:
     """Train (demo) or load the audited model, and compute its outputs on every record."""
     C = data.n_classes
@@ -807,27 +829,14 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
         return target
     if cfg.model is not None:
         module = load_torch_model(cfg.module, cfg.model, cfg.module_kwargs)
-        if cfg.model_input == "columns":
-            X_m, X_n, X_p = (_numeric_columns(f, f"the {w}") for f, w in
-                             ((data.frame_mem, "members"), (data.frame_non, "non-members"), (data.frame_pop, "population")))
-            encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
-            onehot = None
-        else:  # a tensor carries no column names: the module takes leakaudit's encoding (docs/input.md)
-            X_m, X_n, X_p, encode = data.X_mem, data.X_non, data.X_pop, data.encoder.transform
-            onehot = data.encoder.onehot_groups
-        pm, pn = (_torch_probs(module, X, C, f"the {w} ({cfg.model} with {cfg.module})")
-                  for X, w in ((X_m, "members"), (X_n, "non-members")))
-        pp = _torch_probs(module, X_p, C, f"the population ({cfg.model} with {cfg.module})") if len(X_p) else None
-        learner = torch_module_learner(cfg)
         t = cfg.training
         desc = (f"{cfg.module} with weights from {cfg.model}; retrained for reference and leave-one-out models as "
                 f"fresh instances with {t.optimizer} lr {t.lr:g}, {t.epochs} epochs, batch {t.batch_size}, "
                 f"weight decay {t.weight_decay:g}" + (f", momentum {t.momentum:g}" if t.optimizer == "sgd" else "")
                 + " (the recipe is an assumption: the audited weights do not carry it); input: "
                 + ("the table's feature columns as they are" if cfg.model_input == "columns" else "leakaudit's encoding"))
-        return Target("torch", desc, pm, pn, pp, learner, module, X_mem=X_m, X_non=X_n, X_pop=X_p,
-                      predict_frame=lambda df: _torch_probs(module, encode(df), C),
-                      predict_inputs=lambda X: _torch_probs(module, X, C), input_onehot=onehot)
+        return torch_target(data, module, torch_module_learner(cfg), model_input=cfg.model_input, description=desc,
+                            where=f"{cfg.model} with {cfg.module}")
     learner = demo_learner(cfg) if cfg.claimed_epsilon is None else dp_demo_learner(cfg, len(data.y_mem))
     model = learner.fit(data.X_mem, data.y_mem, random_state=random_state, n_classes=C)
     pm, pn = model.predict_proba(data.X_mem), model.predict_proba(data.X_non)
