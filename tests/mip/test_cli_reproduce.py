@@ -29,6 +29,22 @@ def test_calibrate_errors(capsys):
     assert main(["mip", "calibrate", "--eta", "0.1", "--sigma", "1", "--sigma", "2", "--dim", "3"]) == 2
 
 
+def test_calibrate_refuses_a_dimension_past_the_memory_budget_before_allocating(capsys):
+    """--dim 10^9 held about 300 GiB of scales (a Python list, an array, the result's list): it ran until killed."""
+    import time
+
+    from leakaudit.engine import using_memory_budget
+
+    t0 = time.perf_counter()
+    assert main(["mip", "calibrate", "--eta", "0.1", "--dim", "1000000000", "--constant", "tight"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "about 298.0 GiB" in err and "over the memory budget" in err
+    assert time.perf_counter() - t0 < 30
+    with using_memory_budget("1MB"):
+        assert main(["mip", "calibrate", "--eta", "0.1", "--dim", "10000"]) == 2
+    assert "10,000 coordinates" in capsys.readouterr().err
+
+
 def test_audit_exact(capsys):
     assert main(["mip", "audit", "--n", "12", "--scale", "0.01", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -12,6 +12,23 @@ from ..exceptions import InvalidInputError, InvalidParameterError
 from ._typer import Command, Group
 
 
+#: memory one calibrated coordinate takes, measured with --json (the scales as arrays, as Python lists in the
+#: result and in its JSON text): 310 bytes a coordinate at --dim 10^6 (peak RSS over the command's own at --dim 1000)
+_BYTES_PER_COORDINATE = 320
+
+
+def _check_calibration_size(n: int) -> None:
+    """Refuse, before allocating, a calibration whose coordinates would take more than the memory budget."""
+    from ..engine import memory_budget
+
+    need, budget = n * _BYTES_PER_COORDINATE, memory_budget()
+    if need > budget:
+        raise InvalidParameterError(
+            f"--dim {n:,}: calibrating {n:,} coordinates would take about {need / 2**30:,.1f} GiB "
+            f"({_BYTES_PER_COORDINATE} bytes a coordinate), over the memory budget of {budget / 2**30:,.1f} GiB "
+            "(a quarter of physical memory); calibrate fewer coordinates")
+
+
 def _calibration(eta: float, M: float, sigma: list[float], dim: Optional[int], constant: str, radial: str):
     import numpy as np
     from scipy import special
@@ -27,6 +44,7 @@ def _calibration(eta: float, M: float, sigma: list[float], dim: Optional[int], c
             )
         if dim < 1:
             raise InvalidParameterError(f"--dim must be >= 1; got {dim}")
+        _check_calibration_size(dim)
         sigma = sigma * dim
     nz = mip_noise(np.asarray(sigma, dtype=float), eta, M, radial=radial, constant=constant)
     d = nz.d_eff
