@@ -42,6 +42,8 @@ def _display(results: dict, name: str) -> str:
     return ((results.get("membership") or {}).get(name) or {}).get("display") or name
 #: config keys that only describe the bundled demo (its data set and network): shown only in the demo's report
 _DEMO_ONLY = ("dataset", "n_members", "n_nonmembers", "hidden", "activation", "epochs")
+#: config keys of a language-model audit only
+_TEXT_ONLY = ("dataset_inference",)
 #: config keys shown elsewhere in the report, or internal
 _CONFIG_SHOWN_ELSEWHERE = ("thresholds", "profile", "training", "module_kwargs")
 _AUC_METHODS = {"delong-logit": "DeLong's variance on the logit scale", "delong": "DeLong's variance",
@@ -589,6 +591,7 @@ _SETTING_WORDS = {
     "confidence": "family-wise confidence", "dtp_rule": "DTP-1 rule", "epsilon_delta": "delta of the epsilon bounds",
     "epsilon_budget": "epsilon budget", "claimed_epsilon": "claimed epsilon", "exit_code": "exit status carries the "
                                                                                            "verdict",
+    "dataset_inference": "dataset inference (the members as a set)",
 }
 
 
@@ -611,9 +614,11 @@ def _settings_rows(results: dict) -> tuple[list[tuple[str, str]], list[tuple[str
     rec = [(k, _plain(v)) for k, v in recipe.items() if v is not None]
     cfg = results.get("config") or {}
     demo = (results.get("target") or {}).get("kind") == "demo"
+    text = (results.get("data") or {}).get("kind") == "text"
     conf = []
     for k, v in cfg.items():
-        if v is None or v == [] or v == {} or k in _CONFIG_SHOWN_ELSEWHERE or (k in _DEMO_ONLY and not demo):
+        if v is None or v == [] or v == {} or k in _CONFIG_SHOWN_ELSEWHERE or (k in _DEMO_ONLY and not demo) \
+                or (k in _TEXT_ONLY and not text):
             continue
         if demo and k in ("hidden", "activation", "epochs"):  # one row: the demo network
             continue
