@@ -236,13 +236,23 @@ def _knn_cost(est, where: str, n: int, d: int) -> Cost:
 
 
 def _linear_cost(est, where: str, n: int, d: int) -> Cost:
-    """A linear model refitted by scikit-learn runs up to ``max_iter`` passes over the records (a
-    LogisticRegression refitted by leakaudit's Newton method: at most 100); each pass reads every record for every
-    output column."""
+    """A linear model refitted by scikit-learn runs up to its ``max_iter`` passes over the records (a
+    LogisticRegression that leakaudit refits by Newton's method: that learner's iteration cap, whatever the file
+    declares); each pass reads every record for every output column."""
+    from sklearn.linear_model import LogisticRegression as SkLogisticRegression
+
+    from ..exceptions import UnsupportedError
+    from ..learners import LogisticRegression
+
     coef = est.__dict__.get("coef_")
     k = int(np.shape(coef)[0]) if coef is not None and np.ndim(coef) == 2 else 1
     it = _int_param(est.get_params(deep=False).get("max_iter"))
-    it = max(it if it is not None else 1000, 100)
+    it = 1000 if it is None else max(it, 1)
+    if isinstance(est, SkLogisticRegression):
+        try:  # refitted by leakaudit's Newton method (target._sklearn_learner), whatever the file's max_iter
+            it = LogisticRegression.from_sklearn(est).max_iter
+        except UnsupportedError:
+            pass
     return Cost(f"{type(est).__name__} of up to {it:,} iterations", 2 * 8.0 * n * d + 8.0 * k * d,
                 float(it) * n * d * k)
 
