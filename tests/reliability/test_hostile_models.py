@@ -575,6 +575,21 @@ def test_neighbours_models_with_a_search_tree_are_loaded_with_the_tree_built_ane
     np.testing.assert_array_equal(got.predict_proba(X), m.predict_proba(X))
 
 
+def test_a_neighbours_model_on_fewer_records_than_its_leaf_size_loads(tmp_path):
+    """scikit-learn's default leaf size (30) above the records' number (12) is a sound tree: one leaf."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from leakaudit.audit.target import load_skops_model
+
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    y = np.r_[np.zeros(6), np.ones(6)].astype(int)
+    m = KNeighborsClassifier(n_neighbors=3).fit(X, y)
+    assert m._fit_method == "kd_tree" and m.leaf_size > len(X)
+    sio.dump(m, tmp_path / "m.skops")
+    np.testing.assert_array_equal(load_skops_model(tmp_path / "m.skops", n_rows=12).predict_proba(X),
+                                  m.predict_proba(X))
+
+
 def test_a_neighbours_models_lying_search_tree_is_never_used(tmp_path, tables):
     """A file whose tree was built on other records: scikit-learn would answer from that tree; leakaudit never loads
     it and answers from the model's own records."""

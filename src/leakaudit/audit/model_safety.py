@@ -381,7 +381,7 @@ def rebuild_neighbour_trees(obj, where: str = "model") -> int:
         if isinstance(params, dict):  # Minkowski's weights unset: scikit-learn records w=None
             params = {k: v for k, v in params.items() if not (k == "w" and v is None)}
         p = params.get("p", 2) if isinstance(params, dict) else None
-        if (leaf is None or not 1 <= leaf <= X.shape[0] + 1 or metric not in _TREE_METRICS
+        if (leaf is None or not 1 <= leaf <= 10**6 or metric not in _TREE_METRICS
                 or not isinstance(params, dict) or set(params) - {"p"}
                 or not isinstance(p, (int, float, np.integer, np.floating)) or not 1 <= float(p) < np.inf):
             _refuse(w, "neighbours model", f"leaf size {leaf!r}, metric {metric!r} with parameters {params!r}")
