@@ -367,8 +367,9 @@ def rebuild_neighbour_trees(obj, where: str = "model") -> int:
             continue
         method = _own(o, "_fit_method")
         if method not in ("kd_tree", "ball_tree"):
-            if "_tree" in (getattr(o, "__dict__", None) or {}) and o.__dict__["_tree"] is not None:
+            if (getattr(o, "__dict__", None) or {}).get("_tree") is not None:
                 _refuse(w, "neighbours model", f"a search tree with fit method {method!r}")
+            o._tree = None  # as fit leaves it (the schema's entry was left out with the others)
             continue
         X = _own(o, "_fit_X")
         if not isinstance(X, np.ndarray) or X.ndim != 2 or X.dtype != np.float64 or not np.isfinite(X).all():
