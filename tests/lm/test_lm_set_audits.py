@@ -194,3 +194,27 @@ def test_cli_dataset_inference_and_canaries(tmp_path, tiny_demo, capsys):
 def test_canaries_dataclass_is_frozen():
     c = Canaries(prompts=["a"], secrets=["b"], included=np.array([1], np.int8), design="rare_token", new_tokens=[])
     assert c.texts == ["a b"] and c.m == 1
+
+
+def test_dataset_inference_from_scores_already_computed_is_the_same(tiny_demo):
+    """The audit passes its membership step's attack scores: the same features, so the same result as computing
+    them from the token scores; scores of another length are refused."""
+    import json
+
+    from leakaudit.lm.attacks import run_lm_attacks
+    from leakaudit.lm.dataset_inference import dataset_inference
+    from leakaudit.lm.load import load_causal_lm
+    from leakaudit.lm.score import score_texts
+
+    lm = load_causal_lm(tiny_demo.target_dir)
+    read = lambda p: [json.loads(line)["text"] for line in open(p, encoding="utf-8")]  # noqa: E731
+    sus, uns = read(tiny_demo.members)[:20], read(tiny_demo.nonmembers)[:20]
+    ts = score_texts(lm.model, lm.tokenizer, sus + uns, max_length=lm.context_length)
+    a = dataset_inference(sus, uns, ts, power=False, guard=False, random_state=3)
+    b = dataset_inference(sus, uns, ts, power=False, guard=False, random_state=3,
+                          scores=run_lm_attacks(ts, sus + uns))
+    same = lambda d: json.dumps(d, sort_keys=True, default=str)  # noqa: E731  (the guard's NaNs compare equal)
+    assert same(a.to_dict()) == same(b.to_dict()) and a.verdict in ("used", "not detected")
+    with pytest.raises(InvalidInputError, match="scores hold 39 texts"):
+        dataset_inference(sus, uns, ts, power=False, guard=False,
+                          scores={k: v[:-1] for k, v in run_lm_attacks(ts, sus + uns).items()})

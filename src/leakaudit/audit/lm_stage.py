@@ -383,8 +383,8 @@ def _lm_membership(ctx: LMContext, done) -> Analysis:
 
 def _dataset_inference(ctx: LMContext, done) -> Analysis:
     """The members as a set against the non-members (:func:`leakaudit.lm.dataset_inference.dataset_inference`:
-    the attacks' scores as features, a combination learned on one half, a one-sided set-level test on the other,
-    and the power curve), at the checks' level. The membership step's blind baseline is the guard: where the texts
+    the membership step's attack scores as features, a combination learned on one half, a one-sided set-level test
+    on the other, and the power curve), at the checks' level. The membership step's blind baseline is the guard: where the texts
     alone tell the two sets apart, no test of the model can show use, and the check is not measurable."""
     from ..lm.dataset_inference import dataset_inference
 
@@ -394,8 +394,9 @@ def _dataset_inference(ctx: LMContext, done) -> Analysis:
     bb = done["membership"].extras["blind"]
     comparable = bool(bb.p_value > 1 - cc)
     n_mem = int(m.sum())
+    scores = {k[len("score_"):]: v for k, v in done["membership"].per_record.items() if k.startswith("score_")}
     di = dataset_inference(list(texts[m]), list(texts[~m]), sc.target, sc.references, alpha=1 - cc, guard=False,
-                           k=MIN_K, random_state=ctx.seeds["dataset_inference"])
+                           k=MIN_K, random_state=ctx.seeds["dataset_inference"], scores=scores)
     p = di.test.p_value
     common = dict(id="dataset_inference.set_test", analysis="dataset_inference",
                   name="dataset inference: the members as a set", value=p, threshold=1 - cc, confidence=cc,

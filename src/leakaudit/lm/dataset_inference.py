@@ -25,7 +25,7 @@ given sizes from the scored sets and measure how often the test detects use at e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,7 +37,7 @@ from .attacks import ATTACKS, run_lm_attacks
 from .score import TokenScores
 
 __all__ = ["FEATURES", "TESTS", "VERDICTS", "DatasetInference", "SetTest", "PowerCurve", "membership_features",
-           "set_test", "detection_power", "dataset_inference"]
+           "set_test", "detection_power", "dataset_inference", "features_from_scores"]
 
 #: the per-text features combined, in this order, where the inputs allow them (Min-K%++ needs the next-token
 #: distribution; the reference ratio a reference model's scores). LiRA and RMIA are left out: with one reference
@@ -59,9 +59,16 @@ def membership_features(ts: TokenScores, texts: Sequence[str], refs: Sequence[To
 
     Each feature is the score of the attack of the same name in :mod:`~leakaudit.lm.attacks` (one implementation).
     """
-    scores = run_lm_attacks(ts, texts, refs, k=k)
+    return features_from_scores(run_lm_attacks(ts, texts, refs, k=k))
+
+
+def features_from_scores(scores: Mapping[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
+    """:func:`membership_features` from the attacks' scores already computed (``run_lm_attacks``'s output): the
+    :data:`FEATURES` among them, in that order, as an array of shape (n, d)."""
     names = [f for f in FEATURES if f in scores]
-    return names, np.column_stack([scores[f] for f in names])
+    if not names:
+        raise InvalidInputError(f"scores holds none of the features {', '.join(FEATURES)}")
+    return names, np.column_stack([np.asarray(scores[f], dtype=float) for f in names])
 
 
 @dataclass(frozen=True)
@@ -306,7 +313,8 @@ class DatasetInference:
 def dataset_inference(suspect_texts: Sequence[str], unseen_texts: Sequence[str], token_scores: TokenScores,
                       reference_scores: Sequence[TokenScores] = (), *, alpha: float = 0.05, test: str = "welch",
                       guard: bool = True, power: bool = True, n_repeats: int = 100, k: float = 0.2,
-                      random_state: RandomStateLike = 0) -> DatasetInference:
+                      random_state: RandomStateLike = 0,
+                      scores: Mapping[str, np.ndarray] | None = None) -> DatasetInference:
     """Was the suspect set used? Features, learned combination, set-level test, blind-baseline guard, power.
 
     Parameters
@@ -334,6 +342,10 @@ def dataset_inference(suspect_texts: Sequence[str], unseen_texts: Sequence[str],
     k : float, default 0.2
         Share of tokens of Min-K% and Min-K%++.
     random_state : int, Generator or None
+    scores : mapping of attack name to array of shape (n_s + n_u,), optional
+        The attacks' scores of ``suspect_texts + unseen_texts`` already computed from ``token_scores`` (and
+        ``reference_scores``, with this ``k``), as :func:`~leakaudit.lm.attacks.run_lm_attacks` returns them (the
+        audit's membership step has them); default: computed here.
 
     Returns
     -------
@@ -358,7 +370,12 @@ def dataset_inference(suspect_texts: Sequence[str], unseen_texts: Sequence[str],
                                 f"{next(iter(both))[:60]!r}: a text is one or the other")
     s_test, s_blind, s_power = spawn_seeds(random_state, 3)
     texts = sus + uns
-    names, x = membership_features(token_scores, texts, reference_scores, k=k)
+    if scores is None:
+        names, x = membership_features(token_scores, texts, reference_scores, k=k)
+    else:
+        names, x = features_from_scores(scores)
+        if x.shape[0] != n_s + n_u:
+            raise InvalidInputError(f"scores hold {x.shape[0]} texts; suspect + unseen = {n_s + n_u}")
     is_s = np.r_[np.ones(n_s, int), np.zeros(n_u, int)]
     from ..metrics import auc as _auc
 
