@@ -59,13 +59,6 @@ def _predictions_target(data, predictions):
                   pm, pn, None, None)
 
 
-def _is_torch_module(model) -> bool:
-    import sys
-
-    torch = sys.modules.get("torch")  # a torch module exists only once torch is imported
-    return torch is not None and isinstance(model, torch.nn.Module)
-
-
 def audit(model: Any = None, members=None, nonmembers=None, *, label: str, population=None, sensitive=None,
           predictions=None, learner=None, model_input: str = "auto", verbose: bool = False,
           memory_budget: int | str | None = None, **settings) -> AuditResult:
@@ -125,7 +118,7 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str, popul
     """
     from .data import data_from_frames
     from .pipeline import audit_core
-    from ..learners import Learner
+    from ..learners import Learner, is_torch_module
     from .target import _check_refittable_classes, sklearn_target, torch_target
 
     if not isinstance(label, str) or not label:
@@ -145,7 +138,7 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str, popul
                                     f"); got {type(learner).__name__}")
     if predictions is not None:
         target = _predictions_target(data, predictions)
-    elif _is_torch_module(model):
+    elif is_torch_module(model):
         how = "the table's feature columns as they are" if model_input == "columns" else "leakaudit's encoding"
         desc = (f"{type(model).__name__} (torch) from memory, on {how}; "
                 + (f"retrained for reference and leave-one-out models by {learner!r} (the recipe is an assumption: "

@@ -22,7 +22,6 @@ interval):
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from .._validation import check_scalar
 from ..exceptions import InvalidInputError
+from ..learners import is_torch_module
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Check
 
 __all__ = ["structural_checks", "describe_structure", "count_parameters", "stored_records", "leaf_sizes",
@@ -66,11 +66,6 @@ class Component:
     estimator: object = field(repr=False)
 
 
-def _is_torch_module(obj) -> bool:
-    torch = sys.modules.get("torch")  # an object cannot be a torch module unless torch is imported
-    return torch is not None and isinstance(obj, torch.nn.Module)
-
-
 def _children(obj, path: str) -> list[tuple[object, str]]:
     """Fitted sub-estimators of a container, with their paths (empty for a leaf estimator)."""
     out = []
@@ -102,7 +97,7 @@ def _is_container(obj) -> bool:
 
 def _fitted(obj) -> bool:
     """Whether ``obj`` carries fitted state (scikit-learn's convention: a public attribute ending in ``_``)."""
-    if _is_torch_module(obj):
+    if is_torch_module(obj):
         return True
     return any(k.endswith("_") and not k.startswith("__") for k in getattr(obj, "__dict__", {}))
 
@@ -119,7 +114,7 @@ def components(model, path: str = "model") -> Iterator[Component]:
         if obj is None or id(obj) in seen or isinstance(obj, str):
             continue
         seen.add(id(obj))
-        if _is_torch_module(obj):
+        if is_torch_module(obj):
             yield Component(where, type(obj).__name__, obj)
             continue
         if _is_container(obj) and not _own_family(obj):
@@ -134,7 +129,7 @@ def components(model, path: str = "model") -> Iterator[Component]:
 def _own_family(obj) -> str | None:
     """The family of an estimator whose fitted state leakaudit reads directly (None for anything else)."""
     d = vars(obj) if hasattr(obj, "__dict__") else {}
-    if _is_torch_module(obj):
+    if is_torch_module(obj):
         return "torch"
     if "tree_" in d:
         from sklearn.tree._tree import Tree

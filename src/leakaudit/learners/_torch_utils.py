@@ -44,6 +44,15 @@ __all__ = [
 ]
 
 
+def is_torch_module(obj) -> bool:
+    """Whether ``obj`` is a ``torch.nn.Module``, without importing torch (an object cannot be one unless torch
+    is imported already)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(obj, torch.nn.Module)
+
+
 def import_torch():
     """Import torch, or raise our error saying how to install it."""
     return require("torch", "the torch learners")

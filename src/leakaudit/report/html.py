@@ -222,9 +222,8 @@ def _records_table(results: dict, records: pd.DataFrame) -> tuple[list[str], lis
     for _, r in rows.iterrows():
         rid = int(r["record"])
         flags = [_cell(r["flagged_by"]) if isinstance(r["flagged_by"], str) and r["flagged_by"] else "none"]
-        where = f"{_cell(r.get('source', ''))}, row {_int(r.get('row'))}" if "row" in r else _cell(r.get("source", ""))
         own = ["; ".join(f"{c}: {_cell(r[c]) or 'missing'}" for c in values)] if values else []
-        out.append({"cells": [_int(r.get("risk_rank")), where, why.get(rid, "")]
+        out.append({"cells": [_int(r.get("risk_rank")), _where(records, rid), why.get(rid, "")]
                     + (flags if flagged else []) + [_cell(r[c]) for c in measures] + own,
                     "verdict": bool(why.get(rid))})
     if not any(o["verdict"] for o in out):  # no record behind the verdict: no "why listed" column
