@@ -107,6 +107,46 @@ def test_spamassassin():
     assert X.shape == (6_046, 500)
 
 
+def test_mime_text_decodes_what_the_sender_wrote():
+    from leakaudit.data.text import _mime_text
+
+    def stored(raw: bytes) -> str:  # the corpus file holds each message's bytes read as Latin-1
+        return raw.decode("latin-1")
+
+    # an RFC 2047 subject, a quoted-printable Latin-1 body
+    headers = "From: a@b\nSubject: x\nContent-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: quoted-printable"
+    subj, body = _mime_text(headers, "=?iso-8859-1?Q?Sitting_Bull_=FCber_alles?=", "caf=E9 au lait=20\nline")
+    assert (subj, body) == ("Sitting Bull über alles", "café au lait \nline")
+    # UTF-8 sent under a Latin-1 declaration; an 8-bit subject with no declaration (Windows-1252's pound sign)
+    headers = "Content-Type: text/plain; charset=iso-8859-1"
+    subj, body = _mime_text(headers, stored("£7,000".encode("cp1252")), stored("résumé\r\n".encode("utf-8")))
+    assert (subj, body) == ("£7,000", "résumé\n")
+    # multipart: the plain part, base64 undone, in its charset (KOI8-R is not valid UTF-8 here)
+    plain = "привет".encode("koi8-r")
+    import base64
+
+    raw_body = ("--XX\nContent-Type: text/html; charset=us-ascii\n\n<p>hi</p>\n--XX\nContent-Type: text/plain; "
+                "charset=koi8-r\nContent-Transfer-Encoding: base64\n\n" + base64.b64encode(plain).decode() + "\n--XX--\n")
+    subj, body = _mime_text('Content-Type: multipart/alternative; boundary="XX"', "s", raw_body)
+    assert (subj, body) == ("s", "привет")
+    # an unknown declared charset falls back without raising
+    assert _mime_text("Content-Type: text/plain; charset=default_charset", "s", "plain")[1] == "plain"
+
+
+@pytest.mark.slow
+def test_spamassassin_mime():
+    ds = load_spamassassin(mime=True)
+    raw = load_spamassassin()
+    assert len(ds) == len(raw) and (ds.frame.index == raw.frame.index).all()
+    text = ds.frame["subject"] + "\n" + ds.frame["body"]
+    assert not text.str.contains("\ufffd").any()
+    # SpamAssassin's own examples: a quoted-printable subject, UTF-8 under a Latin-1 header
+    assert text.str.contains("Sitting Bull über alles").any()
+    # UTF-8 read as Latin-1 leaves "Ã©" for "é"; what stays is the senders' own double encoding
+    assert raw.frame["body"].str.contains("Ã©").sum() > 2 * ds.frame["body"].str.contains("Ã©").sum()
+    assert (raw.frame["body"].str.contains("=20\n")).sum() > 5 * ds.frame["body"].str.contains("=20\n").sum()
+
+
 @pytest.mark.slow
 def test_census_kdd():
     ds = load_census_kdd()

@@ -59,12 +59,13 @@ SIZES = {
 
 
 def demo_texts(*, max_chars: int = 600, groups: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
-    """SpamAssassin e-mails as texts: ``subject + "\\n\\n" + body``, white space runs kept, cut to ``max_chars``;
+    """SpamAssassin e-mails as texts, MIME-decoded (``load_spamassassin(mime=True)``: as their senders wrote them, not
+    their bytes read as Latin-1): ``subject + "\\n\\n" + body``, white space runs kept, cut to ``max_chars``;
     duplicates (same cut text) and empty ones dropped. Returns the texts and each one's corpus group
     (easy-ham-1, spam-2, ...)."""
     from ..data.text import load_spamassassin
 
-    ds = load_spamassassin()
+    ds = load_spamassassin(mime=True)
     grp = ds.extras["group"].to_numpy(str)
     seen, texts, groups_out = set(), [], []
     for subj, body, g in zip(ds.frame["subject"], ds.frame["body"], grp):
