@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from leakaudit._results import Result, Skipped, write_json_atomic
+from leakaudit._results import Result, write_json_atomic
+from leakaudit.audit.sections import Skipped
 
 
 class _R(Result):

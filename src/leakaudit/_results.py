@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["Result", "Skipped", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
+__all__ = ["Result", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
            "write_text_atomic", "atomic_file", "writing", "write_problem", "check_output_file",
            "check_output_folder"]
 
@@ -121,23 +121,6 @@ class Result(BaseModel):
         d.pop("schema_version", None)
         d.pop("type", None)
         return cls(**_null_to_nan(d, cls))
-
-
-class Skipped(Result):
-    """An analysis that could not run, why, and what would enable it (``fix``: a flag or an input).
-
-    ``missing`` names the inputs it lacked (``population``, ``model``, or an attack input such as ``reference``),
-    so a caller can say which argument or flag gives them without reading ``reason``. Skipped is a result: reports
-    list it."""
-
-    name: str
-    reason: str
-    fix: str = ""
-    missing: list[str] = Field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        """results.json's entry: name, reason, fix, and ``missing`` when it names any input."""
-        return self.model_dump(exclude=set() if self.missing else {"missing"})
 
 
 def write_problem(exc: OSError) -> str:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import numpy as np
+from pydantic import ConfigDict, Field, WithJsonSchema
 
-from .._results import Result, Skipped
+from .._results import Result
+from .sections import INTERVAL_SCHEMA, MEASURED_SCHEMA, Skipped
 
 __all__ = ["Check", "Skipped", "Analysis", "STATUSES", "EXCEEDED", "PASSED", "NOT_MEASURABLE", "within_sentence",
            "ABOVE", "BELOW", "UNDECIDED", "decision", "undecided_fix"]
@@ -65,12 +67,17 @@ class Check(Result):
         every check.
     """
 
-    id: str
-    analysis: str
-    name: str
+    model_config = ConfigDict(json_schema_extra={
+        "allOf": [{"if": {"properties": {"status": {"const": "not measurable"}}},
+                   "else": {"properties": {"value": {"type": "number"}}}}]})
+
+    id: str = Field(pattern=r"^[a-z_]+\..+", description="analysis.subject.metric, stable")
+    analysis: str = Field(json_schema_extra={"enum": ["membership", "dtp", "attribute", "property", "mip", "dp",
+                                                      "structural", "dataset_inference"]})
+    name: str = Field(min_length=1)
     status: Literal["exceeded", "passed", "not measurable"]
-    value: Optional[float] = None
-    interval: Optional[tuple[float, float]] = None
+    value: Annotated[Optional[float], WithJsonSchema(MEASURED_SCHEMA)] = None
+    interval: Annotated[Optional[tuple[float, float]], WithJsonSchema(INTERVAL_SCHEMA)] = None
     threshold: Optional[float] = None
     confidence: Optional[float] = None
     sentence: str

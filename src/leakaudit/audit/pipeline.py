@@ -29,6 +29,7 @@ from .data import AuditData, prepare_data
 from .output import check_out_writable
 from .plan import build_plan, check_confidence, planned_checks, run_plan
 from .progress import StageProgress as _Stages
+from .sections import RecordRiskSection
 from .results import AuditResult
 from .target import Target, on_device, prepare_target
 from .verdict import decide
@@ -276,7 +277,7 @@ def _with_record_risk(result: AuditResult, rec: pd.DataFrame) -> AuditResult:
     names = {c[len("score_"):]: display_name(c[len("score_"):]) for c in rec.columns if c.startswith("score_")}
     rec, summary = flag_records(rec, names=names, dtp_significant=significant, confidence=result.config["confidence"])
     rec["risk_rank"] = _risk_rank(rec)
-    return result.model_copy(update={"record_risk": summary}).with_records(rec)
+    return result.model_copy(update={"record_risk": RecordRiskSection.model_validate(summary)}).with_records(rec)
 
 
 def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
