@@ -75,10 +75,14 @@ def test_hints_put_internal_inputs_in_words():
     numeric = {"name": "attribute inference of age", "reason": "'age' is numeric",
                "fix": "bin age into categories (a text column) to infer it"}
     assert "bin age into categories" in enabling_hint(numeric)
-    prop = {"name": "property inference", "reason": "needs the training algorithm to train shadow models"}
+    prop = {"name": "property inference", "reason": "needs the training algorithm to train shadow models",
+            "missing": ["model"]}
     assert "--model" in enabling_hint(prop)
-    mip = {"name": "MIP noise (Izzo et al.)", "reason": "needs a model whose parameters leakaudit can read and set"}
+    mip = {"name": "MIP noise (Izzo et al.)", "reason": "needs a model whose parameters leakaudit can read and set",
+           "missing": ["parameters"]}
     assert "--module" in enabling_hint(mip)
+    # the sentence alone says nothing to the hint: without a fix or a missing input it points to the report
+    assert enabling_hint({**prop, "missing": []}) == "see the report's 'not run' section"
 
 
 def test_verdict_line_does_not_repeat_the_outcome():

@@ -80,6 +80,8 @@ def test_predictions_only_results_follow_the_schema(schema, predictions_run):
     assert res["dtp"] is None and res["mip"] is None and set(res["membership"]) == {"loss", "quantile"}
     assert res["attribute"] == {} and res["property"] == {}
     assert {s["name"] for s in res["skipped"]} >= {"property inference", "attribute inference"}
+    # every analysis that did not run says what would enable it as data: a fix, or the inputs it lacked
+    assert all(s.get("fix") or s.get("missing") for s in res["skipped"]), res["skipped"]
     dtp = next(c for c in res["verdict"]["checks"] if c["analysis"] == "dtp")
     assert dtp["status"] == "not measurable" and dtp["value"] is None
 

@@ -80,13 +80,13 @@ def _attribute(ctx: AuditContext, skipped: list) -> dict:
     data, target = ctx.data, ctx.target
     if not data.sensitive:
         skipped.append({"name": "attribute inference", "reason": "no sensitive columns given",
-                        "fix": "name them with --sensitive COL,COL"})
+                        "fix": "name them with --sensitive COL,COL", "missing": ["sensitive"]})
         return {}
     predict_frame = target.predict_frame
     if predict_frame is None:
         skipped.append({"name": "attribute inference",
                         "reason": "needs a model to query with changed columns; predictions alone cannot be re-queried",
-                        "fix": "give the model itself (--model)"})
+                        "fix": "give the model itself (--model)", "missing": ["model"]})
         return {}
     enc = data.encoder
     feats = {f.name: f for f in enc.features_}
@@ -94,7 +94,8 @@ def _attribute(ctx: AuditContext, skipped: list) -> dict:
     for col in data.sensitive:
         f = feats.get(col)
         if f is None:
-            skipped.append({"name": f"attribute inference of {col}", "reason": f"{col!r} is not a feature column"})
+            skipped.append({"name": f"attribute inference of {col}", "reason": f"{col!r} is not a feature column",
+                            "missing": ["sensitive"]})
             continue
         if f.kind not in ("categorical", "binary"):
             skipped.append({"name": f"attribute inference of {col}",

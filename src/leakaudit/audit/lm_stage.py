@@ -256,12 +256,12 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
         skipped.append(Skipped(name="Min-K%++", reason="it needs the next-token distribution's mean and standard "
                                                        "deviation of log-probabilities at each position, which "
                                                        "per-token scores alone do not give",
-                               fix="give the model itself (--model-dir)"))
+                               fix="give the model itself (--model-dir)", missing=["model"]))
     if not refs:
         skipped.append(Skipped(name="reference-model ratio, LiRA and RMIA (offline)",
                                reason="they calibrate each text's score by reference models, and none was given",
                                fix="give --reference-dir DIR (e.g. the base model before fine-tuning)"
-                                   + ("" if lm is not None else " with --model-dir")))
+                                   + ("" if lm is not None else " with --model-dir"), missing=["reference"]))
     scores, bb = analysis.per_record, analysis.extras["blind"]
     n_mem = len(texts.members)
     acc_m = ts.subset(np.arange(n_mem)).token_accuracy()

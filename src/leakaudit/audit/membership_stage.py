@@ -69,7 +69,7 @@ def attack_plan(target, data, access: str = "scores") -> tuple[list[str], list[S
         return [], [Skipped(name=", ".join(display_name(n) for n in audit_attacks(retrainable, access)),
                             reason=f"a label-only attack queries the model on perturbed copies of the records; this "
                                    f"{target.kind} target answers no queries",
-                            fix="give the model itself (--model) instead of its predictions")]
+                            fix="give the model itself (--model) instead of its predictions", missing=["model"])]
     for name in audit_attacks(retrainable, access):
         missing = sorted(set(make_attack(name).needs) - have)
         if not missing:
@@ -204,7 +204,7 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
         if name == "quantile" and int(np.sum(own.extra["public"])) < 2 * atk.n_folds:
             skipped.append(Skipped(name=display_name(name), reason=f"its {atk.n_folds} cross-fitting folds need at "
                                    f"least {2 * atk.n_folds} non-members; {int(np.sum(own.extra['public']))} given",
-                                   fix=f"give at least {2 * atk.n_folds} non-members"))
+                                   fix=f"give at least {2 * atk.n_folds} non-members", missing=["nonmembers"]))
             continue
         if name == "shadow":
             X_features = np.vstack([data.X_mem, data.X_non])  # a table-taking estimator's own inputs are row ids

@@ -226,11 +226,11 @@ def _mip(cfg, data, target, seeds: dict, skipped: list) -> dict | None:
     if target.learner is None:
         skipped.append({"name": "MIP noise (Izzo et al.)",
                         "reason": "needs the training algorithm (the model, not only its predictions)",
-                        "fix": "give the model itself (--model) instead of its predictions"})
+                        "fix": "give the model itself (--model) instead of its predictions", "missing": ["model"]})
         return None
     codec, why = _codec(target, target.inputs(data)[0])
     if codec is None:
-        skipped.append({"name": "MIP noise (Izzo et al.)", "reason": why})
+        skipped.append({"name": "MIP noise (Izzo et al.)", "reason": why, "missing": ["parameters"]})
         return None
     extract, rebuild = codec
     X_mem = target.inputs(data)[0]

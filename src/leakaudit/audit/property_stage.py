@@ -102,7 +102,7 @@ def _property(cfg, data, target, seeds: dict, skipped: list, engine) -> dict:
 
     if target.learner is None:
         skipped.append({"name": "property inference",
-                        "reason": "needs the training algorithm to train shadow models"})
+                        "reason": "needs the training algorithm to train shadow models", "missing": ["model"]})
         return {}
     if not data.sensitive:
         return {}
@@ -141,7 +141,8 @@ def _property(cfg, data, target, seeds: dict, skipped: list, engine) -> dict:
                             "reason": f"not enough records outside the members to vary the group's share "
                                       f"({len(pool_y)} non-member and population records for {n} members)",
                             "fix": "give --population FILE (records of the same distribution, never trained on) so "
-                                   "that non-members and population together are at least 1.5 times the members"})
+                                   "that non-members and population together are at least 1.5 times the members",
+                            "missing": ["population"]})
             continue
         P = engine.predict_many(target.learner, pool_X, pool_y, subsets, spawn_seeds(int(rng.integers(2**31)),
                                 len(subsets)), pool_X[query], n_classes=data.n_classes)

@@ -295,8 +295,11 @@ _INPUTS = {
              "reference models can be retrained",
     "X": "the model itself (--model) and the records' features",
     "train_loss": "the model's predictions on the members (--model, or --predictions-train)",
+    "nonmembers": "more non-members (--test)",
+    "sensitive": "sensitive columns the model takes as input, with --sensitive COL,COL (not the label)",
+    "parameters": "a model leakaudit can retrain and whose weights it can read (a scikit-learn MLP in a skops file, "
+                  "or a torch state_dict with --module), or `leakaudit mip` run on the training algorithm",
 }
-_MODEL = "give the model itself (--model: a skops estimator, or a torch state_dict with --module)"
 
 
 def _input_words(name: str) -> str:
@@ -315,29 +318,14 @@ def _plain_reason(skipped: dict) -> str:
     return reason
 
 
-def enabling_hint(skipped: dict) -> str:
-    """The flag or input that would let a skipped analysis run, in words (its own ``fix`` when it has one, else
-    what gives the inputs it names as ``missing``)."""
-    fix, reason, name = skipped.get("fix", ""), skipped.get("reason", ""), skipped.get("name", "")
-    if fix:
-        return fix
+def enabling_hint(skipped) -> str:
+    """The flag or input that would let a skipped analysis run, in words: its own ``fix`` when it has one, else
+    what gives the inputs it names as ``missing`` (every analysis that lacks an input names it there)."""
+    if skipped.get("fix"):
+        return skipped["fix"]
     missing = skipped.get("missing") or []
     if missing:
         return "give " + " and ".join(dict.fromkeys(_input_words(n) for n in missing))
-    low = reason.lower()
-    if "population" in low:
-        return "give " + _INPUTS["population"]
-    if "training algorithm" in low or "retrain" in low:
-        return _MODEL
-    if "parameters leakaudit can read" in low:
-        return ("give a model leakaudit can retrain and whose weights it can read (a scikit-learn MLP in a skops "
-                "file, or a torch state_dict with --module), or run `leakaudit mip` on the training algorithm")
-    if "not a feature column" in low:
-        return "name in --sensitive a column the model takes as input (not the label)"
-    if "not enough records outside the members" in low:
-        return "give more non-members (--test) or population records (--population)"
-    if "property" in name.lower() or "attribute" in name.lower():
-        return "name the sensitive columns with --sensitive COL,COL"
     return "see the report's 'not run' section"
 
 
