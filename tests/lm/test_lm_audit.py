@@ -256,3 +256,46 @@ def test_scores_only_audit_matches_the_model_audit(tmp_path, tiny_demo, tiny_tex
     _one_line_exit_2(capsys, ["--logprobs-column", "lp", "--text-column", "text", "--members",
                               str(tmp_path / "m.jsonl"), "--nonmembers", str(tmp_path / "bad.csv"),
                               "--out", str(tmp_path / "o")], "is not a JSON list of numbers")
+
+
+def test_language_model_audited_in_memory_as_from_its_directory(tmp_path, tiny_demo, tiny_texts):
+    """leakaudit.audit() takes a transformers model, its tokenizer and reference models as objects, with the texts as
+    DataFrames or lists: the same checks, values and verdict as the command line on the same model's directory."""
+    import leakaudit
+    from leakaudit.exceptions import InvalidParameterError
+    from leakaudit.lm.load import load_causal_lm
+
+    code, out = _audit(tmp_path, tiny_demo.target_dir, tiny_demo.members, tiny_demo.nonmembers,
+                       "--reference-dir", str(tiny_demo.base_dir), "--dataset-inference")
+    assert code == 0
+    on_disk = _results(out)
+    lm, base = load_causal_lm(tiny_demo.target_dir), load_causal_lm(tiny_demo.base_dir)
+    members, nonmembers = tiny_texts
+    res = leakaudit.audit(lm.model, pd.DataFrame({"text": members, "n": 1}), nonmembers, text_column="text",
+                          tokenizer=lm.tokenizer, references=[base.model], profile="smoke", dataset_inference=True)
+    assert res.outcome == on_disk["verdict"]["outcome"] == "do not publish"
+    got = {c.id: (c.status, c.value) for c in res.checks}
+    want = {c["id"]: (c["status"], c["value"]) for c in on_disk["verdict"]["checks"]}
+    assert got.keys() == want.keys()
+    for k in want:
+        assert got[k][0] == want[k][0], k
+        if want[k][1] is None:  # not measurable: null in the file
+            assert got[k][1] is None or np.isnan(got[k][1]), k
+        else:
+            assert got[k][1] == pytest.approx(want[k][1], rel=1e-9), k
+    assert res.dataset_inference.verdict == on_disk["dataset_inference"]["verdict"]
+    assert "from memory" in res.target.description and res.records["text"].notna().all()
+    res.save(tmp_path / "mem")
+    assert (tmp_path / "mem" / "report.html").is_file()
+    # what a language model's audit cannot take is refused by argument name
+    with pytest.raises(InvalidParameterError, match="tokenizer is required"):
+        leakaudit.audit(lm.model, members, nonmembers)
+    with pytest.raises(InvalidParameterError, match="label"):
+        leakaudit.audit(lm.model, members, nonmembers, tokenizer=lm.tokenizer, label="y")
+    with pytest.raises(InvalidParameterError, match="text_column"):
+        leakaudit.audit(lm.model, pd.DataFrame({"text": members}), nonmembers, tokenizer=lm.tokenizer)
+    with pytest.raises(leakaudit.LeakauditError, match="text_column 'body' is not a column of members"):
+        leakaudit.audit(lm.model, pd.DataFrame({"text": members}), nonmembers, tokenizer=lm.tokenizer,
+                        text_column="body")
+    with pytest.raises(InvalidParameterError, match="references\\[0\\]"):
+        leakaudit.audit(lm.model, members, nonmembers, tokenizer=lm.tokenizer, references=["base"])

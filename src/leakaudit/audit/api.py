@@ -26,7 +26,7 @@ _FILE_KEYS = ("train", "test", "data", "membership_column", "population", "model
               "epochs", "exit_code", "label", "sensitive")
 
 
-def _config(label: str, sensitive, options: dict) -> AuditConfig:
+def _config(label: str | None, sensitive, options: dict) -> AuditConfig:
     """The audit's settings from keyword arguments; an unknown or file-only one is refused by name."""
     bad = sorted(k for k in options if k in _FILE_KEYS or k not in AuditConfig.model_fields)
     if bad:
@@ -59,24 +59,31 @@ def _predictions_target(data, predictions):
                   pm, pn, None, None)
 
 
-def audit(model: Any = None, members=None, nonmembers=None, *, label: str, population=None, sensitive=None,
-          predictions=None, learner=None, model_input: str = "auto", verbose: bool = False,
+def audit(model: Any = None, members=None, nonmembers=None, *, label: str | None = None, population=None,
+          sensitive=None, predictions=None, learner=None, model_input: str = "auto", text_column: str | None = None,
+          tokenizer: Any = None, references: Any = None, verbose: bool = False,
           memory_budget: int | str | None = None, **settings) -> AuditResult:
     """Audit a fitted model on its members and non-members, in memory: membership attacks, PDTP and the DTP-1
-    rule, attribute and property inference, MIP; a verdict.
+    rule, attribute and property inference, MIP; a verdict. For a causal language model: the attacks on its texts'
+    token scores, the blind baseline and, with ``dataset_inference=True``, the members as a set (as ``leakaudit
+    audit --model-dir``).
 
     Parameters
     ----------
-    model : fitted scikit-learn estimator or Pipeline, or a trained ``torch.nn.Module``, optional
+    model : fitted scikit-learn estimator or Pipeline, a trained ``torch.nn.Module``, or a transformers causal \
+language model, optional
         The model to audit, fitted on ``members``. It is queried on every record. A scikit-learn model is cloned
         and refitted for the reference and leave-one-out models; a torch module is retrained by ``learner`` (its
-        recipe). None with ``predictions``: only the attacks that need no retraining.
+        recipe). None with ``predictions``: only the attacks that need no retraining. A language model (a
+        transformers ``PreTrainedModel``, e.g. ``AutoModelForCausalLM``, with ``tokenizer``) is put in evaluation
+        mode and scored on every text.
     members : pandas.DataFrame of shape (n_members, n_columns)
-        The records the model was trained on, with the label column.
+        The records the model was trained on, with the label column. For a language model: its member texts, a
+        DataFrame with ``text_column`` or a list of str.
     nonmembers : pandas.DataFrame of shape (n_nonmembers, n_columns)
-        Records of the same distribution the model never saw; the same columns.
+        Records of the same distribution the model never saw; the same columns (for a language model: texts).
     label : str
-        The label column.
+        The label column (required, except for a language model).
     population : pandas.DataFrame, optional
         Other records of the same distribution, neither members nor non-members (RMIA needs them).
     sensitive : list of str, optional
@@ -93,10 +100,18 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str, popul
         What the model takes: "auto" (a model fitted on a DataFrame gets the columns it names; a torch module gets
         leakaudit's encoding), "columns" (the table's feature columns as they are), "encoded" (leakaudit's encoding;
         docs/input.md).
+    text_column : str, optional
+        For a language model with DataFrames of texts: the column of the texts.
+    tokenizer : transformers tokenizer
+        For a language model: its tokenizer.
+    references : list, optional
+        For a language model: reference models (e.g. the base before fine-tuning) for the reference-ratio, LiRA and
+        RMIA attacks; each a model sharing ``tokenizer``, or a ``(model, tokenizer)`` pair.
     verbose : bool, default=False
         Progress on stderr.
     memory_budget : int or str, optional
-        Memory trained models' outputs may take before they are kept on disk (e.g. "4GB").
+        Memory trained models' outputs may take before they are kept on disk (e.g. "4GB"); a language model's audit
+        trains none.
     **settings
         Any audit setting of :class:`~leakaudit.audit.config.AuditConfig` that is not about files: ``profile``
         ("smoke", "standard", "thorough"), ``seed``, ``thresholds`` (a dict or
@@ -121,11 +136,23 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str, popul
     from ..learners import Learner, is_torch_module
     from .target import _check_refittable_classes, sklearn_target, torch_target
 
-    if not isinstance(label, str) or not label:
-        raise InvalidParameterError(f"label must be the name of the label column; got {label!r}")
     if members is None or nonmembers is None:
         raise InvalidParameterError("members and nonmembers are required: the records the model was trained on, "
                                     "and records of the same distribution it never saw")
+    lm_only = {"text_column": text_column, "tokenizer": tokenizer, "references": references}
+    if is_causal_lm(model):
+        return _audit_language_model(model, members, nonmembers, text_column=text_column, tokenizer=tokenizer,
+                                     references=references, verbose=verbose,
+                                     other={"label": label, "population": population, "sensitive": sensitive,
+                                            "predictions": predictions, "learner": learner},
+                                     settings=dict(settings))
+    given = sorted(k for k, v in lm_only.items() if v is not None)
+    if given:
+        raise InvalidParameterError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for a language model "
+                                    f"(a transformers causal language model as model); got model "
+                                    f"{type(model).__name__}")
+    if not isinstance(label, str) or not label:
+        raise InvalidParameterError(f"label must be the name of the label column; got {label!r}")
     if (model is None) == (predictions is None):
         raise InvalidParameterError("give model (a fitted estimator or torch module) or predictions (its "
                                     "probabilities), not both and not neither")
@@ -153,7 +180,75 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str, popul
         _check_refittable_classes(cfg, data, target.learner)  # as for a model file: refused before any training
     else:
         raise InvalidParameterError(
-            f"model must be a fitted scikit-learn classifier or Pipeline with predict_proba, or a torch.nn.Module; got "
-            f"{type(model).__name__} (a language model: use the command line's --model-dir for now)")
+            f"model must be a fitted scikit-learn classifier or Pipeline with predict_proba, a torch.nn.Module, or a "
+            f"transformers causal language model; got {type(model).__name__}")
     return audit_core(cfg, data=data, target=target, command="leakaudit.audit()", verbose=verbose,
                       memory_budget=memory_budget)
+
+
+def is_causal_lm(model: Any) -> bool:
+    """A transformers (or peft) model object: what ``--model-dir`` loads, given in memory."""
+    root = type(model).__module__.split(".")[0]
+    return root in ("transformers", "peft") and hasattr(model, "get_input_embeddings")
+
+
+def _texts(given, text_column: str | None, name: str) -> list[str]:
+    """The texts of ``members`` or ``nonmembers``: a DataFrame's ``text_column``, or a list of str; checked as the
+    command line checks a file's."""
+    import pandas as pd
+
+    from ..lm.texts import read_texts
+
+    if isinstance(given, pd.DataFrame):
+        if text_column is None:
+            raise InvalidParameterError(f"{name} is a DataFrame: name the column of its texts with text_column")
+        frame = given
+    elif isinstance(given, str) or not hasattr(given, "__iter__"):
+        raise InvalidParameterError(f"{name} must be a DataFrame with text_column, or a list of str; got "
+                                    f"{type(given).__name__}")
+    else:
+        frame = pd.DataFrame({"text": list(given)}, dtype=object)
+        text_column = "text"
+    return read_texts(name, text_column, frame=frame, argument="text_column")
+
+
+def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer, references, verbose, other: dict,
+                          settings: dict) -> AuditResult:
+    """:func:`audit` of a causal language model given in memory: the command line's language-model audit
+    (:func:`leakaudit.audit.lm_stage.lm_audit`) on these texts and models."""
+    from ..lm.load import wrap_causal_lm
+    from .lm_stage import LMTexts, lm_audit
+    from .pipeline import _with_evidence, _with_record_risk
+
+    bad = sorted(k for k, v in other.items() if v is not None)
+    if bad:
+        raise InvalidParameterError(f"{', '.join(bad)} cannot be given with a language model (its audit reads the "
+                                    "texts' token scores)")
+    if tokenizer is None:
+        raise InvalidParameterError("tokenizer is required with a language model: the one it was trained with")
+    if settings.get("release") not in (None, "scores"):
+        raise InvalidParameterError(f"release {settings['release']!r}: a language model's audit reads its token "
+                                    "log-probabilities (a scores release); give release='scores', or leave it out")
+    dataset_inference = settings.pop("dataset_inference", False)
+    if not isinstance(dataset_inference, bool):
+        raise InvalidParameterError(f"dataset_inference must be True or False; got {dataset_inference!r}")
+    cfg = _config(None, None, settings)
+    cfg = cfg.model_copy(update={"text_column": text_column, "dataset_inference": dataset_inference})
+    mem, non = _texts(members, text_column, "members"), _texts(nonmembers, text_column, "nonmembers")
+    texts = LMTexts(mem, non, ["members"] * len(mem) + ["nonmembers"] * len(non),
+                    np.r_[np.arange(len(mem)), np.arange(len(non))] + 1,
+                    {"members": "the members given in memory", "nonmembers": "the non-members given in memory"})
+    refs = []
+    pairs = [] if references is None else list(references) if isinstance(references, (list, tuple)) else [references]
+    for i, r in enumerate(pairs):
+        ref_model, ref_tok = r if isinstance(r, (tuple, list)) and len(r) == 2 else (r, tokenizer)
+        if not is_causal_lm(ref_model):
+            raise InvalidParameterError(f"references[{i}] is a {type(ref_model).__name__}, not a transformers causal "
+                                        "language model (or a (model, tokenizer) pair)")
+        refs.append(wrap_causal_lm(ref_model, ref_tok, device=cfg.device, source="from memory (a reference model)",
+                                   mismatch=(f"the tokenizer of references[{i}]", f"references[{i}]",
+                                             "give each reference model with its own tokenizer as a pair")))
+    lm = wrap_causal_lm(model, tokenizer, device=cfg.device, source="from memory",
+                        mismatch=("tokenizer", "the model", "give the model's own tokenizer"))
+    result, rec = lm_audit(cfg, command="leakaudit.audit()", verbose=verbose, texts=texts, models=(lm, refs))
+    return _with_evidence(_with_record_risk(result, rec), in_memory=True)

@@ -209,8 +209,12 @@ def _blind_check(bb, metrics: dict, cc: float) -> tuple[Check, set[str]]:
 
 
 def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = False,
-             stages: StageProgress | None = None) -> tuple[AuditResult, pd.DataFrame]:
+             stages: StageProgress | None = None, texts: LMTexts | None = None,
+             models: tuple | None = None) -> tuple[AuditResult, pd.DataFrame]:
     """Audit the causal language model of ``cfg`` (``model_dir``) on its member and non-member texts.
+
+    ``texts`` (:class:`LMTexts`) and ``models`` (the audited :class:`~leakaudit.lm.load.LoadedLM` and a list of
+    reference ones) given in memory replace the files ``cfg`` names (:func:`leakaudit.audit`).
 
     Returns the result (results.json) and one row per text (records.csv, members first; the caller adds the risk
     rank and writes both).
@@ -222,10 +226,10 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
     seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
     _quiet_transformers()
     with st.stage("data", "reading the member and non-member texts"):
-        texts = read_lm_texts(cfg)
+        texts = read_lm_texts(cfg) if texts is None else texts
         _check_sizes(texts)
     with st.stage("target", "loading the language model"):
-        lm, refs = _load(cfg)
+        lm, refs = _load(cfg) if models is None else models
     n_threads = _threads()
     all_texts, m = texts.texts, texts.is_member
     with st.stage("scoring", f"per-token log-probabilities of {len(all_texts):,} texts under "

@@ -18,7 +18,7 @@ from typing import Any
 from .._extras import require
 from ..exceptions import DataFileError, InvalidInputError, UnsafeFileError, UnsupportedError
 
-__all__ = ["LoadedLM", "load_causal_lm", "load_tokenizer", "context_length"]
+__all__ = ["LoadedLM", "load_causal_lm", "wrap_causal_lm", "load_tokenizer", "context_length"]
 
 #: file names of pickle checkpoints (torch.save, pickle), refused unopened
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
@@ -190,23 +190,44 @@ def load_causal_lm(model_dir: str | Path, tokenizer_dir: str | Path | None = Non
     else:
         _check_model_dir(d, what=what)
         model = _from_pretrained(d, what)
-    model.eval()
-    if dev != "cpu":
-        model.to(dev)
     if tokenizer_dir is None:
         has_tok = any((d / f).is_file() for f in _TOKENIZER_FILES)
         tokenizer_dir = d if has_tok or base_dir is None else base_dir
     tok = load_tokenizer(tokenizer_dir)
+    return wrap_causal_lm(
+        model, tok, device=dev, source=f"from {d}" + (f" (LoRA adapter on {base_dir})" if base_dir is not None else "")
+        + (f", tokenizer from {tokenizer_dir}" if Path(tokenizer_dir) != d else ""),
+        mismatch=(f"the tokenizer in {tokenizer_dir}", f"the model in {d}",
+                  "give the model's own tokenizer with --tokenizer"))
+
+
+def wrap_causal_lm(model: Any, tokenizer: Any, *, device: str = "cpu", source: str = "from memory",
+                   mismatch: tuple[str, str, str] = ("the tokenizer", "the model", "give the model's own tokenizer")
+                   ) -> LoadedLM:
+    """A causal language model and its tokenizer, already loaded, made ready to score: put in evaluation mode and on
+    ``device`` (both change ``model`` itself), checked to belong together, and described.
+
+    ``source``: where they came from, in words ("from DIR", "from memory"); ``mismatch``: how the error names the
+    tokenizer, the model and the remedy when the tokenizer has more tokens than the model embeds.
+    """
+    from ..learners import resolve_device
+
+    dev = resolve_device(device)
+    if not (hasattr(model, "get_input_embeddings") and hasattr(model, "config") and hasattr(model, "parameters")):
+        raise InvalidInputError(f"the model is a {type(model).__name__}, not a transformers causal language model")
+    if not callable(tokenizer) or not hasattr(tokenizer, "__len__"):
+        raise InvalidInputError(f"the tokenizer is a {type(tokenizer).__name__}, not a transformers tokenizer")
+    model.eval()
+    if dev != "cpu":
+        model.to(dev)
     n_emb = int(model.get_input_embeddings().weight.shape[0])
-    if len(tok) > n_emb:
-        raise InvalidInputError(f"the tokenizer in {tokenizer_dir} has {len(tok):,} tokens but the model in {d} "
-                                f"embeds only {n_emb:,}: they do not belong together (give the model's own "
-                                "tokenizer with --tokenizer)")
+    if len(tokenizer) > n_emb:
+        tok_name, model_name, remedy = mismatch
+        raise InvalidInputError(f"{tok_name} has {len(tokenizer):,} tokens but {model_name} embeds only {n_emb:,}: "
+                                f"they do not belong together ({remedy})")
     n_par = int(sum(p.numel() for p in model.parameters()))
     ctx = context_length(model.config)
     arch = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
-    desc = (f"{arch} ({n_par / 1e6:.2f}M parameters, vocabulary {n_emb:,}, context {ctx or 'unbounded'}) from {d}"
-            + (f" (LoRA adapter on {base_dir})" if base_dir is not None else "")
-            + (f", tokenizer from {tokenizer_dir}" if Path(tokenizer_dir) != d else "")
+    desc = (f"{arch} ({n_par / 1e6:.2f}M parameters, vocabulary {n_emb:,}, context {ctx or 'unbounded'}) {source}"
             + (f", on {dev}" if dev != "cpu" else ""))
-    return LoadedLM(model=model, tokenizer=tok, context_length=ctx, description=desc, n_parameters=n_par)
+    return LoadedLM(model=model, tokenizer=tokenizer, context_length=ctx, description=desc, n_parameters=n_par)

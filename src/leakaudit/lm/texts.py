@@ -38,8 +38,10 @@ def read_text_table(path: str | Path) -> pd.DataFrame:
         else read_table(p)
 
 
-def read_texts(path: str | Path, column: str, *, frame: pd.DataFrame | None = None) -> list[str]:
-    """The texts in ``column`` of the file (or of ``frame``, already read from it), checked: strings, none empty.
+def read_texts(path: str | Path, column: str, *, frame: pd.DataFrame | None = None,
+               argument: str = "--text-column") -> list[str]:
+    """The texts in ``column`` of the file (or of ``frame``, already read from it or given in memory; ``path`` then
+    names it in messages), checked: strings, none empty. ``argument``: how messages name the column's setting.
 
     Raises
     ------
@@ -50,7 +52,7 @@ def read_texts(path: str | Path, column: str, *, frame: pd.DataFrame | None = No
     df = read_text_table(path) if frame is None else frame
     if column not in df.columns:
         cols = ", ".join(map(str, list(df.columns)[:10])) + (" ..." if len(df.columns) > 10 else "")
-        raise InvalidInputError(f"--text-column {column!r} is not a column of {path} (its columns: {cols})")
+        raise InvalidInputError(f"{argument} {column!r} is not a column of {path} (its columns: {cols})")
     out = []
     for i, v in enumerate(df[column].tolist()):
         if not isinstance(v, str):
