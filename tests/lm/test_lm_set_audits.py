@@ -127,6 +127,13 @@ def test_canaries_design_insertion_and_file(tmp_path, tiny_texts, lms):
         make_canaries(mem, m=10)
     with pytest.raises(InvalidInputError, match="lacks 120"):
         secret_scores(lms[1].model, tok, n)
+    # a prompt in a script the tokenizer has few merges for is cut to max_prompt_tokens, so canaries fit the context
+    cjk = ["垃圾邮件" * 20 + " 第二 第三"] * 3
+    long = make_canaries(cjk, m=6, design="new_token", tokenizer=tok, max_prompt_tokens=None, random_state=0)
+    cut = make_canaries(cjk, m=6, design="new_token", tokenizer=tok, max_prompt_tokens=40, random_state=0)
+    assert max(len(tok(p)["input_ids"]) for p in long.prompts) > 100
+    assert all(len(tok(p)["input_ids"]) <= 40 and p and "\ufffd" not in p for p in cut.prompts)
+    assert all(cjk[0].startswith(p) for p in cut.prompts)
 
 
 def test_canary_audit_power_and_soundness(tiny_texts, lms):

@@ -138,7 +138,8 @@ def _rare_tokens(tokenizer: Any, texts: list[str], n_rare: int, rng: np.random.G
 
 def make_canaries(texts: Sequence[str], *, m: int = 1000, design: str = "rare_token", tokenizer: Any = None,
                   secret_length: int = 8, prompt_words: int = 8, n_rare: int | None = None,
-                  n_new_tokens: int | None = None, random_state: RandomStateLike = 0) -> Canaries:
+                  n_new_tokens: int | None = None, max_prompt_tokens: int | None = 64,
+                  random_state: RandomStateLike = 0) -> Canaries:
     """Design ``m`` canaries for a fine-tuning set and draw which are inserted.
 
     Parameters
@@ -161,6 +162,10 @@ def make_canaries(texts: Sequence[str], *, m: int = 1000, design: str = "rare_to
     n_new_tokens : int, optional
         Fresh tokens secrets are drawn from ("new_token"); default ``m * secret_length``, so that each canary has
         tokens of its own (fewer: drawn with replacement, shared between canaries).
+    max_prompt_tokens : int or None, default 64
+        With ``tokenizer``: a prompt longer than this in tokens is cut to its first ones (80 characters of a script
+        the tokenizer has few merges for, such as Chinese under a small English vocabulary, can be 200 tokens and
+        more, past a small model's context). None: no cut.
     random_state : int, Generator or None
         Seeds the prompts, the secrets and the inclusions.
 
@@ -179,6 +184,9 @@ def make_canaries(texts: Sequence[str], *, m: int = 1000, design: str = "rare_to
     rng_p, rng_s = np.random.default_rng(s_prompt), np.random.default_rng(s_secret)
     prompts = [" ".join(docs[i].split()[: int(prompt_words)])[:_PROMPT_CHARS].strip()
                for i in rng_p.integers(0, len(docs), int(m))]
+    if tokenizer is not None and max_prompt_tokens is not None:
+        check_scalar(max_prompt_tokens, name="max_prompt_tokens", kind=(int, np.integer), min_val=1)
+        prompts = [_first_tokens(tokenizer, p, int(max_prompt_tokens)) for p in prompts]
     new_tokens: list[str] = []
     if design == "new_token":
         n_new = int(m) * int(secret_length) if n_new_tokens is None else int(n_new_tokens)
@@ -202,6 +210,12 @@ def make_canaries(texts: Sequence[str], *, m: int = 1000, design: str = "rare_to
     included = draw_inclusion(int(m), np.random.default_rng(s_inc))
     return Canaries(prompts=prompts, secrets=secrets, included=included, design=design, new_tokens=new_tokens,
                     seed=int(random_state) if isinstance(random_state, (int, np.integer)) else None)
+
+
+def _first_tokens(tokenizer: Any, text: str, k: int) -> str:
+    """``text`` cut to its first ``k`` tokens (a character split by the cut is dropped)."""
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    return text if len(ids) <= k else tokenizer.decode(ids[:k]).rstrip("\ufffd").strip()
 
 
 def insert_canaries(texts: Sequence[str], canaries: Canaries, *, random_state: RandomStateLike = 0) -> list[str]:
