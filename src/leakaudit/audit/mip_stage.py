@@ -29,158 +29,16 @@ __all__ = ["MIP_ETA", "accuracy_cost", "mip_analysis"]
 MIP_ETA = 0.05
 
 
-def _mlp_codec():
-    """(extract, rebuild) for leakaudit's MLPs (the demo, a scikit-learn MLPClassifier retrained by TorchMLP):
-    weights and biases as one vector; ``rebuild`` takes the layer sizes from the models ``extract`` has seen."""
-    from ..learners import MLPModel, pack_params, unpack_params
-
-    seen: dict = {}
-
-    def extract(m):
-        seen.setdefault("sizes", [m.weights_[0].shape[0]] + [W.shape[1] for W in m.weights_])
-        seen.setdefault("activation", m.activation)
-        seen.setdefault("dtype", m.weights_[0].dtype)
-        return pack_params(m.weights_, m.biases_)
-
-    def rebuild(v):
-        Ws, bs = unpack_params(np.asarray(v, dtype=seen["dtype"])[None, :], seen["sizes"])
-        return MLPModel([W[0] for W in Ws], [b[0] for b in bs], seen["activation"])
-
-    return extract, rebuild
-
-
-def _logistic_codec():
-    """(extract, rebuild) for leakaudit's LogisticRegression (a scikit-learn LogisticRegression target retrained
-    by it): scikit-learn's parameter vector, so that the noise covers what the given model holds. Two classes:
-    its one weight row and intercept, ``w_1 - w_0`` and ``b_1 - b_0`` of the softmax pair (d + 1 numbers); more:
-    every row and intercept (k (d + 1))."""
-    from ..learners import LogisticRegressionModel
-
-    seen: dict = {}
-
-    def extract(m):
-        k = seen.setdefault("k", m.coef_.shape[0])
-        if k == 2:
-            return np.r_[m.coef_[1] - m.coef_[0], m.intercept_[1] - m.intercept_[0]]
-        return np.r_[m.coef_.ravel(), m.intercept_]
-
-    def rebuild(v):
-        v, k = np.asarray(v, dtype=float), seen["k"]
-        if k == 2:
-            w, b = v[:-1] / 2, v[-1] / 2
-            return LogisticRegressionModel(np.stack([-w, w]), np.array([-b, b]))
-        return LogisticRegressionModel(v[:-k].reshape(k, -1), v[-k:])
-
-    return extract, rebuild
-
-
-#: fitted parameter arrays of the scikit-learn estimators whose parameters are one fixed-length vector
-_SKLEARN_PARAMETERS = (("coef_", "intercept_"), ("coefs_", "intercepts_"))
-
-
-def _sklearn_codec(model):
-    """(extract, rebuild) for a scikit-learn estimator retrained by ``SklearnLearner`` whose fitted parameters are
-    arrays of fixed shape (linear models: ``coef_``, ``intercept_``; ``MLPClassifier``: ``coefs_``,
-    ``intercepts_``), else None. ``rebuild`` sets the vector into a copy of a retrained model."""
-    import copy
-
-    from ..learners.sklearn import SklearnModel
-
-    names = next((a for a in _SKLEARN_PARAMETERS if all(hasattr(model, n) for n in a)), None)
-    if names is None:
-        return None
-    seen: dict = {}
-
-    def arrays(est) -> list[np.ndarray]:
-        out = []
-        for n in names:
-            v = getattr(est, n)
-            out.extend(v if isinstance(v, list) else [v])
-        return [np.asarray(a, dtype=float) for a in out]
-
-    def extract(m: SklearnModel):
-        seen.setdefault("model", m)
-        return np.concatenate([a.ravel() for a in arrays(m.estimator_)])
-
-    def rebuild(v):
-        m = copy.deepcopy(seen["model"])
-        est, v, pos = m.estimator_, np.asarray(v, dtype=float), 0
-        for n in names:
-            old = getattr(est, n)
-            parts = old if isinstance(old, list) else [old]
-            new = []
-            for a in parts:
-                a = np.asarray(a)
-                new.append(v[pos:pos + a.size].reshape(a.shape).astype(a.dtype))
-                pos += a.size
-            setattr(est, n, new if isinstance(old, list) else new[0])
-        return m
-
-    return extract, rebuild
-
-
 def _codec(target, X: np.ndarray) -> tuple[tuple | None, str]:
-    """The (extract, rebuild) pair for the target's retrained models, or None and why the mechanism does not
-    apply. Izzo et al.'s mechanism adds noise to one parameter vector of fixed length."""
-    from sklearn.pipeline import Pipeline
+    """The (extract, rebuild) pair for the target's retrained models (the learner's
+    :meth:`~leakaudit.learners.Learner.parameter_codec`), or None and why the mechanism does not apply: Izzo et
+    al.'s mechanism adds noise to one parameter vector of fixed length."""
+    from ..exceptions import UnsupportedError
 
-    from ..learners import LogisticRegression, RandomForest, TorchMLP
-    from ..learners.sklearn import SklearnLearner
-    from ..learners.torch_module import TorchModuleLearner
-    from .target import FrameEstimatorLearner
-
-    learner = target.learner
-    if isinstance(learner, TorchMLP):
-        return _mlp_codec(), ""
-    if isinstance(learner, LogisticRegression):
-        return _logistic_codec(), ""
-    if isinstance(learner, TorchModuleLearner):
-        return _torch_module_codec(learner, X), ""
-    if isinstance(learner, RandomForest):
-        return None, ("a forest's parameters are its trees, whose shape changes with every training run, not one "
-                      "parameter vector of fixed length, which Izzo et al.'s mechanism adds its noise to")
-    if isinstance(learner, FrameEstimatorLearner) or isinstance(target.model, Pipeline):
-        return None, ("the model is a Pipeline: its preprocessing steps are fitted on the members too, and Izzo et "
-                      "al.'s mechanism covers one parameter vector (a bare linear model or MLPClassifier is covered)")
-    if isinstance(learner, SklearnLearner):
-        codec = _sklearn_codec(target.model)
-        if codec is not None:
-            return codec, ""
-        return None, (f"{type(target.model).__name__}'s fitted parameters are not one vector of fixed length "
-                      "(linear models and MLPClassifier are covered)")
-    return None, "needs a model whose parameters leakaudit can read and set"
-
-
-def _torch_module_codec(learner, X: np.ndarray):
-    """Codec for a ``--module`` target's retrained instances (TorchModuleModel): parameters as one vector."""
-    import torch
-
-    from ..learners.torch_module import (
-        TorchModuleLearner,
-        TorchModuleModel,
-        _output_kind,
-    )
-
-    if not isinstance(learner, TorchModuleLearner):
-        return None
-    cls, kwargs = learner._check_params()
-    template = learner._new_module(cls, kwargs, 0).eval()
-    with torch.no_grad():
-        kind = _output_kind(template(torch.as_tensor(X[:256], dtype=torch.float32)))
-    n_classes = None
-
-    def extract(m):
-        nonlocal n_classes
-        n_classes = m.n_classes
-        return torch.nn.utils.parameters_to_vector(m.module.parameters()).detach().double().numpy()
-
-    def rebuild(v):
-        mod = learner._new_module(cls, kwargs, 0)
-        with torch.no_grad():
-            torch.nn.utils.vector_to_parameters(torch.as_tensor(np.asarray(v), dtype=torch.float32), mod.parameters())
-        return TorchModuleModel(mod.eval(), kind, X.shape[1], n_classes)
-
-    return extract, rebuild
+    try:
+        return target.learner.parameter_codec(X, fitted=target.model), ""
+    except UnsupportedError as exc:
+        return None, str(exc)
 
 
 def accuracy_cost(correct_without: np.ndarray, correct_with: np.ndarray, *, confidence: float = 0.95) -> dict:

@@ -97,6 +97,12 @@ class FrameEstimatorLearner(Learner):
     def _rows(self, X: np.ndarray) -> pd.DataFrame:
         return self.frame.iloc[np.asarray(X[:, 0], dtype=np.int64)]
 
+    def parameter_codec(self, X=None, fitted=None) -> tuple:
+        """Not one vector: the estimator's preprocessing is fitted on the members too."""
+        from ..learners.sklearn import PIPELINE_NOT_A_VECTOR
+
+        raise UnsupportedError(PIPELINE_NOT_A_VECTOR)
+
     def _fit(self, X, y, *, random_state, n_classes):
         from sklearn.base import clone
 

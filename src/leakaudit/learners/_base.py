@@ -117,6 +117,9 @@ class Learner(BaseEstimator, abc.ABC):
     oob_estimator()
         An unfitted scikit-learn ensemble that trains what this learner trains and keeps out-of-bag outputs, or
         None.
+    parameter_codec(X, fitted=None)
+        ``(extract, rebuild)`` between a trained model and one parameter vector of fixed length (what Izzo et al.'s
+        MIP noise is added to), or UnsupportedError saying why its models are not such a vector.
     """
 
     task: str = "classification"
@@ -221,6 +224,14 @@ class Learner(BaseEstimator, abc.ABC):
         """An unfitted scikit-learn ensemble that trains what this learner trains and keeps out-of-bag outputs
         (``oob_score=True``), or None when the learner has none."""
         return None
+
+    def parameter_codec(self, X: Any, fitted: Any = None) -> tuple:
+        """``(extract, rebuild)``: ``extract(model)`` gives a model this learner trained as one parameter vector of
+        fixed length, ``rebuild(vector)`` a model that predicts from such a vector (Izzo et al.'s MIP noise is added
+        to that vector: :mod:`leakaudit.mip`). ``X``: records of the shape the models take; ``fitted``: the given
+        model the learner retrains, when there is one. Learners whose models are such a vector override this; the
+        default raises :class:`~leakaudit.exceptions.UnsupportedError` saying why not."""
+        raise UnsupportedError("needs a model whose parameters leakaudit can read and set")
 
     # -- for subclasses -----------------------------------------------------
     @abc.abstractmethod

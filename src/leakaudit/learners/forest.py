@@ -465,6 +465,11 @@ class RandomForest(Learner):
     def output_votes(self) -> int | None:
         return int(self.n_estimators)
 
+    def parameter_codec(self, X: Any = None, fitted: Any = None) -> tuple:
+        """Not a vector: a forest's parameters are its trees."""
+        raise UnsupportedError("a forest's parameters are its trees, whose shape changes with every training run, not "
+                               "one parameter vector of fixed length, which Izzo et al.'s mechanism adds its noise to")
+
     def oob_estimator(self):
         if not self.bootstrap:
             return None

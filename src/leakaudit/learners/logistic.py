@@ -626,6 +626,27 @@ class LogisticRegression(Learner):
                                       [m.n_iter_ for m in models])
 
     # -- SupportsState: the engine caches a bank's weights as arrays ----------------------------------------------
+    def parameter_codec(self, X: Any = None, fitted: Any = None) -> tuple:
+        """scikit-learn's parameter vector, so that MIP noise covers what the given model holds. Two classes: its one
+        weight row and intercept, ``w_1 - w_0`` and ``b_1 - b_0`` of the softmax pair (d + 1 numbers); more: every
+        row and intercept (k (d + 1))."""
+        seen: dict = {}
+
+        def extract(m):
+            k = seen.setdefault("k", m.coef_.shape[0])
+            if k == 2:
+                return np.r_[m.coef_[1] - m.coef_[0], m.intercept_[1] - m.intercept_[0]]
+            return np.r_[m.coef_.ravel(), m.intercept_]
+
+        def rebuild(v):
+            v, k = np.asarray(v, dtype=float), seen["k"]
+            if k == 2:
+                w, b = v[:-1] / 2, v[-1] / 2
+                return LogisticRegressionModel(np.stack([-w, w]), np.array([-b, b]))
+            return LogisticRegressionModel(v[:-k].reshape(k, -1), v[-k:])
+
+        return extract, rebuild
+
     def get_state(self, bank: LogisticRegressionBank) -> dict[str, np.ndarray]:
         """The bank's coefficients, intercepts and iteration counts as named arrays."""
         return {"coef": bank.coef_, "intercept": bank.intercept_, "n_iter": bank.n_iter_}

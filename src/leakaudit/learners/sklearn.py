@@ -36,7 +36,7 @@ from .._validation import check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import Learner, ListModelBank, ModelBank
 
-__all__ = ["SklearnLearner", "SklearnModel"]
+__all__ = ["SklearnLearner", "SklearnModel", "PIPELINE_NOT_A_VECTOR"]
 
 
 class SklearnModel:
@@ -107,6 +107,13 @@ def _set_seed(estimator: Any, seed: int) -> None:
     keys = [k for k in estimator.get_params(deep=True) if k == "random_state" or k.endswith("__random_state")]
     if keys:
         estimator.set_params(**{k: seed for k in keys})
+
+
+#: fitted parameter arrays of the scikit-learn estimators whose parameters are one fixed-length vector
+_PARAMETER_ARRAYS = (("coef_", "intercept_"), ("coefs_", "intercepts_"))
+#: why a Pipeline's parameters are not the vector MIP noise is added to
+PIPELINE_NOT_A_VECTOR = ("the model is a Pipeline: its preprocessing steps are fitted on the members too, and Izzo et "
+                         "al.'s mechanism covers one parameter vector (a bare linear model or MLPClassifier is covered)")
 
 
 class SklearnLearner(Learner):
@@ -195,6 +202,52 @@ class SklearnLearner(Learner):
         if params.get("bootstrap") is True and "oob_score" in params and hasattr(est, "predict_proba"):
             return clone(est).set_params(oob_score=True)
         return None
+
+    def parameter_codec(self, X: Any = None, fitted: Any = None) -> tuple:
+        """For an estimator whose fitted parameters are arrays of fixed shape (linear models: ``coef_``,
+        ``intercept_``; ``MLPClassifier``: ``coefs_``, ``intercepts_``, found on ``fitted``, the given model, or
+        else the estimator): those arrays as one vector; ``rebuild`` sets a vector into a copy of a trained model."""
+        import copy
+
+        from sklearn.pipeline import Pipeline
+
+        ref = self.estimator if fitted is None else fitted
+        if isinstance(ref, Pipeline):
+            raise UnsupportedError(PIPELINE_NOT_A_VECTOR)
+        names = next((a for a in _PARAMETER_ARRAYS if all(hasattr(ref, n) for n in a)), None)
+        if names is None and fitted is None:
+            raise UnsupportedError(f"needs the fitted {type(ref).__name__} (fitted=) to find its parameter arrays")
+        if names is None:
+            raise UnsupportedError(f"{type(ref).__name__}'s fitted parameters are not one vector of fixed length "
+                                   "(linear models and MLPClassifier are covered)")
+        seen: dict = {}
+
+        def arrays(est) -> list[np.ndarray]:
+            out = []
+            for n in names:
+                v = getattr(est, n)
+                out.extend(v if isinstance(v, list) else [v])
+            return [np.asarray(a, dtype=float) for a in out]
+
+        def extract(m: SklearnModel):
+            seen.setdefault("model", m)
+            return np.concatenate([a.ravel() for a in arrays(m.estimator_)])
+
+        def rebuild(v):
+            m = copy.deepcopy(seen["model"])
+            est, v, pos = m.estimator_, np.asarray(v, dtype=float), 0
+            for n in names:
+                old = getattr(est, n)
+                parts = old if isinstance(old, list) else [old]
+                new = []
+                for a in parts:
+                    a = np.asarray(a)
+                    new.append(v[pos:pos + a.size].reshape(a.shape).astype(a.dtype))
+                    pos += a.size
+                setattr(est, n, new if isinstance(old, list) else new[0])
+            return m
+
+        return extract, rebuild
 
     # -- Learner protocol -------------------------------------------------------
     def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike, n_classes: int | None,

@@ -63,7 +63,8 @@ from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import Learner, refuse_removed
-from ._torch_utils import MLPBank, MLPModel, check_device, import_torch, init_mlp, resolve_device, torch_threads
+from ._torch_utils import (MLPBank, MLPModel, check_device, import_torch, init_mlp, pack_params, resolve_device,
+                           torch_threads, unpack_params)
 
 __all__ = ["TorchMLP"]
 
@@ -362,6 +363,23 @@ class TorchMLP(Learner):
         return MLPBank(Ws, bs, self.activation, info=info)
 
     # -- SupportsState: the engine caches a bank's weights as arrays ----------------------------------------------
+    def parameter_codec(self, X: Any = None, fitted: Any = None) -> tuple:
+        """Weights and biases as one vector (:func:`pack_params` order); ``rebuild`` takes the layer sizes from the
+        models ``extract`` has seen."""
+        seen: dict = {}
+
+        def extract(m):
+            seen.setdefault("sizes", [m.weights_[0].shape[0]] + [W.shape[1] for W in m.weights_])
+            seen.setdefault("activation", m.activation)
+            seen.setdefault("dtype", m.weights_[0].dtype)
+            return pack_params(m.weights_, m.biases_)
+
+        def rebuild(v):
+            Ws, bs = unpack_params(np.asarray(v, dtype=seen["dtype"])[None, :], seen["sizes"])
+            return MLPModel([W[0] for W in Ws], [b[0] for b in bs], seen["activation"])
+
+        return extract, rebuild
+
     def get_state(self, bank: MLPBank) -> dict[str, np.ndarray]:
         """Every layer's stacked weights ``W{l}`` (K, n_in, n_out) and biases ``b{l}`` (K, n_out), and whether the
         bank is queried through its sparse first layer."""

@@ -237,6 +237,31 @@ class TorchModuleLearner(Learner):
                 raise InvalidParameterError(f"{self.module} cannot be built with module_kwargs={kwargs}: {exc}") from None
         return m.float().to(device)
 
+    def parameter_codec(self, X: Any, fitted: Any = None) -> tuple:
+        """The module's parameters as one vector (``parameters_to_vector`` order); ``rebuild`` sets a vector into a
+        fresh instance of the class, whose output kind is read from one pass over the first rows of ``X``."""
+        import torch
+
+        cls, kwargs = self._check_params()
+        template = self._new_module(cls, kwargs, 0).eval()
+        with torch.no_grad():
+            kind = _output_kind(template(torch.as_tensor(np.asarray(X[:256]), dtype=torch.float32)))
+        n_classes = None
+
+        def extract(m):
+            nonlocal n_classes
+            n_classes = m.n_classes
+            return torch.nn.utils.parameters_to_vector(m.module.parameters()).detach().double().numpy()
+
+        def rebuild(v):
+            mod = self._new_module(cls, kwargs, 0)
+            with torch.no_grad():
+                torch.nn.utils.vector_to_parameters(torch.as_tensor(np.asarray(v), dtype=torch.float32),
+                                                    mod.parameters())
+            return TorchModuleModel(mod.eval(), kind, X.shape[1], n_classes)
+
+        return extract, rebuild
+
     def validate_params(self) -> None:
         """The form of ``device``; whether this machine has it, and the other parameters, are checked when training
         starts (a Ray driver need not see its cluster's GPUs)."""
