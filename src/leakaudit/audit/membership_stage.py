@@ -28,6 +28,7 @@ from ..metrics import (
     min_nonmembers_for_tpr,
     min_records_for_auc,
     tpr_ci_can_exceed,
+    tpr_entry,
 )
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
 from .context import AuditContext, engine_stats
@@ -228,13 +229,6 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
                     extras={"recipe": recipe, "reference": inputs.reference})
 
 
-def _fpr_entry(tprs: dict, f: float) -> dict | None:
-    for k, v in tprs.items():
-        if abs(float(k) - f) < 1e-12:
-            return v
-    return None
-
-
 def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, epsilon_budget: float | None,
                   display: str | None = None) -> list[Check]:
     """An attack's checks (ids ``membership.NAME.auc``, ``.tpr_at_low_fpr`` and, with ``epsilon_budget``,
@@ -268,7 +262,7 @@ def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, ep
     # TPR at the owner's low FPR
     f = th.low_fpr
     pct = f"{f * 100:g}%"
-    t = _fpr_entry(mm["tpr_at_fpr"], f)
+    t = tpr_entry(mm["tpr_at_fpr"], f)
     common = dict(analysis="membership", threshold=th.max_tpr_at_low_fpr, confidence=cc)
     tid, tname = f"membership.{name}.tpr_at_low_fpr", f"{who}: TPR at {pct} FPR"
     if t is None or t["tpr"] != t["tpr"] or not tpr_ci_can_exceed(n1, n0, f, th.max_tpr_at_low_fpr, confidence=cc):

@@ -182,7 +182,9 @@ class AttackMetrics(Section):
 
     def tpr_at(self, fpr: float) -> TprAt | None:
         """The TPR at ``fpr`` (one of the audit's low FPRs) with its interval; None if it was not measured."""
-        return next((v for k, v in self.tpr_at_fpr.items() if float(k) == float(fpr)), None)
+        from ..metrics import tpr_entry
+
+        return tpr_entry(self.tpr_at_fpr, fpr)
 
 
 class NoiseFloor(Section):

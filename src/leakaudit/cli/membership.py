@@ -152,6 +152,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from .._interrupt import on_interrupt
         from ..engine import Engine
+        from ..metrics import tpr_entry
 
         from .._results import check_output_folder
 
@@ -165,7 +166,7 @@ def register(app: typer.Typer) -> None:
                                engine=engine, on_step=progress.step, device=device)
         typer.echo(f"{dataset} / {model}: train acc {s['train_accuracy']:.3f}, test acc {s['test_accuracy']:.3f}")
         for name, a in s["attacks"].items():
-            tpr = a["tpr_at_fpr"].get("0.001", {}).get("tpr", float("nan"))
+            tpr = (tpr_entry(a["tpr_at_fpr"], 0.001) or {}).get("tpr", float("nan"))
             typer.echo(f"  {name:>16}: AUC {a['auc']:.3f} [{a['auc_ci'][0]:.3f}, {a['auc_ci'][1]:.3f}]  "
                        f"TPR@0.1%FPR {tpr:.3f}  advantage {a['advantage']:.3f}")
         for name, why in s["skipped"].items():

@@ -25,7 +25,7 @@ from ._membership import (
     roc_curve,
     tpr_at_fpr,
 )
-from ._summary import DEFAULT_FPRS, MembershipMetrics, evaluate_membership
+from ._summary import DEFAULT_FPRS, MembershipMetrics, evaluate_membership, tpr_entry
 
 __all__ = [
     "roc_curve",
@@ -53,4 +53,5 @@ __all__ = [
     "MembershipMetrics",
     "evaluate_membership",
     "DEFAULT_FPRS",
+    "tpr_entry",
 ]

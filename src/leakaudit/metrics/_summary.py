@@ -10,7 +10,7 @@ from ..exceptions import NotEstimableWarning
 from ._intervals import auc_ci_method_used, bootstrap_auc_ci, bootstrap_tpr_at_fpr_ci
 from ._membership import auc, check_membership_inputs, membership_advantage, tpr_at_fpr
 
-__all__ = ["MembershipMetrics", "evaluate_membership", "DEFAULT_FPRS"]
+__all__ = ["MembershipMetrics", "evaluate_membership", "DEFAULT_FPRS", "tpr_entry"]
 
 DEFAULT_FPRS = (0.01, 0.001, 0.0001)
 
@@ -31,6 +31,12 @@ class MembershipMetrics(Result):
     advantage: float
     tpr_at_fpr: dict[str, dict[str, float | list[float]]]
     confidence: float
+
+
+def tpr_entry(tpr_at_fpr, fpr: float):
+    """The entry ``{"tpr": ..., "ci": [...]}`` of ``tpr_at_fpr`` (keyed by the FPR as a string) for ``fpr``, or None
+    when that FPR was not measured; keys are compared as numbers ("0.001" and "1e-03" are one FPR)."""
+    return next((v for k, v in tpr_at_fpr.items() if abs(float(k) - float(fpr)) < 1e-12), None)
 
 
 def evaluate_membership(
