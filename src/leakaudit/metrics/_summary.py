@@ -35,8 +35,15 @@ class MembershipMetrics(Result):
 
 def tpr_entry(tpr_at_fpr, fpr: float):
     """The entry ``{"tpr": ..., "ci": [...]}`` of ``tpr_at_fpr`` (keyed by the FPR as a string) for ``fpr``, or None
-    when that FPR was not measured; keys are compared as numbers ("0.001" and "1e-03" are one FPR)."""
-    return next((v for k, v in tpr_at_fpr.items() if abs(float(k) - float(fpr)) < 1e-12), None)
+    when that FPR was not measured; keys are compared as numbers ("0.001" and "1e-03" are one FPR; a key that is
+    not a number is passed over)."""
+    for k, v in (tpr_at_fpr or {}).items():
+        try:
+            if abs(float(k) - float(fpr)) < 1e-12:
+                return v
+        except (TypeError, ValueError):
+            continue
+    return None
 
 
 def evaluate_membership(

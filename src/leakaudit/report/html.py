@@ -22,6 +22,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..exceptions import DataFileError
 from ..membership import ATTACKS, display_name
+from ..metrics import tpr_entry
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
 __all__ = ["fmt", "render_report", "write_report"]
@@ -314,7 +315,7 @@ def _membership_answer(results: dict, conf_pct: str) -> str:
     for name, m in mem.items():
         if "comparable" in m:  # the blind baseline (texts only) is not an attack on the model
             continue
-        t = _entry(m.get("tpr_at_fpr", {}), f)
+        t = tpr_entry(m.get("tpr_at_fpr", {}), f)
         if t is not None and _num(t.get("tpr")) is not None and (best_t is None or t["tpr"] > best_t["tpr"]):
             best, best_t = name, t
     if best is None:
@@ -357,13 +358,6 @@ def _claim_sentence(results: dict) -> str:
               f"epsilon below by {fmt(dp['epsilon_lower_bound'], '.2f')} at {fmt(dp.get('confidence'), '%')} "
               f"confidence: {dp.get('verdict')}.")
     return s
-
-
-def _entry(tprs: dict, f: float) -> dict | None:
-    for k, v in (tprs or {}).items():
-        if _num(k) is not None and abs(float(k) - f) < 1e-12:
-            return v
-    return None
 
 
 def _membership_rows(results: dict) -> tuple[list[str], list[dict]]:
