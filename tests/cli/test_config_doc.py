@@ -46,6 +46,22 @@ def _toml(value) -> str:
 
 @pytest.mark.parametrize("model, heading", [(AuditConfig, "(`AuditConfig`)"), (RunOptions, "(`RunOptions`)"),
                                             (Thresholds, "`[thresholds]`"), (TorchTraining, "`[training]`")])
+def test_each_table_is_the_one_made_from_its_model(model, heading):
+    """A setting is declared once, on its model (type, default, description, flag); the page's table is made from
+    it (leakaudit.audit.config.settings_table)."""
+    from leakaudit.audit.config import settings_table
+
+    lines = DOC.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("## ") and heading in line)
+    section = lines[start:]
+    table = section[next(i for i, line in enumerate(section) if line.startswith("| key |")):]
+    table = table[:next((i for i, line in enumerate(table) if not line.startswith("|")), len(table))]
+    assert table == settings_table(model), (
+        f"docs/config.md {heading} is stale: regenerate its table from leakaudit.audit.config.settings_table")
+
+
+@pytest.mark.parametrize("model, heading", [(AuditConfig, "(`AuditConfig`)"), (RunOptions, "(`RunOptions`)"),
+                                            (Thresholds, "`[thresholds]`"), (TorchTraining, "`[training]`")])
 def test_every_key_is_documented_with_its_default(model, heading):
     rows = {k: v for (sec, k), v in _rows().items() if heading in sec}
     assert set(rows) == set(model.model_fields), f"docs/config.md {heading}: keys differ from {model.__name__}"

@@ -4,23 +4,37 @@
 this package is callable as that function); ``leakaudit audit`` is the command line over files.
 """
 
+import importlib as _importlib
 import sys as _sys
 import types as _types
 
-from .api import audit
-from .config import AuditConfig, Thresholds, load_config, make_config
-from .pipeline import audit_core, run_audit
-from .results import AuditResult, Verdict
-
 __all__ = ["audit", "AuditConfig", "Thresholds", "load_config", "make_config", "run_audit", "audit_core",
            "AuditResult", "Verdict"]
+
+#: each public name and its module, imported when first used: the command line builds its options from
+#: ``audit.config`` (pydantic only) without importing the numerical libraries the analyses need
+_HOME = {"audit": "api", "AuditConfig": "config", "Thresholds": "config", "load_config": "config",
+         "make_config": "config", "run_audit": "pipeline", "audit_core": "pipeline", "AuditResult": "results",
+         "Verdict": "results"}
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        return getattr(_importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_HOME))
 
 
 class _CallableAudit(_types.ModuleType):
     """``leakaudit.audit`` is both this package and the function :func:`leakaudit.audit.api.audit`: importing the
     package's modules sets ``leakaudit.audit`` to the package, so the package itself answers the call."""
 
-    def __call__(self, *args, **kwargs) -> AuditResult:
+    def __call__(self, *args, **kwargs):
+        from .api import audit
+
         return audit(*args, **kwargs)
 
 

@@ -7,15 +7,92 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..exceptions import InvalidParameterError
 from .thresholds import Thresholds
 
-__all__ = ["AuditConfig", "Thresholds", "ProfileSettings", "PROFILES", "TorchTraining", "RunOptions", "load_config",
-           "load_config_and_options", "PATH_KEYS", "OUTPUT_FILES", "check_outputs_spare_inputs"]
+__all__ = ["AuditConfig", "Flag", "flag_of", "Thresholds", "ProfileSettings", "PROFILES", "TorchTraining",
+           "RunOptions", "load_config", "load_config_and_options", "PATH_KEYS", "OUTPUT_FILES",
+           "check_outputs_spare_inputs", "settings_table"]
+
+
+class Flag:
+    """How a setting is given to ``leakaudit audit``, declared on the setting itself (``Annotated[type, Flag(...)]``):
+    its flag names (a switch as ``--x/--no-x``; the first long name is the flag) and ``default``, the words of the
+    help's "(default: ...)" where the setting's own default does not say what "not given" means. The command's
+    options, their help (the setting's description) and docs/config.md's tables are made from these."""
+
+    __slots__ = ("names", "default")
+
+    def __init__(self, *names: str, default: str = ""):
+        self.names, self.default = names, default
+
+    def __repr__(self) -> str:
+        return f"Flag({', '.join(map(repr, self.names))}" + (f", default={self.default!r})" if self.default else ")")
+
+
+def flag_of(field) -> Flag | None:
+    """The :class:`Flag` a setting (a pydantic ``FieldInfo``) is declared with, or None for a key of the TOML file
+    only."""
+    return next((m for m in field.metadata if isinstance(m, Flag)), None)
+
+
+def _type_words(annotation) -> str:
+    """A setting's type as docs/config.md writes it (path, int, list[str], one of [...], table, ...)."""
+    import typing
+
+    kinds = [a for a in (typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, type(int | None))
+                         else (annotation,)) if a is not type(None)]
+    if len(kinds) > 1:
+        return " or ".join(_type_words(k) for k in kinds)
+    (a,) = kinds
+    if typing.get_origin(a) is Literal:
+        return f"one of {list(typing.get_args(a))}"
+    if typing.get_origin(a) is list:
+        return f"list[{_type_words(typing.get_args(a)[0])}]"
+    if typing.get_origin(a) is dict or (isinstance(a, type) and issubclass(a, BaseModel)):
+        return "table"
+    return {Path: "path"}.get(a, getattr(a, "__name__", str(a)))
+
+
+def _default_words(value) -> str:
+    """A default as docs/config.md writes it (TOML spelling)."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if isinstance(value, (str, Path)):
+        return f'`"{value}"`'
+    if isinstance(value, BaseModel):
+        return "(table below)"
+    if isinstance(value, dict) and not value:
+        return "`{}`"
+    return f"`{value!r}`".replace("'", '"')
+
+
+def _flag_words(flag: Flag | None) -> str:
+    if flag is None:
+        return "–"
+    longs = [n for n in flag.names if n.startswith("--")]
+    short = "".join(f" (`{n}`)" for n in flag.names if not n.startswith("--"))
+    if "/" in longs[0]:
+        on, off = longs[0].split("/")
+        return f"`{on}`{short} / `{off}`"
+    return ", ".join(f"`{n}`" for n in longs) + short
+
+
+def settings_table(model: type[BaseModel]) -> list[str]:
+    """docs/config.md's table of one settings model, made from the model: each key, its flag, type, default and
+    meaning (the field's description). tests/cli/test_config_doc.py keeps the page equal to it."""
+    rows = ["| key | flag | type | default | meaning |", "|---|---|---|---|---|"]
+    for name, f in model.model_fields.items():
+        default = f.default_factory() if f.default_factory else f.default
+        rows.append(f"| `{name}` | {_flag_words(flag_of(f))} | {_type_words(f.annotation)} | {_default_words(default)} "
+                    f"| {f.description or ''} |")
+    return rows
 
 
 class TorchTraining(BaseModel):
@@ -27,11 +104,11 @@ class TorchTraining(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    optimizer: Literal["adam", "sgd"] = "adam"
-    lr: float = Field(1e-3, gt=0)
-    epochs: int = Field(20, gt=0)
-    batch_size: int = Field(32, gt=0)
-    weight_decay: float = Field(0.0, ge=0)
+    optimizer: Literal["adam", "sgd"] = Field("adam", description="`adam` or `sgd`.")
+    lr: float = Field(1e-3, gt=0, description="Learning rate.")
+    epochs: int = Field(20, gt=0, description="Training epochs.")
+    batch_size: int = Field(32, gt=0, description="Mini-batch size.")
+    weight_decay: float = Field(0.0, ge=0, description="L2 weight decay.")
     momentum: float = Field(0.0, ge=0, lt=1, description="SGD momentum (ignored by Adam).")
 
 
@@ -151,84 +228,139 @@ class AuditConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     # data
-    dataset: str = Field("adult", description="Bundled dataset for the demo when no files are given.")
-    train: Path | None = None
-    test: Path | None = None
-    data: Path | None = None
-    membership_column: str | None = None
-    label: str | None = None
-    sensitive: list[str] | None = None
-    population: Path | None = Field(None, description="Extra records from the same distribution for reference models.")
-    n_members: int = Field(1000, gt=1)
-    n_nonmembers: int = Field(1000, gt=1)
+    dataset: str = Field("adult", description="Bundled dataset of the demo (used when no `train`/`data` is given).")
+    train: Annotated[Path | None, Flag("--train", "--members", default="none: the bundled Adult demo")] = Field(
+        None, description="The members: records the model was trained on (CSV or Parquet; with `model_dir` JSONL "
+                          "too). Needs `test`.")
+    test: Annotated[Path | None, Flag("--test", "--nonmembers")] = Field(
+        None, description="The non-members: records of the same distribution the model never saw.")
+    data: Annotated[Path | None, Flag("--data")] = Field(
+        None, description="Instead of `train`/`test`: one file with a 0/1 membership column (`membership_column`).")
+    membership_column: Annotated[str | None, Flag("--membership-column")] = Field(
+        None, description="With `data`: the column that is 1 for members, 0 for non-members.")
+    label: Annotated[str | None, Flag("--label", default="none; the demo uses income")] = Field(
+        None, description="The label column the model predicts (required with your own data; the demo uses `income`).")
+    sensitive: Annotated[list[str] | None,
+                         Flag("--sensitive", default="none; the demo uses sex,race,marital_status")] = Field(
+        None, description="Sensitive columns for attribute and property inference: a list, or one comma-separated "
+                          "string as the flag takes it (a numeric column must be binned into text categories first). "
+                          "Demo: sex, race, marital_status.")
+    population: Annotated[Path | None, Flag("--population")] = Field(
+        None, description="Extra records of the same distribution, neither members nor non-members: reference models "
+                          "train on them; RMIA needs them.")
+    n_members: Annotated[int, Flag("--n-members")] = Field(
+        1000, gt=1, description="Demo only: members drawn from Adult.")
+    n_nonmembers: Annotated[int, Flag("--n-nonmembers")] = Field(
+        1000, gt=1, description="Demo only: non-members drawn from Adult.")
     # model
-    model: Path | None = None
-    module: str | None = None
-    module_kwargs: dict[str, Any] = Field(default_factory=dict, description="Constructor arguments of module.")
-    training: TorchTraining = Field(default_factory=TorchTraining,
-                                    description="Recipe that retrains the module class (reference/LOO models).")
-    model_input: Literal["auto", "columns", "encoded"] = Field(
-        "auto", description="What the model takes: auto (a scikit-learn model fitted on a DataFrame gets the columns it "
-                            "names; a torch module gets leakaudit's encoding; a model fitted on a bare array is refused), "
-                            "columns (the table's feature columns as they are, in the members file's order), encoded "
-                            "(leakaudit's encoding: z-scored numerics, one-hot categoricals; see docs/input.md).")
-    predictions_train: Path | None = None
-    predictions_test: Path | None = None
+    model: Annotated[Path | None, Flag("--model", default="none: the demo's MLP is trained on the members")] = Field(
+        None, description="The model to audit: a skops file, or a torch state_dict with `module`.")
+    module: Annotated[str | None, Flag("--module")] = Field(
+        None, description="With a torch state_dict `model`: its class, `package.module:Class`.")
+    module_kwargs: Annotated[dict[str, Any], Flag("--module-kwargs")] = Field(
+        default_factory=dict, description="Constructor arguments of `module` (a TOML table; the flag takes JSON).")
+    training: TorchTraining = Field(
+        default_factory=TorchTraining, description="How fresh instances of `module` are trained for reference and "
+                                                   "leave-one-out models (the `[training]` table below).")
+    model_input: Annotated[Literal["auto", "columns", "encoded"], Flag("--model-input")] = Field(
+        "auto", description="What `model` takes: `auto`, `columns` (the table's feature columns as they are) or "
+                            "`encoded` (leakaudit's encoding); see [input.md](input.md).")
+    predictions_train: Annotated[Path | None, Flag("--predictions-train")] = Field(
+        None, description="Instead of a model: its class probabilities on the members (CSV, one row per `train` "
+                          "record, one column per class). Only attacks that need no retraining run.")
+    predictions_test: Annotated[Path | None, Flag("--predictions-test")] = Field(
+        None, description="With `predictions_train`: the probabilities on the non-members.")
     # a causal language model (audit/lm_stage.py): its directory, the texts' column, tokenizer and reference models
-    model_dir: Path | None = Field(None, description="A causal language model: a local transformers directory "
-                                                     "(config.json and *.safetensors weights, or a peft adapter).")
-    text_column: str | None = Field(None, description="With model_dir: the column of the texts in the members and "
-                                                      "non-members files (JSONL, CSV or Parquet).")
-    tokenizer: Path | None = Field(None, description="With model_dir: the tokenizer's directory (default: model_dir).")
-    logprobs_column: str | None = Field(
-        None, description="Instead of model_dir (scores only): the column holding each text's per-token "
-                          "log-probabilities, computed by any framework (a list, or a JSON list in CSV).")
-    reference_dir: list[Path] | None = Field(
-        None, description="With model_dir: reference language models (e.g. the base model before fine-tuning), for "
-                          "the reference-ratio, LiRA and RMIA attacks.")
-    dataset_inference: bool = Field(
-        False, description="With model_dir or logprobs_column: also test the members as a set (dataset inference, "
-                           "Maini et al. 2024: was this collection used?), one more check, at the cost of a set-level "
-                           "test and its power curve.")
-    hidden: list[int] = Field(default_factory=lambda: [64], description="Demo learner: hidden layer sizes.")
-    activation: Literal["tanh", "relu"] = "tanh"
-    epochs: int = Field(30, gt=0)
+    model_dir: Annotated[Path | None, Flag("--model-dir")] = Field(
+        None, description="A causal language model to audit: a local transformers directory (`config.json` and "
+                          "`*.safetensors`; a pickle checkpoint is refused), or a peft adapter directory whose base "
+                          "model is local; see [lm.md](lm.md). Needs `text_column`.")
+    text_column: Annotated[str | None, Flag("--text-column")] = Field(
+        None, description="With `model_dir`: the column of the texts in the members and non-members files (JSONL, CSV "
+                          "or Parquet).")
+    tokenizer: Annotated[Path | None, Flag("--tokenizer", default="none: --model-dir's own")] = Field(
+        None, description="With `model_dir`: the tokenizer's directory, when it is not `model_dir`'s own.")
+    logprobs_column: Annotated[str | None, Flag("--logprobs-column")] = Field(
+        None, description="Instead of `model_dir` (scores only): the column of each text's per-token "
+                          "log-probabilities computed by any framework (a list in JSONL or Parquet, a JSON list in "
+                          "CSV); needs `text_column` (the blind baseline and the zlib ratio read the texts). Min-K%++ "
+                          "and the reference attacks do not run.")
+    reference_dir: Annotated[list[Path] | None, Flag("--reference-dir")] = Field(
+        None, description="With `model_dir`: reference language models (e.g. the base before fine-tuning) for the "
+                          "reference-ratio, LiRA and RMIA attacks; a list, or one path; the flag is repeated.")
+    dataset_inference: Annotated[bool, Flag("--dataset-inference/--no-dataset-inference")] = Field(
+        False, description="With `model_dir` or `logprobs_column`: also test the members as a set (dataset inference, "
+                           "Maini et al. 2024: was this collection used?): the attacks' scores combined on one half, "
+                           "a one-sided set-level test on the other, its power curve; one more check "
+                           "(`dataset_inference.set_test`, which can show use, never safety), guarded by the blind "
+                           "baseline.")
+    hidden: list[int] = Field(
+        default_factory=lambda: [64], description="Demo learner: hidden layer sizes.")
+    activation: Literal["tanh", "relu"] = Field("tanh", description="Demo learner: activation.")
+    epochs: int = Field(30, gt=0, description="Demo learner: training epochs.")
     # running
-    profile: Literal["smoke", "standard", "thorough"] = "standard"
-    seed: int = Field(0, ge=0)
-    backend: Literal["inprocess", "process", "ray"] = "inprocess"
-    address: str | None = None
-    device: str = Field("cpu", description="Where torch models train and language models score: cpu, cuda, cuda:N "
-                                           "or auto (a GPU when one is visible); the compiled kernels and "
-                                           "scikit-learn learners train on the CPU only.")
-    cache_dir: Path | None = None
-    release: Literal["weights", "scores", "labels"] | None = Field(
-        None, description="How the model is released, which sets the analyses an adversary could run: weights (the "
-                          "model file: adds the structural checks), scores (a service returning class scores), labels "
-                          "(a service returning labels only: label-only attacks instead of score-based ones, no "
-                          "PDTP or attribute inference). None: not declared, analysed as scores.")
-    policy: str = Field(
-        "default", description="The release policy the verdict applies: default (safety shown), leakage-shown (the "
-                               "rule before policies) or a TOML policy file (docs/verdict.md). A policy file sets "
-                               "confidence, thresholds, dtp_rule, epsilon_budget, epsilon_delta and burden_of_proof.")
+    profile: Annotated[Literal["smoke", "standard", "thorough"], Flag("--profile")] = Field(
+        "standard", description="How much work: `smoke` (seconds), `standard`, `thorough` (the papers' repeats).")
+    seed: Annotated[int, Flag("--seed")] = Field(
+        0, ge=0, description="Random seed of every stage: the same seed and inputs give the same results.")
+    backend: Annotated[Literal["inprocess", "process", "ray"], Flag("--backend")] = Field(
+        "inprocess", description="Where reference and leave-one-out models train: `inprocess`, `process` (every "
+                                 "core), `ray`.")
+    address: Annotated[str | None, Flag("--address", default="none: a local Ray instance")] = Field(
+        None, description="With `backend = \"ray\"`: the cluster address (`auto`, `ray://host:10001`); none starts a "
+                          "local instance.")
+    device: Annotated[str, Flag("--device")] = Field(
+        "cpu", description="Where torch models train (the demo's network, a `--module`, an `MLPClassifier`'s "
+                           "retraining) and language models score: `cpu`, `cuda`, `cuda:N` or `auto` (a GPU when one "
+                           "is visible). The compiled kernels and scikit-learn learners train on the CPU only: with a "
+                           "GPU device, a target whose retraining learner is not a torch one is refused. CPU results "
+                           "do not depend on this setting's presence.")
+    cache_dir: Annotated[Path | None, Flag("--cache-dir", default="$LEAKAUDIT_CACHE, else .leakaudit-cache")] = Field(
+        None, description="Where trained models' outputs are kept so a stopped audit resumes; none: "
+                          "`$LEAKAUDIT_CACHE`, else `.leakaudit-cache` in the working folder.")
+    release: Annotated[Literal["weights", "scores", "labels"] | None,
+                       Flag("--release", default="none: not declared, analysed as scores")] = Field(
+        None, description="How the model is released, which selects the analyses an adversary with that access could "
+                          "run (docs/verdict.md, \"Release context\"): `weights` (the model file) adds the structural "
+                          "checks before any training; `scores` (a service returning class scores) runs the audit as "
+                          "it is; `labels` (a service returning labels only) runs the label-only membership attacks "
+                          "instead of the score-based ones, and neither PDTP nor attribute inference. None: not "
+                          "declared, analysed as scores. The report and evidence.json state the threat model.")
+    policy: Annotated[str, Flag("--policy")] = Field(
+        "default", description="The release policy the verdict applies: `default` (burden of proof \"safety shown\"), "
+                               "`leakage-shown` (the rule before policies), or a TOML policy file (docs/verdict.md, "
+                               "\"Release policies\"). A policy other than `default` sets `confidence`, `thresholds`, "
+                               "`dtp_rule`, `epsilon_budget`, `epsilon_delta` and `burden_of_proof`; giving one of "
+                               "them too with another value is refused. A relative file path in a config file is "
+                               "taken relative to that file.")
     burden_of_proof: Literal["safety shown", "leakage shown"] = Field(
-        "safety shown", description="safety shown: publish only when every applicable check is shown below its "
-                                    "threshold; leakage shown: withhold only when a check is shown above it.")
-    confidence: float = Field(0.95, gt=0.5, lt=1, description="Family-wise confidence of the verdict's checks.")
-    thresholds: Thresholds = Field(default_factory=Thresholds)
-    dtp_rule: Literal["statistical", "long"] = Field(
-        "statistical", description="statistical: a record counts against DTP-1 only when its change is significant "
-                                   "against training randomness and binning; long: Long et al.'s raw rule.")
-    epsilon_budget: float | None = Field(
-        None, ge=0, description="Fail when an attack's empirical epsilon lower bound exceeds this budget.")
+        "safety shown", description="`safety shown`: publish only when every check that can show safety is shown "
+                                    "below its threshold (its interval's upper end below it); `leakage shown`: "
+                                    "withhold only when a check is shown above its threshold, publish when none is "
+                                    "and each could have been. A policy sets it.")
+    confidence: float = Field(0.95, gt=0.5, lt=1, description="Family-wise confidence of the verdict's checks (each "
+                                                              "is judged at a Bonferroni-corrected level).")
+    thresholds: Thresholds = Field(
+        default_factory=Thresholds, description="When the verdict says \"do not publish\" (the `[thresholds]` table "
+                                                "below).")
+    dtp_rule: Annotated[Literal["statistical", "long"], Flag("--dtp-rule")] = Field(
+        "statistical", description="`statistical`: a record counts against DTP-1 only when its change is significant "
+                                   "against training randomness and binning; `long`: Long et al.'s raw rule on single "
+                                   "PDTP values.")
+    epsilon_budget: Annotated[float | None, Flag("--epsilon-budget", default="none: no epsilon check")] = Field(
+        None, ge=0, description="Fail when an attack's empirical epsilon lower bound exceeds this; none: no epsilon "
+                                "check.")
     epsilon_delta: float = Field(1e-5, ge=0, lt=1, description="The delta of the empirical epsilon lower bounds.")
-    claimed_epsilon: float | None = Field(
+    claimed_epsilon: Annotated[float | None, Flag("--claimed-epsilon")] = Field(
         None, gt=0, description="The model was trained with differential privacy at this epsilon (delta: "
-                                "epsilon_delta): the report shows it beside every attack's empirical epsilon lower "
-                                "bound; the demo then trains its network with DP-SGD calibrated to it and audits that "
-                                "recipe in one run with gradient canaries.")
-    exit_code: bool = Field(False, description="Exit status carries the verdict: 0 publish, 3 do not publish, "
-                                               "4 inconclusive (2 stays bad input).")
+                                "`epsilon_delta`): the report shows it beside every attack's empirical epsilon lower "
+                                "bound; the demo then trains its network by DP-SGD calibrated to it (Poisson batches "
+                                "of 64 expected rows, clip 1, lr 0.5, `epochs` epochs) and a one-run audit of that "
+                                "recipe (gradient canaries; see [dpaudit.md](dpaudit.md)) checks the claim.")
+    exit_code: Annotated[bool,
+                         Flag("--exit-code/--no-exit-code", default="--no-exit-code: 0 whatever the verdict")] = Field(
+        False, description="Exit status carries the verdict: 0 publish, 3 do not publish, 4 inconclusive (2 stays bad "
+                           "input).")
 
     @model_validator(mode="before")
     @classmethod
@@ -357,18 +489,31 @@ class RunOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    out: Path = Field(Path("runs/audit"), description="Output folder: results.json, records.csv, report.html.")
-    check_inputs: bool = Field(False, description="Only read and check the records and the model; write inputs.json.")
-    quiet: bool = Field(False, description="No progress on stderr (the verdict and what was not run still print).")
-    memory_budget: int | str | None = Field(
-        None, description="Memory that trained models' outputs may take (bytes, or a size such as 4GB); larger "
-                          "outputs are kept in a temporary file on disk, with the same results. None: a quarter of "
-                          "physical memory.")
+    out: Annotated[Path, Flag("--out")] = Field(
+        Path("runs/audit"), description="Output folder: results.json, records.csv, report.html (inputs.json with "
+                                        "`check_inputs`). Relative to the TOML file's folder.")
+    check_inputs: Annotated[bool, Flag("--check-inputs/--no-check-inputs")] = Field(
+        False, description="Only read the records and the model, check them and write inputs.json (the model's "
+                           "accuracy on members and non-members; for a model leakaudit can retrain, the recipe test "
+                           "with the smoke profile's 8 reference models: does retraining reproduce the model's "
+                           "membership signal, or was it perhaps not trained on these members?); no attacks.")
+    quiet: Annotated[bool,
+                     Flag("--quiet/--no-quiet", "-q",
+                          default="--no-quiet: progress on stderr, plain lines when it is not a terminal")] = Field(
+        False, description="No progress on stderr; stdout still gives the verdict and what was not run.")
+    memory_budget: Annotated[int | str | None,
+                             Flag("--memory-budget", default="none: a quarter of physical memory")] = Field(
+        None, description="Memory that trained models' outputs may take: bytes, or a size such as `\"4GB\"` or "
+                          "`\"512MB\"` (powers of 1,024). Larger outputs (many reference models over many records and "
+                          "classes) are kept in an unnamed temporary file in the cache folder, removed when the audit "
+                          "ends, and read in chunks; the results are the same. None: a quarter of physical memory.")
 
-    work_budget: int | str | None = Field(
+    work_budget: Annotated[int | str | None,
+                           Flag("--work-budget", default="none: $LEAKAUDIT_WORK_BUDGET, else 1e13")] = Field(
         None, description="Work one model a model file asks for may take, in steps (an int or a string such as "
-                          "\"1e13\"): a file declaring more (trees, layers, iterations) is refused before any "
-                          "training. None: $LEAKAUDIT_WORK_BUDGET, else 1e13 (one to two hours of one core).")
+                          "`\"1e13\"`): a file declaring more trees, layers or iterations is refused before any "
+                          "training, naming the estimate and the budget (docs/input.md). None: "
+                          "`$LEAKAUDIT_WORK_BUDGET`, else 1e13, one to two hours of one core.")
 
     @field_validator("memory_budget", "work_budget")
     @classmethod

@@ -12,9 +12,11 @@ each with the flag or input that would enable it.
 
 from __future__ import annotations
 
+import inspect
 import re
 import shlex
 import sys
+import typing
 from pathlib import Path
 from typing import Optional
 
@@ -25,181 +27,89 @@ from ._typer import Command
 _NO_METAVAR = ""  # a switch takes no value: no "<bool>" beside it in --help
 
 
+def _in_words(description: str, flags: dict[str, str]) -> str:
+    """A setting's description (written for docs/config.md) as its --help text: a key that has a flag becomes the
+    flag (``backend = "ray"`` becomes ``--backend ray``), other code marks and links are dropped."""
+    def key(m: re.Match) -> str:
+        name, value = m.group(1), m.group(3)
+        if name in flags:
+            return flags[name] + (f" {value.strip(chr(34))}" if value else "")
+        return m.group(0)[1:-1]
+
+    text = re.sub(r"`([a-z_]+)( = ([^`]+))?`", key, description)
+    text = re.sub(r"\[([^\]]+)\]\([^)]+\)", lambda m: f"docs/{m.group(1)}", text)
+    return text.replace("`", "")
+
+
+def _default_words(field, flag) -> str:
+    """What "not given" means, for the help's "(default: ...)": the flag's own words, else the setting's default."""
+    if flag.default:
+        return flag.default
+    d = field.default_factory() if field.default_factory else field.default
+    if isinstance(d, bool):
+        return flag.names[0].split("/")[1 if not d else 0]
+    return "none" if d is None else "{}" if d == {} else str(d)
+
+
+def _option_type(annotation):
+    """The type the flag takes: paths, numbers and switches as they are; everything else as text (a JSON object, a
+    comma-separated list, a size, one of a few names), which the settings model reads."""
+    kinds = [a for a in (typing.get_args(annotation) or (annotation,)) if a is not type(None)]
+    if kinds == [bool]:
+        return Optional[bool]
+    if kinds == [list[Path]]:
+        return Optional[list[Path]]
+    if len(kinds) == 1 and kinds[0] in (Path, int, float):
+        return Optional[kinds[0]]
+    return Optional[str]
+
+
+def _options() -> list[inspect.Parameter]:
+    """``--config`` and one option per setting declared with a :class:`~leakaudit.audit.config.Flag` (the
+    settings of :class:`~leakaudit.audit.config.AuditConfig` and :class:`~leakaudit.audit.config.RunOptions`):
+    every option defaults to "not given", so that a --config file can fill it; its help is the setting's
+    description with the default that applies when neither gives a value."""
+    from ..audit.config import AuditConfig, RunOptions, flag_of
+
+    fields = {**AuditConfig.model_fields, **RunOptions.model_fields}
+    flagged = {k: flag_of(f) for k, f in fields.items() if flag_of(f) is not None}
+    names = {k: f.names[0].split("/")[0] for k, f in flagged.items()}
+    order = ["out"] + [k for k in flagged if k != "out"]
+    params = [inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path], default=typer.Option(
+        None, "--config", help="TOML file of settings: every flag below is a key (out, check_inputs, exit_code, ... "
+                               "with _ for -; docs/config.md); flags given here override it. (default: none)"))]
+    for k in order:
+        field, flag = fields[k], flagged[k]
+        kind = _option_type(field.annotation)
+        help_ = f"{_in_words(field.description or '', names)} (default: {_default_words(field, flag)})"
+        opt = typer.Option(None, *flag.names, help=help_, **({"metavar": _NO_METAVAR} if kind == Optional[bool] else {}))
+        params.append(inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=opt))
+    return params
+
+
 def register(app: typer.Typer) -> None:
-    @app.command(cls=Command)
-    def audit(
-        config: Optional[Path] = typer.Option(
-            None, "--config", help="TOML file of settings: every flag below is a key (out, check_inputs, "
-                                   "exit_code, ... with _ for -; docs/config.md); flags given here override it. "
-                                   "(default: none)"),
-        out: Optional[Path] = typer.Option(
-            None, "--out", help="Output folder: results.json, records.csv, report.html (inputs.json with "
-                                "--check-inputs). (default: runs/audit)"),
-        train: Optional[Path] = typer.Option(
-            None, "--train", "--members", help="The members: records the model was trained on (CSV or Parquet; "
-                                               "JSONL too with --model-dir). Give --test too. (default: none: the "
-                                               "bundled Adult demo)"),
-        test: Optional[Path] = typer.Option(
-            None, "--test", "--nonmembers", help="The non-members: records of the same distribution the model never "
-                                                 "saw (CSV or Parquet; JSONL too with --model-dir). (default: none)"),
-        data: Optional[Path] = typer.Option(
-            None, "--data", help="Instead of --train/--test: one file with a 0/1 membership column (see "
-                                 "--membership-column). (default: none)"),
-        membership_column: Optional[str] = typer.Option(
-            None, "--membership-column", help="With --data: the column that is 1 for members (trained on), 0 for "
-                                              "non-members. (default: none)"),
-        label: Optional[str] = typer.Option(
-            None, "--label", help="The label column the model predicts (required with your own data). "
-                                  "(default: none; the demo uses income)"),
-        sensitive: Optional[str] = typer.Option(
-            None, "--sensitive", help="Sensitive columns, comma-separated: attribute and property inference run on "
-                                      "each (a numeric one must be binned into text categories first). "
-                                      "(default: none; the demo uses sex,race,marital_status)"),
-        population: Optional[Path] = typer.Option(
-            None, "--population", help="Extra records of the same distribution, neither members nor non-members: "
-                                       "reference models train on them and RMIA needs them. (default: none)"),
-        model: Optional[Path] = typer.Option(
-            None, "--model", help="The model to audit: a skops file, or a torch state_dict with --module. "
-                                  "(default: none: the demo's MLP is trained on the members)"),
-        module: Optional[str] = typer.Option(
-            None, "--module", help="With a torch state_dict --model: its class as package.module:Class. "
-                                   "(default: none)"),
-        module_kwargs: Optional[str] = typer.Option(
-            None, "--module-kwargs", help='Constructor arguments of --module as JSON, e.g. \'{"n_in": 108}\'. '
-                                          "(default: {})"),
-        model_input: Optional[str] = typer.Option(
-            None, "--model-input", help="What --model takes: auto (a model fitted on a DataFrame gets the columns "
-                                        "it names; one fitted on a bare array is refused), columns (the table's "
-                                        "feature columns as they are), encoded (leakaudit's encoding; "
-                                        "docs/input.md). (default: auto)"),
-        predictions_train: Optional[Path] = typer.Option(
-            None, "--predictions-train", help="Instead of a model: its class probabilities on the members, a CSV "
-                                              "with one row per --train record and one column per class. Only "
-                                              "the attacks that need no retraining run. (default: none)"),
-        predictions_test: Optional[Path] = typer.Option(
-            None, "--predictions-test", help="With --predictions-train: the model's class probabilities on the "
-                                             "non-members (one row per --test record). (default: none)"),
-        model_dir: Optional[Path] = typer.Option(
-            None, "--model-dir", help="A causal language model to audit: a local transformers directory (config.json "
-                                      "and *.safetensors weights, or a peft adapter); needs --text-column. "
-                                      "(default: none)"),
-        text_column: Optional[str] = typer.Option(
-            None, "--text-column", help="With --model-dir: the column of the texts in the members and non-members "
-                                        "files. (default: none)"),
-        tokenizer: Optional[Path] = typer.Option(
-            None, "--tokenizer", help="With --model-dir: the tokenizer's directory. (default: none: --model-dir's "
-                                      "own)"),
-        logprobs_column: Optional[str] = typer.Option(
-            None, "--logprobs-column", help="Instead of --model-dir (scores only): the column of each text's "
-                                            "per-token log-probabilities computed by any framework (a list; in CSV a "
-                                            "JSON list). Needs --text-column. (default: none)"),
-        dataset_inference: Optional[bool] = typer.Option(
-            None, "--dataset-inference/--no-dataset-inference", metavar=_NO_METAVAR,
-            help="With --model-dir or --logprobs-column: also test the members as a set (dataset inference: was this "
-                 "collection used?); one more check. (default: --no-dataset-inference)"),
-        reference_dir: Optional[list[Path]] = typer.Option(
-            None, "--reference-dir", help="With --model-dir: a reference language model (e.g. the base before "
-                                          "fine-tuning), for the reference-ratio, LiRA and RMIA attacks; repeat "
-                                          "for more. (default: none)"),
-        profile: Optional[str] = typer.Option(
-            None, "--profile", help="How much work: smoke (seconds, a first look), standard, thorough (the "
-                                    "papers' repeats). (default: standard)"),
-        seed: Optional[int] = typer.Option(
-            None, "--seed", help="Random seed of every stage: the same seed and inputs give the same results. "
-                                 "(default: 0)"),
-        backend: Optional[str] = typer.Option(
-            None, "--backend", help="Where reference and leave-one-out models train: inprocess, process (every "
-                                    "core), ray (--address). (default: inprocess)"),
-        device: Optional[str] = typer.Option(
-            None, "--device", help="Where torch models train and language models score: cpu, cuda, cuda:N or auto "
-                                   "(a GPU when one is visible); the compiled kernels and scikit-learn learners train "
-                                   "on the CPU only. (default: cpu)"),
-        address: Optional[str] = typer.Option(
-            None, "--address", help="With --backend ray: the cluster address (auto, ray://host:10001). "
-                                    "(default: none: a local Ray instance)"),
-        cache_dir: Optional[Path] = typer.Option(
-            None, "--cache-dir", help="Where trained models' outputs are kept, so a stopped audit resumes. "
-                                      "(default: $LEAKAUDIT_CACHE, else .leakaudit-cache)"),
-        n_members: Optional[int] = typer.Option(
-            None, "--n-members", help="Demo only: members drawn from Adult. (default: 1000)"),
-        n_nonmembers: Optional[int] = typer.Option(
-            None, "--n-nonmembers", help="Demo only: non-members drawn from Adult. (default: 1000)"),
-        dtp_rule: Optional[str] = typer.Option(
-            None, "--dtp-rule", help="statistical: a record counts against DTP-1 only when its change is "
-                                     "significant against training randomness and binning; long: Long et al.'s "
-                                     "raw rule on single PDTP values. (default: statistical)"),
-        release: Optional[str] = typer.Option(
-            None, "--release", help="How the model is released: weights (the model file; adds the structural "
-                                    "checks), scores (a service returning class scores), labels (a service returning "
-                                    "labels only: label-only attacks; no PDTP or attribute inference). (default: "
-                                    "none: not declared, analysed as scores)"),
-        policy: Optional[str] = typer.Option(
-            None, "--policy", help="The release policy the verdict applies: default (safety shown: publish only when "
-                                   "every check is shown below its threshold), leakage-shown (withhold only when one "
-                                   "is shown above it), or a TOML policy file with its thresholds and their sources "
-                                   "(docs/verdict.md). (default: default)"),
-        epsilon_budget: Optional[float] = typer.Option(
-            None, "--epsilon-budget", help="Fail when an attack's empirical epsilon lower bound exceeds this. "
-                                           "(default: none: no epsilon check)"),
-        claimed_epsilon: Optional[float] = typer.Option(
-            None, "--claimed-epsilon", help="The model was trained with differential privacy at this epsilon: the "
-                                            "report shows it beside every attack's empirical epsilon; the demo trains "
-                                            "by DP-SGD to it and audits that recipe in one run. (default: none)"),
-        exit_code: Optional[bool] = typer.Option(
-            None, "--exit-code/--no-exit-code", metavar=_NO_METAVAR,
-            help="Exit status carries the verdict: 0 publish, 3 do not publish, 4 inconclusive (2: bad input). "
-                 "(default: --no-exit-code: 0 whatever the verdict)"),
-        check_inputs: Optional[bool] = typer.Option(
-            None, "--check-inputs/--no-check-inputs", metavar=_NO_METAVAR,
-            help="Only read the records and the model, check them, and write inputs.json (the model's accuracy on "
-                 "members and non-members, and, for a model leakaudit can retrain, whether 8 retrainings reproduce "
-                 "its membership signal: a model not trained on these members fails it); no attacks. (default: "
-                 "--no-check-inputs)"),
-        memory_budget: Optional[str] = typer.Option(
-            None, "--memory-budget", help="Memory that trained models' outputs may take (e.g. 4GB); larger outputs "
-                                          "are kept in a temporary file on disk, with the same results. (default: "
-                                          "none: a quarter of physical memory)"),
-        work_budget: Optional[str] = typer.Option(
-            None, "--work-budget", help="Work one model a model file asks for may take, in steps (e.g. 1e13): a "
-                                        "file declaring more trees, layers or iterations is refused before any "
-                                        "training. (default: none: $LEAKAUDIT_WORK_BUDGET, else 1e13)"),
-        quiet: Optional[bool] = typer.Option(
-            None, "--quiet/--no-quiet", "-q", metavar=_NO_METAVAR,
-            help="No progress on stderr; stdout still gives the verdict and what was not run. (default: "
-                 "--no-quiet: progress on stderr, plain lines when it is not a terminal)"),
-    ) -> None:
+    def audit(**given) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
         import json
 
-        from ..audit.config import check_outputs_spare_inputs, load_config_and_options, make_config, make_run_options
+        from ..audit.config import (AuditConfig, RunOptions, check_outputs_spare_inputs, load_config_and_options,
+                                    make_config, make_run_options)
         from ..audit.output import check_out_writable
         from ..audit.pipeline import check_inputs as _check_inputs
         from ..audit.pipeline import run_audit
         from ..exceptions import AuditInterrupted, InvalidParameterError
 
-        kwargs_dict = None
-        if module_kwargs is not None:
+        config = given.pop("config")
+        if given.get("module_kwargs") is not None:
             try:
-                kwargs_dict = json.loads(module_kwargs)
+                given["module_kwargs"] = json.loads(given["module_kwargs"])
             except json.JSONDecodeError as exc:
                 raise InvalidParameterError(f"--module-kwargs is not valid JSON: {exc}") from None
-            if not isinstance(kwargs_dict, dict):
+            if not isinstance(given["module_kwargs"], dict):
                 raise InvalidParameterError("--module-kwargs must be a JSON object of constructor arguments")
-
-        flags = dict(
-            train=train, test=test, data=data, membership_column=membership_column, label=label,
-            sensitive=[s.strip() for s in sensitive.split(",") if s.strip()] if sensitive else None,
-            population=population, model=model, module=module, module_kwargs=kwargs_dict, model_input=model_input,
-            predictions_train=predictions_train,
-            predictions_test=predictions_test, profile=profile, seed=seed, backend=backend, address=address, device=device,
-            cache_dir=cache_dir, n_members=n_members, n_nonmembers=n_nonmembers, dtp_rule=dtp_rule,
-            policy=policy, release=release, epsilon_budget=epsilon_budget, claimed_epsilon=claimed_epsilon, exit_code=exit_code,
-            model_dir=model_dir, text_column=text_column,
-            tokenizer=tokenizer, reference_dir=reference_dir or None, logprobs_column=logprobs_column,
-            dataset_inference=dataset_inference,
-        )
-        run_flags = dict(out=out, check_inputs=check_inputs, quiet=quiet, memory_budget=memory_budget,
-                         work_budget=work_budget)
+        given["reference_dir"] = given.get("reference_dir") or None
+        flags = {k: v for k, v in given.items() if k in AuditConfig.model_fields}
+        run_flags = {k: v for k, v in given.items() if k in RunOptions.model_fields}
         if config:
             cfg, opts = load_config_and_options(config, **flags, **run_flags)
         else:
@@ -248,6 +158,10 @@ def register(app: typer.Typer) -> None:
             typer.echo(line)
         if cfg.exit_code and res.verdict.exit_code:
             raise typer.Exit(res.verdict.exit_code)
+
+
+    audit.__signature__ = inspect.Signature(_options())
+    app.command(cls=Command)(audit)
 
 
 def verdict_line(verdict, records=None) -> str:
