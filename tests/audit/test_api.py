@@ -84,6 +84,11 @@ def test_predictions_only_in_memory(tmp_path):
     assert set(res.membership) == {"loss", "quantile"}
     skipped = {s["name"]: s for s in res.skipped}
     assert any(s.get("missing") == ["model"] for s in skipped.values())
+    # a library call is told the argument, never a flag: in the result and in its saved report
+    fixes = [s.fix for s in res.skipped] + [c.fix for c in res.checks]
+    assert any("`model`" in f for f in fixes) and not any("--" in f for f in fixes)
+    html = (res.save(tmp_path / "out") / "report.html").read_text()
+    assert "the model itself (model)" in html and "--model" not in html
     with pytest.raises(LeakauditError, match=r"predictions\[0\] has shape"):
         leakaudit.audit(members=mem, nonmembers=non, label="label", predictions=(np.ones((3, 2)) / 2, np.ones((200, 2)) / 2))
 

@@ -80,13 +80,13 @@ def _attribute(ctx: AuditContext, skipped: list) -> dict:
     data, target = ctx.data, ctx.target
     if not data.sensitive:
         skipped.append({"name": "attribute inference", "reason": "no sensitive columns given",
-                        "fix": "name them with --sensitive COL,COL", "missing": ["sensitive"]})
+                        "fix": "name them with `sensitive = COL,COL`", "missing": ["sensitive"]})
         return {}
     predict_frame = target.predict_frame
     if predict_frame is None:
         skipped.append({"name": "attribute inference",
                         "reason": "needs a model to query with changed columns; predictions alone cannot be re-queried",
-                        "fix": "give the model itself (--model)", "missing": ["model"]})
+                        "fix": "give the model itself (`model`)", "missing": ["model"]})
         return {}
     enc = data.encoder
     feats = {f.name: f for f in enc.features_}

@@ -16,7 +16,7 @@ from .thresholds import Thresholds
 
 __all__ = ["AuditConfig", "Flag", "flag_of", "Thresholds", "ProfileSettings", "PROFILES", "TorchTraining",
            "RunOptions", "load_config", "load_config_and_options", "PATH_KEYS", "OUTPUT_FILES",
-           "check_outputs_spare_inputs", "settings_table"]
+           "check_outputs_spare_inputs", "settings_table", "in_words"]
 
 
 class Flag:
@@ -38,6 +38,28 @@ def flag_of(field) -> Flag | None:
     """The :class:`Flag` a setting (a pydantic ``FieldInfo``) is declared with, or None for a key of the TOML file
     only."""
     return next((m for m in field.metadata if isinstance(m, Flag)), None)
+
+
+def in_words(text: str, *, flags: bool) -> str:
+    """Text from the library, which names a setting as `key` (or `key = value`), for its reader: with ``flags``
+    (the command line's user) each setting ``leakaudit audit`` has a flag for is written as that flag (``--key
+    value``); without (a library caller) as the argument, ``key`` (``key=value``). Other text is left as it is."""
+    import re
+
+    if "`" not in text:
+        return text
+    fields = {**AuditConfig.model_fields, **RunOptions.model_fields}
+
+    def one(m: re.Match) -> str:
+        name, value = m.group(1), m.group(3)
+        flag = flag_of(fields[name]) if name in fields else None
+        if name not in fields:
+            return m.group(0)
+        if flags and flag is not None:
+            return flag.names[0].split("/")[0] + (f" {value.strip(chr(34))}" if value else "")
+        return name + (f"={value}" if value else "")
+
+    return re.sub(r"`([a-z_]+)( = ([^`]+))?`", one, text)
 
 
 def _type_words(annotation) -> str:
@@ -676,5 +698,5 @@ def check_outputs_spare_inputs(cfg: AuditConfig, out: str | Path) -> None:
             resolved = Path(os.path.realpath(Path(p).expanduser()))
             if resolved in written:
                 raise InvalidParameterError(
-                    f"{key} {p} is the {written[resolved]} that the audit writes into --out {out}: it would be "
-                    "overwritten; give another --out folder, or move the input file out of it")
+                    f"`{key}` {p} is the {written[resolved]} that the audit writes into `out` {out}: it would be "
+                    "overwritten; give another `out` folder, or move the input file out of it")

@@ -317,7 +317,7 @@ def _check_sensitive(frames: list[pd.DataFrame], wheres: list[str], label: str, 
             held = f"only the value {_short(vals[0])}" if len(vals) else "no values"
             raise InvalidInputError(
                 f"sensitive column {s!r} holds {held} among the members and non-members; "
-                "there is nothing to infer: drop it from --sensitive")
+                "there is nothing to infer: drop it from `sensitive`")
 
 
 def _check_records(frames: list[pd.DataFrame], wheres: list[str], label: str) -> None:

@@ -177,7 +177,7 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     cfg, data, target = ctx.cfg, ctx.data, ctx.target
     if target.learner is None:
         skipped = Skipped(name="PDTP / DTP-1", reason="needs the training algorithm to retrain leave-one-out models",
-                          fix="give the model itself (--model) instead of its predictions", missing=["model"])
+                          fix="give the model itself (`model`) instead of its predictions", missing=["model"])
         check = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1 rule (PDTP)", status=NOT_MEASURABLE,
                       sentence="the DTP-1 rule could not be checked: the training algorithm is not available",
                       fix=skipped.fix, threshold=cfg.thresholds.max_dtp)

@@ -208,7 +208,7 @@ def _attack_classes(results: dict, checks: list[dict], release: str | None) -> l
     else:
         why = (_skipped_reason(results, "attribute inference") or
                ("its checks could not be measured" if by["attribute"] else "no sensitive column was named "
-                                                                            "(sensitive / --sensitive)"))
+                                                                            "(`sensitive`)"))
         out.append({"class": "attribute inference", "status": "not tested", "checks": [], "reason": why})
 
     inst = [c for c in by["structural"] if c["id"] == "structural.instance_based"]

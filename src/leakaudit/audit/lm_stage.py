@@ -77,10 +77,10 @@ def read_lm_texts(cfg: AuditConfig) -> LMTexts:
         df = read_text_table(cfg.data)
         mc = cfg.membership_column
         if mc not in df.columns:
-            raise InvalidInputError(f"--membership-column {mc!r} is not a column of {cfg.data}")
+            raise InvalidInputError(f"`membership_column` {mc!r} is not a column of {cfg.data}")
         flag = pd.to_numeric(df[mc], errors="coerce")
         if not flag.isin([0, 1]).all():
-            raise InvalidInputError(f"{cfg.data}: --membership-column {mc!r} must hold 0 or 1 in every row")
+            raise InvalidInputError(f"{cfg.data}: `membership_column` {mc!r} must hold 0 or 1 in every row")
         texts = read_texts(cfg.data, col, frame=df)
         mem_rows = np.flatnonzero(flag.to_numpy() == 1)
         non_rows = np.flatnonzero(flag.to_numpy() == 0)
@@ -260,12 +260,12 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
         skipped.append(Skipped(name="Min-K%++", reason="it needs the next-token distribution's mean and standard "
                                                        "deviation of log-probabilities at each position, which "
                                                        "per-token scores alone do not give",
-                               fix="give the model itself (--model-dir)", missing=["model"]))
+                               fix="give the model itself (`model_dir`)", missing=["model"]))
     if not refs:
         skipped.append(Skipped(name="reference-model ratio, LiRA and RMIA (offline)",
                                reason="they calibrate each text's score by reference models, and none was given",
-                               fix="give --reference-dir DIR (e.g. the base model before fine-tuning)"
-                                   + ("" if lm is not None else " with --model-dir"), missing=["reference"]))
+                               fix="give `reference_dir = DIR` (e.g. the base model before fine-tuning)"
+                                   + ("" if lm is not None else " with `model_dir`"), missing=["reference"]))
     scores, bb = analysis.per_record, analysis.extras["blind"]
     n_mem = len(texts.members)
     acc_m = ts.subset(np.arange(n_mem)).token_accuracy()

@@ -70,14 +70,14 @@ def attack_plan(target, data, access: str = "scores") -> tuple[list[str], list[S
         return [], [Skipped(name=", ".join(display_name(n) for n in audit_attacks(retrainable, access)),
                             reason=f"a label-only attack queries the model on perturbed copies of the records; this "
                                    f"{target.kind} target answers no queries",
-                            fix="give the model itself (--model) instead of its predictions", missing=["model"])]
+                            fix="give the model itself (`model`) instead of its predictions", missing=["model"])]
     for name in audit_attacks(retrainable, access):
         missing = sorted(set(make_attack(name).needs) - have)
         if not missing:
             run.append(name)
         elif "reference" not in missing and set(missing) <= _WITH_POPULATION:
             skipped.append(Skipped(name=display_name(name), reason="needs population records (other records of the "
-                                   "same distribution, never trained on)", fix="give --population FILE",
+                                   "same distribution, never trained on)", fix="give `population = FILE`",
                                    missing=["population"]))
         else:
             skipped.append(Skipped(name=display_name(name), reason=f"needs {', '.join(missing)}", missing=missing))
@@ -86,7 +86,7 @@ def attack_plan(target, data, access: str = "scores") -> tuple[list[str], list[S
         skipped.insert(0, Skipped(
             name=f"{', '.join(names)} (reference-model attacks)",
             reason=f"the training algorithm is not available for a {target.kind} target",
-            fix="give the model itself (--model: a skops estimator, or a torch state_dict with --module) so that "
+            fix="give the model itself (`model`: a skops estimator, or a torch state_dict with `module`) so that "
                 "reference models can be retrained", missing=["model"]))
     return run, skipped
 

@@ -84,7 +84,7 @@ def _mip(cfg, data, target, seeds: dict, skipped: list) -> dict | None:
     if target.learner is None:
         skipped.append({"name": "MIP noise (Izzo et al.)",
                         "reason": "needs the training algorithm (the model, not only its predictions)",
-                        "fix": "give the model itself (--model) instead of its predictions", "missing": ["model"]})
+                        "fix": "give the model itself (`model`) instead of its predictions", "missing": ["model"]})
         return None
     codec, why = _codec(target, target.inputs(data)[0])
     if codec is None:

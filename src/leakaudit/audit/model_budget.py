@@ -71,7 +71,7 @@ def check_archive(path: Path, budget: int | None = None) -> int:
         raise UnsafeFileError(
             f"model file {path} unpacks to {_size(arrays + schema)} ({len(infos)} members, {_size(packed)} packed): "
             f"loading it would take about {_size(estimate)}, over the memory budget of {_size(budget)} "
-            "(--memory-budget); refusing to load it")
+            "(`memory_budget`); refusing to load it")
     return estimate
 
 
@@ -310,7 +310,7 @@ def check_model_cost(est, where: str, n_rows: int, n_features: int | None = None
         if c.memory > mem:
             raise UnsafeFileError(
                 f"{where}: the {c.what} would take about {_size(c.memory)} to predict or retrain on {n_rows:,} "
-                f"records, over the memory budget of {_size(mem)} (--memory-budget); refusing to use it")
+                f"records, over the memory budget of {_size(mem)} (`memory_budget`); refusing to use it")
         if c.work > work:
             raise UnsafeFileError(
                 f"{where}: the {c.what} would take about {_steps(c.work)} to retrain on {n_rows:,} records, over "

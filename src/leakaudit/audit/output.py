@@ -36,7 +36,13 @@ def write_audit_files(out: Path, results: dict, records: pd.DataFrame, *, eviden
         records.to_csv(tmp / "records.csv", index=False)
         if evidence is not None:
             write_json_atomic(tmp / "evidence.json", evidence)
-        write_report(tmp)
+        from functools import partial
+
+        from .config import in_words
+
+        # a command-line audit names its settings as flags, a library call as arguments
+        cli = str(results.get("command", "")).startswith("leakaudit ")
+        write_report(tmp, words=partial(in_words, flags=cli))
         out.mkdir(parents=True, exist_ok=True)
         for f in tmp.iterdir():
             os.replace(f, out / f.name)

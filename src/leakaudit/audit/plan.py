@@ -98,7 +98,7 @@ def _structural_step(ctx, done):
         return Analysis(name="structural", skipped=(Skipped(
             name="structural checks", reason=f"the audit holds no model whose structure it can read (a "
                                              f"{ctx.target.kind} target)",
-            fix="give the model itself (--model: a skops estimator, or a torch state_dict with --module)",
+            fix="give the model itself (`model`: a skops estimator, or a torch state_dict with `module`)",
             missing=["model"]),))
     return Analysis(name="structural", checks=tuple(checks or ()))
 

@@ -140,7 +140,7 @@ def _property(cfg, data, target, seeds: dict, skipped: list, engine) -> dict:
             skipped.append({"name": f"property inference of {col}={value}",
                             "reason": f"not enough records outside the members to vary the group's share "
                                       f"({len(pool_y)} non-member and population records for {n} members)",
-                            "fix": "give --population FILE (records of the same distribution, never trained on) so "
+                            "fix": "give `population = FILE` (records of the same distribution, never trained on) so "
                                    "that non-members and population together are at least 1.5 times the members",
                             "missing": ["population"]})
             continue

@@ -646,8 +646,8 @@ def _feature_contract(model_input: str, data: AuditData, est, where: str) -> tup
             f"{where} was fitted on a bare array (it records no feature names), so leakaudit cannot tell "
             "which columns it takes or how they were encoded; fit it on a pandas DataFrame (e.g. a Pipeline whose "
             "ColumnTransformer encodes the table's columns) and save it with skops.io.dump, or state its input: "
-            f"--model-input columns (the table's {len(raw)} feature columns as they are, in the members file's order) "
-            f"or --model-input encoded (leakaudit's encoding, {len(enc)} columns; see docs/input.md)")
+            f"`model_input = columns` (the table's {len(raw)} feature columns as they are, in the members file's "
+            f"order) or `model_input = encoded` (leakaudit's encoding, {len(enc)} columns; see docs/input.md)")
     width = len(raw) if model_input == "columns" else len(enc)
     if n_in is not None and n_in != width:
         how = ("the table has" if model_input == "columns" else "leakaudit's encoding of the table has")

@@ -108,7 +108,12 @@ def _run(argv: list[str] | None) -> tuple[int, str | None]:
     except Stopped as exc:
         return 130, f"leakaudit: {' '.join(str(exc).split())}"
     except LeakauditError as exc:
-        return 2, f"leakaudit: error: {' '.join(str(exc).split())}"  # always one line
+        msg = " ".join(str(exc).split())  # always one line
+        if "`" in msg:  # the library names a setting as `key`: here, its flag
+            from ..audit.config import in_words
+
+            msg = in_words(msg, flags=True)
+        return 2, f"leakaudit: error: {msg}"
     except typer.Exit as exc:
         return exc.exit_code, None
     except MemoryError:  # what no estimate foresaw: one line, never a traceback

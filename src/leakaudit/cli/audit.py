@@ -27,17 +27,12 @@ from ._typer import Command
 _NO_METAVAR = ""  # a switch takes no value: no "<bool>" beside it in --help
 
 
-def _in_words(description: str, flags: dict[str, str]) -> str:
-    """A setting's description (written for docs/config.md) as its --help text: a key that has a flag becomes the
-    flag (``backend = "ray"`` becomes ``--backend ray``), other code marks and links are dropped."""
-    def key(m: re.Match) -> str:
-        name, value = m.group(1), m.group(3)
-        if name in flags:
-            return flags[name] + (f" {value.strip(chr(34))}" if value else "")
-        return m.group(0)[1:-1]
+def _in_words(description: str) -> str:
+    """A setting's description (written for docs/config.md) as its --help text: a setting that has a flag becomes
+    the flag (``backend = "ray"`` becomes ``--backend ray``), other code marks and links are dropped."""
+    from ..audit.config import in_words
 
-    text = re.sub(r"`([a-z_]+)( = ([^`]+))?`", key, description)
-    text = re.sub(r"\[([^\]]+)\]\([^)]+\)", lambda m: f"docs/{m.group(1)}", text)
+    text = re.sub(r"\[([^\]]+)\]\([^)]+\)", lambda m: f"docs/{m.group(1)}", in_words(description, flags=True))
     return text.replace("`", "")
 
 
@@ -73,7 +68,6 @@ def _options() -> list[inspect.Parameter]:
 
     fields = {**AuditConfig.model_fields, **RunOptions.model_fields}
     flagged = {k: flag_of(f) for k, f in fields.items() if flag_of(f) is not None}
-    names = {k: f.names[0].split("/")[0] for k, f in flagged.items()}
     order = ["out"] + [k for k in flagged if k != "out"]
     params = [inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path], default=typer.Option(
         None, "--config", help="TOML file of settings: every flag below is a key (out, check_inputs, exit_code, ... "
@@ -81,7 +75,7 @@ def _options() -> list[inspect.Parameter]:
     for k in order:
         field, flag = fields[k], flagged[k]
         kind = _option_type(field.annotation)
-        help_ = f"{_in_words(field.description or '', names)} (default: {_default_words(field, flag)})"
+        help_ = f"{_in_words(field.description or '')} (default: {_default_words(field, flag)})"
         opt = typer.Option(None, *flag.names, help=help_, **({"metavar": _NO_METAVAR} if kind == Optional[bool] else {}))
         params.append(inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=opt))
     return params
@@ -193,9 +187,11 @@ def summary_lines(res) -> list[str]:
     for c in v.checks:
         if c.status == "passed" and c.decision == "undecided" and c.shows == "both" and v.burden_of_proof == "safety shown":
             lines.append(f"  not shown below: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")
+    from ..audit.config import in_words
+
     for sk in res.skipped:
-        lines.append(f"  not run: {sk['name']}: {_lower_first(_plain_reason(sk))}; "
-                     f"to run it: {enabling_hint(sk)}")
+        lines.append(f"  not run: {sk['name']}: {_lower_first(in_words(_plain_reason(sk), flags=True))}; "
+                     f"to run it: {in_words(enabling_hint(sk), flags=True)}")
     return lines
 
 
@@ -245,6 +241,9 @@ def enabling_hint(skipped) -> str:
 
 def _with_flags(fix: str) -> str:
     """A check's fix with the settings it names written as the flag or TOML key a user gives."""
+    from ..audit.config import in_words
+
+    fix = in_words(fix, flags=True)
     fix = re.sub(r"\bthresholds\.(\w+)", r"\1 in the [thresholds] table of a --config file", fix)
     fix = re.sub(r"\(profile (\w+)\)", r"(--profile \1)", fix)
     fix = re.sub(r"\bdtp_test_max_records\b", "the re-measured records (dtp_test_max_records)", fix)

@@ -705,13 +705,30 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
     )
 
 
-def write_report(out_dir: str | Path) -> Path:
-    """Read ``out_dir/results.json`` (and ``records.csv`` if present) and write ``out_dir/report.html``."""
+def _reworded(obj, words):
+    """``obj`` (results.json's data) with ``words`` applied to every string but the recorded configuration's."""
+    if isinstance(obj, str):
+        return words(obj)
+    if isinstance(obj, list):
+        return [_reworded(v, words) for v in obj]
+    if isinstance(obj, dict):
+        return {k: v if k == "config" else _reworded(v, words) for k, v in obj.items()}
+    return obj
+
+
+def write_report(out_dir: str | Path, *, words=None) -> Path:
+    """Read ``out_dir/results.json`` (and ``records.csv`` if present) and write ``out_dir/report.html``.
+
+    ``words``: how the report names the settings its texts mention (results.json writes a setting as `key`):
+    :func:`leakaudit.audit.config.in_words` with flags for a command-line audit, with argument names for a library
+    call; None: as results.json has them."""
     out_dir = Path(out_dir)
     res_path = out_dir / "results.json"
     if not res_path.is_file():
         raise DataFileError(f"no results.json in {out_dir}; run an audit first")
     results = json.loads(res_path.read_text())
+    if words is not None:
+        results = _reworded(results, words)
     rec_path = out_dir / "records.csv"
     records = pd.read_csv(rec_path) if rec_path.is_file() else None
     html = render_report(results, records)
