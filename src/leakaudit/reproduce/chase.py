@@ -532,7 +532,7 @@ def _visibility_seed(profile: str, seed: int) -> list:
 
     cfg = CONFIG[profile]
     rs = np.random.SeedSequence([seed, 7]).generate_state(4)
-    n, n_models = 1000, 10  # 10 poisoned models a world: 20 took about 40 s a cell here (load 8-10 on 2 cores)
+    n, n_models = 1000, 10  # poisoned models a world (benchmarks/README.md, "Reproduction settings chosen by cost")
     grid = (0.03, 0.10)
     if cfg["synthetic"]:  # smoke: the synthetic stand-in has no Census columns; the learners only
         variants = [(lr, "synthetic", "all", "synthetic", "X+1") for lr in VISIBILITY_LEARNERS]

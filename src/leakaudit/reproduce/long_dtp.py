@@ -362,14 +362,13 @@ LR_PURCHASE_C = 1e3
 
 _CORR_CFG = {
     # NB is closed form: every target and iteration. LR and NN train a model per shadow, target and LOO measurement;
-    # LR-Purchase (836 x 10 weights, C = 1e3: about 0.8 CPU s a fit) is the costliest and gets the fewest targets
+    # LR-Purchase (836 x 10 weights, C = 1e3) is by far the costliest fit and gets the fewest targets
     "smoke": {"nb": {"n_targets": 20, "n_it": 3, "n_meas": 2}, "costly": {"n_targets": 8, "n_it": 2, "n_meas": 1},
               "lr_purchase": {"n_targets": 6, "n_it": 2, "n_meas": 1}, "fig3": 3},
     "reduced": {"nb": {"n_targets": 100, "n_it": 30, "n_meas": 10}, "costly": {"n_targets": 15, "n_it": 8, "n_meas": 3},
                 "lr_purchase": {"n_targets": 10, "n_it": 5, "n_meas": 2}, "fig3": 30},
-    # the paper's 100 targets x 100 iterations and 10 PDTP measurements, but for LR-Purchase: its ~2,200 fits a seed
-    # at that scale (1,000 shadow models, 200 targets, 1,020 PDTP fits; 0.61 CPU s a fit on 1,000 x 836 records,
-    # measured) would take ~23 CPU minutes a seed, 20 x 30 x 5 about 4 (every other setting's fit takes <= 0.01 s)
+    # the paper's 100 targets x 100 iterations and 10 PDTP measurements, but for LR-Purchase, whose fits at that
+    # scale would make it the whole run's cost (benchmarks/README.md, "Reproduction settings chosen by cost")
     "full": {"nb": {"n_targets": 100, "n_it": 100, "n_meas": 10},
              "costly": {"n_targets": 100, "n_it": 100, "n_meas": 10},
              "lr_purchase": {"n_targets": 20, "n_it": 30, "n_meas": 5}, "fig3": 100},

@@ -159,8 +159,8 @@ def yeom_fig2ab(profile: str, random_state: int) -> list:
     if profile == "smoke":
         lambdas, depths, n_splits, cv_iwpc, n_iwpc = (5, 100, 5000), (1, 10, 30), 5, "5", 1200
     elif profile == "reduced":
-        # leave-one-out R_cv for IWPC's 18 reference depths: about 12 CPU minutes (4,819 trees per depth: 6.5 CPU s
-        # at depth 1, 33 at depth 10, 61 at depth 30); the full profile sweeps every depth 1-30
+        # leave-one-out R_cv for IWPC's 18 reference depths (one tree per record and depth, the costliest part);
+        # the full profile sweeps every depth 1-30
         lambdas, depths, n_splits, cv_iwpc, n_iwpc = tuple(_EYEDATA_REF), tuple(_IWPC_REF), 100, "loo", None
     else:
         lambdas, depths, n_splits, cv_iwpc, n_iwpc = tuple(_EYEDATA_REF), tuple(range(1, 31)), 100, "loo", None
@@ -197,8 +197,8 @@ def _fashion(n_total: int, random_state: int):
 
 def _cnn_settings(profile: str) -> dict:
     # The paper does not state its epochs or batch size (spec §6.3). Fig. 2c trains every size s for ``epochs`` at
-    # batch size 64 (train / test accuracy and the threshold's recall at s = 16, 500 training images, seed 0: 0.77 /
-    # 0.73 / 0.68 after 10 epochs, 0.89 / 0.78 / 0.78 after 30, 0.97 / 0.79 / 0.86 after 60). Table I's models
+    # batch size 64 (the threshold's recall grows with the epochs: benchmarks/README.md, "Reproduction settings
+    # chosen by cost"). Table I's models
     # memorise their training sets (recall > 0.99 of a threshold at the average training loss needs nearly every
     # member's loss below the mean), so yeom-table1 trains longer, ``table1_epochs`` at Keras' default batch size
     # 32: the recall keeps rising long after the training accuracy reaches 1 (the note of yeom-table1 has the curve).
@@ -373,8 +373,8 @@ def yeom_fig2c(profile: str, random_state: int) -> list:
 
 def _fig4_settings(profile: str) -> dict:
     # The paper does not state its epochs. Memorising k*n random-label triggers takes far longer than fitting
-    # the real images (measured here, s = 16, n = 300, k = 3: advantage 0.00 after 10 epochs, 0.22 after 30,
-    # 0.99 after 60), so Fig. 4 trains for 60 epochs (smoke: too few on purpose, it only checks that it runs).
+    # the real images (benchmarks/README.md, "Reproduction settings chosen by cost"), so Fig. 4 trains for 60
+    # epochs (smoke: too few on purpose, it only checks that it runs).
     if profile == "smoke":
         return dict(n_train=300, sizes=(1, 8), epochs=3)
     if profile == "reduced":
