@@ -17,7 +17,7 @@ Backprop is by hand, in ``torch.optim.SGD`` / ``torch.optim.Adam`` order (all
 gradients at the old weights, then the update), so results match the
 per-model autograd oracle (``_torch_utils.naive_train_mlp``) up to rounding.
 
-Throughput (issues 3 and 10; measured in ``benchmarks/train_many.py`` and
+Throughput (measured in ``benchmarks/train_many.py`` and
 ``benchmarks/bench_machine_limit.py``):
 
 * the first layer's bias is the weight row of a constant-1 input column

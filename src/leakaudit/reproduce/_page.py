@@ -1,7 +1,7 @@
 """Which profile each reproduction runs at for docs/reproduction.md, and why where that is not ``full``.
 
 The page is made by one command, ``leakaudit reproduce --all --out docs/reproduction --gather docs/reproduction.md``
-(``_registry.run_all``): every reproduction at its page profile, over seeds 0-4. The rule (issue 32): ``full`` wherever the
+(``_registry.run_all``): every reproduction at its page profile, over seeds 0-4. The rule: ``full`` wherever the
 paper's scale fits in about an hour on 2 cores, ``reduced`` otherwise, with the cost that rules full out written here.
 Every stored run records the digest of the code its reproduction ran (:func:`code_digest`: its module and every
 leakaudit module that imports); an interrupted ``--all`` keeps the runs whose code is unchanged and runs the rest, so a

@@ -379,7 +379,7 @@ GENDER_VARIANTS = {
     "poisoned training set's rate of the poison label in the attacked group (Census rates: P(y=1 | man) = 0.102, "
     "P(y=1 | woman) = 0.025), i.e. how much of the t0/t1 difference the poisoned data carry at n = 1,000. See "
     "docs/chase.md.\n\n"
-    "Which learner, encoding, feature set and poison make the ratio visible (issue 32), measured by "
+    "Which learner, encoding, feature set and poison make the ratio visible, measured by "
     "chase-gender-visibility (seeds 0-4; per-seed values on its page): 'separation' Phi(d'/2) of the share of "
     "1,000 held-out rows of the poisoned group that 10 poisoned models a world label 1, mean [95% interval]. "
     "The paper: 0.99 at p = 0.03, 1.0 at p = 0.10 (Table III).\n\n"
