@@ -36,6 +36,9 @@ def test_a_section_is_written_as_given_keys_in_their_order():
     d = DtpSection.model_validate(given)
     assert d.model_dump() == given and list(d.model_dump()) == list(given)
     assert d.noise_floor.median == 0.2 and d.test is None and "test" not in d
+    from leakaudit.audit.sections import Settings
+
+    assert Settings().model_dump() == {} and list(Settings()) == []  # built with nothing given: nothing written
     assert Skipped(name="x", reason="y").model_dump() == {"name": "x", "reason": "y"}
     assert Skipped(name="x", reason="y", missing=[]).as_dict() == {"name": "x", "reason": "y"}  # none named
     assert Skipped(name="x", reason="y", missing=["population"])["missing"] == ["population"]

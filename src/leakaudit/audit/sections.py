@@ -36,7 +36,7 @@ class Section(BaseModel):
     """One section of results.json: typed documented fields, further keys kept in their order, read as a mapping."""
 
     model_config = ConfigDict(frozen=True, extra="allow", protected_namespaces=())
-    _keys: tuple = PrivateAttr(default=())
+    _keys: tuple | None = PrivateAttr(default=None)  # the keys given, in order (None: built otherwise)
 
     @model_validator(mode="wrap")
     @classmethod
@@ -55,7 +55,7 @@ class Section(BaseModel):
         """Only the keys the analysis gave, in its order (a documented field it did not give is not written)."""
         d = handler(self)
         omit = self._omitted()
-        return {k: d[k] for k in (self._keys or tuple(d)) if k in d and k not in omit}
+        return {k: d[k] for k in (tuple(d) if self._keys is None else self._keys) if k in d and k not in omit}
 
     def _omitted(self) -> set[str]:
         """Keys not written although given (none here)."""
@@ -63,7 +63,9 @@ class Section(BaseModel):
 
     # -- read as the mapping results.json holds ------------------------------------------------------------------
     def _given(self) -> tuple:
-        return self._keys or tuple(type(self).model_fields) + tuple(self.__pydantic_extra__ or ())
+        if self._keys is not None:
+            return self._keys
+        return tuple(type(self).model_fields) + tuple(self.__pydantic_extra__ or ())
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._given():
