@@ -161,7 +161,9 @@ def run_one(n_records: int, pdtp_records: int, seed: int) -> dict:
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
         results = json.loads((work / "out" / "results.json").read_text())
         report = (work / "out" / "report.html").read_text()
-        shown = f"{results['resources'].get('peak_memory_mb')} MB" in report
+        peak = results["resources"].get("peak_memory_mb")
+        # the report writes it rounded to whole MB with thousands separators (report/html.py's fmt)
+        shown = peak is not None and f"{peak:,.0f} MB" in report
         cache_bytes = sum(p.stat().st_size for p in (work / "cache").rglob("*") if p.is_file())
     finally:
         sampler.stop()
