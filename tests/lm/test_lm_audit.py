@@ -45,6 +45,7 @@ def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
     html = (out / "report.html").read_text()
     assert "Min-K%++" in html and "blind baseline" in html and "Zhang et al." in html
     assert "recognises its fine-tuning texts" in html and "MIP noise" not in html  # what to do next, for texts
+    assert "lm_min_k" not in html and "lm_loss" not in html  # attacks named in words, "flagged by" too
     assert "verdict: DO NOT PUBLISH" in capsys.readouterr().out
 
 

@@ -36,8 +36,10 @@ MISSING = "not measured"
 
 
 def _display(results: dict, name: str) -> str:
-    """An attack's name in words: the membership registry's, or the ``display`` its own results carry
-    (language-model attacks)."""
+    """An attack's (or the DTP-1 check's) name in words: the membership registry's, or the ``display`` its own results
+    carry (language-model attacks)."""
+    if name == "dtp1":
+        return "DTP-1"
     if name in ATTACKS.names():
         return display_name(name)
     return ((results.get("membership") or {}).get(name) or {}).get("display") or name
@@ -222,7 +224,8 @@ def _records_table(results: dict, records: pd.DataFrame) -> tuple[list[str], lis
     out = []
     for _, r in rows.iterrows():
         rid = int(r["record"])
-        flags = [_cell(r["flagged_by"]) if isinstance(r["flagged_by"], str) and r["flagged_by"] else "none"]
+        flags = ["; ".join(_display(results, f.strip()) for f in r["flagged_by"].split(";"))
+                 if isinstance(r["flagged_by"], str) and r["flagged_by"] else "none"]
         own = ["; ".join(f"{c}: {_cell(r[c]) or 'missing'}" for c in values)] if values else []
         out.append({"cells": [_int(r.get("risk_rank")), _where(records, rid), why.get(rid, "")]
                     + (flags if flagged else []) + [_cell(r[c]) for c in measures] + own,
@@ -252,11 +255,12 @@ def _dataset_inference(di: dict | None) -> dict | None:
             "repeats": power.get("n_repeats", 0), "power": "; ".join(sizes) or "not measured"}
 
 
-def _record_risk_words(risk: dict | None) -> str:
+def _record_risk_words(results: dict) -> str:
     """How the "flagged by" column was decided, and how many members each attack and check flags."""
+    risk = results.get("record_risk")
     if not risk:
         return ""
-    counts = ", ".join(f"{_display_name(a)} {k:,}" for a, k in (risk.get("flagged") or {}).items())
+    counts = ", ".join(f"{_display(results, a)} {k:,}" for a, k in (risk.get("flagged") or {}).items())
     text = (f"\"Flagged by\" names the attacks that score the member above the non-members (its one-sided p-value "
             f"among the non-members' scores, corrected by Benjamini and Hochberg over every member and attack at a "
             f"false discovery rate of {risk.get('false_discovery_rate', 0.05) * 100:g}%) and DTP-1 where the record "
@@ -265,10 +269,6 @@ def _record_risk_words(risk: dict | None) -> str:
     if risk.get("resolution"):
         text += f" Resolution: {risk['resolution']}."
     return text
-
-
-def _display_name(name: str) -> str:
-    return "DTP-1" if name == "dtp1" else display_name(name)
 
 
 def name_records(text: str, records: pd.DataFrame | None) -> str:
@@ -692,7 +692,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         max_dtp=_plain(thresholds.get("max_dtp")),
         dtp_records=_dtp_records(dtp or {}, records),
         records_head=rec_head, records_rows=rec_rows, records_extra=n_extra, top_n=TOP_N,
-        record_risk=_record_risk_words(results.get("record_risk")),
+        record_risk=_record_risk_words(results),
         attribute=_attribute_rows(results), property=_property_rows(results),
         mip=results.get("mip"), mip_rows=_mip_rows(results.get("mip")),
         mip_sentence=_capital((results.get("mip") or {}).get("sentence") or ""),
