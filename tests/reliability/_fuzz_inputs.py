@@ -374,6 +374,9 @@ def build(spec: Spec, d: Path, out: Path) -> Built:
         # records that depends on the audit's own draw, so either answer is right
         counts = pd.concat([mem[lab], non[lab]]).value_counts()
         maybe = maybe or len(counts) < 2 or int(counts.min()) < 10
+        # ... and where a class has one member, which PDTP's members-less-one refit would leave without that class
+        # (refused when PDTP measures every member, as the profile decides)
+        maybe = maybe or bool((mem[lab].value_counts() == 1).any())
         import skops.io as sio
 
         sio.dump(est, d / "model.skops")
