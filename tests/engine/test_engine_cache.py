@@ -142,3 +142,34 @@ def test_concurrent_writers_and_reader_never_see_a_partial_entry(tmp_path):
     assert not list(tmp_path.glob("v1/*/*.tmp"))
     payload, corrupt = cache.read(KEY)
     assert not corrupt and np.unique(payload["outputs"]).size == 1
+
+
+def test_ctrl_c_inside_the_archive_stays_a_ctrl_c(tmp_path, monkeypatch):
+    """Ctrl-C as numpy starts closing the archive leaves its zip file unclosed; when that was the entry's own file
+    object, the zip file's later close met a closed file ("seek of closed file", a traceback instead of the one line
+    of an interrupted command). The archive is built in memory now: the interrupt stays a KeyboardInterrupt, nothing
+    is raised later, and no partial or temporary entry is left."""
+    import gc
+    import sys
+    import zipfile
+
+    cache = ChunkCache(tmp_path)
+    unraised = []
+    monkeypatch.setattr(sys, "unraisablehook", unraised.append)
+    real_close, calls = zipfile.ZipFile.close, []
+
+    def close(self):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # Ctrl-C as numpy's own `finally: zipf.close()` begins
+        return real_close(self)
+
+    monkeypatch.setattr(zipfile.ZipFile, "close", close)
+    with pytest.raises(KeyboardInterrupt) as info:
+        cache.write(KEY, {"outputs": np.ones((4, 3)), "other": np.zeros(2)})
+    del info  # its traceback holds the unclosed zip file
+    gc.collect()  # the zip file's finaliser closes it here
+    assert len(calls) >= 2 and not unraised, [u.exc_value for u in unraised]
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+    payload, corrupt = cache.read(KEY)
+    assert payload is None and not corrupt

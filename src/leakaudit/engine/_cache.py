@@ -16,6 +16,7 @@ Nothing is ever unpickled: entries are read with ``allow_pickle=False``.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import tempfile
 import time
@@ -130,8 +131,13 @@ class ChunkCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
             try:
+                # the archive is built in memory, then written: Ctrl-C inside np.savez (which leaves its zip file
+                # unclosed) must not meet a closed file object later, which replaced the KeyboardInterrupt with a
+                # "seek of closed file" traceback
                 with os.fdopen(fd, "wb") as f:
-                    np.savez(f, allow_pickle=False, **arrays)
+                    buf = io.BytesIO()
+                    np.savez(buf, allow_pickle=False, **arrays)
+                    f.write(buf.getbuffer())
                     f.flush()
                     os.fsync(f.fileno())
                 os.replace(tmp, path)
