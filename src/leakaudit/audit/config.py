@@ -80,7 +80,7 @@ def _type_words(annotation) -> str:
     return {Path: "path"}.get(a, getattr(a, "__name__", str(a)))
 
 
-def _default_words(value) -> str:
+def _toml_default(value) -> str:
     """A default as docs/config.md writes it (TOML spelling)."""
     if value is None:
         return "(none)"
@@ -112,7 +112,7 @@ def settings_table(model: type[BaseModel]) -> list[str]:
     rows = ["| key | flag | type | default | meaning |", "|---|---|---|---|---|"]
     for name, f in model.model_fields.items():
         default = f.default_factory() if f.default_factory else f.default
-        rows.append(f"| `{name}` | {_flag_words(flag_of(f))} | {_type_words(f.annotation)} | {_default_words(default)} "
+        rows.append(f"| `{name}` | {_flag_words(flag_of(f))} | {_type_words(f.annotation)} | {_toml_default(default)} "
                     f"| {f.description or ''} |")
     return rows
 
