@@ -30,6 +30,11 @@ class Flag:
     def __init__(self, *names: str, default: str = ""):
         self.names, self.default = names, default
 
+    @property
+    def name(self) -> str:
+        """The flag a setting is given by (a switch's ``--x`` of ``--x/--no-x``)."""
+        return self.names[0].split("/")[0]
+
     def __repr__(self) -> str:
         return f"Flag({', '.join(map(repr, self.names))}" + (f", default={self.default!r})" if self.default else ")")
 
@@ -52,11 +57,11 @@ def in_words(text: str, *, flags: bool) -> str:
 
     def one(m: re.Match) -> str:
         name, value = m.group(1), m.group(3)
-        flag = flag_of(fields[name]) if name in fields else None
         if name not in fields:
             return m.group(0)
+        flag = flag_of(fields[name])
         if flags and flag is not None:
-            return flag.names[0].split("/")[0] + (f" {value.strip(chr(34))}" if value else "")
+            return flag.name + (f" {value.strip(chr(34))}" if value else "")
         return name + (f"={value}" if value else "")
 
     return re.sub(r"`([a-z_]+)( = ([^`]+))?`", one, text)

@@ -55,7 +55,7 @@ class Section(BaseModel):
         """Only the keys the analysis gave, in its order (a documented field it did not give is not written)."""
         d = handler(self)
         omit = self._omitted()
-        return {k: d[k] for k in (tuple(d) if self._keys is None else self._keys) if k in d and k not in omit}
+        return {k: d[k] for k in self._given() if k in d and k not in omit}
 
     def _omitted(self) -> set[str]:
         """Keys not written although given (none here)."""

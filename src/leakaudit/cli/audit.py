@@ -67,7 +67,7 @@ def _options() -> list[inspect.Parameter]:
     from ..audit.config import AuditConfig, RunOptions, flag_of
 
     fields = {**AuditConfig.model_fields, **RunOptions.model_fields}
-    flagged = {k: flag_of(f) for k, f in fields.items() if flag_of(f) is not None}
+    flagged = {k: flag for k, f in fields.items() if (flag := flag_of(f)) is not None}
     order = ["out"] + [k for k in flagged if k != "out"]
     params = [inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path], default=typer.Option(
         None, "--config", help="TOML file of settings: every flag below is a key (out, check_inputs, exit_code, ... "
