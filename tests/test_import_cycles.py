@@ -2,7 +2,8 @@
 
 Every ``import`` and ``from ... import`` anywhere in a module counts, including those inside functions: a
 function-level import that closes a cycle only hides it until the function runs. An import of a package
-counts as an import of its ``__init__``; a package's ``__init__`` importing its own modules, and those
+counts as an import of its ``__init__``; one under ``if TYPE_CHECKING:`` (a type named in an annotation, never
+imported at run time) does not count; a package's ``__init__`` importing its own modules, and those
 modules importing names of their own package (which Python resolves from the half-initialised package),
 are not cycles.
 """
@@ -11,6 +12,7 @@ import ast
 from pathlib import Path
 
 import leakaudit
+from test_layers import type_checking_only
 
 ROOT = Path(leakaudit.__file__).parent
 PACKAGE = "leakaudit"
@@ -43,7 +45,11 @@ def _imports(name: str, path: Path) -> set[str]:
     """Modules of the package that module ``name`` imports (anywhere in its body)."""
     package = name if _is_package(name) else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    skip = type_checking_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             found.update(filter(None, (_target(a.name) for a in node.names if a.name.startswith(PACKAGE))))
         elif isinstance(node, ast.ImportFrom):

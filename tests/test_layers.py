@@ -32,10 +32,23 @@ def _top(path: Path) -> str:
     return rel.parts[0].removesuffix(".py")
 
 
+def type_checking_only(tree: ast.Module) -> set[int]:
+    """ids of the import nodes under ``if TYPE_CHECKING:``: types named in annotations, never imported at run time
+    (the report names the audit's result types it reads; the audit imports the report to write it)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            out |= {id(n) for b in node.body for n in ast.walk(b)}
+    return out
+
+
 def _imported_tops(path: Path):
     tree = ast.parse(path.read_text())
     pkg_parts = list(path.relative_to(ROOT).parent.parts)
+    skip = type_checking_only(tree)
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = pkg_parts[: len(pkg_parts) - (node.level - 1)] if node.level - 1 <= len(pkg_parts) else []

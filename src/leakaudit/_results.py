@@ -117,7 +117,12 @@ class Result(BaseModel):
 
     @classmethod
     def from_json(cls, text: str):
-        d = json.loads(text)
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        """The result :meth:`to_dict` (or strict JSON's null for NaN) wrote."""
+        d = dict(data)
         d.pop("schema_version", None)
         d.pop("type", None)
         return cls(**_null_to_nan(d, cls))

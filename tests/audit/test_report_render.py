@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 from leakaudit.audit import make_config, run_audit
+from leakaudit.audit.results import read_result
+from leakaudit.exceptions import DataFileError
 from leakaudit.report import render_report
 from leakaudit.report.plots import _roc_polyline, interp_roc, robust_limits, roc_points
 
@@ -19,6 +21,24 @@ def audit(tmp_path_factory):
     out = tmp_path_factory.mktemp("render") / "run"
     run_audit(make_config(profile="smoke", n_members=120, n_nonmembers=120, epochs=2, seed=1), out, verbose=False)
     return json.loads((out / "results.json").read_text()), pd.read_csv(out / "records.csv")
+
+
+def _render(res: dict, rec) -> str:
+    """The report of results.json's data (edited by a test), read into the typed result as the audit reads it."""
+    return render_report(read_result(res), rec)
+
+
+def test_data_that_is_not_a_result_is_refused_by_field(audit):
+    """The report reads the typed result: results.json's data whose verdict lost a field, or that holds something
+    else, is refused in one line naming it."""
+    res, _ = audit
+    broken = copy.deepcopy(res)
+    del broken["verdict"]["headline"]
+    with pytest.raises(DataFileError, match=r"^x.json does not hold an audit's results: verdict.headline: "):
+        read_result(broken, where="x.json")
+    with pytest.raises(DataFileError, match=r"does not hold an audit's results \(no AuditResult\)"):
+        read_result([1, 2])
+    assert read_result(res).verdict.headline == res["verdict"]["headline"]
 
 
 def visible_text(html: str) -> str:
@@ -94,7 +114,7 @@ def test_nulls_never_show_and_no_python_dicts(audit):
     res["mip"]["accuracy_cost"], res["mip"]["accuracy_cost_interval"] = None, [None, None]
     res["target"]["train_accuracy"] = None
     res["settings"]["pdtp_records"] = None
-    text = visible_text(render_report(res, rec))
+    text = visible_text(_render(res, rec))
     assert "not measured" in text
     for bad in (r"\bNone\b", r"\bnan\b", r"\bNaN\b", r"\{'"):
         assert not re.search(bad, text), (bad, re.search(rf".{{80}}{bad}.{{80}}", text))
@@ -107,7 +127,7 @@ def test_check_status_words_agree_with_the_numbers(audit):
     c.update(status="passed", value=0.011, interval=[0.002, 0.075], threshold=0.05)
     c2 = next(c for c in res["verdict"]["checks"] if c["id"] == "membership.loss.auc")
     c2.update(status="passed", value=0.52, interval=[0.48, 0.56], threshold=0.6)
-    html = render_report(res, rec)
+    html = _render(res, rec)
     row = re.search(r"loss threshold: TPR at 1% FPR</td>(.*?)</tr>", html, re.DOTALL).group(1)
     assert "passed: not shown above the threshold" in row and "1.10% measured" in row and "7.50%" in row
     assert "within the threshold" not in row
@@ -124,7 +144,7 @@ def test_records_table_lists_every_record_behind_the_verdict(audit):
     res["verdict"]["outcome"] = "do not publish"
     res["verdict"]["checks"] = [{**c, "status": "exceeded"} if c["id"] == "dtp.dtp1" else c
                                 for c in res["verdict"]["checks"]]
-    html = render_report(res, rec)
+    html = _render(res, rec)
     table = re.search(r'<table id="records-table">(.*?)</table>', html, re.DOTALL).group(1)
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.DOTALL)
     assert len(rows) == 1 + 15 + 1
@@ -137,7 +157,7 @@ def test_records_table_lists_every_record_behind_the_verdict(audit):
 
 def test_sections_answer_their_question_against_a_baseline(audit):
     res, rec = audit
-    text = visible_text(render_report(res, rec))
+    text = visible_text(_render(res, rec))
     assert "an attacker guessing at random finds 1.0%" in text
     for name, p in res["property"].items():
         assert p["sentence"] and f"{name}: {p['sentence']}" in text

@@ -83,3 +83,27 @@ def test_every_audit_flag_is_documented_and_is_a_key():
                 assert f"`{opt}`" in text, f"{opt} is not in docs/config.md"
         if p.name != "config":
             assert p.name in keys, f"--{p.name} has no TOML key"
+
+
+def test_in_words_names_the_flag_or_the_library_argument():
+    """Library texts write a setting as `key`: the command line reads its flag, a library call the argument of
+    leakaudit.audit() that gives the same input in memory (a file's value means nothing there)."""
+    from leakaudit.audit.config import in_words
+
+    text = "give `reference_dir = DIR` with `model_dir`; `population = FILE`; `train` and `test`; `profile = thorough`"
+    assert in_words(text, flags=True) == ("give --reference-dir DIR with --model-dir; --population FILE; --train and "
+                                          "--test; --profile thorough")
+    assert in_words(text, flags=False) == ("give references with model; population; members and nonmembers; "
+                                           "profile=thorough")
+    # each library argument named is one leakaudit.audit() takes
+    import inspect
+
+    from leakaudit.audit.api import audit
+
+    takes = set(inspect.signature(audit).parameters)
+    from leakaudit.audit.config import flag_of
+
+    for name, field in {**AuditConfig.model_fields, **RunOptions.model_fields}.items():
+        flag = flag_of(field)
+        if flag is not None and flag.argument:
+            assert flag.argument in takes, (name, flag.argument)

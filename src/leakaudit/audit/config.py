@@ -22,13 +22,15 @@ __all__ = ["AuditConfig", "Flag", "flag_of", "Thresholds", "ProfileSettings", "P
 class Flag:
     """How a setting is given to ``leakaudit audit``, declared on the setting itself (``Annotated[type, Flag(...)]``):
     its flag names (a switch as ``--x/--no-x``; the first long name is the flag) and ``default``, the words of the
-    help's "(default: ...)" where the setting's own default does not say what "not given" means. The command's
-    options, their help (the setting's description) and docs/config.md's tables are made from these."""
+    help's "(default: ...)" where the setting's own default does not say what "not given" means; ``argument``, the
+    argument of :func:`leakaudit.audit` that gives the same input in memory, where it is not the setting's own name
+    (a file's records, a model's directory). The command's options, their help (the setting's description) and
+    docs/config.md's tables are made from these."""
 
-    __slots__ = ("names", "default")
+    __slots__ = ("names", "default", "argument")
 
-    def __init__(self, *names: str, default: str = ""):
-        self.names, self.default = names, default
+    def __init__(self, *names: str, default: str = "", argument: str = ""):
+        self.names, self.default, self.argument = names, default, argument
 
     @property
     def name(self) -> str:
@@ -36,7 +38,8 @@ class Flag:
         return self.names[0].split("/")[0]
 
     def __repr__(self) -> str:
-        return f"Flag({', '.join(map(repr, self.names))}" + (f", default={self.default!r})" if self.default else ")")
+        extra = "".join(f", {k}={getattr(self, k)!r}" for k in ("default", "argument") if getattr(self, k))
+        return f"Flag({', '.join(map(repr, self.names))}{extra})"
 
 
 def flag_of(field) -> Flag | None:
@@ -48,7 +51,9 @@ def flag_of(field) -> Flag | None:
 def in_words(text: str, *, flags: bool) -> str:
     """Text from the library, which names a setting as `key` (or `key = value`), for its reader: with ``flags``
     (the command line's user) each setting ``leakaudit audit`` has a flag for is written as that flag (``--key
-    value``); without (a library caller) as the argument, ``key`` (``key=value``). Other text is left as it is."""
+    value``); without (a library caller) as the argument, ``key`` (``key=value``), or as the argument of
+    :func:`leakaudit.audit` that takes its place in memory (``reference_dir = DIR``: ``references``; a file's value
+    means nothing there). Other text is left as it is."""
     import re
 
     if "`" not in text:
@@ -62,6 +67,8 @@ def in_words(text: str, *, flags: bool) -> str:
         flag = flag_of(fields[name])
         if flags and flag is not None:
             return flag.name + (f" {value.strip(chr(34))}" if value else "")
+        if flag is not None and flag.argument:
+            return flag.argument
         return name + (f"={value}" if value else "")
 
     return re.sub(r"`([a-z_]+)( = ([^`]+))?`", one, text)
@@ -256,10 +263,10 @@ class AuditConfig(BaseModel):
 
     # data
     dataset: str = Field("adult", description="Bundled dataset of the demo (used when no `train`/`data` is given).")
-    train: Annotated[Path | None, Flag("--train", "--members", default="none: the bundled Adult demo")] = Field(
+    train: Annotated[Path | None, Flag("--train", "--members", default="none: the bundled Adult demo", argument="members")] = Field(
         None, description="The members: records the model was trained on (CSV or Parquet; with `model_dir` JSONL "
                           "too). Needs `test`.")
-    test: Annotated[Path | None, Flag("--test", "--nonmembers")] = Field(
+    test: Annotated[Path | None, Flag("--test", "--nonmembers", argument="nonmembers")] = Field(
         None, description="The non-members: records of the same distribution the model never saw.")
     data: Annotated[Path | None, Flag("--data")] = Field(
         None, description="Instead of `train`/`test`: one file with a 0/1 membership column (`membership_column`).")
@@ -272,7 +279,7 @@ class AuditConfig(BaseModel):
         None, description="Sensitive columns for attribute and property inference: a list, or one comma-separated "
                           "string as the flag takes it (a numeric column must be binned into text categories first). "
                           "Demo: sex, race, marital_status.")
-    population: Annotated[Path | None, Flag("--population")] = Field(
+    population: Annotated[Path | None, Flag("--population", argument="population")] = Field(
         None, description="Extra records of the same distribution, neither members nor non-members: reference models "
                           "train on them; RMIA needs them.")
     n_members: Annotated[int, Flag("--n-members")] = Field(
@@ -280,7 +287,7 @@ class AuditConfig(BaseModel):
     n_nonmembers: Annotated[int, Flag("--n-nonmembers")] = Field(
         1000, gt=1, description="Demo only: non-members drawn from Adult.")
     # model
-    model: Annotated[Path | None, Flag("--model", default="none: the demo's MLP is trained on the members")] = Field(
+    model: Annotated[Path | None, Flag("--model", default="none: the demo's MLP is trained on the members", argument="model")] = Field(
         None, description="The model to audit: a skops file, or a torch state_dict with `module`.")
     module: Annotated[str | None, Flag("--module")] = Field(
         None, description="With a torch state_dict `model`: its class, `package.module:Class`.")
@@ -292,27 +299,27 @@ class AuditConfig(BaseModel):
     model_input: Annotated[Literal["auto", "columns", "encoded"], Flag("--model-input")] = Field(
         "auto", description="What `model` takes: `auto`, `columns` (the table's feature columns as they are) or "
                             "`encoded` (leakaudit's encoding); see [input.md](input.md).")
-    predictions_train: Annotated[Path | None, Flag("--predictions-train")] = Field(
+    predictions_train: Annotated[Path | None, Flag("--predictions-train", argument="predictions")] = Field(
         None, description="Instead of a model: its class probabilities on the members (CSV, one row per `train` "
                           "record, one column per class). Only attacks that need no retraining run.")
-    predictions_test: Annotated[Path | None, Flag("--predictions-test")] = Field(
+    predictions_test: Annotated[Path | None, Flag("--predictions-test", argument="predictions")] = Field(
         None, description="With `predictions_train`: the probabilities on the non-members.")
     # a causal language model (audit/lm_stage.py): its directory, the texts' column, tokenizer and reference models
-    model_dir: Annotated[Path | None, Flag("--model-dir")] = Field(
+    model_dir: Annotated[Path | None, Flag("--model-dir", argument="model")] = Field(
         None, description="A causal language model to audit: a local transformers directory (`config.json` and "
                           "`*.safetensors`; a pickle checkpoint is refused), or a peft adapter directory whose base "
                           "model is local; see [lm.md](lm.md). Needs `text_column`.")
     text_column: Annotated[str | None, Flag("--text-column")] = Field(
         None, description="With `model_dir`: the column of the texts in the members and non-members files (JSONL, CSV "
                           "or Parquet).")
-    tokenizer: Annotated[Path | None, Flag("--tokenizer", default="none: --model-dir's own")] = Field(
+    tokenizer: Annotated[Path | None, Flag("--tokenizer", default="none: --model-dir's own", argument="tokenizer")] = Field(
         None, description="With `model_dir`: the tokenizer's directory, when it is not `model_dir`'s own.")
     logprobs_column: Annotated[str | None, Flag("--logprobs-column")] = Field(
         None, description="Instead of `model_dir` (scores only): the column of each text's per-token "
                           "log-probabilities computed by any framework (a list in JSONL or Parquet, a JSON list in "
                           "CSV); needs `text_column` (the blind baseline and the zlib ratio read the texts). Min-K%++ "
                           "and the reference attacks do not run.")
-    reference_dir: Annotated[list[Path] | None, Flag("--reference-dir")] = Field(
+    reference_dir: Annotated[list[Path] | None, Flag("--reference-dir", argument="references")] = Field(
         None, description="With `model_dir`: reference language models (e.g. the base before fine-tuning) for the "
                           "reference-ratio, LiRA and RMIA attacks; a list, or one path; the flag is repeated.")
     dataset_inference: Annotated[bool, Flag("--dataset-inference/--no-dataset-inference")] = Field(

@@ -14,7 +14,7 @@ from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetIn
                        MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, Resources, Settings, Skipped,
                        StageResources, TargetSection)
 
-__all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "results_json_schema"]
+__all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "read_result", "results_json_schema"]
 
 SCHEMA_VERSION = 2  # 2: the verdict's burden of proof and policy, each check's decision
 
@@ -173,7 +173,7 @@ class AuditResult(Result):
                                         "alone); save needs the result leakaudit.audit returned")
         out = Path(out)
         check_out_writable(out)
-        write_audit_files(out, self.to_dict(), self._records, evidence=self._evidence)
+        write_audit_files(out, self, self._records, evidence=self._evidence)
         return out
 
     def __repr__(self) -> str:
@@ -198,6 +198,23 @@ class AuditResult(Result):
                 f"{escape(str(self.target.get('description', '')))}</p>"
                 "<table><thead><tr><th>check</th><th>status</th><th>value</th><th>interval</th><th>threshold</th>"
                 f"</tr></thead><tbody>{rows}</tbody></table></div>")
+
+
+def read_result(data: Any, *, where: str = "results") -> AuditResult:
+    """results.json's data (``data``, as ``json.load`` gives it) as the typed :class:`AuditResult`; refused in one
+    line naming ``where`` and the first field that does not hold when it is not an audit's result."""
+    from pydantic import ValidationError
+
+    from ..exceptions import DataFileError
+
+    if not isinstance(data, dict) or data.get("type", "AuditResult") != "AuditResult":
+        raise DataFileError(f"{where} does not hold an audit's results (no AuditResult)")
+    try:
+        return AuditResult.from_dict(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err.get("loc", ())) or "its top level"
+        raise DataFileError(f"{where} does not hold an audit's results: {field}: {err.get('msg')}") from None
 
 
 def results_json_schema() -> dict[str, Any]:

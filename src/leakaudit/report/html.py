@@ -1,6 +1,7 @@
-"""Render ``report.html`` from an audit's ``results.json`` and ``records.csv``.
+"""Render ``report.html`` from an audit's typed result (results.json's data, read into
+:class:`~leakaudit.audit.results.AuditResult`) and ``records.csv``.
 
-The report reads result files only; it never trains or attacks. One
+The report reads results only; it never trains or attacks. One
 self-contained file: inline CSS and SVG plots, no scripts, no external fonts.
 
 Every number reaches the page through :func:`fmt` (or one of its siblings), which writes "not measured" for a
@@ -11,21 +12,23 @@ question against a baseline, then shows the evidence.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from ..exceptions import DataFileError
 from ..membership import ATTACKS, display_name
 from ..metrics import tpr_entry
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
-__all__ = ["fmt", "render_report", "write_report"]
+if TYPE_CHECKING:  # the report reads the audit's result models; the audit writes the report (no import at run time)
+    from ..audit.checks import Check
+    from ..audit.results import AuditResult
+
+__all__ = ["fmt", "name_records", "render_report"]
 
 _PROFILE_NOTES = {
     "smoke": "fastest, least power: few reference models and PDTP on a sample; for testing only",
@@ -35,14 +38,14 @@ _PROFILE_NOTES = {
 MISSING = "not measured"
 
 
-def _display(results: dict, name: str) -> str:
+def _display(results: AuditResult, name: str) -> str:
     """An attack's (or the DTP-1 check's) name in words: the membership registry's, or the ``display`` its own results
     carry (language-model attacks)."""
     if name == "dtp1":
         return "DTP-1"
     if name in ATTACKS.names():
         return display_name(name)
-    return ((results.get("membership") or {}).get(name) or {}).get("display") or name
+    return (results.membership.get(name) or {}).get("display") or name
 #: config keys that only describe the bundled demo (its data set and network): shown only in the demo's report
 _DEMO_ONLY = ("dataset", "n_members", "n_nonmembers", "hidden", "activation", "epochs")
 #: config keys of a language-model audit only
@@ -135,22 +138,21 @@ def _int(v) -> str:
 # -- checks -------------------------------------------------------------------------------------------------------
 
 
-def _check_spec(c: dict) -> str:
-    return "%2" if c.get("id", "").endswith("tpr_at_low_fpr") else (".2f" if c.get("analysis") == "dtp" else ".3f")
+def _check_spec(c: Check) -> str:
+    return "%2" if c.id.endswith("tpr_at_low_fpr") else (".2f" if c.analysis == "dtp" else ".3f")
 
 
-def _check_row(c: dict, conf_pct: str, records: pd.DataFrame | None = None) -> dict:
+def _check_row(c: Check, conf_pct: str, records: pd.DataFrame | None = None) -> dict:
     """One row of the checks table: a status and a reading whose words agree with the numbers; a member named by
     its index in a check's sentence ("record 114") is named by its file and row."""
-    if c.get("analysis") == "dtp" and c.get("sentence"):
-        c = {**c, "sentence": name_records(c["sentence"], records)}
+    sentence = name_records(c.sentence, records) if c.analysis == "dtp" else c.sentence
     spec = _check_spec(c)
     tspec = {"%2": "%", ".3f": "g", ".2f": "g"}[spec]
-    value, iv, thr = _num(c.get("value")), c.get("interval"), _num(c.get("threshold"))
+    value, iv, thr = _num(c.value), c.interval, _num(c.threshold)
     lo = _num(iv[0]) if iv else None
     hi = _num(iv[1]) if iv else None
-    status = c.get("status", "not measurable")
-    label, reading = status, c.get("sentence", "")
+    status = c.status
+    label, reading = status, sentence
     if status == "passed" and lo is not None and hi is not None and thr is not None:
         if hi < thr:
             label = "passed: shown below the threshold"
@@ -161,29 +163,29 @@ def _check_row(c: dict, conf_pct: str, records: pd.DataFrame | None = None) -> d
             reading = (f"not shown above the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
                        f"{fmt_interval(iv, spec)} reaches {fmt(thr, tspec)} but does not lie above it, so leakage up "
                        f"to {fmt(hi, spec)} is not ruled out (more records would narrow the interval)")
-    elif status == "passed" and c.get("analysis") == "dtp" and value is not None and thr is not None and value > thr:
+    elif status == "passed" and c.analysis == "dtp" and value is not None and thr is not None and value > thr:
         label = "passed: none significant when re-measured"
     elif status == "exceeded" and lo is not None and thr is not None:
         reading = (f"above the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
                    f"{fmt_interval(iv, spec)} lies above {fmt(thr, tspec)}")
-    if status == "passed" and c.get("shows") == "leakage only":
+    if status == "passed" and c.shows == "leakage only":
         label = "passed: a lower bound (cannot show safety)"
-    elif status == "passed" and iv is None and c.get("decision") == "undecided":  # a stage's say (DTP-1)
+    elif status == "passed" and iv is None and c.decision == "undecided":  # a stage's say (DTP-1)
         label = "passed: not shown below the threshold"
-    return {"name": c.get("name", c.get("id", "")), "status": status, "css": status.replace(" ", "-"),
+    return {"name": c.name or c.id, "status": status, "css": status.replace(" ", "-"),
             "label": label, "value": fmt(value, spec), "interval": fmt_interval(iv, spec) if iv else "none",
             "threshold": fmt(thr, tspec),
-            "reading": reading, "decision": c.get("decision") or "",
-            "fix": c.get("fix") or "", "recipe": c.get("describes") == "recipe"}
+            "reading": reading, "decision": c.decision or "",
+            "fix": c.fix or "", "recipe": c.describes == "recipe"}
 
 
 # -- records ------------------------------------------------------------------------------------------------------
 
 
-def _verdict_records(results: dict) -> dict[int, str]:
+def _verdict_records(results: AuditResult) -> dict[int, str]:
     """Members that the verdict rests on, by record id, with why: the DTP-1 check's significant records (or, under
     Long et al.'s raw rule, every record above the threshold)."""
-    dtp = results.get("dtp") or {}
+    dtp = results.dtp or {}
     out: dict[int, str] = {}
     if dtp.get("rule") == "long":
         for r in dtp.get("records_above") or []:
@@ -193,9 +195,9 @@ def _verdict_records(results: dict) -> dict[int, str]:
     return out
 
 
-def _value_columns(results: dict, records: pd.DataFrame) -> list[str]:
+def _value_columns(results: AuditResult, records: pd.DataFrame) -> list[str]:
     """The record's own columns to show: the label, the sensitive columns, then the others (at most 5 more)."""
-    data = results.get("data", {})
+    data = results.data
     cols = [c for c in data.get("record_columns", []) if c in records.columns]
     if not cols:
         return []
@@ -204,7 +206,7 @@ def _value_columns(results: dict, records: pd.DataFrame) -> list[str]:
     return first + rest[:5]
 
 
-def _records_table(results: dict, records: pd.DataFrame) -> tuple[list[str], list[dict], int]:
+def _records_table(results: AuditResult, records: pd.DataFrame) -> tuple[list[str], list[dict], int]:
     """The riskiest members (``TOP_N``) and every member the verdict rests on, with their own values."""
     mem = records[records["is_member"] == 1]
     if "risk_rank" not in mem or mem.empty:
@@ -255,9 +257,9 @@ def _dataset_inference(di: dict | None) -> dict | None:
             "repeats": power.get("n_repeats", 0), "power": "; ".join(sizes) or "not measured"}
 
 
-def _record_risk_words(results: dict) -> str:
+def _record_risk_words(results: AuditResult) -> str:
     """How the "flagged by" column was decided, and how many members each attack and check flags."""
-    risk = results.get("record_risk")
+    risk = results.record_risk
     if not risk:
         return ""
     counts = ", ".join(f"{_display(results, a)} {k:,}" for a, k in (risk.get("flagged") or {}).items())
@@ -307,9 +309,9 @@ def _dtp_records(dtp: dict, records: pd.DataFrame | None, limit: int = 25) -> li
 # -- sections -----------------------------------------------------------------------------------------------------
 
 
-def _membership_answer(results: dict, conf_pct: str) -> str:
-    mem = results.get("membership") or {}
-    th = results["verdict"].get("thresholds", {})
+def _membership_answer(results: AuditResult, conf_pct: str) -> str:
+    mem = results.membership
+    th = results.verdict.thresholds
     f = _num(th.get("low_fpr")) or 0.01
     best, best_t = None, None
     for name, m in mem.items():
@@ -324,35 +326,34 @@ def _membership_answer(results: dict, conf_pct: str) -> str:
     eps = [(_num((m.get("epsilon") or {}).get("epsilon_lb")), n) for n, m in mem.items()
            if (m.get("epsilon") or {}).get("measurable")]
     eps = [e for e in eps if e[0] is not None]
-    n1 = results["data"].get("n_members")
-    judged = next((c for c in results["verdict"].get("checks") or []
-                   if c.get("id") == f"membership.{best}.tpr_at_low_fpr"), None)
+    n1 = results.data.get("n_members")
+    judged = next((c for c in results.verdict.checks if c.id == f"membership.{best}.tpr_at_low_fpr"), None)
     s = (f"At a false-alarm rate of {fmt(f, '%')} (1 in {round(1 / f):,} non-members wrongly called a member), the "
          f"strongest attack ({_display(results, best)}) finds {fmt(best_t['tpr'], '%')} of the members "
          f"({conf_pct} interval {fmt(best_t['ci'][0], '%')} to {fmt(best_t['ci'][1], '%')}; about "
          f"{round(best_t['tpr'] * n1):,} of {n1:,}); an attacker guessing at random finds {fmt(f, '%')}.")
-    if judged is not None and judged.get("status") == "not measurable":
+    if judged is not None and judged.status == "not measurable":
         s += (" With these records that interval is too wide to judge against the threshold "
               f"({fmt(th.get('max_tpr_at_low_fpr'), '%')}): see the checks for the records it needs.")
     if eps and max(eps)[0] > 0:
         e, n = max(eps)
         s += (f" The empirical epsilon (a lower bound on the differential-privacy epsilon the attacks demonstrate, "
-              f"delta {results['config'].get('epsilon_delta', 1e-5):g}) is at least {e:.2f}, from the "
+              f"delta {results.config.get('epsilon_delta', 1e-5):g}) is at least {e:.2f}, from the "
               f"{_display(results, n)}; 0 means no demonstrated leakage.")
     else:
         s += " No attack demonstrates an empirical epsilon above 0 with these records."
     return s + _claim_sentence(results)
 
 
-def _claim_sentence(results: dict) -> str:
+def _claim_sentence(results: AuditResult) -> str:
     """With a claimed DP epsilon: the claim beside the attacks' bounds, and the one-run audit's bound and verdict."""
-    claimed = _num((results.get("config") or {}).get("claimed_epsilon"))
+    claimed = _num(results.config.get("claimed_epsilon"))
     if claimed is None:
         return ""
-    delta = (results.get("config") or {}).get("epsilon_delta", 1e-5)
+    delta = results.config.get("epsilon_delta", 1e-5)
     s = (f" The model was trained with differential privacy at a claimed epsilon of {claimed:g} (delta {delta:g}); "
          "every attack's empirical epsilon above is a lower bound to set against it.")
-    dp = results.get("dp") or {}
+    dp = results.dp or {}
     if _num(dp.get("epsilon_lower_bound")) is not None:
         s += (f" A one-run audit of the training recipe ({dp.get('m')} gradient canaries, Steinke et al. 2023) bounds "
               f"epsilon below by {fmt(dp['epsilon_lower_bound'], '.2f')} at {fmt(dp.get('confidence'), '%')} "
@@ -360,8 +361,8 @@ def _claim_sentence(results: dict) -> str:
     return s
 
 
-def _membership_rows(results: dict) -> tuple[list[str], list[dict]]:
-    mem = results.get("membership") or {}
+def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
+    mem = results.membership
     fprs = []
     for m in mem.values():
         fprs = list((m.get("tpr_at_fpr") or {}).keys())
@@ -374,7 +375,7 @@ def _membership_rows(results: dict) -> tuple[list[str], list[dict]]:
             t = (m.get("tpr_at_fpr") or {}).get(f) or {}
             tprs.append(f"{fmt(t.get('tpr'), '%2')} {fmt_interval(t.get('ci'), '%2')}"
                         if _num(t.get("tpr")) is not None else "not estimable")
-        claimed = _num((results.get("config") or {}).get("claimed_epsilon"))
+        claimed = _num(results.config.get("claimed_epsilon"))
         rows.append({"name": _display(results, name),
                      "auc": f"{fmt(m.get('auc'))} {fmt_interval(m.get('auc_ci'))}",
                      "tprs": tprs,
@@ -384,11 +385,11 @@ def _membership_rows(results: dict) -> tuple[list[str], list[dict]]:
     return [fmt(f, "g") for f in fprs], rows
 
 
-def _dtp_answer(results: dict, records: pd.DataFrame | None) -> str:
-    dtp = results.get("dtp") or {}
+def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
+    dtp = results.dtp or {}
     if not dtp:
         return ""
-    thr = results["verdict"]["thresholds"].get("max_dtp", 1.0)
+    thr = results.verdict.thresholds.get("max_dtp", 1.0)
     nf = dtp.get("noise_floor") or {}
     floor, p90 = _num(nf.get("median")), _num(nf.get("p90"))
     noise = (f" Retraining with another seed alone moves a record's output by {fmt(floor, '.2f')} nats for the median "
@@ -420,9 +421,9 @@ def _dtp_answer(results: dict, records: pd.DataFrame | None) -> str:
                else ""))
 
 
-def _attribute_rows(results: dict) -> list[dict]:
+def _attribute_rows(results: AuditResult) -> list[dict]:
     rows = []
-    for col, a in (results.get("attribute") or {}).items():
+    for col, a in results.attribute.items():
         base, acc_m = _num(a.get("baseline_accuracy")), _num(a.get("member_accuracy"))
         alt, alt_ci = _num(a.get("alternative_advantage")), a.get("alternative_advantage_ci")
         lo = _num(alt_ci[0]) if alt_ci else None
@@ -444,9 +445,9 @@ def _attribute_rows(results: dict) -> list[dict]:
     return rows
 
 
-def _property_rows(results: dict) -> list[dict]:
+def _property_rows(results: AuditResult) -> list[dict]:
     rows = []
-    for name, p in (results.get("property") or {}).items():
+    for name, p in results.property.items():
         helps = p.get("model_helps")
         rows.append({"name": name, "true": fmt(p.get("true_share")),
                      "est": f"{fmt(p.get('estimate'))} {fmt_interval(p.get('estimate_interval'))}",
@@ -518,23 +519,23 @@ def _removal_words(dtp: dict) -> str:
     return text
 
 
-def _next_steps(results: dict, records: pd.DataFrame | None, rows: list[dict]) -> list[str]:
+def _next_steps(results: AuditResult, records: pd.DataFrame | None, rows: list[dict]) -> list[str]:
     """What would change a verdict that is not "publish", from what this audit measured (nothing claimed that it
     did not measure)."""
-    v = results["verdict"]
-    if v.get("outcome", "publish") == "publish":
+    v = results.verdict
+    if v.outcome == "publish":
         return []
     out = []
-    checks = v.get("checks") or []
-    dtp = results.get("dtp") or {}
+    checks = v.checks
+    dtp = results.dtp or {}
     sig = dtp.get("records_significant") or ([] if dtp.get("rule") != "long" else dtp.get("records_above") or [])
-    if sig and any(c.get("id") == "dtp.dtp1" and c.get("status") == "exceeded" for c in checks):
+    if sig and any(c.id == "dtp.dtp1" and c.status == "exceeded" for c in checks):
         names = "; ".join(_where(records, int(r)) for r in sig[:10]) + (f" and {len(sig) - 10} more" if len(sig) > 10
                                                                            else "")
         out.append(f"DTP-1 records: {names}. " + _removal_words(dtp))
-    if any(c.get("analysis") == "membership" and c.get("status") == "exceeded" for c in checks):
-        mip = results.get("mip")
-        if (results.get("data") or {}).get("kind") == "text":  # MIP noise is defined for classifiers' parameters
+    if any(c.analysis == "membership" and c.status == "exceeded" for c in checks):
+        mip = results.mip
+        if results.data.get("kind") == "text":  # MIP noise is defined for classifiers' parameters
             out.append("Membership leakage: the model recognises its fine-tuning texts. Fine-tune for fewer epochs, "
                        "remove repeated texts (repetition drives memorisation), or fine-tune with differential "
                        "privacy (DP-SGD), then audit again; the cost of each was not measured here.")
@@ -546,15 +547,15 @@ def _next_steps(results: dict, records: pd.DataFrame | None, rows: list[dict]) -
                        f"{fmt_interval(mip.get('accuracy_cost_interval'), '%')}); differentially "
                        "private training (DP-SGD) is the other route; its cost was not measured here.")
         else:
-            why = next((s.get("reason") for s in results.get("skipped", []) if "MIP" in s.get("name", "")), "")
+            why = next((s.reason for s in results.skipped if "MIP" in s.name), "")
             out.append("Membership leakage: retrain with a privacy mechanism (differentially private training, or "
                        "Izzo et al.'s MIP noise) or with more regularisation, then audit again; the accuracy cost was "
                        "not measured here" + (f" ({why})." if why else "."))
-    if any(c.get("describes") == "recipe" and c.get("status") == "exceeded" for c in checks):
+    if any(c.describes == "recipe" and c.status == "exceeded" for c in checks):
         out.append("A finding describes the retraining recipe, not the given model: give the recipe that trained the "
                    "model (for a torch module, the config's [training]) or check the member list, then audit again.")
     fixes: dict[tuple[str, str], list[str]] = {}
-    safety = v.get("burden_of_proof") == "safety shown"
+    safety = v.burden_of_proof == "safety shown"
     for r in rows:
         if r["status"] == "not measurable" and r["fix"]:
             fixes.setdefault(("not measurable", r["fix"]), []).append(r["name"])
@@ -592,10 +593,10 @@ def _words(key: str) -> str:
     return _SETTING_WORDS.get(key, key.replace("_", " "))
 
 
-def _settings_rows(results: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
+def _settings_rows(results: AuditResult) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(profile settings, retraining recipe, other config) as (name in words, plain text) pairs, without None or
     dicts."""
-    settings = dict(results.get("settings") or {})
+    settings = dict(results.settings)
     recipe = settings.pop("retraining_recipe", None) or {}
     settings.pop("profile", None)
     prof = []
@@ -605,9 +606,9 @@ def _settings_rows(results: dict) -> tuple[list[tuple[str, str]], list[tuple[str
         elif v is not None:
             prof.append((_words(k), _plain(v)))
     rec = [(k, _plain(v)) for k, v in recipe.items() if v is not None]
-    cfg = results.get("config") or {}
-    demo = (results.get("target") or {}).get("kind") == "demo"
-    text = (results.get("data") or {}).get("kind") == "text"
+    cfg = results.config
+    demo = results.target.get("kind") == "demo"
+    text = results.data.get("kind") == "text"
     conf = []
     for k, v in cfg.items():
         if v is None or v == [] or v == {} or k in _CONFIG_SHOWN_ELSEWHERE or (k in _DEMO_ONLY and not demo) \
@@ -622,22 +623,24 @@ def _settings_rows(results: dict) -> tuple[list[tuple[str, str]], list[tuple[str
     return prof, rec, conf
 
 
-def render_report(results: dict, records: pd.DataFrame | None) -> str:
-    """HTML text of the report for one audit."""
+def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
+    """HTML text of the report for one audit, read from its typed result (:class:`~leakaudit.audit.results.
+    AuditResult`, e.g. :func:`leakaudit.audit.results.read_result` of results.json's data) and ``records``
+    (records.csv's rows)."""
     env = Environment(loader=PackageLoader("leakaudit.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
     tmpl = env.get_template("report.html.j2")
-    verdict = results["verdict"]
-    thresholds = verdict.get("thresholds") or {}
+    verdict = results.verdict
+    thresholds = verdict.thresholds
     roc = pdtp_hist = pdtp_scatter = None
     rec_head, rec_rows, n_extra = [], [], 0
-    membership = results.get("membership") or {}
+    membership = results.membership
     if records is not None and len(records):
         m = records["is_member"].to_numpy(int)
         curves = {_display(results, n): (m, records[f"score_{n}"].to_numpy(float)) for n in membership
                   if f"score_{n}" in records}
         if curves:
             roc = roc_svg(curves, low_fpr=_num(thresholds.get("low_fpr")),
-                          confidence=_num(verdict.get("check_confidence")) or 0.95)
+                          confidence=_num(verdict.check_confidence) or 0.95)
         if "pdtp" in records and records["pdtp"].notna().any():
             mem = records[records["is_member"] == 1]
             pd_ = mem["pdtp"].to_numpy(float)
@@ -652,28 +655,24 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
                                                  score_name=_display(results, best),
                                                  threshold=_num(thresholds.get("max_dtp")) or 1.0)
         rec_head, rec_rows, n_extra = _records_table(results, records)
-    cfg = results["config"]
-    cc = _num(verdict.get("check_confidence"))
+    cfg = results.config
+    cc = _num(verdict.check_confidence)
     conf_pct = f"{cc * 100:.4g}%" if cc is not None else f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%"
-    check_rows = [_check_row(c, conf_pct, records) for c in verdict.get("checks") or []]
+    check_rows = [_check_row(c, conf_pct, records) for c in verdict.checks]
     fprs, mem_rows = _membership_rows(results)
     prof, recipe, conf = _settings_rows(results)
-    data = results.get("data") or {}
-    target = results.get("target") or {}
-    dtp = results.get("dtp")
+    data, target, dtp = results.data, results.target, results.dtp
     return tmpl.render(
-        version=results.get("leakaudit_version"), created=results.get("created"),
+        version=results.leakaudit_version, created=results.created,
         profile=cfg.get("profile"), profile_note=_PROFILE_NOTES.get(cfg.get("profile"), ""),
         data=data, target=target, files=data.get("files") or {},
         accuracy=(f"{fmt(target.get('train_accuracy'), '%')} on members, {fmt(target.get('test_accuracy'), '%')} on "
                   "non-members"),
-        outcome=verdict.get("outcome", "publish" if verdict.get("publish") else "do not publish"),
-        headline=name_records(verdict.get("headline", ""), records),
-        recipe_sentence=(verdict.get("recipe") or {}).get("sentence", ""),
-        n_checks=verdict.get("n_checks"), conf_pct=conf_pct,
+        outcome=verdict.outcome, headline=name_records(verdict.headline, records),
+        recipe_sentence=(verdict.recipe or {}).get("sentence", ""), n_checks=verdict.n_checks, conf_pct=conf_pct,
         confidence=f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%",
-        burden=verdict.get("burden_of_proof", "leakage shown"), policy=verdict.get("policy", "default"),
-        release=verdict.get("release") or "not declared", threat_model=verdict.get("threat_model", ""),
+        burden=verdict.burden_of_proof, policy=verdict.policy, release=verdict.release or "not declared",
+        threat_model=verdict.threat_model,
         checks=check_rows,
         thresholds=[(k, _plain(v)) for k, v in thresholds.items() if v is not None],
         next_steps=_next_steps(results, records, check_rows),
@@ -681,7 +680,7 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         attacks_run=[(display_name(a), ATTACKS.get(a).description) for a in membership if a in ATTACKS.names()],
         lm_attacks=[(v["display"], v["reference"]) for v in membership.values() if v.get("reference")],
         blind=next((v for v in membership.values() if "comparable" in v), None),
-        dataset_inference=_dataset_inference(results.get("dataset_inference")),
+        dataset_inference=_dataset_inference(results.dataset_inference),
         auc_method=", ".join(sorted({_AUC_METHODS.get(str(v.get("auc_ci_method")), str(v.get("auc_ci_method")))
                                      for v in membership.values() if v.get("auc_ci_method")})),
         dtp=dtp, dtp_answer=_dtp_answer(results, records),
@@ -694,46 +693,10 @@ def render_report(results: dict, records: pd.DataFrame | None) -> str:
         records_head=rec_head, records_rows=rec_rows, records_extra=n_extra, top_n=TOP_N,
         record_risk=_record_risk_words(results),
         attribute=_attribute_rows(results), property=_property_rows(results),
-        mip=results.get("mip"), mip_rows=_mip_rows(results.get("mip")),
-        mip_sentence=_capital((results.get("mip") or {}).get("sentence") or ""),
-        skipped=[s for s in results.get("skipped", [])],
-        command=results.get("command", ""),
-        timings=[(k, fmt(v, ".1f")) for k, v in (results.get("timings") or {}).items()],
-        peak_mb=fmt((results.get("resources") or {}).get("peak_memory_mb"), ",.0f"),
+        mip=results.mip, mip_rows=_mip_rows(results.mip), mip_sentence=_capital((results.mip or {}).get("sentence") or ""),
+        skipped=list(results.skipped), command=results.command,
+        timings=[(k, fmt(v, ".1f")) for k, v in results.timings.items()],
+        peak_mb=fmt(results.resources.get("peak_memory_mb"), ",.0f"),
         settings=prof, recipe=recipe, config=conf, demo=target.get("kind") == "demo",
         roc_svg=roc, pdtp_hist_svg=pdtp_hist, pdtp_scatter_svg=pdtp_scatter,
     )
-
-
-def _reworded(obj, words):
-    """``obj`` (results.json's data) with ``words`` applied to every string but the recorded configuration's."""
-    if isinstance(obj, str):
-        return words(obj)
-    if isinstance(obj, list):
-        return [_reworded(v, words) for v in obj]
-    if isinstance(obj, dict):
-        return {k: v if k == "config" else _reworded(v, words) for k, v in obj.items()}
-    return obj
-
-
-def write_report(out_dir: str | Path, *, words=None) -> Path:
-    """Read ``out_dir/results.json`` (and ``records.csv`` if present) and write ``out_dir/report.html``.
-
-    ``words``: how the report names the settings its texts mention (results.json writes a setting as `key`):
-    :func:`leakaudit.audit.config.in_words` with flags for a command-line audit, with argument names for a library
-    call; None: as results.json has them."""
-    out_dir = Path(out_dir)
-    res_path = out_dir / "results.json"
-    if not res_path.is_file():
-        raise DataFileError(f"no results.json in {out_dir}; run an audit first")
-    results = json.loads(res_path.read_text())
-    if words is not None:
-        results = _reworded(results, words)
-    rec_path = out_dir / "records.csv"
-    records = pd.read_csv(rec_path) if rec_path.is_file() else None
-    html = render_report(results, records)
-    path = out_dir / "report.html"
-    tmp = out_dir / ".report.html.tmp"
-    tmp.write_text(html)
-    tmp.replace(path)
-    return path
