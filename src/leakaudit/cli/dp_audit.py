@@ -74,6 +74,9 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
     learner = with_device(learner, device, model=module or "mlp")
     if m is None and canaries == "input":
         m = 1000
+    if module is None:  # before calibrating (its accountant composes every step) with the least width: 1 column
+        _check_dp_run_size(1, 2, n_train=n_train, hidden=hidden, epochs=epochs, sampling_rate=sampling_rate, m=m,
+                           canaries=canaries, at_least=True)
     calibrated = noise_multiplier is None
     if calibrated:  # for the rows the audited run trains on (input canaries join them)
         step("calibrating the noise multiplier to the claimed epsilon")
@@ -84,6 +87,9 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
     X, y, note = load_dataset(dataset, n_pool, seed)
     if len(X) < n_pool:
         raise InvalidParameterError(f"{dataset} has {len(X)} rows; --n-train + canary rows = {n_pool}")
+    if module is None:  # again at the data's width
+        _check_dp_run_size(X.shape[1], int(y.max()) + 1, n_train=n_train, hidden=hidden, epochs=epochs,
+                           sampling_rate=sampling_rate, m=m, canaries=canaries)
     perm = np.random.default_rng(seed).permutation(len(X))
     tr, pool = perm[:n_train], perm[n_train:n_pool]
     step(f"training once with {m or 'the default number of'} {canaries} canaries")
@@ -95,6 +101,30 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
     step("writing the results")
     write_json_atomic(out / "dp_audit.json", summary)
     return summary
+
+
+def _check_dp_run_size(d: int, n_classes: int, *, n_train: int, hidden: int, epochs: int, sampling_rate: float,
+                       m: int | None, canaries: str, at_least: bool = False) -> None:
+    """Refuse, before the MLP trains, a run whose parameters, per-example gradients and gradient canaries (8 bytes a
+    parameter each) take more than the memory budget, or whose steps (every epoch reads each row's forward and
+    backward pass: three multiply-adds a parameter) more than the work budget. ``at_least``: ``d`` and ``n_classes``
+    are lower bounds (the data not read yet)."""
+    from ..engine import check_work, memory_budget
+    from ..exceptions import InvalidParameterError
+
+    params = (d + 1) * hidden + (hidden + 1) * n_classes
+    least = "at least " if at_least else ""
+    vectors = 4 + sampling_rate * n_train + (m or 0) * (canaries == "gradient")
+    need, budget = 8.0 * params * vectors, memory_budget()
+    if need > budget:
+        raise InvalidParameterError(
+            f"an MLP of {least}{params:,} parameters (--hidden {hidden:,}) with {vectors:,.0f} gradient vectors (a batch of "
+            f"--sampling-rate x --n-train{', the --m canaries' if canaries == 'gradient' and m else ''}) would take "
+            f"about {need / 2**30:,.1f} GiB, over the memory budget of {budget / 2**30:,.1f} GiB; use fewer hidden "
+            "units, canaries or a lower sampling rate")
+    check_work(3.0 * epochs * (n_train + (m or 0) * (canaries == "input")) * params,
+               f"{epochs:,} epochs of DP-SGD over {n_train:,} rows with {least}{params:,} parameters",
+               fix="train fewer epochs (--epochs), hidden units (--hidden) or rows (--n-train)")
 
 
 def register(app: typer.Typer) -> None:

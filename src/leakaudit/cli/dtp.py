@@ -167,8 +167,9 @@ def register(app: typer.Typer) -> None:
         import numpy as np
 
         from ..dtp.noise_floor import normalised_pdtp, seed_noise_floor
-        from ..dtp.pdtp import pdtp
+        from ..dtp.pdtp import pdtp, pdtp_models
         from ..dtp.verdict import dtp1_verdict
+        from ..engine import check_work
 
         # checked before any data is loaded, each message naming the flag
         if lowest_bins not in ("keep", "ignore"):
@@ -180,6 +181,14 @@ def register(app: typer.Typer) -> None:
             recs = None if records is None else np.sort(np.random.default_rng(seed).choice(
                 len(X), count_option(records, flag="--records", default=len(X), available=len(X),
                                      what="training records (--rows)"), replace=False))
+            # what --repeats and --noise-floor ask, refused before any model trains (each model reads its rows)
+            n_recs, rows_read = len(X) if recs is None else len(recs), float(X.shape[0]) * X.shape[1]
+            n_models = pdtp_models(learner, n_recs, repeats)
+            check_work(n_models * rows_read, f"PDTP of {n_recs:,} records over {repeats:,} repeats ({n_models:,} "
+                       f"models, each reading the {X.shape[0]:,} x {X.shape[1]:,} training rows)",
+                       fix="measure fewer records (--records) or repeats (--repeats)")
+            check_work(max(noise_floor, 0) * rows_read, f"a seed noise floor over {noise_floor:,} models (each reading "
+                       f"the {X.shape[0]:,} x {X.shape[1]:,} training rows)", fix="retrain fewer (--noise-floor)")
             progress.step("measuring PDTP (retraining without each record)")
             res = pdtp(learner, X, y, records=recs, bin_width=_bin_width(bin_width), seed_policy=seed_policy,
                        n_repeats=repeats, random_state=seed, lowest_bins=lowest_bins)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._random import check_random_state, spawn_seeds
 from .._validation import check_choice, check_indices, check_scalar
-from ..engine import Engine, reports_engine_stats
+from ..engine import Engine, check_work, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..learners import check_fit_inputs
 from .pdtp import _check_bin_width, apply_binning
@@ -92,6 +92,8 @@ def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, X_que
         q = np.arange(len(X)) if queries is None else check_indices(queries, name="queries", n=len(X))
         Xq, yq = X[q], y[q]
     check_scalar(n_models, name="n_models", kind=int, min_val=2)
+    check_work(float(n_models) * X.shape[0] * X.shape[1], f"a seed noise floor over {n_models:,} models (each "
+               f"reading the {X.shape[0]:,} x {X.shape[1]:,} training rows)", fix="retrain fewer models (n_models)")
     seeds = spawn_seeds(random_state, n_models)
     everything = np.arange(len(X))
     P = engine.predict_many(learner, X, y, [everything] * n_models, seeds, Xq, n_classes=n_classes)
@@ -132,6 +134,8 @@ def sampling_noise_floor(learner: Any, X_pool: Any, y_pool: Any, *, n_train: int
         ex = check_indices(exclude_query_rows, name="exclude_query_rows", n=len(X_pool), allow_empty=True)
         avail = np.setdiff1d(avail, ex)
     check_scalar(n_train, name="n_train", kind=int, min_val=1, max_val=len(avail))
+    check_work(float(n_models) * n_train * X_pool.shape[1], f"a sampling noise floor over {n_models:,} models "
+               f"(each reading {n_train:,} x {X_pool.shape[1]:,} training rows)", fix="train fewer models (n_models)")
     rng = check_random_state(random_state)
     subsets = [np.sort(rng.choice(avail, size=n_train, replace=False)) for _ in range(n_models)]
     seeds = spawn_seeds(int(rng.integers(2**31 - 1)), n_models)

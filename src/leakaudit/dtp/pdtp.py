@@ -33,13 +33,13 @@ import numpy as np
 
 from .._random import spawn_seeds
 from .._validation import check_array, check_choice, check_indices, check_scalar
-from ..engine import Engine, reports_engine_stats, resolve_engine
+from ..engine import Engine, memory_budget, reports_engine_stats, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..learners import Learner, ListModelBank, ModelBank, check_fit_inputs
 from ..membership.binning import bin_probabilities
 from .results import PDTPResult
 
-__all__ = ["pdtp", "pdtp_from_probabilities", "abs_log_ratio", "apply_binning", "loo_probabilities", "SEED_POLICIES",
+__all__ = ["pdtp", "pdtp_models", "pdtp_from_probabilities", "abs_log_ratio", "apply_binning", "loo_probabilities", "SEED_POLICIES",
            "SharedOrderBlock"]
 
 SEED_POLICIES = ("independent", "paired")
@@ -291,6 +291,13 @@ def pdtp_values(learner: Any, X: np.ndarray, y: np.ndarray, *, bin_width: float 
     return abs_log_ratio(apply_binning(p_full, bin_width), apply_binning(p_loo, bin_width)).max(axis=1)
 
 
+def pdtp_models(learner: Any, n_records: int, n_repeats: int = 1, method: str = "auto") -> int:
+    """How many models :func:`pdtp` trains for ``n_records`` records over ``n_repeats`` repeats: each repeat the full
+    model and, without a closed form (``loo_proba``), one per record; a deterministic closed form once in all."""
+    closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
+    return (1 if _deterministic(learner, method) else int(n_repeats)) * (1 if closed else int(n_records) + 1)
+
+
 def _deterministic(learner: Any, method: str = "auto") -> bool:
     """True when leave-one-out outputs come from a deterministic closed form (``loo_proba``, not ``_stochastic``)."""
     closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
@@ -416,6 +423,13 @@ def pdtp(
     _check_lowest_bins(lowest_bins, bin_width)
     if len(X) < 2:
         raise InvalidInputError("X needs at least 2 training records for leave-one-out")
+    # refused before any seed is drawn
+    need, budget = 16.0 * n_repeats * len(records), memory_budget()  # a seed and a float64 per repeat and record
+    if need > budget:
+        raise InvalidParameterError(
+            f"PDTP of {len(records):,} records over {n_repeats:,} repeats keeps every repeat's values: about "
+            f"{need / 2**30:,.1f} GiB, over the memory budget of {budget / 2**30:,.1f} GiB; measure fewer records "
+            "or repeats (n_repeats)")
     per_repeat = []
     p_full0 = p_loo0 = None
     used = ""

@@ -49,7 +49,7 @@ from ._store import (
     parse_memory_size,
     using_memory_budget,
 )
-from ._work import DEFAULT_WORK_BUDGET, TREE_OVERHEAD, parse_work_amount, using_work_budget, work_budget
+from ._work import DEFAULT_WORK_BUDGET, TREE_OVERHEAD, check_work, parse_work_amount, using_work_budget, work_budget
 
 __all__ = [
     "Engine",

@@ -24,7 +24,8 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 
-__all__ = ["DEFAULT_WORK_BUDGET", "TREE_OVERHEAD", "parse_work_amount", "work_budget", "using_work_budget"]
+__all__ = ["DEFAULT_WORK_BUDGET", "TREE_OVERHEAD", "parse_work_amount", "work_budget", "using_work_budget",
+           "check_work"]
 
 #: steps one model's fit or prediction may take by default
 DEFAULT_WORK_BUDGET = 10**13
@@ -77,3 +78,23 @@ def using_work_budget(budget: Any) -> Iterator[int]:
         yield work_budget()
     finally:
         _budget.reset(token)
+
+
+def check_work(steps: float, what: str, *, fix: str) -> float:
+    """Refuse, before any of it runs, work that needs at least ``steps`` elementary steps when that is over the
+    work budget in force; return ``steps``.
+
+    For what a command's own counts multiply (models to retrain, games to play): ``what`` says what is asked and
+    why it takes that many steps (``steps`` a lower bound: each model at least reads its training rows once), and
+    ``fix`` what would bring it under the budget.
+
+    Raises
+    ------
+    InvalidParameterError
+        One line naming the estimate, the budget and ``fix``.
+    """
+    budget = work_budget()
+    if steps > budget:
+        raise InvalidParameterError(f"{what} would take at least {steps:.2g} steps, over the work budget of "
+                                    f"{budget:.2g} steps (LEAKAUDIT_WORK_BUDGET); {fix}")
+    return steps

@@ -23,7 +23,7 @@ from .._random import RandomStateLike, check_random_state, spawn_seeds
 from .._results import Result
 from .._validation import (check_array, check_consistent_length, check_indices, check_labels, check_matrix,
                            check_scalar)
-from ..engine import Engine, chunk_length, resolve_engine
+from ..engine import Engine, check_work, chunk_length, memory_budget, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
@@ -345,6 +345,7 @@ def fit_reference_models(
     engine = resolve_engine(engine)
     rng = check_random_state(random_state)
     if in_mask is None:
+        _check_reference_cost(n_models, len(X), X.shape[1])
         in_mask = paired_half_masks(len(X), n_models, rng)
     in_mask = np.asarray(in_mask, dtype=bool)
     if in_mask.ndim != 2 or in_mask.shape[1] != len(X):
@@ -359,6 +360,21 @@ def fit_reference_models(
     return ReferenceSet(probs, in_mask[:, query])
 
 
+def _check_reference_cost(n_models: int, n_rows: int, n_features: int, *, work: bool = True) -> None:
+    """Refuse, before any half is drawn, reference models whose membership masks (a byte per model and record) take
+    more than the memory budget, or (``work``) whose training (each model reads its half of the rows) more than the
+    work budget. Their outputs are the engine's to keep within the memory budget (on disk past it)."""
+    need, budget = float(n_models) * n_rows, memory_budget()
+    if need > budget:
+        raise InvalidParameterError(
+            f"{n_models:,} reference models over {n_rows:,} records: their membership masks alone would take about "
+            f"{need / 2**30:,.1f} GiB, over the memory budget of {budget / 2**30:,.1f} GiB; train fewer reference "
+            "models")
+    if work:
+        check_work(float(n_models) * (n_rows // 2) * n_features, f"{n_models:,} reference models (each reading "
+                   f"{n_rows // 2:,} x {n_features:,} training rows)", fix="train fewer reference models")
+
+
 def audit_reference_models(learner, X, y, n_models: int, *, X_population=None, y_population=None,
                            n_classes: int | None = None, random_state: RandomStateLike = None,
                            engine: Engine | None = None) -> ReferenceSet:
@@ -368,6 +384,9 @@ def audit_reference_models(learner, X, y, n_models: int, *, X_population=None, y
     records, then the population: ``probs`` of shape (K, n + n_pop, C).
 
     ``random_state`` (an int, as the audit passes) draws both the halves and the models' seeds."""
+    # the audit's profile fixes how many (its work budget bounds each model a file declares, not their number)
+    _check_reference_cost(n_models, len(y) + (0 if y_population is None else len(y_population)), np.shape(X)[1],
+                          work=False)
     masks = paired_half_masks(len(y), n_models, random_state)
     if X_population is not None and len(X_population):
         X = np.vstack([X, X_population])

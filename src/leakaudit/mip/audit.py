@@ -54,12 +54,29 @@ def _check_nk(n: int, k: int | None) -> tuple[int, int]:
     check_scalar(n, name="n", kind=(int, np.integer), min_val=2)
     k = int(n) // 2 if k is None else k
     check_scalar(k, name="k", kind=(int, np.integer), min_val=1, max_val=int(n) - 1)
-    if math.comb(int(n), int(k)) > MAX_SPLITS:
+    # log C(n, k) first: math.comb of a large n takes unbounded time before any limit could be compared
+    log10_splits = (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(10)
+    if log10_splits > math.log10(MAX_SPLITS) + 1 or math.comb(int(n), int(k)) > MAX_SPLITS:
         raise InvalidParameterError(
-            f"C(n={n}, k={k}) = {math.comb(int(n), int(k)):,} splits is too many to enumerate "
+            f"C(n={n}, k={k}) = about 10^{log10_splits:.1f} splits is too many to enumerate "
             f"(limit {MAX_SPLITS:,}); use simulate_bayes_attacker for large n"
         )
     return int(n), int(k)
+
+
+def _check_simulation_size(n_halves: int, n: int) -> None:
+    """Refuse, before any half is drawn, a simulation whose halves take more memory or work than the budgets: each
+    half is a membership row of ``n`` booleans and ``n / 2`` int64 indices, drawn and trained on at least once."""
+    from ..engine import check_work, memory_budget
+
+    need, budget = 5.0 * n_halves * n, memory_budget()
+    if need > budget:
+        raise InvalidParameterError(
+            f"{n_halves:,} random halves (n_reference + n_games) of {n:,} records would take about "
+            f"{need / 2**30:,.1f} GiB (5 bytes a record per half), over the memory budget of {budget / 2**30:,.1f} "
+            "GiB; play fewer games or reference halves")
+    check_work(float(n_halves) * n, f"{n_halves:,} random halves (n_reference + n_games) of {n:,} records",
+               fix="play fewer games or reference halves")
 
 
 def enumerate_splits(n: int, k: int | None = None) -> np.ndarray:
@@ -304,6 +321,7 @@ def simulate_bayes_attacker(
     check_scalar(n_reference, name="n_reference", kind=(int, np.integer), min_val=2)
     check_scalar(n_games, name="n_games", kind=(int, np.integer), min_val=1)
     n = len(X)
+    _check_simulation_size(int(n_reference) + int(n_games), n)
     tg = _targets(targets, n)
     rng = check_random_state(random_state)
     k = n // 2

@@ -27,8 +27,13 @@ __all__ = [
 ]
 
 
+#: the largest n whose data set fits a float64: it holds 2^(n-2), and 2^1024 overflows
+PROP9_MAX_N = 1024
+
+
 def _check_even(n: int) -> int:
-    check_scalar(n, name="n", kind=(int, np.integer), min_val=4)
+    # bounded before math.comb(n, n/2), which takes unbounded time for a large n
+    check_scalar(n, name="n", kind=(int, np.integer), min_val=4, max_val=PROP9_MAX_N)
     if n % 2:
         raise InvalidParameterError(f"n must be even for the Proposition 9 construction; got {n}")
     return int(n)

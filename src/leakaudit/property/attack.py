@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
-from ..engine import Engine, reports_engine_stats, resolve_engine
+from ..engine import Engine, check_work, reports_engine_stats, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from ..metrics import auc as _auc
 from ..metrics import clopper_pearson
@@ -252,6 +252,9 @@ class PoisoningPropertyAttack(BaseEstimator):
         if not isinstance(data, PropertyData):
             raise InvalidInputError(f"data must be a PropertyData; got {type(data).__name__}")
         self._check_params()
+        check_work(2.0 * self.n_shadow * self.n_train * data.X.shape[1],
+                   f"{2 * self.n_shadow:,} shadow models (n_shadow in each of two worlds, each reading "
+                   f"{self.n_train:,} x {data.X.shape[1]:,} training rows)", fix="train fewer shadow models (n_shadow)")
         t_start = time.perf_counter()
         rng = check_random_state(self.random_state)
         engine = resolve_engine(engine)

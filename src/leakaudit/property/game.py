@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
-from ..engine import Engine, resolve_engine
+from ..engine import Engine, check_work, resolve_engine
 from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParameterError
 from ..learners import LogisticRegression, TorchMLP
 from ..learners import check_feature_matrix
@@ -333,6 +333,8 @@ def play_game(
     """
     rng = check_random_state(random_state)
     check_scalar(n_targets, name="n_targets", kind=(int, np.integer), min_val=2)
+    check_work(float(n_targets) * n_train * data.X.shape[1], f"{n_targets:,} target models (each reading "
+               f"{n_train:,} x {data.X.shape[1]:,} training rows)", fix="train fewer targets (n_targets)")
     victim_idx = np.asarray(victim_idx)
     m_poison = 0 if poison is None else len(poison)
     if poison_accounting == "replace":

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_scalar
-from ..engine import Engine, resolve_engine
+from ..engine import Engine, check_work, resolve_engine
 from ..exceptions import InvalidInputError
 from .game import Poison, PropertyData, _stack, sample_mixture
 
@@ -186,6 +186,8 @@ def select_queries(
     check_scalar(band, name="band", min_val=0.0, max_val=1.0)
     check_scalar(mixture, name="mixture", min_val=0.0, max_val=1.0)
     check_scalar(min_out_of_bag, name="min_out_of_bag", kind=(int, np.integer), min_val=1)
+    check_work(float(n_ensemble) * n_train * data.X.shape[1], f"a clean ensemble of {n_ensemble:,} models (each "
+               f"reading {n_train:,} x {data.X.shape[1]:,} training rows)", fix="train fewer (n_ensemble)")
     rng = check_random_state(random_state)
     pool_idx = np.asarray(pool_idx)
     pos, neg = pool_idx[data.f[pool_idx]], pool_idx[~data.f[pool_idx]]
