@@ -94,6 +94,8 @@ def test_mip_splits_games_and_prop9_size():
     (["dtp", "pdtp", "--model", "mlp", "--repeats", str(10**6)], "repeats (--repeats)"),
     (["membership", "--n-members", str(10**9)], "bytes a row), over the memory budget"),
     (["membership", "--n-reference", str(10**8)], "reference models over"),
+    (["attribute", "--dataset", "adult", "--attribute", "sex", "--n-members", str(10**9)],
+     "room for 10 to 24,416 members"),
     (["dp-audit", "--epsilon", "1", "--hidden", str(10**9)], "MLP of at least 4,000,000,002 parameters"),
     (["dp-audit", "--epsilon", "1", "--m", str(10**9)], "the --m canaries"),
     (["dp-audit", "--epsilon", "1", "--epochs", str(10**9)], "epochs of DP-SGD over 5,000 rows"),

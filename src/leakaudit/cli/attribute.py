@@ -92,8 +92,13 @@ def run_attribute_audit(dataset, attribute: str, model: str, *, n_members: Optio
 
     est = make_estimator(model, dataset.task, depth=depth, alpha=alpha)
     name = model if depth is None else f"{model}(depth={depth})"
+    n = len(dataset)
+    if n_members is not None:  # members, as many non-members (a quarter of the rows for regression), 10 reference rows
+        most = (n - 10) // 2 if dataset.task == "classification" else n - n // 4 - 10
+        if not 10 <= n_members <= most:
+            raise InvalidParameterError(f"--n-members {n_members:,}: {dataset.name} has {n:,} rows, room for 10 to "
+                                        f"{most:,} members beside the non-members and the reference rows")
     if dataset.task == "classification":
-        n = len(dataset)
         n_mem = min(2000, n // 4) if n_members is None else n_members
         n_ref = min(5000, n - 2 * n_mem)
         return audit_classifier_attribute(dataset, attribute, est, n_members=n_mem, n_reference=n_ref,
