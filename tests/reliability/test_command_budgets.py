@@ -111,3 +111,18 @@ def test_the_commands_refuse_in_one_line(argv, words, capsys):
     assert rc == 2, err
     assert err.startswith("leakaudit: error: ") and err.count("\n") == 1 and words in err, err
     assert time.perf_counter() - t0 < 20
+
+
+def test_language_model_canaries_and_power_curve():
+    from leakaudit.lm.canary import make_canaries
+    from leakaudit.lm.dataset_inference import detection_power
+
+    texts = [f"text number {i} with some words" for i in range(50)]
+    _fast(lambda: make_canaries(texts, m=HUGE, design="new_token"), r"1,000,000,000,000 canaries of 8 secret tokens "
+                                                                      r"would take about .* over the memory budget")
+    _fast(lambda: make_canaries(texts, m=10, design="new_token", secret_length=HUGE), r"shorter secrets")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, 3))
+    _fast(lambda: detection_power(x, x + 0.1, n_repeats=HUGE), r"power curve of 1,000,000,000,000 draws .* over the "
+                                                                r"work budget")
+    assert detection_power(x, x + 0.1, n_repeats=5, sizes=[10]).n_repeats == 5
