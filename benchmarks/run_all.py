@@ -277,22 +277,33 @@ def attack_quality_section(res, key: str = "quantile_vs_lira",
 
 def targets_section(res) -> list[str]:
     """One line per peer comparison and per target, from the same result files as the tables below."""
-    lines = [f"Every peer comparison below, against the issue's target of at least {TARGET_RATIO:.0f}x on equal work "
-             "(wall time) at equal or better attack quality. Quality: peer → ours (difference); the PDTP rows "
-             "compare values that differ by definition (see their table), so they have no quality line.", "",
-             f"| comparison (result file) | ratio wall / CPU | ≥ {TARGET_RATIO:.0f}x wall | AUC | TPR at 0.1 % FPR |",
-             "|---|---|---|---|---|"]
+    lines = [f"Every peer comparison below, against the target of at least {TARGET_RATIO:.0f}x on equal work at equal "
+             "or better attack quality. The headline ratio is CPU time (`time.process_time` of each tool's process: "
+             "the peers run on one thread, leakaudit on both cores, so wall time flatters leakaudit by up to its "
+             "parallel speed-up); wall time is beside it. Quality: peer → ours (difference); the PDTP rows compare "
+             "values that differ by definition (see their table), so they have no quality line.", "",
+             f"| comparison (result file) | ratio CPU / wall | ≥ {TARGET_RATIO:.0f}x CPU | ≥ {TARGET_RATIO:.0f}x wall | "
+             "AUC | TPR at 0.1 % FPR |",
+             "|---|---|---|---|---|---|"]
     pct = lambda x: f"{100 * x:.1f} %"
+    met = lambda sp: "–" if sp is None else ("yes" if sp >= TARGET_RATIO else "**no**")
+    under = []
     for stem in sorted(k for k in res if k.startswith(PEER_PREFIXES)):
         for r in res[stem].get("comparisons", []):
             if "error" in r:
-                lines.append(f"| {r['name']} ({stem}) | did not run | – | – | – |")
+                lines.append(f"| {r['name']} ({stem}) | did not run | – | – | – | – |")
                 continue
-            sp = r.get("speedup")
-            met = "–" if sp is None else ("yes" if sp >= TARGET_RATIO else "**no**")
-            lines.append(f"| {r['name']} ({stem}) | {_f(sp, '{:.1f}x')} / {_f(r.get('cpu_speedup'), '{:.1f}x')} | {met} | "
+            sp, cpu = r.get("speedup"), r.get("cpu_speedup")
+            if cpu is not None and cpu < TARGET_RATIO:
+                under.append(f"{r['name']} ({stem}, {cpu:.1f}x)")
+            lines.append(f"| {r['name']} ({stem}) | {_f(cpu, '{:.1f}x')} / {_f(sp, '{:.1f}x')} | {met(cpu)} | "
+                         f"{met(sp)} | "
                          f"{_vs(r.get('peer_quality'), r.get('our_quality'), 'auc', lambda x: f'{x:.3f}')} | "
                          f"{_vs(r.get('peer_quality'), r.get('our_quality'), 'tpr_at_0.1%fpr', pct)} |")
+    if under:
+        lines += ["", f"**Under {TARGET_RATIO:.0f}x in CPU time**: {'; '.join(under)}. These rows meet the target "
+                  "only in wall time, with both cores against the peer's one (benchmarks/README.md, \"Fair speed "
+                  "figures\", says where the remaining factor would have to come from)."]
     m = res.get("machine_limit")
     if m:
         lines += ["", f"Batched MLP training against the matrix-multiply limit (target {_pct(TARGET_PEAK)}): "]
