@@ -133,6 +133,26 @@ def test_mime_text_decodes_what_the_sender_wrote():
     assert _mime_text("Content-Type: text/plain; charset=default_charset", "s", "plain")[1] == "plain"
 
 
+
+def test_mime_text_reads_the_charset_a_message_shows_rather_than_declares():
+    """Spam seen in the corpus: Windows-1252 under a Latin-1 label, a raw EUC-KR subject whose only declaration is
+    the HTML body's <meta>, an ISO-2022-JP subject with no declaration at all (the demo report showed them as
+    "...\x85\x85", "[±¤°í]" and "\x1b$B...")."""
+    from leakaudit.data.text import _mime_text
+
+    def stored(raw: bytes) -> str:
+        return raw.decode("latin-1")
+
+    subj, body = _mime_text("Content-Type: text/plain; charset=iso-8859-1", "s", stored(b"Did you know that\x85?"))
+    assert body == "Did you know that\u2026?"  # WHATWG: a Latin-1 label is read as Windows-1252
+    html = '<html><head><meta http-equiv="Content-Type" content="text/html; charset=euc-kr"></head>'
+    subj, body = _mime_text("Content-Type: text/html", stored("[광고] 안내".encode("euc-kr")),
+                            stored(html.encode("ascii") + "본문".encode("euc-kr")))
+    assert subj == "[광고] 안내" and body.endswith("본문")
+    subj, _ = _mime_text("From: a@b", stored("日本語の件名".encode("iso2022_jp")), "plain")
+    assert subj == "日本語の件名"
+
+
 @pytest.mark.slow
 def test_spamassassin_mime():
     ds = load_spamassassin(mime=True)

@@ -37,11 +37,22 @@ def _read(path) -> pd.DataFrame:
     return df
 
 
+#: charset labels read as Windows-1252, as the WHATWG Encoding Standard (and every browser) reads them: mail that
+#: declares Latin-1 or ASCII and holds 0x80-0x9F means Windows-1252's quotes, dashes and ellipses, not C1 controls
+_AS_CP1252 = {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "l1", "us-ascii", "ascii", "ansi_x3.4-1968",
+              "windows-1252", "cp1252"}
+
+
 def _decode(data: bytes, charset: str | None) -> str:
-    """Bytes as text: UTF-8 where they are valid UTF-8 (mail often declares Latin-1 and sends UTF-8; other text is
-    almost never valid UTF-8 by chance), else the declared charset if Python knows it and the bytes fit it, else
+    """Bytes as text: ISO-2022-JP where its escape sequences say so, else UTF-8 where they are valid UTF-8 (mail
+    often declares Latin-1 and sends UTF-8; other text is almost never valid UTF-8 by chance), else the declared
+    charset if Python knows it and the bytes fit it (a Latin-1 or ASCII label read as Windows-1252), else
     Windows-1252, else Latin-1 (which decodes anything); line ends made ``\\n``."""
-    for cs in ("utf-8", charset, "cp1252"):
+    if charset and charset.strip().lower() in _AS_CP1252:
+        charset = "cp1252"
+    # ISO-2022-JP names itself by its escape sequences (7-bit, so also valid UTF-8: tried first)
+    first = ("iso2022_jp",) if b"\x1b$B" in data or b"\x1b$@" in data else ()
+    for cs in (*first, "utf-8", charset, "cp1252"):
         if cs:
             try:
                 return data.decode(cs).replace("\r\n", "\n")
@@ -58,19 +69,32 @@ def _mime_text(headers: str, subject: str, body: str) -> tuple[str, str]:
     import email.header
     import email.policy
 
-    if "=?" in subject:
-        subj = "".join(p if isinstance(p, str) else _decode(p, cs)
-                       for p, cs in email.header.decode_header(subject))
-    else:
-        subj = _decode(subject.encode("latin-1"), None)
     raw = (headers.rstrip("\n") + "\n\n" + body).encode("latin-1")
     part = email.message_from_bytes(raw, policy=email.policy.compat32)
     if part.is_multipart():
         part = email.message_from_bytes(raw, policy=email.policy.default).get_body(preferencelist=("plain", "html"))
     payload = None if part is None else part.get_payload(decode=True)
     if not isinstance(payload, bytes):  # no text part: the body as it stands
-        return subj, _decode(body.encode("latin-1"), None)
-    return subj, _decode(payload, part.get_content_charset())
+        payload, charset = body.encode("latin-1"), None
+    else:
+        charset = part.get_content_charset()
+    # the message's charset: its text part's, else an HTML body's <meta ... charset=...> (spam often declares none
+    # in its headers); a raw 8-bit subject was written in it too
+    charset = charset or _meta_charset(payload)
+    if "=?" in subject:
+        subj = "".join(p if isinstance(p, str) else _decode(p, cs)
+                       for p, cs in email.header.decode_header(subject))
+    else:
+        subj = _decode(subject.encode("latin-1"), charset)
+    return subj, _decode(payload, charset)
+
+
+def _meta_charset(payload: bytes) -> str | None:
+    """The charset an HTML body declares in a ``<meta>`` tag (``charset=euc-kr``), or None."""
+    import re
+
+    m = re.search(rb"<meta[^>]*charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", payload[:4096], flags=re.I)
+    return m.group(1).decode("ascii").lower() if m else None
 
 
 def load_spamassassin(*, include_headers: bool = False, mime: bool = False) -> Dataset:
