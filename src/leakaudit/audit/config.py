@@ -263,7 +263,8 @@ class AuditConfig(BaseModel):
 
     # data
     dataset: str = Field("adult", description="Bundled dataset of the demo (used when no `train`/`data` is given).")
-    train: Annotated[Path | None, Flag("--train", "--members", default="none: the bundled Adult demo", argument="members")] = Field(
+    train: Annotated[Path | None, Flag("--train", "--members", default="none: the bundled Adult demo",
+                                       argument="members")] = Field(
         None, description="The members: records the model was trained on (CSV or Parquet; with `model_dir` JSONL "
                           "too). Needs `test`.")
     test: Annotated[Path | None, Flag("--test", "--nonmembers", argument="nonmembers")] = Field(
@@ -287,7 +288,8 @@ class AuditConfig(BaseModel):
     n_nonmembers: Annotated[int, Flag("--n-nonmembers")] = Field(
         1000, gt=1, description="Demo only: non-members drawn from Adult.")
     # model
-    model: Annotated[Path | None, Flag("--model", default="none: the demo's MLP is trained on the members", argument="model")] = Field(
+    model: Annotated[Path | None, Flag("--model", default="none: the demo's MLP is trained on the members",
+                                       argument="model")] = Field(
         None, description="The model to audit: a skops file, or a torch state_dict with `module`.")
     module: Annotated[str | None, Flag("--module")] = Field(
         None, description="With a torch state_dict `model`: its class, `package.module:Class`.")
@@ -312,7 +314,8 @@ class AuditConfig(BaseModel):
     text_column: Annotated[str | None, Flag("--text-column")] = Field(
         None, description="With `model_dir`: the column of the texts in the members and non-members files (JSONL, CSV "
                           "or Parquet).")
-    tokenizer: Annotated[Path | None, Flag("--tokenizer", default="none: --model-dir's own", argument="tokenizer")] = Field(
+    tokenizer: Annotated[Path | None,
+                         Flag("--tokenizer", default="none: --model-dir's own", argument="tokenizer")] = Field(
         None, description="With `model_dir`: the tokenizer's directory, when it is not `model_dir`'s own.")
     logprobs_column: Annotated[str | None, Flag("--logprobs-column")] = Field(
         None, description="Instead of `model_dir` (scores only): the column of each text's per-token "

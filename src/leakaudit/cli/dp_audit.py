@@ -114,12 +114,13 @@ def _check_dp_run_size(d: int, n_classes: int, *, n_train: int, hidden: int, epo
 
     params = (d + 1) * hidden + (hidden + 1) * n_classes
     least = "at least " if at_least else ""
+    with_m = ", the --m canaries" if canaries == "gradient" and m else ""
     vectors = 4 + sampling_rate * n_train + (m or 0) * (canaries == "gradient")
     need, budget = 8.0 * params * vectors, memory_budget()
     if need > budget:
         raise InvalidParameterError(
-            f"an MLP of {least}{params:,} parameters (--hidden {hidden:,}) with {vectors:,.0f} gradient vectors (a batch of "
-            f"--sampling-rate x --n-train{', the --m canaries' if canaries == 'gradient' and m else ''}) would take "
+            f"an MLP of {least}{params:,} parameters (--hidden {hidden:,}) with {vectors:,.0f} gradient vectors (a "
+            f"batch of --sampling-rate x --n-train{with_m}) would take "
             f"about {need / 2**30:,.1f} GiB, over the memory budget of {budget / 2**30:,.1f} GiB; use fewer hidden "
             "units, canaries or a lower sampling rate")
     check_work(3.0 * epochs * (n_train + (m or 0) * (canaries == "input")) * params,

@@ -39,8 +39,8 @@ from ..learners import Learner, ListModelBank, ModelBank, check_fit_inputs
 from ..membership.binning import bin_probabilities
 from .results import PDTPResult
 
-__all__ = ["pdtp", "pdtp_models", "pdtp_from_probabilities", "abs_log_ratio", "apply_binning", "loo_probabilities", "SEED_POLICIES",
-           "SharedOrderBlock"]
+__all__ = ["pdtp", "pdtp_models", "pdtp_from_probabilities", "abs_log_ratio", "apply_binning", "loo_probabilities",
+           "SEED_POLICIES", "SharedOrderBlock"]
 
 SEED_POLICIES = ("independent", "paired")
 
