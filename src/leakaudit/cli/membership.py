@@ -34,9 +34,9 @@ def load_dataset(name: str, n_rows: int, random_state: int):
         raise InvalidParameterError(f"--dataset must be one of {', '.join(dataset_names())}; got {name!r}")
     entry = get_dataset(name)
     if entry.bytes_per_row is not None:  # a generator: refused before it generates more than memory holds
-        from ..engine import memory_budget
+        from ..engine import memory_limit
 
-        need, budget = float(n_rows) * entry.bytes_per_row, memory_budget()
+        need, budget = float(n_rows) * entry.bytes_per_row, memory_limit()
         if need > budget:
             raise InvalidParameterError(
                 f"--dataset {name}: generating {n_rows:,} rows would take about {need / 2**30:,.1f} GiB "

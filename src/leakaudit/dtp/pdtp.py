@@ -33,7 +33,7 @@ import numpy as np
 
 from .._random import spawn_seeds
 from .._validation import check_array, check_choice, check_indices, check_scalar
-from ..engine import Engine, memory_budget, reports_engine_stats, resolve_engine
+from ..engine import Engine, memory_limit, reports_engine_stats, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..learners import Learner, ListModelBank, ModelBank, check_fit_inputs
 from ..membership.binning import bin_probabilities
@@ -424,7 +424,7 @@ def pdtp(
     if len(X) < 2:
         raise InvalidInputError("X needs at least 2 training records for leave-one-out")
     # refused before any seed is drawn
-    need, budget = 16.0 * n_repeats * len(records), memory_budget()  # a seed and a float64 per repeat and record
+    need, budget = 16.0 * n_repeats * len(records), memory_limit()  # a seed and a float64 per repeat and record
     if need > budget:
         raise InvalidParameterError(
             f"PDTP of {len(records):,} records over {n_repeats:,} repeats keeps every repeat's values: about "

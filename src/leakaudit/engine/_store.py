@@ -85,6 +85,13 @@ def memory_budget() -> int:
     return default_memory_budget() if b is None else b
 
 
+def memory_limit() -> int:
+    """The most memory an array that cannot be kept on disk may take (a command's masks, seeds, per-repeat values,
+    generated rows, parameters): the memory budget, or a quarter of physical memory where the budget is set lower
+    to keep model outputs on disk (a one-byte budget moves outputs to disk; it does not refuse the work)."""
+    return max(memory_budget(), default_memory_budget())
+
+
 @contextlib.contextmanager
 def using_memory_budget(budget: Any) -> Iterator[int]:
     """Set the memory budget (bytes, or a size such as ``"2GB"``; None keeps the one in force) inside a block.

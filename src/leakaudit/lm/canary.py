@@ -143,10 +143,10 @@ _CANARY_TOKEN_BYTES, _CANARY_BYTES = 128, 512
 
 def _check_canary_size(m: int, secret_length: int) -> None:
     """Refuse, before any canary is drawn, ``m`` canaries of ``secret_length`` tokens past the memory budget."""
-    from ..engine import memory_budget
+    from ..engine import memory_limit
     from ..exceptions import InvalidParameterError
 
-    need, budget = float(m) * (secret_length * _CANARY_TOKEN_BYTES + _CANARY_BYTES), memory_budget()
+    need, budget = float(m) * (secret_length * _CANARY_TOKEN_BYTES + _CANARY_BYTES), memory_limit()
     if need > budget:
         raise InvalidParameterError(
             f"{m:,} canaries of {secret_length:,} secret tokens would take about {need / 2**30:,.1f} GiB to design "

@@ -67,9 +67,9 @@ def _check_nk(n: int, k: int | None) -> tuple[int, int]:
 def _check_simulation_size(n_halves: int, n: int) -> None:
     """Refuse, before any half is drawn, a simulation whose halves take more memory or work than the budgets: each
     half is a membership row of ``n`` booleans and ``n / 2`` int64 indices, drawn and trained on at least once."""
-    from ..engine import check_work, memory_budget
+    from ..engine import check_work, memory_limit
 
-    need, budget = 5.0 * n_halves * n, memory_budget()
+    need, budget = 5.0 * n_halves * n, memory_limit()
     if need > budget:
         raise InvalidParameterError(
             f"{n_halves:,} random halves (n_reference + n_games) of {n:,} records would take about "
