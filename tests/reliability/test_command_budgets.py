@@ -126,3 +126,27 @@ def test_language_model_canaries_and_power_curve():
     _fast(lambda: detection_power(x, x + 0.1, n_repeats=HUGE), r"power curve of 1,000,000,000,000 draws .* over the "
                                                                 r"work budget")
     assert detection_power(x, x + 0.1, n_repeats=5, sizes=[10]).n_repeats == 5
+
+
+def test_an_encoding_past_the_memory_limit_is_refused_naming_the_column(tmp_path, capsys, monkeypatch):
+    """A one-hot column of 32,000 distinct values over 32,000 rows ended in a MemoryError line (or the OOM killer):
+    now refused before encoding, with the size, the estimate and the column."""
+    import pandas as pd
+
+    from leakaudit.cli import main
+    from leakaudit.engine import using_memory_budget
+
+    rng = np.random.default_rng(0)
+    for name, rows in (("train", range(0, 3000)), ("test", range(3000, 6000))):
+        pd.DataFrame({"id": [f"c{i}" for i in rows], "x": rng.normal(size=3000),
+                      "label": [i % 2 for i in rows]}).to_csv(tmp_path / f"{name}.csv", index=False)
+    argv = ["audit", "--train", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"), "--label", "label",
+            "--check-inputs", "--out", str(tmp_path / "out")]
+    import leakaudit.engine._store as store
+
+    monkeypatch.setattr(store, "default_memory_budget", lambda: 64 * 2**20)  # a quarter of memory: 64 MiB
+    with using_memory_budget("64MB"):
+        rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1, err
+    assert "6,000 rows x 6,001 columns (one-hot 'id': 6,000 values): about 0.3 GiB" in err and "'id'" in err

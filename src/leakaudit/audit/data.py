@@ -320,6 +320,23 @@ def _check_sensitive(frames: list[pd.DataFrame], wheres: list[str], label: str, 
                 "there is nothing to infer: drop it from `sensitive`")
 
 
+def _check_encoded_size(enc, n_rows: int) -> None:
+    """Refuse, before the table is encoded, an encoding (one float64 column per numeric or binary feature and per
+    category of a categorical one) larger than the memory limit, naming the widest categorical columns."""
+    from ..engine import memory_limit
+
+    width = enc.n_features_out_
+    need, limit = 8.0 * n_rows * width, memory_limit()
+    if need > limit:
+        wide = sorted(((sl.stop - sl.start, name) for name, sl in enc.groups.items() if sl.stop - sl.start > 1),
+                      reverse=True)[:3]
+        cols = ", ".join(f"{name!r}: {k:,} values" for k, name in wide)
+        raise InvalidInputError(
+            f"the records encode to {n_rows:,} rows x {width:,} columns (one-hot {cols}): about "
+            f"{need / 2**30:,.1f} GiB, over the memory budget of {limit / 2**30:,.1f} GiB; drop an identifier column "
+            "or bin a column of many values into fewer")
+
+
 def _check_records(frames: list[pd.DataFrame], wheres: list[str], label: str) -> None:
     """The checks of the records as a whole, once their columns are aligned and typed: numbers the encoding can
     standardise (:func:`_check_magnitudes`), non-members that are not copies of members (:func:`_check_overlap`)."""
@@ -454,7 +471,9 @@ def _reconciled(train: pd.DataFrame, test: pd.DataFrame, pop: pd.DataFrame | Non
     ds = from_frame(full, label=label, sensitive=sensitive, task="classification")
     n_tr, n_te = len(train), len(test)
     cand = np.arange(n_tr + n_te)
-    X, enc = ds.encode(fit_idx=cand)
+    enc = ds.encoder(cand)
+    _check_encoded_size(enc, len(full))
+    X = enc.transform(ds.frame)
     i_mem, i_non, i_pop = np.arange(n_tr), np.arange(n_tr, n_tr + n_te), np.arange(n_tr + n_te, len(full))
     fr = ds.frame
     return AuditData(
