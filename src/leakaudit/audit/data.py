@@ -323,18 +323,16 @@ def _check_sensitive(frames: list[pd.DataFrame], wheres: list[str], label: str, 
 def _check_encoded_size(enc, n_rows: int) -> None:
     """Refuse, before the table is encoded, an encoding (one float64 column per numeric or binary feature and per
     category of a categorical one) larger than the memory limit, naming the widest categorical columns."""
-    from ..engine import memory_limit
+    from ..engine import check_memory, memory_limit
 
     width = enc.n_features_out_
-    need, limit = 8.0 * n_rows * width, memory_limit()
-    if need > limit:
+    need = 8.0 * n_rows * width
+    if need > memory_limit():  # the widest columns named only when refused
         wide = sorted(((sl.stop - sl.start, name) for name, sl in enc.groups.items() if sl.stop - sl.start > 1),
                       reverse=True)[:3]
         cols = ", ".join(f"{name!r}: {k:,} values" for k, name in wide)
-        raise InvalidInputError(
-            f"the records encode to {n_rows:,} rows x {width:,} columns (one-hot {cols}): about "
-            f"{need / 2**30:,.1f} GiB, over the memory budget of {limit / 2**30:,.1f} GiB; drop an identifier column "
-            "or bin a column of many values into fewer")
+        check_memory(need, f"the records encode to {n_rows:,} rows x {width:,} columns (one-hot {cols}):",
+                     fix="drop an identifier column or bin a column of many values into fewer", error=InvalidInputError)
 
 
 def _check_records(frames: list[pd.DataFrame], wheres: list[str], label: str) -> None:

@@ -109,20 +109,15 @@ def _check_dp_run_size(d: int, n_classes: int, *, n_train: int, hidden: int, epo
     parameter each) take more than the memory budget, or whose steps (every epoch reads each row's forward and
     backward pass: three multiply-adds a parameter) more than the work budget. ``at_least``: ``d`` and ``n_classes``
     are lower bounds (the data not read yet)."""
-    from ..engine import check_work, memory_limit
-    from ..exceptions import InvalidParameterError
+    from ..engine import check_memory, check_work
 
     params = (d + 1) * hidden + (hidden + 1) * n_classes
     least = "at least " if at_least else ""
     with_m = ", the --m canaries" if canaries == "gradient" and m else ""
     vectors = 4 + sampling_rate * n_train + (m or 0) * (canaries == "gradient")
-    need, budget = 8.0 * params * vectors, memory_limit()
-    if need > budget:
-        raise InvalidParameterError(
-            f"an MLP of {least}{params:,} parameters (--hidden {hidden:,}) with {vectors:,.0f} gradient vectors (a "
-            f"batch of --sampling-rate x --n-train{with_m}) would take "
-            f"about {need / 2**30:,.1f} GiB, over the memory budget of {budget / 2**30:,.1f} GiB; use fewer hidden "
-            "units, canaries or a lower sampling rate")
+    check_memory(8.0 * params * vectors, f"an MLP of {least}{params:,} parameters (--hidden {hidden:,}) with "
+                 f"{vectors:,.0f} gradient vectors (a batch of --sampling-rate x --n-train{with_m}) would take",
+                 fix="use fewer hidden units, canaries or a lower sampling rate")
     check_work(3.0 * epochs * (n_train + (m or 0) * (canaries == "input")) * params,
                f"{epochs:,} epochs of DP-SGD over {n_train:,} rows with {least}{params:,} parameters",
                fix="train fewer epochs (--epochs), hidden units (--hidden) or rows (--n-train)")

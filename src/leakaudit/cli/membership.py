@@ -34,14 +34,10 @@ def load_dataset(name: str, n_rows: int, random_state: int):
         raise InvalidParameterError(f"--dataset must be one of {', '.join(dataset_names())}; got {name!r}")
     entry = get_dataset(name)
     if entry.bytes_per_row is not None:  # a generator: refused before it generates more than memory holds
-        from ..engine import memory_limit
+        from ..engine import check_memory
 
-        need, budget = float(n_rows) * entry.bytes_per_row, memory_limit()
-        if need > budget:
-            raise InvalidParameterError(
-                f"--dataset {name}: generating {n_rows:,} rows would take about {need / 2**30:,.1f} GiB "
-                f"({entry.bytes_per_row:,} bytes a row), over the memory budget of {budget / 2**30:,.1f} GiB; ask "
-                "for fewer records")
+        check_memory(float(n_rows) * entry.bytes_per_row, f"--dataset {name}: generating {n_rows:,} rows would take",
+                     how=f" ({entry.bytes_per_row:,} bytes a row)", fix="ask for fewer records")
     rng = np.random.default_rng(random_state)
     ds = entry.load(n_rows=n_rows, random_state=random_state)
     rows = np.sort(rng.choice(len(ds), size=min(n_rows, len(ds)), replace=False))

@@ -33,7 +33,7 @@ import numpy as np
 
 from .._random import spawn_seeds
 from .._validation import check_array, check_choice, check_indices, check_scalar
-from ..engine import Engine, memory_limit, reports_engine_stats, resolve_engine
+from ..engine import Engine, check_memory, reports_engine_stats, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..learners import Learner, ListModelBank, ModelBank, check_fit_inputs
 from ..membership.binning import bin_probabilities
@@ -424,12 +424,9 @@ def pdtp(
     if len(X) < 2:
         raise InvalidInputError("X needs at least 2 training records for leave-one-out")
     # refused before any seed is drawn
-    need, budget = 16.0 * n_repeats * len(records), memory_limit()  # a seed and a float64 per repeat and record
-    if need > budget:
-        raise InvalidParameterError(
-            f"PDTP of {len(records):,} records over {n_repeats:,} repeats keeps every repeat's values: about "
-            f"{need / 2**30:,.1f} GiB, over the memory budget of {budget / 2**30:,.1f} GiB; measure fewer records "
-            "or repeats (n_repeats)")
+    check_memory(16.0 * n_repeats * len(records),  # a seed and a float64 per repeat and record
+                 f"PDTP of {len(records):,} records over {n_repeats:,} repeats keeps every repeat's values:",
+                 fix="measure fewer records or repeats (n_repeats)")
     per_repeat = []
     p_full0 = p_loo0 = None
     used = ""

@@ -41,6 +41,7 @@ from ._engine import (
 from ._fingerprint import array_fingerprint, learner_fingerprint
 from ._state import ChunkedModelBank, SupportsState, supports_state
 from ._store import (
+    check_memory,
     chunk_length,
     default_memory_budget,
     is_disk_backed,
@@ -71,6 +72,7 @@ __all__ = [
     "chunk_length",
     "memory_budget",
     "memory_limit",
+    "check_memory",
     "using_memory_budget",
     "default_memory_budget",
     "parse_memory_size",

@@ -92,6 +92,19 @@ def memory_limit() -> int:
     return max(memory_budget(), default_memory_budget())
 
 
+def check_memory(nbytes: float, what: str, *, fix: str, how: str = "", error: type[Exception] | None = None) -> None:
+    """Refuse, before it is allocated, an array that cannot go to disk and would take more than :func:`memory_limit`:
+    one line "``what`` about X GiB``how``, over the memory budget of Y GiB; ``fix``" (``what`` ends in its verb,
+    "... would take", or a colon; ``how`` says how the estimate was made). ``error``: the exception class
+    (default :class:`~leakaudit.exceptions.InvalidParameterError`)."""
+    from ..exceptions import InvalidParameterError
+
+    limit = memory_limit()
+    if nbytes > limit:
+        raise (error or InvalidParameterError)(
+            f"{what} about {nbytes / 2**30:,.1f} GiB{how}, over the memory budget of {limit / 2**30:,.1f} GiB; {fix}")
+
+
 @contextlib.contextmanager
 def using_memory_budget(budget: Any) -> Iterator[int]:
     """Set the memory budget (bytes, or a size such as ``"2GB"``; None keeps the one in force) inside a block.

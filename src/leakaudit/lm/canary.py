@@ -143,15 +143,12 @@ _CANARY_TOKEN_BYTES, _CANARY_BYTES = 128, 512
 
 def _check_canary_size(m: int, secret_length: int) -> None:
     """Refuse, before any canary is drawn, ``m`` canaries of ``secret_length`` tokens past the memory budget."""
-    from ..engine import memory_limit
-    from ..exceptions import InvalidParameterError
+    from ..engine import check_memory
 
-    need, budget = float(m) * (secret_length * _CANARY_TOKEN_BYTES + _CANARY_BYTES), memory_limit()
-    if need > budget:
-        raise InvalidParameterError(
-            f"{m:,} canaries of {secret_length:,} secret tokens would take about {need / 2**30:,.1f} GiB to design "
-            f"({_CANARY_TOKEN_BYTES} bytes a token, {_CANARY_BYTES} a canary), over the memory budget of "
-            f"{budget / 2**30:,.1f} GiB; design fewer canaries (m) or shorter secrets (secret_length)")
+    check_memory(float(m) * (secret_length * _CANARY_TOKEN_BYTES + _CANARY_BYTES),
+                 f"{m:,} canaries of {secret_length:,} secret tokens would take",
+                 how=f" to design ({_CANARY_TOKEN_BYTES} bytes a token, {_CANARY_BYTES} a canary)",
+                 fix="design fewer canaries (m) or shorter secrets (secret_length)")
 
 
 def make_canaries(texts: Sequence[str], *, m: int = 1000, design: str = "rare_token", tokenizer: Any = None,

@@ -23,7 +23,7 @@ from .._random import RandomStateLike, check_random_state, spawn_seeds
 from .._results import Result
 from .._validation import (check_array, check_consistent_length, check_indices, check_labels, check_matrix,
                            check_scalar)
-from ..engine import Engine, check_work, chunk_length, memory_limit, resolve_engine
+from ..engine import Engine, check_memory, check_work, chunk_length, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
@@ -364,12 +364,8 @@ def _check_reference_cost(n_models: int, n_rows: int, n_features: int, *, work: 
     """Refuse, before any half is drawn, reference models whose membership masks (a byte per model and record) take
     more than the memory budget, or (``work``) whose training (each model reads its half of the rows) more than the
     work budget. Their outputs are the engine's to keep within the memory budget (on disk past it)."""
-    need, budget = float(n_models) * n_rows, memory_limit()
-    if need > budget:
-        raise InvalidParameterError(
-            f"{n_models:,} reference models over {n_rows:,} records: their membership masks alone would take about "
-            f"{need / 2**30:,.1f} GiB, over the memory budget of {budget / 2**30:,.1f} GiB; train fewer reference "
-            "models")
+    check_memory(float(n_models) * n_rows, f"{n_models:,} reference models over {n_rows:,} records: their membership "
+                 "masks alone would take", fix="train fewer reference models")
     if work:
         check_work(float(n_models) * (n_rows // 2) * n_features, f"{n_models:,} reference models (each reading "
                    f"{n_rows // 2:,} x {n_features:,} training rows)", fix="train fewer reference models")

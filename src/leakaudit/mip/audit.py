@@ -67,14 +67,10 @@ def _check_nk(n: int, k: int | None) -> tuple[int, int]:
 def _check_simulation_size(n_halves: int, n: int) -> None:
     """Refuse, before any half is drawn, a simulation whose halves take more memory or work than the budgets: each
     half is a membership row of ``n`` booleans and ``n / 2`` int64 indices, drawn and trained on at least once."""
-    from ..engine import check_work, memory_limit
+    from ..engine import check_memory, check_work
 
-    need, budget = 5.0 * n_halves * n, memory_limit()
-    if need > budget:
-        raise InvalidParameterError(
-            f"{n_halves:,} random halves (n_reference + n_games) of {n:,} records would take about "
-            f"{need / 2**30:,.1f} GiB (5 bytes a record per half), over the memory budget of {budget / 2**30:,.1f} "
-            "GiB; play fewer games or reference halves")
+    check_memory(5.0 * n_halves * n, f"{n_halves:,} random halves (n_reference + n_games) of {n:,} records would take",
+                 how=" (5 bytes a record per half)", fix="play fewer games or reference halves")
     check_work(float(n_halves) * n, f"{n_halves:,} random halves (n_reference + n_games) of {n:,} records",
                fix="play fewer games or reference halves")
 
