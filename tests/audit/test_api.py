@@ -34,6 +34,9 @@ def test_audit_in_memory_equals_the_command_line_on_the_same_files(tmp_path):
     res = leakaudit.audit(model, mem, non, label="label", profile="smoke", cache_dir=str(tmp_path / "c1"))
     assert res.records is not None and len(res.records) == len(mem) + len(non)
     assert set(res.records["source"]) == {"members", "nonmembers"}
+    # the settings given; no file behind the records or the model
+    assert all(res.config[k] is None for k in ("train", "test", "data", "model", "population"))
+    assert res.config["label"] == "label" and res.config["profile"] == "smoke"
     mem.to_csv(tmp_path / "train.csv", index=False)
     non.to_csv(tmp_path / "test.csv", index=False)
     sio.dump(model, tmp_path / "model.skops")

@@ -286,6 +286,9 @@ def test_language_model_audited_in_memory_as_from_its_directory(tmp_path, tiny_d
             assert got[k][1] == pytest.approx(want[k][1], rel=1e-9), k
     assert res.dataset_inference.verdict == on_disk["dataset_inference"]["verdict"]
     assert "from memory" in res.target.description and res.records["text"].notna().all()
+    # the settings given, with no file behind the model (results.json's config says so for an in-memory audit)
+    assert res.config["model_dir"] is None and res.config["train"] is None and res.config["test"] is None
+    assert res.config["text_column"] == "text" and res.config["dataset_inference"] is True
     res.save(tmp_path / "mem")
     assert (tmp_path / "mem" / "report.html").is_file()
     # what a language model's audit cannot take is refused by argument name

@@ -70,7 +70,10 @@ class AuditResult(Result):
 
     Sections
     --------
-    config : the full :class:`~leakaudit.audit.config.AuditConfig` (enough to re-run)
+    config : the full :class:`~leakaudit.audit.config.AuditConfig` (from the command line, enough to re-run; from
+        :func:`leakaudit.audit`, the settings given: the model and records came from memory, so every file key is
+        null, and a language model's ``text_column`` and ``dataset_inference`` stay as given although
+        ``AuditConfig`` alone would ask for ``model_dir`` beside them)
     data : sizes, label, classes, sensitive columns, where the data came from
     target : what was audited (kind, accuracy on members and non-members)
     membership : per attack, ``MembershipMetrics`` fields (auc, auc_ci, advantage, tpr_at_fpr)
@@ -237,7 +240,11 @@ def results_json_schema() -> dict[str, Any]:
     defs["Resources"]["additionalProperties"] = {"anyOf": [{"$ref": "#/$defs/StageResources"},
                                                            {"type": ["object", "number", "string"]}]}
     props = schema["properties"]
-    props["config"] = {"$ref": "#/$defs/AuditConfig", "description": "the full configuration (enough to re-run)"}
+    props["config"] = {"$ref": "#/$defs/AuditConfig",
+                       "description": "the full configuration: from the command line, enough to re-run; from "
+                       "leakaudit.audit(), the settings given (the model and records came from memory, "
+                       "so every file key is null; a language model's text_column and dataset_inference stay as "
+                       "given without model_dir)"}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://github.com/leakaudit/leakaudit/docs/results.schema.json",
