@@ -303,7 +303,7 @@ def targets_section(res) -> list[str]:
     if under:
         lines += ["", f"**Under {TARGET_RATIO:.0f}x in CPU time**: {'; '.join(under)}. These rows meet the target "
                   "only in wall time, with both cores against the peer's one (benchmarks/README.md, \"Fair speed "
-                  "figures\", says where the remaining factor would have to come from)."]
+                  "figures, on a quiet machine\", says where the remaining factor would have to come from)."]
     m = res.get("machine_limit")
     if m:
         lines += ["", f"Batched MLP training against the matrix-multiply limit (target {_pct(TARGET_PEAK)}): "]
