@@ -159,7 +159,7 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
     -------
     p_full : (n_records, n_classes); p_loo : (n_records, n_classes); method : str
     """
-    use_closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
+    use_closed = _closed_form(learner, method)
     if method == "closed-form" and not hasattr(learner, "loo_proba"):
         raise InvalidParameterError(f"method='closed-form' but {type(learner).__name__} has no loo_proba")
     if use_closed:
@@ -284,7 +284,7 @@ def pdtp_values(learner: Any, X: np.ndarray, y: np.ndarray, *, bin_width: float 
     Uses the closed form when the learner has ``loo_proba``, else independent-seed retraining.
     """
     records = np.arange(len(X))
-    closed = hasattr(learner, "loo_proba")
+    closed = _closed_form(learner)
     seeds = spawn_seeds(random_state, 1 if closed else len(X) + 1)
     p_full, p_loo, _ = loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seeds[0],
                                          loo_seeds=[] if closed else seeds[1:])
@@ -294,13 +294,18 @@ def pdtp_values(learner: Any, X: np.ndarray, y: np.ndarray, *, bin_width: float 
 def pdtp_models(learner: Any, n_records: int, n_repeats: int = 1, method: str = "auto") -> int:
     """How many models :func:`pdtp` trains for ``n_records`` records over ``n_repeats`` repeats: each repeat the full
     model and, without a closed form (``loo_proba``), one per record; a deterministic closed form once in all."""
-    closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
+    closed = _closed_form(learner, method)
     return (1 if _deterministic(learner, method) else int(n_repeats)) * (1 if closed else int(n_records) + 1)
+
+
+def _closed_form(learner: Any, method: str = "auto") -> bool:
+    """True when leave-one-out outputs come from the learner's ``loo_proba`` (``method`` allows it and it has one)."""
+    return method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
 
 
 def _deterministic(learner: Any, method: str = "auto") -> bool:
     """True when leave-one-out outputs come from a deterministic closed form (``loo_proba``, not ``_stochastic``)."""
-    closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
+    closed = _closed_form(learner, method)
     return closed and not getattr(learner, "_stochastic", False)
 
 
@@ -326,7 +331,7 @@ def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray
         from sklearn.base import clone
 
         learner = clone(learner).set_params(order="shared")
-    closed = method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
+    closed = _closed_form(learner, method)
     first = None
     for r, root in enumerate(root_seeds):
         if r > 0 and _deterministic(learner, method):  # loo_proba paths are deterministic
