@@ -90,6 +90,9 @@ def _long_rows(label, X, y, s, random_state, *, paper: bool, data_note: str):
         for k, key in enumerate(("accuracy", "precision", "recall", "f1")):
             rows.append(row(f"{label}: {names[a]} {key}", vals[k] if paper else None, m["pooled"][key], None,
                             "pooled over all attacks on all targets"))
+        for k, key in enumerate(("accuracy", "precision", "recall", "f1")):
+            rows.append(row(f"{label}: {names[a]} {key}, averaged per iteration", vals[k] if paper else None,
+                            m["averaged"][key], None, "each iteration's metric, averaged over the iterations"))
         c = m["pdtp_correlation"]  # the protocol's Pearson r of pd against this attack's per-target accuracy
         rows.append(row(f"{label}: {names[a]} corr. with avgPDTP", vals[4] if paper else None, c["r"], None,
                         f"Pearson over {len(pd)} targets, p = {c['p']:.3g}; PDTP averaged over "
