@@ -145,3 +145,27 @@ def test_every_figure_draws_from_its_stored_run(runs, tmp_path):
     written = _figures.draw_figures(by_name["chase-fig3"], tmp_path)
     assert [p.name for p in written] == ["chase-fig3.png"] and written[0].read_bytes().startswith(b"\x89PNG")
     assert _figures.NOT_DRAWN
+
+
+def test_figure_data_rows_join_seeds_show_a_count_and_draw_a_scatter(tmp_path):
+    from leakaudit.reproduce._seeds import figure_data_row, merge_seed_rows, parse_figure_data
+
+    reproduce.load_all()
+    q = "NB-Adult: per-target avg PDTP and distance-attack accuracy" + reg.FIGURE_DATA
+    per_seed = [[reg.row("NB-Adult avg PDTP", 0.0299, 0.03 + s / 100), figure_data_row(q, [0.1, 0.2], [0.5, 0.6 + s])]
+                for s in range(3)]
+    merged = merge_seed_rows(per_seed, [0, 1, 2])
+    data = merged[1]
+    assert data.ours is None and data.quantity == q
+    assert parse_figure_data(data.note) == {0: [(0.1, 0.5), (0.2, 0.6)], 1: [(0.1, 0.5), (0.2, 1.6)],
+                                            2: [(0.1, 0.5), (0.2, 2.6)]}
+    with pytest.raises(ValueError, match="figure data"):
+        figure_data_row("NB-Adult points", [0.1], [0.5])
+    with pytest.raises(ValueError):  # one x per y
+        figure_data_row(q, [0.1, 0.2], [0.5])
+    result = {"name": "long-dtp-correlation", "profile": "full", "seconds": 1.0, "seeds": [0, 1, 2],
+              "rows": [{**r.__dict__} for r in merged]}
+    md = reg.to_markdown(result)
+    assert "6 points over 3 seeds" in md and "0.1,0.5" not in md
+    written = _figures.draw_figures(result, tmp_path)
+    assert [p.name for p in written] == ["long-fig5a.png"] and written[0].read_bytes().startswith(b"\x89PNG")

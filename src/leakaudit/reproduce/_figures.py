@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ._judge import interval
 from ._kinds import PAPER_REFERENCES
+from ._seeds import parse_figure_data
 
 __all__ = ["FIGURES", "NOT_DRAWN", "Figure", "draw_figures", "figures_of", "not_drawn_text"]
 
@@ -32,7 +33,8 @@ class Figure:
     means' ratio is (Yeom's Figs. 2a-b and 3 plot against r = R_cv / R_emp, not the depth or the penalty).
     ``sequence``: the rows hold a semicolon-separated sequence in their note (one curve each, x the step), as
     long-dtp-fig6's removal curves do; ``paper_pattern`` then names the rows holding the paper's printed points
-    (group ``x``, the step; absent: step 0)."""
+    (group ``x``, the step; absent: step 0). ``scatter``: the rows are figure-data rows (``_registry.FIGURE_DATA``),
+    one point per target and seed, drawn as they are (group ``s`` names the series)."""
 
     file: str
     title: str
@@ -45,12 +47,32 @@ class Figure:
     x_from: tuple[str, ...] | None = None
     sequence: bool = False
     paper_pattern: str | None = None
+    scatter: bool = False
 
 
 FIGURES: tuple[Figure, ...] = (
     Figure("long-fig3.png", "Long et al. Fig. 3: r against the PDTP measurements averaged", "long-dtp-correlation",
            r"^Fig 3: r with (?P<x>\d+) PDTP measurements averaged$", "PDTP measurements averaged per target",
            "Pearson r (avg PDTP vs per-target accuracy)", logx=True),
+    *(Figure(f"long-fig5{letter}.png", f"Long et al. Fig. 5{letter}: {model}-Adult, per-target distance-attack "
+                                         "accuracy against average PDTP", "long-dtp-correlation",
+             rf"^(?P<s>{model}-Adult): per-target avg PDTP and distance-attack accuracy \(figure data\)$",
+             "average PDTP of the target", "per-target attack accuracy", scatter=True)
+      for letter, model in (("a", "NB"), ("b", "LR"), ("c", "NN"))),
+    *(Figure(f"long-fig4{letter}.png", f"Long et al. Fig. 4{letter}: {model}-Purchase (Purchase-like data), "
+                                         "per-target distance-attack accuracy against average PDTP",
+             "long-dtp-correlation",
+             rf"^(?P<s>{model}-Purchase): per-target avg PDTP and distance-attack accuracy \(figure data\)$",
+             "average PDTP of the target", "per-target attack accuracy", scatter=True)
+      for letter, model in (("b", "NB"), ("c", "LR"))),
+    Figure("long-fig1.png", "Long et al. Fig. 1: NN-Purchase (Purchase-like data), each attack's per-target "
+                            "accuracy against average PDTP", "long-table1",
+           r"^Purchase-like: per-target avg PDTP and (?P<s>untargeted|frequency|distance) accuracy \(figure data\)$",
+           "average PDTP of the target", "per-target attack accuracy", scatter=True),
+    Figure("long-fig2.png", "Long et al. Fig. 2: NN-Purchase (Purchase-like data), the best attack's per-target "
+                            "accuracy against average PDTP", "long-table1",
+           r"^Purchase-like: per-target avg PDTP and (?P<s>max accuracy over the 3 attacks) \(figure data\)$",
+           "average PDTP of the target", "max per-target accuracy over the 3 attacks", scatter=True),
     Figure("long-fig6.png", "Long et al. Fig. 6: max DTP as high-risk records are removed (Adult proxy for ACS)",
            "long-dtp-fig6", r"^(?P<s>sorted removal|greedy|group): max DTP sequence$", "removal step",
            "max DTP", sequence=True,
@@ -103,8 +125,8 @@ FIGURES: tuple[Figure, ...] = (
 
 # paper figures the stored runs cannot draw, and why
 NOT_DRAWN: dict[str, str] = {
-    "Long et al. Figs. 1, 2, 4 and 5 (per-target attack accuracy against average PDTP, one point per target)": (
-        "the stored runs hold the pooled metrics and the correlations, not one value per target"),
+    "Long et al. Fig. 4a (NN-Purchase, the distance attack alone)": (
+        "drawn as the distance series of Fig. 1 (long-fig1.png), from the same run"),
     "Yeom et al. Figs. 2c and 4 beyond s = 16 and s = 32 (the paper goes to s = 128)": (
         "not run: yeom-fig2c and yeom-fig4 run at the reduced profile, whose sections say what full would cost"),
     "Chase et al. Figs. 3 and 4, the curves other than census-random": (
@@ -114,8 +136,23 @@ NOT_DRAWN: dict[str, str] = {
 }
 
 
+def _scatter_points(result: dict, fig: Figure) -> dict[str, list[tuple[float, float]]]:
+    """``{series: [(x, y)]}``: every seed's points of the figure-data rows that ``fig`` draws."""
+    pat = re.compile(fig.pattern)
+    out: dict[str, list[tuple[float, float]]] = {}
+    for r in result["rows"]:
+        m = pat.search(r["quantity"])
+        if m:
+            pts = [p for seed_pts in parse_figure_data(r["note"]).values() for p in seed_pts]
+            if pts:
+                out.setdefault(m.group("s"), []).extend(pts)
+    return out
+
+
 def _points(result: dict, fig: Figure) -> dict[str, list[tuple]]:
     """``{curve: [(x, mean, lo, hi, paper, paper_is_printed)]}`` of the rows of ``result`` that ``fig`` draws."""
+    if fig.scatter:
+        return _scatter_points(result, fig)
     pat = re.compile(fig.pattern)
     means = {r["quantity"]: r["ours"] for r in result["rows"]}
     curves: dict[str, list[tuple]] = {}
@@ -173,6 +210,15 @@ def draw_figures(result: dict, folder: str | Path) -> list[Path]:
         if not curves:
             continue
         f, ax = plt.subplots(figsize=(7.0, 4.6), dpi=100)
+        if fig.scatter:
+            n_seeds = max(len(parse_figure_data(r["note"])) for r in result["rows"]
+                          if re.search(fig.pattern, r["quantity"]))
+            for name, pts in curves.items():
+                ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=9, alpha=0.45,
+                           label=f"ours: {name} ({len(pts)} points: targets x {n_seeds} seeds)")
+            _finish(f, ax, fig, result, "one point per target and seed; the paper prints no points")
+            out.append(_save(f, plt, folder, fig))
+            continue
         paper_drawn = ref_drawn = False
         for name, pts in curves.items():
             if all(p[1] is None for p in pts):  # the paper's points alone (paper_pattern)
@@ -200,23 +246,30 @@ def draw_figures(result: dict, folder: str | Path) -> list[Path]:
                     ax.plot([x], [paper], marker="o", markerfacecolor="none", color="grey", markersize=7,
                             linestyle="none", label=None if ref_drawn else "reference (formula or the spec's re-run)")
                     ref_drawn = True
-        if fig.logx:
-            ax.set_xscale("log")
-        if fig.logy:
-            ax.set_yscale("log")
-        ax.set_xlabel(fig.xlabel)
-        ax.set_ylabel(fig.ylabel)
-        ax.set_title(fig.title, fontsize=9.5)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
-        f.text(0.01, 0.005, f"{result['name']}, profile {result['profile']}; error bars: 95% t-interval over the "
-                            "seeds (or splits)", fontsize=6.5, color="grey")
-        f.tight_layout(rect=(0, 0.02, 1, 1))
-        path = Path(folder) / fig.file
-        f.savefig(path, format="png", metadata={"Software": None})
-        plt.close(f)
-        out.append(path)
+        _finish(f, ax, fig, result, "error bars: 95% t-interval over the seeds (or splits)")
+        out.append(_save(f, plt, folder, fig))
     return out
+
+
+def _finish(f, ax, fig: Figure, result: dict, how: str) -> None:
+    if fig.logx:
+        ax.set_xscale("log")
+    if fig.logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(fig.xlabel)
+    ax.set_ylabel(fig.ylabel)
+    ax.set_title(fig.title, fontsize=9.5)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    f.text(0.01, 0.005, f"{result['name']}, profile {result['profile']}; {how}", fontsize=6.5, color="grey")
+    f.tight_layout(rect=(0, 0.02, 1, 1))
+
+
+def _save(f, plt, folder, fig: Figure) -> Path:
+    path = Path(folder) / fig.file
+    f.savefig(path, format="png", metadata={"Software": None})
+    plt.close(f)
+    return path
 
 
 def not_drawn_text() -> str:

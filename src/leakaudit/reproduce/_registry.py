@@ -47,6 +47,11 @@ __all__ = ["PROFILES", "Reproduction", "Row", "classify", "get", "names", "regis
 PROFILES = ("smoke", "reduced", "full")
 
 
+# A row whose quantity ends so holds the points of a figure in its note (one "x,y" pair per point, "; " between
+# them, " | " between seeds), not a value; the page shows their count, the stored run's JSON the points
+FIGURE_DATA = " (figure data)"
+
+
 @dataclass(frozen=True)
 class Row:
     """One quantity: the paper's value (None if it gives none) beside ours."""
@@ -237,6 +242,12 @@ def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
     for r in result["rows"]:
         ref = r.get("reference") or ("—" if r["paper"] is None else "unclassified")
         mark, more = row_marks(result["name"], r)
+        if r["quantity"].endswith(FIGURE_DATA):
+            parts = r["note"].split(" | ")
+            n = sum(len([q for q in (part.partition(": ")[2] if part.startswith("seed ") else part).split("; ")
+                         if q.strip()]) for part in parts)
+            r = {**r, "note": f"{n} points over {len(parts)} seed{'s' if len(parts) != 1 else ''}, drawn in the "
+                              f"section's figure; the stored run (JSON) holds them"}
         lines.append(
             f"| {r['quantity']} | {_fmt(r['paper'])} | {ref} | {_fmt(r['ours'], 'not measured')} | "
             f"{_fmt(r['tolerance'])} | {r['status']}{mark} | {r['note']}{more} |"

@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 from ._registry import register, row
-from ._seeds import map_seeds, rows_over_seeds, seeds_from
+from ._seeds import FIGURE_DATA, figure_data_row, map_seeds, rows_over_seeds, seeds_from
 from ._seeds import seed_row as _seed_row
 
 PAPER = "Long et al. 2017/2020 (Towards Measuring Membership Privacy)"
@@ -516,6 +516,8 @@ def _correlation_seed(profile: str, seed: int) -> list:
                 note="paper: below 0.70 for every NB- and LR-Adult target" if "Adult" in name else ""),
             row(f"{name} sd of per-target accuracy", None, float(acc.std()),
                 note="the spread of the 100 targets' accuracies, which the shadow models' reuse can widen"),
+            # Figs 4-5: one point per target (average PDTP, distance-attack accuracy)
+            figure_data_row(f"{name}: per-target avg PDTP and distance-attack accuracy{FIGURE_DATA}", avg_pdtp, acc),
         ]
         for cname, c_it, c_reuse in cfg["contrast"]:
             if cname != name:

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ._registry import register, row
-from ._seeds import map_jobs, rows_over_seeds, seed_row, seeds_from
+from ._seeds import FIGURE_DATA, figure_data_row, map_jobs, rows_over_seeds, seed_row, seeds_from
 
 __all__: list[str] = []
 
@@ -145,6 +145,11 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
         row(f"{label}: targets with distance accuracy <= 0.55 and untargeted >= 0.9", None,
             float(np.sum((acc["distance"] <= 0.55) & (acc["untargeted"] >= 0.9)))),
     ]
+    # Figs 1-2: one point per target, average PDTP against each attack's per-target accuracy and their maximum
+    for a in _TABLE1:
+        rows.append(figure_data_row(f"{label}: per-target avg PDTP and {a} accuracy{FIGURE_DATA}", pd, acc[a]))
+    rows.append(figure_data_row(f"{label}: per-target avg PDTP and max accuracy over the 3 attacks{FIGURE_DATA}",
+                                pd, mx))
     return rows
 
 
