@@ -377,8 +377,10 @@ GENDER_VARIANTS = {
     "sub-population that poisoned models (20 per world, trained like the targets) give the poison label, in each "
     "world; 'label-rate oracle' is theory.label_rate_oracle_accuracy: the accuracy of a test that reads the "
     "poisoned training set's rate of the poison label in the attacked group (Census rates: P(y=1 | man) = 0.102, "
-    "P(y=1 | woman) = 0.025), i.e. how much of the t0/t1 difference the poisoned data carry at n = 1,000. See "
-    "docs/chase.md.\n\n"
+    "P(y=1 | woman) = 0.025): how far the poison moves that one statistic at n = 1,000. It is not an upper bound "
+    "on any attack: the two worlds' training sets also differ in their share of women (400 against 600 of "
+    "1,000) and so in their overall label rate and every sex-linked attribute, which a model can carry in other "
+    "outputs than the attacked group's rate. See docs/chase.md.\n\n"
     "Which learner, encoding, feature set and poison make the ratio visible, measured by "
     "chase-gender-visibility (seeds 0-4; per-seed values on its page): 'separation' Phi(d'/2) of the share of "
     "1,000 held-out rows of the poisoned group that 10 poisoned models a world label 1, mean [95% interval]. "
@@ -404,9 +406,9 @@ GENDER_VARIANTS = {
     " vs 0.6 female) leaves the poisoned group at 40-60% of the training set, so 30 poison points are diluted "
     "among 400-600 clean rows (50-150 for the bit). Regularisation, encoding and proxies change little; removing "
     "the sex column removes most of the signal; poisoning women (X+1) is best, as its label-rate oracle (0.95 "
-    "against 0.78 at p = 0.03) predicts. Even the best separation (0.83 at p = 0.03) is below Table III's 0.99, "
-    "so with the paper's stated target and learner the gap is in the data's signal, not in the learner; the "
-    "paper's own target construction or preprocessing may differ in a way it does not state.",
+    "against 0.78 at p = 0.03) predicts. Even the best separation (0.83 at p = 0.03) is below Table III's 0.99. "
+    "None of these readings of the paper's target, learner and encoding reaches its number, and why the paper "
+    "does is not established: the gap is unexplained.",
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"accuracy", "printed", "property-attack accuracy"),
