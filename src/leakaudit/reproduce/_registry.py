@@ -249,7 +249,8 @@ def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
             r = {**r, "note": f"{n} points over {len(parts)} seed{'s' if len(parts) != 1 else ''}, drawn in the "
                               f"section's figure; the stored run (JSON) holds them"}
         lines.append(
-            f"| {r['quantity']} | {_fmt(r['paper'])} | {ref} | {_fmt(r['ours'], 'not measured')} | "
+            f"| {r['quantity']} | {_fmt(r['paper'])} | {ref} | "
+            f"{'points' if r['quantity'].endswith(FIGURE_DATA) else _fmt(r['ours'], 'not measured')} | "
             f"{_fmt(r['tolerance'])} | {r['status']}{mark} | {r['note']}{more} |"
         )
     if figures:
