@@ -101,3 +101,20 @@ def test_dpsgd_logistic_regression_learns():
     th = dpsgd_logistic_regression(X, y, noise_multiplier=1.0, sampling_rate=0.05, steps=300, random_state=0)
     acc = np.mean(((np.c_[X, np.ones(2000)] @ th) > 0) == y)
     assert acc > 0.9
+
+
+def test_dpsgd_covariance_noise_on_mean_adds_m_times_the_noise():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    kw = dict(clip=2.0, steps=30, lr=0.1)
+    # without noise the two placements are the same computation
+    a = dpsgd_covariance(X, noise_multiplier=0.0, noise_on="sum", random_state=1, **kw)
+    b = dpsgd_covariance(X, noise_multiplier=0.0, noise_on="mean", random_state=1, **kw)
+    assert np.array_equal(a, b)
+    # with noise, the same draws move the result about m times as far from the noise-free one (not exactly: a
+    # moved A changes which gradients the clip cuts)
+    move = {on: np.linalg.norm(dpsgd_covariance(X, noise_multiplier=1.0, noise_on=on, random_state=2, **kw) - a)
+            for on in ("sum", "mean")}
+    assert 0.5 * len(X) < move["mean"] / move["sum"] < 2 * len(X)
+    with pytest.raises(InvalidParameterError, match="noise_on"):
+        dpsgd_covariance(X, noise_multiplier=1.0, noise_on="batch", **kw)

@@ -257,12 +257,20 @@ def dpsgd_covariance(
     noise_multiplier: float,
     steps: int = 100,
     lr: float = 0.1,
+    noise_on: str = "sum",
     random_state: RandomStateLike = None,
 ) -> np.ndarray:
     """Full-batch DP-SGD on ``min_A ||A - (1/m) sum x x^T||_F^2`` (Section 5.2's DP baseline).
 
     Each step: per-example gradients ``2 (A - x x^T)`` clipped to ``clip``, summed, plus
     ``N(0, (noise_multiplier * clip)^2 I)``, divided by m; ``A <- A - lr * g``. Starts at 0.
+
+    Parameters
+    ----------
+    noise_on : {"sum", "mean"}, default="sum"
+        Where the noise is added: to the clipped sum before dividing by m (Abadi et al.; what the accounting
+        assumes), or to the mean gradient after it ("mean": m times the noise the privacy needs, as an
+        implementation that does not divide the noise by the batch size adds; for reproducing such a curve).
 
     Returns
     -------
@@ -271,13 +279,15 @@ def dpsgd_covariance(
     X = check_array(X, name="X", ndim=2)
     check_scalar(clip, name="clip", min_val=0.0, include_min=False)
     check_scalar(noise_multiplier, name="noise_multiplier", min_val=0.0)
+    check_choice(noise_on, name="noise_on", choices=("sum", "mean"))
     rng = check_random_state(random_state)
     m, d = X.shape
     outer = (X[:, :, None] * X[:, None, :]).reshape(m, d * d)
     A = np.zeros(d * d)
+    scale = 1.0 if noise_on == "sum" else float(m)
     for _ in range(int(steps)):
         g = clip_rows(2.0 * (A - outer), clip).sum(axis=0)
-        g = g + rng.normal(0.0, noise_multiplier * clip, size=d * d)
+        g = g + rng.normal(0.0, noise_multiplier * clip * scale, size=d * d)
         A = A - lr * g / m
     return A.reshape(d, d)
 
