@@ -84,7 +84,10 @@ def test_fig2_and_adult_smoke_run():
     assert any("DP-SGD" in r.quantity for r in rows)
     # over seeds 0-4, each claim judged as a lower bound: it matches only when it holds in every seed
     claims = [r for r in rows if r.quantity.startswith("claim")]
-    assert len(claims) == 4 and all(r.seeds == (0, 1, 2, 3, 4) and r.bound == "lower" for r in claims)
+    assert len(claims) == 7 and all(r.seeds == (0, 1, 2, 3, 4) and r.bound == "lower" for r in claims)
+    # the DP claims judged again with the noise not divided by the batch size: they hold there (the paper's curve)
+    undivided = [r for r in claims if "not divided" in r.quantity]
+    assert len(undivided) == 3 and all(r.status == "match" for r in undivided)
     assert all((r.status == "match") == all(v == 1 for v in r.values) for r in claims)
     rows = rep.get("izzo-adult").func("smoke", 0)
     assert any("Bayes attacker" in r.quantity for r in rows)
