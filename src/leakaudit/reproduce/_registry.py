@@ -243,10 +243,11 @@ def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
         ref = r.get("reference") or ("—" if r["paper"] is None else "unclassified")
         mark, more = row_marks(result["name"], r)
         if r["quantity"].endswith(FIGURE_DATA):
-            parts = r["note"].split(" | ")
-            n = sum(len([q for q in (part.partition(": ")[2] if part.startswith("seed ") else part).split("; ")
-                         if q.strip()]) for part in parts)
-            r = {**r, "note": f"{n} points over {len(parts)} seed{'s' if len(parts) != 1 else ''}, drawn in the "
+            from ._seeds import parse_figure_data  # _seeds imports this module
+
+            by_seed = parse_figure_data(r["note"])
+            n = sum(len(pts) for pts in by_seed.values())
+            r = {**r, "note": f"{n} points over {len(by_seed)} seed{'s' if len(by_seed) != 1 else ''}, drawn in the "
                               f"section's figure; the stored run (JSON) holds them"}
         lines.append(
             f"| {r['quantity']} | {_fmt(r['paper'])} | {ref} | "
