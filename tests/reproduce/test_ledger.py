@@ -169,3 +169,11 @@ def test_figure_data_rows_join_seeds_show_a_count_and_draw_a_scatter(tmp_path):
     assert "6 points over 3 seeds" in md and "0.1,0.5" not in md
     written = _figures.draw_figures(result, tmp_path)
     assert [p.name for p in written] == ["long-fig5a.png"] and written[0].read_bytes().startswith(b"\x89PNG")
+
+
+def test_what_was_tried_is_said_only_of_differences_left_unexplained(books):
+    classes = {result: cls for book in books.values() for result, (cls, _) in book["results"].items()}
+    for result in _ledger.TRIED:
+        assert result in classes, result
+        assert classes[result] in ("differs, unexplained", INCONCLUSIVE), (result, classes[result])
+    assert not set(_ledger.TRIED) & set(_ledger.EXPLAINED)

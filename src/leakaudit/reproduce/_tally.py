@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from ._judge import BEATS, INCONCLUSIVE, STATUSES
 from ._kinds import ALLOWANCES, PAPER_REFERENCES, REFERENCES
-from ._ledger import CLASSES, EXPLAINED, MISSING, SUBSTITUTES, paper_of, row_entry
+from ._ledger import CLASSES, EXPLAINED, MISSING, SUBSTITUTES, TRIED, paper_of, row_entry
 
 __all__ = ["JUDGED", "closing_text", "current_rule", "per_paper", "per_paper_text", "row_marks", "section_lines",
            "totals", "totals_text"]
@@ -200,7 +200,8 @@ def closing_text(books: dict) -> str:
                            ("differs, explained", "Differs, explained"),
                            (INCONCLUSIVE, "Inconclusive (too noisy)")):
             for result, rows in by_class.get(cls, ()):
-                why = f" Explained: {EXPLAINED[result]}." if cls == "differs, explained" else ""
+                why = (f" Explained: {EXPLAINED[result]}." if cls == "differs, explained"
+                       else f" Tried, without explaining it: {TRIED[result]}." if result in TRIED else "")
                 lines.append(f"- {label}: {result} ({_where(rows)}).{why}")
         for result, why in book["missing"]:
             lines.append(f"- Missing: {result} ({why}).")
