@@ -148,7 +148,8 @@ def test_every_figure_draws_from_its_stored_run(runs, tmp_path):
 
 
 def test_figure_data_rows_join_seeds_show_a_count_and_draw_a_scatter(tmp_path):
-    from leakaudit.reproduce._seeds import figure_data_row, merge_seed_rows, parse_figure_data
+    from leakaudit.reproduce._figure_data import parse_figure_data
+    from leakaudit.reproduce._seeds import figure_data_row, merge_seed_rows
 
     reproduce.load_all()
     q = "NB-Adult: per-target avg PDTP and distance-attack accuracy" + reg.FIGURE_DATA

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ._judge import interval
 from ._kinds import PAPER_REFERENCES
-from ._seeds import parse_figure_data
+from ._figure_data import parse_figure_data
 
 __all__ = ["FIGURES", "NOT_DRAWN", "Figure", "draw_figures", "figures_of", "not_drawn_text"]
 

@@ -68,7 +68,7 @@ def page_entry(name: str) -> PageEntry:
 # stored run current
 _BOOKKEEPING = frozenset({"reproduce/__init__.py", "reproduce/_registry.py", "reproduce/_page.py",
                           "reproduce/_judge.py", "reproduce/_kinds.py", "reproduce/_ledger.py", "reproduce/_tally.py",
-                          "reproduce/_figures.py"})
+                          "reproduce/_figures.py", "reproduce/_figure_data.py"})
 
 
 def _package_root(root: str | Path | None) -> Path:

@@ -35,6 +35,7 @@ from pathlib import Path
 from .._names import NameTable
 from .._results import write_json_atomic
 from ..exceptions import InvalidParameterError
+from ._figure_data import parse_figure_data
 from ._judge import BEATS, INCONCLUSIVE, gap_text, judge_values, paper_rounding
 from ._kinds import ALLOWANCES, REFERENCES
 from ._ledger import claim_rows, row_entry
@@ -243,8 +244,6 @@ def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
         ref = r.get("reference") or ("—" if r["paper"] is None else "unclassified")
         mark, more = row_marks(result["name"], r)
         if r["quantity"].endswith(FIGURE_DATA):
-            from ._seeds import parse_figure_data  # _seeds imports this module
-
             by_seed = parse_figure_data(r["note"])
             n = sum(len(pts) for pts in by_seed.values())
             r = {**r, "note": f"{n} points over {len(by_seed)} seed{'s' if len(by_seed) != 1 else ''}, drawn in the "
