@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._figure_data import parse_figure_data
 from ._judge import interval
 from ._kinds import PAPER_REFERENCES
-from ._figure_data import parse_figure_data
 
 __all__ = ["FIGURES", "NOT_DRAWN", "Figure", "draw_figures", "figures_of", "not_drawn_text"]
 
@@ -136,14 +136,14 @@ NOT_DRAWN: dict[str, str] = {
 }
 
 
-def _scatter_points(result: dict, fig: Figure) -> dict[str, list[tuple[float, float]]]:
-    """``{series: [(x, y)]}``: every seed's points of the figure-data rows that ``fig`` draws."""
+def _scatter_points(result: dict, fig: Figure) -> dict[str, list[tuple]]:
+    """``{series: [(x, y, seed)]}``: every seed's points of the figure-data rows that ``fig`` draws."""
     pat = re.compile(fig.pattern)
-    out: dict[str, list[tuple[float, float]]] = {}
+    out: dict[str, list[tuple]] = {}
     for r in result["rows"]:
         m = pat.search(r["quantity"])
         if m:
-            pts = [p for seed_pts in parse_figure_data(r["note"]).values() for p in seed_pts]
+            pts = [(x, y, seed) for seed, seed_pts in parse_figure_data(r["note"]).items() for x, y in seed_pts]
             if pts:
                 out.setdefault(m.group("s"), []).extend(pts)
     return out
@@ -211,8 +211,7 @@ def draw_figures(result: dict, folder: str | Path) -> list[Path]:
             continue
         f, ax = plt.subplots(figsize=(7.0, 4.6), dpi=100)
         if fig.scatter:
-            n_seeds = max(len(parse_figure_data(r["note"])) for r in result["rows"]
-                          if re.search(fig.pattern, r["quantity"]))
+            n_seeds = len({p[2] for pts in curves.values() for p in pts})
             for name, pts in curves.items():
                 ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=9, alpha=0.45,
                            label=f"ours: {name} ({len(pts)} points: targets x {n_seeds} seeds)")
