@@ -206,8 +206,8 @@ _CHASE_WB = (
     "paper's 1,000 shadow networks a world, and with every network trained 200 epochs instead of 20 at the reduced "
     "profile: none comes within 0.24 of the paper; labels balanced 50/50 (Ganju et al.'s preparation) and networks "
     "trained on 10,000 rows do not help; the 40 attributes one column each ('as is') lift DeepSets at the paper's "
-    "counts to 0.82 on gender and 0.79 on race, still 0.13-0.16 short, and a five times longer meta-classifier fit "
-    "does not move it (benchmarks/chase_wb_hypotheses.py; docs/chase.md, 'White-box baseline')")
+    "counts to 0.82 on gender and 0.79 on race, still 0.13-0.16 short (chase-wb-encoding), and a five times longer "
+    "meta-classifier fit does not move it (benchmarks/chase_wb_hypotheses.py; docs/chase.md, 'White-box baseline')")
 _CHASE_GENDER = (
     "the feature encoding (one-hot, ordinal), the poisoned sub-population (men or women labelled 1), C = 1 and 100, "
     "the sex column and its proxies removed, ten times the shadow models and the whole Census for the pools "
