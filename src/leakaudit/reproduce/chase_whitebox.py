@@ -47,6 +47,9 @@ def wb_encoding(profile: str, random_state: int):
     from ..property.game import split_pools
     from ..property.whitebox import META_CLASSIFIERS, whitebox_attack
 
+    # The settings and the white-box loop repeat chase-table3's (chase.table3) with the encoding added. One helper in
+    # chase.py for both would change chase.py, and with it the code digest of every stored Chase run: merge them when
+    # the Chase sections are next rerun together.
     cfg = CONFIG[profile]
     row = _smoke_row if cfg["synthetic"] else _row
     seeds = _seeds(cfg, random_state)
