@@ -60,8 +60,11 @@ def _data(setting: str, variant: str, seed: int) -> PropertyData:
 
 
 def main(setting: str, variant: str) -> None:
-    if variant not in VARIANTS:
-        raise SystemExit(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+    for what, value, allowed in (("property", setting, ("census-gender", "census-race", "census-random")),
+                                 ("variant", variant, VARIANTS)):
+        if value not in allowed:
+            print(f"{what} must be one of {', '.join(allowed)}; got {value!r}", file=sys.stderr)
+            sys.exit(2)
     if variant == "ordinal-full-long":  # the one meta-classifier setting whitebox_attack does not take
         W._make_meta = lambda name, seed: (W.DeepSetsMetaClassifier(epochs=1500, random_state=seed)
                                            if name == "deepsets" else W.SortedMetaClassifier(random_state=seed))
@@ -86,4 +89,7 @@ def main(setting: str, variant: str) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        print("usage: python benchmarks/chase_wb_hypotheses.py PROPERTY VARIANT", file=sys.stderr)
+        sys.exit(2)
     main(sys.argv[1], sys.argv[2])
