@@ -40,6 +40,10 @@ PAGE: dict[str, PageEntry] = {
         "reduced", "full trains the paper's 500 shadow MLPs per world (200 epochs each) at eleven poisoning rates: "
                    "55,000 shadow networks for five seeds, about 5 CPU hours at chase-table2's measured 0.33 CPU s "
                    "a network"),
+    "chase-fig3-curves": PageEntry(
+        "reduced", "full runs four curves on the paper's axis (k = 50 to 2,000 shadow models per world) with r = 1,000 "
+                   "and 100 targets: chase-fig3's Census random curve took 1,164 s over five seeds, so the four take "
+                   "about 4,700 s, 1.3 hours in one process"),
     "chase-table2": PageEntry(
         "reduced", "full trains the paper's 600 shadow MLPs per world for five depths and 1,000 per world at "
                    "n = 10,000, 200 epochs each: 58,000 networks for five seeds, about 5.3 CPU hours at the measured "
