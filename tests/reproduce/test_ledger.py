@@ -101,7 +101,7 @@ def test_references_the_spec_marks_unusable_are_dropped(runs, books):
 def test_stated_claims_are_judged_and_a_failing_one_differs(runs, books):
     fig56 = next(res for res in runs if res["name"] == "chase-fig5-6")
     claims = {r["quantity"]: r for r in fig56["rows"] if r.get("claim")}
-    assert len(claims) == 10 and all(r["reference"] == "claim" and r["paper"] == 1.0 for r in claims.values())
+    assert len(claims) == 13 and all(r["reference"] == "claim" and r["paper"] == 1.0 for r in claims.values())
     # census-random's precision falls from about 0.60 to 0.10 at 20% poisoning: not 'a rather low slope'
     r = claims["claim: census-random target precision falls slowly from p=0.00 to p=0.20 (1 = holds)"]
     assert r["values"] == [0.0] * 5 and r["status"] == "differs"
@@ -114,6 +114,19 @@ def test_stated_claims_are_judged_and_a_failing_one_differs(runs, books):
         "values"] == [float(x) for x in (hi < lo) & (hi >= 0.5 * lo)]
     # a claim whose rows are not stored is left out rather than judged on nothing
     assert _ledger.claim_rows({"name": "chase-fig5-6", "rows": []}) == []
+
+
+def test_every_claim_is_judged_on_its_stored_section(runs, books):
+    # a claim whose rows were renamed would be left out silently: every claim renders on the stored runs
+    stored = {res["name"]: {r["quantity"] for r in res["rows"] if r.get("claim")} for res in runs}
+    for c in _ledger.CLAIMS:
+        assert c.quantity in stored[c.section], (c.section, c.quantity)
+    # a failing claim counts as a difference of its paper: no NN-Adult target has average PDTP above 1 at 5 epochs
+    nn = next(r for res in runs if res["name"] == "long-dtp-correlation" for r in res["rows"]
+              if r["quantity"] == "claim: some NN-Adult target with avg PDTP > 1 (1 = holds)")
+    assert nn["values"] == [0.0] * 5 and nn["status"] == "differs"
+    cls, _ = books["Long"]["results"]["§5.3: some NN-Adult records have PDTP above 1"]
+    assert cls == "differs, unexplained"
 
 
 def test_per_paper_table_and_closing_note(runs, books):
