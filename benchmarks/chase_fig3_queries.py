@@ -3,7 +3,8 @@
 chase-fig3-curves' SpamAssassin curves are flat in the number of shadow models (k = 10 to 200 per world), while
 Algorithm 2 accepts only 35-47 queries there (its pool is exhausted; Census gender, whose curve rises, accepts
 65-90). If the queries bind, capping them lower should cost accuracy at a fixed k, and more shadow models should not
-help. This script caps Algorithm 2's q (the reduced profile's settings otherwise, k = 50 per world, seeds 0-4) for
+help. This script caps Algorithm 2's q (the reduced profile's settings otherwise, k = 50 per world, seeds 0-4; the
+cases named full:... the full profile's) for
 SpamAssassin random at p = 0.05 and, for comparison, Census gender at p = 0.10, and records the accuracy and the
 queries accepted. One JSON line per setting, cap and seed in results/chase_fig3_queries.jsonl.
 
@@ -30,6 +31,9 @@ CASES = {
     # Table III's gender black box at the reduced profile's counts (p = 0.03 with 100 shadow models a world)
     "census-gender-p03": ("census-gender", 0.03, 100, (1, 10, 300)),
     "census-gender-p10-cap1": ("census-gender", 0.10, 50, (1,)),
+    # the same at the full profile's counts (r = 1,000, 100 targets, the whole Census): Table III's setting
+    "full:census-gender-p03": ("census-gender", 0.03, 100, (1, 1000)),
+    "full:census-gender-p10": ("census-gender", 0.10, 50, (1, 1000)),
 }
 SEEDS = range(5)
 
@@ -41,21 +45,23 @@ def main() -> int:
         print(f"chase_fig3_queries.py: unknown case {bad[0]!r}; cases: {', '.join(CASES)}", file=sys.stderr)
         return 2
     OUT.parent.mkdir(exist_ok=True)
-    for setting, p, k, caps in (CASES[n] for n in names):
+    for name in names:
+        setting, p, k, caps = CASES[name]
+        profile = "full" if name.startswith("full:") else "reduced"
         for cap in caps:
-            cfg = dict(C.CONFIG["reduced"])
+            cfg = dict(C.CONFIG[profile])
             cfg["reps"] = 1
             cfg["q"] = {"census": cap, "spam": cap}
             accs = []
             for seed in SEEDS:
                 r = C._sweep(setting, cfg, (p,), k=k, seed=seed)[p][0][0]
                 accs.append(r.accuracy)
-                rec = {"setting": setting, "p": p, "k": k, "q_cap": cap, "seed": seed, "accuracy": r.accuracy,
-                       "queries": int(r.n_queries)}
+                rec = {"profile": profile, "setting": setting, "p": p, "k": k, "q_cap": cap, "seed": seed,
+                       "accuracy": r.accuracy, "queries": int(r.n_queries)}
                 with OUT.open("a") as fh:
                     fh.write(json.dumps(rec) + "\n")
                 print(json.dumps(rec), flush=True)
-            print(f"{setting} p={p} k={k} q cap {cap}: mean accuracy {np.mean(accs):.3f}", flush=True)
+            print(f"{profile} {setting} p={p} k={k} q cap {cap}: mean accuracy {np.mean(accs):.3f}", flush=True)
     return 0
 
 
