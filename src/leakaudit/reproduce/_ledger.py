@@ -278,67 +278,51 @@ def _seeds_of(values: dict[str, np.ndarray], *quantities: str) -> list[np.ndarra
         return None
 
 
-def _recall_rises(prop: str) -> Callable:
+def _rule(rule: Callable, *quantities: str) -> Callable:
+    """Per seed: ``rule(*values)`` on the named rows' per-seed values (arrays of one value a seed); None (the claim
+    is left out) when the section lacks one of the rows."""
     def holds(values):
-        v = _seeds_of(values, f"{prop} target recall at p=0.00", f"{prop} target recall at p=0.20")
-        return None if v is None else (v[1] > v[0]).astype(float)
+        v = _seeds_of(values, *quantities)
+        return None if v is None else np.asarray(rule(*v), dtype=float)
 
     return holds
+
+
+def _recall_rises(prop: str) -> Callable:
+    return _rule(lambda lo, hi: hi > lo, f"{prop} target recall at p=0.00", f"{prop} target recall at p=0.20")
 
 
 def _precision_falls_slowly(prop: str) -> Callable:
-    def holds(values):
-        v = _seeds_of(values, f"{prop} target precision at p=0.00", f"{prop} target precision at p=0.20")
-        return None if v is None else ((v[1] < v[0]) & (v[1] >= 0.5 * v[0])).astype(float)
-
-    return holds
+    return _rule(lambda lo, hi: (hi < lo) & (hi >= 0.5 * lo),
+                 f"{prop} target precision at p=0.00", f"{prop} target precision at p=0.20")
 
 
-def _r_flattens(values):
-    v = _seeds_of(values, *(f"Fig 3: r with {k} PDTP measurements averaged" for k in (1, 10, 100)))
-    return None if v is None else ((v[1] > v[0]) & (v[2] - v[1] < v[1] - v[0])).astype(float)
+_r_flattens = _rule(lambda r1, r10, r100: (r10 > r1) & (r100 - r10 < r10 - r1),
+                    *(f"Fig 3: r with {k} PDTP measurements averaged" for k in (1, 10, 100)))
 
 
 def _grows_with(first: str, last: str) -> Callable:
-    def holds(values):
-        v = _seeds_of(values, first, last)
-        return None if v is None else (v[1] > v[0]).astype(float)
-
-    return holds
+    return _rule(lambda a, b: b > a, first, last)
 
 
 def _below(quantity: str, bound: float) -> Callable:
-    def holds(values):
-        v = _seeds_of(values, quantity)
-        return None if v is None else (v[0] < bound).astype(float)
-
-    return holds
+    return _rule(lambda a: a < bound, quantity)
 
 
 def _saturates_by(quantity: str, k: int, larger: tuple[int, ...], n_targets: int) -> Callable:
     """Per seed: the accuracy at ``k`` shadow models per world no lower than the best at ``larger`` ones, less one
     standard error of an accuracy over ``n_targets`` targets (sqrt(a (1 - a) / n) at the best accuracy a)."""
-    def holds(values):
-        v = _seeds_of(values, quantity.format(k=k), *(quantity.format(k=x) for x in larger))
-        if v is None:
-            return None
-        best = np.max(v[1:], axis=0)
-        return (v[0] >= best - np.sqrt(best * (1 - best) / n_targets)).astype(float)
+    def rule(at_k, *at_larger):
+        best = np.max(at_larger, axis=0)
+        return at_k >= best - np.sqrt(best * (1 - best) / n_targets)
 
-    return holds
+    return _rule(rule, quantity.format(k=k), *(quantity.format(k=x) for x in larger))
 
 
 _FIG3_GROWS = "Fig. 3: accuracy grows with the number of shadow models"
 _FIG3_HOW = ("'increasing the number of shadow models increases the attack accuracy': our accuracy at the largest k "
              "above that at the smallest, per seed")
 _FIG3_CURVE = "{p} accuracy with k={k} shadow models/world"
-def _rule(rule: Callable, *quantities: str) -> Callable:
-    """Per seed: ``rule(*values)`` on the named rows' per-seed values (arrays of one value a seed)."""
-    def holds(values):
-        v = _seeds_of(values, *quantities)
-        return None if v is None else np.asarray(rule(*v), dtype=float)
-
-    return holds
 
 
 def _census_precision_below_half(prop: str) -> Callable:
