@@ -91,19 +91,18 @@ class _PlantedModel:
 def run(members: int, seed: int, *, planted: int, ranking: str, cache: str, noise: float) -> dict:
     from sklearn.linear_model import LogisticRegression
 
-    from leakaudit._random import spawn_seeds
     from leakaudit.audit import make_config
     from leakaudit.audit.context import AuditContext
     from leakaudit.audit.data import prepare_data
     from leakaudit.audit.dtp_stage import dtp_analysis
-    from leakaudit.audit.pipeline import _SEED_SLOTS
+    from leakaudit.audit.plan import PLAN
     from leakaudit.audit.target import Target
     from leakaudit.engine import Engine
     from leakaudit.membership import fit_reference_models, paired_half_masks
 
     cfg = make_config(n_members=members, n_nonmembers=min(members, 16281), seed=seed, profile="standard")
     data = prepare_data(cfg)
-    seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
+    seeds = PLAN.seeds(cfg.seed)
     fixed = LogisticRegression(max_iter=2000).fit(np.vstack([data.X_mem, data.X_non]), np.r_[data.y_mem, data.y_non])
     learner = PlantedRecipe(coef=fixed.coef_[0], intercept=float(fixed.intercept_[0]), noise=noise)
     rng = np.random.default_rng([seed, 31])

@@ -62,7 +62,7 @@ def _predictions_target(data, predictions):
 def audit(model: Any = None, members=None, nonmembers=None, *, label: str | None = None, population=None,
           sensitive=None, predictions=None, learner=None, model_input: str = "auto", text_column: str | None = None,
           tokenizer: Any = None, references: Any = None, verbose: bool = False,
-          memory_budget: int | str | None = None, **settings) -> AuditResult:
+          memory_budget: int | str | None = None, random_state: int | None = None, **settings) -> AuditResult:
     """Audit a fitted model on its members and non-members, in memory: membership attacks, PDTP and the DTP-1
     rule, attribute and property inference, MIP; a verdict. For a causal language model: the attacks on its texts'
     token scores, the blind baseline and, with ``dataset_inference=True``, the members as a set (as ``leakaudit
@@ -112,11 +112,16 @@ language model, optional
     memory_budget : int or str, optional
         Memory trained models' outputs may take before they are kept on disk (e.g. "4GB"); a language model's audit
         trains none.
+    random_state : int, optional
+        The audit's seed, under scikit-learn's name (the same as ``seed``; give one of them). Every random choice
+        of the audit derives from it and is recorded in the result; the same seed gives the same result.
     **settings
         Any audit setting of :class:`~leakaudit.audit.config.AuditConfig` that is not about files: ``profile``
         ("smoke", "standard", "thorough"), ``seed``, ``thresholds`` (a dict or
         :class:`~leakaudit.audit.config.Thresholds`), ``confidence``, ``dtp_rule``, ``epsilon_budget``,
-        ``claimed_epsilon``, ``backend``, ``cache_dir``, ...
+        ``claimed_epsilon``, ``backend``, ``cache_dir``, ... Nothing is written to disk unless asked: the trained
+        reference models are cached (so that an interrupted audit resumes) only in ``cache_dir``, or in
+        ``$LEAKAUDIT_CACHE`` where that is set; without either, nothing is cached.
 
     Returns
     -------
@@ -136,6 +141,11 @@ language model, optional
     from ..learners import Learner, is_torch_module
     from .target import _check_refittable_classes, sklearn_target, torch_target
 
+    if random_state is not None:
+        if "seed" in settings and settings["seed"] != random_state:
+            raise InvalidParameterError(f"random_state={random_state!r} and seed={settings['seed']!r} disagree: they "
+                                        "are one setting (scikit-learn's name and leakaudit's); give one")
+        settings["seed"] = random_state
     if members is None or nonmembers is None:
         raise InvalidParameterError("members and nonmembers are required: the records the model was trained on, "
                                     "and records of the same distribution it never saw")
@@ -183,7 +193,7 @@ language model, optional
             f"model must be a fitted scikit-learn classifier or Pipeline with predict_proba, a torch.nn.Module, or a "
             f"transformers causal language model; got {type(model).__name__}")
     return audit_core(cfg, data=data, target=target, command="leakaudit.audit()", verbose=verbose,
-                      memory_budget=memory_budget)
+                      memory_budget=memory_budget, default_cache=None)
 
 
 def is_causal_lm(model: Any) -> bool:
@@ -218,7 +228,6 @@ def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer,
     (:func:`leakaudit.audit.lm_stage.lm_audit`) on these texts and models."""
     from ..lm.load import wrap_causal_lm
     from .lm_stage import LMTexts, lm_audit
-    from .pipeline import _with_evidence, _with_record_risk
 
     bad = sorted(k for k, v in other.items() if v is not None)
     if bad:
@@ -250,5 +259,4 @@ def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer,
                                              "give each reference model with its own tokenizer as a pair")))
     lm = wrap_causal_lm(model, tokenizer, device=cfg.device, source="from memory",
                         mismatch=("tokenizer", "the model", "give the model's own tokenizer"))
-    result, rec = lm_audit(cfg, command="leakaudit.audit()", verbose=verbose, texts=texts, models=(lm, refs))
-    return _with_evidence(_with_record_risk(result, rec), in_memory=True)
+    return lm_audit(cfg, command="leakaudit.audit()", verbose=verbose, texts=texts, models=(lm, refs))

@@ -65,6 +65,10 @@ class Check(Result):
         Whether the check is shown above its threshold, shown below it, or neither, at ``confidence``
         (:func:`decision`). A stage sets it where its interval does not say (DTP-1); the verdict fills it in for
         every check.
+    because : str or None
+        For a check that is not measurable because of another check's finding: that check's ``id`` (an attack on
+        texts that differ by themselves, because of the blind baseline). When every unmeasured check traces to one
+        such check, the verdict's headline is that check's sentence.
     """
 
     model_config = ConfigDict(json_schema_extra={
@@ -85,6 +89,7 @@ class Check(Result):
     describes: Literal["model", "recipe"] = "model"
     shows: Literal["both", "leakage only"] = "both"
     decision: Optional[Literal["above", "below", "undecided"]] = None
+    because: Optional[str] = None
 
 
 @dataclass(frozen=True)

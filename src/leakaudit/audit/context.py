@@ -34,7 +34,7 @@ class AuditContext:
     data : AuditData
     target : Target
     seeds : dict of str -> int
-        One child seed per analysis (see ``config.SEED_SLOTS``).
+        One child seed per slot of the plan (:attr:`leakaudit.audit.plan.Plan.seed_slots`).
     engine : leakaudit.engine.Engine
         Trains every retrained model (reference, leave-one-out, noise-floor), with its on-disk cache.
     check_confidence : float

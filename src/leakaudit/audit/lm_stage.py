@@ -12,7 +12,6 @@ instead of reporting the split's difference as the model's leakage.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import warnings
 from dataclasses import dataclass
@@ -21,18 +20,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import __version__
-from .._random import spawn_seeds
-from .._resources import peak_rss_mb
 from ..exceptions import NotEstimableWarning
 from ..metrics import DEFAULT_FPRS, empirical_epsilon, evaluate_membership
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
 from .config import AuditConfig
 from .membership_stage import attack_checks
-from .plan import Step, check_confidence, planned_checks, run_plan
+from .assemble import assemble
+from .plan import Plan, Step, check_confidence, run_plan
 from .progress import StageProgress
 from .results import AuditResult
-from .verdict import decide
 
 __all__ = ["MIN_K", "LMTexts", "lm_audit", "lm_check_inputs", "read_lm_texts"]
 
@@ -42,8 +38,6 @@ MIN_K = 0.2
 BATCH_TOKENS = 4096
 #: characters of each text shown in records.csv and the report
 SHOWN_CHARS = 100
-# appended only: a slot's seed depends on its position (spawn_seeds), so the earlier slots keep theirs
-_SEED_SLOTS = ("blind", "bootstrap", "epsilon", "dataset_inference")
 
 
 @dataclass(frozen=True)
@@ -210,22 +204,21 @@ def _blind_check(bb, metrics: dict, cc: float) -> tuple[Check, set[str]]:
 
 def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = False,
              stages: StageProgress | None = None, texts: LMTexts | None = None,
-             models: tuple | None = None) -> tuple[AuditResult, pd.DataFrame]:
+             models: tuple | None = None) -> AuditResult:
     """Audit the causal language model of ``cfg`` (``model_dir``) on its member and non-member texts.
 
     ``texts`` (:class:`LMTexts`) and ``models`` (the audited :class:`~leakaudit.lm.load.LoadedLM` and a list of
     reference ones) given in memory replace the files ``cfg`` names (:func:`leakaudit.audit`).
 
-    Returns the result (results.json) and one row per text (records.csv, members first; the caller adds the risk
-    rank and writes both).
+    Returns the result, with one row per text (records.csv, members first) as its records.
     """
     from ..lm.attacks import ATTACKS
     from ..lm.score import score_texts
 
     st = stages or StageProgress(verbose)
-    seeds = dict(zip(_SEED_SLOTS, spawn_seeds(cfg.seed, len(_SEED_SLOTS))))
     _quiet_transformers()
     with st.stage("data", "reading the member and non-member texts"):
+        in_memory = texts is not None
         texts = read_lm_texts(cfg) if texts is None else texts
         _check_sizes(texts)
     with st.stage("target", "loading the language model"):
@@ -243,30 +236,12 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
                              batch_tokens=BATCH_TOKENS, n_threads=n_threads)
         ref_ts = [score_texts(r.model, r.tokenizer, all_texts, max_length=r.context_length,
                               batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False) for r in refs]
-    scored = LMScores(texts=all_texts, is_member=m, target=ts, references=ref_ts)
-    planned = planned_checks(LM_PLAN, cfg, texts, scored)
-    cc = check_confidence(cfg.confidence, sum(planned.values()))
-    ctx = LMContext(cfg=cfg, check_confidence=cc, seeds=seeds, scored=scored)
+    scored = LMScores(texts=all_texts, is_member=m, target=ts, references=ref_ts, scores_only=lm is None)
+    planned = LM_PLAN.planned_checks(cfg, texts, scored)
+    ctx = LMContext(cfg=cfg, check_confidence=check_confidence(cfg.confidence, sum(planned.values())),
+                    seeds=LM_PLAN.seeds(cfg.seed), scored=scored)
     done = run_plan(LM_PLAN, ctx, st, planned)
-    analysis = done["membership"]
-    checks, summary = list(analysis.checks), analysis.summary
-    checks += done["dataset_inference"].checks
-    verdict = decide(cfg, checks, check_confidence=cc)
-    blind_check = analysis.checks[-1]
-    if not summary["blind_baseline"]["attacks_standing"]:
-        verdict = verdict.model_copy(update={"headline": "Inconclusive: " + blind_check.sentence + "."})
-    skipped = list(analysis.skipped)
-    if ts.mean is None:
-        skipped.append(Skipped(name="Min-K%++", reason="it needs the next-token distribution's mean and standard "
-                                                       "deviation of log-probabilities at each position, which "
-                                                       "per-token scores alone do not give",
-                               fix="give the model itself (`model_dir`)", missing=["model"]))
-    if not refs:
-        skipped.append(Skipped(name="reference-model ratio, LiRA and RMIA (offline)",
-                               reason="they calibrate each text's score by reference models, and none was given",
-                               fix="give `reference_dir = DIR` (e.g. the base model before fine-tuning)"
-                                   + ("" if lm is not None else " with `model_dir`"), missing=["reference"]))
-    scores, bb = analysis.per_record, analysis.extras["blind"]
+    summary, bb = done["membership"].summary, done["membership"].extras["blind"]
     n_mem = len(texts.members)
     acc_m = ts.subset(np.arange(n_mem)).token_accuracy()
     acc_n = ts.subset(np.arange(n_mem, len(all_texts))).token_accuracy()
@@ -297,20 +272,14 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
                 "scoring": "given (scores only)" if lm is None else
                            f"batches of at most {BATCH_TOKENS:,} padded tokens, {n_threads} torch thread"
                            f"{'s' if n_threads > 1 else ''}, float32"}
-    result = AuditResult(
-        leakaudit_version=__version__, created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        command=command or "leakaudit audit", config=cfg.model_dump(mode="json"), data=data, target=target,
-        membership=summary, dtp=None, dataset_inference=done["dataset_inference"].summary,
-        skipped=[s.as_dict() for s in skipped], verdict=verdict,
-        timings=st.timings, resources={"peak_memory_mb": round(peak_rss_mb(), 1)}, settings=settings)
-    rec = pd.DataFrame({"record": np.arange(len(all_texts)), "source": texts.source, "row": texts.row,
-                        "is_member": m, "text": [_shorten(t) for t in all_texts], "n_tokens": ts.n_tokens,
-                        "truncated": (np.zeros(len(all_texts), int) if ts.truncated is None
-                                      else ts.truncated.astype(int)),
-                        "loss": loss})
-    for name, s in scores.items():
-        rec[name] = s
-    return result, rec
+    records = pd.DataFrame({"record": np.arange(len(all_texts)), "source": texts.source, "row": texts.row,
+                            "is_member": m, "text": [_shorten(t) for t in all_texts], "n_tokens": ts.n_tokens,
+                            "truncated": (np.zeros(len(all_texts), int) if ts.truncated is None
+                                          else ts.truncated.astype(int)),
+                            "loss": loss})
+    return assemble(LM_PLAN, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
+                    data=data, target=target, settings=settings, timings=st.timings, records=records,
+                    in_memory=in_memory)
 
 
 @dataclass(frozen=True)
@@ -322,6 +291,7 @@ class LMScores:
     is_member: np.ndarray
     target: object  # leakaudit.lm.score.TokenScores
     references: list
+    scores_only: bool = False  # per-token scores given, no model
 
 
 @dataclass(frozen=True)
@@ -369,20 +339,37 @@ def _lm_membership(ctx: LMContext, done) -> Analysis:
     bb = blind_baseline(sc.texts, m, versus=scores, alpha=1 - cc, random_state=seeds["blind"])
     blind_mm = _measure_blind(bb, m, fprs, cfg, cc, seeds["bootstrap"])
     blind_check, standing = _blind_check(bb, metrics, cc)
-    if standing != set(metrics):
-        checks = [c.model_copy(update={
-            "status": NOT_MEASURABLE,
+    def judged(c: Check) -> Check:
+        """``c`` as the blind baseline leaves it: an attack that does not beat it cannot be judged."""
+        if c.id.split(".")[1] in standing:
+            return c
+        if c.status == NOT_MEASURABLE:
+            return c.model_copy(update={"because": blind_check.id})
+        return c.model_copy(update={
+            "status": NOT_MEASURABLE, "because": blind_check.id,
             "sentence": f"{c.name} cannot be judged: the member and non-member texts differ by themselves and this "
                         "attack does not beat a classifier of the texts alone (see the blind baseline)",
             "fix": blind_check.fix or "draw the members and non-members from one distribution, then audit again"})
-            if c.status in (EXCEEDED, PASSED) and c.id.split(".")[1] not in standing else c for c in checks]
+
+    checks = [judged(c) for c in checks]
     checks.append(blind_check)
+    skipped = []
+    if sc.target.mean is None:
+        skipped.append(Skipped(name="Min-K%++", reason="it needs the next-token distribution's mean and standard "
+                                                       "deviation of log-probabilities at each position, which "
+                                                       "per-token scores alone do not give",
+                               fix="give the model itself (`model_dir`)", missing=["model"]))
+    if not sc.references:
+        skipped.append(Skipped(name="reference-model ratio, LiRA and RMIA (offline)",
+                               reason="they calibrate each text's score by reference models, and none was given",
+                               fix="give `reference_dir = DIR` (e.g. the base model before fine-tuning)"
+                                   + (" with `model_dir`" if sc.scores_only else ""), missing=["reference"]))
     summary = {**metrics, "blind_baseline": {**blind_mm, "display": "blind baseline (texts only)",
                                              "comparable": bool(bb.p_value > 1 - cc),
                                              "attacks_standing": sorted(standing)}}
     per_record = {**{f"score_{name}": s for name, s in scores.items()}, "blind_baseline": bb.scores}
-    return Analysis(name="membership", summary=summary, checks=tuple(checks), per_record=per_record,
-                    extras={"blind": bb})
+    return Analysis(name="membership", summary=summary, checks=tuple(checks), skipped=tuple(skipped),
+                    per_record=per_record, extras={"blind": bb})
 
 
 def _dataset_inference(ctx: LMContext, done) -> Analysis:
@@ -392,7 +379,7 @@ def _dataset_inference(ctx: LMContext, done) -> Analysis:
     alone tell the two sets apart, no test of the model can show use, and the check is not measurable."""
     from ..lm.dataset_inference import dataset_inference
 
-    cfg, cc, sc = ctx.cfg, ctx.check_confidence, ctx.scored
+    cc, sc = ctx.check_confidence, ctx.scored
     m = np.asarray(sc.is_member, bool)
     texts = np.asarray(sc.texts, dtype=object)
     bb = done["membership"].extras["blind"]
@@ -410,7 +397,8 @@ def _dataset_inference(ctx: LMContext, done) -> Analysis:
                       sentence="dataset inference cannot be judged: the member and non-member texts differ by "
                                f"themselves (blind baseline p = {bb.p_value:.3g}), so a set-level test of the model "
                                "cannot tell use from that difference",
-                      fix="draw the non-members from the members' distribution, then audit again")
+                      fix="draw the non-members from the members' distribution, then audit again",
+                      because="membership.blind_baseline.auc")
     elif p <= 1 - cc:
         check = Check(**common, status=EXCEEDED,
                       sentence=f"dataset inference shows the model was trained on the {n_mem:,} members as a set: "
@@ -426,12 +414,14 @@ def _dataset_inference(ctx: LMContext, done) -> Analysis:
     return Analysis(name="dataset_inference", summary=summary, checks=(check,))
 
 
-#: the language-model audit's plan (:mod:`leakaudit.audit.plan`): its analyses, each declaring its checks
-LM_PLAN = (Step("membership", "membership", "attacks on the texts' scores, and the blind baseline",
-                _lm_membership_checks, _lm_membership),
-           Step("dataset_inference", "dataset inference", "the members as a set (a set-level test and its power)",
-                lambda cfg, texts, scored: int(cfg.dataset_inference), _dataset_inference,
-                when=lambda ctx, done: ctx.cfg.dataset_inference))
+#: the language-model audit's plan (:mod:`leakaudit.audit.plan`): its analyses, each declaring its checks, and its
+#: seed slots (appended only)
+LM_PLAN = Plan((Step("membership", "membership", "attacks on the texts' scores, and the blind baseline",
+                     _lm_membership_checks, _lm_membership),
+                Step("dataset_inference", "dataset inference", "the members as a set (a set-level test and its power)",
+                     lambda cfg, texts, scored: int(cfg.dataset_inference), _dataset_inference,
+                     when=lambda ctx, done: ctx.cfg.dataset_inference)),
+               seed_slots=("blind", "bootstrap", "epsilon", "dataset_inference"))
 
 
 def _measure_blind(bb, m, fprs, cfg: AuditConfig, cc: float, seed: int) -> dict:

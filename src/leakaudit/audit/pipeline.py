@@ -11,7 +11,6 @@ it), never silently dropped. :func:`run_audit` is the command line's: the same, 
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import sys
 from pathlib import Path
@@ -20,35 +19,34 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from .._resources import peak_rss_mb
 from .._results import write_json_atomic
 from ..exceptions import AuditInterrupted
-from .config import AuditConfig, check_outputs_spare_inputs, stage_seeds
+from .config import AuditConfig, check_outputs_spare_inputs
 from .context import AuditContext, engine_stats
 from .data import AuditData, prepare_data
 from .output import check_out_writable
-from .plan import build_plan, check_confidence, planned_checks, run_plan
+from .assemble import assemble
+from .plan import PLAN, check_confidence, run_plan
 from .progress import StageProgress as _Stages
-from .sections import RecordRiskSection
 from .results import AuditResult
 from .target import Target, on_device, prepare_target
-from .verdict import decide
 
 __all__ = ["run_audit", "audit_core", "check_inputs"]
 
 DEFAULT_CACHE = ".leakaudit-cache"
 
 
-def _engine(cfg: AuditConfig):
+def _engine(cfg: AuditConfig, default_cache: str | None = DEFAULT_CACHE):
     """The engine that trains reference models: cfg's backend, and an on-disk cache so a killed audit resumes.
 
-    The cache folder is ``cfg.cache_dir``, else ``$LEAKAUDIT_CACHE``, else ``.leakaudit-cache`` in the
-    working directory. Its keys cover the learner, its parameters, the data, the subsets and the seeds,
-    so a changed setting never reads a stale entry.
+    The cache folder is ``cfg.cache_dir``, else ``$LEAKAUDIT_CACHE``, else ``default_cache``: the command line's
+    ``.leakaudit-cache`` in the working directory; None (the library's :func:`leakaudit.audit`, which writes
+    nothing unless asked): no cache. Its keys cover the learner, its parameters, the data, the subsets and the
+    seeds, so a changed setting never reads a stale entry.
     """
     from ..engine import Engine
 
-    cache = cfg.cache_dir or os.environ.get("LEAKAUDIT_CACHE") or DEFAULT_CACHE
+    cache = cfg.cache_dir or os.environ.get("LEAKAUDIT_CACHE") or default_cache
     return Engine(backend=cfg.backend, address=cfg.address, cache_dir=cache)
 
 
@@ -69,21 +67,10 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
     return result
 
 
-def _with_evidence(result: AuditResult, *, in_memory: bool) -> AuditResult:
-    """``result`` with its evidence record, made now, while the input files are the ones the audit read (records
-    handed over in memory have no file to fingerprint)."""
-    from .evidence import build_evidence
-    from .policy import policy_of
-
-    results = result.to_dict()
-    return result.with_evidence(build_evidence(results, policy=policy_of(results["config"]),
-                                               files={} if in_memory else None,
-                                               release=results["config"].get("release")))
-
-
 def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Target | None = None,
                command: str | None = None, verbose: bool | None = None, memory_budget: int | str | None = None,
-               work_budget: int | str | None = None, written_to: Path | None = None) -> AuditResult:
+               work_budget: int | str | None = None, written_to: Path | None = None,
+               default_cache: str | None = DEFAULT_CACHE) -> AuditResult:
     """The audit in memory: build the plan of analyses, run it, decide; nothing is written.
 
     ``data``: the records, already read and encoded (:func:`leakaudit.audit.data.data_from_frames`); None: read
@@ -99,6 +86,8 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     results; it also bounds what a model file may ask to load. ``work_budget`` (steps; None: ``$LEAKAUDIT_WORK_BUDGET``,
     else :data:`leakaudit.engine.DEFAULT_WORK_BUDGET`): a model file asking more work of one model is refused.
     ``written_to``: where the caller will write the result (named when the audit is interrupted).
+    ``default_cache``: the cache folder when neither ``cfg.cache_dir`` nor ``$LEAKAUDIT_CACHE`` names one (None:
+    no cache; :func:`_engine`).
 
     Returns
     -------
@@ -112,8 +101,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     if cfg.is_lm:  # a causal language model: its own stages (audit/lm_stage.py), the same verdict and files
         from .lm_stage import lm_audit
 
-        result, rec = lm_audit(cfg, command=command, verbose=verbose)
-        return _with_evidence(_with_record_risk(result, rec), in_memory=False)
+        return lm_audit(cfg, command=command, verbose=verbose)
     from threadpoolctl import threadpool_limits
 
     from ..engine import using_memory_budget, using_work_budget
@@ -125,7 +113,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     with threadpool_limits(limits=1, user_api="blas"), using_memory_budget(memory_budget), \
             using_work_budget(work_budget):
         st = _Stages(verbose)
-        seeds = stage_seeds(cfg.seed)
+        seeds = PLAN.seeds(cfg.seed)
         in_memory = data is not None
         with st.stage("data", "loading and encoding records"):
             if data is None:
@@ -134,19 +122,19 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
             if target is None:
                 target = prepare_target(cfg, data, random_state=seeds["target"])
             target.learner = on_device(target.learner, cfg.device)
-        engine = _engine(cfg)
+        engine = _engine(cfg, default_cache)
         st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
         try:
-            return _with_evidence(_run_plan(cfg, command, st, seeds, data, target, engine), in_memory=in_memory)
+            return _run_plan(cfg, command, st, seeds, data, target, engine, in_memory=in_memory)
         except KeyboardInterrupt:
             done = ", ".join(st.done) or "none"
             where = (f"during the {st.current} stage" if st.current else
                      f"after the {st.done[-1]} stage, while deciding and writing the results" if st.done else "")
             written = f"; nothing was written to {written_to}" if written_to is not None else ""
-            raise AuditInterrupted(
-                f"interrupted {where} (stages finished: {done}){written}; "
-                f"the models trained so far are kept in the cache {engine_stats(engine)['cache_dir']}: run the same "
-                "command to resume from them") from None
+            cache = engine_stats(engine)["cache_dir"]
+            kept = (f"the models trained so far are kept in the cache {cache}: run the same command to resume from "
+                    "them" if cache else "no model was cached (give cache_dir to resume an interrupted audit)")
+            raise AuditInterrupted(f"interrupted {where} (stages finished: {done}){written}; {kept}") from None
         finally:
             engine.close()
 
@@ -171,7 +159,7 @@ def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str 
 
     with threadpool_limits(limits=1, user_api="blas"), using_memory_budget(memory_budget), \
             using_work_budget(work_budget):
-        seeds = stage_seeds(cfg.seed)
+        seeds = PLAN.seeds(cfg.seed)
         data = prepare_data(cfg)
         target = prepare_target(cfg, data, random_state=seeds["target"])
         recipe = _quick_recipe_test(cfg, data, target, seeds) if target.learner is not None else None
@@ -206,78 +194,38 @@ def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds:
     return {**r, "n_reference": k, "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def _run_plan(cfg, command, st, seeds, data, target, engine) -> AuditResult:
-    plan = build_plan(cfg)
-    planned = planned_checks(plan, cfg, data, target)
+def _run_plan(cfg, command, st, seeds, data, target, engine, *, in_memory: bool) -> AuditResult:
+    planned = PLAN.planned_checks(cfg, data, target)
     ctx = AuditContext(cfg=cfg, data=data, target=target, seeds=seeds, engine=engine,
                        check_confidence=check_confidence(cfg.confidence, sum(planned.values())))
-    done = run_plan(plan, ctx, st, planned)
-    membership, dtp, removal = done["membership"], done["dtp"], done["removal"]
-    analyses = tuple(done[s.name] for s in plan if s.name != "removal")
-    if removal.summary is not None:
-        dtp.summary["removal"] = removal.summary
-    recipe = membership.extras.get("recipe")
-    verdict = decide(cfg, [c for a in analyses for c in a.checks], recipe=recipe,
-                     check_confidence=ctx.check_confidence)
-    n_m, n_n = len(data.y_mem), len(data.y_non)
-    # one row per audited record, members first: ``record`` is unique (a member's equals its index in results.json's
-    # DTP lists); ``source`` and ``row`` say where it is (row 1 = the first row after the header); then the record's
-    # own values (the label as its class name, every feature column), then what each analysis measured
+    done = run_plan(PLAN, ctx, st, planned)
     sources = _record_sources(cfg, data)
-    rec = pd.DataFrame({
-        "record": np.arange(n_m + n_n),
-        "source": sources["source"],
-        "row": sources["row"],
-        "is_member": data.is_member,
-        "label": data.y_audit,
-    })
+    records, value_cols = _records(data, sources, reserved={"pdtp", "pdtp_lower_bound", "risk_rank", "flagged_by"})
+    return assemble(PLAN, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
+                    data={**data.summary(), "files": sources["files"], "record_columns": value_cols},
+                    target=target.summary(data), settings=_settings(cfg, target), timings=st.timings,
+                    records=records, in_memory=in_memory)
+
+
+def _records(data: AuditData, sources: dict, *, reserved: set[str]) -> tuple[pd.DataFrame, list[str]]:
+    """One row per audited record, members first, built in one step (a table of thousands of columns included):
+    ``record`` (unique; a member's equals its index in results.json's DTP lists), ``source`` and ``row`` (where it
+    is; row 1 = the first row after the header), ``is_member``, ``label``, then the record's own values (the label
+    as its class name, every feature column; one named like a column of ours, ``reserved``, or like an attack's
+    score gets the prefix ``value_``). Returns the table and the names of the value columns."""
+    n = len(data.y_mem) + len(data.y_non)
     values = pd.concat([data.frame_mem, data.frame_non], ignore_index=True)
-    values.insert(0, data.label, np.asarray(data.class_names, dtype=object)[data.y_audit])
-    value_cols = []
-    ours = set(rec.columns) | {"pdtp", "pdtp_lower_bound", "risk_rank", "flagged_by"}
-    for col in values.columns:  # a table column named like one of ours (or like an attack's score) gets a prefix
+    ours = {"record", "source", "row", "is_member", "label"} | reserved
+    columns = {"record": np.arange(n), "source": sources["source"], "row": sources["row"],
+               "is_member": data.is_member, "label": data.y_audit,
+               data.label: np.asarray(data.class_names, dtype=object)[data.y_audit]}
+    if str(data.label) in ours or str(data.label).startswith(("score_", "p_")):
+        columns[f"value_{data.label}"] = columns.pop(data.label)
+    for col in values.columns:
         name = str(col) if str(col) not in ours and not str(col).startswith(("score_", "p_")) else f"value_{col}"
-        rec[name] = values[col].to_numpy()
-        value_cols.append(name)
-    for a in (dtp, membership):
-        for col, v in a.per_record.items():
-            rec[col] = v
-    peak_mb = peak_rss_mb()
-    resources = {k: v for a in (*analyses, removal) for k, v in a.resources.items()}
-    result = AuditResult(
-        leakaudit_version=__version__,
-        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        command=command or "leakaudit audit",
-        config=cfg.model_dump(mode="json"),
-        data={**data.summary(), "files": sources["files"], "record_columns": value_cols},
-        target=target.summary(data),
-        membership=membership.summary or {},
-        dtp=dtp.summary,
-        attribute=done["attribute"].summary or {},
-        property=done["property"].summary or {},
-        mip=done["mip"].summary,
-        dp=done["dp"].summary,
-        skipped=[s.as_dict() for a in analyses for s in a.skipped],
-        verdict=verdict,
-        timings=st.timings,
-        resources={"peak_memory_mb": round(peak_mb, 1), **resources},
-        settings=_settings(cfg, target),
-    )
-    return _with_record_risk(result, rec)
-
-
-def _with_record_risk(result: AuditResult, rec: pd.DataFrame) -> AuditResult:
-    """``result`` with its per-record table, completed by each member's p-value per attack, what flags it
-    (:func:`leakaudit.audit.record_risk.flag_records`) and its risk rank; the summary goes to ``record_risk``."""
-    from ..membership import display_name
-    from .record_risk import flag_records
-
-    dtp = result.dtp or {}
-    significant = dtp.get("records_significant") if dtp.get("rule") != "long" else dtp.get("records_above")
-    names = {c[len("score_"):]: display_name(c[len("score_"):]) for c in rec.columns if c.startswith("score_")}
-    rec, summary = flag_records(rec, names=names, dtp_significant=significant, confidence=result.config["confidence"])
-    rec["risk_rank"] = _risk_rank(rec)
-    return result.model_copy(update={"record_risk": RecordRiskSection.model_validate(summary)}).with_records(rec)
+        columns[name] = values[col].to_numpy()
+    table = pd.DataFrame(columns)
+    return table, list(table.columns[5:])
 
 
 def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
@@ -365,21 +313,4 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     r["seeds"] = "a fresh seed per model, derived from the audit seed"
     # a parameter left unset (None) takes the algorithm's default: not listed
     out["retraining_recipe"] = {k: _plain(v) for k, v in r.items() if v is not None}
-    return out
-
-
-def _risk_rank(rec: pd.DataFrame) -> pd.Series:
-    """Each member's rank among the members (1 = riskiest) by its mean percentile over PDTP and every attack score;
-    empty for non-members (they are not in the training data, so there is nothing of theirs to leak)."""
-    cols = [c for c in rec.columns if c.startswith("score_") or c == "pdtp"]
-    mem = rec["is_member"].to_numpy() == 1
-    out = pd.Series(pd.NA, index=rec.index, dtype="Int64")
-    if not mem.any():
-        return out
-    if not cols:
-        out[mem] = np.arange(1, int(mem.sum()) + 1)
-        return out
-    sub = rec.loc[mem, cols]
-    pct = pd.concat([sub[c].rank(pct=True) for c in cols], axis=1).mean(axis=1, skipna=True)
-    out[mem] = pct.rank(ascending=False, method="first").to_numpy(int)
     return out

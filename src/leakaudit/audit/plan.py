@@ -1,11 +1,14 @@
 """The audit's plan: every analysis it may run, in order, each declaring the checks it plans before any runs.
 
 An analysis (a :class:`Step`) has a name (its section of results.json), the stage its progress line shows, the
-number of checks it plans for these inputs, whether it runs given what ran before it, and how it runs. The audit
-builds the plan (:func:`build_plan`), derives the multiple-testing correction from it in one place
-(:func:`check_confidence`), runs the steps in order, and hands every check to the pure
-:func:`~leakaudit.audit.verdict.decide`. A step that does not run returns an empty
-:class:`~leakaudit.audit.checks.Analysis`; one that cannot run what it planned says why in its ``skipped`` entries.
+number of checks it plans for these inputs, whether it runs given what ran before it, and how it runs. A
+:class:`Plan` is the steps in order with the seed slots they draw: :data:`PLAN` is the tabular audit's,
+:data:`leakaudit.audit.lm_stage.LM_PLAN` a language model's. Each audit counts its plan's checks, derives the
+multiple-testing correction from them in one place (:func:`check_confidence`), runs the steps with the one runner
+(:func:`run_plan`) and hands them to the one assembler (:func:`leakaudit.audit.assemble.assemble`), which gives every
+check and the planned family to the pure :func:`~leakaudit.audit.verdict.decide`. A step that does not run returns an
+empty :class:`~leakaudit.audit.checks.Analysis`; one that cannot run what it planned says why in its ``skipped``
+entries.
 
 Counting a planned check that later cannot run only makes the correction more conservative; a check that runs
 without being planned would make it too liberal, so :func:`run_plan` refuses that.
@@ -13,14 +16,15 @@ without being planned would make it too liberal, so :func:`run_plan` refuses tha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..exceptions import InvalidInputError, LeakauditError
 from .checks import Analysis, Skipped
+from .config import SEED_SLOTS
 from .context import AuditContext
 
-__all__ = ["Step", "PLAN", "build_plan", "planned_checks", "check_confidence", "run_plan"]
+__all__ = ["Step", "Plan", "PLAN", "STEPS", "check_confidence", "run_plan"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,39 @@ class Step:
     checks: Callable[..., int]
     run: Callable[[AuditContext, Mapping[str, Analysis]], Analysis]
     when: Callable[[AuditContext, Mapping[str, Analysis]], bool] | None = None
+    section: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An audit's analyses in the order they run, and how the result is laid out from them.
+
+    Attributes
+    ----------
+    steps : tuple of Step
+    seed_slots : tuple of str
+        The named seeds the steps draw (``ctx.seeds[slot]``), each derived from the audit seed by its position
+        (:meth:`seeds`): slots are only ever appended, so a slot keeps its seed when another is added.
+    record_columns : tuple of str
+        The steps whose per-record columns records.csv shows first, in this order (the others follow in plan order).
+
+    A step's ``section`` is the results.json section its summary fills: its ``name`` by default; ``"dtp.removal"``
+    nests it as the ``removal`` entry of the ``dtp`` section.
+    """
+
+    steps: tuple[Step, ...]
+    seed_slots: tuple[str, ...]
+    record_columns: tuple[str, ...] = ()
+
+    def seeds(self, seed: int) -> dict[str, int]:
+        """Each slot's seed, derived from the audit seed ``seed``."""
+        from .._random import spawn_seeds
+
+        return dict(zip(self.seed_slots, spawn_seeds(seed, len(self.seed_slots))))
+
+    def planned_checks(self, cfg, data, target) -> dict[str, int]:
+        """Checks each step plans for these inputs: the family the verdict's correction covers."""
+        return {s.name: int(s.checks(cfg, data, target)) for s in self.steps}
 
 
 def _no_checks(cfg, data, target) -> int:
@@ -155,7 +192,7 @@ def _dp(ctx, done):
 
 #: The tabular audit's analyses, in the order they run (the DTP step reads the membership step's reference models
 #: and recipe test; removal reads DTP's records)
-PLAN: tuple[Step, ...] = (
+STEPS: tuple[Step, ...] = (
     Step("structural", "structural", "structural checks of the released model (no training)",
          lambda cfg, data, target: len(_structural(cfg, data, target) or ()), _structural_step,
          when=lambda ctx, done: ctx.cfg.release == "weights"),
@@ -163,7 +200,7 @@ PLAN: tuple[Step, ...] = (
     Step("dtp", "dtp", "leave-one-out PDTP of the training records",
          lambda cfg, data, target: 0 if _labels(cfg) else 1, _needs_scores("dtp", _dtp)),
     Step("removal", "dtp_removal", "PDTP again without the DTP-1 records, and the accuracy cost", _no_checks,
-         _removal, when=_removal_applies),
+         _removal, when=_removal_applies, section="dtp.removal"),
     Step("attribute", "attribute", "attribute inference of the sensitive columns",
          lambda cfg, data, target: 0 if _labels(cfg) else len(data.sensitive or []),
          _needs_scores("attribute", _attribute)),
@@ -177,15 +214,8 @@ PLAN: tuple[Step, ...] = (
 )
 
 
-def build_plan(cfg) -> tuple[Step, ...]:
-    """The analyses an audit with settings ``cfg`` may run (every step of :data:`PLAN`; each decides at run time
-    whether its inputs let it run)."""
-    return PLAN
-
-
-def planned_checks(plan: Sequence[Step], cfg, data, target) -> dict[str, int]:
-    """Checks each step plans for these inputs: the family the verdict's correction covers."""
-    return {s.name: int(s.checks(cfg, data, target)) for s in plan}
+#: The tabular audit: records.csv shows PDTP before the attacks' scores
+PLAN = Plan(STEPS, SEED_SLOTS, record_columns=("dtp", "membership"))
 
 
 def check_confidence(confidence: float, n_checks: int) -> float:
@@ -194,11 +224,11 @@ def check_confidence(confidence: float, n_checks: int) -> float:
     return 1 - (1 - confidence) / max(1, n_checks)
 
 
-def run_plan(plan: Sequence[Step], ctx: AuditContext, stages, planned: Mapping[str, int]) -> dict[str, Analysis]:
+def run_plan(plan: Plan, ctx, stages, planned: Mapping[str, int]) -> dict[str, Analysis]:
     """Run each step in order (inside ``stages.stage(...)`` for its progress line); a step whose ``when`` is false
     gives an empty :class:`Analysis`. Returns every step's result by name."""
     done: dict[str, Analysis] = {}
-    for step in plan:
+    for step in plan.steps:
         if step.when is not None and not step.when(ctx, done):
             done[step.name] = Analysis(name=step.name)
             continue

@@ -33,7 +33,9 @@ class Verdict(Result):
     chosen for (:mod:`leakaudit.audit.release`). ``publish`` is ``outcome == "publish"``. ``reasons``, ``passed``,
     ``not_measurable`` and ``undecided`` are the sentences of the exceeded, passed, unmeasurable and passed-but-not-
     shown-below checks (the last empty under "leakage shown"). ``confidence`` is the family-wise confidence of the verdict:
-    each of its ``n_checks`` checks is judged at ``check_confidence`` (Bonferroni). ``recipe``: does retraining
+    each check is judged at ``check_confidence``, Bonferroni over the ``n_planned`` checks the analyses planned for
+    these inputs before any ran (``planned_checks``, per analysis); ``n_checks`` of them ran (a planned check that
+    could not run only makes the correction stricter; :meth:`family_sentence` says so in words). ``recipe``: does retraining
     reproduce the given model (the test, its p-value and a sentence)? ``exit_code``: the process status
     ``--exit-code`` gives (0 publish, 3 do not publish, 4 inconclusive).
     """
@@ -49,6 +51,8 @@ class Verdict(Result):
     confidence: Optional[float] = None
     check_confidence: Optional[float] = None
     n_checks: int = 0
+    planned_checks: dict[str, int] = Field(default_factory=dict)
+    n_planned: int = 0
     recipe: Optional[RecipeTest] = None
     dtp_rule: str = "statistical"
     undecided: list[str] = Field(default_factory=list)
@@ -57,6 +61,21 @@ class Verdict(Result):
     release: Optional[str] = None
     threat_model: str = ""
     exit_code: int = 0
+
+    def family_sentence(self) -> str:
+        """The multiple-testing correction in words, read from ``n_planned``, ``n_checks``, ``check_confidence``
+        and ``confidence``: what the report states under the verdict. Empty when no check was judged."""
+        if not self.n_checks or self.check_confidence is None or self.confidence is None:
+            return ""
+        cc, conf = f"{self.check_confidence * 100:.4g}%", f"{self.confidence * 100:g}%"
+        planned = self.n_planned or self.n_checks
+        s = "" if planned == 1 else "s"
+        if planned == self.n_checks:
+            return (f"Each of the {planned} check{s} is judged at {cc} confidence, so that together they hold at "
+                    f"{conf} (Bonferroni over the {planned} check{s}); the intervals below are these {cc} intervals.")
+        return (f"Each check is judged at {cc} confidence, so that together they hold at {conf} (Bonferroni over the "
+                f"{planned} check{s} planned for these inputs, of which {self.n_checks} ran: a planned check that "
+                f"could not run only makes the others stricter); the intervals below are these {cc} intervals.")
 
 
 _property = property

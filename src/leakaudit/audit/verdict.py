@@ -3,7 +3,7 @@ of proof alone."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .checks import BELOW, EXCEEDED, NOT_MEASURABLE, PASSED, UNDECIDED, Check, decision
 from .config import AuditConfig
@@ -14,8 +14,12 @@ __all__ = ["decide", "EXIT_CODES"]
 
 
 def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = None,
-           check_confidence: float | None = None) -> Verdict:
+           check_confidence: float | None = None, planned: Mapping[str, int] | None = None) -> Verdict:
     """The outcome of the audit from its checks, under ``cfg.burden_of_proof``.
+
+    ``planned``: the checks each analysis planned before any ran (the family ``check_confidence`` was corrected
+    for, :func:`leakaudit.audit.plan.planned_checks`); recorded in the verdict beside the checks that ran. None: the
+    family is the checks given.
 
     Every check is first decided (:func:`~leakaudit.audit.checks.decision`): shown above its threshold, shown
     below it, or undecided, at the corrected confidence.
@@ -67,6 +71,9 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
             parts.append(f"{_count(unmeasured)} could not be measured ({_names(unmeasured)})"
                          + (f"; {fix}" if fix else ""))
         headline = "Inconclusive: no check shows leakage of the given model, but " + "; and ".join(parts) + "."
+        cause = _one_cause(unmeasured) if not (recipe_only or undecided) else None
+        if cause is not None:  # every unmeasured check is so because of one finding: that finding is the headline
+            headline = f"Inconclusive: {cause.sentence.rstrip('.')}."
     elif safety:
         outcome = "publish"
         shown = [c for c in passed if c.decision == BELOW]
@@ -81,16 +88,27 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
     if not checks:
         outcome, headline = "inconclusive", "Inconclusive: no check could run."
     confidence = float(cfg.confidence)
+    planned = dict(planned) if planned is not None else {"checks": len(checks)}
     return Verdict(
         publish=outcome == "publish", outcome=outcome, headline=headline,
         reasons=[c.sentence for c in exceeded + recipe_only], passed=[c.sentence for c in passed],
         not_measurable=[c.sentence + (f" ({c.fix})" if c.fix else "") for c in unmeasured],
         undecided=[c.sentence + (f" ({c.fix})" if c.fix else "") for c in undecided],
         checks=checks, thresholds=cfg.thresholds.model_dump(), confidence=confidence,
-        check_confidence=check_confidence, n_checks=len(checks), recipe=recipe, dtp_rule=cfg.dtp_rule,
+        check_confidence=check_confidence, n_checks=len(checks), planned_checks=planned,
+        n_planned=sum(planned.values()), recipe=recipe, dtp_rule=cfg.dtp_rule,
         burden_of_proof=cfg.burden_of_proof, policy=cfg.policy, release=cfg.release,
         threat_model=threat_model(cfg.release), exit_code=EXIT_CODES[outcome],
     )
+
+
+def _one_cause(unmeasured: list[Check]) -> Check | None:
+    """The unmeasured check that every other unmeasured check names as its cause (``because``), if there is one."""
+    roots = [c for c in unmeasured if c.because is None]
+    if len(roots) == 1 and len(unmeasured) > 1 and all(c.because == roots[0].id for c in unmeasured
+                                                       if c is not roots[0]):
+        return roots[0]
+    return None
 
 
 def _count(checks: list[Check]) -> str:

@@ -669,8 +669,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         accuracy=(f"{fmt(target.get('train_accuracy'), '%')} on members, {fmt(target.get('test_accuracy'), '%')} on "
                   "non-members"),
         outcome=verdict.outcome, headline=name_records(verdict.headline, records),
-        recipe_sentence=(verdict.recipe or {}).get("sentence", ""), n_checks=verdict.n_checks, conf_pct=conf_pct,
-        confidence=f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%",
+        recipe_sentence=(verdict.recipe or {}).get("sentence", ""), family_sentence=verdict.family_sentence(),
         burden=verdict.burden_of_proof, policy=verdict.policy, release=verdict.release or "not declared",
         threat_model=verdict.threat_model,
         checks=check_rows,

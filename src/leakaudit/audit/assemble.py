@@ -1,0 +1,111 @@
+"""The one assembler: an audit's :class:`~leakaudit.audit.results.AuditResult` from its plan's finished steps.
+
+Both audits, the tabular one (:mod:`leakaudit.audit.pipeline`) and a language model's
+(:mod:`leakaudit.audit.lm_stage`), run their plan with :func:`leakaudit.audit.plan.run_plan` and hand the finished
+steps here with what only they know (the data, target and settings sections, and each record's identity and
+values). Here the checks go to the pure :func:`~leakaudit.audit.verdict.decide` with the family they were corrected
+for, each step's summary fills the results.json section it names, its per-record columns join records.csv, and the
+per-record risk and the evidence record are added.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from .._resources import peak_rss_mb
+from .checks import Analysis
+from .config import AuditConfig
+from .plan import Plan
+from .results import AuditResult
+from .sections import RecordRiskSection
+from .verdict import decide
+
+__all__ = ["assemble"]
+
+
+def assemble(plan: Plan, done: Mapping[str, Analysis], *, cfg: AuditConfig, command: str | None,
+             planned: Mapping[str, int], check_confidence: float, data: dict, target: dict, settings: dict,
+             timings: dict, records: pd.DataFrame, in_memory: bool) -> AuditResult:
+    """The result of ``plan``'s finished steps ``done`` (step name -> :class:`Analysis`).
+
+    ``planned`` and ``check_confidence``: the checks each step planned and the corrected confidence they were
+    judged at. ``data``, ``target`` and ``settings``: those sections of results.json. ``records``: one row per
+    audited record, members first (``record``, ``source``, ``row``, ``is_member`` and the record's own values); the
+    steps' per-record columns follow, those of ``plan.record_columns`` first. ``in_memory``: the records were given
+    in memory, so the evidence names no input file.
+    """
+    analyses = [done[s.name] for s in plan.steps]
+    recipe = next((a.extras["recipe"] for a in analyses if a.extras.get("recipe") is not None), None)
+    verdict = decide(cfg, [c for a in analyses for c in a.checks], recipe=recipe, check_confidence=check_confidence,
+                     planned=planned)
+    sections: dict = {}
+    for step in plan.steps:  # a step that did not run leaves its section at the schema's default
+        summary = done[step.name].summary
+        top, _, inner = (step.section or step.name).partition(".")
+        if summary is None or (inner and sections.get(top) is None):
+            continue
+        sections[top] = {**sections[top], inner: summary} if inner else summary
+    order = [*plan.record_columns, *(s.name for s in plan.steps if s.name not in plan.record_columns)]
+    columns = {col: v for name in order for col, v in done[name].per_record.items()}
+    rec = pd.concat([records, pd.DataFrame(columns, index=records.index)], axis=1) if columns else records
+    result = AuditResult(
+        leakaudit_version=__version__,
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        command=command or "leakaudit audit",
+        config=cfg.model_dump(mode="json"),
+        data=data, target=target, **sections,
+        skipped=[s.as_dict() for a in analyses for s in a.skipped],
+        verdict=verdict,
+        timings=timings,
+        resources={"peak_memory_mb": round(peak_rss_mb(), 1), **{k: v for a in analyses for k, v in a.resources.items()}},
+        settings=settings,
+    )
+    return _with_evidence(_with_record_risk(result, rec), in_memory=in_memory)
+
+
+def _with_evidence(result: AuditResult, *, in_memory: bool) -> AuditResult:
+    """``result`` with its evidence record, made now, while the input files are the ones the audit read (records
+    handed over in memory have no file to fingerprint)."""
+    from .evidence import build_evidence
+    from .policy import policy_of
+
+    results = result.to_dict()
+    return result.with_evidence(build_evidence(results, policy=policy_of(results["config"]),
+                                               files={} if in_memory else None,
+                                               release=results["config"].get("release")))
+
+
+def _with_record_risk(result: AuditResult, rec: pd.DataFrame) -> AuditResult:
+    """``result`` with its per-record table, completed by each member's p-value per attack, what flags it
+    (:func:`leakaudit.audit.record_risk.flag_records`) and its risk rank; the summary goes to ``record_risk``."""
+    from ..membership import display_name
+    from .record_risk import flag_records
+
+    dtp = result.dtp or {}
+    significant = dtp.get("records_significant") if dtp.get("rule") != "long" else dtp.get("records_above")
+    names = {c[len("score_"):]: display_name(c[len("score_"):]) for c in rec.columns if c.startswith("score_")}
+    rec, summary = flag_records(rec, names=names, dtp_significant=significant, confidence=result.config["confidence"])
+    rec["risk_rank"] = _risk_rank(rec)
+    return result.model_copy(update={"record_risk": RecordRiskSection.model_validate(summary)}).with_records(rec)
+
+
+def _risk_rank(rec: pd.DataFrame) -> pd.Series:
+    """Each member's rank among the members (1 = riskiest) by its mean percentile over PDTP and every attack score;
+    empty for non-members (they are not in the training data, so there is nothing of theirs to leak)."""
+    cols = [c for c in rec.columns if c.startswith("score_") or c == "pdtp"]
+    mem = rec["is_member"].to_numpy() == 1
+    out = pd.Series(pd.NA, index=rec.index, dtype="Int64")
+    if not mem.any():
+        return out
+    if not cols:
+        out[mem] = np.arange(1, int(mem.sum()) + 1)
+        return out
+    sub = rec.loc[mem, cols]
+    pct = pd.concat([sub[c].rank(pct=True) for c in cols], axis=1).mean(axis=1, skipna=True)
+    out[mem] = pct.rank(ascending=False, method="first").to_numpy(int)
+    return out
