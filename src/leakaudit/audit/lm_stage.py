@@ -263,7 +263,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
               "mean_loss_members": float(loss[:n_mem].mean()), "mean_loss_nonmembers": float(loss[n_mem:].mean()),
               "context_length": ctx_len, "reference_models": [r.description for r in refs]}
     settings = {"profile": cfg.profile, "n_boot": cfg.settings.n_boot, "min_k": MIN_K,
-                "attacks": "; ".join(f"{d}: {ref}" for d, ref in (ATTACKS[n] for n in summary if n in ATTACKS)),
+                "attacks": "; ".join(f"{ATTACKS[n].display}: {ATTACKS[n].reference}" for n in summary if n in ATTACKS),
                 "blind_baseline": "TF-IDF of character 2-4-grams and word 1-2-grams plus log length, kernel ridge "
                                   f"regression, {bb.n_folds}-fold cross-fitting with near-duplicates kept together "
                                   f"({bb.n_groups:,} groups); permutation test ({bb.n_permutations:,} relabellings) "
@@ -332,10 +332,10 @@ def _lm_membership(ctx: LMContext, done) -> Analysis:
                                      random_state=seeds["bootstrap"]).model_dump()
         eps = empirical_epsilon(m, s, delta=cfg.epsilon_delta, confidence=cc, random_state=seeds["epsilon"])
         mm["epsilon"] = eps.model_dump()
-        mm["display"], mm["reference"] = ATTACKS[name]
+        mm["display"], mm["reference"] = ATTACKS[name].display, ATTACKS[name].reference
         metrics[name] = mm
         checks += attack_checks(name, mm, eps, thresholds=cfg.thresholds, confidence=cc,
-                                epsilon_budget=cfg.epsilon_budget, display=ATTACKS[name][0])
+                                epsilon_budget=cfg.epsilon_budget, display=ATTACKS[name].display)
     bb = blind_baseline(sc.texts, m, versus=scores, alpha=1 - cc, random_state=seeds["blind"])
     blind_mm = _measure_blind(bb, m, fprs, cfg, cc, seeds["bootstrap"])
     blind_check, standing = _blind_check(bb, metrics, cc)

@@ -9,7 +9,8 @@ reference model's scores) and returns one score per text. The reference-model ca
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,26 +19,7 @@ from ..exceptions import InvalidInputError
 from .score import TokenScores
 
 __all__ = ["loss_score", "zlib_score", "min_k_score", "min_k_plus_plus_score", "reference_score", "text_probability",
-           "lira_score", "rmia_score", "recall_score", "ATTACKS", "applicable_attacks", "run_lm_attacks"]
-
-#: registry name -> (display name, one-line citation)
-ATTACKS = {
-    "lm_loss": ("loss", "Yeom et al., 'Privacy Risk in Machine Learning', CSF 2018 (the loss, or perplexity, "
-                        "threshold)"),
-    "lm_zlib": ("zlib ratio", "Carlini et al., 'Extracting Training Data from Large Language Models', USENIX "
-                              "Security 2021 (log-perplexity over zlib entropy)"),
-    "lm_min_k": ("Min-K%", "Shi et al., 'Detecting Pretraining Data from Large Language Models', ICLR 2024"),
-    "lm_min_k_pp": ("Min-K%++", "Zhang et al., 'Min-K%++: Improved Baseline for Detecting Pre-Training Data from "
-                                "Large Language Models', 2024 (arXiv 2404.02936)"),
-    "lm_reference": ("reference-model ratio", "Carlini et al. 2021 (ratio to a reference model); Mireshghallah et "
-                                              "al., 'Quantifying Privacy Risks of Masked Language Models Using "
-                                              "Membership Inference Attacks', EMNLP 2022"),
-    "lm_lira": ("LiRA (offline)", "Carlini et al., 'Membership Inference Attacks From First Principles', IEEE S&P "
-                                  "2022, offline variant (§VI-C), on the per-text probability"),
-    "lm_rmia": ("RMIA (offline)", ("Zarifzadeh et al., 'Low-Cost High-Power Membership Inference Attacks', ICML "
-                                  "2024, offline (a = 1, gamma = 1), the audited texts as population")),
-}
-
+           "lira_score", "rmia_score", "recall_score", "ATTACKS", "LMAttack", "applicable_attacks", "run_lm_attacks"]
 
 def loss_score(ts: TokenScores) -> np.ndarray:
     """Minus the mean token loss: ``(1/T) sum_t log p(x_t|x_<t)`` (Yeom et al. 2018; ranks as 1 / perplexity)."""
@@ -157,19 +139,52 @@ def recall_score(ts: TokenScores, conditioned: TokenScores) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class LMAttack:
+    """One membership attack on a language model's texts: its name in words, whose it is, what it needs beyond the
+    audited model's per-token scores (``"distribution"``: the next-token distribution's moments; ``"references"``:
+    reference models' scores), and ``score(ts, texts, refs, k) -> ndarray of shape (n,)`` (higher: member)."""
+
+    display: str
+    reference: str
+    score: Callable[..., np.ndarray]
+    needs: frozenset = frozenset()
+
+
+#: The language-model attacks the audit runs, by registry name, in the order it runs them
+ATTACKS: dict[str, LMAttack] = {
+    "lm_loss": LMAttack("loss", "Yeom et al., 'Privacy Risk in Machine Learning', CSF 2018 (the loss, or perplexity, "
+                                "threshold)", lambda ts, texts, refs, k: loss_score(ts)),
+    "lm_zlib": LMAttack("zlib ratio", "Carlini et al., 'Extracting Training Data from Large Language Models', USENIX "
+                                      "Security 2021 (log-perplexity over zlib entropy)",
+                        lambda ts, texts, refs, k: zlib_score(ts, texts)),
+    "lm_min_k": LMAttack("Min-K%", "Shi et al., 'Detecting Pretraining Data from Large Language Models', ICLR 2024",
+                         lambda ts, texts, refs, k: min_k_score(ts, k)),
+    "lm_min_k_pp": LMAttack("Min-K%++", "Zhang et al., 'Min-K%++: Improved Baseline for Detecting Pre-Training Data "
+                                        "from Large Language Models', 2024 (arXiv 2404.02936)",
+                            lambda ts, texts, refs, k: min_k_plus_plus_score(ts, k), frozenset({"distribution"})),
+    "lm_reference": LMAttack("reference-model ratio", "Carlini et al. 2021 (ratio to a reference model); "
+                                                      "Mireshghallah et al., 'Quantifying Privacy Risks of Masked "
+                                                      "Language Models Using Membership Inference Attacks', EMNLP 2022",
+                             lambda ts, texts, refs, k: reference_score(ts, refs), frozenset({"references"})),
+    "lm_lira": LMAttack("LiRA (offline)", "Carlini et al., 'Membership Inference Attacks From First Principles', IEEE "
+                                          "S&P 2022, offline variant (§VI-C), on the per-text probability",
+                        lambda ts, texts, refs, k: lira_score(ts, refs), frozenset({"references"})),
+    "lm_rmia": LMAttack("RMIA (offline)", "Zarifzadeh et al., 'Low-Cost High-Power Membership Inference Attacks', "
+                                          "ICML 2024, offline (a = 1, gamma = 1), the audited texts as population",
+                        lambda ts, texts, refs, k: rmia_score(ts, refs), frozenset({"references"})),
+}
+
+
 def applicable_attacks(distribution: bool, references: bool) -> list[str]:
-    """The attacks (registry names, in :data:`ATTACKS` order) that inputs with (or without) the next-token
-    ``distribution`` and reference-model scores (``references``) allow: Min-K%++ needs the distribution, the
-    reference-model ratio, LiRA and RMIA need references."""
-    needs = {"lm_min_k_pp": distribution, "lm_reference": references, "lm_lira": references, "lm_rmia": references}
-    return [name for name in ATTACKS if needs.get(name, True)]
+    """The attacks (registry names, in :data:`ATTACKS` order) whose ``needs`` inputs with (or without) the
+    next-token ``distribution`` and reference-model scores (``references``) meet."""
+    have = {need for need, given in (("distribution", distribution), ("references", references)) if given}
+    return [name for name, attack in ATTACKS.items() if attack.needs <= have]
 
 
 def run_lm_attacks(ts: TokenScores, texts: Sequence[str], refs: Sequence[TokenScores] = (), *,
                    k: float = 0.2) -> dict[str, np.ndarray]:
     """Every attack the inputs allow (:func:`applicable_attacks`): registry name -> scores of shape (n,)."""
-    score = {"lm_loss": lambda: loss_score(ts), "lm_zlib": lambda: zlib_score(ts, texts),
-             "lm_min_k": lambda: min_k_score(ts, k), "lm_min_k_pp": lambda: min_k_plus_plus_score(ts, k),
-             "lm_reference": lambda: reference_score(ts, refs), "lm_lira": lambda: lira_score(ts, refs),
-             "lm_rmia": lambda: rmia_score(ts, refs)}
-    return {name: score[name]() for name in applicable_attacks(ts.mean is not None, bool(refs))}
+    return {name: ATTACKS[name].score(ts, texts, refs, k)
+            for name in applicable_attacks(ts.mean is not None, bool(refs))}

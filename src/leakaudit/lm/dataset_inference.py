@@ -413,6 +413,6 @@ def dataset_inference(suspect_texts: Sequence[str], unseen_texts: Sequence[str],
         verdict = NOT_DETECTED
         sentence = (f"no evidence that the suspect set was used ({shown}, alpha {alpha:g}); with more texts the "
                     "test may still detect use")
-    return DatasetInference(verdict=verdict, sentence=sentence, features=[ATTACKS[n][0] for n in names], test=st,
+    return DatasetInference(verdict=verdict, sentence=sentence, features=[ATTACKS[n].display for n in names], test=st,
                             comparable=comparable, blind_auc=float(b_auc), blind_p_value=float(b_p), n_suspect=n_s,
                             n_unseen=n_u, alpha=float(alpha), power=pw, feature_auc=feature_auc)
