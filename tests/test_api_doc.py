@@ -47,7 +47,7 @@ def test_registered_attack_is_shown_in_the_report(tmp_path):
 
         def run(self, inputs):
             s = true_class_probability(inputs.probs, inputs.y)
-            return self._result(s, (s > 0.5).astype(int))
+            return self.result(s, (s > 0.5).astype(int))
 
     leakaudit.register_attack("conf_only", Conf, description="the true-label confidence", display="bare confidence",
                               audit="always", force=True)

@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 
 from .exceptions import LeakauditError  # noqa: E402
 
-__all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack"]
+__all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack", "register_analysis"]
 
 def __getattr__(name: str):
     """The public names, imported when first used: ``import leakaudit`` (and ``leakaudit --version``) stays light."""
@@ -31,8 +31,12 @@ def __getattr__(name: str):
         from .membership._registry import register_attack
 
         return register_attack
+    if name == "register_analysis":
+        from .audit.plan import register_analysis
+
+        return register_analysis
     raise AttributeError(f"module 'leakaudit' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | {"audit", "AuditResult", "register_attack"})
+    return sorted(set(globals()) | {"audit", "AuditResult", "register_attack", "register_analysis"})

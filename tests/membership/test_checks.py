@@ -32,14 +32,14 @@ def test_checks_catch_a_reversed_attack():
 
         def run(self, inputs):
             res = super().run(inputs)
-            return self._result(-res.scores_array, 1 - res.decisions_array)
+            return self.result(-res.scores_array, 1 - res.decisions_array)
 
     class OrderDependent(LossThresholdAttack):
         name = "order_dependent"
 
         def run(self, inputs):
             res = super().run(inputs)
-            return self._result(res.scores_array + np.arange(inputs.n) * 1e-3, res.decisions_array)
+            return self.result(res.scores_array + np.arange(inputs.n) * 1e-3, res.decisions_array)
 
     with pytest.raises(AssertionError, match="reversed"):
         check_attack_higher_means_member(Reversed())

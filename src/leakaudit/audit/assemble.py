@@ -44,12 +44,15 @@ def assemble(plan: Plan, done: Mapping[str, Analysis], *, cfg: AuditConfig, comm
     verdict = decide(cfg, [c for a in analyses for c in a.checks], recipe=recipe, check_confidence=check_confidence,
                      planned=planned)
     sections: dict = {}
+    names = {s.name for s in plan.steps}
     for step in plan.steps:  # a step that did not run leaves its section at the schema's default
         summary = done[step.name].summary
         top, _, inner = (step.section or step.name).partition(".")
-        if summary is None or (inner and sections.get(top) is None):
+        if summary is None or (inner and top in names and sections.get(top) is None):
             continue
-        sections[top] = {**sections[top], inner: summary} if inner else summary
+        if top == "analyses":  # a registered analysis: its section says what it is, so it renders without it
+            summary = {"title": step.title, "description": step.description, "values": summary}
+        sections[top] = {**(sections.get(top) or {}), inner: summary} if inner else summary
     order = [*plan.record_columns, *(s.name for s in plan.steps if s.name not in plan.record_columns)]
     columns = {col: v for name in order for col, v in done[name].per_record.items()}
     rec = pd.concat([records, pd.DataFrame(columns, index=records.index)], axis=1) if columns else records

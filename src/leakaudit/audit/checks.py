@@ -35,7 +35,8 @@ class Check(Result):
     id : str
         Stable identifier, ``analysis.subject.metric`` (e.g. ``membership.lira.auc``, ``dtp.dtp1``).
     analysis : str
-        membership | dtp | attribute.
+        The analysis that made it (membership, dtp, attribute, property, mip, dp, structural, dataset_inference, or
+        the name of one registered with :func:`leakaudit.register_analysis`).
     name : str
         Short human name ("LiRA: AUC").
     status : {"exceeded", "passed", "not measurable"}
@@ -76,8 +77,8 @@ class Check(Result):
                    "else": {"properties": {"value": {"type": "number"}}}}]})
 
     id: str = Field(pattern=r"^[a-z_]+\..+", description="analysis.subject.metric, stable")
-    analysis: str = Field(json_schema_extra={"enum": ["membership", "dtp", "attribute", "property", "mip", "dp",
-                                                      "structural", "dataset_inference"]})
+    analysis: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="the analysis that made it: membership, dtp, "
+                          "attribute, property, mip, dp, structural, dataset_inference, or a registered one's name")
     name: str = Field(min_length=1)
     status: Literal["exceeded", "passed", "not measurable"]
     value: Annotated[Optional[float], WithJsonSchema(MEASURED_SCHEMA)] = None

@@ -9,7 +9,7 @@ from .config import AuditConfig
 from .data import AuditData
 from .target import Target
 
-__all__ = ["AuditContext", "engine_stats", "ENGINE_COUNTERS"]
+__all__ = ["AuditContext", "SeedsFor", "engine_stats", "ENGINE_COUNTERS"]
 
 #: The engine's counters written to results.json's ``resources``: our name -> :class:`EngineStats` field.
 ENGINE_COUNTERS = {"n_models": "n_models", "trained": "models_trained", "chunks_from_cache": "chunks_cached",
@@ -24,8 +24,19 @@ def engine_stats(engine: Engine, stats: EngineStats | None = None) -> dict:
     return {**{k: int(getattr(st, a)) for k, a in ENGINE_COUNTERS.items()}, "cache_dir": str(cache) if cache else None}
 
 
+class SeedsFor:
+    """What every audit context gives its analyses besides the plan's seed slots: a seed for any name."""
+
+    def seed_for(self, name: str) -> int:
+        """A seed of the audit's own for ``name`` (a registered analysis or attack picks its name), derived from
+        the audit seed (:func:`leakaudit._random.named_seed`): recorded with the audit's seed, the same run to run."""
+        from .._random import named_seed
+
+        return named_seed(self.cfg.seed, name)
+
+
 @dataclass(frozen=True)
-class AuditContext:
+class AuditContext(SeedsFor):
     """The inputs shared by the analyses (read-only).
 
     Attributes

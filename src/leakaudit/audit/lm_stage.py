@@ -24,9 +24,10 @@ from ..exceptions import NotEstimableWarning
 from ..metrics import DEFAULT_FPRS, empirical_epsilon, evaluate_membership
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
 from .config import AuditConfig
+from .context import SeedsFor
 from .membership_stage import attack_checks
 from .assemble import assemble
-from .plan import Plan, Step, check_confidence, run_plan
+from .plan import Plan, Step, check_confidence, run_plan, with_registered
 from .progress import StageProgress
 from .results import AuditResult
 
@@ -237,10 +238,11 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
         ref_ts = [score_texts(r.model, r.tokenizer, all_texts, max_length=r.context_length,
                               batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False) for r in refs]
     scored = LMScores(texts=all_texts, is_member=m, target=ts, references=ref_ts, scores_only=lm is None)
-    planned = LM_PLAN.planned_checks(cfg, texts, scored)
+    plan = with_registered(LM_PLAN, "text")
+    planned = plan.planned_checks(cfg, texts, scored)
     ctx = LMContext(cfg=cfg, check_confidence=check_confidence(cfg.confidence, sum(planned.values())),
-                    seeds=LM_PLAN.seeds(cfg.seed), scored=scored)
-    done = run_plan(LM_PLAN, ctx, st, planned)
+                    seeds=plan.seeds(cfg.seed), scored=scored)
+    done = run_plan(plan, ctx, st, planned)
     summary, bb = done["membership"].summary, done["membership"].extras["blind"]
     n_mem = len(texts.members)
     acc_m = ts.subset(np.arange(n_mem)).token_accuracy()
@@ -277,7 +279,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
                             "truncated": (np.zeros(len(all_texts), int) if ts.truncated is None
                                           else ts.truncated.astype(int)),
                             "loss": loss})
-    return assemble(LM_PLAN, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
+    return assemble(plan, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
                     data=data, target=target, settings=settings, timings=st.timings, records=records,
                     in_memory=in_memory)
 
@@ -295,7 +297,7 @@ class LMScores:
 
 
 @dataclass(frozen=True)
-class LMContext:
+class LMContext(SeedsFor):
     """What a language-model analysis reads: the settings, the checks' corrected confidence, the audit's seeds and
     the scored texts."""
 

@@ -11,8 +11,6 @@ never show the threshold exceeded (too few records for its interval) is "not mea
 
 from __future__ import annotations
 
-import dataclasses
-import time
 import warnings
 
 import numpy as np
@@ -103,40 +101,6 @@ def shadow_plan(cfg) -> tuple[int | None, int, str | None]:
     return plan(cfg.settings.shadow_attack_models, cfg.settings.shadow_attack_batch)
 
 
-def _shadow_run(cfg, atk, inputs, X_features: np.ndarray) -> tuple:
-    """Shokri et al.'s shadow-model attack, with the first reference models as its shadow models.
-
-    The reference models already trained for LiRA and RMIA are exactly what Long et al.'s Algorithm 1
-    needs: models of the same training algorithm, each trained on a known half of the audited records.
-    The first ``shadow_attack_models`` of them (whole complementary pairs, so every record is seen "in"
-    and "out" equally often) give the attack network ``shadow_attack_models * n`` training rows
-    ``(x, onehot(y), bin(q))`` labelled in/out; the network then scores the target's outputs.
-    """
-    ref = inputs.reference
-    k, _, note = shadow_plan(cfg)
-    k = ref.n_models if k is None else min(int(k), ref.n_models)
-    cap = max(2, int(cfg.settings.shadow_attack_max_rows) // max(1, inputs.n))
-    if k > cap:
-        k = cap
-        capped = (f"{k} of {ref.n_models} reference models used as shadow models: the attack network's training "
-                  f"rows are capped at shadow_attack_max_rows = {cfg.settings.shadow_attack_max_rows:,}")
-        note = f"{note}; {capped}" if note else capped
-    k = max(2, k - k % 2)  # whole pairs
-    t0 = time.perf_counter()
-    res = atk.run(dataclasses.replace(inputs, X=X_features, reference=ref.models(slice(0, k))))
-    info = {
-        "n_shadow_models": int(k),
-        "n_reference_models": int(ref.n_models),
-        "attack_training_rows": int(k * inputs.n),
-        "network": f"{atk.hidden} ReLU units, SGD lr {atk.learning_rate}, batch {atk.batch_size}, {atk.epochs} epochs"
-                   + (f", trainer {atk.get_params().get('backend')}" if "backend" in atk.get_params() else ""),
-        "uses_record_features": bool(atk.use_features),
-        "seconds": round(time.perf_counter() - t0, 3),
-        **({"note": note} if note else {}),
-    }
-    return res, info
-
-
 def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
     """Reference models on complementary halves of the audited records, queried on them and the population."""
     cfg, data, target, engine = ctx.cfg, ctx.data, ctx.target, ctx.engine
@@ -149,19 +113,6 @@ def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
 
     # past the memory budget the outputs are held in a temporary file (engine/_store.py): the numbers are the same
     return ref, n_pop, {**engine_stats(engine), "backend": cfg.backend, "outputs_on_disk": is_disk_backed(ref.probs)}
-
-
-def _quantile_inputs(inputs: AttackInputs, target, data) -> AttackInputs:
-    """The quantile attack's inputs: the records' encoded features (a table-taking estimator's own inputs are row
-    ids), the audited non-members as the attacker's public non-members (each scored out of fold), and the
-    population with its features when the model's outputs on it are given."""
-    n_pop = len(data.y_pop) if target.probs_pop is not None else 0
-    extra = {"public": data.is_member == 0}
-    if n_pop:
-        extra["population_X"] = data.X_pop
-    return dataclasses.replace(inputs, X=np.vstack([data.X_mem, data.X_non]),
-                               population_probs=target.probs_pop if n_pop else None,
-                               population_y=data.y_pop if n_pop else None, extra=extra)
 
 
 def membership_analysis(ctx: AuditContext) -> Analysis:
@@ -197,19 +148,15 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
     for name in names:
         spec = ATTACKS.get(name)
         atk = make_attack(name, **(spec.audit_params(ctx) if spec.audit_params else {}))
-        own = _quantile_inputs(inputs, target, data) if name == "quantile" else inputs
-        missing = atk.missing(own)
-        if missing:
-            skipped.append(Skipped(name=display_name(name), reason=f"needs {', '.join(missing)}", missing=missing))
+        own = spec.audit_inputs(ctx, inputs) if spec.audit_inputs else inputs
+        unmet = atk.unmet(own)
+        if unmet is not None:
+            skipped.append(Skipped(name=display_name(name), reason=unmet.reason, fix=unmet.fix,
+                                   missing=list(unmet.missing)))
             continue
-        if name == "quantile" and int(np.sum(own.extra["public"])) < 2 * atk.n_folds:
-            skipped.append(Skipped(name=display_name(name), reason=f"its {atk.n_folds} cross-fitting folds need at "
-                                   f"least {2 * atk.n_folds} non-members; {int(np.sum(own.extra['public']))} given",
-                                   fix=f"give at least {2 * atk.n_folds} non-members", missing=["nonmembers"]))
-            continue
-        if name == "shadow":
-            X_features = np.vstack([data.X_mem, data.X_non])  # a table-taking estimator's own inputs are row ids
-            res, resources["shadow_attack"] = _shadow_run(cfg, atk, inputs, X_features)
+        if spec.audit_run:
+            res, used = spec.audit_run(ctx, atk, own)
+            resources.update(used)
         else:
             res = atk.run(own)
         s = res.scores_array
@@ -221,6 +168,7 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
         eps = empirical_epsilon(m, s, delta=cfg.epsilon_delta, confidence=ctx.check_confidence,
                                 random_state=ctx.seeds["epsilon"])
         mm["epsilon"] = eps.model_dump()
+        mm["display"], mm["description"] = display_name(name), spec.description
         metrics[name] = mm
         checks += attack_checks(name, mm, eps, thresholds=cfg.thresholds, confidence=ctx.check_confidence,
                                 epsilon_budget=cfg.epsilon_budget)

@@ -26,7 +26,7 @@ from .context import AuditContext, engine_stats
 from .data import AuditData, prepare_data
 from .output import check_out_writable
 from .assemble import assemble
-from .plan import PLAN, check_confidence, run_plan
+from .plan import PLAN, check_confidence, run_plan, with_registered
 from .progress import StageProgress as _Stages
 from .results import AuditResult
 from .target import Target, on_device, prepare_target
@@ -195,13 +195,14 @@ def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds:
 
 
 def _run_plan(cfg, command, st, seeds, data, target, engine, *, in_memory: bool) -> AuditResult:
-    planned = PLAN.planned_checks(cfg, data, target)
+    plan = with_registered(PLAN, "tabular")
+    planned = plan.planned_checks(cfg, data, target)
     ctx = AuditContext(cfg=cfg, data=data, target=target, seeds=seeds, engine=engine,
                        check_confidence=check_confidence(cfg.confidence, sum(planned.values())))
-    done = run_plan(PLAN, ctx, st, planned)
+    done = run_plan(plan, ctx, st, planned)
     sources = _record_sources(cfg, data)
     records, value_cols = _records(data, sources, reserved={"pdtp", "pdtp_lower_bound", "risk_rank", "flagged_by"})
-    return assemble(PLAN, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
+    return assemble(plan, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
                     data={**data.summary(), "files": sources["files"], "record_columns": value_cols},
                     target=target.summary(data), settings=_settings(cfg, target), timings=st.timings,
                     records=records, in_memory=in_memory)

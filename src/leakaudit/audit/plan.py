@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..exceptions import InvalidInputError, LeakauditError
+from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from .checks import Analysis, Skipped
 from .config import SEED_SLOTS
 from .context import AuditContext
 
-__all__ = ["Step", "Plan", "PLAN", "STEPS", "check_confidence", "run_plan"]
+__all__ = ["Step", "Plan", "PLAN", "STEPS", "check_confidence", "run_plan", "register_analysis", "with_registered"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,12 @@ class Step:
         ``run(ctx, done) -> Analysis``; ``done`` maps the names of the steps before it to their results.
     when : callable, optional
         ``when(ctx, done) -> bool``: whether it runs (default: always).
+    section : str, optional
+        The results.json section its summary fills (default: ``name``; ``"dtp.removal"``: the ``removal`` entry of
+        the ``dtp`` section, when that step ran; a registered analysis: ``analyses.NAME``).
+    description : str
+        One line: what it measures and whose idea it is (stored in results.json for a registered analysis, so the
+        report shows it without the plug-in).
     """
 
     name: str
@@ -52,6 +58,7 @@ class Step:
     run: Callable[[AuditContext, Mapping[str, Analysis]], Analysis]
     when: Callable[[AuditContext, Mapping[str, Analysis]], bool] | None = None
     section: str | None = None
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -216,6 +223,68 @@ STEPS: tuple[Step, ...] = (
 
 #: The tabular audit: records.csv shows PDTP before the attacks' scores
 PLAN = Plan(STEPS, SEED_SLOTS, record_columns=("dtp", "membership"))
+
+
+#: analyses registered from outside leakaudit, per modality, in the order registered
+_REGISTERED: dict[str, dict[str, Step]] = {"tabular": {}, "text": {}}
+
+
+def register_analysis(name: str, run: Callable, *, title: str, description: str, checks: Callable | int = 0,
+                      when: Callable | None = None, modality: str = "tabular", force: bool = False) -> Step:
+    """Add an analysis to every later audit of ``modality``, after the built-in ones.
+
+    Parameters
+    ----------
+    name : str
+        Its name: the key of its section in results.json's ``analyses``, of its result in ``done``, and of its
+        timing; lower-case letters, digits and underscores.
+    run : callable
+        ``run(ctx, done) -> leakaudit.audit.checks.Analysis``: ``ctx`` is the audit's context (``ctx.cfg``, and for a
+        tabular audit ``ctx.data``, ``ctx.target``, ``ctx.engine``; for a language model ``ctx.scored``), with
+        ``ctx.check_confidence`` (the corrected confidence its checks are judged at) and ``ctx.seed_for(name)`` (a
+        seed of the audit's own); ``done`` maps the steps before it to their results. Its ``summary`` (a dict of
+        plain values) becomes its section, its ``checks`` join the verdict, its ``per_record`` columns records.csv.
+    title, description : str
+        What its progress line says, and one line on what it measures (stored in results.json and shown by the
+        report, which needs no plug-in to render it).
+    checks : callable or int, default=0
+        ``checks(cfg, data, target) -> int``, or a number: the checks it plans before any analysis runs. The
+        verdict's correction covers them; a run that makes more checks than planned is refused.
+    when : callable, optional
+        ``when(ctx, done) -> bool``: whether it runs (default: always).
+    modality : {"tabular", "text"}, default="tabular"
+        The audits it joins: of a tabular model, or of a language model.
+    force : bool, default=False
+        Replace an analysis registered under the same name.
+    """
+    import re
+
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise InvalidParameterError(f"name must be lower-case letters, digits and underscores; got {name!r}")
+    if modality not in _REGISTERED:
+        raise InvalidParameterError(f"modality must be one of {', '.join(_REGISTERED)}; got {modality!r}")
+    builtin = {s.name for s in STEPS} | {"dataset_inference"}
+    if name in builtin or (name in _REGISTERED[modality] and not force):
+        raise InvalidParameterError(f"an analysis named {name!r} exists already"
+                                    + ("" if name in builtin else "; give force=True to replace it"))
+    for arg, fn in (("run", run), ("when", when)):
+        if fn is not None and not callable(fn):
+            raise InvalidParameterError(f"{arg} must be callable; got {fn!r}")
+    if not callable(checks) and (isinstance(checks, bool) or not isinstance(checks, int) or checks < 0):
+        raise InvalidParameterError(f"checks must be a callable or a non-negative int; got {checks!r}")
+    for arg, text in (("title", title), ("description", description)):
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidParameterError(f"{arg} must be a non-empty string")
+    count = checks if callable(checks) else (lambda cfg, data, target, n=int(checks): n)
+    step = Step(name, name, title, count, run, when=when, section=f"analyses.{name}", description=description)
+    _REGISTERED[modality][name] = step
+    return step
+
+
+def with_registered(plan: Plan, modality: str) -> Plan:
+    """``plan`` and, after its steps, the analyses registered for ``modality``."""
+    extra = tuple(_REGISTERED[modality].values())
+    return Plan(plan.steps + extra, plan.seed_slots, plan.record_columns) if extra else plan
 
 
 def check_confidence(confidence: float, n_checks: int) -> float:

@@ -11,8 +11,8 @@ from .._results import Result
 from .checks import STATUSES as STATUS_ORDER
 from .checks import Check
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
-                       MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, Resources, Settings, Skipped,
-                       StageResources, TargetSection)
+                       MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, RegisteredAnalysis, Resources,
+                       Settings, Skipped, StageResources, TargetSection)
 
 __all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "read_result", "results_json_schema"]
 
@@ -101,6 +101,8 @@ class AuditResult(Result):
     dp : with a claimed epsilon, the one-run audit of the DP-SGD recipe (``DpsgdAudit`` fields; optional, schema 1)
     dataset_inference : a language-model audit with ``dataset_inference``: the members as a set
         (``DatasetInference`` fields, ``comparable`` and ``verdict``; optional, schema 2)
+    analyses : each analysis registered from outside leakaudit (:func:`leakaudit.register_analysis`): its title,
+        description and values (optional, schema 2)
     skipped : analyses that could not run, each with its reason
     verdict : :class:`Verdict`
     timings : seconds per stage; resources : peak memory, models trained or read from the cache per stage
@@ -129,6 +131,7 @@ class AuditResult(Result):
     resources: Resources
     settings: Settings = Field(default_factory=Settings)
     record_risk: Optional[RecordRiskSection] = None
+    analyses: dict[str, RegisteredAnalysis] = Field(default_factory=dict)
 
     _records: Any = PrivateAttr(default=None)
     _evidence: Any = PrivateAttr(default=None)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema, model_serializer, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, WithJsonSchema, model_serializer,
+                      model_validator)
 
 __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "TargetSection", "TprAt", "EpsilonBound",
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
@@ -181,6 +182,10 @@ class AttackMetrics(Section):
     tpr_at_fpr: dict[Annotated[str, Field(pattern=r"^[0-9.eE+-]+$")], TprAt] = Field(
         description="keyed by the FPR as a string ('0.01')")
     epsilon: Optional[EpsilonBound] = None
+    display: Optional[str] = Field(None, description="the attack's name in words, as the report shows it")
+    description: Optional[str] = Field(None, description="what the attack does and whose it is (a tabular attack's "
+                                       "registry description; a language-model attack gives its citation as "
+                                       "`reference`)")
 
     def tpr_at(self, fpr: float) -> TprAt | None:
         """The TPR at ``fpr`` (one of the audit's low FPRs) with its interval; None if it was not measured."""
@@ -293,6 +298,17 @@ class DatasetInferenceSection(Section):
     test: Optional[dict[str, Any]] = None
     power: Optional[dict[str, Any]] = None
     features: Optional[list[str]] = None
+
+
+class RegisteredAnalysis(BaseModel):
+    """The section of an analysis registered from outside leakaudit (:func:`leakaudit.register_analysis`): what it
+    is, in its own words, and the plain values it reported, so that the report renders it without the plug-in."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    title: str
+    description: str
+    values: dict[str, JsonValue]
 
 
 class RecordRiskSection(Section):

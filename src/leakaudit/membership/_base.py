@@ -168,6 +168,15 @@ class AttackInputs:
         )
 
 
+@dataclass(frozen=True)
+class Unmet:
+    """Why an attack cannot run on given inputs: the reason, what would let it run, and the inputs it lacks."""
+
+    reason: str
+    fix: str = ""
+    missing: tuple[str, ...] = ()
+
+
 class Attack(BaseEstimator, abc.ABC):
     """Base class of membership attacks (scikit-learn style: hyperparameters in ``__init__``).
 
@@ -189,11 +198,21 @@ class Attack(BaseEstimator, abc.ABC):
         """Names of required inputs that ``inputs`` lacks (empty if the attack can run)."""
         return [f for f in self.needs if getattr(inputs, f) is None]
 
+    def unmet(self, inputs: AttackInputs) -> Unmet | None:
+        """Why the attack cannot run on ``inputs``, or None when it can: by default, the inputs it needs and
+        ``inputs`` lacks (:meth:`missing`). An attack with further conditions (enough records) adds them."""
+        missing = self.missing(inputs)
+        return Unmet(f"needs {', '.join(missing)}", missing=tuple(missing)) if missing else None
+
     @abc.abstractmethod
     def run(self, inputs: AttackInputs) -> AttackResult:
         """Score every audited record."""
 
-    def _result(self, scores, decisions, *, threshold=None, **info) -> AttackResult:
+    def result(self, scores, decisions, *, threshold=None, **info) -> AttackResult:
+        """What :meth:`run` returns: an :class:`AttackResult` of this attack with ``scores`` (array of shape
+        (n,), higher: more likely a member), ``decisions`` (0/1 of shape (n,)), the decision ``threshold`` if the
+        attack has one, and ``info`` (plain values, recorded with the attack's parameters). An attack written
+        outside leakaudit calls it too."""
         scores = np.asarray(scores, dtype=float)
         return AttackResult(
             attack=self.name,

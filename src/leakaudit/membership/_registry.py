@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from .._names import NameTable
 from ..exceptions import InvalidParameterError
-from ._base import Attack
+from ._base import Attack, AttackInputs, AttackResult
 
 __all__ = ["ATTACKS", "AttackSpec", "make_attack", "available_attacks", "describe", "display_name", "register_attack",
            "audit_attacks", "AUDIT_WHEN", "ACCESS", "ENTRY_POINT_GROUP"]
@@ -50,6 +50,15 @@ class AttackSpec:
         What the attack reads of the model: its class scores, or only its predicted labels. The audit runs the
         "labels" attacks for a release that serves labels only (``release = "labels"``), the "scores" ones
         otherwise.
+    audit_inputs : callable or None
+        ``audit_inputs(ctx, inputs) -> AttackInputs``: the inputs the audit gives this attack, from the ones it
+        gives every attack (None: those).
+    audit_run : callable or None
+        ``audit_run(ctx, attack, inputs) -> (AttackResult, resources)``: how the audit runs it, with what it used
+        for results.json's ``resources`` (None: ``attack.run(inputs)``, no resources).
+
+    Every ``ctx`` is the audit's context (``ctx.cfg``, ``ctx.data``, ``ctx.target``, ``ctx.seeds`` and
+    ``ctx.seed_for(name)``, a seed of the audit's own for any name a plug-in picks).
     """
 
     factory: Callable[..., Attack]
@@ -58,6 +67,8 @@ class AttackSpec:
     audit: Literal["always", "retrainable", "not retrainable"] | None = None
     audit_params: Callable[[Any], dict] | None = None
     access: Literal["scores", "labels"] = "scores"
+    audit_inputs: Callable[[Any, AttackInputs], AttackInputs] | None = None
+    audit_run: Callable[[Any, Attack, AttackInputs], tuple[AttackResult, dict]] | None = None
 
 
 def _loss():
@@ -138,6 +149,18 @@ def _label_audit_params(ctx) -> dict:
     return {"onehot_groups": ctx.target.input_onehot, "random_state": ctx.seeds["label_only"]}
 
 
+def _quantile_audit_inputs(ctx, inputs):
+    from .quantile import audit_inputs
+
+    return audit_inputs(ctx, inputs)
+
+
+def _shadow_audit_run(ctx, atk, inputs):
+    from .shadow import audit_run
+
+    return audit_run(ctx, atk, inputs)
+
+
 _S = AttackSpec
 ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
     "loss": _S(_loss, "loss threshold at the average training loss (Yeom et al. Table I; LOSS attack)",
@@ -155,10 +178,12 @@ ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
                    "quantile regression on public non-members, no reference models (Bertran et al. 2023)",
                    "quantile regression", audit="not retrainable",
                    audit_params=lambda ctx: {"alpha": ctx.cfg.thresholds.low_fpr,
-                                             "random_state": ctx.seeds["quantile"]}),
+                                             "random_state": ctx.seeds["quantile"]},
+                   audit_inputs=_quantile_audit_inputs),
     "shadow": _S(lambda: _shadow(random_state=0),
                  "shadow-model attack, one attack net with the label as input (Shokri et al. as Long ran it)",
-                 "shadow-model attack", audit="retrainable", audit_params=_shadow_audit_params),
+                 "shadow-model attack", audit="retrainable", audit_params=_shadow_audit_params,
+                 audit_run=_shadow_audit_run),
     "shadow_per_class": _S(lambda: _shadow(per_class=True, use_features=False, random_state=0),
                            "shadow-model attack, one attack net per class (Shokri et al.'s original)"),
     "distance": _S(_distance, "distance-based targeted attack with binned outputs (Long et al.)"),
@@ -198,7 +223,8 @@ def make_attack(name: str, **params) -> Attack:
 
 def register_attack(name: str, factory: Callable[..., Attack], *, description: str, display: str = "",
                     audit: str | None = "always", audit_params: Callable[[Any], dict] | None = None,
-                    access: str = "scores", force: bool = False) -> AttackSpec:
+                    access: str = "scores", audit_inputs: Callable | None = None, audit_run: Callable | None = None,
+                    force: bool = False) -> AttackSpec:
     """Add a membership attack: the CLI, :func:`leakaudit.audit` and the report then know it by ``name``.
 
     Parameters
@@ -215,9 +241,13 @@ def register_attack(name: str, factory: Callable[..., Attack], *, description: s
     audit : {"always", "retrainable", "not retrainable"} or None, default="always"
         When the audit runs it and counts its checks (AUC and TPR at the low FPR) in the verdict; None: never.
     audit_params : callable, optional
-        ``audit_params(ctx) -> dict`` of parameters set from the audit's context.
+        ``audit_params(ctx) -> dict`` of parameters set from the audit's context (e.g. ``{"random_state":
+        ctx.seed_for("my_attack")}``: a seed derived from the audit's, recorded with it).
     access : {"scores", "labels"}, default="scores"
         What it reads of the model: class scores, or only predicted labels (run for ``release = "labels"``).
+    audit_inputs, audit_run : callable, optional
+        How the audit prepares its inputs and runs it (:class:`AttackSpec`); default: the inputs every attack gets,
+        and ``attack.run(inputs)``.
     force : bool, default=False
         Replace an attack of the same name.
     """
@@ -229,7 +259,11 @@ def register_attack(name: str, factory: Callable[..., Attack], *, description: s
         raise InvalidParameterError("description must be a non-empty string")
     if access not in ACCESS:
         raise InvalidParameterError(f"access must be one of {', '.join(ACCESS)}; got {access!r}")
-    return ATTACKS.add(name, AttackSpec(factory, description, display, audit, audit_params, access), force=force)
+    for arg, fn in (("audit_params", audit_params), ("audit_inputs", audit_inputs), ("audit_run", audit_run)):
+        if fn is not None and not callable(fn):
+            raise InvalidParameterError(f"{arg} must be callable or None; got {fn!r}")
+    return ATTACKS.add(name, AttackSpec(factory, description, display, audit, audit_params, access, audit_inputs,
+                                        audit_run), force=force)
 
 
 _entry_points_loaded = False

@@ -165,13 +165,13 @@ class BaVarIA(Attack):
         if self.online:
             df_i, mu_i, sc_i = nig_predictive(phi_r, rin)
             scores = self._logpdf(phi_t, df_i, mu_i, sc_i) - self._logpdf(phi_t, df_o, mu_o, sc_o)
-            return self._result(scores, (scores > 0).astype(int), threshold=0.0, mode="online",
+            return self.result(scores, (scores > 0).astype(int), threshold=0.0, mode="online",
                                 predictive=self.predictive)
         z = (phi_t - mu_o) / sc_o
         if self.predictive == "t":  # the t tail as a normal deviate, computed on the side where it is accurate
             z = np.where(z > 0, stats.norm.isf(stats.t.sf(z, df_o)), -stats.norm.isf(stats.t.cdf(z, df_o)))
         thr = float(stats.norm.isf(self.offline_alpha))
-        return self._result(z, (z > thr).astype(int), threshold=thr, mode="offline", predictive=self.predictive)
+        return self.result(z, (z > thr).astype(int), threshold=thr, mode="offline", predictive=self.predictive)
 
     def run(self, inputs: AttackInputs) -> AttackResult:
         if inputs.reference is None:

@@ -166,7 +166,7 @@ class ColludingAdversary(Attack):
         p = np.asarray(model.predict_proba(Xt.reshape(n * k, d))).reshape(n, k, C)
         p_trig = np.take_along_axis(p, yt[..., None], axis=-1)[..., 0]
         hit = p.argmax(axis=-1) == yt
-        return self._result(p_trig.sum(axis=1), hit.all(axis=1).astype(int), rule="all k triggers answered",
+        return self.result(p_trig.sum(axis=1), hit.all(axis=1).astype(int), rule="all k triggers answered",
                             n_classes=C)
 
     def run(self, inputs: AttackInputs) -> AttackResult:

@@ -92,7 +92,7 @@ class DistanceAttack(Attack):
         q = self._bin(p)
         pbar_in, pbar_out = in_out_means(self._bin(rp), rin)
         scores = kl_divergence(q, pbar_out) - kl_divergence(q, pbar_in)
-        return self._result(scores, (scores > 0).astype(int), threshold=0.0)
+        return self.result(scores, (scores > 0).astype(int), threshold=0.0)
 
     def run(self, inputs: AttackInputs) -> AttackResult:
         if inputs.reference is None:

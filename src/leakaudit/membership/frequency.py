@@ -97,7 +97,7 @@ class FrequencyAttack(Attack):
         finite = lo[np.isfinite(lo)]
         big = (np.abs(finite).max() if finite.size else 0.0) + 1.0
         scores = np.where(np.isnan(lo), 0.0, np.clip(lo, -big, big))
-        return self._result(scores, decisions, threshold=0.0, n_undefined=int(np.isnan(lo).sum()))
+        return self.result(scores, decisions, threshold=0.0, n_undefined=int(np.isnan(lo).sum()))
 
     def run(self, inputs: AttackInputs) -> AttackResult:
         if inputs.reference is None:

@@ -247,7 +247,7 @@ class LabelOnlyAttack(Attack):
                 answers = self._ask(predict_labels, block.reshape(m * self.n_queries, -1))
                 total[s:s + step] += (answers.reshape(m, self.n_queries) == y[s:s + step, None]).sum(axis=1)
         scores = total / (self.n_queries + 1)
-        return self._result(scores, (scores > self.threshold).astype(int), threshold=self.threshold,
+        return self.result(scores, (scores > self.threshold).astype(int), threshold=self.threshold,
                             rule="member iff the share of correct answers exceeds threshold",
                             n_queries=int(n * (self.n_queries + 1)), accuracy_unperturbed=float(correct.mean()))
 

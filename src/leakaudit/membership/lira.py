@@ -243,11 +243,11 @@ class LiRA(Attack):
         if self.online:
             # Eq. (4): likelihood ratio of the two Gaussian hypotheses
             scores = norm.logpdf(phi_t, mu_in, sd_in) - norm.logpdf(phi_t, mu_out, sd_out)
-            return self._result(scores, (scores > 0).astype(int), threshold=0.0, mode="online",
+            return self.result(scores, (scores > 0).astype(int), threshold=0.0, mode="online",
                                 n_in=rin.sum(0).tolist(), n_out=(~rin).sum(0).tolist())
         z = (phi_t - mu_out) / sd_out  # one-sided test against the out distribution
         thr = float(norm.isf(self.offline_alpha))
-        return self._result(z, (z > thr).astype(int), threshold=thr, mode="offline")
+        return self.result(z, (z > thr).astype(int), threshold=thr, mode="offline")
 
     def run(self, inputs: AttackInputs) -> AttackResult:
         if inputs.reference is None:

@@ -60,6 +60,7 @@ from ._base import (
     Attack,
     AttackInputs,
     AttackResult,
+    Unmet,
     check_target_inputs,
     true_class_probability,
 )
@@ -195,6 +196,16 @@ class QuantileRegressionAttack(Attack):
         if inputs.extra.get("public") is not None:
             return []
         return [f for f in ("population_probs", "population_y") if getattr(inputs, f) is None]
+
+    def unmet(self, inputs: AttackInputs) -> Unmet | None:
+        """As :meth:`Attack.unmet`, and the cross-fitting folds need at least ``2 * n_folds`` public non-members."""
+        unmet = super().unmet(inputs)
+        public = inputs.extra.get("public")
+        if unmet is None and public is not None and int(np.sum(public)) < 2 * self.n_folds:
+            return Unmet(f"its {self.n_folds} cross-fitting folds need at least {2 * self.n_folds} non-members; "
+                         f"{int(np.sum(public))} given", fix=f"give at least {2 * self.n_folds} non-members",
+                         missing=("nonmembers",))
+        return unmet
 
     def run(self, inputs: AttackInputs) -> AttackResult:
         """Score the audited records; the public non-members are the population and/or ``extra["public"]``.
@@ -341,7 +352,7 @@ class QuantileRegressionAttack(Attack):
                           stacklevel=2)
         thr = np.asarray(thresholds)[fold]
         decisions = (scores > thr).astype(int)
-        return self._result(scores, decisions, threshold=None, method=self.method, statistic=self.statistic,
+        return self.result(scores, decisions, threshold=None, method=self.method, statistic=self.statistic,
                             rule="member iff score > the threshold of the record's fold",
                             thresholds=[t if np.isfinite(t) else None for t in thresholds],
                             public_fpr=float(decisions[pub].mean()), n_public=int(pub.sum()), n_folds=k,
@@ -358,3 +369,19 @@ class QuantileRegressionAttack(Attack):
                 raise InvalidInputError(f"fold {j} has fewer than 2 public records to train on; give more public "
                                         "non-members or fewer n_folds")
             scores[te] = self._fit_score(F[tr], stat[tr], F[te], stat[te], seeds[j], cat)
+
+
+def audit_inputs(ctx, inputs: AttackInputs) -> AttackInputs:
+    """The audit's inputs for the quantile attack: the records' encoded features (a table-taking estimator's own
+    inputs are row ids), the audited non-members as the attacker's public non-members (each scored out of fold),
+    and the population with its features when the model's outputs on it are given (``ctx``: the audit's context)."""
+    import dataclasses
+
+    data, target = ctx.data, ctx.target
+    n_pop = len(data.y_pop) if target.probs_pop is not None else 0
+    extra = {"public": data.is_member == 0}
+    if n_pop:
+        extra["population_X"] = data.X_pop
+    return dataclasses.replace(inputs, X=np.vstack([data.X_mem, data.X_non]),
+                               population_probs=target.probs_pop if n_pop else None,
+                               population_y=data.y_pop if n_pop else None, extra=extra)

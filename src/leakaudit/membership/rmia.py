@@ -142,7 +142,7 @@ class RMIA(Attack):
         # LR(x, z) > γ  ⇔  ratio_z < ratio_x / γ  (ratios are positive)
         counts = np.searchsorted(ratio_z, ratio_x / float(self.gamma), side="left")
         scores = counts / ratio_z.size
-        return self._result(scores, (scores > self.beta).astype(int), threshold=float(self.beta),
+        return self.result(scores, (scores > self.beta).astype(int), threshold=float(self.beta),
                             n_population=int(ratio_z.size))
 
     def run(self, inputs: AttackInputs) -> AttackResult:

@@ -330,7 +330,7 @@ class ShadowModelAttack(Attack):
             p_in = self.models_[None].predict_proba(f)[:, 1]
         else:
             p_in[:] = self.constant_[None]
-        return self._result(p_in, (p_in > 0.5).astype(int), threshold=0.5)
+        return self.result(p_in, (p_in > 0.5).astype(int), threshold=0.5)
 
     def run(self, inputs: AttackInputs) -> AttackResult:
         """Fit on the reference (shadow) models' outputs on the audited records, then score."""
@@ -338,3 +338,44 @@ class ShadowModelAttack(Attack):
             raise InvalidInputError("the shadow attack needs shadow models (inputs.reference)")
         self.fit(inputs.reference.probs, inputs.reference.in_mask, inputs.y, inputs.X)
         return self.score(inputs.probs, inputs.y, inputs.X)
+
+
+def audit_run(ctx, atk: "ShadowModelAttack", inputs: AttackInputs) -> tuple[AttackResult, dict]:
+    """Shokri et al.'s shadow-model attack in the audit, with the first reference models as its shadow models, and
+    what it used (results.json's ``resources["shadow_attack"]``; ``ctx``: the audit's context).
+
+    The reference models already trained for LiRA and RMIA are exactly what Long et al.'s Algorithm 1 needs: models
+    of the same training algorithm, each trained on a known half of the audited records. The first
+    ``shadow_attack_models`` of them (whole complementary pairs, so every record is seen "in" and "out" equally
+    often) give the attack network ``shadow_attack_models * n`` training rows ``(x, onehot(y), bin(q))`` labelled
+    in/out, ``x`` the records' encoded features (a table-taking estimator's own inputs are row ids); the network
+    then scores the target's outputs.
+    """
+    import dataclasses
+    import time
+
+    st = ctx.cfg.settings
+    ref = inputs.reference
+    k, _, note = shadow_plan(st.shadow_attack_models, st.shadow_attack_batch)
+    k = ref.n_models if k is None else min(int(k), ref.n_models)
+    cap = max(2, int(st.shadow_attack_max_rows) // max(1, inputs.n))
+    if k > cap:
+        k = cap
+        capped = (f"{k} of {ref.n_models} reference models used as shadow models: the attack network's training "
+                  f"rows are capped at shadow_attack_max_rows = {st.shadow_attack_max_rows:,}")
+        note = f"{note}; {capped}" if note else capped
+    k = max(2, k - k % 2)  # whole pairs
+    t0 = time.perf_counter()
+    X_features = np.vstack([ctx.data.X_mem, ctx.data.X_non])
+    res = atk.run(dataclasses.replace(inputs, X=X_features, reference=ref.models(slice(0, k))))
+    info = {
+        "n_shadow_models": int(k),
+        "n_reference_models": int(ref.n_models),
+        "attack_training_rows": int(k * inputs.n),
+        "network": f"{atk.hidden} ReLU units, SGD lr {atk.learning_rate}, batch {atk.batch_size}, {atk.epochs} epochs"
+                   + (f", trainer {atk.get_params().get('backend')}" if "backend" in atk.get_params() else ""),
+        "uses_record_features": bool(atk.use_features),
+        "seconds": round(time.perf_counter() - t0, 3),
+        **({"note": note} if note else {}),
+    }
+    return res, {"shadow_attack": info}

@@ -178,7 +178,7 @@ class BoundedLossAdversary(Attack):
             decisions = (rng.random(ell.size) < p_member).astype(int)
         else:
             decisions = (p_member >= 0.5).astype(int) if self.loss != "zero_one" else (ell == 0).astype(int)
-        return self._result(p_member, decisions, threshold=0.5, bound=float(B))
+        return self.result(p_member, decisions, threshold=0.5, bound=float(B))
 
     def score(self, probs, y) -> AttackResult:
         """Scores from the target model's probabilities (n, C) and labels (n,)."""
@@ -234,14 +234,14 @@ class ThresholdAdversary(Attack):
         if self.sigma_d is None:
             scores = -eps
             decisions = (eps < thr).astype(int)
-            return self._result(scores, decisions, threshold=-thr, rule="|eps| < sigma_s (§3.3)", eps_threshold=thr)
+            return self.result(scores, decisions, threshold=-thr, rule="|eps| < sigma_s (§3.3)", eps_threshold=thr)
         s, d = float(self.sigma_s), float(self.sigma_d)
         # ln N(ε;0,σ_S²) − ln N(ε;0,σ_D²): the Bayes statistic of Adversary 2 (uniform prior on b)
         scores = np.log(d / s) - 0.5 * eps**2 * (1.0 / s**2 - 1.0 / d**2)
         decisions = (eps < thr).astype(int) if s < d else (eps > thr).astype(int)
         if s == d:
             decisions = np.zeros_like(decisions)
-        return self._result(scores, decisions, threshold=0.0, rule="Bayes rule, Theorem 3", eps_threshold=thr)
+        return self.result(scores, decisions, threshold=0.0, rule="Bayes rule, Theorem 3", eps_threshold=thr)
 
     def score(self, y_true, y_pred) -> AttackResult:
         """Scores from targets and the model's predictions, both shape (n,)."""
@@ -284,9 +284,9 @@ class LossThresholdAttack(Attack):
         L = self.threshold if self.threshold is not None else train_loss
         if L is None:
             dec = (zero_one_loss(p, yy) == 0).astype(int)
-            return self._result(-loss, dec, rule="no L_S given: member iff correctly classified (Adversary 1)")
+            return self.result(-loss, dec, rule="no L_S given: member iff correctly classified (Adversary 1)")
         check_scalar(L, name="threshold", min_val=0.0)
-        return self._result(-loss, (loss < L).astype(int), threshold=-float(L), rule="loss < L_S (Yeom Table I)")
+        return self.result(-loss, (loss < L).astype(int), threshold=-float(L), rule="loss < L_S (Yeom Table I)")
 
     def run(self, inputs: AttackInputs) -> AttackResult:
         return self.score(inputs.probs, inputs.y, train_loss=inputs.train_loss)

@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from ..membership import ATTACKS, display_name
 from ..metrics import tpr_entry
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
@@ -39,12 +38,10 @@ MISSING = "not measured"
 
 
 def _display(results: AuditResult, name: str) -> str:
-    """An attack's (or the DTP-1 check's) name in words: the membership registry's, or the ``display`` its own results
-    carry (language-model attacks)."""
+    """An attack's (or the DTP-1 check's) name in words: the ``display`` its own results carry (so a report
+    re-rendered without a plug-in names the plug-in's attack as the audit did)."""
     if name == "dtp1":
         return "DTP-1"
-    if name in ATTACKS.names():
-        return display_name(name)
     return (results.membership.get(name) or {}).get("display") or name
 #: config keys that only describe the bundled demo (its data set and network): shown only in the demo's report
 _DEMO_ONLY = ("dataset", "n_members", "n_nonmembers", "hidden", "activation", "epochs")
@@ -676,7 +673,8 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         thresholds=[(k, _plain(v)) for k, v in thresholds.items() if v is not None],
         next_steps=_next_steps(results, records, check_rows),
         membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
-        attacks_run=[(display_name(a), ATTACKS.get(a).description) for a in membership if a in ATTACKS.names()],
+        attacks_run=[(_display(results, a), v["description"]) for a, v in membership.items() if v.get("description")],
+        analyses=results.analyses,
         lm_attacks=[(v["display"], v["reference"]) for v in membership.values() if v.get("reference")],
         blind=next((v for v in membership.values() if "comparable" in v), None),
         dataset_inference=_dataset_inference(results.dataset_inference),
