@@ -30,7 +30,8 @@ class Verdict(Result):
     threshold; under "leakage shown": every check ran with enough data and none is exceeded) or "inconclusive"
     (neither). Each check carries its ``decision`` (above, below, undecided). ``policy``: the release policy applied
     (a built-in name or the policy file); ``release`` and ``threat_model``: the release context the analyses were
-    chosen for (:mod:`leakaudit.audit.release`). ``publish`` is ``outcome == "publish"``. ``reasons``, ``passed``,
+    chosen for (:mod:`leakaudit.audit.release`). ``publish`` is ``outcome == "publish"``. ``headline`` is the outcome and ``finding``
+    (what was found and what would decide it), as "Outcome: finding". ``reasons``, ``passed``,
     ``not_measurable`` and ``undecided`` are the sentences of the exceeded, passed, unmeasurable and passed-but-not-
     shown-below checks (the last empty under "leakage shown"). ``confidence`` is the family-wise confidence of the verdict:
     each check is judged at ``check_confidence``, Bonferroni over the ``n_planned`` checks the analyses planned for
@@ -42,6 +43,7 @@ class Verdict(Result):
 
     publish: bool
     headline: str
+    finding: str = ""
     reasons: list[str]
     passed: list[str]
     thresholds: dict[str, Optional[float]]

@@ -43,7 +43,7 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
     if exceeded:
         outcome = "do not publish"
         more = f" (and {len(exceeded) - 1} more check{'s' if len(exceeded) > 2 else ''})" if len(exceeded) > 1 else ""
-        headline = f"Do not publish: {_lower_first(exceeded[0].sentence)}{more}"
+        finding = f"{_lower_first(exceeded[0].sentence)}{more}"
     elif recipe_only or unmeasured or undecided:
         outcome = "inconclusive"
         parts = []
@@ -70,27 +70,28 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
             fix = next((c.fix for c in unmeasured if c.fix), "")
             parts.append(f"{_count(unmeasured)} could not be measured ({_names(unmeasured)})"
                          + (f"; {fix}" if fix else ""))
-        headline = "Inconclusive: no check shows leakage of the given model, but " + "; and ".join(parts) + "."
+        finding = "no check shows leakage of the given model, but " + "; and ".join(parts) + "."
         cause = _one_cause(unmeasured) if not (recipe_only or undecided) else None
         if cause is not None:  # every unmeasured check is so because of one finding: that finding is the headline
-            headline = f"Inconclusive: {cause.sentence.rstrip('.')}."
+            finding = f"{cause.sentence.rstrip('.')}."
     elif safety:
         outcome = "publish"
         shown = [c for c in passed if c.decision == BELOW]
         lower_only = len(passed) - len(shown)
-        headline = (f"Publish: all {len(shown)} checks are shown below their thresholds at the corrected confidence"
+        finding = (f"all {len(shown)} checks are shown below their thresholds at the corrected confidence"
                     + (f" ({lower_only} more, lower bounds on epsilon, show no leakage but cannot show its absence)"
                        if lower_only else "") + ".")
     else:
         outcome = "publish"
-        headline = (f"Publish: all {len(passed)} checks were measured with enough data, and none shows leakage above "
-                    "its threshold.")
+        finding = (f"all {len(passed)} checks were measured with enough data, and none shows leakage above its "
+                   "threshold.")
     if not checks:
-        outcome, headline = "inconclusive", "Inconclusive: no check could run."
+        outcome, finding = "inconclusive", "no check could run."
     confidence = float(cfg.confidence)
     planned = dict(planned) if planned is not None else {"checks": len(checks)}
     return Verdict(
-        publish=outcome == "publish", outcome=outcome, headline=headline,
+        publish=outcome == "publish", outcome=outcome, finding=finding,
+        headline=f"{outcome[:1].upper()}{outcome[1:]}: {finding}",
         reasons=[c.sentence for c in exceeded + recipe_only], passed=[c.sentence for c in passed],
         not_measurable=[c.sentence + (f" ({c.fix})" if c.fix else "") for c in unmeasured],
         undecided=[c.sentence + (f" ({c.fix})" if c.fix else "") for c in undecided],

@@ -159,14 +159,11 @@ def register(app: typer.Typer) -> None:
 
 
 def verdict_line(verdict, records=None) -> str:
-    """The verdict in one line: ``verdict: INCONCLUSIVE. No check shows ...`` (the headline's own "Inconclusive:"
-    prefix is not repeated); a member it names is named by its file and row, as in the report and records.csv."""
+    """The verdict in one line: ``verdict: INCONCLUSIVE. No check shows ...`` (the outcome, then the verdict's
+    finding); a member it names is named by its file and row, as in the report and records.csv."""
     from ..report import name_records
 
-    head = name_records(verdict.headline, records)
-    prefix = re.match(r"\s*(do not publish|publish|inconclusive)\s*:\s*", head, flags=re.IGNORECASE)
-    if prefix and prefix.group(1).lower() == verdict.outcome:
-        head = head[prefix.end():]
+    head = name_records(verdict.finding, records)
     return f"verdict: {verdict.outcome.upper()}. {head[:1].upper() + head[1:]}"
 
 
