@@ -87,10 +87,10 @@ def test_hints_put_internal_inputs_in_words():
 
 def test_verdict_line_does_not_repeat_the_outcome():
     class V:
-        outcome, headline = "do not publish", "Do not publish: LiRA: AUC 0.71 is above 0.6"
+        outcome, finding = "do not publish", "LiRA: AUC 0.71 is above 0.6"
 
     assert verdict_line(V) == "verdict: DO NOT PUBLISH. LiRA: AUC 0.71 is above 0.6"
-    V.outcome, V.headline = "inconclusive", "Inconclusive: no check shows leakage of the given model, but x."
+    V.outcome, V.finding = "inconclusive", "no check shows leakage of the given model, but x."
     assert verdict_line(V) == "verdict: INCONCLUSIVE. No check shows leakage of the given model, but x."
 
 
@@ -154,7 +154,7 @@ def test_engine_reports_models_done_of_the_total_including_cached(tmp_path):
 
 def test_summary_lines_of_a_result_without_skips():
     class V:
-        outcome, headline, checks = "publish", "Publish: all 3 checks were measured.", []
+        outcome, finding, checks = "publish", "all 3 checks were measured.", []
         burden_of_proof, policy = "leakage shown", "leakage-shown"
 
     class R:
@@ -162,16 +162,3 @@ def test_summary_lines_of_a_result_without_skips():
 
     assert summary_lines(R) == ["checks: 0 exceeded, 0 passed, 0 not measurable; policy leakage-shown (leakage shown)",
                                 "verdict: PUBLISH. All 3 checks were measured."]
-
-
-def test_stdout_names_a_record_by_its_file_and_row_as_the_report_does():
-    import pandas as pd
-
-    from leakaudit.cli.audit import verdict_line
-
-    class V:
-        outcome = "do not publish"
-        headline = "Do not publish: 1 of 100 training records changes it (record 5: at least 1.20)"
-
-    rec = pd.DataFrame({"record": [4, 5], "source": ["m.csv", "m.csv"], "row": [5, 6]})
-    assert verdict_line(V, rec) == "verdict: DO NOT PUBLISH. 1 of 100 training records changes it (m.csv, row 6: at least 1.20)"

@@ -89,3 +89,29 @@ def test_the_library_writes_nothing_unless_asked_and_takes_random_state(tmp_path
         leakaudit.audit(model, mem, non, label="label", profile="smoke", random_state=3, seed=4)
     leakaudit.audit(model, mem, non, label="label", profile="smoke", cache_dir=str(tmp_path / "c"))
     assert [p.name for p in tmp_path.iterdir()] == ["c"]  # asked: the cache is where it was asked to be
+
+
+def test_one_name_for_a_record_in_every_sentence_and_file(tmp_path):
+    """The DTP-1 check names its worst record by the file and row records.csv gives it, and the same words reach
+    results.json, evidence.json, the report and stdout (no surface renames it)."""
+    import re
+
+    from leakaudit.audit.pipeline import run_audit
+    from leakaudit.cli.audit import summary_lines
+
+    cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", seed=1, cache_dir=tmp_path / "cache")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    check = next(c for c in res.checks if c.id == "dtp.dtp1")
+    assert check.status == "exceeded", "this setting is chosen so that a record is significant"
+    named = re.search(r"\(bundled Adult, row (\d+):", check.sentence)
+    assert named, check.sentence
+    rec = pd.read_csv(tmp_path / "out" / "records.csv")
+    worst = int(np.argmax(res.dtp["test"]["lower_bound"]))
+    row = rec.loc[rec["record"] == res.dtp["test"]["records"][worst], "row"].item()
+    assert int(named.group(1)) == row
+    name = f"bundled Adult, row {row}:"
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())["verdict"]
+    evidence = json.loads((tmp_path / "out" / "evidence.json").read_text())["verdict"]
+    html = (tmp_path / "out" / "report.html").read_text()
+    for surface in (saved["headline"], evidence["headline"], html, "\n".join(summary_lines(res))):
+        assert name in surface and not re.search(r"\brecord \d+:", surface)

@@ -51,6 +51,8 @@ class AuditContext(SeedsFor):
     check_confidence : float
         Confidence at which each check is judged: ``1 - (1 - cfg.confidence) / n_checks`` (Bonferroni), so that
         the verdict's checks hold together at ``cfg.confidence``.
+    record_names : tuple of str
+        Each audited record's name in sentences (:meth:`record_name`).
     """
 
     cfg: AuditConfig
@@ -59,3 +61,9 @@ class AuditContext(SeedsFor):
     seeds: dict
     engine: Engine
     check_confidence: float
+    record_names: tuple[str, ...] = ()
+
+    def record_name(self, i: int) -> str:
+        """How the audit names audited record ``i`` (members first) to its reader: its file and row (1 = the first
+        row after the header), as records.csv's ``source`` and ``row`` say; ``member #i`` where none was given."""
+        return self.record_names[i] if 0 <= i < len(self.record_names) else f"member #{i}"

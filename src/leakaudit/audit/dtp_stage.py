@@ -382,7 +382,7 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
             common["describes"] = "recipe"
         verb = "changes" if k == 1 else "change"
         sentence = (f"{k} of {s['n_records']} training records {verb} the recipe's output by more than e^{thr:g} when "
-                    f"removed, beyond what training randomness and binning explain (record {int(test.records[worst])}: "
+                    f"removed, beyond what training randomness and binning explain ({ctx.record_name(int(test.records[worst]))}: "
                     f"at least {best:.2f} at {cc * 100:.4g}% confidence; {raw})")
         if conf is not None:
             shows = "show" if conf["confirmed"] else "do not show"

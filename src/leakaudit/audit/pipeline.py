@@ -197,10 +197,11 @@ def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds:
 def _run_plan(cfg, command, st, seeds, data, target, engine, *, in_memory: bool) -> AuditResult:
     plan = with_registered(PLAN, "tabular")
     planned = plan.planned_checks(cfg, data, target)
-    ctx = AuditContext(cfg=cfg, data=data, target=target, seeds=seeds, engine=engine,
-                       check_confidence=check_confidence(cfg.confidence, sum(planned.values())))
-    done = run_plan(plan, ctx, st, planned)
     sources = _record_sources(cfg, data)
+    ctx = AuditContext(cfg=cfg, data=data, target=target, seeds=seeds, engine=engine,
+                       check_confidence=check_confidence(cfg.confidence, sum(planned.values())),
+                       record_names=tuple(f"{s}, row {r}" for s, r in zip(sources["source"], sources["row"])))
+    done = run_plan(plan, ctx, st, planned)
     records, value_cols = _records(data, sources, reserved={"pdtp", "pdtp_lower_bound", "risk_rank", "flagged_by"})
     return assemble(plan, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
                     data={**data.summary(), "files": sources["files"], "record_columns": value_cols},

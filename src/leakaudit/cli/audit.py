@@ -158,13 +158,10 @@ def register(app: typer.Typer) -> None:
     app.command(cls=Command)(audit)
 
 
-def verdict_line(verdict, records=None) -> str:
+def verdict_line(verdict) -> str:
     """The verdict in one line: ``verdict: INCONCLUSIVE. No check shows ...`` (the outcome, then the verdict's
-    finding); a member it names is named by its file and row, as in the report and records.csv."""
-    from ..report import name_records
-
-    head = name_records(verdict.finding, records)
-    return f"verdict: {verdict.outcome.upper()}. {head[:1].upper() + head[1:]}"
+    finding, which names a record by its file and row, as the report and records.csv do)."""
+    return f"verdict: {verdict.outcome.upper()}. {verdict.finding[:1].upper() + verdict.finding[1:]}"
 
 
 def summary_lines(res) -> list[str]:
@@ -177,7 +174,7 @@ def summary_lines(res) -> list[str]:
              if v.burden_of_proof == "safety shown" and counts["passed"] else "")
     lines = [f"checks: {counts['exceeded']} exceeded, {counts['passed']} passed{shown}, "
              f"{counts['not measurable']} not measurable; policy {v.policy} ({v.burden_of_proof})",
-             verdict_line(v, getattr(res, "records", None))]
+             verdict_line(v)]
     for c in v.checks:
         if c.status == "not measurable":
             lines.append(f"  not measurable: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")

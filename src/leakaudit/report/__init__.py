@@ -1,5 +1,5 @@
 """The HTML report: rendered from an audit's typed result and its records (never trains or attacks)."""
 
-from .html import name_records, render_report
+from .html import render_report
 
-__all__ = ["render_report", "name_records"]
+__all__ = ["render_report"]

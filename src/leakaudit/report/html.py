@@ -13,7 +13,6 @@ question against a baseline, then shows the evidence.
 from __future__ import annotations
 
 import math
-import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,7 +26,7 @@ if TYPE_CHECKING:  # the report reads the audit's result models; the audit write
     from ..audit.checks import Check
     from ..audit.results import AuditResult
 
-__all__ = ["fmt", "name_records", "render_report"]
+__all__ = ["fmt", "render_report"]
 
 _PROFILE_NOTES = {
     "smoke": "fastest, least power: few reference models and PDTP on a sample; for testing only",
@@ -139,10 +138,9 @@ def _check_spec(c: Check) -> str:
     return "%2" if c.id.endswith("tpr_at_low_fpr") else (".2f" if c.analysis == "dtp" else ".3f")
 
 
-def _check_row(c: Check, conf_pct: str, records: pd.DataFrame | None = None) -> dict:
-    """One row of the checks table: a status and a reading whose words agree with the numbers; a member named by
-    its index in a check's sentence ("record 114") is named by its file and row."""
-    sentence = name_records(c.sentence, records) if c.analysis == "dtp" else c.sentence
+def _check_row(c: Check, conf_pct: str) -> dict:
+    """One row of the checks table: a status and a reading whose words agree with the numbers."""
+    sentence = c.sentence
     spec = _check_spec(c)
     tspec = {"%2": "%", ".3f": "g", ".2f": "g"}[spec]
     value, iv, thr = _num(c.value), c.interval, _num(c.threshold)
@@ -268,13 +266,6 @@ def _record_risk_words(results: AuditResult) -> str:
     if risk.get("resolution"):
         text += f" Resolution: {risk['resolution']}."
     return text
-
-
-def name_records(text: str, records: pd.DataFrame | None) -> str:
-    """``text`` with each member named by its index ("record 114:", as the checks' sentences name it) named instead
-    by the file and row the user knows ("members.csv, row 115:"): one name for a record on stdout, in the report and
-    in records.csv (its ``source`` and ``row``)."""
-    return re.sub(r"\brecord (\d+):", lambda m: f"{_where(records, int(m.group(1)))}:", text)
 
 
 def _where(records: pd.DataFrame | None, rid: int) -> str:
@@ -655,7 +646,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
     cfg = results.config
     cc = _num(verdict.check_confidence)
     conf_pct = f"{cc * 100:.4g}%" if cc is not None else f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%"
-    check_rows = [_check_row(c, conf_pct, records) for c in verdict.checks]
+    check_rows = [_check_row(c, conf_pct) for c in verdict.checks]
     fprs, mem_rows = _membership_rows(results)
     prof, recipe, conf = _settings_rows(results)
     data, target, dtp = results.data, results.target, results.dtp
@@ -665,7 +656,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         data=data, target=target, files=data.get("files") or {},
         accuracy=(f"{fmt(target.get('train_accuracy'), '%')} on members, {fmt(target.get('test_accuracy'), '%')} on "
                   "non-members"),
-        outcome=verdict.outcome, headline=name_records(verdict.headline, records),
+        outcome=verdict.outcome, headline=verdict.headline,
         recipe_sentence=(verdict.recipe or {}).get("sentence", ""), family_sentence=verdict.family_sentence(),
         burden=verdict.burden_of_proof, policy=verdict.policy, release=verdict.release or "not declared",
         threat_model=verdict.threat_model,
