@@ -115,3 +115,14 @@ def test_one_name_for_a_record_in_every_sentence_and_file(tmp_path):
     html = (tmp_path / "out" / "report.html").read_text()
     for surface in (saved["headline"], evidence["headline"], html, "\n".join(summary_lines(res))):
         assert name in surface and not re.search(r"\brecord \d+:", surface)
+
+
+def test_the_call_shows_its_real_signature_and_docstring_in_a_notebook():
+    import inspect
+    import pydoc
+
+    import leakaudit.audit.results  # noqa: F401  (the package, not the function, is then bound as leakaudit.audit)
+
+    params = inspect.signature(leakaudit.audit).parameters
+    assert {"model", "members", "nonmembers", "label", "random_state", "settings"} <= set(params)
+    assert "Audit a fitted model on its members and non-members" in pydoc.render_doc(leakaudit.audit)

@@ -4,6 +4,8 @@
 this package is callable as that function); ``leakaudit audit`` is the command line over files.
 """
 
+_PACKAGE_DOC = __doc__
+
 import importlib as _importlib
 import sys as _sys
 import types as _types
@@ -36,6 +38,22 @@ class _CallableAudit(_types.ModuleType):
         from .api import audit
 
         return audit(*args, **kwargs)
+
+    @property
+    def __signature__(self):
+        """The call's real signature (``inspect.signature(leakaudit.audit)``), not ``(*args, **kwargs)``."""
+        import inspect
+
+        from .api import audit
+
+        return inspect.signature(audit)
+
+    @property
+    def __doc__(self):
+        """The call's docstring first (``help(leakaudit.audit)`` in a notebook), then the package's."""
+        from .api import audit
+
+        return f"leakaudit.audit{self.__signature__}\n\n{audit.__doc__}\n\n{_PACKAGE_DOC}"
 
 
 _sys.modules[__name__].__class__ = _CallableAudit
