@@ -51,3 +51,18 @@ def test_many_members_measured_screen_the_remeasurement_and_the_report_says_how(
     assert r["records_measured"] + sc["n_unmeasured"] == 200 - len(r["removed"])
     html = (tmp_path / "out" / "report.html").read_text()
     assert "with the largest PDTP before and a random" in html
+
+
+def test_removal_false_skips_it_and_says_what_it_would_cost(tmp_path, monkeypatch):
+    smoke = config.PROFILES["smoke"]
+    monkeypatch.setitem(config.PROFILES, "smoke", smoke.model_copy(update={"dtp_removal_seeds": 2}))
+    cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", dtp_rule="long", seed=1, removal=False,
+                      cache_dir=tmp_path / "cache")
+    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    assert next(c for c in res.verdict.checks if c.id == "dtp.dtp1").status == "exceeded"
+    assert "removal" not in res.dtp and "dtp_removal" not in res.timings
+    skip = next(s for s in res.skipped if s["name"] == "removing the records that break DTP-1")
+    n = len(res.dtp["records_above"])
+    assert f"without the {n} record" in skip["fix"] and "over 2 paired seeds" in skip["fix"]
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "--no-removal" in html and "--removal:" in html  # the command line's words for a command-line audit

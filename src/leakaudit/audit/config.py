@@ -37,6 +37,14 @@ class Flag:
         """The flag a setting is given by (a switch's ``--x`` of ``--x/--no-x``)."""
         return self.names[0].split("/")[0]
 
+    def given(self, value: str | None) -> str:
+        """The flag as a user types it to give ``value``: a switch's ``--x`` or ``--no-x`` for true or false,
+        another flag followed by the value."""
+        switch = self.names[0].split("/")
+        if len(switch) == 2 and value in ("true", "false"):
+            return switch[0] if value == "true" else switch[1]
+        return self.name + (f" {value}" if value else "")
+
     def __repr__(self) -> str:
         extra = "".join(f", {k}={getattr(self, k)!r}" for k in ("default", "argument") if getattr(self, k))
         return f"Flag({', '.join(map(repr, self.names))}{extra})"
@@ -66,9 +74,11 @@ def in_words(text: str, *, flags: bool) -> str:
             return m.group(0)
         flag = flag_of(fields[name])
         if flags and flag is not None:
-            return flag.name + (f" {value.strip(chr(34))}" if value else "")
+            return flag.given(value.strip(chr(34)) if value else None)
         if flag is not None and flag.argument:
             return flag.argument
+        if value in ("true", "false"):  # a Python argument
+            value = value.capitalize()
         return name + (f"={value}" if value else "")
 
     return re.sub(r"`([a-z_]+)( = ([^`]+))?`", one, text)
@@ -384,6 +394,11 @@ class AuditConfig(BaseModel):
         "statistical", description="`statistical`: a record counts against DTP-1 only when its change is significant "
                                    "against training randomness and binning; `long`: Long et al.'s raw rule on single "
                                    "PDTP values.")
+    removal: Annotated[bool, Flag("--removal/--no-removal")] = Field(
+        True, description="When DTP-1 is exceeded, measure what removing the records that break it would change "
+                          "(PDTP again without them, and the accuracy cost): it retrains the recipe over the "
+                          "profile's `dtp_removal_seeds` paired seeds, often the audit's longest stage (results.json's "
+                          "`timings` give its seconds as `dtp_removal`). Informational: it adds no check.")
     epsilon_budget: Annotated[float | None, Flag("--epsilon-budget", default="none: no epsilon check")] = Field(
         None, ge=0, description="Fail when an attack's empirical epsilon lower bound exceeds this; none: no epsilon "
                                 "check.")

@@ -42,7 +42,11 @@ class Step:
     run : callable
         ``run(ctx, done) -> Analysis``; ``done`` maps the names of the steps before it to their results.
     when : callable, optional
-        ``when(ctx, done) -> bool``: whether it runs (default: always).
+        ``when(ctx, done) -> bool``: whether it applies to these inputs (default: always); one that does not gives an
+        empty result.
+    skip : callable, optional
+        ``skip(ctx, done) -> Skipped | None``: for a step that applies, why it does not run here (the input or the
+        setting it lacks, and what would let it run), checked before it starts; None: it runs.
     section : str, optional
         The results.json section its summary fills (default: ``name``; ``"dtp.removal"``: the ``removal`` entry of
         the ``dtp`` section, when that step ran; a registered analysis: ``analyses.NAME``).
@@ -57,6 +61,7 @@ class Step:
     checks: Callable[..., int]
     run: Callable[[AuditContext, Mapping[str, Analysis]], Analysis]
     when: Callable[[AuditContext, Mapping[str, Analysis]], bool] | None = None
+    skip: Callable[[AuditContext, Mapping[str, Analysis]], Skipped | None] | None = None
     section: str | None = None
     description: str = ""
 
@@ -108,17 +113,16 @@ def _labels(cfg) -> bool:
     return cfg.release == "labels"
 
 
-def _needs_scores(name: str, run: Callable) -> Callable:
-    """``run``, or for a release that serves labels only, an analysis that says why it did not run."""
-    def step(ctx, done):
+def _needs_scores(what: str) -> Callable:
+    """A step's ``skip`` for an analysis that reads the model's class scores: a release that serves labels only
+    never shows them."""
+    def skip(ctx, done):
         if not _labels(ctx.cfg):
-            return run(ctx, done)
-        return Analysis(name=name, skipped=(Skipped(
-            name={"dtp": "PDTP / DTP-1", "attribute": "attribute inference"}[name],
-            reason="the release serves labels only (release = labels): this analysis reads the model's class "
-                   "scores, which such an adversary never sees", fix="declare release scores or weights if the "
-                                                                     "scores are served or the model published"),))
-    return step
+            return None
+        return Skipped(name=what, reason="the release serves labels only (release = labels): this analysis reads the "
+                                         "model's class scores, which such an adversary never sees",
+                       fix="declare release scores or weights if the scores are served or the model published")
+    return skip
 
 
 def _structural(cfg, data, target) -> list | None:
@@ -167,6 +171,17 @@ def _removal_applies(ctx, done) -> bool:
     return bool(records_to_remove(ctx, done["dtp"]))
 
 
+def _removal_not_asked(ctx, done) -> Skipped | None:
+    from .removal_stage import records_to_remove
+
+    if ctx.cfg.removal:
+        return None
+    n = len(records_to_remove(ctx, done["dtp"]))
+    return Skipped(name="removing the records that break DTP-1", reason="not asked for (`removal = false`)",
+                   fix=f"give `removal = true`: it retrains the recipe without the {n} record{'s' if n != 1 else ''} "
+                       f"over {ctx.cfg.settings.dtp_removal_seeds} paired seeds")
+
+
 def _removal(ctx, done):
     from .removal_stage import records_to_remove, removal_analysis
 
@@ -205,12 +220,12 @@ STEPS: tuple[Step, ...] = (
          when=lambda ctx, done: ctx.cfg.release == "weights"),
     Step("membership", "membership", "membership attacks", _membership_checks, _membership),
     Step("dtp", "dtp", "leave-one-out PDTP of the training records",
-         lambda cfg, data, target: 0 if _labels(cfg) else 1, _needs_scores("dtp", _dtp)),
+         lambda cfg, data, target: 0 if _labels(cfg) else 1, _dtp, skip=_needs_scores("PDTP / DTP-1")),
     Step("removal", "dtp_removal", "PDTP again without the DTP-1 records, and the accuracy cost", _no_checks,
-         _removal, when=_removal_applies, section="dtp.removal"),
+         _removal, when=_removal_applies, skip=_removal_not_asked, section="dtp.removal"),
     Step("attribute", "attribute", "attribute inference of the sensitive columns",
          lambda cfg, data, target: 0 if _labels(cfg) else len(data.sensitive or []),
-         _needs_scores("attribute", _attribute)),
+         _attribute, skip=_needs_scores("attribute inference")),
     Step("property", "property", "estimating each sensitive group's share of the training data", _no_checks,
          _property),
     Step("mip", "mip", "MIP noise for eta = 0.05 and its accuracy cost", _no_checks, _mip),
@@ -300,6 +315,10 @@ def run_plan(plan: Plan, ctx, stages, planned: Mapping[str, int]) -> dict[str, A
     for step in plan.steps:
         if step.when is not None and not step.when(ctx, done):
             done[step.name] = Analysis(name=step.name)
+            continue
+        skipped = step.skip(ctx, done) if step.skip is not None else None
+        if skipped is not None:
+            done[step.name] = Analysis(name=step.name, skipped=(skipped,))
             continue
         with stages.stage(step.stage, step.title):
             result = step.run(ctx, done)
