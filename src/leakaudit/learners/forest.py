@@ -51,7 +51,7 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Learner, ModelBank, refuse_removed
+from ._base import Capabilities, Learner, ModelBank, refuse_removed
 
 __all__ = ["RandomForest", "RandomForestBank", "RandomForestModel"]
 
@@ -462,8 +462,10 @@ class RandomForest(Learner):
         return cls(**{k: params[k] for k in keep}, n_threads=n_threads)
 
     # -- parameters -------------------------------------------------------------------------------
-    def output_votes(self) -> int | None:
-        return int(self.n_estimators)
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(votes=int(self.n_estimators),
+                            implements="scikit-learn's RandomForestClassifier algorithm, same trees for the same seed")
 
     def parameter_codec(self, X: Any = None, fitted: Any = None) -> tuple:
         """Not a vector: a forest's parameters are its trees."""

@@ -62,7 +62,7 @@ import scipy.sparse as sp
 
 from .._validation import check_choice, check_indices, check_matrix, check_scalar
 from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Learner, ModelBank, check_feature_matrix, check_fit_inputs
+from ._base import Capabilities, Learner, ModelBank, check_feature_matrix, check_fit_inputs
 
 __all__ = ["LogisticRegression", "LogisticRegressionBank", "LogisticRegressionModel"]
 
@@ -530,7 +530,6 @@ class LogisticRegression(Learner):
     (2, 4, 2)
     """
 
-    _loo_method_name = "batched warm-started Newton leave-one-out (exact to solver tolerance)"
     accepts_sparse = True
 
     def __init__(self, *, C: float = 1.0, tol: float = 1e-8, max_iter: int = 100, dense_max: int = 2000,
@@ -591,6 +590,13 @@ class LogisticRegression(Learner):
             raise UnsupportedError("LogisticRegression does not solve the objective of this estimator: "
                                    + "; ".join(problems))
         return cls(C=float(C) / 2 if len(classes) == 2 else float(C))
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Both solvers are deterministic; the leave-one-out methods start from the Newton solution."""
+        newton = self.solver == "newton"
+        return Capabilities(loo="batched warm-started Newton leave-one-out (exact to solver tolerance)" if newton
+                            else None, loo_models=newton, stochastic=False, state=True)
 
     def _threads(self):
         import contextlib

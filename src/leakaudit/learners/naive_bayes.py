@@ -29,7 +29,7 @@ from scipy.special import logsumexp
 
 from .._validation import check_choice, check_indices, check_matrix, check_scalar, plain
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import Learner, check_fit_inputs
+from ._base import Capabilities, Learner, check_fit_inputs
 
 __all__ = ["NaiveBayes", "NaiveBayesModel", "BayesInference", "BayesInferenceModel", "encode_for_naive_bayes"]
 
@@ -225,6 +225,8 @@ class NaiveBayes(Learner):
     The model outputs normalised posteriors. A query whose scores are zero for
     every class (possible with ``alpha=0``) gets the uniform distribution.
     """
+
+    capabilities = Capabilities(loo="closed-form NaiveBayes.loo_proba", stochastic=False)
 
     def __init__(self, *, categorical: Any = "all", n_values: Any = None, alpha: float = 1.0,
                  prior_smoothing: bool = True, min_std: float = 1e-3):
@@ -493,6 +495,8 @@ class BayesInference(Learner):
         Output for a query never seen in training (with ``alpha=0``): the
         uniform distribution, or the class prior ``n_y / n``.
     """
+
+    capabilities = Capabilities(loo="closed-form BayesInference.loo_proba", stochastic=False)
 
     def __init__(self, *, alpha: float = 0.0, unseen: str = "uniform"):
         self.alpha = alpha
