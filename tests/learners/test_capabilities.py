@@ -154,3 +154,27 @@ def test_the_declaration_is_read_and_checked():
         check_learner_capabilities(_SeededCounts())
     with pytest.raises(AssertionError, match="differs from refitting"):
         check_learner_capabilities(_WrongLoo())
+
+
+# -- every learner checks its parameters in the one hook, validate_params ------------------------------------
+@pytest.mark.parametrize("learner, match", [
+    (RandomForest(criterion="mse"), "criterion"),
+    (RandomForest(max_features=1.5), "max_features"),
+    (LogisticRegression(C=0.0), "C"),
+    (LogisticRegression(blas_threads=0), "blas_threads"),
+    (NaiveBayes(alpha=-1.0), "alpha"),
+    (NaiveBayes(categorical="some"), "categorical"),
+    (BayesInference(unseen="zero"), "unseen"),
+], ids=lambda v: type(v).__name__ if isinstance(v, Learner) else v)
+def test_bad_parameters_are_refused_by_validate_params_before_any_data(learner, match):
+    from leakaudit.engine import Engine
+    from leakaudit.exceptions import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match=match):
+        learner.validate_params()
+    X, y = _xy(20)
+    with pytest.raises(InvalidParameterError, match=match):  # the engine asks before it trains anything
+        Engine(progress=False).predict_many(learner, X, y, [np.arange(20)], [0], X)
+    if capabilities(learner).loo is not None:  # and so does the closed-form leave-one-out
+        with pytest.raises(InvalidParameterError, match=match):
+            learner.loo_proba(X, y, [0])

@@ -1,16 +1,7 @@
 """Training algorithms that train one model or many at once (see ``_base``)."""
 
-from ._base import (
-    Capabilities,
-    Learner,
-    ListModelBank,
-    Model,
-    ModelBank,
-    capabilities,
-    check_feature_matrix,
-    check_fit_inputs,
-    check_many_inputs,
-)
+from ._base import (Capabilities, Learner, ListModelBank, Model, ModelBank, capabilities, check_feature_matrix,
+                    check_fit_inputs, check_many_inputs)
 from ._torch_utils import (
     DEVICE_CHOICES,
     MLPBank,

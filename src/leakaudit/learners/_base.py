@@ -280,6 +280,14 @@ class Learner(BaseEstimator, abc.ABC):
         raise UnsupportedError("needs a model whose parameters leakaudit can read and set")
 
     # -- for subclasses -----------------------------------------------------
+    def _check_loo_inputs(self, X: Any, y: Any, records: Any, n_classes: int | None):
+        """The opening of a closed-form leave-one-out: the parameter check (:meth:`validate_params`), then
+        (X, y, records, n_classes) validated as :meth:`fit` validates them; ``records`` None means every row."""
+        self.validate_params()
+        X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
+        records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
+        return X, y, records, n_classes
+
     @abc.abstractmethod
     def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike, n_classes: int | None) -> Any:
         """Fit one model on validated inputs."""
