@@ -2,10 +2,10 @@
 
 :class:`SupportsState` is an optional addition to the learner protocol
 (:mod:`leakaudit.learners._base`): a learner that can turn a bank it trained
-into a dict of numeric arrays, and back, and says so (``capabilities.state``). The engine then stores the weights of
-each chunk as an ``.npz`` cache entry (never a pickle) and
-:meth:`~leakaudit.engine.Engine.fit_bank` can hand back banks of any size
-while holding one chunk in memory at a time.
+into a dict of numeric arrays, and back, declares it (``capabilities.state``).
+The engine then stores the weights of each chunk as an ``.npz`` cache entry
+(never a pickle) and :meth:`~leakaudit.engine.Engine.fit_bank` can hand back
+banks of any size while holding one chunk in memory at a time.
 """
 
 from __future__ import annotations

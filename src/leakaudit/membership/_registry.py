@@ -130,8 +130,7 @@ def _shadow_audit_params(ctx) -> dict:
 
 
 def _lira_audit_params(ctx) -> dict:
-    learner = ctx.target.learner
-    return {"votes": None if learner is None else capabilities(learner).votes}
+    return {"votes": capabilities(ctx.target.learner).votes}  # None without a learner
 
 
 def _label_audit_params(ctx) -> dict:
