@@ -195,8 +195,10 @@ class SklearnLearner(Learner):
 
         est = self.estimator
         forest = isinstance(est, (RandomForestClassifier, ExtraTreesClassifier))
-        params = est.get_params() if hasattr(est, "get_params") else {"random_state": None}
-        seeded = any(k == "random_state" or k.endswith("__random_state") for k in params)
+        try:
+            seeded = any(k == "random_state" or k.endswith("__random_state") for k in est.get_params())
+        except (AttributeError, TypeError):  # not an estimator instance (validate_params says so): assume it is
+            seeded = True
         return Capabilities(votes=int(est.n_estimators) if forest else None, stochastic=seeded,
                             fits_one_class=False)
 
