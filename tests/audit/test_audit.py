@@ -377,7 +377,7 @@ def test_random_forest_targets_are_retrained_by_our_forest():
 
 
 def test_forest_targets_get_lira_on_the_votes():
-    """A learner declares that its outputs are votes (output_votes); the audit's LiRA parameters come from it."""
+    """A learner declares that its outputs are votes (capabilities.votes); the audit's LiRA parameters come from it."""
     from types import SimpleNamespace
 
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
@@ -386,10 +386,10 @@ def test_forest_targets_get_lira_on_the_votes():
     from leakaudit.learners import RandomForest, SklearnLearner
     from leakaudit.membership._registry import ATTACKS
 
-    assert RandomForest(n_estimators=37).output_votes() == 37
-    assert SklearnLearner(RandomForestClassifier(n_estimators=12, class_weight="balanced")).output_votes() == 12
-    assert SklearnLearner(ExtraTreesClassifier(n_estimators=5)).output_votes() == 5
-    assert SklearnLearner(LogisticRegression()).output_votes() is None
+    assert RandomForest(n_estimators=37).capabilities.votes == 37
+    assert SklearnLearner(RandomForestClassifier(n_estimators=12, class_weight="balanced")).capabilities.votes == 12
+    assert SklearnLearner(ExtraTreesClassifier(n_estimators=5)).capabilities.votes == 5
+    assert SklearnLearner(LogisticRegression()).capabilities.votes is None
     params = ATTACKS.get("lira").audit_params
     assert params(SimpleNamespace(target=SimpleNamespace(learner=RandomForest(n_estimators=9)))) == {"votes": 9}
     assert params(SimpleNamespace(target=SimpleNamespace(learner=None))) == {"votes": None}

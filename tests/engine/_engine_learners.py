@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from leakaudit.learners import Learner, ModelBank
+from leakaudit.learners import Capabilities, Learner, ModelBank
 
 
 class CentroidBank(ModelBank):
@@ -37,6 +37,8 @@ class CentroidLearner(Learner):
     model sleeps ``LEAKAUDIT_TEST_DELAY`` seconds (environment; not a
     hyperparameter, so it does not change cache keys) to make runs killable.
     """
+
+    capabilities = Capabilities(state=True)
 
     def __init__(self, *, jitter: float = 0.1, temperature: float = 1.0):
         self.jitter = jitter

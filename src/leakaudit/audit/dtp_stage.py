@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..learners import capabilities
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
 from .context import AuditContext, engine_stats
 
@@ -193,8 +194,8 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     from ..dtp.screening import oob_ensemble
 
     # a closed-form leave-one-out (naive Bayes, logistic regression's Newton step) is cheap: every member, exactly
-    screenable = (reference is not None or oob_ensemble(target.learner) is not None) and not hasattr(
-        target.learner, "loo_proba")
+    screenable = (reference is not None or oob_ensemble(target.learner) is not None) and capabilities(
+        target.learner).loo is None
     known = DTP1Deltas()  # stage-2 deltas of the members the screen tested, reused by the test below
     if k is None and exact_max is not None and n > exact_max and screenable:
         records, values, screening, estimate, resources["pdtp_models"] = _screened_pdtp(ctx, X_mem, reference,
@@ -250,7 +251,7 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
         if reference is not None and summary["records_significant"]:
             y_all = np.concatenate([data.y_mem, data.y_non])
             z = out_scores(np.vstack([target.probs_mem, target.probs_non]), y_all, reference,
-                           votes=target.learner.output_votes())
+                           votes=capabilities(target.learner).votes)
             p = _confirm_on_model(summary["records_significant"], z[:n], z[n:])
             summary["confirmation"] = {
                 "p_value": p, "confirmed": p <= 1 - ctx.check_confidence,

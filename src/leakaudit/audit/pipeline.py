@@ -279,7 +279,7 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     """
     from .membership_stage import shadow_plan
 
-    from ..learners import resolve_device
+    from ..learners import capabilities, resolve_device
 
     st = cfg.settings
     out = {"profile": cfg.profile, **st.model_dump(), "device": resolve_device(cfg.device)}
@@ -309,9 +309,9 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
             if params.get("mode") == "faithful":  # TorchMLP: per-example SGD; batch size and optimizer do not apply
                 params.pop("batch_size", None)
                 params["optimizer"] = "per-example SGD (batch 1, fixed row permutation)"
-            r = {"algorithm": f"leakaudit's {type(learner).__name__}"
-                 + (" (scikit-learn's RandomForestClassifier algorithm, same trees for the same seed)"
-                    if type(learner).__name__ == "RandomForest" else ""), **params}
+            implements = capabilities(learner).implements
+            r = {"algorithm": f"leakaudit's {type(learner).__name__}" + (f" ({implements})" if implements else ""),
+                 **params}
     r["seeds"] = "a fresh seed per model, derived from the audit seed"
     # a parameter left unset (None) takes the algorithm's default: not listed
     out["retraining_recipe"] = {k: _plain(v) for k, v in r.items() if v is not None}

@@ -30,7 +30,7 @@ import pandas as pd
 from .._extras import require
 from .._validation import check_probabilities, clip
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
-from ..learners import Learner
+from ..learners import Capabilities, Learner, capabilities
 from .config import AuditConfig
 from .data import AuditData
 
@@ -89,6 +89,8 @@ class FrameEstimatorLearner(Learner):
     estimator : unfitted scikit-learn estimator (cloned per model)
     frame : pandas.DataFrame of the records' feature columns
     """
+
+    capabilities = Capabilities(fits_one_class=False)
 
     def __init__(self, *, estimator=None, frame=None):
         self.estimator = estimator
@@ -754,9 +756,7 @@ def _check_refittable_classes(cfg: AuditConfig, data: AuditData, learner) -> Non
     or a class with one member when PDTP measures every member; so ``--check-inputs`` refuses it too.
     leakaudit's own learners (told the number of classes) fit any subset and are not checked.
     """
-    from ..learners.sklearn import SklearnLearner
-
-    if not isinstance(learner, (SklearnLearner, FrameEstimatorLearner)):
+    if capabilities(learner).fits_one_class:
         return
     if data.sources is not None:  # tables handed over in memory (leakaudit.audit)
         files, member_file = "the members and nonmembers tables", "the members table"

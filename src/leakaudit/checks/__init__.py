@@ -12,6 +12,7 @@ from ._learner import (
     LEARNER_CHECKS,
     check_learner,
     check_learner_bad_input_raises,
+    check_learner_capabilities,
     check_learner_chunking_invariant,
     check_learner_clone_roundtrip,
     check_learner_fit_many_equals_fit,
@@ -28,4 +29,5 @@ __all__ = [
     "check_learner_clone_roundtrip",
     "check_learner_chunking_invariant",
     "check_learner_sparse_input",
+    "check_learner_capabilities",
 ]

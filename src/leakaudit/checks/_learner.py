@@ -27,6 +27,7 @@ __all__ = [
     "check_learner_clone_roundtrip",
     "check_learner_chunking_invariant",
     "check_learner_sparse_input",
+    "check_learner_capabilities",
     "LEARNER_CHECKS",
 ]
 
@@ -297,6 +298,45 @@ def check_learner_sparse_input(learner: Any, X: Any = None, y: Any = None, *, at
     assert _close(a, b, atol), f"{name}.fit on sparse X differs from dense X ({_maxdiff(a, b)})"
 
 
+def check_learner_capabilities(learner: Any, X: Any = None, y: Any = None, *, atol: float = 1e-5,
+                               random_state: int = 0) -> None:
+    """What ``learner.capabilities`` declares holds: its closed-form leave-one-out (``loo``, ``loo_models``) gives
+    what refitting without the record gives; a learner that is not ``stochastic`` trains the same model whatever
+    the seed; with ``state``, ``from_state(get_state(bank))`` predicts as the bank."""
+    from ..learners import capabilities
+
+    caps = capabilities(learner)
+    X, y, n_classes = _data(learner, X, y, random_state)
+    name = _name(learner)
+    records = np.arange(3)
+    loo = {}
+    if caps.loo is not None:
+        full, loo["loo_proba"] = learner.loo_proba(X, y, records, n_classes=n_classes, return_full=True)
+        want = _outputs(learner, learner.fit(X, y, random_state=0, n_classes=n_classes), X[records])
+        assert _close(np.asarray(full), want, atol), (
+            f"{name}.loo_proba(return_full=True) gives other full-model outputs than fit ({_maxdiff(full, want)})")
+    if caps.loo_models:
+        _, models = learner.loo_models(X, y, records, n_classes=n_classes)
+        loo["loo_models"] = np.stack([m.predict_proba(X[t:t + 1])[0] for m, t in zip(models, records)])
+    for how, got in loo.items():
+        want = np.stack([_outputs(learner, learner.fit(np.delete(X, t, axis=0), np.delete(y, t), random_state=0,
+                                                       n_classes=n_classes), X[t:t + 1])[0] for t in records])
+        assert _close(np.asarray(got), want, atol), (
+            f"{name} declares a closed-form leave-one-out, but its {how} differs from refitting without the "
+            f"record ({_maxdiff(np.asarray(got), want)}, atol={atol})")
+    if not caps.stochastic:
+        a = _outputs(learner, learner.fit(X, y, random_state=1, n_classes=n_classes), X)
+        b = _outputs(learner, learner.fit(X, y, random_state=2, n_classes=n_classes), X)
+        assert _close(a, b, 0.0), (
+            f"{name} declares stochastic=False, but other seeds train other models ({_maxdiff(a, b)})")
+    if caps.state:
+        subsets = _subsets(len(X), y, learner.task, random_state)
+        bank = learner.fit_many(X, y, subsets, spawn_seeds(random_state, len(subsets)), n_classes=n_classes)
+        back = learner.from_state(learner.get_state(bank))
+        a, b = _outputs(learner, bank, X), _outputs(learner, back, X)
+        assert _close(a, b, 0.0), f"{name}.from_state(get_state(bank)) predicts differently ({_maxdiff(a, b)})"
+
+
 LEARNER_CHECKS = (
     check_learner_fit_many_equals_fit,
     check_learner_fit_predict_many_equals_fit_many,
@@ -305,6 +345,7 @@ LEARNER_CHECKS = (
     check_learner_clone_roundtrip,
     check_learner_chunking_invariant,
     check_learner_sparse_input,
+    check_learner_capabilities,
 )
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from .._validation import check_indices, check_scalar
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidParameterError
-from ..learners import check_fit_inputs
+from ..learners import capabilities, check_fit_inputs
 from ..learners.naive_bayes import row_groups
 from .pdtp import _check_bin_width, abs_log_ratio, apply_binning
 from .results import DTPResult
@@ -150,7 +150,7 @@ def dtp_exact(
     best = np.full(len(reps), -1.0)
     best_q = np.zeros(len(reps), dtype=np.int64)
     best_c = np.zeros(len(reps), dtype=np.int64)
-    has_loo = hasattr(learner, "loo_proba")
+    has_loo = capabilities(learner).loo is not None
     banks = None
     if not has_loo:
         everything = np.arange(len(X))

@@ -25,7 +25,6 @@ unfinished chunks. The values do not depend on the engine's backend or chunking
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from typing import Any, Iterator
 
@@ -35,7 +34,7 @@ from .._random import spawn_seeds
 from .._validation import check_array, check_choice, check_indices, check_scalar
 from ..engine import Engine, check_memory, reports_engine_stats, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..learners import Learner, ListModelBank, ModelBank, check_fit_inputs
+from ..learners import Learner, ListModelBank, ModelBank, capabilities, check_fit_inputs
 from ..membership.binning import bin_probabilities
 from .results import PDTPResult
 
@@ -160,16 +159,11 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
     p_full : (n_records, n_classes); p_loo : (n_records, n_classes); method : str
     """
     use_closed = _closed_form(learner, method)
-    if method == "closed-form" and not hasattr(learner, "loo_proba"):
+    if method == "closed-form" and capabilities(learner).loo is None:
         raise InvalidParameterError(f"method='closed-form' but {type(learner).__name__} has no loo_proba")
     if use_closed:
-        if "return_full" in inspect.signature(learner.loo_proba).parameters:  # one full fit for both outputs
-            p_full, p_loo = learner.loo_proba(X, y, records, n_classes=n_classes, return_full=True)
-        else:
-            p_full = learner.fit(X, y, random_state=seed, n_classes=n_classes).predict_proba(X[records])
-            p_loo = learner.loo_proba(X, y, records, n_classes=n_classes)
-        name = getattr(learner, "_loo_method_name", f"closed-form {type(learner).__name__}.loo_proba")
-        return p_full, p_loo, name
+        p_full, p_loo = learner.loo_proba(X, y, records, n_classes=n_classes, return_full=True)  # one full fit
+        return p_full, p_loo, capabilities(learner).loo
     engine = resolve_engine(engine)
     n = len(X)
     everything = np.arange(n)
@@ -300,13 +294,12 @@ def pdtp_models(learner: Any, n_records: int, n_repeats: int = 1, method: str = 
 
 def _closed_form(learner: Any, method: str = "auto") -> bool:
     """True when leave-one-out outputs come from the learner's ``loo_proba`` (``method`` allows it and it has one)."""
-    return method in ("auto", "closed-form") and hasattr(learner, "loo_proba")
+    return method in ("auto", "closed-form") and capabilities(learner).loo is not None
 
 
 def _deterministic(learner: Any, method: str = "auto") -> bool:
-    """True when leave-one-out outputs come from a deterministic closed form (``loo_proba``, not ``_stochastic``)."""
-    closed = _closed_form(learner, method)
-    return closed and not getattr(learner, "_stochastic", False)
+    """True when leave-one-out outputs come from a closed form of a learner whose seed does not matter."""
+    return _closed_form(learner, method) and not capabilities(learner).stochastic
 
 
 def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,

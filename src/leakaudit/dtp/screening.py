@@ -35,6 +35,7 @@ import numpy as np
 from .._validation import check_scalar
 from ..engine import Engine, EngineStats, chunk_length, reports_engine_stats
 from ..exceptions import InvalidInputError
+from ..learners import Learner
 from .pdtp import apply_binning
 
 __all__ = [
@@ -96,8 +97,7 @@ def oob_ensemble(learner):
     the learner's own ``oob_estimator()`` (a :class:`~leakaudit.learners.RandomForest` with ``bootstrap=True``
     gives scikit-learn's ``RandomForestClassifier`` with its parameters; a
     :class:`~leakaudit.learners.SklearnLearner` whose estimator bootstraps and offers ``oob_score`` a clone of it)."""
-    oob = getattr(learner, "oob_estimator", None)
-    return oob() if callable(oob) else None
+    return learner.oob_estimator() if isinstance(learner, Learner) else None
 
 
 @dataclass

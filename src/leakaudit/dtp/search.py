@@ -29,7 +29,7 @@ from .._random import check_random_state, spawn_seeds
 from .._validation import check_choice, check_indices, check_matrix, check_vector
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError
-from ..learners import check_fit_inputs
+from ..learners import capabilities, check_fit_inputs
 from .pdtp import _check_bin_width, abs_log_ratio, apply_binning
 from .results import SearchResult
 
@@ -271,10 +271,11 @@ def dtp_search_estimate(
     seeds = spawn_seeds(random_state, len(records) + 2)
     full = learner.fit(X, y, random_state=seeds[0], n_classes=n_classes)
     loo_fns: list[Callable] = []
-    if hasattr(learner, "loo_models"):
+    caps = capabilities(learner)
+    if caps.loo_models:
         _, models = learner.loo_models(X, y, records, n_classes=n_classes)
         loo_fns = [m.predict_proba for m in models]
-    elif hasattr(learner, "loo_proba"):
+    elif caps.loo is not None:
         loo_fns = [(lambda Q, t=int(t): learner.loo_proba(X, y, [t], X_query=Q, n_classes=n_classes)[0])
                    for t in records]
     else:

@@ -15,8 +15,8 @@ EngineStats, EngineCounter
     What calls did (cache hits and misses, models trained, seconds): ``engine.stats`` (the last call),
     ``engine.totals`` (every call), ``with engine.counting() as c:`` (the calls in a block, ``c.stats``).
 SupportsState
-    Optional learner protocol (``get_state(bank)`` / ``from_state(state)``) that
-    lets the engine cache weights as ``.npz``.
+    Optional learner protocol (``get_state(bank)`` / ``from_state(state)``, declared by
+    ``capabilities.state``) that lets the engine cache weights as ``.npz``.
 ChunkedModelBank
     The bank :meth:`Engine.fit_bank` returns.
 ChunkCache, CacheWarning

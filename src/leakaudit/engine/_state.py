@@ -2,10 +2,10 @@
 
 :class:`SupportsState` is an optional addition to the learner protocol
 (:mod:`leakaudit.learners._base`): a learner that can turn a bank it trained
-into a dict of numeric arrays, and back. The engine then stores the weights of
-each chunk as an ``.npz`` cache entry (never a pickle) and
-:meth:`~leakaudit.engine.Engine.fit_bank` can hand back banks of any size
-while holding one chunk in memory at a time.
+into a dict of numeric arrays, and back, declares it (``capabilities.state``).
+The engine then stores the weights of each chunk as an ``.npz`` cache entry
+(never a pickle) and :meth:`~leakaudit.engine.Engine.fit_bank` can hand back
+banks of any size while holding one chunk in memory at a time.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from ..learners import ModelBank
+from ..learners import ModelBank, capabilities
 
 __all__ = ["SupportsState", "ChunkedModelBank", "supports_state"]
 
@@ -38,8 +38,8 @@ class SupportsState(Protocol):
 
 
 def supports_state(learner: object) -> bool:
-    """Whether ``learner`` implements :class:`SupportsState` (both methods callable)."""
-    return callable(getattr(learner, "get_state", None)) and callable(getattr(learner, "from_state", None))
+    """Whether ``learner`` declares that it implements :class:`SupportsState` (``capabilities.state``)."""
+    return capabilities(learner).state
 
 
 class ChunkedModelBank(ModelBank):

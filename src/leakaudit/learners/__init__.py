@@ -1,6 +1,7 @@
 """Training algorithms that train one model or many at once (see ``_base``)."""
 
-from ._base import Learner, ListModelBank, Model, ModelBank, check_feature_matrix, check_fit_inputs, check_many_inputs
+from ._base import (Capabilities, Learner, ListModelBank, Model, ModelBank, capabilities, check_feature_matrix,
+                    check_fit_inputs, check_many_inputs)
 from ._torch_utils import (
     DEVICE_CHOICES,
     MLPBank,
@@ -30,6 +31,7 @@ from .torch_module import TorchModuleLearner, TorchModuleModel
 __all__ = [
     "DPSGD",
     "BayesInference",
+    "Capabilities",
     "Learner",
     "ListModelBank",
     "LogisticRegression",
@@ -47,6 +49,7 @@ __all__ = [
     "TorchMLP",
     "TorchModuleLearner",
     "TorchModuleModel",
+    "capabilities",
     "encode_for_naive_bayes",
     # the input contract every learner checks (for learners written outside leakaudit)
     "check_feature_matrix",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -27,8 +28,8 @@ from .._random import RandomStateLike, spawn_seeds
 from .._validation import check_indices, check_labels, check_matrix, check_vector, check_consistent_length
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 
-__all__ = ["Learner", "ListModelBank", "Model", "ModelBank", "check_feature_matrix", "check_fit_inputs",
-           "check_many_inputs", "check_subsets", "resolve_seeds"]
+__all__ = ["Capabilities", "Learner", "ListModelBank", "Model", "ModelBank", "capabilities", "check_feature_matrix",
+           "check_fit_inputs", "check_many_inputs", "check_subsets", "resolve_seeds"]
 
 
 @runtime_checkable
@@ -92,6 +93,53 @@ class ListModelBank(ModelBank):
         return self._models[k]
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a learner does beyond training, as it declares it (:attr:`Learner.capabilities`).
+
+    The audit, DTP and the engine read these through :func:`capabilities`, never from the learner's type or
+    private attributes. The defaults promise nothing: a learner that declares nothing is retrained model by
+    model, its seed is assumed to matter, and its banks are not cached.
+
+    Attributes
+    ----------
+    loo : str or None
+        Exact leave-one-out without retraining: the learner has ``loo_proba(X, y, records, *, X_query=None,
+        n_classes=None, return_full=False)`` (``return_full``: also the full model's outputs, from the same fit);
+        the value names the method in results. None: leave-one-out models are retrained.
+    loo_models : bool
+        The learner has ``loo_models(X, y, records, *, n_classes=None)``: the full model and the leave-one-out
+        models themselves.
+    stochastic : bool
+        The seed may change the trained model. False: the same data give the same model whatever the seed (a
+        closed-form leave-one-out is then computed once for every repeat).
+    state : bool
+        The learner implements :class:`leakaudit.engine.SupportsState` (``get_state`` / ``from_state``): the
+        engine caches its banks' weights as arrays.
+    votes : int or None
+        T when each model's class probabilities are the mean of T votes (a forest's trees: votes k/T when they
+        are fully grown), else None.
+    fits_one_class : bool
+        A subset holding a single class trains a model (leakaudit's learners, told the number of classes);
+        False for scikit-learn classifiers, which refuse it.
+    implements : str or None
+        The published algorithm its training reproduces, for reports.
+    """
+
+    loo: str | None = None
+    loo_models: bool = False
+    stochastic: bool = True
+    state: bool = False
+    votes: int | None = None
+    fits_one_class: bool = True
+    implements: str | None = None
+
+
+def capabilities(learner: Any) -> Capabilities:
+    """The capabilities ``learner`` declares; the defaults for an object that is not a :class:`Learner`."""
+    return learner.capabilities if isinstance(learner, Learner) else Capabilities()
+
+
 class Learner(BaseEstimator, abc.ABC):
     """Base class of training algorithms.
 
@@ -109,11 +157,12 @@ class Learner(BaseEstimator, abc.ABC):
 
     Hooks and capabilities (the audit asks the learner, never its type)
     -------------------------------------------------------------------
+    capabilities : Capabilities
+        What the learner does beyond training (closed-form leave-one-out, whether the seed matters, cached
+        state, vote counts, ...): a class attribute, or a property where it depends on the parameters.
     validate_params()
         Raises on a parameter the learner cannot train with; every path that trains (:meth:`fit`,
-        :meth:`fit_many`, :meth:`fit_predict_many`, the engine) calls it first.
-    output_votes()
-        T when the models' class probabilities are means of T votes (a forest's trees), else None.
+        :meth:`fit_many`, :meth:`fit_predict_many`, the engine, a closed-form leave-one-out) calls it first.
     oob_estimator()
         An unfitted scikit-learn ensemble that trains what this learner trains and keeps out-of-bag outputs, or
         None.
@@ -124,6 +173,7 @@ class Learner(BaseEstimator, abc.ABC):
 
     task: str = "classification"
     accepts_sparse: bool = False
+    capabilities: Capabilities = Capabilities()
 
     # -- public API ---------------------------------------------------------
     def fit(self, X: Any, y: Any, *, random_state: RandomStateLike = None, n_classes: int | None = None) -> Any:
@@ -216,10 +266,6 @@ class Learner(BaseEstimator, abc.ABC):
         """Raise :class:`~leakaudit.exceptions.LeakauditError` (naming the parameter) unless the learner can train;
         the default accepts everything."""
 
-    def output_votes(self) -> int | None:
-        """T when each model's class probabilities are the mean of T votes (a forest's trees), else None."""
-        return None
-
     def oob_estimator(self):
         """An unfitted scikit-learn ensemble that trains what this learner trains and keeps out-of-bag outputs
         (``oob_score=True``), or None when the learner has none."""
@@ -234,6 +280,14 @@ class Learner(BaseEstimator, abc.ABC):
         raise UnsupportedError("needs a model whose parameters leakaudit can read and set")
 
     # -- for subclasses -----------------------------------------------------
+    def _check_loo_inputs(self, X: Any, y: Any, records: Any, n_classes: int | None):
+        """The opening of a closed-form leave-one-out: the parameter check (:meth:`validate_params`), then
+        (X, y, records, n_classes) validated as :meth:`fit` validates them; ``records`` None means every row."""
+        self.validate_params()
+        X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
+        records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
+        return X, y, records, n_classes
+
     @abc.abstractmethod
     def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike, n_classes: int | None) -> Any:
         """Fit one model on validated inputs."""

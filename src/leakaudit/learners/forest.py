@@ -51,7 +51,7 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Learner, ModelBank, refuse_removed
+from ._base import Capabilities, Learner, ModelBank, refuse_removed
 
 __all__ = ["RandomForest", "RandomForestBank", "RandomForestModel"]
 
@@ -462,8 +462,10 @@ class RandomForest(Learner):
         return cls(**{k: params[k] for k in keep}, n_threads=n_threads)
 
     # -- parameters -------------------------------------------------------------------------------
-    def output_votes(self) -> int | None:
-        return int(self.n_estimators)
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(votes=int(self.n_estimators),
+                            implements="scikit-learn's RandomForestClassifier algorithm, same trees for the same seed")
 
     def parameter_codec(self, X: Any = None, fitted: Any = None) -> tuple:
         """Not a vector: a forest's parameters are its trees."""
@@ -477,7 +479,7 @@ class RandomForest(Learner):
 
         return RandomForestClassifier(**{k: getattr(self, k) for k in _OOB_PARAMS}, oob_score=True)
 
-    def _check_params(self, n_features: int) -> dict:
+    def validate_params(self) -> None:
         if not _is_int(self.n_estimators) or self.n_estimators < 1:
             raise InvalidParameterError(f"n_estimators must be an int >= 1; got {self.n_estimators!r}")
         if not isinstance(self.criterion, str) or self.criterion not in _CRITERIA:
@@ -491,25 +493,10 @@ class RandomForest(Learner):
         if not ((_is_int(msl) and msl >= 1) or (_is_real(msl) and 0.0 < msl < 1.0)):
             raise InvalidParameterError(f"min_samples_leaf must be an int >= 1 or a float in (0, 1); got {msl!r}")
         mf = self.max_features
-        if mf is None:
-            max_features = n_features
-        elif isinstance(mf, str):
-            if mf == "sqrt":
-                max_features = max(1, int(np.sqrt(n_features)))
-            elif mf == "log2":
-                max_features = max(1, int(np.log2(n_features)))
-            else:
-                raise InvalidParameterError(f"max_features must be 'sqrt', 'log2', an int, a float or None; got {mf!r}")
-        elif _is_int(mf):
-            if not 1 <= mf <= n_features:
-                raise InvalidParameterError(f"max_features must be in [1, n_features={n_features}]; got {mf}")
-            max_features = int(mf)
-        elif _is_real(mf):
-            if not (np.isfinite(mf) and 0.0 < mf <= 1.0):
-                raise InvalidParameterError(f"max_features as a float must be in (0, 1]; got {mf!r}")
-            max_features = max(1, int(mf * n_features))
-        else:
+        if not (mf is None or (isinstance(mf, str) and mf in ("sqrt", "log2")) or _is_int(mf) or _is_real(mf)):
             raise InvalidParameterError(f"max_features must be 'sqrt', 'log2', an int, a float or None; got {mf!r}")
+        if _is_real(mf) and not (np.isfinite(mf) and 0.0 < mf <= 1.0):
+            raise InvalidParameterError(f"max_features as a float must be in (0, 1]; got {mf!r}")
         if not isinstance(self.bootstrap, (bool, np.bool_)):
             raise InvalidParameterError(f"bootstrap must be a bool; got {self.bootstrap!r}")
         ms = self.max_samples
@@ -521,6 +508,23 @@ class RandomForest(Learner):
         if self.n_threads is not None and (not _is_int(self.n_threads) or self.n_threads < 1):
             raise InvalidParameterError(f"n_threads must be None or an int >= 1; got {self.n_threads!r}")
         check_choice(self.backend, name="backend", choices=("auto", "compiled", "sklearn"))
+
+    def _check_params(self, n_features: int) -> dict:
+        """The validated parameters that depend on the data (features tried per split) or on this machine (the
+        compiled kernel), in the kernel's terms."""
+        mf = self.max_features
+        if mf is None:
+            max_features = n_features
+        elif mf == "sqrt":
+            max_features = max(1, int(np.sqrt(n_features)))
+        elif mf == "log2":
+            max_features = max(1, int(np.log2(n_features)))
+        elif _is_int(mf):
+            if not 1 <= mf <= n_features:
+                raise InvalidParameterError(f"max_features must be in [1, n_features={n_features}]; got {mf}")
+            max_features = int(mf)
+        else:
+            max_features = max(1, int(mf * n_features))
         if self.backend == "compiled" and _compiled() is None:
             raise InvalidParameterError("backend='compiled' needs the forest kernel, which is not available here "
                                         "(`leakaudit doctor` says why); use backend='auto' or 'sklearn'")

@@ -60,9 +60,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_choice, check_indices, check_matrix, check_scalar
+from .._validation import check_choice, check_matrix, check_scalar
 from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Learner, ModelBank, check_feature_matrix, check_fit_inputs
+from ._base import Capabilities, Learner, ModelBank, check_feature_matrix
 
 __all__ = ["LogisticRegression", "LogisticRegressionBank", "LogisticRegressionModel"]
 
@@ -530,7 +530,6 @@ class LogisticRegression(Learner):
     (2, 4, 2)
     """
 
-    _loo_method_name = "batched warm-started Newton leave-one-out (exact to solver tolerance)"
     accepts_sparse = True
 
     def __init__(self, *, C: float = 1.0, tol: float = 1e-8, max_iter: int = 100, dense_max: int = 2000,
@@ -592,15 +591,23 @@ class LogisticRegression(Learner):
                                    + "; ".join(problems))
         return cls(C=float(C) / 2 if len(classes) == 2 else float(C))
 
+    @property
+    def capabilities(self) -> Capabilities:
+        """Both solvers are deterministic; the leave-one-out methods start from the Newton solution."""
+        newton = self.solver == "newton"
+        return Capabilities(loo="batched warm-started Newton leave-one-out (exact to solver tolerance)" if newton
+                            else None, loo_models=newton, stochastic=False, state=True)
+
     def _threads(self):
         import contextlib
 
         if self.blas_threads is None:
             return contextlib.nullcontext()
-        check_scalar(self.blas_threads, name="blas_threads", kind=int, min_val=1)
         return _blas_controller().limit(limits=self.blas_threads)
 
-    def _check(self):
+    def validate_params(self) -> None:
+        if self.blas_threads is not None:
+            check_scalar(self.blas_threads, name="blas_threads", kind=int, min_val=1)
         check_scalar(self.C, name="C", min_val=0.0, include_min=False)
         check_scalar(self.tol, name="tol", min_val=0.0, include_min=False)
         check_scalar(self.max_iter, name="max_iter", kind=int, min_val=1)
@@ -614,12 +621,10 @@ class LogisticRegression(Learner):
         return self.tol * max(1.0, g0max)
 
     def _fit(self, X, y, *, random_state=None, n_classes=None, u0=None, tol_abs=None):
-        self._check()
         with self._threads():
             return self._solve(X, y, int(n_classes), u0=u0, tol_abs=tol_abs)
 
     def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> LogisticRegressionBank:
-        self._check()
         with self._threads():  # both solvers are deterministic: the seeds are not needed
             models = [self._solve(X[s], y[s], int(n_classes)) for s in subsets]
         return LogisticRegressionBank(np.stack([m.coef_ for m in models]), np.stack([m.intercept_ for m in models]),
@@ -754,7 +759,6 @@ class LogisticRegression(Learner):
 
     def _loo_theta(self, X, y, records, method, n_classes, batched):
         """(full model, class-major LOO parameters (R, k, d + 1), n_iter (R,), n_fallback)."""
-        self._check()
         full = self._fit(X, y, n_classes=n_classes)
         k, d = n_classes, X.shape[1]
         R = len(records)
@@ -781,8 +785,7 @@ class LogisticRegression(Learner):
         if self.solver != "newton":
             raise InvalidParameterError(f"leave-one-out starts from the Newton solution and needs solver='newton'; "
                                         f"got solver={self.solver!r}")
-        X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
-        records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
+        X, y, records, n_classes = self._check_loo_inputs(X, y, records, n_classes)
         check_choice(method, name="method", choices=("newton", "influence"))
         return X, y, records, n_classes
 

@@ -29,7 +29,7 @@ from scipy.special import logsumexp
 
 from .._validation import check_choice, check_indices, check_matrix, check_scalar, plain
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import Learner, check_fit_inputs
+from ._base import Capabilities, Learner
 
 __all__ = ["NaiveBayes", "NaiveBayesModel", "BayesInference", "BayesInferenceModel", "encode_for_naive_bayes"]
 
@@ -226,6 +226,8 @@ class NaiveBayes(Learner):
     every class (possible with ``alpha=0``) gets the uniform distribution.
     """
 
+    capabilities = Capabilities(loo="closed-form NaiveBayes.loo_proba", stochastic=False)
+
     def __init__(self, *, categorical: Any = "all", n_values: Any = None, alpha: float = 1.0,
                  prior_smoothing: bool = True, min_std: float = 1e-3):
         self.categorical = categorical
@@ -235,14 +237,19 @@ class NaiveBayes(Learner):
         self.min_std = min_std
 
     # -- configuration ---------------------------------------------------
-    def _columns(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def validate_params(self) -> None:
         check_scalar(self.alpha, name="alpha", min_val=0.0)
         check_scalar(self.min_std, name="min_std", min_val=0.0, include_min=False)
         if not isinstance(self.prior_smoothing, (bool, np.bool_)):
             raise InvalidParameterError(f"prior_smoothing must be a bool; got {self.prior_smoothing!r}")
-        m = X.shape[1]
         if isinstance(self.categorical, str):
             check_choice(self.categorical, name="categorical", choices=("all", "none"))
+
+    def _columns(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(categorical columns, numeric columns, values per categorical column) of X, the parameters checked."""
+        self.validate_params()
+        m = X.shape[1]
+        if isinstance(self.categorical, str):
             cat = np.arange(m) if self.categorical == "all" else np.zeros(0, dtype=np.int64)
         else:
             cat = check_indices(np.asarray(self.categorical, dtype=np.int64).reshape(-1), name="categorical", n=m,
@@ -308,8 +315,7 @@ class NaiveBayes(Learner):
 
         Same arguments and shapes as :meth:`loo_proba`.
         """
-        X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
-        records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
+        X, y, records, n_classes = self._check_loo_inputs(X, y, records, n_classes)
         if model is None:
             model = self._fit(X, y, n_classes=n_classes)
         if X_query is None:
@@ -494,13 +500,17 @@ class BayesInference(Learner):
         uniform distribution, or the class prior ``n_y / n``.
     """
 
+    capabilities = Capabilities(loo="closed-form BayesInference.loo_proba", stochastic=False)
+
     def __init__(self, *, alpha: float = 0.0, unseen: str = "uniform"):
         self.alpha = alpha
         self.unseen = unseen
 
-    def _fit(self, X, y, *, random_state=None, n_classes=None):
+    def validate_params(self) -> None:
         check_scalar(self.alpha, name="alpha", min_val=0.0)
         check_choice(self.unseen, name="unseen", choices=("uniform", "prior"))
+
+    def _fit(self, X, y, *, random_state=None, n_classes=None):
         k = int(n_classes)
         keys, inv = np.unique(X, axis=0, return_inverse=True)
         inv = inv.reshape(-1)
@@ -520,8 +530,7 @@ class BayesInference(Learner):
         if return_full:
             loo = self.loo_proba(X, y, records, X_query=X_query, n_classes=n_classes)
             return _full_outputs(self, X, y, records, X_query, n_classes), loo
-        X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
-        records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
+        X, y, records, n_classes = self._check_loo_inputs(X, y, records, n_classes)
         model = self._fit(X, y, n_classes=n_classes)
         k = model.n_classes
         idx_t = model.lookup(X[records])  # (R,)
@@ -542,10 +551,9 @@ class BayesInference(Learner):
 
 def _full_outputs(learner, X, y, records, X_query, n_classes) -> np.ndarray:
     """The full model's outputs at the records (or at ``X_query``), for ``loo_proba(return_full=True)``."""
-    X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
+    X, y, records, n_classes = learner._check_loo_inputs(X, y, records, n_classes)
     model = learner._fit(X, y, n_classes=n_classes)
     if X_query is None:
-        records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
         return model.predict_proba(X[records])
     return model.predict_proba(check_matrix(X_query, name="X_query"))
 

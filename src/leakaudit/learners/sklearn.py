@@ -34,7 +34,7 @@ from sklearn.base import clone, is_classifier, is_regressor
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Learner, ListModelBank, ModelBank
+from ._base import Capabilities, Learner, ListModelBank, ModelBank
 
 __all__ = ["SklearnLearner", "SklearnModel", "PIPELINE_NOT_A_VECTOR"]
 
@@ -187,12 +187,20 @@ class SklearnLearner(Learner):
             raise InvalidParameterError(f"n_jobs must be None, -1 or a positive int; got {self.n_jobs!r}")
 
     # -- capabilities ------------------------------------------------------------
-    def output_votes(self) -> int | None:
+    @property
+    def capabilities(self) -> Capabilities:
+        """Vote counts of a random or extra-trees forest; the seed matters where the estimator has a
+        ``random_state`` (nested ones too); scikit-learn classifiers refuse a single class."""
         from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
-        if isinstance(self.estimator, (RandomForestClassifier, ExtraTreesClassifier)):
-            return int(self.estimator.n_estimators)
-        return None
+        est = self.estimator
+        forest = isinstance(est, (RandomForestClassifier, ExtraTreesClassifier))
+        try:
+            seeded = any(k == "random_state" or k.endswith("__random_state") for k in est.get_params())
+        except (AttributeError, TypeError):  # not an estimator instance (validate_params says so): assume it is
+            seeded = True
+        return Capabilities(votes=int(est.n_estimators) if forest else None, stochastic=seeded,
+                            fits_one_class=False)
 
     def oob_estimator(self):
         est = self.estimator

@@ -62,7 +62,7 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Learner, refuse_removed
+from ._base import Capabilities, Learner, refuse_removed
 from ._torch_utils import (MLPBank, MLPModel, check_device, import_torch, init_mlp, pack_params, resolve_device,
                            torch_threads, unpack_params)
 
@@ -166,6 +166,7 @@ class TorchMLP(Learner):
     (2, 40, 2)
     """
 
+    capabilities = Capabilities(state=True)
     #: fast mode trains models in chunks whose weights + gradients + Adam moments take about this many
     #: bytes (the same models as one big batch up to float rounding; bounds memory for very large K)
     chunk_bytes: float = 32e6

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from .._names import NameTable
 from ..exceptions import InvalidParameterError
+from ..learners import capabilities
 from ._base import Attack, AttackInputs, AttackResult
 
 __all__ = ["ATTACKS", "AttackSpec", "make_attack", "available_attacks", "describe", "display_name", "register_attack",
@@ -140,8 +141,7 @@ def _shadow_audit_params(ctx) -> dict:
 
 
 def _lira_audit_params(ctx) -> dict:
-    learner = ctx.target.learner
-    return {"votes": None if learner is None else learner.output_votes()}
+    return {"votes": capabilities(ctx.target.learner).votes}  # None without a learner
 
 
 def _label_audit_params(ctx) -> dict:
