@@ -1,9 +1,6 @@
-"""Reading a figure-data row's points (``_registry.FIGURE_DATA``): bookkeeping, imported by the page (``_registry``)
-and the figures (``_figures``), which may not import ``_seeds`` (it imports ``_registry``: a cycle).
-
-``_seeds.parse_figure_data`` is the same reader, written there first; it stays until the reproductions that import
-``_seeds`` are run again, because changing ``_seeds`` changes every stored run's code digest. It should then be
-removed, and ``_seeds`` left to write the rows only.
+"""Reading a figure-data row's points (``_registry.FIGURE_DATA``), written by ``_seeds.figure_data_row``: imported by
+the page (``_registry``) and the figures (``_figures``), which may not import ``_seeds`` (it imports ``_registry``: a
+cycle).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from ._judge import gap_text, judge_values, paper_rounding
 from ._registry import FIGURE_DATA, Row
 
 __all__ = ["FIGURE_DATA", "JOBS_ENV", "N_SEEDS", "figure_data_row", "map_jobs", "map_seeds", "merge_seed_rows",
-           "parse_figure_data", "rows_over_seeds", "seed_row", "seeds_from"]
+           "rows_over_seeds", "seed_row", "seeds_from"]
 
 # Seeds per setting: every figure that depends on randomness is reported over these many seeds with an interval.
 N_SEEDS = 5
@@ -87,22 +87,6 @@ def figure_data_row(quantity: str, x, y) -> Row:
         raise ValueError(f"a figure-data row's quantity ends with {FIGURE_DATA!r}; got {quantity!r}")
     pts = "; ".join(f"{float(a):.4g},{float(b):.4g}" for a, b in zip(x, y, strict=True))
     return Row(quantity, None, None, None, "no-paper-value", pts)
-
-
-def parse_figure_data(note: str) -> dict[int | None, list[tuple[float, float]]]:
-    """The points of a figure-data row's note, by seed (None: a row of one run, without seeds)."""
-    out: dict[int | None, list[tuple[float, float]]] = {}
-    for part in note.split(" | "):
-        seed = None
-        if part.startswith("seed "):
-            head, _, part = part.partition(": ")
-            seed = int(head.split()[1])
-        pts = out.setdefault(seed, [])
-        for pair in part.split("; "):
-            if pair.strip():
-                a, b = pair.split(",")
-                pts.append((float(a), float(b)))
-    return out
 
 
 def merge_seed_rows(per_seed: list, seeds: list) -> list:
