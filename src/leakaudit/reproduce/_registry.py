@@ -7,7 +7,7 @@ named reproductions with :func:`register`. A reproduction is a function
 
 JSON shape: ``{"name", "profile", "seconds", "random_state", "version", "fingerprint", "rows": [{"quantity",
 "paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound",
-"precision", "reference", "quantity_kind"}], "environment"}`` where
+"precision", "reference", "quantity_kind", "points"}], "environment"}`` where
 ``status`` is one of ``_judge.STATUSES``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
@@ -39,7 +39,6 @@ from pathlib import Path
 from .._names import NameTable
 from .._results import write_json_atomic
 from ..exceptions import InvalidParameterError
-from ._figure_data import parse_figure_data
 from ._judge import BEATS, INCONCLUSIVE, gap_text, judge_values, paper_rounding
 from ._kinds import ALLOWANCES, REFERENCES
 from ._ledger import claim_rows, row_entry
@@ -54,8 +53,8 @@ PROFILES = ("smoke", "reduced", "full")
 FINGERPRINT_PROFILE = "smoke"
 
 
-# A row whose quantity ends so holds the points of a figure in its note (one "x,y" pair per point, "; " between
-# them, " | " between seeds), not a value; the page shows their count, the stored run's JSON the points
+# A row whose quantity ends so holds the points of a figure (its ``points``), not a value; the page shows their count,
+# the stored run's JSON the points
 FIGURE_DATA = " (figure data)"
 
 
@@ -82,6 +81,8 @@ class Row:
     # _kinds.ALLOWANCES); set by classify() from the reproduction's references table, never by the row's builder
     reference: str | None = None
     quantity_kind: str | None = None
+    # the points a figure draws from the row, by seed: ((seed or None, ((x, y), ...)), ...); None for a row of none
+    points: tuple | None = None
 
 
 def _status(paper: float | None, ours: float | None, tolerance: float | None, bound: str | None,
@@ -101,7 +102,7 @@ def _status(paper: float | None, ours: float | None, tolerance: float | None, bo
 
 
 def row(quantity: str, paper: float | None, ours: float | None, tolerance: float | None = None, note: str = "", *,
-        bound: str | None = None, precision: float | None = None) -> Row:
+        bound: str | None = None, precision: float | None = None, points: tuple | None = None) -> Row:
     """Build a :class:`Row`, deciding its status.
 
     ``match`` when ``|ours - paper| <= tolerance``; ``differs`` otherwise (or
@@ -109,13 +110,13 @@ def row(quantity: str, paper: float | None, ours: float | None, tolerance: float
     ``bound`` ("lower" / "upper"): the paper's value is a bound, and a match
     means ours is on its side, within the tolerance. ``precision``: the precision
     of a reference that is not a printed number, used when the row is merged over
-    seeds (``_seeds.merge_seed_rows``).
+    seeds (``_seeds.merge_seed_rows``). ``points``: what a figure draws from the row (:attr:`Row.points`).
     """
     ours_f = None if ours is None else float(ours)
     paper_f = None if paper is None else float(paper)
     status = _status(paper_f, ours_f, tolerance, bound)
     return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note, bound=bound,
-               precision=None if precision is None else float(precision))
+               precision=None if precision is None else float(precision), points=points)
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,7 @@ def _number(v) -> float | None:
 
 def numbers_digest(name: str, rows: list[dict]) -> str:
     """SHA-256 (first 16 hex digits) of the numbers of reproduction ``name``'s ``rows``: each row's quantity, paper
-    value, ours, per-seed values and seeds, bound and precision, and a figure-data row's points, to 6 significant
+    value, ours, per-seed values and seeds, bound and precision, and the points a figure draws, to 6 significant
     digits. Notes and running times (a kind of quantity that is not compared) are left out: they hold seconds."""
     rep = get(name)
     items = []
@@ -239,11 +240,10 @@ def numbers_digest(name: str, rows: list[dict]) -> str:
         kind = rep.kinds_of(r["quantity"])[1]
         if kind is not None and not ALLOWANCES[kind].compared:
             continue
-        points = parse_figure_data(r["note"]) if r["quantity"].endswith(FIGURE_DATA) else {}
         items.append([r["quantity"], _number(r["paper"]), _number(r["ours"]),
                       [_number(v) for v in r.get("values") or ()], list(r.get("seeds") or ()), r.get("bound"),
                       _number(r.get("precision")),
-                      [[s, [[_number(a), _number(b)] for a, b in pts]] for s, pts in points.items()]])
+                      [[s, [[_number(a), _number(b)] for a, b in pts]] for s, pts in r.get("points") or ()]])
     return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
 
 
@@ -285,8 +285,8 @@ def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
         ref = r.get("reference") or ("—" if r["paper"] is None else "unclassified")
         mark, more = row_marks(result["name"], r)
         if r["quantity"].endswith(FIGURE_DATA):
-            by_seed = parse_figure_data(r["note"])
-            n = sum(len(pts) for pts in by_seed.values())
+            by_seed = r.get("points") or ()
+            n = sum(len(pts) for _, pts in by_seed)
             r = {**r, "note": f"{n} points over {len(by_seed)} seed{'s' if len(by_seed) != 1 else ''}, drawn in the "
                               f"section's figure; the stored run (JSON) holds them"}
         lines.append(

@@ -81,27 +81,27 @@ def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: st
 
 
 def figure_data_row(quantity: str, x, y) -> Row:
-    """A note-only row holding the points (x[i], y[i]) of a scatter figure (one seed's), e.g. one per target:
+    """A row holding the points (x[i], y[i]) of a scatter figure (one seed's; 4 significant digits), e.g. one per target:
     ``quantity`` must end with :data:`FIGURE_DATA`; :func:`merge_seed_rows` joins the seeds' points."""
     if not quantity.endswith(FIGURE_DATA):
         raise ValueError(f"a figure-data row's quantity ends with {FIGURE_DATA!r}; got {quantity!r}")
-    pts = "; ".join(f"{float(a):.4g},{float(b):.4g}" for a, b in zip(x, y, strict=True))
-    return Row(quantity, None, None, None, "no-paper-value", pts)
+    pts = tuple((float(f"{float(a):.4g}"), float(f"{float(b):.4g}")) for a, b in zip(x, y, strict=True))
+    return Row(quantity, None, None, None, "no-paper-value", "", points=((None, pts),))
 
 
 def merge_seed_rows(per_seed: list, seeds: list) -> list:
     """One row per quantity from per-seed row lists (same quantities in the same order): ours is the mean over
     seeds, the note keeps the first seed's note and adds every seed's value and the interval. A row whose value is
     None in every seed (a note-only row) keeps the first seed's row; a figure-data row (:data:`FIGURE_DATA`) joins
-    every seed's points, ``seed s: ... | seed t: ...``."""
+    every seed's points, each under its seed."""
     out = []
     for rs in zip(*per_seed, strict=True):
         r0 = rs[0]
         if len({r.quantity for r in rs}) != 1:
             raise ValueError(f"per-seed rows disagree: {sorted({r.quantity for r in rs})}")
         if r0.quantity.endswith(FIGURE_DATA):
-            out.append(Row(r0.quantity, None, None, None, "no-paper-value",
-                           " | ".join(f"seed {s}: {r.note}" for s, r in zip(seeds, rs, strict=True))))
+            out.append(Row(r0.quantity, None, None, None, "no-paper-value", "",
+                           points=tuple((int(s), r.points[0][1]) for s, r in zip(seeds, rs, strict=True))))
             continue
         if all(r.ours is None for r in rs):
             out.append(r0)

@@ -617,6 +617,11 @@ def correlation(profile: str, random_state: int):
     return rows_over_seeds(_correlation_seed, profile, random_state)
 
 
+def _sequence(values) -> tuple:
+    """A removal curve's max DTP at each step (3 decimals, as its note prints them), as the points a figure draws."""
+    return ((None, tuple((float(i), float(f"{v:.3f}")) for i, v in enumerate(values))),)
+
+
 @register(
     "long-dtp-fig6",
     paper=PAPER,
@@ -658,13 +663,15 @@ def fig6(profile: str, random_state: int):
     ]
     rebound = any(mv[i + 1] > mv[i] + 0.5 for i in range(len(mv) - 1))
     rows.append(row("sorted removal: max DTP sequence", None, None,
-                    note="; ".join(f"{v:.3f}" for v in mv) + (" (rebounds: sawtooth)" if rebound else "")))
+                    note="; ".join(f"{v:.3f}" for v in mv) + (" (rebounds: sawtooth)" if rebound else ""),
+                    points=_sequence(mv)))
     rows.append(row("sorted removal: first step with max DTP <= 1", None, s.stopped_at))
     rows.append(row("sorted removal: accuracy before / after", None, s.accuracy[-1],
                     note=f"before {s.accuracy[0]:.4f}, after {len(s.removed)} removals {s.accuracy[-1]:.4f}"))
     for strat in ("greedy", "group"):
         r = reduce_dtp(nb, X, y, strategy=strat, max_removals=steps)
-        rows.append(row(f"{strat}: max DTP sequence", None, None, note="; ".join(f"{v:.3f}" for v in r.max_values)))
+        rows.append(row(f"{strat}: max DTP sequence", None, None, note="; ".join(f"{v:.3f}" for v in r.max_values),
+                        points=_sequence(r.max_values)))
         rows.append(row(f"{strat}: first step with max DTP <= 1", None, r.stopped_at,
                         note=f"{len(r.removed)} records removed in {len(r.max_values) - 1} steps; accuracy "
                              f"{r.accuracy[0]:.4f} -> {r.accuracy[-1]:.4f}"))
