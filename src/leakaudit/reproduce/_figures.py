@@ -9,7 +9,7 @@ paper states and a reference the ledger drops are not drawn.
 Only stored values are drawn, nothing is recomputed; :data:`NOT_DRAWN` lists the figures the stored runs cannot
 support, with why.
 
-Bookkeeping only (``_page._BOOKKEEPING``): it reads stored runs and computes none of their values.
+Bookkeeping only: it reads stored runs and computes none of their values.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ from ..exceptions import InvalidParameterError
 from ._judge import BEATS, INCONCLUSIVE, gap_text, judge_values, paper_rounding
 from ._kinds import ALLOWANCES, REFERENCES
 from ._ledger import claim_rows, row_entry
-from ._tally import closing_text, current_rule, per_paper, per_paper_text, row_marks, section_lines, totals, totals_text
+from ._tally import closing_text, per_paper, per_paper_text, row_marks, section_lines, totals, totals_text
 from ._page import page_entry
 
 __all__ = ["FINGERPRINT_PROFILE", "PROFILES", "Reproduction", "Row", "classify", "fingerprint", "get", "names",
@@ -298,7 +298,7 @@ def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
         lines += ["", "Figures redrawn from this run's stored values: "
                   + ", ".join(f"[{title}]({link})" for title, link in figures) + "."]
     if rep.notes:
-        lines += ["", current_rule(rep.notes)]
+        lines += ["", rep.notes]
     return "\n".join(lines) + "\n"
 
 

@@ -81,8 +81,9 @@ def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: st
 
 
 def figure_data_row(quantity: str, x, y) -> Row:
-    """A row holding the points (x[i], y[i]) of a scatter figure (one seed's; 4 significant digits), e.g. one per target:
-    ``quantity`` must end with :data:`FIGURE_DATA`; :func:`merge_seed_rows` joins the seeds' points."""
+    """A row holding the points (x[i], y[i]) of a scatter figure (one seed's, to 4 significant digits) in its
+    ``points``, e.g. one per target: ``quantity`` must end with :data:`FIGURE_DATA`; :func:`merge_seed_rows` joins the
+    seeds' points."""
     if not quantity.endswith(FIGURE_DATA):
         raise ValueError(f"a figure-data row's quantity ends with {FIGURE_DATA!r}; got {quantity!r}")
     pts = tuple((float(f"{float(a):.4g}"), float(f"{float(b):.4g}")) for a, b in zip(x, y, strict=True))

@@ -275,10 +275,8 @@ def _table2_seed(profile: str, seed: int) -> dict:
           "(leakaudit.dtp.pdtp(..., lowest_bins='ignore'): the step is ln 3 however small the move), to size the "
           "step's share of the gap to the paper's 0.0299; the rest is our NB (Gaussian numerics with a 1e-3 std "
           "floor, Laplace categoricals) against Weka's. 'ours' is the mean over seeds (seed, "
-          "seed + 1, ...); a row matches when the paper's value lies in the 95% t-interval of that mean, widened "
-          "only by the paper's rounding; 'none found' is an upper bound of 0 that every seed must meet. The "
-          "note of a row that misses its interval by less than the allowance of its kind of quantity (the page's "
-          "Allowances table) says so.",
+          "seed + 1, ...); a row is judged by the page's rule (its top: the mean and the whole interval within the "
+          "tolerance of the row's kind of quantity); 'none found' is an upper bound of 0 that every seed must meet.",
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"targets with avg PDTP > 1", "claim", "claim"),

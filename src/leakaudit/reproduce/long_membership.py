@@ -201,8 +201,8 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
         "§5.5's immune record "
         "is read as the target with the lowest distance-attack accuracy and the untargeted accuracy on it. "
         "'ours' is the mean over seeds (seed, seed + 1, ...), each seed's value and the 95% t-interval in the "
-        "note; a row matches when the paper's value lies in that interval, widened only by the paper's rounding "
-        "(§5.5's 'never above 0.665' is an upper bound our mean must respect)."
+        "note; a row is judged by the page's rule (its top: the mean and the whole interval within the tolerance of "
+        "the row's kind of quantity) (§5.5's 'never above 0.665' is an upper bound our mean must respect)."
     ),
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
