@@ -19,12 +19,13 @@ def test_row_status():
 def test_run_writes_json_and_markdown(tmp_path, monkeypatch):
     monkeypatch.setattr(reg, "_REGISTRY", NameTable("reproduction"))
 
-    @reg.register("toy", paper="Toy et al.", description="A toy reproduction.", references=((r"", "printed"),))
+    @reg.register("toy", version=1, paper="Toy et al.", description="A toy reproduction.",
+                  references=((r"", "printed"),))
     def _toy(profile, random_state):
         return [row("answer", 42.0, 41.9, 0.5, note="close"), row("extra", None, 1.0)]
 
     with pytest.raises(InvalidParameterError, match="'toy' is already registered"):
-        reg.register("toy", paper="x", description="y")(_toy)
+        reg.register("toy", version=1, paper="x", description="y")(_toy)
     res = reg.run("toy", profile="smoke", out=tmp_path)
     d = json.loads((tmp_path / "toy.json").read_text())
     assert set(d) >= {"name", "profile", "seconds", "rows"}

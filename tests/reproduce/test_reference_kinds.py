@@ -109,7 +109,7 @@ def test_classify_judges_with_the_allowance_of_the_rows_kind(monkeypatch):
     from leakaudit._names import NameTable
 
     monkeypatch.setattr(reg, "_REGISTRY", NameTable("reproduction"))
-    reg.register("toy", paper="Toy", description="toy", references=(
+    reg.register("toy", version=1, paper="Toy", description="toy", references=(
         (r"accuracy", "printed", "model accuracy"), (r"PDTP", "printed", "average PDTP"),
         (r"single", "spec run", "RMSE against the spec's re-run"), (r"ratio", "derived", "running time")))(None)
     vals, seeds = [0.80, 0.81, 0.82, 0.81, 0.80], [0, 1, 2, 3, 4]  # mean 0.808, interval about [0.7966, 0.8194]
@@ -155,6 +155,6 @@ def test_a_row_without_a_kind_is_counted_apart():
 
 def test_register_checks_the_reference_table():
     with pytest.raises(InvalidParameterError, match="reference must be one of printed, plot"):
-        reg.register("x", paper="p", description="d", references=((r"", "table"),))
+        reg.register("x", version=1, paper="p", description="d", references=((r"", "table"),))
     with pytest.raises(InvalidParameterError, match="quantity kind must be one of model accuracy"):
-        reg.register("x", paper="p", description="d", references=((r"", "printed", "accuracy"),))
+        reg.register("x", version=1, paper="p", description="d", references=((r"", "printed", "accuracy"),))

@@ -144,17 +144,17 @@ class Reproduction:
 _REGISTRY: NameTable[Reproduction] = NameTable("reproduction")
 
 
-def register(name: str, *, paper: str, description: str, notes: str = "", randomised: bool = True,
-             references=(), version: int = 1):
+def register(name: str, *, version: int, paper: str, description: str, notes: str = "", randomised: bool = True,
+             references=()):
     """Decorator registering ``func(profile, random_state) -> list[Row]`` under ``name``.
 
     ``randomised=False`` marks a reproduction none of whose rows depends on the seed (its page says so
     instead of naming a seed). ``references``: ``(pattern, reference, quantity kind)`` entries classifying every row
     that has a paper value (:func:`classify`): the first ``pattern`` found (``re.search``) in the row's quantity
     gives its reference (a key of ``_kinds.REFERENCES``) and the kind of quantity whose allowance applies (a key of
-    ``_kinds.ALLOWANCES``, or None for none). ``version``: the experiment version, bumped with a change meant to move
-    the reproduction's numbers (its stored run then goes stale, and ``--all`` runs it again); a change that moves
-    them without the bump fails tests/reproduce/test_fingerprints.py."""
+    ``_kinds.ALLOWANCES``, or None for none). ``version``: the experiment version, declared beside the name and bumped
+    by hand with a change meant to move the reproduction's numbers (its stored run then goes stale, and ``--all`` runs
+    it again); a change that moves them without the bump fails tests/reproduce/test_fingerprints.py."""
     table = []
     for entry in references:
         pattern, reference, kind = (*entry, None) if len(entry) == 2 else entry

@@ -274,7 +274,7 @@ def _settings(profile: str) -> list[str]:
 
 
 @register(
-    "chase-fig1",
+    "chase-fig1", version=1,
     paper=PAPER,
     description="Fig. 1: attack accuracy against poisoning rate (0-20%), LR, all five Table I properties.",
     notes="Paper: no-poison accuracy 'quite low'; every experiment above 0.90 with less than 10% poisoning; "
@@ -369,7 +369,7 @@ GENDER_VARIANTS = {
 
 
 @register(
-    "chase-gender",
+    "chase-gender", version=1,
     paper=PAPER,
     description="Census gender 0.4/0.6 female, black box, LR (Table III: 0.99 at p = 0.03, 1.0 at p = 0.10): "
     "the feature encoding and the poisoned sub-population, each over 5 seeds, with how visible the poison is.",
@@ -579,7 +579,7 @@ def _visibility_seed(profile: str, seed: int) -> list:
 
 
 @register(
-    "chase-gender-visibility",
+    "chase-gender-visibility", version=1,
     paper=PAPER,
     description="Census gender 0.4/0.6 female (Table I): how far apart the two worlds put the share of held-out "
     "rows of the poisoned sub-population that poisoned logistic regressions label 1, per poison (Algorithm 1: men "
@@ -615,7 +615,7 @@ PAPER_SHADOWS = {"fig2": 400, "fig3": (50, 100, 250, 500, 1000, 2000), "fig3-p10
 
 
 @register(
-    "chase-fig2",
+    "chase-fig2", version=1,
     paper=PAPER,
     description="Fig. 2: too much poison. Enron random 0.3/0.7, poisoning up to 60%.",
     notes="Paper: accuracy starts to drop around 30% poisoning (400 shadow models, n=1000). Theorem 9's window "
@@ -651,7 +651,7 @@ def fig2(profile: str, random_state: int):
 
 
 @register(
-    "chase-fig3",
+    "chase-fig3", version=1,
     paper=PAPER,
     description="Fig. 3: attack accuracy against the number of shadow models (Census random, small poisoning).",
     notes="Paper: accuracy grows with the number of shadow models and saturates by about 500; with 10% "
@@ -712,7 +712,7 @@ FIG3_CURVES = {
 
 
 @register(
-    "chase-fig4",
+    "chase-fig4", version=1,
     paper=PAPER,
     description="Fig. 4: attack accuracy against training-set size n (100 to 1,500), Census random 0.05/0.15, "
     "p = 0.01.",
@@ -737,7 +737,7 @@ def fig4(profile: str, random_state: int):
 
 
 @register(
-    "chase-fig3-curves",
+    "chase-fig3-curves", version=1,
     paper=PAPER,
     description="Fig. 3's other curves: attack accuracy against the number of shadow models for Census gender and "
     "race, Enron random and negative (SpamAssassin for Enron), logistic regression.",
@@ -769,7 +769,7 @@ FIG1_LR_SETTINGS = ("census-random", "census-gender", "census-race", "enron-rand
 
 
 @register(
-    "chase-fig5-6",
+    "chase-fig5-6", version=1,
     paper=PAPER,
     description="Figs. 5-6: precision and recall of the poisoned target models against poisoning rate.",
     notes="Paper: precision decreases slowly and recall increases with p (all poison has label 1); Census "
@@ -842,7 +842,7 @@ TABLE2 = {(2,): 1.0, (4, 2): 0.97, (8, 4, 2): 0.94, (16, 8, 4, 2): 0.88, (32, 16
 
 
 @register(
-    "chase-table2",
+    "chase-table2", version=1,
     paper=PAPER,
     description="Table II: MLP depth against attack accuracy (Census; property not stated: random bit used), "
     "and the n = 10,000 row.",
@@ -892,7 +892,7 @@ def table2(profile: str, random_state: int):
 
 
 @register(
-    "chase-fig1-mlp",
+    "chase-fig1-mlp", version=1,
     paper=PAPER,
     description="Fig. 1's 'Census Random MLP' curve: attack accuracy against poisoning rate, MLP (32, 16, 8) "
     "targets, Census random bit 0.05/0.15, n = 1,000.",
@@ -1005,7 +1005,7 @@ def _whitebox_rows(profile: str, random_state: int, encoding: str = "onehot") ->
 
 
 @register(
-    "chase-table3",
+    "chase-table3", version=1,
     paper=PAPER,
     description="Table III: white-box WBAttack (Ganju et al., no poison) against the black-box attack "
     "without and with poisoning, Census, n = 1000, with run times.",
@@ -1074,7 +1074,7 @@ def table3(profile: str, random_state: int):
 # "ordinal")): variants of Table III's rows that say how much of the gap the encoding makes. Other readings tried,
 # which did not help: benchmarks/chase_wb_hypotheses.py and docs/chase.md ('White-box baseline').
 @register(
-    "chase-wb-encoding",
+    "chase-wb-encoding", version=1,
     paper=PAPER,
     description="Table III's white box (WBAttack, no poison) on the Census data one column per attribute ('as is'), "
     "beside chase-table3's one-hot rows.",

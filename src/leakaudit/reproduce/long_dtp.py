@@ -242,7 +242,7 @@ def _table2_seed(profile: str, seed: int) -> dict:
 
 
 @register(
-    "long-dtp-table2",
+    "long-dtp-table2", version=1,
     paper=PAPER,
     description="Table 2 target models on real Adult (NB, LR, NN): train/test accuracy over target models on random "
                 "halves of |D| = 2000, average PDTP (natural log, bins of 0.01) over fixed targets, and the DTP-1 "
@@ -570,7 +570,7 @@ def _correlation_seed(profile: str, seed: int) -> list:
 
 
 @register(
-    "long-dtp-correlation",
+    "long-dtp-correlation", version=1,
     paper=PAPER,
     description="The distance-based attack on every Table 2 target model but NN-Purchase (long-table1 has it): "
                 "target accuracy, attack accuracy / precision / recall / F1, average PDTP and the Pearson r of "
@@ -621,7 +621,7 @@ def _sequence(values) -> tuple:
 
 
 @register(
-    "long-dtp-fig6",
+    "long-dtp-fig6", version=1,
     paper=PAPER,
     description="§8 / Fig 6: maximum DTP after removing high-risk records from naive Bayes trained on all 48,842 Adult "
                 "records restricted to age, marital status, race, sex (the offline stand-in for 1.6M ACS 2013 records; "
@@ -816,7 +816,7 @@ def _bounds_seed(profile: str, random_state: int):
 
 
 @register(
-    "long-dtp-bounds",
+    "long-dtp-bounds", version=1,
     paper=PAPER,
     description="DTP beyond PDTP: exact DTP by enumeration on the Adult 4-attribute proxy (NB) against PDTP and the "
                 "stability bounds (Thm 6.2 with Prop 6.5; the normalised-NB bound max(2 PDTP, ln δ_t)); ln δ of "

@@ -60,7 +60,7 @@ def _simulate_adversary4_binary(tau: float, r: float, n: int, rng: np.random.Gen
 
 
 @register(
-    "yeom-fig1",
+    "yeom-fig1", version=1,
     paper="Yeom et al. 2018 (CSF), Fig. 1 / Theorem 5",
     description=(
         "Advantage of Adversary 4 against the influence tau/sigma_S of a uniform binary attribute, for "
@@ -367,7 +367,7 @@ def iwpc_tree_experiment(depths, n_splits: int, *, cv: str = "kfold", random_sta
 
 
 @register(
-    "yeom-fig3",
+    "yeom-fig3", version=1,
     paper="Yeom et al. 2018 (CSF), Fig. 3 (IWPC) and spec §8 re-run",
     description=(
         "IWPC, DecisionTreeRegressor(max_depth=d), 75/25 splits: threshold membership (|eps| < R_emp), "
@@ -473,7 +473,7 @@ _ADULT_ATTRS = ("sex", "race", "marital_status")
 
 
 @register(
-    "adult-attribute",
+    "adult-attribute", version=1,
     paper="Yeom et al. 2018 (CSF), Definitions 5-6 applied to Adult (no paper experiment)",
     description=(
         "Sex, race and marital status inferred from an overfit MLP (scikit-learn MLPClassifier, one hidden layer "

@@ -122,7 +122,7 @@ def _sweep(name, X, y, make_estimator, params, ref, *, n_splits, cv, random_stat
 
 
 @register(
-    "yeom-fig2ab",
+    "yeom-fig2ab", version=1,
     paper="Yeom et al. 2018 (CSF), Fig. 2a/2b",
     description=(
         "Threshold membership adversary on regression: Eyedata with Ridge(λ) and IWPC with decision trees of "
@@ -274,7 +274,7 @@ def _table1_seed(profile: str, random_state: int) -> list:
 
 
 @register(
-    "yeom-table1",
+    "yeom-table1", version=1,
     paper="Yeom et al. 2018 (CSF), Table I",
     description=(
         "One-query loss threshold at the average training loss L_S against Shokri et al.'s shadow-model attack "
@@ -347,7 +347,7 @@ def _fig2c_seed(profile: str, random_state: int) -> list:
 
 
 @register(
-    "yeom-fig2c",
+    "yeom-fig2c", version=1,
     paper="Yeom et al. 2018 (CSF), Fig. 2c",
     description=(
         "The loss threshold at L_S on Yeom's VGG-like CNN of size s: the empirical advantage against the "
@@ -383,7 +383,7 @@ def _fig4_settings(profile: str) -> dict:
 
 
 @register(
-    "yeom-fig4",
+    "yeom-fig4", version=1,
     paper="Yeom et al. 2018 (CSF), Fig. 4",
     description=(
         "Colluding training algorithm (Algorithm 1, k = 3 keys, trigger inputs uniform in [0, 1]^784 and uniform "
