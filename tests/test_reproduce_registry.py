@@ -33,7 +33,7 @@ def test_run_writes_json_and_markdown(tmp_path, monkeypatch):
     assert d["rows"][0] == {"quantity": "answer", "paper": 42.0, "ours": 41.9, "tolerance": 0.5,
                             "status": "match", "note": "close", "values": None, "seeds": None,
                             "bound": None, "precision": None, "reference": "printed", "quantity_kind": None,
-                            "points": None}
+                            "points": None, "verdict": ""}
     assert "| answer | 42 | printed | 41.9 | 0.5 | match | close |" in (tmp_path / "toy.md").read_text()
     assert res["profile"] == "smoke" and d["version"] == 1
     # the fingerprint is the smoke run's, whatever profile the run is at: a full run stores its smoke run's digest

@@ -118,12 +118,13 @@ def test_classify_judges_with_the_allowance_of_the_rows_kind(monkeypatch):
     pdtp = seed_row("avg PDTP", 1.2, [1.0, 1.01, 1.02, 1.01, 1.0], seeds)  # about 0.19 off: 30% of 1.2 is 0.36
     ratio = seed_row("time ratio", 9.5, [1.4, 1.5, 1.6, 1.5, 1.4], seeds)
     rows = [dict(vars(r)) for r in (near, far, pdtp, ratio)]
-    # a stored note written under an older rule is rewritten, not appended to
-    rows[0]["note"] += "; the paper's value is 0.01 above the interval (within the 0.5 stated for this kind)"
+    # a stored verdict written under an older rule is replaced, not appended to
+    rows[0]["verdict"] = "; the paper's value is 0.01 above the interval (within the 0.5 stated for this kind)"
     rows.append(dict(vars(reg.row("single value", 0.8899, 0.8915, 0.0))))  # 0.0016 off: within 0.002
     res = {"name": "toy", "rows": rows}
     assert reg.classify(res) == []
-    notes = [r["note"] for r in res["rows"]]
+    notes = [r["note"] + r["verdict"] for r in res["rows"]]
+    assert all("the interval" not in r["note"] for r in res["rows"])  # the page's judgement is in the verdict
     assert "0.5 stated" not in notes[0] and "above the interval" not in notes[0]
     assert notes[1].endswith("above the interval (tolerance 0.02: the allowance for model accuracy, 0.02)")
     assert notes[1].count("above the interval") == 1
@@ -140,7 +141,7 @@ def test_classify_judges_with_the_allowance_of_the_rows_kind(monkeypatch):
     noisy = seed_row("train accuracy", 0.81, [0.70, 0.92, 0.80, 0.85, 0.78], seeds)
     res = {"name": "toy", "rows": [dict(vars(noisy))]}
     reg.classify(res)
-    assert res["rows"][0]["status"] == INCONCLUSIVE and "reaches past the tolerance 0.02" in res["rows"][0]["note"]
+    assert res["rows"][0]["status"] == INCONCLUSIVE and "reaches past the tolerance 0.02" in res["rows"][0]["verdict"]
 
 
 def test_a_row_without_a_kind_is_counted_apart():

@@ -7,7 +7,7 @@ named reproductions with :func:`register`. A reproduction is a function
 
 JSON shape: ``{"name", "profile", "seconds", "random_state", "version", "fingerprint", "rows": [{"quantity",
 "paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound",
-"precision", "reference", "quantity_kind", "points"}], "environment"}`` where
+"precision", "reference", "quantity_kind", "points", "verdict"}], "environment"}`` where
 ``status`` is one of ``_judge.STATUSES``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
@@ -18,8 +18,10 @@ run at :data:`FINGERPRINT_PROFILE` by the code that made it, which tests/reprodu
 change that moves a number without bumping the version fails there. ``reference`` and
 ``quantity_kind`` (``_kinds.REFERENCES``, ``_kinds.ALLOWANCES``) come from the
 reproduction's ``references`` table, applied by :func:`classify` when the run is
-written and again when it is gathered. ``environment`` (:func:`environment`; absent in runs stored before it was
-recorded) names what else decides the last digits: the numerical libraries' versions and the thread counts the run had.
+written and again when it is gathered, with ``verdict``: the sentence the page adds to the note on where the paper's
+value lies against a randomised row's interval, judged by the current rule. ``environment`` (:func:`environment`;
+absent in runs stored before it was recorded) names what else decides the last digits: the numerical libraries'
+versions and the thread counts the run had.
 """
 
 from __future__ import annotations
@@ -282,6 +284,7 @@ def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
         "|---|---:|---|---:|---:|---|---|",
     ]
     for r in result["rows"]:
+        r = {**r, "note": r["note"] + r.get("verdict", "")}
         ref = r.get("reference") or ("—" if r["paper"] is None else "unclassified")
         mark, more = row_marks(result["name"], r)
         if r["quantity"].endswith(FIGURE_DATA):
@@ -478,20 +481,11 @@ def rejudge(result: dict) -> int:
     return sum(a != r["status"] for a, r in zip(before, result["rows"]))
 
 
-# the sentences that end the note of a randomised row on where the paper's value lies against our interval (written
-# by _seeds.seed_row, a reproduction's own over-splits row, or _judge_row), to be rewritten with the current rule
-_GAP = re.compile(r"; (?:the (paper's value|reference) is \S+ (?:below|above) the interval|the interval reaches "
-                  r"past the tolerance)(?: .*)?$")
-_BOUND = re.compile(r"a match needs our mean at (least|most) ")
-
-
 def _judge_row(name: str, r: dict, kind: str | None) -> None:
-    """Judge one classified row of reproduction ``name`` in place: status, tolerance, and the end of its note."""
+    """Judge one classified row of reproduction ``name`` in place: status, tolerance, and ``verdict``, the sentence
+    the page adds to its note on where the paper's value lies against a randomised row's interval ("" for none)."""
     _, entry = row_entry(name, r)
-    m = _GAP.search(r["note"])
-    subject = (m.group(1) or "paper's value") if m else "paper's value"
-    note = r["note"][: m.start()] if m else r["note"]
-    r["note"] = _BOUND.sub(r"a match needs our whole interval at \1 ", note)
+    r["verdict"] = ""
     if r["paper"] is None:
         r["status"] = "no-paper-value"
         return
@@ -519,10 +513,10 @@ def _judge_row(name: str, r: dict, kind: str | None) -> None:
     which = (f"the allowance for {kind}, {ALLOWANCES[kind].text()}" if allowance is not None and allowance >= own
              else "the reference's own precision" if r.get("precision") is not None else "the paper's rounding")
     if status in ("differs", BEATS):
-        r["note"] += gap_text(r["paper"], lo, hi, subject) + f" (tolerance {tol:.3g}: {which})"
+        r["verdict"] = gap_text(r["paper"], lo, hi) + f" (tolerance {tol:.3g}: {which})"
     elif status == INCONCLUSIVE:
-        r["note"] += (f"; the interval reaches past the tolerance {tol:.3g} of the paper's value ({which}), or holds "
-                      "the paper's value with the mean past it")
+        r["verdict"] = (f"; the interval reaches past the tolerance {tol:.3g} of the paper's value ({which}), or "
+                        "holds the paper's value with the mean past it")
 
 
 def classify(result: dict) -> list[str]:

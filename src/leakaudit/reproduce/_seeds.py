@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from ._judge import gap_text, judge_values, paper_rounding
+from ._judge import judge_values, paper_rounding
 from ._registry import FIGURE_DATA, Row
 
 __all__ = ["FIGURE_DATA", "JOBS_ENV", "N_SEEDS", "figure_data_row", "map_jobs", "map_seeds", "merge_seed_rows",
@@ -71,9 +71,7 @@ def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: st
     text = f"seeds {seeds[0]}-{seeds[-1]}: {per}; mean{over} {m:.4g}, 95% t-interval [{lo:.4g}, {hi:.4g}]"
     if bound is not None and paper is not None:
         text += (f"; the paper's value is {'a lower' if bound == 'lower' else 'an upper'} bound: a match needs our "
-                 f"mean at {'least' if bound == 'lower' else 'most'} {paper:g}")
-    elif status == "differs" and np.isfinite(lo):
-        text += gap_text(paper, lo, hi)
+                 f"whole interval at {'least' if bound == 'lower' else 'most'} {paper:g}")
     rounding = None if paper is None else (paper_rounding(paper) if precision is None else float(precision))
     return Row(quantity, None if paper is None else float(paper), m, rounding, status,
                f"{note}; {text}" if note else text, values=tuple(vals), seeds=tuple(int(s) for s in seeds),

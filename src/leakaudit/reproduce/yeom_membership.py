@@ -77,14 +77,12 @@ def _splits_row(quantity, paper, per_split, note):
     t-interval over splits, judged by the one rule for randomised rows (``_judge.judge_values``: the reference
     must lie in the interval, widened only by its rounding). The allowance of its kind of quantity is added to the
     note by ``_registry.classify``."""
-    from ._judge import gap_text, judge_values, paper_rounding
+    from ._judge import judge_values, paper_rounding
     from ._registry import Row
 
     status, m, lo, hi = judge_values(paper, per_split)
     text = (f"{note}; mean of {len(per_split)} splits (split seeds 0-{len(per_split) - 1}, as the authors' code), "
             f"sd {np.std(per_split, ddof=1):.3f}, 95% t-interval [{lo:.4f}, {hi:.4f}]")
-    if status == "differs" and np.isfinite(lo):
-        text += gap_text(paper, lo, hi, "reference")
     return Row(quantity, None if paper is None else float(paper), m,
                None if paper is None else paper_rounding(paper), status, text,
                values=tuple(float(v) for v in per_split))
