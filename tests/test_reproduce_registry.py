@@ -19,20 +19,27 @@ def test_row_status():
 def test_run_writes_json_and_markdown(tmp_path, monkeypatch):
     monkeypatch.setattr(reg, "_REGISTRY", NameTable("reproduction"))
 
-    @reg.register("toy", paper="Toy et al.", description="A toy reproduction.", references=((r"", "printed"),))
+    @reg.register("toy", version=1, paper="Toy et al.", description="A toy reproduction.",
+                  references=((r"", "printed"),))
     def _toy(profile, random_state):
-        return [row("answer", 42.0, 41.9, 0.5, note="close"), row("extra", None, 1.0)]
+        extra = 1.0 if profile == "smoke" else 2.0
+        return [row("answer", 42.0, 41.9, 0.5, note="close"), row("extra", None, extra)]
 
     with pytest.raises(InvalidParameterError, match="'toy' is already registered"):
-        reg.register("toy", paper="x", description="y")(_toy)
+        reg.register("toy", version=1, paper="x", description="y")(_toy)
     res = reg.run("toy", profile="smoke", out=tmp_path)
     d = json.loads((tmp_path / "toy.json").read_text())
     assert set(d) >= {"name", "profile", "seconds", "rows"}
     assert d["rows"][0] == {"quantity": "answer", "paper": 42.0, "ours": 41.9, "tolerance": 0.5,
                             "status": "match", "note": "close", "values": None, "seeds": None,
-                            "bound": None, "precision": None, "reference": "printed", "quantity_kind": None}
+                            "bound": None, "precision": None, "reference": "printed", "quantity_kind": None,
+                            "points": None, "verdict": ""}
     assert "| answer | 42 | printed | 41.9 | 0.5 | match | close |" in (tmp_path / "toy.md").read_text()
-    assert res["profile"] == "smoke"
+    assert res["profile"] == "smoke" and d["version"] == 1
+    # the fingerprint is the smoke run's, whatever profile the run is at: a full run stores its smoke run's digest
+    assert d["fingerprint"] == reg.fingerprint("toy") == reg.numbers_digest("toy", d["rows"])
+    full = reg.run("toy", profile="full", out=tmp_path / "full")
+    assert full["rows"][1]["ours"] == 2.0 and full["fingerprint"] == d["fingerprint"]
     with pytest.raises(InvalidParameterError, match="profile must be one of"):
         reg.run("toy", profile="huge", out=tmp_path)
     with pytest.raises(InvalidParameterError, match="unknown reproduction 'nope'"):

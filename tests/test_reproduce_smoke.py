@@ -23,7 +23,7 @@ def test_smoke_profile_shape(name, tmp_path):
     assert d["rows"], "a reproduction must report at least one quantity"
     for r in d["rows"]:
         assert set(r) == {"quantity", "paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound",
-                          "precision", "reference", "quantity_kind"}
+                          "precision", "reference", "quantity_kind", "points", "verdict"}
         assert r["status"] in STATUSES
         if r["values"] is not None:  # a randomised row: the page re-judges it from these, so they must agree
             assert len(r["values"]) >= 2 and (r["seeds"] is None or len(r["seeds"]) == len(r["values"]))

@@ -32,7 +32,7 @@ def test_seed_rows_carry_the_precision_and_classify_uses_it(monkeypatch):
     merged = merge_seed_rows([[row("q", 0.8, v, 0.1, precision=0.025)] for v in VALS], [0, 1, 2, 3, 4])
     assert merged[0].precision == 0.025 and merged[0].status == "match"
     monkeypatch.setattr(reg, "_REGISTRY", NameTable("reproduction"))
-    reg.register("toy", paper="Toy", description="toy", references=((r"", "plot"),))(None)
+    reg.register("toy", version=1, paper="Toy", description="toy", references=((r"", "plot"),))(None)
     res = {"name": "toy", "rows": [
         {"quantity": "a", "paper": 0.8, "ours": 0.8134, "note": "", "values": VALS, "status": "differs",
          "bound": None, "precision": 0.025, "tolerance": 0.025},

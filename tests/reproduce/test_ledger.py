@@ -161,7 +161,6 @@ def test_every_figure_draws_from_its_stored_run(runs, tmp_path):
 
 
 def test_figure_data_rows_join_seeds_show_a_count_and_draw_a_scatter(tmp_path):
-    from leakaudit.reproduce._figure_data import parse_figure_data
     from leakaudit.reproduce._seeds import figure_data_row, merge_seed_rows
 
     reproduce.load_all()
@@ -171,8 +170,7 @@ def test_figure_data_rows_join_seeds_show_a_count_and_draw_a_scatter(tmp_path):
     merged = merge_seed_rows(per_seed, [0, 1, 2])
     data = merged[1]
     assert data.ours is None and data.quantity == q
-    assert parse_figure_data(data.note) == {0: [(0.1, 0.5), (0.2, 0.6)], 1: [(0.1, 0.5), (0.2, 1.6)],
-                                            2: [(0.1, 0.5), (0.2, 2.6)]}
+    assert data.points == ((0, ((0.1, 0.5), (0.2, 0.6))), (1, ((0.1, 0.5), (0.2, 1.6))), (2, ((0.1, 0.5), (0.2, 2.6))))
     with pytest.raises(ValueError, match="figure data"):
         figure_data_row("NB-Adult points", [0.1], [0.5])
     with pytest.raises(ValueError):  # one x per y

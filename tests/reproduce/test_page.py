@@ -1,6 +1,6 @@
 """The page's profiles (``_page.PAGE``) and the one command that makes docs/reproduction.md
-(``leakaudit reproduce --all --out DIR --gather PAGE``): every reproduction at its page profile, runs stored by the code
-the reproduction runs now kept, a run made by other code (or before digests) run again."""
+(``leakaudit reproduce --all --out DIR --gather PAGE``): every reproduction at its page profile, runs stored at the
+reproduction's current experiment version kept, a run made at another version (or before versions) run again."""
 
 import json
 from pathlib import Path
@@ -34,48 +34,7 @@ def test_stored_runs_are_at_their_page_profile():
         assert res["profile"] == _page.page_entry(name).profile, name
 
 
-def test_code_files_follow_imports_inside_functions_and_leave_out_the_rest():
-    files = _page.code_files("leakaudit.reproduce.chase")
-    # the module itself, a module imported only inside a function, the package its import runs, and the kernels
-    # of a package directory it reaches
-    for f in ("reproduce/chase.py", "property/whitebox.py", "property/__init__.py", "reproduce/_seeds.py",
-              "learners/_mlp_native.c", "learners/_kernel_flags.py"):
-        assert f in files, f
-    # another paper's module, the command line, the report, and the page's bookkeeping are not its code
-    for f in ("reproduce/izzo.py", "cli/__init__.py", "report/__init__.py", "reproduce/_registry.py",
-              "reproduce/_page.py", "reproduce/_judge.py", "reproduce/_kinds.py", "reproduce/_ledger.py",
-              "reproduce/_tally.py", "reproduce/_figures.py"):
-        assert f not in files, f
-
-
-def test_code_digest_changes_with_the_code_a_reproduction_runs_only(tmp_path):
-    import leakaudit
-
-    root = Path(leakaudit.__file__).parent
-    fake = tmp_path / "leakaudit"
-    for f in [*root.rglob("*.py"), *root.rglob("*.c")]:
-        dest = fake / f.relative_to(root)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(f.read_bytes())
-    izzo, chase = "leakaudit.reproduce.izzo", "leakaudit.reproduce.chase"
-    d_izzo, d_chase = _page.code_digest(izzo, fake), _page.code_digest(chase, fake)
-    assert len(d_izzo) == 16 and d_izzo == _page.code_digest(izzo)
-    # a changed learner is code of both; a changed Chase module only of Chase's; the judging, counting and drawing
-    # of the page of neither
-    (fake / "reproduce" / "chase.py").write_text((fake / "reproduce" / "chase.py").read_text() + "\n# changed\n")
-    for book in ("_judge.py", "_kinds.py", "_ledger.py", "_tally.py", "_figures.py", "_registry.py", "_page.py"):
-        (fake / "reproduce" / book).write_text((fake / "reproduce" / book).read_text() + "\n# changed\n")
-    assert (_page.code_digest(izzo, fake), _page.code_digest(chase, fake) != d_chase) == (d_izzo, True)
-    d_chase = _page.code_digest(chase, fake)
-    (fake / "learners" / "logistic.py").write_text((fake / "learners" / "logistic.py").read_text() + "\n# x\n")
-    assert _page.code_digest(izzo, fake) != d_izzo and _page.code_digest(chase, fake) != d_chase
-    # a compiled kernel's source counts too
-    d_izzo = _page.code_digest(izzo, fake)
-    (fake / "learners" / "_mlp_native.c").write_text("/* changed */\n")
-    assert _page.code_digest(izzo, fake) != d_izzo
-
-
-def test_run_all_keeps_runs_of_this_code_and_reruns_the_others(monkeypatch, tmp_path):
+def test_run_all_keeps_runs_of_this_version_and_reruns_the_others(monkeypatch, tmp_path):
     reproduce.load_all()
     calls = []
     real_run = reg.run
@@ -91,16 +50,17 @@ def test_run_all_keeps_runs_of_this_code_and_reruns_the_others(monkeypatch, tmp_
     assert reg.run_all(tmp_path, only=only) == only
     assert calls == [("izzo-fig1", "smoke"), ("yeom-fig1", "smoke")]
     res = json.loads((tmp_path / "izzo-fig1.json").read_text())
-    assert res["code"] == _page.code_digest("leakaudit.reproduce.izzo") and res["profile"] == "smoke"
+    assert res["version"] == reg.get("izzo-fig1").version and res["profile"] == "smoke"
+    assert res["fingerprint"] == reg.numbers_digest("izzo-fig1", res["rows"])
     # a second call keeps both
     seen = []
     assert reg.run_all(tmp_path, only=only, progress=lambda n, p, r: seen.append((n, r is None))) == []
     assert seen == [("izzo-fig1", False), ("yeom-fig1", False)]
-    # a run stored by other code, or before digests were recorded, is run again
-    res["code"] = "0" * 16
+    # a run stored at another version, or before versions were recorded, is run again
+    res["version"] = 0
     (tmp_path / "izzo-fig1.json").write_text(json.dumps(res))
     other = json.loads((tmp_path / "yeom-fig1.json").read_text())
-    del other["code"]
+    del other["version"]
     (tmp_path / "yeom-fig1.json").write_text(json.dumps(other))
     assert reg.run_all(tmp_path, only=only) == only
     # a run at another seed, or a truncated file, is not this page's run either
@@ -111,9 +71,9 @@ def test_run_all_keeps_runs_of_this_code_and_reruns_the_others(monkeypatch, tmp_
 
 def test_gather_rewrites_each_section_as_on_the_page(tmp_path):
     reproduce.load_all()
-    # a stored run from before classification and digests: its NAME.md lacks the reference column
+    # a stored run from before classification and versions: its NAME.md lacks the reference column
     res = json.loads((STORED / "izzo-fig1.json").read_text())
-    res.pop("code", None)
+    res.pop("version", None)
     for r in res["rows"]:
         r.pop("reference", None)
         r.pop("quantity_kind", None)
@@ -123,7 +83,7 @@ def test_gather_rewrites_each_section_as_on_the_page(tmp_path):
     section = (tmp_path / "izzo-fig1.md").read_text()
     # the page links the section's figures under the runs' folder, the section beside them
     assert "| reference |" in section and section.replace("](izzo-fig1.png)", f"]({tmp_path.name}/izzo-fig1.png)") in page
-    assert "code digest not recorded" in section
+    assert "experiment version not recorded" in section
     assert (tmp_path / "izzo-fig1.png").read_bytes().startswith(b"\x89PNG")
 
 
@@ -157,7 +117,7 @@ def test_all_then_gather_writes_the_page(monkeypatch, capsys, tmp_path):
     assert "izzo-fig1: running at smoke" in out and f"wrote {page}" in out
     assert "## izzo-fig1" in page.read_text()
     assert main(["reproduce", "--all", "--out", str(tmp_path / "runs")]) == 0
-    assert "(kept: stored by the same code)" in capsys.readouterr().out
+    assert "(kept: stored at the current experiment version)" in capsys.readouterr().out
 
 
 def test_run_all_side_by_side_gives_the_same_runs_longest_first(monkeypatch, tmp_path):
@@ -166,10 +126,10 @@ def test_run_all_side_by_side_gives_the_same_runs_longest_first(monkeypatch, tmp
     only = ["izzo-fig1", "yeom-fig1"]
     one, two = tmp_path / "one", tmp_path / "two"
     assert reg.run_all(one, only=only) == only
-    # stale runs (other code) whose seconds say yeom-fig1 is the longer: it starts first
+    # stale runs (another version) whose seconds say yeom-fig1 is the longer: it starts first
     for name, seconds in (("izzo-fig1", 1.0), ("yeom-fig1", 100.0)):
         res = json.loads((one / f"{name}.json").read_text())
-        res["code"], res["seconds"] = "0" * 16, seconds
+        res["version"], res["seconds"] = 0, seconds
         two.mkdir(exist_ok=True)
         (two / f"{name}.json").write_text(json.dumps(res))
     seen = []
@@ -179,8 +139,8 @@ def test_run_all_side_by_side_gives_the_same_runs_longest_first(monkeypatch, tmp
     for name in only:
         a, b = (json.loads((d / f"{name}.json").read_text()) for d in (one, two))
         assert [r["ours"] for r in a["rows"]] == [r["ours"] for r in b["rows"]]
-        assert b["code"] == a["code"] == _page.code_digest(reg.get(name).func.__module__)
-    # all stored by the same code now: nothing runs
+        assert b["version"] == a["version"] == reg.get(name).version and b["fingerprint"] == a["fingerprint"]
+    # all stored at the current version now: nothing runs
     assert reg.run_all(two, only=only, jobs=2) == []
 
 
@@ -190,20 +150,19 @@ def test_run_all_refuses_a_bad_jobs(jobs, tmp_path):
         reg.run_all(tmp_path, only=["izzo-fig1"], jobs=jobs)
 
 
-def test_gather_says_which_sections_the_current_code_made(tmp_path):
+def test_gather_says_which_sections_the_current_version_made(tmp_path):
     reproduce.load_all()
     for name in ("izzo-fig1", "yeom-fig1"):
         res = json.loads((STORED / f"{name}.json").read_text())
-        res["code"] = _page.code_digest(reg.get(name).func.__module__)
         (tmp_path / f"{name}.json").write_text(json.dumps(res))
     page = reg.gather(tmp_path)
-    assert "Made by the code in this version: 2 of 2 sections" in page and "one run of one version" in page
-    assert page.count("(the code this reproduction runs now)") == 2
-    res["code"] = "0" * 16
+    assert "Made at the current experiment version: 2 of 2 sections" in page and "every section gives" in page
+    assert page.count("experiment version 1 (current), smoke fingerprint ") == 2
+    res["version"] = 0
     (tmp_path / "yeom-fig1.json").write_text(json.dumps(res))
     page = reg.gather(tmp_path)
-    assert "1 of 2 sections" in page and "made by earlier code, to be run again: yeom-fig1." in page
-    assert f"code {'0' * 16}, made by earlier code (now " in page
+    assert "1 of 2 sections" in page and "to be run again: yeom-fig1." in page
+    assert "experiment version 0, stale (now 1; " in page
 
 
 def test_a_run_records_its_libraries_and_threads_and_its_heading_says_them(monkeypatch, tmp_path):

@@ -109,7 +109,7 @@ def test_classify_judges_with_the_allowance_of_the_rows_kind(monkeypatch):
     from leakaudit._names import NameTable
 
     monkeypatch.setattr(reg, "_REGISTRY", NameTable("reproduction"))
-    reg.register("toy", paper="Toy", description="toy", references=(
+    reg.register("toy", version=1, paper="Toy", description="toy", references=(
         (r"accuracy", "printed", "model accuracy"), (r"PDTP", "printed", "average PDTP"),
         (r"single", "spec run", "RMSE against the spec's re-run"), (r"ratio", "derived", "running time")))(None)
     vals, seeds = [0.80, 0.81, 0.82, 0.81, 0.80], [0, 1, 2, 3, 4]  # mean 0.808, interval about [0.7966, 0.8194]
@@ -118,12 +118,13 @@ def test_classify_judges_with_the_allowance_of_the_rows_kind(monkeypatch):
     pdtp = seed_row("avg PDTP", 1.2, [1.0, 1.01, 1.02, 1.01, 1.0], seeds)  # about 0.19 off: 30% of 1.2 is 0.36
     ratio = seed_row("time ratio", 9.5, [1.4, 1.5, 1.6, 1.5, 1.4], seeds)
     rows = [dict(vars(r)) for r in (near, far, pdtp, ratio)]
-    # a stored note written under an older rule is rewritten, not appended to
-    rows[0]["note"] += "; the paper's value is 0.01 above the interval (within the 0.5 stated for this kind)"
+    # a stored verdict written under an older rule is replaced, not appended to
+    rows[0]["verdict"] = "; the paper's value is 0.01 above the interval (within the 0.5 stated for this kind)"
     rows.append(dict(vars(reg.row("single value", 0.8899, 0.8915, 0.0))))  # 0.0016 off: within 0.002
     res = {"name": "toy", "rows": rows}
     assert reg.classify(res) == []
-    notes = [r["note"] for r in res["rows"]]
+    notes = [r["note"] + r["verdict"] for r in res["rows"]]
+    assert all("the interval" not in r["note"] for r in res["rows"])  # the page's judgement is in the verdict
     assert "0.5 stated" not in notes[0] and "above the interval" not in notes[0]
     assert notes[1].endswith("above the interval (tolerance 0.02: the allowance for model accuracy, 0.02)")
     assert notes[1].count("above the interval") == 1
@@ -140,7 +141,7 @@ def test_classify_judges_with_the_allowance_of_the_rows_kind(monkeypatch):
     noisy = seed_row("train accuracy", 0.81, [0.70, 0.92, 0.80, 0.85, 0.78], seeds)
     res = {"name": "toy", "rows": [dict(vars(noisy))]}
     reg.classify(res)
-    assert res["rows"][0]["status"] == INCONCLUSIVE and "reaches past the tolerance 0.02" in res["rows"][0]["note"]
+    assert res["rows"][0]["status"] == INCONCLUSIVE and "reaches past the tolerance 0.02" in res["rows"][0]["verdict"]
 
 
 def test_a_row_without_a_kind_is_counted_apart():
@@ -155,6 +156,6 @@ def test_a_row_without_a_kind_is_counted_apart():
 
 def test_register_checks_the_reference_table():
     with pytest.raises(InvalidParameterError, match="reference must be one of printed, plot"):
-        reg.register("x", paper="p", description="d", references=((r"", "table"),))
+        reg.register("x", version=1, paper="p", description="d", references=((r"", "table"),))
     with pytest.raises(InvalidParameterError, match="quantity kind must be one of model accuracy"):
-        reg.register("x", paper="p", description="d", references=((r"", "printed", "accuracy"),))
+        reg.register("x", version=1, paper="p", description="d", references=((r"", "printed", "accuracy"),))

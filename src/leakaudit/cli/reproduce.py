@@ -30,8 +30,8 @@ def register(app: typer.Typer) -> None:
         all_: bool = typer.Option(
             False, "--all", metavar="",
             help="Run every reproduction at its page profile (full where the paper's scale fits in about an hour on "
-                 "2 cores, else reduced; --profile is not used) into --out, keeping the runs stored there by the code "
-                 "each reproduction runs now; with --gather, then write the page (default: off)."),
+                 "2 cores, else reduced; --profile is not used) into --out, keeping the runs stored there at each "
+                 "reproduction's current experiment version; with --gather, then write the page (default: off)."),
         jobs: int = typer.Option(
             1, "--jobs",
             help="With --all: how many reproductions run at once, each in its own process, the longest first; their "
@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
                     started.add(n)
                     typer.echo(f"{n}: running at {prof} ...")
                 else:
-                    kept = "" if n in started else " (kept: stored by the same code)"
+                    kept = "" if n in started else " (kept: stored at the current experiment version)"
                     typer.echo(f"{n} ({prof}): {_counts_text(result)}{kept}")
 
             out.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ paper states and a reference the ledger drops are not drawn.
 Only stored values are drawn, nothing is recomputed; :data:`NOT_DRAWN` lists the figures the stored runs cannot
 support, with why.
 
-Bookkeeping only (``_page._BOOKKEEPING``): it reads stored runs and computes none of their values.
+Bookkeeping only: it reads stored runs and computes none of their values.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._figure_data import parse_figure_data
 from ._judge import interval
 from ._kinds import PAPER_REFERENCES
 
@@ -31,7 +30,7 @@ class Figure:
     the row ``pattern`` (group ``x``; its other groups name the curve), the axes' labels and scales. ``x_from``:
     templates (the pattern's groups by name) naming a row whose mean is the point's x instead, or two rows whose
     means' ratio is (Yeom's Figs. 2a-b and 3 plot against r = R_cv / R_emp, not the depth or the penalty).
-    ``sequence``: the rows hold a semicolon-separated sequence in their note (one curve each, x the step), as
+    ``sequence``: the rows hold a sequence in their ``points`` (one curve each, x the step), as
     long-dtp-fig6's removal curves do; ``paper_pattern`` then names the rows holding the paper's printed points
     (group ``x``, the step; absent: step 0). ``scatter``: the rows are figure-data rows (``_registry.FIGURE_DATA``),
     one point per target and seed, drawn as they are (group ``s`` names the series)."""
@@ -149,7 +148,7 @@ def _scatter_points(result: dict, fig: Figure) -> dict[str, list[tuple]]:
     for r in result["rows"]:
         m = pat.search(r["quantity"])
         if m:
-            pts = [(x, y, seed) for seed, seed_pts in parse_figure_data(r["note"]).items() for x, y in seed_pts]
+            pts = [(x, y, seed) for seed, seed_pts in r.get("points") or () for x, y in seed_pts]
             if pts:
                 out.setdefault(m.group("s"), []).extend(pts)
     return out
@@ -169,8 +168,7 @@ def _points(result: dict, fig: Figure) -> dict[str, list[tuple]]:
         groups = m.groupdict()
         name = ", ".join(f"sigma_D/sigma_S={v}" if k == "t" else v for k, v in groups.items() if k != "x" and v)
         if fig.sequence:
-            seq = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?(?=;|\s|$)", r["note"].split("(")[0])]
-            curves[name] = [(float(i), v, None, None, None, False) for i, v in enumerate(seq)]
+            curves[name] = [(float(i), float(v), None, None, None, False) for i, v in r["points"][0][1]]
             continue
         x = float(m.group("x"))
         if fig.x_from is not None:

@@ -107,9 +107,8 @@ def judge_values(paper, vals, bound: str | None = None, precision: float | None 
     return INCONCLUSIVE, m, lo, hi
 
 
-def gap_text(paper: float, lo: float, hi: float, subject: str = "paper's value") -> str:
-    """The sentence ending the note of a randomised row that differs: how far ``paper`` lies below or above our
-    interval ``[lo, hi]`` ("; the paper's value is 0.0133 below the interval"). ``_registry.classify`` rewrites it
-    with the tolerance the row was judged with."""
+def gap_text(paper: float, lo: float, hi: float) -> str:
+    """How far ``paper`` lies below or above our interval ``[lo, hi]`` ("; the paper's value is 0.0133 below the
+    interval"): the start of a differing row's ``verdict`` (``_registry.classify``)."""
     gap = lo - paper if paper < lo else paper - hi
-    return f"; the {subject} is {gap:.3g} {'below' if paper < lo else 'above'} the interval"
+    return f"; the paper's value is {gap:.3g} {'below' if paper < lo else 'above'} the interval"

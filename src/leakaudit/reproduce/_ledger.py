@@ -12,8 +12,8 @@ substitute data it ran on, or why its reference is dropped. :data:`EXPLAINED` ho
 that an experiment on the page tests; :data:`MISSING`, the paper's results that no row reproduces; :data:`CLAIMS`,
 statements of a paper judged on the stored per-seed values of the rows they speak of.
 
-Bookkeeping only: nothing here computes a value of a reproduction (``_page._BOOKKEEPING``), so a change here leaves
-every stored run current; ``leakaudit reproduce --gather`` applies it to the stored runs.
+Bookkeeping only: nothing here computes a value of a reproduction (its fingerprint does not see it), so a change here
+leaves every stored run current; ``leakaudit reproduce --gather`` applies it to the stored runs.
 """
 
 from __future__ import annotations

@@ -5,23 +5,29 @@ named reproductions with :func:`register`. A reproduction is a function
 ``(profile, random_state) -> list[Row]``; the runner times it and writes
 ``DIR/NAME.json`` and ``DIR/NAME.md``.
 
-JSON shape: ``{"name", "profile", "seconds", "random_state", "code", "rows": [{"quantity",
+JSON shape: ``{"name", "profile", "seconds", "random_state", "version", "fingerprint", "rows": [{"quantity",
 "paper", "ours", "tolerance", "status", "note", "values", "seeds", "bound",
-"precision", "reference", "quantity_kind"}], "environment"}`` where
+"precision", "reference", "quantity_kind", "points", "verdict"}], "environment"}`` where
 ``status`` is one of ``_judge.STATUSES``; ``values`` holds the
 per-seed (or per-split) values of a randomised row, whose status :func:`gather`
 re-derives with the current rule (``_judge.judge_values``), and ``seeds`` the seeds
-they came from (both None for a row that is not over seeds). ``code`` is the digest of the code the reproduction ran:
-its module and every leakaudit module it imports (``_page.code_digest``; absent in runs stored before it was recorded).
-:func:`gather` re-derives every row's status, so the page's bookkeeping is outside that digest. ``reference`` and
+they came from (both None for a row that is not over seeds). ``version`` is the reproduction's experiment version
+when it ran (``register``'s ``version``): a stored run is current, and ``--all`` keeps it, while its version is the
+reproduction's, whatever else changed in the code; ``fingerprint`` is :func:`numbers_digest` of the reproduction's
+run at :data:`FINGERPRINT_PROFILE` by the code that made it, which tests/reproduce/test_fingerprints.py recomputes, so a
+change that moves a number without bumping the version fails there. ``reference`` and
 ``quantity_kind`` (``_kinds.REFERENCES``, ``_kinds.ALLOWANCES``) come from the
 reproduction's ``references`` table, applied by :func:`classify` when the run is
-written and again when it is gathered. ``environment`` (:func:`environment`; absent in runs stored before it was
-recorded) names what else decides the last digits: the numerical libraries' versions and the thread counts the run had.
+written and again when it is gathered, with ``verdict``: the sentence the page adds to the note on where the paper's
+value lies against a randomised row's interval, judged by the current rule. ``environment`` (:func:`environment`;
+absent in runs stored before it was recorded) names what else decides the last digits: the numerical libraries'
+versions and the thread counts the run had.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import platform
@@ -35,21 +41,22 @@ from pathlib import Path
 from .._names import NameTable
 from .._results import write_json_atomic
 from ..exceptions import InvalidParameterError
-from ._figure_data import parse_figure_data
 from ._judge import BEATS, INCONCLUSIVE, gap_text, judge_values, paper_rounding
 from ._kinds import ALLOWANCES, REFERENCES
 from ._ledger import claim_rows, row_entry
-from ._tally import closing_text, current_rule, per_paper, per_paper_text, row_marks, section_lines, totals, totals_text
-from ._page import code_digest, page_entry
+from ._tally import closing_text, per_paper, per_paper_text, row_marks, section_lines, totals, totals_text
+from ._page import page_entry
 
-__all__ = ["PROFILES", "Reproduction", "Row", "classify", "get", "names", "register", "rejudge", "row", "run",
-           "run_all"]
+__all__ = ["FINGERPRINT_PROFILE", "PROFILES", "Reproduction", "Row", "classify", "fingerprint", "get", "names",
+           "numbers_digest", "register", "rejudge", "row", "run", "run_all"]
 
 PROFILES = ("smoke", "reduced", "full")
+# the profile whose run (seed 0, one thread a pool) fingerprints a reproduction's numbers: seconds, not hours
+FINGERPRINT_PROFILE = "smoke"
 
 
-# A row whose quantity ends so holds the points of a figure in its note (one "x,y" pair per point, "; " between
-# them, " | " between seeds), not a value; the page shows their count, the stored run's JSON the points
+# A row whose quantity ends so holds the points of a figure (its ``points``), not a value; the page shows their count,
+# the stored run's JSON the points
 FIGURE_DATA = " (figure data)"
 
 
@@ -76,6 +83,8 @@ class Row:
     # _kinds.ALLOWANCES); set by classify() from the reproduction's references table, never by the row's builder
     reference: str | None = None
     quantity_kind: str | None = None
+    # the points a figure draws from the row, by seed: ((seed or None, ((x, y), ...)), ...); None for a row of none
+    points: tuple | None = None
 
 
 def _status(paper: float | None, ours: float | None, tolerance: float | None, bound: str | None,
@@ -95,7 +104,7 @@ def _status(paper: float | None, ours: float | None, tolerance: float | None, bo
 
 
 def row(quantity: str, paper: float | None, ours: float | None, tolerance: float | None = None, note: str = "", *,
-        bound: str | None = None, precision: float | None = None) -> Row:
+        bound: str | None = None, precision: float | None = None, points: tuple | None = None) -> Row:
     """Build a :class:`Row`, deciding its status.
 
     ``match`` when ``|ours - paper| <= tolerance``; ``differs`` otherwise (or
@@ -103,13 +112,13 @@ def row(quantity: str, paper: float | None, ours: float | None, tolerance: float
     ``bound`` ("lower" / "upper"): the paper's value is a bound, and a match
     means ours is on its side, within the tolerance. ``precision``: the precision
     of a reference that is not a printed number, used when the row is merged over
-    seeds (``_seeds.merge_seed_rows``).
+    seeds (``_seeds.merge_seed_rows``). ``points``: what a figure draws from the row (:attr:`Row.points`).
     """
     ours_f = None if ours is None else float(ours)
     paper_f = None if paper is None else float(paper)
     status = _status(paper_f, ours_f, tolerance, bound)
     return Row(quantity, paper_f, ours_f, None if tolerance is None else float(tolerance), status, note, bound=bound,
-               precision=None if precision is None else float(precision))
+               precision=None if precision is None else float(precision), points=points)
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,8 @@ class Reproduction:
     randomised: bool = True
     # (pattern, reference kind, kind of quantity or None): the first pattern found in a row's quantity classifies it
     references: tuple[tuple[str, str, str | None], ...] = ()
+    # the experiment version: bumped by hand with a change meant to move its numbers, which makes its stored run stale
+    version: int = 1
 
     def kinds_of(self, quantity: str) -> tuple[str | None, str | None]:
         """``(reference, quantity kind)`` of a row with a paper value; ``(None, None)`` when no pattern fits."""
@@ -135,7 +146,7 @@ class Reproduction:
 _REGISTRY: NameTable[Reproduction] = NameTable("reproduction")
 
 
-def register(name: str, *, paper: str, description: str, notes: str = "", randomised: bool = True,
+def register(name: str, *, version: int, paper: str, description: str, notes: str = "", randomised: bool = True,
              references=()):
     """Decorator registering ``func(profile, random_state) -> list[Row]`` under ``name``.
 
@@ -143,7 +154,9 @@ def register(name: str, *, paper: str, description: str, notes: str = "", random
     instead of naming a seed). ``references``: ``(pattern, reference, quantity kind)`` entries classifying every row
     that has a paper value (:func:`classify`): the first ``pattern`` found (``re.search``) in the row's quantity
     gives its reference (a key of ``_kinds.REFERENCES``) and the kind of quantity whose allowance applies (a key of
-    ``_kinds.ALLOWANCES``, or None for none)."""
+    ``_kinds.ALLOWANCES``, or None for none). ``version``: the experiment version, declared beside the name and bumped
+    by hand with a change meant to move the reproduction's numbers (its stored run then goes stale, and ``--all`` runs
+    it again); a change that moves them without the bump fails tests/reproduce/test_fingerprints.py."""
     table = []
     for entry in references:
         pattern, reference, kind = (*entry, None) if len(entry) == 2 else entry
@@ -157,7 +170,7 @@ def register(name: str, *, paper: str, description: str, notes: str = "", random
         table.append((pattern, reference, kind))
 
     def deco(func):
-        _REGISTRY.add(name, Reproduction(name, paper, description, func, notes, randomised, tuple(table)))
+        _REGISTRY.add(name, Reproduction(name, paper, description, func, notes, randomised, tuple(table), version))
         return func
 
     return deco
@@ -198,20 +211,52 @@ def _seeds_text(result: dict) -> str:
     return f"seeds {span} (randomised rows: mean over the seeds, 95% t-interval in the note)"
 
 
-def _made_by_current_code(result: dict) -> bool:
-    """Whether ``result`` was made by the code its reproduction runs now (its ``code`` digest is the current one)."""
-    return result.get("code") == code_digest(get(result["name"]).func.__module__)
+def _is_current(result: dict) -> bool:
+    """Whether ``result`` was made at its reproduction's current experiment version."""
+    return result.get("version") == get(result["name"]).version
 
 
-def _code_text(result: dict) -> str:
-    """The heading's sentence on the code that made a run, and whether that is the code its reproduction runs now."""
-    code = result.get("code")
-    if code is None:
-        return "code digest not recorded (a run stored before it was; `make reproductions` runs it again). "
-    if _made_by_current_code(result):
-        return f"code {code} (the code this reproduction runs now). "
-    now = code_digest(get(result["name"]).func.__module__)
-    return f"code {code}, made by earlier code (now {now}; `make reproductions` runs it again). "
+def _version_text(result: dict) -> str:
+    """The heading's sentence on the experiment version that made a run, and whether it is the current one."""
+    version, now = result.get("version"), get(result["name"]).version
+    if version is None:
+        return ("experiment version not recorded (a run stored before versions were; `make reproductions` runs it "
+                "again). ")
+    if version == now:
+        return f"experiment version {version} (current), smoke fingerprint {result.get('fingerprint')}. "
+    return f"experiment version {version}, stale (now {now}; `make reproductions` runs it again). "
+
+
+def _number(v) -> float | None:
+    """``v`` to 6 significant digits, None for None or NaN: what a fingerprint compares."""
+    return None if v is None or math.isnan(float(v)) else float(f"{float(v):.6g}")
+
+
+def numbers_digest(name: str, rows: list[dict]) -> str:
+    """SHA-256 (first 16 hex digits) of the numbers of reproduction ``name``'s ``rows``: each row's quantity, paper
+    value, ours, per-seed values and seeds, bound and precision, and the points a figure draws, to 6 significant
+    digits. Notes and running times (a kind of quantity that is not compared) are left out: they hold seconds."""
+    rep = get(name)
+    items = []
+    for r in rows:
+        kind = rep.kinds_of(r["quantity"])[1]
+        if kind is not None and not ALLOWANCES[kind].compared:
+            continue
+        items.append([r["quantity"], _number(r["paper"]), _number(r["ours"]),
+                      [_number(v) for v in r.get("values") or ()], list(r.get("seeds") or ()), r.get("bound"),
+                      _number(r.get("precision")),
+                      [[s, [[_number(a), _number(b)] for a, b in pts]] for s, pts in r.get("points") or ()]])
+    return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
+
+
+def fingerprint(name: str) -> str:
+    """:func:`numbers_digest` of reproduction ``name``'s run at :data:`FINGERPRINT_PROFILE`, seed 0, one thread in
+    each native thread pool (a thread count can move a last digit)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        rows = get(name).func(FINGERPRINT_PROFILE, 0)
+    return numbers_digest(name, [asdict(r) for r in rows])
 
 
 def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
@@ -230,22 +275,21 @@ def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
         rep.description,
         "",
         f"Profile `{result['profile']}`{profile_text}, {_seeds_text(result)}, {result['seconds']:.1f} s, "
-        + _code_text(result)
+        + _version_text(result)
         + _environment_text(result)
-        + f"Command: `leakaudit reproduce {result['name']} --profile {result['profile']} --out DIR`"
-        + (". Not rerun since the interval rule: its per-seed values were read back from the notes (4 significant "
-           "digits) and judged by the rule." if result.get("values_from_notes") else ""),
+        + f"Command: `leakaudit reproduce {result['name']} --profile {result['profile']} --out DIR`",
         "",
         *section_lines(result),
         "| quantity | paper | reference | ours | tolerance | status | note |",
         "|---|---:|---|---:|---:|---|---|",
     ]
     for r in result["rows"]:
+        r = {**r, "note": r["note"] + r.get("verdict", "")}
         ref = r.get("reference") or ("—" if r["paper"] is None else "unclassified")
         mark, more = row_marks(result["name"], r)
         if r["quantity"].endswith(FIGURE_DATA):
-            by_seed = parse_figure_data(r["note"])
-            n = sum(len(pts) for pts in by_seed.values())
+            by_seed = r.get("points") or ()
+            n = sum(len(pts) for _, pts in by_seed)
             r = {**r, "note": f"{n} points over {len(by_seed)} seed{'s' if len(by_seed) != 1 else ''}, drawn in the "
                               f"section's figure; the stored run (JSON) holds them"}
         lines.append(
@@ -257,7 +301,7 @@ def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
         lines += ["", "Figures redrawn from this run's stored values: "
                   + ", ".join(f"[{title}]({link})" for title, link in figures) + "."]
     if rep.notes:
-        lines += ["", current_rule(rep.notes)]
+        lines += ["", rep.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -321,10 +365,13 @@ def run(name: str, *, profile: str = "smoke", out: str | Path = "reproductions",
         "profile": profile,
         "seconds": seconds,
         "random_state": random_state,
-        "code": code_digest(rep.func.__module__),
+        "version": rep.version,
+        "fingerprint": None,
         "rows": [asdict(r) for r in rows],
         "environment": environment(),
     }
+    result["fingerprint"] = (numbers_digest(name, result["rows"]) if (profile, random_state) == (FINGERPRINT_PROFILE, 0)
+                             else fingerprint(name))
     classify(result)
     out = Path(out)
     write_json_atomic(out / f"{name}.json", result)
@@ -340,17 +387,14 @@ def _write_section(out: Path, result: dict, figures: list[tuple[str, str]] = ())
 
 
 def _current_run(path: Path, profile: str, random_state: int) -> dict | None:
-    """The run stored at ``path`` (a ``NAME.json``) if the code its reproduction runs now made it, at ``profile`` and
-    ``random_state``; else None (also for a missing or unreadable file)."""
-    import json
-
+    """The run stored at ``path`` (a ``NAME.json``) if it was made at its reproduction's current experiment version,
+    at ``profile`` and ``random_state``; else None (also for a missing or unreadable file)."""
     try:
         res = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
     current = (isinstance(res, dict) and res.get("profile") == profile and res.get("random_state") == random_state
-               and res.get("name") in _REGISTRY.names()
-               and res.get("code") == code_digest(get(res["name"]).func.__module__))
+               and res.get("name") in _REGISTRY.names() and _is_current(res))
     return res if current else None
 
 
@@ -365,8 +409,6 @@ def _run_in_worker(name: str, profile: str, out: str, random_state: int) -> dict
 def _stored_seconds(path: Path) -> float:
     """The seconds the run stored at ``path`` took, whatever code made it; infinity when there is none (so an
     unmeasured reproduction starts first)."""
-    import json
-
     try:
         return float(json.loads(path.read_text())["seconds"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -376,8 +418,8 @@ def _stored_seconds(path: Path) -> float:
 def run_all(out: str | Path, *, random_state: int = 0, only: list[str] | None = None,
             progress: Callable[[str, str, dict | None], None] | None = None, jobs: int = 1) -> list[str]:
     """Run every reproduction (or those named in ``only``) at its page profile (``_page.PAGE``) into ``out``, keeping
-    a stored run made at that profile and seed by the code the reproduction runs now; returns the names it ran (not
-    those it kept).
+    a stored run made at that profile and seed at the reproduction's current experiment version; returns the names it
+    ran (not those it kept).
 
     An interrupted call loses only the reproductions it was in: the next call keeps the ones already written.
     ``progress(name, profile, result)`` is called before a run with ``result=None`` and after it with the result, or
@@ -439,20 +481,11 @@ def rejudge(result: dict) -> int:
     return sum(a != r["status"] for a, r in zip(before, result["rows"]))
 
 
-# the sentences that end the note of a randomised row on where the paper's value lies against our interval (written
-# by _seeds.seed_row, a reproduction's own over-splits row, or _judge_row), to be rewritten with the current rule
-_GAP = re.compile(r"; (?:the (paper's value|reference) is \S+ (?:below|above) the interval|the interval reaches "
-                  r"past the tolerance)(?: .*)?$")
-_BOUND = re.compile(r"a match needs our mean at (least|most) ")
-
-
 def _judge_row(name: str, r: dict, kind: str | None) -> None:
-    """Judge one classified row of reproduction ``name`` in place: status, tolerance, and the end of its note."""
+    """Judge one classified row of reproduction ``name`` in place: status, tolerance, and ``verdict``, the sentence
+    the page adds to its note on where the paper's value lies against a randomised row's interval ("" for none)."""
     _, entry = row_entry(name, r)
-    m = _GAP.search(r["note"])
-    subject = (m.group(1) or "paper's value") if m else "paper's value"
-    note = r["note"][: m.start()] if m else r["note"]
-    r["note"] = _BOUND.sub(r"a match needs our whole interval at \1 ", note)
+    r["verdict"] = ""
     if r["paper"] is None:
         r["status"] = "no-paper-value"
         return
@@ -480,10 +513,10 @@ def _judge_row(name: str, r: dict, kind: str | None) -> None:
     which = (f"the allowance for {kind}, {ALLOWANCES[kind].text()}" if allowance is not None and allowance >= own
              else "the reference's own precision" if r.get("precision") is not None else "the paper's rounding")
     if status in ("differs", BEATS):
-        r["note"] += gap_text(r["paper"], lo, hi, subject) + f" (tolerance {tol:.3g}: {which})"
+        r["verdict"] = gap_text(r["paper"], lo, hi) + f" (tolerance {tol:.3g}: {which})"
     elif status == INCONCLUSIVE:
-        r["note"] += (f"; the interval reaches past the tolerance {tol:.3g} of the paper's value ({which}), or holds "
-                      "the paper's value with the mean past it")
+        r["verdict"] = (f"; the interval reaches past the tolerance {tol:.3g} of the paper's value ({which}), or "
+                        "holds the paper's value with the mean past it")
 
 
 def classify(result: dict) -> list[str]:
@@ -526,8 +559,6 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
         ``folder`` is missing or holds no run of a registered reproduction (a page of no section would replace
         the page), or a ``NAME.json`` of a registered name cannot be read as JSON (named).
     """
-    import json
-
     from ..exceptions import InvalidInputError, InvalidParameterError
 
     folder = Path(folder)
@@ -544,13 +575,17 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
         "reduced profile). One command makes this page: `leakaudit reproduce --all --jobs 2 --out docs/reproduction "
         "--gather docs/reproduction.md` (`make reproductions`) runs every reproduction at its page profile over "
         "seeds 0-4 (`full`, the paper's scale, wherever that fits in about an hour on 2 cores; otherwise "
-        "`reduced`, and the section's heading says what full would cost), keeping each stored run whose code is "
-        "unchanged (its heading's `code` digest covers the reproduction's module and every leakaudit module it "
-        "imports), then gathers them; `--gather` alone rebuilds the page from the stored runs. The heading also names "
-        "the numerical libraries and thread counts the run had: the code and the seed fix every draw, but a thread "
-        "count or a library version changes the order of floating-point sums, and a model fitted near a decision "
-        "boundary can then flip a prediction, so a rerun elsewhere may differ in the last digits (a few targets of "
-        "100 in an attack's accuracy)."),
+        "`reduced`, and the section's heading says what full would cost), keeping each stored run made at its "
+        "reproduction's current experiment version, then gathers them; `--gather` alone rebuilds the page from the "
+        "stored runs. A stored run stays current while the numbers it would give are unchanged, not while the text of "
+        "its code is: each reproduction declares a version (its heading gives it), bumped by hand with a change meant "
+        "to move its numbers, which makes its run stale; and each stored run keeps a fingerprint, the digest of the "
+        "numbers of the reproduction's smoke run made by the same code, which a test recomputes, so a change that "
+        "moves a number without bumping the version fails the tests instead of leaving a stale section current. The "
+        "heading also names the numerical libraries and thread counts the run had: the code and the seed fix every "
+        "draw, but a thread count or a library version changes the order of floating-point sums, and a model fitted "
+        "near a decision boundary can then flip a prediction, so a rerun elsewhere may differ in the last digits (a "
+        "few targets of 100 in an attack's accuracy)."),
         "",
         ("How a row is judged. A randomised row over seeds (or over a protocol's splits) reports the mean, every "
         "seed's value and the 95% Student-t interval of the mean, and is judged against the paper's value with a "
@@ -590,12 +625,12 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
                                 "reproduce --list`); nothing to gather, and the page was left as it was")
     books = per_paper(results, {res["name"]: get(res["name"]).paper for res in results})
     parts += [per_paper_text(books), totals_text(totals(results))]
-    stale = [res["name"] for res in results if not _made_by_current_code(res)]
+    stale = [res["name"] for res in results if not _is_current(res)]
     parts += [
-        (f"Made by the code in this version: {len(results) - len(stale)} of {len(results)} sections (each section's "
-         "heading gives its code digest: the reproduction's module and every leakaudit module it imports)"
-         + (f"; made by earlier code, to be run again: {', '.join(stale)}." if stale else ", so the page is one "
-            "run of one version of the code.")),
+        (f"Made at the current experiment version: {len(results) - len(stale)} of {len(results)} sections (each "
+         "section's heading gives its version and smoke fingerprint)"
+         + (f"; stale (made at an earlier version), to be run again: {', '.join(stale)}." if stale else ", so every "
+            "section gives the numbers this version of the code gives.")),
         "",
     ]
     for res in results:

@@ -7,11 +7,11 @@ import os
 
 import numpy as np
 
-from ._judge import gap_text, judge_values, paper_rounding
+from ._judge import judge_values, paper_rounding
 from ._registry import FIGURE_DATA, Row
 
 __all__ = ["FIGURE_DATA", "JOBS_ENV", "N_SEEDS", "figure_data_row", "map_jobs", "map_seeds", "merge_seed_rows",
-           "parse_figure_data", "rows_over_seeds", "seed_row", "seeds_from"]
+           "rows_over_seeds", "seed_row", "seeds_from"]
 
 # Seeds per setting: every figure that depends on randomness is reported over these many seeds with an interval.
 N_SEEDS = 5
@@ -71,9 +71,7 @@ def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: st
     text = f"seeds {seeds[0]}-{seeds[-1]}: {per}; mean{over} {m:.4g}, 95% t-interval [{lo:.4g}, {hi:.4g}]"
     if bound is not None and paper is not None:
         text += (f"; the paper's value is {'a lower' if bound == 'lower' else 'an upper'} bound: a match needs our "
-                 f"mean at {'least' if bound == 'lower' else 'most'} {paper:g}")
-    elif status == "differs" and np.isfinite(lo):
-        text += gap_text(paper, lo, hi)
+                 f"whole interval at {'least' if bound == 'lower' else 'most'} {paper:g}")
     rounding = None if paper is None else (paper_rounding(paper) if precision is None else float(precision))
     return Row(quantity, None if paper is None else float(paper), m, rounding, status,
                f"{note}; {text}" if note else text, values=tuple(vals), seeds=tuple(int(s) for s in seeds),
@@ -81,43 +79,28 @@ def seed_row(quantity, paper, vals, seeds, tolerance=None, note="", *, bound: st
 
 
 def figure_data_row(quantity: str, x, y) -> Row:
-    """A note-only row holding the points (x[i], y[i]) of a scatter figure (one seed's), e.g. one per target:
-    ``quantity`` must end with :data:`FIGURE_DATA`; :func:`merge_seed_rows` joins the seeds' points."""
+    """A row holding the points (x[i], y[i]) of a scatter figure (one seed's, to 4 significant digits) in its
+    ``points``, e.g. one per target: ``quantity`` must end with :data:`FIGURE_DATA`; :func:`merge_seed_rows` joins the
+    seeds' points."""
     if not quantity.endswith(FIGURE_DATA):
         raise ValueError(f"a figure-data row's quantity ends with {FIGURE_DATA!r}; got {quantity!r}")
-    pts = "; ".join(f"{float(a):.4g},{float(b):.4g}" for a, b in zip(x, y, strict=True))
-    return Row(quantity, None, None, None, "no-paper-value", pts)
-
-
-def parse_figure_data(note: str) -> dict[int | None, list[tuple[float, float]]]:
-    """The points of a figure-data row's note, by seed (None: a row of one run, without seeds)."""
-    out: dict[int | None, list[tuple[float, float]]] = {}
-    for part in note.split(" | "):
-        seed = None
-        if part.startswith("seed "):
-            head, _, part = part.partition(": ")
-            seed = int(head.split()[1])
-        pts = out.setdefault(seed, [])
-        for pair in part.split("; "):
-            if pair.strip():
-                a, b = pair.split(",")
-                pts.append((float(a), float(b)))
-    return out
+    pts = tuple((float(f"{float(a):.4g}"), float(f"{float(b):.4g}")) for a, b in zip(x, y, strict=True))
+    return Row(quantity, None, None, None, "no-paper-value", "", points=((None, pts),))
 
 
 def merge_seed_rows(per_seed: list, seeds: list) -> list:
     """One row per quantity from per-seed row lists (same quantities in the same order): ours is the mean over
     seeds, the note keeps the first seed's note and adds every seed's value and the interval. A row whose value is
     None in every seed (a note-only row) keeps the first seed's row; a figure-data row (:data:`FIGURE_DATA`) joins
-    every seed's points, ``seed s: ... | seed t: ...``."""
+    every seed's points, each under its seed."""
     out = []
     for rs in zip(*per_seed, strict=True):
         r0 = rs[0]
         if len({r.quantity for r in rs}) != 1:
             raise ValueError(f"per-seed rows disagree: {sorted({r.quantity for r in rs})}")
         if r0.quantity.endswith(FIGURE_DATA):
-            out.append(Row(r0.quantity, None, None, None, "no-paper-value",
-                           " | ".join(f"seed {s}: {r.note}" for s, r in zip(seeds, rs, strict=True))))
+            out.append(Row(r0.quantity, None, None, None, "no-paper-value", "",
+                           points=tuple((int(s), r.points[0][1]) for s, r in zip(seeds, rs, strict=True))))
             continue
         if all(r.ours is None for r in rs):
             out.append(r0)

@@ -1,20 +1,19 @@
 """The counts at the top and the foot of docs/reproduction.md: rows by kind of reference, each paper's distinct
 results by class (``_ledger``), and the differences still unexplained.
 
-Bookkeeping only (``_page._BOOKKEEPING``): it reads judged rows and computes none of a reproduction's values.
+Bookkeeping only: it reads judged rows and computes none of a reproduction's values.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 
 from ._judge import BEATS, INCONCLUSIVE, STATUSES
 from ._kinds import ALLOWANCES, PAPER_REFERENCES, REFERENCES
 from ._ledger import CLASSES, EXPLAINED, MISSING, SUBSTITUTES, TRIED, paper_of, row_entry
 
-__all__ = ["JUDGED", "closing_text", "current_rule", "per_paper", "per_paper_text", "row_marks", "section_lines",
+__all__ = ["JUDGED", "closing_text", "per_paper", "per_paper_text", "row_marks", "section_lines",
            "totals", "totals_text"]
 
 # the statuses of a row judged against a reference
@@ -246,24 +245,3 @@ def section_lines(result: dict) -> list[str]:
         out += [f"Substitute data: {s.what}. It can show {s.can}; it cannot show {s.cannot}. Rows on it are "
                 "reported beside the paper's values and never counted as matches of the paper.", ""]
     return out
-
-
-# sentences of the reproductions' notes that state the match rule as it was before the page's current one (the
-# paper's value in the interval widened by its rounding; an allowance only noted): the notes are code of their
-# reproductions, so they are rewritten where the page shows them rather than in the modules, which would make the
-# stored runs stale
-_OLD_RULE = (
-    re.compile(r"matches when the (?:paper's value|reference) lies in (?:the 95% (?:t-)?interval of "
-               r"(?:that|the) mean(?: over seeds)?|that interval),? ?(?:widened only by the (?:paper's|reference's) "
-               r"rounding(?: \(3 decimals\))?)?"),
-    re.compile(r"[;.] [Tt]he note of a row that misses (?:its interval )?by less than the allowance of its kind of "
-               r"quantity \(the page's Allowances table\) says so"),
-)
-_NEW_RULE = ("is judged by the page's rule (its top: the mean and the whole interval within the tolerance of the "
-             "row's kind of quantity)")
-
-
-def current_rule(notes: str) -> str:
-    """``notes`` with each sentence stating the former match rule replaced by a pointer to the page's rule."""
-    notes = _OLD_RULE[0].sub(_NEW_RULE, notes)
-    return _OLD_RULE[1].sub("", notes)

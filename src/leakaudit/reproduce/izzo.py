@@ -78,7 +78,7 @@ def exact_required_scale(n: int, eta: float) -> float:
 
 
 @register(
-    "izzo-fig1",
+    "izzo-fig1", version=1,
     paper=PAPER,
     description="Figure 1: Laplace noise scale needed against eta, MIP (M=2, Cor 11) vs DP (Thm 4) on the Prop 9 "
     "data set for n in {36, 40, 44, 48} (and 24-32 for the crossover); plus exact eta by enumeration (ours).",
@@ -202,7 +202,7 @@ FIG2_SPEC = {(0.01, 2): 778, (0.01, 4): 48, (0.01, 6): 9.5, (0.1, 2): 7.7, (0.1,
 
 
 @register(
-    "izzo-fig2",
+    "izzo-fig2", version=1,
     paper=PAPER,
     description="Figure 2: covariance of N(0, Sigma) in R^3 (theta = vec(A), d = 9), MIP via Cor 8 with M in "
     "{2, 4, 6} (sigma over 128 halves of D) vs full-batch DP-SGD (clip = median gradient norm, replace-one "
@@ -454,7 +454,7 @@ def sigma_leak_rows(Xd, yd, tr, *, games: int, B: int, eta: float = 0.1, random_
 
 
 @register(
-    "izzo-adult",
+    "izzo-adult", version=1,
     paper=PAPER + " -- applied, not in the paper",
     description="Algorithm 1 on L2 logistic regression (weights + intercept) on a sample of UCI Adult at eta in "
     "{0.01, 0.05, 0.1, 0.2}: test accuracy of the released model, and measured membership accuracy (minus 1/2) "

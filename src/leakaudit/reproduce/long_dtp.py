@@ -242,7 +242,7 @@ def _table2_seed(profile: str, seed: int) -> dict:
 
 
 @register(
-    "long-dtp-table2",
+    "long-dtp-table2", version=1,
     paper=PAPER,
     description="Table 2 target models on real Adult (NB, LR, NN): train/test accuracy over target models on random "
                 "halves of |D| = 2000, average PDTP (natural log, bins of 0.01) over fixed targets, and the DTP-1 "
@@ -275,10 +275,8 @@ def _table2_seed(profile: str, seed: int) -> dict:
           "(leakaudit.dtp.pdtp(..., lowest_bins='ignore'): the step is ln 3 however small the move), to size the "
           "step's share of the gap to the paper's 0.0299; the rest is our NB (Gaussian numerics with a 1e-3 std "
           "floor, Laplace categoricals) against Weka's. 'ours' is the mean over seeds (seed, "
-          "seed + 1, ...); a row matches when the paper's value lies in the 95% t-interval of that mean, widened "
-          "only by the paper's rounding; 'none found' is an upper bound of 0 that every seed must meet. The "
-          "note of a row that misses its interval by less than the allowance of its kind of quantity (the page's "
-          "Allowances table) says so.",
+          "seed + 1, ...); a row is judged by the page's rule (its top: the mean and the whole interval within the "
+          "tolerance of the row's kind of quantity); 'none found' is an upper bound of 0 that every seed must meet.",
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"targets with avg PDTP > 1", "claim", "claim"),
@@ -572,7 +570,7 @@ def _correlation_seed(profile: str, seed: int) -> list:
 
 
 @register(
-    "long-dtp-correlation",
+    "long-dtp-correlation", version=1,
     paper=PAPER,
     description="The distance-based attack on every Table 2 target model but NN-Purchase (long-table1 has it): "
                 "target accuracy, attack accuracy / precision / recall / F1, average PDTP and the Pearson r of "
@@ -617,8 +615,13 @@ def correlation(profile: str, random_state: int):
     return rows_over_seeds(_correlation_seed, profile, random_state)
 
 
+def _sequence(values) -> tuple:
+    """A removal curve's max DTP at each step (3 decimals, as its note prints them), as the points a figure draws."""
+    return ((None, tuple((float(i), float(f"{v:.3f}")) for i, v in enumerate(values))),)
+
+
 @register(
-    "long-dtp-fig6",
+    "long-dtp-fig6", version=1,
     paper=PAPER,
     description="§8 / Fig 6: maximum DTP after removing high-risk records from naive Bayes trained on all 48,842 Adult "
                 "records restricted to age, marital status, race, sex (the offline stand-in for 1.6M ACS 2013 records; "
@@ -658,13 +661,15 @@ def fig6(profile: str, random_state: int):
     ]
     rebound = any(mv[i + 1] > mv[i] + 0.5 for i in range(len(mv) - 1))
     rows.append(row("sorted removal: max DTP sequence", None, None,
-                    note="; ".join(f"{v:.3f}" for v in mv) + (" (rebounds: sawtooth)" if rebound else "")))
+                    note="; ".join(f"{v:.3f}" for v in mv) + (" (rebounds: sawtooth)" if rebound else ""),
+                    points=_sequence(mv)))
     rows.append(row("sorted removal: first step with max DTP <= 1", None, s.stopped_at))
     rows.append(row("sorted removal: accuracy before / after", None, s.accuracy[-1],
                     note=f"before {s.accuracy[0]:.4f}, after {len(s.removed)} removals {s.accuracy[-1]:.4f}"))
     for strat in ("greedy", "group"):
         r = reduce_dtp(nb, X, y, strategy=strat, max_removals=steps)
-        rows.append(row(f"{strat}: max DTP sequence", None, None, note="; ".join(f"{v:.3f}" for v in r.max_values)))
+        rows.append(row(f"{strat}: max DTP sequence", None, None, note="; ".join(f"{v:.3f}" for v in r.max_values),
+                        points=_sequence(r.max_values)))
         rows.append(row(f"{strat}: first step with max DTP <= 1", None, r.stopped_at,
                         note=f"{len(r.removed)} records removed in {len(r.max_values) - 1} steps; accuracy "
                              f"{r.accuracy[0]:.4f} -> {r.accuracy[-1]:.4f}"))
@@ -811,7 +816,7 @@ def _bounds_seed(profile: str, random_state: int):
 
 
 @register(
-    "long-dtp-bounds",
+    "long-dtp-bounds", version=1,
     paper=PAPER,
     description="DTP beyond PDTP: exact DTP by enumeration on the Adult 4-attribute proxy (NB) against PDTP and the "
                 "stability bounds (Thm 6.2 with Prop 6.5; the normalised-NB bound max(2 PDTP, ln δ_t)); ln δ of "

@@ -154,7 +154,7 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
 
 
 @register(
-    "long-table1",
+    "long-table1", version=1,
     paper="Long et al. 2017/2020 (arXiv 1712.09136), Table 1",
     description=(
         "Three membership attacks (untargeted shadow-model, frequency-based, distance-based) on an NN "
@@ -201,8 +201,8 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
         "§5.5's immune record "
         "is read as the target with the lowest distance-attack accuracy and the untargeted accuracy on it. "
         "'ours' is the mean over seeds (seed, seed + 1, ...), each seed's value and the 95% t-interval in the "
-        "note; a row matches when the paper's value lies in that interval, widened only by the paper's rounding "
-        "(§5.5's 'never above 0.665' is an upper bound our mean must respect)."
+        "note; a row is judged by the page's rule (its top: the mean and the whole interval within the tolerance of "
+        "the row's kind of quantity) (§5.5's 'never above 0.665' is an upper bound our mean must respect)."
     ),
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
@@ -256,7 +256,7 @@ def _table1_seed(profile: str, random_state: int) -> list:
 
 
 @register(
-    "lira-rmia",
+    "lira-rmia", version=1,
     paper="Carlini et al. 2022 (LiRA) and Zarifzadeh et al. 2024 (RMIA)",
     description=(
         "An overfit MLP (600-128-100, tanh) on Purchase-like data (100 classes); 64 reference models trained in "
@@ -388,7 +388,7 @@ def calibration_loss(acc: dict) -> float:
 
 
 @register(
-    "long-purchase-calibration",
+    "long-purchase-calibration", version=1,
     paper="Long et al. 2017/2020 (arXiv 1712.09136), Table 2 (Purchase model accuracies)",
     description=(
         "Calibrates the synthetic Purchase-like generator (make_purchase_like: mean purchases per shopper, "

@@ -60,7 +60,7 @@ def _simulate_adversary4_binary(tau: float, r: float, n: int, rng: np.random.Gen
 
 
 @register(
-    "yeom-fig1",
+    "yeom-fig1", version=1,
     paper="Yeom et al. 2018 (CSF), Fig. 1 / Theorem 5",
     description=(
         "Advantage of Adversary 4 against the influence tau/sigma_S of a uniform binary attribute, for "
@@ -367,7 +367,7 @@ def iwpc_tree_experiment(depths, n_splits: int, *, cv: str = "kfold", random_sta
 
 
 @register(
-    "yeom-fig3",
+    "yeom-fig3", version=1,
     paper="Yeom et al. 2018 (CSF), Fig. 3 (IWPC) and spec §8 re-run",
     description=(
         "IWPC, DecisionTreeRegressor(max_depth=d), 75/25 splits: threshold membership (|eps| < R_emp), "
@@ -380,9 +380,9 @@ def iwpc_tree_experiment(depths, n_splits: int, *, cv: str = "kfold", random_sta
         "paper's Fig. 3 has no reliable printed values. Rows marked 'Fig. 3 shape' compare with values read off the "
         "paper's plot (r ~ 8-9: membership ~0.85, VKORC1 A7 ~0.8, A4 ~0.5), to their reading precision 0.025. "
         "Every row is over 5 seeds: seed k runs 20 splits, split seeds 20k to 20k + 19, so seeds 0-4 cover the "
-        "authors' split seeds 0-99 (the spec's re-run), with trees and attacks seeded by k; a row matches when "
-        "the reference lies in the 95% interval of the mean over seeds; the note of a row that misses by less than "
-        "the allowance of its kind of quantity (the page's Allowances table) says so. Profiles: smoke = depths "
+        "authors' split seeds 0-99 (the spec's re-run), with trees and attacks seeded by k; a row is judged by the "
+        "page's rule (its top: the mean and the whole interval within the tolerance of the row's kind of quantity). "
+        "Profiles: smoke = depths "
         "{5, 30}, 3 splits "
         "per seed, 10-fold R_cv; reduced = depths 1..30, 20 splits per seed, 10-fold R_cv; full = the same with "
         "LOO R_cv (as the authors' code), computed once per depth with tree seed 0 and shared by the seeds (R_emp "
@@ -473,7 +473,7 @@ _ADULT_ATTRS = ("sex", "race", "marital_status")
 
 
 @register(
-    "adult-attribute",
+    "adult-attribute", version=1,
     paper="Yeom et al. 2018 (CSF), Definitions 5-6 applied to Adult (no paper experiment)",
     description=(
         "Sex, race and marital status inferred from an overfit MLP (scikit-learn MLPClassifier, one hidden layer "

@@ -1,0 +1,44 @@
+"""A stored run stays current while the numbers it would give are unchanged: each reproduction's run at the
+fingerprint profile (smoke, seed 0), recomputed here by this code, must give the fingerprint its stored run
+(docs/reproduction/NAME.json) keeps, unless the reproduction's experiment version was bumped since (its stored run is
+then stale, and the page says so). A change that moves a number must bump the version of each reproduction it moves
+(``register(..., version=N + 1)``); ``make reproductions`` then runs those again."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from leakaudit import reproduce
+from leakaudit.reproduce import _registry as reg
+
+reproduce.load_all()
+STORED = Path(__file__).resolve().parents[2] / "docs" / "reproduction"
+
+# reproductions whose smoke run took more than 5 s on one shared core (the other twelve took 1-5 s, about 30 s in all):
+# slow (make test-slow); long-dtp-correlation's takes minutes
+SLOW = {"adult-attribute", "chase-fig1", "chase-fig1-mlp", "chase-gender", "chase-table2", "chase-table3",
+        "chase-wb-encoding", "izzo-adult", "izzo-fig2", "long-dtp-bounds", "long-dtp-correlation", "long-dtp-table2",
+        "long-purchase-calibration", "long-table1", "yeom-fig2c", "yeom-fig3", "yeom-fig4"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in reg.names()])
+def test_the_stored_run_has_this_codes_fingerprint_or_is_stale(name):
+    stored = json.loads((STORED / f"{name}.json").read_text())
+    version = reg.get(name).version
+    if stored.get("version") != version:
+        pytest.skip(f"{name}: stored at version {stored.get('version')}, now {version}: stale until rerun")
+    assert reg.fingerprint(name) == stored["fingerprint"], (
+        f"{name}: a number of its {reg.FINGERPRINT_PROFILE} run moved. If the change is meant to move numbers, bump "
+        f"its version (register(..., version={version + 1})) so that its stored run goes stale and `make "
+        "reproductions` runs it again; otherwise undo the change")
+
+
+def test_a_moved_number_changes_the_fingerprint_and_a_note_or_a_running_time_does_not():
+    rows = json.loads((STORED / "chase-table3.json").read_text())["rows"]
+    digest = reg.numbers_digest("chase-table3", rows)
+    timed = [dict(r, note=r["note"] + " (other words)") if "seconds" not in r["quantity"]
+             else dict(r, ours=r["ours"] + 1.0, values=[v + 1.0 for v in r["values"]]) for r in rows]
+    assert reg.numbers_digest("chase-table3", timed) == digest
+    moved = [dict(rows[0], ours=rows[0]["ours"] + 1e-4), *rows[1:]]
+    assert reg.numbers_digest("chase-table3", moved) != digest
