@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from .._validation import check_probabilities
+from .._validation import check_probabilities, shown
 from ..exceptions import InvalidParameterError
 from .config import AuditConfig, Thresholds
 from .results import AuditResult
@@ -33,14 +33,28 @@ def _config(label: str | None, sensitive, options: dict) -> AuditConfig:
         known = sorted(k for k in AuditConfig.model_fields if k not in _FILE_KEYS)
         raise InvalidParameterError(f"leakaudit.audit() got unknown or file-only argument(s) {', '.join(bad)}; "
                                     f"settings it takes: {', '.join(known)}")
-    if isinstance(options.get("thresholds"), dict):
-        options["thresholds"] = Thresholds(**options["thresholds"])
     try:
+        if isinstance(options.get("thresholds"), dict):
+            options["thresholds"] = _thresholds(options["thresholds"])
         return AuditConfig(label=label, sensitive=list(sensitive) if sensitive else None, **options)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err.get("loc", ())) or "settings"
-        raise InvalidParameterError(f"{where}: {err.get('msg')}") from None
+        raise InvalidParameterError(f"{where}: {err.get('msg')}; got {shown(err.get('input'))}") from None
+
+
+def _thresholds(given: dict) -> Thresholds:
+    """``thresholds=`` given as a dict, its keys named ``thresholds.KEY`` in a refusal."""
+    bad = sorted(str(k) for k in given if k not in Thresholds.model_fields)
+    if bad:
+        raise InvalidParameterError(f"thresholds: unknown key(s) {', '.join(bad)}; keys it takes: "
+                                    f"{', '.join(Thresholds.model_fields)}")
+    try:
+        return Thresholds(**given)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(["thresholds", *(str(p) for p in err.get("loc", ()))])
+        raise InvalidParameterError(f"{where}: {err.get('msg')}; got {shown(err.get('input'))}") from None
 
 
 def _predictions_target(data, predictions):

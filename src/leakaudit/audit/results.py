@@ -166,18 +166,11 @@ class AuditResult(Result):
 
     def save(self, out: str | Path) -> Path:
         """Write results.json, records.csv, report.html and evidence.json into the folder ``out`` (created if
-        missing), exactly as ``leakaudit audit --out`` writes them: together or not at all. Returns ``out``."""
-        from .output import check_out_writable, write_audit_files
+        missing), exactly as ``leakaudit audit --out`` writes them: together or not at all
+        (:func:`leakaudit.audit.output.save_result`). Returns ``out``."""
+        from .output import save_result
 
-        if self._records is None:
-            from ..exceptions import InvalidParameterError
-
-            raise InvalidParameterError("this result holds no per-record table (it was read from results.json "
-                                        "alone); save needs the result leakaudit.audit returned")
-        out = Path(out)
-        check_out_writable(out)
-        write_audit_files(out, self, self._records, evidence=self._evidence)
-        return out
+        return save_result(self, out)
 
     def __repr__(self) -> str:
         counts = {s: sum(c.status == s for c in self.verdict.checks) for s in STATUS_ORDER}
