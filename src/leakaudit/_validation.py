@@ -246,7 +246,11 @@ def check_indices(idx: Any, *, name: str, n: int, allow_empty: bool = False, uni
 
 def check_choice(x: Any, *, name: str, choices: tuple | list) -> Any:
     """Check that ``x`` is one of ``choices``."""
-    if x not in choices:
+    try:  # an array (or anything whose == is not one truth value) is none of them
+        ok = not isinstance(x, np.ndarray) and any(bool(x == c) for c in choices)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
         raise InvalidParameterError(f"{name} must be one of {', '.join(map(shown, choices))}; got {shown(x)}")
     return x
 

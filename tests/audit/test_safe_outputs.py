@@ -96,6 +96,7 @@ def test_hostile_names_labels_and_values_through_the_library_and_the_command_lin
     assert "'=cmd|calc!A1" in (lib / "records.csv").read_text() and "=cmd|calc!A1" in set(back["\\u202ename"])
     report = (lib / "report.html").read_text()
     assert "\\u202ename" in report and "\u202e" not in report
+    assert not CONTROLS.search(res._repr_html_())
     data = json.loads((lib / "results.json").read_text())["data"]
     assert data["class_names"] == ["=1+1", "@no\u202ex"] and "\u202ename" in data["record_columns"]  # exact
 

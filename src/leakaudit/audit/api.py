@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from .._validation import check_probabilities, shown
+from .._validation import check_choice, check_probabilities, shown
 from ..exceptions import InvalidParameterError
 from .config import AuditConfig, Thresholds
 from .results import AuditResult
@@ -153,6 +153,7 @@ language model, optional
     if members is None or nonmembers is None:
         raise InvalidParameterError("members and nonmembers are required: the records the model was trained on, "
                                     "and records of the same distribution it never saw")
+    _check_run_options(verbose, memory_budget)
     lm_only = {"text_column": text_column, "tokenizer": tokenizer, "references": references}
     if is_causal_lm(model):
         return _audit_language_model(model, members, nonmembers, text_column=text_column, tokenizer=tokenizer,
@@ -166,12 +167,14 @@ language model, optional
                                     f"(a transformers causal language model as model); got model "
                                     f"{type(model).__name__}")
     if not isinstance(label, str) or not label:
-        raise InvalidParameterError(f"label must be the name of the label column; got {label!r}")
+        raise InvalidParameterError(f"label must be the name of the label column; got {shown(label)}")
     if (model is None) == (predictions is None):
         raise InvalidParameterError("give model (a fitted estimator or torch module) or predictions (its "
                                     "probabilities), not both and not neither")
-    if model_input not in ("auto", "columns", "encoded"):
-        raise InvalidParameterError(f"model_input must be 'auto', 'columns' or 'encoded'; got {model_input!r}")
+    check_choice(model_input, name="model_input", choices=("auto", "columns", "encoded"))
+    if sensitive is not None and (not isinstance(sensitive, (list, tuple))
+                                  or not all(isinstance(c, str) and c for c in sensitive)):
+        raise InvalidParameterError(f"sensitive must be a list of column names; got {shown(sensitive)}")
     cfg = _config(label, sensitive, dict(settings))
     data = data_from_frames(members, nonmembers, label=label, population=population, sensitive=sensitive)
     if learner is not None and not isinstance(learner, Learner):
@@ -198,6 +201,16 @@ language model, optional
             f"transformers causal language model; got {type(model).__name__}")
     return audit_core(cfg, data=data, target=target, command="leakaudit.audit()", verbose=verbose,
                       memory_budget=memory_budget)
+
+
+def _check_run_options(verbose, memory_budget) -> None:
+    """``verbose`` and ``memory_budget`` refused by name, before any work."""
+    from ..engine import parse_memory_size
+
+    if not isinstance(verbose, bool):
+        raise InvalidParameterError(f"verbose must be True or False; got {shown(verbose)}")
+    if memory_budget is not None:
+        parse_memory_size(memory_budget, name="memory_budget")
 
 
 def is_causal_lm(model: Any) -> bool:

@@ -50,7 +50,10 @@ def save_result(result, out) -> Path:
     records.csv, report.html and evidence.json, together or not at all (:meth:`AuditResult.save
     <leakaudit.audit.results.AuditResult.save>` calls this). Returns the folder written."""
     folder = _folder_argument(out, "out")
-    if getattr(result, "records", None) is None or not hasattr(result, "to_dict"):
+    if not (hasattr(result, "to_dict") and hasattr(result, "records")):
+        raise InvalidParameterError(f"result must be an AuditResult, as leakaudit.audit returns it; got "
+                                    f"{type(result).__name__}")
+    if result.records is None:
         raise InvalidParameterError("this result holds no per-record table (it was read from results.json "
                                     "alone); save needs the result leakaudit.audit returned")
     check_out_writable(folder)

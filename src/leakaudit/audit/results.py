@@ -179,8 +179,14 @@ class AuditResult(Result):
                 f"{self.data.get('n_members')} members, {self.data.get('n_nonmembers')} non-members)")
 
     def _repr_html_(self) -> str:
-        """A notebook's view: the verdict, its headline and every check."""
-        from html import escape
+        """A notebook's view: the verdict, its headline and every check (control and bidirectional characters
+        written out, as in the report)."""
+        from html import escape as html_escape
+
+        from .._results import escape_controls
+
+        def escape(text: str) -> str:
+            return html_escape(escape_controls(text))
 
         colour = {"publish": "#1a7f37", "do not publish": "#cf222e", "inconclusive": "#9a6700"}[self.outcome]
         rows = "".join(
