@@ -62,6 +62,8 @@ KNOWN_ESCAPES = {
     ("blind_baseline", "texts"): "lm/blind.py iterates texts unchecked (TypeError)",
     ("blind_baseline", "is_member"): "lm/blind.py converts is_member with int() unchecked",
     ("blind_baseline", "similar"): "lm/blind.py compares similar unchecked (TypeError, numpy UFuncTypeError)",
+    ("blind_baseline", "random_state"): "_random.py puts repr() of an array in a multi-line message",
+    ("mip_noise", "eta"): "mip/noise.py overflows for a tiny eta such as 1e-300 (OverflowError)",
     ("eta_from_eps", "eps"): "mip/conversions.py compares eps unchecked (an array has no truth value)",
     ("inversion_attack", "sigma"): "attribute/inversion.py takes log(sigma) of a huge int (TypeError)",
 }

@@ -31,8 +31,8 @@ import numpy as np
 
 from ..exceptions import UnsafeFileError
 
-__all__ = ["CHECKED_TYPES", "SPARSE_TYPES", "check_sparse_matrices", "walk_objects", "checked_trees", "check_model_structure", "check_input_width",
-           "check_fitted", "rebuild_neighbour_trees"]
+__all__ = ["CHECKED_TYPES", "SPARSE_TYPES", "check_sparse_matrices", "walk_objects", "checked_trees",
+           "check_model_structure", "check_input_width", "check_fitted", "rebuild_neighbour_trees"]
 
 #: the types skops does not trust whose content leakaudit checks here (they are loaded, then checked)
 CHECKED_TYPES = ("sklearn.tree._tree.Tree", "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor")

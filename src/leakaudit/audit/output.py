@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._results import (check_output_folder, spreadsheet_exact, spreadsheet_safe, write_json_atomic,
-                        write_text_atomic, writing)
+from .._results import (check_output_folder, escape_controls, spreadsheet_exact, spreadsheet_safe,
+                        write_json_atomic, write_text_atomic, writing)
 from ..exceptions import InvalidParameterError
 
 __all__ = ["check_out_writable", "write_audit_files", "save_result", "read_records_csv"]
@@ -144,14 +144,18 @@ def _reworded(obj, words):
     return obj
 
 
-def _write_report(folder: Path, result_type, *, columns: list[str], words) -> None:
+def _write_report(folder: Path, result_type, *, words, columns: list[str] | None = None) -> None:
     """``folder/report.html`` from the results.json and records.csv written there, read back as written (strict
     JSON, the CSV's types and exact text cells: :func:`read_records_csv`) into ``result_type`` with its texts'
-    settings named by ``words`` (:func:`leakaudit.audit.config.in_words`), the records' ``columns`` named as
-    results.json names them (records.csv's header writes their control characters out)."""
+    settings named by ``words`` (:func:`leakaudit.audit.config.in_words`). records.csv's header writes control
+    characters out: its columns are named as the audit named them (``columns``; by default those of results.json's
+    ``record_columns`` whose written-out name they carry)."""
     from ..report import render_report
 
-    records = read_records_csv(folder / "records.csv")
-    records.columns = columns
     shown = result_type.from_dict(_reworded(json.loads((folder / "results.json").read_text()), words))
+    records = read_records_csv(folder / "records.csv")
+    if columns is None:
+        named = {escape_controls(str(c)): str(c) for c in shown.data.get("record_columns", [])}
+        columns = [named.get(c, c) for c in records.columns]
+    records.columns = columns
     write_text_atomic(folder / "report.html", render_report(shown, records), what="report")

@@ -299,7 +299,8 @@ def load_skops_model(path: Path, *, n_rows: int | None = None, n_features: int |
     In order, before anything else reads the file's content: the archive's uncompressed size against the memory
     budget (:func:`.model_budget.check_archive`); the types it holds (skops' default trusted set,
     :data:`_SKLEARN_INTERNALS`, the fitted trees and HistGradientBoosting predictors of
-    :data:`.model_safety.CHECKED_TYPES`, the scipy.sparse matrices of :data:`.model_safety.SPARSE_TYPES`); after loading, before any inference, the fitted attributes, every tree and
+    :data:`.model_safety.CHECKED_TYPES`, the scipy.sparse matrices of :data:`.model_safety.SPARSE_TYPES`); after
+    loading, before any inference, the fitted attributes, the sparse matrices' index arrays, every tree and
     predictor against the input width its estimator records (:func:`.model_safety.check_model_structure`), with
     ``n_features`` that width against the data's (:func:`.model_safety.check_input_width`), and with ``n_rows``
     the memory and work of predicting and retraining it on that many records
@@ -674,7 +675,6 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
     """The audited scikit-learn model (fitted; an estimator or a Pipeline) fed exactly what it was fitted on
     (:func:`_feature_contract`); ``path``: the skops file it came from (None: given in memory)."""
     from sklearn.base import clone
-
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted
 

@@ -67,10 +67,9 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
     ``device``: where a torch learner trains its models (:func:`~leakaudit.cli._device.with_device`).
     """
     import csv
+    from numbers import Integral
 
     import numpy as np
-
-    from numbers import Integral
 
     from .._results import atomic_file, write_json_atomic, writing
     from .._validation import check_scalar

@@ -637,8 +637,8 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
     """HTML text of the report for one audit, read from its typed result (:class:`~leakaudit.audit.results.
     AuditResult`, e.g. :func:`leakaudit.audit.results.read_result` of results.json's data) and ``records``
     (records.csv's rows)."""
-    env = Environment(loader=PackageLoader("leakaudit.report", "templates"), autoescape=select_autoescape(["html", "j2"]),
-                      finalize=_shown)
+    env = Environment(loader=PackageLoader("leakaudit.report", "templates"),
+                      autoescape=select_autoescape(["html", "j2"]), finalize=_shown)
     tmpl = env.get_template("report.html.j2")
     verdict = results.verdict
     thresholds = verdict.thresholds
