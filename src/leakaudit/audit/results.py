@@ -167,7 +167,8 @@ class AuditResult(Result):
     def save(self, out: str | Path) -> Path:
         """Write results.json, records.csv, report.html and evidence.json into the folder ``out`` (created if
         missing), exactly as ``leakaudit audit --out`` writes them: together or not at all
-        (:func:`leakaudit.audit.output.save_result`). Returns ``out``."""
+        (:func:`leakaudit.audit.output.save_result`). Returns the folder written: ``out``, with a ``..`` in it
+        resolved. An ``out`` that is not a path, or is empty, is refused by name before anything is written."""
         from .output import save_result
 
         return save_result(self, out)
