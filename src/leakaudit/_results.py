@@ -14,6 +14,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import types
 import typing
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["Result", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
            "write_text_atomic", "atomic_file", "writing", "write_problem", "check_output_file",
-           "check_output_folder"]
+           "check_output_folder", "escape_controls", "spreadsheet_safe", "spreadsheet_exact"]
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -226,11 +227,14 @@ def check_output_folder(out: Path, *, option: str = "--out") -> Path:
 
     from .exceptions import InvalidParameterError
 
-    if out.exists() and not out.is_dir():
-        raise InvalidParameterError(f"{option} {out} exists and is not a folder; give a folder to write into")
-    p = out
-    while not p.exists():
-        p = p.parent
+    try:
+        if out.exists() and not out.is_dir():
+            raise InvalidParameterError(f"{option} {out} exists and is not a folder; give a folder to write into")
+        p = out
+        while not p.exists():
+            p = p.parent
+    except OSError as exc:  # a name too long for the file system, a loop of links
+        raise InvalidParameterError(f"{option} {out} cannot be a folder: {exc.strerror or exc}") from None
     if not p.is_dir():
         raise InvalidParameterError(f"{option} {out} cannot be created: {p} is a file, not a folder")
     try:
@@ -238,6 +242,49 @@ def check_output_folder(out: Path, *, option: str = "--out") -> Path:
     except OSError as exc:
         raise InvalidParameterError(f"{option} {out} cannot be written ({exc.strerror or exc} in {p})") from None
     return out
+
+
+#: characters that change how the text around them is shown: C0 and C1 controls (but tab, line feed and carriage
+#: return, which CSV quotes and HTML shows as spaces), bidirectional marks, embeddings, overrides and isolates
+#: (U+202E reverses what follows it: ``evil\u202etxt.exe`` shows as ``evilexe.txt``), line and paragraph separators
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+#: a spreadsheet reads a cell starting with one of these as a formula (OWASP's list for CSV injection)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control or bidirectional-formatting character written out as ``\\uXXXX``, so that a
+    name or value shows as it is in a report, a table or a terminal (never reversed or hidden)."""
+    return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _formula_like(text: str) -> bool:
+    """A spreadsheet would run ``text`` as a formula (or it is one quote short of one, so that
+    :func:`spreadsheet_exact` can tell a prefix it added from a quote the value had)."""
+    if text.startswith("'"):
+        return _formula_like(text[1:])
+    return text.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text)
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A text cell as records.csv writes it: control characters escaped (:func:`escape_controls`), then, if it
+    starts with ``= + - @``, a tab or a carriage return and is not a plain number, a ``'`` in front (OWASP's rule
+    against formula injection; a value that already starts with quotes before such a character gets one more).
+    Anything but text (numbers, missing values) is returned as it is."""
+    if not isinstance(value, str):
+        return value
+    value = escape_controls(value)
+    return "'" + value if _formula_like(value) else value
+
+
+def spreadsheet_exact(value: Any) -> Any:
+    """The inverse of :func:`spreadsheet_safe`'s quote: a cell read back from records.csv with the ``'`` it added
+    removed (escaped control characters stay escaped)."""
+    if isinstance(value, str) and value.startswith("'") and _formula_like(value[1:]):
+        return value[1:]
+    return value
 
 
 def nan_to_none(x: float) -> float | None:

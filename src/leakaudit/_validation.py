@@ -16,6 +16,7 @@ from .exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = [
     "check_linked_file",
+    "check_regular_file",
     "check_array",
     "check_vector",
     "check_matrix",
@@ -124,27 +125,35 @@ def check_matrix(x: Any, *, name: str, **kw: Any) -> np.ndarray:
     return check_array(x, name=name, ndim=2, **kw)
 
 
-def check_probabilities(p: Any, *, name: str, atol: float = 1e-3, allow_empty: bool = False) -> np.ndarray:
+def check_probabilities(p: Any, *, name: str, atol: float = 1e-3, allow_empty: bool = False,
+                        counted_from: int = 0) -> np.ndarray:
     """Check a matrix of class probabilities, shape (n_samples, n_classes).
 
-    Rows must be non-negative and sum to 1 within ``atol``.
+    Rows must be finite, non-negative and sum to 1 within ``atol``. Messages name rows and columns counted from
+    ``counted_from`` (0 for an array's indices, 1 for a file's rows and columns, as docs/input.md counts them).
     """
-    arr = check_matrix(p, name=name, allow_empty=allow_empty)
+    arr = check_matrix(p, name=name, allow_empty=allow_empty, allow_nan=bool(counted_from))
     if arr.shape[1] < 2 and arr.shape[0] > 0:
         raise InvalidInputError(
             f"{name} must have one column per class (at least 2); got shape {arr.shape}. "
             "For a binary model pass both columns [1 - p, p]"
         )
+    k = counted_from
+    if arr.size and not np.isfinite(arr).all():
+        r, c = np.argwhere(~np.isfinite(arr))[0]
+        kind = "NaN" if np.isnan(arr[r, c]) else "inf"
+        raise InvalidInputError(f"{name} contains {kind} (row {r + k}, column {c + k}); remove or impute non-finite "
+                                "values first")
     if arr.size and arr.min() < 0:
         r, c = np.argwhere(arr < 0)[0]
-        raise InvalidInputError(f"{name} must be non-negative; row {r}, column {c} is {arr[r, c]:.6g}")
+        raise InvalidInputError(f"{name} must be non-negative; row {r + k}, column {c + k} is {arr[r, c]:.6g}")
     if arr.size:
         sums = arr.sum(axis=1)
         bad = np.flatnonzero(np.abs(sums - 1.0) > atol)
         if bad.size:
             r = int(bad[0])
             raise InvalidInputError(
-                f"rows of {name} must sum to 1; row {r} sums to {sums[r]:.6g} "
+                f"rows of {name} must sum to 1; row {r + k} sums to {sums[r]:.6g} "
                 f"({bad.size} of {arr.shape[0]} rows are off; pass logits or softmax them first)"
             )
     return arr
@@ -237,7 +246,11 @@ def check_indices(idx: Any, *, name: str, n: int, allow_empty: bool = False, uni
 
 def check_choice(x: Any, *, name: str, choices: tuple | list) -> Any:
     """Check that ``x`` is one of ``choices``."""
-    if x not in choices:
+    try:  # an array (or anything whose == is not one truth value) is none of them
+        ok = not isinstance(x, np.ndarray) and any(bool(x == c) for c in choices)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
         raise InvalidParameterError(f"{name} must be one of {', '.join(map(shown, choices))}; got {shown(x)}")
     return x
 
@@ -272,3 +285,33 @@ def check_linked_file(path: Any, *, what: str = "file") -> None:
             f"{what} {p} is a link to {real}, a file not readable by everyone; leakaudit does not read a protected "
             "file through a link (its contents could appear in messages): give the file itself")
 
+
+
+def check_regular_file(path: Any, *, what: str = "file") -> None:
+    """Refuse, naming ``what`` and the path, a ``path`` that is not a regular file: missing, a folder, or a named
+    pipe, socket or device (read more than once, or never ending, none of which holds a table).
+
+    Raises
+    ------
+    DataFileError
+        ``path`` does not exist or cannot be looked at.
+    InvalidInputError
+        ``path`` exists but is not a regular file.
+    """
+    import os
+    import stat
+
+    from .exceptions import DataFileError
+
+    try:
+        mode = os.stat(os.fspath(path)).st_mode
+    except FileNotFoundError:
+        raise DataFileError(f"{what} {path} does not exist") from None
+    except OSError as exc:
+        raise DataFileError(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    kind = next((words for test, words in kinds if test(mode)), None)
+    if kind is not None:
+        raise InvalidInputError(f"{what} {path} is {kind}, not a regular file; leakaudit reads a table more than "
+                                "once: save it to a file and give that")

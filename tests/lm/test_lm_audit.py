@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from leakaudit.audit.output import read_records_csv
 from leakaudit.cli import main
 
 
@@ -38,7 +39,7 @@ def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
     assert len(v["checks"]) == 7 * 2 + 1 and v["check_confidence"] == pytest.approx(1 - 0.05 / 15)
     assert ids["membership.lm_loss.auc"]["name"] == "loss: AUC"
     assert res["target"]["train_accuracy"] > res["target"]["test_accuracy"]
-    rec = pd.read_csv(out / "records.csv")
+    rec = read_records_csv(out / "records.csv")  # without the quote before a text a spreadsheet would run
     assert len(rec) == 80 and rec["is_member"].sum() == 40
     assert rec["text"].str.len().max() <= 100 and rec["risk_rank"].notna().sum() == 40
     assert {"score_lm_loss", "score_lm_lira", "score_lm_rmia", "blind_baseline"} <= set(rec.columns)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from .._validation import check_probabilities
+from .._validation import check_choice, check_probabilities, shown
 from ..exceptions import InvalidParameterError
 from .config import AuditConfig, Thresholds
 from .results import AuditResult
@@ -33,14 +33,28 @@ def _config(label: str | None, sensitive, options: dict) -> AuditConfig:
         known = sorted(k for k in AuditConfig.model_fields if k not in _FILE_KEYS)
         raise InvalidParameterError(f"leakaudit.audit() got unknown or file-only argument(s) {', '.join(bad)}; "
                                     f"settings it takes: {', '.join(known)}")
-    if isinstance(options.get("thresholds"), dict):
-        options["thresholds"] = Thresholds(**options["thresholds"])
     try:
+        if isinstance(options.get("thresholds"), dict):
+            options["thresholds"] = _thresholds(options["thresholds"])
         return AuditConfig(label=label, sensitive=list(sensitive) if sensitive else None, **options)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err.get("loc", ())) or "settings"
-        raise InvalidParameterError(f"{where}: {err.get('msg')}") from None
+        raise InvalidParameterError(f"{where}: {err.get('msg')}; got {shown(err.get('input'))}") from None
+
+
+def _thresholds(given: dict) -> Thresholds:
+    """``thresholds=`` given as a dict, its keys named ``thresholds.KEY`` in a refusal."""
+    bad = sorted(str(k) for k in given if k not in Thresholds.model_fields)
+    if bad:
+        raise InvalidParameterError(f"thresholds: unknown key(s) {', '.join(bad)}; keys it takes: "
+                                    f"{', '.join(Thresholds.model_fields)}")
+    try:
+        return Thresholds(**given)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(["thresholds", *(str(p) for p in err.get("loc", ()))])
+        raise InvalidParameterError(f"{where}: {err.get('msg')}; got {shown(err.get('input'))}") from None
 
 
 def _predictions_target(data, predictions):
@@ -149,6 +163,7 @@ language model, optional
     if members is None or nonmembers is None:
         raise InvalidParameterError("members and nonmembers are required: the records the model was trained on, "
                                     "and records of the same distribution it never saw")
+    _check_run_options(verbose, memory_budget)
     lm_only = {"text_column": text_column, "tokenizer": tokenizer, "references": references}
     if is_causal_lm(model):
         return _audit_language_model(model, members, nonmembers, text_column=text_column, tokenizer=tokenizer,
@@ -162,12 +177,14 @@ language model, optional
                                     f"(a transformers causal language model as model); got model "
                                     f"{type(model).__name__}")
     if not isinstance(label, str) or not label:
-        raise InvalidParameterError(f"label must be the name of the label column; got {label!r}")
+        raise InvalidParameterError(f"label must be the name of the label column; got {shown(label)}")
     if (model is None) == (predictions is None):
         raise InvalidParameterError("give model (a fitted estimator or torch module) or predictions (its "
                                     "probabilities), not both and not neither")
-    if model_input not in ("auto", "columns", "encoded"):
-        raise InvalidParameterError(f"model_input must be 'auto', 'columns' or 'encoded'; got {model_input!r}")
+    check_choice(model_input, name="model_input", choices=("auto", "columns", "encoded"))
+    if sensitive is not None and (not isinstance(sensitive, (list, tuple))
+                                  or not all(isinstance(c, str) and c for c in sensitive)):
+        raise InvalidParameterError(f"sensitive must be a list of column names; got {shown(sensitive)}")
     cfg = _config(label, sensitive, dict(settings))
     data = data_from_frames(members, nonmembers, label=label, population=population, sensitive=sensitive)
     if learner is not None and not isinstance(learner, Learner):
@@ -194,6 +211,16 @@ language model, optional
             f"transformers causal language model; got {type(model).__name__}")
     return audit_core(cfg, data=data, target=target, command="leakaudit.audit()", verbose=verbose,
                       memory_budget=memory_budget, default_cache=None)
+
+
+def _check_run_options(verbose, memory_budget) -> None:
+    """``verbose`` and ``memory_budget`` refused by name, before any work."""
+    from ..engine import parse_memory_size
+
+    if not isinstance(verbose, bool):
+        raise InvalidParameterError(f"verbose must be True or False; got {shown(verbose)}")
+    if memory_budget is not None:
+        parse_memory_size(memory_budget, name="memory_budget")
 
 
 def is_causal_lm(model: Any) -> bool:

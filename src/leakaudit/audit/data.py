@@ -171,8 +171,10 @@ def _nested_columns(df: pd.DataFrame) -> list[tuple[str, str, int]]:
 
 
 def _read(path: Path, what: str) -> pd.DataFrame:
+    from .._validation import check_regular_file
     from ..data import read_table
 
+    check_regular_file(path, what=what)
     df = read_table(path)  # a link to a protected file is refused there (check_linked_file)
     nested = _nested_columns(df)
     if nested:

@@ -14,7 +14,10 @@ inference:
 * an ensemble's layout where compiled code relies on it (gradient boosting's ``(n_stages, K)`` grid of trees, a
   HistGradientBoosting model's bin mapper and categorical bitsets);
 * the fitted attributes the estimator's prediction reads (a linear model without ``intercept_`` is refused by name);
-* a support vector machine's arrays against each other (libsvm reads them by counts the file itself supplies).
+* a support vector machine's arrays against each other (libsvm reads them by counts the file itself supplies);
+* every scipy.sparse matrix (a neighbours model's records after a sparse one-hot encoding): skops leaves them
+  untrusted although they are data (read with ``numpy.load``, no pickle), and scipy's compiled routines index them
+  by their own index arrays, so these are checked like a tree's node arrays (:func:`check_sparse_matrices`).
 
 Anything the checks do not reach (a tree or predictor outside any estimator that would use it) is refused: fail closed.
 """
@@ -28,11 +31,13 @@ import numpy as np
 
 from ..exceptions import UnsafeFileError
 
-__all__ = ["CHECKED_TYPES", "walk_objects", "checked_trees", "check_model_structure", "check_input_width",
-           "check_fitted", "rebuild_neighbour_trees"]
+__all__ = ["CHECKED_TYPES", "SPARSE_TYPES", "check_sparse_matrices", "walk_objects", "checked_trees",
+           "check_model_structure", "check_input_width", "check_fitted", "rebuild_neighbour_trees"]
 
 #: the types skops does not trust whose content leakaudit checks here (they are loaded, then checked)
 CHECKED_TYPES = ("sklearn.tree._tree.Tree", "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor")
+#: scipy.sparse matrices and arrays of the formats :func:`check_sparse_matrices` checks (data, loaded without pickle)
+SPARSE_TYPES = tuple(f"scipy.sparse._{f}.{f}_{kind}" for f in ("csr", "csc", "coo") for kind in ("matrix", "array"))
 
 
 def _short(where: str) -> str:
@@ -450,6 +455,67 @@ def check_fitted(est, where: str) -> None:
                          if m is not None and hasattr(m, "__dict__"))
 
 
+# --- scipy.sparse matrices -----------------------------------------------------------------------------------------
+
+def _index_array(a, where: str, name: str, length: int | None = None) -> np.ndarray:
+    if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "iu" or (
+            length is not None and a.shape[0] != length):
+        _refuse(where, "sparse matrix", f"{name} is not a 1-D integer array"
+                + (f" of {length} entries" if length is not None else ""))
+    return a
+
+
+def _check_sparse(m, where: str) -> None:
+    """Raise UnsafeFileError unless ``m`` (csr, csc or coo) is a well-formed 2-D matrix: numeric values, index
+    arrays of integers in range, a csr / csc row (column) pointer that starts at 0, never decreases and ends at the
+    number of stored values."""
+    shape = getattr(m, "_shape", None)
+    if not (isinstance(shape, tuple) and len(shape) == 2 and all(_int(n) is not None and n >= 0 for n in shape)):
+        _refuse(where, "sparse matrix", f"shape {shape!r}")
+    data = m.data
+    if not isinstance(data, np.ndarray) or data.ndim != 1 or data.dtype.kind not in "biuf":
+        _refuse(where, "sparse matrix", "its values are not a 1-D numeric array")
+    n = data.shape[0]
+    if m.format == "coo":
+        coords = getattr(m, "coords", None)
+        if not (isinstance(coords, tuple) and len(coords) == 2):
+            _refuse(where, "sparse matrix", "coordinates that are not one row and one column array")
+        for axis, (name, a) in enumerate(zip(("row", "col"), coords)):
+            a = _index_array(a, where, name, n)
+            if n and (a.min() < 0 or a.max() >= shape[axis]):
+                _refuse(where, "sparse matrix", f"a {name} index outside its shape {shape}")
+        return
+    outer, inner = shape if m.format == "csr" else shape[::-1]
+    indptr = _index_array(m.indptr, where, "indptr", outer + 1)
+    indices = _index_array(m.indices, where, "indices", n)
+    if indptr[0] != 0 or indptr[-1] != n or (outer and np.diff(indptr.astype(np.int64)).min() < 0):
+        _refuse(where, "sparse matrix", f"an index pointer that does not run from 0 up to its {n} values")
+    if n and (indices.min() < 0 or indices.max() >= inner):
+        _refuse(where, "sparse matrix", f"an index outside its shape {shape}")
+
+
+def check_sparse_matrices(obj, where: str = "model") -> int:
+    """Check every scipy.sparse matrix reachable from ``obj`` (:func:`walk_objects`): one of the formats of
+    :data:`SPARSE_TYPES`, well formed (:func:`_check_sparse`), and a neighbours model's stored records as many and
+    as wide as the model records. Returns how many were checked."""
+    import scipy.sparse as sp
+    from sklearn.neighbors._base import NeighborsBase
+
+    n_checked = 0
+    for o, w in list(walk_objects(obj, where)):
+        if sp.issparse(o):
+            if f"{type(o).__module__}.{type(o).__name__}" not in SPARSE_TYPES:
+                _refuse(w, "sparse matrix", f"type {type(o).__name__}; leakaudit checks csr, csc and coo")
+            _check_sparse(o, w)
+            n_checked += 1
+        elif isinstance(o, NeighborsBase) and sp.issparse(_own(o, "_fit_X")):
+            X = _own(o, "_fit_X")
+            if X.shape != (_own(o, "n_samples_fit_"), _own(o, "n_features_in_")):
+                _refuse(w, "neighbours model", f"{X.shape} stored records; it records "
+                        f"{_own(o, 'n_samples_fit_')!r} records of {_own(o, 'n_features_in_')!r} columns")
+    return n_checked
+
+
 # --- the whole model -----------------------------------------------------------------------------------------------
 
 def checked_trees(obj, where: str = "model") -> list:
@@ -493,11 +559,13 @@ def checked_trees(obj, where: str = "model") -> list:
 
 
 def check_model_structure(est, where: str) -> list:
-    """Every check of this module on a loaded model: fitted attributes (:func:`check_fitted`), the recorded input
+    """Every check of this module on a loaded model: fitted attributes (:func:`check_fitted`), its sparse matrices
+    (:func:`check_sparse_matrices`), the recorded input
     width against the recorded column names (the data is fed by those names, and scikit-learn checks its width
     against ``n_features_in_``), then every tree and predictor (:func:`checked_trees`); returns the trees and
     predictors checked."""
     check_fitted(est, where)
+    check_sparse_matrices(est, where)
     names = getattr(est, "feature_names_in_", None)  # a Pipeline's are its first step's (a property)
     if names is not None:
         check_input_width(est, len(names), where)

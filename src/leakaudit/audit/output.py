@@ -1,7 +1,12 @@
 """An audit's files: results.json, records.csv, report.html and evidence.json, written together or not at all.
 
 They are written in a temporary folder beside ``out`` and moved in only when complete, so a failed write leaves an
-existing output folder as it was.
+existing output folder as it was, and no folder it had to create.
+
+Every file is safe to open in the program it is meant for: records.csv's text cells that a spreadsheet would run
+as a formula carry a leading ``'`` (:func:`~leakaudit._results.spreadsheet_safe`; :func:`read_records_csv` reads
+the exact values back), and control or bidirectional-formatting characters in records.csv and the report are
+written out as ``\\uXXXX``.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._results import check_output_folder, write_json_atomic, write_text_atomic
+from .._results import (check_output_folder, escape_controls, spreadsheet_exact, spreadsheet_safe,
+                        write_json_atomic, write_text_atomic, writing)
+from ..exceptions import InvalidParameterError
 
-__all__ = ["check_out_writable", "write_audit_files"]
+__all__ = ["check_out_writable", "write_audit_files", "save_result", "read_records_csv"]
 
 
 def check_out_writable(out: Path, *, name: str = "out") -> None:
@@ -25,27 +32,105 @@ def check_out_writable(out: Path, *, name: str = "out") -> None:
     check_output_folder(out, option=name)
 
 
+def _folder_argument(out, name: str) -> Path:
+    """``out`` as the folder it names: a non-empty str or path-like, refused otherwise; ``..`` resolved as the file
+    system would (so ``a/missing/../b`` is ``a/b``, and ``a/missing`` is never created)."""
+    if isinstance(out, bytes) or not isinstance(out, (str, os.PathLike)):
+        raise InvalidParameterError(f"{name} must be the path of a folder (str or pathlib.Path); got "
+                                    f"{type(out).__name__}")
+    text = os.fspath(out)
+    if not isinstance(text, str) or not text.strip() or "\x00" in text:
+        raise InvalidParameterError(f"{name} must name a folder; got {text!r}")
+    return Path(os.path.realpath(text)) if ".." in Path(text).parts else Path(text)
+
+
+def save_result(result, out) -> Path:
+    """Write ``result`` (an :class:`~leakaudit.audit.results.AuditResult` holding its records, as
+    :func:`leakaudit.audit` returns it) into the folder ``out`` as ``leakaudit audit --out`` writes it: results.json,
+    records.csv, report.html and evidence.json, together or not at all (:meth:`AuditResult.save
+    <leakaudit.audit.results.AuditResult.save>` calls this). Returns the folder written."""
+    folder = _folder_argument(out, "out")
+    if not (hasattr(result, "to_dict") and hasattr(result, "records")):
+        raise InvalidParameterError(f"result must be an AuditResult, as leakaudit.audit returns it; got "
+                                    f"{type(result).__name__}")
+    if result.records is None:
+        raise InvalidParameterError("this result holds no per-record table (it was read from results.json "
+                                    "alone); save needs the result leakaudit.audit returned")
+    check_out_writable(folder)
+    write_audit_files(folder, result, result.records, evidence=result.evidence)
+    return folder
+
+
+def read_records_csv(path) -> pd.DataFrame:
+    """records.csv as the audit held it: the ``'`` written before a cell a spreadsheet would run as a formula
+    removed, in the header and in every text cell (control characters stay written out as ``\\uXXXX``)."""
+    df = pd.read_csv(path)
+    df.columns = [spreadsheet_exact(c) for c in df.columns]
+    for c in df.columns:
+        if not pd.api.types.is_numeric_dtype(df[c].dtype):
+            df[c] = df[c].map(spreadsheet_exact, na_action="ignore")
+    return df
+
+
+def _spreadsheet_safe(records: pd.DataFrame) -> pd.DataFrame:
+    """``records`` with every text cell and column name as :func:`~leakaudit._results.spreadsheet_safe` writes it
+    (numbers and missing values as they are)."""
+    out = records.copy()
+    for c in out.columns:
+        if not (pd.api.types.is_numeric_dtype(out[c].dtype) or pd.api.types.is_datetime64_any_dtype(out[c].dtype)):
+            out[c] = out[c].map(spreadsheet_safe, na_action="ignore")
+    out.columns = [spreadsheet_safe(str(c)) for c in out.columns]
+    return out
+
+
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost of ``folder`` and its parents that does not exist yet (None: ``folder`` exists)."""
+    missing = None
+    for p in (folder, *folder.parents):
+        if p.exists():
+            return missing
+        missing = p
+    return missing
+
+
 def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dict | None = None) -> None:
     """results.json (``result``, an :class:`~leakaudit.audit.results.AuditResult`), records.csv (``records``),
-    report.html (rendered from them as written) and, when given, evidence.json (``evidence``) into ``out``."""
+    report.html (rendered from them as written) and, when given, evidence.json (``evidence``) into ``out``; a
+    fault (a full disk) is one :class:`~leakaudit.exceptions.OutputWriteError` naming ``out``, with nothing
+    written and no folder left that the write made."""
+    with writing(out, "the audit's output folder"):
+        _write_audit_files(out, result, records, evidence=evidence)
+
+
+def _write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dict | None = None) -> None:
+    """:func:`write_audit_files`' work: written in a temporary folder beside ``out``, then moved in."""
     from functools import partial
 
     from .config import in_words
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    created = _first_missing(out)
+    tmp = None
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
         write_json_atomic(tmp / "results.json", result.to_dict())
-        records.to_csv(tmp / "records.csv", index=False)
+        with writing(tmp / "records.csv", "records"):
+            _spreadsheet_safe(records).to_csv(tmp / "records.csv", index=False)
         if evidence is not None:
             write_json_atomic(tmp / "evidence.json", evidence)
         # a command-line audit names its settings as flags, a library call as arguments
-        _write_report(tmp, type(result), words=partial(in_words, flags=result.command.startswith("leakaudit ")))
+        _write_report(tmp, type(result), columns=[str(c) for c in records.columns],
+                      words=partial(in_words, flags=result.command.startswith("leakaudit ")))
         out.mkdir(parents=True, exist_ok=True)
         for f in tmp.iterdir():
             os.replace(f, out / f.name)
+    except BaseException:
+        if created is not None:  # the folders this write made, and only those
+            shutil.rmtree(created, ignore_errors=True)
+        raise
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _reworded(obj, words):
@@ -59,12 +144,18 @@ def _reworded(obj, words):
     return obj
 
 
-def _write_report(folder: Path, result_type, *, words) -> None:
+def _write_report(folder: Path, result_type, *, words, columns: list[str] | None = None) -> None:
     """``folder/report.html`` from the results.json and records.csv written there, read back as written (strict
-    JSON, the CSV's types) into ``result_type`` with its texts' settings named by ``words``
-    (:func:`leakaudit.audit.config.in_words`)."""
+    JSON, the CSV's types and exact text cells: :func:`read_records_csv`) into ``result_type`` with its texts'
+    settings named by ``words`` (:func:`leakaudit.audit.config.in_words`). records.csv's header writes control
+    characters out: its columns are named as the audit named them (``columns``; by default those of results.json's
+    ``record_columns`` whose written-out name they carry)."""
     from ..report import render_report
 
     shown = result_type.from_dict(_reworded(json.loads((folder / "results.json").read_text()), words))
-    write_text_atomic(folder / "report.html", render_report(shown, pd.read_csv(folder / "records.csv")),
-                      what="report")
+    records = read_records_csv(folder / "records.csv")
+    if columns is None:
+        named = {escape_controls(str(c)): str(c) for c in shown.data.get("record_columns", [])}
+        columns = [named.get(c, c) for c in records.columns]
+    records.columns = columns
+    write_text_atomic(folder / "report.html", render_report(shown, records), what="report")

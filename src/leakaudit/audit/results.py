@@ -190,18 +190,12 @@ class AuditResult(Result):
 
     def save(self, out: str | Path) -> Path:
         """Write results.json, records.csv, report.html and evidence.json into the folder ``out`` (created if
-        missing), exactly as ``leakaudit audit --out`` writes them: together or not at all. Returns ``out``."""
-        from .output import check_out_writable, write_audit_files
+        missing), exactly as ``leakaudit audit --out`` writes them: together or not at all
+        (:func:`leakaudit.audit.output.save_result`). Returns the folder written: ``out``, with a ``..`` in it
+        resolved. An ``out`` that is not a path, or is empty, is refused by name before anything is written."""
+        from .output import save_result
 
-        if self._records is None:
-            from ..exceptions import InvalidParameterError
-
-            raise InvalidParameterError("this result holds no per-record table (it was read from results.json "
-                                        "alone); save needs the result leakaudit.audit returned")
-        out = Path(out)
-        check_out_writable(out)
-        write_audit_files(out, self, self._records, evidence=self._evidence)
-        return out
+        return save_result(self, out)
 
     def __repr__(self) -> str:
         counts = {s: sum(c.status == s for c in self.verdict.checks) for s in STATUS_ORDER}
@@ -210,8 +204,14 @@ class AuditResult(Result):
                 f"{self.data.get('n_members')} members, {self.data.get('n_nonmembers')} non-members)")
 
     def _repr_html_(self) -> str:
-        """A notebook's view: the verdict, its headline and every check."""
-        from html import escape
+        """A notebook's view: the verdict, its headline and every check (control and bidirectional characters
+        written out, as in the report)."""
+        from html import escape as html_escape
+
+        from .._results import escape_controls
+
+        def escape(text: str) -> str:
+            return html_escape(escape_controls(text))
 
         colour = {"publish": "#1a7f37", "do not publish": "#cf222e", "inconclusive": "#9a6700"}[self.outcome]
         rows = "".join(

@@ -100,10 +100,19 @@ class FrameEstimatorLearner(Learner):
         return self.frame.iloc[np.asarray(X[:, 0], dtype=np.int64)]
 
     def parameter_codec(self, X=None, fitted=None) -> tuple:
-        """Not one vector: the estimator's preprocessing is fitted on the members too."""
-        from ..learners.sklearn import PIPELINE_NOT_A_VECTOR
+        """Not covered, saying why: a Pipeline's preprocessing is fitted on the members too; a bare estimator's
+        parameters may not be one vector (a tree), and one that is reads the table's own columns, where the MIP
+        stage adds noise only to models on leakaudit's encoding."""
+        from sklearn.pipeline import Pipeline
 
-        raise UnsupportedError(PIPELINE_NOT_A_VECTOR)
+        from ..learners.sklearn import PIPELINE_NOT_A_VECTOR, SklearnLearner
+
+        if isinstance(self.estimator, Pipeline):
+            raise UnsupportedError(PIPELINE_NOT_A_VECTOR)
+        SklearnLearner(self.estimator).parameter_codec(fitted=fitted)  # raises for a tree, a forest, ...
+        raise UnsupportedError(
+            f"the {type(self.estimator).__name__} reads the table's own columns by name, and the MIP noise is added "
+            "only to a model on leakaudit's encoding (fit it on the encoded columns, docs/input.md)")
 
     def _fit(self, X, y, *, random_state, n_classes):
         from sklearn.base import clone
@@ -291,8 +300,9 @@ def load_skops_model(path: Path, *, n_rows: int | None = None, n_features: int |
 
     In order, before anything else reads the file's content: the archive's uncompressed size against the memory
     budget (:func:`.model_budget.check_archive`); the types it holds (skops' default trusted set,
-    :data:`_SKLEARN_INTERNALS`, and the fitted trees and HistGradientBoosting predictors of
-    :data:`.model_safety.CHECKED_TYPES`); after loading, before any inference, the fitted attributes, every tree and
+    :data:`_SKLEARN_INTERNALS`, the fitted trees and HistGradientBoosting predictors of
+    :data:`.model_safety.CHECKED_TYPES`, the scipy.sparse matrices of :data:`.model_safety.SPARSE_TYPES`); after
+    loading, before any inference, the fitted attributes, the sparse matrices' index arrays, every tree and
     predictor against the input width its estimator records (:func:`.model_safety.check_model_structure`), with
     ``n_features`` that width against the data's (:func:`.model_safety.check_input_width`), and with ``n_rows``
     the memory and work of predicting and retraining it on that many records
@@ -309,7 +319,7 @@ def load_skops_model(path: Path, *, n_rows: int | None = None, n_features: int |
     import skops.io as sio
 
     from .model_budget import check_archive, check_model_cost
-    from .model_safety import CHECKED_TYPES, check_input_width, check_model_structure
+    from .model_safety import CHECKED_TYPES, SPARSE_TYPES, check_input_width, check_model_structure
 
     path = Path(path)
     if not path.is_file():
@@ -324,7 +334,7 @@ def load_skops_model(path: Path, *, n_rows: int | None = None, n_features: int |
         untrusted = sio.get_untrusted_types(file=path)
     except Exception as exc:  # a malformed zip or schema
         raise UnsafeFileError(f"model file {path} is not a readable skops file: {clip(str(exc))}") from None
-    internals = [t for t in untrusted if t in _SKLEARN_INTERNALS or t in CHECKED_TYPES]
+    internals = [t for t in untrusted if t in _SKLEARN_INTERNALS or t in CHECKED_TYPES or t in SPARSE_TYPES]
     # a neighbours model's search tree (and its distance metric) is never loaded: left out, then built anew
     rebuilt = [t for t in untrusted if t in NEIGHBOUR_TREE_TYPES or t.startswith(_DIST_METRICS)]
     untrusted = [t for t in untrusted if t not in internals and t not in rebuilt]
@@ -413,8 +423,12 @@ def _torch_probs(module, X: np.ndarray, n_classes: int, what: str = "the records
     return check_probabilities(p.numpy(), name=f"the model's outputs on {what}")
 
 
-def _numbers(names: list[str]) -> np.ndarray | None:
-    """``names`` as finite numbers, or None when one is not a number (``"yes"``, ``"True"``, ``"nan"``)."""
+def _numbers(names: list[str], *, booleans: bool = False) -> np.ndarray | None:
+    """``names`` as finite numbers, or None when one is not a number (``"yes"``, ``"True"``, ``"nan"``). With
+    ``booleans``, names that are all ``"False"`` or ``"True"`` are 0 and 1: a boolean label column, whose classes
+    a scikit-learn model fitted on pandas' ``boolean`` type records as 0.0 and 1.0."""
+    if booleans and names and set(names) <= {"False", "True"}:
+        return np.array([n == "True" for n in names], dtype=float)
     try:
         v = np.array([float(n) for n in names])
     except ValueError:
@@ -441,7 +455,7 @@ def _class_columns(classes, class_names) -> np.ndarray:
         raise InvalidInputError(f"the model's classes ({', '.join(keys)}) repeat a class")
     cols = None
     arr = np.asarray(classes)
-    kv, nv = _numbers(keys), _numbers(names)
+    kv, nv = _numbers(keys, booleans=True), _numbers(names, booleans=True)
     if all(k in index for k in keys):
         cols = np.array([index[k] for k in keys], dtype=np.int64)
     elif kv is not None and nv is not None and all(int((nv == v).sum()) == 1 for v in kv):
@@ -511,10 +525,11 @@ def _read_predictions(path: Path, n: int, n_classes: int, what: str, class_names
         raise InvalidInputError(f"{what} file {path} has {len(df)} rows; the data has {n} records")
     if df.shape[1] != n_classes:
         raise InvalidInputError(f"{what} file {path} has {df.shape[1]} columns; expected one per class ({n_classes})")
-    p = df.to_numpy(float)
+    # checked in the file's own column order: messages count its rows and columns from 1 (docs/input.md)
+    p = check_probabilities(df.to_numpy(float), name=f"{what} ({path})", counted_from=1)
     if class_names is not None:
         p = p[:, _prediction_columns([str(c).strip() for c in df.columns], [str(c) for c in class_names], path, what)]
-    return check_probabilities(p, name=f"{what} ({path})")
+    return p
 
 
 def _headerless(path: Path) -> bool:
@@ -662,11 +677,21 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
     """The audited scikit-learn model (fitted; an estimator or a Pipeline) fed exactly what it was fitted on
     (:func:`_feature_contract`); ``path``: the skops file it came from (None: given in memory)."""
     from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
 
     C, names = data.n_classes, data.class_names
     source = f"{path} (skops)" if path is not None else "memory"
-    kind, cols = _feature_contract(model_input, data, est, f"the model in {path}" if path is not None else
-                                   "the given model")
+    where = f"the model in {path}" if path is not None else "the given model"
+    try:
+        check_is_fitted(est)
+    except NotFittedError:
+        raise InvalidInputError(f"{where} ({type(est).__name__}) is not fitted: fit it on the members first, "
+                                "then audit it") from None
+    except TypeError as exc:  # not an estimator scikit-learn knows
+        raise InvalidInputError(f"{where} ({type(est).__name__}) is not a scikit-learn estimator: {clip(str(exc))}") \
+            from None
+    kind, cols = _feature_contract(model_input, data, est, where)
     groups = [(data.frame_mem, "member"), (data.frame_non, "non-member"), (data.frame_pop, "population")]
     if kind == "columns":  # the table's own columns: retrained on those rows by scikit-learn itself
         pm, pn, pp = (_sk_probs(est, f[cols], C, w, names) if len(f) else None for f, w in groups)

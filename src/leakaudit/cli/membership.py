@@ -67,19 +67,28 @@ def run_membership(dataset: str, model: str, attacks: list[str], out: Path, *, n
     ``device``: where a torch learner trains its models (:func:`~leakaudit.cli._device.with_device`).
     """
     import csv
+    from numbers import Integral
 
     import numpy as np
 
     from .._results import atomic_file, write_json_atomic, writing
+    from .._validation import check_scalar
     from ..exceptions import InvalidParameterError
-    from ..membership import audit_model
-    from ..membership import available_attacks
+    from ..membership import audit_model, available_attacks, make_attack
     from ._device import resolved_device, with_device
 
+    for flag, value, least in (("--n-members", n_members, 1), ("--n-nonmembers", n_nonmembers, 1),
+                               ("--n-population", n_population, 0), ("--n-reference", n_reference, 0),
+                               ("--n-boot", n_boot, 1)):
+        check_scalar(value, name=flag, kind=Integral, min_val=least)
     for a in attacks:
         if a not in available_attacks():
             raise InvalidParameterError(f"--attacks: unknown attack {a!r}; "
                                         f"choose from {', '.join(available_attacks())}")
+    with_refs = [a for a in attacks if "reference" in make_attack(a).needs]
+    if with_refs and (n_reference < 2 or n_reference % 2):
+        raise InvalidParameterError(f"--n-reference must be even and at least 2 for {', '.join(with_refs)} (reference "
+                                    f"models come in complementary pairs); got {n_reference}")
     learner = with_device(make_learner(model), device, model=model)  # refused before any data is read
     step = on_step or (lambda doing: None)
     total = n_members + n_nonmembers + n_population

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
+from .._results import escape_controls
 from ..metrics import tpr_entry
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
@@ -611,11 +613,20 @@ def _settings_rows(results: AuditResult) -> tuple[list[tuple[str, str]], list[tu
     return prof, rec, conf
 
 
+def _shown(value):
+    """What the template writes for ``value``: control and bidirectional-formatting characters escaped, so that a
+    name, label or value cannot reverse or hide the text around it (markup stays markup)."""
+    if isinstance(value, Markup):
+        return Markup(escape_controls(str(value)))
+    return escape_controls(value) if isinstance(value, str) else value
+
+
 def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
     """HTML text of the report for one audit, read from its typed result (:class:`~leakaudit.audit.results.
     AuditResult`, e.g. :func:`leakaudit.audit.results.read_result` of results.json's data) and ``records``
     (records.csv's rows)."""
-    env = Environment(loader=PackageLoader("leakaudit.report", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    env = Environment(loader=PackageLoader("leakaudit.report", "templates"),
+                      autoescape=select_autoescape(["html", "j2"]), finalize=_shown)
     tmpl = env.get_template("report.html.j2")
     verdict = results.verdict
     thresholds = verdict.thresholds
