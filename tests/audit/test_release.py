@@ -44,7 +44,7 @@ def test_a_labels_release_runs_the_label_only_attacks_and_nothing_that_reads_sco
 def test_only_label_attacks_have_labels_access():
     assert audit_attacks(True, "labels") == ["label_only", "label_gap"]
     assert not {"label_only", "label_gap"} & set(audit_attacks(True)) and "lira" in audit_attacks(True)
-    with pytest.raises(InvalidParameterError, match="access must be one of scores, labels"):
+    with pytest.raises(InvalidParameterError, match="access must be one of 'scores', 'labels'; got 'weights'"):
         register_attack("x_test_access", KNeighborsClassifier, description="x", access="weights")
 
 

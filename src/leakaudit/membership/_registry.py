@@ -13,7 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from .._names import NameTable
+from .._validation import check_choice, shown
 from ..exceptions import InvalidParameterError
 from ..learners import capabilities
 from ._base import Attack, AttackInputs, AttackResult
@@ -251,14 +254,17 @@ def register_attack(name: str, factory: Callable[..., Attack], *, description: s
     force : bool, default=False
         Replace an attack of the same name.
     """
+    if not isinstance(name, str) or not name:
+        raise InvalidParameterError(f"name must be a non-empty string; got {shown(name)}")
     if not callable(factory):
-        raise InvalidParameterError(f"factory must be callable (an Attack class or a function); got {factory!r}")
-    if audit is not None and audit not in AUDIT_WHEN:
-        raise InvalidParameterError(f"audit must be one of {', '.join(AUDIT_WHEN)} or None; got {audit!r}")
+        raise InvalidParameterError(f"factory must be callable (an Attack class or a function); got {shown(factory)}")
+    if audit is not None:
+        check_choice(audit, name="audit", choices=AUDIT_WHEN)
     if not isinstance(description, str) or not description.strip():
         raise InvalidParameterError("description must be a non-empty string")
-    if access not in ACCESS:
-        raise InvalidParameterError(f"access must be one of {', '.join(ACCESS)}; got {access!r}")
+    check_choice(access, name="access", choices=ACCESS)
+    if not isinstance(force, bool):
+        raise InvalidParameterError(f"force must be True or False; got {shown(force)}")
     for arg, fn in (("audit_params", audit_params), ("audit_inputs", audit_inputs), ("audit_run", audit_run)):
         if fn is not None and not callable(fn):
             raise InvalidParameterError(f"{arg} must be callable or None; got {fn!r}")
@@ -290,6 +296,9 @@ def audit_attacks(retrainable: bool, access: str = "scores") -> list[str]:
     """Registry names of the attacks the audit runs on a target that can (or cannot) be retrained, reading
     ``access`` ("scores", or "labels" for a release that serves labels only), in registry order (leakaudit's own
     first, then those registered later)."""
+    if not isinstance(retrainable, (bool, np.bool_)):
+        raise InvalidParameterError(f"retrainable must be True or False; got {shown(retrainable)}")
+    check_choice(access, name="access", choices=ACCESS)
     _load_entry_points()
     want = "retrainable" if retrainable else "not retrainable"
     return [n for n in ATTACKS.names() if ATTACKS.get(n).audit in ("always", want) and ATTACKS.get(n).access == access]
