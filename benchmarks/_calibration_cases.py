@@ -633,8 +633,8 @@ def verdict_of(res: dict) -> dict:
     v = res["verdict"]
     if "outcome" in v and "checks" in v:
         keep = ("id", "analysis", "name", "status", "value", "interval", "threshold", "confidence", "sentence",
-                "describes", "shows", "decision")
-        checks = [{k: c.get(k) for k in keep} for c in v["checks"]]
+                "describes", "shows", "p_value", "decision")  # decision: schema 2 (calibration.schema3 reads it)
+        checks = [{k: c.get(k) for k in keep if k in c or k != "decision"} for c in v["checks"]]
         return {"outcome": v["outcome"], "checks": checks, "verdict_schema": "new", "headline": v.get("headline"),
                 **({"burden_of_proof": v["burden_of_proof"], "policy": v.get("policy")} if "burden_of_proof" in v
                    else {})}

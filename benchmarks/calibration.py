@@ -235,7 +235,7 @@ def outcome_leakage_shown(row: dict) -> str | None:
     schema-2 checks (an older verdict) or a failed audit."""
     global _LEAKAGE_CFG
     if row.get("outcome") == "error" or row.get("verdict_schema") != "new" or not row.get("checks") \
-            or any(c.get("decision") is None for c in row["checks"]):
+            or any(c.get("status") == "passed" for c in row["checks"]):  # before schema 3, without its decision
         return None
     from leakaudit.audit.checks import Check
     from leakaudit.audit.config import make_config
@@ -249,7 +249,7 @@ def outcome_leakage_shown(row: dict) -> str | None:
                   "status": c["status"], "value": c.get("value"), "threshold": c.get("threshold"),
                   "interval": tuple(c["interval"]) if c.get("interval") else None, "confidence": c.get("confidence"),
                   "sentence": c.get("sentence") or c["id"], "describes": c.get("describes") or "model",
-                  "shows": c.get("shows") or "both", "decision": c.get("decision")}
+                  "shows": c.get("shows") or "both"}
         checks.append(Check(**fields))
     return decide(_LEAKAGE_CFG, checks).outcome
 
@@ -293,12 +293,13 @@ def _check_block(rows: list[dict], key) -> dict:
         exceeded = {key(c["id"]) for c in r["checks"] if c.get("status") == "exceeded"}
         decs: dict[str, list] = {}
         for c in r["checks"]:
-            decs.setdefault(key(c["id"]), []).append(c.get("decision"))
+            decs.setdefault(key(c["id"]), []).append(_DECISION.get(c.get("status")))
         dec = {k: "above" if "above" in v else "undecided" if "undecided" in v
                else "below" if all(x == "below" for x in v) else None for k, v in decs.items()}
         seen: dict[str, str] = {}
         for c in r["checks"]:
             k, st = key(c["id"]), c.get("status")
+            st = "passed" if st in ("shown below", "undecided") else st  # measured, not exceeded
             # a family counts as exceeded in an audit when any of its checks is, passed when all measured ones pass
             prev = seen.get(k)
             if prev == "exceeded" or (prev == "passed" and st == "not measurable"):
@@ -340,7 +341,24 @@ def _kind_block(rs: list[dict]) -> dict:
     return a
 
 
+#: a check's status (results.json schema 3) as the "safety shown" decision it carries; before schema 3 a row's check
+#: said "passed" beside its ``decision``, read as schema 3 by :func:`schema3`
+_DECISION = {"exceeded": "above", "shown below": "below", "undecided": "undecided", "not measurable": "undecided"}
+
+
+def schema3(check: dict) -> dict:
+    """A stored check as results.json's schema 3 gives it: "passed" with a decision becomes "shown below" or
+    "undecided" (without a decision, from before schema 2, it stays "passed": the decision is unknown)."""
+    c = {k: v for k, v in check.items() if k != "decision"}
+    if check.get("status") == "passed" and check.get("decision") in ("below", "undecided"):
+        c["status"] = "shown below" if check["decision"] == "below" else "undecided"
+    return c
+
+
 def aggregate(rows: list[dict]) -> dict:
+    for r in rows:
+        if r.get("checks"):
+            r["checks"] = [schema3(c) for c in r["checks"]]
     for r in rows:  # the old rule, from the same audits' checks
         r["outcome_leakage_shown"] = outcome_leakage_shown(r)
         if r.get("kind") == "benign":
@@ -436,7 +454,7 @@ def _undecided_ids(r: dict) -> list[str]:
     """The checks that kept an audit from "publish": not measurable, or passed but not shown below (undecided),
     or exceeded only for the recipe."""
     return [c["id"] for c in r["checks"]
-            if c.get("status") == "not measurable" or (c.get("status") == "passed" and c.get("decision") == "undecided"
+            if c.get("status") == "not measurable" or (c.get("status") == "undecided"
                                                        and c.get("shows", "both") == "both")
             or (c.get("status") == "exceeded" and c.get("describes") == "recipe")]
 
@@ -812,7 +830,7 @@ def _compact(x):
 
 
 #: what the JSON keeps of each check (the JSONL log keeps them whole: name, sentence and confidence too)
-CHECK_FIELDS = ("id", "analysis", "status", "value", "interval", "threshold", "describes", "shows", "decision")
+CHECK_FIELDS = ("id", "analysis", "status", "value", "interval", "threshold", "describes", "shows", "p_value")
 
 
 def _row_for_json(r: dict) -> dict:

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["Result", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
+__all__ = ["Result", "record_name", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
            "write_text_atomic", "atomic_file", "writing", "write_problem", "check_output_file",
            "check_output_folder", "escape_controls", "spreadsheet_safe", "spreadsheet_exact"]
 
@@ -290,3 +290,14 @@ def spreadsheet_exact(value: Any) -> Any:
 def nan_to_none(x: float) -> float | None:
     """NaN as None, for JSON consumers that cannot read NaN."""
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def record_name(source: str, row: Any = None, *, index: Any = None) -> str:
+    """How every surface names one audited record: ``"train.csv, row 248"`` (its file and row, 1 = the first row
+    after the header) or, for a table given in memory with a unique index, ``"members.loc[1234]"`` (its DataFrame
+    index label, as pandas selects it)."""
+    if index is not None:
+        label = index.item() if hasattr(index, "item") else index  # a numpy scalar as the Python value it holds
+        return f"{source}.loc[{label!r}]"
+    return f"{source}, row {int(row)}"
+

@@ -1,5 +1,7 @@
 """leakaudit.audit(): the audit in memory, its argument checks, and the same result as the command line's files."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -34,6 +36,9 @@ def test_audit_in_memory_equals_the_command_line_on_the_same_files(tmp_path):
     res = leakaudit.audit(model, mem, non, label="label", profile="smoke", cache_dir=str(tmp_path / "c1"))
     assert res.records is not None and len(res.records) == len(mem) + len(non)
     assert set(res.records["source"]) == {"members", "nonmembers"}
+    # a record is named by its DataFrame's index label, as pandas selects it (members.loc[label])
+    assert "row" not in res.records and list(res.records["index"]) == list(mem.index) + list(non.index)
+    assert not any(re.search(r"\brow \d+", c.sentence) for c in res.checks)
     # the settings given; no file behind the records or the model
     assert all(res.config[k] is None for k in ("train", "test", "data", "model", "population"))
     assert res.config["label"] == "label" and res.config["profile"] == "smoke"
@@ -151,3 +156,11 @@ def test_a_torch_module_in_memory_with_its_recipe(tmp_path):
     with pytest.raises(LeakauditError, match="learner is for a torch module"):
         leakaudit.audit(LogisticRegression().fit(mem[["a", "b", "c"]], mem["label"]), mem, non, label="label",
                         learner=learner)
+
+
+def test_a_record_in_memory_is_named_as_pandas_selects_it():
+    from leakaudit._results import record_name
+
+    assert record_name("members", index=np.int64(5)) == "members.loc[5]"
+    assert record_name("members", index="ann") == "members.loc['ann']"
+    assert record_name("train.csv", np.int64(248)) == "train.csv, row 248"

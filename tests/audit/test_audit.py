@@ -44,7 +44,8 @@ def test_demo_writes_three_files_with_schema(demo):
         assert {f"membership.{a}.auc", f"membership.{a}.tpr_at_low_fpr"} <= ids
         assert 0 <= d["membership"][a]["epsilon"]["epsilon_lb"] or not d["membership"][a]["epsilon"]["measurable"]
     assert {"dtp.dtp1", "attribute.sex.advantage"} <= ids
-    assert all(c["status"] in ("exceeded", "passed", "not measurable") for c in v["checks"])
+    assert all(c["status"] in ("exceeded", "shown below", "undecided", "not measurable") for c in v["checks"])
+    assert sum(v["counts"].values()) == v["n_checks"] == len(v["checks"])
     # 4 attacks x 2 + 3 sensitive columns + DTP-1 = 12 checks, each at 1 - 0.05 / 12
     assert v["n_checks"] == 12 and v["check_confidence"] == pytest.approx(1 - 0.05 / 12)
     assert v["recipe"]["reproduces"] in (True, False) and 0 <= v["recipe"]["p_value"] <= 1
@@ -484,7 +485,7 @@ def test_long_rule_and_epsilon_budget_add_their_checks(tmp_path):
     assert set(eps) == {"loss", "lira", "rmia", "shadow"}
     for name, c in eps.items():
         e = res.membership[name]["epsilon"]
-        assert c.threshold == 0.0 and c.status == ("exceeded" if e["epsilon_lb"] > 0 else "passed")
+        assert c.threshold == 0.0 and c.status == ("exceeded" if e["epsilon_lb"] > 0 else "undecided")
     # 4 attacks x 3 checks + 3 sensitive columns + DTP-1
     assert v.n_checks == 16 and v.check_confidence == pytest.approx(1 - 0.05 / 16)
 

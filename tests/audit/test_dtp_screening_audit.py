@@ -97,7 +97,7 @@ def test_a_screened_check_passes_only_within_its_allowance(tmp_path, monkeypatch
     check = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
     assert u["within_allowance"] == (u["count_upper"] <= 60)
     if u["within_allowance"]:
-        assert check.status in ("passed", "exceeded") and "against 60 allowed" in check.sentence
+        assert check.status in ("shown below", "undecided", "exceeded") and "against 60 allowed" in check.sentence
 
 
 def test_a_closed_form_learner_is_measured_exactly_beyond_pdtp_exact_max(monkeypatch):

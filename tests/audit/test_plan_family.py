@@ -111,9 +111,10 @@ def test_one_name_for_a_record_in_every_sentence_and_file(tmp_path):
     assert int(named.group(1)) == row
     name = f"bundled Adult, row {row}:"
     saved = json.loads((tmp_path / "out" / "results.json").read_text())["verdict"]
-    evidence = json.loads((tmp_path / "out" / "evidence.json").read_text())["verdict"]
+    evidence = json.loads((tmp_path / "out" / "evidence.json").read_text())["checks"]
     html = (tmp_path / "out" / "report.html").read_text()
-    for surface in (saved["headline"], evidence["headline"], html, "\n".join(summary_lines(res))):
+    dtp1 = next(c["sentence"] for c in evidence if c["id"] == "dtp.dtp1")
+    for surface in (" ".join(saved["reasons"]), dtp1, html, "\n".join(summary_lines(res))):
         assert name in surface and not re.search(r"\brecord \d+:", surface)
 
 

@@ -15,6 +15,6 @@ def test_the_demo_is_never_published_at_a_profile_where_a_fuller_one_withholds_i
         outcomes[profile] = res.outcome
         dtp = next(c for c in res.checks if c.id == "dtp.dtp1")
         if profile == "smoke":  # PDTP of a random 100 of the 1,000 members: it cannot vouch for the other 900
-            assert dtp.status != "passed", dtp.sentence
+            assert dtp.status not in ("shown below", "undecided"), dtp.sentence
     assert outcomes["standard"] == "do not publish"
     assert outcomes["smoke"] in ("do not publish", "inconclusive"), outcomes

@@ -129,10 +129,69 @@ def test_check_status_words_agree_with_the_numbers(audit):
     c2.update(status="passed", value=0.52, interval=[0.48, 0.56], threshold=0.6)
     html = _render(res, rec)
     row = re.search(r"loss threshold: TPR at 1% FPR</td>(.*?)</tr>", html, re.DOTALL).group(1)
-    assert "passed: not shown above the threshold" in row and "1.10% measured" in row and "7.50%" in row
-    assert "within the threshold" not in row
+    assert ">undecided<" in row and "not shown above the threshold nor below it" in row
+    assert "1.10% measured" in row and "7.50%" in row and "within the threshold" not in row
     row = re.search(r"loss threshold: AUC</td>(.*?)</tr>", html, re.DOTALL).group(1)
-    assert "passed: shown below the threshold" in row and "lies below 0.6" in row
+    assert ">shown below<" in row and "lies below 0.6" in row
+
+
+#: a check's numbers for each status (an AUC against 0.6)
+_STATUS_NUMBERS = {"exceeded": (0.7, [0.65, 0.75]), "shown below": (0.52, [0.48, 0.56]),
+                   "undecided": (0.58, [0.55, 0.62]), "not measurable": (None, None)}
+
+
+@pytest.mark.parametrize("outcome,statuses", [
+    ("do not publish", ["exceeded", "shown below", "undecided", "not measurable"]),
+    ("inconclusive", ["shown below", "undecided", "shown below", "not measurable"]),
+    ("publish", ["shown below"] * 4)])
+def test_every_surface_says_each_checks_status_in_the_same_words(audit, outcome, statuses):
+    """One verdict, decided from checks of known status, read on every surface: the report (each check's row and
+    the counts under the verdict), stdout, results.json, evidence.json and the notebook give the same status words
+    and counts, which add up to the checks, and none says "passed"."""
+    from leakaudit.audit.checks import Check
+    from leakaudit.audit.evidence import build_evidence
+    from leakaudit.audit.verdict import decide
+    from leakaudit.cli.audit import summary_lines
+
+    res, rec = audit
+    res = copy.deepcopy(res)
+    aucs = [c for c in res["verdict"]["checks"] if c["id"].endswith(".auc") and c["analysis"] == "membership"][:4]
+    assert len(aucs) == 4
+    checks = []
+    for c, st in zip(aucs, statuses):
+        value, interval = _STATUS_NUMBERS[st]
+        checks.append(Check(**{**c, "status": st, "value": value, "interval": interval, "threshold": 0.6,
+                               "describes": "model", "shows": "both", "fix": "give more records" if st in (
+                                   "undecided", "not measurable") else ""}))
+    verdict = decide(make_config(), checks)
+    assert verdict.outcome == outcome
+    res["verdict"] = json.loads(verdict.to_json())
+    result = read_result(res).with_records(rec)
+    counts = {st: statuses.count(st) for st in ("exceeded", "shown below", "undecided", "not measurable")}
+    assert result.verdict.counts == counts and sum(counts.values()) == result.verdict.n_checks == 4
+    said = ", ".join(f"{n} {st}" for st, n in counts.items())
+
+    html = render_report(result, rec)
+    text = visible_text(html)
+    assert f"Checks: {said}." in text
+    for c in checks:
+        row = re.search(rf"{re.escape(_html.escape(c.name))}</td>\s*<td class=\"status [a-z-]+\">([^<]*)</td>",
+                        html).group(1)
+        assert row == c.status, (c.name, row)
+    stdout = "\n".join(summary_lines(result))
+    assert f"checks: {said};" in stdout
+    for st in ("exceeded", "not measurable"):
+        assert stdout.count(f"  {st}: ") == counts[st]
+    assert stdout.count("  undecided: ") == counts["undecided"]  # safety shown: each undecided check is named
+    notebook = result._repr_html_()
+    for c in checks:
+        assert f">{c.status}<" in notebook
+    evidence = build_evidence(json.loads(result.to_json()))
+    assert evidence["verdict"]["counts"] == counts
+    assert [e["status"] for e in evidence["checks"] if e["id"] in {c.id for c in checks}] == \
+        [c.status for c in result.verdict.checks]
+    for surface in (text, stdout, notebook, result.to_json(), json.dumps(evidence)):
+        assert not re.search(r"\bpassed\b", surface), re.search(r".{60}\bpassed\b.{60}", surface)
 
 
 def test_records_table_lists_every_record_behind_the_verdict(audit):

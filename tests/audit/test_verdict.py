@@ -21,13 +21,19 @@ CFG = make_config()
 def test_all_passed_is_publish_with_exit_code_0():
     v = decide(CFG, [_check("passed", name="a"), _check("passed", name="b")])
     assert v.outcome == "publish" and v.publish and v.exit_code == EXIT_CODES["publish"] == 0
-    assert v.passed == ["a is passed", "b is passed"] and not v.reasons and v.n_checks == 2
+    assert [c.status for c in v.checks] == ["shown below", "shown below"]  # no interval: an exact count or fact
+    assert v.shown_below == ["a is passed", "b is passed"] and not v.reasons and v.n_checks == 2
+    assert v.counts == {"exceeded": 0, "shown below": 2, "undecided": 0, "not measurable": 0}
 
 
 def test_an_exceeded_model_check_is_do_not_publish():
     v = decide(CFG, [_check("passed", name="a"), _check("exceeded", name="b"), _check("not measurable", name="c")])
     assert v.outcome == "do not publish" and not v.publish and v.exit_code == 3
-    assert v.reasons == ["b is exceeded"] and v.headline.startswith("Do not publish: b is exceeded")
+    assert v.reasons == ["b is exceeded"]
+    assert v.headline == "Do not publish: 1 check of 3 shows leakage above its threshold at 95% confidence for all " \
+        "checks together: b."
+    assert [c.name for c in v.checks] == ["b", "a", "c"]  # ranked: exceeded, shown below, not measurable
+    assert sum(v.counts.values()) == v.n_checks == 3
 
 
 def test_an_unmeasurable_check_is_inconclusive_never_a_silent_pass():
@@ -49,14 +55,17 @@ def _interval_check(high, status="passed", name="auc", shows="both", value=0.55)
                  fix=undecided_fix("AUC", value, high, 0.6, 1000, 1000))
 
 
-def test_each_check_is_decided_above_below_or_undecided():
-    assert decision(_interval_check(0.58)) == "below"
-    assert decision(_interval_check(0.61)) == "undecided"  # passed, but its interval reaches the threshold
-    assert decision(_interval_check(0.7, status="exceeded")) == "above"
-    assert decision(_check("not measurable")) == "undecided"
-    assert decision(_check("passed")) == "below"  # no interval: an exact count or fact
-    assert decision(_interval_check(0.58, shows="leakage only")) == "undecided"  # a lower bound never shows safety
-    assert decision(_check("passed").model_copy(update={"decision": "undecided"})) == "undecided"  # a stage's say
+def test_each_measured_check_is_shown_below_or_undecided():
+    assert _interval_check(0.58).status == "shown below"
+    assert _interval_check(0.61).status == "undecided"  # not exceeded, but its interval reaches the threshold
+    assert _interval_check(0.7, status="exceeded").status == "exceeded"
+    assert _check("passed").status == "shown below"  # no interval: an exact count or fact
+    assert _interval_check(0.58, shows="leakage only").status == "undecided"  # a lower bound never shows safety
+    assert _check("undecided").status == "undecided"  # a stage's say (DTP-1)
+    assert decision({"interval": (0.5, 0.61), "threshold": 0.6}) == "undecided"
+    # a check of results.json's schema 2 reads as its decision said
+    old = {"id": "t.a", "analysis": "t", "name": "a", "status": "passed", "sentence": "s", "decision": "undecided"}
+    assert Check.model_validate(old).status == "undecided"
 
 
 def test_safety_shown_publishes_only_checks_shown_below():
@@ -64,15 +73,15 @@ def test_safety_shown_publishes_only_checks_shown_below():
     v = decide(CFG, [below, reaching])
     assert CFG.burden_of_proof == "safety shown" and CFG.policy == "default"
     assert v.outcome == "inconclusive" and v.exit_code == 4 and v.burden_of_proof == "safety shown"
-    assert "1 check is not shown below its threshold (b)" in v.headline
-    assert [c.decision for c in v.checks] == ["below", "undecided"] and v.undecided == [
+    assert "1 check is undecided (b)" in v.headline and "to decide: about" in v.headline
+    assert [c.status for c in v.checks] == ["undecided", "shown below"] and v.undecided == [
         f"b measured ({reaching.fix})"]
     assert decide(CFG, [below, _interval_check(0.59, name="c")]).outcome == "publish"
     # the rule before policies, kept as a named policy: not shown above is enough
     old = make_config(policy="leakage-shown")
     assert old.burden_of_proof == "leakage shown"
     v = decide(old, [below, reaching])
-    assert v.outcome == "publish" and v.policy == "leakage-shown" and not v.undecided
+    assert v.outcome == "publish" and v.policy == "leakage-shown" and v.counts["undecided"] == 1
 
 
 def test_a_lower_bound_neither_blocks_nor_earns_publish():
@@ -109,9 +118,10 @@ def test_a_recipe_that_does_not_reproduce_the_model_is_said_as_an_input_problem(
               "sentence": "The given model shows less membership signal than its recipe gives on these members."}
     v = decide(CFG, [_check("passed", name="a"), _check("exceeded", describes="recipe", name="dtp")], recipe=recipe)
     assert v.outcome == "inconclusive"
-    assert ("check the inputs: the given model may not have been trained on these members, or not by this recipe: "
-            "its difficulty-calibrated membership signal, AUC 0.510, lies below the 8 retrained models' 0.620 "
-            "(sd 0.020; p = 0.001)") in v.headline
+    assert v.headline == ("Inconclusive: no check shows leakage of the given model at 95% confidence for all checks "
+                          "together, but dtp is exceeded for the retraining recipe, not shown for the given model; "
+                          "check that the model was trained on these members by this recipe: it shows less "
+                          "membership signal than its recipe gives (p = 0.001).")
 
 
 def test_no_checks_is_inconclusive():
@@ -272,11 +282,3 @@ def test_an_audit_of_two_members_is_inconclusive_never_a_crash_or_a_pass(tmp_pat
     assert v.outcome == "inconclusive"
     membership = [c for c in v.checks if c.analysis == "membership"]
     assert membership and all(c.status == "not measurable" and c.fix for c in membership)
-
-
-def test_headline_keeps_names_and_lowers_plain_words():
-    from leakaudit.audit.verdict import _lower_first
-
-    assert _lower_first("LiRA: AUC 0.7 exceeds 0.6.") == "LiRA: AUC 0.7 exceeds 0.6"
-    assert _lower_first("The loss attack separates") == "the loss attack separates"
-    assert _lower_first("4 of 100 records") == "4 of 100 records"

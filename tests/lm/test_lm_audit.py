@@ -32,7 +32,7 @@ def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
     assert v["outcome"] == "do not publish", v["headline"]
     ids = {c["id"]: c for c in v["checks"]}
     assert ids["membership.lm_reference.auc"]["status"] == "exceeded"
-    assert ids["membership.blind_baseline.auc"]["status"] == "passed"
+    assert ids["membership.blind_baseline.auc"]["status"] in ("shown below", "undecided")
     assert res["membership"]["lm_min_k_pp"]["auc"] > 0.8
     # the correction comes from the plan: every attack the scores allow (7 with a reference) x 2 checks + the blind
     # baseline's, and each check is named by its own attack's display name

@@ -10,21 +10,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Optional
 
 import numpy as np
-from pydantic import ConfigDict, Field, WithJsonSchema
+from pydantic import ConfigDict, Field, WithJsonSchema, model_validator
 
 from .._results import Result
 from .sections import INTERVAL_SCHEMA, MEASURED_SCHEMA, Skipped
 
-__all__ = ["Check", "Skipped", "Analysis", "STATUSES", "EXCEEDED", "PASSED", "NOT_MEASURABLE", "within_sentence",
-           "ABOVE", "BELOW", "UNDECIDED", "decision", "undecided_fix"]
+__all__ = ["Check", "Skipped", "Analysis", "STATUSES", "EXCEEDED", "BELOW", "UNDECIDED", "NOT_MEASURABLE", "PASSED",
+           "within_sentence", "decision", "undecided_fix", "evidence_p", "rank_checks"]
 
-EXCEEDED, PASSED, NOT_MEASURABLE = "exceeded", "passed", "not measurable"
-STATUSES = (EXCEEDED, PASSED, NOT_MEASURABLE)
-#: a check's decision for the "safety shown" burden of proof (:func:`decision`)
-ABOVE, BELOW, UNDECIDED = "above", "below", "undecided"
+#: a check's status: shown above its threshold, shown below it, neither, or not measurable (:func:`decision`)
+EXCEEDED, BELOW, UNDECIDED, NOT_MEASURABLE = "exceeded", "shown below", "undecided", "not measurable"
+STATUSES = (EXCEEDED, BELOW, UNDECIDED, NOT_MEASURABLE)
+#: what an analysis may give as a check's status when it measured the check and it was not exceeded: the check
+#: resolves it to "shown below" or "undecided" from its interval (:func:`decision`); never stored
+PASSED = "passed"
 
 
 class Check(Result):
@@ -39,10 +42,14 @@ class Check(Result):
         the name of one registered with :func:`leakaudit.register_analysis`).
     name : str
         Short human name ("LiRA: AUC").
-    status : {"exceeded", "passed", "not measurable"}
-        ``exceeded``: the threshold is exceeded at the stated confidence; ``passed``: the check ran with enough
-        data to have exceeded it, and did not; ``not measurable``: it could not run or lacked the data to ever
-        exceed it (``fix`` says what would change that).
+    status : {"exceeded", "shown below", "undecided", "not measurable"}
+        ``exceeded``: shown above the threshold at the stated confidence (its interval lies above it; for DTP-1, a
+        record's change is significant after correction); ``shown below``: its interval lies below the threshold;
+        ``undecided``: it ran with enough data to have been exceeded, was not, and is not shown below either (its
+        interval reaches the threshold, or it can show only leakage); ``not measurable``: it could not run or lacked
+        the data to ever exceed it (``fix`` says what would change that). An analysis that measured a check and did
+        not find it exceeded may give ``"passed"``: the check resolves it to "shown below" or "undecided" when it is
+        made (:func:`decision`), so a stored check never says "passed".
     value : float or None
         The measured value (None when not measurable).
     interval : [low, high] or None
@@ -62,10 +69,10 @@ class Check(Result):
         "leakage only" for a check that can show leakage but never its absence (an empirical lower bound on epsilon:
         a small lower bound says nothing of the true epsilon). Under the "safety shown" burden of proof such a check
         can withhold a model but does not count towards publishing it.
-    decision : {"above", "below", "undecided"} or None
-        Whether the check is shown above its threshold, shown below it, or neither, at ``confidence``
-        (:func:`decision`). A stage sets it where its interval does not say (DTP-1); the verdict fills it in for
-        every check.
+    p_value : float or None
+        The one-sided p-value of the analysis's own test of "at or below the threshold", where it ran one (DTP-1:
+        the most significant record's, Holm-adjusted over the records re-measured), judged at ``1 - confidence``.
+        Checks are ranked by it (:func:`rank_checks`).
     because : str or None
         For a check that is not measurable because of another check's finding: that check's ``id`` (an attack on
         texts that differ by themselves, because of the blind baseline). When every unmeasured check traces to one
@@ -80,7 +87,7 @@ class Check(Result):
     analysis: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="the analysis that made it: membership, dtp, "
                           "attribute, property, mip, dp, structural, dataset_inference, or a registered one's name")
     name: str = Field(min_length=1)
-    status: Literal["exceeded", "passed", "not measurable"]
+    status: Literal["exceeded", "shown below", "undecided", "not measurable"]
     value: Annotated[Optional[float], WithJsonSchema(MEASURED_SCHEMA)] = None
     interval: Annotated[Optional[tuple[float, float]], WithJsonSchema(INTERVAL_SCHEMA)] = None
     threshold: Optional[float] = None
@@ -89,8 +96,22 @@ class Check(Result):
     fix: str = ""
     describes: Literal["model", "recipe"] = "model"
     shows: Literal["both", "leakage only"] = "both"
-    decision: Optional[Literal["above", "below", "undecided"]] = None
+    p_value: Optional[float] = Field(default=None, ge=0.0, le=1.0)
     because: Optional[str] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_passed(cls, data: Any) -> Any:
+        """"passed" (measured, not exceeded) given by an analysis becomes "shown below" or "undecided"; a check of
+        results.json's schema 2 (a status "passed" beside its ``decision``) reads as its decision said."""
+        if isinstance(data, dict) and "decision" in data:  # schema 2
+            data = dict(data)
+            old = data.pop("decision")
+            if data.get("status") == PASSED and old in ("below", "undecided"):
+                data["status"] = BELOW if old == "below" else UNDECIDED
+        if isinstance(data, dict) and data.get("status") == PASSED:
+            data = {**data, "status": decision(data)}
+        return data
 
 
 @dataclass(frozen=True)
@@ -131,24 +152,20 @@ def within_sentence(measured: str, interval: str, below: bool, threshold: str) -
             "up to the interval's upper end is not ruled out")
 
 
-def decision(check: Check) -> str:
-    """Whether ``check`` is shown above its threshold, shown below it, or undecided, at its confidence.
+def decision(check: Mapping[str, Any]) -> str:
+    """The status of a check that was measured and not exceeded: "shown below" or "undecided", at its confidence.
 
-    Exceeded is above; not measurable is undecided; a passed check is below when its interval's upper end lies below
-    the threshold and undecided when the interval reaches it. A passed check without an interval is an exact count
-    or fact (a structural check, a split test), so below, unless its stage decided otherwise (``check.decision``,
-    DTP-1) or it can show only leakage (``shows="leakage only"``: undecided).
+    ``check`` holds the check's fields (``interval``, ``threshold``, ``shows``). It is shown below when its
+    interval's upper end lies below the threshold and undecided when the interval reaches it; a check that can show
+    only leakage (``shows="leakage only"``, a lower bound on epsilon) is undecided; one without an interval is an
+    exact count or fact (a structural check, a split test), so shown below. An analysis whose check's interval does
+    not say (DTP-1: records tested one by one) gives "shown below" or "undecided" itself.
     """
-    if check.status == EXCEEDED:
-        return ABOVE
-    if check.status == NOT_MEASURABLE:
+    if check.get("shows", "both") == "leakage only":
         return UNDECIDED
-    if check.decision is not None:
-        return check.decision
-    if check.shows == "leakage only":
-        return UNDECIDED
-    if check.interval is not None and check.threshold is not None:
-        return BELOW if check.interval[1] < check.threshold else UNDECIDED
+    interval, threshold = check.get("interval"), check.get("threshold")
+    if interval is not None and threshold is not None:
+        return BELOW if interval[1] < threshold else UNDECIDED
     return BELOW
 
 
@@ -165,3 +182,40 @@ def undecided_fix(what: str, value: float, high: float, threshold: float, n_memb
     f = ((high - value) / (threshold - value)) ** 2
     return (f"about {math.ceil(n_members * f):,} members and {math.ceil(n_nonmembers * f):,} non-members (now "
             f"{n_members:,} and {n_nonmembers:,}) would decide it, were the {what} to stay {value:.3g}")
+
+
+def evidence_p(check: Check) -> float:
+    """How strongly ``check`` shows leakage above its threshold, as a one-sided p-value of "at or below it".
+
+    The check's own ``p_value`` where its analysis tested; else, for a check with an interval, a normal approximation
+    read from the interval: the half of it on the threshold's side spans ``z`` standard errors, ``z`` the normal
+    quantile of the check's two-sided confidence. A check without an interval is an exact count or fact: 0 when
+    exceeded, 1 otherwise; so is one that was not measured (1).
+    """
+    from scipy.stats import norm
+
+    if check.p_value is not None:
+        return float(check.p_value)
+    v, thr = check.value, check.threshold
+    if check.status == NOT_MEASURABLE or v is None or thr is None or check.interval is None:
+        return 0.0 if check.status == EXCEEDED else 1.0
+    lo, hi = check.interval
+    half = (v - lo) if v > thr else (hi - v)
+    if not (half > 0 and math.isfinite(half)):
+        return 0.0 if v > thr else 1.0
+    z = float(norm.isf((1.0 - (check.confidence or 0.95)) / 2.0))
+    return float(norm.sf((v - thr) / (half / z)))
+
+
+#: the order checks are read in: what shows leakage, what is not decided, what is shown safe, what was not measured
+_RANK = {EXCEEDED: 0, UNDECIDED: 2, BELOW: 3, NOT_MEASURABLE: 4}
+
+
+def rank_checks(checks) -> list[Check]:
+    """``checks`` ranked by strength of evidence: exceeded checks that describe the given model, then those that
+    describe only the retraining recipe, then undecided, shown below and not measurable ones; within each, the
+    strongest evidence of leakage first (:func:`evidence_p`, ties in the order given)."""
+    def key(c: Check) -> tuple[int, float]:
+        return _RANK[c.status] + (c.status == EXCEEDED and c.describes == "recipe"), evidence_p(c)
+
+    return sorted(checks, key=key)

@@ -207,12 +207,12 @@ class ProfileSettings(BaseModel):
         ``pdtp_screen_sample_max``.
     pdtp_screen_sample_max : int
         The random sample's budget. A sample held to it that cannot bound the unmeasured members within the
-        allowance makes the DTP-1 check "not measurable", never "passed".
+        allowance makes the DTP-1 check "not measurable", never "shown below".
     pdtp_screen_max_fraction : float
         The measured top grows to at most this share of the members.
     dtp_test_max_records : int
         At most this many candidates are re-measured (the largest single PDTP first); any beyond are reported as
-        not measured and make the DTP-1 check "not measurable", never "passed".
+        not measured and make the DTP-1 check "not measurable", never "shown below".
     dtp_removal_seeds : int or None
         When the DTP-1 check is exceeded: the records that exceed it are removed, the recipe retrained and PDTP and
         the DTP-1 test measured again on the remaining members (:func:`leakaudit.dtp.removal_effect`); the accuracy

@@ -43,6 +43,9 @@ class AuditData:
     record_ids_non: np.ndarray = field(default=None)
     # where the records came from when not from the command line's files: source name -> what it is
     sources: dict | None = None
+    # tables given in memory with unique indexes: each record's index label, members then non-members (records are
+    # then named ``members.loc[label]``); None otherwise (named by file and row)
+    index_labels: tuple | None = None
 
     @property
     def n_classes(self) -> int:
@@ -446,7 +449,7 @@ def _user_data(cfg: AuditConfig) -> AuditData:
 
 def _reconciled(train: pd.DataFrame, test: pd.DataFrame, pop: pd.DataFrame | None, *, label: str,
                 sensitive: list[str], wheres: list[str], rows_mem: np.ndarray, rows_non: np.ndarray, name: str,
-                description: str, sources: dict | None = None) -> AuditData:
+                description: str, sources: dict | None = None, index_labels: tuple | None = None) -> AuditData:
     """The members, non-members and population reconciled once (same columns by name, one type per column, the
     same classes among members and non-members, usable sensitive columns) and encoded. ``wheres`` names each table
     in messages."""
@@ -482,7 +485,7 @@ def _reconciled(train: pd.DataFrame, test: pd.DataFrame, pop: pd.DataFrame | Non
         frame_mem=fr.iloc[i_mem].reset_index(drop=True), frame_non=fr.iloc[i_non].reset_index(drop=True),
         frame_pop=fr.iloc[i_pop].reset_index(drop=True),
         label=label, class_names=[str(c) for c in ds.class_names], sensitive=sensitive, encoder=enc,
-        record_ids_mem=rows_mem, record_ids_non=rows_non, sources=sources,
+        record_ids_mem=rows_mem, record_ids_non=rows_non, sources=sources, index_labels=index_labels,
     )
 
 
@@ -523,21 +526,25 @@ def data_from_frames(members, nonmembers, *, label: str, population=None, sensit
     Returns
     -------
     AuditData
-        ``record_ids_*`` are the rows' positions in their tables (0 = the first row).
+        ``record_ids_*`` are the rows' positions in their tables (0 = the first row); ``index_labels`` the
+        DataFrames' index labels where both indexes are unique (the audit then names a record ``members.loc[label]``;
+        otherwise ``members, row N``, its position from 1).
     """
     if not isinstance(label, str) or not label:
         raise InvalidParameterError(f"label must be the name of the label column; got {label!r}")
     if sensitive is not None and (isinstance(sensitive, str) or not all(isinstance(c, str) for c in sensitive)):
         raise InvalidParameterError(f"sensitive must be a list of column names; got {sensitive!r}")
+    labels = [list(t.index) if isinstance(t, pd.DataFrame) and t.index.is_unique else None
+              for t in (members, nonmembers)]
     train, test = _as_frame(members, "members"), _as_frame(nonmembers, "nonmembers")
     pop = None if population is None else _as_frame(population, "population")
     wheres = ["members", "non-members"] + (["population"] if pop is not None else [])
     return _reconciled(train, test, pop, label=label, sensitive=list(sensitive or []), wheres=wheres,
                        rows_mem=np.arange(len(train)), rows_non=np.arange(len(test)), name="in-memory tables",
                        description=f"{len(train)} members and {len(test)} non-members given in memory",
-                       sources={"members": "the members table given in memory (row = its position, 1 = the first)",
-                                "nonmembers": "the non-members table given in memory (row = its position, 1 = the "
-                                              "first)"})
+                       sources={"members": "the members table given in memory",
+                                "nonmembers": "the non-members table given in memory"},
+                       index_labels=None if None in labels else tuple(labels[0] + labels[1]))
 
 
 def prepare_data(cfg: AuditConfig) -> AuditData:

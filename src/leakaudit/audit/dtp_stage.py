@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..learners import capabilities
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
+from .checks import BELOW, EXCEEDED, NOT_MEASURABLE, PASSED, UNDECIDED, Analysis, Check, Skipped
 from .context import AuditContext, engine_stats
 
 __all__ = ["dtp_analysis"]
@@ -374,6 +374,8 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
                               f"{s['n_records']}{_coverage(s)})")
     k = int(test.n_significant)
     best = float(np.max(test.lower_bound)) if len(test.lower_bound) else 0.0
+    if len(test.p_adjusted):
+        common["p_value"] = float(np.min(test.p_adjusted))
     untested = len(test.untested)
     conf = s.get("confirmation")
     if k > allowed:
@@ -384,12 +386,15 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
         verb = "changes" if k == 1 else "change"
         sentence = (f"{k} of {s['n_records']} training records {verb} the recipe's output by more than e^{thr:g} when "
                     f"removed, beyond what training randomness and binning explain ({ctx.record_name(int(test.records[worst]))}: "
-                    f"at least {best:.2f} at {cc * 100:.4g}% confidence; {raw})")
+                    f"at least {best:.2f} at {cc * 100:.4g}% confidence"
+                    + (f", adjusted p = {common['p_value']:.2g} against the level {1 - cc:.2g}" if "p_value" in common
+                       else "") + f"; {raw})")
         if conf is not None:
             shows = "show" if conf["confirmed"] else "do not show"
             sentence += (f"; the given model's outputs {shows} that it trained "
                          f"on these records (each record's output against the reference models that did not train "
-                         f"on it, compared with the non-members' scored alike, p = {conf['p_value']:.2g})")
+                         f"on it, compared with the non-members' scored alike, p = {conf['p_value']:.2g} against the "
+                         f"level {1 - cc:.2g})")
         return Check(name=name, status=EXCEEDED, value=float(test.stage2_mean[worst]), **common, sentence=sentence)
     if untested:
         return Check(name=name, status=NOT_MEASURABLE, value=s["max"], **common,
@@ -402,7 +407,7 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
     # is not significant leaves DTP-1 undecided (more repeats would decide it)
     over = int(np.sum(np.asarray(test.stage2_mean, float) > thr))
     shown = over <= allowed
-    return Check(name=name, status=PASSED, value=s["max"], **common, decision="below" if shown else "undecided",
+    return Check(name=name, status=BELOW if shown else UNDECIDED, value=s["max"], **common,
                  sentence=(f"{raw}, but none of them changes by more than training randomness and binning explain "
                            f"after re-measuring each {test.n_repeats} times (largest lower bound {best:.2f}"
                            + ("" if shown else f"; {over} re-measured mean{'s' if over > 1 else ''} above {thr:g}, so "

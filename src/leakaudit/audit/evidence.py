@@ -140,7 +140,7 @@ _OTHER_SOURCES = {
 def _check_entry(check: dict, policy: Policy) -> dict:
     keys = _policy_keys(check["id"])
     entry = {k: check.get(k) for k in ("id", "analysis", "name", "status", "value", "interval", "threshold",
-                                       "confidence", "sentence", "fix", "describes", "shows", "decision")}
+                                       "confidence", "sentence", "fix", "describes", "shows", "p_value")}
     entry["policy_settings"] = [{"key": k, "value": policy.value(k), "source": policy.sources[k]} for k in keys]
     entry["threshold_source"] = (_OTHER_SOURCES.get(check["id"]) or
                                  ("; ".join(f"{k}: {policy.sources[k]}" for k in keys) if keys else
@@ -334,7 +334,8 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
                                                             if not isinstance(v, (list, dict)) or k == "files"}},
         "verdict": {"outcome": verdict.get("outcome"), "headline": verdict.get("headline"),
                     "burden_of_proof": policy.burden_of_proof, "confidence": verdict.get("confidence"),
-                    "check_confidence": verdict.get("check_confidence"), "n_checks": verdict.get("n_checks")},
+                    "check_confidence": verdict.get("check_confidence"), "n_checks": verdict.get("n_checks"),
+                    "counts": verdict.get("counts")},
         "files": _input_files(results, files, Path(base_dir)),
         "environment": environment(),
         "policy": {"name": policy.name, "origin": policy.origin, "description": policy.description,

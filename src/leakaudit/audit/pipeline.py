@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from .._results import write_json_atomic
+from .._results import record_name, write_json_atomic
 from ..exceptions import AuditInterrupted
 from .config import AuditConfig, check_outputs_spare_inputs
 from .context import AuditContext, engine_stats
@@ -200,7 +200,8 @@ def _run_plan(cfg, command, st, seeds, data, target, engine, *, in_memory: bool)
     sources = _record_sources(cfg, data)
     ctx = AuditContext(cfg=cfg, data=data, target=target, seeds=seeds, engine=engine,
                        check_confidence=check_confidence(cfg.confidence, sum(planned.values())),
-                       record_names=tuple(f"{s}, row {r}" for s, r in zip(sources["source"], sources["row"])))
+                       record_names=tuple(record_name(s, r, index=i) for s, r, i in
+                                          zip(sources["source"], sources["row"], sources["index"])))
     done = run_plan(plan, ctx, st, planned)
     records, value_cols = _records(data, sources, reserved={"pdtp", "pdtp_lower_bound", "risk_rank", "flagged_by"})
     return assemble(plan, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
@@ -212,13 +213,16 @@ def _run_plan(cfg, command, st, seeds, data, target, engine, *, in_memory: bool)
 def _records(data: AuditData, sources: dict, *, reserved: set[str]) -> tuple[pd.DataFrame, list[str]]:
     """One row per audited record, members first, built in one step (a table of thousands of columns included):
     ``record`` (unique; a member's equals its index in results.json's DTP lists), ``source`` and ``row`` (where it
-    is; row 1 = the first row after the header), ``is_member``, ``label``, then the record's own values (the label
+    is; row 1 = the first row after the header) or, for tables given in memory with unique indexes, ``index`` (the
+    DataFrame's index label) in place of ``row``, ``is_member``, ``label``, then the record's own values (the label
     as its class name, every feature column; one named like a column of ours, ``reserved``, or like an attack's
     score gets the prefix ``value_``). Returns the table and the names of the value columns."""
     n = len(data.y_mem) + len(data.y_non)
     values = pd.concat([data.frame_mem, data.frame_non], ignore_index=True)
-    ours = {"record", "source", "row", "is_member", "label"} | reserved
-    columns = {"record": np.arange(n), "source": sources["source"], "row": sources["row"],
+    ours = {"record", "source", "row", "index", "is_member", "label"} | reserved
+    where = ({"index": pd.array(data.index_labels, dtype=object)} if data.index_labels is not None
+             else {"row": sources["row"]})
+    columns = {"record": np.arange(n), "source": sources["source"], **where,
                "is_member": data.is_member, "label": data.y_audit,
                data.label: np.asarray(data.class_names, dtype=object)[data.y_audit]}
     if str(data.label) in ours or str(data.label).startswith(("score_", "p_")):
@@ -252,7 +256,10 @@ def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
             tr, te = str(cfg.train), str(cfg.test)
         src = [tr] * n_m + [te] * n_n
         files = {tr: f"{cfg.train} (members)", te: f"{cfg.test} (non-members)"}
-    return {"source": src, "row": np.r_[ids_m, ids_n] + 1, "files": files}
+    rows = np.r_[ids_m, ids_n] + 1
+    labels = data.index_labels
+    return {"source": src, "row": rows, "index": labels if labels is not None else [None] * len(rows),
+            "files": files}
 
 
 def _plain(v):

@@ -5,18 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Optional
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field, PrivateAttr, model_validator
 
 from .._results import Result
-from .checks import STATUSES as STATUS_ORDER
-from .checks import Check
+from .checks import BELOW, STATUSES, UNDECIDED, Check
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
                        MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, RegisteredAnalysis, Resources,
                        Settings, Skipped, StageResources, TargetSection)
 
 __all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "read_result", "results_json_schema"]
 
-SCHEMA_VERSION = 2  # 2: the verdict's burden of proof and policy, each check's decision
+#: 2: the verdict's burden of proof and policy, each check's decision. 3: a check's status is its decision (exceeded,
+#: shown below, undecided, not measurable; "passed" and ``decision`` are gone), the verdict's ``passed`` is
+#: ``shown_below`` (undecided checks are in ``undecided`` under either burden), ``counts``, ``p_value`` on a check,
+#: checks ranked by strength of evidence. A schema-2 file is read as schema 3.
+SCHEMA_VERSION = 3
 
 #: Process status of ``leakaudit audit --exit-code`` per outcome (2 stays "bad input").
 EXIT_CODES = {"publish": 0, "do not publish": 3, "inconclusive": 4}
@@ -28,12 +31,14 @@ class Verdict(Result):
     ``outcome``: "do not publish" (a check that describes the given model is exceeded at the stated confidence),
     "publish" (under the ``burden_of_proof`` "safety shown": every check that can show safety is shown below its
     threshold; under "leakage shown": every check ran with enough data and none is exceeded) or "inconclusive"
-    (neither). Each check carries its ``decision`` (above, below, undecided). ``policy``: the release policy applied
+    (neither). Each check's ``status`` is exceeded, shown below, undecided or not measurable; ``counts`` holds how
+    many have each, adding up to ``n_checks``, and ``checks`` are ranked by strength of evidence (exceeded first).
+    ``policy``: the release policy applied
     (a built-in name or the policy file); ``release`` and ``threat_model``: the release context the analyses were
-    chosen for (:mod:`leakaudit.audit.release`). ``publish`` is ``outcome == "publish"``. ``headline`` is the outcome and ``finding``
-    (what was found and what would decide it), as "Outcome: finding". ``reasons``, ``passed``,
-    ``not_measurable`` and ``undecided`` are the sentences of the exceeded, passed, unmeasurable and passed-but-not-
-    shown-below checks (the last empty under "leakage shown"). ``confidence`` is the family-wise confidence of the verdict:
+    chosen for (:mod:`leakaudit.audit.release`). ``publish`` is ``outcome == "publish"``. ``headline`` is the
+    outcome and ``finding`` (one sentence: what was found, how sure, what to do), as "Outcome: finding".
+    ``reasons``, ``shown_below``, ``undecided`` and ``not_measurable`` are the sentences of the exceeded, shown-below,
+    undecided and unmeasurable checks, ranked. ``confidence`` is the family-wise confidence of the verdict:
     each check is judged at ``check_confidence``, Bonferroni over the ``n_planned`` checks the analyses planned for
     these inputs before any ran (``planned_checks``, per analysis); ``n_checks`` of them ran (a planned check that
     could not run only makes the correction stricter; :meth:`family_sentence` says so in words). ``recipe``: does retraining
@@ -45,7 +50,7 @@ class Verdict(Result):
     headline: str
     finding: str = ""
     reasons: list[str]
-    passed: list[str]
+    shown_below: list[str]
     thresholds: dict[str, Optional[float]]
     outcome: Literal["publish", "do not publish", "inconclusive"] = "publish"
     not_measurable: list[str] = Field(default_factory=list)
@@ -63,6 +68,22 @@ class Verdict(Result):
     release: Optional[str] = None
     threat_model: str = ""
     exit_code: int = 0
+    counts: dict[Literal["exceeded", "shown below", "undecided", "not measurable"], int] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _schema2(cls, data: Any) -> Any:
+        """A verdict of results.json's schema 2: ``passed`` (shown below and undecided together) is read from the
+        checks, which say which each was; ``counts`` is counted."""
+        if isinstance(data, dict) and "passed" in data and "shown_below" not in data:
+            data = dict(data)
+            data.pop("passed")
+            checks = [Check.model_validate(c) if isinstance(c, dict) else c for c in data.get("checks", [])]
+            data["checks"] = checks
+            data["shown_below"] = [c.sentence for c in checks if c.status == BELOW]
+            data["undecided"] = [c.sentence + (f" ({c.fix})" if c.fix else "") for c in checks if c.status == UNDECIDED]
+            data.setdefault("counts", {s: sum(c.status == s for c in checks) for s in STATUSES})
+        return data
 
     def family_sentence(self) -> str:
         """The multiple-testing correction in words, read from ``n_planned``, ``n_checks``, ``check_confidence``
@@ -161,7 +182,8 @@ class AuditResult(Result):
     @_property
     def records(self):
         """pandas.DataFrame of shape (n_members + n_nonmembers, n_columns): one row per audited record, members
-        first (``record``, ``source``, ``row``, ``is_member``, ``label``, the record's values, ``score_ATTACK`` per
+        first (``record``, ``source``, ``row``: its file's row, or ``index``: its DataFrame's index label for tables
+        given in memory, ``is_member``, ``label``, the record's values, ``score_ATTACK`` per
         membership attack, ``pdtp``, ``risk_rank``); what ``save`` writes as records.csv. None for a result read
         back from results.json alone."""
         return self._records
@@ -177,16 +199,14 @@ class AuditResult(Result):
         return list(self.verdict.checks)
 
     def checks_frame(self):
-        """The checks as a pandas.DataFrame, one row each (id, name, status, decision, value, interval, threshold,
-        sentence)."""
+        """The checks as a pandas.DataFrame, one row each, ranked by strength of evidence (id, name, status, value,
+        low, high, threshold, p_value, describes, sentence, fix)."""
         import pandas as pd
 
-        rows = [{"id": c.id, "name": c.name, "status": c.status, "decision": c.decision, "value": c.value,
-                 "low": None if c.interval is None else c.interval[0],
-                 "high": None if c.interval is None else c.interval[1], "threshold": c.threshold,
-                 "describes": c.describes, "sentence": c.sentence, "fix": c.fix} for c in self.verdict.checks]
-        return pd.DataFrame(rows, columns=["id", "name", "status", "decision", "value", "low", "high", "threshold",
-                                           "describes", "sentence", "fix"])
+        cols = ["id", "name", "status", "value", "low", "high", "threshold", "p_value", "describes", "sentence", "fix"]
+        rows = [{**c.model_dump(include=set(cols)), "low": None if c.interval is None else c.interval[0],
+                 "high": None if c.interval is None else c.interval[1]} for c in self.verdict.checks]
+        return pd.DataFrame(rows, columns=cols)
 
     def save(self, out: str | Path) -> Path:
         """Write results.json, records.csv, report.html and evidence.json into the folder ``out`` (created if
@@ -198,9 +218,8 @@ class AuditResult(Result):
         return save_result(self, out)
 
     def __repr__(self) -> str:
-        counts = {s: sum(c.status == s for c in self.verdict.checks) for s in STATUS_ORDER}
-        return (f"AuditResult(outcome={self.verdict.outcome!r}, checks: {counts['exceeded']} exceeded, "
-                f"{counts['passed']} passed, {counts['not measurable']} not measurable; "
+        counts = ", ".join(f"{self.verdict.counts.get(s, 0)} {s}" for s in STATUSES)
+        return (f"AuditResult(outcome={self.verdict.outcome!r}, checks: {counts}; "
                 f"{self.data.get('n_members')} members, {self.data.get('n_nonmembers')} non-members)")
 
     def _repr_html_(self) -> str:

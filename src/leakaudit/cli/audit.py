@@ -167,20 +167,20 @@ def verdict_line(verdict) -> str:
 def summary_lines(res) -> list[str]:
     """What stdout ends with: the check counts, the verdict line, then every check that could not be measured and
     every analysis that did not run, each with what would enable it (a flag or an input, in words)."""
+    from ..audit.checks import EXCEEDED, NOT_MEASURABLE, STATUSES, UNDECIDED
+
     v = res.verdict
-    counts = {s: sum(c.status == s for c in v.checks) for s in ("exceeded", "passed", "not measurable")}
-    below = sum(c.decision == "below" for c in v.checks)
-    shown = (f" ({below} shown below {'its threshold' if below == 1 else 'their thresholds'})"
-             if v.burden_of_proof == "safety shown" and counts["passed"] else "")
-    lines = [f"checks: {counts['exceeded']} exceeded, {counts['passed']} passed{shown}, "
-             f"{counts['not measurable']} not measurable; policy {v.policy} ({v.burden_of_proof})",
-             verdict_line(v)]
+    counts = ", ".join(f"{v.counts.get(s, 0)} {s}" for s in STATUSES)
+    lines = [f"checks: {counts}; policy {v.policy} ({v.burden_of_proof})", verdict_line(v)]
+    for c in v.checks:  # ranked: exceeded first
+        if c.status == EXCEEDED:
+            lines.append(f"  exceeded: {c.name}: {_lower_first(c.sentence)}")
     for c in v.checks:
-        if c.status == "not measurable":
+        if c.status == UNDECIDED and c.shows == "both" and v.burden_of_proof == "safety shown":
+            lines.append(f"  undecided: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")
+    for c in v.checks:
+        if c.status == NOT_MEASURABLE:
             lines.append(f"  not measurable: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")
-    for c in v.checks:
-        if c.status == "passed" and c.decision == "undecided" and c.shows == "both" and v.burden_of_proof == "safety shown":
-            lines.append(f"  not shown below: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")
     from ..audit.config import in_words
 
     for sk in res.skipped:

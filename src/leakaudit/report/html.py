@@ -20,7 +20,8 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from .._results import escape_controls
+from .._results import escape_controls, record_name
+from ..audit.checks import BELOW, EXCEEDED, STATUSES, UNDECIDED
 from ..metrics import tpr_entry
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
@@ -150,30 +151,25 @@ def _check_row(c: Check, conf_pct: str) -> dict:
     hi = _num(iv[1]) if iv else None
     status = c.status
     label, reading = status, sentence
-    if status == "passed" and lo is not None and hi is not None and thr is not None:
-        if hi < thr:
-            label = "passed: shown below the threshold"
+    if status in (BELOW, UNDECIDED) and lo is not None and hi is not None and thr is not None:
+        if status == BELOW:
             reading = (f"within the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
                        f"{fmt_interval(iv, spec)} lies below {fmt(thr, tspec)}")
-        else:
-            label = "passed: not shown above the threshold"
-            reading = (f"not shown above the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
-                       f"{fmt_interval(iv, spec)} reaches {fmt(thr, tspec)} but does not lie above it, so leakage up "
-                       f"to {fmt(hi, spec)} is not ruled out (more records would narrow the interval)")
-    elif status == "passed" and c.analysis == "dtp" and value is not None and thr is not None and value > thr:
-        label = "passed: none significant when re-measured"
-    elif status == "exceeded" and lo is not None and thr is not None:
+        elif c.shows == "both":
+            reading = (f"not shown above the threshold nor below it: {fmt(value, spec)} measured; its {conf_pct} "
+                       f"interval {fmt_interval(iv, spec)} reaches {fmt(thr, tspec)}, so leakage up to "
+                       f"{fmt(hi, spec)} is not ruled out (more records would narrow the interval)")
+    elif status in (BELOW, UNDECIDED) and c.analysis == "dtp" and value is not None and thr is not None and value > thr:
+        label = f"{status}: none significant when re-measured"
+    elif status == EXCEEDED and lo is not None and thr is not None:
         reading = (f"above the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
                    f"{fmt_interval(iv, spec)} lies above {fmt(thr, tspec)}")
-    if status == "passed" and c.shows == "leakage only":
-        label = "passed: a lower bound (cannot show safety)"
-    elif status == "passed" and iv is None and c.decision == "undecided":  # a stage's say (DTP-1)
-        label = "passed: not shown below the threshold"
+    if status == UNDECIDED and c.shows == "leakage only":
+        label = "undecided: a lower bound (cannot show safety)"
     return {"name": c.name or c.id, "status": status, "css": status.replace(" ", "-"),
             "label": label, "value": fmt(value, spec), "interval": fmt_interval(iv, spec) if iv else "none",
-            "threshold": fmt(thr, tspec),
-            "reading": reading, "decision": c.decision or "",
-            "fix": c.fix or "", "recipe": c.describes == "recipe"}
+            "threshold": fmt(thr, tspec), "reading": reading,
+            "fix": c.fix or "", "recipe": c.describes == "recipe", "shows": c.shows}
 
 
 # -- records ------------------------------------------------------------------------------------------------------
@@ -271,11 +267,14 @@ def _record_risk_words(results: AuditResult) -> str:
 
 
 def _where(records: pd.DataFrame | None, rid: int) -> str:
-    """'file, row N' of a record id (its member index), or 'member #N' without records.csv."""
-    if records is not None and {"source", "row"} <= set(records.columns):
+    """A record id (its member index) named as every surface names it (:func:`leakaudit._results.record_name`),
+    or 'member #N' without records.csv."""
+    if records is not None and "source" in records and ("row" in records or "index" in records):
         hit = records[records["record"] == rid]
         if len(hit):
-            return f"{hit['source'].iloc[0]}, row {int(hit['row'].iloc[0])}"
+            if "index" in records:
+                return record_name(hit["source"].iloc[0], index=hit["index"].iloc[0])
+            return record_name(hit["source"].iloc[0], hit["row"].iloc[0])
     return f"member #{rid}"
 
 
@@ -549,8 +548,8 @@ def _next_steps(results: AuditResult, records: pd.DataFrame | None, rows: list[d
     for r in rows:
         if r["status"] == "not measurable" and r["fix"]:
             fixes.setdefault(("not measurable", r["fix"]), []).append(r["name"])
-        elif safety and r["status"] == "passed" and r["decision"] == "undecided" and r["fix"]:
-            fixes.setdefault(("not shown below its threshold", r["fix"]), []).append(r["name"])
+        elif safety and r["status"] == UNDECIDED and r["shows"] == "both" and r["fix"]:
+            fixes.setdefault(("undecided", r["fix"]), []).append(r["name"])
     for (what, fix), names in fixes.items():
         out.append(f"{', '.join(names)}: {what}; {fix}.")
     return out
@@ -667,7 +666,8 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         data=data, target=target, files=data.get("files") or {},
         accuracy=(f"{fmt(target.get('train_accuracy'), '%')} on members, {fmt(target.get('test_accuracy'), '%')} on "
                   "non-members"),
-        outcome=verdict.outcome, headline=verdict.headline,
+        outcome=verdict.outcome, headline=verdict.headline, reasons=verdict.reasons,
+        counts=[(st, verdict.counts.get(st, 0), st.replace(" ", "-")) for st in STATUSES],
         recipe_sentence=(verdict.recipe or {}).get("sentence", ""), family_sentence=verdict.family_sentence(),
         burden=verdict.burden_of_proof, policy=verdict.policy, release=verdict.release or "not declared",
         threat_model=verdict.threat_model,
