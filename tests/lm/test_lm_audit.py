@@ -292,6 +292,20 @@ def test_language_model_audited_in_memory_as_from_its_directory(tmp_path, tiny_d
     assert res.config["text_column"] == "text" and res.config["dataset_inference"] is True
     res.save(tmp_path / "mem")
     assert (tmp_path / "mem" / "report.html").is_file()
+    # the evidence record fingerprints the objects as given and records the call; the tokenizer is named as not
+    from leakaudit.audit.evidence import array_digest, frame_digest, model_digest
+
+    ev = res.evidence
+    assert ev["audit"]["command"] == (
+        f"leakaudit.audit(<{type(lm.model).__name__}>, members=<DataFrame {len(members)}x2>, nonmembers=<list of "
+        f"{len(nonmembers)} texts>, text_column='text', tokenizer=<{type(lm.tokenizer).__name__}>, "
+        f"references=[<{type(base.model).__name__}>], profile='smoke', dataset_inference=True)")
+    by = {f["role"]: f for f in ev["files"]}
+    assert by["members"]["sha256"] == frame_digest(pd.DataFrame({"text": members, "n": 1}))
+    assert by["non-members"]["sha256"] == array_digest(nonmembers)
+    assert by["model"]["sha256"] == model_digest(lm.model) and by["model"]["form"] == "safetensors"
+    assert by["reference model 1"]["sha256"] == model_digest(base.model)
+    assert by["tokenizer"]["sha256"] is None and "Not fingerprinted: the tokenizer" in ev["limitations"]
     # what a language model's audit cannot take is refused by argument name
     with pytest.raises(InvalidParameterError, match="tokenizer is required"):
         leakaudit.audit(lm.model, members, nonmembers)

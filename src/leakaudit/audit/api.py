@@ -7,6 +7,7 @@ written until :meth:`AuditResult.save <leakaudit.audit.results.AuditResult.save>
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,70 @@ def _thresholds(given: dict) -> Thresholds:
         err = exc.errors()[0]
         where = ".".join(["thresholds", *(str(p) for p in err.get("loc", ()))])
         raise InvalidParameterError(f"{where}: {err.get('msg')}; got {shown(err.get('input'))}") from None
+
+
+#: the arguments that hold records, predictions or models: the recorded call names their type and shape only
+_DATA_ARGUMENTS = ("members", "nonmembers", "population", "predictions", "references")
+
+#: arguments whose default is not None: left out of the recorded call at that default
+_NON_NONE_DEFAULTS = {"model_input": "auto", "verbose": False}
+
+
+def _plain_setting(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool, PurePath))
+
+
+def _shown_argument(value: Any, *, data: bool = False, depth: int = 0) -> str:
+    """An argument as the recorded call shows it: a table or an array by its type and shape, a list of records or
+    texts by its length, a model or any other object by its type; with ``data`` False, a plain setting (text, a
+    number, a path, a list of column names, a dict of thresholds) as written."""
+    import pandas as pd
+
+    if isinstance(value, pd.DataFrame):
+        return f"<DataFrame {value.shape[0]}x{value.shape[1]}>"
+    if isinstance(value, pd.Series):
+        return f"<Series {len(value)}>"
+    if isinstance(value, np.ndarray):
+        return f"<ndarray {'x'.join(map(str, value.shape))} {value.dtype}>"
+    if isinstance(value, (list, tuple)):
+        return _shown_sequence(value, data=data, depth=depth)
+    if not data and (_plain_setting(value) or isinstance(value, dict) and all(map(_plain_setting, value.values()))):
+        return shown(value, 200)
+    return f"<{type(value).__name__}>"
+
+
+def _shown_sequence(value: list | tuple, *, data: bool, depth: int) -> str:
+    """A list or tuple: plain settings as written; texts by their number; up to four records or models item by
+    item (a pair of prediction arrays, two levels deep at most); more by their number."""
+    kind = type(value).__name__
+    if not data and all(map(_plain_setting, value)):
+        return shown(value, 200)
+    if value and all(isinstance(v, str) for v in value):
+        return f"<{kind} of {len(value)} texts>"
+    if len(value) > 4 or depth >= 2:
+        return f"<{kind} of {len(value)}>"
+    inner = ", ".join(_shown_argument(v, data=True, depth=depth + 1) for v in value)
+    return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+
+
+def _call_text(model: Any, arguments: dict) -> str:
+    """``leakaudit.audit(...)`` as it was called: the model, then every argument given (one left at its default is
+    not shown), each as :func:`_shown_argument` shows it, records and models summarised, never their values."""
+    parts = [] if model is None else [_shown_argument(model, data=True)]
+    for name, value in arguments.items():
+        default = _NON_NONE_DEFAULTS.get(name)
+        if value is None or (type(value) is type(default) and value == default):
+            continue
+        parts.append(f"{name}={_shown_argument(value, data=name in _DATA_ARGUMENTS)}")
+    return f"leakaudit.audit({', '.join(parts)})"
+
+
+def _tabular_inputs(model, members, nonmembers, population, predictions) -> dict:
+    """The objects of a tabular audit given in memory, by the role the evidence record names them with."""
+    out = {"model": model, "members": members, "non-members": nonmembers, "population": population}
+    if isinstance(predictions, (tuple, list)) and len(predictions) == 2:
+        out.update({"predictions on the members": predictions[0], "predictions on the non-members": predictions[1]})
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _predictions_target(data, predictions):
@@ -155,6 +220,11 @@ language model, optional
     from ..learners import Learner, is_torch_module
     from .target import _check_refittable_classes, sklearn_target, torch_target
 
+    call = _call_text(model, {"members": members, "nonmembers": nonmembers, "label": label, "population": population,
+                              "sensitive": sensitive, "predictions": predictions, "learner": learner,
+                              "model_input": model_input, "text_column": text_column, "tokenizer": tokenizer,
+                              "references": references, "verbose": verbose, "memory_budget": memory_budget,
+                              "random_state": random_state, **settings})
     if random_state is not None:
         if "seed" in settings and settings["seed"] != random_state:
             raise InvalidParameterError(f"random_state={random_state!r} and seed={settings['seed']!r} disagree: they "
@@ -170,7 +240,7 @@ language model, optional
                                      references=references, verbose=verbose,
                                      other={"label": label, "population": population, "sensitive": sensitive,
                                             "predictions": predictions, "learner": learner},
-                                     settings=dict(settings))
+                                     settings=dict(settings), call=call)
     given = sorted(k for k, v in lm_only.items() if v is not None)
     if given:
         raise InvalidParameterError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for a language model "
@@ -209,8 +279,8 @@ language model, optional
         raise InvalidParameterError(
             f"model must be a fitted scikit-learn classifier or Pipeline with predict_proba, a torch.nn.Module, or a "
             f"transformers causal language model; got {type(model).__name__}")
-    return audit_core(cfg, data=data, target=target, command="leakaudit.audit()", verbose=verbose,
-                      memory_budget=memory_budget, default_cache=None)
+    return audit_core(cfg, data=data, target=target, command=call, verbose=verbose, memory_budget=memory_budget,
+                      default_cache=None, inputs=_tabular_inputs(model, members, nonmembers, population, predictions))
 
 
 def _check_run_options(verbose, memory_budget) -> None:
@@ -250,9 +320,10 @@ def _texts(given, text_column: str | None, name: str) -> list[str]:
 
 
 def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer, references, verbose, other: dict,
-                          settings: dict) -> AuditResult:
+                          settings: dict, call: str) -> AuditResult:
     """:func:`audit` of a causal language model given in memory: the command line's language-model audit
-    (:func:`leakaudit.audit.lm_stage.lm_audit`) on these texts and models."""
+    (:func:`leakaudit.audit.lm_stage.lm_audit`) on these texts and models; ``call``: the call as the record shows
+    it."""
     from ..lm.load import wrap_causal_lm
     from .lm_stage import LMTexts, lm_audit
 
@@ -286,4 +357,8 @@ def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer,
                                              "give each reference model with its own tokenizer as a pair")))
     lm = wrap_causal_lm(model, tokenizer, device=cfg.device, source="from memory",
                         mismatch=("tokenizer", "the model", "give the model's own tokenizer"))
-    return lm_audit(cfg, command="leakaudit.audit()", verbose=verbose, texts=texts, models=(lm, refs))
+    memory = {"model": model, "tokenizer": tokenizer, "members": members, "non-members": nonmembers,
+              **{f"reference model {i + 1}": r.model for i, r in enumerate(refs)},
+              **{f"tokenizer of reference model {i + 1}": r.tokenizer for i, r in enumerate(refs)
+                 if r.tokenizer is not tokenizer}}
+    return lm_audit(cfg, command=call, verbose=verbose, texts=texts, models=(lm, refs), memory=memory)

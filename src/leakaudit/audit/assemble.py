@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,14 +31,17 @@ __all__ = ["assemble"]
 
 def assemble(plan: Plan, done: Mapping[str, Analysis], *, cfg: AuditConfig, command: str | None,
              planned: Mapping[str, int], check_confidence: float, data: dict, target: dict, settings: dict,
-             timings: dict, records: pd.DataFrame, in_memory: bool) -> AuditResult:
+             timings: dict, records: pd.DataFrame, in_memory: bool,
+             memory: Mapping[str, Any] | None = None) -> AuditResult:
     """The result of ``plan``'s finished steps ``done`` (step name -> :class:`Analysis`).
 
     ``planned`` and ``check_confidence``: the checks each step planned and the corrected confidence they were
     judged at. ``data``, ``target`` and ``settings``: those sections of results.json. ``records``: one row per
     audited record, members first (``record``, ``source``, ``row``, ``is_member`` and the record's own values); the
     steps' per-record columns follow, those of ``plan.record_columns`` first. ``in_memory``: the records were given
-    in memory, so the evidence names no input file.
+    in memory, so the evidence names no input file. ``memory``: the inputs given in memory (the records, the model,
+    the model the demo trained), role -> object, fingerprinted in the evidence record
+    (:func:`leakaudit.audit.evidence.build_evidence`).
     """
     analyses = [done[s.name] for s in plan.steps]
     recipe = next((a.extras["recipe"] for a in analyses if a.extras.get("recipe") is not None), None)
@@ -68,18 +72,19 @@ def assemble(plan: Plan, done: Mapping[str, Analysis], *, cfg: AuditConfig, comm
         resources={"peak_memory_mb": round(peak_rss_mb(), 1), **{k: v for a in analyses for k, v in a.resources.items()}},
         settings=settings,
     )
-    return _with_evidence(_with_record_risk(result, rec), in_memory=in_memory)
+    return _with_evidence(_with_record_risk(result, rec), in_memory=in_memory, memory=memory)
 
 
-def _with_evidence(result: AuditResult, *, in_memory: bool) -> AuditResult:
-    """``result`` with its evidence record, made now, while the input files are the ones the audit read (records
-    handed over in memory have no file to fingerprint)."""
+def _with_evidence(result: AuditResult, *, in_memory: bool, memory: Mapping[str, Any] | None) -> AuditResult:
+    """``result`` with its evidence record, made now, while the input files are the ones the audit read and the
+    objects in ``memory`` the ones it audited (records handed over in memory have no file: their digests are of
+    canonical forms)."""
     from .evidence import build_evidence
     from .policy import policy_of
 
     results = result.to_dict()
     return result.with_evidence(build_evidence(results, policy=policy_of(results["config"]),
-                                               files={} if in_memory else None,
+                                               files={} if in_memory else None, memory=memory,
                                                release=results["config"].get("release")))
 
 

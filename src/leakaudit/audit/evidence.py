@@ -1,23 +1,40 @@
 """The evidence record of an audit (``evidence.json``): what was audited, under which rules, what was found, and what
 was not tested.
 
-A trusted research environment files it beside its release decision. It holds:
+A trusted research environment files it beside its release decision. It holds (``evidence_version`` 2):
 
-* ``files``: the SHA-256 and size of the model file and of every data file the audit read (a folder, such as a
-  language model's, file by file);
+* ``audit``: the command or call that ran the audit (for :func:`leakaudit.audit`, the call with its arguments,
+  records summarised by type and shape, never their values), its ``seed`` and ``profile``, when it ran, the
+  leakaudit version, the target and the data's summary;
+* ``files``: every input the audit read, one entry each, with its ``role`` ("model", "members", "non-members",
+  "population", ...):
+
+  - a file: ``{"role", "path", "sha256", "bytes"}`` (a folder, such as a language model's, as ``{"role", "path",
+    "files": [...]}``, file by file);
+  - a file of a bundled demo data set: ``{"role", "path", "sha256", "source", "note"}``, ``source`` its origin and
+    ``sha256`` leakaudit's recorded digest, which the loader checks the file against;
+  - an input given in memory (:func:`leakaudit.audit`'s tables, arrays, texts and model; the model the demo
+    trains): ``{"role", "source": "memory", "type", "form", "recompute", "sha256"}`` with ``shape`` and ``dtypes``
+    (a table) or ``dtype`` (an array or list): ``sha256`` is the SHA-256 of the canonical form ``form`` (a model:
+    its serialisation), which the function ``recompute`` (:func:`frame_digest`, :func:`array_digest`,
+    :func:`model_digest`) recomputes from the object; one that could not be fingerprinted has ``"sha256": null``
+    and a ``note`` saying why (:mod:`leakaudit.audit.digests` defines the forms);
+
 * ``environment``: Python, the platform, leakaudit and the libraries the audit's numbers depend on, as installed in
   the process that builds the record (build it in the audit's own process);
 * ``policy``: the release policy, every setting with its value and source;
 * ``release``: the declared release context and the threat model it implies;
 * ``checks``: every check of the verdict (and the structural checks, when given apart), each with the policy settings
-  its threshold comes from;
+  its threshold comes from (a TPR-at-low-FPR check's source also says how many non-members the check needs at this
+  audit's own confidence);
 * ``attack_classes``: the classes of attack EDPB Opinion 28/2024 asks a controller to consider (membership inference,
   attribute inference, reconstruction and regurgitation, model inversion, extraction), each "tested", "not
   applicable" or "not tested", with the checks behind it and the reason;
-* ``limitations``: a paragraph saying what the record does not show.
+* ``limitations``: a paragraph saying what the record does not show, what could not be fingerprinted, and, for
+  inputs given in memory, that their digests are of canonical forms and how to recompute them.
 
-:func:`build_evidence` takes a ``results.json`` dict (``docs/results.schema.json``) and the input files; it never
-re-runs an analysis.
+:func:`build_evidence` takes a ``results.json`` dict (``docs/results.schema.json``), the input files and the inputs
+given in memory; it never re-runs an analysis.
 """
 
 from __future__ import annotations
@@ -33,13 +50,16 @@ from typing import Any
 from .._results import to_strict_jsonable, write_json_atomic
 from ..data import DATA_FILES, sha256_of
 from ..exceptions import InvalidInputError, InvalidParameterError
+from ..metrics import min_nonmembers_for_tpr
+from .digests import array_digest, frame_digest, memory_entry, model_digest
 from .policy import DEFAULT_POLICY, Policy, recorded_settings
 from .release import RELEASES, threat_model
 
-__all__ = ["build_evidence", "write_evidence", "file_digest", "environment", "ATTACK_CLASSES", "RELEASES",
-           "EVIDENCE_VERSION"]
+__all__ = ["build_evidence", "write_evidence", "file_digest", "frame_digest", "array_digest", "model_digest",
+           "environment", "ATTACK_CLASSES", "RELEASES", "EVIDENCE_VERSION"]
 
-EVIDENCE_VERSION = 1
+#: 2: inputs given in memory fingerprinted in ``files``; ``audit.seed`` and ``audit.profile``
+EVIDENCE_VERSION = 2
 
 #: distributions whose versions the audit's numbers depend on (the ones not installed are recorded as such)
 _LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "pydantic", "skops", "torch", "transformers", "peft",
@@ -148,6 +168,29 @@ def _check_entry(check: dict, policy: Policy) -> dict:
     return entry
 
 
+def _low_fpr_need(results: dict, policy: Policy) -> str | None:
+    """How many non-members a TPR-at-low-FPR check needs at this audit's own confidence, at its FPR and at 0.1 %:
+    the count behind the choice of ``low_fpr``, from the audit's numbers (the per-check confidence, the members)."""
+    verdict, data = results.get("verdict") or {}, results.get("data") or {}
+    cc, n1, n0 = verdict.get("check_confidence"), data.get("n_members"), data.get("n_nonmembers")
+    if not (isinstance(cc, float) and isinstance(n1, int) and isinstance(n0, int) and n1 > 0):
+        return None
+    fpr, th = policy.value("low_fpr"), policy.value("max_tpr_at_low_fpr")
+    try:
+        need = {f: min_nonmembers_for_tpr(f, th, confidence=cc, n_members=n1) for f in dict.fromkeys((fpr, 0.001))}
+    except InvalidParameterError as exc:  # too few members for any number of non-members
+        return f"at this audit's per-check confidence {cc:.4g}: {exc}"
+    strict = "" if fpr == 0.001 else f" ({need[0.001]:,} at 0.1 % FPR)"
+    return (f"at this audit's per-check confidence {cc:.4g} and {n1:,} members, a TPR at {fpr * 100:g} % FPR can be "
+            f"shown above {th:g} only with at least {need[fpr]:,} non-members{strict}; the audit had {n0:,}")
+
+
+def _with_low_fpr_need(entry: dict, need: str | None) -> dict:
+    if need is None or "low_fpr" not in [s["key"] for s in entry["policy_settings"]]:
+        return entry
+    return {**entry, "threshold_source": f"{entry['threshold_source']}; {need}"}
+
+
 def _consistent(results: dict, policy: Policy) -> None:
     """The policy must be the one the audit applied: its settings equal the audit's recorded ones."""
     recorded = recorded_settings(results.get("config") or {})
@@ -241,7 +284,29 @@ def _attack_classes(results: dict, checks: list[dict], release: str | None) -> l
     return out
 
 
-def _limitations(results: dict, checks: list[dict], classes: list[dict], policy: Policy, release: dict) -> str:
+def _fingerprint_sentences(files: list[dict]) -> list[str]:
+    """What the limitations say of the inputs given in memory: which could not be fingerprinted and why, and that the
+    others' digests are of canonical forms, with the functions that recompute them."""
+    memory = [f for f in files if f.get("source") == "memory"]
+    out = [f"Not fingerprinted: the {f['role']} ({f['type']}), {f['note'].removeprefix('not fingerprinted: ')}; the "
+           "record cannot show that a later copy of it is the one audited." for f in memory if f.get("sha256") is None]
+    done = [f for f in memory if f.get("sha256") is not None]
+    if done:
+        one = len(done) == 1
+        how = sorted({f"{f['recompute']} ({f['form']})" for f in done})
+        out.append(f"No file holds the {_joined([f['role'] for f in done])} (objects in memory): the record "
+                   f"identifies {'it' if one else 'them'} by the SHA-256 of {'its' if one else 'their'} canonical "
+                   f"form{'' if one else 's'}, not of a file's bytes; recompute {'it' if one else 'them'} from the "
+                   f"object{'' if one else 's'} with {_joined(how)}.")
+    return out
+
+
+def _joined(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _limitations(results: dict, checks: list[dict], classes: list[dict], policy: Policy, release: dict,
+                 files: list[dict]) -> str:
     data = results.get("data") or {}
     settings = results.get("settings") or {}
     verdict = results.get("verdict") or {}
@@ -269,14 +334,15 @@ def _limitations(results: dict, checks: list[dict], classes: list[dict], policy:
                      "retrained models describe the recipe, not necessarily the model.")
     if release["context"] == "not declared":
         parts.append("No release context was declared, so the threat model is inferred from the analyses that ran.")
+    parts += _fingerprint_sentences(files)
     parts.append(f"Thresholds come from the policy {policy.name!r}; the sources say which are leakaudit's own "
                  "choices rather than a regulator's numbers (no regulator gives them).")
     return " ".join(parts)
 
 
 def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, base_dir: str | Path = ".",
-                   policy: Policy = DEFAULT_POLICY, release: str | None = None, structural: Sequence = (),
-                   recorded: datetime | None = None) -> dict:
+                   memory: Mapping[str, Any] | None = None, policy: Policy = DEFAULT_POLICY,
+                   release: str | None = None, structural: Sequence = (), recorded: datetime | None = None) -> dict:
     """The evidence record of one audit.
 
     Parameters
@@ -288,6 +354,12 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
         file setting of ``results["config"]`` (model, train, test, data, population, predictions, model_dir,
         tokenizer, reference_dir), relative paths taken from ``base_dir``.
     base_dir : path, default "."
+    memory : mapping of role to object, optional
+        The inputs given in memory, e.g. ``{"model": pipeline, "members": members_df, "non-members": test_df}``:
+        each fingerprinted by the SHA-256 of its canonical form (:func:`~leakaudit.audit.digests.memory_entry`: a
+        DataFrame by :func:`frame_digest`, an array or a list by :func:`array_digest`, anything else as a model by
+        :func:`model_digest`) and listed in ``files`` after the files, with ``"source": "memory"``; one that cannot
+        be fingerprinted is listed with the reason, which the limitations repeat.
     policy : Policy, default DEFAULT_POLICY
         The policy the audit applied; its settings must equal those recorded in ``results["config"]``, and its
         burden of proof the verdict's ``burden_of_proof`` (a verdict without one was decided under "leakage shown",
@@ -322,12 +394,17 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
             checks.append(c)
     release_info = _release(release)
     classes = _attack_classes(results, checks, release)
+    need = _low_fpr_need(results, policy)
     verdict = results["verdict"]
+    config = results.get("config") or {}
+    inputs = _input_files(results, files, Path(base_dir)) + [memory_entry(r, o) for r, o in (memory or {}).items()]
     record = {
         "evidence_version": EVIDENCE_VERSION,
         "type": "leakaudit evidence record",
         "recorded": (recorded or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
-        "audit": {"command": results.get("command"), "created": results.get("created"),
+        "audit": {"command": results.get("command"), "seed": config.get("seed"),
+                  "profile": config.get("profile") or (results.get("settings") or {}).get("profile"),
+                  "created": results.get("created"),
                   "leakaudit_version": results.get("leakaudit_version"),
                   "results_schema_version": results.get("schema_version"),
                   "target": results.get("target"), "data": {k: v for k, v in (results.get("data") or {}).items()
@@ -336,15 +413,15 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
                     "burden_of_proof": policy.burden_of_proof, "confidence": verdict.get("confidence"),
                     "check_confidence": verdict.get("check_confidence"), "n_checks": verdict.get("n_checks"),
                     "counts": verdict.get("counts")},
-        "files": _input_files(results, files, Path(base_dir)),
+        "files": inputs,
         "environment": environment(),
         "policy": {"name": policy.name, "origin": policy.origin, "description": policy.description,
                    "settings": policy.table()},
         "release": release_info,
-        "checks": [_check_entry(c, policy) for c in checks],
+        "checks": [_with_low_fpr_need(_check_entry(c, policy), need) for c in checks],
         "attack_classes": classes,
     }
-    record["limitations"] = _limitations(results, checks, classes, policy, release_info)
+    record["limitations"] = _limitations(results, checks, classes, policy, release_info, inputs)
     return to_strict_jsonable(record)
 
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -205,11 +207,12 @@ def _blind_check(bb, metrics: dict, cc: float) -> tuple[Check, set[str]]:
 
 def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = False,
              stages: StageProgress | None = None, texts: LMTexts | None = None,
-             models: tuple | None = None) -> AuditResult:
+             models: tuple | None = None, memory: Mapping[str, Any] | None = None) -> AuditResult:
     """Audit the causal language model of ``cfg`` (``model_dir``) on its member and non-member texts.
 
     ``texts`` (:class:`LMTexts`) and ``models`` (the audited :class:`~leakaudit.lm.load.LoadedLM` and a list of
-    reference ones) given in memory replace the files ``cfg`` names (:func:`leakaudit.audit`).
+    reference ones) given in memory replace the files ``cfg`` names (:func:`leakaudit.audit`); ``memory``: those
+    objects as given, by role, fingerprinted in the evidence record.
 
     Returns the result, with one row per text (records.csv, members first) as its records.
     """
@@ -281,7 +284,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
                             "loss": loss})
     return assemble(plan, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
                     data=data, target=target, settings=settings, timings=st.timings, records=records,
-                    in_memory=in_memory)
+                    in_memory=in_memory, memory=memory)
 
 
 @dataclass(frozen=True)

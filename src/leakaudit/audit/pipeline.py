@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,6 +36,9 @@ from .target import Target, on_device, prepare_target
 __all__ = ["run_audit", "audit_core", "check_inputs"]
 
 DEFAULT_CACHE = ".leakaudit-cache"
+
+#: the evidence record's role for the model the demo trains
+DEMO_MODEL_ROLE = "model trained by the audit from its seed"
 
 
 def _engine(cfg: AuditConfig, default_cache: str | None = DEFAULT_CACHE):
@@ -70,7 +75,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
 def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Target | None = None,
                command: str | None = None, verbose: bool | None = None, memory_budget: int | str | None = None,
                work_budget: int | str | None = None, written_to: Path | None = None,
-               default_cache: str | None = DEFAULT_CACHE) -> AuditResult:
+               default_cache: str | None = DEFAULT_CACHE, inputs: Mapping[str, Any] | None = None) -> AuditResult:
     """The audit in memory: build the plan of analyses, run it, decide; nothing is written.
 
     ``data``: the records, already read and encoded (:func:`leakaudit.audit.data.data_from_frames`); None: read
@@ -87,7 +92,9 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     else :data:`leakaudit.engine.DEFAULT_WORK_BUDGET`): a model file asking more work of one model is refused.
     ``written_to``: where the caller will write the result (named when the audit is interrupted).
     ``default_cache``: the cache folder when neither ``cfg.cache_dir`` nor ``$LEAKAUDIT_CACHE`` names one (None:
-    no cache; :func:`_engine`).
+    no cache; :func:`_engine`). ``inputs``: the objects given in memory by role (the records, the predictions, the
+    model), fingerprinted in the evidence record; the model the demo trains is added as
+    :data:`DEMO_MODEL_ROLE`.
 
     Returns
     -------
@@ -125,7 +132,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
         engine = _engine(cfg, default_cache)
         st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
         try:
-            return _run_plan(cfg, command, st, seeds, data, target, engine, in_memory=in_memory)
+            return _run_plan(cfg, command, st, seeds, data, target, engine, in_memory=in_memory, inputs=inputs)
         except KeyboardInterrupt:
             done = ", ".join(st.done) or "none"
             where = (f"during the {st.current} stage" if st.current else
@@ -194,7 +201,8 @@ def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds:
     return {**r, "n_reference": k, "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def _run_plan(cfg, command, st, seeds, data, target, engine, *, in_memory: bool) -> AuditResult:
+def _run_plan(cfg, command, st, seeds, data, target, engine, *, in_memory: bool,
+              inputs: Mapping[str, Any] | None = None) -> AuditResult:
     plan = with_registered(PLAN, "tabular")
     planned = plan.planned_checks(cfg, data, target)
     sources = _record_sources(cfg, data)
@@ -207,7 +215,16 @@ def _run_plan(cfg, command, st, seeds, data, target, engine, *, in_memory: bool)
     return assemble(plan, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
                     data={**data.summary(), "files": sources["files"], "record_columns": value_cols},
                     target=target.summary(data), settings=_settings(cfg, target), timings=st.timings,
-                    records=records, in_memory=in_memory)
+                    records=records, in_memory=in_memory, memory=_memory_inputs(inputs, target))
+
+
+def _memory_inputs(inputs: Mapping[str, Any] | None, target: Target) -> dict:
+    """The inputs the evidence record fingerprints as objects: those given in memory, and the model the demo
+    trained (it has no file; its digest identifies the model audited)."""
+    out = dict(inputs or {})
+    if target.kind == "demo":
+        out[DEMO_MODEL_ROLE] = target.model
+    return out
 
 
 def _records(data: AuditData, sources: dict, *, reserved: set[str]) -> tuple[pd.DataFrame, list[str]]:

@@ -123,25 +123,44 @@ class Policy(BaseModel):
 
 _CHOICE = "leakaudit's choice"
 
-#: where each default comes from (docs/verdict.md, "The default policy", says the same at more length)
+#: where each default comes from, and why that number (docs/verdict.md, "The default policy", says the same at more
+#: length); where no paper or regulator gives the number, the source says "leakaudit's choice" and the reason
 _DEFAULT_SOURCES = {
     "burden_of_proof": ("ICO anonymisation guidance (the risk of identification must be 'sufficiently remote') and "
                         "EDPB Opinion 28/2024 (the likelihood of obtaining personal data from the model must be "
                         "'insignificant') put the burden on showing the risk low; neither gives a number"),
-    "confidence": f"{_CHOICE}: 95 % family-wise over the verdict's checks (Bonferroni)",
+    "confidence": (f"{_CHOICE}: 95 % family-wise over the verdict's checks (Bonferroni): the conventional 5 % error "
+                   "rate, held for the verdict as a whole rather than for each check, so that adding checks does not "
+                   "add false alarms"),
     "dtp_rule": (f"{_CHOICE}: Long et al.'s DTP-1 measurement with a significance test against training noise and "
                  "binning (docs/verdict.md, 'DTP-1, as a statistical statement')"),
     "max_dtp": "Long et al. 2018, the DTP-1 hypothesis: do not publish a model with a record above PDTP 1",
     "max_records_above_dtp": "Long et al. 2018, the DTP-1 hypothesis: no record above the threshold",
     "max_unmeasured_dtp_share": (f"{_CHOICE}: the screened DTP-1 sample's size depends on this share only (about "
                                  "1,235 members at 0.5 %); docs/verdict.md, 'Why 0.5 %'"),
-    "low_fpr": (f"{_CHOICE}: 1 % rather than 0.1 %, because the TPR interval at 0.1 % cannot exclude any value below "
-                "about 6,900 non-members (684 at 1 %)"),
+    "low_fpr": (f"{_CHOICE}: 1 % rather than 0.1 %, because the distribution-free TPR interval can exclude a value "
+                "only when about ln(alpha / 4) / ln(1 - FPR) non-members lie above the attack's threshold (alpha: one "
+                "check's error rate), ten times as many at 0.1 % as at 1 %: thousands, more than most audits have, "
+                "so the 0.1 % check would be 'not measurable' in nearly every audit; each audit's evidence record "
+                "states the count at its own confidence"),
     "max_tpr_at_low_fpr": f"{_CHOICE}: five times the 1 % a guess achieves at 1 % FPR",
-    "max_auc": f"{_CHOICE}",
-    "max_attribute_advantage": f"{_CHOICE}",
+    "max_auc": (f"{_CHOICE}: an AUC of 0.6 means the attack ranks a random member above a random non-member 6 times "
+                "in 10, against 5 for guessing; it is the highest AUC any attack can reach on a model trained with "
+                "epsilon-differential privacy at epsilon = ln 1.5 = 0.41 (the ROC curve of an epsilon-DP model lies "
+                "below TPR = e^epsilon FPR and 1 - TPR = e^-epsilon (1 - FPR), an area of e^epsilon / (1 + "
+                "e^epsilon)), a reference for scale, not a claim that the model is private. An AUC averages over all "
+                "false-positive rates and can stay low while a few records are exposed (Carlini et al. 2022), hence "
+                "the TPR check at low FPR beside it; no regulator gives a number"),
+    "max_attribute_advantage": (f"{_CHOICE}: the attack may recover the column for at most 5 percentage points more "
+                                "of the members than of the non-members (Yeom et al. 2018's attribute advantage). "
+                                "For scale: epsilon-differential privacy bounds a membership adversary's advantage "
+                                "by e^epsilon - 1, and Yeom et al. turn an attribute adversary into a membership "
+                                "adversary of the same advantage, so 0.05 is that bound at epsilon = ln 1.05 = 0.049; "
+                                "no regulator gives a number"),
     "epsilon_budget": f"{_CHOICE}: no budget unless the owner states one (no regulator gives an epsilon)",
-    "epsilon_delta": f"{_CHOICE}: the delta of the empirical epsilon lower bounds",
+    "epsilon_delta": (f"{_CHOICE}: the delta of the empirical epsilon lower bounds: 1e-5, the delta DP-SGD results "
+                      "commonly report (Abadi et al. 2016), below 1 / n for any audit of fewer than 100,000 records "
+                      "(a mechanism that publishes one of the n records at random meets delta = 1 / n)"),
     "min_leaf_records": ("SACRO-ML's safe model rules (AI-SDC/SACRO-ML safemodel/rules.json): min_samples_leaf at "
                          "least 5 for decision trees and random forests; SACRO-ML's structural attack uses ACRO's "
                          "minimum cell count, 10 by default, a stricter choice"),
