@@ -24,10 +24,17 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["Result", "record_name", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
+__all__ = ["Result", "public_dir", "record_name", "STATUSES", "STATUS_COLOURS", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
            "write_text_atomic", "atomic_file", "writing", "write_problem", "check_output_file",
            "check_output_folder", "escape_controls", "spreadsheet_safe", "spreadsheet_exact"]
 
+
+#: a check's status (:class:`leakaudit.audit.checks.Check`): shown above its threshold, shown below it, neither, or
+#: not measurable; the same words on every surface
+EXCEEDED, BELOW, UNDECIDED, NOT_MEASURABLE = "exceeded", "shown below", "undecided", "not measurable"
+STATUSES = (EXCEEDED, BELOW, UNDECIDED, NOT_MEASURABLE)
+#: each status's colour on every surface that colours it (the report, the notebook): red, green, amber, grey
+STATUS_COLOURS = {EXCEEDED: "#c0392b", BELOW: "#2e7d32", UNDECIDED: "#a35f00", NOT_MEASURABLE: "#6b6b6b"}
 
 def to_jsonable(obj: Any) -> Any:
     """Recursively turn numpy types into plain Python (lists, floats, ints)."""
@@ -95,6 +102,19 @@ def _null_to_nan(value: Any, annotation: Any) -> Any:
     return value
 
 
+def public_dir(obj: BaseModel) -> list[str]:
+    """What ``dir(obj)`` lists for a result: its fields (and a section's further keys), the attributes and methods its
+    own classes define, and the underscore names Python lists; not pydantic's machinery (``model_dump``,
+    ``model_validate``, ... and the deprecated ``dict``, ``json``, ``copy``, ``parse_obj``, ...), which keeps working
+    but is left out of tab completion."""
+    cls = type(obj)
+    names = set(cls.model_fields) | set(obj.__pydantic_extra__ or ())
+    for klass in cls.__mro__:
+        if klass not in (BaseModel, object):
+            names.update(n for n in vars(klass) if not n.startswith(("_", "model_")))
+    return sorted(names) + [n for n in object.__dir__(obj) if n.startswith("_")]
+
+
 class Result(BaseModel):
     """Base class of every result: frozen fields, ``schema_version``, JSON I/O."""
 
@@ -105,6 +125,9 @@ class Result(BaseModel):
     @classmethod
     def _numpy_to_python(cls, v: Any) -> Any:
         return to_jsonable(v)
+
+    def __dir__(self) -> list[str]:
+        return public_dir(self)
 
     def to_dict(self) -> dict[str, Any]:
         d = self.model_dump(mode="python")

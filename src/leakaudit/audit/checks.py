@@ -16,15 +16,12 @@ from typing import Annotated, Any, Literal, Optional
 import numpy as np
 from pydantic import ConfigDict, Field, WithJsonSchema, model_validator
 
-from .._results import Result
+from .._results import BELOW, EXCEEDED, NOT_MEASURABLE, STATUS_COLOURS, STATUSES, UNDECIDED, Result
 from .sections import INTERVAL_SCHEMA, MEASURED_SCHEMA, Skipped
 
-__all__ = ["Check", "Skipped", "Analysis", "STATUSES", "EXCEEDED", "BELOW", "UNDECIDED", "NOT_MEASURABLE", "PASSED",
+__all__ = ["Check", "Skipped", "Analysis", "STATUSES", "STATUS_COLOURS", "EXCEEDED", "BELOW", "UNDECIDED", "NOT_MEASURABLE", "PASSED",
            "within_sentence", "decision", "undecided_fix", "evidence_p", "rank_checks"]
 
-#: a check's status: shown above its threshold, shown below it, neither, or not measurable (:func:`decision`)
-EXCEEDED, BELOW, UNDECIDED, NOT_MEASURABLE = "exceeded", "shown below", "undecided", "not measurable"
-STATUSES = (EXCEEDED, BELOW, UNDECIDED, NOT_MEASURABLE)
 #: what an analysis may give as a check's status when it measured the check and it was not exceeded: the check
 #: resolves it to "shown below" or "undecided" from its interval (:func:`decision`); never stored
 PASSED = "passed"

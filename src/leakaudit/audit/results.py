@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Optional
 
 from pydantic import Field, PrivateAttr, model_validator
 
 from .._results import Result
-from .checks import BELOW, STATUSES, UNDECIDED, Check
+from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
                        MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, RegisteredAnalysis, Resources,
                        Settings, Skipped, StageResources, TargetSection)
 
-__all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "read_result", "results_json_schema"]
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "read_result", "results_json_schema",
+           "OUTCOME_COLOURS"]
 
 #: 2: the verdict's burden of proof and policy, each check's decision. 3: a check's status is its decision (exceeded,
 #: shown below, undecided, not measurable; "passed" and ``decision`` are gone), the verdict's ``passed`` is
@@ -223,8 +230,9 @@ class AuditResult(Result):
                 f"{self.data.get('n_members')} members, {self.data.get('n_nonmembers')} non-members)")
 
     def _repr_html_(self) -> str:
-        """A notebook's view: the verdict, its headline and every check (control and bidirectional characters
-        written out, as in the report)."""
+        """A notebook's view: the outcome and what was found, the records and the model, then every check ranked by
+        strength of evidence (:func:`rank_checks`), its status in its colour (:data:`STATUS_COLOURS`) and its numbers
+        as the report prints them (control and bidirectional characters written out, as in the report)."""
         from html import escape as html_escape
 
         from .._results import escape_controls
@@ -232,18 +240,196 @@ class AuditResult(Result):
         def escape(text: str) -> str:
             return html_escape(escape_controls(text))
 
-        colour = {"publish": "#1a7f37", "do not publish": "#cf222e", "inconclusive": "#9a6700"}[self.outcome]
-        rows = "".join(
-            f"<tr><td>{escape(c.name)}</td><td>{escape(c.status)}</td>"
-            f"<td>{'' if c.value is None else f'{c.value:.4g}'}</td>"
-            f"<td>{'' if c.interval is None else f'[{c.interval[0]:.4g}, {c.interval[1]:.4g}]'}</td>"
-            f"<td>{'' if c.threshold is None else f'{c.threshold:g}'}</td></tr>" for c in self.verdict.checks)
-        return (f"<div><p><b style='color:{colour}'>{escape(self.outcome.upper())}</b>: "
-                f"{escape(self.verdict.headline)}</p>"
-                f"<p>{self.data.get('n_members')} members, {self.data.get('n_nonmembers')} non-members; "
-                f"{escape(str(self.target.get('description', '')))}</p>"
-                "<table><thead><tr><th>check</th><th>status</th><th>value</th><th>interval</th><th>threshold</th>"
-                f"</tr></thead><tbody>{rows}</tbody></table></div>")
+        title, finding, about, level, rows = self._view()
+        left, right = "style='text-align:left'", "style='text-align:right;white-space:nowrap'"
+        body = "".join(
+            f"<tr><td {left}>{escape(r['name'])}</td>"
+            f"<td {left}><b style='color:{STATUS_COLOURS.get(r['status'], '#444444')}'>{escape(r['status'])}</b></td>"
+            + "".join(f"<td {right}>{escape(r[k])}</td>" for k in ("value", "interval", "threshold")) + "</tr>"
+            for r in rows)
+        return (f"<div class='leakaudit-result'><p><b style='color:{OUTCOME_COLOURS.get(self.outcome, '#444444')};"
+                f"font-size:1.15em'>{escape(title)}</b>: {escape(finding)}</p>"
+                f"<p style='color:#555555'>{escape(about)}</p>"
+                f"<table><thead><tr><th {left}>check</th><th {left}>status</th><th {right}>value</th>"
+                f"<th {right}>{escape(level)}</th><th {right}>threshold</th></tr></thead><tbody>{body}</tbody></table>"
+                "<p style='color:#555555;font-size:0.9em'>Checks ranked by strength of evidence: exceeded (the "
+                "strongest evidence first), undecided, shown below, not measurable. <code>result.plot_roc()</code>, "
+                "<code>result.plot_records()</code>, <code>result.plot_pdtp()</code> draw the report's plots; "
+                "<code>result.save(out)</code> writes the report.</p></div>")
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:
+        """IPython's plain-text view: the notebook's view as text."""
+        import textwrap
+
+        if cycle:
+            p.text(repr(self))
+            return
+        title, finding, about, level, rows = self._view()
+        cols = ("name", "status", "value", "interval", "threshold")
+        table = [("check", "status", "value", level, "threshold")] + [tuple(r[k] for k in cols) for r in rows]
+        widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
+        lines = textwrap.wrap(f"{title}: {finding}", 110) + textwrap.wrap(about, 110) + [""]
+        lines += ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+                  for row in table]
+        p.text("\n".join(lines))
+
+    def _view(self) -> tuple[str, str, str, str, list[dict[str, str]]]:
+        """What the notebook shows, as text: the outcome ("Do not publish"), the finding, the records and the model,
+        the intervals' heading and one row per check (name, status, value, interval, threshold) in
+        :func:`rank_checks` order, the numbers formatted as the report's checks table formats them."""
+        from ..report.html import _check_row
+
+        v = self.verdict
+        title = v.outcome[:1].upper() + v.outcome[1:]
+        finding = v.finding or v.headline.removeprefix(f"{title}: ")
+        about = (f"{self.data.get('n_members')} members, {self.data.get('n_nonmembers')} non-members; "
+                 f"{self.target.get('description', '')}; profile {self.config.get('profile')}; checks: "
+                 + ", ".join(f"{v.counts.get(st, 0)} {st}" for st in STATUSES))
+        cc = v.check_confidence
+        pct = f"{cc * 100:.4g}%" if cc is not None and math.isfinite(cc) else ""
+        level = f"{pct} interval".lstrip()
+        rows = []
+        for c in rank_checks(v.checks):
+            shown = _check_row(c, pct)
+            rows.append({"name": shown["name"], "status": c.status,
+                         **{k: shown[k] for k in ("value", "interval", "threshold")}})
+        return title, finding, about, level, rows
+
+    # -- plots --------------------------------------------------------------------------------------------------
+    def plot_roc(self, *, ax: Axes | None = None) -> Figure:
+        """The membership attacks' ROC curves on log axes, each with its pointwise bootstrap band at the checks'
+        confidence and the FPR the verdict judges TPR at: the report's plot
+        (:func:`leakaudit.report.plots.roc_figure`), from ``records``' ``is_member`` and ``score_ATTACK`` columns.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Draw into it; None: a new Figure, which pyplot does not manage (a notebook cell whose value it is shows
+            it once; ``fig.savefig(path)`` writes it).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Raises
+        ------
+        InvalidInputError
+            The result holds no records (one read back from results.json alone: attach records.csv's rows with
+            :meth:`with_records`), or no membership attack's scores.
+        """
+        from ..report.html import _display, _num
+        from ..report.plots import roc_figure
+
+        records = self._plotted("plot_roc")
+        m = records["is_member"].to_numpy(int)
+        curves = {_display(self, n): (m, records[f"score_{n}"].to_numpy(float)) for n in self._scored("plot_roc")}
+        return roc_figure(curves, low_fpr=_num(self.verdict.thresholds.get("low_fpr")),
+                          confidence=_num(self.verdict.check_confidence) or 0.95, ax=ax)
+
+    def plot_pdtp(self, *, ax: Axes | None = None) -> Figure:
+        """Histogram of the members' PDTP (nats; counts on a log axis) with the DTP threshold: the report's plot
+        (:func:`leakaudit.report.plots.histogram_figure`), from ``records``' ``pdtp`` column.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            As in :meth:`plot_roc`.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Raises
+        ------
+        InvalidInputError
+            The result holds no records, or no PDTP was measured (the message says why the audit skipped it).
+        """
+        from ..report.html import _num
+        from ..report.plots import histogram_figure
+
+        members = self._members_pdtp("plot_pdtp")
+        return histogram_figure(members["pdtp"].to_numpy(float), xlabel="PDTP (nats)",
+                                title="PDTP of training records",
+                                threshold=_num(self.verdict.thresholds.get("max_dtp")), ax=ax)
+
+    def plot_records(self, attack: str | None = None, *, ax: Axes | None = None) -> Figure:
+        """Each member's PDTP against an attack's score, with the DTP threshold: the report's scatter
+        (:func:`leakaudit.report.plots.pdtp_vs_score_figure`), from ``records``' ``pdtp`` and ``score_ATTACK``.
+
+        Parameters
+        ----------
+        attack : str, optional
+            The membership attack whose score is drawn (a key of ``membership``, e.g. ``"lira"``); None: the one of
+            highest AUC, as in the report.
+        ax : matplotlib.axes.Axes, optional
+            As in :meth:`plot_roc`.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Raises
+        ------
+        InvalidInputError
+            The result holds no records, no PDTP was measured, or no attack's scores are in records.
+        InvalidParameterError
+            ``attack`` names no attack with scores in records.
+        """
+        from .._validation import check_choice
+        from ..report.html import _display, _num
+        from ..report.plots import pdtp_vs_score_figure
+
+        members = self._members_pdtp("plot_records")
+        scored = self._scored("plot_records")
+        if attack is None:
+            aucs = {n: _num(self.membership[n].get("auc")) for n in scored}
+            attack = max(scored, key=lambda n: -math.inf if aucs[n] is None else aucs[n])
+        check_choice(attack, name="attack", choices=tuple(scored))
+        return pdtp_vs_score_figure(members["pdtp"].to_numpy(float), members[f"score_{attack}"].to_numpy(float),
+                                    score_name=_display(self, attack),
+                                    threshold=_num(self.verdict.thresholds.get("max_dtp")) or 1.0, ax=ax)
+
+    def _plotted(self, what: str) -> pd.DataFrame:
+        """``records``, or an error naming ``what`` when the result holds none."""
+        from ..exceptions import InvalidInputError
+
+        if self.records is None or not len(self.records):
+            raise InvalidInputError(
+                f"{what}() draws from the per-record table, and this result holds none (result.records is None: a "
+                "result read back from results.json alone); attach records.csv's rows with result.with_records("
+                "leakaudit.audit.output.read_records_csv(path))")
+        return self.records
+
+    def _scored(self, what: str) -> list[str]:
+        """The membership attacks whose scores ``records`` holds (``score_ATTACK``), or an error naming ``what``."""
+        from ..exceptions import InvalidInputError
+
+        records = self._plotted(what)
+        scored = [n for n in self.membership if f"score_{n}" in records]
+        if not scored:
+            raise InvalidInputError(f"{what}() draws the membership attacks' scores, and records holds none (no "
+                                    "score_ATTACK column: no membership attack ran)")
+        return scored
+
+    def _members_pdtp(self, what: str) -> pd.DataFrame:
+        """The members whose PDTP was measured, or an error naming ``what`` and why PDTP did not run."""
+        import numpy as np
+
+        from ..exceptions import InvalidInputError
+
+        records = self._plotted(what)
+        members = records[records["is_member"].to_numpy(int) == 1]
+        if "pdtp" in records:
+            members = members[np.isfinite(members["pdtp"].to_numpy(float))]
+        if "pdtp" not in records or not len(members):
+            why = next((f" ({s.name}: {s.reason})" for s in self.skipped if "PDTP" in s.name), "")
+            raise InvalidInputError(f"{what}() draws the members' PDTP, and this audit measured none{why}")
+        return members
+
+
+#: the colour of the verdict's outcome in the notebook's view, the colour of the status it rests on
+OUTCOME_COLOURS = {"do not publish": STATUS_COLOURS["exceeded"], "inconclusive": STATUS_COLOURS["undecided"],
+                   "publish": STATUS_COLOURS["shown below"]}
 
 
 def read_result(data: Any, *, where: str = "results") -> AuditResult:

@@ -95,6 +95,11 @@ class Section(BaseModel):
         """This section as results.json writes it (numpy-free, NaN kept)."""
         return self.model_dump(mode="python")
 
+    def __dir__(self) -> list[str]:
+        from .._results import public_dir
+
+        return public_dir(self)
+
 
 class Skipped(Section):
     """An analysis that could not run, why, and what would enable it (``fix``: a flag or an input).

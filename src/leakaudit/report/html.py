@@ -20,8 +20,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from .._results import escape_controls, record_name
-from ..audit.checks import BELOW, EXCEEDED, STATUSES, UNDECIDED
+from .._results import BELOW, EXCEEDED, STATUS_COLOURS, STATUSES, UNDECIDED, escape_controls, record_name
 from ..metrics import tpr_entry
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
@@ -668,6 +667,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
                   "non-members"),
         outcome=verdict.outcome, headline=verdict.headline, reasons=verdict.reasons,
         counts=[(st, verdict.counts.get(st, 0), st.replace(" ", "-")) for st in STATUSES],
+        status_colours=[(st.replace(" ", "-"), colour) for st, colour in STATUS_COLOURS.items()],
         recipe_sentence=(verdict.recipe or {}).get("sentence", ""), family_sentence=verdict.family_sentence(),
         burden=verdict.burden_of_proof, policy=verdict.policy, release=verdict.release or "not declared",
         threat_model=verdict.threat_model,

@@ -1,31 +1,66 @@
-"""Plots for the report, as inline SVG strings (matplotlib, Agg backend; no external assets)."""
+"""The audit's plots: each drawn once, as a matplotlib Figure (``*_figure``), which the report inlines as SVG text
+(``*_svg``: the same figure, serialised; no external assets) and :class:`~leakaudit.audit.results.AuditResult`'s
+``plot_*`` methods return.
+
+A figure is drawn into the ``ax`` given (a matplotlib Axes; the figure holding it is returned), or into a new
+:class:`matplotlib.figure.Figure` that pyplot does not manage: no backend is switched and no global setting changed,
+so a report rendered in a notebook leaves its plotting as it was, and a figure returned as a notebook cell's value is
+shown once. ``fig.savefig(path)`` writes it; to have ``plt.show()`` show it, draw into pyplot's axes
+(``ax=plt.subplots()[1]``).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import io
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-__all__ = ["histogram_svg", "interp_roc", "pdtp_vs_score_svg", "robust_limits", "roc_points", "roc_svg"]
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["histogram_figure", "histogram_svg", "interp_roc", "pdtp_vs_score_figure", "pdtp_vs_score_svg",
+           "robust_limits", "roc_figure", "roc_points", "roc_svg"]
 
 _COLORS = ["#1b6ca8", "#d1495b", "#2e933c", "#edae49", "#6a4c93", "#00798c", "#8d6a9f", "#444444"]
+#: the plots' text size (points), set only while a plot is drawn
+_FONT_SIZE = 9
 
 
-def _fig(w=6.0, h=4.2):
+@contextlib.contextmanager
+def _drawing(ax: Axes | None, size: tuple[float, float]):
+    """(figure, axes) to draw one plot into: ``ax`` and the figure holding it, drawn in its own style; or a new
+    Figure of ``size`` inches (not managed by pyplot, laid out tight when drawn) whose text is ``_FONT_SIZE``
+    points (set only inside the block, never globally). Anything else as ``ax`` is refused by name."""
+    import matplotlib
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    if ax is not None:
+        if not isinstance(ax, Axes):
+            from .._validation import shown
+            from ..exceptions import InvalidParameterError
+
+            raise InvalidParameterError(f"ax must be a matplotlib Axes (or None: a new figure); got {shown(ax)}")
+        yield ax.figure, ax
+        return
+
+    with matplotlib.rc_context({"font.size": _FONT_SIZE}):
+        fig = Figure(figsize=size, layout="tight")
+        ax = fig.add_subplot()
+        ax.tick_params(which="both", labelsize=_FONT_SIZE)  # tick labels are made when drawn, after the block
+        yield fig, ax
+
+
+def _svg(fig: Figure) -> str:
+    """``fig`` as inline SVG text (text kept as text, so the page's search finds it)."""
     import matplotlib
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9})
-    return plt, plt.subplots(figsize=(w, h))
-
-
-def _svg(plt, fig) -> str:
     buf = io.StringIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg")
     text = buf.getvalue()
     return text[text.index("<svg"):]
 
@@ -72,20 +107,44 @@ def _roc_polyline(fpr: np.ndarray, tpr: np.ndarray, xmin: float) -> tuple[np.nda
     return np.asarray(out_x), np.asarray(out_y)
 
 
-def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = 100, seed: int = 0,
-            low_fpr: float | None = None, confidence: float = 0.95) -> str:
+def roc_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = 100, seed: int = 0,
+               low_fpr: float | None = None, confidence: float = 0.95, ax: Axes | None = None) -> Figure:
     """ROC curves on log-log axes, with a pointwise bootstrap band at ``confidence`` for each attack, both drawn only
     where the non-members can estimate an FPR (at or above one non-member's share).
 
     Parameters
     ----------
     curves : dict name -> (is_member of shape (n,), scores of shape (n,))
+        One curve per attack (an attack whose records are of one class only draws none).
+    n_boot : int, default=100
+        Bootstrap resamples behind each band.
+    seed : int, default=0
+        Seed of the resampling.
     low_fpr : float, optional
         The FPR the verdict judges TPR at (a dotted vertical line).
     confidence : float, default=0.95
         The bands' level (the report passes the checks' corrected confidence, the level of the table's intervals).
+    ax : matplotlib Axes, optional
+        Draw into it; None: a new 6 x 4.2 inch Figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn into: per attack one line (label: its name) and one band, the chance diagonal, and the
+        vertical lines at one non-member's FPR and at ``low_fpr``.
     """
-    plt, (fig, ax) = _fig()
+    with _drawing(ax, (6.0, 4.2)) as (fig, ax):
+        _draw_roc(ax, curves, n_boot=n_boot, seed=seed, low_fpr=low_fpr, confidence=confidence)
+    return fig
+
+
+def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], **kwargs) -> str:
+    """:func:`roc_figure` (same arguments) as inline SVG text."""
+    return _svg(roc_figure(curves, **kwargs))
+
+
+def _draw_roc(ax: Axes, curves, *, n_boot: int, seed: int, low_fpr: float | None, confidence: float) -> None:
+    """Draw :func:`roc_figure`'s plot into ``ax``."""
     rng = np.random.default_rng(seed)
     xmin, ymin = 1e-4, 1e-4
     grid = np.geomspace(xmin, 1, 80)
@@ -125,9 +184,8 @@ def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = 1
     ax.set_ylim(ymin, 1)
     ax.set_xlabel("false positive rate (non-members called members)")
     ax.set_ylabel("true positive rate (members found)")
-    ax.set_title(f"Membership attacks: ROC on log axes, pointwise {confidence * 100:.4g}% bootstrap bands")
+    ax.set_title(f"Membership attacks: ROC on log axes,\npointwise {confidence * 100:.4g}% bootstrap bands")
     ax.legend(loc="lower right", fontsize=8)
-    return _svg(plt, fig)
 
 
 def robust_limits(values: np.ndarray, *, k: float = 3.0) -> tuple[float, float, bool]:
@@ -150,43 +208,87 @@ def robust_limits(values: np.ndarray, *, k: float = 3.0) -> tuple[float, float, 
     return lo - pad, hi + pad, bool(clipped)
 
 
-def pdtp_vs_score_svg(pdtp: np.ndarray, score: np.ndarray, *, score_name: str, threshold: float) -> str:
+def pdtp_vs_score_figure(pdtp: np.ndarray, score: np.ndarray, *, score_name: str, threshold: float,
+                         ax: Axes | None = None) -> Figure:
     """Scatter of each member's PDTP against an attack's score, with the DTP threshold.
 
     The score axis is clipped at Tukey's fences (:func:`robust_limits`) when a few records lie far beyond them;
-    those records are drawn as triangles at the edge, the legend says how many and the axis label says so.
+    those records are drawn as triangles at the edge, and the legend says how many ("1 record", "2 records"; no
+    such entry when none lies beyond).
+
+    Parameters
+    ----------
+    pdtp : ndarray of shape (n,)
+        Each member's PDTP (nats); records where it or the score is not finite are left out.
+    score : ndarray of shape (n,)
+        The attack's score of the same members.
+    score_name : str
+        The attack, named on the score axis.
+    threshold : float
+        The DTP threshold (a dashed vertical line).
+    ax : matplotlib Axes, optional
+        Draw into it; None: a new 6 x 3.8 inch Figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn into: one scatter of the records on the axis, one of those beyond it (when any), the
+        threshold's line.
     """
-    plt, (fig, ax) = _fig(6.0, 3.8)
-    pdtp, score = np.asarray(pdtp, float), np.asarray(score, float)
-    ok = np.isfinite(pdtp) & np.isfinite(score)
-    pdtp, score = pdtp[ok], score[ok]
-    lo, hi, clipped = robust_limits(score)
-    inside = (score >= lo) & (score <= hi)
-    ax.scatter(pdtp[inside], score[inside], s=6, alpha=0.5, color=_COLORS[0])
-    label = f"{score_name} score"
-    if clipped:
-        out = ~inside
-        k = int(out.sum())
-        ax.scatter(pdtp[out], np.clip(score[out], lo, hi), s=14, marker="^", color=_COLORS[3],
-                   label=f"{k} record{'s' if k > 1 else ''} beyond the axis, drawn at its edge")
-        label += " (axis clipped at 3 IQR beyond the quartiles)"
-    ax.set_ylim(lo, hi)
-    ax.axvline(threshold, color=_COLORS[1], ls="--", lw=1, label=f"DTP threshold {threshold:g}")
-    ax.set_xlabel("PDTP (nats, binned outputs)")
-    ax.set_ylabel(label)
-    ax.set_title("Per-record leakage: PDTP against attack score (members)")
-    ax.legend(fontsize=8)
-    return _svg(plt, fig)
-
-
-def histogram_svg(values: np.ndarray, *, xlabel: str, title: str, threshold: float | None = None) -> str:
-    plt, (fig, ax) = _fig(6.0, 3.2)
-    ax.hist(values, bins=50, color=_COLORS[0], alpha=0.85)
-    if threshold is not None:
-        ax.axvline(threshold, color=_COLORS[1], ls="--", lw=1, label=f"threshold {threshold:g}")
+    with _drawing(ax, (6.0, 3.8)) as (fig, ax):
+        pdtp, score = np.asarray(pdtp, float), np.asarray(score, float)
+        ok = np.isfinite(pdtp) & np.isfinite(score)
+        pdtp, score = pdtp[ok], score[ok]
+        lo, hi, _ = robust_limits(score)
+        inside = (score >= lo) & (score <= hi)
+        ax.scatter(pdtp[inside], score[inside], s=6, alpha=0.5, color=_COLORS[0])
+        k = int((~inside).sum())
+        if k:
+            ax.scatter(pdtp[~inside], np.clip(score[~inside], lo, hi), s=14, marker="^", color=_COLORS[3],
+                       clip_on=False, label=f"{k} record{'' if k == 1 else 's'} beyond 3 IQR of the quartiles, drawn at the edge")
+        ax.set_ylim(lo, hi)
+        ax.axvline(threshold, color=_COLORS[1], ls="--", lw=1, label=f"DTP threshold {threshold:g}")
+        ax.set_xlabel("PDTP (nats, binned outputs)")
+        ax.set_ylabel(f"{score_name} score" + (" (axis clipped)" if k else ""))
+        ax.set_title("Per-record leakage: PDTP against attack score (members)")
         ax.legend(fontsize=8)
-    ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("records")
-    ax.set_title(title)
-    return _svg(plt, fig)
+    return fig
+
+
+def pdtp_vs_score_svg(pdtp: np.ndarray, score: np.ndarray, **kwargs) -> str:
+    """:func:`pdtp_vs_score_figure` (same arguments) as inline SVG text."""
+    return _svg(pdtp_vs_score_figure(pdtp, score, **kwargs))
+
+
+def histogram_figure(values: np.ndarray, *, xlabel: str, title: str, threshold: float | None = None,
+                     ax: Axes | None = None) -> Figure:
+    """Histogram of ``values`` (50 bins, counts on a log axis), with ``threshold`` as a dashed line.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+    xlabel, title : str
+    threshold : float, optional
+    ax : matplotlib Axes, optional
+        Draw into it; None: a new 6 x 3.2 inch Figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn into: 50 bars, and the threshold's line when given.
+    """
+    with _drawing(ax, (6.0, 3.2)) as (fig, ax):
+        ax.hist(values, bins=50, color=_COLORS[0], alpha=0.85)
+        if threshold is not None:
+            ax.axvline(threshold, color=_COLORS[1], ls="--", lw=1, label=f"threshold {threshold:g}")
+            ax.legend(fontsize=8)
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("records")
+        ax.set_title(title)
+    return fig
+
+
+def histogram_svg(values: np.ndarray, **kwargs) -> str:
+    """:func:`histogram_figure` (same arguments) as inline SVG text."""
+    return _svg(histogram_figure(values, **kwargs))
