@@ -164,3 +164,23 @@ def test_a_record_in_memory_is_named_as_pandas_selects_it():
     assert record_name("members", index=np.int64(5)) == "members.loc[5]"
     assert record_name("members", index="ann") == "members.loc['ann']"
     assert record_name("train.csv", np.int64(248)) == "train.csv, row 248"
+
+
+def test_a_deterministic_recipe_that_gives_the_model_itself_is_not_set_against_it():
+    """A 1-nearest-neighbour rule: its seed does not matter, and retraining it on the members gives the given model
+    exactly, so a DTP-1 finding of the recipe is a finding of the given model (no test of its outputs is run, and
+    the recipe and the model are not set against each other)."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    mem, non = _tables(150)
+    model = make_pipeline(make_column_transformer((OneHotEncoder(), ["colour"]), remainder="passthrough"),
+                          KNeighborsClassifier(n_neighbors=1)).fit(mem.drop(columns="label"), mem["label"])
+    res = leakaudit.audit(model, mem, non, label="label", profile="smoke", random_state=0)
+    dtp = next(c for c in res.checks if c.id == "dtp.dtp1")
+    assert dtp.status == "exceeded" and dtp.describes == "model", dtp.sentence
+    assert res.dtp["retrains_exactly"] is True and "confirmation" not in res.dtp
+    assert "gives the given model's outputs exactly" in dtp.sentence and "do not show" not in dtp.sentence
+    assert res.outcome == "do not publish"

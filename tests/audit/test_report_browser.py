@@ -161,3 +161,49 @@ def test_every_table_fits_the_page(demo_report, user_report, tmp_path, width):
         assert any(t["table"] == "records-table" for t in measured)
         wide = [t for t in measured if t["overflow"]]
         assert not wide, f"{report}: {wide}"
+
+
+#: a membership AUC check's numbers for each status, against 0.6
+_NUMBERS = {"exceeded": (0.7, [0.65, 0.75]), "shown below": (0.52, [0.48, 0.56]),
+            "undecided": (0.58, [0.55, 0.62]), "not measurable": (None, None)}
+
+
+@pytest.mark.parametrize("outcome,statuses", [
+    ("do not publish", ["exceeded", "shown below", "undecided", "not measurable"]),
+    ("inconclusive", ["shown below", "undecided", "shown below", "not measurable"]),
+    ("publish", ["shown below"] * 4)])
+def test_each_outcome_reads_as_its_checks_say(demo_report, tmp_path, outcome, statuses):
+    """The demo's report re-decided from checks of known status, opened in Chromium: the verdict box says the
+    outcome, the counts under it add up, every check's row says its status in its own style, and a screenshot of
+    each outcome is kept."""
+    import json
+
+    import pandas as pd
+
+    from leakaudit.audit.checks import STATUS_COLOURS, Check
+    from leakaudit.audit.results import read_result
+    from leakaudit.audit.verdict import decide
+    from leakaudit.report import render_report
+
+    res = json.loads((demo_report.parent / "results.json").read_text())
+    rec = pd.read_csv(demo_report.parent / "records.csv")
+    aucs = [c for c in res["verdict"]["checks"] if c["analysis"] == "membership" and c["id"].endswith(".auc")][:4]
+    checks = [Check(**{**c, "status": st, "value": _NUMBERS[st][0], "interval": _NUMBERS[st][1], "threshold": 0.6,
+                       "describes": "model", "fix": "give more records" if st in ("undecided", "not measurable")
+                       else ""}) for c, st in zip(aucs, statuses)]
+    verdict = decide(make_config(), checks)
+    assert verdict.outcome == outcome
+    res["verdict"] = {k: v for k, v in json.loads(verdict.to_json()).items() if k not in ("schema_version", "type")}
+    page = tmp_path / f"{outcome.replace(' ', '-')}.html"
+    page.write_text(render_report(read_result(res), rec))
+    p = _chromium(["--dump-dom", page.as_uri()], tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    dom = p.stdout
+    assert f"Verdict: {outcome}" in dom
+    said = ", ".join(f"{statuses.count(st)} {st}" for st in STATUS_COLOURS)
+    assert f"Checks: {said}." in re.sub(r"\s+([,.])", r"\1", _visible_text(dom))
+    for c in checks:
+        css = c.status.replace(" ", "-")
+        assert re.search(rf'{re.escape(_html.escape(c.name))}</td>\s*<td class="status {css}">{c.status}</td>', dom)
+        assert f".status.{css} {{ color: {STATUS_COLOURS[c.status]}; }}" in dom
+    _screenshot(page, tmp_path, f"report-{outcome.replace(' ', '-')}.png")

@@ -165,7 +165,7 @@ def test_every_surface_says_each_checks_status_in_the_same_words(audit, outcome,
                                    "undecided", "not measurable") else ""}))
     verdict = decide(make_config(), checks)
     assert verdict.outcome == outcome
-    res["verdict"] = json.loads(verdict.to_json())
+    res["verdict"] = {k: v for k, v in json.loads(verdict.to_json()).items() if k not in ("schema_version", "type")}
     result = read_result(res).with_records(rec)
     counts = {st: statuses.count(st) for st in ("exceeded", "shown below", "undecided", "not measurable")}
     assert result.verdict.counts == counts and sum(counts.values()) == result.verdict.n_checks == 4
@@ -173,7 +173,7 @@ def test_every_surface_says_each_checks_status_in_the_same_words(audit, outcome,
 
     html = render_report(result, rec)
     text = visible_text(html)
-    assert f"Checks: {said}." in text
+    assert f"Checks: {said}." in re.sub(r" ([,.])", r"\1", text)
     for c in checks:
         row = re.search(rf"{re.escape(_html.escape(c.name))}</td>\s*<td class=\"status [a-z-]+\">([^<]*)</td>",
                         html).group(1)

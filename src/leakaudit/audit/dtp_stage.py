@@ -248,7 +248,9 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
         summary["n_significant"] = int(test.n_significant)
         summary["records_significant"] = [int(r) for r, s in zip(test.records, test.significant) if s]
         summary["records_untested"] = [int(r) for r in test.untested]
-        if reference is not None and summary["records_significant"]:
+        if summary["records_significant"] and _retrains_exactly(ctx, X_mem):
+            summary["retrains_exactly"] = True  # the recipe gives the given model itself: nothing to confirm
+        elif reference is not None and summary["records_significant"]:
             y_all = np.concatenate([data.y_mem, data.y_non])
             z = out_scores(np.vstack([target.probs_mem, target.probs_non]), y_all, reference,
                            votes=capabilities(target.learner).votes)
@@ -274,6 +276,18 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
         lb[np.asarray(test.records, int)] = test.lower_bound
         cols["pdtp_lower_bound"] = np.r_[lb, np.full(len(data.y_non), np.nan)]
     return Analysis(name="dtp", summary=summary, checks=(check,), resources=resources, per_record=cols)
+
+
+def _retrains_exactly(ctx: AuditContext, X_mem) -> bool:
+    """Whether the recipe, retrained on the members, gives the given model's outputs on them exactly (to 1e-9): a
+    learner that declares its seed does not matter (``Capabilities.stochastic`` False), checked by one fit. Then what
+    DTP-1 finds of the recipe is found of the given model, and no test of the model's outputs is needed."""
+    learner, data = ctx.target.learner, ctx.data
+    if capabilities(learner).stochastic:
+        return False
+    model = learner.fit(X_mem, data.y_mem, random_state=ctx.seeds["target"], n_classes=data.n_classes)
+    p = np.asarray(model.predict_proba(X_mem), float)
+    return p.shape == ctx.target.probs_mem.shape and bool(np.allclose(p, ctx.target.probs_mem, rtol=0.0, atol=1e-9))
 
 
 def _allowance(ctx: AuditContext, n: int) -> int:
@@ -389,7 +403,10 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
                     f"at least {best:.2f} at {cc * 100:.4g}% confidence"
                     + (f", adjusted p = {common['p_value']:.2g} against the level {1 - cc:.2g}" if "p_value" in common
                        else "") + f"; {raw})")
-        if conf is not None:
+        if s.get("retrains_exactly"):
+            sentence += ("; retraining this recipe on the members gives the given model's outputs exactly (its seed "
+                         "does not matter), so this holds for the given model")
+        elif conf is not None:
             shows = "show" if conf["confirmed"] else "do not show"
             sentence += (f"; the given model's outputs {shows} that it trained "
                          f"on these records (each record's output against the reference models that did not train "

@@ -90,7 +90,12 @@ class FrameEstimatorLearner(Learner):
     frame : pandas.DataFrame of the records' feature columns
     """
 
-    capabilities = Capabilities(fits_one_class=False)
+    @property
+    def capabilities(self) -> Capabilities:
+        """scikit-learn refuses a single class; the seed matters where the estimator has a ``random_state``."""
+        from ..learners.sklearn import seeded
+
+        return Capabilities(fits_one_class=False, stochastic=seeded(self.estimator))
 
     def __init__(self, *, estimator=None, frame=None):
         self.estimator = estimator

@@ -39,6 +39,15 @@ from ._base import Capabilities, Learner, ListModelBank, ModelBank
 __all__ = ["SklearnLearner", "SklearnModel", "PIPELINE_NOT_A_VECTOR"]
 
 
+def seeded(estimator: Any) -> bool:
+    """Whether a scikit-learn estimator's seed may change the model it trains: it has a ``random_state``, or one of
+    its nested estimators (a Pipeline's steps) has; True for what is not an estimator instance."""
+    try:
+        return any(k == "random_state" or k.endswith("__random_state") for k in estimator.get_params())
+    except (AttributeError, TypeError):  # not an estimator instance (validate_params says so): assume it is
+        return True
+
+
 class SklearnModel:
     """One fitted scikit-learn estimator, with outputs over all ``n_classes`` classes.
 
@@ -195,11 +204,7 @@ class SklearnLearner(Learner):
 
         est = self.estimator
         forest = isinstance(est, (RandomForestClassifier, ExtraTreesClassifier))
-        try:
-            seeded = any(k == "random_state" or k.endswith("__random_state") for k in est.get_params())
-        except (AttributeError, TypeError):  # not an estimator instance (validate_params says so): assume it is
-            seeded = True
-        return Capabilities(votes=int(est.n_estimators) if forest else None, stochastic=seeded,
+        return Capabilities(votes=int(est.n_estimators) if forest else None, stochastic=seeded(est),
                             fits_one_class=False)
 
     def oob_estimator(self):
