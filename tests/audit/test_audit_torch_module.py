@@ -64,3 +64,31 @@ def test_module_kwargs_flag_must_be_a_json_object(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert rc == 2 and "--module-kwargs" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_a_torch_module_in_memory_is_named_by_its_class_with_its_arguments_in_words(tmp_path, monkeypatch):
+    """leakaudit.audit() of a torch module and its learner: the report names the class (never "fresh instances of
+    None") and shows its arguments as name=value, never a Python dict."""
+    import html as _html
+
+    import leakaudit
+    from leakaudit.learners.torch_module import TorchModuleLearner
+
+    monkeypatch.syspath_prepend(str(HELPERS))
+    from _torch_module_helpers import TinyNet
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=(X[:, 0] > 0).astype(int))
+    mem, non = df.iloc[:120], df.iloc[120:]
+    kwargs = {"n_in": 3, "hidden": 16}
+    lrn = TorchModuleLearner(module="_torch_module_helpers:TinyNet", module_kwargs=kwargs, epochs=3)
+    net = TinyNet(**kwargs)
+    res = leakaudit.audit(net, mem, non, label="label", learner=lrn, profile="smoke", seed=0)
+    recipe = res.settings["retraining_recipe"]
+    assert recipe["algorithm"] == "fresh instances of TinyNet, trained by leakaudit"
+    assert recipe["module arguments"] == "n_in=3, hidden=16" and "module_kwargs" not in recipe
+    assert ("as fresh instances of TinyNet(n_in=3, hidden=16), adam lr 0.001, 3 epochs, batch 32, weight decay 0"
+            in res.target["description"])
+    page = _html.unescape((res.save(tmp_path / "out") / "report.html").read_text())
+    assert "fresh instances of TinyNet" in page and "None" not in page and "{'" not in page

@@ -30,7 +30,9 @@ def test_off_a_terminal_progress_is_plain_stage_lines(tmp_path, capsys):
     assert "\x1b[" not in err and "\r" not in err  # no colour, no carriage-return animation
     for stage in ("data", "target", "membership", "dtp", "attribute", "property", "mip"):
         assert re.search(rf"^{stage}: .+", err, flags=re.M), (stage, err)
-    assert re.search(r"^  dtp done in [0-9.]+ s \(\d+ models\)$", err, flags=re.M), err
+    assert re.search(r"^  dtp done in [0-9.]+ s \([\d,]+ models\); audit: [\d,]+ of about [\d,]+ models, \d+ s so far",
+                     err, flags=re.M), err
+    assert "models ready" not in err  # no line per batch
     assert "time by stage:" in err and "time by stage" not in cap.out
     # stdout: the files, the counts, one verdict line that does not repeat the outcome
     verdicts = [line for line in cap.out.splitlines() if line.startswith("verdict:")]
@@ -38,7 +40,8 @@ def test_off_a_terminal_progress_is_plain_stage_lines(tmp_path, capsys):
     assert not re.search(r"verdict: (\w[\w ]*)\. \1:", verdicts[0], flags=re.I), verdicts[0]
 
 
-def test_skipped_and_unmeasurable_lines_name_a_flag(tmp_path, capsys):
+def _predictions_only(tmp_path) -> list[str]:
+    """`leakaudit audit` of 200 Adult members and 200 non-members given by a model's predictions only."""
     from leakaudit.data import load_adult
 
     df = load_adult().to_frame().sample(400, random_state=0).reset_index(drop=True)
@@ -48,10 +51,29 @@ def test_skipped_and_unmeasurable_lines_name_a_flag(tmp_path, capsys):
     for name in ("ptrain", "ptest"):
         pd.DataFrame(rng.dirichlet([1, 1], size=200), columns=["p0", "p1"]).to_csv(tmp_path / f"{name}.csv",
                                                                                   index=False)
-    assert main(["audit", "--train", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"),
-                 "--label", "income", "--sensitive", "sex", "--predictions-train", str(tmp_path / "ptrain.csv"),
-                 "--predictions-test", str(tmp_path / "ptest.csv"), "--profile", "smoke",
-                 "--out", str(tmp_path / "o"), "-q"]) == 0
+    return ["audit", "--train", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"),
+            "--label", "income", "--sensitive", "sex", "--predictions-train", str(tmp_path / "ptrain.csv"),
+            "--predictions-test", str(tmp_path / "ptest.csv"), "--profile", "smoke", "--out", str(tmp_path / "o")]
+
+
+def test_predictions_only_say_up_front_that_publish_is_out_of_reach(tmp_path, capsys):
+    """Without the model DTP-1 cannot be measured, so the verdict cannot be "publish": stderr says so once the
+    inputs are read, before the first analysis starts, naming the flags."""
+    assert main(_predictions_only(tmp_path)) == 0
+    cap = capsys.readouterr()
+    lines = cap.err.splitlines()
+    note = [i for i, line in enumerate(lines) if line.startswith("note: ")]
+    assert len(note) == 1, cap.err
+    assert lines[note[0]] == ("note: the audit has the model's predictions only (--predictions-train), not the model "
+                              "(--model): the DTP-1 check retrains the model without each record, so it will be not "
+                              "measurable, and the verdict can be \"do not publish\" or \"inconclusive\" but never "
+                              "\"publish\"; give the model itself to measure it")
+    assert lines[note[0] - 1].startswith("target: ") and lines[note[0] + 1].startswith("membership: ")
+    assert "verdict: PUBLISH" not in cap.out
+
+
+def test_skipped_and_unmeasurable_lines_name_a_flag(tmp_path, capsys):
+    assert main(_predictions_only(tmp_path) + ["-q"]) == 0
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.lstrip().startswith(("not run:", "not measurable:"))]
     names = " ".join(lines)
@@ -103,9 +125,58 @@ def test_plain_progress_counts_models_with_time_left():
         st.on_models(100, 100, "training X")
     text = buf.getvalue()
     assert text.startswith("dtp: leave-one-out PDTP ...\n")
-    assert re.search(r"^  dtp: 25/100 models, \d+ s so far, about \d+ s left$", text, flags=re.M), text
-    assert re.search(r"^  dtp done in [0-9.]+ s \(100 models\)$", text, flags=re.M), text
+    assert re.search(r"^  dtp: 25/100 models, \d+ s so far, (about \d+ s|under 1 s) left; "
+                     r"audit: 25 of about 100 models", text, flags=re.M), text
+    assert re.search(r"^  dtp done in [0-9.]+ s \(100 models\); audit: 100 models, \d+ s so far$", text,
+                     flags=re.M), text
     assert "\x1b" not in text and "\r" not in text
+
+
+def test_progress_counts_the_whole_audit_across_batches_and_stages():
+    """Many batches in a stage make no line each: at most one line per ``interval`` seconds and one at the stage's
+    end, each with the whole audit's models (the plan's estimates, grown by what the stages announce) and the time
+    left at the pace so far; a stage that a setting skips says its share of the time."""
+    now = [0.0]
+    buf = io.StringIO()
+    st = StageProgress(True, stream=buf, tty=False, interval=10.0, hold_until=None, clock=lambda: now[0])
+    st.expect({"membership": 100, "dtp": 300, "dtp_removal": 0})
+    with st.stage("membership", "attacks"):
+        st.on_models(0, 100)
+        now[0] = 50.0
+        st.on_models(100, 100)  # 100 models in 50 s
+    with st.stage("dtp", "PDTP"):
+        for _ in range(4):  # 4 batches of 100 models, 20 s each: more models than the 300 expected
+            st.on_models(0, 100)
+            for d in (25, 50, 75, 100):
+                now[0] += 5.0
+                st.on_models(d, 100)
+    assert st.audit_counts() == (500, 500)
+    with st.stage("dtp_removal", "removal", skip="removal=False, --no-removal"):
+        now[0] += 130.0
+    lines = buf.getvalue().splitlines()
+    dtp = [line for line in lines if line.startswith("  dtp: ")]
+    assert 1 <= len(dtp) <= 80 / 10 and not any("ready" in line for line in lines), lines
+    # 50 of the stage's 300 expected models after 10 s; the audit's 150 of about 400 after 60 s: 0.4 s a model
+    assert dtp[0] == ("  dtp: 50/300 models, 10 s so far, about 50 s left; audit: 150 of about 400 models, "
+                      "1 min 0 s so far, about 1 min 40 s left"), dtp
+    assert "  dtp done in 80.0 s (400 models); audit: 500 models, 2 min 10 s so far" in lines, lines
+    assert ("  dtp_removal done in 130.0 s, 50% of the audit's time so far (removal=False, --no-removal skips it); "
+            "audit: 500 models, 4 min 20 s so far") in lines, lines
+
+
+def test_run_plan_tells_the_progress_each_steps_models():
+    """The plan's estimates reach the progress before any step runs; a step that does not run expects none."""
+    from leakaudit.audit.checks import Analysis
+    from leakaudit.audit.plan import Plan, Step, run_plan
+
+    st = StageProgress(False)
+    seen = []
+    steps = (Step("a", "a", "first", lambda *a: 0, lambda ctx, done: seen.append(dict(st._expected)) or Analysis("a"),
+                  models=lambda ctx, done: 7),
+             Step("b", "b", "second", lambda *a: 0, lambda ctx, done: Analysis("b"), models=lambda ctx, done: 5,
+                  when=lambda ctx, done: False))
+    run_plan(Plan(steps, ()), None, st, {})
+    assert seen == [{"a": 7, "b": 5}] and st._expected == {"a": 0, "b": 0}
 
 
 def test_input_stage_lines_are_held_until_the_inputs_are_accepted():

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import html as _html
+import re
+
 import numpy as np
 
 import leakaudit.audit.config as config
 from leakaudit.audit import make_config, run_audit
 
 
-def test_audit_measures_the_effect_of_removing_the_dtp1_records(tmp_path, monkeypatch):
+def test_audit_measures_the_effect_of_removing_the_dtp1_records(tmp_path, monkeypatch, capsys):
     smoke = config.PROFILES["smoke"]
     monkeypatch.setitem(config.PROFILES, "smoke", smoke.model_copy(update={"dtp_removal_seeds": 2}))
     cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", dtp_rule="long", seed=1,
                       cache_dir=tmp_path / "cache")
-    res = run_audit(cfg, tmp_path / "out", verbose=False)
+    res = run_audit(cfg, tmp_path / "out", verbose=True)
+    # its progress line says its share of the time, and what skips it
+    err = capsys.readouterr().err
+    assert re.search(r"^  dtp_removal done in [0-9.]+ s \([\d,]+ models\), \d+% of the audit's time so far "
+                     r"\(removal=False, --no-removal skips it\)", err, flags=re.M), err
     check = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
     assert check.status == "exceeded", "this setting is chosen so that Long et al.'s raw rule is exceeded"
     r = res.dtp["removal"]
@@ -27,6 +34,22 @@ def test_audit_measures_the_effect_of_removing_the_dtp1_records(tmp_path, monkey
     assert "dtp_removal" in res.timings
     html = (tmp_path / "out" / "report.html").read_text()
     assert f"Measured: with these {len(r['removed'])} records removed" in html
+    # a difference of accuracies is in percentage points, and the report says what the measurement cost
+    html = _html.unescape(html)
+    assert re.search(r"\(a (cost|gain) of -?\d+\.\d\d percentage points; the cost's interval \[-?\d+\.\d\d, "
+                     r"-?\d+\.\d\d\] percentage points", html), html
+    share = res.timings["dtp_removal"] / sum(res.timings.values())
+    assert (f"This measurement took {res.timings['dtp_removal']:,.1f} s, {share:.0%} of the audit's "
+            f"{sum(res.timings.values()):,.1f} s by stage; the setting removal = false (--no-removal) skips it") in html
+
+
+def test_the_summary_says_what_the_removal_analysis_cost():
+    from leakaudit.cli.audit import removal_cost
+
+    timings = {"data": 1.0, "membership": 100.0, "dtp": 150.0, "dtp_removal": 300.0, "mip": 49.0}
+    assert removal_cost(timings) == ("the removal analysis took 5 min 0 s, 50% of the audit's 10 min 0 s (time by "
+                                     "stage); --no-removal skips it")
+    assert removal_cost({k: v for k, v in timings.items() if k != "dtp_removal"}) == ""
 
 
 def test_smoke_profile_does_not_measure_it_and_says_so(tmp_path):

@@ -120,6 +120,34 @@ def test_nulls_never_show_and_no_python_dicts(audit):
         assert not re.search(bad, text), (bad, re.search(rf".{{80}}{bad}.{{80}}", text))
 
 
+def test_an_interval_over_the_whole_range_says_why(audit):
+    """An AUC or TPR interval that spans (nearly) all of 0 to 1 says that too few records stand behind it, with the
+    count: in the membership table and in the check's sentence."""
+    from leakaudit.audit.config import Thresholds
+    from leakaudit.audit.membership_stage import attack_checks
+    from leakaudit.metrics import empirical_epsilon
+
+    res, rec = audit
+    res = copy.deepcopy(res)
+    m = res["membership"]["loss"]
+    m["auc_ci"] = [0.04, 0.99]
+    m["tpr_at_fpr"]["0.001"] = {"tpr": 0.895, "ci": [0.0, 1.0]}
+    text = visible_text(_render(res, rec))
+    n1, n0 = m["n_members"], m["n_nonmembers"]
+    assert (f"[0.040, 0.990] (nearly the whole range: too few records for the AUC ({n1:,} members, {n0:,} "
+            "non-members))") in text
+    assert (f"89.50% [0.00%, 100.00%] (the whole range: too few records for the TPR at 0.1% FPR ({n0:,} non-members, "
+            f"about {n0 * 0.001:.2g} of them above its threshold; {n1:,} members))") in text
+    assert "[0.00%, 100.00%] (" not in text.replace("89.50% [0.00%, 100.00%] (the whole", "")  # only where wide
+    # the check's own sentence says it too
+    mm = {"n_members": 30, "n_nonmembers": 30, "auc": 0.55, "auc_ci": [0.05, 0.97],
+          "tpr_at_fpr": {"0.01": {"tpr": 0.1, "ci": [0.0, 0.2]}}}
+    eps = empirical_epsilon(np.r_[np.ones(30), np.zeros(30)], np.arange(60.0), delta=1e-5, confidence=0.95)
+    auc = attack_checks("loss", mm, eps, thresholds=Thresholds(), confidence=0.95, epsilon_budget=None)[0]
+    assert "[0.050, 0.970] (nearly the whole range: too few records for the AUC (30 members, 30 non-members))" in \
+        auc.sentence, auc.sentence
+
+
 def test_check_status_words_agree_with_the_numbers(audit):
     res, rec = audit
     res = copy.deepcopy(res)

@@ -47,6 +47,14 @@ def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
     assert "Min-K%++" in html and "blind baseline" in html and "Zhang et al." in html
     assert "recognises its fine-tuning texts" in html and "MIP noise" not in html  # what to do next, for texts
     assert "lm_min_k" not in html and "lm_loss" not in html  # attacks named in words, "flagged by" too
+    # only what applies to a language model: its outputs are token log-probabilities, and no threshold or setting of
+    # PDTP, the structural checks, attribute inference or retraining is listed
+    assert "log-probabilities of each text's tokens" in v["threat_model"] and "class scores" not in html
+    for key in ("max_dtp", "min_leaf_records", "max_attribute_advantage", "max_parameters_per_record"):
+        assert f"{key} =" not in html, key
+    assert "max_auc = 0.6" in html and "low_fpr = 0.01" in html
+    for words in ("DTP-1 rule", "where models train", "model input", "<th>removal</th>"):
+        assert words not in html, words
     assert "verdict: DO NOT PUBLISH" in capsys.readouterr().out
 
 

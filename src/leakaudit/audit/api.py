@@ -265,8 +265,9 @@ language model, optional
     elif is_torch_module(model):
         how = "the table's feature columns as they are" if model_input == "columns" else "leakaudit's encoding"
         desc = (f"{type(model).__name__} (torch) from memory, on {how}; "
-                + (f"retrained for reference and leave-one-out models by {learner!r} (the recipe is an assumption: "
-                   "the weights do not carry it)" if learner is not None else "not retrained (no learner given)"))
+                + (f"retrained for reference and leave-one-out models as {_learner_words(learner)} (the recipe is an "
+                   "assumption: the weights do not carry it)" if learner is not None
+                   else "not retrained (no learner given)"))
         target = torch_target(data, model, learner, model_input="columns" if model_input == "columns" else "encoded",
                               description=desc, where=f"the given {type(model).__name__}")
     elif hasattr(model, "predict_proba") and hasattr(model, "get_params"):
@@ -281,6 +282,13 @@ language model, optional
             f"transformers causal language model; got {type(model).__name__}")
     return audit_core(cfg, data=data, target=target, command=call, verbose=verbose, memory_budget=memory_budget,
                       default_cache=None, inputs=_tabular_inputs(model, members, nonmembers, population, predictions))
+
+
+def _learner_words(learner) -> str:
+    """A torch module's training algorithm in words: its recipe (the class by name, its arguments as a call) where
+    the learner says it (:meth:`~leakaudit.learners.TorchModuleLearner.recipe_words`), else its class's name."""
+    words = getattr(learner, "recipe_words", None)
+    return words() if callable(words) else f"leakaudit's {type(learner).__name__}"
 
 
 def _check_run_options(verbose, memory_budget) -> None:

@@ -22,6 +22,7 @@ from .._resources import peak_rss_mb
 from .checks import Analysis
 from .config import AuditConfig
 from .plan import Plan
+from .release import threat_model
 from .results import AuditResult
 from .sections import RecordRiskSection
 from .verdict import decide
@@ -47,6 +48,8 @@ def assemble(plan: Plan, done: Mapping[str, Analysis], *, cfg: AuditConfig, comm
     recipe = next((a.extras["recipe"] for a in analyses if a.extras.get("recipe") is not None), None)
     verdict = decide(cfg, [c for a in analyses for c in a.checks], recipe=recipe, check_confidence=check_confidence,
                      planned=planned)
+    if data.get("kind") == "text":  # a language model's outputs are its tokens' log-probabilities, not class scores
+        verdict = verdict.model_copy(update={"threat_model": threat_model(cfg.release, text=True)})
     sections: dict = {}
     names = {s.name for s in plan.steps}
     for step in plan.steps:  # a step that did not run leaves its section at the schema's default

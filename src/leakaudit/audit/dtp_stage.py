@@ -88,6 +88,24 @@ def _stage2(ctx: AuditContext, X_mem: np.ndarray, records: np.ndarray, values: n
                      random_state=ctx.seeds["dtp_test"], engine=ctx.engine, known_deltas=known_deltas)
 
 
+def screen_sizes(ctx: AuditContext, n: int) -> tuple[float, int, int | None]:
+    """A screened stage 1 on ``n`` members: the share of them its ranked top starts at, its random sample, and the
+    sample the allowance on unmeasured members needs (:func:`leakaudit.dtp.sample_for_allowance`; None: no sample
+    short of every member)."""
+    from ..dtp.screening import sample_for_allowance
+
+    st = ctx.cfg.settings
+    # The ranked top starts at pdtp_screen_fraction of pdtp_exact_max members, not of n: a leave-one-out model
+    # costs time in proportion to n, so a top in proportion to n would make stage 1 grow as n^2. The records at
+    # risk, not n, set its size: it doubles while its tail holds more exceedances than the sample.
+    start = st.pdtp_screen_fraction * min(1.0, st.pdtp_exact_max / n) if st.pdtp_exact_max else st.pdtp_screen_fraction
+    # the random sample is as large as the allowance on unmeasured members needs (if none of it exceeds), within
+    # the profile's budget: the DTP-1 check passes only when the sample bounds them within the allowance
+    needed = sample_for_allowance(n, _allowance(ctx, n), confidence=ctx.check_confidence)
+    n_sample = st.pdtp_screen_sample_max if needed is None else max(st.pdtp_screen_sample, needed)
+    return start, min(n_sample, st.pdtp_screen_sample_max), needed
+
+
 def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, known_deltas=None) -> tuple[
         np.ndarray, np.ndarray, dict, np.ndarray, dict]:
     """Stage 1 for many members (:func:`leakaudit.dtp.screened_pdtp`): the top of a ranking and a random sample
@@ -104,7 +122,6 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, known_deltas
         forest_oob_shift,
         oob_ensemble,
         reference_loo_shift,
-        sample_for_allowance,
         screened_pdtp,
     )
 
@@ -124,16 +141,7 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, known_deltas
         cut, ranking = None, "reference"
         method = ("reference-model ranking: max over classes of |mean ln bin p over the reference models that "
                   "trained on the record - mean over those that did not| (leakaudit.dtp.screening)")
-    # The ranked top starts at pdtp_screen_fraction of pdtp_exact_max members, not of n: a leave-one-out model
-    # costs time in proportion to n, so a top in proportion to n would make stage 1 grow as n^2. The records at
-    # risk, not n, set its size: it doubles while its tail holds more exceedances than the sample.
-    start = st.pdtp_screen_fraction * min(1.0, st.pdtp_exact_max / n) if st.pdtp_exact_max else st.pdtp_screen_fraction
-    # the random sample is as large as the allowance on unmeasured members needs (if none of it exceeds), within
-    # the profile's budget: the DTP-1 check passes only when the sample bounds them within the allowance
-    allowance = _allowance(ctx, n)
-    needed = sample_for_allowance(n, allowance, confidence=ctx.check_confidence)
-    n_sample = st.pdtp_screen_sample_max if needed is None else max(st.pdtp_screen_sample, needed)
-    n_sample = min(n_sample, st.pdtp_screen_sample_max)
+    start, n_sample, needed = screen_sizes(ctx, n)
     def significant(recs, vals):
         t = _stage2(ctx, X_mem, recs, vals, known_deltas)
         hit = {int(r) for r, p in zip(t.records, t.p_value) if p <= 1 - ctx.check_confidence}

@@ -27,6 +27,7 @@ from ..metrics import (
     min_records_for_auc,
     tpr_ci_can_exceed,
     tpr_entry,
+    wide_interval_reason,
 )
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
 from .context import AuditContext, engine_stats
@@ -177,6 +178,13 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
                     extras={"recipe": recipe, "reference": inputs.reference})
 
 
+def _why_wide(interval, n1: int, n0: int, fpr: float | None = None) -> str:
+    """' (the whole range: too few records for ...)' after an interval that spans nearly all of 0 to 1, else ''
+    (:func:`leakaudit.metrics.wide_interval_reason`)."""
+    why = wide_interval_reason(interval, n_members=n1, n_nonmembers=n0, fpr=fpr)
+    return f" ({why})" if why else ""
+
+
 def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, epsilon_budget: float | None,
                   display: str | None = None) -> list[Check]:
     """An attack's checks (ids ``membership.NAME.auc``, ``.tpr_at_low_fpr`` and, with ``epsilon_budget``,
@@ -204,8 +212,9 @@ def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, ep
             value=mm["auc"], interval=(lo, hi), **common,
             sentence=(f"the {who} separates members from non-members with AUC {mm['auc']:.3f} "
                       f"(interval [{lo:.3f}, {hi:.3f}], above {th.max_auc:g})") if exceeded else
-                     within_sentence(f"{who}: AUC {mm['auc']:.3f} measured", f"[{lo:.3f}, {hi:.3f}]", hi < th.max_auc,
-                             f"{th.max_auc:g}"),
+                     within_sentence(f"{who}: AUC {mm['auc']:.3f} measured",
+                                     f"[{lo:.3f}, {hi:.3f}]" + _why_wide((lo, hi), n1, n0), hi < th.max_auc,
+                                     f"{th.max_auc:g}"),
             fix="" if exceeded else undecided_fix("AUC", mm["auc"], hi, th.max_auc, n1, n0)))
     # TPR at the owner's low FPR
     f = th.low_fpr
@@ -233,8 +242,8 @@ def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, ep
             sentence=(f"the {who} identifies {t['tpr'] * 100:.1f}% of members at {pct} FPR (interval from "
                       f"{lo_t * 100:.1f}%, above {th.max_tpr_at_low_fpr * 100:g}%)") if exceeded else
                      within_sentence(f"{who}: TPR at {pct} FPR {t['tpr'] * 100:.2f}% measured",
-                             f"[{lo_t * 100:.2f}%, {hi_t * 100:.2f}%]", hi_t < th.max_tpr_at_low_fpr,
-                             f"{th.max_tpr_at_low_fpr * 100:g}%"),
+                                     f"[{lo_t * 100:.2f}%, {hi_t * 100:.2f}%]" + _why_wide((lo_t, hi_t), n1, n0, f),
+                                     hi_t < th.max_tpr_at_low_fpr, f"{th.max_tpr_at_low_fpr * 100:g}%"),
             fix="" if exceeded else undecided_fix(f"TPR at {pct} FPR", t["tpr"], hi_t, th.max_tpr_at_low_fpr, n1, n0)))
     # empirical epsilon against the owner's budget
     budget = epsilon_budget

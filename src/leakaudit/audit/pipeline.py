@@ -23,7 +23,7 @@ import pandas as pd
 from .. import __version__
 from .._results import record_name, write_json_atomic
 from ..exceptions import AuditInterrupted
-from .config import AuditConfig, check_outputs_spare_inputs
+from .config import AuditConfig, check_outputs_spare_inputs, in_words
 from .context import AuditContext, engine_stats
 from .data import AuditData, prepare_data
 from .output import check_out_writable
@@ -57,17 +57,17 @@ def _engine(cfg: AuditConfig, default_cache: str | None = DEFAULT_CACHE):
 
 def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, verbose: bool | None = None,
               target: Target | None = None, memory_budget: int | str | None = None,
-              work_budget: int | str | None = None) -> AuditResult:
+              work_budget: int | str | None = None, flags: bool = False) -> AuditResult:
     """Run the audit described by ``cfg`` and write results.json, records.csv and report.html to ``out``.
 
     The files are :meth:`AuditResult.save <leakaudit.audit.results.AuditResult.save>`'s; :func:`audit_core` runs
-    the same audit in memory. ``verbose``, ``target``, ``memory_budget`` and ``work_budget`` as there.
+    the same audit in memory. ``verbose``, ``target``, ``memory_budget``, ``work_budget`` and ``flags`` as there.
     """
     out = Path(out)
     check_out_writable(out)
     check_outputs_spare_inputs(cfg, out)
     result = audit_core(cfg, command=command, verbose=verbose, target=target, memory_budget=memory_budget,
-                        work_budget=work_budget, written_to=out)
+                        work_budget=work_budget, written_to=out, flags=flags)
     result.save(out)
     return result
 
@@ -75,7 +75,8 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
 def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Target | None = None,
                command: str | None = None, verbose: bool | None = None, memory_budget: int | str | None = None,
                work_budget: int | str | None = None, written_to: Path | None = None,
-               default_cache: str | None = DEFAULT_CACHE, inputs: Mapping[str, Any] | None = None) -> AuditResult:
+               default_cache: str | None = DEFAULT_CACHE, inputs: Mapping[str, Any] | None = None,
+               flags: bool = False) -> AuditResult:
     """The audit in memory: build the plan of analyses, run it, decide; nothing is written.
 
     ``data``: the records, already read and encoded (:func:`leakaudit.audit.data.data_from_frames`); None: read
@@ -94,7 +95,12 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     ``default_cache``: the cache folder when neither ``cfg.cache_dir`` nor ``$LEAKAUDIT_CACHE`` names one (None:
     no cache; :func:`_engine`). ``inputs``: the objects given in memory by role (the records, the predictions, the
     model), fingerprinted in the evidence record; the model the demo trains is added as
-    :data:`DEMO_MODEL_ROLE`.
+    :data:`DEMO_MODEL_ROLE`. ``flags``: notes name settings as the command line's flags (``--model``), else as
+    the library's arguments (``model``).
+
+    An audit that cannot conclude "publish" whatever it finds (:func:`outcome_limit`: no training algorithm, so
+    DTP-1 is not measurable) says so once its inputs are read, before the analyses: a note among the progress lines,
+    or, with ``verbose`` off, a :class:`~leakaudit.exceptions.NotEstimableWarning`.
 
     Returns
     -------
@@ -129,6 +135,9 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
             if target is None:
                 target = prepare_target(cfg, data, random_state=seeds["target"])
             target.learner = on_device(target.learner, cfg.device)
+        limit = outcome_limit(cfg, target)
+        if limit is not None:  # said once the inputs are accepted, before any analysis spends time
+            _say_limit(in_words(limit, flags=flags), st)
         engine = _engine(cfg, default_cache)
         st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
         try:
@@ -144,6 +153,44 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
             raise AuditInterrupted(f"interrupted {where} (stages finished: {done}){written}; {kept}") from None
         finally:
             engine.close()
+
+
+def outcome_limit(cfg: AuditConfig, target: Target) -> str | None:
+    """Why this audit cannot conclude "publish", known as soon as its inputs are read (settings named as `key`, for
+    :func:`~leakaudit.audit.config.in_words`); None when nothing rules it out.
+
+    Without a training algorithm (the model's predictions only, or a torch module given without a learner) the
+    DTP-1 check, which retrains the model without each record, is "not measurable" whenever the release shows
+    scores; a check that is not measurable keeps the verdict from "publish" under either burden of proof."""
+    if target.learner is not None or cfg.release == "labels":
+        return None
+    what = ("the audit has the model's predictions only (`predictions_train`), not the model (`model`)"
+            if target.kind == "predictions" else f"the audit cannot retrain this {target.kind} model (no training "
+                                                 "algorithm was given)")
+    return (f"{what}: the DTP-1 check retrains the model without each record, so it will be not measurable, and the "
+            "verdict can be \"do not publish\" or \"inconclusive\" but never \"publish\"; give the model itself to "
+            "measure it")
+
+
+def _say_limit(text: str, st: _Stages) -> None:
+    """``text`` (:func:`outcome_limit`) as a note among the progress lines, or as a warning when those are off."""
+    if st.verbose:
+        st.note(text)
+    else:
+        import warnings
+
+        from ..exceptions import NotEstimableWarning
+
+        warnings.warn(text, NotEstimableWarning, stacklevel=_outside_leakaudit())
+
+
+def _outside_leakaudit() -> int:
+    """The ``stacklevel`` of the first caller outside the leakaudit package (a warning names the user's line)."""
+    root = str(Path(__file__).resolve().parents[1])
+    frame, level = sys._getframe(1), 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str | None = None,
@@ -316,8 +363,13 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     if learner is None:
         return out
     recipe = getattr(learner, "recipe", None)
-    if callable(recipe):
-        r = {"algorithm": f"fresh instances of {cfg.module}, trained by leakaudit", **recipe()}
+    if callable(recipe):  # a torch module's class, retrained: named by its class, its arguments as "name=value"
+        r = dict(recipe())
+        kwargs = r.pop("module_kwargs", None) or {}
+        cls = (str(r.get("module") or "").rpartition(":")[2]
+               or (type(target.model).__name__ if target.model is not None else "the given module"))
+        r = {"algorithm": f"fresh instances of {cls}, trained by leakaudit", "module": r.pop("module", None),
+             "module arguments": ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) or None, **r}
     else:
         est = getattr(learner, "estimator", None)
         if est is not None:  # a scikit-learn estimator, cloned and refitted

@@ -53,6 +53,14 @@ class Step:
     description : str
         One line: what it measures and whose idea it is (stored in results.json for a registered analysis, so the
         report shows it without the plug-in).
+    models : callable, optional
+        ``models(ctx, done) -> int``: about how many models it trains, for the progress's whole-audit total and time
+        left (:meth:`~leakaudit.audit.progress.StageProgress.expect`). Asked once before any step runs (``done``
+        empty: an estimate that needs an earlier step's result gives 0 then) and again just before it runs. Models
+        it decides to train as it goes join the total when the engine announces them. None: none expected.
+    skipped_by : str, optional
+        The setting that skips this step, as the library and the command line spell it (``"removal=False,
+        --no-removal"``): its progress line then says its share of the audit's time.
     """
 
     name: str
@@ -64,6 +72,8 @@ class Step:
     skip: Callable[[AuditContext, Mapping[str, Analysis]], Skipped | None] | None = None
     section: str | None = None
     description: str = ""
+    models: Callable[[AuditContext, Mapping[str, Analysis]], int] | None = None
+    skipped_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -151,6 +161,60 @@ def _structural_step(ctx, done):
     return Analysis(name="structural", checks=tuple(checks or ()))
 
 
+# -- about how many models each step trains (Step.models): estimates for the progress lines, never for a result --
+
+
+def _membership_models(ctx, done) -> int:
+    """The reference models (LiRA's, RMIA's and the shadow-model attack's), trained when the recipe can be retrained
+    and the release shows scores."""
+    if ctx.target.learner is None or _labels(ctx.cfg):
+        return 0
+    return ctx.cfg.settings.n_reference
+
+
+def _dtp_models(ctx, done) -> int:
+    """PDTP's first stage (a paired leave-one-out model per member measured and one full model, per repeat: every
+    member, the profile's sample, or a screen's starting top and random sample) and the noise floor's models; the
+    re-measured candidates and a growing top join when they are known."""
+    from .dtp_stage import screen_sizes
+
+    if ctx.target.learner is None or _labels(ctx.cfg):
+        return 0
+    st, n = ctx.cfg.settings, len(ctx.data.y_mem)
+    k = n if st.pdtp_records is None else min(n, st.pdtp_records)
+    if st.pdtp_records is None and st.pdtp_exact_max is not None and n > st.pdtp_exact_max:
+        start, sample, _ = screen_sizes(ctx, n)
+        k = min(n, round(start * n) + sample)
+    return (k + 1) * st.pdtp_repeats + st.noise_floor_models
+
+
+def _removal_models(ctx, done) -> int:
+    """PDTP again on the remaining members the DTP step measured (screened, as the removal stage does, when they are
+    more than twice ``pdtp_screen_sample``) and the paired seeds' models with and without the records (0 until the
+    DTP step has said which records go)."""
+    from .removal_stage import records_to_remove
+
+    if "dtp" not in done:
+        return 0
+    k = len(records_to_remove(ctx, done["dtp"]))
+    if not k:
+        return 0
+    st = ctx.cfg.settings
+    measured = (done["dtp"].summary or {}).get("n_records", len(ctx.data.y_mem))
+    if measured > 2 * st.pdtp_screen_sample:
+        remeasured = min(measured - k, round(st.pdtp_screen_fraction * (measured - k)) + st.pdtp_screen_sample)
+    else:
+        remeasured = measured - k
+    return (max(0, remeasured) + 1) * st.pdtp_repeats + 2 * (st.dtp_removal_seeds or 0)
+
+
+def _property_models(ctx, done) -> int:
+    """Shadow models: five shares of each sensitive group, ``max(4, shadow_models)`` models at each."""
+    if ctx.target.learner is None or not ctx.data.sensitive:
+        return 0
+    return len(ctx.data.sensitive) * 5 * max(4, ctx.cfg.settings.shadow_models)
+
+
 def _membership(ctx, done):
     from .membership_stage import membership_analysis
 
@@ -218,16 +282,19 @@ STEPS: tuple[Step, ...] = (
     Step("structural", "structural", "structural checks of the released model (no training)",
          lambda cfg, data, target: len(_structural(cfg, data, target) or ()), _structural_step,
          when=lambda ctx, done: ctx.cfg.release == "weights"),
-    Step("membership", "membership", "membership attacks", _membership_checks, _membership),
+    Step("membership", "membership", "membership attacks", _membership_checks, _membership,
+         models=_membership_models),
     Step("dtp", "dtp", "leave-one-out PDTP of the training records",
-         lambda cfg, data, target: 0 if _labels(cfg) else 1, _dtp, skip=_needs_scores("PDTP / DTP-1")),
+         lambda cfg, data, target: 0 if _labels(cfg) else 1, _dtp, skip=_needs_scores("PDTP / DTP-1"),
+         models=_dtp_models),
     Step("removal", "dtp_removal", "PDTP again without the DTP-1 records, and the accuracy cost", _no_checks,
-         _removal, when=_removal_applies, skip=_removal_not_asked, section="dtp.removal"),
+         _removal, when=_removal_applies, skip=_removal_not_asked, section="dtp.removal", models=_removal_models,
+         skipped_by="removal=False, --no-removal"),
     Step("attribute", "attribute", "attribute inference of the sensitive columns",
          lambda cfg, data, target: 0 if _labels(cfg) else len(data.sensitive or []),
          _attribute, skip=_needs_scores("attribute inference")),
     Step("property", "property", "estimating each sensitive group's share of the training data", _no_checks,
-         _property),
+         _property, models=_property_models),
     Step("mip", "mip", "MIP noise for eta = 0.05 and its accuracy cost", _no_checks, _mip),
     Step("dp", "dp", "one-run audit of the claimed epsilon (DP-SGD with gradient canaries)",
          # the one-run bound and, where the audit measures it, the per-step noise check
@@ -310,17 +377,28 @@ def check_confidence(confidence: float, n_checks: int) -> float:
 
 def run_plan(plan: Plan, ctx, stages, planned: Mapping[str, int]) -> dict[str, Analysis]:
     """Run each step in order (inside ``stages.stage(...)`` for its progress line); a step whose ``when`` is false
-    gives an empty :class:`Analysis`. Returns every step's result by name."""
+    gives an empty :class:`Analysis`. Returns every step's result by name.
+
+    ``stages`` (:class:`~leakaudit.audit.progress.StageProgress`) is told about how many models each step trains
+    (:attr:`Step.models`) before any runs, again as each starts, and 0 for a step that does not run: the progress
+    counts the whole audit's models and the time left from them."""
+    def expect(step, done) -> int:
+        return int(step.models(ctx, done)) if step.models is not None else 0
+
+    stages.expect({s.stage: expect(s, {}) for s in plan.steps})
     done: dict[str, Analysis] = {}
     for step in plan.steps:
         if step.when is not None and not step.when(ctx, done):
             done[step.name] = Analysis(name=step.name)
+            stages.expect({step.stage: 0})
             continue
         skipped = step.skip(ctx, done) if step.skip is not None else None
         if skipped is not None:
             done[step.name] = Analysis(name=step.name, skipped=(skipped,))
+            stages.expect({step.stage: 0})
             continue
-        with stages.stage(step.stage, step.title):
+        stages.expect({step.stage: expect(step, done)})
+        with stages.stage(step.stage, step.title, skip=step.skipped_by):
             result = step.run(ctx, done)
         if len(result.checks) > planned.get(step.name, 0):
             raise LeakauditError(f"internal error: the {step.name} analysis made {len(result.checks)} checks but "

@@ -1,23 +1,31 @@
-"""What ``leakaudit audit`` shows on stderr while it runs: each stage, and the models trained of the total with an ETA.
+"""What ``leakaudit audit`` shows on stderr while it runs: each stage, and the models trained of the whole audit's
+total with the time left.
 
 Three modes. Silent (``--quiet``, or a library call that asks for none). On a terminal: a bold line per stage and,
-while the engine trains models, a transient bar (models done of the total, elapsed time, time left) that is cleared
-when the stage ends. Anywhere else (a log file, a pipe, CI): plain lines without colour or carriage returns, one when
-a stage starts, one at most every ``interval`` seconds while models train (models done of the total, time so far,
-time left), one when such a long batch ends, and one when the stage ends (its time and how many models it used).
+while the engine trains a stage's models, a transient bar (the stage's models done of its total, elapsed time, time
+left, and the whole audit's count and time left) that is cleared when the stage ends. Anywhere else (a log file, a
+pipe, CI): plain lines without colour or carriage returns, one when a stage starts, one at most every ``interval``
+seconds while it trains models (however many batches the engine runs them in), and one when it ends (its time and how
+many models it used).
+
+The whole audit's total is an estimate: the plan tells, before any analysis runs, about how many models each will
+train (:meth:`StageProgress.expect`, from :attr:`leakaudit.audit.plan.Step.models`); what an analysis decides to
+train as it goes (the records it re-measures, the removal analysis) joins the total when the engine announces it. The
+time left is the time per model so far times the models left.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 from typing import IO, Iterator
 
-__all__ = ["StageProgress"]
+__all__ = ["StageProgress", "duration"]
 
 
-def _seconds(s: float) -> str:
+def duration(s: float) -> str:
     """A duration as people read it: '42 s', '3 min 5 s', '1 h 12 min'."""
     s = max(0, round(s))
     if s < 60:
@@ -40,11 +48,14 @@ class StageProgress:
         Whether ``stream`` is a terminal (default: ``stream.isatty()``); a terminal gets colour and a live bar,
         anything else plain lines.
     interval : float
-        Off a terminal: at most one "models trained" line per this many seconds while a batch is training.
+        Off a terminal: at most one "models trained" line per this many seconds while a stage trains models (the
+        engine's batches within a stage do not start a line of their own).
     hold_until : str or None
         The lines of the stages up to and including this one (reading the inputs: "target") are held back and
         printed, one line per stage, only once it has finished: a refused input then gives its one-line error alone
         on stderr, as every bad input does. None: every line is printed at once.
+    clock : callable, default=time.perf_counter
+        Seconds, for the times shown (a test may give its own).
 
     Attributes
     ----------
@@ -57,7 +68,8 @@ class StageProgress:
     """
 
     def __init__(self, verbose: bool, *, stream: IO[str] | None = None, tty: bool | None = None,
-                 interval: float = 10.0, hold_until: str | None = "target"):
+                 interval: float = 10.0, hold_until: str | None = "target",
+                 clock: Callable[[], float] = time.perf_counter):
         self.timings: dict[str, float] = {}
         self.current: str | None = None
         self.done: list[str] = []
@@ -65,12 +77,17 @@ class StageProgress:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)()) if tty is None else tty
         self.interval = interval
+        self._clock = clock
         self._console = None
-        self._bar = None  # rich Progress while a batch trains (terminal only)
+        self._bar = None  # rich Progress while a stage trains (terminal only)
         self._task = None
-        self._batch_t0 = 0.0
+        self._t0: float | None = None  # when the first stage started
+        self._t_models: float | None = None  # when the planned analyses started (the models' clock)
+        self._stage_t0 = 0.0
         self._last_line = 0.0
-        self._models: dict[str, int] = {}  # models trained or read from the cache, per stage
+        self._models: dict[str, int] = {}  # models of finished batches (trained or read from the cache), per stage
+        self._expected: dict[str, int] = {}  # models each stage is expected to train (its count once finished)
+        self._batch = (0, 0)  # the running batch: models done, of its total
         self._hold_until = hold_until
         self._held: list[tuple[str, str]] | None = [] if hold_until else None
         if verbose and self.tty:
@@ -93,29 +110,94 @@ class StageProgress:
         else:
             self._plain(plain_text)
 
+    # -- the whole audit ----------------------------------------------------------------------------------------
+    def expect(self, models: Mapping[str, int]) -> None:
+        """About how many models each stage named in ``models`` will train (0: none, or it does not run); a later
+        call replaces a stage's estimate. The first call starts the clock the time left is estimated from."""
+        if self._t_models is None:
+            self._t_models = self._clock()
+        for stage, n in models.items():
+            if stage not in self.done:
+                self._expected[stage] = max(0, int(n))
+
+    def _stage_counts(self, stage: str) -> tuple[int, int]:
+        """(models done, models known or expected) of ``stage``."""
+        running = stage == self.current
+        done = self._models.get(stage, 0) + (self._batch[0] if running else 0)
+        known = self._models.get(stage, 0) + (self._batch[1] if running else 0)
+        return done, known if stage in self.done else max(self._expected.get(stage, 0), known)
+
+    def audit_counts(self) -> tuple[int, int]:
+        """(models done, about how many the whole audit trains): the finished stages' counts, the running stage's
+        and the estimates of the stages to come."""
+        stages = set(self._expected) | set(self._models) | ({self.current} if self.current else set())
+        counts = [self._stage_counts(s) for s in stages]
+        return sum(d for d, _ in counts), sum(t for _, t in counts)
+
+    def _left(self, done: int, total: int, since: float | None, now: float) -> str | None:
+        """The time left at the pace so far (``done`` models since ``since``), in words ('about 2 min 5 s left',
+        'under 1 s left'), or None before any model."""
+        if since is None or done <= 0 or total <= done:
+            return None
+        left = (now - since) / done * (total - done)
+        return f"about {duration(left)} left" if left >= 0.5 else "under 1 s left"
+
+    def _audit_words(self, now: float) -> str:
+        """'audit: 704 of about 1,400 models, 1 min 8 s so far, about 1 min left' ('' when no model is expected)."""
+        done, total = self.audit_counts()
+        if total <= 0:
+            return ""
+        so_far = duration(now - (self._t0 if self._t0 is not None else now))
+        if done >= total:
+            return f"audit: {done:,} models, {so_far} so far"
+        left = self._left(done, total, self._t_models, now)
+        return f"audit: {done:,} of about {total:,} models, {so_far} so far" + (f", {left}" if left else "")
+
+    def note(self, text: str) -> None:
+        """One line that is not a stage's (``note: text``), among the progress lines; held with them until the
+        inputs are accepted."""
+        from rich.markup import escape
+
+        self._line(f"[bold]note[/bold]: {escape(text)}", f"note: {text}")
+
     # -- stages -------------------------------------------------------------------------------------------------
     @contextmanager
-    def stage(self, name: str, what: str) -> Iterator[None]:
-        """Time the block as stage ``name`` (``what``: what it does, in words) and print its start and end."""
-        t0 = time.perf_counter()
+    def stage(self, name: str, what: str, *, skip: str | None = None) -> Iterator[None]:
+        """Time the block as stage ``name`` (``what``: what it does, in words) and print its start and end.
+
+        ``skip``: the setting that skips this stage, in words (e.g. ``"removal=False, --no-removal"``): its end line
+        then says the stage's share of the audit's time so far, so the user knows what skipping it saves."""
+        t0 = self._clock()
+        if self._t0 is None:
+            self._t0 = t0
         held = self._held is not None
         if not held:
             self._line(f"[bold]{name}[/bold]: {what} ...", f"{name}: {what} ...")
         self.current = name
+        self._stage_t0 = self._last_line = t0
+        self._batch = (0, 0)
         try:
             yield
             self.done.append(name)
         finally:
             self._stop_bar()
-            self.timings[name] = round(time.perf_counter() - t0, 3)
+            now = self._clock()
+            self.timings[name] = round(now - t0, 3)
+            self._batch = (0, 0)
             if name in self.done:
                 self.current = None  # between stages until the next one starts
-                n = self._models.get(name)
-                took = f"done in {self.timings[name]:.1f} s" + (f" ({n} models)" if n else "")
+                n = self._models.get(name, 0)
+                self._expected[name] = n  # its estimate becomes its count
+                took = f"done in {self.timings[name]:.1f} s" + (f" ({n:,} models)" if n else "")
+                if skip and now > self._t0:
+                    share = self.timings[name] / (now - self._t0)
+                    took += f", {share:.0%} of the audit's time so far ({skip} skips it)"
                 if held:
                     self._line(f"[bold]{name}[/bold]: {what}: {took}", f"{name}: {what}: {took}")
                 else:
-                    self._line(f"  {name} {took}", f"  {name} {took}")
+                    audit = self._audit_words(now)
+                    tail = f"; {audit}" if audit else ""
+                    self._line(f"  {name} {took}{tail}", f"  {name} {took}{tail}")
                 if name == self._hold_until:
                     self._flush()
             elif held:
@@ -128,33 +210,32 @@ class StageProgress:
 
     # -- models trained by the engine ---------------------------------------------------------------------------
     def on_models(self, done: int, total: int, description: str = "") -> None:
-        """The engine's ``on_progress`` callback: ``done`` models of ``total`` (0 when a batch starts); models
-        read from the cache count as done. ``description`` (the learner's class) is not shown."""
+        """The engine's ``on_progress`` callback: ``done`` models of ``total`` in one batch (0 when a batch starts);
+        models read from the cache count as done. ``description`` (the learner's class) is not shown. A stage may
+        run many batches: its lines count the stage's models and the whole audit's, never one batch's."""
         if not self.verbose or total <= 0:
             return
-        now = time.perf_counter()
+        now = self._clock()
         stage = self.current or "audit"
-        if done == 0:
-            self._batch_t0 = self._last_line = now
-            if self._console is not None:
-                self._start_bar(f"  {stage}: models", total)
-            return
-        if done >= total:
+        if self._t_models is None:
+            self._t_models = now
+        if done >= total:  # the batch is finished: its models join the stage's
             self._models[stage] = self._models.get(stage, 0) + total
-        elapsed = now - self._batch_t0
+            self._batch = (0, 0)
+        else:
+            self._batch = (done, total)
+        s_done, s_total = self._stage_counts(stage)
         if self._console is not None:
-            if self._bar is not None:
-                self._bar.update(self._task, completed=done, total=total)
-            if done >= total:
-                self._stop_bar()
+            if self._bar is None:
+                self._start_bar(f"  {stage}: models", s_total)
+            self._bar.update(self._task, completed=s_done, total=max(s_total, s_done),
+                             audit=self._audit_words(now))
             return
-        if done >= total:
-            if now - self._batch_t0 >= self.interval:  # a long batch: say it finished (short ones stay quiet)
-                self._plain(f"  {stage}: {total}/{total} models ready in {_seconds(elapsed)}")
-        elif now - self._last_line >= self.interval:
-            left = elapsed / done * (total - done)
-            self._plain(f"  {stage}: {done}/{total} models, {_seconds(elapsed)} so far, about "
-                        f"{_seconds(left)} left")
+        if done > 0 and now - self._last_line >= self.interval:
+            left = self._left(s_done, s_total, self._stage_t0, now)
+            audit = self._audit_words(now)
+            self._plain(f"  {stage}: {s_done:,}/{s_total:,} models, {duration(now - self._stage_t0)} so far"
+                        + (f", {left}" if left else "") + (f"; {audit}" if audit else ""))
             self._last_line = now
 
     def _start_bar(self, description: str, total: int) -> None:
@@ -163,9 +244,9 @@ class StageProgress:
 
         self._stop_bar()
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                             TimeElapsedColumn(), TextColumn("elapsed,"), TimeRemainingColumn(), TextColumn("left"),
-                             console=self._console, transient=True)
-        self._task = self._bar.add_task(description, total=total)
+                             TimeElapsedColumn(), TextColumn("elapsed,"), TimeRemainingColumn(), TextColumn("left;"),
+                             TextColumn("{task.fields[audit]}"), console=self._console, transient=True)
+        self._task = self._bar.add_task(description, total=total, audit="")
         self._bar.start()
 
     def _stop_bar(self) -> None:

@@ -19,8 +19,20 @@ RELEASES = {
 }
 
 
-def threat_model(release: str | None) -> str:
-    """The threat model of a release context, in words (None: not declared, analysed as a scores release)."""
+#: a language model's threat models: its outputs are the log-probabilities of a text's tokens, not class scores
+TEXT_RELEASES = {
+    None: ("No release context was declared: the analyses read the language model's log-probabilities of each text's "
+           "tokens, as for a service that returns them; what its weights disclose beyond them was not checked."),
+    "scores": ("The language model is served: an adversary sends texts of their choice and reads the "
+               "log-probabilities of their tokens, not its parameters."),
+}
+
+
+def threat_model(release: str | None, *, text: bool = False) -> str:
+    """The threat model of a release context, in words (None: not declared, analysed as a scores release);
+    ``text``: of a language model, whose outputs are its tokens' log-probabilities."""
+    if text and release in TEXT_RELEASES:
+        return TEXT_RELEASES[release]
     if release is None:
         return ("No release context was declared (release weights, scores or labels): the analyses read the model's "
                 "class scores, as for a service that returns them; what the model file itself discloses (its "

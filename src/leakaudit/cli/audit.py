@@ -135,7 +135,7 @@ def register(app: typer.Typer) -> None:
         command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
         try:
             res = run_audit(cfg, out_dir, command=command, verbose=not opts.quiet, memory_budget=opts.memory_budget,
-                            work_budget=opts.work_budget)
+                            work_budget=opts.work_budget, flags=True)
         except AuditInterrupted as exc:
             typer.echo(f"leakaudit: {exc}", err=True)
             raise typer.Exit(130) from None
@@ -150,6 +150,9 @@ def register(app: typer.Typer) -> None:
                        f"{res.target.get('context_length')} tokens were cut to it (records.csv: truncated = 1)")
         for line in summary_lines(res):
             typer.echo(line)
+        cost = removal_cost(res.timings)
+        if cost:
+            typer.echo(f"note: {cost}")
         if cfg.exit_code and res.verdict.exit_code:
             raise typer.Exit(res.verdict.exit_code)
 
@@ -187,6 +190,18 @@ def summary_lines(res) -> list[str]:
         lines.append(f"  not run: {sk['name']}: {_lower_first(in_words(_plain_reason(sk), flags=True))}; "
                      f"to run it: {in_words(enabling_hint(sk), flags=True)}")
     return lines
+
+
+def removal_cost(timings: dict) -> str:
+    """What the removal analysis cost, when it ran: its time and share of the audit's time by stage (results.json's
+    ``timings``), and the flag that skips it; '' when it did not run."""
+    from ..audit.progress import duration
+
+    took, total = timings.get("dtp_removal"), sum(timings.values())
+    if not took or total <= 0:
+        return ""
+    return (f"the removal analysis took {duration(took)}, {took / total:.0%} of the audit's {duration(total)} "
+            "(time by stage); --no-removal skips it")
 
 
 #: What each input an analysis may lack (``Skipped.missing``: an attack input of ``Attack.needs``, or ``population``

@@ -225,6 +225,15 @@ class TorchModuleLearner(Learner):
                 "lr": float(self.lr), "epochs": int(self.epochs), "batch_size": int(self.batch_size),
                 "weight_decay": float(self.weight_decay), "momentum": float(self.momentum)}
 
+    def recipe_words(self) -> str:
+        """The recipe in words, for descriptions: 'fresh instances of TinyNet(n_in=97, hidden=16), adam lr 0.001,
+        5 epochs, batch 32, weight decay 0' (the class's name and its arguments as a call, never a dict's repr)."""
+        cls = str(self.module).rpartition(":")[2] if self.module else "the module"
+        args = ", ".join(f"{k}={v!r}" for k, v in (self.module_kwargs or {}).items())
+        return (f"fresh instances of {cls}({args}), {self.optimizer} lr {self.lr:g}, {self.epochs} epochs, batch "
+                f"{self.batch_size}, weight decay {self.weight_decay:g}"
+                + (f", momentum {self.momentum:g}" if self.optimizer == "sgd" else ""))
+
     def _new_module(self, cls, kwargs, seed: int, device: str = "cpu"):
         """A fresh instance initialised on the CPU under ``torch.manual_seed(seed)`` (the global RNG state is
         restored), then moved to ``device``."""

@@ -25,7 +25,7 @@ from ._membership import (
     roc_curve,
     tpr_at_fpr,
 )
-from ._summary import DEFAULT_FPRS, MembershipMetrics, evaluate_membership, tpr_entry
+from ._summary import DEFAULT_FPRS, MembershipMetrics, evaluate_membership, tpr_entry, wide_interval_reason
 
 __all__ = [
     "roc_curve",
@@ -54,4 +54,5 @@ __all__ = [
     "evaluate_membership",
     "DEFAULT_FPRS",
     "tpr_entry",
+    "wide_interval_reason",
 ]

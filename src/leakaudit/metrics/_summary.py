@@ -46,6 +46,34 @@ def tpr_entry(tpr_at_fpr, fpr: float):
     return None
 
 
+#: an interval of a rate (0 to 1) at least this wide spans "nearly the whole range"
+WIDE_INTERVAL = 0.9
+
+
+def wide_interval_reason(interval, *, n_members: int, n_nonmembers: int, fpr: float | None = None) -> str:
+    """Why the interval of a rate, an AUC or (with ``fpr``) the TPR at ``fpr``, spans nearly its whole range of 0 to
+    1 (at least :data:`WIDE_INTERVAL` of it): too few records for that statistic, with their count. '' for a
+    narrower or missing interval.
+
+    >>> wide_interval_reason([0.0, 1.0], n_members=1000, n_nonmembers=1000, fpr=0.001)
+    'the whole range: too few records for the TPR at 0.1% FPR (1,000 non-members, about 1 of them above its \
+threshold; 1,000 members)'
+    """
+    try:
+        lo, hi = float(interval[0]), float(interval[1])
+    except (TypeError, ValueError, IndexError):
+        return ""
+    if not hi - lo >= WIDE_INTERVAL:  # NaN included
+        return ""
+    whole = "the whole range" if hi - lo >= 0.999 else "nearly the whole range"
+    if fpr is None:
+        return f"{whole}: too few records for the AUC ({n_members:,} members, {n_nonmembers:,} non-members)"
+    above = n_nonmembers * fpr
+    count = f"{above:,.0f}" if above >= 10 else f"{above:.2g}"
+    return (f"{whole}: too few records for the TPR at {fpr * 100:g}% FPR ({n_nonmembers:,} non-members, about {count} "
+            f"of them above its threshold; {n_members:,} members)")
+
+
 def evaluate_membership(
     is_member,
     scores,

@@ -21,7 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from .._results import BELOW, EXCEEDED, STATUS_COLOURS, STATUSES, UNDECIDED, escape_controls, record_name
-from ..metrics import tpr_entry
+from ..metrics import tpr_entry, wide_interval_reason
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
 if TYPE_CHECKING:  # the report reads the audit's result models; the audit writes the report (no import at run time)
@@ -48,6 +48,11 @@ def _display(results: AuditResult, name: str) -> str:
 _DEMO_ONLY = ("dataset", "n_members", "n_nonmembers", "hidden", "activation", "epochs")
 #: config keys of a language-model audit only
 _TEXT_ONLY = ("dataset_inference",)
+#: config keys of a tabular audit only (retraining, PDTP, class labels): not shown in a language model's report
+_TABULAR_ONLY = ("model_input", "backend", "address", "cache_dir", "dtp_rule", "removal", "claimed_epsilon", "label",
+                 "sensitive", "population", "model", "module", "predictions_train", "predictions_test")
+#: the thresholds of the checks a language model's audit makes (its attacks' AUC and TPR at a low FPR)
+_TEXT_THRESHOLDS = ("low_fpr", "max_tpr_at_low_fpr", "max_auc")
 #: config keys shown elsewhere in the report, or internal
 _CONFIG_SHOWN_ELSEWHERE = ("thresholds", "profile", "training", "module_kwargs")
 _AUC_METHODS = {"delong-logit": "DeLong's variance on the logit scale", "delong": "DeLong's variance",
@@ -349,6 +354,13 @@ def _claim_sentence(results: AuditResult) -> str:
     return s
 
 
+def _why_wide(interval, *, n_members: int, n_nonmembers: int, fpr: float | None = None) -> str:
+    """' (the whole range: too few records for ...)' after an interval that spans nearly all of 0 to 1, with the
+    counts behind it (:func:`leakaudit.metrics.wide_interval_reason`); '' otherwise."""
+    why = wide_interval_reason(interval, n_members=n_members, n_nonmembers=n_nonmembers, fpr=fpr)
+    return f" ({why})" if why else ""
+
+
 def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
     mem = results.membership
     fprs = []
@@ -359,13 +371,16 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
     for name, m in mem.items():
         e = m.get("epsilon") or {}
         tprs = []
+        counts = {"n_members": int(m.get("n_members") or 0), "n_nonmembers": int(m.get("n_nonmembers") or 0)}
         for f in fprs:
             t = (m.get("tpr_at_fpr") or {}).get(f) or {}
             tprs.append(f"{fmt(t.get('tpr'), '%2')} {fmt_interval(t.get('ci'), '%2')}"
-                        if _num(t.get("tpr")) is not None else "not estimable")
+                        + _why_wide(t.get("ci"), **counts, fpr=_num(f)) if _num(t.get("tpr")) is not None
+                        else "not estimable")
         claimed = _num(results.config.get("claimed_epsilon"))
         rows.append({"name": _display(results, name),
-                     "auc": f"{fmt(m.get('auc'))} {fmt_interval(m.get('auc_ci'))}",
+                     "auc": f"{fmt(m.get('auc'))} {fmt_interval(m.get('auc_ci'))}"
+                            + _why_wide(m.get("auc_ci"), **counts),
                      "tprs": tprs,
                      "epsilon": (fmt(e.get("epsilon_lb"), ".2f") if e.get("measurable") else
                                  ("not measurable" if e else MISSING))
@@ -468,8 +483,9 @@ def _mip_rows(mip: dict | None) -> list[tuple[str, str]]:
     return rows
 
 
-def _removal_words(dtp: dict) -> str:
-    """What removing the DTP-1 records changed, as the audit measured it (:mod:`leakaudit.audit.removal_stage`)."""
+def _removal_words(dtp: dict, timings: dict | None = None) -> str:
+    """What removing the DTP-1 records changed, as the audit measured it (:mod:`leakaudit.audit.removal_stage`),
+    and what the measurement cost: its share of the audit's time by stage (``timings``, results.json's)."""
     r = dtp.get("removal")
     if not r:
         return ("Removing such records and re-measuring is what Long et al.'s reduction does (leakaudit.dtp.reduce_dtp, "
@@ -499,12 +515,30 @@ def _removal_words(dtp: dict) -> str:
         else:
             text += ", and none of them breaks DTP-1 beyond training randomness"
     cost = _num(r.get("accuracy_cost"))
-    change = (f"a gain of {fmt(-cost, '%2')}" if cost is not None and cost < 0 else f"a cost of {fmt(cost, '%2')}")
+    change = (f"a gain of {_points(-cost)}" if cost is not None and cost < 0 else f"a cost of {_points(cost)}")
     text += (f". Accuracy on the non-members: {fmt(r.get('accuracy_before'), '%')} with them, "
              f"{fmt(r.get('accuracy_after'), '%')} without ({change}; the cost's interval "
-             f"{fmt_interval(r.get('accuracy_cost_interval'), '%2')}, a negative cost being a gain, over "
+             f"{_points_interval(r.get('accuracy_cost_interval'))}, a negative cost being a gain, over "
              f"{r.get('n_seeds')} paired training seeds).")
+    took, total = _num((timings or {}).get("dtp_removal")), sum(v for v in map(_num, (timings or {}).values()) if v)
+    if took and total:
+        text += (f" This measurement took {took:,.1f} s, {took / total:.0%} of the audit's {total:,.1f} s by stage; "
+                 "the setting removal = false (--no-removal) skips it.")
     return text
+
+
+def _points(v, spec: str = ".2f") -> str:
+    """A difference of two rates in percentage points: '0.50 percentage points' (never '0.50%', which would be a
+    relative change)."""
+    x = _num(v)
+    return MISSING if x is None else f"{x * 100:{spec}} percentage points"
+
+
+def _points_interval(iv) -> str:
+    """An interval of a difference of rates: '[-0.20, 1.10] percentage points'."""
+    if not iv or len(iv) != 2 or _num(iv[0]) is None or _num(iv[1]) is None:
+        return MISSING
+    return f"[{_num(iv[0]) * 100:.2f}, {_num(iv[1]) * 100:.2f}] percentage points"
 
 
 def _next_steps(results: AuditResult, records: pd.DataFrame | None, rows: list[dict]) -> list[str]:
@@ -520,7 +554,7 @@ def _next_steps(results: AuditResult, records: pd.DataFrame | None, rows: list[d
     if sig and any(c.id == "dtp.dtp1" and c.status == "exceeded" for c in checks):
         names = "; ".join(_where(records, int(r)) for r in sig[:10]) + (f" and {len(sig) - 10} more" if len(sig) > 10
                                                                            else "")
-        out.append(f"DTP-1 records: {names}. " + _removal_words(dtp))
+        out.append(f"DTP-1 records: {names}. " + _removal_words(dtp, results.timings))
     if any(c.analysis == "membership" and c.status == "exceeded" for c in checks):
         mip = results.mip
         if results.data.get("kind") == "text":  # MIP noise is defined for classifiers' parameters
@@ -529,10 +563,10 @@ def _next_steps(results: AuditResult, records: pd.DataFrame | None, rows: list[d
                        "privacy (DP-SGD), then audit again; the cost of each was not measured here.")
         elif mip and _num(mip.get("accuracy_cost")) is not None:
             c = _num(mip.get("accuracy_cost"))
-            effect = f"gains {fmt(-c, '%')}" if c < 0 else f"costs {fmt(c, '%')}"
+            effect = f"gains {_points(-c, '.1f')}" if c < 0 else f"costs {_points(c, '.1f')}"
             out.append(f"Membership leakage: retrain with a privacy mechanism. For this model, the noise that gives "
                        f"{fmt(mip.get('eta'), 'g')}-MIP (below) {effect} of test accuracy (the cost's interval "
-                       f"{fmt_interval(mip.get('accuracy_cost_interval'), '%')}); differentially "
+                       f"{_points_interval(mip.get('accuracy_cost_interval'))}); differentially "
                        "private training (DP-SGD) is the other route; its cost was not measured here.")
         else:
             why = next((s.reason for s in results.skipped if "MIP" in s.name), "")
@@ -600,7 +634,7 @@ def _settings_rows(results: AuditResult) -> tuple[list[tuple[str, str]], list[tu
     conf = []
     for k, v in cfg.items():
         if v is None or v == [] or v == {} or k in _CONFIG_SHOWN_ELSEWHERE or (k in _DEMO_ONLY and not demo) \
-                or (k in _TEXT_ONLY and not text):
+                or (k in _TEXT_ONLY and not text) or (k in _TABULAR_ONLY and text):
             continue
         if demo and k in ("hidden", "activation", "epochs"):  # one row: the demo network
             continue
@@ -672,7 +706,8 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         burden=verdict.burden_of_proof, policy=verdict.policy, release=verdict.release or "not declared",
         threat_model=verdict.threat_model,
         checks=check_rows,
-        thresholds=[(k, _plain(v)) for k, v in thresholds.items() if v is not None],
+        thresholds=[(k, _plain(v)) for k, v in thresholds.items()
+                    if v is not None and (k in _TEXT_THRESHOLDS or data.get("kind") != "text")],
         next_steps=_next_steps(results, records, check_rows),
         membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
         attacks_run=[(_display(results, a), v["description"]) for a, v in membership.items() if v.get("description")],
