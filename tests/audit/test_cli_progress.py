@@ -226,10 +226,11 @@ def test_engine_reports_models_done_of_the_total_including_cached(tmp_path):
 def test_summary_lines_of_a_result_without_skips():
     class V:
         outcome, finding, checks = "publish", "all 3 checks were measured.", []
-        burden_of_proof, policy = "leakage shown", "leakage-shown"
+        burden_of_proof, policy, counts = "leakage shown", "leakage-shown", {}
 
     class R:
         verdict, skipped = V, []
 
-    assert summary_lines(R) == ["checks: 0 exceeded, 0 passed, 0 not measurable; policy leakage-shown (leakage shown)",
+    assert summary_lines(R) == ["checks: 0 exceeded, 0 shown below, 0 undecided, 0 not measurable; policy "
+                                "leakage-shown (leakage shown)",
                                 "verdict: PUBLISH. All 3 checks were measured."]

@@ -25,7 +25,8 @@ from ._membership import (
     roc_curve,
     tpr_at_fpr,
 )
-from ._summary import DEFAULT_FPRS, MembershipMetrics, evaluate_membership, tpr_entry, wide_interval_reason
+from ._summary import (DEFAULT_FPRS, WIDE_INTERVAL, MembershipMetrics, evaluate_membership, tpr_entry,
+                       wide_interval_reason)
 
 __all__ = [
     "roc_curve",
@@ -55,4 +56,5 @@ __all__ = [
     "DEFAULT_FPRS",
     "tpr_entry",
     "wide_interval_reason",
+    "WIDE_INTERVAL",
 ]

@@ -21,7 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from .._results import BELOW, EXCEEDED, STATUS_COLOURS, STATUSES, UNDECIDED, escape_controls, record_name
-from ..metrics import tpr_entry, wide_interval_reason
+from ..metrics import WIDE_INTERVAL, tpr_entry, wide_interval_reason
 from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
 
 if TYPE_CHECKING:  # the report reads the audit's result models; the audit writes the report (no import at run time)
@@ -159,7 +159,7 @@ def _check_row(c: Check, conf_pct: str) -> dict:
         if status == BELOW:
             reading = (f"within the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
                        f"{fmt_interval(iv, spec)} lies below {fmt(thr, tspec)}")
-        elif c.shows == "both":
+        elif c.shows == "both" and hi - lo < WIDE_INTERVAL:  # a whole-range interval: its sentence says why
             reading = (f"not shown above the threshold nor below it: {fmt(value, spec)} measured; its {conf_pct} "
                        f"interval {fmt_interval(iv, spec)} reaches {fmt(thr, tspec)}, so leakage up to "
                        f"{fmt(hi, spec)} is not ruled out (more records would narrow the interval)")
