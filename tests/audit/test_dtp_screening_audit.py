@@ -106,7 +106,7 @@ def test_a_closed_form_learner_is_measured_exactly_beyond_pdtp_exact_max(monkeyp
     same reference models is screened."""
     from types import SimpleNamespace
 
-    from leakaudit.audit.config import stage_seeds
+    from leakaudit.audit.plan import PLAN
     from leakaudit.audit.context import AuditContext
     from leakaudit.audit.data import prepare_data
     from leakaudit.audit.dtp_stage import dtp_analysis
@@ -120,7 +120,7 @@ def test_a_closed_form_learner_is_measured_exactly_beyond_pdtp_exact_max(monkeyp
         "pdtp_screen_sample_max": 30}))
     cfg = make_config(n_members=150, n_nonmembers=150, profile="smoke")
     data = prepare_data(cfg)
-    seeds = stage_seeds(cfg.seed)
+    seeds = PLAN.seeds(cfg.seed)
     rng = np.random.default_rng(0)
     p1 = rng.uniform(0.05, 0.95, size=(8, 300))
     in_mask = np.arange(8)[:, None] % 2 == rng.integers(0, 2, 300)[None, :]  # complementary halves

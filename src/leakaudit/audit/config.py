@@ -583,19 +583,6 @@ class RunOptions(BaseModel):
         return v
 
 
-#: The audit seed's child seeds, one per stage, so stages do not share streams. New slots go at the end: the seeds
-#: of the earlier ones do not change (spawn_seeds is prefix-stable).
-SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip", "shadow",
-              "dtp_test", "epsilon", "removal", "quantile", "dp", "label_only")
-
-
-def stage_seeds(seed: int) -> dict[str, int]:
-    """Each stage's seed (:data:`SEED_SLOTS`) derived from the audit seed ``seed``."""
-    from .._random import spawn_seeds
-
-    return dict(zip(SEED_SLOTS, spawn_seeds(seed, len(SEED_SLOTS))))
-
-
 #: Keys of the TOML file that are paths, read relative to the file's folder.
 PATH_KEYS = ("train", "test", "data", "population", "model", "predictions_train", "predictions_test", "cache_dir",
              "out", "model_dir", "tokenizer", "reference_dir")
