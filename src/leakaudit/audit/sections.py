@@ -236,7 +236,9 @@ class DtpSection(Section):
     max: Measured
     mean: Measured
     n_above: int = Field(ge=0)
-    records_above: list[int]
+    records_above: list[int] = Field(description="members by records.csv's `record` key (0 = the first member), as "
+                                     "every list of records here; sentences and the report name each record by its "
+                                     "file and row, or its DataFrame index label")
     rule: str
     noise_floor: Optional[NoiseFloor] = None
     test: Optional[DtpTest] = None
@@ -244,6 +246,9 @@ class DtpSection(Section):
     records_significant: Optional[list[int]] = None
     records_untested: Optional[list[int]] = None
     confirmation: Optional[DtpConfirmation] = None
+    retrains_exactly: Optional[bool] = Field(
+        default=None, description="the recipe retrained on the members gives the given model's outputs exactly (a "
+        "learner whose seed does not matter): DTP-1's finding is the given model's, and no confirmation is run")
     screening: Optional[dict[str, Any]] = Field(
         default=None, description="how the members to measure were chosen when not all were")
     removal: Optional[dict[str, Any]] = Field(
