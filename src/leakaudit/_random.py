@@ -14,7 +14,7 @@ import numpy as np
 
 from .exceptions import InvalidParameterError
 
-__all__ = ["check_random_state", "spawn_seeds", "seed_to_int"]
+__all__ = ["check_random_state", "spawn_seeds", "slot_seeds", "seed_to_int"]
 
 RandomStateLike = None | int | np.integer | np.random.Generator | np.random.RandomState
 
@@ -63,6 +63,12 @@ def spawn_seeds(random_state: RandomStateLike, n: int, *, name: str = "random_st
     root = seed_to_int(random_state, name=name)
     children = np.random.SeedSequence(root).spawn(n)
     return [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]
+
+
+def slot_seeds(seed: int, slots: tuple[str, ...]) -> dict[str, int]:
+    """One child seed of ``seed`` per named slot (:func:`spawn_seeds`, in the slots' order): a slot added at the end
+    leaves the others' seeds as they were."""
+    return dict(zip(slots, spawn_seeds(seed, len(slots))))
 
 
 def named_seed(seed: int, name: str) -> int:

@@ -583,6 +583,12 @@ class RunOptions(BaseModel):
         return v
 
 
+#: The audit seed's child seeds, one per stage, so stages do not share streams (the tabular plan's slots,
+#: :data:`leakaudit.audit.plan.PLAN`). New slots go at the end: the seeds of the earlier ones do not change.
+SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip", "shadow",
+              "dtp_test", "epsilon", "removal", "quantile", "dp", "label_only")
+
+
 #: Keys of the TOML file that are paths, read relative to the file's folder.
 PATH_KEYS = ("train", "test", "data", "population", "model", "predictions_train", "predictions_test", "cache_dir",
              "out", "model_dir", "tokenizer", "reference_dir")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from .checks import Analysis, Skipped
+from .config import SEED_SLOTS
 from .context import AuditContext
 
 __all__ = ["Step", "Plan", "PLAN", "STEPS", "check_confidence", "run_plan", "register_analysis", "with_registered"]
@@ -98,9 +99,9 @@ class Plan:
 
     def seeds(self, seed: int) -> dict[str, int]:
         """Each slot's seed, derived from the audit seed ``seed``."""
-        from .._random import spawn_seeds
+        from .._random import slot_seeds
 
-        return dict(zip(self.seed_slots, spawn_seeds(seed, len(self.seed_slots))))
+        return slot_seeds(seed, self.seed_slots)
 
     def planned_checks(self, cfg, data, target) -> dict[str, int]:
         """Checks each step plans for these inputs: the family the verdict's correction covers."""
@@ -303,10 +304,6 @@ STEPS: tuple[Step, ...] = (
 
 
 #: The tabular audit: records.csv shows PDTP before the attacks' scores
-#: The audit seed's child seeds, one per stage, so stages do not share streams. New slots go at the end: the seeds
-#: of the earlier ones do not change (spawn_seeds is prefix-stable).
-SEED_SLOTS = ("target", "reference", "pdtp", "noise_floor", "attribute", "property", "bootstrap", "mip", "shadow",
-              "dtp_test", "epsilon", "removal", "quantile", "dp", "label_only")
 PLAN = Plan(STEPS, SEED_SLOTS, record_columns=("dtp", "membership"))
 
 

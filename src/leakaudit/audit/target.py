@@ -811,10 +811,11 @@ def _check_refittable_classes(cfg: AuditConfig, data: AuditData, learner) -> Non
             "members of every class")
     # the reference models' training sets, drawn as the membership stage draws them
     from ..membership import paired_half_masks
-    from .plan import PLAN  # the plan's steps read targets: imported when a target is checked, not before
+    from .._random import slot_seeds
+    from .config import SEED_SLOTS
 
     y = np.r_[data.y_mem, data.y_non]
-    masks = paired_half_masks(len(y), cfg.settings.n_reference, PLAN.seeds(cfg.seed)["reference"])
+    masks = paired_half_masks(len(y), cfg.settings.n_reference, slot_seeds(cfg.seed, SEED_SLOTS)["reference"])
     single = [m for m in masks if len(np.unique(y[m])) < 2]
     if single:
         counts = np.bincount(y, minlength=data.n_classes)

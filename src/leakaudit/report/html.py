@@ -354,14 +354,20 @@ def _claim_sentence(results: AuditResult) -> str:
     return s
 
 
-def _why_wide(interval, *, n_members: int, n_nonmembers: int, fpr: float | None = None) -> str:
-    """' (the whole range: too few records for ...)' after an interval that spans nearly all of 0 to 1, with the
-    counts behind it (:func:`leakaudit.metrics.wide_interval_reason`); '' otherwise."""
+def _why_wide(interval, notes: list[str], what: str, *, n_members: int, n_nonmembers: int,
+              fpr: float | None = None) -> str:
+    """' †' after an interval that spans nearly all of 0 to 1, its reason (the counts behind it,
+    :func:`leakaudit.metrics.wide_interval_reason`) added to ``notes`` as "what: reason"; '' otherwise (the table's
+    numeric cells stay narrow)."""
     why = wide_interval_reason(interval, n_members=n_members, n_nonmembers=n_nonmembers, fpr=fpr)
-    return f" ({why})" if why else ""
+    if why:
+        notes.append(f"{what}: {why}")
+    return " †" if why else ""
 
 
 def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
+    """The membership table's FPR columns and one row per attack (its name, AUC, TPRs and epsilon as text, and
+    ``notes``: why an interval spans the whole range)."""
     mem = results.membership
     fprs = []
     for m in mem.values():
@@ -370,18 +376,17 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
     rows = []
     for name, m in mem.items():
         e = m.get("epsilon") or {}
-        tprs = []
+        tprs, notes, shown = [], [], _display(results, name)
         counts = {"n_members": int(m.get("n_members") or 0), "n_nonmembers": int(m.get("n_nonmembers") or 0)}
+        auc = (f"{fmt(m.get('auc'))} {fmt_interval(m.get('auc_ci'))}"
+               + _why_wide(m.get("auc_ci"), notes, f"{shown}, AUC", **counts))
         for f in fprs:
             t = (m.get("tpr_at_fpr") or {}).get(f) or {}
             tprs.append(f"{fmt(t.get('tpr'), '%2')} {fmt_interval(t.get('ci'), '%2')}"
-                        + _why_wide(t.get("ci"), **counts, fpr=_num(f)) if _num(t.get("tpr")) is not None
-                        else "not estimable")
+                        + _why_wide(t.get("ci"), notes, f"{shown}, TPR at FPR {fmt(f, 'g')}", **counts, fpr=_num(f))
+                        if _num(t.get("tpr")) is not None else "not estimable")
         claimed = _num(results.config.get("claimed_epsilon"))
-        rows.append({"name": _display(results, name),
-                     "auc": f"{fmt(m.get('auc'))} {fmt_interval(m.get('auc_ci'))}"
-                            + _why_wide(m.get("auc_ci"), **counts),
-                     "tprs": tprs,
+        rows.append({"name": shown, "auc": auc, "tprs": tprs, "notes": notes,
                      "epsilon": (fmt(e.get("epsilon_lb"), ".2f") if e.get("measurable") else
                                  ("not measurable" if e else MISSING))
                      + (f" (claimed {claimed:g})" if claimed is not None else "")})
