@@ -214,8 +214,9 @@ def _align_columns(parts: list[tuple[pd.DataFrame, str]]) -> list[pd.DataFrame]:
     out = [parts[0][0]]
     for df, where in parts[1:]:
         cols = list(df.columns)
-        missing = [c for c in ref if c not in set(cols)]
-        extra = [c for c in cols if c not in set(ref)]
+        have, want = set(cols), set(ref)  # built once: a wide table's check stays linear in its columns
+        missing = [c for c in ref if c not in have]
+        extra = [c for c in cols if c not in want]
         if missing or extra:
             what = "; ".join(s for s in (
                 f"lacks {', '.join(map(repr, missing))}" if missing else "",
@@ -233,11 +234,30 @@ def _kind(s: pd.Series) -> str:
     return "number" if pd.api.types.is_numeric_dtype(s.dtype) else "text"
 
 
+def _plainly_numeric(frames: list[pd.DataFrame]) -> set:
+    """The columns that :func:`_reconcile_types` leaves as they are, found by dtype in one pass per table rather
+    than column by column (a table may have 10,000 columns): numeric and not bool, or without any value and not
+    bool, in every table."""
+    plain = None
+    for f in frames:
+        numeric = {c for c, t in f.dtypes.items()
+                   if pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)}
+        # no value at all (a bool column of an empty table is converted beside numbers: not plain)
+        empty = {c for c, v in zip(f.columns, f.notna().to_numpy().any(axis=0))
+                 if not v and not pd.api.types.is_bool_dtype(f.dtypes[c])}
+        ok = numeric | empty
+        plain = ok if plain is None else plain & ok
+    return plain or set()
+
+
 def _reconcile_types(frames: list[pd.DataFrame], wheres: list[str], label: str) -> list[pd.DataFrame]:
     """One type per column across the tables: a column numeric in one table and text in another is
     parsed as numbers in all of them, or refused naming the values that are not numbers."""
     frames = [f.copy() for f in frames]
+    plain = _plainly_numeric(frames)
     for c in frames[0].columns:
+        if c in plain:  # numbers (or nothing) in every table, no bool: nothing to reconcile
+            continue
         kinds = [_kind(f[c]) for f in frames]
         name = f"label column {c!r}" if c == label else f"column {c!r}"
         if "number" in kinds and "text" in kinds:
@@ -261,8 +281,11 @@ def _reconcile_types(frames: list[pd.DataFrame], wheres: list[str], label: str) 
                 for i, b in enumerate(bools):
                     if b:
                         frames[i][c] = frames[i][c].astype(np.int64)
+    gaps = [set(f.columns[f.isna().to_numpy().any(axis=0)]) for f in frames]  # one pass per table, not per column
     for c in frames[0].columns:
-        if c == label or not all(pd.api.types.is_numeric_dtype(f[c].dtype) for f in frames):
+        if c == label or not any(c in g for g in gaps):
+            continue
+        if not all(pd.api.types.is_numeric_dtype(f[c].dtype) for f in frames):
             continue
         for f, w in zip(frames, wheres):
             na = f[c].isna()
@@ -347,6 +370,26 @@ def _check_records(frames: list[pd.DataFrame], wheres: list[str], label: str) ->
     _check_overlap(frames, wheres)
 
 
+def _surely_standardisable(frames: list[pd.DataFrame]) -> set:
+    """The numeric (not bool) columns whose mean and standard deviation over ``frames`` cannot overflow, found in
+    one pass over each table's numbers: every value at most ``sqrt(max double / (4 n)) / 2`` in magnitude (``n``
+    rows in all), so no sum, deviation or sum of squares comes near the largest double. :func:`_check_magnitudes`
+    checks only the others, column by column."""
+    n = sum(len(f) for f in frames)
+    limit = np.sqrt(np.finfo(np.float64).max / (4 * max(n, 1))) / 2
+    sure = None
+    for f in frames:
+        cols = [c for c, t in f.dtypes.items()
+                if isinstance(t, np.dtype) and t.kind in "iuf"]
+        if not cols:
+            return set()
+        with np.errstate(invalid="ignore"):
+            fine = (np.abs(f[cols].to_numpy(dtype=np.float64)) <= limit).all(axis=0)  # NaN, inf: checked one by one
+        ok = {c for c, k in zip(cols, fine) if k}
+        sure = ok if sure is None else sure & ok
+    return sure or set()
+
+
 def _check_magnitudes(frames: list[pd.DataFrame], wheres: list[str], label: str) -> None:
     """Refuse a numeric feature column whose values are too large to standardise.
 
@@ -355,8 +398,9 @@ def _check_magnitudes(frames: list[pd.DataFrame], wheres: list[str], label: str)
     mean or spread overflow to infinity, and the whole column would silently become zeros: the audit would
     measure a model on other inputs than its own. Named with its file, column and rows instead.
     """
+    small = _surely_standardisable(frames[:2])
     for c in frames[0].columns:
-        if c == label or not all(pd.api.types.is_numeric_dtype(f[c].dtype) for f in frames[:2]):
+        if c == label or c in small or not all(pd.api.types.is_numeric_dtype(f[c].dtype) for f in frames[:2]):
             continue
         block = np.concatenate([f[c].to_numpy(dtype=np.float64) for f in frames[:2]])
         with np.errstate(over="ignore", invalid="ignore"):

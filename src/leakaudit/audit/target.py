@@ -101,8 +101,25 @@ class FrameEstimatorLearner(Learner):
         self.estimator = estimator
         self.frame = frame
 
-    def _rows(self, X: np.ndarray) -> pd.DataFrame:
-        return self.frame.iloc[np.asarray(X[:, 0], dtype=np.int64)]
+    def _rows(self, X: np.ndarray) -> pd.DataFrame | np.ndarray:
+        """The estimator's input for the rows numbered in ``X[:, 0]``: rows of ``frame``, or, where
+        :func:`_array_block` says the estimator reads the table only as numbers, the same rows as the array
+        scikit-learn would have made of them (no per-call DataFrame validation of every column)."""
+        rows = np.asarray(X[:, 0], dtype=np.int64)
+        block = self._block()
+        if block is None:
+            return self.frame.iloc[rows]
+        values, by_column = block
+        # np.take (not values[:, rows], which numpy lays out column-major) keeps the memory order of _array_block
+        return np.take(values, rows, axis=1).T if by_column else np.take(values, rows, axis=0)
+
+    def _block(self) -> tuple[np.ndarray, bool] | None:
+        """:func:`_array_block` of ``frame`` for ``estimator``, made once per (estimator, frame) pair."""
+        cached = self.__dict__.get("_block_cache")
+        if cached is None or cached[0] is not self.estimator or cached[1] is not self.frame:
+            cached = (self.estimator, self.frame, _array_block(self.estimator, self.frame))
+            self._block_cache = cached
+        return cached[2]
 
     def parameter_codec(self, X=None, fitted=None) -> tuple:
         """Not covered, saying why: a Pipeline's preprocessing is fitted on the members too; a bare estimator's
@@ -134,6 +151,63 @@ class FrameEstimatorLearner(Learner):
         except (ValueError, TypeError) as exc:
             raise InvalidInputError(f"retraining {type(est).__name__} failed: {clip(str(exc))}") from None
         return _FrameModel(est, self, n_classes)
+
+
+def _array_block(estimator, frame: pd.DataFrame | None) -> tuple[np.ndarray, bool] | None:
+    """``frame`` as an array whose row slices (``np.take``) are exactly what scikit-learn makes of
+    ``frame.iloc[rows]``, and whether it is stored by column (one row per column: its slices are transposed
+    back); None where the estimator must see the DataFrame itself.
+
+    scikit-learn validates a DataFrame column by column on every fit and predict (dtype checks, feature names): on
+    a table of 10,000 columns that is most of an audit's time (benchmarks/README.md, "Issue 64"). Handing it the
+    array instead changes no number when (a) every feature column has a plain numpy integer or float dtype (no
+    bool, no pandas extension or text type): ``check_array`` then converts the DataFrame with ``np.asarray`` and
+    no early per-column conversion, and pandas' one conversion of the whole table gives the same values and dtype
+    as its conversion of any slice; (b) the slices have pandas' memory order, which follows the frame's blocks
+    (row-major for one column-major block, column-major otherwise) and is read off a two-row slice; and (c) the
+    estimator, or every step of a Pipeline, reads its input only as numbers (:func:`_reads_numbers_only`). The
+    clones are then fitted and queried on arrays alike, so none records feature names and scikit-learn has no
+    mismatch to warn about."""
+    if frame is None or frame.shape[1] == 0:
+        return None
+    if not all(isinstance(d, np.dtype) and d.kind in "iuf" for d in frame.dtypes):
+        return None
+    if not _reads_numbers_only(estimator, {str(c) for c in frame.columns}):
+        return None
+    by_column = len(frame) >= 2 and frame.shape[1] >= 2 and not np.asarray(frame.iloc[[0, 1]]).flags.c_contiguous
+    values = frame.to_numpy()
+    return (np.ascontiguousarray(values.T), True) if by_column else (np.ascontiguousarray(values), False)
+
+
+def _reads_numbers_only(estimator, columns: set[str]) -> bool:
+    """Whether ``estimator`` (a bare estimator, or a Pipeline of bare steps) reads its input as numbers only: every
+    parameter of it, of the Pipeline and of each step is a plain value (None, a number, a string naming no column,
+    a numeric array, or a list, tuple or dict of those). Anything else (a ColumnTransformer, a FunctionTransformer's
+    function, a nested estimator, a column named in ``categorical_features``) may select or read columns by name,
+    so the estimator keeps getting the DataFrame."""
+    from sklearn.pipeline import Pipeline
+
+    def plain(v) -> bool:
+        if v is None or isinstance(v, (bool, int, float, np.number)):
+            return True
+        if isinstance(v, str):
+            return v not in columns
+        if isinstance(v, np.ndarray):
+            return v.dtype.kind in "biuf"
+        if isinstance(v, (list, tuple)):
+            return all(plain(x) for x in v)
+        if isinstance(v, dict):
+            return all(plain(k) and plain(x) for k, x in v.items())
+        return False
+
+    def bare(est) -> bool:
+        return hasattr(est, "get_params") and all(plain(v) for v in est.get_params(deep=False).values())
+
+    if isinstance(estimator, Pipeline):
+        steps = [s for _, s in estimator.steps if s is not None and s != "passthrough"]
+        rest = {k: v for k, v in estimator.get_params(deep=False).items() if k != "steps"}
+        return all(plain(v) for v in rest.values()) and all(bare(s) for s in steps)
+    return bare(estimator)
 
 
 class _FrameModel:
@@ -658,7 +732,8 @@ def _feature_contract(model_input: str, data: AuditData, est, where: str) -> tup
             kind, pool, what = "encoded", enc, "leakaudit's encoded columns (docs/input.md)"
         else:
             kind, pool, what = "columns", raw, "the table's feature columns"
-        missing = [c for c in names if c not in set(pool)]
+        known = set(pool)  # built once: a wide table's check stays linear in its columns
+        missing = [c for c in names if c not in known]
         if missing:
             shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
             raise InvalidInputError(f"{where} was fitted on columns that are not among {what}: {shown}")

@@ -142,7 +142,21 @@ def infer_features(frame: pd.DataFrame, kinds: Mapping[str, str] | None = None) 
     unknown = [k for k in kinds if k not in set(map(str, frame.columns))]
     if unknown:
         raise InvalidInputError(f"kinds names unknown column(s) {unknown}; columns are {list(map(str, frame.columns))}")
-    return tuple(infer_feature(frame[c], str(c), kinds.get(str(c))) for c in frame.columns)
+    plain = _plainly_numeric(frame, kinds)
+    return tuple(Feature(str(c), "numeric") if c in plain else infer_feature(frame[c], str(c), kinds.get(str(c)))
+                 for c in frame.columns)
+
+
+def _plainly_numeric(frame: pd.DataFrame, kinds: Mapping[str, str]) -> set:
+    """The columns :func:`infer_feature` would call ``numeric`` on sight, found in one pass over the table rather
+    than column by column (a table may have 10,000 columns): a numpy integer or float column, its kind not forced,
+    holding a value other than 0 and 1 (or a missing one). The others are inferred one by one."""
+    cols = [c for c, t in frame.dtypes.items() if isinstance(t, np.dtype) and t.kind in "iuf" and str(c) not in kinds]
+    if not cols or len(frame) == 0:
+        return set()
+    values = frame[cols].to_numpy(dtype=np.float64)
+    binary = ((values == 0) | (values == 1)).all(axis=0)  # NaN is neither: such a column is numeric too
+    return {c for c, b in zip(cols, binary) if not b}
 
 
 def _as_str_tuple(x: Any, *, name: str) -> tuple[str, ...]:
