@@ -11,6 +11,7 @@ pytest.importorskip("torch")
 pytest.importorskip("dp_accounting")
 
 
+@pytest.mark.slow  # a DP-SGD target trained and audited end to end (about 30 s)
 def test_claimed_epsilon_demo(tmp_path):
     out = tmp_path / "run"
     run_audit(make_config(profile="smoke", n_members=150, n_nonmembers=150, epochs=3, seed=3, claimed_epsilon=8.0,

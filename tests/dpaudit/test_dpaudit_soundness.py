@@ -65,7 +65,8 @@ def test_sound_on_randomized_response(epsilon):
     assert min(bounds) > 0.3 * min(epsilon, 4.0)
 
 
-@pytest.mark.parametrize("epsilon", [1.0, 4.0, 8.0])
+@pytest.mark.parametrize("epsilon", [1.0, pytest.param(4.0, marks=pytest.mark.slow),
+                                     pytest.param(8.0, marks=pytest.mark.slow)])  # about 12 s each
 def test_sound_on_gaussian_mechanism(epsilon):
     got = {b: [] for b in BOUNDS}
     for seed in spawn_seeds(200 + int(epsilon), RUNS):

@@ -217,8 +217,15 @@ def test_onehot_table_trains_the_models_of_the_plain_rows(monkeypatch, order, op
     assert max_diff(one, TorchMLP(**kw).fit_many(X, y, subsets, [1, 2, 3])) < TOL
 
 
+@pytest.fixture(scope="module")
+def row_at_a_time(tmp_path_factory):
+    """The kernel built to take one row at a time (compiled once for the module's tests)."""
+    return build_kernel_with(tmp_path_factory.mktemp("row_at_a_time"), "-DLEAKAUDIT_ROW_GROUP=1")
+
+
+@pytest.mark.slow  # compiles a second kernel (about 25 s)
 @pytest.mark.parametrize("output", ["softmax", "logistic"])
-def test_rows_taken_together_give_the_row_at_a_time_models_bit_for_bit(monkeypatch, tmp_path, output):
+def test_rows_taken_together_give_the_row_at_a_time_models_bit_for_bit(monkeypatch, row_at_a_time, output):
     """The kernel takes a step's rows 4 (2) at a time so their dependent chains overlap, adding every gradient term
     in row order: the same models, bit for bit, as a build that takes one row at a time (-DLEAKAUDIT_ROW_GROUP=1),
     for widths taken 4 (8, 16, 64) and 2 (96) at a time, both activations, 2 and 3 classes, and batches that leave
@@ -236,7 +243,6 @@ def test_rows_taken_together_give_the_row_at_a_time_models_bit_for_bit(monkeypat
                   weight_decay=1e-4, output=output)
         runs.append((kw, y))
     grouped = [TorchMLP(**kw).fit_many(X, y, subsets, [1, 2, 3]) for kw, y in runs]
-    row_at_a_time = build_kernel_with(tmp_path, "-DLEAKAUDIT_ROW_GROUP=1")
     with monkeypatch.context() as mp:
         mp.setattr(_mlp_native.KERNEL, "load", lambda: row_at_a_time)
         single = [TorchMLP(**kw).fit_many(X, y, subsets, [1, 2, 3]) for kw, y in runs]

@@ -69,7 +69,7 @@ def test_null_model_auc_interval_covers_half(method):
     assert lo <= 0.5 <= hi, (method, mm.auc, mm.auc_ci)
 
 
-@pytest.mark.parametrize("method", ["gaussian", "pinball"])
+@pytest.mark.parametrize("method", [pytest.param("gaussian", marks=pytest.mark.slow), "pinball"])
 def test_fpr_is_calibrated_over_seeds(method):
     """On a null model both halves of the evaluated records are non-members of the target: the public half (scored
     out of fold) and the other half (the "members", never public) are called members at rate alpha, each pooled

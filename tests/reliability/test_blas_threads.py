@@ -11,9 +11,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from ._audit_runs import CONFIG, comparable
 
 
+@pytest.mark.slow  # two standard audits in subprocesses (about 27 s)
 def test_audit_results_do_not_depend_on_blas_threads(tmp_path):
     cfg = tmp_path / "audit.toml"
     cfg.write_text(CONFIG)

@@ -118,7 +118,8 @@ def _limited(argv: list[str], limit_bytes: int) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("argv", [
     ["mip", "calibrate", "--eta", "0.1", "--dim", "1000000000"],
-    ["dtp", "pdtp", "--data", "purchase-like", "--rows", "100000000", "--model", "logreg"],
+    pytest.param(["dtp", "pdtp", "--data", "purchase-like", "--rows", "100000000", "--model", "logreg"],
+                 marks=pytest.mark.slow),  # about 21 s
 ])
 def test_a_command_past_its_memory_limit_ends_in_one_line(argv, tmp_path):
     r = _limited(argv, 3 * 2**30)

@@ -34,6 +34,7 @@ def test_stored_runs_are_at_their_page_profile():
         assert res["profile"] == _page.page_entry(name).profile, name
 
 
+@pytest.mark.slow  # about 15 s
 def test_run_all_keeps_runs_of_this_version_and_reruns_the_others(monkeypatch, tmp_path):
     reproduce.load_all()
     calls = []
