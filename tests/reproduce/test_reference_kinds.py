@@ -95,7 +95,7 @@ def test_gathered_totals_add_up(tmp_path):
     by = reg.totals(gathered)["by_reference"]
     for k, counts in cells.items():
         assert counts[:-1] == tuple(by[k][s] for s in JUDGED) and counts[-1] == sum(counts[:-1]), k
-    groups = re.findall(r"^\| \*\*against [a-z ]+\*\* \([^)]*\) \| " + r" \| ".join([r"\*\*(\d+)\*\*"] * 5) + r" \|$",
+    groups = re.findall(r"^\| \*\*against [a-z ,]+\*\* \([^)]*\) \| " + r" \| ".join([r"\*\*(\d+)\*\*"] * 5) + r" \|$",
                         head, flags=re.M)
     paper = tuple(sum(cells[k][i] for k in PAPER_REFERENCES) for i in range(5))
     other = tuple(sum(cells[k][i] for k in cells if k not in PAPER_REFERENCES) for i in range(5))

@@ -15,6 +15,7 @@ Bookkeeping only: it reads stored runs and computes none of their values.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,10 @@ from ._judge import interval
 from ._kinds import PAPER_REFERENCES
 
 __all__ = ["FIGURES", "NOT_DRAWN", "Figure", "draw_figures", "figures_of", "not_drawn_text"]
+
+
+# characters of a title's line: longer titles wrap (a line of 9.5-point type this long fits the 7-inch figure)
+TITLE_WIDTH = 90
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,7 @@ FIGURES: tuple[Figure, ...] = (
                                          "accuracy against average PDTP", "long-dtp-correlation",
              rf"^(?P<s>{model}-Adult): per-target avg PDTP and distance-attack accuracy \(figure data\)$",
              "average PDTP of the target", "per-target attack accuracy", scatter=True)
-      for letter, model in (("a", "NB"), ("b", "LR"), ("c", "NN"))),
+      for letter, model in (("a", "NN"), ("b", "NB"), ("c", "LR"))),
     *(Figure(f"long-fig4{letter}.png", f"Long et al. Fig. 4{letter}: {model}-Purchase (Purchase-like data), "
                                          "per-target distance-attack accuracy against average PDTP",
              "long-dtp-correlation",
@@ -249,7 +254,9 @@ def draw_figures(result: dict, folder: str | Path) -> list[Path]:
                     ax.plot([x], [paper], marker="o", markerfacecolor="none", color="grey", markersize=7,
                             linestyle="none", label=None if ref_drawn else "reference (formula or the spec's re-run)")
                     ref_drawn = True
-        _finish(f, ax, fig, result, "error bars: 95% t-interval over the seeds (or splits)")
+        varies = any(p[2] is not None and p[3] > p[2] for pts in curves.values() for p in pts)
+        _finish(f, ax, fig, result, "error bars: 95% t-interval over the seeds (or splits)" if varies
+                else "no point varies by seed: each is one deterministic value")
         out.append(_save(f, plt, folder, fig))
     return out
 
@@ -261,7 +268,7 @@ def _finish(f, ax, fig: Figure, result: dict, how: str) -> None:
         ax.set_yscale("log")
     ax.set_xlabel(fig.xlabel)
     ax.set_ylabel(fig.ylabel)
-    ax.set_title(fig.title, fontsize=9.5)
+    ax.set_title(textwrap.fill(fig.title, TITLE_WIDTH), fontsize=9.5)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="best")
     f.text(0.01, 0.005, f"{result['name']}, profile {result['profile']}; {how}", fontsize=6.5, color="grey")

@@ -50,13 +50,15 @@ class Allowance:
 
     ``value`` is absolute, or a fraction of the paper's value when ``relative``; None: no allowance (the row's own
     tolerance, the rounding of its reference, is all there is). ``compared=False``: a kind reported beside the
-    paper's value and not judged against it (its rows' status is ``not-compared``, counted apart).
+    paper's value and not judged against it (its rows' status is ``not-compared``, counted apart). ``chance``: the
+    value a guess reaches, for a kind judged on its advantage over it (the page gives both advantages).
     """
 
     value: float | None
     why: str
     relative: bool = False
     compared: bool = True
+    chance: float | None = None
 
     def of(self, paper: float) -> float | None:
         """The allowance in the quantity's units at the paper's value ``paper``."""
@@ -68,7 +70,7 @@ class Allowance:
         if not self.compared:
             return "not compared"
         if self.value is None:
-            return "none"
+            return "none" if self.chance is None else f"none, on the advantage over chance (value - {self.chance:g})"
         return f"{self.value:.0%} of the paper's value" if self.relative else f"{self.value:g}"
 
 
@@ -79,8 +81,13 @@ ALLOWANCES: dict[str, Allowance] = {
         0.02, "a target model's train or test accuracy: one run scatters by sd 0.004-0.008 between our seeds on Adult "
               "(long-dtp-table2, long-dtp-correlation); 0.02 is two to five of those, room for a substituted learner "
               "(Weka's LMT, the paper's network) of the same class"),
+    "membership-attack accuracy": Allowance(
+        None, "a membership attack's accuracy pooled over every attack on every target, where a guess scores 0.5 "
+              "(each target is in and out equally often): judged on its advantage over chance against the paper's "
+              "with the rounding of the paper's printed digits, since an allowance of 0.05 around the paper's "
+              "0.51-0.53 on Adult would pass an attack of no advantage at all", chance=0.5),
     "membership-attack metric": Allowance(
-        0.05, "accuracy, precision, recall or F1 of a membership attack pooled over every attack on every target: one "
+        0.05, "precision, recall or F1 of a membership attack pooled over every attack on every target: one "
               "run of the paper's protocol (100 targets) scatters by sd 0.004-0.048 between our seeds "
               "(long-dtp-correlation, full profile; the largest is NB-Purchase's recall); 0.05 is one of the "
               "largest, two or more of the rest"),

@@ -502,7 +502,7 @@ def _judge_row(name: str, r: dict, kind: str | None) -> None:
         r["status"] = _status(r["paper"], r["ours"], r["tolerance"], r.get("bound"), entry.favourable)
         return
     bound = r.get("bound")
-    status, _, lo, hi = judge_values(r["paper"], r["values"], bound, r.get("precision"),
+    status, m, lo, hi = judge_values(r["paper"], r["values"], bound, r.get("precision"),
                                      tolerance=None if bound else allowance, favourable=entry.favourable)
     r["status"] = status
     own = paper_rounding(r["paper"]) if r.get("precision") is None else float(r["precision"])
@@ -517,6 +517,10 @@ def _judge_row(name: str, r: dict, kind: str | None) -> None:
     elif status == INCONCLUSIVE:
         r["verdict"] = (f"; the interval reaches past the tolerance {tol:.3g} of the paper's value ({which}), or "
                         "holds the paper's value with the mean past it")
+    chance = None if kind is None else ALLOWANCES[kind].chance
+    if chance is not None:
+        r["verdict"] += (f"; judged on the advantage over chance (accuracy - {chance:g}): ours {m - chance:.3g}, "
+                         f"interval [{lo - chance:.3g}, {hi - chance:.3g}], the paper's {r['paper'] - chance:.3g}")
 
 
 def classify(result: dict) -> list[str]:

@@ -20,13 +20,26 @@ __all__ = ["JUDGED", "closing_text", "per_paper", "per_paper_text", "row_marks",
 JUDGED = ("match", BEATS, INCONCLUSIVE, "differs")
 
 
+# rows counted apart from their kind of reference in the rows' table: (key, label), in the table's order
+APART = (("substitute", "against the paper, on substitute data (never a match of the paper)"),
+         ("variant", "against the paper, variant (another setting than the paper's)"),
+         ("calibrated", "against the paper, calibrated (a setting chosen to hit the paper's number)"))
+
+
+def _apart(name: str, r: dict) -> str | None:
+    """The key of :data:`APART` a judged row is counted under, None for a row at the paper's setting and data."""
+    entry = row_entry(name, r)[1]
+    return next((key for key, _ in APART if getattr(entry, key)), None)
+
+
 def totals(results: list[dict]) -> dict:
     """Counts over the rows of ``results`` (classified runs): ``status`` (every status of ``_judge.STATUSES``),
     ``randomised`` (the judged statuses among rows over seeds or splits) and ``by_reference`` (reference kind, or
-    "unclassified", -> judged status -> rows)."""
+    "unclassified", or for a row compared with the paper on substitute data, at another setting or at a calibrated
+    one the key of :data:`APART`, -> judged status -> rows)."""
     status = {s: 0 for s in STATUSES}
     randomised = {s: 0 for s in JUDGED}
-    by_reference: dict[str, dict[str, int]] = {k: {s: 0 for s in JUDGED} for k in REFERENCES}
+    by_reference: dict[str, dict[str, int]] = {k: {s: 0 for s in JUDGED} for k in (*REFERENCES, *dict(APART))}
     for res in results:
         for r in res["rows"]:
             status[r["status"]] += 1
@@ -35,6 +48,7 @@ def totals(results: list[dict]) -> dict:
             if r.get("values") is not None:  # a randomised row, judged on its interval (or bound)
                 randomised[r["status"]] += 1
             ref = r.get("reference") or "unclassified"
+            ref = (_apart(res["name"], r) or ref) if ref in PAPER_REFERENCES else ref
             by_reference.setdefault(ref, {s: 0 for s in JUDGED})[r["status"]] += 1
     return {"status": status, "randomised": randomised, "by_reference": by_reference}
 
@@ -50,19 +64,23 @@ def totals_text(t: dict) -> str:
          f"the paper's value and not compared (running times), {s['reference dropped']} have a reference the spec "
          f"marks unusable. Of the judged rows, {sum(rnd.values())} are randomised rows judged on their interval or "
          "bound; the rest are single values against a tolerance. By what the paper value is (the `reference` column "
-         "of every table; the kinds are defined below):"),
+         "of every table; the kinds are defined below), with the rows compared with the paper on substitute data, at "
+         f"another setting than the paper's or at a setting chosen to hit its number counted apart (of the {s['match']} "
+         f"matches, {sum(by[k]['match'] for k, _ in APART)} are such rows):"),
         "",
         f"| reference | {' | '.join(JUDGED)} | rows |",
         "|---|" + "---:|" * (len(JUDGED) + 1),
     ]
-    groups = (("against the paper", [k for k in by if k in PAPER_REFERENCES]),
-              ("against a computation", [k for k in by if k not in PAPER_REFERENCES and k != "unclassified"]))
+    groups = (("against the paper, at its setting on its data", [k for k in by if k in PAPER_REFERENCES]),
+              ("against a computation", [k for k in by if k in REFERENCES and k not in PAPER_REFERENCES]))
     for label, kinds in groups:
         for k in kinds:
             lines.append(f"| {k} | " + " | ".join(str(by[k][x]) for x in JUDGED) + f" | {sum(by[k].values())} |")
         sums = [sum(by[k][x] for k in kinds) for x in JUDGED]
         lines.append(f"| **{label}** ({', '.join(kinds)}) | " + " | ".join(f"**{n}**" for n in sums)
                      + f" | **{sum(sums)}** |")
+    for k, label in APART:
+        lines.append(f"| {label} | " + " | ".join(str(by[k][x]) for x in JUDGED) + f" | {sum(by[k].values())} |")
     if "unclassified" in by:
         u = by["unclassified"]
         lines.append("| unclassified (no kind in its reproduction's table) | "
@@ -104,7 +122,9 @@ def _class(rows: list[tuple[str, dict, object]], result: str) -> str:
         return "differs, explained" if result in EXPLAINED else "differs, unexplained"
     if INCONCLUSIVE in statuses:
         return INCONCLUSIVE
-    return "beats the paper" if BEATS in statuses else "reproduced"
+    if BEATS in statuses:
+        return "beats the paper"
+    return "calibrated" if all(e.calibrated for _, _, e in primary) else "reproduced"
 
 
 def per_paper(results: list[dict], papers: dict[str, str]) -> dict:
@@ -151,7 +171,9 @@ def per_paper_text(books: dict) -> str:
     lines = [
         ("Per paper, over the **distinct** results it states (a number compared in several rows counts once; a row "
          "at another setting than the paper's, marked 'variant', does not decide it when a row at the paper's "
-         "setting exists). 'Reproduced': our interval lies within the tolerance of the paper's value; 'beats the "
+         "setting exists). 'Reproduced': our interval lies within the tolerance of the paper's value; 'calibrated': so "
+         "does it, but at a setting chosen to hit that value (a learner's regularisation or training length chosen "
+         "on the paper's accuracies), so the agreement is by construction; 'beats the "
          "paper': past it in the direction the paper argues for; 'inconclusive: too noisy': the seeds cannot tell; "
          "'differs, explained': the gap has an explanation that a row or experiment of this page tests (the closing "
          "note lists them); 'on substitute data': every row of it ran on data standing in for the paper's "
@@ -219,7 +241,9 @@ def row_marks(name: str, r: dict) -> tuple[str, str]:
         marks.append("on substitute data, not counted")
     if entry.variant:
         marks.append("variant")
-    sentences = []
+    if entry.calibrated:
+        marks.append("calibrated")
+    sentences = [f"Calibrated, not reproduced: {entry.calibrated}."] if entry.calibrated else []
     if entry.dropped:
         sentences.append(f"Reference dropped: {entry.dropped}.")
     elif result != f"{name}: {r['quantity']}":

@@ -608,6 +608,7 @@ def _correlation_seed(profile: str, seed: int) -> list:
         (r"(train|test) accuracy$", "printed", "model accuracy"),
         (r"Pearson r", "printed", "Pearson r"),
         (r"avg PDTP$", "printed", "average PDTP"),
+        (r"distance-attack accuracy", "printed", "membership-attack accuracy"),
         (r"distance-attack", "printed", "membership-attack metric"),
     ),
 )

@@ -215,6 +215,7 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
         (r"lowest distance-attack per-target accuracy", "claim", "per-target attack accuracy"),
         (r"untargeted accuracy on that target", "printed", "per-target attack accuracy"),
         (r"average PDTP", "printed", "average PDTP"),
+        (r"(Shokri\)|-based) accuracy(, averaged per iteration)?$", "printed", "membership-attack accuracy"),
         (r"(accuracy|precision|recall|f1)(, averaged per iteration)?$", "printed", "membership-attack metric"),
     ),
 )
