@@ -118,7 +118,7 @@ def test_bound_grows_with_the_number_of_records():
     for n in (20, 80, 320):
         m = _labels(n, n)
         means.append(np.mean([empirical_epsilon(m, rng.normal(size=2 * n) + 4 * m, joint_beta=False,
-                                                      random_state=i).epsilon_lb
+                                              random_state=i).epsilon_lb
                               for i in range(20)]))
     assert means[0] < means[1] < means[2], means
 
