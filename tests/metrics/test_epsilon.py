@@ -7,7 +7,7 @@ from scipy import stats
 
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError
 from leakaudit.metrics import EpsilonBound, empirical_epsilon
-from leakaudit.metrics._epsilon import _eps_both
+from leakaudit.metrics._epsilon import _eps_both, joint_beta_epsilon_lb
 
 
 def _labels(n1, n0):
@@ -37,7 +37,8 @@ def test_null_scores_give_a_positive_bound_at_most_at_the_error_rate():
     n_sims, conf = 400, 0.95
     rng = np.random.default_rng(11)
     m = _labels(100, 100)
-    positive = sum(empirical_epsilon(m, rng.normal(size=200), confidence=conf, random_state=i).epsilon_lb > 0
+    positive = sum(empirical_epsilon(m, rng.normal(size=200), confidence=conf, joint_beta=False,
+                                     random_state=i).epsilon_lb > 0
                    for i in range(n_sims))
     assert positive / n_sims <= _max_se(1 - conf, n_sims), positive
 
@@ -50,7 +51,7 @@ def test_the_null_check_catches_point_estimates():
     m = _labels(100, 100)
     positive = 0
     for i in range(n_sims):
-        r = empirical_epsilon(m, rng.normal(size=200), random_state=i)
+        r = empirical_epsilon(m, rng.normal(size=200), joint_beta=False, random_state=i)
         ea, ed = _eps_both(np.array(r.tpr), np.array(r.fpr), 0.0)
         positive += max(float(ea), float(ed)) > 0
     assert positive / n_sims > _max_se(0.05, n_sims), positive
@@ -67,7 +68,7 @@ def test_randomized_response_bound_stays_below_the_true_epsilon(eps):
     lbs = []
     for i in range(n_sims):
         bit = np.where(m == 1, rng.random(2 * n) < p, rng.random(2 * n) < 1 - p).astype(float)
-        lbs.append(empirical_epsilon(m, bit, random_state=i).epsilon_lb)
+        lbs.append(empirical_epsilon(m, bit, joint_beta=False, random_state=i).epsilon_lb)
     lbs = np.array(lbs)
     assert np.mean(lbs > eps) <= _max_se(0.05, n_sims), np.mean(lbs > eps)
     # and the bound is not trivially 0: with 500 + 500 evaluation records it sits below the truth, not far
@@ -86,7 +87,7 @@ def test_randomized_response_with_delta():
     for i in range(n_sims):
         rr = np.where(m == 1, rng.random(2 * n) < p, rng.random(2 * n) < 1 - p)
         bit = np.where(rng.random(2 * n) < delta, m == 1, rr).astype(float)
-        over += empirical_epsilon(m, bit, delta=delta, random_state=i).epsilon_lb > eps
+        over += empirical_epsilon(m, bit, delta=delta, joint_beta=False, random_state=i).epsilon_lb > eps
     assert over / n_sims <= _max_se(0.05, n_sims)
 
 
@@ -116,7 +117,8 @@ def test_bound_grows_with_the_number_of_records():
     means = []
     for n in (20, 80, 320):
         m = _labels(n, n)
-        means.append(np.mean([empirical_epsilon(m, rng.normal(size=2 * n) + 4 * m, random_state=i).epsilon_lb
+        means.append(np.mean([empirical_epsilon(m, rng.normal(size=2 * n) + 4 * m, joint_beta=False,
+                                              random_state=i).epsilon_lb
                               for i in range(20)]))
     assert means[0] < means[1] < means[2], means
 
@@ -164,7 +166,7 @@ def test_bad_input_is_our_error():
     m, s = _labels(10, 10), np.arange(20.0)
     for kw, name in ((dict(delta=1.0), "delta"), (dict(delta=-0.1), "delta"), (dict(delta="0"), "delta"),
                      (dict(confidence=1.0), "confidence"), (dict(confidence=0.0), "confidence"),
-                     (dict(random_state=-1), "random_state")):
+                     (dict(random_state=-1), "random_state"), (dict(joint_beta="yes"), "joint_beta")):
         with pytest.raises(InvalidParameterError, match=name):
             empirical_epsilon(m, s, **kw)
     with pytest.raises(InvalidInputError, match="is_member"):
@@ -175,3 +177,60 @@ def test_bad_input_is_our_error():
         empirical_epsilon(m, s[:-1])
     with pytest.raises(InvalidInputError, match="non-members"):
         empirical_epsilon(np.ones(20, int), s)
+
+
+# ------------------------------------------------------------------------------------- joint-beta bound
+
+
+def _eps_min(fnr, fpr, delta):
+    """The least epsilon whose (eps, delta)-DP region holds (FNR, FPR): the largest of the four inequalities'
+    logarithms (a test and its reverse, each in both directions), 0 when all are negative."""
+    with np.errstate(all="ignore"):
+        terms = [np.zeros_like(fnr)]
+        for num, den in ((1 - delta - fnr, fpr), (1 - delta - fpr, fnr), (fnr - delta, 1 - fpr), (fpr - delta, 1 - fnr)):
+            terms.append(np.where(num > 0, np.log(np.maximum(num, 1e-300) / den), -np.inf))
+    return np.max(terms, axis=0)
+
+
+@pytest.mark.parametrize("tp, fn, fp, tn, delta", [(40, 10, 5, 45, 0.0), (10, 0, 0, 10, 0.0), (90, 10, 2, 98, 1e-5),
+                                                   (3, 2, 1, 4, 0.0), (500, 500, 450, 550, 0.0)])
+def test_joint_beta_is_the_posterior_quantile_of_epsilon(tp, fn, fp, tn, delta):
+    """Against Monte Carlo on the model's own definition: sample (FNR, FPR) from the two Jeffreys posteriors and
+    take the 5% quantile of the least epsilon each sample needs (the region's mass is integrated, not sampled, in
+    the code)."""
+    rng = np.random.default_rng(tp + fn + fp + tn)
+    fnr, fpr = rng.beta(0.5 + fn, 0.5 + tp, 400_000), rng.beta(0.5 + fp, 0.5 + tn, 400_000)
+    mc = np.quantile(_eps_min(fnr, fpr, delta), 0.05)
+    assert joint_beta_epsilon_lb(tp, fn, fp, tn, delta=delta, confidence=0.95) == pytest.approx(mc, abs=0.01)
+
+
+def test_joint_beta_is_tighter_than_clopper_pearson_on_the_same_test():
+    """The same chosen test and evaluation half: on separable scores the credible bound is the larger (Zanella-
+    Beguelin et al. 2023's point); the audit's decisions keep the Clopper-Pearson bound."""
+    m = _labels(60, 60)
+    s = m + np.random.default_rng(3).normal(scale=0.4, size=120)
+    b = empirical_epsilon(m, s, random_state=0)
+    assert b.epsilon_lb_joint_beta > b.epsilon_lb > 0
+    assert b.epsilon_lb_joint_beta == joint_beta_epsilon_lb(
+        round(b.tpr * b.n_eval_members), b.n_eval_members - round(b.tpr * b.n_eval_members),
+        round(b.fpr * b.n_eval_nonmembers), b.n_eval_nonmembers - round(b.fpr * b.n_eval_nonmembers))
+    assert np.isnan(empirical_epsilon(m, s, joint_beta=False, random_state=0).epsilon_lb_joint_beta)
+
+
+def test_joint_beta_is_never_zero_on_counts_off_the_chance_line_and_small_there():
+    """A continuous posterior puts no mass on FPR = 1 - FNR exactly, so even pure noise gets a positive credible
+    bound: the reason it is shown beside the Clopper-Pearson bound and never decides a check. On 500 + 500 counts
+    at chance it stays under 0.05."""
+    assert 0 < joint_beta_epsilon_lb(250, 250, 250, 250) < 0.05
+    assert joint_beta_epsilon_lb(250, 250, 250, 250) < joint_beta_epsilon_lb(25, 25, 25, 25)
+
+
+def test_joint_beta_bad_counts_are_our_error():
+    for kw, name in ((dict(tp=-1), "tp"), (dict(fn=1.5), "fn"), (dict(fp="3"), "fp"), (dict(tn=None), "tn")):
+        args = dict(tp=5, fn=5, fp=5, tn=5) | kw
+        with pytest.raises(InvalidParameterError, match=name):
+            joint_beta_epsilon_lb(**args)
+    with pytest.raises(InvalidParameterError, match="at least one member"):
+        joint_beta_epsilon_lb(0, 0, 3, 3)
+    with pytest.raises(InvalidParameterError, match="delta"):
+        joint_beta_epsilon_lb(5, 5, 5, 5, delta=1.0)
