@@ -42,7 +42,12 @@ def test_demo_writes_three_files_with_schema(demo):
     ids = {c["id"] for c in v["checks"]}
     for a in ("loss", "lira", "rmia", "shadow"):
         assert {f"membership.{a}.auc", f"membership.{a}.tpr_at_low_fpr"} <= ids
-        assert 0 <= d["membership"][a]["epsilon"]["epsilon_lb"] or not d["membership"][a]["epsilon"]["measurable"]
+        e = d["membership"][a]["epsilon"]
+        assert 0 <= e["epsilon_lb"] or not e["measurable"]
+        # the joint-beta bound on the same test's counts, shown beside the Clopper-Pearson one in the report
+        assert not e["measurable"] or e["epsilon_lb_joint_beta"] >= e["epsilon_lb"]
+    html = (out / "report.html").read_text()
+    assert "joint-beta" in html and "never deciding a check" in html
     assert {"dtp.dtp1", "attribute.sex.advantage"} <= ids
     assert all(c["status"] in ("exceeded", "shown below", "undecided", "not measurable") for c in v["checks"])
     assert sum(v["counts"].values()) == v["n_checks"] == len(v["checks"])

@@ -387,7 +387,10 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
                         if _num(t.get("tpr")) is not None else "not estimable")
         claimed = _num(results.config.get("claimed_epsilon"))
         rows.append({"name": shown, "auc": auc, "tprs": tprs, "notes": notes,
-                     "epsilon": (fmt(e.get("epsilon_lb"), ".2f") if e.get("measurable") else
+                     "epsilon": (fmt(e.get("epsilon_lb"), ".2f")
+                                 + (f" (joint-beta {fmt(e['epsilon_lb_joint_beta'], '.2f')})"
+                                    if _num(e.get("epsilon_lb_joint_beta")) is not None else "")
+                                 if e.get("measurable") else
                                  ("not measurable" if e else MISSING))
                      + (f" (claimed {claimed:g})" if claimed is not None else "")})
     return [fmt(f, "g") for f in fprs], rows
