@@ -376,14 +376,17 @@ class AuditResult(Result):
             ``attack`` names no attack with scores in records.
         """
         from .._validation import check_choice
+        from ..exceptions import InvalidParameterError
         from ..report.html import _display, _num
-        from ..report.plots import pdtp_vs_score_figure
+        from ..report.plots import pdtp_vs_score_figure, strongest_attack
 
         members = self._members_pdtp("plot_records")
         scored = self._scored("plot_records")
         if attack is None:
-            aucs = {n: _num(self.membership[n].get("auc")) for n in scored}
-            attack = max(scored, key=lambda n: -math.inf if aucs[n] is None else aucs[n])
+            attack = strongest_attack({n: _num(self.membership[n].get("auc")) for n in scored})
+            if attack is None:
+                raise InvalidParameterError("plot_records() draws the attack of highest AUC, and no attack's AUC was "
+                                            f"measured: name one with attack= (one of {', '.join(scored)})")
         check_choice(attack, name="attack", choices=tuple(scored))
         return pdtp_vs_score_figure(members["pdtp"].to_numpy(float), members[f"score_{attack}"].to_numpy(float),
                                     score_name=_display(self, attack),
@@ -404,8 +407,9 @@ class AuditResult(Result):
         """The membership attacks whose scores ``records`` holds (``score_ATTACK``), or an error naming ``what``."""
         from ..exceptions import InvalidInputError
 
-        records = self._plotted(what)
-        scored = [n for n in self.membership if f"score_{n}" in records]
+        from ..report.plots import scored_attacks
+
+        scored = scored_attacks(self.membership, self._plotted(what))
         if not scored:
             raise InvalidInputError(f"{what}() draws the membership attacks' scores, and records holds none (no "
                                     "score_ATTACK column: no membership attack ran)")
@@ -413,15 +417,11 @@ class AuditResult(Result):
 
     def _members_pdtp(self, what: str) -> pd.DataFrame:
         """The members whose PDTP was measured, or an error naming ``what`` and why PDTP did not run."""
-        import numpy as np
-
         from ..exceptions import InvalidInputError
+        from ..report.plots import measured_members
 
-        records = self._plotted(what)
-        members = records[records["is_member"].to_numpy(int) == 1]
-        if "pdtp" in records:
-            members = members[np.isfinite(members["pdtp"].to_numpy(float))]
-        if "pdtp" not in records or not len(members):
+        members = measured_members(self._plotted(what))
+        if not len(members):
             why = next((f" ({s.name}: {s.reason})" for s in self.skipped if "PDTP" in s.name), "")
             raise InvalidInputError(f"{what}() draws the members' PDTP, and this audit measured none{why}")
         return members

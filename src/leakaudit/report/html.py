@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 from .._results import BELOW, EXCEEDED, STATUS_COLOURS, STATUSES, UNDECIDED, escape_controls, record_name
 from ..metrics import WIDE_INTERVAL, tpr_entry, wide_interval_reason
-from .plots import histogram_svg, pdtp_vs_score_svg, roc_svg
+from .plots import histogram_svg, measured_members, pdtp_vs_score_svg, roc_svg, scored_attacks, strongest_attack
 
 if TYPE_CHECKING:  # the report reads the audit's result models; the audit writes the report (no import at run time)
     from ..audit.checks import Check
@@ -675,22 +675,19 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
     membership = results.membership
     if records is not None and len(records):
         m = records["is_member"].to_numpy(int)
-        curves = {_display(results, n): (m, records[f"score_{n}"].to_numpy(float)) for n in membership
-                  if f"score_{n}" in records}
+        scored = scored_attacks(membership, records)
+        curves = {_display(results, n): (m, records[f"score_{n}"].to_numpy(float)) for n in scored}
         if curves:
             roc = roc_svg(curves, low_fpr=_num(thresholds.get("low_fpr")),
                           confidence=_num(verdict.check_confidence) or 0.95)
-        if "pdtp" in records and records["pdtp"].notna().any():
-            mem = records[records["is_member"] == 1]
+        mem = measured_members(records)
+        if len(mem):
             pd_ = mem["pdtp"].to_numpy(float)
-            ok = np.isfinite(pd_)
-            pdtp_hist = histogram_svg(pd_[ok], xlabel="PDTP (nats)", title="PDTP of training records",
+            pdtp_hist = histogram_svg(pd_, xlabel="PDTP (nats)", title="PDTP of training records",
                                       threshold=_num(thresholds.get("max_dtp")))
-            aucs = {n: _num(v.get("auc")) for n, v in membership.items() if f"score_{n}" in records}
-            aucs = {n: a for n, a in aucs.items() if a is not None}
-            if aucs:
-                best = max(aucs, key=aucs.get)
-                pdtp_scatter = pdtp_vs_score_svg(pd_[ok], mem[f"score_{best}"].to_numpy(float)[ok],
+            best = strongest_attack({n: _num(membership[n].get("auc")) for n in scored})
+            if best is not None:
+                pdtp_scatter = pdtp_vs_score_svg(pd_, mem[f"score_{best}"].to_numpy(float),
                                                  score_name=_display(results, best),
                                                  threshold=_num(thresholds.get("max_dtp")) or 1.0)
         rec_head, rec_rows, n_extra = _records_table(results, records)

@@ -21,12 +21,34 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["histogram_figure", "histogram_svg", "interp_roc", "pdtp_vs_score_figure", "pdtp_vs_score_svg",
-           "robust_limits", "roc_figure", "roc_points", "roc_svg"]
+__all__ = ["histogram_figure", "histogram_svg", "interp_roc", "measured_members", "pdtp_vs_score_figure",
+           "pdtp_vs_score_svg", "robust_limits", "roc_figure", "roc_points", "roc_svg", "scored_attacks",
+           "strongest_attack"]
 
 _COLORS = ["#1b6ca8", "#d1495b", "#2e933c", "#edae49", "#6a4c93", "#00798c", "#8d6a9f", "#444444"]
 #: the plots' text size (points), set only while a plot is drawn
 _FONT_SIZE = 9
+
+
+# -- what the plots draw: chosen once here for the report and for AuditResult's plot_* methods --------------------
+def scored_attacks(names, records) -> list[str]:
+    """The attacks among ``names`` whose scores ``records`` (records.csv's rows) holds, in order: those the ROC plot
+    draws."""
+    return [n for n in names if f"score_{n}" in records]
+
+
+def strongest_attack(aucs) -> str | None:
+    """The attack of highest AUC among ``aucs`` (name -> AUC, None where not measured): the one the PDTP scatter
+    draws; None when no AUC was measured."""
+    known = {n: a for n, a in aucs.items() if a is not None}
+    return max(known, key=known.get) if known else None
+
+
+def measured_members(records):
+    """The members of ``records`` whose PDTP was measured (a finite ``pdtp``): those the PDTP plots draw; empty
+    without a ``pdtp`` column."""
+    members = records[records["is_member"].to_numpy(int) == 1]
+    return members[np.isfinite(members["pdtp"].to_numpy(float))] if "pdtp" in records else members.iloc[:0]
 
 
 @contextlib.contextmanager
