@@ -171,6 +171,14 @@ def test_a_plot_names_what_the_result_lacks(result):
         result.plot_records("nope")
     with pytest.raises(InvalidParameterError, match="ax must be a matplotlib Axes .* got 'left'"):
         result.plot_pdtp(ax="left")
+    no_auc = result.to_dict()
+    for m in no_auc["membership"].values():
+        m["auc"] = None
+    no_auc = AuditResult.from_dict(no_auc).with_records(result.records)
+    with pytest.raises(InvalidParameterError, match=r"no attack's AUC was measured: name one with attack= \(one of "
+                                                    r"loss, lira, shadow\)"):
+        no_auc.plot_records()
+    assert isinstance(no_auc.plot_records("lira"), Figure)
 
 
 def test_the_report_plots_change_no_global_setting():
