@@ -192,12 +192,11 @@ def frame_digest(frame: pd.DataFrame) -> str:
         frame = frame.to_frame()
     if not isinstance(frame, pd.DataFrame):
         raise InvalidParameterError(f"frame must be a pandas DataFrame; got {type(frame).__name__}")
-    storages = [_storage(frame.dtypes.iloc[i]) for i in range(frame.shape[1])]
+    storages = [_storage(dtype) for dtype in frame.dtypes]
     h = hashlib.sha256(_header({"form": FRAME_FORM, "shape": list(frame.shape),
                                 "columns": [[_value_text(name), s.str if s is not None else "values"]
                                             for name, s in zip(frame.columns, storages)]}))
-    for i, storage in enumerate(storages):
-        column = frame.iloc[:, i]
+    for (_, column), storage in zip(frame.items(), storages):  # items(): one pass, duplicate names kept apart
         _update_values(h, column.to_numpy() if storage is not None else column.to_numpy(dtype=object), storage)
     return h.hexdigest()
 
