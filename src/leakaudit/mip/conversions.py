@@ -42,7 +42,7 @@ def eta_from_eps(eps: float) -> float:
     >>> round(eta_from_eps(1.0), 5)
     0.23106
     """
-    if eps == math.inf:
+    if isinstance(eps, float) and eps == math.inf:  # (a float, np.float64 included: never an array)
         return 0.5
     check_scalar(eps, name="eps", min_val=0.0)
     # Theorem 4: eta = 1/(1+exp(-eps)) - 1/2, written as tanh(eps/2)/2 (no cancellation at small eps)
