@@ -271,16 +271,16 @@ def check_indices(idx: Any, *, name: str, n: int, allow_empty: bool = False, uni
 def check_sequence(x: Any, *, name: str, kind: type, hint: str = "") -> list:
     """``x`` as a list of ``kind`` items (a sequence or any iterable of them, but not a single one); ``hint`` ends
     the message about an item of another type."""
-    what = kind.__name__
+    what = "string" if kind is str else kind.__name__
     if isinstance(x, kind):
-        raise InvalidInputError(f"{name} must be a sequence of {what}, not a single {what}")
+        raise InvalidInputError(f"{name} must be a sequence of {what} items, not a single {what}")
     try:
         items = list(x)
     except TypeError:
-        raise InvalidInputError(f"{name} must be a sequence of {what}; got {type(x).__name__}") from None
+        raise InvalidInputError(f"{name} must be a sequence of {what} items; got {type(x).__name__}") from None
     bad = next((i for i, v in enumerate(items) if not isinstance(v, kind)), None)
     if bad is not None:
-        raise InvalidInputError(f"{name}[{bad}] is {type(items[bad]).__name__}, not {what}{hint}")
+        raise InvalidInputError(f"{name}[{bad}] is {type(items[bad]).__name__}, not a {what}{hint}")
     return items
 
 
