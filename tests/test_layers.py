@@ -16,7 +16,7 @@ import leakaudit
 
 ROOT = Path(leakaudit.__file__).parent
 LAYER = {
-    "exceptions": -1, "_interrupt": 0, "_names": 0, "_validation": 0, "_random": 0, "_results": 0, "_resources": 0, "_extras": 0,
+    "exceptions": -1, "_text": -1, "_interrupt": 0, "_names": 0, "_validation": 0, "_random": 0, "_results": 0, "_resources": 0, "_extras": 0,
     "data": 1, "metrics": 1, "learners": 1,
     "engine": 2,
     "membership": 3, "dtp": 3, "attribute": 3, "property": 3, "mip": 3, "dpaudit": 3, "lm": 3,

@@ -2,7 +2,8 @@
 
 Layers (data flows down the list, imports only go up it):
 
-0. ``exceptions``, ``_validation``, ``_random``, ``_results``, ``_resources``
+0. ``exceptions`` and ``_text`` (the standard library only), ``_validation``, ``_random``, ``_results``,
+   ``_resources``
 1. ``data``, ``metrics``, ``learners``
 2. ``engine``
 3. ``membership``, ``dtp``, ``attribute``, ``property``, ``mip``, ``dpaudit``, ``lm`` (one package per paper idea;

@@ -38,10 +38,9 @@ def check_random_state(random_state: RandomStateLike, *, name: str = "random_sta
         if int(random_state) < 0:
             raise InvalidParameterError(f"{name} must be a non-negative integer; got {random_state}")
         return np.random.default_rng(int(random_state))
-    raise InvalidParameterError(
-        f"{name} must be None, a non-negative int or a numpy Generator; got {random_state!r} "
-        f"({type(random_state).__name__})"
-    )
+    kind, text = type(random_state).__name__, repr(random_state)
+    got = f"{text} ({kind})" if len(text) <= 60 and text.isprintable() else kind  # (an array's repr: its type)
+    raise InvalidParameterError(f"{name} must be None, a non-negative int or a numpy Generator; got {got}")
 
 
 def seed_to_int(random_state: RandomStateLike, *, name: str = "random_state") -> int:

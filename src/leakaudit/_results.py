@@ -24,6 +24,8 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ._text import escape_controls
+
 __all__ = ["Result", "public_dir", "record_name", "STATUSES", "STATUS_COLOURS", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
            "write_text_atomic", "atomic_file", "writing", "write_problem", "check_output_file",
            "check_output_folder", "escape_controls", "spreadsheet_safe", "spreadsheet_exact"]
@@ -267,20 +269,9 @@ def check_output_folder(out: Path, *, option: str = "--out") -> Path:
     return out
 
 
-#: characters that change how the text around them is shown: C0 and C1 controls (but tab, line feed and carriage
-#: return, which CSV quotes and HTML shows as spaces), bidirectional marks, embeddings, overrides and isolates
-#: (U+202E reverses what follows it: ``evil\u202etxt.exe`` shows as ``evilexe.txt``), line and paragraph separators
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-
 #: a spreadsheet reads a cell starting with one of these as a formula (OWASP's list for CSV injection)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
-
-
-def escape_controls(text: str) -> str:
-    """``text`` with every control or bidirectional-formatting character written out as ``\\uXXXX``, so that a
-    name or value shows as it is in a report, a table or a terminal (never reversed or hidden)."""
-    return _CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _formula_like(text: str) -> bool:

@@ -25,6 +25,8 @@ __all__ = [
     "check_consistent_length",
     "check_scalar",
     "check_indices",
+    "check_integers",
+    "check_sequence",
     "check_choice",
     "plain",
     "shown",
@@ -92,7 +94,7 @@ def check_array(
         raise InvalidInputError(f"{name} holds complex numbers; pass a real-valued array")
     try:
         arr = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidInputError(f"{name} could not be read as a numeric array: {exc}") from None
     if arr.dtype == object:
         raise InvalidInputError(f"{name} holds Python objects (dtype object); pass a numeric array")
@@ -211,8 +213,8 @@ def check_scalar(
         raise InvalidParameterError(
             f"{name} must be {' or '.join(k.__name__ for k in kinds)}; got {shown(x)} ({type(x).__name__})"
         )
-    if isinstance(x, numbers.Real) and not np.isfinite(float(x)):
-        raise InvalidParameterError(f"{name} must be finite; got {plain(x)}")
+    if isinstance(x, numbers.Real) and not _finite(x):
+        raise InvalidParameterError(f"{name} must be finite; got {shown(x)}")
     lo_ok = min_val is None or (x >= min_val if include_min else x > min_val)
     hi_ok = max_val is None or (x <= max_val if include_max else x < max_val)
     if not (lo_ok and hi_ok):
@@ -221,6 +223,28 @@ def check_scalar(
         rng = f"{'[' if include_min else '('}{lo}, {hi}{']' if include_max else ')'}"
         raise InvalidParameterError(f"{name} must be in {rng}; got {plain(x)}")
     return x
+
+
+def _finite(x: numbers.Real) -> bool:
+    """Whether a real number is finite and within a float's range (an int such as 10**400 is not)."""
+    try:
+        return bool(np.isfinite(float(x)))
+    except OverflowError:
+        return False
+
+
+def check_integers(x: Any, *, name: str, ndim: int = 1, allow_empty: bool = False) -> np.ndarray:
+    """Check an array of whole numbers (integers, or floats with whole values) that fit in int64; return it as
+    int64."""
+    arr = check_array(x, name=name, ndim=ndim, dtype=None, allow_empty=allow_empty)
+    if arr.dtype.kind not in "iuf":
+        raise InvalidInputError(f"{name} must hold integers; got dtype {arr.dtype}")
+    if arr.size and arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
+        raise InvalidInputError(f"{name} must hold integers; got non-integer values")
+    top = 2.0**63  # int64 holds [-2**63, 2**63)
+    if arr.size and arr.dtype.kind in "uf" and (arr.max() >= top or arr.min() < -top):
+        raise InvalidInputError(f"{name} must hold integers within int64's range [-2**63, 2**63)")
+    return arr.astype(np.int64)
 
 
 def check_indices(idx: Any, *, name: str, n: int, allow_empty: bool = False, unique: bool = False) -> np.ndarray:
@@ -242,6 +266,22 @@ def check_indices(idx: Any, *, name: str, n: int, allow_empty: bool = False, uni
     if unique and np.unique(arr).size != arr.size:
         raise InvalidInputError(f"{name} holds duplicate indices")
     return arr
+
+
+def check_sequence(x: Any, *, name: str, kind: type, hint: str = "") -> list:
+    """``x`` as a list of ``kind`` items (a sequence or any iterable of them, but not a single one); ``hint`` ends
+    the message about an item of another type."""
+    what = "string" if kind is str else kind.__name__
+    if isinstance(x, kind):
+        raise InvalidInputError(f"{name} must be a sequence of {what} items, not a single {what}")
+    try:
+        items = list(x)
+    except TypeError:
+        raise InvalidInputError(f"{name} must be a sequence of {what} items; got {type(x).__name__}") from None
+    bad = next((i for i, v in enumerate(items) if not isinstance(v, kind)), None)
+    if bad is not None:
+        raise InvalidInputError(f"{name}[{bad}] is {type(items[bad]).__name__}, not a {what}{hint}")
+    return items
 
 
 def check_choice(x: Any, *, name: str, choices: tuple | list) -> Any:

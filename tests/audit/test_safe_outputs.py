@@ -217,7 +217,9 @@ def test_prediction_files_count_rows_and_columns_from_1(tmp_path, capsys):
     assert rc == 2 and "row 3, column 2 is -0.5" in err
 
 
-def _sparse_knn(tmp_path):
+def _sparse_knn(tmp_path, final=None):
+    """A pipeline (one-hot "\u202ename" into a sparse matrix, then ``final``: a 1-nearest-neighbour classifier by
+    default) fitted on the members, and the members and non-members written to train.csv and test.csv."""
     import skops.io as sio
     from sklearn.compose import make_column_transformer
     from sklearn.neighbors import KNeighborsClassifier
@@ -228,10 +230,33 @@ def _sparse_knn(tmp_path):
     mem, non = mem[["a", "\u202ename", "label"]], non[["a", "\u202ename", "label"]]
     model = make_pipeline(make_column_transformer((OneHotEncoder(handle_unknown="ignore"), ["\u202ename"]),
                                                   remainder="passthrough", sparse_threshold=1.0),
-                          KNeighborsClassifier(1)).fit(mem.drop(columns="label"), mem["label"])
+                          final or KNeighborsClassifier(1)).fit(mem.drop(columns="label"), mem["label"])
     mem.to_csv(tmp_path / "train.csv", index=False)
     non.to_csv(tmp_path / "test.csv", index=False)
     return model, sio
+
+
+def test_the_command_line_prints_control_characters_escaped(tmp_path, capsys):
+    """What ``leakaudit audit`` prints (the folder it wrote, a sensitive column's name and its values, warnings) shows
+    a right-to-left override as ``\\u202e``, as report.html and records.csv do, never the character itself."""
+    import warnings
+
+    from leakaudit.cli._warnings import summarised_warnings
+
+    model, sio = _sparse_knn(tmp_path, LogisticRegression())  # (its leave-one-out models are quick to train)
+    sio.dump(model, tmp_path / "model.skops")
+    out_dir = tmp_path / "o\u202eut"
+    assert main(["audit", "--train", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"), "--label",
+                 "label", "--model", str(tmp_path / "model.skops"), "--sensitive", "\u202ename", "--profile", "smoke",
+                 "--out", str(out_dir), "--cache-dir", str(tmp_path / "c")]) in (0, None, 3, 4)
+    with summarised_warnings() as warned:
+        warnings.simplefilter("always")
+        warnings.warn("column '\u202ename' has one value", UserWarning)
+    warned.flush()
+    out, err = capsys.readouterr()
+    assert "o\\u202eut/results.json" in out and "inference of \\u202ename" in out and "\u202e" not in out
+    assert "column '\\u202ename'" in err and "\u202e" not in err
+    assert (out_dir / "results.json").is_file()  # the folder itself has the name asked for
 
 
 def test_sparse_matrices_in_a_skops_file_are_trusted_as_data_once_checked(tmp_path, capsys):

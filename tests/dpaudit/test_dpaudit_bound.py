@@ -126,7 +126,8 @@ def test_audit_and_search_results_round_trip(rng):
     (lambda: guesses_from_scores([0.1, np.nan], 1, 0), InvalidInputError, "scores"),
     (lambda: one_run_audit_scores([1, -1], [0.1, 0.2, 0.3], delta=1e-5), InvalidInputError, "scores"),
     (lambda: one_run_audit_scores([1, -1], [0.1, 0.2], delta=1e-5, grid=[(2, 1)]), InvalidParameterError,
-     "k_plus + k_minus"),
+     "grid must be a list of (k_plus, k_minus) pairs of integers >= 0 with k_plus + k_minus <= m=2"),
+    (lambda: one_run_audit_scores([1, -1], [0.1, 0.2], delta=1e-5, grid=3), InvalidParameterError, "grid"),
     (lambda: one_run_audit_scores([1, -1], [0.1, 0.2], delta=1e-5, bound="x"), InvalidParameterError, "bound"),
     (lambda: gdp_epsilon_lower_bound(10, 5, 5, delta=0.0), InvalidParameterError, "delta"),
 ])

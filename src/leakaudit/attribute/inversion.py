@@ -147,9 +147,10 @@ def check_prior(prior, *, m: int | None = None, name: str = "prior") -> np.ndarr
 def gaussian_log_density(sigma: float) -> Callable[[np.ndarray], np.ndarray]:
     """``log f_A(eps)`` for ``f_A = N(0, sigma^2)``, the density Adversary 4 assumes (sigma = sigma_S)."""
     check_scalar(sigma, name="sigma", min_val=0.0, include_min=False)
+    scale = float(sigma)  # (a Python int beyond int64 has no numpy log)
 
     def logf(eps: np.ndarray) -> np.ndarray:
-        return stats.norm.logpdf(eps, scale=sigma)
+        return stats.norm.logpdf(eps, scale=scale)
 
     return logf
 
@@ -170,12 +171,13 @@ def mixture_log_density(sigma_s: float, sigma_d: float, *, weight_member: float 
     check_scalar(sigma_s, name="sigma_s", min_val=0.0, include_min=False)
     check_scalar(sigma_d, name="sigma_d", min_val=0.0, include_min=False)
     check_scalar(weight_member, name="weight_member", min_val=0.0, max_val=1.0)
+    s, d, w = float(sigma_s), float(sigma_d), float(weight_member)  # (numpy has no log of a huge Python int)
 
     def logf(eps: np.ndarray) -> np.ndarray:
-        a = stats.norm.logpdf(eps, scale=sigma_s)
-        b = stats.norm.logpdf(eps, scale=sigma_d)
+        a = stats.norm.logpdf(eps, scale=s)
+        b = stats.norm.logpdf(eps, scale=d)
         with np.errstate(divide="ignore"):
-            return np.logaddexp(np.log(weight_member) + a, np.log1p(-weight_member) + b)
+            return np.logaddexp(np.log(w) + a, np.log1p(-w) + b)
 
     return logf
 

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 from typing import IO, Iterator
 
+from .._text import escape_controls
+
 __all__ = ["StageProgress", "duration"]
 
 
@@ -97,11 +99,12 @@ class StageProgress:
 
     # -- output -------------------------------------------------------------------------------------------------
     def _plain(self, line: str) -> None:
-        print(line, file=self.stream, flush=True)
+        print(escape_controls(line), file=self.stream, flush=True)
 
     def _line(self, rich_text: str, plain_text: str) -> None:
         if not self.verbose:
             return
+        rich_text = escape_controls(rich_text)  # (a name with a right-to-left override shows as it is)
         if self._held is not None:
             self._held.append((rich_text, plain_text))
             return

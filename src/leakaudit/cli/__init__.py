@@ -22,6 +22,7 @@ from .._interrupt import on_sigint
 from ..exceptions import LeakauditError
 from . import attribute, audit, datasets, doctor, dp_audit, dtp, lm, membership, mip, report, reproduce
 from . import property as property_
+from ._echo import echo
 from ._typer import Stopped, TopGroup
 from ._warnings import summarised_warnings
 
@@ -47,7 +48,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"leakaudit {__version__}")
+        echo(f"leakaudit {__version__}")
         raise typer.Exit()
 
 
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             rc, last = _run(argv)
         warned.flush(show=rc != 2)
         if last:
-            typer.echo(last, err=True)
+            echo(last, err=True)
         return rc
     finally:
         if own:

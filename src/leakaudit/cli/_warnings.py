@@ -18,6 +18,8 @@ import warnings
 from collections import Counter
 from collections.abc import Iterator
 
+from ._echo import printable
+
 __all__ = ["SHOWN", "Warned", "summarised_warnings"]
 
 #: How many warnings of one kind are printed; the rest are counted in one line.
@@ -58,7 +60,7 @@ class Warned:
         """Print the lines (unless ``show`` is False) and forget them."""
         if show:
             for line in self.lines():
-                print(line, file=stream if stream is not None else sys.stderr, flush=True)
+                print(printable(line), file=stream if stream is not None else sys.stderr, flush=True)
         self.counts.clear()
         self.first.clear()
 

@@ -13,6 +13,7 @@ from typing import Optional
 import typer
 
 from ..exceptions import InvalidParameterError
+from ._echo import echo
 from ._typer import Command
 
 __all__ = ["register", "make_estimator", "load_named_dataset", "run_attribute_audit", "plot_audit"]
@@ -179,11 +180,11 @@ def register(app: typer.Typer) -> None:
             progress.step("writing the results")
             write_json_atomic(out / "attribute.json", audit.to_dict())
             plot_audit(audit, out / "attribute.png")
-        typer.echo(f"{audit.dataset}: {audit.attribute} ({len(audit.values)} values) from {audit.model}; "
+        echo(f"{audit.dataset}: {audit.attribute} ({len(audit.values)} values) from {audit.model}; "
                    f"no-model baseline accuracy {audit.baseline_accuracy_nonmembers:.3f}")
         for a in audit.attacks:
             adv, alt = a.attribute_advantage, a.alternative_advantage
-            typer.echo(f"  {a.name:<18} members {adv.accuracy_members:.3f}  non-members {adv.accuracy_nonmembers:.3f}  "
+            echo(f"  {a.name:<18} members {adv.accuracy_members:.3f}  non-members {adv.accuracy_nonmembers:.3f}  "
                        f"advantage {adv.advantage:+.3f} [{adv.ci_low:+.3f}, {adv.ci_high:+.3f}]  "
                        f"alternative {alt.advantage:+.3f}")
-        typer.echo(f"wrote {out}/attribute.json and {out}/attribute.png")
+        echo(f"wrote {out}/attribute.json and {out}/attribute.png")

@@ -22,6 +22,7 @@ from typing import Optional
 
 import typer
 
+from ._echo import echo
 from ._typer import Command
 
 _NO_METAVAR = ""  # a switch takes no value: no "<bool>" beside it in --help
@@ -116,43 +117,43 @@ def register(app: typer.Typer) -> None:
             summ = _check_inputs(cfg, out_dir, memory_budget=opts.memory_budget, work_budget=opts.work_budget)
             d, t = summ["data"], summ["target"]
             if d.get("kind") == "text":
-                typer.echo(f"inputs: {d['n_members']} member and {d['n_nonmembers']} non-member texts")
-                typer.echo(f"model: {t['description']}")
+                echo(f"inputs: {d['n_members']} member and {d['n_nonmembers']} non-member texts")
+                echo(f"model: {t['description']}")
                 for r in t.get("reference_models") or []:
-                    typer.echo(f"reference model: {r}")
-                typer.echo(f"wrote {out_dir}/inputs.json")
+                    echo(f"reference model: {r}")
+                echo(f"wrote {out_dir}/inputs.json")
                 return
-            typer.echo(f"inputs: {d['n_members']} members, {d['n_nonmembers']} non-members, "
+            echo(f"inputs: {d['n_members']} members, {d['n_nonmembers']} non-members, "
                        f"{d['n_population']} population records, {len(d['class_names'])} classes, "
                        f"{d['n_features']} encoded features")
-            typer.echo(f"model: {t['description']}")
-            typer.echo(f"accuracy: {t['train_accuracy']:.4f} on members, {t['test_accuracy']:.4f} on non-members")
+            echo(f"model: {t['description']}")
+            echo(f"accuracy: {t['train_accuracy']:.4f} on members, {t['test_accuracy']:.4f} on non-members")
             if summ.get("recipe"):
                 r = summ["recipe"]
-                typer.echo(f"recipe ({r['n_reference']} models retrained, {r['seconds']:.1f} s): {r['sentence']}")
-            typer.echo(f"wrote {out_dir}/inputs.json")
+                echo(f"recipe ({r['n_reference']} models retrained, {r['seconds']:.1f} s): {r['sentence']}")
+            echo(f"wrote {out_dir}/inputs.json")
             return
         command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
         try:
             res = run_audit(cfg, out_dir, command=command, verbose=not opts.quiet, memory_budget=opts.memory_budget,
                             work_budget=opts.work_budget, flags=True)
         except AuditInterrupted as exc:
-            typer.echo(f"leakaudit: {exc}", err=True)
+            echo(f"leakaudit: {exc}", err=True)
             raise typer.Exit(130) from None
         if not opts.quiet:
             peak = res.resources.get("peak_memory_mb")
-            typer.echo("time by stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in res.timings.items())
+            echo("time by stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in res.timings.items())
                        + (f"; peak memory {peak:.0f} MB" if peak is not None else ""), err=True)
-        typer.echo(f"wrote {out_dir}/results.json, {out_dir}/records.csv, {out_dir}/report.html, "
+        echo(f"wrote {out_dir}/results.json, {out_dir}/records.csv, {out_dir}/report.html, "
                    f"{out_dir}/evidence.json")
         if res.data.get("n_truncated"):
-            typer.echo(f"note: {res.data['n_truncated']} text(s) longer than the model's context of "
+            echo(f"note: {res.data['n_truncated']} text(s) longer than the model's context of "
                        f"{res.target.get('context_length')} tokens were cut to it (records.csv: truncated = 1)")
         for line in summary_lines(res):
-            typer.echo(line)
+            echo(line)
         cost = removal_cost(res.timings)
         if cost:
-            typer.echo(f"note: {cost}")
+            echo(f"note: {cost}")
         if cfg.exit_code and res.verdict.exit_code:
             raise typer.Exit(res.verdict.exit_code)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typer
 
+from ._echo import echo
 from ._typer import Command
 
 __all__ = ["register"]
@@ -22,7 +23,7 @@ def register(app: typer.Typer) -> None:
 
         with on_interrupt("datasets", doing="checking the dataset files"):
             for st in data.dataset_status():
-                typer.echo(st.line())
-        typer.echo("names for --dataset (leakaudit membership):")
+                echo(st.line())
+        echo("names for --dataset (leakaudit membership):")
         for name in dataset_names():
-            typer.echo(f"  {name}: {get_dataset(name).description}")
+            echo(f"  {name}: {get_dataset(name).description}")

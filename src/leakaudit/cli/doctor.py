@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typer
 
+from ._echo import echo
 from ._typer import Command
 
 __all__ = ["register"]
@@ -26,15 +27,15 @@ def register(app: typer.Typer) -> None:
 
         with on_interrupt("doctor", doing="opening the compiled kernels"):
             statuses = kernel_status()
-        typer.echo(f"leakaudit {__version__}, Python {platform.python_version()}, {platform.machine()}")
+        echo(f"leakaudit {__version__}, Python {platform.python_version()}, {platform.machine()}")
         if statuses:
-            typer.echo(f"CPU: {statuses[0].cpu}")
+            echo(f"CPU: {statuses[0].cpu}")
         for s in statuses:
             line = f"  {s.kernel}: {s.variant} ({s.implementation})"
             if s.reason:
                 line += f"; {s.reason}"
-            typer.echo(line)
-        typer.echo("extras (pip install 'leakaudit[EXTRA]'):")
+            echo(line)
+        echo("extras (pip install 'leakaudit[EXTRA]'):")
         for extra in dict.fromkeys(e for _, e in EXTRAS.values()):
             missing = [dist for module, (dist, e) in EXTRAS.items() if e == extra and not installed(module)]
-            typer.echo(f"  {extra}: " + (f"missing {', '.join(missing)}" if missing else "installed"))
+            echo(f"  {extra}: " + (f"missing {', '.join(missing)}" if missing else "installed"))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from ._echo import echo
 from ._typer import Command
 
 __all__ = ["HELP", "register", "run_dp_audit"]
@@ -53,7 +54,7 @@ def run_dp_audit(*, dataset: str, n_train: int, claimed_epsilon: float, delta: f
     check_dp_claim(noise_multiplier=1.0 if noise_multiplier is None else noise_multiplier,
                    sampling_rate=sampling_rate, delta=delta, n=n_train, claimed_epsilon=claimed_epsilon,
                    names={"epsilon": "--epsilon", "noise_multiplier": "--noise-multiplier",
-                          "sampling_rate": "--sampling-rate", "delta": "--delta"})
+                          "sampling_rate": "--sampling-rate", "delta": "--delta", "n": "--n-train"})
     if module is not None:
         from ..learners.torch_module import TorchModuleLearner
 
@@ -191,23 +192,23 @@ def register(app: typer.Typer) -> None:
                              max_grad_norm=max_grad_norm, lr=lr, hidden=hidden, module=module,
                              module_kwargs=module_kwargs, canaries=canaries, m=m, bound=bound,
                              confidence=confidence, seed=seed, out=out, on_step=progress.step, device=device)
-        typer.echo(f"claim: epsilon {s['claimed_epsilon']:g} at delta {s['delta']:g} "
+        echo(f"claim: epsilon {s['claimed_epsilon']:g} at delta {s['delta']:g} "
                    f"(accountant: {s['accounted_epsilon']:.3f}; noise multiplier {s['noise_multiplier']:.4g}, "
                    f"q {s['sampling_rate']:g}, {s['steps']} steps)")
-        typer.echo(f"empirical lower bound: {s['epsilon_lower_bound']:.3f} at {100 * s['confidence']:g}% confidence "
+        echo(f"empirical lower bound: {s['epsilon_lower_bound']:.3f} at {100 * s['confidence']:g}% confidence "
                    f"({s['bound']}; {s['correct']} of {s['guesses']} guesses right, {s['m']} {s['canaries']} "
                    f"canaries)")
         alone = {"Theorem 3.1": s.get("steinke_epsilon_lower_bound"), "f-DP (epsilon, delta)":
                  s.get("fdp_epsilon_lower_bound"), "Gaussian f-DP": s.get("gdp_epsilon_lower_bound")}
-        typer.echo("each analysis alone at the full confidence: "
+        echo("each analysis alone at the full confidence: "
                    + "; ".join(f"{k} {v:.3f}" for k, v in alone.items() if v is not None))
-        typer.echo(f"verdict: {s['verdict']}")
+        echo(f"verdict: {s['verdict']}")
         if s.get("noise_check_verdict") is not None:
             e = s.get("noise_check_epsilon_lower_bound")
             # a separate kind of evidence, never mixed into the lower bound above (leakaudit.dpaudit.noise_check)
             shown = "infinite" if e is None or e == float("inf") else format(e, ".3f")
-            typer.echo("per-step noise check (separate from the bound; each step's noise bounded above on the "
+            echo("per-step noise check (separate from the bound; each step's noise bounded above on the "
                        f"left-out canaries): epsilon at least {shown} at "
                        f"{100 * s['confidence']:g}% confidence, smallest step's noise / claimed "
                        f"{s['noise_check_min_ratio']:.3f}; {s['noise_check_verdict']}")
-        typer.echo(f"wrote {out}/dp_audit.json")
+        echo(f"wrote {out}/dp_audit.json")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 
 from ..exceptions import InvalidParameterError
+from ._echo import echo
 from ._typer import Command, Group
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ def _write(out: Optional[Path], result: Any) -> None:
         from .._results import write_json_atomic
 
         write_json_atomic(out, result.to_dict())
-        typer.echo(f"wrote {out}")
+        echo(f"wrote {out}")
 
 
 def register(app: typer.Typer) -> None:
@@ -193,20 +194,20 @@ def register(app: typer.Typer) -> None:
             res = pdtp(learner, X, y, records=recs, bin_width=_bin_width(bin_width), seed_policy=seed_policy,
                        n_repeats=repeats, random_state=seed, lowest_bins=lowest_bins)
             v = dtp1_verdict(res.values, kind="PDTP", records=res.records)
-            typer.echo(f"{type(learner).__name__}: PDTP of {len(res.values)} records by {res.method}; "
+            echo(f"{type(learner).__name__}: PDTP of {len(res.values)} records by {res.method}; "
                        f"mean {np.mean(res.values):.4f}, max {v.max_value:.4f}")
-            typer.echo(v.sentence)
+            echo(v.sentence)
             if noise_floor >= 2:
                 progress.step("measuring the seed noise floor")
                 fl = seed_noise_floor(learner, X, y, queries=res.records, n_models=noise_floor, random_state=seed,
                                       bin_width=_bin_width(bin_width))
                 med = float(np.median(fl.max_std_log_p))
                 ratio = normalised_pdtp(res.values, fl.max_std_log_p)
-                typer.echo(f"seed noise floor (std of ln p over {noise_floor} retrainings, max over classes): median "
+                echo(f"seed noise floor (std of ln p over {noise_floor} retrainings, max over classes): median "
                            f"{med:.4f}; records whose PDTP exceeds 2x their floor: {int(np.sum(ratio > 2))} of "
                            f"{len(ratio)}")
                 if med == 0:
-                    typer.echo("the learner is deterministic: retraining with other seeds adds no noise, so any PDTP "
+                    echo("the learner is deterministic: retraining with other seeds adds no noise, so any PDTP "
                                "above 0 is t's own influence")
             _write(out, res)
 
@@ -241,9 +242,9 @@ def register(app: typer.Typer) -> None:
             progress.step("enumerating the feature space")
             res = dtp_exact(learner, X, y, feature_values=values, bin_width=_bin_width(bin_width))
             v = dtp1_verdict(res.values, kind="DTP (exact)", records=res.records)
-            typer.echo(f"exact DTP over {res.n_queries} feature vectors: max {v.max_value:.4f} "
+            echo(f"exact DTP over {res.n_queries} feature vectors: max {v.max_value:.4f} "
                        f"(max PDTP {max(res.pdtp):.4f})")
-            typer.echo(v.sentence)
+            echo(v.sentence)
             _write(out, res)
 
     @dtp_app.command("bound", cls=Command)
@@ -270,19 +271,19 @@ def register(app: typer.Typer) -> None:
             progress.step("computing the bounds")
             if model == "logreg":
                 res = logistic_lipschitz_bound(learner, X, y, records=recs)
-                typer.echo(f"Thm 6.9: L = {res.lipschitz_constant:.1f}, global bound {res.global_bound:.4f}")
+                echo(f"Thm 6.9: L = {res.lipschitz_constant:.1f}, global bound {res.global_bound:.4f}")
             else:
                 p = pdtp(learner, X, y, records=recs, bin_width=None)
                 res = stability_bound_for(learner, X, y, p.values, records=recs)
-                typer.echo(f"{res.source}: ln δ = {res.ln_delta[0]:.4f} (bounds the unnormalised score)")
+                echo(f"{res.source}: ln δ = {res.ln_delta[0]:.4f} (bounds the unnormalised score)")
                 if model in ("nb", "nb-unsmoothed"):
                     from ..dtp.stability import normalised_nb_dtp_bound
 
                     # the model outputs normalised posteriors: use the per-record bound for them (spec §6 caveat 1)
                     res = normalised_nb_dtp_bound(learner, X, y, recs, pdtp=p.values)
-                    typer.echo(f"{res.source}: max {float(np.max(res.values)):.4f} (unbinned)")
+                    echo(f"{res.source}: max {float(np.max(res.values)):.4f} (unbinned)")
             v = dtp1_verdict(res.values, kind="DTP upper bound", records=res.records)
-            typer.echo(v.sentence)
+            echo(v.sentence)
             _write(out, res)
 
     @dtp_app.command("reduce", cls=Command)
@@ -307,8 +308,8 @@ def register(app: typer.Typer) -> None:
             res = reduce_dtp(learner, X, y, strategy=strategy, max_removals=max_removals, stop_at_threshold=stop,
                              bin_width=_bin_width(bin_width))
             for s, (m, a) in enumerate(zip(res.max_values, res.accuracy)):
-                typer.echo(f"{s:3d} removed: max DTP {m:.4f}  accuracy {a:.4f}")
-            typer.echo(f"first step with max DTP <= 1: {res.stopped_at}")
+                echo(f"{s:3d} removed: max DTP {m:.4f}  accuracy {a:.4f}")
+            echo(f"first step with max DTP <= 1: {res.stopped_at}")
             _write(out, res)
 
     app.add_typer(dtp_app, name="dtp")

@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from ._echo import echo
 from ._typer import Command, Group
 
 __all__ = ["register", "run_dataset_inference", "run_canary_insert", "run_canary_score"]
@@ -178,20 +179,20 @@ def register(app: typer.Typer) -> None:
                                       test=test, power=power, n_repeats=n_repeats, seed=seed, out=out,
                                       device=device, on_step=progress.step)
         t = s["test"]
-        typer.echo(f"{s['n_suspect']} suspect and {s['n_unseen']} unseen texts; features: {', '.join(s['features'])}")
-        typer.echo(f"set-level test on the held-out halves ({t['n_test'][0]} + {t['n_test'][1]} texts): "
+        echo(f"{s['n_suspect']} suspect and {s['n_unseen']} unseen texts; features: {', '.join(s['features'])}")
+        echo(f"set-level test on the held-out halves ({t['n_test'][0]} + {t['n_test'][1]} texts): "
                    f"p = {t['p_value']:.3g}, combined-score AUC {t['auc']:.3f}")
         if s["comparable"] is not None:
-            typer.echo(f"blind baseline (texts only): AUC {s['blind_auc']:.3f}, permutation p = "
+            echo(f"blind baseline (texts only): AUC {s['blind_auc']:.3f}, permutation p = "
                        f"{s['blind_p_value']:.3g}: {'comparable' if s['comparable'] else 'NOT comparable'}")
         if s["power"] is not None:
             pw = s["power"]
             shown = ", ".join(f"{n}: {r:.2f}" for n, r in zip(pw["sizes"], pw["rate"]))
             small = pw["smallest_detected"]
-            typer.echo(f"detection rate by set size ({pw['n_repeats']} subsets each): {shown}; smallest size "
+            echo(f"detection rate by set size ({pw['n_repeats']} subsets each): {shown}; smallest size "
                        f"detected in {pw['target']:.0%} of subsets: {small if small is not None else 'none'}")
-        typer.echo(f"verdict: {s['verdict']}: {s['sentence']}")
-        typer.echo(f"wrote {out}/dataset_inference.json")
+        echo(f"verdict: {s['verdict']}: {s['sentence']}")
+        echo(f"wrote {out}/dataset_inference.json")
 
     canary = typer.Typer(help="Canary audit of language-model fine-tuning (Panda et al. 2025): insert designed "
                               "canaries, then bound epsilon from the fine-tuned model.", no_args_is_help=True,
@@ -219,14 +220,14 @@ def register(app: typer.Typer) -> None:
             raise InvalidParameterError(f"--design must be rare-token or new-token; got {design!r}")
         s = run_canary_insert(data=data, text_column=text_column, tokenizer=tokenizer, design=design, m=m,
                               secret_length=secret_length, seed=seed, out=out)
-        typer.echo(f"{s['n_included']} of {s['m']} {s['design'].replace('_', '-')} canaries inserted into "
+        echo(f"{s['n_included']} of {s['m']} {s['design'].replace('_', '-')} canaries inserted into "
                    f"{s['n_texts']} texts: wrote {out}/train_with_canaries.jsonl ({s['n_augmented']} texts) and "
                    f"{out}/canaries.json (which canaries were inserted: keep it for the audit)")
         if s["new_tokens"]:
-            typer.echo(f"before fine-tuning, add the {len(s['new_tokens'])} canary tokens (listed in canaries.json, "
+            echo(f"before fine-tuning, add the {len(s['new_tokens'])} canary tokens (listed in canaries.json, "
                        "new_tokens) to the tokenizer: tokenizer.add_tokens(new_tokens); "
                        "model.resize_token_embeddings(len(tokenizer))")
-        typer.echo("fine-tune on the whole of train_with_canaries.jsonl, then run leakaudit lm-canary-audit score")
+        echo("fine-tune on the whole of train_with_canaries.jsonl, then run leakaudit lm-canary-audit score")
 
     @canary.command("score", cls=Command)
     def score_cmd(
@@ -249,11 +250,11 @@ def register(app: typer.Typer) -> None:
             s = run_canary_score(canaries=canaries, model_dir=model_dir, tokenizer=tokenizer,
                                  claimed_epsilon=epsilon, delta=delta, confidence=confidence, bound=bound, out=out,
                                  device=device, on_step=progress.step)
-        typer.echo(f"{s['m']} canaries ({s['n_included']} inserted): secret-score AUC {s['auc']:.3f}; "
+        echo(f"{s['m']} canaries ({s['n_included']} inserted): secret-score AUC {s['auc']:.3f}; "
                    f"{s['correct']} of {s['guesses']} guesses right")
-        typer.echo(f"empirical lower bound: epsilon {s['epsilon_lower_bound']:.3f} at {s['confidence']:.0%} "
+        echo(f"empirical lower bound: epsilon {s['epsilon_lower_bound']:.3f} at {s['confidence']:.0%} "
                    f"confidence ({s['bound']}), claimed {s['claimed_epsilon']:g} at delta {s['delta']:g}")
-        typer.echo(f"verdict: {s['verdict']}")
-        typer.echo(f"wrote {out}/canary_audit.json")
+        echo(f"verdict: {s['verdict']}")
+        echo(f"wrote {out}/canary_audit.json")
 
     app.add_typer(canary, name="lm-canary-audit")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ._echo import echo
 from ._typer import Command
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, not for --help
@@ -178,11 +179,11 @@ def register(app: typer.Typer) -> None:
             s = run_membership(dataset, model, names, out, n_members=n_members, n_nonmembers=n_nonmembers,
                                n_population=n_population, n_reference=n_reference, n_boot=n_boot, seed=seed,
                                engine=engine, on_step=progress.step, device=device)
-        typer.echo(f"{dataset} / {model}: train acc {s['train_accuracy']:.3f}, test acc {s['test_accuracy']:.3f}")
+        echo(f"{dataset} / {model}: train acc {s['train_accuracy']:.3f}, test acc {s['test_accuracy']:.3f}")
         for name, a in s["attacks"].items():
             tpr = (tpr_entry(a["tpr_at_fpr"], 0.001) or {}).get("tpr", float("nan"))
-            typer.echo(f"  {name:>16}: AUC {a['auc']:.3f} [{a['auc_ci'][0]:.3f}, {a['auc_ci'][1]:.3f}]  "
+            echo(f"  {name:>16}: AUC {a['auc']:.3f} [{a['auc_ci'][0]:.3f}, {a['auc_ci'][1]:.3f}]  "
                        f"TPR@0.1%FPR {tpr:.3f}  advantage {a['advantage']:.3f}")
         for name, why in s["skipped"].items():
-            typer.echo(f"  {name:>16}: skipped ({why})")
-        typer.echo(f"wrote {out}/membership.json, {out}/records.csv")
+            echo(f"  {name:>16}: skipped ({why})")
+        echo(f"wrote {out}/membership.json, {out}/records.csv")

@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from ..exceptions import InvalidInputError, InvalidParameterError
+from ._echo import echo
 from ._typer import Command, Group
 
 
@@ -125,12 +126,12 @@ def register(app: typer.Typer) -> None:
         """Print the noise constant c and per-coordinate noise scales for a target eta."""
         res = _calibration(eta, M, list(sigma), dim, constant, radial)
         if json_:
-            typer.echo(res.to_json())
+            echo(res.to_json())
             return
         scales = ", ".join(f"{v:.6g}" for v in res.noise_scale[:6]) + (" ..." if res.dim > 6 else "")
-        typer.echo(f"eta={eta} M={M} constant={constant} radial={radial}: c = {res.c:.6g}; noise scale per "
+        echo(f"eta={eta} M={M} constant={constant} radial={radial}: c = {res.c:.6g}; noise scale per "
                    f"coordinate (c*sigma): {scales}; E||X||_(sigma,M) = {res.expected_norm:.6g}")
-        typer.echo(f"note: {res.note}")
+        echo(f"note: {res.note}")
 
     @mip.command("audit", cls=Command)
     def audit_cmd(
@@ -215,6 +216,6 @@ def register(app: typer.Typer) -> None:
                         f"on record {res.targets[j]}, {games} games; Laplace scale b = {b:.6g}")
             if eta is not None:
                 line += f"; target eta = {eta}"
-            typer.echo(res.to_json() if json_ else line)
+            echo(res.to_json() if json_ else line)
 
     app.add_typer(mip, name="mip")

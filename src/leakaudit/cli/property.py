@@ -15,6 +15,7 @@ from typing import Optional
 import typer
 
 from ..exceptions import InvalidParameterError
+from ._echo import echo
 from ._typer import Command
 
 __all__ = ["register", "load_property_data", "run_property_audit", "plot_accuracy"]
@@ -156,7 +157,7 @@ def register(app: typer.Typer) -> None:
         if theory:
             for p in rates:
                 w = theorem9_window(p, t0, t1)
-                typer.echo(f"p={p:g}: poison {w.subpopulation}, window {w.describe()}, "
+                echo(f"p={p:g}: poison {w.subpopulation}, window {w.describe()}, "
                            f"empty from p >= {w.max_poison_rate:.3f}")
             return
         from .._interrupt import on_interrupt
@@ -184,7 +185,7 @@ def register(app: typer.Typer) -> None:
             if len(results) > 1:
                 plot_accuracy(results, out / "property.png")
         for r in results:
-            typer.echo(f"p={r.poison_rate:g}: accuracy {r.accuracy:.3f} [{r.accuracy_ci[0]:.3f}, "
+            echo(f"p={r.poison_rate:g}: accuracy {r.accuracy:.3f} [{r.accuracy_ci[0]:.3f}, "
                        f"{r.accuracy_ci[1]:.3f}] over {r.n_targets} targets; {r.n_poison} poison points "
                        f"({r.poison_variant}), {r.n_queries} queries, {r.n_shadow_total} shadow models")
-        typer.echo(f"wrote {out / 'property.json'}")
+        echo(f"wrote {out / 'property.json'}")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from ._echo import echo
 from ._typer import Command
 
 __all__ = ["register"]
@@ -26,7 +27,7 @@ def register(app: typer.Typer) -> None:
 
         with on_interrupt("report", doing=f"rendering {folder / 'report.html'}"):
             out = rerender_report(folder)
-        typer.echo(f"wrote {out}")
+        echo(f"wrote {out}")
 
 
 def rerender_report(folder: Path) -> Path:

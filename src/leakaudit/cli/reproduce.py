@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from ._echo import echo
 from ._typer import Command
 
 __all__ = ["register"]
@@ -46,7 +47,7 @@ def register(app: typer.Typer) -> None:
         rep.load_all()
         if list_:
             for n in rep.names():
-                typer.echo(n)
+                echo(n)
             return
         if jobs < 1:
             raise LeakauditError(f"--jobs must be at least 1; got {jobs}")
@@ -64,10 +65,10 @@ def register(app: typer.Typer) -> None:
             def progress(n: str, prof: str, result: dict | None) -> None:
                 if result is None:
                     started.add(n)
-                    typer.echo(f"{n}: running at {prof} ...")
+                    echo(f"{n}: running at {prof} ...")
                 else:
                     kept = "" if n in started else " (kept: stored at the current experiment version)"
-                    typer.echo(f"{n} ({prof}): {_counts_text(result)}{kept}")
+                    echo(f"{n} ({prof}): {_counts_text(result)}{kept}")
 
             out.mkdir(parents=True, exist_ok=True)
             with on_interrupt("reproduce --all", outputs=[], doing=f"running every reproduction into {out} (the "
@@ -81,7 +82,7 @@ def register(app: typer.Typer) -> None:
             with on_interrupt("reproduce --gather", outputs=[gather], doing=f"reading {out}/*.json"):
                 text = _gather(out, write_sections=True)
                 write_text_atomic(gather, text)  # the page whole or as it was
-            typer.echo(f"wrote {gather} from {out}/*.json")
+            echo(f"wrote {gather} from {out}/*.json")
             return
         if all_:
             return
@@ -91,7 +92,7 @@ def register(app: typer.Typer) -> None:
         with on_interrupt(f"reproduce {name}", outputs=[out / f"{name}.json", out / f"{name}.md"],
                           doing=f"running the reproduction ({profile} profile)"):
             result = rep.run(name, profile=profile, out=out, random_state=seed)
-        typer.echo(f"{name} ({profile}): {_counts_text(result)}; wrote {out}/{name}.json")
+        echo(f"{name} ({profile}): {_counts_text(result)}; wrote {out}/{name}.json")
 
 
 def _counts_text(result: dict) -> str:

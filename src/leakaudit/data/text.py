@@ -15,7 +15,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_scalar
+from .._validation import check_scalar, check_sequence
 from ..exceptions import DataFileError, InvalidInputError
 from ._cache import cached_parse
 from ._dataset import Dataset
@@ -170,16 +170,7 @@ class BagOfWords:
 
 
 def _check_texts(texts: Any) -> list[str]:
-    if isinstance(texts, str):
-        raise InvalidInputError("texts must be a sequence of strings, not a single string")
-    try:
-        docs = list(texts)
-    except TypeError:
-        raise InvalidInputError(f"texts must be a sequence of strings; got {type(texts).__name__}") from None
-    bad = next((i for i, d in enumerate(docs) if not isinstance(d, str)), None)
-    if bad is not None:
-        raise InvalidInputError(f"texts[{bad}] is {type(docs[bad]).__name__}, not a string (fill missing text with '')")
-    return docs
+    return check_sequence(texts, name="texts", kind=str, hint=" (fill missing text with '')")
 
 
 def bag_of_words(

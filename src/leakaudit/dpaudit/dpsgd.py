@@ -31,6 +31,7 @@ accountant gives for the recipe (the claim cannot be reproduced).
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from typing import Any
 
@@ -38,7 +39,7 @@ import numpy as np
 
 from .._random import RandomStateLike, seed_to_int
 from .._results import Result
-from .._validation import check_choice, check_scalar
+from .._validation import check_choice, check_scalar, shown
 from ..exceptions import InvalidInputError, InvalidParameterError
 from .fdp import privacy_profile_rejects, subsampled_gaussian_profile
 from .noise_check import noise_check
@@ -249,27 +250,48 @@ def check_dp_claim(*, noise_multiplier: float, sampling_rate: float, delta: floa
 
     Noise multiplier 0 with a finite claimed epsilon (no noise is not differentially private), a sampling rate
     outside (0, 1], delta outside (0, 1 / n) (at 1 / n or more, "publish one row at random" is (0, delta)-DP),
-    a claimed epsilon that is not positive and finite. ``names`` renames the arguments in the messages
-    (``{"delta": "--delta"}`` at the command line).
+    a claimed epsilon that is not positive and finite, a number of rows n below 1. ``names`` renames the arguments
+    in the messages (``{"delta": "--delta"}`` at the command line; keys among epsilon (for claimed_epsilon),
+    noise_multiplier, sampling_rate, delta and n).
     """
-    nm = {"epsilon": "epsilon", "noise_multiplier": "noise_multiplier", "sampling_rate": "sampling_rate",
-          "delta": "delta", **(names or {})}
-    if not (isinstance(claimed_epsilon, (int, float)) and math.isfinite(claimed_epsilon) and claimed_epsilon > 0):
-        raise InvalidParameterError(f"{nm['epsilon']} must be a positive finite number; got {claimed_epsilon!r}")
-    if not (isinstance(noise_multiplier, (int, float)) and math.isfinite(noise_multiplier)) or noise_multiplier < 0:
-        raise InvalidParameterError(f"{nm['noise_multiplier']} must be a finite number >= 0; got {noise_multiplier!r}")
+    nm = _claim_names(names)
+    _check_real(claimed_epsilon, nm["epsilon"], "a positive finite number", lambda x: x > 0)
+    _check_real(noise_multiplier, nm["noise_multiplier"], "a finite number >= 0", lambda x: x >= 0)
     if noise_multiplier == 0:
         raise InvalidParameterError(
             f"{nm['noise_multiplier']} is 0 but epsilon {claimed_epsilon:g} is claimed: DP-SGD without noise is not "
             "differentially private for any finite epsilon")
-    if not (isinstance(sampling_rate, (int, float)) and 0 < sampling_rate <= 1):
-        raise InvalidParameterError(f"{nm['sampling_rate']} must be in (0, 1]; got {sampling_rate!r}")
-    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-        raise InvalidParameterError(f"{nm['delta']} must be in (0, 1); got {delta!r}")
+    _check_real(sampling_rate, nm["sampling_rate"], "in (0, 1]", lambda x: 0 < x <= 1)
+    _check_real(delta, nm["delta"], "in (0, 1)", lambda x: 0 < x < 1)
+    check_scalar(n, name=nm["n"], kind=numbers.Integral, min_val=1)
     if delta * n >= 1:
         raise InvalidParameterError(
             f"{nm['delta']}={delta:g} is at least 1/n = 1/{n}: a mechanism that publishes one training row at random "
             "meets it; claim a delta below 1/n")
+
+
+_CLAIM_ARGS = ("epsilon", "noise_multiplier", "sampling_rate", "delta", "n")
+
+
+def _claim_names(names: Any) -> dict[str, str]:
+    """:func:`check_dp_claim`'s argument names in its messages: each its own, or as ``names`` renames it."""
+    if names is None:
+        names = {}
+    if not isinstance(names, dict) or not all(k in _CLAIM_ARGS and isinstance(v, str) and v.isprintable() and v
+                                              for k, v in names.items()):
+        raise InvalidParameterError(f"names must be None or a dict from some of {', '.join(_CLAIM_ARGS)} to "
+                                    f"non-empty one-line names; got {shown(names)}")
+    return {**{a: a for a in _CLAIM_ARGS}, "epsilon": "claimed_epsilon", **names}
+
+
+def _check_real(x: Any, name: str, want: str, ok: Any) -> None:
+    """Refuse ``x`` unless it is a finite real number (not a bool) for which ``ok(x)`` holds."""
+    try:
+        good = isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x) and ok(x)
+    except OverflowError:  # an int beyond a float's range
+        good = False
+    if not good:
+        raise InvalidParameterError(f"{name} must be {want}; got {shown(x)}")
 
 
 def calibrate_noise_multiplier(learner: Any, n: int, epsilon: float, delta: float) -> float:

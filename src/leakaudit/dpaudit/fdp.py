@@ -41,7 +41,7 @@ from scipy import special
 
 from .._extras import require
 from .._results import Result
-from .._validation import check_scalar
+from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidParameterError
 from .one_run import (
     _check_counts,
@@ -231,8 +231,7 @@ def privacy_profile_rejects(m: int, r: int, v: int, *, epsilons, deltas, beta: f
 
 
 def _check_curve(curve: str) -> None:
-    if curve not in FDP_CURVES:
-        raise InvalidParameterError(f"curve must be one of {', '.join(FDP_CURVES)}; got {curve!r}")
+    check_choice(curve, name="curve", choices=FDP_CURVES)
 
 
 def fdp_rejects(m: int, r: int, v: int, *, epsilon: float, delta: float, beta: float = 0.05,

@@ -18,10 +18,12 @@ The analyses (``bound``):
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .._results import Result
-from .._validation import check_scalar, check_vector
+from .._validation import check_choice, check_scalar, check_vector, shown
 from ..exceptions import InvalidInputError, InvalidParameterError
 from .fdp import _fdp_epsilon_lower_bound
 from .one_run import (
@@ -84,6 +86,24 @@ def default_guess_grid(m: int) -> list[tuple[int, int]]:
     return [(k, k) for k in ks if k > 0]
 
 
+def _check_grid(grid, m: int) -> list[tuple[int, int]]:
+    """``grid`` as a non-empty list of (k_plus, k_minus) pairs of counts, each adding up to at most ``m``."""
+    want = f"grid must be a list of (k_plus, k_minus) pairs of integers >= 0 with k_plus + k_minus <= m={m}"
+    try:
+        pairs = None if isinstance(grid, (str, bytes, dict)) else [tuple(p) for p in grid]
+    except TypeError:
+        pairs = None
+    if pairs is None:
+        raise InvalidParameterError(f"{want}; got {shown(grid)}")
+    if not pairs:
+        raise InvalidParameterError("grid must hold at least one (k_plus, k_minus) pair; got an empty list")
+    for pair in pairs:
+        if not (len(pair) == 2 and all(isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= 0
+                                       for k in pair) and sum(pair) <= m):
+            raise InvalidParameterError(f"{want}; got the pair {shown(pair)}")
+    return [(int(a), int(b)) for a, b in pairs]
+
+
 def one_run_audit_scores(S, scores, *, delta: float, beta: float = 0.05,
                          grid: list[tuple[int, int]] | None = None, bound: str = "steinke2023") -> OneRunSearch:
     """The best one-run lower bound over a grid of guess counts, with the search paid for by a union bound.
@@ -113,16 +133,11 @@ def one_run_audit_scores(S, scores, *, delta: float, beta: float = 0.05,
     x = check_vector(scores, name="scores", dtype=np.float64)
     if x.shape[0] != m:
         raise InvalidInputError(f"scores must have one value per canary, the length of S ({m}); got {x.shape[0]}")
-    if bound not in BOUNDS:
-        raise InvalidParameterError(f"bound must be one of {', '.join(BOUNDS)}; got {bound!r}")
-    pairs = default_guess_grid(m) if grid is None else [tuple(p) for p in grid]
-    if not pairs:
-        raise InvalidParameterError("grid must hold at least one (k_plus, k_minus) pair; got an empty list")
+    check_choice(bound, name="bound", choices=BOUNDS)
+    pairs = default_guess_grid(m) if grid is None else _check_grid(grid, m)
     beta_each = float(beta) / len(pairs)
     rows = []
     for pair in pairs:
-        if len(pair) != 2:
-            raise InvalidParameterError(f"grid must hold (k_plus, k_minus) pairs; got {pair!r}")
         t = guesses_from_scores(x, pair[0], pair[1])
         r, v = int(np.count_nonzero(t)), int(np.count_nonzero(t == s))
         rows.append([int(pair[0]), int(pair[1]), r, v, _lower_bound(bound, m, r, v, float(delta), beta_each)])

@@ -35,7 +35,7 @@ from .._validation import check_array, check_choice, check_indices, check_scalar
 from ..engine import Engine, check_memory, reports_engine_stats, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..learners import Learner, ListModelBank, ModelBank, capabilities, check_fit_inputs
-from ..membership.binning import bin_probabilities
+from ..membership.binning import bin_probabilities, check_bin_width
 from .results import PDTPResult
 
 __all__ = ["pdtp", "pdtp_models", "pdtp_from_probabilities", "abs_log_ratio", "apply_binning", "loo_probabilities",
@@ -134,7 +134,7 @@ def _check_lowest_bins(lowest_bins: str, bin_width: float | None) -> None:
 
 def _check_bin_width(bin_width: float | None) -> None:
     if bin_width is not None:
-        check_scalar(bin_width, name="bin_width", min_val=0.0, max_val=0.5, include_min=False)
+        check_bin_width(bin_width, max_val=0.5)
 
 
 def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_array, check_choice, check_scalar
+from .._validation import check_array, check_choice, check_integers, check_scalar
 from ..exceptions import InvalidInputError
 from .results import Verdict
 
@@ -54,7 +54,7 @@ def dtp1_verdict(values: Any, *, kind: str = "PDTP", threshold: float = 1.0, rec
     v = check_array(values, name="values", ndim=1, allow_nan=True)
     check_choice(kind, name="kind", choices=KINDS)
     check_scalar(threshold, name="threshold", min_val=0.0)
-    recs = np.arange(v.size) if records is None else check_array(records, name="records", ndim=1, dtype=np.int64)
+    recs = np.arange(v.size) if records is None else check_integers(records, name="records")
     if recs.size != v.size:
         raise InvalidInputError(f"records has {recs.size} entries for {v.size} values")
     if np.isnan(v).all():

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_scalar
+from .._validation import check_scalar, check_sequence
 from ..exceptions import InvalidInputError
-from .score import TokenScores
+from .score import TokenScores, check_texts
 
 __all__ = ["loss_score", "zlib_score", "min_k_score", "min_k_plus_plus_score", "reference_score", "text_probability",
            "lira_score", "rmia_score", "recall_score", "ATTACKS", "LMAttack", "applicable_attacks", "run_lm_attacks"]
@@ -186,5 +186,10 @@ def applicable_attacks(distribution: bool, references: bool) -> list[str]:
 def run_lm_attacks(ts: TokenScores, texts: Sequence[str], refs: Sequence[TokenScores] = (), *,
                    k: float = 0.2) -> dict[str, np.ndarray]:
     """Every attack the inputs allow (:func:`applicable_attacks`): registry name -> scores of shape (n,)."""
+    if not isinstance(ts, TokenScores):
+        raise InvalidInputError(f"ts must be a TokenScores (from score_texts or scores_from_arrays); got "
+                                f"{type(ts).__name__}")
+    texts = check_texts(texts)
+    refs = check_sequence(refs, name="refs", kind=TokenScores)
     return {name: ATTACKS[name].score(ts, texts, refs, k)
             for name in applicable_attacks(ts.mean is not None, bool(refs))}

@@ -38,6 +38,8 @@ import numpy as np
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_scalar
 from ..exceptions import InvalidInputError
+from ..metrics import check_is_member
+from .score import check_texts
 
 __all__ = [
     "BOOT_TEXTS",
@@ -206,8 +208,9 @@ def blind_baseline(texts: Sequence[str], is_member, *, versus: Mapping[str, np.n
     -------
     BlindBaseline
     """
-    docs = list(texts)
-    m_all = np.asarray(is_member).astype(int).reshape(-1)
+    docs = check_texts(texts)
+    m_all = check_is_member(is_member)
+    check_scalar(similar, name="similar", min_val=0.0)
     if len(docs) != m_all.size:
         raise InvalidInputError(f"texts has {len(docs)} texts but is_member has {m_all.size} values")
     check_scalar(n_folds, name="n_folds", kind=(int, np.integer), min_val=2)
@@ -243,8 +246,8 @@ def _blind_baseline(docs, m_all, versus, alpha, n_folds, n_permutations, n_boot,
     n_groups = int(groups.max()) + 1
     folds = min(int(n_folds), n_groups)
     if folds < 2:
-        raise InvalidInputError("the texts are all near-copies of each other: the blind baseline needs at least "
-                                "two groups of distinct texts")
+        raise InvalidInputError(f"the texts are all near-copies of each other (character n-gram cosine >= similar="
+                                f"{similar:g}): the blind baseline needs at least two groups of distinct texts")
     fold = _folds(groups, folds, rng)
     s = _oof(k, fold, m[:, None].astype(float))[:, 0]
     auc = float(_auc_columns(s[:, None], m[:, None])[0])

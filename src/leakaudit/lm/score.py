@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._extras import require
-from .._validation import check_scalar
+from .._validation import check_scalar, check_sequence
 from ..exceptions import InvalidInputError
 from ..learners import resolve_device
 
@@ -96,17 +96,10 @@ class TokenScores:
 
 def check_texts(texts: Any, *, name: str = "texts") -> list[str]:
     """A list of non-empty strings; else one line naming the first bad text by its position (0-based)."""
-    if isinstance(texts, str):
-        raise InvalidInputError(f"{name} must be a sequence of strings, not a single string")
-    try:
-        docs = list(texts)
-    except TypeError:
-        raise InvalidInputError(f"{name} must be a sequence of strings; got {type(texts).__name__}") from None
+    docs = check_sequence(texts, name=name, kind=str)
     if not docs:
         raise InvalidInputError(f"{name} is empty: no text to score")
     for i, d in enumerate(docs):
-        if not isinstance(d, str):
-            raise InvalidInputError(f"{name}[{i}] is {type(d).__name__}, not a string")
         if not d.strip():
             raise InvalidInputError(f"{name}[{i}] is empty (or only white space): an empty text has no tokens to "
                                     "score; remove it")

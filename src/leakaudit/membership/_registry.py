@@ -262,12 +262,15 @@ def register_attack(name: str, factory: Callable[..., Attack], *, description: s
         check_choice(audit, name="audit", choices=AUDIT_WHEN)
     if not isinstance(description, str) or not description.strip():
         raise InvalidParameterError("description must be a non-empty string")
+    if not isinstance(display, str):
+        raise InvalidParameterError(f"display must be a string (the attack's name in words; \"\" for its name); got "
+                                    f"{shown(display)}")
     check_choice(access, name="access", choices=ACCESS)
     if not isinstance(force, bool):
         raise InvalidParameterError(f"force must be True or False; got {shown(force)}")
     for arg, fn in (("audit_params", audit_params), ("audit_inputs", audit_inputs), ("audit_run", audit_run)):
         if fn is not None and not callable(fn):
-            raise InvalidParameterError(f"{arg} must be callable or None; got {fn!r}")
+            raise InvalidParameterError(f"{arg} must be callable or None; got {shown(fn)}")
     return ATTACKS.add(name, AttackSpec(factory, description, display, audit, audit_params, access, audit_inputs,
                                         audit_run), force=force)
 

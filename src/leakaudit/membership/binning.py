@@ -16,7 +16,7 @@ import numpy as np
 from .._validation import check_array, check_scalar
 from ..exceptions import InvalidInputError
 
-__all__ = ["bin_probabilities", "bin_index", "DEFAULT_BIN_WIDTH", "MAX_BINNED_LOG_RATIO"]
+__all__ = ["bin_probabilities", "bin_index", "check_bin_width", "DEFAULT_BIN_WIDTH", "MAX_BINNED_LOG_RATIO"]
 
 #: Long et al.'s bin width (§5.2).
 DEFAULT_BIN_WIDTH = 0.01
@@ -27,11 +27,23 @@ MAX_BINNED_LOG_RATIO = float(np.log(199.0))
 _EPS = 1e-9
 
 
+#: the finest binning: 1 / bin_width at most this many bins (beyond, a float cannot tell a width that divides 1)
+MAX_BINS = 10**12
+
+
 def _n_bins(width: float) -> int:
+    if width < 1.0 / MAX_BINS:
+        raise InvalidInputError(f"bin_width must be at least 1e-12 (at most 10**12 bins); got {width:g}")
     n = int(round(1.0 / width))
     if abs(n * width - 1.0) > 1e-9:
         raise InvalidInputError(f"bin_width must divide 1 exactly (1/bin_width an integer); got {width}")
     return n
+
+
+def check_bin_width(bin_width: float, *, max_val: float = 1.0) -> int:
+    """Check a bin width (in (0, max_val], dividing 1 into at most :data:`MAX_BINS` bins); return the bin count."""
+    check_scalar(bin_width, name="bin_width", min_val=0.0, max_val=max_val, include_min=False)
+    return _n_bins(float(bin_width))
 
 
 def bin_index(p, *, bin_width: float = DEFAULT_BIN_WIDTH) -> np.ndarray:
@@ -48,8 +60,7 @@ def bin_index(p, *, bin_width: float = DEFAULT_BIN_WIDTH) -> np.ndarray:
     ndarray of int64, same shape as ``p``
         ``min(floor(p / bin_width), n_bins - 1)``, in ``0 .. n_bins - 1``.
     """
-    check_scalar(bin_width, name="bin_width", min_val=0.0, max_val=1.0, include_min=False)
-    n_bins = _n_bins(float(bin_width))
+    n_bins = check_bin_width(bin_width)
     arr = check_array(p, name="p", allow_empty=True)
     if arr.size and (arr.min() < -1e-12 or arr.max() > 1 + 1e-12):
         raise InvalidInputError(

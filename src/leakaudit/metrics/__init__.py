@@ -19,6 +19,7 @@ from ._intervals import (
 from ._membership import (
     advantage_at_threshold,
     auc,
+    check_is_member,
     check_membership_inputs,
     decision_metrics,
     membership_advantage,
@@ -35,6 +36,7 @@ __all__ = [
     "membership_advantage",
     "advantage_at_threshold",
     "decision_metrics",
+    "check_is_member",
     "check_membership_inputs",
     "clopper_pearson",
     "paired_mean_interval",

@@ -17,6 +17,7 @@ from .._validation import check_consistent_length, check_scalar, check_vector, s
 from ..exceptions import InvalidInputError, NotEstimableWarning
 
 __all__ = [
+    "check_is_member",
     "check_membership_inputs",
     "roc_curve",
     "auc",
@@ -27,16 +28,21 @@ __all__ = [
 ]
 
 
-def check_membership_inputs(is_member, scores, *, scores_name: str = "scores", need_both: bool = True):
-    """Validate (is_member, scores): 1-D, same length, finite, 0/1 labels, both classes present."""
+def check_is_member(is_member) -> np.ndarray:
+    """Membership labels: a 1-D array of 0 (non-member) and 1 (member), or booleans; returned as int64."""
     m = check_vector(is_member, name="is_member", dtype=None)
     if m.dtype == bool:
         m = m.astype(np.int64)
     if m.dtype.kind == "f" and not np.isfinite(m).all():
         raise InvalidInputError("is_member contains NaN or inf; it must be 0 (non-member) or 1 (member)")
-    if not np.isin(m, (0, 1)).all():
+    if m.dtype.kind not in "iuf" or not np.isin(m, (0, 1)).all():
         raise InvalidInputError("is_member must hold only 0 (non-member) and 1 (member)")
-    m = m.astype(np.int64)
+    return m.astype(np.int64)
+
+
+def check_membership_inputs(is_member, scores, *, scores_name: str = "scores", need_both: bool = True):
+    """Validate (is_member, scores): 1-D, same length, finite, 0/1 labels, both classes present."""
+    m = check_is_member(is_member)
     s = check_vector(scores, name=scores_name)
     check_consistent_length(is_member=m, **{scores_name: s})
     if need_both and (m.sum() == 0 or m.sum() == m.size):

@@ -11,6 +11,7 @@ spec (section 3, "Theorem 4 [derived]") from the total-variation form of Prop 2.
 from __future__ import annotations
 
 import math
+import numbers
 
 from scipy import special, stats
 
@@ -42,7 +43,7 @@ def eta_from_eps(eps: float) -> float:
     >>> round(eta_from_eps(1.0), 5)
     0.23106
     """
-    if eps == math.inf:
+    if isinstance(eps, numbers.Real) and eps == math.inf:  # (a number: an array has no one truth value)
         return 0.5
     check_scalar(eps, name="eps", min_val=0.0)
     # Theorem 4: eta = 1/(1+exp(-eps)) - 1/2, written as tanh(eps/2)/2 (no cancellation at small eps)

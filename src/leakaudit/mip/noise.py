@@ -24,6 +24,7 @@ Our extension (spec 7.2, proof in docs/mip.md): with the Gamma radius,
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,10 +114,26 @@ def mip_constant(eta: float, M: float = 2, *, constant: str = "cor11") -> float:
     check_scalar(M, name="M", min_val=1.0)
     check_choice(constant, name="constant", choices=CONSTANTS)
     eta, M = float(eta), float(M)
-    if constant == "tv":
-        return 1.0 / (2.0 * eta)  # ours: eta <= sigma_1 / (2 b)  (docs/mip.md, Proposition A)
     if M < 2 and constant in ("cor11", "tight"):
         raise InvalidParameterError(f"constant={constant!r} needs M >= 2 (Corollary 11); got M={M}")
+    return _finite_noise(lambda: _noise_constant(eta, M, constant), eta)
+
+
+def _finite_noise(compute: Callable[[], float], eta: float) -> float:
+    """``compute()``, a noise scale for target ``eta``, refused in one line when it overflows a float."""
+    try:
+        c = compute()
+    except OverflowError:
+        c = math.inf
+    if not math.isfinite(c):
+        raise InvalidParameterError(f"eta={eta:g} is too small: its noise scale overflows a float; ask for a larger "
+                                    "eta")
+    return c
+
+
+def _noise_constant(eta: float, M: float, constant: str) -> float:
+    if constant == "tv":
+        return 1.0 / (2.0 * eta)  # ours: eta <= sigma_1 / (2 b)  (docs/mip.md, Proposition A)
     if constant == "thm7":
         return (THM7_CONSTANT / eta) ** (1.0 + 2.0 / M)  # Theorem 7
     if constant == "cor11":
@@ -311,6 +328,17 @@ class GaussianMIPNoise(_SigmaMask):
         return self.s * np.asarray(self.sigma, dtype=float)
 
 
+def _gaussian_noise(sig: np.ndarray, eta: float, M: float, constant: str) -> GaussianMIPNoise:
+    """:func:`mip_noise`'s ``radial="gaussian"`` (our extension): ``eta <= sqrt(d) / (s sqrt(2 pi))``."""
+    check_scalar(eta, name="eta", min_val=0.0, max_val=0.5, include_min=False)
+    check_scalar(M, name="M", min_val=1.0)
+    if constant != "tv" or float(M) != 2.0:
+        raise InvalidParameterError("radial='gaussian' (our extension) needs constant='tv' and M=2")
+    d_eff = max(1, int((sig > 0).sum()))
+    s = _finite_noise(lambda: math.sqrt(d_eff) / (float(eta) * math.sqrt(2.0 * math.pi)), float(eta))
+    return GaussianMIPNoise(sigma=tuple(float(v) for v in sig), s=s)
+
+
 def mip_noise(
     sigma,
     eta: float,
@@ -345,11 +373,7 @@ def mip_noise(
         raise InvalidParameterError(f"sigma must be >= 0; sigma[{int(np.argmax(sig < 0))}] is negative")
     check_choice(radial, name="radial", choices=RADIALS)
     if radial == "gaussian":
-        if constant != "tv" or float(M) != 2.0:
-            raise InvalidParameterError("radial='gaussian' (our extension) needs constant='tv' and M=2")
-        d_eff = max(1, int((sig > 0).sum()))
-        s = math.sqrt(d_eff) / (float(eta) * math.sqrt(2.0 * math.pi))  # ours: eta <= sqrt(d)/(s sqrt(2 pi))
-        return GaussianMIPNoise(sigma=tuple(float(v) for v in sig), s=s)
+        return _gaussian_noise(sig, eta, M, constant)
     c = mip_constant(eta, M, constant=constant)
     if constant == "tv" and radial == "laplace" and int((sig > 0).sum()) > 1:
         raise InvalidParameterError(
