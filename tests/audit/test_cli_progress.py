@@ -57,8 +57,8 @@ def _predictions_only(tmp_path) -> list[str]:
 
 
 def test_predictions_only_say_up_front_that_publish_is_out_of_reach(tmp_path, capsys):
-    """Without the model DTP-1 cannot be measured, so the verdict cannot be "publish": stderr says so once the
-    inputs are read, before the first analysis starts, naming the flags."""
+    """Without the model DTP-1 cannot be measured, so the verdict cannot be "publish": stderr says so before the
+    inputs are read, naming the flags."""
     assert main(_predictions_only(tmp_path)) == 0
     cap = capsys.readouterr()
     lines = cap.err.splitlines()
@@ -68,7 +68,7 @@ def test_predictions_only_say_up_front_that_publish_is_out_of_reach(tmp_path, ca
                               "(--model): the DTP-1 check retrains the model without each record, so it will be not "
                               "measurable, and the verdict can be \"do not publish\" or \"inconclusive\" but never "
                               "\"publish\"; give the model itself to measure it")
-    assert lines[note[0] - 1].startswith("target: ") and lines[note[0] + 1].startswith("membership: ")
+    assert lines[note[0] + 1].startswith("data: ")  # before any input is read: the flags say it
     assert "verdict: PUBLISH" not in cap.out
 
 

@@ -16,7 +16,8 @@ from .thresholds import Thresholds
 
 __all__ = ["AuditConfig", "Flag", "flag_of", "Thresholds", "ProfileSettings", "PROFILES", "TorchTraining",
            "RunOptions", "load_config", "load_config_and_options", "PATH_KEYS", "OUTPUT_FILES",
-           "check_outputs_spare_inputs", "settings_table", "in_words"]
+           "check_outputs_spare_inputs", "settings_table", "in_words", "Setting", "Phrase", "Phrased",
+           "phrase"]
 
 
 class Flag:
@@ -56,32 +57,98 @@ def flag_of(field) -> Flag | None:
     return next((m for m in field.metadata if isinstance(m, Flag)), None)
 
 
+class Setting(BaseModel):
+    """A setting a sentence names, stored as results.json holds it: its key (a key of :class:`AuditConfig` or
+    :class:`RunOptions`; ``thresholds.KEY`` for a threshold; a profile's own key, e.g. ``dtp_test_max_records``;
+    ``records`` for the audited records themselves) and the value the sentence asks for, if any."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    value: str | None = None
+
+    def words(self, *, flags: bool) -> str:
+        """The setting as its reader gives it, the one place a named setting becomes words: with ``flags`` (the
+        command line's user) the flag (``--profile thorough``, ``--no-removal``), else the key in the [thresholds]
+        table or the rest of a --config file; without (a library caller) the argument of :func:`leakaudit.audit`
+        (``profile="thorough"``, ``population``: a file's value means nothing there), else the key."""
+        key, value = self.key, self.value
+        field = {**AuditConfig.model_fields, **RunOptions.model_fields}.get(key)
+        flag = flag_of(field) if field is not None else None
+        if key == "records":
+            return ("in the --train / --test files, or --data; the demo: --n-members / --n-nonmembers" if flags
+                    else "as members and nonmembers")
+        if flags and flag is not None:
+            return flag.given(value)
+        if not flags and flag is not None and flag.argument:
+            return flag.argument
+        if flags and (field is not None or key.startswith("thresholds.")):
+            table = "the [thresholds] table of " if key.startswith("thresholds.") else ""
+            return f"{key.removeprefix('thresholds.')}{f' = {value}' if value else ''} in {table}a --config file"
+        if value in ("true", "false"):
+            value = value.capitalize()
+        elif value is not None and not value.isupper() and not value.replace(".", "").isdigit():
+            value = f'"{value}"'
+        return key + (f"={value}" if value else "")
+
+
+class Phrase(BaseModel):
+    """Words that name settings: ``text`` with ``{0}``, ``{1}``, ... where each of ``settings`` goes, said for its
+    reader by :meth:`words`. A check's ``fix`` and a skipped analysis's are stored so (``fix_parts``, beside ``fix``
+    in the library's words), and said on the command line, in the report and in results.json from them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = Field(description="the words, with {0}, {1}, ... where each setting goes")
+    settings: list[Setting] = Field(default_factory=list)
+
+    def words(self, *, flags: bool) -> str:
+        """The phrase for the command line (``flags``) or for a library caller (:meth:`Setting.words`)."""
+        return self.text.format(*(s.words(flags=flags) for s in self.settings))
+
+
+def phrase(text: str, *settings: str | tuple[str, str]) -> Phrase:
+    """A :class:`Phrase`: ``text`` and the settings it names, each a key or a (key, value) pair."""
+    return Phrase(text=text, settings=[Setting(key=s) if isinstance(s, str) else Setting(key=s[0], value=s[1])
+                                       for s in settings])
+
+
+class Phrased:
+    """A result whose sentences name settings: each such field ``name`` (in the library's words) has beside it
+    ``name_parts``, its :class:`Phrase` (None where it names no setting); :meth:`said` says it for a surface."""
+
+    def said(self, name: str, *, flags: bool) -> str:
+        """Field ``name`` for the command line (``flags``: each setting as its flag) or for a library caller."""
+        parts = getattr(self, f"{name}_parts", None)
+        return parts.words(flags=flags) if parts is not None else getattr(self, name)
+
+
+def escaped(text: str) -> str:
+    """``text`` as a :class:`Phrase`'s text holds it where no setting goes (its braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def phrased(data: Any, *names: str) -> Any:
+    """A model's input ``data`` with each field of ``names`` given as a :class:`Phrase` stored as the model keeps
+    it: ``name`` in the library's words, ``name_parts`` the phrase itself (None where it names no setting)."""
+    if isinstance(data, dict) and any(isinstance(data.get(n), (Phrase, dict)) for n in names):
+        data = dict(data)
+        for n in (n for n in names if isinstance(data.get(n), (Phrase, dict))):
+            said = Phrase.model_validate(data[n])
+            data[n], data[f"{n}_parts"] = said.words(flags=False), said if said.settings else None
+    return data
+
+
 def in_words(text: str, *, flags: bool) -> str:
-    """Text from the library, which names a setting as `key` (or `key = value`), for its reader: with ``flags``
-    (the command line's user) each setting ``leakaudit audit`` has a flag for is written as that flag (``--key
-    value``); without (a library caller) as the argument, ``key`` (``key=value``), or as the argument of
-    :func:`leakaudit.audit` that takes its place in memory (``reference_dir = DIR``: ``references``; a file's value
-    means nothing there). Other text is left as it is."""
+    """Prose written for docs/config.md, which names a setting as `key` (or `key = value`), for its reader: the
+    --help of ``leakaudit audit`` (the settings' descriptions) and the library's error messages, which carry one
+    string; each setting is said by :meth:`Setting.words` (``flags``: the command line). Other text is left as it
+    is; sentences the audit writes for its results name their settings as a :class:`Phrase` instead."""
     import re
 
-    if "`" not in text:
-        return text
     fields = {**AuditConfig.model_fields, **RunOptions.model_fields}
-
-    def one(m: re.Match) -> str:
-        name, value = m.group(1), m.group(3)
-        if name not in fields:
-            return m.group(0)
-        flag = flag_of(fields[name])
-        if flags and flag is not None:
-            return flag.given(value.strip(chr(34)) if value else None)
-        if flag is not None and flag.argument:
-            return flag.argument
-        if value in ("true", "false"):  # a Python argument
-            value = value.capitalize()
-        return name + (f"={value}" if value else "")
-
-    return re.sub(r"`([a-z_]+)( = ([^`]+))?`", one, text)
+    return re.sub(r"`([a-z_]+)(?: = ([^`]+))?`", lambda m: Setting(key=m.group(1), value=(m.group(2) or "").strip(
+        chr(34)) or None).words(flags=flags) if m.group(1) in fields else m.group(0), text)
 
 
 def _type_words(annotation) -> str:
