@@ -58,9 +58,8 @@ def flag_of(field) -> Flag | None:
 
 
 class Setting(BaseModel):
-    """A setting a sentence names, stored as results.json holds it: its key (a key of :class:`AuditConfig` or
-    :class:`RunOptions`; ``thresholds.KEY`` for a threshold; a profile's own key, e.g. ``dtp_test_max_records``;
-    ``records`` for the audited records themselves) and the value the sentence asks for, if any."""
+    """A setting a sentence names: its key (of :class:`AuditConfig` or :class:`RunOptions`, ``thresholds.KEY``, a
+    profile's own, or ``records``: the audited records) and the value the sentence asks for, if any."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -68,13 +67,12 @@ class Setting(BaseModel):
     value: str | None = None
 
     def words(self, *, flags: bool) -> str:
-        """The setting as its reader gives it, the one place a named setting becomes words: with ``flags`` (the
-        command line's user) the flag (``--profile thorough``, ``--no-removal``), else the key in the [thresholds]
-        table or the rest of a --config file; without (a library caller) the argument of :func:`leakaudit.audit`
-        (``profile="thorough"``, ``population``: a file's value means nothing there), else the key."""
+        """The one place a named setting becomes words: with ``flags`` (the command line) its flag (``--profile
+        thorough``), else its key in a --config file; without, the argument of :func:`leakaudit.audit`
+        (``profile="thorough"``; ``population``: a file's value means nothing there), else the key."""
         key, value = self.key, self.value
         field = {**AuditConfig.model_fields, **RunOptions.model_fields}.get(key)
-        flag = flag_of(field) if field is not None else None
+        flag = field and flag_of(field)
         if key == "records":
             return ("in the --train / --test files, or --data; the demo: --n-members / --n-nonmembers" if flags
                     else "as members and nonmembers")
@@ -93,9 +91,8 @@ class Setting(BaseModel):
 
 
 class Phrase(BaseModel):
-    """Words that name settings: ``text`` with ``{0}``, ``{1}``, ... where each of ``settings`` goes, said for its
-    reader by :meth:`words`. A check's ``fix`` and a skipped analysis's are stored so (``fix_parts``, beside ``fix``
-    in the library's words), and said on the command line, in the report and in results.json from them."""
+    """Words that name settings: ``text`` with ``{0}``, ``{1}``, ... where each of ``settings`` goes; :meth:`words`
+    says it for the command line (``flags``) or a library caller, each setting by :meth:`Setting.words`."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -103,7 +100,6 @@ class Phrase(BaseModel):
     settings: list[Setting] = Field(default_factory=list)
 
     def words(self, *, flags: bool) -> str:
-        """The phrase for the command line (``flags``) or for a library caller (:meth:`Setting.words`)."""
         return self.text.format(*(s.words(flags=flags) for s in self.settings))
 
 
@@ -114,11 +110,10 @@ def phrase(text: str, *settings: str | tuple[str, str]) -> Phrase:
 
 
 class Phrased:
-    """A result whose sentences name settings: each such field ``name`` (in the library's words) has beside it
-    ``name_parts``, its :class:`Phrase` (None where it names no setting); :meth:`said` says it for a surface."""
+    """A result whose sentence ``name`` (in the library's words) has beside it ``name_parts``, its :class:`Phrase`
+    (None: it names no setting); :meth:`said` says it for the command line (``flags``) or a library caller."""
 
     def said(self, name: str, *, flags: bool) -> str:
-        """Field ``name`` for the command line (``flags``: each setting as its flag) or for a library caller."""
         parts = getattr(self, f"{name}_parts", None)
         return parts.words(flags=flags) if parts is not None else getattr(self, name)
 
@@ -140,10 +135,8 @@ def phrased(data: Any, *names: str) -> Any:
 
 
 def in_words(text: str, *, flags: bool) -> str:
-    """Prose written for docs/config.md, which names a setting as `key` (or `key = value`), for its reader: the
-    --help of ``leakaudit audit`` (the settings' descriptions) and the library's error messages, which carry one
-    string; each setting is said by :meth:`Setting.words` (``flags``: the command line). Other text is left as it
-    is; sentences the audit writes for its results name their settings as a :class:`Phrase` instead."""
+    """Prose that names a setting as `key` (or `key = value`) as docs/config.md does, for its reader (the
+    settings' descriptions as --help; error messages, one string each): each setting by :meth:`Setting.words`."""
     import re
 
     fields = {**AuditConfig.model_fields, **RunOptions.model_fields}
