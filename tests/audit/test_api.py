@@ -96,8 +96,8 @@ def test_predictions_only_in_memory(tmp_path):
         warned_before.append(len(caught.list))
         return plan(*args, **kwargs)
 
-    with pytest.MonkeyPatch.context() as mp, pytest.warns(NotEstimableWarning, match=(
-            r"predictions only \(predictions\), not the model \(model\): the DTP-1 check .* never \"publish\"")) as caught:
+    said = r"predictions only \(predictions\), not the model \(model\): the DTP-1 check .* never \"publish\""
+    with pytest.MonkeyPatch.context() as mp, pytest.warns(NotEstimableWarning, match=said) as caught:
         mp.setattr(pipeline, "_run_plan", run_plan)
         res = leakaudit.audit(members=mem, nonmembers=non, label="label", profile="smoke",
                               predictions=(rng.dirichlet([1, 1], 200), rng.dirichlet([1, 1], 200)))

@@ -88,10 +88,10 @@ def test_predictions_only_say_so_before_the_work_under_quiet(tmp_path, capsys, m
     assert main(_predictions_only(tmp_path) + ["--quiet"]) == 0
     rest = capsys.readouterr().err
     assert before["err"].splitlines() == [
-        "leakaudit: warning: the audit has the model's predictions only (--predictions-train), not the model "
-        "(--model): the DTP-1 check retrains the model without each record, so it will be not measurable, and the "
-        "verdict can be \"do not publish\" or \"inconclusive\" but never \"publish\"; give the model itself to "
-        "measure it"]
+        "leakaudit: warning: NotEstimableWarning: the audit has the model's predictions only (--predictions-train), "
+        "not the model (--model): the DTP-1 check retrains the model without each record, so it will be not "
+        "measurable, and the verdict can be \"do not publish\" or \"inconclusive\" but never \"publish\"; give the "
+        "model itself to measure it"]
     assert "never \"publish\"" not in rest
 
 

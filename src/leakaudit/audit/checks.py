@@ -23,6 +23,9 @@ from .sections import INTERVAL_SCHEMA, MEASURED_SCHEMA, Skipped
 __all__ = ["Check", "Skipped", "Analysis", "STATUSES", "STATUS_COLOURS", "EXCEEDED", "BELOW", "UNDECIDED", "NOT_MEASURABLE", "PASSED",
            "within_sentence", "decision", "undecided_fix", "evidence_p", "rank_checks"]
 
+#: what enables an analysis that retrains or queries the model, given its predictions only
+GIVE_MODEL = phrase("give the model itself ({0}) instead of its predictions", "model")
+
 #: what an analysis may give as a check's status when it measured the check and it was not exceeded: the check
 #: resolves it to "shown below" or "undecided" from its interval (:func:`decision`); never stored
 PASSED = "passed"

@@ -68,8 +68,8 @@ class Setting(BaseModel):
 
     def words(self, *, flags: bool) -> str:
         """The one place a named setting becomes words: with ``flags`` (the command line) its flag (``--profile
-        thorough``), else its key in a --config file; without, the argument of :func:`leakaudit.audit`
-        (``profile="thorough"``; ``population``: a file's value means nothing there), else the key."""
+        thorough``) or a threshold's key in a --config file; without, the argument of :func:`leakaudit.audit`
+        (``profile="thorough"``; ``population``: a file's value means nothing there); else the key."""
         key, value = self.key, self.value
         field = {**AuditConfig.model_fields, **RunOptions.model_fields}.get(key)
         flag = field and flag_of(field)
@@ -80,9 +80,9 @@ class Setting(BaseModel):
             return flag.given(value)
         if not flags and flag is not None and flag.argument:
             return flag.argument
-        if flags and (field is not None or key.startswith("thresholds.")):
-            table = "the [thresholds] table of " if key.startswith("thresholds.") else ""
-            return f"{key.removeprefix('thresholds.')}{f' = {value}' if value else ''} in {table}a --config file"
+        if flags and key.startswith("thresholds."):
+            return f"{key.removeprefix('thresholds.')}{f' = {value}' if value else ''} in the [thresholds] table of a " \
+                   "--config file"
         if value in ("true", "false"):
             value = value.capitalize()
         elif value is not None and not value.isupper() and not value.replace(".", "").isdigit():

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..learners import capabilities
-from .checks import BELOW, EXCEEDED, NOT_MEASURABLE, PASSED, UNDECIDED, Analysis, Check, Skipped
+from .checks import BELOW, EXCEEDED, GIVE_MODEL, NOT_MEASURABLE, PASSED, UNDECIDED, Analysis, Check, Skipped
 from .config import phrase
 from .context import AuditContext, engine_stats
 
@@ -187,7 +187,7 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     cfg, data, target = ctx.cfg, ctx.data, ctx.target
     if target.learner is None:
         skipped = Skipped(name="PDTP / DTP-1", reason="needs the training algorithm to retrain leave-one-out models",
-                          fix=phrase("give the model itself ({0}) instead of its predictions", "model"), missing=["model"])
+                          fix=GIVE_MODEL, missing=["model"])
         check = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1 rule (PDTP)", status=NOT_MEASURABLE,
                       sentence="the DTP-1 rule could not be checked: the training algorithm is not available",
                       fix=skipped.fix_parts, threshold=cfg.thresholds.max_dtp)

@@ -367,8 +367,9 @@ def _lm_membership(ctx: LMContext, done) -> Analysis:
     if not sc.references:
         skipped.append(Skipped(name="reference-model ratio, LiRA and RMIA (offline)",
                                reason="they calibrate each text's score by reference models, and none was given",
-                               fix=phrase("give {0} (e.g. the base model before fine-tuning)" + (" with {1}" if sc.scores_only
-                                          else ""), ("reference_dir", "DIR"), "model_dir"), missing=["reference"]))
+                               fix=phrase("give {0} (e.g. the base model before fine-tuning)"
+                                          + " with {1}" * sc.scores_only, ("reference_dir", "DIR"), "model_dir"),
+                               missing=["reference"]))
     summary = {**metrics, "blind_baseline": {**blind_mm, "display": "blind baseline (texts only)",
                                              "comparable": bool(bb.p_value > 1 - cc),
                                              "attacks_standing": sorted(standing)}}

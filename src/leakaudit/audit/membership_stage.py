@@ -29,7 +29,8 @@ from ..metrics import (
     tpr_entry,
     wide_interval_reason,
 )
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
+from .checks import (EXCEEDED, GIVE_MODEL, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix,
+                     within_sentence)
 from .config import escaped, phrase
 from .context import AuditContext, engine_stats
 from .recipe import recipe_test
@@ -70,14 +71,15 @@ def attack_plan(target, data, access: str = "scores") -> tuple[list[str], list[S
         return [], [Skipped(name=", ".join(display_name(n) for n in audit_attacks(retrainable, access)),
                             reason=f"a label-only attack queries the model on perturbed copies of the records; this "
                                    f"{target.kind} target answers no queries",
-                            fix=phrase("give the model itself ({0}) instead of its predictions", "model"), missing=["model"])]
+                            fix=GIVE_MODEL, missing=["model"])]
     for name in audit_attacks(retrainable, access):
         missing = sorted(set(make_attack(name).needs) - have)
         if not missing:
             run.append(name)
         elif "reference" not in missing and set(missing) <= _WITH_POPULATION:
             skipped.append(Skipped(name=display_name(name), reason="needs population records (other records of the "
-                                   "same distribution, never trained on)", fix=phrase("give {0}", ("population", "FILE")),
+                                   "same distribution, never trained on)",
+                                   fix=phrase("give {0}", ("population", "FILE")),
                                    missing=["population"]))
         else:
             skipped.append(Skipped(name=display_name(name), reason=f"needs {', '.join(missing)}", missing=missing))

@@ -182,7 +182,7 @@ def _say_limit(text: str, st: _Stages, flags: bool) -> None:
     if st.verbose:
         st.note(text)
     elif flags:
-        print(f"leakaudit: warning: {text}", file=sys.stderr, flush=True)
+        print(f"leakaudit: warning: NotEstimableWarning: {text}", file=sys.stderr, flush=True)
     else:
         import warnings
 

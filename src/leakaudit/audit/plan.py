@@ -242,7 +242,8 @@ def _removal_not_asked(ctx, done) -> Skipped | None:
     if ctx.cfg.removal:
         return None
     n = len(records_to_remove(ctx, done["dtp"]))
-    return Skipped(name="removing the records that break DTP-1", reason=phrase("not asked for ({0})", ("removal", "false")),
+    return Skipped(name="removing the records that break DTP-1",
+                   reason=phrase("not asked for ({0})", ("removal", "false")),
                    fix=phrase(f"give {{0}}: it retrains the recipe without the {n} record{'s' if n != 1 else ''} "
                               f"over {ctx.cfg.settings.dtp_removal_seeds} paired seeds", ("removal", "true")))
 

@@ -179,12 +179,10 @@ def summary_lines(res) -> list[str]:
     for c in v.checks:  # ranked: exceeded first
         if c.status == EXCEEDED:
             lines.append(f"  exceeded: {c.name}: {_lower_first(c.sentence)}")
-    for c in v.checks:
-        if c.status == UNDECIDED and c.shows == "both" and v.burden_of_proof == "safety shown":
-            lines.append(f"  undecided: {c.name}: {_said(c, 'fix') if c.fix else _lower_first(c.sentence)}")
-    for c in v.checks:
-        if c.status == NOT_MEASURABLE:
-            lines.append(f"  not measurable: {c.name}: {_said(c, 'fix') if c.fix else _lower_first(c.sentence)}")
+    safety = v.burden_of_proof == "safety shown"
+    for st in (UNDECIDED, NOT_MEASURABLE):  # each with what would decide or measure it
+        lines += [f"  {st}: {c.name}: {_said(c, 'fix') if c.fix else _lower_first(c.sentence)}" for c in v.checks
+                  if c.status == st and (st == NOT_MEASURABLE or c.shows == "both" and safety)]
     for sk in res.skipped:
         lines.append(f"  not run: {sk['name']}: {_lower_first(_plain_reason(sk))}; to run it: {enabling_hint(sk)}")
     return lines
