@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import ConfigDict, Field, WithJsonSchema, model_validator
 
 from .._results import BELOW, EXCEEDED, NOT_MEASURABLE, STATUS_COLOURS, STATUSES, UNDECIDED, Result
-from .config import Phrase, Phrased, escaped, phrase, phrased
+from .config import Phrase, Phrased, escaped, phrase
 from .sections import INTERVAL_SCHEMA, MEASURED_SCHEMA, Skipped
 
 __all__ = ["Check", "Skipped", "Analysis", "STATUSES", "STATUS_COLOURS", "EXCEEDED", "BELOW", "UNDECIDED", "NOT_MEASURABLE", "PASSED",
@@ -110,9 +110,7 @@ class Check(Result, Phrased):
     @classmethod
     def _resolve_passed(cls, data: Any) -> Any:
         """"passed" (measured, not exceeded) given by an analysis becomes "shown below" or "undecided"; a check of
-        results.json's schema 2 (a status "passed" beside its ``decision``) reads as its decision said; a ``fix``
-        given as a Phrase is kept as its words and its parts."""
-        data = phrased(data, "fix")
+        results.json's schema 2 (a status "passed" beside its ``decision``) reads as its decision said."""
         if isinstance(data, dict) and "decision" in data:  # schema 2
             data = dict(data)
             old = data.pop("decision")

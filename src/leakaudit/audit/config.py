@@ -109,9 +109,22 @@ def phrase(text: str, *settings: str | tuple[str, str]) -> Phrase:
                                        for s in settings])
 
 
-class Phrased:
+class Phrased(BaseModel):
     """A result whose sentence ``name`` (in the library's words) has beside it ``name_parts``, its :class:`Phrase`
-    (None: it names no setting); :meth:`said` says it for the command line (``flags``) or a library caller."""
+    (None: it names no setting); :meth:`said` says it for the command line (``flags``) or a library caller. Such a
+    sentence may be given as a Phrase: it is kept as its words and its parts."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _phrased(cls, data: Any) -> Any:
+        names = [n for n in (f.removesuffix("_parts") for f in cls.model_fields if f.endswith("_parts"))
+                 if isinstance(data, dict) and isinstance(data.get(n), (Phrase, dict))]
+        if names:
+            data = dict(data)
+        for n in names:
+            said = Phrase.model_validate(data[n])
+            data[n], data[f"{n}_parts"] = said.words(flags=False), said if said.settings else None
+        return data
 
     def said(self, name: str, *, flags: bool) -> str:
         parts = getattr(self, f"{name}_parts", None)
@@ -121,17 +134,6 @@ class Phrased:
 def escaped(text: str) -> str:
     """``text`` as a :class:`Phrase`'s text holds it where no setting goes (its braces doubled)."""
     return text.replace("{", "{{").replace("}", "}}")
-
-
-def phrased(data: Any, *names: str) -> Any:
-    """A model's input ``data`` with each field of ``names`` given as a :class:`Phrase` stored as the model keeps
-    it: ``name`` in the library's words, ``name_parts`` the phrase itself (None where it names no setting)."""
-    if isinstance(data, dict) and any(isinstance(data.get(n), (Phrase, dict)) for n in names):
-        data = dict(data)
-        for n in (n for n in names if isinstance(data.get(n), (Phrase, dict))):
-            said = Phrase.model_validate(data[n])
-            data[n], data[f"{n}_parts"] = said.words(flags=False), said if said.settings else None
-    return data
 
 
 def in_words(text: str, *, flags: bool) -> str:

@@ -10,7 +10,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from .._results import Result
 from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks
-from .config import Phrase, Phrased, phrased
+from .config import Phrase, Phrased
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
                        MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, RegisteredAnalysis, Resources,
                        Settings, Skipped, StageResources, TargetSection)
@@ -86,9 +86,7 @@ class Verdict(Result, Phrased):
     @classmethod
     def _schema2(cls, data: Any) -> Any:
         """A verdict of results.json's schema 2: ``passed`` (shown below and undecided together) is read from the
-        checks, which say which each was; ``counts`` is counted. A finding or headline given as a Phrase is kept
-        as its words and its parts."""
-        data = phrased(data, "finding", "headline")
+        checks, which say which each was; ``counts`` is counted."""
         if isinstance(data, dict) and "passed" in data and "shown_below" not in data:
             data = dict(data)
             data.pop("passed")

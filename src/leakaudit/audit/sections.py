@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import (BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, WithJsonSchema, model_serializer,
                       model_validator)
 
-from .config import Phrase, Phrased, phrased
+from .config import Phrase, Phrased
 
 __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "TargetSection", "TprAt", "EpsilonBound",
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
@@ -120,11 +120,6 @@ class Skipped(Section, Phrased):
     fix_parts: Optional[Phrase] = None
     missing: list[str] = Field(default_factory=list, description="the inputs it lacked (population, model, or an "
                                "attack input such as reference); absent when none is named")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _phrased(cls, data: Any) -> Any:
-        return phrased(data, "reason", "fix")
 
     def _given(self) -> tuple:
         return tuple(type(self).model_fields)
