@@ -99,8 +99,10 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     the library's arguments (``model``).
 
     An audit that cannot conclude "publish" whatever it finds (:func:`outcome_limit`: no training algorithm, so
-    DTP-1 is not measurable) says so once its inputs are read, before the analyses: a note among the progress lines,
-    or, with ``verbose`` off, a :class:`~leakaudit.exceptions.NotEstimableWarning`.
+    DTP-1 is not measurable) says so before the work: before reading its inputs where the settings or ``target``
+    say so (predictions only), else once they are read, before the analyses; a note among the progress lines, or,
+    with ``verbose`` off, one line on stderr (``flags``: the command line) or a
+    :class:`~leakaudit.exceptions.NotEstimableWarning`.
 
     Returns
     -------
