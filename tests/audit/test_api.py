@@ -85,20 +85,30 @@ def test_a_model_without_probabilities_is_refused_by_name():
 
 
 def test_predictions_only_in_memory(tmp_path):
+    import leakaudit.audit.pipeline as pipeline
+
     mem, non = _tables(200)
     rng = np.random.default_rng(1)
     # said before the audit runs: without the model DTP-1 cannot be measured, so "publish" is out of reach
-    with pytest.warns(NotEstimableWarning, match=r"predictions only \(predictions\), not the model \(model\): the "
-                                                 r"DTP-1 check .* never \"publish\""):
+    warned_before, plan = [], pipeline._run_plan
+
+    def run_plan(*args, **kwargs):  # the analyses start here: the warning is out already
+        warned_before.append(len(caught.list))
+        return plan(*args, **kwargs)
+
+    said = r"predictions only \(predictions\), not the model \(model\): the DTP-1 check .* never \"publish\""
+    with pytest.MonkeyPatch.context() as mp, pytest.warns(NotEstimableWarning, match=said) as caught:
+        mp.setattr(pipeline, "_run_plan", run_plan)
         res = leakaudit.audit(members=mem, nonmembers=non, label="label", profile="smoke",
                               predictions=(rng.dirichlet([1, 1], 200), rng.dirichlet([1, 1], 200)))
+    assert warned_before and warned_before[0] >= 1
     assert res.outcome != "publish"
     assert set(res.membership) == {"loss", "quantile"}
     skipped = {s["name"]: s for s in res.skipped}
     assert any(s.get("missing") == ["model"] for s in skipped.values())
     # a library call is told the argument, never a flag: in the result and in its saved report
     fixes = [s.fix for s in res.skipped] + [c.fix for c in res.checks]
-    assert any("`model`" in f for f in fixes) and not any("--" in f for f in fixes)
+    assert any("the model itself (model)" in f for f in fixes) and not any("--" in f or "`" in f for f in fixes)
     html = (res.save(tmp_path / "out") / "report.html").read_text()
     assert "the model itself (model)" in html and "--model" not in html
     with pytest.raises(LeakauditError, match=r"predictions\[0\] has shape"):

@@ -109,8 +109,8 @@ def test_predictions_only_skips_retraining_attacks_and_says_why(tmp_path):
     assert "training algorithm" in reasons
     # DTP-1 cannot be checked without the training algorithm: never a silent pass
     dtp = next(c for c in res.verdict.checks if c.id == "dtp.dtp1")
-    # the library names the setting (`model`); the command line and its report name the flag
-    assert dtp.status == "not measurable" and "`model`" in dtp.fix
+    # the result names the setting as the library's argument (model); the command line and its report the flag
+    assert dtp.status == "not measurable" and "(model)" in dtp.fix and dtp.fix_parts.settings[0].key == "model"
     assert "give the model itself (--model)" in (tmp_path / "out" / "report.html").read_text()
     assert res.verdict.outcome in ("inconclusive", "do not publish")
     # random predictions: no leakage to find
@@ -167,8 +167,8 @@ def test_skops_pipeline_model(tmp_path):
     assert {"loss", "lira"} <= set(res.membership)
     assert res.target["kind"] == "sklearn"
     # no --population: RMIA's reference points z are missing, and the report says so
-    assert any(s["name"] == "RMIA" and "population" in s["reason"] and s["fix"] == "give `population = FILE`"
-               for s in res.skipped)
+    assert any(s["name"] == "RMIA" and "population" in s["reason"] and s["fix"] == "give population"
+               and s.said("fix", flags=True) == "give --population FILE" for s in res.skipped)
     # Izzo et al.'s noise covers one parameter vector: a Pipeline's fitted preprocessing is not in it
     assert res.mip is None
     assert any(s["name"] == "MIP noise (Izzo et al.)" and "Pipeline" in s["reason"] for s in res.skipped)

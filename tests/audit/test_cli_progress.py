@@ -57,8 +57,8 @@ def _predictions_only(tmp_path) -> list[str]:
 
 
 def test_predictions_only_say_up_front_that_publish_is_out_of_reach(tmp_path, capsys):
-    """Without the model DTP-1 cannot be measured, so the verdict cannot be "publish": stderr says so once the
-    inputs are read, before the first analysis starts, naming the flags."""
+    """Without the model DTP-1 cannot be measured, so the verdict cannot be "publish": stderr says so before the
+    inputs are read, naming the flags."""
     assert main(_predictions_only(tmp_path)) == 0
     cap = capsys.readouterr()
     lines = cap.err.splitlines()
@@ -68,8 +68,31 @@ def test_predictions_only_say_up_front_that_publish_is_out_of_reach(tmp_path, ca
                               "(--model): the DTP-1 check retrains the model without each record, so it will be not "
                               "measurable, and the verdict can be \"do not publish\" or \"inconclusive\" but never "
                               "\"publish\"; give the model itself to measure it")
-    assert lines[note[0] - 1].startswith("target: ") and lines[note[0] + 1].startswith("membership: ")
+    assert lines[note[0] + 1].startswith("data: ")  # before any input is read: the flags say it
     assert "verdict: PUBLISH" not in cap.out
+
+
+def test_predictions_only_say_so_before_the_work_under_quiet(tmp_path, capsys, monkeypatch):
+    """--quiet silences progress, not the warning about the outcome (issue 63): one line on stderr, written before
+    the records are even read, never left for the end of the run."""
+    import leakaudit.audit.pipeline as pipeline
+
+    before = {}
+    read = pipeline.prepare_data
+
+    def reading(cfg):  # what stderr holds when the audit starts reading its inputs
+        before["err"] = capsys.readouterr().err
+        return read(cfg)
+
+    monkeypatch.setattr(pipeline, "prepare_data", reading)
+    assert main(_predictions_only(tmp_path) + ["--quiet"]) == 0
+    rest = capsys.readouterr().err
+    assert before["err"].splitlines() == [
+        "leakaudit: warning: NotEstimableWarning: the audit has the model's predictions only (--predictions-train), "
+        "not the model (--model): the DTP-1 check retrains the model without each record, so it will be not "
+        "measurable, and the verdict can be \"do not publish\" or \"inconclusive\" but never \"publish\"; give the "
+        "model itself to measure it"]
+    assert "never \"publish\"" not in rest
 
 
 def test_skipped_and_unmeasurable_lines_name_a_flag(tmp_path, capsys):

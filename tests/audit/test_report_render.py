@@ -225,6 +225,42 @@ def test_every_surface_says_each_checks_status_in_the_same_words(audit, outcome,
         assert not re.search(r"\bpassed\b", surface), re.search(r".{60}\bpassed\b.{60}", surface)
 
 
+def test_a_fix_naming_a_setting_reads_as_the_flag_on_stdout_and_as_the_key_in_results_json(audit):
+    """A check's fix names its settings as structured references (issue 62): stdout says each as the flag a user
+    types, results.json and a library call's report as the argument or key, a command-line audit's report as the
+    flag; the verdict's finding, which ends with that fix, alike. No sentence is rewritten after it is written."""
+    from leakaudit.audit.checks import Check
+    from leakaudit.audit.config import phrase
+    from leakaudit.audit.verdict import decide
+    from leakaudit.cli.audit import summary_lines
+
+    res, rec = audit
+    res = copy.deepcopy(res)
+    c = next(c for c in res["verdict"]["checks"] if c["id"].endswith(".auc") and c["analysis"] == "membership")
+    fix = phrase("raise the re-measured records ({0}) above 50 ({1}), or raise {2}", "dtp_test_max_records",
+                 ("profile", "thorough"), "thresholds.low_fpr")
+    check = Check(**{**c, "status": "not measurable", "value": None, "interval": None, "fix": fix,
+                     "fix_parts": None})
+    res["verdict"] = {k: v for k, v in json.loads(decide(make_config(), [check]).to_json()).items()
+                      if k not in ("schema_version", "type")}
+    library = ('raise the re-measured records (dtp_test_max_records) above 50 (profile="thorough"), or raise '
+               "thresholds.low_fpr")
+    flags = ("raise the re-measured records (dtp_test_max_records) above 50 (--profile thorough), or raise low_fpr "
+             "in the [thresholds] table of a --config file")
+    stored = res["verdict"]["checks"][0]
+    assert stored["fix"] == library and stored["fix_parts"]["settings"][1] == {"key": "profile", "value": "thorough"}
+    assert res["verdict"]["finding"].endswith(f"to decide: {library}.")
+    for command, said in (("leakaudit audit --profile smoke", flags), ("", library)):
+        result = read_result({**res, "command": command}).with_records(rec)
+        assert result.verdict.checks[0].fix == library  # the result holds the library's words, whoever ran it
+        text = visible_text(render_report(result, rec))
+        assert f"To measure it: {said}" in text and f"to decide: {said}." in text
+        assert (flags in text) == bool(command) and (library in text) == (not command)
+    stdout = "\n".join(summary_lines(read_result(res)))
+    assert f"  not measurable: {check.name}: {flags}" in stdout and f"to decide: {flags}." in stdout
+    assert "profile=" not in stdout and "thresholds." not in stdout
+
+
 def test_records_table_lists_every_record_behind_the_verdict(audit):
     res, rec = audit
     res = copy.deepcopy(res)

@@ -95,8 +95,10 @@ def test_a_lower_bound_neither_blocks_nor_earns_publish():
 def test_what_would_decide_an_undecided_check_is_computed():
     # AUC 0.55 with upper end 0.61 against 0.6: the half-width above the value must shrink from 0.06 to under 0.05,
     # so the records grow by (0.06 / 0.05) ** 2 = 1.44: more than 1,440 and 2,880
-    assert undecided_fix("AUC", 0.55, 0.61, 0.6, 1000, 2000).startswith(
+    fix = undecided_fix("AUC", 0.55, 0.61, 0.6, 1000, 2000)  # naming where the records are given, per surface
+    assert fix.words(flags=False).startswith(
         "about 1,441 members and 2,881 non-members (now 1,000 and 2,000) would decide it")
+    assert fix.words(flags=False).endswith("(as members and nonmembers)") and "--n-members" in fix.words(flags=True)
     assert undecided_fix("AUC", 0.55, 0.59, 0.6, 1000, 1000) == ""
     assert "more likely show it above" in undecided_fix("AUC", 0.6, 0.65, 0.6, 1000, 1000)
 

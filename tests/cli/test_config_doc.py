@@ -94,7 +94,7 @@ def test_in_words_names_the_flag_or_the_library_argument():
     assert in_words(text, flags=True) == ("give --reference-dir DIR with --model-dir; --population FILE; --train and "
                                           "--test; --profile thorough")
     assert in_words(text, flags=False) == ("give references with model; population; members and nonmembers; "
-                                           "profile=thorough")
+                                           "profile=\"thorough\"")
     # each library argument named is one leakaudit.audit() takes
     import inspect
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
+from .config import escaped, phrase
 from .context import AuditContext
 
 __all__ = ["attribute_analysis"]
@@ -57,7 +58,7 @@ def attribute_analysis(ctx: AuditContext) -> Analysis:
             checks.append(Check(status=NOT_MEASURABLE, **common,
                                 sentence=f"attribute inference of {col} cannot be judged: {n1} members and {n0} "
                                          f"non-members with a known {col} are too few",
-                                fix=f"give more records with {col} filled in"))
+                                fix=phrase(f"give more records with {escaped(col)} filled in ({{0}})", "records")))
         elif lo > th:
             checks.append(Check(status=EXCEEDED, **common,
                                 sentence=f"attribute inference recovers {col} better for members than non-members "
@@ -80,13 +81,13 @@ def _attribute(ctx: AuditContext, skipped: list) -> dict:
     data, target = ctx.data, ctx.target
     if not data.sensitive:
         skipped.append({"name": "attribute inference", "reason": "no sensitive columns given",
-                        "fix": "name them with `sensitive = COL,COL`", "missing": ["sensitive"]})
+                        "fix": phrase("name them with {0}", ("sensitive", "COL,COL")), "missing": ["sensitive"]})
         return {}
     predict_frame = target.predict_frame
     if predict_frame is None:
         skipped.append({"name": "attribute inference",
                         "reason": "needs a model to query with changed columns; predictions alone cannot be re-queried",
-                        "fix": "give the model itself (`model`)", "missing": ["model"]})
+                        "fix": phrase("give the model itself ({0})", "model"), "missing": ["model"]})
         return {}
     enc = data.encoder
     feats = {f.name: f for f in enc.features_}

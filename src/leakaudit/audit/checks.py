@@ -17,17 +17,21 @@ import numpy as np
 from pydantic import ConfigDict, Field, WithJsonSchema, model_validator
 
 from .._results import BELOW, EXCEEDED, NOT_MEASURABLE, STATUS_COLOURS, STATUSES, UNDECIDED, Result
+from .config import Phrase, Phrased, escaped, phrase
 from .sections import INTERVAL_SCHEMA, MEASURED_SCHEMA, Skipped
 
 __all__ = ["Check", "Skipped", "Analysis", "STATUSES", "STATUS_COLOURS", "EXCEEDED", "BELOW", "UNDECIDED", "NOT_MEASURABLE", "PASSED",
            "within_sentence", "decision", "undecided_fix", "evidence_p", "rank_checks"]
+
+#: what enables an analysis that retrains or queries the model, given its predictions only
+GIVE_MODEL = phrase("give the model itself ({0}) instead of its predictions", "model")
 
 #: what an analysis may give as a check's status when it measured the check and it was not exceeded: the check
 #: resolves it to "shown below" or "undecided" from its interval (:func:`decision`); never stored
 PASSED = "passed"
 
 
-class Check(Result):
+class Check(Result, Phrased):
     """One claim the verdict rests on: a measured value, its interval, a threshold and a status.
 
     Attributes
@@ -58,7 +62,12 @@ class Check(Result):
     sentence : str
         What was found, in plain words, with the numbers.
     fix : str
-        For "not measurable": what would make it measurable.
+        For "not measurable": what would make it measurable; for "undecided", what would decide it (in the
+        library's words: a setting as the argument or key).
+    fix_parts : Phrase or None
+        ``fix`` with the settings it names as structured references, from which each surface says it
+        (:meth:`~leakaudit.audit.config.Phrased.said`); an analysis gives ``fix`` as a
+        :class:`~leakaudit.audit.config.Phrase` to set both.
     describes : {"model", "recipe"}
         "recipe" when the check measures the retraining recipe rather than the given model (PDTP retrains; when the
         recipe does not reproduce the given model, such a check cannot alone produce "do not publish").
@@ -91,6 +100,7 @@ class Check(Result):
     confidence: Optional[float] = None
     sentence: str
     fix: str = ""
+    fix_parts: Optional[Phrase] = None
     describes: Literal["model", "recipe"] = "model"
     shows: Literal["both", "leakage only"] = "both"
     p_value: Optional[float] = Field(default=None, ge=0.0, le=1.0)
@@ -166,19 +176,22 @@ def decision(check: Mapping[str, Any]) -> str:
     return BELOW
 
 
-def undecided_fix(what: str, value: float, high: float, threshold: float, n_members: int, n_nonmembers: int) -> str:
+def undecided_fix(what: str, value: float, high: float, threshold: float, n_members: int,
+                  n_nonmembers: int) -> Phrase | str:
     """What would decide a passed check whose interval reaches its threshold: the records at which its upper end
     would fall below it, were the measured value to stay (an interval's width falls as one over the square root of
     the records: ``n * ((high - value) / (threshold - value)) ** 2``). Empty when the interval lies below already;
-    when the value itself reaches the threshold, more records would more likely show it above, and that is said."""
+    when the value itself reaches the threshold, more records would more likely show it above, and that is said; the
+    records as a :class:`~leakaudit.audit.config.Phrase` naming where they are given (``records``)."""
     if high < threshold:
         return ""
     if value >= threshold:
         return (f"its measured {what} reaches the threshold: more records would more likely show it above than below "
                 "(a model trained to leak less would decide it)")
     f = ((high - value) / (threshold - value)) ** 2
-    return (f"about {math.ceil(n_members * f):,} members and {math.ceil(n_nonmembers * f):,} non-members (now "
-            f"{n_members:,} and {n_nonmembers:,}) would decide it, were the {what} to stay {value:.3g}")
+    return phrase(f"about {math.ceil(n_members * f):,} members and {math.ceil(n_nonmembers * f):,} non-members (now "
+                  f"{n_members:,} and {n_nonmembers:,}) would decide it, were the {escaped(what)} to stay {value:.3g} "
+                  "({0})", "records")
 
 
 def evidence_p(check: Check) -> float:

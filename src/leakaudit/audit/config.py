@@ -16,7 +16,8 @@ from .thresholds import Thresholds
 
 __all__ = ["AuditConfig", "Flag", "flag_of", "Thresholds", "ProfileSettings", "PROFILES", "TorchTraining",
            "RunOptions", "load_config", "load_config_and_options", "PATH_KEYS", "OUTPUT_FILES",
-           "check_outputs_spare_inputs", "settings_table", "in_words"]
+           "check_outputs_spare_inputs", "settings_table", "in_words", "Setting", "Phrase", "Phrased",
+           "phrase"]
 
 
 class Flag:
@@ -56,32 +57,93 @@ def flag_of(field) -> Flag | None:
     return next((m for m in field.metadata if isinstance(m, Flag)), None)
 
 
+class Setting(BaseModel):
+    """A setting a sentence names: its key (of :class:`AuditConfig` or :class:`RunOptions`, ``thresholds.KEY``, a
+    profile's own, or ``records``: the audited records) and the value the sentence asks for, if any."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    value: str | None = None
+
+    def words(self, *, flags: bool) -> str:
+        """The one place a named setting becomes words: with ``flags`` (the command line) its flag (``--profile
+        thorough``) or a threshold's key in a --config file; without, the argument of :func:`leakaudit.audit`
+        (``profile="thorough"``; ``population``: a file's value means nothing there); else the key."""
+        key, value = self.key, self.value
+        field = {**AuditConfig.model_fields, **RunOptions.model_fields}.get(key)
+        flag = field and flag_of(field)
+        if key == "records":
+            return ("in the --train / --test files, or --data; the demo: --n-members / --n-nonmembers" if flags
+                    else "as members and nonmembers")
+        if flags and flag is not None:
+            return flag.given(value)
+        if not flags and flag is not None and flag.argument:
+            return flag.argument
+        if flags and key.startswith("thresholds."):
+            return f"{key.removeprefix('thresholds.')}{f' = {value}' if value else ''} in the [thresholds] table of a " \
+                   "--config file"
+        if value in ("true", "false"):
+            value = value.capitalize()
+        elif value is not None and not value.isupper() and not value.replace(".", "").isdigit():
+            value = f'"{value}"'
+        return key + (f"={value}" if value else "")
+
+
+class Phrase(BaseModel):
+    """Words that name settings: ``text`` with ``{0}``, ``{1}``, ... where each of ``settings`` goes; :meth:`words`
+    says it for the command line (``flags``) or a library caller, each setting by :meth:`Setting.words`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str = Field(description="the words, with {0}, {1}, ... where each setting goes")
+    settings: list[Setting] = Field(default_factory=list)
+
+    def words(self, *, flags: bool) -> str:
+        return self.text.format(*(s.words(flags=flags) for s in self.settings))
+
+
+def phrase(text: str, *settings: str | tuple[str, str]) -> Phrase:
+    """A :class:`Phrase`: ``text`` and the settings it names, each a key or a (key, value) pair."""
+    return Phrase(text=text, settings=[Setting(key=s) if isinstance(s, str) else Setting(key=s[0], value=s[1])
+                                       for s in settings])
+
+
+class Phrased(BaseModel):
+    """A result whose sentence ``name`` (in the library's words) has beside it ``name_parts``, its :class:`Phrase`
+    (None: it names no setting); :meth:`said` says it for the command line (``flags``) or a library caller. Such a
+    sentence may be given as a Phrase: it is kept as its words and its parts."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _phrased(cls, data: Any) -> Any:
+        names = [n for n in (f.removesuffix("_parts") for f in cls.model_fields if f.endswith("_parts"))
+                 if isinstance(data, dict) and isinstance(data.get(n), (Phrase, dict))]
+        if names:
+            data = dict(data)
+        for n in names:
+            said = Phrase.model_validate(data[n])
+            data[n], data[f"{n}_parts"] = said.words(flags=False), said if said.settings else None
+        return data
+
+    def said(self, name: str, *, flags: bool) -> str:
+        parts = getattr(self, f"{name}_parts", None)
+        return parts.words(flags=flags) if parts is not None else getattr(self, name)
+
+
+def escaped(text: str) -> str:
+    """``text`` as a :class:`Phrase`'s text holds it where no setting goes (its braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def in_words(text: str, *, flags: bool) -> str:
-    """Text from the library, which names a setting as `key` (or `key = value`), for its reader: with ``flags``
-    (the command line's user) each setting ``leakaudit audit`` has a flag for is written as that flag (``--key
-    value``); without (a library caller) as the argument, ``key`` (``key=value``), or as the argument of
-    :func:`leakaudit.audit` that takes its place in memory (``reference_dir = DIR``: ``references``; a file's value
-    means nothing there). Other text is left as it is."""
+    """Prose that names a setting as `key` (or `key = value`) as docs/config.md does, for its reader (the
+    settings' descriptions as --help; error messages, one string each): each setting by :meth:`Setting.words`."""
     import re
 
-    if "`" not in text:
-        return text
     fields = {**AuditConfig.model_fields, **RunOptions.model_fields}
-
-    def one(m: re.Match) -> str:
-        name, value = m.group(1), m.group(3)
-        if name not in fields:
-            return m.group(0)
-        flag = flag_of(fields[name])
-        if flags and flag is not None:
-            return flag.given(value.strip(chr(34)) if value else None)
-        if flag is not None and flag.argument:
-            return flag.argument
-        if value in ("true", "false"):  # a Python argument
-            value = value.capitalize()
-        return name + (f"={value}" if value else "")
-
-    return re.sub(r"`([a-z_]+)( = ([^`]+))?`", one, text)
+    return re.sub(r"`([a-z_]+)(?: = ([^`]+))?`", lambda m: Setting(key=m.group(1), value=(m.group(2) or "").strip(
+        chr(34)) or None).words(flags=flags) if m.group(1) in fields else m.group(0), text)
 
 
 def _type_words(annotation) -> str:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..learners import capabilities
-from .checks import BELOW, EXCEEDED, NOT_MEASURABLE, PASSED, UNDECIDED, Analysis, Check, Skipped
+from .checks import BELOW, EXCEEDED, GIVE_MODEL, NOT_MEASURABLE, PASSED, UNDECIDED, Analysis, Check, Skipped
+from .config import phrase
 from .context import AuditContext, engine_stats
 
 __all__ = ["dtp_analysis"]
@@ -186,10 +187,10 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     cfg, data, target = ctx.cfg, ctx.data, ctx.target
     if target.learner is None:
         skipped = Skipped(name="PDTP / DTP-1", reason="needs the training algorithm to retrain leave-one-out models",
-                          fix="give the model itself (`model`) instead of its predictions", missing=["model"])
+                          fix=GIVE_MODEL, missing=["model"])
         check = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1 rule (PDTP)", status=NOT_MEASURABLE,
                       sentence="the DTP-1 rule could not be checked: the training algorithm is not available",
-                      fix=skipped.fix, threshold=cfg.thresholds.max_dtp)
+                      fix=skipped.fix_parts, threshold=cfg.thresholds.max_dtp)
         return Analysis(name="dtp", checks=(check,), skipped=(skipped,))
     from ..dtp.noise_floor import seed_noise_floor
     from ..dtp.pdtp import pdtp
@@ -365,10 +366,10 @@ def _beyond_allowance(ctx: AuditContext, s: dict, common: dict, raw: str) -> Che
            f"allowed" if u.get("m") else "no unmeasured member was sampled")
     return Check(name=common.pop("name"), status=NOT_MEASURABLE, value=s["max"], **common,
                  sentence=f"{raw}; not measurable: {why}",
-                 fix=(f"measure every member (profile {'standard' if sc.get('ranking') == 'none' else 'thorough'}), "
-                      f"or allow more unmeasured members "
-                      f"(max_unmeasured_dtp_share, now {t.max_unmeasured_dtp_share:g}; "
-                      f"max_records_above_dtp, now {t.max_records_above_dtp})"))
+                 fix=phrase(f"measure every member ({{0}}), or allow more unmeasured members ({{1}}, now "
+                            f"{t.max_unmeasured_dtp_share:g}; {{2}}, now {t.max_records_above_dtp})",
+                            ("profile", "standard" if sc.get("ranking") == "none" else "thorough"),
+                            "thresholds.max_unmeasured_dtp_share", "thresholds.max_records_above_dtp"))
 
 
 def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
@@ -425,7 +426,8 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
         return Check(name=name, status=NOT_MEASURABLE, value=s["max"], **common,
                      sentence=(f"{raw}; {len(test.records)} were re-measured and {k} is significant, but "
                                f"{untested} were not re-measured"),
-                     fix=f"raise dtp_test_max_records above {cfg.settings.dtp_test_max_records} (profile thorough)")
+                     fix=phrase(f"raise the re-measured records ({{0}}) above {cfg.settings.dtp_test_max_records} "
+                                f"({{1}})", "dtp_test_max_records", ("profile", "thorough")))
     if c := _beyond_allowance(ctx, s, {**common, "name": name}, raw):
         return c
     # shown below only when the re-measured records' means fall within the allowance; a mean above the threshold that
@@ -437,5 +439,5 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
                            f"after re-measuring each {test.n_repeats} times (largest lower bound {best:.2f}"
                            + ("" if shown else f"; {over} re-measured mean{'s' if over > 1 else ''} above {thr:g}, so "
                                                  "not shown below it either") + ")"),
-                 fix="" if shown else (f"re-measure with more repeats (dtp_test_repeats, now "
-                                       f"{cfg.settings.dtp_test_repeats}; profile thorough)"))
+                 fix="" if shown else phrase(f"re-measure with more repeats (dtp_test_repeats, now "
+                                            f"{cfg.settings.dtp_test_repeats}; {{0}})", ("profile", "thorough")))

@@ -25,7 +25,7 @@ import pandas as pd
 from ..exceptions import NotEstimableWarning
 from ..metrics import DEFAULT_FPRS, empirical_epsilon, evaluate_membership
 from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
-from .config import AuditConfig
+from .config import AuditConfig, phrase
 from .context import SeedsFor
 from .membership_stage import attack_checks
 from .assemble import assemble
@@ -363,12 +363,13 @@ def _lm_membership(ctx: LMContext, done) -> Analysis:
         skipped.append(Skipped(name="Min-K%++", reason="it needs the next-token distribution's mean and standard "
                                                        "deviation of log-probabilities at each position, which "
                                                        "per-token scores alone do not give",
-                               fix="give the model itself (`model_dir`)", missing=["model"]))
+                               fix=phrase("give the model itself ({0})", "model_dir"), missing=["model"]))
     if not sc.references:
         skipped.append(Skipped(name="reference-model ratio, LiRA and RMIA (offline)",
                                reason="they calibrate each text's score by reference models, and none was given",
-                               fix="give `reference_dir = DIR` (e.g. the base model before fine-tuning)"
-                                   + (" with `model_dir`" if sc.scores_only else ""), missing=["reference"]))
+                               fix=phrase("give {0} (e.g. the base model before fine-tuning)"
+                                          + " with {1}" * sc.scores_only, ("reference_dir", "DIR"), "model_dir"),
+                               missing=["reference"]))
     summary = {**metrics, "blind_baseline": {**blind_mm, "display": "blind baseline (texts only)",
                                              "comparable": bool(bb.p_value > 1 - cc),
                                              "attacks_standing": sorted(standing)}}

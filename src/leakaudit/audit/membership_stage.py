@@ -29,7 +29,9 @@ from ..metrics import (
     tpr_entry,
     wide_interval_reason,
 )
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
+from .checks import (EXCEEDED, GIVE_MODEL, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix,
+                     within_sentence)
+from .config import escaped, phrase
 from .context import AuditContext, engine_stats
 from .recipe import recipe_test
 
@@ -69,14 +71,15 @@ def attack_plan(target, data, access: str = "scores") -> tuple[list[str], list[S
         return [], [Skipped(name=", ".join(display_name(n) for n in audit_attacks(retrainable, access)),
                             reason=f"a label-only attack queries the model on perturbed copies of the records; this "
                                    f"{target.kind} target answers no queries",
-                            fix="give the model itself (`model`) instead of its predictions", missing=["model"])]
+                            fix=GIVE_MODEL, missing=["model"])]
     for name in audit_attacks(retrainable, access):
         missing = sorted(set(make_attack(name).needs) - have)
         if not missing:
             run.append(name)
         elif "reference" not in missing and set(missing) <= _WITH_POPULATION:
             skipped.append(Skipped(name=display_name(name), reason="needs population records (other records of the "
-                                   "same distribution, never trained on)", fix="give `population = FILE`",
+                                   "same distribution, never trained on)",
+                                   fix=phrase("give {0}", ("population", "FILE")),
                                    missing=["population"]))
         else:
             skipped.append(Skipped(name=display_name(name), reason=f"needs {', '.join(missing)}", missing=missing))
@@ -85,8 +88,8 @@ def attack_plan(target, data, access: str = "scores") -> tuple[list[str], list[S
         skipped.insert(0, Skipped(
             name=f"{', '.join(names)} (reference-model attacks)",
             reason=f"the training algorithm is not available for a {target.kind} target",
-            fix="give the model itself (`model`: a skops estimator, or a torch state_dict with `module`) so that "
-                "reference models can be retrained", missing=["model"]))
+            fix=phrase("give the model itself ({0}: a skops estimator, or a torch state_dict with {1}) so that "
+                       "reference models can be retrained", "model", "module"), missing=["model"]))
     return run, skipped
 
 
@@ -204,7 +207,7 @@ def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, ep
                          interval=(lo, hi), **common,
                          sentence=f"{who}: AUC {mm['auc']:.3f} cannot be judged: with {n1} members and {n0} "
                                   f"non-members even a perfect attack's AUC interval would not clear {th.max_auc:g}",
-                         fix=f"give at least {need} members and {need} non-members"))
+                         fix=phrase(f"give at least {need} members and {need} non-members ({{0}})", "records")))
     else:
         exceeded = lo > th.max_auc
         out.append(Check(
@@ -225,9 +228,10 @@ def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, ep
     if t is None or t["tpr"] != t["tpr"] or not tpr_ci_can_exceed(n1, n0, f, th.max_tpr_at_low_fpr, confidence=cc):
         try:
             need = min_nonmembers_for_tpr(f, th.max_tpr_at_low_fpr, confidence=cc, n_members=n1)
-            fix = f"TPR at {pct} FPR needs at least {need:,} non-members; {n0:,} given (or raise thresholds.low_fpr)"
+            fix = phrase(f"TPR at {pct} FPR needs at least {need:,} non-members; {n0:,} given (or raise {{0}})",
+                         "thresholds.low_fpr")
         except InvalidParameterError as exc:  # too few members for any number of non-members
-            fix = str(exc)
+            fix = phrase(escaped(str(exc)) + " ({0})", "records")
         out.append(Check(id=tid, name=tname, status=NOT_MEASURABLE, **common,
                          value=None if t is None or t["tpr"] != t["tpr"] else t["tpr"],
                          sentence=f"{who}: TPR at {pct} FPR cannot be judged with {n1} members and {n0} non-members: "
@@ -253,7 +257,7 @@ def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, ep
         if not eps.measurable:
             out.append(Check(id=eid, name=ename, status=NOT_MEASURABLE, **common,
                              sentence=f"{who}: the empirical epsilon cannot be bounded: {eps.reason}",
-                             fix="give more members and non-members"))
+                             fix=phrase("give more members and non-members ({0})", "records")))
         else:
             exceeded = eps.epsilon_lb > budget
             out.append(Check(

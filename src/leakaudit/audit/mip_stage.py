@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from .checks import Analysis, Skipped
+from .checks import GIVE_MODEL, Analysis, Skipped
 from .context import AuditContext
 
 __all__ = ["MIP_ETA", "accuracy_cost", "mip_analysis"]
@@ -84,7 +84,7 @@ def _mip(cfg, data, target, seeds: dict, skipped: list) -> dict | None:
     if target.learner is None:
         skipped.append({"name": "MIP noise (Izzo et al.)",
                         "reason": "needs the training algorithm (the model, not only its predictions)",
-                        "fix": "give the model itself (`model`) instead of its predictions", "missing": ["model"]})
+                        "fix": GIVE_MODEL, "missing": ["model"]})
         return None
     codec, why = _codec(target, target.inputs(data)[0])
     if codec is None:

@@ -104,10 +104,6 @@ def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dic
 
 def _write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dict | None = None) -> None:
     """:func:`write_audit_files`' work: written in a temporary folder beside ``out``, then moved in."""
-    from functools import partial
-
-    from .config import in_words
-
     created = _first_missing(out)
     tmp = None
     try:
@@ -118,9 +114,7 @@ def _write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: di
             _spreadsheet_safe(records).to_csv(tmp / "records.csv", index=False)
         if evidence is not None:
             write_json_atomic(tmp / "evidence.json", evidence)
-        # a command-line audit names its settings as flags, a library call as arguments
-        _write_report(tmp, type(result), columns=[str(c) for c in records.columns],
-                      words=partial(in_words, flags=result.command.startswith("leakaudit ")))
+        _write_report(tmp, type(result), columns=[str(c) for c in records.columns])
         out.mkdir(parents=True, exist_ok=True)
         for f in tmp.iterdir():
             os.replace(f, out / f.name)
@@ -133,26 +127,15 @@ def _write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: di
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _reworded(obj, words):
-    """``obj`` (results.json's data) with ``words`` applied to every string but the recorded configuration's."""
-    if isinstance(obj, str):
-        return words(obj)
-    if isinstance(obj, list):
-        return [_reworded(v, words) for v in obj]
-    if isinstance(obj, dict):
-        return {k: v if k == "config" else _reworded(v, words) for k, v in obj.items()}
-    return obj
-
-
-def _write_report(folder: Path, result_type, *, words, columns: list[str] | None = None) -> None:
+def _write_report(folder: Path, result_type, *, columns: list[str] | None = None) -> None:
     """``folder/report.html`` from the results.json and records.csv written there, read back as written (strict
-    JSON, the CSV's types and exact text cells: :func:`read_records_csv`) into ``result_type`` with its texts'
-    settings named by ``words`` (:func:`leakaudit.audit.config.in_words`). records.csv's header writes control
-    characters out: its columns are named as the audit named them (``columns``; by default those of results.json's
-    ``record_columns`` whose written-out name they carry)."""
+    JSON, the CSV's types and exact text cells: :func:`read_records_csv`) into ``result_type`` (the report names
+    the settings its sentences name as the audit's command line or library call gave them). records.csv's header
+    writes control characters out: its columns are named as the audit named them (``columns``; by default those of
+    results.json's ``record_columns`` whose written-out name they carry)."""
     from ..report import render_report
 
-    shown = result_type.from_dict(_reworded(json.loads((folder / "results.json").read_text()), words))
+    shown = result_type.from_dict(json.loads((folder / "results.json").read_text()))
     records = read_records_csv(folder / "records.csv")
     if columns is None:
         named = {escape_controls(str(c)): str(c) for c in shown.data.get("record_columns", [])}

@@ -23,7 +23,7 @@ import pandas as pd
 from .. import __version__
 from .._results import record_name, write_json_atomic
 from ..exceptions import AuditInterrupted
-from .config import AuditConfig, check_outputs_spare_inputs, in_words
+from .config import AuditConfig, Phrase, check_outputs_spare_inputs, phrase
 from .context import AuditContext, engine_stats
 from .data import AuditData, prepare_data
 from .output import check_out_writable
@@ -99,8 +99,10 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     the library's arguments (``model``).
 
     An audit that cannot conclude "publish" whatever it finds (:func:`outcome_limit`: no training algorithm, so
-    DTP-1 is not measurable) says so once its inputs are read, before the analyses: a note among the progress lines,
-    or, with ``verbose`` off, a :class:`~leakaudit.exceptions.NotEstimableWarning`.
+    DTP-1 is not measurable) says so before the work: before reading its inputs where the settings or ``target``
+    say so (predictions only), else once they are read, before the analyses; a note among the progress lines, or,
+    with ``verbose`` off, one line on stderr (``flags``: the command line) or a
+    :class:`~leakaudit.exceptions.NotEstimableWarning`.
 
     Returns
     -------
@@ -128,6 +130,9 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
         st = _Stages(verbose)
         seeds = PLAN.seeds(cfg.seed)
         in_memory = data is not None
+        limit = outcome_limit(cfg, target)  # the model given as predictions: said before any input is read
+        if limit is not None:
+            _say_limit(limit.words(flags=flags), st, flags)
         with st.stage("data", "loading and encoding records"):
             if data is None:
                 data = prepare_data(cfg)
@@ -135,9 +140,8 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
             if target is None:
                 target = prepare_target(cfg, data, random_state=seeds["target"])
             target.learner = on_device(target.learner, cfg.device)
-        limit = outcome_limit(cfg, target)
-        if limit is not None:  # said once the inputs are accepted, before any analysis spends time
-            _say_limit(in_words(limit, flags=flags), st)
+        if limit is None and (limit := outcome_limit(cfg, target)) is not None:  # before any analysis spends time
+            _say_limit(limit.words(flags=flags), st, flags)
         engine = _engine(cfg, default_cache)
         st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
         try:
@@ -155,27 +159,32 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
             engine.close()
 
 
-def outcome_limit(cfg: AuditConfig, target: Target) -> str | None:
-    """Why this audit cannot conclude "publish", known as soon as its inputs are read (settings named as `key`, for
-    :func:`~leakaudit.audit.config.in_words`); None when nothing rules it out.
+def outcome_limit(cfg: AuditConfig, target: Target | None) -> Phrase | None:
+    """Why this audit cannot conclude "publish", with the settings it names; None when nothing rules it out (without
+    ``target``, before the inputs are read: when ``cfg`` alone does not say so, the model given as predictions).
 
     Without a training algorithm (the model's predictions only, or a torch module given without a learner) the
     DTP-1 check, which retrains the model without each record, is "not measurable" whenever the release shows
     scores; a check that is not measurable keeps the verdict from "publish" under either burden of proof."""
-    if target.learner is not None or cfg.release == "labels":
+    kind = ("predictions" if cfg.predictions_train is not None else None) if target is None else \
+        (None if target.learner is not None else target.kind)
+    if kind is None or cfg.release == "labels":
         return None
-    what = ("the audit has the model's predictions only (`predictions_train`), not the model (`model`)"
-            if target.kind == "predictions" else f"the audit cannot retrain this {target.kind} model (no training "
-                                                 "algorithm was given)")
-    return (f"{what}: the DTP-1 check retrains the model without each record, so it will be not measurable, and the "
-            "verdict can be \"do not publish\" or \"inconclusive\" but never \"publish\"; give the model itself to "
-            "measure it")
+    what = ("the audit has the model's predictions only ({0}), not the model ({1})" if kind == "predictions" else
+            f"the audit cannot retrain this {kind} model (no training algorithm was given)")
+    return phrase(f"{what}: the DTP-1 check retrains the model without each record, so it will be not measurable, "
+                  "and the verdict can be \"do not publish\" or \"inconclusive\" but never \"publish\"; give the "
+                  "model itself to measure it", *(["predictions_train", "model"] if kind == "predictions" else []))
 
 
-def _say_limit(text: str, st: _Stages) -> None:
-    """``text`` (:func:`outcome_limit`) as a note among the progress lines, or as a warning when those are off."""
+def _say_limit(text: str, st: _Stages, flags: bool) -> None:
+    """``text`` (:func:`outcome_limit`) as a note among the progress lines; when those are off, as one line on
+    stderr at once on the command line (``flags``: a warning about the outcome, said before the work, never among
+    the warnings summed up when the command ends), else as a warning."""
     if st.verbose:
         st.note(text)
+    elif flags:
+        print(f"leakaudit: warning: NotEstimableWarning: {text}", file=sys.stderr, flush=True)
     else:
         import warnings
 

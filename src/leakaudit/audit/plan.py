@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from .checks import Analysis, Skipped
-from .config import SEED_SLOTS
+from .config import SEED_SLOTS, phrase
 from .context import AuditContext
 
 __all__ = ["Step", "Plan", "PLAN", "STEPS", "check_confidence", "run_plan", "register_analysis", "with_registered"]
@@ -156,7 +156,8 @@ def _structural_step(ctx, done):
         return Analysis(name="structural", skipped=(Skipped(
             name="structural checks", reason=f"the audit holds no model whose structure it can read (a "
                                              f"{ctx.target.kind} target)",
-            fix="give the model itself (`model`: a skops estimator, or a torch state_dict with `module`)",
+            fix=phrase("give the model itself ({0}: a skops estimator, or a torch state_dict with {1})", "model",
+                       "module"),
             missing=["model"]),))
     return Analysis(name="structural", checks=tuple(checks or ()))
 
@@ -241,9 +242,10 @@ def _removal_not_asked(ctx, done) -> Skipped | None:
     if ctx.cfg.removal:
         return None
     n = len(records_to_remove(ctx, done["dtp"]))
-    return Skipped(name="removing the records that break DTP-1", reason="not asked for (`removal = false`)",
-                   fix=f"give `removal = true`: it retrains the recipe without the {n} record{'s' if n != 1 else ''} "
-                       f"over {ctx.cfg.settings.dtp_removal_seeds} paired seeds")
+    return Skipped(name="removing the records that break DTP-1",
+                   reason=phrase("not asked for ({0})", ("removal", "false")),
+                   fix=phrase(f"give {{0}}: it retrains the recipe without the {n} record{'s' if n != 1 else ''} "
+                              f"over {ctx.cfg.settings.dtp_removal_seeds} paired seeds", ("removal", "true")))
 
 
 def _removal(ctx, done):

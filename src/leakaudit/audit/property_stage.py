@@ -22,6 +22,7 @@ import numpy as np
 
 from .._random import spawn_seeds
 from .checks import Analysis, Skipped
+from .config import phrase
 from .context import AuditContext
 
 __all__ = ["compare_with_no_model", "property_analysis"]
@@ -140,8 +141,9 @@ def _property(cfg, data, target, seeds: dict, skipped: list, engine) -> dict:
             skipped.append({"name": f"property inference of {col}={value}",
                             "reason": f"not enough records outside the members to vary the group's share "
                                       f"({len(pool_y)} non-member and population records for {n} members)",
-                            "fix": "give `population = FILE` (records of the same distribution, never trained on) so "
-                                   "that non-members and population together are at least 1.5 times the members",
+                            "fix": phrase("give {0} (records of the same distribution, never trained on) so that "
+                                          "non-members and population together are at least 1.5 times the members",
+                                          ("population", "FILE")),
                             "missing": ["population"]})
             continue
         P = engine.predict_many(target.learner, pool_X, pool_y, subsets, spawn_seeds(int(rng.integers(2**31)),

@@ -10,6 +10,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from .._results import Result
 from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks
+from .config import Phrase, Phrased
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
                        MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, RegisteredAnalysis, Resources,
                        Settings, Skipped, StageResources, TargetSection)
@@ -32,7 +33,7 @@ SCHEMA_VERSION = 3
 EXIT_CODES = {"publish": 0, "do not publish": 3, "inconclusive": 4}
 
 
-class Verdict(Result):
+class Verdict(Result, Phrased):
     """The outcome, every check it rests on, and the thresholds they were judged against.
 
     ``outcome``: "do not publish" (a check that describes the given model is exceeded at the stated confidence),
@@ -43,7 +44,9 @@ class Verdict(Result):
     ``policy``: the release policy applied
     (a built-in name or the policy file); ``release`` and ``threat_model``: the release context the analyses were
     chosen for (:mod:`leakaudit.audit.release`). ``publish`` is ``outcome == "publish"``. ``headline`` is the
-    outcome and ``finding`` (one sentence: what was found, how sure, what to do), as "Outcome: finding".
+    outcome and ``finding`` (one sentence: what was found, how sure, what to do), as "Outcome: finding";
+    ``finding_parts`` and ``headline_parts``: the same with the settings they name as structured references, said
+    per surface by :meth:`~leakaudit.audit.config.Phrased.said` (None where they name none).
     ``reasons``, ``shown_below``, ``undecided`` and ``not_measurable`` are the sentences of the exceeded, shown-below,
     undecided and unmeasurable checks, ranked. ``confidence`` is the family-wise confidence of the verdict:
     each check is judged at ``check_confidence``, Bonferroni over the ``n_planned`` checks the analyses planned for
@@ -56,6 +59,8 @@ class Verdict(Result):
     publish: bool
     headline: str
     finding: str = ""
+    headline_parts: Optional[Phrase] = None
+    finding_parts: Optional[Phrase] = None
     reasons: list[str]
     shown_below: list[str]
     thresholds: dict[str, Optional[float]]

@@ -18,6 +18,8 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import (BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, WithJsonSchema, model_serializer,
                       model_validator)
 
+from .config import Phrase, Phrased
+
 __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "TargetSection", "TprAt", "EpsilonBound",
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
            "PropertyEstimate", "MipSection", "DpSection", "DatasetInferenceSection", "RecordRiskSection",
@@ -101,23 +103,29 @@ class Section(BaseModel):
         return public_dir(self)
 
 
-class Skipped(Section):
+class Skipped(Section, Phrased):
     """An analysis that could not run, why, and what would enable it (``fix``: a flag or an input).
 
     ``missing`` names the inputs it lacked (``population``, ``model``, or an attack input such as ``reference``), so
     a caller can say which argument or flag gives them without reading ``reason``; results.json holds it only when it
-    names any."""
+    names any. ``reason_parts`` and ``fix_parts``: ``reason`` and ``fix`` with the settings they name as structured
+    references (either given as a :class:`~leakaudit.audit.config.Phrase`), said per surface by :meth:`said`."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1)
     reason: str = Field(min_length=1)
+    reason_parts: Optional[Phrase] = None
     fix: str = ""
+    fix_parts: Optional[Phrase] = None
     missing: list[str] = Field(default_factory=list, description="the inputs it lacked (population, model, or an "
                                "attack input such as reference); absent when none is named")
 
+    def _given(self) -> tuple:
+        return tuple(type(self).model_fields)
+
     def _omitted(self) -> set[str]:
-        return set() if self.missing else {"missing"}
+        return {k for k in ("missing", "reason_parts", "fix_parts") if not getattr(self, k)}
 
     def as_dict(self) -> dict:
         """results.json's entry: name, reason, fix, and ``missing`` when it names any input."""

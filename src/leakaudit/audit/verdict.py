@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .checks import BELOW, EXCEEDED, NOT_MEASURABLE, STATUSES, UNDECIDED, Check, rank_checks
-from .config import AuditConfig
+from .config import AuditConfig, Phrase, escaped
 from .release import threat_model
 from .results import EXIT_CODES, Verdict
 
@@ -62,9 +62,9 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
             parts.append(f"{_count(blocking)} {'is' if len(blocking) == 1 else 'are'} undecided ({_names(blocking)})")
         if unmeasured:
             parts.append(f"{_count(unmeasured)} could not be measured ({_names(unmeasured)})")
-        todo = _todo(recipe, recipe_only, blocking, unmeasured)
-        finding = (f"no check shows leakage of the given model {together}, but " + _and(parts)
-                   + (f"; {todo}" if todo else "") + ".")
+        todo = _todo(recipe, recipe_only, blocking, unmeasured)  # what to do first, naming settings as a Phrase
+        finding = Phrase(text=escaped(f"no check shows leakage of the given model {together}, but " + _and(parts))
+                         + (f"; {todo.text}" if todo.text else "") + ".", settings=todo.settings)
         cause = _one_cause(unmeasured) if not (recipe_only or blocking) else None
         if cause is not None:  # every unmeasured check is so because of one finding: that finding is the headline
             finding = f"{cause.sentence.rstrip('.')}."
@@ -84,7 +84,7 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
     planned = dict(planned) if planned is not None else {"checks": len(checks)}
     return Verdict(
         publish=outcome == "publish", outcome=outcome, finding=finding,
-        headline=f"{outcome[:1].upper()}{outcome[1:]}: {finding}",
+        headline=_prefixed(f"{outcome[:1].upper()}{outcome[1:]}: ", finding),
         counts={s: len(by[s]) for s in STATUSES},
         reasons=[c.sentence for c in exceeded + recipe_only], shown_below=[c.sentence for c in by[BELOW]],
         not_measurable=[_with_fix(c) for c in unmeasured], undecided=[_with_fix(c) for c in undecided],
@@ -96,15 +96,22 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
     )
 
 
-def _todo(recipe: dict | None, recipe_only: list[Check], blocking: list[Check], unmeasured: list[Check]) -> str:
-    """What to do first, in a clause: check the inputs when the recipe does not reproduce the given model, else the
-    fix of the strongest undecided or unmeasured check."""
+def _todo(recipe: dict | None, recipe_only: list[Check], blocking: list[Check], unmeasured: list[Check]) -> Phrase:
+    """What to do first, in a clause (empty: nothing to say): check the inputs when the recipe does not reproduce
+    the given model, else the fix of the strongest undecided or unmeasured check, with the settings it names."""
     if recipe_only and recipe is not None and recipe.get("reproduces") is False:
-        return ("check that the model was trained on these members by this recipe: it shows less membership signal "
-                "than its recipe gives" + (f" (p = {recipe['p_value']:.2g})" if recipe.get("p_value") is not None
-                                           else ""))
-    fix = next((c.fix for c in blocking + unmeasured if c.fix), "")
-    return f"to decide: {fix}" if fix else ""
+        return Phrase(text="check that the model was trained on these members by this recipe: it shows less "
+                           "membership signal than its recipe gives" + (f" (p = {recipe['p_value']:.2g})"
+                                                                        if recipe.get("p_value") is not None else ""))
+    c = next((c for c in blocking + unmeasured if c.fix), None)
+    return Phrase(text="") if c is None else _prefixed("to decide: ", c.fix_parts or Phrase(text=escaped(c.fix)))
+
+
+def _prefixed(prefix: str, said: Phrase | str) -> Phrase | str:
+    """``said`` (a sentence, or a Phrase naming settings) after ``prefix``."""
+    if isinstance(said, str):
+        return prefix + said
+    return Phrase(text=escaped(prefix) + said.text, settings=said.settings)
 
 
 def _with_fix(c: Check) -> str:

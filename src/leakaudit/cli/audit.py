@@ -165,7 +165,8 @@ def register(app: typer.Typer) -> None:
 def verdict_line(verdict) -> str:
     """The verdict in one line: ``verdict: INCONCLUSIVE. No check shows ...`` (the outcome, then the verdict's
     finding, which names a record by its file and row, as the report and records.csv do)."""
-    return f"verdict: {verdict.outcome.upper()}. {verdict.finding[:1].upper() + verdict.finding[1:]}"
+    finding = _said(verdict, "finding")
+    return f"verdict: {verdict.outcome.upper()}. {finding[:1].upper() + finding[1:]}"
 
 
 def summary_lines(res) -> list[str]:
@@ -179,17 +180,12 @@ def summary_lines(res) -> list[str]:
     for c in v.checks:  # ranked: exceeded first
         if c.status == EXCEEDED:
             lines.append(f"  exceeded: {c.name}: {_lower_first(c.sentence)}")
-    for c in v.checks:
-        if c.status == UNDECIDED and c.shows == "both" and v.burden_of_proof == "safety shown":
-            lines.append(f"  undecided: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")
-    for c in v.checks:
-        if c.status == NOT_MEASURABLE:
-            lines.append(f"  not measurable: {c.name}: {_with_flags(c.fix) if c.fix else _lower_first(c.sentence)}")
-    from ..audit.config import in_words
-
+    safety = v.burden_of_proof == "safety shown"
+    for st in (UNDECIDED, NOT_MEASURABLE):  # each with what would decide or measure it
+        lines += [f"  {st}: {c.name}: {_said(c, 'fix') if c.fix else _lower_first(c.sentence)}" for c in v.checks
+                  if c.status == st and (st == NOT_MEASURABLE or c.shows == "both" and safety)]
     for sk in res.skipped:
-        lines.append(f"  not run: {sk['name']}: {_lower_first(in_words(_plain_reason(sk), flags=True))}; "
-                     f"to run it: {in_words(enabling_hint(sk), flags=True)}")
+        lines.append(f"  not run: {sk['name']}: {_lower_first(_plain_reason(sk))}; to run it: {enabling_hint(sk)}")
     return lines
 
 
@@ -230,9 +226,17 @@ def _input_words(name: str) -> str:
     return name.replace("_", " ")
 
 
-def _plain_reason(skipped: dict) -> str:
+def _said(result, name: str) -> str:
+    """A sentence of a result (a check's or skipped analysis's ``fix``, the verdict's ``finding``) for the command
+    line: each setting it names as its flag (:meth:`~leakaudit.audit.config.Phrased.said`)."""
+    if hasattr(result, "said"):
+        return result.said(name, flags=True)
+    return result.get(name, "") if isinstance(result, dict) else getattr(result, name)
+
+
+def _plain_reason(skipped) -> str:
     """A skipped analysis's reason; one that names only missing inputs (``missing``) says them in words."""
-    reason, missing = skipped.get("reason", ""), skipped.get("missing") or []
+    reason, missing = _said(skipped, "reason"), skipped.get("missing") or []
     if missing and reason.startswith("needs ") and "(" not in reason:
         return "needs " + " and ".join(dict.fromkeys(_input_words(n).split(" (")[0] for n in missing))
     return reason
@@ -242,24 +246,11 @@ def enabling_hint(skipped) -> str:
     """The flag or input that would let a skipped analysis run, in words: its own ``fix`` when it has one, else
     what gives the inputs it names as ``missing`` (every analysis that lacks an input names it there)."""
     if skipped.get("fix"):
-        return skipped["fix"]
+        return _said(skipped, "fix")
     missing = skipped.get("missing") or []
     if missing:
         return "give " + " and ".join(dict.fromkeys(_input_words(n) for n in missing))
     return "see the report's 'not run' section"
-
-
-def _with_flags(fix: str) -> str:
-    """A check's fix with the settings it names written as the flag or TOML key a user gives."""
-    from ..audit.config import in_words
-
-    fix = in_words(fix, flags=True)
-    fix = re.sub(r"\bthresholds\.(\w+)", r"\1 in the [thresholds] table of a --config file", fix)
-    fix = re.sub(r"\(profile (\w+)\)", r"(--profile \1)", fix)
-    fix = re.sub(r"\bdtp_test_max_records\b", "the re-measured records (dtp_test_max_records)", fix)
-    if "--" not in fix and re.search(r"\b(non-)?members\b|\brecords\b", fix):
-        fix += " (in the --train / --test files, or --data; the demo: --n-members / --n-nonmembers)"
-    return fix
 
 
 def _lower_first(s: str) -> str:

@@ -35,9 +35,7 @@ def rerender_report(folder: Path) -> Path:
     the settings its sentences name are written as the flags or the arguments the audit was given, as when it was
     first written. Returns the report's path."""
     import json
-    from functools import partial
 
-    from ..audit.config import in_words
     from ..audit.output import _write_report, check_out_writable
     from ..audit.results import read_result
     from ..exceptions import DataFileError
@@ -54,5 +52,5 @@ def rerender_report(folder: Path) -> Path:
         raise DataFileError(f"{folder / 'records.csv'} does not exist: the report shows the records an audit wrote "
                             "there beside results.json")
     check_out_writable(folder, name="DIR")
-    _write_report(folder, type(result), words=partial(in_words, flags=result.command.startswith("leakaudit ")))
+    _write_report(folder, type(result))
     return folder / "report.html"

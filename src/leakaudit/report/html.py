@@ -145,7 +145,7 @@ def _check_spec(c: Check) -> str:
     return "%2" if c.id.endswith("tpr_at_low_fpr") else (".2f" if c.analysis == "dtp" else ".3f")
 
 
-def _check_row(c: Check, conf_pct: str) -> dict:
+def _check_row(c: Check, conf_pct: str, flags: bool = False) -> dict:
     """One row of the checks table: a status and a reading whose words agree with the numbers."""
     sentence = c.sentence
     spec = _check_spec(c)
@@ -173,7 +173,7 @@ def _check_row(c: Check, conf_pct: str) -> dict:
     return {"name": c.name or c.id, "status": status, "css": status.replace(" ", "-"),
             "label": label, "value": fmt(value, spec), "interval": fmt_interval(iv, spec) if iv else "none",
             "threshold": fmt(thr, tspec), "reading": reading,
-            "fix": c.fix or "", "recipe": c.describes == "recipe", "shows": c.shows}
+            "fix": c.said("fix", flags=flags), "recipe": c.describes == "recipe", "shows": c.shows}
 
 
 # -- records ------------------------------------------------------------------------------------------------------
@@ -694,7 +694,8 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
     cfg = results.config
     cc = _num(verdict.check_confidence)
     conf_pct = f"{cc * 100:.4g}%" if cc is not None else f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%"
-    check_rows = [_check_row(c, conf_pct) for c in verdict.checks]
+    flags = results.command.startswith("leakaudit ")  # a command-line audit names its settings as flags
+    check_rows = [_check_row(c, conf_pct, flags) for c in verdict.checks]
     fprs, mem_rows = _membership_rows(results)
     prof, recipe, conf = _settings_rows(results)
     data, target, dtp = results.data, results.target, results.dtp
@@ -704,7 +705,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         data=data, target=target, files=data.get("files") or {},
         accuracy=(f"{fmt(target.get('train_accuracy'), '%')} on members, {fmt(target.get('test_accuracy'), '%')} on "
                   "non-members"),
-        outcome=verdict.outcome, headline=verdict.headline, reasons=verdict.reasons,
+        outcome=verdict.outcome, headline=verdict.said("headline", flags=flags), reasons=verdict.reasons,
         counts=[(st, verdict.counts.get(st, 0), st.replace(" ", "-")) for st in STATUSES],
         status_colours=[(st.replace(" ", "-"), colour) for st, colour in STATUS_COLOURS.items()],
         recipe_sentence=(verdict.recipe or {}).get("sentence", ""), family_sentence=verdict.family_sentence(),
@@ -734,7 +735,8 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         attribute=_attribute_rows(results), property=_property_rows(results),
         mip=results.mip, mip_rows=_mip_rows(results.mip),
         mip_sentence=_capital((results.mip or {}).get("sentence") or ""),
-        skipped=list(results.skipped), command=results.command,
+        skipped=[{"name": s.name, "reason": s.said("reason", flags=flags), "fix": s.said("fix", flags=flags)}
+                 for s in results.skipped], command=results.command,
         timings=[(k, fmt(v, ".1f")) for k, v in results.timings.items()],
         peak_mb=fmt(results.resources.get("peak_memory_mb"), ",.0f"),
         settings=prof, recipe=recipe, config=conf, demo=target.get("kind") == "demo",
