@@ -6,14 +6,14 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Optional
 
-from pydantic import ConfigDict, Field, PrivateAttr, create_model, model_validator
+from pydantic import Field, PrivateAttr, create_model, model_validator
 
 from .._results import Result
 from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks
 from .config import AuditConfig
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
                        MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, RegisteredAnalysis, Resources,
-                       Settings, Skipped, TargetSection)
+                       Section, Settings, Skipped, TargetSection)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -115,9 +115,8 @@ _property = property
 
 #: ``config`` as results.json records it: :class:`~leakaudit.audit.config.AuditConfig`'s fields, typed and closed,
 #: without its checks of the inputs (files that may be gone by now, a language model's settings given in memory)
-ConfigRecord = create_model("ConfigRecord", __config__=ConfigDict(frozen=True, extra="forbid"), __module__=__name__,
-                            __doc__=AuditConfig.__doc__, **{k: (f.annotation, f) for k, f in
-                                                            AuditConfig.model_fields.items()})
+ConfigRecord = create_model("ConfigRecord", __base__=Section, __module__=__name__, __doc__=AuditConfig.__doc__,
+                            **{k: (f.annotation, f) for k, f in AuditConfig.model_fields.items()})
 
 
 class AuditResult(Result):

@@ -34,6 +34,18 @@ Interval = Annotated[Optional[list[Optional[float]]], WithJsonSchema(INTERVAL_SC
 _COUNT = Field(default=None, ge=0)
 
 
+def _all(kind: Any, names: str) -> dict[str, Any]:
+    """Fields of type ``kind`` named by ``names`` (space-separated), for :func:`_section`."""
+    return dict.fromkeys(names.split(), kind)
+
+
+def _section(name: str, doc: str, **fields: Any) -> type[Section]:
+    """A :class:`Section` ``name`` of many plain fields: each ``name=type`` (null where not given) or
+    ``name=(type, default)`` (``...``: required)."""
+    return create_model(name, __base__=Section, __module__=__name__, __doc__=doc,
+                        **{k: v if isinstance(v, tuple) else (v, None) for k, v in fields.items()})
+
+
 class Section(BaseModel):
     """One section of results.json: typed fields, written in the order given, read as a mapping; closed."""
 
@@ -169,26 +181,12 @@ class TprAt(Section):
     ci: Interval
 
 
-class EpsilonBound(Section):
-    """The empirical lower bound on epsilon an attack's scores give (a threshold test on a held-out half)."""
-
-    epsilon_lb: Measured = None
-    measurable: Optional[bool] = None
-    reason: Optional[str] = None
-    threshold: Measured = None
-    direction: Optional[str] = None
-    tpr: Measured = None
-    fpr: Measured = None
-    tpr_lower: Measured = None
-    fpr_upper: Measured = None
-    n_select: Optional[int] = None
-    n_eval: Optional[int] = None
-    n_eval_members: Optional[int] = None
-    n_eval_nonmembers: Optional[int] = None
-    delta: Optional[float] = None
-    confidence: Optional[float] = None
-    method: Optional[str] = None
-
+EpsilonBound = _section(
+    "EpsilonBound", "The empirical lower bound on epsilon an attack's scores give (a threshold test on a held-out half:\n"
+    ":class:`leakaudit.metrics.EpsilonBound`).", measurable=Optional[bool], reason=Optional[str],
+    **_all(Measured, "epsilon_lb threshold tpr fpr tpr_lower fpr_upper"), direction=Optional[str], delta=Optional[float],
+    **_all(Optional[int], "n_select n_eval n_eval_members n_eval_nonmembers"), confidence=Optional[float],
+    method=Optional[str])
 
 class AttackMetrics(Section):
     """One membership attack's metrics: members against non-members by its scores."""
@@ -238,28 +236,14 @@ Records = Annotated[list[str], Field(description=RECORDS)]
 _Floats = list[Optional[float]]
 
 
-class DtpTest(Section):
-    """The statistical DTP-1 rule: each record above the threshold tested on repeated leave-one-out retraining
-    (:class:`leakaudit.dtp.DTP1TestResult`; its per-record lists follow ``records``)."""
-
-    records: Records = Field(default_factory=list)
-    stage2_mean: _Floats = Field(default_factory=list)
-    sd: _Floats = Field(default_factory=list)
-    decisive_class: list[int] = Field(default_factory=list)
-    lower_bound: _Floats = Field(default_factory=list)
-    p_value: _Floats = Field(default_factory=list)
-    p_adjusted: _Floats = Field(default_factory=list)
-    significant: list[bool] = Field(default_factory=list)
-    untested: Records = Field(default_factory=list)
-    n_repeats: Optional[int] = None
-    confidence: Optional[float] = None
-    threshold: Optional[float] = None
-    bin_width: Optional[float] = None
-    n_tests: Optional[int] = None
-    method: Optional[str] = None
-    loo_method: Optional[str] = None
-    learner: Optional[str] = None
-
+DtpTest = _section(
+    "DtpTest", "The statistical DTP-1 rule: each record above the threshold tested on repeated leave-one-out\n"
+    "retraining (:class:`leakaudit.dtp.DTP1TestResult`; its per-record lists follow ``records``).",
+    **{k: (Records, Field(default_factory=list)) for k in ("records", "untested")},
+    **{k: (_Floats, Field(default_factory=list)) for k in "stage2_mean sd lower_bound p_value p_adjusted".split()},
+    decisive_class=(list[int], Field(default_factory=list)), significant=(list[bool], Field(default_factory=list)),
+    **_all(Optional[int], "n_repeats n_tests"), **_all(Optional[float], "confidence threshold bin_width"),
+    **_all(Optional[str], "method loo_method learner"))
 
 class DtpConfirmation(Section):
     """Do the given model's outputs show it trained on the records significant for DTP-1?"""
@@ -270,95 +254,41 @@ class DtpConfirmation(Section):
     p_value_raw_lira: Measured = Field(None, description="the same test on the records' raw LiRA scores (biased)")
 
 
-class UnmeasuredBound(Section):
-    """What a random sample of ``m`` unmeasured members, ``k`` of them counted, says about all ``n_unmeasured``
-    (:func:`leakaudit.dtp.unmeasured_bound`), against the ``allowance``."""
+UnmeasuredBound = _section(
+    "UnmeasuredBound", "What a random sample of ``m`` unmeasured members, ``k`` of them counted, says about all\n"
+    "``n_unmeasured`` (:func:`leakaudit.dtp.unmeasured_bound`), against the ``allowance``.",
+    **_all((int, ...), "k m n_unmeasured"), share=Measured, share_interval=Interval, count_upper=Optional[int],
+    what=Optional[str], allowance=Optional[int], within_allowance=Optional[bool])
 
-    k: int
-    m: int
-    share: Measured = None
-    share_interval: Interval = None
-    count_upper: Optional[int] = None
-    n_unmeasured: int
-    what: Optional[str] = None
-    allowance: Optional[int] = None
-    within_allowance: Optional[bool] = None
+Doubling = _section(
+    "Doubling", "The ranked top's last doubling decision: ``tail_hits`` of its last ``tail_n`` against\n"
+    "``sample_hits`` of the ``sample_n`` sampled (members ``counted`` \"above\" the threshold or \"significant\");\n"
+    "``grow``: it doubled.", counted=(str, ...), **_all(Optional[int], "n_top tail_hits tail_n sample_hits sample_n"),
+    grow=Optional[bool])
 
+DtpScreening = _section(
+    "DtpScreening", "How the members to measure were chosen when not all were: a ranked top and a random sample of\n"
+    "the rest (:func:`leakaudit.dtp.screened_pdtp`), or a uniform sample (``ranking`` \"none\").",
+    method=Optional[str], ranking=(Literal["oob", "reference", "none"], ...), capped=Optional[bool],
+    **_all((int, ...), "n_members n_top n_sample n_measured n_unmeasured sample_budget sample_above"),
+    **_all(Optional[int], "extensions sample_planned sample_needed"), doubling=Optional[Doubling],
+    sample_records=(Records, ...), sample_spearman=Measured, unmeasured=Optional[UnmeasuredBound])
 
-class Doubling(Section):
-    """The ranked top's last doubling decision: ``tail_hits`` of its last ``tail_n`` against ``sample_hits`` of the
-    ``sample_n`` sampled (members ``counted`` "above" the threshold or "significant"); ``grow``: it doubled."""
+RemovalScreening = _section(
+    "RemovalScreening", "The re-measurement after the removal, screened: its top, its sample and what the sample\n"
+    "says of the rest.", **_all((int, ...), "n_top n_sample sample_above n_unmeasured"), capped=(bool, ...),
+    unmeasured_above=(UnmeasuredBound, ...))
 
-    counted: str
-    n_top: Optional[int] = None
-    tail_hits: Optional[int] = None
-    tail_n: Optional[int] = None
-    sample_hits: Optional[int] = None
-    sample_n: Optional[int] = None
-    grow: Optional[bool] = None
-
-
-class DtpScreening(Section):
-    """How the members to measure were chosen when not all were: a ranked top and a random sample of the rest
-    (:func:`leakaudit.dtp.screened_pdtp`), or a uniform sample (``ranking`` "none")."""
-
-    method: Optional[str] = None
-    ranking: Literal["oob", "reference", "none"]
-    n_members: int
-    n_top: int
-    n_sample: int
-    n_measured: int
-    n_unmeasured: int
-    extensions: Optional[int] = None
-    capped: Optional[bool] = None
-    doubling: Optional[Doubling] = None
-    sample_planned: Optional[int] = None
-    sample_needed: Optional[int] = None
-    sample_budget: int
-    sample_records: Records
-    sample_above: int
-    sample_spearman: Measured = None
-    unmeasured: Optional[UnmeasuredBound] = None
-
-
-class RemovalScreening(Section):
-    """The re-measurement after the removal, screened: its top, its sample and what the sample says of the rest."""
-
-    n_top: int
-    n_sample: int
-    capped: bool
-    sample_above: int
-    n_unmeasured: int
-    unmeasured_above: UnmeasuredBound
-
-
-class DtpRemoval(Section):
-    """The members that break DTP-1 removed and the recipe retrained (:class:`leakaudit.dtp.RemovalEffect`, Long et
-    al. Sec. 7): PDTP and DTP-1 after, the accuracy cost."""
-
-    removed: Records
-    n_records: int
-    threshold: float
-    records_measured: int
-    screening: Optional[RemovalScreening] = None
-    max_after: Measured
-    argmax_after: Optional[str] = Field(description="the member of the largest PDTP after, by name; null: none")
-    records_above_after: Records
-    records_significant_after: Optional[Records] = None
-    records_untested_after: Records
-    confidence: float
-    n_seeds: int
-    n_eval: int
-    accuracy_before: Measured
-    accuracy_before_interval: Interval
-    accuracy_after: Measured
-    accuracy_after_interval: Interval
-    accuracy_cost: Measured
-    accuracy_cost_interval: Interval
-    max_before: Measured = None
-    n_significant_before: Optional[int] = None
-    what: Optional[str] = None
-
+DtpRemoval = _section(
+    "DtpRemoval", "The members that break DTP-1 removed and the recipe retrained (:class:`leakaudit.dtp.RemovalEffect`,\n"
+    "Long et al. Sec. 7): PDTP and DTP-1 after, the accuracy cost.",
+    **_all((Records, ...), "removed records_above_after records_untested_after"),
+    records_significant_after=Optional[Records], screening=Optional[RemovalScreening],
+    argmax_after=(Optional[str], Field(description="the member of the largest PDTP after, by name; null: none")),
+    **_all((int, ...), "n_records records_measured n_seeds n_eval"), **_all((float, ...), "threshold confidence"),
+    **_all((Measured, ...), "max_after accuracy_before accuracy_after accuracy_cost"),
+    **_all((Interval, ...), "accuracy_before_interval accuracy_after_interval accuracy_cost_interval"),
+    max_before=Measured, n_significant_before=Optional[int], what=Optional[str])
 
 class DtpSection(Section):
     """PDTP of the training records and the DTP-1 rule (Long et al.)."""
@@ -401,93 +331,30 @@ class AttributeInference(Section):
     method: Optional[str] = None
 
 
-class PropertyEstimate(Section):
-    """One group's estimated share of the training data, with and without the model (Chase et al.)."""
+PropertyEstimate = _section(
+    "PropertyEstimate", "One group's estimated share of the training data, with and without the model (Chase et al.).",
+    **_all(Measured, "true_share estimate error shadow_cv_mae population_share no_model_estimate model_error_upper "
+                     "no_model_error_lower"), **_all(Interval, "estimate_interval no_model_interval"),
+    n_shadow_models=Optional[int], model_helps=Optional[bool], confidence=Optional[float],
+    **_all(Optional[str], "method sentence no_model_source"))
 
-    true_share: Measured = None
-    estimate: Measured = None
-    error: Measured = None
-    shadow_cv_mae: Measured = None
-    population_share: Measured = None
-    n_shadow_models: Optional[int] = None
-    method: Optional[str] = None
-    estimate_interval: Interval = None
-    no_model_estimate: Measured = None
-    no_model_interval: Interval = None
-    model_error_upper: Measured = None
-    no_model_error_lower: Measured = None
-    model_helps: Optional[bool] = None
-    confidence: Optional[float] = None
-    sentence: Optional[str] = None
-    no_model_source: Optional[str] = None
+MipSection = _section(
+    "MipSection", "MIP noise (Izzo et al.) and its accuracy cost.", eta=(float, ...),
+    **_all(Measured, "M constant_c noise_norm parameter_norm test_accuracy_without_noise test_accuracy_with_noise "
+                     "accuracy_cost"), **_all(Optional[int], "B parameters parameters_with_noise n_test"),
+    **_all(Interval, "test_accuracy_without_noise_interval test_accuracy_with_noise_interval accuracy_cost_interval"),
+    confidence=Optional[float], sentence=Optional[str], method=Optional[str])
 
-
-class MipSection(Section):
-    """MIP noise (Izzo et al.) and its accuracy cost."""
-
-    eta: float
-    M: Measured = None
-    B: Optional[int] = None
-    constant_c: Measured = None
-    parameters: Optional[int] = None
-    parameters_with_noise: Optional[int] = None
-    noise_norm: Measured = None
-    parameter_norm: Measured = None
-    test_accuracy_without_noise: Measured = None
-    test_accuracy_without_noise_interval: Interval = None
-    test_accuracy_with_noise: Measured = None
-    test_accuracy_with_noise_interval: Interval = None
-    accuracy_cost: Measured = None
-    accuracy_cost_interval: Interval = None
-    n_test: Optional[int] = None
-    confidence: Optional[float] = None
-    sentence: Optional[str] = None
-    method: Optional[str] = None
-
-
-class DpSection(Section):
-    """With a claimed epsilon: the one-run audit of the DP-SGD recipe (Steinke et al. 2023), the claim, the verdict
-    (:class:`leakaudit.dpaudit.DpsgdAudit`'s fields)."""
-
-    claimed_epsilon: Optional[float] = None
-    delta: Optional[float] = None
-    accounted_epsilon: Measured = None
-    accounting: Optional[str] = None
-    confidence: Optional[float] = None
-    bound: Optional[str] = None
-    epsilon_lower_bound: Measured = None
-    gdp_epsilon_lower_bound: Measured = None
-    steinke_epsilon_lower_bound: Measured = None
-    fdp_epsilon_lower_bound: Measured = None
-    recipe_curve_rejected: Optional[bool] = None
-    noise_check_epsilon_lower_bound: Measured = None
-    noise_check_min_ratio: Measured = None
-    noise_check_violated: Optional[bool] = None
-    noise_check_verdict: Optional[str] = None
-    violated: Optional[bool] = None
-    verdict: Optional[str] = None
-    canaries: Optional[str] = None
-    m: Optional[int] = None
-    n_included: Optional[int] = None
-    guesses: Optional[int] = None
-    correct: Optional[int] = None
-    k_plus: Optional[int] = None
-    k_minus: Optional[int] = None
-    n_candidates: Optional[int] = None
-    n_train: Optional[int] = None
-    noise_multiplier: Optional[float] = None
-    max_grad_norm: Optional[float] = None
-    sampling: Optional[str] = None
-    sampling_rate: Optional[float] = None
-    steps: Optional[int] = None
-    epochs: Optional[int] = None
-    lr: Optional[float] = None
-    train_accuracy: Measured = None
-    bug: Optional[str] = None
-    trainer: Optional[str] = None
-    seconds: Optional[float] = None
-    cpu_seconds: Optional[float] = None
-
+DpSection = _section(
+    "DpSection", "With a claimed epsilon: the one-run audit of the DP-SGD recipe (Steinke et al. 2023), the claim, the\n"
+    "verdict (:class:`leakaudit.dpaudit.DpsgdAudit`'s fields).",
+    **_all(Optional[float], "claimed_epsilon delta confidence noise_multiplier max_grad_norm sampling_rate lr seconds "
+                            "cpu_seconds"),
+    **_all(Measured, "accounted_epsilon epsilon_lower_bound gdp_epsilon_lower_bound steinke_epsilon_lower_bound "
+                     "fdp_epsilon_lower_bound noise_check_epsilon_lower_bound noise_check_min_ratio train_accuracy"),
+    **_all(Optional[bool], "recipe_curve_rejected noise_check_violated violated"),
+    **_all(Optional[str], "accounting bound noise_check_verdict verdict canaries sampling bug trainer"),
+    **_all(Optional[int], "m n_included guesses correct k_plus k_minus n_candidates n_train steps epochs"))
 
 class SetTest(Section):
     """Dataset inference's set-level test (:class:`leakaudit.lm.dataset_inference.SetTest`)."""
@@ -554,25 +421,13 @@ class RecordRiskSection(Section):
     resolution: Optional[str] = None
 
 
-class StageResources(Section):
-    """What one stage spent: the models it trained or read from the cache (the shadow attack: its attack model's
-    training), and its seconds."""
-
-    n_models: Optional[int] = _COUNT
-    trained: Optional[int] = _COUNT
-    chunks_from_cache: Optional[int] = _COUNT
-    chunks_trained: Optional[int] = _COUNT
-    corrupt_cache_entries: Optional[int] = _COUNT
-    cache_dir: Optional[str] = None
-    backend: Optional[str] = None
-    outputs_on_disk: Optional[bool] = None
-    n_shadow_models: Optional[int] = _COUNT
-    n_reference_models: Optional[int] = _COUNT
-    attack_training_rows: Optional[int] = _COUNT
-    network: Optional[str] = None
-    uses_record_features: Optional[bool] = None
-    seconds: Optional[float] = None
-
+StageResources = _section(
+    "StageResources", "What one stage spent: the models it trained or read from the cache (the shadow attack: its\n"
+    "attack model's training), and its seconds.",
+    **{k: (Optional[int], _COUNT) for k in ("n_models trained chunks_from_cache chunks_trained corrupt_cache_entries "
+                                            "n_shadow_models n_reference_models attack_training_rows").split()},
+    **_all(Optional[str], "cache_dir backend network"), **_all(Optional[bool], "outputs_on_disk uses_record_features"),
+    seconds=Optional[float])
 
 class Resources(Section):
     """Peak memory and, per stage (``reference_models``, ``pdtp_models``, ...), what it spent."""
@@ -623,17 +478,9 @@ Settings = create_model("Settings", __base__=_Settings, __module__=__name__, __d
                         **_optional_fields(ProfileSettings))
 
 
-class RecipeTest(Section):
-    """Does retraining reproduce the given model's membership signal?"""
-
-    member_loss: Measured = None
-    nonmember_loss: Measured = None
-    ref_in_loss: Measured = None
-    ref_out_loss: Measured = None
-    test: Optional[str] = None
-    signal: Measured = Field(None, description="the given model's membership signal (AUC of its calibrated loss)")
-    ref_signal: Optional[dict[Literal["mean", "sd", "k"], Measured]] = Field(
-        None, description="the reference models' signals: mean, sd, and k models")
-    p_value: Measured = None
-    reproduces: Optional[bool] = None
-    sentence: Optional[str] = None
+RecipeTest = _section(
+    "RecipeTest", "Does retraining reproduce the given model's membership signal? ``signal``: the given model's (AUC of\n"
+    "its calibrated loss); ``ref_signal``: the reference models' (mean, sd, and k models).",
+    **_all(Measured, "member_loss nonmember_loss ref_in_loss ref_out_loss signal p_value"), test=Optional[str],
+    ref_signal=Optional[dict[Literal["mean", "sd", "k"], Measured]], reproduces=Optional[bool],
+    sentence=Optional[str])

@@ -235,18 +235,18 @@ def _dataset_inference(di: dict | None) -> dict | None:
     """The dataset-inference section's words: its answer, test, p-value against the level, and power curve."""
     if not di:
         return None
-    test, power = di.get("test") or {}, di.get("power") or {}
+    test, power = di.test, di.power
     sizes = [f"{n:,} texts: {r * 100:.0f}% [{lo * 100:.0f}, {hi * 100:.0f}]" for n, r, (lo, hi) in
-             zip(power.get("sizes", []), power.get("rate", []), power.get("interval", []))]
+             zip(power.sizes, power.rate, power.interval)] if power else []
     answer = {"used": "The model was trained on the members as a set",
               "not comparable": "Not measurable: the member and non-member texts differ by themselves",
               "not detected": "Not detected: no evidence that the members were used as a set (not evidence that "
-                              "they were not)"}.get(di.get("verdict"), str(di.get("verdict")))
-    return {"sentence": f"{answer} (p = {fmt(test.get('p_value'))}).",
-            "test": "Welch t-test" if test.get("test") == "welch" else "permutation test",
-            "p": fmt(test.get("p_value")), "level": fmt(di.get("alpha")),
-            "n_test": " + ".join(f"{n:,}" for n in test.get("n_test", [])),
-            "repeats": power.get("n_repeats", 0), "power": "; ".join(sizes) or "not measured"}
+                              "they were not)"}.get(di.verdict, str(di.verdict))
+    p = test.p_value if test else None
+    return {"sentence": f"{answer} (p = {fmt(p)}).",
+            "test": "Welch t-test" if test is None or test.test == "welch" else "permutation test",
+            "p": fmt(p), "level": fmt(di.alpha), "n_test": " + ".join(f"{n:,}" for n in test.n_test) if test else "",
+            "repeats": power.n_repeats if power else 0, "power": "; ".join(sizes) or "not measured"}
 
 
 def _record_risk_words(results: AuditResult) -> str:
@@ -487,21 +487,19 @@ def _removal_words(dtp: dict, timings: dict | None = None) -> str:
         return ("Removing such records and re-measuring is what Long et al.'s reduction does (leakaudit.dtp.reduce_dtp, "
                 "or `leakaudit dtp reduce`); this audit did not measure what removing them would change (the "
                 "profile does not): re-run the audit without them.")
-    k, thr = len(r.get("removed") or []), r.get("threshold", 1.0)
-    sc = r.get("screening")
-    which = (f" (the {sc.get('n_top', 0):,} with the largest PDTP before and a random {sc.get('n_sample', 0):,} of "
-             "the others)" if sc else "")
+    k, thr, sc = len(r.removed), r.threshold, r.screening
+    which = (f" (the {sc.n_top:,} with the largest PDTP before and a random {sc.n_sample:,} of the others)" if sc
+             else "")
     text = (f"Measured: with {'this record' if k == 1 else f'these {k} records'} removed and the recipe retrained, "
-            f"the largest single PDTP of the {r.get('records_measured', 0):,} remaining members measured{which} is "
-            f"{fmt(r.get('max_after'), '.2f')} (before: {fmt(r.get('max_before'), '.2f')}); "
-            f"{len(r.get('records_above_after') or [])} exceed {thr:g} in one measurement")
-    u = (sc or {}).get("unmeasured_above") or {}
-    if u.get("m"):
-        text += (f" ({u['k']} of the sample; so at most {fmt(u['share_interval'][1], '%')} of the "
-                 f"{sc.get('n_unmeasured', 0):,} members not measured may)")
-    sig = r.get("records_significant_after")
+            f"the largest single PDTP of the {r.records_measured:,} remaining members measured{which} is "
+            f"{fmt(r.max_after, '.2f')} (before: {fmt(r.max_before, '.2f')}); "
+            f"{len(r.records_above_after)} exceed {thr:g} in one measurement")
+    if sc and sc.unmeasured_above.m:
+        text += (f" ({sc.unmeasured_above.k} of the sample; so at most {fmt(sc.unmeasured_above.share_interval[1], '%')}"
+                 f" of the {sc.n_unmeasured:,} members not measured may)")
+    sig = r.records_significant_after
     if sig is not None:
-        untested = len(r.get("records_untested_after") or [])
+        untested = len(r.records_untested_after)
         if sig:
             text += (f", and {len(sig)} of them {'breaks' if len(sig) == 1 else 'break'} DTP-1 beyond training "
                      "randomness (exposed once the others were gone, as in Long et al.'s Fig 6: remove them too and "
@@ -510,12 +508,12 @@ def _removal_words(dtp: dict, timings: dict | None = None) -> str:
             text += f"; none of those re-measured is significant, but {untested} were not re-measured"
         else:
             text += ", and none of them breaks DTP-1 beyond training randomness"
-    cost = _num(r.get("accuracy_cost"))
+    cost = _num(r.accuracy_cost)
     change = (f"a gain of {_points(-cost)}" if cost is not None and cost < 0 else f"a cost of {_points(cost)}")
-    text += (f". Accuracy on the non-members: {fmt(r.get('accuracy_before'), '%')} with them, "
-             f"{fmt(r.get('accuracy_after'), '%')} without ({change}; the cost's interval "
-             f"{_points_interval(r.get('accuracy_cost_interval'))}, a negative cost being a gain, over "
-             f"{r.get('n_seeds')} paired training seeds).")
+    text += (f". Accuracy on the non-members: {fmt(r.accuracy_before, '%')} with them, "
+             f"{fmt(r.accuracy_after, '%')} without ({change}; the cost's interval "
+             f"{_points_interval(r.accuracy_cost_interval)}, a negative cost being a gain, over "
+             f"{r.n_seeds} paired training seeds).")
     took, total = _num((timings or {}).get("dtp_removal")), sum(v for v in map(_num, (timings or {}).values()) if v)
     if took and total:
         text += (f" This measurement took {took:,.1f} s, {took / total:.0%} of the audit's {total:,.1f} s by stage; "
