@@ -22,7 +22,8 @@ from pydantic import (BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, With
 __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "TargetSection", "TprAt", "EpsilonBound",
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
            "PropertyEstimate", "MipSection", "DpSection", "DatasetInferenceSection", "RecordRiskSection",
-           "StageResources", "Resources", "Settings", "RecipeTest"]
+           "StageResources", "Resources", "Settings", "RecipeTest", "Records", "DtpScreening", "DtpRemoval",
+           "UnmeasuredBound", "Doubling", "RemovalScreening", "SetTest", "PowerCurve", "RetrainingRecipe"]
 
 MEASURED_SCHEMA = {"type": ["number", "null"], "description": "a measured value; null: could not be measured (NaN, inf)"}
 INTERVAL_SCHEMA = {"type": ["array", "null"], "items": {"type": ["number", "null"]}, "minItems": 2, "maxItems": 2,
@@ -218,14 +219,9 @@ class AttackMetrics(Section):
         return tpr_entry(self.tpr_at_fpr, fpr)
 
 
-class NoiseFloor(Section):
-    """How much a record's largest-class log-probability moves between retrainings with other seeds."""
-
-    median: Measured = None
-    p90: Measured = None
-    n_models: Optional[int] = None
-    what: Optional[str] = None
-
+NoiseFloor = _section(
+    "NoiseFloor", "How much a record's largest-class log-probability moves between retrainings with other seeds.",
+    **_all(Measured, "median p90"), n_models=Optional[int], what=Optional[str])
 
 #: a list of members by name, as every sentence names them
 RECORDS = ("members named as every sentence names them (leakaudit._results.record_name): the file and its 1-based row "
@@ -245,14 +241,10 @@ DtpTest = _section(
     **_all(Optional[int], "n_repeats n_tests"), **_all(Optional[float], "confidence threshold bin_width"),
     **_all(Optional[str], "method loo_method learner"))
 
-class DtpConfirmation(Section):
-    """Do the given model's outputs show it trained on the records significant for DTP-1?"""
-
-    p_value: Measured = None
-    confirmed: Optional[bool] = None
-    test: Optional[str] = None
-    p_value_raw_lira: Measured = Field(None, description="the same test on the records' raw LiRA scores (biased)")
-
+DtpConfirmation = _section(
+    "DtpConfirmation", "Do the given model's outputs show it trained on the records significant for DTP-1?\n"
+    "(``p_value_raw_lira``: the same test on the records' raw LiRA scores, biased.)",
+    **_all(Measured, "p_value p_value_raw_lira"), confirmed=Optional[bool], test=Optional[str])
 
 UnmeasuredBound = _section(
     "UnmeasuredBound", "What a random sample of ``m`` unmeasured members, ``k`` of them counted, says about all\n"
@@ -315,21 +307,12 @@ class DtpSection(Section):
     removal: Optional[DtpRemoval] = None
 
 
-class AttributeInference(Section):
-    """Attribute inference of one sensitive column: the advantage of members over non-members (Yeom et al.)."""
-
-    values: Optional[list[str]] = Field(None, description="the values inferred among")
-    advantage: Measured
-    advantage_ci: Interval
-    member_accuracy: Measured = None
-    nonmember_accuracy: Measured = None
-    baseline_accuracy: Measured = None
-    alternative_advantage: Measured = None
-    alternative_advantage_ci: Interval = None
-    n_members: Optional[int] = None
-    n_nonmembers: Optional[int] = None
-    method: Optional[str] = None
-
+AttributeInference = _section(
+    "AttributeInference", "Attribute inference of one sensitive column: the advantage of members over non-members\n"
+    "(Yeom et al.), among its ``values``.", values=Optional[list[str]], advantage=(Measured, ...),
+    advantage_ci=(Interval, ...), **_all(Measured, "member_accuracy nonmember_accuracy baseline_accuracy "
+                                                   "alternative_advantage"), alternative_advantage_ci=Interval,
+    **_all(Optional[int], "n_members n_nonmembers"), method=Optional[str])
 
 PropertyEstimate = _section(
     "PropertyEstimate", "One group's estimated share of the training data, with and without the model (Chase et al.).",
@@ -356,31 +339,19 @@ DpSection = _section(
     **_all(Optional[str], "accounting bound noise_check_verdict verdict canaries sampling bug trainer"),
     **_all(Optional[int], "m n_included guesses correct k_plus k_minus n_candidates n_train steps epochs"))
 
-class SetTest(Section):
-    """Dataset inference's set-level test (:class:`leakaudit.lm.dataset_inference.SetTest`)."""
+SetTest = _section(
+    "SetTest", "Dataset inference's set-level test (:class:`leakaudit.lm.dataset_inference.SetTest`): ``coef``, each\n"
+    "feature's weight (standardised); ``n_fit`` and ``n_test``, the (suspect, unseen) texts fitting the combination\n"
+    "and in the test halves.", p_value=(Measured, ...), **_all(Measured, "statistic mean_difference auc"),
+    coef=(dict[str, Optional[float]], Field(default_factory=dict)),
+    **{k: (list[int], Field(default_factory=list)) for k in ("n_fit", "n_test")},
+    test=(Literal["welch", "permutation"], "welch"))
 
-    p_value: Measured
-    statistic: Measured = None
-    mean_difference: Measured = None
-    auc: Measured = None
-    coef: dict[str, Optional[float]] = Field(default_factory=dict, description="feature -> weight (standardised)")
-    n_fit: list[int] = Field(default_factory=list, description="(suspect, unseen) texts fitting the combination")
-    n_test: list[int] = Field(default_factory=list, description="(suspect, unseen) texts in the test halves")
-    test: Literal["welch", "permutation"] = "welch"
-
-
-class PowerCurve(Section):
-    """How often the set-level test detects use at each set size (:class:`leakaudit.lm.dataset_inference.
-    PowerCurve`)."""
-
-    sizes: list[int]
-    rate: list[Optional[float]]
-    interval: list[Interval]
-    n_repeats: int
-    alpha: float
-    target: float
-    smallest_detected: Optional[int] = None
-
+PowerCurve = _section(
+    "PowerCurve", "How often the set-level test detects use at each set size\n"
+    "(:class:`leakaudit.lm.dataset_inference.PowerCurve`).", sizes=(list[int], ...),
+    rate=(list[Optional[float]], ...), interval=(list[Interval], ...), n_repeats=(int, ...),
+    **_all((float, ...), "alpha target"), smallest_detected=Optional[int])
 
 class DatasetInferenceSection(Section):
     """A language-model audit with dataset inference: the members as a set against the non-members (Maini et al.
@@ -454,28 +425,15 @@ class RetrainingRecipe(Section):
     seeds: Optional[str] = None
 
 
-def _optional_fields(model: type[BaseModel]) -> dict[str, Any]:
-    """``model``'s fields as optional ones (null where not given), with their descriptions: for :func:`create_model`."""
-    return {k: (Optional[f.annotation], Field(None, description=f.description)) for k, f in model.model_fields.items()}
-
-
-class _Settings(Section):
-    """The profile's settings (:class:`~leakaudit.audit.config.ProfileSettings`: reference models, shadow-attack
-    models, PDTP records, ...), and the recipe the audited model's retrained instances follow; a language model's
-    audit: its attacks, blind baseline and scoring."""
-
-    profile: Optional[Literal["smoke", "standard", "thorough"]] = None
-    device: Optional[str] = None
-    shadow_attack: Optional[str] = None
-    retraining_recipe: Optional[RetrainingRecipe] = None
-    min_k: Optional[float] = None
-    attacks: Optional[str] = None
-    blind_baseline: Optional[str] = None
-    scoring: Optional[str] = None
-
-
-Settings = create_model("Settings", __base__=_Settings, __module__=__name__, __doc__=_Settings.__doc__,
-                        **_optional_fields(ProfileSettings))
+Settings = _section(
+    "Settings", "The profile's settings (:class:`~leakaudit.audit.config.ProfileSettings`: reference models,\n"
+    "shadow-attack models, PDTP records, ...), and the recipe the audited model's retrained instances follow; a\n"
+    "language model's audit: its attacks, blind baseline and scoring.",
+    profile=Optional[Literal["smoke", "standard", "thorough"]], **_all(Optional[str], "device shadow_attack"),
+    retraining_recipe=Optional[RetrainingRecipe], min_k=Optional[float],
+    **_all(Optional[str], "attacks blind_baseline scoring"),
+    **{k: (Optional[f.annotation], Field(None, description=f.description))
+       for k, f in ProfileSettings.model_fields.items()})
 
 
 RecipeTest = _section(
