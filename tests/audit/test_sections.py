@@ -117,3 +117,19 @@ def test_a_schema_2_or_3_file_is_read_as_schema_4(version):
     assert data["dtp"]["records_above"] == [0, 3]  # the data read is left as it was
     again = read_result(json.loads(res.to_json()))  # written as schema 4, read back the same
     assert again.dtp == res.dtp and again.settings == res.settings
+
+
+def test_a_plug_in_attacks_resources_land_typed():
+    """An attack registered from outside reports what it used (``audit_run``): the counters a stage declares stay
+    typed, its own land under ``values``; results.json's resources refuse anything else."""
+    from leakaudit.audit.membership_stage import _stage
+    from leakaudit.audit.sections import Resources
+
+    used = _stage({"seconds": 1.5, "n_queries": 300, "oracle": "remote"})
+    res = Resources.model_validate({"peak_memory_mb": 1.0, "my_attack": used})
+    assert res.stage("my_attack").seconds == 1.5 and res.stage("my_attack").values == {"n_queries": 300,
+                                                                                       "oracle": "remote"}
+    assert res.model_dump()["my_attack"] == {"seconds": 1.5, "values": {"n_queries": 300, "oracle": "remote"}}
+    assert _stage({"seconds": 1.0}) == {"seconds": 1.0}
+    with pytest.raises(ValidationError):
+        Resources.model_validate({"my_attack": {"n_queries": 300}})

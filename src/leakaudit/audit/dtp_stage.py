@@ -237,13 +237,12 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
              "p90": float(np.quantile(std, 0.9)) if std.size else None,
              "n_models": int(cfg.settings.noise_floor_models),
              "what": "std over retrainings with other seeds of the largest-class ln p (binned), Long et al. Fig 7"}
-    names = lambda rs: [ctx.record_name(int(r)) for r in rs]  # noqa: E731  # results.json names every record
     summary = {
         "n_records": len(records),
         "max": float(np.max(values)),
         "mean": float(np.mean(values)),
         "n_above": int(above.size),
-        "records_above": names(above),
+        "records_above": ctx.names(above),
         "seed_policy": "paired",
         "bin_width": 0.01,
         "noise_floor": floor,
@@ -255,10 +254,10 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     significant = [int(r) for r, s in zip(test.records, test.significant) if s] if test is not None else []
     if test is not None:
         summary["test"] = {**test.model_dump(exclude={"stage1_values", "engine_stats"}),
-                           "records": names(test.records), "untested": names(test.untested)}
+                           "records": ctx.names(test.records), "untested": ctx.names(test.untested)}
         summary["n_significant"] = int(test.n_significant)
-        summary["records_significant"] = names(significant)
-        summary["records_untested"] = names(test.untested)
+        summary["records_significant"] = ctx.names(significant)
+        summary["records_untested"] = ctx.names(test.untested)
         if significant and _retrains_exactly(ctx, X_mem):
             summary["retrains_exactly"] = True  # the recipe gives the given model itself: nothing to confirm
         elif reference is not None and significant:
@@ -275,7 +274,7 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
                 summary["confirmation"]["p_value_raw_lira"] = _confirm_on_model(significant, lira[:n], lira[n:])
     if screening is not None:
         _bound_unmeasured(ctx, screening, test)
-        screening["sample_records"] = names(screening["sample_records"])
+        screening["sample_records"] = ctx.names(screening["sample_records"])
     check = _dtp_check(ctx, summary, test, recipe)
     per_record = np.full(n, np.nan)
     per_record[records] = values

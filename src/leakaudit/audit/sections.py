@@ -394,7 +394,9 @@ class RecordRiskSection(Section):
 
 StageResources = _section(
     "StageResources", "What one stage spent: the models it trained or read from the cache (the shadow attack: its\n"
-    "attack model's training), and its seconds.",
+    "attack model's training), and its seconds; ``values``: what an attack registered from outside leakaudit\n"
+    "reported beyond these (:func:`leakaudit.register_attack`'s ``audit_run``).", note=Optional[str],
+    values=(dict[str, JsonValue], Field(default_factory=dict)),
     **{k: (Optional[int], _COUNT) for k in ("n_models trained chunks_from_cache chunks_trained corrupt_cache_entries "
                                             "n_shadow_models n_reference_models attack_training_rows").split()},
     **_all(Optional[str], "cache_dir backend network"), **_all(Optional[bool], "outputs_on_disk uses_record_features"),
