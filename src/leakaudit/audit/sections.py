@@ -211,6 +211,14 @@ class AttackMetrics(Section):
                                        "apart")
     attacks_standing: Optional[list[str]] = Field(None, description="the blind baseline: the attacks whose checks "
                                                   "stand")
+    p_value: Measured = Field(None, description="the blind baseline: its permutation p-value (n_permutations, the "
+                              "null's sd null_sd), over n_used texts in n_groups near-duplicate groups")
+    n_permutations: Optional[int] = None
+    null_sd: Measured = None
+    n_used: Optional[int] = None
+    n_groups: Optional[int] = None
+    versus: Optional[dict[str, dict[Literal["auc", "diff", "diff_sd"], Measured]]] = Field(
+        None, description="the blind baseline against each attack: its AUC, the difference and its sd")
 
     def tpr_at(self, fpr: float) -> TprAt | None:
         """The TPR at ``fpr`` (one of the audit's low FPRs) with its interval; None if it was not measured."""
@@ -351,7 +359,8 @@ PowerCurve = _section(
     "PowerCurve", "How often the set-level test detects use at each set size\n"
     "(:class:`leakaudit.lm.dataset_inference.PowerCurve`).", sizes=(list[int], ...),
     rate=(list[Optional[float]], ...), interval=(list[Interval], ...), n_repeats=(int, ...),
-    **_all((float, ...), "alpha target"), smallest_detected=Optional[int])
+    **_all((float, ...), "alpha target"), smallest_detected=Optional[int],
+    test=(Literal["welch", "permutation"], "welch"))
 
 class DatasetInferenceSection(Section):
     """A language-model audit with dataset inference: the members as a set against the non-members (Maini et al.
