@@ -133,3 +133,16 @@ def test_a_plug_in_attacks_resources_land_typed():
     assert _stage({"seconds": 1.0}) == {"seconds": 1.0}
     with pytest.raises(ValidationError):
         Resources.model_validate({"my_attack": {"n_queries": 300}})
+
+
+def test_a_schema_3_file_beside_its_records_csv_names_its_records_as_sentences_do():
+    """Read with records.csv (as `leakaudit report` re-renders a folder), a schema-3 file's records get their names."""
+    import pandas as pd
+
+    from leakaudit.audit.results import AuditResult
+
+    records = pd.DataFrame({"record": range(4), "source": "train.csv", "row": [2, 5, 7, 9]})
+    res = AuditResult.from_dict(_schema3_file(3), records=records)
+    assert res.dtp.records_above == ["train.csv, row 2", "train.csv, row 9"]
+    assert res.dtp.records_significant == ["train.csv, row 9"] and res.dtp.test.records == res.dtp.records_above
+    assert list(res.settings.retraining_recipe) == ["algorithm", "module_arguments", "parameters", "seeds"]

@@ -152,8 +152,8 @@ def _write_report(folder: Path, result_type, *, words, columns: list[str] | None
     ``record_columns`` whose written-out name they carry)."""
     from ..report import render_report
 
-    shown = result_type.from_dict(_reworded(json.loads((folder / "results.json").read_text()), words))
     records = read_records_csv(folder / "records.csv")
+    shown = result_type.from_dict(_reworded(json.loads((folder / "results.json").read_text()), words), records=records)
     if columns is None:
         named = {escape_controls(str(c)): str(c) for c in shown.data.get("record_columns", [])}
         columns = [named.get(c, c) for c in records.columns]

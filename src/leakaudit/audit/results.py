@@ -175,9 +175,10 @@ class AuditResult(Result):
     analyses: dict[str, RegisteredAnalysis] = Field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "AuditResult":
-        """The result results.json holds; a file of schema 2 or 3 is read as schema 4 (:func:`_schema3`)."""
-        return super().from_dict(_schema3(data) if data.get("schema_version", SCHEMA_VERSION) < 4 else data)
+    def from_dict(cls, data: dict, *, records: pd.DataFrame | None = None) -> "AuditResult":
+        """The result results.json holds; a file of schema 2 or 3 is read as schema 4 (:func:`_schema3`), its
+        records named by ``records`` (records.csv's rows) where given."""
+        return super().from_dict(_schema3(data, records) if data.get("schema_version", SCHEMA_VERSION) < 4 else data)
 
     _records: Any = PrivateAttr(default=None)
     _evidence: Any = PrivateAttr(default=None)
@@ -448,16 +449,20 @@ OUTCOME_COLOURS = {"do not publish": STATUS_COLOURS["exceeded"], "inconclusive":
                    "publish": STATUS_COLOURS["shown below"]}
 
 
-def _schema3(data: dict) -> dict:
+def _schema3(data: dict, records: pd.DataFrame | None = None) -> dict:
     """A result of schema 3 (or 2) as schema 4: each record of the DTP section's lists, a 0-based records.csv
-    ``record`` key, named ``"records.csv, record N"`` (results.json alone does not say its file and row); the
+    ``record`` key, named as sentences name it from ``records`` (records.csv's rows), else ``"records.csv, record
+    N"`` (results.json alone does not say its file and row); the
     retraining recipe's parameters under ``parameters`` ("module arguments": ``module_arguments``); the dp section
     without the ``schema_version`` and ``type`` of its own."""
     import copy
 
+    from .._results import record_names
+
     data = copy.deepcopy(data)
     dtp = data.get("dtp") or {}
-    name = lambda r: None if r is None or r < 0 else f"records.csv, record {int(r)}"  # noqa: E731
+    named = {} if records is None else dict(zip(records["record"].astype(int), record_names(records)))
+    name = lambda r: None if r is None or r < 0 else named.get(int(r), f"records.csv, record {int(r)}")  # noqa: E731
     for sec, keys in ((dtp, ("records_above", "records_significant", "records_untested")),
                       (dtp.get("test") or {}, ("records", "untested")), (dtp.get("screening") or {}, ("sample_records",)),
                       (dtp.get("removal") or {}, ("removed", "records_above_after", "records_significant_after",
@@ -467,9 +472,11 @@ def _schema3(data: dict) -> dict:
         dtp["removal"]["argmax_after"] = name(dtp["removal"]["argmax_after"])
     recipe = (data.get("settings") or {}).get("retraining_recipe")
     if recipe is not None:
-        top = {"algorithm": "algorithm", "module": "module", "module arguments": "module_arguments", "seeds": "seeds"}
-        data["settings"]["retraining_recipe"] = {**{top[k]: v for k, v in recipe.items() if k in top},
-                                                 "parameters": {k: v for k, v in recipe.items() if k not in top}}
+        top = {"algorithm": "algorithm", "module": "module", "module arguments": "module_arguments"}
+        data["settings"]["retraining_recipe"] = {
+            **{top[k]: v for k, v in recipe.items() if k in top},
+            "parameters": {k: v for k, v in recipe.items() if k not in top and k != "seeds"},
+            **({"seeds": recipe["seeds"]} if "seeds" in recipe else {})}
     for k in ("schema_version", "type"):
         (data.get("dp") or {}).pop(k, None)
     return data

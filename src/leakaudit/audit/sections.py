@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from .config import ProfileSettings
 from pydantic import (BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, WithJsonSchema, create_model,
                       model_serializer, model_validator)
+
+from .config import ProfileSettings
 
 __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "TargetSection", "TprAt", "EpsilonBound",
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
@@ -80,7 +81,7 @@ class Section(BaseModel):
     def _given(self) -> tuple:
         if self._keys is not None:
             return self._keys
-        return tuple(type(self).model_fields) + tuple(getattr(self, "__pydantic_extra__", None) or ())
+        return tuple(type(self).model_fields) + tuple(self.__pydantic_extra__ or ())
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._given():
