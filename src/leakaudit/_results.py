@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._text import escape_controls
 
-__all__ = ["Result", "public_dir", "record_name", "STATUSES", "STATUS_COLOURS", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
+__all__ = ["Result", "public_dir", "record_name", "record_names", "STATUSES", "STATUS_COLOURS", "to_jsonable", "to_strict_jsonable", "dumps_strict", "write_json_atomic",
            "write_text_atomic", "atomic_file", "writing", "write_problem", "check_output_file",
            "check_output_folder", "escape_controls", "spreadsheet_safe", "spreadsheet_exact"]
 
@@ -314,4 +314,12 @@ def record_name(source: str, row: Any = None, *, index: Any = None) -> str:
         label = index.item() if hasattr(index, "item") else index  # a numpy scalar as the Python value it holds
         return f"{source}.loc[{label!r}]"
     return f"{source}, row {int(row)}"
+
+
+def record_names(records: Any) -> list[str]:
+    """Each row of records.csv's table (its ``source`` and ``row``, or ``index``) named by :func:`record_name`: the
+    names results.json's lists of records hold."""
+    if "index" in records:
+        return [record_name(s, index=i) for s, i in zip(records["source"], records["index"])]
+    return [record_name(s, r) for s, r in zip(records["source"], records["row"])]
 

@@ -26,7 +26,7 @@ def demo(tmp_path_factory):
 def test_demo_writes_three_files_with_schema(demo):
     out, res = demo
     d = json.loads((out / "results.json").read_text())
-    assert d["schema_version"] == 3 and d["type"] == "AuditResult"
+    assert d["schema_version"] == 4 and d["type"] == "AuditResult"
     assert d["config"]["n_members"] == 150 and d["config"]["seed"] == 3
     assert set(d["membership"]) == {"loss", "lira", "rmia", "shadow"}
     sh = d["resources"]["shadow_attack"]  # smoke: 4 of the 8 reference models feed the attack network

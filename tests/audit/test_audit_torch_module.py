@@ -85,9 +85,9 @@ def test_a_torch_module_in_memory_is_named_by_its_class_with_its_arguments_in_wo
     lrn = TorchModuleLearner(module="_torch_module_helpers:TinyNet", module_kwargs=kwargs, epochs=3)
     net = TinyNet(**kwargs)
     res = leakaudit.audit(net, mem, non, label="label", learner=lrn, profile="smoke", seed=0)
-    recipe = res.settings["retraining_recipe"]
-    assert recipe["algorithm"] == "fresh instances of TinyNet, trained by leakaudit"
-    assert recipe["module arguments"] == "n_in=3, hidden=16" and "module_kwargs" not in recipe
+    recipe = res.settings.retraining_recipe
+    assert recipe.algorithm == "fresh instances of TinyNet, trained by leakaudit"
+    assert recipe.module_arguments == "n_in=3, hidden=16" and "module_kwargs" not in recipe.parameters
     assert ("as fresh instances of TinyNet(n_in=3, hidden=16), adam lr 0.001, 3 epochs, batch 32, weight decay 0"
             in res.target["description"])
     page = _html.unescape((res.save(tmp_path / "out") / "report.html").read_text())

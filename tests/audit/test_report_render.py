@@ -266,7 +266,7 @@ def test_records_table_lists_every_record_behind_the_verdict(audit):
     res = copy.deepcopy(res)
     mem = rec[rec["is_member"] == 1]
     last = mem.sort_values("risk_rank").iloc[-1]  # the least risky member, far outside the top 15
-    res["dtp"]["records_significant"] = [int(last["record"])]
+    res["dtp"]["records_significant"] = [f"{last['source']}, row {last['row']}"]  # named as every sentence names it
     res["verdict"]["outcome"] = "do not publish"
     res["verdict"]["checks"] = [{**c, "status": "exceeded"} if c["id"] == "dtp.dtp1" else c
                                 for c in res["verdict"]["checks"]]

@@ -31,11 +31,14 @@ def test_fields_are_typed_and_the_section_reads_as_its_mapping():
 
 
 def test_a_section_is_written_as_given_keys_in_their_order():
-    given = {"n_records": 3, "rule": "statistical", "max": 1.5, "mean": 0.5, "n_above": 1, "records_above": [2],
-             "kind": "PDTP", "noise_floor": {"median": 0.2, "what": "std", "extra": 1}}
+    given = {"n_records": 3, "rule": "statistical", "max": 1.5, "mean": 0.5, "n_above": 1,
+             "records_above": ["train.csv, row 3"], "kind": "PDTP", "noise_floor": {"median": 0.2, "what": "std"}}
     d = DtpSection.model_validate(given)
     assert d.model_dump() == given and list(d.model_dump()) == list(given)
     assert d.noise_floor.median == 0.2 and d.test is None and "test" not in d
+    for wrong in ({"noise_floor": {"median": 0.2, "extra": 1}}, {"records_above": [2]}, {"screening": {"x": 1}}):
+        with pytest.raises(ValidationError):  # closed: a key it does not declare, a record by its 0-based key
+            DtpSection.model_validate({**given, **wrong})
     from leakaudit.audit.sections import Settings
 
     assert Settings().model_dump() == {} and list(Settings()) == []  # built with nothing given: nothing written
@@ -65,3 +68,81 @@ def test_an_audit_result_reads_back_typed(tmp_path):
     assert again == first and list(again["membership"]["lira"]) == list(first["membership"]["lira"])
     tprs = [t.tpr for m in res.membership.values() for t in m.tpr_at_fpr.values()]
     assert any(t is None or (isinstance(t, float) and math.isnan(t)) for t in tprs)
+
+
+def _schema3_file(version: int) -> dict:
+    """A results.json of schema ``version`` (2 or 3): its DTP lists hold records.csv's 0-based ``record`` keys, its
+    retraining recipe lists the parameters beside the algorithm, its dp section carries its own schema_version."""
+    from leakaudit.audit.checks import Check
+    from leakaudit.audit.config import AuditConfig
+
+    check = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1", status="exceeded", sentence="s", value=2.0).model_dump()
+    verdict = {"publish": False, "headline": "Do not publish: s", "reasons": ["s"], "thresholds": {"max_dtp": 1.0},
+               "outcome": "do not publish", "checks": [check]}
+    # schema 2: ``passed`` (``shown_below`` and ``counts`` are read from the checks)
+    verdict.update({"passed": []} if version == 2 else {"shown_below": [], "counts": {"exceeded": 1}})
+    return {"schema_version": version, "type": "AuditResult", "leakaudit_version": "0.1.0", "created": "now",
+            "command": "leakaudit audit", "config": AuditConfig().model_dump(mode="json"),
+            "data": {"n_members": 4, "n_nonmembers": 4, "label": "y", "class_names": ["a", "b"]},
+            "target": {"kind": "demo", "description": "d"}, "membership": {}, "attribute": {}, "property": {},
+            "mip": None, "skipped": [], "timings": {}, "resources": {"peak_memory_mb": 1.0,
+                                                                     "pdtp_models": {"n_models": 3}},
+            "dtp": {"n_records": 4, "max": 2.0, "mean": 1.0, "n_above": 2, "records_above": [0, 3],
+                    "rule": "statistical", "records_significant": [3], "records_untested": [],
+                    "test": {"records": [0, 3], "significant": [False, True], "untested": []},
+                    "screening": {"ranking": "none", "n_members": 4, "n_top": 0, "n_sample": 2, "n_measured": 2,
+                                  "n_unmeasured": 2, "sample_budget": 2, "sample_records": [0, 3], "sample_above": 2},
+                    "removal": None},
+            "settings": {"profile": "smoke", "retraining_recipe": {"algorithm": "a", "module arguments": "k=1",
+                                                                   "lr": 0.1, "seeds": "fresh"}},
+            "verdict": verdict}
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_schema_2_or_3_file_is_read_as_schema_4(version):
+    from leakaudit.audit.results import SCHEMA_VERSION, read_result
+
+    data = _schema3_file(version)
+    res = read_result(data)
+    assert SCHEMA_VERSION == 4 and res.to_dict()["schema_version"] == 4
+    # each record of a DTP list is named by its records.csv key: results.json alone does not say its file and row
+    assert res.dtp.records_above == ["records.csv, record 0", "records.csv, record 3"]
+    assert res.dtp.records_significant == ["records.csv, record 3"] and res.dtp.records_untested == []
+    assert res.dtp.test.records == res.dtp.records_above and res.dtp.screening.sample_records == res.dtp.records_above
+    recipe = res.settings.retraining_recipe
+    assert (recipe.algorithm, recipe.module_arguments, recipe.parameters, recipe.seeds) == ("a", "k=1", {"lr": 0.1},
+                                                                                           "fresh")
+    assert res.resources.stage("pdtp_models").n_models == 3 and res.config.profile == "standard"
+    assert res.verdict.outcome == "do not publish" and res.verdict.counts["exceeded"] == 1
+    assert data["dtp"]["records_above"] == [0, 3]  # the data read is left as it was
+    again = read_result(json.loads(res.to_json()))  # written as schema 4, read back the same
+    assert again.dtp == res.dtp and again.settings == res.settings
+
+
+def test_a_plug_in_attacks_resources_land_typed():
+    """An attack registered from outside reports what it used (``audit_run``): the counters a stage declares stay
+    typed, its own land under ``values``; results.json's resources refuse anything else."""
+    from leakaudit.audit.membership_stage import _stage
+    from leakaudit.audit.sections import Resources
+
+    used = _stage({"seconds": 1.5, "n_queries": 300, "oracle": "remote"})
+    res = Resources.model_validate({"peak_memory_mb": 1.0, "my_attack": used})
+    assert res.stage("my_attack").seconds == 1.5 and res.stage("my_attack").values == {"n_queries": 300,
+                                                                                       "oracle": "remote"}
+    assert res.model_dump()["my_attack"] == {"seconds": 1.5, "values": {"n_queries": 300, "oracle": "remote"}}
+    assert _stage({"seconds": 1.0}) == {"seconds": 1.0}
+    with pytest.raises(ValidationError):
+        Resources.model_validate({"my_attack": {"n_queries": 300}})
+
+
+def test_a_schema_3_file_beside_its_records_csv_names_its_records_as_sentences_do():
+    """Read with records.csv (as `leakaudit report` re-renders a folder), a schema-3 file's records get their names."""
+    import pandas as pd
+
+    from leakaudit.audit.results import AuditResult
+
+    records = pd.DataFrame({"record": range(4), "source": "train.csv", "row": [2, 5, 7, 9]})
+    res = AuditResult.from_dict(_schema3_file(3), records=records)
+    assert res.dtp.records_above == ["train.csv, row 2", "train.csv, row 9"]
+    assert res.dtp.records_significant == ["train.csv, row 9"] and res.dtp.test.records == res.dtp.records_above
+    assert list(res.settings.retraining_recipe) == ["algorithm", "module_arguments", "parameters", "seeds"]

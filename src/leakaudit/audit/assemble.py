@@ -75,7 +75,8 @@ def assemble(plan: Plan, done: Mapping[str, Analysis], *, cfg: AuditConfig, comm
         resources={"peak_memory_mb": round(peak_rss_mb(), 1), **{k: v for a in analyses for k, v in a.resources.items()}},
         settings=settings,
     )
-    return _with_evidence(_with_record_risk(result, rec), in_memory=in_memory, memory=memory)
+    dtp = done["dtp"].extras.get("remove") if "dtp" in done else None
+    return _with_evidence(_with_record_risk(result, rec, dtp), in_memory=in_memory, memory=memory)
 
 
 def _with_evidence(result: AuditResult, *, in_memory: bool, memory: Mapping[str, Any] | None) -> AuditResult:
@@ -91,16 +92,15 @@ def _with_evidence(result: AuditResult, *, in_memory: bool, memory: Mapping[str,
                                                release=results["config"].get("release")))
 
 
-def _with_record_risk(result: AuditResult, rec: pd.DataFrame) -> AuditResult:
+def _with_record_risk(result: AuditResult, rec: pd.DataFrame, significant: list[int] | None) -> AuditResult:
     """``result`` with its per-record table, completed by each member's p-value per attack, what flags it
-    (:func:`leakaudit.audit.record_risk.flag_records`) and its risk rank; the summary goes to ``record_risk``."""
+    (:func:`leakaudit.audit.record_risk.flag_records`; ``significant``: the members DTP-1 finds, by index) and its
+    risk rank; the summary goes to ``record_risk``."""
     from ..membership import display_name
     from .record_risk import flag_records
 
-    dtp = result.dtp or {}
-    significant = dtp.get("records_significant") if dtp.get("rule") != "long" else dtp.get("records_above")
     names = {c[len("score_"):]: display_name(c[len("score_"):]) for c in rec.columns if c.startswith("score_")}
-    rec, summary = flag_records(rec, names=names, dtp_significant=significant, confidence=result.config["confidence"])
+    rec, summary = flag_records(rec, names=names, dtp_significant=significant, confidence=result.config.confidence)
     rec["risk_rank"] = _risk_rank(rec)
     return result.model_copy(update={"record_risk": RecordRiskSection.model_validate(summary)}).with_records(rec)
 

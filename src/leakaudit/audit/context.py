@@ -67,3 +67,7 @@ class AuditContext(SeedsFor):
         """How the audit names audited record ``i`` (members first) to its reader: its file and row (1 = the first
         row after the header), as records.csv's ``source`` and ``row`` say; ``member #i`` where none was given."""
         return self.record_names[i] if 0 <= i < len(self.record_names) else f"member #{i}"
+
+    def names(self, records) -> list[str]:
+        """:meth:`record_name` of each of ``records`` (indexes, members first): a list of records in results.json."""
+        return [self.record_name(int(i)) for i in records]

@@ -47,7 +47,7 @@ def dp_analysis(ctx: AuditContext) -> Analysis:
     res = audit_dpsgd(learner, d.X_mem, d.y_mem, claimed_epsilon=float(cfg.claimed_epsilon), delta=cfg.epsilon_delta,
                       m=n_canaries(cfg.profile), beta=1 - ctx.check_confidence, n_classes=len(d.class_names),
                       random_state=ctx.seeds["dp"])
-    summary = res.to_dict()
+    summary = res.model_dump()
     lb = res.epsilon_lower_bound
     check = Check(
         id="dp.one_run", analysis="dp", name="one-run audit: epsilon lower bound", status=EXCEEDED if res.violated

@@ -243,7 +243,7 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
         "max": float(np.max(values)),
         "mean": float(np.mean(values)),
         "n_above": int(above.size),
-        "records_above": [int(r) for r in above],
+        "records_above": ctx.names(above),
         "seed_policy": "paired",
         "bin_width": 0.01,
         "noise_floor": floor,
@@ -252,28 +252,30 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     }
     if screening is not None:
         summary["screening"] = screening
+    significant = [int(r) for r, s in zip(test.records, test.significant) if s] if test is not None else []
     if test is not None:
-        summary["test"] = {k: v for k, v in test.model_dump().items() if k not in ("stage1_values", "engine_stats")}
+        summary["test"] = {**test.model_dump(exclude={"stage1_values", "engine_stats"}),
+                           "records": ctx.names(test.records), "untested": ctx.names(test.untested)}
         summary["n_significant"] = int(test.n_significant)
-        summary["records_significant"] = [int(r) for r, s in zip(test.records, test.significant) if s]
-        summary["records_untested"] = [int(r) for r in test.untested]
-        if summary["records_significant"] and _retrains_exactly(ctx, X_mem):
+        summary["records_significant"] = ctx.names(significant)
+        summary["records_untested"] = ctx.names(test.untested)
+        if significant and _retrains_exactly(ctx, X_mem):
             summary["retrains_exactly"] = True  # the recipe gives the given model itself: nothing to confirm
-        elif reference is not None and summary["records_significant"]:
+        elif reference is not None and significant:
             y_all = np.concatenate([data.y_mem, data.y_non])
             z = out_scores(np.vstack([target.probs_mem, target.probs_non]), y_all, reference,
                            votes=capabilities(target.learner).votes)
-            p = _confirm_on_model(summary["records_significant"], z[:n], z[n:])
+            p = _confirm_on_model(significant, z[:n], z[n:])
             summary["confirmation"] = {
                 "p_value": p, "confirmed": p <= 1 - ctx.check_confidence,
                 "test": "one-sided Mann-Whitney U test of the significant records' out-model scores against the "
                         "non-members' (each record's output against reference models that did not train on it: "
                         "did the given model train on them?)"}
             if lira is not None:  # the test before it compared the selected records' raw LiRA scores (biased)
-                summary["confirmation"]["p_value_raw_lira"] = _confirm_on_model(
-                    summary["records_significant"], lira[:n], lira[n:])
+                summary["confirmation"]["p_value_raw_lira"] = _confirm_on_model(significant, lira[:n], lira[n:])
     if screening is not None:
         _bound_unmeasured(ctx, screening, test)
+        screening["sample_records"] = ctx.names(screening["sample_records"])
     check = _dtp_check(ctx, summary, test, recipe)
     per_record = np.full(n, np.nan)
     per_record[records] = values
@@ -284,7 +286,8 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
         lb = np.full(n, np.nan)
         lb[np.asarray(test.records, int)] = test.lower_bound
         cols["pdtp_lower_bound"] = np.r_[lb, np.full(len(data.y_non), np.nan)]
-    return Analysis(name="dtp", summary=summary, checks=(check,), resources=resources, per_record=cols)
+    return Analysis(name="dtp", summary=summary, checks=(check,), resources=resources, per_record=cols,
+                    extras={"remove": significant if cfg.dtp_rule == "statistical" else [int(r) for r in above]})
 
 
 def _retrains_exactly(ctx: AuditContext, X_mem) -> bool:

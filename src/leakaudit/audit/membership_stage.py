@@ -105,6 +105,15 @@ def shadow_plan(cfg) -> tuple[int | None, int, str | None]:
     return plan(cfg.settings.shadow_attack_models, cfg.settings.shadow_attack_batch)
 
 
+def _stage(used: dict) -> dict:
+    """An attack's ``audit_run`` resources as results.json's closed stage entry: the counters it declares, the rest
+    (a plug-in's own) under ``values``."""
+    from .sections import StageResources
+
+    known = {k: v for k, v in used.items() if k in StageResources.model_fields}
+    return {**known, **({"values": {k: v for k, v in used.items() if k not in known}} if len(known) < len(used) else {})}
+
+
 def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
     """Reference models on complementary halves of the audited records, queried on them and the population."""
     cfg, data, target, engine = ctx.cfg, ctx.data, ctx.target, ctx.engine
@@ -160,7 +169,7 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
             continue
         if spec.audit_run:
             res, used = spec.audit_run(ctx, atk, own)
-            resources.update(used)
+            resources.update({k: _stage(v) for k, v in used.items()})
         else:
             res = atk.run(own)
         s = res.scores_array

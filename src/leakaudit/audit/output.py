@@ -135,8 +135,8 @@ def _write_report(folder: Path, result_type, *, columns: list[str] | None = None
     results.json's ``record_columns`` whose written-out name they carry)."""
     from ..report import render_report
 
-    shown = result_type.from_dict(json.loads((folder / "results.json").read_text()))
     records = read_records_csv(folder / "records.csv")
+    shown = result_type.from_dict(json.loads((folder / "results.json").read_text()), records=records)
     if columns is None:
         named = {escape_controls(str(c)): str(c) for c in shown.data.get("record_columns", [])}
         columns = [named.get(c, c) for c in records.columns]

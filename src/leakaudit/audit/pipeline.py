@@ -352,7 +352,7 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     """What the profile made each analysis do, and the recipe that retrains the audited model.
 
     ``retraining_recipe`` (every retrainable target): ``algorithm`` (what trains the reference, shadow and
-    leave-one-out models) and its parameters, as plain values: the torch module's ``[training]`` recipe, the demo
+    leave-one-out models) and its ``parameters``, as plain values: the torch module's ``[training]`` recipe, the demo
     network's, leakaudit's RandomForest's (a scikit-learn forest's parameters), or the given scikit-learn
     estimator as scikit-learn writes it (one entry per step of a Pipeline; it is cloned and refitted, with a fresh
     seed per model).
@@ -378,16 +378,14 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
         cls = (str(r.get("module") or "").rpartition(":")[2]
                or (type(target.model).__name__ if target.model is not None else "the given module"))
         r = {"algorithm": f"fresh instances of {cls}, trained by leakaudit", "module": r.pop("module", None),
-             "module arguments": ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) or None, **r}
+             "module_arguments": ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) or None, "parameters": r}
     else:
         est = getattr(learner, "estimator", None)
         if est is not None:  # a scikit-learn estimator, cloned and refitted
-            r = {"algorithm": f"scikit-learn's {type(est).__name__}, cloned from the given model and refitted"}
-            steps = getattr(est, "steps", None)
-            if steps:  # a Pipeline: one entry per step, in order
-                r.update({f"step {i + 1}: {name}": repr(step) for i, (name, step) in enumerate(steps)})
-            else:  # its parameters that differ from scikit-learn's defaults
-                r["estimator"] = repr(est)
+            steps = getattr(est, "steps", None)  # a Pipeline: one entry per step, in order; else its repr
+            r = {"algorithm": f"scikit-learn's {type(est).__name__}, cloned from the given model and refitted",
+                 "parameters": {f"step {i + 1}: {name}": repr(step) for i, (name, step) in enumerate(steps)}
+                 if steps else {"estimator": repr(est)}}
         else:
             skip = ("n_threads", "batched", "device", "backend", "sparse_input")  # how, not what
             params = {k: v for k, v in learner.get_params(deep=False).items() if k not in skip}
@@ -396,8 +394,8 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
                 params["optimizer"] = "per-example SGD (batch 1, fixed row permutation)"
             implements = capabilities(learner).implements
             r = {"algorithm": f"leakaudit's {type(learner).__name__}" + (f" ({implements})" if implements else ""),
-                 **params}
-    r["seeds"] = "a fresh seed per model, derived from the audit seed"
+                 "parameters": params}
     # a parameter left unset (None) takes the algorithm's default: not listed
-    out["retraining_recipe"] = {k: _plain(v) for k, v in r.items() if v is not None}
+    r["parameters"] = {k: _plain(v) for k, v in r["parameters"].items() if v is not None}
+    out["retraining_recipe"] = {**r, "seeds": "a fresh seed per model, derived from the audit seed"}
     return out

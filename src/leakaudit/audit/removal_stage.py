@@ -26,8 +26,7 @@ def records_to_remove(ctx: AuditContext, dtp: Analysis) -> list[int]:
     exceeded = any(c.id == "dtp.dtp1" and c.status == "exceeded" for c in dtp.checks)
     if not exceeded or ctx.target.learner is None or ctx.cfg.settings.dtp_removal_seeds is None:
         return []
-    s = dtp.summary or {}
-    return list(s.get("records_significant" if ctx.cfg.dtp_rule == "statistical" else "records_above") or [])
+    return list(dtp.extras.get("remove") or [])
 
 
 def removal_analysis(ctx: AuditContext, dtp: Analysis, remove: list[int]) -> Analysis:
@@ -49,7 +48,11 @@ def removal_analysis(ctx: AuditContext, dtp: Analysis, remove: list[int]) -> Ana
                          test_repeats=st.dtp_test_repeats, test_max_records=st.dtp_test_max_records,
                          confidence=ctx.check_confidence, n_seeds=st.dtp_removal_seeds, n_classes=data.n_classes,
                          random_state=ctx.seeds["removal"], engine=ctx.engine)
-    summary = res.model_dump(exclude={"engine_stats"})
+    sig = res.records_significant_after
+    summary = {**res.model_dump(exclude={"engine_stats"}), "removed": ctx.names(res.removed),
+               "argmax_after": ctx.record_name(res.argmax_after) if res.argmax_after >= 0 else None,
+               "records_above_after": ctx.names(res.records_above_after), "records_untested_after":
+               ctx.names(res.records_untested_after), "records_significant_after": sig and ctx.names(sig)}
     summary["max_before"] = (dtp.summary or {}).get("max")
     summary["n_significant_before"] = (dtp.summary or {}).get("n_significant")
     measured_what = ("the members with the largest PDTP before and a random sample of the others" if screen

@@ -6,14 +6,14 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Optional
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, create_model, model_validator
 
 from .._results import Result
 from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks
-from .config import Phrase, Phrased
+from .config import AuditConfig, Phrase, Phrased
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
                        MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, RegisteredAnalysis, Resources,
-                       Settings, Skipped, StageResources, TargetSection)
+                       Section, Settings, Skipped, TargetSection)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,8 +26,10 @@ __all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "read_resul
 #: 2: the verdict's burden of proof and policy, each check's decision. 3: a check's status is its decision (exceeded,
 #: shown below, undecided, not measurable; "passed" and ``decision`` are gone), the verdict's ``passed`` is
 #: ``shown_below`` (undecided checks are in ``undecided`` under either burden), ``counts``, ``p_value`` on a check,
-#: checks ranked by strength of evidence. A schema-2 file is read as schema 3.
-SCHEMA_VERSION = 3
+#: checks ranked by strength of evidence. 4: every list of records names its members as sentences do
+#: (``"train.csv, row 248"``; a schema-3 list's 0-based record keys are read as ``"records.csv, record N"``), every
+#: section is closed and typed. Files of schema 2 and 3 are read as schema 4.
+SCHEMA_VERSION = 4
 
 #: Process status of ``leakaudit audit --exit-code`` per outcome (2 stays "bad input").
 EXIT_CODES = {"publish": 0, "do not publish": 3, "inconclusive": 4}
@@ -115,6 +117,11 @@ class Verdict(Result, Phrased):
 
 _property = property
 
+#: ``config`` as results.json records it: :class:`~leakaudit.audit.config.AuditConfig`'s fields, typed and closed,
+#: without its checks of the inputs (files that may be gone by now, a language model's settings given in memory)
+ConfigRecord = create_model("ConfigRecord", __base__=Section, __module__=__name__, __doc__=AuditConfig.__doc__,
+                            **{k: (f.annotation, f) for k, f in AuditConfig.model_fields.items()})
+
 
 class AuditResult(Result):
     """Everything an audit measured (``to_dict()`` adds ``schema_version`` and ``type``).
@@ -150,7 +157,10 @@ class AuditResult(Result):
     leakaudit_version: str
     created: str
     command: str
-    config: dict[str, Any]
+    config: ConfigRecord = Field(description="the full configuration: from the command line, enough to re-run; "
+                                 "from leakaudit.audit(), the settings given (the model and records came from memory, "
+                                 "so every file key is null; a language model's text_column and dataset_inference "
+                                 "stay as given without model_dir)")
     data: DataSection
     target: TargetSection
     membership: dict[str, AttackMetrics] = Field(default_factory=dict)
@@ -167,6 +177,12 @@ class AuditResult(Result):
     settings: Settings = Field(default_factory=Settings)
     record_risk: Optional[RecordRiskSection] = None
     analyses: dict[str, RegisteredAnalysis] = Field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict, *, records: pd.DataFrame | None = None) -> "AuditResult":
+        """The result results.json holds; a file of schema 2 or 3 is read as schema 4 (:func:`_schema3`), its
+        records named by ``records`` (records.csv's rows) where given."""
+        return super().from_dict(_schema3(data, records) if data.get("schema_version", SCHEMA_VERSION) < 4 else data)
 
     _records: Any = PrivateAttr(default=None)
     _evidence: Any = PrivateAttr(default=None)
@@ -288,7 +304,7 @@ class AuditResult(Result):
         title = v.outcome[:1].upper() + v.outcome[1:]
         finding = v.finding or v.headline.removeprefix(f"{title}: ")
         about = (f"{self.data.get('n_members')} members, {self.data.get('n_nonmembers')} non-members; "
-                 f"{self.target.get('description', '')}; profile {self.config.get('profile')}; checks: "
+                 f"{self.target.get('description', '')}; profile {self.config.profile}; checks: "
                  + ", ".join(f"{v.counts.get(st, 0)} {st}" for st in STATUSES))
         cc = v.check_confidence
         pct = f"{cc * 100:.4g}%" if cc is not None and math.isfinite(cc) else ""
@@ -437,6 +453,39 @@ OUTCOME_COLOURS = {"do not publish": STATUS_COLOURS["exceeded"], "inconclusive":
                    "publish": STATUS_COLOURS["shown below"]}
 
 
+def _schema3(data: dict, records: pd.DataFrame | None = None) -> dict:
+    """A result of schema 3 (or 2) as schema 4: each record of the DTP section's lists, a 0-based records.csv
+    ``record`` key, named as sentences name it from ``records`` (records.csv's rows), else ``"records.csv, record
+    N"`` (results.json alone does not say its file and row); the
+    retraining recipe's parameters under ``parameters`` ("module arguments": ``module_arguments``); the dp section
+    without the ``schema_version`` and ``type`` of its own."""
+    import copy
+
+    from .._results import record_names
+
+    data = copy.deepcopy(data)
+    dtp = data.get("dtp") or {}
+    named = {} if records is None else dict(zip(records["record"].astype(int), record_names(records)))
+    name = lambda r: None if r is None or r < 0 else named.get(int(r), f"records.csv, record {int(r)}")  # noqa: E731
+    for sec, keys in ((dtp, ("records_above", "records_significant", "records_untested")),
+                      (dtp.get("test") or {}, ("records", "untested")), (dtp.get("screening") or {}, ("sample_records",)),
+                      (dtp.get("removal") or {}, ("removed", "records_above_after", "records_significant_after",
+                                                  "records_untested_after"))):
+        sec.update({k: [name(r) for r in sec[k]] for k in keys if sec.get(k) is not None})
+    if "argmax_after" in (dtp.get("removal") or {}):
+        dtp["removal"]["argmax_after"] = name(dtp["removal"]["argmax_after"])
+    recipe = (data.get("settings") or {}).get("retraining_recipe")
+    if recipe is not None:
+        top = {"algorithm": "algorithm", "module": "module", "module arguments": "module_arguments"}
+        data["settings"]["retraining_recipe"] = {
+            **{top[k]: v for k, v in recipe.items() if k in top},
+            "parameters": {k: v for k, v in recipe.items() if k not in top and k != "seeds"},
+            **({"seeds": recipe["seeds"]} if "seeds" in recipe else {})}
+    for k in ("schema_version", "type"):
+        (data.get("dp") or {}).pop(k, None)
+    return data
+
+
 def read_result(data: Any, *, where: str = "results") -> AuditResult:
     """results.json's data (``data``, as ``json.load`` gives it) as the typed :class:`AuditResult`; refused in one
     line naming ``where`` and the first field that does not hold when it is not an audit's result."""
@@ -458,27 +507,13 @@ def results_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``results.json``, published as ``docs/results.schema.json``.
 
     Generated from the models: :class:`AuditResult`, its sections (:mod:`leakaudit.audit.sections`), the
-    :class:`Verdict` and its :class:`~leakaudit.audit.checks.Check` objects; ``config`` is
-    :class:`~leakaudit.audit.config.AuditConfig`'s own schema. Sections may gain optional keys in later versions, so
-    they allow more; the envelope, the verdict and the checks do not. Numbers that could not be measured are ``null``
-    (results.json is strict JSON: never ``NaN`` or ``Infinity``).
+    :class:`Verdict` and its :class:`~leakaudit.audit.checks.Check` objects; ``config`` holds
+    :class:`~leakaudit.audit.config.AuditConfig`'s fields. Every object is closed (a later schema version may add
+    optional keys). Numbers that could not be measured are ``null`` (results.json is strict JSON: never ``NaN`` or
+    ``Infinity``).
     """
-    from .config import AuditConfig
-
     schema = AuditResult.model_json_schema(mode="validation", ref_template="#/$defs/{model}")
-    defs = schema.pop("$defs", {})
-    config = AuditConfig.model_json_schema(mode="serialization", ref_template="#/$defs/{model}")
-    defs.update(config.pop("$defs", {}))
-    defs["AuditConfig"] = config
-    defs["StageResources"] = StageResources.model_json_schema(mode="validation")
-    defs["Resources"]["additionalProperties"] = {"anyOf": [{"$ref": "#/$defs/StageResources"},
-                                                           {"type": ["object", "number", "string"]}]}
-    props = schema["properties"]
-    props["config"] = {"$ref": "#/$defs/AuditConfig",
-                       "description": "the full configuration: from the command line, enough to re-run; from "
-                       "leakaudit.audit(), the settings given (the model and records came from memory, "
-                       "so every file key is null; a language model's text_column and dataset_inference stay as "
-                       "given without model_dir)"}
+    defs, props = schema.pop("$defs", {}), schema["properties"]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://github.com/leakaudit/leakaudit/docs/results.schema.json",

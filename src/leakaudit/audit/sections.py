@@ -1,10 +1,10 @@
 """The sections of ``results.json`` as typed models: what each analysis reports, field by field.
 
-Each section is a :class:`Section`: a frozen pydantic model whose documented fields are typed (``res.dtp.n_above``,
-``res.membership["lira"].auc``) and which may carry further keys an analysis adds (a section may gain optional
-keys in later versions; they are kept, in the order the analysis wrote them). A section also reads as the mapping it
-is written as (``res.dtp["n_above"]``, ``res.dtp.get("test")``), so code written against ``results.json`` works on
-the result in memory. ``docs/results.schema.json`` is generated from these models
+Each section is a :class:`Section`: a frozen, closed pydantic model whose fields are typed (``res.dtp.n_above``,
+``res.membership["lira"].auc``), written in the order the analysis gave them; a key it does not declare is refused
+(a section may gain optional keys in later schema versions). A section also reads as the mapping it is written as
+(``res.dtp["n_above"]``, ``res.dtp.get("test")``), so code written against ``results.json`` works on the result in
+memory. ``docs/results.schema.json`` is generated from these models
 (:func:`leakaudit.audit.results.results_json_schema`).
 
 Values that could not be measured are NaN in memory and ``null`` in ``results.json`` (strict JSON); the schema
@@ -13,17 +13,20 @@ says ``number or null`` for each.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import (BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, WithJsonSchema, model_serializer,
-                      model_validator)
+from pydantic import (BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, WithJsonSchema, create_model,
+                      model_serializer, model_validator)
+
+from .config import ProfileSettings
 
 from .config import Phrase, Phrased
 
 __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "TargetSection", "TprAt", "EpsilonBound",
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
            "PropertyEstimate", "MipSection", "DpSection", "DatasetInferenceSection", "RecordRiskSection",
-           "StageResources", "Resources", "Settings", "RecipeTest"]
+           "StageResources", "Resources", "Settings", "RecipeTest", "Records", "DtpScreening", "DtpRemoval",
+           "UnmeasuredBound", "Doubling", "RemovalScreening", "SetTest", "PowerCurve", "RetrainingRecipe"]
 
 MEASURED_SCHEMA = {"type": ["number", "null"], "description": "a measured value; null: could not be measured (NaN, inf)"}
 INTERVAL_SCHEMA = {"type": ["array", "null"], "items": {"type": ["number", "null"]}, "minItems": 2, "maxItems": 2,
@@ -35,10 +38,22 @@ Interval = Annotated[Optional[list[Optional[float]]], WithJsonSchema(INTERVAL_SC
 _COUNT = Field(default=None, ge=0)
 
 
-class Section(BaseModel):
-    """One section of results.json: typed documented fields, further keys kept in their order, read as a mapping."""
+def _all(kind: Any, names: str) -> dict[str, Any]:
+    """Fields of type ``kind`` named by ``names`` (space-separated), for :func:`_section`."""
+    return dict.fromkeys(names.split(), kind)
 
-    model_config = ConfigDict(frozen=True, extra="allow", protected_namespaces=())
+
+def _section(name: str, doc: str, **fields: Any) -> type[Section]:
+    """A :class:`Section` ``name`` of many plain fields: each ``name=type`` (null where not given) or
+    ``name=(type, default)`` (``...``: required)."""
+    return create_model(name, __base__=Section, __module__=__name__, __doc__=doc,
+                        **{k: v if isinstance(v, tuple) else (v, None) for k, v in fields.items()})
+
+
+class Section(BaseModel):
+    """One section of results.json: typed fields, written in the order given, read as a mapping; closed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
     _keys: tuple | None = PrivateAttr(default=None)  # the keys given, in order (None: built otherwise)
 
     @model_validator(mode="wrap")
@@ -111,8 +126,6 @@ class Skipped(Section, Phrased):
     names any. ``reason_parts`` and ``fix_parts``: ``reason`` and ``fix`` with the settings they name as structured
     references (either given as a :class:`~leakaudit.audit.config.Phrase`), said per surface by :meth:`said`."""
 
-    model_config = ConfigDict(extra="forbid")
-
     name: str = Field(min_length=1)
     reason: str = Field(min_length=1)
     reason_parts: Optional[Phrase] = None
@@ -165,6 +178,10 @@ class TargetSection(Section):
     train_accuracy: Measured = None
     test_accuracy: Measured = None
     retrainable: Optional[bool] = None
+    mean_loss_members: Measured = Field(None, description="a language model: its mean loss on the member texts")
+    mean_loss_nonmembers: Measured = None
+    context_length: Optional[int] = None
+    reference_models: Optional[list[str]] = Field(None, description="a language model's reference models")
 
 
 class TprAt(Section):
@@ -174,13 +191,13 @@ class TprAt(Section):
     ci: Interval
 
 
-class EpsilonBound(Section):
-    """The empirical lower bound on epsilon an attack's scores give (a threshold test on a held-out half)."""
-
-    epsilon_lb: Measured = None
-    measurable: Optional[bool] = None
-    reason: Optional[str] = None
-
+EpsilonBound = _section(
+    "EpsilonBound", "The empirical lower bound on epsilon an attack's scores give (a threshold test on a held-out half:\n"
+    ":class:`leakaudit.metrics.EpsilonBound`).", measurable=Optional[bool], reason=Optional[str],
+    **_all(Measured, "epsilon_lb epsilon_lb_joint_beta threshold tpr fpr tpr_lower fpr_upper"), direction=Optional[str],
+    delta=Optional[float],
+    **_all(Optional[int], "n_select n_eval n_eval_members n_eval_nonmembers"), confidence=Optional[float],
+    method=Optional[str])
 
 class AttackMetrics(Section):
     """One membership attack's metrics: members against non-members by its scores."""
@@ -199,6 +216,19 @@ class AttackMetrics(Section):
     description: Optional[str] = Field(None, description="what the attack does and whose it is (a tabular attack's "
                                        "registry description; a language-model attack gives its citation as "
                                        "`reference`)")
+    reference: Optional[str] = None
+    comparable: Optional[bool] = Field(None, description="the blind baseline: the texts alone do not tell the sets "
+                                       "apart")
+    attacks_standing: Optional[list[str]] = Field(None, description="the blind baseline: the attacks whose checks "
+                                                  "stand")
+    p_value: Measured = Field(None, description="the blind baseline: its permutation p-value (n_permutations, the "
+                              "null's sd null_sd), over n_used texts in n_groups near-duplicate groups")
+    n_permutations: Optional[int] = None
+    null_sd: Measured = None
+    n_used: Optional[int] = None
+    n_groups: Optional[int] = None
+    versus: Optional[dict[str, dict[Literal["auc", "diff", "diff_sd"], Measured]]] = Field(
+        None, description="the blind baseline against each attack: its AUC, the difference and its sd")
 
     def tpr_at(self, fpr: float) -> TprAt | None:
         """The TPR at ``fpr`` (one of the audit's low FPRs) with its interval; None if it was not measured."""
@@ -207,35 +237,68 @@ class AttackMetrics(Section):
         return tpr_entry(self.tpr_at_fpr, fpr)
 
 
-class NoiseFloor(Section):
-    """How much a record's largest-class log-probability moves between retrainings with other seeds."""
+NoiseFloor = _section(
+    "NoiseFloor", "How much a record's largest-class log-probability moves between retrainings with other seeds.",
+    **_all(Measured, "median p90"), n_models=Optional[int], what=Optional[str])
 
-    median: Measured = None
-    p90: Measured = None
-    n_models: Optional[int] = None
-    what: Optional[str] = None
-
-
-class DtpTest(Section):
-    """The statistical DTP-1 rule: each record above the threshold tested on repeated leave-one-out retraining."""
-
-    records: list[int] = Field(default_factory=list)
-    p_value: list[Optional[float]] = Field(default_factory=list)
-    p_adjusted: list[Optional[float]] = Field(default_factory=list)
-    significant: list[bool] = Field(default_factory=list)
-    n_repeats: Optional[int] = None
-    confidence: Optional[float] = None
-    threshold: Optional[float] = None
-    method: Optional[str] = None
+#: a list of members by name, as every sentence names them
+RECORDS = ("members named as every sentence names them (leakaudit._results.record_name): the file and its 1-based row "
+           "('train.csv, row 248'), or for a table given in memory its DataFrame index label ('members.loc[1234]'), "
+           "as records.csv's source and row (or index) columns give them; a schema-3 file read back: 'records.csv, "
+           "record N' (its 0-based record key)")
+Records = Annotated[list[str], Field(description=RECORDS)]
+_Floats = list[Optional[float]]
 
 
-class DtpConfirmation(Section):
-    """Do the given model's outputs show it trained on the records significant for DTP-1?"""
+DtpTest = _section(
+    "DtpTest", "The statistical DTP-1 rule: each record above the threshold tested on repeated leave-one-out\n"
+    "retraining (:class:`leakaudit.dtp.DTP1TestResult`; its per-record lists follow ``records``).",
+    **{k: (Records, Field(default_factory=list)) for k in ("records", "untested")},
+    **{k: (_Floats, Field(default_factory=list)) for k in "stage2_mean sd lower_bound p_value p_adjusted".split()},
+    decisive_class=(list[int], Field(default_factory=list)), significant=(list[bool], Field(default_factory=list)),
+    **_all(Optional[int], "n_repeats n_tests"), **_all(Optional[float], "confidence threshold bin_width"),
+    **_all(Optional[str], "method loo_method learner"))
 
-    p_value: Measured = None
-    confirmed: Optional[bool] = None
-    test: Optional[str] = None
+DtpConfirmation = _section(
+    "DtpConfirmation", "Do the given model's outputs show it trained on the records significant for DTP-1?\n"
+    "(``p_value_raw_lira``: the same test on the records' raw LiRA scores, biased.)",
+    **_all(Measured, "p_value p_value_raw_lira"), confirmed=Optional[bool], test=Optional[str])
 
+UnmeasuredBound = _section(
+    "UnmeasuredBound", "What a random sample of ``m`` unmeasured members, ``k`` of them counted, says about all\n"
+    "``n_unmeasured`` (:func:`leakaudit.dtp.unmeasured_bound`), against the ``allowance``.",
+    **_all((int, ...), "k m n_unmeasured"), share=Measured, share_interval=Interval, count_upper=Optional[int],
+    what=Optional[str], allowance=Optional[int], within_allowance=Optional[bool])
+
+Doubling = _section(
+    "Doubling", "The ranked top's last doubling decision: ``tail_hits`` of its last ``tail_n`` against\n"
+    "``sample_hits`` of the ``sample_n`` sampled (members ``counted`` \"above\" the threshold or \"significant\");\n"
+    "``grow``: it doubled.", counted=(str, ...), **_all(Optional[int], "n_top tail_hits tail_n sample_hits sample_n"),
+    grow=Optional[bool])
+
+DtpScreening = _section(
+    "DtpScreening", "How the members to measure were chosen when not all were: a ranked top and a random sample of\n"
+    "the rest (:func:`leakaudit.dtp.screened_pdtp`), or a uniform sample (``ranking`` \"none\").",
+    method=Optional[str], ranking=(Literal["oob", "reference", "none"], ...), capped=Optional[bool],
+    **_all((int, ...), "n_members n_top n_sample n_measured n_unmeasured sample_budget sample_above"),
+    **_all(Optional[int], "extensions sample_planned sample_needed"), doubling=Optional[Doubling],
+    sample_records=(Records, ...), sample_spearman=Measured, unmeasured=Optional[UnmeasuredBound])
+
+RemovalScreening = _section(
+    "RemovalScreening", "The re-measurement after the removal, screened: its top, its sample and what the sample\n"
+    "says of the rest.", **_all((int, ...), "n_top n_sample sample_above n_unmeasured"), capped=(bool, ...),
+    unmeasured_above=(UnmeasuredBound, ...))
+
+DtpRemoval = _section(
+    "DtpRemoval", "The members that break DTP-1 removed and the recipe retrained (:class:`leakaudit.dtp.RemovalEffect`,\n"
+    "Long et al. Sec. 7): PDTP and DTP-1 after, the accuracy cost.",
+    **_all((Records, ...), "removed records_above_after records_untested_after"),
+    records_significant_after=Optional[Records], screening=Optional[RemovalScreening],
+    argmax_after=(Optional[str], Field(description="the member of the largest PDTP after, by name; null: none")),
+    **_all((int, ...), "n_records records_measured n_seeds n_eval"), **_all((float, ...), "threshold confidence"),
+    **_all((Measured, ...), "max_after accuracy_before accuracy_after accuracy_cost"),
+    **_all((Interval, ...), "accuracy_before_interval accuracy_after_interval accuracy_cost_interval"),
+    max_before=Measured, n_significant_before=Optional[int], what=Optional[str])
 
 class DtpSection(Section):
     """PDTP of the training records and the DTP-1 rule (Long et al.)."""
@@ -244,66 +307,70 @@ class DtpSection(Section):
     max: Measured
     mean: Measured
     n_above: int = Field(ge=0)
-    records_above: list[int] = Field(description="members by records.csv's `record` key (0 = the first member), as "
-                                     "every list of records here; sentences and the report name each record by its "
-                                     "file and row, or its DataFrame index label")
-    rule: str
+    records_above: Records
+    rule: Literal["statistical", "long"]
+    seed_policy: Optional[str] = None
+    bin_width: Optional[float] = None
+    kind: Optional[str] = None
     noise_floor: Optional[NoiseFloor] = None
     test: Optional[DtpTest] = None
     n_significant: Optional[int] = _COUNT
-    records_significant: Optional[list[int]] = None
-    records_untested: Optional[list[int]] = None
+    records_significant: Optional[Records] = None
+    records_untested: Optional[Records] = None
     confirmation: Optional[DtpConfirmation] = None
     retrains_exactly: Optional[bool] = Field(
         default=None, description="the recipe retrained on the members gives the given model's outputs exactly (a "
         "learner whose seed does not matter): DTP-1's finding is the given model's, and no confirmation is run")
-    screening: Optional[dict[str, Any]] = Field(
-        default=None, description="how the members to measure were chosen when not all were")
-    removal: Optional[dict[str, Any]] = Field(
-        default=None, description="the members that break DTP-1 removed and the recipe retrained (Long et al. Sec. 7)")
+    screening: Optional[DtpScreening] = None
+    removal: Optional[DtpRemoval] = None
 
 
-class AttributeInference(Section):
-    """Attribute inference of one sensitive column: the advantage of members over non-members (Yeom et al.)."""
+AttributeInference = _section(
+    "AttributeInference", "Attribute inference of one sensitive column: the advantage of members over non-members\n"
+    "(Yeom et al.), among its ``values``.", values=Optional[list[str]], advantage=(Measured, ...),
+    advantage_ci=(Interval, ...), **_all(Measured, "member_accuracy nonmember_accuracy baseline_accuracy "
+                                                   "alternative_advantage"), alternative_advantage_ci=Interval,
+    **_all(Optional[int], "n_members n_nonmembers"), method=Optional[str])
 
-    advantage: Measured
-    advantage_ci: Interval
-    member_accuracy: Measured = None
-    nonmember_accuracy: Measured = None
-    baseline_accuracy: Measured = None
-    n_members: Optional[int] = None
-    n_nonmembers: Optional[int] = None
+PropertyEstimate = _section(
+    "PropertyEstimate", "One group's estimated share of the training data, with and without the model (Chase et al.).",
+    **_all(Measured, "true_share estimate error shadow_cv_mae population_share no_model_estimate model_error_upper "
+                     "no_model_error_lower"), **_all(Interval, "estimate_interval no_model_interval"),
+    n_shadow_models=Optional[int], model_helps=Optional[bool], confidence=Optional[float],
+    **_all(Optional[str], "method sentence no_model_source"))
 
+MipSection = _section(
+    "MipSection", "MIP noise (Izzo et al.) and its accuracy cost.", eta=(float, ...),
+    **_all(Measured, "M constant_c noise_norm parameter_norm test_accuracy_without_noise test_accuracy_with_noise "
+                     "accuracy_cost"), **_all(Optional[int], "B parameters parameters_with_noise n_test"),
+    **_all(Interval, "test_accuracy_without_noise_interval test_accuracy_with_noise_interval accuracy_cost_interval"),
+    confidence=Optional[float], sentence=Optional[str], method=Optional[str])
 
-class PropertyEstimate(Section):
-    """One group's estimated share of the training data, with and without the model (Chase et al.)."""
+DpSection = _section(
+    "DpSection", "With a claimed epsilon: the one-run audit of the DP-SGD recipe (Steinke et al. 2023), the claim, the\n"
+    "verdict (:class:`leakaudit.dpaudit.DpsgdAudit`'s fields).",
+    **_all(Optional[float], "claimed_epsilon delta confidence noise_multiplier max_grad_norm sampling_rate lr seconds "
+                            "cpu_seconds"),
+    **_all(Measured, "accounted_epsilon epsilon_lower_bound gdp_epsilon_lower_bound steinke_epsilon_lower_bound "
+                     "fdp_epsilon_lower_bound noise_check_epsilon_lower_bound noise_check_min_ratio train_accuracy"),
+    **_all(Optional[bool], "recipe_curve_rejected noise_check_violated violated"),
+    **_all(Optional[str], "accounting bound noise_check_verdict verdict canaries sampling bug trainer"),
+    **_all(Optional[int], "m n_included guesses correct k_plus k_minus n_candidates n_train steps epochs"))
 
-    true_share: Measured = None
-    estimate: Measured = None
-    estimate_interval: Interval = None
-    model_helps: Optional[bool] = None
-    sentence: Optional[str] = None
+SetTest = _section(
+    "SetTest", "Dataset inference's set-level test (:class:`leakaudit.lm.dataset_inference.SetTest`): ``coef``, each\n"
+    "feature's weight (standardised); ``n_fit`` and ``n_test``, the (suspect, unseen) texts fitting the combination\n"
+    "and in the test halves.", p_value=(Measured, ...), **_all(Measured, "statistic mean_difference auc"),
+    coef=(dict[str, Optional[float]], Field(default_factory=dict)),
+    **{k: (list[int], Field(default_factory=list)) for k in ("n_fit", "n_test")},
+    test=(Literal["welch", "permutation"], "welch"))
 
-
-class MipSection(Section):
-    """MIP noise (Izzo et al.) and its accuracy cost."""
-
-    eta: float
-    accuracy_cost: Measured = None
-    accuracy_cost_interval: Interval = None
-    sentence: Optional[str] = None
-
-
-class DpSection(Section):
-    """With a claimed epsilon: the one-run audit of the DP-SGD recipe (Steinke et al. 2023), the claim, the verdict."""
-
-    claimed_epsilon: Optional[float] = None
-    accounted_epsilon: Measured = None
-    epsilon_lower_bound: Measured = None
-    confidence: Optional[float] = None
-    violated: Optional[bool] = None
-    verdict: Optional[str] = None
-
+PowerCurve = _section(
+    "PowerCurve", "How often the set-level test detects use at each set size\n"
+    "(:class:`leakaudit.lm.dataset_inference.PowerCurve`).", sizes=(list[int], ...),
+    rate=(list[Optional[float]], ...), interval=(list[Interval], ...), n_repeats=(int, ...),
+    **_all((float, ...), "alpha target"), smallest_detected=Optional[int],
+    test=(Literal["welch", "permutation"], "welch"))
 
 class DatasetInferenceSection(Section):
     """A language-model audit with dataset inference: the members as a set against the non-members (Maini et al.
@@ -313,9 +380,14 @@ class DatasetInferenceSection(Section):
     sentence: Optional[str] = None
     comparable: bool
     alpha: Optional[float] = None
-    test: Optional[dict[str, Any]] = None
-    power: Optional[dict[str, Any]] = None
+    test: Optional[SetTest] = None
+    power: Optional[PowerCurve] = None
     features: Optional[list[str]] = None
+    blind_auc: Measured = None
+    blind_p_value: Measured = None
+    n_suspect: Optional[int] = None
+    n_unseen: Optional[int] = None
+    feature_auc: dict[str, Optional[float]] = Field(default_factory=dict)
 
 
 class RegisteredAnalysis(BaseModel):
@@ -339,41 +411,55 @@ class RecordRiskSection(Section):
     resolution: Optional[str] = None
 
 
-class StageResources(Section):
-    """Models one stage trained or read from the cache."""
-
-    n_models: Optional[int] = _COUNT
-    trained: Optional[int] = _COUNT
-    chunks_from_cache: Optional[int] = _COUNT
-    chunks_trained: Optional[int] = _COUNT
-    corrupt_cache_entries: Optional[int] = _COUNT
-    cache_dir: Optional[str] = None
-
+StageResources = _section(
+    "StageResources", "What one stage spent: the models it trained or read from the cache (the shadow attack: its\n"
+    "attack model's training), and its seconds; ``values``: what an attack registered from outside leakaudit\n"
+    "reported beyond these (:func:`leakaudit.register_attack`'s ``audit_run``).", note=Optional[str],
+    values=(dict[str, JsonValue], Field(default_factory=dict)),
+    **{k: (Optional[int], _COUNT) for k in ("n_models trained chunks_from_cache chunks_trained corrupt_cache_entries "
+                                            "n_shadow_models n_reference_models attack_training_rows").split()},
+    **_all(Optional[str], "cache_dir backend network"), **_all(Optional[bool], "outputs_on_disk uses_record_features"),
+    seconds=Optional[float])
 
 class Resources(Section):
-    """Peak memory and, per stage, the models trained or read from the cache."""
+    """Peak memory and, per stage (``reference_models``, ``pdtp_models``, ...), what it spent."""
 
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, StageResources] = Field(init=False)  # every further key is a stage's
     peak_memory_mb: Measured = None
 
     def stage(self, name: str) -> StageResources | None:
-        """One stage's counters (``reference_models``, ``pdtp_models``, ...), or None."""
-        v = self.get(name)
-        return None if v is None else StageResources.model_validate(v)
+        """One stage's counters, or None."""
+        return self.get(name)
 
 
-class Settings(Section):
-    """The profile's settings (reference models, shadow-attack models, PDTP records, ...) and, for a torch module,
-    the recipe its retrained instances follow."""
+class RetrainingRecipe(Section):
+    """The recipe the audited model's retrained instances follow (reference, shadow and leave-one-out models)."""
 
-    profile: Optional[Literal["smoke", "standard", "thorough"]] = None
-    n_reference: Optional[int] = None
-    retraining_recipe: Optional[dict[str, Any]] = None
+    algorithm: str
+    module: Optional[str] = Field(None, description="a torch module: its class, package.module:Class")
+    module_arguments: Optional[str] = Field(None, description="a torch module's arguments, name=value")
+    parameters: dict[str, Union[bool, int, float, str]] = Field(
+        default_factory=dict, description="the algorithm's parameters as plain values: a torch module's [training] "
+        "recipe, leakaudit's learner's parameters, a scikit-learn estimator's repr (`estimator`) or a Pipeline's steps "
+        "(`step 1: NAME`, ...); a parameter left at the algorithm's default is not listed")
+    seeds: Optional[str] = None
 
 
-class RecipeTest(Section):
-    """Does retraining reproduce the given model's membership signal?"""
+Settings = _section(
+    "Settings", "The profile's settings (:class:`~leakaudit.audit.config.ProfileSettings`: reference models,\n"
+    "shadow-attack models, PDTP records, ...), and the recipe the audited model's retrained instances follow; a\n"
+    "language model's audit: its attacks, blind baseline and scoring.",
+    profile=Optional[Literal["smoke", "standard", "thorough"]], **_all(Optional[str], "device shadow_attack"),
+    retraining_recipe=Optional[RetrainingRecipe], min_k=Optional[float],
+    **_all(Optional[str], "attacks blind_baseline scoring"),
+    **{k: (Optional[f.annotation], Field(None, description=f.description))
+       for k, f in ProfileSettings.model_fields.items()})
 
-    reproduces: Optional[bool] = None
-    p_value: Measured = None
-    sentence: Optional[str] = None
-    test: Optional[str] = None
+
+RecipeTest = _section(
+    "RecipeTest", "Does retraining reproduce the given model's membership signal? ``signal``: the given model's (AUC of\n"
+    "its calibrated loss); ``ref_signal``: the reference models' (mean, sd, and k models).",
+    **_all(Measured, "member_loss nonmember_loss ref_in_loss ref_out_loss signal p_value"), test=Optional[str],
+    ref_signal=Optional[dict[Literal["mean", "sd", "k"], Measured]], reproduces=Optional[bool],
+    sentence=Optional[str])

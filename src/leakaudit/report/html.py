@@ -20,7 +20,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from .._results import BELOW, EXCEEDED, STATUS_COLOURS, STATUSES, UNDECIDED, escape_controls, record_name
+from .._results import BELOW, EXCEEDED, STATUS_COLOURS, STATUSES, UNDECIDED, escape_controls, record_names
 from ..metrics import WIDE_INTERVAL, tpr_entry, wide_interval_reason
 from .plots import histogram_svg, measured_members, pdtp_vs_score_svg, roc_svg, scored_attacks, strongest_attack
 
@@ -179,17 +179,12 @@ def _check_row(c: Check, conf_pct: str, flags: bool = False) -> dict:
 # -- records ------------------------------------------------------------------------------------------------------
 
 
-def _verdict_records(results: AuditResult) -> dict[int, str]:
-    """Members that the verdict rests on, by record id, with why: the DTP-1 check's significant records (or, under
-    Long et al.'s raw rule, every record above the threshold)."""
-    dtp = results.dtp or {}
-    out: dict[int, str] = {}
-    if dtp.get("rule") == "long":
-        for r in dtp.get("records_above") or []:
-            out[int(r)] = "DTP-1 (Long et al.'s raw rule)"
-    for r in dtp.get("records_significant") or []:
-        out[int(r)] = "DTP-1 (significant when re-measured)"
-    return out
+def _verdict_records(results: AuditResult) -> dict[str, str]:
+    """Members that the verdict rests on, by name, with why: the DTP-1 check's significant records (or, under Long
+    et al.'s raw rule, every record above the threshold)."""
+    dtp = results.dtp
+    out = dict.fromkeys(dtp.records_above if dtp and dtp.rule == "long" else [], "DTP-1 (Long et al.'s raw rule)")
+    return {**out, **dict.fromkeys(dtp and dtp.records_significant or [], "DTP-1 (significant when re-measured)")}
 
 
 def _value_columns(results: AuditResult, records: pd.DataFrame) -> list[str]:
@@ -208,10 +203,10 @@ def _records_table(results: AuditResult, records: pd.DataFrame) -> tuple[list[st
     mem = records[records["is_member"] == 1]
     if "risk_rank" not in mem or mem.empty:
         return [], [], 0
-    why = _verdict_records(results)
+    why, names = _verdict_records(results), _names(records)
     ranked = mem[mem["risk_rank"].notna()].sort_values("risk_rank")
     top = ranked.head(TOP_N)
-    extra = mem[mem["record"].isin([r for r in why if r not in set(top["record"])])].sort_values("risk_rank")
+    extra = mem[names[mem.index].isin(set(why) - set(names[top.index]))].sort_values("risk_rank")
     rows = pd.concat([top, extra])
     values = _value_columns(results, records)
     measures = [c for c in ("pdtp",) if c in rows] + [c for c in rows.columns if c.startswith("score_")]
@@ -221,14 +216,14 @@ def _records_table(results: AuditResult, records: pd.DataFrame) -> tuple[list[st
             + [{"pdtp": "PDTP"}.get(c, f"{_display(results, c[6:])} score") for c in measures]
             + (["its values"] if values else []))
     out = []
-    for _, r in rows.iterrows():
-        rid = int(r["record"])
+    for i, r in rows.iterrows():
+        name = names[i]
         flags = ["; ".join(_display(results, f.strip()) for f in r["flagged_by"].split(";"))
                  if isinstance(r["flagged_by"], str) and r["flagged_by"] else "none"]
         own = ["; ".join(f"{c}: {_cell(r[c]) or 'missing'}" for c in values)] if values else []
-        out.append({"cells": [_int(r.get("risk_rank")), _where(records, rid), why.get(rid, "")]
+        out.append({"cells": [_int(r.get("risk_rank")), name, why.get(name, "")]
                     + (flags if flagged else []) + [_cell(r[c]) for c in measures] + own,
-                    "verdict": bool(why.get(rid))})
+                    "verdict": bool(why.get(name))})
     if not any(o["verdict"] for o in out):  # no record behind the verdict: no "why listed" column
         head.pop(2)
         for o in out:
@@ -240,18 +235,18 @@ def _dataset_inference(di: dict | None) -> dict | None:
     """The dataset-inference section's words: its answer, test, p-value against the level, and power curve."""
     if not di:
         return None
-    test, power = di.get("test") or {}, di.get("power") or {}
+    test, power = di.test, di.power
     sizes = [f"{n:,} texts: {r * 100:.0f}% [{lo * 100:.0f}, {hi * 100:.0f}]" for n, r, (lo, hi) in
-             zip(power.get("sizes", []), power.get("rate", []), power.get("interval", []))]
+             zip(power.sizes, power.rate, power.interval)] if power else []
     answer = {"used": "The model was trained on the members as a set",
               "not comparable": "Not measurable: the member and non-member texts differ by themselves",
               "not detected": "Not detected: no evidence that the members were used as a set (not evidence that "
-                              "they were not)"}.get(di.get("verdict"), str(di.get("verdict")))
-    return {"sentence": f"{answer} (p = {fmt(test.get('p_value'))}).",
-            "test": "Welch t-test" if test.get("test") == "welch" else "permutation test",
-            "p": fmt(test.get("p_value")), "level": fmt(di.get("alpha")),
-            "n_test": " + ".join(f"{n:,}" for n in test.get("n_test", [])),
-            "repeats": power.get("n_repeats", 0), "power": "; ".join(sizes) or "not measured"}
+                              "they were not)"}.get(di.verdict, str(di.verdict))
+    p = test.p_value if test else None
+    return {"sentence": f"{answer} (p = {fmt(p)}).",
+            "test": "Welch t-test" if test is None or test.test == "welch" else "permutation test",
+            "p": fmt(p), "level": fmt(di.alpha), "n_test": " + ".join(f"{n:,}" for n in test.n_test) if test else "",
+            "repeats": power.n_repeats if power else 0, "power": "; ".join(sizes) or "not measured"}
 
 
 def _record_risk_words(results: AuditResult) -> str:
@@ -270,30 +265,26 @@ def _record_risk_words(results: AuditResult) -> str:
     return text
 
 
-def _where(records: pd.DataFrame | None, rid: int) -> str:
-    """A record id (its member index) named as every surface names it (:func:`leakaudit._results.record_name`),
-    or 'member #N' without records.csv."""
-    if records is not None and "source" in records and ("row" in records or "index" in records):
-        hit = records[records["record"] == rid]
-        if len(hit):
-            if "index" in records:
-                return record_name(hit["source"].iloc[0], index=hit["index"].iloc[0])
-            return record_name(hit["source"].iloc[0], hit["row"].iloc[0])
-    return f"member #{rid}"
+def _names(records: pd.DataFrame) -> pd.Series:
+    """Each record's name as results.json's lists of records hold it (:func:`leakaudit._results.record_names`), or
+    as a schema-3 file read back names it ('records.csv, record N') where records.csv gives no file and row."""
+    if "source" in records and ("row" in records or "index" in records):
+        return pd.Series(record_names(records), index=records.index)
+    return "records.csv, record " + records["record"].astype(str)
 
 
 def _dtp_records(dtp: dict, records: pd.DataFrame | None, limit: int = 25) -> list[dict]:
     """Rows of the records the statistical DTP-1 rule re-measured, significant first, then by lower bound."""
     test = dtp.get("test")
-    if not test or not test.get("records"):
+    if not test or not test.records:
         return []
     mem = records[records["is_member"] == 1] if records is not None else None
-    lira = dict(zip(mem["record"].astype(int), mem["score_lira"])) if mem is not None and "score_lira" in mem else {}
-    single = dict(zip(mem["record"].astype(int), mem["pdtp"])) if mem is not None and "pdtp" in mem else {}
+    lira = dict(zip(_names(mem), mem["score_lira"])) if mem is not None and "score_lira" in mem else {}
+    single = dict(zip(_names(mem), mem["pdtp"])) if mem is not None and "pdtp" in mem else {}
     rows = []
-    for r, m, lb, sig in zip(test["records"], test["stage2_mean"], test["lower_bound"], test["significant"]):
-        rows.append({"where": _where(records, int(r)), "pdtp": fmt(single.get(int(r))), "mean": fmt(m),
-                     "lower": fmt(lb), "significant": bool(sig), "lira": _score(lira.get(int(r))),
+    for r, m, lb, sig in zip(test.records, test.stage2_mean, test.lower_bound, test.significant):
+        rows.append({"where": r, "pdtp": fmt(single.get(r)), "mean": fmt(m),
+                     "lower": fmt(lb), "significant": bool(sig), "lira": _score(lira.get(r)),
                      "_key": (-bool(sig), -(_num(lb) if _num(lb) is not None else -np.inf))})
     rows.sort(key=lambda d: d.pop("_key"))
     return rows[:limit]
@@ -331,7 +322,7 @@ def _membership_answer(results: AuditResult, conf_pct: str) -> str:
     if eps and max(eps)[0] > 0:
         e, n = max(eps)
         s += (f" The empirical epsilon (a lower bound on the differential-privacy epsilon the attacks demonstrate, "
-              f"delta {results.config.get('epsilon_delta', 1e-5):g}) is at least {e:.2f}, from the "
+              f"delta {results.config.epsilon_delta:g}) is at least {e:.2f}, from the "
               f"{_display(results, n)}; 0 means no demonstrated leakage.")
     else:
         s += " No attack demonstrates an empirical epsilon above 0 with these records."
@@ -340,10 +331,10 @@ def _membership_answer(results: AuditResult, conf_pct: str) -> str:
 
 def _claim_sentence(results: AuditResult) -> str:
     """With a claimed DP epsilon: the claim beside the attacks' bounds, and the one-run audit's bound and verdict."""
-    claimed = _num(results.config.get("claimed_epsilon"))
+    claimed = _num(results.config.claimed_epsilon)
     if claimed is None:
         return ""
-    delta = results.config.get("epsilon_delta", 1e-5)
+    delta = results.config.epsilon_delta
     s = (f" The model was trained with differential privacy at a claimed epsilon of {claimed:g} (delta {delta:g}); "
          "every attack's empirical epsilon above is a lower bound to set against it.")
     dp = results.dp or {}
@@ -385,7 +376,7 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
             tprs.append(f"{fmt(t.get('tpr'), '%2')} {fmt_interval(t.get('ci'), '%2')}"
                         + _why_wide(t.get("ci"), notes, f"{shown}, TPR at FPR {fmt(f, 'g')}", **counts, fpr=_num(f))
                         if _num(t.get("tpr")) is not None else "not estimable")
-        claimed = _num(results.config.get("claimed_epsilon"))
+        claimed = _num(results.config.claimed_epsilon)
         rows.append({"name": shown, "auc": auc, "tprs": tprs, "notes": notes,
                      "epsilon": (fmt(e.get("epsilon_lb"), ".2f")
                                  + (f" (joint-beta {fmt(e['epsilon_lb_joint_beta'], '.2f')})"
@@ -415,13 +406,13 @@ def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
         return (f"No training record changes the model's output by more than e^{thr:g} when removed: the largest "
                 f"PDTP is {fmt(dtp.get('max'), '.2f')} over {n_rec} records.{noise}")
     if k:
-        test = dtp.get("test") or {}
-        lbs = [(_num(lb), int(r)) for r, lb, sig in zip(test.get("records", []), test.get("lower_bound", []),
-                                                         test.get("significant", [])) if sig and _num(lb) is not None]
+        test = dtp.test
+        lbs = [(_num(lb), r) for r, lb, sig in zip(test.records, test.lower_bound, test.significant)
+               if sig and _num(lb) is not None] if test else []
         clearest = ""
         if lbs:
             lb, r = max(lbs)
-            clearest = (f" The clearest, {_where(records, r)}, changes it by at least {lb:.2f} nats, against a "
+            clearest = (f" The clearest, {r}, changes it by at least {lb:.2f} nats, against a "
                         f"threshold of {thr:g}.")
         return (f"{k} training record{'s' if k > 1 else ''} change{'s' if k == 1 else ''} the model's output by more "
                 f"than e^{thr:g} when removed, beyond training noise and binning ({n_above} of {n_rec} were above it "
@@ -499,21 +490,19 @@ def _removal_words(dtp: dict, timings: dict | None = None) -> str:
         return ("Removing such records and re-measuring is what Long et al.'s reduction does (leakaudit.dtp.reduce_dtp, "
                 "or `leakaudit dtp reduce`); this audit did not measure what removing them would change (the "
                 "profile does not): re-run the audit without them.")
-    k, thr = len(r.get("removed") or []), r.get("threshold", 1.0)
-    sc = r.get("screening")
-    which = (f" (the {sc.get('n_top', 0):,} with the largest PDTP before and a random {sc.get('n_sample', 0):,} of "
-             "the others)" if sc else "")
+    k, thr, sc = len(r.removed), r.threshold, r.screening
+    which = (f" (the {sc.n_top:,} with the largest PDTP before and a random {sc.n_sample:,} of the others)" if sc
+             else "")
     text = (f"Measured: with {'this record' if k == 1 else f'these {k} records'} removed and the recipe retrained, "
-            f"the largest single PDTP of the {r.get('records_measured', 0):,} remaining members measured{which} is "
-            f"{fmt(r.get('max_after'), '.2f')} (before: {fmt(r.get('max_before'), '.2f')}); "
-            f"{len(r.get('records_above_after') or [])} exceed {thr:g} in one measurement")
-    u = (sc or {}).get("unmeasured_above") or {}
-    if u.get("m"):
-        text += (f" ({u['k']} of the sample; so at most {fmt(u['share_interval'][1], '%')} of the "
-                 f"{sc.get('n_unmeasured', 0):,} members not measured may)")
-    sig = r.get("records_significant_after")
+            f"the largest single PDTP of the {r.records_measured:,} remaining members measured{which} is "
+            f"{fmt(r.max_after, '.2f')} (before: {fmt(r.max_before, '.2f')}); "
+            f"{len(r.records_above_after)} exceed {thr:g} in one measurement")
+    if sc and sc.unmeasured_above.m:
+        text += (f" ({sc.unmeasured_above.k} of the sample; so at most {fmt(sc.unmeasured_above.share_interval[1], '%')}"
+                 f" of the {sc.n_unmeasured:,} members not measured may)")
+    sig = r.records_significant_after
     if sig is not None:
-        untested = len(r.get("records_untested_after") or [])
+        untested = len(r.records_untested_after)
         if sig:
             text += (f", and {len(sig)} of them {'breaks' if len(sig) == 1 else 'break'} DTP-1 beyond training "
                      "randomness (exposed once the others were gone, as in Long et al.'s Fig 6: remove them too and "
@@ -522,12 +511,12 @@ def _removal_words(dtp: dict, timings: dict | None = None) -> str:
             text += f"; none of those re-measured is significant, but {untested} were not re-measured"
         else:
             text += ", and none of them breaks DTP-1 beyond training randomness"
-    cost = _num(r.get("accuracy_cost"))
+    cost = _num(r.accuracy_cost)
     change = (f"a gain of {_points(-cost)}" if cost is not None and cost < 0 else f"a cost of {_points(cost)}")
-    text += (f". Accuracy on the non-members: {fmt(r.get('accuracy_before'), '%')} with them, "
-             f"{fmt(r.get('accuracy_after'), '%')} without ({change}; the cost's interval "
-             f"{_points_interval(r.get('accuracy_cost_interval'))}, a negative cost being a gain, over "
-             f"{r.get('n_seeds')} paired training seeds).")
+    text += (f". Accuracy on the non-members: {fmt(r.accuracy_before, '%')} with them, "
+             f"{fmt(r.accuracy_after, '%')} without ({change}; the cost's interval "
+             f"{_points_interval(r.accuracy_cost_interval)}, a negative cost being a gain, over "
+             f"{r.n_seeds} paired training seeds).")
     took, total = _num((timings or {}).get("dtp_removal")), sum(v for v in map(_num, (timings or {}).values()) if v)
     if took and total:
         text += (f" This measurement took {took:,.1f} s, {took / total:.0%} of the audit's {total:,.1f} s by stage; "
@@ -560,7 +549,7 @@ def _next_steps(results: AuditResult, records: pd.DataFrame | None, rows: list[d
     dtp = results.dtp or {}
     sig = dtp.get("records_significant") or ([] if dtp.get("rule") != "long" else dtp.get("records_above") or [])
     if sig and any(c.id == "dtp.dtp1" and c.status == "exceeded" for c in checks):
-        names = "; ".join(_where(records, int(r)) for r in sig[:10]) + (f" and {len(sig) - 10} more" if len(sig) > 10
+        names = "; ".join(sig[:10]) + (f" and {len(sig) - 10} more" if len(sig) > 10
                                                                            else "")
         out.append(f"DTP-1 records: {names}. " + _removal_words(dtp, results.timings))
     if any(c.analysis == "membership" and c.status == "exceeded" for c in checks):
@@ -635,8 +624,9 @@ def _settings_rows(results: AuditResult) -> tuple[list[tuple[str, str]], list[tu
             prof.append((_words(k), "all members"))
         elif v is not None:
             prof.append((_words(k), _plain(v)))
-    rec = [(k, _plain(v)) for k, v in recipe.items() if v is not None]
-    cfg = results.config
+    rec = [(p, _plain(x)) for k, v in recipe.items() if v is not None
+           for p, x in (v.items() if k == "parameters" else [(k.replace("_", " "), v)])]
+    cfg = results.config.model_dump(mode="json")
     demo = results.target.get("kind") == "demo"
     text = results.data.get("kind") == "text"
     conf = []
@@ -693,7 +683,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         rec_head, rec_rows, n_extra = _records_table(results, records)
     cfg = results.config
     cc = _num(verdict.check_confidence)
-    conf_pct = f"{cc * 100:.4g}%" if cc is not None else f"{(_num(cfg.get('confidence')) or 0.95) * 100:g}%"
+    conf_pct = f"{cc * 100:.4g}%" if cc is not None else f"{(_num(cfg.confidence) or 0.95) * 100:g}%"
     flags = results.command.startswith("leakaudit ")  # a command-line audit names its settings as flags
     check_rows = [_check_row(c, conf_pct, flags) for c in verdict.checks]
     fprs, mem_rows = _membership_rows(results)
@@ -701,7 +691,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
     data, target, dtp = results.data, results.target, results.dtp
     return tmpl.render(
         version=results.leakaudit_version, created=results.created,
-        profile=cfg.get("profile"), profile_note=_PROFILE_NOTES.get(cfg.get("profile"), ""),
+        profile=cfg.profile, profile_note=_PROFILE_NOTES.get(cfg.profile, ""),
         data=data, target=target, files=data.get("files") or {},
         accuracy=(f"{fmt(target.get('train_accuracy'), '%')} on members, {fmt(target.get('test_accuracy'), '%')} on "
                   "non-members"),
