@@ -2,6 +2,7 @@
 text; never a pickle) and in memory (the scikit-learn wrappers and native Boosters), retrained by leakaudit's learner
 of each library with the recipe the model records; crafted files refused in one line, exit status 2."""
 
+import copy
 import json
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leakaudit.exceptions import InvalidInputError, UnsafeFileError
+from leakaudit.exceptions import InvalidInputError, UnsafeFileError, UnsupportedError
 
 
 def _data(n=240, seed=0, classes=2):
@@ -54,6 +55,31 @@ def test_xgboost_file_round_trip(tmp_path, xgb_model, suffix):
     assert (learner.objective, learner.n_rounds, learner.params["max_depth"]) == ("binary:logistic", 6, 3)
     assert "defaults" in b.recipe
     assert b.model.tree_parameters() > 0
+
+
+def test_xgboost_file_with_its_training_configuration(tmp_path, xgb_model):
+    """A model saved with its configuration as an attribute (booster.set_attr(training_config=save_config())) is
+    retrained with its whole recipe; a configuration that is not XGBoost's CPU training's is refused in one line."""
+    from leakaudit.audit.boosted import load_boosted_file
+
+    m, X, y = xgb_model
+    booster = copy.deepcopy(m.get_booster())
+    booster.set_attr(training_config=booster.save_config())
+    booster.save_model(tmp_path / "m.json")
+    b = load_boosted_file(tmp_path / "m.json")
+    assert float(b.learner.params["eta"]) == pytest.approx(0.2) and float(b.learner.params["lambda"]) == 2.0
+    assert "defaults" not in b.recipe
+    np.testing.assert_allclose(b.learner.fit(X, y, random_state=1).predict_proba(X), m.predict_proba(X), atol=1e-6)
+    d = json.loads((tmp_path / "m.json").read_text())
+    for key, value, words in (("eta", "nan", "eta"), ("tree_method", "gpu_hist", "gpu_hist")):
+        config = json.loads(d["learner"]["attributes"]["training_config"])
+        config["learner"]["gradient_booster"]["tree_train_param" if key == "eta" else "gbtree_train_param"][key] = value
+        bad = copy.deepcopy(d)
+        bad["learner"]["attributes"]["training_config"] = json.dumps(config)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises((UnsafeFileError, UnsupportedError), match=words) as err:
+            load_boosted_file(tmp_path / "bad.json")
+        assert "\n" not in str(err.value)
 
 
 def test_lightgbm_file_round_trip_and_recipe(tmp_path, lgb_model):

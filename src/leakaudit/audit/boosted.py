@@ -629,6 +629,14 @@ def generic_names(names: list[str]) -> bool:
     return not names or all(n in (f"f{i}", f"Column_{i}") for i, n in enumerate(names))
 
 
+#: the attribute of an XGBoost model that may carry its training configuration (``Booster.save_config()``), set
+#: before saving: ``booster.set_attr(training_config=booster.save_config())``
+CONFIG_ATTRIBUTE = "training_config"
+_XGB_CHOICES = {"tree_method": ("hist", "approx", "exact"), "grow_policy": ("depthwise", "lossguide"),
+                "sampling_method": ("uniform",), "booster": ("gbtree",)}
+_XGB_TEXT = ("monotone_constraints", "interaction_constraints")
+
+
 def _xgb_recipe_text(learner, info: dict, from_config: bool) -> str:
     p = learner.params or {}
     shown = ", ".join(f"{k} {p[k]}" for k in ("eta", "max_depth", "lambda", "alpha", "min_child_weight", "subsample",
@@ -637,19 +645,58 @@ def _xgb_recipe_text(learner, info: dict, from_config: bool) -> str:
     if not from_config:
         text += (" (XGBoost's model file records the objective, the rounds and the trees, not the training "
                  "parameters: max_depth is the deepest tree's, the learning rate and regularisation XGBoost's "
-                 "defaults; give the model in memory, or save it from the same XGBoost session, to read them all)")
+                 f"defaults; save the model with booster.set_attr({CONFIG_ATTRIBUTE}=booster.save_config()) first, "
+                 "or audit it in memory, to read them all)")
     return text
 
 
-def _xgb_learner_from_file(info: dict):
-    from ..learners.xgb import XGBoostLearner
+def _checked_config_params(params: dict, where: str) -> dict:
+    """The training parameters of a configuration a model file carries (untrusted text): numbers finite, choices
+    among the CPU ones XGBoost trains, constraint strings short and plain."""
+    out = {}
+    for k, v in params.items():
+        v = str(v)
+        if k in _XGB_CHOICES:
+            if v not in _XGB_CHOICES[k]:
+                raise UnsupportedError(f"{where}: its training configuration has {k} {clip(v, 30)!r}; leakaudit "
+                                       f"retrains with {', '.join(_XGB_CHOICES[k])}")
+        elif k in _XGB_TEXT:
+            if not re.fullmatch(r"[-0-9,()\[\]{} ]{0,2000}", v):
+                _refuse(where, f"training configuration {k} {clip(v, 30)!r}")
+        else:
+            _floats(v, where, f"training configuration {k}")
+        out[k] = v
+    return out
 
+
+def _xgb_learner_from_file(info: dict, where: str):
+    """The learner of a model file's recipe: the configuration it carries (:data:`CONFIG_ATTRIBUTE`), checked, or
+    else what its trees show (the deepest tree's depth) and XGBoost's defaults; and whether it had the former."""
+    from ..learners.xgb import XGBoostLearner, xgboost_recipe
+
+    text = info["attributes"].get(CONFIG_ATTRIBUTE)
+    if text is not None:
+        try:
+            config = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise UnsafeFileError(f"{where}: its {CONFIG_ATTRIBUTE} attribute is not JSON ({clip(str(exc))})") from None
+        if not isinstance(config, dict):
+            _refuse(where, f"its {CONFIG_ATTRIBUTE} attribute is not an object")
+        try:
+            recipe = xgboost_recipe(config, rounds=info["rounds"])
+        except (AttributeError, TypeError, ValueError):
+            _refuse(where, f"its {CONFIG_ATTRIBUTE} attribute is not XGBoost's configuration")
+        if recipe["objective"] != info["objective"]:
+            _refuse(where, f"its {CONFIG_ATTRIBUTE} names objective {clip(str(recipe['objective']), 30)!r}; the model's "
+                           f"is {info['objective']}")
+        params = _checked_config_params(recipe["params"], where)
+        return XGBoostLearner(objective=info["objective"], n_rounds=int(info["rounds"]), params=params), True
     params: dict = {"max_depth": max(int(info["depth"]), 1)}
     if info["parallel"] > 1:
         params["num_parallel_tree"] = info["parallel"]
     if info.get("scale_pos_weight") not in (None, "1", 1):
         params["scale_pos_weight"] = info["scale_pos_weight"]
-    return XGBoostLearner(objective=info["objective"], n_rounds=int(info["rounds"]), params=params)
+    return XGBoostLearner(objective=info["objective"], n_rounds=int(info["rounds"]), params=params), False
 
 
 def _xgb_model(booster, info: dict):
@@ -689,9 +736,9 @@ def load_boosted_file(path: Path) -> Boosted:
             booster = _xgb_booster_from(d)
         except Exception as exc:  # noqa: BLE001 - XGBoostError, or anything the library raises on a checked model
             raise UnsafeFileError(f"{where} could not be loaded by XGBoost: {clip(str(exc).splitlines()[0])}") from None
-        learner = _xgb_learner_from_file(info)
+        learner, configured = _xgb_learner_from_file(info, where)
         return Boosted("xgboost", _xgb_model(booster, info), learner, info["num_feature"], info["feature_names"],
-                       _xgb_recipe_text(learner, info, from_config=False), source=f"{path} (XGBoost)", info=info)
+                       _xgb_recipe_text(learner, info, from_config=configured), source=f"{path} (XGBoost)", info=info)
     lgb = require("lightgbm", "a LightGBM model file")
     try:
         text = path.read_bytes().decode("utf-8")
