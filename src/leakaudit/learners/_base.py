@@ -410,9 +410,10 @@ def check_many_inputs(X: Any, y: Any, subsets: Sequence[Any], random_states: Seq
 
 
 def check_boosting_params(learner: Any, *, library: str, objectives: Sequence[str]) -> None:
-    """The parameters of a gradient-boosting learner (``objective``, ``n_rounds``, ``params``, ``n_jobs``: the
-    XGBoost and LightGBM learners), each refused by name when it cannot train."""
-    if learner.objective not in objectives:
+    """The parameters of a gradient-boosting learner (``objective``, None for the library's binary or multi-class
+    one by the number of classes; ``n_rounds``, ``params``, ``n_jobs``: the XGBoost and LightGBM learners), each
+    refused by name when it cannot train."""
+    if learner.objective is not None and learner.objective not in objectives:
         raise UnsupportedError(f"{library} objective {learner.objective!r}: leakaudit audits classifiers trained with "
                                f"{', '.join(objectives)}")
     for name in ("n_rounds", "n_jobs"):

@@ -117,7 +117,8 @@ class LightGBMLearner(Learner):
 
     Parameters
     ----------
-    objective : {"binary", "multiclass"}, default="binary"
+    objective : {"binary", "multiclass"} or None, default=None
+        None: ``binary`` for two classes, ``multiclass`` for more.
     n_rounds : int >= 1, default=100
         Boosting rounds (trees per class).
     params : dict, optional
@@ -133,7 +134,7 @@ class LightGBMLearner(Learner):
     extra trees, GOSS or dart, LightGBM trains the same trees for every seed (``capabilities.stochastic`` False).
     """
 
-    def __init__(self, *, objective: str = "binary", n_rounds: int = 100, params: dict | None = None, n_jobs: int = 1):
+    def __init__(self, *, objective: str | None = None, n_rounds: int = 100, params: dict | None = None, n_jobs: int = 1):
         self.objective = objective
         self.n_rounds = n_rounds
         self.params = params
@@ -157,11 +158,12 @@ class LightGBMLearner(Learner):
                   if k not in ("seed", "random_state", "num_threads", "n_jobs", "num_class", "objective", "verbosity",
                                "bagging_seed", "feature_fraction_seed", "extra_seed", "drop_seed", "data_random_seed",
                                "objective_seed", "device_type")}
-        params.update(objective=self.objective, num_threads=int(self.n_jobs), verbosity=-1, deterministic=True,
+        objective = self.objective or ("binary" if n_classes <= 2 else "multiclass")
+        params.update(objective=objective, num_threads=int(self.n_jobs), verbosity=-1, deterministic=True,
                       device_type="cpu")
         if seed is not None:
             params["seed"] = int(seed)
-        if self.objective == "multiclass":
+        if objective == "multiclass":
             params["num_class"] = int(n_classes)
         elif n_classes > 2:
             raise InvalidInputError(f"the LightGBM objective binary trains two classes; the labels have {n_classes}")

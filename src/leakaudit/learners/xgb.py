@@ -146,7 +146,8 @@ class XGBoostLearner(Learner):
 
     Parameters
     ----------
-    objective : {"binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax"}, default="binary:logistic"
+    objective : {"binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax"} or None, default=None
+        None: ``binary:logistic`` for two classes, ``multi:softprob`` for more.
     n_rounds : int >= 1, default=100
         Boosting rounds (trees per class).
     params : dict, optional
@@ -162,7 +163,7 @@ class XGBoostLearner(Learner):
     ``colsample_*`` at 1) XGBoost trains the same trees for every seed (``capabilities.stochastic`` is False).
     """
 
-    def __init__(self, *, objective: str = "binary:logistic", n_rounds: int = 100, params: dict | None = None,
+    def __init__(self, *, objective: str | None = None, n_rounds: int = 100, params: dict | None = None,
                  n_jobs: int = 1):
         self.objective = objective
         self.n_rounds = n_rounds
@@ -182,13 +183,14 @@ class XGBoostLearner(Learner):
     def _train_params(self, seed: int | None, n_classes: int) -> dict:
         params = {k: v for k, v in (self.params or {}).items()
                   if k not in ("seed", "random_state", "nthread", "n_jobs", "num_class", "objective", "device")}
-        params.update(objective=self.objective, nthread=int(self.n_jobs), verbosity=0, device="cpu")
+        objective = self.objective or ("binary:logistic" if n_classes <= 2 else "multi:softprob")
+        params.update(objective=objective, nthread=int(self.n_jobs), verbosity=0, device="cpu")
         if seed is not None:
             params["seed"] = int(seed)
-        if not self.objective.startswith("binary:"):
+        if not objective.startswith("binary:"):
             params["num_class"] = int(n_classes)
         elif n_classes > 2:
-            raise InvalidInputError(f"the XGBoost objective {self.objective} trains two classes; the labels have "
+            raise InvalidInputError(f"the XGBoost objective {objective} trains two classes; the labels have "
                                     f"{n_classes}")
         return params
 
@@ -197,11 +199,12 @@ class XGBoostLearner(Learner):
         n_classes = int(n_classes or max(int(y.max()) + 1, 2))
         seed = None if random_state is None else seed_to_int(random_state)
         d = xgb.DMatrix(np.asarray(X, dtype=np.float64), label=np.asarray(y, dtype=np.float64), nthread=int(self.n_jobs))
+        params = self._train_params(seed, n_classes)
         try:
-            booster = xgb.train(self._train_params(seed, n_classes), d, num_boost_round=int(self.n_rounds))
+            booster = xgb.train(params, d, num_boost_round=int(self.n_rounds))
         except xgb.core.XGBoostError as exc:
             raise InvalidInputError(f"XGBoost refused to train: {str(exc).splitlines()[0][:300]}") from None
-        return XGBoostModel(booster, n_classes, self.objective, X.shape[1])
+        return XGBoostModel(booster, n_classes, params["objective"], X.shape[1])
 
     # -- the recipe of a trained model ------------------------------------------------------------------------------
     @classmethod
