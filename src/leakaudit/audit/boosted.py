@@ -36,7 +36,8 @@ from .._extras import require
 from .._validation import clip
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
 
-__all__ = ["boosted_library", "load_boosted_file", "boosted_from_memory", "xgb_leaf_records", "generic_names", "is_boosted_file",
+__all__ = ["boosted_library", "load_boosted_file", "boosted_from_memory", "xgb_leaf_records", "generic_names",
+           "is_boosted_file",
            "check_xgboost_model", "parse_lightgbm_text", "decode_ubjson", "Boosted"]
 
 #: nodes a model may hold across its trees (a 1,000-tree model of 255-node trees holds 255,000)
@@ -687,7 +688,8 @@ def _xgb_learner_from_file(info: dict, where: str):
         except (AttributeError, TypeError, ValueError):
             _refuse(where, f"its {CONFIG_ATTRIBUTE} attribute is not XGBoost's configuration")
         if recipe["objective"] != info["objective"]:
-            _refuse(where, f"its {CONFIG_ATTRIBUTE} names objective {clip(str(recipe['objective']), 30)!r}; the model's "
+            _refuse(where, f"its {CONFIG_ATTRIBUTE} names objective {clip(str(recipe['objective']), 30)!r}; the "
+                           "model's "
                            f"is {info['objective']}")
         params = _checked_config_params(recipe["params"], where)
         return XGBoostLearner(objective=info["objective"], n_rounds=int(info["rounds"]), params=params), True
@@ -738,7 +740,7 @@ def load_boosted_file(path: Path) -> Boosted:
             raise UnsafeFileError(f"{where} could not be loaded by XGBoost: {clip(str(exc).splitlines()[0])}") from None
         learner, configured = _xgb_learner_from_file(info, where)
         return Boosted("xgboost", _xgb_model(booster, info), learner, info["num_feature"], info["feature_names"],
-                       _xgb_recipe_text(learner, info, from_config=configured), source=f"{path} (XGBoost)", info=info)
+                       _xgb_recipe_text(learner, info, from_config=configured), source=str(path), info=info)
     lgb = require("lightgbm", "a LightGBM model file")
     try:
         text = path.read_bytes().decode("utf-8")
@@ -749,7 +751,7 @@ def load_boosted_file(path: Path) -> Boosted:
         booster = lgb.Booster(model_str=info["canonical"])
     except Exception as exc:  # noqa: BLE001
         raise UnsafeFileError(f"{where} could not be loaded by LightGBM: {clip(str(exc).splitlines()[0])}") from None
-    return _lgb_boosted(booster, info, source=f"{path} (LightGBM)")
+    return _lgb_boosted(booster, info, source=str(path))
 
 
 def _lgb_boosted(booster, info: dict, *, source: str, classes=None) -> Boosted:
@@ -790,7 +792,7 @@ def boosted_from_memory(obj) -> Boosted:
         if learner.objective != info["objective"]:
             learner.set_params(objective=info["objective"])
         return Boosted("xgboost", _xgb_model(booster, info), learner, info["num_feature"], info["feature_names"],
-                       _xgb_recipe_text(learner, info, from_config=True), source=f"{name} (XGBoost) from memory",
+                       _xgb_recipe_text(learner, info, from_config=True), source=f"memory ({name})",
                        info=info)
     if lib == "lightgbm":
         try:
@@ -799,7 +801,7 @@ def boosted_from_memory(obj) -> Boosted:
             raise InvalidInputError(f"{where} is not fitted: {clip(str(exc))}") from None
         info = parse_lightgbm_text(booster.model_to_string(), where)
         classes = getattr(obj, "classes_", None) if hasattr(obj, "booster_") else None
-        return _lgb_boosted(booster, info, source=f"{name} (LightGBM) from memory", classes=classes)
+        return _lgb_boosted(booster, info, source=f"memory ({name})", classes=classes)
     raise InvalidParameterError(f"{name} is not an XGBoost or LightGBM model")
 
 

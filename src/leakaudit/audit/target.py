@@ -815,14 +815,15 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
 
 
 def boosted_target(data: AuditData, b, *, model_input: str = "auto"):
-    """The audited XGBoost or LightGBM model (a checked :class:`.boosted.Boosted`) as a :class:`Target`: fed what it was trained on (its feature
-    names when they are leakaudit's encoded columns or the table's numeric columns, else what ``model_input``
-    states), its outputs mapped to the data's classes, retrained by the learner of its recipe."""
+    """The audited XGBoost or LightGBM model (a checked :class:`.boosted.Boosted`) as a :class:`Target`: fed what it
+    was trained on (its feature names when they are the table's numeric columns or leakaudit's encoded columns,
+    else what ``model_input`` states), its outputs mapped to the data's classes, retrained by the learner of its
+    recipe."""
     from .boosted import generic_names, xgb_leaf_records
 
     C, class_names = data.n_classes, data.class_names
     lib = "XGBoost" if b.library == "xgboost" else "LightGBM"
-    where = f"the {lib} model ({b.source})"
+    where = f"the {lib} model from {b.source}"
     raw = [str(c) for c in data.frame_mem.columns]
     enc = [str(c) for c in data.encoder.feature_names_out]
     names = [str(n) for n in b.feature_names]
@@ -848,10 +849,11 @@ def boosted_target(data: AuditData, b, *, model_input: str = "auto"):
                                 f"encoded columns: {shown}")
     elif model_input == "auto":
         raise InvalidInputError(
-            f"{where} was trained on a bare array (it records no feature names), so leakaudit cannot tell which columns "
+            f"{where} was trained on a bare array (it records no feature names), so leakaudit cannot tell which "
+            "columns "
             "it takes or how they were encoded; state its input: `--model-input encoded` (leakaudit's encoding, "
-            f"{len(enc)} columns; docs/input.md) or `--model-input columns` (the table's {len(raw)} numeric columns as "
-            "they are), or train it on a DataFrame of those columns")
+            f"{len(enc)} columns; docs/input.md) or `--model-input columns` (the table's {len(raw)} feature columns as "
+            "they are, which must be numeric), or train it on a DataFrame of those columns")
     elif model_input == "columns":
         arrays = [_numeric_columns(f, f"the {w}s") for f, w in groups]
         encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
@@ -880,8 +882,8 @@ def boosted_target(data: AuditData, b, *, model_input: str = "auto"):
     pp = probs(arrays[2], "the population") if len(arrays[2]) else None
     if b.library == "xgboost" and "leaves" in b.info:
         b.model.leaf_records_ = xgb_leaf_records(b.model, arrays[0], b.info["leaves"])
-    desc = (f"{b.source}, {how}; reference and leave-one-out models retrained by leakaudit's {lib} learner with the "
-            f"model's recipe: {b.recipe}")
+    desc = (f"{lib} model from {b.source}, {how}; reference and leave-one-out models retrained by leakaudit's {lib} "
+            f"learner with the model's recipe: {b.recipe}")
     return Target(b.library, desc, pm, pn, pp, b.learner, b.model, X_mem=arrays[0], X_non=arrays[1], X_pop=arrays[2],
                   predict_frame=lambda df: probs(encode(df), "changed records"),
                   predict_inputs=lambda X: probs(X, "queried records"), input_onehot=onehot)

@@ -134,7 +134,8 @@ class LightGBMLearner(Learner):
     extra trees, GOSS or dart, LightGBM trains the same trees for every seed (``capabilities.stochastic`` False).
     """
 
-    def __init__(self, *, objective: str | None = None, n_rounds: int = 100, params: dict | None = None, n_jobs: int = 1):
+    def __init__(self, *, objective: str | None = None, n_rounds: int = 100, params: dict | None = None,
+                 n_jobs: int = 1):
         self.objective = objective
         self.n_rounds = n_rounds
         self.params = params
@@ -169,7 +170,8 @@ class LightGBMLearner(Learner):
             raise InvalidInputError(f"the LightGBM objective binary trains two classes; the labels have {n_classes}")
         return params
 
-    def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike, n_classes: int | None) -> LightGBMModel:
+    def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike,
+             n_classes: int | None) -> LightGBMModel:
         lgb = _lgb("the LightGBM learner")
         n_classes = int(n_classes or max(int(y.max()) + 1, 2))
         seed = None if random_state is None else seed_to_int(random_state)

@@ -194,11 +194,13 @@ class XGBoostLearner(Learner):
                                     f"{n_classes}")
         return params
 
-    def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike, n_classes: int | None) -> XGBoostModel:
+    def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike,
+             n_classes: int | None) -> XGBoostModel:
         xgb = _xgb("the XGBoost learner")
         n_classes = int(n_classes or max(int(y.max()) + 1, 2))
         seed = None if random_state is None else seed_to_int(random_state)
-        d = xgb.DMatrix(np.asarray(X, dtype=np.float64), label=np.asarray(y, dtype=np.float64), nthread=int(self.n_jobs))
+        d = xgb.DMatrix(np.asarray(X, dtype=np.float64), label=np.asarray(y, dtype=np.float64),
+                        nthread=int(self.n_jobs))
         params = self._train_params(seed, n_classes)
         try:
             booster = xgb.train(params, d, num_boost_round=int(self.n_rounds))
