@@ -339,6 +339,19 @@ def test_cli_refuses_a_crafted_xgboost_model_in_one_line(adult_slice, tmp_path):
     assert not (tmp_path / "out" / "results.json").exists()
 
 
+def test_a_model_over_the_work_budget_is_refused(tmp_path, lgb_model, monkeypatch):
+    from leakaudit.audit.boosted import boosted_from_memory
+    from leakaudit.audit.data import data_from_frames
+    from leakaudit.audit.target import boosted_target
+
+    m, X, y = lgb_model
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(label=y)
+    data = data_from_frames(df.iloc[:120], df.iloc[120:], label="label")
+    monkeypatch.setenv("LEAKAUDIT_WORK_BUDGET", "1e4")
+    with pytest.raises(UnsafeFileError, match="over the work budget"):
+        boosted_target(data, boosted_from_memory(m), model_input="columns")
+
+
 def test_a_pickle_named_json_is_refused(tmp_path):
     import pickle
 

@@ -508,7 +508,7 @@ def parse_lightgbm_text(text: str, where: str) -> dict:
            f"feature_names={' '.join(names)}", f"feature_infos={' '.join(infos)}"]
     out += [f for f in flags if f == "average_output"]
     out.append("")
-    total, leaf_counts = 0, []
+    total, leaf_counts, most_leaves = 0, [], 1
     for k, s in enumerate(starts):
         w = f"{where}: tree {k}"
         if lines[s].strip() != f"Tree={k}":
@@ -531,6 +531,7 @@ def parse_lightgbm_text(text: str, where: str) -> dict:
         nl = vals["num_leaves"][0]
         if not 1 <= nl <= 131_072:
             _refuse(w, f"num_leaves {nl}")
+        most_leaves = max(most_leaves, nl)
         total += 2 * nl
         if total > MAX_NODES:
             raise UnsafeFileError(f"{where}: its trees hold more than {MAX_NODES:,} nodes; refusing to load it")
@@ -592,6 +593,7 @@ def parse_lightgbm_text(text: str, where: str) -> dict:
     n_trees = len(starts)
     return {"objective": objective, "n_outputs": n_outputs, "num_feature": n_feat, "feature_names": names,
             "n_trees": n_trees, "rounds": n_trees // per_iter, "parameters": params, "leaf_counts": leaf_counts,
+            "depth": max(int(math.ceil(math.log2(most_leaves))), 1),
             "canonical": "\n".join(out)}
 
 
@@ -803,6 +805,23 @@ def boosted_from_memory(obj) -> Boosted:
         classes = getattr(obj, "classes_", None) if hasattr(obj, "booster_") else None
         return _lgb_boosted(booster, info, source=f"memory ({name})", classes=classes)
     raise InvalidParameterError(f"{name} is not an XGBoost or LightGBM model")
+
+
+def check_retraining_work(b: Boosted, n_rows: int, where: str) -> float:
+    """Refuse a model whose retraining on ``n_rows`` records would take more steps than the work budget (a file
+    declares its own trees: a million rounds would retrain for days); return the estimate. One tree costs a pass
+    over the rows and features per level (a histogram each), :data:`.model_budget.TREE_ROW_STEPS` steps a cell."""
+    from ..engine import work_budget
+    from .model_budget import TREE_ROW_STEPS
+
+    steps = (float(b.info.get("n_trees", 0)) * n_rows * b.num_feature * TREE_ROW_STEPS
+             * max(int(b.info.get("depth", 1)), 1))
+    budget = work_budget()
+    if steps > budget:
+        raise UnsafeFileError(f"{where}: its {b.info.get('n_trees', 0):,} trees would take about {steps:.2g} steps to "
+                              f"retrain on {n_rows:,} records, over the work budget of {budget:.2g} steps "
+                              "(LEAKAUDIT_WORK_BUDGET); refusing to use it")
+    return steps
 
 
 def xgb_leaf_records(model, X: np.ndarray, leaves: list[np.ndarray]) -> list[np.ndarray]:

@@ -819,7 +819,7 @@ def boosted_target(data: AuditData, b, *, model_input: str = "auto"):
     was trained on (its feature names when they are the table's numeric columns or leakaudit's encoded columns,
     else what ``model_input`` states), its outputs mapped to the data's classes, retrained by the learner of its
     recipe."""
-    from .boosted import generic_names, xgb_leaf_records
+    from .boosted import check_retraining_work, generic_names, xgb_leaf_records
 
     C, class_names = data.n_classes, data.class_names
     lib = "XGBoost" if b.library == "xgboost" else "LightGBM"
@@ -866,6 +866,7 @@ def boosted_target(data: AuditData, b, *, model_input: str = "auto"):
     width = arrays[0].shape[1]
     if width != b.num_feature:
         raise InvalidInputError(f"{where} takes {b.num_feature} input features; it is given {width} ({how})")
+    check_retraining_work(b, len(arrays[0]) + len(arrays[1]), where)
     n_out = b.model.n_classes_
     if n_out != C:
         raise InvalidInputError(f"{where} predicts {n_out} classes; the data's label has {C} "
