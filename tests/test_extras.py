@@ -27,7 +27,8 @@ def test_every_optional_module_is_in_its_extra_and_not_a_core_dependency():
         assert dist.lower() in extras[extra], (module, extra)
         assert dist.lower() not in core, module
     # the heavy stacks stay out of the core install
-    assert not core & {"torch", "ray", "transformers", "peft", "opacus", "dp-accounting", "pyarrow"}
+    assert not core & {"torch", "ray", "transformers", "peft", "opacus", "dp-accounting", "pyarrow", "xgboost",
+                       "xgboost-cpu", "lightgbm"}
 
 
 def test_require_imports_or_names_the_extra(monkeypatch):
@@ -100,8 +101,16 @@ def language_model():
     from leakaudit.lm.load import load_tokenizer
     load_tokenizer(sys.argv[2])
 
+def xgboost():
+    from leakaudit.learners import XGBoostLearner
+    XGBoostLearner(n_rounds=2).fit(X, y, random_state=0)
+
+def lightgbm():
+    from leakaudit.learners import LightGBMLearner
+    LightGBMLearner(n_rounds=2).fit(X, y, random_state=0)
+
 for what, fn in [("torch", torch_mlp), ("parquet", parquet), ("dp", accounting), ("ray", ray),
-                 ("text", sentiment), ("lm", language_model)]:
+                 ("text", sentiment), ("lm", language_model), ("xgboost", xgboost), ("lightgbm", lightgbm)]:
     says(what, fn)
 print("imported:", " ".join(sorted(m for m in BLOCKED if m in sys.modules)) or "none")
 """
@@ -114,7 +123,7 @@ def test_each_feature_without_its_extra_names_the_extra(tmp_path):
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     lines = dict(ln.split(" | ", 1) for ln in out.stdout.splitlines() if " | " in ln)
-    assert set(lines) == {"torch", "parquet", "dp", "ray", "text", "lm"}
+    assert set(lines) == {"torch", "parquet", "dp", "ray", "text", "lm", "xgboost", "lightgbm"}
     for extra, message in lines.items():
         assert message.endswith(f"pip install 'leakaudit[{extra}]'"), (extra, message)
         assert "which is not installed" in message and "\n" not in message, message

@@ -149,11 +149,13 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str | None
 
     Parameters
     ----------
-    model : fitted scikit-learn estimator or Pipeline, a trained ``torch.nn.Module``, or a transformers causal \
-language model, optional
+    model : fitted scikit-learn estimator or Pipeline, an XGBoost or LightGBM model (``XGBClassifier``, \
+``LGBMClassifier`` or a native ``Booster``), a trained ``torch.nn.Module``, or a transformers causal language model, \
+optional
         The model to audit, fitted on ``members``. It is queried on every record. A scikit-learn model is cloned
-        and refitted for the reference and leave-one-out models; a torch module is retrained by ``learner`` (its
-        recipe). None with ``predictions``: only the attacks that need no retraining. A language model (a
+        and refitted for the reference and leave-one-out models; an XGBoost or LightGBM model is retrained by
+        leakaudit's learner of its library with the recipe the model records (or by ``learner``); a torch module is
+        retrained by ``learner`` (its recipe). None with ``predictions``: only the attacks that need no retraining. A language model (a
         transformers ``PreTrainedModel``, e.g. ``AutoModelForCausalLM``, with ``tokenizer``) is put in evaluation
         mode and scored on every text.
     members : pandas.DataFrame of shape (n_members, n_columns)
@@ -218,7 +220,8 @@ language model, optional
     from .data import data_from_frames
     from .pipeline import audit_core
     from ..learners import Learner, is_torch_module
-    from .target import _check_refittable_classes, sklearn_target, torch_target
+    from .boosted import boosted_from_memory, boosted_library
+    from .target import _check_refittable_classes, boosted_target, sklearn_target, torch_target
 
     call = _call_text(model, {"members": members, "nonmembers": nonmembers, "label": label, "population": population,
                               "sensitive": sensitive, "predictions": predictions, "learner": learner,
@@ -270,6 +273,11 @@ language model, optional
                    else "not retrained (no learner given)"))
         target = torch_target(data, model, learner, model_input="columns" if model_input == "columns" else "encoded",
                               description=desc, where=f"the given {type(model).__name__}")
+    elif boosted_library(model) is not None:
+        b = boosted_from_memory(model)
+        if learner is not None:
+            b.learner, b.recipe = learner, f"the learner given ({type(learner).__name__})"
+        target = boosted_target(data, b, model_input=model_input)
     elif hasattr(model, "predict_proba") and hasattr(model, "get_params"):
         if learner is not None:
             raise InvalidParameterError("learner is for a torch module; a scikit-learn model is cloned and refitted "

@@ -40,6 +40,8 @@ Models (:func:`model_digest`):
   file ``safetensors.torch.save_file(model.state_dict(), path)`` writes. It needs safetensors (``pip install
   'leakaudit[lm]'``); a model whose weights take more than 2 GiB is not fingerprinted (its serialisation would take
   as much memory again);
+* an XGBoost or LightGBM model (forms ``xgboost-json``, ``lightgbm-text``): the SHA-256 of the library's own
+  serialisation (``Booster.save_raw("json")``, ``Booster.model_to_string()``);
 * any other model (a scikit-learn estimator or Pipeline, the demo's network; form ``skops-canonical-1``): its
   ``skops.io.dumps`` (never pickle). The zip that returns names each array after its memory address and stamps
   each member with the time, so its bytes differ at every call; the digest is of its contents made canonical: the
@@ -257,6 +259,13 @@ def _model_form_and_digest(model: Any) -> tuple[str, str]:
 
     if is_torch_module(model):
         return SAFETENSORS_FORM, _torch_digest(model)
+    booster = getattr(model, "booster_", model)  # leakaudit's XGBoost / LightGBM model, or the library's own objects
+    root = type(booster).__module__.split(".")[0]
+    if root == "xgboost":
+        booster = booster.get_booster() if hasattr(booster, "get_booster") else booster
+        return "xgboost-json", hashlib.sha256(bytes(booster.save_raw("json"))).hexdigest()
+    if root == "lightgbm":
+        return "lightgbm-text", hashlib.sha256(booster.model_to_string().encode("utf-8")).hexdigest()
     return SKOPS_FORM, _skops_digest(model)
 
 

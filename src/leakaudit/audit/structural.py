@@ -11,7 +11,10 @@ interval):
   scikit-learn's histogram gradient boosting) whose smallest leaf holds fewer training records than a minimum: a
   leaf of one record reproduces that record's label (or target) in a region of the inputs that the model publishes.
   Records are counted as the tree counted them (``tree_.n_node_samples``: distinct records, so a bootstrap sample's
-  repeated draws count once; ``nodes["count"]`` for histogram gradient boosting).
+  repeated draws count once; ``nodes["count"]`` for histogram gradient boosting; LightGBM's ``leaf_count``, the
+  rows of the bagged sample under bagging). XGBoost's model keeps each node's hessian sum, not a count of records:
+  for an XGBoost target the audit counts the members its trees route to each leaf (leaves no member reaches are
+  left out), and a model the audit did not route has no leaf check.
 * ``structural.parameters_per_record``: more fitted parameters than training records, the model has the capacity to
   store its records (a degrees-of-freedom argument; SACRO-ML's structural attack flags a residual of fewer than 10
   degrees of freedom).
@@ -131,6 +134,8 @@ def _own_family(obj) -> str | None:
     d = vars(obj) if hasattr(obj, "__dict__") else {}
     if is_torch_module(obj):
         return "torch"
+    if callable(getattr(type(obj), "tree_leaf_records", None)) and "booster_" in d:
+        return "boosted"  # leakaudit's XGBoost or LightGBM model (learners/xgb.py, learners/lgbm.py)
     if "tree_" in d:
         from sklearn.tree._tree import Tree
 
@@ -218,6 +223,11 @@ def leaf_sizes(model) -> list[dict]:
         if fam == "tree":
             rec, w = _tree_leaves(c.estimator.tree_)
             out.append({"path": c.path, "kind": c.kind, "records": rec.astype(np.int64), "weighted": w})
+        elif fam == "boosted":
+            for i, rec in enumerate(c.estimator.tree_leaf_records() or ()):
+                rec = np.asarray(rec, dtype=np.int64)
+                out.append({"path": f"{c.path}.trees[{i}]", "kind": c.kind, "records": rec,
+                            "weighted": rec.astype(float)})
         elif fam == "hist_gradient_boosting":
             for i, stage in enumerate(c.estimator._predictors):
                 for k, pred in enumerate(stage):
@@ -252,6 +262,8 @@ def _parameters(est) -> tuple[int, str]:
         return int(sum(p.numel() for p in est.parameters())), "torch parameters"
     if fam == "tree":
         return _tree_parameters(est.tree_), "tree: 2 per split, the outputs of each leaf"
+    if fam == "boosted":
+        return int(est.tree_parameters()), "trees: 2 per split, 1 per leaf"
     if fam == "hist_gradient_boosting":
         total = 0
         for stage in est._predictors:

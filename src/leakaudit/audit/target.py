@@ -5,6 +5,10 @@ Three ways to give a model:
 (a) a scikit-learn estimator saved with skops (``--model FILE.skops``): loaded
     only if every type in the file is trusted (never pickle); its training
     algorithm for reference models is ``clone(estimator)``;
+(a') an XGBoost JSON/UBJSON or LightGBM text model file (``--model m.json``,
+    ``m.ubj``, ``m.txt``): parsed and checked before the library reads it, and
+    retrained by leakaudit's XGBoost or LightGBM learner with the recipe the
+    model records (:mod:`.boosted`);
 (b) a torch module class (``--module pkg.mod:Class``, built with the config's
     ``module_kwargs``) and a state_dict file (``--model FILE.pt``), loaded with
     ``torch.load(weights_only=True)``; its training algorithm is
@@ -34,12 +38,12 @@ from ..learners import Capabilities, Learner, capabilities
 from .config import AuditConfig
 from .data import AuditData
 
-__all__ = ["Target", "prepare_target", "load_skops_model", "load_torch_model"]
+__all__ = ["Target", "prepare_target", "load_skops_model", "load_torch_model", "boosted_target"]
 
 
 @dataclass
 class Target:
-    kind: str  # demo | sklearn | torch | predictions
+    kind: str  # demo | sklearn | torch | xgboost | lightgbm | predictions
     description: str
     probs_mem: np.ndarray
     probs_non: np.ndarray
@@ -810,6 +814,82 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
                   input_onehot=onehot)
 
 
+def boosted_target(data: AuditData, b, *, model_input: str = "auto"):
+    """The audited XGBoost or LightGBM model (a checked :class:`.boosted.Boosted`) as a :class:`Target`: fed what it
+    was trained on (its feature names when they are the table's numeric columns or leakaudit's encoded columns,
+    else what ``model_input`` states), its outputs mapped to the data's classes, retrained by the learner of its
+    recipe."""
+    from .boosted import check_retraining_work, generic_names, xgb_leaf_records
+
+    C, class_names = data.n_classes, data.class_names
+    lib = "XGBoost" if b.library == "xgboost" else "LightGBM"
+    where = f"the {lib} model from {b.source}"
+    raw = [str(c) for c in data.frame_mem.columns]
+    enc = [str(c) for c in data.encoder.feature_names_out]
+    names = [str(n) for n in b.feature_names]
+    # names that are the table's own columns are read as those (a table of numeric columns has the same names in
+    # leakaudit's encoding, z-scored: say model_input "encoded" for a model trained on that)
+    groups = [(data.frame_mem, "member"), (data.frame_non, "non-member"), (data.frame_pop, "population")]
+    onehot = None
+    if not generic_names(names) and model_input != "encoded" and set(names) <= set(raw):
+        arrays = [_numeric_columns(f[names], f"the {w}s") for f, w in groups]
+        encode = lambda df: _numeric_columns(df[names], "the changed records")  # noqa: E731
+        how = "on the table's columns by name"
+    elif not generic_names(names) and model_input != "columns" and set(names) <= set(enc):
+        idx = [enc.index(c) for c in names]
+        arrays = [X[:, idx] for X in (data.X_mem, data.X_non, data.X_pop)]
+        encode = lambda df: data.encoder.transform(df)[:, idx]  # noqa: E731
+        how = "on leakaudit's encoding (its columns by name)"
+        if idx == list(range(len(enc))):
+            onehot = data.encoder.onehot_groups
+    elif not generic_names(names):
+        missing = [c for c in names if c not in (enc if model_input == "encoded" else raw + enc)]
+        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        raise InvalidInputError(f"{where} was trained on features that are neither the table's columns nor leakaudit's "
+                                f"encoded columns: {shown}")
+    elif model_input == "auto":
+        raise InvalidInputError(
+            f"{where} was trained on a bare array (it records no feature names), so leakaudit cannot tell which "
+            "columns "
+            "it takes or how they were encoded; state its input: `--model-input encoded` (leakaudit's encoding, "
+            f"{len(enc)} columns; docs/input.md) or `--model-input columns` (the table's {len(raw)} feature columns as "
+            "they are, which must be numeric), or train it on a DataFrame of those columns")
+    elif model_input == "columns":
+        arrays = [_numeric_columns(f, f"the {w}s") for f, w in groups]
+        encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
+        how = "on the table's feature columns as they are (model_input 'columns')"
+    else:
+        arrays = [data.X_mem, data.X_non, data.X_pop]
+        encode = data.encoder.transform
+        how = "on leakaudit's encoding (model_input 'encoded')"
+        onehot = data.encoder.onehot_groups
+    width = arrays[0].shape[1]
+    if width != b.num_feature:
+        raise InvalidInputError(f"{where} takes {b.num_feature} input features; it is given {width} ({how})")
+    check_retraining_work(b, len(arrays[0]) + len(arrays[1]), where)
+    n_out = b.model.n_classes_
+    if n_out != C:
+        raise InvalidInputError(f"{where} predicts {n_out} classes; the data's label has {C} "
+                                f"({', '.join(map(str, class_names))})")
+    cols = (np.arange(C) if b.classes is None else _class_columns(np.asarray(b.classes), class_names))
+
+    def probs(X, what: str) -> np.ndarray:
+        p = b.model.predict_proba(np.asarray(X, dtype=np.float64))
+        out = np.zeros((p.shape[0], C))
+        out[:, cols] = p
+        return check_probabilities(out, name=f"the {lib} model's probabilities on {what}")
+
+    pm, pn = probs(arrays[0], "the members"), probs(arrays[1], "the non-members")
+    pp = probs(arrays[2], "the population") if len(arrays[2]) else None
+    if b.library == "xgboost" and "leaves" in b.info:
+        b.model.leaf_records_ = xgb_leaf_records(b.model, arrays[0], b.info["leaves"])
+    desc = (f"{lib} model from {b.source}, {how}; reference and leave-one-out models retrained by leakaudit's {lib} "
+            f"learner with the model's recipe: {b.recipe}")
+    return Target(b.library, desc, pm, pn, pp, b.learner, b.model, X_mem=arrays[0], X_non=arrays[1], X_pop=arrays[2],
+                  predict_frame=lambda df: probs(encode(df), "changed records"),
+                  predict_inputs=lambda X: probs(X, "queried records"), input_onehot=onehot)
+
+
 def _decoder(data: AuditData, frame: pd.DataFrame):
     """For a model on the table's own columns, queried with rows of leakaudit's encoding (a label-only attack's
     perturbed copies): the function decoding such rows to the table's columns, and the one-hot groups a copy may
@@ -934,6 +1014,10 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
         return Target("predictions", "predictions only (no model): attacks that need retraining are skipped",
                       pm, pn, None, None)
     if cfg.model is not None and cfg.module is None:
+        from .boosted import is_boosted_file, load_boosted_file
+
+        if Path(cfg.model).is_file() and is_boosted_file(Path(cfg.model)):
+            return boosted_target(data, load_boosted_file(cfg.model), model_input=cfg.model_input)
         n_rows = len(data.frame_mem) + len(data.frame_non) + len(data.frame_pop)
         target = sklearn_target(data, load_skops_model(cfg.model, n_rows=n_rows), model_input=cfg.model_input,
                                 path=cfg.model)

@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
     @app.command(cls=Command)
     def doctor() -> None:
         """Say which compiled kernels (forest, MLP, per-example SGD, DP-SGD and its audit canaries) run here, their CPU
-        variant, and why not; and which optional extras (torch, lm, dp, ray, text, parquet) are installed."""
+        variant, and why not; and which optional extras (torch, lm, dp, ray, text, parquet, xgboost, lightgbm) are installed."""
         import platform
 
         from .. import __version__

@@ -17,6 +17,7 @@ from ._torch_utils import (
 )
 from .dp_sgd import DPSGD
 from .forest import RandomForest, RandomForestBank, RandomForestModel
+from .lgbm import LightGBMLearner, LightGBMModel
 from .logistic import (
     LogisticRegression,
     LogisticRegressionBank,
@@ -27,6 +28,7 @@ from .sklearn import SklearnLearner, SklearnModel
 from .torch_cnn import TorchCNN
 from .torch_mlp import TorchMLP
 from .torch_module import TorchModuleLearner, TorchModuleModel
+from .xgb import XGBoostLearner, XGBoostModel
 
 __all__ = [
     "DPSGD",
@@ -36,6 +38,8 @@ __all__ = [
     "ListModelBank",
     "LogisticRegression",
     "LogisticRegressionBank",
+    "LightGBMLearner",
+    "LightGBMModel",
     "LogisticRegressionModel",
     "Model",
     "ModelBank",
@@ -49,6 +53,8 @@ __all__ = [
     "TorchMLP",
     "TorchModuleLearner",
     "TorchModuleModel",
+    "XGBoostLearner",
+    "XGBoostModel",
     "capabilities",
     "encode_for_naive_bayes",
     # the input contract every learner checks (for learners written outside leakaudit)

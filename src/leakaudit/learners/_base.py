@@ -409,6 +409,22 @@ def check_many_inputs(X: Any, y: Any, subsets: Sequence[Any], random_states: Seq
     return X, y, subsets, seeds, n_classes
 
 
+def check_boosting_params(learner: Any, *, library: str, objectives: Sequence[str]) -> None:
+    """The parameters of a gradient-boosting learner (``objective``, None for the library's binary or multi-class
+    one by the number of classes; ``n_rounds``, ``params``, ``n_jobs``: the XGBoost and LightGBM learners), each
+    refused by name when it cannot train."""
+    if learner.objective is not None and learner.objective not in objectives:
+        raise UnsupportedError(f"{library} objective {learner.objective!r}: leakaudit audits classifiers trained with "
+                               f"{', '.join(objectives)}")
+    for name in ("n_rounds", "n_jobs"):
+        v = getattr(learner, name)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise InvalidParameterError(f"{name} must be an int >= 1; got {v!r}")
+    if learner.params is not None and not isinstance(learner.params, dict):
+        raise InvalidParameterError(f"params must be a dict of {library} parameters; got "
+                                    f"{type(learner.params).__name__}")
+
+
 def refuse_removed(owner: str, removed: dict, *, native_off: str) -> None:
     """Refuse keyword arguments ``owner`` no longer takes: ``native=`` (replaced by ``backend=``; ``native=False``
     was ``backend=native_off``) is named with its replacement, anything else as unexpected."""

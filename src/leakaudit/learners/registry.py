@@ -18,7 +18,7 @@ Examples
 --------
 >>> from leakaudit.learners.registry import get_learner, learner_names
 >>> learner_names(inputs="encoded")
-('mlp', 'logreg', 'tree', 'forest', 'knn', 'dp-mlp')
+('mlp', 'logreg', 'tree', 'forest', 'knn', 'dp-mlp', 'xgboost', 'lightgbm')
 >>> learner_names(inputs="codes")
 ('nb', 'nb-unsmoothed', 'bayes-inference')
 >>> dict(get_learner("logreg").defaults)
@@ -163,6 +163,18 @@ def _knn(**params: Any):
     return SklearnLearner(KNeighborsClassifier(**params))
 
 
+def _xgboost(**params: Any):
+    from .xgb import XGBoostLearner
+
+    return XGBoostLearner(**params)
+
+
+def _lightgbm(**params: Any):
+    from .lgbm import LightGBMLearner
+
+    return LightGBMLearner(**params)
+
+
 # the defaults make models that overfit a little, so that membership attacks have something to find
 register_learner("mlp", _torch_mlp, defaults={"hidden": (64,), "activation": "tanh", "mode": "fast", "epochs": 30},
                  description="TorchMLP: one hidden layer of 64 tanh units, 30 epochs of mini-batch Adam")
@@ -178,6 +190,12 @@ register_learner("dp-mlp", _dp_mlp,
                            "epochs": 5, "lr": 0.5, "target_delta": 1e-5},
                  description="DPSGD of TorchMLP's net (64 tanh units): Poisson rate 0.01, noise 1.0, clip 1.0, "
                              "5 epochs; epsilon by dp_accounting's PLD accountant")
+register_learner("xgboost", _xgboost, defaults={"n_rounds": 100},
+                 description="XGBoost: 100 rounds of XGBoost's default trees (depth 6, learning rate 0.3); the "
+                             "xgboost extra")
+register_learner("lightgbm", _lightgbm, defaults={"n_rounds": 100},
+                 description="LightGBM: 100 rounds of LightGBM's default trees (31 leaves, learning rate 0.1); the "
+                             "lightgbm extra")
 register_learner("nb", _naive_bayes, defaults={"alpha": 1.0, "prior_smoothing": True}, inputs="codes",
                  description="naive Bayes with Laplace smoothing (Gaussian numeric columns)")
 register_learner("nb-unsmoothed", _naive_bayes, defaults={"alpha": 0.0, "prior_smoothing": False}, inputs="codes",

@@ -1,0 +1,838 @@
+"""XGBoost and LightGBM models as audit targets: read from their own model files, or given in memory.
+
+Files (``--model``): XGBoost's JSON or UBJSON model (``Booster.save_model("m.json")`` / ``"m.ubj"``, also what
+``XGBClassifier.save_model`` writes) and LightGBM's text model (``Booster.save_model("m.txt")``,
+``LGBMClassifier.booster_.save_model``). Never a pickle. In memory: ``XGBClassifier`` / ``LGBMClassifier`` and the
+native ``Booster`` of either library.
+
+A file is parsed here, in Python, and checked before the library sees a byte of it
+(:func:`check_xgboost_model`, :func:`parse_lightgbm_text`): the library's compiled prediction walks each tree by its
+child indices and reads the feature each split names without bounds checks, so every tree's arrays must agree in
+length with its node count, every child must lie after its parent and inside the tree (each node reached once: no
+cycle), every split feature inside the model's input width, every number finite and of its type; the sizes the
+file declares are bounded (its bytes against the memory budget, the trees' nodes). Then the library loads a copy
+written anew from the checked values (the same model, none of the file's own bytes: no parser differential). A
+refusal is one line naming the file, exit status 2, as for a crafted scikit-learn tree.
+
+The training recipe comes from the model: LightGBM writes every training parameter into its text model
+(``parameters:``); XGBoost records them in a trained booster's configuration (``save_config()``: in memory), but
+its model file holds only the objective, the trees (so the rounds and the depth they reach) and the class
+weighting: the learning rate and regularisation of a model from a file are XGBoost's defaults, and the target's
+description says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .._extras import require
+from .._validation import clip
+from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
+
+__all__ = ["boosted_library", "load_boosted_file", "boosted_from_memory", "xgb_leaf_records", "generic_names",
+           "is_boosted_file",
+           "check_xgboost_model", "parse_lightgbm_text", "decode_ubjson", "Boosted"]
+
+#: nodes a model may hold across its trees (a 1,000-tree model of 255-node trees holds 255,000)
+MAX_NODES = 50_000_000
+#: memory a parsed model takes per byte of its file (Python lists of numbers and dicts), for the memory budget
+PARSE_FACTOR = 10
+#: XGBoost's "no parent" in ``parents`` (the root's)
+_XGB_NO_PARENT = 2147483647
+_UBJ_NESTING = 64
+
+
+def _refuse(where: str, bad: str):
+    raise UnsafeFileError(f"{where}: malformed model ({bad}); refusing to use it")
+
+
+def boosted_library(obj) -> str | None:
+    """``"xgboost"`` or ``"lightgbm"`` for a model object of either library (a scikit-learn wrapper or a native
+    ``Booster``), else None; imports neither."""
+    root = type(obj).__module__.split(".")[0]
+    if root == "xgboost" and (type(obj).__name__ == "Booster" or hasattr(obj, "get_booster")):
+        return "xgboost"
+    if root == "lightgbm" and (type(obj).__name__ == "Booster" or hasattr(obj, "booster_")):
+        return "lightgbm"
+    return None
+
+
+def is_boosted_file(path: Path) -> str | None:
+    """``"xgboost-json"``, ``"xgboost-ubj"`` or ``"lightgbm"`` for a file in one of those formats (by its first
+    bytes), else None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError:
+        return None
+    stripped = head.lstrip()
+    if head.startswith(b"tree\n") or head.startswith(b"tree\r\n"):
+        return "lightgbm"
+    if stripped.startswith(b"{"):
+        after = stripped[1:2]
+        if head.startswith(b"{") and after in (b"i", b"U", b"I", b"l", b"L", b"$", b"#"):
+            return "xgboost-ubj"
+        return "xgboost-json"
+    return None
+
+
+# -- UBJSON -----------------------------------------------------------------------------------------------------------
+
+_UBJ_NUM = {b"i": (">b", 1), b"U": (">B", 1), b"I": (">h", 2), b"l": (">i", 4), b"L": (">q", 8),
+            b"d": (">f", 4), b"D": (">d", 8)}
+
+
+def decode_ubjson(blob: bytes, where: str = "model file"):
+    """Universal Binary JSON (what XGBoost's ``.ubj`` files hold) as Python values: objects, arrays (typed and
+    counted ones as lists), numbers, strings, booleans and null. Refuses, naming the offset, a truncated value, a
+    count beyond the bytes left, an unknown marker and nesting deeper than 64."""
+    pos = 0
+    n = len(blob)
+
+    def take(k: int) -> bytes:
+        nonlocal pos
+        if k < 0 or pos + k > n:
+            _refuse(where, f"UBJSON truncated at byte {pos}")
+        out = blob[pos:pos + k]
+        pos += k
+        return out
+
+    def marker() -> bytes:
+        m = take(1)
+        while m == b"N":  # no-op
+            m = take(1)
+        return m
+
+    def integer(m: bytes) -> int:
+        if m not in (b"i", b"U", b"I", b"l", b"L"):
+            _refuse(where, f"UBJSON length of type {m!r} at byte {pos}")
+        fmt, size = _UBJ_NUM[m]
+        v = struct.unpack(fmt, take(size))[0]
+        if v < 0:
+            _refuse(where, f"UBJSON negative length at byte {pos}")
+        return v
+
+    def string() -> str:
+        k = integer(marker())
+        try:
+            return take(k).decode("utf-8")
+        except UnicodeDecodeError:
+            _refuse(where, f"UBJSON string not UTF-8 before byte {pos}")
+
+    def value(m: bytes, depth: int):
+        if depth > _UBJ_NESTING:
+            _refuse(where, f"UBJSON nested deeper than {_UBJ_NESTING}")
+        if m in _UBJ_NUM:
+            fmt, size = _UBJ_NUM[m]
+            return struct.unpack(fmt, take(size))[0]
+        if m == b"Z":
+            return None
+        if m == b"T":
+            return True
+        if m == b"F":
+            return False
+        if m == b"C":
+            return take(1).decode("latin-1")
+        if m == b"S":
+            return string()
+        if m == b"H":
+            return string()
+        if m in (b"[", b"{"):
+            return container(m, depth + 1)
+        _refuse(where, f"UBJSON marker {m!r} at byte {pos - 1}")
+
+    def container(open_: bytes, depth: int):
+        nonlocal pos
+        typ, count = None, None
+        if blob[pos:pos + 1] == b"$":
+            pos += 1
+            typ = take(1)
+            if blob[pos:pos + 1] != b"#":
+                _refuse(where, f"UBJSON typed container without a count at byte {pos}")
+        if blob[pos:pos + 1] == b"#":
+            pos += 1
+            count = integer(marker())
+            # every element takes at least one byte (a typed one of a sized type its size): no count beyond the data
+            width = _UBJ_NUM[typ][1] if typ in _UBJ_NUM else (0 if typ in (b"Z", b"T", b"F") else 1)
+            if count * max(width, 1 if typ is None else width) > n - pos and typ not in (b"Z", b"T", b"F"):
+                _refuse(where, f"UBJSON count {count} beyond the file's remaining {n - pos} bytes")
+            if typ in (b"Z", b"T", b"F") and count > n:
+                _refuse(where, f"UBJSON count {count} beyond the file's size")
+        if open_ == b"[":
+            if typ in _UBJ_NUM and count is not None:  # a typed numeric array in one read
+                fmt, size = _UBJ_NUM[typ]
+                arr = np.frombuffer(take(count * size), dtype=np.dtype(fmt))
+                return arr.astype(np.float64 if fmt[-1] in "fd" else np.int64).tolist()
+            out = []
+            if count is not None:
+                for _ in range(count):
+                    out.append(value(typ if typ is not None else marker(), depth))
+                return out
+            while True:
+                m = marker()
+                if m == b"]":
+                    return out
+                out.append(value(m, depth))
+        obj: dict = {}
+        if count is not None:
+            for _ in range(count):
+                k = string()
+                obj[k] = value(typ if typ is not None else marker(), depth)
+            return obj
+        while True:
+            if blob[pos:pos + 1] == b"}":
+                pos += 1
+                return obj
+            k = string()
+            obj[k] = value(marker(), depth)
+
+    out = value(marker(), 0)
+    return out
+
+
+# -- XGBoost ----------------------------------------------------------------------------------------------------------
+
+def _as_int(v, where: str, what: str, lo: int | None = None, hi: int | None = None) -> int:
+    """An int written as a JSON number or as a string of digits (XGBoost writes its parameters as strings)."""
+    if isinstance(v, bool):
+        _refuse(where, f"{what} is a boolean")
+    if isinstance(v, str) and re.fullmatch(r"-?\d{1,19}", v.strip()):
+        v = int(v)
+    if not isinstance(v, int):
+        _refuse(where, f"{what} is {type(v).__name__} {clip(repr(v), 40)}, not an integer")
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        _refuse(where, f"{what} = {v} outside [{lo}, {hi}]")
+    return v
+
+
+def _floats(s, where: str, what: str) -> list[float]:
+    """XGBoost's float parameters: ``"5E-1"`` or ``"[4.6E-1]"`` (a vector in 3.x)."""
+    if not isinstance(s, str):
+        s = str(s)
+    parts = [p for p in s.strip().strip("[]").split(",") if p.strip()]
+    try:
+        vals = [float(p) for p in parts]
+    except ValueError:
+        _refuse(where, f"{what} is {clip(s, 40)!r}, not numbers")
+    if not vals or not all(math.isfinite(v) for v in vals):
+        _refuse(where, f"{what} is {clip(s, 40)!r}")
+    return vals
+
+
+def _array(t: dict, key: str, n: int, where: str, kind: str) -> np.ndarray:
+    v = t.get(key)
+    if not isinstance(v, list):
+        _refuse(where, f"{key} is {type(v).__name__}, not a list")
+    if len(v) != n:
+        _refuse(where, f"{key} has {len(v)} entries for {n} nodes")
+    if not all(type(x) in ((int,) if kind == "int" else (int, float)) for x in v):
+        bad = next(x for x in v if type(x) not in ((int,) if kind == "int" else (int, float)))
+        _refuse(where, f"{key} holds {type(bad).__name__} {clip(repr(bad), 30)}")
+    a = np.asarray(v, dtype=np.int64 if kind == "int" else np.float64) if v else np.zeros(0)
+    if kind != "int" and a.size and not np.isfinite(a).all():
+        _refuse(where, f"{key} holds a NaN or infinite value")
+    return a
+
+
+def _check_children(left: np.ndarray, right: np.ndarray, n: int, where: str, *, leaf_marker) -> None:
+    """Children of a tree in node-array form: a node is a leaf when both children are ``leaf_marker(value)``, else
+    both lie after it and inside the tree; every node but the root is reached once."""
+    idx = np.arange(n)
+    leaf_l, leaf_r = leaf_marker(left), leaf_marker(right)
+    if (leaf_l != leaf_r).any():
+        _refuse(where, f"node {int(np.flatnonzero(leaf_l != leaf_r)[0])} has one child")
+    inner = ~leaf_l
+    for name, c in (("left", left), ("right", right)):
+        bad = inner & ((c <= idx) | (c >= n))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            _refuse(where, f"node {i}'s {name} child {int(c[i])} is not after it inside the tree's {n} nodes")
+    reached = np.bincount(np.r_[left[inner], right[inner]].astype(np.int64), minlength=n)
+    if n and (reached[0] != 0 or (reached[1:] != 1).any()):
+        i = int(np.flatnonzero(np.r_[reached[0] != 0, reached[1:] != 1])[0])
+        _refuse(where, f"node {i} is reached {int(reached[i])} times")
+
+
+def check_xgboost_model(d, where: str) -> dict:
+    """Check an XGBoost model (its JSON, parsed) before XGBoost loads it; return what the audit reads of it:
+    ``objective``, ``n_outputs`` (1 for a binary objective, else the classes), ``num_feature``, ``feature_names``,
+    ``n_trees``, ``rounds`` (boosting rounds, an early-stopped model's best iteration + 1), ``parallel``
+    (``num_parallel_tree``), ``depth`` (the deepest tree), ``attributes`` and ``trees`` (each tree's leaf mask).
+
+    Raises UnsafeFileError (one line naming ``where``) for anything out of shape."""
+    from ..learners.xgb import XGB_OBJECTIVES
+
+    if not isinstance(d, dict) or not isinstance(d.get("learner"), dict):
+        _refuse(where, "no 'learner' object: not an XGBoost JSON/UBJSON model")
+    ver = d.get("version")
+    if not (isinstance(ver, list) and len(ver) == 3 and all(type(v) is int for v in ver)):
+        _refuse(where, f"version is {clip(repr(ver), 40)}")
+    if ver[0] < 2:
+        raise UnsupportedError(f"{where} was written by XGBoost {'.'.join(map(str, ver))}; leakaudit reads models of "
+                               "XGBoost 2 or later: load it and save it again with a recent XGBoost")
+    lrn = d["learner"]
+    gb = lrn.get("gradient_booster")
+    if not isinstance(gb, dict) or not isinstance(gb.get("model"), dict):
+        _refuse(where, "no gradient_booster model")
+    if gb.get("name") != "gbtree":
+        raise UnsupportedError(f"{where}: XGBoost booster {clip(str(gb.get('name')), 20)!r}; leakaudit audits tree "
+                               "boosters (gbtree)")
+    obj = lrn.get("objective")
+    objective = obj.get("name") if isinstance(obj, dict) else None
+    if objective not in XGB_OBJECTIVES:
+        raise UnsupportedError(f"{where}: XGBoost objective {clip(str(objective), 40)!r}; leakaudit audits classifiers "
+                               f"trained with {', '.join(XGB_OBJECTIVES)}")
+    mp = lrn.get("learner_model_param")
+    if not isinstance(mp, dict):
+        _refuse(where, "no learner_model_param")
+    num_class = _as_int(mp.get("num_class"), where, "num_class", 0, 100_000)
+    num_feature = _as_int(mp.get("num_feature"), where, "num_feature", 1, 100_000_000)
+    _as_int(mp.get("num_target", "1"), where, "num_target", 1, 1)
+    _floats(mp.get("base_score", "0.5"), where, "base_score")
+    binary = objective.startswith("binary:")
+    if binary and num_class > 1:
+        _refuse(where, f"objective {objective} with num_class {num_class}")
+    if not binary and num_class < 2:
+        _refuse(where, f"objective {objective} with num_class {num_class}")
+    groups = 1 if binary else num_class
+    names = lrn.get("feature_names", [])
+    types = lrn.get("feature_types", [])
+    for what, v in (("feature_names", names), ("feature_types", types)):
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v) or len(v) not in (0, num_feature):
+            _refuse(where, f"{what} is not a list of {num_feature} strings")
+    if any(t in ("c", "categorical") for t in types):
+        raise UnsupportedError(f"{where}: an XGBoost model with categorical features; leakaudit audits models on "
+                               "numeric inputs (leakaudit's one-hot encoding, or the table's numeric columns)")
+    attrs = lrn.get("attributes", {})
+    if not isinstance(attrs, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in attrs.items()):
+        _refuse(where, "attributes are not strings")
+    model = gb["model"]
+    gp = model.get("gbtree_model_param", {})
+    if not isinstance(gp, dict):
+        _refuse(where, "gbtree_model_param is not an object")
+    n_trees = _as_int(gp.get("num_trees"), where, "num_trees", 0, MAX_NODES)
+    parallel = _as_int(gp.get("num_parallel_tree", "1"), where, "num_parallel_tree", 1, 100_000)
+    trees, info = model.get("trees"), model.get("tree_info")
+    if not isinstance(trees, list) or len(trees) != n_trees:
+        _refuse(where, f"{len(trees) if isinstance(trees, list) else 'no'} trees where num_trees is {n_trees}")
+    if not isinstance(info, list) or len(info) != n_trees or not all(type(g) is int and 0 <= g < groups for g in info):
+        _refuse(where, f"tree_info is not {n_trees} output groups in [0, {groups})")
+    if n_trees % (groups * parallel):
+        _refuse(where, f"{n_trees} trees are not whole rounds of {groups * parallel}")
+    rounds = n_trees // (groups * parallel)
+    indptr = model.get("iteration_indptr")
+    if indptr is not None:
+        if (not isinstance(indptr, list) or len(indptr) != rounds + 1
+                or not all(type(v) is int for v in indptr) or indptr[0] != 0 or indptr[-1] != n_trees
+                or any(b < a for a, b in zip(indptr, indptr[1:]))):
+            _refuse(where, "iteration_indptr does not run from 0 to the trees' number")
+    if "best_iteration" in attrs:
+        rounds = _as_int(attrs["best_iteration"], where, "best_iteration", 0, rounds - 1) + 1
+    total, depth, leaves = 0, 0, []
+    for k, t in enumerate(trees):
+        w = f"{where}: tree {k}"
+        if not isinstance(t, dict) or not isinstance(t.get("tree_param"), dict):
+            _refuse(w, "no tree_param")
+        tp = t["tree_param"]
+        n = _as_int(tp.get("num_nodes"), w, "num_nodes", 1, MAX_NODES)
+        total += n
+        if total > MAX_NODES:
+            raise UnsafeFileError(f"{where}: its trees hold more than {MAX_NODES:,} nodes; refusing to load it")
+        if _as_int(tp.get("num_feature"), w, "num_feature") != num_feature:
+            _refuse(w, f"num_feature {tp.get('num_feature')} where the model's is {num_feature}")
+        if _as_int(tp.get("num_deleted", "0"), w, "num_deleted") != 0:
+            _refuse(w, "deleted nodes")
+        if _as_int(tp.get("size_leaf_vector", "1"), w, "size_leaf_vector", 0, 1) > 1:
+            _refuse(w, "vector leaves")
+        if t.get("id", k) != k:
+            _refuse(w, f"id {clip(repr(t.get('id')), 20)}")
+        left = _array(t, "left_children", n, w, "int")
+        right = _array(t, "right_children", n, w, "int")
+        parents = _array(t, "parents", n, w, "int")
+        feat = _array(t, "split_indices", n, w, "int")
+        _array(t, "split_conditions", n, w, "float")
+        _array(t, "base_weights", n, w, "float")
+        _array(t, "loss_changes", n, w, "float")
+        _array(t, "sum_hessian", n, w, "float")
+        dl = _array(t, "default_left", n, w, "int")
+        st = _array(t, "split_type", n, w, "int")
+        if ((dl != 0) & (dl != 1)).any():
+            _refuse(w, "default_left is not 0/1")
+        if (st != 0).any():
+            raise UnsupportedError(f"{w}: categorical splits; leakaudit audits models on numeric inputs")
+        for key in ("categories", "categories_nodes", "categories_segments", "categories_sizes"):
+            if t.get(key, []) != []:
+                raise UnsupportedError(f"{w}: categorical splits; leakaudit audits models on numeric inputs")
+        _check_children(left, right, n, w, leaf_marker=lambda c: c == -1)
+        inner = left != -1
+        if ((feat < 0) | (feat >= num_feature))[inner].any():
+            i = int(np.flatnonzero(inner & ((feat < 0) | (feat >= num_feature)))[0])
+            _refuse(w, f"node {i} splits on feature {int(feat[i])} of {num_feature}")
+        if parents[0] != _XGB_NO_PARENT:
+            _refuse(w, f"the root's parent is {int(parents[0])}")
+        kids = np.r_[left[inner], right[inner]]
+        owners = np.r_[np.flatnonzero(inner), np.flatnonzero(inner)]
+        if (parents[kids] != owners).any():
+            _refuse(w, "parents do not match the children")
+        d_ = np.zeros(n, dtype=np.int64)
+        for i in np.flatnonzero(inner):  # children after their parent: one pass in node order
+            d_[left[i]] = d_[right[i]] = d_[i] + 1
+        depth = max(depth, int(d_.max()))
+        leaves.append(~inner)
+    return {"objective": objective, "n_outputs": groups, "num_feature": num_feature, "feature_names": names,
+            "n_trees": n_trees, "rounds": rounds, "parallel": parallel, "depth": depth, "attributes": attrs,
+            "leaves": leaves, "scale_pos_weight": (obj.get("reg_loss_param") or {}).get("scale_pos_weight")}
+
+
+def _xgb_booster_from(d: dict):
+    """An XGBoost Booster loaded from the checked model ``d``, written anew as JSON (never the file's own bytes)."""
+    xgb = require("xgboost", "an XGBoost model")
+    b = xgb.Booster()
+    b.load_model(bytearray(json.dumps(d, allow_nan=False).encode("utf-8")))
+    b.set_param({"nthread": 1})
+    return b
+
+
+# -- LightGBM ---------------------------------------------------------------------------------------------------------
+
+_INT = re.compile(r"-?\d{1,19}")
+_FLOAT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d{1,4})?")
+_LGB_TREE_KEYS = {"num_leaves": "int1", "num_cat": "int1", "split_feature": "int", "split_gain": "float",
+                  "threshold": "float", "decision_type": "int", "left_child": "int", "right_child": "int",
+                  "leaf_value": "float", "leaf_weight": "float", "leaf_count": "int", "internal_value": "float",
+                  "internal_weight": "float", "internal_count": "int", "is_linear": "int1", "shrinkage": "float1"}
+
+
+def _tokens(v: str, where: str, key: str, kind: str) -> list:
+    pat = _INT if kind.startswith("int") else _FLOAT
+    toks = v.split()
+    for tok in toks:
+        if not pat.fullmatch(tok):
+            _refuse(where, f"{key} holds {clip(tok, 30)!r}")
+    vals = [int(t) for t in toks] if kind.startswith("int") else [float(t) for t in toks]
+    if not kind.startswith("int") and not all(math.isfinite(x) for x in vals):
+        _refuse(where, f"{key} holds an infinite value")
+    if kind.endswith("1") and len(vals) != 1:
+        _refuse(where, f"{key} is {clip(v, 30)!r}, not one number")
+    return vals
+
+
+def _fmt(vals: list, kind: str) -> str:
+    return " ".join(str(int(v)) if kind.startswith("int") else repr(float(v)) for v in vals)
+
+
+def parse_lightgbm_text(text: str, where: str) -> dict:
+    """Parse and check a LightGBM text model before LightGBM loads it; return ``objective``, ``n_outputs``,
+    ``num_feature``, ``feature_names``, ``n_trees``, ``rounds``, ``parameters`` (the ``parameters:`` section, name
+    -> value), ``leaf_counts`` and ``canonical`` (the model written anew from the checked values).
+
+    Raises UnsafeFileError (one line naming ``where``) for anything out of shape."""
+    from ..learners.lgbm import LGBM_OBJECTIVES
+
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "tree":
+        _refuse(where, "it does not start with LightGBM's 'tree' line")
+    end = next((i for i, ln in enumerate(lines) if ln.strip() == "end of trees"), None)
+    if end is None:
+        _refuse(where, "no 'end of trees' line")
+    first_tree = next((i for i in range(1, end) if lines[i].startswith("Tree=")), end)
+    header: dict[str, str] = {}
+    flags = []
+    for ln in lines[1:first_tree]:
+        ln = ln.strip()
+        if not ln:
+            continue
+        if "=" in ln:
+            k, v = ln.split("=", 1)
+            if k in header:
+                _refuse(where, f"header {clip(k, 30)!r} given twice")
+            header[k] = v
+        else:
+            flags.append(ln)
+    for key in ("version", "num_class", "num_tree_per_iteration", "max_feature_idx", "objective", "feature_names",
+                "feature_infos"):
+        if key not in header:
+            _refuse(where, f"no {key} in the header")
+    if not re.fullmatch(r"v[1-9]", header["version"].strip()):
+        _refuse(where, f"version {clip(header['version'], 20)!r}")
+    num_class = _tokens(header["num_class"], where, "num_class", "int1")[0]
+    per_iter = _tokens(header["num_tree_per_iteration"], where, "num_tree_per_iteration", "int1")[0]
+    max_idx = _tokens(header["max_feature_idx"], where, "max_feature_idx", "int1")[0]
+    label_index = _tokens(header.get("label_index", "0"), where, "label_index", "int1")[0]
+    if not 0 <= max_idx < 100_000_000:
+        _refuse(where, f"max_feature_idx {max_idx}")
+    n_feat = max_idx + 1
+    obj_tokens = header["objective"].split()
+    objective = obj_tokens[0] if obj_tokens else ""
+    if objective not in LGBM_OBJECTIVES:
+        raise UnsupportedError(f"{where}: LightGBM objective {clip(objective, 40)!r}; leakaudit audits classifiers "
+                               f"trained with {' or '.join(LGBM_OBJECTIVES)}")
+    obj_args = {}
+    for tok in obj_tokens[1:]:
+        k, _, v = tok.partition(":")
+        if k not in ("sigmoid", "num_class") or not _FLOAT.fullmatch(v):
+            _refuse(where, f"objective argument {clip(tok, 30)!r}")
+        obj_args[k] = float(v)
+    if objective == "binary":
+        if num_class != 1 or per_iter != 1 or not (0 < obj_args.get("sigmoid", 1.0) < 1e6):
+            _refuse(where, f"binary objective with num_class {num_class}, {per_iter} trees per iteration")
+        n_outputs = 1
+    else:
+        if not 2 <= num_class <= 100_000 or per_iter != num_class or obj_args.get("num_class", num_class) != num_class:
+            _refuse(where, f"multiclass objective with num_class {num_class}, {per_iter} trees per iteration")
+        n_outputs = num_class
+    names = header["feature_names"].split()
+    infos = header["feature_infos"].split()
+    if len(names) != n_feat or len(infos) != n_feat:
+        _refuse(where, f"{len(names)} feature names and {len(infos)} feature infos for {n_feat} features")
+    if any(not re.fullmatch(r"[\x21-\x7e\u00a0-\uffff]{1,1000}", x) for x in names):
+        _refuse(where, "a feature name with control characters")
+    if any(not re.fullmatch(r"none|\[[-+0-9.eE:a-z]{1,80}\]", x) for x in infos):
+        raise UnsupportedError(f"{where}: a LightGBM model with categorical features; leakaudit audits models on "
+                               "numeric inputs")
+    # trees
+    starts = [i for i in range(first_tree, end) if lines[i].startswith("Tree=")]
+    if len(starts) % per_iter:
+        _refuse(where, f"{len(starts)} trees are not whole iterations of {per_iter}")
+    out = ["tree", f"version={header['version'].strip()}", f"num_class={num_class}",
+           f"num_tree_per_iteration={per_iter}", f"label_index={label_index}", f"max_feature_idx={max_idx}",
+           f"objective={objective}" + "".join(f" {k}:{_fmt([v], 'int' if k == 'num_class' else 'float')}"
+                                              for k, v in obj_args.items()),
+           f"feature_names={' '.join(names)}", f"feature_infos={' '.join(infos)}"]
+    out += [f for f in flags if f == "average_output"]
+    out.append("")
+    total, leaf_counts, most_leaves = 0, [], 1
+    for k, s in enumerate(starts):
+        w = f"{where}: tree {k}"
+        if lines[s].strip() != f"Tree={k}":
+            _refuse(w, f"heading {clip(lines[s], 30)!r}")
+        stop = starts[k + 1] if k + 1 < len(starts) else end
+        t: dict[str, str] = {}
+        for ln in lines[s + 1:stop]:
+            ln = ln.strip()
+            if not ln:
+                continue
+            key, eq, v = ln.partition("=")
+            if not eq:
+                _refuse(w, f"line {clip(ln, 30)!r}")
+            if key in t:
+                _refuse(w, f"{clip(key, 30)!r} given twice")
+            t[key] = v
+        if "num_leaves" not in t or "leaf_value" not in t:
+            _refuse(w, "no num_leaves or leaf_value")
+        vals = {key: _tokens(t[key], w, key, kind) for key, kind in _LGB_TREE_KEYS.items() if key in t}
+        nl = vals["num_leaves"][0]
+        if not 1 <= nl <= 131_072:
+            _refuse(w, f"num_leaves {nl}")
+        most_leaves = max(most_leaves, nl)
+        total += 2 * nl
+        if total > MAX_NODES:
+            raise UnsafeFileError(f"{where}: its trees hold more than {MAX_NODES:,} nodes; refusing to load it")
+        if vals.get("num_cat", [0])[0] != 0 or "cat_boundaries" in t or "cat_threshold" in t:
+            raise UnsupportedError(f"{w}: categorical splits; leakaudit audits models on numeric inputs")
+        if vals.get("is_linear", [0])[0] != 0:
+            raise UnsupportedError(f"{w}: a linear tree; leakaudit audits constant-leaf trees")
+        n_in = nl - 1
+        lengths = {"split_feature": n_in, "split_gain": n_in, "threshold": n_in, "decision_type": n_in,
+                   "left_child": n_in, "right_child": n_in, "internal_value": n_in, "internal_weight": n_in,
+                   "internal_count": n_in, "leaf_value": nl, "leaf_weight": nl, "leaf_count": nl}
+        required = ("split_feature", "threshold", "decision_type", "left_child", "right_child") if n_in else ()
+        for key, length in lengths.items():
+            if key not in vals:
+                if key in required:
+                    _refuse(w, f"no {key}")
+                continue
+            if len(vals[key]) != length and not (length == n_in == 0 and not vals[key]):
+                _refuse(w, f"{key} has {len(vals[key])} entries for {nl} leaves")
+        if n_in:
+            left, right = np.asarray(vals["left_child"]), np.asarray(vals["right_child"])
+            for name, c in (("left", left), ("right", right)):
+                bad = ((c >= 0) & ((c <= np.arange(n_in)) | (c >= n_in))) | ((c < 0) & (~c >= nl))
+                if bad.any():
+                    i = int(np.flatnonzero(bad)[0])
+                    _refuse(w, f"node {i}'s {name} child {int(c[i])} is outside the tree")
+            kids = np.r_[left, right]
+            inner_reached = np.bincount(kids[kids >= 0], minlength=n_in)
+            leaf_reached = np.bincount(~kids[kids < 0], minlength=nl)
+            if inner_reached[0] != 0 or (inner_reached[1:] != 1).any() or (leaf_reached != 1).any():
+                _refuse(w, "a node reached other than once")
+            feat = np.asarray(vals["split_feature"])
+            if ((feat < 0) | (feat >= n_feat)).any():
+                i = int(np.flatnonzero((feat < 0) | (feat >= n_feat))[0])
+                _refuse(w, f"node {i} splits on feature {int(feat[i])} of {n_feat}")
+            dt = np.asarray(vals["decision_type"])
+            if ((dt < 0) | (dt > 15)).any() or (dt & 1).any():
+                raise UnsupportedError(f"{w}: a categorical or unknown decision type; leakaudit audits models on "
+                                       "numeric inputs")
+        counts = vals.get("leaf_count")
+        if counts is not None and any(c < 0 for c in counts):
+            _refuse(w, "a negative leaf count")
+        leaf_counts.append(None if counts is None else np.asarray(counts, dtype=np.int64))
+        out.append(f"Tree={k}")
+        out += [f"{key}={_fmt(vals[key], kind)}" for key, kind in _LGB_TREE_KEYS.items() if key in vals]
+        out += ["", ""]
+    out += ["end of trees", ""]
+    params: dict[str, str] = {}
+    tail = lines[end + 1:]
+    if "parameters:" in [ln.strip() for ln in tail]:
+        i = [ln.strip() for ln in tail].index("parameters:")
+        for ln in tail[i + 1:]:
+            ln = ln.strip()
+            if ln == "end of parameters":
+                break
+            m = re.fullmatch(r"\[([a-z_0-9]{1,60}): (.{0,10000})\]", ln)
+            if m:
+                params[m.group(1)] = m.group(2).strip()
+    n_trees = len(starts)
+    return {"objective": objective, "n_outputs": n_outputs, "num_feature": n_feat, "feature_names": names,
+            "n_trees": n_trees, "rounds": n_trees // per_iter, "parameters": params, "leaf_counts": leaf_counts,
+            "depth": max(int(math.ceil(math.log2(most_leaves))), 1),
+            "canonical": "\n".join(out)}
+
+
+# -- loading ----------------------------------------------------------------------------------------------------------
+
+@dataclass
+class Boosted:
+    """A checked XGBoost or LightGBM model: its leakaudit model, the learner that retrains its recipe, what it takes
+    and how its outputs map to classes."""
+
+    library: str  # xgboost | lightgbm
+    model: object  # XGBoostModel | LightGBMModel
+    learner: object
+    num_feature: int
+    feature_names: list[str]
+    recipe: str  # the recipe, for the target's description
+    classes: object = None  # the wrapper's classes_ (LGBMClassifier) or None: output k is class code k
+    source: str = "memory"
+    info: dict = field(default_factory=dict)
+
+
+def _check_size(path: Path, factor: int = PARSE_FACTOR) -> int:
+    from ..engine import memory_budget
+
+    size = path.stat().st_size
+    budget = memory_budget()
+    if size * factor > budget:
+        raise UnsafeFileError(f"model file {path} takes {size / 2**20:,.1f} MiB: parsing it would take about "
+                              f"{size * factor / 2**20:,.0f} MiB, over the memory budget of {budget / 2**20:,.0f} MiB "
+                              "(`memory_budget`); refusing to load it")
+    return size
+
+
+def generic_names(names: list[str]) -> bool:
+    """Names a library makes up for a model fitted on a bare array: none, ``f0..`` or LightGBM's ``Column_0..``."""
+    return not names or all(n in (f"f{i}", f"Column_{i}") for i, n in enumerate(names))
+
+
+#: the attribute of an XGBoost model that may carry its training configuration (``Booster.save_config()``), set
+#: before saving: ``booster.set_attr(training_config=booster.save_config())``
+CONFIG_ATTRIBUTE = "training_config"
+_XGB_CHOICES = {"tree_method": ("hist", "approx", "exact"), "grow_policy": ("depthwise", "lossguide"),
+                "sampling_method": ("uniform",), "booster": ("gbtree",)}
+_XGB_TEXT = ("monotone_constraints", "interaction_constraints")
+
+
+def _xgb_recipe_text(learner, info: dict, from_config: bool) -> str:
+    p = learner.params or {}
+    shown = ", ".join(f"{k} {p[k]}" for k in ("eta", "max_depth", "lambda", "alpha", "min_child_weight", "subsample",
+                                             "colsample_bytree", "num_parallel_tree") if k in p)
+    text = f"XGBoost {learner.objective}, {learner.n_rounds} rounds" + (f", {shown}" if shown else "")
+    if not from_config:
+        text += (" (XGBoost's model file records the objective, the rounds and the trees, not the training "
+                 "parameters: max_depth is the deepest tree's, the learning rate and regularisation XGBoost's "
+                 f"defaults; save the model with booster.set_attr({CONFIG_ATTRIBUTE}=booster.save_config()) first, "
+                 "or audit it in memory, to read them all)")
+    return text
+
+
+def _checked_config_params(params: dict, where: str) -> dict:
+    """The training parameters of a configuration a model file carries (untrusted text): numbers finite, choices
+    among the CPU ones XGBoost trains, constraint strings short and plain."""
+    out = {}
+    for k, v in params.items():
+        v = str(v)
+        if k in _XGB_CHOICES:
+            if v not in _XGB_CHOICES[k]:
+                raise UnsupportedError(f"{where}: its training configuration has {k} {clip(v, 30)!r}; leakaudit "
+                                       f"retrains with {', '.join(_XGB_CHOICES[k])}")
+        elif k in _XGB_TEXT:
+            if not re.fullmatch(r"[-0-9,()\[\]{} ]{0,2000}", v):
+                _refuse(where, f"training configuration {k} {clip(v, 30)!r}")
+        else:
+            _floats(v, where, f"training configuration {k}")
+        out[k] = v
+    return out
+
+
+def _xgb_learner_from_file(info: dict, where: str):
+    """The learner of a model file's recipe: the configuration it carries (:data:`CONFIG_ATTRIBUTE`), checked, or
+    else what its trees show (the deepest tree's depth) and XGBoost's defaults; and whether it had the former."""
+    from ..learners.xgb import XGBoostLearner, xgboost_recipe
+
+    text = info["attributes"].get(CONFIG_ATTRIBUTE)
+    if text is not None:
+        try:
+            config = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise UnsafeFileError(f"{where}: its {CONFIG_ATTRIBUTE} attribute is not JSON ({clip(str(exc))})") from None
+        if not isinstance(config, dict):
+            _refuse(where, f"its {CONFIG_ATTRIBUTE} attribute is not an object")
+        try:
+            recipe = xgboost_recipe(config, rounds=info["rounds"])
+        except (AttributeError, TypeError, ValueError):
+            _refuse(where, f"its {CONFIG_ATTRIBUTE} attribute is not XGBoost's configuration")
+        if recipe["objective"] != info["objective"]:
+            _refuse(where, f"its {CONFIG_ATTRIBUTE} names objective {clip(str(recipe['objective']), 30)!r}; the "
+                           "model's "
+                           f"is {info['objective']}")
+        params = _checked_config_params(recipe["params"], where)
+        return XGBoostLearner(objective=info["objective"], n_rounds=int(info["rounds"]), params=params), True
+    params: dict = {"max_depth": max(int(info["depth"]), 1)}
+    if info["parallel"] > 1:
+        params["num_parallel_tree"] = info["parallel"]
+    if info.get("scale_pos_weight") not in (None, "1", 1):
+        params["scale_pos_weight"] = info["scale_pos_weight"]
+    return XGBoostLearner(objective=info["objective"], n_rounds=int(info["rounds"]), params=params), False
+
+
+def _xgb_model(booster, info: dict):
+    from ..learners.xgb import XGBoostModel
+
+    n_classes = 2 if info["n_outputs"] == 1 else info["n_outputs"]
+    rounds = info["rounds"] if info["rounds"] * info["n_outputs"] * info["parallel"] != info["n_trees"] else None
+    return XGBoostModel(booster, n_classes, info["objective"], info["num_feature"], rounds)
+
+
+def load_boosted_file(path: Path) -> Boosted:
+    """Load an XGBoost JSON/UBJSON or LightGBM text model file, checked before the library reads it (the module's
+    docstring); never a pickle."""
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidParameterError(f"model file {path} does not exist")
+    fmt = is_boosted_file(path)
+    where = f"model file {path}"
+    if fmt is None:
+        raise UnsafeFileError(f"{where} is not an XGBoost JSON/UBJSON or LightGBM text model")
+    _check_size(path)
+    if fmt.startswith("xgboost"):
+        require("xgboost", "an XGBoost model file")
+        blob = path.read_bytes()
+        if fmt == "xgboost-json":
+            try:
+                d = json.loads(blob.decode("utf-8"), parse_constant=lambda c: _refuse(where, f"JSON constant {c}"))
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+                raise UnsafeFileError(f"{where} is not readable JSON: {clip(str(exc))}") from None
+        else:
+            try:
+                d = decode_ubjson(blob, where)
+            except RecursionError:
+                raise UnsafeFileError(f"{where}: UBJSON nested too deep; refusing to use it") from None
+        info = check_xgboost_model(d, where)
+        try:
+            booster = _xgb_booster_from(d)
+        except Exception as exc:  # noqa: BLE001 - XGBoostError, or anything the library raises on a checked model
+            raise UnsafeFileError(f"{where} could not be loaded by XGBoost: {clip(str(exc).splitlines()[0])}") from None
+        learner, configured = _xgb_learner_from_file(info, where)
+        return Boosted("xgboost", _xgb_model(booster, info), learner, info["num_feature"], info["feature_names"],
+                       _xgb_recipe_text(learner, info, from_config=configured), source=str(path), info=info)
+    lgb = require("lightgbm", "a LightGBM model file")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise UnsafeFileError(f"{where} is not UTF-8 text") from None
+    info = parse_lightgbm_text(text, where)
+    try:
+        booster = lgb.Booster(model_str=info["canonical"])
+    except Exception as exc:  # noqa: BLE001
+        raise UnsafeFileError(f"{where} could not be loaded by LightGBM: {clip(str(exc).splitlines()[0])}") from None
+    return _lgb_boosted(booster, info, source=str(path))
+
+
+def _lgb_boosted(booster, info: dict, *, source: str, classes=None) -> Boosted:
+    from ..learners.lgbm import LightGBMLearner, LightGBMModel, lightgbm_recipe
+
+    recipe = lightgbm_recipe(info["parameters"], objective=info["objective"], rounds=info["rounds"])
+    learner = LightGBMLearner(objective=recipe["objective"], n_rounds=recipe["n_rounds"], params=recipe["params"])
+    n_classes = 2 if info["n_outputs"] == 1 else info["n_outputs"]
+    model = LightGBMModel(booster, n_classes, info["num_feature"], info["rounds"])
+    p = recipe["params"]
+    shown = ", ".join(f"{k} {p[k]}" for k in ("learning_rate", "num_leaves", "max_depth", "min_data_in_leaf",
+                                             "lambda_l1", "lambda_l2", "bagging_fraction", "bagging_freq",
+                                             "feature_fraction") if k in p)
+    seed = f", seed {recipe['seed']}" if recipe["seed"] is not None else ""
+    text = f"LightGBM {recipe['objective']}, {recipe['n_rounds']} rounds" + (f", {shown}" if shown else "") + seed
+    if not info["parameters"]:
+        text += " (the model holds no parameters: section; LightGBM's defaults assumed)"
+    return Boosted("lightgbm", model, learner, info["num_feature"], info["feature_names"], text, classes=classes,
+                   source=source, info=info)
+
+
+def boosted_from_memory(obj) -> Boosted:
+    """A checked model from an ``XGBClassifier`` / ``LGBMClassifier`` or a native ``Booster`` given in memory, with
+    the recipe its library records."""
+    lib = boosted_library(obj)
+    name = type(obj).__name__
+    where = f"the given {name}"
+    if lib == "xgboost":
+        from ..learners.xgb import XGBoostLearner
+
+        try:
+            booster = obj.get_booster() if hasattr(obj, "get_booster") else obj
+        except Exception as exc:  # noqa: BLE001 - NotFittedError of the wrapper
+            raise InvalidInputError(f"{where} is not fitted: {clip(str(exc))}") from None
+        d = json.loads(bytes(booster.save_raw("json")))
+        info = check_xgboost_model(d, where)
+        learner = XGBoostLearner.from_booster(booster, rounds=info["rounds"])
+        if learner.objective != info["objective"]:
+            learner.set_params(objective=info["objective"])
+        return Boosted("xgboost", _xgb_model(booster, info), learner, info["num_feature"], info["feature_names"],
+                       _xgb_recipe_text(learner, info, from_config=True), source=f"memory ({name})",
+                       info=info)
+    if lib == "lightgbm":
+        try:
+            booster = obj.booster_ if hasattr(obj, "booster_") else obj
+        except Exception as exc:  # noqa: BLE001 - LGBMNotFittedError
+            raise InvalidInputError(f"{where} is not fitted: {clip(str(exc))}") from None
+        info = parse_lightgbm_text(booster.model_to_string(), where)
+        classes = getattr(obj, "classes_", None) if hasattr(obj, "booster_") else None
+        return _lgb_boosted(booster, info, source=f"memory ({name})", classes=classes)
+    raise InvalidParameterError(f"{name} is not an XGBoost or LightGBM model")
+
+
+def check_retraining_work(b: Boosted, n_rows: int, where: str) -> float:
+    """Refuse a model whose retraining on ``n_rows`` records would take more steps than the work budget (a file
+    declares its own trees: a million rounds would retrain for days); return the estimate. One tree costs a pass
+    over the rows and features per level (a histogram each), :data:`.model_budget.TREE_ROW_STEPS` steps a cell."""
+    from ..engine import work_budget
+    from .model_budget import TREE_ROW_STEPS
+
+    steps = (float(b.info.get("n_trees", 0)) * n_rows * b.num_feature * TREE_ROW_STEPS
+             * max(int(b.info.get("depth", 1)), 1))
+    budget = work_budget()
+    if steps > budget:
+        raise UnsafeFileError(f"{where}: its {b.info.get('n_trees', 0):,} trees would take about {steps:.2g} steps to "
+                              f"retrain on {n_rows:,} records, over the work budget of {budget:.2g} steps "
+                              "(LEAKAUDIT_WORK_BUDGET); refusing to use it")
+    return steps
+
+
+def xgb_leaf_records(model, X: np.ndarray, leaves: list[np.ndarray]) -> list[np.ndarray]:
+    """Members per leaf of each tree of an XGBoost model, by routing the members through it (its file keeps each
+    node's hessian sum, not a count of records); leaves no member reaches are left out."""
+    xgb = require("xgboost", "an XGBoost model")
+    kw = {} if model.rounds_ is None else {"iteration_range": (0, int(model.rounds_))}
+    ids = np.asarray(model.booster_.predict(xgb.DMatrix(X, nthread=1), pred_leaf=True, **kw)).astype(np.int64)
+    ids = ids.reshape(X.shape[0], -1)
+    out = []
+    for t in range(min(ids.shape[1], len(leaves))):
+        counts = np.bincount(ids[:, t], minlength=leaves[t].size)[: leaves[t].size][leaves[t]]
+        out.append(counts[counts > 0])
+    return out
