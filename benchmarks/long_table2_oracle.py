@@ -44,9 +44,11 @@ Choices, where the paper is silent ([inferred] / [ours] in the spec; followed he
   LogitBoost with simple-regression base learners): two-class LogitBoost, each round fitting, for each class, the
   single attribute (with intercept) whose weighted least-squares fit to the working response is best, response
   clipped at |z| <= 3, step (J-1)/J with J = 2; the number of rounds chosen by 5-fold cross-validation
-  (misclassification error, first minimum, up to `--sl-max-iter` = 500 rounds, stopping 50 rounds after the
-  last improvement as Weka's heuristicStop does), then refitted on all the data. Folds are drawn with a fixed
-  seed from the training set's own order, so A(T minus t) gets its own folds, as Weka's would. Same one-hot /
+  (misclassification error summed over the folds, first minimum, up to `--sl-max-iter` = 500 rounds, a fold
+  stopping 50 rounds after its last improvement as Weka's heuristicStop does, the folds cut to the fewest rounds
+  any fold ran), then refitted on all the data. The folds are Weka's unrandomised stratified ones (records grouped
+  by class in D's order, dealt out every 5th, contiguous blocks), so removing t moves the fold of every later
+  record of its class, as it would in Weka: A(T minus t) may pick another number of rounds. Same one-hot /
   z-scored inputs as LR (standardising does not change which attribute a round picks). Shadow reuse per_target.
 
 Outputs: one JSON per model and seed under benchmarks/results/long_table2_oracle/ (skipped when already there:
@@ -225,50 +227,42 @@ class LRLearner:
 class SimpleLogisticLearner:
     """Two-class LogitBoost with simple-regression base learners, rounds chosen by 5-fold CV (see the docstring)."""
 
-    def __init__(self, max_iter=500, heuristic_stop=50, folds=5, seed=1):
-        self.max_iter, self.stop, self.folds, self.seed = max_iter, heuristic_stop, folds, seed
+    def __init__(self, max_iter=500, heuristic_stop=50, folds=5):
+        self.max_iter, self.stop, self.folds = max_iter, heuristic_stop, folds
 
     @staticmethod
-    def _round(X, Xc, y, F, Fc_list):
-        """One LogitBoost round on (X, y) with scores F (n, 2); returns the round's per-class (attr, a, b)."""
-        p = np.exp(F - F.max(1, keepdims=True))
-        p /= p.sum(1, keepdims=True)
-        out = []
-        for j in (0, 1):
-            yj = (y == j).astype(float)
-            pj = np.clip(p[:, j], 1e-10, 1 - 1e-10)
-            w = pj * (1 - pj)
-            z = np.clip(np.where(yj == 1, 1 / pj, -1 / (1 - pj)), -3, 3)
-            sw = w.sum()
-            xm = (w @ X) / sw
-            zm = (w @ z) / sw
-            Xcen = X - xm
-            sxx = w @ (Xcen ** 2)
-            sxz = w @ (Xcen * (z - zm)[:, None])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                slope = np.where(sxx > 1e-12, sxz / sxx, 0.0)
-            gain = slope * sxz  # reduction of the weighted squared error
-            a = int(np.argmax(gain))
-            out.append((a, zm - slope[a] * xm[a], slope[a]))
-        return out
-
-    @staticmethod
-    def _apply(rnd, X):
-        f = np.stack([b0 + b1 * X[:, a] for a, b0, b1 in rnd], axis=1)
-        return 0.5 * (f - f.mean(1, keepdims=True))  # (J-1)/J * (f_j - mean f)
+    def _round(XX, d, y, g):
+        """One LogitBoost round; g = F_0 - F_1 is the two-class score (p_0 = sigmoid(g)); XX = [X, X**2], d
+        attributes. Returns (attr, b0, b1): class 0's regression f_0 = b0 + b1 * x_attr. With two classes z_1 = -z_0
+        and the weights are equal, so f_1 = -f_0, and the (J-1)/J * (f_j - mean f) step adds f_0 to g."""
+        p0 = np.clip(1.0 / (1.0 + np.exp(np.clip(-g, -700, 700))), 1e-10, 1 - 1e-10)
+        w = p0 * (1 - p0)
+        z = np.clip(np.where(y == 0, 1 / p0, -1 / (1 - p0)), -3, 3)
+        sw, wz = w.sum(), w * z
+        zm = wz.sum() / sw
+        m = np.vstack([w, wz]) @ XX
+        xm = m[0, :d] / sw
+        sxx = m[0, d:] - sw * xm ** 2
+        sxz = m[1, :d] - sw * xm * zm
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.where(sxx > 1e-12, sxz / sxx, 0.0)
+        a = int(np.argmax(slope * sxz))  # the largest drop of the weighted squared error
+        return a, zm - slope[a] * xm[a], slope[a]
 
     def _boost(self, X, y, n_rounds, Xv=None, yv=None):
-        F = np.zeros((len(y), 2))
+        g = np.zeros(len(y))
+        XX = np.hstack([X, X ** 2])
+        d = X.shape[1]
         rounds, errs = [], []
-        Fv = None if Xv is None else np.zeros((len(yv), 2))
+        gv = None if Xv is None else np.zeros(len(yv))
         best, best_i = np.inf, 0
         for i in range(n_rounds):
-            rnd = self._round(X, None, y, F, None)
-            rounds.append(rnd)
-            F += self._apply(rnd, X)
+            a, b0, b1 = self._round(XX, d, y, g)
+            rounds.append((a, b0, b1))
+            g += b0 + b1 * X[:, a]
             if Xv is not None:
-                Fv += self._apply(rnd, Xv)
-                e = int(np.sum(Fv.argmax(1) != yv))
+                gv += b0 + b1 * Xv[:, a]
+                e = int(np.sum((gv < 0) != (yv == 1)))  # predicts class 1 iff p_1 > p_0 (ties: class 0)
                 errs.append(e)
                 if e < best:
                     best, best_i = e, i
@@ -276,29 +270,37 @@ class SimpleLogisticLearner:
                     break
         return rounds, errs
 
+    def folds_of(self, y):
+        """Weka's Instances.stratify + testCV, without randomising (as LogisticBase.performBoostingCV calls it):
+        the records grouped by class in their given order, dealt out every `folds`-th, cut in contiguous blocks."""
+        n = len(y)
+        grouped = np.concatenate([np.flatnonzero(y == c) for c in np.unique(y)])
+        dealt = np.concatenate([grouped[s::self.folds] for s in range(self.folds)])
+        sizes = np.full(self.folds, n // self.folds)
+        sizes[:n % self.folds] += 1
+        fold = np.empty(n, int)
+        fold[dealt] = np.repeat(np.arange(self.folds), sizes)
+        return fold
+
     def n_rounds(self, X, y):
-        rng = np.random.default_rng(self.seed)
-        order = rng.permutation(len(y))
-        fold = np.empty(len(y), int)
-        fold[order] = np.arange(len(y)) % self.folds
-        tot = np.zeros(self.max_iter)
+        fold = self.folds_of(y)
+        errs_all, done = [], self.max_iter
         for f in range(self.folds):
             tr, va = fold != f, fold == f
-            _, errs = self._boost(X[tr], y[tr], self.max_iter, X[va], y[va])
-            errs = np.array(errs, float)
-            full = np.full(self.max_iter, errs[-1])
-            full[:len(errs)] = errs
-            tot += full
-        return int(np.argmin(tot)) + 1
+            _, errs = self._boost(X[tr], y[tr], done, X[va], y[va])
+            errs_all.append(errs)
+            done = min(done, len(errs))
+        tot = np.sum([e[:done] for e in errs_all], axis=0)
+        return int(np.argmin(tot)) + 1  # the first round with the fewest misclassifications over the folds
 
     def fit_predict(self, X, y, Xq):
         k = self.n_rounds(X, y)
         rounds, _ = self._boost(X, y, k)
-        F = np.zeros((len(Xq), 2))
-        for rnd in rounds:
-            F += self._apply(rnd, Xq)
-        p = np.exp(F - F.max(1, keepdims=True))
-        return p / p.sum(1, keepdims=True)
+        g = np.zeros(len(Xq))
+        for a, b0, b1 in rounds:
+            g += b0 + b1 * Xq[:, a]
+        p0 = 1.0 / (1.0 + np.exp(np.clip(-g, -700, 700)))
+        return np.stack([p0, 1 - p0], axis=1)
 
 
 # --------------------------------------------------------------------------------------------- protocol
