@@ -335,7 +335,8 @@ def summarise(pdtp_meas, correct, member, said_in, train_acc, test_acc):
     }
 
 
-def run_nb(seed, num, cat, y, vocab, shadow_reuse="per_attack", std_floor=1e-3, n_iter=N_ITER, n_targets=N_TARGETS):
+def run_nb(seed, num, cat, y, vocab, shadow_reuse="per_attack", std_floor=1e-3, n_iter=N_ITER, n_targets=N_TARGETS,
+           paired=True):
     rng = np.random.default_rng(seed)
     D = np.sort(rng.choice(len(y), N_D, replace=False))
     nb = NBDesign(num[D], cat[D], y[D], vocab, std_floor)
@@ -350,7 +351,7 @@ def run_nb(seed, num, cat, y, vocab, shadow_reuse="per_attack", std_floor=1e-3, 
     train_acc, test_acc = [], []
     fixed = None
     if shadow_reuse == "per_target":
-        fixed = [sample_shadow_sets(rng, N_D, t, M_PAIRS) for t in targets]
+        fixed = [sample_shadow_sets(rng, N_D, t, M_PAIRS if paired else 2 * M_PAIRS) for t in targets]
     for it in range(n_iter):
         perm = rng.permutation(N_D)
         halves = [perm[:N_TRAIN], perm[N_TRAIN:]]
@@ -367,12 +368,16 @@ def run_nb(seed, num, cat, y, vocab, shadow_reuse="per_attack", std_floor=1e-3, 
         side = (ind[1, targets] == 1).astype(int)  # the half that holds t
         # shadow outputs at x_t
         if shadow_reuse == "per_attack":
-            sets = [sample_shadow_sets(rng, N_D, t, 2 * M_PAIRS) for t in targets]  # 5 pairs per attack
+            sets = [sample_shadow_sets(rng, N_D, t, (2 if paired else 4) * M_PAIRS) for t in targets]  # 5 pairs an attack
         else:
-            sets = [np.vstack([f, f]) for f in fixed]
+            # rows: the out-models' sets for attack 1 and attack 2 (the same 5), then (unpaired) the in-models'
+            sets = [np.vstack([f[:M_PAIRS], f[:M_PAIRS]] + ([] if paired else [f[M_PAIRS:], f[M_PAIRS:]]))
+                    for f in fixed]
         for ti, t in enumerate(targets):
-            s_out = sets[ti] @ nb.G[:, sel_t[ti]]  # (10, 38)
-            s_in = s_out + nb.G[t, sel_t[ti]]
+            s_all = sets[ti] @ nb.G[:, sel_t[ti]]  # (10, 38), or (20, 38) unpaired
+            s_out = s_all[:2 * M_PAIRS]
+            # T_j = T'_j + t (the paper's pairs), or, as a diagnostic, T_j = t + another 999 drawn apart
+            s_in = (s_out if paired else s_all[2 * M_PAIRS:]) + nb.G[t, sel_t[ti]]
             p_out = bin_probs(nb.proba(s_out, np.tile(xnum_t[ti], (len(s_out), 1))))
             p_in = bin_probs(nb.proba(s_in, np.tile(xnum_t[ti], (len(s_in), 1))))
             for a, h in enumerate((side[ti], 1 - side[ti])):  # attack on the member model, then the other
@@ -490,6 +495,8 @@ def main(argv=None):
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     ap.add_argument("--shadow-reuse", choices=["per_attack", "per_target"], default=None)
     ap.add_argument("--nb-std-floor", type=float, default=1e-3)
+    ap.add_argument("--unpaired-shadows", action="store_true",
+                    help="NB diagnostic: in-models' 999 others drawn apart from the out-models' (paper: T_j = T'_j + t)")
     ap.add_argument("--lr-C", type=float, default=1.0)
     ap.add_argument("--sl-max-iter", type=int, default=500)
     ap.add_argument("--iterations", type=int, default=N_ITER)
@@ -515,7 +522,9 @@ def main(argv=None):
                       "targets": N_TARGETS, "pdtp_measurements": N_PDTP, "shadow_pairs": M_PAIRS}
             if model == "nb":
                 config["nb_std_floor"] = args.nb_std_floor
-                m = run_nb(seed, num, cat, y, vocab, reuse, args.nb_std_floor, args.iterations)
+                config["paired_shadows"] = not args.unpaired_shadows
+                m = run_nb(seed, num, cat, y, vocab, reuse, args.nb_std_floor, args.iterations,
+                           paired=not args.unpaired_shadows)
             else:
                 if model == "lr":
                     learner = LRLearner(args.lr_C)
