@@ -38,6 +38,8 @@ VARIANT_ROW = {"pearson_r": "Pearson r", "max_target_acc": "max per-target accur
 SETTINGS = [
     ("NB-Adult, fresh shadow models per attack", "nb_per_attack", "NB", "{m}-Adult {row}", LEAK_ROW),
     ("NB-Adult, shadow models once per target", "nb_per_target", "NB", VARIANT + "{row}", VARIANT_ROW),
+    ("NB-Adult, fresh shadow models, in-models NOT paired with out-models (diagnostic)", "nb_per_attack_unpaired",
+     "NB", "{m}-Adult {row}", LEAK_ROW),
     ("LR-Adult (L2, C = 1), shadow models once per target", "lr_per_target", "LR", "{m}-Adult {row}", LEAK_ROW),
     ("LR-Adult as SimpleLogistic (oracle only), shadow models once per target", "simplelogistic_per_target", "LR",
      None, {}),
@@ -105,7 +107,7 @@ def main():
             out.append(f"| {label} | {k} | {fmt(pv) if pv is not None else '—'} | {ls} | "
                        f"{fmt(om)} [{fmt(olo)}, {fmt(ohi)}] | {ds} | {verdict} |")
         # shapes of the per-target points: share of targets at PDTP 0 and at accuracy exactly 0.5
-        if tmpl is not None and tag != "nb_per_target":
+        if tmpl is not None and tag in ("nb_per_attack", "lr_per_target"):
             lp = points.get(f"{m}-Adult")
             o_zero = [np.mean(np.array(r["metrics"]["per_target"]["avg_pdtp"]) == 0) for r in res]
             o_half = [np.mean(np.array(r["metrics"]["per_target"]["accuracy"]) == 0.5) for r in res]
