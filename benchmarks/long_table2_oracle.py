@@ -368,7 +368,8 @@ def run_nb(seed, num, cat, y, vocab, shadow_reuse="per_attack", std_floor=1e-3, 
         side = (ind[1, targets] == 1).astype(int)  # the half that holds t
         # shadow outputs at x_t
         if shadow_reuse == "per_attack":
-            sets = [sample_shadow_sets(rng, N_D, t, (2 if paired else 4) * M_PAIRS) for t in targets]  # 5 pairs an attack
+            # 5 pairs an attack, 2 attacks
+            sets = [sample_shadow_sets(rng, N_D, t, (2 if paired else 4) * M_PAIRS) for t in targets]
         else:
             # rows: the out-models' sets for attack 1 and attack 2 (the same 5), then (unpaired) the in-models'
             sets = [np.vstack([f[:M_PAIRS], f[:M_PAIRS]] + ([] if paired else [f[M_PAIRS:], f[M_PAIRS:]]))
@@ -496,7 +497,8 @@ def main(argv=None):
     ap.add_argument("--shadow-reuse", choices=["per_attack", "per_target"], default=None)
     ap.add_argument("--nb-std-floor", type=float, default=1e-3)
     ap.add_argument("--unpaired-shadows", action="store_true",
-                    help="NB diagnostic: in-models' 999 others drawn apart from the out-models' (paper: T_j = T'_j + t)")
+                    help="NB diagnostic: in-models' 999 others drawn apart from the out-models' "
+                         "(paper: T_j = T'_j + t)")
     ap.add_argument("--lr-C", type=float, default=1.0)
     ap.add_argument("--sl-max-iter", type=int, default=500)
     ap.add_argument("--iterations", type=int, default=N_ITER)

@@ -49,7 +49,8 @@ def main(seed=0):
         p_loo_cv = fit_k(loo, k_loo, t)
         p_loo_fixed = fit_k(loo, full_k[h], t)
         rows.append({"target": int(t), "k_full": full_k[h], "k_loo": k_loo,
-                     "pdtp_cv": float(o.pdtp(p_full, p_loo_cv)), "pdtp_fixed_rounds": float(o.pdtp(p_full, p_loo_fixed))})
+                     "pdtp_cv": float(o.pdtp(p_full, p_loo_cv)),
+                     "pdtp_fixed_rounds": float(o.pdtp(p_full, p_loo_fixed))})
     ch = np.array([r["k_loo"] != r["k_full"] for r in rows])
     pc = np.array([r["pdtp_cv"] for r in rows])
     pf = np.array([r["pdtp_fixed_rounds"] for r in rows])
@@ -84,7 +85,8 @@ def main(seed=0):
         acc = np.array(pt["accuracy"])
         r_fixed, p_fixed = _st.pearsonr(fixed.mean(1), acc)
         r_cv, p_cv = _st.pearsonr(np.array(pt["avg_pdtp"]), acc)
-        summary.update({"avg_pdtp_fixed_rounds_10": float(fixed.mean()), "r_fixed_rounds_vs_run_accuracy": float(r_fixed),
+        summary.update({"avg_pdtp_fixed_rounds_10": float(fixed.mean()),
+                        "r_fixed_rounds_vs_run_accuracy": float(r_fixed),
                         "p_fixed_rounds": float(p_fixed), "r_cv_vs_run_accuracy": float(r_cv),
                         "targets_fixed_pdtp_gt_1": int(np.sum(fixed.mean(1) > 1))})
         for ti, row in enumerate(rows):
