@@ -18,7 +18,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
@@ -409,20 +409,34 @@ def check_many_inputs(X: Any, y: Any, subsets: Sequence[Any], random_states: Seq
     return X, y, subsets, seeds, n_classes
 
 
-def check_boosting_params(learner: Any, *, library: str, objectives: Sequence[str]) -> None:
-    """The parameters of a gradient-boosting learner (``objective``, None for the library's binary or multi-class
-    one by the number of classes; ``n_rounds``, ``params``, ``n_jobs``: the XGBoost and LightGBM learners), each
-    refused by name when it cannot train."""
-    if learner.objective is not None and learner.objective not in objectives:
-        raise UnsupportedError(f"{library} objective {learner.objective!r}: leakaudit audits classifiers trained with "
-                               f"{', '.join(objectives)}")
-    for name in ("n_rounds", "n_jobs"):
-        v = getattr(learner, name)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise InvalidParameterError(f"{name} must be an int >= 1; got {v!r}")
-    if learner.params is not None and not isinstance(learner.params, dict):
-        raise InvalidParameterError(f"params must be a dict of {library} parameters; got "
-                                    f"{type(learner.params).__name__}")
+class BoostedLearner(Learner):
+    """A gradient-boosting library's learner (:class:`~leakaudit.learners.xgb.XGBoostLearner`,
+    :class:`~leakaudit.learners.lgbm.LightGBMLearner`): the parameters both take, and their checks. A subclass sets
+    ``library`` (its name in messages) and ``objectives`` (those it trains)."""
+
+    library: ClassVar[str]
+    objectives: ClassVar[tuple[str, ...]]
+
+    def __init__(self, *, objective: str | None = None, n_rounds: int = 100, params: dict | None = None,
+                 n_jobs: int = 1):
+        self.objective = objective
+        self.n_rounds = n_rounds
+        self.params = params
+        self.n_jobs = n_jobs
+
+    def validate_params(self) -> None:
+        """``objective`` (None: the library's binary or multi-class one by the number of classes), ``n_rounds``,
+        ``params`` and ``n_jobs``, each refused by name when it cannot train."""
+        if self.objective is not None and self.objective not in self.objectives:
+            raise UnsupportedError(f"{self.library} objective {self.objective!r}: leakaudit audits classifiers "
+                                   f"trained with {', '.join(self.objectives)}")
+        for name in ("n_rounds", "n_jobs"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise InvalidParameterError(f"{name} must be an int >= 1; got {v!r}")
+        if self.params is not None and not isinstance(self.params, dict):
+            raise InvalidParameterError(f"params must be a dict of {self.library} parameters; got "
+                                        f"{type(self.params).__name__}")
 
 
 def refuse_removed(owner: str, removed: dict, *, native_off: str) -> None:

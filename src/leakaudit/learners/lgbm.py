@@ -24,7 +24,7 @@ from .._extras import require
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_matrix
 from ..exceptions import InvalidInputError, UnsupportedError
-from ._base import Capabilities, Learner, check_boosting_params
+from ._base import BoostedLearner, Capabilities
 
 __all__ = ["LightGBMLearner", "LightGBMModel", "LGBM_OBJECTIVES", "lightgbm_recipe"]
 
@@ -112,7 +112,7 @@ class LightGBMModel:
         return f"LightGBMModel({self.n_classes_} classes)"
 
 
-class LightGBMLearner(Learner):
+class LightGBMLearner(BoostedLearner):
     """Gradient-boosted trees trained by LightGBM (``lightgbm.train``): the ``lightgbm`` extra.
 
     Parameters
@@ -134,15 +134,8 @@ class LightGBMLearner(Learner):
     extra trees, GOSS or dart, LightGBM trains the same trees for every seed (``capabilities.stochastic`` False).
     """
 
-    def __init__(self, *, objective: str | None = None, n_rounds: int = 100, params: dict | None = None,
-                 n_jobs: int = 1):
-        self.objective = objective
-        self.n_rounds = n_rounds
-        self.params = params
-        self.n_jobs = n_jobs
-
-    def validate_params(self) -> None:
-        check_boosting_params(self, library="LightGBM", objectives=LGBM_OBJECTIVES)
+    library = "LightGBM"
+    objectives = LGBM_OBJECTIVES
 
     @property
     def capabilities(self) -> Capabilities:

@@ -31,7 +31,7 @@ from .._extras import require
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_matrix
 from ..exceptions import InvalidInputError, UnsupportedError
-from ._base import Capabilities, Learner, check_boosting_params
+from ._base import BoostedLearner, Capabilities
 
 __all__ = ["XGBoostLearner", "XGBoostModel", "XGB_OBJECTIVES", "xgboost_recipe"]
 
@@ -141,7 +141,7 @@ class XGBoostModel:
         return f"XGBoostModel({self.objective_}, {self.n_classes_} classes)"
 
 
-class XGBoostLearner(Learner):
+class XGBoostLearner(BoostedLearner):
     """Gradient-boosted trees trained by XGBoost (``xgboost.train``): the ``xgboost`` extra.
 
     Parameters
@@ -163,15 +163,8 @@ class XGBoostLearner(Learner):
     ``colsample_*`` at 1) XGBoost trains the same trees for every seed (``capabilities.stochastic`` is False).
     """
 
-    def __init__(self, *, objective: str | None = None, n_rounds: int = 100, params: dict | None = None,
-                 n_jobs: int = 1):
-        self.objective = objective
-        self.n_rounds = n_rounds
-        self.params = params
-        self.n_jobs = n_jobs
-
-    def validate_params(self) -> None:
-        check_boosting_params(self, library="XGBoost", objectives=XGB_OBJECTIVES)
+    library = "XGBoost"
+    objectives = XGB_OBJECTIVES
 
     @property
     def capabilities(self) -> Capabilities:
