@@ -44,9 +44,14 @@ def full_fs(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
-def _one_line_exit_2(capsys, argv) -> str:
+def _one_line_exit_2(capsys, argv, *, warned_first: bool = False) -> str:
+    """The error's one line (exit 2); ``warned_first``: after the one warning line a predictions-only audit prints
+    before any work, under --quiet too."""
     rc = main(argv)
     err = capsys.readouterr().err
+    if warned_first:
+        first, _, err = err.partition("\n")
+        assert first.startswith("leakaudit: warning: NotEstimableWarning: ") and "publish" in first, first
     assert rc == 2 and err.startswith("leakaudit: error: ") and err.count("\n") == 1, (rc, err)
     assert "Traceback" not in err
     return err
@@ -100,7 +105,8 @@ def test_audit_outputs_on_a_full_disk(full_fs, capsys, tmp_path):
             "--cache-dir", str(tmp_path / "cache")]
     err = _one_line_exit_2(capsys, [*base, "--out", str(full_fs / "c"), "--check-inputs"])
     assert "inputs.json" in err and "no space left" in err
-    err = _one_line_exit_2(capsys, [*base, "--out", str(full_fs / "o"), "--profile", "smoke", "--quiet"])
+    err = _one_line_exit_2(capsys, [*base, "--out", str(full_fs / "o"), "--profile", "smoke", "--quiet"],
+                           warned_first=True)
     assert "no space left" in err
     assert [p for p in _left(full_fs) if p not in ("c", "o")] == []  # no results, no half-written temp folder
     assert not any((full_fs / d).exists() and any((full_fs / d).iterdir()) for d in ("c", "o"))

@@ -138,10 +138,10 @@ class Skipped(Section, Phrased):
         return tuple(type(self).model_fields)
 
     def _omitted(self) -> set[str]:
-        return {k for k in ("missing", "reason_parts", "fix_parts") if not getattr(self, k)}
+        return {k for k in ("fix", "missing", "reason_parts", "fix_parts") if not getattr(self, k)}
 
     def as_dict(self) -> dict:
-        """results.json's entry: name, reason, fix, and ``missing`` when it names any input."""
+        """results.json's entry: name, reason, and ``fix`` and ``missing`` when they say anything."""
         return self.model_dump()
 
 
