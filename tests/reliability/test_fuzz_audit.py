@@ -28,8 +28,8 @@ from leakaudit.cli import main
 from ._fuzz import BUDGET_PARAMS, OUTCOMES, run_fuzz
 from ._fuzz_inputs import build, cases
 
-# cases per run: the default suite about half a minute on two cores; the slow suite >= 10,000 in all
-N_CHECK = {"default": 200, "long": 10_000}
+# cases per run: the default suite about 25 s on two cores; the slow suite >= 10,000 in all
+N_CHECK = {"default": 120, "long": 10_000}
 N_FULL = {"default": 3, "long": 50}
 
 
