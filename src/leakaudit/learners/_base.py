@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from .._random import RandomStateLike, spawn_seeds
+from .._random import RandomStateLike, seed_to_int, spawn_seeds
 from .._validation import check_indices, check_labels, check_matrix, check_vector, check_consistent_length
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 
@@ -437,6 +437,12 @@ class BoostedLearner(Learner):
         if self.params is not None and not isinstance(self.params, dict):
             raise InvalidParameterError(f"params must be a dict of {self.library} parameters; got "
                                         f"{type(self.params).__name__}")
+
+    def _training(self, y: np.ndarray, random_state: RandomStateLike, n_classes: int | None) -> tuple[int, dict]:
+        """The number of classes one fit trains (at least 2) and the library's parameters for it, seeded by
+        ``random_state`` (None: the library's own seed)."""
+        n_classes = int(n_classes or max(int(y.max()) + 1, 2))
+        return n_classes, self._train_params(None if random_state is None else seed_to_int(random_state), n_classes)
 
 
 def refuse_removed(owner: str, removed: dict, *, native_off: str) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._extras import require
-from .._random import RandomStateLike, seed_to_int
+from .._random import RandomStateLike
 from .._validation import check_matrix
 from ..exceptions import InvalidInputError, UnsupportedError
 from ._base import BoostedLearner, Capabilities
@@ -166,9 +166,7 @@ class LightGBMLearner(BoostedLearner):
     def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike,
              n_classes: int | None) -> LightGBMModel:
         lgb = _lgb("the LightGBM learner")
-        n_classes = int(n_classes or max(int(y.max()) + 1, 2))
-        seed = None if random_state is None else seed_to_int(random_state)
-        params = self._train_params(seed, n_classes)
+        n_classes, params = self._training(y, random_state, n_classes)
         data = lgb.Dataset(np.asarray(X, dtype=np.float64), label=np.asarray(y, dtype=np.float64),
                            params={"verbosity": -1}, free_raw_data=True)
         try:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._extras import require
-from .._random import RandomStateLike, seed_to_int
+from .._random import RandomStateLike
 from .._validation import check_matrix
 from ..exceptions import InvalidInputError, UnsupportedError
 from ._base import BoostedLearner, Capabilities
@@ -190,11 +190,9 @@ class XGBoostLearner(BoostedLearner):
     def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike,
              n_classes: int | None) -> XGBoostModel:
         xgb = _xgb("the XGBoost learner")
-        n_classes = int(n_classes or max(int(y.max()) + 1, 2))
-        seed = None if random_state is None else seed_to_int(random_state)
+        n_classes, params = self._training(y, random_state, n_classes)
         d = xgb.DMatrix(np.asarray(X, dtype=np.float64), label=np.asarray(y, dtype=np.float64),
                         nthread=int(self.n_jobs))
-        params = self._train_params(seed, n_classes)
         try:
             booster = xgb.train(params, d, num_boost_round=int(self.n_rounds))
         except xgb.core.XGBoostError as exc:
