@@ -56,7 +56,6 @@ def totals(results: list[dict]) -> dict:
 def totals_text(t: dict) -> str:
     """The rows' totals: one sentence, a table by kind of reference, the kinds and the allowances."""
     s, rnd, by = t["status"], t["randomised"], t["by_reference"]
-    judged = " / ".join(JUDGED)
     lines = [
         (f"Rows (a paper number compared in several rows counts in each here; the table above counts it once): "
          f"{s['match']} match, {s[BEATS]} beat the paper, {s[INCONCLUSIVE]} are inconclusive (too noisy), "
