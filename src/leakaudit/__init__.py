@@ -2,7 +2,7 @@
 
 Layers (data flows down the list, imports only go up it):
 
-0. ``exceptions`` and ``_text`` (the standard library only), ``_validation``, ``_random``, ``_results``,
+0. ``_version``, ``exceptions`` and ``_text`` (the standard library only), ``_validation``, ``_random``, ``_results``,
    ``_resources``
 1. ``data``, ``metrics``, ``learners``
 2. ``engine``
@@ -12,9 +12,8 @@ Layers (data flows down the list, imports only go up it):
 5. ``cli``
 """
 
-__version__ = "0.1.0"
-
-from .exceptions import LeakauditError  # noqa: E402
+from ._version import __version__
+from .exceptions import LeakauditError
 
 __all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack", "register_analysis"]
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .._version import __version__
 from .._resources import peak_rss_mb
 from .checks import Analysis
 from .config import AuditConfig

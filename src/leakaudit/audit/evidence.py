@@ -93,7 +93,7 @@ def file_digest(path: str | Path) -> dict:
 
 def environment() -> dict:
     """Python, platform, leakaudit and library versions of this process."""
-    from .. import __version__
+    from .._version import __version__
 
     libs = {}
     for name in _LIBRARIES:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import __version__
+from .._version import __version__
 from .._results import record_name, write_json_atomic
 from ..exceptions import AuditInterrupted
 from .config import AuditConfig, Phrase, check_outputs_spare_inputs, phrase

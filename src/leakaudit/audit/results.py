@@ -298,7 +298,7 @@ class AuditResult(Result):
         """What the notebook shows, as text: the outcome ("Do not publish"), the finding, the records and the model,
         the intervals' heading and one row per check (name, status, value, interval, threshold) in
         :func:`rank_checks` order, the numbers formatted as the report's checks table formats them."""
-        from ..report.html import _check_row
+        from ..report.html import check_row
 
         v = self.verdict
         title = v.outcome[:1].upper() + v.outcome[1:]
@@ -311,7 +311,7 @@ class AuditResult(Result):
         level = f"{pct} interval".lstrip()
         rows = []
         for c in rank_checks(v.checks):
-            shown = _check_row(c, pct)
+            shown = check_row(c, pct)
             rows.append({"name": shown["name"], "status": c.status,
                          **{k: shown[k] for k in ("value", "interval", "threshold")}})
         return title, finding, about, level, rows
@@ -338,14 +338,14 @@ class AuditResult(Result):
             The result holds no records (one read back from results.json alone: attach records.csv's rows with
             :meth:`with_records`), or no membership attack's scores.
         """
-        from ..report.html import _display, _num
+        from ..report.html import display_name, as_number
         from ..report.plots import roc_figure
 
         records = self._plotted("plot_roc")
         m = records["is_member"].to_numpy(int)
-        curves = {_display(self, n): (m, records[f"score_{n}"].to_numpy(float)) for n in self._scored("plot_roc")}
-        return roc_figure(curves, low_fpr=_num(self.verdict.thresholds.get("low_fpr")),
-                          confidence=_num(self.verdict.check_confidence) or 0.95, ax=ax)
+        curves = {display_name(self, n): (m, records[f"score_{n}"].to_numpy(float)) for n in self._scored("plot_roc")}
+        return roc_figure(curves, low_fpr=as_number(self.verdict.thresholds.get("low_fpr")),
+                          confidence=as_number(self.verdict.check_confidence) or 0.95, ax=ax)
 
     def plot_pdtp(self, *, ax: Axes | None = None) -> Figure:
         """Histogram of the members' PDTP (nats; counts on a log axis) with the DTP threshold: the report's plot
@@ -365,13 +365,13 @@ class AuditResult(Result):
         InvalidInputError
             The result holds no records, or no PDTP was measured (the message says why the audit skipped it).
         """
-        from ..report.html import _num
+        from ..report.html import as_number
         from ..report.plots import histogram_figure
 
         members = self._members_pdtp("plot_pdtp")
         return histogram_figure(members["pdtp"].to_numpy(float), xlabel="PDTP (nats)",
                                 title="PDTP of training records",
-                                threshold=_num(self.verdict.thresholds.get("max_dtp")), ax=ax)
+                                threshold=as_number(self.verdict.thresholds.get("max_dtp")), ax=ax)
 
     def plot_records(self, attack: str | None = None, *, ax: Axes | None = None) -> Figure:
         """Each member's PDTP against an attack's score, with the DTP threshold: the report's scatter
@@ -398,20 +398,20 @@ class AuditResult(Result):
         """
         from .._validation import check_choice
         from ..exceptions import InvalidParameterError
-        from ..report.html import _display, _num
+        from ..report.html import display_name, as_number
         from ..report.plots import pdtp_vs_score_figure, strongest_attack
 
         members = self._members_pdtp("plot_records")
         scored = self._scored("plot_records")
         if attack is None:
-            attack = strongest_attack({n: _num(self.membership[n].get("auc")) for n in scored})
+            attack = strongest_attack({n: as_number(self.membership[n].get("auc")) for n in scored})
             if attack is None:
                 raise InvalidParameterError("plot_records() draws the attack of highest AUC, and no attack's AUC was "
                                             f"measured: name one with attack= (one of {', '.join(scored)})")
         check_choice(attack, name="attack", choices=tuple(scored))
         return pdtp_vs_score_figure(members["pdtp"].to_numpy(float), members[f"score_{attack}"].to_numpy(float),
-                                    score_name=_display(self, attack),
-                                    threshold=_num(self.verdict.thresholds.get("max_dtp")) or 1.0, ax=ax)
+                                    score_name=display_name(self, attack),
+                                    threshold=as_number(self.verdict.thresholds.get("max_dtp")) or 1.0, ax=ax)
 
     def _plotted(self, what: str) -> pd.DataFrame:
         """``records``, or an error naming ``what`` when the result holds none."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import typer
 
-from .. import __version__
+from .._version import __version__
 from .._interrupt import on_sigint
 from ..exceptions import LeakauditError
 from . import attribute, audit, datasets, doctor, dp_audit, dtp, lm, membership, mip, report, reproduce

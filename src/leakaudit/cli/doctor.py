@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
         variant, and why not; and which optional extras (torch, lm, dp, ray, text, parquet, xgboost, lightgbm) are installed."""
         import platform
 
-        from .. import __version__
+        from .._version import __version__
         from .._extras import EXTRAS, installed
         from .._interrupt import on_interrupt
         from ..learners.kernels import kernel_status

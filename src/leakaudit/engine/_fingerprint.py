@@ -184,9 +184,7 @@ def training_code_digest() -> str:
     older code cached."""
     from pathlib import Path
 
-    import leakaudit
-
-    root = Path(leakaudit.__file__).parent
+    root = Path(__file__).resolve().parent.parent  # the leakaudit package
     files = sorted([*(root / "learners").glob("*.py"), *(root / "learners").glob("*.c"), root / "audit" / "target.py"])
     h = hashlib.sha256()
     for f in files:

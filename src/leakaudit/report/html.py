@@ -13,7 +13,7 @@ question against a baseline, then shows the evidence.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,11 +24,13 @@ from .._results import BELOW, EXCEEDED, STATUS_COLOURS, STATUSES, UNDECIDED, esc
 from ..metrics import WIDE_INTERVAL, tpr_entry, wide_interval_reason
 from .plots import histogram_svg, measured_members, pdtp_vs_score_svg, roc_svg, scored_attacks, strongest_attack
 
-if TYPE_CHECKING:  # the report reads the audit's result models; the audit writes the report (no import at run time)
-    from ..audit.checks import Check
-    from ..audit.results import AuditResult
+# The report renders an audit's typed result (leakaudit.audit.results.AuditResult, its checks
+# leakaudit.audit.checks.Check) without importing them: the audit imports the report to write report.html, and the
+# layers import only downwards, so these two names stand for the result's types in the annotations below.
+AuditResult = Any
+Check = Any
 
-__all__ = ["fmt", "render_report"]
+__all__ = ["as_number", "check_row", "display_name", "fmt", "render_report"]
 
 _PROFILE_NOTES = {
     "smoke": "fastest, least power: few reference models and PDTP on a sample; for testing only",
@@ -38,7 +40,7 @@ _PROFILE_NOTES = {
 MISSING = "not measured"
 
 
-def _display(results: AuditResult, name: str) -> str:
+def display_name(results: AuditResult, name: str) -> str:
     """An attack's (or the DTP-1 check's) name in words: the ``display`` its own results carry (so a report
     re-rendered without a plug-in names the plug-in's attack as the audit did)."""
     if name == "dtp1":
@@ -61,7 +63,7 @@ _AUC_METHODS = {"delong-logit": "DeLong's variance on the logit scale", "delong"
 TOP_N = 15
 
 
-def _num(v) -> float | None:
+def as_number(v) -> float | None:
     """``v`` as a finite float, else None (None, NaN, infinity, text)."""
     if isinstance(v, bool) or v is None:
         return None
@@ -75,7 +77,7 @@ def _num(v) -> float | None:
 def fmt(v, spec: str = ".3f", *, missing: str = MISSING) -> str:
     """A number as text with ``spec`` ("%" for a percentage with one decimal, "%2" with two); ``missing`` for
     None / NaN / infinity."""
-    x = _num(v)
+    x = as_number(v)
     if x is None:
         return missing
     if spec == "%":
@@ -87,13 +89,13 @@ def fmt(v, spec: str = ".3f", *, missing: str = MISSING) -> str:
 
 def _score(v) -> str:
     """An attack score: two decimals, or three significant digits when it is huge or tiny."""
-    x = _num(v)
+    x = as_number(v)
     return fmt(x, ".2f" if x is not None and (x == 0 or 0.01 <= abs(x) < 1e4) else ".3g")
 
 
 def _big(v) -> str:
     """74,352 rather than 7.435e+04; four significant digits below 1,000."""
-    x = _num(v)
+    x = as_number(v)
     return fmt(x, ",.0f" if x is not None and abs(x) >= 1000 else ".4g")
 
 
@@ -102,7 +104,7 @@ def _capital(s: str) -> str:
 
 
 def fmt_interval(iv, spec: str = ".3f") -> str:
-    if not iv or len(iv) != 2 or _num(iv[0]) is None or _num(iv[1]) is None:
+    if not iv or len(iv) != 2 or as_number(iv[0]) is None or as_number(iv[1]) is None:
         return MISSING
     return f"[{fmt(iv[0], spec)}, {fmt(iv[1], spec)}]"
 
@@ -134,7 +136,7 @@ def _cell(v) -> str:
 
 
 def _int(v) -> str:
-    x = _num(v)
+    x = as_number(v)
     return "" if x is None else str(int(x))
 
 
@@ -145,14 +147,14 @@ def _check_spec(c: Check) -> str:
     return "%2" if c.id.endswith("tpr_at_low_fpr") else (".2f" if c.analysis == "dtp" else ".3f")
 
 
-def _check_row(c: Check, conf_pct: str, flags: bool = False) -> dict:
+def check_row(c: Check, conf_pct: str, flags: bool = False) -> dict:
     """One row of the checks table: a status and a reading whose words agree with the numbers."""
     sentence = c.sentence
     spec = _check_spec(c)
     tspec = {"%2": "%", ".3f": "g", ".2f": "g"}[spec]
-    value, iv, thr = _num(c.value), c.interval, _num(c.threshold)
-    lo = _num(iv[0]) if iv else None
-    hi = _num(iv[1]) if iv else None
+    value, iv, thr = as_number(c.value), c.interval, as_number(c.threshold)
+    lo = as_number(iv[0]) if iv else None
+    hi = as_number(iv[1]) if iv else None
     status = c.status
     label, reading = status, sentence
     if status in (BELOW, UNDECIDED) and lo is not None and hi is not None and thr is not None:
@@ -213,12 +215,12 @@ def _records_table(results: AuditResult, records: pd.DataFrame) -> tuple[list[st
     flagged = "flagged_by" in rows
     # the record's own values in one column that wraps (one column each would run the table off the page)
     head = (["rank among members", "record", "behind the verdict"] + (["flagged by"] if flagged else [])
-            + [{"pdtp": "PDTP"}.get(c, f"{_display(results, c[6:])} score") for c in measures]
+            + [{"pdtp": "PDTP"}.get(c, f"{display_name(results, c[6:])} score") for c in measures]
             + (["its values"] if values else []))
     out = []
     for i, r in rows.iterrows():
         name = names[i]
-        flags = ["; ".join(_display(results, f.strip()) for f in r["flagged_by"].split(";"))
+        flags = ["; ".join(display_name(results, f.strip()) for f in r["flagged_by"].split(";"))
                  if isinstance(r["flagged_by"], str) and r["flagged_by"] else "none"]
         own = ["; ".join(f"{c}: {_cell(r[c]) or 'missing'}" for c in values)] if values else []
         out.append({"cells": [_int(r.get("risk_rank")), name, why.get(name, "")]
@@ -254,7 +256,7 @@ def _record_risk_words(results: AuditResult) -> str:
     risk = results.record_risk
     if not risk:
         return ""
-    counts = ", ".join(f"{_display(results, a)} {k:,}" for a, k in (risk.get("flagged") or {}).items())
+    counts = ", ".join(f"{display_name(results, a)} {k:,}" for a, k in (risk.get("flagged") or {}).items())
     text = (f"\"Flagged by\" names the attacks that score the member above the non-members (its one-sided p-value "
             f"among the non-members' scores, corrected by Benjamini and Hochberg over every member and attack at a "
             f"false discovery rate of {risk.get('false_discovery_rate', 0.05) * 100:g}%) and DTP-1 where the record "
@@ -285,7 +287,7 @@ def _dtp_records(dtp: dict, records: pd.DataFrame | None, limit: int = 25) -> li
     for r, m, lb, sig in zip(test.records, test.stage2_mean, test.lower_bound, test.significant):
         rows.append({"where": r, "pdtp": fmt(single.get(r)), "mean": fmt(m),
                      "lower": fmt(lb), "significant": bool(sig), "lira": _score(lira.get(r)),
-                     "_key": (-bool(sig), -(_num(lb) if _num(lb) is not None else -np.inf))})
+                     "_key": (-bool(sig), -(as_number(lb) if as_number(lb) is not None else -np.inf))})
     rows.sort(key=lambda d: d.pop("_key"))
     return rows[:limit]
 
@@ -296,24 +298,24 @@ def _dtp_records(dtp: dict, records: pd.DataFrame | None, limit: int = 25) -> li
 def _membership_answer(results: AuditResult, conf_pct: str) -> str:
     mem = results.membership
     th = results.verdict.thresholds
-    f = _num(th.get("low_fpr")) or 0.01
+    f = as_number(th.get("low_fpr")) or 0.01
     best, best_t = None, None
     for name, m in mem.items():
         if "comparable" in m:  # the blind baseline (texts only) is not an attack on the model
             continue
         t = tpr_entry(m.get("tpr_at_fpr", {}), f)
-        if t is not None and _num(t.get("tpr")) is not None and (best_t is None or t["tpr"] > best_t["tpr"]):
+        if t is not None and as_number(t.get("tpr")) is not None and (best_t is None or t["tpr"] > best_t["tpr"]):
             best, best_t = name, t
     if best is None:
         return (f"The attacks' TPR at {fmt(f, '%')} FPR could not be estimated with these non-members (see the checks "
                 "for the number needed).") if mem else ""
-    eps = [(_num((m.get("epsilon") or {}).get("epsilon_lb")), n) for n, m in mem.items()
+    eps = [(as_number((m.get("epsilon") or {}).get("epsilon_lb")), n) for n, m in mem.items()
            if (m.get("epsilon") or {}).get("measurable")]
     eps = [e for e in eps if e[0] is not None]
     n1 = results.data.get("n_members")
     judged = next((c for c in results.verdict.checks if c.id == f"membership.{best}.tpr_at_low_fpr"), None)
     s = (f"At a false-alarm rate of {fmt(f, '%')} (1 in {round(1 / f):,} non-members wrongly called a member), the "
-         f"strongest attack ({_display(results, best)}) finds {fmt(best_t['tpr'], '%')} of the members "
+         f"strongest attack ({display_name(results, best)}) finds {fmt(best_t['tpr'], '%')} of the members "
          f"({conf_pct} interval {fmt(best_t['ci'][0], '%')} to {fmt(best_t['ci'][1], '%')}; about "
          f"{round(best_t['tpr'] * n1):,} of {n1:,}); an attacker guessing at random finds {fmt(f, '%')}.")
     if judged is not None and judged.status == "not measurable":
@@ -323,7 +325,7 @@ def _membership_answer(results: AuditResult, conf_pct: str) -> str:
         e, n = max(eps)
         s += (f" The empirical epsilon (a lower bound on the differential-privacy epsilon the attacks demonstrate, "
               f"delta {results.config.epsilon_delta:g}) is at least {e:.2f}, from the "
-              f"{_display(results, n)}; 0 means no demonstrated leakage.")
+              f"{display_name(results, n)}; 0 means no demonstrated leakage.")
     else:
         s += " No attack demonstrates an empirical epsilon above 0 with these records."
     return s + _claim_sentence(results)
@@ -331,14 +333,14 @@ def _membership_answer(results: AuditResult, conf_pct: str) -> str:
 
 def _claim_sentence(results: AuditResult) -> str:
     """With a claimed DP epsilon: the claim beside the attacks' bounds, and the one-run audit's bound and verdict."""
-    claimed = _num(results.config.claimed_epsilon)
+    claimed = as_number(results.config.claimed_epsilon)
     if claimed is None:
         return ""
     delta = results.config.epsilon_delta
     s = (f" The model was trained with differential privacy at a claimed epsilon of {claimed:g} (delta {delta:g}); "
          "every attack's empirical epsilon above is a lower bound to set against it.")
     dp = results.dp or {}
-    if _num(dp.get("epsilon_lower_bound")) is not None:
+    if as_number(dp.get("epsilon_lower_bound")) is not None:
         s += (f" A one-run audit of the training recipe ({dp.get('m')} gradient canaries, Steinke et al. 2023) bounds "
               f"epsilon below by {fmt(dp['epsilon_lower_bound'], '.2f')} at {fmt(dp.get('confidence'), '%')} "
               f"confidence: {dp.get('verdict')}.")
@@ -367,20 +369,20 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
     rows = []
     for name, m in mem.items():
         e = m.get("epsilon") or {}
-        tprs, notes, shown = [], [], _display(results, name)
+        tprs, notes, shown = [], [], display_name(results, name)
         counts = {"n_members": int(m.get("n_members") or 0), "n_nonmembers": int(m.get("n_nonmembers") or 0)}
         auc = (f"{fmt(m.get('auc'))} {fmt_interval(m.get('auc_ci'))}"
                + _why_wide(m.get("auc_ci"), notes, f"{shown}, AUC", **counts))
         for f in fprs:
             t = (m.get("tpr_at_fpr") or {}).get(f) or {}
             tprs.append(f"{fmt(t.get('tpr'), '%2')} {fmt_interval(t.get('ci'), '%2')}"
-                        + _why_wide(t.get("ci"), notes, f"{shown}, TPR at FPR {fmt(f, 'g')}", **counts, fpr=_num(f))
-                        if _num(t.get("tpr")) is not None else "not estimable")
-        claimed = _num(results.config.claimed_epsilon)
+                        + _why_wide(t.get("ci"), notes, f"{shown}, TPR at FPR {fmt(f, 'g')}", **counts, fpr=as_number(f))
+                        if as_number(t.get("tpr")) is not None else "not estimable")
+        claimed = as_number(results.config.claimed_epsilon)
         rows.append({"name": shown, "auc": auc, "tprs": tprs, "notes": notes,
                      "epsilon": (fmt(e.get("epsilon_lb"), ".2f")
                                  + (f" (joint-beta {fmt(e['epsilon_lb_joint_beta'], '.2f')})"
-                                    if _num(e.get("epsilon_lb_joint_beta")) is not None else "")
+                                    if as_number(e.get("epsilon_lb_joint_beta")) is not None else "")
                                  if e.get("measurable") else
                                  ("not measurable" if e else MISSING))
                      + (f" (claimed {claimed:g})" if claimed is not None else "")})
@@ -393,7 +395,7 @@ def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
         return ""
     thr = results.verdict.thresholds.get("max_dtp", 1.0)
     nf = dtp.get("noise_floor") or {}
-    floor, p90 = _num(nf.get("median")), _num(nf.get("p90"))
+    floor, p90 = as_number(nf.get("median")), as_number(nf.get("p90"))
     noise = (f" Retraining with another seed alone moves a record's output by {fmt(floor, '.2f')} nats for the median "
              f"record" + (f" and {fmt(p90, '.2f')} for the 90th percentile" if p90 is not None else "")
              + ": that is the noise a single measurement carries.") if floor is not None else ""
@@ -407,8 +409,8 @@ def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
                 f"PDTP is {fmt(dtp.get('max'), '.2f')} over {n_rec} records.{noise}")
     if k:
         test = dtp.test
-        lbs = [(_num(lb), r) for r, lb, sig in zip(test.records, test.lower_bound, test.significant)
-               if sig and _num(lb) is not None] if test else []
+        lbs = [(as_number(lb), r) for r, lb, sig in zip(test.records, test.lower_bound, test.significant)
+               if sig and as_number(lb) is not None] if test else []
         clearest = ""
         if lbs:
             lb, r = max(lbs)
@@ -426,9 +428,9 @@ def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
 def _attribute_rows(results: AuditResult) -> list[dict]:
     rows = []
     for col, a in results.attribute.items():
-        base, acc_m = _num(a.get("baseline_accuracy")), _num(a.get("member_accuracy"))
-        alt, alt_ci = _num(a.get("alternative_advantage")), a.get("alternative_advantage_ci")
-        lo = _num(alt_ci[0]) if alt_ci else None
+        base, acc_m = as_number(a.get("baseline_accuracy")), as_number(a.get("member_accuracy"))
+        alt, alt_ci = as_number(a.get("alternative_advantage")), a.get("alternative_advantage_ci")
+        lo = as_number(alt_ci[0]) if alt_ci else None
         if base is None or acc_m is None:
             answer = (f"The model's guesses of {col} are right for {fmt(acc_m, '%')} of members; the no-model "
                       "baseline could not be fitted (it needs at least two values of the column among the records "
@@ -511,13 +513,13 @@ def _removal_words(dtp: dict, timings: dict | None = None) -> str:
             text += f"; none of those re-measured is significant, but {untested} were not re-measured"
         else:
             text += ", and none of them breaks DTP-1 beyond training randomness"
-    cost = _num(r.accuracy_cost)
+    cost = as_number(r.accuracy_cost)
     change = (f"a gain of {_points(-cost)}" if cost is not None and cost < 0 else f"a cost of {_points(cost)}")
     text += (f". Accuracy on the non-members: {fmt(r.accuracy_before, '%')} with them, "
              f"{fmt(r.accuracy_after, '%')} without ({change}; the cost's interval "
              f"{_points_interval(r.accuracy_cost_interval)}, a negative cost being a gain, over "
              f"{r.n_seeds} paired training seeds).")
-    took, total = _num((timings or {}).get("dtp_removal")), sum(v for v in map(_num, (timings or {}).values()) if v)
+    took, total = as_number((timings or {}).get("dtp_removal")), sum(v for v in map(as_number, (timings or {}).values()) if v)
     if took and total:
         text += (f" This measurement took {took:,.1f} s, {took / total:.0%} of the audit's {total:,.1f} s by stage; "
                  "the setting removal = false (--no-removal) skips it.")
@@ -527,15 +529,15 @@ def _removal_words(dtp: dict, timings: dict | None = None) -> str:
 def _points(v, spec: str = ".2f") -> str:
     """A difference of two rates in percentage points: '0.50 percentage points' (never '0.50%', which would be a
     relative change)."""
-    x = _num(v)
+    x = as_number(v)
     return MISSING if x is None else f"{x * 100:{spec}} percentage points"
 
 
 def _points_interval(iv) -> str:
     """An interval of a difference of rates: '[-0.20, 1.10] percentage points'."""
-    if not iv or len(iv) != 2 or _num(iv[0]) is None or _num(iv[1]) is None:
+    if not iv or len(iv) != 2 or as_number(iv[0]) is None or as_number(iv[1]) is None:
         return MISSING
-    return f"[{_num(iv[0]) * 100:.2f}, {_num(iv[1]) * 100:.2f}] percentage points"
+    return f"[{as_number(iv[0]) * 100:.2f}, {as_number(iv[1]) * 100:.2f}] percentage points"
 
 
 def _next_steps(results: AuditResult, records: pd.DataFrame | None, rows: list[dict]) -> list[str]:
@@ -558,8 +560,8 @@ def _next_steps(results: AuditResult, records: pd.DataFrame | None, rows: list[d
             out.append("Membership leakage: the model recognises its fine-tuning texts. Fine-tune for fewer epochs, "
                        "remove repeated texts (repetition drives memorisation), or fine-tune with differential "
                        "privacy (DP-SGD), then audit again; the cost of each was not measured here.")
-        elif mip and _num(mip.get("accuracy_cost")) is not None:
-            c = _num(mip.get("accuracy_cost"))
+        elif mip and as_number(mip.get("accuracy_cost")) is not None:
+            c = as_number(mip.get("accuracy_cost"))
             effect = f"gains {_points(-c, '.1f')}" if c < 0 else f"costs {_points(c, '.1f')}"
             out.append(f"Membership leakage: retrain with a privacy mechanism. For this model, the noise that gives "
                        f"{fmt(mip.get('eta'), 'g')}-MIP (below) {effect} of test accuracy (the cost's interval "
@@ -666,26 +668,26 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
     if records is not None and len(records):
         m = records["is_member"].to_numpy(int)
         scored = scored_attacks(membership, records)
-        curves = {_display(results, n): (m, records[f"score_{n}"].to_numpy(float)) for n in scored}
+        curves = {display_name(results, n): (m, records[f"score_{n}"].to_numpy(float)) for n in scored}
         if curves:
-            roc = roc_svg(curves, low_fpr=_num(thresholds.get("low_fpr")),
-                          confidence=_num(verdict.check_confidence) or 0.95)
+            roc = roc_svg(curves, low_fpr=as_number(thresholds.get("low_fpr")),
+                          confidence=as_number(verdict.check_confidence) or 0.95)
         mem = measured_members(records)
         if len(mem):
             pd_ = mem["pdtp"].to_numpy(float)
             pdtp_hist = histogram_svg(pd_, xlabel="PDTP (nats)", title="PDTP of training records",
-                                      threshold=_num(thresholds.get("max_dtp")))
-            best = strongest_attack({n: _num(membership[n].get("auc")) for n in scored})
+                                      threshold=as_number(thresholds.get("max_dtp")))
+            best = strongest_attack({n: as_number(membership[n].get("auc")) for n in scored})
             if best is not None:
                 pdtp_scatter = pdtp_vs_score_svg(pd_, mem[f"score_{best}"].to_numpy(float),
-                                                 score_name=_display(results, best),
-                                                 threshold=_num(thresholds.get("max_dtp")) or 1.0)
+                                                 score_name=display_name(results, best),
+                                                 threshold=as_number(thresholds.get("max_dtp")) or 1.0)
         rec_head, rec_rows, n_extra = _records_table(results, records)
     cfg = results.config
-    cc = _num(verdict.check_confidence)
-    conf_pct = f"{cc * 100:.4g}%" if cc is not None else f"{(_num(cfg.confidence) or 0.95) * 100:g}%"
+    cc = as_number(verdict.check_confidence)
+    conf_pct = f"{cc * 100:.4g}%" if cc is not None else f"{(as_number(cfg.confidence) or 0.95) * 100:g}%"
     flags = results.command.startswith("leakaudit ")  # a command-line audit names its settings as flags
-    check_rows = [_check_row(c, conf_pct, flags) for c in verdict.checks]
+    check_rows = [check_row(c, conf_pct, flags) for c in verdict.checks]
     fprs, mem_rows = _membership_rows(results)
     prof, recipe, conf = _settings_rows(results)
     data, target, dtp = results.data, results.target, results.dtp
@@ -706,7 +708,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
                     if v is not None and (k in _TEXT_THRESHOLDS or data.get("kind") != "text")],
         next_steps=_next_steps(results, records, check_rows),
         membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
-        attacks_run=[(_display(results, a), v["description"]) for a, v in membership.items() if v.get("description")],
+        attacks_run=[(display_name(results, a), v["description"]) for a, v in membership.items() if v.get("description")],
         analyses=results.analyses,
         lm_attacks=[(v["display"], v["reference"]) for v in membership.values() if v.get("reference")],
         blind=next((v for v in membership.values() if "comparable" in v), None),
