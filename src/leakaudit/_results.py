@@ -301,11 +301,6 @@ def spreadsheet_exact(value: Any) -> Any:
     return value
 
 
-def nan_to_none(x: float) -> float | None:
-    """NaN as None, for JSON consumers that cannot read NaN."""
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
-
-
 def record_name(source: str, row: Any = None, *, index: Any = None) -> str:
     """How every surface names one audited record: ``"train.csv, row 248"`` (its file and row, 1 = the first row
     after the header) or, for a table given in memory with a unique index, ``"members.loc[1234]"`` (its DataFrame
