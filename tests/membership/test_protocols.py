@@ -114,8 +114,10 @@ def test_long_protocol_pdtp_callable_gets_its_own_target_models():
         seen.update(sets=[np.asarray(s) for s in train_sets], outputs=np.asarray(outputs), targets=targets)
         return np.linspace(0.0, 1.0, len(targets))
 
+    # the shadow models do not matter here: one set for the run (the default trains 12 sets)
     res = long_protocol(learner, X, y, candidates=D, n_targets=5, n_iterations=3, attacks=("distance",),
-                        n_shadow_pairs=2, pdtp=measure, random_state=0)
+                        n_shadow_pairs=2, shadow_reuse="per_target", pdtp=measure, random_state=0)
+    assert res.settings["shadow_reuse"] == "per_target"
     sets, outputs, targets = seen["sets"], seen["outputs"], np.asarray(seen["targets"])
     assert len(sets) == 6 and outputs.shape == (6, 5, 3) and targets.tolist() == res.targets
     for i in range(3):
