@@ -40,6 +40,11 @@ CONTENTS: dict[str, dict[str, str]] = {
         "Fig. 4a": r"^NN-Purchase", "Fig. 4b": r"^NB-Purchase", "Fig. 4c": r"^LR-Purchase",
         "Fig. 5a": r"^NN-Adult", "Fig. 5b": r"^NB-Adult", "Fig. 5c": r"^LR-Adult",
         "Fig. 6": r"max DTP",
+        # §9: 100 NNs on one Adult training set (7) or on 100 samples (8); P(>50K) of a low- (a) or high-salary (b)
+        # individual
+        "Fig. 7a": r"low-salary individual.*one training set", "Fig. 7b": r"high-salary individual.*one training set",
+        "Fig. 8a": r"low-salary individual.*different training sets",
+        "Fig. 8b": r"high-salary individual.*different training sets",
     },
     "Chase": {
         # the black box against MLPs of 1-5 hidden layers (n = 1,000, and 10,000 for 5 layers)

@@ -38,7 +38,8 @@ class Figure:
     ``sequence``: the rows hold a sequence in their ``points`` (one curve each, x the step), as
     long-dtp-fig6's removal curves do; ``paper_pattern`` then names the rows holding the paper's printed points
     (group ``x``, the step; absent: step 0). ``scatter``: the rows are figure-data rows (``_registry.FIGURE_DATA``),
-    one point per target and seed, drawn as they are (group ``s`` names the series)."""
+    one point per target and seed, drawn as they are (group ``s`` names the series). ``histogram``: the rows are
+    figure-data rows whose points' x values are drawn as one histogram per seed (y is the point's index)."""
 
     file: str
     title: str
@@ -52,6 +53,7 @@ class Figure:
     sequence: bool = False
     paper_pattern: str | None = None
     scatter: bool = False
+    histogram: bool = False
 
 
 FIGURES: tuple[Figure, ...] = (
@@ -77,6 +79,13 @@ FIGURES: tuple[Figure, ...] = (
                             "accuracy against average PDTP", "long-table1",
            r"^Purchase-like: per-target avg PDTP and (?P<s>max accuracy over the 3 attacks) \(figure data\)$",
            "average PDTP of the target", "max per-target accuracy over the 3 attacks", scatter=True),
+    *(Figure(f"long-fig{n}{panel}.png", f"Long et al. Fig. {n}{panel}: predicted P(>50K) of a {who} over NN-Adult "
+                                         f"models trained {how}", "long-dtp-noise",
+             rf"^Fig {n}{panel}: (?P<s>{who}): P\(>50K\) of each model \(figure data\)$", "predicted P(>50K)",
+             "models", histogram=True)
+      for n, how in (("7", "on one training set (random initialisation)"),
+                     ("8", "on different training sets (random sampling)"))
+      for panel, who in (("a", "low-salary individual"), ("b", "high-salary individual"))),
     Figure("long-fig6.png", "Long et al. Fig. 6: max DTP as high-risk records are removed (Adult proxy for ACS)",
            "long-dtp-fig6", r"^(?P<s>sorted removal|greedy|group): max DTP sequence$", "removal step",
            "max DTP", sequence=True,
@@ -141,8 +150,6 @@ NOT_DRAWN: dict[str, str] = {
         "not run: no architecture in the paper, and its cost (chase-fig3-curves' notes)"),
     "Chase et al. Fig. 4, the curves other than census-random": (
         "not run: the paper does not name them (chase-fig4's notes); chase-fig4 runs census-random"),
-    "Long et al. Figs. 7 and 8 (distributions of prediction variation)": (
-        "the stored runs hold each seed's median noise floor (long-dtp-bounds), not the distributions"),
 }
 
 
@@ -161,7 +168,7 @@ def _scatter_points(result: dict, fig: Figure) -> dict[str, list[tuple]]:
 
 def _points(result: dict, fig: Figure) -> dict[str, list[tuple]]:
     """``{curve: [(x, mean, lo, hi, paper, paper_is_printed)]}`` of the rows of ``result`` that ``fig`` draws."""
-    if fig.scatter:
+    if fig.scatter or fig.histogram:
         return _scatter_points(result, fig)
     pat = re.compile(fig.pattern)
     means = {r["quantity"]: r["ours"] for r in result["rows"]}
@@ -219,6 +226,19 @@ def draw_figures(result: dict, folder: str | Path) -> list[Path]:
         if not curves:
             continue
         f, ax = plt.subplots(figsize=(7.0, 4.6), dpi=100)
+        if fig.histogram:
+            import numpy as np
+
+            xs = [p[0] for pts in curves.values() for p in pts]
+            bins = np.linspace(min(xs), max(xs), 31) if max(xs) > min(xs) else 30
+            for seed in sorted({p[2] for pts in curves.values() for p in pts}):
+                vals = [p[0] for pts in curves.values() for p in pts if p[2] == seed]
+                ax.hist(vals, bins=bins, histtype="step", linewidth=1.3,
+                        label=f"ours: seed {seed} ({len(vals)} models)")
+            _finish(f, ax, fig, result, "one histogram per seed, each seed's own individual; the paper prints no "
+                                        "numbers")
+            out.append(_save(f, plt, folder, fig))
+            continue
         if fig.scatter:
             n_seeds = len({p[2] for pts in curves.values() for p in pts})
             for name, pts in curves.items():
