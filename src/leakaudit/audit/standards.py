@@ -99,10 +99,11 @@ ITEMS: tuple[Item, ...] = (
 _MEMBERSHIP = ("11.3.3", "membership inference", "AML.T0024.000")
 
 CHECKS: tuple[CheckMapping, ...] = (
-    CheckMapping("membership.blind_baseline.auc", "membership inference", ("11.3.3",),
-                 "whether the member and non-member texts differ by themselves, without the model: the held-out "
-                 "data 11.3.3 compares against is comparable",
-                 "nothing of the model: it is the precondition of the attacks' checks, not an attack"),
+    CheckMapping("membership.blind_baseline.auc", "membership inference", (),
+                 "whether the member and non-member texts differ by themselves, without the model: whether the "
+                 "held-out data AISVS 11.3.3 compares against is comparable",
+                 "nothing of the model: it is the precondition of the attacks' checks, not an attack, so it evidences "
+                 "no item itself"),
     CheckMapping("membership.*.auc", "membership inference", _MEMBERSHIP,
                  "whether an attack's AUC is shown below (or above) the policy's max_auc at the stated confidence: "
                  "11.3.3's 'does not meaningfully exceed random guessing' with 'meaningfully' set by the policy",
@@ -236,7 +237,8 @@ def item_statuses(results: dict, checks: list[dict], classes: list[dict], releas
     """Each item of :data:`ITEMS` for one audit: "tested" (with the measured checks behind it), "not applicable" or
     "not tested", each with the reason.
 
-    An item is tested when a check that evidences it was measured (not "not measurable"); NIST's property
+    An item is tested when a check that evidences it was measured (not "not measurable"), whatever it found: the
+    checks' statuses say whether the item is met; NIST's property
     inference also when the property analysis ran (it makes no check). Otherwise the reason is the first
     untested attack class's, among the classes the item falls under, or that no check of leakaudit evidences it.
     """
