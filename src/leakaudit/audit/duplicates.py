@@ -18,7 +18,8 @@ missing value equals a missing value):
 
 Cost: one 64-bit hash per column and record (:func:`pandas.util.hash_pandas_object`), combined into a row key;
 exact duplicates share a row key, and for each feature column the key with that column left out buckets the
-records equal in every other column (a sort per column): O(n d log n) for n records of d columns, no pairwise
+records equal in every other column (a sort per column), among the records that can have a near duplicate at all
+(those that share half their columns with another): at most O(n d log n) for n records of d columns, no pairwise
 comparison. Two different rows share a 64-bit key with probability about 2**-64 per pair (about 1e-10 for 50,000
 records).
 """
@@ -47,8 +48,23 @@ def _mixed(h: np.ndarray, column: int) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def _column_hashes(frame: pd.DataFrame, j: int) -> np.ndarray:
-    return _mixed(pd.util.hash_pandas_object(frame.iloc[:, j], index=False).to_numpy(), j)
+def _column_hashes(frame: pd.DataFrame, columns: list[int]):
+    """``(j, hashes)`` for each column position ``j`` of ``columns``: its values' hashes, mixed (:func:`_mixed`).
+    Numeric columns of one dtype are hashed together, as one array (a table of thousands of columns costs one
+    call, not thousands); the others one at a time."""
+    by_dtype: dict = {}
+    dtypes = list(frame.dtypes)
+    for j in columns:
+        dt = dtypes[j]
+        if pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_extension_array_dtype(dt):
+            by_dtype.setdefault(dt, []).append(j)
+        else:
+            yield j, _mixed(pd.util.hash_pandas_object(frame.iloc[:, j], index=False).to_numpy(), j)
+    for dt, js in by_dtype.items():
+        block = frame.iloc[:, js].to_numpy(dtype=dt)
+        hashed = pd.util.hash_array(block.ravel(order="F")).reshape(len(js), len(frame))
+        for j, h in zip(js, hashed):
+            yield j, _mixed(h, j)
 
 
 def _in_groups(keys: np.ndarray) -> np.ndarray:
@@ -75,7 +91,9 @@ class Duplicates:
         The same for near duplicates (one feature column differs, the label equal), those already exact excluded.
     """
 
-    def __init__(self, n_members: int, key: np.ndarray, near: list[np.ndarray]):
+    def __init__(self, n_members: int, key: np.ndarray, near=(), candidates: np.ndarray | None = None):
+        """``key``: each record's row key; ``near``: for each feature column, the row key without it, of the
+        records ``candidates`` (indexes; default: every record), the only ones that can have a near duplicate."""
         m = np.arange(len(key)) < n_members
         self.n_members, self.n_nonmembers = n_members, len(key) - n_members
         self.member_exact = _in_groups(key[m])
@@ -85,30 +103,15 @@ class Duplicates:
         self.largest_group = int(counts.max()) if len(counts) else 0
         self.cross_exact_members = np.isin(key[m], key[~m])
         self.cross_exact_nonmembers = np.isin(key[~m], key[m])
-        self.member_near = np.zeros(n_members, bool)
-        self.cross_near_members = np.zeros(n_members, bool)
-        self.cross_near_nonmembers = np.zeros(self.n_nonmembers, bool)
-        for masked in near:  # the row key with one feature column left out
-            self._add_near(masked, key, m)
-        self.member_near &= ~self.member_exact
-        self.cross_near_members &= ~self.cross_exact_members
-        self.cross_near_nonmembers &= ~self.cross_exact_nonmembers
-
-    def _add_near(self, masked: np.ndarray, key: np.ndarray, m: np.ndarray) -> None:
-        """Add the records near another through one left-out column: ``masked`` is the row key without it, so a
-        bucket of equal ``masked`` holds records equal in every other column, and two of its records with
-        different row keys differ in that column alone."""
-        order = np.lexsort((key, masked))
-        mk, k, mem = masked[order], key[order], m[order]
-        group = np.cumsum(np.r_[True, mk[1:] != mk[:-1]]) - 1
-        near_member = _other_key(group, k, mem)  # a member of another row key in the bucket
-        near_nonmember = _other_key(group, k, ~mem)
-        back = np.empty(len(order), dtype=np.int64)
-        back[order] = np.arange(len(order))
-        near_member, near_nonmember, mem = near_member[back], near_nonmember[back], m
-        self.member_near |= near_member[mem]
-        self.cross_near_members |= near_nonmember[mem]
-        self.cross_near_nonmembers |= near_member[~mem]
+        cand = np.arange(len(key)) if candidates is None else candidates
+        near_member, near_nonmember = np.zeros(len(key), bool), np.zeros(len(key), bool)
+        for masked in near:
+            a, b = _near_through(masked, key[cand], m[cand])
+            near_member[cand] |= a
+            near_nonmember[cand] |= b
+        self.member_near = near_member[m] & ~self.member_exact
+        self.cross_near_members = near_nonmember[m] & ~self.cross_exact_members
+        self.cross_near_nonmembers = near_member[~m] & ~self.cross_exact_nonmembers
 
     def counts(self) -> dict[str, int]:
         """The counts results.json's ``duplicates`` section holds."""
@@ -120,6 +123,19 @@ class Duplicates:
                 "members_near": int(self.member_near.sum()),
                 "members_near_nonmembers": int(self.cross_near_members.sum()),
                 "nonmembers_near_members": int(self.cross_near_nonmembers.sum())}
+
+
+def _near_through(masked: np.ndarray, key: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each record is near a member, and near a non-member (``m``: members), through one left-out column:
+    ``masked`` is the row key without it, so a bucket of equal ``masked`` holds records equal in every other
+    column, and two of its records with different row keys differ in that column alone."""
+    order = np.lexsort((key, masked))
+    mk, k, mem = masked[order], key[order], m[order]
+    group = np.cumsum(np.r_[True, mk[1:] != mk[:-1]]) - 1
+    a, b = np.empty(len(order), bool), np.empty(len(order), bool)
+    a[order] = _other_key(group, k, mem)  # a member of another row key in the bucket
+    b[order] = _other_key(group, k, ~mem)
+    return a, b
 
 
 def _other_key(group: np.ndarray, key: np.ndarray, side: np.ndarray) -> np.ndarray:
@@ -144,14 +160,25 @@ def find_duplicates(members: pd.DataFrame, nonmembers: pd.DataFrame, *, label: s
         The records, with the same columns in the same order, ``label`` among them.
     label : str
         The label column: part of an exact duplicate's row, and equal between near duplicates.
+
+    Two near duplicates differ in one feature column, so they agree on the half of the feature columns that does
+    not hold it: only records that share the key of the first half (or of the second, the label in both) with
+    another record can have one, and the columns are left out one at a time among those alone.
     """
     frame = pd.concat([members, nonmembers], ignore_index=True)
     cols = list(frame.columns)
-    hashes = [_column_hashes(frame, j) for j in range(len(cols))]
-    with np.errstate(over="ignore"):
-        key = np.sum(hashes, axis=0, dtype=np.uint64) if hashes else np.zeros(len(frame), np.uint64)
-        near = [key - hashes[j] for j, c in enumerate(cols) if c != label]
-    return Duplicates(len(members), key, near)
+    features = [j for j, c in enumerate(cols) if c != label]
+    first_half = set(features[:len(features) // 2])
+    key, first, second = (np.zeros(len(frame), np.uint64) for _ in range(3))
+    for j, h in _column_hashes(frame, list(range(len(cols)))):
+        key += h
+        if cols[j] == label or j in first_half:
+            first += h
+        if cols[j] == label or j not in first_half:
+            second += h
+    candidates = np.flatnonzero(_in_groups(first) | _in_groups(second))
+    near = (key[candidates] - h for _, h in _column_hashes(frame.iloc[candidates], features))
+    return Duplicates(len(members), key, near, candidates)
 
 
 #: the definitions in one line, as results.json's section states them
