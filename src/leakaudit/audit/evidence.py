@@ -23,13 +23,19 @@ A trusted research environment files it beside its release decision. It holds (`
 * ``environment``: Python, the platform, leakaudit and the libraries the audit's numbers depend on, as installed in
   the process that builds the record (build it in the audit's own process);
 * ``policy``: the release policy, every setting with its value and source;
-* ``release``: the declared release context and the threat model it implies;
+* ``release``: the declared release context, the threat model it implies, and the recipient it names as the basis
+  of the identifiability judgment (``identifiability_basis``: EDPB Opinion 28/2024; CJEU, EDPS v SRB, 2025);
+* ``unit`` and ``duplicates``: the privacy unit (each record, a row: no unit column) and the duplicate counts of
+  results.json's ``duplicates`` section, with what they do to the per-record figures;
 * ``checks``: every check of the verdict (and the structural checks, when given apart), each with the policy settings
   its threshold comes from (a TPR-at-low-FPR check's source also says how many non-members the check needs at this
-  audit's own confidence);
+  audit's own confidence), and ``standards``: the items of OWASP AISVS 1.0, NIST AI 100-2e2025 and MITRE ATLAS it
+  evidences, what it shows of them and what it does not (:mod:`leakaudit.audit.standards`);
 * ``attack_classes``: the classes of attack EDPB Opinion 28/2024 asks a controller to consider (membership inference,
   attribute inference, reconstruction and regurgitation, model inversion, extraction), each "tested", "not
-  applicable" or "not tested", with the checks behind it and the reason;
+  applicable" or "not tested", with the checks behind it, the reason, and the standards' items it falls under;
+* ``standards``: the standards read (``sources``) and each of their items leakaudit can evidence (``items``),
+  "tested" (with the checks behind it), "not applicable" or "not tested", each with the reason;
 * ``limitations``: a paragraph saying what the record does not show, what could not be fingerprinted, and, for
   inputs given in memory, that their digests are of canonical forms and how to recompute them.
 
@@ -54,12 +60,14 @@ from ..metrics import min_nonmembers_for_tpr
 from .digests import array_digest, frame_digest, memory_entry, model_digest
 from .policy import DEFAULT_POLICY, Policy, recorded_settings
 from .release import RELEASES, threat_model
+from .standards import SOURCES, check_standards, class_standards, identifiability_basis, item_statuses
 
 __all__ = ["build_evidence", "write_evidence", "file_digest", "frame_digest", "array_digest", "model_digest",
            "environment", "ATTACK_CLASSES", "RELEASES", "EVIDENCE_VERSION"]
 
-#: 2: inputs given in memory fingerprinted in ``files``; ``audit.seed`` and ``audit.profile``
-EVIDENCE_VERSION = 2
+#: 2: inputs given in memory fingerprinted in ``files``; ``audit.seed`` and ``audit.profile``. 3: ``standards`` (on
+#: each check and attack class, and the items' statuses), ``release.identifiability_basis``, ``unit``, ``duplicates``
+EVIDENCE_VERSION = 3
 
 #: distributions whose versions the audit's numbers depend on (the ones not installed are recorded as such)
 _LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "pydantic", "skops", "torch", "transformers", "peft",
@@ -165,6 +173,7 @@ def _check_entry(check: dict, policy: Policy) -> dict:
     entry["threshold_source"] = (_OTHER_SOURCES.get(check["id"]) or
                                  ("; ".join(f"{k}: {policy.sources[k]}" for k in keys) if keys else
                                   "not a setting of the policy"))
+    entry["standards"] = check_standards(check["id"])
     return entry
 
 
@@ -209,7 +218,8 @@ def _consistent(results: dict, policy: Policy) -> None:
 def _release(release: str | None) -> dict:
     if release is not None and release not in RELEASES:
         raise InvalidParameterError(f"release must be one of {', '.join(RELEASES)}; got {release!r}")
-    return {"context": release or "not declared", "threat_model": threat_model(release)}
+    return {"context": release or "not declared", "threat_model": threat_model(release),
+            "identifiability_basis": identifiability_basis(release)}
 
 
 def _measured(checks: list[dict]) -> list[str]:
@@ -334,6 +344,9 @@ def _limitations(results: dict, checks: list[dict], classes: list[dict], policy:
                      "retrained models describe the recipe, not necessarily the model.")
     if release["context"] == "not declared":
         parts.append("No release context was declared, so the threat model is inferred from the analyses that ran.")
+    dup = results.get("duplicates") or {}
+    if dup.get("members_repeated") or dup.get("members_in_nonmembers"):
+        parts.append(f"Duplicates: {dup['sentence'][:1].lower()}{dup['sentence'][1:]}")
     parts += _fingerprint_sentences(files)
     parts.append(f"Thresholds come from the policy {policy.name!r}; the sources say which are leakaudit's own "
                  "choices rather than a regulator's numbers (no regulator gives them).")
@@ -393,7 +406,7 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
         if c["id"] not in have:
             checks.append(c)
     release_info = _release(release)
-    classes = _attack_classes(results, checks, release)
+    classes = [{**c, "standards": class_standards(c["class"])} for c in _attack_classes(results, checks, release)]
     need = _low_fpr_need(results, policy)
     verdict = results["verdict"]
     config = results.get("config") or {}
@@ -420,6 +433,9 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
         "release": release_info,
         "checks": [_with_low_fpr_need(_check_entry(c, policy), need) for c in checks],
         "attack_classes": classes,
+        "standards": {"sources": SOURCES, "items": item_statuses(results, checks, classes, release)},
+        "unit": "record: each row is taken to be a different person (no unit column)",
+        "duplicates": results.get("duplicates"),
     }
     record["limitations"] = _limitations(results, checks, classes, policy, release_info, inputs)
     return to_strict_jsonable(record)

@@ -216,6 +216,12 @@ def _property_models(ctx, done) -> int:
     return len(ctx.data.sensitive) * 5 * max(4, ctx.cfg.settings.shadow_models)
 
 
+def _duplicates(ctx, done):
+    from .duplicates import duplicates_analysis
+
+    return duplicates_analysis(ctx)
+
+
 def _membership(ctx, done):
     from .membership_stage import membership_analysis
 
@@ -281,6 +287,8 @@ def _dp(ctx, done):
 #: The tabular audit's analyses, in the order they run (the DTP step reads the membership step's reference models
 #: and recipe test; removal reads DTP's records)
 STEPS: tuple[Step, ...] = (
+    Step("duplicates", "duplicates", "exact and near duplicates among the records (no training)", _no_checks,
+         _duplicates),
     Step("structural", "structural", "structural checks of the released model (no training)",
          lambda cfg, data, target: len(_structural(cfg, data, target) or ()), _structural_step,
          when=lambda ctx, done: ctx.cfg.release == "weights"),

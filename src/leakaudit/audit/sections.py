@@ -24,7 +24,7 @@ from .config import Phrase, Phrased
 
 __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "TargetSection", "TprAt", "EpsilonBound",
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
-           "PropertyEstimate", "MipSection", "DpSection", "DatasetInferenceSection", "RecordRiskSection",
+           "PropertyEstimate", "MipSection", "DpSection", "DatasetInferenceSection", "DuplicatesSection", "RecordRiskSection",
            "StageResources", "Resources", "Settings", "RecipeTest", "Records", "DtpScreening", "DtpRemoval",
            "UnmeasuredBound", "Doubling", "RemovalScreening", "SetTest", "PowerCurve", "RetrainingRecipe"]
 
@@ -388,6 +388,36 @@ class DatasetInferenceSection(Section):
     n_suspect: Optional[int] = None
     n_unseen: Optional[int] = None
     feature_auc: dict[str, Optional[float]] = Field(default_factory=dict)
+
+
+class DuplicatesSection(Section, Phrased):
+    """Exact and near duplicates among the members and between members and non-members
+    (:mod:`leakaudit.audit.duplicates`, which defines them; ``definition`` says it in one line), and what they do to
+    the per-record figures (``sentence``); ``fix``: what would remove the exact duplicates' effect, given when there
+    are any; ``examples``: up to five of the members repeated or found among the non-members, by name."""
+
+    definition: str
+    n_members: int = Field(ge=0)
+    n_nonmembers: int = Field(ge=0)
+    members_repeated: int = Field(ge=0, description="members identical to another member")
+    member_copies: int = Field(ge=0, description="members beyond the first of each group of identical members")
+    member_groups: int = Field(ge=0, description="groups of two or more identical members")
+    largest_group: int = Field(ge=0)
+    members_in_nonmembers: int = Field(ge=0, description="members identical to a non-member")
+    nonmembers_in_members: int = Field(ge=0, description="non-members identical to a member")
+    members_near: int = Field(ge=0, description="members with a near duplicate among the members, not exact")
+    members_near_nonmembers: int = Field(ge=0, description="members with a near duplicate among the non-members")
+    nonmembers_near_members: int = Field(ge=0, description="non-members with a near duplicate among the members")
+    sentence: str
+    fix: str = ""
+    fix_parts: Optional[Phrase] = None
+    examples: list[str] = Field(default_factory=list)
+
+    def _given(self) -> tuple:
+        return tuple(type(self).model_fields)
+
+    def _omitted(self) -> set[str]:
+        return {k for k in ("fix", "fix_parts") if not getattr(self, k)}
 
 
 class RegisteredAnalysis(BaseModel):

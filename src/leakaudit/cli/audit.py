@@ -171,7 +171,8 @@ def verdict_line(verdict) -> str:
 
 def summary_lines(res) -> list[str]:
     """What stdout ends with: the check counts, the verdict line, then every check that could not be measured and
-    every analysis that did not run, each with what would enable it (a flag or an input, in words)."""
+    every analysis that did not run, each with what would enable it (a flag or an input, in words), then the
+    records' duplicates (what they do to the per-record figures, and what would remove it)."""
     from ..audit.checks import EXCEEDED, NOT_MEASURABLE, STATUSES, UNDECIDED
 
     v = res.verdict
@@ -186,6 +187,10 @@ def summary_lines(res) -> list[str]:
                   if c.status == st and (st == NOT_MEASURABLE or c.shows == "both" and safety)]
     for sk in res.skipped:
         lines.append(f"  not run: {sk['name']}: {_lower_first(_plain_reason(sk))}; to run it: {enabling_hint(sk)}")
+    dup = getattr(res, "duplicates", None)
+    if dup is not None:  # the records' duplicates and what they do to the per-record figures
+        lines.append(f"duplicates: {_lower_first(dup.sentence)}" + (f" To remove their effect: {_said(dup, 'fix')}."
+                                                                   if dup.fix else ""))
     return lines
 
 

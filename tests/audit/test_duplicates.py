@@ -1,0 +1,141 @@
+"""Exact and near duplicates among the audited records (leakaudit.audit.duplicates): planted ones are recovered
+exactly, none are found where there are none, and the section, stdout and report say what they do."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from leakaudit.audit.duplicates import duplicates_analysis, find_duplicates
+from leakaudit.audit.sections import DuplicatesSection
+
+
+def _distinct(n, rng):
+    """``n`` records no two of which are equal or near (every feature column continuous, drawn afresh)."""
+    return pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n),
+                         "c": rng.choice(["a", "b", "c"], n), "x3": rng.normal(size=n),
+                         "y": rng.integers(0, 2, n)})
+
+
+def _planted(seed=0, n1=400, n0=300):
+    """Members and non-members with known duplicates, and the counts they must give: 6 members copied once and 2
+    copied twice among the members, 5 members copied into the non-members, 7 members with a near twin (one feature
+    column changed) among the members and 4 among the non-members, and 3 copies whose label differs (neither exact
+    nor near duplicates)."""
+    rng = np.random.default_rng(seed)
+    mem, non = _distinct(n1, rng), _distinct(n0, rng)
+    rows = rng.permutation(n1)
+    once, twice, cross, near_m, near_c, other_label = (rows[:6], rows[6:8], rows[8:13], rows[13:20], rows[20:24],
+                                                       rows[24:27])
+    nudged = mem.iloc[near_m].copy()
+    nudged["x2"] += 1.0  # one feature column differs
+    wrong = mem.iloc[other_label].copy()
+    wrong["y"] = 1 - wrong["y"]  # every feature equal, the label not: not a near duplicate
+    members = pd.concat([mem, mem.iloc[once], mem.iloc[twice], mem.iloc[twice], nudged, wrong], ignore_index=True)
+    twin = mem.iloc[near_c].copy()
+    twin["c"] = "z"
+    nonmembers = pd.concat([non, mem.iloc[cross], twin], ignore_index=True)
+    truth = {"members_repeated": 6 * 2 + 2 * 3, "member_copies": 6 + 2 * 2, "member_groups": 8, "largest_group": 3,
+             "members_in_nonmembers": 5, "nonmembers_in_members": 5, "members_near": 7 * 2,
+             "members_near_nonmembers": 4, "nonmembers_near_members": 4}
+    return members, nonmembers, truth
+
+
+def test_planted_duplicates_are_recovered_exactly():
+    members, nonmembers, truth = _planted()
+    counts = find_duplicates(members, nonmembers, label="y").counts()
+    assert {k: counts[k] for k in truth} == truth
+    assert counts["n_members"] == len(members) and counts["n_nonmembers"] == len(nonmembers)
+
+
+def test_no_duplicates_found_where_there_are_none():
+    rng = np.random.default_rng(1)
+    counts = find_duplicates(_distinct(500, rng), _distinct(500, rng), label="y").counts()
+    assert all(v == 0 for k, v in counts.items() if k not in ("n_members", "n_nonmembers", "largest_group"))
+    assert counts["largest_group"] == 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_agrees_with_comparing_every_pair(seed):
+    """On small tables of few values (many duplicates of both kinds), the masks equal a pairwise comparison."""
+    rng = np.random.default_rng(seed)
+    n1, n0 = rng.integers(5, 30, 2)
+    df = pd.DataFrame({"a": rng.integers(0, 2, n1 + n0), "b": rng.choice(["x", "y"], n1 + n0),
+                       "c": rng.integers(0, 3, n1 + n0).astype(float), "y": rng.integers(0, 2, n1 + n0)})
+    d = find_duplicates(df.iloc[:n1], df.iloc[n1:], label="y")
+    A = df.to_numpy(object)
+    same = np.array([[(A[i] == A[j]).all() for j in range(len(A))] for i in range(len(A))])
+    near = np.array([[(A[i, :3] != A[j, :3]).sum() == 1 and A[i, 3] == A[j, 3] for j in range(len(A))]
+                     for i in range(len(A))])
+    np.fill_diagonal(same, False)
+    M, N = slice(0, n1), slice(n1, None)
+    assert (d.member_exact == same[M, M].any(1)).all()
+    assert (d.cross_exact_members == same[M, N].any(1)).all()
+    assert (d.cross_exact_nonmembers == same[N, M].any(1)).all()
+    assert (d.member_near == (near[M, M].any(1) & ~d.member_exact)).all()
+    assert (d.cross_near_members == (near[M, N].any(1) & ~d.cross_exact_members)).all()
+    assert (d.cross_near_nonmembers == (near[N, M].any(1) & ~d.cross_exact_nonmembers)).all()
+    assert d.member_copies == n1 - len({tuple(r) for r in A[:n1]})
+
+
+def _ctx(members, nonmembers):
+    """What the analysis reads of an audit's context: its records (features apart from the label) and names."""
+    def split(f):
+        return f.drop(columns="y").reset_index(drop=True), f["y"].to_numpy()
+
+    (fm, ym), (fn, yn) = split(members), split(nonmembers)
+    data = SimpleNamespace(frame_mem=fm, frame_non=fn, y_mem=ym, y_non=yn, label="y")
+    return SimpleNamespace(data=data, names=lambda idx: [f"train.csv, row {int(i) + 1}" for i in idx])
+
+
+def test_the_section_says_what_the_duplicates_do_and_how_to_remove_it():
+    from leakaudit.cli.audit import summary_lines
+
+    members, nonmembers, truth = _planted()
+    sec = DuplicatesSection.model_validate(duplicates_analysis(_ctx(members, nonmembers)).summary)
+    assert {k: sec[k] for k in truth} == truth
+    assert "18 members of the 420 are repeated" in sec.sentence and "not unique" in sec.sentence
+    assert "5 members are identical to 5 non-members: their membership is undecidable" in sec.sentence
+    assert "keep one copy of each repeated member" in sec.fix and sec.fix_parts.settings[0].key == "records"
+    assert len(sec.examples) == 5 and sec.examples[0].startswith("train.csv, row ")
+    assert "fix" in sec.to_dict() and "--train / --test" in sec.said("fix", flags=True)
+
+    class R:  # stdout ends with the duplicates line, the fix in the command line's words
+        verdict = SimpleNamespace(outcome="publish", finding="all checks were measured.", checks=[],
+                                  burden_of_proof="leakage shown", policy="leakage-shown", counts={})
+        skipped, duplicates = [], sec
+
+    line = summary_lines(R)[-1]
+    assert line.startswith("duplicates: 18 members of the 420") and "To remove their effect: keep one" in line
+    assert "--train / --test" in line
+
+    rng = np.random.default_rng(2)
+    none = DuplicatesSection.model_validate(duplicates_analysis(_ctx(_distinct(50, rng), _distinct(50, rng))).summary)
+    assert none.sentence.startswith("No two of the 50 members are identical") and not none.fix
+    assert "fix" not in none.to_dict() and none.examples == []
+
+
+@pytest.mark.slow
+def test_an_audit_reports_its_duplicates_everywhere(tmp_path):
+    """A whole audit of records with planted duplicates: results.json, evidence.json, the report and stdout."""
+    import json
+
+    from sklearn.linear_model import LogisticRegression
+
+    import leakaudit
+    from leakaudit.cli.audit import summary_lines
+
+    members, nonmembers, truth = _planted(n1=300, n0=300)
+    feats = ["x1", "x2", "x3"]
+    model = LogisticRegression().fit(members[feats], members["y"])
+    res = leakaudit.audit(model, members[feats + ["y"]], nonmembers[feats + ["y"]], label="y", profile="smoke",
+                          random_state=0)
+    out = res.save(tmp_path / "run")
+    saved = json.loads((out / "results.json").read_text())["duplicates"]
+    # without the column c, the 4 near twins that differ in c alone are exact copies of members
+    assert saved["members_in_nonmembers"] == truth["members_in_nonmembers"] + 4
+    ev = json.loads((out / "evidence.json").read_text())
+    assert ev["duplicates"]["members_repeated"] == saved["members_repeated"] > 0
+    assert "Duplicates among the records" in (out / "report.html").read_text()
+    assert any(line.startswith("duplicates: ") for line in summary_lines(res))
