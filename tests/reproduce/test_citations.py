@@ -92,12 +92,11 @@ def labels():
     """``{(paper, result)}`` of every row of the stored runs with a paper value, and of every claim."""
     reproduce.load_all()
     out = set()
-    for f in sorted(STORED.glob("*.json")):
-        res = json.loads(f.read_text())
-        if res["name"] not in reg.names():
-            continue
+    runs = {res["name"]: res for res in (json.loads(f.read_text()) for f in sorted(STORED.glob("*.json")))
+            if res["name"] in reg.names()}
+    for res in runs.values():
         paper = _ledger.paper_of(reg.get(res["name"]).paper)
-        for r in res["rows"] + _ledger.claim_rows(res):
+        for r in res["rows"] + _ledger.claim_rows(res, runs):
             if r["paper"] is not None:
                 out.add((paper, _ledger.row_entry(res["name"], r)[0]))
     return out

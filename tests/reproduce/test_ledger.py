@@ -21,13 +21,12 @@ STORED = Path(__file__).resolve().parents[2] / "docs" / "reproduction"
 @pytest.fixture(scope="module")
 def runs():
     reproduce.load_all()
-    out = []
-    for f in sorted(STORED.glob("*.json")):
-        res = json.loads(f.read_text())
-        if res["name"] in reg.names():
-            res["rows"] += _ledger.claim_rows(res)
-            reg.classify(res)
-            out.append(res)
+    out = [res for res in (json.loads(f.read_text()) for f in sorted(STORED.glob("*.json")))
+           if res["name"] in reg.names()]
+    by_name = {res["name"]: res for res in out}
+    for res in out:
+        res["rows"] += _ledger.claim_rows(res, by_name)
+        reg.classify(res)
     return out
 
 

@@ -89,8 +89,9 @@ def test_gathered_totals_add_up(tmp_path):
              for m in re.findall(r"^\| ([a-z -]+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$", head, flags=re.M)}
     assert set(cells) == set(REFERENCES)
     gathered = [json.loads(f.read_text()) for f in sorted(tmp_path.glob("*.json"))]
+    by_name = {res["name"]: res for res in gathered}
     for res in gathered:
-        res["rows"] += _ledger.claim_rows(res)
+        res["rows"] += _ledger.claim_rows(res, by_name)
         reg.classify(res)
     by = reg.totals(gathered)["by_reference"]
     for k, counts in cells.items():

@@ -621,9 +621,11 @@ def gather(folder: str | Path, *, title: str = "Reproductions", write_sections: 
                                     f"`leakaudit reproduce {f.stem}` again or remove the file") from None
         if not isinstance(res, dict) or res.get("name") not in _REGISTRY.names():
             continue
-        res["rows"] += claim_rows(res)
-        classify(res)
         results.append(res)
+    runs = {res["name"]: res for res in results}
+    for res in results:  # a claim may read another section's stored values
+        res["rows"] += claim_rows(res, runs)
+        classify(res)
     if not results:
         raise InvalidInputError(f"{folder} holds no run of a reproduction (NAME.json for a name of `leakaudit "
                                 "reproduce --list`); nothing to gather, and the page was left as it was")
