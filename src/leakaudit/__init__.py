@@ -16,7 +16,8 @@ __version__ = "0.1.0"
 
 from .exceptions import LeakauditError  # noqa: E402
 
-__all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack", "register_analysis"]
+__all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack", "register_analysis",
+           "unlearning_check"]
 
 def __getattr__(name: str):
     """The public names, imported when first used: ``import leakaudit`` (and ``leakaudit --version``) stays light."""
@@ -36,8 +37,13 @@ def __getattr__(name: str):
         from .audit.plan import register_analysis
 
         return register_analysis
+    if name == "unlearning_check":
+        from .audit.unlearning import unlearning_check
+
+        return unlearning_check
     raise AttributeError(f"module 'leakaudit' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | {"audit", "AuditResult", "register_attack", "register_analysis"})
+    return sorted(set(globals()) | {"audit", "AuditResult", "register_attack", "register_analysis",
+                                 "unlearning_check"})

@@ -144,12 +144,31 @@ class UnlearningResult(Result):
 # -- the statistics ---------------------------------------------------------------------------------------------
 
 
+#: relative difference of two models' phi below which they count as equal (rounding, not training)
+RESOLUTION = 1e-6
+
+
+def _scale(phi_refs: np.ndarray) -> np.ndarray:
+    """s(i): the references' sd of each record's phi, floored at the median sd (1 everywhere when that is 0: a
+    deterministic recipe)."""
+    sd = phi_refs.std(axis=0, ddof=1)
+    med = float(np.median(sd))
+    return np.maximum(sd, med) if med > 0 else np.ones_like(sd)
+
+
+def _calibrated(phi: np.ndarray, ref_mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """z(i) = (phi(i) - ref_mean(i)) / s(i), 0 where the difference is rounding (below :data:`RESOLUTION`)."""
+    d = phi - ref_mean
+    d[np.abs(d) <= RESOLUTION * (1.0 + np.abs(ref_mean))] = 0.0
+    return d / scale
+
+
 def excess_forget_signal(phi_model, phi_refs, is_forget, *, confidence: float = 0.95) -> dict:
     """E = T(model) - mean_k T(k), the forget signal beyond retraining's, with its one-sided bounds.
 
-    T(m) = AUC(forget records against non-members, phi_m): a paired contrast of AUCs on the same records, so each
-    record's own difficulty (which all models share) cancels, and a model that differs from the references only by
-    rounding gives E = 0 with a tiny interval.
+    T(m) = AUC(forget records against non-members, z_m), z_m(i) each record's phi relative to the references' mean
+    (reference k: to the others'), scaled by their spread (:func:`_scale`). A difference below rounding counts as
+    none, so a model the recipe reproduces exactly gives E = 0.
 
     Parameters
     ----------
@@ -174,10 +193,11 @@ def excess_forget_signal(phi_model, phi_refs, is_forget, *, confidence: float = 
     k = len(phi_refs)
     if k < 2:
         raise InvalidParameterError(f"phi_refs must hold at least 2 reference models; got {k}")
-    t_m, v10_m, v01_m = delong_placements(is_forget, np.asarray(phi_model, float))
+    s, total = _scale(phi_refs), phi_refs.sum(axis=0)
+    t_m, v10_m, v01_m = delong_placements(is_forget, _calibrated(np.asarray(phi_model, float), total / k, s))
     t_r, v10_r, v01_r = np.empty(k), 0.0, 0.0
     for j in range(k):
-        t_r[j], v10, v01 = delong_placements(is_forget, phi_refs[j])
+        t_r[j], v10, v01 = delong_placements(is_forget, _calibrated(phi_refs[j], (total - phi_refs[j]) / (k - 1), s))
         v10_r, v01_r = v10_r + v10 / k, v01_r + v01 / k
     excess = float(t_m - t_r.mean())
     c10, c01 = v10_m - v10_r, v01_m - v01_r  # DeLong's components of the contrast
@@ -300,8 +320,8 @@ def _set_check(res: dict | None, *, which: str, tolerance: float, conf: float, m
     if res is None:
         return UnlearningCheck(id=cid, name=name, status="not measurable", sentence=measurable,
                                fix="give more forget records and non-members, or a learner that can be retrained")
-    nums = (f"the {which} model tells the forget records from non-members with AUC {res['signal']:.3f}, "
-            f"against {res['reference_signal']['mean']:.3f} (sd "
+    nums = (f"the {which} model tells the forget records from non-members with AUC {res['signal']:.3f} (each "
+            f"record's confidence relative to retraining), against {res['reference_signal']['mean']:.3f} (sd "
             f"{res['reference_signal']['sd']:.3f}) for {res['reference_signal']['k']} retrained models: excess "
             f"{res['excess']:+.3f}, bounds [{res['lower']:+.3f}, {res['upper']:+.3f}] at {100 * conf:.3g}% each")
     if res["lower"] > 0:
