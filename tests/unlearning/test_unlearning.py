@@ -161,3 +161,11 @@ def test_calibration_over_seeds(load_benchmark, tmp_path):
     assert len(leaking) >= 5 and all(r["outcome"] == "not forgotten" for r in leaking)
     assert all(r["outcome"] == "forgotten" for r in runs
                if r["model"] == "logistic" and r["scenario"] == "exact" and r["before_status"] == "leaks")
+
+
+def test_too_few_records_is_not_measurable(case):
+    r = unlearning_check(case["before"], case["before"], case["forget"].iloc[:3], case["retain"],
+                         case["nonmembers"].iloc[:5], label="y", reference_models=4)
+    assert r.outcome == "inconclusive" and r.records == []
+    assert {c.status for c in r.checks} == {"not measurable"}
+    assert "too few" in r.checks[0].sentence
