@@ -85,7 +85,7 @@ def test_excess_signal_math():
 def test_library_boundaries(case):
     with pytest.raises(InvalidParameterError, match="reference_models"):
         _check(case, case["before"], case["before"], reference_models=2)
-    with pytest.raises(InvalidInputError, match="retain's columns differ"):
+    with pytest.raises(InvalidInputError, match="the columns of retain differ"):
         unlearning_check(case["before"], case["before"], case["forget"], case["retain"].drop(columns="x3"),
                          case["nonmembers"], label="y")
     with pytest.raises(InvalidInputError, match="every forget record"):
@@ -114,11 +114,19 @@ def _args(d, **over):
 
 
 def test_cli_writes_result(files, capsys):
-    assert main(["unlearning-check", *_args(files)]) == 0
+    # the given retrained model is the recipe's own: reproduced, a fourth check
+    assert main(["unlearning-check", *_args(files, **{"--retrained": files / "after.skops"})]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("verdict: forgotten") and "wrote" in out
+    assert out.startswith("verdict: forgotten") and "retrained model against the recipe: reproduced" in out
     data = json.loads((files / "out" / "unlearning.json").read_text())
-    assert data["outcome"] == "forgotten" and data["type"] == "UnlearningResult"
+    assert data["outcome"] == "forgotten" and data["type"] == "UnlearningResult" and data["n_planned"] == 4
+
+
+def test_a_retrained_model_that_is_not_is_caught(case):
+    # "retrained" given as the before-model: the recipe's retrained models do not reproduce it
+    r = _check(case, case["before"], case["retrained"], retrained=case["before"])
+    assert r.outcome == "inconclusive" and "do not reproduce" in r.finding
+    assert next(c for c in r.checks if c.id == "unlearning.retrained.excess_signal").status == "not reproduced"
 
 
 @pytest.mark.parametrize("change, words", [

@@ -259,7 +259,7 @@ def _check_tables(tables: dict[str, pd.DataFrame], label: str) -> None:
     for n in ("retain", "nonmembers"):
         missing, extra = sorted(cols["forget"] - cols[n]), sorted(cols[n] - cols["forget"])
         if missing or extra:
-            raise InvalidInputError(f"{n}'s columns differ from forget's: " + "; ".join(
+            raise InvalidInputError(f"the columns of {n} differ from those of forget: " + "; ".join(
                 x for x in (f"missing {', '.join(map(repr, missing[:5]))}" if missing else "",
                             f"extra {', '.join(map(repr, extra[:5]))}" if extra else "") if x))
     for n, t in tables.items():
