@@ -1,6 +1,7 @@
 """leakaudit.unlearning_check and ``leakaudit unlearning-check`` on cases where the truth is known.
 
-Logistic regression on a few hundred synthetic rows (30 features, C = 0.1: a stable model whose training rows are measurably more confident):
+Logistic regression on a few hundred synthetic rows (30 features, C = 0.1: a stable model whose training rows are
+measurably more confident):
 a model retrained on the retain set has truly forgotten; the model before unlearning has not; a model that never
 saw the forget set has nothing to forget. The calibration over seeds is benchmarks/unlearning_calibration.py
 (docs/unlearning.md).
@@ -15,7 +16,7 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from leakaudit.audit.unlearning import excess_forget_signal, record_p_values, unlearning_check
+from leakaudit.audit.unlearning import UnlearningResult, excess_forget_signal, record_p_values, unlearning_check
 from leakaudit.cli import main
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError
 
@@ -52,6 +53,7 @@ def test_exact_retraining_is_forgotten(case):
     before = next(c for c in r.checks if c.id == "unlearning.before.excess_signal")
     assert before.status == "leaks" and before.interval[0] > 0
     assert len(r.records) == 100 and r.n_planned == 3
+    assert UnlearningResult.from_json(r.to_json()) == r  # the JSON file holds the whole result
 
 
 def test_no_unlearning_is_not_forgotten(case):

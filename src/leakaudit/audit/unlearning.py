@@ -11,8 +11,9 @@ Every model is scored on each forget record and each non-member record by LiRA's
 (Carlini et al. 2022, Sec. IV-B; :func:`leakaudit.membership.logit_scaled_confidence`). K reference models are
 trained by the ``before`` model's own recipe (the learner :mod:`leakaudit.audit.target` retrains it with) on the
 retain set alone, with K seeds: K draws of the gold standard. Each record's phi is taken relative to the references'
-mean and scaled by their spread (LiRA's offline, per-record Gaussian; a record whose references do not vary is scaled
-by the median spread, so a deterministic recipe scales every record alike):
+mean and scaled by their spread (LiRA's offline, per-record Gaussian; the spread is floored at its median, and a
+deterministic recipe, whose references are all one model, scales every record alike; a difference below rounding,
+:data:`RESOLUTION`, counts as none):
 
     z_m(i) = (phi_m(i) - mean_{k != m} phi_k(i)) / s(i)
 
@@ -29,15 +30,16 @@ them (a forget set of one class, or of unusual records, is as distinguishable un
 references for the recipe's own seed noise. Its variance adds the records' (DeLong et al. 1988's structural
 components of the contrast, :func:`leakaudit.metrics.delong_placements`) and the models' (the references' T,
 times 1 + 1/K, a Student-t prediction interval's factor, as in :mod:`leakaudit.audit.recipe`). ``after`` is shown
-"remembering" when the one-sided lower bound on E is above 0 and "forgotten" when the upper bound is below the
+"remembered" when the one-sided lower bound on E is above 0 and "forgotten" when the upper bound is below the
 tolerance (an equivalence margin on the AUC scale).
 
 Per-record test
 ---------------
 For each forget record, the one-sided Student-t prediction p-value of phi_after(i) among the K references' phi(i)
 (a new draw from the gold standard lies below ``mean + t_{K-1} sd sqrt(1 + 1/K)``; Geisser 1993), Holm-adjusted over
-the forget records. The same test on the non-members is the negative control: where it flags non-members too,
-``after`` differs from retraining on records it never saw, and the flags are not evidence about the forget set.
+the forget records. The same test on the non-members is the negative control: flags count as evidence about the
+forget set only when they are more frequent among its records than among the non-members (one-sided Fisher exact
+test); otherwise ``after`` differs from retraining on records it never saw as much.
 
 Verdict
 -------
