@@ -15,7 +15,8 @@ Layers (data flows down the list, imports only go up it):
 from ._version import __version__
 from .exceptions import LeakauditError
 
-__all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack", "register_analysis"]
+__all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack", "register_analysis",
+           "unlearning_check"]
 
 def __getattr__(name: str):
     """The public names, imported when first used: ``import leakaudit`` (and ``leakaudit --version``) stays light."""
@@ -35,8 +36,13 @@ def __getattr__(name: str):
         from .audit.plan import register_analysis
 
         return register_analysis
+    if name == "unlearning_check":
+        from .audit.unlearning import unlearning_check
+
+        return unlearning_check
     raise AttributeError(f"module 'leakaudit' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | {"audit", "AuditResult", "register_attack", "register_analysis"})
+    return sorted(set(globals()) | {"audit", "AuditResult", "register_attack", "register_analysis",
+                                 "unlearning_check"})

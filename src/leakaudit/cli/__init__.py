@@ -20,7 +20,7 @@ import typer
 from .._version import __version__
 from .._interrupt import on_sigint
 from ..exceptions import LeakauditError
-from . import attribute, audit, datasets, doctor, dp_audit, dtp, lm, membership, mip, report, reproduce
+from . import attribute, audit, datasets, doctor, dp_audit, dtp, lm, membership, mip, report, reproduce, unlearning
 from . import property as property_
 from ._echo import echo
 from ._typer import Stopped, TopGroup
@@ -32,7 +32,7 @@ __all__ = ["app", "main"]
 class _Commands(TopGroup):
     # the order of `leakaudit --help`: commands in this order, then the groups (dtp, mip) in theirs
     lazy = {"datasets": datasets, "reproduce": reproduce, "audit": audit, "membership": membership,
-            "dp-audit": dp_audit, "lm-dataset-inference": lm, "lm-canary-audit": lm, "attribute": attribute,
+            "dp-audit": dp_audit, "unlearning-check": unlearning, "lm-dataset-inference": lm, "lm-canary-audit": lm, "attribute": attribute,
             "property": property_, "report": report, "doctor": doctor, "dtp": dtp, "mip": mip}
 
 

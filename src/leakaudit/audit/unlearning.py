@@ -1,0 +1,581 @@
+"""Unlearning verification: after unlearning, is the forget set as unknown to the model as records it never saw?
+
+The gold standard of unlearning is the model retrained without the forget set (on the retain set alone). This module
+asks whether the unlearned model ``after`` is, on the forget set, indistinguishable from that gold standard, the way
+a membership attack would look at it: OWASP AISVS 1.0 control 12.2.2 asks that unlearning be verified by a membership
+test.
+
+Scores and reference models
+---------------------------
+Every model is scored on each forget record and each non-member record by LiRA's logit-scaled confidence phi
+(Carlini et al. 2022, Sec. IV-B; :func:`leakaudit.membership.logit_scaled_confidence`). K reference models are
+trained by the ``before`` model's own recipe (the learner :mod:`leakaudit.audit.target` retrains it with) on the
+retain set alone, with K seeds: K draws of the gold standard. Each record's phi is taken relative to the references'
+mean and scaled by their spread (LiRA's offline, per-record Gaussian; the spread is floored at its median, and a
+deterministic recipe, whose references are all one model, scales every record alike; a difference below rounding,
+:data:`RESOLUTION`, counts as none):
+
+    z_m(i) = (phi_m(i) - mean_{k != m} phi_k(i)) / s(i)
+
+Set-level test: the excess forget signal
+----------------------------------------
+T(m) = AUC(forget against non-members, z_m) is how far model m tells the forget records from records it never saw,
+beyond what retraining gives. Each reference k gives a draw of T under exact retraining (with its own mean left
+out), and the excess
+
+    E = T(after) - mean_k T(k)
+
+is 0 in expectation when ``after`` is a retrained model: the non-members control for a forget set that differs from
+them (a forget set of one class, or of unusual records, is as distinguishable under retraining as after it), and the
+references for the recipe's own seed noise. Its variance adds the records' (DeLong et al. 1988's structural
+components of the contrast, :func:`leakaudit.metrics.delong_placements`) and the models' (the references' T,
+times 1 + 1/K, a Student-t prediction interval's factor, as in :mod:`leakaudit.audit.recipe`). ``after`` is shown
+"remembered" when the one-sided lower bound on E is above 0 and "forgotten" when the upper bound is below the
+tolerance (an equivalence margin on the AUC scale).
+
+Per-record test
+---------------
+For each forget record, the one-sided Student-t prediction p-value of phi_after(i) among the K references' phi(i)
+(a new draw from the gold standard lies below ``mean + t_{K-1} sd sqrt(1 + 1/K)``; Geisser 1993), Holm-adjusted over
+the forget records. The same test on the non-members is the negative control: flags count as evidence about the
+forget set only when they are more frequent among its records than among the non-members (one-sided Fisher exact
+test); otherwise ``after`` differs from retraining on records it never saw as much.
+
+Verdict
+-------
+"not forgotten": the set-level test or the per-record test shows the forget set remembered; "forgotten": the
+set-level excess is shown below the tolerance, the ``before`` model's excess is shown above 0 (the test could tell
+a model that did not unlearn) and nothing shows it remembered; "inconclusive" otherwise. Every check is judged at
+``1 - (1 - confidence) / n_planned`` (Bonferroni over the planned checks), as the audit's verdict is.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+from scipy import stats
+
+from .._random import spawn_seeds
+from .._results import Result, record_name
+from ..exceptions import DataFileError, InvalidInputError, InvalidParameterError, LeakauditError
+
+__all__ = ["unlearning_check", "UnlearningResult", "UnlearningCheck", "excess_forget_signal",
+           "record_p_values", "OUTCOMES"]
+
+#: the verdict's three outcomes
+OUTCOMES = ("forgotten", "not forgotten", "inconclusive")
+_STATUS = Literal["remembered", "forgotten", "none flagged", "undecided", "not measurable", "leaks",
+                  "no measurable leak", "reproduced", "not reproduced"]
+
+
+class UnlearningCheck(Result):
+    """One check of the unlearning verdict.
+
+    ``value``: the measured excess (an AUC difference) or the number of records flagged; ``interval``: its one-sided
+    lower and upper bounds, each at ``confidence``; ``threshold``: the tolerance it is judged against (None: 0 only);
+    ``status``: what it showed; ``sentence``: that in words with the numbers; ``fix``: for "not measurable" or
+    "undecided", what would decide it.
+    """
+
+    id: str
+    name: str
+    status: _STATUS
+    value: Optional[float] = None
+    interval: Optional[list[float]] = None
+    threshold: Optional[float] = None
+    confidence: Optional[float] = None
+    p_value: Optional[float] = None
+    sentence: str
+    fix: str = ""
+
+
+class ForgetRecord(Result):
+    """One forget record's per-record test: its name (file and row, or ``forget.loc[label]``), phi under ``after``
+    and the references' mean and sd, its p-value and Holm-adjusted p-value (None where the references do not vary)
+    and whether it is flagged as remembered."""
+
+    record: str
+    phi_after: float
+    phi_reference_mean: float
+    phi_reference_sd: float
+    p_value: Optional[float] = None
+    p_adjusted: Optional[float] = None
+    flagged: bool = False
+
+
+class UnlearningResult(Result):
+    """What :func:`unlearning_check` found.
+
+    ``outcome``: "forgotten", "not forgotten" or "inconclusive"; ``finding``: one sentence saying why, how sure and
+    what to do; ``checks``: every planned check (``n_planned``), each judged at ``check_confidence``, the verdict's
+    family-wise confidence being ``confidence``; ``auc``: the plain membership AUC of forget records against
+    non-members (phi, no reference) under each model with its interval (``[low, high]`` at ``confidence``) -- what
+    a simple attack sees, not the test; ``records``: the forget records' per-record tests.
+    """
+
+    schema_version = 1
+    outcome: Literal["forgotten", "not forgotten", "inconclusive"]
+    finding: str
+    confidence: float
+    check_confidence: float
+    n_planned: int
+    checks: list[UnlearningCheck]
+    tolerance: float
+    reference_models: int
+    n_forget: int
+    n_retain: int
+    n_nonmembers: int
+    models: dict[str, str]
+    auc: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    records: list[ForgetRecord] = Field(default_factory=list)
+    random_state: int
+
+    def summary(self) -> list[str]:
+        """Short lines for a terminal: the verdict, then each check's sentence."""
+        lines = [f"verdict: {self.outcome}: {self.finding}"]
+        lines += [f"  {c.name}: {c.status}. {c.sentence}" for c in self.checks]
+        return lines
+
+
+# -- the statistics ---------------------------------------------------------------------------------------------
+
+
+#: relative difference of two models' phi below which they count as equal (rounding, not training)
+RESOLUTION = 1e-6
+
+
+def _scale(phi_refs: np.ndarray) -> np.ndarray:
+    """s(i): the references' sd of each record's phi, floored at the median sd (1 everywhere when that is 0: a
+    deterministic recipe)."""
+    sd = phi_refs.std(axis=0, ddof=1)
+    med = float(np.median(sd))
+    return np.maximum(sd, med) if med > 0 else np.ones_like(sd)
+
+
+def _calibrated(phi: np.ndarray, ref_mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """z(i) = (phi(i) - ref_mean(i)) / s(i), 0 where the difference is rounding (below :data:`RESOLUTION`)."""
+    d = phi - ref_mean
+    d[np.abs(d) <= RESOLUTION * (1.0 + np.abs(ref_mean))] = 0.0
+    return d / scale
+
+
+def excess_forget_signal(phi_model, phi_refs, is_forget, *, confidence: float = 0.95) -> dict:
+    """E = T(model) - mean_k T(k), the forget signal beyond retraining's, with its one-sided bounds.
+
+    T(m) = AUC(forget records against non-members, z_m), z_m(i) each record's phi relative to the references' mean
+    (reference k: to the others'), scaled by their spread (:func:`_scale`). A difference below rounding counts as
+    none, so a model the recipe reproduces exactly gives E = 0.
+
+    Parameters
+    ----------
+    phi_model : ndarray of shape (n,)
+        The model's logit-scaled confidence on each record (forget records and non-members).
+    phi_refs : ndarray of shape (K, n)
+        The same for K >= 2 reference models trained without the forget records.
+    is_forget : ndarray of shape (n,)
+        1 for a forget record, 0 for a non-member (at least 2 of each).
+    confidence : float
+        Of each one-sided bound.
+
+    Returns
+    -------
+    dict with ``excess`` (E), ``lower`` and ``upper`` (E -/+ z se), ``se``, ``p_value`` (of E <= 0),
+    ``signal`` (T(model)), ``reference_signal`` (the references' T: mean, sd and K) and the two variance parts.
+    """
+    from ..metrics import delong_placements
+
+    phi_refs = np.asarray(phi_refs, float)
+    is_forget = np.asarray(is_forget, int)
+    k = len(phi_refs)
+    if k < 2:
+        raise InvalidParameterError(f"phi_refs must hold at least 2 reference models; got {k}")
+    s, total = _scale(phi_refs), phi_refs.sum(axis=0)
+    t_m, v10_m, v01_m = delong_placements(is_forget, _calibrated(np.asarray(phi_model, float), total / k, s))
+    t_r, v10_r, v01_r = np.empty(k), 0.0, 0.0
+    for j in range(k):
+        t_r[j], v10, v01 = delong_placements(is_forget, _calibrated(phi_refs[j], (total - phi_refs[j]) / (k - 1), s))
+        v10_r, v01_r = v10_r + v10 / k, v01_r + v01 / k
+    excess = float(t_m - t_r.mean())
+    c10, c01 = v10_m - v10_r, v01_m - v01_r  # DeLong's components of the contrast
+    var_records = float(c10.var(ddof=1) / c10.size + c01.var(ddof=1) / c01.size)
+    var_models = float(t_r.var(ddof=1) * (1.0 + 1.0 / k))
+    se = math.sqrt(var_records + var_models)
+    z = float(stats.norm.ppf(confidence))
+    if se > 0:
+        p = float(stats.norm.sf(excess / se))
+    else:  # the model ranks the records exactly as every reference does
+        p = 0.0 if excess > 0 else 1.0
+    return {"excess": excess, "lower": excess - z * se, "upper": excess + z * se, "se": se, "p_value": p,
+            "signal": float(t_m), "reference_signal": {"mean": float(t_r.mean()), "sd": float(t_r.std(ddof=1)),
+                                                       "k": k},
+            "var_records": var_records, "var_models": var_models}
+
+
+def record_p_values(phi_model, phi_refs) -> np.ndarray:
+    """One-sided Student-t prediction p-values that each record's ``phi_model`` is a draw of its K references'
+    (higher = more member-like). NaN where the references do not vary (a deterministic recipe)."""
+    phi_model = np.asarray(phi_model, float)
+    phi_refs = np.asarray(phi_refs, float)
+    k = len(phi_refs)
+    mean, sd = phi_refs.mean(axis=0), phi_refs.std(axis=0, ddof=1)
+    p = np.full(phi_model.shape, np.nan)
+    ok = sd > 1e-12 * np.maximum(1.0, np.abs(mean))
+    p[ok] = stats.t.sf((phi_model[ok] - mean[ok]) / (sd[ok] * math.sqrt(1.0 + 1.0 / k)), df=k - 1)
+    return p
+
+
+# -- inputs -----------------------------------------------------------------------------------------------------
+
+
+def _table(value, name: str) -> tuple[pd.DataFrame, str, bool]:
+    """A table argument as a DataFrame, the source its records are named by, and whether that is a file."""
+    from .data import read_records
+
+    if isinstance(value, (str, Path)):
+        path = Path(value)
+        if not path.is_file():
+            raise DataFileError(f"{name}: no such file {path}")
+        return read_records(path, f"{name} file"), path.name, True
+    if not isinstance(value, pd.DataFrame):
+        raise InvalidParameterError(f"{name} must be a pandas DataFrame or the path of a CSV or Parquet file; got "
+                                    f"{type(value).__name__}")
+    if len(value) == 0:
+        raise InvalidInputError(f"{name} has no rows")
+    return value, name, False
+
+
+def _check_tables(tables: dict[str, pd.DataFrame], label: str) -> None:
+    """The same columns (by name) in every table, the label among them, at least 2 rows each."""
+    if not isinstance(label, str) or not label:
+        raise InvalidParameterError(f"label must be the name of the label column; got {label!r}")
+    cols = {n: {str(c) for c in t.columns} for n, t in tables.items()}
+    if label not in cols["forget"]:
+        raise InvalidInputError(f"forget has no column {label!r} (the label); its columns: "
+                                f"{', '.join(sorted(cols['forget'])[:10])}")
+    for n in ("retain", "nonmembers"):
+        missing, extra = sorted(cols["forget"] - cols[n]), sorted(cols[n] - cols["forget"])
+        if missing or extra:
+            raise InvalidInputError(f"the columns of {n} differ from those of forget: " + "; ".join(
+                x for x in (f"missing {', '.join(map(repr, missing[:5]))}" if missing else "",
+                            f"extra {', '.join(map(repr, extra[:5]))}" if extra else "") if x))
+    for n, t in tables.items():
+        if len(t) < 2:
+            raise InvalidInputError(f"{n} has {len(t)} row(s); at least 2 are needed")
+
+
+def _check_forget_in_training(data, n_forget: int) -> None:
+    """Refuse a forget set whose records all repeat retain records (the same file given twice); warn on some."""
+    import warnings
+
+    from .data import DuplicateRecordsWarning, _row_hashes
+
+    h = _row_hashes(data.frame_mem)
+    dup = np.isin(h[:n_forget], h[n_forget:])
+    if dup.all():
+        raise InvalidInputError(f"every forget record ({n_forget}) is identical to a retain record: the forget set "
+                                "must be the records removed from the training set (is the same file given twice?)")
+    if dup.any():
+        warnings.warn(f"{int(dup.sum())} of the {n_forget} forget records are identical to retain records; a model "
+                      "retrained on the retain set still trains on their copies", DuplicateRecordsWarning,
+                      stacklevel=3)
+
+
+def _target(model, data, name: str, model_input: str):
+    """The model given as ``name`` (a fitted scikit-learn estimator, or a skops, XGBoost or LightGBM file) as an
+    audit :class:`~.target.Target` on ``data``; errors name the argument."""
+    from .target import boosted_target, load_skops_model, sklearn_target
+
+    try:
+        if isinstance(model, (str, Path)):
+            from .boosted import is_boosted_file, load_boosted_file
+
+            path = Path(model)
+            if not path.is_file():
+                raise DataFileError(f"no such file {path}")
+            if is_boosted_file(path):
+                return boosted_target(data, load_boosted_file(path), model_input=model_input)
+            n_rows = len(data.frame_mem) + len(data.frame_non)
+            return sklearn_target(data, load_skops_model(path, n_rows=n_rows), model_input=model_input, path=path)
+        return sklearn_target(data, model, model_input=model_input)
+    except LeakauditError as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+
+
+def _phi(probs: np.ndarray, y: np.ndarray, votes: int | None) -> np.ndarray:
+    from ..membership import logit_scaled_confidence
+
+    return logit_scaled_confidence(probs, y, votes=votes)
+
+
+# -- the checks --------------------------------------------------------------------------------------------------
+
+
+def _set_check(res: dict | None, *, which: str, tolerance: float, conf: float, measurable: str) -> UnlearningCheck:
+    """The set-level check of ``after`` (remembered / forgotten / undecided)."""
+    cid, name = "unlearning.after.excess_signal", "forget signal after unlearning"
+    if res is None:
+        return UnlearningCheck(id=cid, name=name, status="not measurable", sentence=measurable,
+                               fix="give more forget records and non-members, or a learner that can be retrained")
+    nums = (f"the {which} model tells the forget records from non-members with AUC {res['signal']:.3f} (each "
+            f"record's confidence relative to retraining), against {res['reference_signal']['mean']:.3f} (sd "
+            f"{res['reference_signal']['sd']:.3f}) for {res['reference_signal']['k']} retrained models: excess "
+            f"{res['excess']:+.3f}, bounds [{res['lower']:+.3f}, {res['upper']:+.3f}] at {100 * conf:.3g}% each")
+    if res["lower"] > 0:
+        status, sentence, fix = "remembered", f"The forget set is still remembered: {nums}.", ""
+    elif res["upper"] < tolerance:
+        status, sentence, fix = ("forgotten", f"The forget set is as unknown as after retraining, within "
+                                 f"{tolerance:g} AUC: {nums}.", "")
+    else:
+        status = "undecided"
+        sentence = f"Neither shown remembered nor within {tolerance:g} AUC of retraining: {nums}."
+        fix = "more forget records or non-members narrow the interval; a larger tolerance accepts a wider one"
+    return UnlearningCheck(id=cid, name=name, status=status, value=res["excess"], interval=[res["lower"], res["upper"]],
+                           threshold=tolerance, confidence=conf, p_value=res["p_value"], sentence=sentence, fix=fix)
+
+
+def _before_check(res: dict | None, *, conf: float, measurable: str) -> UnlearningCheck:
+    """Does the model before unlearning show the forget set measurably? Without it no test can tell forgetting."""
+    cid, name = "unlearning.before.excess_signal", "forget signal before unlearning"
+    if res is None:
+        return UnlearningCheck(id=cid, name=name, status="not measurable", sentence=measurable,
+                               fix="give more forget records and non-members, or a learner that can be retrained")
+    nums = (f"excess {res['excess']:+.3f} AUC over retraining, lower bound {res['lower']:+.3f} at "
+            f"{100 * conf:.3g}%")
+    if res["lower"] > 0:
+        return UnlearningCheck(id=cid, name=name, status="leaks", value=res["excess"],
+                               interval=[res["lower"], res["upper"]], confidence=conf, p_value=res["p_value"],
+                               sentence=f"Before unlearning the model measurably remembers the forget set ({nums}): "
+                                        "a model that did not unlearn would be told apart.")
+    return UnlearningCheck(id=cid, name=name, status="no measurable leak", value=res["excess"],
+                           interval=[res["lower"], res["upper"]], confidence=conf, p_value=res["p_value"],
+                           sentence=f"Before unlearning the model shows no measurable signal of the forget set "
+                                    f"({nums}): no membership test here could tell whether it was forgotten.",
+                           fix="more forget records or non-members; a forget set the model memorised more")
+
+
+def _record_check(p_forget: np.ndarray, p_non: np.ndarray, *, conf: float) -> tuple[UnlearningCheck, np.ndarray]:
+    """Per-record test over the forget records (Holm), with the non-members as negative control."""
+    from ..dtp import holm_adjust
+
+    cid, name = "unlearning.after.records", "forget records remembered"
+    alpha = 1 - conf
+    adj = np.full(p_forget.shape, np.nan)
+    ok = ~np.isnan(p_forget)
+    if not ok.any():
+        return UnlearningCheck(id=cid, name=name, status="not measurable",
+                               sentence="Not measurable: retraining is deterministic here (the reference models do "
+                                        "not vary), so no record has a distribution to be tested against.",
+                               fix="a recipe whose seed matters; the set-level test still applies"), adj
+    adj[ok] = holm_adjust(p_forget[ok], int(ok.sum()))
+    flagged = int((adj[ok] <= alpha).sum())
+    okn = ~np.isnan(p_non)
+    control = int((holm_adjust(p_non[okn], int(okn.sum())) <= alpha).sum()) if okn.any() else 0
+    # flags must be more frequent among the forget records than among the non-members (one-sided Fisher exact test)
+    specific = stats.fisher_exact([[flagged, int(ok.sum()) - flagged], [control, int(okn.sum()) - control]],
+                                  alternative="greater")[1] if flagged else 1.0
+    nums = (f"{flagged} of {int(ok.sum())} forget records lie above their retrained distribution (Holm-adjusted "
+            f"p <= {alpha:.3g}); control: {control} of {int(okn.sum())} non-members do")
+    if flagged and specific <= alpha:
+        return UnlearningCheck(id=cid, name=name, status="remembered", value=flagged, confidence=conf,
+                               p_value=float(np.nanmin(adj)),
+                               sentence=f"Records still remembered: {nums} (Fisher's exact p = {specific:.3g})."), adj
+    if flagged:
+        return UnlearningCheck(id=cid, name=name, status="undecided", value=flagged, confidence=conf,
+                               p_value=float(np.nanmin(adj)),
+                               sentence=f"Not specific to the forget set: {nums} (Fisher's exact p = {specific:.3g}); "
+                                        "the model differs from retraining on records it never saw too.",
+                               fix="the set-level test, which the non-members calibrate, decides"), adj
+    return UnlearningCheck(id=cid, name=name, status="none flagged", value=0, confidence=conf,
+                           p_value=float(np.nanmin(adj)), sentence=f"No record flagged: {nums}."), adj
+
+
+def _gold_check(res: dict | None, *, conf: float) -> UnlearningCheck:
+    """Does the recipe reproduce the given retrained model (its excess over the references is not shown above 0)?"""
+    cid, name = "unlearning.retrained.excess_signal", "retrained model against the recipe"
+    if res is None:
+        return UnlearningCheck(id=cid, name=name, status="not measurable",
+                               sentence="Not measurable: too few records or reference models.",
+                               fix="give more forget records and non-members")
+    nums = (f"excess {res['excess']:+.3f} AUC over the recipe's retrained models, lower bound {res['lower']:+.3f} "
+            f"at {100 * conf:.3g}%")
+    ok = res["lower"] <= 0
+    return UnlearningCheck(id=cid, name=name, status="reproduced" if ok else "not reproduced", value=res["excess"],
+                           interval=[res["lower"], res["upper"]], confidence=conf, p_value=res["p_value"],
+                           sentence=(f"The given retrained model is consistent with the recipe's ({nums})." if ok else
+                                     f"The given retrained model shows more forget signal than the recipe's retrained "
+                                     f"models ({nums}): they are not the gold standard it is."),
+                           fix="" if ok else "retrain the gold standard with the before-model's recipe")
+
+
+def _decide(checks: dict[str, UnlearningCheck], tolerance: float) -> tuple[str, str]:
+    """The outcome and its one sentence from the checks."""
+    after, rec, before = checks["set"], checks["records"], checks["before"]
+    gold = checks.get("gold")
+    if gold is not None and gold.status == "not reproduced":
+        return "inconclusive", ("the recipe's retrained models do not reproduce the given retrained model, so they "
+                                "are not the gold standard to compare with; " + gold.fix)
+    if after.status == "remembered" or rec.status == "remembered":
+        which = " and ".join(c.name for c in (after, rec) if c.status == "remembered")
+        return "not forgotten", (f"{which} shows the forget set is still told apart from records never trained "
+                                 "on, beyond what retraining gives; the unlearning did not remove it")
+    if after.status == "forgotten" and before.status == "leaks":
+        return "forgotten", (f"after unlearning the forget set is within {tolerance:g} AUC of retraining, while "
+                             "before unlearning it was measurably remembered")
+    if after.status == "forgotten":
+        return "inconclusive", ("the forget set is within the tolerance of retraining after unlearning, but the "
+                                "model before unlearning showed no measurable signal of it either, so the test "
+                                "had nothing to detect; " + before.fix)
+    first = after if after.status in ("undecided", "not measurable") else before
+    return "inconclusive", f"{first.name} is {first.status}; {first.fix or first.sentence}"
+
+
+# -- the function -------------------------------------------------------------------------------------------------
+
+
+def unlearning_check(before, after, forget, retain, nonmembers, *, label: str, retrained=None,
+                     reference_models: int = 16, tolerance: float = 0.05, confidence: float = 0.95,
+                     model_input: str = "auto", random_state: int = 0) -> UnlearningResult:
+    """Is the forget set, after unlearning, as unknown to the model as to one retrained without it?
+
+    Parameters
+    ----------
+    before, after : fitted scikit-learn estimator, or path of a skops, XGBoost or LightGBM model file
+        The model trained on forget + retain, and the model after unlearning the forget set.
+    forget, retain, nonmembers : pandas.DataFrame, or path of a CSV or Parquet file
+        The records to forget, the rest of ``before``'s training set, and records of the same distribution
+        neither model trained on (the same columns, ``label`` among them).
+    label : str
+        The label column.
+    retrained : fitted estimator or model file, optional
+        A model the owner retrained on the retain set: checked against the recipe's retrained models (when they
+        do not reproduce it, the verdict is inconclusive).
+    reference_models : int, default=16
+        Models retrained by ``before``'s recipe on the retain set (the gold standard's draws), at least 4.
+    tolerance : float, default=0.05
+        The excess forget AUC over retraining within which the forget set counts as forgotten.
+    confidence : float, default=0.95
+        Family-wise confidence of the verdict (Bonferroni over the planned checks).
+    model_input : {"auto", "columns", "encoded"}, default="auto"
+        What the models take, as in :func:`leakaudit.audit`.
+    random_state : int, default=0
+        Seeds the reference models.
+
+    Returns
+    -------
+    UnlearningResult
+    """
+    from .._validation import check_scalar
+    from ..learners import capabilities
+    from .data import data_from_frames
+
+    check_scalar(reference_models, name="reference_models", kind=int, min_val=4)
+    check_scalar(tolerance, name="tolerance", min_val=0.0, max_val=0.5, include_min=False)
+    if not isinstance(confidence, float) or not 0.5 < confidence < 1:
+        raise InvalidParameterError(f"confidence must be a float in (0.5, 1); got {confidence!r}")
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
+        raise InvalidParameterError(f"random_state must be an int; got {random_state!r}")
+    if model_input not in ("auto", "columns", "encoded"):
+        raise InvalidParameterError(f"model_input must be auto, columns or encoded; got {model_input!r}")
+    given = {n: _table(v, n) for n, v in (("forget", forget), ("retain", retain), ("nonmembers", nonmembers))}
+    frames = {n: g[0] for n, g in given.items()}
+    _check_tables(frames, label)
+    n_f, n_r, n_n = (len(frames[n]) for n in ("forget", "retain", "nonmembers"))
+    members = pd.concat([frames["forget"], frames["retain"][list(frames["forget"].columns)]], ignore_index=True)
+    try:
+        data = data_from_frames(members, frames["nonmembers"], label=label)
+    except LeakauditError as exc:  # data_from_frames names forget + retain "members"
+        raise type(exc)(re.sub(r"(?<![\w-])members\b", "forget or retain", str(exc))) from None
+    _check_forget_in_training(data, n_f)
+    t_before = _target(before, data, "before", model_input)
+    t_after = _target(after, data, "after", model_input)
+    t_gold = None if retrained is None else _target(retrained, data, "retrained", model_input)
+
+    planned = 3 + (t_gold is not None)
+    conf = 1 - (1 - confidence) / planned
+    y = np.r_[data.y_mem[:n_f], data.y_non]
+    is_forget = np.r_[np.ones(n_f, int), np.zeros(n_n, int)]
+    learner = t_before.learner
+    votes = capabilities(learner).votes if learner is not None else None
+
+    def phi(t) -> np.ndarray:
+        return _phi(np.vstack([t.probs_mem[:n_f], t.probs_non]), y, votes)
+
+    from ..metrics import auc_ci_can_exceed
+
+    measurable = ""
+    if learner is None:
+        measurable = "Not measurable: the before-model's recipe cannot be retrained here (no gold standard)."
+    elif not auc_ci_can_exceed(n_f, n_n, 0.5, confidence=conf):
+        measurable = (f"Not measurable: {n_f} forget records and {n_n} non-members are too few for any AUC "
+                      f"interval at {100 * conf:.3g}% to exclude 0.5.")
+    res_after = res_before = res_gold = None
+    phi_refs = None
+    if not measurable:
+        X_mem, X_non, _ = t_before.inputs(data)
+        seeds = spawn_seeds(random_state, reference_models)
+        retain_rows = np.arange(n_f, n_f + n_r)
+        ref_probs = learner.fit_predict_many(X_mem, data.y_mem, [retain_rows] * reference_models, seeds,
+                                             np.vstack([X_mem[:n_f], X_non]), n_classes=data.n_classes)
+        phi_refs = _phi(ref_probs, y, votes)
+        res_after = excess_forget_signal(phi(t_after), phi_refs, is_forget, confidence=conf)
+        res_before = excess_forget_signal(phi(t_before), phi_refs, is_forget, confidence=conf)
+        if t_gold is not None:
+            res_gold = excess_forget_signal(phi(t_gold), phi_refs, is_forget, confidence=conf)
+    checks = {"set": _set_check(res_after, which="unlearned", tolerance=tolerance, conf=conf,
+                                measurable=measurable),
+              "before": _before_check(res_before, conf=conf, measurable=measurable)}
+    records: list[ForgetRecord] = []
+    if phi_refs is not None:
+        p = record_p_values(phi(t_after), phi_refs)
+        checks["records"], adj = _record_check(p[:n_f], p[n_f:], conf=conf)
+        names = _forget_names(given["forget"], n_f)
+        mean, sd, pa = phi_refs.mean(axis=0), phi_refs.std(axis=0, ddof=1), phi(t_after)
+        records = [ForgetRecord(record=names[i], phi_after=pa[i], phi_reference_mean=mean[i],
+                                phi_reference_sd=sd[i], p_value=None if np.isnan(p[i]) else p[i],
+                                p_adjusted=None if np.isnan(adj[i]) else adj[i],
+                                flagged=bool(adj[i] <= 1 - conf) and checks["records"].status == "remembered")
+                   for i in range(n_f)]
+    else:
+        checks["records"] = UnlearningCheck(id="unlearning.after.records", name="forget records remembered",
+                                            status="not measurable", sentence=measurable,
+                                            fix="give more forget records and non-members")
+    if t_gold is not None:
+        checks["gold"] = _gold_check(res_gold, conf=conf)
+    outcome, finding = _decide(checks, tolerance)
+    models = {"before": t_before.description, "after": t_after.description,
+              "reference": (f"{reference_models} models retrained by the before-model's recipe on the {n_r} retain "
+                            f"records, seeds spawned from {int(random_state)}") if learner is not None else "none"}
+    if t_gold is not None:
+        models["retrained"] = t_gold.description
+    aucs = {n: _plain_auc(phi(t), is_forget, confidence) for n, t in
+            (("before", t_before), ("after", t_after), ("retrained", t_gold)) if t is not None}
+    if phi_refs is not None:
+        aucs["reference_mean"] = {"auc": float(np.mean([_plain_auc(r, is_forget, confidence)["auc"]
+                                                        for r in phi_refs]))}
+    return UnlearningResult(outcome=outcome, finding=finding[0].upper() + finding[1:] + ".", confidence=confidence,
+                            check_confidence=conf, n_planned=planned, checks=list(checks.values()),
+                            tolerance=tolerance, reference_models=reference_models, n_forget=n_f, n_retain=n_r,
+                            n_nonmembers=n_n, models=models, auc=aucs, records=records,
+                            random_state=int(random_state))
+
+
+def _plain_auc(phi: np.ndarray, is_forget: np.ndarray, confidence: float) -> dict:
+    from ..metrics import auc, bootstrap_auc_ci
+
+    return {"auc": float(auc(is_forget, phi)),
+            "interval": [float(v) for v in bootstrap_auc_ci(is_forget, phi, confidence=confidence)]}
+
+
+def _forget_names(given: tuple[pd.DataFrame, str, bool], n: int) -> list[str]:
+    frame, source, is_file = given
+    if is_file:
+        return [record_name(source, i + 1) for i in range(n)]
+    if frame.index.is_unique:
+        return [record_name("forget", index=i) for i in frame.index]
+    return [record_name("forget", i + 1) for i in range(n)]

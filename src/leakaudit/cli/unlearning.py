@@ -1,0 +1,62 @@
+"""``leakaudit unlearning-check``: is the forget set, after unlearning, as unknown as after retraining without it?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._echo import echo
+from ._typer import Command
+
+__all__ = ["HELP", "register"]
+
+#: ``leakaudit --help``'s line for the command
+HELP = {"unlearning-check": "Verify unlearning: is the forget set, after unlearning, as unknown to the model as "
+                            "to one retrained without it? (forgotten / not forgotten / inconclusive)"}
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``leakaudit unlearning-check`` to the command line."""
+
+    @app.command("unlearning-check", cls=Command, help=HELP["unlearning-check"])
+    def unlearning_check(
+        before: Path = typer.Option(..., "--before", help="The model before unlearning (skops, XGBoost JSON/UBJSON "
+                                                          "or LightGBM text), trained on forget + retain."),
+        after: Path = typer.Option(..., "--after", help="The model after unlearning the forget set (same formats)."),
+        forget: Path = typer.Option(..., "--forget", help="CSV or Parquet: the records to forget."),
+        retain: Path = typer.Option(..., "--retain", help="CSV or Parquet: the rest of the before-model's training "
+                                                          "set."),
+        nonmembers: Path = typer.Option(..., "--nonmembers", help="CSV or Parquet: records of the same "
+                                                                  "distribution neither model trained on."),
+        label: str = typer.Option(..., "--label", help="The label column."),
+        retrained: Path = typer.Option(None, "--retrained",
+                                       help="A model retrained on the retain set, checked against the recipe's "
+                                            "retrained models. [default: none; the recipe's models alone]"),
+        reference_models: int = typer.Option(16, "--reference-models",
+                                             help="Models retrained by the before-model's recipe on the retain set "
+                                                  "(at least 4)."),
+        tolerance: float = typer.Option(0.05, "--tolerance",
+                                        help="Excess forget AUC over retraining within which the set counts as "
+                                             "forgotten."),
+        confidence: float = typer.Option(0.95, "--confidence", help="Family-wise confidence of the verdict."),
+        model_input: str = typer.Option("auto", "--model-input", help="auto, columns or encoded: what the models "
+                                                                      "take (docs/input.md)."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the reference models."),
+        out: Path = typer.Option(Path("runs/unlearning"), "--out", help="Writes unlearning.json here."),
+    ) -> None:
+        from .._interrupt import on_interrupt
+        from .._results import check_output_folder, write_json_atomic
+        from ..audit.unlearning import unlearning_check as check
+
+        check_output_folder(out)
+        with on_interrupt("unlearning-check", outputs=[out / "unlearning.json"], doing="starting") as progress:
+            progress.step(f"retraining {reference_models} reference models and testing")
+            result = check(before, after, forget, retain, nonmembers, label=label, retrained=retrained,
+                           reference_models=reference_models, tolerance=tolerance, confidence=confidence,
+                           model_input=model_input, random_state=seed)
+            progress.step("writing the results")
+            write_json_atomic(out / "unlearning.json", result.to_dict())
+        for line in result.summary():
+            echo(line)
+        echo(f"wrote {out}/unlearning.json")

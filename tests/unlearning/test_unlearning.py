@@ -1,0 +1,181 @@
+"""leakaudit.unlearning_check and ``leakaudit unlearning-check`` on cases where the truth is known.
+
+Logistic regression on a few hundred synthetic rows (30 features, C = 0.1: a stable model whose training rows are
+measurably more confident):
+a model retrained on the retain set has truly forgotten; the model before unlearning has not; a model that never
+saw the forget set has nothing to forget. The calibration over seeds is benchmarks/unlearning_calibration.py
+(docs/unlearning.md).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from leakaudit.audit.unlearning import UnlearningResult, excess_forget_signal, record_p_values, unlearning_check
+from leakaudit.cli import main
+from leakaudit.exceptions import InvalidInputError, InvalidParameterError
+
+D = 30
+COLS = [f"x{i}" for i in range(D)]
+
+
+def _table(rng, n):
+    X = rng.normal(size=(n, D))
+    y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=2.0, size=n) > 0).astype(int)
+    return pd.DataFrame(X, columns=COLS).assign(y=y)
+
+
+@pytest.fixture(scope="module")
+def case():
+    rng = np.random.default_rng(0)
+    forget, retain, non = _table(rng, 100), _table(rng, 200), _table(rng, 300)
+
+    def fit(df):
+        return LogisticRegression(C=0.1, max_iter=2000).fit(df[COLS], df["y"])
+
+    return {"forget": forget, "retain": retain, "nonmembers": non,
+            "before": fit(pd.concat([forget, retain])), "retrained": fit(retain)}
+
+
+def _check(case, before, after, **kw):
+    return unlearning_check(before, after, case["forget"], case["retain"], case["nonmembers"], label="y",
+                            **{"reference_models": 8, **kw})
+
+
+def test_exact_retraining_is_forgotten(case):
+    r = _check(case, case["before"], case["retrained"])
+    assert r.outcome == "forgotten", r.finding
+    before = next(c for c in r.checks if c.id == "unlearning.before.excess_signal")
+    assert before.status == "leaks" and before.interval[0] > 0
+    assert len(r.records) == 100 and r.n_planned == 3
+    assert UnlearningResult.from_json(r.to_json()) == r  # the JSON file holds the whole result
+
+
+def test_no_unlearning_is_not_forgotten(case):
+    r = _check(case, case["before"], case["before"])
+    assert r.outcome == "not forgotten", r.finding
+    after = next(c for c in r.checks if c.id == "unlearning.after.excess_signal")
+    assert after.status == "remembered" and after.interval[0] > 0
+
+
+def test_nothing_to_forget_is_inconclusive(case):
+    # the "before" model never trained on the forget set: no test can tell forgetting from not
+    r = _check(case, case["retrained"], case["retrained"])
+    assert r.outcome == "inconclusive", r.finding
+    assert "no measurable signal" in next(c for c in r.checks if c.id.startswith("unlearning.before")).sentence
+
+
+def test_excess_signal_math():
+    rng = np.random.default_rng(1)
+    refs = rng.normal(size=(8, 200))
+    is_forget = np.r_[np.ones(50, int), np.zeros(150, int)]
+    same = excess_forget_signal(refs[0], refs, is_forget)
+    assert abs(same["excess"]) < 0.1
+    shifted = refs.mean(axis=0) + np.where(is_forget == 1, 2.0, 0.0)  # forget records far more confident
+    res = excess_forget_signal(shifted, refs, is_forget)
+    assert res["excess"] > 0.3 and res["lower"] > 0 and res["p_value"] < 1e-6
+    assert np.isnan(record_p_values(np.zeros(3), np.ones((4, 3)))).all()  # no spread: no distribution
+    p = record_p_values(np.array([0.0, 10.0]), rng.normal(size=(16, 2)))
+    assert p[1] < 1e-4 < p[0]
+
+
+def test_library_boundaries(case):
+    with pytest.raises(InvalidParameterError, match="reference_models"):
+        _check(case, case["before"], case["before"], reference_models=2)
+    with pytest.raises(InvalidInputError, match="the columns of retain differ"):
+        unlearning_check(case["before"], case["before"], case["forget"], case["retain"].drop(columns="x3"),
+                         case["nonmembers"], label="y")
+    with pytest.raises(InvalidInputError, match="every forget record"):
+        unlearning_check(case["before"], case["before"], case["retain"], case["retain"], case["nonmembers"],
+                         label="y")
+
+
+@pytest.fixture(scope="module")
+def files(case, tmp_path_factory):
+    import skops.io as sio
+
+    d = tmp_path_factory.mktemp("unlearning")
+    for n in ("forget", "retain", "nonmembers"):
+        case[n].to_csv(d / f"{n}.csv", index=False)
+    sio.dump(case["before"], d / "before.skops")
+    sio.dump(case["retrained"], d / "after.skops")
+    return d
+
+
+def _args(d, **over):
+    a = {"--before": d / "before.skops", "--after": d / "after.skops", "--forget": d / "forget.csv",
+         "--retain": d / "retain.csv", "--nonmembers": d / "nonmembers.csv", "--label": "y",
+         "--reference-models": "4", "--out": d / "out"}
+    a.update(over)
+    return [x for k, v in a.items() if v is not None for x in (k, str(v))]
+
+
+def test_cli_writes_result(files, capsys):
+    # the given retrained model is the recipe's own: reproduced, a fourth check
+    assert main(["unlearning-check", *_args(files, **{"--retrained": files / "after.skops"})]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("verdict: forgotten") and "retrained model against the recipe: reproduced" in out
+    data = json.loads((files / "out" / "unlearning.json").read_text())
+    assert data["outcome"] == "forgotten" and data["type"] == "UnlearningResult" and data["n_planned"] == 4
+
+
+def test_a_retrained_model_that_is_not_is_caught(case):
+    # "retrained" given as the before-model: the recipe's retrained models do not reproduce it
+    r = _check(case, case["before"], case["retrained"], retrained=case["before"])
+    assert r.outcome == "inconclusive" and "do not reproduce" in r.finding
+    assert next(c for c in r.checks if c.id == "unlearning.retrained.excess_signal").status == "not reproduced"
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"--forget": "missing.csv"}, "no such file"),
+    ({"--label": "nope"}, "no column 'nope'"),
+    ({"--tolerance": "0"}, "tolerance"),
+    ({"--retain": "forget.csv"}, "every forget record"),
+    ({"--after": "bad.pkl"}, "after"),
+    ({"--nonmembers": "nan.csv"}, "missing value"),
+    ({"--out": "afile/out"}, "--out"),
+])
+def test_cli_bad_input_is_one_line(files, capsys, change, words):
+    import pickle
+
+    (files / "bad.pkl").write_bytes(pickle.dumps({"a": 1}))
+    (files / "afile").write_text("x")
+    nan = pd.read_csv(files / "nonmembers.csv")
+    nan.loc[3, "x1"] = np.nan
+    nan.loc[4, "y"] = np.nan
+    nan.to_csv(files / "nan.csv", index=False)
+    over = {k: (files / v if k != "--label" and not v[0].isdigit() else v) for k, v in change.items()}
+    out = files / "bad-out"
+    assert main(["unlearning-check", *_args(files, **{"--out": out, **over})]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("leakaudit: error:") and words in err[0], err
+    assert not out.exists()  # nothing written on a fault
+
+
+@pytest.mark.slow
+def test_calibration_over_seeds(load_benchmark, tmp_path):
+    """benchmarks/unlearning_calibration.py at 5 seeds (Adult; logistic regression and a random forest): exact
+    retraining is never called "not forgotten"; a model that did not unlearn is called "not forgotten" whenever its
+    signal of the forget set is measurable (and it is, in some runs)."""
+    bench = load_benchmark("unlearning_calibration")
+    res = bench.main(["--seeds", "5", "--models", "logistic,forest", "--reference-models", "8",
+                      "--out", str(tmp_path / "calibration.json")])
+    runs = res["runs"]
+    assert not [r for r in runs if r["scenario"] == "exact" and r["outcome"] == "not forgotten"]
+    leaking = [r for r in runs if r["scenario"] == "none" and r["before_status"] == "leaks"]
+    assert len(leaking) >= 5 and all(r["outcome"] == "not forgotten" for r in leaking)
+    assert all(r["outcome"] == "forgotten" for r in runs
+               if r["model"] == "logistic" and r["scenario"] == "exact" and r["before_status"] == "leaks")
+
+
+def test_too_few_records_is_not_measurable(case):
+    r = unlearning_check(case["before"], case["before"], case["forget"].iloc[:3], case["retain"],
+                         case["nonmembers"].iloc[:5], label="y", reference_models=4)
+    assert r.outcome == "inconclusive" and r.records == []
+    assert {c.status for c in r.checks} == {"not measurable"}
+    assert "too few" in r.checks[0].sentence
