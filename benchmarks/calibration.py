@@ -810,9 +810,20 @@ def write_doc(path: Path, latest: dict | None, before: dict | None, previous: di
                    f"{before['aggregates']['null']['overall']['n']} null cases were withheld then. Its rows have no "
                    "check decisions, so no outcome under \"leakage shown\" is recomputed for them, and it had no "
                    "benign cases.\n" + ("This is also the latest run.\n" if same else ""))
+    out += _unlearning_section()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(out).rstrip() + "\n")
     return path
+
+
+def _unlearning_section() -> list[str]:
+    """The unlearning check's calibration (benchmarks/unlearning_calibration.py's stored results), or nothing."""
+    import unlearning_calibration
+
+    files = sorted(RESULTS.glob("unlearning_calibration*.json"))
+    if not files:
+        return []
+    return ["", *unlearning_calibration.calibration_section([json.loads(f.read_text()) for f in files])]
 
 
 # -- main ------------------------------------------------------------------------------------------------------
