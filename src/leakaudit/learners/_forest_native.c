@@ -755,6 +755,7 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
         work_free(w);
         return -1;
     }
+#ifndef LEAKAUDIT_FOREST_CSR  /* defined: the CSR lists always (benchmarks/kernel_ab.py forest-table) */
     if (f->nbin > 0 && f->nbin < 256) {
         int64_t kmax = 0;
         for (int64_t r = 0; r < f->n; r++) {
@@ -776,6 +777,7 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
             }
         }
     }
+#endif
     return 0;
 }
 
