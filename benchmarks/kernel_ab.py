@@ -17,6 +17,9 @@
   from the rows and added back through the bias and a table of weight differences, ``_mlp_native.onehot_prepare``)
   against the full rows. Work: that of ``mlp-rows``. The same models to float32 rounding (the largest weight
   difference is printed).
+* ``forest-table`` (issue 66): the forest kernel reading a node's one-hot rows from its fixed-width uint8 table (the
+  default build) against the CSR lists (the same source built with ``-DLEAKAUDIT_FOREST_CSR=1``). Work: that of
+  ``forest-query`` (``--models`` forests, queried on the 2,000 rows). Same outputs bit for bit (checked here too).
 
 Each variant runs ``--reps`` times, alternating, after one warm-up each; the table gives min and median wall
 seconds and the median of the paired ratios new / old (this VM's speed drifts by 10-25 % within minutes).
@@ -25,6 +28,7 @@ Usage: .venv/bin/python benchmarks/kernel_ab.py mlp-rows [--hidden 64] [--refs 1
        .venv/bin/python benchmarks/kernel_ab.py mlp-onehot [--hidden 64] [--refs 16] [--threads 2] [--reps 15]
        .venv/bin/python benchmarks/kernel_ab.py forest-query [--models 20] [--threads 2] [--reps 5]
        .venv/bin/python benchmarks/kernel_ab.py forest-native [--models 20] [--threads 2] [--reps 5]
+       .venv/bin/python benchmarks/kernel_ab.py forest-table [--models 20] [--threads 1] [--reps 9]
 """
 
 from __future__ import annotations
@@ -174,6 +178,37 @@ def forest_query(models: int, threads: int, reps: int) -> None:
         print(f"{name:>28}: query ~{q:.3f} s ({1e6 * q / (100 * models):.1f} us a tree, wall)")
 
 
+def forest_table(models: int, threads: int, reps: int) -> None:
+    import tempfile
+
+    from leakaudit.learners import RandomForest, _forest_native
+    from leakaudit.learners._kernel_flags import compile_with
+
+    X, y, subsets = _forest_work(models)
+    learner = RandomForest(n_estimators=100, n_threads=threads)
+    installed = _forest_native.KERNEL.load()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = compile_with("forest", installed.variant, ["-DLEAKAUDIT_FOREST_CSR=1"], Path(tmp) / "csr.so")
+        libs = {"CSR lists": _forest_native.KERNEL.open_file(path, installed.variant),
+                "uint8 table (default)": installed}
+    load = _forest_native.KERNEL.load
+
+    def run(lib):
+        def go():
+            _forest_native.KERNEL.load = lambda: lib
+            return learner.fit_predict_many(X, y, subsets, list(range(models)), X, n_classes=2)
+        return go
+
+    try:
+        res = _alternate({name: run(lib) for name, lib in libs.items()}, reps)
+    finally:
+        _forest_native.KERNEL.load = load
+    (_, a), (_, b) = res.values()
+    print(f"{models} forests x 100 trees, {threads} thread(s), {installed.variant} build, load {C.loadavg():.1f}; "
+          f"same outputs bit for bit: {np.array_equal(a, b)}")
+    _report(res, "CSR lists")
+
+
 def forest_native(models: int, threads: int, reps: int) -> None:
     from leakaudit.learners import RandomForest, _forest_native
 
@@ -212,7 +247,8 @@ def main(argv=None) -> None:
     sub = ap.add_subparsers(dest="what", required=True)
     # (subcommand, its size argument and default, threads, alternating pairs)
     for name, size, n, threads, reps in (("mlp-rows", "refs", 16, 1, 9), ("mlp-onehot", "refs", 16, 2, 15),
-                                         ("forest-query", "models", 20, 2, 5), ("forest-native", "models", 20, 2, 5)):
+                                         ("forest-query", "models", 20, 2, 5), ("forest-native", "models", 20, 2, 5),
+                                         ("forest-table", "models", 20, 1, 9)):
         p = sub.add_parser(name)
         if size == "refs":
             p.add_argument("--hidden", type=int, default=64)
@@ -225,6 +261,8 @@ def main(argv=None) -> None:
         mlp_rows(a.hidden, a.refs, a.threads, a.reps)
     elif a.what == "mlp-onehot":
         mlp_onehot(a.hidden, a.refs, a.threads, a.reps)
+    elif a.what == "forest-table":
+        forest_table(a.models, a.threads, a.reps)
     elif a.what == "forest-query":
         forest_query(a.models, a.threads, a.reps)
     else:

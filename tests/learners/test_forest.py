@@ -489,6 +489,31 @@ def test_every_variant_reads_the_training_rows_splits_off_the_codes(monkeypatch,
     assert "portable" in ran
 
 
+def _ragged_binary(n, n_binary, seed):
+    """Two-valued columns whose rows hold different numbers of ones (a category left blank, multi-hot columns), one
+    integer column and one of many distinct values: the rows of the binary table differ in length."""
+    rng = np.random.default_rng(seed)
+    cats = rng.integers(0, 4, n)
+    onehot = np.eye(5)[cats][:, :4]  # category 4 is blank: a row of zeros in this group
+    multi = (rng.random((n, n_binary)) < rng.uniform(0.02, 0.4, n_binary)).astype(float)
+    X = np.hstack([onehot, multi, rng.integers(0, 9, (n, 1)), rng.normal(size=(n, 1))])
+    y = ((cats == 1) ^ (multi[:, 0] > 0) | (rng.random(n) < 0.15)).astype(int)
+    return X, y
+
+
+@pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
+@pytest.mark.parametrize("n_binary", [12, 300])
+def test_native_kernel_binary_sums_from_either_table_are_scikit_learns(n_binary):
+    """A node's two-valued column sums are added from a fixed-width table of uint8 slots (rows padded to the longest
+    with an unused slot) when there are under 256 such columns, else from the CSR lists: rows of unequal
+    lengths, and 300 columns (the CSR lists), give scikit-learn's trees node for node either way."""
+    X, y = _ragged_binary(300, n_binary, seed=n_binary)
+    subsets = [np.arange(len(y)), np.arange(0, len(y), 2)]
+    banks = [RandomForest(n_estimators=6, backend=b).fit_many(X, y, subsets, [2, 9]) for b in _BACKENDS]
+    assert banks[1].depth.max() > 4  # trees deep enough that children's sums come by subtraction
+    assert _same_trees_as_reference(banks[1], banks[0])
+
+
 @pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
 def test_native_kernel_on_int32_codes():
     """More than 65,536 distinct values in a column: int32 rank codes, the C kernel's other entry point."""

@@ -22,7 +22,8 @@
  * than scikit-learn's FEATURE_THRESHOLD (1e-7 in float32) as next_p does and keep the first strictly better split.
  * With two classes every searched node also holds the packed class sums of all two-valued features (the smaller
  * child's by a pass over its rows' code-1 lists, the larger's by subtraction), so a drawn one-hot column is
- * evaluated in O(1). The common case (two classes, gini, packed sums) runs a copy of the grower compiled with
+ * evaluated in O(1); with fewer than 256 such features a worker reads those lists from a table of uint8 slots,
+ * every row padded to the longest with an unused slot (a fixed-width row, 1 byte a slot instead of 8). The common case (two classes, gini, packed sums) runs a copy of the grower compiled with
  * those as constants (grow_u16_spec); the others run the generic one.
  *
  * The exported calls take the structs below (mirrored by ctypes Structures in _forest_native.py). Each is one
@@ -157,9 +158,25 @@ static inline int searched(int64_t nn, int64_t depth, int64_t max_depth, int64_t
     return !(depth >= max_depth || nn < mss || nn < 2 * msl || imp <= EPS);
 }
 
+/* h[slot] += pk[p] for every two-valued feature's slot where row rows[p] holds code 1, p0 <= p < p1: from the
+ * fixed-width table bfix (bk slots a row, bk a multiple of 4, padded with the unused slot nbin) when the worker
+ * built one, else from the CSR lists bptr / bidx. */
 static inline void add_binary_hist(int64_t *restrict h, const int64_t *restrict rows, const int64_t *restrict pk,
                                    int64_t p0, int64_t p1, const int64_t *restrict bptr,
-                                   const int64_t *restrict bidx) {
+                                   const int64_t *restrict bidx, const uint8_t *restrict bfix, int64_t bk) {
+    if (bfix != NULL) {
+        for (int64_t p = p0; p < p1; p++) {
+            const uint8_t *b = bfix + rows[p] * bk;
+            const int64_t v = pk[p];
+            for (int64_t j = 0; j < bk; j += 4) {
+                h[b[j]] += v;
+                h[b[j + 1]] += v;
+                h[b[j + 2]] += v;
+                h[b[j + 3]] += v;
+            }
+        }
+        return;
+    }
     for (int64_t p = p0; p < p1; p++) {
         int64_t r = rows[p], v = pk[p];
         for (int64_t j = bptr[r]; j < bptr[r + 1]; j++) h[bidx[j]] += v;
@@ -212,7 +229,8 @@ static inline __attribute__((always_inline)) int64_t grow(
     double *restrict val_o, int64_t C, int64_t m_max, int64_t *restrict i64, double *restrict f64,
     int64_t *restrict mt, int64_t *hst0, int64_t hst_rows, int64_t *restrict hs, int64_t *restrict features,
     int64_t *restrict const_f, int64_t *restrict st, double *restrict sts, double *restrict cs,
-    double *restrict hw, int64_t *restrict hn, int64_t *restrict hp, int32_t *restrict csplit_o) {
+    double *restrict hw, int64_t *restrict hn, int64_t *restrict hp, int32_t *restrict csplit_o,
+    const uint8_t *restrict bfix, int64_t bk) {
     if (spec) {  /* the caller checked: two classes, packed sums, gini (constants from here on) */
         C = 2;
         crit = 0;
@@ -222,7 +240,7 @@ static inline __attribute__((always_inline)) int64_t grow(
     int64_t *restrict t_sy = i64 + 6 * m_max, *restrict t_pk = i64 + 7 * m_max;
     double *restrict sw = f64, *restrict t_sw = f64 + m_max;
     double *restrict stot = cs, *restrict sl = cs + C, *restrict sr = cs + 2 * C, *restrict best_sl = cs + 3 * C;
-    const int64_t nb = nbin > 0 ? nbin : 1;
+    const int64_t nb = nbin + 1;  /* a row of two-valued sums: nbin slots and the unused one bfix pads with */
     int64_t rbin[256];
     int64_t *hst = hst0, *hst_own = NULL;
 
@@ -276,7 +294,7 @@ static inline __attribute__((always_inline)) int64_t grow(
     st[5] = 0;
     if (use_bh) {
         memset(hst, 0, sizeof(int64_t) * nb);
-        add_binary_hist(hst, rows, pk, 0, ns, bptr, bidx);
+        add_binary_hist(hst, rows, pk, 0, ns, bptr, bidx, bfix, bk);
         st[5] = 1;
     }
     int64_t sp = 1, n_nodes = 0;
@@ -584,9 +602,9 @@ static inline __attribute__((always_inline)) int64_t grow(
             const int left_small = best_nl <= nn - best_nl;
             memset(hs, 0, sizeof(int64_t) * nb);
             if (left_small)
-                add_binary_hist(hs, rows, pk, start, pos, bptr, bidx);
+                add_binary_hist(hs, rows, pk, start, pos, bptr, bidx, bfix, bk);
             else
-                add_binary_hist(hs, rows, pk, pos, end, bptr, bidx);
+                add_binary_hist(hs, rows, pk, pos, end, bptr, bidx, bfix, bk);
             if (need_l) {
                 if (left_small)
                     memcpy(hnext, hs, sizeof(int64_t) * nb);
@@ -689,6 +707,10 @@ typedef struct {
     int64_t *i64, *mt, *hst, *hs, *features, *const_f, *st, *hn, *hp, *queue;
     double *f64, *sts, *cs, *hw;
     int64_t hst_rows;
+    /* the CSR lists bptr / bidx as a table of bk uint8 slots a row (NULL when a slot or a row's count is too
+       large): fixed-width rows, a sixteenth of bidx's bytes, read without bptr */
+    uint8_t *bfix;
+    int64_t bk;
     /* depth-first trees (group of them), max_nodes long; cso: a split's threshold as a rank code (the rows with
        codes <= cso go left) */
     int32_t *fo, *lo, *ro, *cso;
@@ -698,12 +720,12 @@ typedef struct {
 static void work_free(work_t *w) {
     free(w->i64); free(w->mt); free(w->hst); free(w->hs); free(w->features); free(w->const_f); free(w->st);
     free(w->hn); free(w->hp); free(w->queue); free(w->f64); free(w->sts); free(w->cs); free(w->hw);
-    free(w->fo); free(w->lo); free(w->ro); free(w->th); free(w->vo); free(w->cso);
+    free(w->fo); free(w->lo); free(w->ro); free(w->th); free(w->vo); free(w->cso); free(w->bfix);
 }
 
 /* The scratch of _grow: group depth-first trees; returns 0, or -1 if memory ran out (nothing left allocated). */
 static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
-    const int64_t nb = f->nbin > 0 ? f->nbin : 1, mm = f->m_max > 0 ? f->m_max : 1, C = f->C;
+    const int64_t nb = f->nbin + 1, mm = f->m_max > 0 ? f->m_max : 1, C = f->C;
     const int64_t mn = f->max_nodes, nv = f->maxnv > 0 ? f->maxnv : 1;
     memset(w, 0, sizeof(*w));
     w->hst_rows = f->hst_rows > 0 ? f->hst_rows : 64;
@@ -733,6 +755,29 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
         work_free(w);
         return -1;
     }
+#ifndef LEAKAUDIT_FOREST_CSR  /* defined: the CSR lists always (benchmarks/kernel_ab.py forest-table) */
+    if (f->nbin > 0 && f->nbin < 256) {
+        int64_t kmax = 0;
+        for (int64_t r = 0; r < f->n; r++) {
+            const int64_t k = f->bptr[r + 1] - f->bptr[r];
+            kmax = k > kmax ? k : kmax;
+        }
+        w->bk = (kmax + 3) / 4 * 4;
+        if (w->bk <= 32) {
+            w->bfix = malloc((size_t)(f->n > 0 ? f->n : 1) * (size_t)(w->bk > 0 ? w->bk : 1));
+            if (w->bfix == NULL) {
+                work_free(w);
+                return -1;
+            }
+            for (int64_t r = 0; r < f->n; r++) {
+                uint8_t *b = w->bfix + r * w->bk;
+                int64_t j = 0;
+                for (int64_t q = f->bptr[r]; q < f->bptr[r + 1]; q++) b[j++] = (uint8_t)f->bidx[q];
+                for (; j < w->bk; j++) b[j] = (uint8_t)f->nbin;
+            }
+        }
+    }
+#endif
     return 0;
 }
 
@@ -742,7 +787,7 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
         f->crit, f->bslot, f->bptr, f->bidx, f->nbin, w->fo + (g) * f->max_nodes, w->th + (g) * f->max_nodes,     \
         w->lo + (g) * f->max_nodes, w->ro + (g) * f->max_nodes, w->vo + (g) * f->max_nodes * f->C, f->C,          \
         f->m_max, w->i64, w->f64, w->mt, w->hst, w->hst_rows, w->hs, w->features, w->const_f, w->st, w->sts,      \
-        w->cs, w->hw, w->hn, w->hp, w->cso + (g) * f->max_nodes
+        w->cs, w->hw, w->hn, w->hp, w->cso + (g) * f->max_nodes, w->bfix, w->bk
 
 static __attribute__((noinline)) int64_t grow_u16(const leakaudit_forest *f, work_t *w, int64_t t, int64_t g) {
     const int64_t k = t / f->n_trees;
