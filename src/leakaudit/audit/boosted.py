@@ -717,8 +717,10 @@ def check_catboost_json(d, where: str) -> dict:
             _refuse(w, "a negative leaf weight")
         if len(_finite_numbers(t.get("leaf_values"), w, "leaf_values")) != leaves * n_outputs:
             _refuse(w, f"{len(t['leaf_values'])} leaf values for {leaves} leaves of {n_outputs} outputs")
+    # a model fitted on a bare array names no feature (feature_id ""): no names, as XGBoost's and LightGBM's
+    names = [] if not any(names) else [n or str(i) for i, n in enumerate(names)]
     return {"objective": objective, "n_outputs": n_outputs, "num_feature": n_feat,
-            "feature_names": ["" if not n else n for n in names], "class_names": class_names,
+            "feature_names": names, "class_names": class_names,
             "n_trees": len(trees), "rounds": len(trees), "depth": depth, "params": params}
 
 
@@ -1041,7 +1043,8 @@ def xgb_leaf_records(model, X: np.ndarray, leaves: list[np.ndarray]) -> list[np.
     node's hessian sum, not a count of records); leaves no member reaches are left out."""
     xgb = require("xgboost", "an XGBoost model")
     kw = {} if model.rounds_ is None else {"iteration_range": (0, int(model.rounds_))}
-    ids = np.asarray(model.booster_.predict(xgb.DMatrix(X, nthread=1), pred_leaf=True, **kw)).astype(np.int64)
+    ids = np.asarray(model.booster_.predict(xgb.DMatrix(X, nthread=1, feature_names=model.booster_.feature_names),
+                                               pred_leaf=True, **kw)).astype(np.int64)
     ids = ids.reshape(X.shape[0], -1)
     out = []
     for t in range(min(ids.shape[1], len(leaves))):

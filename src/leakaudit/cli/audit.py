@@ -12,6 +12,7 @@ each with the flag or input that would enable it.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import re
 import shlex
@@ -26,6 +27,13 @@ from ._echo import echo
 from ._typer import Command
 
 _NO_METAVAR = ""  # a switch takes no value: no "<bool>" beside it in --help
+#: ``--mlflow`` given without a URI: MLflow's own default tracking store (MLFLOW_TRACKING_URI, else ./mlruns)
+MLFLOW_DEFAULT = "MLFLOW_TRACKING_URI"
+MLFLOW_HELP = ("Log the audit as an MLflow run at this tracking URI (alone: MLFLOW_TRACKING_URI, else MLflow's "
+               "default): the verdict as a tag, each check's value and interval as metrics, results.json, "
+               "evidence.json and report.html as artifacts; the same tracking store resolves a --model given as "
+               "models:/NAME/VERSION or runs:/RUN_ID/PATH (safe flavours only: docs/input.md). Needs the mlflow extra. "
+               "(default: not logged)")
 
 
 def _in_words(description: str) -> str:
@@ -73,6 +81,9 @@ def _options() -> list[inspect.Parameter]:
     params = [inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path], default=typer.Option(
         None, "--config", help="TOML file of settings: every flag below is a key (out, check_inputs, exit_code, ... "
                                "with _ for -; docs/config.md); flags given here override it. (default: none)"))]
+    params.append(inspect.Parameter("mlflow", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],
+                                    default=typer.Option(None, "--mlflow", is_flag=False, flag_value=MLFLOW_DEFAULT,
+                                                         metavar="[URI]", help=MLFLOW_HELP)))
     for k in order:
         field, flag = fields[k], flagged[k]
         kind = _option_type(field.annotation)
@@ -87,14 +98,12 @@ def register(app: typer.Typer) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
         import json
 
-        from ..audit.config import (AuditConfig, RunOptions, check_outputs_spare_inputs, load_config_and_options,
-                                    make_config, make_run_options)
+        from ..audit.config import AuditConfig, RunOptions, load_config_and_options, make_config, make_run_options
         from ..audit.output import check_out_writable
-        from ..audit.pipeline import check_inputs as _check_inputs
-        from ..audit.pipeline import run_audit
-        from ..exceptions import AuditInterrupted, InvalidParameterError
+        from ..exceptions import InvalidParameterError
 
         config = given.pop("config")
+        mlflow_uri = given.pop("mlflow")
         if given.get("module_kwargs") is not None:
             try:
                 given["module_kwargs"] = json.loads(given["module_kwargs"])
@@ -112,6 +121,17 @@ def register(app: typer.Typer) -> None:
             opts = make_run_options(**{k: v for k, v in run_flags.items() if v is not None})
         out_dir = opts.out
         check_out_writable(out_dir, name="--out")  # the library names the argument; here the flag
+        tracking = None if mlflow_uri in (None, MLFLOW_DEFAULT) else mlflow_uri
+        with contextlib.ExitStack() as stack:
+            cfg = _resolve_model_uri(cfg, tracking, stack, quiet=opts.quiet)
+            _audit(cfg, opts, out_dir, mlflow_uri, tracking)
+
+    def _audit(cfg, opts, out_dir, mlflow_uri, tracking) -> None:
+        from ..audit.config import check_outputs_spare_inputs
+        from ..audit.pipeline import check_inputs as _check_inputs
+        from ..audit.pipeline import run_audit
+        from ..exceptions import AuditInterrupted
+
         check_outputs_spare_inputs(cfg, out_dir)
         if opts.check_inputs:
             summ = _check_inputs(cfg, out_dir, memory_budget=opts.memory_budget, work_budget=opts.work_budget)
@@ -146,6 +166,11 @@ def register(app: typer.Typer) -> None:
                        + (f"; peak memory {peak:.0f} MB" if peak is not None else ""), err=True)
         echo(f"wrote {out_dir}/results.json, {out_dir}/records.csv, {out_dir}/report.html, "
                    f"{out_dir}/evidence.json")
+        if mlflow_uri is not None:
+            from ..audit.mlflow_log import log_audit_folder
+
+            run_id = log_audit_folder(res, out_dir, tracking_uri=tracking)
+            echo(f"logged MLflow run {run_id} at {tracking or 'the default tracking URI'}")
         if res.data.get("n_truncated"):
             echo(f"note: {res.data['n_truncated']} text(s) longer than the model's context of "
                        f"{res.target.get('context_length')} tokens were cut to it (records.csv: truncated = 1)")
@@ -160,6 +185,27 @@ def register(app: typer.Typer) -> None:
 
     audit.__signature__ = inspect.Signature(_options())
     app.command(cls=Command)(audit)
+
+
+def _resolve_model_uri(cfg, tracking: str | None, stack: contextlib.ExitStack, *, quiet: bool):
+    """``cfg`` with a ``--model`` given as an MLflow model URI (``models:/...``, ``runs:/...``) replaced by the model
+    file it names, downloaded into a temporary folder that ``stack`` removes (:func:`leakaudit.audit.mlflow_log.
+    model_from_uri`: safe flavours only)."""
+    import re
+    import tempfile
+
+    text = None if cfg.model is None else str(cfg.model)
+    m = re.search(r"(?:^|/)((?:models|runs):/.+)$", text or "")
+    if m is None:
+        return cfg
+    from ..audit.mlflow_log import model_from_uri
+
+    uri = m.group(1)
+    tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="leakaudit-model-"))
+    path, flavour = model_from_uri(uri, tmp, tracking_uri=tracking)
+    if not quiet:
+        echo(f"model: {uri} (MLflow flavour {flavour}) read from {path.name}", err=True)
+    return cfg.model_copy(update={"model": path})
 
 
 def verdict_line(verdict) -> str:
