@@ -27,13 +27,8 @@ from ._echo import echo
 from ._typer import Command
 
 _NO_METAVAR = ""  # a switch takes no value: no "<bool>" beside it in --help
-#: ``--mlflow`` given without a URI: MLflow's own default tracking store (MLFLOW_TRACKING_URI, else ./mlruns)
+#: ``--mlflow`` given without a URI: MLflow's own default tracking store (MLFLOW_TRACKING_URI, else MLflow's default)
 MLFLOW_DEFAULT = "MLFLOW_TRACKING_URI"
-MLFLOW_HELP = ("Log the audit as an MLflow run at this tracking URI (alone: MLFLOW_TRACKING_URI, else MLflow's "
-               "default): the verdict as a tag, each check's value and interval as metrics, results.json, "
-               "evidence.json and report.html as artifacts; the same tracking store resolves a --model given as "
-               "models:/NAME/VERSION or runs:/RUN_ID/PATH (safe flavours only: docs/input.md). Needs the mlflow extra. "
-               "(default: not logged)")
 
 
 def _in_words(description: str) -> str:
@@ -81,14 +76,14 @@ def _options() -> list[inspect.Parameter]:
     params = [inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path], default=typer.Option(
         None, "--config", help="TOML file of settings: every flag below is a key (out, check_inputs, exit_code, ... "
                                "with _ for -; docs/config.md); flags given here override it. (default: none)"))]
-    params.append(inspect.Parameter("mlflow", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],
-                                    default=typer.Option(None, "--mlflow", is_flag=False, flag_value=MLFLOW_DEFAULT,
-                                                         metavar="[URI]", help=MLFLOW_HELP)))
     for k in order:
         field, flag = fields[k], flagged[k]
         kind = _option_type(field.annotation)
         help_ = f"{_in_words(field.description or '')} (default: {_default_words(field, flag)})"
-        opt = typer.Option(None, *flag.names, help=help_, **({"metavar": _NO_METAVAR} if kind == Optional[bool] else {}))
+        extra = {"metavar": _NO_METAVAR} if kind == Optional[bool] else {}
+        if k == "mlflow":  # a value or none (_AuditCommand): --mlflow alone is MLflow's default store
+            extra = {"metavar": "[URI]"}
+        opt = typer.Option(None, *flag.names, help=help_, **extra)
         params.append(inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=opt))
     return params
 
@@ -103,7 +98,6 @@ def register(app: typer.Typer) -> None:
         from ..exceptions import InvalidParameterError
 
         config = given.pop("config")
-        mlflow_uri = given.pop("mlflow")
         if given.get("module_kwargs") is not None:
             try:
                 given["module_kwargs"] = json.loads(given["module_kwargs"])
@@ -121,6 +115,7 @@ def register(app: typer.Typer) -> None:
             opts = make_run_options(**{k: v for k, v in run_flags.items() if v is not None})
         out_dir = opts.out
         check_out_writable(out_dir, name="--out")  # the library names the argument; here the flag
+        mlflow_uri = opts.mlflow
         tracking = None if mlflow_uri in (None, MLFLOW_DEFAULT) else mlflow_uri
         with contextlib.ExitStack() as stack:
             cfg = _resolve_model_uri(cfg, tracking, stack, quiet=opts.quiet)
@@ -184,7 +179,19 @@ def register(app: typer.Typer) -> None:
 
 
     audit.__signature__ = inspect.Signature(_options())
-    app.command(cls=Command)(audit)
+    app.command(cls=_AuditCommand)(audit)
+
+
+class _AuditCommand(Command):
+    """``leakaudit audit``: ``--mlflow`` takes a URI or none (alone, or before another option: MLflow's default
+    store)."""
+
+    def parse_args(self, ctx, args):
+        args = list(args)
+        for i, a in enumerate(args):
+            if a == "--mlflow" and (i + 1 == len(args) or args[i + 1].startswith("-")):
+                args.insert(i + 1, MLFLOW_DEFAULT)
+        return super().parse_args(ctx, args)
 
 
 def _resolve_model_uri(cfg, tracking: str | None, stack: contextlib.ExitStack, *, quiet: bool):
