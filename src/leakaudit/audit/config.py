@@ -630,8 +630,8 @@ class RunOptions(BaseModel):
                           "training, naming the estimate and the budget (docs/input.md). None: "
                           "`$LEAKAUDIT_WORK_BUDGET`, else 1e13, one to two hours of one core.")
 
-    mlflow: Annotated[str | None, Flag("--mlflow", default="not logged; the flag alone: MLFLOW_TRACKING_URI, else "
-                                                       "MLflow's default")] = Field(
+    mlflow: Annotated[str | None, Flag("--mlflow", default="none: not logged; the flag alone: MLFLOW_TRACKING_URI, "
+                                                       "else MLflow's default")] = Field(
         None, description="Log the audit as an MLflow run at this tracking URI (the `mlflow` extra): the verdict as a "
                           "tag, each check's value and interval as metrics, results.json, evidence.json and "
                           "report.html as artifacts (docs/api.md, \"Logging to MLflow\"). The same store resolves a "
