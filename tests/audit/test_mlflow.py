@@ -158,11 +158,15 @@ def test_cli_audits_registered_models_by_uri_and_logs_the_run(store, tmp_path, c
               if r.data.tags.get("leakaudit.target") == "xgboost"]
     assert len(logged) == 1 and logged[0].data.tags["leakaudit.verdict"] == res["verdict"]["outcome"]
     assert logged[0].info.run_id in out.out
-    rc = main(common + ["--model", f"runs:/{run.info.run_id}/lr-skops", "--out", str(tmp_path / "s"),
-                        "--mlflow", uri])
-    assert rc == 0, capsys.readouterr().err[-2000:]
+    # --mlflow alone (before another option): MLflow's default store, MLFLOW_TRACKING_URI
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    rc = main(common + ["--mlflow", "--model", f"runs:/{run.info.run_id}/lr-skops", "--out", str(tmp_path / "s")])
+    out = capsys.readouterr()
+    assert rc == 0, out.err[-2000:]
     assert json.loads((tmp_path / "s" / "results.json").read_text())["target"]["kind"] == "sklearn"
-    capsys.readouterr()
+    assert any(r.data.tags.get("leakaudit.target") == "sklearn" and r.info.run_id in out.out
+               for r in client.search_runs([client.get_experiment_by_name("leakaudit").experiment_id]))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
     rc = main(common + ["--model", f"runs:/{run.info.run_id}/lr-pickle", "--out", str(tmp_path / "p"),
                         "--mlflow", uri])
     err = capsys.readouterr().err
