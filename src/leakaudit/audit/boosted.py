@@ -1,9 +1,17 @@
-"""XGBoost and LightGBM models as audit targets: read from their own model files, or given in memory.
+"""XGBoost, LightGBM and CatBoost models as audit targets: read from their own model files, or given in memory.
 
 Files (``--model``): XGBoost's JSON or UBJSON model (``Booster.save_model("m.json")`` / ``"m.ubj"``, also what
-``XGBClassifier.save_model`` writes) and LightGBM's text model (``Booster.save_model("m.txt")``,
-``LGBMClassifier.booster_.save_model``). Never a pickle. In memory: ``XGBClassifier`` / ``LGBMClassifier`` and the
-native ``Booster`` of either library.
+``XGBClassifier.save_model`` writes), LightGBM's text model (``Booster.save_model("m.txt")``,
+``LGBMClassifier.booster_.save_model``) and CatBoost's JSON or cbm model (``save_model("m.json", format="json")``,
+``save_model("m.cbm")``). Never a pickle. In memory: ``XGBClassifier`` / ``LGBMClassifier`` / ``CatBoostClassifier``
+and each library's native model (``Booster``, ``CatBoost``).
+
+A CatBoost JSON model is checked here before CatBoost reads it (:func:`check_catboost_json`: oblivious trees of depth
+at most 16, leaf arrays of their size, splits on float features inside the model's width at that feature's own
+borders, finite numbers) and loaded from the checked values written anew; a cbm file (CatBoost's flatbuffer, not a
+pickle) has its frame checked (:func:`_check_cbm`), is parsed by CatBoost, and the model it gives is checked as JSON
+before any prediction. CatBoost records every training parameter in the model (``get_all_params()``), which gives its
+recipe (:func:`leakaudit.learners.catboost.catboost_recipe`).
 
 A file is parsed here, in Python, and checked before the library sees a byte of it
 (:func:`check_xgboost_model`, :func:`parse_lightgbm_text`): the library's compiled prediction walks each tree by its
@@ -37,7 +45,7 @@ from .._validation import clip
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
 
 __all__ = ["boosted_library", "load_boosted_file", "boosted_from_memory", "xgb_leaf_records", "generic_names",
-           "is_boosted_file",
+           "is_boosted_file", "check_catboost_json",
            "check_xgboost_model", "parse_lightgbm_text", "decode_ubjson", "Boosted"]
 
 #: nodes a model may hold across its trees (a 1,000-tree model of 255-node trees holds 255,000)
@@ -796,11 +804,11 @@ def _load_catboost_file(path: Path, fmt: str, where: str) -> Boosted:
 
 @dataclass
 class Boosted:
-    """A checked XGBoost or LightGBM model: its leakaudit model, the learner that retrains its recipe, what it takes
-    and how its outputs map to classes."""
+    """A checked XGBoost, LightGBM or CatBoost model: its leakaudit model, the learner that retrains its recipe, what
+    it takes and how its outputs map to classes."""
 
-    library: str  # xgboost | lightgbm
-    model: object  # XGBoostModel | LightGBMModel
+    library: str  # xgboost | lightgbm | catboost
+    model: object  # XGBoostModel | LightGBMModel | CatBoostModel
     learner: object
     num_feature: int
     feature_names: list[str]
@@ -915,8 +923,8 @@ def _parse_json(blob: bytes, where: str):
 
 
 def load_boosted_file(path: Path) -> Boosted:
-    """Load an XGBoost JSON/UBJSON or LightGBM text model file, checked before the library reads it (the module's
-    docstring); never a pickle."""
+    """Load an XGBoost JSON/UBJSON, LightGBM text or CatBoost JSON/cbm model file, checked before the library reads
+    it (the module's docstring); never a pickle."""
     path = Path(path)
     if not path.is_file():
         raise InvalidParameterError(f"model file {path} does not exist")
@@ -978,8 +986,8 @@ def _lgb_boosted(booster, info: dict, *, source: str, classes=None) -> Boosted:
 
 
 def boosted_from_memory(obj) -> Boosted:
-    """A checked model from an ``XGBClassifier`` / ``LGBMClassifier`` or a native ``Booster`` given in memory, with
-    the recipe its library records."""
+    """A checked model from an ``XGBClassifier`` / ``LGBMClassifier`` / ``CatBoostClassifier`` or a native model
+    (``Booster``, ``CatBoost``) given in memory, with the recipe its library records."""
     lib = boosted_library(obj)
     name = type(obj).__name__
     where = f"the given {name}"

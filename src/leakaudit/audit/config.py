@@ -362,8 +362,10 @@ class AuditConfig(BaseModel):
     # model
     model: Annotated[Path | None, Flag("--model", default="none: the demo's MLP is trained on the members",
                                        argument="model")] = Field(
-        None, description="The model to audit: a skops file, an XGBoost JSON/UBJSON or LightGBM text model file, or a "
-                     "torch state_dict with `module`.")
+        None, description="The model to audit: a skops file, an XGBoost JSON/UBJSON, LightGBM text or CatBoost "
+                          "JSON/cbm model file, a model registered in MLflow by its URI (`models:/NAME/VERSION`, "
+                          "`runs:/RUN_ID/PATH`; safe flavours only, docs/input.md), or a torch state_dict with "
+                          "`module`.")
     module: Annotated[str | None, Flag("--module")] = Field(
         None, description="With a torch state_dict `model`: its class, `package.module:Class`.")
     module_kwargs: Annotated[dict[str, Any], Flag("--module-kwargs")] = Field(

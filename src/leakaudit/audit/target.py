@@ -5,7 +5,7 @@ Three ways to give a model:
 (a) a scikit-learn estimator saved with skops (``--model FILE.skops``): loaded
     only if every type in the file is trusted (never pickle); its training
     algorithm for reference models is ``clone(estimator)``;
-(a') an XGBoost JSON/UBJSON or LightGBM text model file (``--model m.json``,
+(a') an XGBoost JSON/UBJSON, LightGBM text or CatBoost JSON/cbm model file (``--model m.json``,
     ``m.ubj``, ``m.txt``): parsed and checked before the library reads it, and
     retrained by leakaudit's XGBoost or LightGBM learner with the recipe the
     model records (:mod:`.boosted`);
