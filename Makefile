@@ -24,7 +24,7 @@ $(VENV)/.installed: pyproject.toml Makefile $(KERNEL_SOURCES)
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch pinned to the CPU build on this machine's disk (a looser pin pulls a CUDA build of several GB)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[torch,ray,text,lm,dp,parquet,xgboost,lightgbm,dev]"
+	$(PY) -m pip install --quiet -e ".[torch,ray,text,lm,dp,parquet,xgboost,lightgbm,catboost,mlflow,dev]"
 	touch $(VENV)/.installed-core $@
 
 audit: $(VENV)/.installed-core

@@ -63,12 +63,14 @@ def _learners():
         pytest.param(RandomForest(n_estimators=5, max_depth=4), id="RandomForest"),
     ]
     from leakaudit._extras import installed
-    from leakaudit.learners import LightGBMLearner, XGBoostLearner
+    from leakaudit.learners import CatBoostLearner, LightGBMLearner, XGBoostLearner
 
     if installed("xgboost"):
         out.append(pytest.param(XGBoostLearner(n_rounds=5, params={"max_depth": 3}), id="XGBoostLearner"))
     if installed("lightgbm"):
         out.append(pytest.param(LightGBMLearner(n_rounds=5, params={"min_data_in_leaf": 3}), id="LightGBMLearner"))
+    if installed("catboost"):
+        out.append(pytest.param(CatBoostLearner(n_rounds=5, params={"depth": 3}), id="CatBoostLearner"))
     if torch is None:
         return out
     from leakaudit.learners import DPSGD, TorchCNN, TorchMLP, TorchModuleLearner
@@ -126,7 +128,7 @@ def test_every_learner_is_checked():
     checked = {type(p.values[0]).__name__ for p in LEARNERS}
     from leakaudit._extras import installed
 
-    absent = {"XGBoostLearner": "xgboost", "LightGBMLearner": "lightgbm"}  # listed only where their extra imports
+    absent = {"XGBoostLearner": "xgboost", "LightGBMLearner": "lightgbm", "CatBoostLearner": "catboost"}  # listed only where their extra imports
     assert {n for n in shipped - checked if not (n in absent and not installed(absent[n]))} == set()
 
 

@@ -1,7 +1,7 @@
 """Optional dependencies: import what a feature needs, or say in one line which extra installs it.
 
-``pip install leakaudit`` brings what an audit of a scikit-learn model needs. Torch models, XGBoost and LightGBM models,
-language models, DP-SGD and DP accounting, Ray, the text predicates and parquet files need extras (``[project.optional-dependencies]`` in
+``pip install leakaudit`` brings what an audit of a scikit-learn model needs. Torch models, XGBoost, LightGBM and CatBoost models,
+language models, DP-SGD and DP accounting, Ray, MLflow, the text predicates and parquet files need extras (``[project.optional-dependencies]`` in
 pyproject.toml; ``leakaudit doctor`` lists which are installed). :func:`require` imports a feature's package and,
 where it is missing, raises :class:`~leakaudit.exceptions.UnsupportedError` naming the feature, the package and the
 extra, which the command line prints as one line (exit status 2).
@@ -37,6 +37,8 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "pyarrow": ("pyarrow", "parquet"),
     "xgboost": ("xgboost", "xgboost"),
     "lightgbm": ("lightgbm", "lightgbm"),
+    "catboost": ("catboost", "catboost"),
+    "mlflow": ("mlflow", "mlflow"),
 }
 
 

@@ -1,5 +1,5 @@
-"""XGBoost and LightGBM models as audit targets (issue 67): their own model files (XGBoost JSON/UBJSON, LightGBM
-text; never a pickle) and in memory (the scikit-learn wrappers and native Boosters), retrained by leakaudit's learner
+"""XGBoost, LightGBM and CatBoost models as audit targets (issue 67): their own model files (XGBoost JSON/UBJSON,
+LightGBM text, CatBoost JSON/cbm; never a pickle) and in memory (the scikit-learn wrappers and native Boosters), retrained by leakaudit's learner
 of each library with the recipe the model records; crafted files refused in one line, exit status 2."""
 
 import copy
@@ -210,17 +210,22 @@ XGB_CRAFTS = {
 }
 
 
-@pytest.mark.parametrize("craft", sorted(XGB_CRAFTS))
-def test_crafted_xgboost_json_is_refused(tmp_path, xgb_model, craft):
+def _refused_in_one_line(path, words):
+    """Loading the model file at ``path`` raises UnsafeFileError: one line naming the file and ``words``."""
     from leakaudit.audit.boosted import load_boosted_file
 
+    with pytest.raises(UnsafeFileError) as err:
+        load_boosted_file(path)
+    assert words in str(err.value) and path.name in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("craft", sorted(XGB_CRAFTS))
+def test_crafted_xgboost_json_is_refused(tmp_path, xgb_model, craft):
     d = _xgb_json(xgb_model, tmp_path)
     change, words = XGB_CRAFTS[craft]
     change(d)
     (tmp_path / "bad.json").write_text(json.dumps(d))
-    with pytest.raises(UnsafeFileError) as err:
-        load_boosted_file(tmp_path / "bad.json")
-    assert words in str(err.value) and "bad.json" in str(err.value) and "\n" not in str(err.value)
+    _refused_in_one_line(tmp_path / "bad.json", words)
 
 
 def test_crafted_ubjson_is_refused(tmp_path, xgb_model):
@@ -358,7 +363,7 @@ def test_a_pickle_named_json_is_refused(tmp_path):
     from leakaudit.audit.boosted import load_boosted_file
 
     (tmp_path / "m.json").write_bytes(pickle.dumps({"learner": 1}))
-    with pytest.raises(UnsafeFileError, match="not an XGBoost JSON/UBJSON or LightGBM text model"):
+    with pytest.raises(UnsafeFileError, match="not an XGBoost JSON/UBJSON, LightGBM text or CatBoost JSON/cbm model"):
         load_boosted_file(tmp_path / "m.json")
 
 
@@ -368,7 +373,7 @@ MISSING = r"""
 import importlib.abc, sys
 class Block(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in ("xgboost", "lightgbm"):
+        if name.split(".")[0] in ("xgboost", "lightgbm", "catboost"):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name.split(".")[0])
 sys.meta_path.insert(0, Block())
 from leakaudit.audit.boosted import load_boosted_file
@@ -384,9 +389,126 @@ for path in sys.argv[1:]:
 def test_missing_extra_says_which_in_one_line(tmp_path):
     (tmp_path / "m.json").write_text('{"learner": {}, "version": [3, 2, 0]}')
     (tmp_path / "m.txt").write_text("tree\nversion=v4\n")
-    out = subprocess.run([sys.executable, "-c", MISSING, str(tmp_path / "m.json"), str(tmp_path / "m.txt")],
-                         capture_output=True, text=True, timeout=120)
+    (tmp_path / "m.cbm").write_bytes(b"CBM1\x04\x00\x00\x00abcd")
+    files = [str(tmp_path / f) for f in ("m.json", "m.txt", "m.cbm")]
+    out = subprocess.run([sys.executable, "-c", MISSING, *files], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.splitlines() == [
         "an XGBoost model file needs xgboost, which is not installed: pip install 'leakaudit[xgboost]'",
-        "a LightGBM model file needs lightgbm, which is not installed: pip install 'leakaudit[lightgbm]'"]
+        "a LightGBM model file needs lightgbm, which is not installed: pip install 'leakaudit[lightgbm]'",
+        "a CatBoost model file needs catboost, which is not installed: pip install 'leakaudit[catboost]'"]
+
+
+# --- CatBoost -----------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cb_model():
+    cb = pytest.importorskip("catboost")
+    X, y = _data()
+    return cb.CatBoostClassifier(iterations=6, depth=3, learning_rate=0.2, l2_leaf_reg=2.0, random_seed=7,
+                                 thread_count=1, verbose=False, allow_writing_files=False).fit(X, y), X, y
+
+
+@pytest.mark.parametrize("fmt", ["json", "cbm"])
+def test_catboost_file_round_trip_and_recipe(tmp_path, cb_model, fmt):
+    """CatBoost's JSON and cbm files: the same probabilities, the recipe its recorded parameters give (and so the
+    same model when retrained on the same records with its seed), leaf records from its trees' leaf weights."""
+    from leakaudit.audit.boosted import load_boosted_file
+
+    m, X, y = cb_model
+    m.save_model(str(tmp_path / f"m.{fmt}"), format=fmt if fmt == "json" else "cbm")
+    b = load_boosted_file(tmp_path / f"m.{fmt}")
+    assert b.library == "catboost" and b.num_feature == 4
+    np.testing.assert_allclose(b.model.predict_proba(X), m.predict_proba(X), atol=1e-12)
+    p = b.learner.params
+    assert (b.learner.objective, b.learner.n_rounds, p["depth"], p["l2_leaf_reg"]) == ("Logloss", 6, 3, 2)
+    assert p["learning_rate"] == pytest.approx(0.2) and "random_seed 7" in b.recipe
+    assert b.learner.capabilities.stochastic and not b.learner.capabilities.fits_one_class
+    again = b.learner.fit(X, y, random_state=7)
+    np.testing.assert_allclose(again.predict_proba(X), m.predict_proba(X), atol=1e-12)
+    leaves = b.model.tree_leaf_records()
+    assert len(leaves) == 6 and all(int(r.sum()) == len(X) and (r > 0).all() for r in leaves)
+    assert b.model.tree_parameters() == 6 * (2 * 3 + 8)
+
+
+def test_catboost_in_memory_classifier_and_native_model(cb_model):
+    """A CatBoostClassifier and a native CatBoost model (three classes): the recipe and the class mapping from the
+    model itself; the learner trains every class even on a subset missing one, refuses a one-class subset."""
+    cb = pytest.importorskip("catboost")
+    from leakaudit.audit.boosted import boosted_from_memory
+
+    m, X, y = cb_model
+    b = boosted_from_memory(m)
+    assert b.learner.n_rounds == 6 and list(b.classes) == [0, 1]
+    X3, y3 = _data(classes=3)
+    native = cb.CatBoost({"loss_function": "MultiClass", "iterations": 3, "depth": 2, "random_seed": 1,
+                          "thread_count": 1, "logging_level": "Silent", "allow_writing_files": False})
+    native.fit(cb.Pool(X3, label=y3))
+    b3 = boosted_from_memory(native)
+    assert b3.library == "catboost" and b3.model.n_classes_ == 3 and b3.learner.objective == "MultiClass"
+    np.testing.assert_allclose(b3.model.predict_proba(X3), native.predict(X3, prediction_type="Probability"))
+    two = y3 != 2
+    assert b3.learner.fit(X3[two], y3[two], random_state=0, n_classes=3).predict_proba(X3[:2]).shape == (2, 3)
+    with pytest.raises(InvalidInputError, match="at least two classes"):
+        b3.learner.fit(X3[y3 == 0], y3[y3 == 0], random_state=0, n_classes=3)
+    with pytest.raises(InvalidInputError, match="is not fitted"):
+        boosted_from_memory(cb.CatBoostClassifier())
+
+
+def _cb_json(cb_model, tmp_path):
+    m, _, _ = cb_model
+    m.save_model(str(tmp_path / "ok.json"), format="json")
+    return json.loads((tmp_path / "ok.json").read_text())
+
+
+def _split(d, k=0):
+    return d["oblivious_trees"][k]["splits"][0]
+
+
+CB_CRAFTS = {
+    "feature out of range": (lambda d: _split(d).__setitem__("float_feature_index", 10**6), "split on feature"),
+    "border not the feature's": (lambda d: _split(d).__setitem__("border", 1e300), "borders"),
+    "absurd depth": (lambda d: d["oblivious_trees"][0]["splits"].extend([_split(d)] * 40), "at most 16"),
+    "leaf values short": (lambda d: d["oblivious_trees"][0]["leaf_values"].pop(), "leaf values"),
+    "leaf weights long": (lambda d: d["oblivious_trees"][0]["leaf_weights"].append(1), "leaf weights"),
+    "wrong type": (lambda d: d["oblivious_trees"][0]["leaf_values"].__setitem__(0, "x"), "finite numbers"),
+    "not a model": (lambda d: d.pop("features_info"), "features_info"),
+}
+
+
+@pytest.mark.parametrize("craft", sorted(CB_CRAFTS))
+def test_crafted_catboost_json_is_refused(tmp_path, cb_model, craft):
+    d = _cb_json(cb_model, tmp_path)
+    change, words = CB_CRAFTS[craft]
+    change(d)
+    body = json.dumps(d)
+    if craft == "not a model":  # still read as CatBoost's JSON by its first key
+        body = '{"model_info": ' + json.dumps(d.pop("model_info")) + ", " + json.dumps(d)[1:]
+    (tmp_path / "bad.json").write_text(body)
+    _refused_in_one_line(tmp_path / "bad.json", words)
+
+
+def test_crafted_catboost_recipe_and_cbm_frame_are_refused(tmp_path, cb_model):
+    """A recorded parameter leakaudit would train with must be a finite number or one of CatBoost's CPU choices;
+    a cbm file's header must declare a length inside the file; categorical features are unsupported."""
+    from leakaudit.audit.boosted import load_boosted_file
+
+    m, _, _ = cb_model
+    d = _cb_json(cb_model, tmp_path)
+    d["model_info"]["params"]["tree_learner_options"]["grow_policy"] = "Depthwise"
+    (tmp_path / "g.json").write_text(json.dumps(d))
+    with pytest.raises((UnsupportedError, UnsafeFileError), match="grow_policy|Depthwise|could not be loaded"):
+        load_boosted_file(tmp_path / "g.json")
+    m.save_model(str(tmp_path / "ok.cbm"))
+    blob = (tmp_path / "ok.cbm").read_bytes()
+    (tmp_path / "long.cbm").write_bytes(blob[:4] + (2**31).to_bytes(4, "little") + blob[8:])
+    with pytest.raises(UnsafeFileError, match="declares 2,147,483,648 bytes"):
+        load_boosted_file(tmp_path / "long.cbm")
+    (tmp_path / "cut.cbm").write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(UnsafeFileError, match="declares"):
+        load_boosted_file(tmp_path / "cut.cbm")
+    d = _cb_json(cb_model, tmp_path)
+    d["features_info"]["categorical_features"] = [{"feature_index": 4}]
+    (tmp_path / "cat.json").write_text(json.dumps(d))
+    with pytest.raises(UnsupportedError, match="categorical"):
+        load_boosted_file(tmp_path / "cat.json")

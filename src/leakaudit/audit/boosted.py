@@ -1,9 +1,17 @@
-"""XGBoost and LightGBM models as audit targets: read from their own model files, or given in memory.
+"""XGBoost, LightGBM and CatBoost models as audit targets: read from their own model files, or given in memory.
 
 Files (``--model``): XGBoost's JSON or UBJSON model (``Booster.save_model("m.json")`` / ``"m.ubj"``, also what
-``XGBClassifier.save_model`` writes) and LightGBM's text model (``Booster.save_model("m.txt")``,
-``LGBMClassifier.booster_.save_model``). Never a pickle. In memory: ``XGBClassifier`` / ``LGBMClassifier`` and the
-native ``Booster`` of either library.
+``XGBClassifier.save_model`` writes), LightGBM's text model (``Booster.save_model("m.txt")``,
+``LGBMClassifier.booster_.save_model``) and CatBoost's JSON or cbm model (``save_model("m.json", format="json")``,
+``save_model("m.cbm")``). Never a pickle. In memory: ``XGBClassifier`` / ``LGBMClassifier`` / ``CatBoostClassifier``
+and each library's native model (``Booster``, ``CatBoost``).
+
+A CatBoost JSON model is checked here before CatBoost reads it (:func:`check_catboost_json`: oblivious trees of depth
+at most 16, leaf arrays of their size, splits on float features inside the model's width at that feature's own
+borders, finite numbers) and loaded from the checked values written anew; a cbm file (CatBoost's flatbuffer, not a
+pickle) has its frame checked (:func:`_check_cbm`), is parsed by CatBoost, and the model it gives is checked as JSON
+before any prediction. CatBoost records every training parameter in the model (``get_all_params()``), which gives its
+recipe (:func:`leakaudit.learners.catboost.catboost_recipe`).
 
 A file is parsed here, in Python, and checked before the library sees a byte of it
 (:func:`check_xgboost_model`, :func:`parse_lightgbm_text`): the library's compiled prediction walks each tree by its
@@ -37,7 +45,7 @@ from .._validation import clip
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
 
 __all__ = ["boosted_library", "load_boosted_file", "boosted_from_memory", "xgb_leaf_records", "generic_names",
-           "is_boosted_file",
+           "is_boosted_file", "check_catboost_json",
            "check_xgboost_model", "parse_lightgbm_text", "decode_ubjson", "Boosted"]
 
 #: nodes a model may hold across its trees (a 1,000-tree model of 255-node trees holds 255,000)
@@ -54,19 +62,21 @@ def _refuse(where: str, bad: str):
 
 
 def boosted_library(obj) -> str | None:
-    """``"xgboost"`` or ``"lightgbm"`` for a model object of either library (a scikit-learn wrapper or a native
-    ``Booster``), else None; imports neither."""
+    """``"xgboost"``, ``"lightgbm"`` or ``"catboost"`` for a model object of one of those libraries (a scikit-learn
+    wrapper, a native ``Booster``, CatBoost's ``CatBoost``), else None; imports none of them."""
     root = type(obj).__module__.split(".")[0]
     if root == "xgboost" and (type(obj).__name__ == "Booster" or hasattr(obj, "get_booster")):
         return "xgboost"
     if root == "lightgbm" and (type(obj).__name__ == "Booster" or hasattr(obj, "booster_")):
         return "lightgbm"
+    if root == "catboost" and hasattr(obj, "get_all_params"):
+        return "catboost"
     return None
 
 
 def is_boosted_file(path: Path) -> str | None:
-    """``"xgboost-json"``, ``"xgboost-ubj"`` or ``"lightgbm"`` for a file in one of those formats (by its first
-    bytes), else None."""
+    """``"xgboost-json"``, ``"xgboost-ubj"``, ``"lightgbm"``, ``"catboost-json"`` or ``"catboost-cbm"`` for a file in
+    one of those formats (by its first bytes), else None."""
     try:
         with open(path, "rb") as f:
             head = f.read(64)
@@ -75,6 +85,11 @@ def is_boosted_file(path: Path) -> str | None:
     stripped = head.lstrip()
     if head.startswith(b"tree\n") or head.startswith(b"tree\r\n"):
         return "lightgbm"
+    if head.startswith(CBM_MAGIC):
+        return "catboost-cbm"
+    if stripped.startswith(b"{") and re.match(rb'\{\s*"(features_info|model_info|oblivious_trees|scale_and_bias)"',
+                                              stripped):
+        return "catboost-json"
     if stripped.startswith(b"{"):
         after = stripped[1:2]
         if head.startswith(b"{") and after in (b"i", b"U", b"I", b"l", b"L", b"$", b"#"):
@@ -597,15 +612,203 @@ def parse_lightgbm_text(text: str, where: str) -> dict:
             "canonical": "\n".join(out)}
 
 
+# -- CatBoost ---------------------------------------------------------------------------------------------------------
+
+#: the magic a cbm file opens with, followed by its flatbuffer's length (little-endian uint32)
+CBM_MAGIC = b"CBM1"
+#: CatBoost grows trees up to depth 16
+_CB_MAX_DEPTH = 16
+_CB_NAN = ("AsIs", "AsFalse", "AsTrue")
+_CB_OTHER_FEATURES = ("categorical_features", "text_features", "embedding_features", "ctr_data")
+
+
+def _finite_numbers(v, where: str, what: str) -> list:
+    if not isinstance(v, list) or not all(type(x) in (int, float) and math.isfinite(x) for x in v):
+        _refuse(where, f"{what} is not a list of finite numbers")
+    return v
+
+
+def check_catboost_json(d, where: str) -> dict:
+    """Check a CatBoost model (its JSON, ``save_model(format="json")``, parsed) before CatBoost loads it; return what
+    the audit reads of it: ``objective``, ``n_outputs`` (1 for Logloss, else the classes), ``num_feature``,
+    ``feature_names``, ``class_names``, ``n_trees``, ``rounds``, ``depth`` and ``params`` (the recorded training
+    parameters).
+
+    Every tree must be oblivious (``oblivious_trees``; CatBoost's other grow policies are refused as unsupported),
+    of depth at most 16, with ``2^depth`` leaf weights and ``2^depth`` x outputs leaf values, each split on a float
+    feature inside the model's width at one of that feature's borders; every number finite. Categorical, text and
+    embedding features are refused as unsupported. Raises UnsafeFileError (one line naming ``where``)."""
+    from ..learners.catboost import CATBOOST_OBJECTIVES
+
+    if not isinstance(d, dict) or not isinstance(d.get("features_info"), dict):
+        _refuse(where, "no 'features_info' object: not a CatBoost JSON model")
+    if "trees" in d or "non_symmetric_trees" in d:
+        raise UnsupportedError(f"{where}: a CatBoost model of non-symmetric trees (grow_policy Depthwise or "
+                               "Lossguide); leakaudit audits CatBoost's default oblivious trees (SymmetricTree)")
+    fi = d["features_info"]
+    if any(fi.get(k) for k in _CB_OTHER_FEATURES) or d.get("ctr_data"):
+        raise UnsupportedError(f"{where}: a CatBoost model with categorical, text or embedding features; leakaudit "
+                               "audits models on numeric inputs (leakaudit's one-hot encoding, or the table's numeric "
+                               "columns)")
+    floats = fi.get("float_features")
+    if not isinstance(floats, list) or not floats or len(floats) > 100_000_000:
+        _refuse(where, "float_features is not a non-empty list")
+    borders, names = [], []
+    for i, f in enumerate(floats):
+        w = f"{where}: float feature {i}"
+        if not isinstance(f, dict):
+            _refuse(w, "not an object")
+        if _as_int(f.get("feature_index"), w, "feature_index") != i or _as_int(
+                f.get("flat_feature_index", i), w, "flat_feature_index") != i:
+            _refuse(w, f"feature_index {clip(repr(f.get('feature_index')), 20)} out of order")
+        b = _finite_numbers(f.get("borders", []), w, "borders")
+        if any(y <= x for x, y in zip(b, b[1:])):
+            _refuse(w, "borders are not increasing")
+        if f.get("nan_value_treatment", "AsIs") not in _CB_NAN:
+            _refuse(w, f"nan_value_treatment {clip(repr(f.get('nan_value_treatment')), 20)}")
+        name = f.get("feature_id", "")
+        if not isinstance(name, str) or len(name) > 1000:
+            _refuse(w, "feature_id is not a short string")
+        borders.append(set(b))
+        names.append(name)
+    n_feat = len(floats)
+    info = d.get("model_info")
+    if not isinstance(info, dict) or not isinstance(info.get("params"), dict):
+        _refuse(where, "no model_info params")
+    params = info["params"]
+    loss = params.get("loss_function")
+    objective = loss.get("type") if isinstance(loss, dict) else None
+    if objective not in CATBOOST_OBJECTIVES:
+        raise UnsupportedError(f"{where}: CatBoost loss function {clip(str(objective), 40)!r}; leakaudit audits "
+                               f"classifiers trained with {', '.join(CATBOOST_OBJECTIVES)}")
+    cp = info.get("class_params", {})
+    class_names = cp.get("class_names", []) if isinstance(cp, dict) else None
+    if (not isinstance(class_names, list) or len(class_names) > 100_000
+            or not all(type(c) in (int, str) and (type(c) is int or len(c) <= 1000) for c in class_names)):
+        _refuse(where, "class_names is not a list of labels")
+    n_outputs = 1 if objective == "Logloss" else len(class_names)
+    if objective == "Logloss" and len(class_names) not in (0, 2):
+        _refuse(where, f"Logloss with {len(class_names)} classes")
+    if objective == "MultiClass" and n_outputs < 2:
+        _refuse(where, f"MultiClass with {n_outputs} classes")
+    sb = d.get("scale_and_bias", [1, [0] * n_outputs])
+    if (not isinstance(sb, list) or len(sb) != 2 or type(sb[0]) not in (int, float) or not math.isfinite(sb[0])
+            or len(_finite_numbers(sb[1], where, "the bias")) != n_outputs):
+        _refuse(where, f"scale_and_bias is not a scale and {n_outputs} biases")
+    trees = d.get("oblivious_trees")
+    if not isinstance(trees, list):
+        _refuse(where, "oblivious_trees is not a list")
+    total, depth = 0, 0
+    for k, t in enumerate(trees):
+        w = f"{where}: tree {k}"
+        splits = t.get("splits") if isinstance(t, dict) else None
+        if not isinstance(splits, list) or len(splits) > _CB_MAX_DEPTH:
+            _refuse(w, f"splits is not a list of at most {_CB_MAX_DEPTH}")
+        leaves = 2 ** len(splits)
+        total += leaves
+        if total > MAX_NODES:
+            raise UnsafeFileError(f"{where}: its trees hold more than {MAX_NODES:,} leaves; refusing to load it")
+        depth = max(depth, len(splits))
+        for s in splits:
+            if not isinstance(s, dict) or s.get("split_type") != "FloatFeature":
+                raise UnsupportedError(f"{w}: a split of type {clip(repr(s.get('split_type') if isinstance(s, dict) else s), 30)}"
+                                       "; leakaudit audits splits on numeric features")
+            j = _as_int(s.get("float_feature_index"), w, "float_feature_index")
+            if not 0 <= j < n_feat:
+                _refuse(w, f"a split on feature {j} of {n_feat}")
+            border = s.get("border")
+            if type(border) not in (int, float) or border not in borders[j]:
+                _refuse(w, f"a split at {clip(repr(border), 30)}, not one of feature {j}'s borders")
+        if len(_finite_numbers(t.get("leaf_weights"), w, "leaf_weights")) != leaves:
+            _refuse(w, f"{len(t['leaf_weights'])} leaf weights for {leaves} leaves")
+        if any(x < 0 for x in t["leaf_weights"]):
+            _refuse(w, "a negative leaf weight")
+        if len(_finite_numbers(t.get("leaf_values"), w, "leaf_values")) != leaves * n_outputs:
+            _refuse(w, f"{len(t['leaf_values'])} leaf values for {leaves} leaves of {n_outputs} outputs")
+    # a model fitted on a bare array names no feature (feature_id ""): no names, as XGBoost's and LightGBM's
+    names = [] if not any(names) else [n or str(i) for i, n in enumerate(names)]
+    return {"objective": objective, "n_outputs": n_outputs, "num_feature": n_feat,
+            "feature_names": names, "class_names": class_names,
+            "n_trees": len(trees), "rounds": len(trees), "depth": depth, "params": params}
+
+
+def _check_cbm(blob: bytes, where: str) -> None:
+    """The frame of a cbm file (CatBoost's binary format, a flatbuffer, not a pickle): its magic and a declared
+    length inside the file. CatBoost parses the rest; the model it loads is then checked as JSON
+    (:func:`check_catboost_json`) before any prediction."""
+    if len(blob) < 8 or blob[:4] != CBM_MAGIC:
+        _refuse(where, "no CBM1 header")
+    core = struct.unpack("<I", blob[4:8])[0]
+    if core == 0 or 8 + core > len(blob):
+        _refuse(where, f"its header declares {core:,} bytes of model in a file of {len(blob):,}")
+
+
+def _cb_load(blob: bytes, fmt: str, where: str):
+    """A CatBoost model loaded from ``blob`` (a cbm file's bytes, or checked JSON written anew)."""
+    cb = require("catboost", "a CatBoost model file")
+    model = cb.CatBoost()
+    try:
+        if fmt == "cbm":
+            model.load_model(blob=blob)
+        else:
+            import tempfile
+
+            with tempfile.NamedTemporaryFile(suffix=".json") as f:
+                f.write(blob)
+                f.flush()
+                model.load_model(f.name, format="json")
+    except Exception as exc:  # noqa: BLE001 - CatBoostError, or anything the library raises on a checked model
+        raise UnsafeFileError(f"{where} could not be loaded by CatBoost: {clip(str(exc).splitlines()[0])}") from None
+    return model
+
+
+def _cb_boosted(model, info: dict, *, source: str, classes=None, where: str) -> Boosted:
+    from ..learners.catboost import CatBoostLearner, CatBoostModel, catboost_recipe
+
+    recipe = catboost_recipe(model.get_all_params(), rounds=info["rounds"], where=where)
+    if recipe["objective"] != info["objective"]:
+        _refuse(where, f"its parameters name loss {clip(str(recipe['objective']), 30)!r}; its trees' is "
+                       f"{info['objective']}")
+    learner = CatBoostLearner(objective=recipe["objective"], n_rounds=recipe["n_rounds"], params=recipe["params"])
+    n_classes = 2 if info["n_outputs"] == 1 else info["n_outputs"]
+    cm = CatBoostModel(model, n_classes, info["num_feature"])
+    p = recipe["params"]
+    shown = ", ".join(f"{k} {p[k]:g}" if isinstance(p[k], float) else f"{k} {p[k]}"
+                      for k in ("learning_rate", "depth", "l2_leaf_reg", "random_strength", "bootstrap_type",
+                                "subsample", "rsm") if k in p)
+    seed = f", random_seed {recipe['seed']}" if recipe["seed"] is not None else ""
+    text = f"CatBoost {recipe['objective']}, {recipe['n_rounds']} iterations" + (f", {shown}" if shown else "") + seed
+    if classes is None and info["class_names"] and info["class_names"] != list(range(n_classes)):
+        classes = np.asarray(info["class_names"])
+    return Boosted("catboost", cm, learner, info["num_feature"], info["feature_names"], text, classes=classes,
+                   source=source, info=info)
+
+
+def _load_catboost_file(path: Path, fmt: str, where: str) -> Boosted:
+    require("catboost", "a CatBoost model file")
+    from ..learners.catboost import catboost_json
+
+    blob = path.read_bytes()
+    if fmt == "catboost-cbm":
+        _check_cbm(blob, where)
+        model = _cb_load(blob, "cbm", where)
+        info = check_catboost_json(catboost_json(model), where)
+    else:
+        d = _parse_json(blob, where)
+        info = check_catboost_json(d, where)
+        model = _cb_load(json.dumps(d, allow_nan=False).encode("utf-8"), "json", where)
+    return _cb_boosted(model, info, source=str(path), where=where)
+
+
 # -- loading ----------------------------------------------------------------------------------------------------------
 
 @dataclass
 class Boosted:
-    """A checked XGBoost or LightGBM model: its leakaudit model, the learner that retrains its recipe, what it takes
-    and how its outputs map to classes."""
+    """A checked XGBoost, LightGBM or CatBoost model: its leakaudit model, the learner that retrains its recipe, what
+    it takes and how its outputs map to classes."""
 
-    library: str  # xgboost | lightgbm
-    model: object  # XGBoostModel | LightGBMModel
+    library: str  # xgboost | lightgbm | catboost
+    model: object  # XGBoostModel | LightGBMModel | CatBoostModel
     learner: object
     num_feature: int
     feature_names: list[str]
@@ -711,25 +914,32 @@ def _xgb_model(booster, info: dict):
     return XGBoostModel(booster, n_classes, info["objective"], info["num_feature"], rounds)
 
 
+def _parse_json(blob: bytes, where: str):
+    """A model file's JSON, refusing NaN and infinity constants, bad UTF-8 and nesting Python cannot parse."""
+    try:
+        return json.loads(blob.decode("utf-8"), parse_constant=lambda c: _refuse(where, f"JSON constant {c}"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise UnsafeFileError(f"{where} is not readable JSON: {clip(str(exc))}") from None
+
+
 def load_boosted_file(path: Path) -> Boosted:
-    """Load an XGBoost JSON/UBJSON or LightGBM text model file, checked before the library reads it (the module's
-    docstring); never a pickle."""
+    """Load an XGBoost JSON/UBJSON, LightGBM text or CatBoost JSON/cbm model file, checked before the library reads
+    it (the module's docstring); never a pickle."""
     path = Path(path)
     if not path.is_file():
         raise InvalidParameterError(f"model file {path} does not exist")
     fmt = is_boosted_file(path)
     where = f"model file {path}"
     if fmt is None:
-        raise UnsafeFileError(f"{where} is not an XGBoost JSON/UBJSON or LightGBM text model")
+        raise UnsafeFileError(f"{where} is not an XGBoost JSON/UBJSON, LightGBM text or CatBoost JSON/cbm model")
     _check_size(path)
+    if fmt.startswith("catboost"):
+        return _load_catboost_file(path, fmt, where)
     if fmt.startswith("xgboost"):
         require("xgboost", "an XGBoost model file")
         blob = path.read_bytes()
         if fmt == "xgboost-json":
-            try:
-                d = json.loads(blob.decode("utf-8"), parse_constant=lambda c: _refuse(where, f"JSON constant {c}"))
-            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-                raise UnsafeFileError(f"{where} is not readable JSON: {clip(str(exc))}") from None
+            d = _parse_json(blob, where)
         else:
             try:
                 d = decode_ubjson(blob, where)
@@ -776,8 +986,8 @@ def _lgb_boosted(booster, info: dict, *, source: str, classes=None) -> Boosted:
 
 
 def boosted_from_memory(obj) -> Boosted:
-    """A checked model from an ``XGBClassifier`` / ``LGBMClassifier`` or a native ``Booster`` given in memory, with
-    the recipe its library records."""
+    """A checked model from an ``XGBClassifier`` / ``LGBMClassifier`` / ``CatBoostClassifier`` or a native model
+    (``Booster``, ``CatBoost``) given in memory, with the recipe its library records."""
     lib = boosted_library(obj)
     name = type(obj).__name__
     where = f"the given {name}"
@@ -804,7 +1014,19 @@ def boosted_from_memory(obj) -> Boosted:
         info = parse_lightgbm_text(booster.model_to_string(), where)
         classes = getattr(obj, "classes_", None) if hasattr(obj, "booster_") else None
         return _lgb_boosted(booster, info, source=f"memory ({name})", classes=classes)
-    raise InvalidParameterError(f"{name} is not an XGBoost or LightGBM model")
+    if lib == "catboost":
+        from ..learners.catboost import catboost_json
+
+        try:
+            fitted = obj.is_fitted()
+        except Exception:  # noqa: BLE001
+            fitted = False
+        if not fitted:
+            raise InvalidInputError(f"{where} is not fitted")
+        info = check_catboost_json(catboost_json(obj), where)
+        classes = getattr(obj, "classes_", None) if hasattr(obj, "predict_proba") else None
+        return _cb_boosted(obj, info, source=f"memory ({name})", classes=classes, where=where)
+    raise InvalidParameterError(f"{name} is not an XGBoost, LightGBM or CatBoost model")
 
 
 def check_retraining_work(b: Boosted, n_rows: int, where: str) -> float:
@@ -829,7 +1051,8 @@ def xgb_leaf_records(model, X: np.ndarray, leaves: list[np.ndarray]) -> list[np.
     node's hessian sum, not a count of records); leaves no member reaches are left out."""
     xgb = require("xgboost", "an XGBoost model")
     kw = {} if model.rounds_ is None else {"iteration_range": (0, int(model.rounds_))}
-    ids = np.asarray(model.booster_.predict(xgb.DMatrix(X, nthread=1), pred_leaf=True, **kw)).astype(np.int64)
+    ids = np.asarray(model.booster_.predict(xgb.DMatrix(X, nthread=1, feature_names=model.booster_.feature_names),
+                                               pred_leaf=True, **kw)).astype(np.int64)
     ids = ids.reshape(X.shape[0], -1)
     out = []
     for t in range(min(ids.shape[1], len(leaves))):

@@ -362,8 +362,10 @@ class AuditConfig(BaseModel):
     # model
     model: Annotated[Path | None, Flag("--model", default="none: the demo's MLP is trained on the members",
                                        argument="model")] = Field(
-        None, description="The model to audit: a skops file, an XGBoost JSON/UBJSON or LightGBM text model file, or a "
-                     "torch state_dict with `module`.")
+        None, description="The model to audit: a skops file, an XGBoost JSON/UBJSON, LightGBM text or CatBoost "
+                          "JSON/cbm model file, a model registered in MLflow by its URI (`models:/NAME/VERSION`, "
+                          "`runs:/RUN_ID/PATH`; safe flavours only, docs/input.md), or a torch state_dict with "
+                          "`module`.")
     module: Annotated[str | None, Flag("--module")] = Field(
         None, description="With a torch state_dict `model`: its class, `package.module:Class`.")
     module_kwargs: Annotated[dict[str, Any], Flag("--module-kwargs")] = Field(
@@ -629,6 +631,14 @@ class RunOptions(BaseModel):
                           "`\"1e13\"`): a file declaring more trees, layers or iterations is refused before any "
                           "training, naming the estimate and the budget (docs/input.md). None: "
                           "`$LEAKAUDIT_WORK_BUDGET`, else 1e13, one to two hours of one core.")
+
+    mlflow: Annotated[str | None, Flag("--mlflow", default="none: not logged; the flag alone: MLFLOW_TRACKING_URI, "
+                                                       "else MLflow's default")] = Field(
+        None, description="Log the audit as an MLflow run at this tracking URI (the `mlflow` extra): the verdict as a "
+                          "tag, each check's value and interval as metrics, results.json, evidence.json and "
+                          "report.html as artifacts (docs/api.md, \"Logging to MLflow\"). The same store resolves a "
+                          "`model` given as `models:/NAME/VERSION` or `runs:/RUN_ID/PATH` (docs/input.md). "
+                          "`\"MLFLOW_TRACKING_URI\"`: MLflow's default store.")
 
     @field_validator("memory_budget", "work_budget")
     @classmethod

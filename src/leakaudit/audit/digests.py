@@ -40,8 +40,9 @@ Models (:func:`model_digest`):
   file ``safetensors.torch.save_file(model.state_dict(), path)`` writes. It needs safetensors (``pip install
   'leakaudit[lm]'``); a model whose weights take more than 2 GiB is not fingerprinted (its serialisation would take
   as much memory again);
-* an XGBoost or LightGBM model (forms ``xgboost-json``, ``lightgbm-text``): the SHA-256 of the library's own
-  serialisation (``Booster.save_raw("json")``, ``Booster.model_to_string()``);
+* an XGBoost, LightGBM or CatBoost model (forms ``xgboost-json``, ``lightgbm-text``, ``catboost-json``): the SHA-256
+  of the library's own serialisation (``Booster.save_raw("json")``, ``Booster.model_to_string()``, CatBoost's JSON
+  with its keys sorted);
 * any other model (a scikit-learn estimator or Pipeline, the demo's network; form ``skops-canonical-1``): its
   ``skops.io.dumps`` (never pickle). The zip that returns names each array after its memory address and stamps
   each member with the time, so its bytes differ at every call; the digest is of its contents made canonical: the
@@ -266,6 +267,11 @@ def _model_form_and_digest(model: Any) -> tuple[str, str]:
         return "xgboost-json", hashlib.sha256(bytes(booster.save_raw("json"))).hexdigest()
     if root == "lightgbm":
         return "lightgbm-text", hashlib.sha256(booster.model_to_string().encode("utf-8")).hexdigest()
+    if root == "catboost":
+        from ..learners.catboost import catboost_json
+
+        blob = json.dumps(catboost_json(booster), sort_keys=True).encode("utf-8")
+        return "catboost-json", hashlib.sha256(blob).hexdigest()
     return SKOPS_FORM, _skops_digest(model)
 
 

@@ -71,7 +71,8 @@ EVIDENCE_VERSION = 3
 
 #: distributions whose versions the audit's numbers depend on (the ones not installed are recorded as such)
 _LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "pydantic", "skops", "torch", "transformers", "peft",
-              "safetensors", "dp-accounting", "ray", "xgboost", "xgboost-cpu", "lightgbm")
+              "safetensors", "dp-accounting", "ray", "xgboost", "xgboost-cpu", "lightgbm",
+              "catboost")
 
 #: the audit's settings that name input files, and the role each file plays
 _INPUT_KEYS = {"model": "model", "train": "members", "test": "non-members", "data": "members and non-members",

@@ -249,6 +249,15 @@ class AuditResult(Result):
 
         return save_result(self, out)
 
+    def log_to_mlflow(self, tracking_uri: str | None = None, *, experiment: str = "leakaudit",
+                      run_name: str | None = None) -> str:
+        """Log this audit as a new MLflow run (the ``mlflow`` extra): the verdict as a tag, each check's value and
+        interval as metrics, results.json, evidence.json and report.html as artifacts
+        (:func:`leakaudit.audit.mlflow_log.log_to_mlflow`). Returns the run's id."""
+        from .mlflow_log import log_to_mlflow
+
+        return log_to_mlflow(self, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name)
+
     def __repr__(self) -> str:
         counts = ", ".join(f"{self.verdict.counts.get(s, 0)} {s}" for s in STATUSES)
         return (f"AuditResult(outcome={self.verdict.outcome!r}, checks: {counts}; "

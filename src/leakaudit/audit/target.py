@@ -5,7 +5,7 @@ Three ways to give a model:
 (a) a scikit-learn estimator saved with skops (``--model FILE.skops``): loaded
     only if every type in the file is trusted (never pickle); its training
     algorithm for reference models is ``clone(estimator)``;
-(a') an XGBoost JSON/UBJSON or LightGBM text model file (``--model m.json``,
+(a') an XGBoost JSON/UBJSON, LightGBM text or CatBoost JSON/cbm model file (``--model m.json``,
     ``m.ubj``, ``m.txt``): parsed and checked before the library reads it, and
     retrained by leakaudit's XGBoost or LightGBM learner with the recipe the
     model records (:mod:`.boosted`);
@@ -815,14 +815,14 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
 
 
 def boosted_target(data: AuditData, b, *, model_input: str = "auto"):
-    """The audited XGBoost or LightGBM model (a checked :class:`.boosted.Boosted`) as a :class:`Target`: fed what it
+    """The audited XGBoost, LightGBM or CatBoost model (a checked :class:`.boosted.Boosted`) as a :class:`Target`: fed what it
     was trained on (its feature names when they are the table's numeric columns or leakaudit's encoded columns,
     else what ``model_input`` states), its outputs mapped to the data's classes, retrained by the learner of its
     recipe."""
     from .boosted import check_retraining_work, generic_names, xgb_leaf_records
 
     C, class_names = data.n_classes, data.class_names
-    lib = "XGBoost" if b.library == "xgboost" else "LightGBM"
+    lib = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "catboost": "CatBoost"}[b.library]
     where = f"the {lib} model from {b.source}"
     raw = [str(c) for c in data.frame_mem.columns]
     enc = [str(c) for c in data.encoder.feature_names_out]

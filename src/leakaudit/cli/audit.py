@@ -12,6 +12,7 @@ each with the flag or input that would enable it.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import re
 import shlex
@@ -26,6 +27,8 @@ from ._echo import echo
 from ._typer import Command
 
 _NO_METAVAR = ""  # a switch takes no value: no "<bool>" beside it in --help
+#: ``--mlflow`` given without a URI: MLflow's own default tracking store (MLFLOW_TRACKING_URI, else MLflow's default)
+MLFLOW_DEFAULT = "MLFLOW_TRACKING_URI"
 
 
 def _in_words(description: str) -> str:
@@ -77,7 +80,10 @@ def _options() -> list[inspect.Parameter]:
         field, flag = fields[k], flagged[k]
         kind = _option_type(field.annotation)
         help_ = f"{_in_words(field.description or '')} (default: {_default_words(field, flag)})"
-        opt = typer.Option(None, *flag.names, help=help_, **({"metavar": _NO_METAVAR} if kind == Optional[bool] else {}))
+        extra = {"metavar": _NO_METAVAR} if kind == Optional[bool] else {}
+        if k == "mlflow":  # a value or none (_AuditCommand): --mlflow alone is MLflow's default store
+            extra = {"metavar": "[URI]"}
+        opt = typer.Option(None, *flag.names, help=help_, **extra)
         params.append(inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=opt))
     return params
 
@@ -87,12 +93,9 @@ def register(app: typer.Typer) -> None:
         """Audit a model: membership attacks, PDTP and the DTP-1 rule, attribute and property inference; a verdict."""
         import json
 
-        from ..audit.config import (AuditConfig, RunOptions, check_outputs_spare_inputs, load_config_and_options,
-                                    make_config, make_run_options)
+        from ..audit.config import AuditConfig, RunOptions, load_config_and_options, make_config, make_run_options
         from ..audit.output import check_out_writable
-        from ..audit.pipeline import check_inputs as _check_inputs
-        from ..audit.pipeline import run_audit
-        from ..exceptions import AuditInterrupted, InvalidParameterError
+        from ..exceptions import InvalidParameterError
 
         config = given.pop("config")
         if given.get("module_kwargs") is not None:
@@ -112,6 +115,18 @@ def register(app: typer.Typer) -> None:
             opts = make_run_options(**{k: v for k, v in run_flags.items() if v is not None})
         out_dir = opts.out
         check_out_writable(out_dir, name="--out")  # the library names the argument; here the flag
+        mlflow_uri = opts.mlflow
+        tracking = None if mlflow_uri in (None, MLFLOW_DEFAULT) else mlflow_uri
+        with contextlib.ExitStack() as stack:
+            cfg = _resolve_model_uri(cfg, tracking, stack, quiet=opts.quiet)
+            _audit(cfg, opts, out_dir, mlflow_uri, tracking)
+
+    def _audit(cfg, opts, out_dir, mlflow_uri, tracking) -> None:
+        from ..audit.config import check_outputs_spare_inputs
+        from ..audit.pipeline import check_inputs as _check_inputs
+        from ..audit.pipeline import run_audit
+        from ..exceptions import AuditInterrupted
+
         check_outputs_spare_inputs(cfg, out_dir)
         if opts.check_inputs:
             summ = _check_inputs(cfg, out_dir, memory_budget=opts.memory_budget, work_budget=opts.work_budget)
@@ -146,6 +161,11 @@ def register(app: typer.Typer) -> None:
                        + (f"; peak memory {peak:.0f} MB" if peak is not None else ""), err=True)
         echo(f"wrote {out_dir}/results.json, {out_dir}/records.csv, {out_dir}/report.html, "
                    f"{out_dir}/evidence.json")
+        if mlflow_uri is not None:
+            from ..audit.mlflow_log import log_audit_folder
+
+            run_id = log_audit_folder(res, out_dir, tracking_uri=tracking)
+            echo(f"logged MLflow run {run_id} at {tracking or 'the default tracking URI'}")
         if res.data.get("n_truncated"):
             echo(f"note: {res.data['n_truncated']} text(s) longer than the model's context of "
                        f"{res.target.get('context_length')} tokens were cut to it (records.csv: truncated = 1)")
@@ -159,7 +179,40 @@ def register(app: typer.Typer) -> None:
 
 
     audit.__signature__ = inspect.Signature(_options())
-    app.command(cls=Command)(audit)
+    app.command(cls=_AuditCommand)(audit)
+
+
+class _AuditCommand(Command):
+    """``leakaudit audit``: ``--mlflow`` takes a URI or none (alone, or before another option: MLflow's default
+    store)."""
+
+    def parse_args(self, ctx, args):
+        args = list(args)
+        for i, a in enumerate(args):
+            if a == "--mlflow" and (i + 1 == len(args) or args[i + 1].startswith("-")):
+                args.insert(i + 1, MLFLOW_DEFAULT)
+        return super().parse_args(ctx, args)
+
+
+def _resolve_model_uri(cfg, tracking: str | None, stack: contextlib.ExitStack, *, quiet: bool):
+    """``cfg`` with a ``--model`` given as an MLflow model URI (``models:/...``, ``runs:/...``) replaced by the model
+    file it names, downloaded into a temporary folder that ``stack`` removes (:func:`leakaudit.audit.mlflow_log.
+    model_from_uri`: safe flavours only)."""
+    import re
+    import tempfile
+
+    text = None if cfg.model is None else str(cfg.model)
+    m = re.search(r"(?:^|/)((?:models|runs):/.+)$", text or "")
+    if m is None:
+        return cfg
+    from ..audit.mlflow_log import model_from_uri
+
+    uri = m.group(1)
+    tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="leakaudit-model-"))
+    path, flavour = model_from_uri(uri, tmp, tracking_uri=tracking)
+    if not quiet:
+        echo(f"model: {uri} (MLflow flavour {flavour}) read from {path.name}", err=True)
+    return cfg.model_copy(update={"model": path})
 
 
 def verdict_line(verdict) -> str:

@@ -23,7 +23,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._extras import require
-from ..exceptions import InvalidParameterError, UnsupportedError
+from .._validation import clip
+from ..exceptions import InvalidParameterError, LeakauditError, UnsupportedError
 from ..learners.sklearn import _exit_with_parent
 
 __all__ = ["ChunkTask", "run_chunk", "InProcessBackend", "ProcessBackend", "DeviceProcessBackend", "RayBackend",
@@ -329,6 +330,11 @@ class RayBackend:
                     except ray.exceptions.RayTaskError as exc:
                         cause = exc.as_instanceof_cause()
                         raise cause from None
+                    except ray.exceptions.RayError as exc:  # the task's worker or node died, or Ray lost it
+                        raise LeakauditError(
+                            f"a Ray task was lost ({type(exc).__name__}: its worker or node died, or the cluster "
+                            f"went away: {clip(' '.join(str(exc).split()), 160)}); the models finished before it are "
+                            "in the model cache: run the audit again to resume from them") from None
                     yield j, result
         finally:
             for ref in pending:

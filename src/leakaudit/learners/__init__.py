@@ -15,6 +15,7 @@ from ._torch_utils import (
     torch_threads,
     unpack_params,
 )
+from .catboost import CatBoostLearner, CatBoostModel
 from .dp_sgd import DPSGD
 from .forest import RandomForest, RandomForestBank, RandomForestModel
 from .lgbm import LightGBMLearner, LightGBMModel
@@ -33,6 +34,8 @@ from .xgb import XGBoostLearner, XGBoostModel
 __all__ = [
     "DPSGD",
     "BayesInference",
+    "CatBoostLearner",
+    "CatBoostModel",
     "Capabilities",
     "Learner",
     "ListModelBank",

@@ -18,7 +18,7 @@ Examples
 --------
 >>> from leakaudit.learners.registry import get_learner, learner_names
 >>> learner_names(inputs="encoded")
-('mlp', 'logreg', 'tree', 'forest', 'knn', 'dp-mlp', 'xgboost', 'lightgbm')
+('mlp', 'logreg', 'tree', 'forest', 'knn', 'dp-mlp', 'xgboost', 'lightgbm', 'catboost')
 >>> learner_names(inputs="codes")
 ('nb', 'nb-unsmoothed', 'bayes-inference')
 >>> dict(get_learner("logreg").defaults)
@@ -169,6 +169,12 @@ def _xgboost(**params: Any):
     return XGBoostLearner(**params)
 
 
+def _catboost(**params: Any):
+    from .catboost import CatBoostLearner
+
+    return CatBoostLearner(**params)
+
+
 def _lightgbm(**params: Any):
     from .lgbm import LightGBMLearner
 
@@ -196,6 +202,9 @@ register_learner("xgboost", _xgboost, defaults={"n_rounds": 100},
 register_learner("lightgbm", _lightgbm, defaults={"n_rounds": 100},
                  description="LightGBM: 100 rounds of LightGBM's default trees (31 leaves, learning rate 0.1); the "
                              "lightgbm extra")
+register_learner("catboost", _catboost, defaults={"n_rounds": 100},
+                 description="CatBoost: 100 iterations of CatBoost's default oblivious trees (depth 6, its learning "
+                             "rate for the data's size); the catboost extra")
 register_learner("nb", _naive_bayes, defaults={"alpha": 1.0, "prior_smoothing": True}, inputs="codes",
                  description="naive Bayes with Laplace smoothing (Gaussian numeric columns)")
 register_learner("nb-unsmoothed", _naive_bayes, defaults={"alpha": 0.0, "prior_smoothing": False}, inputs="codes",

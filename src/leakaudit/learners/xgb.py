@@ -69,7 +69,7 @@ def booster_proba(booster, X: np.ndarray, objective: str, n_classes: int, rounds
     if X.shape[0] == 0:
         return np.zeros((0, n_classes))
     kw = {} if rounds is None else {"iteration_range": (0, int(rounds))}
-    d = xgb.DMatrix(X, nthread=1)
+    d = xgb.DMatrix(X, nthread=1, feature_names=booster.feature_names)  # a model fitted on named columns checks them
     binary = objective.startswith("binary:")
     if objective in ("binary:logistic", "multi:softprob"):
         out = np.asarray(booster.predict(d, **kw), dtype=np.float64)
