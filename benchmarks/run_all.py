@@ -327,6 +327,18 @@ def targets_section(res) -> list[str]:
     return lines + [""]
 
 
+def gpu_section(res: dict) -> list[str]:
+    """bench_gpu.py's table (reference CNNs and LM scoring on a CUDA GPU against the CPU), or why there is none."""
+    if "bench_gpu" not in res:
+        return ["Not measured: no session that ran the benchmarks has had a CUDA GPU. On one, "
+                "`python benchmarks/bench_gpu.py --quick` (or the full sizes) writes results/bench_gpu.json and this "
+                "report then shows its table, the GPU named in each row.", ""]
+    import bench_gpu
+
+    r = res["bench_gpu"]
+    return [f"`{r.get('command', 'python benchmarks/bench_gpu.py')}`", "", *bench_gpu.rows_for_results(r), ""]
+
+
 def write_report(log=None, quick=False) -> Path:
     res = _load(p for p in C.RESULTS.glob("*.json") if quick == p.stem.endswith("_quick"))
     if quick:
@@ -375,6 +387,7 @@ def write_report(log=None, quick=False) -> Path:
     out += ["## Few reference models: BaVarIA-style scoring vs LiRA and RMIA", ""]
     out += attack_quality_section(res, "bavaria", "CPU s, scoring only (the same reference models for all)")
     out += ["## Language models: batched scoring vs the transformers per-text loop", ""] + lm_scoring_section(res)
+    out += ["## Throughput on a GPU", ""] + gpu_section(res)
     out += ["## The machine's limit", ""] + machine_section(res)
     out += ["## Scaling", ""] + scaling_section(res)
     out += ["## Parallel speed-up", ""] + parallel_section(res)
