@@ -12,7 +12,7 @@ from .._results import Result
 from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks
 from .config import AuditConfig, Phrase, Phrased
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
-                       MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, RegisteredAnalysis, Resources,
+                       ExtractionSection, MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, RegisteredAnalysis, Resources,
                        Section, Settings, Skipped, TargetSection)
 
 if TYPE_CHECKING:
@@ -143,6 +143,8 @@ class AuditResult(Result):
     dp : with a claimed epsilon, the one-run audit of the DP-SGD recipe (``DpsgdAudit`` fields; optional, schema 1)
     dataset_inference : a language-model audit with ``dataset_inference``: the members as a set
         (``DatasetInference`` fields, ``comparable`` and ``verdict``; optional, schema 2)
+    extraction : a language-model audit with ``extraction``: (n, p)-extraction of the members' suffixes against the
+        non-members', generations and the members' most extractable spans (optional, schema 4)
     analyses : each analysis registered from outside leakaudit (:func:`leakaudit.register_analysis`): its title,
         description and values (optional, schema 2)
     skipped : analyses that could not run, each with its reason
@@ -170,6 +172,7 @@ class AuditResult(Result):
     mip: Optional[MipSection] = None
     dp: Optional[DpSection] = None
     dataset_inference: Optional[DatasetInferenceSection] = None
+    extraction: Optional[ExtractionSection] = None
     skipped: list[Skipped] = Field(default_factory=list)
     verdict: Verdict
     timings: dict[str, float]
