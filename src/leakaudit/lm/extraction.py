@@ -449,23 +449,26 @@ def _generations(model, sc: SamplerScores, m: np.ndarray, L: int, S: int, sample
     pick = {who: np.sort(rng.permutation(np.flatnonzero(ok & sel))[:n_generate])
             for who, sel in (("members", m), ("nonmembers", ~m))}
     out: dict = {"prefix_length": L, "suffix_length": S, "near_verbatim_distance": NEAR_VERBATIM}
-    for mode in ("greedy", "sampled"):
-        out[mode] = {}
-        for who, idx in pick.items():
-            if not idx.size:
+    idx = np.r_[pick["members"], pick["nonmembers"]].astype(int)
+    for mode in ("greedy", "sampled"):  # members and non-members in one batch: one call per decoding
+        gen = generate_continuations(model, [sc.ids[i][:start] for i in idx], suffix_length=S, sampler=sampler,
+                                     greedy=mode == "greedy", seed=s_sample, n_threads=n_threads)
+        mt = generation_match(gen, [sc.ids[i][start:start + S] for i in idx])
+        out[mode], lo = {}, 0
+        for who in ("members", "nonmembers"):
+            k_n = int(pick[who].size)
+            part = {key: v[lo:lo + k_n] for key, v in mt.items()}
+            lo += k_n
+            if not k_n:
                 out[mode][who] = None
                 continue
-            gen = generate_continuations(model, [sc.ids[i][:start] for i in idx], suffix_length=S, sampler=sampler,
-                                         greedy=mode == "greedy", seed=s_sample, n_threads=n_threads)
-            mt = generation_match(gen, [sc.ids[i][start:start + S] for i in idx])
-            k, kn = int(mt["exact"].sum()), int(mt["near_verbatim"].sum())
-            out[mode][who] = {"n": int(idx.size), "exact": k, "exact_rate": k / idx.size,
-                              "exact_interval": list(clopper_pearson(k, int(idx.size), confidence=confidence)),
-                              "near_verbatim": kn, "near_verbatim_rate": kn / idx.size,
-                              "near_verbatim_interval": list(clopper_pearson(kn, int(idx.size),
-                                                                             confidence=confidence)),
-                              "rouge_l": float(mt["rouge_l"].mean()),
-                              "edit_distance": float(mt["edit_distance"].mean())}
+            k, kn = int(part["exact"].sum()), int(part["near_verbatim"].sum())
+            out[mode][who] = {"n": k_n, "exact": k, "exact_rate": k / k_n,
+                              "exact_interval": list(clopper_pearson(k, k_n, confidence=confidence)),
+                              "near_verbatim": kn, "near_verbatim_rate": kn / k_n,
+                              "near_verbatim_interval": list(clopper_pearson(kn, k_n, confidence=confidence)),
+                              "rouge_l": float(part["rouge_l"].mean()),
+                              "edit_distance": float(part["edit_distance"].mean())}
     return out
 
 
