@@ -83,7 +83,7 @@ def one_seed(seed: int, *, m: int, secret_length: int, epochs: int, threads: int
         group = replace(c, included=np.where(copies == k, 1, -1).astype(np.int8))
         for r in range(k):  # one more copy of each of the group's canaries, at random places
             train = insert_canaries(train, group, random_state=s_ins + 100 * j + r)
-    t0, c0 = time.perf_counter(), time.process_time()
+    c0 = time.process_time()
     losses = train_lm(model, tok, train, epochs=epochs, seed=s_fine, lr=sz.lr, batch_size=sz.batch_size,
                       n_threads=threads)
     train_cpu = time.process_time() - c0
