@@ -228,10 +228,10 @@ def extraction_rates(log_p_seq: np.ndarray, is_member, *, n_values: Sequence[int
 
 def generate_continuations(model: Any, prefixes: Sequence[Sequence[int]], *, suffix_length: int, sampler: Sampler,
                            greedy: bool, seed: int, pad_token_id: int | None = None,
-                           n_threads: int | None = None) -> list[list[int]]:
+                           n_threads: int | None = 1) -> list[list[int]]:
     """The model's own continuation of each prefix (token ids, all of one length), ``suffix_length`` new tokens at
     most (fewer where it emits its end-of-text token): greedy, or sampled by ``sampler`` under ``seed`` (the
-    caller's global torch random state untouched)."""
+    caller's global torch random state untouched); on ``n_threads`` torch threads (None: torch's setting)."""
     import torch
 
     check_can_generate(model)
@@ -413,8 +413,10 @@ def extraction_audit(model: Any, tokenizer: Any, texts: Sequence[str], is_member
     eligible = ~np.isnan(lp).all(axis=1)
     extractable = np.where(eligible, n_p_extractable(lp, ns[-1], p).any(axis=1).astype(float), np.nan)
     s_pick, s_sample = spawn_seeds(random_state, 2)
+    # the continuations' steps are too small to share between threads (two threads cost ten times the CPU of one,
+    # measured on the tiny demo): one thread, whatever n_threads says for the forward pass
     generation = _generations(model, sc, m, Ls[0], int(suffix_length), sampler, int(n_generate), s_pick, s_sample,
-                              confidence, n_threads)
+                              confidence, 1)
     loc = localise(sc, tokenizer, span_length=int(suffix_length), target_logprobs=target_logprobs,
                    reference_logprobs=reference_logprobs)
     span_lp = np.full(len(sc.ids), np.nan)
