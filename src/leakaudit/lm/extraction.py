@@ -2,7 +2,7 @@
 the extractable text lies.
 
 Hayes, Swanberg, Chaudhari, Yona, Shumailov, Nasr, Choquette-Choo, Lee and Cooper, "Measuring memorization in
-language models via probabilistic extraction" (arXiv 2410.19482, 2024; NAACL 2025), Definition 3.1: a target suffix
+language models via probabilistic extraction" (arXiv 2410.19482, 2024), (n, p)-discoverable extraction: a target suffix
 ``s`` of a training text is *(n, p)-extractable* from its prefix ``x`` when a sampler that sees ``x`` emits ``s`` at
 least once in ``n`` independent tries with probability at least ``p``:
 
@@ -169,8 +169,8 @@ def suffix_log_probability(scores: SamplerScores, prefix_length: int, suffix_len
 
 
 def extraction_threshold(n: int, p: float) -> float:
-    """The least ``p_s`` at which a suffix is (n, p)-extractable: ``1 - (1 - p)^(1/n)`` (Hayes et al. 2024, Eq. 2
-    solved for ``p_s``)."""
+    """The least ``p_s`` at which a suffix is (n, p)-extractable: ``1 - (1 - p)^(1/n)`` (Hayes et al. 2024's
+    ``1 - (1 - p_s)^n >= p`` solved for ``p_s``)."""
     return float(-np.expm1(np.log1p(-p) / n))
 
 
@@ -364,14 +364,15 @@ def extraction_audit(model: Any, tokenizer: Any, texts: Sequence[str], is_member
     prefix_lengths : sequence of int, default (32,)
         Tokens of each text given as the prefix.
     suffix_length : int, default 32
-        Tokens of the target suffix after the prefix (Hayes et al. use 50 and 50).
+        Tokens of the target suffix after the prefix (discoverable extraction is often measured with 50-token
+        prefixes and suffixes; 32 fits the demo's short texts).
     n_values : sequence of int, default (1, 10, 100, 1000)
         Tries the attacker makes.
     p : float, default 0.9
         The probability with which the suffix must come out at least once in ``n`` tries.
     sampler : Sampler
-        Temperature and top-k of the attacker's decoding (default: temperature 1, top-40, Carlini et al. 2021's and
-        Hayes et al.'s choice).
+        Temperature and top-k of the attacker's decoding (default: temperature 1, top-40, the top-n sampling with
+        n = 40 of Carlini et al. 2021).
     confidence : float
         Of every interval.
     n_generate : int, default 32
