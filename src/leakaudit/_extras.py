@@ -32,6 +32,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "tokenizers": ("tokenizers", "lm"),
     "safetensors": ("safetensors", "lm"),
     "peft": ("peft", "lm"),
+    "rapidfuzz": ("rapidfuzz", "lm"),
     "opacus": ("opacus", "dp"),
     "dp_accounting": ("dp-accounting", "dp"),
     "pyarrow": ("pyarrow", "parquet"),

@@ -36,8 +36,18 @@ def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
     assert res["membership"]["lm_min_k_pp"]["auc"] > 0.8
     # the correction comes from the plan: every attack the scores allow (7 with a reference) x 2 checks + the blind
     # baseline's, and each check is named by its own attack's display name
-    assert len(v["checks"]) == 7 * 2 + 1 and v["check_confidence"] == pytest.approx(1 - 0.05 / 15)
+    # ... and extraction's one check
+    assert len(v["checks"]) == 7 * 2 + 1 + 1 and v["check_confidence"] == pytest.approx(1 - 0.05 / 16)
     assert ids["membership.lm_loss.auc"]["name"] == "loss: AUC"
+    # extraction ran under the default sampler; this model gives out no 32-token suffix, so its check is not exceeded
+    ex, xc = res["extraction"], ids["extraction.suffixes.rate_difference"]
+    assert ex["sampler"] == "sampling at temperature 1, top-40" and ex["n_values"] == [1, 10, 100, 1000]
+    assert ex["any_prefix"][-1]["members"]["n"] == ex["n_eligible_members"] > 30
+    assert xc["status"] in ("shown below", "undecided") and xc["interval"][0] <= xc["value"] <= xc["interval"][1]
+    assert ex["spans"] and ex["reference"] and ex["spans"][0]["record"].startswith("members.jsonl, row ")
+    ev = json.loads((out / "evidence.json").read_text())
+    regurgitation = next(c for c in ev["attack_classes"] if c["class"] == "reconstruction and regurgitation")
+    assert regurgitation["status"] == "tested" and regurgitation["checks"] == [xc["id"]]
     assert res["target"]["train_accuracy"] > res["target"]["test_accuracy"]
     rec = read_records_csv(out / "records.csv")  # without the quote before a text a spreadsheet would run
     assert len(rec) == 80 and rec["is_member"].sum() == 40
@@ -45,6 +55,7 @@ def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
     assert {"score_lm_loss", "score_lm_lira", "score_lm_rmia", "blind_baseline"} <= set(rec.columns)
     html = (out / "report.html").read_text()
     assert "Min-K%++" in html and "blind baseline" in html and "Zhang et al." in html
+    assert "Extraction: can the training text be drawn out?" in html and "max_extraction_rate_difference =" in html
     assert "recognises its fine-tuning texts" in html and "MIP noise" not in html  # what to do next, for texts
     assert "lm_min_k" not in html and "lm_loss" not in html  # attacks named in words, "flagged by" too
     # only what applies to a language model: its outputs are token log-probabilities, and no threshold or setting of
@@ -62,10 +73,11 @@ def test_dataset_inference_is_one_more_step_of_the_audit(tmp_path, tiny_demo):
     """--dataset-inference adds the members-as-a-set test as one planned check (the correction counts it), its
     section of results.json and of the report; the fine-tuned demo's members are detected as a set."""
     code, out = _audit(tmp_path, tiny_demo.target_dir, tiny_demo.members, tiny_demo.nonmembers,
-                       "--reference-dir", str(tiny_demo.base_dir), "--dataset-inference")
+                       "--reference-dir", str(tiny_demo.base_dir), "--dataset-inference", "--no-extraction")
     assert code == 0
     res = _results(out)
     v, di = res["verdict"], res["dataset_inference"]
+    assert res["extraction"] is None and "extraction" not in res["timings"]
     ids = {c["id"]: c for c in v["checks"]}
     assert len(v["checks"]) == 7 * 2 + 1 + 1 and v["check_confidence"] == pytest.approx(1 - 0.05 / 16)
     check = ids["dataset_inference.set_test"]
@@ -92,6 +104,9 @@ def test_model_that_never_saw_the_texts_is_not_reported(tmp_path, tiny_demo):
     assert v["outcome"] != "do not publish", v["headline"]
     assert not [c for c in v["checks"] if c["status"] == "exceeded"]
     assert any(s["name"].startswith("reference-model ratio") for s in _results(out)["skipped"])
+    # the null case of extraction: the base model's members are no more extractable than its non-members
+    xc = next(c for c in v["checks"] if c["id"] == "extraction.suffixes.rate_difference")
+    assert xc["status"] in ("shown below", "undecided") and abs(xc["value"]) < 0.05
 
 
 def test_split_that_differs_in_style_is_not_comparable(tmp_path, tiny_demo):
@@ -109,7 +124,8 @@ def test_split_that_differs_in_style_is_not_comparable(tmp_path, tiny_demo):
     assert code == 4 and v["outcome"] == "inconclusive"
     assert "not comparable" in v["headline"]
     assert res["membership"]["blind_baseline"]["comparable"] is False
-    assert all(c["status"] == "not measurable" for c in v["checks"])
+    assert all(c["status"] == "not measurable" for c in v["checks"])  # extraction's among them: the guard covers it
+    assert "extraction.suffixes.rate_difference" in {c["id"] for c in v["checks"]}
 
 
 @pytest.mark.slow
@@ -276,13 +292,14 @@ def test_language_model_audited_in_memory_as_from_its_directory(tmp_path, tiny_d
     from leakaudit.lm.load import load_causal_lm
 
     code, out = _audit(tmp_path, tiny_demo.target_dir, tiny_demo.members, tiny_demo.nonmembers,
-                       "--reference-dir", str(tiny_demo.base_dir), "--dataset-inference")
+                       "--reference-dir", str(tiny_demo.base_dir), "--dataset-inference", "--no-extraction")
     assert code == 0
     on_disk = _results(out)
     lm, base = load_causal_lm(tiny_demo.target_dir), load_causal_lm(tiny_demo.base_dir)
     members, nonmembers = tiny_texts
     res = leakaudit.audit(lm.model, pd.DataFrame({"text": members, "n": 1}), nonmembers, text_column="text",
-                          tokenizer=lm.tokenizer, references=[base.model], profile="smoke", dataset_inference=True)
+                          tokenizer=lm.tokenizer, references=[base.model], profile="smoke", dataset_inference=True,
+                          extraction=False)
     assert res.outcome == on_disk["verdict"]["outcome"] == "do not publish"
     got = {c.id: (c.status, c.value) for c in res.checks}
     want = {c["id"]: (c["status"], c["value"]) for c in on_disk["verdict"]["checks"]}
@@ -307,7 +324,7 @@ def test_language_model_audited_in_memory_as_from_its_directory(tmp_path, tiny_d
     assert ev["audit"]["command"] == (
         f"leakaudit.audit(<{type(lm.model).__name__}>, members=<DataFrame {len(members)}x2>, nonmembers=<list of "
         f"{len(nonmembers)} texts>, text_column='text', tokenizer=<{type(lm.tokenizer).__name__}>, "
-        f"references=[<{type(base.model).__name__}>], profile='smoke', dataset_inference=True)")
+        f"references=[<{type(base.model).__name__}>], profile='smoke', dataset_inference=True, extraction=False)")
     by = {f["role"]: f for f in ev["files"]}
     assert by["members"]["sha256"] == frame_digest(pd.DataFrame({"text": members, "n": 1}))
     assert by["non-members"]["sha256"] == array_digest(nonmembers)

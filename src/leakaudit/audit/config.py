@@ -406,6 +406,31 @@ class AuditConfig(BaseModel):
                            "a one-sided set-level test on the other, its power curve; one more check "
                            "(`dataset_inference.set_test`, which can show use, never safety), guarded by the blind "
                            "baseline.")
+    extraction: Annotated[bool, Flag("--extraction/--no-extraction")] = Field(
+        True, description="With `model_dir`: also measure extraction (Hayes et al. 2024's (n, p)-extraction): for each "
+                          "text and prefix length, the probability that the attacker's sampler emits the next "
+                          "`extraction_suffix` tokens, the share of members' suffixes extractable against the "
+                          "non-members' (the base rate), greedy and sampled generations on a sample, the members' most "
+                          "extractable spans; one more check (`extraction.suffixes.rate_difference`), guarded by the "
+                          "blind baseline ([lm.md](lm.md)).")
+    extraction_prefix: Annotated[list[int], Flag("--extraction-prefix")] = Field(
+        default_factory=lambda: [32], description="With `extraction`: the prefix lengths in tokens (a list; the flag is "
+                                                  "repeated); a text counts as extractable when its suffix after any "
+                                                  "of them is.")
+    extraction_suffix: Annotated[int, Flag("--extraction-suffix")] = Field(
+        32, ge=1, description="With `extraction`: the target suffix's length in tokens.")
+    extraction_n: Annotated[list[int], Flag("--extraction-n")] = Field(
+        default_factory=lambda: [1, 10, 100, 1000], description="With `extraction`: the numbers of tries n the "
+                                                                "rates are given for (the flag is repeated); the "
+                                                                "check reads the largest.")
+    extraction_p: Annotated[float, Flag("--extraction-p")] = Field(
+        0.9, gt=0, lt=1, description="With `extraction`: a suffix is (n, p)-extractable when n tries emit it at least "
+                                     "once with probability at least p.")
+    extraction_temperature: Annotated[float, Flag("--extraction-temperature")] = Field(
+        1.0, gt=0, description="With `extraction`: the attacker's sampling temperature.")
+    extraction_top_k: Annotated[int, Flag("--extraction-top-k")] = Field(
+        40, ge=0, description="With `extraction`: the attacker samples from the k most probable tokens (1: greedy "
+                              "decoding; 0: all tokens).")
     hidden: list[int] = Field(
         default_factory=lambda: [64], description="Demo learner: hidden layer sizes.")
     activation: Literal["tanh", "relu"] = Field("tanh", description="Demo learner: activation.")
@@ -527,6 +552,16 @@ class AuditConfig(BaseModel):
         """``sensitive = "sex,race"`` (as the flag takes it) reads as ``["sex", "race"]``."""
         if isinstance(v, str):
             return [c.strip() for c in v.split(",") if c.strip()]
+        return v
+
+    @field_validator("extraction_prefix", "extraction_n")
+    @classmethod
+    def _positive_counts(cls, v: list[int]) -> list[int]:
+        """At least one prefix length (tokens) or number of tries, each at least 1."""
+        if not v:
+            raise ValueError("give at least one value")
+        if min(v) < 1:
+            raise ValueError(f"every value must be at least 1; got {min(v)}")
         return v
 
     @field_validator("reference_dir", mode="before")

@@ -152,6 +152,8 @@ def _policy_keys(check_id: str) -> list[str]:
         return ["max_dtp", "max_records_above_dtp", "max_unmeasured_dtp_share", "dtp_rule"]
     if head == "attribute":
         return ["max_attribute_advantage"]
+    if head == "extraction":
+        return ["max_extraction_rate_difference"]
     return {"structural.leaf_size": ["min_leaf_records"],
             "structural.parameters_per_record": ["max_parameters_per_record"]}.get(check_id, [])
 
@@ -266,19 +268,30 @@ def _attack_classes(results: dict, checks: list[dict], release: str | None) -> l
         out.append({"class": "attribute inference", "status": "not tested", "checks": [], "reason": why})
 
     inst = [c for c in by["structural"] if c["id"] == "structural.instance_based"]
-    if inst:
+    extracted = _measured([c for c in checks if c["analysis"] == "extraction"])
+    if extracted:
+        ex = results.get("extraction") or {}
+        out.append({"class": "reconstruction and regurgitation", "status": "tested", "checks": extracted,
+                    "reason": (f"(n, p)-extraction of the members' suffixes against the non-members' (Hayes et al. "
+                               f"2024; {ex.get('sampler', 'the stated sampler')}, up to "
+                               f"{max(ex.get('n_values') or [0]):,} tries), and the model's greedy and sampled "
+                               "continuations of a sample of prefixes, exact and near-verbatim")})
+    elif inst:
         out.append({"class": "reconstruction and regurgitation", "status": "tested", "checks": [inst[0]["id"]],
                     "reason": ("in part: the structural check reads whether the model file keeps training records "
                                "verbatim (recoverable by whoever holds it); no attack reconstructs records from the "
                                "model's outputs" + ("" if release == "weights" else
                                                     "; a served model's file is not exposed, so this matters if "
                                                     "the file is ever released"))})
+    elif text:
+        unmeasured = [c for c in checks if c["analysis"] == "extraction"]
+        why = (unmeasured[0]["sentence"] if unmeasured else _skipped_reason(results, "extraction")
+               or "extraction was not asked for (`extraction = false`)")
+        out.append({"class": "reconstruction and regurgitation", "status": "not tested", "checks": [], "reason": why})
     else:
         out.append({"class": "reconstruction and regurgitation", "status": "not tested", "checks": [],
                     "reason": ("no structural check ran (it reads a scikit-learn or torch model file) and leakaudit "
-                               "runs no attack that reconstructs records" +
-                               (" or extracts memorised text from the model" if text else "") +
-                               " from the model's outputs")})
+                               "runs no attack that reconstructs records from the model's outputs")})
 
     out.append({"class": "model inversion", "status": "not tested", "checks": [],
                 "reason": ("leakaudit runs no model-inversion attack (reconstructing inputs or class representatives "

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..exceptions import NotEstimableWarning
 from ..metrics import DEFAULT_FPRS, empirical_epsilon, evaluate_membership
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped
+from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
 from .config import AuditConfig, phrase
 from .context import SeedsFor
 from .membership_stage import attack_checks
@@ -240,7 +240,8 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
                              batch_tokens=BATCH_TOKENS, n_threads=n_threads)
         ref_ts = [score_texts(r.model, r.tokenizer, all_texts, max_length=r.context_length,
                               batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False) for r in refs]
-    scored = LMScores(texts=all_texts, is_member=m, target=ts, references=ref_ts, scores_only=lm is None)
+    scored = LMScores(texts=all_texts, is_member=m, target=ts, references=ref_ts, scores_only=lm is None, model=lm,
+                      names=tuple(f"{src}, row {int(r)}" for src, r in zip(texts.source, texts.row)))
     plan = with_registered(LM_PLAN, "text")
     planned = plan.planned_checks(cfg, texts, scored)
     ctx = LMContext(cfg=cfg, check_confidence=check_confidence(cfg.confidence, sum(planned.values())),
@@ -297,6 +298,8 @@ class LMScores:
     target: object  # leakaudit.lm.score.TokenScores
     references: list
     scores_only: bool = False  # per-token scores given, no model
+    model: object = None  # the audited leakaudit.lm.load.LoadedLM (None: scores only)
+    names: tuple = ()  # each text's name in sentences: its file and row (1 = the first row), members first
 
 
 @dataclass(frozen=True)
@@ -420,14 +423,97 @@ def _dataset_inference(ctx: LMContext, done) -> Analysis:
     return Analysis(name="dataset_inference", summary=summary, checks=(check,))
 
 
+def _extraction_needs_model(ctx: LMContext, done) -> Skipped | None:
+    """Scores given without the model: extraction needs the model's logits and its own decoding."""
+    if not ctx.scored.scores_only:
+        return None
+    return Skipped(name="extraction", reason="it needs the model's next-token distributions and its own decoding, "
+                                             "which per-token scores alone do not give",
+                   fix=phrase("give the model itself ({0})", "model_dir"), missing=["model"])
+
+
+def _extraction(ctx: LMContext, done) -> Analysis:
+    """Hayes et al.'s (n, p)-extraction of the members' suffixes against the non-members' (the base rate), with
+    generations and the members' most extractable spans (:func:`leakaudit.lm.extraction.extraction_audit`), judged
+    by one check: the members' rate minus the non-members' at the largest ``n``, its Newcombe interval at the checks'
+    confidence against ``max_extraction_rate_difference``. The membership step's blind baseline guards it: where the
+    texts alone tell the two sets apart, the difference is not the model's and the check is not measurable."""
+    from ..exceptions import UnsupportedError
+    from ..lm.extraction import Sampler, extraction_audit
+
+    cfg, cc, sc = ctx.cfg, ctx.check_confidence, ctx.scored
+    thr = cfg.thresholds.max_extraction_rate_difference
+    common = dict(id="extraction.suffixes.rate_difference", analysis="extraction",
+                  name="extraction: members' rate above the base rate", threshold=thr, confidence=cc)
+    lm = sc.model
+    try:
+        ex = extraction_audit(
+            lm.model, lm.tokenizer, sc.texts, sc.is_member, prefix_lengths=cfg.extraction_prefix,
+            suffix_length=cfg.extraction_suffix, n_values=cfg.extraction_n, p=cfg.extraction_p,
+            sampler=Sampler(cfg.extraction_temperature, cfg.extraction_top_k or None), confidence=cc,
+            target_logprobs=sc.target.logprobs, reference_logprobs=sc.references[0].logprobs if sc.references else None,
+            max_length=lm.context_length, n_threads=_threads(), random_state=ctx.seeds["extraction"])
+    except UnsupportedError as exc:
+        check = Check(**common, status=NOT_MEASURABLE, sentence=f"extraction was refused: {exc}",
+                      fix=phrase("give a causal language model that generates, or leave extraction out ({0})",
+                                 ("extraction", "false")))
+        return Analysis(name="extraction", checks=(check,))
+    s = ex.summary
+    row = s["any_prefix"][-1]
+    a, b = row["members"], row["nonmembers"]
+    what = (f"({row['n']:,}, {s['p']:g})-extractable suffixes of {s['suffix_length']} tokens after "
+            f"{_prefixes(s['prefix_lengths'])} ({s['sampler']})")
+    bb = done["membership"].extras["blind"]
+    if not a["n"] or not b["n"]:
+        check = Check(**common, status=NOT_MEASURABLE,
+                      sentence=f"extraction cannot be judged: {a['n']} member and {b['n']} non-member texts are as "
+                               f"long as a prefix and a suffix ({min(s['prefix_lengths']) + s['suffix_length']} "
+                               "tokens at least)",
+                      fix=phrase("give shorter prefixes or suffixes ({0}, {1}), or longer texts", "extraction_prefix",
+                                 "extraction_suffix"))
+    elif bb.p_value <= 1 - cc:
+        check = Check(**common, status=NOT_MEASURABLE, value=row["difference"],
+                      interval=tuple(row["difference_interval"]),
+                      sentence="extraction cannot be judged against the base rate: the member and non-member texts "
+                               f"differ by themselves (blind baseline p = {bb.p_value:.3g}), so the non-members' rate "
+                               "is not the members' base rate",
+                      fix="draw the non-members from the members' distribution, then audit again",
+                      because="membership.blind_baseline.auc")
+    else:
+        d, (lo, hi) = row["difference"], row["difference_interval"]
+        measured = (f"{a['k']:,} of {a['n']:,} members' {what} against {b['k']:,} of {b['n']:,} non-members' (the "
+                    f"base rate): a difference of {d * 100:+.1f} points")
+        exceeded = lo > thr
+        check = Check(**common, status=EXCEEDED if exceeded else PASSED, value=d, interval=(lo, hi),
+                      sentence=(f"the model gives out its training text: {measured} (interval from {lo * 100:+.1f}, "
+                                f"above {thr * 100:g})") if exceeded else
+                               within_sentence(measured, f"[{lo * 100:+.1f}, {hi * 100:+.1f}] points", hi < thr,
+                                               f"{thr * 100:g} points"),
+                      fix="" if exceeded else undecided_fix("extraction rate difference", d, hi, thr, a["n"], b["n"]))
+    per_record = {"extraction_log_p": np.nanmax(np.where(np.isnan(ex.log_p), -np.inf, ex.log_p), axis=1),
+                  "extractable": ex.extractable, "extraction_span_log_p": ex.span_log_p}
+    per_record["extraction_log_p"][np.isnan(ex.log_p).all(axis=1)] = np.nan
+    spans = [{"record": sc.names[r["index"]] if sc.names else f"member #{r['index']}",
+              **{k: v for k, v in r.items() if k != "index"}} for r in s["spans"]]
+    return Analysis(name="extraction", summary={**s, "spans": spans}, checks=(check,), per_record=per_record)
+
+
+def _prefixes(lengths: list) -> str:
+    return (f"a prefix of {lengths[0]} tokens" if len(lengths) == 1 else
+            f"prefixes of {', '.join(map(str, lengths[:-1]))} or {lengths[-1]} tokens")
+
+
 #: the language-model audit's plan (:mod:`leakaudit.audit.plan`): its analyses, each declaring its checks, and its
 #: seed slots (appended only)
 LM_PLAN = Plan((Step("membership", "membership", "attacks on the texts' scores, and the blind baseline",
                      _lm_membership_checks, _lm_membership),
                 Step("dataset_inference", "dataset inference", "the members as a set (a set-level test and its power)",
                      lambda cfg, texts, scored: int(cfg.dataset_inference), _dataset_inference,
-                     when=lambda ctx, done: ctx.cfg.dataset_inference)),
-               seed_slots=("blind", "bootstrap", "epsilon", "dataset_inference"))
+                     when=lambda ctx, done: ctx.cfg.dataset_inference),
+                Step("extraction", "extraction", "(n, p)-extraction of the members' suffixes and generations",
+                     lambda cfg, texts, scored: int(cfg.extraction and not scored.scores_only), _extraction,
+                     when=lambda ctx, done: ctx.cfg.extraction, skip=_extraction_needs_model)),
+               seed_slots=("blind", "bootstrap", "epsilon", "dataset_inference", "extraction"))
 
 
 def _measure_blind(bb, m, fprs, cfg: AuditConfig, cc: float, seed: int) -> dict:

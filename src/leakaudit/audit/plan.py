@@ -355,7 +355,7 @@ def register_analysis(name: str, run: Callable, *, title: str, description: str,
         raise InvalidParameterError(f"name must be lower-case letters, digits and underscores; got {name!r}")
     if modality not in _REGISTERED:
         raise InvalidParameterError(f"modality must be one of {', '.join(_REGISTERED)}; got {modality!r}")
-    builtin = {s.name for s in STEPS} | {"dataset_inference"}
+    builtin = {s.name for s in STEPS} | {"dataset_inference", "extraction"}
     if name in builtin or (name in _REGISTERED[modality] and not force):
         raise InvalidParameterError(f"an analysis named {name!r} exists already"
                                     + ("" if name in builtin else "; give force=True to replace it"))

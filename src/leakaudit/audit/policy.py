@@ -157,6 +157,12 @@ _DEFAULT_SOURCES = {
                                 "by e^epsilon - 1, and Yeom et al. turn an attribute adversary into a membership "
                                 "adversary of the same advantage, so 0.05 is that bound at epsilon = ln 1.05 = 0.049; "
                                 "no regulator gives a number"),
+    "max_extraction_rate_difference": (f"{_CHOICE}: at most 1 member text in 100 more whose suffix comes out of the "
+                                       "model within n tries than of text it never saw (the base rate, of text anyone "
+                                       "could guess); the EDPB's support-pool report on LLM privacy risks (2025) and "
+                                       "the GPAI Code of Practice ask that regurgitation be tested, and Opinion 28/2024 "
+                                       "that the likelihood of obtaining personal data from the model be "
+                                       "'insignificant'; none gives a number"),
     "epsilon_budget": f"{_CHOICE}: no budget unless the owner states one (no regulator gives an epsilon)",
     "epsilon_delta": (f"{_CHOICE}: the delta of the empirical epsilon lower bounds: 1e-5, the delta DP-SGD results "
                       "commonly report (Abadi et al. 2016), below 1 / n for any audit of fewer than 100,000 records "

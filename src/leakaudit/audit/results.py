@@ -12,9 +12,8 @@ from .._results import Result
 from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks
 from .config import AuditConfig, Phrase, Phrased
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
-                       DuplicatesSection,
-                       MipSection, PropertyEstimate, RecipeTest, RecordRiskSection, RegisteredAnalysis, Resources,
-                       Section, Settings, Skipped, TargetSection)
+                       DuplicatesSection, ExtractionSection, MipSection, PropertyEstimate, RecipeTest, RecordRiskSection,
+                       RegisteredAnalysis, Resources, Section, Settings, Skipped, TargetSection)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -146,6 +145,8 @@ class AuditResult(Result):
         (``DatasetInference`` fields, ``comparable`` and ``verdict``; optional, schema 2)
     duplicates : exact and near duplicates among the members and between members and non-members, and what they
         do to the per-record figures (``DuplicatesSection``; a tabular audit; optional, schema 4)
+    extraction : a language-model audit with ``extraction``: (n, p)-extraction of the members' suffixes against the
+        non-members', generations and the members' most extractable spans (optional, schema 4)
     analyses : each analysis registered from outside leakaudit (:func:`leakaudit.register_analysis`): its title,
         description and values (optional, schema 2)
     skipped : analyses that could not run, each with its reason
@@ -174,6 +175,7 @@ class AuditResult(Result):
     dp: Optional[DpSection] = None
     dataset_inference: Optional[DatasetInferenceSection] = None
     duplicates: Optional[DuplicatesSection] = None
+    extraction: Optional[ExtractionSection] = None
     skipped: list[Skipped] = Field(default_factory=list)
     verdict: Verdict
     timings: dict[str, float]

@@ -26,7 +26,8 @@ __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INT
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
            "PropertyEstimate", "MipSection", "DpSection", "DatasetInferenceSection", "DuplicatesSection", "RecordRiskSection",
            "StageResources", "Resources", "Settings", "RecipeTest", "Records", "DtpScreening", "DtpRemoval",
-           "UnmeasuredBound", "Doubling", "RemovalScreening", "SetTest", "PowerCurve", "RetrainingRecipe"]
+           "UnmeasuredBound", "Doubling", "RemovalScreening", "SetTest", "PowerCurve", "RetrainingRecipe",
+           "ExtractionSection"]
 
 MEASURED_SCHEMA = {"type": ["number", "null"], "description": "a measured value; null: could not be measured (NaN, inf)"}
 INTERVAL_SCHEMA = {"type": ["array", "null"], "items": {"type": ["number", "null"]}, "minItems": 2, "maxItems": 2,
@@ -418,6 +419,72 @@ class DuplicatesSection(Section, Phrased):
 
     def _omitted(self) -> set[str]:
         return {k for k in ("fix", "fix_parts") if not getattr(self, k)}
+
+
+RateCount = _section(
+    "RateCount", "``k`` of ``n`` texts, the rate and its Clopper-Pearson interval.", k=(int, ...), n=(int, ...),
+    rate=Measured, interval=Interval)
+
+ExtractionRate = _section(
+    "ExtractionRate", "(n, p)-extraction at one number of tries ``n``: the least suffix probability that is\n"
+    "extractable (``threshold_p_seq``), the members' and non-members' rates and their difference with Newcombe's\n"
+    "interval.", n=(int, ...), threshold_p_seq=(float, ...), members=(RateCount, ...), nonmembers=(RateCount, ...),
+    difference=Measured, difference_interval=Interval)
+
+PrefixRates = _section("PrefixRates", "The extraction rates of suffixes after one prefix length (tokens).",
+                       prefix_length=(int, ...), rates=(list[ExtractionRate], ...))
+
+GenerationMatch = _section(
+    "GenerationMatch", "Continuations of ``n`` prefixes against their true suffixes: exact and near-verbatim matches\n"
+    "(each with its Clopper-Pearson interval), mean ROUGE-L F1 and mean normalised edit distance over tokens.",
+    **_all((int, ...), "n exact near_verbatim"), **_all(Measured, "exact_rate near_verbatim_rate rouge_l edit_distance"),
+    **_all(Interval, "exact_interval near_verbatim_interval"))
+
+Generations = _section(
+    "Generations", "The model's greedy and sampled continuations of a seeded sample of prefixes.",
+    **_all((int, ...), "prefix_length suffix_length"), near_verbatim_distance=(float, ...),
+    **{k: (dict[Literal["members", "nonmembers"], Optional[GenerationMatch]], ...) for k in ("greedy", "sampled")})
+
+PersonalData = _section("PersonalData", "A piece of a span that the personal-data detector marks.",
+                        kind=(Literal["e-mail", "phone", "name"], ...), text=(str, ...))
+
+RaisedToken = _section("RaisedToken", "A token of a span's text and how much the audited model raised its\n"
+                       "log-probability against the reference model (nats).", token=(str, ...), delta=Measured)
+
+ExtractableSpan = _section(
+    "ExtractableSpan", "A member's most extractable span: the record, where the span starts (tokens), ``log p_s`` of\n"
+    "it under the sampler given the text before it, its text and up to 60 characters before it, the personal data\n"
+    "marked in it, and the tokens the audited model raised most against the reference (null: no reference).",
+    record=(str, ...), start=(int, ...), log_p=Measured, span=(str, ...), context=(str, ...),
+    personal_data=(list[PersonalData], Field(default_factory=list)), raised=Optional[list[RaisedToken]])
+
+
+class ExtractionSection(Section):
+    """A language-model audit's extraction (Hayes et al. 2024's (n, p)-extraction): the sampler and grid, the rates
+    per prefix length and over all of them (``any_prefix``, what the check reads at the largest ``n``), the
+    generations, the members' most extractable spans and the personal-data detector."""
+
+    sampler: str
+    temperature: float
+    top_k: Optional[int] = None
+    prefix_lengths: list[int]
+    suffix_length: int
+    n_values: list[int]
+    p: float
+    confidence: float
+    n_members: int
+    n_nonmembers: int
+    n_eligible_members: int
+    n_eligible_nonmembers: int
+    by_prefix: list[PrefixRates]
+    any_prefix: list[ExtractionRate]
+    generation: Optional[Generations] = None
+    spans: list[ExtractableSpan] = Field(default_factory=list)
+    n_members_with_personal_data: int = 0
+    personal_data_detector: str = ""
+    reference: bool = False
+    seconds: Optional[float] = None
+    cpu_seconds: Optional[float] = None
 
 
 class RegisteredAnalysis(BaseModel):

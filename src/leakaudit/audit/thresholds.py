@@ -35,6 +35,10 @@ class Thresholds(BaseModel):
     max_attribute_advantage: float = Field(
         0.05, gt=0, lt=1, description="Fail when attribute inference beats the no-model baseline by more than this "
                                       "(interval's lower end).")
+    max_extraction_rate_difference: float = Field(
+        0.01, ge=0, lt=1, description="A language model's audit: fail when the share of members' suffixes that are "
+                                      "(n, p)-extractable exceeds the non-members' share (the base rate) by more "
+                                      "than this (interval's lower end; check `extraction.suffixes.rate_difference`).")
     # structural checks: run for a release of the model itself (release = "weights"), before any training
     min_leaf_records: int = Field(5, ge=1, description="With `release = \"weights\"`: every leaf of a tree in the "
                                                        "model must hold at least this many training records "

@@ -53,6 +53,8 @@ def _default_words(field, flag) -> str:
 def _option_type(annotation):
     """The type the flag takes: paths, numbers and switches as they are; everything else as text (a JSON object, a
     comma-separated list, a size, one of a few names), which the settings model reads."""
+    if typing.get_origin(annotation) is list:  # a list setting that cannot be none: a repeated flag
+        return Optional[annotation]
     kinds = [a for a in (typing.get_args(annotation) or (annotation,)) if a is not type(None)]
     if kinds == [bool]:
         return Optional[bool]
@@ -105,7 +107,8 @@ def register(app: typer.Typer) -> None:
                 raise InvalidParameterError(f"--module-kwargs is not valid JSON: {exc}") from None
             if not isinstance(given["module_kwargs"], dict):
                 raise InvalidParameterError("--module-kwargs must be a JSON object of constructor arguments")
-        given["reference_dir"] = given.get("reference_dir") or None
+        for k in ("reference_dir", "extraction_prefix", "extraction_n"):  # a repeated flag not given: an empty list
+            given[k] = given.get(k) or None
         flags = {k: v for k, v in given.items() if k in AuditConfig.model_fields}
         run_flags = {k: v for k, v in given.items() if k in RunOptions.model_fields}
         if config:

@@ -49,12 +49,13 @@ def display_name(results: AuditResult, name: str) -> str:
 #: config keys that only describe the bundled demo (its data set and network): shown only in the demo's report
 _DEMO_ONLY = ("dataset", "n_members", "n_nonmembers", "hidden", "activation", "epochs")
 #: config keys of a language-model audit only
-_TEXT_ONLY = ("dataset_inference",)
+_TEXT_ONLY = ("dataset_inference", "extraction", "extraction_prefix", "extraction_suffix", "extraction_n",
+              "extraction_p", "extraction_temperature", "extraction_top_k")
 #: config keys of a tabular audit only (retraining, PDTP, class labels): not shown in a language model's report
 _TABULAR_ONLY = ("model_input", "backend", "address", "cache_dir", "dtp_rule", "removal", "claimed_epsilon", "label",
                  "sensitive", "population", "model", "module", "predictions_train", "predictions_test")
 #: the thresholds of the checks a language model's audit makes (its attacks' AUC and TPR at a low FPR)
-_TEXT_THRESHOLDS = ("low_fpr", "max_tpr_at_low_fpr", "max_auc")
+_TEXT_THRESHOLDS = ("low_fpr", "max_tpr_at_low_fpr", "max_auc", "max_extraction_rate_difference")
 #: config keys shown elsewhere in the report, or internal
 _CONFIG_SHOWN_ELSEWHERE = ("thresholds", "profile", "training", "module_kwargs")
 _AUC_METHODS = {"delong-logit": "DeLong's variance on the logit scale", "delong": "DeLong's variance",
@@ -249,6 +250,43 @@ def _dataset_inference(di: dict | None) -> dict | None:
             "test": "Welch t-test" if test is None or test.test == "welch" else "permutation test",
             "p": fmt(p), "level": fmt(di.alpha), "n_test": " + ".join(f"{n:,}" for n in test.n_test) if test else "",
             "repeats": power.n_repeats if power else 0, "power": "; ".join(sizes) or "not measured"}
+
+
+def _extraction(ex) -> dict | None:
+    """The extraction section's words and tables: the rates per prefix length and number of tries, the
+    generations, and the members' most extractable spans (their text escaped by the template)."""
+    if not ex:
+        return None
+
+    def rate(r) -> str:
+        return f"{r.k:,} / {r.n:,} = {fmt(r.rate, '%')} {fmt_interval(r.interval, '.3f')}" if r.n else MISSING
+
+    rows = [(f"{pr.prefix_length}", f"{x.n:,}", fmt(x.threshold_p_seq, ".3g"), rate(x.members), rate(x.nonmembers),
+             f"{fmt(x.difference, '+.3f')} {fmt_interval(x.difference_interval, '+.3f')}")
+            for pr in ex.by_prefix for x in pr.rates]
+    if len(ex.by_prefix) > 1:
+        rows += [("any", f"{x.n:,}", fmt(x.threshold_p_seq, ".3g"), rate(x.members), rate(x.nonmembers),
+                  f"{fmt(x.difference, '+.3f')} {fmt_interval(x.difference_interval, '+.3f')}") for x in ex.any_prefix]
+    gen = []
+    g = ex.generation
+    for mode in ("greedy", "sampled") if g else ():
+        for who in ("members", "nonmembers"):
+            m = getattr(g, mode).get(who)
+            if m is not None:
+                gen.append((mode, "members" if who == "members" else "non-members", f"{m.n:,}",
+                            f"{m.exact:,} ({fmt(m.exact_rate, '%')}, {fmt_interval(m.exact_interval, '.2f')})",
+                            f"{m.near_verbatim:,} ({fmt(m.near_verbatim_rate, '%')}, "
+                            f"{fmt_interval(m.near_verbatim_interval, '.2f')})", fmt(m.rouge_l, ".2f")))
+    spans = [{"record": sp.record, "p": fmt(math.exp(sp.log_p) if as_number(sp.log_p) is not None else 0.0, ".3g"),
+              "context": sp.context, "span": sp.span,
+              "pii": "; ".join(f"{d.kind}: {d.text}" for d in sp.personal_data),
+              "raised": ", ".join(f"{t.token!r} {fmt(t.delta, '+.1f')}" for t in sp.raised) if sp.raised else ""}
+             for sp in ex.spans]
+    return {"sampler": ex.sampler, "suffix": ex.suffix_length, "p": f"{ex.p:g}", "rows": rows, "generation": gen,
+            "gen_prefix": g.prefix_length if g else None, "near": f"{g.near_verbatim_distance:g}" if g else "",
+            "spans": spans, "detector": ex.personal_data_detector, "reference": ex.reference,
+            "n_pii": ex.n_members_with_personal_data, "n_members": ex.n_members,
+            "eligible": f"{ex.n_eligible_members:,} members and {ex.n_eligible_nonmembers:,} non-members"}
 
 
 def _record_risk_words(results: AuditResult) -> str:
@@ -705,7 +743,8 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         threat_model=verdict.threat_model,
         checks=check_rows,
         thresholds=[(k, _plain(v)) for k, v in thresholds.items()
-                    if v is not None and (k in _TEXT_THRESHOLDS or data.get("kind") != "text")],
+                    if v is not None and (k in _TEXT_THRESHOLDS if data.get("kind") == "text"
+                                          else k != "max_extraction_rate_difference")],
         next_steps=_next_steps(results, records, check_rows),
         membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
         attacks_run=[(display_name(results, a), v["description"]) for a, v in membership.items() if v.get("description")],
@@ -716,6 +755,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         lm_attacks=[(v["display"], v["reference"]) for v in membership.values() if v.get("reference")],
         blind=next((v for v in membership.values() if "comparable" in v), None),
         dataset_inference=_dataset_inference(results.dataset_inference),
+        extraction=_extraction(results.extraction),
         auc_method=", ".join(sorted({_AUC_METHODS.get(str(v.get("auc_ci_method")), str(v.get("auc_ci_method")))
                                      for v in membership.values() if v.get("auc_ci_method")})),
         dtp=dtp, dtp_answer=_dtp_answer(results, records),
