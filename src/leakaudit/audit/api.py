@@ -144,8 +144,9 @@ def audit(model: Any = None, members=None, nonmembers=None, *, label: str | None
           memory_budget: int | str | None = None, random_state: int | None = None, **settings) -> AuditResult:
     """Audit a fitted model on its members and non-members, in memory: membership attacks, PDTP and the DTP-1
     rule, attribute and property inference, MIP; a verdict. For a causal language model: the attacks on its texts'
-    token scores, the blind baseline and, with ``dataset_inference=True``, the members as a set (as ``leakaudit
-    audit --model-dir``).
+    token scores, the blind baseline, (n, p)-extraction of the members' suffixes (``extraction=False`` skips it;
+    ``extraction_prefix``, ``extraction_n``, ... as ``leakaudit audit --extraction-*``) and, with
+    ``dataset_inference=True``, the members as a set (as ``leakaudit audit --model-dir``).
 
     Parameters
     ----------

@@ -303,8 +303,9 @@ def _attack_classes(results: dict, checks: list[dict], release: str | None) -> l
                     "reason": "the model file is published: there is no model left to extract by querying it"})
     else:
         out.append({"class": "extraction", "status": "not tested", "checks": [],
-                    "reason": ("leakaudit runs no extraction attack (copying the model, or drawing training data "
-                               "out of it, by querying it)")})
+                    "reason": ("leakaudit runs no model-extraction attack (copying the model by querying it); "
+                               "drawing training text out of a language model is the reconstruction and "
+                               "regurgitation class above")})
     return out
 
 
