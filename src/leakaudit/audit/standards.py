@@ -143,6 +143,12 @@ CHECKS: tuple[CheckMapping, ...] = (
     CheckMapping("structural.parameters_per_record", None, (),
                  "a risk factor: the model's parameters per training record, against max_parameters_per_record",
                  "any standard's control: no item of AISVS 1.0, NIST AI 100-2e2025 or ATLAS names it"),
+    CheckMapping("extraction.suffixes.rate_difference", "reconstruction and regurgitation",
+                 ("C11.4", "data reconstruction", "AML.T0057"),
+                 "whether the members' suffixes are (n, p)-extractable from their prefixes under the stated sampler "
+                 "more often than the non-members' (Hayes et al. 2024): training text a prompt can draw out",
+                 "extraction without the members' own prefixes (untargeted generation), or of text the audit was "
+                 "not given"),
     CheckMapping("dataset_inference.set_test", "membership inference", ("membership inference", "AML.T0024.000"),
                  "whether the members, as a set, were used to train the language model (Maini et al. 2024)",
                  "any one record's membership (AISVS 11.3.3 is per record)"),
