@@ -111,3 +111,10 @@ def test_a_bad_tiers_value_is_one_line_and_exit_2(tmp_path, capsys):
     lines = [ln for ln in cap.err.splitlines() if ln.strip()]
     assert len(lines) == 1 and "tiers" in lines[0] and "Traceback" not in cap.err, cap.err
     assert not (tmp_path / "o").exists()
+
+
+def test_the_command_offers_tiers(capsys):
+    from leakaudit.cli import main
+
+    assert main(["audit", "--help"]) == 0
+    assert "--tiers" in capsys.readouterr().out
