@@ -201,7 +201,9 @@ optional
         Any audit setting of :class:`~leakaudit.audit.config.AuditConfig` that is not about files: ``profile``
         ("smoke", "standard", "thorough"), ``seed``, ``thresholds`` (a dict or
         :class:`~leakaudit.audit.config.Thresholds`), ``confidence``, ``dtp_rule``, ``epsilon_budget``,
-        ``claimed_epsilon``, ``backend``, ``cache_dir``, ... Nothing is written to disk unless asked: the trained
+        ``claimed_epsilon``, ``tiers`` ("auto": the checks that train no model first at profile "standard", the
+        reference models and PDTP only when those leave the verdict open; "off": run everything), ``backend``,
+        ``cache_dir``, ... Nothing is written to disk unless asked: the trained
         reference models are cached (so that an interrupted audit resumes) only in ``cache_dir``, or in
         ``$LEAKAUDIT_CACHE`` where that is set; without either, nothing is cached.
 

@@ -21,7 +21,7 @@ from .._version import __version__
 from .._resources import peak_rss_mb
 from .checks import Analysis
 from .config import AuditConfig
-from .plan import Plan
+from .plan import Plan, not_needed
 from .release import threat_model
 from .results import AuditResult
 from .sections import RecordRiskSection
@@ -47,7 +47,7 @@ def assemble(plan: Plan, done: Mapping[str, Analysis], *, cfg: AuditConfig, comm
     analyses = [done[s.name] for s in plan.steps]
     recipe = next((a.extras["recipe"] for a in analyses if a.extras.get("recipe") is not None), None)
     verdict = decide(cfg, [c for a in analyses for c in a.checks], recipe=recipe, check_confidence=check_confidence,
-                     planned=planned)
+                     planned=planned, not_run=not_needed(done))
     if data.get("kind") == "text":  # a language model's outputs are its tokens' log-probabilities, not class scores
         verdict = verdict.model_copy(update={"threat_model": threat_model(cfg.release, text=True)})
     sections: dict = {}

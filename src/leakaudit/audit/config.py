@@ -489,6 +489,15 @@ class AuditConfig(BaseModel):
                           "(PDTP again without them, and the accuracy cost): it retrains the recipe over the "
                           "profile's `dtp_removal_seeds` paired seeds, often the audit's longest stage (results.json's "
                           "`timings` give its seconds as `dtp_removal`). Informational: it adds no check.")
+    tiers: Annotated[Literal["auto", "on", "off"], Flag("--tiers")] = Field(
+        "auto", description="Run a tabular audit in tiers: first the checks that train no model (the loss attack, "
+                            "attribute inference and, for a released model file, the structural checks), then the "
+                            "reference models (LiRA, RMIA, the shadow-model attack) and PDTP only when those leave "
+                            "the verdict open. A check of the model already exceeded there withholds it (\"do not "
+                            "publish\", the same check at the same corrected confidence as in the full audit), and "
+                            "the analyses it made unnecessary are listed as not run; \"publish\" and "
+                            "\"inconclusive\" always come from the full audit. `auto`: on at profile `standard`, off "
+                            "at `smoke` and `thorough`; `on`; `off`: run everything.")
     epsilon_budget: Annotated[float | None, Flag("--epsilon-budget", default="none: no epsilon check")] = Field(
         None, ge=0, description="Fail when an attack's empirical epsilon lower bound exceeds this; none: no epsilon "
                                 "check.")
@@ -625,6 +634,11 @@ class AuditConfig(BaseModel):
     def is_lm(self) -> bool:
         """A causal language model is audited (``model_dir``, or its scores: ``logprobs_column``)."""
         return self.model_dir is not None or self.logprobs_column is not None
+
+    @property
+    def tiered(self) -> bool:
+        """Whether the audit runs in tiers (``tiers``; ``auto``: at profile ``standard`` only)."""
+        return self.tiers == "on" or (self.tiers == "auto" and self.profile == "standard")
 
     @property
     def settings(self) -> ProfileSettings:

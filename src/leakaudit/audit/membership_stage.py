@@ -128,8 +128,12 @@ def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
     return ref, n_pop, {**engine_stats(engine), "backend": cfg.backend, "outputs_on_disk": is_disk_backed(ref.probs)}
 
 
-def membership_analysis(ctx: AuditContext) -> Analysis:
-    """Run every applicable membership attack; checks on their AUC, TPR at low FPR and empirical epsilon."""
+def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> Analysis:
+    """Run every applicable membership attack; checks on their AUC, TPR at low FPR and empirical epsilon.
+
+    ``reference_models=False`` (a tiered audit's cheap tier, :mod:`leakaudit.audit.plan`): only the attacks that
+    need no reference models, with the same checks as in the whole analysis; the others are named, in words, in
+    ``extras["deferred"]`` (empty: nothing was left out), and no model is trained."""
     cfg, data, target = ctx.cfg, ctx.data, ctx.target
     probs = np.vstack([target.probs_mem, target.probs_non])
     X_mem, X_non, _ = target.inputs(data)
@@ -146,7 +150,9 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
     inputs = AttackInputs(probs=probs, y=y, X=X_query, train_loss=train_loss, extra=extra)
     resources, recipe = {}, None
     names, skipped = attack_plan(target, data, access)
-    if target.learner is not None and access == "scores":  # label-only attacks need no reference models
+    deferred = [n for n in names if not reference_models and "reference" in make_attack(n).needs]
+    names = [n for n in names if n not in deferred]
+    if reference_models and target.learner is not None and access == "scores":  # label-only attacks need none
         ref, n_pop, resources["reference_models"] = _reference_models(ctx, X_audit, y)
         # slices: views of the reference outputs, which may be a disk-backed array (engine/_store.py), not copies
         inputs = AttackInputs(
@@ -187,7 +193,8 @@ def membership_analysis(ctx: AuditContext) -> Analysis:
                                 epsilon_budget=cfg.epsilon_budget)
     return Analysis(name="membership", summary=metrics, checks=tuple(checks), skipped=tuple(skipped),
                     resources=resources, per_record=per_record,
-                    extras={"recipe": recipe, "reference": inputs.reference})
+                    extras={"recipe": recipe, "reference": inputs.reference,
+                            "deferred": [display_name(n) for n in deferred]})
 
 
 def _why_wide(interval, n1: int, n0: int, fpr: float | None = None) -> str:

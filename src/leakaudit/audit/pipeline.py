@@ -266,7 +266,7 @@ def _run_plan(cfg, command, st, seeds, data, target, engine, *, in_memory: bool,
                        check_confidence=check_confidence(cfg.confidence, sum(planned.values())),
                        record_names=tuple(record_name(s, r, index=i) for s, r, i in
                                           zip(sources["source"], sources["row"], sources["index"])))
-    done = run_plan(plan, ctx, st, planned)
+    done = run_plan(plan, ctx, st, planned, tiers=cfg.tiered)
     records, value_cols = _records(data, sources, reserved={"pdtp", "pdtp_lower_bound", "risk_rank", "flagged_by"})
     return assemble(plan, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
                     data={**data.summary(), "files": sources["files"], "record_columns": value_cols},

@@ -17,14 +17,15 @@ without being planned would make it too liberal, so :func:`run_plan` refuses tha
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from .checks import Analysis, Skipped
-from .config import SEED_SLOTS, phrase
+from .config import SEED_SLOTS, escaped, phrase
 from .context import AuditContext
 
-__all__ = ["Step", "Plan", "PLAN", "STEPS", "check_confidence", "run_plan", "register_analysis", "with_registered"]
+__all__ = ["Step", "Plan", "PLAN", "STEPS", "check_confidence", "run_plan", "register_analysis", "with_registered",
+           "not_needed", "CHEAP_TIER", "NOT_NEEDED"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,14 @@ class Step:
     skipped_by : str, optional
         The setting that skips this step, as the library and the command line spell it (``"removal=False,
         --no-removal"``): its progress line then says its share of the audit's time.
+    cheap : callable, optional
+        ``cheap(ctx, done) -> (Analysis, deferred)``: what of it a tiered audit runs in its cheap tier, before any
+        model is trained (``when`` and ``skip`` apply as to ``run``): checks that the whole step makes too, computed
+        the same way, and ``deferred``, the parts left for ``run`` in words (empty: this is the step's whole
+        result, and ``run`` is not called). None: nothing of it runs in the cheap tier.
+    expensive : bool, default=False
+        It trains models the decision may not need: a tiered audit whose cheap tier withheld the model does not run
+        it (nor the deferred parts of a step with ``cheap``) and lists it as not needed.
     """
 
     name: str
@@ -74,6 +83,8 @@ class Step:
     description: str = ""
     models: Callable[[AuditContext, Mapping[str, Analysis]], int] | None = None
     skipped_by: str | None = None
+    cheap: Callable[[AuditContext, Mapping[str, Analysis]], tuple[Analysis, list[str]]] | None = None
+    expensive: bool = False
 
 
 @dataclass(frozen=True)
@@ -228,6 +239,19 @@ def _membership(ctx, done):
     return membership_analysis(ctx)
 
 
+def _membership_cheap(ctx, done):
+    """The attacks that need no reference models (the loss attack), and the others' names, deferred."""
+    from .membership_stage import membership_analysis
+
+    result = membership_analysis(ctx, reference_models=False)
+    return result, list(result.extras["deferred"])
+
+
+def _whole(run: Callable) -> Callable:
+    """A step's ``cheap`` for one that trains no model: its whole result, nothing deferred."""
+    return lambda ctx, done: (run(ctx, done), [])
+
+
 def _dtp(ctx, done):
     from .dtp_stage import dtp_analysis
 
@@ -291,18 +315,18 @@ STEPS: tuple[Step, ...] = (
          _duplicates),
     Step("structural", "structural", "structural checks of the released model (no training)",
          lambda cfg, data, target: len(_structural(cfg, data, target) or ()), _structural_step,
-         when=lambda ctx, done: ctx.cfg.release == "weights"),
+         when=lambda ctx, done: ctx.cfg.release == "weights", cheap=_whole(_structural_step)),
     Step("membership", "membership", "membership attacks", _membership_checks, _membership,
-         models=_membership_models),
+         models=_membership_models, cheap=_membership_cheap, expensive=True),
     Step("dtp", "dtp", "leave-one-out PDTP of the training records",
          lambda cfg, data, target: 0 if _labels(cfg) else 1, _dtp, skip=_needs_scores("PDTP / DTP-1"),
-         models=_dtp_models),
+         models=_dtp_models, expensive=True),
     Step("removal", "dtp_removal", "PDTP again without the DTP-1 records, and the accuracy cost", _no_checks,
          _removal, when=_removal_applies, skip=_removal_not_asked, section="dtp.removal", models=_removal_models,
-         skipped_by="removal=False, --no-removal"),
+         skipped_by="removal=False, --no-removal", expensive=True),
     Step("attribute", "attribute", "attribute inference of the sensitive columns",
          lambda cfg, data, target: 0 if _labels(cfg) else len(data.sensitive or []),
-         _attribute, skip=_needs_scores("attribute inference")),
+         _attribute, skip=_needs_scores("attribute inference"), cheap=_whole(_attribute)),
     Step("property", "property", "estimating each sensitive group's share of the training data", _no_checks,
          _property, models=_property_models),
     Step("mip", "mip", "MIP noise for eta = 0.05 and its accuracy cost", _no_checks, _mip),
@@ -385,33 +409,85 @@ def check_confidence(confidence: float, n_checks: int) -> float:
     return 1 - (1 - confidence) / max(1, n_checks)
 
 
-def run_plan(plan: Plan, ctx, stages, planned: Mapping[str, int]) -> dict[str, Analysis]:
+#: the stage (results.json's ``timings`` key) of a tiered audit's cheap tier
+CHEAP_TIER = "cheap_tier"
+
+#: how a Skipped's reason starts when a tiered audit did not run an analysis because its cheap tier decided
+NOT_NEEDED = "not needed: "
+
+
+def run_plan(plan: Plan, ctx, stages, planned: Mapping[str, int], *, tiers: bool = False) -> dict[str, Analysis]:
     """Run each step in order (inside ``stages.stage(...)`` for its progress line); a step whose ``when`` is false
     gives an empty :class:`Analysis`. Returns every step's result by name.
+
+    ``tiers`` (a tiered audit, :attr:`~leakaudit.audit.config.AuditConfig.tiers`): first the cheap tier, each step's
+    :attr:`Step.cheap` part in plan order (one stage, :data:`CHEAP_TIER`). When a check it made withholds the model
+    (:func:`~leakaudit.audit.verdict.withholding`) the verdict is "do not publish" whatever else is found: the
+    :attr:`Step.expensive` steps and the deferred parts are not run, each listed as skipped with a reason that starts
+    :data:`NOT_NEEDED`, and the others run as usual. Otherwise every step runs as without tiers (a cheap part that
+    deferred nothing is reused), so the result is the full audit's. The checks planned, and so the correction, are
+    the full plan's either way.
 
     ``stages`` (:class:`~leakaudit.audit.progress.StageProgress`) is told about how many models each step trains
     (:attr:`Step.models`) before any runs, again as each starts, and 0 for a step that does not run: the progress
     counts the whole audit's models and the time left from them."""
+    from .verdict import withholding
+
     def expect(step, done) -> int:
         return int(step.models(ctx, done)) if step.models is not None else 0
 
-    stages.expect({s.stage: expect(s, {}) for s in plan.steps})
-    done: dict[str, Analysis] = {}
-    for step in plan.steps:
+    def not_running(step, done) -> Analysis | None:
+        """Why ``step`` does not run here: an empty result when its ``when`` is false, its ``skip`` entry; None: it
+        runs."""
         if step.when is not None and not step.when(ctx, done):
-            done[step.name] = Analysis(name=step.name)
-            stages.expect({step.stage: 0})
-            continue
+            return Analysis(name=step.name)
         skipped = step.skip(ctx, done) if step.skip is not None else None
-        if skipped is not None:
-            done[step.name] = Analysis(name=step.name, skipped=(skipped,))
-            stages.expect({step.stage: 0})
-            continue
-        stages.expect({step.stage: expect(step, done)})
-        with stages.stage(step.stage, step.title, skip=step.skipped_by):
-            result = step.run(ctx, done)
+        return None if skipped is None else Analysis(name=step.name, skipped=(skipped,))
+
+    def counted(step, result: Analysis) -> Analysis:
         if len(result.checks) > planned.get(step.name, 0):
             raise LeakauditError(f"internal error: the {step.name} analysis made {len(result.checks)} checks but "
                                  f"planned {planned.get(step.name, 0)}; the verdict's correction would be too liberal")
+        return result
+
+    stages.expect({s.stage: expect(s, {}) for s in plan.steps})
+    cheap: dict[str, tuple[Analysis, list[str]]] = {}  # a tiered audit's cheap parts, and what each deferred
+    if tiers:
+        with stages.stage(CHEAP_TIER, "cheap tier: the checks that train no model"):
+            for step in (s for s in plan.steps if s.cheap is not None):
+                earlier = {k: v[0] for k, v in cheap.items()}
+                why_not = not_running(step, earlier)
+                result, deferred = (why_not, []) if why_not is not None else step.cheap(ctx, earlier)
+                cheap[step.name] = counted(step, result), list(deferred)
+    decided = withholding([c for a, _ in cheap.values() for c in a.checks])
+    if decided:  # "do not publish" whatever else is found
+        names = "; ".join(c.name for c in decided)
+        not_needed = dict(
+            reason=phrase(escaped(f"{NOT_NEEDED}the cheap tier already decided \"do not publish\": "
+                                  f"{len(decided)} check{'s' if len(decided) > 1 else ''} of the given model "
+                                  f"exceeded {'their thresholds' if len(decided) > 1 else 'its threshold'} at the "
+                                  f"corrected confidence ({names}), which no further check can undo")),
+            fix=phrase("give {0} to run everything", ("tiers", "off")))
+    done: dict[str, Analysis] = {}
+    for step in plan.steps:
+        result, deferred = cheap.get(step.name, (None, []))
+        if result is not None and (decided or not deferred):  # its cheap part is all of it that runs
+            if deferred:
+                result = replace(result, skipped=(*result.skipped, Skipped(name=", ".join(deferred), **not_needed)))
+        elif decided and step.expensive:
+            result = not_running(step, done) or Analysis(name=step.name, skipped=(Skipped(name=step.title,
+                                                                                          **not_needed),))
+        elif (result := not_running(step, done)) is None:
+            stages.expect({step.stage: expect(step, done)})
+            with stages.stage(step.stage, step.title, skip=step.skipped_by):
+                result = counted(step, step.run(ctx, done))
+            done[step.name] = result
+            continue
+        stages.expect({step.stage: 0})
         done[step.name] = result
     return done
+
+
+def not_needed(done: Mapping[str, Analysis]) -> list[str]:
+    """The analyses a tiered audit did not run because its cheap tier had decided (their skipped entries' names)."""
+    return [sk.name for a in done.values() for sk in a.skipped if sk.reason.startswith(NOT_NEEDED)]

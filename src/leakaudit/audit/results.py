@@ -112,7 +112,7 @@ class Verdict(Result, Phrased):
                     f"{conf} (Bonferroni over the {planned} check{s}); the intervals below are these {cc} intervals.")
         return (f"Each check is judged at {cc} confidence, so that together they hold at {conf} (Bonferroni over the "
                 f"{planned} check{s} planned for these inputs, of which {self.n_checks} ran: a planned check that "
-                f"could not run only makes the others stricter); the intervals below are these {cc} intervals.")
+                f"did not run only makes the others stricter); the intervals below are these {cc} intervals.")
 
 
 _property = property

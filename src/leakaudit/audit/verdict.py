@@ -5,21 +5,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..exceptions import LeakauditError
 from .checks import BELOW, EXCEEDED, NOT_MEASURABLE, STATUSES, UNDECIDED, Check, rank_checks
-from .config import AuditConfig, Phrase, escaped
+from .config import AuditConfig, Phrase, escaped, phrase
 from .release import threat_model
 from .results import EXIT_CODES, Verdict
 
-__all__ = ["decide", "EXIT_CODES"]
+__all__ = ["decide", "withholding", "EXIT_CODES"]
+
+
+def withholding(checks: Sequence[Check]) -> list[Check]:
+    """The checks that withhold the model whatever else is found: exceeded, and describing the given model (one is
+    enough for "do not publish" under either burden of proof)."""
+    return [c for c in checks if c.status == EXCEEDED and c.describes == "model"]
 
 
 def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = None,
-           check_confidence: float | None = None, planned: Mapping[str, int] | None = None) -> Verdict:
+           check_confidence: float | None = None, planned: Mapping[str, int] | None = None,
+           not_run: Sequence[str] = ()) -> Verdict:
     """The outcome of the audit from its checks, under ``cfg.burden_of_proof``.
 
     ``planned``: the checks each analysis planned before any ran (the family ``check_confidence`` was corrected
     for, :func:`leakaudit.audit.plan.planned_checks`); recorded in the verdict beside the checks that ran. None: the
     family is the checks given.
+
+    ``not_run``: the analyses a tiered audit did not run because its cheap tier had already withheld the model
+    (:func:`leakaudit.audit.plan.run_plan`); the finding says so and how to run everything. They can only be given
+    with a check that withholds the model.
 
     Every check carries its status, decided at the corrected confidence (:class:`~leakaudit.audit.checks.Check`):
     exceeded, shown below, undecided or not measurable. The verdict keeps them ranked by strength of evidence
@@ -39,7 +51,7 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
     checks = rank_checks(checks)
     safety = cfg.burden_of_proof == "safety shown"
     by = {s: [c for c in checks if c.status == s] for s in STATUSES}
-    exceeded = [c for c in by[EXCEEDED] if c.describes == "model"]
+    exceeded = withholding(checks)
     recipe_only = [c for c in by[EXCEEDED] if c.describes == "recipe"]
     unmeasured, undecided = by[NOT_MEASURABLE], by[UNDECIDED]
     # undecided checks that keep "safety shown" from "publish" (a lower bound on epsilon cannot show safety at all)
@@ -52,6 +64,12 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
                    f"{'its threshold' if len(exceeded) == 1 else 'their thresholds'} {together}"
                    + (f", strongest first: {_names(exceeded, every=True)}." if len(exceeded) > 1
                       else f": {exceeded[0].name}."))
+        if not_run:  # the cheap tier decided: the analyses it made unnecessary, and the setting that runs them
+            finding = phrase(escaped(f"{finding[:-1]}; the cheap tier, which trains no model, decided this, so "
+                                     f"{_and(list(not_run))} did not run") + " ({0} runs everything).",
+                             ("tiers", "off"))
+    elif not_run:
+        raise LeakauditError("internal error: a tiered audit skipped analyses although no check withholds the model")
     elif recipe_only or unmeasured or blocking:
         outcome = "inconclusive"
         parts = []
