@@ -751,6 +751,15 @@ def boosted_section(res: dict) -> list[str]:
                + ", ".join(f"{f} {n}" for f, n in ben.items())
                + f"; the other benign families above have {BENIGN_SEEDS} "
                "seeds on Adult, and the seeds not run here were not run for time.\n")
+    t = res["aggregates"]["targets"]["safety shown"]["null"]
+    if t["n"] and not t["met"] and t["k"] == 0:  # no false alarm, but too few audits for the bar on the interval
+        from leakaudit.metrics import clopper_pearson
+
+        need = next(n for n in range(1, 10_000) if clopper_pearson(0, n)[1] <= NULL_MAX_UPPER)
+        out.insert(out.index(f"## {head}") + 7,
+                   f"No null audit of this section was withheld; its null target is not met only because "
+                   f"{t['n']} audits without a false alarm leave the interval's upper end at {_pct(t['ci'][1])}: "
+                   f"the bar of {_pct(NULL_MAX_UPPER)} needs at least {need} such audits.\n")
     return out + ["Cases of this section:", ""] + case_list(rows)
 
 
