@@ -13,7 +13,9 @@ folder and runs :func:`leakaudit.audit.pipeline.run_audit` on them with the case
 the benign cases), as a user would; the TorchMLP (leakaudit's demo learner) cases hand ``run_audit`` a prepared
 :class:`~leakaudit.audit.target.Target` instead, the null one on Adult through the demo's own data (members,
 non-members and population drawn by the audit seed; the target trained on further Adult records, disjoint from
-all three). The issue-47 cases draw from the table without its exact duplicate rows.
+all three). The issue-47 cases draw from the table without its exact duplicate rows. Issue 67's cases
+(:func:`boosted_cases`: XGBoost, LightGBM and CatBoost null, leaky and benign models on Adult, drawn likewise) hand
+``run_audit`` a prepared Target too: the fitted classifier as ``leakaudit.audit`` takes it in memory.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["Case", "cases", "quick_cases", "small_cases", "tiny_new_cases", "run_case", "verdict_of", "FAMILIES",
+__all__ = ["Case", "cases", "boosted_cases", "quick_cases", "small_cases", "tiny_new_cases", "run_case", "verdict_of", "FAMILIES",
            "DATASETS", "KINDS"]
 
 FAMILIES = {
@@ -46,6 +48,13 @@ FAMILIES = {
     "logistic": "scikit-learn LogisticRegression on leakaudit's encoding (retrained by leakaudit's LogisticRegression, "
                 "the same objective by Newton's method)",
     "decision_tree": "scikit-learn DecisionTreeClassifier on leakaudit's encoding (retrained by scikit-learn)",
+    "xgboost": "XGBoost's XGBClassifier on leakaudit's encoding, handed to run_audit in memory as leakaudit.audit "
+               "does (boosted_from_memory, boosted_target; retrained by leakaudit's XGBoostLearner with the recipe "
+               "the booster records)",
+    "lightgbm": "LightGBM's LGBMClassifier on leakaudit's encoding, handed to run_audit in memory (retrained by "
+                "leakaudit's LightGBMLearner with the recipe of the model's own text)",
+    "catboost": "CatBoost's CatBoostClassifier on leakaudit's encoding, handed to run_audit in memory (retrained by "
+                "leakaudit's CatBoostLearner with the recipe the model records)",
 }
 DATASETS = {
     "adult": "UCI Adult, bundled with leakaudit (Long et al.'s 13 columns; sensitive: sex, race, marital_status)",
@@ -100,6 +109,28 @@ VARIANTS = {  # (kind, family, variant): what the model is
     ("benign", "random_forest", "regularised"): "RandomForestClassifier(n_estimators=100, min_samples_leaf=50, "
                                                 "max_depth=8)",
     ("benign", "logistic", "c0.1"): "LogisticRegression(C=0.1, max_iter=1000) on leakaudit's encoding",
+    # issue 67: the gradient-boosted libraries (one thread each)
+    ("null", "xgboost", "default"): "XGBClassifier(n_estimators=100), XGBoost's defaults (max_depth 6, "
+                                    "learning rate 0.3)",
+    ("null", "lightgbm", "default"): "LGBMClassifier(n_estimators=100), LightGBM's defaults (31 leaves, learning "
+                                     "rate 0.1)",
+    ("null", "catboost", "i200"): "CatBoostClassifier(iterations=200), CatBoost's defaults otherwise (depth 6, "
+                                  "learning rate chosen by CatBoost); 200 rather than the default 1,000 iterations "
+                                  "for time",
+    ("positive", "xgboost", "deep_label_noise"): "XGBClassifier(n_estimators=300, max_depth=12, min_child_weight=0, "
+                                                 "reg_lambda=0) on the members with a fifth of their labels flipped",
+    ("positive", "lightgbm", "deep_label_noise"): "LGBMClassifier(n_estimators=300, num_leaves=256, "
+                                                  "min_child_samples=1, min_child_weight=0, reg_lambda=0) on the "
+                                                  "members with a fifth of their labels flipped",
+    ("positive", "catboost", "deep_label_noise"): "CatBoostClassifier(iterations=100, depth=8, learning_rate=0.5, "
+                                                  "l2_leaf_reg=1e-3) on the members with a fifth of their labels "
+                                                  "flipped",
+    ("benign", "xgboost", "regularised"): "XGBClassifier(n_estimators=100, max_depth=3, learning_rate=0.1, "
+                                          "min_child_weight=20, reg_lambda=10)",
+    ("benign", "lightgbm", "regularised"): "LGBMClassifier(n_estimators=100, num_leaves=8, learning_rate=0.1, "
+                                           "min_child_samples=50, reg_lambda=10)",
+    ("benign", "catboost", "regularised"): "CatBoostClassifier(iterations=100, depth=4, learning_rate=0.1, "
+                                           "l2_leaf_reg=10)",
 }
 def priority(case: Case, rank: int) -> int:
     """The tier in which the ``rank``-th case (0-based) of its group runs (lower first): 0 every group's first
@@ -194,6 +225,27 @@ BENIGN_DATASETS = ("adult", "census")
 #: two families leakaudit retrains natively, with at most this many seeds
 BENIGN_ONLY = {("pipeline", "logistic_c0.1"): ("adult",)}
 BENIGN_CENSUS_MAX_SEEDS = 3
+
+
+#: issue 67: the gradient-boosted libraries, on Adult, each model trained with one thread. Null: (members,
+#: non-members, the target's own records), the sizes of scikit-learn's gradient boosting above; leaky: a fifth of
+#: the members' labels flipped, learnt by deep trees over many rounds; benign: as the other benign families
+BOOSTED = ("xgboost", "lightgbm", "catboost")
+BOOSTED_NULL = {("xgboost", "default"): (500, 500, 2000), ("lightgbm", "default"): (500, 500, 2000),
+                ("catboost", "i200"): (500, 500, 2000)}
+BOOSTED_LEAKY = {(f, "deep_label_noise"): (500, 500) for f in BOOSTED}
+BOOSTED_BENIGN = {(f, "regularised"): (5000, 5000) for f in BOOSTED}
+
+
+def boosted_cases(n_null_seeds: int = 5, n_leaky_seeds: int = 5, n_benign_seeds: int = 0) -> list[Case]:
+    """Issue 67's cases (``--set boosted``): per library ``n_null_seeds`` null, ``n_leaky_seeds`` leaky (profile
+    smoke) and ``n_benign_seeds`` benign (profile standard) audits on Adult."""
+    out = [Case("null", f, v, "adult", s, m, n, t, distinct=True) for (f, v), (m, n, t) in BOOSTED_NULL.items()
+           for s in range(n_null_seeds)]
+    out += [Case("positive", f, v, "adult", 200 + s, m, n, label_noise=0.2, distinct=True)
+            for (f, v), (m, n) in BOOSTED_LEAKY.items() for s in range(n_leaky_seeds)]
+    return out + [Case("benign", f, v, "adult", 300 + s, m, n, profile="standard", distinct=True)
+                  for (f, v), (m, n) in BOOSTED_BENIGN.items() for s in range(n_benign_seeds)]
 
 
 def new_null_cases(n_seeds: int) -> list[Case]:
@@ -402,6 +454,39 @@ def _sklearn_model(case: Case, frame: pd.DataFrame, X: np.ndarray, y: np.ndarray
     raise ValueError(f"no scikit-learn model for {key}")
 
 
+def _boosted_model(case: Case, X: np.ndarray, y: np.ndarray):
+    """The case's XGBoost, LightGBM or CatBoost classifier, fitted with one thread on leakaudit's encoding."""
+    s = case.seed
+    key = (case.family, case.variant)
+    if case.family == "xgboost":
+        from xgboost import XGBClassifier
+
+        kw = {("xgboost", "default"): dict(n_estimators=100),
+              ("xgboost", "deep_label_noise"): dict(n_estimators=300, max_depth=12, min_child_weight=0.0,
+                                                    reg_lambda=0.0),
+              ("xgboost", "regularised"): dict(n_estimators=100, max_depth=3, learning_rate=0.1, min_child_weight=20,
+                                               reg_lambda=10.0)}[key]
+        return XGBClassifier(**kw, n_jobs=1, random_state=s).fit(X, y)
+    if case.family == "lightgbm":
+        from lightgbm import LGBMClassifier
+
+        kw = {("lightgbm", "default"): dict(n_estimators=100),
+              ("lightgbm", "deep_label_noise"): dict(n_estimators=300, num_leaves=256, min_child_samples=1,
+                                                     min_child_weight=0.0, reg_lambda=0.0),
+              ("lightgbm", "regularised"): dict(n_estimators=100, num_leaves=8, learning_rate=0.1,
+                                                min_child_samples=50, reg_lambda=10.0)}[key]
+        return LGBMClassifier(**kw, n_jobs=1, random_state=s, verbose=-1).fit(X, y)
+    if case.family == "catboost":
+        from catboost import CatBoostClassifier
+
+        kw = {("catboost", "i200"): dict(iterations=200),
+              ("catboost", "deep_label_noise"): dict(iterations=100, depth=8, learning_rate=0.5, l2_leaf_reg=1e-3),
+              ("catboost", "regularised"): dict(iterations=100, depth=4, learning_rate=0.1, l2_leaf_reg=10.0)}[key]
+        return CatBoostClassifier(**kw, thread_count=1, random_seed=s, verbose=False,
+                                  allow_writing_files=False).fit(X, y)
+    raise ValueError(f"no gradient-boosted model for {key}")
+
+
 def _quiet_fit(est, X, y):
     import warnings
 
@@ -500,22 +585,28 @@ def run_case(case: Case, workdir: str | Path, *, keep: bool = False) -> dict:
         info["n_target_train"] = int(len(y_train))
         if case.family == "torch_mlp":
             target = _torch_target(case, cfg, data, X_train, y_train, what)
+        elif case.family in BOOSTED:  # in memory, as leakaudit.audit takes it (no safe skops file holds one)
+            from leakaudit.audit.boosted import boosted_from_memory
+            from leakaudit.audit.target import boosted_target
+
+            target = boosted_target(data, boosted_from_memory(_boosted_model(case, X_train, y_train)),
+                                    model_input="encoded")
         else:
             est = _sklearn_model(case, frame, X_train, y_train)
             sio.dump(est, workdir / "model.skops")
             # a model fitted on a bare array of leakaudit's encoding must say so (docs/input.md)
             fed = {} if hasattr(est, "feature_names_in_") else {"model_input": "encoded"}
             cfg = make_config(**base, model=workdir / "model.skops", **fed)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     run_audit(cfg, workdir / "audit", verbose=False, target=target)
-    audit_s = time.perf_counter() - t0
+    audit_s, audit_cpu = time.perf_counter() - t0, time.process_time() - c0
     res = json.loads((workdir / "audit" / "results.json").read_text())
     if target is not None:  # run_audit's own prepare_data must have drawn the same records
         acc = float(np.mean(target.probs_mem.argmax(1) == data.y_mem))
         if abs(res["target"]["train_accuracy"] - acc) > 1e-12 or res["data"]["n_members"] != len(data.y_mem):
             raise RuntimeError(f"{case.id}: run_audit prepared other records than the case did")
     row = {**{k: v for k, v in asdict(case).items()}, "description": case.description, **info,
-           "audit_seconds": round(audit_s, 2), "case_seconds": round(time.perf_counter() - t_case, 2),
+           "audit_seconds": round(audit_s, 2), "audit_cpu_seconds": round(audit_cpu, 2), "case_seconds": round(time.perf_counter() - t_case, 2),
            **verdict_of(res), **_measured(res)}
     if not keep:
         shutil.rmtree(cache, ignore_errors=True)
