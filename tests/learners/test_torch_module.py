@@ -144,3 +144,21 @@ def test_bad_modules_give_our_errors():
         TorchModuleLearner(module=TINY, optimizer="rmsprop").fit(X, y)
     with pytest.raises(InvalidParameterError, match="module is required"):
         TorchModuleLearner().fit(X, y)
+
+
+def test_read_only_data_reaches_torch_without_its_warning():
+    """The audit hands its arrays around read-only; every torch entry point copies such an array instead of
+    letting torch share it (torch warns "not writable" and writes through it at will)."""
+    import warnings
+
+    from leakaudit.learners._torch_utils import to_tensor
+
+    a = np.arange(6, dtype=np.float32).reshape(3, 2)
+    a.setflags(write=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = to_tensor(a, torch.float32)
+    t[0, 0] = 99.0
+    assert a[0, 0] == 0.0
+    w = np.arange(6, dtype=np.float32).reshape(3, 2)
+    assert to_tensor(w, torch.float32).data_ptr() == w.ctypes.data  # a writable array is shared, not copied

@@ -491,9 +491,11 @@ def _torch_probs(module, X: np.ndarray, n_classes: int, what: str = "the records
     ``what``."""
     import torch
 
+    from ..learners._torch_utils import to_tensor
+
     with torch.no_grad():
         try:
-            out = module(torch.as_tensor(X, dtype=torch.float32))
+            out = module(to_tensor(X, torch.float32))
         except RuntimeError as exc:
             raise InvalidInputError(f"the model does not accept the data's {X.shape[1]} input features: {exc}") from None
         out = out.double()

@@ -32,6 +32,7 @@ __all__ = [
     "resolve_device",
     "device_kind",
     "to_numpy",
+    "to_tensor",
     "init_mlp",
     "mlp_layout",
     "pack_params",
@@ -117,6 +118,17 @@ def device_kind(device: Any) -> str:
     Ray driver without a GPU names the work of its GPU workers)."""
     check_device(device)
     return resolve_device(device) if device == "auto" else device.split(":")[0]
+
+
+def to_tensor(a, dtype):
+    """``a`` as a torch tensor of ``dtype``, sharing its memory where torch can: the audit hands its data
+    around read-only, and torch cannot share a read-only array (it warns and shares it anyway), so such an
+    array is copied first."""
+    torch = import_torch()
+    a = np.asarray(a)
+    if not a.flags.writeable:
+        a = a.copy()
+    return torch.as_tensor(a, dtype=dtype)
 
 
 def to_numpy(t) -> np.ndarray:
@@ -264,8 +276,8 @@ def naive_train_mlp(
     torch = import_torch()
     tdtype = getattr(torch, dtype)
     net = build_module(Ws, bs, activation, dtype, device)
-    Xt = torch.from_numpy(np.asarray(X)).to(tdtype).to(device)
-    yt = torch.from_numpy(np.asarray(y, dtype=np.int64)).to(device)
+    Xt = to_tensor(X, tdtype).to(device)
+    yt = to_tensor(np.asarray(y, dtype=np.int64), torch.int64).to(device)
     if optimizer == "sgd":
         opt = torch.optim.SGD(net.parameters(), lr=lr, weight_decay=weight_decay)
     else:

@@ -51,7 +51,8 @@ from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar, clip
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._base import Learner, ListModelBank, ModelBank
-from ._torch_utils import check_device, check_predict_X, import_torch, resolve_device, to_numpy, torch_threads
+from ._torch_utils import (check_device, check_predict_X, import_torch, resolve_device, to_numpy, to_tensor,
+                           torch_threads)
 
 __all__ = ["TorchModuleLearner", "TorchModuleModel", "import_module_class", "RECIPE_DEFAULTS"]
 
@@ -142,7 +143,7 @@ class TorchModuleModel:
         torch = import_torch()
         X = check_predict_X(X, self.n_features_in_)
         with torch.no_grad(), torch_threads(1):
-            out = self.module(torch.as_tensor(X, dtype=torch.float32).to(self.device))
+            out = self.module(to_tensor(X, torch.float32).to(self.device))
         return to_numpy(_probs_from_outputs(out, self.output_kind))
 
     def predict(self, X: Any) -> np.ndarray:
@@ -254,7 +255,7 @@ class TorchModuleLearner(Learner):
         cls, kwargs = self._check_params()
         template = self._new_module(cls, kwargs, 0).eval()
         with torch.no_grad():
-            kind = _output_kind(template(torch.as_tensor(np.asarray(X[:256]), dtype=torch.float32)))
+            kind = _output_kind(template(to_tensor(X[:256], torch.float32)))
         n_classes = None
 
         def extract(m):
@@ -287,8 +288,8 @@ class TorchModuleLearner(Learner):
         device = resolve_device(self.device)
         with torch_threads(int(self.n_threads)):
             modules = [self._new_module(cls, kwargs, s, device) for s in seeds]
-            Xt = torch.as_tensor(X, dtype=torch.float32).to(device)
-            yt = torch.as_tensor(y, dtype=torch.int64).to(device)
+            Xt = to_tensor(X, torch.float32).to(device)
+            yt = to_tensor(y, torch.int64).to(device)
             kind = probe_output_kind(modules[0], Xt, name=self.module, n_classes=n_classes)
             plans = [self._batches(s, seed) for s, seed in zip(subsets, seeds)]
             mode = self.batched
