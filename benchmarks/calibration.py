@@ -286,39 +286,41 @@ def check_family(cid: str) -> str:
     return f"{parts[0]}.*.{parts[-1]}" if len(parts) >= 3 else cid
 
 
+def _family_state(statuses: list[str]) -> str:
+    """One state for a check (or a family of checks) in one audit, so that the states partition the audits:
+    exceeded when any check is; not measurable when none was measured; shown below when every check is; else
+    undecided (measured, not exceeded, not shown below: some checks may be unmeasured). ``passed`` (rows from before
+    results.json recorded the decision) stays apart: it is measured and not exceeded, its decision unknown."""
+    if "exceeded" in statuses:
+        return "exceeded"
+    if all(st == "not measurable" for st in statuses):
+        return "not measurable"
+    if all(st == "shown below" for st in statuses):
+        return "shown below"
+    return "passed" if "passed" in statuses else "undecided"
+
+
 def _check_block(rows: list[dict], key) -> dict:
-    """Per check id (or family): in how many audits it appears, how often each status, the exceeded rate, in
-    how many "do not publish" verdicts it was the only exceeded check, and how often it was decided below its
-    threshold or left undecided (a family is below in an audit when all its checks are)."""
+    """Per check id (or family): in how many audits it appears, its state in each (:func:`_family_state`: the
+    states sum to the audits it appears in), the exceeded rate, how many of the exceedances came only from checks
+    that describe the retraining recipe, and in how many "do not publish" verdicts it was the only exceeded check."""
     out: dict[str, dict] = {}
     for r in rows:
-        exceeded = {key(c["id"]) for c in r["checks"] if c.get("status") == "exceeded"}
-        decs: dict[str, list] = {}
+        statuses: dict[str, list] = {}
         for c in r["checks"]:
-            decs.setdefault(key(c["id"]), []).append(_DECISION.get(c.get("status")))
-        dec = {k: "above" if "above" in v else "undecided" if "undecided" in v
-               else "below" if all(x == "below" for x in v) else None for k, v in decs.items()}
-        seen: dict[str, str] = {}
-        for c in r["checks"]:
-            k, st = key(c["id"]), c.get("status")
-            st = "passed" if st in ("shown below", "undecided") else st  # measured, not exceeded
-            # a family counts as exceeded in an audit when any of its checks is, passed when all measured ones pass
-            prev = seen.get(k)
-            if prev == "exceeded" or (prev == "passed" and st == "not measurable"):
-                continue
-            seen[k] = st
+            statuses.setdefault(key(c["id"]), []).append(c.get("status"))
+        exceeded = {k for k, v in statuses.items() if "exceeded" in v}
         # exceeded only by checks that describe the retraining recipe (which cannot withhold a model on their own)
         recipe_only = {k for k in exceeded
                        if all(c.get("describes") == "recipe" for c in r["checks"]
                               if key(c["id"]) == k and c.get("status") == "exceeded")}
-        for k, st in seen.items():
-            d = out.setdefault(k, {"present": 0, "exceeded": 0, "passed": 0, "not measurable": 0, "sole_cause": 0,
-                                   "exceeded_recipe_only": 0, "below": 0, "undecided": 0})
+        for k, v in statuses.items():
+            st = _family_state(v)
+            d = out.setdefault(k, {"present": 0, "exceeded": 0, "shown below": 0, "undecided": 0,
+                                   "not measurable": 0, "passed": 0, "sole_cause": 0, "exceeded_recipe_only": 0})
             d["present"] += 1
-            if dec.get(k) in ("below", "undecided"):
-                d[dec[k]] += 1
-            d[st] = d.get(st, 0) + 1
-            d["exceeded_recipe_only"] = d.get("exceeded_recipe_only", 0) + (st == "exceeded" and k in recipe_only)
+            d[st] += 1
+            d["exceeded_recipe_only"] += st == "exceeded" and k in recipe_only
             if st == "exceeded" and exceeded == {k} and r["outcome"] == "do not publish":
                 d["sole_cause"] += 1
     for d in out.values():
@@ -341,11 +343,6 @@ def _kind_block(rs: list[dict]) -> dict:
     a["by_check"] = _check_block(rs, lambda x: x)
     a["by_check_family"] = _check_block(rs, check_family)
     return a
-
-
-#: a check's status (results.json schema 3) as the "safety shown" decision it carries; before schema 3 a row's check
-#: said "passed" beside its ``decision``, read as schema 3 by :func:`schema3`
-_DECISION = {"exceeded": "above", "shown below": "below", "undecided": "undecided", "not measurable": "undecided"}
 
 
 def schema3(check: dict) -> dict:
@@ -429,13 +426,15 @@ def _outcome_table(blocks: dict, first: str, rows_by: dict | None = None) -> lis
 
 
 def _check_table(checks: dict) -> list[str]:
-    lines = ["| check | in audits | exceeded [95 % CI] | of which only for the recipe | passed | not measurable | "
-             "shown below | undecided | only exceeded check of a \"do not publish\" |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    old = any(d.get("passed") for d in checks.values())
+    lines = ["| check | in audits | exceeded [95 % CI] | of which only for the recipe | shown below | undecided | "
+             "not measurable | " + ("measured, decision not recorded | " if old else "")
+             + "only exceeded check of a \"do not publish\" |",
+             "|---|---|---|---|---|---|---|" + ("---|" if old else "") + "---|"]
     for cid, d in checks.items():
         lines.append(f"| `{cid}` | {d['present']} | {_rate_cell(d['exceeded_rate'])} | "
-                     f"{d.get('exceeded_recipe_only', 0)} | {d['passed']} | {d['not measurable']} | "
-                     f"{d.get('below', 0)} | {d.get('undecided', 0)} | {d['sole_cause']} |")
+                     f"{d['exceeded_recipe_only']} | {d['shown below']} | {d['undecided']} | {d['not measurable']} | "
+                     + (f"{d['passed']} | " if old else "") + f"{d['sole_cause']} |")
     return lines + [""]
 
 
@@ -630,7 +629,8 @@ def run_section(res: dict, title: str) -> list[str]:
         out += ["Per family and dataset, and per variant:", ""]
         out += _outcome_table({**a["by_family_dataset"], **a["by_variant"]}, "cases", rows_by)
         out += [f"Checks ({kind} cases), by family of checks (a family is exceeded in an audit when any of its "
-                "checks is, shown below when all of them are, undecided when one is not decided):", ""]
+                "checks is, not measurable when none was measured, shown below when all are shown below, else undecided; "
+                "the four columns sum to the audits):", ""]
         out += _check_table(a["by_check_family"])
         out += [f"<details><summary>Every check id ({kind} cases)</summary>", ""] + _check_table(a["by_check"])
         out += ["</details>", ""]

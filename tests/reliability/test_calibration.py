@@ -134,7 +134,12 @@ def test_aggregate_new_kinds_and_leakage_shown(load_benchmark):
     assert (ts["positive"]["k"], tl["positive"]["k"]) == (1, 1) and ts["positive"]["n"] == 2
     assert agg["positive_unflipped"]["safety shown"]["n"] == 2
     fam = agg["benign"]["by_check_family"]["membership.*.auc"]
-    assert (fam["below"], fam["undecided"]) == (1, 1)
+    assert (fam["shown below"], fam["undecided"], fam["present"]) == (1, 1, 2)
+    # the states partition the audits: a family with one check shown below and one unmeasured is undecided
+    dtp_null = agg["null"]["by_check_family"]
+    assert dtp_null["membership.*.auc"]["shown below"] == 2 and dtp_null["dtp.dtp1"]["not measurable"] == 1
+    assert all(d["exceeded"] + d["shown below"] + d["undecided"] + d["not measurable"] + d["passed"] == d["present"]
+               for d in dtp_null.values())
     # an older row (no decisions) gets no leakage-shown outcome and is left out of that rate
     old = _row("null", "publish", [{k: v for k, v in below.items() if k != "decision"}])
     assert cal.outcome_leakage_shown(old) is None
