@@ -175,7 +175,7 @@ optional
         The privacy unit: a column of ``members`` and ``nonmembers`` naming the person (or group) each row belongs
         to; not a feature (dropped before the model sees the records). Membership attacks then score units (the
         mean of a unit's rows' scores) and PDTP, DTP-1 and the removal analysis leave out whole units
-        (docs/unit.md). A unit among both the members and the non-members is refused.
+        (docs/config.md, "The privacy unit"). A unit among both the members and the non-members is refused.
     predictions : (ndarray of shape (n_members, n_classes), ndarray of shape (n_nonmembers, n_classes)), optional
         Instead of ``model``: its class probabilities on the members and on the non-members (classes in sorted
         order).

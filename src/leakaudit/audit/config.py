@@ -360,7 +360,7 @@ class AuditConfig(BaseModel):
                           "group) each row belongs to. Not a feature: dropped before the model sees the records. "
                           "Membership attacks then score each unit (the mean of its rows' scores) and their metrics "
                           "count units; PDTP, DTP-1 and the removal analysis leave out all of a unit's rows. A unit "
-                          "among both the members and the non-members is refused (docs/unit.md).")
+                          "among both the members and the non-members is refused (docs/config.md, 'The privacy unit').")
     n_members: Annotated[int, Flag("--n-members")] = Field(
         1000, gt=1, description="Demo only: members drawn from Adult.")
     n_nonmembers: Annotated[int, Flag("--n-nonmembers")] = Field(
