@@ -161,6 +161,8 @@ def test_audit_by_person_on_a_memorising_model(tmp_path):
     assert results["data"]["unit"]["column"] == "person" and results["data"]["unit"]["n_member_rows"] == 120
     evidence = json.loads((tmp_path / "evidence.json").read_text())
     assert evidence["unit"].startswith("unit column 'person'")
+    report = (tmp_path / "report.html").read_text()
+    assert 'id="unit"' in report and "120 rows, 30 units" in report
 
 
 @pytest.mark.slow
