@@ -19,6 +19,7 @@ import resource
 import time
 
 import numpy as np
+import pandas as pd
 
 
 def _cpu() -> float:
@@ -55,7 +56,7 @@ def main() -> None:
     member_ids = set(np.random.default_rng([args.seed, 1]).permutation(ids)[:len(ids) // 2])
     m = d["person"].isin(member_ids).to_numpy()
     mem, non = d[m].reset_index(drop=True), d[~m].reset_index(drop=True)
-    cats = [c for c in ds.frame.columns if ds.frame[c].dtype == object]
+    cats = [c for c in ds.frame.columns if not pd.api.types.is_numeric_dtype(ds.frame[c].dtype)]
     model = Pipeline([("enc", ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), cats)],
                                                 remainder="passthrough")),
                       ("tree", DecisionTreeClassifier(random_state=args.seed))])

@@ -236,8 +236,9 @@ def duplicates_analysis(ctx, done=None) -> Analysis:
     c = d.counts()
     concerned = np.flatnonzero(d.member_exact | d.cross_exact_members)
     sentence = _sentence(c)
-    if data.unit is not None and (c["members_repeated"] or c["members_near"]):
-        sentence += (f" With the privacy unit {data.unit!r}, PDTP and DTP-1 leave out all of a unit's rows, so copies "
+    unit = getattr(data, "unit", None)
+    if unit is not None and (c["members_repeated"] or c["members_near"]):
+        sentence += (f" With the privacy unit {unit!r}, PDTP and DTP-1 leave out all of a unit's rows, so copies "
                      "within one unit leave together; copies in different units still understate each unit's figure.")
     summary = {"definition": DEFINITION, **c, "sentence": sentence,
                **({"fix": FIX} if c["members_repeated"] or c["members_in_nonmembers"] else {}),
