@@ -62,6 +62,23 @@ def test_a_unit_among_both_members_and_nonmembers_is_refused_naming_it():
     assert g[:len(mem)].max() < g[len(mem):].min()  # the members' units first, none on both sides
 
 
+def test_files_are_read_by_person_from_train_and_test_or_one_data_file(tmp_path):
+    from leakaudit.audit import make_config
+    from leakaudit.audit.data import prepare_data
+
+    mem, non = _split_by_person(_people(20, 3, 4), 4)
+    mem.to_csv(tmp_path / "train.csv", index=False)
+    non.to_csv(tmp_path / "test.csv", index=False)
+    pd.concat([mem.assign(member=1), non.assign(member=0)]).to_csv(tmp_path / "all.csv", index=False)
+    for files in ({"train": tmp_path / "train.csv", "test": tmp_path / "test.csv"},
+                  {"data": tmp_path / "all.csv", "membership_column": "member"}):
+        data = prepare_data(make_config(label="y", unit="person", **files))
+        assert data.unit_summary()["n_member_units"] == 10 and data.unit_summary()["n_nonmember_units"] == 10
+        assert list(data.frame_mem.columns) == FEATURES  # neither the unit nor the membership column is a feature
+    with pytest.raises(InvalidParameterError, match="the bundled demo's records have no unit column"):
+        prepare_data(make_config(unit="person"))
+
+
 @pytest.mark.parametrize("change, error, words", [
     (lambda m, n: (m.drop(columns="person"), n), InvalidParameterError, "is not a column of the members"),
     (lambda m, n: (m.assign(person=m["person"].where(m.index != 4)), n), InvalidInputError,
