@@ -128,6 +128,25 @@ def test_pdtp_with_groups_leaves_out_the_whole_unit():
     assert flips.any() and np.all(units[flips] > 1.0) and np.all(units[~flips] == 0.0)
 
 
+def test_removal_with_groups_removes_and_remeasures_by_unit():
+    """Removing a person's two rows and re-measuring the others leaving out units: the twins of the other persons
+    still move when their unit goes (and do not when only a row does)."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from leakaudit.dtp import removal_effect
+    from leakaudit.learners import SklearnLearner
+
+    d = _people(12, 2, 3, noise=0.0)
+    X, y = d[FEATURES].to_numpy(), d["y"].to_numpy()
+    groups = pd.factorize(d["person"])[0]
+    learner = SklearnLearner(estimator=KNeighborsClassifier(n_neighbors=1))
+    kw = dict(X_eval=X, y_eval=y, n_classes=2, random_state=0, statistical=False, n_seeds=2)
+    by_row = removal_effect(learner, X, y, [0, 1], **kw)
+    by_unit = removal_effect(learner, X, y, [0, 1], groups=groups, **kw)
+    assert by_row.removed == by_unit.removed == [0, 1] and by_unit.records_measured == len(X) - 2
+    assert by_row.records_above_after == [] and len(by_unit.records_above_after) > 0
+
+
 def test_unit_scores_separate_people_at_least_as_well_as_rows_on_a_memorising_model():
     """The audit's combination (the mean of a person's rows' loss scores) on a forest that memorises its members'
     persons: the unit-level advantage is at least the row-level one (averaging a person's near-copies removes
