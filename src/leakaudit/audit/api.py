@@ -139,7 +139,8 @@ def _predictions_target(data, predictions):
 
 
 def audit(model: Any = None, members=None, nonmembers=None, *, label: str | None = None, population=None,
-          sensitive=None, predictions=None, learner=None, model_input: str = "auto", text_column: str | None = None,
+          sensitive=None, unit: str | None = None, predictions=None, learner=None, model_input: str = "auto",
+          text_column: str | None = None,
           tokenizer: Any = None, references: Any = None, verbose: bool = False,
           memory_budget: int | str | None = None, random_state: int | None = None, **settings) -> AuditResult:
     """Audit a fitted model on its members and non-members, in memory: membership attacks, PDTP and the DTP-1
@@ -170,6 +171,11 @@ optional
         Other records of the same distribution, neither members nor non-members (RMIA needs them).
     sensitive : list of str, optional
         Feature columns for attribute and property inference.
+    unit : str, optional
+        The privacy unit: a column of ``members`` and ``nonmembers`` naming the person (or group) each row belongs
+        to; not a feature (dropped before the model sees the records). Membership attacks then score units (the
+        mean of a unit's rows' scores) and PDTP, DTP-1 and the removal analysis leave out whole units
+        (docs/config.md, "The privacy unit"). A unit among both the members and the non-members is refused.
     predictions : (ndarray of shape (n_members, n_classes), ndarray of shape (n_nonmembers, n_classes)), optional
         Instead of ``model``: its class probabilities on the members and on the non-members (classes in sorted
         order).
@@ -227,7 +233,7 @@ optional
     from .target import _check_refittable_classes, boosted_target, sklearn_target, torch_target
 
     call = _call_text(model, {"members": members, "nonmembers": nonmembers, "label": label, "population": population,
-                              "sensitive": sensitive, "predictions": predictions, "learner": learner,
+                              "sensitive": sensitive, "unit": unit, "predictions": predictions, "learner": learner,
                               "model_input": model_input, "text_column": text_column, "tokenizer": tokenizer,
                               "references": references, "verbose": verbose, "memory_budget": memory_budget,
                               "random_state": random_state, **settings})
@@ -245,7 +251,7 @@ optional
         return _audit_language_model(model, members, nonmembers, text_column=text_column, tokenizer=tokenizer,
                                      references=references, verbose=verbose,
                                      other={"label": label, "population": population, "sensitive": sensitive,
-                                            "predictions": predictions, "learner": learner},
+                                            "unit": unit, "predictions": predictions, "learner": learner},
                                      settings=dict(settings), call=call)
     given = sorted(k for k, v in lm_only.items() if v is not None)
     if given:
@@ -261,8 +267,10 @@ optional
     if sensitive is not None and (not isinstance(sensitive, (list, tuple))
                                   or not all(isinstance(c, str) and c for c in sensitive)):
         raise InvalidParameterError(f"sensitive must be a list of column names; got {shown(sensitive)}")
-    cfg = _config(label, sensitive, dict(settings))
-    data = data_from_frames(members, nonmembers, label=label, population=population, sensitive=sensitive)
+    if unit is not None and not (isinstance(unit, str) and unit):
+        raise InvalidParameterError(f"unit must be the name of a column of members and nonmembers; got {shown(unit)}")
+    cfg = _config(label, sensitive, {**settings, **({"unit": unit} if unit is not None else {})})
+    data = data_from_frames(members, nonmembers, label=label, population=population, sensitive=sensitive, unit=unit)
     if learner is not None and not isinstance(learner, Learner):
         raise InvalidParameterError(f"learner must be a leakaudit Learner (e.g. leakaudit.learners.TorchModuleLearner"
                                     f"); got {type(learner).__name__}")

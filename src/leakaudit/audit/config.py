@@ -355,6 +355,12 @@ class AuditConfig(BaseModel):
     population: Annotated[Path | None, Flag("--population", argument="population")] = Field(
         None, description="Extra records of the same distribution, neither members nor non-members: reference models "
                           "train on them; RMIA needs them.")
+    unit: Annotated[str | None, Flag("--unit")] = Field(
+        None, description="The privacy unit: a column of the members and non-members naming the person (or any "
+                          "group) each row belongs to. Not a feature: dropped before the model sees the records. "
+                          "Membership attacks then score each unit (the mean of its rows' scores) and their metrics "
+                          "count units; PDTP, DTP-1 and the removal analysis leave out all of a unit's rows. A unit "
+                          "among both the members and the non-members is refused (docs/config.md, 'The privacy unit').")
     n_members: Annotated[int, Flag("--n-members")] = Field(
         1000, gt=1, description="Demo only: members drawn from Adult.")
     n_nonmembers: Annotated[int, Flag("--n-nonmembers")] = Field(
@@ -624,7 +630,7 @@ class AuditConfig(BaseModel):
                          if getattr(self, k)]
         if self.train is None and self.data is None:
             problems.append(f"{what} needs the member and non-member texts (train and test, or data)")
-        clash = [k for k in ("model", "module", "predictions_train", "label", "sensitive", "population")
+        clash = [k for k in ("model", "module", "predictions_train", "label", "sensitive", "population", "unit")
                  if getattr(self, k)]
         if clash:
             problems.append(f"{what} (a language model) cannot be combined with {', '.join(clash)}")

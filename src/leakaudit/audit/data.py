@@ -15,6 +15,10 @@ from .config import AuditConfig
 __all__ = ["AuditData", "prepare_data", "data_from_frames", "read_records"]
 
 
+#: how a membership attack's per-record scores become a unit's score (user-level membership inference)
+UNIT_COMBINE = "mean of the unit's rows' scores"
+
+
 @dataclass
 class AuditData:
     """The audited records. Arrays are encoded features (float) and integer labels.
@@ -46,6 +50,31 @@ class AuditData:
     # tables given in memory with unique indexes: each record's index label, members then non-members (records are
     # then named ``members.loc[label]``); None otherwise (named by file and row)
     index_labels: tuple | None = None
+    # the privacy unit (``unit``: its column, dropped from the features) and each member's and non-member's unit, as
+    # read; None: every row is its own unit
+    unit: str | None = None
+    units_mem: np.ndarray | None = None
+    units_non: np.ndarray | None = None
+
+    @property
+    def unit_groups(self) -> np.ndarray | None:
+        """Each audited record's unit as an integer code, members then non-members (the members' units take the
+        codes below the non-members': no unit is on both sides); None without a unit."""
+        if self.unit is None:
+            return None
+        return pd.factorize(pd.Series(np.r_[self.units_mem, self.units_non]), sort=False)[0].astype(np.int64)
+
+    def unit_summary(self) -> dict | None:
+        """results.json's ``data.unit``: the column, the units and rows on each side, the largest unit."""
+        if self.unit is None:
+            return None
+        g = self.unit_groups
+        n1 = len(self.y_mem)
+        sizes = np.bincount(g)
+        return {"column": self.unit, "n_member_units": int(np.unique(g[:n1]).size),
+                "n_nonmember_units": int(np.unique(g[n1:]).size), "n_member_rows": int(n1),
+                "n_nonmember_rows": int(len(self.y_non)), "largest_unit": int(sizes.max()),
+                "combine": UNIT_COMBINE}
 
     @property
     def n_classes(self) -> int:
@@ -74,12 +103,16 @@ class AuditData:
             "label": self.label,
             "class_names": list(self.class_names),
             "sensitive": list(self.sensitive),
+            **({"unit": self.unit_summary()} if self.unit is not None else {}),
         }
 
 
 def _demo_data(cfg: AuditConfig) -> AuditData:
     from ..data import load_adult
 
+    if cfg.unit is not None:
+        raise InvalidParameterError(f"unit {cfg.unit!r} names a column of your own records (train and test, or "
+                                    "data); the bundled demo's records have no unit column")
     if cfg.dataset != "adult":
         raise InvalidParameterError(f"the demo audit runs on the bundled 'adult' data; got dataset={cfg.dataset!r}")
     ds = load_adult(columns="long")  # Long et al.'s 13 attributes (fnlwgt dropped): 107 encoded inputs
@@ -487,20 +520,61 @@ def _user_data(cfg: AuditConfig) -> AuditData:
     if cfg.population:
         wheres.append(f"population ({cfg.population})")
     return _reconciled(train, test, pop, label=cfg.label, sensitive=list(cfg.sensitive or []), wheres=wheres,
-                       rows_mem=rows_mem, rows_non=rows_non, name=Path(cfg.train or cfg.data).stem,
+                       unit=cfg.unit, rows_mem=rows_mem, rows_non=rows_non, name=Path(cfg.train or cfg.data).stem,
                        description=f"{len(train)} members from {cfg.train or cfg.data}, {len(test)} non-members")
+
+
+def _split_unit(unit: str, label: str, sensitive: list[str], frames: list[pd.DataFrame], wheres: list[str]):
+    """The unit column taken out of the tables (``frames``: members, non-members and perhaps the population, whose
+    unit column, if any, is dropped unread): ``(units_mem, units_non, frames without it)``. Refused, naming the
+    column and the rows: a column missing from the members or non-members, a missing unit, a unit among both."""
+    if not isinstance(unit, str) or not unit:
+        raise InvalidParameterError(f"unit must be the name of a column; got {unit!r}")
+    if unit == label or unit in sensitive:
+        raise InvalidParameterError(f"unit column {unit!r} is the {'label' if unit == label else 'sensitive'} column; "
+                                    "the unit names whose rows they are (a person or group id), never a feature")
+    values = []
+    for f, w in zip(frames[:2], wheres):
+        if unit not in f.columns:
+            raise InvalidParameterError(f"unit column {unit!r} is not a column of the {w}; columns: "
+                                        f"{', '.join(map(str, f.columns))}")
+        na = f[unit].isna()
+        if na.any():
+            raise InvalidInputError(f"unit column {unit!r} of the {w} has {int(na.sum())} missing value(s) "
+                                    f"({_rows(f.index[na.to_numpy()])}); every row needs its unit")
+        values.append(f[unit])
+    if all(pd.api.types.is_numeric_dtype(v.dtype) and not pd.api.types.is_bool_dtype(v.dtype) for v in values):
+        kind = np.float64 if any(pd.api.types.is_float_dtype(v.dtype) for v in values) else np.int64
+        keys = [v.to_numpy(dtype=kind) for v in values]
+    else:  # ids compared as text when either table reads them as text
+        keys = [v.astype(str).to_numpy(dtype=object) for v in values]
+    both = pd.unique(keys[0][np.isin(keys[0], keys[1])])
+    if both.size:
+        f0, f1 = frames[0], frames[1]
+        raise InvalidInputError(
+            f"unit column {unit!r}: {both.size} unit(s) occur among both the {wheres[0]} and the {wheres[1]}, e.g. "
+            f"{', '.join(_short(v) for v in both[:3])} ({_rows(f0.index[np.isin(keys[0], both)])} of the members; "
+            f"{_rows(f1.index[np.isin(keys[1], both)])} of the non-members): each unit's membership must be one "
+            "thing, so split the records by unit (all of a unit's rows members, or all non-members)")
+    return keys[0], keys[1], [f.drop(columns=[unit]) if unit in f.columns else f for f in frames]
 
 
 def _reconciled(train: pd.DataFrame, test: pd.DataFrame, pop: pd.DataFrame | None, *, label: str,
                 sensitive: list[str], wheres: list[str], rows_mem: np.ndarray, rows_non: np.ndarray, name: str,
-                description: str, sources: dict | None = None, index_labels: tuple | None = None) -> AuditData:
+                description: str, sources: dict | None = None, index_labels: tuple | None = None,
+                unit: str | None = None) -> AuditData:
     """The members, non-members and population reconciled once (same columns by name, one type per column, the
     same classes among members and non-members, usable sensitive columns) and encoded. ``wheres`` names each table
-    in messages."""
+    in messages. ``unit``: the unit column, taken out first (:func:`_split_unit`)."""
     from ..data import from_frame
 
     if len(train) == 0 or len(test) == 0:
         raise InvalidInputError(f"need members and non-members; got {len(train)} members and {len(test)} non-members")
+    units_mem = units_non = None
+    if unit is not None:
+        units_mem, units_non, split = _split_unit(unit, label, sensitive, [train, test] + ([pop] if pop is not None
+                                                                                         else []), wheres)
+        train, test, pop = split[0], split[1], (split[2] if pop is not None else None)
     parts = [(train, wheres[0]), (test, wheres[1])]
     if pop is not None:
         parts.append((pop, wheres[2]))
@@ -530,6 +604,7 @@ def _reconciled(train: pd.DataFrame, test: pd.DataFrame, pop: pd.DataFrame | Non
         frame_pop=fr.iloc[i_pop].reset_index(drop=True),
         label=label, class_names=[str(c) for c in ds.class_names], sensitive=sensitive, encoder=enc,
         record_ids_mem=rows_mem, record_ids_non=rows_non, sources=sources, index_labels=index_labels,
+        unit=unit, units_mem=units_mem, units_non=units_non,
     )
 
 
@@ -551,7 +626,8 @@ def _as_frame(value, name: str) -> pd.DataFrame:
     return _plain_dtypes(df.rename(columns=str))
 
 
-def data_from_frames(members, nonmembers, *, label: str, population=None, sensitive=None) -> AuditData:
+def data_from_frames(members, nonmembers, *, label: str, population=None, sensitive=None,
+                     unit: str | None = None) -> AuditData:
     """The audit's records from tables in memory, reconciled and encoded exactly as the files of the command line.
 
     Parameters
@@ -566,6 +642,8 @@ def data_from_frames(members, nonmembers, *, label: str, population=None, sensit
         them; RMIA needs them).
     sensitive : sequence of str, optional
         Feature columns for attribute and property inference.
+    unit : str, optional
+        The privacy unit's column (a person or group id; not a feature, dropped before encoding).
 
     Returns
     -------
@@ -583,7 +661,7 @@ def data_from_frames(members, nonmembers, *, label: str, population=None, sensit
     train, test = _as_frame(members, "members"), _as_frame(nonmembers, "nonmembers")
     pop = None if population is None else _as_frame(population, "population")
     wheres = ["members", "non-members"] + (["population"] if pop is not None else [])
-    return _reconciled(train, test, pop, label=label, sensitive=list(sensitive or []), wheres=wheres,
+    return _reconciled(train, test, pop, label=label, sensitive=list(sensitive or []), wheres=wheres, unit=unit,
                        rows_mem=np.arange(len(train)), rows_non=np.arange(len(test)), name="in-memory tables",
                        description=f"{len(train)} members and {len(test)} non-members given in memory",
                        sources={"members": "the members table given in memory",

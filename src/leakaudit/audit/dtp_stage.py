@@ -19,6 +19,7 @@ from ..learners import capabilities
 from .checks import BELOW, EXCEEDED, GIVE_MODEL, NOT_MEASURABLE, PASSED, UNDECIDED, Analysis, Check, Skipped
 from .config import phrase
 from .context import AuditContext, engine_stats
+from .units import member_units, rows_of_units, unit_names
 
 __all__ = ["dtp_analysis"]
 
@@ -86,7 +87,9 @@ def _stage2(ctx: AuditContext, X_mem: np.ndarray, records: np.ndarray, values: n
     return dtp1_test(ctx.target.learner, X_mem, ctx.data.y_mem, records=records, threshold=ctx.cfg.thresholds.max_dtp,
                      n_repeats=st.dtp_test_repeats, confidence=ctx.check_confidence,
                      max_records=st.dtp_test_max_records, stage1_values=values, n_classes=ctx.data.n_classes,
-                     random_state=ctx.seeds["dtp_test"], engine=ctx.engine, known_deltas=known_deltas)
+                     random_state=ctx.seeds["dtp_test"], engine=ctx.engine, known_deltas=known_deltas,
+                     groups=member_units(ctx.data))
+
 
 
 def screen_sizes(ctx: AuditContext, n: int) -> tuple[float, int, int | None]:
@@ -129,7 +132,7 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, known_deltas
     data, st, thr = ctx.data, ctx.cfg.settings, ctx.cfg.thresholds.max_dtp
     n = len(data.y_mem)
     learner = ctx.target.learner
-    if oob_ensemble(learner) is not None:
+    if oob_ensemble(learner) is not None and ctx.data.unit is None:  # out-of-bag is per row, not per unit
         oob = forest_oob_shift(learner, X_mem, data.y_mem, n_forests=OOB_FORESTS, miss_rate=OOB_MISS_RATE,
                                n_classes=data.n_classes, random_state=[ctx.seeds["pdtp"], 1])
         est, cut, ranking = oob.upper, thr, "oob"
@@ -154,7 +157,7 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, known_deltas
                        cut=cut, n_classes=data.n_classes, n_repeats=st.pdtp_repeats,
                        random_state=ctx.seeds["target"], sample_state=ctx.seeds["pdtp"],
                        significant=significant if ctx.cfg.dtp_rule == "statistical" and known_deltas is not None
-                       else None, engine=ctx.engine)
+                       else None, engine=ctx.engine, groups=member_units(ctx.data))
     screening = {
         "method": method, "ranking": ranking,
         "n_members": int(n), "n_top": sc.n_top, "n_sample": int(sc.sample.size),
@@ -203,8 +206,8 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     from ..dtp.screening import oob_ensemble
 
     # a closed-form leave-one-out (naive Bayes, logistic regression's Newton step) is cheap: every member, exactly
-    screenable = (reference is not None or oob_ensemble(target.learner) is not None) and capabilities(
-        target.learner).loo is None
+    screenable = (reference is not None or (oob_ensemble(target.learner) is not None and data.unit is None)) and (
+        capabilities(target.learner).loo is None or data.unit is not None)
     known = DTP1Deltas()  # stage-2 deltas of the members the screen tested, reused by the test below
     if k is None and exact_max is not None and n > exact_max and screenable:
         records, values, screening, estimate, resources["pdtp_models"] = _screened_pdtp(ctx, X_mem, reference,
@@ -214,7 +217,7 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
         records = np.arange(n) if k is None or k >= n else np.sort(rng.choice(n, size=k, replace=False))
         res = pdtp(target.learner, X_mem, data.y_mem, records=records, n_classes=data.n_classes,
                    seed_policy="paired", n_repeats=cfg.settings.pdtp_repeats, random_state=ctx.seeds["target"],
-                   engine=ctx.engine, keep_outputs=False)
+                   engine=ctx.engine, keep_outputs=False, groups=member_units(ctx.data))
         values = np.asarray(res.values, float)
         resources["pdtp_models"] = engine_stats(ctx.engine, res.engine_stats)
         if len(records) < n:  # a uniform sample only (a profile's pdtp_records): it vouches for the others by a bound
@@ -273,6 +276,13 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
                         "did the given model train on them?)"}
             if lira is not None:  # the test before it compared the selected records' raw LiRA scores (biased)
                 summary["confirmation"]["p_value_raw_lira"] = _confirm_on_model(significant, lira[:n], lira[n:])
+    remove = significant if cfg.dtp_rule == "statistical" else [int(r) for r in above]
+    if data.unit is not None:  # a unit counts when any of its rows does; removing it removes all of its rows
+        summary.update(leave_out="unit", n_units=len(unit_names(ctx.data, records)),
+                       units_above=unit_names(ctx.data, above))
+        if test is not None:
+            summary["units_significant"] = unit_names(ctx.data, significant)
+        remove = [int(r) for r in rows_of_units(member_units(ctx.data), remove)] if remove else []
     if screening is not None:
         _bound_unmeasured(ctx, screening, test)
         screening["sample_records"] = ctx.names(screening["sample_records"])
@@ -287,7 +297,7 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
         lb[np.asarray(test.records, int)] = test.lower_bound
         cols["pdtp_lower_bound"] = np.r_[lb, np.full(len(data.y_non), np.nan)]
     return Analysis(name="dtp", summary=summary, checks=(check,), resources=resources, per_record=cols,
-                    extras={"remove": significant if cfg.dtp_rule == "statistical" else [int(r) for r in above]})
+                    extras={"remove": remove})
 
 
 def _retrains_exactly(ctx: AuditContext, X_mem) -> bool:
@@ -382,6 +392,9 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
     common = {"id": "dtp.dtp1", "analysis": "dtp", "threshold": thr, "confidence": cc, "describes": describes}
     raw = (f"{s['n_above']} of {s['n_records']} records measured have a single PDTP above {thr:g} "
            f"(max {s['max']:.2f}{_coverage(s)})")
+    if s.get("leave_out") == "unit":
+        raw += (f" (each record's leave-out model left out all of its unit's rows: {len(s['units_above'])} of the "
+                f"{s['n_units']} units measured have a row above {thr:g})")
     some = "measured " if "screening" in s else ""
     if cfg.dtp_rule == "long":
         exceeded = s["n_above"] > allowed
@@ -398,7 +411,8 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
         return Check(name=name, status=PASSED, value=s["max"], **common,
                      sentence=f"no {some}training record has PDTP above {thr:g} (max {s['max']:.2f} over "
                               f"{s['n_records']}{_coverage(s)})")
-    k = int(test.n_significant)
+    # with a unit, the units with a significant row count against the allowance
+    k = len(s["units_significant"]) if "units_significant" in s else int(test.n_significant)
     best = float(np.max(test.lower_bound)) if len(test.lower_bound) else 0.0
     if len(test.p_adjusted):
         common["p_value"] = float(np.min(test.p_adjusted))
@@ -410,7 +424,9 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
             # significant for the recipe, but the given model's outputs do not show it trained on those records
             common["describes"] = "recipe"
         verb = "changes" if k == 1 else "change"
-        sentence = (f"{k} of {s['n_records']} training records {verb} the recipe's output by more than e^{thr:g} when "
+        who = (f"{'unit' if k == 1 else 'units'} (of {s['n_units']} measured; {int(test.n_significant)} of their rows)"
+               if "units_significant" in s else f"of {s['n_records']} training records")
+        sentence = (f"{k} {who} {verb} the recipe's output by more than e^{thr:g} when "
                     f"removed, beyond what training randomness and binning explain ({ctx.record_name(int(test.records[worst]))}: "
                     f"at least {best:.2f} at {cc * 100:.4g}% confidence"
                     + (f", adjusted p = {common['p_value']:.2g} against the level {1 - cc:.2g}" if "p_value" in common

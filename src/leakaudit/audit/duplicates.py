@@ -235,7 +235,12 @@ def duplicates_analysis(ctx, done=None) -> Analysis:
     d = find_duplicates(*frames, label=data.label)
     c = d.counts()
     concerned = np.flatnonzero(d.member_exact | d.cross_exact_members)
-    summary = {"definition": DEFINITION, **c, "sentence": _sentence(c),
+    sentence = _sentence(c)
+    unit = getattr(data, "unit", None)
+    if unit is not None and (c["members_repeated"] or c["members_near"]):
+        sentence += (f" With the privacy unit {unit!r}, PDTP and DTP-1 leave out all of a unit's rows, so copies "
+                     "within one unit leave together; copies in different units still understate each unit's figure.")
+    summary = {"definition": DEFINITION, **c, "sentence": sentence,
                **({"fix": FIX} if c["members_repeated"] or c["members_in_nonmembers"] else {}),
                "examples": ctx.names(concerned[:5])}
     return Analysis(name="duplicates", summary=summary)

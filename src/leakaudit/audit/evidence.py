@@ -25,7 +25,8 @@ A trusted research environment files it beside its release decision. It holds (`
 * ``policy``: the release policy, every setting with its value and source;
 * ``release``: the declared release context, the threat model it implies, and the recipient it names as the basis
   of the identifiability judgment (``identifiability_basis``: EDPB Opinion 28/2024; CJEU, EDPS v SRB, 2025);
-* ``unit`` and ``duplicates``: the privacy unit (each record, a row: no unit column) and the duplicate counts of
+* ``unit`` and ``duplicates``: the privacy unit (each record, a row, without a unit column; with one, the column,
+  its units and rows) and the duplicate counts of
   results.json's ``duplicates`` section, with what they do to the per-record figures;
 * ``checks``: every check of the verdict (and the structural checks, when given apart), each with the policy settings
   its threshold comes from (a TPR-at-low-FPR check's source also says how many non-members the check needs at this
@@ -449,11 +450,22 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
         "checks": [_with_low_fpr_need(_check_entry(c, policy), need) for c in checks],
         "attack_classes": classes,
         "standards": {"sources": SOURCES, "items": item_statuses(results, checks, classes, release)},
-        "unit": "record: each row is taken to be a different person (no unit column)",
+        "unit": _unit_words((results.get("data") or {}).get("unit")),
         "duplicates": results.get("duplicates"),
     }
     record["limitations"] = _limitations(results, checks, classes, policy, release_info, inputs)
     return to_strict_jsonable(record)
+
+
+def _unit_words(unit: dict | None) -> str:
+    """The privacy unit as the record states it: each row (no unit column), or the unit column with its counts
+    and how each analysis treats it (:mod:`leakaudit.audit.units`)."""
+    if not unit:
+        return "record: each row is taken to be a different person (no unit column)"
+    return (f"unit column {unit['column']!r}: {unit['n_member_units']:,} member units ({unit['n_member_rows']:,} "
+            f"rows) and {unit['n_nonmember_units']:,} non-member units ({unit['n_nonmember_rows']:,} rows), the "
+            f"largest of {unit['largest_unit']:,} rows; membership attacks score units ({unit['combine']}) and "
+            "their metrics count units; PDTP, DTP-1 and the removal analysis leave out all of a unit's rows")
 
 
 def write_evidence(path: str | Path, record: dict) -> Path:

@@ -121,7 +121,7 @@ def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
     ref = audit_reference_models(target.learner, X_audit, y, cfg.settings.n_reference,
                                  X_population=target.inputs(data)[2] if n_pop else None,
                                  y_population=data.y_pop if n_pop else None, n_classes=data.n_classes,
-                                 random_state=ctx.seeds["reference"], engine=engine)
+                                 random_state=ctx.seeds["reference"], engine=engine, groups=data.unit_groups)
     from ..engine import is_disk_backed
 
     # past the memory budget the outputs are held in a temporary file (engine/_store.py): the numbers are the same
@@ -164,6 +164,11 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
                              inputs.reference.probs, inputs.reference.in_mask, y, confidence=cfg.confidence)
     fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
     metrics, checks, per_record = {}, [], {}
+    groups = data.unit_groups
+    if groups is not None:  # the attack is judged on units: each scored by the mean of its rows' scores
+        from .units import unit_membership, unit_scores
+
+        m = unit_membership(groups, len(data.y_mem))
     for name in names:
         spec = ATTACKS.get(name)
         atk = make_attack(name, **(spec.audit_params(ctx) if spec.audit_params else {}))
@@ -180,6 +185,8 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
             res = atk.run(own)
         s = res.scores_array
         per_record[f"score_{name}"] = s
+        if groups is not None:
+            s = unit_scores(s, groups)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotEstimableWarning)
             mm = evaluate_membership(m, s, fprs=fprs, n_boot=cfg.settings.n_boot, confidence=ctx.check_confidence,
@@ -187,6 +194,8 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
         eps = empirical_epsilon(m, s, delta=cfg.epsilon_delta, confidence=ctx.check_confidence,
                                 random_state=ctx.seeds["epsilon"])
         mm["epsilon"] = eps.model_dump()
+        if groups is not None:
+            mm = {"n_members": mm.pop("n_members"), "n_nonmembers": mm.pop("n_nonmembers"), "counts": "units", **mm}
         mm["display"], mm["description"] = display_name(name), spec.description
         metrics[name] = mm
         checks += attack_checks(name, mm, eps, thresholds=cfg.thresholds, confidence=ctx.check_confidence,
@@ -212,6 +221,9 @@ def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, ep
     in words (default: the registry's). Tabular and language-model audits both judge their attacks here."""
     th, cc = thresholds, confidence
     n1, n0 = mm["n_members"], mm["n_nonmembers"]
+    # with a privacy unit the counts are units
+    members, nonmembers = (("member units", "non-member units") if mm.get("counts") == "units" else
+                           ("members", "non-members"))
     who = display or display_name(name)
     out = []
     # AUC
@@ -221,15 +233,15 @@ def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, ep
         need = min_records_for_auc(th.max_auc, confidence=cc)
         out.append(Check(id=f"membership.{name}.auc", name=f"{who}: AUC", status=NOT_MEASURABLE, value=mm["auc"],
                          interval=(lo, hi), **common,
-                         sentence=f"{who}: AUC {mm['auc']:.3f} cannot be judged: with {n1} members and {n0} "
-                                  f"non-members even a perfect attack's AUC interval would not clear {th.max_auc:g}",
-                         fix=phrase(f"give at least {need} members and {need} non-members ({{0}})", "records")))
+                         sentence=f"{who}: AUC {mm['auc']:.3f} cannot be judged: with {n1} {members} and {n0} "
+                                  f"{nonmembers} even a perfect attack's AUC interval would not clear {th.max_auc:g}",
+                         fix=phrase(f"give at least {need} {members} and {need} {nonmembers} ({{0}})", "records")))
     else:
         exceeded = lo > th.max_auc
         out.append(Check(
             id=f"membership.{name}.auc", name=f"{who}: AUC", status=EXCEEDED if exceeded else PASSED,
             value=mm["auc"], interval=(lo, hi), **common,
-            sentence=(f"the {who} separates members from non-members with AUC {mm['auc']:.3f} "
+            sentence=(f"the {who} separates {members} from {nonmembers} with AUC {mm['auc']:.3f} "
                       f"(interval [{lo:.3f}, {hi:.3f}], above {th.max_auc:g})") if exceeded else
                      within_sentence(f"{who}: AUC {mm['auc']:.3f} measured",
                                      f"[{lo:.3f}, {hi:.3f}]" + _why_wide((lo, hi), n1, n0), hi < th.max_auc,
@@ -244,13 +256,14 @@ def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, ep
     if t is None or t["tpr"] != t["tpr"] or not tpr_ci_can_exceed(n1, n0, f, th.max_tpr_at_low_fpr, confidence=cc):
         try:
             need = min_nonmembers_for_tpr(f, th.max_tpr_at_low_fpr, confidence=cc, n_members=n1)
-            fix = phrase(f"TPR at {pct} FPR needs at least {need:,} non-members; {n0:,} given (or raise {{0}})",
+            fix = phrase(f"TPR at {pct} FPR needs at least {need:,} {nonmembers}; {n0:,} given (or raise {{0}})",
                          "thresholds.low_fpr")
         except InvalidParameterError as exc:  # too few members for any number of non-members
             fix = phrase(escaped(str(exc)) + " ({0})", "records")
         out.append(Check(id=tid, name=tname, status=NOT_MEASURABLE, **common,
                          value=None if t is None or t["tpr"] != t["tpr"] else t["tpr"],
-                         sentence=f"{who}: TPR at {pct} FPR cannot be judged with {n1} members and {n0} non-members: "
+                         sentence=f"{who}: TPR at {pct} FPR cannot be judged with {n1} {members} and {n0} "
+                                  f"{nonmembers}: "
                                   f"no interval from them could exclude {th.max_tpr_at_low_fpr * 100:g}%",
                          fix=fix))
     else:
@@ -259,7 +272,7 @@ def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, ep
         out.append(Check(
             id=tid, name=tname, status=EXCEEDED if exceeded else PASSED, value=t["tpr"], interval=(lo_t, hi_t),
             **common,
-            sentence=(f"the {who} identifies {t['tpr'] * 100:.1f}% of members at {pct} FPR (interval from "
+            sentence=(f"the {who} identifies {t['tpr'] * 100:.1f}% of {members} at {pct} FPR (interval from "
                       f"{lo_t * 100:.1f}%, above {th.max_tpr_at_low_fpr * 100:g}%)") if exceeded else
                      within_sentence(f"{who}: TPR at {pct} FPR {t['tpr'] * 100:.2f}% measured",
                                      f"[{lo_t * 100:.2f}%, {hi_t * 100:.2f}%]" + _why_wide((lo_t, hi_t), n1, n0, f),

@@ -287,16 +287,19 @@ def _records(data: AuditData, sources: dict, *, reserved: set[str]) -> tuple[pd.
     """One row per audited record, members first, built in one step (a table of thousands of columns included):
     ``record`` (unique; a member's equals its index in results.json's DTP lists), ``source`` and ``row`` (where it
     is; row 1 = the first row after the header) or, for tables given in memory with unique indexes, ``index`` (the
-    DataFrame's index label) in place of ``row``, ``is_member``, ``label``, then the record's own values (the label
-    as its class name, every feature column; one named like a column of ours, ``reserved``, or like an attack's
-    score gets the prefix ``value_``). Returns the table and the names of the value columns."""
+    DataFrame's index label) in place of ``row``, ``is_member``, ``label``, with a privacy unit ``unit`` (the
+    record's unit as read), then the record's own values (the label as its class name, every feature column; one
+    named like a column of ours, ``reserved``, or like an attack's score gets the prefix ``value_``). Returns the table and the names of the value columns."""
     n = len(data.y_mem) + len(data.y_non)
     values = pd.concat([data.frame_mem, data.frame_non], ignore_index=True)
     ours = {"record", "source", "row", "index", "is_member", "label"} | reserved
     where = ({"index": pd.array(data.index_labels, dtype=object)} if data.index_labels is not None
              else {"row": sources["row"]})
+    # with a privacy unit: each record's unit as read (its column is no feature, so it is ours, beside the label)
+    unit = {} if data.unit is None else {"unit": np.r_[data.units_mem, data.units_non]}
+    ours |= set(unit)
     columns = {"record": np.arange(n), "source": sources["source"], **where,
-               "is_member": data.is_member, "label": data.y_audit,
+               "is_member": data.is_member, "label": data.y_audit, **unit,
                data.label: np.asarray(data.class_names, dtype=object)[data.y_audit]}
     if str(data.label) in ours or str(data.label).startswith(("score_", "p_")):
         columns[f"value_{data.label}"] = columns.pop(data.label)
@@ -304,7 +307,7 @@ def _records(data: AuditData, sources: dict, *, reserved: set[str]) -> tuple[pd.
         name = str(col) if str(col) not in ours and not str(col).startswith(("score_", "p_")) else f"value_{col}"
         columns[name] = values[col].to_numpy()
     table = pd.DataFrame(columns)
-    return table, list(table.columns[5:])
+    return table, list(table.columns[5 + len(unit):])
 
 
 def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:

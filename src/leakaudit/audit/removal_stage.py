@@ -15,6 +15,7 @@ import numpy as np
 
 from .checks import Analysis
 from .context import AuditContext, engine_stats
+from .units import member_units
 
 __all__ = ["removal_analysis", "records_to_remove"]
 
@@ -47,7 +48,7 @@ def removal_analysis(ctx: AuditContext, dtp: Analysis, remove: list[int]) -> Ana
                          statistical=cfg.dtp_rule == "statistical", n_repeats=st.pdtp_repeats,
                          test_repeats=st.dtp_test_repeats, test_max_records=st.dtp_test_max_records,
                          confidence=ctx.check_confidence, n_seeds=st.dtp_removal_seeds, n_classes=data.n_classes,
-                         random_state=ctx.seeds["removal"], engine=ctx.engine)
+                         random_state=ctx.seeds["removal"], engine=ctx.engine, groups=member_units(ctx.data))
     sig = res.records_significant_after
     summary = {**res.model_dump(exclude={"engine_stats"}), "removed": ctx.names(res.removed),
                "argmax_after": ctx.record_name(res.argmax_after) if res.argmax_after >= 0 else None,

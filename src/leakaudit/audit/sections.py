@@ -22,7 +22,7 @@ from .config import ProfileSettings
 
 from .config import Phrase, Phrased
 
-__all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "TargetSection", "TprAt", "EpsilonBound",
+__all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "UnitSection", "TargetSection", "TprAt", "EpsilonBound",
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
            "PropertyEstimate", "MipSection", "DpSection", "DatasetInferenceSection", "DuplicatesSection", "RecordRiskSection",
            "StageResources", "Resources", "Settings", "RecipeTest", "Records", "DtpScreening", "DtpRemoval",
@@ -146,6 +146,13 @@ class Skipped(Section, Phrased):
         return self.model_dump()
 
 
+UnitSection = _section(
+    "UnitSection", "The privacy unit (``unit``, ``--unit``): the column naming each row's person or group, the units\n"
+    "and rows on each side, the largest unit's rows, and how an attack's row scores become a unit's (``combine``).",
+    column=(str, ...), **_all(Optional[int], "n_member_units n_nonmember_units n_member_rows n_nonmember_rows "
+                                            "largest_unit"), combine=Optional[str])
+
+
 class DataSection(Section):
     """The audited records: sizes, label, classes, sensitive columns, where they came from (a language-model audit:
     ``kind`` "text", the texts, no label)."""
@@ -165,6 +172,7 @@ class DataSection(Section):
     text_column: Optional[str] = None
     n_tokens: Optional[int] = _COUNT
     n_truncated: Optional[int] = _COUNT
+    unit: Optional[UnitSection] = None
 
     model_config = ConfigDict(json_schema_extra={
         "if": {"not": {"required": ["kind"], "properties": {"kind": {"const": "text"}}}},
@@ -205,6 +213,8 @@ class AttackMetrics(Section):
 
     n_members: int = Field(ge=0)
     n_nonmembers: int = Field(ge=0)
+    counts: Optional[Literal["units"]] = Field(None, description="'units' with a privacy unit: n_members and "
+                                               "n_nonmembers count units, each scored by the mean of its rows' scores")
     auc: Measured
     auc_ci: Interval
     auc_ci_method: Optional[str] = None
@@ -324,6 +334,11 @@ class DtpSection(Section):
         "learner whose seed does not matter): DTP-1's finding is the given model's, and no confirmation is run")
     screening: Optional[DtpScreening] = None
     removal: Optional[DtpRemoval] = None
+    leave_out: Optional[Literal["unit"]] = Field(None, description="'unit' with a privacy unit: each measured row's "
+                                                 "leave-out model leaves out all of its unit's rows")
+    n_units: Optional[int] = Field(None, ge=0, description="with a unit: the member units measured")
+    units_above: Optional[list[str]] = None
+    units_significant: Optional[list[str]] = None
 
 
 AttributeInference = _section(

@@ -39,7 +39,7 @@ from ..membership.binning import bin_probabilities, check_bin_width
 from .results import PDTPResult
 
 __all__ = ["pdtp", "pdtp_models", "pdtp_from_probabilities", "abs_log_ratio", "apply_binning", "loo_probabilities",
-           "SEED_POLICIES", "SharedOrderBlock"]
+           "SEED_POLICIES", "SharedOrderBlock", "check_groups"]
 
 SEED_POLICIES = ("independent", "paired")
 
@@ -139,8 +139,12 @@ def _check_bin_width(bin_width: float | None) -> None:
 
 def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,
                       seed: int, loo_seeds: list[int], method: str = "auto", batch_size: int = 256,
-                      engine: Engine | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+                      engine: Engine | None = None, groups: np.ndarray | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, str]:
     """Outputs of A(T) and of A(T\\{t}) at x(t) for every record t.
+
+    ``groups`` (an integer per row of T: a privacy unit): A(T\\{t}) leaves out every row of t's group, not t
+    alone (then always by retraining: a closed form leaves out one row).
 
     A closed form (``learner.loo_proba``) is used when the learner has one and ``method`` allows it; otherwise
     the models are retrained through ``engine`` (default :func:`leakaudit.engine.default_engine`): the full
@@ -158,7 +162,9 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
     -------
     p_full : (n_records, n_classes); p_loo : (n_records, n_classes); method : str
     """
-    use_closed = _closed_form(learner, method)
+    use_closed = _closed_form(learner, method) and groups is None
+    if method == "closed-form" and groups is not None:
+        raise InvalidParameterError("method='closed-form' leaves out one row; groups need retraining")
     if method == "closed-form" and capabilities(learner).loo is None:
         raise InvalidParameterError(f"method='closed-form' but {type(learner).__name__} has no loo_proba")
     if use_closed:
@@ -167,9 +173,13 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
     engine = resolve_engine(engine)
     n = len(X)
     everything = np.arange(n)
+
+    def without(t):  # T \ {t}, or T without t's group
+        return np.delete(everything, t) if groups is None else everything[groups != groups[t]]
+
     if _shared_order(learner):
         if getattr(learner, "mode", "faithful") != "faithful":
-            out = engine.predict_many(learner, X, y, [everything] + [np.delete(everything, t) for t in records],
+            out = engine.predict_many(learner, X, y, [everything] + [without(t) for t in records],
                                       [seed] + list(loo_seeds), X[records], n_classes=n_classes, together=True)
             out = np.asarray(out, dtype=np.float64)
             return out[0], out[1 + np.arange(len(records)), np.arange(len(records))], "retraining (fit_many)"
@@ -182,10 +192,24 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
     p_loo = np.empty((len(records), n_classes))
     for s in range(0, len(records), batch_size):
         chunk = records[s:s + batch_size]
-        out = engine.predict_many(learner, X, y, [np.delete(everything, t) for t in chunk],
+        out = engine.predict_many(learner, X, y, [without(t) for t in chunk],
                                   list(loo_seeds[s:s + batch_size]), X[chunk], n_classes=n_classes)
         p_loo[s:s + len(chunk)] = np.asarray(out)[np.arange(len(chunk)), np.arange(len(chunk))]
     return p_full, p_loo, "retraining (fit_many)"
+
+
+def check_groups(groups: Any, n: int) -> np.ndarray | None:
+    """``groups`` (one integer per training record, or None) validated: shape (n,), integers; each record's
+    leave-out model then leaves out its whole group, of which at least one record must remain outside."""
+    if groups is None:
+        return None
+    g = np.asarray(groups)
+    if g.shape != (n,) or not np.issubdtype(g.dtype, np.integer):
+        raise InvalidParameterError(f"groups must hold one integer per training record ({n}); got "
+                                    f"{g.dtype} of shape {g.shape}")
+    if np.unique(g).size < 2:
+        raise InvalidInputError("groups: every training record is in one group; leaving it out leaves no records")
+    return g.astype(np.int64)
 
 
 def _shared_order(learner: Any) -> bool:
@@ -304,7 +328,8 @@ def _deterministic(learner: Any, method: str = "auto") -> bool:
 
 def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,
                  root_seeds: list[int], seed_policy: str = "paired", method: str = "auto", batch_size: int = 256,
-                 engine: Engine | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, str]]:
+                 engine: Engine | None = None, groups: np.ndarray | None = None
+                 ) -> Iterator[tuple[np.ndarray, np.ndarray, str]]:
     """Outputs of A(T) and of every A(T\\{t}) at x(t), one triple per repeat (the seed logic of :func:`pdtp`).
 
     Repeat r trains with seeds derived from ``root_seeds[r]``: the full model's seed (child 0), and per record
@@ -324,10 +349,10 @@ def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray
         from sklearn.base import clone
 
         learner = clone(learner).set_params(order="shared")
-    closed = _closed_form(learner, method)
+    closed = _closed_form(learner, method) and groups is None
     first = None
     for r, root in enumerate(root_seeds):
-        if r > 0 and _deterministic(learner, method):  # loo_proba paths are deterministic
+        if r > 0 and closed and _deterministic(learner, method):  # loo_proba paths are deterministic
             yield first
             continue
         # the full model's seed, then record t's own seed (child 1 + t): a record's models do not depend on which
@@ -337,7 +362,7 @@ def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray
         seed = seeds[0]
         loo_seeds = [] if closed else ([seeds[1 + int(t)] for t in records] if per_record else [seed] * len(records))
         out = loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seed, loo_seeds=loo_seeds,
-                                method=method, batch_size=batch_size, engine=engine)
+                                method=method, batch_size=batch_size, engine=engine, groups=groups)
         if first is None:
             first = out
         yield out
@@ -360,6 +385,7 @@ def pdtp(
     keep_outputs: bool | None = None,
     lowest_bins: str = "keep",
     engine: Engine | None = None,
+    groups: Any = None,
 ) -> PDTPResult:
     """PDTP of records of the training set T = (X, y) under learner A (Long et al. Def 4.4).
 
@@ -404,6 +430,9 @@ def pdtp(
         record's models come from the seed and the record alone (with the paired policy and a shared row
         order, every model is a model of one ``fit_many`` call of ``PAIRED_CALL_MODELS`` models,
         :class:`SharedOrderBlock`).
+    groups : array-like of int of shape (n_samples,), optional
+        A group (privacy unit) per training record: record t's leave-out model is trained without every record of
+        t's group (leave-one-group-out, by retraining), still measured at x(t).
 
     Returns
     -------
@@ -421,6 +450,7 @@ def pdtp(
     _check_lowest_bins(lowest_bins, bin_width)
     if len(X) < 2:
         raise InvalidInputError("X needs at least 2 training records for leave-one-out")
+    groups = check_groups(groups, len(X))
     # refused before any seed is drawn
     check_memory(16.0 * n_repeats * len(records),  # a seed and a float64 per repeat and record
                  f"PDTP of {len(records):,} records over {n_repeats:,} repeats keeps every repeat's values:",
@@ -430,7 +460,7 @@ def pdtp(
     used = ""
     for p_full, p_loo, used in _loo_repeats(learner, X, y, records, n_classes=n_classes,
                                             root_seeds=spawn_seeds(random_state, n_repeats), seed_policy=seed_policy,
-                                            method=method, batch_size=batch_size, engine=engine):
+                                            method=method, batch_size=batch_size, engine=engine, groups=groups):
         if p_full0 is None:
             p_full0, p_loo0 = p_full, p_loo
         # Def 4.4, natural-log ratio (spec §2.2)
@@ -446,6 +476,7 @@ def pdtp(
     return PDTPResult(
         records=records, values=per.mean(axis=0), per_repeat=per, p_full=p_full0, p_loo=p_loo0,
         bin_width=bin_width, seed_policy=seed_policy, n_repeats=n_repeats,
-        method=used if lowest_bins == "keep" else f"{used}; moves between the two lowest bins ignored",
+        method=(used if lowest_bins == "keep" else f"{used}; moves between the two lowest bins ignored")
+        + ("; leave-one-group-out" if groups is not None else ""),
         learner=type(learner).__name__,
     )

@@ -73,6 +73,7 @@ def removal_effect(
     screen_sample: int = 500,
     screen_max_fraction: float = 0.25,
     engine: Engine | None = None,
+    groups: Any = None,
 ) -> RemovalEffect:
     """Remove ``remove`` from the training set (X, y), retrain, and measure PDTP, DTP-1 and accuracy again.
 
@@ -115,6 +116,9 @@ def removal_effect(
         once the others are gone may rank low: the sample bounds what the unmeasured rows may hold.
     engine : leakaudit.engine.Engine, optional
         Trains every model (its cache and backends); None: :func:`leakaudit.engine.default_engine`.
+    groups : array-like of int of shape (n_samples,), optional
+        A privacy unit per row of T: PDTP and the DTP-1 test after the removal leave out whole units
+        (:func:`~leakaudit.dtp.pdtp`'s ``groups``); ``remove`` should then hold whole units.
 
     Returns
     -------
@@ -141,11 +145,12 @@ def removal_effect(
     s_pdtp, s_test, s_acc = spawn_seeds(random_state, 3)
 
     Xr, yr = X[keep], y[keep]
+    gr = None if groups is None else np.asarray(groups, dtype=np.int64)[keep]
     screening = None
     known = DTP1Deltas()  # the test's repeats of members tested while the screen grew, reused by the test below
     if estimate is None:
         res = pdtp(learner, Xr, yr, records=new_index[measured], n_classes=n_classes, seed_policy="paired",
-                   n_repeats=n_repeats, random_state=s_pdtp, engine=engine, keep_outputs=False)
+                   n_repeats=n_repeats, random_state=s_pdtp, engine=engine, keep_outputs=False, groups=gr)
         values = np.asarray(res.values, float)
     else:
         est = np.asarray(estimate, dtype=np.float64)
@@ -157,13 +162,13 @@ def removal_effect(
         def significant(recs, vals):  # the members the statistical rule counts grow the top (screened_pdtp)
             t = dtp1_test(learner, Xr, yr, records=recs, threshold=threshold, n_repeats=test_repeats,
                           confidence=confidence, max_records=test_max_records, stage1_values=vals,
-                          n_classes=n_classes, random_state=s_test, engine=engine, known_deltas=known)
+                          n_classes=n_classes, random_state=s_test, engine=engine, known_deltas=known, groups=gr)
             return np.isin(recs, [int(r) for r, p in zip(t.records, t.p_value) if p <= 1 - confidence])
 
         sc = screened_pdtp(learner, Xr, yr, est, threshold=threshold, fraction=screen_fraction,
                            n_sample=screen_sample, max_fraction=max(screen_max_fraction, screen_fraction),
                            n_classes=n_classes, n_repeats=n_repeats, random_state=s_pdtp, sample_state=s_sample,
-                           significant=significant if statistical else None, engine=engine)
+                           significant=significant if statistical else None, engine=engine, groups=gr)
         measured, values = keep[sc.records], np.asarray(sc.values, float)
         sample_values = sc.value(sc.sample)
         k_above = int(np.sum(sample_values > threshold))
@@ -180,7 +185,7 @@ def removal_effect(
             test = dtp1_test(learner, Xr, yr, records=new_index[above], threshold=threshold, n_repeats=test_repeats,
                              confidence=confidence, max_records=test_max_records,
                              stage1_values=values[values > threshold], n_classes=n_classes, random_state=s_test,
-                             engine=engine, known_deltas=known)
+                             engine=engine, known_deltas=known, groups=gr)
             significant = [int(keep[r]) for r, s in zip(test.records, test.significant) if s]
             untested = [int(keep[r]) for r in test.untested]
 

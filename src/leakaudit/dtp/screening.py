@@ -329,7 +329,7 @@ class ScreenedPDTP:
 def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: float = 0.05, n_sample: int = 500,
                   max_fraction: float = 1.0, cut: float | None = None, n_classes: int | None = None,
                   n_repeats: int = 1, random_state=None, sample_state=None, significant=None,
-                  engine: Engine | None = None) -> ScreenedPDTP:
+                  engine: Engine | None = None, groups=None) -> ScreenedPDTP:
     """Paired PDTP of the top of the records ranked by ``estimate`` and of a random sample of the rest.
 
     Without ``cut`` the top starts at ``fraction`` of the records and doubles while its bottom half holds
@@ -362,6 +362,8 @@ def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: 
         and then of the sample, and only while the tail holds a candidate.
     engine : leakaudit.engine.Engine, optional
         Retrains the models; default :func:`leakaudit.engine.default_engine`.
+    groups : array of int of shape (n_records,), optional
+        A privacy unit per record: leave-out models leave out the whole unit (:func:`~leakaudit.dtp.pdtp`).
     """
     from .pdtp import pdtp
 
@@ -387,7 +389,7 @@ def screened_pdtp(learner, X, y, estimate, *, threshold: float = 1.0, fraction: 
         recs = np.sort(np.asarray([r for r in recs if int(r) not in measured], dtype=np.int64))
         if recs.size:
             res = pdtp(learner, X, y, records=recs, n_classes=n_classes, seed_policy="paired", n_repeats=n_repeats,
-                       random_state=random_state, engine=engine, keep_outputs=False)
+                       random_state=random_state, engine=engine, keep_outputs=False, groups=groups)
             measured.update(zip(recs.tolist(), np.asarray(res.values, float).tolist()))
 
     def hits(recs) -> int:

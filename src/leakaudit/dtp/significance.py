@@ -34,7 +34,7 @@ from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..learners import check_fit_inputs
 from ..membership.binning import bin_index
-from .pdtp import _check_bin_width, _deterministic, _loo_repeats
+from .pdtp import _check_bin_width, _deterministic, _loo_repeats, check_groups
 from .results import DTP1TestResult
 
 __all__ = ["DTP1Deltas", "bin_aware_log_ratio", "dtp1_test", "holm_adjust"]
@@ -178,6 +178,7 @@ def dtp1_test(
     stage1_values: Any = None,
     batch_size: int = 256,
     known_deltas: DTP1Deltas | None = None,
+    groups: Any = None,
 ) -> DTP1TestResult:
     """Which candidate records break DTP-1 beyond training randomness and binning, at ``confidence``.
 
@@ -225,6 +226,9 @@ def dtp1_test(
         Deltas of records tested by earlier calls with the same learner, data, ``random_state``, ``n_repeats`` and
         ``bin_width``: reused instead of retrained, and the records tested now are added to it. The result is the
         one a single call would give.
+    groups : array-like of int of shape (n_samples,), optional
+        A group (privacy unit) per training record: each candidate's leave-out models leave out its whole group
+        (:func:`~leakaudit.dtp.pdtp`'s ``groups``).
 
     Returns
     -------
@@ -235,6 +239,7 @@ def dtp1_test(
     X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
     if len(X) < 2:
         raise InvalidInputError("X needs at least 2 training records for leave-one-out")
+    groups = check_groups(groups, len(X))
     cand = check_indices(records, name="records", n=len(X), allow_empty=True, unique=True)
     check_scalar(threshold, name="threshold", min_val=0.0, include_min=False)
     check_scalar(confidence, name="confidence", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
@@ -276,7 +281,7 @@ def dtp1_test(
         deltas = []
         for p_full, p_loo, method in _loo_repeats(learner, X, y, new, n_classes=n_classes,
                                                   root_seeds=_stage2_seeds(memo.seed, R), seed_policy="paired",
-                                                  batch_size=batch_size, engine=engine):
+                                                  batch_size=batch_size, engine=engine, groups=groups):
             memo.loo_method = method
             deltas.append(bin_aware_log_ratio(np.clip(p_full, 0, 1), np.clip(p_loo, 0, 1), bin_width=bin_width))
         D_new = np.stack(deltas)  # (R, n_new, C)

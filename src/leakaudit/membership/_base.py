@@ -392,17 +392,23 @@ def _check_reference_cost(n_models: int, n_rows: int, n_features: int, *, work: 
 
 def audit_reference_models(learner, X, y, n_models: int, *, X_population=None, y_population=None,
                            n_classes: int | None = None, random_state: RandomStateLike = None,
-                           engine: Engine | None = None) -> ReferenceSet:
+                           engine: Engine | None = None, groups=None) -> ReferenceSet:
     """Reference models as an audit trains them: in complementary pairs on halves of the audited records ``X``
     (each record "in" for exactly half of them, :func:`paired_half_masks`), the population records, when given,
     never trained on (RMIA's z samples, which must be outside every reference model). Queried on the audited
     records, then the population: ``probs`` of shape (K, n + n_pop, C).
 
-    ``random_state`` (an int, as the audit passes) draws both the halves and the models' seeds."""
+    ``random_state`` (an int, as the audit passes) draws both the halves and the models' seeds. ``groups`` (an
+    integer code per audited record, 0 to the number of groups - 1: a privacy unit): the halves are halves of the
+    groups, so a record is "in" exactly when the rest of its group is."""
     # the audit's profile fixes how many (its work budget bounds each model a file declares, not their number)
     _check_reference_cost(n_models, len(y) + (0 if y_population is None else len(y_population)), np.shape(X)[1],
                           work=False)
-    masks = paired_half_masks(len(y), n_models, random_state)
+    if groups is None:
+        masks = paired_half_masks(len(y), n_models, random_state)
+    else:
+        groups = np.asarray(groups, dtype=np.int64)
+        masks = paired_half_masks(int(groups.max()) + 1, n_models, random_state)[:, groups]
     if X_population is not None and len(X_population):
         X = np.vstack([X, X_population])
         y = np.concatenate([y, y_population])

@@ -333,6 +333,17 @@ def _dtp_records(dtp: dict, records: pd.DataFrame | None, limit: int = 25) -> li
 # -- sections -----------------------------------------------------------------------------------------------------
 
 
+def _unit_sentence(unit) -> str:
+    """The privacy unit in words (empty without one): its column and counts, and what the analyses do with it."""
+    if not unit:
+        return ""
+    return (f"The privacy unit is the column {unit['column']!r}: {unit['n_member_units']:,} member units "
+            f"({unit['n_member_rows']:,} rows) and {unit['n_nonmember_units']:,} non-member units "
+            f"({unit['n_nonmember_rows']:,} rows), the largest of {unit['largest_unit']:,} rows. The membership attacks "
+            f"score units ({unit['combine']}) and their figures count units; PDTP and DTP-1 leave out all of a "
+            "unit's rows.")
+
+
 def _membership_answer(results: AuditResult, conf_pct: str) -> str:
     mem = results.membership
     th = results.verdict.thresholds
@@ -350,10 +361,13 @@ def _membership_answer(results: AuditResult, conf_pct: str) -> str:
     eps = [(as_number((m.get("epsilon") or {}).get("epsilon_lb")), n) for n, m in mem.items()
            if (m.get("epsilon") or {}).get("measurable")]
     eps = [e for e in eps if e[0] is not None]
-    n1 = results.data.get("n_members")
+    # with a privacy unit the attacks count units (their own n_members)
+    units = mem[best].get("counts") == "units"
+    n1 = mem[best].get("n_members") if units else results.data.get("n_members")
+    who = ("non-member units", "member unit", "member units") if units else ("non-members", "member", "members")
     judged = next((c for c in results.verdict.checks if c.id == f"membership.{best}.tpr_at_low_fpr"), None)
-    s = (f"At a false-alarm rate of {fmt(f, '%')} (1 in {round(1 / f):,} non-members wrongly called a member), the "
-         f"strongest attack ({display_name(results, best)}) finds {fmt(best_t['tpr'], '%')} of the members "
+    s = (f"At a false-alarm rate of {fmt(f, '%')} (1 in {round(1 / f):,} {who[0]} wrongly called a {who[1]}), the "
+         f"strongest attack ({display_name(results, best)}) finds {fmt(best_t['tpr'], '%')} of the {who[2]} "
          f"({conf_pct} interval {fmt(best_t['ci'][0], '%')} to {fmt(best_t['ci'][1], '%')}; about "
          f"{round(best_t['tpr'] * n1):,} of {n1:,}); an attacker guessing at random finds {fmt(f, '%')}.")
     if judged is not None and judged.status == "not measurable":
@@ -749,6 +763,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
         attacks_run=[(display_name(results, a), v["description"]) for a, v in membership.items() if v.get("description")],
         analyses=results.analyses,
+        unit=_unit_sentence(data.get("unit")),
         duplicates=results.duplicates and {"sentence": _capital(results.duplicates.sentence),
                                            "fix": results.duplicates.said("fix", flags=flags),
                                            "definition": results.duplicates.definition},
