@@ -47,7 +47,7 @@ __all__ = [
     "DEFAULT_ATTACKS",
 ]
 
-DEFAULT_ATTACKS = ("loss", "lira", "rmia", "shadow", "distance", "frequency")
+DEFAULT_ATTACKS = ("loss", "lira", "rmia", "informia", "shadow", "distance", "frequency")
 
 
 def _as_attack(a) -> Attack:
