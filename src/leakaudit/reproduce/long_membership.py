@@ -265,7 +265,8 @@ def _table1_seed(profile: str, random_state: int) -> list:
         "AUC and TPR at 1% and 0.1% FPR of the loss attack, LiRA (online, fixed-variance, offline), RMIA "
         "(online, offline) and InfoRMIA (Tao and Shokri 2026; online, offline). Then LiRA, RMIA and InfoRMIA at "
         "equal reference models, the first K = 1, 4 and 16 of the 64 (K = 64: the rows above), with InfoRMIA "
-        "minus RMIA paired on the same models and records."
+        "minus RMIA paired on the same models and records; and RMIA and InfoRMIA with 100 population points "
+        "(K = 4 and 64), where RMIA's count has steps of 1/100."
     ),
     notes=(
         "The papers' headline settings (CIFAR-10 WideResNets, 256 reference models) are not reproduced; the "
@@ -347,7 +348,10 @@ def _lira_rmia_seed(profile: str, random_state: int) -> list:
     for k in (1, 4, 16):
         if k < n_ref:
             rows += _equal_reference_rows(inputs, is_member, k, n_boot, boot_seed, random_state)
-    return rows + _difference_rows(f"K={n_ref} (online)", summaries, "informia", "rmia")
+    rows += _difference_rows(f"K={n_ref} (online)", summaries, "informia", "rmia")
+    for k in (4, n_ref):
+        rows += _small_population_rows(inputs, is_member, k, 100, n_boot, boot_seed, random_state)
+    return rows
 
 
 def _attack_rows(label, m, random_state) -> list:
@@ -372,6 +376,14 @@ def _difference_rows(label, summaries, a, b) -> list:
     return rows
 
 
+def _first_models(inputs, k):
+    """A copy of ``inputs`` with the first ``k`` reference models only, on the audited records and the population."""
+    sub = inputs.subset(np.arange(inputs.n))
+    sub.reference = inputs.reference.models(slice(0, k))
+    sub.population_reference = inputs.population_reference.models(slice(0, k))
+    return sub
+
+
 def _equal_reference_rows(inputs, is_member, k, n_boot, boot_seed, random_state) -> list:
     """LiRA, RMIA and InfoRMIA with the first ``k`` of the reference models (whole complementary pairs).
 
@@ -382,9 +394,7 @@ def _equal_reference_rows(inputs, is_member, k, n_boot, boot_seed, random_state)
     from ..membership import RMIA, InfoRMIA, LiRA, run_attacks
 
     online = k > 1
-    sub = inputs.subset(np.arange(inputs.n))
-    sub.reference = inputs.reference.models(slice(0, k))
-    sub.population_reference = inputs.population_reference.models(slice(0, k))
+    sub = _first_models(inputs, k)
     members = is_member
     if not online:
         out = ~sub.reference.in_mask[0]
@@ -399,6 +409,23 @@ def _equal_reference_rows(inputs, is_member, k, n_boot, boot_seed, random_state)
     label = f"K={k} ({'online' if online else 'offline'})"
     rows = []
     for a in attacks:
+        rows += _attack_rows(f"{label}: {a}", summaries[a].metrics, random_state)
+    return rows + _difference_rows(label, summaries, "informia", "rmia")
+
+
+def _small_population_rows(inputs, is_member, k, n_z, n_boot, boot_seed, random_state) -> list:
+    """RMIA and InfoRMIA (online) with the first ``k`` reference models and ``n_z`` population points drawn from the
+    seed: RMIA's count then has steps of 1/n_z (InfoRMIA's paper: |Z| = 100 on AG News)."""
+    from ..membership import RMIA, InfoRMIA, run_attacks
+
+    z = np.sort(np.random.default_rng([random_state, n_z]).choice(len(inputs.population_y), n_z, replace=False))
+    sub = _first_models(inputs, k)
+    sub.population_probs, sub.population_y = inputs.population_probs[z], inputs.population_y[z]
+    sub.population_reference = sub.population_reference.subset(z)
+    summaries = run_attacks(sub, is_member, [RMIA(), InfoRMIA()], n_boot=n_boot, random_state=boot_seed)[0]
+    label = f"K={k}, |Z|={n_z} (online)"
+    rows = []
+    for a in ("rmia", "informia"):
         rows += _attack_rows(f"{label}: {a}", summaries[a].metrics, random_state)
     return rows + _difference_rows(label, summaries, "informia", "rmia")
 
