@@ -295,7 +295,10 @@ def _table1_seed(profile: str, random_state: int) -> list:
         "(the loss attack's AUC moved, which no attack-side change could do), and TPR at 0.1% FPR over 1,497 "
         "non-members is set by the top one or two non-member scores (seed 0's bootstrap interval is [0.000, "
         "0.840]): 0.717 is above the five seeds' values now (0.585-0.667) but inside that interval, and the "
-        "claim holds in every seed either way."
+        "claim holds in every seed either way. Version 2 (the InfoRMIA rows) reran every row at full: against the "
+        "version-1 page, seed 0's loss AUC moved 0.9289 -> 0.9225 and RMIA's 0.9517 -> 0.9505, and version 1's "
+        "own code gives 0.9225 and 0.9505 today (seed 0 at full, rerun on the same machine), so the move is not "
+        "version 2's: its smoke rows of the version-1 attacks are equal to version 1's, digit for digit."
     ),
     # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
