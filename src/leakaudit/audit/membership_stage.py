@@ -1,8 +1,8 @@
 """Audit analysis: membership attacks, their checks, their empirical epsilon, and the recipe test.
 
 Attacks come from the registry (:func:`leakaudit.membership.make_attack`): the loss threshold always, and with a
-training algorithm LiRA, RMIA (with population records) and the shadow-model attack, all on one set of reference
-models trained in complementary pairs; without one (predictions only), quantile regression
+training algorithm LiRA, RMIA and InfoRMIA (these two with population records) and the shadow-model attack, all on
+one set of reference models trained in complementary pairs; without one (predictions only), quantile regression
 (:class:`leakaudit.membership.quantile.QuantileRegressionAttack`), which learns the non-members' scores from their
 features and needs no retraining. Each attack gives three checks at the corrected confidence: its AUC, its TPR
 at the owner's low FPR, and (with ``epsilon_budget``) its empirical epsilon lower bound. A check whose data could

@@ -147,15 +147,16 @@ def register(app: typer.Typer) -> None:
     def membership(
         dataset: str = typer.Option("purchase-like", "--dataset", help=f"One of: {', '.join(dataset_names())}."),
         model: str = typer.Option("mlp", "--model", help=f"One of: {', '.join(learner_names(inputs='encoded'))}."),
-        attacks: str = typer.Option("loss,lira,rmia,shadow,distance", "--attacks",
+        attacks: str = typer.Option("loss,lira,rmia,informia,shadow,distance", "--attacks",
                                     help="Comma-separated: loss, yeom_adv1, lira, lira_fixed, lira_offline, rmia, "
-                                         "rmia_offline, shadow, shadow_per_class, distance, frequency."),
+                                         "rmia_offline, informia, informia_offline, shadow, shadow_per_class, "
+                                         "distance, frequency."),
         out: Path = typer.Option(Path("runs/membership"), "--out", help="Writes membership.json and records.csv here."),
         n_members: int = typer.Option(500, "--n-members", help="Members: records the target model is trained on."),
         n_nonmembers: int = typer.Option(
             500, "--n-nonmembers",
             help="Non-members: records of the same data it never sees."),
-        n_population: int = typer.Option(500, "--n-population", help="Extra records for reference models and RMIA."),
+        n_population: int = typer.Option(500, "--n-population", help="Extra records for reference models, RMIA and InfoRMIA."),
         n_reference: int = typer.Option(64, "--n-reference",
                                         help="Reference models (even), trained as the audit trains them."),
         n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples for intervals."),

@@ -1,4 +1,4 @@
-"""Membership inference attacks (Yeom et al., Long et al., Shokri et al., LiRA, RMIA) and protocols.
+"""Membership inference attacks (Yeom et al., Long et al., Shokri et al., LiRA, RMIA, InfoRMIA) and protocols.
 
 Every attack takes plain arrays (or a learner plus data for shadow/reference
 models) and returns per-record scores (higher means member) and decisions, so
@@ -12,7 +12,8 @@ Attacks (registry names in brackets, see :func:`available_attacks`):
 * :class:`ColludingLearner` / :class:`ColludingAdversary` (Yeom Algorithm 1, Adversary 3).
 * :class:`ShadowModelAttack` [shadow, shadow_per_class], :class:`DistanceAttack` [distance],
   :class:`FrequencyAttack` [frequency] (Long et al.), :func:`bin_probabilities` (Long §5.2).
-* :class:`LiRA` [lira, lira_fixed, lira_offline], :class:`RMIA` [rmia, rmia_offline].
+* :class:`LiRA` [lira, lira_fixed, lira_offline], :class:`RMIA` [rmia, rmia_offline],
+  :class:`InfoRMIA` [informia, informia_offline] (RMIA's test scored by its Bayes factor, Tao and Shokri).
 * :class:`QuantileRegressionAttack` [quantile] (Bertran et al.): no reference models, public non-members only.
 * :class:`LabelOnlyAttack`: label-only, the share of randomly perturbed copies of a record still classified
   correctly (Choquette-Choo et al. 2021); the model is queried for labels only.
@@ -40,6 +41,7 @@ from .binning import bin_index, bin_probabilities
 from .colluding import ColludingAdversary, ColludingLearner, TriggerFunction, colluding_advantage_bound
 from .distance import DistanceAttack, kl_divergence, train_targeted_shadows
 from .frequency import FrequencyAttack
+from .informia import InfoRMIA
 from .label_only import LabelOnlyAttack
 from .lira import LiRA, logit_scaled_confidence
 from .protocols import (
@@ -77,5 +79,5 @@ __all__ = [
     "MembershipAudit", "MembershipExperimentResult", "YeomSplitResult", "RMIA", "ShadowModelAttack",
     "attack_features", "BoundedLossAdversary", "LossThresholdAttack", "ThresholdAdversary",
     "advantage_known_sigma", "advantage_unknown_sigma", "dp_advantage_bound", "epsilon_eq",
-    "QuantileRegressionAttack", "BaVarIA",
+    "QuantileRegressionAttack", "BaVarIA", "InfoRMIA",
 ]

@@ -99,6 +99,12 @@ def _rmia(**kw):
     return RMIA(**kw)
 
 
+def _informia(**kw):
+    from .informia import InfoRMIA
+
+    return InfoRMIA(**kw)
+
+
 def _bavaria(**kw):
     from .bavaria import BaVarIA
 
@@ -175,6 +181,9 @@ ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
     "lira_offline": _S(lambda: _lira(online=False), "LiRA offline (out models only)"),
     "rmia": _S(lambda: _rmia(), "RMIA online, gamma=2 (Zarifzadeh et al. 2024)", "RMIA", audit="retrainable"),
     "rmia_offline": _S(lambda: _rmia(online=False), "RMIA offline, a=0.3"),
+    "informia": _S(lambda: _informia(), "InfoRMIA online: RMIA's test scored by its Bayes factor in bits, no count "
+                                        "over the population (Tao and Shokri 2026)", "InfoRMIA", audit="retrainable"),
+    "informia_offline": _S(lambda: _informia(online=False), "InfoRMIA offline, a=0.3"),
     "bavaria": _S(lambda: _bavaria(), ("LiRA with an empirical-Bayes normal-inverse-gamma prior on per-record "
                                        "variances, Student-t predictive (BaVarIA-style, Brannvall 2026)")),
     "quantile": _S(lambda: _quantile(),

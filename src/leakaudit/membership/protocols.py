@@ -40,13 +40,14 @@ __all__ = [
     "audit_model",
     "run_attacks",
     "reference_model_experiment",
+    "reference_model_inputs",
     "long_protocol",
     "yeom_split_protocol",
     "membership_experiment",
     "DEFAULT_ATTACKS",
 ]
 
-DEFAULT_ATTACKS = ("loss", "lira", "rmia", "shadow", "distance", "frequency")
+DEFAULT_ATTACKS = ("loss", "lira", "rmia", "informia", "shadow", "distance", "frequency")
 
 
 def _as_attack(a) -> Attack:
@@ -211,34 +212,19 @@ def audit_model(
                            is_member=is_member, record_ids=np.arange(len(y)), scores=scores, settings=settings)
 
 
-@reports_engine_stats
-def reference_model_experiment(
-    learner,
-    X,
-    y,
-    *,
-    n_reference: int = 64,
-    attacks: Sequence = ("loss", "lira", "lira_offline", "rmia", "rmia_offline"),
-    n_audit: int | None = None,
-    target_index: int = 0,
-    fprs=DEFAULT_FPRS,
-    n_boot: int = 1000,
-    random_state: RandomStateLike = 0,
-    engine: Engine | None = None,
-) -> MembershipAudit:
-    """Carlini et al.'s evaluation: K + 2 models on complementary halves of a pool; one is the target.
-
-    Model ``target_index`` is audited; its pair partner is dropped (it saw
-    exactly the target's non-members) and the remaining K models are the
-    references. The first ``n_audit`` rows of a random permutation of the pool
-    are the audited records (members: those in the target's half); the rest
-    are RMIA's population points.
-
-    The K + 2 models are trained by ``engine`` (default :func:`leakaudit.engine.default_engine`).
+def reference_model_inputs(learner, X, y, *, n_reference: int = 64, n_audit: int | None = None,
+                           target_index: int = 0, random_state: RandomStateLike = 0,
+                           engine: Engine | None = None) -> tuple[AttackInputs, np.ndarray, dict]:
+    """The attack inputs of :func:`reference_model_experiment`, before any attack runs.
 
     Returns
     -------
-    MembershipAudit (``record_ids`` are row indices into X; ``engine_stats``: what the engine did)
+    inputs : AttackInputs
+        The target's outputs on the audited records, the K reference models on them (``inputs.reference``, in
+        training order: complementary pairs (0, 1), (2, 3), ...) and on the population points.
+    is_member : ndarray of int (n_audit,)
+    settings : dict
+        What :attr:`MembershipAudit.settings` records (``record_ids``: the audited rows of X).
     """
     X = check_matrix(X, name="X")
     y = check_labels(y, name="y")
@@ -263,12 +249,49 @@ def reference_model_experiment(
                           population_probs=probs[pop] if len(pop) else None,
                           population_y=y[pop] if len(pop) else None,
                           population_reference=refs.subset(pop) if len(pop) else None)
+    return inputs, is_member, {"n_reference": n_reference, "n_population": int(len(pop)), "train_loss": L_S,
+                               "design": "paired complementary halves; target = model %d" % target_index,
+                               "record_ids": aud}
+
+
+@reports_engine_stats
+def reference_model_experiment(
+    learner,
+    X,
+    y,
+    *,
+    n_reference: int = 64,
+    attacks: Sequence = ("loss", "lira", "lira_offline", "rmia", "rmia_offline"),
+    n_audit: int | None = None,
+    target_index: int = 0,
+    fprs=DEFAULT_FPRS,
+    n_boot: int = 1000,
+    random_state: RandomStateLike = 0,
+    engine: Engine | None = None,
+) -> MembershipAudit:
+    """Carlini et al.'s evaluation: K + 2 models on complementary halves of a pool; one is the target.
+
+    Model ``target_index`` is audited; its pair partner is dropped (it saw
+    exactly the target's non-members) and the remaining K models are the
+    references. The first ``n_audit`` rows of a random permutation of the pool
+    are the audited records (members: those in the target's half); the rest
+    are RMIA's population points (:func:`reference_model_inputs`).
+
+    The K + 2 models are trained by ``engine`` (default :func:`leakaudit.engine.default_engine`).
+
+    Returns
+    -------
+    MembershipAudit (``record_ids`` are row indices into X; ``engine_stats``: what the engine did)
+    """
+    rng = check_random_state(random_state)
+    inputs, is_member, settings = reference_model_inputs(learner, X, y, n_reference=n_reference, n_audit=n_audit,
+                                                         target_index=target_index, random_state=rng, engine=engine)
+    aud = settings.pop("record_ids")
     summaries, scores, skipped = run_attacks(inputs, is_member, attacks, fprs=fprs, n_boot=n_boot,
                                              random_state=seed_to_int(rng))
     return MembershipAudit(n_members=int(is_member.sum()), n_nonmembers=int((1 - is_member).sum()),
                            attacks=summaries, skipped=skipped, is_member=is_member, record_ids=aud, scores=scores,
-                           settings={"n_reference": n_reference, "n_population": int(len(pop)), "train_loss": L_S,
-                                     "design": "paired complementary halves; target = model %d" % target_index})
+                           settings=settings)
 
 
 # -- Long et al. ----------------------------------------------------------------------------------

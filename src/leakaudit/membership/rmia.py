@@ -26,7 +26,7 @@ from ..engine import chunk_length
 from ..exceptions import InvalidInputError
 from ._base import Attack, AttackInputs, AttackResult, check_reference_inputs, check_target_inputs, true_class_probability
 
-__all__ = ["RMIA", "rmia_marginal"]
+__all__ = ["RMIA", "rmia_marginal", "rmia_inputs", "rmia_signal"]
 
 _TINY = 1e-30
 
@@ -72,7 +72,90 @@ def _marginal(blocks, shape, *, online: bool, offline_a: float) -> np.ndarray:
     return (1.0 + offline_a) / 2.0 * (total / cnt) + (1.0 - offline_a) / 2.0
 
 
-class RMIA(Attack):
+def rmia_inputs(probs, y, ref_probs, ref_in, pop_probs, pop_y, pop_ref_probs, pop_ref_in) -> tuple:
+    """The eight arrays of :meth:`RMIA.score` validated (the target's and the reference models' outputs on the
+    audited records and on the population points), in the same order; shapes checked against one another."""
+    p, yy = check_target_inputs(probs, y)
+    zp, zy = check_target_inputs(pop_probs, pop_y, probs_name="pop_probs", y_name="pop_y")
+    rp, rin = check_reference_inputs(ref_probs, ref_in)
+    zrp, zrin = check_reference_inputs(pop_ref_probs, pop_ref_in, name="population_reference")
+    if rp.shape[1:] != p.shape or zrp.shape[1:] != zp.shape or rp.shape[0] != zrp.shape[0]:
+        raise InvalidInputError(
+            f"shapes do not match: probs {p.shape}, ref_probs {rp.shape}, pop_probs {zp.shape}, "
+            f"pop_ref_probs {zrp.shape} (reference arrays are (K, records, C) with the same K)"
+        )
+    return p, yy, rp, rin, zp, zy, zrp, zrin
+
+
+def rmia_signal(probs, y, ref_probs, ref_in, *, online: bool, offline_a: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(Pr(x|θ), Pr(x))`` of validated arrays: the target's probability of each record's true label and its
+    normalisation over the reference models (:func:`rmia_marginal`).
+
+    Parameters
+    ----------
+    probs : ndarray (n, C)
+    y : ndarray (n,)
+    ref_probs, ref_in : ndarrays (K, n, C) and (K, n)
+        May be a disk-backed array (``engine/_store.py``): read in chunks of models.
+    online : bool
+    offline_a : float in [0, 1]
+
+    Returns
+    -------
+    p_theta, p_x : ndarrays (n,)
+    """
+    K = ref_probs.shape[0]
+    step = chunk_length(K, 2 * ref_probs[0].nbytes)
+    blocks = ((true_class_probability(ref_probs[s:s + step], y), ref_in[s:s + step]) for s in range(0, K, step))
+    px = _marginal(blocks, ref_probs.shape[:2], online=online, offline_a=float(offline_a))
+    return true_class_probability(probs, y), px
+
+
+class _PopulationRatioAttack(Attack):
+    """What RMIA and InfoRMIA share: their inputs (reference models on the audited records and on population
+    points), :meth:`run`, and the choice of the offline factor a. Subclasses define ``score`` with
+    :meth:`RMIA.score`'s arguments and set ``online`` and ``offline_a``."""
+
+    needs = ("reference", "population_probs", "population_y", "population_reference")
+
+    def run(self, inputs: AttackInputs) -> AttackResult:
+        miss = self.missing(inputs)
+        if miss:
+            raise InvalidInputError(f"{type(self).__name__} needs {', '.join(miss)}")
+        return self.score(inputs.probs, inputs.y, inputs.reference.probs, inputs.reference.in_mask,
+                          inputs.population_probs, inputs.population_y, inputs.population_reference.probs,
+                          inputs.population_reference.in_mask)
+
+    def tune_offline_a(self, reference, y, population_reference, population_y, *, grid=None) -> float:
+        """Choose a by attacking one reference model with the others (Privacy Meter's procedure).
+
+        Reference model 0 plays the target; models 1..K-1 are the references; the
+        a in ``grid`` (default 0.0, 0.1, ..., 1.0) with the highest AUC of this
+        attack (offline, its other parameters kept) wins.
+
+        Returns
+        -------
+        float
+        """
+        from sklearn.base import clone
+
+        from ..metrics import auc
+
+        grid = np.round(np.arange(0, 1.01, 0.1), 10) if grid is None else np.asarray(grid, float)
+        best, best_auc = float(grid[0]), -np.inf
+        is_mem = reference.in_mask[0].astype(int)
+        for a in grid:
+            att = clone(self).set_params(online=False, offline_a=float(a))
+            res = att.score(reference.probs[0], y, reference.probs[1:], reference.in_mask[1:],
+                            population_reference.probs[0], population_y, population_reference.probs[1:],
+                            population_reference.in_mask[1:])
+            v = auc(is_mem, res.scores_array)
+            if v > best_auc:
+                best, best_auc = float(a), v
+        return best
+
+
+class RMIA(_PopulationRatioAttack):
     """RMIA with reference models and population points.
 
     Parameters
@@ -90,7 +173,6 @@ class RMIA(Attack):
     """
 
     name = "rmia"
-    needs = ("reference", "population_probs", "population_y", "population_reference")
 
     def __init__(self, *, gamma: float = 2.0, online: bool = True, offline_a: float = 0.3, beta: float = 0.5):
         self.gamma = gamma
@@ -99,12 +181,7 @@ class RMIA(Attack):
         self.beta = beta
 
     def _ratio(self, probs, y, ref_probs, ref_in):
-        p_true = true_class_probability(probs, y)
-        # the reference outputs are read in chunks of models (they may be a disk-backed array: engine/_store.py)
-        K = ref_probs.shape[0]
-        step = chunk_length(K, 2 * ref_probs[0].nbytes)
-        blocks = ((true_class_probability(ref_probs[s:s + step], y), ref_in[s:s + step]) for s in range(0, K, step))
-        px = _marginal(blocks, ref_probs.shape[:2], online=self.online, offline_a=float(self.offline_a))
+        p_true, px = rmia_signal(probs, y, ref_probs, ref_in, online=self.online, offline_a=self.offline_a)
         return p_true / np.maximum(px, _TINY)
 
     def score(self, probs, y, ref_probs, ref_in, pop_probs, pop_y, pop_ref_probs, pop_ref_in) -> AttackResult:
@@ -128,15 +205,8 @@ class RMIA(Attack):
         check_scalar(self.gamma, name="gamma", min_val=0.0, include_min=False)
         check_scalar(self.offline_a, name="offline_a", min_val=0.0, max_val=1.0)
         check_scalar(self.beta, name="beta", min_val=0.0, max_val=1.0)
-        p, yy = check_target_inputs(probs, y)
-        zp, zy = check_target_inputs(pop_probs, pop_y, probs_name="pop_probs", y_name="pop_y")
-        rp, rin = check_reference_inputs(ref_probs, ref_in)
-        zrp, zrin = check_reference_inputs(pop_ref_probs, pop_ref_in, name="population_reference")
-        if rp.shape[1:] != p.shape or zrp.shape[1:] != zp.shape or rp.shape[0] != zrp.shape[0]:
-            raise InvalidInputError(
-                f"shapes do not match: probs {p.shape}, ref_probs {rp.shape}, pop_probs {zp.shape}, "
-                f"pop_ref_probs {zrp.shape} (reference arrays are (K, records, C) with the same K)"
-            )
+        p, yy, rp, rin, zp, zy, zrp, zrin = rmia_inputs(probs, y, ref_probs, ref_in, pop_probs, pop_y,
+                                                        pop_ref_probs, pop_ref_in)
         ratio_x = self._ratio(p, yy, rp, rin)
         ratio_z = np.sort(self._ratio(zp, zy, zrp, zrin))
         # LR(x, z) > γ  ⇔  ratio_z < ratio_x / γ  (ratios are positive)
@@ -144,36 +214,3 @@ class RMIA(Attack):
         scores = counts / ratio_z.size
         return self.result(scores, (scores > self.beta).astype(int), threshold=float(self.beta),
                             n_population=int(ratio_z.size))
-
-    def run(self, inputs: AttackInputs) -> AttackResult:
-        miss = self.missing(inputs)
-        if miss:
-            raise InvalidInputError(f"RMIA needs {', '.join(miss)}")
-        return self.score(inputs.probs, inputs.y, inputs.reference.probs, inputs.reference.in_mask,
-                          inputs.population_probs, inputs.population_y, inputs.population_reference.probs,
-                          inputs.population_reference.in_mask)
-
-    def tune_offline_a(self, reference, y, population_reference, population_y, *, grid=None) -> float:
-        """Choose a by attacking one reference model with the others (Privacy Meter's procedure).
-
-        Reference model 0 plays the target; models 1..K-1 are the references; the
-        a in ``grid`` (default 0.0, 0.1, ..., 1.0) with the highest AUC wins.
-
-        Returns
-        -------
-        float
-        """
-        from ..metrics import auc
-
-        grid = np.round(np.arange(0, 1.01, 0.1), 10) if grid is None else np.asarray(grid, float)
-        best, best_auc = float(grid[0]), -np.inf
-        is_mem = reference.in_mask[0].astype(int)
-        for a in grid:
-            att = RMIA(gamma=self.gamma, online=False, offline_a=float(a), beta=self.beta)
-            res = att.score(reference.probs[0], y, reference.probs[1:], reference.in_mask[1:],
-                            population_reference.probs[0], population_y, population_reference.probs[1:],
-                            population_reference.in_mask[1:])
-            v = auc(is_mem, res.scores_array)
-            if v > best_auc:
-                best, best_auc = float(a), v
-        return best
