@@ -139,3 +139,22 @@ def test_an_audit_reports_its_duplicates_everywhere(tmp_path):
     assert ev["duplicates"]["members_repeated"] == saved["members_repeated"] > 0
     assert "Duplicates among the records" in (out / "report.html").read_text()
     assert any(line.startswith("duplicates: ") for line in summary_lines(res))
+
+
+def test_the_overlap_refusal_and_the_duplicates_section_use_one_definition_of_identical():
+    """The refusal of non-members that copy the members reads the duplicates section's row keys: a copy whose
+    integer column was read as float (a missing value elsewhere in its file) is still identical."""
+    import pandas as pd
+    import pytest
+
+    from leakaudit.audit.data import _check_overlap
+    from leakaudit.audit.duplicates import find_duplicates, row_keys
+    from leakaudit.exceptions import InvalidInputError
+
+    mem = pd.DataFrame({"age": [30, 41, 52], "job": ["a", "b", "c"], "y": [0, 1, 0]})
+    non = mem.astype({"age": float})
+    k_mem, k_non = row_keys([mem, non])
+    assert (k_mem == k_non).all()
+    assert find_duplicates(mem, non, label="y").counts()["members_in_nonmembers"] == 3
+    with pytest.raises(InvalidInputError, match="identical to one of the members"):
+        _check_overlap([mem, non], ["members", "non-members"])

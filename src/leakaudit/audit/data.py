@@ -451,11 +451,6 @@ def _check_magnitudes(frames: list[pd.DataFrame], wheres: list[str], label: str)
                     "overflows double precision; rescale the column (other units) or drop those rows")
 
 
-def _row_hashes(frame: pd.DataFrame) -> np.ndarray:
-    """One 64-bit hash per row of its values (column order as given; the tables are aligned to one order first)."""
-    return pd.util.hash_pandas_object(frame, index=False).to_numpy()
-
-
 def _check_overlap(frames: list[pd.DataFrame], wheres: list[str]) -> None:
     """Refuse non-members (or population records) that are all copies of members; warn on a partial overlap.
 
@@ -469,7 +464,9 @@ def _check_overlap(frames: list[pd.DataFrame], wheres: list[str]) -> None:
     """
     import warnings
 
-    hashes = [_row_hashes(f) for f in frames]
+    from .duplicates import row_keys
+
+    hashes = row_keys(frames)  # "identical" as the duplicates section counts it
     for i in range(1, len(frames)):
         h = hashes[i]
         of_members = np.isin(h, hashes[0])

@@ -32,7 +32,7 @@ import pandas as pd
 from .checks import Analysis
 from .config import phrase
 
-__all__ = ["Duplicates", "find_duplicates", "duplicates_analysis"]
+__all__ = ["Duplicates", "row_keys", "find_duplicates", "duplicates_analysis"]
 
 #: odd 64-bit multipliers of splitmix64's finalizer (Steele, Lea and Flood 2014), which spreads a column's hash
 _MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))
@@ -149,6 +149,17 @@ def _other_key(group: np.ndarray, key: np.ndarray, side: np.ndarray) -> np.ndarr
     some = np.zeros(n_groups, dtype=key.dtype)
     some[g[first]] = k[first]  # one of them (the last written)
     return (n_keys[group] >= 2) | ((n_keys[group] == 1) & (some[group] != key))
+
+
+def row_keys(frames: list[pd.DataFrame]) -> list[np.ndarray]:
+    """Each table's row keys (the sum of its columns' mixed hashes), the tables read as one so that a value is
+    hashed alike in all of them (an integer column in one table and a float column in another become one dtype):
+    two records share a key when they are exact duplicates, as :func:`find_duplicates` defines them."""
+    frame = pd.concat(frames, ignore_index=True)
+    key = np.zeros(len(frame), np.uint64)
+    for _, h in _column_hashes(frame, list(range(frame.shape[1]))):
+        key += h
+    return np.split(key, np.cumsum([len(f) for f in frames])[:-1])
 
 
 def find_duplicates(members: pd.DataFrame, nonmembers: pd.DataFrame, *, label: str) -> Duplicates:

@@ -273,9 +273,10 @@ def _check_forget_in_training(data, n_forget: int) -> None:
     """Refuse a forget set whose records all repeat retain records (the same file given twice); warn on some."""
     import warnings
 
-    from .data import DuplicateRecordsWarning, _row_hashes
+    from .data import DuplicateRecordsWarning
+    from .duplicates import row_keys
 
-    h = _row_hashes(data.frame_mem)
+    (h,) = row_keys([data.frame_mem])
     dup = np.isin(h[:n_forget], h[n_forget:])
     if dup.all():
         raise InvalidInputError(f"every forget record ({n_forget}) is identical to a retain record: the forget set "
