@@ -161,6 +161,8 @@ def mlp_prefix(reps: int) -> None:
         rate = flops / c.min() / 1e9
         print(f"{name:>28}: CPU min {c.min():.4f} s, median {np.median(c):.4f} s: {rate:.1f} GFLOP/s per CPU second "
               f"= {rate / max(peaks):.3f}-{rate / min(peaks):.3f} of the peak")
+    old, new = (np.array(c[1:]) for c in cpu.values())
+    print(f"CPU new / old, median of pairs: {np.median(new / old):.3f} (wall below)")
     _report(res, "row after row")
 
 
