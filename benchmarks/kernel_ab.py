@@ -21,10 +21,18 @@
   default build) against the CSR lists (the same source built with ``-DLEAKAUDIT_FOREST_CSR=1``). Work: that of
   ``forest-query`` (``--models`` forests, queried on the 2,000 rows). Same outputs bit for bit (checked here too).
 
+* ``mlp-prefix`` (issue 66): the native MLP kernel adding the inputs that a group of rows all list at the same
+  positions (Adult's numeric columns) in one pass over the group (the default build) against scatter-adding row
+  after row (the same source built with ``-DLEAKAUDIT_SHARED_PREFIX=0``). Work: ``bench_machine_limit.py``'s
+  ``mlp_sparse`` case on one thread (64 nets of 64 tanh units on halves of 2,000 Adult rows, 20 epochs of Adam in
+  batches of 200); the rate is given per CPU second as a fraction of torch.mm's 1-thread float32 peak, measured
+  before and after, with the performed FLOPs counted as that bench counts them. Same models bit for bit (checked).
+
 Each variant runs ``--reps`` times, alternating, after one warm-up each; the table gives min and median wall
 seconds and the median of the paired ratios new / old (this VM's speed drifts by 10-25 % within minutes).
 
 Usage: .venv/bin/python benchmarks/kernel_ab.py mlp-rows [--hidden 64] [--refs 16] [--threads 1] [--reps 9]
+       .venv/bin/python benchmarks/kernel_ab.py mlp-prefix [--reps 9]
        .venv/bin/python benchmarks/kernel_ab.py mlp-onehot [--hidden 64] [--refs 16] [--threads 2] [--reps 15]
        .venv/bin/python benchmarks/kernel_ab.py forest-query [--models 20] [--threads 2] [--reps 5]
        .venv/bin/python benchmarks/kernel_ab.py forest-native [--models 20] [--threads 2] [--reps 5]
@@ -79,18 +87,24 @@ def _mlp_work(hidden: int, refs: int, threads: int):
     return Xp, yp, subsets, learner
 
 
-def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
+def _mlp_builds(definition: str, old: str, new: str) -> dict:
+    """{old: the installed variant's source built with ``definition``, new: the installed kernel}."""
     import tempfile
 
     from leakaudit.learners import _mlp_native
     from leakaudit.learners._kernel_flags import compile_with
 
-    Xp, yp, subsets, learner = _mlp_work(hidden, refs, threads)
     installed = _mlp_native.KERNEL.load()
     with tempfile.TemporaryDirectory() as tmp:
-        path = compile_with("mlp", installed.variant, ["-DLEAKAUDIT_ROW_GROUP=1"], Path(tmp) / "rows1.so")
-        libs = {"rows one at a time": _mlp_native.KERNEL.open_file(path, installed.variant),
-                "rows together (default)": installed}
+        path = compile_with("mlp", installed.variant, [definition], Path(tmp) / "old.so")
+        return {old: _mlp_native.KERNEL.open_file(path, installed.variant), new: installed}
+
+
+def _mlp_alternate(libs: dict, train, reps: int) -> tuple[dict, bool]:
+    """(_alternate's result, whether every build trained the same models bit for bit), ``train()`` (a bank) run on
+    each build of ``libs`` in turn."""
+    from leakaudit.learners import _mlp_native
+
     load = _mlp_native.KERNEL.load
 
     def fit(lib):
@@ -98,7 +112,7 @@ def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
             _mlp_native.KERNEL.load = lambda: lib
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                bank = learner.fit_many(Xp, yp, subsets, list(range(refs)), n_classes=2)
+                bank = train(lib)
             assert bank.info["kernel"] == "native"
             return bank.weights_ + bank.biases_
         return run
@@ -108,10 +122,48 @@ def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
     finally:
         _mlp_native.KERNEL.load = load
     (_, a), (_, b) = res.values()
-    same = all(np.array_equal(u, v) for u, v in zip(a, b))
+    return res, all(np.array_equal(u, v) for u, v in zip(a, b))
+
+
+def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
+    Xp, yp, subsets, learner = _mlp_work(hidden, refs, threads)
+    libs = _mlp_builds("-DLEAKAUDIT_ROW_GROUP=1", "rows one at a time", "rows together (default)")
+    res, same = _mlp_alternate(libs, lambda lib: learner.fit_many(Xp, yp, subsets, list(range(refs)), n_classes=2),
+                               reps)
     print(f"native MLP kernel, {refs} nets of {hidden} tanh units, {threads} thread(s), load {C.loadavg():.1f}; "
           f"same models bit for bit: {same}")
     _report(res, "rows one at a time")
+
+
+def mlp_prefix(reps: int) -> None:
+    import time
+
+    from bench_machine_limit import matmul_peak, mlp_case
+
+    fn, _, _, desc, _, flops = mlp_case(64, 2000, 20, sparse=True, n_threads=1)
+    libs = _mlp_builds("-DLEAKAUDIT_SHARED_PREFIX=0", "row after row", "shared prefix (default)")
+    cpu: dict = {name: [] for name in libs}
+    names = {id(lib): name for name, lib in libs.items()}
+
+    def train(lib):
+        c0 = time.process_time()
+        bank = fn()
+        cpu[names[id(lib)]].append(time.process_time() - c0)
+        return bank
+
+    peaks = [matmul_peak(1)[1]]
+    res, same = _mlp_alternate(libs, train, reps)
+    peaks.append(matmul_peak(1)[1])
+    print(f"{desc}; load {C.loadavg():.1f}; same models bit for bit: {same}")
+    print(f"torch.mm 1-thread float32 peak per CPU second: {peaks[0]:.1f} before, {peaks[1]:.1f} after (GFLOP/s)")
+    for name, c in cpu.items():
+        c = np.array(c[1:])  # after the warm-up call
+        rate = flops / c.min() / 1e9
+        print(f"{name:>28}: CPU min {c.min():.4f} s, median {np.median(c):.4f} s: {rate:.1f} GFLOP/s per CPU second "
+              f"= {rate / max(peaks):.3f}-{rate / min(peaks):.3f} of the peak")
+    old, new = (np.array(c[1:]) for c in cpu.values())
+    print(f"CPU new / old, median of pairs: {np.median(new / old):.3f} (wall below)")
+    _report(res, "row after row")
 
 
 def mlp_onehot(hidden: int, refs: int, threads: int, reps: int) -> None:
@@ -246,6 +298,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
     # (subcommand, its size argument and default, threads, alternating pairs)
+    p = sub.add_parser("mlp-prefix")
+    p.add_argument("--reps", type=int, default=9)
     for name, size, n, threads, reps in (("mlp-rows", "refs", 16, 1, 9), ("mlp-onehot", "refs", 16, 2, 15),
                                          ("forest-query", "models", 20, 2, 5), ("forest-native", "models", 20, 2, 5),
                                          ("forest-table", "models", 20, 1, 9)):
@@ -257,7 +311,9 @@ def main(argv=None) -> None:
         p.add_argument("--reps", type=int, default=reps)
     a = ap.parse_args(argv)
     C.warm_up()
-    if a.what == "mlp-rows":
+    if a.what == "mlp-prefix":
+        mlp_prefix(a.reps)
+    elif a.what == "mlp-rows":
         mlp_rows(a.hidden, a.refs, a.threads, a.reps)
     elif a.what == "mlp-onehot":
         mlp_onehot(a.hidden, a.refs, a.threads, a.reps)

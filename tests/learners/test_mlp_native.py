@@ -230,7 +230,9 @@ def test_rows_taken_together_give_the_row_at_a_time_models_bit_for_bit(monkeypat
     in row order: the same models, bit for bit, as a build that takes one row at a time (-DLEAKAUDIT_ROW_GROUP=1),
     for widths taken 4 (8, 16, 64) and 2 (96) at a time, both activations, 2 and 3 classes, and batches that leave
     1-3 rows over (17 rows in batches of 8, 300 in batches of 50, 9 rows in one batch). (At 8 units the compiler
-    fused the first layer's multiply-adds in one copy and not the other until they were made explicit.)"""
+    fused the first layer's multiply-adds in one copy and not the other until they were made explicit.) The rows
+    taken together also add the inputs they all list at the same positions (here the 5 numeric columns every row
+    lists first) in one pass over the group; the row-at-a-time build scatter-adds row after row."""
     X, y2 = adult_like(300)
     y3 = np.arange(300) % 3
     subsets = [np.arange(0, 300), np.arange(5, 22), np.array([3, 17, 4, 29, 11, 0, 8, 21, 13])]

@@ -139,6 +139,10 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
     for (int64_t c = c0; c < C; c++) g[c] *= inv;
 }
 
+#ifndef LEAKAUDIT_SHARED_PREFIX
+#define LEAKAUDIT_SHARED_PREFIX 1
+#endif
+
 /* The rows of one mini-batch, RG at a time (RG a compile-time constant): forward, activation, logits, softmax and
  * backward of RG rows interleave, so their chains of dependent operations (the sums over a row's inputs, the tanh,
  * the exp) overlap instead of running one after another; every gradient term is still added in row order, so the
@@ -284,9 +288,29 @@ static inline __attribute__((always_inline)) int64_t rows_grouped(
                 for (int v = 0; v < NV; v++) STOREV(zd + (i0 + j) * H + 8 * v, dz[j][v]);
             continue;
         }
-        /* first layer: scatter-add into the rows of dW1 of each row's listed inputs, row after row */
+        /* first layer: scatter-add into the rows of dW1 of each row's listed inputs, row after row. The inputs
+         * that all RG rows list at the same positions first (Adult's numeric columns: every row lists them first)
+         * take the RG rows' terms in one pass, in row order, loaded and stored once: the same sums, without a
+         * gradient row stored by one row and loaded back by the next (-DLEAKAUDIT_SHARED_PREFIX=0: row after row,
+         * for benchmarks/kernel_ab.py mlp-prefix). */
+        int64_t nsame = 0;
+        if (RG > 1 && LEAKAUDIT_SHARED_PREFIX)
+            for (; nsame < nmin; nsame++) {
+                const int64_t c = indices[q0s[0] + nsame];
+                int all = 1;
+                for (int j = 1; j < RG; j++) all &= indices[q0s[j] + nsame] == c;
+                if (!all) break;
+            }
+        for (int64_t t = 0; t < nsame; t++) {
+            float *gw = gw1 + indices[q0s[0] + t] * H;
+            for (int v = 0; v < NV; v++) {
+                v8f acc = LOADV(gw + 8 * v);
+                for (int j = 0; j < RG; j++) acc = vfma(vbcast(values[q0s[j] + t]), dz[j][v], acc);
+                STOREV(gw + 8 * v, acc);
+            }
+        }
         for (int j = 0; j < RG; j++)
-            for (int64_t q = q0s[j]; q < q1s[j]; q++) {
+            for (int64_t q = q0s[j] + nsame; q < q1s[j]; q++) {
                 const float xv = values[q];
                 float *gw = gw1 + indices[q] * H;
                 for (int v = 0; v < NV; v++) STOREV(gw + 8 * v, vfma(vbcast(xv), dz[j][v], LOADV(gw + 8 * v)));
