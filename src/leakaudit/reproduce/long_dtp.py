@@ -954,7 +954,7 @@ def _lr_setup_seed(profile: str, seed: int) -> list:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             cr = pdtp_attack_correlation(avg, acc)
-        tag = f"LR-Adult as {lname}, |T| = {n_train}, {pairs} shadow pair{'s' if pairs > 1 else ''}"
+        tag = f"LR-Adult as {lname}, n = {n_train}, {pairs} shadow pair{'s' if pairs > 1 else ''}"
         setting = (f"{c['n_it']} iterations x 2 target models on halves of D ({2 * n_train} Adult records), "
                    f"{len(acc)} targets drawn uniformly from D and fixed, {pairs} shadow pair(s) per target trained "
                    f"once and reused by its every attack, {c['n_meas']} PDTP measurements per target (the protocol's "
