@@ -18,8 +18,8 @@ STORED = Path(__file__).resolve().parents[2] / "docs" / "reproduction"
 # reproductions whose smoke run took more than 5 s on one shared core (the other twelve took 1-5 s, about 30 s in all):
 # slow (make test-slow); long-dtp-correlation's takes minutes
 SLOW = {"adult-attribute", "chase-fig1", "chase-fig1-mlp", "chase-gender", "chase-table2", "chase-table3",
-        "chase-wb-encoding", "izzo-adult", "izzo-fig2", "long-dtp-bounds", "long-dtp-correlation", "long-dtp-noise",
-        "long-dtp-table2", "long-purchase-calibration", "long-table1", "yeom-fig2c", "yeom-fig3", "yeom-fig4"}
+        "chase-wb-encoding", "izzo-adult", "izzo-fig2", "long-dtp-bounds", "long-dtp-correlation", "long-dtp-lr-setup",
+        "long-dtp-noise", "long-dtp-table2", "long-purchase-calibration", "long-table1", "yeom-fig2c", "yeom-fig3", "yeom-fig4"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in reg.names()])

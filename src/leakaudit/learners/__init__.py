@@ -25,6 +25,7 @@ from .logistic import (
     LogisticRegressionModel,
 )
 from .naive_bayes import BayesInference, NaiveBayes, encode_for_naive_bayes
+from .simple_logistic import SimpleLogistic
 from .sklearn import SklearnLearner, SklearnModel
 from .torch_cnn import TorchCNN
 from .torch_mlp import TorchMLP
@@ -50,6 +51,7 @@ __all__ = [
     "RandomForest",
     "RandomForestBank",
     "RandomForestModel",
+    "SimpleLogistic",
     "SklearnLearner",
     "SklearnModel",
     "TorchCNN",

@@ -18,7 +18,7 @@ Examples
 --------
 >>> from leakaudit.learners.registry import get_learner, learner_names
 >>> learner_names(inputs="encoded")
-('mlp', 'logreg', 'tree', 'forest', 'knn', 'dp-mlp', 'xgboost', 'lightgbm', 'catboost')
+('mlp', 'logreg', 'simplelogistic', 'tree', 'forest', 'knn', 'dp-mlp', 'xgboost', 'lightgbm', 'catboost')
 >>> learner_names(inputs="codes")
 ('nb', 'nb-unsmoothed', 'bayes-inference')
 >>> dict(get_learner("logreg").defaults)
@@ -117,6 +117,12 @@ def _logistic(**params: Any):
     return LogisticRegression(**params)
 
 
+def _simple_logistic(**params: Any):
+    from .simple_logistic import SimpleLogistic
+
+    return SimpleLogistic(**params)
+
+
 def _decision_tree(**params: Any):
     from sklearn.tree import DecisionTreeClassifier
 
@@ -186,6 +192,9 @@ register_learner("mlp", _torch_mlp, defaults={"hidden": (64,), "activation": "ta
                  description="TorchMLP: one hidden layer of 64 tanh units, 30 epochs of mini-batch Adam")
 register_learner("logreg", _logistic, defaults={"C": 1e3},
                  description="multinomial logistic regression, weak regularisation (C = 1000)")
+register_learner("simplelogistic", _simple_logistic,
+                 description="Weka's SimpleLogistic: LogitBoost with one-attribute linear regressions, its rounds "
+                             "(at most 500) chosen by 5-fold cross-validation on every fit; Long et al.'s LR learner")
 register_learner("tree", _decision_tree, description="scikit-learn decision tree, grown fully")
 register_learner("forest", _random_forest, defaults={"n_estimators": 50},
                  description="random forest of 50 fully grown trees (scikit-learn's trees, grown by the compiled "

@@ -121,6 +121,14 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("long-dtp-correlation", r"^NN-Adult, 100 epochs: (Pearson r|distance-attack \w+)$",
           r"Table 2: NN-Adult \1", variant=True),
     Entry("long-dtp-correlation", r"^(NB|LR|NN)-Adult (distance-attack \w+|Pearson r)", r"Table 2: \1-Adult \2"),
+    # issue 65's LR-Adult sweep: every setting (learner, |T|, shadow pairs) at reduced cost is a variant
+    Entry("long-dtp-lr-setup", r"^LR-Adult as [^:]+: (train|test) accuracy$", r"Table 2: LR-Adult \1 accuracy",
+          variant=True),
+    Entry("long-dtp-lr-setup", r"^LR-Adult as [^:]+: avg PDTP$", r"Table 2: LR-Adult avg PDTP", variant=True),
+    Entry("long-dtp-lr-setup", r"^LR-Adult as [^:]+: (distance-attack \w+|Pearson r)", r"Table 2: LR-Adult \1",
+          variant=True),
+    Entry("long-dtp-lr-setup", r"^LR-Adult as [^:]+: targets with avg PDTP > 1$",
+          r"§5.5: no LR-Adult record with PDTP > 1", variant=True),
     # Long et al. on the Purchase generator
     Entry("long-dtp-correlation", r"^(NB|LR)-Purchase (train|test) accuracy$", r"Table 2: \1-Purchase \2 accuracy",
           substitute="purchase generator"),
