@@ -210,7 +210,10 @@ EXPLAINED: dict[str, str] = {
         "about half the paper's, at C = 100 (row 'LR-Adult, C = 100: avg PDTP' of long-dtp-table2) its mean is within "
         "the allowance of the paper's value and its interval leaves C = 1's mean out, though it is too wide to call "
         "a match; C = 100 then finds targets with average PDTP above 1, which the paper says it did "
-        "not (its own row)"),
+        "not (its own row); the sweep over the paper's unstated setup (long-dtp-lr-setup, reduced profile, seeds "
+        "0-4) finds no setting that gives the paper's PDTP together with its r: leakaudit's SimpleLogistic (the "
+        "paper's learner, Weka's procedure) gives 0.287 [0.179, 0.394], twice the paper's, and targets above 1; "
+        "L2 at 500 training records 0.142 [0.097, 0.187] but r 0.41 (docs/long-lr-setup.md)"),
     "Table 2: LR-Adult Pearson r": (
         "an independent oracle (benchmarks/long_table2_oracle.py: numpy and scikit-learn only, written from the spec "
         "and the paper, seeds 0-4) measures with L2 logistic regression r 0.757 [0.629, 0.885] against our 0.737 "
@@ -219,7 +222,9 @@ EXPLAINED: dict[str, str] = {
         "rounds cross-validation chooses on every fit) the oracle gives r 0.103 [-0.044, 0.251], the best target "
         "0.66: the leave-one-out refit re-chooses its rounds (in 87-97 of 100 targets), and that jump, not the "
         "record, makes PDTP, which decorrelates it from the attack (rounds held fixed: r 0.35-0.46). The difference "
-        "is the paper's learner (benchmarks/README.md, 'Issue 65')"),
+        "is the paper's learner (benchmarks/README.md, 'Issue 65'); leakaudit's own SimpleLogistic confirms it in "
+        "long-dtp-lr-setup (reduced profile, seeds 0-4): r -0.100 [-0.228, 0.028] against L2's 0.352 [0.221, 0.482] "
+        "on the same draws, though its average PDTP is then twice the paper's (docs/long-lr-setup.md)"),
     "§5.5: no NB-Adult record with PDTP > 1": (
         "the averages over 10 measurements never exceed 1 (long-dtp-table2), single measurements do, nearly all at "
         "exactly ln 3 = 1.0986: the step of the paper's own binning (§5.2, 100 bins of 0.01, an output of 0 read as "
