@@ -97,9 +97,22 @@ class FrameEstimatorLearner(Learner):
     @property
     def capabilities(self) -> Capabilities:
         """scikit-learn refuses a single class; the seed matters where the estimator has a ``random_state``."""
-        from ..learners.sklearn import seeded
+        from ..learners.sklearn import _leaf_refit, seeded
 
-        return Capabilities(fits_one_class=False, stochastic=seeded(self.estimator))
+        return Capabilities(fits_one_class=False, stochastic=seeded(self.estimator),
+                            loo_refit=_leaf_refit(self.estimator))
+
+    def loo_refit_proba(self, X, y, records=None, *, random_state=None, n_classes=None):
+        """Approximate leave-one-out outputs of a gradient boosting Pipeline (:meth:`SklearnLearner.loo_refit_proba
+        <leakaudit.learners.SklearnLearner.loo_refit_proba>`), on the frame's rows."""
+        from ..learners._boosting_loo import leaf_refit_outputs
+
+        X, y, records, n_classes = self._check_loo_inputs(X, y, records, n_classes)
+        if self.capabilities.loo_refit is None:
+            raise UnsupportedError(f"{type(self.estimator).__name__} has no leaf-refit leave-one-out")
+        model = self._fit(X, y, random_state=random_state, n_classes=n_classes)
+        return leaf_refit_outputs(model.est, self._rows(X), y, records, n_classes,
+                                  model.predict_proba(X[records]))
 
     def __init__(self, *, estimator=None, frame=None):
         self.estimator = estimator

@@ -39,9 +39,11 @@ from ..membership.binning import bin_probabilities, check_bin_width
 from .results import PDTPResult
 
 __all__ = ["pdtp", "pdtp_models", "pdtp_from_probabilities", "abs_log_ratio", "apply_binning", "loo_probabilities",
-           "SEED_POLICIES", "SharedOrderBlock"]
+           "SEED_POLICIES", "METHODS", "SharedOrderBlock"]
 
 SEED_POLICIES = ("independent", "paired")
+#: how leave-one-out outputs are obtained (:func:`pdtp`'s ``method``)
+METHODS = ("auto", "closed-form", "retrain", "approximate")
 
 # Models per fit_many call of a learner with a shared row order (TorchMLP, order="shared") under the paired seed
 # policy: its row order is drawn from the seeds of all models of a call, so every call is padded to this many.
@@ -161,6 +163,9 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
     use_closed = _closed_form(learner, method)
     if method == "closed-form" and capabilities(learner).loo is None:
         raise InvalidParameterError(f"method='closed-form' but {type(learner).__name__} has no loo_proba")
+    if _refit_form(learner, method):  # one full fit, the leave-one-out models approximated from it
+        p_full, p_loo = learner.loo_refit_proba(X, y, records, random_state=seed, n_classes=n_classes)
+        return p_full, p_loo, capabilities(learner).loo_refit
     if use_closed:
         p_full, p_loo = learner.loo_proba(X, y, records, n_classes=n_classes, return_full=True)  # one full fit
         return p_full, p_loo, capabilities(learner).loo
@@ -288,8 +293,14 @@ def pdtp_values(learner: Any, X: np.ndarray, y: np.ndarray, *, bin_width: float 
 def pdtp_models(learner: Any, n_records: int, n_repeats: int = 1, method: str = "auto") -> int:
     """How many models :func:`pdtp` trains for ``n_records`` records over ``n_repeats`` repeats: each repeat the full
     model and, without a closed form (``loo_proba``), one per record; a deterministic closed form once in all."""
-    closed = _closed_form(learner, method)
+    closed = _closed_form(learner, method) or _refit_form(learner, method)
     return (1 if _deterministic(learner, method) else int(n_repeats)) * (1 if closed else int(n_records) + 1)
+
+
+def _refit_form(learner: Any, method: str) -> bool:
+    """True when leave-one-out outputs are approximated from the full model (``method="approximate"`` and the
+    learner has ``loo_refit_proba``, :attr:`~leakaudit.learners.Capabilities.loo_refit`)."""
+    return method == "approximate" and capabilities(learner).loo_refit is not None
 
 
 def _closed_form(learner: Any, method: str = "auto") -> bool:
@@ -324,7 +335,7 @@ def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray
         from sklearn.base import clone
 
         learner = clone(learner).set_params(order="shared")
-    closed = _closed_form(learner, method)
+    closed = _closed_form(learner, method) or _refit_form(learner, method)  # no per-record model or seed
     first = None
     for r, root in enumerate(root_seeds):
         if r > 0 and _deterministic(learner, method):  # loo_proba paths are deterministic
@@ -384,8 +395,12 @@ def pdtp(
         Repeated measurements averaged (the paper averages 10). Each repeat
         retrains A(T) and every A(T\\{t}) with fresh seeds. Deterministic
         closed-form paths give identical repeats.
-    method : {"auto", "closed-form", "retrain"}, default="auto"
-        "auto" uses ``learner.loo_proba`` when the learner has it.
+    method : {"auto", "closed-form", "retrain", "approximate"}, default="auto"
+        "auto" uses ``learner.loo_proba`` when the learner has it (exact). "approximate" also uses
+        ``learner.loo_refit_proba`` where the learner has one: each A(T\\{t}) approximated from the full model
+        without retraining (gradient boosting: its trees kept, leaf values refitted on T\\{t},
+        :mod:`leakaudit.learners._boosting_loo`), one full model per repeat under the paired seed policy; the
+        result's ``method`` then says "approximate". A learner without one is retrained as under "auto".
     n_classes : int, optional
     random_state : None, int or Generator
     batch_size : int, default=256
@@ -414,7 +429,10 @@ def pdtp(
     X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
     records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
     check_choice(seed_policy, name="seed_policy", choices=SEED_POLICIES)
-    check_choice(method, name="method", choices=("auto", "closed-form", "retrain"))
+    check_choice(method, name="method", choices=METHODS)
+    if method == "approximate" and seed_policy != "paired" and capabilities(learner).loo_refit is not None:
+        raise InvalidParameterError("method='approximate' approximates each leave-one-out model from the full model "
+                                    "of the same seed: it needs seed_policy='paired'")
     check_scalar(n_repeats, name="n_repeats", kind=int, min_val=1)
     check_scalar(batch_size, name="batch_size", kind=int, min_val=1)
     _check_bin_width(bin_width)

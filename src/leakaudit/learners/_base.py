@@ -110,6 +110,11 @@ class Capabilities:
     loo_models : bool
         The learner has ``loo_models(X, y, records, *, n_classes=None)``: the full model and the leave-one-out
         models themselves.
+    loo_refit : str or None
+        An *approximate* leave-one-out from the full model without retraining: the learner has
+        ``loo_refit_proba(X, y, records, *, random_state, n_classes)`` returning ``(p_full, p_loo)`` at the records
+        (the full model trained with ``random_state``); the value names the approximation in results (it says
+        "approximate"). Used only where asked (``pdtp(method="approximate")``).
     stochastic : bool
         The seed may change the trained model. False: the same data give the same model whatever the seed (a
         closed-form leave-one-out is then computed once for every repeat).
@@ -128,6 +133,7 @@ class Capabilities:
 
     loo: str | None = None
     loo_models: bool = False
+    loo_refit: str | None = None
     stochastic: bool = True
     state: bool = False
     votes: int | None = None

@@ -111,6 +111,16 @@ class SklearnModel:
         return f"SklearnModel({self.estimator_!r})"
 
 
+def _leaf_refit(estimator: Any) -> str | None:
+    """The leaf-refit approximation's name where ``estimator`` is a gradient boosting it can replay, else None."""
+    from ._boosting_loo import LEAF_REFIT, leaf_refit_unsupported
+
+    try:
+        return LEAF_REFIT if leaf_refit_unsupported(estimator) is None else None
+    except (AttributeError, TypeError, KeyError):
+        return None
+
+
 def _set_seed(estimator: Any, seed: int) -> None:
     """Put ``seed`` into every ``random_state`` parameter of ``estimator`` (nested ones too)."""
     keys = [k for k in estimator.get_params(deep=True) if k == "random_state" or k.endswith("__random_state")]
@@ -205,7 +215,21 @@ class SklearnLearner(Learner):
         est = self.estimator
         forest = isinstance(est, (RandomForestClassifier, ExtraTreesClassifier))
         return Capabilities(votes=int(est.n_estimators) if forest else None, stochastic=seeded(est),
-                            fits_one_class=False)
+                            fits_one_class=False, loo_refit=_leaf_refit(est))
+
+    def loo_refit_proba(self, X: Any, y: Any, records: Any = None, *, random_state: RandomStateLike = None,
+                        n_classes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Approximate leave-one-out outputs of a GradientBoostingClassifier (or a Pipeline ending in one) at
+        ``records``: the full model trained with ``random_state``, its trees kept and their leaf values refitted
+        on T\\{t} (:mod:`leakaudit.learners._boosting_loo`). Returns ``(p_full, p_loo)``, each (n_records,
+        n_classes)."""
+        from ._boosting_loo import leaf_refit_outputs
+
+        X, y, records, n_classes = self._check_loo_inputs(X, y, records, n_classes)
+        if _leaf_refit(self.estimator) is None:
+            raise UnsupportedError(f"{type(self.estimator).__name__} has no leaf-refit leave-one-out")
+        model = self._fit(X, y, random_state=random_state, n_classes=n_classes)
+        return leaf_refit_outputs(model.estimator_, X, y, records, n_classes, model.predict_proba(X[records]))
 
     def oob_estimator(self):
         est = self.estimator
