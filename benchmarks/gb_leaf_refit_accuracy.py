@@ -8,7 +8,10 @@ values refitted on T\\{t}, leakaudit.learners._boosting_loo). Reported per seed:
 threshold 1 under each (the raw rule's decision: any above), how many of the exact ones the approximation finds,
 the mean and largest |difference| of the values, their Spearman correlation, and the CPU seconds of each.
 
+``--records K``: both measured on the first K records of T only (the exact side costs a retraining per record).
+
 Usage: OMP_NUM_THREADS=1 .venv/bin/python benchmarks/gb_leaf_refit_accuracy.py [--members 300] [--seeds 0 1 2 3 4]
+       [--records K]
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 
-def one_seed(seed: int, n_members: int) -> dict:
+def one_seed(seed: int, n_members: int, n_records: int | None = None) -> dict:
     from scipy.stats import spearmanr
     from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import GradientBoostingClassifier
@@ -46,11 +49,13 @@ def one_seed(seed: int, n_members: int) -> dict:
                          GradientBoostingClassifier(random_state=seed))
     learner = FrameEstimatorLearner(estimator=pipe, frame=frame)
     X = np.arange(n_members, dtype=np.float64)[:, None]
-    out = {"seed": seed, "members": n_members}
+    records = np.arange(n_members if n_records is None else min(n_records, n_members))
+    out = {"seed": seed, "members": n_members, "records": int(records.size)}
     vals = {}
     for method in ("retrain", "approximate"):
         t = time.process_time()
-        res = pdtp(learner, X, y, n_classes=2, seed_policy="paired", method=method, random_state=seed)
+        res = pdtp(learner, X, y, records=records, n_classes=2, seed_policy="paired", method=method,
+                   random_state=seed)
         out[f"cpu_s_{method}"] = round(time.process_time() - t, 1)
         out[f"label_{method}"] = res.method
         vals[method] = np.asarray(res.values)
@@ -72,13 +77,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--members", type=int, default=300)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    ap.add_argument("--records", type=int, default=None)
     a = ap.parse_args(argv)
     rows = []
     for s in a.seeds:
-        r = one_seed(s, a.members)
+        r = one_seed(s, a.members, a.records)
         rows.append(r)
         print(r, flush=True)
-    C.write_result(f"gb_leaf_refit_accuracy_{a.members}", {"rows": rows})
+    C.write_result(f"gb_leaf_refit_accuracy_{a.members}" + (f"_{a.records}" if a.records else ""), {"rows": rows})
 
 
 if __name__ == "__main__":
