@@ -15,7 +15,8 @@ SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "
            "dp_audit_soundness", "bench_dpaudit_vs_privacymeter", "bench_bavaria",
            "bench_dpaudit_vs_privacymeter_dpsgd", "lm_blind_guard", "bench_audit_scaling", "pdtp_screening",
            "label_only_adult", "structural_survey", "lm_dataset_inference", "lm_canary_audit",
-           "lm_reference_attacks", "lm_canary_audit_dp", "lm_extraction"]
+           "lm_reference_attacks", "lm_canary_audit_dp", "lm_extraction", "gb_leaf_refit_accuracy",
+           "bench_pipeline_gb_audit"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
