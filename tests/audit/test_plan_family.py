@@ -99,7 +99,9 @@ def test_one_name_for_a_record_in_every_sentence_and_file(tmp_path):
     from leakaudit.audit.pipeline import run_audit
     from leakaudit.cli.audit import summary_lines
 
-    cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", seed=1, cache_dir=tmp_path / "cache")
+    # seed 0: 5 of the 100 measured records significant (seeds 2-5: 1-4; seed 1, used until InfoRMIA's two checks
+    # made every check's corrected confidence stricter, now has none and DTP-1 is not measurable)
+    cfg = make_config(n_members=200, n_nonmembers=200, profile="smoke", seed=0, cache_dir=tmp_path / "cache")
     res = run_audit(cfg, tmp_path / "out", verbose=False)
     check = next(c for c in res.checks if c.id == "dtp.dtp1")
     assert check.status == "exceeded", "this setting is chosen so that a record is significant"
