@@ -571,6 +571,16 @@ def _correlation_seed(profile: str, seed: int) -> list:
     return rows
 
 
+
+# what each Table 2 row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+_TABLE2_REFERENCES = (
+    (r"(train|test) accuracy$", "printed", "model accuracy"),
+    (r"Pearson r", "printed", "Pearson r"),
+    (r"avg PDTP$", "printed", "average PDTP"),
+    (r"distance-attack accuracy", "printed", "membership-attack accuracy"),
+    (r"distance-attack", "printed", "membership-attack metric"),
+)
+
 @register(
     "long-dtp-correlation", version=1,
     paper=PAPER,
@@ -605,14 +615,7 @@ def _correlation_seed(profile: str, seed: int) -> list:
           "before any attack or PDTP number on it is read (long-purchase-calibration). 'ours' is the mean over "
           "seeds (seed, seed + 1, ...), each seed's value and the 95% t-interval in the note; the page's rule "
           "judges it.",
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"(train|test) accuracy$", "printed", "model accuracy"),
-        (r"Pearson r", "printed", "Pearson r"),
-        (r"avg PDTP$", "printed", "average PDTP"),
-        (r"distance-attack accuracy", "printed", "membership-attack accuracy"),
-        (r"distance-attack", "printed", "membership-attack metric"),
-    ),
+    references=_TABLE2_REFERENCES,
 )
 def correlation(profile: str, random_state: int):
     return rows_over_seeds(_correlation_seed, profile, random_state)
@@ -999,13 +1002,7 @@ def _lr_setup_seed(profile: str, seed: int) -> list:
           "measurements a target (against 10), shadow models trained once per target; both learners see the same "
           "D, targets and halves for a seed and |T|. The targets are drawn as everywhere on the page (100 uniformly "
           "from D, fixed for the run): long_protocol draws them, and other draws are not in this grid.",
-    references=(
-        (r"(train|test) accuracy$", "printed", "model accuracy"),
-        (r"Pearson r", "printed", "Pearson r"),
-        (r"avg PDTP$", "printed", "average PDTP"),
-        (r"distance-attack accuracy", "printed", "membership-attack accuracy"),
-        (r"distance-attack", "printed", "membership-attack metric"),
-    ),
+    references=_TABLE2_REFERENCES,
 )
 def lr_setup(profile: str, random_state: int):
     return rows_over_seeds(_lr_setup_seed, profile, random_state)
