@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -56,10 +57,11 @@ class AuditData:
     units_mem: np.ndarray | None = None
     units_non: np.ndarray | None = None
 
-    @property
+    @cached_property
     def unit_groups(self) -> np.ndarray | None:
         """Each audited record's unit as an integer code, members then non-members (the members' units take the
-        codes below the non-members': no unit is on both sides); None without a unit."""
+        codes below the non-members': no unit is on both sides); None without a unit. Computed once: every stage
+        that meets a unit reads it."""
         if self.unit is None:
             return None
         return pd.factorize(pd.Series(np.r_[self.units_mem, self.units_non]), sort=False)[0].astype(np.int64)
