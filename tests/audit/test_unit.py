@@ -128,6 +128,36 @@ def test_pdtp_with_groups_leaves_out_the_whole_unit():
     assert flips.any() and np.all(units[flips] > 1.0) and np.all(units[~flips] == 0.0)
 
 
+def test_leave_unit_out_trains_one_model_per_unit_and_seed():
+    """Under one seed the rows of a unit share their leave-out model (same rows, same seed): it is trained once, and
+    its outputs are each row's own (as training it per row gives)."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from leakaudit.dtp.pdtp import loo_probabilities
+    from leakaudit.engine import default_engine
+    from leakaudit.learners import SklearnLearner
+
+    d = _people(12, 2, 3, noise=0.0)
+    X, y = d[FEATURES].to_numpy(), d["y"].to_numpy()
+    groups = pd.factorize(d["person"])[0]
+    learner, engine = SklearnLearner(estimator=KNeighborsClassifier(n_neighbors=1)), default_engine()
+    sizes = []
+    real = engine.predict_many
+    engine.predict_many = lambda lr, X_, y_, subsets, *a, **k: (sizes.append(len(subsets)), real(lr, X_, y_, subsets,
+                                                                                                  *a, **k))[1]
+    records = np.arange(len(X))
+    _, p_loo, _ = loo_probabilities(learner, X, y, records, n_classes=2, seed=3, loo_seeds=[5] * len(X),
+                                    engine=engine, groups=groups, batch_size=4)
+    assert sum(sizes) == 1 + len(np.unique(groups))  # the full model and one per unit, not one per row
+    one_by_one = [real(learner, X, y, [np.flatnonzero(groups != groups[t])], [5], X[[t]], n_classes=2)[0, 0]
+                  for t in records]
+    assert np.array_equal(p_loo, np.asarray(one_by_one))
+    sizes.clear()
+    loo_probabilities(learner, X, y, records, n_classes=2, seed=3, loo_seeds=list(range(len(X))), engine=engine,
+                      groups=groups, batch_size=4)
+    assert sum(sizes) == 1 + len(X)  # a seed per row: every row's model is its own
+
+
 def test_removal_with_groups_removes_and_remeasures_by_unit():
     """Removing a person's two rows and re-measuring the others leaving out units: the twins of the other persons
     still move when their unit goes (and do not when only a row does)."""
