@@ -30,8 +30,9 @@ $(VENV)/.installed: pyproject.toml Makefile $(KERNEL_SOURCES)
 audit: $(VENV)/.installed-core
 	$(VENV)/bin/leakaudit audit --out runs/demo
 
+# the default suite on two worker processes (pytest-xdist), a test module's tests kept on one worker
 test: install
-	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow" -n 2 --dist loadscope $(PYTEST_ARGS)
 
 test-slow: install
 	$(PY) -m pytest -m "slow" $(PYTEST_ARGS)

@@ -41,8 +41,11 @@ SPARSE_TYPES = tuple(f"scipy.sparse._{f}.{f}_{kind}" for f in ("csr", "csc", "co
 
 
 def _short(where: str) -> str:
-    """A location nested deep inside pipelines: the start (the file) and the end of the path."""
-    return f"{where[:90]} ... {where[-100:]}" if len(where) > 200 else where
+    """A location nested deep inside pipelines: the start (the file, whole, up to the first index of the object path)
+    and the end of the path."""
+    cut = where.find("[")
+    head = where[:cut] if 0 < cut <= 400 else where[:90]
+    return f"{head} ... {where[-100:]}" if len(where) > len(head) + 110 else where
 
 
 def _refuse(where: str, what: str, bad: str):
