@@ -905,6 +905,8 @@ def select(set_: str, args) -> list[K.Case]:
         return K.tiny_new_cases()
     if set_ == "boosted":
         return K.boosted_cases(args.boosted_seeds, args.boosted_seeds, args.boosted_benign_seeds)
+    if set_ == "population":
+        return K.population_cases(n_benign_seeds=args.population_benign_seeds)
     return K.cases(n_null_seeds=args.null_seeds, n_positive_seeds=args.positive_seeds,
                    n_new_null_seeds=args.new_null_seeds, n_leaky_seeds=args.leaky_seeds,
                    n_benign_seeds=args.benign_seeds)
@@ -929,10 +931,11 @@ def _profiles(out: Path, set_: str) -> dict | None:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="every family and variant once (--set quick)")
-    ap.add_argument("--set", choices=("full", "quick", "small", "tiny-new", "boosted"), default=None,
+    ap.add_argument("--set", choices=("full", "quick", "small", "tiny-new", "boosted", "population"), default=None,
                     help="which cases: full (default), quick, small (the default test's three), tiny-new (one "
                          "small case of each issue-47 kind, the default test's), boosted (issue 67's XGBoost, "
-                         "LightGBM and CatBoost cases, shown in docs/calibration.md's own section)")
+                         "LightGBM and CatBoost cases, shown in docs/calibration.md's own section), population (issue 68's "
+                         "cases with a population file, so that RMIA and InfoRMIA run; their own section too)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="folder of the JSON and JSONL files (benchmarks/results)")
     ap.add_argument("--doc", type=Path, default=None,
                     help="markdown written (full: docs/calibration.md; otherwise <out>/calibration_<set>.md)")
@@ -949,6 +952,8 @@ def main(argv=None) -> dict:
                     help="--set boosted: seeds per library of its null and of its leaky cases (default 5)")
     ap.add_argument("--boosted-benign-seeds", type=int, default=0,
                     help="--set boosted: seeds per library of its benign cases (default 0; profile standard)")
+    ap.add_argument("--population-benign-seeds", type=int, default=0,
+                    help="--set population: seeds per benign family (default 0; profile standard)")
     ap.add_argument("--max-minutes", type=float, default=None,
                     help="start no audit after this many minutes (--jobs 1); the result is marked partial")
     ap.add_argument("--only", default=None, help="run only the case ids containing this text")
