@@ -15,7 +15,9 @@ the benign cases), as a user would; the TorchMLP (leakaudit's demo learner) case
 non-members and population drawn by the audit seed; the target trained on further Adult records, disjoint from
 all three). The issue-47 cases draw from the table without its exact duplicate rows. Issue 67's cases
 (:func:`boosted_cases`: XGBoost, LightGBM and CatBoost null, leaky and benign models on Adult, drawn likewise) hand
-``run_audit`` a prepared Target too: the fitted classifier as ``leakaudit.audit`` takes it in memory.
+``run_audit`` a prepared Target too: the fitted classifier as ``leakaudit.audit`` takes it in memory. Issue 68's
+cases (:func:`population_cases`) are null, leaky and benign cases above, each handed a population file (so that
+RMIA and InfoRMIA run), its records drawn after the case's others and disjoint from them.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ Usage:
     .venv/bin/python benchmarks/calibration.py --report-only    # rewrite docs/calibration.md from the JSON files
     .venv/bin/python benchmarks/calibration.py --set boosted --boosted-benign-seeds 1  # XGBoost, LightGBM, CatBoost
                                                                 #   -> calibration_boosted.json (its own section)
+    .venv/bin/python benchmarks/calibration.py --set population # issue 68: the cases with a population file (RMIA,
+                                                                #   InfoRMIA) -> calibration_population.json; the
+                                                                #   page's section: --report-only afterwards
     .venv/bin/python benchmarks/calibration.py --as-before      # also keep the result as calibration_before.json: the
                                                                 #   doc's "Before the calibrated verdict" section
     .venv/bin/python benchmarks/calibration.py --max-minutes 90 # start no audit after 90 min (a partial run, said so)
@@ -1007,6 +1010,9 @@ def population_section(res: dict, full: dict | None) -> list[str]:
     c = res.get("code", {}).get("commit") or "?"
     head = f"With a population: RMIA and InfoRMIA (commit {c}, {_when(res)[:10]})"
     rows = [r for r in res["rows"] if r["outcome"] != "error"]
+    ben = {fv: sum(r["kind"] == "benign" and (r["family"], r["variant"]) == fv for r in rows)
+           for fv in K.POPULATION_BENIGN}
+    ben = {fv: n for fv, n in ben.items() if n}
     out = run_section(res, head)
     out.insert(out.index(f"## {head}") + 2,
                "Issue 68's cases, run apart from the suite above (`--set population`, stored in "
@@ -1015,7 +1021,12 @@ def population_section(res: dict, full: dict | None) -> list[str]:
                f"`--population`) of {K.POPULATION_FACTOR} times its members, records disjoint from the members, the "
                "non-members and the null target's own training records, drawn by the case's seed after them. With a "
                "population the audit runs RMIA and InfoRMIA, whose AUC and TPR at the low FPR join the verdict's "
-               "family of checks (Bonferroni-corrected over all of them).\n")
+               "family of checks (Bonferroni-corrected over all of them). Benign audits (profile standard, 5,000 "
+               "members, population 10,000): "
+               + (", ".join(f"{f} {v} {n}" for (f, v), n in ben.items()) if ben else "none were run")
+               + "; the seeds not run were not run for time. The audits' own CPU time (each audit's process, summed "
+               f"over the rows of every invocation): {sum(r.get('audit_cpu_seconds') or 0 for r in rows) / 60:.1f} "
+               "min.\n")
     rows_b = [r for r in rows if r["kind"] != "benign" or r.get("loss_auc_contains_half")]
     out += ["### RMIA's and InfoRMIA's checks: false alarms and power", "",
             "How often each membership check is exceeded (its interval above its threshold at the corrected "
