@@ -993,6 +993,24 @@ def _drop_rmia(rows: list[dict]) -> list[str]:
         out.append(f"| {name} | {len(ch)} of {len(ok)} | "
                    + ("; ".join(f"`{r['id']}` ({r['kind']}): {r['outcome']} -> {o}" for r, o in ch) or "none")
                    + " |")
+    moved: dict[tuple, int] = {}  # (check id, status as decided, re-judged) -> audits
+    for r in ok:
+        checks = stored_checks(r)
+        kept = [c for c in checks if _attack_of(c.id) != "rmia"]
+        for c in kept:
+            n = rejudged(c, len(checks), len(kept))
+            if n.status != c.status:
+                moved[(c.id, c.status, n.status)] = moved.get((c.id, c.status, n.status), 0) + 1
+    n_checks = sum(sum(_attack_of(c["id"]) != "rmia" for c in r["checks"]) for r in ok)
+    smoke = [r for r in ok if r.get("profile", "smoke") == "smoke"]
+    dtp_below = sum(any(c["id"] == "dtp.dtp1" and c.get("status") == "shown below" for c in r["checks"])
+                    for r in smoke)
+    out += ["", f"In (b), {sum(moved.values())} of the {n_checks} other checks change status"
+            + (": " + "; ".join(f"`{cid}` {a} -> {b} in {n}" for (cid, a, b), n in sorted(moved.items()))
+               if moved else "") + f". DTP-1 is shown below in {dtp_below} of the {len(smoke)} smoke audits (a "
+            "smoke audit's PDTP sample of 100 members cannot bound the members it did not measure), so no smoke audit "
+            "here could be published with RMIA or without it: dropping it could move an outcome only between "
+            "withheld and inconclusive. The benign audits, at standard, could also move to or from publish."]
     return out + [""]
 
 
