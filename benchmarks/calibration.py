@@ -964,8 +964,9 @@ def _without_population(rows: list[dict], full: dict | None) -> list[str]:
         out.append(f"| {' | '.join(key)} | {cnt([b['outcome'] for _, b in ps])} | {cnt([r['outcome'] for r, _ in ps])} |")
     diff = [(r, b) for r, b in same if r["outcome"] != b["outcome"]]
     out += ["", f"Outcomes that differ: {len(diff)} of {len(same)}"
-            + (": " + "; ".join(f"`{r['id']}` {b['outcome']} -> {r['outcome']} (exceeded with a population: "
-                               f"{', '.join(c['id'] for c in r['checks'] if c.get('status') == 'exceeded') or 'none'})"
+            + (": " + "; ".join(f"`{r['id']}` {b['outcome']} -> {r['outcome']} (with a population, exceeded: "
+                               f"{', '.join(c['id'] for c in r['checks'] if c.get('status') == 'exceeded') or 'none'}"
+                               f"; not decided: {', '.join(_undecided_ids(r)) or 'none'})"
                                for r, b in diff) if diff else "") + ".", ""]
     return out
 
@@ -1052,6 +1053,14 @@ def population_section(res: dict, full: dict | None) -> list[str]:
             "the power. RMIA's and InfoRMIA's checks first, the other attacks' to compare.", ""]
     out += _population_check_table(rows_b)
     out += ["Per case group:", ""] + _population_group_table(rows_b)
+    for att in POPULATION_ATTACKS:  # an AUC without variance: leakaudit's DeLong interval falls back to [0, 1]
+        flat = [r["id"] for r in rows for c in r["checks"] if c["id"] == f"membership.{att}.auc"
+                and c.get("interval") and list(c["interval"]) == [0.0, 1.0]]
+        if flat:
+            out += [f"`membership.{att}.auc` was measured with the interval [0, 1] (an AUC whose DeLong variance is "
+                    "0, as when every score is tied; the interval then falls back to the exact disjoint-pairs one) "
+                    f"in {len(flat)} audit{'s' if len(flat) > 1 else ''}: " + ", ".join(f"`{x}`" for x in flat)
+                    + ". Such a check is undecided, so it keeps a model from \"publish\".", ""]
     out += ["### Do RMIA and InfoRMIA decide alike?", "",
             "InfoRMIA ranks a target's records as RMIA does, so the two should mostly agree.", ""]
     out += _agreement(rows_b)
