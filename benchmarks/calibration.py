@@ -764,6 +764,13 @@ def boosted_section(res: dict) -> list[str]:
                + ", ".join(f"{f} {n}" for f, n in ben.items())
                + f"; the other benign families above have {BENIGN_SEEDS} "
                "seeds on Adult, and the seeds not run here were not run for time.\n")
+    _note_too_few_null(res, head, out)
+    return out + ["Cases of this section:", ""] + case_list(rows)
+
+
+def _note_too_few_null(res: dict, head: str, out: list[str]) -> None:
+    """Under a section's targets (``out``, its lines, headed ``head``): when no null audit was withheld but the
+    null target is missed for the interval's upper end alone, say so and how many audits the bar needs."""
     t = res["aggregates"]["targets"]["safety shown"]["null"]
     if t["n"] and not t["met"] and t["k"] == 0:  # no false alarm, but too few audits for the bar on the interval
         from leakaudit.metrics import clopper_pearson
@@ -773,7 +780,6 @@ def boosted_section(res: dict) -> list[str]:
                    f"No null audit of this section was withheld; its null target is not met only because "
                    f"{t['n']} audits without a false alarm leave the interval's upper end at {_pct(t['ci'][1])}: "
                    f"the bar of {_pct(NULL_MAX_UPPER)} needs at least {need} such audits.\n")
-    return out + ["Cases of this section:", ""] + case_list(rows)
 
 
 # -- issue 68: the cases with a population (RMIA and InfoRMIA) --------------------------------------------------
@@ -1062,10 +1068,13 @@ def population_section(res: dict, full: dict | None) -> list[str]:
                     f"in {len(flat)} audit{'s' if len(flat) > 1 else ''}: " + ", ".join(f"`{x}`" for x in flat)
                     + ". Such a check is undecided, so it keeps a model from \"publish\".", ""]
     out += ["### Do RMIA and InfoRMIA decide alike?", "",
-            "InfoRMIA ranks a target's records as RMIA does, so the two should mostly agree.", ""]
+            "InfoRMIA ranks a target's records by RMIA's own ratio p(x|θ)/p(x) (`leakaudit.membership.informia`); "
+            "RMIA's score, the share of population records z with LR(x, z) above γ (2 by default), ranks them the "
+            "same way but with ties, so the two can differ only where those ties matter.", ""]
     out += _agreement(rows_b)
     out += ["### The same cases without a population", ""] + _without_population(rows, full)
     out += ["### Dropping RMIA from the verdict", ""] + _drop_rmia(rows)
+    _note_too_few_null(res, head, out)
     return out + ["Cases of this section:", ""] + case_list(rows)
 
 
