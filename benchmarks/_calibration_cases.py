@@ -15,7 +15,9 @@ the benign cases), as a user would; the TorchMLP (leakaudit's demo learner) case
 non-members and population drawn by the audit seed; the target trained on further Adult records, disjoint from
 all three). The issue-47 cases draw from the table without its exact duplicate rows. Issue 67's cases
 (:func:`boosted_cases`: XGBoost, LightGBM and CatBoost null, leaky and benign models on Adult, drawn likewise) hand
-``run_audit`` a prepared Target too: the fitted classifier as ``leakaudit.audit`` takes it in memory.
+``run_audit`` a prepared Target too: the fitted classifier as ``leakaudit.audit`` takes it in memory. Issue 68's
+cases (:func:`population_cases`) are null, leaky and benign cases above, each handed a population file (so that
+RMIA and InfoRMIA run), its records drawn after the case's others and disjoint from them.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["Case", "cases", "boosted_cases", "quick_cases", "small_cases", "tiny_new_cases", "run_case", "verdict_of", "FAMILIES",
+__all__ = ["Case", "cases", "boosted_cases", "population_cases", "quick_cases", "small_cases", "tiny_new_cases", "run_case", "verdict_of", "FAMILIES",
            "DATASETS", "KINDS"]
 
 FAMILIES = {
@@ -166,13 +168,19 @@ class Case:
     canaries: int = 0
     profile: str = "smoke"
     distinct: bool = False  # drawn from the table without its duplicate rows (the issue-47 cases)
+    population: int = 0  # population records handed to the audit (issue 68's cases); 0: none
     id: str = field(default="")
 
     def __post_init__(self):
         if not self.id:
-            object.__setattr__(self, "id", f"{self.kind}-{self.family}-{self.variant}-{self.dataset}"
-                                           f"-m{self.n_members}-s{self.seed}"
-                                           + ("" if self.profile == "smoke" else f"-{self.profile}"))
+            object.__setattr__(self, "id", self.base_id + (f"-p{self.population}" if self.population else ""))
+
+    @property
+    def base_id(self) -> str:
+        """The id of the same case without a population: its records (members, non-members, the null target's own)
+        and model are drawn by this id, so a case with a population audits the same model on the same records."""
+        return (f"{self.kind}-{self.family}-{self.variant}-{self.dataset}-m{self.n_members}-s{self.seed}"
+                + ("" if self.profile == "smoke" else f"-{self.profile}"))
 
     @property
     def description(self) -> str:
@@ -246,6 +254,30 @@ def boosted_cases(n_null_seeds: int = 5, n_leaky_seeds: int = 5, n_benign_seeds:
             for (f, v), (m, n) in BOOSTED_LEAKY.items() for s in range(n_leaky_seeds)]
     return out + [Case("benign", f, v, "adult", 300 + s, m, n, profile="standard", distinct=True)
                   for (f, v), (m, n) in BOOSTED_BENIGN.items() for s in range(n_benign_seeds)]
+
+
+#: issue 68: the cases run with a population file (``--set population``), on Adult, drawn from the table without its
+#: duplicate rows; the population is about twice the members. Null: (family, variant) -> (members, non-members, the
+#: target's own records); leaky and benign as above
+POPULATION_NULL = {("logistic", "default"): NEW_NULL[("logistic", "default")],
+                   ("pipeline", "logistic"): SIZES["adult"], ("random_forest", "default"): SIZES["adult"],
+                   ("sklearn_mlp", "default"): SIZES["adult"], ("knn", "k15"): NEW_NULL[("knn", "k15")]}
+POPULATION_BENIGN = (("logistic", "c0.1"), ("random_forest", "regularised"))
+POPULATION_FACTOR = 2
+
+
+def population_cases(n_null_seeds: int = 5, n_leaky_seeds: int = 4, n_benign_seeds: int = 0) -> list[Case]:
+    """Issue 68's cases (``--set population``): the null, leaky and benign cases above on Adult, each handed a
+    population of ``POPULATION_FACTOR`` times its members, so that RMIA and InfoRMIA run. ``n_null_seeds`` per null
+    family (seeds 0-), ``n_leaky_seeds`` per leaky variant (200-), ``n_benign_seeds`` per benign family (300-,
+    profile standard)."""
+    out = [Case("null", f, v, "adult", s, m, n, t, distinct=True, population=POPULATION_FACTOR * m)
+           for (f, v), (m, n, t) in POPULATION_NULL.items() for s in range(n_null_seeds)]
+    out += [Case("positive", f, v, "adult", 200 + s, m, n, distinct=True, population=POPULATION_FACTOR * m)
+            for (f, v), (m, n) in LEAKY.items() for s in range(n_leaky_seeds)]
+    return out + [Case("benign", f, v, "adult", 300 + s, m, n, profile="standard", distinct=True,
+                       population=POPULATION_FACTOR * m)
+                  for f, v in POPULATION_BENIGN for m, n in [BENIGN[(f, v)]] for s in range(n_benign_seeds)]
 
 
 def new_null_cases(n_seeds: int) -> list[Case]:
@@ -343,18 +375,21 @@ def _flip(labels: pd.Series, idx: np.ndarray) -> pd.Series:
 
 
 def _split(case: Case, df: pd.DataFrame, label: str):
-    """Members (as the model trains on them: flipped labels, canaries), non-members, the null target's records."""
-    rng = np.random.default_rng(zlib.crc32(case.id.encode()))
+    """Members (as the model trains on them: flipped labels, canaries), non-members, the null target's records, the
+    population (empty without one) and what the draw did. Drawn by the case's :attr:`Case.base_id`: the population
+    comes after the other three in the same permutation, so they are those of the case without it."""
+    rng = np.random.default_rng(zlib.crc32(case.base_id.encode()))
     if case.distinct:
         df = df.drop_duplicates(ignore_index=True)
     need = case.n_members + case.n_nonmembers + case.n_train
-    if need > len(df):
-        raise ValueError(f"{case.id}: needs {need} records; {case.dataset} has {len(df)}")
+    if need + case.population > len(df):
+        raise ValueError(f"{case.id}: needs {need + case.population} records; {case.dataset} has {len(df)}")
     perm = rng.permutation(len(df))
     mem = df.iloc[perm[:case.n_members]].reset_index(drop=True)
     non = df.iloc[perm[case.n_members:case.n_members + case.n_nonmembers]].reset_index(drop=True)
     own = df.iloc[perm[case.n_members + case.n_nonmembers:need]].reset_index(drop=True)
-    info = {}
+    pop = df.iloc[perm[need:need + case.population]].reset_index(drop=True)
+    info = {"n_population": int(case.population)} if case.population else {}
     if case.label_noise:
         k = int(round(case.label_noise * len(mem)))
         idx = np.sort(rng.choice(len(mem), size=k, replace=False))
@@ -366,7 +401,7 @@ def _split(case: Case, df: pd.DataFrame, label: str):
         mem = pd.concat([mem, mem.iloc[idx], mem.iloc[idx]], ignore_index=True)  # each canary 3 times
         info["canaries"] = int(case.canaries)
         info["canary_copies"] = 3
-    return mem, non, own, info
+    return mem, non, own, pop, info
 
 
 def _label_codes(data, values: pd.Series) -> np.ndarray:
@@ -563,11 +598,14 @@ def run_case(case: Case, workdir: str | Path, *, keep: bool = False) -> dict:
         cfg, data, target, info = _adult_demo_null(case, cache)
     else:
         df, label, sensitive = load_table(case.dataset)
-        mem, non, own, info = _split(case, df, label)
+        mem, non, own, pop, info = _split(case, df, label)
         mem.to_csv(workdir / "members.csv", index=False)
         non.to_csv(workdir / "nonmembers.csv", index=False)
         base = dict(train=workdir / "members.csv", test=workdir / "nonmembers.csv", label=label,
                     sensitive=sensitive or None, profile=case.profile, seed=case.seed, cache_dir=cache)
+        if case.population:  # a population file, as a user passes one (--population)
+            pop.to_csv(workdir / "population.csv", index=False)
+            base["population"] = workdir / "population.csv"
         if case.family == "torch_mlp":
             base.update(TORCH_SETTINGS[case.variant])
         cfg = make_config(**base)

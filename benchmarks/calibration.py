@@ -19,6 +19,9 @@ Usage:
     .venv/bin/python benchmarks/calibration.py --report-only    # rewrite docs/calibration.md from the JSON files
     .venv/bin/python benchmarks/calibration.py --set boosted --boosted-benign-seeds 1  # XGBoost, LightGBM, CatBoost
                                                                 #   -> calibration_boosted.json (its own section)
+    .venv/bin/python benchmarks/calibration.py --set population # issue 68: the cases with a population file (RMIA,
+                                                                #   InfoRMIA) -> calibration_population.json; the
+                                                                #   page's section: --report-only afterwards
     .venv/bin/python benchmarks/calibration.py --as-before      # also keep the result as calibration_before.json: the
                                                                 #   doc's "Before the calibrated verdict" section
     .venv/bin/python benchmarks/calibration.py --max-minutes 90 # start no audit after 90 min (a partial run, said so)
@@ -236,24 +239,34 @@ def outcome_leakage_shown(row: dict) -> str | None:
     ``leakaudit.audit.verdict.decide(make_config(policy="leakage-shown"), checks)``. None for a row without the
     schema-2 checks (an older verdict) or a failed audit."""
     global _LEAKAGE_CFG
-    if row.get("outcome") == "error" or row.get("verdict_schema") != "new" or not row.get("checks") \
-            or any(c.get("status") == "passed" for c in row["checks"]):  # before schema 3, without its decision
+    checks = stored_checks(row)
+    if checks is None:
         return None
-    from leakaudit.audit.checks import Check
     from leakaudit.audit.config import make_config
     from leakaudit.audit.verdict import decide
 
     if _LEAKAGE_CFG is None:
         _LEAKAGE_CFG = make_config(policy="leakage-shown")
+    return decide(_LEAKAGE_CFG, checks).outcome
+
+
+def stored_checks(row: dict) -> list | None:
+    """The row's checks rebuilt as :class:`~leakaudit.audit.checks.Check` objects, as the audit decided them. None
+    for a row without the schema-2 checks (an older verdict) or a failed audit."""
+    if row.get("outcome") == "error" or row.get("verdict_schema") != "new" or not row.get("checks") \
+            or any(c.get("status") == "passed" for c in row["checks"]):  # before schema 3, without its decision
+        return None
+    from leakaudit.audit.checks import Check
+
     checks = []
     for c in row["checks"]:
         fields = {"id": c["id"], "analysis": c.get("analysis") or c["id"].split(".")[0], "name": c.get("name") or c["id"],
                   "status": c["status"], "value": c.get("value"), "threshold": c.get("threshold"),
                   "interval": tuple(c["interval"]) if c.get("interval") else None, "confidence": c.get("confidence"),
                   "sentence": c.get("sentence") or c["id"], "describes": c.get("describes") or "model",
-                  "shows": c.get("shows") or "both"}
+                  "shows": c.get("shows") or "both", "p_value": c.get("p_value")}
         checks.append(Check(**fields))
-    return decide(_LEAKAGE_CFG, checks).outcome
+    return checks
 
 
 def _outcome_of(r: dict, burden: str) -> str | None:
@@ -751,6 +764,13 @@ def boosted_section(res: dict) -> list[str]:
                + ", ".join(f"{f} {n}" for f, n in ben.items())
                + f"; the other benign families above have {BENIGN_SEEDS} "
                "seeds on Adult, and the seeds not run here were not run for time.\n")
+    _note_too_few_null(res, head, out)
+    return out + ["Cases of this section:", ""] + case_list(rows)
+
+
+def _note_too_few_null(res: dict, head: str, out: list[str]) -> None:
+    """Under a section's targets (``out``, its lines, headed ``head``): when no null audit was withheld but the
+    null target is missed for the interval's upper end alone, say so and how many audits the bar needs."""
     t = res["aggregates"]["targets"]["safety shown"]["null"]
     if t["n"] and not t["met"] and t["k"] == 0:  # no false alarm, but too few audits for the bar on the interval
         from leakaudit.metrics import clopper_pearson
@@ -760,11 +780,306 @@ def boosted_section(res: dict) -> list[str]:
                    f"No null audit of this section was withheld; its null target is not met only because "
                    f"{t['n']} audits without a false alarm leave the interval's upper end at {_pct(t['ci'][1])}: "
                    f"the bar of {_pct(NULL_MAX_UPPER)} needs at least {need} such audits.\n")
+
+
+# -- issue 68: the cases with a population (RMIA and InfoRMIA) --------------------------------------------------
+
+#: the attacks that need a population; their checks join the verdict's family only when one is given
+POPULATION_ATTACKS = ("rmia", "informia")
+
+
+def _attack_of(cid: str) -> str | None:
+    """``membership.rmia.auc`` -> ``rmia``; None for a check that is not a membership attack's."""
+    parts = cid.split(".")
+    return parts[1] if len(parts) == 3 and parts[0] == "membership" else None
+
+
+def base_id(row: dict) -> str:
+    """The id of the same case without a population (:attr:`_calibration_cases.Case.base_id`)."""
+    p = row.get("population") or 0
+    return row["id"][:-len(f"-p{p}")] if p and row["id"].endswith(f"-p{p}") else row["id"]
+
+
+def rejudged(check, n_family: int, n_kept: int):
+    """``check`` as it would be decided were the verdict's family ``n_kept`` checks instead of ``n_family``.
+
+    Each check is judged at the Bonferroni-corrected confidence ``1 - alpha / n`` (``leakaudit.audit.plan.
+    check_confidence``); with fewer checks its level ``alpha / n`` grows. A check that tested (a ``p_value``, DTP-1)
+    is exceeded when its p-value is at most the new level, else it keeps its status. A check with an interval gets
+    the interval at the new confidence by the normal approximation :func:`leakaudit.audit.checks.evidence_p` reads
+    intervals with (each side scaled by the ratio of the normal quantiles), and is then decided as the audit decides
+    it: exceeded when the lower end lies above the threshold, else shown below or undecided
+    (:func:`leakaudit.audit.checks.decision`). An approximation: the audit's intervals are bootstrap or
+    Clopper-Pearson ones, not normal. ``n_kept == n_family`` returns the check unchanged."""
+    from scipy.stats import norm
+
+    from leakaudit.audit.checks import BELOW, EXCEEDED, NOT_MEASURABLE, UNDECIDED, decision
+
+    if n_kept == n_family or check.status == NOT_MEASURABLE or check.confidence is None:
+        return check
+    alpha = (1.0 - check.confidence) * n_family / n_kept
+    if check.p_value is not None:
+        return check.model_copy(update={"status": EXCEEDED}) if check.p_value <= alpha else check
+    if check.interval is None or check.value is None or check.threshold is None:
+        return check
+    r = float(norm.isf(alpha / 2) / norm.isf((1.0 - check.confidence) / 2))
+    v, (lo, hi) = check.value, check.interval
+    interval = (v - (v - lo) * r, v + (hi - v) * r)
+    if interval[0] > check.threshold:
+        status = EXCEEDED
+    else:
+        status = decision({"interval": interval, "threshold": check.threshold, "shows": check.shows})
+    assert status in (EXCEEDED, BELOW, UNDECIDED)
+    return check.model_copy(update={"status": status, "interval": interval, "confidence": 1.0 - alpha})
+
+
+def outcome_without(row: dict, attacks=("rmia",), *, rejudge: bool) -> str | None:
+    """The outcome the default policy gives the row's recorded checks without those of ``attacks`` (decided by
+    ``leakaudit.audit.verdict.decide``): as the audit decided the others (``rejudge=False``), or with the others
+    judged at the confidence of the smaller family (``rejudge=True``, :func:`rejudged`). None: no stored checks."""
+    checks = stored_checks(row)
+    if checks is None:
+        return None
+    from leakaudit.audit.config import make_config
+    from leakaudit.audit.verdict import decide
+
+    kept = [c for c in checks if _attack_of(c.id) not in attacks]
+    if rejudge:
+        kept = [rejudged(c, len(checks), len(kept)) for c in kept]
+    return decide(make_config(), kept).outcome
+
+
+def attack_state(row: dict, attack: str) -> str | None:
+    """One attack's state in an audit: "exceeded" when any of its checks is, else "not exceeded"; None when it did
+    not run."""
+    sts = [c.get("status") for c in row.get("checks", []) if _attack_of(c["id"]) == attack]
+    return None if not sts else ("exceeded" if "exceeded" in sts else "not exceeded")
+
+
+def _population_check_table(rows: list[dict]) -> list[str]:
+    """Per check of RMIA and InfoRMIA (and, to compare, the other membership attacks'): how often it is exceeded on
+    null cases (false alarms) and on leaky ones (power)."""
+    ids = sorted({c["id"] for r in rows for c in r.get("checks", []) if _attack_of(c["id"])},
+                 key=lambda x: (_attack_of(x) not in POPULATION_ATTACKS, x))
+    lines = ["| check | null: exceeded (false alarm) [95 % CI] | leaky: exceeded (power) [95 % CI] | "
+             "benign: exceeded [95 % CI] |", "|---|---|---|---|"]
+    for cid in ids:
+        cells = []
+        for kind in K.KINDS:
+            sts = [c.get("status") for r in rows if r["kind"] == kind for c in r["checks"] if c["id"] == cid]
+            cells.append(_rate_cell(_rate(sts.count("exceeded"), len(sts))))
+        lines.append(f"| `{cid}` | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _population_group_table(rows: list[dict]) -> list[str]:
+    """Per case group: how often each check of RMIA and InfoRMIA is exceeded."""
+    ids = sorted({c["id"] for r in rows for c in r.get("checks", []) if _attack_of(c["id"]) in POPULATION_ATTACKS})
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["kind"], r["family"], r["variant"]), []).append(r)
+    order = {k: i for i, k in enumerate(K.KINDS)}
+    lines = ["| kind | family | variant | audits | " + " | ".join(f"`{i}` exceeded" for i in ids) + " |",
+             "|---|---|---|---|" + "---|" * len(ids)]
+    for (kind, fam, var), rs in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0])):
+        cells = []
+        for cid in ids:
+            sts = [c.get("status") for r in rs for c in r["checks"] if c["id"] == cid]
+            cells.append(f"{sts.count('exceeded')}/{len(sts)}")
+        lines.append(f"| {kind} | {fam} | {var} | {len(rs)} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _agreement(rows: list[dict]) -> list[str]:
+    """How often RMIA and InfoRMIA decide an audit the same way (both exceeded, or neither), per case group and for
+    each metric."""
+    pairs = [(r, attack_state(r, "rmia"), attack_state(r, "informia")) for r in rows]
+    pairs = [p for p in pairs if p[1] and p[2]]
+    if not pairs:
+        return ["RMIA and InfoRMIA did not both run in any audit of this section.", ""]
+    groups: dict[tuple, list] = {}
+    for p in pairs:
+        groups.setdefault((p[0]["kind"], p[0]["family"], p[0]["variant"]), []).append(p)
+    order = {k: i for i, k in enumerate(K.KINDS)}
+    lines = ["| kind | family | variant | both exceeded | only RMIA | only InfoRMIA | neither | same decision |",
+             "|---|---|---|---|---|---|---|---|"]
+
+    def counts(ps):
+        both = sum(a == b == "exceeded" for _, a, b in ps)
+        neither = sum(a == b == "not exceeded" for _, a, b in ps)
+        only_r = sum(a == "exceeded" != b for _, a, b in ps)
+        return both, only_r, len(ps) - both - neither - only_r, neither
+
+    for key, ps in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0])):
+        b, r_, i_, n = counts(ps)
+        lines.append(f"| {' | '.join(key)} | {b} | {r_} | {i_} | {n} | {b + n}/{len(ps)} |")
+    b, r_, i_, n = counts(pairs)
+    lines.append(f"| all | | | {b} | {r_} | {i_} | {n} | {_rate_cell(_rate(b + n, len(pairs)))} |")
+    metric = []
+    for m in ("auc", "tpr_at_low_fpr"):
+        same = tot = 0
+        for r, _, _ in pairs:
+            st = {c["id"]: c.get("status") for c in r["checks"]}
+            a, i = st.get(f"membership.rmia.{m}"), st.get(f"membership.informia.{m}")
+            if a and i:
+                tot += 1
+                same += (a == "exceeded") == (i == "exceeded")
+        metric.append(f"`{m}` {_rate_cell(_rate(same, tot))}")
+    split = [f"`{r['id']}` (RMIA {a}, InfoRMIA {b})" for r, a, b in pairs if a != b]
+    return (["An audit's RMIA (or InfoRMIA) counts as exceeded when either of its two checks is. Per case group:", ""]
+            + lines + ["", "The same decision per metric (RMIA's check and InfoRMIA's exceeded alike or not exceeded "
+                       "alike): " + "; ".join(metric) + "."
+                       + (" Audits where they differ: " + "; ".join(split) + "." if split else ""), ""])
+
+
+def _without_population(rows: list[dict], full: dict | None) -> list[str]:
+    """The same cases' outcomes without a population, where the suite's run (calibration.json) has them."""
+    if full is None:
+        return ["No result of the suite without a population (`benchmarks/results/calibration.json`) was found, so "
+                "the outcomes are not compared with those of the same cases without one.", ""]
+    base = {r["id"]: r for r in full.get("rows", []) if r["outcome"] != "error"}
+    same, other, missing = [], [], []
+    for r in rows:
+        b = base.get(base_id(r))
+        if b is None:
+            missing.append(r)
+        elif bool(b.get("distinct")) != bool(r.get("distinct")) or (b["n_members"], b["n_nonmembers"]) != (
+                r["n_members"], r["n_nonmembers"]):
+            other.append(r)
+        else:
+            same.append((r, b))
+    c = full.get("code", {}).get("commit") or "?"
+    out = [f"The suite's run (`calibration.json`, commit {c}, {_when(full)[:10]}) has {len(same)} of these "
+           f"{len(rows)} cases without a population: the same id less `-pN`, so the same records and model (the "
+           "records are drawn by that id, the population after them). That run is of an older leakaudit (before "
+           "InfoRMIA, among other changes), so an outcome may differ for the code as well as for the population."
+           + (f" {len(other)} ids are there with other records (drawn from the table with its duplicate rows, the "
+              "first suite's families), and are not compared: "
+              + ", ".join(sorted({f'{r["family"]} {r["variant"]}' for r in other})) + "." if other else "")
+           + (f" {len(missing)} are not there (seeds that run did not have): "
+              + ", ".join(f"`{r['id']}`" for r in missing) + "." if missing else ""), ""]
+    if not same:
+        return out
+    groups: dict[tuple, list] = {}
+    for r, b in same:
+        groups.setdefault((r["kind"], r["family"], r["variant"]), []).append((r, b))
+    cnt = lambda xs: " / ".join(str(sum(x == o for x in xs)) for o in ("do not publish", "inconclusive", "publish"))  # noqa: E731
+    out += ["| kind | family | variant | without a population: withheld / inconclusive / published | with one |",
+            "|---|---|---|---|---|"]
+    for key, ps in sorted(groups.items()):
+        out.append(f"| {' | '.join(key)} | {cnt([b['outcome'] for _, b in ps])} | {cnt([r['outcome'] for r, _ in ps])} |")
+    diff = [(r, b) for r, b in same if r["outcome"] != b["outcome"]]
+    out += ["", f"Outcomes that differ: {len(diff)} of {len(same)}"
+            + (": " + "; ".join(f"`{r['id']}` {b['outcome']} -> {r['outcome']} (with a population, exceeded: "
+                               f"{', '.join(c['id'] for c in r['checks'] if c.get('status') == 'exceeded') or 'none'}"
+                               f"; not decided: {', '.join(_undecided_ids(r)) or 'none'})"
+                               for r, b in diff) if diff else "") + ".", ""]
+    return out
+
+
+def _drop_rmia(rows: list[dict]) -> list[str]:
+    """The design question: would the verdict decide otherwise without RMIA's checks (InfoRMIA's kept)?"""
+    ok = [r for r in rows if stored_checks(r) is not None and attack_state(r, "rmia")]
+    if not ok:
+        return ["No audit of this section has RMIA's checks recorded.", ""]
+    fams = sorted({len(r["checks"]) for r in ok})
+    # re-judging at the audit's own family must give back its own outcome (the approximation's sanity check)
+    same_back = sum(decide_default(stored_checks(r)) == r["outcome"] for r in ok)
+    out = [f"Would dropping RMIA from the verdict (keeping it reported) change an outcome? RMIA's two checks joined a "
+           f"family of {'/'.join(map(str, fams))} checks in these audits. Each audit's recorded checks, less "
+           "RMIA's, decided again by `leakaudit.audit.verdict.decide` under the default policy (no audit rerun; "
+           f"the recorded checks give back the audits' own outcomes in {same_back} of {len(ok)}), two ways: (a) the "
+           "other checks as the audit decided them; (b) the other checks judged at the confidence of the smaller "
+           "family (Bonferroni over two checks fewer): DTP-1 from its recorded p-value, exactly; the checks with an "
+           "interval from the interval rescaled by the normal approximation (an approximation: their intervals are "
+           "bootstrap or Clopper-Pearson ones).", "",
+           "| way | outcomes that change | cases |", "|---|---|---|"]
+    for name, rejudge in (("(a) others as decided", False), ("(b) others re-judged at the smaller family", True)):
+        ch = [(r, outcome_without(r, rejudge=rejudge)) for r in ok]
+        ch = [(r, o) for r, o in ch if o != r["outcome"]]
+        out.append(f"| {name} | {len(ch)} of {len(ok)} | "
+                   + ("; ".join(f"`{r['id']}` ({r['kind']}): {r['outcome']} -> {o}" for r, o in ch) or "none")
+                   + " |")
+    moved: dict[tuple, int] = {}  # (check id, status as decided, re-judged) -> audits
+    for r in ok:
+        checks = stored_checks(r)
+        kept = [c for c in checks if _attack_of(c.id) != "rmia"]
+        for c in kept:
+            n = rejudged(c, len(checks), len(kept))
+            if n.status != c.status:
+                moved[(c.id, c.status, n.status)] = moved.get((c.id, c.status, n.status), 0) + 1
+    n_checks = sum(sum(_attack_of(c["id"]) != "rmia" for c in r["checks"]) for r in ok)
+    smoke = [r for r in ok if r.get("profile", "smoke") == "smoke"]
+    dtp_below = sum(any(c["id"] == "dtp.dtp1" and c.get("status") == "shown below" for c in r["checks"])
+                    for r in smoke)
+    out += ["", f"In (b), {sum(moved.values())} of the {n_checks} other checks change status"
+            + (": " + "; ".join(f"`{cid}` {a} -> {b} in {n}" for (cid, a, b), n in sorted(moved.items()))
+               if moved else "") + f". DTP-1 is shown below in {dtp_below} of the {len(smoke)} smoke audits (a "
+            "smoke audit's PDTP sample of 100 members cannot bound the members it did not measure), so no smoke audit "
+            "here could be published with RMIA or without it: dropping it could move an outcome only between "
+            "withheld and inconclusive. The benign audits, at standard, could also move to or from publish."]
+    return out + [""]
+
+
+def decide_default(checks) -> str:
+    """The default policy's outcome of ``checks`` (``leakaudit.audit.verdict.decide``)."""
+    from leakaudit.audit.config import make_config
+    from leakaudit.audit.verdict import decide
+
+    return decide(make_config(), checks).outcome
+
+
+def population_section(res: dict, full: dict | None) -> list[str]:
+    """The section of ``--set population`` (issue 68: RMIA and InfoRMIA, which run only with a population), from
+    its own result file; ``full``: the suite's result, for the same cases without a population."""
+    c = res.get("code", {}).get("commit") or "?"
+    head = f"With a population: RMIA and InfoRMIA (commit {c}, {_when(res)[:10]})"
+    rows = [r for r in res["rows"] if r["outcome"] != "error"]
+    ben = {fv: sum(r["kind"] == "benign" and (r["family"], r["variant"]) == fv for r in rows)
+           for fv in K.POPULATION_BENIGN}
+    ben = {fv: n for fv, n in ben.items() if n}
+    out = run_section(res, head)
+    out.insert(out.index(f"## {head}") + 2,
+               "Issue 68's cases, run apart from the suite above (`--set population`, stored in "
+               "`benchmarks/results/calibration_population.json`): null and leaky models of the suite on Adult, drawn "
+               "from the table without its duplicate rows, each audit handed a population file (`population`, "
+               f"`--population`) of {K.POPULATION_FACTOR} times its members, records disjoint from the members, the "
+               "non-members and the null target's own training records, drawn by the case's seed after them. With a "
+               "population the audit runs RMIA and InfoRMIA, whose AUC and TPR at the low FPR join the verdict's "
+               "family of checks (Bonferroni-corrected over all of them). Benign audits (profile standard, 5,000 "
+               "members, population 10,000): "
+               + (", ".join(f"{f} {v} {n}" for (f, v), n in ben.items()) if ben else "none were run")
+               + "; the seeds not run were not run for time. The audits' own CPU time (each audit's process, summed "
+               f"over the rows of every invocation): {sum(r.get('audit_cpu_seconds') or 0 for r in rows) / 60:.1f} "
+               "min.\n")
+    rows_b = [r for r in rows if r["kind"] != "benign" or r.get("loss_auc_contains_half")]
+    out += ["### RMIA's and InfoRMIA's checks: false alarms and power", "",
+            "How often each membership check is exceeded (its interval above its threshold at the corrected "
+            "confidence), per kind of case: on null cases every exceedance is a false alarm; on leaky ones it is "
+            "the power. RMIA's and InfoRMIA's checks first, the other attacks' to compare.", ""]
+    out += _population_check_table(rows_b)
+    out += ["Per case group:", ""] + _population_group_table(rows_b)
+    for att in POPULATION_ATTACKS:  # an AUC without variance: leakaudit's DeLong interval falls back to [0, 1]
+        flat = [r["id"] for r in rows for c in r["checks"] if c["id"] == f"membership.{att}.auc"
+                and c.get("interval") and list(c["interval"]) == [0.0, 1.0]]
+        if flat:
+            out += [f"`membership.{att}.auc` was measured with the interval [0, 1] (an AUC whose DeLong variance is "
+                    "0, as when every score is tied; the interval then falls back to the exact disjoint-pairs one) "
+                    f"in {len(flat)} audit{'s' if len(flat) > 1 else ''}: " + ", ".join(f"`{x}`" for x in flat)
+                    + ". Such a check is undecided, so it keeps a model from \"publish\".", ""]
+    out += ["### Do RMIA and InfoRMIA decide alike?", "",
+            "InfoRMIA ranks a target's records by RMIA's own ratio p(x|θ)/p(x) (`leakaudit.membership.informia`); "
+            "RMIA's score, the share of population records z with LR(x, z) above γ (2 by default), ranks them the "
+            "same way but with ties, so the two can differ only where those ties matter.", ""]
+    out += _agreement(rows_b)
+    out += ["### The same cases without a population", ""] + _without_population(rows, full)
+    out += ["### Dropping RMIA from the verdict", ""] + _drop_rmia(rows)
+    _note_too_few_null(res, head, out)
     return out + ["Cases of this section:", ""] + case_list(rows)
 
 
 def write_doc(path: Path, latest: dict | None, before: dict | None, previous: dict | None = None,
-              profiles: dict | None = None, boosted: dict | None = None) -> Path:
+              profiles: dict | None = None, boosted: dict | None = None, population: dict | None = None) -> Path:
     cmd = "python benchmarks/calibration.py"
     out = ["# Calibration: how often the verdict is wrong", "",
            "<!-- generated by benchmarks/calibration.py; edit the script, not this file -->", "",
@@ -817,8 +1132,12 @@ def write_doc(path: Path, latest: dict | None, before: dict | None, previous: di
                 "(the five null families on Adult and Census-Income, the leaky models without flipped labels, the "
                 "benign models) draw from the table with its exact duplicate rows (features and label) removed "
                 "(Adult's long columns repeat 6,374 rows, Census-Income 74,271), so that a null model never "
-                "trained on a copy of an audited record. No case gives a population file, so RMIA runs only in the "
-                "TorchMLP null case on Adult. The null sizes of the scikit-learn families that are retrained as "
+                "trained on a copy of an audited record. "
+                + ("No case of this suite gives a population file, so in its run RMIA ran only in the TorchMLP null "
+                   "case on Adult; the cases of the section \"With a population\" below give one, and calibrate "
+                   "RMIA and InfoRMIA. " if population is not None else
+                   "No case gives a population file, so RMIA runs only in the TorchMLP null case on Adult. ")
+                + "The null sizes of the scikit-learn families that are retrained as "
                 "clones (gradient boosting, SVC) were reduced for time: every reference and leave-one-out model "
                 "retrains them.", ""]
     same = latest is not None and before is not None and latest.get("created") == before.get("created")
@@ -829,6 +1148,8 @@ def write_doc(path: Path, latest: dict | None, before: dict | None, previous: di
             out += comparison(latest, previous)
     if boosted is not None:
         out += boosted_section(boosted)
+    if population is not None:
+        out += population_section(population, latest)
     if profiles is not None:
         out += profile_section(profiles)
     if before is not None:
@@ -905,14 +1226,17 @@ def select(set_: str, args) -> list[K.Case]:
         return K.tiny_new_cases()
     if set_ == "boosted":
         return K.boosted_cases(args.boosted_seeds, args.boosted_seeds, args.boosted_benign_seeds)
+    if set_ == "population":
+        return K.population_cases(n_benign_seeds=args.population_benign_seeds)
     return K.cases(n_null_seeds=args.null_seeds, n_positive_seeds=args.positive_seeds,
                    n_new_null_seeds=args.new_null_seeds, n_leaky_seeds=args.leaky_seeds,
                    n_benign_seeds=args.benign_seeds)
 
 
-def _boosted(out: Path, set_: str) -> dict | None:
-    """``--set boosted``'s result (its aggregates recomputed from its rows), for the full suite's page."""
-    p = out / "calibration_boosted.json"
+def _set_result(out: Path, set_: str, name: str) -> dict | None:
+    """The stored result of ``--set name`` (boosted, population; its aggregates recomputed from its rows), for the
+    full suite's page."""
+    p = out / f"calibration_{name}.json"
     if not p.exists() or set_ != "full":
         return None
     res = json.loads(p.read_text())
@@ -929,10 +1253,11 @@ def _profiles(out: Path, set_: str) -> dict | None:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="every family and variant once (--set quick)")
-    ap.add_argument("--set", choices=("full", "quick", "small", "tiny-new", "boosted"), default=None,
+    ap.add_argument("--set", choices=("full", "quick", "small", "tiny-new", "boosted", "population"), default=None,
                     help="which cases: full (default), quick, small (the default test's three), tiny-new (one "
                          "small case of each issue-47 kind, the default test's), boosted (issue 67's XGBoost, "
-                         "LightGBM and CatBoost cases, shown in docs/calibration.md's own section)")
+                         "LightGBM and CatBoost cases, shown in docs/calibration.md's own section), population (issue 68's "
+                         "cases with a population file, so that RMIA and InfoRMIA run; their own section too)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="folder of the JSON and JSONL files (benchmarks/results)")
     ap.add_argument("--doc", type=Path, default=None,
                     help="markdown written (full: docs/calibration.md; otherwise <out>/calibration_<set>.md)")
@@ -949,6 +1274,8 @@ def main(argv=None) -> dict:
                     help="--set boosted: seeds per library of its null and of its leaky cases (default 5)")
     ap.add_argument("--boosted-benign-seeds", type=int, default=0,
                     help="--set boosted: seeds per library of its benign cases (default 0; profile standard)")
+    ap.add_argument("--population-benign-seeds", type=int, default=0,
+                    help="--set population: seeds per benign family (default 0; profile standard)")
     ap.add_argument("--max-minutes", type=float, default=None,
                     help="start no audit after this many minutes (--jobs 1); the result is marked partial")
     ap.add_argument("--only", default=None, help="run only the case ids containing this text")
@@ -977,7 +1304,9 @@ def main(argv=None) -> dict:
         for res in (latest, before, previous):  # aggregates recomputed from the rows: the page follows this code
             if res is not None:
                 res["aggregates"] = aggregate(res["rows"])
-        print(f"wrote {write_doc(doc, latest, before, previous, _profiles(out, set_), _boosted(out, set_))}")
+        path = write_doc(doc, latest, before, previous, _profiles(out, set_), _set_result(out, set_, "boosted"),
+                         _set_result(out, set_, "population"))
+        print(f"wrote {path}")
         return latest or {}
 
     cases = select(set_, a)
@@ -1037,7 +1366,8 @@ def main(argv=None) -> dict:
     for r in (before, previous):
         if r is not None:
             r["aggregates"] = aggregate(r["rows"])
-    doc_path = write_doc(doc, res, before, previous, _profiles(out, set_), _boosted(out, set_))
+    doc_path = write_doc(doc, res, before, previous, _profiles(out, set_), _set_result(out, set_, "boosted"),
+                         _set_result(out, set_, "population"))
     for burden in BURDENS:
         t = res["aggregates"]["targets"][burden]
         for kind in ("null", "positive", "benign"):

@@ -212,3 +212,73 @@ def test_profile_claims_judges_how_the_outcomes_of_one_case_relate():
     md = "\n".join(C.profile_section({**s, "table": P.table(s), "created": "2026-11-26T07:00:00+00:00",
                                       "command": "python benchmarks/profile_claims.py", "machine": {}}))
     assert f"**0 contradictions in {len(cs) // 3} cases.**" in md and "| relation |" in md
+
+
+def test_population_cases_draw_disjoint_records_and_keep_old_ids(load_benchmark):
+    """Issue 68's cases: the population is disjoint from the members, the non-members and the null target's own
+    records (by value: drawn from the table without duplicate rows), the other three are those of the same case
+    without a population, and the ids of the cases without one do not change."""
+    import pandas as pd
+
+    cal = load_benchmark("calibration")
+    K = cal.K
+    # the ids of the earlier sets, as their stored results name them
+    assert K.Case("null", "knn", "k15", "adult", 0, 1000, 1000, 2000, distinct=True).id == "null-knn-k15-adult-m1000-s0"
+    assert (K.Case("benign", "logistic", "c0.1", "adult", 300, 5000, 5000, profile="standard", distinct=True).id
+            == "benign-logistic-c0.1-adult-m5000-s300-standard")
+    pop = K.population_cases(5, 4, 3)
+    assert len({c.id for c in pop}) == len(pop) == 5 * 5 + 4 * 4 + 2 * 3
+    for c in pop:
+        assert c.population == K.POPULATION_FACTOR * c.n_members and c.distinct and c.dataset == "adult"
+        assert c.id == f"{c.base_id}-p{c.population}" == f"{dataclasses.replace(c, population=0, id='').id}-p{c.population}"
+        assert cal.base_id({"id": c.id, "population": c.population}) == c.base_id
+    assert {c.kind for c in pop} == {"null", "positive", "benign"}
+
+    # a table with duplicate rows: 300 distinct records, 60 of them twice
+    rng = __import__("numpy").random.default_rng(0)
+    df = pd.DataFrame({"a": rng.permutation(300), "b": rng.normal(size=300), "y": rng.choice(["p", "q"], 300)})
+    df = pd.concat([df, df.iloc[:60]], ignore_index=True).sample(frac=1.0, random_state=1, ignore_index=True)
+    for kind, n_train, noise in (("null", 60, 0.0), ("positive", 0, 0.2)):
+        case = K.Case(kind, "knn", "k15", "adult", 3, 40, 40, n_train, label_noise=noise, distinct=True,
+                      population=80)
+        mem, non, own, pop_df, info = K._split(case, df, "y")
+        assert len(pop_df) == 80 == info["n_population"] and len(own) == n_train
+        keys = [set(map(tuple, d[["a", "b"]].to_numpy())) for d in (mem, non, own, pop_df)]
+        assert sum(map(len, keys)) == len(set().union(*keys)) == 160 + n_train  # disjoint, no copies within
+        m0, n0, o0, p0, _ = K._split(dataclasses.replace(case, population=0, id=""), df, "y")
+        assert mem.equals(m0) and non.equals(n0) and own.equals(o0) and p0.empty  # the same draw without it
+
+
+def test_dropping_rmia_from_the_verdict(load_benchmark):
+    """The design question's arithmetic on rows where the answer is known: RMIA the only exceeded check (dropping it
+    publishes or leaves inconclusive), and a check whose interval reaches its threshold at 14 checks but not at 12."""
+    cal = load_benchmark("calibration")
+    conf = 1 - 0.05 / 14
+
+    def chk(cid, status, interval=(0.44, 0.56), value=0.5, threshold=0.6, p=None):
+        return {"id": cid, "analysis": cid.split(".")[0], "status": status, "value": value, "interval": list(interval) if interval else None,
+                "threshold": threshold, "confidence": conf, "describes": "model", "shows": "both", "p_value": p,
+                "sentence": cid}
+
+    others = [chk(f"membership.{a}.{m}", "shown below") for a in ("loss", "lira", "shadow", "informia")
+              for m in ("auc", "tpr_at_low_fpr")] + [chk(f"attribute.{c}.advantage", "shown below")
+                                                     for c in ("sex", "race", "marital_status")]
+    dtp = chk("dtp.dtp1", "shown below", interval=None, value=0.5, threshold=1.0, p=0.5)
+    rmia = [chk("membership.rmia.auc", "exceeded", (0.62, 0.7), 0.66), chk("membership.rmia.tpr_at_low_fpr", "shown below")]
+    row = {"id": "null-x-p1", "outcome": "do not publish", "verdict_schema": "new", "checks": others + [dtp] + rmia}
+    assert len(row["checks"]) == 14 and cal.decide_default(cal.stored_checks(row)) == "do not publish"
+    assert cal.attack_state(row, "rmia") == "exceeded" and cal.attack_state(row, "informia") == "not exceeded"
+    assert cal.outcome_without(row, rejudge=False) == cal.outcome_without(row, rejudge=True) == "publish"
+    # the upper end 0.6015 at 14 checks reaches 0.6; at 12 the interval narrows (z 2.911 -> 2.865) to 0.5999
+    near = chk("membership.loss.auc", "undecided", (0.3985, 0.6015), 0.5)
+    row2 = {**row, "outcome": "inconclusive",
+            "checks": [near] + others[1:] + [dtp, chk("membership.rmia.auc", "shown below"), rmia[1]]}
+    assert cal.decide_default(cal.stored_checks(row2)) == "inconclusive"
+    assert cal.outcome_without(row2, rejudge=False) == "inconclusive"
+    assert cal.outcome_without(row2, rejudge=True) == "publish"
+    c = cal.stored_checks(row2)[0]
+    assert cal.rejudged(c, 14, 14) is c and cal.rejudged(c, 14, 12).status == "shown below"
+    # DTP-1 by its p-value: between the levels of 14 and 12 checks it becomes exceeded
+    d = cal.stored_checks({**row, "checks": [dict(dtp, p_value=0.05 / 13.5)]})[0]
+    assert cal.rejudged(d, 14, 12).status == "exceeded" and cal.rejudged(d, 14, 13).status == "exceeded"
+    assert cal.rejudged(d, 14, 14).status == "shown below"
