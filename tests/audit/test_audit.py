@@ -28,7 +28,7 @@ def test_demo_writes_three_files_with_schema(demo):
     d = json.loads((out / "results.json").read_text())
     assert d["schema_version"] == 4 and d["type"] == "AuditResult"
     assert d["config"]["n_members"] == 150 and d["config"]["seed"] == 3
-    assert set(d["membership"]) == {"loss", "lira", "rmia", "informia", "shadow"}
+    assert set(d["membership"]) == {"loss", "lira", "informia", "shadow"}
     sh = d["resources"]["shadow_attack"]  # smoke: 4 of the 8 reference models feed the attack network
     assert sh["n_shadow_models"] == 4 and sh["attack_training_rows"] == 4 * 300
     assert d["resources"]["pdtp_models"]["n_models"] == 101 and d["resources"]["noise_floor_models"]["n_models"] == 4
@@ -40,7 +40,7 @@ def test_demo_writes_three_files_with_schema(demo):
     assert isinstance(v["publish"], bool) and v["headline"]
     assert v["outcome"] in ("publish", "do not publish", "inconclusive") and v["publish"] == (v["outcome"] == "publish")
     ids = {c["id"] for c in v["checks"]}
-    for a in ("loss", "lira", "rmia", "informia", "shadow"):
+    for a in ("loss", "lira", "informia", "shadow"):
         assert {f"membership.{a}.auc", f"membership.{a}.tpr_at_low_fpr"} <= ids
         e = d["membership"][a]["epsilon"]
         assert 0 <= e["epsilon_lb"] or not e["measurable"]
@@ -52,7 +52,7 @@ def test_demo_writes_three_files_with_schema(demo):
     assert all(c["status"] in ("exceeded", "shown below", "undecided", "not measurable") for c in v["checks"])
     assert sum(v["counts"].values()) == v["n_checks"] == len(v["checks"])
     # 5 attacks x 2 + 3 sensitive columns + DTP-1 = 14 checks, each at 1 - 0.05 / 14
-    assert v["n_checks"] == 14 and v["check_confidence"] == pytest.approx(1 - 0.05 / 14)
+    assert v["n_checks"] == 12 and v["check_confidence"] == pytest.approx(1 - 0.05 / 12)
     assert v["recipe"]["reproduces"] in (True, False) and 0 <= v["recipe"]["p_value"] <= 1
     for col in ("sex", "race", "marital_status"):  # attribute inference of the demo's sensitive columns
         a = d["attribute"][col]
@@ -63,7 +63,7 @@ def test_demo_writes_three_files_with_schema(demo):
     assert d["skipped"] == []
     rec = pd.read_csv(out / "records.csv")
     assert len(rec) == 300 and rec["is_member"].sum() == 150
-    assert {"score_loss", "score_lira", "score_rmia", "score_informia", "score_shadow", "pdtp", "risk_rank"} <= set(rec.columns)
+    assert {"score_loss", "score_lira", "score_informia", "score_shadow", "pdtp", "risk_rank"} <= set(rec.columns)
     assert rec["score_shadow"].between(0, 1).all()
     html = (out / "report.html").read_text()
     assert "Verdict:" in html and "<svg" in html and "<script" not in html and "http://" not in html.split("<svg")[0]
@@ -166,8 +166,8 @@ def test_skops_pipeline_model(tmp_path):
     res = run_audit(cfg, tmp_path / "out", verbose=False)
     assert {"loss", "lira"} <= set(res.membership)
     assert res.target["kind"] == "sklearn"
-    # no --population: RMIA's reference points z are missing, and the report says so
-    assert any(s["name"] == "RMIA" and "population" in s["reason"] and s["fix"] == "give population"
+    # no --population: InfoRMIA's reference points z are missing, and the report says so
+    assert any(s["name"] == "InfoRMIA" and "population" in s["reason"] and s["fix"] == "give population"
                and s.said("fix", flags=True) == "give --population FILE" for s in res.skipped)
     # Izzo et al.'s noise covers one parameter vector: a Pipeline's fitted preprocessing is not in it
     assert res.mip is None
@@ -487,12 +487,12 @@ def test_long_rule_and_epsilon_budget_add_their_checks(tmp_path):
     assert dtp.name.startswith("DTP-1 rule (Long et al., raw)")
     assert (dtp.status == "exceeded") == (res.dtp["n_above"] > 0) and "test" not in res.dtp
     eps = {c.id.split(".")[1]: c for c in v.checks if c.id.endswith(".epsilon")}
-    assert set(eps) == {"loss", "lira", "rmia", "informia", "shadow"}
+    assert set(eps) == {"loss", "lira", "informia", "shadow"}
     for name, c in eps.items():
         e = res.membership[name]["epsilon"]
         assert c.threshold == 0.0 and c.status == ("exceeded" if e["epsilon_lb"] > 0 else "undecided")
-    # 5 attacks x 3 checks + 3 sensitive columns + DTP-1
-    assert v.n_checks == 19 and v.check_confidence == pytest.approx(1 - 0.05 / 19)
+    # 4 attacks x 3 checks + 3 sensitive columns + DTP-1
+    assert v.n_checks == 16 and v.check_confidence == pytest.approx(1 - 0.05 / 16)
 
 
 def test_out_that_cannot_be_written_is_refused_before_any_work(tmp_path, capsys):

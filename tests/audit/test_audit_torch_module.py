@@ -31,7 +31,7 @@ def test_torch_module_target_is_retrained(tmp_path, monkeypatch):
     res = run_audit(cfg, tmp_path / "out", verbose=False)
     assert res.target["kind"] == "torch" and res.target["retrainable"]
     assert "adam lr 0.001, 5 epochs, batch 32" in res.target["description"]
-    assert {"loss", "lira", "rmia", "informia", "shadow"} == set(res.membership)
+    assert {"loss", "lira", "informia", "shadow"} == set(res.membership)
     assert res.dtp is not None and res.dtp["n_records"] == 100
     assert res.mip is not None and res.mip["parameters"] == sum(p.numel() for p in model.module.parameters())
     assert not any("training algorithm" in s["reason"] for s in res.skipped)

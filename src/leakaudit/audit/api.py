@@ -168,7 +168,7 @@ optional
     label : str
         The label column (required, except for a language model).
     population : pandas.DataFrame, optional
-        Other records of the same distribution, neither members nor non-members (RMIA needs them).
+        Other records of the same distribution, neither members nor non-members (InfoRMIA needs them).
     sensitive : list of str, optional
         Feature columns for attribute and property inference.
     unit : str, optional

@@ -225,7 +225,7 @@ class ProfileSettings(BaseModel):
     Attributes
     ----------
     n_reference : int
-        Reference models for LiRA / RMIA (complementary pairs of halves of the audited records).
+        Reference models for LiRA / InfoRMIA (complementary pairs of halves of the audited records).
     pdtp_records : int or None
         Training records whose PDTP is measured (None: all members).
     pdtp_repeats : int
@@ -354,7 +354,7 @@ class AuditConfig(BaseModel):
                           "Demo: sex, race, marital_status.")
     population: Annotated[Path | None, Flag("--population", argument="population")] = Field(
         None, description="Extra records of the same distribution, neither members nor non-members: reference models "
-                          "train on them; RMIA needs them.")
+                          "train on them; InfoRMIA needs them.")
     unit: Annotated[str | None, Flag("--unit")] = Field(
         None, description="The privacy unit: a column of the members and non-members naming the person (or any "
                           "group) each row belongs to. Not a feature: dropped before the model sees the records. "
@@ -498,7 +498,7 @@ class AuditConfig(BaseModel):
     tiers: Annotated[Literal["auto", "on", "off"], Flag("--tiers")] = Field(
         "auto", description="Run a tabular audit in tiers: first the checks that train no model (the loss attack, "
                             "attribute inference and, for a released model file, the structural checks), then the "
-                            "reference models (LiRA, RMIA, the shadow-model attack) and PDTP only when those leave "
+                            "reference models (LiRA, InfoRMIA, the shadow-model attack) and PDTP only when those leave "
                             "the verdict open. A check of the model already exceeded there withholds it (\"do not "
                             "publish\", the same check at the same corrected confidence as in the full audit), and "
                             "the analyses it made unnecessary are listed as not run; \"publish\" and "

@@ -25,7 +25,7 @@ class AuditData:
     """The audited records. Arrays are encoded features (float) and integer labels.
 
     ``population`` records come from the same distribution but are neither
-    members nor audited non-members; reference models are queried on them (RMIA).
+    members nor audited non-members; reference models are queried on them (InfoRMIA).
     """
 
     name: str
@@ -638,7 +638,7 @@ def data_from_frames(members, nonmembers, *, label: str, population=None, sensit
         The column the model predicts.
     population : pandas.DataFrame, optional
         Other records of the same distribution, neither members nor non-members (reference models are queried on
-        them; RMIA needs them).
+        them; InfoRMIA needs them).
     sensitive : sequence of str, optional
         Feature columns for attribute and property inference.
     unit : str, optional

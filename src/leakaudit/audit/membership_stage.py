@@ -1,10 +1,10 @@
 """Audit analysis: membership attacks, their checks, their empirical epsilon, and the recipe test.
 
 Attacks come from the registry (:func:`leakaudit.membership.make_attack`): the loss threshold always, and with a
-training algorithm LiRA, RMIA and InfoRMIA (these two with population records) and the shadow-model attack, all on
-one set of reference models trained in complementary pairs; without one (predictions only), quantile regression
-(:class:`leakaudit.membership.quantile.QuantileRegressionAttack`), which learns the non-members' scores from their
-features and needs no retraining. Each attack gives three checks at the corrected confidence: its AUC, its TPR
+training algorithm LiRA, InfoRMIA (with population records; RMIA is not run: see the registry) and the shadow-model
+attack, all on one set of reference models trained in complementary pairs; without one (predictions only), quantile
+regression (:class:`leakaudit.membership.quantile.QuantileRegressionAttack`), which learns the non-members' scores
+from their features and needs no retraining. Each attack gives three checks at the corrected confidence: its AUC, its TPR
 at the owner's low FPR, and (with ``epsilon_budget``) its empirical epsilon lower bound. A check whose data could
 never show the threshold exceeded (too few records for its interval) is "not measurable", with the size it needs.
 """

@@ -177,7 +177,7 @@ def _structural_step(ctx, done):
 
 
 def _membership_models(ctx, done) -> int:
-    """The reference models (LiRA's, RMIA's and the shadow-model attack's), trained when the recipe can be retrained
+    """The reference models (LiRA's, InfoRMIA's and the shadow-model attack's), trained when the recipe can be retrained
     and the release shows scores."""
     if ctx.target.learner is None or _labels(ctx.cfg):
         return 0

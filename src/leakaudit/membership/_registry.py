@@ -179,7 +179,10 @@ ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
                audit="retrainable", audit_params=_lira_audit_params),
     "lira_fixed": _S(lambda: _lira(fix_variance=True), "LiRA online, fixed variance"),
     "lira_offline": _S(lambda: _lira(online=False), "LiRA offline (out models only)"),
-    "rmia": _S(lambda: _rmia(), "RMIA online, gamma=2 (Zarifzadeh et al. 2024)", "RMIA", audit="retrainable"),
+    # not run by the audit: InfoRMIA ranks a model's records by the same likelihood ratio without RMIA's count over
+    # the population, which is constant (0) for every record of a well-regularised model at gamma=2 and so leaves
+    # the check undecided (docs/calibration.md, "Cases with a population")
+    "rmia": _S(lambda: _rmia(), "RMIA online, gamma=2 (Zarifzadeh et al. 2024)", "RMIA"),
     "rmia_offline": _S(lambda: _rmia(online=False), "RMIA offline, a=0.3"),
     "informia": _S(lambda: _informia(), "InfoRMIA online: RMIA's test scored by its Bayes factor in bits, no count "
                                         "over the population (Tao and Shokri 2026)", "InfoRMIA", audit="retrainable"),
