@@ -1227,7 +1227,8 @@ def select(set_: str, args) -> list[K.Case]:
     if set_ == "boosted":
         return K.boosted_cases(args.boosted_seeds, args.boosted_seeds, args.boosted_benign_seeds)
     if set_ == "population":
-        return K.population_cases(n_benign_seeds=args.population_benign_seeds)
+        return K.population_cases(n_null_seeds=args.population_null_seeds,
+                                  n_benign_seeds=args.population_benign_seeds)
     return K.cases(n_null_seeds=args.null_seeds, n_positive_seeds=args.positive_seeds,
                    n_new_null_seeds=args.new_null_seeds, n_leaky_seeds=args.leaky_seeds,
                    n_benign_seeds=args.benign_seeds)
@@ -1276,6 +1277,9 @@ def main(argv=None) -> dict:
                     help="--set boosted: seeds per library of its benign cases (default 0; profile standard)")
     ap.add_argument("--population-benign-seeds", type=int, default=0,
                     help="--set population: seeds per benign family (default 0; profile standard)")
+    ap.add_argument("--population-null-seeds", type=int, default=5,
+                    help="--set population: seeds per null family (default 5; 8 give the 40 null audits the 10 %% "
+                         "bar needs)")
     ap.add_argument("--max-minutes", type=float, default=None,
                     help="start no audit after this many minutes (--jobs 1); the result is marked partial")
     ap.add_argument("--only", default=None, help="run only the case ids containing this text")
