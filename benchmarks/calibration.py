@@ -760,7 +760,30 @@ def boosted_section(res: dict) -> list[str]:
                    f"No null audit of this section was withheld; its null target is not met only because "
                    f"{t['n']} audits without a false alarm leave the interval's upper end at {_pct(t['ci'][1])}: "
                    f"the bar of {_pct(NULL_MAX_UPPER)} needs at least {need} such audits.\n")
-    return out + ["Cases of this section:", ""] + case_list(rows)
+    return out + ["Cases of this section:", ""] + case_list(rows) + measured_by(rows)
+
+
+def measured_by(rows: list[dict]) -> list[str]:
+    """Which leakaudit sources measured which rows (a run kept with ``--keep-earlier-code`` mixes them), and the
+    median audit CPU seconds of each group of cases under each."""
+    codes: dict[str, list[dict]] = {}
+    for r in rows:
+        codes.setdefault(r.get("code_fingerprint") or "?", []).append(r)
+    out = ["Which code measured which rows (each row keeps the fingerprint of the leakaudit sources that measured it "
+           "and the commit; rows of other sources were kept, not rerun, with `--keep-earlier-code`). Audit CPU "
+           "seconds are the audit process's own, median [range] per group:", "",
+           "| source fingerprint (commits) | rows | group: audits, median audit CPU s [range] |", "|---|---|---|"]
+    for fp, rs in sorted(codes.items(), key=lambda kv: min(r.get("finished", "") for r in kv[1])):
+        commits = ", ".join(f"`{c}`" for c in sorted({r.get("commit") or "?" for r in rs}))
+        groups: dict[str, list[float]] = {}
+        for r in rs:
+            groups.setdefault(f"{r['kind']} {r['family']} {r['variant']}", []).append(r.get("audit_cpu_seconds"))
+        cells = []
+        for g, xs in sorted(groups.items()):
+            c = sorted(x for x in xs if x is not None)
+            cells.append(f"{g}: {len(xs)}" + (f", {_median(c):.0f} [{c[0]:.0f}, {c[-1]:.0f}]" if c else ""))
+        out.append(f"| `{fp}` ({commits}) | {len(rs)} | {'; '.join(cells)} |")
+    return out + [""]
 
 
 def write_doc(path: Path, latest: dict | None, before: dict | None, previous: dict | None = None,
@@ -953,6 +976,10 @@ def main(argv=None) -> dict:
                     help="start no audit after this many minutes (--jobs 1); the result is marked partial")
     ap.add_argument("--only", default=None, help="run only the case ids containing this text")
     ap.add_argument("--fresh", action="store_true", help="ignore (and set aside) the rows of an earlier run")
+    ap.add_argument("--keep-earlier-code", action="store_true",
+                    help="keep the rows measured with other leakaudit sources instead of rerunning them (each row "
+                         "keeps its own fingerprint and commit; --set boosted's section says which code measured "
+                         "which rows)")
     ap.add_argument("--keep", action="store_true", help="keep each audit's folder (results, report, cache)")
     ap.add_argument("--report-only", action="store_true", help="only rewrite the markdown from the JSON files")
     ap.add_argument("--as-before", action="store_true",
@@ -992,7 +1019,7 @@ def main(argv=None) -> dict:
     stale = 0
     for r in earlier:
         if r.get("id") in ids and r.get("outcome") != "error":
-            if r.get("code_fingerprint") == code["fingerprint"]:
+            if r.get("code_fingerprint") == code["fingerprint"] or a.keep_earlier_code:
                 kept[r["id"]] = r
             else:
                 stale += 1
@@ -1015,7 +1042,7 @@ def main(argv=None) -> dict:
     # the latest row of each selected id measured with these sources (errors included, so they are reported)
     latest_rows: dict[str, dict] = {}
     for r in _read_log(log):
-        if r.get("id") in ids and r.get("code_fingerprint") == code["fingerprint"]:
+        if r.get("id") in ids and (r.get("code_fingerprint") == code["fingerprint"] or a.keep_earlier_code):
             if r["outcome"] != "error" or r["id"] not in latest_rows or latest_rows[r["id"]]["outcome"] == "error":
                 latest_rows[r["id"]] = r
     order = {c.id: i for i, c in enumerate(cases)}
