@@ -736,9 +736,11 @@ def profile_section(res: dict) -> list[str]:
 
 def boosted_section(res: dict) -> list[str]:
     """The section of ``--set boosted`` (issue 67: XGBoost, LightGBM, CatBoost), from its own result file."""
-    c = res.get("code", {}).get("commit") or "?"
-    head = f"Gradient-boosted libraries: XGBoost, LightGBM, CatBoost (commit {c}, {_when(res)[:10]})"
     rows = [r for r in res["rows"] if r["outcome"] != "error"]
+    commit = f"commit {res.get('code', {}).get('commit') or '?'}"
+    if len({r.get("code_fingerprint") for r in rows}) > 1:  # rows kept from other sources (--keep-earlier-code)
+        commit = f"commits {', '.join(sorted({r.get('commit') or '?' for r in rows}))}: which code measured which rows below"
+    head = f"Gradient-boosted libraries: XGBoost, LightGBM, CatBoost ({commit}, {_when(res)[:10]})"
     ben = {f: sum(r["kind"] == "benign" and r["family"] == f for r in rows) for f in K.BOOSTED}
     out = run_section(res, head)
     out.insert(out.index(f"## {head}") + 2,
