@@ -929,7 +929,8 @@ def select(set_: str, args) -> list[K.Case]:
     if set_ == "tiny-new":
         return K.tiny_new_cases()
     if set_ == "boosted":
-        return K.boosted_cases(args.boosted_seeds, args.boosted_seeds, args.boosted_benign_seeds)
+        return K.boosted_cases(args.boosted_null_seeds or args.boosted_seeds, args.boosted_seeds,
+                               args.boosted_benign_seeds)
     return K.cases(n_null_seeds=args.null_seeds, n_positive_seeds=args.positive_seeds,
                    n_new_null_seeds=args.new_null_seeds, n_leaky_seeds=args.leaky_seeds,
                    n_benign_seeds=args.benign_seeds)
@@ -972,6 +973,8 @@ def main(argv=None) -> dict:
                     help=f"seeds per benign family (default {BENIGN_SEEDS}; profile standard, minutes each)")
     ap.add_argument("--boosted-seeds", type=int, default=5,
                     help="--set boosted: seeds per library of its null and of its leaky cases (default 5)")
+    ap.add_argument("--boosted-null-seeds", type=int, default=None,
+                    help="--set boosted: seeds per library of its null cases (default: --boosted-seeds)")
     ap.add_argument("--boosted-benign-seeds", type=int, default=0,
                     help="--set boosted: seeds per library of its benign cases (default 0; profile standard)")
     ap.add_argument("--max-minutes", type=float, default=None,
