@@ -749,9 +749,11 @@ def profile_section(res: dict) -> list[str]:
 
 def boosted_section(res: dict) -> list[str]:
     """The section of ``--set boosted`` (issue 67: XGBoost, LightGBM, CatBoost), from its own result file."""
-    c = res.get("code", {}).get("commit") or "?"
-    head = f"Gradient-boosted libraries: XGBoost, LightGBM, CatBoost (commit {c}, {_when(res)[:10]})"
     rows = [r for r in res["rows"] if r["outcome"] != "error"]
+    commit = f"commit {res.get('code', {}).get('commit') or '?'}"
+    if len({r.get("code_fingerprint") for r in rows}) > 1:  # rows kept from other sources (--keep-earlier-code)
+        commit = f"commits {', '.join(sorted({r.get('commit') or '?' for r in rows}))}: which code measured which rows below"
+    head = f"Gradient-boosted libraries: XGBoost, LightGBM, CatBoost ({commit}, {_when(res)[:10]})"
     ben = {f: sum(r["kind"] == "benign" and r["family"] == f for r in rows) for f in K.BOOSTED}
     out = run_section(res, head)
     out.insert(out.index(f"## {head}") + 2,
@@ -765,7 +767,7 @@ def boosted_section(res: dict) -> list[str]:
                + f"; the other benign families above have {BENIGN_SEEDS} "
                "seeds on Adult, and the seeds not run here were not run for time.\n")
     _note_too_few_null(res, head, out)
-    return out + ["Cases of this section:", ""] + case_list(rows)
+    return out + ["Cases of this section:", ""] + case_list(rows) + measured_by(rows)
 
 
 def _note_too_few_null(res: dict, head: str, out: list[str]) -> None:
@@ -1078,6 +1080,29 @@ def population_section(res: dict, full: dict | None) -> list[str]:
     return out + ["Cases of this section:", ""] + case_list(rows)
 
 
+def measured_by(rows: list[dict]) -> list[str]:
+    """Which leakaudit sources measured which rows (a run kept with ``--keep-earlier-code`` mixes them), and the
+    median audit CPU seconds of each group of cases under each."""
+    codes: dict[str, list[dict]] = {}
+    for r in rows:
+        codes.setdefault(r.get("code_fingerprint") or "?", []).append(r)
+    out = ["Which code measured which rows (each row keeps the fingerprint of the leakaudit sources that measured it "
+           "and the commit; rows of other sources were kept, not rerun, with `--keep-earlier-code`). Audit CPU "
+           "seconds are the audit process's own, median [range] per group:", "",
+           "| source fingerprint (commits) | rows | group: audits, median audit CPU s [range] |", "|---|---|---|"]
+    for fp, rs in sorted(codes.items(), key=lambda kv: min(r.get("finished", "") for r in kv[1])):
+        commits = ", ".join(f"`{c}`" for c in sorted({r.get("commit") or "?" for r in rs}))
+        groups: dict[str, list[float]] = {}
+        for r in rs:
+            groups.setdefault(f"{r['kind']} {r['family']} {r['variant']}", []).append(r.get("audit_cpu_seconds"))
+        cells = []
+        for g, xs in sorted(groups.items()):
+            c = sorted(x for x in xs if x is not None)
+            cells.append(f"{g}: {len(xs)}" + (f", {_median(c):.0f} [{c[0]:.0f}, {c[-1]:.0f}]" if c else ""))
+        out.append(f"| `{fp}` ({commits}) | {len(rs)} | {'; '.join(cells)} |")
+    return out + [""]
+
+
 def write_doc(path: Path, latest: dict | None, before: dict | None, previous: dict | None = None,
               profiles: dict | None = None, boosted: dict | None = None, population: dict | None = None) -> Path:
     cmd = "python benchmarks/calibration.py"
@@ -1225,7 +1250,8 @@ def select(set_: str, args) -> list[K.Case]:
     if set_ == "tiny-new":
         return K.tiny_new_cases()
     if set_ == "boosted":
-        return K.boosted_cases(args.boosted_seeds, args.boosted_seeds, args.boosted_benign_seeds)
+        return K.boosted_cases(args.boosted_null_seeds or args.boosted_seeds, args.boosted_seeds,
+                               args.boosted_benign_seeds)
     if set_ == "population":
         return K.population_cases(n_null_seeds=args.population_null_seeds,
                                   n_benign_seeds=args.population_benign_seeds)
@@ -1273,6 +1299,8 @@ def main(argv=None) -> dict:
                     help=f"seeds per benign family (default {BENIGN_SEEDS}; profile standard, minutes each)")
     ap.add_argument("--boosted-seeds", type=int, default=5,
                     help="--set boosted: seeds per library of its null and of its leaky cases (default 5)")
+    ap.add_argument("--boosted-null-seeds", type=int, default=None,
+                    help="--set boosted: seeds per library of its null cases (default: --boosted-seeds)")
     ap.add_argument("--boosted-benign-seeds", type=int, default=0,
                     help="--set boosted: seeds per library of its benign cases (default 0; profile standard)")
     ap.add_argument("--population-benign-seeds", type=int, default=0,
@@ -1284,6 +1312,10 @@ def main(argv=None) -> dict:
                     help="start no audit after this many minutes (--jobs 1); the result is marked partial")
     ap.add_argument("--only", default=None, help="run only the case ids containing this text")
     ap.add_argument("--fresh", action="store_true", help="ignore (and set aside) the rows of an earlier run")
+    ap.add_argument("--keep-earlier-code", action="store_true",
+                    help="keep the rows measured with other leakaudit sources instead of rerunning them (each row "
+                         "keeps its own fingerprint and commit; --set boosted's section says which code measured "
+                         "which rows)")
     ap.add_argument("--keep", action="store_true", help="keep each audit's folder (results, report, cache)")
     ap.add_argument("--report-only", action="store_true", help="only rewrite the markdown from the JSON files")
     ap.add_argument("--as-before", action="store_true",
@@ -1325,7 +1357,7 @@ def main(argv=None) -> dict:
     stale = 0
     for r in earlier:
         if r.get("id") in ids and r.get("outcome") != "error":
-            if r.get("code_fingerprint") == code["fingerprint"]:
+            if r.get("code_fingerprint") == code["fingerprint"] or a.keep_earlier_code:
                 kept[r["id"]] = r
             else:
                 stale += 1
@@ -1348,7 +1380,7 @@ def main(argv=None) -> dict:
     # the latest row of each selected id measured with these sources (errors included, so they are reported)
     latest_rows: dict[str, dict] = {}
     for r in _read_log(log):
-        if r.get("id") in ids and r.get("code_fingerprint") == code["fingerprint"]:
+        if r.get("id") in ids and (r.get("code_fingerprint") == code["fingerprint"] or a.keep_earlier_code):
             if r["outcome"] != "error" or r["id"] not in latest_rows or latest_rows[r["id"]]["outcome"] == "error":
                 latest_rows[r["id"]] = r
     order = {c.id: i for i, c in enumerate(cases)}

@@ -350,8 +350,9 @@ def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray
     the same seed (``paired``) or the record's own (``independent``: child 1 + t for record t, whatever the other
     records). Under ``paired``, a learner with an ``order`` parameter is switched to ``order="shared"`` and its
     models of a repeat are trained as models of one ``fit_many`` call of ``PAIRED_CALL_MODELS`` models
-    (:class:`SharedOrderBlock` chunks through ``engine``). Deterministic closed forms are computed
-    once and the same arrays yielded again. Inputs must be validated (X, y, records, n_classes).
+    (:class:`SharedOrderBlock` chunks through ``engine``). A learner whose seed does not matter
+    (``Capabilities.stochastic`` False: the closed forms, and retrained learners such as XGBoost or LightGBM without
+    sampling) is measured once and the same arrays yielded for every repeat. Inputs must be validated (X, y, records, n_classes).
 
     Yields
     ------
@@ -366,7 +367,7 @@ def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray
     closed = _closed_form(learner, method) and groups is None
     first = None
     for r, root in enumerate(root_seeds):
-        if r > 0 and closed and _deterministic(learner, method):  # loo_proba paths are deterministic
+        if r > 0 and not capabilities(learner).stochastic:  # other seeds train the same models: reuse repeat 0's
             yield first
             continue
         # the full model's seed, then record t's own seed (child 1 + t): a record's models do not depend on which

@@ -194,7 +194,12 @@ class XGBoostLearner(BoostedLearner):
         d = xgb.DMatrix(np.asarray(X, dtype=np.float64), label=np.asarray(y, dtype=np.float64),
                         nthread=int(self.n_jobs))
         try:
-            booster = xgb.train(params, d, num_boost_round=int(self.n_rounds))
+            # xgboost.train's own loop without its callback machinery (an empty evaluation per round): the same
+            # Booster, the same updates in the same order, then reset() to free the training caches as train does
+            booster = xgb.Booster(params, [d])
+            for i in range(int(self.n_rounds)):
+                booster.update(d, iteration=i)
+            booster.reset()
         except xgb.core.XGBoostError as exc:
             raise InvalidInputError(f"XGBoost refused to train: {str(exc).splitlines()[0][:300]}") from None
         return XGBoostModel(booster, n_classes, params["objective"], X.shape[1])
