@@ -2,7 +2,9 @@
 members' rate against the non-members' base rate, and the CPU cost per 1,000 texts (docs/lm.md, "Extraction").
 
 Per seed (``--seeds``): SpamAssassin e-mails cut to 200 characters, shuffled into 300 public texts, 200 members
-and 200 non-members; a tokenizer and a "tiny" GPT-2 trained 2 epochs on the public texts (the base). ``--m``
+and 200 non-members; a tokenizer and a GPT-2 of ``--size`` (default "tiny"; ``leakaudit.lm.demo.SIZES``, whose
+vocabulary, width, depth, context and learning rate it takes; the texts stay at 200 characters) trained 2 epochs
+on the public texts (the base). ``--m``
 rare-token canaries (leakaudit.lm.canary.make_canaries: a prompt of a member's first 8 words and a secret of
 ``--secret-length`` tokens rare in the members), each included with probability 1/2 (draw_inclusion); the included
 ones are dealt in turn to four groups planted 1, 2, 4 and 8 times (insert_canaries, once per copy); the held-out
@@ -16,8 +18,10 @@ members with the planted canaries. Then, under the sampler (temperature 1, top-4
 
 ``--small``: also the demo's "small" GPT-2 (python -m leakaudit.lm.demo defaults: 1,000 public, 200 + 200 texts of
 600 characters, 2.21M parameters, 10 epochs; seed 0), its members against its non-members and the CPU cost.
+``--demo SIZE`` does the same for another demo size (built under ``--small-dir``/SIZE unless already there).
 
-Usage: PYTHONPATH=src python benchmarks/lm_extraction.py [--seeds 5] [--m 160] [--epochs 16] [--small]
+Usage: PYTHONPATH=src python benchmarks/lm_extraction.py [--seeds 5] [--m 160] [--epochs 16] [--size tiny] [--small]
+       [--demo medium] [--name RESULT]
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import numpy as np  # noqa: E402
 COPIES = (1, 2, 4, 8)
 N_VALUES = (1, 10, 100, 1000)
 P = 0.9
+MAX_CHARS = 200  # the canary runs' texts, whatever the model's size
 
 
 def _canary_extraction(model, tok, canaries, sampler, *, max_length, threads) -> dict:
@@ -60,20 +65,22 @@ def _canary_extraction(model, tok, canaries, sampler, *, max_length, threads) ->
     return {"log_p": log_p, "exact": exact}
 
 
-def one_seed(seed: int, *, m: int, secret_length: int, epochs: int, threads: int = 1) -> dict:
+def one_seed(seed: int, *, m: int, secret_length: int, epochs: int, threads: int = 1, size: str = "tiny") -> dict:
     from leakaudit._random import spawn_seeds
     from leakaudit.lm.canary import insert_canaries, make_canaries
     from leakaudit.lm.demo import SIZES, demo_texts, new_model, train_lm, train_tokenizer
     from leakaudit.lm.extraction import Sampler, extraction_audit, n_p_extractable
 
-    sz = SIZES["tiny"]
-    texts, _ = demo_texts(max_chars=sz.max_chars)
+    sz = SIZES[size]
+    texts, _ = demo_texts(max_chars=MAX_CHARS)
     s_split, s_init, s_pre, s_fine, s_can, s_ins, s_ex = spawn_seeds(seed, 7)
     order = np.random.default_rng(s_split).permutation(len(texts))
     pub, mem, non = ([texts[i] for i in order[a:b]] for a, b in ((0, 300), (300, 500), (500, 700)))
     tok = train_tokenizer(pub, vocab_size=sz.vocab_size)
     model = new_model(sz, len(tok), seed=s_init)
+    c0 = time.process_time()
     train_lm(model, tok, pub, epochs=2, seed=s_pre, lr=sz.lr, batch_size=sz.batch_size, n_threads=threads)
+    pretrain_cpu = time.process_time() - c0
     c = make_canaries(mem, m=m, design="rare_token", tokenizer=tok, secret_length=secret_length, random_state=s_can)
     planted = np.flatnonzero(c.included == 1)
     copies = np.zeros(c.m, int)
@@ -98,7 +105,9 @@ def one_seed(seed: int, *, m: int, secret_length: int, epochs: int, threads: int
     ex = extraction_audit(model, tok, mem + non, np.r_[np.ones(len(mem)), np.zeros(len(non))], prefix_lengths=(32,),
                           suffix_length=32, n_values=N_VALUES, p=P, sampler=sampler, max_length=sz.n_positions,
                           n_threads=threads, random_state=s_ex)
-    return {"seed": seed, "finetune_loss": losses[-1], "train_texts": len(train), "train_cpu_seconds": train_cpu,
+    return {"seed": seed, "size": size, "n_parameters": int(sum(p.numel() for p in model.parameters())),
+            "finetune_loss": losses[-1], "train_texts": len(train), "pretrain_cpu_seconds": pretrain_cpu,
+            "train_cpu_seconds": train_cpu,
             "canaries": groups, "members": _rates(ex.summary), "canary_copies": copies.tolist(),
             "canary_log_p": [round(float(x), 4) for x in ce["log_p"]]}
 
@@ -119,16 +128,17 @@ def _rates(s: dict) -> dict:
             "top_span": s["spans"][0] if s["spans"] else None}
 
 
-def small_demo(out: Path, threads: int = 1) -> dict:
-    """The demo's small GPT-2 (seed 0), its members against its non-members, and the cost of extraction alone."""
+def small_demo(out: Path, threads: int = 1, size: str = "small") -> dict:
+    """The demo's GPT-2 of ``size`` (seed 0), its members against its non-members, and the cost of extraction
+    alone."""
     from leakaudit.lm.demo import build_demo
     from leakaudit.lm.extraction import Sampler, extraction_audit
     from leakaudit.lm.load import load_causal_lm
     import json
 
-    d = out / "small"
+    d = out / size
     if not (d / "target" / "model.safetensors").is_file():
-        build_demo(d, size="small", seed=0, n_threads=threads)
+        build_demo(d, size=size, seed=0, n_threads=threads)
     lm = load_causal_lm(d / "target")
     base = load_causal_lm(d / "base")
     rd = lambda p: [json.loads(line)["text"] for line in open(p, encoding="utf-8")]  # noqa: E731
@@ -149,6 +159,7 @@ def small_demo(out: Path, threads: int = 1) -> dict:
         res[name] = _rates(ex.summary)
     res["n_tokens"] = int(ts.n_tokens.sum())
     res["n_parameters"] = lm.n_parameters
+    res["build"] = json.loads((d / "info.json").read_text())
     return res
 
 
@@ -179,7 +190,10 @@ def main(argv=None) -> int:
     ap.add_argument("--m", type=int, default=160)
     ap.add_argument("--secret-length", type=int, default=8)
     ap.add_argument("--epochs", type=int, default=16)
+    ap.add_argument("--size", default="tiny", help="the canary runs' model (leakaudit.lm.demo.SIZES)")
     ap.add_argument("--small", action="store_true")
+    ap.add_argument("--demo", action="append", default=[], help="a demo size to audit as --small does the small one")
+    ap.add_argument("--name", default=None, help="the result's name (default lm_extraction[_SIZE]_eEPOCHS)")
     ap.add_argument("--small-dir", type=Path, default=Path("runs/lm-extraction"))
     a = ap.parse_args(argv)
     from transformers.utils import logging as hf_logging
@@ -189,21 +203,23 @@ def main(argv=None) -> int:
     runs = []
     for s in range(a.seeds):
         with C.Timer() as tm:
-            runs.append(one_seed(s, m=a.m, secret_length=a.secret_length, epochs=a.epochs))
+            runs.append(one_seed(s, m=a.m, secret_length=a.secret_length, epochs=a.epochs, size=a.size))
         g = runs[-1]["canaries"]
         print(f"seed {s} ({tm.seconds:.0f} s, {tm.cpu_seconds:.0f} CPU s): " + "; ".join(
             f"{k} copies: {v['extractable_n1000']}/{v['n']} extractable at n=1000, {v['exact_greedy']} greedy"
             for k, v in g.items()) + f"; members {runs[-1]['members']['by_n']['1000']}", flush=True)
-    res = {"benchmark": "lm_extraction", "m": a.m, "secret_length": a.secret_length, "epochs": a.epochs, "p": P,
+    res = {"benchmark": "lm_extraction", "size": a.size, "m": a.m, "secret_length": a.secret_length, "epochs": a.epochs, "p": P,
            "n_values": list(N_VALUES), "copies": list(COPIES), "n_seeds": a.seeds, "machine": C.machine(),
            "command": "PYTHONPATH=src python benchmarks/lm_extraction.py " + " ".join(argv or sys.argv[1:]),
            "summary": summarise(runs) if runs else None, "runs": runs}
-    if a.small:
+    for size in (["small"] if a.small else []) + a.demo:
         with C.Timer() as tm:
-            res["small_demo"] = small_demo(a.small_dir)
-        res["small_demo"]["seconds_with_build"] = tm.seconds
-        print(f"small demo ({tm.seconds:.0f} s): {res['small_demo']['full']['by_n']}", flush=True)
-    path = C.write_result(f"lm_extraction_e{a.epochs}", res)
+            res[f"{size}_demo"] = small_demo(a.small_dir, size=size)
+        res[f"{size}_demo"]["seconds_with_build"] = tm.seconds
+        res[f"{size}_demo"]["cpu_seconds_with_build"] = tm.cpu_seconds
+        print(f"{size} demo ({tm.seconds:.0f} s): {res[f'{size}_demo']['full']['by_n']}", flush=True)
+    name = a.name or "lm_extraction" + ("" if a.size == "tiny" else f"_{a.size}") + f"_e{a.epochs}"
+    path = C.write_result(name, res)
     import json
 
     print(json.dumps(res["summary"], indent=1))

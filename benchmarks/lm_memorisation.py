@@ -3,8 +3,9 @@ and against duplication of member texts (the trend of Carlini et al. 2021 and Ka
 baseline beside them, over several seeds (docs/lm.md).
 
 Per seed: SpamAssassin e-mails (cut to 200 characters) are shuffled and split into 300 public texts, 120 members
-and 200 non-members; a byte-level BPE tokenizer and a "tiny" GPT-2 (``leakaudit.lm.demo.SIZES``) are trained on the
-public texts (2 epochs: the base, also the reference model).
+and 200 non-members; a byte-level BPE tokenizer and a GPT-2 of ``--size`` (default "tiny";
+``leakaudit.lm.demo.SIZES``; the texts stay at 200 characters) are trained on the public texts (2 epochs: the base,
+also the reference model).
 
 * epochs: a copy of the base is fine-tuned on the 120 members and audited after 1, 2, 4, 8 and 16 epochs.
 * duplication: another copy is fine-tuned for ``--dup-epochs`` epochs on the members split into four groups of 30,
@@ -13,7 +14,7 @@ public texts (2 epochs: the base, also the reference model).
 Attacks: loss, zlib ratio, Min-K% and Min-K%++ (k = 20%), reference-model ratio (the base); the blind baseline (texts
 only, out of fold) on the same split. Figures: mean over seeds with a 95% t-interval over seeds.
 
-Usage: .venv/bin/python benchmarks/lm_memorisation.py [--seeds 5] [--quick]
+Usage: .venv/bin/python benchmarks/lm_memorisation.py [--seeds 5] [--quick] [--size tiny]
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ def _blind(texts, m, seed) -> dict:
     return {**_metrics(m, bb.scores), "p_value": bb.p_value}
 
 
-def one_seed(seed: int, *, n_public=300, n_members=120, n_non=200, dup_epochs=2, threads=1, epochs=EPOCHS) -> dict:
+def one_seed(seed: int, *, n_public=300, n_members=120, n_non=200, dup_epochs=2, threads=1, epochs=EPOCHS,
+             size: str = "tiny") -> dict:
     import copy
     import warnings
 
@@ -71,7 +73,7 @@ def one_seed(seed: int, *, n_public=300, n_members=120, n_non=200, dup_epochs=2,
     from leakaudit.lm.score import score_texts
 
     warnings.simplefilter("ignore", NotEstimableWarning)
-    sz = SIZES["tiny"]
+    sz = SIZES[size]
     pub, mem, non, (s_init, s_pre, s_fine, s_dup, s_blind) = _split(seed, n_public, n_members, n_non)
     tok = train_tokenizer(pub, vocab_size=sz.vocab_size)
     base = new_model(sz, len(tok), seed=s_init)
@@ -79,7 +81,7 @@ def one_seed(seed: int, *, n_public=300, n_members=120, n_non=200, dup_epochs=2,
     texts = mem + non
     m = np.r_[np.ones(len(mem)), np.zeros(len(non))]
     ref = score_texts(base, tok, texts, max_length=sz.n_positions, distribution=False, n_threads=threads)
-    out = {"seed": seed, "blind": _blind(texts, m, s_blind),
+    out = {"seed": seed, "size": size, "blind": _blind(texts, m, s_blind),
            "base_loss": _metrics(m, ref.mean_logprob()), "epochs": {}, "duplication": {}}
     model, done = copy.deepcopy(base), 0
     for e in epochs:
@@ -144,6 +146,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="2 seeds, epochs 1 and 2")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--size", default="tiny", help="the model (leakaudit.lm.demo.SIZES)")
     ap.add_argument("--blind-only", action="store_true",
                     help="recompute only the blind baseline of the stored runs (it depends on the split alone), "
                          "keeping the earlier one as blind_before")
@@ -172,11 +175,12 @@ def main(argv=None) -> int:
     runs = []
     for s in seeds:
         with C.Timer() as tm:
-            runs.append(one_seed(s, threads=a.threads, epochs=(1, 2) if a.quick else EPOCHS))
+            runs.append(one_seed(s, threads=a.threads, epochs=(1, 2) if a.quick else EPOCHS, size=a.size))
         print(f"seed {s} done in {tm.seconds:.0f} s ({tm.cpu_seconds:.0f} CPU s)", flush=True)
     summ = summarise(runs)
-    res = {"benchmark": "lm_memorisation", "n_seeds": len(runs), "summary": summ, "runs": runs}
-    path = C.write_result("lm_memorisation" + ("_quick" if a.quick else ""), res)
+    res = {"benchmark": "lm_memorisation", "size": a.size, "n_seeds": len(runs), "summary": summ, "runs": runs}
+    path = C.write_result("lm_memorisation" + ("" if a.size == "tiny" else f"_{a.size}") + ("_quick" if a.quick
+                                                                                             else ""), res)
     print(markdown(summ, len(runs)))
     print(f"wrote {path}")
     return 0

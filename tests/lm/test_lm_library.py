@@ -267,3 +267,17 @@ def test_scores_on_a_gpu_match_the_cpus(tiny_demo, tiny_texts):
     b = score_texts(gpu.model, gpu.tokenizer, texts, max_length=gpu.context_length)
     for x, y in zip(a.logprobs + a.mean + a.std, b.logprobs + b.mean + b.std):
         np.testing.assert_allclose(y, x, rtol=0, atol=1e-4)
+
+
+def test_demo_sizes_build_and_grow():
+    """Each demo size is a GPT-2 the config accepts (width divisible by the heads), each larger than the one before
+    (the extraction measurements compare them); "medium" is the 8.79M-parameter model of docs/lm.md."""
+    import torch
+
+    from leakaudit.lm.demo import SIZES, new_model
+
+    with torch.device("meta"):  # shapes only: no memory, no initialisation cost
+        counts = [sum(p.numel() for p in new_model(SIZES[s], SIZES[s].vocab_size, seed=0).parameters())
+                  for s in ("tiny", "small", "medium")]
+    assert counts == sorted(counts) and len(set(counts)) == 3
+    assert counts[2] == 8_791_040

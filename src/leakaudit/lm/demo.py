@@ -55,6 +55,8 @@ SIZES = {
     "tiny": DemoSize(vocab_size=512, n_embd=64, n_layer=2, n_head=2, n_positions=128, max_chars=200),
     # the demo's: 2.21M parameters
     "small": DemoSize(vocab_size=2048, n_embd=192, n_layer=4, n_head=4, n_positions=192, max_chars=600, lr=1e-3),
+    # the larger model of the extraction measurements (docs/lm.md): 8.79M parameters, the same texts as "small"
+    "medium": DemoSize(vocab_size=4096, n_embd=320, n_layer=6, n_head=5, n_positions=256, max_chars=600, lr=1e-3),
 }
 
 
@@ -204,7 +206,7 @@ def build_demo(out_dir: str | Path, *, size: str = "small", n_members: int = 200
     ----------
     out_dir : folder written: ``base/``, ``target/``, ``members.jsonl``, ``nonmembers.jsonl``, ``public.jsonl``,
         ``info.json``.
-    size : "tiny" or "small" (:data:`SIZES`)
+    size : "tiny", "small" or "medium" (:data:`SIZES`)
     n_members, n_nonmembers, n_public : texts drawn, disjoint, from the shuffled e-mails
     pretrain_epochs : epochs of the base on the public texts (0: the base is the untrained model)
     epochs : fine-tuning epochs on the members (0: the target is the base itself)
