@@ -1032,10 +1032,11 @@ def decide_default(checks) -> str:
 
 
 def population_section(res: dict, full: dict | None) -> list[str]:
-    """The section of ``--set population`` (issue 68: RMIA and InfoRMIA, which run only with a population), from
-    its own result file; ``full``: the suite's result, for the same cases without a population."""
+    """The section of ``--set population`` (issue 68: InfoRMIA, which runs only with a population), from its own
+    result file; ``full``: the suite's result, for the same cases without a population; ``res["with_rmia"]``: the
+    earlier run of the same cases in which the audit ran RMIA too (``calibration_population_rmia.json``)."""
     c = res.get("code", {}).get("commit") or "?"
-    head = f"With a population: RMIA and InfoRMIA (commit {c}, {_when(res)[:10]})"
+    head = f"With a population: InfoRMIA (commit {c}, {_when(res)[:10]})"
     rows = [r for r in res["rows"] if r["outcome"] != "error"]
     ben = {fv: sum(r["kind"] == "benign" and (r["family"], r["variant"]) == fv for r in rows)
            for fv in K.POPULATION_BENIGN}
@@ -1043,24 +1044,35 @@ def population_section(res: dict, full: dict | None) -> list[str]:
     out = run_section(res, head)
     out.insert(out.index(f"## {head}") + 2,
                "Issue 68's cases, run apart from the suite above (`--set population`, stored in "
-               "`benchmarks/results/calibration_population.json`): null and leaky models of the suite on Adult, drawn "
-               "from the table without its duplicate rows, each audit handed a population file (`population`, "
-               f"`--population`) of {K.POPULATION_FACTOR} times its members, records disjoint from the members, the "
-               "non-members and the null target's own training records, drawn by the case's seed after them. With a "
-               "population the audit runs RMIA and InfoRMIA, whose AUC and TPR at the low FPR join the verdict's "
-               "family of checks (Bonferroni-corrected over all of them). Benign audits (profile standard, 5,000 "
-               "members, population 10,000): "
+               "`benchmarks/results/calibration_population.json`): null, leaky and benign models of the suite on "
+               "Adult, drawn from the table without its duplicate rows, each audit handed a population file "
+               f"(`population`, `--population`) of {K.POPULATION_FACTOR} times its members, records disjoint from "
+               "the members, the non-members and the null target's own training records, drawn by the case's seed "
+               "after them. With a population the audit runs InfoRMIA, whose AUC and TPR at the low FPR join the "
+               "verdict's family of checks (Bonferroni-corrected over all of them); it ran RMIA too until the run "
+               "with both (below) showed why it should not. Benign audits (profile standard, 5,000 members, "
+               "population 10,000): "
                + (", ".join(f"{f} {v} {n}" for (f, v), n in ben.items()) if ben else "none were run")
                + "; the seeds not run were not run for time. The audits' own CPU time (each audit's process, summed "
                f"over the rows of every invocation): {sum(r.get('audit_cpu_seconds') or 0 for r in rows) / 60:.1f} "
                "min.\n")
     rows_b = [r for r in rows if r["kind"] != "benign" or r.get("loss_auc_contains_half")]
-    out += ["### RMIA's and InfoRMIA's checks: false alarms and power", "",
+    out += ["### The membership checks: false alarms and power", "",
             "How often each membership check is exceeded (its interval above its threshold at the corrected "
             "confidence), per kind of case: on null cases every exceedance is a false alarm; on leaky ones it is "
-            "the power. RMIA's and InfoRMIA's checks first, the other attacks' to compare.", ""]
+            "the power. InfoRMIA's checks first, the other attacks' to compare.", ""]
     out += _population_check_table(rows_b)
-    out += ["Per case group:", ""] + _population_group_table(rows_b)
+    out += ["Per case group:", ""] + _population_group_table(rows_b) + _flat_aucs(rows)
+    out += ["### The same cases without a population", ""] + _without_population(rows, full)
+    _note_too_few_null(res, head, out)
+    earlier = res.get("with_rmia")
+    if earlier is not None:
+        out += _with_rmia_section(earlier)
+    return out + ["Cases of this section:", ""] + case_list(rows)
+
+
+def _flat_aucs(rows: list[dict]) -> list[str]:
+    out = []
     for att in POPULATION_ATTACKS:  # an AUC without variance: leakaudit's DeLong interval falls back to [0, 1]
         flat = [r["id"] for r in rows for c in r["checks"] if c["id"] == f"membership.{att}.auc"
                 and c.get("interval") and list(c["interval"]) == [0.0, 1.0]]
@@ -1069,15 +1081,30 @@ def population_section(res: dict, full: dict | None) -> list[str]:
                     "0, as when every score is tied; the interval then falls back to the exact disjoint-pairs one) "
                     f"in {len(flat)} audit{'s' if len(flat) > 1 else ''}: " + ", ".join(f"`{x}`" for x in flat)
                     + ". Such a check is undecided, so it keeps a model from \"publish\".", ""]
-    out += ["### Do RMIA and InfoRMIA decide alike?", "",
-            "InfoRMIA ranks a target's records by RMIA's own ratio p(x|θ)/p(x) (`leakaudit.membership.informia`); "
-            "RMIA's score, the share of population records z with LR(x, z) above γ (2 by default), ranks them the "
-            "same way but with ties, so the two can differ only where those ties matter.", ""]
+    return out
+
+
+def _with_rmia_section(res: dict) -> list[str]:
+    """The earlier run of the population cases, in which the audit ran RMIA beside InfoRMIA: why it no longer
+    does."""
+    rows = [r for r in res["rows"] if r["outcome"] != "error"]
+    rows_b = [r for r in rows if r["kind"] != "benign" or r.get("loss_auc_contains_half")]
+    c = res.get("code", {}).get("commit") or "?"
+    n = {k: sum(r["kind"] == k for r in rows) for k in K.KINDS}
+    out = [f"### Before: RMIA and InfoRMIA both in the verdict (commit {c}, {_when(res)[:10]})", "",
+           f"The same cases ({n['null']} null, {n['positive']} leaky, {n['benign']} benign; stored in "
+           "`benchmarks/results/calibration_population_rmia.json`) audited when the audit ran RMIA (online, γ = 2) "
+           "beside InfoRMIA, each with its two checks in the family. Outcomes: "
+           + "; ".join(f"{k} {o}: {_rate_cell(_outcome_block([r for r in rows if r['kind'] == k])[o.replace(' ', '_')])}"
+                       for k, o in (("null", "do not publish"), ("positive", "do not publish"),
+                                    ("benign", "publish")) if n[k]) + ".", ""]
+    out += _population_check_table(rows_b) + _flat_aucs(rows)
+    out += ["Do RMIA and InfoRMIA decide alike? InfoRMIA ranks a target's records by RMIA's own ratio p(x|θ)/p(x) "
+            "(`leakaudit.membership.informia`); RMIA's score, the share of population records z with LR(x, z) "
+            "above γ, ranks them the same way but with ties, so the two can differ only where those ties matter.", ""]
     out += _agreement(rows_b)
-    out += ["### The same cases without a population", ""] + _without_population(rows, full)
-    out += ["### Dropping RMIA from the verdict", ""] + _drop_rmia(rows)
-    _note_too_few_null(res, head, out)
-    return out + ["Cases of this section:", ""] + case_list(rows)
+    out += ["Dropping RMIA from the verdict, computed from these audits' recorded checks:", ""] + _drop_rmia(rows)
+    return out
 
 
 def measured_by(rows: list[dict]) -> list[str]:
@@ -1271,6 +1298,15 @@ def _set_result(out: Path, set_: str, name: str) -> dict | None:
     return res
 
 
+def _population_result(out: Path, set_: str) -> dict | None:
+    """``--set population``'s stored result, with the earlier run in which the audit ran RMIA too under
+    ``"with_rmia"`` (for the section's "before")."""
+    res = _set_result(out, set_, "population")
+    if res is not None:
+        res["with_rmia"] = _set_result(out, set_, "population_rmia")
+    return res
+
+
 def _profiles(out: Path, set_: str) -> dict | None:
     """benchmarks/profile_claims.py's summary, for the full suite's page."""
     p = out / "profile_claims.json"
@@ -1341,7 +1377,7 @@ def main(argv=None) -> dict:
             if res is not None:
                 res["aggregates"] = aggregate(res["rows"])
         path = write_doc(doc, latest, before, previous, _profiles(out, set_), _set_result(out, set_, "boosted"),
-                         _set_result(out, set_, "population"))
+                         _population_result(out, set_))
         print(f"wrote {path}")
         return latest or {}
 
@@ -1403,7 +1439,7 @@ def main(argv=None) -> dict:
         if r is not None:
             r["aggregates"] = aggregate(r["rows"])
     doc_path = write_doc(doc, res, before, previous, _profiles(out, set_), _set_result(out, set_, "boosted"),
-                         _set_result(out, set_, "population"))
+                         _population_result(out, set_))
     for burden in BURDENS:
         t = res["aggregates"]["targets"][burden]
         for kind in ("null", "positive", "benign"):
