@@ -4,8 +4,8 @@ Attacks come from the registry (:func:`leakaudit.membership.make_attack`): the l
 training algorithm LiRA, InfoRMIA (with population records; RMIA is not run: see the registry) and the shadow-model
 attack, all on one set of reference models trained in complementary pairs; without one (predictions only), quantile
 regression (:class:`leakaudit.membership.quantile.QuantileRegressionAttack`), which learns the non-members' scores
-from their features and needs no retraining. Each attack gives three checks at the corrected confidence: its AUC, its TPR
-at the owner's low FPR, and (with ``epsilon_budget``) its empirical epsilon lower bound. A check whose data could
+from their features and needs no retraining. Each attack gives three checks at the corrected confidence: its AUC,
+its TPR at the owner's low FPR, and (with ``epsilon_budget``) its empirical epsilon lower bound. A check whose data could
 never show the threshold exceeded (too few records for its interval) is "not measurable", with the size it needs.
 """
 

@@ -325,9 +325,10 @@ def pdtp_values(learner: Any, X: np.ndarray, y: np.ndarray, *, bin_width: float 
 
 def pdtp_models(learner: Any, n_records: int, n_repeats: int = 1, method: str = "auto") -> int:
     """How many models :func:`pdtp` trains for ``n_records`` records over ``n_repeats`` repeats: each repeat the full
-    model and, without a closed form (``loo_proba``), one per record; a deterministic closed form once in all."""
+    model and, without a closed form (``loo_proba``), one per record; a learner whose seed does not matter once in
+    all (:func:`_loo_repeats` reuses its first repeat)."""
     closed = _closed_form(learner, method)
-    return (1 if _deterministic(learner, method) else int(n_repeats)) * (1 if closed else int(n_records) + 1)
+    return (1 if not capabilities(learner).stochastic else int(n_repeats)) * (1 if closed else int(n_records) + 1)
 
 
 def _closed_form(learner: Any, method: str = "auto") -> bool:
@@ -352,7 +353,8 @@ def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray
     models of a repeat are trained as models of one ``fit_many`` call of ``PAIRED_CALL_MODELS`` models
     (:class:`SharedOrderBlock` chunks through ``engine``). A learner whose seed does not matter
     (``Capabilities.stochastic`` False: the closed forms, and retrained learners such as XGBoost or LightGBM without
-    sampling) is measured once and the same arrays yielded for every repeat. Inputs must be validated (X, y, records, n_classes).
+    sampling) is measured once and the same arrays yielded for every repeat. Inputs must be validated (X, y,
+    records, n_classes).
 
     Yields
     ------

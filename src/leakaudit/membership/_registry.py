@@ -181,7 +181,7 @@ ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
     "lira_offline": _S(lambda: _lira(online=False), "LiRA offline (out models only)"),
     # not run by the audit: InfoRMIA ranks a model's records by the same likelihood ratio without RMIA's count over
     # the population, which is constant (0) for every record of a well-regularised model at gamma=2 and so leaves
-    # the check undecided (docs/calibration.md, "Cases with a population")
+    # the check undecided (docs/calibration.md, "With a population")
     "rmia": _S(lambda: _rmia(), "RMIA online, gamma=2 (Zarifzadeh et al. 2024)", "RMIA"),
     "rmia_offline": _S(lambda: _rmia(online=False), "RMIA offline, a=0.3"),
     "informia": _S(lambda: _informia(), "InfoRMIA online: RMIA's test scored by its Bayes factor in bits, no count "
