@@ -62,6 +62,20 @@ def test_tied_scores_give_a_diagonal_segment_not_a_plateau():
     assert y[0] < 1e-3 and np.interp(0.01, x, y) < 0.02  # was 0.60 at FPR 1e-4 when ties were broken by row order
 
 
+def test_polyline_keeps_both_ends_of_each_vertical_jump_and_the_segments_between():
+    # members above every non-member, then a tie: the curve rises at FPR 0, runs to (0.5, 0.5), jumps to (0.5, 1)
+    m = np.array([1, 0, 1, 0])
+    s = np.array([4.0, 3.0, 2.0, 1.0])
+    fpr, tpr = roc_points(m, s)
+    x, y = _roc_polyline(fpr, tpr, 1e-4)
+    assert np.all(np.diff(x) >= 0) and np.all(np.diff(y) >= 0)
+    j = np.flatnonzero(x == 0.5)
+    assert len(j) == 2 and list(y[j]) == [0.5, 1.0]  # arrival, then departure
+    grid = x[x < 0.5]
+    assert np.allclose(y[x < 0.5], 0.5) and len(np.unique(grid)) == len(grid)  # one point per FPR where no jump
+    assert np.array_equal(y, np.maximum.accumulate(y)) and x[-1] == 1.0 and y[-1] == 1.0
+
+
 def test_roc_points_without_ties_match_the_staircase():
     m = np.array([1, 0, 1, 0])
     s = np.array([4.0, 3.0, 2.0, 1.0])

@@ -116,17 +116,17 @@ def _roc_polyline(fpr: np.ndarray, tpr: np.ndarray, xmin: float) -> tuple[np.nda
     coordinates) is sampled densely in log space, so it shows as the line it is, not as a chord or a plateau."""
     grid = np.geomspace(xmin, 1.0, 400)
     xs = np.unique(np.r_[grid, fpr[(fpr >= xmin)]])
-    # keep both ends of a vertical jump: the arrival (lower) and the departure (upper) at the same FPR
-    out_x, out_y = [], []
-    for x in xs:
-        lo = interp_roc(fpr, tpr, np.array([x]))[0]
-        out_x.append(x)
-        out_y.append(lo)
-        hi = tpr[fpr == x].max() if np.any(fpr == x) else lo
-        if hi > lo:
-            out_x.append(x)
-            out_y.append(hi)
-    return np.asarray(out_x), np.asarray(out_y)
+    # keep both ends of a vertical jump: the arrival (lower) and the departure (upper) at the same FPR; fpr and tpr
+    # never decrease along the curve, so the departure is the last point at that FPR
+    lo = interp_roc(fpr, tpr, xs)
+    last = np.searchsorted(fpr, xs, side="right") - 1
+    at = (last >= 0) & (fpr[np.maximum(last, 0)] == xs)
+    hi = np.where(at, tpr[np.maximum(last, 0)], lo)
+    jump = hi > lo
+    start = np.cumsum(1 + jump) - (1 + jump)  # each x's first output position
+    out_y = np.empty(len(xs) + int(jump.sum()))
+    out_y[start], out_y[start[jump] + 1] = lo, hi[jump]
+    return np.repeat(xs, 1 + jump), out_y
 
 
 def roc_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int = 100, seed: int = 0,
