@@ -190,25 +190,18 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
     p_full = np.asarray(engine.predict_many(learner, X, y, [everything], [seed], X[records], n_classes=n_classes),
                         dtype=np.float64)[0]
     p_loo = np.empty((len(records), n_classes))
-    if groups is not None:
-        # the records of one unit with one seed share their leave-out model (same rows, same seed): train it once
-        # and query it at each of them
-        key = np.stack([groups[records], np.asarray(loo_seeds[:len(records)], dtype=np.int64)], axis=1)
-        _, first, model_of = np.unique(key, axis=0, return_index=True, return_inverse=True)
-        model_of = model_of.reshape(-1)
-        for s in range(0, len(first), batch_size):
-            reps = first[s:s + batch_size]
-            ask = np.flatnonzero((model_of >= s) & (model_of < s + len(reps)))
-            out = np.asarray(engine.predict_many(learner, X, y, [without(records[r]) for r in reps],
-                                                 [int(loo_seeds[r]) for r in reps], X[records[ask]],
-                                                 n_classes=n_classes))
-            p_loo[ask] = out[model_of[ask] - s, np.arange(len(ask))]
-        return p_full, p_loo, "retraining (fit_many)"
-    for s in range(0, len(records), batch_size):
-        chunk = records[s:s + batch_size]
-        out = engine.predict_many(learner, X, y, [without(t) for t in chunk],
-                                  list(loo_seeds[s:s + batch_size]), X[chunk], n_classes=n_classes)
-        p_loo[s:s + len(chunk)] = np.asarray(out)[np.arange(len(chunk)), np.arange(len(chunk))]
+    # one leave-out model per (unit, seed): the records of one unit with one seed share it (same rows, same seed), so
+    # it is trained once and queried at each of them; without units every record is its own unit
+    unit = groups[records] if groups is not None else np.arange(len(records))
+    key = np.stack([unit, np.asarray(loo_seeds[:len(records)], dtype=np.int64)], axis=1)
+    _, first, model_of = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    model_of = model_of.reshape(-1)
+    for s in range(0, len(first), batch_size):
+        reps = first[s:s + batch_size]
+        ask = np.flatnonzero((model_of >= s) & (model_of < s + len(reps)))
+        out = np.asarray(engine.predict_many(learner, X, y, [without(records[r]) for r in reps],
+                                             [int(loo_seeds[r]) for r in reps], X[records[ask]], n_classes=n_classes))
+        p_loo[ask] = out[model_of[ask] - s, np.arange(len(ask))]
     return p_full, p_loo, "retraining (fit_many)"
 
 
