@@ -135,3 +135,33 @@ def test_a_closed_form_learner_is_measured_exactly_beyond_pdtp_exact_max(monkeyp
         dtp = dtp_analysis(ctx, recipe=None, lira=None, reference=reference)
         assert ("screening" in dtp.summary) == screened
         assert (dtp.summary["n_records"] == 150) == (not screened)
+
+
+def test_a_seed_free_learner_is_tested_once_and_its_check_says_exact():
+    """A retrained learner whose seed does not matter (a 1-nearest-neighbour rule) is measured once by the DTP-1
+    test: the result and the check's sentence say so, not a t-test over repeats that were copies of one model."""
+    from leakaudit.audit.context import AuditContext
+    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.dtp_stage import dtp_analysis
+    from leakaudit.audit.plan import PLAN
+    from leakaudit.audit.target import Target
+    from leakaudit.engine import Engine
+    from leakaudit.learners import SklearnLearner, capabilities
+    from sklearn.neighbors import KNeighborsClassifier
+
+    cfg = make_config(n_members=60, n_nonmembers=60, profile="smoke")
+    data = prepare_data(cfg)
+    learner = SklearnLearner(KNeighborsClassifier(n_neighbors=1))
+    assert not capabilities(learner).stochastic
+    model = learner.fit(data.X_mem, data.y_mem, random_state=0)
+    target = Target(kind="recipe", description="test", probs_mem=model.predict_proba(data.X_mem),
+                    probs_non=model.predict_proba(data.X_non), probs_pop=None, learner=learner)
+    ctx = AuditContext(cfg=cfg, data=data, target=target, seeds=PLAN.seeds(cfg.seed),
+                       engine=Engine(backend="inprocess"), check_confidence=0.99)
+    dtp = dtp_analysis(ctx, recipe=None, lira=None, reference=None)
+    test = dtp.summary["test"]
+    assert test["n_repeats"] == 1 and test["method"].startswith("exact: ")
+    check = dtp.checks[0]
+    assert check.status == "exceeded"  # a 1-NN rule's members are their own neighbours
+    assert "measured exactly" in check.sentence and "training randomness" not in check.sentence
+    assert "confidence" not in check.sentence

@@ -86,5 +86,8 @@ def test_dtp1_test_measures_a_seed_free_learner_once_for_every_repeat():
     (fast, n_fast, _), (slow, n_slow, seeds_slow) = out["Counted"], out["DeclaredStochastic"]
     assert not capabilities(Counted(**kw)).stochastic and seeds_slow == 4  # the slow path did use 4 seeds
     assert (n_fast, n_slow) == (4, 16)  # full model + 3 leave-one-out models, once vs every repeat
-    for field in ("stage2_mean", "sd", "lower_bound", "p_value", "p_adjusted", "significant", "n_repeats", "method"):
+    for field in ("stage2_mean", "sd", "lower_bound", "p_value", "p_adjusted", "significant"):
         assert getattr(fast, field) == getattr(slow, field), field
+    # and it says what it did: one exact measurement, not 4 repeats tested against each other
+    assert (fast.n_repeats, slow.n_repeats) == (1, 4)
+    assert fast.method.startswith("exact: ") and slow.method.startswith("one-sided t-tests (df = 3)")

@@ -385,6 +385,11 @@ def _beyond_allowance(ctx: AuditContext, s: dict, common: dict, raw: str) -> Che
                             "thresholds.max_unmeasured_dtp_share", "thresholds.max_records_above_dtp"))
 
 
+# the stage-2 test of a learner whose seed does not matter, in the check's words
+_EXACT = ("measured exactly: the recipe's seed does not matter, so one leave-one-out model per record gives the "
+          "value that every seed would")
+
+
 def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
     cfg, cc = ctx.cfg, ctx.check_confidence
     thr, allowed = cfg.thresholds.max_dtp, cfg.thresholds.max_records_above_dtp
@@ -417,6 +422,7 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
     if len(test.p_adjusted):
         common["p_value"] = float(np.min(test.p_adjusted))
     untested = len(test.untested)
+    exact = test.n_repeats == 1  # dtp1_test measures once only a learner whose seed does not matter
     conf = s.get("confirmation")
     if k > allowed:
         worst = int(np.argmax(test.lower_bound))
@@ -426,11 +432,16 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
         verb = "changes" if k == 1 else "change"
         who = (f"{'unit' if k == 1 else 'units'} (of {s['n_units']} measured; {int(test.n_significant)} of their rows)"
                if "units_significant" in s else f"of {s['n_records']} training records")
-        sentence = (f"{k} {who} {verb} the recipe's output by more than e^{thr:g} when "
-                    f"removed, beyond what training randomness and binning explain ({ctx.record_name(int(test.records[worst]))}: "
-                    f"at least {best:.2f} at {cc * 100:.4g}% confidence"
-                    + (f", adjusted p = {common['p_value']:.2g} against the level {1 - cc:.2g}" if "p_value" in common
-                       else "") + f"; {raw})")
+        who_worst = ctx.record_name(int(test.records[worst]))
+        if exact:
+            sentence = (f"{k} {who} {verb} the recipe's output by more than e^{thr:g} when removed, beyond what "
+                        f"binning explains ({who_worst}: {best:.2f}; {_EXACT}; {raw})")
+        else:
+            sentence = (f"{k} {who} {verb} the recipe's output by more than e^{thr:g} when removed, beyond what "
+                        f"training randomness and binning explain ({who_worst}: at least {best:.2f} at "
+                        f"{cc * 100:.4g}% confidence"
+                        + (f", adjusted p = {common['p_value']:.2g} against the level {1 - cc:.2g}"
+                           if "p_value" in common else "") + f"; {raw})")
         if s.get("retrains_exactly"):
             sentence += ("; retraining this recipe on the members gives the given model's outputs exactly (its seed "
                          "does not matter), so this holds for the given model")
@@ -453,10 +464,16 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
     # is not significant leaves DTP-1 undecided (more repeats would decide it)
     over = int(np.sum(np.asarray(test.stage2_mean, float) > thr))
     shown = over <= allowed
+    few = "none of them changes" if k == 0 else f"{k} of them {'changes' if k == 1 else 'change'}"
+    within = "" if k == 0 else f", within the {allowed} allowed"
+    if exact:  # a mean above the threshold is significant when measured exactly: shown
+        how = f"binning explains{within} (largest bin-aware change {best:.2f}; {_EXACT})"
+    else:
+        how = (f"training randomness and binning explain{within} after re-measuring each {test.n_repeats} times "
+               f"(largest lower bound {best:.2f}"
+               + ("" if shown else f"; {over} re-measured mean{'s' if over > 1 else ''} above {thr:g}, so not shown "
+                                   "below it either") + ")")
     return Check(name=name, status=BELOW if shown else UNDECIDED, value=s["max"], **common,
-                 sentence=(f"{raw}, but none of them changes by more than training randomness and binning explain "
-                           f"after re-measuring each {test.n_repeats} times (largest lower bound {best:.2f}"
-                           + ("" if shown else f"; {over} re-measured mean{'s' if over > 1 else ''} above {thr:g}, so "
-                                                 "not shown below it either") + ")"),
+                 sentence=f"{raw}, but {few} by more than {how}",
                  fix="" if shown else phrase(f"re-measure with more repeats (dtp_test_repeats, now "
                                             f"{cfg.settings.dtp_test_repeats}; {{0}})", ("profile", "thorough")))

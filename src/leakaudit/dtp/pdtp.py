@@ -329,11 +329,6 @@ def _closed_form(learner: Any, method: str = "auto") -> bool:
     return method in ("auto", "closed-form") and capabilities(learner).loo is not None
 
 
-def _deterministic(learner: Any, method: str = "auto") -> bool:
-    """True when leave-one-out outputs come from a closed form of a learner whose seed does not matter."""
-    return _closed_form(learner, method) and not capabilities(learner).stochastic
-
-
 def _loo_repeats(learner: Any, X: np.ndarray, y: np.ndarray, records: np.ndarray, *, n_classes: int,
                  root_seeds: list[int], seed_policy: str = "paired", method: str = "auto", batch_size: int = 256,
                  engine: Engine | None = None, groups: np.ndarray | None = None

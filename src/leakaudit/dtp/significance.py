@@ -32,9 +32,9 @@ from .._random import seed_to_int
 from .._validation import check_array, check_indices, check_scalar
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..learners import check_fit_inputs
+from ..learners import capabilities, check_fit_inputs
 from ..membership.binning import bin_index
-from .pdtp import _check_bin_width, _deterministic, _loo_repeats, check_groups
+from .pdtp import _check_bin_width, _loo_repeats, check_groups
 from .results import DTP1TestResult
 
 __all__ = ["DTP1Deltas", "bin_aware_log_ratio", "dtp1_test", "holm_adjust"]
@@ -187,8 +187,9 @@ def dtp1_test(
     ``delta_{r,c} = bin_aware_log_ratio(p_full_r[t, c], p_loo_r[t, c])``. The estimand is the record's
     systematic influence ``mu_c = E_seed[delta_c]`` and ``H0_t: max_c |mu_c| <= threshold``, tested by
     one-sided t-tests of each |mean_c| (df = R - 1, Bonferroni over the 2C directions), Holm over ``n_tests``
-    records at ``alpha = 1 - confidence``. Deterministic closed-form learners (``loo_proba``) need one repeat
-    and the statement is exact (p = 0 or 1).
+    records at ``alpha = 1 - confidence``. A learner whose seed does not matter (``Capabilities.stochastic``
+    False: the closed forms, and retrained learners such as a nearest-neighbour rule or XGBoost without sampling)
+    gives the same deltas for every seed: it is measured once and the statement is exact (p = 0 or 1).
 
     The stage-2 seeds come from a stream of their own, so the test stays valid for candidates chosen by a
     stage-1 :func:`~leakaudit.dtp.pdtp` run with the same ``random_state``.
@@ -204,7 +205,7 @@ def dtp1_test(
     threshold : float > 0, default=1.0
         The DTP-1 threshold (natural log).
     n_repeats : int, default=8
-        Paired repeats R (>= 2, unless the learner is deterministic: then 1 is used).
+        Paired repeats R (>= 2, unless the learner's seed does not matter: then 1 is used).
     confidence : float in (0, 1), default=0.95
     n_tests : int, optional
         Size of the multiplicity family, at least the number of records tested (default: that number; the
@@ -248,7 +249,7 @@ def dtp1_test(
     _check_bin_width(bin_width)
     if bin_width is not None:
         bin_index(0.0, bin_width=bin_width)  # bins must divide 1
-    deterministic = _deterministic(learner)
+    deterministic = not capabilities(learner).stochastic
     if not deterministic and n_repeats < 2:
         raise InvalidParameterError(f"n_repeats must be >= 2 for {type(learner).__name__}, a stochastic learner "
                                     f"(the test estimates its seed noise from the repeats); got {n_repeats}")
@@ -294,8 +295,9 @@ def dtp1_test(
     res = _record_tests(D, float(threshold), alpha, int(n_tests))
     C = n_classes
     if deterministic:
-        method = (f"exact: deterministic leave-one-out outputs, a record is significant when a class's bin-aware "
-                  f"ln ratio exceeds {threshold:g} (p = 0 or 1; Holm over {n_tests} records at level {alpha:.4g})")
+        method = (f"exact: leave-one-out outputs that do not depend on the seed (measured once), a record is "
+                  f"significant when a class's bin-aware ln ratio exceeds {threshold:g} (p = 0 or 1; Holm over "
+                  f"{n_tests} records at level {alpha:.4g})")
     else:
         method = (f"one-sided t-tests (df = {R - 1}) of each class's mean bin-aware ln ratio over {R} paired "
                   f"leave-one-out repeats against {threshold:g}, Bonferroni over the {2 * C} class directions, Holm "
