@@ -352,3 +352,20 @@ def test_roc_plot_states_the_level_it_draws_and_no_curve_below_one_nonmember(mon
     assert "pointwise 99.58% bootstrap bands" in svg
     x = next(x for label, x in drawn if label == "attack")
     assert x.min() >= 1 / 100
+
+
+def test_bootstrap_band_equals_roc_curve_of_each_resample():
+    """The ROC band's resamples, counted from one sort, give bit for bit what roc_points and interp_roc give on each
+    resample's own records (ties, and scores that a resample does not draw, included)."""
+    from leakaudit.report.plots import _bootstrap_tpr
+
+    grid = np.geomspace(1e-4, 1, 80)
+    data = np.random.default_rng(3)
+    for pos, neg in ((data.normal(0.3, 1, 400), data.normal(0, 1, 300)),
+                     (data.integers(0, 5, 250).astype(float), data.integers(0, 4, 500).astype(float))):
+        band = _bootstrap_tpr(pos, neg, grid, 10, np.random.default_rng(7))
+        rng = np.random.default_rng(7)
+        mm = np.r_[np.ones(pos.size, int), np.zeros(neg.size, int)]
+        for b in range(10):
+            pp, nn = pos[rng.integers(0, pos.size, pos.size)], neg[rng.integers(0, neg.size, neg.size)]
+            assert np.array_equal(band[b], interp_roc(*roc_points(mm, np.r_[pp, nn]), grid))

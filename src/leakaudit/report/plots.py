@@ -111,6 +111,27 @@ def interp_roc(fpr: np.ndarray, tpr: np.ndarray, x: np.ndarray) -> np.ndarray:
     return t0 + np.clip(w, 0.0, 1.0) * (t1 - t0)
 
 
+def _bootstrap_tpr(pos: np.ndarray, neg: np.ndarray, grid: np.ndarray, n_boot: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """TPR at each FPR of ``grid`` of ``n_boot`` bootstrap resamples (members and non-members resampled apart), shape
+    (n_boot, grid.size): :func:`roc_points` and :func:`interp_roc` of each resample, bit for bit, from one sort of the
+    scores and each resample's counts of every record (a record drawn k times weighs k)."""
+    s = np.r_[pos, neg]
+    order = np.argsort(-s, kind="stable")
+    ss = s[order]
+    last = np.r_[np.flatnonzero(ss[1:] != ss[:-1]), ss.size - 1]  # each distinct score's last position, descending
+    is_pos = order < pos.size
+    band = np.empty((n_boot, grid.size))
+    for b in range(n_boot):
+        w = np.r_[np.bincount(rng.integers(0, pos.size, pos.size), minlength=pos.size),
+                  np.bincount(rng.integers(0, neg.size, neg.size), minlength=neg.size)][order]
+        # a score no resampled record has repeats the point before it: the same polyline as roc_curve's
+        tps = np.r_[0, np.cumsum(np.where(is_pos, w, 0))[last]]
+        fps = np.r_[0, np.cumsum(np.where(is_pos, 0, w))[last]]
+        band[b] = interp_roc(fps / fps[-1], tps / tps[-1], grid)
+    return band
+
+
 def _roc_polyline(fpr: np.ndarray, tpr: np.ndarray, xmin: float) -> tuple[np.ndarray, np.ndarray]:
     """Points that draw the ROC polyline on a log-x axis from ``xmin``: each straight segment (in linear
     coordinates) is sampled densely in log space, so it shows as the line it is, not as a chord or a plateau."""
@@ -185,13 +206,7 @@ def _draw_roc(ax: Axes, curves, *, n_boot: int, seed: int, low_fpr: float | None
         est = px >= 1.0 / max(neg.size, 1)  # below one non-member's share the data estimate no FPR
         ax.plot(px[est], np.maximum(py[est], ymin), color=c, lw=1.4, label=name)
         n_neg_min = neg.size if n_neg_min is None else min(n_neg_min, neg.size)
-        band = np.empty((n_boot, grid.size))
-        mm = np.r_[np.ones(pos.size, int), np.zeros(neg.size, int)]
-        for b in range(n_boot):
-            pp = pos[rng.integers(0, pos.size, pos.size)]
-            nn = neg[rng.integers(0, neg.size, neg.size)]
-            f, t = roc_points(mm, np.r_[pp, nn])
-            band[b] = interp_roc(f, t, grid)
+        band = _bootstrap_tpr(pos, neg, grid, n_boot, rng)
         lo, hi = np.quantile(band, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
         keep = grid >= 1.0 / max(neg.size, 1)
         ax.fill_between(grid[keep], np.maximum(lo[keep], ymin), np.maximum(hi[keep], ymin), color=c, alpha=0.15, lw=0)
