@@ -440,6 +440,62 @@ def test_native_kernel_radix_sorts_nodes_of_many_distinct_values():
     assert _same_trees_as_reference(banks[1], banks[0])
 
 
+def _numeric_codes(n=600, seed=6):
+    """Two classes and numeric columns of 40 distinct values (the histogram's occupied codes in one word), 100 (two
+    words) and about 600 (ten words), and one of values grouped closer than scikit-learn's FEATURE_THRESHOLD
+    (1e-7: ~200 distinct float32 values, 50 thresholds) spread over four words."""
+    rng = np.random.default_rng(seed)
+    near = (rng.integers(0, 50, n) * 0.01 + rng.integers(0, 4, n) * 2e-8).astype(np.float32)
+    X = np.column_stack([rng.integers(0, 40, n), rng.integers(0, 100, n), np.round(rng.normal(size=n), 2), near])
+    y = ((X[:, 0] > 20) ^ (X[:, 2] > 0.3) | (rng.random(n) < 0.2)).astype(int)
+    return X.astype(float), y
+
+
+@pytest.mark.skipif(not _native_available(), reason="no C compiler: the native tree kernel is not built")
+@pytest.mark.parametrize("kw", [{}, {"min_samples_leaf": 3, "max_features": None}])
+def test_native_kernel_histograms_through_the_occupied_codes_are_scikit_learns(kw):
+    """A node's numeric feature with at most 64 codes a row takes packed class sums over its codes, the occupied
+    ones visited through a bitmap (a register up to 64 codes, words beyond): one, two, four and ten words of codes,
+    values grouped within 1e-7, bootstrap weights and a leaf minimum give scikit-learn's trees node for node."""
+    from leakaudit.learners.forest import feature_codes
+
+    X, y = _numeric_codes()
+    nv = np.diff(feature_codes(X.astype(np.float32))[2])
+    assert nv[0] == 40 and nv[1] == 100 and nv[2] > 300 and 150 < nv[3] < 256
+    subsets = [np.arange(len(y)), np.arange(0, len(y), 2)]
+    banks = [RandomForest(n_estimators=4, backend=b, **kw).fit_many(X, y, subsets, [1, 7]) for b in _BACKENDS]
+    assert banks[1].depth.max() > 6
+    assert _same_trees_as_reference(banks[1], banks[0])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _native_available(), reason="the native tree kernel was not built with the package")
+def test_histogram_path_grows_the_sort_paths_trees(tmp_path, monkeypatch):
+    """The kernel built with ``-DLEAKAUDIT_FOREST_HIST_ROWS=0`` sorts every numeric node's keys (the histogram
+    path never taken); the installed one histograms most of them: the same banks, and the same numbers queried
+    on the training rows, bit for bit, on one-hot data with an integer column and on numeric columns."""
+    import subprocess
+
+    from leakaudit.learners import _forest_native
+    from leakaudit.learners._kernel_flags import compile_with
+
+    installed = _forest_native.KERNEL.load()
+    try:
+        path = compile_with("forest", installed.variant, ["-DLEAKAUDIT_FOREST_HIST_ROWS=0"], tmp_path / "sort.so")
+    except (RuntimeError, subprocess.CalledProcessError) as e:
+        pytest.skip(f"the kernel does not compile here: {e}")
+    sorting = _forest_native.KERNEL.open_file(path, installed.variant)
+    for X, y in (_one_hot(), _numeric_codes()):
+        subsets = [np.arange(len(y)), np.arange(1, len(y), 2)]
+        L = RandomForest(n_estimators=8, n_threads=2)
+        runs = []
+        for lib in (installed, sorting):
+            monkeypatch.setattr(_forest_native.KERNEL, "load", lambda lib=lib: lib)
+            runs.append((L.fit_many(X, y, subsets, [3, 4]), L.fit_predict_many(X, y, subsets, [3, 4], X.copy())))
+        assert _banks_equal(runs[0][0], runs[1][0])
+        np.testing.assert_array_equal(runs[0][1], runs[1][1])
+
+
 @pytest.mark.skipif(not _native_available(), reason="the native tree kernel was not built with the package")
 def test_every_compiled_variant_grows_the_same_trees(monkeypatch):
     """The portable, AVX2 and AVX-512 builds (those this CPU runs) grow the same trees, node for node: no fused

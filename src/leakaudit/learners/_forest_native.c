@@ -17,9 +17,11 @@
  * compares them with RandomForestClassifier). What differs is how a candidate feature's best threshold is found
  * (the same answer, less work): every feature's float32 values are replaced once by their rank among its distinct
  * values (codes); at a node a feature with few distinct values gets a weighted class histogram over its codes in
- * O(n_node), one with many has the node's (code, position) keys sorted (insertion sort up to 64 keys, then a radix
- * sort on 16-bit codes, qsort on int32 ones). Both visit the thresholds in ascending order, group values closer
- * than scikit-learn's FEATURE_THRESHOLD (1e-7 in float32) as next_p does and keep the first strictly better split.
+ * O(n_node) (up to 64 codes a row; the occupied codes marked in a bitmap and visited by its set bits, so an empty
+ * bin costs a bit), one with many has the node's (code, position) keys sorted (insertion
+ * sort up to 64 keys, then a radix sort on 16-bit codes, qsort on int32 ones). Both visit the thresholds in
+ * ascending order, group values closer than scikit-learn's FEATURE_THRESHOLD (1e-7 in float32) as next_p does and
+ * keep the first strictly better split.
  * With two classes every searched node also holds the packed class sums of all two-valued features (the smaller
  * child's by a pass over its rows' code-1 lists, the larger's by subtraction), so a drawn one-hot column is
  * evaluated in O(1); with fewer than 256 such features a worker reads those lists from a table of uint8 slots,
@@ -46,6 +48,10 @@
 #endif
 
 #define T32 1e-7f
+/* a node's numeric feature takes the histogram up to this many codes a row, else the sort (0: always sorts) */
+#ifndef LEAKAUDIT_FOREST_HIST_ROWS
+#define LEAKAUDIT_FOREST_HIST_ROWS 64
+#endif
 #define EPS 2.220446049250313e-16
 
 static inline uint32_t xorshift(uint32_t s) {  /* sklearn our_rand_r's state update */
@@ -230,7 +236,7 @@ static inline __attribute__((always_inline)) int64_t grow(
     int64_t *restrict mt, int64_t *hst0, int64_t hst_rows, int64_t *restrict hs, int64_t *restrict features,
     int64_t *restrict const_f, int64_t *restrict st, double *restrict sts, double *restrict cs,
     double *restrict hw, int64_t *restrict hn, int64_t *restrict hp, int32_t *restrict csplit_o,
-    const uint8_t *restrict bfix, int64_t bk) {
+    const uint8_t *restrict bfix, int64_t bk, uint64_t *restrict occ) {
     if (spec) {  /* the caller checked: two classes, packed sums, gini (constants from here on) */
         C = 2;
         crit = 0;
@@ -370,48 +376,55 @@ static inline __attribute__((always_inline)) int64_t grow(
                         best_sl[1] = l1;
                     }
                 }
-            } else if (nvf <= 8 * nn) {
-                /* class histogram over the node's codes, bins scanned in ascending order */
+            } else if (nvf <= LEAKAUDIT_FOREST_HIST_ROWS * nn) {
+                /* class histogram over the node's codes, the occupied codes marked in a bitmap (in a register up
+                   to 64 codes) and visited in ascending order by its set bits, empty ones skipped word by word */
                 int64_t cmin = nvf, cmax = -1;
-                if (packed) {
-                    for (int64_t p = start; p < end; p++) {
-                        const int64_t cc = CODE(f, rows[p]);
+                uint64_t o = 0;
+                for (int64_t p = start; p < end; p++) {
+                    const int64_t cc = CODE(f, rows[p]);
+                    if (packed) {
                         hp[cc] += pk[p];
-                        cmin = cc < cmin ? cc : cmin;
-                        cmax = cc > cmax ? cc : cmax;
-                    }
-                } else {
-                    for (int64_t p = start; p < end; p++) {
-                        const int64_t cc = CODE(f, rows[p]);
+                    } else {
                         hw[cc * C + sy[p]] += sw[p];
                         hn[cc] += 1;
+                    }
+                    if (nvf <= 64) {
+                        o |= (uint64_t)1 << cc;
+                    } else {
+                        occ[cc >> 6] |= (uint64_t)1 << (cc & 63);
                         cmin = cc < cmin ? cc : cmin;
                         cmax = cc > cmax ? cc : cmax;
                     }
                 }
-                if (fv[cmax] <= fv[cmin] + T32) {
-                    constant = 1;
-                    for (int64_t cc = cmin; cc <= cmax; cc++) {
-                        if (packed) {
-                            hp[cc] = 0;
-                        } else {
-                            hn[cc] = 0;
-                            for (int64_t c = 0; c < C; c++) hw[cc * C + c] = 0.0;
-                        }
-                    }
-                } else {
-                    for (int64_t c = 0; c < C; c++) sl[c] = 0.0;
-                    double wl = 0.0;
-                    int64_t nl = 0, prev = -1;
-                    for (int64_t cc = cmin; cc <= cmax; cc++) {
+                if (nvf <= 64) {
+                    occ[0] = o;
+                    cmin = __builtin_ctzll(o);
+                    cmax = 63 - __builtin_clzll(o);
+                }
+                const int is_const = fv[cmax] <= fv[cmin] + T32;
+                constant = is_const;
+                for (int64_t c = 0; c < C; c++) sl[c] = 0.0;
+                double wl = 0.0;
+                int64_t nl = 0, prev = -1;
+                for (int64_t wi = cmin >> 6; wi <= cmax >> 6; wi++) {
+                    uint64_t z = occ[wi];
+                    occ[wi] = 0;
+                    for (; z != 0; z &= z - 1) {  /* every bin is emptied; a constant column's only that */
+                        const int64_t cc = 64 * wi + __builtin_ctzll(z);
                         int64_t h = 0, hcount;
                         if (packed) {
                             h = hp[cc];
-                            if (h == 0) continue;
+                            hp[cc] = 0;
                             hcount = h & 0x1FFFFF;
                         } else {
                             hcount = hn[cc];
-                            if (hcount == 0) continue;
+                            hn[cc] = 0;
+                        }
+                        if (is_const) {
+                            if (!packed)
+                                for (int64_t c = 0; c < C; c++) hw[cc * C + c] = 0.0;
+                            continue;
                         }
                         const float v = fv[cc];
                         if (prev >= 0 && v > fv[prev] + T32) {
@@ -433,14 +446,12 @@ static inline __attribute__((always_inline)) int64_t grow(
                             sl[1] += hwy;
                             sl[0] += hwt - hwy;
                             wl += hwt;
-                            hp[cc] = 0;
                         } else {
                             for (int64_t c = 0; c < C; c++) {
                                 sl[c] += hw[cc * C + c];
                                 wl += hw[cc * C + c];
                                 hw[cc * C + c] = 0.0;
                             }
-                            hn[cc] = 0;
                         }
                         nl += hcount;
                         prev = cc;
@@ -705,6 +716,7 @@ typedef struct {
 /* A worker's scratch for growing trees, allocated once a call and reused tree after tree. */
 typedef struct {
     int64_t *i64, *mt, *hst, *hs, *features, *const_f, *st, *hn, *hp, *queue;
+    uint64_t *occ;  /* a bit per code of the widest feature: the histogram's occupied bins (zero between uses) */
     double *f64, *sts, *cs, *hw;
     int64_t hst_rows;
     /* the CSR lists bptr / bidx as a table of bk uint8 slots a row (NULL when a slot or a row's count is too
@@ -721,6 +733,7 @@ static void work_free(work_t *w) {
     free(w->i64); free(w->mt); free(w->hst); free(w->hs); free(w->features); free(w->const_f); free(w->st);
     free(w->hn); free(w->hp); free(w->queue); free(w->f64); free(w->sts); free(w->cs); free(w->hw);
     free(w->fo); free(w->lo); free(w->ro); free(w->th); free(w->vo); free(w->cso); free(w->bfix);
+    free(w->occ);
 }
 
 /* The scratch of _grow: group depth-first trees; returns 0, or -1 if memory ran out (nothing left allocated). */
@@ -742,6 +755,7 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
     w->hw = calloc((size_t)(nv * C), sizeof(double));  /* the histogram bins start at zero, and stay so */
     w->hn = calloc((size_t)nv, sizeof(int64_t));
     w->hp = calloc((size_t)nv, sizeof(int64_t));
+    w->occ = calloc((size_t)((nv + 63) / 64), sizeof(uint64_t));
     w->queue = malloc(sizeof(int64_t) * (size_t)(2 * mn));
     w->fo = malloc(sizeof(int32_t) * (size_t)(group * mn));
     w->lo = malloc(sizeof(int32_t) * (size_t)(group * mn));
@@ -750,8 +764,8 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
     w->vo = malloc(sizeof(double) * (size_t)(group * mn * C));
     w->cso = malloc(sizeof(int32_t) * (size_t)(group * mn));
     if (!w->i64 || !w->f64 || !w->mt || !w->hst || !w->hs || !w->features || !w->const_f || !w->st || !w->sts ||
-        !w->cs || !w->hw || !w->hn || !w->hp || !w->queue || !w->fo || !w->lo || !w->ro || !w->th || !w->vo ||
-        !w->cso) {
+        !w->cs || !w->hw || !w->hn || !w->hp || !w->occ || !w->queue || !w->fo || !w->lo || !w->ro || !w->th ||
+        !w->vo || !w->cso) {
         work_free(w);
         return -1;
     }
@@ -787,7 +801,7 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
         f->crit, f->bslot, f->bptr, f->bidx, f->nbin, w->fo + (g) * f->max_nodes, w->th + (g) * f->max_nodes,     \
         w->lo + (g) * f->max_nodes, w->ro + (g) * f->max_nodes, w->vo + (g) * f->max_nodes * f->C, f->C,          \
         f->m_max, w->i64, w->f64, w->mt, w->hst, w->hst_rows, w->hs, w->features, w->const_f, w->st, w->sts,      \
-        w->cs, w->hw, w->hn, w->hp, w->cso + (g) * f->max_nodes, w->bfix, w->bk
+        w->cs, w->hw, w->hn, w->hp, w->cso + (g) * f->max_nodes, w->bfix, w->bk, w->occ
 
 static __attribute__((noinline)) int64_t grow_u16(const leakaudit_forest *f, work_t *w, int64_t t, int64_t g) {
     const int64_t k = t / f->n_trees;

@@ -36,18 +36,19 @@ CPU_LEVEL = {"avx512": 2, "avx2": 1, "portable": 0}
 X86_ONLY = ("avx512", "avx2")
 
 
-def compile_with(kernel: str, variant: str, definitions: list[str], out: Path) -> Path:
+def compile_with(kernel: str, variant: str, definitions: list[str], out: Path, source_dir: Path | None = None) -> Path:
     """Compile ``kernel`` as ``setup.py`` compiles ``variant``, plus ``definitions`` (e.g. ``-DNAME=1``), into ``out``.
 
     For tests and benchmarks that compare a build with test definitions against the installed one; needs the
     system C compiler (``$CC``, else cc or gcc: RuntimeError if there is none, CalledProcessError if it fails).
-    The sources compile in parallel, one per core, as in ``setup.py``.
+    The sources compile in parallel, one per core, as in ``setup.py``; from ``source_dir`` when given (e.g. another
+    revision's sources, for an A/B of two versions), else from this directory.
     """
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         raise RuntimeError("no C compiler found ($CC, cc, gcc)")
     sources, flags = KERNELS[kernel]
-    here = Path(__file__).parent
+    here = Path(source_dir) if source_dir is not None else Path(__file__).parent
     with tempfile.TemporaryDirectory(dir=Path(out).parent) as tmp:
         objects = [Path(tmp) / f"{Path(source).stem}.o" for source in sources]
 
