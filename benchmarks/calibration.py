@@ -804,12 +804,12 @@ def _loo_finding(loo: list[dict]) -> str:
         return text + (f"On the full members' histogram bins, rows {', '.join(map(str, fixed))} still change by more "
                        "than 1: the trees themselves change.")
     return text + ("On the full members' histogram bins none changes by more than 1: the excess comes from LightGBM "
-                   "drawing its histogram bin edges from the training data (`max_bin`, `min_data_in_bin`). A member "
-                   "holding a rare value of a sparse feature sets a bin edge; removing it moves the edge, and with it a "
-                   "split's threshold, across that member's own value. The given model's output on the member does "
-                   "change by more than e^1 (the recipe retrains it exactly), which is what Long et al.'s DTP-1 rule "
-                   "counts, so the rule withholds this well-regularised LightGBM model: a finding about the rule and "
-                   "LightGBM's binning, not a false alarm of the test.")
+                   "drawing its histogram bin edges from the training data (`max_bin`, `min_data_in_bin`). A "
+                   "member holding a rare value of a sparse feature sets a bin edge; removing it moves the edge, and "
+                   "with it a split's threshold, across that member's own value. The given model's output on the "
+                   "member does change by more than e^1 (the recipe retrains it exactly), which is what Long et al.'s "
+                   "DTP-1 rule counts, so the rule withholds this well-regularised LightGBM model: a finding about the "
+                   "rule and LightGBM's binning, not a false alarm of the test.")
 
 
 def benign_dtp_section(entries: dict) -> list[str]:
@@ -834,9 +834,10 @@ def benign_dtp_section(entries: dict) -> list[str]:
         if e.get("retrains_exactly"):
             head += " The recipe retrains the given model exactly, so this holds for the given model."
         elif conf:
+            what = ("describes the model" if conf["confirmed"] else
+                    "describes the recipe only, which cannot withhold a model, so the verdict is inconclusive")
             head += (f" The given model's outputs {'show' if conf['confirmed'] else 'do not show'} that it trained "
-                     f"on the significant records (p = {conf['p_value']:.2g}): the finding "
-                     f"{'describes the model' if conf['confirmed'] else 'describes the recipe only, which cannot withhold a model, so the verdict is inconclusive'}.")
+                     f"on the significant records (p = {conf['p_value']:.2g}): the finding {what}.")
         out.append(head)
         loo = e.get("leave_one_out") or []
         if loo:

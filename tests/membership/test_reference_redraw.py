@@ -1,6 +1,7 @@
 """A reference model's training set is a random draw: when the learner's library fails to train on one (LightGBM's
 "Check failed: best_split_info.left_count > 0", say), its pair is drawn again with a recorded seed; a leave-one-out
-model's training set is fixed, so there the DTP-1 check is "not measurable" with the library's reason."""
+model's training set is fixed, so there the DTP-1 check is "not measurable" with the library's reason (and the
+removal analysis, which retrains fixed sets too, is skipped with it)."""
 
 from __future__ import annotations
 
@@ -89,15 +90,16 @@ def test_a_leave_one_out_failure_makes_dtp1_not_measurable(monkeypatch):
     """The DTP stage's models train on fixed sets (the members less one): the library's failure is the check's
     reason, and the audit goes on."""
     from leakaudit.audit import make_config
-    from leakaudit.audit.checks import NOT_MEASURABLE
+    from leakaudit.audit.checks import NOT_MEASURABLE, Analysis
     from leakaudit.audit.context import AuditContext
     from leakaudit.audit.data import prepare_data
     from leakaudit.audit.dtp_stage import dtp_analysis
     from leakaudit.audit.plan import PLAN
+    from leakaudit.audit.removal_stage import removal_analysis
     from leakaudit.audit.target import Target
     from leakaudit.engine import Engine
 
-    cfg = make_config(n_members=60, n_nonmembers=60, profile="smoke")
+    cfg = make_config(n_members=60, n_nonmembers=60, profile="standard")  # standard: it measures the removal
     data = prepare_data(cfg)
     learner = FailsOnMarked(always=True)
     probs = LogRegLearner().fit(data.X_mem, data.y_mem, random_state=0)
@@ -110,3 +112,7 @@ def test_a_leave_one_out_failure_makes_dtp1_not_measurable(monkeypatch):
     assert check.id == "dtp.dtp1" and check.status == NOT_MEASURABLE
     assert "FakeLib failed to train: Check failed" in check.sentence
     assert dtp.skipped[0].reason in check.sentence
+    # the removal analysis (informational) retrains the members less the removed ones: skipped, with the reason
+    measured = Analysis(name="dtp", per_record={"pdtp": np.r_[np.full(60, 0.5), np.full(60, np.nan)]})
+    removal = removal_analysis(ctx, measured, [0, 1])
+    assert not removal.summary and "FakeLib failed to train" in removal.skipped[0].reason
