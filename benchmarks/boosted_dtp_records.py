@@ -65,8 +65,9 @@ def test_summary(results: dict) -> dict:
             "confirmation": dtp.get("confirmation"), "records": recs, "outcome": results["verdict"]["outcome"]}
 
 
-def exact_loo(case: K.Case, rows: list[int]) -> list[dict]:
-    """Each member row's (1 = the first after the header) exact leave-one-out, retrained by the recipe's learner."""
+def exact_loo(case: K.Case, rows: list[int]) -> tuple[list[dict], list[str]]:
+    """Each member row's (1 = the first after the header) exact leave-one-out, retrained by the recipe's learner; and
+    the class names."""
     import lightgbm as lgb
 
     from leakaudit.audit.boosted import boosted_from_memory
@@ -123,7 +124,7 @@ def exact_loo(case: K.Case, rows: list[int]) -> list[dict]:
                     "fixed_bins": {"p_full": [1 - pf_fixed, pf_fixed], "p_loo": [1 - p_fixed, p_fixed],
                                    "bin_aware": bin_aware_log_ratio([1 - pf_fixed, pf_fixed],
                                                                     [1 - p_fixed, p_fixed]).tolist()}})
-    return out
+    return out, list(data.class_names)
 
 
 def main(argv=None) -> dict:
@@ -138,7 +139,7 @@ def main(argv=None) -> dict:
     entry = {"case": case.id, "description": case.description, **test_summary(results)}
     if case.family == "lightgbm":
         rows = [int(r["record"].rsplit("row ", 1)[1]) for r in entry["records"]]
-        entry["leave_one_out"] = exact_loo(case, rows)
+        entry["leave_one_out"], entry["classes"] = exact_loo(case, rows)
     merged = json.loads(a.out.read_text()) if a.out.exists() else {}
     merged[case.id] = entry
     a.out.write_text(json.dumps(merged, indent=1) + "\n")

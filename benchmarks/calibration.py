@@ -841,10 +841,10 @@ def benign_dtp_section(entries: dict) -> list[str]:
         out.append(head)
         loo = e.get("leave_one_out") or []
         if loo:
-            cls = ["<=50K", ">50K"]
-            out.append("  Exact leave-one-out of each: " + "; ".join(_loo_sentence(r, cls) for r in loo) + ".")
-            out.append("  " + _loo_finding(loo))
-    return out + [""]
+            out += ["", "  Exact leave-one-out of each: " + "; ".join(_loo_sentence(r, e["classes"]) for r in loo)
+                    + ".", "", "  " + _loo_finding(loo)]
+        out.append("")
+    return out
 
 
 def _note_too_few_null(res: dict, head: str, out: list[str]) -> None:
