@@ -779,37 +779,51 @@ def _loo_sentence(r: dict, cls: list[str]) -> str:
     """One record's exact leave-one-out (benchmarks/boosted_dtp_records.py) in words."""
     c = max(range(len(r["bin_aware"])), key=lambda k: abs(r["bin_aware"][k]))  # the class that decides
     f = r["first_change"] or {}
-    fb = r["fixed_bins"]
     text = (f"row {r['row']} (label {r['label']}): P({cls[c]}) {_p(r['p_full'][c])} with it, {_p(r['p_loo'][c])} "
             f"without it (bins {r['bins_full'][c]} and {r['bins_loo'][c]} of width 0.01; ln ratio "
             f"{abs(r['ln_ratio'][c]):.2f}, bin-aware {abs(r['bin_aware'][c]):.2f}); {r['trees_changed']} of its "
             f"{r['n_trees']} trees differ")
     if f:
-        text += (f", the first tree {f['tree']}, whose split on {f['feature']} moves from {f['threshold_full']:.4f} to "
-                 f"{f['threshold_loo']:.4f} (encoded) across the record's own {f['record_value_encoded']:.4f} "
-                 f"({f['feature']} {f['record_value']}, held by {f['members_with_that_value']} of the members)")
+        v, a, b = f["record_value_encoded"], f["threshold_full"], f["threshold_loo"]
+        where = "across" if (v <= a) != (v <= b) else "not across"  # LightGBM sends value <= threshold left
+        text += (f", the first tree {f['tree']}, whose split on {f['feature']} moves from {a:.4f} to {b:.4f} "
+                 f"(encoded), {where} the record's own {v:.4f} ({f['feature']} {f['record_value']}, held by "
+                 f"{f['members_with_that_value']} of the members)")
     return text + (f"; on the full members' histogram bins the same leave-one-out changes it by "
-                   f"{max(abs(v) for v in fb['bin_aware']):.2f} (bin-aware)")
+                   f"{_fixed(r):.2f} (bin-aware)")
+
+
+def _fixed(r: dict) -> float:
+    return max(abs(v) for v in r["fixed_bins"]["bin_aware"])
 
 
 def _loo_finding(loo: list[dict]) -> str:
-    """What the exact leave-one-outs show, read from them: whether a probability crossed Long et al.'s lowest bin,
-    and whether the change survives the full members' histogram bins."""
-    lowest = [r["row"] for r in loo if min(r["bins_full"] + r["bins_loo"]) == 0]
-    fixed = [r["row"] for r in loo if max(abs(v) for v in r["fixed_bins"]["bin_aware"]) > 1]
-    text = (f"Rows {', '.join(map(str, lowest))} cross the lowest bin (a probability below 0.01 on one side). "
-            if lowest else "No probability lies in the lowest bin (below 0.01) on either side: these are changes of "
-            "mid-range probabilities, not the binning at the bottom of Long et al.'s rule. ")
-    if fixed:
-        return text + (f"On the full members' histogram bins, rows {', '.join(map(str, fixed))} still change by more "
-                       "than 1: the trees themselves change.")
-    return text + ("On the full members' histogram bins none changes by more than 1: the excess comes from LightGBM "
-                   "drawing its histogram bin edges from the training data (`max_bin`, `min_data_in_bin`). A "
-                   "member holding a rare value of a sparse feature sets a bin edge; removing it moves the edge, and "
-                   "with it a split's threshold, across that member's own value. The given model's output on the "
-                   "member does change by more than e^1 (the recipe retrains it exactly), which is what Long et al.'s "
-                   "DTP-1 rule counts, so the rule withholds this well-regularised LightGBM model: a finding about the "
-                   "rule and LightGBM's binning, not a false alarm of the test.")
+    """What the exact leave-one-outs show, read from them: which changes cross Long et al.'s lowest bin, which vanish
+    on the full members' histogram bins (LightGBM's bin edges drawn from the training data) and which do not (another
+    tree structure)."""
+    def rows(rs):
+        return f"row{'s' if len(rs) > 1 else ''} {', '.join(str(r['row']) for r in rs)}"
+
+    lowest = [r for r in loo if min(r["bins_full"] + r["bins_loo"]) == 0]
+    binning = [r for r in loo if _fixed(r) <= 1]
+    trees = [r for r in loo if _fixed(r) > 1]
+    out = [f"{rows(lowest)}: one side in the lowest bin (p below 0.01), the case of Long et al.'s binning where a "
+           "move from bin 0 to bin 3 is already a ratio of at least 3 (ln 3 = 1.10 > 1); the unbinned ln ratios "
+           f"are {', '.join(format(max(abs(v) for v in r['ln_ratio']), '.2f') for r in lowest)}" if lowest else
+           "no probability in the lowest bin (below 0.01) on either side: changes of mid-range probabilities, not the "
+           "binning at the bottom of Long et al.'s rule"]
+    if binning:
+        out.append(f"{rows(binning)}: at most 1 on the full members' histogram bins, so the excess comes from "
+                   "LightGBM drawing its histogram bin edges from the training data (`max_bin`, `min_data_in_bin`): "
+                   "a member holding a rare value of a sparse feature sets a bin edge, and removing it moves the edge "
+                   "and the split thresholds drawn from it")
+    if trees:
+        out.append(f"{rows(trees)}: above 1 on the full members' bins as well, a different tree structure after "
+                   "removing one record")
+    return ("What this shows: " + "; ".join(out) + ". Each is a change of the given model's own output on the member "
+            "(the recipe retrains it exactly), which is what Long et al.'s DTP-1 rule counts: the rule withholds "
+            "this well-regularised LightGBM model, a finding about the rule and LightGBM, not a false alarm of the "
+            "statistical test.")
 
 
 def benign_dtp_section(entries: dict) -> list[str]:
