@@ -815,8 +815,8 @@ def _loo_finding(loo: list[dict]) -> str:
     if binning:
         out.append(f"{rows(binning)}: at most 1 on the full members' histogram bins, so the excess comes from "
                    "LightGBM drawing its histogram bin edges from the training data (`max_bin`, `min_data_in_bin`): "
-                   "a member holding a rare value of a sparse feature sets a bin edge, and removing it moves the edge "
-                   "and the split thresholds drawn from it")
+                   "removing the member moves bin edges, and with them the thresholds the splits can take (across "
+                   "the member's own value where it holds a value of capital gain or loss that few members hold)")
     if trees:
         out.append(f"{rows(trees)}: above 1 on the full members' bins as well, a different tree structure after "
                    "removing one record")
@@ -834,8 +834,9 @@ def benign_dtp_section(entries: dict) -> list[str]:
     out = ["### Why benign boosted audits were not published", "",
            "Each of these was examined by `benchmarks/boosted_dtp_records.py` from its audit's kept folder (the DTP-1 "
            "test of its results.json; for LightGBM, whose seed does not matter without sampling, each record's "
-           "leave-one-out retrained exactly, then once more on the full members' histogram bins). Neither the DTP-1 "
-           "rule nor the benign recipes were changed to pass the bar.", ""]
+           "leave-one-out retrained exactly, then once more on the full members' histogram bins; CatBoost's "
+           "training is seeded, MVS bootstrap and random strength, so its records are judged on the paired repeats "
+           "alone). Neither the DTP-1 rule nor the benign recipes were changed to pass the bar.", ""]
     for cid, e in entries.items():
         recs = e["records"]
         head = (f"- `{cid}` ({e['description']}): {e['outcome']}; `dtp.dtp1` {e['status']}"
@@ -851,7 +852,13 @@ def benign_dtp_section(entries: dict) -> list[str]:
             what = ("describes the model" if conf["confirmed"] else
                     "describes the recipe only, which cannot withhold a model, so the verdict is inconclusive")
             head += (f" The given model's outputs {'show' if conf['confirmed'] else 'do not show'} that it trained "
-                     f"on the significant records (p = {conf['p_value']:.2g}): the finding {what}.")
+                     f"on the significant records (p = {conf['p_value']:.2g} against the level "
+                     f"{1 - e['confidence']:.2g}): the finding {what}.")
+        over = [r for r in recs if r["mean"] > 1 and not r.get("significant")]
+        if e["status"] == "undecided" and over:
+            are = "means are" if len(over) > 1 else "mean is"
+            head += (f" No record is significant, but {len(over)} re-measured {are} above 1 with a lower bound below it, so DTP-1 is neither exceeded nor shown below (more repeats, "
+                     "`profile=\"thorough\"`, would decide it): undecided, and the verdict inconclusive.")
         out.append(head)
         loo = e.get("leave_one_out") or []
         if loo:
