@@ -857,8 +857,9 @@ def benign_dtp_section(entries: dict) -> list[str]:
         over = [r for r in recs if r["mean"] > 1 and not r.get("significant")]
         if e["status"] == "undecided" and over:
             are = "means are" if len(over) > 1 else "mean is"
-            head += (f" No record is significant, but {len(over)} re-measured {are} above 1 with a lower bound below it, so DTP-1 is neither exceeded nor shown below (more repeats, "
-                     "`profile=\"thorough\"`, would decide it): undecided, and the verdict inconclusive.")
+            head += (f" No record is significant, but {len(over)} re-measured {are} above 1 with a lower bound "
+                     "below it, so DTP-1 is neither exceeded nor shown below (more repeats, `profile=\"thorough\"`, "
+                     "would decide it): undecided, and the verdict inconclusive.")
         out.append(head)
         loo = e.get("leave_one_out") or []
         if loo:
