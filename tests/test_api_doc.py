@@ -34,6 +34,10 @@ def test_docs_api_walkthrough_runs(capsys):
     assert "score_confidence_gap" in result.records.columns
     assert "confidence gap: AUC" in result._repr_html_()
     assert "membership.loss.auc" in out  # the checks table was printed
+    # the boosted libraries' blocks audited each model with its own library's learner and recipe
+    for name, recipe in (("xgb_result", "XGBoost binary:logistic, 10 rounds"), ("lgbm_result", "LightGBM binary, 10 "
+                         "rounds"), ("cb_result", "CatBoost Logloss, 10 iterations")):
+        assert recipe in ns[name].target.description, name
     # the registered analysis ran with its planned check, in the last audit of the walk-through
     assert result.analyses["top_confidence_gap"].values["gap"] == pytest.approx(
         next(c.value for c in result.checks if c.id == "top_confidence_gap.gap"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = [
     "LeakauditError",
     "InvalidInputError",
+    "TrainingFailedError",
     "InvalidParameterError",
     "DataFileError",
     "UnsafeFileError",
@@ -36,6 +37,12 @@ class LeakauditError(Exception):
 
 class InvalidInputError(LeakauditError, ValueError):
     """An array, table or file content that cannot be used (shape, NaN, sums, classes)."""
+
+
+class TrainingFailedError(InvalidInputError):
+    """A learner's library that failed to train one model on one training set (LightGBM's internal checks, say); the
+    message gives the library's reason. A model whose training set is a random draw (a reference model) may be
+    redrawn; one whose training set is fixed (a leave-one-out model) cannot."""
 
 
 class InvalidParameterError(LeakauditError, ValueError, TypeError):

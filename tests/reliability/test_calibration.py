@@ -282,3 +282,30 @@ def test_dropping_rmia_from_the_verdict(load_benchmark):
     d = cal.stored_checks({**row, "checks": [dict(dtp, p_value=0.05 / 13.5)]})[0]
     assert cal.rejudged(d, 14, 12).status == "exceeded" and cal.rejudged(d, 14, 13).status == "exceeded"
     assert cal.rejudged(d, 14, 14).status == "shown below"
+
+
+def test_benign_dtp_section_sorts_each_record_by_cause(load_benchmark):
+    """The boosted section's reading of benchmarks/boosted_dtp_records.py: a record whose probability leaves the lowest
+    bin and whose change vanishes on the full members' histogram bins, beside one that keeps it (another tree)."""
+    cal = load_benchmark("calibration")
+
+    def loo(row, p_full, p_loo, fixed):
+        pf, pl = [1 - p_full, p_full], [1 - p_loo, p_loo]
+        return {"row": row, "label": "a", "p_full": pf, "p_loo": pl, "bins_full": [int(p * 100) for p in pf],
+                "bins_loo": [int(p * 100) for p in pl], "ln_ratio": [0.1, 1.7], "bin_aware": [0.0, 1.1],
+                "trees_changed": 3, "n_trees": 10, "first_change": {
+                    "tree": 2, "feature": "gain", "threshold_full": 0.5, "threshold_loo": 0.7,
+                    "record_value_encoded": 0.6, "record_value": 4101, "members_with_that_value": 1},
+                "fixed_bins": {"bin_aware": [0.0, fixed]}}
+
+    entry = {"description": "a model", "outcome": "do not publish", "status": "exceeded", "describes": "model",
+             "n_records_measured": 100, "n_above_stage1": 3, "n_tested": 3, "n_repeats": 16, "method": "t-tests",
+             "n_significant": 2, "retrains_exactly": True, "classes": ["a", "b"],
+             "records": [{"record": "row 7", "mean": 1.1, "sd": 0.0, "lower_bound": 1.1, "p_adjusted": 0.0}],
+             "leave_one_out": [loo(7, 0.035, 0.006, 0.0), loo(9, 0.20, 0.05, 1.2)]}
+    text = "\n".join(cal.benign_dtp_section({"case-x": entry}))
+    assert "row 7: one side in the lowest bin" in text and "unbinned ln ratios are 1.70" in text
+    assert "row 7: at most 1 on the full members' histogram bins" in text
+    assert "row 9: above 1 on the full members' bins as well" in text
+    assert "across the record's own 0.6000" in text and "not across" not in text
+    assert "retrains the given model exactly" in text

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import TrainingFailedError
 from ..learners import capabilities
 from .checks import BELOW, EXCEEDED, GIVE_MODEL, NOT_MEASURABLE, PASSED, UNDECIDED, Analysis, Check, Skipped
 from .config import phrase
@@ -187,14 +188,28 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     profile's ``pdtp_exact_max``, stage 1 is screened by them, or for a bagged ensemble by its out-of-bag
     outputs (:func:`_screened_pdtp`).
     """
-    cfg, data, target = ctx.cfg, ctx.data, ctx.target
-    if target.learner is None:
+    cfg = ctx.cfg
+    if ctx.target.learner is None:
         skipped = Skipped(name="PDTP / DTP-1", reason="needs the training algorithm to retrain leave-one-out models",
                           fix=GIVE_MODEL, missing=["model"])
         check = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1 rule (PDTP)", status=NOT_MEASURABLE,
                       sentence="the DTP-1 rule could not be checked: the training algorithm is not available",
                       fix=skipped.fix_parts, threshold=cfg.thresholds.max_dtp)
         return Analysis(name="dtp", checks=(check,), skipped=(skipped,))
+    try:
+        return _dtp_measured(ctx, recipe=recipe, lira=lira, reference=reference)
+    except TrainingFailedError as exc:  # a leave-one-out model's training set is fixed: it cannot be redrawn
+        reason = f"the learner's library failed to train a model on a fixed training set ({exc})"
+        skipped = Skipped(name="PDTP / DTP-1", reason=reason, fix="")
+        check = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1 rule (PDTP)", status=NOT_MEASURABLE,
+                      sentence=f"the DTP-1 rule could not be checked: {reason}", threshold=cfg.thresholds.max_dtp)
+        return Analysis(name="dtp", checks=(check,), skipped=(skipped,))
+
+
+def _dtp_measured(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | None,
+                  reference) -> Analysis:
+    """:func:`dtp_analysis` with a learner: every model it trains has a fixed training set."""
+    cfg, data, target = ctx.cfg, ctx.data, ctx.target
     from ..dtp.noise_floor import seed_noise_floor
     from ..dtp.pdtp import pdtp
     from ..dtp.significance import DTP1Deltas

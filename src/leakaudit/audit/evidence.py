@@ -354,6 +354,9 @@ def _limitations(results: dict, checks: list[dict], classes: list[dict], policy:
     if nm:
         parts.append(f"{len(nm)} check{'s' if len(nm) > 1 else ''} could not be measured ({', '.join(nm)}); "
                      "each says what would measure it.")
+    redrawn = ((results.get("resources") or {}).get("reference_models") or {}).get("note")
+    if redrawn:  # the membership stage's record of reference pairs drawn again (membership_stage.redraw_note)
+        parts.append(f"Reference models: {redrawn}.")
     recipe = verdict.get("recipe") or {}
     if recipe.get("reproduces") is False:
         parts.append("Retraining did not reproduce the given model's membership signal: results computed from "

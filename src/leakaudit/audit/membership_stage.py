@@ -118,14 +118,27 @@ def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
     """Reference models on complementary halves of the audited records, queried on them and the population."""
     cfg, data, target, engine = ctx.cfg, ctx.data, ctx.target, ctx.engine
     n_pop = len(data.y_pop) if target.probs_pop is not None else 0
-    ref = audit_reference_models(target.learner, X_audit, y, cfg.settings.n_reference,
-                                 X_population=target.inputs(data)[2] if n_pop else None,
-                                 y_population=data.y_pop if n_pop else None, n_classes=data.n_classes,
-                                 random_state=ctx.seeds["reference"], engine=engine, groups=data.unit_groups)
+    with engine.counting() as counted:  # one engine call, or one per pair when a pair was redrawn
+        ref = audit_reference_models(target.learner, X_audit, y, cfg.settings.n_reference,
+                                     X_population=target.inputs(data)[2] if n_pop else None,
+                                     y_population=data.y_pop if n_pop else None, n_classes=data.n_classes,
+                                     random_state=ctx.seeds["reference"], engine=engine, groups=data.unit_groups)
     from ..engine import is_disk_backed
 
     # past the memory budget the outputs are held in a temporary file (engine/_store.py): the numbers are the same
-    return ref, n_pop, {**engine_stats(engine), "backend": cfg.backend, "outputs_on_disk": is_disk_backed(ref.probs)}
+    used = {**engine_stats(engine, counted.stats), "backend": cfg.backend, "outputs_on_disk": is_disk_backed(ref.probs)}
+    if ref.redrawn:  # the library failed on some drawn halves: those pairs were drawn again (their seeds recorded)
+        used["note"] = redraw_note(ref.redrawn)
+    return ref, n_pop, used
+
+
+def redraw_note(redrawn) -> str:
+    """The reference models' redraws (:attr:`~leakaudit.membership.ReferenceSet.redrawn`) in one sentence."""
+    pairs = sorted({r["pair"] for r in redrawn})
+    return (f"{len(redrawn)} redraw{'s' if len(redrawn) > 1 else ''} of the training halves of reference model "
+            f"pair{'s' if len(pairs) > 1 else ''} {', '.join(map(str, pairs))} (the learner's library failed to train "
+            f"on the halves drawn: {redrawn[0]['reason']}); redraw seeds "
+            f"{', '.join(str(r['seed']) for r in redrawn)}")
 
 
 def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> Analysis:

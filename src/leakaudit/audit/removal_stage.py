@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import Analysis
+from ..exceptions import TrainingFailedError
+from .checks import Analysis, Skipped
 from .context import AuditContext, engine_stats
 from .units import member_units
 
@@ -41,14 +42,19 @@ def removal_analysis(ctx: AuditContext, dtp: Analysis, remove: list[int]) -> Ana
     # many members measured: the re-measurement is screened by their PDTP before the removal (the top and a sample)
     screen = measured.size > 2 * st.pdtp_screen_sample
     X_mem, X_non, _ = target.inputs(data)
-    res = removal_effect(target.learner, X_mem, data.y_mem, remove, X_eval=X_non, y_eval=data.y_non,
-                         records=measured, estimate=before if screen else None,
-                         screen_fraction=st.pdtp_screen_fraction, screen_sample=st.pdtp_screen_sample,
-                         screen_max_fraction=st.pdtp_screen_max_fraction, threshold=cfg.thresholds.max_dtp,
-                         statistical=cfg.dtp_rule == "statistical", n_repeats=st.pdtp_repeats,
-                         test_repeats=st.dtp_test_repeats, test_max_records=st.dtp_test_max_records,
-                         confidence=ctx.check_confidence, n_seeds=st.dtp_removal_seeds, n_classes=data.n_classes,
-                         random_state=ctx.seeds["removal"], engine=ctx.engine, groups=member_units(ctx.data))
+    try:
+        res = removal_effect(target.learner, X_mem, data.y_mem, remove, X_eval=X_non, y_eval=data.y_non,
+                             records=measured, estimate=before if screen else None,
+                             screen_fraction=st.pdtp_screen_fraction, screen_sample=st.pdtp_screen_sample,
+                             screen_max_fraction=st.pdtp_screen_max_fraction, threshold=cfg.thresholds.max_dtp,
+                             statistical=cfg.dtp_rule == "statistical", n_repeats=st.pdtp_repeats,
+                             test_repeats=st.dtp_test_repeats, test_max_records=st.dtp_test_max_records,
+                             confidence=ctx.check_confidence, n_seeds=st.dtp_removal_seeds, n_classes=data.n_classes,
+                             random_state=ctx.seeds["removal"], engine=ctx.engine, groups=member_units(ctx.data))
+    except TrainingFailedError as exc:  # its models train on fixed sets (the members less the removed): no redraw
+        return Analysis(name="removal", skipped=(Skipped(
+            name="Removal of the DTP-1 records", reason="the learner's library failed to train a model on a fixed "
+            f"training set ({exc})"),))
     sig = res.records_significant_after
     summary = {**res.model_dump(exclude={"engine_stats"}), "removed": ctx.names(res.removed),
                "argmax_after": ctx.record_name(res.argmax_after) if res.argmax_after >= 0 else None,

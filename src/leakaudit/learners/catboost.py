@@ -31,7 +31,7 @@ import numpy as np
 from .._extras import require
 from .._random import RandomStateLike
 from .._validation import check_matrix
-from ..exceptions import InvalidInputError, UnsupportedError
+from ..exceptions import InvalidInputError, TrainingFailedError, UnsupportedError
 from ._base import BoostedLearner, Capabilities
 
 __all__ = ["CatBoostLearner", "CatBoostModel", "CATBOOST_OBJECTIVES", "catboost_recipe", "catboost_json"]
@@ -193,7 +193,7 @@ class CatBoostLearner(BoostedLearner):
         try:
             booster = cb.CatBoost(params).fit(cb.Pool(np.asarray(X, dtype=np.float64), label=np.asarray(y)))
         except cb.CatBoostError as exc:
-            raise InvalidInputError(f"CatBoost refused to train: {str(exc).splitlines()[0][:300]}") from None
+            raise TrainingFailedError(f"CatBoost failed to train: {str(exc).splitlines()[0][:300]}") from None
         return CatBoostModel(booster, n_classes, X.shape[1])
 
     # -- the recipe of a trained model ------------------------------------------------------------------------------

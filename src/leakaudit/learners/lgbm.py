@@ -23,7 +23,7 @@ import numpy as np
 from .._extras import require
 from .._random import RandomStateLike
 from .._validation import check_matrix
-from ..exceptions import InvalidInputError, UnsupportedError
+from ..exceptions import InvalidInputError, TrainingFailedError, UnsupportedError
 from ._base import BoostedLearner, Capabilities
 
 __all__ = ["LightGBMLearner", "LightGBMModel", "LGBM_OBJECTIVES", "lightgbm_recipe"]
@@ -174,7 +174,7 @@ class LightGBMLearner(BoostedLearner):
             # round trip writes and parses every tree: a quarter of a deep model's fit, the same trees after it)
             booster = lgb.train(params, data, num_boost_round=int(self.n_rounds), keep_training_booster=True)
         except lgb.basic.LightGBMError as exc:
-            raise InvalidInputError(f"LightGBM refused to train: {str(exc).splitlines()[0][:300]}") from None
+            raise TrainingFailedError(f"LightGBM failed to train: {str(exc).splitlines()[0][:300]}") from None
         return LightGBMModel(booster, n_classes, X.shape[1])
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from .._extras import require
 from .._random import RandomStateLike
 from .._validation import check_matrix
-from ..exceptions import InvalidInputError, UnsupportedError
+from ..exceptions import InvalidInputError, TrainingFailedError, UnsupportedError
 from ._base import BoostedLearner, Capabilities
 
 __all__ = ["XGBoostLearner", "XGBoostModel", "XGB_OBJECTIVES", "xgboost_recipe"]
@@ -201,7 +201,7 @@ class XGBoostLearner(BoostedLearner):
                 booster.update(d, iteration=i)
             booster.reset()
         except xgb.core.XGBoostError as exc:
-            raise InvalidInputError(f"XGBoost refused to train: {str(exc).splitlines()[0][:300]}") from None
+            raise TrainingFailedError(f"XGBoost failed to train: {str(exc).splitlines()[0][:300]}") from None
         return XGBoostModel(booster, n_classes, params["objective"], X.shape[1])
 
     # -- the recipe of a trained model ------------------------------------------------------------------------------
