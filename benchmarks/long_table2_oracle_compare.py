@@ -1,5 +1,6 @@
 """Issue 65: the independent oracle's numbers (benchmarks/results/long_table2_oracle/*.json) beside leakaudit's stored
-run of long-dtp-correlation (docs/reproduction/long-dtp-correlation.json) and the paper's Table 2.
+run of long-dtp-correlation (docs/reproduction/long-dtp-correlation.json) and the paper's Table 2 (NB-, LR- and
+NN-Adult).
 
 Reads the two JSON files only (imports nothing from leakaudit). The two runs draw different D's, targets and halves
 (each its own seeds 0-4), so they agree when their seed means agree up to seed-to-seed noise: the table gives each
@@ -24,6 +25,8 @@ PAPER = {
            "attack_recall": 0.1027, "attack_f1": 0.1748, "avg_pdtp": 0.0299, "pearson_r": 0.5166},
     "LR": {"train_acc": 0.8711, "test_acc": 0.8536, "attack_acc": 0.5134, "attack_prec": 0.5130,
            "attack_recall": 0.3818, "attack_f1": 0.4378, "avg_pdtp": 0.1460, "pearson_r": -0.0008},
+    "NN": {"train_acc": 0.8555, "test_acc": 0.8566, "attack_acc": 0.5340, "attack_prec": 0.5311,
+           "attack_recall": 0.4402, "attack_f1": 0.4356, "avg_pdtp": 0.5847, "pearson_r": 0.4588},
 }
 LEAK_ROW = {"train_acc": "train accuracy", "test_acc": "test accuracy", "attack_acc": "distance-attack accuracy",
             "attack_prec": "distance-attack precision", "attack_recall": "distance-attack recall",
@@ -43,6 +46,7 @@ SETTINGS = [
     ("LR-Adult (L2, C = 1), shadow models once per target", "lr_per_target", "LR", "{m}-Adult {row}", LEAK_ROW),
     ("LR-Adult as SimpleLogistic (oracle only), shadow models once per target", "simplelogistic_per_target", "LR",
      None, {}),
+    ("NN-Adult (5 epochs), shadow models once per target", "nn_5ep_per_target", "NN", "{m}-Adult {row}", LEAK_ROW),
 ]
 
 
@@ -107,7 +111,7 @@ def main():
             out.append(f"| {label} | {k} | {fmt(pv) if pv is not None else '—'} | {ls} | "
                        f"{fmt(om)} [{fmt(olo)}, {fmt(ohi)}] | {ds} | {verdict} |")
         # shapes of the per-target points: share of targets at PDTP 0 and at accuracy exactly 0.5
-        if tmpl is not None and tag in ("nb_per_attack", "lr_per_target"):
+        if tmpl is not None and tag in ("nb_per_attack", "lr_per_target", "nn_5ep_per_target"):
             lp = points.get(f"{m}-Adult")
             o_zero = [np.mean(np.array(r["metrics"]["per_target"]["avg_pdtp"]) == 0) for r in res]
             o_half = [np.mean(np.array(r["metrics"]["per_target"]["accuracy"]) == 0.5) for r in res]

@@ -142,3 +142,37 @@ def test_summarise_counts(oracle):
     assert m["per_target"]["accuracy"] == [0.5, 1.0, 0.0]
     assert m["avg_pdtp"] == pytest.approx(0.4 / 3)
     assert m["attack_recall"] == pytest.approx(2 / 3)
+
+
+def _nll(params, x, y):
+    W1t, b1, W2, b2 = params
+    z = np.tanh(x @ W1t + b1) @ W2.T + b2
+    return -(z[y] - np.log(np.exp(z).sum()))
+
+
+def test_nn_one_step_is_an_sgd_step_on_the_nll(oracle, rng):
+    """One epoch on one record moves every weight by -lr x the gradient of -log softmax (finite differences)."""
+    X = np.array([[0.7, 0.0, 1.0, -1.2]])
+    y = np.array([1])
+    init = [a[0] for a in oracle.NNLearner(epochs=0, hidden=3, seed=5).fit_many(X, y, [np.arange(1)])]
+    after = [a[0] for a in oracle.NNLearner(epochs=1, lr=0.01, hidden=3, seed=5).fit_many(X, y, [np.arange(1)])]
+    for i, a in enumerate(init):
+        grad = np.zeros_like(a)
+        for j in np.ndindex(a.shape):
+            up = [b.copy() for b in init]
+            down = [b.copy() for b in init]
+            up[i][j] += 1e-6
+            down[i][j] -= 1e-6
+            grad[j] = (_nll(up, X[0], 1) - _nll(down, X[0], 1)) / 2e-6
+        np.testing.assert_allclose(after[i], a - 0.01 * grad, atol=1e-9)
+
+
+def test_nn_models_trained_side_by_side_are_each_trained_alone(oracle, rng):
+    X = np.where(rng.random((12, 6)) < 0.5, 0.0, rng.normal(size=(12, 6)))
+    y = rng.integers(0, 2, 12)
+    sets = [np.arange(5), np.arange(3, 7), np.arange(12)]  # different sizes: the shorter skip their last steps
+    together = oracle.NNLearner(epochs=3, lr=0.1, hidden=4, seed=2).fit_predict_many(X, y, sets, [slice(None)] * 3)
+    alone = oracle.NNLearner(epochs=3, lr=0.1, hidden=4, seed=2)
+    for s, p in zip(sets, together):
+        np.testing.assert_allclose(p, alone.fit_predict(X[s], y[s], X), rtol=1e-12)
+    assert not np.allclose(together[0], together[2])

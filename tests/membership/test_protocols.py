@@ -131,6 +131,27 @@ def test_long_protocol_pdtp_callable_gets_its_own_target_models():
     assert res.attacks["distance"]["pdtp_correlation"]["r"] == pytest.approx(r, nan_ok=True)
 
 
+def test_long_protocol_given_targets_are_used_and_bad_ones_refused_by_name():
+    from leakaudit.exceptions import LeakauditError
+
+    X, y = make_blobs(n=120, d=4, c=2, noise=2.0, seed=19)
+    D = np.arange(0, 120, 2)
+    kw = dict(candidates=D, n_iterations=1, attacks=("distance",), n_shadow_pairs=1, shadow_reuse="per_target",
+              random_state=0)
+    chosen = np.array([40, 4, 18])
+    res = long_protocol(LogRegLearner(C=1.0), X, y, targets=chosen, **kw)
+    assert res.targets == [4, 18, 40] and res.settings["n_targets"] == 3
+    assert len(res.attacks["distance"]["per_target_accuracy"]) == 3
+    for bad, says in [([4, 5], "row 5 is not"),  # 5 is a row of X outside D
+                      ([4, 4], "duplicate"), ([4, 120], "out of range"), ([4.0, 6.0], "integer"),
+                      ([], "targets")]:
+        with pytest.raises(LeakauditError, match="targets") as e:
+            long_protocol(LogRegLearner(C=1.0), X, y, targets=np.array(bad), **kw)
+        assert says in str(e.value)
+    with pytest.raises(LeakauditError, match="n_targets=2 but 3 targets"):
+        long_protocol(LogRegLearner(C=1.0), X, y, targets=chosen, n_targets=2, **kw)
+
+
 def test_membership_experiment_mu_and_bounds():
     X, y = make_blobs(n=60, d=5, c=2, noise=1.5, seed=18)
     res = membership_experiment(SoftOneNNLearner(tau=0.2), X, y, n=30, attack="loss", n_trials=400,

@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 
 from .._random import RandomStateLike, check_random_state, seed_to_int, spawn_seeds
-from .._validation import check_choice, check_consistent_length, check_labels, check_matrix, check_scalar
+from .._validation import (
+    check_choice,
+    check_consistent_length,
+    check_indices,
+    check_labels,
+    check_matrix,
+    check_scalar,
+)
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ..metrics import DEFAULT_FPRS, clopper_pearson, decision_metrics, evaluate_membership, pearson, roc_curve
@@ -320,7 +327,8 @@ def long_protocol(
     candidates=None,
     candidate_size: int = 2000,
     train_size: int | None = None,
-    n_targets: int = 100,
+    n_targets: int | None = None,
+    targets=None,
     n_iterations: int = 100,
     attacks: Sequence[str] = ("untargeted", "frequency", "distance"),
     shadow_reuse: str = "per_attack",
@@ -336,7 +344,7 @@ def long_protocol(
 ) -> LongProtocolResult:
     """Long et al.'s evaluation protocol (§5.4; spec long-dtp.md §4.3).
 
-    100 targets fixed from the candidate set D; in each iteration D is split
+    100 targets fixed from the candidate set D (drawn uniformly, or given); in each iteration D is split
     into random halves D1, D2, models c1 = A(D1), c2 = A(D2) are trained and
     every attack is run on every target against both (so each target is in
     exactly once and out once per iteration: baseline accuracy 0.5).
@@ -349,7 +357,12 @@ def long_protocol(
         Row indices of D; default a random sample of ``candidate_size`` rows.
     train_size : int, optional
         |T| = |D|/2 (default).
-    n_targets, n_iterations : int
+    n_targets : int, optional
+        Targets drawn uniformly from D (default 100); with ``targets``, their number (checked).
+    targets : array of int, optional
+        Row indices of the targets, distinct and all in D, instead of the uniform draw (the paper says only
+        "randomly select 100 records out of D"; another draw, e.g. from one class, is then the caller's).
+    n_iterations : int
     attacks : subset of ("untargeted", "frequency", "distance")
     shadow_reuse : {"per_attack", "per_iteration", "per_target"}, default="per_attack"
         When the targeted attacks' shadow models are trained. ``"per_attack"`` (the paper's protocol, spec §4.3):
@@ -399,8 +412,18 @@ def long_protocol(
         candidates = np.sort(rng.choice(len(X), size=candidate_size, replace=False))
     D = np.asarray(candidates, dtype=np.int64)
     n = len(D) // 2 if train_size is None else int(train_size)
-    check_scalar(n_targets, name="n_targets", kind=(int, np.integer), min_val=1, max_val=len(D))
-    targets = np.sort(rng.choice(D, size=n_targets, replace=False))
+    if targets is None:
+        n_targets = 100 if n_targets is None else n_targets
+        check_scalar(n_targets, name="n_targets", kind=(int, np.integer), min_val=1, max_val=len(D))
+        targets = np.sort(rng.choice(D, size=n_targets, replace=False))
+    else:
+        targets = np.sort(check_indices(targets, name="targets", n=len(X), unique=True))
+        outside = targets[~np.isin(targets, D)]
+        if outside.size:
+            raise InvalidInputError(f"targets must be rows of the candidate set D; row {outside[0]} is not")
+        if n_targets is not None and n_targets != len(targets):
+            raise InvalidParameterError(f"n_targets={n_targets} but {len(targets)} targets were given")
+        n_targets = len(targets)
     untargeted = untargeted_attack or ShadowModelAttack(bin_width=bin_width, random_state=seed_to_int(rng))
     freq = frequency_attack or FrequencyAttack(bin_width=bin_width)
     dist = distance_attack or DistanceAttack(bin_width=bin_width)

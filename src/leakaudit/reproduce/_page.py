@@ -46,7 +46,7 @@ PAGE: dict[str, PageEntry] = {
                    "n = 10,000, 200 epochs each: 58,000 networks for five seeds, about 5.3 CPU hours at the measured "
                    "0.33 CPU s a network (docs/chase.md, Table II)"),
     "long-dtp-lr-setup": PageEntry(
-        "reduced", "issue 65's sweep at reduced cost by design (six settings, 10 iterations, 2 PDTP measurements, "
+        "reduced", "issue 65's sweep at reduced cost by design (14 settings, 10 iterations, 2 PDTP measurements, "
                    "shadow models once per target); the paper's scale, fresh shadow models for every attack, trains "
                    "2 x 100 x 100 x 10 = 200,000 shadow models a setting and seed, about 3.8 CPU hours for "
                    "SimpleLogistic at its measured 0.068 CPU s a fit (|T| = 1,000, 5-fold CV included)"),
