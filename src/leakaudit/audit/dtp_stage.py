@@ -188,22 +188,23 @@ def dtp_analysis(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | N
     profile's ``pdtp_exact_max``, stage 1 is screened by them, or for a bagged ensemble by its out-of-bag
     outputs (:func:`_screened_pdtp`).
     """
-    cfg = ctx.cfg
     if ctx.target.learner is None:
-        skipped = Skipped(name="PDTP / DTP-1", reason="needs the training algorithm to retrain leave-one-out models",
-                          fix=GIVE_MODEL, missing=["model"])
-        check = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1 rule (PDTP)", status=NOT_MEASURABLE,
-                      sentence="the DTP-1 rule could not be checked: the training algorithm is not available",
-                      fix=skipped.fix_parts, threshold=cfg.thresholds.max_dtp)
-        return Analysis(name="dtp", checks=(check,), skipped=(skipped,))
+        return _unmeasured(ctx, Skipped(name="PDTP / DTP-1", reason="needs the training algorithm to retrain "
+                                        "leave-one-out models", fix=GIVE_MODEL, missing=["model"]),
+                           "the training algorithm is not available")
     try:
         return _dtp_measured(ctx, recipe=recipe, lira=lira, reference=reference)
     except TrainingFailedError as exc:  # a leave-one-out model's training set is fixed: it cannot be redrawn
         reason = f"the learner's library failed to train a model on a fixed training set ({exc})"
-        skipped = Skipped(name="PDTP / DTP-1", reason=reason, fix="")
-        check = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1 rule (PDTP)", status=NOT_MEASURABLE,
-                      sentence=f"the DTP-1 rule could not be checked: {reason}", threshold=cfg.thresholds.max_dtp)
-        return Analysis(name="dtp", checks=(check,), skipped=(skipped,))
+        return _unmeasured(ctx, Skipped(name="PDTP / DTP-1", reason=reason, fix=""), reason)
+
+
+def _unmeasured(ctx: AuditContext, skipped: Skipped, why: str) -> Analysis:
+    """The DTP stage when it measured nothing: DTP-1 not measurable, and why."""
+    check = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1 rule (PDTP)", status=NOT_MEASURABLE,
+                  sentence=f"the DTP-1 rule could not be checked: {why}", fix=skipped.fix_parts or "",
+                  threshold=ctx.cfg.thresholds.max_dtp)
+    return Analysis(name="dtp", checks=(check,), skipped=(skipped,))
 
 
 def _dtp_measured(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | None,
@@ -449,14 +450,14 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
                if "units_significant" in s else f"of {s['n_records']} training records")
         who_worst = ctx.record_name(int(test.records[worst]))
         if exact:
-            sentence = (f"{k} {who} {verb} the recipe's output by more than e^{thr:g} when removed, beyond what "
-                        f"binning explains ({who_worst}: {best:.2f}; {_EXACT}; {raw})")
+            beyond = f"binning explains ({who_worst}: {best:.2f}; {_EXACT}"
         else:
-            sentence = (f"{k} {who} {verb} the recipe's output by more than e^{thr:g} when removed, beyond what "
-                        f"training randomness and binning explain ({who_worst}: at least {best:.2f} at "
-                        f"{cc * 100:.4g}% confidence"
-                        + (f", adjusted p = {common['p_value']:.2g} against the level {1 - cc:.2g}"
-                           if "p_value" in common else "") + f"; {raw})")
+            beyond = (f"training randomness and binning explain ({who_worst}: at least {best:.2f} at "
+                      f"{cc * 100:.4g}% confidence"
+                      + (f", adjusted p = {common['p_value']:.2g} against the level {1 - cc:.2g}"
+                         if "p_value" in common else ""))
+        sentence = (f"{k} {who} {verb} the recipe's output by more than e^{thr:g} when removed, beyond what {beyond}; "
+                    f"{raw})")
         if s.get("retrains_exactly"):
             sentence += ("; retraining this recipe on the members gives the given model's outputs exactly (its seed "
                          "does not matter), so this holds for the given model")
