@@ -133,6 +133,8 @@ VARIANTS = {  # (kind, family, variant): what the model is
                                            "min_child_samples=50, reg_lambda=10)",
     ("benign", "catboost", "regularised"): "CatBoostClassifier(iterations=100, depth=4, learning_rate=0.1, "
                                            "l2_leaf_reg=10)",
+    ("benign", "lightgbm", "regularised_bins50"): "LGBMClassifier(n_estimators=100, num_leaves=8, learning_rate=0.1, "
+                                                  "min_child_samples=50, reg_lambda=10, min_data_in_bin=50)",
 }
 def priority(case: Case, rank: int) -> int:
     """The tier in which the ``rank``-th case (0-based) of its group runs (lower first): 0 every group's first
@@ -243,6 +245,10 @@ BOOSTED_NULL = {("xgboost", "default"): (500, 500, 2000), ("lightgbm", "default"
                 ("catboost", "i200"): (500, 500, 2000)}
 BOOSTED_LEAKY = {(f, "deep_label_noise"): (500, 500) for f in BOOSTED}
 BOOSTED_BENIGN = {(f, "regularised"): (5000, 5000) for f in BOOSTED}
+#: the benign LightGBM recipe with its histogram bins held to the recipe's own leaf minimum (``min_data_in_bin`` =
+#: ``min_child_samples`` = 50; LightGBM's default is 3): the remedy the withheld benign LightGBM audits point to (a
+#: bin edge set by a value few members hold), run apart from the suite and not counted in its benign bar
+LIGHTGBM_BINS = {("lightgbm", "regularised_bins50"): (5000, 5000)}
 
 
 def boosted_cases(n_null_seeds: int = 5, n_leaky_seeds: int = 5, n_benign_seeds: int = 0) -> list[Case]:
@@ -254,6 +260,12 @@ def boosted_cases(n_null_seeds: int = 5, n_leaky_seeds: int = 5, n_benign_seeds:
             for (f, v), (m, n) in BOOSTED_LEAKY.items() for s in range(n_leaky_seeds)]
     return out + [Case("benign", f, v, "adult", 300 + s, m, n, profile="standard", distinct=True)
                   for (f, v), (m, n) in BOOSTED_BENIGN.items() for s in range(n_benign_seeds)]
+
+
+def lightgbm_bins_cases(n_seeds: int = 5) -> list[Case]:
+    """``--set lightgbm-bins``: :data:`LIGHTGBM_BINS` on the benign seeds (profile standard), apart from the suite."""
+    return [Case("benign", f, v, "adult", 300 + s, m, n, profile="standard", distinct=True)
+            for (f, v), (m, n) in LIGHTGBM_BINS.items() for s in range(n_seeds)]
 
 
 #: issue 68: the cases run with a population file (``--set population``), on Adult, drawn from the table without its
@@ -509,7 +521,9 @@ def _boosted_model(case: Case, X: np.ndarray, y: np.ndarray):
               ("lightgbm", "deep_label_noise"): dict(n_estimators=300, num_leaves=256, min_child_samples=1,
                                                      min_child_weight=0.0, reg_lambda=0.0),
               ("lightgbm", "regularised"): dict(n_estimators=100, num_leaves=8, learning_rate=0.1,
-                                                min_child_samples=50, reg_lambda=10.0)}[key]
+                                                min_child_samples=50, reg_lambda=10.0),
+              ("lightgbm", "regularised_bins50"): dict(n_estimators=100, num_leaves=8, learning_rate=0.1,
+                                                       min_child_samples=50, reg_lambda=10.0, min_data_in_bin=50)}[key]
         return LGBMClassifier(**kw, n_jobs=1, random_state=s, verbose=-1).fit(X, y)
     if case.family == "catboost":
         from catboost import CatBoostClassifier

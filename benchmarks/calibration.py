@@ -464,6 +464,10 @@ def _code_line(res: dict) -> str:
             f"`{c.get('leakaudit_path', '?')}`; source fingerprint `{c.get('fingerprint', '?')}`{note})")
 
 
+def _exceeded_ids(r: dict) -> list[str]:
+    return [c["id"] for c in r["checks"] if c.get("status") == "exceeded"]
+
+
 def _undecided_ids(r: dict) -> list[str]:
     """The checks that kept an audit from "publish": not measurable, or passed but not shown below (undecided),
     or exceeded only for the recipe."""
@@ -767,8 +771,43 @@ def boosted_section(res: dict) -> list[str]:
                + f"; the other benign families above have {BENIGN_SEEDS} "
                "seeds on Adult, and the seeds not run here were not run for time.\n")
     _note_too_few_null(res, head, out)
-    return (out + benign_dtp_section(res.get("dtp_records") or {}) + ["Cases of this section:", ""] + case_list(rows)
-            + measured_by(rows))
+    return (out + benign_dtp_section(res.get("dtp_records") or {}) + bins_remedy_section(res.get("bins_remedy"))
+            + ["Cases of this section:", ""] + case_list(rows) + measured_by(rows))
+
+
+def bins_remedy_section(res: dict | None) -> list[str]:
+    """``--set lightgbm-bins``: the benign LightGBM recipe with its bins held to its leaf minimum, beside the
+    suite (not counted in its benign bar)."""
+    if not res:
+        return []
+    rows = [r for r in res["rows"] if r["outcome"] != "error"]
+
+    def published(rs: list[dict]) -> dict:
+        counted = [r for r in rs if loss_auc_contains_half(r)]
+        return _rate(sum(r["outcome"] == "publish" for r in counted), len(counted))
+
+    now, before = published(rows), published(res.get("family_rows") or [])
+    desc = rows[0]["description"] if rows else "?"
+    out = ["### The remedy the withheld LightGBM audits point to: bins no smaller than a leaf", "",
+           f"The benign LightGBM recipe again with one parameter changed, `min_data_in_bin` 50 (LightGBM's default "
+           f"is 3), the recipe's own `min_child_samples`, so that no histogram bin edge is set by fewer members than "
+           f"a leaf may hold: {desc}. The value was fixed before the run, not searched. The same seeds, members and "
+           f"non-members as the benign LightGBM family above (`--set lightgbm-bins`, stored in "
+           f"`benchmarks/results/calibration_lightgbm-bins.json`), audited the same way, and **not counted in the "
+           f"bar above**: a recipe changed after seeing why the family was withheld, so counting it would tune the "
+           f"benign cases to the rule. Run {_when(res)}; {_code_line(res)}. {res.get('note') or ''}", "",
+           f"**Published: {_rate_cell(now)}** of the audits whose loss attack's AUC interval contains 0.5 "
+           f"({len(rows)} run), against {_rate_cell(before)} for the same seeds with LightGBM's default bins.", "",
+           "| audit | counted (loss AUC interval holds 0.5) | loss AUC [interval] | verdict | checks exceeded, "
+           "undecided or not measurable | train / test accuracy | audit s |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        v = (r.get("auc") or {}).get("loss") or [None, None, None]
+        auc = "–" if v[0] is None else f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
+        out.append(f"| `{r['id']}` | {'yes' if loss_auc_contains_half(r) else '**no**'} | {auc} | {r['outcome']} | "
+                   f"{', '.join(f'`{x}`' for x in dict.fromkeys(_exceeded_ids(r) + _undecided_ids(r))) or 'none'} | "
+                   f"{r.get('train_accuracy', float('nan')):.3f} / {r.get('test_accuracy', float('nan')):.3f} | "
+                   f"{r.get('audit_seconds', '–')} |")
+    return out + [""]
 
 
 def _p(x: float) -> str:
@@ -1378,6 +1417,8 @@ def select(set_: str, args) -> list[K.Case]:
     if set_ == "boosted":
         return K.boosted_cases(args.boosted_null_seeds or args.boosted_seeds, args.boosted_seeds,
                                args.boosted_benign_seeds)
+    if set_ == "lightgbm-bins":
+        return K.lightgbm_bins_cases(args.boosted_benign_seeds or 5)
     if set_ == "population":
         return K.population_cases(n_null_seeds=args.population_null_seeds,
                                   n_benign_seeds=args.population_benign_seeds)
@@ -1397,6 +1438,11 @@ def _set_result(out: Path, set_: str, name: str) -> dict | None:
     why = out / f"calibration_{name}_dtp.json"  # boosted_dtp_records.py: why benign audits were not published
     if why.exists():
         res["dtp_records"] = json.loads(why.read_text())
+    remedy = out / "calibration_lightgbm-bins.json"
+    if name == "boosted" and remedy.exists():
+        res["bins_remedy"] = json.loads(remedy.read_text())
+        res["bins_remedy"]["family_rows"] = [r for r in res["rows"] if r["kind"] == "benign"
+                                             and (r["family"], r["variant"]) == ("lightgbm", "regularised")]
     return res
 
 
@@ -1418,11 +1464,14 @@ def _profiles(out: Path, set_: str) -> dict | None:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="every family and variant once (--set quick)")
-    ap.add_argument("--set", choices=("full", "quick", "small", "tiny-new", "boosted", "population"), default=None,
+    ap.add_argument("--set", choices=("full", "quick", "small", "tiny-new", "boosted", "lightgbm-bins", "population"),
+                    default=None,
                     help="which cases: full (default), quick, small (the default test's three), tiny-new (one "
                          "small case of each issue-47 kind, the default test's), boosted (issue 67's XGBoost, "
-                         "LightGBM and CatBoost cases, shown in docs/calibration.md's own section), population (issue 68's "
-                         "cases with a population file, so that RMIA and InfoRMIA run; their own section too)")
+                         "LightGBM and CatBoost cases, shown in docs/calibration.md's own section), lightgbm-bins (the "
+                         "benign LightGBM recipe with min_data_in_bin 50, apart from the bar; shown in the boosted "
+                         "section), population (issue 68's cases with a population file, so that RMIA and InfoRMIA "
+                         "run; their own section too)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="folder of the JSON and JSONL files (benchmarks/results)")
     ap.add_argument("--doc", type=Path, default=None,
                     help="markdown written (full: docs/calibration.md; otherwise <out>/calibration_<set>.md)")
