@@ -65,6 +65,11 @@ def test_summary(results: dict) -> dict:
             "confirmation": dtp.get("confirmation"), "records": recs, "outcome": results["verdict"]["outcome"]}
 
 
+#: LightGBM's parameters that decide a Dataset's histogram bins
+_BINNING = ("max_bin", "min_data_in_bin", "bin_construct_sample_cnt", "use_missing", "zero_as_missing",
+            "feature_pre_filter", "enable_bundle", "max_bin_by_feature", "forcedbins_filename")
+
+
 def exact_loo(case: K.Case, rows: list[int]) -> tuple[list[dict], list[str]]:
     """Each member row's (1 = the first after the header) exact leave-one-out, retrained by the recipe's learner; and
     the class names."""
@@ -94,7 +99,10 @@ def exact_loo(case: K.Case, rows: list[int]) -> tuple[list[dict], list[str]]:
     names = list(data.encoder.feature_names_out)
     S_full = _splits(full.booster_)
     params = learner._train_params(0, data.n_classes)
-    full_ds = lgb.Dataset(X, label=y.astype(float), params={"verbosity": -1}, free_raw_data=False).construct()
+    # the recipe's own binning parameters (min_data_in_bin, max_bin, ...) build the bins: a Dataset's bins are fixed
+    # when it is constructed, whatever lgb.train is given later
+    ds_params = {"verbosity": -1, **{k: v for k, v in params.items() if k in _BINNING}}
+    full_ds = lgb.Dataset(X, label=y.astype(float), params=ds_params, free_raw_data=False).construct()
     b_full = lgb.train(params, full_ds, num_boost_round=learner.n_rounds)
     out = []
     for r in rows:
@@ -113,7 +121,7 @@ def exact_loo(case: K.Case, rows: list[int]) -> tuple[list[dict], list[str]]:
                      "threshold_loo": tb, "record_value_encoded": float(X[i, fa]),
                      "record_value": mem.iloc[i][col].item() if col in mem.columns else None,
                      "members_with_that_value": int(np.sum(X[:, fa] == X[i, fa]))}
-        ds = lgb.Dataset(X[keep], label=y[keep].astype(float), reference=full_ds, params={"verbosity": -1})
+        ds = lgb.Dataset(X[keep], label=y[keep].astype(float), reference=full_ds, params=ds_params)
         p_fixed = lgb.train(params, ds, num_boost_round=learner.n_rounds).predict(X[i:i + 1])[0]
         pf_fixed = b_full.predict(X[i:i + 1])[0]
         out.append({"row": r, "label": data.class_names[int(y[i])], "p_full": pf.tolist(), "p_loo": pl.tolist(),
@@ -129,12 +137,12 @@ def exact_loo(case: K.Case, rows: list[int]) -> tuple[list[dict], list[str]]:
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", help="a --set boosted case id")
+    ap.add_argument("case", help="a --set boosted or --set lightgbm-bins case id")
     ap.add_argument("audit", type=Path, help="its audit folder (holding results.json)")
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
-    case = next(c for c in K.boosted_cases(12, 5, 5) if c.id == a.case)
+    case = next(c for c in K.boosted_cases(12, 5, 5) + K.lightgbm_bins_cases(5) if c.id == a.case)
     results = json.loads((a.audit / "results.json").read_text())
     entry = {"case": case.id, "description": case.description, **test_summary(results)}
     if case.family == "lightgbm":
