@@ -821,7 +821,7 @@ def bins_remedy_section(res: dict | None, why: dict) -> list[str]:
     if now["n"] and before["n"]:
         out += [("**The remedy does not remedy**: with `min_data_in_bin` at the leaf minimum the benign LightGBM "
                  f"recipe is published no more often ({now['k']}/{now['n']} against {before['k']}/{before['n']})."
-                 if now["k"] <= before["k"] else
+                 if now["rate"] <= before["rate"] else
                  f"With `min_data_in_bin` at the leaf minimum the benign LightGBM recipe is published more often "
                  f"({now['k']}/{now['n']} against {before['k']}/{before['n']}; the intervals above say how sure)."),
                 ""]

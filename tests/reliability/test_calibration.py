@@ -309,3 +309,31 @@ def test_benign_dtp_section_sorts_each_record_by_cause(load_benchmark):
     assert "row 9: above 1 on the full members' bins as well" in text
     assert "across the record's own 0.6000" in text and "not across" not in text
     assert "retrains the given model exactly" in text
+
+
+def test_bins_remedy_section_says_what_the_rates_say(load_benchmark, monkeypatch):
+    """The remedy section (``--set lightgbm-bins``) reads its conclusion off the published rates: "does not remedy"
+    only when the changed recipe is published no more often than the family's, and counts the records whose change
+    vanishes on fixed bins."""
+    cal = load_benchmark("calibration")
+
+    def row(seed, outcome, auc=(0.5, 0.48, 0.52)):
+        return {"id": f"benign-lightgbm-v-adult-m5000-s{seed}-standard", "kind": "benign", "outcome": outcome,
+                "description": "LGBMClassifier(min_data_in_bin=50)", "auc": {"loss": list(auc)},
+                "train_accuracy": 0.86, "test_accuracy": 0.85, "audit_seconds": 200.0,
+                "checks": [{"id": "dtp.dtp1", "status": "exceeded" if outcome == "do not publish" else "passed",
+                            "shows": "both"}]}
+
+    family = [row(300, "publish"), row(301, "do not publish"), row(302, "do not publish")]
+    fixed = {"leave_one_out": [{"fixed_bins": {"bin_aware": [0.0, 0.4]}}, {"fixed_bins": {"bin_aware": [1.3, 0.0]}}]}
+    same = {"rows": [row(300, "publish"), row(301, "do not publish"), row(302, "publish", (0.6, 0.58, 0.62))],
+            "family_rows": family}
+    text = "\n".join(cal.bins_remedy_section(same, {}))
+    assert "**Published: 1/2 = 50.0 %" in text and "against 1/3 = 33.3 %" in text  # the AUC 0.6 audit not counted
+    assert "published more often (1/2 against 1/3" in text and "does not remedy" not in text
+    worse = {"rows": [row(300, "do not publish"), row(301, "do not publish")], "family_rows": family}
+    monkeypatch.setattr(cal, "dtp_entry_lines", lambda cid, e: [f"entry {cid}"])  # each entry's own text: tested above
+    text = "\n".join(cal.bins_remedy_section(worse, {worse["rows"][0]["id"]: fixed, "another-case": fixed}))
+    assert "does not remedy" in text and "(0/2 against 1/3)" in text
+    assert "1 of 2 change by at most 1 on the full members' bins" in text and "and 1 by more than 1" in text
+    assert text.count("entry ") == 1  # only this set's audits
