@@ -464,6 +464,12 @@ def _code_line(res: dict) -> str:
             f"`{c.get('leakaudit_path', '?')}`; source fingerprint `{c.get('fingerprint', '?')}`{note})")
 
 
+def _loss_auc_cell(r: dict) -> str:
+    """An audit's loss-attack AUC and its interval, as the benign tables show it."""
+    v = (r.get("auc") or {}).get("loss") or [None, None, None]
+    return "–" if v[0] is None else f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
+
+
 def _exceeded_ids(r: dict) -> list[str]:
     return [c["id"] for c in r["checks"] if c.get("status") == "exceeded"]
 
@@ -675,8 +681,7 @@ def benign_table(rows: list[dict]) -> list[str]:
            "checks not shown below (not measurable, undecided, or exceeded for the recipe only) | audit s |",
            "|---|---|---|---|---|---|---|"]
     for r in ben:
-        v = (r.get("auc") or {}).get("loss") or [None, None, None]
-        auc = "–" if v[0] is None else f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
+        auc = _loss_auc_cell(r)
         out.append(f"| `{r['id']}` | {'yes' if r.get('loss_auc_contains_half') else '**no**'} | {auc} | "
                    f"{r['outcome']} | {r.get('outcome_leakage_shown') or '–'} | "
                    f"{', '.join(f'`{x}`' for x in _undecided_ids(r)) or 'none'} | {r.get('audit_seconds', '–')} |")
@@ -803,8 +808,7 @@ def bins_remedy_section(res: dict | None, why: dict) -> list[str]:
            "| audit | counted (loss AUC interval holds 0.5) | loss AUC [interval] | verdict | checks exceeded, "
            "undecided or not measurable | train / test accuracy | audit s |", "|---|---|---|---|---|---|---|"]
     for r in rows:
-        v = (r.get("auc") or {}).get("loss") or [None, None, None]
-        auc = "–" if v[0] is None else f"{v[0]:.3f} [{v[1]:.3f}, {v[2]:.3f}]"
+        auc = _loss_auc_cell(r)
         out.append(f"| `{r['id']}` | {'yes' if loss_auc_contains_half(r) else '**no**'} | {auc} | {r['outcome']} | "
                    f"{', '.join(f'`{x}`' for x in dict.fromkeys(_exceeded_ids(r) + _undecided_ids(r))) or 'none'} | "
                    f"{r.get('train_accuracy', float('nan')):.3f} / {r.get('test_accuracy', float('nan')):.3f} | "
