@@ -191,7 +191,7 @@ def run_cases(todo: list[K.Case], log: Path, work: Path, *, jobs: int, keep: boo
         row["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         _append(log, row)
         bad = "" if row["outcome"] != "error" else f"  ERROR {row['error'][:200]}"
-        exc = [c["id"] for c in row.get("checks", []) if c.get("status") == "exceeded"]
+        exc = _exceeded_ids(row)
         print(f"[{i}/{n}] {row['id']}: {row['outcome']} ({row.get('case_seconds', 0):.1f} s)"
               f"{'  exceeded: ' + ', '.join(exc) if exc else ''}{bad}", flush=True)
 
@@ -471,7 +471,8 @@ def _loss_auc_cell(r: dict) -> str:
 
 
 def _exceeded_ids(r: dict) -> list[str]:
-    return [c["id"] for c in r["checks"] if c.get("status") == "exceeded"]
+    """The checks an audit's row says were exceeded (none for a row whose audit failed)."""
+    return [c["id"] for c in r.get("checks", []) if c.get("status") == "exceeded"]
 
 
 def _undecided_ids(r: dict) -> list[str]:
