@@ -518,6 +518,44 @@ def test_for_each_model_runs_every_task_once_and_raises_the_first_error():
     assert sorted(inner) == [(k, j) for k in range(4) for j in range(3)]
 
 
+def test_for_each_model_waits_for_running_tasks_when_the_caller_is_interrupted():
+    """A Ctrl-C that reaches the caller while it waits on the pool (and a second one while it waits again) is
+    raised only once every running task has returned: a task inside a compiled kernel reads arrays that only the
+    caller's frames keep alive, and raising past them first freed those arrays under it (CI saw a segfault,
+    status -11, after the interrupted audit's line)."""
+    import signal
+    import threading
+    import time
+
+    from leakaudit.learners import _threads
+
+    if threading.current_thread() is not threading.main_thread():  # pragma: no cover - signals reach the main one
+        pytest.skip("signal handlers run on the main thread only")
+    main, started, finished = threading.get_ident(), threading.Event(), []
+
+    def one(k):
+        if threading.get_ident() == main:  # the caller's own task: done once the pool's task has begun
+            started.wait(5)
+            return
+        started.set()
+        time.sleep(0.1)  # the caller is now waiting on the pool
+        for _ in range(2):
+            signal.pthread_kill(main, signal.SIGUSR1)
+            time.sleep(0.2)
+        finished.append(k)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGUSR1, interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _threads.for_each_model(one, 2, 2)
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    assert started.is_set() and len(finished) == 1
+
+
 @pytest.mark.parametrize("m", [0, 1, 2, 3, 257, 1000])
 def test_native_permutations_are_numpys(m):
     """_mlp_native.permutations draws what rng.permutation draws, epoch after epoch, and leaves the generator where

@@ -61,7 +61,8 @@ def for_each_model(one: Callable[[int], object], K: int, n_threads: int | None) 
     For work that releases the GIL (ctypes calls, torch operators, numpy's shuffle); each k is one task, so
     anything ``one`` keeps per model makes the results independent of the thread count. The calling thread is
     one of the threads, the others come from a pool kept between calls; the tasks are handed out in order as
-    threads free up. The first exception is raised once every thread has stopped (no task starts after it).
+    threads free up. The first exception is raised once every thread has stopped (no task starts after it), a
+    Ctrl-C while waiting included: a running task may read arrays that only the caller's frames keep alive.
     Called from one of the pool's own tasks, it runs the tasks in that thread (no nested pools).
     """
     workers = max(1, min(int(n_threads or default_threads()), K))
@@ -89,6 +90,24 @@ def for_each_model(one: Callable[[int], object], K: int, n_threads: int | None) 
             f.result()
     except BaseException as e:  # e.g. KeyboardInterrupt while waiting: the pool's threads stop after their task
         errors.append(e)
+        _wait_for(futures)
         raise
     if errors:
         raise errors[0]
+
+
+def _wait_for(futures) -> None:
+    """Return once every future has finished, whatever is raised meanwhile.
+
+    A task may be inside a compiled kernel reading arrays through raw pointers that only the caller's frames keep
+    alive; raising past them before the task returns frees those arrays under it (a segfault at Ctrl-C). A further
+    Ctrl-C while waiting is dropped here: the first one is already on its way up (the CLI counts each).
+    """
+    from concurrent.futures import wait
+
+    pending = set(futures)
+    while pending:
+        try:
+            pending = wait(pending).not_done
+        except KeyboardInterrupt:
+            continue
