@@ -514,7 +514,8 @@ def test_ctrl_c_stops_cleanly_says_what_finished_and_exits_130(tmp_path):
     p = subprocess.Popen([sys.executable, "-c", "import sys; from leakaudit.cli import main; sys.exit(main())",
                           "audit", "--quiet", "--out", str(out), "--cache-dir", str(cache)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONWARNINGS": "ignore"},
+                         # a crash (CI once saw SIGSEGV after the line) prints its threads' stacks into the message
+                         env={**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONFAULTHANDLER": "1"},
                          # as under a terminal: a suite started as a background job ignores SIGINT, and the child
                          # would inherit that (the CLI leaves an ignored Ctrl-C ignored)
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
