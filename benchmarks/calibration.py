@@ -896,11 +896,16 @@ def dtp_entry_lines(cid: str, e: dict) -> list[str]:
     LightGBM, what their exact leave-one-outs show."""
     out: list[str] = []
     recs = e["records"]
+    # a learner whose leave-one-out does not depend on the seed is measured once: no repeats, no spread
+    exact = e["method"].startswith("exact")
+    how = (f"measured exactly ({e['method']})" if exact else
+           f"re-measured with {e['n_repeats']} paired repeat{'s' if e['n_repeats'] != 1 else ''} ({e['method']})")
     head = (f"- `{cid}` ({e['description']}): {e['outcome']}; `dtp.dtp1` {e['status']}"
             f"{' for the recipe only' if e.get('describes') == 'recipe' else ''}. PDTP was measured for "
-            f"{e['n_records_measured']:,} members, {e['n_above_stage1']} above 1; {e['n_tested']} re-measured "
-            f"with {e['n_repeats']} paired repeats ({e['method']}), {e['n_significant']} significant: "
-            + "; ".join(f"{r['record']} mean {r['mean']:.2f} (sd {r['sd']:.2f}, lower bound {r['lower_bound']:.2f}"
+            f"{e['n_records_measured']:,} members, {e['n_above_stage1']} above 1; {e['n_tested']} {how}, "
+            f"{e['n_significant']} significant: "
+            + "; ".join(f"{r['record']} {r['mean']:.2f} (adjusted p {r['p_adjusted']:.2g})" if exact else
+                        f"{r['record']} mean {r['mean']:.2f} (sd {r['sd']:.2f}, lower bound {r['lower_bound']:.2f}"
                         f", adjusted p {r['p_adjusted']:.2g})" for r in recs) + ".")
     conf = e.get("confirmation")
     if e.get("retrains_exactly"):

@@ -311,6 +311,21 @@ def test_benign_dtp_section_sorts_each_record_by_cause(load_benchmark):
     assert "retrains the given model exactly" in text
 
 
+def test_dtp_entry_says_how_its_records_were_measured(load_benchmark):
+    """A seeded learner's records are re-measured over paired repeats (a mean, its spread and lower bound); an exact
+    leave-one-out is measured once, so its entry names no repeats and no spread ("1 paired repeats", "sd 0.00")."""
+    cal = load_benchmark("calibration")
+    base = {"description": "a model", "outcome": "do not publish", "status": "exceeded", "n_records_measured": 100,
+            "n_above_stage1": 2, "n_tested": 2, "n_significant": 1, "classes": ["a", "b"],
+            "records": [{"record": "row 7", "mean": 1.25, "sd": 0.0, "lower_bound": 1.25, "p_adjusted": 0.0}]}
+    exact = "\n".join(cal.dtp_entry_lines("c", {**base, "n_repeats": 1, "method": "exact: measured once"}))
+    assert "2 measured exactly (exact: measured once), 1 significant: row 7 1.25 (adjusted p 0)." in exact
+    assert "repeat" not in exact and "sd " not in exact
+    seeded = "\n".join(cal.dtp_entry_lines("c", {**base, "n_repeats": 16, "method": "t-tests"}))
+    assert "2 re-measured with 16 paired repeats (t-tests)" in seeded
+    assert "row 7 mean 1.25 (sd 0.00, lower bound 1.25, adjusted p 0)" in seeded
+
+
 def test_bins_remedy_section_says_what_the_rates_say(load_benchmark, monkeypatch):
     """The remedy section (``--set lightgbm-bins``) reads its conclusion off the published rates: "does not remedy"
     only when the changed recipe is published no more often than the family's, and counts the records whose change
