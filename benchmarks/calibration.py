@@ -897,7 +897,7 @@ def dtp_entry_lines(cid: str, e: dict) -> list[str]:
     out: list[str] = []
     recs = e["records"]
     # a learner whose leave-one-out does not depend on the seed is measured once: no repeats, no spread
-    exact = e["method"].startswith("exact")
+    exact = e["n_repeats"] == 1  # dtp1_test refuses fewer than 2 repeats for a seeded learner
     how = (f"measured exactly ({e['method']})" if exact else
            f"re-measured with {e['n_repeats']} paired repeat{'s' if e['n_repeats'] != 1 else ''} ({e['method']})")
     head = (f"- `{cid}` ({e['description']}): {e['outcome']}; `dtp.dtp1` {e['status']}"

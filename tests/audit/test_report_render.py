@@ -369,3 +369,26 @@ def test_bootstrap_band_equals_roc_curve_of_each_resample():
         for b in range(10):
             pp, nn = pos[rng.integers(0, pos.size, pos.size)], neg[rng.integers(0, neg.size, neg.size)]
             assert np.array_equal(band[b], interp_roc(*roc_points(mm, np.r_[pp, nn]), grid))
+
+
+@pytest.mark.parametrize("method, says, not_said", [
+    ("exact: leave-one-out outputs that do not depend on the seed (measured once)",
+     "the binning of the outputs explains them", "fresh seeds"),
+    ("one-sided t-tests over 16 paired leave-one-out repeats",
+     "re-measured with fresh seeds: a single measurement's noise explains them", "binning of the outputs")])
+def test_dtp_answer_says_what_explains_records_above_that_are_not_significant(audit, method, says, not_said):
+    """Records above DTP-1 once and not significant: for a seeded learner, re-measured with fresh seeds (noise); for one
+    whose leave-one-out no seed moves, measured exactly, so only the output bins can explain them: nowhere on the page
+    "fresh seeds" (it said "re-measured 1 times with fresh seeds")."""
+    res, rec = copy.deepcopy(audit[0]), audit[1]
+    recs = ["members.csv, row 1", "members.csv, row 2"]
+    res["dtp"].update(rule="statistical", n_above=2, records_above=recs, n_significant=0, records_significant=[],
+                      records_untested=[], test={"records": recs, "method": method, "significant": [False, False],
+                                                 "stage2_mean": [0.9, 0.5], "lower_bound": [0.9, 0.5],
+                                                 "n_repeats": 1 if method.startswith("exact") else 16})
+    text = " ".join(visible_text(_render(res, rec)).split())
+    assert says in text and not_said not in text
+    exact = method.startswith("exact")
+    assert ("each measured exactly (the rule applied)" in text) == exact
+    assert ("Members whose PDTP exceeded 1, each measured exactly" in text) == exact  # the records' table
+    assert ("mean change over repeats" in text) != exact

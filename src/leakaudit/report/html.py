@@ -441,6 +441,13 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
     return [fmt(f, "g") for f in fprs], rows
 
 
+def _dtp_exact(results: AuditResult) -> bool:
+    """The DTP-1 test measured each record once, exactly: a leave-one-out that no seed moves (as the check's own
+    sentence decides it in :mod:`leakaudit.audit.dtp_stage`: a seeded learner's test needs 2 repeats or more)."""
+    test = results.dtp and results.dtp.test
+    return bool(test and test.n_repeats == 1)
+
+
 def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
     dtp = results.dtp or {}
     if not dtp:
@@ -471,10 +478,16 @@ def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
         return (f"{k} training record{'s' if k > 1 else ''} change{'s' if k == 1 else ''} the model's output by more "
                 f"than e^{thr:g} when removed, beyond training noise and binning ({n_above} of {n_rec} were above it "
                 f"once and were re-measured).{clearest}{noise} Listed below and in the records table.")
+    untested = (f" ({len(dtp.get('records_untested') or [])} were not re-measured.)" if dtp.get("records_untested")
+                else "")
+    if _dtp_exact(results):
+        return (f"{n_above} of {n_rec} records were above {thr:g} as binned PDTP, but none changes the model's output "
+                f"by more than e^{thr:g} once the bins' widths are allowed for (the smallest change the two bins are "
+                f"consistent with; this learner's leave-one-out does not depend on the seed, so each was measured "
+                f"exactly): the binning of the outputs explains them.{noise}" + untested)
     return (f"{n_above} of {n_rec} records were above {thr:g} in a single measurement, but none stays significantly "
             f"above it when re-measured with fresh seeds: a single measurement's noise explains them.{noise}"
-            + (f" ({len(dtp.get('records_untested') or [])} were not re-measured.)" if dtp.get("records_untested")
-               else ""))
+            + untested)
 
 
 def _attribute_rows(results: AuditResult) -> list[dict]:
@@ -773,7 +786,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         extraction=_extraction(results.extraction),
         auc_method=", ".join(sorted({_AUC_METHODS.get(str(v.get("auc_ci_method")), str(v.get("auc_ci_method")))
                                      for v in membership.values() if v.get("auc_ci_method")})),
-        dtp=dtp, dtp_answer=_dtp_answer(results, records),
+        dtp=dtp, dtp_answer=_dtp_answer(results, records), dtp_exact=_dtp_exact(results),
         dtp_max=fmt((dtp or {}).get("max")), dtp_mean=fmt((dtp or {}).get("mean")),
         dtp_floor=f"{fmt(((dtp or {}).get('noise_floor') or {}).get('median'))} / "
                   f"{fmt(((dtp or {}).get('noise_floor') or {}).get('p90'))}",
