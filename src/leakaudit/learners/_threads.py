@@ -83,8 +83,11 @@ def for_each_model(one: Callable[[int], object], K: int, n_threads: int | None) 
             except BaseException as e:  # noqa: BLE001 - re-raised below, in the caller
                 errors.append(e)
 
-    futures = [_executor(workers - 1).submit(loop) for _ in range(workers - 1)]
+    futures: list = []
     try:
+        pool = _executor(workers - 1)
+        for _ in range(workers - 1):
+            futures.append(pool.submit(loop))
         loop()
         for f in futures:
             f.result()
