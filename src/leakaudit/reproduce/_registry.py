@@ -309,11 +309,23 @@ def to_markdown(result: dict, figures: list[tuple[str, str]] = ()) -> str:
 _NUMERIC_PACKAGES = ("numpy", "scipy", "scikit-learn", "pandas", "torch")
 
 
+def cpu_model() -> str | None:
+    """The CPU's model name (/proc/cpuinfo; None where there is none)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
 def environment() -> dict:
-    """What beside the code and the seed decides a run's last digits, as this process has it: Python, the versions of
-    the numerical packages that are installed, ``OMP_NUM_THREADS``, the threads of each native thread pool
-    (threadpoolctl: BLAS, OpenMP) and torch's intra-op threads once torch is imported. A thread count changes the order
-    of floating-point sums, so a fit near a decision boundary can flip a prediction."""
+    """What beside the code and the seed decides a run's last digits, as this process has it: Python, the CPU's model
+    (torch and OpenBLAS choose their kernels by its instruction set), the versions of the numerical packages that are
+    installed, ``OMP_NUM_THREADS``, the threads of each native thread pool (threadpoolctl: BLAS, OpenMP) and torch's
+    intra-op threads once torch is imported. A thread count changes the order of floating-point sums, so a fit near a
+    decision boundary can flip a prediction."""
     from importlib.metadata import PackageNotFoundError, version
 
     from threadpoolctl import threadpool_info
@@ -332,6 +344,7 @@ def environment() -> dict:
     return {
         "python": platform.python_version(),
         "machine": platform.machine(),
+        "cpu_model": cpu_model(),
         "cpus": os.cpu_count(),
         "packages": packages,
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
@@ -348,7 +361,8 @@ def _environment_text(result: dict) -> str:
     libs = ", ".join(f"{k} {v}" for k, v in env["packages"].items())
     pools = ", ".join(f"{k} {v}" for k, v in env["thread_pools"].items()) or "none loaded"
     torch = "" if env.get("torch_threads") is None else f", torch {env['torch_threads']}"
-    return (f"Python {env['python']}, {libs}; threads: OMP_NUM_THREADS={env['OMP_NUM_THREADS'] or 'unset'}, "
+    cpu = f", CPU {env['cpu_model']}" if env.get("cpu_model") else ""
+    return (f"Python {env['python']}{cpu}, {libs}; threads: OMP_NUM_THREADS={env['OMP_NUM_THREADS'] or 'unset'}, "
             f"{pools}{torch}. ")
 
 
