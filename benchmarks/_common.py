@@ -46,14 +46,9 @@ def loadavg() -> float:
 
 def machine() -> dict:
     """nproc, CPU model, load averages, Python and torch versions."""
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from leakaudit.reproduce._registry import cpu_model  # the model name a stored reproduction records
+
+    cpu = cpu_model() or "unknown"
     try:
         import torch
 

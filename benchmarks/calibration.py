@@ -899,7 +899,7 @@ def dtp_entry_lines(cid: str, e: dict) -> list[str]:
     # a learner whose leave-one-out does not depend on the seed is measured once: no repeats, no spread
     exact = e["n_repeats"] == 1  # dtp1_test refuses fewer than 2 repeats for a seeded learner
     how = (f"measured exactly ({e['method']})" if exact else
-           f"re-measured with {e['n_repeats']} paired repeat{'s' if e['n_repeats'] != 1 else ''} ({e['method']})")
+           f"re-measured with {e['n_repeats']} paired repeats ({e['method']})")
     head = (f"- `{cid}` ({e['description']}): {e['outcome']}; `dtp.dtp1` {e['status']}"
             f"{' for the recipe only' if e.get('describes') == 'recipe' else ''}. PDTP was measured for "
             f"{e['n_records_measured']:,} members, {e['n_above_stage1']} above 1; {e['n_tested']} {how}, "
