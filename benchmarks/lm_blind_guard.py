@@ -89,7 +89,7 @@ def leak_check(docs, groups, lengths, base, n_seeds: int, epochs: int = 16) -> d
         train_lm(model, tok, texts[:60], epochs=epochs, seed=seed, lr=sz.lr, batch_size=sz.batch_size, n_threads=1)
         scores = run_lm_attacks(score_texts(model, tok, texts, max_length=sz.n_positions, n_threads=1), texts, [])
         bb = blind_baseline(texts, m, versus=scores, alpha=1 - AUDIT_CC, random_state=seed)
-        _, standing = _blind_check(bb, {n: {"display": ATTACKS[n][0]} for n in scores}, AUDIT_CC)
+        _, standing = _blind_check(bb, {n: {"display": ATTACKS[n].display} for n in scores}, AUDIT_CC)
         b_auc = bb.auc
         runs.append({"seed": seed, "blind_auc": b_auc, "blind_p": bb.p_value,
                      "attack_auc": {n: float(auc(m, s)) for n, s in scores.items()},
@@ -138,7 +138,7 @@ def _guard(texts, m, scores, ccs, seed):
 
             bb = B.blind_baseline(texts, m, versus=scores, alpha=1 - max(ccs), random_state=seed)
             for cc in ccs:
-                _, standing = _blind_check(bb, {n: {"display": ATTACKS[n][0]} for n in scores}, cc)
+                _, standing = _blind_check(bb, {n: {"display": ATTACKS[n].display} for n in scores}, cc)
                 out[cc] = (not standing, bb.p_value <= 1 - cc)
             return out, bb.auc, time.process_time() - t0
         from leakaudit.audit.lm_stage import _blind_check  # the rule before: DeLong interval of the blind AUC

@@ -91,7 +91,7 @@ def markdown(summ) -> str:
         lines += [f"**After {e} epoch{'s' if str(e) != '1' else ''}**", "",
                   "| attack | AUC | TPR at 1% FPR | TPR at 0.1% FPR |", "|---|---|---|---|"]
         for a, v in row.items():
-            name = ATTACKS[a][0] if a in ATTACKS else "ReCaLL"
+            name = ATTACKS[a].display if a in ATTACKS else "ReCaLL"
             lines.append(f"| {name} | {f(v['auc'])} | {f(v['tpr_at_0.01'])} | {f(v['tpr_at_0.001'])} |")
         lines.append("")
     return "\n".join(lines)
