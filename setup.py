@@ -35,7 +35,7 @@ for kernel, (sources, kernel_flags) in FLAGS["KERNELS"].items():
             continue
         extensions.append(Extension(f"leakaudit.learners._{kernel}_kernel_{variant}",
                                     [f"{LEARNERS}/{source}" for source in sources],
-                                    depends=[f"{LEARNERS}/_mlp_common.c"] if kernel == "mlp" else [],
+                                    depends=[f"{LEARNERS}/{d}" for d in FLAGS["DEPENDS"].get(kernel, ())],
                                     extra_compile_args=FLAGS["COMMON"] + kernel_flags + variant_flags,
                                     libraries=["m"], optional=True))
 extensions.append(Extension("leakaudit.learners._cpu_features", [f"{LEARNERS}/_cpu_features.c"],

@@ -26,7 +26,7 @@ from leakaudit.checks import (
     check_learner_fit_many_equals_fit,
     check_learner_same_seed_same_model,
 )
-from leakaudit.learners import LogisticRegression, RandomForest, SimpleLogistic, SklearnLearner
+from leakaudit.learners import GradientBoosting, LogisticRegression, RandomForest, SimpleLogistic, SklearnLearner
 from leakaudit.learners.naive_bayes import BayesInference, NaiveBayes
 
 try:
@@ -61,6 +61,7 @@ def _learners():
         # Chase et al.'s learner: scikit-learn's L-BFGS on the same objective
         pytest.param(LogisticRegression(C=0.5, solver="lbfgs", tol=1e-4, max_iter=1000), id="LogisticRegression-lbfgs"),
         pytest.param(RandomForest(n_estimators=5, max_depth=4), id="RandomForest"),
+        pytest.param(GradientBoosting(n_estimators=5), id="GradientBoosting"),
         # Long et al.'s LR learner (Weka's SimpleLogistic): rounds by cross-validation on every fit
         pytest.param(SimpleLogistic(max_iterations=30, heuristic_stop=5), id="SimpleLogistic"),
     ]

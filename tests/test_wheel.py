@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from leakaudit.learners._kernel_flags import CPU_LEVEL, KERNELS, VARIANTS, X86_ONLY
+from leakaudit.learners._kernel_flags import CPU_LEVEL, DEPENDS, KERNELS, VARIANTS, X86_ONLY
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,8 +43,8 @@ def test_sdist_holds_every_kernel_source(dist):
     (sdist,) = dist.glob("leakaudit-*.tar.gz")
     with tarfile.open(sdist) as t:
         names = {Path(n).name for n in t.getnames()}
-    sources = {s for srcs, _ in KERNELS.values() for s in srcs}
-    assert sources | {"_mlp_common.c", "_cpu_features.c", "_kernel_flags.py", "setup.py"} <= names
+    sources = {s for srcs, _ in KERNELS.values() for s in srcs} | {d for ds in DEPENDS.values() for d in ds}
+    assert sources | {"_cpu_features.c", "_kernel_flags.py", "setup.py"} <= names
 
 
 def test_wheel_holds_every_variant_and_is_a_platform_wheel(dist):
@@ -77,7 +77,7 @@ def test_installed_wheel_runs_the_compiled_kernels_without_a_compiler(dist, tmp_
     assert r.returncode == 0, r.stderr[-3000:]
     lines = r.stdout.splitlines()
     kernels = lines[2:lines.index(next(ln for ln in lines if ln.startswith("extras")))]
-    assert len(kernels) == 6, r.stdout
+    assert len(kernels) == 7, r.stdout
     from leakaudit.learners._native import cpu_level
 
     best = next(v for v in VARIANTS if (X86 or v not in X86_ONLY) and CPU_LEVEL[v] <= cpu_level())

@@ -4,7 +4,7 @@ one line per optional extra, installed or what it misses."""
 import subprocess
 import sys
 
-KERNELS = ("forest grow", "forest query", "MLP mini-batch", "per-example SGD", "DP-SGD step", "DP-SGD canaries")
+KERNELS = ("forest grow", "forest query", "gradient boosting", "MLP mini-batch", "per-example SGD", "DP-SGD step", "DP-SGD canaries")
 
 
 def _doctor(env_extra=None):

@@ -7,7 +7,7 @@ import pytest
 from leakaudit.learners import _native
 from leakaudit.learners.kernels import kernel_status
 
-KERNELS = ["forest grow", "forest query", "MLP mini-batch", "per-example SGD", "DP-SGD step", "DP-SGD canaries"]
+KERNELS = ["forest grow", "forest query", "gradient boosting", "MLP mini-batch", "per-example SGD", "DP-SGD step", "DP-SGD canaries"]
 
 
 def test_status_names_each_kernel_and_its_variant():
@@ -25,8 +25,8 @@ def test_status_says_why_a_kernel_is_not_compiled(monkeypatch):
     monkeypatch.setenv("LEAKAUDIT_NATIVE", "0")
     for s in kernel_status():
         assert s.variant == "fallback" and s.library is None and s.reason == "disabled by LEAKAUDIT_NATIVE=0"
-        assert ("scikit-learn" if s.kernel == "forest grow" else "numpy" if s.kernel == "forest query" else "torch") \
-            in s.implementation
+        assert ("scikit-learn" if s.kernel in ("forest grow", "gradient boosting") else
+                "numpy" if s.kernel == "forest query" else "torch") in s.implementation
 
 
 def test_status_names_a_forced_variant_and_a_refused_one(monkeypatch):

@@ -677,7 +677,7 @@ def _sklearn_learner(est) -> tuple[object, str]:
     ``SklearnLearner`` (a clone).
     """
     from sklearn.base import clone
-    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
     from sklearn.linear_model import LogisticRegression as SkLogisticRegression
     from sklearn.neural_network import MLPClassifier
 
@@ -695,6 +695,12 @@ def _sklearn_learner(est) -> tuple[object, str]:
         if isinstance(est, RandomForestClassifier):
             return (RandomForest.from_sklearn(est),
                     "; reference and leave-one-out forests retrained by leakaudit's RandomForest (same algorithm)")
+        if isinstance(est, GradientBoostingClassifier):
+            from ..learners.gradient_boosting import GradientBoosting
+
+            return (GradientBoosting.from_sklearn(est),
+                    "; reference and leave-one-out models retrained by leakaudit's compiled gradient boosting (the "
+                    "same algorithm)")
         if isinstance(est, MLPClassifier):
             mlp = TorchMLP.from_sklearn(est)
             return mlp, (f"; reference and leave-one-out nets retrained by leakaudit's TorchMLP with the "
@@ -703,6 +709,24 @@ def _sklearn_learner(est) -> tuple[object, str]:
     except UnsupportedError as e:
         return SklearnLearner(clone(est)), f"; retrained by scikit-learn ({e})"
     return SklearnLearner(clone(est)), ""
+
+
+def _frame_learner(est, frame: pd.DataFrame) -> tuple[Learner, str]:
+    """The learner that retrains a scikit-learn estimator on the table's own rows, and a note for the target's
+    description: a Pipeline of tree-neutral preprocessing and a ``GradientBoostingClassifier`` by leakaudit's
+    compiled boosting (:class:`~leakaudit.learners.gradient_boosting.FrameGradientBoosting`), everything else by
+    scikit-learn itself (a clone a model)."""
+    from sklearn.base import clone
+
+    from ..learners.gradient_boosting import FrameGradientBoosting
+
+    why = FrameGradientBoosting.supported(est)
+    if why is None:
+        pre = "; its preprocessing fitted once on every record, which changes no tree" if hasattr(est, "steps") else ""
+        return (FrameGradientBoosting(estimator=clone(est), frame=frame),
+                "; reference and leave-one-out models retrained by leakaudit's compiled gradient boosting (the same "
+                f"algorithm{pre})")
+    return FrameEstimatorLearner(estimator=clone(est), frame=frame), ""
 
 
 def _numeric_columns(frame: pd.DataFrame, what: str) -> np.ndarray:
@@ -762,7 +786,6 @@ def _feature_contract(model_input: str, data: AuditData, est, where: str) -> tup
 def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Path | None = None) -> Target:
     """The audited scikit-learn model (fitted; an estimator or a Pipeline) fed exactly what it was fitted on
     (:func:`_feature_contract`); ``path``: the skops file it came from (None: given in memory)."""
-    from sklearn.base import clone
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted
 
@@ -785,8 +808,9 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
         n1, n2 = len(data.frame_mem), len(data.frame_mem) + len(data.frame_non)
         ids = np.arange(len(allf), dtype=float).reshape(-1, 1)
         decode, switch = _decoder(data, pd.concat([f for f, _ in groups], ignore_index=True))
-        return Target("sklearn", f"{type(est).__name__} from {source}, on the table's own columns",
-                      pm, pn, pp, FrameEstimatorLearner(estimator=clone(est), frame=allf), est,
+        learner, desc = _frame_learner(est, allf)
+        return Target("sklearn", f"{type(est).__name__} from {source}, on the table's own columns{desc}",
+                      pm, pn, pp, learner, est,
                       X_mem=ids[:n1], X_non=ids[n1:n2], X_pop=ids[n2:],
                       predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records", names),
                       predict_inputs=lambda X: _sk_probs(est, decode(X)[cols], C, "queried records", names),

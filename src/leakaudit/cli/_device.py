@@ -7,7 +7,7 @@ from typing import Any
 __all__ = ["DEVICE_HELP", "resolved_device", "with_device"]
 
 DEVICE_HELP = ("Where torch models train: cpu, cuda, cuda:N or auto (a GPU when one is visible). Learners without "
-               "torch (logreg, tree, forest, knn, naive Bayes) train on the CPU only.")
+               "torch (logreg, tree, forest, gradient-boosting, knn, naive Bayes) train on the CPU only.")
 
 
 def with_device(learner: Any, device: str, *, model: str, flag: str = "--device") -> Any:

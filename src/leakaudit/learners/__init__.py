@@ -18,6 +18,7 @@ from ._torch_utils import (
 from .catboost import CatBoostLearner, CatBoostModel
 from .dp_sgd import DPSGD
 from .forest import RandomForest, RandomForestBank, RandomForestModel
+from .gradient_boosting import GradientBoosting, GradientBoostingModel
 from .lgbm import LightGBMLearner, LightGBMModel
 from .logistic import (
     LogisticRegression,
@@ -33,6 +34,8 @@ from .torch_module import TorchModuleLearner, TorchModuleModel
 from .xgb import XGBoostLearner, XGBoostModel
 
 __all__ = [
+    "GradientBoosting",
+    "GradientBoostingModel",
     "DPSGD",
     "BayesInference",
     "CatBoostLearner",

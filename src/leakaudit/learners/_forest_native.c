@@ -43,6 +43,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "_sklearn_rand.h"
 #if defined(__AVX512BW__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -54,13 +56,6 @@
 #endif
 #define EPS 2.220446049250313e-16
 
-static inline uint32_t xorshift(uint32_t s) {  /* sklearn our_rand_r's state update */
-    if (s == 0) s = 1;
-    s ^= s << 13;
-    s ^= s >> 17;
-    s ^= s << 5;
-    return s;
-}
 
 static void mt_init(int64_t *mt, int64_t seed) {
     uint32_t s = (uint32_t)(seed & 0xFFFFFFFF);

@@ -23,7 +23,11 @@ KERNELS = {
     "mlp": (("_mlp_dp.c", "_mlp_train.c", "_mlp_native.c"), []),
     # the forest's trees must be scikit-learn's node for node: no fused multiply-add, which rounds differently
     "forest": (("_forest_native.c",), ["-ffp-contract=off"]),
+    # gradient boosting's trees and Newton steps as scikit-learn computes them: no fused multiply-add either
+    "gb": (("_gb_native.c",), ["-ffp-contract=off"]),
 }
+#: kernel name -> the files its sources include (a change to one rebuilds the kernel)
+DEPENDS = {"mlp": ("_mlp_common.c",), "forest": ("_sklearn_rand.h",), "gb": ("_sklearn_rand.h",)}
 #: variant -> its flags, best first; all but "portable" are built on x86-64 only. Chosen at run time by the CPU's
 #: features (``_cpu_features.c``), never by -march=native: the built package runs on any CPU of its platform
 VARIANTS = {

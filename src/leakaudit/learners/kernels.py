@@ -11,15 +11,16 @@ Where the kernel is compiled, a learner still uses the reference for a configura
 Examples
 --------
 >>> from leakaudit.learners.kernels import kernel_status
->>> [s.kernel for s in kernel_status()]
-['forest grow', 'forest query', 'MLP mini-batch', 'per-example SGD', 'DP-SGD step', 'DP-SGD canaries']
+>>> [s.kernel for s in kernel_status()]  # doctest: +NORMALIZE_WHITESPACE
+['forest grow', 'forest query', 'gradient boosting', 'MLP mini-batch', 'per-example SGD',
+ 'DP-SGD step', 'DP-SGD canaries']
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _forest_native, _mlp_native
+from . import _forest_native, _mlp_native, gradient_boosting
 from ._native import cpu_level
 
 __all__ = ["KernelStatus", "kernel_status"]
@@ -33,6 +34,8 @@ _KERNELS = {
                     "scikit-learn's RandomForestClassifier (the same trees), converted to a bank", None),
     "forest query": (_forest_native.KERNEL, "_forest_native.c", "numpy: the bank's trees descended a level a step",
                      None),
+    "gradient boosting": (gradient_boosting.KERNEL, "_gb_native.c",
+                          "scikit-learn's GradientBoostingClassifier (the same algorithm)", None),
     "MLP mini-batch": (_mlp_native.KERNEL, "_mlp_native.c", "torch (_torch_batched.BatchedMLPTrainer)", None),
     "per-example SGD": (_mlp_native.KERNEL, "_mlp_native.c", "torch (_torch_batched.BatchedMLPTrainer, batch 1)",
                         None),
@@ -52,8 +55,8 @@ class KernelStatus:
     Attributes
     ----------
     kernel : str
-        "forest grow", "forest query", "MLP mini-batch", "per-example SGD", "DP-SGD step" or "DP-SGD
-        canaries" (the one-run audit's gradient canaries inserted by the DP step).
+        "forest grow", "forest query", "gradient boosting", "MLP mini-batch", "per-example SGD", "DP-SGD step" or
+        "DP-SGD canaries" (the one-run audit's gradient canaries inserted by the DP step).
     variant : str
         The compiled variant in use ("avx512", "avx2", "portable"), or "fallback" when none is.
     implementation : str
@@ -83,8 +86,8 @@ def kernel_status() -> tuple[KernelStatus, ...]:
     Returns
     -------
     statuses : tuple of KernelStatus
-        One per kernel, in the order forest grow, forest query, MLP mini-batch, per-example SGD, DP-SGD step,
-        DP-SGD canaries.
+        One per kernel, in the order forest grow, forest query, gradient boosting, MLP mini-batch, per-example SGD,
+        DP-SGD step, DP-SGD canaries.
     """
     cpu = _CPU_NAMES[cpu_level()]
     out = []

@@ -17,8 +17,9 @@ estimators.
 Examples
 --------
 >>> from leakaudit.learners.registry import get_learner, learner_names
->>> learner_names(inputs="encoded")
-('mlp', 'logreg', 'simplelogistic', 'tree', 'forest', 'knn', 'dp-mlp', 'xgboost', 'lightgbm', 'catboost')
+>>> learner_names(inputs="encoded")  # doctest: +NORMALIZE_WHITESPACE
+('mlp', 'logreg', 'simplelogistic', 'tree', 'forest', 'gradient-boosting', 'knn', 'dp-mlp', 'xgboost',
+ 'lightgbm', 'catboost')
 >>> learner_names(inputs="codes")
 ('nb', 'nb-unsmoothed', 'bayes-inference')
 >>> dict(get_learner("logreg").defaults)
@@ -137,6 +138,12 @@ def _random_forest(**params: Any):
     return RandomForest(**params)
 
 
+def _gradient_boosting(**params: Any):
+    from .gradient_boosting import GradientBoosting
+
+    return GradientBoosting(**params)
+
+
 def _naive_bayes(**params: Any):
     from .naive_bayes import NaiveBayes
 
@@ -199,6 +206,9 @@ register_learner("tree", _decision_tree, description="scikit-learn decision tree
 register_learner("forest", _random_forest, defaults={"n_estimators": 50},
                  description="random forest of 50 fully grown trees (scikit-learn's trees, grown by the compiled "
                              "kernel)")
+register_learner("gradient-boosting", _gradient_boosting,
+                 description="scikit-learn's GradientBoostingClassifier (100 stages of depth-3 trees, learning rate "
+                             "0.1), trained by the compiled boosting kernel")
 register_learner("knn", _knn, defaults={"n_neighbors": 5}, description="scikit-learn 5-nearest neighbours")
 register_learner("dp-mlp", _dp_mlp,
                  defaults={"hidden": (64,), "noise_multiplier": 1.0, "max_grad_norm": 1.0, "sampling_rate": 0.01,
