@@ -42,7 +42,8 @@ FAMILIES = {
     "sklearn_mlp": "scikit-learn MLPClassifier, Adam, on leakaudit's encoding (retrained by TorchMLP.from_sklearn)",
     "torch_mlp": "leakaudit's TorchMLP with the demo learner's recipe (tanh units, faithful per-example SGD, lr "
                  "0.01), handed to run_audit as a prepared Target and retrained by the same recipe",
-    "gradient_boosting": "scikit-learn GradientBoostingClassifier on leakaudit's encoding (retrained by scikit-learn, "
+    "gradient_boosting": "scikit-learn GradientBoostingClassifier on leakaudit's encoding (retrained by leakaudit's "
+                         "compiled GradientBoosting since 2026-11-28; rows measured before that date, by scikit-learn, "
                          "a clone per model)",
     "extra_trees": "scikit-learn ExtraTreesClassifier on leakaudit's encoding (retrained by scikit-learn)",
     "svc": "scikit-learn SVC(probability=True) on leakaudit's encoding (retrained by scikit-learn)",

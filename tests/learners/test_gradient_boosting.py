@@ -1,8 +1,8 @@
 """GradientBoosting (the compiled boosting kernel) against scikit-learn's GradientBoostingClassifier.
 
-Every stage partitions the training rows as scikit-learn's does, so the outputs on the training rows agree to
-rounding. Where candidate splits tie exactly (two columns cutting the rows alike, rows with equal residuals, nodes
-whose residuals are all equal) the two may break the tie differently, which moves the outputs on other rows; the
+Where no candidate splits tie, every stage cuts the training rows as scikit-learn's does, so the outputs on them agree
+to rounding (the cases below). Where candidate splits tie exactly (two columns cutting the rows alike, rows with equal
+residuals, nodes whose residuals are all equal) the two may break the tie differently, which moves the outputs; the
 tests bound that gap by scikit-learn's own gap between two seeds (on one-hot data), or by 0.02 on average (the
 Pipeline, where scikit-learn breaks most ties the same way whatever the seed: benchmarks/README.md measures it).
 """
@@ -53,9 +53,9 @@ def _our_trees(m):
 ])
 def test_same_training_outputs_as_scikit_learn(classes, params):
     """Every stage's partition of the training rows is scikit-learn's (the splits, the leaf rules, the random
-    candidate features, the Newton steps, the multinomial start), so their outputs agree to rounding. Two splits
-    that cut the training rows alike but at different features or thresholds (one row cut off by either of two
-    columns) are the one freedom left, which moves only other rows' outputs."""
+    candidate features, the Newton steps, the multinomial start), so their outputs agree to rounding. These cases
+    have no ties between different cuts of the training rows; ties between two splits that cut them alike (one row
+    cut off by either of two columns) move only other rows' outputs."""
     X, y = _continuous(classes=classes)
     for seed in range(3):
         sk = GradientBoostingClassifier(random_state=seed, **params).fit(X, y)
@@ -206,3 +206,20 @@ def test_the_audit_retrains_gradient_boosting_with_the_kernel_and_other_settings
     assert isinstance(learner, GradientBoosting) and learner.max_depth == 2 and "compiled gradient boosting" in note
     learner, note = _sklearn_learner(GradientBoostingClassifier(subsample=0.5))
     assert isinstance(learner, SklearnLearner) and "subsample" in note
+
+
+def test_pipeline_with_passthrough_steps_and_a_bad_frame():
+    df, y = _frame()
+    pipe = make_pipeline("passthrough", ColumnTransformer([("num", "passthrough", ["age", "hours"]),
+                                                           ("cat", OneHotEncoder(handle_unknown="ignore"), ["job"])]),
+                         GradientBoostingClassifier(n_estimators=10))
+    assert FrameGradientBoosting.supported(pipe) is None
+    ids = np.arange(len(df), dtype=float).reshape(-1, 1)
+    got = FrameGradientBoosting(estimator=pipe, frame=df).fit(ids, y, random_state=0).predict_proba(ids)
+    # the kernel on the preprocessing's own output (every category present, so every column kept)
+    Z = clone(pipe[:-1]).fit_transform(df)
+    want = GradientBoosting(n_estimators=10).fit(Z, y, random_state=0).predict_proba(Z)
+    np.testing.assert_array_equal(got, want)
+    bad = df.assign(age=df["age"].astype(str) + "y")  # the scaler-free column is text now
+    with pytest.raises(InvalidInputError, match="retraining Pipeline failed"):
+        FrameGradientBoosting(estimator=pipe, frame=bad).fit(ids, y, random_state=0)

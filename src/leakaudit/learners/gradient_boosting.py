@@ -8,8 +8,8 @@ features (:func:`.forest.feature_codes`), so a fit costs a small fraction of sci
 scikit-learn's except where candidate splits tie in exact arithmetic (two columns cutting the training rows alike,
 rows whose residuals are equal, a node whose residuals are all equal, which scikit-learn splits when its rounding
 leaves an impurity above machine epsilon): scikit-learn's pick then depends on the order its sort left the rows in,
-and the two may pick differently. On the training rows the outputs still agree to rounding in the tests' cases
-(tests/learners/test_gradient_boosting.py); other rows show the ties. On the 1,000-member Adult Pipeline of
+and the two may pick differently (tests/learners/test_gradient_boosting.py compares them on cases without and with
+ties). On the 1,000-member Adult Pipeline of
 benchmarks/README.md ("Issue 66: a compiled gradient boosting") a model's probabilities on the non-members differ
 from scikit-learn's with the same seed by 0.011 on average, two scikit-learn seeds' by 0.005: scikit-learn breaks
 most such ties by its rounding, the same way whatever the seed, the kernel by its own.
@@ -474,9 +474,13 @@ class FrameGradientBoosting(Learner):
                 raise UnsupportedError(f"FrameGradientBoosting cannot retrain this estimator: {why}")
             steps = self.estimator.steps if isinstance(self.estimator, Pipeline) else [("model", self.estimator)]
             if len(steps) > 1:
-                pre = Pipeline([(n, clone(s)) for n, s in steps[:-1]])
-                Z = pre.fit_transform(self.frame)
-                Z = Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z, dtype=np.float64)
+                pre = Pipeline([(n, s if s is None or isinstance(s, str) else clone(s)) for n, s in steps[:-1]])
+                try:
+                    Z = pre.fit_transform(self.frame)
+                    Z = Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z, dtype=np.float64)
+                except (ValueError, TypeError) as e:
+                    raise InvalidInputError(f"retraining {type(self.estimator).__name__} failed: its preprocessing "
+                                            f"refused the records ({e})") from None
                 onehot = _onehot_columns(pre, Z.shape[1])
             else:  # the table's columns as they are, which scikit-learn would read as numbers too
                 try:
