@@ -9,8 +9,9 @@ PYTEST_ARGS ?=
 
 install: $(VENV)/.installed
 
-# setup.py compiles the kernels (learners/*.c) into the checkout at install: a changed source reinstalls
-KERNEL_SOURCES := setup.py src/leakaudit/learners/_kernel_flags.py $(wildcard src/leakaudit/learners/*.c)
+# setup.py compiles the kernels (learners/*.c, the headers they include) into the checkout at install: a changed source reinstalls
+KERNEL_SOURCES := setup.py src/leakaudit/learners/_kernel_flags.py $(wildcard src/leakaudit/learners/*.c) \
+                  $(wildcard src/leakaudit/learners/*.h)
 # the core install: what `make audit` (a scikit-learn audit) needs, no extras
 $(VENV)/.installed-core: pyproject.toml Makefile $(KERNEL_SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
