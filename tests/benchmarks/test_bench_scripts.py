@@ -188,3 +188,11 @@ time.sleep(1.5)
     got = sampler.stop()
     assert 190 <= got["peak_rss_anon_mb"] < 290, got
     assert 95 <= got["peak_rss_file_mb"], got
+
+
+def test_pipeline_gb_fit_costs_measure_both_sides(load_benchmark):
+    mod = load_benchmark("bench_pipeline_gb_audit")
+    out = mod.fit_costs(200, 2)
+    assert out["fits"] == 2 and out["cpu_per_fit_sklearn"] > 0 and out["cpu_per_fit_leakaudit"] > 0
+    gaps = out["mean_abs_gap_to_sklearn_same_seed"]["values"] + out["mean_abs_gap_sklearn_two_seeds"]["values"]
+    assert len(gaps) == 4 and all(0 <= g < 0.2 for g in gaps)
