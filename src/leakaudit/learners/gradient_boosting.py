@@ -401,7 +401,10 @@ class GradientBoosting(Learner):
                        value=_ptr(trees["value"]) if keep else None, n_nodes=_ptr(trees["n_nodes"]) if keep else None)
             if lib.leakaudit_gb_fit(ctypes.byref(arg)) != 0:
                 raise MemoryError(f"the boosting kernel could not allocate its buffers for model {k}")
-            if keep:
+            if keep:  # the node arrays cut to the largest tree grown (cap holds a full tree of max_depth)
+                width = int(trees["n_nodes"].max())
+                trees = {key: v if key == "n_nodes" else np.ascontiguousarray(v[:, :width])
+                         for key, v in trees.items()}
                 models[k] = GradientBoostingModel(trees, raw0, lr, classes, n_classes, coded.F)
             if query is not None:
                 probs[k][:, classes] = _probabilities(qraw)
