@@ -48,6 +48,7 @@ def _our_trees(m):
     (2, {"max_depth": 4, "min_samples_leaf": 3, "learning_rate": 0.3}),
     (2, {"max_features": "sqrt", "n_estimators": 40}),
     (2, {"min_samples_split": 0.05, "min_weight_fraction_leaf": 0.02, "n_estimators": 30}),
+    (2, {"max_depth": None, "n_estimators": 5}),
     (3, {"max_features": "sqrt", "n_estimators": 40}),
     (3, {"min_samples_split": 0.05, "min_weight_fraction_leaf": 0.02, "n_estimators": 30}),
 ])
