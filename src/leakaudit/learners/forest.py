@@ -106,6 +106,31 @@ def _is_real(x: Any) -> bool:
     return isinstance(x, (numbers.Real, np.floating)) and not isinstance(x, (bool, np.bool_)) and not _is_int(x)
 
 
+def features_per_split(max_features: Any, n_features: int) -> int:
+    """scikit-learn's trees' candidate features per split for ``max_features`` (None, "sqrt", "log2", an int, a
+    fraction) and ``n_features`` columns; an int outside [1, n_features] is refused."""
+    mf = max_features
+    if mf is None:
+        return n_features
+    if mf == "sqrt":
+        return max(1, int(np.sqrt(n_features)))
+    if mf == "log2":
+        return max(1, int(np.log2(n_features)))
+    if _is_int(mf):
+        if not 1 <= mf <= n_features:
+            raise InvalidParameterError(f"max_features must be in [1, n_features={n_features}]; got {mf}")
+        return int(mf)
+    return max(1, int(mf * n_features))
+
+
+def leaf_rows(min_samples_split: Any, min_samples_leaf: Any, m: int) -> tuple[int, int]:
+    """scikit-learn's trees' (min_samples_split, min_samples_leaf) in rows for a model trained on ``m`` rows: a
+    fraction rounds up (the split at least 2), and the split is raised to twice the leaf."""
+    msl = int(min_samples_leaf) if _is_int(min_samples_leaf) else int(np.ceil(min_samples_leaf * m))
+    mss = int(min_samples_split) if _is_int(min_samples_split) else max(2, int(np.ceil(min_samples_split * m)))
+    return max(mss, 2 * msl), msl
+
+
 def _compiled():
     """The compiled forest kernel's module when its library opened on this machine, else None."""
     from . import _forest_native
@@ -512,19 +537,7 @@ class RandomForest(Learner):
     def _check_params(self, n_features: int) -> dict:
         """The validated parameters that depend on the data (features tried per split) or on this machine (the
         compiled kernel), in the kernel's terms."""
-        mf = self.max_features
-        if mf is None:
-            max_features = n_features
-        elif mf == "sqrt":
-            max_features = max(1, int(np.sqrt(n_features)))
-        elif mf == "log2":
-            max_features = max(1, int(np.log2(n_features)))
-        elif _is_int(mf):
-            if not 1 <= mf <= n_features:
-                raise InvalidParameterError(f"max_features must be in [1, n_features={n_features}]; got {mf}")
-            max_features = int(mf)
-        else:
-            max_features = max(1, int(mf * n_features))
+        max_features = features_per_split(self.max_features, n_features)
         if self.backend == "compiled" and _compiled() is None:
             raise InvalidParameterError("backend='compiled' needs the forest kernel, which is not available here "
                                         "(`leakaudit doctor` says why); use backend='auto' or 'sklearn'")
@@ -540,12 +553,7 @@ class RandomForest(Learner):
             n_boot = int(ms)
         else:
             n_boot = max(int(ms * m), 1)
-        msl = int(self.min_samples_leaf) if _is_int(self.min_samples_leaf) else int(np.ceil(self.min_samples_leaf * m))
-        if _is_int(self.min_samples_split):
-            mss = int(self.min_samples_split)
-        else:
-            mss = max(2, int(np.ceil(self.min_samples_split * m)))
-        return n_boot, max(mss, 2 * msl), msl
+        return (n_boot, *leaf_rows(self.min_samples_split, self.min_samples_leaf, m))
 
     # -- Learner protocol -------------------------------------------------------------------------
     def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike, n_classes: int | None):

@@ -40,6 +40,7 @@ from .._validation import check_choice
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import Capabilities, Learner, ListModelBank, check_feature_matrix
 from ._native import CompiledKernel
+from .forest import binary_rows, feature_codes, features_per_split, leaf_rows
 from ._threads import for_each_model
 
 __all__ = ["GradientBoosting", "GradientBoostingModel", "FrameGradientBoosting"]
@@ -118,8 +119,6 @@ class _Coded:
     """A pool of rows coded once for the kernel: rank codes (F, n) int32, distinct values, two-valued features."""
 
     def __init__(self, X: np.ndarray):
-        from .forest import binary_rows, feature_codes
-
         X32 = np.ascontiguousarray(X, dtype=np.float32)
         codes, self.vals, self.voff = feature_codes(X32)
         self.codes = np.ascontiguousarray(codes, dtype=np.int32)
@@ -330,24 +329,8 @@ class GradientBoosting(Learner):
     def _resolved(self, m: int, F: int) -> tuple[int, int, float, int, int]:
         """scikit-learn's per-fit resolution of the leaf rules for m training rows and F features:
         (min_samples_split, min_samples_leaf, min_weight_leaf, max_features, max_depth)."""
-        msl = self.min_samples_leaf
-        msl = int(msl) if isinstance(msl, numbers.Integral) else int(math.ceil(msl * m))
-        mss = self.min_samples_split
-        mss = int(mss) if isinstance(mss, numbers.Integral) else max(2, int(math.ceil(mss * m)))
-        mss = max(mss, 2 * msl)
-        mf = self.max_features
-        if mf is None:
-            mf = F
-        elif mf == "sqrt":
-            mf = max(1, int(np.sqrt(F)))
-        elif mf == "log2":
-            mf = max(1, int(np.log2(F)))
-        elif isinstance(mf, numbers.Integral):
-            if mf > F:
-                raise InvalidParameterError(f"max_features={mf} exceeds the {F} features")
-            mf = int(mf)
-        else:
-            mf = max(1, int(mf * F))
+        mss, msl = leaf_rows(self.min_samples_split, self.min_samples_leaf, m)
+        mf = features_per_split(self.max_features, F)
         depth = 2**62 if self.max_depth is None else int(self.max_depth)
         return mss, msl, float(self.min_weight_fraction_leaf) * m, mf, depth
 
