@@ -27,12 +27,15 @@
   ``mlp_sparse`` case on one thread (64 nets of 64 tanh units on halves of 2,000 Adult rows, 20 epochs of Adam in
   batches of 200); the rate is given per CPU second as a fraction of torch.mm's 1-thread float32 peak, measured
   before and after, with the performed FLOPs counted as that bench counts them. Same models bit for bit (checked).
+* ``mlp-vec16`` (issue 66): the same work and report, the AVX-512 build's rows in 16-lane vectors (the default)
+  against 8-lane ones (``-DLEAKAUDIT_VEC16=0``; on a CPU without AVX-512 both builds are the 8-lane one).
 
 Each variant runs ``--reps`` times, alternating, after one warm-up each; the table gives min and median wall
 seconds and the median of the paired ratios new / old (this VM's speed drifts by 10-25 % within minutes).
 
 Usage: .venv/bin/python benchmarks/kernel_ab.py mlp-rows [--hidden 64] [--refs 16] [--threads 1] [--reps 9]
        .venv/bin/python benchmarks/kernel_ab.py mlp-prefix [--reps 9]
+       .venv/bin/python benchmarks/kernel_ab.py mlp-vec16 [--reps 9]
        .venv/bin/python benchmarks/kernel_ab.py mlp-onehot [--hidden 64] [--refs 16] [--threads 2] [--reps 15]
        .venv/bin/python benchmarks/kernel_ab.py forest-query [--models 20] [--threads 2] [--reps 5]
        .venv/bin/python benchmarks/kernel_ab.py forest-native [--models 20] [--threads 2] [--reps 5]
@@ -135,13 +138,15 @@ def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
     _report(res, "rows one at a time")
 
 
-def mlp_prefix(reps: int) -> None:
+def mlp_sparse_ab(reps: int, definition: str, old: str, new: str) -> None:
+    """``bench_machine_limit``'s ``mlp_sparse`` case on one thread, the source built with ``definition`` (``old``)
+    against the installed kernel (``new``), with the rate as a fraction of torch.mm's 1-thread peak."""
     import time
 
     from bench_machine_limit import matmul_peak, mlp_case
 
     fn, _, _, desc, _, flops = mlp_case(64, 2000, 20, sparse=True, n_threads=1)
-    libs = _mlp_builds("-DLEAKAUDIT_SHARED_PREFIX=0", "row after row", "shared prefix (default)")
+    libs = _mlp_builds(definition, old, new)
     cpu: dict = {name: [] for name in libs}
     names = {id(lib): name for name, lib in libs.items()}
 
@@ -161,9 +166,9 @@ def mlp_prefix(reps: int) -> None:
         rate = flops / c.min() / 1e9
         print(f"{name:>28}: CPU min {c.min():.4f} s, median {np.median(c):.4f} s: {rate:.1f} GFLOP/s per CPU second "
               f"= {rate / max(peaks):.3f}-{rate / min(peaks):.3f} of the peak")
-    old, new = (np.array(c[1:]) for c in cpu.values())
-    print(f"CPU new / old, median of pairs: {np.median(new / old):.3f} (wall below)")
-    _report(res, "row after row")
+    c_old, c_new = (np.array(c[1:]) for c in cpu.values())
+    print(f"CPU new / old, median of pairs: {np.median(c_new / c_old):.3f} (wall below)")
+    _report(res, old)
 
 
 def mlp_onehot(hidden: int, refs: int, threads: int, reps: int) -> None:
@@ -298,8 +303,9 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
     # (subcommand, its size argument and default, threads, alternating pairs)
-    p = sub.add_parser("mlp-prefix")
-    p.add_argument("--reps", type=int, default=9)
+    for name in ("mlp-prefix", "mlp-vec16"):
+        p = sub.add_parser(name)
+        p.add_argument("--reps", type=int, default=9)
     for name, size, n, threads, reps in (("mlp-rows", "refs", 16, 1, 9), ("mlp-onehot", "refs", 16, 2, 15),
                                          ("forest-query", "models", 20, 2, 5), ("forest-native", "models", 20, 2, 5),
                                          ("forest-table", "models", 20, 1, 9)):
@@ -312,7 +318,9 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     C.warm_up()
     if a.what == "mlp-prefix":
-        mlp_prefix(a.reps)
+        mlp_sparse_ab(a.reps, "-DLEAKAUDIT_SHARED_PREFIX=0", "row after row", "shared prefix (default)")
+    elif a.what == "mlp-vec16":
+        mlp_sparse_ab(a.reps, "-DLEAKAUDIT_VEC16=0", "8-lane vectors", "16-lane vectors (default)")
     elif a.what == "mlp-rows":
         mlp_rows(a.hidden, a.refs, a.threads, a.reps)
     elif a.what == "mlp-onehot":

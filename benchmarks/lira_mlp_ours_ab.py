@@ -1,14 +1,16 @@
-"""Our side of RESULTS.md's lira_mlp rows, the MLP kernel's previous scatter against the default build (issue 66).
+"""Our side of RESULTS.md's lira_mlp rows, an older build of the MLP kernel against the default one (issue 66).
 
 Each row's timed work of ``bench_lira_vs_sacroml.ours`` (``fit_reference_models`` with TorchMLP fast mode, all
-shadows batched, then offline LiRA), the previous scatter (the source built with ``-DLEAKAUDIT_SHARED_PREFIX=0``,
-``kernel_ab._mlp_builds``) and the installed kernel alternating, ``REPS`` pairs after a warm-up pair; wall and CPU
+shadows batched, then offline LiRA), the old build (the source built with DEFINITION, ``kernel_ab._mlp_builds``:
+``-DLEAKAUDIT_SHARED_PREFIX=0`` the previous scatter, the default; ``-DLEAKAUDIT_VEC16=0`` the AVX-512 build's rows in
+8-lane vectors) and the installed kernel alternating, ``REPS`` pairs after a warm-up pair; wall and CPU
 seconds of each, the paired CPU ratios new / old, and whether both trained models giving the same LiRA scores. The
 peer (SACRO-ML) is not run: the target is a scikit-learn MLP trained here with the row's seed for the epochs the
 row's result file records, standing in for the peer driver's (the timed work does not depend on it).
-Writes results/lira_mlp_ours_kernel_ab.json.
+Writes results/lira_mlp_ours_kernel_ab.json (with the definition: results/lira_mlp_ours_kernel_ab_<name>.json).
 
-Usage: OMP_NUM_THREADS=1 .venv/bin/python benchmarks/lira_mlp_ours_ab.py [REPS]   (default 5)
+Usage: OMP_NUM_THREADS=1 .venv/bin/python benchmarks/lira_mlp_ours_ab.py [REPS [DEFINITION]]   (default 5,
+       -DLEAKAUDIT_SHARED_PREFIX=0)
 """
 import json
 import re
@@ -22,13 +24,14 @@ import bench_lira_vs_sacroml as L
 from kernel_ab import _mlp_builds
 from leakaudit.learners import _mlp_native
 from sklearn.neural_network import MLPClassifier
-libs = dict(zip(("old", "new"), _mlp_builds("-DLEAKAUDIT_SHARED_PREFIX=0", "old", "new").values()))
+definition = sys.argv[2] if len(sys.argv) > 2 else "-DLEAKAUDIT_SHARED_PREFIX=0"
+libs = dict(zip(("old", "new"), _mlp_builds(definition, "old", "new").values()))
 reps = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 rows = [("lira_vs_sacroml_mlp", 0, 100), ("lira_vs_sacroml_mlp_20shadows", 0, 20), ("lira_vs_sacroml_mlp_seed1", 1, 100),
         ("lira_vs_sacroml_mlp_seed2", 2, 100), ("lira_vs_sacroml_mlp_seed3", 3, 100)]
 warnings.simplefilter("ignore")
 load = _mlp_native.KERNEL.load
-out = {"load_start": C.loadavg()}
+out = {"load_start": C.loadavg(), "old_build": definition, "variant": libs["new"].variant}
 for tag, seed, K in rows:
     res = json.load(open(Path(__file__).parent / "results" / f"{tag}.json"))
     n_iter = int(re.search(r"(\d+) epochs", json.dumps(res)).group(1))
@@ -53,4 +56,5 @@ for tag, seed, K in rows:
     out[tag] = r
 _mlp_native.KERNEL.load = load
 out["load_end"] = C.loadavg()
-json.dump(out, open(Path(__file__).parent / "results" / "lira_mlp_ours_kernel_ab.json", "w"), indent=1)
+name = "" if definition == "-DLEAKAUDIT_SHARED_PREFIX=0" else "_" + definition.lstrip("-D").split("=")[0].lower()
+json.dump(out, open(Path(__file__).parent / "results" / f"lira_mlp_ours_kernel_ab{name}.json", "w"), indent=1)

@@ -255,6 +255,55 @@ def test_rows_taken_together_give_the_row_at_a_time_models_bit_for_bit(monkeypat
             np.testing.assert_array_equal(a, b)
 
 
+@pytest.fixture(scope="module")
+def eight_lanes(tmp_path_factory):
+    """The AVX-512 kernel built without its 16-lane rows (-DLEAKAUDIT_VEC16=0); skipped on other CPUs."""
+    if _mlp_native.KERNEL.load().variant != "avx512":
+        pytest.skip("the 16-lane rows are in the avx512 variant only; this CPU runs "
+                    f"{_mlp_native.KERNEL.load().variant}")
+    return build_kernel_with(tmp_path_factory.mktemp("eight_lanes"), "-DLEAKAUDIT_VEC16=0")
+
+
+@pytest.mark.slow  # compiles a second kernel (about 50 s)
+def test_sixteen_lane_rows_give_the_eight_lane_models_bit_for_bit(monkeypatch, eight_lanes):
+    """The AVX-512 build takes a step's rows in 16-lane vectors where the width is a multiple of 16: every lane's
+    operations are those of the 8-lane copy, and the sums across hidden units (the logits, DP-SGD's norms) add 8-lane
+    halves in order. The same models bit for bit, on sparse one-hot rows and dense rows, mini-batch Adam and DP-SGD
+    (clipping and noise), widths 16, 64 and 96 (16-lane) and 8 and 24 (8-lane either way), both activations, 2 and 3
+    classes, softmax and logistic outputs."""
+    from leakaudit.learners.dp_sgd import DPSGD
+
+    X, y2 = adult_like(300)
+    y3 = np.arange(300) % 3
+    dense = np.random.default_rng(1).normal(size=(300, 11))
+    subsets = [np.arange(0, 300), np.arange(5, 22), np.array([3, 17, 4, 29, 11, 0, 8, 21, 13])]
+    runs = []
+    for hidden, activation, y, output, rows in [(16, "tanh", y2, "softmax", X), (64, "tanh", y2, "softmax", X),
+                                                (64, "relu", y3, "softmax", X), (96, "tanh", y2, "logistic", X),
+                                                (8, "tanh", y2, "softmax", X), (24, "relu", y3, "softmax", X),
+                                                (64, "tanh", y2, "softmax", dense), (96, "relu", y3, "softmax", dense)]:
+        mlp = TorchMLP(hidden=(hidden,), activation=activation, mode="fast", epochs=2, batch_size=50, lr=1e-2,
+                       weight_decay=1e-4, output=output)
+        runs.append((mlp, rows, y))
+        if rows is X and activation == "tanh" and output == "softmax":  # DPSGD's nets: softmax outputs
+            runs.append((DPSGD(learner=TorchMLP(hidden=(hidden,), activation=activation),
+                               noise_multiplier=1.0, max_grad_norm=0.5, sampling_rate=0.2, epochs=2, lr=0.5), rows, y))
+
+    def train():
+        banks = [learner.fit_many(rows, y, subsets, [1, 2, 3]) for learner, rows, y in runs]
+        assert all(b.info["kernel"] == "native" for b in banks)
+        return banks
+
+    wide = train()
+    with monkeypatch.context() as mp:
+        mp.setattr(_mlp_native.KERNEL, "load", lambda: eight_lanes)
+        narrow = train()
+        assert _mlp_native.library() is eight_lanes.lib
+    for w, n in zip(wide, narrow):
+        for a, b in zip(w.weights_ + w.biases_, n.weights_ + n.biases_):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_orders_drawn_in_the_training_task_match_any_block_size():
     """The native kernel draws each model's orders in the task that trains it (a buffer per thread): blocks of one
     epoch, one block, one model per chunk and 1 or 2 threads give the same models bit for bit."""

@@ -18,7 +18,8 @@
  *
  * So it trains what torch's batched trainer (_torch_batched.py, the reference the tests compare it with) trains,
  * to float32 rounding: a row's hidden pre-activations are summed in vector registers (GCC vector extensions, 8
- * floats a vector) over its listed inputs, the row's forward and backward passes are fused, and tanh is Eigen's
+ * floats a vector; 16 in the AVX-512 build's rows where H is a multiple of 16, the same numbers: _mlp_rows.h) over
+ * its listed inputs, the row's forward and backward passes are fused, and tanh is Eigen's
  * rational approximation (<= 4.4 ulp) instead of libm's. Dense rows (the DENSE copies) take the first layer as
  * two register-blocked matrix products a step instead (dense_forward, dense_weight_grad), with the same sums as
  * CSR rows listing every column.
@@ -93,25 +94,59 @@ static inline v8f vfma(v8f a, v8f b, v8f c) { return a * b + c; }
 /* x in every lane, exactly (-0 too; a broadcast load when x is in memory, where 0 + x cost an add first) */
 static inline v8f vbcast(float x) { return (v8f){x, x, x, x, x, x, x, x}; }
 
-/* Eigen's rational tanh (generic_fast_tanh_float, <= 4.4 ulp; coefficients _mlp_native.TANH_COEFS), 8 lanes */
-static inline v8f tanh_rat(v8f x, const float *c) {
-    const v8f hi = (v8f){0, 0, 0, 0, 0, 0, 0, 0} + c[0];
-    v8f xc = vmin(hi, x);  /* x > hi ? hi : x, NaN kept */
-    xc = vmax(-hi, xc);    /* xc < -hi ? -hi : xc */
-    const v8f x2 = xc * xc;
-    v8f p = x2 * c[7] + c[6];
-    p = x2 * p + c[5];
-    p = x2 * p + c[4];
-    p = x2 * p + c[3];
-    p = x2 * p + c[2];
-    p = x2 * p + c[1];
-    p = xc * p;
-    v8f q = x2 * c[11] + c[10];
-    q = x2 * q + c[9];
-    q = x2 * q + c[8];
-    const v8f r = p / q;
-    return vsel(vabs(x) < c[12], x, r);
+/* 16-lane vectors in the AVX-512 build (-DLEAKAUDIT_VEC16=0 leaves them out, for the tests and benchmarks that compare
+ * the two widths): rows_grouped's 16-lane copy. Lane by lane the same operations as the 8-lane forms above. */
+#ifndef LEAKAUDIT_VEC16
+#define LEAKAUDIT_VEC16 1
+#endif
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && LEAKAUDIT_VEC16
+#define LEAKAUDIT_V16 1
+typedef float v16f __attribute__((vector_size(64), aligned(4)));
+typedef int32_t v16i __attribute__((vector_size(64), aligned(4)));
+#define LOADV16(ptr) (*(const v16f *)(ptr))
+#define STOREV16(ptr, x) (*(v16f *)(ptr) = (x))
+static inline v16f vsel16(v16i m, v16f a, v16f b)
+{
+    return (v16f)_mm512_mask_blend_ps(_mm512_movepi32_mask((__m512i)m), (__m512)b, (__m512)a);
 }
+static inline v16f vmin16(v16f a, v16f b) { return (v16f)_mm512_min_ps((__m512)a, (__m512)b); }
+static inline v16f vmax16(v16f a, v16f b) { return (v16f)_mm512_max_ps((__m512)a, (__m512)b); }
+static inline v16f vfma16(v16f a, v16f b, v16f c) { return (v16f)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
+static inline v16f vabs16(v16f x) { return (v16f)_mm512_andnot_ps(_mm512_set1_ps(-0.0f), (__m512)x); }
+static inline v16f vbcast16(float x) { return (v16f){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
+/* the low and high 8 lanes */
+static inline v8f lo8(v16f x) { return (v8f)_mm512_castps512_ps256((__m512)x); }
+static inline v8f hi8(v16f x) { return (v8f)_mm512_extractf32x8_ps((__m512)x, 1); }
+#else
+#define LEAKAUDIT_V16 0
+#endif
+
+/* Eigen's rational tanh (generic_fast_tanh_float, <= 4.4 ulp; coefficients _mlp_native.TANH_COEFS), lane by lane:
+ * tanh_rat (8 lanes) and tanh_rat16 (16) */
+#define TANH_RAT(NAME, VT, VMIN, VMAX, VSEL, VABS)                                                        \
+    static inline VT NAME(VT x, const float *c)                                                          \
+    {                                                                                                     \
+        const VT hi = (VT){0} + c[0];                                                                     \
+        VT xc = VMIN(hi, x); /* x > hi ? hi : x, NaN kept */                                              \
+        xc = VMAX(-hi, xc);  /* xc < -hi ? -hi : xc */                                                    \
+        const VT x2 = xc * xc;                                                                            \
+        VT p = x2 * c[7] + c[6];                                                                          \
+        p = x2 * p + c[5];                                                                                \
+        p = x2 * p + c[4];                                                                                \
+        p = x2 * p + c[3];                                                                                \
+        p = x2 * p + c[2];                                                                                \
+        p = x2 * p + c[1];                                                                                \
+        p = xc * p;                                                                                       \
+        VT q = x2 * c[11] + c[10];                                                                        \
+        q = x2 * q + c[9];                                                                                \
+        q = x2 * q + c[8];                                                                                \
+        const VT r = p / q;                                                                               \
+        return VSEL(VABS(x) < c[12], x, r);                                                               \
+    }
+TANH_RAT(tanh_rat, v8f, vmin, vmax, vsel, vabs)
+#if LEAKAUDIT_V16
+TANH_RAT(tanh_rat16, v16f, vmin16, vmax16, vsel16, vabs16)
+#endif
 
 /* One row's d(mean NLL)/d logits = (softmax - onehot(y)) * inv, in place: g[c0..C) holds the logits on entry (g[0] = 0
  * when c0 = 1, the logistic unit's fixed class-0 logit); only g[c0..C) is meaningful on exit. */
@@ -143,181 +178,43 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
 #define LEAKAUDIT_SHARED_PREFIX 1
 #endif
 
-/* The rows of one mini-batch, RG at a time (RG a compile-time constant): forward, activation, logits, softmax and
- * backward of RG rows interleave, so their chains of dependent operations (the sums over a row's inputs, the tanh,
- * the exp) overlap instead of running one after another; every gradient term is still added in row order, so the
- * sums are bit for bit those of one row at a time (RG = 1, which also takes the rows left over). The first layer's
- * multiply-adds are explicit FMAs: left to the compiler, 8-unit nets came out fused in one copy and not in the other.
- * Returns how many of the cnt rows it took (a multiple of RG). Scratch g: RG * C floats.
- * DENSE (a compile-time constant): the first layer is done by dense_forward and dense_weight_grad around this call;
- * row i's pre-activations are read from zd[i H : (i + 1) H] and its d loss / d z written back there.
- * DP (a compile-time constant; 0 in the non-private copies, which never read xsq, clipc or nout): DP-SGD's
- * per-example clipping (dp_impl). Each row's whole gradient is computed before any of it is added: the row's
- * gradient norm is exact from the rank-one layers, |g|^2 = (|x|^2 + 1) |dz|^2 + (|a|^2 + 1) |dlogits|^2
- * (xsq[r] = |x_r|^2 over all of the row's inputs; the + 1 the biases), and the row's dlogits and dz are scaled by
- * min(1, clipc / (|g| + 1e-6)) (DPSGD's torch rule) before they are summed, in the same order as without DP; its
- * norm (before clipping) goes to nout[i] when nout is given. Gradients here carry the factor inv, so |g| is
- * the row's norm divided by inv: at a scale of 1 the sums are bit for bit the non-private ones. */
-static inline __attribute__((always_inline)) int64_t rows_grouped(
-    const int NV, const int ACT, const int RG, const int DENSE, const int DP, const float *restrict xsq, float clipc,
-    float *restrict nout, float *restrict zd, const float *restrict w1,
-    const float *restrict b1,
-    const float *restrict w2, const float *restrict b2, float *restrict gw1, float *restrict gb1,
-    float *restrict gw2, float *restrict gb2, const int64_t *restrict rstart, const int64_t *restrict rend,
-    const int64_t *restrict indices, const float *restrict values, const int64_t *restrict y,
-    const int64_t *restrict rows, int64_t cnt, int64_t C,
-    int64_t c0, float inv, const float *restrict coefs, float *restrict g)
-{
-    const int64_t H = (int64_t)NV * 8;
-    const v8f zero = {0, 0, 0, 0, 0, 0, 0, 0};
-    int64_t i0 = 0;
-    for (; i0 + RG <= cnt; i0 += RG) {
-        int64_t q0s[RG], q1s[RG], nmin = INT64_MAX;
-        v8f a[RG][NV], dz[RG][NV];
-        if (DENSE) {
-            for (int j = 0; j < RG; j++)
-                for (int v = 0; v < NV; v++) a[j][v] = LOADV(zd + (i0 + j) * H + 8 * v);
-        } else {
-            for (int j = 0; j < RG; j++) {
-                const int64_t r = rows[i0 + j];
-                q0s[j] = rstart[r];
-                q1s[j] = rend[r];
-                if (q1s[j] - q0s[j] < nmin) nmin = q1s[j] - q0s[j];
-                for (int v = 0; v < NV; v++) a[j][v] = LOADV(b1 + 8 * v);
-            }
-            /* forward: the rows' t-th listed inputs together, then each row's rest */
-            for (int64_t t = 0; t < nmin; t++)
-                for (int j = 0; j < RG; j++) {
-                    const float xv = values[q0s[j] + t];
-                    const float *w = w1 + indices[q0s[j] + t] * H;
-                    for (int v = 0; v < NV; v++) a[j][v] = vfma(vbcast(xv), LOADV(w + 8 * v), a[j][v]);
-                }
-            for (int j = 0; j < RG; j++)
-                for (int64_t q = q0s[j] + nmin; q < q1s[j]; q++) {
-                    const float xv = values[q];
-                    const float *w = w1 + indices[q] * H;
-                    for (int v = 0; v < NV; v++) a[j][v] = vfma(vbcast(xv), LOADV(w + 8 * v), a[j][v]);
-                }
-        }
-        for (int j = 0; j < RG; j++)
-            for (int v = 0; v < NV; v++)
-                a[j][v] = ACT == 0 ? tanh_rat(a[j][v], coefs) : vsel(a[j][v] < 0.0f, zero, a[j][v]);
-        for (int64_t c = c0; c < C; c++) {
-            const float *wc = w2 + c * H;
-            for (int j = 0; j < RG; j++) {
-                v8f sv = zero;
-                for (int v = 0; v < NV; v++) sv += a[j][v] * LOADV(wc + 8 * v);
-                g[j * C + c] = ((sv[0] + sv[1]) + (sv[2] + sv[3])) + ((sv[4] + sv[5]) + (sv[6] + sv[7])) + b2[c];
-            }
-        }
-        for (int j = 0; j < RG; j++) softmax_grad(g + j * C, C, c0, y[rows[i0 + j]], inv);
-        /* backward at the old weights: output layer (its gradient summed over the rows in order), d loss / d z */
-        for (int j = 0; j < RG; j++)
-            for (int v = 0; v < NV; v++) dz[j][v] = zero;
-        if (DP) {  /* each row's dz and norm first, then its clipped gradient: the sums below, in the same order */
-            for (int64_t c = c0; c < C; c++) {
-                const float *wc = w2 + c * H;
-                for (int v = 0; v < NV; v++) {
-                    const v8f wv = LOADV(wc + 8 * v);
-                    for (int j = 0; j < RG; j++) dz[j][v] += g[j * C + c] * wv;
-                }
-            }
-            for (int j = 0; j < RG; j++) {
-                v8f sa = zero, sd = zero;
-                for (int v = 0; v < NV; v++) {
-                    dz[j][v] = ACT == 0 ? dz[j][v] * (1.0f - a[j][v] * a[j][v])
-                                        : vsel(a[j][v] <= 0.0f, zero, dz[j][v]);
-                    sa += a[j][v] * a[j][v];
-                    sd += dz[j][v] * dz[j][v];
-                }
-                float sg = 0.0f;
-                for (int64_t c = c0; c < C; c++) sg += g[j * C + c] * g[j * C + c];
-                const float na = ((sa[0] + sa[1]) + (sa[2] + sa[3])) + ((sa[4] + sa[5]) + (sa[6] + sa[7]));
-                const float nd = ((sd[0] + sd[1]) + (sd[2] + sd[3])) + ((sd[4] + sd[5]) + (sd[6] + sd[7]));
-                const float norm = sqrtf((xsq[rows[i0 + j]] + 1.0f) * nd + (na + 1.0f) * sg) / inv;
-                if (nout) nout[i0 + j] = norm;
-                float scale = clipc / (norm + 1e-6f);
-                if (!(scale < 1.0f)) scale = 1.0f;  /* no clipping (clipc infinite: none asked), or within C */
-                for (int64_t c = c0; c < C; c++) g[j * C + c] *= scale;
-                for (int v = 0; v < NV; v++) dz[j][v] *= scale;
-            }
-            for (int64_t c = c0; c < C; c++) {
-                float *gwc = gw2 + c * H;
-                for (int v = 0; v < NV; v++) {
-                    v8f acc = LOADV(gwc + 8 * v);
-                    for (int j = 0; j < RG; j++) acc += g[j * C + c] * a[j][v];
-                    STOREV(gwc + 8 * v, acc);
-                }
-                float sb = gb2[c];
-                for (int j = 0; j < RG; j++) sb += g[j * C + c];
-                gb2[c] = sb;
-            }
-            for (int v = 0; v < NV; v++) {
-                v8f acc = LOADV(gb1 + 8 * v);
-                for (int j = 0; j < RG; j++) acc += dz[j][v];
-                STOREV(gb1 + 8 * v, acc);
-            }
-        }
-        for (int64_t c = c0; c < C && !DP; c++) {
-            const float *wc = w2 + c * H;
-            float *gwc = gw2 + c * H;
-            for (int v = 0; v < NV; v++) {
-                const v8f wv = LOADV(wc + 8 * v);
-                v8f acc = LOADV(gwc + 8 * v);
-                for (int j = 0; j < RG; j++) {
-                    dz[j][v] += g[j * C + c] * wv;
-                    acc += g[j * C + c] * a[j][v];
-                }
-                STOREV(gwc + 8 * v, acc);
-            }
-            float sb = gb2[c];
-            for (int j = 0; j < RG; j++) sb += g[j * C + c];
-            gb2[c] = sb;
-        }
-        for (int v = 0; v < NV && !DP; v++) {
-            v8f acc = LOADV(gb1 + 8 * v);
-            for (int j = 0; j < RG; j++) {
-                dz[j][v] = ACT == 0 ? dz[j][v] * (1.0f - a[j][v] * a[j][v])  /* tanh' = 1 - a^2 */
-                                    : vsel(a[j][v] <= 0.0f, zero, dz[j][v]);  /* relu' = [a > 0] */
-                acc += dz[j][v];
-            }
-            STOREV(gb1 + 8 * v, acc);
-        }
-        if (DENSE) {  /* the first layer's weight gradient: dense_weight_grad, after every row of the step */
-            for (int j = 0; j < RG; j++)
-                for (int v = 0; v < NV; v++) STOREV(zd + (i0 + j) * H + 8 * v, dz[j][v]);
-            continue;
-        }
-        /* first layer: scatter-add into the rows of dW1 of each row's listed inputs, row after row. The inputs
-         * that all RG rows list at the same positions first (Adult's numeric columns: every row lists them first)
-         * take the RG rows' terms in one pass, in row order, loaded and stored once: the same sums, without a
-         * gradient row stored by one row and loaded back by the next (-DLEAKAUDIT_SHARED_PREFIX=0: row after row,
-         * for benchmarks/kernel_ab.py mlp-prefix). */
-        int64_t nsame = 0;
-        if (RG > 1 && LEAKAUDIT_SHARED_PREFIX)
-            for (; nsame < nmin; nsame++) {
-                const int64_t c = indices[q0s[0] + nsame];
-                int all = 1;
-                for (int j = 1; j < RG; j++) all &= indices[q0s[j] + nsame] == c;
-                if (!all) break;
-            }
-        for (int64_t t = 0; t < nsame; t++) {
-            float *gw = gw1 + indices[q0s[0] + t] * H;
-            for (int v = 0; v < NV; v++) {
-                v8f acc = LOADV(gw + 8 * v);
-                for (int j = 0; j < RG; j++) acc = vfma(vbcast(values[q0s[j] + t]), dz[j][v], acc);
-                STOREV(gw + 8 * v, acc);
-            }
-        }
-        for (int j = 0; j < RG; j++)
-            for (int64_t q = q0s[j] + nsame; q < q1s[j]; q++) {
-                const float xv = values[q];
-                float *gw = gw1 + indices[q] * H;
-                for (int v = 0; v < NV; v++) STOREV(gw + 8 * v, vfma(vbcast(xv), dz[j][v], LOADV(gw + 8 * v)));
-            }
-    }
-    return i0;
-}
+/* rows_grouped (the rows of one mini-batch step, _mlp_rows.h) in 8-lane vectors, every build */
+#define ROWS_FN rows_grouped8
+#define VT v8f
+#define VL 8
+#define VLD LOADV
+#define VST STOREV
+#define VB vbcast
+#define VFMA vfma
+#define VSEL vsel
+#define VTANH tanh_rat
+#define VACC8(s, x, y) ((s) += (x) * (y))
+#include "_mlp_rows.h"
+
+#if LEAKAUDIT_V16
+/* ... and in 16-lane vectors (AVX-512): half the loads, stores and multiply-adds of the 8-lane copy for the same
+ * lanes, on even NV (H a multiple of 16) */
+#define ROWS_FN rows_grouped16
+#define VT v16f
+#define VL 16
+#define VLD LOADV16
+#define VST STOREV16
+#define VB vbcast16
+#define VFMA vfma16
+#define VSEL vsel16
+#define VTANH tanh_rat16
+#define VACC8(s, x, y) ((s) += lo8(x) * lo8(y), (s) += hi8(x) * hi8(y))
+#include "_mlp_rows.h"
+#endif
+
+/* The rows of a step for width NV: 16-lane vectors where the build has them and H is a multiple of 16, else 8 */
+#define rows_grouped(NV, ...) \
+    (LEAKAUDIT_V16 && (NV) % 2 == 0 ? ROWS_WIDE(NV, __VA_ARGS__) : rows_grouped8(NV, __VA_ARGS__))
+#if LEAKAUDIT_V16
+#define ROWS_WIDE rows_grouped16
+#else
+#define ROWS_WIDE rows_grouped8
+#endif
 
 /* rows_grouped's arguments after its compile-time constants, and its copies: each copy of train_impl and dp_impl calls
  * two (RG rows at a time, then one at a time: ROWS_COPIES) that are functions of their own, not inlined into the
