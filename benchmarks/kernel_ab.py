@@ -28,14 +28,16 @@
   batches of 200); the rate is given per CPU second as a fraction of torch.mm's 1-thread float32 peak, measured
   before and after, with the performed FLOPs counted as that bench counts them. Same models bit for bit (checked).
 * ``mlp-vec16`` (issue 66): the same work and report, the AVX-512 build's rows in 16-lane vectors (the default)
-  against 8-lane ones (``-DLEAKAUDIT_VEC16=0``; on a CPU without AVX-512 both builds are the 8-lane one).
+  against 8-lane ones (``-DLEAKAUDIT_VEC16=0``; on a CPU without AVX-512 both builds are the 8-lane one);
+  ``--dense``: on dense rows (``bench_machine_limit``'s ``mlp_1thread`` case, model FLOPs), where the first layer's
+  register blocks are 16-lane too.
 
 Each variant runs ``--reps`` times, alternating, after one warm-up each; the table gives min and median wall
 seconds and the median of the paired ratios new / old (this VM's speed drifts by 10-25 % within minutes).
 
 Usage: .venv/bin/python benchmarks/kernel_ab.py mlp-rows [--hidden 64] [--refs 16] [--threads 1] [--reps 9]
        .venv/bin/python benchmarks/kernel_ab.py mlp-prefix [--reps 9]
-       .venv/bin/python benchmarks/kernel_ab.py mlp-vec16 [--reps 9]
+       .venv/bin/python benchmarks/kernel_ab.py mlp-vec16 [--reps 9] [--dense]
        .venv/bin/python benchmarks/kernel_ab.py mlp-onehot [--hidden 64] [--refs 16] [--threads 2] [--reps 15]
        .venv/bin/python benchmarks/kernel_ab.py forest-query [--models 20] [--threads 2] [--reps 5]
        .venv/bin/python benchmarks/kernel_ab.py forest-native [--models 20] [--threads 2] [--reps 5]
@@ -138,14 +140,16 @@ def mlp_rows(hidden: int, refs: int, threads: int, reps: int) -> None:
     _report(res, "rows one at a time")
 
 
-def mlp_sparse_ab(reps: int, definition: str, old: str, new: str) -> None:
-    """``bench_machine_limit``'s ``mlp_sparse`` case on one thread, the source built with ``definition`` (``old``)
-    against the installed kernel (``new``), with the rate as a fraction of torch.mm's 1-thread peak."""
+def mlp_sparse_ab(reps: int, definition: str, old: str, new: str, dense: bool = False) -> None:
+    """``bench_machine_limit``'s ``mlp_sparse`` case (``dense``: its ``mlp_1thread`` case) on one thread, the source
+    built with ``definition`` (``old``) against the installed kernel (``new``), with the rate as a fraction of
+    torch.mm's 1-thread peak."""
     import time
 
     from bench_machine_limit import matmul_peak, mlp_case
 
-    fn, _, _, desc, _, flops = mlp_case(64, 2000, 20, sparse=True, n_threads=1)
+    fn, _, _, desc, model_flops, sparse_flops = mlp_case(64, 2000, 20, sparse=not dense, n_threads=1)
+    flops = model_flops if dense else sparse_flops
     libs = _mlp_builds(definition, old, new)
     cpu: dict = {name: [] for name in libs}
     names = {id(lib): name for name, lib in libs.items()}
@@ -306,6 +310,8 @@ def main(argv=None) -> None:
     for name in ("mlp-prefix", "mlp-vec16"):
         p = sub.add_parser(name)
         p.add_argument("--reps", type=int, default=9)
+        if name == "mlp-vec16":
+            p.add_argument("--dense", action="store_true", help="the dense rows (the mlp_1thread case)")
     for name, size, n, threads, reps in (("mlp-rows", "refs", 16, 1, 9), ("mlp-onehot", "refs", 16, 2, 15),
                                          ("forest-query", "models", 20, 2, 5), ("forest-native", "models", 20, 2, 5),
                                          ("forest-table", "models", 20, 1, 9)):
@@ -320,7 +326,7 @@ def main(argv=None) -> None:
     if a.what == "mlp-prefix":
         mlp_sparse_ab(a.reps, "-DLEAKAUDIT_SHARED_PREFIX=0", "row after row", "shared prefix (default)")
     elif a.what == "mlp-vec16":
-        mlp_sparse_ab(a.reps, "-DLEAKAUDIT_VEC16=0", "8-lane vectors", "16-lane vectors (default)")
+        mlp_sparse_ab(a.reps, "-DLEAKAUDIT_VEC16=0", "8-lane vectors", "16-lane vectors (default)", a.dense)
     elif a.what == "mlp-rows":
         mlp_rows(a.hidden, a.refs, a.threads, a.reps)
     elif a.what == "mlp-onehot":

@@ -27,7 +27,7 @@ KERNELS = {
     "gb": (("_gb_native.c",), ["-ffp-contract=off"]),
 }
 #: kernel name -> the files its sources include (a change to one rebuilds the kernel)
-DEPENDS = {"mlp": ("_mlp_common.c", "_mlp_rows.h"), "forest": ("_sklearn_rand.h",), "gb": ("_sklearn_rand.h",)}
+DEPENDS = {"mlp": ("_mlp_common.c", "_mlp_lanes.h"), "forest": ("_sklearn_rand.h",), "gb": ("_sklearn_rand.h",)}
 #: variant -> its flags, best first; all but "portable" are built on x86-64 only. Chosen at run time by the CPU's
 #: features (``_cpu_features.c``), never by -march=native: the built package runs on any CPU of its platform
 VARIANTS = {

@@ -18,7 +18,7 @@
  *
  * So it trains what torch's batched trainer (_torch_batched.py, the reference the tests compare it with) trains,
  * to float32 rounding: a row's hidden pre-activations are summed in vector registers (GCC vector extensions, 8
- * floats a vector; 16 in the AVX-512 build's rows where H is a multiple of 16, the same numbers: _mlp_rows.h) over
+ * floats a vector; 16 in the AVX-512 build's rows where H is a multiple of 16, the same numbers: _mlp_lanes.h) over
  * its listed inputs, the row's forward and backward passes are fused, and tanh is Eigen's
  * rational approximation (<= 4.4 ulp) instead of libm's. Dense rows (the DENSE copies) take the first layer as
  * two register-blocked matrix products a step instead (dense_forward, dense_weight_grad), with the same sums as
@@ -178,8 +178,36 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
 #define LEAKAUDIT_SHARED_PREFIX 1
 #endif
 
-/* rows_grouped (the rows of one mini-batch step, _mlp_rows.h) in 8-lane vectors, every build */
-#define ROWS_FN rows_grouped8
+/* The dense first layer (train_impl's DENSE copies: rows of X given as an (n, d) row-major array): the step's
+ * pre-activations and weight gradient as two register-blocked matrix products over the step's rows, instead of
+ * row by row, so a weight vector loaded once serves DENSE_RB rows and a gradient vector is loaded and stored once a
+ * step. Each sum is still one FMA per input in the order of the sparse path's listed inputs (all d, ascending) and
+ * one per row in row order: the same numbers as the sparse path given every column of every row. DENSE_NB 8-lane
+ * vectors of hidden units a block: 4 with 32 vector registers (AVX-512VL), else 2 (16); in the AVX-512 build
+ * DENSE_NB16 16-lane vectors first (dense_forward_block and dense_grad_block: _mlp_lanes.h). */
+#ifndef DENSE_RB
+#define DENSE_RB 6
+#endif
+#ifndef DENSE_TB
+#define DENSE_TB 6
+#endif
+#ifndef DENSE_NB
+#ifdef __AVX512VL__
+#define DENSE_NB 4
+#else
+#define DENSE_NB 2
+#endif
+#endif
+#ifndef DENSE_NB16
+#define DENSE_NB16 4
+#endif
+
+/* The code written once per vector width (_mlp_lanes.h: rows_grouped, the rows of one mini-batch step, and the dense
+ * first layer's blocks), its names suffixed with the lanes: in 8-lane vectors, every build */
+#define LANES(name) LANES_(name, VL)
+#define LANES_(name, lanes) LANES__(name, lanes)
+#define LANES__(name, lanes) name##lanes
+#define VNB DENSE_NB
 #define VT v8f
 #define VL 8
 #define VLD LOADV
@@ -189,12 +217,12 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
 #define VSEL vsel
 #define VTANH tanh_rat
 #define VACC8(s, x, y) ((s) += (x) * (y))
-#include "_mlp_rows.h"
+#include "_mlp_lanes.h"
 
 #if LEAKAUDIT_V16
 /* ... and in 16-lane vectors (AVX-512): half the loads, stores and multiply-adds of the 8-lane copy for the same
  * lanes, on even NV (H a multiple of 16) */
-#define ROWS_FN rows_grouped16
+#define VNB DENSE_NB16
 #define VT v16f
 #define VL 16
 #define VLD LOADV16
@@ -204,7 +232,7 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
 #define VSEL vsel16
 #define VTANH tanh_rat16
 #define VACC8(s, x, y) ((s) += lo8(x) * lo8(y), (s) += hi8(x) * hi8(y))
-#include "_mlp_rows.h"
+#include "_mlp_lanes.h"
 #endif
 
 /* The rows of a step for width NV: 16-lane vectors where the build has them and H is a multiple of 16, else 8 */
@@ -292,53 +320,6 @@ static inline __attribute__((always_inline)) void onehot_complement(
     }
 }
 
-/* The dense first layer (train_impl's DENSE copies: rows of X given as an (n, d) row-major array): the step's
- * pre-activations and weight gradient as two register-blocked matrix products over the step's rows, instead of
- * row by row, so a weight vector loaded once serves DENSE_RB rows and a gradient vector is loaded and stored once a
- * step. Each sum is still one FMA per input in the order of the sparse path's listed inputs (all d, ascending) and
- * one per row in row order: the same numbers as the sparse path given every column of every row. DENSE_NB vectors
- * of hidden units a block: 4 with 32 vector registers (AVX-512VL), else 2 (16). */
-#ifndef DENSE_RB
-#define DENSE_RB 6
-#endif
-#ifndef DENSE_TB
-#define DENSE_TB 6
-#endif
-#ifndef DENSE_NB
-#ifdef __AVX512VL__
-#define DENSE_NB 4
-#else
-#define DENSE_NB 2
-#endif
-#endif
-
-/* z[j, 8 v0 : 8 (v0 + NB)] = b1 + sum over t ascending of xr[j][t] W1[t] for RB rows, NB vectors */
-static inline __attribute__((always_inline)) void dense_forward_block(
-    const int RB, const int NB, int64_t H, const float *const *xr, int64_t d, const float *restrict w1,
-    const float *restrict b1, float *restrict z, int v0)
-{
-    v8f acc[DENSE_RB][DENSE_NB];  /* fixed sizes (RB, NB: at most these), not VLAs: kept in registers */
-    #pragma GCC unroll 16
-    for (int j = 0; j < RB; j++)
-        #pragma GCC unroll 16
-        for (int v = 0; v < NB; v++) acc[j][v] = LOADV(b1 + 8 * (v0 + v));
-    for (int64_t t = 0; t < d; t++) {
-        v8f wv[DENSE_NB];
-        #pragma GCC unroll 16
-        for (int v = 0; v < NB; v++) wv[v] = LOADV(w1 + t * H + 8 * (v0 + v));
-        #pragma GCC unroll 16
-        for (int j = 0; j < RB; j++) {
-            const v8f xv = vbcast(xr[j][t]);
-            #pragma GCC unroll 16
-            for (int v = 0; v < NB; v++) acc[j][v] = vfma(xv, wv[v], acc[j][v]);
-        }
-    }
-    #pragma GCC unroll 16
-    for (int j = 0; j < RB; j++)
-        #pragma GCC unroll 16
-        for (int v = 0; v < NB; v++) STOREV(z + j * H + 8 * (v0 + v), acc[j][v]);
-}
-
 /* RB rows starting at rows[0] into z (row-major, H a row), every vector of hidden units */
 static inline __attribute__((always_inline)) void dense_forward_rows(
     const int NV, const int RB, const float *restrict x, const int64_t *restrict rows, int64_t d,
@@ -349,10 +330,14 @@ static inline __attribute__((always_inline)) void dense_forward_rows(
     #pragma GCC unroll 16
     for (int j = 0; j < RB; j++) xr[j] = x + rows[j] * d;
     int v0 = 0;
-    for (; v0 + DENSE_NB <= NV; v0 += DENSE_NB) dense_forward_block(RB, DENSE_NB, H, xr, d, w1, b1, z, v0);
-    if (NV % DENSE_NB == 1) dense_forward_block(RB, 1, H, xr, d, w1, b1, z, NV - 1);
-    if (NV % DENSE_NB == 2) dense_forward_block(RB, 2, H, xr, d, w1, b1, z, NV - 2);
-    if (NV % DENSE_NB == 3) dense_forward_block(RB, 3, H, xr, d, w1, b1, z, NV - 3);
+#if LEAKAUDIT_V16
+    for (; v0 + 2 * DENSE_NB16 <= NV; v0 += 2 * DENSE_NB16)
+        dense_forward_block16(RB, DENSE_NB16, H, xr, d, w1, b1, z, v0);
+#endif
+    for (; v0 + DENSE_NB <= NV; v0 += DENSE_NB) dense_forward_block8(RB, DENSE_NB, H, xr, d, w1, b1, z, v0);
+    if (NV % DENSE_NB == 1) dense_forward_block8(RB, 1, H, xr, d, w1, b1, z, NV - 1);
+    if (NV % DENSE_NB == 2) dense_forward_block8(RB, 2, H, xr, d, w1, b1, z, NV - 2);
+    if (NV % DENSE_NB == 3) dense_forward_block8(RB, 3, H, xr, d, w1, b1, z, NV - 3);
 }
 
 /* z (cnt, H) = b1 + X[rows] W1 */
@@ -366,44 +351,20 @@ static inline __attribute__((always_inline)) void dense_forward(
     for (; i < cnt; i++) dense_forward_rows(NV, 1, x, rows + i, d, w1, b1, z + i * H);
 }
 
-/* gW1[t0 : t0 + TB, 8 v0 : 8 (v0 + NB)] += sum over the rows i in order of x[rows[i], t] dz[i] */
-static inline __attribute__((always_inline)) void dense_grad_block(
-    const int TB, const int NB, int64_t H, const float *restrict x, const int64_t *restrict rows, int64_t cnt,
-    int64_t d, int64_t t0, const float *restrict dz, float *restrict gw1, int v0)
-{
-    v8f acc[DENSE_TB][DENSE_NB];
-    #pragma GCC unroll 16
-    for (int t = 0; t < TB; t++)
-        #pragma GCC unroll 16
-        for (int v = 0; v < NB; v++) acc[t][v] = LOADV(gw1 + (t0 + t) * H + 8 * (v0 + v));
-    for (int64_t i = 0; i < cnt; i++) {
-        const float *xi = x + rows[i] * d + t0;
-        v8f gv[DENSE_NB];
-        #pragma GCC unroll 16
-        for (int v = 0; v < NB; v++) gv[v] = LOADV(dz + i * H + 8 * (v0 + v));
-        #pragma GCC unroll 16
-        for (int t = 0; t < TB; t++) {
-            const v8f xv = vbcast(xi[t]);
-            #pragma GCC unroll 16
-            for (int v = 0; v < NB; v++) acc[t][v] = vfma(xv, gv[v], acc[t][v]);
-        }
-    }
-    #pragma GCC unroll 16
-    for (int t = 0; t < TB; t++)
-        #pragma GCC unroll 16
-        for (int v = 0; v < NB; v++) STOREV(gw1 + (t0 + t) * H + 8 * (v0 + v), acc[t][v]);
-}
-
 static inline __attribute__((always_inline)) void dense_grad_inputs(
     const int NV, const int TB, const float *restrict x, const int64_t *restrict rows, int64_t cnt, int64_t d,
     int64_t t0, const float *restrict dz, float *restrict gw1)
 {
     const int64_t H = (int64_t)NV * 8;
     int v0 = 0;
-    for (; v0 + DENSE_NB <= NV; v0 += DENSE_NB) dense_grad_block(TB, DENSE_NB, H, x, rows, cnt, d, t0, dz, gw1, v0);
-    if (NV % DENSE_NB == 1) dense_grad_block(TB, 1, H, x, rows, cnt, d, t0, dz, gw1, NV - 1);
-    if (NV % DENSE_NB == 2) dense_grad_block(TB, 2, H, x, rows, cnt, d, t0, dz, gw1, NV - 2);
-    if (NV % DENSE_NB == 3) dense_grad_block(TB, 3, H, x, rows, cnt, d, t0, dz, gw1, NV - 3);
+#if LEAKAUDIT_V16
+    for (; v0 + 2 * DENSE_NB16 <= NV; v0 += 2 * DENSE_NB16)
+        dense_grad_block16(TB, DENSE_NB16, H, x, rows, cnt, d, t0, dz, gw1, v0);
+#endif
+    for (; v0 + DENSE_NB <= NV; v0 += DENSE_NB) dense_grad_block8(TB, DENSE_NB, H, x, rows, cnt, d, t0, dz, gw1, v0);
+    if (NV % DENSE_NB == 1) dense_grad_block8(TB, 1, H, x, rows, cnt, d, t0, dz, gw1, NV - 1);
+    if (NV % DENSE_NB == 2) dense_grad_block8(TB, 2, H, x, rows, cnt, d, t0, dz, gw1, NV - 2);
+    if (NV % DENSE_NB == 3) dense_grad_block8(TB, 3, H, x, rows, cnt, d, t0, dz, gw1, NV - 3);
 }
 
 /* gW1 += X[rows]^T dz, dz (cnt, H) */

@@ -1,8 +1,8 @@
-/* rows_grouped for one vector width (leakaudit): the MLP kernel's per-row forward and backward passes, written once
- * for vectors of VL floats and included by _mlp_common.c once for each width it builds (8 lanes in every build,
- * 16 more in the AVX-512 one; rows_grouped there picks). Before each inclusion _mlp_common.c defines:
- *   ROWS_FN      the function's name
- *   VT, VL       the vector type and its lanes
+/* The MLP kernel's code for one vector width (leakaudit): rows_grouped (a step's per-row forward and backward passes)
+ * and the dense first layer's register blocks, written once for vectors of VL floats and included by _mlp_common.c
+ * once for each width it builds (8 lanes in every build, 16 more in the AVX-512 one), their names suffixed with VL
+ * (LANES(name): rows_grouped8, rows_grouped16, ...). Before each inclusion _mlp_common.c defines:
+ *   VT, VL, VNB  the vector type, its lanes, and the most vectors a dense block holds (DENSE_NB, DENSE_NB16)
  *   VLD(p), VST(p, x), VB(x)            unaligned load and store, broadcast of a float
  *   VFMA(a, b, c), VSEL(m, a, b), VTANH(x, coefs)   a * b + c rounded once; a where m, else b; tanh_rat
  *   VACC8(s, x, y)                      s += x * y for an 8-lane s, the VL lanes 8 at a time in ascending order
@@ -26,7 +26,7 @@
  * min(1, clipc / (|g| + 1e-6)) (DPSGD's torch rule) before they are summed, in the same order as without DP; its
  * norm (before clipping) goes to nout[i] when nout is given. Gradients here carry the factor inv, so |g| is
  * the row's norm divided by inv: at a scale of 1 the sums are bit for bit the non-private ones. */
-static inline __attribute__((always_inline)) int64_t ROWS_FN(
+static inline __attribute__((always_inline)) int64_t LANES(rows_grouped)(
     const int NV, const int ACT, const int RG, const int DENSE, const int DP, const float *restrict xsq, float clipc,
     float *restrict nout, float *restrict zd, const float *restrict w1,
     const float *restrict b1,
@@ -189,7 +189,62 @@ static inline __attribute__((always_inline)) int64_t ROWS_FN(
     return i0;
 }
 
-#undef ROWS_FN
+/* z[j, 8 v0 : 8 v0 + VL NB] = b1 + sum over t ascending of xr[j][t] W1[t] for RB rows, NB vectors */
+static inline __attribute__((always_inline)) void LANES(dense_forward_block)(
+    const int RB, const int NB, int64_t H, const float *const *xr, int64_t d, const float *restrict w1,
+    const float *restrict b1, float *restrict z, int v0)
+{
+    VT acc[DENSE_RB][VNB];  /* fixed sizes (RB, NB: at most these), not VLAs: kept in registers */
+    #pragma GCC unroll 16
+    for (int j = 0; j < RB; j++)
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) acc[j][v] = VLD(b1 + 8 * v0 + VL * v);
+    for (int64_t t = 0; t < d; t++) {
+        VT wv[VNB];
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) wv[v] = VLD(w1 + t * H + 8 * v0 + VL * v);
+        #pragma GCC unroll 16
+        for (int j = 0; j < RB; j++) {
+            const VT xv = VB(xr[j][t]);
+            #pragma GCC unroll 16
+            for (int v = 0; v < NB; v++) acc[j][v] = VFMA(xv, wv[v], acc[j][v]);
+        }
+    }
+    #pragma GCC unroll 16
+    for (int j = 0; j < RB; j++)
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) VST(z + j * H + 8 * v0 + VL * v, acc[j][v]);
+}
+
+/* gW1[t0 : t0 + TB, 8 v0 : 8 v0 + VL NB] += sum over the rows i in order of x[rows[i], t] dz[i] */
+static inline __attribute__((always_inline)) void LANES(dense_grad_block)(
+    const int TB, const int NB, int64_t H, const float *restrict x, const int64_t *restrict rows, int64_t cnt,
+    int64_t d, int64_t t0, const float *restrict dz, float *restrict gw1, int v0)
+{
+    VT acc[DENSE_TB][VNB];
+    #pragma GCC unroll 16
+    for (int t = 0; t < TB; t++)
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) acc[t][v] = VLD(gw1 + (t0 + t) * H + 8 * v0 + VL * v);
+    for (int64_t i = 0; i < cnt; i++) {
+        const float *xi = x + rows[i] * d + t0;
+        VT gv[VNB];
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) gv[v] = VLD(dz + i * H + 8 * v0 + VL * v);
+        #pragma GCC unroll 16
+        for (int t = 0; t < TB; t++) {
+            const VT xv = VB(xi[t]);
+            #pragma GCC unroll 16
+            for (int v = 0; v < NB; v++) acc[t][v] = VFMA(xv, gv[v], acc[t][v]);
+        }
+    }
+    #pragma GCC unroll 16
+    for (int t = 0; t < TB; t++)
+        #pragma GCC unroll 16
+        for (int v = 0; v < NB; v++) VST(gw1 + (t0 + t) * H + 8 * v0 + VL * v, acc[t][v]);
+}
+
+#undef VNB
 #undef VT
 #undef VL
 #undef VLD
