@@ -56,5 +56,5 @@ for tag, seed, K in rows:
     out[tag] = r
 _mlp_native.KERNEL.load = load
 out["load_end"] = C.loadavg()
-name = "" if definition == "-DLEAKAUDIT_SHARED_PREFIX=0" else "_" + definition.lstrip("-D").split("=")[0].lower()
+name = "" if definition == "-DLEAKAUDIT_SHARED_PREFIX=0" else "_" + definition.removeprefix("-D").split("=")[0].lower()
 json.dump(out, open(Path(__file__).parent / "results" / f"lira_mlp_ours_kernel_ab{name}.json", "w"), indent=1)

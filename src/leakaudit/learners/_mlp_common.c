@@ -95,7 +95,7 @@ static inline v8f vfma(v8f a, v8f b, v8f c) { return a * b + c; }
 static inline v8f vbcast(float x) { return (v8f){x, x, x, x, x, x, x, x}; }
 
 /* 16-lane vectors in the AVX-512 build (-DLEAKAUDIT_VEC16=0 leaves them out, for the tests and benchmarks that compare
- * the two widths): rows_grouped's 16-lane copy. Lane by lane the same operations as the 8-lane forms above. */
+ * the two widths), for the 16-lane copies of _mlp_lanes.h. Lane by lane the same operations as the 8-lane forms above. */
 #ifndef LEAKAUDIT_VEC16
 #define LEAKAUDIT_VEC16 1
 #endif
@@ -236,12 +236,10 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
 #endif
 
 /* The rows of a step for width NV: 16-lane vectors where the build has them and H is a multiple of 16, else 8 */
-#define rows_grouped(NV, ...) \
-    (LEAKAUDIT_V16 && (NV) % 2 == 0 ? ROWS_WIDE(NV, __VA_ARGS__) : rows_grouped8(NV, __VA_ARGS__))
 #if LEAKAUDIT_V16
-#define ROWS_WIDE rows_grouped16
+#define rows_grouped(NV, ...) ((NV) % 2 == 0 ? rows_grouped16(NV, __VA_ARGS__) : rows_grouped8(NV, __VA_ARGS__))
 #else
-#define ROWS_WIDE rows_grouped8
+#define rows_grouped rows_grouped8
 #endif
 
 /* rows_grouped's arguments after its compile-time constants, and its copies: each copy of train_impl and dp_impl calls
