@@ -201,6 +201,9 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
 #ifndef DENSE_NB16
 #define DENSE_NB16 4
 #endif
+#if LEAKAUDIT_V16 && (2 * DENSE_NB16) % DENSE_NB != 0
+#error "the 16-lane dense blocks must cover a multiple of DENSE_NB 8-lane vectors (the 8-lane remainder counts NV % DENSE_NB)"
+#endif
 
 /* The code written once per vector width (_mlp_lanes.h: rows_grouped, the rows of one mini-batch step, and the dense
  * first layer's blocks), its names suffixed with the lanes: in 8-lane vectors, every build */
