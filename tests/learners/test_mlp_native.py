@@ -304,6 +304,67 @@ def test_sixteen_lane_rows_give_the_eight_lane_models_bit_for_bit(monkeypatch, e
             np.testing.assert_array_equal(a, b)
 
 
+def libm_expf_against_the_kernels(tmp_path, stride: int) -> str:
+    """Compile a program with the kernel's exp_f32 (as the variant in use is compiled) that compares it with libm's
+    expf on every ``stride``-th float bit pattern; its report ("N checked, M differ" and the first differences)."""
+    import platform
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from leakaudit.learners import _kernel_flags
+
+    variant = _mlp_native.KERNEL.load().variant
+    libc, version = platform.libc_ver()
+    if variant == "portable":
+        pytest.skip("the portable build calls libm's expf itself")
+    if libc != "glibc" or tuple(int(v) for v in version.split(".")[:2]) < (2, 28):
+        pytest.skip(f"exp_f32 is glibc 2.28's expf; this libc is {libc or 'unknown'} {version}")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    src = Path(_mlp_native.__file__).with_name("_mlp_common.c")
+    (tmp_path / "expf_check.c").write_text(f"""#include <stdio.h>
+#include <stdlib.h>
+#include "{src}"
+int main(int argc, char **argv) {{
+    const uint64_t stride = strtoull(argv[1], NULL, 10);
+    uint64_t n = 0, bad = 0;
+    for (uint64_t u = 0; u < (1ull << 32); u += stride) {{
+        const uint32_t b = (uint32_t)u;
+        float x, ours, libm;
+        memcpy(&x, &b, 4);
+        ours = exp_f32(x);
+        libm = expf(x);
+        n++;
+        if (memcmp(&ours, &libm, 4) != 0 && !(ours != ours && libm != libm)) {{
+            if (bad++ < 3) printf("x = %a: exp_f32 %a, expf %a\\n", x, ours, libm);
+        }}
+    }}
+    printf("%llu checked, %llu differ\\n", (unsigned long long)n, (unsigned long long)bad);
+    return 0;
+}}
+""")
+    exe = tmp_path / "expf_check"
+    subprocess.run([cc, *_kernel_flags.COMMON, *_kernel_flags.VARIANTS[variant], "-o", str(exe),
+                    str(tmp_path / "expf_check.c"), "-lm"], check=True, capture_output=True)
+    return subprocess.run([str(exe), str(stride)], check=True, capture_output=True, text=True).stdout
+
+
+def test_the_kernels_expf_is_libms_bit_for_bit(tmp_path):
+    """The softmax of a row group calls exp_f32, glibc's expf written into the kernel (inlined, so no vector register
+    is spilled around a call): libm's result on every 257th float bit pattern (16.7 million, every exponent of
+    both signs among them; the slow test below takes all 2^32, NaN and the infinities included)."""
+    report = libm_expf_against_the_kernels(tmp_path, 257)
+    assert report.endswith("16711936 checked, 0 differ\n"), report
+
+
+@pytest.mark.slow  # every float: about a minute
+def test_the_kernels_expf_is_libms_on_every_float(tmp_path):
+    report = libm_expf_against_the_kernels(tmp_path, 1)
+    assert report.endswith("4294967296 checked, 0 differ\n"), report
+
+
 def test_orders_drawn_in_the_training_task_match_any_block_size():
     """The native kernel draws each model's orders in the task that trains it (a buffer per thread): blocks of one
     epoch, one block, one model per chunk and 1 or 2 threads give the same models bit for bit."""
@@ -419,6 +480,7 @@ def test_the_best_variant_the_cpu_runs_is_chosen(monkeypatch):
     refuses one the CPU cannot run, saying why; a kernel that was not built is None with the reason."""
     from leakaudit.learners import _native
 
+    monkeypatch.delenv("LEAKAUDIT_KERNEL_VARIANT", raising=False)  # the loader's own choice first
     kernel = _native.CompiledKernel("mlp", _mlp_native._configure)
     monkeypatch.setattr(_native, "_CPU", [0])  # as on a CPU without AVX2
     x86 = _native.library_path("_mlp_kernel_avx2") is not None  # built on x86-64 only

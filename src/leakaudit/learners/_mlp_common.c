@@ -148,6 +148,46 @@ TANH_RAT(tanh_rat, v8f, vmin, vmax, vsel, vabs)
 TANH_RAT(tanh_rat16, v16f, vmin16, vmax16, vsel16, vabs16)
 #endif
 
+/* expf as glibc (2.28 and later) computes it on a CPU with FMA and AVX2, which glibc's expf picks on every CPU an
+ * FMA build of this kernel runs on: its algorithm (x = (k + r) ln2 / 32, 2^(k/32) from a table, a cubic in r, in
+ * double) with its constants and its fused multiply-adds, bit for bit (tests/learners/test_mlp_native.py compares it
+ * with libm's expf over every float). A second copy of libm's function, for one reason: written here it is inlined
+ * into a row group's softmax, where a call to libm made the compiler spill every live vector register around it.
+ * The inputs glibc sends down its own special path (|x| >= 88, infinities, NaN) still call libm. Builds without FMA
+ * (the portable variant) call libm throughout. */
+#if defined(__FMA__) && !defined(LEAKAUDIT_LIBM_EXPF)
+static const uint64_t EXPF_TAB[32] = {  /* 2^(i/32) with i << 47 taken off its bits (glibc's __exp2f_data.tab) */
+    0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51, 0x3fef72b83c7d517b,
+    0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1, 0x3fef06fe0a31b715, 0x3feef1a7373aa9cb,
+    0x3feedea64c123422, 0x3feece086061892d, 0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429,
+    0x3feea47eb03a5585, 0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+    0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d, 0x3feee89f995ad3ad,
+    0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069, 0x3fef5818dcfba487, 0x3fef7c97337b9b5f,
+    0x3fefa4afa2a490da, 0x3fefd0765b6e4540};
+static inline float exp_f32(float x)
+{
+    uint32_t ux;
+    memcpy(&ux, &x, 4);
+    if (__builtin_expect(((ux >> 20) & 0x7ff) > 0x42a, 0)) return expf(x);
+    const double xd = (double)x, invln2n = 0x1.71547652b82fep+5, shift = 0x1.8p52;  /* 32 / ln 2; 1.5 2^52 */
+    double kd = fma(invln2n, xd, shift);  /* k = round(32 x / ln 2) in kd's low bits */
+    uint64_t ki;
+    memcpy(&ki, &kd, 8);
+    kd -= shift;
+    const double r = fma(invln2n, xd, -kd);
+    const uint64_t t = EXPF_TAB[ki & 31] + (ki << 47);
+    double s;  /* 2^(k/32) */
+    memcpy(&s, &t, 8);
+    const double z = fma(0x1.c6af84b912394p-20, r, 0x1.ebfce50fac4f3p-13);
+    const double r2 = r * r;
+    double y = fma(r, 0x1.62e42ff0c52d6p-6, 1.0);
+    y = fma(z, r2, y);
+    return (float)(y * s);
+}
+#else
+#define exp_f32 expf
+#endif
+
 /* One row's d(mean NLL)/d logits = (softmax - onehot(y)) * inv, in place: g[c0..C) holds the logits on entry (g[0] = 0
  * when c0 = 1, the logistic unit's fixed class-0 logit); only g[c0..C) is meaningful on exit. */
 static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_t yr, float inv)
@@ -157,7 +197,7 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
     for (int64_t c = 1; c < C; c++)
         if (g[c] > mx) mx = g[c];
     if (C == 2) {  /* softmax of two: the larger logit's exp(0) = 1 needs no exp call */
-        const float ex = expf((g[0] > g[1] ? g[1] : g[0]) - mx);
+        const float ex = exp_f32((g[0] > g[1] ? g[1] : g[0]) - mx);
         const float se = 1.0f + ex;
         const int big = g[0] > g[1] ? 0 : 1;
         g[big] = 1.0f / se;
@@ -165,7 +205,7 @@ static inline void softmax_grad(float *restrict g, int64_t C, int64_t c0, int64_
     } else {
         float se = 0.0f;
         for (int64_t c = 0; c < C; c++) {
-            g[c] = expf(g[c] - mx);
+            g[c] = exp_f32(g[c] - mx);
             se += g[c];
         }
         for (int64_t c = 0; c < C; c++) g[c] = g[c] / se;
