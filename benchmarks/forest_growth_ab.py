@@ -43,14 +43,16 @@ def build(rev: str, out_dir: Path) -> Path:
     """The forest kernel of ``rev`` (a git revision, or WORKTREE for the checkout's files) compiled as the variant
     this CPU runs."""
     from leakaudit.learners import _forest_native
-    from leakaudit.learners._kernel_flags import compile_with
+    from leakaudit.learners._kernel_flags import DEPENDS, compile_with
 
     variant = _forest_native.KERNEL.load().variant
     src = out_dir / f"src_{len(list(out_dir.iterdir()))}"
     src.mkdir()
-    text = (C.ROOT / SOURCE).read_text() if rev == "WORKTREE" else subprocess.run(
-        ["git", "show", f"{rev}:{SOURCE}"], cwd=C.ROOT, check=True, capture_output=True, text=True).stdout
-    (src / Path(SOURCE).name).write_text(text)
+    for name in (Path(SOURCE).name, *DEPENDS["forest"]):  # the kernel's source and the headers it includes
+        path = str(Path(SOURCE).with_name(name))
+        text = (C.ROOT / path).read_text() if rev == "WORKTREE" else subprocess.run(
+            ["git", "show", f"{rev}:{path}"], cwd=C.ROOT, check=True, capture_output=True, text=True).stdout
+        (src / name).write_text(text)
     return compile_with("forest", variant, [], src / "forest.so", source_dir=src)
 
 
