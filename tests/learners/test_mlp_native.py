@@ -359,7 +359,7 @@ def test_the_kernels_expf_is_libms_bit_for_bit(tmp_path):
     assert report.endswith("16711936 checked, 0 differ\n"), report
 
 
-@pytest.mark.slow  # every float: about a minute
+@pytest.mark.slow  # every float: about 35 s
 def test_the_kernels_expf_is_libms_on_every_float(tmp_path):
     report = libm_expf_against_the_kernels(tmp_path, 1)
     assert report.endswith("4294967296 checked, 0 differ\n"), report
