@@ -100,7 +100,7 @@ CONTROL = textwrap.dedent("""
     _forest_native.KERNEL.load = lambda: lib
     bank, X = crafted_bank(0)
     bank.feature = bank.feature.copy()
-    bank.feature[bank.leaf < 0] = 4000
+    bank.feature[bank.leaf < 0] = 4  # one past the last column: the last row's read lands in the redzone after X
     bank.predict_proba(X)
 """)
 

@@ -231,7 +231,7 @@ static inline __attribute__((always_inline)) int64_t grow(
     int64_t *restrict mt, int64_t *hst0, int64_t hst_rows, int64_t *restrict hs, int64_t *restrict features,
     int64_t *restrict const_f, int64_t *restrict st, double *restrict sts, double *restrict cs,
     double *restrict hw, int64_t *restrict hn, int64_t *restrict hp, int32_t *restrict csplit_o,
-    const uint8_t *restrict bfix, int64_t bk, uint64_t *restrict occ) {
+    const uint8_t *restrict bfix, int64_t bk, uint64_t *restrict occ, const uint64_t *restrict modm) {
     if (spec) {  /* the caller checked: two classes, packed sums, gini (constants from here on) */
         C = 2;
         crit = 0;
@@ -334,7 +334,8 @@ static inline __attribute__((always_inline)) int64_t grow(
         while (f_i > n_total && (n_visited < max_features || n_visited <= n_found + n_drawn)) {
             n_visited++;
             rsu = xorshift(rsu);
-            int64_t f_j = n_drawn + (int64_t)((rsu & 0x7FFFFFFFu) % (uint32_t)(f_i - n_found - n_drawn));
+            const uint32_t dj = (uint32_t)(f_i - n_found - n_drawn);
+            int64_t f_j = n_drawn + (int64_t)mod_by(rsu & 0x7FFFFFFFu, dj, modm[dj]);
             if (f_j < n_known) {
                 int64_t tmp = features[n_drawn];
                 features[n_drawn] = features[f_j];
@@ -712,6 +713,7 @@ typedef struct {
 typedef struct {
     int64_t *i64, *mt, *hst, *hs, *features, *const_f, *st, *hn, *hp, *queue;
     uint64_t *occ;  /* a bit per code of the widest feature: the histogram's occupied bins (zero between uses) */
+    uint64_t *modm; /* modm[d] = mod_magic(d), 1 <= d <= F: the feature draws' remainders without a division */
     double *f64, *sts, *cs, *hw;
     int64_t hst_rows;
     /* the CSR lists bptr / bidx as a table of bk uint8 slots a row (NULL when a slot or a row's count is too
@@ -728,7 +730,7 @@ static void work_free(work_t *w) {
     free(w->i64); free(w->mt); free(w->hst); free(w->hs); free(w->features); free(w->const_f); free(w->st);
     free(w->hn); free(w->hp); free(w->queue); free(w->f64); free(w->sts); free(w->cs); free(w->hw);
     free(w->fo); free(w->lo); free(w->ro); free(w->th); free(w->vo); free(w->cso); free(w->bfix);
-    free(w->occ);
+    free(w->occ); free(w->modm);
 }
 
 /* The scratch of _grow: group depth-first trees; returns 0, or -1 if memory ran out (nothing left allocated). */
@@ -751,6 +753,7 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
     w->hn = calloc((size_t)nv, sizeof(int64_t));
     w->hp = calloc((size_t)nv, sizeof(int64_t));
     w->occ = calloc((size_t)((nv + 63) / 64), sizeof(uint64_t));
+    w->modm = malloc(sizeof(uint64_t) * (size_t)(f->F + 1));
     w->queue = malloc(sizeof(int64_t) * (size_t)(2 * mn));
     w->fo = malloc(sizeof(int32_t) * (size_t)(group * mn));
     w->lo = malloc(sizeof(int32_t) * (size_t)(group * mn));
@@ -760,10 +763,11 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
     w->cso = malloc(sizeof(int32_t) * (size_t)(group * mn));
     if (!w->i64 || !w->f64 || !w->mt || !w->hst || !w->hs || !w->features || !w->const_f || !w->st || !w->sts ||
         !w->cs || !w->hw || !w->hn || !w->hp || !w->occ || !w->queue || !w->fo || !w->lo || !w->ro || !w->th ||
-        !w->vo || !w->cso) {
+        !w->vo || !w->cso || !w->modm) {
         work_free(w);
         return -1;
     }
+    for (int64_t d = 0; d <= f->F; d++) w->modm[d] = d > 0 ? mod_magic((uint64_t)d) : 0;
 #ifndef LEAKAUDIT_FOREST_CSR  /* defined: the CSR lists always (benchmarks/kernel_ab.py forest-table) */
     if (f->nbin > 0 && f->nbin < 256) {
         int64_t kmax = 0;
@@ -796,7 +800,7 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
         f->crit, f->bslot, f->bptr, f->bidx, f->nbin, w->fo + (g) * f->max_nodes, w->th + (g) * f->max_nodes,     \
         w->lo + (g) * f->max_nodes, w->ro + (g) * f->max_nodes, w->vo + (g) * f->max_nodes * f->C, f->C,          \
         f->m_max, w->i64, w->f64, w->mt, w->hst, w->hst_rows, w->hs, w->features, w->const_f, w->st, w->sts,      \
-        w->cs, w->hw, w->hn, w->hp, w->cso + (g) * f->max_nodes, w->bfix, w->bk, w->occ
+        w->cs, w->hw, w->hn, w->hp, w->cso + (g) * f->max_nodes, w->bfix, w->bk, w->occ, w->modm
 
 static __attribute__((noinline)) int64_t grow_u16(const leakaudit_forest *f, work_t *w, int64_t t, int64_t g) {
     const int64_t k = t / f->n_trees;

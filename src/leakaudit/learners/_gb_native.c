@@ -114,7 +114,7 @@ static inline void consider(best_split *b, int64_t f, int64_t nl, int64_t nn, do
 static int64_t grow(const leakaudit_gb *a, const double *g, int64_t *samples, int64_t *tmp, uint32_t seed,
                     int64_t *features, int64_t *const_f, int64_t *bcnt, double *bsum, int32_t *hcnt, double *hsum,
                     entry *stack, int32_t *feat, double *thr, int32_t *left, int32_t *right, int64_t *nstart,
-                    int64_t *nend, int64_t cap) {
+                    int64_t *nend, int64_t cap, const uint64_t *modm) {
     const int64_t F = a->F, n = a->n, m = a->m;
     const int64_t mss = a->mss, msl = a->msl, max_depth = a->max_depth;
     const double mwl = a->min_weight_leaf;
@@ -184,7 +184,8 @@ static int64_t grow(const leakaudit_gb *a, const double *g, int64_t *samples, in
         while (f_i > n_total && (n_visited < a->max_features || n_visited <= n_found + n_drawn)) {
             n_visited++;
             rs = xorshift(rs);
-            int64_t f_j = n_drawn + (int64_t)((rs & 0x7FFFFFFFu) % (uint32_t)(f_i - n_found - n_drawn));
+            const uint32_t dj = (uint32_t)(f_i - n_found - n_drawn);
+            int64_t f_j = n_drawn + (int64_t)mod_by(rs & 0x7FFFFFFFu, dj, modm[dj]);
             if (f_j < n_known) {
                 const int64_t t = features[n_drawn];
                 features[n_drawn] = features[f_j];
@@ -302,12 +303,14 @@ int64_t leakaudit_gb_fit(const leakaudit_gb *a) {
     int64_t *nstart = malloc(sizeof(int64_t) * cap), *nend = malloc(sizeof(int64_t) * cap);
     double *raw = malloc(sizeof(double) * m * K), *ng = malloc(sizeof(double) * m * K);
     double *g = malloc(sizeof(double) * m), *prob = malloc(sizeof(double) * (K + 1));
+    uint64_t *modm = malloc(sizeof(uint64_t) * (F + 1));  /* modm[d] = mod_magic(d): the draws' remainders */
     int64_t rc = 0;
     if (!samples || !tmp || !features || !const_f || !bcnt || !bsum || !hcnt || !hsum || !stack || !feat || !left ||
-        !right || !thr || !val || !nstart || !nend || !raw || !ng || !g || !prob) {
+        !right || !thr || !val || !nstart || !nend || !raw || !ng || !g || !prob || !modm) {
         rc = -1;
         goto done;
     }
+    for (int64_t d = 0; d <= F; d++) modm[d] = d > 0 ? mod_magic((uint64_t)d) : 0;
     for (int64_t i = 0; i < m; i++)
         for (int64_t k = 0; k < K; k++) raw[i * K + k] = a->raw0[k];
     for (int64_t q = 0; q < a->nq; q++)
@@ -332,7 +335,7 @@ int64_t leakaudit_gb_fit(const leakaudit_gb *a) {
         for (int64_t k = 0; k < K; k++) {
             for (int64_t i = 0; i < m; i++) g[i] = ng[i * K + k];
             const int64_t nodes = grow(a, g, samples, tmp, a->seeds[s * K + k], features, const_f, bcnt, bsum, hcnt,
-                                       hsum, stack, feat, thr, left, right, nstart, nend, cap);
+                                       hsum, stack, feat, thr, left, right, nstart, nend, cap, modm);
             if (nodes < 0) {
                 rc = -1;
                 goto done;
@@ -385,7 +388,7 @@ int64_t leakaudit_gb_fit(const leakaudit_gb *a) {
 done:
     free(samples); free(tmp); free(features); free(const_f); free(bcnt); free(bsum); free(hcnt); free(hsum);
     free(stack); free(feat); free(left); free(right); free(thr); free(val); free(nstart); free(nend); free(raw);
-    free(ng); free(g); free(prob);
+    free(ng); free(g); free(prob); free(modm);
     return rc;
 }
 

@@ -13,4 +13,18 @@ static inline uint32_t xorshift(uint32_t s) {  /* our_rand_r's state update */
     return s;
 }
 
+/* x % d for d >= 1 by two products instead of a division (Lemire, Kaser & Kurz, "Faster remainder by direct
+ * computation", 2019: exact for every 32-bit x and d), m = mod_magic(d) computed once: rand_int's remainder is on
+ * the feature draw's path, where a 32-bit division waits ~26 cycles on Intel's Cascade Lake. */
+static inline uint64_t mod_magic(uint64_t d) { return UINT64_MAX / d + 1; }
+
+static inline uint32_t mod_by(uint32_t x, uint32_t d, uint64_t m) {
+#ifdef __SIZEOF_INT128__
+    return (uint32_t)(((unsigned __int128)(m * x) * d) >> 64);
+#else  /* a compiler without 128-bit integers divides */
+    (void)m;
+    return x % d;
+#endif
+}
+
 #endif
