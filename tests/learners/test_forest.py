@@ -638,7 +638,8 @@ def test_native_kernel_disabled_by_environment_falls_back_to_scikit_learn(monkey
 def test_the_draws_remainder_by_products_is_the_divisions(tmp_path):
     """The splitters' feature draws (forest and gradient-boosting kernels) take rand_int's remainder x % d by
     mod_by's two products (_sklearn_rand.h): equal to the division for every divisor up to 2**16 (a draw's divisor
-    is at most the number of features) on ~1,500 31-bit states each: every state below 1,024, ~500 spread over the rest and the largest."""
+    is at most the number of features) on ~1,500 31-bit states each: every state below 1,024, ~500 spread over the
+    rest, and the largest."""
     import shutil
     import subprocess
     from pathlib import Path

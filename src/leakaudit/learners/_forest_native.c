@@ -767,7 +767,7 @@ static int work_alloc(work_t *w, const leakaudit_forest *f, int64_t group) {
         work_free(w);
         return -1;
     }
-    for (int64_t d = 0; d <= f->F; d++) w->modm[d] = d > 0 ? mod_magic((uint64_t)d) : 0;
+    mod_magic_table(w->modm, f->F);
 #ifndef LEAKAUDIT_FOREST_CSR  /* defined: the CSR lists always (benchmarks/kernel_ab.py forest-table) */
     if (f->nbin > 0 && f->nbin < 256) {
         int64_t kmax = 0;

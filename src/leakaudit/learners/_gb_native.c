@@ -310,7 +310,7 @@ int64_t leakaudit_gb_fit(const leakaudit_gb *a) {
         rc = -1;
         goto done;
     }
-    for (int64_t d = 0; d <= F; d++) modm[d] = d > 0 ? mod_magic((uint64_t)d) : 0;
+    mod_magic_table(modm, F);
     for (int64_t i = 0; i < m; i++)
         for (int64_t k = 0; k < K; k++) raw[i * K + k] = a->raw0[k];
     for (int64_t q = 0; q < a->nq; q++)

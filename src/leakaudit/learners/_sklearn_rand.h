@@ -18,6 +18,12 @@ static inline uint32_t xorshift(uint32_t s) {  /* our_rand_r's state update */
  * the feature draw's path, where a 32-bit division waits ~26 cycles on Intel's Cascade Lake. */
 static inline uint64_t mod_magic(uint64_t d) { return UINT64_MAX / d + 1; }
 
+/* m[d] = mod_magic(d) for 1 <= d <= dmax (m[0] unused, 0): a splitter's table of every divisor its draws can meet */
+static inline void mod_magic_table(uint64_t *m, int64_t dmax) {
+    m[0] = 0;
+    for (int64_t d = 1; d <= dmax; d++) m[d] = mod_magic((uint64_t)d);
+}
+
 static inline uint32_t mod_by(uint32_t x, uint32_t d, uint64_t m) {
 #ifdef __SIZEOF_INT128__
     return (uint32_t)(((unsigned __int128)(m * x) * d) >> 64);
