@@ -96,7 +96,8 @@ def test_the_section_says_what_the_duplicates_do_and_how_to_remove_it():
     sec = DuplicatesSection.model_validate(duplicates_analysis(_ctx(members, nonmembers)).summary)
     assert {k: sec[k] for k in truth} == truth
     assert "18 members of the 420 are repeated" in sec.sentence and "not unique" in sec.sentence
-    assert "5 members are identical to 5 non-members: their membership is undecidable" in sec.sentence
+    assert ("5 members are identical to 5 non-members (every column equal, numbers within rounding (relative 1e-6)): "
+            "their membership is undecidable") in sec.sentence
     assert "keep one copy of each repeated member" in sec.fix and sec.fix_parts.settings[0].key == "records"
     assert len(sec.examples) == 5 and sec.examples[0].startswith("train.csv, row ")
     assert "fix" in sec.to_dict() and "--train / --test" in sec.said("fix", flags=True)
@@ -158,3 +159,100 @@ def test_the_overlap_refusal_and_the_duplicates_section_use_one_definition_of_id
     assert find_duplicates(mem, non, label="y").counts()["members_in_nonmembers"] == 3
     with pytest.raises(InvalidInputError, match="identical to one of the members"):
         _check_overlap([mem, non], ["members", "non-members"])
+
+
+def _scaled(frame, factor, columns=("x1", "x2", "x3")):
+    return frame.assign(**{c: frame[c] * factor for c in columns})
+
+
+def test_copies_within_rounding_are_copies_and_a_thousandth_is_not():
+    """Non-members equal to members times 1 + 1e-9 (another float path, a round trip through text) are copies, as
+    exact ones are: counted, and refused when they are all the non-members; times 1 + 1e-3 they are other records
+    (a near duplicate when one column alone differs)."""
+    from leakaudit.audit.data import DuplicateRecordsWarning, _check_overlap
+    from leakaudit.exceptions import InvalidInputError
+
+    rng = np.random.default_rng(3)
+    mem, non = _distinct(200, rng), _distinct(100, rng)
+    counts = find_duplicates(mem, pd.concat([non, _scaled(mem.iloc[:30], 1 + 1e-9)]), label="y").counts()
+    assert counts["members_in_nonmembers"] == counts["nonmembers_in_members"] == 30
+    assert counts["members_near_nonmembers"] == 0
+    with pytest.raises(InvalidInputError, match=r"every record of the non-members \(200 of 200\) is identical"):
+        _check_overlap([mem, _scaled(mem, 1 + 1e-9)], ["members", "non-members"])
+    with pytest.warns(DuplicateRecordsWarning, match="30 of the 130 records"):
+        _check_overlap([mem, pd.concat([non, _scaled(mem.iloc[:30], 1 - 1e-9)])], ["members", "non-members"])
+
+    far = find_duplicates(mem, pd.concat([non, _scaled(mem.iloc[:30], 1 + 1e-3)]), label="y").counts()
+    assert far["members_in_nonmembers"] == far["members_near_nonmembers"] == 0
+    one = find_duplicates(mem, pd.concat([non, _scaled(mem.iloc[:30], 1 + 1e-3, ["x2"])]), label="y").counts()
+    assert one["members_in_nonmembers"] == 0 and one["members_near_nonmembers"] == 30
+    sec = duplicates_analysis(_ctx(mem, _scaled(mem.iloc[:30], 1 + 1e-9))).summary
+    assert "30 members are identical to 30 non-members (every column equal, numbers within rounding (relative " \
+           "1e-6))" in sec["sentence"]
+
+
+def test_copies_straddling_a_rounding_boundary_are_found():
+    """Values on either side of where rounding to a few digits would cut (1.2345649999995 and 1.2345650000004,
+    9.9999999995 and 10.0000000004, -0.5 +- 1e-12) are one value; zero equals only zero, -0.0 included, and a
+    value never equals its negative."""
+    mem = pd.DataFrame({"a": [1.2345649999995, 9.9999999995, -0.5 - 1e-12, 0.0, 7.0, 3.0],
+                        "b": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "c": list("pqrstu"), "y": [0, 1, 0, 1, 0, 1]})
+    non = pd.DataFrame({"a": [1.2345650000004, 10.0000000004, -0.5 + 1e-12, -0.0, 1e-300, -7.0, 3.0],
+                        "b": [1.0, 2.0 * (1 + 9e-7), 3.0, 4.0, 4.0, 5.0, 6.0], "c": list("pqrsstu"),
+                        "y": [0, 1, 0, 1, 1, 0, 1]})
+    d = find_duplicates(mem, non, label="y")
+    assert d.cross_exact_members.tolist() == [True, True, True, True, False, True]
+    assert d.cross_exact_nonmembers.tolist() == [True, True, True, True, False, False, True]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_copies_within_rounding_agree_with_comparing_every_pair(seed):
+    """On tables whose numbers are a few values each shifted by less than rounding or by a thousandth (values
+    within rounding of one another form cliques, so no chain links records that are not copies), the masks equal
+    a comparison of every pair, whatever the order of the records."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(40, 80))
+
+    def number(size):
+        shift = rng.choice([0.0, 1e-9, -3e-7, 1e-3], size)
+        return rng.choice([-2.5, 0.75, 1.0, 1e6], size) * (1 + shift)
+
+    df = pd.DataFrame({"a": number(n), "b": rng.choice(["x", "y"], n), "c": number(n), "y": rng.integers(0, 2, n)})
+    n1 = n // 2
+    d = find_duplicates(df.iloc[:n1], df.iloc[n1:], label="y")
+    A = df.to_numpy(object)
+
+    def close(u, v):
+        return u == v or abs(u - v) <= 1e-6 * min(abs(u), abs(v))
+
+    same = np.array([[close(A[i, 0], A[j, 0]) and A[i, 1] == A[j, 1] and close(A[i, 2], A[j, 2]) and A[i, 3] == A[j, 3]
+                      for j in range(n)] for i in range(n)])
+    np.fill_diagonal(same, False)
+    M, N = slice(0, n1), slice(n1, None)
+    assert (d.member_exact == same[M, M].any(1)).all()
+    assert (d.cross_exact_members == same[M, N].any(1)).all()
+    assert (d.cross_exact_nonmembers == same[N, M].any(1)).all()
+    assert d.cross_exact_members.any() and not d.cross_exact_members.all()
+
+
+def test_a_chain_of_copies_within_rounding_is_one_group_and_large_tables_stay_fast():
+    """Records linked pair by pair (each within rounding of the next, the ends not) are one group, whichever record
+    comes first, and records within rounding in each column apart but not in all at once are not; and 200,000 records of 20 columns (a fifth of them copies within rounding) take seconds."""
+    import time
+
+    chain = pd.DataFrame({"a": [1.0, 1 + 8e-7, 1 + 1.6e-6], "y": [0, 0, 0]})
+    for order in ([0, 1, 2], [2, 0, 1], [1, 2, 0]):
+        c = find_duplicates(chain.iloc[order], chain.iloc[:0], label="y").counts()
+        assert (c["member_groups"], c["largest_group"], c["member_copies"]) == (1, 3, 2)
+    # in each column, each value is within rounding of the next, but of the three pairs only (b, c) is in both
+    crossed = pd.DataFrame({"a": [1.0, 1 + 6e-7, 1 + 1.2e-6], "b": [1 + 1.2e-6, 1.0, 1 + 6e-7], "y": [0, 0, 0]})
+    d = find_duplicates(crossed, crossed.iloc[:0], label="y")
+    assert d.member_exact.tolist() == [False, True, True] and d.counts()["largest_group"] == 2
+
+    rng = np.random.default_rng(4)
+    mem = pd.DataFrame(rng.normal(size=(100_000, 20)), columns=[f"x{i}" for i in range(20)]).assign(y=1)
+    non = pd.concat([mem.iloc[:20_000] * (1 + 1e-9), pd.DataFrame(rng.normal(size=(80_000, 21)), columns=mem.columns)])
+    start = time.perf_counter()
+    c = find_duplicates(mem, non, label="y").counts()
+    assert c["members_in_nonmembers"] == c["nonmembers_in_members"] == 20_000
+    assert time.perf_counter() - start < 30

@@ -11,17 +11,21 @@ counts them; it makes no check (the verdict's family is unchanged) and writes a 
 Definitions, on the records as the audit read them (every column, the label included, compared by value; a
 missing value equals a missing value):
 
-* **exact duplicates**: records equal in every column;
+* **exact duplicates** (copies): records equal in every column, a number equal to any number within rounding of it
+  (relative 1e-6: ``|a - b| <= 1e-6 * min(|a|, |b|)``, so a value and the same value times 1 + 1e-9 are one value;
+  zero only equals zero); records linked by a chain of such pairs are one group;
 * **near duplicates**: records with the same label that differ in exactly one feature column (Hamming distance 1
-  over the feature columns), by any amount; a record counted among the exact duplicates is not counted again
-  among the near ones.
+  over the feature columns, values as read), by any amount; a record counted among the exact duplicates is not
+  counted again among the near ones.
 
 Cost: one 64-bit hash per column and record (:func:`pandas.util.hash_pandas_object`), combined into a row key;
-exact duplicates share a row key, and for each feature column the key with that column left out buckets the
-records equal in every other column (a sort per column), among the records that can have a near duplicate at all
-(those that share half their columns with another): at most O(n d log n) for n records of d columns, no pairwise
-comparison. Two different rows share a 64-bit key with probability about 2**-64 per pair (about 1e-10 for 50,000
-records).
+records equal as read share a row key. Copies within rounding are sought among the distinct records whose other
+columns are equal (:func:`_copy_keys`): one sort per numeric column splits those groups where consecutive values
+are not within rounding, until no column splits one, and only the pairs left in a group are compared. For each
+feature column the key with that column left out buckets the records equal in every other column (a sort per
+column), among the records that can have a near duplicate at all (those that share half their columns with
+another): at most O(n d log n) for n records of d columns, no comparison of every pair. Two different rows share a
+64-bit key with probability about 2**-64 per pair (about 1e-10 for 50,000 records).
 """
 
 from __future__ import annotations
@@ -65,6 +69,68 @@ def _column_hashes(frame: pd.DataFrame, columns: list[int]):
         hashed = pd.util.hash_array(block.ravel(order="F")).reshape(len(js), len(frame))
         for j, h in zip(js, hashed):
             yield j, _mixed(h, j)
+
+
+#: relative difference within which two numbers are one value (module docstring)
+RTOL = 1e-6
+
+
+def _is_number(dtype) -> bool:
+    """Whether a column of ``dtype`` is compared within rounding (a real number; booleans are exact)."""
+    return (pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+            and not pd.api.types.is_complex_dtype(dtype))
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether numbers are one value within rounding, a missing value equal to a missing value."""
+    with np.errstate(invalid="ignore"):
+        return (a == b) | (np.abs(a - b) <= RTOL * np.minimum(np.abs(a), np.abs(b))) | (np.isnan(a) & np.isnan(b))
+
+
+def _copy_keys(frame: pd.DataFrame, key: np.ndarray, fixed: np.ndarray) -> np.ndarray:
+    """``key`` (the row keys) with each group of copies within rounding given one key (one of its records').
+
+    ``fixed``: the row key over the columns compared exactly. Among the distinct records, a group of equal
+    ``fixed`` is split, one numeric column at a time, where its values sorted are not within rounding of the next
+    (in one column, values within rounding of each other are never split apart); this repeats until no column
+    splits a group. A pair left is within rounding; in a larger group each pair is compared, every column."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    numeric = [j for j, dt in enumerate(frame.dtypes) if _is_number(dt)]
+    _, rows, inverse = np.unique(key, return_index=True, return_inverse=True)
+    cls = np.unique(fixed[rows], return_inverse=True)[1]
+    live = np.flatnonzero(np.bincount(cls)[cls] > 1)  # distinct records (positions in ``rows``) that may have a copy
+    split = bool(numeric)
+    while split and len(live):
+        split = False
+        for j in numeric:
+            v = frame.iloc[rows[live], j].to_numpy(np.float64, na_value=np.nan)
+            order = np.lexsort((v, cls[live]))
+            c, v = cls[live][order], v[order]
+            new = np.r_[True, c[1:] != c[:-1]]
+            n_before = int(new.sum())
+            new[1:] |= ~_close(v[1:], v[:-1])
+            cls[live[order]] = np.cumsum(new) - 1
+            split |= int(new.sum()) > n_before
+            live = live[np.bincount(cls[live])[cls[live]] > 1]
+            if not len(live):
+                break
+    live = live[np.argsort(cls[live], kind="stable")]
+    size = np.bincount(cls[live])[cls[live]]
+    a, b = list(live[size == 2][0::2]), list(live[size == 2][1::2])  # a pair left together is within rounding
+    big = live[size > 2]
+    values = frame.iloc[rows[big], numeric].to_numpy(np.float64, na_value=np.nan)
+    for i in range(len(big)):
+        end = np.searchsorted(cls[big], cls[big[i]], side="right")  # the rest of its group: i + 1 to end
+        linked = big[i + 1:end][_close(values[i + 1:end], values[i]).all(axis=1)]
+        a += [big[i]] * len(linked)
+        b += list(linked)
+    if not a:
+        return key
+    _, comp = connected_components(coo_matrix((np.ones(len(a)), (a, b)), shape=(len(rows),) * 2), directed=False)
+    _, first = np.unique(comp, return_index=True)  # each group's first distinct record (``rows`` is in key order)
+    return key[rows[first[comp]]][inverse]
 
 
 def _in_groups(keys: np.ndarray) -> np.ndarray:
@@ -156,10 +222,12 @@ def row_keys(frames: list[pd.DataFrame]) -> list[np.ndarray]:
     hashed alike in all of them (an integer column in one table and a float column in another become one dtype):
     two records share a key when they are exact duplicates, as :func:`find_duplicates` defines them."""
     frame = pd.concat(frames, ignore_index=True)
-    key = np.zeros(len(frame), np.uint64)
-    for _, h in _column_hashes(frame, list(range(frame.shape[1]))):
+    key, fixed = np.zeros(len(frame), np.uint64), np.zeros(len(frame), np.uint64)
+    for j, h in _column_hashes(frame, list(range(frame.shape[1]))):
         key += h
-    return np.split(key, np.cumsum([len(f) for f in frames])[:-1])
+        if not _is_number(frame.dtypes.iloc[j]):
+            fixed += h
+    return np.split(_copy_keys(frame, key, fixed), np.cumsum([len(f) for f in frames])[:-1])
 
 
 def find_duplicates(members: pd.DataFrame, nonmembers: pd.DataFrame, *, label: str) -> Duplicates:
@@ -180,22 +248,28 @@ def find_duplicates(members: pd.DataFrame, nonmembers: pd.DataFrame, *, label: s
     cols = list(frame.columns)
     features = [j for j, c in enumerate(cols) if c != label]
     first_half = set(features[:len(features) // 2])
-    key, first, second = (np.zeros(len(frame), np.uint64) for _ in range(3))
+    key, fixed, first, second = (np.zeros(len(frame), np.uint64) for _ in range(4))
     for j, h in _column_hashes(frame, list(range(len(cols)))):
         key += h
+        if not _is_number(frame.dtypes.iloc[j]):
+            fixed += h
         if cols[j] == label or j in first_half:
             first += h
         if cols[j] == label or j not in first_half:
             second += h
     candidates = np.flatnonzero(_in_groups(first) | _in_groups(second))
     near = (key[candidates] - h for _, h in _column_hashes(frame.iloc[candidates], features))
-    return Duplicates(len(members), key, near, candidates)
+    return Duplicates(len(members), _copy_keys(frame, key, fixed), near, candidates)
 
 
 #: the definitions in one line, as results.json's section states them
-DEFINITION = ("exact: equal in every column, the label included; near: the same label and exactly one feature column "
-              "different (by any amount), not already exact; values compared as read, a missing value equal to a "
-              "missing value")
+DEFINITION = ("exact: equal in every column, the label included, numbers within rounding (relative 1e-6: |a - b| "
+              "<= 1e-6 min(|a|, |b|)); near: the same label and exactly one feature column different (by any "
+              "amount, other columns equal as read), not already exact; a missing value equal to a missing value")
+
+
+#: how the sentence says what "identical" allows
+_ROUNDING = "within rounding (relative 1e-6)"
 
 
 def _n(k: int, one: str, many: str | None = None) -> str:
@@ -210,24 +284,26 @@ def _sentence(c: dict) -> str:
             f"same label, one column different) among the members and {_n(c['members_near_nonmembers'], 'member')} "
             "among the non-members")
     if not exact:
-        return (f"No two of the {n1:,} members are identical and none is identical to one of the {n0:,} "
-                f"non-members, so each per-record figure refers to a unique record; {near}"
+        return (f"No two of the {n1:,} members are identical (every column equal, numbers {_ROUNDING}) and none "
+                f"is identical to one of the {n0:,} non-members, so each per-record figure refers to a unique "
+                f"record; {near}"
                 + ("." if not (c["members_near"] or c["members_near_nonmembers"]) else
                    ": such a member's PDTP and DTP-1 understate what the model learnt of it, as its near twin "
                    "teaches the model much the same."))
     parts = []
     if c["members_repeated"]:
         parts.append(f"{_n(c['members_repeated'], 'member')} of the {n1:,} {'is' if c['members_repeated'] == 1 else 'are'}"
-                     f" repeated among the members ({_n(c['member_groups'], 'group')} of identical records, the "
-                     f"largest of {c['largest_group']:,}; {_n(c['member_copies'], 'copy', 'copies')} beyond the "
+                     f" repeated among the members ({_n(c['member_groups'], 'group')} of identical records, numbers "
+                     f"{_ROUNDING}, the largest of {c['largest_group']:,}; "
+                     f"{_n(c['member_copies'], 'copy', 'copies')} beyond the "
                      "first of each): their PDTP and DTP-1 refer to a record that is not unique (leaving one copy "
                      "out leaves the others in the training data, so the figures understate what the model learnt "
                      "of it)")
     if c["members_in_nonmembers"]:
         parts.append(f"{_n(c['members_in_nonmembers'], 'member')} {'is' if c['members_in_nonmembers'] == 1 else 'are'}"
-                     f" identical to {_n(c['nonmembers_in_members'], 'non-member')}: their membership is "
-                     "undecidable (the same record is on both sides, so every attack gives both the same score) and the "
-                     "attacks look weaker than they are")
+                     f" identical to {_n(c['nonmembers_in_members'], 'non-member')} (every column equal, numbers "
+                     f"{_ROUNDING}): their membership is undecidable (the same record is on both sides, so every "
+                     "attack gives both the same score) and the attacks look weaker than they are")
     return "; ".join(parts) + f"; {near}."
 
 
