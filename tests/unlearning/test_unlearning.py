@@ -179,3 +179,141 @@ def test_too_few_records_is_not_measurable(case):
     assert r.outcome == "inconclusive" and r.records == []
     assert {c.status for c in r.checks} == {"not measurable"}
     assert "too few" in r.checks[0].sentence
+
+
+def _forest_case(n_estimators=30):
+    """A random forest inside a Pipeline, on 4 features whose first mostly decides the label: far from the
+    boundary every tree votes alike."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(3)
+
+    def table(n):
+        X = rng.normal(size=(n, 4))
+        return pd.DataFrame(X, columns=COLS[:4]).assign(y=(X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int))
+
+    def fit(df):
+        forest = RandomForestClassifier(n_estimators=n_estimators, max_features=None, random_state=0)
+        return make_pipeline(StandardScaler(), forest).fit(df[COLS[:4]], df["y"])
+
+    forget, retain, non = table(50), table(200), table(300)
+    return forget, retain, non, fit(pd.concat([forget, retain])), fit(retain)
+
+
+def test_forest_in_a_pipeline_is_scored_by_its_vote_logit_and_every_record_left_out_is_counted():
+    forget, retain, non, before, after = _forest_case(30)
+    p_y = after.predict_proba(forget[COLS[:4]])[np.arange(50), forget["y"]]
+    assert (p_y == 1).any()  # unanimous votes: LiRA's clipped logit would be about 100 there
+    r = unlearning_check(before, after, forget, retain, non, label="y", reference_models=4)
+    bound = np.log(2 * 30 + 1)  # the empirical vote logit of 30 trees lies in [-ln 61, ln 61]
+    assert all(abs(x.phi_after) <= bound + 1e-9 for x in r.records)
+    assert all(abs(r.records[i].phi_after - bound) < 1e-9 for i in np.flatnonzero(p_y == 1))
+    left = sum(x.p_value is None for x in r.records)
+    assert 0 < left < 50
+    rec = next(c for c in r.checks if c.id == "unlearning.after.records")
+    assert f"of {50 - left} forget records" in rec.sentence
+    assert f"left out: {left} of the 50 forget records" in rec.sentence
+    assert "seed changed none" in rec.sentence and "deterministic" not in rec.sentence
+
+
+def test_after_the_same_model_as_before_warns(case, files, capsys):
+    with pytest.warns(UserWarning, match=r"after \(the given LogisticRegression\) is the same model as before"):
+        _check(case, case["before"], case["before"])
+    (files / "copy.skops").write_bytes((files / "before.skops").read_bytes())
+    assert main(["unlearning-check", *_args(files, **{"--after": files / "copy.skops",
+                                                      "--out": files / "same"})]) == 0
+    err = capsys.readouterr().err
+    assert "warning: UserWarning: after (" in err and "copy.skops) is the same model as before (" in err
+    assert "the same bytes; nothing was unlearned" in err
+
+
+def _forest_gold_case(seed):
+    """A random forest (30 trees) on the synthetic table: the before-model, a genuine retraining on the retain set
+    (another seed) and a model of the same recipe trained on other records (the non-members)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(seed)
+    forget, retain, non = _table(rng, 100), _table(rng, 200), _table(rng, 200)
+
+    def fit(df, s):
+        return RandomForestClassifier(n_estimators=30, random_state=s).fit(df[COLS], df["y"])
+
+    return forget, retain, non, fit(pd.concat([forget, retain]), 0), fit(retain, 7), fit(non, 7)
+
+
+def _gold(forget, retain, non, before, retrained):
+    r = unlearning_check(before, retrained, forget, retain, non, label="y", reference_models=8, retrained=retrained)
+    return r, next(c for c in r.checks if c.id == "unlearning.retrained.excess_signal")
+
+
+def test_retrained_is_judged_two_sided(case):
+    forget, retain, non, before, genuine, wrong = _forest_gold_case(0)
+    # truth known: trained on other records, it shows less forget signal than retraining, not more
+    r, gold = _gold(forget, retain, non, before, wrong)
+    assert gold.status == "not reproduced" and gold.interval[1] < 0 and "less forget signal" in gold.sentence
+    assert r.outcome == "inconclusive" and "do not reproduce" in r.finding
+    # truth known: a genuine retraining (another seed) is not refuted; its interval is wider than the tolerance
+    r, gold = _gold(forget, retain, non, before, genuine)
+    assert gold.interval[0] <= 0 <= gold.interval[1] and gold.status == "undecided"
+    assert r.outcome == "inconclusive" and "not shown to reproduce" in r.finding
+    # a deterministic recipe's genuine retraining is reproduced exactly
+    r = _check(case, case["before"], case["retrained"], retrained=case["retrained"])
+    gold = next(c for c in r.checks if c.id == "unlearning.retrained.excess_signal")
+    assert gold.status == "reproduced" and gold.interval == [0, 0] and r.outcome == "forgotten"
+
+
+@pytest.mark.slow
+def test_retrained_two_sided_over_seeds():
+    """Seeds 0-9 of the forest case: the model trained on other records is never taken for the gold standard (and
+    shown not to be, every time), a genuine retraining is never refuted."""
+    for seed in range(10):
+        forget, retain, non, before, genuine, wrong = _forest_gold_case(seed)
+        assert _gold(forget, retain, non, before, wrong)[1].status == "not reproduced", seed
+        assert _gold(forget, retain, non, before, genuine)[1].status != "not reproduced", seed
+
+
+def test_reference_models_are_bounded_and_within_the_work_budget(case, files, capsys):
+    from leakaudit.engine import using_work_budget
+
+    with pytest.raises(InvalidParameterError, match=r"reference_models must be in \[4, 10000\]; got 1000000000"):
+        _check(case, case["before"], case["retrained"], reference_models=10**9)
+    with using_work_budget(10**6), pytest.raises(InvalidParameterError,
+                                                 match="8 reference models .* over the work budget .* reference_models"):
+        _check(case, case["before"], case["retrained"])
+    assert main(["unlearning-check", *_args(files, **{"--reference-models": "1000000000",
+                                                      "--out": files / "many"})]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["leakaudit: error: --reference-models must be in [4, 10000]; got 1000000000"]
+    assert not (files / "many").exists()
+
+
+def test_a_retain_set_of_one_class_is_refused(case):
+    pool = pd.concat([case["forget"], case["retain"]], ignore_index=True)
+    forget, retain = pool[pool["y"] == 1], pool[pool["y"] == 0]
+    with pytest.raises(InvalidInputError, match=r"retain holds one class of label column 'y', '0': the forget set "
+                                                r"holds every record of '1'"):
+        unlearning_check(case["before"], case["retrained"], forget, retain, case["nonmembers"], label="y")
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"seed": 3}, r"unknown argument\(s\) seed \(the seed is random_state\)"),
+    ({"n_models": 8}, r"unknown argument\(s\) n_models"),
+    ({"random_state": True}, "random_state must be Integral"),
+    ({"random_state": "3"}, "random_state must be Integral"),
+    ({"random_state": -1}, r"random_state must be in \[0"),
+    ({"reference_models": 8.0}, "reference_models must be Integral"),
+    ({"confidence": True}, "confidence must be Real"),
+    ({"label": None}, "label must be the name of the label column"),
+])
+def test_library_arguments_are_strict(case, kw, words):
+    with pytest.raises(InvalidParameterError, match=words):
+        unlearning_check(case["before"], case["retrained"], case["forget"], case["retain"], case["nonmembers"],
+                         **{"label": "y", "reference_models": 4, **kw})
+
+
+def test_numpy_numbers_in_range_are_taken(case):
+    r = _check(case, case["before"], case["retrained"], reference_models=np.int64(4), random_state=np.int32(1),
+               confidence=np.float32(0.95), tolerance=np.float64(0.05))
+    assert r.reference_models == 4 and r.random_state == 1 and r.outcome == "forgotten"

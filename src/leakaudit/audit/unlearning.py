@@ -8,7 +8,9 @@ test.
 Scores and reference models
 ---------------------------
 Every model is scored on each forget record and each non-member record by LiRA's logit-scaled confidence phi
-(Carlini et al. 2022, Sec. IV-B; :func:`leakaudit.membership.logit_scaled_confidence`). K reference models are
+(Carlini et al. 2022, Sec. IV-B; :func:`leakaudit.membership.logit_scaled_confidence`), or, where the before-model's
+probabilities are the mean of T votes (a random or extra-trees forest, bare or a Pipeline's final step), by the
+empirical vote logit the audit's LiRA uses (``votes=T``). K reference models are
 trained by the ``before`` model's own recipe (the learner :mod:`leakaudit.audit.target` retrains it with) on the
 retain set alone, with K seeds: K draws of the gold standard. Each record's phi is taken relative to the references'
 mean and scaled by their spread (LiRA's offline, per-record Gaussian; the spread is floored at its median, and a
@@ -39,7 +41,17 @@ For each forget record, the one-sided Student-t prediction p-value of phi_after(
 (a new draw from the gold standard lies below ``mean + t_{K-1} sd sqrt(1 + 1/K)``; Geisser 1993), Holm-adjusted over
 the forget records. The same test on the non-members is the negative control: flags count as evidence about the
 forget set only when they are more frequent among its records than among the non-members (one-sided Fisher exact
-test); otherwise ``after`` differs from retraining on records it never saw as much.
+test); otherwise ``after`` differs from retraining on records it never saw as much. A record to which every
+reference gives the same phi (a deterministic recipe; every tree of every forest voting alike) has no distribution
+to be tested against: it is left out of this test, and the check counts it and says why.
+
+The given retrained model
+-------------------------
+``retrained``, a model the owner retrained on the retain set, is judged two-sided: its excess over the references
+(the two-sided interval at the check's confidence) shown away from 0 either way, more forget signal or less (a model
+trained on other records), means the recipe does not reproduce it ("not reproduced"); the interval within
+``(-tolerance, tolerance)`` means it does ("reproduced"); anything else is "undecided". Only "reproduced" lets the
+references stand for the owner's gold standard; otherwise the verdict is "inconclusive".
 
 Verdict
 -------
@@ -52,6 +64,7 @@ a model that did not unlearn) and nothing shows it remembered; "inconclusive" ot
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -314,6 +327,83 @@ def _phi(probs: np.ndarray, y: np.ndarray, votes: int | None) -> np.ndarray:
     return logit_scaled_confidence(probs, y, votes=votes)
 
 
+def _votes(t) -> int | None:
+    """T where the model's probabilities are the mean of T votes: its learner's vote count, as the audit's LiRA
+    reads it, or for a Pipeline (retrained whole, so its learner declares none) that of its final step."""
+    from sklearn.pipeline import Pipeline
+
+    from ..learners import capabilities
+    from ..learners.sklearn import SklearnLearner
+
+    votes = capabilities(t.learner).votes
+    if votes is None and isinstance(t.model, Pipeline):
+        votes = capabilities(SklearnLearner(t.model.steps[-1][1])).votes
+    return votes
+
+
+def _warn_if_same(before, after, t_before, t_after) -> None:
+    """Warn where ``after`` gives ``before``'s probabilities on every record: the same model (files of the same
+    bytes, objects of the same serialisation), or one that behaves as it on these records."""
+    import hashlib
+    import warnings
+
+    from .digests import model_digest
+
+    if not (np.array_equal(t_before.probs_mem, t_after.probs_mem)
+            and np.array_equal(t_before.probs_non, t_after.probs_non)):
+        return
+
+    def fingerprint(m) -> str:
+        if isinstance(m, (str, Path)):
+            with open(m, "rb") as f:
+                return "file " + hashlib.file_digest(f, "sha256").hexdigest()
+        try:
+            return model_digest(m)
+        except LeakauditError:  # skops cannot serialise it: only the same object is known to be the same
+            return str(id(m))
+
+    def name(m) -> str:
+        return str(m) if isinstance(m, (str, Path)) else f"the given {type(m).__name__}"
+
+    n = len(t_before.probs_mem) + len(t_before.probs_non)
+    how = (f"gives the same probabilities as before ({name(before)}) on all {n:,} records"
+           if fingerprint(after) != fingerprint(before) else f"is the same model as before ({name(before)}): the same "
+           + ("bytes" if isinstance(after, (str, Path)) else "serialisation"))
+    warnings.warn(f"after ({name(after)}) {how}; nothing was unlearned", UserWarning, stacklevel=3)
+
+
+def _check_retain_classes(data, n_f: int) -> None:
+    """Refuse a retain set of one class (the forget set holding every record of the others): the reference models
+    would be trained on one class."""
+    held = np.unique(data.y_mem[n_f:])
+    if held.size < 2:
+        gone = [repr(data.class_names[c]) for c in np.setdiff1d(np.unique(data.y_mem[:n_f]), held)]
+        raise InvalidInputError(
+            f"retain holds one class of label column {data.label!r}, {data.class_names[held[0]]!r}: the forget set "
+            f"holds every record of {', '.join(gone)}, and a model retrained on retain alone cannot learn more "
+            "than one class; keep records of at least two classes in retain")
+
+
+#: the most reference models: beyond it the references' mean and spread, and the prediction interval's factor
+#: 1 + 1/K, change by less than 1e-4 of their values
+MAX_REFERENCE_MODELS = 10_000
+
+
+def _check_reference_cost(model, k: int, n_retain: int, n_features: int, n_scored: int, n_classes: int) -> None:
+    """Refuse, before any is trained, ``k`` reference models whose retraining (each fit as
+    :func:`.model_budget.model_costs` estimates it, at least a read of the retain rows) exceeds the work budget or
+    whose probabilities on the ``n_scored`` records exceed the memory budget."""
+    from ..engine import check_memory, check_work
+    from .model_budget import model_costs
+
+    per_fit = max(sum(c.work for c in model_costs(model, "before", n_retain)), float(n_retain) * n_features)
+    fix = "give fewer reference_models"
+    check_work(k * per_fit, f"{k:,} reference models (each the before-model's recipe on the {n_retain:,} retain "
+               "records)", fix=fix)
+    check_memory(8.0 * k * n_scored * n_classes, f"{k:,} reference models' probabilities on {n_scored:,} records "
+                 "would take", fix=fix)
+
+
 # -- the checks --------------------------------------------------------------------------------------------------
 
 
@@ -360,28 +450,34 @@ def _before_check(res: dict | None, *, conf: float, measurable: str) -> Unlearni
                            fix="more forget records or non-members; a forget set the model memorised more")
 
 
-def _record_check(p_forget: np.ndarray, p_non: np.ndarray, *, conf: float) -> tuple[UnlearningCheck, np.ndarray]:
-    """Per-record test over the forget records (Holm), with the non-members as negative control."""
+def _record_check(p_forget: np.ndarray, p_non: np.ndarray, *, conf: float,
+                  stochastic: bool) -> tuple[UnlearningCheck, np.ndarray]:
+    """Per-record test over the forget records (Holm), with the non-members as negative control; records the
+    references all score alike (NaN p-values) are left out, counted and said why (``stochastic``: whether the
+    recipe's seed matters)."""
     from ..dtp import holm_adjust
 
     cid, name = "unlearning.after.records", "forget records remembered"
     alpha = 1 - conf
     adj = np.full(p_forget.shape, np.nan)
-    ok = ~np.isnan(p_forget)
+    ok, okn = ~np.isnan(p_forget), ~np.isnan(p_non)
+    why = ("the recipe's seed changed none of their scores, as when every tree of every forest votes alike" if
+           stochastic else "retraining is deterministic")
+    left = "" if ok.all() and okn.all() else (
+        f"; left out: {int((~ok).sum())} of the {ok.size} forget records and {int((~okn).sum())} of the {okn.size} "
+        f"non-members, to each of which every reference model gives the same score, so that it has no distribution "
+        f"to be tested against ({why})")
     if not ok.any():
-        return UnlearningCheck(id=cid, name=name, status="not measurable",
-                               sentence="Not measurable: retraining is deterministic here (the reference models do "
-                                        "not vary), so no record has a distribution to be tested against.",
-                               fix="a recipe whose seed matters; the set-level test still applies"), adj
+        return UnlearningCheck(id=cid, name=name, status="not measurable", sentence=f"Not measurable{left}.",
+                               fix="the set-level test still applies"), adj
     adj[ok] = holm_adjust(p_forget[ok], int(ok.sum()))
     flagged = int((adj[ok] <= alpha).sum())
-    okn = ~np.isnan(p_non)
     control = int((holm_adjust(p_non[okn], int(okn.sum())) <= alpha).sum()) if okn.any() else 0
     # flags must be more frequent among the forget records than among the non-members (one-sided Fisher exact test)
     specific = stats.fisher_exact([[flagged, int(ok.sum()) - flagged], [control, int(okn.sum()) - control]],
                                   alternative="greater")[1] if flagged else 1.0
     nums = (f"{flagged} of {int(ok.sum())} forget records lie above their retrained distribution (Holm-adjusted "
-            f"p <= {alpha:.3g}); control: {control} of {int(okn.sum())} non-members do")
+            f"p <= {alpha:.3g}); control: {control} of {int(okn.sum())} non-members do{left}")
     if flagged and specific <= alpha:
         return UnlearningCheck(id=cid, name=name, status="remembered", value=flagged, confidence=conf,
                                p_value=float(np.nanmin(adj)),
@@ -396,22 +492,31 @@ def _record_check(p_forget: np.ndarray, p_non: np.ndarray, *, conf: float) -> tu
                            p_value=float(np.nanmin(adj)), sentence=f"No record flagged: {nums}."), adj
 
 
-def _gold_check(res: dict | None, *, conf: float) -> UnlearningCheck:
-    """Does the recipe reproduce the given retrained model (its excess over the references is not shown above 0)?"""
+def _gold_check(res: dict | None, *, conf: float, tolerance: float) -> UnlearningCheck:
+    """Does the recipe reproduce the given retrained model? Two-sided: ``res`` holds its excess over the references
+    with bounds at ``1 - (1 - conf) / 2`` each, a two-sided interval at ``conf``."""
     cid, name = "unlearning.retrained.excess_signal", "retrained model against the recipe"
     if res is None:
         return UnlearningCheck(id=cid, name=name, status="not measurable",
                                sentence="Not measurable: too few records or reference models.",
                                fix="give more forget records and non-members")
-    nums = (f"excess {res['excess']:+.3f} AUC over the recipe's retrained models, lower bound {res['lower']:+.3f} "
-            f"at {100 * conf:.3g}%")
-    ok = res["lower"] <= 0
-    return UnlearningCheck(id=cid, name=name, status="reproduced" if ok else "not reproduced", value=res["excess"],
-                           interval=[res["lower"], res["upper"]], confidence=conf, p_value=res["p_value"],
-                           sentence=(f"The given retrained model is consistent with the recipe's ({nums})." if ok else
-                                     f"The given retrained model shows more forget signal than the recipe's retrained "
-                                     f"models ({nums}): they are not the gold standard it is."),
-                           fix="" if ok else "retrain the gold standard with the before-model's recipe")
+    lo, hi, se = res["lower"], res["upper"], res["se"]
+    p_two_sided = float(2 * stats.norm.sf(abs(res["excess"]) / se)) if se > 0 else float(res["excess"] == 0)
+    nums = (f"excess {res['excess']:+.3f} AUC over the recipe's retrained models, interval [{lo:+.3f}, {hi:+.3f}] at "
+            f"{100 * conf:.3g}%")
+    if lo > 0 or hi < 0:
+        status, fix = "not reproduced", "retrain the gold standard with the before-model's recipe on the retain set"
+        sentence = (f"The given retrained model shows {'more' if lo > 0 else 'less'} forget signal than the recipe's "
+                    f"retrained models ({nums}): they are not the gold standard it is.")
+    elif -tolerance < lo and hi < tolerance:
+        status, fix = "reproduced", ""
+        sentence = f"The recipe reproduces the given retrained model within {tolerance:g} AUC both ways ({nums})."
+    else:
+        status, fix = "undecided", "more forget records or non-members narrow the interval"
+        sentence = (f"Neither shown to differ from the recipe's retrained models nor within {tolerance:g} AUC of "
+                    f"them both ways ({nums}).")
+    return UnlearningCheck(id=cid, name=name, status=status, value=res["excess"], interval=[lo, hi],
+                           threshold=tolerance, confidence=conf, p_value=p_two_sided, sentence=sentence, fix=fix)
 
 
 def _decide(checks: dict[str, UnlearningCheck], tolerance: float) -> tuple[str, str]:
@@ -421,6 +526,9 @@ def _decide(checks: dict[str, UnlearningCheck], tolerance: float) -> tuple[str, 
     if gold is not None and gold.status == "not reproduced":
         return "inconclusive", ("the recipe's retrained models do not reproduce the given retrained model, so they "
                                 "are not the gold standard to compare with; " + gold.fix)
+    if gold is not None and gold.status != "reproduced":
+        return "inconclusive", ("the recipe's retrained models are not shown to reproduce the given retrained model "
+                                f"({gold.status}), so they may not be the gold standard to compare with; {gold.fix}")
     if after.status == "remembered" or rec.status == "remembered":
         which = " and ".join(c.name for c in (after, rec) if c.status == "remembered")
         return "not forgotten", (f"{which} shows the forget set is still told apart from records never trained "
@@ -439,9 +547,9 @@ def _decide(checks: dict[str, UnlearningCheck], tolerance: float) -> tuple[str, 
 # -- the function -------------------------------------------------------------------------------------------------
 
 
-def unlearning_check(before, after, forget, retain, nonmembers, *, label: str, retrained=None,
+def unlearning_check(before, after, forget, retain, nonmembers, *, label: str | None = None, retrained=None,
                      reference_models: int = 16, tolerance: float = 0.05, confidence: float = 0.95,
-                     model_input: str = "auto", random_state: int = 0) -> UnlearningResult:
+                     model_input: str = "auto", random_state: int = 0, **unknown) -> UnlearningResult:
     """Is the forget set, after unlearning, as unknown to the model as to one retrained without it?
 
     Parameters
@@ -454,10 +562,11 @@ def unlearning_check(before, after, forget, retain, nonmembers, *, label: str, r
     label : str
         The label column.
     retrained : fitted estimator or model file, optional
-        A model the owner retrained on the retain set: checked against the recipe's retrained models (when they
-        do not reproduce it, the verdict is inconclusive).
+        A model the owner retrained on the retain set: checked two-sided against the recipe's retrained models
+        (unless they are shown to reproduce it, within ``tolerance`` both ways, the verdict is inconclusive).
     reference_models : int, default=16
-        Models retrained by ``before``'s recipe on the retain set (the gold standard's draws), at least 4.
+        Models retrained by ``before``'s recipe on the retain set (the gold standard's draws), 4 to
+        :data:`MAX_REFERENCE_MODELS`, their work within the work budget.
     tolerance : float, default=0.05
         The excess forget AUC over retraining within which the forget set counts as forgotten.
     confidence : float, default=0.95
@@ -465,24 +574,35 @@ def unlearning_check(before, after, forget, retain, nonmembers, *, label: str, r
     model_input : {"auto", "columns", "encoded"}, default="auto"
         What the models take, as in :func:`leakaudit.audit`.
     random_state : int, default=0
-        Seeds the reference models.
+        Seeds the reference models (the command line's ``--seed``), at least 0.
 
     Returns
     -------
     UnlearningResult
+
+    Raises
+    ------
+    LeakauditError
+        Bad input, in one line naming the argument, file or row: an unknown keyword, a setting out of range
+        (numpy numbers are taken; booleans and strings are not), a retain set of one class, reference models over
+        the work or memory budget.
     """
-    from .._validation import check_scalar
+    from .._validation import check_choice, check_scalar
     from ..learners import capabilities
     from .data import data_from_frames
 
-    check_scalar(reference_models, name="reference_models", kind=int, min_val=4)
-    check_scalar(tolerance, name="tolerance", min_val=0.0, max_val=0.5, include_min=False)
-    if not isinstance(confidence, float) or not 0.5 < confidence < 1:
-        raise InvalidParameterError(f"confidence must be a float in (0.5, 1); got {confidence!r}")
-    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
-        raise InvalidParameterError(f"random_state must be an int; got {random_state!r}")
-    if model_input not in ("auto", "columns", "encoded"):
-        raise InvalidParameterError(f"model_input must be auto, columns or encoded; got {model_input!r}")
+    if unknown:
+        hint = " (the seed is random_state)" if "seed" in unknown else ""
+        raise InvalidParameterError(f"unlearning_check() got unknown argument(s) {', '.join(sorted(unknown))}"
+                                    f"{hint}; it takes label, retrained, reference_models, tolerance, confidence, "
+                                    "model_input and random_state")
+    reference_models = int(check_scalar(reference_models, name="reference_models", kind=numbers.Integral, min_val=4,
+                                        max_val=MAX_REFERENCE_MODELS))
+    tolerance = float(check_scalar(tolerance, name="tolerance", min_val=0.0, max_val=0.5, include_min=False))
+    confidence = float(check_scalar(confidence, name="confidence", min_val=0.5, max_val=1.0, include_min=False,
+                                    include_max=False))
+    random_state = int(check_scalar(random_state, name="random_state", kind=numbers.Integral, min_val=0))
+    check_choice(model_input, name="model_input", choices=("auto", "columns", "encoded"))
     given = {n: _table(v, n) for n, v in (("forget", forget), ("retain", retain), ("nonmembers", nonmembers))}
     frames = {n: g[0] for n, g in given.items()}
     _check_tables(frames, label)
@@ -493,16 +613,18 @@ def unlearning_check(before, after, forget, retain, nonmembers, *, label: str, r
     except LeakauditError as exc:  # data_from_frames names forget + retain "members"
         raise type(exc)(re.sub(r"(?<![\w-])members\b", "forget or retain", str(exc))) from None
     _check_forget_in_training(data, n_f)
+    _check_retain_classes(data, n_f)
     t_before = _target(before, data, "before", model_input)
     t_after = _target(after, data, "after", model_input)
     t_gold = None if retrained is None else _target(retrained, data, "retrained", model_input)
+    _warn_if_same(before, after, t_before, t_after)
 
     planned = 3 + (t_gold is not None)
     conf = 1 - (1 - confidence) / planned
     y = np.r_[data.y_mem[:n_f], data.y_non]
     is_forget = np.r_[np.ones(n_f, int), np.zeros(n_n, int)]
     learner = t_before.learner
-    votes = capabilities(learner).votes if learner is not None else None
+    votes = _votes(t_before)
 
     def phi(t) -> np.ndarray:
         return _phi(np.vstack([t.probs_mem[:n_f], t.probs_non]), y, votes)
@@ -519,6 +641,7 @@ def unlearning_check(before, after, forget, retain, nonmembers, *, label: str, r
     phi_refs = None
     if not measurable:
         X_mem, X_non, _ = t_before.inputs(data)
+        _check_reference_cost(t_before.model, reference_models, n_r, X_mem.shape[1], n_f + n_n, data.n_classes)
         seeds = spawn_seeds(random_state, reference_models)
         retain_rows = np.arange(n_f, n_f + n_r)
         ref_probs = learner.fit_predict_many(X_mem, data.y_mem, [retain_rows] * reference_models, seeds,
@@ -526,15 +649,16 @@ def unlearning_check(before, after, forget, retain, nonmembers, *, label: str, r
         phi_refs = _phi(ref_probs, y, votes)
         res_after = excess_forget_signal(phi(t_after), phi_refs, is_forget, confidence=conf)
         res_before = excess_forget_signal(phi(t_before), phi_refs, is_forget, confidence=conf)
-        if t_gold is not None:
-            res_gold = excess_forget_signal(phi(t_gold), phi_refs, is_forget, confidence=conf)
+        if t_gold is not None:  # two-sided: bounds at 1 - (1 - conf) / 2 each
+            res_gold = excess_forget_signal(phi(t_gold), phi_refs, is_forget, confidence=(1 + conf) / 2)
     checks = {"set": _set_check(res_after, which="unlearned", tolerance=tolerance, conf=conf,
                                 measurable=measurable),
               "before": _before_check(res_before, conf=conf, measurable=measurable)}
     records: list[ForgetRecord] = []
     if phi_refs is not None:
         p = record_p_values(phi(t_after), phi_refs)
-        checks["records"], adj = _record_check(p[:n_f], p[n_f:], conf=conf)
+        checks["records"], adj = _record_check(p[:n_f], p[n_f:], conf=conf,
+                                               stochastic=capabilities(learner).stochastic)
         names = _forget_names(given["forget"], n_f)
         mean, sd, pa = phi_refs.mean(axis=0), phi_refs.std(axis=0, ddof=1), phi(t_after)
         records = [ForgetRecord(record=names[i], phi_after=pa[i], phi_reference_mean=mean[i],
@@ -547,11 +671,11 @@ def unlearning_check(before, after, forget, retain, nonmembers, *, label: str, r
                                             status="not measurable", sentence=measurable,
                                             fix="give more forget records and non-members")
     if t_gold is not None:
-        checks["gold"] = _gold_check(res_gold, conf=conf)
+        checks["gold"] = _gold_check(res_gold, conf=conf, tolerance=tolerance)
     outcome, finding = _decide(checks, tolerance)
     models = {"before": t_before.description, "after": t_after.description,
               "reference": (f"{reference_models} models retrained by the before-model's recipe on the {n_r} retain "
-                            f"records, seeds spawned from {int(random_state)}") if learner is not None else "none"}
+                            f"records, seeds spawned from {random_state}") if learner is not None else "none"}
     if t_gold is not None:
         models["retrained"] = t_gold.description
     aucs = {n: _plain_auc(phi(t), is_forget, confidence) for n, t in
@@ -562,8 +686,7 @@ def unlearning_check(before, after, forget, retain, nonmembers, *, label: str, r
     return UnlearningResult(outcome=outcome, finding=finding[0].upper() + finding[1:] + ".", confidence=confidence,
                             check_confidence=conf, n_planned=planned, checks=list(checks.values()),
                             tolerance=tolerance, reference_models=reference_models, n_forget=n_f, n_retain=n_r,
-                            n_nonmembers=n_n, models=models, auc=aucs, records=records,
-                            random_state=int(random_state))
+                            n_nonmembers=n_n, models=models, auc=aucs, records=records, random_state=random_state)
 
 
 def _plain_auc(phi: np.ndarray, is_forget: np.ndarray, confidence: float) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
@@ -14,6 +15,10 @@ __all__ = ["HELP", "register"]
 #: ``leakaudit --help``'s line for the command
 HELP = {"unlearning-check": "Verify unlearning: is the forget set, after unlearning, as unknown to the model as "
                             "to one retrained without it? (forgotten / not forgotten / inconclusive)"}
+
+#: the library's names of the settings, as this command's flags (its messages name them)
+_FLAGS = {"reference_models": "--reference-models", "tolerance": "--tolerance", "confidence": "--confidence",
+          "model_input": "--model-input", "random_state": "--seed"}
 
 
 def register(app: typer.Typer) -> None:
@@ -31,11 +36,11 @@ def register(app: typer.Typer) -> None:
                                                                   "distribution neither model trained on."),
         label: str = typer.Option(..., "--label", help="The label column."),
         retrained: Path = typer.Option(None, "--retrained",
-                                       help="A model retrained on the retain set, checked against the recipe's "
-                                            "retrained models. [default: none; the recipe's models alone]"),
+                                       help="A model retrained on the retain set, checked two-sided against the "
+                                            "recipe's retrained models. [default: none; the recipe's models alone]"),
         reference_models: int = typer.Option(16, "--reference-models",
                                              help="Models retrained by the before-model's recipe on the retain set "
-                                                  "(at least 4)."),
+                                                  "(4 to 10,000, within the work budget)."),
         tolerance: float = typer.Option(0.05, "--tolerance",
                                         help="Excess forget AUC over retraining within which the set counts as "
                                              "forgotten."),
@@ -48,13 +53,18 @@ def register(app: typer.Typer) -> None:
         from .._interrupt import on_interrupt
         from .._results import check_output_folder, write_json_atomic
         from ..audit.unlearning import unlearning_check as check
+        from ..exceptions import InvalidParameterError
 
         check_output_folder(out)
         with on_interrupt("unlearning-check", outputs=[out / "unlearning.json"], doing="starting") as progress:
             progress.step(f"retraining {reference_models} reference models and testing")
-            result = check(before, after, forget, retain, nonmembers, label=label, retrained=retrained,
-                           reference_models=reference_models, tolerance=tolerance, confidence=confidence,
-                           model_input=model_input, random_state=seed)
+            try:
+                result = check(before, after, forget, retain, nonmembers, label=label, retrained=retrained,
+                               reference_models=reference_models, tolerance=tolerance, confidence=confidence,
+                               model_input=model_input, random_state=seed)
+            except InvalidParameterError as exc:
+                raise type(exc)(re.sub(r"\b(" + "|".join(_FLAGS) + r")\b", lambda m: _FLAGS[m.group(1)],
+                                       str(exc))) from None
             progress.step("writing the results")
             write_json_atomic(out / "unlearning.json", result.to_dict())
         for line in result.summary():
