@@ -351,7 +351,7 @@ def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer,
     """:func:`audit` of a causal language model given in memory: the command line's language-model audit
     (:func:`leakaudit.audit.lm_stage.lm_audit`) on these texts and models; ``call``: the call as the record shows
     it."""
-    from ..lm.load import wrap_causal_lm
+    from ..lm.load import check_reference, wrap_causal_lm
     from .lm_stage import LMTexts, lm_audit
 
     bad = sorted(k for k, v in other.items() if v is not None)
@@ -372,6 +372,8 @@ def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer,
     texts = LMTexts(mem, non, ["members"] * len(mem) + ["nonmembers"] * len(non),
                     np.r_[np.arange(len(mem)), np.arange(len(non))] + 1,
                     {"members": "the members given in memory", "nonmembers": "the non-members given in memory"})
+    lm = wrap_causal_lm(model, tokenizer, device=cfg.device, source="from memory",
+                        mismatch=("tokenizer", "the model", "give the model's own tokenizer"))
     refs = []
     pairs = [] if references is None else list(references) if isinstance(references, (list, tuple)) else [references]
     for i, r in enumerate(pairs):
@@ -382,8 +384,7 @@ def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer,
         refs.append(wrap_causal_lm(ref_model, ref_tok, device=cfg.device, source="from memory (a reference model)",
                                    mismatch=(f"the tokenizer of references[{i}]", f"references[{i}]",
                                              "give each reference model with its own tokenizer as a pair")))
-    lm = wrap_causal_lm(model, tokenizer, device=cfg.device, source="from memory",
-                        mismatch=("tokenizer", "the model", "give the model's own tokenizer"))
+        check_reference(lm, refs[-1], f"references[{i}]", "model")
     memory = {"model": model, "tokenizer": tokenizer, "members": members, "non-members": nonmembers,
               **{f"reference model {i + 1}": r.model for i, r in enumerate(refs)},
               **{f"tokenizer of reference model {i + 1}": r.tokenizer for i, r in enumerate(refs)

@@ -116,12 +116,16 @@ def _threads() -> int:
 
 
 def _load(cfg: AuditConfig):
-    from ..lm.load import load_causal_lm
+    from ..lm.load import check_reference, load_causal_lm
 
     if cfg.model_dir is None:  # scores only
         return None, []
     lm = load_causal_lm(cfg.model_dir, cfg.tokenizer, device=cfg.device)
-    refs = [load_causal_lm(d, what="reference model directory", device=cfg.device) for d in cfg.reference_dir or []]
+    refs = []
+    for d in cfg.reference_dir or []:  # the model's own folder is not read again: it is refused
+        same = Path(d).resolve() == Path(cfg.model_dir).resolve()
+        refs.append(lm if same else load_causal_lm(d, what="reference model directory", device=cfg.device))
+        check_reference(lm, refs[-1], f"`reference_dir` {d}", f"`model_dir` {cfg.model_dir}")
     return lm, refs
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from .._extras import require
 from ..exceptions import DataFileError, InvalidInputError, UnsafeFileError, UnsupportedError
 
-__all__ = ["LoadedLM", "load_causal_lm", "wrap_causal_lm", "load_tokenizer", "context_length"]
+__all__ = ["LoadedLM", "load_causal_lm", "wrap_causal_lm", "load_tokenizer", "context_length", "check_reference"]
 
 #: file names of pickle checkpoints (torch.save, pickle), refused unopened
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
@@ -231,3 +231,17 @@ def wrap_causal_lm(model: Any, tokenizer: Any, *, device: str = "cpu", source: s
     desc = (f"{arch} ({n_par / 1e6:.2f}M parameters, vocabulary {n_emb:,}, context {ctx or 'unbounded'}) {source}"
             + (f", on {dev}" if dev != "cpu" else ""))
     return LoadedLM(model=model, tokenizer=tokenizer, context_length=ctx, description=desc, n_parameters=n_par)
+
+
+def check_reference(lm: LoadedLM, ref: LoadedLM, name: str, model_name: str) -> None:
+    """Refuse a reference model (``name``) with the audited model's (``model_name``) own weights: the same folder
+    or object given twice, or a copy. Its scores would equal the model's, so every reference attack would find no
+    signal whatever the model learnt, and the audit would ask for more texts that could never decide it."""
+    import torch
+
+    a, b = lm.model.state_dict(), ref.model.state_dict()
+    if ref.model is lm.model or (a.keys() == b.keys() and all(
+            a[k].shape == b[k].shape and torch.equal(a[k], b[k].to(a[k].device)) for k in a)):
+        raise InvalidInputError(f"{name} holds the same weights as {model_name}: a reference model must be another "
+                                "model (e.g. the base before fine-tuning); against itself the model shows no signal, "
+                                "whatever it learnt")
