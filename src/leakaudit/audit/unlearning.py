@@ -342,8 +342,8 @@ def _votes(t) -> int | None:
 
 
 def _warn_if_same(before, after, t_before, t_after) -> None:
-    """Warn where ``after`` gives ``before``'s probabilities on every record: the same model (files of the same
-    bytes, objects of the same serialisation), or one that behaves as it on these records."""
+    """Warn where ``after`` gives ``before``'s probabilities on every record, saying whether it is the same model
+    (files of the same bytes, objects of the same serialisation, :func:`.digests.model_digest`)."""
     import hashlib
     import warnings
 
@@ -366,9 +366,9 @@ def _warn_if_same(before, after, t_before, t_after) -> None:
         return str(m) if isinstance(m, (str, Path)) else f"the given {type(m).__name__}"
 
     n = len(t_before.probs_mem) + len(t_before.probs_non)
-    how = (f"gives the same probabilities as before ({name(before)}) on all {n:,} records"
-           if fingerprint(after) != fingerprint(before) else f"is the same model as before ({name(before)}): the same "
-           + ("bytes" if isinstance(after, (str, Path)) else "serialisation"))
+    same = "bytes" if isinstance(after, (str, Path)) else "serialisation"
+    how = (f"is the same model as before ({name(before)}): the same {same}" if fingerprint(after) == fingerprint(before)
+           else f"gives the same probabilities as before ({name(before)}) on all {n:,} records")
     warnings.warn(f"after ({name(after)}) {how}; nothing was unlearned", UserWarning, stacklevel=3)
 
 
@@ -450,23 +450,19 @@ def _before_check(res: dict | None, *, conf: float, measurable: str) -> Unlearni
                            fix="more forget records or non-members; a forget set the model memorised more")
 
 
-def _record_check(p_forget: np.ndarray, p_non: np.ndarray, *, conf: float,
-                  stochastic: bool) -> tuple[UnlearningCheck, np.ndarray]:
+def _record_check(p_forget: np.ndarray, p_non: np.ndarray, *, conf: float) -> tuple[UnlearningCheck, np.ndarray]:
     """Per-record test over the forget records (Holm), with the non-members as negative control; records the
-    references all score alike (NaN p-values) are left out, counted and said why (``stochastic``: whether the
-    recipe's seed matters)."""
+    references all score alike (NaN p-values) are left out, counted and said why."""
     from ..dtp import holm_adjust
 
     cid, name = "unlearning.after.records", "forget records remembered"
     alpha = 1 - conf
     adj = np.full(p_forget.shape, np.nan)
     ok, okn = ~np.isnan(p_forget), ~np.isnan(p_non)
-    why = ("the recipe's seed changed none of their scores, as when every tree of every forest votes alike" if
-           stochastic else "retraining is deterministic")
     left = "" if ok.all() and okn.all() else (
         f"; left out: {int((~ok).sum())} of the {ok.size} forget records and {int((~okn).sum())} of the {okn.size} "
-        f"non-members, to each of which every reference model gives the same score, so that it has no distribution "
-        f"to be tested against ({why})")
+        "non-members, to each of which every reference model gives the same score (the seed changed none of them: "
+        "a deterministic recipe, or every tree voting alike), so that it has no distribution to be tested against")
     if not ok.any():
         return UnlearningCheck(id=cid, name=name, status="not measurable", sentence=f"Not measurable{left}.",
                                fix="the set-level test still applies"), adj
@@ -523,12 +519,10 @@ def _decide(checks: dict[str, UnlearningCheck], tolerance: float) -> tuple[str, 
     """The outcome and its one sentence from the checks."""
     after, rec, before = checks["set"], checks["records"], checks["before"]
     gold = checks.get("gold")
-    if gold is not None and gold.status == "not reproduced":
-        return "inconclusive", ("the recipe's retrained models do not reproduce the given retrained model, so they "
-                                "are not the gold standard to compare with; " + gold.fix)
     if gold is not None and gold.status != "reproduced":
-        return "inconclusive", ("the recipe's retrained models are not shown to reproduce the given retrained model "
-                                f"({gold.status}), so they may not be the gold standard to compare with; {gold.fix}")
+        how = "do not reproduce" if gold.status == "not reproduced" else f"are not shown to reproduce ({gold.status})"
+        return "inconclusive", (f"the recipe's retrained models {how} the given retrained model, so they are not "
+                                f"known to be the gold standard to compare with; {gold.fix}")
     if after.status == "remembered" or rec.status == "remembered":
         which = " and ".join(c.name for c in (after, rec) if c.status == "remembered")
         return "not forgotten", (f"{which} shows the forget set is still told apart from records never trained "
@@ -588,7 +582,6 @@ def unlearning_check(before, after, forget, retain, nonmembers, *, label: str | 
         the work or memory budget.
     """
     from .._validation import check_choice, check_scalar
-    from ..learners import capabilities
     from .data import data_from_frames
 
     if unknown:
@@ -657,8 +650,7 @@ def unlearning_check(before, after, forget, retain, nonmembers, *, label: str | 
     records: list[ForgetRecord] = []
     if phi_refs is not None:
         p = record_p_values(phi(t_after), phi_refs)
-        checks["records"], adj = _record_check(p[:n_f], p[n_f:], conf=conf,
-                                               stochastic=capabilities(learner).stochastic)
+        checks["records"], adj = _record_check(p[:n_f], p[n_f:], conf=conf)
         names = _forget_names(given["forget"], n_f)
         mean, sd, pa = phi_refs.mean(axis=0), phi_refs.std(axis=0, ddof=1), phi(t_after)
         records = [ForgetRecord(record=names[i], phi_after=pa[i], phi_reference_mean=mean[i],
