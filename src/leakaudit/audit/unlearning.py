@@ -41,17 +41,12 @@ For each forget record, the one-sided Student-t prediction p-value of phi_after(
 (a new draw from the gold standard lies below ``mean + t_{K-1} sd sqrt(1 + 1/K)``; Geisser 1993), Holm-adjusted over
 the forget records. The same test on the non-members is the negative control: flags count as evidence about the
 forget set only when they are more frequent among its records than among the non-members (one-sided Fisher exact
-test); otherwise ``after`` differs from retraining on records it never saw as much. A record to which every
-reference gives the same phi (a deterministic recipe; every tree of every forest voting alike) has no distribution
-to be tested against: it is left out of this test, and the check counts it and says why.
+test); otherwise ``after`` differs from retraining on records it never saw as much. A record every reference
+scores alike has no distribution: it is left out, counted and said why.
 
-The given retrained model
--------------------------
-``retrained``, a model the owner retrained on the retain set, is judged two-sided: its excess over the references
-(the two-sided interval at the check's confidence) shown away from 0 either way, more forget signal or less (a model
-trained on other records), means the recipe does not reproduce it ("not reproduced"); the interval within
-``(-tolerance, tolerance)`` means it does ("reproduced"); anything else is "undecided". Only "reproduced" lets the
-references stand for the owner's gold standard; otherwise the verdict is "inconclusive".
+The owner's ``retrained`` model is judged on the two-sided interval of its excess: away from 0 either way (more
+forget signal, or less: a model trained on other records) it is "not reproduced", within ``(-tolerance, tolerance)``
+"reproduced", else "undecided"; only "reproduced" lets the verdict be other than "inconclusive".
 
 Verdict
 -------
@@ -91,7 +86,7 @@ class UnlearningCheck(Result):
     """One check of the unlearning verdict.
 
     ``value``: the measured excess (an AUC difference) or the number of records flagged; ``interval``: its one-sided
-    lower and upper bounds, each at ``confidence``; ``threshold``: the tolerance it is judged against (None: 0 only);
+    lower and upper bounds, each at ``confidence`` (the retrained model's: a two-sided interval at ``confidence``); ``threshold``: the tolerance it is judged against (None: 0 only);
     ``status``: what it showed; ``sentence``: that in words with the numbers; ``fix``: for "not measurable" or
     "undecided", what would decide it.
     """
@@ -232,7 +227,7 @@ def excess_forget_signal(phi_model, phi_refs, is_forget, *, confidence: float = 
 
 def record_p_values(phi_model, phi_refs) -> np.ndarray:
     """One-sided Student-t prediction p-values that each record's ``phi_model`` is a draw of its K references'
-    (higher = more member-like). NaN where the references do not vary (a deterministic recipe)."""
+    (higher = more member-like). NaN where the references do not vary (a deterministic recipe; unanimous votes)."""
     phi_model = np.asarray(phi_model, float)
     phi_refs = np.asarray(phi_refs, float)
     k = len(phi_refs)
@@ -577,9 +572,8 @@ def unlearning_check(before, after, forget, retain, nonmembers, *, label: str | 
     Raises
     ------
     LeakauditError
-        Bad input, in one line naming the argument, file or row: an unknown keyword, a setting out of range
-        (numpy numbers are taken; booleans and strings are not), a retain set of one class, reference models over
-        the work or memory budget.
+        Bad input (an unknown keyword, a setting out of range, a retain set of one class, reference models over the
+        work or memory budget) in one line naming the argument, file or row; numpy numbers in range are taken.
     """
     from .._validation import check_choice, check_scalar
     from .data import data_from_frames
