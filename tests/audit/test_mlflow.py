@@ -1,14 +1,21 @@
 """MLflow (issue 67): an audit logged as a run, read back through MLflow's own client from a real local tracking store
 (a SQLite file), and models registered in MLflow audited by their URI: safe flavours read from their own files,
-pickled ones refused in one line saying why, from the MLmodel file alone."""
+pickled ones refused in one line saying why, from the MLmodel file alone. Issue 83: the store checked before the
+audit starts (one line, exit status 2, the backend's whole message), nothing written outside --out, the settings as
+parameters, logging into or under an existing run, a logging failure after the audit (exit status 5, the verdict
+still said), and -q silencing MLflow's own lines."""
 
 import json
+import socket
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from leakaudit.exceptions import UnsafeFileError, UnsupportedError
+from leakaudit.exceptions import InvalidParameterError, UnsafeFileError, UnsupportedError
 
 
 # --- the flavour decision: the MLmodel file alone (no MLflow needed) ---------------------------------------------
@@ -110,7 +117,7 @@ def test_log_to_mlflow_read_back_through_mlflows_client(store, tmp_path, monkeyp
         assert run.data.tags[f"leakaudit.check.{c.id}"] == c.status
         if c.interval is not None and all(np.isfinite(c.interval)):
             assert (run.data.metrics[f"{c.id}.low"], run.data.metrics[f"{c.id}.high"]) == pytest.approx(c.interval)
-    assert run.data.params["profile"] == "smoke"
+    assert run.data.params["leakaudit.profile"] == "smoke"
     names = sorted(a.path for a in client.list_artifacts(run_id, "leakaudit"))
     assert names == ["leakaudit/evidence.json", "leakaudit/report.html", "leakaudit/results.json"]
     res.save(tmp_path / "saved")
@@ -173,3 +180,196 @@ def test_cli_audits_registered_models_by_uri_and_logs_the_run(store, tmp_path, c
     assert rc == 2 and err.count("\n") == 1 and "never unpickles" in err and "pickle" in err, err
     assert not (tmp_path / "p").exists()
     assert not list(tmp_path.glob("mlflow.db")) and not (tmp_path / "mlruns").exists()  # only the store named
+
+
+# --- the store, checked before the audit (issue 83) ---------------------------------------------------------------
+
+def _closed_port() -> int:
+    """A local port nothing listens on (bound, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _unusable_stores(tmp_path):
+    """(URI, words of the one line) of stores MLflow cannot use, and what each must not create."""
+    (tmp_path / "junk.db").write_bytes(b"not a database " * 100)
+    return {
+        "unknown scheme": ("bogus://x", "unsupported URI 'bogus://x'"),
+        # MLflow 3 refuses a file store: its whole message, the fix it names at the end included
+        "file store": ((tmp_path / "store").as_uri(), "set `MLFLOW_ALLOW_FILE_STORE=true` to opt out"),
+        "sqlite, no folder": (f"sqlite:///{tmp_path / 'missing' / 'dir' / 'm.db'}", "the folder"),
+        "sqlite, not a database": (f"sqlite:///{tmp_path / 'junk.db'}", "file is not a database"),
+        "server not listening": (f"http://127.0.0.1:{_closed_port()}", "Connection refused"),
+    }
+
+
+@pytest.mark.parametrize("case", ["unknown scheme", "file store", "sqlite, no folder", "sqlite, not a database",
+                                  "server not listening"])
+def test_an_unusable_store_is_refused_before_the_audit(case, tmp_path, capsys, monkeypatch):
+    """One line naming --mlflow and its URI with the backend's whole message, exit status 2, within seconds (a
+    server is not retried for minutes), before any record is read: no --out folder, nothing in the working folder,
+    no folder of a mistyped SQLite path created."""
+    pytest.importorskip("mlflow")
+    from leakaudit.cli import main
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    uri, words = _unusable_stores(tmp_path)[case]
+    start = time.monotonic()
+    rc = main(["audit", "--profile", "smoke", "--out", str(tmp_path / "out"), "-q", "--mlflow", uri])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and f"--mlflow {uri}" in err and words in err, err
+    assert time.monotonic() - start < 60
+    assert not (tmp_path / "out").exists() and not (tmp_path / "missing").exists() and not list(work.iterdir())
+
+
+def test_a_model_uri_without_a_store_is_refused_not_created(tmp_path, capsys, monkeypatch):
+    """MLflow 3's default store would be a new mlflow.db in the working folder: refused, saying to pass --mlflow."""
+    pytest.importorskip("mlflow")
+    from leakaudit.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    for args in (["--model", "models:/m/1"], ["--mlflow"]):
+        rc = main(["audit", "--profile", "smoke", "--out", str(tmp_path / "out"), "-q"] + args)
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1 and "give one with --mlflow" in err, err
+    assert not list(tmp_path.iterdir())
+
+
+def test_run_options_name_a_run_only_with_a_store():
+    """--mlflow-run and --mlflow-nested say where in a store the audit goes: without --mlflow (or nested without
+    a run) they are refused, as the TOML keys are."""
+    from leakaudit.audit.config import make_run_options
+
+    for kwargs, words in (({"mlflow_run": "abc"}, "give `mlflow`"), ({"mlflow_nested": True}, "give `mlflow`"),
+                          ({"mlflow": "sqlite:///m.db", "mlflow_nested": True}, "give `mlflow_run`")):
+        with pytest.raises(InvalidParameterError, match=words):
+            make_run_options(**kwargs)
+    assert make_run_options(mlflow="sqlite:///m.db", mlflow_run="abc", mlflow_nested=True).mlflow_nested
+
+
+def _cli(tmp_path, *args):
+    """``leakaudit audit`` in a fresh process (MLflow sets up its loggers when first imported): (status, stderr)."""
+    code = "import sys; from leakaudit.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run([sys.executable, "-c", code, "audit", "--profile", "smoke", "--out", str(tmp_path / "out"),
+                           *args], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    return done.returncode, done.stderr
+
+
+def test_quiet_silences_mlflows_own_lines_and_an_unknown_run_is_refused(tmp_path):
+    """A new SQLite store makes MLflow log INFO lines while it creates its tables (test_without_quiet_mlflow_speaks):
+    not under -q. A --mlflow-run that the store does not hold is one line, exit status 2, before the audit."""
+    pytest.importorskip("mlflow")
+    rc, err = _cli(tmp_path, "-q", "--mlflow", f"sqlite:///{tmp_path / 'm.db'}", "--mlflow-run", "nope")
+    assert rc == 2 and err.count("\n") == 1 and "no run 'nope' to log into" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_without_quiet_mlflow_speaks(tmp_path):
+    """What -q silences (test_quiet_silences_mlflows_own_lines_and_an_unknown_run_is_refused) is there without it."""
+    pytest.importorskip("mlflow")
+    rc, err = _cli(tmp_path, "--mlflow", f"sqlite:///{tmp_path / 'm.db'}", "--mlflow-run", "nope")
+    assert rc == 2 and "INFO mlflow" in err, err
+
+
+# --- what a run holds, and where it goes (issue 83) ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    """An audit of a logistic regression on 150 members and 150 non-members, saved: (result, folder, model)."""
+    import leakaudit
+    from sklearn.linear_model import LogisticRegression
+
+    mem, non = _tables()
+    model = LogisticRegression().fit(mem[["a", "b", "c"]], mem["label"])
+    res = leakaudit.audit(model, mem, non, label="label", profile="smoke", random_state=0, removal=False)
+    return res, res.save(tmp_path_factory.mktemp("audit") / "saved"), model
+
+
+@pytest.mark.slow
+def test_the_settings_sizes_and_models_digest_are_parameters(store, audited):
+    from leakaudit.audit.digests import model_digest
+    from leakaudit.audit.mlflow_log import log_audit_folder
+
+    uri, client, _ = store
+    res, folder, model = audited
+    params = client.get_run(log_audit_folder(res, folder, tracking_uri=uri)).data.params
+    assert {k: params[f"leakaudit.{k}"] for k in ("policy", "profile", "seed", "n_members", "n_nonmembers")} == {
+        "policy": res.verdict.policy, "profile": "smoke", "seed": "0", "n_members": "150", "n_nonmembers": "150"}
+    thresholds = {k: v for k, v in res.verdict.thresholds.items() if v is not None}
+    assert thresholds and {k: float(params[f"leakaudit.threshold.{k}"]) for k in thresholds} == thresholds
+    assert params["leakaudit.model_sha256"] == model_digest(model)
+
+
+@pytest.mark.slow
+def test_an_audit_is_logged_into_the_training_run_or_under_it(store, audited):
+    """--mlflow-run: into the run itself, which keeps its own parameters (a "seed" of its own too) and status;
+    nested: a new child run in its experiment. A deleted run is refused before anything is logged."""
+    from leakaudit.audit.mlflow_log import check_store, log_audit_folder
+
+    uri, client, _ = store
+    res, folder, _ = audited
+    exp = client.get_experiment_by_name("leakaudit").experiment_id
+    train = client.create_run(exp, run_name="training").info.run_id
+    client.log_param(train, "seed", "42")
+    assert log_audit_folder(res, folder, tracking_uri=uri, run_id=train) == train
+    run = client.get_run(train)
+    assert run.info.status == "RUNNING" and run.data.params["seed"] == "42"
+    assert run.data.params["leakaudit.seed"] == "0" and run.data.tags["leakaudit.verdict"] == res.outcome
+    assert [a.path for a in client.list_artifacts(train, "leakaudit")] == [
+        "leakaudit/evidence.json", "leakaudit/report.html", "leakaudit/results.json"]
+    child = client.get_run(log_audit_folder(res, folder, tracking_uri=uri, run_id=train, nested=True))
+    assert child.info.run_id != train and child.data.tags["mlflow.parentRunId"] == train
+    assert child.info.experiment_id == exp and child.info.status == "FINISHED"
+    with pytest.raises(InvalidParameterError, match="nested=True"):
+        log_audit_folder(res, folder, tracking_uri=uri, nested=True)
+    client.delete_run(train)
+    with pytest.raises(InvalidParameterError, match=f"the run {train} is deleted"):
+        check_store(uri, run_id=train)
+
+
+@pytest.mark.slow
+def test_a_new_sqlite_store_keeps_artifacts_beside_it(audited, tmp_path, monkeypatch):
+    """A store leakaudit's logging creates the experiment in keeps its artifacts beside the database, not in the
+    working folder (MLflow's ./mlruns)."""
+    from leakaudit.audit.mlflow_log import log_audit_folder
+
+    res, folder, _ = audited
+    (tmp_path / "store").mkdir()
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    log_audit_folder(res, folder, tracking_uri=f"sqlite:///{tmp_path / 'store' / 'm.db'}")
+    assert not list((tmp_path / "work").iterdir())
+    assert len(list((tmp_path / "store" / "mlartifacts").rglob("results.json"))) == 1
+
+
+@pytest.mark.slow
+def test_a_logging_failure_after_the_audit_still_says_the_verdict(tmp_path, capsys, monkeypatch):
+    """The store breaks while the audit runs (its file overwritten): the folder is written, the verdict said on
+    stdout, the failure in one line on stderr, exit status 5 (not 2: the audit itself stands)."""
+    pytest.importorskip("mlflow")
+    import leakaudit.audit.pipeline as pipeline
+    from leakaudit.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "m.db"
+    real = pipeline.run_audit
+
+    def breaks_the_store(*args, **kwargs):
+        res = real(*args, **kwargs)
+        db.write_bytes(b"not a database " * 100)
+        return res
+
+    monkeypatch.setattr(pipeline, "run_audit", breaks_the_store)
+    rc = main(["audit", "--profile", "smoke", "--no-removal", "--n-members", "150", "--n-nonmembers", "150", "--out",
+               str(tmp_path / "out"), "-q", "--mlflow", f"sqlite:///{db}"])
+    out = capsys.readouterr()
+    assert rc == 5, out.err
+    assert "verdict: " in out.out and (tmp_path / "out" / "results.json").is_file()
+    lines = out.err.splitlines()
+    assert len(lines) == 1 and "logging it to MLflow failed" in lines[0] and "file is not a database" in lines[0]

@@ -561,6 +561,14 @@ class AuditConfig(BaseModel):
         except InvalidParameterError:
             raise ValueError(f"must be {DEVICE_CHOICES}") from None
 
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _integer_seed(cls, v: Any) -> int:
+        try:
+            return check_seed(v)
+        except InvalidParameterError as exc:  # the message is prefixed with the key already
+            raise ValueError(str(exc).removeprefix("seed ")) from None
+
     @field_validator("sensitive", mode="before")
     @classmethod
     def _comma_separated(cls, v: Any) -> Any:
@@ -687,13 +695,29 @@ class RunOptions(BaseModel):
                           "training, naming the estimate and the budget (docs/input.md). None: "
                           "`$LEAKAUDIT_WORK_BUDGET`, else 1e13, one to two hours of one core.")
 
-    mlflow: Annotated[str | None, Flag("--mlflow", default="none: not logged; the flag alone: MLFLOW_TRACKING_URI, "
-                                                       "else MLflow's default")] = Field(
+    mlflow: Annotated[str | None, Flag("--mlflow", default="none: not logged; the flag alone: "
+                                                       "MLFLOW_TRACKING_URI")] = Field(
         None, description="Log the audit as an MLflow run at this tracking URI (the `mlflow` extra): the verdict as a "
-                          "tag, each check's value and interval as metrics, results.json, evidence.json and "
-                          "report.html as artifacts (docs/api.md, \"Logging to MLflow\"). The same store resolves a "
-                          "`model` given as `models:/NAME/VERSION` or `runs:/RUN_ID/PATH` (docs/input.md). "
-                          "`\"MLFLOW_TRACKING_URI\"`: MLflow's default store.")
+                          "tag, each check's value and interval as metrics, the settings, sizes and model's digest as "
+                          "parameters, results.json, evidence.json and report.html as artifacts (docs/api.md, "
+                          "\"Logging to MLflow\"). The store is checked before the audit starts; a logging failure "
+                          "after it is exit status 5 (docs/input.md). The same store resolves a `model` given as "
+                          "`models:/NAME/VERSION` or `runs:/RUN_ID/PATH`. `\"MLFLOW_TRACKING_URI\"`: that "
+                          "variable's store.")
+    mlflow_run: Annotated[str | None, Flag("--mlflow-run", default="none: a new run")] = Field(
+        None, description="Log into this existing MLflow run (the run that trained the model, say) of the store "
+                          "`mlflow` names, instead of a new run.")
+    mlflow_nested: Annotated[bool, Flag("--mlflow-nested/--no-mlflow-nested")] = Field(
+        False, description="Log a new MLflow run nested under `mlflow_run` (its child, in its experiment).")
+
+    @model_validator(mode="after")
+    def _mlflow_run(self) -> "RunOptions":
+        """`mlflow_run` and `mlflow_nested` say where in the store `mlflow` names the audit is logged."""
+        if self.mlflow is None and (self.mlflow_run or self.mlflow_nested):
+            raise ValueError("`mlflow_run` and `mlflow_nested` say where in MLflow the audit is logged: give `mlflow`")
+        if self.mlflow_nested and self.mlflow_run is None:
+            raise ValueError("`mlflow_nested` makes the audit's run a child of a run: give `mlflow_run`")
+        return self
 
     @field_validator("memory_budget", "work_budget")
     @classmethod
@@ -709,6 +733,19 @@ class RunOptions(BaseModel):
             except InvalidParameterError as exc:  # the message is prefixed with the key already
                 raise ValueError(str(exc).removeprefix(f"{info.field_name} ")) from None
         return v
+
+
+def check_seed(value: Any, name: str = "seed") -> int:
+    """An audit's seed (``name``: how the message names it): an int or a numpy integer, at least 0. A bool or a
+    text is refused, not read as 1 or parsed: ``seed=True`` or ``random_state="0"`` is a mistake to name."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        from .._validation import shown
+
+        raise InvalidParameterError(f"{name} must be an integer of at least 0 (an int or a numpy integer); got "
+                                    f"{shown(value)} ({type(value).__name__})")
+    return int(value)
 
 
 #: The audit seed's child seeds, one per stage, so stages do not share streams (the tabular plan's slots,

@@ -3,9 +3,10 @@
 :func:`log_to_mlflow` (``AuditResult.log_to_mlflow``, ``leakaudit audit --mlflow [URI]``) logs one run: the verdict
 as the tag ``leakaudit.verdict``, each check's status as a tag, its value, interval ends and p-value as metrics
 (``<check id>``, ``<check id>.low``, ``<check id>.high``, ``<check id>.p_value``; a check without a value logs none),
-the profile and seed as parameters, and results.json, evidence.json and report.html as artifacts (under
-``leakaudit/``). records.csv is not logged: it holds the audited records' own values, and a tracking server is
-often shared more widely than the audit's folder.
+the settings as parameters (:func:`run_contents`), and results.json, evidence.json and report.html as artifacts
+(under ``leakaudit/``). records.csv is not logged: it holds the audited records' own values, and a tracking server
+is often shared more widely than the audit's folder. The run is new, a child of a given run, or a given run itself
+(the run that trained the model, say). :func:`check_store` checks the store (and that run) before an audit starts.
 
 :func:`model_from_uri` makes a ``models:/NAME/VERSION`` (or ``models:/NAME@ALIAS``) or ``runs:/RUN_ID/PATH`` URI a
 local model file leakaudit reads, deciding from the model's MLmodel file alone, before anything else is fetched:
@@ -20,6 +21,8 @@ refused in one line saying why: loading it would run code the file chooses. The 
 from __future__ import annotations
 
 import contextlib
+import io
+import logging
 import math
 import os
 import re
@@ -28,9 +31,10 @@ from pathlib import Path, PurePosixPath
 
 from .._extras import require
 from .._validation import clip
-from ..exceptions import InvalidParameterError, UnsafeFileError, UnsupportedError
+from ..exceptions import InvalidParameterError, LeakauditError, UnsafeFileError, UnsupportedError
 
-__all__ = ["log_to_mlflow", "log_audit_folder", "model_from_uri", "is_model_uri", "ARTIFACTS"]
+__all__ = ["log_to_mlflow", "log_audit_folder", "check_store", "quiet_mlflow", "model_from_uri", "is_model_uri",
+           "ARTIFACTS"]
 
 #: the audit's files logged as artifacts (records.csv is not: it holds the records' own values)
 ARTIFACTS = ("results.json", "evidence.json", "report.html")
@@ -46,13 +50,89 @@ def is_model_uri(text) -> bool:
     return isinstance(text, str) and _URI.fullmatch(text) is not None
 
 
-def _first_line(exc: Exception) -> str:
-    """An MLflow error's first line, clipped, for a one-line message."""
-    return clip(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 200)
+@contextlib.contextmanager
+def _backend(what: str, error=InvalidParameterError):
+    """Any error of MLflow or of its backends (SQLAlchemy's, the HTTP client's, the file system's) as ``error``:
+    ``what`` and the backend's whole message on one line (it often names the fix); leakaudit's own pass."""
+    try:
+        yield
+    except LeakauditError:
+        raise
+    except Exception as exc:
+        raise error(f"{what} ({' '.join(str(exc).split()) or type(exc).__name__})") from None
 
 
-def _mlflow(feature: str):
-    return require("mlflow", feature)
+@contextlib.contextmanager
+def _env(**values: str):
+    """The environment variables ``values`` set while the block runs (MLflow reads its settings there)."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+
+
+@contextlib.contextmanager
+def quiet_mlflow():
+    """MLflow's own INFO lines off (``leakaudit audit -q``): its logger at WARNING, and so set up by MLflow should
+    it be imported meanwhile."""
+    logger = logging.getLogger("mlflow")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        with _env(MLFLOW_LOGGING_LEVEL="WARNING"):
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def check_store(tracking_uri: str | None = None, *, run_id: str | None = None, name: str = "tracking_uri") -> str:
+    """The tracking store at ``tracking_uri``, checked before anything is run or written; returns its URI. None:
+    ``MLFLOW_TRACKING_URI`` (or ``mlflow.set_tracking_uri``'s), refused when neither is set (MLflow's own default
+    would create mlflow.db in the working folder). MLflow opens the store and lists one experiment (a server is
+    asked once, with a 10-second timeout, not retried for minutes); a SQLite file whose folder does not exist is
+    refused, not created. ``run_id``: a run the audit logs into or under, which must exist and not be deleted.
+    ``name``: the argument the messages name (``--mlflow`` on the command line)."""
+    require("mlflow", "an MLflow tracking store")
+    from mlflow.tracking import MlflowClient, get_tracking_uri, is_tracking_uri_set
+
+    if tracking_uri is None:
+        if not is_tracking_uri_set():
+            raise InvalidParameterError(f"no MLflow tracking store is named: give one with {name} (or set "
+                                        "MLFLOW_TRACKING_URI); MLflow's own default would create mlflow.db in the "
+                                        "working folder")
+        tracking_uri = get_tracking_uri()
+    where = f"{name} {clip(str(tracking_uri), 200)}"
+    with _backend(f"{where}: MLflow cannot use this tracking store"):
+        if str(tracking_uri).startswith("sqlite:"):
+            _check_sqlite(str(tracking_uri), where)
+        with _env(MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT="10"):
+            client = MlflowClient(tracking_uri=tracking_uri)
+            client.search_experiments(max_results=1)
+    if run_id is not None:
+        with _backend(f"{where}: no run {clip(str(run_id), 80)!r} to log into"):
+            stage = client.get_run(run_id).info.lifecycle_stage
+        if stage != "active":
+            raise InvalidParameterError(f"{where}: the run {run_id} is {stage}; MLflow logs nothing into it")
+    return tracking_uri
+
+
+def _check_sqlite(uri: str, where: str) -> None:
+    """A SQLite store's file opens (MLflow would retry for a minute and a half), in a folder that exists (MLflow
+    would create it)."""
+    import sqlite3
+
+    from sqlalchemy.engine import make_url
+
+    db = make_url(uri).database
+    if db and db != ":memory:":
+        if not Path(db).parent.is_dir():
+            raise InvalidParameterError(f"{where}: the folder {Path(db).parent} does not exist (leakaudit does not "
+                                        "create it): correct the path, or create the folder")
+        with contextlib.closing(sqlite3.connect(db)) as con:
+            con.execute("pragma schema_version")
 
 
 # -- logging ----------------------------------------------------------------------------------------------------------
@@ -66,9 +146,11 @@ def _finite(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def run_contents(result) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+def run_contents(result, evidence: dict) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
     """(metrics, tags, params) of the run ``result`` is logged as: each check's value, interval ends and p-value
-    (finite ones), the verdict and each check's status as tags, the profile and seed as parameters."""
+    (finite ones), the verdict and each check's status as tags; as parameters (each ``leakaudit.<name>``, apart
+    from a training run's own): the policy, every threshold (``threshold.<key>``), profile, seed, the numbers of
+    members and non-members, and the model's SHA-256 as ``evidence`` (evidence.json) records it."""
     metrics: dict[str, float] = {}
     tags = {"leakaudit.verdict": result.verdict.outcome, "leakaudit.version": str(result.leakaudit_version),
             "leakaudit.target": str(result.target.get("kind", "")), "leakaudit.created": str(result.created)}
@@ -79,20 +161,26 @@ def run_contents(result) -> tuple[dict[str, float], dict[str, str], dict[str, st
         for suffix, v in (("", c.value), (".low", ends[0]), (".high", ends[1]), (".p_value", c.p_value)):
             if _finite(v):
                 metrics[key + suffix] = float(v)
-    config = result.config
-    params = {"profile": str(config.get("profile")), "seed": str(config.get("seed"))}
-    return metrics, tags, params
+    v, config = result.verdict, result.config
+    params = {"policy": v.policy, "profile": config.get("profile"), "seed": config.get("seed"),
+              "n_members": result.data.get("n_members"), "n_nonmembers": result.data.get("n_nonmembers"),
+              **{f"threshold.{k}": t for k, t in v.thresholds.items()},
+              "model_sha256": next((f.get("sha256") for f in evidence.get("files", []) if f.get("role") == "model"),
+                                   None)}
+    return metrics, tags, {f"leakaudit.{k}": str(p) for k, p in params.items() if p is not None}
 
 
 def log_audit_folder(result, folder, *, tracking_uri: str | None = None, experiment: str = "leakaudit",
-                     run_name: str | None = None) -> str:
-    """Log ``result`` (an :class:`~leakaudit.audit.results.AuditResult`) as a new MLflow run, its files read from
-    ``folder`` (the audit's output folder, as ``leakaudit audit --out`` or ``AuditResult.save`` wrote it); return
-    the run's id. ``tracking_uri``: the tracking store (None: MLflow's own default, ``MLFLOW_TRACKING_URI``);
-    ``experiment``: created if missing."""
-    _mlflow("logging an audit to MLflow")
+                     run_name: str | None = None, run_id: str | None = None, nested: bool = False) -> str:
+    """Log ``result`` (an :class:`~leakaudit.audit.results.AuditResult`) to MLflow, its files read from ``folder``
+    (the audit's output folder, as ``leakaudit audit --out`` or ``AuditResult.save`` wrote it); return the run's id.
+    ``tracking_uri``: the tracking store (:func:`check_store`, checked first). The run: a new one in
+    ``experiment`` (created if missing; in a SQLite store, with its artifacts in ``mlartifacts`` beside the
+    database, not in the working folder), else the existing run ``run_id`` (it stays as it was, running or
+    finished), else with ``nested``, a new child run of ``run_id``, in its experiment."""
+    import json
+
     from mlflow.entities import Metric, Param, RunTag
-    from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
 
     folder = Path(folder)
@@ -101,34 +189,54 @@ def log_audit_folder(result, folder, *, tracking_uri: str | None = None, experim
         raise InvalidParameterError(f"the audit's folder {folder} has no {', '.join(missing)}")
     if not isinstance(experiment, str) or not experiment.strip():
         raise InvalidParameterError(f"experiment must be a non-empty name; got {experiment!r}")
-    metrics, tags, params = run_contents(result)
-    try:
+    if nested and run_id is None:
+        raise InvalidParameterError("nested=True makes the audit's run a child of run_id: give run_id")
+    tracking_uri = check_store(tracking_uri, run_id=run_id)
+    metrics, tags, params = run_contents(result, json.loads((folder / "evidence.json").read_text(encoding="utf-8")))
+    with _backend(f"MLflow refused the run at tracking URI {clip(tracking_uri, 200)}", UnsupportedError):
         client = MlflowClient(tracking_uri=tracking_uri)
-        exp = client.get_experiment_by_name(experiment)
-        exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment)
-        run = client.create_run(exp_id, run_name=run_name or f"leakaudit audit: {result.verdict.outcome}")
-        run_id = run.info.run_id
+        new = run_id is None or nested
+        if run_id is None:
+            exp = client.get_experiment_by_name(experiment)
+            exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment, _artifacts(
+                tracking_uri))
+        elif nested:
+            exp_id = client.get_run(run_id).info.experiment_id
+        if new:
+            run = client.create_run(exp_id, run_name=run_name or f"leakaudit audit: {result.verdict.outcome}",
+                                    tags={"mlflow.parentRunId": run_id} if run_id else {})
+            run_id = run.info.run_id
         client.log_batch(run_id, metrics=[Metric(k, v, 0, 0) for k, v in metrics.items()],
                          params=[Param(k, v) for k, v in params.items()],
                          tags=[RunTag(k, v) for k, v in tags.items()])
         for f in ARTIFACTS:
             client.log_artifact(run_id, str(folder / f), artifact_path=ARTIFACT_DIR)
-        client.set_terminated(run_id)
-    except MlflowException as exc:
-        raise UnsupportedError(f"MLflow refused the run ({_first_line(exc)}) "
-                               f"at tracking URI {tracking_uri or 'MLflow default'}") from None
+        if new:
+            with contextlib.redirect_stdout(io.StringIO()):  # a server's "View run" lines: stdout is the verdict's
+                client.set_terminated(run_id)
     return run_id
 
 
+def _artifacts(tracking_uri: str) -> str | None:
+    """Where a new experiment of a SQLite store keeps its artifacts: ``mlartifacts`` beside the database (None, for
+    another store: the store's own default)."""
+    from sqlalchemy.engine import make_url
+
+    db = make_url(tracking_uri).database if tracking_uri.startswith("sqlite:") else None
+    return (Path(db).resolve().parent / "mlartifacts").as_uri() if db and db != ":memory:" else None
+
+
 def log_to_mlflow(result, *, tracking_uri: str | None = None, experiment: str = "leakaudit",
-                  run_name: str | None = None) -> str:
-    """Log ``result`` as a new MLflow run (see the module docstring); return the run's id. Its files are written as
-    ``AuditResult.save`` writes them (:func:`~leakaudit.audit.output.save_result`), in a temporary folder."""
+                  run_name: str | None = None, run_id: str | None = None, nested: bool = False) -> str:
+    """Log ``result`` to MLflow (see the module docstring and :func:`log_audit_folder`); return the run's id. Its
+    files are written as ``AuditResult.save`` writes them (:func:`~leakaudit.audit.output.save_result`), in a
+    temporary folder."""
     from .output import save_result
 
     with tempfile.TemporaryDirectory(prefix="leakaudit-mlflow-") as tmp:
         folder = save_result(result, Path(tmp) / "audit")
-        return log_audit_folder(result, folder, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name)
+        return log_audit_folder(result, folder, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name,
+                                run_id=run_id, nested=nested)
 
 
 # -- models by URI ----------------------------------------------------------------------------------------------------
@@ -179,11 +287,10 @@ def _model_location(name: str, tracking_uri: str | None, where: str) -> str:
     """Where the artifacts of the model ``models:/<name>`` lie: a registered model's version (``NAME/VERSION``) or
     alias (``NAME@ALIAS``), or MLflow 3's logged-model id (``m-<32 hex>``), asked of the registry at
     ``tracking_uri`` (MLflow's own resolution of a models:/ URI would ask the process's default registry)."""
-    from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
-    try:
+    with _backend(f"{where}: MLflow has no such model"):
         if re.fullmatch(r"m-[0-9a-f]{32}", name):
             return client.get_logged_model(name).artifact_location
         m = re.fullmatch(r"(.+)/(\d+)", name) or re.fullmatch(r"(.+)@([\w\-]+)", name)
@@ -192,22 +299,18 @@ def _model_location(name: str, tracking_uri: str | None, where: str) -> str:
         version = m.group(2) if m.group(2).isdigit() else client.get_model_version_by_alias(m.group(1),
                                                                                           m.group(2)).version
         return client.get_model_version_download_uri(m.group(1), version)
-    except MlflowException as exc:
-        raise InvalidParameterError(f"{where}: MLflow has no such model "
-                                    f"({_first_line(exc)})") from None
 
 
 def _run_model_location(rest: str, tracking_uri: str | None, where: str) -> str:
     """Where the artifacts of the model ``runs:/<rest>`` (``RUN_ID/PATH``) lie: the run's artifacts under PATH, or
     (MLflow 3, which logs a model apart from its run) the model the run logged under the name PATH."""
-    from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
 
     run_id, _, path = rest.partition("/")
     if not run_id or not path:
         raise InvalidParameterError(f"{where}: not runs:/RUN_ID/PATH")
     client = MlflowClient(tracking_uri=tracking_uri)
-    try:
+    with _backend(f"{where}: MLflow has no such run or model"):
         run = client.get_run(run_id)
         search = getattr(client, "search_logged_models", None)  # MLflow 3
         models = [] if search is None else search(experiment_ids=[run.info.experiment_id],
@@ -216,37 +319,18 @@ def _run_model_location(rest: str, tracking_uri: str | None, where: str) -> str:
         if len(named) == 1:
             return named[0].artifact_location
         return f"{run.info.artifact_uri.rstrip('/')}/{path}"  # MLflow 2: the run's own artifacts
-    except MlflowException as exc:
-        raise InvalidParameterError(f"{where}: MLflow has no such run or model "
-                                    f"({_first_line(exc)})") from None
 
 
-@contextlib.contextmanager
-def _no_progress_bars():
-    """MLflow's download progress bars off (they would write to stderr, where an error is one line)."""
-    key = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
-    old = os.environ.get(key)
-    os.environ[key] = "false"
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = old
-
-
-def model_from_uri(uri: str, dst, *, tracking_uri: str | None = None) -> tuple[Path, str]:
+def model_from_uri(uri: str, dst, *, tracking_uri: str | None = None, name: str = "tracking_uri") -> tuple[Path, str]:
     """The local model file of the MLflow model at ``uri``, downloaded into the folder ``dst``, and its flavour
-    (:func:`choose_flavour`): the MLmodel file is fetched and read first, the model file only when its flavour is
-    safe."""
+    (:func:`choose_flavour`): the store is checked (:func:`check_store`; ``name``, the argument that names it), the
+    MLmodel file is fetched and read first, the model file only when its flavour is safe."""
     if not is_model_uri(uri):
         raise InvalidParameterError(f"model URI {clip(str(uri), 80)!r} is not models:/NAME/VERSION, models:/NAME@ALIAS "
                                     "or runs:/RUN_ID/PATH")
-    _mlflow("auditing a model by its MLflow URI")
+    tracking_uri = check_store(tracking_uri, name=name)
     import yaml
     from mlflow.artifacts import download_artifacts
-    from mlflow.exceptions import MlflowException
 
     where = f"the MLflow model {uri}"
     base = uri.rstrip("/")
@@ -257,15 +341,9 @@ def model_from_uri(uri: str, dst, *, tracking_uri: str | None = None) -> tuple[P
         base = _run_model_location(base[len("runs:/"):], tracking_uri, where)
 
     def fetch(sub: str) -> Path:
-        try:
-            with _no_progress_bars():
-                got = download_artifacts(artifact_uri=f"{base}/{sub}", dst_path=str(dst), tracking_uri=tracking_uri)
-            return Path(got)
-        except MlflowException as exc:
-            raise InvalidParameterError(f"{where}: MLflow could not fetch {sub} "
-                                        f"({_first_line(exc)})") from None
-        except OSError as exc:
-            raise InvalidParameterError(f"{where}: {sub} could not be fetched ({clip(str(exc), 200)})") from None
+        # MLflow's progress bars off: they would write to stderr, where an error is one line
+        with _backend(f"{where}: MLflow could not fetch {sub}"), _env(MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR="false"):
+            return Path(download_artifacts(artifact_uri=f"{base}/{sub}", dst_path=str(dst), tracking_uri=tracking_uri))
 
     mlmodel = fetch("MLmodel")
     if mlmodel.stat().st_size > _MAX_MLMODEL:

@@ -27,8 +27,10 @@ from ._echo import echo
 from ._typer import Command
 
 _NO_METAVAR = ""  # a switch takes no value: no "<bool>" beside it in --help
-#: ``--mlflow`` given without a URI: MLflow's own default tracking store (MLFLOW_TRACKING_URI, else MLflow's default)
+#: ``--mlflow`` given without a URI: MLflow's own default tracking store (MLFLOW_TRACKING_URI)
 MLFLOW_DEFAULT = "MLFLOW_TRACKING_URI"
+#: The exit status of an audit written to --out whose logging to MLflow failed (docs/input.md)
+MLFLOW_FAILED = 5
 
 
 def _in_words(description: str) -> str:
@@ -118,13 +120,15 @@ def register(app: typer.Typer) -> None:
             opts = make_run_options(**{k: v for k, v in run_flags.items() if v is not None})
         out_dir = opts.out
         check_out_writable(out_dir, name="--out")  # the library names the argument; here the flag
-        mlflow_uri = opts.mlflow
-        tracking = None if mlflow_uri in (None, MLFLOW_DEFAULT) else mlflow_uri
         with contextlib.ExitStack() as stack:
-            cfg = _resolve_model_uri(cfg, tracking, stack, quiet=opts.quiet)
-            _audit(cfg, opts, out_dir, mlflow_uri, tracking)
+            if opts.quiet:
+                from ..audit.mlflow_log import quiet_mlflow
 
-    def _audit(cfg, opts, out_dir, mlflow_uri, tracking) -> None:
+                stack.enter_context(quiet_mlflow())
+            cfg, store = _resolve_model_uri(cfg, opts, stack)
+            _audit(cfg, opts, out_dir, store)
+
+    def _audit(cfg, opts, out_dir, store) -> None:
         from ..audit.config import check_outputs_spare_inputs
         from ..audit.pipeline import check_inputs as _check_inputs
         from ..audit.pipeline import run_audit
@@ -164,11 +168,17 @@ def register(app: typer.Typer) -> None:
                        + (f"; peak memory {peak:.0f} MB" if peak is not None else ""), err=True)
         echo(f"wrote {out_dir}/results.json, {out_dir}/records.csv, {out_dir}/report.html, "
                    f"{out_dir}/evidence.json")
-        if mlflow_uri is not None:
+        failed = None
+        if opts.mlflow is not None:
             from ..audit.mlflow_log import log_audit_folder
+            from ..exceptions import LeakauditError
 
-            run_id = log_audit_folder(res, out_dir, tracking_uri=tracking)
-            echo(f"logged MLflow run {run_id} at {tracking or 'the default tracking URI'}")
+            try:
+                run_id = log_audit_folder(res, out_dir, tracking_uri=store, run_id=opts.mlflow_run,
+                                          nested=opts.mlflow_nested)
+                echo(f"logged MLflow run {run_id} at {store}")
+            except LeakauditError as exc:  # the audit stands: its verdict is still said, then the failure
+                failed = f"leakaudit: error: the audit is in {out_dir}, but logging it to MLflow failed: {exc}"
         if res.data.get("n_truncated"):
             echo(f"note: {res.data['n_truncated']} text(s) longer than the model's context of "
                        f"{res.target.get('context_length')} tokens were cut to it (records.csv: truncated = 1)")
@@ -177,6 +187,9 @@ def register(app: typer.Typer) -> None:
         cost = removal_cost(res.timings)
         if cost:
             echo(f"note: {cost}")
+        if failed:
+            echo(" ".join(failed.split()), err=True)
+            raise typer.Exit(MLFLOW_FAILED)
         if cfg.exit_code and res.verdict.exit_code:
             raise typer.Exit(res.verdict.exit_code)
 
@@ -197,25 +210,28 @@ class _AuditCommand(Command):
         return super().parse_args(ctx, args)
 
 
-def _resolve_model_uri(cfg, tracking: str | None, stack: contextlib.ExitStack, *, quiet: bool):
-    """``cfg`` with a ``--model`` given as an MLflow model URI (``models:/...``, ``runs:/...``) replaced by the model
-    file it names, downloaded into a temporary folder that ``stack`` removes (:func:`leakaudit.audit.mlflow_log.
-    model_from_uri`: safe flavours only)."""
-    import re
+def _resolve_model_uri(cfg, opts, stack: contextlib.ExitStack):
+    """(``cfg``, the MLflow tracking store): the store ``--mlflow`` names (or that resolves ``--model``), checked
+    before the audit starts (:func:`leakaudit.audit.mlflow_log.check_store`; None: no MLflow), and ``cfg`` with a
+    ``--model`` given as an MLflow model URI (``models:/...``, ``runs:/...``) replaced by the model file it names,
+    downloaded into a temporary folder that ``stack`` removes (:func:`leakaudit.audit.mlflow_log.model_from_uri`:
+    safe flavours only)."""
     import tempfile
 
-    text = None if cfg.model is None else str(cfg.model)
-    m = re.search(r"(?:^|/)((?:models|runs):/.+)$", text or "")
-    if m is None:
-        return cfg
-    from ..audit.mlflow_log import model_from_uri
+    m = re.search(r"(?:^|/)((?:models|runs):/.+)$", "" if cfg.model is None else str(cfg.model))
+    if opts.mlflow is None and m is None:
+        return cfg, None
+    from ..audit.mlflow_log import check_store, model_from_uri
 
-    uri = m.group(1)
+    store = check_store(None if opts.mlflow in (None, MLFLOW_DEFAULT) else opts.mlflow, run_id=opts.mlflow_run,
+                        name="--mlflow")
+    if m is None:
+        return cfg, store
     tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="leakaudit-model-"))
-    path, flavour = model_from_uri(uri, tmp, tracking_uri=tracking)
-    if not quiet:
-        echo(f"model: {uri} (MLflow flavour {flavour}) read from {path.name}", err=True)
-    return cfg.model_copy(update={"model": path})
+    path, flavour = model_from_uri(m.group(1), tmp, tracking_uri=store, name="--mlflow")
+    if not opts.quiet:
+        echo(f"model: {m.group(1)} (MLflow flavour {flavour}) read from {path.name}", err=True)
+    return cfg.model_copy(update={"model": path}), store
 
 
 def verdict_line(verdict) -> str:
