@@ -308,6 +308,8 @@ def test_a_retain_set_of_one_class_is_refused(case):
     ({"label": None}, "label must be the name of the label column"),
 ])
 def test_library_arguments_are_strict(case, kw, words):
+    with pytest.raises(InvalidParameterError, match="nonmembers must be a pandas DataFrame or the path"):
+        unlearning_check(case["before"], case["retrained"], case["forget"], case["retain"], label="y")
     with pytest.raises(InvalidParameterError, match=words):
         unlearning_check(case["before"], case["retrained"], case["forget"], case["retain"], case["nonmembers"],
                          **{"label": "y", "reference_models": 4, **kw})

@@ -86,9 +86,9 @@ class UnlearningCheck(Result):
     """One check of the unlearning verdict.
 
     ``value``: the measured excess (an AUC difference) or the number of records flagged; ``interval``: its one-sided
-    lower and upper bounds, each at ``confidence`` (the retrained model's: a two-sided interval at ``confidence``); ``threshold``: the tolerance it is judged against (None: 0 only);
-    ``status``: what it showed; ``sentence``: that in words with the numbers; ``fix``: for "not measurable" or
-    "undecided", what would decide it.
+    lower and upper bounds, each at ``confidence`` (the retrained model's: a two-sided interval at ``confidence``);
+    ``threshold``: the tolerance it is judged against (None: 0 only); ``status``: what it showed; ``sentence``: that
+    in words with the numbers; ``fix``: for "not measurable" or "undecided", what would decide it.
     """
 
     id: str
@@ -536,8 +536,8 @@ def _decide(checks: dict[str, UnlearningCheck], tolerance: float) -> tuple[str, 
 # -- the function -------------------------------------------------------------------------------------------------
 
 
-def unlearning_check(before, after, forget, retain, nonmembers, *, label: str | None = None, retrained=None,
-                     reference_models: int = 16, tolerance: float = 0.05, confidence: float = 0.95,
+def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembers=None, *, label: str | None = None,
+                     retrained=None, reference_models: int = 16, tolerance: float = 0.05, confidence: float = 0.95,
                      model_input: str = "auto", random_state: int = 0, **unknown) -> UnlearningResult:
     """Is the forget set, after unlearning, as unknown to the model as to one retrained without it?
 
