@@ -561,14 +561,6 @@ class AuditConfig(BaseModel):
         except InvalidParameterError:
             raise ValueError(f"must be {DEVICE_CHOICES}") from None
 
-    @field_validator("seed", mode="before")
-    @classmethod
-    def _integer_seed(cls, v: Any) -> int:
-        try:
-            return check_seed(v)
-        except InvalidParameterError as exc:  # the message is prefixed with the key already
-            raise ValueError(str(exc).removeprefix("seed ")) from None
-
     @field_validator("sensitive", mode="before")
     @classmethod
     def _comma_separated(cls, v: Any) -> Any:
@@ -733,19 +725,6 @@ class RunOptions(BaseModel):
             except InvalidParameterError as exc:  # the message is prefixed with the key already
                 raise ValueError(str(exc).removeprefix(f"{info.field_name} ")) from None
         return v
-
-
-def check_seed(value: Any, name: str = "seed") -> int:
-    """An audit's seed (``name``: how the message names it): an int or a numpy integer, at least 0. A bool or a
-    text is refused, not read as 1 or parsed: ``seed=True`` or ``random_state="0"`` is a mistake to name."""
-    import numbers
-
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        from .._validation import shown
-
-        raise InvalidParameterError(f"{name} must be an integer of at least 0 (an int or a numpy integer); got "
-                                    f"{shown(value)} ({type(value).__name__})")
-    return int(value)
 
 
 #: The audit seed's child seeds, one per stage, so stages do not share streams (the tabular plan's slots,
