@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from .._validation import check_choice, check_probabilities, shown
 from ..exceptions import InvalidParameterError
-from .config import AuditConfig, Thresholds
+from .config import AuditConfig, Thresholds, check_seed
 from .results import AuditResult
 
 __all__ = ["audit"]
@@ -41,7 +41,8 @@ def _config(label: str | None, sensitive, options: dict) -> AuditConfig:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err.get("loc", ())) or "settings"
-        raise InvalidParameterError(f"{where}: {err.get('msg')}; got {shown(err.get('input'))}") from None
+        raise InvalidParameterError(f"{where}: {err.get('msg').removeprefix('Value error, ')}; got "
+                                    f"{shown(err.get('input'))}") from None
 
 
 def _thresholds(given: dict) -> Thresholds:
@@ -238,7 +239,8 @@ optional
                               "references": references, "verbose": verbose, "memory_budget": memory_budget,
                               "random_state": random_state, **settings})
     if random_state is not None:
-        if "seed" in settings and settings["seed"] != random_state:
+        random_state = check_seed(random_state, "random_state")
+        if "seed" in settings and check_seed(settings["seed"]) != random_state:
             raise InvalidParameterError(f"random_state={random_state!r} and seed={settings['seed']!r} disagree: they "
                                         "are one setting (scikit-learn's name and leakaudit's); give one")
         settings["seed"] = random_state

@@ -561,6 +561,14 @@ class AuditConfig(BaseModel):
         except InvalidParameterError:
             raise ValueError(f"must be {DEVICE_CHOICES}") from None
 
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _integer_seed(cls, v: Any) -> int:
+        try:
+            return check_seed(v)
+        except InvalidParameterError as exc:  # the message is prefixed with the key already
+            raise ValueError(str(exc).removeprefix("seed ")) from None
+
     @field_validator("sensitive", mode="before")
     @classmethod
     def _comma_separated(cls, v: Any) -> Any:
@@ -725,6 +733,18 @@ class RunOptions(BaseModel):
             except InvalidParameterError as exc:  # the message is prefixed with the key already
                 raise ValueError(str(exc).removeprefix(f"{info.field_name} ")) from None
         return v
+
+
+def check_seed(value: Any, name: str = "seed") -> int:
+    """An audit's seed (``name``: how the message names it): an int or a numpy integer, at least 0. A bool or a
+    text is refused, not read as 1 or parsed: ``seed=True`` or ``random_state="0"`` is a mistake to name."""
+    import numbers
+
+    integer = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not integer or value < 0:
+        raise InvalidParameterError(f"{name} must be an integer of at least 0 (an int or a numpy integer), not "
+                                    f"{'a negative number' if integer else 'a ' + type(value).__name__}")
+    return int(value)
 
 
 #: The audit seed's child seeds, one per stage, so stages do not share streams (the tabular plan's slots,

@@ -526,7 +526,8 @@ def _user_data(cfg: AuditConfig) -> AuditData:
 def _split_unit(unit: str, label: str, sensitive: list[str], frames: list[pd.DataFrame], wheres: list[str]):
     """The unit column taken out of the tables (``frames``: members, non-members and perhaps the population, whose
     unit column, if any, is dropped unread): ``(units_mem, units_non, frames without it)``. Refused, naming the
-    column and the rows: a column missing from the members or non-members, a missing unit, a unit among both."""
+    column and the rows: a column missing from the members or non-members, a missing unit, a unit among both, the
+    members all in one unit."""
     if not isinstance(unit, str) or not unit:
         raise InvalidParameterError(f"unit must be the name of a column; got {unit!r}")
     if unit == label or unit in sensitive:
@@ -555,6 +556,10 @@ def _split_unit(unit: str, label: str, sensitive: list[str], frames: list[pd.Dat
             f"{', '.join(_short(v) for v in both[:3])} ({_rows(f0.index[np.isin(keys[0], both)])} of the members; "
             f"{_rows(f1.index[np.isin(keys[1], both)])} of the non-members): each unit's membership must be one "
             "thing, so split the records by unit (all of a unit's rows members, or all non-members)")
+    if pd.unique(keys[0]).size < 2:  # leaving a unit out (PDTP, DTP-1, removal) would leave no member to train on
+        raise InvalidInputError(f"`unit` {unit!r}: every member is in one unit ({_short(keys[0][0])}, all "
+                                f"{len(keys[0])} rows of the {wheres[0]}); the unit names each row's person or group, "
+                                "and the members need two or more")
     return keys[0], keys[1], [f.drop(columns=[unit]) if unit in f.columns else f for f in frames]
 
 

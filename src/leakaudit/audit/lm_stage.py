@@ -152,13 +152,19 @@ def lm_check_inputs(cfg: AuditConfig) -> dict:
     _check_sizes(texts)
     lm, refs = _load(cfg)
     if lm is None:
-        from ..lm.score import scores_from_arrays
-
-        scores_from_arrays(texts.logprobs)
+        _given_scores(cfg, texts)
     return {"data": {"kind": "text", "text_column": cfg.text_column, "n_members": len(texts.members),
                      "n_nonmembers": len(texts.nonmembers), "files": texts.files},
             "target": {"kind": "language model", "description": _scores_only(cfg) if lm is None else lm.description,
                        "reference_models": [r.description for r in refs]}}
+
+
+def _given_scores(cfg: AuditConfig, texts: LMTexts):
+    """The per-token log-probabilities read from ``logprobs_column``, checked, each named by its file and row."""
+    from ..lm.score import scores_from_arrays
+
+    return scores_from_arrays(texts.logprobs, names=[f"{src}, row {int(r)}: `logprobs_column` {cfg.logprobs_column!r}"
+                                                     for src, r in zip(texts.source, texts.row)])
 
 
 def _scores_only(cfg: AuditConfig) -> str:
@@ -236,9 +242,7 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
     with st.stage("scoring", f"per-token log-probabilities of {len(all_texts):,} texts under "
                              f"{1 + len(refs)} model{'s' if refs else ''}"):
         if lm is None:
-            from ..lm.score import scores_from_arrays
-
-            ts = scores_from_arrays(texts.logprobs)
+            ts = _given_scores(cfg, texts)
         else:
             ts = score_texts(lm.model, lm.tokenizer, all_texts, max_length=lm.context_length,
                              batch_tokens=BATCH_TOKENS, n_threads=n_threads)

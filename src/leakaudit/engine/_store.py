@@ -94,15 +94,16 @@ def memory_limit() -> int:
 
 def check_memory(nbytes: float, what: str, *, fix: str, how: str = "", error: type[Exception] | None = None) -> None:
     """Refuse, before it is allocated, an array that cannot go to disk and would take more than :func:`memory_limit`:
-    one line "``what`` about X GiB``how``, over the memory budget of Y GiB; ``fix``" (``what`` ends in its verb,
-    "... would take", or a colon; ``how`` says how the estimate was made). ``error``: the exception class
-    (default :class:`~leakaudit.exceptions.InvalidParameterError`)."""
-    from ..exceptions import InvalidParameterError
+    one line "``what`` about X``how``, over the memory budget of Y; ``fix``" (X and Y as
+    :func:`~leakaudit._text.byte_size` writes them, "1.5 KiB" or "2.0 GiB"; ``what`` ends in its verb, "... would
+    take", or a colon; ``how`` says how the estimate was made). ``error``: the exception class (default
+    :class:`~leakaudit.exceptions.InvalidParameterError`)."""
+    from .._text import byte_size
 
     limit = memory_limit()
     if nbytes > limit:
         raise (error or InvalidParameterError)(
-            f"{what} about {nbytes / 2**30:,.1f} GiB{how}, over the memory budget of {limit / 2**30:,.1f} GiB; {fix}")
+            f"{what} about {byte_size(nbytes)}{how}, over the memory budget of {byte_size(limit)}; {fix}")
 
 
 @contextlib.contextmanager

@@ -287,7 +287,8 @@ def model_device(model: Any) -> Any:
         return torch.device("cpu")
 
 
-def _per_text(arrays: Any, name: str, n: int | None = None) -> tuple:
+def _per_text(arrays: Any, name: str, n: int | None = None, names: Any = None) -> tuple:
+    """Each text's numbers, checked; ``names``: how messages name each text's (default ``name[i]``)."""
     if isinstance(arrays, np.ndarray) and arrays.ndim == 2:  # one row per text, NaN after its last token
         arrays = [row[~np.isnan(row)] for row in arrays]
     try:
@@ -297,14 +298,15 @@ def _per_text(arrays: Any, name: str, n: int | None = None) -> tuple:
     if n is not None and len(out) != n:
         raise InvalidInputError(f"{name} has {len(out)} texts; logprobs has {n}")
     for i, a in enumerate(out):
+        where = f"{name}[{i}]" if names is None else names[i]
         if a.size == 0:
-            raise InvalidInputError(f"{name}[{i}] has no tokens: an empty text cannot be scored")
+            raise InvalidInputError(f"{where} has no tokens: an empty text cannot be scored")
         if not np.all(np.isfinite(a)):
-            raise InvalidInputError(f"{name}[{i}] holds NaN or infinite values")
+            raise InvalidInputError(f"{where} holds NaN or infinite values")
     return out
 
 
-def scores_from_arrays(logprobs: Any, *, mean: Any = None, std: Any = None) -> TokenScores:
+def scores_from_arrays(logprobs: Any, *, mean: Any = None, std: Any = None, names: Any = None) -> TokenScores:
     """Token scores computed elsewhere (any framework): the scores-only input.
 
     Parameters
@@ -314,18 +316,21 @@ def scores_from_arrays(logprobs: Any, *, mean: Any = None, std: Any = None) -> T
     mean, std : same shapes, optional
         The mean and standard deviation of the log-probabilities of each position's next-token distribution
         (what Min-K%++ needs; without them it does not run).
+    names : sequence of n str, optional
+        How messages name each text's log-probabilities (its file, row and column); default ``logprobs[i]``.
 
     Returns
     -------
     TokenScores
     """
-    lp = _per_text(logprobs, "logprobs")
+    lp = _per_text(logprobs, "logprobs", names=names)
     if not lp:
         raise InvalidInputError("logprobs is empty: no text to score")
     for i, a in enumerate(lp):
         if a.max() > 1e-6:
-            raise InvalidInputError(f"logprobs[{i}] holds {a.max():.4g} > 0: log-probabilities are at most 0 "
-                                    "(give natural-log probabilities, not logits or losses)")
+            raise InvalidInputError(f"{f'logprobs[{i}]' if names is None else names[i]} holds {a.max():.4g} > 0: "
+                                    "log-probabilities are at most 0 (give natural-log probabilities, not logits or "
+                                    "losses)")
     if (mean is None) != (std is None):
         raise InvalidInputError("give both mean and std (Min-K%++), or neither")
     mu = sd = None
