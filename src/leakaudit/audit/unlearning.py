@@ -385,16 +385,17 @@ MAX_REFERENCE_MODELS = 10_000
 
 
 def _check_reference_cost(model, k: int, n_retain: int, n_features: int, n_scored: int, n_classes: int) -> None:
-    """Refuse, before any is trained, ``k`` reference models whose retraining (each fit as
-    :func:`.model_budget.model_costs` estimates it, at least a read of the retain rows) exceeds the work budget or
-    whose probabilities on the ``n_scored`` records exceed the memory budget."""
+    """Refuse, before any is trained, ``k`` reference models whose work (each fit on the ``n_retain`` records and
+    prediction on the ``n_scored``, as :func:`.model_budget.model_costs` estimates them on all those rows, at least a
+    read of each) exceeds the work budget, or whose probabilities exceed the memory budget."""
     from ..engine import check_memory, check_work
     from .model_budget import model_costs
 
-    per_fit = max(sum(c.work for c in model_costs(model, "before", n_retain)), float(n_retain) * n_features)
+    n = n_retain + n_scored
+    per_model = max(sum(c.work for c in model_costs(model, "before", n)), float(n) * n_features)
     fix = "give fewer reference_models"
-    check_work(k * per_fit, f"{k:,} reference models (each the before-model's recipe on the {n_retain:,} retain "
-               "records)", fix=fix)
+    check_work(k * per_model, f"{k:,} reference models (each the before-model's recipe trained on the {n_retain:,} "
+               f"retain records, scoring {n_scored:,})", fix=fix)
     check_memory(8.0 * k * n_scored * n_classes, f"{k:,} reference models' probabilities on {n_scored:,} records "
                  "would take", fix=fix)
 
