@@ -96,6 +96,8 @@ def check_store(tracking_uri: str | None = None, *, run_id: str | None = None, n
     refused, not created. ``run_id``: a run the audit logs into or under, which must exist and not be deleted.
     ``name``: the argument the messages name (``--mlflow`` on the command line)."""
     require("mlflow", "an MLflow tracking store")
+    import sqlite3
+
     from mlflow.tracking import MlflowClient, get_tracking_uri, is_tracking_uri_set
 
     if tracking_uri is None:
@@ -106,8 +108,13 @@ def check_store(tracking_uri: str | None = None, *, run_id: str | None = None, n
         tracking_uri = get_tracking_uri()
     where = f"{name} {clip(str(tracking_uri), 200)}"
     with _backend(f"{where}: MLflow cannot use this tracking store"):
-        if str(tracking_uri).startswith("sqlite:"):
-            _check_sqlite(str(tracking_uri), where)
+        db = _sqlite_file(str(tracking_uri))
+        if db is not None:  # MLflow would create a missing folder, and retry a file it cannot open for 100 s
+            if not db.parent.is_dir():
+                raise InvalidParameterError(f"{where}: the folder {db.parent} does not exist (leakaudit does not "
+                                            "create it): correct the path, or create the folder")
+            with contextlib.closing(sqlite3.connect(db)) as con:
+                con.execute("pragma schema_version")
         with _env(MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT="10"):
             client = MlflowClient(tracking_uri=tracking_uri)
             client.search_experiments(max_results=1)
@@ -119,20 +126,12 @@ def check_store(tracking_uri: str | None = None, *, run_id: str | None = None, n
     return tracking_uri
 
 
-def _check_sqlite(uri: str, where: str) -> None:
-    """A SQLite store's file opens (MLflow would retry for a minute and a half), in a folder that exists (MLflow
-    would create it)."""
-    import sqlite3
-
+def _sqlite_file(uri: str) -> Path | None:
+    """The database file of a SQLite tracking URI (None: another store, or SQLite in memory)."""
     from sqlalchemy.engine import make_url
 
-    db = make_url(uri).database
-    if db and db != ":memory:":
-        if not Path(db).parent.is_dir():
-            raise InvalidParameterError(f"{where}: the folder {Path(db).parent} does not exist (leakaudit does not "
-                                        "create it): correct the path, or create the folder")
-        with contextlib.closing(sqlite3.connect(db)) as con:
-            con.execute("pragma schema_version")
+    db = make_url(uri).database if uri.startswith("sqlite:") else None
+    return Path(db) if db and db != ":memory:" else None
 
 
 # -- logging ----------------------------------------------------------------------------------------------------------
@@ -197,9 +196,9 @@ def log_audit_folder(result, folder, *, tracking_uri: str | None = None, experim
         client = MlflowClient(tracking_uri=tracking_uri)
         new = run_id is None or nested
         if run_id is None:
-            exp = client.get_experiment_by_name(experiment)
-            exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment, _artifacts(
-                tracking_uri))
+            exp, db = client.get_experiment_by_name(experiment), _sqlite_file(tracking_uri)
+            exp_id = exp.experiment_id if exp is not None else client.create_experiment(
+                experiment, db and (db.resolve().parent / "mlartifacts").as_uri())
         elif nested:
             exp_id = client.get_run(run_id).info.experiment_id
         if new:
@@ -215,15 +214,6 @@ def log_audit_folder(result, folder, *, tracking_uri: str | None = None, experim
             with contextlib.redirect_stdout(io.StringIO()):  # a server's "View run" lines: stdout is the verdict's
                 client.set_terminated(run_id)
     return run_id
-
-
-def _artifacts(tracking_uri: str) -> str | None:
-    """Where a new experiment of a SQLite store keeps its artifacts: ``mlartifacts`` beside the database (None, for
-    another store: the store's own default)."""
-    from sqlalchemy.engine import make_url
-
-    db = make_url(tracking_uri).database if tracking_uri.startswith("sqlite:") else None
-    return (Path(db).resolve().parent / "mlartifacts").as_uri() if db and db != ":memory:" else None
 
 
 def log_to_mlflow(result, *, tracking_uri: str | None = None, experiment: str = "leakaudit",
@@ -321,14 +311,14 @@ def _run_model_location(rest: str, tracking_uri: str | None, where: str) -> str:
         return f"{run.info.artifact_uri.rstrip('/')}/{path}"  # MLflow 2: the run's own artifacts
 
 
-def model_from_uri(uri: str, dst, *, tracking_uri: str | None = None, name: str = "tracking_uri") -> tuple[Path, str]:
+def model_from_uri(uri: str, dst, *, tracking_uri: str | None = None) -> tuple[Path, str]:
     """The local model file of the MLflow model at ``uri``, downloaded into the folder ``dst``, and its flavour
-    (:func:`choose_flavour`): the store is checked (:func:`check_store`; ``name``, the argument that names it), the
-    MLmodel file is fetched and read first, the model file only when its flavour is safe."""
+    (:func:`choose_flavour`): the store is checked (:func:`check_store`), the MLmodel file is fetched and read
+    first, the model file only when its flavour is safe."""
     if not is_model_uri(uri):
         raise InvalidParameterError(f"model URI {clip(str(uri), 80)!r} is not models:/NAME/VERSION, models:/NAME@ALIAS "
                                     "or runs:/RUN_ID/PATH")
-    tracking_uri = check_store(tracking_uri, name=name)
+    tracking_uri = check_store(tracking_uri)
     import yaml
     from mlflow.artifacts import download_artifacts
 

@@ -228,7 +228,7 @@ def _resolve_model_uri(cfg, opts, stack: contextlib.ExitStack):
     if m is None:
         return cfg, store
     tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="leakaudit-model-"))
-    path, flavour = model_from_uri(m.group(1), tmp, tracking_uri=store, name="--mlflow")
+    path, flavour = model_from_uri(m.group(1), tmp, tracking_uri=store)
     if not opts.quiet:
         echo(f"model: {m.group(1)} (MLflow flavour {flavour}) read from {path.name}", err=True)
     return cfg.model_copy(update={"model": path}), store
