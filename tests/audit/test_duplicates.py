@@ -237,7 +237,8 @@ def test_copies_within_rounding_agree_with_comparing_every_pair(seed):
 
 def test_a_chain_of_copies_within_rounding_is_one_group_and_large_tables_stay_fast():
     """Records linked pair by pair (each within rounding of the next, the ends not) are one group, whichever record
-    comes first, and records within rounding in each column apart but not in all at once are not; and 200,000 records of 20 columns (a fifth of them copies within rounding) take seconds."""
+    comes first, and records within rounding in each column apart but not in all at once are not; and 200,000
+    records of 20 columns (a fifth of them copies within rounding) take about a second."""
     import time
 
     chain = pd.DataFrame({"a": [1.0, 1 + 8e-7, 1 + 1.6e-6], "y": [0, 0, 0]})
@@ -252,7 +253,7 @@ def test_a_chain_of_copies_within_rounding_is_one_group_and_large_tables_stay_fa
     rng = np.random.default_rng(4)
     mem = pd.DataFrame(rng.normal(size=(100_000, 20)), columns=[f"x{i}" for i in range(20)]).assign(y=1)
     non = pd.concat([mem.iloc[:20_000] * (1 + 1e-9), pd.DataFrame(rng.normal(size=(80_000, 21)), columns=mem.columns)])
-    start = time.perf_counter()
+    start = time.process_time()
     c = find_duplicates(mem, non, label="y").counts()
     assert c["members_in_nonmembers"] == c["nonmembers_in_members"] == 20_000
-    assert time.perf_counter() - start < 30
+    assert time.process_time() - start < 5  # about 1 s; comparing the 20,000 pairs one by one took 8
