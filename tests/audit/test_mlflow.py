@@ -204,12 +204,14 @@ def _unusable_stores(tmp_path):
     }
 
 
-@pytest.mark.parametrize("case", ["unknown scheme", "file store", "sqlite, no folder", "sqlite, not a database",
-                                  "server not listening"])
-def test_an_unusable_store_is_refused_before_the_audit(case, tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("case, model", [("unknown scheme", []), ("file store", []), ("sqlite, no folder", []),
+                                         ("sqlite, not a database", []), ("server not listening", []),
+                                         ("unknown scheme", ["--model", "models:/m/1"]),
+                                         ("file store", ["--model", "models:/m/1"])])
+def test_an_unusable_store_is_refused_before_the_audit(case, model, tmp_path, capsys, monkeypatch):
     """One line naming --mlflow and its URI with the backend's whole message, exit status 2, within seconds (a
-    server is not retried for minutes), before any record is read: no --out folder, nothing in the working folder,
-    no folder of a mistyped SQLite path created."""
+    server is not retried for minutes), before any record is read or a model URI resolved: no --out folder,
+    nothing in the working folder, no folder of a mistyped SQLite path created."""
     pytest.importorskip("mlflow")
     from leakaudit.cli import main
 
@@ -219,7 +221,7 @@ def test_an_unusable_store_is_refused_before_the_audit(case, tmp_path, capsys, m
     monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
     uri, words = _unusable_stores(tmp_path)[case]
     start = time.monotonic()
-    rc = main(["audit", "--profile", "smoke", "--out", str(tmp_path / "out"), "-q", "--mlflow", uri])
+    rc = main(["audit", "--profile", "smoke", "--out", str(tmp_path / "out"), "-q", "--mlflow", uri] + model)
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and f"--mlflow {uri}" in err and words in err, err
     assert time.monotonic() - start < 60
