@@ -375,3 +375,54 @@ def test_a_logging_failure_after_the_audit_still_says_the_verdict(tmp_path, caps
     assert "verdict: " in out.out and (tmp_path / "out" / "results.json").is_file()
     lines = out.err.splitlines()
     assert len(lines) == 1 and "logging it to MLflow failed" in lines[0] and "file is not a database" in lines[0]
+
+
+@pytest.mark.slow
+def test_a_server_that_does_not_answer_is_asked_once(tmp_path):
+    """A server that takes the connection but never replies: one try, a 10-second timeout (MLflow's own default is
+    7 retries of 120 s each)."""
+    pytest.importorskip("mlflow")
+    from leakaudit.audit.mlflow_log import check_store
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        start = time.monotonic()
+        with pytest.raises(InvalidParameterError, match="Read timed out"):
+            check_store(f"http://127.0.0.1:{silent.getsockname()[1]}", name="--mlflow")
+        assert time.monotonic() - start < 40
+
+
+@pytest.mark.slow
+def test_logged_to_a_tracking_server_without_its_lines_on_stdout(audited, tmp_path, capsys):
+    """A real `mlflow server` (SQLite behind it, its own artifact folder): the run and its files arrive; MLflow's
+    "View run" lines do not reach stdout, where the command says the verdict."""
+    import urllib.request
+
+    from mlflow.tracking import MlflowClient
+
+    from leakaudit.audit.mlflow_log import log_audit_folder
+
+    res, folder, _ = audited
+    port = _closed_port()
+    server = subprocess.Popen([sys.executable, "-m", "mlflow", "server", "--backend-store-uri",
+                               f"sqlite:///{tmp_path / 'm.db'}", "--artifacts-destination", str(tmp_path / "art"),
+                               "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        uri, start = f"http://127.0.0.1:{port}", time.monotonic()
+        while time.monotonic() - start < 180:
+            try:
+                urllib.request.urlopen(f"{uri}/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        capsys.readouterr()
+        run_id = log_audit_folder(res, folder, tracking_uri=uri)
+        assert capsys.readouterr().out == ""
+        client = MlflowClient(uri)
+        assert client.get_run(run_id).data.tags["leakaudit.verdict"] == res.outcome
+        assert len(client.list_artifacts(run_id, "leakaudit")) == 3
+    finally:
+        server.terminate()
+        server.wait(30)

@@ -21,7 +21,6 @@ refused in one line saying why: loading it would run code the file chooses. The 
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
 import math
 import os
@@ -211,7 +210,7 @@ def log_audit_folder(result, folder, *, tracking_uri: str | None = None, experim
         for f in ARTIFACTS:
             client.log_artifact(run_id, str(folder / f), artifact_path=ARTIFACT_DIR)
         if new:
-            with contextlib.redirect_stdout(io.StringIO()):  # a server's "View run" lines: stdout is the verdict's
+            with _env(MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT="true"):  # a server's "View run" lines: stdout is ours
                 client.set_terminated(run_id)
     return run_id
 
