@@ -21,7 +21,8 @@ import pandas as pd
 
 from .._results import (check_output_folder, escape_controls, spreadsheet_exact, spreadsheet_safe,
                         write_json_atomic, write_text_atomic, writing)
-from ..exceptions import InvalidParameterError
+from .._validation import check_linked_file, shown
+from ..exceptions import DataFileError, InvalidParameterError
 
 __all__ = ["check_out_writable", "write_audit_files", "save_result", "read_records_csv"]
 
@@ -61,14 +62,38 @@ def save_result(result, out) -> Path:
     return folder
 
 
+#: what records.csv's columns that the report computes with hold (and each ``score_ATTACK``: a number)
+_RECORDS_NUMBERS = {"is_member": "0 or 1", "record": "a whole number", "risk_rank": "a number", "pdtp": "a number"}
+
+
 def read_records_csv(path) -> pd.DataFrame:
     """records.csv as the audit held it: the ``'`` written before a cell a spreadsheet would run as a formula
-    removed, in the header and in every text cell (control characters stay written out as ``\\uXXXX``)."""
-    df = pd.read_csv(path)
+    removed, in the header and in every text cell (control characters stay written out as ``\\uXXXX``).
+
+    Read as a table file is (:func:`leakaudit.data.read_table`: no link to a protected file, no empty file), and
+    refused in one line naming the file, the column and its line where a column the report and the plots compute
+    with is missing or does not hold what an audit writes: ``is_member`` 0 or 1 and ``record`` a whole number in
+    every row, ``risk_rank``, ``pdtp`` and each ``score_ATTACK`` a number or empty."""
+    from ..data import read_table
+
+    df = read_table(path)
     df.columns = [spreadsheet_exact(c) for c in df.columns]
     for c in df.columns:
         if not pd.api.types.is_numeric_dtype(df[c].dtype):
             df[c] = df[c].map(spreadsheet_exact, na_action="ignore")
+    missing = next((c for c in ("record", "is_member") if c not in df), None)
+    if missing is not None:
+        raise DataFileError(f"{path} has no {missing} column: it is not the records.csv an audit writes")
+    for c in df.columns:
+        want = _RECORDS_NUMBERS.get(c, "a number" if c.startswith("score_") else None)
+        if want is None:
+            continue
+        x = pd.to_numeric(df[c], errors="coerce")
+        bad = {"is_member": ~x.isin([0, 1]), "record": x % 1 != 0}.get(c, x.isna() & df[c].notna())
+        if bad.any():
+            i = int(bad.to_numpy().argmax())
+            cell = "an empty cell" if pd.isna(df[c].iloc[i]) else shown(df[c].iloc[i])
+            raise DataFileError(f"{path}, line {i + 2}, column {c}: {cell} is not {want}")
     return df
 
 
@@ -127,18 +152,32 @@ def _write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: di
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _read_json(path: Path):
+    """The data of the JSON file ``path``, refused in one line naming it when it is missing, a link to a protected
+    file, not UTF-8, or not JSON (nested deeper than the parser reads, an integer of more than 4,300 digits)."""
+    if not path.is_file():
+        raise DataFileError(f"{path} " + ("is a folder" if path.is_dir() else "does not exist")
+                            + ": give the folder an audit wrote (results.json, records.csv)")
+    check_linked_file(path, what="results file")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: JSON's errors, a codec's, a number too long
+        raise DataFileError(f"{path} cannot be read as JSON: {exc}") from None
+
+
 def _write_report(folder: Path, result_type, *, columns: list[str] | None = None) -> None:
-    """``folder/report.html`` from the results.json and records.csv written there, read back as written (strict
-    JSON, the CSV's types and exact text cells: :func:`read_records_csv`) into ``result_type`` (the report names
-    the settings its sentences name as the audit's command line or library call gave them). records.csv's header
-    writes control characters out: its columns are named as the audit named them (``columns``; by default those of
-    results.json's ``record_columns`` whose written-out name they carry)."""
+    """``folder/report.html`` from the results.json and records.csv (if any) written there, read back as written
+    (strict JSON, the CSV's types and exact text cells: :func:`read_records_csv`) into ``result_type`` by its
+    ``read`` (the report names the settings its sentences name as the audit's command line or library call gave
+    them). records.csv's header writes control characters out: its columns are named as the audit named them
+    (``columns``; by default those of results.json's ``record_columns`` whose written-out name they carry)."""
     from ..report import render_report
 
-    records = read_records_csv(folder / "records.csv")
-    shown = result_type.from_dict(json.loads((folder / "results.json").read_text()), records=records)
-    if columns is None:
-        named = {escape_controls(str(c)): str(c) for c in shown.data.get("record_columns", [])}
-        columns = [named.get(c, c) for c in records.columns]
-    records.columns = columns
-    write_text_atomic(folder / "report.html", render_report(shown, records), what="report")
+    path = folder / "records.csv"
+    records = read_records_csv(path) if os.path.lexists(path) else None
+    result = result_type.read(_read_json(folder / "results.json"), where=str(folder / "results.json"),
+                              records=records)
+    if records is not None:
+        named = {escape_controls(str(c)): str(c) for c in result.data.get("record_columns", [])}
+        records.columns = columns or [named.get(c, c) for c in records.columns]
+    write_text_atomic(folder / "report.html", render_report(result, records), what="report")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Optional
 
-from pydantic import Field, PrivateAttr, create_model, model_validator
+from pydantic import Field, PrivateAttr, create_model, field_validator, model_validator
 
 from .._results import Result
 from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "read_result", "results_json_schema",
-           "OUTCOME_COLOURS"]
+__all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "read_result", "rerender_report",
+           "results_json_schema", "OUTCOME_COLOURS"]
 
 #: 2: the verdict's burden of proof and policy, each check's decision. 3: a check's status is its decision (exceeded,
 #: shown below, undecided, not measurable; "passed" and ``decision`` are gone), the verdict's ``passed`` is
@@ -92,12 +93,21 @@ class Verdict(Result, Phrased):
         if isinstance(data, dict) and "passed" in data and "shown_below" not in data:
             data = dict(data)
             data.pop("passed")
-            checks = [Check.model_validate(c) if isinstance(c, dict) else c for c in data.get("checks", [])]
-            data["checks"] = checks
+            if not isinstance(data.get("checks", []), list):
+                raise ValueError("checks must be a list of checks")
+            data["checks"] = checks = [Check.model_validate(c) for c in data.get("checks", [])]
             data["shown_below"] = [c.sentence for c in checks if c.status == BELOW]
             data["undecided"] = [c.sentence + (f" ({c.fix})" if c.fix else "") for c in checks if c.status == UNDECIDED]
             data.setdefault("counts", {s: sum(c.status == s for c in checks) for s in STATUSES})
         return data
+
+    @field_validator("confidence", "check_confidence")
+    @classmethod
+    def _a_confidence(cls, v: Optional[float]) -> Optional[float]:
+        """A confidence lies between 0 and 1 (the intervals and the plots' bands are drawn at it)."""
+        if v is not None and not 0 < v < 1:
+            raise ValueError("a confidence lies between 0 and 1")
+        return v
 
     def family_sentence(self) -> str:
         """The multiple-testing correction in words, read from ``n_planned``, ``n_checks``, ``check_confidence``
@@ -189,6 +199,27 @@ class AuditResult(Result):
         """The result results.json holds; a file of schema 2 or 3 is read as schema 4 (:func:`_schema3`), its
         records named by ``records`` (records.csv's rows) where given."""
         return super().from_dict(_schema3(data, records) if data.get("schema_version", SCHEMA_VERSION) < 4 else data)
+
+    @classmethod
+    def read(cls, data: Any, *, where: str = "results", records: pd.DataFrame | None = None) -> "AuditResult":
+        """results.json's data (``data``, as ``json.load`` gives it) read as untrusted input (:meth:`from_dict`,
+        ``records`` as there); refused in one line naming ``where`` and the first field that does not hold (the
+        schema's, or :func:`_json_problem`'s) when it is not an audit's result."""
+        from pydantic import ValidationError
+
+        from ..exceptions import DataFileError
+
+        if not isinstance(data, dict) or data.get("type", "AuditResult") != "AuditResult":
+            raise DataFileError(f"{where} does not hold an audit's results (no AuditResult)")
+        problem = _json_problem(data)
+        if problem is not None:
+            raise DataFileError(f"{where} does not hold an audit's results: {problem}")
+        try:
+            return cls.from_dict(data, records=records)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err.get("loc", ())) or "its top level"
+            raise DataFileError(f"{where} does not hold an audit's results: {field}: {err.get('msg')}") from None
 
     _records: Any = PrivateAttr(default=None)
     _evidence: Any = PrivateAttr(default=None)
@@ -479,43 +510,82 @@ def _schema3(data: dict, records: pd.DataFrame | None = None) -> dict:
     from .._results import record_names
 
     data = copy.deepcopy(data)
-    dtp = data.get("dtp") or {}
+    dtp, removal = _dict(data.get("dtp")), _dict(_dict(data.get("dtp")).get("removal"))
     named = {} if records is None else dict(zip(records["record"].astype(int), record_names(records)))
-    name = lambda r: None if r is None or r < 0 else named.get(int(r), f"records.csv, record {int(r)}")  # noqa: E731
+
+    def name(r):  # a record key; anything else is left for the schema to refuse by its field
+        if not isinstance(r, int) or isinstance(r, bool):
+            return r
+        return None if r < 0 else named.get(r, f"records.csv, record {r}")
+
     for sec, keys in ((dtp, ("records_above", "records_significant", "records_untested")),
-                      (dtp.get("test") or {}, ("records", "untested")), (dtp.get("screening") or {}, ("sample_records",)),
-                      (dtp.get("removal") or {}, ("removed", "records_above_after", "records_significant_after",
-                                                  "records_untested_after"))):
-        sec.update({k: [name(r) for r in sec[k]] for k in keys if sec.get(k) is not None})
-    if "argmax_after" in (dtp.get("removal") or {}):
-        dtp["removal"]["argmax_after"] = name(dtp["removal"]["argmax_after"])
-    recipe = (data.get("settings") or {}).get("retraining_recipe")
-    if recipe is not None:
+                      (_dict(dtp.get("test")), ("records", "untested")),
+                      (_dict(dtp.get("screening")), ("sample_records",)),
+                      (removal, ("removed", "records_above_after", "records_significant_after",
+                                 "records_untested_after"))):
+        sec.update({k: [name(r) for r in sec[k]] for k in keys if isinstance(sec.get(k), list)})
+    if "argmax_after" in removal:
+        removal["argmax_after"] = name(removal["argmax_after"])
+    recipe = _dict(data.get("settings")).get("retraining_recipe")
+    if isinstance(recipe, dict):
         top = {"algorithm": "algorithm", "module": "module", "module arguments": "module_arguments"}
         data["settings"]["retraining_recipe"] = {
             **{top[k]: v for k, v in recipe.items() if k in top},
             "parameters": {k: v for k, v in recipe.items() if k not in top and k != "seeds"},
             **({"seeds": recipe["seeds"]} if "seeds" in recipe else {})}
     for k in ("schema_version", "type"):
-        (data.get("dp") or {}).pop(k, None)
+        _dict(data.get("dp")).pop(k, None)
     return data
 
 
-def read_result(data: Any, *, where: str = "results") -> AuditResult:
-    """results.json's data (``data``, as ``json.load`` gives it) as the typed :class:`AuditResult`; refused in one
-    line naming ``where`` and the first field that does not hold when it is not an audit's result."""
-    from pydantic import ValidationError
+def _dict(section: Any) -> dict:
+    """``section`` where it is a dict (the same object, edited in place), else an empty one: a section of another
+    type is left as it was, for the schema to refuse by its field."""
+    return section if isinstance(section, dict) else {}
 
-    from ..exceptions import DataFileError
 
-    if not isinstance(data, dict) or data.get("type", "AuditResult") != "AuditResult":
-        raise DataFileError(f"{where} does not hold an audit's results (no AuditResult)")
-    try:
-        return AuditResult.from_dict(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err.get("loc", ())) or "its top level"
-        raise DataFileError(f"{where} does not hold an audit's results: {field}: {err.get('msg')}") from None
+#: deeper than any results.json an audit writes (7 levels), shallow enough for every reader of it
+_MAX_DEPTH = 100
+
+
+def _json_problem(data: Any) -> str | None:
+    """The field of results.json's data (as ``json.load`` gives it) that no audit writes and that its readers
+    cannot take, in words: nesting deeper than ``_MAX_DEPTH`` levels, an integer beyond a float's range or a
+    ``schema_version`` that is no integer; None when there is none."""
+    from .._validation import shown
+
+    todo = [((), data)]
+    while todo:
+        path, v = todo.pop()
+        field = ".".join(map(str, path[:8])) + (" ..." if len(path) > 8 else "")
+        if isinstance(v, (dict, list)):
+            if len(path) >= _MAX_DEPTH:
+                return f"{field}: nested deeper than {_MAX_DEPTH} levels"
+            todo += [((*path, k), x) for k, x in (v.items() if isinstance(v, dict) else enumerate(v))]
+        elif isinstance(v, int) and abs(v) > sys.float_info.max:
+            return f"{field}: an integer of {len(str(abs(v)))} digits, beyond the range of a number"
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool):
+        return f"schema_version: {shown(version)} is not a schema's number"
+    return None
+
+
+#: results.json's data as the typed :class:`AuditResult`, refused in one line naming the field that does not hold
+read_result = AuditResult.read
+
+
+def rerender_report(folder: str | Path) -> Path:
+    """``folder/report.html`` rendered again from the results.json and, where it is there, the records.csv an
+    audit wrote in ``folder``, as ``leakaudit report DIR`` renders it (without records.csv the report says that
+    what only it holds, the plots and the riskiest records, is missing). Both files are read as untrusted input: a
+    damaged one is refused in one :class:`~leakaudit.exceptions.LeakauditError` naming the file and the field.
+    Returns the report's path."""
+    from .output import _folder_argument, _write_report, check_out_writable
+
+    folder = _folder_argument(folder, "folder")
+    check_out_writable(folder, name="folder")
+    _write_report(folder, AuditResult)
+    return folder / "report.html"
 
 
 def results_json_schema() -> dict[str, Any]:

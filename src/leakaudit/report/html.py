@@ -60,6 +60,10 @@ _TEXT_THRESHOLDS = ("low_fpr", "max_tpr_at_low_fpr", "max_auc", "max_extraction_
 _CONFIG_SHOWN_ELSEWHERE = ("thresholds", "profile", "training", "module_kwargs")
 _AUC_METHODS = {"delong-logit": "DeLong's variance on the logit scale", "delong": "DeLong's variance",
                 "exact": "an exact interval (small sizes)"}
+#: the report's line for a result rendered without its records (records.csv's rows)
+_NO_RECORDS = {"name": "records.csv", "reason": "missing, so what only it holds is not shown: the ROC curves, the "
+               "PDTP plots and the riskiest records", "fix": "put the audit's records.csv beside results.json and "
+               "render the report again (leakaudit report DIR)"}
 #: how many of the riskiest members the records table lists (records behind the verdict come on top)
 TOP_N = 15
 
@@ -799,7 +803,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         mip=results.mip, mip_rows=_mip_rows(results.mip),
         mip_sentence=_capital((results.mip or {}).get("sentence") or ""),
         skipped=[{"name": s.name, "reason": s.said("reason", flags=flags), "fix": s.said("fix", flags=flags)}
-                 for s in results.skipped], command=results.command,
+                 for s in results.skipped] + ([] if records is not None else [_NO_RECORDS]), command=results.command,
         timings=[(k, fmt(v, ".1f")) for k, v in results.timings.items()],
         peak_mb=fmt(results.resources.get("peak_memory_mb"), ",.0f"),
         settings=prof, recipe=recipe, config=conf, demo=target.get("kind") == "demo",

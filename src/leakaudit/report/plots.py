@@ -76,6 +76,12 @@ def _drawing(ax: Axes | None, size: tuple[float, float]):
         yield fig, ax
 
 
+def _literal(name: str) -> str:
+    """``name`` (an attack's, from results.json) drawn as written: each ``$`` escaped, so matplotlib never reads it
+    as mathtext (which raises when drawn where it does not parse)."""
+    return name.replace("$", r"\$")
+
+
 def _svg(fig: Figure) -> str:
     """``fig`` as inline SVG text (text kept as text, so the page's search finds it)."""
     import matplotlib
@@ -204,7 +210,7 @@ def _draw_roc(ax: Axes, curves, *, n_boot: int, seed: int, low_fpr: float | None
         pos, neg = s[m == 1], s[m == 0]
         px, py = _roc_polyline(fpr, tpr, xmin)
         est = px >= 1.0 / max(neg.size, 1)  # below one non-member's share the data estimate no FPR
-        ax.plot(px[est], np.maximum(py[est], ymin), color=c, lw=1.4, label=name)
+        ax.plot(px[est], np.maximum(py[est], ymin), color=c, lw=1.4, label=_literal(name))
         n_neg_min = neg.size if n_neg_min is None else min(n_neg_min, neg.size)
         band = _bootstrap_tpr(pos, neg, grid, n_boot, rng)
         lo, hi = np.quantile(band, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
@@ -286,7 +292,7 @@ def pdtp_vs_score_figure(pdtp: np.ndarray, score: np.ndarray, *, score_name: str
         ax.set_ylim(lo, hi)
         ax.axvline(threshold, color=_COLORS[1], ls="--", lw=1, label=f"DTP threshold {threshold:g}")
         ax.set_xlabel("PDTP (nats, binned outputs)")
-        ax.set_ylabel(f"{score_name} score" + (" (axis clipped)" if k else ""))
+        ax.set_ylabel(f"{_literal(score_name)} score" + (" (axis clipped)" if k else ""))
         ax.set_title("Per-record leakage: PDTP against attack score (members)")
         ax.legend(fontsize=8)
     return fig
