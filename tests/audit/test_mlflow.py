@@ -201,11 +201,15 @@ def _unusable_stores(tmp_path):
         "sqlite, no folder": (f"sqlite:///{tmp_path / 'missing' / 'dir' / 'm.db'}", "the folder"),
         "sqlite, not a database": (f"sqlite:///{tmp_path / 'junk.db'}", "file is not a database"),
         "server not listening": (f"http://127.0.0.1:{_closed_port()}", "Connection refused"),
+        "sqlite in memory": ("sqlite:///:memory:", "in memory is lost"),
+        "sqlite, no file": ("sqlite://", "in memory is lost"),
+        "empty": ("", "--mlflow is empty"),  # MLflow would take it for its default store, in the working folder
     }
 
 
 @pytest.mark.parametrize("case, model", [("unknown scheme", []), ("file store", []), ("sqlite, no folder", []),
                                          ("sqlite, not a database", []), ("server not listening", []),
+                                         ("sqlite in memory", []), ("sqlite, no file", []), ("empty", []),
                                          ("unknown scheme", ["--model", "models:/m/1"]),
                                          ("file store", ["--model", "models:/m/1"])])
 def test_an_unusable_store_is_refused_before_the_audit(case, model, tmp_path, capsys, monkeypatch):
@@ -223,7 +227,7 @@ def test_an_unusable_store_is_refused_before_the_audit(case, model, tmp_path, ca
     start = time.monotonic()
     rc = main(["audit", "--profile", "smoke", "--out", str(tmp_path / "out"), "-q", "--mlflow", uri] + model)
     err = capsys.readouterr().err
-    assert rc == 2 and err.count("\n") == 1 and f"--mlflow {uri}" in err and words in err, err
+    assert rc == 2 and err.count("\n") == 1 and f"--mlflow {uri}".strip() in err and words in err, err
     assert time.monotonic() - start < 60
     assert not (tmp_path / "out").exists() and not (tmp_path / "missing").exists() and not list(work.iterdir())
 

@@ -105,10 +105,16 @@ def check_store(tracking_uri: str | None = None, *, run_id: str | None = None, n
                                         "MLFLOW_TRACKING_URI); MLflow's own default would create mlflow.db in the "
                                         "working folder")
         tracking_uri = get_tracking_uri()
+    if not str(tracking_uri).strip():  # MLflow would take it for its own default
+        raise InvalidParameterError(f"{name} is empty: name a tracking store (sqlite:///PATH/mlflow.db, "
+                                    "http://HOST:PORT)")
     where = f"{name} {clip(str(tracking_uri), 200)}"
     with _backend(f"{where}: MLflow cannot use this tracking store"):
         db = _sqlite_file(str(tracking_uri))
         if db is not None:  # MLflow would create a missing folder, and retry a file it cannot open for 100 s
+            if db.name in ("", ":memory:"):
+                raise InvalidParameterError(f"{where}: a SQLite store in memory is lost when the process ends: name "
+                                            "its file, sqlite:///PATH/mlflow.db")
             if not db.parent.is_dir():
                 raise InvalidParameterError(f"{where}: the folder {db.parent} does not exist (leakaudit does not "
                                             "create it): correct the path, or create the folder")
@@ -126,11 +132,10 @@ def check_store(tracking_uri: str | None = None, *, run_id: str | None = None, n
 
 
 def _sqlite_file(uri: str) -> Path | None:
-    """The database file of a SQLite tracking URI (None: another store, or SQLite in memory)."""
+    """The database file of a SQLite tracking URI (None: another store; named "" or ":memory:": SQLite in memory)."""
     from sqlalchemy.engine import make_url
 
-    db = make_url(uri).database if uri.startswith("sqlite:") else None
-    return Path(db) if db and db != ":memory:" else None
+    return Path(make_url(uri).database or "") if uri.startswith("sqlite:") else None
 
 
 # -- logging ----------------------------------------------------------------------------------------------------------
