@@ -251,7 +251,8 @@ def test_run_options_name_a_run_only_with_a_store():
     a run) they are refused, as the TOML keys are."""
     from leakaudit.audit.config import make_run_options
 
-    for kwargs, words in (({"mlflow_run": "abc"}, "give `mlflow`"), ({"mlflow_nested": True}, "give `mlflow`"),
+    for kwargs, words in (({"mlflow_run": "abc"}, "give `mlflow`"), ({"mlflow_run": ""}, "give `mlflow`"),
+                          ({"mlflow_nested": True}, "give `mlflow`"),
                           ({"mlflow": "sqlite:///m.db", "mlflow_nested": True}, "give `mlflow_run`")):
         with pytest.raises(InvalidParameterError, match=words):
             make_run_options(**kwargs)

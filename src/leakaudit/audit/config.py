@@ -713,7 +713,7 @@ class RunOptions(BaseModel):
     @model_validator(mode="after")
     def _mlflow_run(self) -> "RunOptions":
         """`mlflow_run` and `mlflow_nested` say where in the store `mlflow` names the audit is logged."""
-        if self.mlflow is None and (self.mlflow_run or self.mlflow_nested):
+        if self.mlflow is None and (self.mlflow_run is not None or self.mlflow_nested):
             raise ValueError("`mlflow_run` and `mlflow_nested` say where in MLflow the audit is logged: give `mlflow`")
         if self.mlflow_nested and self.mlflow_run is None:
             raise ValueError("`mlflow_nested` makes the audit's run a child of a run: give `mlflow_run`")
