@@ -165,14 +165,15 @@ def test_cli_audits_registered_models_by_uri_and_logs_the_run(store, tmp_path, c
               if r.data.tags.get("leakaudit.target") == "xgboost"]
     assert len(logged) == 1 and logged[0].data.tags["leakaudit.verdict"] == res["verdict"]["outcome"]
     assert logged[0].info.run_id in out.out
-    # --mlflow alone (before another option): MLflow's default store, MLFLOW_TRACKING_URI
+    # --mlflow alone (before another option): MLFLOW_TRACKING_URI's store; logged into the run that logged the model
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    rc = main(common + ["--mlflow", "--model", f"runs:/{run.info.run_id}/lr-skops", "--out", str(tmp_path / "s")])
+    rc = main(common + ["--mlflow", "--mlflow-run", run.info.run_id, "--model", f"runs:/{run.info.run_id}/lr-skops",
+                        "--out", str(tmp_path / "s")])
     out = capsys.readouterr()
     assert rc == 0, out.err[-2000:]
     assert json.loads((tmp_path / "s" / "results.json").read_text())["target"]["kind"] == "sklearn"
-    assert any(r.data.tags.get("leakaudit.target") == "sklearn" and r.info.run_id in out.out
-               for r in client.search_runs([client.get_experiment_by_name("leakaudit").experiment_id]))
+    assert client.get_run(run.info.run_id).data.tags["leakaudit.target"] == "sklearn"
+    assert f"logged MLflow run {run.info.run_id} at {uri}" in out.out
     monkeypatch.delenv("MLFLOW_TRACKING_URI")
     rc = main(common + ["--model", f"runs:/{run.info.run_id}/lr-pickle", "--out", str(tmp_path / "p"),
                         "--mlflow", uri])
