@@ -71,7 +71,7 @@ def test_xgboost_file_with_its_training_configuration(tmp_path, xgb_model):
     assert "defaults" not in b.recipe
     np.testing.assert_allclose(b.learner.fit(X, y, random_state=1).predict_proba(X), m.predict_proba(X), atol=1e-6)
     d = json.loads((tmp_path / "m.json").read_text())
-    for key, value, words in (("eta", "nan", "eta"), ("tree_method", "gpu_hist", "gpu_hist")):
+    for key, value, words in (("eta", "nan", "eta"), ("tree_method", "gpu_hist", "tree_method is not one of")):
         config = json.loads(d["learner"]["attributes"]["training_config"])
         config["learner"]["gradient_booster"]["tree_train_param" if key == "eta" else "gbtree_train_param"][key] = value
         bad = copy.deepcopy(d)
@@ -118,7 +118,7 @@ def test_xgboost_in_memory_recipe_read_from_params(xgb_model):
         np.testing.assert_allclose(refit.predict_proba(X), m.predict_proba(X), atol=1e-6)
     from leakaudit.learners.xgb import xgboost_recipe
 
-    assert xgboost_recipe(json.loads(m.get_booster().save_config()), rounds=6)["seed"] == 7
+    assert xgboost_recipe(json.loads(m.get_booster().save_config()), rounds=6, n_features=4)["seed"] == 7
 
 
 def test_in_memory_wrappers_audit_as_targets(xgb_model, lgb_model):

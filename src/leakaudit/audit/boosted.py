@@ -43,6 +43,7 @@ import numpy as np
 from .._extras import require
 from .._validation import clip
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
+from ..learners._recipe import recipe_error
 
 __all__ = ["boosted_library", "load_boosted_file", "boosted_from_memory", "xgb_leaf_records", "generic_names",
            "is_boosted_file", "check_catboost_json",
@@ -608,7 +609,7 @@ def parse_lightgbm_text(text: str, where: str) -> dict:
     n_trees = len(starts)
     return {"objective": objective, "n_outputs": n_outputs, "num_feature": n_feat, "feature_names": names,
             "n_trees": n_trees, "rounds": n_trees // per_iter, "parameters": params, "leaf_counts": leaf_counts,
-            "depth": max(int(math.ceil(math.log2(most_leaves))), 1),
+            "depth": max(int(math.ceil(math.log2(most_leaves))), 1), "most_leaves": most_leaves,
             "canonical": "\n".join(out)}
 
 
@@ -765,10 +766,17 @@ def _cb_load(blob: bytes, fmt: str, where: str):
 def _cb_boosted(model, info: dict, *, source: str, classes=None, where: str) -> Boosted:
     from ..learners.catboost import CatBoostLearner, CatBoostModel, catboost_recipe
 
-    recipe = catboost_recipe(model.get_all_params(), rounds=info["rounds"], where=where)
+    try:
+        params = model.get_all_params()
+    except Exception:  # noqa: BLE001 - CatBoostError: parameters CatBoost itself cannot read
+        raise UnsafeFileError(f"{where}: CatBoost cannot read its recorded training parameters; refusing to use "
+                              "it") from None
+    recipe = catboost_recipe(params, rounds=info["rounds"], n_features=info["num_feature"], where=where)
     if recipe["objective"] != info["objective"]:
-        _refuse(where, f"its parameters name loss {clip(str(recipe['objective']), 30)!r}; its trees' is "
-                       f"{info['objective']}")
+        _refuse(where, f"its parameters name another loss than its trees' {info['objective']}")
+    if recipe["params"].get("depth", 6) < info["depth"]:
+        raise recipe_error(where, "depth", f"is {recipe['params'].get('depth', 6)}; the model holds a tree of depth "
+                                           f"{info['depth']}")
     learner = CatBoostLearner(objective=recipe["objective"], n_rounds=recipe["n_rounds"], params=recipe["params"])
     n_classes = 2 if info["n_outputs"] == 1 else info["n_outputs"]
     cm = CatBoostModel(model, n_classes, info["num_feature"])
@@ -838,11 +846,6 @@ def generic_names(names: list[str]) -> bool:
 #: the attribute of an XGBoost model that may carry its training configuration (``Booster.save_config()``), set
 #: before saving: ``booster.set_attr(training_config=booster.save_config())``
 CONFIG_ATTRIBUTE = "training_config"
-_XGB_CHOICES = {"tree_method": ("hist", "approx", "exact"), "grow_policy": ("depthwise", "lossguide"),
-                "sampling_method": ("uniform",), "booster": ("gbtree",)}
-_XGB_TEXT = ("monotone_constraints", "interaction_constraints")
-
-
 def _xgb_recipe_text(learner, info: dict, from_config: bool) -> str:
     p = learner.params or {}
     shown = ", ".join(f"{k} {p[k]}" for k in ("eta", "max_depth", "lambda", "alpha", "min_child_weight", "subsample",
@@ -856,54 +859,63 @@ def _xgb_recipe_text(learner, info: dict, from_config: bool) -> str:
     return text
 
 
-def _checked_config_params(params: dict, where: str) -> dict:
-    """The training parameters of a configuration a model file carries (untrusted text): numbers finite, choices
-    among the CPU ones XGBoost trains, constraint strings short and plain."""
-    out = {}
-    for k, v in params.items():
-        v = str(v)
-        if k in _XGB_CHOICES:
-            if v not in _XGB_CHOICES[k]:
-                raise UnsupportedError(f"{where}: its training configuration has {k} {clip(v, 30)!r}; leakaudit "
-                                       f"retrains with {', '.join(_XGB_CHOICES[k])}")
-        elif k in _XGB_TEXT:
-            if not re.fullmatch(r"[-0-9,()\[\]{} ]{0,2000}", v):
-                _refuse(where, f"training configuration {k} {clip(v, 30)!r}")
-        else:
-            _floats(v, where, f"training configuration {k}")
-        out[k] = v
-    return out
-
-
 def _xgb_learner_from_file(info: dict, where: str):
-    """The learner of a model file's recipe: the configuration it carries (:data:`CONFIG_ATTRIBUTE`), checked, or
-    else what its trees show (the deepest tree's depth) and XGBoost's defaults; and whether it had the former."""
+    """The learner of a model's recipe: the configuration it carries (:data:`CONFIG_ATTRIBUTE`), checked, or else
+    what its trees show (the deepest tree's depth) and XGBoost's defaults; and whether it had the former."""
     from ..learners.xgb import XGBoostLearner, xgboost_recipe
 
     text = info["attributes"].get(CONFIG_ATTRIBUTE)
-    if text is not None:
+    if text is None:
+        params: dict = {"max_depth": max(int(info["depth"]), 1)}
+        if info["parallel"] > 1:
+            params["num_parallel_tree"] = info["parallel"]
+        if info.get("scale_pos_weight") not in (None, "1", 1):
+            params["scale_pos_weight"] = info["scale_pos_weight"]
+        return XGBoostLearner(objective=info["objective"], n_rounds=int(info["rounds"]), params=params), False
+    try:
+        config = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise UnsafeFileError(f"{where}: its {CONFIG_ATTRIBUTE} attribute is not JSON; refusing to use it") from None
+    if not isinstance(config, dict) or not isinstance(config.get("learner"), dict):
+        _refuse(where, f"its {CONFIG_ATTRIBUTE} attribute is not XGBoost's configuration")
+    try:
+        recipe = xgboost_recipe(config, rounds=info["rounds"], n_features=info["num_feature"], where=where)
+    except (AttributeError, TypeError):
+        _refuse(where, f"its {CONFIG_ATTRIBUTE} attribute is not XGBoost's configuration")
+    if recipe["objective"] != info["objective"]:
+        _refuse(where, f"its {CONFIG_ATTRIBUTE} names another objective than its trees' {info['objective']}")
+    p = recipe["params"]
+    # the recipe must be able to have grown the model's own trees (its sizes are what the work budget counts)
+    if int(p.get("num_parallel_tree", 1)) != info["parallel"]:
+        raise recipe_error(where, "num_parallel_tree", f"is {p.get('num_parallel_tree', 1)}; the model's trees were "
+                                                       f"grown {info['parallel']} a round")
+    if 0 < int(p.get("max_depth", 6)) < info["depth"]:
+        raise recipe_error(where, "max_depth", f"is {p.get('max_depth', 6)}; the model holds a tree of depth "
+                                               f"{info['depth']}")
+    return XGBoostLearner(objective=info["objective"], n_rounds=int(info["rounds"]), params=p), True
+
+
+def _configured(booster, d: dict) -> bool:
+    """Whether an XGBoost booster in memory holds a training configuration beyond what its model file would (one
+    trained in this process, not loaded from a file: a loaded booster's configuration is XGBoost's defaults)."""
+    from ..learners.xgb import _sections
+
+    loaded = _xgb_booster_from(d)
+    return _sections(json.loads(booster.save_config())) != _sections(json.loads(loaded.save_config()))
+
+
+def _xgb_boosted(d, where: str, *, source: str, booster=None) -> Boosted:
+    """An XGBoost model from its JSON ``d`` (a file's, or a booster's in memory, with the configuration it was
+    trained with as :data:`CONFIG_ATTRIBUTE`): checked, its recipe read the same way for both."""
+    info = check_xgboost_model(d, where)
+    if booster is None:
         try:
-            config = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise UnsafeFileError(f"{where}: its {CONFIG_ATTRIBUTE} attribute is not JSON ({clip(str(exc))})") from None
-        if not isinstance(config, dict):
-            _refuse(where, f"its {CONFIG_ATTRIBUTE} attribute is not an object")
-        try:
-            recipe = xgboost_recipe(config, rounds=info["rounds"])
-        except (AttributeError, TypeError, ValueError):
-            _refuse(where, f"its {CONFIG_ATTRIBUTE} attribute is not XGBoost's configuration")
-        if recipe["objective"] != info["objective"]:
-            _refuse(where, f"its {CONFIG_ATTRIBUTE} names objective {clip(str(recipe['objective']), 30)!r}; the "
-                           "model's "
-                           f"is {info['objective']}")
-        params = _checked_config_params(recipe["params"], where)
-        return XGBoostLearner(objective=info["objective"], n_rounds=int(info["rounds"]), params=params), True
-    params: dict = {"max_depth": max(int(info["depth"]), 1)}
-    if info["parallel"] > 1:
-        params["num_parallel_tree"] = info["parallel"]
-    if info.get("scale_pos_weight") not in (None, "1", 1):
-        params["scale_pos_weight"] = info["scale_pos_weight"]
-    return XGBoostLearner(objective=info["objective"], n_rounds=int(info["rounds"]), params=params), False
+            booster = _xgb_booster_from(d)
+        except Exception as exc:  # noqa: BLE001 - XGBoostError, or anything the library raises on a checked model
+            raise UnsafeFileError(f"{where} could not be loaded by XGBoost: {clip(str(exc).splitlines()[0])}") from None
+    learner, configured = _xgb_learner_from_file(info, where)
+    return Boosted("xgboost", _xgb_model(booster, info), learner, info["num_feature"], info["feature_names"],
+                   _xgb_recipe_text(learner, info, from_config=configured), source=source, info=info)
 
 
 def _xgb_model(booster, info: dict):
@@ -945,14 +957,7 @@ def load_boosted_file(path: Path) -> Boosted:
                 d = decode_ubjson(blob, where)
             except RecursionError:
                 raise UnsafeFileError(f"{where}: UBJSON nested too deep; refusing to use it") from None
-        info = check_xgboost_model(d, where)
-        try:
-            booster = _xgb_booster_from(d)
-        except Exception as exc:  # noqa: BLE001 - XGBoostError, or anything the library raises on a checked model
-            raise UnsafeFileError(f"{where} could not be loaded by XGBoost: {clip(str(exc).splitlines()[0])}") from None
-        learner, configured = _xgb_learner_from_file(info, where)
-        return Boosted("xgboost", _xgb_model(booster, info), learner, info["num_feature"], info["feature_names"],
-                       _xgb_recipe_text(learner, info, from_config=configured), source=str(path), info=info)
+        return _xgb_boosted(d, where, source=str(path))
     lgb = require("lightgbm", "a LightGBM model file")
     try:
         text = path.read_bytes().decode("utf-8")
@@ -963,13 +968,17 @@ def load_boosted_file(path: Path) -> Boosted:
         booster = lgb.Booster(model_str=info["canonical"])
     except Exception as exc:  # noqa: BLE001
         raise UnsafeFileError(f"{where} could not be loaded by LightGBM: {clip(str(exc).splitlines()[0])}") from None
-    return _lgb_boosted(booster, info, source=str(path))
+    return _lgb_boosted(booster, info, source=str(path), where=where)
 
 
-def _lgb_boosted(booster, info: dict, *, source: str, classes=None) -> Boosted:
+def _lgb_boosted(booster, info: dict, *, source: str, where: str, classes=None) -> Boosted:
     from ..learners.lgbm import LightGBMLearner, LightGBMModel, lightgbm_recipe
 
-    recipe = lightgbm_recipe(info["parameters"], objective=info["objective"], rounds=info["rounds"])
+    recipe = lightgbm_recipe(info["parameters"], objective=info["objective"], rounds=info["rounds"],
+                             n_features=info["num_feature"], where=where)
+    if recipe["params"].get("num_leaves", 31) < info["most_leaves"]:
+        raise recipe_error(where, "num_leaves", f"is {recipe['params'].get('num_leaves', 31)}; the model holds a "
+                                                f"tree of {info['most_leaves']} leaves")
     learner = LightGBMLearner(objective=recipe["objective"], n_rounds=recipe["n_rounds"], params=recipe["params"])
     n_classes = 2 if info["n_outputs"] == 1 else info["n_outputs"]
     model = LightGBMModel(booster, n_classes, info["num_feature"], info["rounds"])
@@ -992,20 +1001,15 @@ def boosted_from_memory(obj) -> Boosted:
     name = type(obj).__name__
     where = f"the given {name}"
     if lib == "xgboost":
-        from ..learners.xgb import XGBoostLearner
-
         try:
             booster = obj.get_booster() if hasattr(obj, "get_booster") else obj
         except Exception as exc:  # noqa: BLE001 - NotFittedError of the wrapper
             raise InvalidInputError(f"{where} is not fitted: {clip(str(exc))}") from None
         d = json.loads(bytes(booster.save_raw("json")))
-        info = check_xgboost_model(d, where)
-        learner = XGBoostLearner.from_booster(booster, rounds=info["rounds"])
-        if learner.objective != info["objective"]:
-            learner.set_params(objective=info["objective"])
-        return Boosted("xgboost", _xgb_model(booster, info), learner, info["num_feature"], info["feature_names"],
-                       _xgb_recipe_text(learner, info, from_config=True), source=f"memory ({name})",
-                       info=info)
+        attrs = d.get("learner", {}).get("attributes")
+        if isinstance(attrs, dict) and CONFIG_ATTRIBUTE not in attrs and _configured(booster, d):
+            attrs[CONFIG_ATTRIBUTE] = booster.save_config()
+        return _xgb_boosted(d, where, source=f"memory ({name})", booster=booster)
     if lib == "lightgbm":
         try:
             booster = obj.booster_ if hasattr(obj, "booster_") else obj
@@ -1013,7 +1017,7 @@ def boosted_from_memory(obj) -> Boosted:
             raise InvalidInputError(f"{where} is not fitted: {clip(str(exc))}") from None
         info = parse_lightgbm_text(booster.model_to_string(), where)
         classes = getattr(obj, "classes_", None) if hasattr(obj, "booster_") else None
-        return _lgb_boosted(booster, info, source=f"memory ({name})", classes=classes)
+        return _lgb_boosted(booster, info, source=f"memory ({name})", where=where, classes=classes)
     if lib == "catboost":
         from ..learners.catboost import catboost_json
 
@@ -1030,19 +1034,22 @@ def boosted_from_memory(obj) -> Boosted:
 
 
 def check_retraining_work(b: Boosted, n_rows: int, where: str) -> float:
-    """Refuse a model whose retraining on ``n_rows`` records would take more steps than the work budget (a file
-    declares its own trees: a million rounds would retrain for days); return the estimate. One tree costs a pass
-    over the rows and features per level (a histogram each), :data:`.model_budget.TREE_ROW_STEPS` steps a cell."""
+    """Refuse a model whose recipe, retrained on ``n_rows`` records, would take more steps than the work budget (the
+    recipe's trees, not the file's: a file of 10 trees whose recipe grows 100,000 a round retrains the latter);
+    return the estimate. Each tree passes over the rows and features once a level and builds each leaf's
+    histograms over the bins, :data:`.model_budget.TREE_ROW_STEPS` steps a cell."""
     from ..engine import work_budget
     from .model_budget import TREE_ROW_STEPS
 
-    steps = (float(b.info.get("n_trees", 0)) * n_rows * b.num_feature * TREE_ROW_STEPS
-             * max(int(b.info.get("depth", 1)), 1))
+    n_classes = max(b.model.n_classes_, 2)
+    t = b.learner.tree_shape(n_rows, n_classes)
+    per_tree = t.levels * n_rows * b.num_feature + t.leaves * b.num_feature * min(t.bins, n_rows)
+    steps = float(TREE_ROW_STEPS) * (t.trees * per_tree + b.learner.n_rounds * t.row_passes * n_rows)
     budget = work_budget()
     if steps > budget:
-        raise UnsafeFileError(f"{where}: its {b.info.get('n_trees', 0):,} trees would take about {steps:.2g} steps to "
-                              f"retrain on {n_rows:,} records, over the work budget of {budget:.2g} steps "
-                              "(LEAKAUDIT_WORK_BUDGET); refusing to use it")
+        raise UnsafeFileError(f"{where}: its recipe grows {t.trees:,} trees of up to {t.leaves:,} leaves, about "
+                              f"{steps:.2g} steps to retrain on {n_rows:,} records, over the work budget of "
+                              f"{budget:.2g} steps (LEAKAUDIT_WORK_BUDGET); refusing to use it")
     return steps
 
 

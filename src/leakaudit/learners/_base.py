@@ -29,7 +29,7 @@ from .._validation import check_indices, check_labels, check_matrix, check_vecto
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 
 __all__ = ["Capabilities", "Learner", "ListModelBank", "Model", "ModelBank", "capabilities", "check_feature_matrix",
-           "check_fit_inputs", "check_many_inputs", "check_subsets", "resolve_seeds"]
+           "check_fit_inputs", "check_many_inputs", "check_subsets", "resolve_seeds", "TreeShape"]
 
 
 @runtime_checkable
@@ -409,6 +409,19 @@ def check_many_inputs(X: Any, y: Any, subsets: Sequence[Any], random_states: Seq
     return X, y, subsets, seeds, n_classes
 
 
+@dataclass(frozen=True)
+class TreeShape:
+    """The trees one fit of a boosting recipe grows: ``trees`` in all, each of at most ``levels`` levels and
+    ``leaves`` leaves, its split search over ``bins`` candidate thresholds a feature; ``row_passes`` further passes
+    over the rows a round (CatBoost's leaf estimation)."""
+
+    trees: int
+    levels: int
+    leaves: int
+    bins: int
+    row_passes: int = 0
+
+
 class BoostedLearner(Learner):
     """A gradient-boosting library's learner (:class:`~leakaudit.learners.xgb.XGBoostLearner`,
     :class:`~leakaudit.learners.lgbm.LightGBMLearner`): the parameters both take, and their checks. A subclass sets
@@ -437,6 +450,10 @@ class BoostedLearner(Learner):
         if self.params is not None and not isinstance(self.params, dict):
             raise InvalidParameterError(f"params must be a dict of {self.library} parameters; got "
                                         f"{type(self.params).__name__}")
+
+    def tree_shape(self, n_rows: int, n_classes: int) -> TreeShape:  # pragma: no cover - each library's
+        """The trees one fit of this recipe grows on ``n_rows`` records of ``n_classes`` classes."""
+        raise NotImplementedError
 
     def _training(self, y: np.ndarray, random_state: RandomStateLike, n_classes: int | None) -> tuple[int, dict]:
         """The number of classes one fit trains (at least 2) and the library's parameters for it, seeded by

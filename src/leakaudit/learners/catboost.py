@@ -31,33 +31,38 @@ import numpy as np
 from .._extras import require
 from .._random import RandomStateLike
 from .._validation import check_matrix
-from ..exceptions import InvalidInputError, TrainingFailedError, UnsupportedError
-from ._base import BoostedLearner, Capabilities
+from ..exceptions import InvalidInputError, TrainingFailedError, UnsafeFileError, UnsupportedError
+from ._base import BoostedLearner, Capabilities, TreeShape
+from ._recipe import FLAG, Choice, Int, Real, check_recipe, recipe_error
 
 __all__ = ["CatBoostLearner", "CatBoostModel", "CATBOOST_OBJECTIVES", "catboost_recipe", "catboost_json"]
 
 #: classification losses leakaudit trains and reads
 CATBOOST_OBJECTIVES = ("Logloss", "MultiClass")
-#: numeric training parameters the recipe carries from a trained model (CatBoost's names; the rest its defaults)
-RECIPE_NUMBERS = ("learning_rate", "depth", "l2_leaf_reg", "random_strength", "subsample", "bagging_temperature",
-                  "rsm", "border_count", "leaf_estimation_iterations", "min_data_in_leaf", "model_size_reg",
-                  "bayesian_matrix_reg", "model_shrink_rate", "penalties_coefficient")
-#: parameters that are one of a few words, with the words leakaudit retrains with (CPU training of symmetric trees)
-RECIPE_CHOICES = {
-    "bootstrap_type": ("Bayesian", "Bernoulli", "MVS", "No"),
-    "feature_border_type": ("Median", "Uniform", "UniformAndQuantiles", "MaxLogSum", "MinEntropy", "GreedyLogSum"),
-    "nan_mode": ("Min", "Max", "Forbidden"),
-    "leaf_estimation_method": ("Newton", "Gradient", "Exact"),
-    "leaf_estimation_backtracking": ("No", "AnyImprovement", "Armijo"),
-    "boosting_type": ("Plain", "Ordered"),
-    "score_function": ("Cosine", "L2", "NewtonCosine", "NewtonL2"),
-    "sampling_frequency": ("PerTree", "PerTreeLevel"),
-    "random_score_type": ("NormalWithModelSizeDecrease", "Gumbel"),
-    "model_shrink_mode": ("Constant", "Decreasing"),
-    "auto_class_weights": ("None", "Balanced", "SqrtBalanced"),
-    "grow_policy": ("SymmetricTree",),
+#: training parameters the recipe carries from a trained model, with the types and ranges CatBoost documents
+#: (CatBoost's names; the rest its defaults); the words are those leakaudit retrains with (CPU training of symmetric
+#: trees)
+_R, _FRACTION = Real(float32=True), Real(0, 1, open_lo=True, float32=True)  # CatBoost keeps 32-bit floats
+RECIPE = {
+    "learning_rate": Real(open_lo=True, float32=True), "depth": Int(1, 16), "l2_leaf_reg": _R, "random_strength": _R,
+    "subsample": _FRACTION, "bagging_temperature": _R, "rsm": _FRACTION, "border_count": Int(1, 65_535),
+    "leaf_estimation_iterations": Int(1, 100), "min_data_in_leaf": Int(1), "model_size_reg": _R,
+    "bayesian_matrix_reg": _R, "model_shrink_rate": Real(0, 1, float32=True), "penalties_coefficient": _R,
+    "bootstrap_type": Choice("Bayesian", "Bernoulli", "MVS", "No"),
+    "feature_border_type": Choice("Median", "Uniform", "UniformAndQuantiles", "MaxLogSum", "MinEntropy",
+                                  "GreedyLogSum"),
+    "nan_mode": Choice("Min", "Max", "Forbidden"),
+    "leaf_estimation_method": Choice("Newton", "Gradient", "Exact"),
+    "leaf_estimation_backtracking": Choice("No", "AnyImprovement", "Armijo"),
+    "boosting_type": Choice("Plain", "Ordered"),
+    "score_function": Choice("Cosine", "L2", "NewtonCosine", "NewtonL2"),
+    "sampling_frequency": Choice("PerTree", "PerTreeLevel"),
+    "random_score_type": Choice("NormalWithModelSizeDecrease", "Gumbel"),
+    "model_shrink_mode": Choice("Constant", "Decreasing"),
+    "auto_class_weights": Choice("None", "Balanced", "SqrtBalanced"),
+    "grow_policy": Choice("SymmetricTree"),
+    "boost_from_average": FLAG, "posterior_sampling": FLAG,
 }
-RECIPE_FLAGS = ("boost_from_average", "posterior_sampling")
 #: set by the learner, never carried: the seed, threads, classes, loss, rounds, logging and files
 _SET_HERE = ("random_seed", "random_state", "thread_count", "n_jobs", "class_names", "classes_count", "loss_function",
              "objective", "iterations", "n_estimators", "num_boost_round", "verbose", "logging_level",
@@ -172,6 +177,12 @@ class CatBoostLearner(BoostedLearner):
                             implements="CatBoost's gradient boosting (catboost.CatBoost.fit), with the audited model's "
                                        "recipe")
 
+    def tree_shape(self, n_rows: int, n_classes: int) -> TreeShape:
+        p = self.params or {}
+        depth = int(p.get("depth", 6))
+        return TreeShape(int(self.n_rounds), depth, 2**depth, int(p.get("border_count", 254)),
+                         int(p.get("leaf_estimation_iterations", 10)) * (1 if n_classes <= 2 else n_classes))
+
     def _train_params(self, seed: int | None, n_classes: int) -> dict:
         params = {k: v for k, v in (self.params or {}).items() if k not in _SET_HERE}
         objective = self.objective or ("Logloss" if n_classes <= 2 else "MultiClass")
@@ -196,52 +207,27 @@ class CatBoostLearner(BoostedLearner):
             raise TrainingFailedError(f"CatBoost failed to train: {str(exc).splitlines()[0][:300]}") from None
         return CatBoostModel(booster, n_classes, X.shape[1])
 
-    # -- the recipe of a trained model ------------------------------------------------------------------------------
-    @classmethod
-    def from_model(cls, model, *, n_jobs: int = 1) -> CatBoostLearner:
-        """The learner that retrains a trained CatBoost model's recipe (:func:`catboost_recipe` of its
-        ``get_all_params()``), with its number of trees as the rounds."""
-        recipe = catboost_recipe(model.get_all_params(), rounds=int(model.tree_count_))
-        return cls(objective=recipe["objective"], n_rounds=recipe["n_rounds"], params=recipe["params"], n_jobs=n_jobs)
 
-
-def catboost_recipe(params: dict, *, rounds: int, where: str = "the CatBoost model") -> dict:
+def catboost_recipe(params: dict, *, rounds: int, n_features: int, where: str = "the CatBoost model") -> dict:
     """``{"objective", "n_rounds", "params", "seed"}`` from the parameters CatBoost records for a trained model
-    (``get_all_params()``). A model file's parameters are untrusted: numbers must be finite, words among those
-    leakaudit retrains with (:data:`RECIPE_CHOICES`), else UnsupportedError naming the parameter."""
+    (``get_all_params()``), each parameter checked (:func:`._recipe.check_recipe`)."""
     if not isinstance(params, dict):
-        raise UnsupportedError(f"{where}: its parameters are not a mapping")
+        raise UnsafeFileError(f"{where}: its parameters are not a mapping; refusing to retrain it")
     objective = params.get("loss_function")
     if objective not in CATBOOST_OBJECTIVES:
-        raise UnsupportedError(f"{where}: CatBoost loss function {str(objective)[:40]!r}; leakaudit audits classifiers "
-                               f"trained with {', '.join(CATBOOST_OBJECTIVES)}")
-    out: dict = {}  # task_type is not carried: a GPU-trained model is retrained by CatBoost's CPU implementation
-    for k in RECIPE_NUMBERS:
-        if k in params and params[k] is not None:
-            v = params[k]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise UnsupportedError(f"{where}: its parameter {k} is {str(v)[:30]!r}, not a finite number")
-            out[k] = int(v) if k in ("depth", "border_count", "leaf_estimation_iterations", "min_data_in_leaf") else v
-    for k, choices in RECIPE_CHOICES.items():
-        if k in params and params[k] is not None:
-            if params[k] not in choices:
-                raise UnsupportedError(f"{where}: its parameter {k} is {str(params[k])[:30]!r}; leakaudit retrains "
-                                       f"with {', '.join(choices)}")
-            out[k] = params[k]
-    for k in RECIPE_FLAGS:
-        if k in params:
-            if not isinstance(params[k], bool):
-                raise UnsupportedError(f"{where}: its parameter {k} is {str(params[k])[:30]!r}, not true or false")
-            out[k] = params[k]
+        raise UnsupportedError(f"{where}: a CatBoost loss function other than {', '.join(CATBOOST_OBJECTIVES)}; "
+                               "leakaudit audits those classifiers")
+    out = check_recipe(params, RECIPE, where=where, n_features=n_features)
     if out.get("bootstrap_type") != "Bayesian":
         out.pop("bagging_temperature", None)
     if out.get("bootstrap_type") in ("Bayesian", "No"):
         out.pop("subsample", None)
-    if "class_weights" in params and params["class_weights"]:
-        w = params["class_weights"]
-        if (not isinstance(w, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                               and math.isfinite(x) and x >= 0 for x in w)):
-            raise UnsupportedError(f"{where}: its class_weights are not non-negative numbers")
+    w = params.get("class_weights")
+    if w:
+        if (not isinstance(w, list) or len(w) > 100_000
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+                           for x in w)):
+            raise recipe_error(where, "class_weights", "is not a list of non-negative numbers")
         out["class_weights"] = list(w)
     seed = params.get("random_seed")
     seed = int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None

@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -24,22 +25,37 @@ from .._extras import require
 from .._random import RandomStateLike
 from .._validation import check_matrix
 from ..exceptions import InvalidInputError, TrainingFailedError, UnsupportedError
-from ._base import BoostedLearner, Capabilities
+from ._base import BoostedLearner, Capabilities, TreeShape
+from ._recipe import FLAG, INTERACTIONS, MONOTONE_ALL, Choice, Int, Real, check_recipe, recipe_error
 
 __all__ = ["LightGBMLearner", "LightGBMModel", "LGBM_OBJECTIVES", "lightgbm_recipe"]
 
+_MAX = 2**31 - 1
 #: classification objectives leakaudit trains and reads (LightGBM's aliases are resolved in the model file)
 LGBM_OBJECTIVES = ("binary", "multiclass")
-#: training parameters the recipe carries from a model file's ``parameters:`` section (the rest: LightGBM's defaults)
-RECIPE_KEYS = ("boosting", "data_sample_strategy", "learning_rate", "num_leaves", "max_depth", "min_data_in_leaf",
-               "min_sum_hessian_in_leaf", "bagging_fraction", "pos_bagging_fraction", "neg_bagging_fraction",
-               "bagging_freq", "feature_fraction", "feature_fraction_bynode", "extra_trees", "lambda_l1", "lambda_l2",
-               "min_gain_to_split", "max_delta_step", "path_smooth", "max_bin", "min_data_in_bin", "is_unbalance",
-               "scale_pos_weight", "sigmoid", "boost_from_average", "use_missing", "zero_as_missing", "top_rate",
-               "other_rate", "drop_rate", "max_drop", "skip_drop", "xgboost_dart_mode", "uniform_drop",
-               "monotone_constraints", "monotone_constraints_method", "monotone_penalty", "interaction_constraints",
-               "bin_construct_sample_cnt", "feature_pre_filter", "enable_bundle")
+#: training parameters the recipe carries from a model file's ``parameters:`` section, with the types and ranges
+#: LightGBM documents (the rest: LightGBM's defaults)
+RECIPE = {"boosting": Choice("gbdt", "rf", "dart"), "data_sample_strategy": Choice("bagging", "goss"),
+          "learning_rate": Real(open_lo=True), "num_leaves": Int(2, 131_072), "max_depth": Int(-_MAX, _MAX),
+          "min_data_in_leaf": Int(), "min_sum_hessian_in_leaf": Real(), "bagging_fraction": Real(0, 1, open_lo=True),
+          "pos_bagging_fraction": Real(0, 1, open_lo=True), "neg_bagging_fraction": Real(0, 1, open_lo=True),
+          "bagging_freq": Int(), "feature_fraction": Real(0, 1, open_lo=True),
+          "feature_fraction_bynode": Real(0, 1, open_lo=True), "extra_trees": FLAG, "lambda_l1": Real(),
+          "lambda_l2": Real(), "min_gain_to_split": Real(), "max_delta_step": Real(-math.inf), "path_smooth": Real(),
+          "max_bin": Int(2, 65_535), "min_data_in_bin": Int(1), "is_unbalance": FLAG,
+          "scale_pos_weight": Real(open_lo=True), "sigmoid": Real(open_lo=True), "boost_from_average": FLAG,
+          "use_missing": FLAG, "zero_as_missing": FLAG, "top_rate": Real(0, 1), "other_rate": Real(0, 1),
+          "drop_rate": Real(0, 1), "max_drop": Int(-_MAX, _MAX), "skip_drop": Real(0, 1), "xgboost_dart_mode": FLAG,
+          "uniform_drop": FLAG, "monotone_constraints": MONOTONE_ALL,
+          "monotone_constraints_method": Choice("basic", "intermediate", "advanced"), "monotone_penalty": Real(),
+          "interaction_constraints": INTERACTIONS, "bin_construct_sample_cnt": Int(1), "feature_pre_filter": FLAG,
+          "enable_bundle": FLAG, "seed": Int(-_MAX - 1, _MAX)}
 _BOOSTINGS = ("gbdt", "rf", "dart")
+#: LightGBM's defaults of the parameters whose combinations are checked
+_DEFAULTS = {"boosting": "gbdt", "data_sample_strategy": "bagging", "bagging_freq": 0, "bagging_fraction": 1.0,
+             "pos_bagging_fraction": 1.0, "neg_bagging_fraction": 1.0, "feature_fraction": 1.0,
+             "feature_fraction_bynode": 1.0, "top_rate": 0.2, "other_rate": 0.1, "is_unbalance": False,
+             "scale_pos_weight": 1.0}
 
 
 def _lgb(feature: str = "a LightGBM model"):
@@ -147,6 +163,12 @@ class LightGBMLearner(BoostedLearner):
         return Capabilities(stochastic=sampled, fits_one_class=True,
                             implements="LightGBM's gradient boosting (lightgbm.train), with the audited model's recipe")
 
+    def tree_shape(self, n_rows: int, n_classes: int) -> TreeShape:
+        p = self.params or {}
+        leaves = min(int(p.get("num_leaves", 31)), n_rows)
+        return TreeShape(int(self.n_rounds) * (1 if n_classes <= 2 else n_classes),
+                         math.ceil(math.log2(max(leaves, 2))), leaves, int(p.get("max_bin", 255)))
+
     def _train_params(self, seed: int | None, n_classes: int) -> dict:
         params = {k: v for k, v in (self.params or {}).items()
                   if k not in ("seed", "random_state", "num_threads", "n_jobs", "num_class", "objective", "verbosity",
@@ -178,35 +200,33 @@ class LightGBMLearner(BoostedLearner):
         return LightGBMModel(booster, n_classes, X.shape[1])
 
 
-_BOOLEANS = ("extra_trees", "is_unbalance", "boost_from_average", "use_missing", "zero_as_missing",
-             "xgboost_dart_mode", "uniform_drop", "feature_pre_filter", "enable_bundle")
+def _known() -> set[str]:
+    """Every parameter name the installed LightGBM documents (its own list, with the aliases)."""
+    from lightgbm.basic import _ConfigAliases
+
+    names = _ConfigAliases._get_all_param_aliases()
+    return set(names) | {a for aliases in names.values() for a in aliases}
 
 
-def _value(key: str, v: str):
-    """A parameter as LightGBM's text model writes it (``1``, ``0.2``, ``gbdt``) as the value ``lightgbm.train``
-    takes: booleans written 0/1 as bools, numbers as numbers, the rest as written."""
-    if key in _BOOLEANS and v in ("0", "1"):
-        return v == "1"
-    for cast in (int, float):
-        try:
-            return cast(v)
-        except ValueError:
-            pass
-    return v
-
-
-def lightgbm_recipe(parameters: dict[str, str], *, objective: str, rounds: int) -> dict:
+def lightgbm_recipe(parameters: dict[str, str], *, objective: str, rounds: int, n_features: int,
+                    where: str = "the LightGBM model") -> dict:
     """``{"objective", "n_rounds", "params", "seed"}`` from the ``parameters:`` section of a LightGBM text model
-    (name -> value as written); ``objective`` and ``rounds`` as the model's trees say."""
+    (name -> value as written), each parameter checked (:func:`._recipe.check_recipe`, and the combinations LightGBM
+    refuses); ``objective`` and ``rounds`` as the model's trees say."""
     boosting = parameters.get("boosting", "gbdt")
     if boosting not in _BOOSTINGS:
-        raise UnsupportedError(f"LightGBM boosting {boosting!r}: leakaudit retrains {', '.join(_BOOSTINGS)}")
+        raise UnsupportedError(f"{where}: LightGBM boosting is not one leakaudit retrains ({', '.join(_BOOSTINGS)})")
     if parameters.get("linear_tree", "0") not in ("0", "false"):
-        raise UnsupportedError("LightGBM linear trees (linear_tree): leakaudit audits constant-leaf trees")
-    params = {k: _value(k, v) for k, v in parameters.items() if k in RECIPE_KEYS and v != ""}
-    seed = parameters.get("seed")
-    try:
-        seed = None if seed in (None, "") else int(float(seed))
-    except ValueError:
-        seed = None
+        raise UnsupportedError(f"{where}: LightGBM linear trees (linear_tree); leakaudit audits constant-leaf trees")
+    params = check_recipe(parameters, RECIPE, where=where, n_features=n_features, known=_known())
+    seed = params.pop("seed", None)
+    p = {**_DEFAULTS, **params}
+    bagged = p["bagging_freq"] > 0 and min(p["bagging_fraction"], p["pos_bagging_fraction"],
+                                            p["neg_bagging_fraction"]) < 1
+    if p["boosting"] == "rf" and not (bagged or p["feature_fraction"] < 1 or p["feature_fraction_bynode"] < 1):
+        raise recipe_error(where, "boosting", "is rf without bagging or feature sampling (LightGBM's rf needs one)")
+    if p["data_sample_strategy"] == "goss" and (bagged or p["top_rate"] + p["other_rate"] > 1):
+        raise recipe_error(where, "data_sample_strategy", "is goss with bagging or with top_rate + other_rate over 1")
+    if p["is_unbalance"] and p["scale_pos_weight"] != 1:
+        raise recipe_error(where, "is_unbalance", "is set with scale_pos_weight (LightGBM takes one of them)")
     return {"objective": objective, "n_rounds": int(rounds), "params": params, "seed": seed}

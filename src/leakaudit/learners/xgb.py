@@ -2,8 +2,8 @@
 
 :class:`XGBoostLearner` trains what an XGBoost classifier's recipe trains: its objective, its number of boosting
 rounds and its booster parameters (learning rate, depth, regularisation, sampling), with each model's seed in
-XGBoost's ``seed``. :meth:`XGBoostLearner.from_booster` reads that recipe from a trained model (an
-``XGBClassifier`` or a native ``Booster``: the parameters XGBoost itself records, ``Booster.save_config()``), so
+XGBoost's ``seed``. :func:`xgboost_recipe` reads that recipe from a trained model's configuration (the parameters XGBoost itself
+records, ``Booster.save_config()``, which a model file carries in its ``training_config`` attribute), so
 that the audit's reference and leave-one-out models retrain the audited model's learner.
 
 Labels are the class indices ``0..n_classes-1``; a binary objective (``binary:logistic``, ``binary:logitraw``)
@@ -22,7 +22,9 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -31,17 +33,26 @@ from .._extras import require
 from .._random import RandomStateLike
 from .._validation import check_matrix
 from ..exceptions import InvalidInputError, TrainingFailedError, UnsupportedError
-from ._base import BoostedLearner, Capabilities
+from ._base import BoostedLearner, Capabilities, TreeShape
+from ._recipe import INTERACTIONS, MONOTONE, Choice, Int, Real, check_recipe, recipe_error
 
 __all__ = ["XGBoostLearner", "XGBoostModel", "XGB_OBJECTIVES", "xgboost_recipe"]
 
 #: classification objectives leakaudit trains and reads: the binary ones output one margin, the others one per class
 XGB_OBJECTIVES = ("binary:logistic", "binary:logitraw", "multi:softprob", "multi:softmax")
-#: booster parameters the recipe carries from a trained model (XGBoost's own names; the rest are its defaults)
-RECIPE_KEYS = ("eta", "max_depth", "max_leaves", "min_child_weight", "gamma", "max_delta_step", "subsample",
-               "sampling_method", "colsample_bytree", "colsample_bylevel", "colsample_bynode", "lambda", "alpha",
-               "tree_method", "grow_policy", "max_bin", "scale_pos_weight", "num_parallel_tree",
-               "monotone_constraints", "interaction_constraints", "booster", "max_cat_to_onehot")
+#: booster parameters the recipe carries from a trained model, with the types and ranges XGBoost documents (XGBoost's
+#: own names; the rest are its defaults)
+_R, _FRACTION = Real(float32=True), Real(0, 1, open_lo=True, float32=True)  # XGBoost keeps 32-bit floats
+RECIPE = {"eta": _R, "max_depth": Int(0, 10_000), "max_leaves": Int(), "min_child_weight": _R, "gamma": _R,
+          "max_delta_step": _R, "subsample": _FRACTION, "sampling_method": Choice("uniform"),
+          "colsample_bytree": _FRACTION, "colsample_bylevel": _FRACTION, "colsample_bynode": _FRACTION, "lambda": _R,
+          "alpha": _R, "tree_method": Choice("auto", "hist", "approx", "exact"),
+          "grow_policy": Choice("depthwise", "lossguide"), "max_bin": Int(2, 65_535), "scale_pos_weight": _R,
+          "num_parallel_tree": Int(1, 100_000), "monotone_constraints": MONOTONE,
+          "interaction_constraints": INTERACTIONS, "booster": Choice("gbtree"), "max_cat_to_onehot": Int(1)}
+#: the sections of XGBoost's configuration the recipe is read from
+_SECTIONS = (("gradient_booster", "tree_train_param"), ("gradient_booster", "gbtree_train_param"),
+             ("gradient_booster", "gbtree_model_param"), ("objective", "reg_loss_param"))
 #: the parameters that draw random numbers: a recipe without them (at 1) trains the same model for any seed
 _SAMPLING = ("subsample", "colsample_bytree", "colsample_bylevel", "colsample_bynode")
 
@@ -173,8 +184,17 @@ class XGBoostLearner(BoostedLearner):
         return Capabilities(stochastic=sampled, fits_one_class=True,
                             implements="XGBoost's gradient boosting (xgboost.train), with the audited model's recipe")
 
+    def tree_shape(self, n_rows: int, n_classes: int) -> TreeShape:
+        p = self.params or {}
+        depth, cap = int(p.get("max_depth", 6)), int(p.get("max_leaves", 0))
+        levels = depth if depth > 0 else math.ceil(math.log2(max(min(cap or n_rows, n_rows), 2)))
+        leaves = min(2**min(levels, 62), cap or n_rows, n_rows)
+        per_round = int(p.get("num_parallel_tree", 1)) * (1 if n_classes <= 2 else n_classes)
+        return TreeShape(int(self.n_rounds) * per_round, levels, leaves, int(p.get("max_bin", 256)))
+
     def _train_params(self, seed: int | None, n_classes: int) -> dict:
-        params = {k: v for k, v in (self.params or {}).items()
+        # constraints as the text XGBoost parses ("(1, 0, -1)", "[[0, 1], [2]]"): its Python side reads lists as names
+        params = {k: str(v) if isinstance(v, (list, tuple)) else v for k, v in (self.params or {}).items()
                   if k not in ("seed", "random_state", "nthread", "n_jobs", "num_class", "objective", "device")}
         objective = self.objective or ("binary:logistic" if n_classes <= 2 else "multi:softprob")
         params.update(objective=objective, nthread=int(self.n_jobs), verbosity=0, device="cpu")
@@ -204,35 +224,44 @@ class XGBoostLearner(BoostedLearner):
             raise TrainingFailedError(f"XGBoost failed to train: {str(exc).splitlines()[0][:300]}") from None
         return XGBoostModel(booster, n_classes, params["objective"], X.shape[1])
 
-    # -- the recipe of a trained model ------------------------------------------------------------------------------
-    @classmethod
-    def from_booster(cls, booster, *, rounds: int | None = None, n_jobs: int = 1) -> XGBoostLearner:
-        """The learner that retrains ``booster``'s recipe, read from XGBoost's record of its training parameters
-        (``Booster.save_config()``: objective, learning rate, depth, regularisation, sampling, seed); ``rounds``:
-        its boosting rounds (default: those it holds)."""
-        recipe = xgboost_recipe(json.loads(booster.save_config()),
-                                rounds=rounds if rounds is not None else booster.num_boosted_rounds())
-        return cls(objective=recipe["objective"], n_rounds=recipe["n_rounds"], params=recipe["params"], n_jobs=n_jobs)
+
+@functools.cache
+def _known() -> frozenset[str]:
+    """The names the installed XGBoost writes in the configuration sections the recipe is read from (those of a
+    two-round model trained here)."""
+    xgb = _xgb()
+    d = xgb.DMatrix(np.arange(4.0).reshape(4, 1), label=[0, 1, 0, 1])
+    config = json.loads(xgb.train({"objective": "binary:logistic", "verbosity": 0}, d, 2).save_config())
+    return frozenset(k for section in _sections(config) for k in section)
 
 
-def xgboost_recipe(config: dict, *, rounds: int) -> dict:
+def _sections(config: dict) -> list[dict]:
+    learner = config.get("learner", {})
+    return [learner.get(a, {}).get(b, {}) for a, b in _SECTIONS]
+
+
+def xgboost_recipe(config: dict, *, rounds: int, n_features: int, where: str = "the XGBoost model") -> dict:
     """``{"objective", "n_rounds", "params", "seed"}`` from an XGBoost training configuration (the JSON of
-    ``Booster.save_config()``); parameters at XGBoost's defaults are carried too (they are what it trained with)."""
+    ``Booster.save_config()``), each parameter checked (:func:`._recipe.check_recipe`, and the combinations XGBoost
+    refuses); parameters at XGBoost's defaults are carried too (they are what it trained with)."""
     learner = config.get("learner", {})
     gb = learner.get("gradient_booster", {})
     objective = learner.get("learner_train_param", {}).get("objective") or learner.get("objective", {}).get("name")
     booster_name = learner.get("learner_train_param", {}).get("booster", gb.get("name", "gbtree"))
     if booster_name != "gbtree":
-        raise UnsupportedError(f"XGBoost booster {booster_name!r}: leakaudit audits tree boosters (gbtree)")
+        raise UnsupportedError(f"{where}: an XGBoost booster other than gbtree; leakaudit audits tree boosters")
     params: dict = {}
-    for section in (gb.get("tree_train_param", {}), gb.get("gbtree_train_param", {}),
-                    gb.get("gbtree_model_param", {}), learner.get("objective", {}).get("reg_loss_param", {})):
-        for k, v in section.items():
-            if k in RECIPE_KEYS and v not in ("", None):
-                params[k] = v
+    for section in _sections(config):
+        if not isinstance(section, dict):
+            raise recipe_error(where, "section", "is not an object")
+        params.update(check_recipe(section, RECIPE, where=where, n_features=n_features, known=_known()))
     if params.get("tree_method") == "auto":
         params.pop("tree_method")
-    generic = learner.get("generic_param", {})
-    seed = generic.get("seed")
-    return {"objective": objective, "n_rounds": int(rounds), "params": params,
-            "seed": None if seed is None else int(seed)}
+    if params.get("tree_method") == "exact" and params.get("max_depth", 6) == 0:
+        raise recipe_error(where, "max_depth", "is 0 (no limit) with tree_method exact, which XGBoost refuses")
+    seed = learner.get("generic_param", {}).get("seed")
+    try:
+        seed = None if seed is None else int(seed)
+    except (TypeError, ValueError):
+        raise recipe_error(where, "seed", "is not an integer") from None
+    return {"objective": objective, "n_rounds": int(rounds), "params": params, "seed": seed}
