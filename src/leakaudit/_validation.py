@@ -7,7 +7,7 @@ helps, how to fix it (scikit-learn's ``check_array`` style).
 from __future__ import annotations
 
 import numbers
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from .exceptions import InvalidInputError, InvalidParameterError
 __all__ = [
     "check_linked_file",
     "check_regular_file",
+    "check_model_file",
     "check_array",
     "check_vector",
     "check_matrix",
@@ -295,6 +296,14 @@ def check_choice(x: Any, *, name: str, choices: tuple | list) -> Any:
     return x
 
 
+def check_model_file(path: Any) -> Path:
+    """A model file's path, refused in one line as a table's would be (:func:`check_regular_file`,
+    :func:`check_linked_file`): missing, a folder or pipe, or a link to a file others cannot read."""
+    check_regular_file(path, what="model file")
+    check_linked_file(path, what="model file")
+    return Path(path)
+
+
 def check_linked_file(path: Any, *, what: str = "file") -> None:
     """Refuse a file reached through a symbolic link whose target is not readable by everyone.
 
@@ -353,5 +362,4 @@ def check_regular_file(path: Any, *, what: str = "file") -> None:
              (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
     kind = next((words for test, words in kinds if test(mode)), None)
     if kind is not None:
-        raise InvalidInputError(f"{what} {path} is {kind}, not a regular file; leakaudit reads a table more than "
-                                "once: save it to a file and give that")
+        raise InvalidInputError(f"{what} {path} is {kind}, not a regular file: give the file itself")

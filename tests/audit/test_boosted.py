@@ -202,7 +202,7 @@ XGB_CRAFTS = {
     "cycle": (lambda d: _tree(d)["left_children"].__setitem__(1, 0) if _tree(d)["left_children"][1] != -1
               else _tree(d)["right_children"].__setitem__(0, 0), "child"),
     "absurd node count": (lambda d: _tree(d)["tree_param"].__setitem__("num_nodes", str(10**12)), "num_nodes"),
-    "wrong type": (lambda d: _tree(d)["split_conditions"].__setitem__(0, "x"), "holds str"),
+    "wrong type": (lambda d: _tree(d)["split_conditions"].__setitem__(0, "x"), "holds a str"),
     "array too short": (lambda d: _tree(d)["parents"].pop(), "entries for"),
     "tree count": (lambda d: d["learner"]["gradient_booster"]["model"]["gbtree_model_param"].__setitem__(
         "num_trees", "7"), "num_trees"),
@@ -254,8 +254,8 @@ LGB_CRAFTS = {
     "child out of range": (lambda s: s.replace("left_child=", "left_child=99999 ", 1).replace(
         "left_child=99999 ", "left_child=99999 ", 1), "entries|child"),
     "absurd leaves": (lambda s: s.replace("num_leaves=", "num_leaves=99999999", 1), "num_leaves"),
-    "wrong type": (lambda s: s.replace("leaf_value=", "leaf_value=abc ", 1), "abc|entries"),
-    "nan": (lambda s: s.replace("leaf_value=", "leaf_value=nan ", 1), "nan|entries"),
+    "wrong type": (lambda s: s.replace("leaf_value=", "leaf_value=abc ", 1), "not a number|entries"),
+    "nan": (lambda s: s.replace("leaf_value=", "leaf_value=nan ", 1), "not a number|entries"),
     "no end": (lambda s: s.replace("end of trees", ""), "end of trees"),
 }
 

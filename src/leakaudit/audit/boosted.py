@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from .._extras import require
-from .._validation import clip
+from .._validation import check_model_file, clip
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
 from ..learners._recipe import recipe_error
 
@@ -128,7 +128,7 @@ def decode_ubjson(blob: bytes, where: str = "model file"):
 
     def integer(m: bytes) -> int:
         if m not in (b"i", b"U", b"I", b"l", b"L"):
-            _refuse(where, f"UBJSON length of type {m!r} at byte {pos}")
+            _refuse(where, f"UBJSON length of another type at byte {pos}")
         fmt, size = _UBJ_NUM[m]
         v = struct.unpack(fmt, take(size))[0]
         if v < 0:
@@ -162,7 +162,7 @@ def decode_ubjson(blob: bytes, where: str = "model file"):
             return string()
         if m in (b"[", b"{"):
             return container(m, depth + 1)
-        _refuse(where, f"UBJSON marker {m!r} at byte {pos - 1}")
+        _refuse(where, f"an unknown UBJSON marker at byte {pos - 1}")
 
     def container(open_: bytes, depth: int):
         nonlocal pos
@@ -222,7 +222,7 @@ def _as_int(v, where: str, what: str, lo: int | None = None, hi: int | None = No
     if isinstance(v, str) and re.fullmatch(r"-?\d{1,19}", v.strip()):
         v = int(v)
     if not isinstance(v, int):
-        _refuse(where, f"{what} is {type(v).__name__} {clip(repr(v), 40)}, not an integer")
+        _refuse(where, f"{what} is a {type(v).__name__}, not an integer")
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         _refuse(where, f"{what} = {v} outside [{lo}, {hi}]")
     return v
@@ -236,9 +236,9 @@ def _floats(s, where: str, what: str) -> list[float]:
     try:
         vals = [float(p) for p in parts]
     except ValueError:
-        _refuse(where, f"{what} is {clip(s, 40)!r}, not numbers")
+        _refuse(where, f"{what} is not numbers")
     if not vals or not all(math.isfinite(v) for v in vals):
-        _refuse(where, f"{what} is {clip(s, 40)!r}")
+        _refuse(where, f"{what} is not finite numbers")
     return vals
 
 
@@ -250,7 +250,7 @@ def _array(t: dict, key: str, n: int, where: str, kind: str) -> np.ndarray:
         _refuse(where, f"{key} has {len(v)} entries for {n} nodes")
     if not all(type(x) in ((int,) if kind == "int" else (int, float)) for x in v):
         bad = next(x for x in v if type(x) not in ((int,) if kind == "int" else (int, float)))
-        _refuse(where, f"{key} holds {type(bad).__name__} {clip(repr(bad), 30)}")
+        _refuse(where, f"{key} holds a {type(bad).__name__}")
     a = np.asarray(v, dtype=np.int64 if kind == "int" else np.float64) if v else np.zeros(0)
     if kind != "int" and a.size and not np.isfinite(a).all():
         _refuse(where, f"{key} holds a NaN or infinite value")
@@ -289,7 +289,7 @@ def check_xgboost_model(d, where: str) -> dict:
         _refuse(where, "no 'learner' object: not an XGBoost JSON/UBJSON model")
     ver = d.get("version")
     if not (isinstance(ver, list) and len(ver) == 3 and all(type(v) is int for v in ver)):
-        _refuse(where, f"version is {clip(repr(ver), 40)}")
+        _refuse(where, "version is not three integers")
     if ver[0] < 2:
         raise UnsupportedError(f"{where} was written by XGBoost {'.'.join(map(str, ver))}; leakaudit reads models of "
                                "XGBoost 2 or later: load it and save it again with a recent XGBoost")
@@ -298,12 +298,12 @@ def check_xgboost_model(d, where: str) -> dict:
     if not isinstance(gb, dict) or not isinstance(gb.get("model"), dict):
         _refuse(where, "no gradient_booster model")
     if gb.get("name") != "gbtree":
-        raise UnsupportedError(f"{where}: XGBoost booster {clip(str(gb.get('name')), 20)!r}; leakaudit audits tree "
+        raise UnsupportedError(f"{where}: an XGBoost booster other than gbtree; leakaudit audits tree "
                                "boosters (gbtree)")
     obj = lrn.get("objective")
     objective = obj.get("name") if isinstance(obj, dict) else None
     if objective not in XGB_OBJECTIVES:
-        raise UnsupportedError(f"{where}: XGBoost objective {clip(str(objective), 40)!r}; leakaudit audits classifiers "
+        raise UnsupportedError(f"{where}: an XGBoost objective leakaudit does not audit; it audits classifiers "
                                f"trained with {', '.join(XGB_OBJECTIVES)}")
     mp = lrn.get("learner_model_param")
     if not isinstance(mp, dict):
@@ -368,7 +368,7 @@ def check_xgboost_model(d, where: str) -> dict:
         if _as_int(tp.get("size_leaf_vector", "1"), w, "size_leaf_vector", 0, 1) > 1:
             _refuse(w, "vector leaves")
         if t.get("id", k) != k:
-            _refuse(w, f"id {clip(repr(t.get('id')), 20)}")
+            _refuse(w, "id out of order")
         left = _array(t, "left_children", n, w, "int")
         right = _array(t, "right_children", n, w, "int")
         parents = _array(t, "parents", n, w, "int")
@@ -431,12 +431,12 @@ def _tokens(v: str, where: str, key: str, kind: str) -> list:
     toks = v.split()
     for tok in toks:
         if not pat.fullmatch(tok):
-            _refuse(where, f"{key} holds {clip(tok, 30)!r}")
+            _refuse(where, f"{key} holds a token that is not a number")
     vals = [int(t) for t in toks] if kind.startswith("int") else [float(t) for t in toks]
     if not kind.startswith("int") and not all(math.isfinite(x) for x in vals):
         _refuse(where, f"{key} holds an infinite value")
     if kind.endswith("1") and len(vals) != 1:
-        _refuse(where, f"{key} is {clip(v, 30)!r}, not one number")
+        _refuse(where, f"{key} is not one number")
     return vals
 
 
@@ -468,7 +468,7 @@ def parse_lightgbm_text(text: str, where: str) -> dict:
         if "=" in ln:
             k, v = ln.split("=", 1)
             if k in header:
-                _refuse(where, f"header {clip(k, 30)!r} given twice")
+                _refuse(where, "a header key given twice")
             header[k] = v
         else:
             flags.append(ln)
@@ -477,7 +477,7 @@ def parse_lightgbm_text(text: str, where: str) -> dict:
         if key not in header:
             _refuse(where, f"no {key} in the header")
     if not re.fullmatch(r"v[1-9]", header["version"].strip()):
-        _refuse(where, f"version {clip(header['version'], 20)!r}")
+        _refuse(where, "a version other than v1 to v9")
     num_class = _tokens(header["num_class"], where, "num_class", "int1")[0]
     per_iter = _tokens(header["num_tree_per_iteration"], where, "num_tree_per_iteration", "int1")[0]
     max_idx = _tokens(header["max_feature_idx"], where, "max_feature_idx", "int1")[0]
@@ -488,13 +488,13 @@ def parse_lightgbm_text(text: str, where: str) -> dict:
     obj_tokens = header["objective"].split()
     objective = obj_tokens[0] if obj_tokens else ""
     if objective not in LGBM_OBJECTIVES:
-        raise UnsupportedError(f"{where}: LightGBM objective {clip(objective, 40)!r}; leakaudit audits classifiers "
+        raise UnsupportedError(f"{where}: a LightGBM objective leakaudit does not audit; it audits classifiers "
                                f"trained with {' or '.join(LGBM_OBJECTIVES)}")
     obj_args = {}
     for tok in obj_tokens[1:]:
         k, _, v = tok.partition(":")
         if k not in ("sigmoid", "num_class") or not _FLOAT.fullmatch(v):
-            _refuse(where, f"objective argument {clip(tok, 30)!r}")
+            _refuse(where, "an objective argument other than sigmoid:X or num_class:N")
         obj_args[k] = float(v)
     if objective == "binary":
         if num_class != 1 or per_iter != 1 or not (0 < obj_args.get("sigmoid", 1.0) < 1e6):
@@ -528,18 +528,18 @@ def parse_lightgbm_text(text: str, where: str) -> dict:
     for k, s in enumerate(starts):
         w = f"{where}: tree {k}"
         if lines[s].strip() != f"Tree={k}":
-            _refuse(w, f"heading {clip(lines[s], 30)!r}")
+            _refuse(w, f"line {s + 1} is not Tree={k}")
         stop = starts[k + 1] if k + 1 < len(starts) else end
         t: dict[str, str] = {}
-        for ln in lines[s + 1:stop]:
+        for i, ln in enumerate(lines[s + 1:stop], s + 2):
             ln = ln.strip()
             if not ln:
                 continue
             key, eq, v = ln.partition("=")
             if not eq:
-                _refuse(w, f"line {clip(ln, 30)!r}")
+                _refuse(w, f"line {i} is not key=value")
             if key in t:
-                _refuse(w, f"{clip(key, 30)!r} given twice")
+                _refuse(w, f"line {i} gives a key twice")
             t[key] = v
         if "num_leaves" not in t or "leaf_value" not in t:
             _refuse(w, "no num_leaves or leaf_value")
@@ -661,12 +661,12 @@ def check_catboost_json(d, where: str) -> dict:
             _refuse(w, "not an object")
         if _as_int(f.get("feature_index"), w, "feature_index") != i or _as_int(
                 f.get("flat_feature_index", i), w, "flat_feature_index") != i:
-            _refuse(w, f"feature_index {clip(repr(f.get('feature_index')), 20)} out of order")
+            _refuse(w, "feature_index out of order")
         b = _finite_numbers(f.get("borders", []), w, "borders")
         if any(y <= x for x, y in zip(b, b[1:])):
             _refuse(w, "borders are not increasing")
         if f.get("nan_value_treatment", "AsIs") not in _CB_NAN:
-            _refuse(w, f"nan_value_treatment {clip(repr(f.get('nan_value_treatment')), 20)}")
+            _refuse(w, f"nan_value_treatment is not one of {', '.join(_CB_NAN)}")
         name = f.get("feature_id", "")
         if not isinstance(name, str) or len(name) > 1000:
             _refuse(w, "feature_id is not a short string")
@@ -680,7 +680,7 @@ def check_catboost_json(d, where: str) -> dict:
     loss = params.get("loss_function")
     objective = loss.get("type") if isinstance(loss, dict) else None
     if objective not in CATBOOST_OBJECTIVES:
-        raise UnsupportedError(f"{where}: CatBoost loss function {clip(str(objective), 40)!r}; leakaudit audits "
+        raise UnsupportedError(f"{where}: a CatBoost loss function leakaudit does not audit; it audits "
                                f"classifiers trained with {', '.join(CATBOOST_OBJECTIVES)}")
     cp = info.get("class_params", {})
     class_names = cp.get("class_names", []) if isinstance(cp, dict) else None
@@ -712,14 +712,14 @@ def check_catboost_json(d, where: str) -> dict:
         depth = max(depth, len(splits))
         for s in splits:
             if not isinstance(s, dict) or s.get("split_type") != "FloatFeature":
-                raise UnsupportedError(f"{w}: a split of type {clip(repr(s.get('split_type') if isinstance(s, dict) else s), 30)}"
-                                       "; leakaudit audits splits on numeric features")
+                raise UnsupportedError(f"{w}: a split of a type other than FloatFeature; leakaudit audits splits on "
+                                       "numeric features")
             j = _as_int(s.get("float_feature_index"), w, "float_feature_index")
             if not 0 <= j < n_feat:
                 _refuse(w, f"a split on feature {j} of {n_feat}")
             border = s.get("border")
             if type(border) not in (int, float) or border not in borders[j]:
-                _refuse(w, f"a split at {clip(repr(border), 30)}, not one of feature {j}'s borders")
+                _refuse(w, f"a split at a value that is not one of feature {j}'s borders")
         if len(_finite_numbers(t.get("leaf_weights"), w, "leaf_weights")) != leaves:
             _refuse(w, f"{len(t['leaf_weights'])} leaf weights for {leaves} leaves")
         if any(x < 0 for x in t["leaf_weights"]):
@@ -937,9 +937,7 @@ def _parse_json(blob: bytes, where: str):
 def load_boosted_file(path: Path) -> Boosted:
     """Load an XGBoost JSON/UBJSON, LightGBM text or CatBoost JSON/cbm model file, checked before the library reads
     it (the module's docstring); never a pickle."""
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidParameterError(f"model file {path} does not exist")
+    path = check_model_file(path)
     fmt = is_boosted_file(path)
     where = f"model file {path}"
     if fmt is None:

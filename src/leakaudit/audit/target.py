@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .._extras import require
-from .._validation import check_probabilities, clip
+from .._validation import check_model_file, check_probabilities, clip
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
 from ..learners import Capabilities, Learner, capabilities
 from .config import AuditConfig
@@ -404,10 +404,12 @@ def load_skops_model(path: Path, *, n_rows: int | None = None, n_features: int |
     from .model_budget import check_archive, check_model_cost
     from .model_safety import CHECKED_TYPES, SPARSE_TYPES, check_input_width, check_model_structure
 
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidParameterError(f"model file {path} does not exist")
+    path = check_model_file(path)
     if not zipfile.is_zipfile(path):
+        with open(path, "rb") as f:
+            if f.read(64).lstrip()[:1] == b"[":
+                raise UnsafeFileError(f"model file {path} is a JSON array, not a model: an XGBoost or CatBoost JSON "
+                                      "model is a JSON object; a scikit-learn model is a skops file")
         raise UnsafeFileError(
             f"model file {path} is not a skops file (pickle and joblib files are refused: loading them can run code); "
             "save the estimator with skops.io.dump"
@@ -463,9 +465,7 @@ def load_torch_model(module_spec: str, weights: Path, module_kwargs: dict | None
 
     cls = import_module_class(module_spec)
     try:
-        state = torch.load(weights, weights_only=True, map_location="cpu")
-    except FileNotFoundError:
-        raise InvalidParameterError(f"model file {weights} does not exist") from None
+        state = torch.load(check_model_file(weights), weights_only=True, map_location="cpu")
     except Exception as exc:  # UnpicklingError for files carrying code
         detail = clip(str(exc))
         raise UnsafeFileError(f"refusing {weights}: not a plain state_dict loadable with weights_only=True ({detail})") from None
