@@ -274,3 +274,17 @@ def test_sparse_matrices_in_a_skops_file_are_trusted_as_data_once_checked(tmp_pa
     rc = main(args + ["--model", str(tmp_path / "bad.skops"), "--out", str(tmp_path / "bad")])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "malformed sparse matrix (an index outside its shape" in err and len(err.splitlines()) == 1
+
+
+def test_the_command_writes_nothing_outside_its_output_folder(tmp_path):
+    """The trained models' cache defaults to a folder inside --out (issue 83): an audit run from an empty working
+    folder leaves only the output folder there."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "LEAKAUDIT_CACHE"}
+    proc = subprocess.run([sys.executable, "-m", "leakaudit.cli", "audit", "--profile", "smoke", "--check-inputs",
+                           "--out", "out", "-q"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted(os.listdir(tmp_path)) == ["out"]
+    assert (tmp_path / "out" / ".leakaudit-cache").is_dir()

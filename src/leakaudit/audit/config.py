@@ -458,9 +458,10 @@ class AuditConfig(BaseModel):
                            "is visible). The compiled kernels and scikit-learn learners train on the CPU only: with a "
                            "GPU device, a target whose retraining learner is not a torch one is refused. CPU results "
                            "do not depend on this setting's presence.")
-    cache_dir: Annotated[Path | None, Flag("--cache-dir", default="$LEAKAUDIT_CACHE, else .leakaudit-cache")] = Field(
+    cache_dir: Annotated[Path | None, Flag("--cache-dir", default="$LEAKAUDIT_CACHE, else OUT/.leakaudit-cache")] = Field(
         None, description="Where trained models' outputs are kept so a stopped audit resumes; none: "
-                          "`$LEAKAUDIT_CACHE`, else `.leakaudit-cache` in the working folder.")
+                          "`$LEAKAUDIT_CACHE`, else `.leakaudit-cache` inside the output folder (nothing is "
+                          "written outside it unless named).")
     release: Annotated[Literal["weights", "scores", "labels"] | None,
                        Flag("--release", default="none: not declared, analysed as scores")] = Field(
         None, description="How the model is released, which selects the analyses an adversary with that access could "

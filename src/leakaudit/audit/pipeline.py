@@ -45,7 +45,7 @@ def _engine(cfg: AuditConfig, default_cache: str | None = DEFAULT_CACHE):
     """The engine that trains reference models: cfg's backend, and an on-disk cache so a killed audit resumes.
 
     The cache folder is ``cfg.cache_dir``, else ``$LEAKAUDIT_CACHE``, else ``default_cache``: the command line's
-    ``.leakaudit-cache`` in the working directory; None (the library's :func:`leakaudit.audit`, which writes
+    ``.leakaudit-cache`` inside the output folder; None (the library's :func:`leakaudit.audit`, which writes
     nothing unless asked): no cache. Its keys cover the learner, its parameters, the data, the subsets and the
     seeds, so a changed setting never reads a stale entry.
     """
@@ -142,7 +142,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
             target.learner = on_device(target.learner, cfg.device)
         if limit is None and (limit := outcome_limit(cfg, target)) is not None:  # before any analysis spends time
             _say_limit(limit.words(flags=flags), st, flags)
-        engine = _engine(cfg, default_cache)
+        engine = _engine(cfg, None if default_cache is None else Path(written_to or ".") / default_cache)
         st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
         try:
             return _run_plan(cfg, command, st, seeds, data, target, engine, in_memory=in_memory, inputs=inputs)
@@ -225,7 +225,7 @@ def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str 
         seeds = PLAN.seeds(cfg.seed)
         data = prepare_data(cfg)
         target = prepare_target(cfg, data, random_state=seeds["target"])
-        recipe = _quick_recipe_test(cfg, data, target, seeds) if target.learner is not None else None
+        recipe = _quick_recipe_test(cfg, data, target, seeds, out) if target.learner is not None else None
     summary = {"leakaudit_version": __version__, "config": cfg.model_dump(mode="json"), "data": data.summary(),
                "target": target.summary(data), **({"recipe": recipe} if recipe is not None else {})}
     out.mkdir(parents=True, exist_ok=True)
@@ -233,10 +233,11 @@ def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str 
     return summary
 
 
-def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict) -> dict:
+def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, out: Path) -> dict:
     """Does retraining reproduce the given model on these members (:func:`leakaudit.audit.recipe.recipe_test`), with
     the smoke profile's reference models: the check of the inputs that a wrong member file fails. Its models are the
-    ones a smoke audit of the same inputs and seed trains first (the cache keeps them)."""
+    ones a smoke audit of the same inputs, seed and cache trains first (the cache, in ``out`` unless named, keeps
+    them)."""
     import time
 
     from .config import PROFILES
@@ -250,7 +251,7 @@ def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds:
     k = PROFILES["smoke"].n_reference
     # the membership stage's own reference models, as a smoke audit trains them (so its cache serves that audit)
     ctx = AuditContext(cfg=cfg.model_copy(update={"profile": "smoke"}), data=data, target=target, seeds=seeds,
-                       engine=_engine(cfg), check_confidence=cfg.confidence)
+                       engine=_engine(cfg, Path(out) / DEFAULT_CACHE), check_confidence=cfg.confidence)
     ref = _reference_models(ctx, X, y)[0].subset(slice(0, len(y)))
     r = recipe_test(target.probs_mem, target.probs_non, data.y_mem, data.y_non, ref.probs, ref.in_mask, y,
                     confidence=cfg.confidence)
