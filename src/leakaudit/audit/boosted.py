@@ -1039,6 +1039,11 @@ def check_retraining_work(b: Boosted, n_rows: int, where: str) -> float:
     from ..engine import work_budget
     from .model_budget import TREE_ROW_STEPS
 
+    p = b.learner.params or {}
+    if (b.library == "catboost" and p.get("bootstrap_type", "MVS") in ("MVS", "Bernoulli")
+            and p.get("subsample", 0.8) * n_rows / 2 < 2):  # CatBoost refuses to sample fewer rows
+        raise recipe_error(where, "subsample", f"is {p.get('subsample', 0.8):g}: it samples fewer than 2 of the "
+                                               f"{n_rows // 2:,} records a reference model trains on")
     n_classes = max(b.model.n_classes_, 2)
     t = b.learner.tree_shape(n_rows, n_classes)
     per_tree = t.levels * n_rows * b.num_feature + t.leaves * b.num_feature * min(t.bins, n_rows)
