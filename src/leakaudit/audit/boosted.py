@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from .._extras import require
+from .._text import byte_size
 from .._validation import check_model_file, clip
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
 from ..learners._recipe import recipe_error
@@ -774,11 +775,14 @@ def _cb_boosted(model, info: dict, *, source: str, classes=None, where: str) -> 
     recipe = catboost_recipe(params, rounds=info["rounds"], n_features=info["num_feature"], where=where)
     if recipe["objective"] != info["objective"]:
         _refuse(where, f"its parameters name another loss than its trees' {info['objective']}")
+    n_classes = 2 if info["n_outputs"] == 1 else info["n_outputs"]
+    if len(recipe["params"].get("class_weights", [1] * n_classes)) != n_classes:
+        raise recipe_error(where, "class_weights", f"does not hold one weight for each of the model's {n_classes} "
+                                                   "classes")
     if recipe["params"].get("depth", 6) < info["depth"]:
         raise recipe_error(where, "depth", f"is {recipe['params'].get('depth', 6)}; the model holds a tree of depth "
                                            f"{info['depth']}")
     learner = CatBoostLearner(objective=recipe["objective"], n_rounds=recipe["n_rounds"], params=recipe["params"])
-    n_classes = 2 if info["n_outputs"] == 1 else info["n_outputs"]
     cm = CatBoostModel(model, n_classes, info["num_feature"])
     p = recipe["params"]
     shown = ", ".join(f"{k} {p[k]:g}" if isinstance(p[k], float) else f"{k} {p[k]}"
@@ -832,8 +836,8 @@ def _check_size(path: Path, factor: int = PARSE_FACTOR) -> int:
     size = path.stat().st_size
     budget = memory_budget()
     if size * factor > budget:
-        raise UnsafeFileError(f"model file {path} takes {size / 2**20:,.1f} MiB: parsing it would take about "
-                              f"{size * factor / 2**20:,.0f} MiB, over the memory budget of {budget / 2**20:,.0f} MiB "
+        raise UnsafeFileError(f"model file {path} takes {byte_size(size)}: parsing it would take about "
+                              f"{byte_size(size * factor)}, over the memory budget of {byte_size(budget)} "
                               "(`memory_budget`); refusing to load it")
     return size
 

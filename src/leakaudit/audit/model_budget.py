@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._text import byte_size as _size
 from ..exceptions import UnsafeFileError
 
 __all__ = ["SCHEMA_FACTOR", "Cost", "check_archive", "model_costs", "check_model_cost"]
@@ -39,10 +40,6 @@ _ARRAY_COPIES = 2  # the member's bytes, then the array built from them (both al
 #: steps of a tree's growth per row, feature and level of its sort, so that scikit-learn's forest runs about as many
 #: steps per second as its MLPClassifier (benchmarks/work_steps.py)
 TREE_ROW_STEPS = 10
-
-
-def _size(b: float) -> str:
-    return f"{b / 2**30:,.1f} GiB" if b >= 2**30 else f"{b / 2**20:,.1f} MiB"
 
 
 def _steps(s: float) -> str:

@@ -45,7 +45,8 @@ CATBOOST_OBJECTIVES = ("Logloss", "MultiClass")
 # CatBoost keeps 32-bit floats, and reads a float of 2^53 or more written as an integer as no number
 _R, _FRACTION = Real(hi=2**53, float32=True), Real(0, 1, open_lo=True, float32=True)
 RECIPE = {
-    "learning_rate": Real(1e-6, 2**53, float32=True),  # below it CatBoost writes 0 and refuses "depth": Int(1, 16), "l2_leaf_reg": _R, "random_strength": _R,
+    # a learning rate below 1e-6 CatBoost writes as 0 and refuses
+    "learning_rate": Real(1e-6, 2**53, float32=True), "depth": Int(1, 16), "l2_leaf_reg": _R, "random_strength": _R,
     "subsample": _FRACTION, "bagging_temperature": _R, "rsm": _FRACTION, "border_count": Int(1, 65_535),
     "leaf_estimation_iterations": Int(1, 100), "min_data_in_leaf": Int(1), "model_size_reg": _R,
     "bayesian_matrix_reg": _R, "model_shrink_rate": Real(0, 1, float32=True), "penalties_coefficient": _R,

@@ -425,8 +425,11 @@ def _fit_redrawing(engine, learner, X, y, in_mask, seeds, X_query, n_classes, re
                 break
             except TrainingFailedError as exc:
                 if attempt == MAX_REDRAWS:
-                    raise TrainingFailedError(f"{exc} (reference models {j} and {j + 1}, after {MAX_REDRAWS} redraws "
-                                              "of their training halves)") from None
+                    where = (f"the same failure on all {MAX_REDRAWS + 1} draws of training records: the recipe "
+                             "fails, not the draw"
+                             if all(r["reason"] == str(exc) for r in redrawn if r["pair"] == j // 2) else
+                             f"reference models {j} and {j + 1}, after {MAX_REDRAWS} redraws of their training halves")
+                    raise TrainingFailedError(f"{exc} ({where})") from None
                 s = int(np.random.SeedSequence([seed, j // 2, attempt]).generate_state(1, dtype=np.uint32)[0])
                 in_mask[j:j + 2] = redraw_pair(np.random.default_rng(s))
                 seeds[j:j + 2] = spawn_seeds(s, 2)
