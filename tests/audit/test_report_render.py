@@ -263,15 +263,16 @@ def test_a_fix_naming_a_setting_reads_as_the_flag_on_stdout_and_as_the_key_in_re
              "in the [thresholds] table of a --config file")
     stored = res["verdict"]["checks"][0]
     assert stored["fix"] == library and stored["fix_parts"]["settings"][1] == {"key": "profile", "value": "thorough"}
-    assert res["verdict"]["finding"].endswith(f"to decide: {library}.")
+    decide_it = f"to decide, first {check.name}, the only one open: "
+    assert res["verdict"]["finding"].endswith(decide_it + f"{library}.")
     for command, said in (("leakaudit audit --profile smoke", flags), ("", library)):
         result = read_result({**res, "command": command}).with_records(rec)
         assert result.verdict.checks[0].fix == library  # the result holds the library's words, whoever ran it
         text = visible_text(render_report(result, rec))
-        assert f"To measure it: {said}" in text and f"to decide: {said}." in text
+        assert f"To measure it: {said}" in text and decide_it + f"{said}." in text
         assert (flags in text) == bool(command) and (library in text) == (not command)
     stdout = "\n".join(summary_lines(read_result(res)))
-    assert f"  not measurable: {check.name}: {flags}" in stdout and f"to decide: {flags}." in stdout
+    assert f"  not measurable: {check.name}: {flags}" in stdout and decide_it + f"{flags}." in stdout
     assert "profile=" not in stdout and "thresholds." not in stdout
 
 

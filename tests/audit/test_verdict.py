@@ -73,7 +73,7 @@ def test_safety_shown_publishes_only_checks_shown_below():
     v = decide(CFG, [below, reaching])
     assert CFG.burden_of_proof == "safety shown" and CFG.policy == "default"
     assert v.outcome == "inconclusive" and v.exit_code == 4 and v.burden_of_proof == "safety shown"
-    assert "1 check is undecided (b)" in v.headline and "to decide: about" in v.headline
+    assert "1 check is undecided;" in v.headline and "to decide, first b, the only one open: about" in v.headline
     assert [c.status for c in v.checks] == ["undecided", "shown below"] and v.undecided == [
         f"b measured ({reaching.fix})"]
     assert decide(CFG, [below, _interval_check(0.59, name="c")]).outcome == "publish"
@@ -82,6 +82,31 @@ def test_safety_shown_publishes_only_checks_shown_below():
     assert old.burden_of_proof == "leakage shown"
     v = decide(old, [below, reaching])
     assert v.outcome == "publish" and v.policy == "leakage-shown" and v.counts["undecided"] == 1
+
+
+def test_inconclusive_says_first_what_can_change_the_outcome_and_costs_least():
+    """The open checks ranked by what settles the verdict soonest: one whose result alone can change the outcome
+    (not measured, or measured at or above its threshold) before one that more records would only show below; a
+    setting before more records; the headline names the first, why, and its fix with its cost."""
+    from leakaudit.audit.checks import to_decide
+    from leakaudit.audit.config import phrase
+
+    below = _interval_check(0.61, name="near")  # 0.55 measured: more records would likely show it below
+    above = _interval_check(0.7, name="over", value=0.62)  # measured above its threshold
+    unmeasured = Check(id="t.dtp", analysis="t", name="DTP-1", status="not measurable", sentence="s", threshold=1.0,
+                       fix=phrase("measure every member ({0}: PDTP of all 1,000 members, now 100)",
+                                  ("profile", "standard")))
+    v = decide(CFG, [below, above, unmeasured, _interval_check(0.58, name="fine")])
+    assert [c.name for c in v.to_decide()] == ["DTP-1", "over", "near"]
+    assert v.headline.endswith("to decide, first DTP-1, not measured, so it alone may withhold the model: measure "
+                               'every member (profile="standard": PDTP of all 1,000 members, now 100).')
+    assert v.said("headline", flags=True).endswith("(--profile standard: PDTP of all 1,000 members, now 100).")
+    assert "1 check could not be measured and 2 checks are undecided" in v.headline
+    # of two checks neither of which can alone change it, the one a setting decides comes before more records
+    setting = below.model_copy(update={"name": "repeats", "fix_parts": phrase("more repeats ({0})",
+                                                                              ("profile", "thorough"))})
+    assert [c.name for c in to_decide([below, setting], True)] == ["repeats", "near"]
+    assert to_decide([below, setting], False) == []  # "leakage shown": undecided checks do not keep it from publish
 
 
 def test_a_lower_bound_neither_blocks_nor_earns_publish():
@@ -98,7 +123,7 @@ def test_what_would_decide_an_undecided_check_is_computed():
     fix = undecided_fix("AUC", 0.55, 0.61, 0.6, 1000, 2000)  # naming where the records are given, per surface
     assert fix.words(flags=False).startswith(
         "about 1,441 members and 2,881 non-members (now 1,000 and 2,000) would decide it")
-    assert fix.words(flags=False).endswith("(as members and nonmembers)") and "--n-members" in fix.words(flags=True)
+    assert fix.words(flags=False).endswith("(in the members and nonmembers arguments)") and "--n-members" in fix.words(flags=True)
     assert undecided_fix("AUC", 0.55, 0.59, 0.6, 1000, 1000) == ""
     assert "more likely show it above" in undecided_fix("AUC", 0.6, 0.65, 0.6, 1000, 1000)
 

@@ -21,7 +21,7 @@ from .config import Phrase, Phrased, escaped, phrase
 from .sections import INTERVAL_SCHEMA, MEASURED_SCHEMA, Skipped
 
 __all__ = ["Check", "Skipped", "Analysis", "STATUSES", "STATUS_COLOURS", "EXCEEDED", "BELOW", "UNDECIDED", "NOT_MEASURABLE", "PASSED",
-           "within_sentence", "decision", "undecided_fix", "evidence_p", "rank_checks"]
+           "within_sentence", "decision", "undecided_fix", "evidence_p", "rank_checks", "to_decide", "can_decide_alone"]
 
 #: what enables an analysis that retrains or queries the model, given its predictions only
 GIVE_MODEL = phrase("give the model itself ({0}) instead of its predictions", "model")
@@ -229,3 +229,24 @@ def rank_checks(checks) -> list[Check]:
         return _RANK[c.status] + (c.status == EXCEEDED and c.describes == "recipe"), evidence_p(c)
 
     return sorted(checks, key=key)
+
+
+def can_decide_alone(c: Check) -> bool:
+    """Whether deciding ``c`` may alone withhold the model: not measured (its value unknown) or measured at or above
+    its threshold."""
+    return c.status == NOT_MEASURABLE or (c.value is not None and c.threshold is not None and c.value >= c.threshold)
+
+
+def to_decide(checks, safety: bool) -> list[Check]:
+    """The checks that keep a verdict from "publish" (not measurable; under the "safety shown" burden also the
+    undecided ones that can show safety), ranked by what settles the verdict soonest: first those whose result
+    alone can change the outcome (:func:`can_decide_alone`, or the only one), then by what deciding them costs: a
+    check with no fix last, a setting (a profile, a repeat count) before more records or a new model; within each,
+    the strongest evidence first."""
+    out = [c for c in checks if c.status == NOT_MEASURABLE or (safety and c.status == UNDECIDED and c.shows == "both")]
+
+    def key(c: Check) -> tuple:
+        setting = c.fix_parts is not None and any(s.key != "records" for s in c.fix_parts.settings)
+        return not (len(out) == 1 or can_decide_alone(c)), not c.fix, not setting, evidence_p(c)
+
+    return sorted(out, key=key)

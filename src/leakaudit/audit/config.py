@@ -75,7 +75,7 @@ class Setting(BaseModel):
         flag = field and flag_of(field)
         if key == "records":
             return ("in the --train / --test files, or --data; the demo: --n-members / --n-nonmembers" if flags
-                    else "as members and nonmembers")
+                    else "in the members and nonmembers arguments")
         if flags and flag is not None:
             return flag.given(value)
         if not flags and flag is not None and flag.argument:

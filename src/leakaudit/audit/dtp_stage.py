@@ -302,7 +302,8 @@ def _dtp_measured(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | 
     if screening is not None:
         _bound_unmeasured(ctx, screening, test)
         screening["sample_records"] = ctx.names(screening["sample_records"])
-    check = _dtp_check(ctx, summary, test, recipe)
+    rest = values[~np.isin(records, test.records)] if test is not None else values  # not re-measured
+    check = _dtp_check(ctx, summary, test, recipe, float(np.max(rest, initial=-np.inf)))
     per_record = np.full(n, np.nan)
     per_record[records] = values
     cols = {"pdtp": np.r_[per_record, np.full(len(data.y_non), np.nan)]}
@@ -393,29 +394,39 @@ def _beyond_allowance(ctx: AuditContext, s: dict, common: dict, raw: str) -> Che
     why = (f"the random sample of {u['m']:,} members (the profile's budget: {sc['sample_budget']:,}) bounds the "
            f"unmeasured members {u['what']} only at about {u['count_upper']:,}, more than the {u['allowance']:,} "
            f"allowed" if u.get("m") else "no unmeasured member was sampled")
-    return Check(name=common.pop("name"), status=NOT_MEASURABLE, value=s["max"], **common,
+    return Check(name=common.pop("name"), status=NOT_MEASURABLE, **{"value": s["max"], **common},
                  sentence=f"{raw}; not measurable: {why}",
-                 fix=phrase(f"measure every member ({{0}}), or allow more unmeasured members ({{1}}, now "
-                            f"{t.max_unmeasured_dtp_share:g}; {{2}}, now {t.max_records_above_dtp})",
+                 fix=phrase(f"measure every member ({{0}}: PDTP of all {sc['n_members']:,} members, now "
+                            f"{sc['n_measured']:,}), or allow more unmeasured members ({{1}}, now "
+                            f"{t.max_unmeasured_dtp_share:g})",
                             ("profile", "standard" if sc.get("ranking") == "none" else "thorough"),
-                            "thresholds.max_unmeasured_dtp_share", "thresholds.max_records_above_dtp"))
+                            "thresholds.max_unmeasured_dtp_share"))
 
 
-# the stage-2 test of a learner whose seed does not matter, in the check's words
-_EXACT = ("measured exactly: the recipe's seed does not matter, so one leave-one-out model per record gives the "
-          "value that every seed would")
+def _exact_words(test) -> str | None:
+    """How the stage-2 test measured a learner whose seed does not move its leave-one-out outputs (one model per
+    record, or repeats that all agree), in the check's words; None for a learner the seed moves."""
+    if test.n_repeats == 1:
+        return ("measured exactly: the recipe's seed does not matter, so one leave-one-out model per record gives "
+                "the value that every seed would")
+    if not np.any(np.asarray(test.sd, float)):
+        return f"measured exactly: its {test.n_repeats} re-measurements with fresh seeds agree, the seed moving none"
+    return None
 
 
-def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
+def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None, rest: float) -> Check:
+    """The DTP-1 check. Its value is the largest change a member's removal makes, in nats: each record re-measured
+    at its re-measured mean, the others at their single PDTP (``rest``: the largest of those, -inf for none); its
+    interval, where records were re-measured, is one-sided: at least their largest simultaneous lower bound."""
     cfg, cc = ctx.cfg, ctx.check_confidence
     thr, allowed = cfg.thresholds.max_dtp, cfg.thresholds.max_records_above_dtp
     describes = "recipe" if recipe is not None and recipe.get("reproduces") is False else "model"
     common = {"id": "dtp.dtp1", "analysis": "dtp", "threshold": thr, "confidence": cc, "describes": describes}
-    raw = (f"{s['n_above']} of {s['n_records']} records measured have a single PDTP above {thr:g} "
+    raw = (f"{s['n_above']:,} of {s['n_records']:,} records measured have a single PDTP above {thr:g} "
            f"(max {s['max']:.2f}{_coverage(s)})")
     if s.get("leave_out") == "unit":
-        raw += (f" (each record's leave-out model left out all of its unit's rows: {len(s['units_above'])} of the "
-                f"{s['n_units']} units measured have a row above {thr:g})")
+        raw += (f", each record's leave-out model leaving out all of its unit's rows ({len(s['units_above']):,} of "
+                f"the {s['n_units']:,} units measured have a row above {thr:g})")
     some = "measured " if "screening" in s else ""
     if cfg.dtp_rule == "long":
         exceeded = s["n_above"] > allowed
@@ -424,21 +435,24 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
         return Check(name="DTP-1 rule (Long et al., raw)", status=EXCEEDED if exceeded else PASSED, value=s["max"],
                      **common, sentence=(f"{raw}: the DTP-1 rule (Long et al., raw) says not to publish" if exceeded
                                          else f"no {some}training record has PDTP above {thr:g} (max {s['max']:.2f} "
-                                              f"over {s['n_records']}{_coverage(s)})"))
+                                              f"over {s['n_records']:,}{_coverage(s)})"))
     name = "DTP-1 rule (significant records)"
     if test is None:  # no candidate: nothing even in stage 1
         if c := _beyond_allowance(ctx, s, {**common, "name": name}, raw):
             return c
         return Check(name=name, status=PASSED, value=s["max"], **common,
                      sentence=f"no {some}training record has PDTP above {thr:g} (max {s['max']:.2f} over "
-                              f"{s['n_records']}{_coverage(s)})")
+                              f"{s['n_records']:,}{_coverage(s)})")
     # with a unit, the units with a significant row count against the allowance
     k = len(s["units_significant"]) if "units_significant" in s else int(test.n_significant)
     best = float(np.max(test.lower_bound)) if len(test.lower_bound) else 0.0
+    largest = float(max(np.max(test.stage2_mean, initial=-np.inf), rest))
+    common.update(value=largest, interval=(best, np.inf) if len(test.lower_bound) else None)
     if len(test.p_adjusted):
         common["p_value"] = float(np.min(test.p_adjusted))
     untested = len(test.untested)
-    exact = test.n_repeats == 1  # dtp1_test measures once only a learner whose seed does not matter
+    exact = _exact_words(test)
+    at = f"at {cc * 100:.4g}% confidence" if exact is None else exact
     conf = s.get("confirmation")
     if k > allowed:
         worst = int(np.argmax(test.lower_bound))
@@ -446,32 +460,27 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
             # significant for the recipe, but the given model's outputs do not show it trained on those records
             common["describes"] = "recipe"
         verb = "changes" if k == 1 else "change"
-        who = (f"{'unit' if k == 1 else 'units'} (of {s['n_units']} measured; {int(test.n_significant)} of their rows)"
-               if "units_significant" in s else f"of {s['n_records']} training records")
-        who_worst = ctx.record_name(int(test.records[worst]))
-        if exact:
-            beyond = f"binning explains ({who_worst}: {best:.2f}; {_EXACT}"
-        else:
-            beyond = (f"training randomness and binning explain ({who_worst}: at least {best:.2f} at "
-                      f"{cc * 100:.4g}% confidence"
-                      + (f", adjusted p = {common['p_value']:.2g} against the level {1 - cc:.2g}"
-                         if "p_value" in common else ""))
-        sentence = (f"{k} {who} {verb} the recipe's output by more than e^{thr:g} when removed, beyond what {beyond}; "
-                    f"{raw})")
+        who = (f"{'unit' if k == 1 else 'units'} (of {s['n_units']:,} measured; {int(test.n_significant):,} of "
+               f"their rows)" if "units_significant" in s else f"of {s['n_records']:,} training records")
+        explains = "binning explains" if exact else "training randomness and binning explain"
+        sentence = (f"{k:,} {who} {verb} the retrained model's output by more than e^{thr:g} when removed, beyond "
+                    f"what {explains}: the largest change is {largest:.2f} nats, and "
+                    f"{ctx.record_name(int(test.records[worst]))} changes it by at least {best:.2f} ({at}"
+                    + (f"; adjusted p = {common['p_value']:.2g} against the level {1 - cc:.2g}"
+                       if "p_value" in common and exact is None else "") + f"); {raw}")
         if s.get("retrains_exactly"):
             sentence += ("; retraining this recipe on the members gives the given model's outputs exactly (its seed "
                          "does not matter), so this holds for the given model")
         elif conf is not None:
             shows = "show" if conf["confirmed"] else "do not show"
-            sentence += (f"; the given model's outputs {shows} that it trained "
-                         f"on these records (each record's output against the reference models that did not train "
-                         f"on it, compared with the non-members' scored alike, p = {conf['p_value']:.2g} against the "
-                         f"level {1 - cc:.2g})")
-        return Check(name=name, status=EXCEEDED, value=float(test.stage2_mean[worst]), **common, sentence=sentence)
+            sentence += (f"; the given model's outputs {shows} that it trained on these records, each record's output "
+                         "scored against the reference models that did not train on it and compared with the "
+                         f"non-members' scored alike: p = {conf['p_value']:.2g} against the level {1 - cc:.2g}")
+        return Check(name=name, status=EXCEEDED, **common, sentence=sentence)
     if untested:
-        return Check(name=name, status=NOT_MEASURABLE, value=s["max"], **common,
-                     sentence=(f"{raw}; {len(test.records)} were re-measured and {k} is significant, but "
-                               f"{untested} were not re-measured"),
+        return Check(name=name, status=NOT_MEASURABLE, **common,
+                     sentence=(f"{raw}; {len(test.records):,} were re-measured and {k} is significant, but "
+                               f"{untested:,} were not re-measured"),
                      fix=phrase(f"raise the re-measured records ({{0}}) above {cfg.settings.dtp_test_max_records} "
                                 f"({{1}})", "dtp_test_max_records", ("profile", "thorough")))
     if c := _beyond_allowance(ctx, s, {**common, "name": name}, raw):
@@ -483,13 +492,13 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None) -> Check:
     few = "none of them changes" if k == 0 else f"{k} of them {'changes' if k == 1 else 'change'}"
     within = "" if k == 0 else f", within the {allowed} allowed"
     if exact:  # a mean above the threshold is significant when measured exactly: shown
-        how = f"binning explains{within} (largest bin-aware change {best:.2f}; {_EXACT})"
+        how = f"binning explains{within}, a bin edge crossed in rounding ({exact})"
     else:
-        how = (f"training randomness and binning explain{within} after re-measuring each {test.n_repeats} times "
-               f"(largest lower bound {best:.2f}"
+        how = (f"training randomness and binning explain{within} after re-measuring each {test.n_repeats} times"
                + ("" if shown else f"; {over} re-measured mean{'s' if over > 1 else ''} above {thr:g}, so not shown "
-                                   "below it either") + ")")
-    return Check(name=name, status=BELOW if shown else UNDECIDED, value=s["max"], **common,
-                 sentence=f"{raw}, but {few} by more than {how}",
+                                   "below it either"))
+    return Check(name=name, status=BELOW if shown else UNDECIDED, **common,
+                 sentence=f"{raw}, but {few} by more than {how}: the largest change is then {largest:.2f} nats, "
+                          f"at least {best:.2f} at {cc * 100:.4g}% confidence",
                  fix="" if shown else phrase(f"re-measure with more repeats (dtp_test_repeats, now "
                                             f"{cfg.settings.dtp_test_repeats}; {{0}})", ("profile", "thorough")))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Optional
 from pydantic import Field, PrivateAttr, create_model, field_validator, model_validator
 
 from .._results import Result
-from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks
+from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks, to_decide
 from .config import AuditConfig, Phrase, Phrased
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
                        DuplicatesSection, ExtractionSection, MipSection, PropertyEstimate, RecipeTest, RecordRiskSection,
@@ -108,6 +108,11 @@ class Verdict(Result, Phrased):
         if v is not None and not 0 < v < 1:
             raise ValueError("a confidence lies between 0 and 1")
         return v
+
+    def to_decide(self) -> list[Check]:
+        """The checks that keep this verdict from "publish", the one to decide first leading
+        (:func:`~leakaudit.audit.checks.to_decide`)."""
+        return to_decide(self.checks, self.burden_of_proof == "safety shown")
 
     def family_sentence(self) -> str:
         """The multiple-testing correction in words, read from ``n_planned``, ``n_checks``, ``check_confidence``

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..exceptions import LeakauditError
-from .checks import BELOW, EXCEEDED, NOT_MEASURABLE, STATUSES, UNDECIDED, Check, rank_checks
+from .checks import BELOW, EXCEEDED, NOT_MEASURABLE, STATUSES, UNDECIDED, Check, can_decide_alone, rank_checks, to_decide
 from .config import AuditConfig, Phrase, escaped, phrase
 from .release import threat_model
 from .results import EXIT_CODES, Verdict
@@ -42,8 +42,10 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
     * "publish": under "safety shown", every check that can show safety is shown below its threshold and nothing
       describing only the retraining recipe is exceeded; under "leakage shown" (the rule before policies), every check
       was measured with enough data to have been exceeded, and none was.
-    * "inconclusive": neither. The finding names the checks that are not decided and what would decide the first of
-      them (each check's ``fix``, computed by its analysis from the records it had).
+    * "inconclusive": neither. The finding counts the checks that are not decided and says what would decide the
+      first of them (:func:`~leakaudit.audit.checks.to_decide`: one whose result alone can change the outcome, the
+      cheapest first) and why it comes first (each check's ``fix``, computed by its analysis from the records it
+      had); it names them when no fix does.
 
     The finding is one sentence: what was found, how sure, what to do; every check's own sentence is in ``reasons``,
     ``shown_below``, ``undecided`` and ``not_measurable``, ranked.
@@ -72,15 +74,18 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
         raise LeakauditError("internal error: a tiered audit skipped analyses although no check withholds the model")
     elif recipe_only or unmeasured or blocking:
         outcome = "inconclusive"
+        ranked = to_decide(checks, safety)
+        todo = _todo(recipe, recipe_only, ranked)  # what to do first, naming settings as a Phrase
         parts = []
         if recipe_only:
             parts.append(f"{_names(recipe_only)} {'is' if len(recipe_only) == 1 else 'are'} exceeded for the "
                          "retraining recipe, not shown for the given model")
-        if blocking:
-            parts.append(f"{_count(blocking)} {'is' if len(blocking) == 1 else 'are'} undecided ({_names(blocking)})")
-        if unmeasured:
-            parts.append(f"{_count(unmeasured)} could not be measured ({_names(unmeasured)})")
-        todo = _todo(recipe, recipe_only, blocking, unmeasured)  # what to do first, naming settings as a Phrase
+        # the open checks, the kind decided first leading; named here only when no step below names the first
+        groups = [(unmeasured, "could not be measured"), (blocking, "undecided")]
+        for group, what in sorted(groups, key=lambda g: not (ranked and ranked[0] in g[0])):
+            if group:
+                verb = "" if what.startswith("could") else ("is " if len(group) == 1 else "are ")
+                parts.append(f"{_count(group)} {verb}{what}" + ("" if todo.text else f" ({_names(group)})"))
         finding = Phrase(text=escaped(f"no check shows leakage of the given model {together}, but " + _and(parts))
                          + (f"; {todo.text}" if todo.text else "") + ".", settings=todo.settings)
         cause = _one_cause(unmeasured) if not (recipe_only or blocking) else None
@@ -114,15 +119,21 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
     )
 
 
-def _todo(recipe: dict | None, recipe_only: list[Check], blocking: list[Check], unmeasured: list[Check]) -> Phrase:
+def _todo(recipe: dict | None, recipe_only: list[Check], ranked: list[Check]) -> Phrase:
     """What to do first, in a clause (empty: nothing to say): check the inputs when the recipe does not reproduce
-    the given model, else the fix of the strongest undecided or unmeasured check, with the settings it names."""
+    the given model, else decide the first of the open checks (:func:`~leakaudit.audit.checks.to_decide`) by its
+    fix, with why it comes first and the settings it names."""
     if recipe_only and recipe is not None and recipe.get("reproduces") is False:
         return Phrase(text="check that the model was trained on these members by this recipe: it shows less "
                            "membership signal than its recipe gives" + (f" (p = {recipe['p_value']:.2g})"
                                                                         if recipe.get("p_value") is not None else ""))
-    c = next((c for c in blocking + unmeasured if c.fix), None)
-    return Phrase(text="") if c is None else _prefixed("to decide: ", c.fix_parts or Phrase(text=escaped(c.fix)))
+    c = next((c for c in ranked if c.fix), None)
+    if c is None:
+        return Phrase(text="")
+    why = ("the only one open" if len(ranked) == 1 else "not measured, so it alone may withhold the model"
+           if c.status == NOT_MEASURABLE else "measured at or above its threshold" if can_decide_alone(c)
+           else "the cheapest to decide")
+    return _prefixed(f"to decide, first {c.name}, {why}: ", c.fix_parts or Phrase(text=escaped(c.fix)))
 
 
 def _prefixed(prefix: str, said: Phrase | str) -> Phrase | str:

@@ -17,6 +17,7 @@ import inspect
 import re
 import shlex
 import sys
+import time
 import typing
 from pathlib import Path
 from typing import Optional
@@ -156,6 +157,7 @@ def register(app: typer.Typer) -> None:
             echo(f"wrote {out_dir}/inputs.json")
             return
         command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
+        start = time.perf_counter()
         try:
             res = run_audit(cfg, out_dir, command=command, verbose=not opts.quiet, memory_budget=opts.memory_budget,
                             work_budget=opts.work_budget, flags=True)
@@ -184,7 +186,7 @@ def register(app: typer.Typer) -> None:
                        f"{res.target.get('context_length')} tokens were cut to it (records.csv: truncated = 1)")
         for line in summary_lines(res):
             echo(line)
-        cost = removal_cost(res.timings)
+        cost = removal_cost(res.timings, time.perf_counter() - start)
         if cost:
             echo(f"note: {cost}")
         if failed:
@@ -245,7 +247,7 @@ def summary_lines(res) -> list[str]:
     """What stdout ends with: the check counts, the verdict line, then every check that could not be measured and
     every analysis that did not run, each with what would enable it (a flag or an input, in words), then the
     records' duplicates (what they do to the per-record figures, and what would remove it)."""
-    from ..audit.checks import EXCEEDED, NOT_MEASURABLE, STATUSES, UNDECIDED
+    from ..audit.checks import EXCEEDED, STATUSES
 
     v = res.verdict
     counts = ", ".join(f"{v.counts.get(s, 0)} {s}" for s in STATUSES)
@@ -253,10 +255,9 @@ def summary_lines(res) -> list[str]:
     for c in v.checks:  # ranked: exceeded first
         if c.status == EXCEEDED:
             lines.append(f"  exceeded: {c.name}: {_lower_first(c.sentence)}")
-    safety = v.burden_of_proof == "safety shown"
-    for st in (UNDECIDED, NOT_MEASURABLE):  # each with what would decide or measure it
-        lines += [f"  {st}: {c.name}: {_said(c, 'fix') if c.fix else _lower_first(c.sentence)}" for c in v.checks
-                  if c.status == st and (st == NOT_MEASURABLE or c.shows == "both" and safety)]
+    # the checks that keep it from "publish", the one to decide first leading, each with what would decide it
+    lines += [f"  {c.status}: {c.name}: {_said(c, 'fix') if c.fix else _lower_first(c.sentence)}"
+              for c in v.to_decide()]
     for sk in res.skipped:
         lines.append(f"  not run: {sk['name']}: {_lower_first(_plain_reason(sk))}; to run it: {enabling_hint(sk)}")
     dup = getattr(res, "duplicates", None)
@@ -266,16 +267,15 @@ def summary_lines(res) -> list[str]:
     return lines
 
 
-def removal_cost(timings: dict) -> str:
-    """What the removal analysis cost, when it ran: its time and share of the audit's time by stage (results.json's
-    ``timings``), and the flag that skips it; '' when it did not run."""
+def removal_cost(timings: dict, wall: float) -> str:
+    """What the removal analysis cost, when it ran: its time (results.json's ``timings``) and share of the audit's
+    ``wall`` seconds, and the flag that skips it; '' when it did not run."""
     from ..audit.progress import duration
 
-    took, total = timings.get("dtp_removal"), sum(timings.values())
-    if not took or total <= 0:
+    took = timings.get("dtp_removal")
+    if not took or wall <= 0:
         return ""
-    return (f"the removal analysis took {duration(took)}, {took / total:.0%} of the audit's {duration(total)} "
-            "(time by stage); --no-removal skips it")
+    return f"the removal analysis took {duration(took)}, {took / wall:.0%} of the audit's {duration(wall)}; --no-removal skips it"
 
 
 #: What each input an analysis may lack (``Skipped.missing``: an attack input of ``Attack.needs``, or ``population``

@@ -109,9 +109,10 @@ def _capital(s: str) -> str:
 
 
 def fmt_interval(iv, spec: str = ".3f") -> str:
-    if not iv or len(iv) != 2 or as_number(iv[0]) is None or as_number(iv[1]) is None:
+    """``[low, high]``; a one-sided interval (no upper end: a lower confidence bound) as "at least low"."""
+    if not iv or len(iv) != 2 or as_number(iv[0]) is None:
         return MISSING
-    return f"[{fmt(iv[0], spec)}, {fmt(iv[1], spec)}]"
+    return f"at least {fmt(iv[0], spec)}" if as_number(iv[1]) is None else f"[{fmt(iv[0], spec)}, {fmt(iv[1], spec)}]"
 
 
 def _plain(v) -> str:
@@ -161,7 +162,7 @@ def check_row(c: Check, conf_pct: str, flags: bool = False) -> dict:
     lo = as_number(iv[0]) if iv else None
     hi = as_number(iv[1]) if iv else None
     status = c.status
-    label, reading = status, sentence
+    reading = sentence
     if status in (BELOW, UNDECIDED) and lo is not None and hi is not None and thr is not None:
         if status == BELOW:
             reading = (f"within the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
@@ -170,15 +171,12 @@ def check_row(c: Check, conf_pct: str, flags: bool = False) -> dict:
             reading = (f"not shown above the threshold nor below it: {fmt(value, spec)} measured; its {conf_pct} "
                        f"interval {fmt_interval(iv, spec)} reaches {fmt(thr, tspec)}, so leakage up to "
                        f"{fmt(hi, spec)} is not ruled out (more records would narrow the interval)")
-    elif status in (BELOW, UNDECIDED) and c.analysis == "dtp" and value is not None and thr is not None and value > thr:
-        label = f"{status}: none significant when re-measured"
-    elif status == EXCEEDED and lo is not None and thr is not None:
+    elif status == EXCEEDED and lo is not None and hi is not None and thr is not None:
         reading = (f"above the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
                    f"{fmt_interval(iv, spec)} lies above {fmt(thr, tspec)}")
     if status == UNDECIDED and c.shows == "leakage only":
-        label = "undecided: a lower bound (cannot show safety)"
-    return {"name": c.name or c.id, "status": status, "css": status.replace(" ", "-"),
-            "label": label, "value": fmt(value, spec), "interval": fmt_interval(iv, spec) if iv else "none",
+        reading += " (a lower bound: it cannot show safety)"
+    return {"name": c.name or c.id, "status": status, "css": status.replace(" ", "-"), "value": fmt(value, spec), "interval": fmt_interval(iv, spec) if iv else "none",
             "threshold": fmt(thr, tspec), "reading": reading,
             "fix": c.said("fix", flags=flags), "recipe": c.describes == "recipe", "shows": c.shows}
 
@@ -191,7 +189,12 @@ def _verdict_records(results: AuditResult) -> dict[str, str]:
     et al.'s raw rule, every record above the threshold)."""
     dtp = results.dtp
     out = dict.fromkeys(dtp.records_above if dtp and dtp.rule == "long" else [], "DTP-1 (Long et al.'s raw rule)")
-    return {**out, **dict.fromkeys(dtp and dtp.records_significant or [], "DTP-1 (significant when re-measured)")}
+    test = dtp and dtp.test
+    pairs = zip(map(as_number, test.lower_bound), test.records) if test else []
+    clearest = [r for _, r in sorted(pairs, key=lambda t: np.inf if t[0] is None else -t[0])]
+    sig = set(dtp and dtp.records_significant or [])
+    return {**out, **dict.fromkeys([r for r in clearest if r in sig] + sorted(sig - set(clearest)),
+                                   "DTP-1 (significant when re-measured)")}
 
 
 def _value_columns(results: AuditResult, records: pd.DataFrame) -> list[str]:
@@ -206,15 +209,18 @@ def _value_columns(results: AuditResult, records: pd.DataFrame) -> list[str]:
 
 
 def _records_table(results: AuditResult, records: pd.DataFrame) -> tuple[list[str], list[dict], int]:
-    """The riskiest members (``TOP_N``) and every member the verdict rests on, with their own values."""
+    """Every member the verdict rests on (the clearest first), then the riskiest others (``TOP_N``), with their own
+    values; the last item counts the first."""
     mem = records[records["is_member"] == 1]
     if "risk_rank" not in mem or mem.empty:
         return [], [], 0
     why, names = _verdict_records(results), _names(records)
     ranked = mem[mem["risk_rank"].notna()].sort_values("risk_rank")
-    top = ranked.head(TOP_N)
-    extra = mem[names[mem.index].isin(set(why) - set(names[top.index]))].sort_values("risk_rank")
-    rows = pd.concat([top, extra])
+    # the members the verdict rests on first, in the order its sentence gives them (the clearest first)
+    first = list(why)
+    behind = mem[names[mem.index].isin(set(why))]
+    behind = behind.iloc[np.argsort([first.index(n) for n in names[behind.index]], kind="stable")]
+    rows = pd.concat([behind, ranked[~ranked.index.isin(behind.index)].head(TOP_N)])
     values = _value_columns(results, records)
     measures = [c for c in ("pdtp",) if c in rows] + [c for c in rows.columns if c.startswith("score_")]
     flagged = "flagged_by" in rows
@@ -235,7 +241,7 @@ def _records_table(results: AuditResult, records: pd.DataFrame) -> tuple[list[st
         head.pop(2)
         for o in out:
             o["cells"].pop(2)
-    return head, out, len(extra)
+    return head, out, len(behind)
 
 
 def _dataset_inference(di: dict | None) -> dict | None:
@@ -446,10 +452,10 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
 
 
 def _dtp_exact(results: AuditResult) -> bool:
-    """The DTP-1 test measured each record once, exactly: a leave-one-out that no seed moves (as the check's own
-    sentence decides it in :mod:`leakaudit.audit.dtp_stage`: a seeded learner's test needs 2 repeats or more)."""
+    """The DTP-1 test measured each record exactly: a leave-one-out that no seed moves, measured once or re-measured
+    with repeats that all agree (as the check's own sentence decides it in :mod:`leakaudit.audit.dtp_stage`)."""
     test = results.dtp and results.dtp.test
-    return bool(test and test.n_repeats == 1)
+    return bool(test and (test.n_repeats == 1 or (test.sd and not any(test.sd))))
 
 
 def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
@@ -464,32 +470,35 @@ def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
              + ": that is the noise a single measurement carries.") if floor is not None else ""
     n_above, n_rec = dtp.get("n_above", 0), dtp.get("n_records", 0)
     if dtp.get("rule") == "long":
-        return (f"{n_above} of the {n_rec} training records measured have a PDTP above {thr:g} (Long et al.'s raw "
+        return (f"{n_above:,} of the {n_rec:,} training records measured have a PDTP above {thr:g} (Long et al.'s raw "
                 f"rule, as asked); the largest is {fmt(dtp.get('max'), '.2f')}.{noise}")
     k = dtp.get("n_significant")
     if not n_above:
-        return (f"No training record changes the model's output by more than e^{thr:g} when removed: the largest "
-                f"PDTP is {fmt(dtp.get('max'), '.2f')} over {n_rec} records.{noise}")
+        return (f"No training record changes the retrained model's output by more than e^{thr:g} when removed: the "
+                f"largest PDTP is {fmt(dtp.get('max'), '.2f')} over {n_rec:,} records.{noise}")
     if k:
         test = dtp.test
         lbs = [(as_number(lb), r) for r, lb, sig in zip(test.records, test.lower_bound, test.significant)
                if sig and as_number(lb) is not None] if test else []
-        clearest = ""
+        check = next((c for c in results.verdict.checks if c.id == "dtp.dtp1"), None)
+        clearest = f" The largest change is {fmt(check.value, '.2f')} nats" if check else ""
         if lbs:
             lb, r = max(lbs)
-            clearest = (f" The clearest, {r}, changes it by at least {lb:.2f} nats, against a "
-                        f"threshold of {thr:g}.")
-        return (f"{k} training record{'s' if k > 1 else ''} change{'s' if k == 1 else ''} the model's output by more "
-                f"than e^{thr:g} when removed, beyond training noise and binning ({n_above} of {n_rec} were above it "
-                f"once and were re-measured).{clearest}{noise} Listed below and in the records table.")
+            clearest += (f"{'; the' if check else ' The'} clearest record, {r}, changes it by at least {lb:.2f} nats, "
+                         f"against a threshold of {thr:g}.")
+        return (f"{k:,} training record{'s' if k > 1 else ''} change{'s' if k == 1 else ''} the retrained model's "
+                f"output by more than e^{thr:g} when removed, beyond training noise and binning ({n_above:,} of "
+                f"{n_rec:,} were above it once and were re-measured).{clearest}{noise} Listed below and in the records "
+                "table.")
     untested = (f" ({len(dtp.get('records_untested') or [])} were not re-measured.)" if dtp.get("records_untested")
                 else "")
     if _dtp_exact(results):
-        return (f"{n_above} of {n_rec} records were above {thr:g} as binned PDTP, but none changes the model's output "
-                f"by more than e^{thr:g} once the bins' widths are allowed for (the smallest change the two bins are "
-                f"consistent with; this learner's leave-one-out does not depend on the seed, so each was measured "
-                f"exactly): the binning of the outputs explains them.{noise}" + untested)
-    return (f"{n_above} of {n_rec} records were above {thr:g} in a single measurement, but none stays significantly "
+        return (f"{n_above:,} of {n_rec:,} records were above {thr:g} as binned PDTP, but none changes the retrained "
+                f"model's output by more than e^{thr:g} once the bins' widths are allowed for (the smallest change the "
+                f"two bins are consistent with; this learner's leave-one-out does not depend on the seed, so each was "
+                f"measured exactly): the binning of the outputs explains them, a bin edge crossed in rounding, not "
+                f"noise.{noise}" + untested)
+    return (f"{n_above:,} of {n_rec:,} records were above {thr:g} in a single measurement, but none stays significantly "
             f"above it when re-measured with fresh seeds: a single measurement's noise explains them.{noise}"
             + untested)
 
@@ -609,26 +618,42 @@ def _points_interval(iv) -> str:
     return f"[{as_number(iv[0]) * 100:.2f}, {as_number(iv[1]) * 100:.2f}] percentage points"
 
 
-def _next_steps(results: AuditResult, records: pd.DataFrame | None, rows: list[dict]) -> list[str]:
+#: a boosted-tree library's settings that make a record's own leaf or bin less likely, by the target's kind
+_BOOSTED = {"xgboost": "min_child_weight, max_depth, max_bin", "lightgbm": "min_data_in_leaf, num_leaves, max_bin",
+            "catboost": "min_data_in_leaf, depth, border_count"}
+
+
+def _next_steps(results: AuditResult, records: pd.DataFrame | None, flags: bool) -> list[str]:
     """What would change a verdict that is not "publish", from what this audit measured (nothing claimed that it
-    did not measure)."""
+    did not measure, no remedy it says it cannot apply to this model): the exceeded findings' remedies, then the
+    open checks in the order that settles the verdict soonest (:meth:`~leakaudit.audit.results.Verdict.to_decide`),
+    each with its cost where its fix states one."""
     v = results.verdict
     if v.outcome == "publish":
         return []
     out = []
     checks = v.checks
     dtp = results.dtp or {}
+    kind = results.target.get("kind")
     sig = dtp.get("records_significant") or ([] if dtp.get("rule") != "long" else dtp.get("records_above") or [])
     if sig and any(c.id == "dtp.dtp1" and c.status == "exceeded" for c in checks):
         names = "; ".join(sig[:10]) + (f" and {len(sig) - 10} more" if len(sig) > 10
                                                                            else "")
-        out.append(f"DTP-1 records: {names}. " + _removal_words(dtp, results.timings))
+        out.append(f"DTP-1 records: {names}. " + _removal_words(dtp, results.timings)
+                   + (" LightGBM draws its histogram bin edges from the training data, so a member holding a value few "
+                      "members hold can set or move an edge, and with it the splits' thresholds: such records may "
+                      "leave DTP-1 when the rare values are merged or dropped." if kind == "lightgbm" else ""))
     if any(c.analysis == "membership" and c.status == "exceeded" for c in checks):
         mip = results.mip
         if results.data.get("kind") == "text":  # MIP noise is defined for classifiers' parameters
             out.append("Membership leakage: the model recognises its fine-tuning texts. Fine-tune for fewer epochs, "
                        "remove repeated texts (repetition drives memorisation), or fine-tune with differential "
                        "privacy (DP-SGD), then audit again; the cost of each was not measured here.")
+        elif kind in _BOOSTED:
+            out.append(f"Membership leakage of a boosted-tree model: retrain with larger leaves, shallower trees and "
+                       f"coarser bins ({_BOOSTED[kind]}), and merge or drop rare values that give a few members a "
+                       "leaf or bin of their own, then audit the new model: the audit retrains its recipe and measures "
+                       "what each change does; the accuracy cost was not measured here.")
         elif mip and as_number(mip.get("accuracy_cost")) is not None:
             c = as_number(mip.get("accuracy_cost"))
             effect = f"gains {_points(-c, '.1f')}" if c < 0 else f"costs {_points(c, '.1f')}"
@@ -638,19 +663,16 @@ def _next_steps(results: AuditResult, records: pd.DataFrame | None, rows: list[d
                        "private training (DP-SGD) is the other route; its cost was not measured here.")
         else:
             why = next((s.reason for s in results.skipped if "MIP" in s.name), "")
-            out.append("Membership leakage: retrain with a privacy mechanism (differentially private training, or "
-                       "Izzo et al.'s MIP noise) or with more regularisation, then audit again; the accuracy cost was "
-                       "not measured here" + (f" ({why})." if why else "."))
+            out.append("Membership leakage: retrain with more regularisation or with differentially private training, "
+                       "then audit the new model; the accuracy cost was not measured here"
+                       + (f" (Izzo et al.'s MIP noise does not apply: {why})." if why else "."))
     if any(c.describes == "recipe" and c.status == "exceeded" for c in checks):
         out.append("A finding describes the retraining recipe, not the given model: give the recipe that trained the "
                    "model (for a torch module, the config's [training]) or check the member list, then audit again.")
     fixes: dict[tuple[str, str], list[str]] = {}
-    safety = v.burden_of_proof == "safety shown"
-    for r in rows:
-        if r["status"] == "not measurable" and r["fix"]:
-            fixes.setdefault(("not measurable", r["fix"]), []).append(r["name"])
-        elif safety and r["status"] == UNDECIDED and r["shows"] == "both" and r["fix"]:
-            fixes.setdefault(("undecided", r["fix"]), []).append(r["name"])
+    for c in v.to_decide():  # the first settles the verdict soonest
+        if c.fix:
+            fixes.setdefault((c.status, c.said("fix", flags=flags)), []).append(c.name)
     for (what, fix), names in fixes.items():
         out.append(f"{', '.join(names)}: {what}; {fix}.")
     return out
@@ -776,7 +798,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         thresholds=[(k, _plain(v)) for k, v in thresholds.items()
                     if v is not None and (k in _TEXT_THRESHOLDS if data.get("kind") == "text"
                                           else k != "max_extraction_rate_difference")],
-        next_steps=_next_steps(results, records, check_rows),
+        next_steps=_next_steps(results, records, flags),
         membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
         attacks_run=[(display_name(results, a), v["description"]) for a, v in membership.items() if v.get("description")],
         analyses=results.analyses,
