@@ -124,6 +124,9 @@ def test_log_to_mlflow_read_back_through_mlflows_client(store, tmp_path, monkeyp
     for name in ("results.json", "evidence.json"):  # the files `save` writes, byte for byte
         got = client.download_artifacts(run_id, f"leakaudit/{name}", str(tmp_path))
         assert open(got, "rb").read() == (tmp_path / "saved" / name).read_bytes()
+    training = client.create_run(client.get_experiment_by_name("leakaudit").experiment_id)
+    assert res.log_to_mlflow(uri, run_id=training.info.run_id) == training.info.run_id  # the method's run_id too
+    assert client.get_run(training.info.run_id).data.tags["leakaudit.verdict"] == res.outcome
 
 
 @pytest.mark.slow

@@ -278,23 +278,26 @@ class AuditResult(Result):
                  "high": None if c.interval is None else c.interval[1]} for c in self.verdict.checks]
         return pd.DataFrame(rows, columns=cols)
 
-    def save(self, out: str | Path) -> Path:
+    def save(self, out: str | Path, *, redact: bool = False) -> Path:
         """Write results.json, records.csv, report.html and evidence.json into the folder ``out`` (created if
         missing), exactly as ``leakaudit audit --out`` writes them: together or not at all
-        (:func:`leakaudit.audit.output.save_result`). Returns the folder written: ``out``, with a ``..`` in it
-        resolved. An ``out`` that is not a path, or is empty, is refused by name before anything is written."""
+        (:func:`leakaudit.audit.output.save_result`; ``redact=True``, as ``--redact``: records.csv and report.html
+        without the records' own values). Returns the folder written: ``out``, with a ``..`` in it resolved. An
+        ``out`` that is not a path, or is empty, is refused by name before anything is written."""
         from .output import save_result
 
-        return save_result(self, out)
+        return save_result(self, out, redact=redact)
 
     def log_to_mlflow(self, tracking_uri: str | None = None, *, experiment: str = "leakaudit",
-                      run_name: str | None = None) -> str:
-        """Log this audit as a new MLflow run (the ``mlflow`` extra): the verdict as a tag, each check's value and
+                      run_name: str | None = None, run_id: str | None = None, nested: bool = False) -> str:
+        """Log this audit to MLflow (the ``mlflow`` extra) as a new run, into the run ``run_id`` (the one that
+        trained the model, say), or as a child of it (``nested``): the verdict as a tag, each check's value and
         interval as metrics, results.json, evidence.json and report.html as artifacts
         (:func:`leakaudit.audit.mlflow_log.log_to_mlflow`). Returns the run's id."""
         from .mlflow_log import log_to_mlflow
 
-        return log_to_mlflow(self, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name)
+        return log_to_mlflow(self, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name,
+                             run_id=run_id, nested=nested)
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{self.verdict.counts.get(s, 0)} {s}" for s in STATUSES)
@@ -354,7 +357,7 @@ class AuditResult(Result):
         v = self.verdict
         title = v.outcome[:1].upper() + v.outcome[1:]
         finding = v.finding or v.headline.removeprefix(f"{title}: ")
-        about = (f"{self.data.get('n_members')} members, {self.data.get('n_nonmembers')} non-members; "
+        about = (f"{self.data.get('n_members') or 0:,} members, {self.data.get('n_nonmembers') or 0:,} non-members; "
                  f"{self.target.get('description', '')}; profile {self.config.profile}; checks: "
                  + ", ".join(f"{v.counts.get(st, 0)} {st}" for st in STATUSES))
         cc = v.check_confidence
