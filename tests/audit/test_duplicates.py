@@ -191,6 +191,14 @@ def test_copies_within_rounding_are_copies_and_a_thousandth_is_not():
            "1e-6))" in sec["sentence"]
 
 
+def test_integers_are_compared_exactly():
+    """Rounding makes no integer of another: counts of 1,000,000 and 1,000,001 are other records, 1,000,000 read as
+    an integer in one file and as the float 1e6 in the other one record."""
+    mem = pd.DataFrame({"n": [1_000_000, 2_000_000], "y": [0, 1]})
+    assert find_duplicates(mem, mem.assign(n=mem["n"] + 1), label="y").counts()["members_in_nonmembers"] == 0
+    assert find_duplicates(mem, mem.assign(n=mem["n"] * (1 + 1e-12)), label="y").counts()["members_in_nonmembers"] == 2
+
+
 def test_copies_straddling_a_rounding_boundary_are_found():
     """Values on either side of where rounding to a few digits would cut (1.2345649999995 and 1.2345650000004,
     9.9999999995 and 10.0000000004, -0.5 +- 1e-12) are one value; zero equals only zero, -0.0 included, and a
