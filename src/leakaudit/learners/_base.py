@@ -26,10 +26,10 @@ from sklearn.base import BaseEstimator
 
 from .._random import RandomStateLike, seed_to_int, spawn_seeds
 from .._validation import check_indices, check_labels, check_matrix, check_vector, check_consistent_length
-from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
+from ..exceptions import InvalidInputError, InvalidParameterError, TrainingFailedError, UnsupportedError
 
 __all__ = ["Capabilities", "Learner", "ListModelBank", "Model", "ModelBank", "capabilities", "check_feature_matrix",
-           "check_fit_inputs", "check_many_inputs", "check_subsets", "resolve_seeds", "TreeShape"]
+           "check_fit_inputs", "check_many_inputs", "check_subsets", "resolve_seeds", "TreeShape", "BoostedModel"]
 
 
 @runtime_checkable
@@ -422,6 +422,43 @@ class TreeShape:
     row_passes: int = 0
 
 
+class BoostedModel:
+    """One model a boosting library trained, with class probabilities over ``n_classes`` classes: a subclass gives
+    ``_proba(X)`` for a non-empty float64 ``X`` of the model's width.
+
+    Attributes
+    ----------
+    booster_ : the library's model
+    n_classes_ : int
+    n_features_in_ : int
+    rounds_ : int or None
+        Boosting rounds used for prediction (None: every round, or the library's best iteration).
+    """
+
+    def __init__(self, booster, n_classes: int, n_features: int, rounds: int | None = None):
+        self.booster_ = booster
+        self.n_classes_ = int(n_classes)
+        self.n_features_in_ = int(n_features)
+        self.rounds_ = rounds
+
+    def _proba(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover - each library's
+        raise NotImplementedError
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        X = check_matrix(X, name="X", allow_empty=True)
+        if X.shape[1] != self.n_features_in_:
+            raise InvalidInputError(f"X has {X.shape[1]} features but the model was trained on {self.n_features_in_}")
+        if X.shape[0] == 0:
+            return np.zeros((0, self.n_classes_))
+        return self._proba(np.asarray(X, dtype=np.float64))
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.predict_proba(X).argmax(axis=1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.n_classes_} classes)"
+
+
 class BoostedLearner(Learner):
     """A gradient-boosting library's learner (:class:`~leakaudit.learners.xgb.XGBoostLearner`,
     :class:`~leakaudit.learners.lgbm.LightGBMLearner`): the parameters both take, and their checks. A subclass sets
@@ -454,6 +491,21 @@ class BoostedLearner(Learner):
     def tree_shape(self, n_rows: int, n_classes: int) -> TreeShape:  # pragma: no cover - each library's
         """The trees one fit of this recipe grows on ``n_rows`` records of ``n_classes`` classes."""
         raise NotImplementedError
+
+    def _train(self, X: np.ndarray, y: np.ndarray, params: dict, n_classes: int) -> BoostedModel:  # pragma: no cover
+        """One model trained by the library with ``params`` (:meth:`_train_params`'s)."""
+        raise NotImplementedError
+
+    def _library_error(self) -> type[Exception]:  # pragma: no cover - each library's
+        raise NotImplementedError
+
+    def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike,
+             n_classes: int | None) -> BoostedModel:
+        n_classes, params = self._training(y, random_state, n_classes)
+        try:
+            return self._train(np.asarray(X, dtype=np.float64), np.asarray(y), params, n_classes)
+        except self._library_error() as exc:
+            raise TrainingFailedError(f"{self.library} failed to train: {str(exc).splitlines()[0][:300]}") from None
 
     def _training(self, y: np.ndarray, random_state: RandomStateLike, n_classes: int | None) -> tuple[int, dict]:
         """The number of classes one fit trains (at least 2) and the library's parameters for it, seeded by

@@ -24,15 +24,12 @@ import json
 import math
 import os
 import tempfile
-from typing import Any
 
 import numpy as np
 
 from .._extras import require
-from .._random import RandomStateLike
-from .._validation import check_matrix
-from ..exceptions import InvalidInputError, TrainingFailedError, UnsafeFileError, UnsupportedError
-from ._base import BoostedLearner, Capabilities, TreeShape
+from ..exceptions import InvalidInputError, UnsafeFileError, UnsupportedError
+from ._base import BoostedLearner, BoostedModel, Capabilities, TreeShape
 from ._recipe import FLAG, Choice, Int, Real, check_recipe, recipe_error
 
 __all__ = ["CatBoostLearner", "CatBoostModel", "CATBOOST_OBJECTIVES", "catboost_recipe", "catboost_json"]
@@ -88,33 +85,16 @@ def catboost_json(model) -> dict:
         os.unlink(path)
 
 
-class CatBoostModel:
-    """One trained CatBoost model with class probabilities over ``n_classes`` classes.
-
-    Attributes
-    ----------
-    booster_ : catboost.CatBoost
-    n_classes_ : int
-    n_features_in_ : int
-    """
+class CatBoostModel(BoostedModel):
+    """One trained CatBoost model (:class:`~._base.BoostedModel`; every tree is used)."""
 
     def __init__(self, booster, n_classes: int, n_features: int):
-        self.booster_ = booster
-        self.n_classes_ = int(n_classes)
-        self.n_features_in_ = int(n_features)
+        super().__init__(booster, n_classes, n_features)
         self._json = None
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        X = check_matrix(X, name="X", allow_empty=True)
-        if X.shape[1] != self.n_features_in_:
-            raise InvalidInputError(f"X has {X.shape[1]} features but the model was trained on {self.n_features_in_}")
-        if X.shape[0] == 0:
-            return np.zeros((0, self.n_classes_))
+    def _proba(self, X: np.ndarray) -> np.ndarray:
         p = np.asarray(self.booster_.predict(X, prediction_type="Probability", thread_count=1), dtype=np.float64)
         return p.reshape(X.shape[0], -1)
-
-    def predict(self, X: Any) -> np.ndarray:
-        return self.predict_proba(X).argmax(axis=1)
 
     def trees(self) -> list[dict]:
         """Each oblivious tree as CatBoost's JSON holds it (``splits``, ``leaf_values``, ``leaf_weights``)."""
@@ -139,9 +119,6 @@ class CatBoostModel:
         state = dict(self.__dict__)
         state["_json"] = None
         return state
-
-    def __repr__(self) -> str:
-        return f"CatBoostModel({self.n_classes_} classes)"
 
 
 class CatBoostLearner(BoostedLearner):
@@ -197,17 +174,14 @@ class CatBoostLearner(BoostedLearner):
             params["random_seed"] = int(seed)
         return params
 
-    def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike,
-             n_classes: int | None) -> CatBoostModel:
+    def _library_error(self) -> type[Exception]:
+        return _cb().CatBoostError
+
+    def _train(self, X: np.ndarray, y: np.ndarray, params: dict, n_classes: int) -> CatBoostModel:
         cb = _cb("the CatBoost learner")
-        n_classes, params = self._training(y, random_state, n_classes)
         if np.unique(y).size < 2:
             raise InvalidInputError("CatBoost trains on at least two classes; the training records hold one")
-        try:
-            booster = cb.CatBoost(params).fit(cb.Pool(np.asarray(X, dtype=np.float64), label=np.asarray(y)))
-        except cb.CatBoostError as exc:
-            raise TrainingFailedError(f"CatBoost failed to train: {str(exc).splitlines()[0][:300]}") from None
-        return CatBoostModel(booster, n_classes, X.shape[1])
+        return CatBoostModel(cb.CatBoost(params).fit(cb.Pool(X, label=y)), n_classes, X.shape[1])
 
 
 def catboost_recipe(params: dict, *, rounds: int, n_features: int, where: str = "the CatBoost model") -> dict:

@@ -17,15 +17,12 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from .._extras import require
-from .._random import RandomStateLike
-from .._validation import check_matrix
-from ..exceptions import InvalidInputError, TrainingFailedError, UnsupportedError
-from ._base import BoostedLearner, Capabilities, TreeShape
+from ..exceptions import InvalidInputError, UnsupportedError
+from ._base import BoostedLearner, BoostedModel, Capabilities, TreeShape
 from ._recipe import FLAG, INTERACTIONS, MONOTONE_ALL, Choice, Int, Real, check_recipe, recipe_error
 
 __all__ = ["LightGBMLearner", "LightGBMModel", "LGBM_OBJECTIVES", "lightgbm_recipe"]
@@ -62,44 +59,13 @@ def _lgb(feature: str = "a LightGBM model"):
     return require("lightgbm", feature)
 
 
-def booster_proba(booster, X: np.ndarray, n_classes: int, rounds: int | None = None) -> np.ndarray:
-    """Class probabilities of a LightGBM ``Booster`` (objective ``binary`` or ``multiclass``) on ``X``, shape (n,
-    n_classes), float64; ``rounds``: the boosting rounds to use (None: the model's best iteration, or all)."""
-    X = np.asarray(X, dtype=np.float64)
-    if X.shape[0] == 0:
-        return np.zeros((0, n_classes))
-    p = np.asarray(booster.predict(X, num_iteration=rounds, num_threads=1), dtype=np.float64)
-    if p.ndim == 1:
-        return np.column_stack([1.0 - p, p])
-    return p
+class LightGBMModel(BoostedModel):
+    """One trained LightGBM booster (:class:`~._base.BoostedModel`; ``rounds_`` None: LightGBM's choice, the best
+    iteration where it has one)."""
 
-
-class LightGBMModel:
-    """One trained LightGBM booster with class probabilities over ``n_classes`` classes.
-
-    Attributes
-    ----------
-    booster_ : lightgbm.Booster
-    n_classes_ : int
-    n_features_in_ : int
-    rounds_ : int or None
-        Boosting rounds used for prediction (None: LightGBM's choice, the best iteration where it has one).
-    """
-
-    def __init__(self, booster, n_classes: int, n_features: int, rounds: int | None = None):
-        self.booster_ = booster
-        self.n_classes_ = int(n_classes)
-        self.n_features_in_ = int(n_features)
-        self.rounds_ = rounds
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        X = check_matrix(X, name="X", allow_empty=True)
-        if X.shape[1] != self.n_features_in_:
-            raise InvalidInputError(f"X has {X.shape[1]} features but the model was trained on {self.n_features_in_}")
-        return booster_proba(self.booster_, X, self.n_classes_, self.rounds_)
-
-    def predict(self, X: Any) -> np.ndarray:
-        return self.predict_proba(X).argmax(axis=1)
+    def _proba(self, X: np.ndarray) -> np.ndarray:
+        p = np.asarray(self.booster_.predict(X, num_iteration=self.rounds_, num_threads=1), dtype=np.float64)
+        return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
     def _trees(self) -> list[dict]:
         info = self.booster_.dump_model(num_iteration=self.rounds_)["tree_info"]
@@ -123,9 +89,6 @@ class LightGBMModel:
     def tree_parameters(self) -> int:
         """Two per split (feature, threshold), one value per leaf."""
         return int(sum(2 * (t["num_leaves"] - 1) + t["num_leaves"] for t in self._trees()))
-
-    def __repr__(self) -> str:
-        return f"LightGBMModel({self.n_classes_} classes)"
 
 
 class LightGBMLearner(BoostedLearner):
@@ -185,18 +148,15 @@ class LightGBMLearner(BoostedLearner):
             raise InvalidInputError(f"the LightGBM objective binary trains two classes; the labels have {n_classes}")
         return params
 
-    def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike,
-             n_classes: int | None) -> LightGBMModel:
+    def _library_error(self) -> type[Exception]:
+        return _lgb().basic.LightGBMError
+
+    def _train(self, X: np.ndarray, y: np.ndarray, params: dict, n_classes: int) -> LightGBMModel:
         lgb = _lgb("the LightGBM learner")
-        n_classes, params = self._training(y, random_state, n_classes)
-        data = lgb.Dataset(np.asarray(X, dtype=np.float64), label=np.asarray(y, dtype=np.float64),
-                           params={"verbosity": -1}, free_raw_data=True)
-        try:
-            # keep_training_booster: the trained booster as it is, not rebuilt from its own text (lgb.train's default
-            # round trip writes and parses every tree: a quarter of a deep model's fit, the same trees after it)
-            booster = lgb.train(params, data, num_boost_round=int(self.n_rounds), keep_training_booster=True)
-        except lgb.basic.LightGBMError as exc:
-            raise TrainingFailedError(f"LightGBM failed to train: {str(exc).splitlines()[0][:300]}") from None
+        data = lgb.Dataset(X, label=y.astype(np.float64), params={"verbosity": -1}, free_raw_data=True)
+        # keep_training_booster: the trained booster as it is, not rebuilt from its own text (lgb.train's default
+        # round trip writes and parses every tree: a quarter of a deep model's fit, the same trees after it)
+        booster = lgb.train(params, data, num_boost_round=int(self.n_rounds), keep_training_booster=True)
         return LightGBMModel(booster, n_classes, X.shape[1])
 
 

@@ -25,15 +25,12 @@ from __future__ import annotations
 import functools
 import json
 import math
-from typing import Any
 
 import numpy as np
 
 from .._extras import require
-from .._random import RandomStateLike
-from .._validation import check_matrix
-from ..exceptions import InvalidInputError, TrainingFailedError, UnsupportedError
-from ._base import BoostedLearner, Capabilities, TreeShape
+from ..exceptions import InvalidInputError, UnsupportedError
+from ._base import BoostedLearner, BoostedModel, Capabilities, TreeShape
 from ._recipe import INTERACTIONS, MONOTONE, Choice, Int, Real, check_recipe, recipe_error
 
 __all__ = ["XGBoostLearner", "XGBoostModel", "XGB_OBJECTIVES", "xgboost_recipe"]
@@ -71,60 +68,39 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def booster_proba(booster, X: np.ndarray, objective: str, n_classes: int, rounds: int | None = None) -> np.ndarray:
-    """Class probabilities of an XGBoost ``Booster`` on ``X``, shape (n, n_classes), in float64: the objective's own
-    output where it is a probability (``binary:logistic``, ``multi:softprob``), else the margins through the sigmoid
-    or the softmax; ``rounds``: the boosting rounds to use (None: all)."""
-    xgb = _xgb()
-    X = np.asarray(X, dtype=np.float64)
-    if X.shape[0] == 0:
-        return np.zeros((0, n_classes))
-    kw = {} if rounds is None else {"iteration_range": (0, int(rounds))}
-    d = xgb.DMatrix(X, nthread=1, feature_names=booster.feature_names)  # a model fitted on named columns checks them
-    binary = objective.startswith("binary:")
-    if objective in ("binary:logistic", "multi:softprob"):
-        out = np.asarray(booster.predict(d, **kw), dtype=np.float64)
-    else:
-        out = np.asarray(booster.predict(d, output_margin=True, **kw), dtype=np.float64)
-        out = _sigmoid(out) if binary else _softmax(out.reshape(X.shape[0], -1))
-    if binary:
-        p1 = out.reshape(-1)
-        return np.column_stack([1.0 - p1, p1])
-    return out.reshape(X.shape[0], -1)
-
-
-class XGBoostModel:
-    """One trained XGBoost booster with class probabilities over ``n_classes`` classes.
+class XGBoostModel(BoostedModel):
+    """One trained XGBoost booster (:class:`~._base.BoostedModel`; ``rounds_`` None: every round, else an
+    early-stopped model's best iteration + 1).
 
     Attributes
     ----------
-    booster_ : xgboost.Booster
-    n_classes_ : int
     objective_ : str
-    n_features_in_ : int
-    rounds_ : int or None
-        Boosting rounds used for prediction (None: every round; an early-stopped model's best iteration + 1).
     leaf_records_ : list of ndarray or None
         Training records per leaf of each tree where known (the audit counts the members routed to each leaf:
         XGBoost's model keeps each node's hessian sum, not a count of records); None otherwise.
     """
 
     def __init__(self, booster, n_classes: int, objective: str, n_features: int, rounds: int | None = None):
-        self.booster_ = booster
-        self.n_classes_ = int(n_classes)
+        super().__init__(booster, n_classes, n_features, rounds)
         self.objective_ = objective
-        self.n_features_in_ = int(n_features)
-        self.rounds_ = rounds
         self.leaf_records_ = None
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        X = check_matrix(X, name="X", allow_empty=True)
-        if X.shape[1] != self.n_features_in_:
-            raise InvalidInputError(f"X has {X.shape[1]} features but the model was trained on {self.n_features_in_}")
-        return booster_proba(self.booster_, X, self.objective_, self.n_classes_, self.rounds_)
-
-    def predict(self, X: Any) -> np.ndarray:
-        return self.predict_proba(X).argmax(axis=1)
+    def _proba(self, X: np.ndarray) -> np.ndarray:
+        """The objective's own output where it is a probability (``binary:logistic``, ``multi:softprob``), else the
+        margins through the sigmoid or the softmax."""
+        kw = {} if self.rounds_ is None else {"iteration_range": (0, int(self.rounds_))}
+        # a model fitted on named columns checks them
+        d = _xgb().DMatrix(X, nthread=1, feature_names=self.booster_.feature_names)
+        binary = self.objective_.startswith("binary:")
+        if self.objective_ in ("binary:logistic", "multi:softprob"):
+            out = np.asarray(self.booster_.predict(d, **kw), dtype=np.float64)
+        else:
+            out = np.asarray(self.booster_.predict(d, output_margin=True, **kw), dtype=np.float64)
+            out = _sigmoid(out) if binary else _softmax(out.reshape(X.shape[0], -1))
+        if binary:
+            p1 = out.reshape(-1)
+            return np.column_stack([1.0 - p1, p1])
+        return out.reshape(X.shape[0], -1)
 
     def trees(self) -> list[dict]:
         """Each tree of the model as XGBoost's JSON holds it (``left_children``, ``split_indices``, ...)."""
@@ -207,21 +183,18 @@ class XGBoostLearner(BoostedLearner):
                                     f"{n_classes}")
         return params
 
-    def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike,
-             n_classes: int | None) -> XGBoostModel:
+    def _library_error(self) -> type[Exception]:
+        return _xgb().core.XGBoostError
+
+    def _train(self, X: np.ndarray, y: np.ndarray, params: dict, n_classes: int) -> XGBoostModel:
         xgb = _xgb("the XGBoost learner")
-        n_classes, params = self._training(y, random_state, n_classes)
-        d = xgb.DMatrix(np.asarray(X, dtype=np.float64), label=np.asarray(y, dtype=np.float64),
-                        nthread=int(self.n_jobs))
-        try:
-            # xgboost.train's own loop without its callback machinery (an empty evaluation per round): the same
-            # Booster, the same updates in the same order, then reset() to free the training caches as train does
-            booster = xgb.Booster(params, [d])
-            for i in range(int(self.n_rounds)):
-                booster.update(d, iteration=i)
-            booster.reset()
-        except xgb.core.XGBoostError as exc:
-            raise TrainingFailedError(f"XGBoost failed to train: {str(exc).splitlines()[0][:300]}") from None
+        d = xgb.DMatrix(X, label=y.astype(np.float64), nthread=int(self.n_jobs))
+        # xgboost.train's own loop without its callback machinery (an empty evaluation per round): the same Booster,
+        # the same updates in the same order, then reset() to free the training caches as train does
+        booster = xgb.Booster(params, [d])
+        for i in range(int(self.n_rounds)):
+            booster.update(d, iteration=i)
+        booster.reset()
         return XGBoostModel(booster, n_classes, params["objective"], X.shape[1])
 
 
