@@ -4,11 +4,13 @@ import copy
 import hashlib
 import json
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.neighbors import KNeighborsClassifier
 
+import leakaudit
 from leakaudit.audit.evidence import ATTACK_CLASSES, build_evidence, environment, write_evidence
 from leakaudit.audit.policy import DEFAULT_POLICY, LEAKAGE_SHOWN_POLICY
 from leakaudit.audit.structural import structural_checks
@@ -206,3 +208,149 @@ def test_release_is_checked_and_record_is_strict_json(tmp_path):
     assert back["checks"][0]["value"] is None
     assert back["recorded"] == "2026-01-02T03:04:05+00:00"
     assert back == json.loads(json.dumps(build_evidence(copy.deepcopy(res), recorded=WHEN), allow_nan=False))
+
+
+# -- the evidence of one real audit: the files it wrote, the source that ran, the records' files and lines ---------
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """The cheapest demo audit, written as it is and redacted."""
+    from leakaudit.audit import make_config, run_audit
+
+    root = tmp_path_factory.mktemp("evidence")
+    res = run_audit(make_config(profile="smoke", n_members=150, n_nonmembers=150, epochs=3, seed=3), root / "plain",
+                    verbose=False)
+    res.save(root / "redacted", redact=True)
+    return res, root / "plain", root / "redacted"
+
+
+def _load(folder, name="evidence.json"):
+    return json.loads((folder / name).read_text())
+
+
+def test_the_files_written_are_fingerprinted_beside_them(written):
+    _, plain, redacted = written
+    for folder in (plain, redacted):
+        outputs = _load(folder)["outputs"]
+        assert [o["path"] for o in outputs] == ["results.json", "records.csv", "report.html"]
+        for o in outputs:
+            assert o["sha256"] == _sha(folder / o["path"]) and o["bytes"] == (folder / o["path"]).stat().st_size
+    assert _load(plain)["outputs"][1]["sha256"] != _load(redacted)["outputs"][1]["sha256"]
+
+
+def test_the_source_that_ran_is_identified():
+    import subprocess
+
+    from leakaudit.audit.evidence import source_digest
+
+    assert environment()["leakaudit_source"] == source_digest()  # computed once per process
+    source_digest.cache_clear()  # (others may have changed the checkout since)
+    src = source_digest()
+    assert len(src["sha256"]) == 64 and src["files"] > 100
+    pkg = Path(leakaudit.__file__).parent
+    h = hashlib.sha256()
+    for f in sorted((f for f in pkg.rglob("*") if f.suffix in (".py", ".j2", ".c", ".h")),
+                    key=lambda f: f.relative_to(pkg)):
+        path, data = f.relative_to(pkg).as_posix().encode(), f.read_bytes()
+        h.update(len(path).to_bytes(8, "little") + path + len(data).to_bytes(8, "little") + data)
+    assert src["sha256"] == h.hexdigest()  # as the docstring says it is computed
+    head = subprocess.run(["git", "-C", str(pkg), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode == 0:
+        assert src["commit"] == head.stdout.strip() and isinstance(src["uncommitted_changes"], bool)
+
+
+def test_libraries_are_named_by_the_distribution_that_provides_them():
+    from importlib import metadata
+
+    libs, provided = environment()["libraries"], metadata.packages_distributions()
+    for module in ("numpy", "sklearn", "xgboost", "lightgbm", "torch"):
+        dists = provided.get(module)
+        if dists:  # installed: its distribution with its version, never "not installed" beside it
+            assert all(libs[d] == metadata.version(d) for d in dists)
+            assert "not installed" not in [libs.get(module), libs.get(dists[0])]
+    assert not [k for k, v in libs.items() if v == "not installed" and k.replace("-", "_") in provided]
+
+
+def test_each_record_is_traced_to_its_file_and_line(written):
+    import gzip
+
+    import pandas as pd
+
+    res, plain, _ = written
+    rec = pd.read_csv(plain / "records.csv")
+    assert list(rec.columns[:3]) == ["record_0based", "source", "row"]
+    assert set(rec["source"]) <= {"adult.data.gz", "adult.test.gz"} and rec["row"].min() >= 1
+    files = res.data["files"]
+    assert files["adult.data.gz"].endswith("row N is its line N")
+    assert files["adult.test.gz"].endswith("row N is its line N + 1")
+    from leakaudit.data._files import find_file
+
+    lines = {name: gzip.open(find_file(f"adult/{name}", bundled=True), "rt").read().splitlines() for name in files}
+    for _, r in rec.iterrows():  # each record's values are those on its line of its file
+        line = lines[r["source"]][r["row"] - 1 + (r["source"] == "adult.test.gz")].split(", ")
+        assert (int(line[0]), line[5], line[9]) == (r["age"], r["marital_status"], r["sex"])
+    by_role = {f["path"]: f for f in _load(plain)["files"] if "path" in f}
+    assert by_role["adult/adult.test.gz"]["sha256"] == DATA_FILES["adult/adult.test.gz"].sha256
+
+
+def test_analyses_not_run_findings_and_personal_data(written):
+    res, plain, redacted = written
+    ev = _load(plain)
+    not_run = {n["analysis"]: n for n in ev["not_run"]}
+    # the demo at smoke: no released model file, DTP-1 not exceeded, no claimed epsilon
+    assert "release weights" in not_run["structural checks of the model file"]["reason"]
+    assert "claimed_epsilon" in not_run["one-run audit of the claimed epsilon"]["reason"]
+    assert all(n["reason"] for n in ev["not_run"])
+    status = {c["id"]: c["status"] for c in ev["checks"]}
+    for entry in ev["attack_classes"] + ev["standards"]["items"]:
+        if entry["status"] == "tested" and entry["checks"]:
+            found = [status[c] for c in entry["checks"]]
+            assert entry["finding"] == ("not met" if "exceeded" in found else
+                                        "met" if set(found) == {"shown below"} else "undecided")
+        else:
+            assert entry.get("finding") is None
+    assert ev["personal_data"].startswith("report.html and records.csv contain personal data")
+    assert "<p id=\"personal-data\"><b>Personal data</b>" in (plain / "report.html").read_text()
+    assert "written redacted" in _load(redacted)["personal_data"]
+
+
+def test_redact_keeps_ids_scores_and_verdict_without_values(written):
+    import pandas as pd
+
+    from leakaudit.audit.output import read_records_csv
+    from leakaudit.audit.results import rerender_report
+
+    res, plain, redacted = written
+    full, red = pd.read_csv(plain / "records.csv"), pd.read_csv(redacted / "records.csv")
+    values = res.data["record_columns"] + ["label"]
+    assert not set(values) & set(red.columns) and set(values) <= set(full.columns)
+    assert list(red.columns) == [c for c in full.columns if c not in values]
+    pd.testing.assert_frame_equal(red, full[red.columns])  # ids, scores, ranks unchanged
+    assert _load(redacted, "results.json")["verdict"] == _load(plain, "results.json")["verdict"]
+    html = (redacted / "report.html").read_text()
+    row = full[full["is_member"] == 1].sort_values("risk_rank").iloc[0]
+    assert f"{row['source']}, row {row['row']}" in html and f"marital_status: {row['marital_status']}" not in html
+    assert f"marital_status: {row['marital_status']}" in (plain / "report.html").read_text()
+    assert "Written redacted" in html
+    assert list(read_records_csv(redacted / "records.csv").columns[:1]) == ["record"]
+    rerender_report(redacted)  # the redacted folder renders again
+    with pytest.raises(InvalidParameterError, match="redact must be True or False"):
+        res.save(plain.parent / "bad", redact="yes")
+
+
+def test_attack_accuracy_against_chance_beside_every_membership_check(written):
+    res, plain, _ = written
+    ev, results = _load(plain), _load(plain, "results.json")
+    for c in ev["checks"]:
+        if c["analysis"] == "membership":
+            chance = results["membership"][c["id"].split(".")[1]]["against_chance"]
+            assert c["against_chance"] == chance
+            lo, hi = chance["advantage_ci"]
+            assert lo <= chance["advantage"] <= hi and chance["accuracy"] == pytest.approx((1 + chance["advantage"]) / 2)
+            assert chance["accuracy_ci"] == pytest.approx([(1 + lo) / 2, (1 + hi) / 2])
+    item = next(i for i in ev["standards"]["items"] if i["id"] == "11.3.3")
+    assert item["status"] == "tested" and set(item["against_chance"]) == set(results["membership"])
+    html = (plain / "report.html").read_text()
+    lira = results["membership"]["lira"]["against_chance"]
+    lo, hi = lira["accuracy_ci"]
+    assert f"{lira['accuracy']:.3f} [{lo:.3f}, {hi:.3f}]; {lira['advantage']:+.3f}" in html

@@ -105,14 +105,14 @@ def test_one_name_for_a_record_in_every_sentence_and_file(tmp_path):
     res = run_audit(cfg, tmp_path / "out", verbose=False)
     check = next(c for c in res.checks if c.id == "dtp.dtp1")
     assert check.status == "exceeded", "this setting is chosen so that a record is significant"
-    named = re.search(r"\(bundled Adult, row (\d+):", check.sentence)
+    named = re.search(r"\b(adult\.(?:data|test)\.gz), row (\d+)\b", check.sentence)
     assert named, check.sentence
     rec = pd.read_csv(tmp_path / "out" / "records.csv")
     worst = int(np.argmax(res.dtp.test.lower_bound))
-    row = int(named.group(1))
-    name = f"bundled Adult, row {row}:"
-    assert res.dtp.test.records[worst] == name[:-1] and name[:-1] in res.dtp.records_significant  # results.json too
-    assert ((rec["row"] == row) & (rec["is_member"] == 1)).sum() == 1
+    source, row = named.group(1), int(named.group(2))
+    name = f"{source}, row {row}"
+    assert res.dtp.test.records[worst] == name and name in res.dtp.records_significant  # results.json too
+    assert ((rec["source"] == source) & (rec["row"] == row) & (rec["is_member"] == 1)).sum() == 1
     saved = json.loads((tmp_path / "out" / "results.json").read_text())["verdict"]
     evidence = json.loads((tmp_path / "out" / "evidence.json").read_text())["checks"]
     html = (tmp_path / "out" / "report.html").read_text()

@@ -71,7 +71,7 @@ def test_evidence_carries_the_mapping_and_validates(tmp_path):
                          "sentence": "4 members of the 1,000 are repeated"}
     rec = build_evidence(res, recorded=WHEN)
     back = json.loads(write_evidence(tmp_path / "evidence.json", rec).read_text())
-    assert back["evidence_version"] == 3
+    assert back["evidence_version"] == 4
     for c in back["checks"]:
         CheckStandards.model_validate(c["standards"])
     for c in back["attack_classes"]:
@@ -113,3 +113,23 @@ def test_the_recipient_is_the_basis_of_identifiability(release, recipient):
     text = identifiability_basis(release)
     assert recipient in text and "EDPB Opinion 28/2024" in text
     assert build_evidence(_results(), release=release, recorded=WHEN)["release"]["identifiability_basis"] == text
+
+
+def test_a_tested_item_says_whether_it_is_met():
+    from leakaudit.audit.standards import finding
+
+    assert finding(["shown below", "shown below"]) == "met"
+    assert finding(["shown below", "exceeded", "undecided"]) == "not met"
+    assert finding(["shown below", "undecided"]) == "undecided"
+    assert finding([]) is None
+    res = _results()
+    for c in res["verdict"]["checks"]:
+        c["status"] = "shown below" if c["status"] != "not measurable" else c["status"]
+    items = _items(build_evidence(res, recorded=WHEN))
+    assert items["11.3.3"]["finding"] == "met" and items["12.3.2"].get("finding") is None
+    res["verdict"]["checks"][0]["status"] = "exceeded"  # membership.lira.auc
+    rec = build_evidence(res, recorded=WHEN)
+    assert _items(rec)["11.3.3"]["finding"] == "not met"
+    assert {c["class"]: c.get("finding") for c in rec["attack_classes"]}["membership inference"] == "not met"
+    for i in rec["standards"]["items"]:
+        ItemStatus.model_validate(i)

@@ -72,7 +72,7 @@ DAMAGES = {
     "text in a score": (lambda d: _records(d, _cell("score_lira", 0, "high")), "records.csv",
                         "line 2, column score_lira: 'high' is not a number"),
     "records.csv a link to a system file": (lambda d: _link(d, d.parent / "passwd", _PASSWD, 0o644), "records.csv",
-                                            "no record column"),
+                                            "no record_0based column"),
     "records.csv a link to a protected file": (lambda d: _link(d, d.parent / "shadow", _PASSWD, 0o600),
                                                "records.csv", "not readable by everyone"),
     "results.json nested 100,000 deep": (lambda d: (d / "results.json").write_text("[" * 100_000 + "]" * 100_000),
@@ -102,8 +102,8 @@ DAMAGES = {
     "is_member 2": (lambda d: _records(d, _cell("is_member", 0, 2)), "records.csv", "column is_member: 2 is not"),
     "text in risk_rank": (lambda d: _records(d, _cell("risk_rank", 1, "x")), "records.csv",
                           "line 3, column risk_rank: 'x' is not a number"),
-    "no record column": (lambda d: _records(d, lambda df: df.drop(columns=["record", "source"])), "records.csv",
-                         "no record column"),
+    "no record column": (lambda d: _records(d, lambda df: df.drop(columns=["record_0based", "source"])), "records.csv",
+                         "no record_0based column"),
     "records.csv rows of another width": (lambda d: (d / "records.csv").write_text(
         (d / "records.csv").read_text() + "1,2\n" + "x," * 80 + "\n"), "records.csv", "Expected 30 fields"),
     "records.csv not UTF-8": (lambda d: (d / "records.csv").write_bytes(

@@ -25,7 +25,7 @@ from scipy import stats
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_array, check_scalar, check_vector
 from ..exceptions import InvalidInputError
-from ..metrics import clopper_pearson
+from ..metrics import difference_interval
 from .results import AlternativeAdvantage, AttributeAdvantage, ExpAResult, SplitSummary
 
 __all__ = [
@@ -57,22 +57,6 @@ def _as_bool(x, name) -> np.ndarray:
             raise InvalidInputError(f"{name} must hold booleans or 0/1 (1 = correct guess)")
         a = a.astype(bool)
     return a
-
-
-def difference_interval(k1: int, n1: int, k0: int, n0: int, *, confidence: float = 0.95) -> tuple[float, float]:
-    """Interval for ``k1/n1 - k0/n0`` (two independent proportions).
-
-    Newcombe's hybrid method (Newcombe 1998, Stat. Med. 17:873, method 10) with
-    Clopper-Pearson intervals ``[l_i, u_i]`` in place of Wilson's:
-
-        low  = d - sqrt((p1 - l1)^2 + (u0 - p0)^2)
-        high = d + sqrt((u1 - p1)^2 + (p0 - l0)^2)
-    """
-    l1, u1 = clopper_pearson(k1, n1, confidence=confidence)
-    l0, u0 = clopper_pearson(k0, n0, confidence=confidence)
-    p1, p0 = k1 / n1, k0 / n0
-    d = p1 - p0
-    return float(max(-1.0, d - np.hypot(p1 - l1, u0 - p0))), float(min(1.0, d + np.hypot(u1 - p1, p0 - l0)))
 
 
 def attribute_advantage(correct_members, correct_nonmembers, *, confidence: float = 0.95) -> AttributeAdvantage:

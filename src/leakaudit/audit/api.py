@@ -63,7 +63,7 @@ def _thresholds(given: dict) -> Thresholds:
 _DATA_ARGUMENTS = ("members", "nonmembers", "population", "predictions", "references")
 
 #: arguments whose default is not None: left out of the recorded call at that default
-_NON_NONE_DEFAULTS = {"model_input": "auto", "verbose": False}
+_NON_NONE_DEFAULTS = {"model_input": "auto"}
 
 
 def _plain_setting(value: Any) -> bool:
@@ -142,7 +142,7 @@ def _predictions_target(data, predictions):
 def audit(model: Any = None, members=None, nonmembers=None, *, label: str | None = None, population=None,
           sensitive=None, unit: str | None = None, predictions=None, learner=None, model_input: str = "auto",
           text_column: str | None = None,
-          tokenizer: Any = None, references: Any = None, verbose: bool = False,
+          tokenizer: Any = None, references: Any = None, verbose: bool | None = None,
           memory_budget: int | str | None = None, random_state: int | None = None, **settings) -> AuditResult:
     """Audit a fitted model on its members and non-members, in memory: membership attacks, PDTP and the DTP-1
     rule, attribute and property inference, MIP; a verdict. For a causal language model: the attacks on its texts'
@@ -196,8 +196,10 @@ optional
     references : list, optional
         For a language model: reference models (e.g. the base before fine-tuning) for the reference-ratio, LiRA and
         RMIA attacks; each a model sharing ``tokenizer``, or a ``(model, tokenizer)`` pair.
-    verbose : bool, default=False
-        Progress on stderr.
+    verbose : bool, optional
+        Progress on stderr: each stage and the models trained of the total, with the time left; in a notebook, a
+        progress bar (tqdm's; a widget with ipywidgets). None (the default): shown in a notebook or at a terminal,
+        not elsewhere (a script's log); False: quiet; True: always.
     memory_budget : int or str, optional
         Memory trained models' outputs may take before they are kept on disk (e.g. "4GB"); a language model's audit
         trains none.
@@ -248,6 +250,12 @@ optional
         raise InvalidParameterError("members and nonmembers are required: the records the model was trained on, "
                                     "and records of the same distribution it never saw")
     _check_run_options(verbose, memory_budget)
+    if verbose is None:  # shown in a notebook or at a terminal
+        import sys
+
+        from .progress import in_notebook
+
+        verbose = sys.stderr.isatty() or in_notebook()
     lm_only = {"text_column": text_column, "tokenizer": tokenizer, "references": references}
     if is_causal_lm(model):
         return _audit_language_model(model, members, nonmembers, text_column=text_column, tokenizer=tokenizer,
@@ -316,8 +324,8 @@ def _check_run_options(verbose, memory_budget) -> None:
     """``verbose`` and ``memory_budget`` refused by name, before any work."""
     from ..engine import parse_memory_size
 
-    if not isinstance(verbose, bool):
-        raise InvalidParameterError(f"verbose must be True or False; got {shown(verbose)}")
+    if verbose is not None and not isinstance(verbose, bool):
+        raise InvalidParameterError(f"verbose must be True, False or None; got {shown(verbose)}")
     if memory_budget is not None:
         parse_memory_size(memory_budget, name="memory_budget")
 

@@ -20,7 +20,7 @@ import pandas as pd
 from .._version import __version__
 from .._resources import peak_rss_mb
 from .checks import Analysis
-from .config import AuditConfig
+from .config import AuditConfig, recorded_config
 from .plan import Plan, not_needed
 from .release import threat_model
 from .results import AuditResult
@@ -67,7 +67,7 @@ def assemble(plan: Plan, done: Mapping[str, Analysis], *, cfg: AuditConfig, comm
         leakaudit_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         command=command or "leakaudit audit",
-        config=cfg.model_dump(mode="json"),
+        config=recorded_config(cfg, kind=target.get("kind", ""), text=data.get("kind") == "text"),
         data=data, target=target, **sections,
         skipped=[s.as_dict() for a in analyses for s in a.skipped],
         verdict=verdict,

@@ -17,7 +17,7 @@ from .thresholds import Thresholds
 __all__ = ["AuditConfig", "Flag", "flag_of", "Thresholds", "ProfileSettings", "PROFILES", "TorchTraining",
            "RunOptions", "load_config", "load_config_and_options", "PATH_KEYS", "OUTPUT_FILES",
            "check_outputs_spare_inputs", "settings_table", "in_words", "Setting", "Phrase", "Phrased",
-           "phrase"]
+           "phrase", "recorded_config"]
 
 
 class Flag:
@@ -682,6 +682,11 @@ class RunOptions(BaseModel):
                      Flag("--quiet/--no-quiet", "-q",
                           default="--no-quiet: progress on stderr, plain lines when it is not a terminal")] = Field(
         False, description="No progress on stderr; stdout still gives the verdict and what was not run.")
+    redact: Annotated[bool, Flag("--redact/--no-redact")] = Field(
+        False, description="Write records.csv and report.html without the records' own values (their columns and "
+                           "label), keeping each record's file and row, its scores and the verdict: without it both "
+                           "hold personal data (evidence.json says which). `AuditResult.save(out, redact=True)` in "
+                           "the library.")
     memory_budget: Annotated[int | str | None,
                              Flag("--memory-budget", default="none: a quarter of physical memory")] = Field(
         None, description="Memory that trained models' outputs may take: bytes, or a size such as `\"4GB\"` or "
@@ -772,6 +777,31 @@ def _format_validation_error(exc: ValidationError) -> str:
         msg = e["msg"].removeprefix("Value error, ")
         parts.append(f"{loc}: {msg}" if e["loc"] else msg)
     return "; ".join(parts)
+
+
+#: settings that apply to some audits only: (the keys, whether they apply given the target's kind and text data)
+_APPLIES = (
+    (("dataset", "n_members", "n_nonmembers", "hidden", "activation", "epochs"), lambda kind, text: kind == "demo"),
+    (("module", "module_kwargs", "training"), lambda kind, text: kind == "torch"),
+    (("device",), lambda kind, text: text or kind in ("demo", "torch", "sklearn")),
+    (("model_dir", "text_column", "tokenizer", "logprobs_column", "reference_dir", "dataset_inference", "extraction",
+      "extraction_prefix", "extraction_suffix", "extraction_n", "extraction_p", "extraction_temperature",
+      "extraction_top_k"), lambda kind, text: text),
+    (("label", "sensitive", "population", "unit", "model", "model_input", "predictions_train", "predictions_test",
+      "backend", "address", "removal", "tiers", "claimed_epsilon"), lambda kind, text: not text),
+)
+
+
+def recorded_config(cfg: AuditConfig, *, kind: str, text: bool) -> dict:
+    """results.json's ``config``: every setting that applies to an audit of a ``kind`` target (``demo``, ``torch``,
+    ``xgboost``, ...; ``text``: a language model's), and any other given a value other than its default (the
+    demo's network settings for the demo only, a torch module's recipe for a torch module, a language model's
+    settings for one)."""
+    out, default = cfg.model_dump(mode="json"), AuditConfig.model_construct().model_dump(mode="json")
+    for keys, applies in _APPLIES:
+        if not applies(kind, text):
+            out = {k: v for k, v in out.items() if k not in keys or v != default[k]}
+    return out
 
 
 def make_config(**kwargs) -> AuditConfig:

@@ -48,6 +48,8 @@ class AuditData:
     record_ids_non: np.ndarray = field(default=None)
     # where the records came from when not from the command line's files: source name -> what it is
     sources: dict | None = None
+    # the bundled demo: each audited record's file (members then non-members), its row counted in that file
+    record_files: np.ndarray | None = None
     # tables given in memory with unique indexes: each record's index label, members then non-members (records are
     # then named ``members.loc[label]``); None otherwise (named by file and row)
     index_labels: tuple | None = None
@@ -128,7 +130,7 @@ def _demo_data(cfg: AuditConfig) -> AuditData:
     cand = np.r_[i_mem, i_non]
     # Long et al. §4.2: z-scored numerics and one-hot categoricals, statistics from the candidate set D.
     X, enc = ds.encode(fit_idx=cand)
-    frame = ds.frame
+    frame, rows = ds.frame, ds.extras["row_in_file"].to_numpy()
     return AuditData(
         name="adult",
         description=(f"Bundled UCI Adult: {n_mem} members, {n_non} non-members, {n_pop} population records "
@@ -137,7 +139,8 @@ def _demo_data(cfg: AuditConfig) -> AuditData:
         frame_mem=frame.iloc[i_mem].reset_index(drop=True), frame_non=frame.iloc[i_non].reset_index(drop=True),
         frame_pop=frame.iloc[i_pop].reset_index(drop=True),
         label=ds.label_name, class_names=list(ds.class_names), sensitive=list(cfg.sensitive or ("sex", "race", "marital_status")),
-        encoder=enc, record_ids_mem=i_mem, record_ids_non=i_non,
+        encoder=enc, record_ids_mem=rows[i_mem], record_ids_non=rows[i_non],
+        record_files=np.where(ds.extras["split"].to_numpy()[cand] == "train", "adult.data.gz", "adult.test.gz"),
     )
 
 
@@ -403,6 +406,38 @@ def _check_records(frames: list[pd.DataFrame], wheres: list[str], label: str) ->
     standardise (:func:`_check_magnitudes`), non-members that are not copies of members (:func:`_check_overlap`)."""
     _check_magnitudes(frames, wheres, label)
     _check_overlap(frames, wheres)
+    _check_identifiers(frames[:2], label)
+
+
+def _check_identifiers(frames: list[pd.DataFrame], label: str) -> None:
+    """Warn, one line per column, of a feature column of the members and non-members that looks like an identifier
+    (:class:`IdentifierColumnWarning`): text or categories whose values mostly (90% of the rows) recur in at most 5
+    rows, 20 values or more (a person's id, once per row or repeated across a few), or whole numbers nearly unique
+    per row (90% distinct) that number the rows (their range under 10 times their count: a weight or an amount
+    spreads wider). As a feature it lets the model tell people apart; if it names whose rows they are, it is
+    the privacy unit."""
+    import warnings
+
+    both = pd.concat(frames, ignore_index=True)
+    for c in both.columns:
+        col = both[c].dropna()
+        if c == label or len(col) == 0 or pd.api.types.is_bool_dtype(col) or pd.api.types.is_float_dtype(col):
+            continue
+        counts = col.value_counts()
+        if pd.api.types.is_numeric_dtype(col):  # numbered rows or people: nearly unique, and few gaps between them
+            looks = len(counts) >= max(20, 0.9 * len(col)) and col.max() - col.min() < 10 * len(counts)
+        else:
+            looks = len(counts) >= 20 and counts[counts <= 5].sum() >= 0.9 * len(col)
+        if looks:
+            most = int(counts.max())
+            warnings.warn(f"column {c!r} looks like an identifier ({len(counts):,} distinct values in {len(col):,} "
+                          f"rows, at most {most} row{'s' if most > 1 else ''} each): as a feature it lets the model tell people "
+                          f"apart; drop it, or give it as the privacy unit (--unit {c}; unit= in the library) if it "
+                          "names whose rows they are", IdentifierColumnWarning, stacklevel=4)
+
+
+class IdentifierColumnWarning(UserWarning):
+    """A feature column looks like a person's or a record's identifier (see :func:`_check_identifiers`)."""
 
 
 def _surely_standardisable(frames: list[pd.DataFrame]) -> set:

@@ -20,8 +20,10 @@ A trusted research environment files it beside its release decision. It holds (`
     :func:`model_digest`) recomputes from the object; one that could not be fingerprinted has ``"sha256": null``
     and a ``note`` saying why (:mod:`leakaudit.audit.digests` defines the forms);
 
-* ``environment``: Python, the platform, leakaudit and the libraries the audit's numbers depend on, as installed in
-  the process that builds the record (build it in the audit's own process);
+* ``environment``: Python, the platform, leakaudit (its version and ``leakaudit_source``: the SHA-256 of its source
+  files and, in a git checkout, the commit, :func:`source_digest`) and the distributions that provide the libraries
+  the audit's numbers depend on (``xgboost-cpu`` where it provides ``xgboost``), as installed in the process that
+  builds the record (build it in the audit's own process);
 * ``policy``: the release policy, every setting with its value and source;
 * ``release``: the declared release context, the threat model it implies, and the recipient it names as the basis
   of the identifiability judgment (``identifiability_basis``: EDPB Opinion 28/2024; CJEU, EDPS v SRB, 2025);
@@ -31,14 +33,20 @@ A trusted research environment files it beside its release decision. It holds (`
 * ``checks``: every check of the verdict (and the structural checks, when given apart), each with the policy settings
   its threshold comes from (a TPR-at-low-FPR check's source also says how many non-members the check needs at this
   audit's own confidence), and ``standards``: the items of OWASP AISVS 1.0, NIST AI 100-2e2025 and MITRE ATLAS it
-  evidences, what it shows of them and what it does not (:mod:`leakaudit.audit.standards`);
+  evidences, what it shows of them and what it does not (:mod:`leakaudit.audit.standards`); a membership attack's
+  checks also give ``against_chance``, the attack's accuracy and advantage over random guessing with intervals;
+* ``not_run``: the analyses the plan holds that did not run, each with why (and what would run it);
 * ``attack_classes``: the classes of attack EDPB Opinion 28/2024 asks a controller to consider (membership inference,
   attribute inference, reconstruction and regurgitation, model inversion, extraction), each "tested", "not
-  applicable" or "not tested", with the checks behind it, the reason, and the standards' items it falls under;
+  applicable" or "not tested", with the checks behind it, the reason, and the standards' items it falls under; a
+  tested one its ``finding``, "met", "not met" or "undecided" (:func:`~leakaudit.audit.standards.finding`);
 * ``standards``: the standards read (``sources``) and each of their items leakaudit can evidence (``items``),
-  "tested" (with the checks behind it), "not applicable" or "not tested", each with the reason;
+  "tested" (with the checks behind it and its ``finding``), "not applicable" or "not tested", each with the
+  reason;
 * ``limitations``: a paragraph saying what the record does not show, what could not be fingerprinted, and, for
-  inputs given in memory, that their digests are of canonical forms and how to recompute them.
+  inputs given in memory, that their digests are of canonical forms and how to recompute them;
+* written beside the audit's files (:func:`with_outputs`): ``outputs``, the SHA-256 and size of results.json,
+  records.csv and report.html as written, and ``personal_data``, which of them hold the records' own values.
 
 :func:`build_evidence` takes a ``results.json`` dict (``docs/results.schema.json``), the input files and the inputs
 given in memory; it never re-runs an analysis.
@@ -46,7 +54,10 @@ given in memory; it never re-runs an analysis.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import platform
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -61,19 +72,26 @@ from ..metrics import min_nonmembers_for_tpr
 from .digests import array_digest, frame_digest, memory_entry, model_digest
 from .policy import DEFAULT_POLICY, Policy, recorded_settings
 from .release import RELEASES, threat_model
-from .standards import SOURCES, check_standards, class_standards, identifiability_basis, item_statuses
+from .standards import SOURCES, check_standards, class_standards, finding, identifiability_basis, item_statuses
 
-__all__ = ["build_evidence", "write_evidence", "file_digest", "frame_digest", "array_digest", "model_digest",
-           "environment", "ATTACK_CLASSES", "RELEASES", "EVIDENCE_VERSION"]
+__all__ = ["build_evidence", "write_evidence", "with_outputs", "file_digest", "frame_digest", "array_digest",
+           "model_digest", "environment", "source_digest", "ATTACK_CLASSES", "RELEASES", "EVIDENCE_VERSION"]
 
 #: 2: inputs given in memory fingerprinted in ``files``; ``audit.seed`` and ``audit.profile``. 3: ``standards`` (on
-#: each check and attack class, and the items' statuses), ``release.identifiability_basis``, ``unit``, ``duplicates``
-EVIDENCE_VERSION = 3
+#: each check and attack class, and the items' statuses), ``release.identifiability_basis``, ``unit``, ``duplicates``.
+#: 4: ``environment.leakaudit_source``, libraries by distribution, ``not_run``, ``finding``, ``against_chance``,
+#: ``outputs``, ``personal_data``
+EVIDENCE_VERSION = 4
 
-#: distributions whose versions the audit's numbers depend on (the ones not installed are recorded as such)
-_LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "pydantic", "skops", "torch", "transformers", "peft",
-              "safetensors", "dp-accounting", "ray", "xgboost", "xgboost-cpu", "lightgbm",
-              "catboost")
+#: the libraries the audit's numbers depend on, by import name, each with the distribution that usually provides it
+#: (recorded by the distributions that do provide it: xgboost may come as xgboost-cpu)
+_LIBRARIES = {"numpy": "numpy", "scipy": "scipy", "sklearn": "scikit-learn", "pandas": "pandas",
+              "pydantic": "pydantic", "skops": "skops", "torch": "torch", "transformers": "transformers", "peft": "peft",
+              "safetensors": "safetensors", "dp_accounting": "dp-accounting", "ray": "ray", "xgboost": "xgboost",
+              "lightgbm": "lightgbm", "catboost": "catboost"}
+
+#: the files of the installed package whose bytes :func:`source_digest` covers
+_SOURCE_SUFFIXES = (".py", ".j2", ".c", ".h")
 
 #: the audit's settings that name input files, and the role each file plays
 _INPUT_KEYS = {"model": "model", "train": "members", "test": "non-members", "data": "members and non-members",
@@ -102,17 +120,42 @@ def file_digest(path: str | Path) -> dict:
 
 
 def environment() -> dict:
-    """Python, platform, leakaudit and library versions of this process."""
+    """Python, platform, leakaudit (its version and :func:`source_digest`) and the libraries' distributions with
+    their versions, in this process."""
     from .._version import __version__
 
+    provided = metadata.packages_distributions()
     libs = {}
-    for name in _LIBRARIES:
-        try:
-            libs[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            libs[name] = "not installed"
+    for module, usual in _LIBRARIES.items():
+        dists = dict.fromkeys(provided.get(module) or ())
+        libs.update({d: metadata.version(d) for d in dists} if dists else {usual: "not installed"})
     return {"python": sys.version.split()[0], "implementation": platform.python_implementation(),
-            "platform": platform.platform(), "leakaudit": __version__, "libraries": libs}
+            "platform": platform.platform(), "leakaudit": __version__, "leakaudit_source": source_digest(),
+            "libraries": libs}
+
+
+@functools.cache
+def source_digest() -> dict:
+    """The leakaudit source that ran: ``sha256`` of every .py, .j2, .c and .h file of the installed package, in
+    order of their paths relative to it, each as the length of its path in UTF-8 (8 bytes, little-endian), the
+    path, the length of its bytes and the bytes; and, where the package lies in a git work tree, its ``commit``
+    and whether files under it differ from that commit (``uncommitted_changes``). Computed once per process."""
+    pkg = Path(__file__).resolve().parents[1]
+    h, n = hashlib.sha256(), 0
+    for f in sorted((f for f in pkg.rglob("*") if f.suffix in _SOURCE_SUFFIXES), key=lambda f: f.relative_to(pkg)):
+        path, data = f.relative_to(pkg).as_posix().encode(), f.read_bytes()
+        h.update(len(path).to_bytes(8, "little") + path + len(data).to_bytes(8, "little") + data)
+        n += 1
+    out = {"sha256": h.hexdigest(), "files": n, "recompute": "leakaudit.audit.evidence.source_digest"}
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(pkg), *args], capture_output=True, text=True, timeout=10,
+                              check=True).stdout.strip()
+
+    try:
+        out.update(commit=git("rev-parse", "HEAD"), uncommitted_changes=bool(git("status", "--porcelain", "--", ".")))
+    except (OSError, subprocess.SubprocessError):
+        out["commit"] = None  # not a git checkout (an installed wheel), or no git: the digest identifies the source
+    return out
 
 
 def _input_files(results: dict, files: Mapping[str, Any] | None, base_dir: Path) -> list[dict]:
@@ -179,6 +222,37 @@ def _check_entry(check: dict, policy: Policy) -> dict:
                                   "not a setting of the policy"))
     entry["standards"] = check_standards(check["id"])
     return entry
+
+
+def _against_chance(entry: dict, results: dict) -> dict:
+    """A membership attack's check with the attack's accuracy and advantage over random guessing, with intervals
+    (results.json's ``against_chance``), beside its AUC or TPR: AISVS 11.3.3's own quantity."""
+    parts = entry["id"].split(".")
+    chance = (results.get("membership") or {}).get(parts[1], {}).get("against_chance") if len(parts) == 3 else None
+    return {**entry, "against_chance": chance} if entry["analysis"] == "membership" and chance else entry
+
+
+#: the tabular audit's analyses that run only when their condition holds: (what ran, its name, its condition)
+_CONDITIONAL = (
+    (lambda r, ids: any(i.startswith("structural.") for i in ids), "structural checks of the model file",
+     "they run for a released model file only (release weights)"),
+    (lambda r, ids: (r.get("dtp") or {}).get("removal") is not None or "dtp.dtp1" not in ids,
+     "removing the records that break DTP-1", "it runs only when DTP-1 is exceeded"),
+    (lambda r, ids: r.get("dp") is not None, "one-run audit of the claimed epsilon",
+     "it runs only with a claimed epsilon (claimed_epsilon)"),
+)
+
+
+def _not_run(results: dict, checks: list[dict]) -> list[dict]:
+    """The analyses the audit's plan holds that did not run, each with why and what would run it: results.json's
+    ``skipped``, then those whose condition did not hold (a tabular audit)."""
+    out = [{"analysis": s.get("name"), "reason": s.get("reason"), "fix": s.get("fix") or None}
+           for s in results.get("skipped") or [] if isinstance(s, dict)]
+    if (results.get("data") or {}).get("kind") != "text":
+        ids, named = {c["id"] for c in checks}, {o["analysis"] for o in out}
+        out += [{"analysis": name, "reason": why, "fix": None} for ran, name, why in _CONDITIONAL
+                if not ran(results, ids) and name not in named]
+    return out
 
 
 def _low_fpr_need(results: dict, policy: Policy) -> str | None:
@@ -425,7 +499,9 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
         if c["id"] not in have:
             checks.append(c)
     release_info = _release(release)
-    classes = [{**c, "standards": class_standards(c["class"])} for c in _attack_classes(results, checks, release)]
+    status = {c["id"]: c["status"] for c in checks}
+    classes = [{**c, **({"finding": finding([status[i] for i in c["checks"]])} if c["status"] == "tested" else {}),
+                "standards": class_standards(c["class"])} for c in _attack_classes(results, checks, release)]
     need = _low_fpr_need(results, policy)
     verdict = results["verdict"]
     config = results.get("config") or {}
@@ -450,7 +526,8 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
         "policy": {"name": policy.name, "origin": policy.origin, "description": policy.description,
                    "settings": policy.table()},
         "release": release_info,
-        "checks": [_with_low_fpr_need(_check_entry(c, policy), need) for c in checks],
+        "checks": [_against_chance(_with_low_fpr_need(_check_entry(c, policy), need), results) for c in checks],
+        "not_run": _not_run(results, checks),
         "attack_classes": classes,
         "standards": {"sources": SOURCES, "items": item_statuses(results, checks, classes, release)},
         "unit": _unit_words((results.get("data") or {}).get("unit")),
@@ -469,6 +546,28 @@ def _unit_words(unit: dict | None) -> str:
             f"rows) and {unit['n_nonmember_units']:,} non-member units ({unit['n_nonmember_rows']:,} rows), the "
             f"largest of {unit['largest_unit']:,} rows; membership attacks score units ({unit['combine']}) and "
             "their metrics count units; PDTP, DTP-1 and the removal analysis leave out all of a unit's rows")
+
+
+def with_outputs(record: dict, folder: Path, *, redacted: bool, values: Sequence[str], quoted: bool = False) -> dict:
+    """``record`` with the files the audit wrote in ``folder`` beside evidence.json (``outputs``: results.json,
+    records.csv and report.html, each with its SHA-256 and size) and what of them is personal data
+    (``personal_data``): ``values``, the records' own columns, written there unless ``redacted``; ``quoted``:
+    results.json quotes members' texts (a language model's extracted spans)."""
+    names = [n for n in ("results.json", "records.csv", "report.html") if (folder / n).is_file()]
+    outputs = [{**file_digest(folder / n), "path": n} for n in names]
+    if redacted:
+        said = ("report.html and records.csv were written redacted: they name each record by its file and row (or "
+                "index) and give its scores and the verdict, none of its values; the names still point to personal "
+                "data in the input files, which stay personal data")
+    else:
+        said = (f"report.html and records.csv contain personal data: each audited record's own values "
+                f"({_joined(list(values)[:6]) + (', ...' if len(values) > 6 else '')}; the label among them) beside "
+                "its file and row, members' and non-members' alike; keep and share them as the training data is "
+                "kept, or write them without the values with --redact (redact=True)")
+    tail = ("results.json quotes the members' texts a prompt drew out of the model (extraction spans): it is "
+            "personal data too" if quoted else "results.json and evidence.json hold no record's values (records are "
+            "named by file and row)")
+    return {**record, "outputs": outputs, "personal_data": f"{said}. {tail}."}
 
 
 def write_evidence(path: str | Path, record: dict) -> Path:

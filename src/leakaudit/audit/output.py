@@ -45,11 +45,12 @@ def _folder_argument(out, name: str) -> Path:
     return Path(os.path.realpath(text)) if ".." in Path(text).parts else Path(text)
 
 
-def save_result(result, out) -> Path:
+def save_result(result, out, *, redact: bool = False) -> Path:
     """Write ``result`` (an :class:`~leakaudit.audit.results.AuditResult` holding its records, as
     :func:`leakaudit.audit` returns it) into the folder ``out`` as ``leakaudit audit --out`` writes it: results.json,
     records.csv, report.html and evidence.json, together or not at all (:meth:`AuditResult.save
-    <leakaudit.audit.results.AuditResult.save>` calls this). Returns the folder written."""
+    <leakaudit.audit.results.AuditResult.save>` calls this); ``redact``: records.csv and report.html without the
+    records' own values (:func:`write_audit_files`). Returns the folder written."""
     folder = _folder_argument(out, "out")
     if not (hasattr(result, "to_dict") and hasattr(result, "records")):
         raise InvalidParameterError(f"result must be an AuditResult, as leakaudit.audit returns it; got "
@@ -57,10 +58,15 @@ def save_result(result, out) -> Path:
     if result.records is None:
         raise InvalidParameterError("this result holds no per-record table (it was read from results.json "
                                     "alone); save needs the result leakaudit.audit returned")
+    if not isinstance(redact, bool):
+        raise InvalidParameterError(f"redact must be True or False; got {shown(redact)}")
     check_out_writable(folder)
-    write_audit_files(folder, result, result.records, evidence=result.evidence)
+    write_audit_files(folder, result, result.records, evidence=result.evidence, redact=redact)
     return folder
 
+
+#: records.csv's name for the records table's ``record`` column (0-based, unlike the 1-based ``row`` beside it)
+RECORD_KEY = "record_0based"
 
 #: what records.csv's columns that the report computes with hold (and each ``score_ATTACK``: a number)
 _RECORDS_NUMBERS = {"is_member": "0 or 1", "record": "a whole number", "risk_rank": "a number", "pdtp": "a number"}
@@ -77,13 +83,14 @@ def read_records_csv(path) -> pd.DataFrame:
     from ..data import read_table
 
     df = read_table(path)
-    df.columns = [spreadsheet_exact(c) for c in df.columns]
+    df.columns = [{RECORD_KEY: "record"}.get(c, c) for c in map(spreadsheet_exact, df.columns)]
     for c in df.columns:
         if not pd.api.types.is_numeric_dtype(df[c].dtype):
             df[c] = df[c].map(spreadsheet_exact, na_action="ignore")
     missing = next((c for c in ("record", "is_member") if c not in df), None)
     if missing is not None:
-        raise DataFileError(f"{path} has no {missing} column: it is not the records.csv an audit writes")
+        raise DataFileError(f"{path} has no {missing.replace('record', RECORD_KEY)} column: it is not the records.csv "
+                            "an audit writes")
     for c in df.columns:
         want = _RECORDS_NUMBERS.get(c, "a number" if c.startswith("score_") else None)
         if want is None:
@@ -118,28 +125,40 @@ def _first_missing(folder: Path) -> Path | None:
     return missing
 
 
-def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dict | None = None) -> None:
-    """results.json (``result``, an :class:`~leakaudit.audit.results.AuditResult`), records.csv (``records``),
-    report.html (rendered from them as written) and, when given, evidence.json (``evidence``) into ``out``; a
-    fault (a full disk) is one :class:`~leakaudit.exceptions.OutputWriteError` naming ``out``, with nothing
-    written and no folder left that the write made."""
+def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dict | None = None,
+                      redact: bool = False) -> None:
+    """results.json (``result``, an :class:`~leakaudit.audit.results.AuditResult`), records.csv (``records``, its
+    ``record`` column named ``record_0based``), report.html (rendered from them as written) and, when given,
+    evidence.json (``evidence``, with the others' digests and what of them is personal data:
+    :func:`~leakaudit.audit.evidence.with_outputs`) into ``out``; ``redact``: records.csv and report.html without
+    the records' own values (results.json's ``record_columns``, and ``label``), keeping their names, scores and
+    the verdict. A fault (a full disk) is one :class:`~leakaudit.exceptions.OutputWriteError` naming ``out``, with
+    nothing written and no folder left that the write made."""
     with writing(out, "the audit's output folder"):
-        _write_audit_files(out, result, records, evidence=evidence)
+        _write_audit_files(out, result, records, evidence=evidence, redact=redact)
 
 
-def _write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dict | None = None) -> None:
+def _write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dict | None = None,
+                       redact: bool = False) -> None:
     """:func:`write_audit_files`' work: written in a temporary folder beside ``out``, then moved in."""
     created = _first_missing(out)
     tmp = None
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        values = [c for c in records.columns if c in (result.data.get("record_columns") or [])]
+        if redact:
+            records = records.drop(columns=values + [c for c in ("label",) if c in records])
         write_json_atomic(tmp / "results.json", result.to_dict())
         with writing(tmp / "records.csv", "records"):
-            _spreadsheet_safe(records).to_csv(tmp / "records.csv", index=False)
-        if evidence is not None:
-            write_json_atomic(tmp / "evidence.json", evidence)
+            _spreadsheet_safe(records.rename(columns={"record": RECORD_KEY})).to_csv(tmp / "records.csv", index=False)
         _write_report(tmp, type(result), columns=[str(c) for c in records.columns])
+        if evidence is not None:
+            from .evidence import with_outputs
+
+            quoted = bool((getattr(result, "extraction", None) or {}).get("spans"))
+            write_json_atomic(tmp / "evidence.json", with_outputs(evidence, tmp, redacted=redact, values=values,
+                                                                  quoted=quoted))
         out.mkdir(parents=True, exist_ok=True)
         for f in tmp.iterdir():
             os.replace(f, out / f.name)

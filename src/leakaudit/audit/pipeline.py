@@ -30,6 +30,7 @@ from .output import check_out_writable
 from .assemble import assemble
 from .plan import PLAN, check_confidence, run_plan, with_registered
 from .progress import StageProgress as _Stages
+from .progress import in_notebook
 from .results import AuditResult
 from .target import Target, on_device, prepare_target
 
@@ -57,18 +58,19 @@ def _engine(cfg: AuditConfig, default_cache: str | None = DEFAULT_CACHE):
 
 def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, verbose: bool | None = None,
               target: Target | None = None, memory_budget: int | str | None = None,
-              work_budget: int | str | None = None, flags: bool = False) -> AuditResult:
+              work_budget: int | str | None = None, flags: bool = False, redact: bool = False) -> AuditResult:
     """Run the audit described by ``cfg`` and write results.json, records.csv and report.html to ``out``.
 
-    The files are :meth:`AuditResult.save <leakaudit.audit.results.AuditResult.save>`'s; :func:`audit_core` runs
-    the same audit in memory. ``verbose``, ``target``, ``memory_budget``, ``work_budget`` and ``flags`` as there.
+    The files are :meth:`AuditResult.save <leakaudit.audit.results.AuditResult.save>`'s (``redact`` as there);
+    :func:`audit_core` runs the same audit in memory. ``verbose``, ``target``, ``memory_budget``, ``work_budget``
+    and ``flags`` as there.
     """
     out = Path(out)
     check_out_writable(out)
     check_outputs_spare_inputs(cfg, out)
     result = audit_core(cfg, command=command, verbose=verbose, target=target, memory_budget=memory_budget,
                         work_budget=work_budget, written_to=out, flags=flags)
-    result.save(out)
+    result.save(out, redact=redact)
     return result
 
 
@@ -84,8 +86,8 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     outputs on the members and non-members, and the learner that retrains it); None: the one ``cfg`` describes.
 
     ``verbose``: progress on stderr (:class:`~leakaudit.audit.progress.StageProgress`: stage lines, models trained
-    of the total with the time left; plain lines when stderr is not a terminal); None: only when stderr is a
-    terminal; False: silent.
+    of the total with the time left; plain lines when stderr is not a terminal, a tqdm bar in a notebook); None:
+    only when stderr is a terminal or the process is a notebook's kernel; False: silent.
 
     ``memory_budget`` (bytes, or a size such as ``"4GB"``; None: a quarter of physical memory): trained models'
     outputs past it are kept in a temporary file on disk (:func:`leakaudit.engine.output_array`), with the same
@@ -109,7 +111,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     AuditResult
         With its per-record table (``result.records``); ``result.save(out)`` writes the files.
     """
-    verbose = sys.stderr.isatty() if verbose is None else verbose
+    verbose = (sys.stderr.isatty() or in_notebook()) if verbose is None else verbose
     from ..learners import resolve_device
 
     resolve_device(cfg.device, name="device")  # a GPU that is not there: one line before any data is read
@@ -319,9 +321,10 @@ def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
     if data.sources is not None:  # tables given in memory: "members" and "nonmembers"
         src = ["members"] * n_m + ["nonmembers"] * n_n
         files = dict(data.sources)
-    elif cfg.is_demo:
-        src = ["bundled Adult"] * (n_m + n_n)
-        files = {"bundled Adult": f"the {cfg.dataset} data set shipped with leakaudit (row = its row in that set)"}
+    elif cfg.is_demo:  # the bundled files: adult.data.gz has no header, adult.test.gz one line before its records
+        src = list(data.record_files)
+        files = {f"adult.{p}.gz": f"adult/adult.{p}.gz, shipped with leakaudit (evidence.json gives its SHA-256): "
+                                  f"row N is its line N{skip}" for p, skip in (("data", ""), ("test", " + 1"))}
     elif cfg.data is not None:  # record_ids are the rows of the --data file
         mc = cfg.membership_column
         name = Path(cfg.data).name

@@ -1,12 +1,13 @@
 """What ``leakaudit audit`` shows on stderr while it runs: each stage, and the models trained of the whole audit's
 total with the time left.
 
-Three modes. Silent (``--quiet``, or a library call that asks for none). On a terminal: a bold line per stage and,
+Four modes. Silent (``--quiet``, or a library call that asks for none). On a terminal: a bold line per stage and,
 while the engine trains a stage's models, a transient bar (the stage's models done of its total, elapsed time, time
-left, and the whole audit's count and time left) that is cleared when the stage ends. Anywhere else (a log file, a
-pipe, CI): plain lines without colour or carriage returns, one when a stage starts, one at most every ``interval``
-seconds while it trains models (however many batches the engine runs them in), and one when it ends (its time and how
-many models it used).
+left, and the whole audit's count and time left) that is cleared when the stage ends. In a notebook (an IPython
+kernel): a plain line per stage and, while it trains models, tqdm's bar (``tqdm.auto``: a widget with ipywidgets,
+else text), closed when the stage ends. Anywhere else (a log file, a pipe, CI; a notebook without tqdm): plain lines
+without colour or carriage returns, one when a stage starts, one at most every ``interval`` seconds while it trains
+models (however many batches the engine runs them in), and one when it ends (its time and how many models it used).
 
 The whole audit's total is an estimate: the plan tells, before any analysis runs, about how many models each will
 train (:meth:`StageProgress.expect`, from :attr:`leakaudit.audit.plan.Step.models`); what an analysis decides to
@@ -24,7 +25,13 @@ from typing import IO, Iterator
 
 from .._text import escape_controls
 
-__all__ = ["StageProgress", "duration"]
+__all__ = ["StageProgress", "duration", "in_notebook"]
+
+
+def in_notebook() -> bool:
+    """Whether this process is a notebook's kernel (IPython's ZMQ shell, as Jupyter and VS Code run it)."""
+    ipython = sys.modules.get("IPython")
+    return ipython is not None and type(ipython.get_ipython()).__name__ == "ZMQInteractiveShell"
 
 
 def duration(s: float) -> str:
@@ -81,7 +88,8 @@ class StageProgress:
         self.interval = interval
         self._clock = clock
         self._console = None
-        self._bar = None  # rich Progress while a stage trains (terminal only)
+        self._bar = None  # rich Progress (a terminal) or a tqdm bar (a notebook) while a stage trains
+        self._tqdm = None  # tqdm.auto's bar class in a notebook
         self._task = None
         self._t0: float | None = None  # when the first stage started
         self._t_models: float | None = None  # when the planned analyses started (the models' clock)
@@ -96,6 +104,12 @@ class StageProgress:
             from rich.console import Console
 
             self._console = Console(file=self.stream, force_terminal=True)
+        elif verbose and in_notebook():
+            try:
+                from tqdm.auto import tqdm as bar
+            except ImportError:  # no tqdm: plain lines
+                bar = None
+            self._tqdm = bar
 
     # -- output -------------------------------------------------------------------------------------------------
     def _plain(self, line: str) -> None:
@@ -228,6 +242,12 @@ class StageProgress:
         else:
             self._batch = (done, total)
         s_done, s_total = self._stage_counts(stage)
+        if self._tqdm is not None:
+            if self._bar is None:
+                self._bar = self._tqdm(total=s_total, desc=f"{stage}: models", file=self.stream, leave=False)
+            self._bar.total, self._bar.n = max(s_total, s_done), s_done
+            self._bar.set_postfix_str(self._audit_words(now))  # (it refreshes the bar)
+            return
         if self._console is not None:
             if self._bar is None:
                 self._start_bar(f"  {stage}: models", s_total)
@@ -254,7 +274,7 @@ class StageProgress:
 
     def _stop_bar(self) -> None:
         if self._bar is not None:
-            self._bar.stop()
+            (self._bar.close if self._tqdm is not None else self._bar.stop)()
             self._bar = self._task = None
 
     def attach(self, engine) -> None:

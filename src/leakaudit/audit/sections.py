@@ -207,6 +207,11 @@ EpsilonBound = _section(
     delta=Optional[float],
     **_all(Optional[int], "n_select n_eval n_eval_members n_eval_nonmembers"), confidence=Optional[float],
     method=Optional[str])
+AgainstChance = _section(
+    "AgainstChance", "An attack's accuracy and advantage over random guessing (TPR - FPR, Yeom et al.) on held-out\n"
+    "records, with intervals (:func:`leakaudit.metrics.against_chance`): OWASP AISVS 11.3.3's quantity.",
+    **_all(Measured, "accuracy advantage threshold"), accuracy_ci=Interval, advantage_ci=Interval,
+    **_all(Optional[int], "n_eval_members n_eval_nonmembers"), confidence=Optional[float], reason=Optional[str])
 
 class AttackMetrics(Section):
     """One membership attack's metrics: members against non-members by its scores."""
@@ -218,7 +223,9 @@ class AttackMetrics(Section):
     auc: Measured
     auc_ci: Interval
     auc_ci_method: Optional[str] = None
-    advantage: Measured
+    advantage: Measured = Field(description="the largest TPR - FPR over all thresholds on all records (optimistic, "
+                                "no interval; against_chance has the held-out one)")
+    against_chance: Optional[AgainstChance] = None
     confidence: Optional[float] = None
     tpr_at_fpr: dict[Annotated[str, Field(pattern=r"^[0-9.eE+-]+$")], TprAt] = Field(
         description="keyed by the FPR as a string ('0.01')")

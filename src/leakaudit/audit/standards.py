@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Literal
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["Item", "CheckMapping", "ClassMapping", "ItemStatus", "CheckStandards", "ClassStandards", "ITEMS", "CHECKS", "CLASSES", "SOURCES", "check_mapping",
-           "check_standards", "class_standards", "item_statuses", "identifiability_basis"]
+           "check_standards", "class_standards", "item_statuses", "identifiability_basis", "finding"]
 
 Standard = Literal["OWASP AISVS 1.0", "NIST AI 100-2e2025", "MITRE ATLAS"]
 
@@ -106,7 +106,9 @@ CHECKS: tuple[CheckMapping, ...] = (
                  "no item itself"),
     CheckMapping("membership.*.auc", "membership inference", _MEMBERSHIP,
                  "whether an attack's AUC is shown below (or above) the policy's max_auc at the stated confidence: "
-                 "11.3.3's 'does not meaningfully exceed random guessing' with 'meaningfully' set by the policy",
+                 "11.3.3's 'does not meaningfully exceed random guessing' with 'meaningfully' set by the policy; "
+                 "beside it (against_chance), the control's own quantity: the attack's accuracy and its advantage "
+                 "over random guessing (TPR - FPR) on held-out records, with intervals",
                  "attacks leakaudit does not run; an AUC says little of the few records an attack singles out (the "
                  "TPR at a low FPR does)"),
     CheckMapping("membership.*.tpr_at_low_fpr", "membership inference", _MEMBERSHIP,
@@ -192,8 +194,10 @@ class ItemStatus(BaseModel):
     id: str
     title: str
     status: Literal["tested", "not applicable", "not tested"]
+    finding: Optional[Literal["met", "not met", "undecided"]] = None
     checks: list[str]
     reason: str = Field(min_length=1)
+    against_chance: Optional[dict[str, dict]] = None
 
 
 def check_mapping(check_id: str) -> CheckMapping | None:
@@ -239,14 +243,24 @@ def _not_applicable(item: str, results: dict, release: str | None) -> str | None
     return None
 
 
+def finding(statuses: list[str]) -> str | None:
+    """Whether what was tested is met, from the statuses of the checks behind it: "not met" when one is exceeded,
+    "met" when every one is shown below its threshold, else "undecided"; None without a check (nothing to meet)."""
+    if not statuses:
+        return None
+    return "not met" if "exceeded" in statuses else "met" if set(statuses) == {"shown below"} else "undecided"
+
+
 def item_statuses(results: dict, checks: list[dict], classes: list[dict], release: str | None) -> list[dict]:
     """Each item of :data:`ITEMS` for one audit: "tested" (with the measured checks behind it), "not applicable" or
     "not tested", each with the reason.
 
-    An item is tested when a check that evidences it was measured (not "not measurable"), whatever it found: the
-    checks' statuses say whether the item is met; NIST's property
-    inference also when the property analysis ran (it makes no check). Otherwise the reason is the first
-    untested attack class's, among the classes the item falls under, or that no check of leakaudit evidences it.
+    An item is tested when a check that evidences it was measured (not "not measurable"), whatever it found; its
+    ``finding`` (:func:`finding`) says whether it is met; NIST's property inference also when the property
+    analysis ran (it makes no check, so no finding). Otherwise the reason is the first untested attack class's,
+    among the classes the item falls under, or that no check of leakaudit evidences it. A tested item that
+    membership attacks evidence (AISVS 11.3.3 among them) gives each attack's ``against_chance`` (results.json's
+    accuracy and advantage over random guessing, with intervals).
     """
     measured = [c["id"] for c in checks if c.get("status") != "not measurable"]
     by_class = {c["class"]: c for c in classes}
@@ -258,8 +272,12 @@ def item_statuses(results: dict, checks: list[dict], classes: list[dict], releas
         if na is not None:
             out.append({**entry, "status": "not applicable", "checks": [], "reason": na})
         elif hits:
-            out.append({**entry, "status": "tested", "checks": hits,
-                        "reason": "; ".join(dict.fromkeys(check_mapping(h).shows for h in hits))})
+            status = {c["id"]: c.get("status") for c in checks}
+            attacks = dict.fromkeys(h.split(".")[1] for h in hits if h.startswith("membership."))
+            chance = {a: (results.get("membership") or {}).get(a, {}).get("against_chance") for a in attacks}
+            out.append({**entry, "status": "tested", "finding": finding([status[h] for h in hits]), "checks": hits,
+                        "reason": "; ".join(dict.fromkeys(check_mapping(h).shows for h in hits)),
+                        "against_chance": {a: v for a, v in chance.items() if v} or None})
         elif item.id == "property inference" and results.get("property"):
             out.append({**entry, "status": "tested", "checks": [],
                         "reason": "the property analysis estimated each sensitive group's share of the training "

@@ -160,7 +160,7 @@ def register(app: typer.Typer) -> None:
         start = time.perf_counter()
         try:
             res = run_audit(cfg, out_dir, command=command, verbose=not opts.quiet, memory_budget=opts.memory_budget,
-                            work_budget=opts.work_budget, flags=True)
+                            work_budget=opts.work_budget, flags=True, redact=opts.redact)
         except AuditInterrupted as exc:
             echo(f"leakaudit: {exc}", err=True)
             raise typer.Exit(130) from None

@@ -10,6 +10,7 @@ from ._intervals import (
     clopper_pearson,
     delong_auc_variance,
     delong_placements,
+    difference_interval,
     min_nonmembers_for_tpr,
     min_records_for_auc,
     paired_mean_interval,
@@ -26,7 +27,7 @@ from ._membership import (
     roc_curve,
     tpr_at_fpr,
 )
-from ._summary import (DEFAULT_FPRS, WIDE_INTERVAL, MembershipMetrics, evaluate_membership, tpr_entry,
+from ._summary import (DEFAULT_FPRS, WIDE_INTERVAL, MembershipMetrics, against_chance, evaluate_membership, tpr_entry,
                        wide_interval_reason)
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "check_membership_inputs",
     "clopper_pearson",
     "paired_mean_interval",
+    "difference_interval",
     "bootstrap_auc_ci",
     "delong_auc_variance",
     "delong_placements",
@@ -55,6 +57,7 @@ __all__ = [
     "pearson",
     "MembershipMetrics",
     "evaluate_membership",
+    "against_chance",
     "DEFAULT_FPRS",
     "tpr_entry",
     "wide_interval_reason",

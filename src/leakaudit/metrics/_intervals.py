@@ -30,6 +30,7 @@ __all__ = [
     "min_records_for_auc",
     "tpr_ci_can_exceed",
     "min_nonmembers_for_tpr",
+    "difference_interval",
 ]
 
 
@@ -48,6 +49,22 @@ def clopper_pearson(k: int, n: int, *, confidence: float = 0.95) -> tuple[float,
     check_scalar(confidence, name="confidence", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
     ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")
     return float(ci.low), float(ci.high)
+
+
+def difference_interval(k1: int, n1: int, k0: int, n0: int, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Interval for ``k1/n1 - k0/n0`` (two independent proportions).
+
+    Newcombe's hybrid method (Newcombe 1998, Stat. Med. 17:873, method 10) with
+    Clopper-Pearson intervals ``[l_i, u_i]`` in place of Wilson's:
+
+        low  = d - sqrt((p1 - l1)^2 + (u0 - p0)^2)
+        high = d + sqrt((u1 - p1)^2 + (p0 - l0)^2)
+    """
+    l1, u1 = clopper_pearson(k1, n1, confidence=confidence)
+    l0, u0 = clopper_pearson(k0, n0, confidence=confidence)
+    p1, p0 = k1 / n1, k0 / n0
+    d = p1 - p0
+    return float(max(-1.0, d - np.hypot(p1 - l1, u0 - p0))), float(min(1.0, d + np.hypot(u1 - p1, p0 - l0)))
 
 
 def paired_mean_interval(a, b, *, confidence: float = 0.95) -> tuple[float, tuple[float, float]]:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import warnings
 
-from .._random import RandomStateLike
+import numpy as np
+
+from .._random import RandomStateLike, check_random_state
 from .._results import Result
 from ..exceptions import NotEstimableWarning
-from ._intervals import auc_ci_method_used, bootstrap_auc_ci, bootstrap_tpr_at_fpr_ci
+from ._epsilon import _counts_above, _split
+from ._intervals import auc_ci_method_used, bootstrap_auc_ci, bootstrap_tpr_at_fpr_ci, difference_interval
 from ._membership import auc, check_membership_inputs, membership_advantage, tpr_at_fpr
 
-__all__ = ["MembershipMetrics", "evaluate_membership", "DEFAULT_FPRS", "tpr_entry"]
+__all__ = ["MembershipMetrics", "evaluate_membership", "against_chance", "DEFAULT_FPRS", "tpr_entry"]
 
 DEFAULT_FPRS = (0.01, 0.001, 0.0001)
 
@@ -21,6 +24,9 @@ class MembershipMetrics(Result):
     ``tpr_at_fpr`` maps the FPR (as a string, e.g. ``"0.001"``) to
     ``{"tpr": value, "ci": [low, high]}``; NaN where not estimable. ``auc_ci_method`` is the method the AUC
     interval used: the one asked for, or ``"disjoint-pairs"`` below the size rule (:func:`auc_ci_method_used`).
+    ``advantage`` is the largest TPR - FPR over all thresholds on all records (optimistic, no interval);
+    ``against_chance`` the attack's accuracy and advantage on held-out records, with intervals
+    (:func:`against_chance`).
     """
 
     n_members: int
@@ -31,6 +37,7 @@ class MembershipMetrics(Result):
     advantage: float
     tpr_at_fpr: dict[str, dict[str, float | list[float]]]
     confidence: float
+    against_chance: dict | None = None
 
 
 def tpr_entry(tpr_at_fpr, fpr: float):
@@ -108,4 +115,34 @@ def evaluate_membership(
         advantage=membership_advantage(m, s),
         tpr_at_fpr=tprs,
         confidence=confidence,
+        against_chance=against_chance(m, s, confidence=confidence, random_state=random_state),
     )
+
+
+def against_chance(is_member, scores, *, confidence: float = 0.95, random_state: RandomStateLike = 0) -> dict:
+    """The attack's accuracy and its advantage over random guessing (Yeom et al. 2018, Definition 4: advantage =
+    TPR - FPR), each with its interval, on records its threshold was not chosen on.
+
+    The records are split at random into halves stratified by membership (as for the empirical epsilon); on the
+    selection half the threshold ("member iff score > t") with the largest TPR - FPR is chosen; on the evaluation
+    half its TPR and FPR are counted. ``advantage_ci``: Newcombe's hybrid interval of the difference of the two
+    rates (Clopper-Pearson based, :func:`difference_interval`) at ``confidence``. ``accuracy`` is the balanced
+    accuracy (TPR + 1 - FPR) / 2 = (1 + advantage) / 2, so random guessing scores 0.5 whatever the share of
+    members, and ``accuracy_ci`` is the advantage's interval mapped the same way. Fewer than 2 members or 2
+    non-members: every value NaN, with ``reason``."""
+    m, s = check_membership_inputs(is_member, scores)
+    sel, ev = _split(m, check_random_state(random_state))
+    n1, n0 = int(m[ev].sum()), int(ev.size - m[ev].sum())
+    out = {"accuracy": float("nan"), "accuracy_ci": [float("nan")] * 2, "advantage": float("nan"),
+           "advantage_ci": [float("nan")] * 2, "threshold": float("nan"), "n_eval_members": n1,
+           "n_eval_nonmembers": n0, "confidence": confidence}
+    if min(n1, n0, int(m[sel].sum()), int(sel.size - m[sel].sum())) < 1:
+        return {**out, "reason": "needs at least 2 members and 2 non-members (one of each in each half)"}
+    u = np.unique(s[sel])
+    cand = u[:-1] / 2 + u[1:] / 2 if u.size > 1 else u
+    pos, neg = np.sort(s[sel][m[sel] == 1]), np.sort(s[sel][m[sel] == 0])
+    t = float(cand[int(np.argmax(_counts_above(pos, cand) / pos.size - _counts_above(neg, cand) / neg.size))])
+    k1, k0 = int(np.sum(s[ev][m[ev] == 1] > t)), int(np.sum(s[ev][m[ev] == 0] > t))
+    adv, (lo, hi) = k1 / n1 - k0 / n0, difference_interval(k1, n1, k0, n0, confidence=confidence)
+    return {**out, "accuracy": (1 + adv) / 2, "accuracy_ci": [(1 + lo) / 2, (1 + hi) / 2], "advantage": adv,
+            "advantage_ci": [lo, hi], "threshold": t}

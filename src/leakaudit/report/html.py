@@ -441,7 +441,11 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
                         + _why_wide(t.get("ci"), notes, f"{shown}, TPR at FPR {fmt(f, 'g')}", **counts, fpr=as_number(f))
                         if as_number(t.get("tpr")) is not None else "not estimable")
         claimed = as_number(results.config.claimed_epsilon)
+        ch = m.get("against_chance") or {}
         rows.append({"name": shown, "auc": auc, "tprs": tprs, "notes": notes,
+                     "chance": (f"{fmt(ch.get('accuracy'))} {fmt_interval(ch.get('accuracy_ci'))}; "
+                                f"{fmt(ch.get('advantage'), '+.3f')} {fmt_interval(ch.get('advantage_ci'), '+.3f')}")
+                     if as_number(ch.get("accuracy")) is not None else MISSING,
                      "epsilon": (fmt(e.get("epsilon_lb"), ".2f")
                                  + (f" (joint-beta {fmt(e['epsilon_lb_joint_beta'], '.2f')})"
                                     if as_number(e.get("epsilon_lb_joint_beta")) is not None else "")
@@ -820,6 +824,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         max_dtp=_plain(thresholds.get("max_dtp")),
         dtp_records=_dtp_records(dtp or {}, records),
         records_head=rec_head, records_rows=rec_rows, records_extra=n_extra, top_n=TOP_N,
+        personal_data=None if records is None else bool(_value_columns(results, records)),
         record_risk=_record_risk_words(results),
         attribute=_attribute_rows(results), property=_property_rows(results),
         mip=results.mip, mip_rows=_mip_rows(results.mip),
