@@ -272,3 +272,19 @@ def test_zz_generated_cases_reach_both_outcomes():
     for fmt, c in OUTCOMES.items():
         if sum(c.values()) >= 20:
             assert c["refused"] and c["trained"], (fmt, dict(c))
+
+
+def test_retraining_a_recipe_prints_nothing_of_the_library(lgb_text, xgb_json, cb_json, tmp_path, capfd):
+    """No third-party log line reaches stdout or stderr: recipes that make each library warn when it is allowed to
+    (no split can meet LightGBM's leaf minimum; XGBoost's and CatBoost's own chatter) retrain in silence."""
+    from leakaudit.audit.boosted import load_boosted_file
+
+    X, y = _data()
+    (tmp_path / "l.txt").write_text(_with_lgb_params(lgb_text, {"min_data_in_leaf": "100000"}))
+    (tmp_path / "x.json").write_text(json.dumps(_with_xgb_params(xgb_json, {"min_child_weight": "1e6"})))
+    (tmp_path / "c.json").write_text(json.dumps(_with_cb_params(cb_json, {"l2_leaf_reg": 1e6})))
+    capfd.readouterr()
+    for name in ("l.txt", "x.json", "c.json"):
+        load_boosted_file(tmp_path / name).learner.fit(X, y, random_state=0)
+    out, err = capfd.readouterr()
+    assert out == "" and err == "", (out, err)
