@@ -239,6 +239,134 @@ def test_every_surface_says_each_checks_status_in_the_same_words(audit, outcome,
         assert not re.search(r"\bpassed\b", surface), re.search(r".{60}\bpassed\b.{60}", surface)
 
 
+def _table(html: str) -> list[list[str]]:
+    """The cells of the first table of ``html``, as a reader sees them, one list per row after the header."""
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", re.search(r"<table[^>]*>(.*?)</table>", html, re.DOTALL).group(1),
+                      re.DOTALL)
+    return [[" ".join(_html.unescape(re.sub(r"<[^>]+>", " ", c)).split()) for c in re.findall(
+        r"<td[^>]*>(.*?)</td>", r, re.DOTALL)] for r in rows[1:]]
+
+
+def _surfaces_agree(result, rec) -> None:
+    """Each check read on every surface: results.json's numbers, the report's checks table, the notebook's table and
+    stdout give the same value, interval and threshold, a status from the closed set, and the sentence states them;
+    the headline and the order of what decides it agree too."""
+    from leakaudit.audit.checks import STATUSES
+    from leakaudit.cli.audit import summary_lines
+
+    v = result.verdict
+    stored = json.loads(result.to_json())["verdict"]["checks"]
+    html = render_report(result, rec)
+    report = _table(html[html.index('<table id="checks-table">'):])
+    notebook = _table(result._repr_html_())
+    assert [r[0].removesuffix(" (describes the recipe)") for r in report] == [r[0] for r in notebook] == \
+        [c["name"] for c in stored]
+    for c, row, nb in zip(stored, report, notebook):
+        assert row[1] == nb[1] == c["status"] and c["status"] in STATUSES, (row, nb)
+        value, interval, threshold = row[2:5]
+        assert nb[2:5] == [value, interval, threshold], (c["name"], nb, row)
+        pct = value.endswith("%")
+        number = (lambda t: float(t.rstrip("%")) / (100 if pct else 1))
+        # the cell is results.json's value, rounded as printed (the same quantity, not another one)
+        digits = len(value.rstrip("%").partition(".")[2])
+        if c["value"] is not None:
+            assert number(value) == pytest.approx(c["value"], abs=0.51 * 10 ** -(digits + 2 * pct)), (c, value)
+        assert float(threshold.rstrip("%")) / (100 if pct else 1) == pytest.approx(c["threshold"])
+        if c["interval"] is None:
+            assert interval == "none"
+        else:
+            low = re.match(r"^(?:at least |\[)(-?[\d.]+%?)", interval).group(1)
+            assert number(low) == pytest.approx(c["interval"][0], abs=0.51 * 10 ** -(digits + 2 * pct))
+            assert interval.startswith("at least ") == (c["interval"][1] is None)
+        # the sentence states the row's numbers (a check not measured may state none: it says why it was not)
+        if c["interval"] is not None or c["analysis"] == "dtp":
+            said = c["sentence"]
+            assert value in said or (pct and f"{value[:-1]}%" in said), (value, said)
+            assert (interval.removeprefix("[").split(",")[0] if interval != "none" else "") in said, (interval, said)
+            assert re.search(rf"(threshold|above|against|than e\^){re.escape(' ' + threshold.removesuffix('.0'))}\b",
+                             said.replace("the threshold", "threshold")), (threshold, said)
+    # one headline: results.json's in the library's words, the report's and stdout's as the command line says it
+    lines = summary_lines(result)
+    finding = v.said("finding", flags=True)
+    assert lines[1] == f"verdict: {v.outcome.upper()}. {finding[:1].upper()}{finding[1:]}"
+    assert v.said("headline", flags=True) == f"{v.outcome[:1].upper()}{v.outcome[1:]}: {finding}"
+    assert v.said("headline", flags=True) in visible_text(html) and stored and v.headline == json.loads(
+        result.to_json())["verdict"]["headline"]
+    # what decides it, in one order on stdout and under "What to do next"
+    first = v.to_decide()
+    said = [ln for ln in lines if re.match(r"^  (undecided|not measurable): ", ln)]
+    assert len(said) == len(first) and all(ln.startswith(f"  {c.status}: {c.name}: ") for ln, c in zip(said, first))
+    if first and v.outcome == "inconclusive":
+        nxt = visible_text(re.search(r'<h2 id="next">.*?</ul>', html, re.DOTALL).group(0))
+        at = [re.search(re.escape(c.name) + "[:,]", nxt).start() for c in first if c.fix]  # a shared fix: one line
+        assert at == sorted(at)
+        assert f"first {first[0].name}, " in v.headline
+
+
+def test_every_surface_gives_each_check_the_same_numbers_its_sentence_states(audit):
+    """Issue 85: one quantity per column and one vocabulary of statuses, on a real audit's results read back."""
+    res, rec = audit
+    _surfaces_agree(read_result(res).with_records(rec), rec)
+
+
+@pytest.mark.parametrize("means, lbs, sd, significant, status", [
+    ([2.46, 1.8], [2.03, 1.2], [0.2, 0.3], [True, False], "exceeded"),
+    ([0.9, 0.6], [0.4, 0.2], [0.2, 0.2], [False, False], "shown below"),
+    ([1.3, 0.6], [0.7, 0.2], [0.3, 0.2], [False, False], "undecided"),
+    ([0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [False, False], "shown below")])  # a deterministic learner: bin edges
+def test_dtp1_states_one_quantity_on_every_surface(audit, means, lbs, sd, significant, status):
+    """DTP-1's value is the largest change after re-measurement, its interval one-sided (at least the largest lower
+    bound); the sentence states both, and every surface shows the same; a learner whose repeats agree exactly has its
+    crossings said as bin edges crossed in rounding, never noise."""
+    from types import SimpleNamespace
+
+    from leakaudit.audit.checks import Check
+    from leakaudit.audit.dtp_stage import _dtp_check
+    from leakaudit.audit.verdict import decide
+
+    res, rec = copy.deepcopy(audit[0]), audit[1]
+    mem = rec[rec["is_member"] == 1]
+    names = [f"{r['source']}, row {r['row']}" for _, r in mem.head(2).iterrows()]
+    ctx = SimpleNamespace(cfg=make_config(), check_confidence=0.99, record_name=lambda i: names[i])
+    test = SimpleNamespace(records=[0, 1], stage2_mean=means, lower_bound=lbs, sd=sd, significant=significant,
+                           n_significant=sum(significant), p_adjusted=[0.001 if s else 1.0 for s in significant],
+                           untested=[], n_repeats=16)
+    check = _dtp_check(ctx, {"n_above": 2, "n_records": 1000, "max": 2.56}, test, None, 0.95)
+    assert check.status == status and check.value == pytest.approx(max(max(means), 0.95))
+    assert check.interval[0] == max(lbs) and not np.isfinite(check.interval[1])
+    assert ("noise" in check.sentence) is False and ("bin edge crossed in rounding" in check.sentence) == (
+        not any(sd))
+    checks = [check if c["id"] == "dtp.dtp1" else Check(**c) for c in res["verdict"]["checks"]]
+    verdict = decide(make_config(), checks, check_confidence=0.99)
+    res["verdict"] = {k: v for k, v in json.loads(verdict.to_json()).items() if k not in ("schema_version", "type")}
+    res["dtp"].update(n_above=2, records_above=names, n_significant=sum(significant),
+                      records_significant=[n for n, s in zip(names, significant) if s], records_untested=[],
+                      test={"records": names, "stage2_mean": means, "lower_bound": lbs, "sd": sd,
+                            "significant": significant, "n_repeats": 16})
+    result = read_result(res).with_records(rec)
+    _surfaces_agree(result, rec)
+    text = visible_text(render_report(result, rec))
+    assert ("a bin edge crossed in rounding, not noise" in text) == (not any(sd))
+
+
+@pytest.mark.parametrize("kind, says", [("xgboost", "min_child_weight"), ("lightgbm", "min_data_in_leaf"),
+                                        ("demo", "differentially private")])
+def test_what_to_do_next_offers_only_remedies_that_apply_to_the_model(audit, kind, says):
+    """A boosted-tree model's leakage: its own leaf, depth and bin settings and its rare values, never DP training or
+    MIP noise, which the audit says it cannot apply to it; LightGBM's DTP-1 records said to come from bin edges."""
+    res, rec = copy.deepcopy(audit[0]), audit[1]
+    mem = rec[rec["is_member"] == 1]
+    res["target"]["kind"] = kind
+    res["dtp"]["records_significant"] = [f"{mem.iloc[0]['source']}, row {mem.iloc[0]['row']}"]
+    res["verdict"]["outcome"] = "do not publish"
+    res["verdict"]["checks"] = [{**c, "status": "exceeded"} if c["id"] in ("dtp.dtp1", "membership.loss.auc") else c
+                                for c in res["verdict"]["checks"]]
+    nxt = visible_text(re.search(r'<h2 id="next">.*?</ul>', _render(res, rec), re.DOTALL).group(0))
+    assert says in nxt
+    assert ("MIP" in nxt or "differentially private" in nxt) == (kind == "demo")
+    assert ("histogram bin edges" in nxt) == (kind == "lightgbm")
+
+
 def test_a_fix_naming_a_setting_reads_as_the_flag_on_stdout_and_as_the_key_in_results_json(audit):
     """A check's fix names its settings as structured references (issue 62): stdout says each as the flag a user
     types, results.json and a library call's report as the argument or key, a command-line audit's report as the

@@ -241,12 +241,14 @@ def to_decide(checks, safety: bool) -> list[Check]:
     """The checks that keep a verdict from "publish" (not measurable; under the "safety shown" burden also the
     undecided ones that can show safety), ranked by what settles the verdict soonest: first those whose result
     alone can change the outcome (:func:`can_decide_alone`, or the only one), then by what deciding them costs: a
-    check with no fix last, a setting (a profile, a repeat count) before more records or a new model; within each,
-    the strongest evidence first."""
+    check with no fix last, a setting of the audit (a profile, a repeat count) before more records, a loosened
+    threshold or a new model; within each, the strongest evidence first."""
     out = [c for c in checks if c.status == NOT_MEASURABLE or (safety and c.status == UNDECIDED and c.shows == "both")]
 
     def key(c: Check) -> tuple:
-        setting = c.fix_parts is not None and any(s.key != "records" for s in c.fix_parts.settings)
+        # a setting of the audit (a profile, a repeat count); more records, or a threshold loosened, is not one
+        setting = c.fix_parts is not None and any(s.key != "records" and not s.key.startswith("thresholds.")
+                                                  for s in c.fix_parts.settings)
         return not (len(out) == 1 or can_decide_alone(c)), not c.fix, not setting, evidence_p(c)
 
     return sorted(out, key=key)

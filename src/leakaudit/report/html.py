@@ -80,8 +80,8 @@ def as_number(v) -> float | None:
 
 
 def fmt(v, spec: str = ".3f", *, missing: str = MISSING) -> str:
-    """A number as text with ``spec`` ("%" for a percentage with one decimal, "%2" with two); ``missing`` for
-    None / NaN / infinity."""
+    """A number as text with ``spec`` ("%" for a percentage with one decimal, "%2" with two, "%g" with as many as
+    it has); ``missing`` for None / NaN / infinity."""
     x = as_number(v)
     if x is None:
         return missing
@@ -89,6 +89,8 @@ def fmt(v, spec: str = ".3f", *, missing: str = MISSING) -> str:
         return f"{x * 100:.1f}%"
     if spec == "%2":
         return f"{x * 100:.2f}%"
+    if spec == "%g":
+        return f"{x * 100:g}%"
     return format(x, spec)
 
 
@@ -157,7 +159,7 @@ def check_row(c: Check, conf_pct: str, flags: bool = False) -> dict:
     """One row of the checks table: a status and a reading whose words agree with the numbers."""
     sentence = c.sentence
     spec = _check_spec(c)
-    tspec = {"%2": "%", ".3f": "g", ".2f": "g"}[spec]
+    tspec = {"%2": "%g", ".3f": "g", ".2f": "g"}[spec]  # a threshold as the checks' sentences give it
     value, iv, thr = as_number(c.value), c.interval, as_number(c.threshold)
     lo = as_number(iv[0]) if iv else None
     hi = as_number(iv[1]) if iv else None
@@ -478,8 +480,10 @@ def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
                 f"rule, as asked); the largest is {fmt(dtp.get('max'), '.2f')}.{noise}")
     k = dtp.get("n_significant")
     if not n_above:
-        return (f"No training record changes the retrained model's output by more than e^{thr:g} when removed: the "
-                f"largest PDTP is {fmt(dtp.get('max'), '.2f')} over {n_rec:,} records.{noise}")
+        n = results.data.get("n_members") or n_rec
+        who = "training record" if n_rec >= n else f"measured record ({n_rec:,} of the {n:,} members)"
+        return (f"No {who} changes the retrained model's output by more than e^{thr:g} when removed: the largest PDTP "
+                f"is {fmt(dtp.get('max'), '.2f')} over {n_rec:,} records.{noise}")
     if k:
         test = dtp.test
         lbs = [(as_number(lb), r) for r, lb, sig in zip(test.records, test.lower_bound, test.significant)
