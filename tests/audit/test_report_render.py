@@ -285,6 +285,10 @@ def _surfaces_agree(result, rec) -> None:
             assert (interval.removeprefix("[").split(",")[0] if interval != "none" else "") in said, (interval, said)
             assert re.search(rf"(threshold|above|against|than e\^){re.escape(' ' + threshold.removesuffix('.0'))}\b",
                              said.replace("the threshold", "threshold")), (threshold, said)
+    # no parenthesis closes twice at a sentence's end ("against the level 0.05)).")
+    for said in [v.headline, (v.recipe or {}).get("sentence") or ""] + [c["sentence"] for c in stored
+                                                                          if c["analysis"] == "dtp"]:
+        assert "))" not in said, said
     # one headline: results.json's in the library's words, the report's and stdout's as the command line says it
     lines = summary_lines(result)
     finding = v.said("finding", flags=True)

@@ -98,7 +98,7 @@ def recipe_test(probs_mem: np.ndarray, probs_non: np.ndarray, y_mem: np.ndarray,
     out.update(signal=g, ref_signal={"mean": mean, "sd": sd, "k": k}, p_value=p, reproduces=bool(reproduces))
     nums = (f"its difficulty-calibrated loss tells members from non-members with AUC {g:.3f}, against {mean:.3f} "
             f"(sd {sd:.3f}) for {k} models retrained on halves of these records; p = {p:.3g} against the level "
-            f"{1 - confidence:.2g})")
+            f"{1 - confidence:.2g}")
     if reproduces:
         sentence = f"Retraining reproduces the given model's membership signal on these records ({nums})."
     else:
