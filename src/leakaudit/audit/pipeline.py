@@ -313,6 +313,13 @@ def _records(data: AuditData, sources: dict, *, reserved: set[str]) -> tuple[pd.
     return table, list(table.columns[5 + len(unit):])
 
 
+def _lines(path) -> str:
+    """Where a row of a table file is among its lines: a text table's row N is its line N + 1 (Parquet has none)."""
+    if any(x.lower() in (".parquet", ".pq") for x in Path(path).suffixes):
+        return ""
+    return ": row N is its line N + 1, after the header, where no cell holds a line break"
+
+
 def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
     """Where each audited record comes from: ``source`` (which file), ``row`` (1 = the first row after its header;
     for the demo, the record's row in the bundled data set) and ``files`` (what each source names)."""
@@ -329,13 +336,13 @@ def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
         mc = cfg.membership_column
         name = Path(cfg.data).name
         src = [name] * (n_m + n_n)
-        files = {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0)"}
+        files = {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0){_lines(cfg.data)}"}
     else:
         tr, te = Path(cfg.train).name, Path(cfg.test).name
         if tr == te:  # two files of one name in different folders
             tr, te = str(cfg.train), str(cfg.test)
         src = [tr] * n_m + [te] * n_n
-        files = {tr: f"{cfg.train} (members)", te: f"{cfg.test} (non-members)"}
+        files = {tr: f"{cfg.train} (members){_lines(cfg.train)}", te: f"{cfg.test} (non-members){_lines(cfg.test)}"}
     rows = np.r_[ids_m, ids_n] + 1
     labels = data.index_labels
     return {"source": src, "row": rows, "index": labels if labels is not None else [None] * len(rows),
