@@ -19,14 +19,16 @@ $(VENV)/.installed-core: pyproject.toml Makefile $(KERNEL_SOURCES)
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
-# everything, for the tests: every extra and the test tools (also the core install, which it includes)
-$(VENV)/.installed: pyproject.toml Makefile $(KERNEL_SOURCES)
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+# everything, for the tests: the core install, then the dependencies of every extra and the test tools, read from
+# pyproject.toml (not `pip install -e .[...]`, which would build the package and compile the kernels again)
+EXTRAS := torch,ray,text,lm,dp,parquet,xgboost,lightgbm,catboost,mlflow,dev
+$(VENV)/.installed: $(VENV)/.installed-core pyproject.toml Makefile
 	# torch pinned to the CPU build on this machine's disk (a looser pin pulls a CUDA build of several GB)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[torch,ray,text,lm,dp,parquet,xgboost,lightgbm,catboost,mlflow,dev]"
-	touch $(VENV)/.installed-core $@
+	$(PY) -c 'import tomllib; extra = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; \
+	          print("\n".join(r for name in "$(EXTRAS)".split(",") for r in extra[name]))' > $(VENV)/extras.txt
+	$(PY) -m pip install --quiet -r $(VENV)/extras.txt
+	touch $@
 
 audit: $(VENV)/.installed-core
 	$(VENV)/bin/leakaudit audit --out runs/demo

@@ -8,11 +8,18 @@ with :mod:`ctypes`, not imported (``learners/_native.py``, which picks at run ti
 supports, asking ``_cpu_features.c``). Every extension is optional: a machine without a C compiler still
 installs the package, whose learners then fall back to the reference libraries
 (``leakaudit.learners.kernels.kernel_status()`` says which kernels are active and why).
+
+Which variants: a wheel or a plain ``pip install .`` (``python -m build`` makes the wheel from the sdist) builds
+every one, as it may run on any CPU of its platform. An editable install (``pip install -e .``, as ``make audit``
+and ``make install`` run it: setuptools' ``editable_mode``) runs where it was built, so it builds only the best
+variant this CPU runs (asked of the CPU probe, built first) and removes the checkout's libraries of the others, which
+would be stale. ``LEAKAUDIT_BUILD_VARIANTS=all`` (or ``=host``) overrides that choice either way.
 """
 
 from __future__ import annotations
 
 import copy
+import ctypes
 import functools
 import os
 import platform
@@ -22,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.errors import BaseError, CCompilerError
 
 LEARNERS = "src/leakaudit/learners"
 FLAGS = runpy.run_path(f"{LEARNERS}/_kernel_flags.py")
@@ -55,6 +63,31 @@ class ParallelBuildExt(build_ext):
         asked = self.parallel if isinstance(self.parallel, int) and not isinstance(self.parallel, bool) else 0
         self.slots = threading.BoundedSemaphore(asked if asked > 0 else os.cpu_count() or 1)
         self.parallel = max(1, len(self.extensions or ()))  # a thread per extension; the semaphore bounds the work
+
+    def build_extensions(self):
+        if os.environ.get("LEAKAUDIT_BUILD_VARIANTS", "host" if self.editable_mode else "all") == "host":
+            self.extensions = self._host_variants()
+        super().build_extensions()
+
+    def _host_variants(self):
+        """The CPU probe and, of each kernel, the best variant this CPU runs; the checkout's other variants removed."""
+        probe = next(e for e in self.extensions if e.name.endswith("._cpu_features"))
+        try:
+            self.build_extension(probe)
+            ask = ctypes.CDLL(os.path.abspath(self.get_ext_fullpath(probe.name))).leakaudit_cpu_level
+            ask.restype = ctypes.c_int64
+            level = ask()
+        except (BaseError, CCompilerError, OSError):  # no compiler: every extension fails alike (all are optional)
+            level = 0
+        host = next(v for v, needs in FLAGS["CPU_LEVEL"].items()
+                    if needs <= level and (X86 or v not in FLAGS["X86_ONLY"]))
+        keep = [e for e in self.extensions if e is probe or e.name.endswith(f"_kernel_{host}")]
+        for ext in self.extensions:
+            if ext not in keep:  # a library left by an earlier build (editable: in the checkout) would be stale
+                for path in (self.get_ext_fullpath(ext.name), os.path.join("src", self.get_ext_filename(ext.name))):
+                    if os.path.exists(path):
+                        os.remove(path)
+        return keep
 
     def build_extension(self, ext):
         # the variants of a kernel compile the same sources: each gets its own object directory, else two threads

@@ -496,23 +496,40 @@ def test_histogram_path_grows_the_sort_paths_trees(tmp_path, monkeypatch):
         np.testing.assert_array_equal(runs[0][1], runs[1][1])
 
 
+@pytest.fixture(scope="module")
+def every_forest_variant(tmp_path_factory) -> dict:
+    """{variant: library} of each forest kernel variant this CPU runs: the one installed, the others (an editable
+    install builds only this CPU's best: setup.py) compiled here as setup.py compiles them."""
+    import subprocess
+
+    from leakaudit.learners import _forest_native
+    from leakaudit.learners._kernel_flags import CPU_LEVEL, compile_with
+    from leakaudit.learners._native import VARIANTS, cpu_level, library_path
+
+    libs = {}
+    for variant in (v for v in VARIANTS if CPU_LEVEL[v] <= cpu_level()):
+        path = library_path(f"_forest_kernel_{variant}")
+        if path is None:
+            try:
+                path = compile_with("forest", variant, [], tmp_path_factory.mktemp(variant) / "forest.so")
+            except (RuntimeError, subprocess.CalledProcessError) as e:
+                pytest.skip(f"the {variant} variant is not installed and does not compile here: {e}")
+        libs[variant] = _forest_native.KERNEL.open_file(path, variant)
+    return libs
+
+
 @pytest.mark.skipif(not _native_available(), reason="the native tree kernel was not built with the package")
-def test_every_compiled_variant_grows_the_same_trees(monkeypatch):
+def test_every_compiled_variant_grows_the_same_trees(monkeypatch, every_forest_variant):
     """The portable, AVX2 and AVX-512 builds (those this CPU runs) grow the same trees, node for node: no fused
     multiply-add in any of them (-ffp-contract=off), so the CPU dispatch never changes a model."""
     from leakaudit.learners import _forest_native
-    from leakaudit.learners._kernel_flags import CPU_LEVEL
-    from leakaudit.learners._native import VARIANTS, cpu_level, library_path
 
     X, y, Xq = _continuous(k=3)
     subsets = [np.arange(len(y)), np.arange(0, len(y), 2)]
     kw = {"n_estimators": 5, "criterion": "entropy"}
     runs = {}
-    for variant in VARIANTS:
-        if library_path(f"_forest_kernel_{variant}") is None or CPU_LEVEL[variant] > cpu_level():
-            continue
-        monkeypatch.setenv("LEAKAUDIT_KERNEL_VARIANT", variant)
-        assert _forest_native.KERNEL.load().variant == variant
+    for variant, lib in every_forest_variant.items():
+        monkeypatch.setattr(_forest_native.KERNEL, "load", lambda lib=lib: lib)
         runs[variant] = (RandomForest(**kw).fit_many(X, y, subsets, [0, 5], n_classes=3),
                          RandomForest(n_threads=2, **kw).fit_predict_many(X, y, subsets, [0, 5], Xq, n_classes=3))
     assert "portable" in runs
@@ -522,12 +539,10 @@ def test_every_compiled_variant_grows_the_same_trees(monkeypatch):
 
 @pytest.mark.skipif(not _native_available(), reason="the native tree kernel was not built with the package")
 @pytest.mark.parametrize("n", [64, 130, 257])
-def test_every_variant_reads_the_training_rows_splits_off_the_codes(monkeypatch, n):
+def test_every_variant_reads_the_training_rows_splits_off_the_codes(monkeypatch, n, every_forest_variant):
     """Queried on the training rows, each build (portable: a loop; AVX2 and AVX-512: 64 codes compared at once, the
     last partial word of rows without reading past the column) routes them as the bank does."""
     from leakaudit.learners import _forest_native
-    from leakaudit.learners._kernel_flags import CPU_LEVEL
-    from leakaudit.learners._native import VARIANTS, cpu_level, library_path
 
     X, y = _one_hot(n=n, seed=5)
     X = np.hstack([np.random.default_rng(1).normal(size=(n, 2)), X])
@@ -535,11 +550,8 @@ def test_every_variant_reads_the_training_rows_splits_off_the_codes(monkeypatch,
     L = RandomForest(n_estimators=6, n_threads=2)
     want = L.fit_many(X, y, subsets, [4, 5, 6]).predict_proba(X)
     ran = []
-    for variant in VARIANTS:
-        if library_path(f"_forest_kernel_{variant}") is None or CPU_LEVEL[variant] > cpu_level():
-            continue
-        monkeypatch.setenv("LEAKAUDIT_KERNEL_VARIANT", variant)
-        assert _forest_native.KERNEL.load().variant == variant
+    for variant, lib in every_forest_variant.items():
+        monkeypatch.setattr(_forest_native.KERNEL, "load", lambda lib=lib: lib)
         np.testing.assert_array_equal(L.fit_predict_many(X, y, subsets, [4, 5, 6], X.copy()), want)
         ran.append(variant)
     assert "portable" in ran

@@ -82,7 +82,8 @@ class CompiledKernel:
         path = library_path(f"_{self.name}_kernel_{variant}")
         if path is None:
             raise RuntimeError(f"the {variant} variant of the {self.name} kernel was not built with the package "
-                               "(no C compiler at install time? reinstall with one: pip install -e .)")
+                               "(an editable install builds only this CPU's best: LEAKAUDIT_BUILD_VARIANTS=all "
+                               "pip install -e . builds every one; none without a C compiler)")
         if _LEVEL[variant] > cpu_level():
             raise RuntimeError(f"this CPU cannot run the {variant} variant of the {self.name} kernel")
         return self.open_file(path, variant)
