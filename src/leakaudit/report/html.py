@@ -151,20 +151,14 @@ def _int(v) -> str:
 # -- checks -------------------------------------------------------------------------------------------------------
 
 
-def _check_spec(c: Check) -> str:
-    return "%2" if c.id.endswith("tpr_at_low_fpr") else (".2f" if c.analysis == "dtp" else ".3f")
-
-
 def check_row(c: Check, conf_pct: str, flags: bool = False) -> dict:
-    """One row of the checks table: a status and a reading whose words agree with the numbers."""
-    sentence = c.sentence
-    spec = _check_spec(c)
-    tspec = {"%2": "%g", ".3f": "g", ".2f": "g"}[spec]  # a threshold as the checks' sentences give it
-    value, iv, thr = as_number(c.value), c.interval, as_number(c.threshold)
-    lo = as_number(iv[0]) if iv else None
-    hi = as_number(iv[1]) if iv else None
-    status = c.status
-    reading = sentence
+    """One row of the checks table: a status and a reading whose words agree with the numbers, each number
+    formatted as the check's sentence gives it (a rate as a percentage, DTP-1 in nats to two decimals)."""
+    spec = "%2" if c.id.endswith("tpr_at_low_fpr") else (".2f" if c.analysis == "dtp" else ".3f")
+    tspec = "%g" if spec == "%2" else "g"
+    value, iv, thr, status = as_number(c.value), c.interval, as_number(c.threshold), c.status
+    lo, hi = (as_number(iv[0]), as_number(iv[1])) if iv else (None, None)
+    reading = c.sentence
     if status in (BELOW, UNDECIDED) and lo is not None and hi is not None and thr is not None:
         if status == BELOW:
             reading = (f"within the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
@@ -178,9 +172,9 @@ def check_row(c: Check, conf_pct: str, flags: bool = False) -> dict:
                    f"{fmt_interval(iv, spec)} lies above {fmt(thr, tspec)}")
     if status == UNDECIDED and c.shows == "leakage only":
         reading += " (a lower bound: it cannot show safety)"
-    return {"name": c.name or c.id, "status": status, "css": status.replace(" ", "-"), "value": fmt(value, spec), "interval": fmt_interval(iv, spec) if iv else "none",
-            "threshold": fmt(thr, tspec), "reading": reading,
-            "fix": c.said("fix", flags=flags), "recipe": c.describes == "recipe", "shows": c.shows}
+    return {"name": c.name or c.id, "status": status, "css": status.replace(" ", "-"), "value": fmt(value, spec),
+            "interval": fmt_interval(iv, spec) if iv else "none", "threshold": fmt(thr, tspec), "reading": reading,
+            "fix": c.said("fix", flags=flags), "recipe": c.describes == "recipe"}
 
 
 # -- records ------------------------------------------------------------------------------------------------------
