@@ -12,18 +12,27 @@ Layers (data flows down the list, imports only go up it):
 5. ``cli``
 """
 
+from . import audit as _audit_package
 from ._version import __version__
 from .exceptions import LeakauditError
+
+# ``leakaudit.audit`` is the function (__getattr__), not the package, which importing it above bound here once:
+# importing its modules later (``import leakaudit.audit.config``) binds them on the package only
+del audit
 
 __all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack", "register_analysis",
            "unlearning_check"]
 
 def __getattr__(name: str):
     """The public names, imported when first used: ``import leakaudit`` (and ``leakaudit --version``) stays light."""
-    if name == "audit":  # the package leakaudit.audit, callable as leakaudit.audit.api.audit
-        from .audit import api  # noqa: F401  (importing the package binds it here as ``audit``)
+    if name == "audit":
+        from .audit.api import audit
 
-        return globals()["audit"]
+        # the function answers for the package's names too: ``import leakaudit.audit.config as config`` reads
+        # ``config`` as an attribute of ``leakaudit.audit``
+        audit.__dict__ = _audit_package.__dict__
+        globals()["audit"] = audit
+        return audit
     if name == "AuditResult":
         from .audit.results import AuditResult
 
