@@ -194,6 +194,11 @@ def catboost_recipe(params: dict, *, rounds: int, n_features: int, where: str = 
         raise UnsupportedError(f"{where}: a CatBoost loss function other than {', '.join(CATBOOST_OBJECTIVES)}; "
                                "leakaudit audits those classifiers")
     out = check_recipe(params, RECIPE, where=where, n_features=n_features)
+    shrink = out.get("model_shrink_rate", 0) * (out.get("learning_rate", 0.03)
+                                                 if out.get("model_shrink_mode", "Constant") == "Constant" else 1)
+    if shrink >= 1:  # CatBoost's own bound on the shrinkage a round applies
+        raise recipe_error(where, "model_shrink_rate", "shrinks a round by 1 or more (times learning_rate in the "
+                                                       "Constant mode), which CatBoost refuses")
     if out.get("bootstrap_type") != "Bayesian":
         out.pop("bagging_temperature", None)
     if out.get("bootstrap_type") in ("Bayesian", "No"):
