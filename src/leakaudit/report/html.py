@@ -654,8 +654,8 @@ def _next_steps(results: AuditResult, records: pd.DataFrame | None, flags: bool)
         elif kind in _BOOSTED:
             out.append(f"Membership leakage of a boosted-tree model: retrain with larger leaves, shallower trees and "
                        f"coarser bins ({_BOOSTED[kind]}), and merge or drop rare values that give a few members a "
-                       "leaf or bin of their own, then audit the new model: the audit retrains its recipe and measures "
-                       "what each change does; the accuracy cost was not measured here.")
+                       "leaf or bin of their own, then audit the new model to measure what the change does (its "
+                       "accuracy cost was not measured here).")
         elif mip and as_number(mip.get("accuracy_cost")) is not None:
             c = as_number(mip.get("accuracy_cost"))
             effect = f"gains {_points(-c, '.1f')}" if c < 0 else f"costs {_points(c, '.1f')}"
