@@ -96,3 +96,17 @@ def test_audit_help_states_the_models_default(name):
         assert m.group(1).startswith(f"--no-{name.replace('_', '-')}" if not default else f"--{name}"), m.group(1)
     else:
         assert m.group(1).startswith(_default_words(default)), (name, m.group(1), default)
+
+
+def test_audit_help_fits_two_screens_and_help_all_gives_each_option_whole():
+    """``leakaudit audit --help``: each option in a line or two under its section, about two screens at 80 columns;
+    ``--help-all``: each option's whole description. Neither cuts an option's name."""
+    from typer.testing import CliRunner
+
+    short, full = (CliRunner().invoke(cli.app, ["audit", flag], env={"COLUMNS": "80"}).output
+                   for flag in ("--help", "--help-all"))
+    assert len(short.splitlines()) <= 120 and max(map(len, (short + full).splitlines())) <= 80
+    for p in dict(_commands())["leakaudit audit"].params:
+        names = ", ".join(p.opts).replace("--", "--[no-]", 1) if p.secondary_opts else ", ".join(p.opts)
+        assert f"  {names} " in short or f"  {names}\n" in short, names
+        assert f"  {names}" in full and " ".join(p.help.split()) in " ".join(full.split()), names

@@ -200,16 +200,55 @@ def register(app: typer.Typer) -> None:
     app.command(cls=_AuditCommand)(audit)
 
 
+#: ``leakaudit audit --help``'s sections, each named at its first option (the options in the order of _options)
+SECTIONS = {"config": "Settings and output", "train": "Records", "model": "Model", "model_dir": "Language models",
+            "profile": "How the audit runs", "release": "The decision", "check_inputs": "Run"}
+
+
+def _first_sentence(text: str) -> str:
+    """An option's help as the short --help gives it: its first sentence or clause, without the default or asides."""
+    text = text.rpartition(" (default: ")[0] or text
+    while (shorter := re.sub(r" \([^()]*\)(?=[\s,;:.]|$)", "", text)) != text:
+        text = shorter
+    text = re.split(r"\.(?=\s+[A-Z]|$)", text, maxsplit=1)[0]
+    return re.sub(r"^(.{30,}?); .*", r"\1", text)  # its first clause, when that says enough
+
+
 class _AuditCommand(Command):
     """``leakaudit audit``: ``--mlflow`` takes a URI or none (alone, or before another option: MLflow's default
-    store)."""
+    store); ``--help`` gives each option in a line or two (its description's first sentence) under
+    :data:`SECTIONS`, ``--help-all`` (read as ``--help``) each in full, with its value's kind."""
 
     def parse_args(self, ctx, args):
         args = list(args)
         for i, a in enumerate(args):
             if a == "--mlflow" and (i + 1 == len(args) or args[i + 1].startswith("-")):
                 args.insert(i + 1, MLFLOW_DEFAULT)
+            if a == "--help-all":
+                ctx.meta["help_all"], args[i] = True, "--help"
         return super().parse_args(ctx, args)
+
+    def format_help(self, ctx, formatter):
+        import textwrap
+
+        full = ctx.meta.get("help_all", False)
+        indent = 6 if full else 23  # the description's column (full: under the names)
+        self.format_usage(ctx, formatter)
+        formatter.write_paragraph()
+        formatter.write_text(f"{self.help} Every option is also a key of the --config file (docs/config.md)."
+                             + ("" if full else " --help-all: each option in full, with its default."))
+        for p in self.get_params(ctx):
+            if p.name in SECTIONS:
+                formatter.write(f"\n{SECTIONS[p.name]}:\n")
+            names = ", ".join(p.opts).replace("--", "--[no-]", 1) if p.secondary_opts else ", ".join(p.opts)
+            if full:  # and the value it takes (<path>, <int>; nothing for a switch)
+                names = f"{names} {p.display_type_rich(ctx)}".rstrip()
+            lines = textwrap.wrap(p.help or "" if full else _first_sentence(p.help or ""), formatter.width - indent,
+                                  max_lines=None if full else 2, placeholder=" ...", break_on_hyphens=False)
+            if full or len(names) > indent - 3:  # a long name on a line of its own: never cut
+                lines.insert(0, "")
+            formatter.write(f"  {names:<{indent - 2}}{lines[0]}".rstrip()
+                            + "".join(f"\n{' ' * indent}{line}" for line in lines[1:]) + "\n")
 
 
 def _resolve_model_uri(cfg, opts, stack: contextlib.ExitStack):
