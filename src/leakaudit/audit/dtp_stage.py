@@ -427,22 +427,16 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None, rest: floa
     if s.get("leave_out") == "unit":
         raw += (f", each record's leave-out model leaving out all of its unit's rows ({len(s['units_above']):,} of "
                 f"the {s['n_units']:,} units measured have a row above {thr:g})")
-    some = "measured " if "screening" in s else ""
-    if cfg.dtp_rule == "long":
-        exceeded = s["n_above"] > allowed
-        if not exceeded and (c := _beyond_allowance(ctx, s, {**common, "name": "DTP-1 rule (Long et al., raw)"}, raw)):
+    name = "DTP-1 rule (Long et al., raw)" if cfg.dtp_rule == "long" else "DTP-1 rule (significant records)"
+    if cfg.dtp_rule == "long" or test is None:  # Long et al.'s raw rule, or no candidate even in stage 1
+        exceeded = cfg.dtp_rule == "long" and s["n_above"] > allowed
+        if not exceeded and (c := _beyond_allowance(ctx, s, {**common, "name": name}, raw)):
             return c
-        return Check(name="DTP-1 rule (Long et al., raw)", status=EXCEEDED if exceeded else PASSED, value=s["max"],
-                     **common, sentence=(f"{raw}: the DTP-1 rule (Long et al., raw) says not to publish" if exceeded
-                                         else f"no {some}training record has PDTP above {thr:g} (max {s['max']:.2f} "
-                                              f"over {s['n_records']:,}{_coverage(s)})"))
-    name = "DTP-1 rule (significant records)"
-    if test is None:  # no candidate: nothing even in stage 1
-        if c := _beyond_allowance(ctx, s, {**common, "name": name}, raw):
-            return c
-        return Check(name=name, status=PASSED, value=s["max"], **common,
-                     sentence=f"no {some}training record has PDTP above {thr:g} (max {s['max']:.2f} over "
-                              f"{s['n_records']:,}{_coverage(s)})")
+        some = "measured " if "screening" in s else ""
+        return Check(name=name, status=EXCEEDED if exceeded else PASSED, value=s["max"], **common, sentence=(
+            f"{raw}: the DTP-1 rule (Long et al., raw) says not to publish" if exceeded else f"{raw}, within the "
+            f"{allowed} allowed" if s["n_above"] else f"no {some}training record has PDTP above {thr:g} (max "
+            f"{s['max']:.2f} over {s['n_records']:,}{_coverage(s)})"))
     # with a unit, the units with a significant row count against the allowance
     k = len(s["units_significant"]) if "units_significant" in s else int(test.n_significant)
     best = float(np.max(test.lower_bound)) if len(test.lower_bound) else 0.0

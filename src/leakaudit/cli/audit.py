@@ -286,7 +286,7 @@ def summary_lines(res) -> list[str]:
     """What stdout ends with: the check counts, the verdict line, then every check that could not be measured and
     every analysis that did not run, each with what would enable it (a flag or an input, in words), then the
     records' duplicates (what they do to the per-record figures, and what would remove it)."""
-    from ..audit.checks import EXCEEDED, STATUSES
+    from ..audit.checks import EXCEEDED, STATUSES, to_decide
 
     v = res.verdict
     counts = ", ".join(f"{v.counts.get(s, 0)} {s}" for s in STATUSES)
@@ -296,7 +296,7 @@ def summary_lines(res) -> list[str]:
             lines.append(f"  exceeded: {c.name}: {_lower_first(c.sentence)}")
     # the checks that keep it from "publish", the one to decide first leading, each with what would decide it
     lines += [f"  {c.status}: {c.name}: {_said(c, 'fix') if c.fix else _lower_first(c.sentence)}"
-              for c in v.to_decide()]
+              for c in to_decide(v.checks, v.burden_of_proof == "safety shown")]
     for sk in res.skipped:
         lines.append(f"  not run: {sk['name']}: {_lower_first(_plain_reason(sk))}; to run it: {enabling_hint(sk)}")
     dup = getattr(res, "duplicates", None)
