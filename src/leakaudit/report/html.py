@@ -467,7 +467,8 @@ def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
     floor, p90 = as_number(nf.get("median")), as_number(nf.get("p90"))
     noise = (f" Retraining with another seed alone moves a record's output by {fmt(floor, '.2f')} nats for the median "
              f"record" + (f" and {fmt(p90, '.2f')} for the 90th percentile" if p90 is not None else "")
-             + ": that is the noise a single measurement carries.") if floor is not None else ""
+             + (": that is the noise a single measurement carries." if floor or p90 else ": the seed does not move "
+                "it, so a single measurement carries no seed noise.")) if floor is not None else ""
     n_above, n_rec = dtp.get("n_above", 0), dtp.get("n_records", 0)
     if dtp.get("rule") == "long":
         return (f"{n_above:,} of the {n_rec:,} training records measured have a PDTP above {thr:g} (Long et al.'s raw "
