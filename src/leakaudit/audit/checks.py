@@ -54,7 +54,8 @@ class Check(Result, Phrased):
     value : float or None
         The measured value (None when not measurable).
     interval : [low, high] or None
-        Its confidence interval, at ``confidence``.
+        Its confidence interval, at ``confidence``; a one-sided one (DTP-1's lower confidence bound) has no upper
+        end (infinity in memory, null in results.json), which every surface says as "at least low".
     threshold : float or None
     confidence : float or None
         Confidence of ``interval`` (Bonferroni-corrected over the verdict's checks; see the verdict's
