@@ -333,7 +333,8 @@ def test_redact_keeps_ids_scores_and_verdict_without_values(written):
     assert f"marital_status: {row['marital_status']}" in (plain / "report.html").read_text()
     assert "Written redacted" in html
     assert list(read_records_csv(redacted / "records.csv").columns[:1]) == ["record"]
-    rerender_report(redacted)  # the redacted folder renders again
+    rerender_report(redacted)  # the redacted folder renders again, to the bytes its evidence fingerprints
+    assert _sha(redacted / "report.html") == _load(redacted)["outputs"][2]["sha256"]
     with pytest.raises(InvalidParameterError, match="redact must be True or False"):
         res.save(plain.parent / "bad", redact="yes")
 

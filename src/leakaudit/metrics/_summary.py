@@ -120,16 +120,12 @@ def evaluate_membership(
 
 
 def against_chance(is_member, scores, *, confidence: float = 0.95, random_state: RandomStateLike = 0) -> dict:
-    """The attack's accuracy and its advantage over random guessing (Yeom et al. 2018, Definition 4: advantage =
-    TPR - FPR), each with its interval, on records its threshold was not chosen on.
-
-    The records are split at random into halves stratified by membership (as for the empirical epsilon); on the
-    selection half the threshold ("member iff score > t") with the largest TPR - FPR is chosen; on the evaluation
-    half its TPR and FPR are counted. ``advantage_ci``: Newcombe's hybrid interval of the difference of the two
-    rates (Clopper-Pearson based, :func:`difference_interval`) at ``confidence``. ``accuracy`` is the balanced
-    accuracy (TPR + 1 - FPR) / 2 = (1 + advantage) / 2, so random guessing scores 0.5 whatever the share of
-    members, and ``accuracy_ci`` is the advantage's interval mapped the same way. Fewer than 2 members or 2
-    non-members: every value NaN, with ``reason``."""
+    """The attack's advantage over random guessing (Yeom et al. 2018, Definition 4: TPR - FPR) and its balanced
+    accuracy (1 + advantage) / 2 (random guessing: 0.5), each with its interval at ``confidence``, measured on a
+    random half of the records (stratified by membership, as for the empirical epsilon) with the threshold ("member
+    iff score > t") of the largest TPR - FPR on the other half. The advantage's interval is Newcombe's hybrid one
+    (:func:`difference_interval`), mapped alike for the accuracy. Fewer than 2 members or 2 non-members: NaN, with
+    ``reason``."""
     m, s = check_membership_inputs(is_member, scores)
     sel, ev = _split(m, check_random_state(random_state))
     n1, n0 = int(m[ev].sum()), int(ev.size - m[ev].sum())
