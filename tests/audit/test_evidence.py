@@ -238,6 +238,16 @@ def test_the_files_written_are_fingerprinted_beside_them(written):
     assert _load(plain)["outputs"][1]["sha256"] != _load(redacted)["outputs"][1]["sha256"]
 
 
+def _tree_digest(pkg: Path) -> str:
+    """source_digest's SHA-256 of the package folder ``pkg``, computed as its docstring states."""
+    h = hashlib.sha256()
+    for f in sorted((f for f in pkg.rglob("*") if f.suffix in (".py", ".j2", ".c", ".h")),
+                    key=lambda f: f.relative_to(pkg)):
+        path, data = f.relative_to(pkg).as_posix().encode(), f.read_bytes()
+        h.update(len(path).to_bytes(8, "little") + path + len(data).to_bytes(8, "little") + data)
+    return h.hexdigest()
+
+
 def test_the_source_that_ran_is_identified():
     import subprocess
 
@@ -248,15 +258,30 @@ def test_the_source_that_ran_is_identified():
     src = source_digest()
     assert len(src["sha256"]) == 64 and src["files"] > 100
     pkg = Path(leakaudit.__file__).parent
-    h = hashlib.sha256()
-    for f in sorted((f for f in pkg.rglob("*") if f.suffix in (".py", ".j2", ".c", ".h")),
-                    key=lambda f: f.relative_to(pkg)):
-        path, data = f.relative_to(pkg).as_posix().encode(), f.read_bytes()
-        h.update(len(path).to_bytes(8, "little") + path + len(data).to_bytes(8, "little") + data)
-    assert src["sha256"] == h.hexdigest()  # as the docstring says it is computed
+    assert src["sha256"] == _tree_digest(pkg)  # as the docstring says it is computed
     head = subprocess.run(["git", "-C", str(pkg), "rev-parse", "HEAD"], capture_output=True, text=True)
     if head.returncode == 0:
         assert src["commit"] == head.stdout.strip() and isinstance(src["uncommitted_changes"], bool)
+
+
+def test_a_copy_of_the_source_has_its_digest_and_no_other_checkouts_commit(tmp_path):
+    """The digest depends on the files' paths and bytes alone; a package lying untracked inside some git checkout
+    (a virtual environment's) names no commit."""
+    import shutil
+    import subprocess
+    import sys
+
+    repo = tmp_path / "project"
+    shutil.copytree(Path(leakaudit.__file__).parent, repo / "venv" / "leakaudit",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if subprocess.run(["git", "init", "-q", str(repo)]).returncode != 0:
+        pytest.skip("no git")
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)
+    code = "import json; from leakaudit.audit.evidence import source_digest; print(json.dumps(source_digest()))"
+    copy = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                     env={"PYTHONPATH": str(repo / "venv")}).stdout)
+    assert copy["commit"] is None and copy["sha256"] == _tree_digest(repo / "venv" / "leakaudit")
 
 
 def test_libraries_are_named_by_the_distribution_that_provides_them():

@@ -138,8 +138,9 @@ def environment() -> dict:
 def source_digest() -> dict:
     """The leakaudit source that ran: ``sha256`` of every .py, .j2, .c and .h file of the installed package, in
     order of their paths relative to it, each as the length of its path in UTF-8 (8 bytes, little-endian), the
-    path, the length of its bytes and the bytes; and, where the package lies in a git work tree, its ``commit``
-    and whether files under it differ from that commit (``uncommitted_changes``). Computed once per process."""
+    path, the length of its bytes and the bytes; and, where the package's files are tracked in a git work tree, its
+    ``commit`` and whether files under it differ from that commit (``uncommitted_changes``). Computed once per
+    process."""
     pkg = Path(__file__).resolve().parents[1]
     h, n = hashlib.sha256(), 0
     for f in sorted((f for f in pkg.rglob("*") if f.suffix in _SOURCE_SUFFIXES), key=lambda f: f.relative_to(pkg)):
@@ -151,7 +152,8 @@ def source_digest() -> dict:
         return subprocess.run(["git", "-C", str(pkg), *args], capture_output=True, text=True, timeout=10,
                               check=True).stdout.strip()
 
-    try:
+    try:  # (a package installed into a virtual environment inside some checkout is not that checkout's)
+        git("ls-files", "--error-unmatch", "__init__.py")
         out.update(commit=git("rev-parse", "HEAD"), uncommitted_changes=bool(git("status", "--porcelain", "--", ".")))
     except (OSError, subprocess.SubprocessError):
         out["commit"] = None  # not a git checkout (an installed wheel), or no git: the digest identifies the source
