@@ -745,22 +745,33 @@ def _check_cbm(blob: bytes, where: str) -> None:
         _refuse(where, f"its header declares {core:,} bytes of model in a file of {len(blob):,}")
 
 
+def _cb_quiet():
+    """CatBoost's own log lines (which quote a model's parameters) kept off stdout and stderr while it reads one."""
+    import io
+
+    from catboost.core import log_fixup
+
+    sink = io.StringIO()
+    return log_fixup(sink, sink)
+
+
 def _cb_load(blob: bytes, fmt: str, where: str):
     """A CatBoost model loaded from ``blob`` (a cbm file's bytes, or checked JSON written anew)."""
     cb = require("catboost", "a CatBoost model file")
     model = cb.CatBoost()
     try:
-        if fmt == "cbm":
-            model.load_model(blob=blob)
-        else:
-            import tempfile
+        with _cb_quiet():
+            if fmt == "cbm":
+                model.load_model(blob=blob)
+            else:
+                import tempfile
 
-            with tempfile.NamedTemporaryFile(suffix=".json") as f:
-                f.write(blob)
-                f.flush()
-                model.load_model(f.name, format="json")
-    except Exception as exc:  # noqa: BLE001 - CatBoostError, or anything the library raises on a checked model
-        raise UnsafeFileError(f"{where} could not be loaded by CatBoost: {clip(str(exc).splitlines()[0])}") from None
+                with tempfile.NamedTemporaryFile(suffix=".json") as f:
+                    f.write(blob)
+                    f.flush()
+                    model.load_model(f.name, format="json")
+    except Exception:  # noqa: BLE001 - CatBoostError, or anything the library raises on a checked model
+        raise UnsafeFileError(f"{where} could not be loaded by CatBoost; refusing to use it") from None
     return model
 
 
@@ -768,7 +779,8 @@ def _cb_boosted(model, info: dict, *, source: str, classes=None, where: str) -> 
     from ..learners.catboost import CatBoostLearner, CatBoostModel, catboost_recipe
 
     try:
-        params = model.get_all_params()
+        with _cb_quiet():
+            params = model.get_all_params()
     except Exception:  # noqa: BLE001 - CatBoostError: parameters CatBoost itself cannot read
         raise UnsafeFileError(f"{where}: CatBoost cannot read its recorded training parameters; refusing to use "
                               "it") from None
@@ -915,8 +927,8 @@ def _xgb_boosted(d, where: str, *, source: str, booster=None) -> Boosted:
     if booster is None:
         try:
             booster = _xgb_booster_from(d)
-        except Exception as exc:  # noqa: BLE001 - XGBoostError, or anything the library raises on a checked model
-            raise UnsafeFileError(f"{where} could not be loaded by XGBoost: {clip(str(exc).splitlines()[0])}") from None
+        except Exception:  # noqa: BLE001 - XGBoostError, or anything the library raises on a checked model
+            raise UnsafeFileError(f"{where} could not be loaded by XGBoost; refusing to use it") from None
     learner, configured = _xgb_learner_from_file(info, where)
     return Boosted("xgboost", _xgb_model(booster, info), learner, info["num_feature"], info["feature_names"],
                    _xgb_recipe_text(learner, info, from_config=configured), source=source, info=info)
@@ -968,8 +980,8 @@ def load_boosted_file(path: Path) -> Boosted:
     info = parse_lightgbm_text(text, where)
     try:
         booster = lgb.Booster(model_str=info["canonical"])
-    except Exception as exc:  # noqa: BLE001
-        raise UnsafeFileError(f"{where} could not be loaded by LightGBM: {clip(str(exc).splitlines()[0])}") from None
+    except Exception:  # noqa: BLE001
+        raise UnsafeFileError(f"{where} could not be loaded by LightGBM; refusing to use it") from None
     return _lgb_boosted(booster, info, source=str(path), where=where)
 
 
