@@ -95,15 +95,18 @@ class ParallelBuildExt(build_ext):
         own = copy.copy(self)
         own.build_temp = os.path.join(self.build_temp, ext.name)
         own.compiler = copy.copy(self.compiler)  # a CCompiler still (build_ext checks), compiling sources in parallel
-        own.compiler.compile = functools.partial(_compile_in_parallel, self.compiler.compile, self.slots)
+        own.compiler.compile = functools.partial(_compile_in_parallel, self.compiler.compile, self.slots,
+                                                 ext.name.rpartition("_")[2])
         super(ParallelBuildExt, own).build_extension(ext)
 
 
-def _compile_in_parallel(compile, slots, sources, *args, **kwargs):
-    """CCompiler.compile with each source in a thread of its own, each holding one of ``slots`` while it compiles."""
+def _compile_in_parallel(compile, slots, variant, sources, *args, extra_postargs=None, **kwargs):
+    """CCompiler.compile with each source in a thread of its own, each holding one of ``slots`` while it compiles,
+    with the flags of that source in ``variant`` after the extension's (``SOURCE_FLAGS``)."""
     def one(source):
         with slots:
-            return compile([source], *args, **kwargs)
+            own = FLAGS["SOURCE_FLAGS"].get((os.path.basename(source), variant), [])
+            return compile([source], *args, extra_postargs=[*(extra_postargs or []), *own], **kwargs)
 
     with ThreadPoolExecutor(max_workers=len(sources) or 1) as pool:
         return [obj for objects in pool.map(one, sources) for obj in objects]

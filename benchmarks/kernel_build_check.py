@@ -14,7 +14,8 @@ the digests do (and the first call that differs is named).
 times) of each build on the kernel's main work, the builds called in turn ``--reps`` times after a warm-up: the
 Privacy Meter bench's reference models (Adult, 2,000 rows drawn with seed 0, 8 random halves, 64 tanh units, Adam
 in batches of 200, 60 epochs) on one-hot sparse rows and as dense rows, per-example SGD (faithful mode, 30 epochs),
-and DP-SGD (30 epochs, Poisson rate 0.1). Prints the min and median per build and the median of paired ratios.
+and DP-SGD (30 epochs, Poisson rate 0.1) on one-hot and on dense rows. Prints the min and median per build and
+the median of paired ratios.
 
 Usage: .venv/bin/python benchmarks/kernel_build_check.py identity VARIANT LIB [LIB ...]
        .venv/bin/python benchmarks/kernel_build_check.py identity VARIANT LIB [LIB ...] --hidden 64
@@ -157,6 +158,9 @@ def speed(variant: str, paths: list[str], reps: int) -> int:
                                             backend="compiled").fit_many(X, y, subsets, seeds),
         "DP-SGD": lambda: DPSGD(learner=TorchMLP(hidden=(64,), mode="fast", backend="compiled", n_threads=1),
                                 epochs=30, sampling_rate=0.1).fit_many(X, y, subsets, seeds),
+        "DP-SGD, dense rows": lambda: DPSGD(learner=TorchMLP(hidden=(64,), mode="fast", backend="compiled",
+                                                             n_threads=1, sparse_input=False),
+                                            epochs=30, sampling_rate=0.1).fit_many(X, y, subsets, seeds),
     }
     libs = [_mlp_native.KERNEL.open_file(p, variant) for p in paths]
     warnings.filterwarnings("ignore")

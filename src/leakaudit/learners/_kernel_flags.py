@@ -26,6 +26,10 @@ KERNELS = {
     # gradient boosting's trees and Newton steps as scikit-learn computes them: no fused multiply-add either
     "gb": (("_gb_native.c",), ["-ffp-contract=off"]),
 }
+#: (source, variant) -> flags after the others (the last -O wins): the vector variants' DP-SGD copies train as fast
+#: at -O2, the same numbers bit for bit, and compile in about half the time; the portable ones train 7-10 % slower
+#: at -O2 and the other sources up to 2x (benchmarks/README.md, issue 84)
+SOURCE_FLAGS = {("_mlp_dp.c", "avx512"): ["-O2"], ("_mlp_dp.c", "avx2"): ["-O2"]}
 #: kernel name -> the files its sources include (a change to one rebuilds the kernel)
 DEPENDS = {"mlp": ("_mlp_common.c", "_mlp_lanes.h"), "forest": ("_sklearn_rand.h",), "gb": ("_sklearn_rand.h",)}
 #: variant -> its flags, best first; all but "portable" are built on x86-64 only. Chosen at run time by the CPU's
@@ -58,8 +62,9 @@ def compile_with(kernel: str, variant: str, definitions: list[str], out: Path, s
 
         def one(pair):
             source, obj = pair
-            subprocess.run([cc, *COMMON, *flags, *VARIANTS[variant], *definitions, "-fPIC", "-c", "-o", str(obj),
-                            str(here / source)], check=True, capture_output=True)
+            subprocess.run([cc, *COMMON, *flags, *VARIANTS[variant], *SOURCE_FLAGS.get((source, variant), []),
+                            *definitions, "-fPIC", "-c", "-o", str(obj), str(here / source)], check=True,
+                           capture_output=True)
 
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             list(pool.map(one, zip(sources, objects)))
