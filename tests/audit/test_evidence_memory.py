@@ -41,7 +41,7 @@ def test_in_memory_audit_records_digests_call_seed_and_profile(tmp_path):
     model = LogisticRegression().fit(mem[["a", "b", "c"]], mem["label"])
     res = leakaudit.audit(model, mem, non, label="label", profile="smoke", seed=3)
     ev = res.evidence
-    assert ev["evidence_version"] == EVIDENCE_VERSION == 3
+    assert ev["evidence_version"] == EVIDENCE_VERSION == 4
     call = ("leakaudit.audit(<LogisticRegression>, members=<DataFrame 100x4>, nonmembers=<DataFrame 100x4>, "
             "label='label', profile='smoke', seed=3)")
     assert ev["audit"]["command"] == res.command == call
@@ -148,7 +148,7 @@ def test_the_call_shows_settings_and_summarises_records():
     p = np.full((20, 2), 0.5)
     text = _call_text(None, {"members": ["a text"] * 7, "nonmembers": pd.DataFrame({"t": ["x"]}), "label": None,
                              "predictions": (p, p), "sensitive": ["sex", "race"], "model_input": "auto",
-                             "verbose": False, "thresholds": {"max_auc": 0.55}, "cache_dir": "c"})
+                             "verbose": None, "thresholds": {"max_auc": 0.55}, "cache_dir": "c"})
     assert text == ("leakaudit.audit(members=<list of 7 texts>, nonmembers=<DataFrame 1x1>, "
                     "predictions=(<ndarray 20x2 float64>, <ndarray 20x2 float64>), sensitive=['sex', 'race'], "
                     "thresholds={'max_auc': 0.55}, cache_dir='c')")

@@ -309,3 +309,15 @@ def test_an_audit_of_two_members_is_inconclusive_never_a_crash_or_a_pass(tmp_pat
     assert v.outcome == "inconclusive"
     membership = [c for c in v.checks if c.analysis == "membership"]
     assert membership and all(c.status == "not measurable" and c.fix for c in membership)
+
+
+def test_a_one_sided_interval_reads_back_from_json():
+    """DTP-1's interval "at least x" is (x, inf), which results.json writes as [x, null]: read back as it was."""
+    import math
+
+    from leakaudit.audit.checks import Check
+
+    c = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1", status="exceeded", value=2.46, interval=(2.03, math.inf),
+              threshold=1.0, sentence="s")
+    back = Check.model_validate({**c.model_dump(mode="json"), "interval": [2.03, None]})
+    assert back.interval == (2.03, math.inf) and back.status == "exceeded"

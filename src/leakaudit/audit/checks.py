@@ -119,6 +119,11 @@ class Check(Result, Phrased):
                 data["status"] = BELOW if old == "below" else UNDECIDED
         if isinstance(data, dict) and data.get("status") == PASSED:
             data = {**data, "status": decision(data)}
+        interval = data.get("interval") if isinstance(data, dict) else None
+        if isinstance(interval, (list, tuple)) and len(interval) == 2 and None in interval:
+            # a one-sided interval's open end, which JSON writes as null
+            data = {**data, "interval": (-math.inf if interval[0] is None else interval[0],
+                                         math.inf if interval[1] is None else interval[1])}
         return data
 
 
