@@ -37,6 +37,7 @@ class Param:
     open_lo: bool = False
     choices: tuple[str, ...] = ()
     float32: bool = False  # held in a 32-bit float: 0 or a normal float32's magnitude
+    every_feature: bool = False  # monotone: one constraint for each feature, not at most one
 
     def range(self) -> str:
         return f"{'(' if self.open_lo else '['}{self.lo:g}, {self.hi:g}]"
@@ -55,8 +56,8 @@ def Choice(*words: str) -> Param:  # noqa: N802
 
 
 FLAG = Param("flag")
-MONOTONE = Param("monotone", hi=1)  # constraints for at most every feature (XGBoost)
-MONOTONE_ALL = Param("monotone")  # one for every feature (LightGBM)
+MONOTONE = Param("monotone")  # constraints for at most every feature (XGBoost)
+MONOTONE_ALL = Param("monotone", every_feature=True)  # one for every feature (LightGBM)
 INTERACTIONS = Param("interactions")
 
 
@@ -114,8 +115,8 @@ def _value(v: Any, p: Param, where: str, name: str, n_features: int) -> Any:
     flat = [i for g in groups for i in g]
     if p.kind == "monotone":
         if len(groups) > 1 or any(i not in (-1, 0, 1) for i in flat) or len(flat) > n_features or (
-                p.hi != 1 and len(flat) not in (0, n_features)):
-            raise recipe_error(where, name, f"is not one of -1, 0, 1 for each of {'at most ' if p.hi == 1 else ''}"
+                p.every_feature and len(flat) not in (0, n_features)):
+            raise recipe_error(where, name, f"is not one of -1, 0, 1 for each of {'' if p.every_feature else 'at most '}"
                                             f"{n_features} features")
         return tuple(flat)
     if len(groups) > n_features or any(not 0 <= i < n_features for i in flat):
