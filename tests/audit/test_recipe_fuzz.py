@@ -70,6 +70,18 @@ def _check(fmt: str, path, params_set: dict, X, y) -> None:
     outcome["trained"] += 1
 
 
+def _refused_at_load(path) -> str:
+    """The one-line refusal of loading ``path``, which quotes none of the file's values."""
+    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.exceptions import UnsafeFileError
+
+    with pytest.raises(UnsafeFileError) as err:
+        load_boosted_file(path)
+    msg = str(err.value)
+    assert "\n" not in msg and SECRET not in msg, msg
+    return msg
+
+
 # -- LightGBM ---------------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -118,15 +130,9 @@ def test_generated_lightgbm_recipes_are_refused_or_retrain(lgb_text, tmp_path_fa
 def test_the_reported_lightgbm_recipes_are_refused_at_load(lgb_text, tmp_path, changes):
     """The tester's cases (a SIGSEGV, a NaN fraction, negative leaves) and the combinations LightGBM refuses: one
     line naming the parameter, before any model trains."""
-    from leakaudit.audit.boosted import load_boosted_file
-    from leakaudit.exceptions import UnsafeFileError
-
     path = tmp_path / "m.txt"
     path.write_text(_with_lgb_params(lgb_text, changes))
-    with pytest.raises(UnsafeFileError) as err:
-        load_boosted_file(path)
-    msg = str(err.value)
-    assert "training parameter" in msg and "\n" not in msg and SECRET not in msg, msg
+    assert "training parameter" in _refused_at_load(path)
 
 
 # -- XGBoost ----------------------------------------------------------------------------------------------------------
@@ -173,15 +179,9 @@ def test_generated_xgboost_recipes_are_refused_or_retrain(xgb_json, tmp_path_fac
                                      {"interaction_constraints": "[[0,1],[7]]"}, {"eta": SECRET},
                                      {"tree_method": "exact", "max_depth": "0"}, {"no_such_parameter": "1"}])
 def test_the_reported_xgboost_recipes_are_refused_at_load(xgb_json, tmp_path, changes):
-    from leakaudit.audit.boosted import load_boosted_file
-    from leakaudit.exceptions import UnsafeFileError
-
     path = tmp_path / "m.json"
     path.write_text(json.dumps(_with_xgb_params(xgb_json, changes)))
-    with pytest.raises(UnsafeFileError) as err:
-        load_boosted_file(path)
-    msg = str(err.value)
-    assert "\n" not in msg and SECRET not in msg, msg
+    _refused_at_load(path)
 
 
 # -- CatBoost ---------------------------------------------------------------------------------------------------------
@@ -247,15 +247,9 @@ def test_generated_catboost_recipes_are_refused_or_retrain(cb_json, tmp_path_fac
 @pytest.mark.parametrize("changes", [{"depth": 17}, {"leaf_estimation_iterations": 10**6}, {"depth": 2},
                                      {"learning_rate": SECRET}, {"rsm": 0}, {"border_count": 10**6}])
 def test_the_reported_catboost_recipes_are_refused_at_load(cb_json, tmp_path, changes):
-    from leakaudit.audit.boosted import load_boosted_file
-    from leakaudit.exceptions import UnsafeFileError
-
     path = tmp_path / "m.json"
     path.write_text(json.dumps(_with_cb_params(cb_json, changes)))
-    with pytest.raises(UnsafeFileError) as err:
-        load_boosted_file(path)
-    msg = str(err.value)
-    assert "\n" not in msg and SECRET not in msg, msg
+    _refused_at_load(path)
 
 
 @pytest.mark.slow
