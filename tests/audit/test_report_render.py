@@ -278,10 +278,12 @@ def _surfaces_agree(result, rec) -> None:
             low = re.match(r"^(?:at least |\[)(-?[\d.]+%?)", interval).group(1)
             assert number(low) == pytest.approx(c["interval"][0], abs=0.51 * 10 ** -(digits + 2 * pct))
             assert interval.startswith("at least ") == (c["interval"][1] is None)
-        # the sentence states the row's numbers (a check not measured may state none: it says why it was not)
-        if c["interval"] is not None or c["analysis"] == "dtp":
-            said = c["sentence"]
+        # the sentence states the row's numbers: its value wherever it has one (a check not measured may state no
+        # interval or threshold: it says why it was not)
+        said = c["sentence"]
+        if c["value"] is not None:
             assert value in said or (pct and f"{value[:-1]}%" in said), (value, said)
+        if c["interval"] is not None or c["analysis"] == "dtp":
             assert (interval.removeprefix("[").split(",")[0] if interval != "none" else "") in said, (interval, said)
             assert re.search(rf"(threshold|above|against|than e\^){re.escape(' ' + threshold.removesuffix('.0'))}\b",
                              said.replace("the threshold", "threshold")), (threshold, said)

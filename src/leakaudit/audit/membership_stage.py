@@ -273,10 +273,11 @@ def attack_checks(name: str, mm: dict, eps, *, thresholds, confidence: float, ep
                          "thresholds.low_fpr")
         except InvalidParameterError as exc:  # too few members for any number of non-members
             fix = phrase(escaped(str(exc)) + " ({0})", "records")
-        out.append(Check(id=tid, name=tname, status=NOT_MEASURABLE, **common,
-                         value=None if t is None or t["tpr"] != t["tpr"] else t["tpr"],
-                         sentence=f"{who}: TPR at {pct} FPR cannot be judged with {n1} {members} and {n0} "
-                                  f"{nonmembers}: "
+        value = None if t is None or t["tpr"] != t["tpr"] else t["tpr"]
+        out.append(Check(id=tid, name=tname, status=NOT_MEASURABLE, **common, value=value,
+                         sentence=f"{who}: TPR at {pct} FPR"
+                                  + ("" if value is None else f" {value * 100:.2f}% measured, but it")
+                                  + f" cannot be judged with {n1} {members} and {n0} {nonmembers}: "
                                   f"no interval from them could exclude {th.max_tpr_at_low_fpr * 100:g}%",
                          fix=fix))
     else:
