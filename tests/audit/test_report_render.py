@@ -248,14 +248,19 @@ def _table(html: str) -> list[list[str]]:
 
 
 def _surfaces_agree(result, rec) -> None:
-    """Each check read on every surface: results.json's numbers, the report's checks table, the notebook's table and
-    stdout give the same value, interval and threshold, a status from the closed set, and the sentence states them;
-    the headline and the order of what decides it agree too."""
+    """Each check read on every surface: results.json's numbers, evidence.json's, the report's checks table, the
+    notebook's table and stdout give the same value, interval and threshold, a status from the closed set, and the
+    sentence states them; the headline and the order of what decides it agree too."""
     from leakaudit.audit.checks import STATUSES
+    from leakaudit.audit.evidence import build_evidence
     from leakaudit.cli.audit import summary_lines
 
     v = result.verdict
     stored = json.loads(result.to_json())["verdict"]["checks"]
+    evidence = {e["id"]: e for e in build_evidence(json.loads(result.to_json()))["checks"]}
+    for c in stored:
+        assert {k: evidence[c["id"]][k] for k in ("status", "value", "interval", "threshold", "sentence")} == \
+            {k: c[k] for k in ("status", "value", "interval", "threshold", "sentence")}, c["id"]
     html = render_report(result, rec)
     report = _table(html[html.index('<table id="checks-table">'):])
     notebook = _table(result._repr_html_())
