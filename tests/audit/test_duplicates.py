@@ -96,7 +96,7 @@ def test_the_section_says_what_the_duplicates_do_and_how_to_remove_it():
     sec = DuplicatesSection.model_validate(duplicates_analysis(_ctx(members, nonmembers)).summary)
     assert {k: sec[k] for k in truth} == truth
     assert "18 members of the 420 are repeated" in sec.sentence and "not unique" in sec.sentence
-    assert ("5 members are identical to 5 non-members (every column equal, numbers within rounding (relative 1e-6)): "
+    assert ("5 members are identical to 5 non-members (every column equal, decimals within rounding (relative 1e-6)): "
             "their membership is undecidable") in sec.sentence
     assert "keep one copy of each repeated member" in sec.fix and sec.fix_parts.settings[0].key == "records"
     assert len(sec.examples) == 5 and sec.examples[0].startswith("train.csv, row ")
@@ -187,7 +187,7 @@ def test_copies_within_rounding_are_copies_and_a_thousandth_is_not():
     one = find_duplicates(mem, pd.concat([non, _scaled(mem.iloc[:30], 1 + 1e-3, ["x2"])]), label="y").counts()
     assert one["members_in_nonmembers"] == 0 and one["members_near_nonmembers"] == 30
     sec = duplicates_analysis(_ctx(mem, _scaled(mem.iloc[:30], 1 + 1e-9))).summary
-    assert "30 members are identical to 30 non-members (every column equal, numbers within rounding (relative " \
+    assert "30 members are identical to 30 non-members (every column equal, decimals within rounding (relative " \
            "1e-6))" in sec["sentence"]
 
 

@@ -11,9 +11,10 @@ counts them; it makes no check (the verdict's family is unchanged) and writes a 
 Definitions, on the records as the audit read them (every column, the label included, compared by value; a
 missing value equals a missing value):
 
-* **exact duplicates** (copies): records equal in every column, a number equal to any number within rounding of it
-  (relative 1e-6: ``|a - b| <= 1e-6 * min(|a|, |b|)``, so a value and the same value times 1 + 1e-9 are one value;
-  zero only equals zero); records linked by a chain of such pairs are one group;
+* **exact duplicates** (copies): records equal in every column, a decimal (floating-point) number equal to any within
+  rounding of it (relative 1e-6: ``|a - b| <= 1e-6 * min(|a|, |b|)``, so a value and the same value times 1 + 1e-9
+  are one value; zero only equals zero), integers and words exactly; records linked by a chain of such pairs are one
+  group;
 * **near duplicates**: records with the same label that differ in exactly one feature column (Hamming distance 1
   over the feature columns, values as read), by any amount; a record counted among the exact duplicates is not
   counted again among the near ones.
@@ -263,7 +264,7 @@ def find_duplicates(members: pd.DataFrame, nonmembers: pd.DataFrame, *, label: s
 
 
 #: the definitions in one line, as results.json's section states them
-DEFINITION = ("exact: equal in every column, the label included, numbers within rounding (relative 1e-6: |a - b| "
+DEFINITION = ("exact: equal in every column, the label included, decimals within rounding (relative 1e-6: |a - b| "
               "<= 1e-6 min(|a|, |b|)); near: the same label and exactly one feature column different (by any "
               "amount, other columns equal as read), not already exact; a missing value equal to a missing value")
 
@@ -284,7 +285,7 @@ def _sentence(c: dict) -> str:
             f"same label, one column different) among the members and {_n(c['members_near_nonmembers'], 'member')} "
             "among the non-members")
     if not exact:
-        return (f"No two of the {n1:,} members are identical (every column equal, numbers {_ROUNDING}) and none "
+        return (f"No two of the {n1:,} members are identical (every column equal, decimals {_ROUNDING}) and none "
                 f"is identical to one of the {n0:,} non-members, so each per-record figure refers to a unique "
                 f"record; {near}"
                 + ("." if not (c["members_near"] or c["members_near_nonmembers"]) else
@@ -293,7 +294,7 @@ def _sentence(c: dict) -> str:
     parts = []
     if c["members_repeated"]:
         parts.append(f"{_n(c['members_repeated'], 'member')} of the {n1:,} {'is' if c['members_repeated'] == 1 else 'are'}"
-                     f" repeated among the members ({_n(c['member_groups'], 'group')} of identical records, numbers "
+                     f" repeated among the members ({_n(c['member_groups'], 'group')} of identical records, decimals "
                      f"{_ROUNDING}, the largest of {c['largest_group']:,}; "
                      f"{_n(c['member_copies'], 'copy', 'copies')} beyond the "
                      "first of each): their PDTP and DTP-1 refer to a record that is not unique (leaving one copy "
@@ -301,7 +302,7 @@ def _sentence(c: dict) -> str:
                      "of it)")
     if c["members_in_nonmembers"]:
         parts.append(f"{_n(c['members_in_nonmembers'], 'member')} {'is' if c['members_in_nonmembers'] == 1 else 'are'}"
-                     f" identical to {_n(c['nonmembers_in_members'], 'non-member')} (every column equal, numbers "
+                     f" identical to {_n(c['nonmembers_in_members'], 'non-member')} (every column equal, decimals "
                      f"{_ROUNDING}): their membership is undecidable (the same record is on both sides, so every "
                      "attack gives both the same score) and the attacks look weaker than they are")
     return "; ".join(parts) + f"; {near}."
