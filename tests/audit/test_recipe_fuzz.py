@@ -49,11 +49,15 @@ VALUES = st.one_of(
 )
 
 
-def _check(fmt: str, path, params_set: dict, X, y) -> None:
-    """Load ``path``; a refusal is one line without the values' text; an accepted recipe retrains or is refused by
-    the work budget."""
+def _check(fmt: str, folder, name: str, text: str, params_set: dict) -> None:
+    """Write ``text`` to ``folder/name`` and load it; a refusal is one line without the values' text; an accepted
+    recipe retrains or is refused by the work budget."""
     from leakaudit.audit.boosted import check_retraining_work, load_boosted_file
     from leakaudit.engine import using_work_budget
+
+    X, y = _data()
+    path = folder / name
+    path.write_text(text)
 
     outcome = OUTCOMES.setdefault(fmt, Counter())
     try:
@@ -107,18 +111,12 @@ def _with_lgb_params(text: str, changes: dict) -> str:
     return head + "parameters:\n" + "\n".join(new + lines)
 
 
-def _lgb_case(lgb_text, tmp_path, changes):
-    X, y = _data()
-    path = tmp_path / "m.txt"
-    path.write_text(_with_lgb_params(lgb_text, {k: str(v).replace("\n", " ") for k, v in changes.items()}))
-    _check("lightgbm", path, changes, X, y)
-
-
 @settings(max_examples=N_CASES, deadline=None, database=None, derandomize=DERANDOMIZE,
           suppress_health_check=list(HealthCheck))
 @given(changes=st.dictionaries(_lgb_names(), VALUES, min_size=1, max_size=3))
 def test_generated_lightgbm_recipes_are_refused_or_retrain(lgb_text, tmp_path_factory, changes):
-    _lgb_case(lgb_text, tmp_path_factory.mktemp("lgb"), changes)
+    _check("lightgbm", tmp_path_factory.mktemp("lgb"), "m.txt",
+           _with_lgb_params(lgb_text, {k: str(v).replace("\n", " ") for k, v in changes.items()}), changes)
 
 
 @pytest.mark.parametrize("changes", [
@@ -169,10 +167,8 @@ def _with_xgb_params(d: dict, changes: dict) -> dict:
           suppress_health_check=list(HealthCheck))
 @given(changes=st.dictionaries(_xgb_names(), VALUES, min_size=1, max_size=3))
 def test_generated_xgboost_recipes_are_refused_or_retrain(xgb_json, tmp_path_factory, changes):
-    X, y = _data()
-    path = tmp_path_factory.mktemp("xgb") / "m.json"
-    path.write_text(json.dumps(_with_xgb_params(xgb_json, changes)))
-    _check("xgboost", path, changes, X, y)
+    _check("xgboost", tmp_path_factory.mktemp("xgb"), "m.json", json.dumps(_with_xgb_params(xgb_json, changes)),
+           changes)
 
 
 @pytest.mark.parametrize("changes", [{"num_parallel_tree": "100000"}, {"max_depth": "1e9"}, {"max_depth": "2"},
@@ -238,10 +234,8 @@ def _with_cb_params(d: dict, changes: dict) -> dict:
           suppress_health_check=list(HealthCheck))
 @given(changes=st.dictionaries(_cb_names(), VALUES, min_size=1, max_size=3))
 def test_generated_catboost_recipes_are_refused_or_retrain(cb_json, tmp_path_factory, changes):
-    X, y = _data()
-    path = tmp_path_factory.mktemp("cbf") / "m.json"
-    path.write_text(json.dumps(_with_cb_params(cb_json, changes), allow_nan=True))
-    _check("catboost", path, changes, X, y)
+    _check("catboost", tmp_path_factory.mktemp("cbf"), "m.json",
+           json.dumps(_with_cb_params(cb_json, changes), allow_nan=True), changes)
 
 
 @pytest.mark.parametrize("changes", [{"depth": 17}, {"leaf_estimation_iterations": 10**6}, {"depth": 2},
