@@ -443,7 +443,9 @@ class AuditConfig(BaseModel):
     epochs: int = Field(30, gt=0, description="Demo learner: training epochs.")
     # running
     profile: Annotated[Literal["smoke", "standard", "thorough"], Flag("--profile")] = Field(
-        "standard", description="How much work: `smoke` (seconds), `standard`, `thorough` (the papers' repeats).")
+        "standard", description="How much work: `smoke` (a sample of each analysis, to try the inputs: the demo in about "
+                                "10 s of CPU, a forest of 50 trees in minutes), `standard`, `thorough` (the papers' "
+                                "repeats).")
     seed: Annotated[int, Flag("--seed")] = Field(
         0, ge=0, description="Random seed of every stage: the same seed and inputs give the same results.")
     backend: Annotated[Literal["inprocess", "process", "ray"], Flag("--backend")] = Field(
