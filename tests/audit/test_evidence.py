@@ -379,4 +379,4 @@ def test_attack_accuracy_against_chance_beside_every_membership_check(written):
     html = (plain / "report.html").read_text()
     lira = results["membership"]["lira"]["against_chance"]
     lo, hi = lira["accuracy_ci"]
-    assert f"{lira['accuracy']:.3f} [{lo:.3f}, {hi:.3f}]; {lira['advantage']:+.3f}" in html
+    assert f"<span>{lira['accuracy']:.3f} [{lo:.3f}, {hi:.3f}];</span> <span>{lira['advantage']:+.3f}" in html

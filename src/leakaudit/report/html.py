@@ -439,9 +439,10 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
         claimed = as_number(results.config.claimed_epsilon)
         ch = m.get("against_chance") or {}
         rows.append({"name": shown, "auc": auc, "tprs": tprs, "notes": notes,
-                     "chance": (f"{fmt(ch.get('accuracy'))} {fmt_interval(ch.get('accuracy_ci'))}; "
+                     # two parts the cell may stack, so that the table fits a laptop's window
+                     "chance": (f"{fmt(ch.get('accuracy'))} {fmt_interval(ch.get('accuracy_ci'))};",
                                 f"{fmt(ch.get('advantage'), '+.3f')} {fmt_interval(ch.get('advantage_ci'), '+.3f')}")
-                     if as_number(ch.get("accuracy")) is not None else MISSING,
+                     if as_number(ch.get("accuracy")) is not None else (MISSING,),
                      "epsilon": (fmt(e.get("epsilon_lb"), ".2f")
                                  + (f" (joint-beta {fmt(e['epsilon_lb_joint_beta'], '.2f')})"
                                     if as_number(e.get("epsilon_lb_joint_beta")) is not None else "")
