@@ -775,6 +775,13 @@ def _cb_load(blob: bytes, fmt: str, where: str):
     return model
 
 
+def _grows_the_trees(params: dict, name: str, default: int, largest: int, what: str, where: str) -> None:
+    """Refuse a recipe whose size setting ``name`` (the library's ``default`` when absent) could not have grown the
+    model's own largest tree (``largest`` in ``what``): the trees its retraining grows are what the budget counts."""
+    if int(params.get(name, default)) < largest:
+        raise recipe_error(where, name, f"is {params.get(name, default)}; the model holds a tree of {what} {largest}")
+
+
 def _cb_boosted(model, info: dict, *, source: str, classes=None, where: str) -> Boosted:
     from ..learners.catboost import CatBoostLearner, CatBoostModel, catboost_recipe
 
@@ -791,9 +798,7 @@ def _cb_boosted(model, info: dict, *, source: str, classes=None, where: str) -> 
     if len(recipe["params"].get("class_weights", [1] * n_classes)) != n_classes:
         raise recipe_error(where, "class_weights", f"does not hold one weight for each of the model's {n_classes} "
                                                    "classes")
-    if recipe["params"].get("depth", 6) < info["depth"]:
-        raise recipe_error(where, "depth", f"is {recipe['params'].get('depth', 6)}; the model holds a tree of depth "
-                                           f"{info['depth']}")
+    _grows_the_trees(recipe["params"], "depth", 6, info["depth"], "depth", where)
     learner = CatBoostLearner(objective=recipe["objective"], n_rounds=recipe["n_rounds"], params=recipe["params"])
     cm = CatBoostModel(model, n_classes, info["num_feature"])
     p = recipe["params"]
@@ -905,9 +910,8 @@ def _xgb_learner_from_file(info: dict, where: str):
     if int(p.get("num_parallel_tree", 1)) != info["parallel"]:
         raise recipe_error(where, "num_parallel_tree", f"is {p.get('num_parallel_tree', 1)}; the model's trees were "
                                                        f"grown {info['parallel']} a round")
-    if 0 < int(p.get("max_depth", 6)) < info["depth"]:
-        raise recipe_error(where, "max_depth", f"is {p.get('max_depth', 6)}; the model holds a tree of depth "
-                                               f"{info['depth']}")
+    if int(p.get("max_depth", 6)) > 0:  # 0: no limit
+        _grows_the_trees(p, "max_depth", 6, info["depth"], "depth", where)
     return XGBoostLearner(objective=info["objective"], n_rounds=int(info["rounds"]), params=p), True
 
 
@@ -990,9 +994,7 @@ def _lgb_boosted(booster, info: dict, *, source: str, where: str, classes=None) 
 
     recipe = lightgbm_recipe(info["parameters"], objective=info["objective"], rounds=info["rounds"],
                              n_features=info["num_feature"], where=where)
-    if recipe["params"].get("num_leaves", 31) < info["most_leaves"]:
-        raise recipe_error(where, "num_leaves", f"is {recipe['params'].get('num_leaves', 31)}; the model holds a "
-                                                f"tree of {info['most_leaves']} leaves")
+    _grows_the_trees(recipe["params"], "num_leaves", 31, info["most_leaves"], "leaves", where)
     learner = LightGBMLearner(objective=recipe["objective"], n_rounds=recipe["n_rounds"], params=recipe["params"])
     n_classes = 2 if info["n_outputs"] == 1 else info["n_outputs"]
     model = LightGBMModel(booster, n_classes, info["num_feature"], info["rounds"])
