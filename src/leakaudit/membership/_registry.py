@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -20,6 +21,18 @@ from .._validation import check_choice, shown
 from ..exceptions import InvalidParameterError
 from ..learners import capabilities
 from ._base import Attack, AttackInputs, AttackResult
+from .bavaria import BaVarIA
+from .distance import DistanceAttack
+from .frequency import FrequencyAttack
+from .informia import InfoRMIA
+from .label_only import LabelOnlyAttack
+from .lira import LiRA
+from .quantile import QuantileRegressionAttack
+from .quantile import audit_inputs as _quantile_audit_inputs
+from .rmia import RMIA
+from .shadow import ShadowModelAttack, shadow_plan
+from .shadow import audit_run as _shadow_audit_run
+from .threshold import BoundedLossAdversary, LossThresholdAttack
 
 __all__ = ["ATTACKS", "AttackSpec", "make_attack", "available_attacks", "describe", "display_name", "register_attack",
            "audit_attacks", "AUDIT_WHEN", "ACCESS", "ENTRY_POINT_GROUP"]
@@ -75,75 +88,7 @@ class AttackSpec:
     audit_run: Callable[[Any, Attack, AttackInputs], tuple[AttackResult, dict]] | None = None
 
 
-def _loss():
-    from .threshold import LossThresholdAttack
-
-    return LossThresholdAttack()
-
-
-def _adv1():
-    from .threshold import BoundedLossAdversary
-
-    return BoundedLossAdversary()
-
-
-def _lira(**kw):
-    from .lira import LiRA
-
-    return LiRA(**kw)
-
-
-def _rmia(**kw):
-    from .rmia import RMIA
-
-    return RMIA(**kw)
-
-
-def _informia(**kw):
-    from .informia import InfoRMIA
-
-    return InfoRMIA(**kw)
-
-
-def _bavaria(**kw):
-    from .bavaria import BaVarIA
-
-    return BaVarIA(**kw)
-
-
-def _quantile(**kw):
-    from .quantile import QuantileRegressionAttack
-
-    return QuantileRegressionAttack(**kw)
-
-
-def _shadow(**kw):
-    from .shadow import ShadowModelAttack
-
-    return ShadowModelAttack(**kw)
-
-
-def _distance():
-    from .distance import DistanceAttack
-
-    return DistanceAttack()
-
-
-def _frequency():
-    from .frequency import FrequencyAttack
-
-    return FrequencyAttack()
-
-
-def _label_only(**kw):
-    from .label_only import LabelOnlyAttack
-
-    return LabelOnlyAttack(**kw)
-
-
 def _shadow_audit_params(ctx) -> dict:
-    from .shadow import shadow_plan
-
     st = ctx.cfg.settings
     return {"batch_size": shadow_plan(st.shadow_attack_models, st.shadow_attack_batch)[1],
             "random_state": ctx.seeds["shadow"]}
@@ -158,57 +103,46 @@ def _label_audit_params(ctx) -> dict:
     return {"onehot_groups": ctx.target.input_onehot, "random_state": ctx.seeds["label_only"]}
 
 
-def _quantile_audit_inputs(ctx, inputs):
-    from .quantile import audit_inputs
-
-    return audit_inputs(ctx, inputs)
-
-
-def _shadow_audit_run(ctx, atk, inputs):
-    from .shadow import audit_run
-
-    return audit_run(ctx, atk, inputs)
-
-
 _S = AttackSpec
 ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
-    "loss": _S(_loss, "loss threshold at the average training loss (Yeom et al. Table I; LOSS attack)",
+    "loss": _S(LossThresholdAttack, "loss threshold at the average training loss (Yeom et al. Table I; LOSS attack)",
                "loss threshold", audit="always"),
-    "yeom_adv1": _S(_adv1, "bounded-loss adversary with 0-1 loss: member iff correctly classified (Yeom Adv. 1)"),
-    "lira": _S(lambda: _lira(), "LiRA online, per-record variance (Carlini et al. 2022)", "LiRA",
+    "yeom_adv1": _S(BoundedLossAdversary,
+                    "bounded-loss adversary with 0-1 loss: member iff correctly classified (Yeom Adv. 1)"),
+    "lira": _S(LiRA, "LiRA online, per-record variance (Carlini et al. 2022)", "LiRA",
                audit="retrainable", audit_params=_lira_audit_params),
-    "lira_fixed": _S(lambda: _lira(fix_variance=True), "LiRA online, fixed variance"),
-    "lira_offline": _S(lambda: _lira(online=False), "LiRA offline (out models only)"),
+    "lira_fixed": _S(partial(LiRA, fix_variance=True), "LiRA online, fixed variance"),
+    "lira_offline": _S(partial(LiRA, online=False), "LiRA offline (out models only)"),
     # not run by the audit: InfoRMIA ranks a model's records by the same likelihood ratio without RMIA's count over
     # the population, which is constant (0) for every record of a well-regularised model at gamma=2 and so leaves
     # the check undecided (docs/calibration.md, "With a population")
-    "rmia": _S(lambda: _rmia(), "RMIA online, gamma=2 (Zarifzadeh et al. 2024)", "RMIA"),
-    "rmia_offline": _S(lambda: _rmia(online=False), "RMIA offline, a=0.3"),
-    "informia": _S(lambda: _informia(), "InfoRMIA online: RMIA's test scored by its Bayes factor in bits, no count "
-                                        "over the population (Tao and Shokri 2026)", "InfoRMIA", audit="retrainable"),
-    "informia_offline": _S(lambda: _informia(online=False), "InfoRMIA offline, a=0.3"),
-    "bavaria": _S(lambda: _bavaria(), ("LiRA with an empirical-Bayes normal-inverse-gamma prior on per-record "
-                                       "variances, Student-t predictive (BaVarIA-style, Brannvall 2026)")),
-    "quantile": _S(lambda: _quantile(),
+    "rmia": _S(RMIA, "RMIA online, gamma=2 (Zarifzadeh et al. 2024)", "RMIA"),
+    "rmia_offline": _S(partial(RMIA, online=False), "RMIA offline, a=0.3"),
+    "informia": _S(InfoRMIA, "InfoRMIA online: RMIA's test scored by its Bayes factor in bits, no count "
+                             "over the population (Tao and Shokri 2026)", "InfoRMIA", audit="retrainable"),
+    "informia_offline": _S(partial(InfoRMIA, online=False), "InfoRMIA offline, a=0.3"),
+    "bavaria": _S(BaVarIA, ("LiRA with an empirical-Bayes normal-inverse-gamma prior on per-record "
+                            "variances, Student-t predictive (BaVarIA-style, Brannvall 2026)")),
+    "quantile": _S(QuantileRegressionAttack,
                    "quantile regression on public non-members, no reference models (Bertran et al. 2023)",
                    "quantile regression", audit="not retrainable",
                    audit_params=lambda ctx: {"alpha": ctx.cfg.thresholds.low_fpr,
                                              "random_state": ctx.seeds["quantile"]},
                    audit_inputs=_quantile_audit_inputs),
-    "shadow": _S(lambda: _shadow(random_state=0),
+    "shadow": _S(partial(ShadowModelAttack, random_state=0),
                  "shadow-model attack, one attack net with the label as input (Shokri et al. as Long ran it)",
                  "shadow-model attack", audit="retrainable", audit_params=_shadow_audit_params,
                  audit_run=_shadow_audit_run),
-    "shadow_per_class": _S(lambda: _shadow(per_class=True, use_features=False, random_state=0),
+    "shadow_per_class": _S(partial(ShadowModelAttack, per_class=True, use_features=False, random_state=0),
                            "shadow-model attack, one attack net per class (Shokri et al.'s original)"),
-    "distance": _S(_distance, "distance-based targeted attack with binned outputs (Long et al.)"),
-    "frequency": _S(_frequency, "frequency-based targeted attack, Laplace-smoothed counts (Long et al.)"),
+    "distance": _S(DistanceAttack, "distance-based targeted attack with binned outputs (Long et al.)"),
+    "frequency": _S(FrequencyAttack, "frequency-based targeted attack, Laplace-smoothed counts (Long et al.)"),
     # label-only access (a served model that returns labels): the audit of a labels release runs these instead
-    "label_only": _S(lambda: _label_only(), "label-only: share of 64 randomly perturbed copies still classified "
-                                            "correctly (noise robustness, Choquette-Choo et al. 2021)",
+    "label_only": _S(LabelOnlyAttack, "label-only: share of 64 randomly perturbed copies still classified "
+                                      "correctly (noise robustness, Choquette-Choo et al. 2021)",
                      "label-only attack (noise robustness)", audit="always", access="labels",
-                     audit_params=lambda ctx: _label_audit_params(ctx)),
-    "label_gap": _S(lambda: _label_only(n_queries=0), "label-only gap attack: member iff correctly classified",
+                     audit_params=_label_audit_params),
+    "label_gap": _S(partial(LabelOnlyAttack, n_queries=0), "label-only gap attack: member iff correctly classified",
                     "label-only gap attack", audit="always", access="labels"),
 })
 
