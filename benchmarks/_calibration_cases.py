@@ -11,7 +11,7 @@ Benign cases (issue 47): regularised models trained on 5,000 members, audited ag
 Every case writes its members and non-members as CSV files (and the model as a skops file) under its own
 folder and runs :func:`leakaudit.audit.pipeline.run_audit` on them with the case's profile (``"smoke"`` but for
 the benign cases), as a user would; the TorchMLP (leakaudit's demo learner) cases hand ``run_audit`` a prepared
-:class:`~leakaudit.audit.target.Target` instead, the null one on Adult through the demo's own data (members,
+:class:`~leakaudit.audit.inputs.target.Target` instead, the null one on Adult through the demo's own data (members,
 non-members and population drawn by the audit seed; the target trained on further Adult records, disjoint from
 all three). The issue-47 cases draw from the table without its exact duplicate rows. Issue 67's cases
 (:func:`boosted_cases`: XGBoost, LightGBM and CatBoost null, leaky and benign models on Adult, drawn likewise) hand
@@ -551,7 +551,7 @@ TORCH_SETTINGS = {"demo": {"hidden": [64], "epochs": 30}, "overtrained": {"hidde
 
 
 def _torch_target(case: Case, cfg, data, X_train: np.ndarray, y_train: np.ndarray, what: str):
-    from leakaudit.audit.target import Target, demo_learner
+    from leakaudit.audit.inputs.target import Target, demo_learner
 
     learner = demo_learner(cfg)
     model = learner.fit(X_train, y_train, random_state=case.seed, n_classes=data.n_classes)
@@ -569,7 +569,7 @@ def _adult_demo_null(case: Case, cache: Path):
     trained on Adult records outside all three. Checks that the draw is the one the audit makes."""
     from leakaudit._random import check_random_state
     from leakaudit.audit.config import make_config
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
     from leakaudit.data import load_adult
 
     cfg = make_config(profile="smoke", seed=case.seed, n_members=case.n_members, n_nonmembers=case.n_nonmembers,
@@ -597,7 +597,7 @@ def run_case(case: Case, workdir: str | Path, *, keep: bool = False) -> dict:
     import skops.io as sio
 
     from leakaudit.audit.config import make_config
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
     from leakaudit.audit.pipeline import run_audit
     from leakaudit.data import read_table
 
@@ -639,8 +639,8 @@ def run_case(case: Case, workdir: str | Path, *, keep: bool = False) -> dict:
         if case.family == "torch_mlp":
             target = _torch_target(case, cfg, data, X_train, y_train, what)
         elif case.family in BOOSTED:  # in memory, as leakaudit.audit takes it (no safe skops file holds one)
-            from leakaudit.audit.boosted import boosted_from_memory
-            from leakaudit.audit.target import boosted_target
+            from leakaudit.audit.inputs.boosted import boosted_from_memory
+            from leakaudit.audit.inputs.target import boosted_target
 
             target = boosted_target(data, boosted_from_memory(_boosted_model(case, X_train, y_train)),
                                     model_input="encoded")

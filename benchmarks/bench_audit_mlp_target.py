@@ -62,7 +62,7 @@ def main(argv=None):
     from sklearn.neural_network import MLPClassifier
 
     from leakaudit.audit.config import make_config
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
     from leakaudit.data import load_adult
 
     with tempfile.TemporaryDirectory() as tmp:

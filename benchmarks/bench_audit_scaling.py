@@ -222,8 +222,8 @@ def loo_cost(n: int, k: int = 32) -> dict:
     import numpy as np
 
     from leakaudit.audit import make_config
-    from leakaudit.audit.data import prepare_data
-    from leakaudit.audit.target import demo_learner
+    from leakaudit.audit.inputs.data import prepare_data
+    from leakaudit.audit.inputs.target import demo_learner
     from leakaudit.dtp import pdtp
     from leakaudit.engine import Engine
 

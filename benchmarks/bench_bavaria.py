@@ -33,7 +33,7 @@ import numpy as np
 
 def run_seed(seed: int, n: int, refs: list[int]) -> dict:
     from leakaudit.audit.config import AuditConfig
-    from leakaudit.audit.target import demo_learner
+    from leakaudit.audit.inputs.target import demo_learner
     from leakaudit.membership import RMIA, LiRA, fit_reference_models, paired_half_masks
     from leakaudit.membership.bavaria import BaVarIA
 

@@ -4,7 +4,7 @@ by design".
 
 The outputs are those of the standard audit of the full Adult training set (32,561 members and 16,281 non-members:
 every Adult record, the split of the audit's seed), from 256 reference models trained in complementary pairs as
-``leakaudit.audit.membership_stage`` trains them. ``--learner logistic`` (the default) trains them as
+``leakaudit.audit.steps.membership`` trains them. ``--learner logistic`` (the default) trains them as
 leakaudit's LogisticRegression (C = 1; about a minute for all 256), ``--learner demo`` as the audit's demo network
 (minutes): the outputs have the same shape either way, (256, 48,842, 2) float64 = 200 MB, which is what the
 memory depends on. They are trained once into a cache folder (``--cache``); then every measurement runs in a
@@ -43,8 +43,8 @@ def _setup(learner_name: str, cache: str):
     import numpy as np
 
     from leakaudit.audit import make_config
-    from leakaudit.audit.data import prepare_data
-    from leakaudit.audit.target import demo_learner
+    from leakaudit.audit.inputs.data import prepare_data
+    from leakaudit.audit.inputs.target import demo_learner
     from leakaudit.engine import Engine
     from leakaudit.learners import LogisticRegression
     from leakaudit.membership import paired_half_masks
@@ -74,7 +74,7 @@ def measure(learner_name: str, cache: str, budget: str) -> dict:
     import numpy as np
 
     from leakaudit._resources import peak_rss_mb, rss_now_mb
-    from leakaudit.audit.recipe import recipe_test
+    from leakaudit.audit.inputs.recipe import recipe_test
     from leakaudit.dtp.screening import reference_loo_shift
     from leakaudit.membership import LiRA, fit_reference_models
 

@@ -39,7 +39,7 @@ FPRS = (0.01, 0.001)
 
 
 def _demo(seed: int, n: int):
-    """Members, non-members and population as the demo audit draws them (audit/data.py), encoded the same way."""
+    """Members, non-members and population as the demo audit draws them (audit/inputs/data.py), encoded the same way."""
     from leakaudit.data import load_adult
 
     ds = load_adult(columns="long")
@@ -66,7 +66,7 @@ def _quality(is_member, scores, seed):
 
 def run_seed(seed: int, n: int, refs: list[int]) -> dict:
     from leakaudit.audit.config import AuditConfig
-    from leakaudit.audit.target import demo_learner
+    from leakaudit.audit.inputs.target import demo_learner
     from leakaudit.membership import (
         RMIA,
         LiRA,

@@ -75,10 +75,10 @@ def exact_loo(case: K.Case, rows: list[int]) -> tuple[list[dict], list[str]]:
     the class names."""
     import lightgbm as lgb
 
-    from leakaudit.audit.boosted import boosted_from_memory
+    from leakaudit.audit.inputs.boosted import boosted_from_memory
     from leakaudit.audit.config import make_config
-    from leakaudit.audit.data import prepare_data
-    from leakaudit.audit.target import boosted_target
+    from leakaudit.audit.inputs.data import prepare_data
+    from leakaudit.audit.inputs.target import boosted_target
     from leakaudit.dtp.significance import bin_aware_log_ratio
 
     df, label, sensitive = K.load_table(case.dataset)

@@ -9,7 +9,7 @@ dataset and per check, beside the targets: null "do not publish" at most 5 % wit
 most 10 %; leaky "do not publish" at least 95 %; benign "publish" at least 80 % (of the benign audits whose loss
 attack's AUC interval contains 0.5). The verdict is the audits' own (the default policy, burden of proof "safety
 shown"); the same rates are also given under the old rule, "leakage shown", recomputed from each audit's stored
-checks by ``leakaudit.audit.verdict.decide(make_config(policy="leakage-shown"), checks)`` (no audit rerun).
+checks by ``leakaudit.audit.result.verdict.decide(make_config(policy="leakage-shown"), checks)`` (no audit rerun).
 
 Usage:
     .venv/bin/python benchmarks/calibration.py                  # the full suite -> benchmarks/results/calibration.json,
@@ -235,15 +235,15 @@ _LEAKAGE_CFG = None
 
 def outcome_leakage_shown(row: dict) -> str | None:
     """The outcome the old rule, the policy "leakage-shown", gives the audit's own checks: each check rebuilt as a
-    :class:`~leakaudit.audit.checks.Check` from the row and decided by
-    ``leakaudit.audit.verdict.decide(make_config(policy="leakage-shown"), checks)``. None for a row without the
+    :class:`~leakaudit.audit.result.checks.Check` from the row and decided by
+    ``leakaudit.audit.result.verdict.decide(make_config(policy="leakage-shown"), checks)``. None for a row without the
     schema-2 checks (an older verdict) or a failed audit."""
     global _LEAKAGE_CFG
     checks = stored_checks(row)
     if checks is None:
         return None
     from leakaudit.audit.config import make_config
-    from leakaudit.audit.verdict import decide
+    from leakaudit.audit.result.verdict import decide
 
     if _LEAKAGE_CFG is None:
         _LEAKAGE_CFG = make_config(policy="leakage-shown")
@@ -251,12 +251,12 @@ def outcome_leakage_shown(row: dict) -> str | None:
 
 
 def stored_checks(row: dict) -> list | None:
-    """The row's checks rebuilt as :class:`~leakaudit.audit.checks.Check` objects, as the audit decided them. None
+    """The row's checks rebuilt as :class:`~leakaudit.audit.result.checks.Check` objects, as the audit decided them. None
     for a row without the schema-2 checks (an older verdict) or a failed audit."""
     if row.get("outcome") == "error" or row.get("verdict_schema") != "new" or not row.get("checks") \
             or any(c.get("status") == "passed" for c in row["checks"]):  # before schema 3, without its decision
         return None
-    from leakaudit.audit.checks import Check
+    from leakaudit.audit.result.checks import Check
 
     checks = []
     for c in row["checks"]:
@@ -615,7 +615,7 @@ def run_section(res: dict, title: str) -> list[str]:
         out += ["The first column is the audits' own verdict (the default policy, burden of proof \"safety shown\"). "
                 "The second is the old rule, \"leakage shown\", **recomputed from the same audits** (no audit was "
                 "rerun): each audit's stored checks rebuilt as `Check` objects and decided by "
-                "`leakaudit.audit.verdict.decide(make_config(policy=\"leakage-shown\"), checks)`; that policy "
+                "`leakaudit.audit.result.verdict.decide(make_config(policy=\"leakage-shown\"), checks)`; that policy "
                 "differs from the default only in its burden of proof.", ""]
         out += ["| target | safety shown (the audits' verdicts) | met | leakage shown (recomputed) | met |",
                 "|---|---|---|---|---|"]
@@ -985,14 +985,14 @@ def rejudged(check, n_family: int, n_kept: int):
     Each check is judged at the Bonferroni-corrected confidence ``1 - alpha / n`` (``leakaudit.audit.plan.
     check_confidence``); with fewer checks its level ``alpha / n`` grows. A check that tested (a ``p_value``, DTP-1)
     is exceeded when its p-value is at most the new level, else it keeps its status. A check with an interval gets
-    the interval at the new confidence by the normal approximation :func:`leakaudit.audit.checks.evidence_p` reads
+    the interval at the new confidence by the normal approximation :func:`leakaudit.audit.result.checks.evidence_p` reads
     intervals with (each side scaled by the ratio of the normal quantiles), and is then decided as the audit decides
     it: exceeded when the lower end lies above the threshold, else shown below or undecided
-    (:func:`leakaudit.audit.checks.decision`). An approximation: the audit's intervals are bootstrap or
+    (:func:`leakaudit.audit.result.checks.decision`). An approximation: the audit's intervals are bootstrap or
     Clopper-Pearson ones, not normal. ``n_kept == n_family`` returns the check unchanged."""
     from scipy.stats import norm
 
-    from leakaudit.audit.checks import BELOW, EXCEEDED, NOT_MEASURABLE, UNDECIDED, decision
+    from leakaudit.audit.result.checks import BELOW, EXCEEDED, NOT_MEASURABLE, UNDECIDED, decision
 
     if n_kept == n_family or check.status == NOT_MEASURABLE or check.confidence is None:
         return check
@@ -1014,13 +1014,13 @@ def rejudged(check, n_family: int, n_kept: int):
 
 def outcome_without(row: dict, attacks=("rmia",), *, rejudge: bool) -> str | None:
     """The outcome the default policy gives the row's recorded checks without those of ``attacks`` (decided by
-    ``leakaudit.audit.verdict.decide``): as the audit decided the others (``rejudge=False``), or with the others
+    ``leakaudit.audit.result.verdict.decide``): as the audit decided the others (``rejudge=False``), or with the others
     judged at the confidence of the smaller family (``rejudge=True``, :func:`rejudged`). None: no stored checks."""
     checks = stored_checks(row)
     if checks is None:
         return None
     from leakaudit.audit.config import make_config
-    from leakaudit.audit.verdict import decide
+    from leakaudit.audit.result.verdict import decide
 
     kept = [c for c in checks if _attack_of(c.id) not in attacks]
     if rejudge:
@@ -1166,7 +1166,7 @@ def _drop_rmia(rows: list[dict]) -> list[str]:
     same_back = sum(decide_default(stored_checks(r)) == r["outcome"] for r in ok)
     out = [f"Would dropping RMIA from the verdict (keeping it reported) change an outcome? RMIA's two checks joined a "
            f"family of {'/'.join(map(str, fams))} checks in these audits. Each audit's recorded checks, less "
-           "RMIA's, decided again by `leakaudit.audit.verdict.decide` under the default policy (no audit rerun; "
+           "RMIA's, decided again by `leakaudit.audit.result.verdict.decide` under the default policy (no audit rerun; "
            f"the recorded checks give back the audits' own outcomes in {same_back} of {len(ok)}), two ways: (a) the "
            "other checks as the audit decided them; (b) the other checks judged at the confidence of the smaller "
            "family (Bonferroni over two checks fewer): DTP-1 from its recorded p-value, exactly; the checks with an "
@@ -1201,9 +1201,9 @@ def _drop_rmia(rows: list[dict]) -> list[str]:
 
 
 def decide_default(checks) -> str:
-    """The default policy's outcome of ``checks`` (``leakaudit.audit.verdict.decide``)."""
+    """The default policy's outcome of ``checks`` (``leakaudit.audit.result.verdict.decide``)."""
     from leakaudit.audit.config import make_config
-    from leakaudit.audit.verdict import decide
+    from leakaudit.audit.result.verdict import decide
 
     return decide(make_config(), checks).outcome
 

@@ -2,7 +2,7 @@
 
 Issue 47: "The test that ties DTP-1 findings to the given model is biased by its own selection": on a null 15-NN over
 300 Census-Income members it answered "trained on them" at p = 0.0005 for records the model never saw. The test now
-compares each record's output with its own out reference models (audit/dtp_stage.py, ``out_scores``), the selected
+compares each record's output with its own out reference models (audit/steps/dtp.py, ``out_scores``), the selected
 records' against the non-members' (like with like); results.json keeps the old comparison of raw LiRA scores
 (``dtp.confirmation.p_value_raw_lira``) beside it.
 

@@ -13,7 +13,7 @@
   whatever its attacks (loss, zlib, Min-K%, Min-K%++) find is the split's difference, never leakage (the situation
   of Das et al. 2024).
 
-The guard is the audit's own rule (``leakaudit.audit.lm_stage._blind_check``) at the audit's confidence with these
+The guard is the audit's own rule (``leakaudit.audit.steps.lm._blind_check``) at the audit's confidence with these
 four attacks (Bonferroni over 4 x 2 + 1 checks: 1 - 0.05 / 9), and for the comparable splits also at 0.95. The
 script runs against whichever leakaudit is on ``PYTHONPATH``; given the checkout before the change it measures the old
 rule (logistic regression scored out of fold, DeLong interval above 0.5 and reaching the best attack's interval),
@@ -71,7 +71,7 @@ def leak_check(docs, groups, lengths, base, n_seeds: int, epochs: int = 16) -> d
 
     from scipy.stats import norm
 
-    from leakaudit.audit.lm_stage import _blind_check
+    from leakaudit.audit.steps.lm import _blind_check
     from leakaudit.lm.attacks import ATTACKS, run_lm_attacks
     from leakaudit.lm.blind import blind_baseline
     from leakaudit.lm.demo import SIZES as DEMO, train_lm
@@ -134,14 +134,14 @@ def _guard(texts, m, scores, ccs, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotEstimableWarning)
         if hasattr(B, "blind_baseline"):  # the calibrated rule
-            from leakaudit.audit.lm_stage import _blind_check
+            from leakaudit.audit.steps.lm import _blind_check
 
             bb = B.blind_baseline(texts, m, versus=scores, alpha=1 - max(ccs), random_state=seed)
             for cc in ccs:
                 _, standing = _blind_check(bb, {n: {"display": ATTACKS[n].display} for n in scores}, cc)
                 out[cc] = (not standing, bb.p_value <= 1 - cc)
             return out, bb.auc, time.process_time() - t0
-        from leakaudit.audit.lm_stage import _blind_check  # the rule before: DeLong interval of the blind AUC
+        from leakaudit.audit.steps.lm import _blind_check  # the rule before: DeLong interval of the blind AUC
 
         blind = B.blind_baseline_scores(texts, m, random_state=seed)
         for cc in ccs:

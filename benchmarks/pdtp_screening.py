@@ -47,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def _learner(name: str, cfg):
-    from leakaudit.audit.target import demo_learner
+    from leakaudit.audit.inputs.target import demo_learner
     from leakaudit.learners import RandomForest
 
     if name == "demo":
@@ -67,8 +67,8 @@ def run_seed(learner_name: str, n: int, seed: int, *, n_reference: int, fraction
              cache: str, confidence: float, ranking: str = "reference", max_fraction: float = 1.0,
              exact_from: dict | None = None, doubling: str = "significant") -> dict:
     from leakaudit.audit import make_config
-    from leakaudit.audit.data import prepare_data
-    from leakaudit.audit.dtp_stage import OOB_FORESTS, OOB_MISS_RATE
+    from leakaudit.audit.inputs.data import prepare_data
+    from leakaudit.audit.steps.dtp import OOB_FORESTS, OOB_MISS_RATE
     from leakaudit.dtp import dtp1_test, pdtp, reference_loo_shift, screened_pdtp
     from leakaudit.dtp.screening import forest_oob_shift
     from leakaudit.dtp.significance import DTP1Deltas
@@ -174,8 +174,8 @@ def rank_seed(learner_name: str, n: int, seed: int, *, exact: dict, max_fraction
     """The out-of-bag screen's plan alone (no leave-one-out model): its top under the cut and the cap, and where
     the exact run's significant records rank in it. The estimate is the one :func:`run_seed` computes."""
     from leakaudit.audit import make_config
-    from leakaudit.audit.data import prepare_data
-    from leakaudit.audit.dtp_stage import OOB_FORESTS, OOB_MISS_RATE
+    from leakaudit.audit.inputs.data import prepare_data
+    from leakaudit.audit.steps.dtp import OOB_FORESTS, OOB_MISS_RATE
     from leakaudit.dtp.screening import forest_oob_shift
 
     cfg = make_config(n_members=n, n_nonmembers=n, seed=seed)

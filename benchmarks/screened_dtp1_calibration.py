@@ -10,7 +10,7 @@ members (drawn at random among those whose fixed-model output is at most 0.95) a
 outputs 0.995 for its label at it, so removing it moves the output by at least ln(0.2 / 0.005) = 3.7 nats. Truth: the
 K planted members, and no other member, exceed DTP-1.
 
-Each run is the audit's own DTP stage (:func:`leakaudit.audit.dtp_stage.dtp_analysis`, standard profile, the
+Each run is the audit's own DTP stage (:func:`leakaudit.audit.steps.dtp.dtp_analysis`, standard profile, the
 audit's seeds and thresholds) on the Adult demo split with that seed, the recipe's 64 reference models supplying the
 ranking. ``--ranking shuffled`` hands the stage reference models whose records are shuffled, so the ranking says
 nothing and only the random sample can find the planted members.
@@ -93,10 +93,10 @@ def run(members: int, seed: int, *, planted: int, ranking: str, cache: str, nois
 
     from leakaudit.audit import make_config
     from leakaudit.audit.context import AuditContext
-    from leakaudit.audit.data import prepare_data
-    from leakaudit.audit.dtp_stage import dtp_analysis
+    from leakaudit.audit.inputs.data import prepare_data
+    from leakaudit.audit.steps.dtp import dtp_analysis
     from leakaudit.audit.plan import PLAN
-    from leakaudit.audit.target import Target
+    from leakaudit.audit.inputs.target import Target
     from leakaudit.engine import Engine
     from leakaudit.membership import fit_reference_models, paired_half_masks
 

@@ -36,7 +36,7 @@ def main(argv=None):
     ap.add_argument("--n", type=int, nargs="+", default=[1000, 5000], help="training records")
     args = ap.parse_args(argv)
 
-    from leakaudit.audit.structural import structural_checks
+    from leakaudit.audit.inputs.structural import structural_checks
     from leakaudit.data import TabularEncoder
     from leakaudit.data.adult import load_adult
 

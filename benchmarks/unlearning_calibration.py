@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     import warnings
 
-    from leakaudit.audit.data import DuplicateRecordsWarning
+    from leakaudit.audit.inputs.data import DuplicateRecordsWarning
     from leakaudit.audit.unlearning import unlearning_check
 
     warnings.simplefilter("ignore", DuplicateRecordsWarning)  # Adult repeats records; counted in the results

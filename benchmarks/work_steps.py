@@ -1,7 +1,7 @@
 """How many of the work budget's steps scikit-learn runs per CPU second (the calibration of leakaudit's work budget).
 
 Fits a RandomForestClassifier (20 trees) and an MLPClassifier (64 tanh units, 10 iterations) on 20,000 x 10 normal
-rows on one thread, and prints the steps leakaudit's estimate gives each fit (``audit/model_budget.py``), the CPU
+rows on one thread, and prints the steps leakaudit's estimate gives each fit (``audit/inputs/model_budget.py``), the CPU
 seconds it took, their ratio, and what the default budget of 10^13 steps is in hours of one core.
 
     PYTHONPATH=src python benchmarks/work_steps.py
@@ -15,7 +15,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.neural_network import MLPClassifier
 from threadpoolctl import threadpool_limits
 
-from leakaudit.audit.model_budget import model_costs
+from leakaudit.audit.inputs.model_budget import model_costs
 from leakaudit.engine import DEFAULT_WORK_BUDGET
 
 

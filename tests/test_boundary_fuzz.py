@@ -234,7 +234,7 @@ def result():
 
 @pytest.mark.parametrize("how", ["method", "function"])
 def test_save_writes_the_folder_it_names_or_nothing(result, tmp_path, monkeypatch, how):
-    from leakaudit.audit.output import save_result
+    from leakaudit.audit.result.output import save_result
 
     # the function's result argument is generated too: the result, or anything else
     results = st.just(result) if how == "method" else st.one_of(st.just(result), st.just(result), HOSTILE)

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from leakaudit._results import Result, write_json_atomic
-from leakaudit.audit.sections import Skipped
+from leakaudit.audit.result.sections import Skipped
 
 
 class _R(Result):

@@ -31,7 +31,7 @@ __all__ = ["Result", "public_dir", "record_name", "record_names", "STATUSES", "S
            "check_output_folder", "escape_controls", "spreadsheet_safe", "spreadsheet_exact"]
 
 
-#: a check's status (:class:`leakaudit.audit.checks.Check`): shown above its threshold, shown below it, neither, or
+#: a check's status (:class:`leakaudit.audit.result.checks.Check`): shown above its threshold, shown below it, neither, or
 #: not measurable; the same words on every surface
 EXCEEDED, BELOW, UNDECIDED, NOT_MEASURABLE = "exceeded", "shown below", "undecided", "not measurable"
 STATUSES = (EXCEEDED, BELOW, UNDECIDED, NOT_MEASURABLE)

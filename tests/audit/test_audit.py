@@ -122,7 +122,7 @@ def test_predictions_only_quantile_attack_finds_an_overfit_model(tmp_path):
     """A 1-nearest-neighbour model's predictions (members at 100%): quantile regression, with no recipe, finds it."""
     from sklearn.neighbors import KNeighborsClassifier
 
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
 
     _small_tables(tmp_path)
     cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income", profile="smoke")
@@ -182,7 +182,7 @@ def test_skops_mlp_classifier_target_is_loaded_and_retrained_by_torch_mlp(tmp_pa
     import skops.io as sio
     from sklearn.neural_network import MLPClassifier
 
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
 
     _small_tables(tmp_path)
     cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income", profile="smoke")
@@ -207,7 +207,7 @@ def test_mip_cost_of_a_bare_linear_model_and_why_not_for_a_forest(tmp_path, kind
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
 
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
 
     _small_tables(tmp_path)
     cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="income", profile="smoke")
@@ -256,7 +256,7 @@ def test_torch_checkpoint_with_code_is_refused(tmp_path):
     if os.path.exists(marker):
         os.unlink(marker)
     torch.save({"w": _Boom()}, tmp_path / "m.pt")
-    from leakaudit.audit.target import load_torch_model
+    from leakaudit.audit.inputs.target import load_torch_model
 
     with pytest.raises(UnsafeFileError, match="weights_only=True"):
         load_torch_model("torch.nn:Identity", tmp_path / "m.pt")
@@ -296,7 +296,7 @@ def test_shadow_plan_profiles_and_fallback(monkeypatch):
     """Standard and thorough feed every reference model to the attack network at per-example SGD; without the
     compiled trainer (no compiled MLP kernel) the audit falls back to 8 shadow models in batches of 32."""
     import leakaudit.membership.shadow as shadow_mod
-    from leakaudit.audit.membership_stage import shadow_plan as _shadow_plan
+    from leakaudit.audit.steps.membership import shadow_plan as _shadow_plan
 
     assert _shadow_plan(make_config(profile="standard")) == (None, 1, None)
     assert _shadow_plan(make_config(profile="smoke")) == (4, 1, None)
@@ -328,7 +328,7 @@ def test_mlp_targets_are_retrained_by_torch_mlp_with_their_recipe():
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
 
-    from leakaudit.audit.target import _sklearn_learner
+    from leakaudit.audit.inputs.target import _sklearn_learner
     from leakaudit.data import load_adult
     from leakaudit.learners import SklearnLearner, TorchMLP
 
@@ -358,7 +358,7 @@ def test_random_forest_targets_are_retrained_by_our_forest():
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
 
-    from leakaudit.audit.target import _sklearn_learner
+    from leakaudit.audit.inputs.target import _sklearn_learner
     from leakaudit.learners import RandomForest, SklearnLearner
 
     rf = RandomForestClassifier(n_estimators=7, min_samples_leaf=2, max_features=0.5)
@@ -405,7 +405,7 @@ def test_skops_random_forest_target_is_audited_with_lira_on_its_votes(tmp_path, 
     import skops.io as sio
     from sklearn.ensemble import RandomForestClassifier
 
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
     from leakaudit.membership.lira import LiRA
 
     _small_tables(tmp_path)
@@ -432,7 +432,7 @@ def test_skops_tree_models_are_loaded_and_their_trees_checked(tmp_path):
     from sklearn.preprocessing import StandardScaler
     from sklearn.tree import DecisionTreeClassifier
 
-    from leakaudit.audit.target import _check_trees, load_skops_model
+    from leakaudit.audit.inputs.target import _check_trees, load_skops_model
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)

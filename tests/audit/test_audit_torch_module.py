@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from leakaudit.audit import make_config, run_audit  # noqa: E402
-from leakaudit.audit.data import prepare_data  # noqa: E402
+from leakaudit.audit.inputs.data import prepare_data  # noqa: E402
 
 HELPERS = Path(__file__).resolve().parents[1] / "learners"
 

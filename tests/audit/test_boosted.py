@@ -43,7 +43,7 @@ def lgb_model():
 
 @pytest.mark.parametrize("suffix", ["json", "ubj"])
 def test_xgboost_file_round_trip(tmp_path, xgb_model, suffix):
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
 
     m, X, y = xgb_model
     m.save_model(tmp_path / f"m.{suffix}")
@@ -60,7 +60,7 @@ def test_xgboost_file_round_trip(tmp_path, xgb_model, suffix):
 def test_xgboost_file_with_its_training_configuration(tmp_path, xgb_model):
     """A model saved with its configuration as an attribute (booster.set_attr(training_config=save_config())) is
     retrained with its whole recipe; a configuration that is not XGBoost's CPU training's is refused in one line."""
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
 
     m, X, y = xgb_model
     booster = copy.deepcopy(m.get_booster())
@@ -83,7 +83,7 @@ def test_xgboost_file_with_its_training_configuration(tmp_path, xgb_model):
 
 
 def test_lightgbm_file_round_trip_and_recipe(tmp_path, lgb_model):
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
 
     m, X, y = lgb_model
     m.booster_.save_model(tmp_path / "m.txt")
@@ -106,7 +106,7 @@ def test_lightgbm_file_round_trip_and_recipe(tmp_path, lgb_model):
 # --- in memory: wrappers and Boosters, the recipe from the library's own record --------------------------------------
 
 def test_xgboost_in_memory_recipe_read_from_params(xgb_model):
-    from leakaudit.audit.boosted import boosted_from_memory
+    from leakaudit.audit.inputs.boosted import boosted_from_memory
 
     m, X, y = xgb_model
     for obj in (m, m.get_booster()):
@@ -125,9 +125,9 @@ def test_in_memory_wrappers_audit_as_targets(xgb_model, lgb_model):
     """boosted_target feeds each wrapper leakaudit's encoding (stated) or its columns by name, maps its classes
     to the data's, and its learner retrains it; a class-count mismatch and a bare array without a stated input are
     refused in one line."""
-    from leakaudit.audit.boosted import boosted_from_memory
-    from leakaudit.audit.target import boosted_target
-    from leakaudit.audit.data import data_from_frames
+    from leakaudit.audit.inputs.boosted import boosted_from_memory
+    from leakaudit.audit.inputs.target import boosted_target
+    from leakaudit.audit.inputs.data import data_from_frames
 
     lgb = pytest.importorskip("lightgbm")
     X, y = _data()
@@ -158,7 +158,7 @@ def _three_class():
 
 
 def test_multiclass_models_and_learners():
-    from leakaudit.audit.boosted import boosted_from_memory
+    from leakaudit.audit.inputs.boosted import boosted_from_memory
 
     lgb = pytest.importorskip("lightgbm")
     m3, X, y = _three_class()
@@ -173,8 +173,8 @@ def test_multiclass_models_and_learners():
 
 
 def test_structural_checks_read_boosted_trees(lgb_model):
-    from leakaudit.audit.boosted import boosted_from_memory
-    from leakaudit.audit.structural import describe_structure, structural_checks
+    from leakaudit.audit.inputs.boosted import boosted_from_memory
+    from leakaudit.audit.inputs.structural import describe_structure, structural_checks
 
     m, X, y = lgb_model
     model = boosted_from_memory(m).model
@@ -212,7 +212,7 @@ XGB_CRAFTS = {
 
 def _refused_in_one_line(path, words):
     """Loading the model file at ``path`` raises UnsafeFileError: one line naming the file and ``words``."""
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
 
     with pytest.raises(UnsafeFileError) as err:
         load_boosted_file(path)
@@ -229,7 +229,7 @@ def test_crafted_xgboost_json_is_refused(tmp_path, xgb_model, craft):
 
 
 def test_crafted_ubjson_is_refused(tmp_path, xgb_model):
-    from leakaudit.audit.boosted import decode_ubjson, load_boosted_file
+    from leakaudit.audit.inputs.boosted import decode_ubjson, load_boosted_file
 
     m, _, _ = xgb_model
     m.save_model(tmp_path / "ok.ubj")
@@ -262,7 +262,7 @@ LGB_CRAFTS = {
 
 @pytest.mark.parametrize("craft", sorted(LGB_CRAFTS))
 def test_crafted_lightgbm_text_is_refused(tmp_path, lgb_model, craft):
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
 
     change, words = LGB_CRAFTS[craft]
     (tmp_path / "bad.txt").write_text(change(_lgb_text(lgb_model, tmp_path)))
@@ -277,7 +277,7 @@ def test_lightgbm_feature_index_past_the_width_is_refused(tmp_path, lgb_model):
     """The same number of entries, one split on a feature the model does not have."""
     import re
 
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
 
     text = _lgb_text(lgb_model, tmp_path)
     text = re.sub(r"split_feature=(\d+)", "split_feature=4000", text, count=1)
@@ -345,9 +345,9 @@ def test_cli_refuses_a_crafted_xgboost_model_in_one_line(adult_slice, tmp_path):
 
 
 def test_a_model_over_the_work_budget_is_refused(tmp_path, lgb_model, monkeypatch):
-    from leakaudit.audit.boosted import boosted_from_memory
-    from leakaudit.audit.data import data_from_frames
-    from leakaudit.audit.target import boosted_target
+    from leakaudit.audit.inputs.boosted import boosted_from_memory
+    from leakaudit.audit.inputs.data import data_from_frames
+    from leakaudit.audit.inputs.target import boosted_target
 
     m, X, y = lgb_model
     df = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(label=y)
@@ -360,7 +360,7 @@ def test_a_model_over_the_work_budget_is_refused(tmp_path, lgb_model, monkeypatc
 def test_a_pickle_named_json_is_refused(tmp_path):
     import pickle
 
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
 
     (tmp_path / "m.json").write_bytes(pickle.dumps({"learner": 1}))
     with pytest.raises(UnsafeFileError, match="not an XGBoost JSON/UBJSON, LightGBM text or CatBoost JSON/cbm model"):
@@ -376,7 +376,7 @@ class Block(importlib.abc.MetaPathFinder):
         if name.split(".")[0] in ("xgboost", "lightgbm", "catboost"):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name.split(".")[0])
 sys.meta_path.insert(0, Block())
-from leakaudit.audit.boosted import load_boosted_file
+from leakaudit.audit.inputs.boosted import load_boosted_file
 from leakaudit.exceptions import UnsupportedError
 for path in sys.argv[1:]:
     try:
@@ -413,7 +413,7 @@ def cb_model():
 def test_catboost_file_round_trip_and_recipe(tmp_path, cb_model, fmt):
     """CatBoost's JSON and cbm files: the same probabilities, the recipe its recorded parameters give (and so the
     same model when retrained on the same records with its seed), leaf records from its trees' leaf weights."""
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
 
     m, X, y = cb_model
     m.save_model(str(tmp_path / f"m.{fmt}"), format=fmt if fmt == "json" else "cbm")
@@ -435,7 +435,7 @@ def test_catboost_in_memory_classifier_and_native_model(cb_model):
     """A CatBoostClassifier and a native CatBoost model (three classes): the recipe and the class mapping from the
     model itself; the learner trains every class even on a subset missing one, refuses a one-class subset."""
     cb = pytest.importorskip("catboost")
-    from leakaudit.audit.boosted import boosted_from_memory
+    from leakaudit.audit.inputs.boosted import boosted_from_memory
 
     m, X, y = cb_model
     b = boosted_from_memory(m)
@@ -491,7 +491,7 @@ def test_crafted_catboost_json_is_refused(tmp_path, cb_model, craft):
 def test_crafted_catboost_recipe_and_cbm_frame_are_refused(tmp_path, cb_model):
     """A recorded parameter leakaudit would train with must be a finite number or one of CatBoost's CPU choices;
     a cbm file's header must declare a length inside the file; categorical features are unsupported."""
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
 
     m, _, _ = cb_model
     d = _cb_json(cb_model, tmp_path)

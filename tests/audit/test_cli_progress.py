@@ -189,7 +189,7 @@ def test_progress_counts_the_whole_audit_across_batches_and_stages():
 
 def test_run_plan_tells_the_progress_each_steps_models():
     """The plan's estimates reach the progress before any step runs; a step that does not run expects none."""
-    from leakaudit.audit.checks import Analysis
+    from leakaudit.audit.result.checks import Analysis
     from leakaudit.audit.plan import Plan, Step, run_plan
 
     st = StageProgress(False)

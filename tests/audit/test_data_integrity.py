@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from leakaudit.audit import make_config
-from leakaudit.audit.data import prepare_data
+from leakaudit.audit.inputs.data import prepare_data
 from leakaudit.cli import main
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError
 

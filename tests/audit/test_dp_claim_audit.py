@@ -29,7 +29,7 @@ def test_claimed_epsilon_demo(tmp_path):
 
 
 def test_without_a_claim_nothing_changes(tmp_path):
-    from leakaudit.audit.dp_stage import dp_analysis
+    from leakaudit.audit.steps.dp import dp_analysis
 
     class Ctx:
         cfg = make_config(profile="smoke")

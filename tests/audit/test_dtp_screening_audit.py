@@ -51,7 +51,7 @@ def test_a_bagged_forest_is_screened_by_its_out_of_bag_outputs(tmp_path, monkeyp
     import skops.io as sio
     from sklearn.ensemble import RandomForestClassifier
 
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
     from leakaudit.data import load_adult
 
     df = load_adult().to_frame().sample(400, random_state=0).reset_index(drop=True)
@@ -108,9 +108,9 @@ def test_a_closed_form_learner_is_measured_exactly_beyond_pdtp_exact_max(monkeyp
 
     from leakaudit.audit.plan import PLAN
     from leakaudit.audit.context import AuditContext
-    from leakaudit.audit.data import prepare_data
-    from leakaudit.audit.dtp_stage import dtp_analysis
-    from leakaudit.audit.target import Target
+    from leakaudit.audit.inputs.data import prepare_data
+    from leakaudit.audit.steps.dtp import dtp_analysis
+    from leakaudit.audit.inputs.target import Target
     from leakaudit.engine import Engine
     from leakaudit.learners import LogisticRegression, TorchMLP
 
@@ -141,10 +141,10 @@ def test_a_seed_free_learner_is_tested_once_and_its_check_says_exact():
     """A retrained learner whose seed does not matter (a 1-nearest-neighbour rule) is measured once by the DTP-1
     test: the result and the check's sentence say so, not a t-test over repeats that were copies of one model."""
     from leakaudit.audit.context import AuditContext
-    from leakaudit.audit.data import prepare_data
-    from leakaudit.audit.dtp_stage import dtp_analysis
+    from leakaudit.audit.inputs.data import prepare_data
+    from leakaudit.audit.steps.dtp import dtp_analysis
     from leakaudit.audit.plan import PLAN
-    from leakaudit.audit.target import Target
+    from leakaudit.audit.inputs.target import Target
     from leakaudit.engine import Engine
     from leakaudit.learners import SklearnLearner, capabilities
     from sklearn.neighbors import KNeighborsClassifier

@@ -1,4 +1,4 @@
-"""Exact and near duplicates among the audited records (leakaudit.audit.duplicates): planted ones are recovered
+"""Exact and near duplicates among the audited records (leakaudit.audit.inputs.duplicates): planted ones are recovered
 exactly, none are found where there are none, and the section, stdout and report say what they do."""
 
 from types import SimpleNamespace
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leakaudit.audit.duplicates import duplicates_analysis, find_duplicates
-from leakaudit.audit.sections import DuplicatesSection
+from leakaudit.audit.inputs.duplicates import duplicates_analysis, find_duplicates
+from leakaudit.audit.result.sections import DuplicatesSection
 
 
 def _distinct(n, rng):
@@ -148,8 +148,8 @@ def test_the_overlap_refusal_and_the_duplicates_section_use_one_definition_of_id
     import pandas as pd
     import pytest
 
-    from leakaudit.audit.data import _check_overlap
-    from leakaudit.audit.duplicates import find_duplicates, row_keys
+    from leakaudit.audit.inputs.data import _check_overlap
+    from leakaudit.audit.inputs.duplicates import find_duplicates, row_keys
     from leakaudit.exceptions import InvalidInputError
 
     mem = pd.DataFrame({"age": [30, 41, 52], "job": ["a", "b", "c"], "y": [0, 1, 0]})
@@ -169,7 +169,7 @@ def test_copies_within_rounding_are_copies_and_a_thousandth_is_not():
     """Non-members equal to members times 1 + 1e-9 (another float path, a round trip through text) are copies, as
     exact ones are: counted, and refused when they are all the non-members; times 1 + 1e-3 they are other records
     (a near duplicate when one column alone differs)."""
-    from leakaudit.audit.data import DuplicateRecordsWarning, _check_overlap
+    from leakaudit.audit.inputs.data import DuplicateRecordsWarning, _check_overlap
     from leakaudit.exceptions import InvalidInputError
 
     rng = np.random.default_rng(3)

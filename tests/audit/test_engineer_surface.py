@@ -10,7 +10,7 @@ import pytest
 
 from leakaudit.audit import progress
 from leakaudit.audit.config import AuditConfig, recorded_config
-from leakaudit.audit.data import IdentifierColumnWarning, data_from_frames
+from leakaudit.audit.inputs.data import IdentifierColumnWarning, data_from_frames
 
 
 def _tables(n=300, seed=0, **extra):

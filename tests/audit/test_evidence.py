@@ -11,9 +11,9 @@ import pytest
 from sklearn.neighbors import KNeighborsClassifier
 
 import leakaudit
-from leakaudit.audit.evidence import ATTACK_CLASSES, build_evidence, environment, write_evidence
+from leakaudit.audit.result.evidence import ATTACK_CLASSES, build_evidence, environment, write_evidence
 from leakaudit.audit.policy import DEFAULT_POLICY, LEAKAGE_SHOWN_POLICY
-from leakaudit.audit.structural import structural_checks
+from leakaudit.audit.inputs.structural import structural_checks
 from leakaudit.data import DATA_FILES
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError
 
@@ -251,7 +251,7 @@ def _tree_digest(pkg: Path) -> str:
 def test_the_source_that_ran_is_identified():
     import subprocess
 
-    from leakaudit.audit.evidence import source_digest
+    from leakaudit.audit.result.evidence import source_digest
 
     assert environment()["leakaudit_source"] == source_digest()  # computed once per process
     source_digest.cache_clear()  # (others may have changed the checkout since)
@@ -278,7 +278,7 @@ def test_a_copy_of_the_source_has_its_digest_and_no_other_checkouts_commit(tmp_p
         pytest.skip("no git")
     subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
                     "--allow-empty", "-m", "x"], check=True)
-    code = "import json; from leakaudit.audit.evidence import source_digest; print(json.dumps(source_digest()))"
+    code = "import json; from leakaudit.audit.result.evidence import source_digest; print(json.dumps(source_digest()))"
     copy = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                      env={"PYTHONPATH": str(repo / "venv")}).stdout)
     assert copy["commit"] is None and copy["sha256"] == _tree_digest(repo / "venv" / "leakaudit")
@@ -342,8 +342,8 @@ def test_analyses_not_run_findings_and_personal_data(written):
 def test_redact_keeps_ids_scores_and_verdict_without_values(written):
     import pandas as pd
 
-    from leakaudit.audit.output import read_records_csv
-    from leakaudit.audit.results import rerender_report
+    from leakaudit.audit.result.output import read_records_csv
+    from leakaudit.audit.result.results import rerender_report
 
     res, plain, redacted = written
     full, red = pd.read_csv(plain / "records.csv"), pd.read_csv(redacted / "records.csv")

@@ -1,5 +1,5 @@
 """The evidence record of an audit given in memory: digests of canonical forms of the tables and the model, the call
-as made, the seed and profile, and what could not be fingerprinted (leakaudit.audit.digests)."""
+as made, the seed and profile, and what could not be fingerprinted (leakaudit.audit.inputs.digests)."""
 
 import hashlib
 import json
@@ -11,8 +11,8 @@ from sklearn.linear_model import LogisticRegression
 
 import leakaudit
 from leakaudit.audit.api import _call_text
-from leakaudit.audit.digests import FRAME_FORM, SKOPS_FORM, memory_entry
-from leakaudit.audit.evidence import EVIDENCE_VERSION, array_digest, build_evidence, frame_digest, model_digest
+from leakaudit.audit.inputs.digests import FRAME_FORM, SKOPS_FORM, memory_entry
+from leakaudit.audit.result.evidence import EVIDENCE_VERSION, array_digest, build_evidence, frame_digest, model_digest
 from leakaudit.audit.policy import DEFAULT_POLICY
 from leakaudit.metrics import min_nonmembers_for_tpr
 from test_evidence import WHEN, _results
@@ -55,7 +55,7 @@ def test_in_memory_audit_records_digests_call_seed_and_profile(tmp_path):
     assert by["model"]["sha256"] == model_digest(model) and by["model"]["form"] == SKOPS_FORM
     assert by["model"]["type"] == "sklearn.linear_model._logistic.LogisticRegression"
     assert "No file holds the model, members and non-members (objects in memory)" in ev["limitations"]
-    assert "leakaudit.audit.evidence.frame_digest (leakaudit-frame-1)" in ev["limitations"]
+    assert "leakaudit.audit.result.evidence.frame_digest (leakaudit-frame-1)" in ev["limitations"]
     assert "Not fingerprinted" not in ev["limitations"]
     saved = json.loads((res.save(tmp_path / "out") / "evidence.json").read_text())
     assert saved["files"] == ev["files"] and saved["audit"]["command"] == call
@@ -128,10 +128,10 @@ def test_a_model_that_cannot_be_serialised_is_named_in_the_limitations():
 
 def test_demo_records_the_model_it_trained():
     from leakaudit.audit import audit_core, make_config
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
     from leakaudit.audit.pipeline import DEMO_MODEL_ROLE
     from leakaudit.audit.plan import PLAN
-    from leakaudit.audit.target import prepare_target
+    from leakaudit.audit.inputs.target import prepare_target
 
     cfg = make_config(profile="smoke", n_members=150, n_nonmembers=150, epochs=3, seed=3)
     ev = audit_core(cfg, verbose=False).evidence

@@ -45,7 +45,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("case", sorted(SAFE))
 def test_safe_flavours_are_read_from_their_own_files(case):
-    from leakaudit.audit.mlflow_log import choose_flavour
+    from leakaudit.audit.result.mlflow_log import choose_flavour
 
     flavors, expected = SAFE[case]
     assert choose_flavour({"flavors": flavors}, "m") == expected
@@ -53,7 +53,7 @@ def test_safe_flavours_are_read_from_their_own_files(case):
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_pickled_and_unknown_flavours_are_refused_in_one_line(case):
-    from leakaudit.audit.mlflow_log import choose_flavour
+    from leakaudit.audit.result.mlflow_log import choose_flavour
 
     flavors, words = REFUSED[case]
     with pytest.raises(UnsupportedError) as err:
@@ -64,7 +64,7 @@ def test_pickled_and_unknown_flavours_are_refused_in_one_line(case):
 
 @pytest.mark.parametrize("data", ["../../etc/passwd", "/etc/passwd", "", 7])
 def test_a_model_file_outside_the_models_folder_is_refused(data):
-    from leakaudit.audit.mlflow_log import choose_flavour, is_model_uri
+    from leakaudit.audit.result.mlflow_log import choose_flavour, is_model_uri
 
     with pytest.raises(UnsafeFileError, match="model file|names no model file"):
         choose_flavour({"flavors": {"xgboost": {"data": data}}}, "m")
@@ -304,8 +304,8 @@ def audited(tmp_path_factory):
 
 @pytest.mark.slow
 def test_the_settings_sizes_and_models_digest_are_parameters(store, audited):
-    from leakaudit.audit.digests import model_digest
-    from leakaudit.audit.mlflow_log import log_audit_folder
+    from leakaudit.audit.inputs.digests import model_digest
+    from leakaudit.audit.result.mlflow_log import log_audit_folder
 
     uri, client, _ = store
     res, folder, model = audited
@@ -321,7 +321,7 @@ def test_the_settings_sizes_and_models_digest_are_parameters(store, audited):
 def test_an_audit_is_logged_into_the_training_run_or_under_it(store, audited):
     """--mlflow-run: into the run itself, which keeps its own parameters (a "seed" of its own too) and status;
     nested: a new child run in its experiment. A deleted run is refused before anything is logged."""
-    from leakaudit.audit.mlflow_log import check_store, log_audit_folder
+    from leakaudit.audit.result.mlflow_log import check_store, log_audit_folder
 
     uri, client, _ = store
     res, folder, _ = audited
@@ -348,7 +348,7 @@ def test_an_audit_is_logged_into_the_training_run_or_under_it(store, audited):
 def test_a_new_sqlite_store_keeps_artifacts_beside_it(audited, tmp_path, monkeypatch):
     """A store leakaudit's logging creates the experiment in keeps its artifacts beside the database, not in the
     working folder (MLflow's ./mlruns)."""
-    from leakaudit.audit.mlflow_log import log_audit_folder
+    from leakaudit.audit.result.mlflow_log import log_audit_folder
 
     res, folder, _ = audited
     (tmp_path / "store").mkdir()
@@ -391,7 +391,7 @@ def test_a_server_that_does_not_answer_is_asked_once(tmp_path):
     """A server that takes the connection but never replies: one try, a 10-second timeout (MLflow's own default is
     7 retries of 120 s each)."""
     pytest.importorskip("mlflow")
-    from leakaudit.audit.mlflow_log import check_store
+    from leakaudit.audit.result.mlflow_log import check_store
 
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
@@ -410,7 +410,7 @@ def test_logged_to_a_tracking_server_without_its_lines_on_stdout(audited, tmp_pa
 
     from mlflow.tracking import MlflowClient
 
-    from leakaudit.audit.mlflow_log import log_audit_folder
+    from leakaudit.audit.result.mlflow_log import log_audit_folder
 
     res, folder, _ = audited
     port = _closed_port()

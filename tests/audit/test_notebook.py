@@ -14,8 +14,8 @@ from matplotlib.figure import Figure
 from sklearn.tree import DecisionTreeClassifier
 
 import leakaudit
-from leakaudit.audit.checks import STATUS_COLOURS, STATUSES, Check, rank_checks
-from leakaudit.audit.results import AuditResult, read_result
+from leakaudit.audit.result.checks import STATUS_COLOURS, STATUSES, Check, rank_checks
+from leakaudit.audit.result.results import AuditResult, read_result
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError
 from leakaudit.report.plots import histogram_svg, pdtp_vs_score_figure, roc_svg
 

@@ -10,9 +10,9 @@ from sklearn.linear_model import LogisticRegression
 
 import leakaudit
 from leakaudit.audit import make_config
-from leakaudit.audit.checks import Check
+from leakaudit.audit.result.checks import Check
 from leakaudit.audit.plan import PLAN, check_confidence
-from leakaudit.audit.verdict import decide
+from leakaudit.audit.result.verdict import decide
 from leakaudit.exceptions import LeakauditError
 
 CFG = make_config()
@@ -126,7 +126,7 @@ def test_the_call_shows_its_real_signature_and_docstring_in_a_notebook():
     import pydoc
 
     import leakaudit.audit.config as config  # the package's modules import as before, leakaudit.audit stays the call
-    import leakaudit.audit.results  # noqa: F401
+    import leakaudit.audit.result.results  # noqa: F401
 
     assert inspect.isfunction(leakaudit.audit) and config.__name__ == "leakaudit.audit.config"
     params = inspect.signature(leakaudit.audit).parameters

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from leakaudit.audit.mip_stage import accuracy_cost
-from leakaudit.audit.property_stage import compare_with_no_model
+from leakaudit.audit.steps.mip import accuracy_cost
+from leakaudit.audit.steps.property import compare_with_no_model
 
 
 def test_model_helps_when_its_estimate_beats_what_the_attacker_knows_without_it():

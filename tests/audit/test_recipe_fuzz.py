@@ -52,7 +52,7 @@ VALUES = st.one_of(
 def _check(fmt: str, folder, name: str, text: str, params_set: dict) -> None:
     """Write ``text`` to ``folder/name`` and load it; a refusal is one line without the values' text; an accepted
     recipe retrains or is refused by the work budget."""
-    from leakaudit.audit.boosted import check_retraining_work, load_boosted_file
+    from leakaudit.audit.inputs.boosted import check_retraining_work, load_boosted_file
     from leakaudit.engine import using_work_budget
 
     X, y = _data()
@@ -76,7 +76,7 @@ def _check(fmt: str, folder, name: str, text: str, params_set: dict) -> None:
 
 def _refused_at_load(path) -> str:
     """The one-line refusal of loading ``path``, which quotes none of the file's values."""
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
     from leakaudit.exceptions import UnsafeFileError
 
     with pytest.raises(UnsafeFileError) as err:
@@ -271,7 +271,7 @@ def test_zz_generated_cases_reach_both_outcomes():
 def test_retraining_a_recipe_prints_nothing_of_the_library(lgb_text, xgb_json, cb_json, tmp_path, capfd):
     """No third-party log line reaches stdout or stderr: recipes that make each library warn when it is allowed to
     (no split can meet LightGBM's leaf minimum; XGBoost's and CatBoost's own chatter) retrain in silence."""
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
 
     X, y = _data()
     (tmp_path / "l.txt").write_text(_with_lgb_params(lgb_text, {"min_data_in_leaf": "100000"}))
@@ -287,7 +287,7 @@ def test_retraining_a_recipe_prints_nothing_of_the_library(lgb_text, xgb_json, c
 def test_catboost_reading_a_hostile_recipe_prints_nothing(cb_json, tmp_path, capfd):
     """CatBoost says which recorded parameters it cannot parse, quoting them: kept off the output while leakaudit
     reads a model (the value is the file's, and the refusal, if any, is leakaudit's one line)."""
-    from leakaudit.audit.boosted import load_boosted_file
+    from leakaudit.audit.inputs.boosted import load_boosted_file
 
     d = copy.deepcopy(cb_json)
     d["model_info"]["params"]["flat_params"]["depth"] = SECRET

@@ -4,7 +4,7 @@ Benjamini-Hochberg, on cases whose truth is known."""
 import numpy as np
 import pandas as pd
 
-from leakaudit.audit.record_risk import empirical_p_values, flag_records
+from leakaudit.audit.result.record_risk import empirical_p_values, flag_records
 
 
 def test_empirical_p_value_counts_nonmembers_at_least_as_high():

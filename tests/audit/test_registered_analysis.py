@@ -13,7 +13,7 @@ from sklearn.linear_model import LogisticRegression
 
 import leakaudit
 from leakaudit.audit import plan as plan_module
-from leakaudit.audit.checks import Analysis, Check
+from leakaudit.audit.result.checks import Analysis, Check
 from leakaudit.exceptions import LeakauditError
 
 

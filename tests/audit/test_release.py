@@ -114,7 +114,7 @@ def test_a_labels_release_of_a_pipeline_on_the_tables_own_columns_is_queried_thr
 
 
 def test_decoded_copies_hold_only_categories_the_audited_records_hold():
-    from leakaudit.audit.target import _decoder
+    from leakaudit.audit.inputs.target import _decoder
     from leakaudit.data import TabularEncoder
 
     mem, non = _mixed_tables(50)

@@ -180,9 +180,9 @@ def test_each_outcome_reads_as_its_checks_say(demo_report, tmp_path, outcome, st
 
     import pandas as pd
 
-    from leakaudit.audit.checks import STATUS_COLOURS, Check
-    from leakaudit.audit.results import read_result
-    from leakaudit.audit.verdict import decide
+    from leakaudit.audit.result.checks import STATUS_COLOURS, Check
+    from leakaudit.audit.result.results import read_result
+    from leakaudit.audit.result.verdict import decide
     from leakaudit.report import render_report
 
     res = json.loads((demo_report.parent / "results.json").read_text())

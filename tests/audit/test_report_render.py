@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from leakaudit.audit import make_config, run_audit
-from leakaudit.audit.results import read_result
+from leakaudit.audit.result.results import read_result
 from leakaudit.exceptions import DataFileError
 from leakaudit.report import render_report
 from leakaudit.report.plots import _roc_polyline, interp_roc, robust_limits, roc_points
@@ -138,7 +138,7 @@ def test_an_interval_over_the_whole_range_says_why(audit):
     """An AUC or TPR interval that spans (nearly) all of 0 to 1 says that too few records stand behind it, with the
     count: in the membership table and in the check's sentence."""
     from leakaudit.audit.config import Thresholds
-    from leakaudit.audit.membership_stage import attack_checks
+    from leakaudit.audit.steps.membership import attack_checks
     from leakaudit.metrics import empirical_epsilon
 
     res, rec = audit
@@ -193,9 +193,9 @@ def test_every_surface_says_each_checks_status_in_the_same_words(audit, outcome,
     """One verdict, decided from checks of known status, read on every surface: the report (each check's row and
     the counts under the verdict), stdout, results.json, evidence.json and the notebook give the same status words
     and counts, which add up to the checks, and none says "passed"."""
-    from leakaudit.audit.checks import Check
-    from leakaudit.audit.evidence import build_evidence
-    from leakaudit.audit.verdict import decide
+    from leakaudit.audit.result.checks import Check
+    from leakaudit.audit.result.evidence import build_evidence
+    from leakaudit.audit.result.verdict import decide
     from leakaudit.cli.audit import summary_lines
 
     res, rec = audit
@@ -251,8 +251,8 @@ def _surfaces_agree(result, rec) -> None:
     """Each check read on every surface: results.json's numbers, evidence.json's, the report's checks table, the
     notebook's table and stdout give the same value, interval and threshold, a status from the closed set, and the
     sentence states them; the headline and the order of what decides it agree too."""
-    from leakaudit.audit.checks import STATUSES
-    from leakaudit.audit.evidence import build_evidence
+    from leakaudit.audit.result.checks import STATUSES
+    from leakaudit.audit.result.evidence import build_evidence
     from leakaudit.cli.audit import summary_lines
 
     v = result.verdict
@@ -339,9 +339,9 @@ def test_dtp1_states_one_quantity_on_every_surface(audit, means, lbs, sd, signif
     crossings said as bin edges crossed in rounding, never noise."""
     from types import SimpleNamespace
 
-    from leakaudit.audit.checks import Check
-    from leakaudit.audit.dtp_stage import _dtp_check
-    from leakaudit.audit.verdict import decide
+    from leakaudit.audit.result.checks import Check
+    from leakaudit.audit.steps.dtp import _dtp_check
+    from leakaudit.audit.result.verdict import decide
 
     res, rec = copy.deepcopy(audit[0]), audit[1]
     mem = rec[rec["is_member"] == 1]
@@ -393,9 +393,9 @@ def test_a_fix_naming_a_setting_reads_as_the_flag_on_stdout_and_as_the_key_in_re
     """A check's fix names its settings as structured references (issue 62): stdout says each as the flag a user
     types, results.json and a library call's report as the argument or key, a command-line audit's report as the
     flag; the verdict's finding, which ends with that fix, alike. No sentence is rewritten after it is written."""
-    from leakaudit.audit.checks import Check
+    from leakaudit.audit.result.checks import Check
     from leakaudit.audit.config import phrase
-    from leakaudit.audit.verdict import decide
+    from leakaudit.audit.result.verdict import decide
     from leakaudit.cli.audit import summary_lines
 
     res, rec = audit
@@ -461,7 +461,7 @@ def test_sections_answer_their_question_against_a_baseline(audit):
 
 @pytest.mark.parametrize("layout", ["data", "train-test"])
 def test_record_sources_point_at_the_row_in_the_users_file(tmp_path, layout):
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
     from leakaudit.audit.pipeline import _record_sources
 
     rng = np.random.default_rng(0)

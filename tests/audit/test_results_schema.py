@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from leakaudit._results import Result, dumps_strict, write_json_atomic
-from leakaudit.audit.results import results_json_schema
+from leakaudit.audit.result.results import results_json_schema
 from leakaudit.cli import main
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "results.schema.json"
@@ -61,7 +61,7 @@ def predictions_run(tmp_path_factory):
 def test_published_schema_is_the_generated_one(schema):
     assert schema == json.loads(json.dumps(results_json_schema())), (
         "docs/results.schema.json is stale: regenerate it with "
-        "python -c 'import json; from leakaudit.audit.results import results_json_schema as s; "
+        "python -c 'import json; from leakaudit.audit.result.results import results_json_schema as s; "
         "print(json.dumps(s(), indent=2))' > docs/results.schema.json")
 
 

@@ -17,7 +17,7 @@ from sklearn.linear_model import LogisticRegression
 
 import leakaudit
 from leakaudit._results import escape_controls, spreadsheet_exact, spreadsheet_safe
-from leakaudit.audit.output import _write_report, read_records_csv
+from leakaudit.audit.result.output import _write_report, read_records_csv
 from leakaudit.cli import main
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 

@@ -6,8 +6,8 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from leakaudit.audit.results import AuditResult
-from leakaudit.audit.sections import AttackMetrics, DtpSection, Skipped
+from leakaudit.audit.result.results import AuditResult
+from leakaudit.audit.result.sections import AttackMetrics, DtpSection, Skipped
 
 
 def _attack(**extra):
@@ -39,7 +39,7 @@ def test_a_section_is_written_as_given_keys_in_their_order():
     for wrong in ({"noise_floor": {"median": 0.2, "extra": 1}}, {"records_above": [2]}, {"screening": {"x": 1}}):
         with pytest.raises(ValidationError):  # closed: a key it does not declare, a record by its 0-based key
             DtpSection.model_validate({**given, **wrong})
-    from leakaudit.audit.sections import Settings
+    from leakaudit.audit.result.sections import Settings
 
     assert Settings().model_dump() == {} and list(Settings()) == []  # built with nothing given: nothing written
     assert Skipped(name="x", reason="y").model_dump() == {"name": "x", "reason": "y"}
@@ -73,7 +73,7 @@ def test_an_audit_result_reads_back_typed(tmp_path):
 def _schema3_file(version: int) -> dict:
     """A results.json of schema ``version`` (2 or 3): its DTP lists hold records.csv's 0-based ``record`` keys, its
     retraining recipe lists the parameters beside the algorithm, its dp section carries its own schema_version."""
-    from leakaudit.audit.checks import Check
+    from leakaudit.audit.result.checks import Check
     from leakaudit.audit.config import AuditConfig
 
     check = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1", status="exceeded", sentence="s", value=2.0).model_dump()
@@ -100,7 +100,7 @@ def _schema3_file(version: int) -> dict:
 
 @pytest.mark.parametrize("version", [2, 3])
 def test_a_schema_2_or_3_file_is_read_as_schema_4(version):
-    from leakaudit.audit.results import SCHEMA_VERSION, read_result
+    from leakaudit.audit.result.results import SCHEMA_VERSION, read_result
 
     data = _schema3_file(version)
     res = read_result(data)
@@ -122,8 +122,8 @@ def test_a_schema_2_or_3_file_is_read_as_schema_4(version):
 def test_a_plug_in_attacks_resources_land_typed():
     """An attack registered from outside reports what it used (``audit_run``): the counters a stage declares stay
     typed, its own land under ``values``; results.json's resources refuse anything else."""
-    from leakaudit.audit.membership_stage import _stage
-    from leakaudit.audit.sections import Resources
+    from leakaudit.audit.steps.membership import _stage
+    from leakaudit.audit.result.sections import Resources
 
     used = _stage({"seconds": 1.5, "n_queries": 300, "oracle": "remote"})
     res = Resources.model_validate({"peak_memory_mb": 1.0, "my_attack": used})
@@ -139,7 +139,7 @@ def test_a_schema_3_file_beside_its_records_csv_names_its_records_as_sentences_d
     """Read with records.csv (as `leakaudit report` re-renders a folder), a schema-3 file's records get their names."""
     import pandas as pd
 
-    from leakaudit.audit.results import AuditResult
+    from leakaudit.audit.result.results import AuditResult
 
     records = pd.DataFrame({"record": range(4), "source": "train.csv", "row": [2, 5, 7, 9]})
     res = AuditResult.from_dict(_schema3_file(3), records=records)

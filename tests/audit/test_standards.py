@@ -1,4 +1,4 @@
-"""The evidence record mapped to the standards (leakaudit.audit.standards): every check the audits can make and
+"""The evidence record mapped to the standards (leakaudit.audit.result.standards): every check the audits can make and
 every attack class has its mapping, and evidence.json carries it, validated."""
 
 import copy
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import leakaudit
-from leakaudit.audit.evidence import ATTACK_CLASSES, build_evidence, write_evidence
-from leakaudit.audit.lm_stage import LM_PLAN
+from leakaudit.audit.result.evidence import ATTACK_CLASSES, build_evidence, write_evidence
+from leakaudit.audit.steps.lm import LM_PLAN
 from leakaudit.audit.plan import PLAN
-from leakaudit.audit.standards import (CHECKS, CLASSES, ITEMS, CheckStandards, ClassStandards, ItemStatus,
+from leakaudit.audit.result.standards import (CHECKS, CLASSES, ITEMS, CheckStandards, ClassStandards, ItemStatus,
                                        check_mapping, identifiability_basis)
 from leakaudit.membership import audit_attacks
 
@@ -35,7 +35,7 @@ def _check_ids_in_source() -> set[str]:
 
 
 def test_every_check_the_audits_can_make_is_mapped():
-    """Fails when an analysis makes a check no mapping covers: add it to leakaudit.audit.standards.CHECKS."""
+    """Fails when an analysis makes a check no mapping covers: add it to leakaudit.audit.result.standards.CHECKS."""
     ids = _check_ids_in_source()
     expected = {"membership.*.auc", "membership.*.tpr_at_low_fpr", "membership.*.epsilon", "dtp.dtp1",
                 "attribute.*.advantage", "dp.one_run", "dp.noise_check", "structural.instance_based",
@@ -116,7 +116,7 @@ def test_the_recipient_is_the_basis_of_identifiability(release, recipient):
 
 
 def test_a_tested_item_says_whether_it_is_met():
-    from leakaudit.audit.standards import finding
+    from leakaudit.audit.result.standards import finding
 
     assert finding(["shown below", "shown below"]) == "met"
     assert finding(["shown below", "exceeded", "undecided"]) == "not met"

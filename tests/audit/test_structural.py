@@ -20,8 +20,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC, NuSVC
 from sklearn.tree import DecisionTreeClassifier
 
-from leakaudit.audit.checks import Check
-from leakaudit.audit.structural import (
+from leakaudit.audit.result.checks import Check
+from leakaudit.audit.inputs.structural import (
     count_parameters,
     describe_structure,
     leaf_sizes,

@@ -83,7 +83,7 @@ def test_crafted_tree_35_pipelines_deep_is_refused_by_the_cli_in_a_subprocess(tm
 
 @pytest.mark.parametrize("how", ["pipelines", "containers", "both"])
 def test_crafted_tree_is_refused_at_any_depth(tmp_path, how):
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     bad = _bad_tree_estimator(np.random.default_rng(1))
     obj = {"pipelines": lambda: _deep_pipeline(bad, 40), "containers": lambda: _deep_containers(bad, 40),
@@ -97,7 +97,7 @@ def test_crafted_tree_is_refused_at_any_depth(tmp_path, how):
 def test_sound_trees_deep_inside_are_loaded_checked_and_counted(tmp_path):
     from sklearn.ensemble import RandomForestClassifier
 
-    from leakaudit.audit.target import _check_trees, _schema_tree_count, load_skops_model
+    from leakaudit.audit.inputs.target import _check_trees, _schema_tree_count, load_skops_model
 
     rng = np.random.default_rng(2)
     X, y = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)
@@ -118,7 +118,7 @@ def test_a_tree_the_walk_cannot_reach_fails_closed(tmp_path, monkeypatch):
     simulated here by a walk that sees nothing) refuse the file instead of passing it unchecked."""
     from sklearn.tree import DecisionTreeClassifier
 
-    from leakaudit.audit import model_safety, target
+    from leakaudit.audit.inputs import model_safety, target
 
     rng = np.random.default_rng(3)
     sio.dump(DecisionTreeClassifier(random_state=0).fit(rng.normal(size=(40, 2)), rng.integers(0, 2, 40)),
@@ -164,8 +164,8 @@ def test_string_class_model_accuracy_is_the_models_own(tmp_path, order):
         pytest.skip("this skops version does not trust a plain pipeline")
     cfg = make_config(train=tmp_path / "train.csv", test=tmp_path / "test.csv", label="target",
                       model=tmp_path / "model.skops", profile="smoke")
-    from leakaudit.audit.data import prepare_data
-    from leakaudit.audit.target import prepare_target
+    from leakaudit.audit.inputs.data import prepare_data
+    from leakaudit.audit.inputs.target import prepare_target
 
     data = prepare_data(cfg)
     summary = prepare_target(cfg, data, random_state=0).summary(data)
@@ -177,7 +177,7 @@ def test_string_class_model_accuracy_is_the_models_own(tmp_path, order):
 
 
 def test_class_mapping_rule():
-    from leakaudit.audit.target import _class_columns
+    from leakaudit.audit.inputs.target import _class_columns
 
     assert list(_class_columns(np.array(["yes", "no"]), ["no", "yes"])) == [1, 0]
     assert list(_class_columns(np.array([10, 2]), ["2", "10"])) == [1, 0]  # by name, not by sort order
@@ -194,7 +194,7 @@ def test_class_mapping_rule():
 
 def test_prediction_file_headers_name_the_classes(tmp_path):
     """Was: the header was ignored, so columns headed ``1,0`` were read as classes 0, 1."""
-    from leakaudit.audit.target import _read_predictions
+    from leakaudit.audit.inputs.target import _read_predictions
 
     p = np.random.default_rng(0).dirichlet([1, 1], size=5)
     for header, cols, expected in ((["no", "yes"], [0, 1], p), (["yes", "no"], [1, 0], p), (["p1", "p0"], [1, 0], p),
@@ -266,7 +266,7 @@ def test_model_fitted_on_named_encoded_columns_gets_the_encoding(tmp_path, capsy
     from sklearn.linear_model import LogisticRegression
 
     from leakaudit.audit import make_config
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
 
     train, test = _numeric_tables(tmp_path)
     for df, name in ((train, "train"), (test, "test")):  # a text column: its one-hot names mark the encoding
@@ -335,7 +335,7 @@ def test_model_raising_type_error_on_the_records_is_refused_in_one_line(tmp_path
 def test_prediction_file_without_a_header_is_read_whole(tmp_path):
     """docs/input.md allows a predictions file without a header. Was: pandas took its first record for a header,
     so a file of n records was refused as holding n - 1 (found by tests/reliability/test_fuzz_audit.py)."""
-    from leakaudit.audit.target import _read_predictions
+    from leakaudit.audit.inputs.target import _read_predictions
 
     p = np.random.default_rng(1).dirichlet([1, 1, 1], size=6)
     path = tmp_path / "pred.csv"
@@ -354,7 +354,7 @@ def test_prediction_file_without_a_header_is_read_whole(tmp_path):
 def test_prediction_headers_of_digits_beside_integer_classes_are_refused(tmp_path):
     """Columns headed 0, 1 while the classes are the integers 1, 2: column "1" could be class 1 (its name) or
     class 2 (code 1). Was: read as codes, silently. Now refused as ambiguous (found by the audit fuzz suite)."""
-    from leakaudit.audit.target import _read_predictions
+    from leakaudit.audit.inputs.target import _read_predictions
 
     p = np.random.default_rng(2).dirichlet([1, 1], size=4)
     path = tmp_path / "pred.csv"
@@ -373,7 +373,7 @@ def test_model_classes_match_whole_float_labels_by_value(tmp_path, capsys):
     classes match by value, and integer classes beside whole-number labels that do not match are refused."""
     from sklearn.linear_model import LogisticRegression
 
-    from leakaudit.audit.target import _class_columns
+    from leakaudit.audit.inputs.target import _class_columns
 
     assert list(_class_columns(np.array([1, 5]), ["1.0", "5.0"])) == [0, 1]
     assert list(_class_columns(np.array([2, 0, 1]), ["0.0", "1.0", "2.0"])) == [2, 0, 1]
@@ -397,7 +397,7 @@ def test_model_classes_match_whole_float_labels_by_value(tmp_path, capsys):
 
 
 def test_prediction_headers_of_digits_beside_whole_float_classes_are_refused(tmp_path):
-    from leakaudit.audit.target import _read_predictions
+    from leakaudit.audit.inputs.target import _read_predictions
 
     p = np.random.default_rng(4).dirichlet([1, 1], size=4)
     path = tmp_path / "pred.csv"

@@ -1,4 +1,4 @@
-"""The privacy unit (``unit=``, ``--unit``; leakaudit.audit.units): units are scored, left out and counted as units,
+"""The privacy unit (``unit=``, ``--unit``; leakaudit.audit.inputs.units): units are scored, left out and counted as units,
 on data where the truth is known (planted repeated people)."""
 
 import json
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leakaudit.audit.data import data_from_frames
-from leakaudit.audit.units import rows_of_units, unit_membership, unit_scores
+from leakaudit.audit.inputs.data import data_from_frames
+from leakaudit.audit.inputs.units import rows_of_units, unit_membership, unit_scores
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError
 
 FEATURES = ["x0", "x1", "x2", "x3"]
@@ -64,7 +64,7 @@ def test_a_unit_among_both_members_and_nonmembers_is_refused_naming_it():
 
 def test_files_are_read_by_person_from_train_and_test_or_one_data_file(tmp_path):
     from leakaudit.audit import make_config
-    from leakaudit.audit.data import prepare_data
+    from leakaudit.audit.inputs.data import prepare_data
 
     mem, non = _split_by_person(_people(20, 3, 4), 4)
     mem.to_csv(tmp_path / "train.csv", index=False)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from leakaudit.audit import make_config
-from leakaudit.audit.checks import Check, decision, undecided_fix
-from leakaudit.audit.recipe import recipe_test
-from leakaudit.audit.verdict import EXIT_CODES, decide
+from leakaudit.audit.result.checks import Check, decision, undecided_fix
+from leakaudit.audit.inputs.recipe import recipe_test
+from leakaudit.audit.result.verdict import EXIT_CODES, decide
 from leakaudit.exceptions import InvalidParameterError
 
 
@@ -88,7 +88,7 @@ def test_inconclusive_says_first_what_can_change_the_outcome_and_costs_least():
     """The open checks ranked by what settles the verdict soonest: one whose result alone can change the outcome
     (not measured, or measured at or above its threshold) before one that more records would only show below; a
     setting before more records; the headline names the first, why, and its fix with its cost."""
-    from leakaudit.audit.checks import to_decide
+    from leakaudit.audit.result.checks import to_decide
     from leakaudit.audit.config import phrase
 
     below = _interval_check(0.61, name="near")  # 0.55 measured: more records would likely show it below
@@ -217,7 +217,7 @@ def test_recipe_test_needs_two_pairs_of_reference_models():
 
 
 def test_dtp_findings_are_confirmed_on_the_model_only_when_its_scores_stand_above_the_nonmembers():
-    from leakaudit.audit.dtp_stage import _confirm_on_model
+    from leakaudit.audit.steps.dtp import _confirm_on_model
 
     rng = np.random.default_rng(2)
     non = rng.normal(size=500)
@@ -250,7 +250,7 @@ def _probs(phi):
 def test_the_dtp_confirmation_compares_like_with_like_not_the_selection():
     """The records DTP-1 selects are not typical records; a model that never trained on them must not be said to
     have trained on them because of that selection (issue 47: a null 15-NN answered 'trained' at p = 0.0005)."""
-    from leakaudit.audit.dtp_stage import _confirm_on_model, out_scores
+    from leakaudit.audit.steps.dtp import _confirm_on_model, out_scores
 
     rng = np.random.default_rng(3)
     raw_hits = fair_hits = trained_hits = 0
@@ -272,7 +272,7 @@ def test_the_dtp_confirmation_compares_like_with_like_not_the_selection():
 
 
 def test_out_scores_need_two_out_models_and_spread():
-    from leakaudit.audit.dtp_stage import out_scores
+    from leakaudit.audit.steps.dtp import out_scores
     from leakaudit.membership import ReferenceSet
 
     probs = np.full((4, 3, 2), 0.5)
@@ -315,7 +315,7 @@ def test_a_one_sided_interval_reads_back_from_json():
     """DTP-1's interval "at least x" is (x, inf), which results.json writes as [x, null]: read back as it was."""
     import math
 
-    from leakaudit.audit.checks import Check
+    from leakaudit.audit.result.checks import Check
 
     c = Check(id="dtp.dtp1", analysis="dtp", name="DTP-1", status="exceeded", value=2.46, interval=(2.03, math.inf),
               threshold=1.0, sentence="s")

@@ -13,7 +13,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
 import leakaudit
-from leakaudit.audit import target
+from leakaudit.audit.inputs import target
 
 
 def _wide(n=50, p=2_000, seed=0):

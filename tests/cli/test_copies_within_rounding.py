@@ -1,6 +1,6 @@
 """Non-members that are the members within rounding (each number times 1 + 1e-9: written by another program, read
 back through text) are copies, as exact ones are: refused when they are all the non-members, named in one warning
-when some are (leakaudit.audit.duplicates)."""
+when some are (leakaudit.audit.inputs.duplicates)."""
 
 from __future__ import annotations
 

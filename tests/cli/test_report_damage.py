@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from leakaudit.audit import make_config, run_audit
-from leakaudit.audit.results import rerender_report
+from leakaudit.audit.result.results import rerender_report
 from leakaudit.cli import main
 
 

@@ -195,7 +195,7 @@ def test_a_bare_model_on_the_tables_numeric_columns_is_retrained_from_them():
 
 
 def test_the_audit_retrains_gradient_boosting_with_the_kernel_and_other_settings_with_scikit_learn():
-    from leakaudit.audit.target import FrameEstimatorLearner, _frame_learner, _sklearn_learner
+    from leakaudit.audit.inputs.target import FrameEstimatorLearner, _frame_learner, _sklearn_learner
     from leakaudit.learners.sklearn import SklearnLearner
 
     df, _ = _frame()

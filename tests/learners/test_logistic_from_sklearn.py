@@ -7,7 +7,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression as SkLR
 
-from leakaudit.audit.target import _sklearn_learner
+from leakaudit.audit.inputs.target import _sklearn_learner
 from leakaudit.exceptions import UnsupportedError
 from leakaudit.learners import LogisticRegression, SklearnLearner
 

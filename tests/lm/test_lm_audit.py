@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leakaudit.audit.output import read_records_csv
+from leakaudit.audit.result.output import read_records_csv
 from leakaudit.cli import main
 
 
@@ -318,7 +318,7 @@ def test_language_model_audited_in_memory_as_from_its_directory(tmp_path, tiny_d
     res.save(tmp_path / "mem")
     assert (tmp_path / "mem" / "report.html").is_file()
     # the evidence record fingerprints the objects as given and records the call; the tokenizer is named as not
-    from leakaudit.audit.evidence import array_digest, frame_digest, model_digest
+    from leakaudit.audit.result.evidence import array_digest, frame_digest, model_digest
 
     ev = res.evidence
     assert ev["audit"]["command"] == (

@@ -218,7 +218,7 @@ def test_blind_check_keeps_only_the_attacks_that_beat_the_texts():
     """The audit's rule on a hand-made blind baseline: a comparable split keeps every attack; on a split that differs
     by itself, an attack stands only if its paired lower bound clears 0, and with none standing the check is not
     measurable."""
-    from leakaudit.audit.lm_stage import _blind_check
+    from leakaudit.audit.steps.lm import _blind_check
     from leakaudit.lm.blind import BlindBaseline
 
     metrics = {"lm_loss": {"display": "loss"}, "lm_min_k": {"display": "Min-K%"}}

@@ -92,13 +92,13 @@ def test_a_leave_one_out_failure_makes_dtp1_not_measurable(monkeypatch):
     """The DTP stage's models train on fixed sets (the members less one): the library's failure is the check's
     reason, and the audit goes on."""
     from leakaudit.audit import make_config
-    from leakaudit.audit.checks import NOT_MEASURABLE, Analysis
+    from leakaudit.audit.result.checks import NOT_MEASURABLE, Analysis
     from leakaudit.audit.context import AuditContext
-    from leakaudit.audit.data import prepare_data
-    from leakaudit.audit.dtp_stage import dtp_analysis
+    from leakaudit.audit.inputs.data import prepare_data
+    from leakaudit.audit.steps.dtp import dtp_analysis
     from leakaudit.audit.plan import PLAN
-    from leakaudit.audit.removal_stage import removal_analysis
-    from leakaudit.audit.target import Target
+    from leakaudit.audit.steps.removal import removal_analysis
+    from leakaudit.audit.inputs.target import Target
     from leakaudit.engine import Engine
 
     cfg = make_config(n_members=60, n_nonmembers=60, profile="standard")  # standard: it measures the removal

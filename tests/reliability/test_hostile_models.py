@@ -207,7 +207,7 @@ CRAFTED = {
 
 @pytest.mark.parametrize("case", list(CRAFTED))
 def test_crafted_tree_is_refused_before_inference(case, tmp_path, tables):
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     make, words = CRAFTED[case]
     sio.dump(make(tables.iloc[:60]), tmp_path / "m.skops")
@@ -223,8 +223,8 @@ def test_node_count_past_the_allocation_is_refused_before_any_array_is_read(tmp_
     scikit-learn clamps a file's count to the allocation as it loads; the check does not rely on it.)"""
     from sklearn.tree import DecisionTreeClassifier
 
-    from leakaudit.audit import model_safety
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs import model_safety
+    from leakaudit.audit.inputs.target import load_skops_model
 
     sio.dump(DecisionTreeClassifier(max_depth=3, random_state=0).fit(*_xy(tables)), tmp_path / "m.skops")
     _set_node_count(tmp_path / "m.skops", 10**9)
@@ -255,7 +255,7 @@ def test_sound_models_of_every_checked_family_still_load_and_predict(tmp_path, t
                                   GradientBoostingClassifier, HistGradientBoostingClassifier)
     from sklearn.tree import DecisionTreeClassifier
 
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     X, y = _xy(tables)
     models = [GradientBoostingClassifier(n_estimators=3, random_state=0),
@@ -340,7 +340,7 @@ HGB_CRAFTED = {
 
 @pytest.mark.parametrize("case", list(HGB_CRAFTED))
 def test_crafted_hist_gradient_boosting_predictor_is_refused(case, tmp_path, tables):
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     make, words = HGB_CRAFTED[case]
     sio.dump(make(tables), tmp_path / "m.skops")
@@ -363,7 +363,7 @@ def test_archive_inflating_past_the_memory_budget_is_refused_from_its_directory(
     from sklearn.linear_model import LogisticRegression
 
     from leakaudit._resources import peak_rss_mb
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
     from leakaudit.engine import using_memory_budget
 
     est = LogisticRegression().fit(*_xy(tables))
@@ -381,7 +381,7 @@ def test_archive_inflating_past_the_memory_budget_is_refused_from_its_directory(
 
 
 def test_forest_declaring_a_hundred_million_trees_is_refused(tmp_path, tables):
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     rf = _forest(tables)
     rf.n_estimators = 10**8
@@ -408,7 +408,7 @@ def test_network_declaring_a_billion_iterations_is_refused_quickly_by_the_cli(tm
 
 
 def test_network_iterations_past_its_max_iter_are_malformed(tmp_path, tables):
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     est = _mlp(tables)
     est.n_iter_ = 10**9
@@ -418,7 +418,7 @@ def test_network_iterations_past_its_max_iter_are_malformed(tmp_path, tables):
 
 
 def test_network_declaring_layers_its_weights_do_not_have_is_refused(tmp_path, tables):
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     est = _mlp(tables)
     est.hidden_layer_sizes = (10**11,)
@@ -429,7 +429,7 @@ def test_network_declaring_layers_its_weights_do_not_have_is_refused(tmp_path, t
 
 def test_network_too_wide_for_the_memory_budget_is_refused_with_the_estimate(tmp_path, tables):
     """A real layer of 10^6 units (24 MiB of weights): predicting 120 rows holds two 120 x 10^6 activations."""
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
     from leakaudit.engine import using_memory_budget
 
     est = _mlp(tables)
@@ -444,7 +444,7 @@ def test_network_too_wide_for_the_memory_budget_is_refused_with_the_estimate(tmp
 
 
 def test_work_budget_bounds_a_forest_and_is_named(tmp_path, tables, monkeypatch):
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
     from leakaudit.engine import using_work_budget
 
     sio.dump(_forest(tables, n=20), tmp_path / "m.skops")
@@ -514,7 +514,7 @@ def _svc_probabilities_too_long(m):
 def test_crafted_support_vector_machine_is_refused_before_libsvm_reads_it(case, tmp_path, tables):
     """libsvm sizes its loops by the counts the file supplies and reads the coefficient and intercept arrays by
     them without bounds checks: a truncated array was read past its end and a prediction came back (exit 0)."""
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     m = _svc(tables.iloc[:60])
     case(m)
@@ -524,7 +524,7 @@ def test_crafted_support_vector_machine_is_refused_before_libsvm_reads_it(case, 
 
 
 def test_sound_support_vector_machines_load(tmp_path, tables):
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     for kw in ({}, {"kernel": "linear"}, {"kernel": "poly", "degree": 2}):
         sio.dump(_svc(tables.iloc[:60], **kw), tmp_path / "m.skops")
@@ -537,8 +537,8 @@ def test_linear_and_neighbours_and_svm_costs_are_estimated_against_the_budget(tm
     from sklearn.linear_model import SGDClassifier
     from sklearn.neighbors import KNeighborsClassifier
 
-    from leakaudit.audit.model_budget import model_costs
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.model_budget import model_costs
+    from leakaudit.audit.inputs.target import load_skops_model
     from leakaudit.engine import using_work_budget
 
     sgd = SGDClassifier(random_state=0).fit(*_xy(tables))
@@ -564,7 +564,7 @@ def test_neighbours_models_with_a_search_tree_are_loaded_with_the_tree_built_ane
     the tree is not, and the tree built from the records gives the model's own predictions."""
     from sklearn.neighbors import KNeighborsClassifier
 
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     X, y = _xy(tables)
     m = KNeighborsClassifier(**kw).fit(X, y)
@@ -579,7 +579,7 @@ def test_a_neighbours_model_on_fewer_records_than_its_leaf_size_loads(tmp_path):
     """scikit-learn's default leaf size (30) above the records' number (12) is a sound tree: one leaf."""
     from sklearn.neighbors import KNeighborsClassifier
 
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     X = np.random.default_rng(0).normal(size=(12, 2))
     y = np.r_[np.zeros(6), np.ones(6)].astype(int)
@@ -595,7 +595,7 @@ def test_a_neighbours_models_lying_search_tree_is_never_used(tmp_path, tables):
     it and answers from the model's own records."""
     from sklearn.neighbors import KDTree, KNeighborsClassifier
 
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     X, y = _xy(tables)
     honest = KNeighborsClassifier(n_neighbors=1, algorithm="kd_tree").fit(X, y)
@@ -614,7 +614,7 @@ def test_a_neighbours_models_lying_search_tree_is_never_used(tmp_path, tables):
 def test_a_neighbours_model_whose_records_or_metric_do_not_hold_is_refused(tmp_path, tables, edit, words):
     from sklearn.neighbors import KNeighborsClassifier
 
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     m = KNeighborsClassifier(algorithm="kd_tree").fit(*_xy(tables))
     edit(m)

@@ -107,7 +107,7 @@ SKOPS_LIKE = {
 
 @pytest.mark.parametrize("kind", list(SKOPS_LIKE))
 def test_load_skops_model_refuses_and_runs_no_code(kind, tmp_path, marker):
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     path = SKOPS_LIKE[kind](tmp_path / f"model.{kind}", marker)
     with pytest.raises(UnsafeFileError) as err:
@@ -118,7 +118,7 @@ def test_load_skops_model_refuses_and_runs_no_code(kind, tmp_path, marker):
 
 
 def test_untrusted_skops_type_is_named(tmp_path, marker):
-    from leakaudit.audit.target import load_skops_model
+    from leakaudit.audit.inputs.target import load_skops_model
 
     path = _skops_untrusted(tmp_path / "m.skops", marker)
     with pytest.raises(UnsafeFileError, match="UntrustedEstimator"):
@@ -127,7 +127,7 @@ def test_untrusted_skops_type_is_named(tmp_path, marker):
 
 
 def test_torch_state_dict_with_code_refused_directly(tmp_path, marker):
-    from leakaudit.audit.target import load_torch_model
+    from leakaudit.audit.inputs.target import load_torch_model
 
     path = _torch_checkpoint(tmp_path / "m.pt", marker)
     with pytest.raises(UnsafeFileError, match="weights_only"):

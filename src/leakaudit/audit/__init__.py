@@ -12,8 +12,8 @@ __all__ = ["audit", "AuditConfig", "Thresholds", "load_config", "make_config", "
 #: each public name and its module, imported when first used: the command line builds its options from
 #: ``audit.config`` (pydantic only) without importing the numerical libraries the analyses need
 _HOME = {"audit": "api", "AuditConfig": "config", "Thresholds": "config", "load_config": "config",
-         "make_config": "config", "run_audit": "pipeline", "audit_core": "pipeline", "AuditResult": "results",
-         "Verdict": "results"}
+         "make_config": "config", "run_audit": "pipeline", "audit_core": "pipeline", "AuditResult": "result.results",
+         "Verdict": "result.results"}
 
 
 def __getattr__(name: str):

@@ -2,7 +2,7 @@
 
 The command line (``leakaudit audit``) reads files and calls the same core (:func:`~leakaudit.audit.pipeline.
 audit_core`); here the records are pandas DataFrames and the model is the object itself, and nothing is read or
-written until :meth:`AuditResult.save <leakaudit.audit.results.AuditResult.save>`.
+written until :meth:`AuditResult.save <leakaudit.audit.result.results.AuditResult.save>`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from .._validation import check_choice, check_probabilities, shown
 from ..exceptions import InvalidParameterError
 from .config import AuditConfig, Thresholds, check_seed
-from .results import AuditResult
+from .result.results import AuditResult
 
 __all__ = ["audit"]
 
@@ -124,7 +124,7 @@ def _tabular_inputs(model, members, nonmembers, population, predictions) -> dict
 
 
 def _predictions_target(data, predictions):
-    from .target import Target
+    from .inputs.target import Target
 
     if not (isinstance(predictions, (tuple, list)) and len(predictions) == 2):
         raise InvalidParameterError("predictions must be a pair (probabilities on the members, probabilities on the "
@@ -229,11 +229,11 @@ optional
     >>> result.outcome  # doctest: +SKIP
     'do not publish'
     """
-    from .data import data_from_frames
+    from .inputs.data import data_from_frames
     from .pipeline import audit_core
     from ..learners import Learner, is_torch_module
-    from .boosted import boosted_from_memory, boosted_library
-    from .target import _check_refittable_classes, boosted_target, sklearn_target, torch_target
+    from .inputs.boosted import boosted_from_memory, boosted_library
+    from .inputs.target import _check_refittable_classes, boosted_target, sklearn_target, torch_target
 
     call = _call_text(model, {"members": members, "nonmembers": nonmembers, "label": label, "population": population,
                               "sensitive": sensitive, "unit": unit, "predictions": predictions, "learner": learner,
@@ -359,10 +359,10 @@ def _texts(given, text_column: str | None, name: str) -> list[str]:
 def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer, references, verbose, other: dict,
                           settings: dict, call: str) -> AuditResult:
     """:func:`audit` of a causal language model given in memory: the command line's language-model audit
-    (:func:`leakaudit.audit.lm_stage.lm_audit`) on these texts and models; ``call``: the call as the record shows
+    (:func:`leakaudit.audit.steps.lm.lm_audit`) on these texts and models; ``call``: the call as the record shows
     it."""
     from ..lm.load import check_reference, wrap_causal_lm
-    from .lm_stage import LMTexts, lm_audit
+    from .steps.lm import LMTexts, lm_audit
 
     bad = sorted(k for k, v in other.items() if v is not None)
     if bad:

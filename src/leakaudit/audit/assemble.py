@@ -1,9 +1,9 @@
-"""The one assembler: an audit's :class:`~leakaudit.audit.results.AuditResult` from its plan's finished steps.
+"""The one assembler: an audit's :class:`~leakaudit.audit.result.results.AuditResult` from its plan's finished steps.
 
 Both audits, the tabular one (:mod:`leakaudit.audit.pipeline`) and a language model's
-(:mod:`leakaudit.audit.lm_stage`), run their plan with :func:`leakaudit.audit.plan.run_plan` and hand the finished
+(:mod:`leakaudit.audit.steps.lm`), run their plan with :func:`leakaudit.audit.plan.run_plan` and hand the finished
 steps here with what only they know (the data, target and settings sections, and each record's identity and
-values). Here the checks go to the pure :func:`~leakaudit.audit.verdict.decide` with the family they were corrected
+values). Here the checks go to the pure :func:`~leakaudit.audit.result.verdict.decide` with the family they were corrected
 for, each step's summary fills the results.json section it names, its per-record columns join records.csv, and the
 per-record risk and the evidence record are added.
 """
@@ -19,13 +19,13 @@ import pandas as pd
 
 from .._version import __version__
 from .._resources import peak_rss_mb
-from .checks import Analysis
+from .result.checks import Analysis
 from .config import AuditConfig, recorded_config
 from .plan import Plan, not_needed
-from .release import threat_model
-from .results import AuditResult
-from .sections import RecordRiskSection
-from .verdict import decide
+from .result.release import threat_model
+from .result.results import AuditResult
+from .result.sections import RecordRiskSection
+from .result.verdict import decide
 
 __all__ = ["assemble"]
 
@@ -42,7 +42,7 @@ def assemble(plan: Plan, done: Mapping[str, Analysis], *, cfg: AuditConfig, comm
     steps' per-record columns follow, those of ``plan.record_columns`` first. ``in_memory``: the records were given
     in memory, so the evidence names no input file. ``memory``: the inputs given in memory (the records, the model,
     the model the demo trained), role -> object, fingerprinted in the evidence record
-    (:func:`leakaudit.audit.evidence.build_evidence`).
+    (:func:`leakaudit.audit.result.evidence.build_evidence`).
     """
     analyses = [done[s.name] for s in plan.steps]
     recipe = next((a.extras["recipe"] for a in analyses if a.extras.get("recipe") is not None), None)
@@ -83,7 +83,7 @@ def _with_evidence(result: AuditResult, *, in_memory: bool, memory: Mapping[str,
     """``result`` with its evidence record, made now, while the input files are the ones the audit read and the
     objects in ``memory`` the ones it audited (records handed over in memory have no file: their digests are of
     canonical forms)."""
-    from .evidence import build_evidence
+    from .result.evidence import build_evidence
     from .policy import policy_of
 
     results = result.to_dict()
@@ -94,10 +94,10 @@ def _with_evidence(result: AuditResult, *, in_memory: bool, memory: Mapping[str,
 
 def _with_record_risk(result: AuditResult, rec: pd.DataFrame, significant: list[int] | None) -> AuditResult:
     """``result`` with its per-record table, completed by each member's p-value per attack, what flags it
-    (:func:`leakaudit.audit.record_risk.flag_records`; ``significant``: the members DTP-1 finds, by index) and its
+    (:func:`leakaudit.audit.result.record_risk.flag_records`; ``significant``: the members DTP-1 finds, by index) and its
     risk rank; the summary goes to ``record_risk``."""
     from ..membership import display_name
-    from .record_risk import flag_records
+    from .result.record_risk import flag_records
 
     names = {c[len("score_"):]: display_name(c[len("score_"):]) for c in rec.columns if c.startswith("score_")}
     rec, summary = flag_records(rec, names=names, dtp_significant=significant, confidence=result.config.confidence)

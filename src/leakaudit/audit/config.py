@@ -387,7 +387,7 @@ class AuditConfig(BaseModel):
                           "record, one column per class). Only attacks that need no retraining run.")
     predictions_test: Annotated[Path | None, Flag("--predictions-test", argument="predictions")] = Field(
         None, description="With `predictions_train`: the probabilities on the non-members.")
-    # a causal language model (audit/lm_stage.py): its directory, the texts' column, tokenizer and reference models
+    # a causal language model (audit/steps/lm.py): its directory, the texts' column, tokenizer and reference models
     model_dir: Annotated[Path | None, Flag("--model-dir", argument="model")] = Field(
         None, description="A causal language model to audit: a local transformers directory (`config.json` and "
                           "`*.safetensors`; a pickle checkpoint is refused), or a peft adapter directory whose base "

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from ..engine import Engine, EngineStats
 from .config import AuditConfig
-from .data import AuditData
-from .target import Target
+from .inputs.data import AuditData
+from .inputs.target import Target
 
 __all__ = ["AuditContext", "SeedsFor", "engine_stats", "ENGINE_COUNTERS"]
 

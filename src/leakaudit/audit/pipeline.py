@@ -3,10 +3,10 @@
 :func:`audit_core` runs an audit in memory: it reads (or is given) the records and the model, builds the plan of
 analyses (:mod:`leakaudit.audit.plan`), derives from it the confidence at which each check is judged (Bonferroni,
 so that together they hold at ``cfg.confidence``), runs it, and hands every check to the pure
-:func:`~leakaudit.audit.verdict.decide`. Each analysis returns an :class:`~leakaudit.audit.checks.Analysis`: its
+:func:`~leakaudit.audit.result.verdict.decide`. Each analysis returns an :class:`~leakaudit.audit.result.checks.Analysis`: its
 section of results.json, its checks and what it could not run (with the reason and the input that would enable
 it), never silently dropped. :func:`run_audit` is the command line's: the same, then the files
-(:meth:`AuditResult.save <leakaudit.audit.results.AuditResult.save>`).
+(:meth:`AuditResult.save <leakaudit.audit.result.results.AuditResult.save>`).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from .._results import record_name, write_json_atomic
 from ..exceptions import AuditInterrupted
 from .config import AuditConfig, Phrase, check_outputs_spare_inputs, phrase
 from .context import AuditContext, engine_stats
-from .data import AuditData, prepare_data
-from .output import check_out_writable
+from .inputs.data import AuditData, prepare_data
+from .result.output import check_out_writable
 from .assemble import assemble
 from .plan import PLAN, check_confidence, run_plan, with_registered
 from .progress import StageProgress as _Stages
 from .progress import in_notebook
-from .results import AuditResult
-from .target import Target, on_device, prepare_target
+from .result.results import AuditResult
+from .inputs.target import Target, on_device, prepare_target
 
 __all__ = ["run_audit", "audit_core", "check_inputs"]
 
@@ -61,7 +61,7 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
               work_budget: int | str | None = None, flags: bool = False, redact: bool = False) -> AuditResult:
     """Run the audit described by ``cfg`` and write results.json, records.csv and report.html to ``out``.
 
-    The files are :meth:`AuditResult.save <leakaudit.audit.results.AuditResult.save>`'s (``redact`` as there);
+    The files are :meth:`AuditResult.save <leakaudit.audit.result.results.AuditResult.save>`'s (``redact`` as there);
     :func:`audit_core` runs the same audit in memory. ``verbose``, ``target``, ``memory_budget``, ``work_budget``
     and ``flags`` as there.
     """
@@ -81,8 +81,8 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
                flags: bool = False) -> AuditResult:
     """The audit in memory: build the plan of analyses, run it, decide; nothing is written.
 
-    ``data``: the records, already read and encoded (:func:`leakaudit.audit.data.data_from_frames`); None: read
-    as ``cfg`` says. ``target``: an already prepared :class:`~leakaudit.audit.target.Target` (its model, its
+    ``data``: the records, already read and encoded (:func:`leakaudit.audit.inputs.data.data_from_frames`); None: read
+    as ``cfg`` says. ``target``: an already prepared :class:`~leakaudit.audit.inputs.target.Target` (its model, its
     outputs on the members and non-members, and the learner that retrains it); None: the one ``cfg`` describes.
 
     ``verbose``: progress on stderr (:class:`~leakaudit.audit.progress.StageProgress`: stage lines, models trained
@@ -115,8 +115,8 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     from ..learners import resolve_device
 
     resolve_device(cfg.device, name="device")  # a GPU that is not there: one line before any data is read
-    if cfg.is_lm:  # a causal language model: its own stages (audit/lm_stage.py), the same verdict and files
-        from .lm_stage import lm_audit
+    if cfg.is_lm:  # a causal language model: its own stages (audit/steps/lm.py), the same verdict and files
+        from .steps.lm import lm_audit
 
         return lm_audit(cfg, command=command, verbose=verbose)
     from threadpoolctl import threadpool_limits
@@ -214,7 +214,7 @@ def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str 
     from threadpoolctl import threadpool_limits
 
     if cfg.is_lm:
-        from .lm_stage import lm_check_inputs
+        from .steps.lm import lm_check_inputs
 
         summary = {"leakaudit_version": __version__, "config": cfg.model_dump(mode="json"), **lm_check_inputs(cfg)}
         out.mkdir(parents=True, exist_ok=True)
@@ -236,7 +236,7 @@ def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str 
 
 
 def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, out: Path) -> dict:
-    """Does retraining reproduce the given model on these members (:func:`leakaudit.audit.recipe.recipe_test`), with
+    """Does retraining reproduce the given model on these members (:func:`leakaudit.audit.inputs.recipe.recipe_test`), with
     the smoke profile's reference models: the check of the inputs that a wrong member file fails. Its models are the
     ones a smoke audit of the same inputs, seed and cache trains first (the cache, in ``out`` unless named, keeps
     them)."""
@@ -244,8 +244,8 @@ def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds:
 
     from .config import PROFILES
     from .context import AuditContext
-    from .membership_stage import _reference_models
-    from .recipe import recipe_test
+    from .steps.membership import _reference_models
+    from .inputs.recipe import recipe_test
 
     t0 = time.perf_counter()
     X_mem, X_non, _ = target.inputs(data)
@@ -371,7 +371,7 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     estimator as scikit-learn writes it (one entry per step of a Pipeline; it is cloned and refitted, with a fresh
     seed per model).
     """
-    from .membership_stage import shadow_plan
+    from .steps.membership import shadow_plan
 
     from ..learners import capabilities, resolve_device
 

@@ -3,11 +3,11 @@
 An analysis (a :class:`Step`) has a name (its section of results.json), the stage its progress line shows, the
 number of checks it plans for these inputs, whether it runs given what ran before it, and how it runs. A
 :class:`Plan` is the steps in order with the seed slots they draw: :data:`PLAN` is the tabular audit's,
-:data:`leakaudit.audit.lm_stage.LM_PLAN` a language model's. Each audit counts its plan's checks, derives the
+:data:`leakaudit.audit.steps.lm.LM_PLAN` a language model's. Each audit counts its plan's checks, derives the
 multiple-testing correction from them in one place (:func:`check_confidence`), runs the steps with the one runner
 (:func:`run_plan`) and hands them to the one assembler (:func:`leakaudit.audit.assemble.assemble`), which gives every
-check and the planned family to the pure :func:`~leakaudit.audit.verdict.decide`. A step that does not run returns an
-empty :class:`~leakaudit.audit.checks.Analysis`; one that cannot run what it planned says why in its ``skipped``
+check and the planned family to the pure :func:`~leakaudit.audit.result.verdict.decide`. A step that does not run returns an
+empty :class:`~leakaudit.audit.result.checks.Analysis`; one that cannot run what it planned says why in its ``skipped``
 entries.
 
 Counting a planned check that later cannot run only makes the correction more conservative; a check that runs
@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
-from .checks import Analysis, Skipped
+from .result.checks import Analysis, Skipped
 from .config import SEED_SLOTS, escaped, phrase
 from .context import AuditContext
 
@@ -124,7 +124,7 @@ def _no_checks(cfg, data, target) -> int:
 
 
 def _membership_checks(cfg, data, target) -> int:
-    from .membership_stage import access_of, planned_attacks
+    from .steps.membership import access_of, planned_attacks
 
     # per attack: its AUC and its TPR at the low FPR, and with a budget its empirical epsilon
     return len(planned_attacks(target, data, access_of(cfg))) * (2 + (cfg.epsilon_budget is not None))
@@ -149,7 +149,7 @@ def _needs_scores(what: str) -> Callable:
 def _structural(cfg, data, target) -> list | None:
     """The structural checks of a model released as weights (None when the release is not "weights" or the audit
     has no model object to read)."""
-    from .structural import structural_checks
+    from .inputs.structural import structural_checks
 
     if cfg.release != "weights" or target.model is None:
         return None
@@ -188,7 +188,7 @@ def _dtp_models(ctx, done) -> int:
     """PDTP's first stage (a paired leave-one-out model per member measured and one full model, per repeat: every
     member, the profile's sample, or a screen's starting top and random sample) and the noise floor's models; the
     re-measured candidates and a growing top join when they are known."""
-    from .dtp_stage import screen_sizes
+    from .steps.dtp import screen_sizes
 
     if ctx.target.learner is None or _labels(ctx.cfg):
         return 0
@@ -204,7 +204,7 @@ def _removal_models(ctx, done) -> int:
     """PDTP again on the remaining members the DTP step measured (screened, as the removal stage does, when they are
     more than twice ``pdtp_screen_sample``) and the paired seeds' models with and without the records (0 until the
     DTP step has said which records go)."""
-    from .removal_stage import records_to_remove
+    from .steps.removal import records_to_remove
 
     if "dtp" not in done:
         return 0
@@ -228,20 +228,20 @@ def _property_models(ctx, done) -> int:
 
 
 def _duplicates(ctx, done):
-    from .duplicates import duplicates_analysis
+    from .inputs.duplicates import duplicates_analysis
 
     return duplicates_analysis(ctx)
 
 
 def _membership(ctx, done):
-    from .membership_stage import membership_analysis
+    from .steps.membership import membership_analysis
 
     return membership_analysis(ctx)
 
 
 def _membership_cheap(ctx, done):
     """The attacks that need no reference models (the loss attack), and the others' names, deferred."""
-    from .membership_stage import membership_analysis
+    from .steps.membership import membership_analysis
 
     result = membership_analysis(ctx, reference_models=False)
     return result, list(result.extras["deferred"])
@@ -253,7 +253,7 @@ def _whole(run: Callable) -> Callable:
 
 
 def _dtp(ctx, done):
-    from .dtp_stage import dtp_analysis
+    from .steps.dtp import dtp_analysis
 
     m = done["membership"]
     return dtp_analysis(ctx, recipe=m.extras.get("recipe"), lira=m.per_record.get("score_lira"),
@@ -261,13 +261,13 @@ def _dtp(ctx, done):
 
 
 def _removal_applies(ctx, done) -> bool:
-    from .removal_stage import records_to_remove
+    from .steps.removal import records_to_remove
 
     return bool(records_to_remove(ctx, done["dtp"]))
 
 
 def _removal_not_asked(ctx, done) -> Skipped | None:
-    from .removal_stage import records_to_remove
+    from .steps.removal import records_to_remove
 
     if ctx.cfg.removal:
         return None
@@ -279,31 +279,31 @@ def _removal_not_asked(ctx, done) -> Skipped | None:
 
 
 def _removal(ctx, done):
-    from .removal_stage import records_to_remove, removal_analysis
+    from .steps.removal import records_to_remove, removal_analysis
 
     return removal_analysis(ctx, done["dtp"], records_to_remove(ctx, done["dtp"]))
 
 
 def _attribute(ctx, done):
-    from .attribute_stage import attribute_analysis
+    from .steps.attribute import attribute_analysis
 
     return attribute_analysis(ctx)
 
 
 def _property(ctx, done):
-    from .property_stage import property_analysis
+    from .steps.property import property_analysis
 
     return property_analysis(ctx)
 
 
 def _mip(ctx, done):
-    from .mip_stage import mip_analysis
+    from .steps.mip import mip_analysis
 
     return mip_analysis(ctx)
 
 
 def _dp(ctx, done):
-    from .dp_stage import dp_analysis
+    from .steps.dp import dp_analysis
 
     return dp_analysis(ctx)
 
@@ -355,7 +355,7 @@ def register_analysis(name: str, run: Callable, *, title: str, description: str,
         Its name: the key of its section in results.json's ``analyses``, of its result in ``done``, and of its
         timing; lower-case letters, digits and underscores.
     run : callable
-        ``run(ctx, done) -> leakaudit.audit.checks.Analysis``: ``ctx`` is the audit's context (``ctx.cfg``, and for a
+        ``run(ctx, done) -> leakaudit.audit.result.checks.Analysis``: ``ctx`` is the audit's context (``ctx.cfg``, and for a
         tabular audit ``ctx.data``, ``ctx.target``, ``ctx.engine``; for a language model ``ctx.scored``), with
         ``ctx.check_confidence`` (the corrected confidence its checks are judged at) and ``ctx.seed_for(name)`` (a
         seed of the audit's own); ``done`` maps the steps before it to their results. Its ``summary`` (a dict of
@@ -422,7 +422,7 @@ def run_plan(plan: Plan, ctx, stages, planned: Mapping[str, int], *, tiers: bool
 
     ``tiers`` (a tiered audit, :attr:`~leakaudit.audit.config.AuditConfig.tiers`): first the cheap tier, each step's
     :attr:`Step.cheap` part in plan order (one stage, :data:`CHEAP_TIER`). When a check it made withholds the model
-    (:func:`~leakaudit.audit.verdict.withholding`) the verdict is "do not publish" whatever else is found: the
+    (:func:`~leakaudit.audit.result.verdict.withholding`) the verdict is "do not publish" whatever else is found: the
     :attr:`Step.expensive` steps and the deferred parts are not run, each listed as skipped with a reason that starts
     :data:`NOT_NEEDED`, and the others run as usual. Otherwise every step runs as without tiers (a cheap part that
     deferred nothing is reused), so the result is the full audit's. The checks planned, and so the correction, are
@@ -431,7 +431,7 @@ def run_plan(plan: Plan, ctx, stages, planned: Mapping[str, int], *, tiers: bool
     ``stages`` (:class:`~leakaudit.audit.progress.StageProgress`) is told about how many models each step trains
     (:attr:`Step.models`) before any runs, again as each starts, and 0 for a step that does not run: the progress
     counts the whole audit's models and the time left from them."""
-    from .verdict import withholding
+    from .result.verdict import withholding
 
     def expect(step, done) -> int:
         return int(step.models(ctx, done)) if step.models is not None else 0

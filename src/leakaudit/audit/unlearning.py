@@ -11,7 +11,7 @@ Every model is scored on each forget record and each non-member record by LiRA's
 (Carlini et al. 2022, Sec. IV-B; :func:`leakaudit.membership.logit_scaled_confidence`), or, where the before-model's
 probabilities are the mean of T votes (a random or extra-trees forest, bare or a Pipeline's final step), by the
 empirical vote logit the audit's LiRA uses (``votes=T``). K reference models are
-trained by the ``before`` model's own recipe (the learner :mod:`leakaudit.audit.target` retrains it with) on the
+trained by the ``before`` model's own recipe (the learner :mod:`leakaudit.audit.inputs.target` retrains it with) on the
 retain set alone, with K seeds: K draws of the gold standard. Each record's phi is taken relative to the references'
 mean and scaled by their spread (LiRA's offline, per-record Gaussian; the spread is floored at its median, and a
 deterministic recipe, whose references are all one model, scales every record alike; a difference below rounding,
@@ -31,7 +31,7 @@ is 0 in expectation when ``after`` is a retrained model: the non-members control
 them (a forget set of one class, or of unusual records, is as distinguishable under retraining as after it), and the
 references for the recipe's own seed noise. Its variance adds the records' (DeLong et al. 1988's structural
 components of the contrast, :func:`leakaudit.metrics.delong_placements`) and the models' (the references' T,
-times 1 + 1/K, a Student-t prediction interval's factor, as in :mod:`leakaudit.audit.recipe`). ``after`` is shown
+times 1 + 1/K, a Student-t prediction interval's factor, as in :mod:`leakaudit.audit.inputs.recipe`). ``after`` is shown
 "remembered" when the one-sided lower bound on E is above 0 and "forgotten" when the upper bound is below the
 tolerance (an equivalence margin on the AUC scale).
 
@@ -243,7 +243,7 @@ def record_p_values(phi_model, phi_refs) -> np.ndarray:
 
 def _table(value, name: str) -> tuple[pd.DataFrame, str, bool]:
     """A table argument as a DataFrame, the source its records are named by, and whether that is a file."""
-    from .data import read_records
+    from .inputs.data import read_records
 
     if isinstance(value, (str, Path)):
         path = Path(value)
@@ -281,8 +281,8 @@ def _check_forget_in_training(data, n_forget: int) -> None:
     """Refuse a forget set whose records all repeat retain records (the same file given twice); warn on some."""
     import warnings
 
-    from .data import DuplicateRecordsWarning
-    from .duplicates import row_keys
+    from .inputs.data import DuplicateRecordsWarning
+    from .inputs.duplicates import row_keys
 
     (h,) = row_keys([data.frame_mem])
     dup = np.isin(h[:n_forget], h[n_forget:])
@@ -298,11 +298,11 @@ def _check_forget_in_training(data, n_forget: int) -> None:
 def _target(model, data, name: str, model_input: str):
     """The model given as ``name`` (a fitted scikit-learn estimator, or a skops, XGBoost or LightGBM file) as an
     audit :class:`~.target.Target` on ``data``; errors name the argument."""
-    from .target import boosted_target, load_skops_model, sklearn_target
+    from .inputs.target import boosted_target, load_skops_model, sklearn_target
 
     try:
         if isinstance(model, (str, Path)):
-            from .boosted import is_boosted_file, load_boosted_file
+            from .inputs.boosted import is_boosted_file, load_boosted_file
 
             path = Path(model)
             if not path.is_file():
@@ -342,7 +342,7 @@ def _warn_if_same(before, after, t_before, t_after) -> None:
     import hashlib
     import warnings
 
-    from .digests import model_digest
+    from .inputs.digests import model_digest
 
     if not (np.array_equal(t_before.probs_mem, t_after.probs_mem)
             and np.array_equal(t_before.probs_non, t_after.probs_non)):
@@ -389,7 +389,7 @@ def _check_reference_cost(model, k: int, n_retain: int, n_features: int, n_score
     prediction on the ``n_scored``, as :func:`.model_budget.model_costs` estimates them on all those rows, at least a
     read of each) exceeds the work budget, or whose probabilities exceed the memory budget."""
     from ..engine import check_memory, check_work
-    from .model_budget import model_costs
+    from .inputs.model_budget import model_costs
 
     n = n_retain + n_scored
     per_model = max(sum(c.work for c in model_costs(model, "before", n)), float(n) * n_features)
@@ -577,7 +577,7 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
         work or memory budget) in one line naming the argument, file or row; numpy numbers in range are taken.
     """
     from .._validation import check_choice, check_scalar
-    from .data import data_from_frames
+    from .inputs.data import data_from_frames
 
     if unknown:
         hint = " (the seed is random_state)" if "seed" in unknown else ""

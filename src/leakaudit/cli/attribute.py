@@ -73,7 +73,7 @@ def load_named_dataset(name: Optional[str], data: Optional[Path], label: Optiona
     if data is not None:
         if not label:
             raise InvalidParameterError("--label is required with --data")
-        from ..audit.data import read_records
+        from ..audit.inputs.data import read_records
 
         return ld.from_frame(read_records(data, "--data"), label, name=Path(data).stem)
     if name == "adult":

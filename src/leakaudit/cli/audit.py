@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
         import json
 
         from ..audit.config import AuditConfig, RunOptions, load_config_and_options, make_config, make_run_options
-        from ..audit.output import check_out_writable
+        from ..audit.result.output import check_out_writable
         from ..exceptions import InvalidParameterError
 
         config = given.pop("config")
@@ -123,7 +123,7 @@ def register(app: typer.Typer) -> None:
         check_out_writable(out_dir, name="--out")  # the library names the argument; here the flag
         with contextlib.ExitStack() as stack:
             if opts.quiet:
-                from ..audit.mlflow_log import quiet_mlflow
+                from ..audit.result.mlflow_log import quiet_mlflow
 
                 stack.enter_context(quiet_mlflow())
             cfg, store = _resolve_model_uri(cfg, opts, stack)
@@ -172,7 +172,7 @@ def register(app: typer.Typer) -> None:
                    f"{out_dir}/evidence.json")
         failed = None
         if opts.mlflow is not None:
-            from ..audit.mlflow_log import log_audit_folder
+            from ..audit.result.mlflow_log import log_audit_folder
             from ..exceptions import LeakauditError
 
             try:
@@ -253,16 +253,16 @@ class _AuditCommand(Command):
 
 def _resolve_model_uri(cfg, opts, stack: contextlib.ExitStack):
     """(``cfg``, the MLflow tracking store): the store ``--mlflow`` names (or that resolves ``--model``), checked
-    before the audit starts (:func:`leakaudit.audit.mlflow_log.check_store`; None: no MLflow), and ``cfg`` with a
+    before the audit starts (:func:`leakaudit.audit.result.mlflow_log.check_store`; None: no MLflow), and ``cfg`` with a
     ``--model`` given as an MLflow model URI (``models:/...``, ``runs:/...``) replaced by the model file it names,
-    downloaded into a temporary folder that ``stack`` removes (:func:`leakaudit.audit.mlflow_log.model_from_uri`:
+    downloaded into a temporary folder that ``stack`` removes (:func:`leakaudit.audit.result.mlflow_log.model_from_uri`:
     safe flavours only)."""
     import tempfile
 
     m = re.search(r"(?:^|/)((?:models|runs):/.+)$", "" if cfg.model is None else str(cfg.model))
     if opts.mlflow is None and m is None:
         return cfg, None
-    from ..audit.mlflow_log import check_store, model_from_uri
+    from ..audit.result.mlflow_log import check_store, model_from_uri
 
     store = check_store(None if opts.mlflow in (None, MLFLOW_DEFAULT) else opts.mlflow, run_id=opts.mlflow_run,
                         name="--mlflow")
@@ -286,7 +286,7 @@ def summary_lines(res) -> list[str]:
     """What stdout ends with: the check counts, the verdict line, then every check that could not be measured and
     every analysis that did not run, each with what would enable it (a flag or an input, in words), then the
     records' duplicates (what they do to the per-record figures, and what would remove it)."""
-    from ..audit.checks import EXCEEDED, STATUSES, to_decide
+    from ..audit.result.checks import EXCEEDED, STATUSES, to_decide
 
     v = res.verdict
     counts = ", ".join(f"{v.counts.get(s, 0)} {s}" for s in STATUSES)

@@ -84,7 +84,7 @@ def load_training_set(data: str, label: Optional[str], model: str, rows: Optiona
     else:
         if label is None:
             raise InvalidParameterError("--label is required with a table file (--data FILE)")
-        from ..audit.data import read_records
+        from ..audit.inputs.data import read_records
 
         frame = read_records(data, "--data")
         if label not in frame.columns:

@@ -84,7 +84,7 @@ def _load_values(data: str, column: Optional[str], n: int):
     import pandas as pd
 
     from .._validation import clip
-    from ..audit.data import read_records
+    from ..audit.inputs.data import read_records
 
     frame = read_records(path, "--data")  # the one table reader: CSV or Parquet, refused in one line
     if column is None:

@@ -179,13 +179,14 @@ def _packages(doc: Any, out: set[str]) -> set[str]:
 @functools.lru_cache(maxsize=1)
 def training_code_digest() -> str:
     """SHA-256 (first 16 hex digits) of leakaudit's training code: every ``.py`` and ``.c`` file of
-    ``leakaudit.learners`` and of ``leakaudit.audit.target`` (which wraps user estimators). The package's version
+    ``leakaudit.learners`` and of ``leakaudit.audit.inputs.target`` (which wraps user estimators). The package's version
     alone does not change while it is developed, so without this a changed learner would reuse the outputs its
     older code cached."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent  # the leakaudit package
-    files = sorted([*(root / "learners").glob("*.py"), *(root / "learners").glob("*.c"), root / "audit" / "target.py"])
+    learners = root / "learners"
+    files = sorted([*learners.glob("*.py"), *learners.glob("*.c"), root / "audit" / "inputs" / "target.py"])
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")

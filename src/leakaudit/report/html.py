@@ -1,5 +1,5 @@
 """Render ``report.html`` from an audit's typed result (results.json's data, read into
-:class:`~leakaudit.audit.results.AuditResult`) and ``records.csv``.
+:class:`~leakaudit.audit.result.results.AuditResult`) and ``records.csv``.
 
 The report reads results only; it never trains or attacks. One
 self-contained file: inline CSS and SVG plots, no scripts, no external fonts.
@@ -24,8 +24,8 @@ from .._results import BELOW, EXCEEDED, STATUS_COLOURS, STATUSES, UNDECIDED, esc
 from ..metrics import WIDE_INTERVAL, tpr_entry, wide_interval_reason
 from .plots import histogram_svg, measured_members, pdtp_vs_score_svg, roc_svg, scored_attacks, strongest_attack
 
-# The report renders an audit's typed result (leakaudit.audit.results.AuditResult, its checks
-# leakaudit.audit.checks.Check) without importing them: the audit imports the report to write report.html, and the
+# The report renders an audit's typed result (leakaudit.audit.result.results.AuditResult, its checks
+# leakaudit.audit.result.checks.Check) without importing them: the audit imports the report to write report.html, and the
 # layers import only downwards, so these two names stand for the result's types in the annotations below.
 AuditResult = Any
 Check = Any
@@ -454,7 +454,7 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
 
 def _dtp_exact(results: AuditResult) -> bool:
     """The DTP-1 test measured each record exactly: a leave-one-out that no seed moves, measured once or re-measured
-    with repeats that all agree (as the check's own sentence decides it in :mod:`leakaudit.audit.dtp_stage`)."""
+    with repeats that all agree (as the check's own sentence decides it in :mod:`leakaudit.audit.steps.dtp`)."""
     test = results.dtp and results.dtp.test
     return bool(test and (test.n_repeats == 1 or (test.sd and not any(test.sd))))
 
@@ -567,7 +567,7 @@ def _mip_rows(mip: dict | None) -> list[tuple[str, str]]:
 
 
 def _removal_words(dtp: dict, timings: dict | None = None) -> str:
-    """What removing the DTP-1 records changed, as the audit measured it (:mod:`leakaudit.audit.removal_stage`),
+    """What removing the DTP-1 records changed, as the audit measured it (:mod:`leakaudit.audit.steps.removal`),
     and what the measurement cost: its share of the audit's time by stage (``timings``, results.json's)."""
     r = dtp.get("removal")
     if not r:
@@ -630,7 +630,7 @@ _BOOSTED = {"xgboost": "min_child_weight, max_depth, max_bin", "lightgbm": "min_
 def _next_steps(results: AuditResult, records: pd.DataFrame | None, flags: bool) -> list[str]:
     """What would change a verdict that is not "publish", from what this audit measured (nothing claimed that it
     did not measure, no remedy it says it cannot apply to this model): the exceeded findings' remedies, then the
-    open checks in the order that settles the verdict soonest (:meth:`~leakaudit.audit.results.Verdict.to_decide`),
+    open checks in the order that settles the verdict soonest (:meth:`~leakaudit.audit.result.results.Verdict.to_decide`),
     each with its cost where its fix states one."""
     v = results.verdict
     if v.outcome == "publish":
@@ -749,8 +749,8 @@ def _shown(value):
 
 
 def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
-    """HTML text of the report for one audit, read from its typed result (:class:`~leakaudit.audit.results.
-    AuditResult`, e.g. :func:`leakaudit.audit.results.read_result` of results.json's data) and ``records``
+    """HTML text of the report for one audit, read from its typed result (:class:`~leakaudit.audit.result.results.
+    AuditResult`, e.g. :func:`leakaudit.audit.result.results.read_result` of results.json's data) and ``records``
     (records.csv's rows)."""
     env = Environment(loader=PackageLoader("leakaudit.report", "templates"),
                       autoescape=select_autoescape(["html", "j2"]), finalize=_shown)

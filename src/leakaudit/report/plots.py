@@ -1,5 +1,5 @@
 """The audit's plots: each drawn once, as a matplotlib Figure (``*_figure``), which the report inlines as SVG text
-(``*_svg``: the same figure, serialised; no external assets) and :class:`~leakaudit.audit.results.AuditResult`'s
+(``*_svg``: the same figure, serialised; no external assets) and :class:`~leakaudit.audit.result.results.AuditResult`'s
 ``plot_*`` methods return.
 
 A figure is drawn into the ``ax`` given (a matplotlib Axes; the figure holding it is returned), or into a new

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..exceptions import UnsafeFileError
+from ...exceptions import UnsafeFileError
 
 __all__ = ["CHECKED_TYPES", "SPARSE_TYPES", "check_sparse_matrices", "walk_objects", "checked_trees",
            "check_model_structure", "check_input_width", "check_fitted", "rebuild_neighbour_trees"]
@@ -364,7 +364,7 @@ def rebuild_neighbour_trees(obj, where: str = "model") -> int:
     """Build anew the search tree of every scikit-learn neighbours estimator reachable from ``obj`` whose fitted
     method is a KD-tree or ball tree, from its stored records exactly as its ``fit`` builds it (the same records,
     leaf size and metric give the same tree); the file's own tree was never loaded
-    (:func:`leakaudit.audit.target._strip_neighbour_trees`). The records, their count, the leaf size and the metric
+    (:func:`leakaudit.audit.inputs.target._strip_neighbour_trees`). The records, their count, the leaf size and the metric
     are checked first. Returns how many trees were built."""
     from sklearn.neighbors import BallTree, KDTree
     from sklearn.neighbors._base import NeighborsBase

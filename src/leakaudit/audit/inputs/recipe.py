@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ..engine import chunk_length
-from ..membership import cross_entropy_loss
-from ..metrics import auc
+from ...engine import chunk_length
+from ...membership import cross_entropy_loss
+from ...metrics import auc
 
 __all__ = ["recipe_test", "membership_signal"]
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._results import (check_output_folder, escape_controls, spreadsheet_exact, spreadsheet_safe,
+from ..._results import (check_output_folder, escape_controls, spreadsheet_exact, spreadsheet_safe,
                         write_json_atomic, write_text_atomic, writing)
-from .._validation import check_linked_file, shown
-from ..exceptions import DataFileError, InvalidParameterError
+from ..._validation import check_linked_file, shown
+from ...exceptions import DataFileError, InvalidParameterError
 
 __all__ = ["check_out_writable", "write_audit_files", "save_result", "read_records_csv"]
 
@@ -46,10 +46,10 @@ def _folder_argument(out, name: str) -> Path:
 
 
 def save_result(result, out, *, redact: bool = False) -> Path:
-    """Write ``result`` (an :class:`~leakaudit.audit.results.AuditResult` holding its records, as
+    """Write ``result`` (an :class:`~leakaudit.audit.result.results.AuditResult` holding its records, as
     :func:`leakaudit.audit` returns it) into the folder ``out`` as ``leakaudit audit --out`` writes it: results.json,
     records.csv, report.html and evidence.json, together or not at all (:meth:`AuditResult.save
-    <leakaudit.audit.results.AuditResult.save>` calls this); ``redact``: records.csv and report.html without the
+    <leakaudit.audit.result.results.AuditResult.save>` calls this); ``redact``: records.csv and report.html without the
     records' own values (:func:`write_audit_files`). Returns the folder written."""
     folder = _folder_argument(out, "out")
     if not (hasattr(result, "to_dict") and hasattr(result, "records")):
@@ -80,7 +80,7 @@ def read_records_csv(path) -> pd.DataFrame:
     refused in one line naming the file, the column and its line where a column the report and the plots compute
     with is missing or does not hold what an audit writes: ``is_member`` 0 or 1 and ``record`` a whole number in
     every row, ``risk_rank``, ``pdtp`` and each ``score_ATTACK`` a number or empty."""
-    from ..data import read_table
+    from ...data import read_table
 
     df = read_table(path)
     df.columns = [{RECORD_KEY: "record"}.get(c, c) for c in map(spreadsheet_exact, df.columns)]
@@ -127,10 +127,10 @@ def _first_missing(folder: Path) -> Path | None:
 
 def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dict | None = None,
                       redact: bool = False) -> None:
-    """results.json (``result``, an :class:`~leakaudit.audit.results.AuditResult`), records.csv (``records``, its
+    """results.json (``result``, an :class:`~leakaudit.audit.result.results.AuditResult`), records.csv (``records``, its
     ``record`` column named ``record_0based``), report.html (rendered from them as written) and, when given,
     evidence.json (``evidence``, with the others' digests and what of them is personal data:
-    :func:`~leakaudit.audit.evidence.with_outputs`) into ``out``; ``redact``: records.csv and report.html without
+    :func:`~leakaudit.audit.result.evidence.with_outputs`) into ``out``; ``redact``: records.csv and report.html without
     the records' own values (results.json's ``record_columns``, and ``label``), keeping their names, scores and
     the verdict. A fault (a full disk) is one :class:`~leakaudit.exceptions.OutputWriteError` naming ``out``, with
     nothing written and no folder left that the write made."""
@@ -190,7 +190,7 @@ def _write_report(folder: Path, result_type, *, columns: list[str] | None = None
     ``read`` (the report names the settings its sentences name as the audit's command line or library call gave
     them). records.csv's header writes control characters out: its columns are named as the audit named them
     (``columns``; by default those of results.json's ``record_columns`` whose written-out name they carry)."""
-    from ..report import render_report
+    from ...report import render_report
 
     path = folder / "records.csv"
     records = read_records_csv(path) if os.path.lexists(path) else None

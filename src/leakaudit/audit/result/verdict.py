@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..exceptions import LeakauditError
+from ...exceptions import LeakauditError
 from .checks import BELOW, EXCEEDED, NOT_MEASURABLE, STATUSES, UNDECIDED, Check, can_decide_alone, rank_checks, to_decide
-from .config import AuditConfig, Phrase, escaped, phrase
+from ..config import AuditConfig, Phrase, escaped, phrase
 from .release import threat_model
 from .results import EXIT_CODES, Verdict
 
@@ -33,9 +33,9 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
     (:func:`leakaudit.audit.plan.run_plan`); the finding says so and how to run everything. They can only be given
     with a check that withholds the model.
 
-    Every check carries its status, decided at the corrected confidence (:class:`~leakaudit.audit.checks.Check`):
+    Every check carries its status, decided at the corrected confidence (:class:`~leakaudit.audit.result.checks.Check`):
     exceeded, shown below, undecided or not measurable. The verdict keeps them ranked by strength of evidence
-    (:func:`~leakaudit.audit.checks.rank_checks`).
+    (:func:`~leakaudit.audit.result.checks.rank_checks`).
 
     * "do not publish" (either burden): a check that describes the given model is exceeded (its interval lies above
       its threshold; for DTP-1, a record's change is significant after correction).
@@ -43,7 +43,7 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
       describing only the retraining recipe is exceeded; under "leakage shown" (the rule before policies), every check
       was measured with enough data to have been exceeded, and none was.
     * "inconclusive": neither. The finding counts the checks that are not decided and says what would decide the
-      first of them (:func:`~leakaudit.audit.checks.to_decide`: one whose result alone can change the outcome, the
+      first of them (:func:`~leakaudit.audit.result.checks.to_decide`: one whose result alone can change the outcome, the
       cheapest first) and why it comes first (each check's ``fix``, computed by its analysis from the records it
       had); it names them when no fix does.
 
@@ -121,7 +121,7 @@ def decide(cfg: AuditConfig, checks: Sequence[Check], *, recipe: dict | None = N
 
 def _todo(recipe: dict | None, recipe_only: list[Check], ranked: list[Check]) -> Phrase:
     """What to do first, in a clause (empty: nothing to say): check the inputs when the recipe does not reproduce
-    the given model, else decide the first of the open checks (:func:`~leakaudit.audit.checks.to_decide`) by its
+    the given model, else decide the first of the open checks (:func:`~leakaudit.audit.result.checks.to_decide`) by its
     fix, with why it comes first and the settings it names."""
     if recipe_only and recipe is not None and recipe.get("reproduces") is False:
         return Phrase(text="check that the model was trained on these members by this recipe: it shows less "

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import TrainingFailedError
-from ..learners import capabilities
-from .checks import BELOW, EXCEEDED, GIVE_MODEL, NOT_MEASURABLE, PASSED, UNDECIDED, Analysis, Check, Skipped
-from .config import phrase
-from .context import AuditContext, engine_stats
-from .units import member_units, rows_of_units, unit_names
+from ...exceptions import TrainingFailedError
+from ...learners import capabilities
+from ..result.checks import BELOW, EXCEEDED, GIVE_MODEL, NOT_MEASURABLE, PASSED, UNDECIDED, Analysis, Check, Skipped
+from ..config import phrase
+from ..context import AuditContext, engine_stats
+from ..inputs.units import member_units, rows_of_units, unit_names
 
 __all__ = ["dtp_analysis"]
 
@@ -36,7 +36,7 @@ def out_scores(probs: np.ndarray, y: np.ndarray, reference, votes: int | None = 
     ``probs``: the given model's outputs, shape (n, C); ``reference``: a
     :class:`~leakaudit.membership.ReferenceSet` on the same n records (extra columns, such as population records,
     are ignored)."""
-    from ..membership.lira import logit_scaled_confidence
+    from ...membership.lira import logit_scaled_confidence
 
     n = len(y)
     phi = logit_scaled_confidence(probs, y, votes=votes)
@@ -82,7 +82,7 @@ OOB_FORESTS, OOB_MISS_RATE = 16, 0.05
 def _stage2(ctx: AuditContext, X_mem: np.ndarray, records: np.ndarray, values: np.ndarray, known_deltas=None):
     """The DTP-1 test (:func:`leakaudit.dtp.dtp1_test`) of ``records`` (stage-1 candidates with their PDTP
     ``values``) at the check's confidence, with the profile's repeats and cap and the audit's stage-2 seed."""
-    from ..dtp import dtp1_test
+    from ...dtp import dtp1_test
 
     st = ctx.cfg.settings
     return dtp1_test(ctx.target.learner, X_mem, ctx.data.y_mem, records=records, threshold=ctx.cfg.thresholds.max_dtp,
@@ -97,7 +97,7 @@ def screen_sizes(ctx: AuditContext, n: int) -> tuple[float, int, int | None]:
     """A screened stage 1 on ``n`` members: the share of them its ranked top starts at, its random sample, and the
     sample the allowance on unmeasured members needs (:func:`leakaudit.dtp.sample_for_allowance`; None: no sample
     short of every member)."""
-    from ..dtp.screening import sample_for_allowance
+    from ...dtp.screening import sample_for_allowance
 
     st = ctx.cfg.settings
     # The ranked top starts at pdtp_screen_fraction of pdtp_exact_max members, not of n: a leave-one-out model
@@ -123,7 +123,7 @@ def _screened_pdtp(ctx: AuditContext, X_mem: np.ndarray, reference, known_deltas
     level (no multiplicity correction: the looser count grows the top more often, never less). Returns the
     measured records (sorted), their PDTP, the screening's account for results.json, every member's estimate, and
     the engine's counters."""
-    from ..dtp.screening import (
+    from ...dtp.screening import (
         forest_oob_shift,
         oob_ensemble,
         reference_loo_shift,
@@ -211,15 +211,15 @@ def _dtp_measured(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | 
                   reference) -> Analysis:
     """:func:`dtp_analysis` with a learner: every model it trains has a fixed training set."""
     cfg, data, target = ctx.cfg, ctx.data, ctx.target
-    from ..dtp.noise_floor import seed_noise_floor
-    from ..dtp.pdtp import pdtp
-    from ..dtp.significance import DTP1Deltas
+    from ...dtp.noise_floor import seed_noise_floor
+    from ...dtp.pdtp import pdtp
+    from ...dtp.significance import DTP1Deltas
 
     n = len(data.y_mem)
     X_mem = target.inputs(data)[0]
     k, exact_max = cfg.settings.pdtp_records, cfg.settings.pdtp_exact_max
     resources, screening, estimate = {}, None, None
-    from ..dtp.screening import oob_ensemble
+    from ...dtp.screening import oob_ensemble
 
     # a closed-form leave-one-out (naive Bayes, logistic regression's Newton step) is cheap: every member, exactly
     screenable = (reference is not None or (oob_ensemble(target.learner) is not None and data.unit is None)) and (
@@ -339,7 +339,7 @@ def _allowance(ctx: AuditContext, n: int) -> int:
 def _bound_unmeasured(ctx: AuditContext, screening: dict, test) -> None:
     """What the random sample says about the members not measured: how many of the sampled ones are significant
     (under the statistical rule; above the threshold under Long et al.'s), and the implied upper count."""
-    from ..dtp import unmeasured_bound
+    from ...dtp import unmeasured_bound
 
     sample = set(screening["sample_records"])
     if ctx.cfg.dtp_rule == "statistical":

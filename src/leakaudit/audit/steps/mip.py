@@ -21,8 +21,8 @@ import warnings
 
 import numpy as np
 
-from .checks import GIVE_MODEL, Analysis, Skipped
-from .context import AuditContext
+from ..result.checks import GIVE_MODEL, Analysis, Skipped
+from ..context import AuditContext
 
 __all__ = ["MIP_ETA", "accuracy_cost", "mip_analysis"]
 
@@ -33,7 +33,7 @@ def _codec(target, X: np.ndarray) -> tuple[tuple | None, str]:
     """The (extract, rebuild) pair for the target's retrained models (the learner's
     :meth:`~leakaudit.learners.Learner.parameter_codec`), or None and why the mechanism does not apply: Izzo et
     al.'s mechanism adds noise to one parameter vector of fixed length."""
-    from ..exceptions import UnsupportedError
+    from ...exceptions import UnsupportedError
 
     try:
         return target.learner.parameter_codec(X, fitted=target.model), ""
@@ -55,7 +55,7 @@ def accuracy_cost(correct_without: np.ndarray, correct_with: np.ndarray, *, conf
     ``accuracy_cost`` (without minus with) and ``accuracy_cost_interval`` (normal approximation on the paired
     differences, clipped to [-1, 1]), ``n_test``.
     """
-    from ..metrics import clopper_pearson, paired_mean_interval
+    from ...metrics import clopper_pearson, paired_mean_interval
 
     a, b = np.asarray(correct_without, bool), np.asarray(correct_with, bool)
     n = int(a.size)
@@ -79,7 +79,7 @@ def mip_analysis(ctx: AuditContext) -> Analysis:
 
 
 def _mip(cfg, data, target, seeds: dict, skipped: list) -> dict | None:
-    from ..mip.mechanism import learner_train_many, mip_noise_addition
+    from ...mip.mechanism import learner_train_many, mip_noise_addition
 
     if target.learner is None:
         skipped.append({"name": "MIP noise (Izzo et al.)",

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._text import byte_size as _size
-from ..exceptions import UnsafeFileError
+from ..._text import byte_size as _size
+from ...exceptions import UnsafeFileError
 
 __all__ = ["SCHEMA_FACTOR", "Cost", "check_archive", "model_costs", "check_model_cost"]
 
@@ -52,7 +52,7 @@ def check_archive(path: Path, budget: int | None = None) -> int:
 
     zipfile inflates no more of a member than its declared size (what a member holds beyond it is never read),
     so the declared sizes bound what loading can take."""
-    from ..engine import memory_budget
+    from ...engine import memory_budget
 
     budget = memory_budget() if budget is None else int(budget)
     try:
@@ -107,7 +107,7 @@ def _max_features(mf, d: int) -> int:
 def _tree_fit_steps(n: int, mf: int) -> float:
     """One tree grown on ``n`` rows trying ``mf`` features per split: each level sorts the rows on each feature
     (:data:`TREE_ROW_STEPS` steps a row, a feature and a level of the sort)."""
-    from ..engine import TREE_OVERHEAD
+    from ...engine import TREE_OVERHEAD
 
     lg = math.log2(max(n, 2))
     return TREE_OVERHEAD + TREE_ROW_STEPS * n * lg * lg * mf
@@ -238,8 +238,8 @@ def _linear_cost(est, where: str, n: int, d: int) -> Cost:
     declares); each pass reads every record for every output column."""
     from sklearn.linear_model import LogisticRegression as SkLogisticRegression
 
-    from ..exceptions import UnsupportedError
-    from ..learners import LogisticRegression
+    from ...exceptions import UnsupportedError
+    from ...learners import LogisticRegression
 
     coef = est.__dict__.get("coef_")
     k = int(np.shape(coef)[0]) if coef is not None and np.ndim(coef) == 2 else 1
@@ -297,8 +297,8 @@ def check_model_cost(est, where: str, n_rows: int, n_features: int | None = None
                      memory_budget: int | None = None, work_budget: int | None = None) -> list[Cost]:
     """Refuse the model when one fit or prediction on ``n_rows`` records would take more memory than the memory
     budget or more steps than the work budget (defaults: those in force); return the estimates."""
-    from ..engine import memory_budget as _mem
-    from ..engine import work_budget as _work
+    from ...engine import memory_budget as _mem
+    from ...engine import work_budget as _work
 
     mem = _mem() if memory_budget is None else int(memory_budget)
     work = _work() if work_budget is None else int(work_budget)

@@ -1,6 +1,6 @@
 """Structural checks: what a fitted model discloses by its form, read from the model alone before any training.
 
-Three checks, each a :class:`~leakaudit.audit.checks.Check` of analysis ``"structural"``, exact (no sampling, so no
+Three checks, each a :class:`~leakaudit.audit.result.checks.Check` of analysis ``"structural"``, exact (no sampling, so no
 interval):
 
 * ``structural.instance_based``: a model that keeps training records in its fitted state (a nearest-neighbour model
@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_scalar
-from ..exceptions import InvalidInputError
-from ..learners import is_torch_module
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Check
+from ..._validation import check_scalar
+from ...exceptions import InvalidInputError
+from ...learners import is_torch_module
+from ..result.checks import EXCEEDED, NOT_MEASURABLE, PASSED, Check
 
 __all__ = ["structural_checks", "describe_structure", "count_parameters", "stored_records", "leaf_sizes",
            "Component"]

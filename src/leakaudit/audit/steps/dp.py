@@ -1,7 +1,7 @@
 """Audit stage: a claimed differential-privacy epsilon against a one-run audit of the training recipe.
 
 Runs only with ``claimed_epsilon`` in the config. The demo then trains its network with DP-SGD calibrated to the
-claim (:func:`~leakaudit.audit.target.dp_demo_learner`), and this stage trains that recipe once more on the members
+claim (:func:`~leakaudit.audit.inputs.target.dp_demo_learner`), and this stage trains that recipe once more on the members
 with m white-box gradient canaries (:func:`~leakaudit.dpaudit.audit_dpsgd`, ``bound="best"``: the larger of Steinke,
 Nasr & Jagielski 2023's Theorem 3.1 and the f-DP analysis of the (epsilon, delta) curve, each at half the error
 rate, at the check confidence): a lower bound above the claim is a check that fails ("the claim is
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 
-from .checks import EXCEEDED, PASSED, Analysis, Check, Skipped
-from .context import AuditContext
+from ..result.checks import EXCEEDED, PASSED, Analysis, Check, Skipped
+from ..context import AuditContext
 
 __all__ = ["dp_analysis", "n_canaries"]
 
@@ -32,7 +32,7 @@ def dp_analysis(ctx: AuditContext) -> Analysis:
     cfg = ctx.cfg
     if cfg.claimed_epsilon is None:
         return Analysis(name="dp")
-    from ..learners import DPSGD
+    from ...learners import DPSGD
 
     learner = ctx.target.learner
     if ctx.target.kind != "demo" or not isinstance(learner, DPSGD):
@@ -41,7 +41,7 @@ def dp_analysis(ctx: AuditContext) -> Analysis:
             reason="the one-run audit trains the recipe with gradient canaries inserted, which leakaudit does for "
                    "its own DP-SGD trainer only (the demo with claimed_epsilon)",
             fix="run `leakaudit dp-audit` on the training recipe"),))
-    from ..dpaudit import audit_dpsgd
+    from ...dpaudit import audit_dpsgd
 
     d = ctx.data
     res = audit_dpsgd(learner, d.X_mem, d.y_mem, claimed_epsilon=float(cfg.claimed_epsilon), delta=cfg.epsilon_delta,

@@ -1,5 +1,5 @@
 """The standards an auditor checks an AI model against, and which of leakaudit's checks and attack classes evidence
-which of their items: one table, read by the evidence record (:mod:`leakaudit.audit.evidence`).
+which of their items: one table, read by the evidence record (:mod:`leakaudit.audit.result.evidence`).
 
 Three sources, each at the version read:
 

@@ -1,7 +1,7 @@
 """Digests of what an audit is given in memory: a table, an array, a list of texts, a model.
 
 A file is identified by the SHA-256 of its bytes. An object in memory has no bytes of its own, so the evidence record
-(:mod:`leakaudit.audit.evidence`) identifies it by the SHA-256 of a *canonical form*: bytes that depend on its values
+(:mod:`leakaudit.audit.result.evidence`) identifies it by the SHA-256 of a *canonical form*: bytes that depend on its values
 alone (never on memory addresses, the time, or how pandas hashes), so that whoever holds the same table or model
 recomputes the same digest with the function named here and compares it with the record's ``sha256``.
 
@@ -74,9 +74,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._extras import require
-from .._validation import clip
-from ..exceptions import InvalidParameterError, UnsupportedError
+from ..._extras import require
+from ..._validation import clip
+from ...exceptions import InvalidParameterError, UnsupportedError
 
 __all__ = ["frame_digest", "array_digest", "model_digest", "memory_entry", "FRAME_FORM", "ARRAY_FORM",
            "SKOPS_FORM", "SAFETENSORS_FORM"]
@@ -169,7 +169,7 @@ def frame_digest(frame: pd.DataFrame) -> str:
     """SHA-256 (hex) of a table's canonical form ``leakaudit-frame-1``: what the evidence record holds for a
     DataFrame given in memory (members, non-members, population).
 
-    The form, exactly: the module docstring of :mod:`leakaudit.audit.digests`. In short: the shape, each column's
+    The form, exactly: the module docstring of :mod:`leakaudit.audit.inputs.digests`. In short: the shape, each column's
     name and storage, then each column's values (numbers as little-endian bytes, everything else as typed text
     tokens); the index is not part of it.
 
@@ -186,7 +186,7 @@ def frame_digest(frame: pd.DataFrame) -> str:
     Examples
     --------
     >>> import pandas as pd
-    >>> from leakaudit.audit.evidence import frame_digest
+    >>> from leakaudit.audit.result.evidence import frame_digest
     >>> a = frame_digest(pd.DataFrame({"age": [30, 40], "income": ["<=50K", ">50K"]}))
     >>> a == frame_digest(pd.DataFrame({"age": [30, 41], "income": ["<=50K", ">50K"]}))
     False
@@ -210,7 +210,7 @@ def array_digest(array: Any) -> str:
 
     ``numpy.asarray(array)``'s shape and storage, then its values in C order: numbers as little-endian bytes, strings
     and objects as typed text tokens (so a list of texts and an array of them give the same digest). The form,
-    exactly: the module docstring of :mod:`leakaudit.audit.digests`.
+    exactly: the module docstring of :mod:`leakaudit.audit.inputs.digests`.
 
     Parameters
     ----------
@@ -235,7 +235,7 @@ def array_digest(array: Any) -> str:
 def model_digest(model: Any) -> str:
     """SHA-256 (hex) of a model's serialisation: a torch module's ``state_dict`` through safetensors (form
     ``safetensors``), any other model through ``skops.io.dumps`` made canonical (form ``skops-canonical-1``; the
-    module docstring of :mod:`leakaudit.audit.digests` says how). Never pickle.
+    module docstring of :mod:`leakaudit.audit.inputs.digests` says how). Never pickle.
 
     Parameters
     ----------
@@ -256,7 +256,7 @@ def model_digest(model: Any) -> str:
 
 
 def _model_form_and_digest(model: Any) -> tuple[str, str]:
-    from ..learners import is_torch_module
+    from ...learners import is_torch_module
 
     if is_torch_module(model):
         return SAFETENSORS_FORM, _torch_digest(model)
@@ -268,7 +268,7 @@ def _model_form_and_digest(model: Any) -> tuple[str, str]:
     if root == "lightgbm":
         return "lightgbm-text", hashlib.sha256(booster.model_to_string().encode("utf-8")).hexdigest()
     if root == "catboost":
-        from ..learners.catboost import catboost_json
+        from ...learners.catboost import catboost_json
 
         blob = json.dumps(catboost_json(booster), sort_keys=True).encode("utf-8")
         return "catboost-json", hashlib.sha256(blob).hexdigest()
@@ -366,16 +366,16 @@ def _data_fields(obj: Any) -> dict:
         frame = obj.to_frame() if isinstance(obj, pd.Series) else obj
         return {"type": type(obj).__name__, "shape": list(frame.shape),
                 "dtypes": [[str(c), str(t)] for c, t in zip(frame.columns, frame.dtypes)], "form": FRAME_FORM,
-                "recompute": "leakaudit.audit.evidence.frame_digest", "sha256": frame_digest(frame)}
+                "recompute": "leakaudit.audit.result.evidence.frame_digest", "sha256": frame_digest(frame)}
     sha = array_digest(obj)
     a = np.asarray(obj)
     return {"type": type(obj).__name__, "shape": list(a.shape), "dtype": str(a.dtype), "form": ARRAY_FORM,
-            "recompute": "leakaudit.audit.evidence.array_digest", "sha256": sha}
+            "recompute": "leakaudit.audit.result.evidence.array_digest", "sha256": sha}
 
 
 def _model_fields(obj: Any) -> dict:
     form, sha = _model_form_and_digest(obj)
-    return {"form": form, "recompute": "leakaudit.audit.evidence.model_digest", "sha256": sha}
+    return {"form": form, "recompute": "leakaudit.audit.result.evidence.model_digest", "sha256": sha}
 
 
 def memory_entry(role: str, obj: Any) -> dict:

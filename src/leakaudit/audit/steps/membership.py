@@ -15,10 +15,10 @@ import warnings
 
 import numpy as np
 
-from ..exceptions import InvalidParameterError, NotEstimableWarning
-from ..membership import (ATTACKS, AttackInputs, audit_attacks, audit_reference_models, cross_entropy_loss,
+from ...exceptions import InvalidParameterError, NotEstimableWarning
+from ...membership import (ATTACKS, AttackInputs, audit_attacks, audit_reference_models, cross_entropy_loss,
                           display_name, make_attack)
-from ..metrics import (
+from ...metrics import (
     DEFAULT_FPRS,
     auc_ci_can_exceed,
     empirical_epsilon,
@@ -29,11 +29,11 @@ from ..metrics import (
     tpr_entry,
     wide_interval_reason,
 )
-from .checks import (EXCEEDED, GIVE_MODEL, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix,
+from ..result.checks import (EXCEEDED, GIVE_MODEL, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix,
                      within_sentence)
-from .config import escaped, phrase
-from .context import AuditContext, engine_stats
-from .recipe import recipe_test
+from ..config import escaped, phrase
+from ..context import AuditContext, engine_stats
+from ..inputs.recipe import recipe_test
 
 __all__ = ["membership_analysis", "planned_attacks", "attack_plan", "available_inputs", "access_of"]
 
@@ -100,7 +100,7 @@ def planned_attacks(target, data, access: str = "scores") -> list[str]:
 
 def shadow_plan(cfg) -> tuple[int | None, int, str | None]:
     """(shadow models, attack batch, note): the profile's, or the fallback without the compiled trainer."""
-    from ..membership.shadow import shadow_plan as plan
+    from ...membership.shadow import shadow_plan as plan
 
     return plan(cfg.settings.shadow_attack_models, cfg.settings.shadow_attack_batch)
 
@@ -108,7 +108,7 @@ def shadow_plan(cfg) -> tuple[int | None, int, str | None]:
 def _stage(used: dict) -> dict:
     """An attack's ``audit_run`` resources as results.json's closed stage entry: the counters it declares, the rest
     (a plug-in's own) under ``values``."""
-    from .sections import StageResources
+    from ..result.sections import StageResources
 
     known = {k: v for k, v in used.items() if k in StageResources.model_fields}
     return {**known, **({"values": {k: v for k, v in used.items() if k not in known}} if len(known) < len(used) else {})}
@@ -123,7 +123,7 @@ def _reference_models(ctx: AuditContext, X_audit: np.ndarray, y: np.ndarray):
                                      X_population=target.inputs(data)[2] if n_pop else None,
                                      y_population=data.y_pop if n_pop else None, n_classes=data.n_classes,
                                      random_state=ctx.seeds["reference"], engine=engine, groups=data.unit_groups)
-    from ..engine import is_disk_backed
+    from ...engine import is_disk_backed
 
     # past the memory budget the outputs are held in a temporary file (engine/_store.py): the numbers are the same
     used = {**engine_stats(engine, counted.stats), "backend": cfg.backend, "outputs_on_disk": is_disk_backed(ref.probs)}
@@ -179,7 +179,7 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
     metrics, checks, per_record = {}, [], {}
     groups = data.unit_groups
     if groups is not None:  # the attack is judged on units: each scored by the mean of its rows' scores
-        from .units import unit_membership, unit_scores
+        from ..inputs.units import unit_membership, unit_scores
 
         m = unit_membership(groups, len(data.y_mem))
     for name in names:

@@ -5,7 +5,7 @@ Each section is a :class:`Section`: a frozen, closed pydantic model whose fields
 (a section may gain optional keys in later schema versions). A section also reads as the mapping it is written as
 (``res.dtp["n_above"]``, ``res.dtp.get("test")``), so code written against ``results.json`` works on the result in
 memory. ``docs/results.schema.json`` is generated from these models
-(:func:`leakaudit.audit.results.results_json_schema`).
+(:func:`leakaudit.audit.result.results.results_json_schema`).
 
 Values that could not be measured are NaN in memory and ``null`` in ``results.json`` (strict JSON); the schema
 says ``number or null`` for each.
@@ -18,9 +18,9 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import (BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, WithJsonSchema, create_model,
                       model_serializer, model_validator)
 
-from .config import ProfileSettings
+from ..config import ProfileSettings
 
-from .config import Phrase, Phrased
+from ..config import Phrase, Phrased
 
 __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "UnitSection", "TargetSection", "TprAt", "EpsilonBound",
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
@@ -60,7 +60,7 @@ class Section(BaseModel):
     @model_validator(mode="wrap")
     @classmethod
     def _remember_order(cls, data: Any, handler):
-        from .._results import to_jsonable
+        from ..._results import to_jsonable
 
         if isinstance(data, dict):
             data = to_jsonable(data)
@@ -114,7 +114,7 @@ class Section(BaseModel):
         return self.model_dump(mode="python")
 
     def __dir__(self) -> list[str]:
-        from .._results import public_dir
+        from ..._results import public_dir
 
         return public_dir(self)
 
@@ -250,7 +250,7 @@ class AttackMetrics(Section):
 
     def tpr_at(self, fpr: float) -> TprAt | None:
         """The TPR at ``fpr`` (one of the audit's low FPRs) with its interval; None if it was not measured."""
-        from ..metrics import tpr_entry
+        from ...metrics import tpr_entry
 
         return tpr_entry(self.tpr_at_fpr, fpr)
 
@@ -415,7 +415,7 @@ class DatasetInferenceSection(Section):
 
 class DuplicatesSection(Section, Phrased):
     """Exact and near duplicates among the members and between members and non-members
-    (:mod:`leakaudit.audit.duplicates`, which defines them; ``definition`` says it in one line), and what they do to
+    (:mod:`leakaudit.audit.inputs.duplicates`, which defines them; ``definition`` says it in one line), and what they do to
     the per-record figures (``sentence``); ``fix``: what would remove the exact duplicates' effect, given when there
     are any; ``examples``: up to five of the members repeated or found among the non-members, by name."""
 

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Optional
 
 from pydantic import Field, PrivateAttr, create_model, field_validator, model_validator
 
-from .._results import Result
+from ..._results import Result
 from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks, to_decide
-from .config import AuditConfig, Phrase, Phrased
+from ..config import AuditConfig, Phrase, Phrased
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
                        DuplicatesSection, ExtractionSection, MipSection, PropertyEstimate, RecipeTest, RecordRiskSection,
                        RegisteredAnalysis, Resources, Section, Settings, Skipped, TargetSection)
@@ -46,7 +46,7 @@ class Verdict(Result, Phrased):
     many have each, adding up to ``n_checks``, and ``checks`` are ranked by strength of evidence (exceeded first).
     ``policy``: the release policy applied
     (a built-in name or the policy file); ``release`` and ``threat_model``: the release context the analyses were
-    chosen for (:mod:`leakaudit.audit.release`). ``publish`` is ``outcome == "publish"``. ``headline`` is the
+    chosen for (:mod:`leakaudit.audit.result.release`). ``publish`` is ``outcome == "publish"``. ``headline`` is the
     outcome and ``finding`` (one sentence: what was found, how sure, what to do), as "Outcome: finding";
     ``finding_parts`` and ``headline_parts``: the same with the settings they name as structured references, said
     per surface by :meth:`~leakaudit.audit.config.Phrased.said` (None where they name none).
@@ -111,7 +111,7 @@ class Verdict(Result, Phrased):
 
     def to_decide(self) -> list[Check]:
         """The checks that keep this verdict from "publish", the one to decide first leading
-        (:func:`~leakaudit.audit.checks.to_decide`)."""
+        (:func:`~leakaudit.audit.result.checks.to_decide`)."""
         return to_decide(self.checks, self.burden_of_proof == "safety shown")
 
     def family_sentence(self) -> str:
@@ -141,7 +141,7 @@ ConfigRecord = create_model("ConfigRecord", __base__=Section, __module__=__name_
 class AuditResult(Result):
     """Everything an audit measured (``to_dict()`` adds ``schema_version`` and ``type``).
 
-    Each section is a typed model of :mod:`leakaudit.audit.sections` (``res.membership["lira"].auc``,
+    Each section is a typed model of :mod:`leakaudit.audit.result.sections` (``res.membership["lira"].auc``,
     ``res.dtp.n_above``) that also reads as the mapping results.json holds (``res.dtp["n_above"]``).
 
     Sections
@@ -212,7 +212,7 @@ class AuditResult(Result):
         schema's, or :func:`_json_problem`'s) when it is not an audit's result."""
         from pydantic import ValidationError
 
-        from ..exceptions import DataFileError
+        from ...exceptions import DataFileError
 
         if not isinstance(data, dict) or data.get("type", "AuditResult") != "AuditResult":
             raise DataFileError(f"{where} does not hold an audit's results (no AuditResult)")
@@ -243,7 +243,7 @@ class AuditResult(Result):
 
     @_property
     def evidence(self) -> dict | None:
-        """The evidence record (:func:`leakaudit.audit.evidence.build_evidence`, made when the audit ran: the
+        """The evidence record (:func:`leakaudit.audit.result.evidence.build_evidence`, made when the audit ran: the
         SHA-256 of every input file, the versions, the policy and each threshold's source, the release context,
         every check and the attack classes tested or not); what ``save`` writes as evidence.json. None for a result
         read back from results.json alone."""
@@ -281,7 +281,7 @@ class AuditResult(Result):
     def save(self, out: str | Path, *, redact: bool = False) -> Path:
         """Write results.json, records.csv, report.html and evidence.json into the folder ``out`` (created if
         missing), exactly as ``leakaudit audit --out`` writes them: together or not at all
-        (:func:`leakaudit.audit.output.save_result`; ``redact=True``, as ``--redact``: records.csv and report.html
+        (:func:`leakaudit.audit.result.output.save_result`; ``redact=True``, as ``--redact``: records.csv and report.html
         without the records' own values). Returns the folder written: ``out``, with a ``..`` in it resolved. An
         ``out`` that is not a path, or is empty, is refused by name before anything is written."""
         from .output import save_result
@@ -293,7 +293,7 @@ class AuditResult(Result):
         """Log this audit to MLflow (the ``mlflow`` extra) as a new run, into the run ``run_id`` (the one that
         trained the model, say), or as a child of it (``nested``): the verdict as a tag, each check's value and
         interval as metrics, results.json, evidence.json and report.html as artifacts
-        (:func:`leakaudit.audit.mlflow_log.log_to_mlflow`). Returns the run's id."""
+        (:func:`leakaudit.audit.result.mlflow_log.log_to_mlflow`). Returns the run's id."""
         from .mlflow_log import log_to_mlflow
 
         return log_to_mlflow(self, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name,
@@ -310,7 +310,7 @@ class AuditResult(Result):
         as the report prints them (control and bidirectional characters written out, as in the report)."""
         from html import escape as html_escape
 
-        from .._results import escape_controls
+        from ..._results import escape_controls
 
         def escape(text: str) -> str:
             return html_escape(escape_controls(text))
@@ -352,7 +352,7 @@ class AuditResult(Result):
         """What the notebook shows, as text: the outcome ("Do not publish"), the finding, the records and the model,
         the intervals' heading and one row per check (name, status, value, interval, threshold) in
         :func:`rank_checks` order, the numbers formatted as the report's checks table formats them."""
-        from ..report.html import check_row
+        from ...report.html import check_row
 
         v = self.verdict
         title = v.outcome[:1].upper() + v.outcome[1:]
@@ -392,8 +392,8 @@ class AuditResult(Result):
             The result holds no records (one read back from results.json alone: attach records.csv's rows with
             :meth:`with_records`), or no membership attack's scores.
         """
-        from ..report.html import display_name, as_number
-        from ..report.plots import roc_figure
+        from ...report.html import display_name, as_number
+        from ...report.plots import roc_figure
 
         records = self._plotted("plot_roc")
         m = records["is_member"].to_numpy(int)
@@ -419,8 +419,8 @@ class AuditResult(Result):
         InvalidInputError
             The result holds no records, or no PDTP was measured (the message says why the audit skipped it).
         """
-        from ..report.html import as_number
-        from ..report.plots import histogram_figure
+        from ...report.html import as_number
+        from ...report.plots import histogram_figure
 
         members = self._members_pdtp("plot_pdtp")
         return histogram_figure(members["pdtp"].to_numpy(float), xlabel="PDTP (nats)",
@@ -450,10 +450,10 @@ class AuditResult(Result):
         InvalidParameterError
             ``attack`` names no attack with scores in records.
         """
-        from .._validation import check_choice
-        from ..exceptions import InvalidParameterError
-        from ..report.html import display_name, as_number
-        from ..report.plots import pdtp_vs_score_figure, strongest_attack
+        from ..._validation import check_choice
+        from ...exceptions import InvalidParameterError
+        from ...report.html import display_name, as_number
+        from ...report.plots import pdtp_vs_score_figure, strongest_attack
 
         members = self._members_pdtp("plot_records")
         scored = self._scored("plot_records")
@@ -469,20 +469,20 @@ class AuditResult(Result):
 
     def _plotted(self, what: str) -> pd.DataFrame:
         """``records``, or an error naming ``what`` when the result holds none."""
-        from ..exceptions import InvalidInputError
+        from ...exceptions import InvalidInputError
 
         if self.records is None or not len(self.records):
             raise InvalidInputError(
                 f"{what}() draws from the per-record table, and this result holds none (result.records is None: a "
                 "result read back from results.json alone); attach records.csv's rows with result.with_records("
-                "leakaudit.audit.output.read_records_csv(path))")
+                "leakaudit.audit.result.output.read_records_csv(path))")
         return self.records
 
     def _scored(self, what: str) -> list[str]:
         """The membership attacks whose scores ``records`` holds (``score_ATTACK``), or an error naming ``what``."""
-        from ..exceptions import InvalidInputError
+        from ...exceptions import InvalidInputError
 
-        from ..report.plots import scored_attacks
+        from ...report.plots import scored_attacks
 
         scored = scored_attacks(self.membership, self._plotted(what))
         if not scored:
@@ -492,8 +492,8 @@ class AuditResult(Result):
 
     def _members_pdtp(self, what: str) -> pd.DataFrame:
         """The members whose PDTP was measured, or an error naming ``what`` and why PDTP did not run."""
-        from ..exceptions import InvalidInputError
-        from ..report.plots import measured_members
+        from ...exceptions import InvalidInputError
+        from ...report.plots import measured_members
 
         members = measured_members(self._plotted(what))
         if not len(members):
@@ -515,7 +515,7 @@ def _schema3(data: dict, records: pd.DataFrame | None = None) -> dict:
     without the ``schema_version`` and ``type`` of its own."""
     import copy
 
-    from .._results import record_names
+    from ..._results import record_names
 
     data = copy.deepcopy(data)
     dtp, removal = _dict(data.get("dtp")), _dict(_dict(data.get("dtp")).get("removal"))
@@ -560,7 +560,7 @@ def _json_problem(data: Any) -> str | None:
     """The field of results.json's data (as ``json.load`` gives it) that no audit writes and that its readers
     cannot take, in words: nesting deeper than ``_MAX_DEPTH`` levels, an integer beyond a float's range or a
     ``schema_version`` that is no integer; None when there is none."""
-    from .._validation import shown
+    from ..._validation import shown
 
     todo = [((), data)]
     while todo:
@@ -599,8 +599,8 @@ def rerender_report(folder: str | Path) -> Path:
 def results_json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``results.json``, published as ``docs/results.schema.json``.
 
-    Generated from the models: :class:`AuditResult`, its sections (:mod:`leakaudit.audit.sections`), the
-    :class:`Verdict` and its :class:`~leakaudit.audit.checks.Check` objects; ``config`` holds
+    Generated from the models: :class:`AuditResult`, its sections (:mod:`leakaudit.audit.result.sections`), the
+    :class:`Verdict` and its :class:`~leakaudit.audit.result.checks.Check` objects; ``config`` holds
     :class:`~leakaudit.audit.config.AuditConfig`'s fields. Every object is closed (a later schema version may add
     optional keys). Numbers that could not be measured are ``null`` (results.json is strict JSON: never ``NaN`` or
     ``Infinity``).
@@ -611,10 +611,10 @@ def results_json_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://github.com/leakaudit/leakaudit/docs/results.schema.json",
         "title": "leakaudit results.json",
-        "description": "What `leakaudit audit` measured (leakaudit.audit.results.AuditResult, schema_version "
+        "description": "What `leakaudit audit` measured (leakaudit.audit.result.results.AuditResult, schema_version "
                        f"{SCHEMA_VERSION}). Strict JSON: a value that could not be measured is null. Fields never "
                        "change meaning; new ones are optional. Generated by "
-                       "leakaudit.audit.results.results_json_schema() from the result models; "
+                       "leakaudit.audit.result.results.results_json_schema() from the result models; "
                        "tests/audit/test_results_schema.py keeps this file equal to it.",
         "type": "object",
         # every key written since schema 1; dp, dataset_inference, settings and record_risk came later (optional)

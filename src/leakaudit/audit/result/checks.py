@@ -3,7 +3,7 @@
 Every analysis of the audit (membership attacks, DTP, attribute inference, property inference, MIP) returns an
 :class:`Analysis`: its section of ``results.json``, the :class:`Check` objects the verdict is computed from, what it
 could not run (:class:`Skipped`, with the flag that would enable it), its resource use and per-record columns. The
-verdict (:func:`leakaudit.audit.verdict.decide`) reads checks only.
+verdict (:func:`leakaudit.audit.result.verdict.decide`) reads checks only.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal, Optional
 import numpy as np
 from pydantic import ConfigDict, Field, WithJsonSchema, model_validator
 
-from .._results import BELOW, EXCEEDED, NOT_MEASURABLE, STATUS_COLOURS, STATUSES, UNDECIDED, Result
-from .config import Phrase, Phrased, escaped, phrase
+from ..._results import BELOW, EXCEEDED, NOT_MEASURABLE, STATUS_COLOURS, STATUSES, UNDECIDED, Result
+from ..config import Phrase, Phrased, escaped, phrase
 from .sections import INTERVAL_SCHEMA, MEASURED_SCHEMA, Skipped
 
 __all__ = ["Check", "Skipped", "Analysis", "STATUSES", "STATUS_COLOURS", "EXCEEDED", "BELOW", "UNDECIDED", "NOT_MEASURABLE", "PASSED",

@@ -31,11 +31,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._extras import require
-from .._validation import check_model_file, check_probabilities, clip
-from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
-from ..learners import Capabilities, Learner, capabilities
-from .config import AuditConfig
+from ..._extras import require
+from ..._validation import check_model_file, check_probabilities, clip
+from ...exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
+from ...learners import Capabilities, Learner, capabilities
+from ..config import AuditConfig
 from .data import AuditData
 
 __all__ = ["Target", "prepare_target", "load_skops_model", "load_torch_model", "boosted_target"]
@@ -97,7 +97,7 @@ class FrameEstimatorLearner(Learner):
     @property
     def capabilities(self) -> Capabilities:
         """scikit-learn refuses a single class; the seed matters where the estimator has a ``random_state``."""
-        from ..learners.sklearn import seeded
+        from ...learners.sklearn import seeded
 
         return Capabilities(fits_one_class=False, stochastic=seeded(self.estimator))
 
@@ -131,7 +131,7 @@ class FrameEstimatorLearner(Learner):
         stage adds noise only to models on leakaudit's encoding."""
         from sklearn.pipeline import Pipeline
 
-        from ..learners.sklearn import PIPELINE_NOT_A_VECTOR, SklearnLearner
+        from ...learners.sklearn import PIPELINE_NOT_A_VECTOR, SklearnLearner
 
         if isinstance(self.estimator, Pipeline):
             raise UnsupportedError(PIPELINE_NOT_A_VECTOR)
@@ -143,7 +143,7 @@ class FrameEstimatorLearner(Learner):
     def _fit(self, X, y, *, random_state, n_classes):
         from sklearn.base import clone
 
-        from .._random import seed_to_int
+        from ..._random import seed_to_int
 
         est = clone(self.estimator)
         seed = seed_to_int(random_state)
@@ -223,7 +223,7 @@ class _FrameModel:
 
 
 def demo_learner(cfg: AuditConfig):
-    from ..learners import TorchMLP
+    from ...learners import TorchMLP
 
     return TorchMLP(hidden=tuple(cfg.hidden), activation=cfg.activation, mode="faithful", epochs=cfg.epochs, lr=0.01,
                     device=cfg.device)
@@ -235,8 +235,8 @@ def dp_demo_learner(cfg: AuditConfig, n: int):
     Poisson batches of 64 rows expected (rate 64 / n), ``cfg.epochs`` epochs, clip norm 1, lr 0.5; the noise
     multiplier calibrated with the PLD accountant to the claimed epsilon at ``cfg.epsilon_delta`` for ``n`` rows.
     """
-    from ..dpaudit.dpsgd import calibrate_noise_multiplier, check_dp_claim
-    from ..learners import DPSGD, TorchMLP
+    from ...dpaudit.dpsgd import calibrate_noise_multiplier, check_dp_claim
+    from ...learners import DPSGD, TorchMLP
 
     q = min(1.0, 64 / n)
     check_dp_claim(noise_multiplier=1.0, sampling_rate=q, delta=cfg.epsilon_delta, n=n,
@@ -251,7 +251,7 @@ def dp_demo_learner(cfg: AuditConfig, n: int):
 
 def torch_module_learner(cfg: AuditConfig):
     """The training algorithm of a ``--module`` target: fresh instances of the class, ``cfg.training``'s recipe."""
-    from ..learners.torch_module import TorchModuleLearner
+    from ...learners.torch_module import TorchModuleLearner
 
     t = cfg.training
     return TorchModuleLearner(module=cfg.module, module_kwargs=dict(cfg.module_kwargs), optimizer=t.optimizer,
@@ -461,7 +461,7 @@ def load_torch_model(module_spec: str, weights: Path, module_kwargs: dict | None
     """Instantiate ``pkg.mod:Class(**module_kwargs)`` and load a state_dict with ``weights_only=True`` (no code runs)."""
     torch = require("torch", "a torch model target (--module)")
 
-    from ..learners.torch_module import import_module_class
+    from ...learners.torch_module import import_module_class
 
     cls = import_module_class(module_spec)
     try:
@@ -491,7 +491,7 @@ def _torch_probs(module, X: np.ndarray, n_classes: int, what: str = "the records
     ``what``."""
     import torch
 
-    from ..learners._torch_utils import to_tensor
+    from ...learners._torch_utils import to_tensor
 
     with torch.no_grad():
         try:
@@ -596,7 +596,7 @@ def _sk_probs(model, X, n_classes: int, what: str, class_names=None) -> np.ndarr
 
 
 def _read_predictions(path: Path, n: int, n_classes: int, what: str, class_names=None) -> np.ndarray:
-    from ..data import read_table
+    from ...data import read_table
 
     df = read_table(path)
     if len(df) == n - 1 and _headerless(path):  # the first line is a record, not a header (docs/input.md)
@@ -621,7 +621,7 @@ def _headerless(path: Path) -> bool:
     """Whether the first line of a predictions file is a row of probabilities rather than a header: every cell a
     number written with a decimal point or an exponent (``0.25``, ``1e-3``). Bare integers (``0,1``) are read as
     a header of class codes: a file whose first line is ``0,1`` and that lacks a row is refused by its row count."""
-    from ..data import read_table
+    from ...data import read_table
 
     first = read_table(path, header=None, nrows=1, dtype=str, keep_default_na=False)
     cells = [str(c).strip() for c in first.iloc[0].tolist()] if len(first) else []
@@ -681,9 +681,9 @@ def _sklearn_learner(est) -> tuple[object, str]:
     from sklearn.linear_model import LogisticRegression as SkLogisticRegression
     from sklearn.neural_network import MLPClassifier
 
-    from ..exceptions import UnsupportedError
-    from ..learners import LogisticRegression, RandomForest, TorchMLP
-    from ..learners.sklearn import SklearnLearner
+    from ...exceptions import UnsupportedError
+    from ...learners import LogisticRegression, RandomForest, TorchMLP
+    from ...learners.sklearn import SklearnLearner
 
     try:
         if isinstance(est, SkLogisticRegression):
@@ -696,7 +696,7 @@ def _sklearn_learner(est) -> tuple[object, str]:
             return (RandomForest.from_sklearn(est),
                     "; reference and leave-one-out forests retrained by leakaudit's RandomForest (same algorithm)")
         if isinstance(est, GradientBoostingClassifier):
-            from ..learners.gradient_boosting import GradientBoosting
+            from ...learners.gradient_boosting import GradientBoosting
 
             return (GradientBoosting.from_sklearn(est),
                     "; reference and leave-one-out models retrained by leakaudit's compiled gradient boosting (the "
@@ -718,7 +718,7 @@ def _frame_learner(est, frame: pd.DataFrame) -> tuple[Learner, str]:
     scikit-learn itself (a clone a model)."""
     from sklearn.base import clone
 
-    from ..learners.gradient_boosting import FrameGradientBoosting
+    from ...learners.gradient_boosting import FrameGradientBoosting
 
     why = FrameGradientBoosting.supported(est)
     if why is None:
@@ -991,9 +991,9 @@ def _check_refittable_classes(cfg: AuditConfig, data: AuditData, learner) -> Non
             "and without that one the members hold a single class, which scikit-learn cannot fit: give at least 2 "
             "members of every class")
     # the reference models' training sets, drawn as the membership stage draws them
-    from ..membership import paired_half_masks
-    from .._random import slot_seeds
-    from .config import SEED_SLOTS
+    from ...membership import paired_half_masks
+    from ..._random import slot_seeds
+    from ..config import SEED_SLOTS
 
     y = np.r_[data.y_mem, data.y_non]
     masks = paired_half_masks(len(y), cfg.settings.n_reference, slot_seeds(cfg.seed, SEED_SLOTS)["reference"])

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._random import check_random_state
-from ..exceptions import InvalidInputError, InvalidParameterError
-from .config import AuditConfig
+from ..._random import check_random_state
+from ...exceptions import InvalidInputError, InvalidParameterError
+from ..config import AuditConfig
 
 __all__ = ["AuditData", "prepare_data", "data_from_frames", "read_records"]
 
@@ -112,7 +112,7 @@ class AuditData:
 
 
 def _demo_data(cfg: AuditConfig) -> AuditData:
-    from ..data import load_adult
+    from ...data import load_adult
 
     if cfg.unit is not None:
         raise InvalidParameterError(f"unit {cfg.unit!r} names a column of your own records (train and test, or "
@@ -162,7 +162,7 @@ def _rows(index: pd.Index, k: int = 3) -> str:
 
 def _raw_header(path: Path) -> list[str] | None:
     """The first line of a text table as written (pandas renames a repeated ``x`` to ``x.1``)."""
-    from ..data import read_table
+    from ...data import read_table
 
     suffixes = [s.lower() for s in path.suffixes if s.lower() not in (".gz", ".xz", ".bz2", ".zip", ".zst")]
     if suffixes and suffixes[-1] in (".parquet", ".pq"):
@@ -212,8 +212,8 @@ def _nested_columns(df: pd.DataFrame) -> list[tuple[str, str, int]]:
 
 
 def _read(path: Path, what: str) -> pd.DataFrame:
-    from .._validation import check_regular_file
-    from ..data import read_table
+    from ..._validation import check_regular_file
+    from ...data import read_table
 
     check_regular_file(path, what=what)
     df = read_table(path)  # a link to a protected file is refused there (check_linked_file)
@@ -389,7 +389,7 @@ def _check_sensitive(frames: list[pd.DataFrame], wheres: list[str], label: str, 
 def _check_encoded_size(enc, n_rows: int) -> None:
     """Refuse, before the table is encoded, an encoding (one float64 column per numeric or binary feature and per
     category of a categorical one) larger than the memory limit, naming the widest categorical columns."""
-    from ..engine import check_memory, memory_limit
+    from ...engine import check_memory, memory_limit
 
     width = enc.n_features_out_
     need = 8.0 * n_rows * width
@@ -605,7 +605,7 @@ def _reconciled(train: pd.DataFrame, test: pd.DataFrame, pop: pd.DataFrame | Non
     """The members, non-members and population reconciled once (same columns by name, one type per column, the
     same classes among members and non-members, usable sensitive columns) and encoded. ``wheres`` names each table
     in messages. ``unit``: the unit column, taken out first (:func:`_split_unit`)."""
-    from ..data import from_frame
+    from ...data import from_frame
 
     if len(train) == 0 or len(test) == 0:
         raise InvalidInputError(f"need members and non-members; got {len(train)} members and {len(test)} non-members")

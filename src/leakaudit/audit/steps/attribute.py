@@ -16,9 +16,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
-from .config import escaped, phrase
-from .context import AuditContext
+from ..result.checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
+from ..config import escaped, phrase
+from ..context import AuditContext
 
 __all__ = ["attribute_analysis"]
 
@@ -41,7 +41,7 @@ def _true_index(series: pd.Series, values: list) -> np.ndarray:
 
 def attribute_analysis(ctx: AuditContext) -> Analysis:
     """Attribute inference of each sensitive column, with one check per column on Yeom's advantage."""
-    from ..attribute.experiment import attribute_advantage
+    from ...attribute.experiment import attribute_advantage
 
     skipped: list[dict] = []
     out = _attribute(ctx, skipped)
@@ -74,9 +74,9 @@ def attribute_analysis(ctx: AuditContext) -> Analysis:
 
 
 def _attribute(ctx: AuditContext, skipped: list) -> dict:
-    from ..attribute.bayes_simulator import BayesSimulator
-    from ..attribute.classifier import label_likelihood_scores
-    from ..attribute.experiment import alternative_advantage, attribute_advantage
+    from ...attribute.bayes_simulator import BayesSimulator
+    from ...attribute.classifier import label_likelihood_scores
+    from ...attribute.experiment import alternative_advantage, attribute_advantage
 
     data, target = ctx.data, ctx.target
     if not data.sensitive:

@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .checks import Analysis
-from .config import phrase
+from ..result.checks import Analysis
+from ..config import phrase
 
 __all__ = ["Duplicates", "row_keys", "find_duplicates", "duplicates_analysis"]
 

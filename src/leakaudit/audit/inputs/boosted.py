@@ -40,11 +40,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .._extras import require
-from .._text import byte_size
-from .._validation import check_model_file, clip
-from ..exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
-from ..learners._recipe import recipe_error
+from ..._extras import require
+from ..._text import byte_size
+from ..._validation import check_model_file, clip
+from ...exceptions import InvalidInputError, InvalidParameterError, UnsafeFileError, UnsupportedError
+from ...learners._recipe import recipe_error
 
 __all__ = ["boosted_library", "load_boosted_file", "boosted_from_memory", "xgb_leaf_records", "generic_names",
            "is_boosted_file", "check_catboost_json",
@@ -284,7 +284,7 @@ def check_xgboost_model(d, where: str) -> dict:
     (``num_parallel_tree``), ``depth`` (the deepest tree), ``attributes`` and ``trees`` (each tree's leaf mask).
 
     Raises UnsafeFileError (one line naming ``where``) for anything out of shape."""
-    from ..learners.xgb import XGB_OBJECTIVES
+    from ...learners.xgb import XGB_OBJECTIVES
 
     if not isinstance(d, dict) or not isinstance(d.get("learner"), dict):
         _refuse(where, "no 'learner' object: not an XGBoost JSON/UBJSON model")
@@ -451,7 +451,7 @@ def parse_lightgbm_text(text: str, where: str) -> dict:
     -> value), ``leaf_counts`` and ``canonical`` (the model written anew from the checked values).
 
     Raises UnsafeFileError (one line naming ``where``) for anything out of shape."""
-    from ..learners.lgbm import LGBM_OBJECTIVES
+    from ...learners.lgbm import LGBM_OBJECTIVES
 
     lines = text.split("\n")
     if not lines or lines[0].strip() != "tree":
@@ -640,7 +640,7 @@ def check_catboost_json(d, where: str) -> dict:
     of depth at most 16, with ``2^depth`` leaf weights and ``2^depth`` x outputs leaf values, each split on a float
     feature inside the model's width at one of that feature's borders; every number finite. Categorical, text and
     embedding features are refused as unsupported. Raises UnsafeFileError (one line naming ``where``)."""
-    from ..learners.catboost import CATBOOST_OBJECTIVES
+    from ...learners.catboost import CATBOOST_OBJECTIVES
 
     if not isinstance(d, dict) or not isinstance(d.get("features_info"), dict):
         _refuse(where, "no 'features_info' object: not a CatBoost JSON model")
@@ -783,7 +783,7 @@ def _grows_the_trees(params: dict, name: str, default: int, largest: int, what: 
 
 
 def _cb_boosted(model, info: dict, *, source: str, classes=None, where: str) -> Boosted:
-    from ..learners.catboost import CatBoostLearner, CatBoostModel, catboost_recipe
+    from ...learners.catboost import CatBoostLearner, CatBoostModel, catboost_recipe
 
     try:
         with _cb_quiet():
@@ -815,7 +815,7 @@ def _cb_boosted(model, info: dict, *, source: str, classes=None, where: str) -> 
 
 def _load_catboost_file(path: Path, fmt: str, where: str) -> Boosted:
     require("catboost", "a CatBoost model file")
-    from ..learners.catboost import catboost_json
+    from ...learners.catboost import catboost_json
 
     blob = path.read_bytes()
     if fmt == "catboost-cbm":
@@ -848,7 +848,7 @@ class Boosted:
 
 
 def _check_size(path: Path, factor: int = PARSE_FACTOR) -> int:
-    from ..engine import memory_budget
+    from ...engine import memory_budget
 
     size = path.stat().st_size
     budget = memory_budget()
@@ -883,7 +883,7 @@ def _xgb_recipe_text(learner, info: dict, from_config: bool) -> str:
 def _xgb_learner_from_file(info: dict, where: str):
     """The learner of a model's recipe: the configuration it carries (:data:`CONFIG_ATTRIBUTE`), checked, or else
     what its trees show (the deepest tree's depth) and XGBoost's defaults; and whether it had the former."""
-    from ..learners.xgb import XGBoostLearner, xgboost_recipe
+    from ...learners.xgb import XGBoostLearner, xgboost_recipe
 
     text = info["attributes"].get(CONFIG_ATTRIBUTE)
     if text is None:
@@ -918,7 +918,7 @@ def _xgb_learner_from_file(info: dict, where: str):
 def _configured(booster, d: dict) -> bool:
     """Whether an XGBoost booster in memory holds a training configuration beyond what its model file would (one
     trained in this process, not loaded from a file: a loaded booster's configuration is XGBoost's defaults)."""
-    from ..learners.xgb import _sections
+    from ...learners.xgb import _sections
 
     loaded = _xgb_booster_from(d)
     return _sections(json.loads(booster.save_config())) != _sections(json.loads(loaded.save_config()))
@@ -939,7 +939,7 @@ def _xgb_boosted(d, where: str, *, source: str, booster=None) -> Boosted:
 
 
 def _xgb_model(booster, info: dict):
-    from ..learners.xgb import XGBoostModel
+    from ...learners.xgb import XGBoostModel
 
     n_classes = 2 if info["n_outputs"] == 1 else info["n_outputs"]
     rounds = info["rounds"] if info["rounds"] * info["n_outputs"] * info["parallel"] != info["n_trees"] else None
@@ -990,7 +990,7 @@ def load_boosted_file(path: Path) -> Boosted:
 
 
 def _lgb_boosted(booster, info: dict, *, source: str, where: str, classes=None) -> Boosted:
-    from ..learners.lgbm import LightGBMLearner, LightGBMModel, lightgbm_recipe
+    from ...learners.lgbm import LightGBMLearner, LightGBMModel, lightgbm_recipe
 
     recipe = lightgbm_recipe(info["parameters"], objective=info["objective"], rounds=info["rounds"],
                              n_features=info["num_feature"], where=where)
@@ -1035,7 +1035,7 @@ def boosted_from_memory(obj) -> Boosted:
         classes = getattr(obj, "classes_", None) if hasattr(obj, "booster_") else None
         return _lgb_boosted(booster, info, source=f"memory ({name})", where=where, classes=classes)
     if lib == "catboost":
-        from ..learners.catboost import catboost_json
+        from ...learners.catboost import catboost_json
 
         try:
             fitted = obj.is_fitted()
@@ -1054,7 +1054,7 @@ def check_retraining_work(b: Boosted, n_rows: int, where: str) -> float:
     recipe's trees, not the file's: a file of 10 trees whose recipe grows 100,000 a round retrains the latter);
     return the estimate. Each tree passes over the rows and features once a level and builds each leaf's
     histograms over the bins, :data:`.model_budget.TREE_ROW_STEPS` steps a cell."""
-    from ..engine import work_budget
+    from ...engine import work_budget
     from .model_budget import TREE_ROW_STEPS
 
     p = b.learner.params or {}

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import TrainingFailedError
-from .checks import Analysis, Skipped
-from .context import AuditContext, engine_stats
-from .units import member_units
+from ...exceptions import TrainingFailedError
+from ..result.checks import Analysis, Skipped
+from ..context import AuditContext, engine_stats
+from ..inputs.units import member_units
 
 __all__ = ["removal_analysis", "records_to_remove"]
 
@@ -33,7 +33,7 @@ def records_to_remove(ctx: AuditContext, dtp: Analysis) -> list[int]:
 
 def removal_analysis(ctx: AuditContext, dtp: Analysis, remove: list[int]) -> Analysis:
     """The measured effect of removing ``remove`` (:func:`records_to_remove`) from the members."""
-    from ..dtp import removal_effect
+    from ...dtp import removal_effect
 
     cfg, data, target, st = ctx.cfg, ctx.data, ctx.target, ctx.cfg.settings
     n = len(data.y_mem)

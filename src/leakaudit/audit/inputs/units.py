@@ -13,7 +13,7 @@ with several rows is protected only if the unit is the person):
   one is trained without the unit (:func:`leakaudit.dtp.pdtp`'s ``groups``), measured at each of its rows, and a
   unit counts against DTP-1 when any of its rows does.
 
-This module holds the arithmetic on unit codes (integers from :attr:`~leakaudit.audit.data.AuditData.unit_groups`,
+This module holds the arithmetic on unit codes (integers from :attr:`~leakaudit.audit.inputs.data.AuditData.unit_groups`,
 members then non-members, no unit on both sides).
 """
 
@@ -58,7 +58,7 @@ def rows_of_units(groups: np.ndarray, rows) -> np.ndarray:
 
 
 def member_units(data) -> np.ndarray | None:
-    """Each member's unit code (``data``: an :class:`~leakaudit.audit.data.AuditData`), None without a unit."""
+    """Each member's unit code (``data``: an :class:`~leakaudit.audit.inputs.data.AuditData`), None without a unit."""
     g = data.unit_groups
     return None if g is None else g[:len(data.y_mem)]
 

@@ -18,7 +18,7 @@ A trusted research environment files it beside its release decision. It holds (`
     (a table) or ``dtype`` (an array or list): ``sha256`` is the SHA-256 of the canonical form ``form`` (a model:
     its serialisation), which the function ``recompute`` (:func:`frame_digest`, :func:`array_digest`,
     :func:`model_digest`) recomputes from the object; one that could not be fingerprinted has ``"sha256": null``
-    and a ``note`` saying why (:mod:`leakaudit.audit.digests` defines the forms);
+    and a ``note`` saying why (:mod:`leakaudit.audit.inputs.digests` defines the forms);
 
 * ``environment``: Python, the platform, leakaudit (its version and ``leakaudit_source``: the SHA-256 of its source
   files and, in a git checkout, the commit, :func:`source_digest`) and the distributions that provide the libraries
@@ -33,13 +33,13 @@ A trusted research environment files it beside its release decision. It holds (`
 * ``checks``: every check of the verdict (and the structural checks, when given apart), each with the policy settings
   its threshold comes from (a TPR-at-low-FPR check's source also says how many non-members the check needs at this
   audit's own confidence), and ``standards``: the items of OWASP AISVS 1.0, NIST AI 100-2e2025 and MITRE ATLAS it
-  evidences, what it shows of them and what it does not (:mod:`leakaudit.audit.standards`); a membership attack's
+  evidences, what it shows of them and what it does not (:mod:`leakaudit.audit.result.standards`); a membership attack's
   checks also give ``against_chance``, the attack's accuracy and advantage over random guessing with intervals;
 * ``not_run``: the analyses the plan holds that did not run, each with why (and what would run it);
 * ``attack_classes``: the classes of attack EDPB Opinion 28/2024 asks a controller to consider (membership inference,
   attribute inference, reconstruction and regurgitation, model inversion, extraction), each "tested", "not
   applicable" or "not tested", with the checks behind it, the reason, and the standards' items it falls under; a
-  tested one its ``finding``, "met", "not met" or "undecided" (:func:`~leakaudit.audit.standards.finding`);
+  tested one its ``finding``, "met", "not met" or "undecided" (:func:`~leakaudit.audit.result.standards.finding`);
 * ``standards``: the standards read (``sources``) and each of their items leakaudit can evidence (``items``),
   "tested" (with the checks behind it and its ``finding``), "not applicable" or "not tested", each with the
   reason;
@@ -65,12 +65,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .._results import to_strict_jsonable, write_json_atomic
-from ..data import DATA_FILES, sha256_of
-from ..exceptions import InvalidInputError, InvalidParameterError
-from ..metrics import min_nonmembers_for_tpr
-from .digests import array_digest, frame_digest, memory_entry, model_digest
-from .policy import DEFAULT_POLICY, Policy, recorded_settings
+from ..._results import to_strict_jsonable, write_json_atomic
+from ...data import DATA_FILES, sha256_of
+from ...exceptions import InvalidInputError, InvalidParameterError
+from ...metrics import min_nonmembers_for_tpr
+from ..inputs.digests import array_digest, frame_digest, memory_entry, model_digest
+from ..policy import DEFAULT_POLICY, Policy, recorded_settings
 from .release import RELEASES, threat_model
 from .standards import SOURCES, check_standards, class_standards, finding, identifiability_basis, item_statuses
 
@@ -122,7 +122,7 @@ def file_digest(path: str | Path) -> dict:
 def environment() -> dict:
     """Python, platform, leakaudit (its version and :func:`source_digest`) and the libraries' distributions with
     their versions, in this process."""
-    from .._version import __version__
+    from ..._version import __version__
 
     provided = metadata.packages_distributions()
     libs = {}
@@ -141,13 +141,13 @@ def source_digest() -> dict:
     path, the length of its bytes and the bytes; and, where the package's files are tracked in a git work tree, its
     ``commit`` and whether files under it differ from that commit (``uncommitted_changes``). Computed once per
     process."""
-    pkg = Path(__file__).resolve().parents[1]
+    pkg = Path(__file__).resolve().parents[2]
     h, n = hashlib.sha256(), 0
     for f in sorted((f for f in pkg.rglob("*") if f.suffix in _SOURCE_SUFFIXES), key=lambda f: f.relative_to(pkg)):
         path, data = f.relative_to(pkg).as_posix().encode(), f.read_bytes()
         h.update(len(path).to_bytes(8, "little") + path + len(data).to_bytes(8, "little") + data)
         n += 1
-    out = {"sha256": h.hexdigest(), "files": n, "recompute": "leakaudit.audit.evidence.source_digest"}
+    out = {"sha256": h.hexdigest(), "files": n, "recompute": "leakaudit.audit.result.evidence.source_digest"}
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(pkg), *args], capture_output=True, text=True, timeout=10,
                               check=True).stdout.strip()
@@ -431,7 +431,7 @@ def _limitations(results: dict, checks: list[dict], classes: list[dict], policy:
         parts.append(f"{len(nm)} check{'s' if len(nm) > 1 else ''} could not be measured ({', '.join(nm)}); "
                      "each says what would measure it.")
     redrawn = ((results.get("resources") or {}).get("reference_models") or {}).get("note")
-    if redrawn:  # the membership stage's record of reference pairs drawn again (membership_stage.redraw_note)
+    if redrawn:  # the membership stage's record of reference pairs drawn again (steps.membership.redraw_note)
         parts.append(f"Reference models: {redrawn}.")
     recipe = verdict.get("recipe") or {}
     if recipe.get("reproduces") is False:
@@ -464,7 +464,7 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
     base_dir : path, default "."
     memory : mapping of role to object, optional
         The inputs given in memory, e.g. ``{"model": pipeline, "members": members_df, "non-members": test_df}``:
-        each fingerprinted by the SHA-256 of its canonical form (:func:`~leakaudit.audit.digests.memory_entry`: a
+        each fingerprinted by the SHA-256 of its canonical form (:func:`~leakaudit.audit.inputs.digests.memory_entry`: a
         DataFrame by :func:`frame_digest`, an array or a list by :func:`array_digest`, anything else as a model by
         :func:`model_digest`) and listed in ``files`` after the files, with ``"source": "memory"``; one that cannot
         be fingerprinted is listed with the reason, which the limitations repeat.
@@ -541,7 +541,7 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
 
 def _unit_words(unit: dict | None) -> str:
     """The privacy unit as the record states it: each row (no unit column), or the unit column with its counts
-    and how each analysis treats it (:mod:`leakaudit.audit.units`)."""
+    and how each analysis treats it (:mod:`leakaudit.audit.inputs.units`)."""
     if not unit:
         return "record: each row is taken to be a different person (no unit column)"
     return (f"unit column {unit['column']!r}: {unit['n_member_units']:,} member units ({unit['n_member_rows']:,} "

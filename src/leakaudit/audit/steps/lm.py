@@ -2,7 +2,7 @@
 checks -> verdict.
 
 The same checks as for a tabular model (each attack's AUC, TPR at the owner's low FPR and, with a budget, its
-empirical epsilon, judged at the Bonferroni-corrected confidence: :func:`membership_stage.attack_checks`), and one
+empirical epsilon, judged at the Bonferroni-corrected confidence: :func:`.membership.attack_checks`), and one
 more: the blind baseline (:mod:`leakaudit.lm.blind`). When a classifier that sees only the texts tells members from
 non-members (its permutation p-value at most 1 - the checks' confidence), the split is not comparable (Das et al.
 2024): an attack's checks stand only if it beats the blind baseline on the same texts (paired bootstrap that refits
@@ -22,16 +22,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..exceptions import NotEstimableWarning
-from ..metrics import DEFAULT_FPRS, empirical_epsilon, evaluate_membership
-from .checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
-from .config import AuditConfig, phrase
-from .context import SeedsFor
-from .membership_stage import attack_checks
-from .assemble import assemble
-from .plan import Plan, Step, check_confidence, run_plan, with_registered
-from .progress import StageProgress
-from .results import AuditResult
+from ...exceptions import NotEstimableWarning
+from ...metrics import DEFAULT_FPRS, empirical_epsilon, evaluate_membership
+from ..result.checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
+from ..config import AuditConfig, phrase
+from ..context import SeedsFor
+from .membership import attack_checks
+from ..assemble import assemble
+from ..plan import Plan, Step, check_confidence, run_plan, with_registered
+from ..progress import StageProgress
+from ..result.results import AuditResult
 
 __all__ = ["MIN_K", "LMTexts", "lm_audit", "lm_check_inputs", "read_lm_texts"]
 
@@ -66,8 +66,8 @@ class LMTexts:
 def read_lm_texts(cfg: AuditConfig) -> LMTexts:
     """The member and non-member texts of ``cfg``: ``train`` and ``test`` files, or one ``data`` file split by its
     ``membership_column`` (1 = member)."""
-    from ..exceptions import InvalidInputError
-    from ..lm.texts import read_arrays, read_text_table, read_texts
+    from ...exceptions import InvalidInputError
+    from ...lm.texts import read_arrays, read_text_table, read_texts
 
     col, lpc = cfg.text_column, cfg.logprobs_column
     if cfg.data is not None:
@@ -97,7 +97,7 @@ def read_lm_texts(cfg: AuditConfig) -> LMTexts:
 
 
 def _check_sizes(texts: LMTexts) -> None:
-    from ..exceptions import InvalidInputError
+    from ...exceptions import InvalidInputError
 
     for what, t in (("members", texts.members), ("non-members", texts.nonmembers)):
         if len(t) < 2:
@@ -116,7 +116,7 @@ def _threads() -> int:
 
 
 def _load(cfg: AuditConfig):
-    from ..lm.load import check_reference, load_causal_lm
+    from ...lm.load import check_reference, load_causal_lm
 
     if cfg.model_dir is None:  # scores only
         return None, []
@@ -161,7 +161,7 @@ def lm_check_inputs(cfg: AuditConfig) -> dict:
 
 def _given_scores(cfg: AuditConfig, texts: LMTexts):
     """The per-token log-probabilities read from ``logprobs_column``, checked, each named by its file and row."""
-    from ..lm.score import scores_from_arrays
+    from ...lm.score import scores_from_arrays
 
     return scores_from_arrays(texts.logprobs, names=[f"{src}, row {int(r)}: `logprobs_column` {cfg.logprobs_column!r}"
                                                      for src, r in zip(texts.source, texts.row)])
@@ -226,8 +226,8 @@ def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = Fa
 
     Returns the result, with one row per text (records.csv, members first) as its records.
     """
-    from ..lm.attacks import ATTACKS
-    from ..lm.score import score_texts
+    from ...lm.attacks import ATTACKS
+    from ...lm.score import score_texts
 
     st = stages or StageProgress(verbose)
     _quiet_transformers()
@@ -324,7 +324,7 @@ class LMContext(SeedsFor):
 def _lm_membership_checks(cfg: AuditConfig, texts, scored: LMScores) -> int:
     """Per attack the scores allow: its AUC and TPR at the low FPR, with a budget its empirical epsilon; and the
     blind baseline's check."""
-    from ..lm.attacks import applicable_attacks
+    from ...lm.attacks import applicable_attacks
 
     n = len(applicable_attacks(scored.target.mean is not None, bool(scored.references)))
     return n * (2 + (cfg.epsilon_budget is not None)) + 1
@@ -333,8 +333,8 @@ def _lm_membership_checks(cfg: AuditConfig, texts, scored: LMScores) -> int:
 def _lm_membership(ctx: LMContext, done) -> Analysis:
     """Every attack the scores allow, judged as a tabular audit's attacks are (:func:`attack_checks`), then the
     blind baseline, which decides which attacks' checks stand (the module docstring)."""
-    from ..lm.attacks import ATTACKS, run_lm_attacks
-    from ..lm.blind import blind_baseline
+    from ...lm.attacks import ATTACKS, run_lm_attacks
+    from ...lm.blind import blind_baseline
 
     cfg, cc, seeds, sc = ctx.cfg, ctx.check_confidence, ctx.seeds, ctx.scored
     m = sc.is_member
@@ -394,7 +394,7 @@ def _dataset_inference(ctx: LMContext, done) -> Analysis:
     the membership step's attack scores as features, a combination learned on one half, a one-sided set-level test
     on the other, and the power curve), at the checks' level. The membership step's blind baseline is the guard: where the texts
     alone tell the two sets apart, no test of the model can show use, and the check is not measurable."""
-    from ..lm.dataset_inference import dataset_inference
+    from ...lm.dataset_inference import dataset_inference
 
     cc, sc = ctx.check_confidence, ctx.scored
     m = np.asarray(sc.is_member, bool)
@@ -446,8 +446,8 @@ def _extraction(ctx: LMContext, done) -> Analysis:
     by one check: the members' rate minus the non-members' at the largest ``n``, its Newcombe interval at the checks'
     confidence against ``max_extraction_rate_difference``. The membership step's blind baseline guards it: where the
     texts alone tell the two sets apart, the difference is not the model's and the check is not measurable."""
-    from ..exceptions import UnsupportedError
-    from ..lm.extraction import Sampler, extraction_audit
+    from ...exceptions import UnsupportedError
+    from ...lm.extraction import Sampler, extraction_audit
 
     cfg, cc, sc = ctx.cfg, ctx.check_confidence, ctx.scored
     thr = cfg.thresholds.max_extraction_rate_difference

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._random import spawn_seeds
-from .checks import Analysis, Skipped
-from .config import phrase
-from .context import AuditContext
+from ..._random import spawn_seeds
+from ..result.checks import Analysis, Skipped
+from ..config import phrase
+from ..context import AuditContext
 
 __all__ = ["compare_with_no_model", "property_analysis"]
 
@@ -60,7 +60,7 @@ def compare_with_no_model(true_share: float, estimate: float, cv_errors: np.ndar
     (``model_error_upper < no_model_error_lower``: a leak only if the model helps by more than the intervals allow)
     and ``sentence``.
     """
-    from ..metrics import clopper_pearson
+    from ...metrics import clopper_pearson
 
     err = np.abs(np.asarray(cv_errors, float))
     half = float(np.quantile(err, confidence, method="higher")) if err.size else float("inf")

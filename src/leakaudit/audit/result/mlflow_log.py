@@ -28,9 +28,9 @@ import re
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from .._extras import require
-from .._validation import clip
-from ..exceptions import InvalidParameterError, LeakauditError, UnsafeFileError, UnsupportedError
+from ..._extras import require
+from ..._validation import clip
+from ...exceptions import InvalidParameterError, LeakauditError, UnsafeFileError, UnsupportedError
 
 __all__ = ["log_to_mlflow", "log_audit_folder", "check_store", "quiet_mlflow", "model_from_uri", "is_model_uri",
            "ARTIFACTS"]
@@ -175,7 +175,7 @@ def run_contents(result, evidence: dict) -> tuple[dict[str, float], dict[str, st
 
 def log_audit_folder(result, folder, *, tracking_uri: str | None = None, experiment: str = "leakaudit",
                      run_name: str | None = None, run_id: str | None = None, nested: bool = False) -> str:
-    """Log ``result`` (an :class:`~leakaudit.audit.results.AuditResult`) to MLflow, its files read from ``folder``
+    """Log ``result`` (an :class:`~leakaudit.audit.result.results.AuditResult`) to MLflow, its files read from ``folder``
     (the audit's output folder, as ``leakaudit audit --out`` or ``AuditResult.save`` wrote it); return the run's id.
     ``tracking_uri``: the tracking store (:func:`check_store`, checked first). The run: a new one in
     ``experiment`` (created if missing; in a SQLite store, with its artifacts in ``mlartifacts`` beside the
@@ -223,7 +223,7 @@ def log_audit_folder(result, folder, *, tracking_uri: str | None = None, experim
 def log_to_mlflow(result, *, tracking_uri: str | None = None, experiment: str = "leakaudit",
                   run_name: str | None = None, run_id: str | None = None, nested: bool = False) -> str:
     """Log ``result`` to MLflow (see the module docstring and :func:`log_audit_folder`); return the run's id. Its
-    files are written as ``AuditResult.save`` writes them (:func:`~leakaudit.audit.output.save_result`), in a
+    files are written as ``AuditResult.save`` writes them (:func:`~leakaudit.audit.result.output.save_result`), in a
     temporary folder."""
     from .output import save_result
 
