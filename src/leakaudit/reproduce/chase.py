@@ -90,6 +90,8 @@ TABLE3_BB = {
     "census-race": {(0.0, 1000): 0.55, (0.05, 100): 0.97, (0.10, 50): 0.98},
 }
 TABLE3_WB = {"census-random": 0.52, "census-gender": 0.96, "census-race": 0.95}
+# the references table of a reproduction whose rows with a paper value are attack accuracies (_registry.register)
+_ACCURACY = ((r"accuracy", "printed", "property-attack accuracy"),)
 
 
 @functools.lru_cache(maxsize=8)
@@ -264,13 +266,26 @@ def _acc_row(row, quantity: str, paper, results, seed: int, tolerance=None, note
     return _seeds_row(row, quantity, paper, vals, [seed + i for i in range(len(vals))], tolerance, note)
 
 
+def _best_at_low_p(row, label: str, curve: dict, cfg: dict, random_state: int):
+    """Fig. 1's claim on a :func:`_sweep` curve: per seed, the best accuracy over p <= 0.10 against 'above 90%' (a
+    lower bound). Returns that row and the accuracies, ``(n_p, reps)``."""
+    per_seed = np.array([[r.accuracy for r, _ in curve[p]] for p in curve])
+    low = np.array([p <= 0.10 + 1e-9 for p in curve])
+    return _seeds_row(row, f"{label} best accuracy at p<=0.10", 0.9, per_seed[low].max(0), _seeds(cfg, random_state),
+                      note="paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
+                      bound="lower"), per_seed
+
+
 def _protocol(source: str, cfg: dict) -> dict:
     """The adversary's protocol for ``source`` ("census" or "spam"), also on smoke's synthetic stand-ins."""
     return dict(PROTOCOL[source])
 
 
-def _settings(profile: str) -> list[str]:
-    return list(SETTINGS)
+def _config(profile: str, mlp: bool = False) -> tuple[dict, object]:
+    """A profile's settings (:func:`_mlp_cfg`'s with ``mlp``, else ``CONFIG``'s) and the row builder for its data:
+    :func:`_smoke_row` on smoke's synthetic stand-ins, :func:`_row` on real data."""
+    cfg = _mlp_cfg(profile) if mlp else CONFIG[profile]
+    return cfg, (_smoke_row if cfg["synthetic"] else _row)
 
 
 @register(
@@ -320,18 +335,14 @@ def _settings(profile: str) -> list[str]:
     "Sentiment is not a model input, so the poisoned correlation must be carried by sentiment "
     "words; on 50-point poison in a 1,000-mail set LR does not pick it up, and only 22 uncertain queries exist "
     "(the single-setting diagnostics in this paragraph are seed 0's).",
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"accuracy", "printed", "property-attack accuracy"),
-    ),
+    references=_ACCURACY,
 )
 def fig1(profile: str, random_state: int):
     from ..property.theory import theorem9_window
 
-    cfg = CONFIG[profile]
-    row = _smoke_row if cfg["synthetic"] else _row
+    cfg, row = _config(profile)
     rows = []
-    for setting in _settings(profile):
+    for setting in SETTINGS:
         curve = _sweep(setting, cfg, cfg["p_grid"], seed=random_state)
         _, _, t0, t1 = SETTINGS[setting]
         for p, res in curve.items():
@@ -342,14 +353,9 @@ def fig1(profile: str, random_state: int):
                                  f"{r0.n_targets} targets, poison {r0.poison_variant}, window "
                                  f"{theorem9_window(p, t0, t1).describe()}"
                                  + (", paper value from Table III" if paper is not None else "")))
-        # per seed: the best accuracy over p <= 0.10, and (Enron negative) the drop from the peak at p = 0.20
-        per_seed = np.array([[r.accuracy for r, _ in curve[p]] for p in curve])  # (n_p, reps)
-        low = np.array([p <= 0.10 + 1e-9 for p in curve])
-        rows.append(_seeds_row(row, f"{setting} best accuracy at p<=0.10", 0.9, per_seed[low].max(0),
-                               _seeds(cfg, random_state),
-                               note="paper: 'with less than 10% poisoning all of the experiments get accuracy "
-                               "above 90%'", bound="lower"))
-        if setting == "enron-negative":
+        best, per_seed = _best_at_low_p(row, setting, curve, cfg, random_state)
+        rows.append(best)
+        if setting == "enron-negative":  # the drop from the peak at p = 0.20
             rows.append(_seeds_row(row, "enron-negative accuracy at p=0.20 minus peak", None,
                                    per_seed[-1] - per_seed.max(0), _seeds(cfg, random_state),
                                    note="paper: non-monotonic, declines after some poisoning (theory window "
@@ -361,10 +367,10 @@ def fig1(profile: str, random_state: int):
 # gender (t0 + t1 = 1, not < 1) it poisons D- (men) with label 1; "X+1" poisons women with label 1 (Remark
 # 10's other sub-population; the paper's rule leaves t0 + t1 = 1 on its boundary).
 GENDER_VARIANTS = {
-    "one-hot, Alg. 1 (men, label 1)": ("onehot", "auto", None),
-    "one-hot, X+1 (women, label 1)": ("onehot", "X+1", None),
-    "ordinal, Alg. 1 (men, label 1)": ("ordinal", "auto", None),
-    "ordinal, X+1 (women, label 1)": ("ordinal", "X+1", None),
+    "one-hot, Alg. 1 (men, label 1)": ("onehot", "auto"),
+    "one-hot, X+1 (women, label 1)": ("onehot", "X+1"),
+    "ordinal, Alg. 1 (men, label 1)": ("ordinal", "auto"),
+    "ordinal, X+1 (women, label 1)": ("ordinal", "X+1"),
 }
 
 
@@ -409,26 +415,20 @@ GENDER_VARIANTS = {
     "against 0.78 at p = 0.03) predicts. Even the best separation (0.83 at p = 0.03) is below Table III's 0.99. "
     "None of these readings of the paper's target, learner and encoding reaches its number, and why the paper "
     "does is not established: the gap is unexplained.",
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"accuracy", "printed", "property-attack accuracy"),
-    ),
+    references=_ACCURACY,
 )
-
-
 def gender(profile: str, random_state: int):
     from ..property.theory import label_rate_oracle_accuracy
 
-    cfg = CONFIG[profile]
-    row = _smoke_row if cfg["synthetic"] else _row
+    cfg, row = _config(profile)
     grid = (0.03, 0.10)
     seeds = _seeds(cfg, random_state)
     rows = []
-    for name, (encoding, variant, k_factor) in GENDER_VARIANTS.items():
-        if profile == "smoke" and (encoding != "onehot" or k_factor):
+    for name, (encoding, variant) in GENDER_VARIANTS.items():
+        if profile == "smoke" and encoding != "onehot":
             continue  # synthetic stand-ins have no Census encoding
         curve = _sweep("census-gender", cfg, grid, seed=random_state, encoding=encoding, variant=variant,
-                       k=_per_source(cfg, "k", "census-gender") * (k_factor or 1), diagnose=True)
+                       diagnose=True)
         for p in grid:
             res = curve[p]
             r0 = res[0][0]
@@ -625,14 +625,12 @@ PAPER_SHADOWS = {"fig2": 400, "fig3": (50, 100, 250, 500, 1000, 2000), "fig3-p10
     "q = 500 (Fig. 1's Enron q; Fig. 2 states none), 100 targets; reduced: Fig. 1's reduced SpamAssassin counts, "
     "k = 100 per world and q = 150, with r = 100 and 50 targets. SpamAssassin has few uncertain candidates "
     "(36-43 per seed at r = 1,000, 39 at r = 100 for seed 0), so q is a cap, not the number of queries.",
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"poisoning rate", "printed", "poisoning rate"),
     ),
 )
 def fig2(profile: str, random_state: int):
-    cfg = CONFIG[profile]
-    row = _smoke_row if cfg["synthetic"] else _row
+    cfg, row = _config(profile)
     grid = (0.05, 0.2, 0.4, 0.6) if profile == "smoke" else (0.05, 0.10, 0.20, 0.30, 0.40, 0.50, 0.60)
     k = PAPER_SHADOWS["fig2"] if profile == "full" else None
     curve = _sweep("enron-random", cfg, grid, k=k, seed=random_state, n_train=1000 if profile != "smoke" else None)
@@ -662,10 +660,7 @@ def fig2(profile: str, random_state: int):
     "does not state its 'small' poisoning rate: p = 0.01. Reduced in scope at every profile: the paper draws six "
     "curves (Census random, gender, race; Enron random with LR and with an MLP; Enron negative), we run Census "
     "random, whose full curve took 1,164 s here (the six would take about two hours).",
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"accuracy", "printed", "property-attack accuracy"),
-    ),
+    references=_ACCURACY,
 )
 def fig3(profile: str, random_state: int):
     return _shadow_curves(profile, random_state, {"census-random": (0.01, None)}, "census-random")
@@ -678,8 +673,7 @@ def _shadow_curves(profile: str, random_state: int, curves: dict, p10_setting: s
     50 shadow models (training size ``p10_n``) against its claim of 100%. With more than one curve (chase-fig3-curves)
     each row's note gives its training size and poison points, and smoke runs the first two curves at the profile's
     training sizes."""
-    cfg = CONFIG[profile]
-    row = _smoke_row if cfg["synthetic"] else _row
+    cfg, row = _config(profile)
     ks = {"smoke": (5, 15), "reduced": (10, 25, 50, 100, 200), "full": PAPER_SHADOWS["fig3"]}[profile]
     several = len(curves) > 1
     if profile == "smoke" and several:
@@ -724,8 +718,7 @@ FIG3_CURVES = {
     "Census rows. The paper's figure has several curves it does not name; we run one.",
 )
 def fig4(profile: str, random_state: int):
-    cfg = CONFIG[profile]
-    row = _smoke_row if cfg["synthetic"] else _row
+    cfg, row = _config(profile)
     ns = (100, 300) if profile == "smoke" else (100, 250, 500, 1000, 1500)
     k = PAPER_SHADOWS["fig4"] if profile == "full" else None
     rows = []
@@ -755,9 +748,7 @@ def fig4(profile: str, random_state: int):
     "and a (32, 16, 8) MLP trained as chase-fig1-mlp's (200 epochs) on SpamAssassin's 5,001 TF-IDF columns takes "
     "about 4 CPU s (benchmarks/chase_enron_mlp_cost.py): with chase-fig1-mlp's halved ensemble, about 8,900 networks "
     "a seed on the paper's axis (some 50 CPU hours for five seeds) and 950 at reduced's (about 5 CPU hours).",
-    references=(
-        (r"accuracy", "printed", "property-attack accuracy"),
-    ),
+    references=_ACCURACY,
 )
 def fig3_curves(profile: str, random_state: int):
     return _shadow_curves(profile, random_state, FIG3_CURVES, "enron-random", 1000,
@@ -784,8 +775,7 @@ def fig56(profile: str, random_state: int):
     from ..property.game import logistic_learner, play_game, split_pools
     from ..property.poison import choose_poison
 
-    cfg = CONFIG[profile]
-    row = _smoke_row if cfg["synthetic"] else _row
+    cfg, row = _config(profile)
     grid = (0.0, 0.05, 0.10) if profile == "smoke" else (0.0, 0.05, 0.10, 0.15, 0.20)
     rows = []
     settings = FIG1_LR_SETTINGS if profile == "full" else ("census-gender", "enron-random")
@@ -855,16 +845,12 @@ TABLE2 = {(2,): 1.0, (4, 2): 0.97, (8, 4, 2): 0.94, (16, 8, 4, 2): 0.88, (32, 16
     "n = 10,000 row), 25 ensemble models, 300 queries, 30 targets, seeds 0-4; full: the paper's counts read as "
     "Algorithm 3's k, per world, as for Figs. 2-4 (600, and 1,000 at n = 10,000). docs/chase.md (Table II) has "
     "the convergence measurements and the recipes tried before this one.",
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"accuracy", "printed", "property-attack accuracy"),
-    ),
+    references=_ACCURACY,
 )
 def table2(profile: str, random_state: int):
     from ..property.game import mlp_learner
 
-    cfg = _mlp_cfg(profile)
-    row = _smoke_row if cfg["synthetic"] else _row
+    cfg, row = _config(profile, mlp=True)
     archs = dict(TABLE2) if profile != "smoke" else {(2,): 1.0, (8, 4, 2): 0.94}
     k_paper = {"smoke": None, "reduced": None,
                "full": (PAPER_SHADOWS["table2"], PAPER_SHADOWS["table2-n10000"])}[profile]
@@ -900,16 +886,12 @@ def table2(profile: str, random_state: int):
     "than 10% poisoning (the figure is an image: no per-p values in the text). MLP training as chase-table2 "
     "(Adam lr 1e-3, batch 64, 200 epochs). Reduced profile: 25 shadow models per world, 25 ensemble models, "
     "30 targets, p in {0, 0.03, 0.10}, 5 seeds.",
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"accuracy", "printed", "property-attack accuracy"),
-    ),
+    references=_ACCURACY,
 )
 def fig1_mlp(profile: str, random_state: int):
     from ..property.game import mlp_learner
 
-    cfg = _mlp_cfg(profile)
-    row = _smoke_row if cfg["synthetic"] else _row
+    cfg, row = _config(profile, mlp=True)
     grid = (0.0, 0.05, 0.10) if profile == "smoke" else ((0.0, 0.03, 0.10) if profile == "reduced"
                                                           else cfg["p_grid"])
     learner = mlp_learner((32, 16, 8), epochs=_mlp_epochs(profile, cfg["n_census"]), lr=MLP_TRAINING["lr"])
@@ -917,12 +899,7 @@ def fig1_mlp(profile: str, random_state: int):
     rows = [_acc_row(row, f"census-random MLP accuracy at p={p:.2f}", None, res, random_state,
                      note=f"k={res[0][0].n_shadow}/world, {res[0][0].n_targets} targets")
             for p, res in curve.items()]
-    per_seed = np.array([[r.accuracy for r, _ in curve[p]] for p in curve])
-    low = np.array([p <= 0.10 + 1e-9 for p in curve])
-    rows.append(_seeds_row(row, "census-random MLP best accuracy at p<=0.10", 0.9, per_seed[low].max(0),
-                           _seeds(cfg, random_state),
-                           note="paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
-                           bound="lower"))
+    rows.append(_best_at_low_p(row, "census-random MLP", curve, cfg, random_state)[0])
     return rows
 
 
@@ -965,8 +942,7 @@ def _whitebox_rows(profile: str, random_state: int, encoding: str = "onehot") ->
     from ..property.game import split_pools
     from ..property.whitebox import META_CLASSIFIERS, whitebox_attack
 
-    cfg = CONFIG[profile]
-    row = _smoke_row if cfg["synthetic"] else _row
+    cfg, row = _config(profile)
     seeds = _seeds(cfg, random_state)
     settings = ["census-gender"] if profile == "smoke" else ["census-gender", "census-race", "census-random"]
     epochs = 5 if profile == "smoke" else TABLE3_WB_EPOCHS
@@ -1023,16 +999,14 @@ def _whitebox_rows(profile: str, random_state: int, encoding: str = "onehot") ->
     "on one seed of census-gender at full (benchmarks/chase_table3_full_cost.py): 182 s wall, 188 CPU s on the "
     "shared 2-core machine at load 0.3-3 (white box 123 s, of which 2,100 networks 76 s and DeepSets 40 s; black box "
     "38 + 6 + 6 s), so about 46 minutes for the full profile's 15 (property, seed) pairs in one process.",
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"time ratio", "derived", "running time"),
         (r"seconds", "printed", "running time"),
-        (r"accuracy", "printed", "property-attack accuracy"),
+        *_ACCURACY,
     ),
 )
 def table3(profile: str, random_state: int):
-    cfg = CONFIG[profile]
-    row = _smoke_row if cfg["synthetic"] else _row
+    cfg, row = _config(profile)
     seeds = _seeds(cfg, random_state)
     # White box first (the costlier part; a stopped run keeps it in LEAKAUDIT_REPRO_LOG), then black box. Each
     # stage's wall and CPU seconds go to the log: the measurements behind the full profile's cost in docs/chase.md.

@@ -166,6 +166,19 @@ def _protocol_pdtp(learner, X, y, train_sets, outputs, targets, n_meas, rng, *, 
                            method=method)
 
 
+def _pdtp_hook(learner, X, y, n_meas, rng, *, k=None, method="auto"):
+    """A ``pdtp`` callable for long_protocol and the dict it keeps its measurements in (key "M"): PDTP on the
+    protocol's own first ``n_meas`` iterations, each target model as A(D_i) (:func:`_protocol_pdtp`, spec §4.3);
+    the protocol gets each target's mean over the first ``k`` of them (all when None)."""
+    kept = {}
+
+    def measure(train_sets, outputs, targets):
+        kept["M"] = _protocol_pdtp(learner, X, y, train_sets, outputs, targets, n_meas, rng, method=method)
+        return kept["M"][:k].mean(axis=0)
+
+    return measure, kept
+
+
 def _half_accuracies(learner, X, y, D, n_it, rng, n_classes):
     n = len(D) // 2
     tr, te = [], []
@@ -473,14 +486,7 @@ def _correlation_seed(profile: str, seed: int) -> list:
         reuse = cfg["reuse"].get(name, "per_target")
         cpu0 = time.process_time()
         n_meas = max(c["n_meas"], cfg["fig3"] if name == "NB-Purchase" else 0)
-        kept = {}
-
-        def measure(train_sets, outputs, targets, learner=learner, XX=XX, yy=yy, n_meas=n_meas, k=c["n_meas"],
-                    kept=kept):
-            # PDTP on the protocol's own first n_meas iterations, each target model as A(D_i) (spec §4.3)
-            kept["M"] = _protocol_pdtp(learner, XX, yy, train_sets, outputs, targets, n_meas, rng)
-            return kept["M"][:k].mean(axis=0)
-
+        measure, kept = _pdtp_hook(learner, XX, yy, n_meas, rng, k=c["n_meas"])
         state = int(rng.integers(2**31))
         res = long_protocol(learner, XX, yy, candidates=DD, n_targets=c["n_targets"], n_iterations=c["n_it"],
                             attacks=("distance",), shadow_reuse=reuse, pdtp=measure, random_state=state)
@@ -546,12 +552,7 @@ def _correlation_seed(profile: str, seed: int) -> list:
         if name == "NN-Adult":
             # the spec's reading of the paper's trainer: every one of the 100 epochs (long-dtp-table2)
             n1 = cfg["nn100"]
-            kept100 = {}
-
-            def measure100(train_sets, outputs, targets, kept=kept100, n_meas=n1["n_meas"]):
-                kept["M"] = _protocol_pdtp(nn100, X, y, train_sets, outputs, targets, n_meas, rng)
-                return kept["M"].mean(axis=0)
-
+            measure100, kept100 = _pdtp_hook(nn100, X, y, n1["n_meas"], rng)
             r100 = long_protocol(nn100, X, y, candidates=D, n_targets=n1["n_targets"], n_iterations=n1["n_it"],
                                  attacks=("distance",), shadow_reuse="per_target", pdtp=measure100,
                                  random_state=int(rng.integers(2**31)))
@@ -693,6 +694,19 @@ def fig6(profile: str, random_state: int):
     return rows
 
 
+def _noise_floors(nn, X, y, q, n_train: int, n_models: int, rng, random_state: int):
+    """Figs 7-8 (§9) at the individuals ``q``: the seed noise floor of ``n_models`` networks on one ``n_train``-record
+    sample (drawn with ``rng``) of the records outside ``q``, and the sampling floor of as many on fresh samples with
+    one seed."""
+    from ..dtp import sampling_noise_floor, seed_noise_floor
+
+    rest = np.setdiff1d(np.arange(len(y)), q)
+    S = np.sort(rng.choice(rest, n_train, replace=False))
+    return (seed_noise_floor(nn, X[S], y[S], X_query=X[q], y_query=y[q], n_models=n_models, random_state=random_state),
+            sampling_noise_floor(nn, X[rest], y[rest], n_train=n_train, X_query=X[q], y_query=y[q], n_models=n_models,
+                                 seed_policy="fixed", random_state=random_state))
+
+
 def _bounds_seed(profile: str, random_state: int):
     """Every long-dtp-bounds row for one seed."""
     from ..data import load_adult
@@ -703,8 +717,6 @@ def _bounds_seed(profile: str, random_state: int):
         naive_bayes_delta,
         normalised_nb_dtp_bound,
         pdtp,
-        sampling_noise_floor,
-        seed_noise_floor,
     )
     from ..learners import LogisticRegression, NaiveBayes, TorchMLP
     from ..learners.naive_bayes import encode_for_naive_bayes
@@ -803,12 +815,7 @@ def _bounds_seed(profile: str, random_state: int):
     # each predicting individuals outside every training set.
     n_models = {"smoke": 3, "reduced": 20, "full": 100}[profile]
     n_train = {"smoke": 1000, "reduced": 10000, "full": 10000}[profile]
-    q = rng2.choice(len(y), n_nn, replace=False)
-    rest = np.setdiff1d(np.arange(len(y)), q)
-    S = np.sort(rng2.choice(rest, n_train, replace=False))
-    fl = seed_noise_floor(nn, X[S], y[S], X_query=X[q], y_query=y[q], n_models=n_models, random_state=random_state)
-    fs = sampling_noise_floor(nn, X[rest], y[rest], n_train=n_train, X_query=X[q], y_query=y[q], n_models=n_models,
-                              seed_policy="fixed", random_state=random_state)
+    fl, fs = _noise_floors(nn, X, y, rng2.choice(len(y), n_nn, replace=False), n_train, n_models, rng2, random_state)
     pn = pdtp(nn, X[T], y[T], records=np.arange(n_nn), random_state=random_state)
     rows += [
         row("NN-Adult: median PDTP (independent seeds, binned)", None, float(np.median(pn.values)),
@@ -854,7 +861,6 @@ def bounds(profile: str, random_state: int):
 
 def _noise_seed(profile: str, random_state: int):
     """Figs 7-8 for one seed: P(>50K) of two individuals (one of each class, in no training set) under every model."""
-    from ..dtp import sampling_noise_floor, seed_noise_floor
     from ..learners import TorchMLP
 
     y, _, X, _, _, _, rng = _adult(random_state)
@@ -862,12 +868,7 @@ def _noise_seed(profile: str, random_state: int):
     n_models = {"smoke": 3, "reduced": 30, "full": 100}[profile]
     n_train = {"smoke": 1000, "reduced": 10000, "full": 10000}[profile]
     q = np.array([rng.choice(np.flatnonzero(y == c)) for c in (0, 1)])  # (a) low salary, (b) high salary
-    rest = np.setdiff1d(np.arange(len(y)), q)
-    S = np.sort(rng.choice(rest, n_train, replace=False))
-    floors = {"7": seed_noise_floor(nn, X[S], y[S], X_query=X[q], y_query=y[q], n_models=n_models,
-                                    random_state=random_state),
-              "8": sampling_noise_floor(nn, X[rest], y[rest], n_train=n_train, X_query=X[q], y_query=y[q],
-                                        n_models=n_models, seed_policy="fixed", random_state=random_state)}
+    floors = dict(zip("78", _noise_floors(nn, X, y, q, n_train, n_models, rng, random_state), strict=True))
     rows = []
     for fig, fl in floors.items():
         p_true = np.asarray(fl.p_true)  # (n_models, 2): p(y_q | x_q), y = 0 then 1
@@ -1019,12 +1020,7 @@ def _lr_setup_seed(profile: str, seed: int) -> list:
         dist_attack = DistanceAttack(bin_width=None if st.distance == "unbinned KL" else 0.01,
                                      renormalize=st.distance == "renormalised binned KL")
         cpu0 = time.process_time()
-        kept = {}
-
-        def measure(train_sets, outputs, targets, learner=learner, X=X, kept=kept, method=method):
-            kept["M"] = _protocol_pdtp(learner, X, y, train_sets, outputs, targets, c["n_meas"], rng, method=method)
-            return kept["M"].mean(axis=0)
-
+        measure, kept = _pdtp_hook(learner, X, y, c["n_meas"], rng, method=method)
         with warnings.catch_warnings():
             # 2 Newton steps stop before the tolerance by design
             warnings.filterwarnings("ignore", "logistic regression did not converge", RuntimeWarning)

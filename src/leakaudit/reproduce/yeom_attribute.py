@@ -206,26 +206,14 @@ _SPEC8_COLS = ("membership", "VKORC1 A4", "VKORC1 A6", "VKORC1 A7", "VKORC1 A7-a
 
 
 def _iwpc_frame():
-    """The authors' scaled IWPC table (4,819 x 9) via leakaudit.data when it has a loader, else pandas."""
-    try:
-        from ..data import load_iwpc  # type: ignore[attr-defined]
-    except ImportError:
-        load_iwpc = None
-    if load_iwpc is not None:
-        ds = load_iwpc()
-        frame = ds.frame.copy()
-        if "dose" not in frame.columns:
-            frame["dose"] = np.asarray(ds.y, dtype=float)
-        return frame
-    import pandas as pd
+    """The authors' scaled IWPC table (4,819 x 9, :func:`leakaudit.data.load_iwpc`) with the target as ``dose``."""
+    from ..data import load_iwpc
 
-    from ..data import data_dir
-
-    root, how = data_dir()
-    path = None if root is None else root / "yeom" / "iwpc-scaled.csv.gz"
-    if path is None or not path.is_file():
-        raise DataFileError(f"IWPC file yeom/iwpc-scaled.csv.gz not found ({how}); set LEAKAUDIT_DATA")
-    return pd.read_csv(path, dtype={"cyp2c9": str})
+    ds = load_iwpc()
+    frame = ds.frame.copy()
+    if "dose" not in frame.columns:
+        frame["dose"] = np.asarray(ds.y, dtype=float)
+    return frame
 
 
 def iwpc_design(frame) -> tuple[np.ndarray, np.ndarray, dict[str, list[int]], dict[str, np.ndarray], list[str]]:
@@ -273,18 +261,14 @@ def iwpc_design(frame) -> tuple[np.ndarray, np.ndarray, dict[str, list[int]], di
 
 
 def _r_emp_r_cv(X, y, depth: int, cv: str, seed: int) -> tuple[float, float]:
-    """R_emp (train RMSE of a tree fitted on all rows) and R_cv (LOO or 10-fold RMSE), spec §6.1."""
-    from sklearn.model_selection import KFold, LeaveOneOut
+    """R_emp (train RMSE of a tree fitted on all rows) and R_cv (LOO or 10-fold RMSE), spec §6.1, of depth-``depth``
+    trees seeded ``seed``."""
     from sklearn.tree import DecisionTreeRegressor
 
-    full = DecisionTreeRegressor(max_depth=depth, random_state=seed).fit(X, y)
-    r_emp = float(np.sqrt(np.mean((y - full.predict(X)) ** 2)))
-    splitter = LeaveOneOut() if cv == "loo" else KFold(10, shuffle=True, random_state=2**32 - 1)
-    fold_mse = []
-    for tr, te in splitter.split(X):
-        m = DecisionTreeRegressor(max_depth=depth, random_state=seed).fit(X[tr], y[tr])
-        fold_mse.append(np.mean((y[te] - m.predict(X[te])) ** 2))
-    return r_emp, float(np.sqrt(np.mean(fold_mse)))
+    from .yeom_membership import _r_emp_r_cv as r_emp_r_cv
+
+    return r_emp_r_cv(DecisionTreeRegressor(max_depth=depth), X, y, cv="loo" if cv == "loo" else "10",
+                      random_state=seed)
 
 
 # LOO R_emp / R_cv per (data, depth, tree seed): a property of the full data and the learner, so the full profile's
@@ -446,24 +430,17 @@ def _fig3_seed(profile: str, seed: int) -> list:
     if 30 in res:
         e = res[30]
         # values read off the paper's plot to the nearest 0.05 (spec §6.5): their precision is half that step
-        rows.append(row("Fig. 3 shape: membership at deepest trees", 0.85, e["membership"][0], None,
-                        "read off the paper's plot at r ~ 8 to the nearest 0.05 (precision 0.025)",
-                        precision=_PLOT_READ_PRECISION))
-        rows.append(row("Fig. 3 shape: VKORC1 A7 at deepest trees", 0.8, e["VKORC1 A7"][0], None,
-                        "read off the paper's plot to the nearest 0.05 (precision 0.025)",
-                        precision=_PLOT_READ_PRECISION))
-        rows.append(row("Fig. 3 shape: VKORC1 A4 at deepest trees", 0.5, e["VKORC1 A4"][0], None,
-                        "read off the paper's plot to the nearest 0.05 (precision 0.025)",
-                        precision=_PLOT_READ_PRECISION))
+        for q, paper, at in (("membership", 0.85, " at r ~ 8"), ("VKORC1 A7", 0.8, ""), ("VKORC1 A4", 0.5, "")):
+            rows.append(row(f"Fig. 3 shape: {q} at deepest trees", paper, e[q][0], None,
+                            f"read off the paper's plot{at} to the nearest 0.05 (precision 0.025)",
+                            precision=_PLOT_READ_PRECISION))
         m = e["membership"][0]
         # Theorem 7 (uniform reduction): Adversary 6's advantage is the membership advantage / m, so their
         # difference is 0 in expectation; the difference is what is judged, each seed's membership being its own
-        rows.append(row("Thm 7: VKORC1 A6 - membership/3 at d=30", 0.0, e["VKORC1 A6"][0] - m / 3,
-                        None, f"first seed: A6 {e['VKORC1 A6'][0]:.4f}, membership/3 "
-                                                      f"{m / 3:.4f}"))
-        rows.append(row("Thm 7: CYP2C9 A6 - membership/6 at d=30", 0.0, e["CYP2C9 A6"][0] - m / 6,
-                        None, f"first seed: A6 {e['CYP2C9 A6'][0]:.4f}, membership/6 "
-                                                      f"{m / 6:.4f}"))
+        for label, k in (("VKORC1", 3), ("CYP2C9", 6)):
+            a6 = e[f"{label} A6"][0]
+            rows.append(row(f"Thm 7: {label} A6 - membership/{k} at d=30", 0.0, a6 - m / k, None,
+                            f"first seed: A6 {a6:.4f}, membership/{k} {m / k:.4f}"))
     return rows
 
 
