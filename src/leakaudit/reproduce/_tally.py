@@ -53,6 +53,11 @@ def totals(results: list[dict]) -> dict:
     return {"status": status, "randomised": randomised, "by_reference": by_reference}
 
 
+def _count_row(label: str, counts: dict[str, int]) -> str:
+    """A line of the rows' table: ``label``, the rows of each judged status and their sum."""
+    return f"| {label} | " + " | ".join(str(counts[x]) for x in JUDGED) + f" | {sum(counts.values())} |"
+
+
 def totals_text(t: dict) -> str:
     """The rows' totals: one sentence, a table by kind of reference, the kinds and the allowances."""
     s, rnd, by = t["status"], t["randomised"], t["by_reference"]
@@ -73,17 +78,13 @@ def totals_text(t: dict) -> str:
     groups = (("against the paper, at its setting on its data", [k for k in by if k in PAPER_REFERENCES]),
               ("against a computation", [k for k in by if k in REFERENCES and k not in PAPER_REFERENCES]))
     for label, kinds in groups:
-        for k in kinds:
-            lines.append(f"| {k} | " + " | ".join(str(by[k][x]) for x in JUDGED) + f" | {sum(by[k].values())} |")
+        lines += [_count_row(k, by[k]) for k in kinds]
         sums = [sum(by[k][x] for k in kinds) for x in JUDGED]
         lines.append(f"| **{label}** ({', '.join(kinds)}) | " + " | ".join(f"**{n}**" for n in sums)
                      + f" | **{sum(sums)}** |")
-    for k, label in APART:
-        lines.append(f"| {label} | " + " | ".join(str(by[k][x]) for x in JUDGED) + f" | {sum(by[k].values())} |")
+    lines += [_count_row(label, by[k]) for k, label in APART]
     if "unclassified" in by:
-        u = by["unclassified"]
-        lines.append("| unclassified (no kind in its reproduction's table) | "
-                     + " | ".join(str(u[x]) for x in JUDGED) + f" | {sum(u.values())} |")
+        lines.append(_count_row("unclassified (no kind in its reproduction's table)", by["unclassified"]))
     dash = " | ".join("—" for _ in JUDGED)
     for label, key in (("not compared (a kind reported beside the paper's value)", "not-compared"),
                        ("reference dropped (the spec marks it unusable)", "reference dropped"),
@@ -131,12 +132,12 @@ def per_paper(results: list[dict], papers: dict[str, str]) -> dict:
     "dropped": n, "computation": {status: rows}}}``, over rows compared with the paper itself (``PAPER_REFERENCES``);
     rows compared with a computation are counted by status, as rows. ``papers``: each reproduction's ``paper``
     text, by name."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict] = defaultdict(lambda: {"results": {}, "missing": [], "dropped": 0,
+                                                "computation": {s: 0 for s in JUDGED}})
     grouped: dict[tuple[str, str], list] = defaultdict(list)
     for res in results:
         paper = paper_of(papers[res["name"]])
-        book = out.setdefault(paper, {"results": {}, "missing": [], "dropped": 0,
-                                      "computation": {s: 0 for s in JUDGED}})
+        book = out[paper]
         for r in res["rows"]:
             if r["status"] == "reference dropped":
                 book["dropped"] += 1
@@ -150,9 +151,8 @@ def per_paper(results: list[dict], papers: dict[str, str]) -> dict:
     for (paper, result), rows in grouped.items():
         out[paper]["results"][result] = (_class(rows, result), rows)
     for paper, missing in MISSING.items():
-        out.setdefault(paper, {"results": {}, "missing": [], "dropped": 0,
-                               "computation": {s: 0 for s in JUDGED}})["missing"] = list(missing)
-    return out
+        out[paper]["missing"] = list(missing)
+    return dict(out)
 
 
 def _counts(book: dict) -> dict[str, int]:

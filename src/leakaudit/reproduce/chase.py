@@ -625,9 +625,7 @@ PAPER_SHADOWS = {"fig2": 400, "fig3": (50, 100, 250, 500, 1000, 2000), "fig3-p10
     "q = 500 (Fig. 1's Enron q; Fig. 2 states none), 100 targets; reduced: Fig. 1's reduced SpamAssassin counts, "
     "k = 100 per world and q = 150, with r = 100 and 50 targets. SpamAssassin has few uncertain candidates "
     "(36-43 per seed at r = 1,000, 39 at r = 100 for seed 0), so q is a cap, not the number of queries.",
-    references=(
-        (r"poisoning rate", "printed", "poisoning rate"),
-    ),
+    references=((r"poisoning rate", "printed", "poisoning rate"),),
 )
 def fig2(profile: str, random_state: int):
     cfg, row = _config(profile)

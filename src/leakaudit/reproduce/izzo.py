@@ -88,7 +88,6 @@ def exact_required_scale(n: int, eta: float) -> float:
     "No row depends on a seed (closed forms, and exact eta by enumerating every half), so the rows are exact "
     "values and are not repeated over seeds.",
     randomised=False,
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"^claim", "claim", "claim"),
         (r"", "formula", "closed form"),
@@ -218,10 +217,7 @@ FIG2_SPEC = {(0.01, 2): 778, (0.01, 4): 48, (0.01, 6): 9.5, (0.1, 2): 7.7, (0.1,
     "rows test, not a fact about the paper's code). Every row "
     "is over seeds 0-4 (data, sigma estimate, halves and noise drawn from the seed), each seed the mean of a few "
     "runs (the note gives the first seed's); a claim row matches only when the claim holds in every seed.",
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"^claim", "claim", "claim"),
-    ),
+    references=((r"^claim", "claim", "claim"),),
 )
 def izzo_fig2(profile: str, random_state: int) -> list:
     return rows_over_seeds(_fig2_seed, profile, random_state)

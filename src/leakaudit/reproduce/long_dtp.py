@@ -297,7 +297,6 @@ def _table2_seed(profile: str, seed: int) -> dict:
           "floor, Laplace categoricals) against Weka's. 'ours' is the mean over seeds (seed, "
           "seed + 1, ...); a row is judged by the page's rule (its top: the mean and the whole interval within the "
           "tolerance of the row's kind of quantity); 'none found' is an upper bound of 0 that every seed must meet.",
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"targets with avg PDTP > 1", "claim", "claim"),
         (r"accuracy$", "printed", "model accuracy"),
@@ -645,10 +644,7 @@ def _sequence(values) -> tuple:
           "after the first removals, a rebound, then a sawtooth. Greedy re-ranking and group removal are our "
           "improvements (spec §7). 'DTP' is PDTP at x(t), which Thm 6.2 makes effectively DTP for naive Bayes.",
     randomised=False,
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"max DTP", "printed", "max DTP"),
-    ),
+    references=((r"max DTP", "printed", "max DTP"),),
 )
 def fig6(profile: str, random_state: int):
     from ..data import load_adult
@@ -847,7 +843,6 @@ def _bounds_seed(profile: str, random_state: int):
           "a fresh sample per model with one seed for Fig 8), queried at individuals in no training set; PDTP is "
           "Table 2's (1,000 training records). Every row is the mean over 5 seeds (seed, seed + 1, ...), each "
           "seed's value and the 95% t-interval in its note.",
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"bound max\(2·PDTP, ln δ_t\) holds", "formula", "claim"),
         (r"^Prop 6\.5", "formula", "closed form"),

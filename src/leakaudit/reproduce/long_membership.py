@@ -204,7 +204,6 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
         "note; a row is judged by the page's rule (its top: the mean and the whole interval within the tolerance of "
         "the row's kind of quantity) (§5.5's 'never above 0.665' is an upper bound our mean must respect)."
     ),
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"target (train|test) accuracy", "printed", "model accuracy"),
         (r"corr\. with avgPDTP|Fig 2 r", "printed", "Pearson r"),
@@ -302,10 +301,7 @@ def _table1_seed(profile: str, random_state: int) -> list:
         "own code gives 0.9225 and 0.9505 today (seed 0 at full, rerun on the same machine), so the move is not "
         "version 2's: its smoke rows of the version-1 attacks are equal to version 1's, digit for digit."
     ),
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"beats loss", "claim", "claim"),
-    ),
+    references=((r"beats loss", "claim", "claim"),),
 )
 def lira_rmia(profile: str, random_state: int) -> list:
     return rows_over_seeds(_lira_rmia_seed, profile, random_state)
@@ -507,7 +503,6 @@ def calibration_loss(acc: dict) -> float:
         "target accuracy, the generator family cannot reach it: NB's train accuracy falls only on sparse baskets, "
         "on which k-means classes are easy for the NN."
     ),
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"chosen point is LONG_PURCHASE_PARAMS", "self-check", "claim"),
         (r"accuracy$", "printed", "model accuracy"),

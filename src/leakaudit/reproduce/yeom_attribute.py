@@ -76,10 +76,7 @@ def _simulate_adversary4_binary(tau: float, r: float, n: int, rng: np.random.Gen
         "advantage should rise and fall with tau (the inverted U of Fig. 1); Theorem 5 at the first seed's "
         "measured tau, sigma_S, sigma_D is in the note."
     ),
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"", "formula", "closed form"),
-    ),
+    references=((r"", "formula", "closed form"),),
 )
 def yeom_fig1(profile: str, random_state: int) -> list:
     from ..attribute import theorem5_advantage, theorem5_optimal_tau
@@ -375,7 +372,6 @@ def iwpc_tree_experiment(depths, n_splits: int, *, cv: str = "kfold", random_sta
         "Definition 6 rows (no paper value): Adversary 4's accuracy on members minus a no-model simulator's "
         "accuracy on held-out rows (multinomial logistic regression of t on (v, y), fitted on the training half)."
     ),
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r"^Fig\. 3 shape", "plot", "value read off a plot"),
         (r"^Thm 7", "formula", "attack advantage over splits"),

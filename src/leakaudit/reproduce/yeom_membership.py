@@ -141,7 +141,6 @@ def _sweep(name, X, y, make_estimator, params, ref, *, n_splits, cv, random_stat
         "Paper claims checked: known-σ points follow Theorem 3; the σ_S-only threshold beats the §3.3 curve when "
         "the model overfits."
     ),
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
     references=(
         (r": R_(emp|cv)$", "spec run", "RMSE against the spec's re-run"),
         (r"advantage at r$", "spec run", "advantage from the formula at r"),
@@ -297,10 +296,7 @@ def _table1_seed(profile: str, random_state: int) -> list:
         "recall row is judged on the "
         "paper's lower bound 0.99: 'match' when the mean over seeds is at least 0.99."
     ),
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"recall", "printed", "membership-attack metric"),
-    ),
+    references=((r"recall", "printed", "membership-attack metric"),),
 )
 def yeom_table1(profile: str, random_state: int) -> list:
     from ._seeds import rows_over_seeds
@@ -401,10 +397,7 @@ def _fig4_settings(profile: str) -> dict:
         "minutes (yeom-table1's note). Every row is over 5 seeds (seed, seed + 1, ...; "
         "a seed draws the images, the secret and the CNNs)."
     ),
-    # what each row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-    references=(
-        (r"advantage at the largest", "printed", None),
-    ),
+    references=((r"advantage at the largest", "printed", None),),
 )
 def yeom_fig4(profile: str, random_state: int) -> list:
     from ._seeds import rows_over_seeds
