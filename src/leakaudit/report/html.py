@@ -13,7 +13,7 @@ question against a baseline, then shows the evidence.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,11 +24,11 @@ from .._results import BELOW, EXCEEDED, STATUS_COLOURS, STATUSES, UNDECIDED, esc
 from ..metrics import WIDE_INTERVAL, tpr_entry, wide_interval_reason
 from .plots import histogram_svg, measured_members, pdtp_vs_score_svg, roc_svg, scored_attacks, strongest_attack
 
-# The report renders an audit's typed result (leakaudit.audit.result.results.AuditResult, its checks
-# leakaudit.audit.result.checks.Check) without importing them: the audit imports the report to write report.html, and the
-# layers import only downwards, so these two names stand for the result's types in the annotations below.
-AuditResult = Any
-Check = Any
+if TYPE_CHECKING:  # the audit imports the report to write report.html: the report names its types only
+    from ..audit.result.checks import Check
+    from ..audit.result.results import AuditResult
+    from ..audit.result.sections import (DatasetInferenceSection, DtpSection, DtpTest, ExtractionSection,
+                                         MipSection, UnitSection)
 
 __all__ = ["as_number", "check_row", "display_name", "fmt", "render_report"]
 
@@ -45,7 +45,9 @@ def display_name(results: AuditResult, name: str) -> str:
     re-rendered without a plug-in names the plug-in's attack as the audit did)."""
     if name == "dtp1":
         return "DTP-1"
-    return (results.membership.get(name) or {}).get("display") or name
+    return getattr(results.membership.get(name), "display", None) or name
+
+
 #: config keys that only describe the bundled demo (its data set and network): shown only in the demo's report
 _DEMO_ONLY = ("dataset", "n_members", "n_nonmembers", "hidden", "activation", "epochs")
 #: config keys of a language-model audit only
@@ -196,10 +198,10 @@ def _verdict_records(results: AuditResult) -> dict[str, str]:
 def _value_columns(results: AuditResult, records: pd.DataFrame) -> list[str]:
     """The record's own columns to show: the label, the sensitive columns, then the others (at most 5 more)."""
     data = results.data
-    cols = [c for c in data.get("record_columns", []) if c in records.columns]
+    cols = [c for c in data.record_columns or [] if c in records.columns]
     if not cols:
         return []
-    first = [c for c in [data.get("label")] + list(data.get("sensitive") or []) if c in cols]
+    first = [c for c in [data.label, *(data.sensitive or [])] if c in cols]
     rest = [c for c in cols if c not in first]
     return first + rest[:5]
 
@@ -240,9 +242,9 @@ def _records_table(results: AuditResult, records: pd.DataFrame) -> tuple[list[st
     return head, out, len(behind)
 
 
-def _dataset_inference(di: dict | None) -> dict | None:
+def _dataset_inference(di: DatasetInferenceSection | None) -> dict | None:
     """The dataset-inference section's words: its answer, test, p-value against the level, and power curve."""
-    if not di:
+    if di is None:
         return None
     test, power = di.test, di.power
     sizes = [f"{n:,} texts: {r * 100:.0f}% [{lo * 100:.0f}, {hi * 100:.0f}]" for n, r, (lo, hi) in
@@ -258,10 +260,10 @@ def _dataset_inference(di: dict | None) -> dict | None:
             "repeats": power.n_repeats if power else 0, "power": "; ".join(sizes) or "not measured"}
 
 
-def _extraction(ex) -> dict | None:
+def _extraction(ex: ExtractionSection | None) -> dict | None:
     """The extraction section's words and tables: the rates per prefix length and number of tries, the
     generations, and the members' most extractable spans (their text escaped by the template)."""
-    if not ex:
+    if ex is None:
         return None
 
     def rate(r) -> str:
@@ -298,16 +300,15 @@ def _extraction(ex) -> dict | None:
 def _record_risk_words(results: AuditResult) -> str:
     """How the "flagged by" column was decided, and how many members each attack and check flags."""
     risk = results.record_risk
-    if not risk:
+    if risk is None:
         return ""
-    counts = ", ".join(f"{display_name(results, a)} {k:,}" for a, k in (risk.get("flagged") or {}).items())
+    counts = ", ".join(f"{display_name(results, a)} {k:,}" for a, k in risk.flagged.items())
     text = (f"\"Flagged by\" names the attacks that score the member above the non-members (its one-sided p-value "
             f"among the non-members' scores, corrected by Benjamini and Hochberg over every member and attack at a "
-            f"false discovery rate of {risk.get('false_discovery_rate', 0.05) * 100:g}%) and DTP-1 where the record "
-            f"is significant: {risk.get('n_members_flagged', 0):,} member(s) flagged" + (f" ({counts})" if counts
-                                                                                          else "") + ".")
-    if risk.get("resolution"):
-        text += f" Resolution: {risk['resolution']}."
+            f"false discovery rate of {risk.false_discovery_rate * 100:g}%) and DTP-1 where the record is "
+            f"significant: {risk.n_members_flagged:,} member(s) flagged" + (f" ({counts})" if counts else "") + ".")
+    if risk.resolution:
+        text += f" Resolution: {risk.resolution}."
     return text
 
 
@@ -319,10 +320,9 @@ def _names(records: pd.DataFrame) -> pd.Series:
     return "records.csv, record " + records["record"].astype(str)
 
 
-def _dtp_records(dtp: dict, records: pd.DataFrame | None, limit: int = 25) -> list[dict]:
+def _dtp_records(test: DtpTest | None, records: pd.DataFrame | None, limit: int = 25) -> list[dict]:
     """Rows of the records the statistical DTP-1 rule re-measured, significant first, then by lower bound."""
-    test = dtp.get("test")
-    if not test or not test.records:
+    if test is None or not test.records:
         return []
     mem = records[records["is_member"] == 1] if records is not None else None
     lira = dict(zip(_names(mem), mem["score_lira"])) if mem is not None and "score_lira" in mem else {}
@@ -339,14 +339,14 @@ def _dtp_records(dtp: dict, records: pd.DataFrame | None, limit: int = 25) -> li
 # -- sections -----------------------------------------------------------------------------------------------------
 
 
-def _unit_sentence(unit) -> str:
+def _unit_sentence(unit: UnitSection | None) -> str:
     """The privacy unit in words (empty without one): its column and counts, and what the analyses do with it."""
-    if not unit:
+    if unit is None:
         return ""
-    return (f"The privacy unit is the column {unit['column']!r}: {unit['n_member_units']:,} member units "
-            f"({unit['n_member_rows']:,} rows) and {unit['n_nonmember_units']:,} non-member units "
-            f"({unit['n_nonmember_rows']:,} rows), the largest of {unit['largest_unit']:,} rows. The membership attacks "
-            f"score units ({unit['combine']}) and their figures count units; PDTP and DTP-1 leave out all of a "
+    return (f"The privacy unit is the column {unit.column!r}: {unit.n_member_units:,} member units "
+            f"({unit.n_member_rows:,} rows) and {unit.n_nonmember_units:,} non-member units "
+            f"({unit.n_nonmember_rows:,} rows), the largest of {unit.largest_unit:,} rows. The membership attacks "
+            f"score units ({unit.combine}) and their figures count units; PDTP and DTP-1 leave out all of a "
             "unit's rows.")
 
 
@@ -356,26 +356,25 @@ def _membership_answer(results: AuditResult, conf_pct: str) -> str:
     f = as_number(th.get("low_fpr")) or 0.01
     best, best_t = None, None
     for name, m in mem.items():
-        if "comparable" in m:  # the blind baseline (texts only) is not an attack on the model
+        if m.comparable is not None:  # the blind baseline (texts only) is not an attack on the model
             continue
-        t = tpr_entry(m.get("tpr_at_fpr", {}), f)
-        if t is not None and as_number(t.get("tpr")) is not None and (best_t is None or t["tpr"] > best_t["tpr"]):
+        t = m.tpr_at(f)
+        if t is not None and as_number(t.tpr) is not None and (best_t is None or t.tpr > best_t.tpr):
             best, best_t = name, t
     if best is None:
         return (f"The attacks' TPR at {fmt(f, '%')} FPR could not be estimated with these non-members (see the checks "
                 "for the number needed).") if mem else ""
-    eps = [(as_number((m.get("epsilon") or {}).get("epsilon_lb")), n) for n, m in mem.items()
-           if (m.get("epsilon") or {}).get("measurable")]
+    eps = [(as_number(m.epsilon.epsilon_lb), n) for n, m in mem.items() if m.epsilon is not None and m.epsilon.measurable]
     eps = [e for e in eps if e[0] is not None]
     # with a privacy unit the attacks count units (their own n_members)
-    units = mem[best].get("counts") == "units"
-    n1 = mem[best].get("n_members") if units else results.data.get("n_members")
+    units = mem[best].counts == "units"
+    n1 = mem[best].n_members if units else results.data.n_members
     who = ("non-member units", "member unit", "member units") if units else ("non-members", "member", "members")
     judged = next((c for c in results.verdict.checks if c.id == f"membership.{best}.tpr_at_low_fpr"), None)
     s = (f"At a false-alarm rate of {fmt(f, '%')} (1 in {round(1 / f):,} {who[0]} wrongly called a {who[1]}), the "
-         f"strongest attack ({display_name(results, best)}) finds {fmt(best_t['tpr'], '%')} of the {who[2]} "
-         f"({conf_pct} interval {fmt(best_t['ci'][0], '%')} to {fmt(best_t['ci'][1], '%')}; about "
-         f"{round(best_t['tpr'] * n1):,} of {n1:,}); an attacker guessing at random finds {fmt(f, '%')}.")
+         f"strongest attack ({display_name(results, best)}) finds {fmt(best_t.tpr, '%')} of the {who[2]} "
+         f"({conf_pct} interval {fmt(best_t.ci[0], '%')} to {fmt(best_t.ci[1], '%')}; about "
+         f"{round(best_t.tpr * n1):,} of {n1:,}); an attacker guessing at random finds {fmt(f, '%')}.")
     if judged is not None and judged.status == "not measurable":
         s += (" With these records that interval is too wide to judge against the threshold "
               f"({fmt(th.get('max_tpr_at_low_fpr'), '%')}): see the checks for the records it needs.")
@@ -397,11 +396,11 @@ def _claim_sentence(results: AuditResult) -> str:
     delta = results.config.epsilon_delta
     s = (f" The model was trained with differential privacy at a claimed epsilon of {claimed:g} (delta {delta:g}); "
          "every attack's empirical epsilon above is a lower bound to set against it.")
-    dp = results.dp or {}
-    if as_number(dp.get("epsilon_lower_bound")) is not None:
-        s += (f" A one-run audit of the training recipe ({dp.get('m')} gradient canaries, Steinke et al. 2023) bounds "
-              f"epsilon below by {fmt(dp['epsilon_lower_bound'], '.2f')} at {fmt(dp.get('confidence'), '%')} "
-              f"confidence: {dp.get('verdict')}.")
+    dp = results.dp
+    if dp is not None and as_number(dp.epsilon_lower_bound) is not None:
+        s += (f" A one-run audit of the training recipe ({dp.m} gradient canaries, Steinke et al. 2023) bounds "
+              f"epsilon below by {fmt(dp.epsilon_lower_bound, '.2f')} at {fmt(dp.confidence, '%')} "
+              f"confidence: {dp.verdict}.")
     return s
 
 
@@ -420,34 +419,28 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
     """The membership table's FPR columns and one row per attack (its name, AUC, TPRs and epsilon as text, and
     ``notes``: why an interval spans the whole range)."""
     mem = results.membership
-    fprs = []
-    for m in mem.values():
-        fprs = list((m.get("tpr_at_fpr") or {}).keys())
-        break
+    fprs = list(next(iter(mem.values())).tpr_at_fpr) if mem else []
+    claimed = as_number(results.config.claimed_epsilon)
     rows = []
     for name, m in mem.items():
-        e = m.get("epsilon") or {}
+        e, ch = m.epsilon, m.against_chance
         tprs, notes, shown = [], [], display_name(results, name)
-        counts = {"n_members": int(m.get("n_members") or 0), "n_nonmembers": int(m.get("n_nonmembers") or 0)}
-        auc = (f"{fmt(m.get('auc'))} {fmt_interval(m.get('auc_ci'))}"
-               + _why_wide(m.get("auc_ci"), notes, f"{shown}, AUC", **counts))
+        counts = {"n_members": m.n_members, "n_nonmembers": m.n_nonmembers}
+        auc = f"{fmt(m.auc)} {fmt_interval(m.auc_ci)}" + _why_wide(m.auc_ci, notes, f"{shown}, AUC", **counts)
         for f in fprs:
-            t = (m.get("tpr_at_fpr") or {}).get(f) or {}
-            tprs.append(f"{fmt(t.get('tpr'), '%2')} {fmt_interval(t.get('ci'), '%2')}"
-                        + _why_wide(t.get("ci"), notes, f"{shown}, TPR at FPR {fmt(f, 'g')}", **counts, fpr=as_number(f))
-                        if as_number(t.get("tpr")) is not None else "not estimable")
-        claimed = as_number(results.config.claimed_epsilon)
-        ch = m.get("against_chance") or {}
+            t = m.tpr_at_fpr.get(f)
+            tprs.append(f"{fmt(t.tpr, '%2')} {fmt_interval(t.ci, '%2')}"
+                        + _why_wide(t.ci, notes, f"{shown}, TPR at FPR {fmt(f, 'g')}", **counts, fpr=as_number(f))
+                        if t is not None and as_number(t.tpr) is not None else "not estimable")
         rows.append({"name": shown, "auc": auc, "tprs": tprs, "notes": notes,
                      # two parts the cell may stack, so that the table fits a laptop's window
-                     "chance": (f"{fmt(ch.get('accuracy'))} {fmt_interval(ch.get('accuracy_ci'))};",
-                                f"{fmt(ch.get('advantage'), '+.3f')} {fmt_interval(ch.get('advantage_ci'), '+.3f')}")
-                     if as_number(ch.get("accuracy")) is not None else (MISSING,),
-                     "epsilon": (fmt(e.get("epsilon_lb"), ".2f")
-                                 + (f" (joint-beta {fmt(e['epsilon_lb_joint_beta'], '.2f')})"
-                                    if as_number(e.get("epsilon_lb_joint_beta")) is not None else "")
-                                 if e.get("measurable") else
-                                 ("not measurable" if e else MISSING))
+                     "chance": (f"{fmt(ch.accuracy)} {fmt_interval(ch.accuracy_ci)};",
+                                f"{fmt(ch.advantage, '+.3f')} {fmt_interval(ch.advantage_ci, '+.3f')}")
+                     if ch is not None and as_number(ch.accuracy) is not None else (MISSING,),
+                     "epsilon": (fmt(e.epsilon_lb, ".2f")
+                                 + (f" (joint-beta {fmt(e.epsilon_lb_joint_beta, '.2f')})"
+                                    if as_number(e.epsilon_lb_joint_beta) is not None else "")
+                                 if e is not None and e.measurable else ("not measurable" if e is not None else MISSING))
                      + (f" (claimed {claimed:g})" if claimed is not None else "")})
     return [fmt(f, "g") for f in fprs], rows
 
@@ -459,27 +452,27 @@ def _dtp_exact(results: AuditResult) -> bool:
     return bool(test and (test.n_repeats == 1 or (test.sd and not any(test.sd))))
 
 
-def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
-    dtp = results.dtp or {}
-    if not dtp:
+def _dtp_answer(results: AuditResult) -> str:
+    dtp = results.dtp
+    if dtp is None:
         return ""
     thr = results.verdict.thresholds.get("max_dtp", 1.0)
-    nf = dtp.get("noise_floor") or {}
-    floor, p90 = as_number(nf.get("median")), as_number(nf.get("p90"))
+    nf = dtp.noise_floor
+    floor, p90 = (as_number(nf.median), as_number(nf.p90)) if nf else (None, None)
     noise = (f" Retraining with another seed alone moves a record's output by {fmt(floor, '.2f')} nats for the median "
              f"record" + (f" and {fmt(p90, '.2f')} for the 90th percentile" if p90 is not None else "")
              + (": that is the noise a single measurement carries." if floor or p90 else ": the seed does not move "
                 "it, so a single measurement carries no seed noise.")) if floor is not None else ""
-    n_above, n_rec = dtp.get("n_above", 0), dtp.get("n_records", 0)
-    if dtp.get("rule") == "long":
+    n_above, n_rec = dtp.n_above, dtp.n_records
+    if dtp.rule == "long":
         return (f"{n_above:,} of the {n_rec:,} training records measured have a PDTP above {thr:g} (Long et al.'s raw "
-                f"rule, as asked); the largest is {fmt(dtp.get('max'), '.2f')}.{noise}")
-    k = dtp.get("n_significant")
+                f"rule, as asked); the largest is {fmt(dtp.max, '.2f')}.{noise}")
+    k = dtp.n_significant
     if not n_above:
-        n = results.data.get("n_members") or n_rec
+        n = results.data.n_members
         who = "training record" if n_rec >= n else f"measured record ({n_rec:,} of the {n:,} members)"
         return (f"No {who} changes the retrained model's output by more than e^{thr:g} when removed: the largest PDTP "
-                f"is {fmt(dtp.get('max'), '.2f')} over {n_rec:,} records.{noise}")
+                f"is {fmt(dtp.max, '.2f')} over {n_rec:,} records.{noise}")
     if k:
         test = dtp.test
         lbs = [(as_number(lb), r) for r, lb, sig in zip(test.records, test.lower_bound, test.significant)
@@ -494,8 +487,7 @@ def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
                 f"output by more than e^{thr:g} when removed, beyond training noise and binning ({n_above:,} of "
                 f"{n_rec:,} were above it once and were re-measured).{clearest}{noise} Listed below and in the records "
                 "table.")
-    untested = (f" ({len(dtp.get('records_untested') or [])} were not re-measured.)" if dtp.get("records_untested")
-                else "")
+    untested = f" ({len(dtp.records_untested)} were not re-measured.)" if dtp.records_untested else ""
     if _dtp_exact(results):
         return (f"{n_above:,} of {n_rec:,} records were above {thr:g} as binned PDTP, but none changes the retrained "
                 f"model's output by more than e^{thr:g} once the bins' widths are allowed for (the smallest change the "
@@ -510,8 +502,8 @@ def _dtp_answer(results: AuditResult, records: pd.DataFrame | None) -> str:
 def _attribute_rows(results: AuditResult) -> list[dict]:
     rows = []
     for col, a in results.attribute.items():
-        base, acc_m = as_number(a.get("baseline_accuracy")), as_number(a.get("member_accuracy"))
-        alt, alt_ci = as_number(a.get("alternative_advantage")), a.get("alternative_advantage_ci")
+        base, acc_m = as_number(a.baseline_accuracy), as_number(a.member_accuracy)
+        alt, alt_ci = as_number(a.alternative_advantage), a.alternative_advantage_ci
         lo = as_number(alt_ci[0]) if alt_ci else None
         if base is None or acc_m is None:
             answer = (f"The model's guesses of {col} are right for {fmt(acc_m, '%')} of members; the no-model "
@@ -525,8 +517,8 @@ def _attribute_rows(results: AuditResult) -> list[dict]:
             answer = (f"The model does not help infer {col} beyond what the other columns give: its guesses are right "
                       f"for {fmt(acc_m, '%')} of members, a classifier without the model gets {fmt(base, '%')} "
                       f"(difference {fmt(alt)}, interval {fmt_interval(alt_ci)}).")
-        rows.append({"col": col, "member": fmt(acc_m, "%"), "non": fmt(a.get("nonmember_accuracy"), "%"),
-                     "base": fmt(base, "%"), "adv": f"{fmt(a.get('advantage'))} {fmt_interval(a.get('advantage_ci'))}",
+        rows.append({"col": col, "member": fmt(acc_m, "%"), "non": fmt(a.nonmember_accuracy, "%"),
+                     "base": fmt(base, "%"), "adv": f"{fmt(a.advantage)} {fmt_interval(a.advantage_ci)}",
                      "alt": f"{fmt(alt)} {fmt_interval(alt_ci)}", "answer": answer})
     return rows
 
@@ -534,43 +526,41 @@ def _attribute_rows(results: AuditResult) -> list[dict]:
 def _property_rows(results: AuditResult) -> list[dict]:
     rows = []
     for name, p in results.property.items():
-        helps = p.get("model_helps")
-        rows.append({"name": name, "true": fmt(p.get("true_share")),
-                     "est": f"{fmt(p.get('estimate'))} {fmt_interval(p.get('estimate_interval'))}",
-                     "base": f"{fmt(p.get('no_model_estimate'))} {fmt_interval(p.get('no_model_interval'))}",
+        helps = p.model_helps
+        rows.append({"name": name, "true": fmt(p.true_share),
+                     "est": f"{fmt(p.estimate)} {fmt_interval(p.estimate_interval)}",
+                     "base": f"{fmt(p.no_model_estimate)} {fmt_interval(p.no_model_interval)}",
                      "leak": "not measured" if helps is None else ("yes" if helps else "no"),
-                     "sentence": p.get("sentence") or
+                     "sentence": p.sentence or
                      "no no-model baseline in this results.json (written by an older leakaudit): no leak can be shown"})
     return rows
 
 
-def _mip_rows(mip: dict | None) -> list[tuple[str, str]]:
-    if not mip:
+def _mip_rows(mip: MipSection | None) -> list[tuple[str, str]]:
+    if mip is None:
         return []
-    d, de = mip.get("parameters"), mip.get("parameters_with_noise")
-    rows = [
-        ("eta (the attacker's largest advantage over a coin flip)", fmt(mip.get("eta"), "g")),
-        ("noise norm / parameter norm", f"{_big(mip.get('noise_norm'))} / {_big(mip.get('parameter_norm'))}"),
-        ("parameters that receive noise", f"{d:,} of {de:,}" if isinstance(d, int) and isinstance(de, int) else MISSING),
+    d, de = mip.parameters, mip.parameters_with_noise
+    received = f"{d:,} of {de:,}" if isinstance(d, int) and isinstance(de, int) else MISSING
+    return [
+        ("eta (the attacker's largest advantage over a coin flip)", fmt(mip.eta, "g")),
+        ("noise norm / parameter norm", f"{_big(mip.noise_norm)} / {_big(mip.parameter_norm)}"),
+        ("parameters that receive noise", f"all {d:,}" if isinstance(d, int) and d == de else received),
         ("test accuracy without the noise",
-         f"{fmt(mip.get('test_accuracy_without_noise'), '%')} {fmt_interval(mip.get('test_accuracy_without_noise_interval'), '%')}"),
+         f"{fmt(mip.test_accuracy_without_noise, '%')} {fmt_interval(mip.test_accuracy_without_noise_interval, '%')}"),
         ("test accuracy with the noise",
-         f"{fmt(mip.get('test_accuracy_with_noise'), '%')} {fmt_interval(mip.get('test_accuracy_with_noise_interval'), '%')}"),
+         f"{fmt(mip.test_accuracy_with_noise, '%')} {fmt_interval(mip.test_accuracy_with_noise_interval, '%')}"),
         ("accuracy lost to the noise (points; negative: gained)",
-         f"{fmt(mip.get('accuracy_cost'), '%')} {fmt_interval(mip.get('accuracy_cost_interval'), '%')}"),
-        ("runs on halves of the members used to estimate the noise (B)", fmt(mip.get("B"), "g")),
-        ("noise constant c (Izzo et al., Corollary 11, M = {})".format(fmt(mip.get("M"), "g")), fmt(mip.get("constant_c"), ",.0f")),
+         f"{fmt(mip.accuracy_cost, '%')} {fmt_interval(mip.accuracy_cost_interval, '%')}"),
+        ("runs on halves of the members used to estimate the noise (B)", fmt(mip.B, "g")),
+        (f"noise constant c (Izzo et al., Corollary 11, M = {fmt(mip.M, 'g')})", fmt(mip.constant_c, ",.0f")),
     ]
-    if "parameters_with_noise" in mip and d == de:
-        rows[2] = ("parameters that receive noise", f"all {d:,}" if isinstance(d, int) else MISSING)
-    return rows
 
 
-def _removal_words(dtp: dict, timings: dict | None = None) -> str:
+def _removal_words(dtp: DtpSection, timings: dict[str, float]) -> str:
     """What removing the DTP-1 records changed, as the audit measured it (:mod:`leakaudit.audit.steps.removal`),
     and what the measurement cost: its share of the audit's time by stage (``timings``, results.json's)."""
-    r = dtp.get("removal")
-    if not r:
+    r = dtp.removal
+    if r is None:
         return ("Removing such records and re-measuring is what Long et al.'s reduction does (leakaudit.dtp.reduce_dtp, "
                 "or `leakaudit dtp reduce`); this audit did not measure what removing them would change (the "
                 "profile does not): re-run the audit without them.")
@@ -601,7 +591,7 @@ def _removal_words(dtp: dict, timings: dict | None = None) -> str:
              f"{fmt(r.accuracy_after, '%')} without ({change}; the cost's interval "
              f"{_points_interval(r.accuracy_cost_interval)}, a negative cost being a gain, over "
              f"{r.n_seeds} paired training seeds).")
-    took, total = as_number((timings or {}).get("dtp_removal")), sum(v for v in map(as_number, (timings or {}).values()) if v)
+    took, total = as_number(timings.get("dtp_removal")), sum(v for v in map(as_number, timings.values()) if v)
     if took and total:
         text += (f" This measurement took {took:,.1f} s, {took / total:.0%} of the audit's {total:,.1f} s by stage; "
                  "the setting removal = false (--no-removal) skips it.")
@@ -627,7 +617,7 @@ _BOOSTED = {"xgboost": "min_child_weight, max_depth, max_bin", "lightgbm": "min_
             "catboost": "min_data_in_leaf, depth, border_count"}
 
 
-def _next_steps(results: AuditResult, records: pd.DataFrame | None, flags: bool) -> list[str]:
+def _next_steps(results: AuditResult, flags: bool) -> list[str]:
     """What would change a verdict that is not "publish", from what this audit measured (nothing claimed that it
     did not measure, no remedy it says it cannot apply to this model): the exceeded findings' remedies, then the
     open checks in the order that settles the verdict soonest (:meth:`~leakaudit.audit.result.results.Verdict.to_decide`),
@@ -637,19 +627,18 @@ def _next_steps(results: AuditResult, records: pd.DataFrame | None, flags: bool)
         return []
     out = []
     checks = v.checks
-    dtp = results.dtp or {}
-    kind = results.target.get("kind")
-    sig = dtp.get("records_significant") or ([] if dtp.get("rule") != "long" else dtp.get("records_above") or [])
+    dtp = results.dtp
+    kind = results.target.kind
+    sig = [] if dtp is None else dtp.records_significant or (dtp.records_above if dtp.rule == "long" else [])
     if sig and any(c.id == "dtp.dtp1" and c.status == "exceeded" for c in checks):
-        names = "; ".join(sig[:10]) + (f" and {len(sig) - 10} more" if len(sig) > 10
-                                                                           else "")
+        names = "; ".join(sig[:10]) + (f" and {len(sig) - 10} more" if len(sig) > 10 else "")
         out.append(f"DTP-1 records: {names}. " + _removal_words(dtp, results.timings)
                    + (" LightGBM draws its histogram bin edges from the training data, so a member holding a value few "
                       "members hold can set or move an edge, and with it the splits' thresholds: such records may "
                       "leave DTP-1 when the rare values are merged or dropped." if kind == "lightgbm" else ""))
     if any(c.analysis == "membership" and c.status == "exceeded" for c in checks):
         mip = results.mip
-        if results.data.get("kind") == "text":  # MIP noise is defined for classifiers' parameters
+        if results.data.kind == "text":  # MIP noise is defined for classifiers' parameters
             out.append("Membership leakage: the model recognises its fine-tuning texts. Fine-tune for fewer epochs, "
                        "remove repeated texts (repetition drives memorisation), or fine-tune with differential "
                        "privacy (DP-SGD), then audit again; the cost of each was not measured here.")
@@ -658,12 +647,12 @@ def _next_steps(results: AuditResult, records: pd.DataFrame | None, flags: bool)
                        f"coarser bins ({_BOOSTED[kind]}), and merge or drop rare values that give a few members a "
                        "leaf or bin of their own, then audit the new model to measure what the change does (its "
                        "accuracy cost was not measured here).")
-        elif mip and as_number(mip.get("accuracy_cost")) is not None:
-            c = as_number(mip.get("accuracy_cost"))
+        elif mip is not None and as_number(mip.accuracy_cost) is not None:
+            c = as_number(mip.accuracy_cost)
             effect = f"gains {_points(-c, '.1f')}" if c < 0 else f"costs {_points(c, '.1f')}"
             out.append(f"Membership leakage: retrain with a privacy mechanism. For this model, the noise that gives "
-                       f"{fmt(mip.get('eta'), 'g')}-MIP (below) {effect} of test accuracy (the cost's interval "
-                       f"{_points_interval(mip.get('accuracy_cost_interval'))}); differentially "
+                       f"{fmt(mip.eta, 'g')}-MIP (below) {effect} of test accuracy (the cost's interval "
+                       f"{_points_interval(mip.accuracy_cost_interval)}); differentially "
                        "private training (DP-SGD) is the other route; its cost was not measured here.")
         else:
             why = next((s.reason for s in results.skipped if "MIP" in s.name), "")
@@ -712,7 +701,7 @@ def _words(key: str) -> str:
 def _settings_rows(results: AuditResult) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(profile settings, retraining recipe, other config) as (name in words, plain text) pairs, without None or
     dicts."""
-    settings = dict(results.settings)
+    settings = results.settings.model_dump()
     recipe = settings.pop("retraining_recipe", None) or {}
     settings.pop("profile", None)
     prof = []
@@ -723,11 +712,9 @@ def _settings_rows(results: AuditResult) -> tuple[list[tuple[str, str]], list[tu
             prof.append((_words(k), _plain(v)))
     rec = [(p, _plain(x)) for k, v in recipe.items() if v is not None
            for p, x in (v.items() if k == "parameters" else [(k.replace("_", " "), v)])]
-    cfg = results.config.model_dump(mode="json")
-    demo = results.target.get("kind") == "demo"
-    text = results.data.get("kind") == "text"
+    demo, text = results.target.kind == "demo", results.data.kind == "text"
     conf = []
-    for k, v in cfg.items():
+    for k, v in results.config.model_dump(mode="json").items():
         if v is None or v == [] or v == {} or k in _CONFIG_SHOWN_ELSEWHERE or (k in _DEMO_ONLY and not demo) \
                 or (k in _TEXT_ONLY and not text) or (k in _TABULAR_ONLY and text):
             continue
@@ -735,8 +722,8 @@ def _settings_rows(results: AuditResult) -> tuple[list[tuple[str, str]], list[tu
             continue
         conf.append((_words(k), _plain(v)))
     if demo:
-        net = f"hidden {_plain(cfg.get('hidden'))}, {cfg.get('activation')}, {cfg.get('epochs')} epochs"
-        conf.insert(0, ("demo network", net))
+        cfg = results.config
+        conf.insert(0, ("demo network", f"hidden {_plain(cfg.hidden)}, {cfg.activation}, {cfg.epochs} epochs"))
     return prof, rec, conf
 
 
@@ -754,12 +741,11 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
     (records.csv's rows)."""
     env = Environment(loader=PackageLoader("leakaudit.report", "templates"),
                       autoescape=select_autoescape(["html", "j2"]), finalize=_shown)
-    tmpl = env.get_template("report.html.j2")
-    verdict = results.verdict
+    verdict, membership = results.verdict, results.membership
     thresholds = verdict.thresholds
+    max_dtp = as_number(thresholds.get("max_dtp"))
     roc = pdtp_hist = pdtp_scatter = None
     rec_head, rec_rows, n_extra = [], [], 0
-    membership = results.membership
     if records is not None and len(records):
         m = records["is_member"].to_numpy(int)
         scored = scored_attacks(membership, records)
@@ -770,69 +756,63 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         mem = measured_members(records)
         if len(mem):
             pd_ = mem["pdtp"].to_numpy(float)
-            pdtp_hist = histogram_svg(pd_, xlabel="PDTP (nats)", title="PDTP of training records",
-                                      threshold=as_number(thresholds.get("max_dtp")))
-            best = strongest_attack({n: as_number(membership[n].get("auc")) for n in scored})
+            pdtp_hist = histogram_svg(pd_, xlabel="PDTP (nats)", title="PDTP of training records", threshold=max_dtp)
+            best = strongest_attack({n: as_number(membership[n].auc) for n in scored})
             if best is not None:
                 pdtp_scatter = pdtp_vs_score_svg(pd_, mem[f"score_{best}"].to_numpy(float),
-                                                 score_name=display_name(results, best),
-                                                 threshold=as_number(thresholds.get("max_dtp")) or 1.0)
+                                                 score_name=display_name(results, best), threshold=max_dtp or 1.0)
         rec_head, rec_rows, n_extra = _records_table(results, records)
-    cfg = results.config
+    cfg, data, target, dtp, mip, dup = (results.config, results.data, results.target, results.dtp, results.mip,
+                                        results.duplicates)
     cc = as_number(verdict.check_confidence)
     conf_pct = f"{cc * 100:.4g}%" if cc is not None else f"{(as_number(cfg.confidence) or 0.95) * 100:g}%"
     flags = results.command.startswith("leakaudit ")  # a command-line audit names its settings as flags
-    check_rows = [check_row(c, conf_pct, flags) for c in verdict.checks]
     fprs, mem_rows = _membership_rows(results)
     prof, recipe, conf = _settings_rows(results)
-    data, target, dtp = results.data, results.target, results.dtp
-    return tmpl.render(
+    nf = dtp and dtp.noise_floor
+    return env.get_template("report.html.j2").render(
         version=results.leakaudit_version, created=results.created,
         profile=cfg.profile, profile_note=_PROFILE_NOTES.get(cfg.profile, ""),
-        data=data, target=target, files=data.get("files") or {},
-        accuracy=(f"{fmt(target.get('train_accuracy'), '%')} on members, {fmt(target.get('test_accuracy'), '%')} on "
-                  "non-members"),
+        data=data, target=target, files=data.files or {},
+        accuracy=f"{fmt(target.train_accuracy, '%')} on members, {fmt(target.test_accuracy, '%')} on non-members",
         outcome=verdict.outcome, headline=verdict.said("headline", flags=flags), reasons=verdict.reasons,
         counts=[(st, verdict.counts.get(st, 0), st.replace(" ", "-")) for st in STATUSES],
         status_colours=[(st.replace(" ", "-"), colour) for st, colour in STATUS_COLOURS.items()],
-        recipe_sentence=(verdict.recipe or {}).get("sentence", ""), family_sentence=verdict.family_sentence(),
+        recipe_sentence=verdict.recipe and verdict.recipe.sentence, family_sentence=verdict.family_sentence(),
         burden=verdict.burden_of_proof, policy=verdict.policy, release=verdict.release or "not declared",
         threat_model=verdict.threat_model,
-        checks=check_rows,
+        checks=[check_row(c, conf_pct, flags) for c in verdict.checks],
         thresholds=[(k, _plain(v)) for k, v in thresholds.items()
-                    if v is not None and (k in _TEXT_THRESHOLDS if data.get("kind") == "text"
+                    if v is not None and (k in _TEXT_THRESHOLDS if data.kind == "text"
                                           else k != "max_extraction_rate_difference")],
-        next_steps=_next_steps(results, records, flags),
+        next_steps=_next_steps(results, flags),
         membership_answer=_membership_answer(results, conf_pct), fprs=fprs, membership=mem_rows,
-        attacks_run=[(display_name(results, a), v["description"]) for a, v in membership.items() if v.get("description")],
+        attacks_run=[(display_name(results, a), v.description) for a, v in membership.items() if v.description],
         analyses=results.analyses,
-        unit=_unit_sentence(data.get("unit")),
-        duplicates=results.duplicates and {"sentence": _capital(results.duplicates.sentence),
-                                           "fix": results.duplicates.said("fix", flags=flags),
-                                           "definition": results.duplicates.definition},
-        lm_attacks=[(v["display"], v["reference"]) for v in membership.values() if v.get("reference")],
-        blind=next((v for v in membership.values() if "comparable" in v), None),
+        unit=_unit_sentence(data.unit),
+        duplicates=dup and {"sentence": _capital(dup.sentence), "fix": dup.said("fix", flags=flags),
+                            "definition": dup.definition},
+        lm_attacks=[(v.display, v.reference) for v in membership.values() if v.reference],
+        blind=next((v for v in membership.values() if v.comparable is not None), None),
         dataset_inference=_dataset_inference(results.dataset_inference),
         extraction=_extraction(results.extraction),
-        auc_method=", ".join(sorted({_AUC_METHODS.get(str(v.get("auc_ci_method")), str(v.get("auc_ci_method")))
-                                     for v in membership.values() if v.get("auc_ci_method")})),
-        dtp=dtp, dtp_answer=_dtp_answer(results, records), dtp_exact=_dtp_exact(results),
-        dtp_max=fmt((dtp or {}).get("max")), dtp_mean=fmt((dtp or {}).get("mean")),
-        dtp_floor=f"{fmt(((dtp or {}).get('noise_floor') or {}).get('median'))} / "
-                  f"{fmt(((dtp or {}).get('noise_floor') or {}).get('p90'))}",
-        pdtp_sample=(dtp or {}).get("n_records") if (dtp or {}).get("n_records", 0) < data.get("n_members", 0) else None,
+        auc_method=", ".join(sorted({_AUC_METHODS.get(v.auc_ci_method, v.auc_ci_method)
+                                     for v in membership.values() if v.auc_ci_method})),
+        dtp=dtp, dtp_answer=_dtp_answer(results), dtp_exact=_dtp_exact(results),
+        dtp_max=fmt(dtp and dtp.max), dtp_mean=fmt(dtp and dtp.mean),
+        dtp_floor=f"{fmt(nf and nf.median)} / {fmt(nf and nf.p90)}",
+        pdtp_sample=dtp.n_records if dtp and dtp.n_records < data.n_members else None,
         max_dtp=_plain(thresholds.get("max_dtp")),
-        dtp_records=_dtp_records(dtp or {}, records),
+        dtp_records=_dtp_records(dtp and dtp.test, records),
         records_head=rec_head, records_rows=rec_rows, records_extra=n_extra, top_n=TOP_N,
         personal_data=None if records is None else bool(_value_columns(results, records)),
         record_risk=_record_risk_words(results),
         attribute=_attribute_rows(results), property=_property_rows(results),
-        mip=results.mip, mip_rows=_mip_rows(results.mip),
-        mip_sentence=_capital((results.mip or {}).get("sentence") or ""),
+        mip=mip, mip_rows=_mip_rows(mip), mip_sentence=_capital(mip and mip.sentence or ""),
         skipped=[{"name": s.name, "reason": s.said("reason", flags=flags), "fix": s.said("fix", flags=flags)}
                  for s in results.skipped] + ([] if records is not None else [_NO_RECORDS]), command=results.command,
         timings=[(k, fmt(v, ".1f")) for k, v in results.timings.items()],
-        peak_mb=fmt(results.resources.get("peak_memory_mb"), ",.0f"),
-        settings=prof, recipe=recipe, config=conf, demo=target.get("kind") == "demo",
+        peak_mb=fmt(results.resources.peak_memory_mb, ",.0f"),
+        settings=prof, recipe=recipe, config=conf, demo=target.kind == "demo",
         roc_svg=roc, pdtp_hist_svg=pdtp_hist, pdtp_scatter_svg=pdtp_scatter,
     )
