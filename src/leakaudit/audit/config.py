@@ -308,15 +308,12 @@ class ProfileSettings(BaseModel):
 
 PROFILES: dict[str, ProfileSettings] = {
     "smoke": ProfileSettings(n_reference=8, pdtp_records=100, pdtp_repeats=1, noise_floor_models=4, n_boot=200,
-                             shadow_models=4, shadow_attack_models=4, shadow_attack_batch=1, dtp_test_repeats=8,
-                             dtp_test_max_records=50, dtp_removal_seeds=None),
+                             shadow_models=4, shadow_attack_models=4, dtp_test_repeats=8, dtp_test_max_records=50,
+                             dtp_removal_seeds=None),
     "standard": ProfileSettings(n_reference=64, pdtp_records=None, pdtp_repeats=1, noise_floor_models=10,
-                                n_boot=1000, shadow_models=10, shadow_attack_models=None,
-                                shadow_attack_batch=1, dtp_test_repeats=16, dtp_test_max_records=200,
-                                pdtp_exact_max=4000),
+                                n_boot=1000, shadow_models=10, pdtp_exact_max=4000),
     "thorough": ProfileSettings(n_reference=256, pdtp_records=None, pdtp_repeats=10, noise_floor_models=20,
-                                n_boot=2000, shadow_models=20, shadow_attack_models=None, shadow_attack_batch=1,
-                                dtp_removal_seeds=10),
+                                n_boot=2000, shadow_models=20, dtp_removal_seeds=10),
 }
 
 
@@ -618,8 +615,6 @@ class AuditConfig(BaseModel):
             problems.append("give a model or predictions, not both")
         if self.model_input != "auto" and self.model is None:
             problems.append(f"model_input {self.model_input!r} describes a model file: give model too")
-        if self.backend == "ray" and self.address is None:
-            pass  # a local Ray instance is started
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -772,12 +767,12 @@ def _setting(v: Any) -> Any:
                                                              and set(v) <= set(Thresholds.model_fields) else v)
 
 
-def _format_validation_error(exc: ValidationError) -> str:
+def _format_validation_error(exc: ValidationError, most: int | None = None) -> str:
+    """pydantic's errors (the first ``most``; None: all) as ``key: message``, joined by "; "."""
     parts = []
-    for e in exc.errors():
-        loc = ".".join(str(x) for x in e["loc"]) or "config"
+    for e in exc.errors()[:most]:
         msg = e["msg"].removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}" if e["loc"] else msg)
+        parts.append(f"{'.'.join(str(x) for x in e['loc'])}: {msg}" if e["loc"] else msg)
     return "; ".join(parts)
 
 
@@ -806,20 +801,22 @@ def recorded_config(cfg: AuditConfig, *, kind: str, text: bool) -> dict:
     return out
 
 
-def make_config(**kwargs) -> AuditConfig:
-    """Build an :class:`AuditConfig`, turning pydantic's errors into one :class:`InvalidParameterError`."""
+def _validated(model: type[BaseModel], kwargs: dict):
+    """``model(**kwargs)``, pydantic's errors turned into one :class:`InvalidParameterError`."""
     try:
-        return AuditConfig(**kwargs)
+        return model(**kwargs)
     except ValidationError as exc:
         raise InvalidParameterError(f"invalid audit settings: {_format_validation_error(exc)}") from None
+
+
+def make_config(**kwargs) -> AuditConfig:
+    """Build an :class:`AuditConfig`, turning pydantic's errors into one :class:`InvalidParameterError`."""
+    return _validated(AuditConfig, kwargs)
 
 
 def make_run_options(**kwargs) -> RunOptions:
     """Build :class:`RunOptions`, turning pydantic's errors into one :class:`InvalidParameterError`."""
-    try:
-        return RunOptions(**kwargs)
-    except ValidationError as exc:
-        raise InvalidParameterError(f"invalid audit settings: {_format_validation_error(exc)}") from None
+    return _validated(RunOptions, kwargs)
 
 
 def _merge_audit_table(raw: dict, path: Path) -> dict:
@@ -875,7 +872,9 @@ def load_config_and_options(path: str | Path, **overrides) -> tuple[AuditConfig,
         raise InvalidParameterError(
             f"config file {path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
             "(the keys are the audit's flags with _ for -, e.g. cache_dir; docs/config.md lists them all)")
-    if isinstance(raw.get("policy"), str) and raw["policy"] not in _builtin_policies():  # a file, beside this one
+    from .policy import POLICIES
+
+    if isinstance(raw.get("policy"), str) and raw["policy"] not in POLICIES:  # a file, beside this one
         raw["policy"] = str(path.parent / raw["policy"])
     for key in PATH_KEYS:
         if key in raw and isinstance(raw[key], str) and not Path(raw[key]).is_absolute():
@@ -886,12 +885,6 @@ def load_config_and_options(path: str | Path, **overrides) -> tuple[AuditConfig,
     raw.update({k: v for k, v in overrides.items() if v is not None})
     run = {k: raw.pop(k) for k in RunOptions.model_fields if k in raw}
     return make_config(**raw), make_run_options(**run)
-
-
-def _builtin_policies() -> tuple[str, ...]:
-    from .policy import POLICIES
-
-    return tuple(POLICIES)
 
 
 #: The files ``leakaudit audit`` writes into its output folder (``inputs.json``: with ``check_inputs``).

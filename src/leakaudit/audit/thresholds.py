@@ -9,24 +9,19 @@ __all__ = ["Thresholds"]
 
 
 class Thresholds(BaseModel):
-    """When the verdict says "do not publish". Each is checked against a measured value."""
+    """When the verdict says "do not publish". Each is checked against a measured value; where each default comes
+    from: :data:`leakaudit.audit.policy.DEFAULT_POLICY`'s sources (docs/verdict.md, "The default policy")."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_dtp: float = Field(1.0, gt=0, description="DTP-1 rule (Long et al. §5): no training record above this "
                                                   "PDTP (nats).")
     max_records_above_dtp: int = Field(0, ge=0, description="How many records may exceed `max_dtp`.")
-    # a screened DTP-1 check (many members) bounds the unmeasured members by a random sample: it passes only when
-    # that bound is at most this share of the members (at least max_records_above_dtp records); 0.5 % needs a
-    # sample of about 1,200 members at a 12-check audit's per-check confidence, whatever the number of members
     max_unmeasured_dtp_share: float = Field(
         0.005, ge=0, lt=1, description="With many members (PDTP screened): the DTP-1 check passes only when its "
                                        "random sample bounds the unmeasured members above `max_dtp` at this share of "
                                        "the members or fewer (at least `max_records_above_dtp` records); else \"not "
                                        "measurable\" (see [verdict.md](verdict.md)).")
-    # 1% rather than 0.1%: the distribution-free TPR interval can only exclude a TPR at FPR f when enough
-    # non-members lie above the threshold, about ln(alpha/4) / ln(1 - f) of them (~690 at 1% with the verdict's
-    # corrected confidence, ~6,900 at 0.1%); at 0.1% an audit of 1,000 non-members could never fail the check.
     low_fpr: float = Field(0.01, gt=0, lt=1, description="The false-positive rate at which each attack's TPR is "
                                                          "judged.")
     max_tpr_at_low_fpr: float = Field(0.05, gt=0, lt=1, description="Fail when an attack's TPR at `low_fpr` is above "
@@ -39,7 +34,6 @@ class Thresholds(BaseModel):
         0.01, ge=0, lt=1, description="A language model's audit: fail when the share of members' suffixes that are "
                                       "(n, p)-extractable exceeds the non-members' share (the base rate) by more "
                                       "than this (interval's lower end; check `extraction.suffixes.rate_difference`).")
-    # structural checks: run for a release of the model itself (release = "weights"), before any training
     min_leaf_records: int = Field(5, ge=1, description="With `release = \"weights\"`: every leaf of a tree in the "
                                                        "model must hold at least this many training records "
                                                        "(structural check `structural.leaf_size`).")
