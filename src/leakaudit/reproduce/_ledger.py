@@ -121,7 +121,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("long-dtp-correlation", r"^NN-Adult, 100 epochs: (Pearson r|distance-attack \w+)$",
           r"Table 2: NN-Adult \1", variant=True),
     Entry("long-dtp-correlation", r"^(NB|LR|NN)-Adult (distance-attack \w+|Pearson r)", r"Table 2: \1-Adult \2"),
-    # issue 65's LR-Adult sweep: every setting (learner, |T|, shadow pairs) at reduced cost is a variant
+    # long-dtp-lr-setup's LR-Adult sweep: every setting (learner, |T|, shadow pairs) at reduced cost is a variant
     Entry("long-dtp-lr-setup", r"^LR-Adult as [^:]+: (train|test) accuracy$", r"Table 2: LR-Adult \1 accuracy",
           variant=True),
     Entry("long-dtp-lr-setup", r"^LR-Adult as [^:]+: avg PDTP$", r"Table 2: LR-Adult avg PDTP", variant=True),
@@ -603,8 +603,8 @@ CLAIMS: tuple[Claim, ...] = (
                 *(f"MIP M={m}, eta={e}: relative error" for e in ("0.01", "0.02", "0.05") for m in (2, 4, 6)))),
 )
 
-# paper -> the results it states that no row of the page reproduces, with why
-# what was looked for before Yeom's image data sets were called missing (session 32)
+# paper -> the results it states that no row of the page reproduces, with why; _LOOKED_FOR: where Yeom's image data
+# sets were looked for
 _LOOKED_FOR = (
     "looked for: files named *mnist*, *cifar* or *netflix* anywhere on this machine (only example scripts of "
     "installed packages), ../shared/data (Fashion-MNIST, which yeom-table1, yeom-fig2c and yeom-fig4 run as the "

@@ -443,20 +443,20 @@ _CORR_WHY = {
 }
 
 
-def _attack_rows(prefix: str, paper: tuple, summary: dict, *, averaged: bool = True) -> list:
-    """The distance attack's accuracy, precision, recall and F1 pooled over every attack on every target, and (with
-    ``averaged``) their means over the protocol's iterations (per-run averages, which the paper's F1 values may
-    be: the spec leaves the aggregation open)."""
+_ATTACK_NOTES = ("pooled over every attack on every target ('in' is the positive class)",
+                 "the metric of each iteration's 2 x 100 attacks, averaged over the iterations (each target is in once "
+                 "per iteration, so recall is the pooled one)")
+
+
+def _metric_rows(prefix: str, paper: tuple, summary: dict, *, averaged: bool = True,
+                 notes: tuple[str, str] = _ATTACK_NOTES) -> list:
+    """An attack's accuracy, precision, recall and F1 (``{prefix} {metric}``, against ``paper``'s first four) pooled
+    over every attack on every target, and (with ``averaged``) their means over the protocol's iterations (per-run
+    averages, which the paper's F1 values may be: the spec leaves the aggregation open); ``notes``: the two kinds'."""
     rows = []
-    for k, key in enumerate(("accuracy", "precision", "recall", "f1")):
-        rows.append(row(f"{prefix} distance-attack {key}", paper[k], summary["pooled"][key], None,
-                        "pooled over every attack on every target ('in' is the positive class)"))
-    if averaged:
+    for kind, suffix, note in zip(("pooled", "averaged")[: 1 + averaged], ("", ", averaged per iteration"), notes):
         for k, key in enumerate(("accuracy", "precision", "recall", "f1")):
-            rows.append(row(f"{prefix} distance-attack {key}, averaged per iteration", paper[k],
-                            summary["averaged"][key], None,
-                            "the metric of each iteration's 2 x 100 attacks, averaged over the iterations (each "
-                            "target is in once per iteration, so recall is the pooled one)"))
+            rows.append(row(f"{prefix} {key}{suffix}", paper[k], summary[kind][key], None, note))
     return rows
 
 
@@ -512,7 +512,7 @@ def _correlation_seed(profile: str, seed: int) -> list:
             row(f"{name} train accuracy", p["train"], res.target_train_accuracy, None, setting),
             row(f"{name} test accuracy", p["test"], res.target_test_accuracy, 0.02),
         ]
-        rows += _attack_rows(name, pa, dist)
+        rows += _metric_rows(f"{name} distance-attack", pa, dist)
         rows += [
             row(f"{name} avg PDTP", p["avg_pdtp"], float(avg_pdtp.mean()), None),
             row(f"{name} Pearson r (avg PDTP vs per-target accuracy)", p["r"], cr.r, None,
@@ -566,7 +566,7 @@ def _correlation_seed(profile: str, seed: int) -> list:
                 row(f"{tag}: avg PDTP", p["avg_pdtp"], float(kept100["M"].mean())),
                 row(f"{tag}: Pearson r", p["r"], d100["pdtp_correlation"]["r"]),
             ]
-            rows += _attack_rows(tag + ":", pa, d100, averaged=False)
+            rows += _metric_rows(f"{tag}: distance-attack", pa, d100, averaged=False)
         if name == "NB-Purchase":
             ks, rs = correlation_vs_measurements(M, acc)
             for k in sorted({1, 2, 5, 10, min(len(ks), 30), len(ks)}):
@@ -902,13 +902,9 @@ def noise(profile: str, random_state: int):
     return rows_over_seeds(_noise_seed, profile, random_state)
 
 
-# Issue 65's sweep on LR-Adult: which setup gives Table 2's LR-Adult numbers. One factor at a time around the paper's
-# setting (the L2 stand-in of the page at |T| = 1,000, 5 shadow pairs, 100 targets drawn uniformly from D, Adult's
-# "long" columns one-hot with z-scored numerics, Newton to tol 1e-8, the distance attack's KL on binned outputs), each
-# factor one the paper leaves unstated or leakaudit chose: the learner (Weka's SimpleLogistic, the learner Long et al.
-# name), |T| (D of 2|T| records, halved as §5.4 does), the shadow pairs, how the targets are drawn, Adult's encoding,
-# the solver's convergence and the attack's distance. Shadow models once per target (the page's reduced stand-in for
-# fresh ones per attack, which would train 2 x iterations x 100 x 2 x pairs models a setting).
+# long-dtp-lr-setup: which setup gives Table 2's LR-Adult numbers, one factor at a time around the paper's setting
+# (_LRSetting, _LR_SETUP_GRID); shadow models once per target (fresh ones per attack would train 2 x iterations x
+# 100 x 2 x pairs models a setting). Its counts per profile:
 _LR_SETUP_CFG = {
     "smoke": {"n_targets": 10, "n_it": 2, "n_meas": 1},
     "reduced": {"n_targets": 100, "n_it": 10, "n_meas": 2},

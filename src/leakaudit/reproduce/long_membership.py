@@ -56,6 +56,7 @@ def _avg_pdtp(learner, X, y, train_sets, outputs, targets, n_iter, rng):
 
 def _long_rows(label, X, y, s, random_state, *, paper: bool, data_note: str):
     from ..learners import TorchMLP
+    from .long_dtp import _metric_rows
     from ..membership.protocols import long_protocol
     from ..membership.shadow import ShadowModelAttack
 
@@ -87,12 +88,9 @@ def _long_rows(label, X, y, s, random_state, *, paper: bool, data_note: str):
     names = {"untargeted": "untargeted (Shokri)", "frequency": "frequency-based", "distance": "distance-based"}
     for a, vals in _TABLE1.items():
         m = res.attacks[a]
-        for k, key in enumerate(("accuracy", "precision", "recall", "f1")):
-            rows.append(row(f"{label}: {names[a]} {key}", vals[k] if paper else None, m["pooled"][key], None,
-                            "pooled over all attacks on all targets"))
-        for k, key in enumerate(("accuracy", "precision", "recall", "f1")):
-            rows.append(row(f"{label}: {names[a]} {key}, averaged per iteration", vals[k] if paper else None,
-                            m["averaged"][key], None, "each iteration's metric, averaged over the iterations"))
+        rows += _metric_rows(f"{label}: {names[a]}", vals if paper else (None,) * 4, m,
+                             notes=("pooled over all attacks on all targets",
+                                    "each iteration's metric, averaged over the iterations"))
         c = m["pdtp_correlation"]  # the protocol's Pearson r of pd against this attack's per-target accuracy
         rows.append(row(f"{label}: {names[a]} corr. with avgPDTP", vals[4] if paper else None, c["r"], None,
                         f"Pearson over {len(pd)} targets, p = {c['p']:.3g}; PDTP averaged over "
