@@ -10,7 +10,7 @@ import pandas as pd
 from .._validation import check_choice, clip
 from ..exceptions import DataFileError, InvalidInputError
 from ._cache import cached_parse
-from ._dataset import Dataset
+from ._dataset import Dataset, read_table
 from ._features import infer_features
 from ._files import bundled_dir, find_file
 
@@ -177,8 +177,6 @@ def load_acs_pums(path, *, label: str = "PINCP", threshold: float = 50_000.0, ag
         Features AGEP and the decoded MAR, RAC1P, SEX (categorical); class_names
         ("<=threshold", ">threshold"); sensitive ("RAC1P", "SEX", "MAR").
     """
-    from ._dataset import read_table
-
     check_choice(age, name="age", choices=("numeric", "categorical"))
     df = read_table(path)
     need = ["AGEP", "MAR", "RAC1P", "SEX", label]

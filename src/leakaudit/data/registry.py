@@ -23,6 +23,10 @@ from typing import Any
 
 from .._names import NameTable
 from ._dataset import Dataset
+from .adult import load_adult
+from .census import load_census_kdd
+from .purchase import supermarket_clusters
+from .synthetic import make_purchase_like, make_texas_like
 
 __all__ = ["NamedDataset", "dataset_names", "get_dataset", "load_dataset", "register_dataset"]
 
@@ -79,32 +83,22 @@ def load_dataset(name: str, *, n_rows: int, random_state: Any = 0) -> Dataset:
 
 
 def _adult(*, n_rows: int, random_state: Any) -> Dataset:
-    from .adult import load_adult
-
     return load_adult(columns="long")
 
 
 def _purchase_like(*, n_rows: int, random_state: Any) -> Dataset:
-    from .synthetic import make_purchase_like
-
     return make_purchase_like(n_records=n_rows, n_features=600, n_classes=10, random_state=random_state)
 
 
 def _texas_like(*, n_rows: int, random_state: Any) -> Dataset:
-    from .synthetic import make_texas_like
-
     return make_texas_like(n_records=n_rows, random_state=random_state)
 
 
 def _supermarket(*, n_rows: int, random_state: Any) -> Dataset:
-    from .purchase import supermarket_clusters
-
     return supermarket_clusters(10, random_state=random_state)
 
 
 def _census(*, n_rows: int, random_state: Any) -> Dataset:
-    from .census import load_census_kdd
-
     return load_census_kdd()
 
 

@@ -28,7 +28,6 @@ from .images import ImageDataset
 __all__ = [
     "as_indices",
     "candidate_set",
-    "random_subset",
     "random_halves",
     "disjoint_pool",
     "shadow_pools",
@@ -93,11 +92,6 @@ def candidate_set(rows: Any, size: int, random_state: Any = None) -> np.ndarray:
     pool = as_indices(rows)
     size = _check_size(size, pool.size, name="size", what="rows available")
     return _choose(pool, size, check_random_state(random_state))
-
-
-def random_subset(rows: Any, size: int, random_state: Any = None) -> np.ndarray:
-    """``size`` distinct rows of ``rows``, uniformly at random (sorted)."""
-    return candidate_set(rows, size, random_state)
 
 
 def random_halves(rows: Any, random_state: Any = None) -> tuple[np.ndarray, np.ndarray]:

@@ -18,7 +18,7 @@ import pandas as pd
 from .._validation import check_scalar, check_sequence
 from ..exceptions import DataFileError, InvalidInputError
 from ._cache import cached_parse
-from ._dataset import Dataset
+from ._dataset import Dataset, read_table
 from ._features import Feature
 from ._files import find_file
 
@@ -264,8 +264,6 @@ def load_enron_spam(path: str | Path) -> Dataset:
             raise DataFileError(f"{p} holds no ham/*.txt or spam/*.txt files (Enron-Spam folder layout)")
         df = pd.DataFrame(rows, columns=["subject", "body", "label", "source"])
     else:
-        from ._dataset import read_table
-
         raw = read_table(p)
         need = ["Subject", "Message", "Spam/Ham"]
         missing = [c for c in need if c not in raw.columns]

@@ -14,12 +14,7 @@ The second term is the same for every x audited against one target model, so for
 TPR at any FPR) is that of ``p(x|θ)/p(x)``, RMIA's own ratio, whatever |Z| is ("invariant to |Z|"); RMIA's count
 ranks the same records with ties, which at a low FPR decide its TPR when |Z| is small.
 
-Where each part comes from. The full text of the paper was not available to us (no copy on disk, no internet);
-what we had is its abstract and a detailed third-party summary. From the summary: the Bayes-factor statistic, its
-decomposition into the two terms above, the invariance to |Z|, the token-level variant for language models, and the
-reported figures (4 reference models, AUC / TPR at 0.1% FPR; AG News |Z| = 100: RMIA 0.857 / 0.00%, InfoRMIA
-0.878 / 12.0%, LiRA 0.864; CIFAR-10 |Z| = 10,000: RMIA 0.833 / 0.00%, InfoRMIA 0.833 / 5.82%, LiRA 0.824;
-Purchase100: RMIA 0.543 / 0.00%, InfoRMIA 0.575 / 0.32%, LiRA 0.540). Our reading, not checked against the paper:
+Our reading, from a summary of the paper (not checked against its full text):
 
 * ``p(x|θ)`` is the target's probability of the record's true label and ``p(x)`` its average over the reference
   models, exactly RMIA's (:func:`~leakaudit.membership.rmia.rmia_signal`: online, all reference models; offline,

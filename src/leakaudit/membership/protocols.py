@@ -534,7 +534,7 @@ def yeom_split_protocol(
     from sklearn.model_selection import train_test_split
 
     X = check_matrix(X, name="X")
-    reg = getattr(learner, "task", "classification") == "regression"
+    reg = learner.task == "regression"
     y = np.asarray(y, float) if reg else check_labels(y, name="y")
     check_consistent_length(X=X, y=y)
     seeds = list(range(n_splits)) if seeds is None else [int(s) for s in seeds]

@@ -14,33 +14,23 @@ queried with ``(x(t), y(t), bin(c(x(t))))``; "member" iff p_in > p_out.
 ``per_class=True`` gives Shokri et al.'s original variant: one attack model per
 class label, each trained on the shadow rows of that class.
 
-Two trainers for the attack network (``backend``):
+Two trainers for the attack network (``backend``; "auto" takes "compiled" wherever it applies):
 
-``"compiled"`` (what "auto" takes wherever the package's compiled MLP kernel trains the net; torch is not needed)
-    With ``batch_size=1``, :class:`leakaudit.learners.TorchMLP` in ``mode="faithful"``: exactly Long's
-    net, ``Linear(d, 32) -> ReLU -> Linear(32, 2) -> LogSoftMax`` with the NLL
-    criterion, per-example SGD (lr 0.01, no momentum) over one random row order
-    drawn before training and kept for every epoch (Torch7's
-    ``nn.StochasticGradient``), PyTorch's default init. The compiled kernel reads
-    only the non-zero inputs of a row; attack features are mostly zeros (one-hot
-    attributes and label), so a step costs a fraction of a dense one. With
-    ``per_class=True`` all the class models are trained by one batched
-    ``fit_many`` call (one subset of rows per class; the models run on parallel
-    threads). float32 arithmetic.
-    With ``batch_size > 1``, ``TorchMLP(mode="fast", optimizer="sgd")`` on its compiled
-    mini-batch kernel (``backend="compiled"``): the same net, plain SGD on the batch-mean
-    NLL, the rows reshuffled every epoch (as scikit-learn does).
-``"sklearn"`` (the fallback where the compiled kernel is not available or has no copy for ``hidden`` units)
-    scikit-learn's ``MLPClassifier`` with plain SGD (no momentum, no weight
-    decay), which shuffles the rows afresh every epoch and has one logistic
-    output unit for two classes (the same function class and loss as the 2-unit
-    LogSoftMax + NLL, a different parametrisation and init). It is slow at
-    ``batch_size=1``: one Python-level step per row (timings in benchmarks/README.md).
+``"compiled"``: :class:`leakaudit.learners.TorchMLP`'s compiled kernel (torch is not needed), float32. With
+    ``batch_size=1``, ``mode="faithful"``: exactly Long's net, ``Linear(d, 32) -> ReLU -> Linear(32, 2) ->
+    LogSoftMax`` with the NLL criterion, per-example SGD (lr 0.01, no momentum) over one row order drawn before
+    training (Torch7's ``nn.StochasticGradient``), PyTorch's default init; it reads only the non-zero inputs of a
+    row, and with ``per_class=True`` one batched ``fit_many`` call trains every class model. With
+    ``batch_size > 1``, ``mode="fast", optimizer="sgd"``: plain SGD on the batch-mean NLL, rows reshuffled
+    every epoch.
+``"sklearn"`` (the fallback): ``MLPClassifier`` with plain SGD, rows reshuffled every epoch, one logistic output
+    unit for two classes (the same function class and loss, another parametrisation and init); slow at
+    ``batch_size=1`` (one Python-level step per row).
 
 Wide data: the attributes are scaled down when they would make per-example SGD diverge. One step on a row x
 moves the network's first-layer output on that row by about ``learning_rate * ||x||^2`` times the gradient; at
-lr 0.01 with 5,000 standardised columns (``||x||^2`` about 5,000) that is 50 times the gradient, and the weights
-overflow to NaN (and well before that, wide data trains worse: figures in benchmarks/README.md). So the attribute block
+lr 0.01 with 5,000 standardised columns that is 50 times the gradient, and the weights overflow to NaN (wide
+data trains worse well before that: benchmarks/README.md). So the attribute block
 is multiplied by ``feature_scale_ = min(1, 1 / sqrt(learning_rate * mean ||x||^2))`` (the mean over the
 records given to ``fit``, applied unchanged in ``score``): a linear first layer loses nothing, and data with
 ``learning_rate * mean ||x||^2 <= 1`` (Adult 13, Purchase-like 55, Texas-like 16 at lr 0.01) is not changed.
@@ -149,18 +139,13 @@ class ShadowModelAttack(Attack):
     scale_lr : bool, default=True
         With mini-batches, step with ``learning_rate * batch_size`` on the batch-mean
         gradient (the linear scaling rule), so one batch moves the weights about as
-        far as ``batch_size`` per-example steps would. Without it, batch 32 at lr
-        0.01 barely trains in 30 epochs (measured: AUC 0.51 vs 0.75 on a
-        Purchase-like MLP with 8 shadow models).
+        far as ``batch_size`` per-example steps would (without it, batch 32 at lr
+        0.01 barely trains in 30 epochs).
     bin_width : float or None, default=0.01
     backend : {"auto", "compiled", "sklearn"}, default="auto"
-        Attack-network trainer (see the module docstring). "compiled": TorchMLP's
-        compiled kernel (faithful mode for ``batch_size == 1``, fast mode's
-        mini-batch SGD otherwise; torch is not needed), ``InvalidParameterError``
-        where it is not available (``leakaudit doctor`` says why) or has no copy
-        for ``hidden`` units. "auto": "compiled" where it applies, else
-        scikit-learn. The former name "numba" is refused with a message naming
-        "compiled" (the numba kernels were removed).
+        Attack-network trainer (see the module docstring). "compiled" raises ``InvalidParameterError`` where the
+        kernel is not available (``leakaudit doctor`` says why) or has no copy for ``hidden`` units; "auto" then
+        takes scikit-learn. "numba" is refused with a message naming "compiled".
     random_state : None, int or Generator
 
     Attributes
@@ -272,10 +257,8 @@ class ShadowModelAttack(Attack):
                            for j in range(M)])
         labels = sin.reshape(-1).astype(int)
         classes = np.tile(yy, M)
-        # canonical row order (lexicographic on features, then label): the fitted network, hence the scores, do not
-        # depend on the order in which records or shadow models were given
-        # keys as column views (last = primary): the same order as lexsort over column_stack([feats, labels]).T[::-1]
-        # without a third (M n, d) copy of the rows
+        # canonical row order (lexicographic on features, then label; keys as column views, last = primary, so no
+        # third (M n, d) copy of the rows): the fitted networks do not depend on the order of records or shadows
         order = np.lexsort([labels] + [feats[:, j] for j in range(feats.shape[1] - 1, -1, -1)])
         feats, labels, classes = feats[order], labels[order], classes[order]
         rng = check_random_state(self.random_state)

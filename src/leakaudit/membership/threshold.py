@@ -221,12 +221,6 @@ class ThresholdAdversary(Attack):
             return float(check_scalar(self.sigma_s, name="sigma_s", min_val=0.0, include_min=False))
         return epsilon_eq(self.sigma_s, self.sigma_d)
 
-    def theoretical_advantage(self) -> float:
-        """The closed-form advantage under the Gaussian model (Theorem 3 or §3.3)."""
-        if self.sigma_d is None:
-            raise InvalidInputError("the §3.3 advantage needs the true sigma_d; pass it to advantage_unknown_sigma")
-        return advantage_known_sigma(self.sigma_d / self.sigma_s)
-
     def score_residuals(self, residuals) -> AttackResult:
         """Scores and decisions from residuals ε, shape (n,)."""
         eps = np.abs(check_vector(residuals, name="residuals"))

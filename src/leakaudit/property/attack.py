@@ -55,12 +55,8 @@ def label_vector_shift(
 ) -> dict:
     """How far the shadows' label vectors sit from the targets', per world (a diagnostic, not in the paper).
 
-    M_A is trained on shadow label vectors and applied to target label vectors, so
-    shadows must be built like the targets. A systematic offset between the two
-    in one world (e.g. shadows predicting label 1 on the poison queries far less
-    often than targets do) is the signature of a construction mismatch; M_A can
-    then separate the shadows (high AUC among them) and still classify every target
-    the same way.
+    M_A is trained on shadow label vectors and applied to target ones: a systematic offset in one world is the
+    signature of shadows not built like the targets (M_A then separates the shadows and not the targets).
 
     Parameters
     ----------
@@ -129,24 +125,16 @@ class PoisoningPropertyAttack(BaseEstimator):
         Size of each ensemble model's training set (half ``D+``, half ``D-``);
         None uses ``n_train`` (spec Sec. 3.3 [Choice]).
     query_pool_fraction : float in (0, 1) or None
-        None (the paper): query candidates, ensemble and shadow sets all come from the
-        adversary's pool. A fraction reserves that share of the pool for query
-        candidates only, so no ensemble or shadow model trains on a query (matters
-        when the pool is small, e.g. SpamAssassin: shadows would have memorised the
-        queries that the targets never saw).
+        None (the paper): query candidates, ensemble and shadow sets all come from the adversary's pool. A
+        fraction reserves that share of the pool for query candidates only, so no ensemble or shadow model trains
+        on a query (on a small pool the shadows would memorise queries the targets never saw).
     exclude_poison_rows : bool, default=False
-        Keep the records the poison was copied from out of the clean shadow and
-        ensemble sets (not in the paper). On small pools it removes a shadow/target
-        mismatch: no target trains on those records with their true labels
-        (measurements in benchmarks/README.md).
+        Keep the records the poison was copied from out of the clean shadow and ensemble sets (not in the paper):
+        no target trains on them with their true labels (benchmarks/README.md).
     exclude_query_rows : bool, default=False
-        Keep the query records out of every clean shadow set (not in the paper, whose
-        adversary pool is large beside n). Targets never train on the adversary's
-        queries, so shadows that do are not "trained like the victims": on
-        SpamAssassin (2,015-mail pool, n = 1,000) a query is a training row of a
-        world-dependent share of the shadows (a ``D+`` query of ~63% of the t1 shadows
-        and ~27% of the t0 shadows), M_A learns that membership pattern, and it does
-        not transfer to targets (measured, see docs/reproduction/chase-fig1.md).
+        Keep the query records out of every clean shadow set (not in the paper, whose pool is large beside n).
+        Targets never train on the queries; on a small pool a query trains a world-dependent share of the
+        shadows, and M_A learns a membership pattern that does not transfer (docs/reproduction/chase-fig1.md).
     oob_certainty : bool, default=False
         Algorithm 2 estimates a candidate's certainty only from the ensemble models
         that did not train on it (:func:`~leakaudit.property.queries.out_of_bag_certainty`).
@@ -182,8 +170,7 @@ class PoisoningPropertyAttack(BaseEstimator):
         n_shadow: int = 500, n_ensemble: int = 1000, n_queries: int = 1000, band: float = 0.4,
         mixture: float = 0.5, ensemble_train_size: int | None = None, query_pool_fraction: float | None = None,
         exclude_poison_rows: bool = False, exclude_query_rows: bool = False, oob_certainty: bool = False,
-        variant: str = "auto",
-        alpha_source: str = "sample",
+        variant: str = "auto", alpha_source: str = "sample",
         poison_accounting: str = "replace", prevalence_sampling: str = "exact", attack_C: float | None = None,
         batch_size: int = 100, random_state: RandomStateLike = None,
     ):
@@ -266,9 +253,7 @@ class PoisoningPropertyAttack(BaseEstimator):
             variant=self.variant, alpha_source=self.alpha_source, random_state=rng,
         )
         if self.exclude_poison_rows:
-            # Keep the poison records' originals out of every clean shadow and ensemble set: the victim's
-            # clean data never holds them, and a shadow set holding the same x with its true label beside
-            # the poison copy sees a weaker poison than the target does.
+            # a shadow set holding the poison's original with its true label sees a weaker poison than the target
             pool = np.setdiff1d(pool, self.poison_.indices)
         # Algorithm 2
         cand = None

@@ -6,13 +6,9 @@ those whose estimated certainty ``crt^(x) = 1 - 2 * (fraction of the ensemble
 voting 1)`` lies in ``[-band, band]`` until ``q`` are kept; then add the poison
 points' inputs.
 
-``out_of_bag=True`` (not in the paper) estimates ``crt^(x)`` only from the ensemble
-models that did not train on ``x``. The paper's adversary pool (about 11,000
-Enron e-mails) is large beside n, so a candidate rarely is a training row of an
-ensemble model; on a small pool (SpamAssassin: 2,015 e-mails, n = 1,000) it is one
-for about half the ensemble, those models predict its true label, and ``crt^`` then
-measures memorisation rather than the uncertainty a target (which never trains on
-the queries) has about the point.
+``out_of_bag=True`` (not in the paper) estimates ``crt^(x)`` only from the ensemble models that did not train on
+``x``: on a pool small beside n a candidate trains about half the ensemble, and ``crt^`` then measures memorisation
+rather than the uncertainty a target (which never trains on the queries) has about the point.
 """
 
 from __future__ import annotations
@@ -164,13 +160,11 @@ def select_queries(
         Replaces the band rule (used by the theory baseline to keep points in
         Theorem 9's window).
     candidate_idx : ndarray of int, optional
-        Draw candidates from these rows instead of ``pool_idx`` (e.g. rows kept out of
-        every ensemble and shadow training set, so that certainty is measured on unseen
-        points, as the target sees them). Default: ``pool_idx``, as in the paper.
+        Draw candidates from these rows instead of ``pool_idx`` (the paper's), e.g. rows no ensemble or shadow
+        model trains on, so that certainty is measured on unseen points, as the target sees them.
     out_of_bag : bool, default=False
-        Estimate each candidate's certainty only from the ensemble models whose
-        training set does not hold it (see :func:`out_of_bag_certainty`). False is
-        the paper (all ``r`` models vote).
+        Certainty only from the ensemble models that did not train on the candidate
+        (:func:`out_of_bag_certainty`); False is the paper (all ``r`` models vote).
     min_out_of_bag : int, default=5
         With ``out_of_bag``, a candidate left out of fewer models is rejected.
     engine : leakaudit.engine.Engine, optional
@@ -193,12 +187,9 @@ def select_queries(
     pos, neg = pool_idx[data.f[pool_idx]], pool_idx[~data.f[pool_idx]]
     sets = [sample_mixture(pos, neg, n_train, random_state=rng) for _ in range(n_ensemble)]
     seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=n_ensemble)]
-    if candidate_idx is None:
-        stream = candidate_stream(pos, neg, mixture=mixture, random_state=rng)
-    else:
-        cand = np.asarray(candidate_idx)
-        stream = candidate_stream(cand[data.f[cand]], cand[~data.f[cand]], mixture=mixture, random_state=rng)
-    # The r ensemble models are kept and candidates scored in blocks until q are accepted.
+    cand = pool_idx if candidate_idx is None else np.asarray(candidate_idx)
+    stream = candidate_stream(cand[data.f[cand]], cand[~data.f[cand]], mixture=mixture, random_state=rng)
+    # the r ensemble models are kept and candidates scored in blocks until q are accepted
     banks = _train_banks(resolve_engine(engine), learner, data, sets, seeds, batch_size)
     accepted, crts, seen = [], [], 0
     block = max(4 * n_queries, 1000)

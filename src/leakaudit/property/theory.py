@@ -32,7 +32,6 @@ __all__ = [
     "claim12_poisoned_posterior",
     "signed_certainty",
     "hoeffding_query_count",
-    "window_mass",
     "window_table",
     "label_rate_oracle_accuracy",
     "PAPER_SETTINGS",
@@ -238,18 +237,6 @@ def hoeffding_query_count(delta: float, gamma: float = 0.25) -> int:
     check_scalar(delta, name="delta", min_val=0.0, max_val=1.0, include_min=False, include_max=False)
     check_scalar(gamma, name="gamma", min_val=0.0, max_val=0.5, include_min=False)
     return int(math.ceil(-math.log(delta) / (2 * gamma**2) - 1e-12))
-
-
-def window_mass(crt: np.ndarray, in_subpopulation: np.ndarray, window: CertaintyWindow) -> float:
-    """Fraction of points (of a sample of X) that are in ``g`` and whose ``crt_l`` lies in the window.
-
-    This is ``Pr_X[C_tau(x) = 1]`` of Theorem 9, estimated on a sample.
-    """
-    crt = check_vector(crt, name="crt")
-    g = np.asarray(in_subpopulation, dtype=bool)
-    if g.shape != crt.shape:
-        raise InvalidParameterError(f"in_subpopulation has shape {g.shape}, crt has {crt.shape}")
-    return float(np.mean(window.contains(crt) & g))
 
 
 def window_table(
