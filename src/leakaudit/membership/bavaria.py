@@ -35,13 +35,7 @@ from scipy import optimize, special, stats
 
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError
-from ._base import (
-    Attack,
-    AttackInputs,
-    AttackResult,
-    check_reference_inputs,
-    check_target_inputs,
-)
+from ._base import Attack, AttackInputs, AttackResult, check_reference_inputs, check_target_inputs
 from .lira import logit_scaled_confidence
 
 __all__ = ["BaVarIA", "fit_inverse_gamma_prior", "nig_predictive"]

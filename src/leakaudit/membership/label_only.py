@@ -3,34 +3,20 @@ Attacks", ICML 2021).
 
 An adversary who sees only the predicted label cannot read a confidence, but can ask how far a record lies from the
 decision boundary: a model that fitted a training record tends to classify it correctly in a wider neighbourhood
-than a record it never saw. Choquette-Choo et al. measure that distance two ways: by a boundary search
-(HopSkipJump, many queries per record) and by robustness to perturbations (augmentations of images; random noise,
-which carries over to any input). This module implements the second, for tabular records:
+than a record it never saw. Of Choquette-Choo et al.'s two measures, a boundary search (HopSkipJump) and robustness
+to perturbations, this module implements the second for tabular records: the score is the fraction of the record
+and its ``n_queries`` perturbed copies (:func:`perturb_records`) classified as its true label.
 
-* each audited record ``x`` is queried as it is and as ``n_queries`` perturbed copies ``x~``;
-* continuous columns get Gaussian noise of standard deviation ``noise_scale`` times the column's standard deviation
-  over the audited records; binary (0/1) columns are flipped with probability ``flip_prob``; a one-hot group
-  (``onehot_groups``) switches, with probability ``flip_prob``, to another of its categories drawn uniformly, so the
-  copy stays a valid encoding;
-* the score is the fraction of the ``n_queries + 1`` answers equal to the record's true label: 1 for a record the
-  model classifies correctly in its whole neighbourhood, 0 for one it misclassifies throughout.
+A boundary search needs an input space in which a distance means something (one-hot columns have none) and
+hundreds of queries per record; the robustness score needs ``n_queries``, is seeded, and works on any model that
+returns a label. ``n_queries = 0`` is the gap attack (member iff correctly classified; Yeom et al.'s Adversary 1),
+the baseline Choquette-Choo et al. compare against. A model that memorises a record inside a small region (a fully
+grown tree's leaf) classifies it correctly at itself but not around it, where robustness can rank members worse
+than the gap attack: an audit of a labels-only release runs both.
 
-Why this variant and not a boundary search: a boundary search needs a continuous input space in which a distance
-means something (one-hot columns have none) and hundreds to thousands of queries per record; the robustness score
-needs ``n_queries`` queries per record, is seeded, and works on any model that returns a label. With
-``n_queries = 0`` it is the gap attack (member iff correctly classified; Yeom et al.'s Adversary 1), the baseline
-Choquette-Choo et al. compare against.
-
-Robustness ranks records by their distance to the boundary, which tells members apart when fitting a record
-widens the region around it classified as its label (nearest neighbours, smooth models). A model that memorises a
-record inside a small region (a fully grown tree's leaf of one record) classifies it correctly at itself but not
-around it; there the robustness score can rank members worse than the gap attack does, so an audit of a labels-only
-release should run both (``n_queries=0`` is the gap attack).
-
-The model is reached only through a function returning labels: ``inputs.extra["predict_labels"]``, a callable taking
-an array of shape (m, d), in the column layout of ``inputs.X``, and returning m class indices in the coding of
-``inputs.y``. Without it, ``inputs.model.predict_proba`` is used and only its arg-max is read (the label a
-labels-only service would return). The target's probabilities ``inputs.probs`` are never read.
+The model is reached only through ``inputs.extra["predict_labels"]``, a callable taking an array (m, d) in the
+column layout of ``inputs.X`` and returning m class indices in the coding of ``inputs.y``; without it, the arg-max
+of ``inputs.model.predict_proba``. The target's probabilities ``inputs.probs`` are never read.
 """
 
 from __future__ import annotations

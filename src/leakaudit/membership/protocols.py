@@ -22,26 +22,13 @@ from typing import Any
 import numpy as np
 
 from .._random import RandomStateLike, check_random_state, seed_to_int, spawn_seeds
-from .._validation import (
-    check_choice,
-    check_consistent_length,
-    check_indices,
-    check_labels,
-    check_matrix,
-    check_scalar,
-)
+from .._validation import check_choice, check_consistent_length, check_indices, check_labels, check_matrix, check_scalar
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ..metrics import DEFAULT_FPRS, clopper_pearson, decision_metrics, evaluate_membership, pearson, roc_curve
 from ._base import Attack, AttackInputs, AttackResult, audit_reference_models, cross_entropy_loss, fit_reference_models
 from ._registry import make_attack
-from .results import (
-    AttackSummary,
-    LongProtocolResult,
-    MembershipAudit,
-    MembershipExperimentResult,
-    YeomSplitResult,
-)
+from .results import AttackSummary, LongProtocolResult, MembershipAudit, MembershipExperimentResult, YeomSplitResult
 
 __all__ = [
     "audit_model",

@@ -24,20 +24,17 @@ Both coincide on two classes. The regression of the statistic s on the record's 
 * ``"pinball"`` (the paper's Algorithm 1): q(x), the (1 − alpha) conditional quantile of s, fitted with the
   pinball loss; the membership score is s − q(x).
 
-Regressors are scikit-learn's ``HistGradientBoostingRegressor`` (squared error, gamma and quantile losses;
-early stopping on a 10 % validation split). The authors fitted CatBoost with ``RMSEWithUncertainty`` (a joint
-Gaussian mean and log-σ head) for tables and a network with a Gaussian head for images; scikit-learn has no
-joint head, hence the two-stage fit.
+Regressors are scikit-learn's ``HistGradientBoostingRegressor`` (early stopping on a 10 % validation split). The
+authors fitted a joint Gaussian mean and log-σ head (CatBoost's ``RMSEWithUncertainty``, a network for images);
+scikit-learn has no joint head, hence the two-stage fit.
 
-Cross-fitting: records are split into ``n_folds`` folds (identical records always share one), and the
-regressors that score fold j are fitted on the public records of the other folds only. A public record is
-therefore scored exactly as a fresh non-member would be, and its score can be evaluated honestly. Decisions
-use conformal thresholds (Vovk, Gammerman and Shafer 2005; Romano et al. 2019 conformalise quantile regression
-this way): for fold j the threshold is the ⌈(m + 1)(1 − alpha)⌉-th smallest of the m out-of-fold scores of the
-public records outside fold j. Were all records scored by one regressor, a non-member exchangeable with the public
-ones would be called a member with probability at most alpha whatever the regressor's quality; with one regressor
-per fold (cross-conformal, Vovk 2015) the rate is alpha up to the folds' differences, which the tests and
-benchmarks measure (benchmarks/README.md).
+Cross-fitting: records are split into ``n_folds`` folds (identical records always share one), and the regressors
+that score fold j are fitted on the public records of the other folds only, so a public record is scored as a fresh
+non-member would be. Decisions use conformal thresholds (Vovk, Gammerman and Shafer 2005; Romano et al. 2019): for
+fold j, the ⌈(m + 1)(1 − alpha)⌉-th smallest of the m out-of-fold scores of the public records outside fold j.
+With one regressor a non-member exchangeable with the public ones would be called a member with probability at most
+alpha; with one per fold (cross-conformal, Vovk 2015) the rate is alpha up to the folds' differences
+(benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -48,22 +45,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .._random import check_random_state, spawn_seeds
-from .._validation import (
-    check_array,
-    check_choice,
-    check_consistent_length,
-    check_matrix,
-    check_scalar,
-)
+from .._validation import check_array, check_choice, check_consistent_length, check_matrix, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
-from ._base import (
-    Attack,
-    AttackInputs,
-    AttackResult,
-    Unmet,
-    check_target_inputs,
-    true_class_probability,
-)
+from ._base import Attack, AttackInputs, AttackResult, Unmet, check_target_inputs, true_class_probability
 
 __all__ = ["QuantileRegressionAttack", "conformal_threshold", "hinge_statistic"]
 
