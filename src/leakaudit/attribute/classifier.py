@@ -26,7 +26,7 @@ import numpy as np
 
 from .._validation import check_array, check_labels, check_vector
 from ..exceptions import InvalidInputError
-from ._encoding import attribute_encoding, value_index
+from ._encoding import attribute_encoding, baseline_simulator, check_audit, check_sizes, disjoint_rows, value_index
 from .inversion import check_prior, counterfactual_inputs
 
 __all__ = [
@@ -149,18 +149,7 @@ def _full_proba(model, X, n_classes: int) -> np.ndarray:
     return p
 
 
-def audit_classifier_attribute(
-    dataset,
-    attribute: str,
-    estimator,
-    *,
-    n_members: int = 2000,
-    n_nonmembers: int | None = None,
-    n_reference: int = 5000,
-    model_name: str | None = None,
-    confidence: float = 0.95,
-    random_state=None,
-):
+def audit_classifier_attribute(dataset, attribute: str, estimator, **options):
     """Infer a sensitive column from a classifier trained on part of ``dataset``, and measure it.
 
     Protocol (Yeom et al.'s split protocol, spec §6.1, with a third disjoint part): draw
@@ -190,20 +179,16 @@ def audit_classifier_attribute(
         A categorical or binary column of ``dataset``.
     estimator : scikit-learn classifier or leakaudit Learner
         Cloned and fitted on the members (its ``random_state`` is set when it has one).
-    n_members, n_nonmembers, n_reference : int
-        Sizes of the three disjoint parts (``n_nonmembers`` defaults to ``n_members``).
-    model_name : str, optional
-    confidence : float
-    random_state : None, int or Generator
+    **options
+        Those of :func:`audit_classifier_attributes`: ``n_members=2000``, ``n_nonmembers`` (default
+        ``n_members``) and ``n_reference=5000``, the sizes of the three disjoint parts; ``model_name``,
+        ``confidence=0.95``, ``random_state``.
 
     Returns
     -------
     AttributeAudit
     """
-    return audit_classifier_attributes(
-        dataset, [attribute], estimator, n_members=n_members, n_nonmembers=n_nonmembers, n_reference=n_reference,
-        model_name=model_name, confidence=confidence, random_state=random_state,
-    )[0]
+    return audit_classifier_attributes(dataset, [attribute], estimator, **options)[0]
 
 
 def audit_classifier_attributes(
@@ -228,31 +213,18 @@ def audit_classifier_attributes(
         One per attribute, in order.
     """
     from .._random import check_random_state, seed_to_int
-    from .._validation import check_scalar
-    from ..exceptions import InvalidParameterError, UnsupportedError
+    from ..exceptions import InvalidParameterError
 
-    if getattr(dataset, "task", None) != "classification":
-        raise UnsupportedError(f"dataset {getattr(dataset, 'name', '?')!r} is not a classification dataset")
     attributes = [attributes] if isinstance(attributes, str) else list(attributes)
-    for attribute in attributes:
-        if attribute not in dataset.feature_names:
-            raise InvalidParameterError(
-                f"attribute {attribute!r} is not a column of {dataset.name}; "
-                f"choose one of {', '.join(dataset.feature_names)}"
-            )
-    n_nonmembers = n_members if n_nonmembers is None else n_nonmembers
-    for name, v in (("n_members", n_members), ("n_nonmembers", n_nonmembers), ("n_reference", n_reference)):
-        check_scalar(v, name=name, kind=int, min_val=10)
-    if n_members + n_nonmembers + n_reference > len(dataset):
+    sizes = (n_members, n_members if n_nonmembers is None else n_nonmembers, n_reference)
+    check_audit(dataset, "classification", attributes)
+    check_sizes(sizes)
+    if sum(sizes) > len(dataset):
         raise InvalidParameterError(
-            f"n_members + n_nonmembers + n_reference = {n_members + n_nonmembers + n_reference} exceeds the "
-            f"{len(dataset)} rows of {dataset.name}"
+            f"n_members + n_nonmembers + n_reference = {sum(sizes)} exceeds the {len(dataset)} rows of {dataset.name}"
         )
     rng = check_random_state(random_state)
-    perm = rng.permutation(len(dataset))
-    mem = perm[:n_members]
-    non = perm[n_members:n_members + n_nonmembers]
-    ref = perm[n_members + n_nonmembers:n_members + n_nonmembers + n_reference]
+    mem, non, ref = disjoint_rows(rng, len(dataset), sizes)
     X, enc = dataset.encode(fit_idx=mem)
     encs = [attribute_encoding(enc, dataset, a) for a in attributes]  # fail before training
     y = np.asarray(dataset.y, dtype=np.int64)
@@ -269,7 +241,6 @@ def audit_classifier_attributes(
 
 
 def _classifier_audit_one(dataset, attribute, encoding, X, y, k, model, mem, non, ref, *, model_name, confidence, seed):
-    from .bayes_simulator import BayesSimulator
     from .experiment import alternative_advantage, attribute_advantage, correct_guesses
     from .reductions import multi_query_reduction, uniform_reduction
     from .results import AttackSummary, AttributeAudit
@@ -285,10 +256,7 @@ def _classifier_audit_one(dataset, attribute, encoding, X, y, k, model, mem, non
     test_acc = float(np.mean(np.argmax(proba(X[non]), axis=1) == y[non]))
     loss_threshold = float(np.mean(-np.log(np.maximum(p_mem[np.arange(mem.size), y[mem]], 1e-300))))
 
-    # the no-model baseline, phi(z) = (v, y)
-    keep = [j for j in range(X.shape[1]) if j not in set(np.atleast_1d(columns).tolist())]
-    phi = np.column_stack([X[:, keep], np.eye(k)[y]])
-    sim = BayesSimulator(method="estimator").fit(phi[ref], t[ref], n_values=m)
+    phi, sim = baseline_simulator(X, columns, np.eye(k)[y], t, ref, m)  # phi(z) = (v, one-hot y)
     sim_ok = {part: correct_guesses(sim.predict(phi[idx]), t[idx]) for part, idx in (("mem", mem), ("non", non))}
 
     guesses: dict[str, dict[str, np.ndarray]] = {}

@@ -398,29 +398,20 @@ def audit_regression_attribute(
 
     from .._random import seed_to_int
     from ..exceptions import InvalidParameterError, UnsupportedError
-    from ._encoding import attribute_encoding, value_index
-    from .bayes_simulator import BayesSimulator
+    from ._encoding import (attribute_encoding, baseline_simulator, check_audit, check_sizes, disjoint_rows,
+                            value_index)
     from .results import AttackSummary, AttributeAudit
 
-    if getattr(dataset, "task", None) != "regression":
-        raise UnsupportedError(f"dataset {getattr(dataset, 'name', '?')!r} is not a regression dataset")
-    if attribute not in dataset.feature_names:
-        raise InvalidParameterError(
-            f"attribute {attribute!r} is not a column of {dataset.name}; "
-            f"choose one of {', '.join(dataset.feature_names)}"
-        )
+    check_audit(dataset, "regression", [attribute])
     n = len(dataset)
     n_members = n // 2 if n_members is None else n_members
     n_nonmembers = n // 4 if n_nonmembers is None else n_nonmembers
     n_reference = n - n_members - n_nonmembers if n_reference is None else n_reference
-    for name, v in (("n_members", n_members), ("n_nonmembers", n_nonmembers), ("n_reference", n_reference)):
-        check_scalar(v, name=name, kind=int, min_val=10)
+    check_sizes((n_members, n_nonmembers, n_reference))
     if n_members + n_nonmembers + n_reference > n:
         raise InvalidParameterError(f"n_members + n_nonmembers + n_reference exceeds the {n} rows of {dataset.name}")
     rng = check_random_state(random_state)
-    perm = rng.permutation(n)
-    mem, non = perm[:n_members], perm[n_members:n_members + n_nonmembers]
-    ref = perm[n_members + n_nonmembers:n_members + n_nonmembers + n_reference]
+    mem, non, ref = disjoint_rows(rng, n, (n_members, n_nonmembers, n_reference))
     X, enc = dataset.encode(fit_idx=mem)
     y = np.asarray(dataset.y, dtype=float)
     columns, values, value_names = attribute_encoding(enc, dataset, attribute)
@@ -441,9 +432,7 @@ def audit_regression_attribute(
         est.predict, X[mem], y[mem], t[mem], X[non], y[non], t[non], columns=columns, values=values,
         prior=prior, sigma=rmse_train, random_state=rng,
     )
-    keep = [j for j in range(X.shape[1]) if j not in set(np.atleast_1d(columns).tolist())]
-    phi = np.column_stack([X[:, keep], y])
-    sim = BayesSimulator(method="estimator").fit(phi[ref], t[ref], n_values=m)
+    phi, sim = baseline_simulator(X, columns, y, t, ref, m)  # phi(z) = (v, y)
     sim_mem = correct_guesses(sim.predict(phi[mem]), t[mem])
     sim_non = correct_guesses(sim.predict(phi[non]), t[non])
     sim_desc = "estimated Bayes rule: logistic regression of t on (v, y), fitted on the reference sample"
