@@ -25,16 +25,8 @@ from ..exceptions import InvalidInputError, InvalidParameterError
 from ._dataset import Dataset
 from .images import ImageDataset
 
-__all__ = [
-    "as_indices",
-    "candidate_set",
-    "random_halves",
-    "disjoint_pool",
-    "shadow_pools",
-    "with_and_without",
-    "leave_one_out",
-    "in_out_splits",
-]
+__all__ = ["as_indices", "candidate_set", "random_halves", "disjoint_pool", "shadow_pools", "with_and_without",
+           "leave_one_out", "in_out_splits"]
 
 
 def as_indices(rows: Any, *, name: str = "rows") -> np.ndarray:

@@ -26,20 +26,9 @@ from .._validation import (check_array, check_consistent_length, check_indices, 
 from ..engine import Engine, check_memory, check_work, chunk_length, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError, TrainingFailedError
 
-__all__ = [
-    "Attack",
-    "AttackInputs",
-    "AttackResult",
-    "ReferenceSet",
-    "fit_reference_models",
-    "audit_reference_models",
-    "paired_half_masks",
-    "check_target_inputs",
-    "check_probs",
-    "check_reference_inputs",
-    "true_class_probability",
-    "cross_entropy_loss",
-]
+__all__ = ["Attack", "AttackInputs", "AttackResult", "ReferenceSet", "fit_reference_models", "audit_reference_models",
+           "paired_half_masks", "check_target_inputs", "check_probs", "check_reference_inputs",
+           "true_class_probability", "cross_entropy_loss"]
 
 _TINY = 1e-12
 

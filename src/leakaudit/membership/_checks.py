@@ -23,15 +23,8 @@ from ..metrics import auc, bootstrap_auc_ci
 from ._base import Attack, AttackInputs, ReferenceSet, cross_entropy_loss, paired_half_masks
 from ._registry import available_attacks, make_attack
 
-__all__ = [
-    "synthetic_inputs",
-    "check_attack_scores_shape",
-    "check_attack_higher_means_member",
-    "check_attack_order_invariant",
-    "check_attack_null_auc",
-    "check_attack_swap_members",
-    "all_checks",
-]
+__all__ = ["synthetic_inputs", "check_attack_scores_shape", "check_attack_higher_means_member",
+           "check_attack_order_invariant", "check_attack_null_auc", "check_attack_swap_members", "all_checks"]
 
 
 def _probs_from_logit(logit, y, C):

@@ -30,16 +30,8 @@ from ._base import Attack, AttackInputs, AttackResult, audit_reference_models, c
 from ._registry import make_attack
 from .results import AttackSummary, LongProtocolResult, MembershipAudit, MembershipExperimentResult, YeomSplitResult
 
-__all__ = [
-    "audit_model",
-    "run_attacks",
-    "reference_model_experiment",
-    "reference_model_inputs",
-    "long_protocol",
-    "yeom_split_protocol",
-    "membership_experiment",
-    "DEFAULT_ATTACKS",
-]
+__all__ = ["audit_model", "run_attacks", "reference_model_experiment", "reference_model_inputs", "long_protocol",
+           "yeom_split_protocol", "membership_experiment", "DEFAULT_ATTACKS"]
 
 DEFAULT_ATTACKS = ("loss", "lira", "rmia", "informia", "shadow", "distance", "frequency")
 

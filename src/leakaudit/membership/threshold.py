@@ -25,16 +25,8 @@ from .._validation import check_choice, check_scalar, check_vector
 from ..exceptions import InvalidInputError
 from ._base import Attack, AttackInputs, AttackResult, check_target_inputs, cross_entropy_loss
 
-__all__ = [
-    "epsilon_eq",
-    "advantage_known_sigma",
-    "advantage_unknown_sigma",
-    "dp_advantage_bound",
-    "zero_one_loss",
-    "BoundedLossAdversary",
-    "ThresholdAdversary",
-    "LossThresholdAttack",
-]
+__all__ = ["epsilon_eq", "advantage_known_sigma", "advantage_unknown_sigma", "dp_advantage_bound", "zero_one_loss",
+           "BoundedLossAdversary", "ThresholdAdversary", "LossThresholdAttack"]
 
 
 # -- closed forms -------------------------------------------------------------------------------

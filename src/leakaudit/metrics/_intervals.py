@@ -16,22 +16,9 @@ from .._validation import check_choice, check_scalar, shown
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ._membership import _tpr_at_fpr_sorted, check_membership_inputs
 
-__all__ = [
-    "clopper_pearson",
-    "paired_mean_interval",
-    "bootstrap_auc_ci",
-    "delong_auc_variance",
-    "delong_placements",
-    "bootstrap_tpr_at_fpr_ci",
-    "pearson",
-    "AUC_CI_METHODS",
-    "auc_ci_method_used",
-    "auc_ci_can_exceed",
-    "min_records_for_auc",
-    "tpr_ci_can_exceed",
-    "min_nonmembers_for_tpr",
-    "difference_interval",
-]
+__all__ = ["clopper_pearson", "paired_mean_interval", "bootstrap_auc_ci", "delong_auc_variance", "delong_placements",
+           "bootstrap_tpr_at_fpr_ci", "pearson", "AUC_CI_METHODS", "auc_ci_method_used", "auc_ci_can_exceed",
+           "min_records_for_auc", "tpr_ci_can_exceed", "min_nonmembers_for_tpr", "difference_interval"]
 
 
 def clopper_pearson(k: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:

@@ -16,16 +16,8 @@ from sklearn import metrics as skm
 from .._validation import check_consistent_length, check_scalar, check_vector, shown
 from ..exceptions import InvalidInputError, NotEstimableWarning
 
-__all__ = [
-    "check_is_member",
-    "check_membership_inputs",
-    "roc_curve",
-    "auc",
-    "tpr_at_fpr",
-    "membership_advantage",
-    "advantage_at_threshold",
-    "decision_metrics",
-]
+__all__ = ["check_is_member", "check_membership_inputs", "roc_curve", "auc", "tpr_at_fpr", "membership_advantage",
+           "advantage_at_threshold", "decision_metrics"]
 
 
 def check_is_member(is_member) -> np.ndarray:

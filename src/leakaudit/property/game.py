@@ -34,20 +34,8 @@ from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParamet
 from ..learners import LogisticRegression, TorchMLP
 from ..learners import check_feature_matrix
 
-__all__ = [
-    "PropertyData",
-    "Poison",
-    "split_pools",
-    "n_poison",
-    "n_clean",
-    "sample_world",
-    "sample_mixture",
-    "train_and_query",
-    "play_game",
-    "GameOutcome",
-    "logistic_learner",
-    "mlp_learner",
-]
+__all__ = ["PropertyData", "Poison", "split_pools", "n_poison", "n_clean", "sample_world", "sample_mixture",
+           "train_and_query", "play_game", "GameOutcome", "logistic_learner", "mlp_learner"]
 
 def logistic_learner() -> LogisticRegression:
     """The paper's learner (spec Sec. 4.4): L2 logistic regression as scikit-learn fits it by default.

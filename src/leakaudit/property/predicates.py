@@ -24,14 +24,7 @@ from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 
-__all__ = [
-    "column_equals",
-    "parse_predicate",
-    "random_feature",
-    "append_feature",
-    "vader_scores",
-    "negative_sentiment",
-]
+__all__ = ["column_equals", "parse_predicate", "random_feature", "append_feature", "vader_scores", "negative_sentiment"]
 
 
 def column_equals(frame: Any, column: str, value: Any) -> np.ndarray:

@@ -22,20 +22,9 @@ from .._results import Result
 from .._validation import check_scalar, check_vector
 from ..exceptions import InvalidParameterError
 
-__all__ = [
-    "CertaintyWindow",
-    "attacked_subpopulation",
-    "certainty_window",
-    "theorem9_window",
-    "max_poison_rate",
-    "max_tau",
-    "claim12_poisoned_posterior",
-    "signed_certainty",
-    "hoeffding_query_count",
-    "window_table",
-    "label_rate_oracle_accuracy",
-    "PAPER_SETTINGS",
-]
+__all__ = ["CertaintyWindow", "attacked_subpopulation", "certainty_window", "theorem9_window", "max_poison_rate",
+           "max_tau", "claim12_poisoned_posterior", "signed_certainty", "hoeffding_query_count", "window_table",
+           "label_rate_oracle_accuracy", "PAPER_SETTINGS"]
 
 #: The five settings of the paper's Table I: name -> (t0, t1).
 PAPER_SETTINGS: dict[str, tuple[float, float]] = {
