@@ -164,24 +164,16 @@ class Engine:
 
     Notes
     -----
-    Model k is always trained on ``subsets[k]`` with ``seeds[k]``, whatever the
-    backend, chunking or order of completion, so all backends give the same
-    results (up to the learner's own determinism). Only one chunk of models
-    exists at a time per worker: :meth:`predict_many` keeps their outputs and
-    drops the models.
+    Model k is always trained on ``subsets[k]`` with ``seeds[k]``, whatever the backend, chunking or order of
+    completion, so all backends give the same results (up to the learner's own determinism). Only one chunk of
+    models exists at a time per worker: :meth:`predict_many` keeps their outputs and drops the models.
 
-    A learner whose model k depends on the other models of its ``fit_many``
-    call (``TorchMLP(order="shared")`` shares one row order per call) gives
-    results that depend on ``chunk_size``, though never on the backend; the
-    cache stays correct because a key covers the whole chunk.
-    :func:`leakaudit.checks.check_learner_chunking_invariant` tells which
-    learners are chunking-invariant.
+    A learner whose model k depends on the other models of its ``fit_many`` call (``TorchMLP(order="shared")``)
+    gives results that depend on ``chunk_size``, never on the backend; a cache key covers the whole chunk.
+    :func:`leakaudit.checks.check_learner_chunking_invariant` tells which learners are chunking-invariant.
 
-    By default every backend trains with one BLAS/OpenMP/torch thread per
-    chunk: many small fits gain nothing from threads (on a busy machine BLAS
-    threads spin and slow small fits down), parallelism comes from the
-    workers, and equal thread counts make every backend compute the same
-    floating-point sums.
+    One thread per chunk by default: many small fits gain nothing from threads (busy BLAS threads slow them
+    down), parallelism comes from the workers, and equal thread counts make every backend sum alike.
 
     Examples
     --------
