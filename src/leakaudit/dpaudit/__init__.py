@@ -9,6 +9,7 @@ budget) and the check of a claimed (epsilon, delta); :mod:`.dpsgd` the one-run a
 a white-box audit (each step's noise bounded on coordinates no gradient reaches, then accounted), reported apart.
 """
 
+from . import fdp, one_run, search
 from .dpsgd import (
     DpsgdAudit,
     audit_dpsgd,
@@ -18,74 +19,11 @@ from .dpsgd import (
     default_canary_count,
     whitebox_guess_grid,
 )
-from .fdp import (
-    FDP_CURVES,
-    FdpAudit,
-    GdpAudit,
-    fdp_audit,
-    fdp_epsilon_lower_bound,
-    fdp_rejects,
-    gdp_audit,
-    gdp_epsilon_lower_bound,
-    gdp_mu,
-    gdp_rejects,
-    privacy_profile_rejects,
-    subsampled_gaussian_profile,
-    tradeoff_eps_delta,
-)
-from .noise_check import NoiseCheck, noise_check
-from .one_run import (
-    OneRunAudit,
-    count_correct,
-    draw_inclusion,
-    guesses_from_scores,
-    one_run_audit,
-    one_run_epsilon_lower_bound,
-    one_run_p_value,
-)
-from .search import (
-    BOUNDS,
-    ClaimCheck,
-    OneRunSearch,
-    check_claim,
-    default_guess_grid,
-    one_run_audit_scores,
-)
+from .fdp import *  # noqa: F403
+from .noise_check import *  # noqa: F403
+from .one_run import *  # noqa: F403
+from .search import *  # noqa: F403
 
-__all__ = [
-    "BOUNDS",
-    "FDP_CURVES",
-    "ClaimCheck",
-    "DpsgdAudit",
-    "FdpAudit",
-    "GdpAudit",
-    "NoiseCheck",
-    "OneRunAudit",
-    "OneRunSearch",
-    "audit_dpsgd",
-    "audited_rows",
-    "calibrate_noise_multiplier",
-    "check_claim",
-    "check_dp_claim",
-    "count_correct",
-    "default_canary_count",
-    "default_guess_grid",
-    "draw_inclusion",
-    "fdp_audit",
-    "fdp_epsilon_lower_bound",
-    "fdp_rejects",
-    "gdp_audit",
-    "gdp_epsilon_lower_bound",
-    "gdp_mu",
-    "gdp_rejects",
-    "guesses_from_scores",
-    "noise_check",
-    "one_run_audit",
-    "one_run_audit_scores",
-    "one_run_epsilon_lower_bound",
-    "one_run_p_value",
-    "privacy_profile_rejects",
-    "subsampled_gaussian_profile",
-    "tradeoff_eps_delta",
-    "whitebox_guess_grid",
-]
+__all__ = [*fdp.__all__, "NoiseCheck", "noise_check", *one_run.__all__, *search.__all__, "DpsgdAudit",
+           "audit_dpsgd", "audited_rows", "calibrate_noise_multiplier", "check_dp_claim", "default_canary_count",
+           "whitebox_guess_grid"]

@@ -40,10 +40,10 @@ import numpy as np
 from scipy import special
 
 from .._extras import require
-from .._results import Result
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidParameterError
 from .one_run import (
+    GuessesBound,
     _check_counts,
     _check_delta_beta,
     _check_truth,
@@ -72,30 +72,18 @@ __all__ = [
 FDP_CURVES = ("epsdelta", "gdp")
 
 
-class FdpAudit(Result):
+class FdpAudit(GuessesBound):
     """The f-DP epsilon lower bound from one set of guesses, with Steinke et al.'s Theorem 3.1 bound beside it."""
 
     bound: str = "fdp"
     curve: str
-    m: int
-    r: int
-    v: int
-    delta: float
-    beta: float
-    epsilon_lower_bound: float
     steinke_epsilon_lower_bound: float
 
 
-class GdpAudit(Result):
+class GdpAudit(GuessesBound):
     """The Gaussian-DP epsilon lower bound from one set of guesses, with Steinke et al.'s bound beside it."""
 
     bound: str = "gdp"
-    m: int
-    r: int
-    v: int
-    delta: float
-    beta: float
-    epsilon_lower_bound: float
     mu_lower_bound: float
     steinke_epsilon_lower_bound: float
 
@@ -230,10 +218,6 @@ def privacy_profile_rejects(m: int, r: int, v: int, *, epsilons, deltas, beta: f
     return _rejects(int(m), int(r), int(v), inv, float(beta))
 
 
-def _check_curve(curve: str) -> None:
-    check_choice(curve, name="curve", choices=FDP_CURVES)
-
-
 def fdp_rejects(m: int, r: int, v: int, *, epsilon: float, delta: float, beta: float = 0.05,
                 curve: str = "epsdelta") -> bool:
     """Whether ``v`` correct guesses out of ``r`` reject "the mechanism is f-DP" at confidence ``1 - beta``, for
@@ -241,7 +225,7 @@ def fdp_rejects(m: int, r: int, v: int, *, epsilon: float, delta: float, beta: f
     _check_counts(m, r, v)
     _check_delta_beta(delta, beta)
     check_scalar(epsilon, name="epsilon", min_val=0.0)
-    _check_curve(curve)
+    check_choice(curve, name="curve", choices=FDP_CURVES)
     if curve == "gdp" and delta == 0:
         raise InvalidParameterError("delta must be positive for the Gaussian-DP curve (no Gaussian mechanism is "
                                     "(epsilon, 0)-DP); got 0")
@@ -282,14 +266,14 @@ def fdp_epsilon_lower_bound(m: int, r: int, v: int, *, delta: float, beta: float
     """
     _check_counts(m, r, v)
     _check_delta_beta(delta, beta)
-    _check_curve(curve)
+    check_choice(curve, name="curve", choices=FDP_CURVES)
     return _fdp_epsilon_lower_bound(int(m), int(r), int(v), float(delta), float(beta), curve)
 
 
 def fdp_audit(S, T, *, delta: float, beta: float = 0.05, curve: str = "epsdelta") -> FdpAudit:
     """Both lower bounds, f-DP and Steinke et al.'s Theorem 3.1, on the same guesses ``T`` for truth ``S``."""
     _check_delta_beta(delta, beta)
-    _check_curve(curve)
+    check_choice(curve, name="curve", choices=FDP_CURVES)
     s = _check_truth(S)
     r, v = count_correct(s, T)
     m = int(s.shape[0])
@@ -313,16 +297,10 @@ def gdp_rejects(m: int, r: int, v: int, *, epsilon: float, delta: float, beta: f
     return _rejects(int(m), int(r), int(v), _inv_blow_up_gdp(_mu(float(epsilon), float(delta))), float(beta))
 
 
-def _gdp_epsilon_lower_bound(m: int, r: int, v: int, delta: float, beta: float) -> float:
-    return _fdp_epsilon_lower_bound(m, r, v, delta, beta, "gdp")
-
-
 def gdp_epsilon_lower_bound(m: int, r: int, v: int, *, delta: float, beta: float = 0.05) -> float:
     """The largest epsilon whose Gaussian-DP hypothesis ``v`` correct guesses out of ``r`` reject
     (:func:`fdp_epsilon_lower_bound` with ``curve="gdp"``; ``delta`` must be positive)."""
-    _check_counts(m, r, v)
-    _check_delta_beta(delta, beta)
-    return _gdp_epsilon_lower_bound(int(m), int(r), int(v), float(delta), float(beta))
+    return fdp_epsilon_lower_bound(m, r, v, delta=delta, beta=beta, curve="gdp")
 
 
 def gdp_audit(S, T, *, delta: float, beta: float = 0.05) -> GdpAudit:
@@ -331,7 +309,7 @@ def gdp_audit(S, T, *, delta: float, beta: float = 0.05) -> GdpAudit:
     s = _check_truth(S)
     r, v = count_correct(s, T)
     m = int(s.shape[0])
-    eps = _gdp_epsilon_lower_bound(m, r, v, float(delta), float(beta))
+    eps = _fdp_epsilon_lower_bound(m, r, v, float(delta), float(beta), "gdp")
     return GdpAudit(m=m, r=r, v=v, delta=float(delta), beta=float(beta), epsilon_lower_bound=eps,
                     mu_lower_bound=_mu(eps, float(delta)),
                     steinke_epsilon_lower_bound=_epsilon_lower_bound(m, r, v, float(delta), float(beta)))

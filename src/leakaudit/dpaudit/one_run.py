@@ -39,20 +39,25 @@ __all__ = [
 EPSILON_SEARCH_MAX = 60.0
 
 
-class OneRunAudit(Result):
-    """The epsilon lower bound from one set of guesses.
+class GuessesBound(Result):
+    """What every analysis of one set of guesses reports: the analysis (``bound``), the counts ``m``, ``r``, ``v``,
+    ``delta``, ``beta``, and the largest epsilon whose hypothesis the guesses reject at confidence ``1 - beta``
+    (0.0 when none is rejected)."""
 
-    ``epsilon_lower_bound`` is the largest epsilon whose (epsilon, ``delta``)-DP claim the guesses reject at
-    confidence ``1 - beta`` (0.0 when none is rejected); ``p_value_at_zero`` is the p-value of "(0, delta)-DP".
-    """
-
-    bound: str = "steinke2023"
+    bound: str
     m: int
     r: int
     v: int
     delta: float
     beta: float
     epsilon_lower_bound: float
+
+
+class OneRunAudit(GuessesBound):
+    """The epsilon lower bound from one set of guesses, of the (epsilon, ``delta``)-DP claim (Theorem 3.1);
+    ``p_value_at_zero`` is the p-value of "(0, delta)-DP"."""
+
+    bound: str = "steinke2023"
     p_value_at_zero: float
 
 
