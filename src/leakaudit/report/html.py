@@ -22,7 +22,8 @@ from markupsafe import Markup
 
 from .._results import BELOW, EXCEEDED, STATUS_COLOURS, STATUSES, UNDECIDED, escape_controls, record_names
 from ..metrics import WIDE_INTERVAL, tpr_entry, wide_interval_reason
-from .plots import histogram_svg, measured_members, pdtp_vs_score_svg, roc_svg, scored_attacks, strongest_attack
+from .plots import (as_number, as_svg, display_name, measured_members, pdtp_histogram_of, pdtp_scatter_of, roc_of,
+                    scored_attacks, strongest_attack)
 
 if TYPE_CHECKING:  # the audit imports the report to write report.html: the report names its types only
     from ..audit.result.checks import Check
@@ -38,14 +39,6 @@ _PROFILE_NOTES = {
     "thorough": "most power: more reference models, PDTP averaged over repeats",
 }
 MISSING = "not measured"
-
-
-def display_name(results: AuditResult, name: str) -> str:
-    """An attack's (or the DTP-1 check's) name in words: the ``display`` its own results carry (so a report
-    re-rendered without a plug-in names the plug-in's attack as the audit did)."""
-    if name == "dtp1":
-        return "DTP-1"
-    return getattr(results.membership.get(name), "display", None) or name
 
 
 #: config keys that only describe the bundled demo (its data set and network): shown only in the demo's report
@@ -68,17 +61,6 @@ _NO_RECORDS = {"name": "records.csv", "reason": "missing, so what only it holds 
                "render the report again (leakaudit report DIR)"}
 #: how many of the riskiest members the records table lists (records behind the verdict come on top)
 TOP_N = 15
-
-
-def as_number(v) -> float | None:
-    """``v`` as a finite float, else None (None, NaN, infinity, text)."""
-    if isinstance(v, bool) or v is None:
-        return None
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
 
 
 def fmt(v, spec: str = ".3f", *, missing: str = MISSING) -> str:
@@ -743,24 +725,16 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
                       autoescape=select_autoescape(["html", "j2"]), finalize=_shown)
     verdict, membership = results.verdict, results.membership
     thresholds = verdict.thresholds
-    max_dtp = as_number(thresholds.get("max_dtp"))
     roc = pdtp_hist = pdtp_scatter = None
     rec_head, rec_rows, n_extra = [], [], 0
     if records is not None and len(records):
-        m = records["is_member"].to_numpy(int)
         scored = scored_attacks(membership, records)
-        curves = {display_name(results, n): (m, records[f"score_{n}"].to_numpy(float)) for n in scored}
-        if curves:
-            roc = roc_svg(curves, low_fpr=as_number(thresholds.get("low_fpr")),
-                          confidence=as_number(verdict.check_confidence) or 0.95)
+        roc = as_svg(roc_of(results, records, scored)) if scored else None
         mem = measured_members(records)
+        best = strongest_attack(results, scored)
         if len(mem):
-            pd_ = mem["pdtp"].to_numpy(float)
-            pdtp_hist = histogram_svg(pd_, xlabel="PDTP (nats)", title="PDTP of training records", threshold=max_dtp)
-            best = strongest_attack({n: as_number(membership[n].auc) for n in scored})
-            if best is not None:
-                pdtp_scatter = pdtp_vs_score_svg(pd_, mem[f"score_{best}"].to_numpy(float),
-                                                 score_name=display_name(results, best), threshold=max_dtp or 1.0)
+            pdtp_hist = as_svg(pdtp_histogram_of(results, mem))
+            pdtp_scatter = None if best is None else as_svg(pdtp_scatter_of(results, mem, best))
         rec_head, rec_rows, n_extra = _records_table(results, records)
     cfg, data, target, dtp, mip, dup = (results.config, results.data, results.target, results.dtp, results.mip,
                                         results.duplicates)

@@ -13,42 +13,87 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the audit imports the report to write report.html: the report names its types only
+    import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["histogram_figure", "histogram_svg", "interp_roc", "measured_members", "pdtp_vs_score_figure",
-           "pdtp_vs_score_svg", "robust_limits", "roc_figure", "roc_points", "roc_svg", "scored_attacks",
-           "strongest_attack"]
+    from ..audit.result.results import AuditResult
+
+__all__ = ["as_number", "as_svg", "display_name", "histogram_figure", "histogram_svg", "interp_roc",
+           "measured_members", "pdtp_histogram_of", "pdtp_scatter_of", "pdtp_vs_score_figure", "robust_limits",
+           "roc_figure", "roc_of", "roc_points", "roc_svg", "scored_attacks", "strongest_attack"]
 
 _COLORS = ["#1b6ca8", "#d1495b", "#2e933c", "#edae49", "#6a4c93", "#00798c", "#8d6a9f", "#444444"]
 #: the plots' text size (points), set only while a plot is drawn
 _FONT_SIZE = 9
 
 
+def as_number(v) -> float | None:
+    """``v`` as a finite float, else None (None, NaN, infinity, text)."""
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def display_name(results: AuditResult, name: str) -> str:
+    """An attack's (or the DTP-1 check's) name in words: the ``display`` its own results carry (so a report
+    re-rendered without a plug-in names the plug-in's attack as the audit did)."""
+    if name == "dtp1":
+        return "DTP-1"
+    return getattr(results.membership.get(name), "display", None) or name
+
+
 # -- what the plots draw: chosen once here for the report and for AuditResult's plot_* methods --------------------
-def scored_attacks(names, records) -> list[str]:
+def scored_attacks(names, records: pd.DataFrame) -> list[str]:
     """The attacks among ``names`` whose scores ``records`` (records.csv's rows) holds, in order: those the ROC plot
     draws."""
     return [n for n in names if f"score_{n}" in records]
 
 
-def strongest_attack(aucs) -> str | None:
-    """The attack of highest AUC among ``aucs`` (name -> AUC, None where not measured): the one the PDTP scatter
+def strongest_attack(results: AuditResult, scored: list[str]) -> str | None:
+    """The attack of highest AUC among ``scored`` (``results``' membership attacks): the one the PDTP scatter
     draws; None when no AUC was measured."""
-    known = {n: a for n, a in aucs.items() if a is not None}
+    known = {n: a for n in scored if (a := as_number(results.membership[n].auc)) is not None}
     return max(known, key=known.get) if known else None
 
 
-def measured_members(records):
+def measured_members(records: pd.DataFrame) -> pd.DataFrame:
     """The members of ``records`` whose PDTP was measured (a finite ``pdtp``): those the PDTP plots draw; empty
     without a ``pdtp`` column."""
     members = records[records["is_member"].to_numpy(int) == 1]
     return members[np.isfinite(members["pdtp"].to_numpy(float))] if "pdtp" in records else members.iloc[:0]
+
+
+def roc_of(results: AuditResult, records: pd.DataFrame, attacks: list[str], *, ax: Axes | None = None) -> Figure:
+    """The ROC curves of ``results``' membership ``attacks`` from ``records``' scores (:func:`roc_figure`), banded
+    at the checks' confidence, with the FPR the verdict judges TPR at."""
+    m = records["is_member"].to_numpy(int)
+    curves = {display_name(results, n): (m, records[f"score_{n}"].to_numpy(float)) for n in attacks}
+    return roc_figure(curves, low_fpr=as_number(results.verdict.thresholds.get("low_fpr")),
+                      confidence=as_number(results.verdict.check_confidence) or 0.95, ax=ax)
+
+
+def pdtp_histogram_of(results: AuditResult, members: pd.DataFrame, *, ax: Axes | None = None) -> Figure:
+    """The histogram of the ``members``' PDTP (:func:`measured_members`) with ``results``' DTP threshold."""
+    return histogram_figure(members["pdtp"].to_numpy(float), xlabel="PDTP (nats)", title="PDTP of training records",
+                            threshold=as_number(results.verdict.thresholds.get("max_dtp")), ax=ax)
+
+
+def pdtp_scatter_of(results: AuditResult, members: pd.DataFrame, attack: str, *, ax: Axes | None = None) -> Figure:
+    """The ``members``' PDTP against ``attack``'s score (:func:`pdtp_vs_score_figure`), with the DTP threshold."""
+    return pdtp_vs_score_figure(members["pdtp"].to_numpy(float), members[f"score_{attack}"].to_numpy(float),
+                                score_name=display_name(results, attack),
+                                threshold=as_number(results.verdict.thresholds.get("max_dtp")) or 1.0, ax=ax)
 
 
 @contextlib.contextmanager
@@ -82,7 +127,7 @@ def _literal(name: str) -> str:
     return name.replace("$", r"\$")
 
 
-def _svg(fig: Figure) -> str:
+def as_svg(fig: Figure) -> str:
     """``fig`` as inline SVG text (text kept as text, so the page's search finds it), the same bytes at every call
     (no date, fixed element ids): a report rendered again has the digest evidence.json gives it."""
     import matplotlib
@@ -190,7 +235,7 @@ def roc_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int 
 
 def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], **kwargs) -> str:
     """:func:`roc_figure` (same arguments) as inline SVG text."""
-    return _svg(roc_figure(curves, **kwargs))
+    return as_svg(roc_figure(curves, **kwargs))
 
 
 def _draw_roc(ax: Axes, curves, *, n_boot: int, seed: int, low_fpr: float | None, confidence: float) -> None:
@@ -299,11 +344,6 @@ def pdtp_vs_score_figure(pdtp: np.ndarray, score: np.ndarray, *, score_name: str
     return fig
 
 
-def pdtp_vs_score_svg(pdtp: np.ndarray, score: np.ndarray, **kwargs) -> str:
-    """:func:`pdtp_vs_score_figure` (same arguments) as inline SVG text."""
-    return _svg(pdtp_vs_score_figure(pdtp, score, **kwargs))
-
-
 def histogram_figure(values: np.ndarray, *, xlabel: str, title: str, threshold: float | None = None,
                      ax: Axes | None = None) -> Figure:
     """Histogram of ``values`` (50 bins, counts on a log axis), with ``threshold`` as a dashed line.
@@ -335,4 +375,4 @@ def histogram_figure(values: np.ndarray, *, xlabel: str, title: str, threshold: 
 
 def histogram_svg(values: np.ndarray, **kwargs) -> str:
     """:func:`histogram_figure` (same arguments) as inline SVG text."""
-    return _svg(histogram_figure(values, **kwargs))
+    return as_svg(histogram_figure(values, **kwargs))

@@ -315,75 +315,64 @@ def _skipped_reason(results: dict, name_starts: str) -> str | None:
 
 
 def _attack_classes(results: dict, checks: list[dict], release: str | None) -> list[dict]:
-    by = {a: [c for c in checks if c["analysis"] == a] for a in ("membership", "dtp", "attribute", "structural")}
+    """Each class of :data:`ATTACK_CLASSES`, in order: its status ("tested", "not applicable" or "not tested"), the
+    checks behind it and why."""
+    by = {a: [c for c in checks if c["analysis"] == a]
+          for a in ("membership", "dtp", "attribute", "structural", "extraction")}
     data = results.get("data") or {}
     text = data.get("kind") == "text"
-    out = []
+    mem, attr, ex = by["membership"] + by["dtp"], by["attribute"], by["extraction"]
+    inst = [c for c in by["structural"] if c["id"] == "structural.instance_based"]
 
-    mem = by["membership"] + by["dtp"]
     if _measured(mem):
-        out.append({"class": "membership inference", "status": "tested", "checks": _measured(mem),
-                    "reason": "membership attacks (and DTP-1, a record's leave-one-out influence) were measured on "
-                              f"{data.get('n_members', '?')} members and {data.get('n_nonmembers', '?')} non-members"})
+        membership = ("tested", _measured(mem), "membership attacks (and DTP-1, a record's leave-one-out influence) "
+                      f"were measured on {data.get('n_members', '?')} members and {data.get('n_nonmembers', '?')} "
+                      "non-members")
     else:
-        why = _skipped_reason(results, "membership") or ("its checks could not be measured" if mem else
-                                                         "no membership attack ran")
-        out.append({"class": "membership inference", "status": "not tested", "checks": [], "reason": why})
+        membership = ("not tested", [], _skipped_reason(results, "membership")
+                      or ("its checks could not be measured" if mem else "no membership attack ran"))
 
     if text:
-        out.append({"class": "attribute inference", "status": "not applicable", "checks": [],
-                    "reason": "the records are texts, with no attribute columns to infer"})
-    elif _measured(by["attribute"]):
-        out.append({"class": "attribute inference", "status": "tested", "checks": _measured(by["attribute"]),
-                    "reason": "attribute inference of each sensitive column against the no-model baseline"
-                              + ("; property inference (population-level) also ran" if results.get("property")
-                                 else "")})
+        attribute = ("not applicable", [], "the records are texts, with no attribute columns to infer")
+    elif _measured(attr):
+        attribute = ("tested", _measured(attr), "attribute inference of each sensitive column against the no-model "
+                     "baseline" + ("; property inference (population-level) also ran" if results.get("property")
+                                   else ""))
     else:
-        why = (_skipped_reason(results, "attribute inference") or
-               ("its checks could not be measured" if by["attribute"] else "no sensitive column was named "
-                                                                            "(`sensitive`)"))
-        out.append({"class": "attribute inference", "status": "not tested", "checks": [], "reason": why})
+        attribute = ("not tested", [], _skipped_reason(results, "attribute inference") or
+                     ("its checks could not be measured" if attr else "no sensitive column was named (`sensitive`)"))
 
-    inst = [c for c in by["structural"] if c["id"] == "structural.instance_based"]
-    extracted = _measured([c for c in checks if c["analysis"] == "extraction"])
-    if extracted:
-        ex = results.get("extraction") or {}
-        out.append({"class": "reconstruction and regurgitation", "status": "tested", "checks": extracted,
-                    "reason": (f"(n, p)-extraction of the members' suffixes against the non-members' (Hayes et al. "
-                               f"2024; {ex.get('sampler', 'the stated sampler')}, up to "
-                               f"{max(ex.get('n_values') or [0]):,} tries), and the model's greedy and sampled "
-                               "continuations of a sample of prefixes, exact and near-verbatim")})
+    if _measured(ex):
+        section = results.get("extraction") or {}
+        reconstruction = ("tested", _measured(ex), "(n, p)-extraction of the members' suffixes against the "
+                          f"non-members' (Hayes et al. 2024; {section.get('sampler', 'the stated sampler')}, up to "
+                          f"{max(section.get('n_values') or [0]):,} tries), and the model's greedy and sampled "
+                          "continuations of a sample of prefixes, exact and near-verbatim")
     elif inst:
-        out.append({"class": "reconstruction and regurgitation", "status": "tested", "checks": [inst[0]["id"]],
-                    "reason": ("in part: the structural check reads whether the model file keeps training records "
-                               "verbatim (recoverable by whoever holds it); no attack reconstructs records from the "
-                               "model's outputs" + ("" if release == "weights" else
-                                                    "; a served model's file is not exposed, so this matters if "
-                                                    "the file is ever released"))})
+        reconstruction = ("tested", [inst[0]["id"]], "in part: the structural check reads whether the model file "
+                          "keeps training records verbatim (recoverable by whoever holds it); no attack reconstructs "
+                          "records from the model's outputs" + ("" if release == "weights" else
+                                                                "; a served model's file is not exposed, so this "
+                                                                "matters if the file is ever released"))
     elif text:
-        unmeasured = [c for c in checks if c["analysis"] == "extraction"]
-        why = (unmeasured[0]["sentence"] if unmeasured else _skipped_reason(results, "extraction")
-               or "extraction was not asked for (`extraction = false`)")
-        out.append({"class": "reconstruction and regurgitation", "status": "not tested", "checks": [], "reason": why})
+        reconstruction = ("not tested", [], ex[0]["sentence"] if ex else _skipped_reason(results, "extraction")
+                          or "extraction was not asked for (`extraction = false`)")
     else:
-        out.append({"class": "reconstruction and regurgitation", "status": "not tested", "checks": [],
-                    "reason": ("no structural check ran (it reads a scikit-learn or torch model file) and leakaudit "
-                               "runs no attack that reconstructs records from the model's outputs")})
+        reconstruction = ("not tested", [], "no structural check ran (it reads a scikit-learn or torch model file) "
+                          "and leakaudit runs no attack that reconstructs records from the model's outputs")
 
-    out.append({"class": "model inversion", "status": "not tested", "checks": [],
-                "reason": ("leakaudit runs no model-inversion attack (reconstructing inputs or class representatives "
-                           "from the model); the attribute-inference checks cover its tabular form, inferring a "
-                           "sensitive attribute of a known record")})
-
+    inversion = ("not tested", [], "leakaudit runs no model-inversion attack (reconstructing inputs or class "
+                 "representatives from the model); the attribute-inference checks cover its tabular form, inferring "
+                 "a sensitive attribute of a known record")
     if release == "weights":
-        out.append({"class": "extraction", "status": "not applicable", "checks": [],
-                    "reason": "the model file is published: there is no model left to extract by querying it"})
+        extraction = ("not applicable", [], "the model file is published: there is no model left to extract by "
+                      "querying it")
     else:
-        out.append({"class": "extraction", "status": "not tested", "checks": [],
-                    "reason": ("leakaudit runs no model-extraction attack (copying the model by querying it); "
-                               "drawing training text out of a language model is the reconstruction and "
-                               "regurgitation class above")})
-    return out
+        extraction = ("not tested", [], "leakaudit runs no model-extraction attack (copying the model by querying "
+                      "it); drawing training text out of a language model is the reconstruction and regurgitation "
+                      "class above")
+    return [{"class": name, "status": status, "checks": ids, "reason": why} for name, (status, ids, why)
+            in zip(ATTACK_CLASSES, (membership, attribute, reconstruction, inversion, extraction))]
 
 
 def _fingerprint_sentences(files: list[dict]) -> list[str]:

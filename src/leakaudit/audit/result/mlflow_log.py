@@ -156,7 +156,7 @@ def run_contents(result, evidence: dict) -> tuple[dict[str, float], dict[str, st
     members and non-members, and the model's SHA-256 as ``evidence`` (evidence.json) records it."""
     metrics: dict[str, float] = {}
     tags = {"leakaudit.verdict": result.verdict.outcome, "leakaudit.version": str(result.leakaudit_version),
-            "leakaudit.target": str(result.target.get("kind", "")), "leakaudit.created": str(result.created)}
+            "leakaudit.target": str(result.target.kind), "leakaudit.created": str(result.created)}
     for c in result.verdict.checks:
         key = _metric_key(c.id)
         tags[f"leakaudit.check.{key}"] = c.status
@@ -165,8 +165,8 @@ def run_contents(result, evidence: dict) -> tuple[dict[str, float], dict[str, st
             if _finite(v):
                 metrics[key + suffix] = float(v)
     v, config = result.verdict, result.config
-    params = {"policy": v.policy, "profile": config.get("profile"), "seed": config.get("seed"),
-              "n_members": result.data.get("n_members"), "n_nonmembers": result.data.get("n_nonmembers"),
+    params = {"policy": v.policy, "profile": config.profile, "seed": config.seed,
+              "n_members": result.data.n_members, "n_nonmembers": result.data.n_nonmembers,
               **{f"threshold.{k}": t for k, t in v.thresholds.items()},
               "model_sha256": next((f.get("sha256") for f in evidence.get("files", []) if f.get("role") == "model"),
                                    None)}

@@ -133,42 +133,37 @@ def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dic
     :func:`~leakaudit.audit.result.evidence.with_outputs`) into ``out``; ``redact``: records.csv and report.html without
     the records' own values (results.json's ``record_columns``, and ``label``), keeping their names, scores and
     the verdict. A fault (a full disk) is one :class:`~leakaudit.exceptions.OutputWriteError` naming ``out``, with
-    nothing written and no folder left that the write made."""
+    nothing written and no folder left that the write made. Written in a temporary folder beside ``out``, then
+    moved in."""
     with writing(out, "the audit's output folder"):
-        _write_audit_files(out, result, records, evidence=evidence, redact=redact)
+        created, tmp = _first_missing(out), None
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+            values = [c for c in records.columns if c in (result.data.record_columns or [])]
+            if redact:
+                records = records.drop(columns=values + [c for c in ("label",) if c in records])
+            write_json_atomic(tmp / "results.json", result.to_dict())
+            with writing(tmp / "records.csv", "records"):
+                safe = _spreadsheet_safe(records.rename(columns={"record": RECORD_KEY}))
+                safe.to_csv(tmp / "records.csv", index=False)
+            _write_report(tmp, type(result), columns=[str(c) for c in records.columns])
+            if evidence is not None:
+                from .evidence import with_outputs
 
-
-def _write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dict | None = None,
-                       redact: bool = False) -> None:
-    """:func:`write_audit_files`' work: written in a temporary folder beside ``out``, then moved in."""
-    created = _first_missing(out)
-    tmp = None
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-        values = [c for c in records.columns if c in (result.data.get("record_columns") or [])]
-        if redact:
-            records = records.drop(columns=values + [c for c in ("label",) if c in records])
-        write_json_atomic(tmp / "results.json", result.to_dict())
-        with writing(tmp / "records.csv", "records"):
-            _spreadsheet_safe(records.rename(columns={"record": RECORD_KEY})).to_csv(tmp / "records.csv", index=False)
-        _write_report(tmp, type(result), columns=[str(c) for c in records.columns])
-        if evidence is not None:
-            from .evidence import with_outputs
-
-            quoted = bool((getattr(result, "extraction", None) or {}).get("spans"))
-            write_json_atomic(tmp / "evidence.json", with_outputs(evidence, tmp, redacted=redact, values=values,
-                                                                  quoted=quoted))
-        out.mkdir(parents=True, exist_ok=True)
-        for f in tmp.iterdir():
-            os.replace(f, out / f.name)
-    except BaseException:
-        if created is not None:  # the folders this write made, and only those
-            shutil.rmtree(created, ignore_errors=True)
-        raise
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+                quoted = bool(result.extraction and result.extraction.spans)
+                write_json_atomic(tmp / "evidence.json", with_outputs(evidence, tmp, redacted=redact, values=values,
+                                                                      quoted=quoted))
+            out.mkdir(parents=True, exist_ok=True)
+            for f in tmp.iterdir():
+                os.replace(f, out / f.name)
+        except BaseException:
+            if created is not None:  # the folders this write made, and only those
+                shutil.rmtree(created, ignore_errors=True)
+            raise
+        finally:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _read_json(path: Path):
@@ -197,6 +192,6 @@ def _write_report(folder: Path, result_type, *, columns: list[str] | None = None
     result = result_type.read(_read_json(folder / "results.json"), where=str(folder / "results.json"),
                               records=records)
     if records is not None:
-        named = {escape_controls(str(c)): str(c) for c in result.data.get("record_columns", [])}
+        named = {escape_controls(str(c)): str(c) for c in result.data.record_columns or []}
         records.columns = columns or [named.get(c, c) for c in records.columns]
     write_text_atomic(folder / "report.html", render_report(result, records), what="report")

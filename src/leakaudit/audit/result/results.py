@@ -302,7 +302,7 @@ class AuditResult(Result):
     def __repr__(self) -> str:
         counts = ", ".join(f"{self.verdict.counts.get(s, 0)} {s}" for s in STATUSES)
         return (f"AuditResult(outcome={self.verdict.outcome!r}, checks: {counts}; "
-                f"{self.data.get('n_members')} members, {self.data.get('n_nonmembers')} non-members)")
+                f"{self.data.n_members} members, {self.data.n_nonmembers} non-members)")
 
     def _repr_html_(self) -> str:
         """A notebook's view: the outcome and what was found, the records and the model, then every check ranked by
@@ -357,8 +357,8 @@ class AuditResult(Result):
         v = self.verdict
         title = v.outcome[:1].upper() + v.outcome[1:]
         finding = v.finding or v.headline.removeprefix(f"{title}: ")
-        about = (f"{self.data.get('n_members') or 0:,} members, {self.data.get('n_nonmembers') or 0:,} non-members; "
-                 f"{self.target.get('description', '')}; profile {self.config.profile}; checks: "
+        about = (f"{self.data.n_members:,} members, {self.data.n_nonmembers:,} non-members; "
+                 f"{self.target.description}; profile {self.config.profile}; checks: "
                  + ", ".join(f"{v.counts.get(st, 0)} {st}" for st in STATUSES))
         cc = v.check_confidence
         pct = f"{cc * 100:.4g}%" if cc is not None and math.isfinite(cc) else ""
@@ -392,40 +392,18 @@ class AuditResult(Result):
             The result holds no records (one read back from results.json alone: attach records.csv's rows with
             :meth:`with_records`), or no membership attack's scores.
         """
-        from ...report.html import display_name, as_number
-        from ...report.plots import roc_figure
+        from ...report.plots import roc_of
 
-        records = self._plotted("plot_roc")
-        m = records["is_member"].to_numpy(int)
-        curves = {display_name(self, n): (m, records[f"score_{n}"].to_numpy(float)) for n in self._scored("plot_roc")}
-        return roc_figure(curves, low_fpr=as_number(self.verdict.thresholds.get("low_fpr")),
-                          confidence=as_number(self.verdict.check_confidence) or 0.95, ax=ax)
+        return roc_of(self, self._plotted("plot_roc"), self._scored("plot_roc"), ax=ax)
 
     def plot_pdtp(self, *, ax: Axes | None = None) -> Figure:
         """Histogram of the members' PDTP (nats; counts on a log axis) with the DTP threshold: the report's plot
-        (:func:`leakaudit.report.plots.histogram_figure`), from ``records``' ``pdtp`` column.
+        (:func:`leakaudit.report.plots.histogram_figure`), from ``records``' ``pdtp`` column; ``ax`` and the
+        figure returned as in :meth:`plot_roc`. InvalidInputError: the result holds no records, or no PDTP was
+        measured (the message says why the audit skipped it)."""
+        from ...report.plots import pdtp_histogram_of
 
-        Parameters
-        ----------
-        ax : matplotlib.axes.Axes, optional
-            As in :meth:`plot_roc`.
-
-        Returns
-        -------
-        matplotlib.figure.Figure
-
-        Raises
-        ------
-        InvalidInputError
-            The result holds no records, or no PDTP was measured (the message says why the audit skipped it).
-        """
-        from ...report.html import as_number
-        from ...report.plots import histogram_figure
-
-        members = self._members_pdtp("plot_pdtp")
-        return histogram_figure(members["pdtp"].to_numpy(float), xlabel="PDTP (nats)",
-                                title="PDTP of training records",
-                                threshold=as_number(self.verdict.thresholds.get("max_dtp")), ax=ax)
+        return pdtp_histogram_of(self, self._members_pdtp("plot_pdtp"), ax=ax)
 
     def plot_records(self, attack: str | None = None, *, ax: Axes | None = None) -> Figure:
         """Each member's PDTP against an attack's score, with the DTP threshold: the report's scatter
@@ -437,11 +415,7 @@ class AuditResult(Result):
             The membership attack whose score is drawn (a key of ``membership``, e.g. ``"lira"``); None: the one of
             highest AUC, as in the report.
         ax : matplotlib.axes.Axes, optional
-            As in :meth:`plot_roc`.
-
-        Returns
-        -------
-        matplotlib.figure.Figure
+            As in :meth:`plot_roc`, as is the figure returned.
 
         Raises
         ------
@@ -452,20 +426,17 @@ class AuditResult(Result):
         """
         from ..._validation import check_choice
         from ...exceptions import InvalidParameterError
-        from ...report.html import display_name, as_number
-        from ...report.plots import pdtp_vs_score_figure, strongest_attack
+        from ...report.plots import pdtp_scatter_of, strongest_attack
 
         members = self._members_pdtp("plot_records")
         scored = self._scored("plot_records")
         if attack is None:
-            attack = strongest_attack({n: as_number(self.membership[n].get("auc")) for n in scored})
+            attack = strongest_attack(self, scored)
             if attack is None:
                 raise InvalidParameterError("plot_records() draws the attack of highest AUC, and no attack's AUC was "
                                             f"measured: name one with attack= (one of {', '.join(scored)})")
         check_choice(attack, name="attack", choices=tuple(scored))
-        return pdtp_vs_score_figure(members["pdtp"].to_numpy(float), members[f"score_{attack}"].to_numpy(float),
-                                    score_name=display_name(self, attack),
-                                    threshold=as_number(self.verdict.thresholds.get("max_dtp")) or 1.0, ax=ax)
+        return pdtp_scatter_of(self, members, attack, ax=ax)
 
     def _plotted(self, what: str) -> pd.DataFrame:
         """``records``, or an error naming ``what`` when the result holds none."""

@@ -13,7 +13,7 @@ says ``number or null`` for each.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, ClassVar, Literal, Optional, Union
 
 from pydantic import (BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, WithJsonSchema, create_model,
                       model_serializer, model_validator)
@@ -56,6 +56,8 @@ class Section(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
     _keys: tuple | None = PrivateAttr(default=None)  # the keys given, in order (None: built otherwise)
+    #: a section written field by field in their order, not as given: these fields only when they say something
+    _when_set: ClassVar[tuple[str, ...] | None] = None
 
     @model_validator(mode="wrap")
     @classmethod
@@ -73,16 +75,12 @@ class Section(BaseModel):
     def _in_order(self, handler) -> dict[str, Any]:
         """Only the keys the analysis gave, in its order (a documented field it did not give is not written)."""
         d = handler(self)
-        omit = self._omitted()
+        omit = {k for k in self._when_set or () if not getattr(self, k)}
         return {k: d[k] for k in self._given() if k in d and k not in omit}
-
-    def _omitted(self) -> set[str]:
-        """Keys not written although given (none here)."""
-        return set()
 
     # -- read as the mapping results.json holds ------------------------------------------------------------------
     def _given(self) -> tuple:
-        if self._keys is not None:
+        if self._keys is not None and self._when_set is None:
             return self._keys
         return tuple(type(self).model_fields) + tuple(self.__pydantic_extra__ or ())
 
@@ -134,12 +132,7 @@ class Skipped(Section, Phrased):
     fix_parts: Optional[Phrase] = None
     missing: list[str] = Field(default_factory=list, description="the inputs it lacked (population, model, or an "
                                "attack input such as reference); absent when none is named")
-
-    def _given(self) -> tuple:
-        return tuple(type(self).model_fields)
-
-    def _omitted(self) -> set[str]:
-        return {k for k in ("fix", "missing", "reason_parts", "fix_parts") if not getattr(self, k)}
+    _when_set = ("fix", "missing", "reason_parts", "fix_parts")
 
     def as_dict(self) -> dict:
         """results.json's entry: name, reason, and ``fix`` and ``missing`` when they say anything."""
@@ -435,12 +428,7 @@ class DuplicatesSection(Section, Phrased):
     fix: str = ""
     fix_parts: Optional[Phrase] = None
     examples: list[str] = Field(default_factory=list)
-
-    def _given(self) -> tuple:
-        return tuple(type(self).model_fields)
-
-    def _omitted(self) -> set[str]:
-        return {k for k in ("fix", "fix_parts") if not getattr(self, k)}
+    _when_set = ("fix", "fix_parts")
 
 
 RateCount = _section(
