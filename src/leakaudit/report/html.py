@@ -142,18 +142,15 @@ def check_row(c: Check, conf_pct: str, flags: bool = False) -> dict:
     tspec = "%g" if spec == "%2" else "g"
     value, iv, thr, status = as_number(c.value), c.interval, as_number(c.threshold), c.status
     lo, hi = (as_number(iv[0]), as_number(iv[1])) if iv else (None, None)
-    reading = c.sentence
-    if status in (BELOW, UNDECIDED) and lo is not None and hi is not None and thr is not None:
-        if status == BELOW:
-            reading = (f"within the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
-                       f"{fmt_interval(iv, spec)} lies below {fmt(thr, tspec)}")
-        elif c.shows == "both" and hi - lo < WIDE_INTERVAL:  # a whole-range interval: its sentence says why
-            reading = (f"not shown above the threshold nor below it: {fmt(value, spec)} measured; its {conf_pct} "
-                       f"interval {fmt_interval(iv, spec)} reaches {fmt(thr, tspec)}, so leakage up to "
-                       f"{fmt(hi, spec)} is not ruled out (more records would narrow the interval)")
-    elif status == EXCEEDED and lo is not None and hi is not None and thr is not None:
-        reading = (f"above the threshold: {fmt(value, spec)} measured; its {conf_pct} interval "
-                   f"{fmt_interval(iv, spec)} lies above {fmt(thr, tspec)}")
+    reading, judged = c.sentence, lo is not None and hi is not None and thr is not None
+    if judged and status in (BELOW, EXCEEDED):
+        reading = (f"{'within' if status == BELOW else 'above'} the threshold: {fmt(value, spec)} measured; its "
+                   f"{conf_pct} interval {fmt_interval(iv, spec)} lies {'below' if status == BELOW else 'above'} "
+                   f"{fmt(thr, tspec)}")
+    elif judged and status == UNDECIDED and c.shows == "both" and hi - lo < WIDE_INTERVAL:  # whole range: see sentence
+        reading = (f"not shown above the threshold nor below it: {fmt(value, spec)} measured; its {conf_pct} "
+                   f"interval {fmt_interval(iv, spec)} reaches {fmt(thr, tspec)}, so leakage up to "
+                   f"{fmt(hi, spec)} is not ruled out (more records would narrow the interval)")
     if status == UNDECIDED and c.shows == "leakage only":
         reading += " (a lower bound: it cannot show safety)"
     return {"name": c.name or c.id, "status": status, "css": status.replace(" ", "-"), "value": fmt(value, spec),
@@ -251,12 +248,12 @@ def _extraction(ex: ExtractionSection | None) -> dict | None:
     def rate(r) -> str:
         return f"{r.k:,} / {r.n:,} = {fmt(r.rate, '%')} {fmt_interval(r.interval, '.3f')}" if r.n else MISSING
 
-    rows = [(f"{pr.prefix_length}", f"{x.n:,}", fmt(x.threshold_p_seq, ".3g"), rate(x.members), rate(x.nonmembers),
-             f"{fmt(x.difference, '+.3f')} {fmt_interval(x.difference_interval, '+.3f')}")
-            for pr in ex.by_prefix for x in pr.rates]
-    if len(ex.by_prefix) > 1:
-        rows += [("any", f"{x.n:,}", fmt(x.threshold_p_seq, ".3g"), rate(x.members), rate(x.nonmembers),
-                  f"{fmt(x.difference, '+.3f')} {fmt_interval(x.difference_interval, '+.3f')}") for x in ex.any_prefix]
+    def row(prefix: str, x) -> tuple[str, ...]:
+        return (prefix, f"{x.n:,}", fmt(x.threshold_p_seq, ".3g"), rate(x.members), rate(x.nonmembers),
+                f"{fmt(x.difference, '+.3f')} {fmt_interval(x.difference_interval, '+.3f')}")
+
+    rows = [row(f"{pr.prefix_length}", x) for pr in ex.by_prefix for x in pr.rates]
+    rows += [row("any", x) for x in ex.any_prefix] if len(ex.by_prefix) > 1 else []
     gen = []
     g = ex.generation
     for mode in ("greedy", "sampled") if g else ():
@@ -346,7 +343,7 @@ def _membership_answer(results: AuditResult, conf_pct: str) -> str:
     if best is None:
         return (f"The attacks' TPR at {fmt(f, '%')} FPR could not be estimated with these non-members (see the checks "
                 "for the number needed).") if mem else ""
-    eps = [(as_number(m.epsilon.epsilon_lb), n) for n, m in mem.items() if m.epsilon is not None and m.epsilon.measurable]
+    eps = [(as_number(m.epsilon.epsilon_lb), n) for n, m in mem.items() if m.epsilon and m.epsilon.measurable]
     eps = [e for e in eps if e[0] is not None]
     # with a privacy unit the attacks count units (their own n_members)
     units = mem[best].counts == "units"
@@ -422,7 +419,7 @@ def _membership_rows(results: AuditResult) -> tuple[list[str], list[dict]]:
                      "epsilon": (fmt(e.epsilon_lb, ".2f")
                                  + (f" (joint-beta {fmt(e.epsilon_lb_joint_beta, '.2f')})"
                                     if as_number(e.epsilon_lb_joint_beta) is not None else "")
-                                 if e is not None and e.measurable else ("not measurable" if e is not None else MISSING))
+                                 if e and e.measurable else ("not measurable" if e else MISSING))
                      + (f" (claimed {claimed:g})" if claimed is not None else "")})
     return [fmt(f, "g") for f in fprs], rows
 
@@ -657,22 +654,18 @@ def _next_steps(results: AuditResult, flags: bool) -> list[str]:
 _SETTING_WORDS = {
     "n_reference": "reference models", "pdtp_records": "members whose PDTP is measured",
     "pdtp_repeats": "PDTP measurements per member", "noise_floor_models": "models for the seed noise floor",
-    "n_boot": "bootstrap resamples per interval", "shadow_models": "shadow models",
-    "shadow_attack_models": "shadow models feeding the attack network",
+    "n_boot": "bootstrap resamples per interval", "shadow_attack_models": "shadow models feeding the attack network",
     "shadow_attack_batch": "shadow models trained at once", "shadow_attack_max_rows": "most rows of the attack network",
-    "dtp_test_repeats": "re-measurements of each DTP-1 candidate", "dtp_test_max_records": "most DTP-1 candidates "
-                                                                                          "re-measured",
+    "dtp_test_repeats": "re-measurements of each DTP-1 candidate",
+    "dtp_test_max_records": "most DTP-1 candidates re-measured",
     "pdtp_exact_max": "most members measured exactly before screening",
     "pdtp_screen_fraction": "share measured first from the screen's top",
     "pdtp_screen_sample": "random members measured to bound the rest", "pdtp_screen_sample_max": "most such members",
     "pdtp_screen_max_fraction": "most members the screen measures", "dtp_removal_seeds": "seeds of the removal test",
-    "device": "device", "shadow_attack": "shadow-model attack", "dataset": "data set", "n_members": "members",
-    "n_nonmembers": "non-members", "model_input": "model input", "seed": "seed", "backend": "where models train",
-    "policy": "release policy", "burden_of_proof": "burden of proof", "release": "release",
+    "shadow_attack": "shadow-model attack", "dataset": "data set", "n_members": "members",
+    "n_nonmembers": "non-members", "backend": "where models train", "policy": "release policy",
     "confidence": "family-wise confidence", "dtp_rule": "DTP-1 rule", "epsilon_delta": "delta of the epsilon bounds",
-    "epsilon_budget": "epsilon budget", "claimed_epsilon": "claimed epsilon", "exit_code": "exit status carries the "
-                                                                                           "verdict",
-    "dataset_inference": "dataset inference (the members as a set)",
+    "exit_code": "exit status carries the verdict", "dataset_inference": "dataset inference (the members as a set)",
 }
 
 

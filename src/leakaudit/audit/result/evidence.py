@@ -1,52 +1,18 @@
 """The evidence record of an audit (``evidence.json``): what was audited, under which rules, what was found, and what
-was not tested.
+was not tested (docs/verdict.md, "The evidence record", says each part in prose).
 
-A trusted research environment files it beside its release decision. It holds (``evidence_version`` 2):
-
-* ``audit``: the command or call that ran the audit (for :func:`leakaudit.audit`, the call with its arguments,
-  records summarised by type and shape, never their values), its ``seed`` and ``profile``, when it ran, the
-  leakaudit version, the target and the data's summary;
-* ``files``: every input the audit read, one entry each, with its ``role`` ("model", "members", "non-members",
-  "population", ...):
-
-  - a file: ``{"role", "path", "sha256", "bytes"}`` (a folder, such as a language model's, as ``{"role", "path",
-    "files": [...]}``, file by file);
-  - a file of a bundled demo data set: ``{"role", "path", "sha256", "source", "note"}``, ``source`` its origin and
-    ``sha256`` leakaudit's recorded digest, which the loader checks the file against;
-  - an input given in memory (:func:`leakaudit.audit`'s tables, arrays, texts and model; the model the demo
-    trains): ``{"role", "source": "memory", "type", "form", "recompute", "sha256"}`` with ``shape`` and ``dtypes``
-    (a table) or ``dtype`` (an array or list): ``sha256`` is the SHA-256 of the canonical form ``form`` (a model:
-    its serialisation), which the function ``recompute`` (:func:`frame_digest`, :func:`array_digest`,
-    :func:`model_digest`) recomputes from the object; one that could not be fingerprinted has ``"sha256": null``
-    and a ``note`` saying why (:mod:`leakaudit.audit.inputs.digests` defines the forms);
-
-* ``environment``: Python, the platform, leakaudit (its version and ``leakaudit_source``: the SHA-256 of its source
-  files and, in a git checkout, the commit, :func:`source_digest`) and the distributions that provide the libraries
-  the audit's numbers depend on (``xgboost-cpu`` where it provides ``xgboost``), as installed in the process that
-  builds the record (build it in the audit's own process);
-* ``policy``: the release policy, every setting with its value and source;
-* ``release``: the declared release context, the threat model it implies, and the recipient it names as the basis
-  of the identifiability judgment (``identifiability_basis``: EDPB Opinion 28/2024; CJEU, EDPS v SRB, 2025);
-* ``unit`` and ``duplicates``: the privacy unit (each record, a row, without a unit column; with one, the column,
-  its units and rows) and the duplicate counts of
-  results.json's ``duplicates`` section, with what they do to the per-record figures;
-* ``checks``: every check of the verdict (and the structural checks, when given apart), each with the policy settings
-  its threshold comes from (a TPR-at-low-FPR check's source also says how many non-members the check needs at this
-  audit's own confidence), and ``standards``: the items of OWASP AISVS 1.0, NIST AI 100-2e2025 and MITRE ATLAS it
-  evidences, what it shows of them and what it does not (:mod:`leakaudit.audit.result.standards`); a membership attack's
-  checks also give ``against_chance``, the attack's accuracy and advantage over random guessing with intervals;
-* ``not_run``: the analyses the plan holds that did not run, each with why (and what would run it);
-* ``attack_classes``: the classes of attack EDPB Opinion 28/2024 asks a controller to consider (membership inference,
-  attribute inference, reconstruction and regurgitation, model inversion, extraction), each "tested", "not
-  applicable" or "not tested", with the checks behind it, the reason, and the standards' items it falls under; a
-  tested one its ``finding``, "met", "not met" or "undecided" (:func:`~leakaudit.audit.result.standards.finding`);
-* ``standards``: the standards read (``sources``) and each of their items leakaudit can evidence (``items``),
-  "tested" (with the checks behind it and its ``finding``), "not applicable" or "not tested", each with the
-  reason;
-* ``limitations``: a paragraph saying what the record does not show, what could not be fingerprinted, and, for
-  inputs given in memory, that their digests are of canonical forms and how to recompute them;
-* written beside the audit's files (:func:`with_outputs`): ``outputs``, the SHA-256 and size of results.json,
-  records.csv and report.html as written, and ``personal_data``, which of them hold the records' own values.
+A trusted research environment files it beside its release decision. It holds ``audit`` (the command or call, seed,
+profile, versions, target and data summary), ``files`` (every input with its ``role``: a file as ``{"role", "path",
+"sha256", "bytes"}``, a folder file by file, a bundled demo file with leakaudit's recorded digest and ``source``, an
+input given in memory as ``{"role", "source": "memory", "type", "form", "recompute", "sha256"}`` with its shape and
+dtypes, ``sha256`` null and a ``note`` where it could not be fingerprinted: :mod:`leakaudit.audit.inputs.digests`),
+``environment`` (:func:`environment`, :func:`source_digest`), ``policy``, ``release`` (the context, its threat model
+and the ``identifiability_basis``), ``unit`` and ``duplicates``, ``checks`` (each with the policy settings its
+threshold comes from and the ``standards`` items it evidences, :mod:`leakaudit.audit.result.standards`; a membership
+attack's with ``against_chance``), ``not_run``, ``attack_classes`` (EDPB Opinion 28/2024's, each "tested" with its
+``finding``, "not applicable" or "not tested", and why), ``standards`` (``sources`` and ``items``) and
+``limitations``; written beside the audit's files (:func:`with_outputs`), ``outputs`` (their SHA-256 and size) and
+``personal_data``.
 
 :func:`build_evidence` takes a ``results.json`` dict (``docs/results.schema.json``), the input files and the inputs
 given in memory; it never re-runs an analysis.

@@ -1,21 +1,15 @@
-"""MLflow: an audit logged as a run, and a model registered in MLflow audited by its URI (the ``mlflow`` extra).
+"""MLflow: an audit logged as a run, and a model registered in MLflow audited by its URI (the ``mlflow`` extra;
+docs/api.md, "Logging to MLflow", and docs/input.md, "Models registered in MLflow").
 
 :func:`log_to_mlflow` (``AuditResult.log_to_mlflow``, ``leakaudit audit --mlflow [URI]``) logs one run: the verdict
-as the tag ``leakaudit.verdict``, each check's status as a tag, its value, interval ends and p-value as metrics
-(``<check id>``, ``<check id>.low``, ``<check id>.high``, ``<check id>.p_value``; a check without a value logs none),
-the settings as parameters (:func:`run_contents`), and results.json, evidence.json and report.html as artifacts
-(under ``leakaudit/``). records.csv is not logged: it holds the audited records' own values, and a tracking server
-is often shared more widely than the audit's folder. The run is new, a child of a given run, or a given run itself
-(the run that trained the model, say). :func:`check_store` checks the store (and that run) before an audit starts.
+and each check's status as tags, each check's value, interval ends and p-value as metrics (``<check id>``,
+``<check id>.low``, ``<check id>.high``, ``<check id>.p_value``), the settings as parameters (:func:`run_contents`),
+and results.json, evidence.json and report.html as artifacts (under ``leakaudit/``); not records.csv, which holds
+the audited records' own values. :func:`check_store` checks the store (and the run logged into) before an audit.
 
-:func:`model_from_uri` makes a ``models:/NAME/VERSION`` (or ``models:/NAME@ALIAS``) or ``runs:/RUN_ID/PATH`` URI a
-local model file leakaudit reads, deciding from the model's MLmodel file alone, before anything else is fetched:
-the ``xgboost`` and ``catboost`` flavours (the libraries' own files), ``lightgbm`` holding a native Booster (its
-text file), and ``sklearn`` / ``lightgbm`` serialised with skops are audited from that file, with the checks
-every such file gets (docs/input.md). A flavour whose file is a pickle (``serialization_format`` pickle or
-cloudpickle; a LightGBM scikit-learn model so saved; any flavour leakaudit does not read, torch's included) is
-refused in one line saying why: loading it would run code the file chooses. The MLmodel file is YAML read with
-``yaml.safe_load``; nothing is unpickled.
+:func:`model_from_uri` makes a ``models:/...`` or ``runs:/...`` URI a local model file, deciding from the model's
+MLmodel file alone (YAML, ``yaml.safe_load``) before anything else is fetched: a flavour whose file is a pickle is
+refused in one line saying why (loading it would run code the file chooses); nothing is unpickled.
 """
 
 from __future__ import annotations

@@ -142,33 +142,13 @@ class AuditResult(Result):
     """Everything an audit measured (``to_dict()`` adds ``schema_version`` and ``type``).
 
     Each section is a typed model of :mod:`leakaudit.audit.result.sections` (``res.membership["lira"].auc``,
-    ``res.dtp.n_above``) that also reads as the mapping results.json holds (``res.dtp["n_above"]``).
-
-    Sections
-    --------
-    config : the full :class:`~leakaudit.audit.config.AuditConfig` (from the command line, enough to re-run; from
-        :func:`leakaudit.audit`, the settings given: the model and records came from memory, so every file key is
-        null, and a language model's ``text_column`` and ``dataset_inference`` stay as given although
-        ``AuditConfig`` alone would ask for ``model_dir`` beside them)
-    data : sizes, label, classes, sensitive columns, where the data came from
-    target : what was audited (kind, accuracy on members and non-members)
-    membership : per attack, ``MembershipMetrics`` fields (auc, auc_ci, advantage, tpr_at_fpr)
-    dtp : PDTP summary, records above the threshold, noise floor
-    attribute, property, mip : each capability's summary
-    dp : with a claimed epsilon, the one-run audit of the DP-SGD recipe (``DpsgdAudit`` fields; optional, schema 1)
-    dataset_inference : a language-model audit with ``dataset_inference``: the members as a set
-        (``DatasetInference`` fields, ``comparable`` and ``verdict``; optional, schema 2)
-    duplicates : exact and near duplicates among the members and between members and non-members, and what they
-        do to the per-record figures (``DuplicatesSection``; a tabular audit; optional, schema 4)
-    extraction : a language-model audit with ``extraction``: (n, p)-extraction of the members' suffixes against the
-        non-members', generations and the members' most extractable spans (optional, schema 4)
-    analyses : each analysis registered from outside leakaudit (:func:`leakaudit.register_analysis`): its title,
-        description and values (optional, schema 2)
-    skipped : analyses that could not run, each with its reason
-    verdict : :class:`Verdict`
-    timings : seconds per stage; resources : peak memory, models trained or read from the cache per stage
-    settings : the profile's settings (reference models, shadow-attack models, PDTP records, ...) and, for a
-        torch module target, the recipe its retrained instances follow (optional; added in 0.x, schema 1)
+    ``res.dtp.n_above``) that also reads as the mapping results.json holds (``res.dtp["n_above"]``); a section an
+    audit did not make is None (or empty: ``membership``, ``attribute``, ``property``, ``analyses``, ``skipped``).
+    ``config`` is the full :class:`~leakaudit.audit.config.AuditConfig` (its field's description says what a library
+    call records); ``membership`` holds each attack's metrics by name, ``attribute`` each sensitive column's,
+    ``property`` each group's; ``analyses`` the sections of analyses registered from outside leakaudit
+    (:func:`leakaudit.register_analysis`); ``skipped`` the analyses that could not run, each with its reason;
+    ``timings`` the seconds per stage; ``resources`` peak memory and what each stage trained or read from the cache.
     """
 
     schema_version: ClassVar[int] = SCHEMA_VERSION

@@ -1,26 +1,14 @@
 """The standards an auditor checks an AI model against, and which of leakaudit's checks and attack classes evidence
 which of their items: one table, read by the evidence record (:mod:`leakaudit.audit.result.evidence`).
 
-Three sources, each at the version read:
-
-* **OWASP AISVS 1.0** (Artificial Intelligence Security Verification Standard; the ``1.0/en`` chapters C11
-  Adversarial Robustness and C12 Privacy of github.com/OWASP/AISVS): controls 11.3.3 (membership-inference attack
-  simulations show attack accuracy does not meaningfully exceed random guessing on held-out data) and 12.3.2
-  (black-box privacy audits estimate epsilon as a lower bound at a stated confidence, consistent with the declared
-  budget within a documented tolerance); the chapters C11.4 (model-inversion resistance) and C11.5
-  (model-extraction defence) by their objectives, as none of their controls asks for an attack test.
-* **NIST AI 100-2e2025** (Adversarial Machine Learning: A Taxonomy and Terminology of Attacks and Mitigations):
-  its predictive-AI privacy attack classes, data reconstruction, membership inference, property inference and
-  model extraction.
-* **MITRE ATLAS** (data 5.6.0, github.com/mitre-atlas/atlas-data): AML.T0024 Exfiltration via AI Inference API and
-  its sub-techniques AML.T0024.000 Infer Training Data Membership, AML.T0024.001 Invert AI Model, AML.T0024.002
-  Extract AI Model; AML.T0057 LLM Data Leakage.
-
-:data:`CHECKS` maps each check id leakaudit makes (a pattern: ``*`` stands for an attack or a column) to the items
-it evidences and says what it does not show; :data:`CLASSES` maps each attack class of the evidence record;
-:data:`ITEMS` lists every item with what of it leakaudit can evidence. :func:`item_statuses` says, for one audit,
-whether each item was "tested", "not applicable" (and why) or "not tested" (and why). docs/verdict.md says the same
-in prose.
+The sources, at the versions read (:data:`SOURCES`): OWASP AISVS 1.0 (chapters C11 and C12: controls 11.3.3 and
+12.3.2, and the chapters C11.4 and C11.5 by their objectives, as none of their controls asks for an attack test),
+NIST AI 100-2e2025 (its predictive-AI privacy attack classes) and MITRE ATLAS 5.6.0 (AML.T0024 and its
+sub-techniques, AML.T0057). :data:`CHECKS` maps each check id leakaudit makes (a pattern: ``*`` stands for an attack
+or a column) to the items it evidences and says what it does not show; :data:`CLASSES` maps each attack class of the
+evidence record; :data:`ITEMS` lists every item with what of it leakaudit can evidence. :func:`item_statuses` says,
+for one audit, whether each item was "tested", "not applicable" (and why) or "not tested" (and why).
+docs/verdict.md says the same in prose.
 """
 
 from __future__ import annotations
