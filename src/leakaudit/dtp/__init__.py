@@ -9,26 +9,15 @@ Props 6.3–6.8, the normalised naive-Bayes bound), ``lipschitz`` (Thm 6.9),
 reference-model ranking and a random sample), ``correlation`` (Tables 1–2).
 """
 
-from .correlation import correlation_vs_measurements, pdtp_attack_correlation
-from .exact import dtp_exact, dtp_on_queries, enumerate_feature_space
-from .lipschitz import lipschitz_dtp_bound, logistic_lipschitz_bound, softmax_lipschitz_constant
-from .noise_floor import noise_floor_from_probabilities, normalised_pdtp, sampling_noise_floor, seed_noise_floor
+from . import correlation, exact, lipschitz, noise_floor, removal, results, significance, stability
+from .correlation import *  # noqa: F403
+from .exact import *  # noqa: F403
+from .lipschitz import *  # noqa: F403
+from .noise_floor import *  # noqa: F403
 from .pdtp import SEED_POLICIES, abs_log_ratio, apply_binning, pdtp, pdtp_from_probabilities
 from .reduce import reduce_dtp
-from .removal import removal_effect
-from .results import (
-    CorrelationResult,
-    DTP1TestResult,
-    DTPResult,
-    LipschitzBoundResult,
-    NoiseFloorResult,
-    PDTPResult,
-    ReductionResult,
-    RemovalEffect,
-    SearchResult,
-    StabilityBoundResult,
-    Verdict,
-)
+from .removal import *  # noqa: F403
+from .results import *  # noqa: F403
 from .screening import (
     OOBShift,
     ScreenedPDTP,
@@ -42,75 +31,15 @@ from .screening import (
     unmeasured_bound,
 )
 from .search import dtp_search, dtp_search_estimate
-from .significance import DTP1Deltas, bin_aware_log_ratio, dtp1_test, holm_adjust
-from .stability import (
-    bayes_inference_delta,
-    dtp_stability_bound,
-    lsq_delta,
-    naive_bayes_delta,
-    normalised_nb_dtp_bound,
-    normalised_nb_log_r,
-    random_trees_delta,
-    stability_bound_for,
-    stability_gamma,
-)
+from .significance import *  # noqa: F403
+from .stability import *  # noqa: F403
 from .verdict import dtp1_verdict
 
+# the whole ``__all__`` of the modules imported with ``*``; of the others, the names imported above
 __all__ = [
-    "DTP1Deltas",
-    "dtp1_verdict",
-    "dtp1_test",
-    "bin_aware_log_ratio",
-    "holm_adjust",
-    "reduce_dtp",
-    "removal_effect",
-    "RemovalEffect",
-    "reference_loo_shift",
-    "sample_for_allowance",
-    "screen_plan",
-    "screened_pdtp",
-    "forest_oob_shift",
-    "oob_ensemble",
-    "OOBShift",
-    "ScreenedPDTP",
-    "tail_exceeds_sample",
-    "unmeasured_bound",
-    "dtp_search",
-    "dtp_search_estimate",
-    "softmax_lipschitz_constant",
-    "lipschitz_dtp_bound",
-    "logistic_lipschitz_bound",
-    "seed_noise_floor",
-    "sampling_noise_floor",
-    "noise_floor_from_probabilities",
-    "normalised_pdtp",
-    "pdtp_attack_correlation",
-    "correlation_vs_measurements",
-    "pdtp",
-    "pdtp_from_probabilities",
-    "abs_log_ratio",
-    "apply_binning",
-    "SEED_POLICIES",
-    "dtp_exact",
-    "dtp_on_queries",
-    "enumerate_feature_space",
-    "dtp_stability_bound",
-    "bayes_inference_delta",
-    "naive_bayes_delta",
-    "lsq_delta",
-    "random_trees_delta",
-    "stability_gamma",
-    "normalised_nb_log_r",
-    "normalised_nb_dtp_bound",
-    "stability_bound_for",
-    "PDTPResult",
-    "DTPResult",
-    "StabilityBoundResult",
-    "LipschitzBoundResult",
-    "SearchResult",
-    "NoiseFloorResult",
-    "Verdict",
-    "ReductionResult",
-    "CorrelationResult",
-    "DTP1TestResult",
+    *significance.__all__, "dtp1_verdict", "reduce_dtp", *removal.__all__, "reference_loo_shift",
+    "sample_for_allowance", "screen_plan", "screened_pdtp", "forest_oob_shift", "oob_ensemble", "OOBShift",
+    "ScreenedPDTP", "tail_exceeds_sample", "unmeasured_bound", "dtp_search", "dtp_search_estimate",
+    *lipschitz.__all__, *noise_floor.__all__, *correlation.__all__, "pdtp", "pdtp_from_probabilities",
+    "abs_log_ratio", "apply_binning", "SEED_POLICIES", *exact.__all__, *stability.__all__, *results.__all__,
 ]

@@ -8,15 +8,9 @@ Bayes-optimal attacker), :mod:`.dp_baselines` (Laplace mechanism, DP-SGD with
 accounting), :mod:`.examples` (the paper's constructions), :mod:`.results`.
 """
 
-from .audit import (
-    bayes_attack_games,
-    enumerate_splits,
-    exact_eta_discrete,
-    exact_eta_laplace,
-    laplace_mixture_l1,
-    simulate_bayes_attacker,
-)
-from .conversions import eps_from_eta, eta_from_eps, eta_from_eps_delta, eta_from_gdp_mu, gdp_mu_from_eta
+from . import audit, conversions, results
+from .audit import *  # noqa: F403
+from .conversions import *  # noqa: F403
 from .calibrate import ExplicitBracketInterval, LowerEndpointAndGuess, NoBracketIntervalFoundError, calibrate
 from .mechanism import (
     LogisticRegressionTrainer,
@@ -37,15 +31,13 @@ from .noise import (
     thm7_eta_bound,
     weighted_norm,
 )
-from .results import AttackAudit, ExactAudit, MIPRelease, NoiseCalibration
+from .results import *  # noqa: F403
 
 __all__ = [
-    "eta_from_eps", "eps_from_eta", "eta_from_eps_delta", "eta_from_gdp_mu", "gdp_mu_from_eta",
+    *conversions.__all__,
     "mip_constant", "cor11_bracket", "thm7_eta_bound", "sample_gennormal", "weighted_norm",
     "sample_direction", "sample_radius", "MIPNoise", "GaussianMIPNoise", "mip_noise",
     "calibrate", "ExplicitBracketInterval", "LowerEndpointAndGuess", "NoBracketIntervalFoundError",
     "random_half", "estimate_sigma", "mip_noise_addition", "learner_train_many", "LogisticRegressionTrainer",
-    "enumerate_splits", "exact_eta_discrete", "laplace_mixture_l1", "exact_eta_laplace",
-    "simulate_bayes_attacker", "bayes_attack_games",
-    "MIPRelease", "ExactAudit", "AttackAudit", "NoiseCalibration",
+    *audit.__all__, *results.__all__,
 ]
