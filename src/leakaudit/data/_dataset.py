@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -108,10 +109,7 @@ class Dataset:
         return len(self.frame)
 
     def __repr__(self) -> str:
-        kinds = {}
-        for f in self.features:
-            kinds[f.kind] = kinds.get(f.kind, 0) + 1
-        k = ", ".join(f"{v} {n}" for n, v in kinds.items())
+        k = ", ".join(f"{v} {n}" for n, v in Counter(f.kind for f in self.features).items())
         lab = f"{self.n_classes} classes" if self.task == "classification" else "regression"
         return f"Dataset({self.name!r}: {len(self)} rows, {len(self.features)} features ({k}), {lab})"
 

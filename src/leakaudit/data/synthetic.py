@@ -18,6 +18,7 @@ Every generator takes ``random_state``; the same seed gives the same data.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -253,8 +254,6 @@ def make_texas_like(
     if label_by == "kmeans":
         X, _ = ds.encode(scale_numeric=False)
         y = kmeans_labels(X, n_classes, random_state=km_seed, n_init=n_init)
-        from dataclasses import replace
-
         ds = replace(ds, y=y, label_name="cluster", class_names=tuple(f"cluster{k}" for k in range(n_classes)))
     return ds
 

@@ -9,6 +9,7 @@ frequency, binary values, vocabulary fitted once on the full corpus as the publi
 from __future__ import annotations
 
 import lzma
+import re
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -91,8 +92,6 @@ def _mime_text(headers: str, subject: str, body: str) -> tuple[str, str]:
 
 def _meta_charset(payload: bytes) -> str | None:
     """The charset an HTML body declares in a ``<meta>`` tag (``charset=euc-kr``), or None."""
-    import re
-
     m = re.search(rb"<meta[^>]*charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", payload[:4096], flags=re.I)
     return m.group(1).decode("ascii").lower() if m else None
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._results import writing
+from .._text import byte_size
 from ..exceptions import InvalidParameterError
 
 __all__ = ["chunk_length", "default_memory_budget", "is_disk_backed", "memory_budget", "output_array",
@@ -98,8 +99,6 @@ def check_memory(nbytes: float, what: str, *, fix: str, how: str = "", error: ty
     :func:`~leakaudit._text.byte_size` writes them, "1.5 KiB" or "2.0 GiB"; ``what`` ends in its verb, "... would
     take", or a colon; ``how`` says how the estimate was made). ``error``: the exception class (default
     :class:`~leakaudit.exceptions.InvalidParameterError`)."""
-    from .._text import byte_size
-
     limit = memory_limit()
     if nbytes > limit:
         raise (error or InvalidParameterError)(

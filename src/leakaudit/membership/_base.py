@@ -13,6 +13,7 @@ arrays from any :class:`~leakaudit.learners.Learner`.
 from __future__ import annotations
 
 import abc
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -22,7 +23,7 @@ from sklearn.base import BaseEstimator
 from .._random import RandomStateLike, check_random_state, named_seed, spawn_seeds
 from .._results import Result
 from .._validation import (check_array, check_consistent_length, check_indices, check_labels, check_matrix,
-                           check_scalar)
+                           check_probabilities, check_scalar)
 from ..engine import Engine, check_memory, check_work, chunk_length, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError, TrainingFailedError
 
@@ -147,18 +148,9 @@ class AttackInputs:
     def subset(self, idx) -> "AttackInputs":
         """Inputs restricted to audited records ``idx`` (population kept)."""
         idx = np.asarray(idx)
-        return AttackInputs(
-            probs=np.asarray(self.probs)[idx],
-            y=np.asarray(self.y)[idx],
-            reference=None if self.reference is None else self.reference.subset(idx),
-            X=None if self.X is None else np.asarray(self.X)[idx],
-            population_probs=self.population_probs,
-            population_y=self.population_y,
-            population_reference=self.population_reference,
-            train_loss=self.train_loss,
-            model=self.model,
-            extra=dict(self.extra),
-        )
+        return dataclasses.replace(self, probs=np.asarray(self.probs)[idx], y=np.asarray(self.y)[idx],
+                                   reference=None if self.reference is None else self.reference.subset(idx),
+                                   X=None if self.X is None else np.asarray(self.X)[idx], extra=dict(self.extra))
 
 
 @dataclass(frozen=True)
@@ -225,8 +217,6 @@ def check_target_inputs(probs, y, *, probs_name: str = "probs", y_name: str = "y
 
     Binned outputs, which need not sum to 1, go through :func:`check_probs` (distance, frequency attacks).
     """
-    from .._validation import check_probabilities
-
     p = check_probabilities(probs, name=probs_name, atol=atol)
     yy = check_labels(y, name=y_name, n_classes=p.shape[1])
     check_consistent_length(**{probs_name: p, y_name: yy})

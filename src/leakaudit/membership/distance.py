@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._random import check_random_state, spawn_seeds
+from .._validation import check_indices, check_labels, check_matrix, check_scalar
 from ..engine import Engine, resolve_engine
 from ..exceptions import InvalidInputError
-from ._base import Attack, AttackInputs, AttackResult, check_probs, check_reference_inputs
+from ._base import Attack, AttackInputs, AttackResult, ReferenceSet, check_probs, check_reference_inputs
 from .binning import bin_probabilities
 
 __all__ = ["DistanceAttack", "kl_divergence", "in_out_means"]
@@ -141,10 +143,6 @@ def train_targeted_shadows(
     models, the rest the out models (model k of column a is not model k of
     column b: each target has its own shadow models).
     """
-    from .._random import check_random_state, spawn_seeds
-    from .._validation import check_indices, check_labels, check_matrix, check_scalar
-    from ._base import ReferenceSet
-
     X = check_matrix(X, name="X")
     y = check_labels(y, name="y")
     targets = check_indices(targets, name="targets", n=len(X))

@@ -28,7 +28,10 @@ from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableW
 from ..metrics import DEFAULT_FPRS, clopper_pearson, decision_metrics, evaluate_membership, pearson, roc_curve
 from ._base import Attack, AttackInputs, AttackResult, audit_reference_models, cross_entropy_loss, fit_reference_models
 from ._registry import make_attack
+from .distance import DistanceAttack, train_targeted_shadows
+from .frequency import FrequencyAttack
 from .results import AttackSummary, LongProtocolResult, MembershipAudit, MembershipExperimentResult, YeomSplitResult
+from .shadow import ShadowModelAttack
 
 __all__ = ["audit_model", "run_attacks", "reference_model_experiment", "reference_model_inputs", "long_protocol",
            "yeom_split_protocol", "membership_experiment", "DEFAULT_ATTACKS"]
@@ -373,10 +376,6 @@ def long_protocol(
     LongProtocolResult
         With ``engine_stats``: what the engine did.
     """
-    from .distance import DistanceAttack, train_targeted_shadows
-    from .frequency import FrequencyAttack
-    from .shadow import ShadowModelAttack
-
     check_choice(shadow_reuse, name="shadow_reuse", choices=("per_attack", "per_iteration", "per_target"))
     for a in attacks:
         check_choice(a, name="attacks", choices=("untargeted", "frequency", "distance"))

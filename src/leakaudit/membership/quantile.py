@@ -39,6 +39,7 @@ alpha; with one per fold (cross-conformal, Vovk 2015) the rate is alpha up to th
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -48,6 +49,7 @@ from .._random import check_random_state, spawn_seeds
 from .._validation import check_array, check_choice, check_consistent_length, check_matrix, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ._base import Attack, AttackInputs, AttackResult, Unmet, check_target_inputs, true_class_probability
+from .lira import logit_scaled_confidence
 
 __all__ = ["QuantileRegressionAttack", "conformal_threshold", "hinge_statistic"]
 
@@ -306,8 +308,6 @@ class QuantileRegressionAttack(Attack):
         if self.statistic == "hinge":
             stat = hinge_statistic(p, yy, self.clip, self.votes)
         else:
-            from .lira import logit_scaled_confidence
-
             stat = logit_scaled_confidence(p, yy, self.clip, self.votes)
         # features: X and the label as a categorical column (one-hot codes past scikit-learn's 255 categories)
         lab = yy.reshape(-1, 1).astype(float) if C <= 255 else np.eye(C)[yy]
@@ -359,8 +359,6 @@ def audit_inputs(ctx, inputs: AttackInputs) -> AttackInputs:
     """The audit's inputs for the quantile attack: the records' encoded features (a table-taking estimator's own
     inputs are row ids), the audited non-members as the attacker's public non-members (each scored out of fold),
     and the population with its features when the model's outputs on it are given (``ctx``: the audit's context)."""
-    import dataclasses
-
     data, target = ctx.data, ctx.target
     n_pop = len(data.y_pop) if target.probs_pop is not None else 0
     extra = {"public": data.is_member == 0}

@@ -43,6 +43,8 @@ the shadow models.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 import warnings
 
 import numpy as np
@@ -334,9 +336,6 @@ def audit_run(ctx, atk: "ShadowModelAttack", inputs: AttackInputs) -> tuple[Atta
     in/out, ``x`` the records' encoded features (a table-taking estimator's own inputs are row ids); the network
     then scores the target's outputs.
     """
-    import dataclasses
-    import time
-
     st = ctx.cfg.settings
     ref = inputs.reference
     k, _, note = shadow_plan(st.shadow_attack_models, st.shadow_attack_batch)

@@ -12,7 +12,7 @@ import numpy as np
 from scipy import stats
 
 from .._random import RandomStateLike, check_random_state
-from .._validation import check_choice, check_scalar, shown
+from .._validation import check_choice, check_consistent_length, check_scalar, check_vector, shown
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ._membership import _tpr_at_fpr_sorted, check_membership_inputs
 
@@ -640,8 +640,6 @@ def min_nonmembers_for_tpr(fpr: float, threshold: float, *, confidence: float = 
 
 def pearson(x, y) -> tuple[float, float]:
     """Pearson correlation and its two-sided p-value (:func:`scipy.stats.pearsonr`)."""
-    from .._validation import check_vector, check_consistent_length
-
     x = check_vector(x, name="x")
     y = check_vector(y, name="y")
     check_consistent_length(x=x, y=y)

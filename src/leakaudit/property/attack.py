@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -26,12 +27,13 @@ from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditErro
 from ..metrics import auc as _auc
 from ..metrics import clopper_pearson
 from .game import (
-    POISON_ACCOUNTING, PREVALENCE_SAMPLING, PropertyData, check_rate, logistic_learner, n_clean, play_game,
+    POISON_ACCOUNTING, PREVALENCE_SAMPLING, PropertyData, _stack, check_rate, logistic_learner, n_clean, play_game,
     sample_world, split_pools, train_and_query,
 )
 from .poison import VARIANTS, choose_poison
 from .queries import select_queries
 from .results import PropertyAttackResult
+from .theory import attacked_subpopulation, theorem9_window
 
 __all__ = ["PoisoningPropertyAttack", "evaluate_attack", "attack_model_C", "fit_attack_model", "label_vector_shift"]
 
@@ -201,8 +203,6 @@ class PoisoningPropertyAttack(BaseEstimator):
         return logistic_learner() if self.learner is None else self.learner
 
     def _check_params(self) -> None:
-        from .theory import attacked_subpopulation
-
         attacked_subpopulation(self.t0, self.t1)
         check_rate(self.poison_rate)
         check_scalar(self.n_train, name="n_train", kind=(int, np.integer), min_val=2)
@@ -273,10 +273,6 @@ class PoisoningPropertyAttack(BaseEstimator):
         else:
             if queries.n_poison:
                 raise InvalidInputError("queries must be chosen without poison (n_poison == 0)")
-            from dataclasses import replace
-
-            from .game import _stack
-
             self.queries_ = replace(queries, X=_stack(queries.X, self.poison_.X), n_poison=len(self.poison_))
         if self.exclude_query_rows:
             # Targets never train on the queries: neither may the shadows (the mismatch on small pools).
@@ -362,8 +358,6 @@ def evaluate_attack(
         With ``engine_stats``: what the engine did in this call (the attack's own models only when this call
         fitted it).
     """
-    from .theory import theorem9_window
-
     rng = check_random_state(random_state)
     if adversary_idx is None or victim_idx is None:
         if hasattr(attack, "attack_model_"):

@@ -11,12 +11,16 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._random import RandomStateLike
 from ..exceptions import InvalidInputError, NotEstimableWarning
 from .attack import PoisoningPropertyAttack
 from .game import PropertyData
+from .queries import select_queries
+from .theory import theorem9_window
 
 __all__ = ["no_poison_attack", "theory_window_queries", "theory_averaging_guess"]
 
@@ -42,9 +46,6 @@ def theory_window_queries(
     -------
     QuerySet (without poison points)
     """
-    from .queries import select_queries
-    from .theory import theorem9_window
-
     if len(attack.poison_) == 0:
         raise InvalidInputError("the averaging distinguisher needs poison (poison_rate > 0)")
     label, sub = attack.poison_.label, attack.poison_.subpopulation
@@ -78,8 +79,6 @@ def theory_averaging_guess(attack: PoisoningPropertyAttack, labels: np.ndarray) 
     ndarray of shape (n_targets,)
         Score of the t1 world; NaN, with a ``NotEstimableWarning``, when there are no queries.
     """
-    import warnings
-
     R = np.atleast_2d(np.asarray(labels, dtype=float))
     if len(attack.poison_) == 0:
         raise InvalidInputError("the averaging distinguisher needs poison (poison_rate > 0)")

@@ -20,10 +20,12 @@ logistic regression trains on them as they are).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
+from ..exceptions import InvalidParameterError
 from .game import PropertyData
 from .predicates import append_feature, negative_sentiment, parse_predicate, random_feature
 
@@ -107,8 +109,6 @@ def spam_property_data(
     from ..data import load_spamassassin
     from ..data.text import bag_of_words
 
-    from ..exceptions import InvalidParameterError
-
     if prop not in ("random", "negative"):
         raise InvalidParameterError(f"spam property must be 'random' or 'negative'; got {prop!r}")
     check_choice(values, name="values", choices=("binary", "tfidf"))
@@ -134,8 +134,6 @@ def spam_property_data(
 
 def _ordinal(ds) -> np.ndarray:
     """One z-scored column per attribute: numerics as they are, categoricals as their category's index."""
-    import pandas as pd
-
     cols = []
     for feat in ds.features:
         v = ds.frame[feat.name]

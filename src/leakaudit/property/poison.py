@@ -13,6 +13,7 @@ import numpy as np
 from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
 from .game import Poison, PropertyData, check_rate, n_poison
+from .theory import attacked_subpopulation
 
 __all__ = ["choose_poison", "VARIANTS"]
 
@@ -56,8 +57,6 @@ def choose_poison(
     -------
     Poison
     """
-    from .theory import attacked_subpopulation
-
     check_choice(variant, name="variant", choices=VARIANTS)
     check_choice(alpha_source, name="alpha_source", choices=("sample", "pool"))
     check_rate(poison_rate)
