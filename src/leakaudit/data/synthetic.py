@@ -99,13 +99,9 @@ def make_purchase_like(
 
     Notes
     -----
-    The defaults were chosen (from a small grid over boost, purchases and types) so that the
-    task is about as hard as Long et al.'s Purchase: with ``n_features=836, n_classes=10``,
-    5,000 records, D = 2,000 and a random half for training, scikit-learn
-    ``LogisticRegression(C=1e3)`` reaches train accuracy 1.0 and test 0.71-0.72 over seeds
-    1-3 (paper, LR-Purchase: 1.0 and 0.6241). Stronger type structure (boost 20, fewer
-    purchases) gave test 0.97, far easier than the real data. k-means can still produce a
-    small cluster for some seeds (one of 15 records in our runs).
+    The defaults (chosen on a small grid over boost, purchases and types) make the task about as hard as Long
+    et al.'s Purchase for their logistic regression (docs/reproduction.md, "LR-Purchase test accuracy"); stronger
+    type structure makes it far easier than the real data. k-means can still produce a small cluster.
     """
     for name, v, lo in (("n_records", n_records, 2), ("n_features", n_features, 2), ("n_classes", n_classes, 2),
                         ("n_shopper_types", n_shopper_types, 1), ("n_init", n_init, 1)):

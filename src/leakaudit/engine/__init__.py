@@ -4,23 +4,17 @@ with an on-disk, checksummed, resumable cache.
 Public names
 ------------
 Engine
-    ``Engine(backend, n_jobs, address, cache_dir, chunk_size, progress, threads, on_progress, memory_budget)``;
-    ``predict_many(learner, X, y, subsets, seeds, X_query)`` and ``fit_bank(...)``. ``X`` and ``X_query`` may be
+    ``predict_many(learner, X, y, subsets, seeds, X_query)`` and ``fit_bank(...)``; ``X`` and ``X_query`` may be
     SciPy sparse matrices (kept sparse, fingerprinted as CSR by the cache).
 default_engine, resolve_engine, reports_engine_stats
-    The in-process engine a function uses when given none; ``resolve_engine(engine)`` returns it for None.
     Every function of the package that trains many models takes ``engine: Engine | None = None``;
-    ``@reports_engine_stats`` resolves it and puts the engine's statistics on the function's result.
+    ``@reports_engine_stats`` resolves it (None: the in-process default) and puts the engine's statistics on the
+    function's result.
 EngineStats, EngineCounter
-    What calls did (cache hits and misses, models trained, seconds): ``engine.stats`` (the last call),
-    ``engine.totals`` (every call), ``with engine.counting() as c:`` (the calls in a block, ``c.stats``).
-SupportsState
-    Optional learner protocol (``get_state(bank)`` / ``from_state(state)``, declared by
-    ``capabilities.state``) that lets the engine cache weights as ``.npz``.
-ChunkedModelBank
-    The bank :meth:`Engine.fit_bank` returns.
-ChunkCache, CacheWarning
-    The cache itself and the warning for a corrupt entry.
+    What calls did: ``engine.stats`` (the last call), ``engine.totals``, ``with engine.counting() as c:``.
+SupportsState, ChunkedModelBank, ChunkCache, CacheWarning
+    The optional learner protocol that lets the cache keep weights as ``.npz``; the bank :meth:`Engine.fit_bank`
+    returns; the cache and the warning for a corrupt entry.
 output_array, chunk_length, memory_budget, using_memory_budget, default_memory_budget, parse_memory_size, is_disk_backed
     Model outputs within a memory budget: in memory below it, a disk-backed array (removed when freed) above it;
     consumers read such arrays in chunks of models of ``chunk_length`` (``_store.py``).

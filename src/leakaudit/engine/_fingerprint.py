@@ -6,10 +6,8 @@ of the packages defining it and, for leakaudit, a digest of its training code),
 the training data (bytes of X and y), the number of classes, the query rows,
 and, for each model of the chunk, its index subset and its seed.
 
-A leakaudit learner's ``device`` enters as the kind of device it resolves to on
-this machine: "cuda" for any CUDA device (which of several GPUs does not change
-the arithmetic), and nothing at all for the CPU, so a CPU learner's key is the
-one it had before learners had a ``device``.
+A leakaudit learner's ``device`` enters as the kind of device it resolves to on this machine: "cuda" for any
+CUDA device (which of several GPUs does not change the arithmetic), nothing for the CPU.
 """
 
 from __future__ import annotations

@@ -311,26 +311,21 @@ def bootstrap_auc_ci(
         * ``"delong"``: DeLong's variance, Wald interval on the AUC scale (clipped to [0, 1]).
         * ``"bca"``: stratified bootstrap (members and non-members resampled apart), bias-corrected
           and accelerated; acceleration from the exact jackknife.
-        * ``"percentile"``: the same bootstrap, percentile interval (under-covers at small n:
-          0.931 at 100 + 100 records, AUC 0.71; see tests/reliability/test_interval_coverage.py).
+        * ``"percentile"``: the same bootstrap, percentile interval (under-covers at small n).
         * ``"disjoint-pairs"``: Clopper-Pearson on min(m, n) disjoint (member, non-member) pairs; exact and
           conservative at every size (the construction is in ``_disjoint_pairs_ci``).
 
-        When the AUC is exactly 0 or 1 (or every score is tied) DeLong's variance is 0; the DeLong
-        methods then return a Clopper-Pearson interval from min(m, n) disjoint (member, non-member)
-        pairs, which is valid (conservative; [0, 1] when every score is tied).
+        Where DeLong's variance is 0 (AUC exactly 0 or 1, or every score tied: then [0, 1]) or undefined (fewer
+        than 2 members or non-members), the DeLong methods give the disjoint-pairs interval.
 
     Returns
     -------
     low, high : float
-        With fewer than 2 members or 2 non-members the DeLong methods also fall back to the
-        disjoint-pairs interval.
 
     Notes
     -----
-    Measured 95% coverage over simulated normal and tied scores, from 2 + 2 records to 1000 + 1000 and
-    unbalanced designs, is reported in tests/reliability/test_interval_coverage.py (with the size rule and
-    the method choice).
+    Coverage over simulated normal and tied scores, balanced and not, from 2 + 2 records to 1000 + 1000:
+    tests/reliability/test_interval_coverage.py.
     """
     m, s = check_membership_inputs(is_member, scores)
     method = check_choice(method, name="method", choices=AUC_CI_METHODS)
