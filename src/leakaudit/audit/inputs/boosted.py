@@ -6,12 +6,10 @@ Files (``--model``): XGBoost's JSON or UBJSON model (``Booster.save_model("m.jso
 ``save_model("m.cbm")``). Never a pickle. In memory: ``XGBClassifier`` / ``LGBMClassifier`` / ``CatBoostClassifier``
 and each library's native model (``Booster``, ``CatBoost``).
 
-A CatBoost JSON model is checked here before CatBoost reads it (:func:`check_catboost_json`: oblivious trees of depth
-at most 16, leaf arrays of their size, splits on float features inside the model's width at that feature's own
-borders, finite numbers) and loaded from the checked values written anew; a cbm file (CatBoost's flatbuffer, not a
-pickle) has its frame checked (:func:`_check_cbm`), is parsed by CatBoost, and the model it gives is checked as JSON
-before any prediction. CatBoost records every training parameter in the model (``get_all_params()``), which gives its
-recipe (:func:`leakaudit.learners.catboost.catboost_recipe`).
+A CatBoost JSON model is checked before CatBoost reads it (:func:`check_catboost_json`) and loaded from the checked
+values written anew; a cbm file (CatBoost's flatbuffer, not a pickle) has its frame checked (:func:`_check_cbm`), is
+parsed by CatBoost, and the model it gives is checked as JSON before any prediction. CatBoost records every training
+parameter (``get_all_params()``), which gives its recipe (:func:`leakaudit.learners.catboost.catboost_recipe`).
 
 A file is parsed here, in Python, and checked before the library sees a byte of it
 (:func:`check_xgboost_model`, :func:`parse_lightgbm_text`): the library's compiled prediction walks each tree by its
@@ -104,6 +102,7 @@ def is_boosted_file(path: Path) -> str | None:
 
 _UBJ_NUM = {b"i": (">b", 1), b"U": (">B", 1), b"I": (">h", 2), b"l": (">i", 4), b"L": (">q", 8),
             b"d": (">f", 4), b"D": (">d", 8)}
+_UBJ_CONSTANTS = {b"Z": None, b"T": True, b"F": False}
 
 
 def decode_ubjson(blob: bytes, where: str = "model file"):
@@ -149,17 +148,11 @@ def decode_ubjson(blob: bytes, where: str = "model file"):
         if m in _UBJ_NUM:
             fmt, size = _UBJ_NUM[m]
             return struct.unpack(fmt, take(size))[0]
-        if m == b"Z":
-            return None
-        if m == b"T":
-            return True
-        if m == b"F":
-            return False
+        if m in _UBJ_CONSTANTS:
+            return _UBJ_CONSTANTS[m]
         if m == b"C":
             return take(1).decode("latin-1")
-        if m == b"S":
-            return string()
-        if m == b"H":
+        if m in (b"S", b"H"):  # a string, or a high-precision number written as one
             return string()
         if m in (b"[", b"{"):
             return container(m, depth + 1)
@@ -210,8 +203,7 @@ def decode_ubjson(blob: bytes, where: str = "model file"):
             k = string()
             obj[k] = value(marker(), depth)
 
-    out = value(marker(), 0)
-    return out
+    return value(marker(), 0)
 
 
 # -- XGBoost ----------------------------------------------------------------------------------------------------------
@@ -314,9 +306,7 @@ def check_xgboost_model(d, where: str) -> dict:
     _as_int(mp.get("num_target", "1"), where, "num_target", 1, 1)
     _floats(mp.get("base_score", "0.5"), where, "base_score")
     binary = objective.startswith("binary:")
-    if binary and num_class > 1:
-        _refuse(where, f"objective {objective} with num_class {num_class}")
-    if not binary and num_class < 2:
+    if (num_class > 1) if binary else (num_class < 2):
         _refuse(where, f"objective {objective} with num_class {num_class}")
     groups = 1 if binary else num_class
     names = lrn.get("feature_names", [])
@@ -374,19 +364,15 @@ def check_xgboost_model(d, where: str) -> dict:
         right = _array(t, "right_children", n, w, "int")
         parents = _array(t, "parents", n, w, "int")
         feat = _array(t, "split_indices", n, w, "int")
-        _array(t, "split_conditions", n, w, "float")
-        _array(t, "base_weights", n, w, "float")
-        _array(t, "loss_changes", n, w, "float")
-        _array(t, "sum_hessian", n, w, "float")
+        for key in ("split_conditions", "base_weights", "loss_changes", "sum_hessian"):
+            _array(t, key, n, w, "float")
         dl = _array(t, "default_left", n, w, "int")
         st = _array(t, "split_type", n, w, "int")
         if ((dl != 0) & (dl != 1)).any():
             _refuse(w, "default_left is not 0/1")
-        if (st != 0).any():
+        if (st != 0).any() or any(t.get(key, []) != [] for key in ("categories", "categories_nodes",
+                                                                   "categories_segments", "categories_sizes")):
             raise UnsupportedError(f"{w}: categorical splits; leakaudit audits models on numeric inputs")
-        for key in ("categories", "categories_nodes", "categories_segments", "categories_sizes"):
-            if t.get(key, []) != []:
-                raise UnsupportedError(f"{w}: categorical splits; leakaudit audits models on numeric inputs")
         _check_children(left, right, n, w, leaf_marker=lambda c: c == -1)
         inner = left != -1
         if ((feat < 0) | (feat >= num_feature))[inner].any():
@@ -847,16 +833,15 @@ class Boosted:
     info: dict = field(default_factory=dict)
 
 
-def _check_size(path: Path, factor: int = PARSE_FACTOR) -> int:
+def _check_size(path: Path) -> None:
+    """Refuse a model file whose parsed form (:data:`PARSE_FACTOR` times its bytes) exceeds the memory budget."""
     from ...engine import memory_budget
 
-    size = path.stat().st_size
-    budget = memory_budget()
-    if size * factor > budget:
+    size, budget = path.stat().st_size, memory_budget()
+    if size * PARSE_FACTOR > budget:
         raise UnsafeFileError(f"model file {path} takes {byte_size(size)}: parsing it would take about "
-                              f"{byte_size(size * factor)}, over the memory budget of {byte_size(budget)} "
+                              f"{byte_size(size * PARSE_FACTOR)}, over the memory budget of {byte_size(budget)} "
                               "(`memory_budget`); refusing to load it")
-    return size
 
 
 def generic_names(names: list[str]) -> bool:
@@ -867,7 +852,9 @@ def generic_names(names: list[str]) -> bool:
 #: the attribute of an XGBoost model that may carry its training configuration (``Booster.save_config()``), set
 #: before saving: ``booster.set_attr(training_config=booster.save_config())``
 CONFIG_ATTRIBUTE = "training_config"
-def _xgb_recipe_text(learner, info: dict, from_config: bool) -> str:
+
+
+def _xgb_recipe_text(learner, from_config: bool) -> str:
     p = learner.params or {}
     shown = ", ".join(f"{k} {p[k]}" for k in ("eta", "max_depth", "lambda", "alpha", "min_child_weight", "subsample",
                                              "colsample_bytree", "num_parallel_tree") if k in p)
@@ -935,7 +922,7 @@ def _xgb_boosted(d, where: str, *, source: str, booster=None) -> Boosted:
             raise UnsafeFileError(f"{where} could not be loaded by XGBoost; refusing to use it") from None
     learner, configured = _xgb_learner_from_file(info, where)
     return Boosted("xgboost", _xgb_model(booster, info), learner, info["num_feature"], info["feature_names"],
-                   _xgb_recipe_text(learner, info, from_config=configured), source=source, info=info)
+                   _xgb_recipe_text(learner, from_config=configured), source=source, info=info)
 
 
 def _xgb_model(booster, info: dict):
@@ -1016,21 +1003,19 @@ def boosted_from_memory(obj) -> Boosted:
     lib = boosted_library(obj)
     name = type(obj).__name__
     where = f"the given {name}"
-    if lib == "xgboost":
-        try:
-            booster = obj.get_booster() if hasattr(obj, "get_booster") else obj
-        except Exception as exc:  # noqa: BLE001 - NotFittedError of the wrapper
+    if lib in ("xgboost", "lightgbm"):
+        try:  # a scikit-learn wrapper's booster, or the native booster itself
+            booster = (obj.get_booster() if hasattr(obj, "get_booster") else obj) if lib == "xgboost" else (
+                obj.booster_ if hasattr(obj, "booster_") else obj)
+        except Exception as exc:  # noqa: BLE001 - the wrapper's NotFittedError or LGBMNotFittedError
             raise InvalidInputError(f"{where} is not fitted: {clip(str(exc))}") from None
+    if lib == "xgboost":
         d = json.loads(bytes(booster.save_raw("json")))
         attrs = d.get("learner", {}).get("attributes")
         if isinstance(attrs, dict) and CONFIG_ATTRIBUTE not in attrs and _configured(booster, d):
             attrs[CONFIG_ATTRIBUTE] = booster.save_config()
         return _xgb_boosted(d, where, source=f"memory ({name})", booster=booster)
     if lib == "lightgbm":
-        try:
-            booster = obj.booster_ if hasattr(obj, "booster_") else obj
-        except Exception as exc:  # noqa: BLE001 - LGBMNotFittedError
-            raise InvalidInputError(f"{where} is not fitted: {clip(str(exc))}") from None
         info = parse_lightgbm_text(booster.model_to_string(), where)
         classes = getattr(obj, "classes_", None) if hasattr(obj, "booster_") else None
         return _lgb_boosted(booster, info, source=f"memory ({name})", where=where, classes=classes)

@@ -138,7 +138,8 @@ def _demo_data(cfg: AuditConfig) -> AuditData:
         X_mem=X[i_mem], y_mem=ds.y[i_mem], X_non=X[i_non], y_non=ds.y[i_non], X_pop=X[i_pop], y_pop=ds.y[i_pop],
         frame_mem=frame.iloc[i_mem].reset_index(drop=True), frame_non=frame.iloc[i_non].reset_index(drop=True),
         frame_pop=frame.iloc[i_pop].reset_index(drop=True),
-        label=ds.label_name, class_names=list(ds.class_names), sensitive=list(cfg.sensitive or ("sex", "race", "marital_status")),
+        label=ds.label_name, class_names=list(ds.class_names),
+        sensitive=list(cfg.sensitive or ("sex", "race", "marital_status")),
         encoder=enc, record_ids_mem=rows[i_mem], record_ids_non=rows[i_non],
         record_files=np.where(ds.extras["split"].to_numpy()[cand] == "train", "adult.data.gz", "adult.test.gz"),
     )
@@ -227,11 +228,8 @@ def _read(path: Path, what: str) -> pd.DataFrame:
     df = _plain_dtypes(df)
     header = _raw_header(path)
     names = header if header is not None and len(header) == df.shape[1] else [str(c) for c in df.columns]
-    seen, dups = set(), []
-    for c in names:
-        if c in seen and c not in dups and c != "":  # empty names become distinct "Unnamed: i"
-            dups.append(c)
-        seen.add(c)
+    # each repeated name once, in the order of its first repeat; empty names become distinct "Unnamed: i"
+    dups = list(dict.fromkeys(c for c, d in zip(names, pd.Index(names).duplicated()) if d and c != ""))
     if dups:
         raise InvalidInputError(
             f"{_where(path, what)} repeats column name(s) {', '.join(map(repr, dups))} in its header; "
@@ -431,9 +429,9 @@ def _check_identifiers(frames: list[pd.DataFrame], label: str) -> None:
         if looks:
             most = int(counts.max())
             warnings.warn(f"column {c!r} looks like an identifier ({len(counts):,} distinct values in {len(col):,} "
-                          f"rows, at most {most} row{'s' if most > 1 else ''} each): as a feature it lets the model tell people "
-                          f"apart; drop it, or give it as the privacy unit (--unit {c}; unit= in the library) if it "
-                          "names whose rows they are", IdentifierColumnWarning, stacklevel=4)
+                          f"rows, at most {most} row{'s' if most > 1 else ''} each): as a feature it lets the model "
+                          f"tell people apart; drop it, or give it as the privacy unit (--unit {c}; unit= in the "
+                          "library) if it names whose rows they are", IdentifierColumnWarning, stacklevel=4)
 
 
 class IdentifierColumnWarning(UserWarning):

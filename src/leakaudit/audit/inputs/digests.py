@@ -1,8 +1,8 @@
 """Digests of what an audit is given in memory: a table, an array, a list of texts, a model.
 
 A file is identified by the SHA-256 of its bytes. An object in memory has no bytes of its own, so the evidence record
-(:mod:`leakaudit.audit.result.evidence`) identifies it by the SHA-256 of a *canonical form*: bytes that depend on its values
-alone (never on memory addresses, the time, or how pandas hashes), so that whoever holds the same table or model
+(:mod:`leakaudit.audit.result.evidence`) identifies it by the SHA-256 of a *canonical form*: bytes that depend on its
+values alone (never on memory addresses, the time, or how pandas hashes), so that whoever holds the same table or model
 recomputes the same digest with the function named here and compares it with the record's ``sha256``.
 
 Tables (:func:`frame_digest`, form ``leakaudit-frame-1``): the SHA-256 of
@@ -328,10 +328,6 @@ def _id_free(node: Any) -> str:
     return json.dumps(strip(node), sort_keys=True)
 
 
-def _canonical_id(old: int, ids: dict[int, int]) -> int:
-    return ids.setdefault(old, len(ids))
-
-
 def _canonical_schema(node: Any, ids: dict[int, int], renamed: dict[str, str]) -> Any:
     """skops' schema with object ids renumbered in order of first appearance (the array files renamed to match:
     ``renamed`` maps old names to new) and sets' members sorted."""
@@ -344,20 +340,15 @@ def _canonical_schema(node: Any, ids: dict[int, int], renamed: dict[str, str]) -
     out = {}
     for key, value in node.items():
         if key == "__id__" and isinstance(value, int):
-            out[key] = _canonical_id(value, ids)
+            out[key] = ids.setdefault(value, len(ids))
         elif key == "file" and isinstance(value, str):
             stem, dot, suffix = value.partition(".")
-            new = f"{_canonical_id(int(stem), ids)}{dot}{suffix}" if stem.isdigit() else value
+            new = f"{ids.setdefault(int(stem), len(ids))}{dot}{suffix}" if stem.isdigit() else value
             renamed[value] = new
             out[key] = new
         else:
             out[key] = _canonical_schema(value, ids, renamed)
     return out
-
-
-def _is_tokenizer(obj: Any) -> bool:
-    root = type(obj).__module__.split(".")[0]
-    return root in ("transformers", "tokenizers") and not hasattr(obj, "state_dict")
 
 
 def _data_fields(obj: Any) -> dict:
@@ -392,7 +383,7 @@ def memory_entry(role: str, obj: Any) -> dict:
     data = isinstance(obj, (pd.DataFrame, pd.Series, np.ndarray, list, tuple))
     if not data:
         base["type"] = f"{type(obj).__module__}.{type(obj).__qualname__}"
-    if _is_tokenizer(obj):
+    if type(obj).__module__.split(".")[0] in ("transformers", "tokenizers") and not hasattr(obj, "state_dict"):
         return {**base, "sha256": None,
                 "note": "not fingerprinted: a tokenizer object has no canonical serialisation that leakaudit reads "
                         "(save it with save_pretrained and audit the folder, whose files the record fingerprints)"}

@@ -109,6 +109,13 @@ def walk_objects(obj, where: str = "model") -> Iterator[tuple[object, str]]:
 
 # --- scikit-learn's Tree -------------------------------------------------------------------------------------------
 
+def _splits_ok(left: np.ndarray, right: np.ndarray, feat: np.ndarray, n_features: int) -> np.ndarray:
+    """Per node, as an internal node: both children after it (scikit-learn's builders number a child after its
+    parent, which also rules out cycles) and inside the node array, its feature inside ``n_features``."""
+    n, idx = left.shape[0], np.arange(left.shape[0])
+    return (left > idx) & (left < n) & (right > idx) & (right < n) & (feat >= 0) & (feat < n_features)
+
+
 def _check_tree(t, where: str, n_features: int) -> None:
     """Raise UnsafeFileError unless ``t``'s node arrays describe a tree scikit-learn can walk on ``n_features``
     columns: the node count within the allocation (checked before any array is read: the arrays are views of
@@ -128,11 +135,7 @@ def _check_tree(t, where: str, n_features: int) -> None:
         _refuse(where, "tree", f"{n} nodes but node arrays of shapes {left.shape}, {right.shape}, {feat.shape}")
     if shape != (n, n_out, max_c):
         _refuse(where, "tree", f"values of shape {shape}, not {(n, n_out, max_c)}")
-    leaf = left == -1
-    idx = np.arange(n)
-    # scikit-learn's builders number a child after its parent: that also rules out cycles
-    internal_ok = (left > idx) & (left < n) & (right > idx) & (right < n) & (feat >= 0) & (feat < n_features)
-    ok = np.where(leaf, right == -1, internal_ok)
+    ok = np.where(left == -1, right == -1, _splits_ok(left, right, feat, n_features))
     if not ok.all():
         _refuse(where, "tree", f"node {int(np.flatnonzero(~ok)[0])} has children or a feature out of range")
 
@@ -206,7 +209,8 @@ def _check_gradient_boosting(gb, where: str) -> None:
     except Exception as exc:  # the initial estimator itself does not fit
         _refuse(where, "gradient boosting", f"its initial estimator fails: {type(exc).__name__}: {str(exc)[:200]}")
     if np.shape(init) != (1, k):
-        _refuse(where, "gradient boosting", f"initial predictions of shape {np.shape(init)[1:]} for {k} trees per stage")
+        _refuse(where, "gradient boosting",
+                f"initial predictions of shape {np.shape(init)[1:]} for {k} trees per stage")
 
 
 # --- HistGradientBoosting's TreePredictor ---------------------------------------------------------------------------
@@ -229,13 +233,10 @@ def _check_predictor(p, where: str, n_features: int, categorical: np.ndarray) ->
                 or not b.flags.c_contiguous:
             _refuse(where, "predictor", f"{name} of shape {getattr(b, 'shape', type(b).__name__)}, not (k, 8) uint32")
         bitsets[name] = b.shape[0]
-    n = nodes.size
-    idx = np.arange(n)
     leaf = nodes["is_leaf"] != 0
-    left, right = nodes["left"].astype(np.int64), nodes["right"].astype(np.int64)
     feat = nodes["feature_idx"].astype(np.int64)
     cat = nodes["is_categorical"] != 0
-    internal_ok = (left > idx) & (left < n) & (right > idx) & (right < n) & (feat >= 0) & (feat < n_features)
+    internal_ok = _splits_ok(nodes["left"].astype(np.int64), nodes["right"].astype(np.int64), feat, n_features)
     safe_feat = np.clip(feat, 0, n_features - 1)
     cat_ok = ~cat | (categorical[safe_feat] & (nodes["bitset_idx"].astype(np.int64)
                                                < min(bitsets.values())))
@@ -286,8 +287,6 @@ def _check_hist_gradient_boosting(hgb, where: str, seen_predictors: set) -> None
             _check_predictor(p, f"{where}._predictors[{i}][{j}]", n_in, categorical)
             seen_predictors.add(id(p))
 
-
-# --- fitted attributes ------------------------------------------------------------------------------------------------
 
 # --- libsvm's models (SVC, NuSVC, SVR, NuSVR, OneClassSVM) -----------------------------------------------------------
 

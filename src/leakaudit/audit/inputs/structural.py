@@ -1,7 +1,7 @@
 """Structural checks: what a fitted model discloses by its form, read from the model alone before any training.
 
-Three checks, each a :class:`~leakaudit.audit.result.checks.Check` of analysis ``"structural"``, exact (no sampling, so no
-interval):
+Three checks, each a :class:`~leakaudit.audit.result.checks.Check` of analysis ``"structural"``, exact (no sampling,
+so no interval):
 
 * ``structural.instance_based``: a model that keeps training records in its fitted state (a nearest-neighbour model
   keeps all of them; a support vector machine its support vectors; a Gaussian process or a label-propagation model
@@ -408,17 +408,15 @@ def _parameter_check(model, name: str, n_records: int, max_parameters_per_record
                           "models, trees and ensembles, histogram gradient boosting, neighbours, SVMs, networks, "
                           "naive Bayes, Gaussian processes) and of torch modules; save the model as one of these."))
     ratio = total / n_records
-    if ratio > max_parameters_per_record:
-        return Check(**common, status=EXCEEDED, value=float(ratio),
-                     sentence=(f"The model ({name}) has {total:,} fitted parameters for {n_records:,} training "
-                               f"records ({ratio:,.3g} per record, above {max_parameters_per_record:g}): enough "
-                               "capacity to store its training records."),
-                     fix=("Use a smaller model (fewer hidden units or layers, shallower or fewer trees, fewer "
-                          "features) or more training records, or raise max_parameters_per_record in the policy "
-                          "where the attacks' evidence is to decide for such models."))
-    return Check(**common, status=PASSED, value=float(ratio),
-                 sentence=(f"The model ({name}) has {total:,} fitted parameters for {n_records:,} training records "
-                           f"({ratio:,.3g} per record, at most {max_parameters_per_record:g})."))
+    over = ratio > max_parameters_per_record
+    bound = (f"above {max_parameters_per_record:g}): enough capacity to store its training records" if over
+             else f"at most {max_parameters_per_record:g})")
+    return Check(**common, status=EXCEEDED if over else PASSED, value=float(ratio),
+                 sentence=f"The model ({name}) has {total:,} fitted parameters for {n_records:,} training records "
+                          f"({ratio:,.3g} per record, {bound}.",
+                 fix=("Use a smaller model (fewer hidden units or layers, shallower or fewer trees, fewer features) "
+                      "or more training records, or raise max_parameters_per_record in the policy where the "
+                      "attacks' evidence is to decide for such models." if over else ""))
 
 
 def structural_checks(model, n_records: int, *, min_leaf_records: int = 5,

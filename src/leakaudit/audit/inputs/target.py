@@ -6,9 +6,8 @@ Three ways to give a model:
     only if every type in the file is trusted (never pickle); its training
     algorithm for reference models is ``clone(estimator)``;
 (a') an XGBoost JSON/UBJSON, LightGBM text or CatBoost JSON/cbm model file (``--model m.json``,
-    ``m.ubj``, ``m.txt``): parsed and checked before the library reads it, and
-    retrained by leakaudit's XGBoost or LightGBM learner with the recipe the
-    model records (:mod:`.boosted`);
+    ``m.ubj``, ``m.txt``, ``m.cbm``): parsed and checked before the library reads it, and retrained
+    by leakaudit's learner of that library with the recipe the model records (:mod:`.boosted`);
 (b) a torch module class (``--module pkg.mod:Class``, built with the config's
     ``module_kwargs``) and a state_dict file (``--model FILE.pt``), loaded with
     ``torch.load(weights_only=True)``; its training algorithm is
@@ -665,23 +664,16 @@ def _prediction_columns(headers: list[str], names: list[str], path, what: str) -
 
 
 def _sklearn_learner(est) -> tuple[object, str]:
-    """The learner that retrains a scikit-learn estimator, and a note for the target's description.
-
-    A ``RandomForestClassifier`` is retrained by leakaudit's :class:`~leakaudit.learners.RandomForest`
-    (the same trees for the same seed, grown in parallel at a fraction of the cost) and an Adam
-    ``MLPClassifier`` by :meth:`TorchMLP.from_sklearn <leakaudit.learners.TorchMLP.from_sklearn>` (its
-    recipe, all nets at once; the note says where it is not scikit-learn's to the letter), and a
-    ``LogisticRegression`` by :meth:`leakaudit.learners.LogisticRegression.from_sklearn` (the same objective,
-    solved by Newton's method, so its leave-one-out is the batched Newton one for every member), unless the
-    estimator uses a setting they do not implement (the note then says which); everything else by
-    ``SklearnLearner`` (a clone).
-    """
+    """The learner that retrains a scikit-learn estimator, and a note for the target's description: leakaudit's own
+    learner of the same algorithm where there is one (``LogisticRegression.from_sklearn``, solved by Newton's method
+    with its batched leave-one-out; ``RandomForest``, the same trees for the same seed; compiled gradient boosting;
+    ``TorchMLP.from_sklearn`` for an Adam ``MLPClassifier``), unless the estimator uses a setting it does not
+    implement (the note then says which); everything else ``SklearnLearner`` (a clone)."""
     from sklearn.base import clone
     from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
     from sklearn.linear_model import LogisticRegression as SkLogisticRegression
     from sklearn.neural_network import MLPClassifier
 
-    from ...exceptions import UnsupportedError
     from ...learners import LogisticRegression, RandomForest, TorchMLP
     from ...learners.sklearn import SklearnLearner
 
