@@ -1,15 +1,13 @@
 """Datasets: typed tables, checksummed loaders, the papers' preprocessing, generators, sampling.
 
-Real data files are found via ``$LEAKAUDIT_DATA`` or a ``shared/data`` folder beside the
-checkout (see :mod:`leakaudit.data._files`); Adult is also bundled in the package. Nothing
-is ever downloaded. Each file's SHA-256 is checked before parsing; parsed files are cached
-in-process (:func:`clear_cache` frees them).
+Real data files are found via ``$LEAKAUDIT_DATA`` or a ``shared/data`` folder beside the checkout (see
+:mod:`leakaudit.data._files`); Adult is also bundled in the package. Nothing is ever downloaded. Each file's SHA-256
+is checked before parsing; parsed files are cached in-process (:func:`clear_cache` frees them).
 
-Tabular loaders return a :class:`Dataset` (raw features in ``.frame``, labels in ``.y``,
-typed ``.features``, ``.sensitive`` columns); ``Dataset.encode(fit_idx)`` applies the papers'
-preprocessing (:class:`TabularEncoder`: numeric z-scored with statistics of ``fit_idx``,
-then binary 0/1, then one-hot groups with missing as its own category).
-Index sampling helpers live in :mod:`leakaudit.data.sampling`.
+Tabular loaders return a :class:`Dataset` (raw features in ``.frame``, labels in ``.y``, typed ``.features``,
+``.sensitive`` columns); ``Dataset.encode(fit_idx)`` applies the papers' preprocessing (:class:`TabularEncoder`:
+numeric z-scored with statistics of ``fit_idx``, then binary 0/1, then one-hot groups with missing as its own
+category). Index sampling helpers live in :mod:`leakaudit.data.sampling`.
 """
 
 from ..exceptions import DataFileError

@@ -48,9 +48,8 @@ class Dataset:
 
     Notes
     -----
-    The class is frozen (fields cannot be reassigned); methods return new datasets. The
-    categories of every feature are fixed when the dataset is built from the whole table,
-    so every subset encodes to the same columns.
+    The class is frozen (fields cannot be reassigned); methods return new datasets. The categories of every feature
+    are fixed when the dataset is built from the whole table, so every subset encodes to the same columns.
     """
 
     name: str

@@ -1,8 +1,7 @@
 """Index sampling for membership experiments: candidate sets, halves, shadow pools, with/without a record.
 
-Every function works on row indices (``n`` rows numbered 0..n-1, or an explicit index
-array), takes ``random_state`` and returns sorted int64 index arrays (sets of rows; a
-trainer draws its own example order). Impossible sizes raise
+Every function works on row indices (``n`` rows numbered 0..n-1, or an explicit index array), takes ``random_state``
+and returns sorted int64 index arrays (sets of rows; a trainer draws its own example order). Impossible sizes raise
 :class:`~leakaudit.exceptions.InvalidParameterError` saying what is available.
 
 Protocol of Long et al. (2020), Sec. 5 (long-dtp.md Sec. 4): draw the candidate set ``D``
@@ -167,10 +166,9 @@ def with_and_without(
 ) -> tuple[np.ndarray, np.ndarray]:
     """A training set containing ``record`` and its counterpart without it.
 
-    ``with_idx`` is ``record`` plus ``size - 1`` rows drawn from ``rows`` minus the record.
-    mode "remove": ``without_idx = with_idx \\ {record}`` (``size - 1`` rows; the neighbouring
-    data sets T and T \\ {t} of Long et al.'s DTP, Def. 4.2). mode "replace": the record is
-    replaced by one more random row, so both have ``size`` rows.
+    ``with_idx`` is ``record`` plus ``size - 1`` rows drawn from ``rows`` minus the record. mode "remove":
+    ``without_idx = with_idx \\ {record}`` (``size - 1`` rows; the neighbouring data sets T and T \\ {t} of Long et
+    al.'s DTP, Def. 4.2). mode "replace": the record is replaced by one more random row, so both have ``size`` rows.
 
     Returns
     -------

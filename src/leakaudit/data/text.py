@@ -113,10 +113,9 @@ def load_spamassassin(*, include_headers: bool = False, mime: bool = False) -> D
     Returns
     -------
     Dataset
-        Text features ``subject`` and ``body`` (kind "text": use :func:`bag_of_words`,
-        e.g. on ``ds.frame["subject"] + "\\n" + ds.frame["body"]``), label ``label`` with
-        class_names ("ham", "spam"). ``extras`` holds ``id``, ``group`` and ``md5``.
-        With ``mime=False`` the text is the original bytes decoded as Latin-1.
+        Text features ``subject`` and ``body`` (kind "text": use :func:`bag_of_words`, e.g. on ``ds.frame["subject"] +
+        "\\n" + ds.frame["body"]``), label ``label`` with class_names ("ham", "spam"). ``extras`` holds ``id``,
+        ``group`` and ``md5``. With ``mime=False`` the text is the original bytes decoded as Latin-1.
     """
     path = find_file("spamassassin/spamassassin.jsonl.xz")
     df = cached_parse(("spamassassin",), (path,), lambda: _read(path))
@@ -236,10 +235,9 @@ def load_enron_spam(path: str | Path) -> Dataset:
     Parameters
     ----------
     path : str or Path
-        Either a CSV (optionally compressed) with columns ``Subject``, ``Message`` and
-        ``Spam/Ham`` (values "spam"/"ham"; the common public CSV layout), or a folder in
-        the original Metsis layout: ``enron*/ham/*.txt`` and ``enron*/spam/*.txt``, each
-        file starting with a ``Subject:`` line.
+        Either a CSV (optionally compressed) with columns ``Subject``, ``Message`` and ``Spam/Ham`` (values
+        "spam"/"ham"; the common public CSV layout), or a folder in the original Metsis layout: ``enron*/ham/*.txt``
+        and ``enron*/spam/*.txt``, each file starting with a ``Subject:`` line.
 
     Returns
     -------

@@ -1,8 +1,7 @@
 """Membership inference attacks (Yeom et al., Long et al., Shokri et al., LiRA, RMIA, InfoRMIA) and protocols.
 
-Every attack takes plain arrays (or a learner plus data for shadow/reference
-models) and returns per-record scores (higher means member) and decisions, so
-it works with any framework.
+Every attack takes plain arrays (or a learner plus data for shadow/reference models) and returns per-record scores
+(higher means member) and decisions, so it works with any framework.
 
 Attacks (registry names in brackets, see :func:`available_attacks`):
 

@@ -1,13 +1,11 @@
 """The attack interface, the inputs attacks share, and their result.
 
-Every attack scores records: ``scores`` of shape (n,), higher means "more
-likely a member", and ``decisions`` of shape (n,), 1 for "member". Attacks work
-on plain arrays of model outputs so they are framework-agnostic (TF Privacy's
-design): the target model's probabilities on the audited records, and, for
-attacks that calibrate against reference (shadow) models, the reference
-models' probabilities on the same records with a mask saying which reference
-model trained on which record. :func:`fit_reference_models` produces those
-arrays from any :class:`~leakaudit.learners.Learner`.
+Every attack scores records: ``scores`` of shape (n,), higher means "more likely a member", and ``decisions`` of
+shape (n,), 1 for "member". Attacks work on plain arrays of model outputs so they are framework-agnostic (TF
+Privacy's design): the target model's probabilities on the audited records, and, for attacks that calibrate against
+reference (shadow) models, the reference models' probabilities on the same records with a mask saying which
+reference model trained on which record. :func:`fit_reference_models` produces those arrays from any
+:class:`~leakaudit.learners.Learner`.
 """
 
 from __future__ import annotations
@@ -115,8 +113,7 @@ class AttackInputs:
     y : ndarray (n,)
         True labels of the audited records.
     reference : ReferenceSet, optional
-        Reference models' outputs on the audited records (LiRA, RMIA, distance,
-        frequency, shadow).
+        Reference models' outputs on the audited records (LiRA, RMIA, distance, frequency, shadow).
     X : ndarray (n, d), optional
         Features of the audited records (the shadow attack's record features).
     population_probs : ndarray (Z, C), optional
@@ -280,9 +277,8 @@ def cross_entropy_loss(probs: np.ndarray, y: np.ndarray) -> np.ndarray:
 def paired_half_masks(n: int, n_models: int, random_state: RandomStateLike = None) -> np.ndarray:
     """Membership masks of reference models trained in pairs on complementary halves.
 
-    Model 2j trains on a random half of the n records and model 2j+1 on the
-    other half, so every record is "in" for exactly one model of each pair
-    (Privacy Meter's and Carlini et al.'s design; an odd ``n`` leaves the middle
+    Model 2j trains on a random half of the n records and model 2j+1 on the other half, so every record is "in" for
+    exactly one model of each pair (Privacy Meter's and Carlini et al.'s design; an odd ``n`` leaves the middle
     record in the first half).
 
     Returns

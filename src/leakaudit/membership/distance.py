@@ -1,14 +1,12 @@
 """Long et al.'s distance-based targeted attack (§5.3; spec long-dtp.md §3.2).
 
-For a target t the adversary trains pairs of shadow models with t ("in") and
-without t ("out"), bins their outputs at x(t), averages them into ``pbar_in``
-and ``pbar_out`` and accepts H1 ("member") iff::
+For a target t the adversary trains pairs of shadow models with t ("in") and without t ("out"), bins their outputs
+at x(t), averages them into ``pbar_in`` and ``pbar_out`` and accepts H1 ("member") iff::
 
     D_KL(q || pbar_out) > D_KL(q || pbar_in)          (strict: ties go to H0)
 
-where q is the binned target output at x(t). The score is the difference
-``D_KL(q || pbar_out) − D_KL(q || pbar_in)`` (natural log). All binned entries
-are ≥ 0.005, so every KL is finite.
+where q is the binned target output at x(t). The score is the difference ``D_KL(q || pbar_out) − D_KL(q ||
+pbar_in)`` (natural log). All binned entries are ≥ 0.005, so every KL is finite.
 """
 
 from __future__ import annotations
@@ -139,9 +137,8 @@ def train_targeted_shadows(
 
     Returns
     -------
-    ReferenceSet of shape (2·n_pairs, T, C): rows 0..n_pairs−1 are the in
-    models, the rest the out models (model k of column a is not model k of
-    column b: each target has its own shadow models).
+    ReferenceSet of shape (2·n_pairs, T, C): rows 0..n_pairs−1 are the in models, the rest the out models (model k
+    of column a is not model k of column b: each target has its own shadow models).
     """
     X = check_matrix(X, name="X")
     y = check_labels(y, name="y")

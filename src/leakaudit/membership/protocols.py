@@ -1,16 +1,13 @@
 """Membership protocols: audit one model, Long et al.'s protocol, Yeom et al.'s split protocol and Exp^M.
 
-* :func:`audit_model` — members vs non-members of one given model, every
-  applicable attack, ROC, AUC and TPR at 1%, 0.1%, 0.01% FPR with bootstrap
-  intervals, per-record scores.
-* :func:`reference_model_experiment` — Carlini et al.'s setup: 1 target + K
-  reference models trained in complementary pairs on halves of one pool; the
-  target is audited with the others as references.
+* :func:`audit_model` — members vs non-members of one given model, every applicable attack, ROC, AUC and TPR at
+  1%, 0.1%, 0.01% FPR with bootstrap intervals, per-record scores.
+* :func:`reference_model_experiment` — Carlini et al.'s setup: 1 target + K reference models trained in
+  complementary pairs on halves of one pool; the target is audited with the others as references.
 * :func:`long_protocol` — Long et al. §5.4 (spec long-dtp.md §4.3).
-* :func:`yeom_split_protocol` — Yeom et al. §6.1: random 75/25 splits,
-  advantage = member rate on train − member rate on test.
-* :func:`membership_experiment` — a literal Monte-Carlo run of Exp^M
-  (Experiment 1) reporting μ(n, D).
+* :func:`yeom_split_protocol` — Yeom et al. §6.1: random 75/25 splits, advantage = member rate on train − member
+  rate on test.
+* :func:`membership_experiment` — a literal Monte-Carlo run of Exp^M (Experiment 1) reporting μ(n, D).
 """
 
 from __future__ import annotations
@@ -124,22 +121,18 @@ def audit_model(
     X_nonmembers, y_nonmembers : arrays (n0, d), (n0,)
         Records from the same population it was not trained on.
     attacks : sequence of str or Attack
-        Registry names (see ``leakaudit.membership.available_attacks()``) or
-        attack objects. Attacks whose inputs are missing are listed in ``skipped``.
+        Registry names (``leakaudit.membership.available_attacks()``) or attack objects. Attacks whose inputs are
+        missing are listed in ``skipped``.
     learner : Learner, optional
-        The training algorithm, for reference (shadow) models. Without it, only
-        attacks that need no reference models run.
+        The training algorithm, for reference (shadow) models. Without it, only attacks that need none run.
     X_population, y_population : arrays, optional
-        Other records from the population, never trained on: RMIA compares
-        against them (RMIA is skipped without them).
+        Other records from the population, never trained on: RMIA compares against them (skipped without them).
     n_reference : int, default=64
-        Number of reference models (even), trained as ``leakaudit audit``
-        trains them (:func:`~leakaudit.membership.audit_reference_models`): in
-        complementary pairs on halves of the audited records, so each record is
-        "in" for half of them; 64 is the audit's standard profile.
+        Number of reference models (even), trained as ``leakaudit audit`` trains them
+        (:func:`~leakaudit.membership.audit_reference_models`); 64 is the audit's standard profile.
     train_loss : float, optional
-        L_S for the loss attack's decisions; default the mean cross-entropy on
-        the members (the average training loss an owner would publish).
+        L_S for the loss attack's decisions; default the mean cross-entropy on the members (the average training
+        loss an owner would publish).
     n_classes : int, optional
     fprs : sequence of float, default=(0.01, 0.001, 0.0001)
     n_boot : int, default=1000
@@ -148,8 +141,7 @@ def audit_model(
         Level of the intervals.
     random_state : None, int or Generator
     engine : leakaudit.engine.Engine, optional
-        Trains the reference models (its backend and resumable on-disk cache); default
-        :func:`leakaudit.engine.default_engine`.
+        Trains the reference models; default :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
@@ -260,13 +252,11 @@ def reference_model_experiment(
 ) -> MembershipAudit:
     """Carlini et al.'s evaluation: K + 2 models on complementary halves of a pool; one is the target.
 
-    Model ``target_index`` is audited; its pair partner is dropped (it saw
-    exactly the target's non-members) and the remaining K models are the
-    references. The first ``n_audit`` rows of a random permutation of the pool
-    are the audited records (members: those in the target's half); the rest
-    are RMIA's population points (:func:`reference_model_inputs`).
-
-    The K + 2 models are trained by ``engine`` (default :func:`leakaudit.engine.default_engine`).
+    Model ``target_index`` is audited; its pair partner is dropped (it saw exactly the target's non-members) and
+    the remaining K models are the references. The first ``n_audit`` rows of a random permutation of the pool are
+    the audited records (members: those in the target's half); the rest are RMIA's population points
+    (:func:`reference_model_inputs`). The K + 2 models are trained by ``engine`` (default
+    :func:`leakaudit.engine.default_engine`).
 
     Returns
     -------
@@ -326,10 +316,9 @@ def long_protocol(
 ) -> LongProtocolResult:
     """Long et al.'s evaluation protocol (§5.4; spec long-dtp.md §4.3).
 
-    100 targets fixed from the candidate set D (drawn uniformly, or given); in each iteration D is split
-    into random halves D1, D2, models c1 = A(D1), c2 = A(D2) are trained and
-    every attack is run on every target against both (so each target is in
-    exactly once and out once per iteration: baseline accuracy 0.5).
+    100 targets fixed from the candidate set D (drawn uniformly, or given); in each iteration D is split into random
+    halves D1, D2, models c1 = A(D1), c2 = A(D2) are trained and every attack is run on every target against both
+    (so each target is in exactly once and out once per iteration: baseline accuracy 0.5).
 
     Parameters
     ----------
@@ -490,15 +479,15 @@ def yeom_split_protocol(
 ) -> YeomSplitResult:
     """Yeom et al.'s split protocol (§6.1): advantage = member rate on train − member rate on test.
 
-    Split ``i`` is ``sklearn.model_selection.train_test_split(rows, test_size=test_size,
-    random_state=seeds[i])`` (seeds 0..n_splits−1 by default, as the authors' code).
-    A model is trained on the train part; each attack labels every row.
+    Split ``i`` is ``sklearn.model_selection.train_test_split(rows, test_size=test_size, random_state=seeds[i])``
+    (seeds 0..n_splits−1 by default, as the authors' code). A model is trained on the train part; each attack
+    labels every row.
 
     Parameters
     ----------
     learner : Learner
-        Classification (attacks get probabilities and L_S = mean training
-        cross-entropy) or regression (attacks get ``extra["residuals"]`` = y − ŷ).
+        Classification (attacks get probabilities and L_S = mean training cross-entropy) or regression (attacks
+        get ``extra["residuals"]`` = y − ŷ).
     X, y : arrays
     attacks : dict name -> Attack
     n_splits : int, default=100
@@ -571,20 +560,17 @@ def membership_experiment(
 ) -> MembershipExperimentResult:
     """Monte-Carlo estimate of Yeom et al.'s membership advantage via Exp^M (Experiment 1, Def. 4).
 
-    D is the uniform distribution over the rows of (X, y). Each trial: draw
-    S ~ D^n (with replacement), train A_S, draw b uniformly, draw the challenge
-    z ~ S (b = 0) or z ~ D (b = 1); the trial is won iff the attack answers
-    "member" exactly when b = 0. ``challenges_per_model`` > 1 reuses each model
-    for several independent (b, z) draws (same expectation, cheaper).
-
-    The models are trained by ``engine`` (default :func:`leakaudit.engine.default_engine`), 100 per call.
+    D is the uniform distribution over the rows of (X, y). Each trial: draw S ~ D^n (with replacement), train A_S,
+    draw b uniformly, draw the challenge z ~ S (b = 0) or z ~ D (b = 1); the trial is won iff the attack answers
+    "member" exactly when b = 0. ``challenges_per_model`` > 1 reuses each model for several independent (b, z)
+    draws (same expectation, cheaper). The models are trained by ``engine`` (default
+    :func:`leakaudit.engine.default_engine`), 100 per call.
 
     Returns
     -------
     MembershipExperimentResult
-        Adv = 2·Pr[win] − 1 with a Clopper–Pearson interval, and
-        μ(n, D) = 1 − (1 − 1/N)^n, the chance a fresh draw from D lands in S;
-        no adversary can exceed 1 − μ; ``engine_stats``: what the engine did.
+        Adv = 2·Pr[win] − 1 with a Clopper–Pearson interval, and μ(n, D) = 1 − (1 − 1/N)^n, the chance a fresh draw
+        from D lands in S; no adversary can exceed 1 − μ; ``engine_stats``: what the engine did.
     """
     X = check_matrix(X, name="X")
     y = check_labels(y, name="y")

@@ -1,8 +1,7 @@
 """Membership-inference metrics on plain arrays.
 
-Convention (TF Privacy's): ``is_member`` is 1 for members (the positive class)
-and 0 for non-members; ``scores`` are higher for "more likely a member";
-``decisions`` are 1 for "member".
+Convention (TF Privacy's): ``is_member`` is 1 for members (the positive class) and 0 for non-members; ``scores`` are
+higher for "more likely a member"; ``decisions`` are 1 for "member".
 """
 
 from __future__ import annotations

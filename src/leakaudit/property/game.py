@@ -6,9 +6,8 @@
 3. The challenger trains ``M`` on clean + poison.
 4. The adversary queries ``M`` for labels only and outputs ``b'``; it wins iff ``b' = b``.
 
-Data are plain arrays (:class:`PropertyData`): model inputs ``X`` (dense or
-SciPy sparse), binary labels ``y`` and property bits ``f``. ``D+`` is the set of
-rows with ``f = 1``, ``D-`` the rest.
+Data are plain arrays (:class:`PropertyData`): model inputs ``X`` (dense or SciPy sparse), binary labels ``y`` and
+property bits ``f``. ``D+`` is the set of rows with ``f = 1``, ``D-`` the rest.
 
 Settings where the paper is ambiguous (spec Sec. 3.4), both configurable:
 
@@ -240,9 +239,8 @@ def train_and_query(
 ) -> np.ndarray:
     """Train one model per clean set (plus the poison) and return its labels on ``X_query``.
 
-    This is label-only access: only ``argmax`` predictions leave this function. The models are trained by
-    ``engine`` (:meth:`~leakaudit.engine.Engine.predict_many`, one call per batch), on the sparse rows as
-    they are.
+    This is label-only access: only ``argmax`` predictions leave this function. The models are trained by ``engine``
+    (:meth:`~leakaudit.engine.Engine.predict_many`, one call per batch), on the sparse rows as they are.
 
     Parameters
     ----------

@@ -1,8 +1,7 @@
 """Algorithm 1 of Chase et al.: choosing the poisoning data (spec Sec. 3.2).
 
-If the property is rare (``t0 + t1 < 1``) the poison is drawn from ``D+``,
-otherwise from ``D-``; all poison points get the label that is in the minority
-among the sampled records (``alpha = mean label``; label 0 if ``alpha > 0.5``,
+If the property is rare (``t0 + t1 < 1``) the poison is drawn from ``D+``, otherwise from ``D-``; all poison points
+get the label that is in the minority among the sampled records (``alpha = mean label``; label 0 if ``alpha > 0.5``,
 else 1). ``variant`` forces one of Remark 10's four variants instead.
 """
 

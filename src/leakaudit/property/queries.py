@@ -1,10 +1,8 @@
 """Algorithm 2 of Chase et al.: choosing the black-box queries (spec Sec. 3.3).
 
-Train ``r`` clean models, each on a dataset half from ``D+`` and half from
-``D-``; stream candidates from ``1/2 D- + 1/2 D+`` (without replacement) and keep
-those whose estimated certainty ``crt^(x) = 1 - 2 * (fraction of the ensemble
-voting 1)`` lies in ``[-band, band]`` until ``q`` are kept; then add the poison
-points' inputs.
+Train ``r`` clean models, each on a dataset half from ``D+`` and half from ``D-``; stream candidates from ``1/2 D- +
+1/2 D+`` (without replacement) and keep those whose estimated certainty ``crt^(x) = 1 - 2 * (fraction of the
+ensemble voting 1)`` lies in ``[-band, band]`` until ``q`` are kept; then add the poison points' inputs.
 
 ``out_of_bag=True`` (not in the paper) estimates ``crt^(x)`` only from the ensemble models that did not train on
 ``x``: on a pool small beside n a candidate trains about half the ensemble, and ``crt^`` then measures memorisation
@@ -157,8 +155,7 @@ def select_queries(
     batch_size : int
         Models trained per batch; candidates are scored ``4 q`` at a time.
     accept : callable ``(rows, crt) -> bool mask``, optional
-        Replaces the band rule (used by the theory baseline to keep points in
-        Theorem 9's window).
+        Replaces the band rule (used by the theory baseline to keep points in Theorem 9's window).
     candidate_idx : ndarray of int, optional
         Draw candidates from these rows instead of ``pool_idx`` (the paper's), e.g. rows no ensemble or shadow
         model trains on, so that certainty is measured on unseen points, as the target sees them.
