@@ -316,12 +316,6 @@ def _target(model, data, name: str, model_input: str):
         raise type(exc)(f"{name}: {exc}") from None
 
 
-def _phi(probs: np.ndarray, y: np.ndarray, votes: int | None) -> np.ndarray:
-    from ..membership import logit_scaled_confidence
-
-    return logit_scaled_confidence(probs, y, votes=votes)
-
-
 def _votes(t) -> int | None:
     """T where the model's probabilities are the mean of T votes: its learner's vote count, as the audit's LiRA
     reads it, or for a Pipeline (retrained whole, so its learner declares none) that of its final step."""
@@ -435,15 +429,15 @@ def _before_check(res: dict | None, *, conf: float, measurable: str) -> Unlearni
     nums = (f"excess {res['excess']:+.3f} AUC over retraining, lower bound {res['lower']:+.3f} at "
             f"{100 * conf:.3g}%")
     if res["lower"] > 0:
-        return UnlearningCheck(id=cid, name=name, status="leaks", value=res["excess"],
-                               interval=[res["lower"], res["upper"]], confidence=conf, p_value=res["p_value"],
-                               sentence=f"Before unlearning the model measurably remembers the forget set ({nums}): "
-                                        "a model that did not unlearn would be told apart.")
-    return UnlearningCheck(id=cid, name=name, status="no measurable leak", value=res["excess"],
-                           interval=[res["lower"], res["upper"]], confidence=conf, p_value=res["p_value"],
-                           sentence=f"Before unlearning the model shows no measurable signal of the forget set "
-                                    f"({nums}): no membership test here could tell whether it was forgotten.",
-                           fix="more forget records or non-members; a forget set the model memorised more")
+        status, fix = "leaks", ""
+        sentence = (f"Before unlearning the model measurably remembers the forget set ({nums}): a model that did not "
+                    "unlearn would be told apart.")
+    else:
+        status, fix = "no measurable leak", "more forget records or non-members; a forget set the model memorised more"
+        sentence = (f"Before unlearning the model shows no measurable signal of the forget set ({nums}): no "
+                    "membership test here could tell whether it was forgotten.")
+    return UnlearningCheck(id=cid, name=name, status=status, value=res["excess"], interval=[res["lower"], res["upper"]],
+                           confidence=conf, p_value=res["p_value"], sentence=sentence, fix=fix)
 
 
 def _record_check(p_forget: np.ndarray, p_non: np.ndarray, *, conf: float) -> tuple[UnlearningCheck, np.ndarray]:
@@ -470,16 +464,14 @@ def _record_check(p_forget: np.ndarray, p_non: np.ndarray, *, conf: float) -> tu
                                   alternative="greater")[1] if flagged else 1.0
     nums = (f"{flagged} of {int(ok.sum())} forget records lie above their retrained distribution (Holm-adjusted "
             f"p <= {alpha:.3g}); control: {control} of {int(okn.sum())} non-members do{left}")
-    if flagged and specific <= alpha:
-        return UnlearningCheck(id=cid, name=name, status="remembered", value=flagged, confidence=conf,
-                               p_value=float(np.nanmin(adj)),
-                               sentence=f"Records still remembered: {nums} (Fisher's exact p = {specific:.3g})."), adj
     if flagged:
-        return UnlearningCheck(id=cid, name=name, status="undecided", value=flagged, confidence=conf,
-                               p_value=float(np.nanmin(adj)),
-                               sentence=f"Not specific to the forget set: {nums} (Fisher's exact p = {specific:.3g}); "
-                                        "the model differs from retraining on records it never saw too.",
-                               fix="the set-level test, which the non-members calibrate, decides"), adj
+        fisher = f"{nums} (Fisher's exact p = {specific:.3g})"
+        remembered = specific <= alpha
+        return UnlearningCheck(
+            id=cid, name=name, status="remembered" if remembered else "undecided", value=flagged, confidence=conf,
+            p_value=float(np.nanmin(adj)), sentence=f"Records still remembered: {fisher}." if remembered else
+            f"Not specific to the forget set: {fisher}; the model differs from retraining on records it never saw too.",
+            fix="" if remembered else "the set-level test, which the non-members calibrate, decides"), adj
     return UnlearningCheck(id=cid, name=name, status="none flagged", value=0, confidence=conf,
                            p_value=float(np.nanmin(adj)), sentence=f"No record flagged: {nums}."), adj
 
@@ -577,6 +569,7 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
         work or memory budget) in one line naming the argument, file or row; numpy numbers in range are taken.
     """
     from .._validation import check_choice, check_scalar
+    from ..membership import logit_scaled_confidence
     from .inputs.data import data_from_frames
 
     if unknown:
@@ -615,7 +608,7 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
     votes = _votes(t_before)
 
     def phi(t) -> np.ndarray:
-        return _phi(np.vstack([t.probs_mem[:n_f], t.probs_non]), y, votes)
+        return logit_scaled_confidence(np.vstack([t.probs_mem[:n_f], t.probs_non]), y, votes=votes)
 
     from ..metrics import auc_ci_can_exceed
 
@@ -634,7 +627,7 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
         retain_rows = np.arange(n_f, n_f + n_r)
         ref_probs = learner.fit_predict_many(X_mem, data.y_mem, [retain_rows] * reference_models, seeds,
                                              np.vstack([X_mem[:n_f], X_non]), n_classes=data.n_classes)
-        phi_refs = _phi(ref_probs, y, votes)
+        phi_refs = logit_scaled_confidence(ref_probs, y, votes=votes)
         res_after = excess_forget_signal(phi(t_after), phi_refs, is_forget, confidence=conf)
         res_before = excess_forget_signal(phi(t_before), phi_refs, is_forget, confidence=conf)
         if t_gold is not None:  # two-sided: bounds at 1 - (1 - conf) / 2 each
