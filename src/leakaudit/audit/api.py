@@ -359,10 +359,10 @@ def _texts(given, text_column: str | None, name: str) -> list[str]:
 def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer, references, verbose, other: dict,
                           settings: dict, call: str) -> AuditResult:
     """:func:`audit` of a causal language model given in memory: the command line's language-model audit
-    (:func:`leakaudit.audit.steps.lm.lm_audit`) on these texts and models; ``call``: the call as the record shows
+    (:func:`leakaudit.audit.pipeline.audit_core`) on these texts and models; ``call``: the call as the record shows
     it."""
     from ..lm.load import check_reference, wrap_causal_lm
-    from .steps.lm import LMTexts, lm_audit
+    from .pipeline import LMTexts, audit_core
 
     bad = sorted(k for k, v in other.items() if v is not None)
     if bad:
@@ -399,4 +399,4 @@ def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer,
               **{f"reference model {i + 1}": r.model for i, r in enumerate(refs)},
               **{f"tokenizer of reference model {i + 1}": r.tokenizer for i, r in enumerate(refs)
                  if r.tokenizer is not tokenizer}}
-    return lm_audit(cfg, command=call, verbose=verbose, texts=texts, models=(lm, refs), memory=memory)
+    return audit_core(cfg, data=texts, target=(lm, refs), command=call, verbose=verbose, inputs=memory)

@@ -1,11 +1,11 @@
 """The one assembler: an audit's :class:`~leakaudit.audit.result.results.AuditResult` from its plan's finished steps.
 
-Both audits, the tabular one (:mod:`leakaudit.audit.pipeline`) and a language model's
-(:mod:`leakaudit.audit.steps.lm`), run their plan with :func:`leakaudit.audit.plan.run_plan` and hand the finished
-steps here with what only they know (the data, target and settings sections, and each record's identity and
-values). Here the checks go to the pure :func:`~leakaudit.audit.result.verdict.decide` with the family they were corrected
-for, each step's summary fills the results.json section it names, its per-record columns join records.csv, and the
-per-record risk and the evidence record are added.
+The pipeline (:mod:`leakaudit.audit.pipeline`) prepares the inputs of one modality, runs their plan with
+:func:`leakaudit.audit.plan.run_plan` and hands the finished steps here with the prepared inputs (the data, target
+and settings sections, and each record's identity and values). Here the checks go to the pure
+:func:`~leakaudit.audit.result.verdict.decide` with the family they were corrected for, each step's summary fills the
+results.json section it names, its per-record columns join records.csv, and the per-record risk and the evidence
+record are added.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from .._version import __version__
 from .._resources import peak_rss_mb
 from .result.checks import Analysis
 from .config import AuditConfig, recorded_config
+from .context import Prepared
 from .plan import Plan, not_needed
 from .result.release import threat_model
 from .result.results import AuditResult
@@ -30,25 +31,21 @@ from .result.verdict import decide
 __all__ = ["assemble"]
 
 
-def assemble(plan: Plan, done: Mapping[str, Analysis], *, cfg: AuditConfig, command: str | None,
-             planned: Mapping[str, int], check_confidence: float, data: dict, target: dict, settings: dict,
-             timings: dict, records: pd.DataFrame, in_memory: bool,
-             memory: Mapping[str, Any] | None = None) -> AuditResult:
-    """The result of ``plan``'s finished steps ``done`` (step name -> :class:`Analysis`).
+def assemble(plan: Plan, done: Mapping[str, Analysis], inputs: Prepared, *, cfg: AuditConfig, command: str | None,
+             planned: Mapping[str, int], check_confidence: float, timings: dict) -> AuditResult:
+    """The result of ``plan``'s finished steps ``done`` (step name -> :class:`Analysis`) on ``inputs``.
 
     ``planned`` and ``check_confidence``: the checks each step planned and the corrected confidence they were
-    judged at. ``data``, ``target`` and ``settings``: those sections of results.json. ``records``: one row per
-    audited record, members first (``record``, ``source``, ``row``, ``is_member`` and the record's own values); the
-    steps' per-record columns follow, those of ``plan.record_columns`` first. ``in_memory``: the records were given
-    in memory, so the evidence names no input file. ``memory``: the inputs given in memory (the records, the model,
-    the model the demo trained), role -> object, fingerprinted in the evidence record
-    (:func:`leakaudit.audit.result.evidence.build_evidence`).
+    judged at. ``inputs``: the data, target and settings sections (the steps' own settings join the last), the
+    records (the steps' per-record columns follow, those of ``plan.record_columns`` first), and the inputs given in
+    memory, fingerprinted in the evidence record (:func:`leakaudit.audit.result.evidence.build_evidence`).
     """
     analyses = [done[s.name] for s in plan.steps]
-    recipe = next((a.extras["recipe"] for a in analyses if a.extras.get("recipe") is not None), None)
+    text = inputs.modality == "text"
+    recipe = next((a.recipe for a in analyses if a.recipe is not None), None)
     verdict = decide(cfg, [c for a in analyses for c in a.checks], recipe=recipe, check_confidence=check_confidence,
                      planned=planned, not_run=not_needed(done))
-    if data.get("kind") == "text":  # a language model's outputs are its tokens' log-probabilities, not class scores
+    if text:  # a language model's outputs are its tokens' log-probabilities, not class scores
         verdict = verdict.model_copy(update={"threat_model": threat_model(cfg.release, text=True)})
     sections: dict = {}
     names = {s.name for s in plan.steps}
@@ -62,21 +59,23 @@ def assemble(plan: Plan, done: Mapping[str, Analysis], *, cfg: AuditConfig, comm
         sections[top] = {**(sections.get(top) or {}), inner: summary} if inner else summary
     order = [*plan.record_columns, *(s.name for s in plan.steps if s.name not in plan.record_columns)]
     columns = {col: v for name in order for col, v in done[name].per_record.items()}
+    records = inputs.records
     rec = pd.concat([records, pd.DataFrame(columns, index=records.index)], axis=1) if columns else records
     result = AuditResult(
         leakaudit_version=__version__,
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         command=command or "leakaudit audit",
-        config=recorded_config(cfg, kind=target.get("kind", ""), text=data.get("kind") == "text"),
-        data=data, target=target, **sections,
+        config=recorded_config(cfg, kind=inputs.target.get("kind", ""), text=text),
+        data=inputs.data, target=inputs.target, **sections,
         skipped=[s.as_dict() for a in analyses for s in a.skipped],
         verdict=verdict,
         timings=timings,
-        resources={"peak_memory_mb": round(peak_rss_mb(), 1), **{k: v for a in analyses for k, v in a.resources.items()}},
-        settings=settings,
+        resources={"peak_memory_mb": round(peak_rss_mb(), 1),
+                   **{k: v for a in analyses for k, v in a.resources.items()}},
+        settings={**inputs.settings, **{k: v for a in analyses for k, v in a.settings.items()}},
     )
-    dtp = done["dtp"].extras.get("remove") if "dtp" in done else None
-    return _with_evidence(_with_record_risk(result, rec, dtp), in_memory=in_memory, memory=memory)
+    flagged = next((a.flagged for a in analyses if a.flagged is not None), None)
+    return _with_evidence(_with_record_risk(result, rec, flagged), in_memory=inputs.in_memory, memory=inputs.memory)
 
 
 def _with_evidence(result: AuditResult, *, in_memory: bool, memory: Mapping[str, Any] | None) -> AuditResult:
@@ -94,7 +93,8 @@ def _with_evidence(result: AuditResult, *, in_memory: bool, memory: Mapping[str,
 
 def _with_record_risk(result: AuditResult, rec: pd.DataFrame, significant: list[int] | None) -> AuditResult:
     """``result`` with its per-record table, completed by each member's p-value per attack, what flags it
-    (:func:`leakaudit.audit.result.record_risk.flag_records`; ``significant``: the members DTP-1 finds, by index) and its
+    (:func:`leakaudit.audit.result.record_risk.flag_records`; ``significant``: the members a step's rule flags,
+    DTP-1's, by index) and its
     risk rank; the summary goes to ``record_risk``."""
     from ..membership import display_name
     from .result.record_risk import flag_records

@@ -1,12 +1,13 @@
 """The audit pipeline: data -> target -> plan of analyses (each with its checks) -> verdict -> result -> files.
 
-:func:`audit_core` runs an audit in memory: it reads (or is given) the records and the model, builds the plan of
-analyses (:mod:`leakaudit.audit.plan`), derives from it the confidence at which each check is judged (Bonferroni,
-so that together they hold at ``cfg.confidence``), runs it, and hands every check to the pure
-:func:`~leakaudit.audit.result.verdict.decide`. Each analysis returns an :class:`~leakaudit.audit.result.checks.Analysis`: its
-section of results.json, its checks and what it could not run (with the reason and the input that would enable
-it), never silently dropped. :func:`run_audit` is the command line's: the same, then the files
-(:meth:`AuditResult.save <leakaudit.audit.result.results.AuditResult.save>`).
+:func:`audit_core` runs an audit in memory: it prepares (reads, or is given) the inputs of one modality (a table's
+records and model, or a language model's texts, model and per-token scores: :func:`prepare`), takes the plan of
+that modality's analyses (:mod:`leakaudit.audit.plan`), derives from it the confidence at which each check is
+judged (Bonferroni, so that together they hold at ``cfg.confidence``), runs it, and hands every check to the pure
+:func:`~leakaudit.audit.result.verdict.decide`. Each analysis returns an
+:class:`~leakaudit.audit.result.checks.Analysis`: its section of results.json, its checks and what it could not run
+(with the reason and the input that would enable it), never silently dropped. :func:`run_audit` is the command
+line's: the same, then the files (:meth:`AuditResult.save <leakaudit.audit.result.results.AuditResult.save>`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +27,17 @@ from .._version import __version__
 from .._results import record_name, write_json_atomic
 from ..exceptions import AuditInterrupted
 from .config import AuditConfig, Phrase, check_outputs_spare_inputs, phrase
-from .context import AuditContext, engine_stats
+from .context import AuditContext, Prepared, engine_stats
 from .inputs.data import AuditData, prepare_data
 from .result.output import check_out_writable
 from .assemble import assemble
-from .plan import PLAN, check_confidence, run_plan, with_registered
+from .plan import PLAN, check_confidence, plan_for, run_plan
 from .progress import StageProgress as _Stages
 from .progress import in_notebook
 from .result.results import AuditResult
 from .inputs.target import Target, on_device, prepare_target
 
-__all__ = ["run_audit", "audit_core", "check_inputs"]
+__all__ = ["run_audit", "audit_core", "check_inputs", "prepare", "LMTexts", "read_lm_texts"]
 
 DEFAULT_CACHE = ".leakaudit-cache"
 
@@ -74,16 +77,19 @@ def run_audit(cfg: AuditConfig, out: str | Path, *, command: str | None = None, 
     return result
 
 
-def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Target | None = None,
+def audit_core(cfg: AuditConfig, *, data: AuditData | LMTexts | None = None, target: Target | tuple | None = None,
                command: str | None = None, verbose: bool | None = None, memory_budget: int | str | None = None,
                work_budget: int | str | None = None, written_to: Path | None = None,
                default_cache: str | None = DEFAULT_CACHE, inputs: Mapping[str, Any] | None = None,
                flags: bool = False) -> AuditResult:
-    """The audit in memory: build the plan of analyses, run it, decide; nothing is written.
+    """The audit in memory: prepare the inputs (:func:`prepare`), run the plan of their modality's analyses, decide;
+    nothing is written.
 
-    ``data``: the records, already read and encoded (:func:`leakaudit.audit.inputs.data.data_from_frames`); None: read
-    as ``cfg`` says. ``target``: an already prepared :class:`~leakaudit.audit.inputs.target.Target` (its model, its
-    outputs on the members and non-members, and the learner that retrains it); None: the one ``cfg`` describes.
+    ``data``: the records, already read and encoded (:func:`leakaudit.audit.inputs.data.data_from_frames`), or a
+    language model's texts (:class:`LMTexts`); None: read as ``cfg`` says. ``target``: an already prepared
+    :class:`~leakaudit.audit.inputs.target.Target` (its model, its outputs on the members and non-members, and the
+    learner that retrains it), or the audited :class:`~leakaudit.lm.load.LoadedLM` and a list of reference ones;
+    None: the one ``cfg`` describes.
 
     ``verbose``: progress on stderr (:class:`~leakaudit.audit.progress.StageProgress`: stage lines, models trained
     of the total with the time left; plain lines when stderr is not a terminal, a tqdm bar in a notebook); None:
@@ -115,10 +121,40 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     from ..learners import resolve_device
 
     resolve_device(cfg.device, name="device")  # a GPU that is not there: one line before any data is read
-    if cfg.is_lm:  # a causal language model: its own stages (audit/steps/lm.py), the same verdict and files
-        from .steps.lm import lm_audit
+    with _limits(cfg, memory_budget, work_budget):
+        st = _Stages(verbose)
+        cache = None if default_cache is None else Path(written_to or ".") / default_cache
+        p = prepare(cfg, st, data=data, target=target, inputs=inputs, flags=flags, cache=cache)
+        try:
+            plan = plan_for(p.modality)
+            planned = plan.planned_checks(cfg, *p.checks_of)
+            ctx = p.context(check_confidence(cfg.confidence, sum(planned.values())))
+            done = run_plan(plan, ctx, st, planned, tiers=cfg.tiered)
+            return assemble(plan, done, p, cfg=cfg, command=command, planned=planned,
+                            check_confidence=ctx.check_confidence, timings=st.timings)
+        except KeyboardInterrupt:
+            if p.engine is None:
+                raise
+            done = ", ".join(st.done) or "none"
+            where = (f"during the {st.current} stage" if st.current else
+                     f"after the {st.done[-1]} stage, while deciding and writing the results" if st.done else "")
+            written = f"; nothing was written to {written_to}" if written_to is not None else ""
+            cache = engine_stats(p.engine)["cache_dir"]
+            kept = (f"the models trained so far are kept in the cache {cache}: run the same command to resume from "
+                    "them" if cache else "no model was cached (give cache_dir to resume an interrupted audit)")
+            raise AuditInterrupted(f"interrupted {where} (stages finished: {done}){written}; {kept}") from None
+        finally:
+            if p.engine is not None:
+                p.engine.close()
 
-        return lm_audit(cfg, command=command, verbose=verbose)
+
+@contextmanager
+def _limits(cfg: AuditConfig, memory_budget: int | str | None, work_budget: int | str | None):
+    """A tabular audit's bounds: one BLAS thread, and the memory and work budgets (which cover the model file's
+    loading too); a language model's audit runs without them."""
+    if cfg.is_lm:
+        yield
+        return
     from threadpoolctl import threadpool_limits
 
     from ..engine import using_memory_budget, using_work_budget
@@ -126,39 +162,42 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | None = None, target: Targe
     # One BLAS thread for the whole audit: OpenBLAS splits some products differently over threads (1 ulp
     # apart on AVX2), so the same seed would give results that depend on OMP_NUM_THREADS and on the
     # machine's core count. The heavy work runs on leakaudit's own threads (the compiled kernels, the engine).
-    # The budgets cover the model file's loading too.
     with threadpool_limits(limits=1, user_api="blas"), using_memory_budget(memory_budget), \
             using_work_budget(work_budget):
-        st = _Stages(verbose)
-        seeds = PLAN.seeds(cfg.seed)
-        in_memory = data is not None
-        limit = outcome_limit(cfg, target)  # the model given as predictions: said before any input is read
-        if limit is not None:
-            _say_limit(limit.words(flags=flags), st, flags)
-        with st.stage("data", "loading and encoding records"):
-            if data is None:
-                data = prepare_data(cfg)
-        with st.stage("target", "training or loading the audited model"):
-            if target is None:
-                target = prepare_target(cfg, data, random_state=seeds["target"])
-            target.learner = on_device(target.learner, cfg.device)
-        if limit is None and (limit := outcome_limit(cfg, target)) is not None:  # before any analysis spends time
-            _say_limit(limit.words(flags=flags), st, flags)
-        engine = _engine(cfg, None if default_cache is None else Path(written_to or ".") / default_cache)
-        st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
-        try:
-            return _run_plan(cfg, command, st, seeds, data, target, engine, in_memory=in_memory, inputs=inputs)
-        except KeyboardInterrupt:
-            done = ", ".join(st.done) or "none"
-            where = (f"during the {st.current} stage" if st.current else
-                     f"after the {st.done[-1]} stage, while deciding and writing the results" if st.done else "")
-            written = f"; nothing was written to {written_to}" if written_to is not None else ""
-            cache = engine_stats(engine)["cache_dir"]
-            kept = (f"the models trained so far are kept in the cache {cache}: run the same command to resume from "
-                    "them" if cache else "no model was cached (give cache_dir to resume an interrupted audit)")
-            raise AuditInterrupted(f"interrupted {where} (stages finished: {done}){written}; {kept}") from None
-        finally:
-            engine.close()
+        yield
+
+
+def prepare(cfg: AuditConfig, st: _Stages, *, data=None, target=None, inputs: Mapping[str, Any] | None = None,
+            flags: bool = False, cache: Path | None = None) -> Prepared:
+    """The inputs of ``cfg``'s modality, read (or given: ``data``, ``target``, as :func:`audit_core` takes them)
+    and checked, each stage a progress line of ``st``: a table's records and model, or a language model's texts,
+    loaded model and per-token scores. ``cache``: the tabular engine's cache folder when ``cfg`` names none."""
+    if cfg.is_lm:
+        return _prepare_text(cfg, st, data, target, inputs)
+    seeds = PLAN.seeds(cfg.seed)
+    in_memory = data is not None
+    limit = outcome_limit(cfg, target)  # the model given as predictions: said before any input is read
+    if limit is not None:
+        _say_limit(limit.words(flags=flags), st, flags)
+    with st.stage("data", "loading and encoding records"):
+        if data is None:
+            data = prepare_data(cfg)
+    with st.stage("target", "training or loading the audited model"):
+        if target is None:
+            target = prepare_target(cfg, data, random_state=seeds["target"])
+        target.learner = on_device(target.learner, cfg.device)
+    if limit is None and (limit := outcome_limit(cfg, target)) is not None:  # before any analysis spends time
+        _say_limit(limit.words(flags=flags), st, flags)
+    sources = _record_sources(cfg, data)
+    names = tuple(record_name(s, r, index=i) for s, r, i in zip(sources["source"], sources["row"], sources["index"]))
+    records, value_cols = _records(data, sources, reserved={"pdtp", "pdtp_lower_bound", "risk_rank", "flagged_by"})
+    engine = _engine(cfg, cache)
+    st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
+    return Prepared("tabular", (data, target), lambda cc: AuditContext(
+        cfg=cfg, data=data, target=target, seeds=seeds, engine=engine, check_confidence=cc, record_names=names),
+        data={**data.summary(), "files": sources["files"], "record_columns": value_cols},
+        target=target.summary(data), settings=_settings(cfg, target), records=records, in_memory=in_memory,
+        memory=_memory_inputs(inputs, target), engine=engine)
 
 
 def outcome_limit(cfg: AuditConfig, target: Target | None) -> Phrase | None:
@@ -203,7 +242,6 @@ def _outside_leakaudit() -> int:
         frame, level = frame.f_back, level + 1
     return level
 
-
 def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str | None = None,
                  work_budget: int | str | None = None) -> dict:
     """Stages 1 and 2 only: read and reconcile the records, load (or train) the model and compute its outputs,
@@ -211,35 +249,28 @@ def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str 
     accuracy on the members and on the non-members). Refuses exactly what :func:`run_audit` refuses, in seconds."""
     out = Path(out)
     check_out_writable(out)
-    from threadpoolctl import threadpool_limits
-
-    if cfg.is_lm:
-        from .steps.lm import lm_check_inputs
-
-        summary = {"leakaudit_version": __version__, "config": cfg.model_dump(mode="json"), **lm_check_inputs(cfg)}
-        out.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(out / "inputs.json", summary)
-        return summary
-    from ..engine import using_memory_budget, using_work_budget
-
-    with threadpool_limits(limits=1, user_api="blas"), using_memory_budget(memory_budget), \
-            using_work_budget(work_budget):
-        seeds = PLAN.seeds(cfg.seed)
-        data = prepare_data(cfg)
-        target = prepare_target(cfg, data, random_state=seeds["target"])
-        recipe = _quick_recipe_test(cfg, data, target, seeds, out) if target.learner is not None else None
-    summary = {"leakaudit_version": __version__, "config": cfg.model_dump(mode="json"), "data": data.summary(),
-               "target": target.summary(data), **({"recipe": recipe} if recipe is not None else {})}
+    with _limits(cfg, memory_budget, work_budget):
+        summary = _text_inputs(cfg) if cfg.is_lm else _tabular_inputs(cfg, out)
+    summary = {"leakaudit_version": __version__, "config": cfg.model_dump(mode="json"), **summary}
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / "inputs.json", summary)
     return summary
 
 
+def _tabular_inputs(cfg: AuditConfig, out: Path) -> dict:
+    """The records and the model as a tabular audit would see them, and the quick recipe test."""
+    seeds = PLAN.seeds(cfg.seed)
+    data = prepare_data(cfg)
+    target = prepare_target(cfg, data, random_state=seeds["target"])
+    recipe = _quick_recipe_test(cfg, data, target, seeds, out) if target.learner is not None else None
+    return {"data": data.summary(), "target": target.summary(data), **({} if recipe is None else {"recipe": recipe})}
+
+
 def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, out: Path) -> dict:
-    """Does retraining reproduce the given model on these members (:func:`leakaudit.audit.inputs.recipe.recipe_test`), with
-    the smoke profile's reference models: the check of the inputs that a wrong member file fails. Its models are the
-    ones a smoke audit of the same inputs, seed and cache trains first (the cache, in ``out`` unless named, keeps
-    them)."""
+    """Does retraining reproduce the given model on these members
+    (:func:`leakaudit.audit.inputs.recipe.recipe_test`), with the smoke profile's reference models: the check of
+    the inputs that a wrong member file fails. Its models are the ones a smoke audit of the same inputs, seed and
+    cache trains first (the cache, in ``out`` unless named, keeps them)."""
     import time
 
     from .config import PROFILES
@@ -259,24 +290,6 @@ def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds:
                     confidence=cfg.confidence)
     return {**r, "n_reference": k, "seconds": round(time.perf_counter() - t0, 2)}
 
-
-def _run_plan(cfg, command, st, seeds, data, target, engine, *, in_memory: bool,
-              inputs: Mapping[str, Any] | None = None) -> AuditResult:
-    plan = with_registered(PLAN, "tabular")
-    planned = plan.planned_checks(cfg, data, target)
-    sources = _record_sources(cfg, data)
-    ctx = AuditContext(cfg=cfg, data=data, target=target, seeds=seeds, engine=engine,
-                       check_confidence=check_confidence(cfg.confidence, sum(planned.values())),
-                       record_names=tuple(record_name(s, r, index=i) for s, r, i in
-                                          zip(sources["source"], sources["row"], sources["index"])))
-    done = run_plan(plan, ctx, st, planned, tiers=cfg.tiered)
-    records, value_cols = _records(data, sources, reserved={"pdtp", "pdtp_lower_bound", "risk_rank", "flagged_by"})
-    return assemble(plan, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
-                    data={**data.summary(), "files": sources["files"], "record_columns": value_cols},
-                    target=target.summary(data), settings=_settings(cfg, target), timings=st.timings,
-                    records=records, in_memory=in_memory, memory=_memory_inputs(inputs, target))
-
-
 def _memory_inputs(inputs: Mapping[str, Any] | None, target: Target) -> dict:
     """The inputs the evidence record fingerprints as objects: those given in memory, and the model the demo
     trained (it has no file; its digest identifies the model audited)."""
@@ -292,7 +305,8 @@ def _records(data: AuditData, sources: dict, *, reserved: set[str]) -> tuple[pd.
     is; row 1 = the first row after the header) or, for tables given in memory with unique indexes, ``index`` (the
     DataFrame's index label) in place of ``row``, ``is_member``, ``label``, with a privacy unit ``unit`` (the
     record's unit as read), then the record's own values (the label as its class name, every feature column; one
-    named like a column of ours, ``reserved``, or like an attack's score gets the prefix ``value_``). Returns the table and the names of the value columns."""
+    named like a column of ours, ``reserved``, or like an attack's score gets the prefix ``value_``). Returns the
+    table and the names of the value columns."""
     n = len(data.y_mem) + len(data.y_non)
     values = pd.concat([data.frame_mem, data.frame_non], ignore_index=True)
     ours = {"record", "source", "row", "index", "is_member", "label"} | reserved
@@ -312,12 +326,17 @@ def _records(data: AuditData, sources: dict, *, reserved: set[str]) -> tuple[pd.
     table = pd.DataFrame(columns)
     return table, list(table.columns[5 + len(unit):])
 
-
 def _lines(path) -> str:
     """Where a row of a table file is among its lines: a text table's row N is its line N + 1 (Parquet has none)."""
     if any(x.lower() in (".parquet", ".pq") for x in Path(path).suffixes):
         return ""
     return ": row N is its line N + 1, after the header, where no cell holds a line break"
+
+def _file_names(cfg: AuditConfig) -> tuple[str, str]:
+    """How the members' and the non-members' files are named: by their names, or by their paths where the names
+    are the same (two files of one name in different folders)."""
+    tr, te = Path(cfg.train).name, Path(cfg.test).name
+    return (str(cfg.train), str(cfg.test)) if tr == te else (tr, te)
 
 
 def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
@@ -338,9 +357,7 @@ def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
         src = [name] * (n_m + n_n)
         files = {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0){_lines(cfg.data)}"}
     else:
-        tr, te = Path(cfg.train).name, Path(cfg.test).name
-        if tr == te:  # two files of one name in different folders
-            tr, te = str(cfg.train), str(cfg.test)
+        tr, te = _file_names(cfg)
         src = [tr] * n_m + [te] * n_n
         files = {tr: f"{cfg.train} (members){_lines(cfg.train)}", te: f"{cfg.test} (non-members){_lines(cfg.test)}"}
     rows = np.r_[ids_m, ids_n] + 1
@@ -413,3 +430,187 @@ def _settings(cfg: AuditConfig, target: Target) -> dict:
     r["parameters"] = {k: _plain(v) for k, v in r["parameters"].items() if v is not None}
     out["retraining_recipe"] = {**r, "seeds": "a fresh seed per model, derived from the audit seed"}
     return out
+
+
+#: characters of each text shown in records.csv and the report
+SHOWN_CHARS = 100
+
+
+@dataclass(frozen=True)
+class LMTexts:
+    """The audited texts: members first, then non-members, and where each comes from."""
+
+    members: list[str]
+    nonmembers: list[str]
+    source: list[str]
+    row: np.ndarray  # 1 = the first row of its file
+    files: dict
+    logprobs: list | None = None  # scores only: each text's per-token log-probabilities, members first
+
+    @property
+    def texts(self) -> list[str]:
+        return self.members + self.nonmembers
+
+    @property
+    def is_member(self) -> np.ndarray:
+        return np.r_[np.ones(len(self.members), int), np.zeros(len(self.nonmembers), int)]
+
+
+def read_lm_texts(cfg: AuditConfig) -> LMTexts:
+    """The member and non-member texts of ``cfg``: ``train`` and ``test`` files, or one ``data`` file split by its
+    ``membership_column`` (1 = member)."""
+    from ..exceptions import InvalidInputError
+    from ..lm.texts import read_arrays, read_text_table, read_texts
+
+    col, lpc = cfg.text_column, cfg.logprobs_column
+    if cfg.data is not None:
+        df = read_text_table(cfg.data)
+        mc = cfg.membership_column
+        if mc not in df.columns:
+            raise InvalidInputError(f"`membership_column` {mc!r} is not a column of {cfg.data}")
+        flag = pd.to_numeric(df[mc], errors="coerce")
+        if not flag.isin([0, 1]).all():
+            raise InvalidInputError(f"{cfg.data}: `membership_column` {mc!r} must hold 0 or 1 in every row")
+        texts = read_texts(cfg.data, col, frame=df)
+        mem_rows = np.flatnonzero(flag.to_numpy() == 1)
+        non_rows = np.flatnonzero(flag.to_numpy() == 0)
+        order = np.r_[mem_rows, non_rows]
+        lp = None if lpc is None else [read_arrays(cfg.data, lpc, df)[i] for i in order]
+        name = Path(cfg.data).name
+        return LMTexts([texts[i] for i in mem_rows], [texts[i] for i in non_rows], [name] * len(texts),
+                       order + 1, {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0)"}, lp)
+    df_m, df_n = read_text_table(cfg.train), read_text_table(cfg.test)
+    mem, non = read_texts(cfg.train, col, frame=df_m), read_texts(cfg.test, col, frame=df_n)
+    lp = None if lpc is None else read_arrays(cfg.train, lpc, df_m) + read_arrays(cfg.test, lpc, df_n)
+    tr, te = _file_names(cfg)
+    return LMTexts(mem, non, [tr] * len(mem) + [te] * len(non), np.r_[np.arange(len(mem)), np.arange(len(non))] + 1,
+                   {tr: f"{cfg.train} (members)", te: f"{cfg.test} (non-members)"}, lp)
+
+
+def _check_sizes(texts: LMTexts) -> None:
+    from ..exceptions import InvalidInputError
+
+    for what, t in (("members", texts.members), ("non-members", texts.nonmembers)):
+        if len(t) < 2:
+            raise InvalidInputError(f"the audit needs at least 2 {what}; {len(t)} given")
+    overlap = set(texts.members) & set(texts.nonmembers)
+    if overlap:
+        raise InvalidInputError(f"{len(overlap)} text(s) are both members and non-members, e.g. "
+                                f"{next(iter(overlap))[:60]!r}: a text is one or the other")
+
+
+def _load(cfg: AuditConfig):
+    from ..lm.load import check_reference, load_causal_lm
+
+    if cfg.model_dir is None:  # scores only
+        return None, []
+    lm = load_causal_lm(cfg.model_dir, cfg.tokenizer, device=cfg.device)
+    refs = []
+    for d in cfg.reference_dir or []:  # the model's own folder is not read again: it is refused
+        same = Path(d).resolve() == Path(cfg.model_dir).resolve()
+        refs.append(lm if same else load_causal_lm(d, what="reference model directory", device=cfg.device))
+        check_reference(lm, refs[-1], f"`reference_dir` {d}", f"`model_dir` {cfg.model_dir}")
+    return lm, refs
+
+
+def _quiet_transformers() -> None:
+    """No progress bars or advice from transformers on stderr: the audit prints its own stage lines. Scores given
+    as log-probabilities need no transformers: nothing to quiet where it is not installed."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
+def _shorten(text: str, n: int = SHOWN_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= n else flat[: n - 1] + "…"
+
+
+def _text_inputs(cfg: AuditConfig) -> dict:
+    """Read the texts and load the models, and say what the audit would see (``inputs.json``); no scoring."""
+    _quiet_transformers()
+    texts = read_lm_texts(cfg)
+    _check_sizes(texts)
+    lm, refs = _load(cfg)
+    if lm is None:
+        _given_scores(cfg, texts)
+    return {"data": {"kind": "text", "text_column": cfg.text_column, "n_members": len(texts.members),
+                     "n_nonmembers": len(texts.nonmembers), "files": texts.files},
+            "target": {"kind": "language model", "description": _scores_only(cfg) if lm is None else lm.description,
+                       "reference_models": [r.description for r in refs]}}
+
+
+def _given_scores(cfg: AuditConfig, texts: LMTexts):
+    """The per-token log-probabilities read from ``logprobs_column``, checked, each named by its file and row."""
+    from ..lm.score import scores_from_arrays
+
+    return scores_from_arrays(texts.logprobs, names=[f"{src}, row {int(r)}: `logprobs_column` {cfg.logprobs_column!r}"
+                                                     for src, r in zip(texts.source, texts.row)])
+
+
+def _scores_only(cfg: AuditConfig) -> str:
+    return (f"a language model's per-token log-probabilities, computed elsewhere, from the column "
+            f"{cfg.logprobs_column!r} (scores only)")
+
+
+def _prepare_text(cfg: AuditConfig, st: _Stages, texts: LMTexts | None, models: tuple | None,
+                  memory: Mapping[str, Any] | None) -> Prepared:
+    """A language model's inputs: its member and non-member texts, the audited model and the reference ones (or
+    the per-token scores given), and each text's per-token scores under them, one row per text (members first)."""
+    from ..lm.score import score_texts
+    from .steps.lm import BATCH_TOKENS, LM_PLAN, MIN_K, LMScores, threads
+
+    _quiet_transformers()
+    with st.stage("data", "reading the member and non-member texts"):
+        in_memory = texts is not None
+        texts = read_lm_texts(cfg) if texts is None else texts
+        _check_sizes(texts)
+    with st.stage("target", "loading the language model"):
+        lm, refs = _load(cfg) if models is None else models
+    n_threads = threads()
+    all_texts, m = texts.texts, texts.is_member
+    with st.stage("scoring", f"per-token log-probabilities of {len(all_texts):,} texts under "
+                             f"{1 + len(refs)} model{'s' if refs else ''}"):
+        if lm is None:
+            ts = _given_scores(cfg, texts)
+        else:
+            ts = score_texts(lm.model, lm.tokenizer, all_texts, max_length=lm.context_length,
+                             batch_tokens=BATCH_TOKENS, n_threads=n_threads)
+        ref_ts = [score_texts(r.model, r.tokenizer, all_texts, max_length=r.context_length,
+                              batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False) for r in refs]
+    scored = LMScores(texts=all_texts, is_member=m, target=ts, references=ref_ts, scores_only=lm is None, model=lm,
+                      names=tuple(f"{src}, row {int(r)}" for src, r in zip(texts.source, texts.row)))
+    seeds = LM_PLAN.seeds(cfg.seed)
+    n_mem = len(texts.members)
+    acc_m = ts.subset(np.arange(n_mem)).token_accuracy()
+    acc_n = ts.subset(np.arange(n_mem, len(all_texts))).token_accuracy()
+    loss = -ts.mean_logprob()
+    ctx_len = None if lm is None else lm.context_length
+    cut = (f"; {ts.n_truncated} text{'s' if ts.n_truncated != 1 else ''} longer than the model's context of "
+           f"{ctx_len} tokens {'were' if ts.n_truncated != 1 else 'was'} cut to their first "
+           f"{ctx_len} tokens" if ts.n_truncated else "")
+    data = {"kind": "text", "name": "texts", "text_column": cfg.text_column,
+            "description": f"{n_mem:,} member and {len(texts.nonmembers):,} non-member texts "
+                           f"({int(ts.n_tokens.sum()):,} scored tokens){cut}",
+            "n_members": n_mem, "n_nonmembers": len(texts.nonmembers), "n_population": 0,
+            "n_tokens": int(ts.n_tokens.sum()), "n_truncated": int(ts.n_truncated),
+            "files": texts.files, "record_columns": ["text"]}
+    target = {"kind": "language model", "retrainable": False,
+              "description": _scores_only(cfg) if lm is None else
+                             f"{lm.description}; accuracy is the next-token top-1 accuracy",
+              "train_accuracy": acc_m, "test_accuracy": acc_n,
+              "mean_loss_members": float(loss[:n_mem].mean()), "mean_loss_nonmembers": float(loss[n_mem:].mean()),
+              "context_length": ctx_len, "reference_models": [r.description for r in refs]}
+    records = pd.DataFrame({"record": np.arange(len(all_texts)), "source": texts.source, "row": texts.row,
+                            "is_member": m, "text": [_shorten(t) for t in all_texts], "n_tokens": ts.n_tokens,
+                            "truncated": (np.zeros(len(all_texts), int) if ts.truncated is None
+                                          else ts.truncated.astype(int)),
+                            "loss": loss})
+    return Prepared("text", (texts, scored), lambda cc: AuditContext(cfg=cfg, seeds=seeds, check_confidence=cc,
+                                                                      scored=scored),
+                    data=data, target=target, settings={"profile": cfg.profile, "n_boot": cfg.settings.n_boot,
+                                                        "min_k": MIN_K},
+                    records=records, in_memory=in_memory, memory=memory or {})

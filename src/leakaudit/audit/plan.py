@@ -1,13 +1,14 @@
 """The audit's plan: every analysis it may run, in order, each declaring the checks it plans before any runs.
 
 An analysis (a :class:`Step`) has a name (its section of results.json), the stage its progress line shows, the
-number of checks it plans for these inputs, whether it runs given what ran before it, and how it runs. A
-:class:`Plan` is the steps in order with the seed slots they draw: :data:`PLAN` is the tabular audit's,
-:data:`leakaudit.audit.steps.lm.LM_PLAN` a language model's. Each audit counts its plan's checks, derives the
-multiple-testing correction from them in one place (:func:`check_confidence`), runs the steps with the one runner
-(:func:`run_plan`) and hands them to the one assembler (:func:`leakaudit.audit.assemble.assemble`), which gives every
-check and the planned family to the pure :func:`~leakaudit.audit.result.verdict.decide`. A step that does not run returns an
-empty :class:`~leakaudit.audit.result.checks.Analysis`; one that cannot run what it planned says why in its ``skipped``
+number of checks it plans for these inputs, whether it runs given what ran before it, how it runs and the seed
+slots it draws. A :class:`Plan` is the steps in order: :data:`PLAN` is the tabular audit's,
+:data:`leakaudit.audit.steps.lm.LM_PLAN` a language model's (:func:`plan_for`). The pipeline counts the plan's
+checks, derives the multiple-testing correction from them in one place (:func:`check_confidence`), runs the steps
+with the one runner (:func:`run_plan`) and hands them to the one assembler
+(:func:`leakaudit.audit.assemble.assemble`), which gives every check and the planned family to the pure
+:func:`~leakaudit.audit.result.verdict.decide`. A step that does not run returns an empty
+:class:`~leakaudit.audit.result.checks.Analysis`; one that cannot run what it planned says why in its ``skipped``
 entries.
 
 Counting a planned check that later cannot run only makes the correction more conservative; a check that runs
@@ -17,106 +18,23 @@ without being planned would make it too liberal, so :func:`run_plan` refuses tha
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from .result.checks import Analysis, Skipped
-from .config import SEED_SLOTS, escaped, phrase
-from .context import AuditContext
+from .inputs.duplicates import duplicates_analysis
+from .steps import Plan, Step
+from .steps.attribute import attribute_analysis
+from .steps.dp import dp_analysis
+from .steps.dtp import dtp_analysis, screen_sizes
+from .steps.membership import access_of, membership_analysis, planned_attacks
+from .steps.mip import mip_analysis
+from .steps.property import property_analysis
+from .steps.removal import records_to_remove, removal_analysis
+from .config import escaped, phrase
 
-__all__ = ["Step", "Plan", "PLAN", "STEPS", "check_confidence", "run_plan", "register_analysis", "with_registered",
+__all__ = ["Step", "Plan", "PLAN", "STEPS", "check_confidence", "run_plan", "register_analysis", "plan_for",
            "not_needed", "CHEAP_TIER", "NOT_NEEDED"]
-
-
-@dataclass(frozen=True)
-class Step:
-    """One analysis of the audit.
-
-    Attributes
-    ----------
-    name : str
-        Its results.json section ("membership", "dtp", ...); the key of its result in :func:`run_plan`'s output.
-    stage, title : str
-        The progress line's stage name (the key of results.json's ``timings``) and what it says.
-    checks : callable
-        ``checks(cfg, data, target) -> int``: the checks it plans for these inputs (the Bonferroni family).
-    run : callable
-        ``run(ctx, done) -> Analysis``; ``done`` maps the names of the steps before it to their results.
-    when : callable, optional
-        ``when(ctx, done) -> bool``: whether it applies to these inputs (default: always); one that does not gives an
-        empty result.
-    skip : callable, optional
-        ``skip(ctx, done) -> Skipped | None``: for a step that applies, why it does not run here (the input or the
-        setting it lacks, and what would let it run), checked before it starts; None: it runs.
-    section : str, optional
-        The results.json section its summary fills (default: ``name``; ``"dtp.removal"``: the ``removal`` entry of
-        the ``dtp`` section, when that step ran; a registered analysis: ``analyses.NAME``).
-    description : str
-        One line: what it measures and whose idea it is (stored in results.json for a registered analysis, so the
-        report shows it without the plug-in).
-    models : callable, optional
-        ``models(ctx, done) -> int``: about how many models it trains, for the progress's whole-audit total and time
-        left (:meth:`~leakaudit.audit.progress.StageProgress.expect`). Asked once before any step runs (``done``
-        empty: an estimate that needs an earlier step's result gives 0 then) and again just before it runs. Models
-        it decides to train as it goes join the total when the engine announces them. None: none expected.
-    skipped_by : str, optional
-        The setting that skips this step, as the library and the command line spell it (``"removal=False,
-        --no-removal"``): its progress line then says its share of the audit's time.
-    cheap : callable, optional
-        ``cheap(ctx, done) -> (Analysis, deferred)``: what of it a tiered audit runs in its cheap tier, before any
-        model is trained (``when`` and ``skip`` apply as to ``run``): checks that the whole step makes too, computed
-        the same way, and ``deferred``, the parts left for ``run`` in words (empty: this is the step's whole
-        result, and ``run`` is not called). None: nothing of it runs in the cheap tier.
-    expensive : bool, default=False
-        It trains models the decision may not need: a tiered audit whose cheap tier withheld the model does not run
-        it (nor the deferred parts of a step with ``cheap``) and lists it as not needed.
-    """
-
-    name: str
-    stage: str
-    title: str
-    checks: Callable[..., int]
-    run: Callable[[AuditContext, Mapping[str, Analysis]], Analysis]
-    when: Callable[[AuditContext, Mapping[str, Analysis]], bool] | None = None
-    skip: Callable[[AuditContext, Mapping[str, Analysis]], Skipped | None] | None = None
-    section: str | None = None
-    description: str = ""
-    models: Callable[[AuditContext, Mapping[str, Analysis]], int] | None = None
-    skipped_by: str | None = None
-    cheap: Callable[[AuditContext, Mapping[str, Analysis]], tuple[Analysis, list[str]]] | None = None
-    expensive: bool = False
-
-
-@dataclass(frozen=True)
-class Plan:
-    """An audit's analyses in the order they run, and how the result is laid out from them.
-
-    Attributes
-    ----------
-    steps : tuple of Step
-    seed_slots : tuple of str
-        The named seeds the steps draw (``ctx.seeds[slot]``), each derived from the audit seed by its position
-        (:meth:`seeds`): slots are only ever appended, so a slot keeps its seed when another is added.
-    record_columns : tuple of str
-        The steps whose per-record columns records.csv shows first, in this order (the others follow in plan order).
-
-    A step's ``section`` is the results.json section its summary fills: its ``name`` by default; ``"dtp.removal"``
-    nests it as the ``removal`` entry of the ``dtp`` section.
-    """
-
-    steps: tuple[Step, ...]
-    seed_slots: tuple[str, ...]
-    record_columns: tuple[str, ...] = ()
-
-    def seeds(self, seed: int) -> dict[str, int]:
-        """Each slot's seed, derived from the audit seed ``seed``."""
-        from .._random import slot_seeds
-
-        return slot_seeds(seed, self.seed_slots)
-
-    def planned_checks(self, cfg, data, target) -> dict[str, int]:
-        """Checks each step plans for these inputs: the family the verdict's correction covers."""
-        return {s.name: int(s.checks(cfg, data, target)) for s in self.steps}
 
 
 def _no_checks(cfg, data, target) -> int:
@@ -124,8 +42,6 @@ def _no_checks(cfg, data, target) -> int:
 
 
 def _membership_checks(cfg, data, target) -> int:
-    from .steps.membership import access_of, planned_attacks
-
     # per attack: its AUC and its TPR at the low FPR, and with a budget its empirical epsilon
     return len(planned_attacks(target, data, access_of(cfg))) * (2 + (cfg.epsilon_budget is not None))
 
@@ -188,8 +104,6 @@ def _dtp_models(ctx, done) -> int:
     """PDTP's first stage (a paired leave-one-out model per member measured and one full model, per repeat: every
     member, the profile's sample, or a screen's starting top and random sample) and the noise floor's models; the
     re-measured candidates and a growing top join when they are known."""
-    from .steps.dtp import screen_sizes
-
     if ctx.target.learner is None or _labels(ctx.cfg):
         return 0
     st, n = ctx.cfg.settings, len(ctx.data.y_mem)
@@ -204,8 +118,6 @@ def _removal_models(ctx, done) -> int:
     """PDTP again on the remaining members the DTP step measured (screened, as the removal stage does, when they are
     more than twice ``pdtp_screen_sample``) and the paired seeds' models with and without the records (0 until the
     DTP step has said which records go)."""
-    from .steps.removal import records_to_remove
-
     if "dtp" not in done:
         return 0
     k = len(records_to_remove(ctx, done["dtp"]))
@@ -227,22 +139,8 @@ def _property_models(ctx, done) -> int:
     return len(ctx.data.sensitive) * 5 * max(4, ctx.cfg.settings.shadow_models)
 
 
-def _duplicates(ctx, done):
-    from .inputs.duplicates import duplicates_analysis
-
-    return duplicates_analysis(ctx)
-
-
-def _membership(ctx, done):
-    from .steps.membership import membership_analysis
-
-    return membership_analysis(ctx)
-
-
 def _membership_cheap(ctx, done):
     """The attacks that need no reference models (the loss attack), and the others' names, deferred."""
-    from .steps.membership import membership_analysis
-
     result = membership_analysis(ctx, reference_models=False)
     return result, list(result.extras["deferred"])
 
@@ -253,22 +151,12 @@ def _whole(run: Callable) -> Callable:
 
 
 def _dtp(ctx, done):
-    from .steps.dtp import dtp_analysis
-
     m = done["membership"]
-    return dtp_analysis(ctx, recipe=m.extras.get("recipe"), lira=m.per_record.get("score_lira"),
+    return dtp_analysis(ctx, recipe=m.recipe, lira=m.per_record.get("score_lira"),
                         reference=m.extras.get("reference"))
 
 
-def _removal_applies(ctx, done) -> bool:
-    from .steps.removal import records_to_remove
-
-    return bool(records_to_remove(ctx, done["dtp"]))
-
-
 def _removal_not_asked(ctx, done) -> Skipped | None:
-    from .steps.removal import records_to_remove
-
     if ctx.cfg.removal:
         return None
     n = len(records_to_remove(ctx, done["dtp"]))
@@ -278,67 +166,49 @@ def _removal_not_asked(ctx, done) -> Skipped | None:
                               f"over {ctx.cfg.settings.dtp_removal_seeds} paired seeds", ("removal", "true")))
 
 
-def _removal(ctx, done):
-    from .steps.removal import records_to_remove, removal_analysis
-
-    return removal_analysis(ctx, done["dtp"], records_to_remove(ctx, done["dtp"]))
-
-
 def _attribute(ctx, done):
-    from .steps.attribute import attribute_analysis
-
     return attribute_analysis(ctx)
-
-
-def _property(ctx, done):
-    from .steps.property import property_analysis
-
-    return property_analysis(ctx)
-
-
-def _mip(ctx, done):
-    from .steps.mip import mip_analysis
-
-    return mip_analysis(ctx)
-
-
-def _dp(ctx, done):
-    from .steps.dp import dp_analysis
-
-    return dp_analysis(ctx)
 
 
 #: The tabular audit's analyses, in the order they run (the DTP step reads the membership step's reference models
 #: and recipe test; removal reads DTP's records)
 STEPS: tuple[Step, ...] = (
     Step("duplicates", "duplicates", "exact and near duplicates among the records (no training)", _no_checks,
-         _duplicates),
+         lambda ctx, done: duplicates_analysis(ctx)),
     Step("structural", "structural", "structural checks of the released model (no training)",
          lambda cfg, data, target: len(_structural(cfg, data, target) or ()), _structural_step,
          when=lambda ctx, done: ctx.cfg.release == "weights", cheap=_whole(_structural_step)),
-    Step("membership", "membership", "membership attacks", _membership_checks, _membership,
-         models=_membership_models, cheap=_membership_cheap, expensive=True),
+    Step("membership", "membership", "membership attacks", _membership_checks,
+         lambda ctx, done: membership_analysis(ctx),
+         models=_membership_models, cheap=_membership_cheap, expensive=True,
+         # the attacks' own: LiRA's and the others' reference models, the shadow, quantile and label-only attacks
+         seeds={"reference": 1, "bootstrap": 6, "shadow": 8, "epsilon": 10, "quantile": 12, "label_only": 14}),
     Step("dtp", "dtp", "leave-one-out PDTP of the training records",
          lambda cfg, data, target: 0 if _labels(cfg) else 1, _dtp, skip=_needs_scores("PDTP / DTP-1"),
-         models=_dtp_models, expensive=True),
+         models=_dtp_models, expensive=True,
+         seeds={"target": 0, "pdtp": 2, "noise_floor": 3, "dtp_test": 9}),  # "target": the audited model's too
     Step("removal", "dtp_removal", "PDTP again without the DTP-1 records, and the accuracy cost", _no_checks,
-         _removal, when=_removal_applies, skip=_removal_not_asked, section="dtp.removal", models=_removal_models,
-         skipped_by="removal=False, --no-removal", expensive=True),
+         lambda ctx, done: removal_analysis(ctx, done["dtp"], records_to_remove(ctx, done["dtp"])),
+         when=lambda ctx, done: bool(records_to_remove(ctx, done["dtp"])), skip=_removal_not_asked,
+         section="dtp.removal", models=_removal_models, skipped_by="removal=False, --no-removal", expensive=True,
+         seeds={"removal": 11}),
     Step("attribute", "attribute", "attribute inference of the sensitive columns",
          lambda cfg, data, target: 0 if _labels(cfg) else len(data.sensitive or []),
          _attribute, skip=_needs_scores("attribute inference"), cheap=_whole(_attribute)),
     Step("property", "property", "estimating each sensitive group's share of the training data", _no_checks,
-         _property, models=_property_models),
-    Step("mip", "mip", "MIP noise for eta = 0.05 and its accuracy cost", _no_checks, _mip),
+         lambda ctx, done: property_analysis(ctx), models=_property_models, seeds={"property": 5}),
+    Step("mip", "mip", "MIP noise for eta = 0.05 and its accuracy cost", _no_checks,
+         lambda ctx, done: mip_analysis(ctx), seeds={"mip": 7}),
     Step("dp", "dp", "one-run audit of the claimed epsilon (DP-SGD with gradient canaries)",
          # the one-run bound and, where the audit measures it, the per-step noise check
-         lambda cfg, data, target: 2 * int(cfg.claimed_epsilon is not None), _dp,
-         when=lambda ctx, done: ctx.cfg.claimed_epsilon is not None),
+         lambda cfg, data, target: 2 * int(cfg.claimed_epsilon is not None),
+         lambda ctx, done: dp_analysis(ctx),
+         when=lambda ctx, done: ctx.cfg.claimed_epsilon is not None, seeds={"dp": 13}),
 )
 
 
 #: The tabular audit: records.csv shows PDTP before the attacks' scores
-PLAN = Plan(STEPS, SEED_SLOTS, record_columns=("dtp", "membership"))
+PLAN = Plan(STEPS, record_columns=("dtp", "membership"))
 
 
 #: analyses registered from outside leakaudit, per modality, in the order registered
@@ -355,8 +225,8 @@ def register_analysis(name: str, run: Callable, *, title: str, description: str,
         Its name: the key of its section in results.json's ``analyses``, of its result in ``done``, and of its
         timing; lower-case letters, digits and underscores.
     run : callable
-        ``run(ctx, done) -> leakaudit.audit.result.checks.Analysis``: ``ctx`` is the audit's context (``ctx.cfg``, and for a
-        tabular audit ``ctx.data``, ``ctx.target``, ``ctx.engine``; for a language model ``ctx.scored``), with
+        ``run(ctx, done) -> leakaudit.audit.result.checks.Analysis``: ``ctx`` is the audit's context (``ctx.cfg``,
+        and for a tabular audit ``ctx.data``, ``ctx.target``, ``ctx.engine``; for a language model ``ctx.scored``), with
         ``ctx.check_confidence`` (the corrected confidence its checks are judged at) and ``ctx.seed_for(name)`` (a
         seed of the audit's own); ``done`` maps the steps before it to their results. Its ``summary`` (a dict of
         plain values) becomes its section, its ``checks`` join the verdict, its ``per_record`` columns records.csv.
@@ -379,7 +249,9 @@ def register_analysis(name: str, run: Callable, *, title: str, description: str,
         raise InvalidParameterError(f"name must be lower-case letters, digits and underscores; got {name!r}")
     if modality not in _REGISTERED:
         raise InvalidParameterError(f"modality must be one of {', '.join(_REGISTERED)}; got {modality!r}")
-    builtin = {s.name for s in STEPS} | {"dataset_inference", "extraction"}
+    from .steps.lm import LM_PLAN
+
+    builtin = {s.name for plan in (PLAN, LM_PLAN) for s in plan.steps}
     if name in builtin or (name in _REGISTERED[modality] and not force):
         raise InvalidParameterError(f"an analysis named {name!r} exists already"
                                     + ("" if name in builtin else "; give force=True to replace it"))
@@ -397,10 +269,13 @@ def register_analysis(name: str, run: Callable, *, title: str, description: str,
     return step
 
 
-def with_registered(plan: Plan, modality: str) -> Plan:
-    """``plan`` and, after its steps, the analyses registered for ``modality``."""
-    extra = tuple(_REGISTERED[modality].values())
-    return Plan(plan.steps + extra, plan.seed_slots, plan.record_columns) if extra else plan
+def plan_for(modality: str) -> Plan:
+    """The plan of an audit of ``modality`` ("tabular" or "text"): its built-in steps, then the analyses registered
+    for it."""
+    from .steps.lm import LM_PLAN
+
+    plan = PLAN if modality == "tabular" else LM_PLAN
+    return replace(plan, steps=plan.steps + tuple(_REGISTERED[modality].values()))
 
 
 def check_confidence(confidence: float, n_checks: int) -> float:
@@ -452,7 +327,7 @@ def run_plan(plan: Plan, ctx, stages, planned: Mapping[str, int], *, tiers: bool
 
     stages.expect({s.stage: expect(s, {}) for s in plan.steps})
     cheap: dict[str, tuple[Analysis, list[str]]] = {}  # a tiered audit's cheap parts, and what each deferred
-    if tiers:
+    if tiers and any(s.cheap is not None for s in plan.steps):
         with stages.stage(CHEAP_TIER, "cheap tier: the checks that train no model"):
             for step in (s for s in plan.steps if s.cheap is not None):
                 earlier = {k: v[0] for k, v in cheap.items()}

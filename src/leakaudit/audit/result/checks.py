@@ -145,6 +145,12 @@ class Analysis:
         Columns of ``records.csv`` (members first, then non-members).
     extras : dict
         In-memory values later analyses use (e.g. the reference models), never written.
+    recipe : dict or None
+        The recipe test's result (:func:`leakaudit.audit.inputs.recipe.recipe_test`), which the verdict reads.
+    flagged : list of int or None
+        The members its rule flags (DTP-1's records, by index; None: it flags none by rule), named in records.csv.
+    settings : dict
+        What the profile made it do, joined to results.json's ``settings``.
     """
 
     name: str
@@ -154,6 +160,9 @@ class Analysis:
     resources: dict = field(default_factory=dict)
     per_record: dict[str, np.ndarray] = field(default_factory=dict)
     extras: dict = field(default_factory=dict)
+    recipe: dict | None = None
+    flagged: list[int] | None = None
+    settings: dict = field(default_factory=dict)
 
 
 def within_sentence(measured: str, interval: str, below: bool, threshold: str) -> str:

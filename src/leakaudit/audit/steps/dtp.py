@@ -314,7 +314,7 @@ def _dtp_measured(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | 
         lb[np.asarray(test.records, int)] = test.lower_bound
         cols["pdtp_lower_bound"] = np.r_[lb, np.full(len(data.y_non), np.nan)]
     return Analysis(name="dtp", summary=summary, checks=(check,), resources=resources, per_record=cols,
-                    extras={"remove": remove})
+                    flagged=remove)
 
 
 def _retrains_exactly(ctx: AuditContext, X_mem) -> bool:

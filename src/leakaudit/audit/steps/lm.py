@@ -1,5 +1,5 @@
-"""The audit of a causal language model: texts -> model -> per-token scores -> attacks and the blind baseline ->
-checks -> verdict.
+"""The analyses of a causal language model's audit, from its texts' per-token scores (the pipeline's text inputs):
+the attacks and the blind baseline, dataset inference and extraction.
 
 The same checks as for a tabular model (each attack's AUC, TPR at the owner's low FPR and, with a budget, its
 empirical epsilon, judged at the Bonferroni-corrected confidence: :func:`.membership.attack_checks`), and one
@@ -13,163 +13,38 @@ instead of reporting the split's difference as the model's leakage.
 from __future__ import annotations
 
 import os
-import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from ...exceptions import NotEstimableWarning
-from ...metrics import DEFAULT_FPRS, empirical_epsilon, evaluate_membership
 from ..result.checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
 from ..config import AuditConfig, phrase
-from ..context import SeedsFor
-from .membership import attack_checks
-from ..assemble import assemble
-from ..plan import Plan, Step, check_confidence, run_plan, with_registered
-from ..progress import StageProgress
-from ..result.results import AuditResult
+from ..context import AuditContext
+from .membership import attack_checks, measure_attack
+from . import Plan, Step
 
-__all__ = ["MIN_K", "LMTexts", "lm_audit", "lm_check_inputs", "read_lm_texts"]
+__all__ = ["MIN_K", "BATCH_TOKENS", "LMScores", "LM_PLAN", "threads"]
 
 #: the share of tokens Min-K% and Min-K%++ average (both papers' default, 20%)
 MIN_K = 0.2
 #: most padded tokens per forward pass when scoring
 BATCH_TOKENS = 4096
-#: characters of each text shown in records.csv and the report
-SHOWN_CHARS = 100
 
 
-@dataclass(frozen=True)
-class LMTexts:
-    """The audited texts: members first, then non-members, and where each comes from."""
-
-    members: list[str]
-    nonmembers: list[str]
-    source: list[str]
-    row: np.ndarray  # 1 = the first row of its file
-    files: dict
-    logprobs: list | None = None  # scores only: each text's per-token log-probabilities, members first
-
-    @property
-    def texts(self) -> list[str]:
-        return self.members + self.nonmembers
-
-    @property
-    def is_member(self) -> np.ndarray:
-        return np.r_[np.ones(len(self.members), int), np.zeros(len(self.nonmembers), int)]
-
-
-def read_lm_texts(cfg: AuditConfig) -> LMTexts:
-    """The member and non-member texts of ``cfg``: ``train`` and ``test`` files, or one ``data`` file split by its
-    ``membership_column`` (1 = member)."""
-    from ...exceptions import InvalidInputError
-    from ...lm.texts import read_arrays, read_text_table, read_texts
-
-    col, lpc = cfg.text_column, cfg.logprobs_column
-    if cfg.data is not None:
-        df = read_text_table(cfg.data)
-        mc = cfg.membership_column
-        if mc not in df.columns:
-            raise InvalidInputError(f"`membership_column` {mc!r} is not a column of {cfg.data}")
-        flag = pd.to_numeric(df[mc], errors="coerce")
-        if not flag.isin([0, 1]).all():
-            raise InvalidInputError(f"{cfg.data}: `membership_column` {mc!r} must hold 0 or 1 in every row")
-        texts = read_texts(cfg.data, col, frame=df)
-        mem_rows = np.flatnonzero(flag.to_numpy() == 1)
-        non_rows = np.flatnonzero(flag.to_numpy() == 0)
-        order = np.r_[mem_rows, non_rows]
-        lp = None if lpc is None else [read_arrays(cfg.data, lpc, df)[i] for i in order]
-        name = Path(cfg.data).name
-        return LMTexts([texts[i] for i in mem_rows], [texts[i] for i in non_rows], [name] * len(texts),
-                       order + 1, {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0)"}, lp)
-    df_m, df_n = read_text_table(cfg.train), read_text_table(cfg.test)
-    mem, non = read_texts(cfg.train, col, frame=df_m), read_texts(cfg.test, col, frame=df_n)
-    lp = None if lpc is None else read_arrays(cfg.train, lpc, df_m) + read_arrays(cfg.test, lpc, df_n)
-    tr, te = Path(cfg.train).name, Path(cfg.test).name
-    if tr == te:
-        tr, te = str(cfg.train), str(cfg.test)
-    return LMTexts(mem, non, [tr] * len(mem) + [te] * len(non), np.r_[np.arange(len(mem)), np.arange(len(non))] + 1,
-                   {tr: f"{cfg.train} (members)", te: f"{cfg.test} (non-members)"}, lp)
-
-
-def _check_sizes(texts: LMTexts) -> None:
-    from ...exceptions import InvalidInputError
-
-    for what, t in (("members", texts.members), ("non-members", texts.nonmembers)):
-        if len(t) < 2:
-            raise InvalidInputError(f"the audit needs at least 2 {what}; {len(t)} given")
-    overlap = set(texts.members) & set(texts.nonmembers)
-    if overlap:
-        raise InvalidInputError(f"{len(overlap)} text(s) are both members and non-members, e.g. "
-                                f"{next(iter(overlap))[:60]!r}: a text is one or the other")
-
-
-def _threads() -> int:
+def threads() -> int:
+    """The CPU cores this process may run on: the torch threads that score and generate."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
 
 
-def _load(cfg: AuditConfig):
-    from ...lm.load import check_reference, load_causal_lm
+def _blind_interval(bb, cc: float) -> tuple[float, float]:
+    """The blind AUC's two-sided ``cc`` interval, from the bootstrap that refits the classifier, within [0, 1]."""
+    from scipy.stats import norm
 
-    if cfg.model_dir is None:  # scores only
-        return None, []
-    lm = load_causal_lm(cfg.model_dir, cfg.tokenizer, device=cfg.device)
-    refs = []
-    for d in cfg.reference_dir or []:  # the model's own folder is not read again: it is refused
-        same = Path(d).resolve() == Path(cfg.model_dir).resolve()
-        refs.append(lm if same else load_causal_lm(d, what="reference model directory", device=cfg.device))
-        check_reference(lm, refs[-1], f"`reference_dir` {d}", f"`model_dir` {cfg.model_dir}")
-    return lm, refs
-
-
-def _quiet_transformers() -> None:
-    """No progress bars or advice from transformers on stderr: the audit prints its own stage lines. Scores given
-    as log-probabilities need no transformers: nothing to quiet where it is not installed."""
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:
-        return
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-
-
-def _shorten(text: str, n: int = SHOWN_CHARS) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= n else flat[: n - 1] + "…"
-
-
-def lm_check_inputs(cfg: AuditConfig) -> dict:
-    """Read the texts and load the models, and say what the audit would see (``inputs.json``); no scoring."""
-    _quiet_transformers()
-    texts = read_lm_texts(cfg)
-    _check_sizes(texts)
-    lm, refs = _load(cfg)
-    if lm is None:
-        _given_scores(cfg, texts)
-    return {"data": {"kind": "text", "text_column": cfg.text_column, "n_members": len(texts.members),
-                     "n_nonmembers": len(texts.nonmembers), "files": texts.files},
-            "target": {"kind": "language model", "description": _scores_only(cfg) if lm is None else lm.description,
-                       "reference_models": [r.description for r in refs]}}
-
-
-def _given_scores(cfg: AuditConfig, texts: LMTexts):
-    """The per-token log-probabilities read from ``logprobs_column``, checked, each named by its file and row."""
-    from ...lm.score import scores_from_arrays
-
-    return scores_from_arrays(texts.logprobs, names=[f"{src}, row {int(r)}: `logprobs_column` {cfg.logprobs_column!r}"
-                                                     for src, r in zip(texts.source, texts.row)])
-
-
-def _scores_only(cfg: AuditConfig) -> str:
-    return (f"a language model's per-token log-probabilities, computed elsewhere, from the column "
-            f"{cfg.logprobs_column!r} (scores only)")
+    z = norm.ppf(1 - (1 - cc) / 2)
+    return max(0.0, bb.auc - z * bb.auc_sd), min(1.0, bb.auc + z * bb.auc_sd)
 
 
 def _blind_check(bb, metrics: dict, cc: float) -> tuple[Check, set[str]]:
@@ -181,8 +56,7 @@ def _blind_check(bb, metrics: dict, cc: float) -> tuple[Check, set[str]]:
     from scipy.stats import norm
 
     alpha = 1 - cc
-    lo, hi = bb.auc - norm.ppf(1 - alpha / 2) * bb.auc_sd, bb.auc + norm.ppf(1 - alpha / 2) * bb.auc_sd
-    lo, hi = max(0.0, lo), min(1.0, hi)
+    lo, hi = _blind_interval(bb, cc)
     base = {"id": "membership.blind_baseline.auc", "analysis": "membership",
             "name": "blind baseline (texts only): AUC", "value": bb.auc, "interval": (lo, hi), "threshold": None,
             "confidence": cc}
@@ -215,86 +89,6 @@ def _blind_check(bb, metrics: dict, cc: float) -> tuple[Check, set[str]]:
                           "beyond what the texts alone show: only those attacks are judged"), clear
 
 
-def lm_audit(cfg: AuditConfig, *, command: str | None = None, verbose: bool = False,
-             stages: StageProgress | None = None, texts: LMTexts | None = None,
-             models: tuple | None = None, memory: Mapping[str, Any] | None = None) -> AuditResult:
-    """Audit the causal language model of ``cfg`` (``model_dir``) on its member and non-member texts.
-
-    ``texts`` (:class:`LMTexts`) and ``models`` (the audited :class:`~leakaudit.lm.load.LoadedLM` and a list of
-    reference ones) given in memory replace the files ``cfg`` names (:func:`leakaudit.audit`); ``memory``: those
-    objects as given, by role, fingerprinted in the evidence record.
-
-    Returns the result, with one row per text (records.csv, members first) as its records.
-    """
-    from ...lm.attacks import ATTACKS
-    from ...lm.score import score_texts
-
-    st = stages or StageProgress(verbose)
-    _quiet_transformers()
-    with st.stage("data", "reading the member and non-member texts"):
-        in_memory = texts is not None
-        texts = read_lm_texts(cfg) if texts is None else texts
-        _check_sizes(texts)
-    with st.stage("target", "loading the language model"):
-        lm, refs = _load(cfg) if models is None else models
-    n_threads = _threads()
-    all_texts, m = texts.texts, texts.is_member
-    with st.stage("scoring", f"per-token log-probabilities of {len(all_texts):,} texts under "
-                             f"{1 + len(refs)} model{'s' if refs else ''}"):
-        if lm is None:
-            ts = _given_scores(cfg, texts)
-        else:
-            ts = score_texts(lm.model, lm.tokenizer, all_texts, max_length=lm.context_length,
-                             batch_tokens=BATCH_TOKENS, n_threads=n_threads)
-        ref_ts = [score_texts(r.model, r.tokenizer, all_texts, max_length=r.context_length,
-                              batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False) for r in refs]
-    scored = LMScores(texts=all_texts, is_member=m, target=ts, references=ref_ts, scores_only=lm is None, model=lm,
-                      names=tuple(f"{src}, row {int(r)}" for src, r in zip(texts.source, texts.row)))
-    plan = with_registered(LM_PLAN, "text")
-    planned = plan.planned_checks(cfg, texts, scored)
-    ctx = LMContext(cfg=cfg, check_confidence=check_confidence(cfg.confidence, sum(planned.values())),
-                    seeds=plan.seeds(cfg.seed), scored=scored)
-    done = run_plan(plan, ctx, st, planned)
-    summary, bb = done["membership"].summary, done["membership"].extras["blind"]
-    n_mem = len(texts.members)
-    acc_m = ts.subset(np.arange(n_mem)).token_accuracy()
-    acc_n = ts.subset(np.arange(n_mem, len(all_texts))).token_accuracy()
-    loss = -ts.mean_logprob()
-    ctx_len = None if lm is None else lm.context_length
-    cut = (f"; {ts.n_truncated} text{'s' if ts.n_truncated != 1 else ''} longer than the model's context of "
-           f"{ctx_len} tokens {'were' if ts.n_truncated != 1 else 'was'} cut to their first "
-           f"{ctx_len} tokens" if ts.n_truncated else "")
-    data = {"kind": "text", "name": "texts", "text_column": cfg.text_column,
-            "description": f"{n_mem:,} member and {len(texts.nonmembers):,} non-member texts "
-                           f"({int(ts.n_tokens.sum()):,} scored tokens){cut}",
-            "n_members": n_mem, "n_nonmembers": len(texts.nonmembers), "n_population": 0,
-            "n_tokens": int(ts.n_tokens.sum()), "n_truncated": int(ts.n_truncated),
-            "files": texts.files, "record_columns": ["text"]}
-    target = {"kind": "language model", "retrainable": False,
-              "description": _scores_only(cfg) if lm is None else
-                             f"{lm.description}; accuracy is the next-token top-1 accuracy",
-              "train_accuracy": acc_m, "test_accuracy": acc_n,
-              "mean_loss_members": float(loss[:n_mem].mean()), "mean_loss_nonmembers": float(loss[n_mem:].mean()),
-              "context_length": ctx_len, "reference_models": [r.description for r in refs]}
-    settings = {"profile": cfg.profile, "n_boot": cfg.settings.n_boot, "min_k": MIN_K,
-                "attacks": "; ".join(f"{ATTACKS[n].display}: {ATTACKS[n].reference}" for n in summary if n in ATTACKS),
-                "blind_baseline": "TF-IDF of character 2-4-grams and word 1-2-grams plus log length, kernel ridge "
-                                  f"regression, {bb.n_folds}-fold cross-fitting with near-duplicates kept together "
-                                  f"({bb.n_groups:,} groups); permutation test ({bb.n_permutations:,} relabellings) "
-                                  f"and paired bootstrap refitting the classifier ({bb.n_boot} resamples) "
-                                  "(Das et al. 2024)",
-                "scoring": "given (scores only)" if lm is None else
-                           f"batches of at most {BATCH_TOKENS:,} padded tokens, {n_threads} torch thread"
-                           f"{'s' if n_threads > 1 else ''}, float32"}
-    records = pd.DataFrame({"record": np.arange(len(all_texts)), "source": texts.source, "row": texts.row,
-                            "is_member": m, "text": [_shorten(t) for t in all_texts], "n_tokens": ts.n_tokens,
-                            "truncated": (np.zeros(len(all_texts), int) if ts.truncated is None
-                                          else ts.truncated.astype(int)),
-                            "loss": loss})
-    return assemble(plan, done, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
-                    data=data, target=target, settings=settings, timings=st.timings, records=records,
-                    in_memory=in_memory, memory=memory)
-
 
 @dataclass(frozen=True)
 class LMScores:
@@ -310,17 +104,6 @@ class LMScores:
     names: tuple = ()  # each text's name in sentences: its file and row (1 = the first row), members first
 
 
-@dataclass(frozen=True)
-class LMContext(SeedsFor):
-    """What a language-model analysis reads: the settings, the checks' corrected confidence, the audit's seeds and
-    the scored texts."""
-
-    cfg: AuditConfig
-    check_confidence: float
-    seeds: dict
-    scored: LMScores
-
-
 def _lm_membership_checks(cfg: AuditConfig, texts, scored: LMScores) -> int:
     """Per attack the scores allow: its AUC and TPR at the low FPR, with a budget its empirical epsilon; and the
     blind baseline's check."""
@@ -330,7 +113,7 @@ def _lm_membership_checks(cfg: AuditConfig, texts, scored: LMScores) -> int:
     return n * (2 + (cfg.epsilon_budget is not None)) + 1
 
 
-def _lm_membership(ctx: LMContext, done) -> Analysis:
+def _lm_membership(ctx: AuditContext, done) -> Analysis:
     """Every attack the scores allow, judged as a tabular audit's attacks are (:func:`attack_checks`), then the
     blind baseline, which decides which attacks' checks stand (the module docstring)."""
     from ...lm.attacks import ATTACKS, run_lm_attacks
@@ -338,22 +121,16 @@ def _lm_membership(ctx: LMContext, done) -> Analysis:
 
     cfg, cc, seeds, sc = ctx.cfg, ctx.check_confidence, ctx.seeds, ctx.scored
     m = sc.is_member
-    fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
     scores = run_lm_attacks(sc.target, sc.texts, sc.references, k=MIN_K)
     metrics, checks = {}, []
     for name, s in scores.items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NotEstimableWarning)
-            mm = evaluate_membership(m, s, fprs=fprs, n_boot=cfg.settings.n_boot, confidence=cc,
-                                     random_state=seeds["bootstrap"]).model_dump()
-        eps = empirical_epsilon(m, s, delta=cfg.epsilon_delta, confidence=cc, random_state=seeds["epsilon"])
-        mm["epsilon"] = eps.model_dump()
+        mm, eps = measure_attack(ctx, m, s)
         mm["display"], mm["reference"] = ATTACKS[name].display, ATTACKS[name].reference
         metrics[name] = mm
         checks += attack_checks(name, mm, eps, thresholds=cfg.thresholds, confidence=cc,
                                 epsilon_budget=cfg.epsilon_budget, display=ATTACKS[name].display)
     bb = blind_baseline(sc.texts, m, versus=scores, alpha=1 - cc, random_state=seeds["blind"])
-    blind_mm = _measure_blind(bb, m, fprs, cfg, cc, seeds["bootstrap"])
+    blind_mm = _measure_blind(ctx, bb, m)
     blind_check, standing = _blind_check(bb, metrics, cc)
     def judged(c: Check) -> Check:
         """``c`` as the blind baseline leaves it: an attack that does not beat it cannot be judged."""
@@ -385,15 +162,26 @@ def _lm_membership(ctx: LMContext, done) -> Analysis:
                                              "comparable": bool(bb.p_value > 1 - cc),
                                              "attacks_standing": sorted(standing)}}
     per_record = {**{f"score_{name}": s for name, s in scores.items()}, "blind_baseline": bb.scores}
+    n_threads = threads()
+    settings = {"attacks": "; ".join(f"{ATTACKS[n].display}: {ATTACKS[n].reference}" for n in scores),
+                "blind_baseline": "TF-IDF of character 2-4-grams and word 1-2-grams plus log length, kernel ridge "
+                                  f"regression, {bb.n_folds}-fold cross-fitting with near-duplicates kept together "
+                                  f"({bb.n_groups:,} groups); permutation test ({bb.n_permutations:,} relabellings) "
+                                  f"and paired bootstrap refitting the classifier ({bb.n_boot} resamples) "
+                                  "(Das et al. 2024)",
+                "scoring": "given (scores only)" if sc.scores_only else
+                           f"batches of at most {BATCH_TOKENS:,} padded tokens, {n_threads} torch thread"
+                           f"{'s' if n_threads > 1 else ''}, float32"}
     return Analysis(name="membership", summary=summary, checks=tuple(checks), skipped=tuple(skipped),
-                    per_record=per_record, extras={"blind": bb})
+                    per_record=per_record, extras={"blind": bb}, settings=settings)
 
 
-def _dataset_inference(ctx: LMContext, done) -> Analysis:
+def _dataset_inference(ctx: AuditContext, done) -> Analysis:
     """The members as a set against the non-members (:func:`leakaudit.lm.dataset_inference.dataset_inference`:
     the membership step's attack scores as features, a combination learned on one half, a one-sided set-level test
-    on the other, and the power curve), at the checks' level. The membership step's blind baseline is the guard: where the texts
-    alone tell the two sets apart, no test of the model can show use, and the check is not measurable."""
+    on the other, and the power curve), at the checks' level. The membership step's blind baseline is the guard:
+    where the texts alone tell the two sets apart, no test of the model can show use, and the check is not
+    measurable."""
     from ...lm.dataset_inference import dataset_inference
 
     cc, sc = ctx.check_confidence, ctx.scored
@@ -431,7 +219,7 @@ def _dataset_inference(ctx: LMContext, done) -> Analysis:
     return Analysis(name="dataset_inference", summary=summary, checks=(check,))
 
 
-def _extraction_needs_model(ctx: LMContext, done) -> Skipped | None:
+def _extraction_needs_model(ctx: AuditContext, done) -> Skipped | None:
     """Scores given without the model: extraction needs the model's logits and its own decoding."""
     if not ctx.scored.scores_only:
         return None
@@ -440,7 +228,7 @@ def _extraction_needs_model(ctx: LMContext, done) -> Skipped | None:
                    fix=phrase("give the model itself ({0})", "model_dir"), missing=["model"])
 
 
-def _extraction(ctx: LMContext, done) -> Analysis:
+def _extraction(ctx: AuditContext, done) -> Analysis:
     """Hayes et al.'s (n, p)-extraction of the members' suffixes against the non-members' (the base rate), with
     generations and the members' most extractable spans (:func:`leakaudit.lm.extraction.extraction_audit`), judged
     by one check: the members' rate minus the non-members' at the largest ``n``, its Newcombe interval at the checks'
@@ -460,7 +248,7 @@ def _extraction(ctx: LMContext, done) -> Analysis:
             suffix_length=cfg.extraction_suffix, n_values=cfg.extraction_n, p=cfg.extraction_p,
             sampler=Sampler(cfg.extraction_temperature, cfg.extraction_top_k or None), confidence=cc,
             target_logprobs=sc.target.logprobs, reference_logprobs=sc.references[0].logprobs if sc.references else None,
-            max_length=lm.context_length, n_threads=_threads(), random_state=ctx.seeds["extraction"])
+            max_length=lm.context_length, n_threads=threads(), random_state=ctx.seeds["extraction"])
     except UnsupportedError as exc:
         check = Check(**common, status=NOT_MEASURABLE, sentence=f"extraction was refused: {exc}",
                       fix=phrase("give a causal language model that generates, or leave extraction out ({0})",
@@ -511,33 +299,26 @@ def _prefixes(lengths: list) -> str:
             f"prefixes of {', '.join(map(str, lengths[:-1]))} or {lengths[-1]} tokens")
 
 
-#: the language-model audit's plan (:mod:`leakaudit.audit.plan`): its analyses, each declaring its checks, and its
-#: seed slots (appended only)
+#: the language-model audit's plan (:mod:`leakaudit.audit.plan`): its analyses, each declaring its checks and the
+#: seed slots it draws
 LM_PLAN = Plan((Step("membership", "membership", "attacks on the texts' scores, and the blind baseline",
-                     _lm_membership_checks, _lm_membership),
+                     _lm_membership_checks, _lm_membership, seeds={"blind": 0, "bootstrap": 1, "epsilon": 2}),
                 Step("dataset_inference", "dataset inference", "the members as a set (a set-level test and its power)",
                      lambda cfg, texts, scored: int(cfg.dataset_inference), _dataset_inference,
-                     when=lambda ctx, done: ctx.cfg.dataset_inference),
+                     when=lambda ctx, done: ctx.cfg.dataset_inference, seeds={"dataset_inference": 3}),
                 Step("extraction", "extraction", "(n, p)-extraction of the members' suffixes and generations",
                      lambda cfg, texts, scored: int(cfg.extraction and not scored.scores_only), _extraction,
-                     when=lambda ctx, done: ctx.cfg.extraction, skip=_extraction_needs_model)),
-               seed_slots=("blind", "bootstrap", "epsilon", "dataset_inference", "extraction"))
+                     when=lambda ctx, done: ctx.cfg.extraction, skip=_extraction_needs_model,
+                     seeds={"extraction": 4})))
 
 
-def _measure_blind(bb, m, fprs, cfg: AuditConfig, cc: float, seed: int) -> dict:
+def _measure_blind(ctx: AuditContext, bb, m) -> dict:
     """The blind baseline's entry in results.json: the usual measures on the texts it used, with its AUC interval
     from the bootstrap that refits the classifier (a fixed scorer's DeLong interval is too narrow for out-of-fold
     scores) and its permutation test."""
-    from scipy.stats import norm
-
     u = bb.used
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NotEstimableWarning)
-        mm = evaluate_membership(m[u], bb.scores[u], fprs=fprs, n_boot=cfg.settings.n_boot, confidence=cc,
-                                 random_state=seed).model_dump()
-    z = norm.ppf(1 - (1 - cc) / 2)
-    mm.update(auc_ci=(max(0.0, bb.auc - z * bb.auc_sd), min(1.0, bb.auc + z * bb.auc_sd)),
-              auc_ci_method="bootstrap refitting the classifier", p_value=bb.p_value,
-              n_permutations=bb.n_permutations, null_sd=bb.null_sd, n_used=int(u.sum()), n_groups=bb.n_groups,
-              versus=bb.versus)
+    mm, _ = measure_attack(ctx, m[u], bb.scores[u], epsilon=False)
+    mm.update(auc_ci=_blind_interval(bb, ctx.check_confidence), auc_ci_method="bootstrap refitting the classifier",
+              p_value=bb.p_value, n_permutations=bb.n_permutations, null_sd=bb.null_sd, n_used=int(u.sum()),
+              n_groups=bb.n_groups, versus=bb.versus)
     return mm

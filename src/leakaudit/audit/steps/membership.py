@@ -12,6 +12,7 @@ never show the threshold exceeded (too few records for its interval) is "not mea
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -175,7 +176,6 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
         )
         recipe = recipe_test(target.probs_mem, target.probs_non, data.y_mem, data.y_non,
                              inputs.reference.probs, inputs.reference.in_mask, y, confidence=cfg.confidence)
-    fprs = tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
     metrics, checks, per_record = {}, [], {}
     groups = data.unit_groups
     if groups is not None:  # the attack is judged on units: each scored by the mean of its rows' scores
@@ -200,13 +200,7 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
         per_record[f"score_{name}"] = s
         if groups is not None:
             s = unit_scores(s, groups)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NotEstimableWarning)
-            mm = evaluate_membership(m, s, fprs=fprs, n_boot=cfg.settings.n_boot, confidence=ctx.check_confidence,
-                                     random_state=ctx.seeds["bootstrap"]).model_dump()
-        eps = empirical_epsilon(m, s, delta=cfg.epsilon_delta, confidence=ctx.check_confidence,
-                                random_state=ctx.seeds["epsilon"])
-        mm["epsilon"] = eps.model_dump()
+        mm, eps = measure_attack(ctx, m, s)
         if groups is not None:
             mm = {"n_members": mm.pop("n_members"), "n_nonmembers": mm.pop("n_nonmembers"), "counts": "units", **mm}
         mm["display"], mm["description"] = display_name(name), spec.description
@@ -214,9 +208,29 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
         checks += attack_checks(name, mm, eps, thresholds=cfg.thresholds, confidence=ctx.check_confidence,
                                 epsilon_budget=cfg.epsilon_budget)
     return Analysis(name="membership", summary=metrics, checks=tuple(checks), skipped=tuple(skipped),
-                    resources=resources, per_record=per_record,
-                    extras={"recipe": recipe, "reference": inputs.reference,
-                            "deferred": [display_name(n) for n in deferred]})
+                    resources=resources, per_record=per_record, recipe=recipe,
+                    extras={"reference": inputs.reference, "deferred": [display_name(n) for n in deferred]})
+
+
+def audit_fprs(cfg) -> tuple[float, ...]:
+    """The false-positive rates an attack's TPR is measured at: the defaults and the owner's low FPR."""
+    return tuple(sorted(set(DEFAULT_FPRS) | {cfg.thresholds.low_fpr}, reverse=True))
+
+
+def measure_attack(ctx: AuditContext, m: np.ndarray, s: np.ndarray, *, epsilon: bool = True) -> tuple[dict, Any]:
+    """The membership measures of scores ``s`` (``m``: 1 = member) at the checks' confidence and :func:`audit_fprs`,
+    with (``epsilon``) its empirical epsilon, also under ``["epsilon"]``: the measures and the epsilon's result."""
+    cfg = ctx.cfg
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotEstimableWarning)
+        mm = evaluate_membership(m, s, fprs=audit_fprs(cfg), n_boot=cfg.settings.n_boot,
+                                 confidence=ctx.check_confidence, random_state=ctx.seeds["bootstrap"]).model_dump()
+    if not epsilon:
+        return mm, None
+    eps = empirical_epsilon(m, s, delta=cfg.epsilon_delta, confidence=ctx.check_confidence,
+                            random_state=ctx.seeds["epsilon"])
+    mm["epsilon"] = eps.model_dump()
+    return mm, eps
 
 
 def _why_wide(interval, n1: int, n0: int, fpr: float | None = None) -> str:

@@ -28,7 +28,7 @@ def records_to_remove(ctx: AuditContext, dtp: Analysis) -> list[int]:
     exceeded = any(c.id == "dtp.dtp1" and c.status == "exceeded" for c in dtp.checks)
     if not exceeded or ctx.target.learner is None or ctx.cfg.settings.dtp_removal_seeds is None:
         return []
-    return list(dtp.extras.get("remove") or [])
+    return list(dtp.flagged or [])
 
 
 def removal_analysis(ctx: AuditContext, dtp: Analysis, remove: list[int]) -> Analysis:
