@@ -34,7 +34,7 @@ def __getattr__(name: str):
         globals()["audit"] = audit
         return audit
     if name == "AuditResult":
-        from .audit.results import AuditResult
+        from .audit.result.results import AuditResult
 
         return AuditResult
     if name == "register_attack":
@@ -53,5 +53,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | {"audit", "AuditResult", "register_attack", "register_analysis",
-                                 "unlearning_check"})
+    return sorted(set(globals()) | set(__all__))

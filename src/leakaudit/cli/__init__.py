@@ -15,6 +15,8 @@ in the package imports ``leakaudit.cli``.
 
 from __future__ import annotations
 
+import errno
+
 import typer
 
 from .._version import __version__
@@ -60,14 +62,8 @@ def _root(
     """leakaudit command line."""
 
 
-
-def _write_errnos() -> frozenset[int]:
-    import errno
-
-    return frozenset(getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EROFS", "EFBIG") if hasattr(errno, n))
-
-
-_WRITE_ERRNOS = _write_errnos()
+#: the errors of a write that no path names (a full disk, a quota, a read-only folder, a file too large)
+_WRITE_ERRNOS = frozenset(getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EROFS", "EFBIG") if hasattr(errno, n))
 
 
 def main(argv: list[str] | None = None) -> int:

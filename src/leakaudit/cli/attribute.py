@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from ..exceptions import InvalidParameterError
-from ._echo import echo
+from ._echo import echo, png_figure
 from ._typer import Command
 
 __all__ = ["register", "make_estimator", "load_named_dataset", "run_attribute_audit", "plot_audit"]
@@ -109,33 +109,23 @@ def run_attribute_audit(dataset, attribute: str, model: str, *, n_members: Optio
 
 def plot_audit(audit, path: Path) -> None:
     """Bar chart: each adversary's attribute advantage (Def. 5) and alternative advantage (Def. 6) with intervals."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
     names = [a.name for a in audit.attacks]
     x = np.arange(len(names))
-    fig, ax = plt.subplots(figsize=(1.6 * len(names) + 2, 3.6))
-    for off, key, label in ((-0.2, "attribute_advantage", "advantage (Def. 5)"),
-                            (0.2, "alternative_advantage", "alternative advantage (Def. 6)")):
-        vals = [getattr(a, key) for a in audit.attacks]
-        mid = np.array([v.advantage if v else np.nan for v in vals])
-        lo = np.array([v.ci_low if v else np.nan for v in vals])
-        hi = np.array([v.ci_high if v else np.nan for v in vals])
-        ax.bar(x + off, mid, width=0.4, label=label, yerr=[mid - lo, hi - mid], capsize=3)
-    ax.axhline(0, color="black", lw=0.8)
-    ax.set_xticks(x, names, fontsize=8)
-    ax.set_ylabel("advantage")
-    ax.set_title(f"{audit.dataset}: inferring {audit.attribute} from {audit.model}", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    from .._results import atomic_file
-
-    with atomic_file(path, "wb") as fh:  # whole or not at all, a full disk named in one line
-        fig.savefig(fh, format="png", dpi=120)
-    plt.close(fig)
+    with png_figure(path, (1.6 * len(names) + 2, 3.6)) as ax:
+        for off, key, label in ((-0.2, "attribute_advantage", "advantage (Def. 5)"),
+                                (0.2, "alternative_advantage", "alternative advantage (Def. 6)")):
+            vals = [getattr(a, key) for a in audit.attacks]
+            mid = np.array([v.advantage if v else np.nan for v in vals])
+            lo = np.array([v.ci_low if v else np.nan for v in vals])
+            hi = np.array([v.ci_high if v else np.nan for v in vals])
+            ax.bar(x + off, mid, width=0.4, label=label, yerr=[mid - lo, hi - mid], capsize=3)
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_xticks(x, names, fontsize=8)
+        ax.set_ylabel("advantage")
+        ax.set_title(f"{audit.dataset}: inferring {audit.attribute} from {audit.model}", fontsize=9)
+        ax.legend(fontsize=7)
 
 
 def register(app: typer.Typer) -> None:
@@ -168,10 +158,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Infer a sensitive column (Yeom et al. Adversaries 4, 6, 7) and compare with the no-model baseline."""
         from .._interrupt import on_interrupt
-        from .._results import check_output_folder, write_json_atomic
+        from .._results import write_json_atomic
 
-        check_output_folder(out)
-        with on_interrupt("attribute", outputs=[out / "attribute.json", out / "attribute.png"],
+        with on_interrupt("attribute", outputs=["attribute.json", "attribute.png"], into=out,
                           doing="loading the data") as progress:
             ds = load_named_dataset(dataset, data, label)
             progress.step(f"training the model and inferring {attribute_}")

@@ -182,10 +182,7 @@ def register(app: typer.Typer) -> None:
         from ..engine import parse_memory_size, using_memory_budget
 
         budget = None if memory_budget is None else parse_memory_size(memory_budget, name="--memory-budget")
-        from .._results import check_output_folder
-
-        check_output_folder(out)
-        with (on_interrupt("dp-audit", outputs=[out / "dp_audit.json"], doing="starting") as progress,
+        with (on_interrupt("dp-audit", outputs=["dp_audit.json"], into=out, doing="starting") as progress,
               using_memory_budget(budget)):
             s = run_dp_audit(dataset=dataset, n_train=n_train, claimed_epsilon=epsilon, delta=delta,
                              noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, epochs=epochs,

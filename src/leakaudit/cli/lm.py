@@ -3,7 +3,6 @@ causal language model (was a collection used? how much can fine-tuning leak, in 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -15,13 +14,6 @@ from ._typer import Command, Group
 __all__ = ["register", "run_dataset_inference", "run_canary_insert", "run_canary_score"]
 
 _DEVICE_HELP = "Where the language models score: cpu, cuda, cuda:N or auto (a GPU when one is visible)."
-
-
-def _threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _quiet() -> None:
@@ -41,6 +33,7 @@ def run_dataset_inference(*, model_dir: Path, tokenizer: Optional[Path], referen
     from ..lm.dataset_inference import TESTS, dataset_inference
     from ..lm.load import load_causal_lm
     from ..lm.score import score_texts
+    from ..learners._threads import default_threads
     from ..lm.texts import read_texts
     from .._validation import check_choice
 
@@ -54,7 +47,7 @@ def run_dataset_inference(*, model_dir: Path, tokenizer: Optional[Path], referen
     step("loading the language model")
     lm = load_causal_lm(model_dir, tokenizer, device=device)
     refs = [load_causal_lm(d, what="reference model directory", device=device) for d in reference_dir]
-    texts, n = sus + uns, _threads()
+    texts, n = sus + uns, default_threads()
     step(f"scoring {len(texts):,} texts under {1 + len(refs)} model{'s' if refs else ''}")
     ts = score_texts(lm.model, lm.tokenizer, texts, max_length=lm.context_length, n_threads=n)
     ref_ts = [score_texts(r.model, r.tokenizer, texts, max_length=r.context_length, n_threads=n, distribution=False)
@@ -118,6 +111,7 @@ def run_canary_score(*, canaries: Path, model_dir: Path, tokenizer: Optional[Pat
     from .._validation import check_choice, check_scalar
     from ..dpaudit.search import BOUNDS
     from ..lm.canary import canary_audit, read_canaries, secret_scores
+    from ..learners._threads import default_threads
     from ..lm.load import load_causal_lm
 
     step = on_step or (lambda doing: None)
@@ -131,7 +125,7 @@ def run_canary_score(*, canaries: Path, model_dir: Path, tokenizer: Optional[Pat
     step("loading the fine-tuned model")
     lm = load_causal_lm(model_dir, tokenizer, device=device)
     step(f"scoring {c.m:,} canary secrets")
-    s = secret_scores(lm.model, lm.tokenizer, c, max_length=lm.context_length, n_threads=_threads())
+    s = secret_scores(lm.model, lm.tokenizer, c, max_length=lm.context_length, n_threads=default_threads())
     res = canary_audit(c, s, claimed_epsilon=claimed_epsilon, delta=delta, confidence=confidence, bound=bound)
     summary = {"command": "lm-canary-audit score", "model": lm.description, "canaries": str(canaries),
                **asdict(res), "scores": s.tolist()}

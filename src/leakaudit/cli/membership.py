@@ -170,12 +170,9 @@ def register(app: typer.Typer) -> None:
         from ..engine import Engine
         from ..metrics import tpr_entry
 
-        from .._results import check_output_folder
-
         names = [a.strip() for a in attacks.split(",") if a.strip()]
-        check_output_folder(out)
-        with on_interrupt("membership", outputs=[out / "membership.json", out / "records.csv"],
-                          cache=cache_dir, doing="starting") as progress:
+        with on_interrupt("membership", outputs=["membership.json", "records.csv"], into=out, cache=cache_dir,
+                          doing="starting") as progress:
             engine = Engine(cache_dir=cache_dir) if cache_dir else None
             s = run_membership(dataset, model, names, out, n_members=n_members, n_nonmembers=n_nonmembers,
                                n_population=n_population, n_reference=n_reference, n_boot=n_boot, seed=seed,

@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 
 from ..exceptions import InvalidParameterError
-from ._echo import echo
+from ._echo import echo, png_figure
 from ._typer import Command
 
 __all__ = ["register", "load_property_data", "run_property_audit", "plot_accuracy"]
@@ -87,28 +87,17 @@ def run_property_audit(data, *, t0: float, t1: float, poison_rates: list[float],
 
 def plot_accuracy(results: list, path: Path) -> None:
     """Accuracy (with its 95% interval) against poisoning rate."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     ps = [r.poison_rate for r in results]
     acc = [r.accuracy for r in results]
     lo = [r.accuracy - r.accuracy_ci[0] for r in results]
     hi = [r.accuracy_ci[1] - r.accuracy for r in results]
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.errorbar(ps, acc, yerr=[lo, hi], marker="o", capsize=3)
-    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("poisoning rate p")
-    ax.set_ylabel("attack accuracy")
-    ax.set_ylim(0.3, 1.02)
-    ax.set_title(f"{results[0].dataset}: {results[0].property} ({results[0].t0} vs {results[0].t1})")
-    fig.tight_layout()
-    from .._results import atomic_file
-
-    with atomic_file(path, "wb") as fh:  # whole or not at all, a full disk named in one line
-        fig.savefig(fh, format="png", dpi=120)
-    plt.close(fig)
+    with png_figure(path, (5, 3.5)) as ax:
+        ax.errorbar(ps, acc, yerr=[lo, hi], marker="o", capsize=3)
+        ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+        ax.set_xlabel("poisoning rate p")
+        ax.set_ylabel("attack accuracy")
+        ax.set_ylim(0.3, 1.02)
+        ax.set_title(f"{results[0].dataset}: {results[0].property} ({results[0].t0} vs {results[0].t1})")
 
 
 def register(app: typer.Typer) -> None:
@@ -161,13 +150,10 @@ def register(app: typer.Typer) -> None:
                            f"empty from p >= {w.max_poison_rate:.3f}")
             return
         from .._interrupt import on_interrupt
-        from .._results import check_output_folder
 
-        check_output_folder(out)
         start = time.perf_counter()
-        with on_interrupt("property", outputs=[out / "property.json"] + ([out / "property.png"] if len(rates) > 1
-                                                                          else []),
-                          cache=cache_dir, doing=f"loading {dataset}") as progress:
+        with on_interrupt("property", outputs=["property.json"] + (["property.png"] if len(rates) > 1 else []),
+                          into=out, cache=cache_dir, doing=f"loading {dataset}") as progress:
             from ..engine import Engine
 
             engine = Engine(cache_dir=cache_dir) if cache_dir else None

@@ -51,12 +51,11 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("runs/unlearning"), "--out", help="Writes unlearning.json here."),
     ) -> None:
         from .._interrupt import on_interrupt
-        from .._results import check_output_folder, write_json_atomic
+        from .._results import write_json_atomic
         from ..audit.unlearning import unlearning_check as check
         from ..exceptions import InvalidParameterError
 
-        check_output_folder(out)
-        with on_interrupt("unlearning-check", outputs=[out / "unlearning.json"], doing="starting") as progress:
+        with on_interrupt("unlearning-check", outputs=["unlearning.json"], into=out, doing="starting") as progress:
             progress.step(f"retraining {reference_models} reference models and testing")
             try:
                 result = check(before, after, forget, retain, nonmembers, label=label, retrained=retrained,
