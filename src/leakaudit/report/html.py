@@ -21,7 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from .._results import BELOW, EXCEEDED, STATUS_COLOURS, STATUSES, UNDECIDED, escape_controls, record_names
-from ..metrics import WIDE_INTERVAL, tpr_entry, wide_interval_reason
+from ..metrics import WIDE_INTERVAL, wide_interval_reason
 from .plots import (as_number, as_svg, display_name, measured_members, pdtp_histogram_of, pdtp_scatter_of, roc_of,
                     scored_attacks, strongest_attack)
 

@@ -24,12 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["AuditResult", "Verdict", "SCHEMA_VERSION", "EXIT_CODES", "read_result", "rerender_report",
            "results_json_schema", "OUTCOME_COLOURS"]
 
-#: 2: the verdict's burden of proof and policy, each check's decision. 3: a check's status is its decision (exceeded,
-#: shown below, undecided, not measurable; "passed" and ``decision`` are gone), the verdict's ``passed`` is
-#: ``shown_below`` (undecided checks are in ``undecided`` under either burden), ``counts``, ``p_value`` on a check,
-#: checks ranked by strength of evidence. 4: every list of records names its members as sentences do
-#: (``"train.csv, row 248"``; a schema-3 list's 0-based record keys are read as ``"records.csv, record N"``), every
-#: section is closed and typed. Files of schema 2 and 3 are read as schema 4.
+#: results.json's schema: every list of records names its members as sentences do (``"train.csv, row 248"``), every
+#: section is closed and typed; files of schema 2 and 3 are read as schema 4 (:meth:`AuditResult.from_dict`).
 SCHEMA_VERSION = 4
 
 #: Process status of ``leakaudit audit --exit-code`` per outcome (2 stays "bad input").
@@ -121,13 +117,12 @@ class Verdict(Result, Phrased):
             return ""
         cc, conf = f"{self.check_confidence * 100:.4g}%", f"{self.confidence * 100:g}%"
         planned = self.n_planned or self.n_checks
-        s = "" if planned == 1 else "s"
-        if planned == self.n_checks:
-            return (f"Each of the {planned} check{s} is judged at {cc} confidence, so that together they hold at "
-                    f"{conf} (Bonferroni over the {planned} check{s}); the intervals below are these {cc} intervals.")
-        return (f"Each check is judged at {cc} confidence, so that together they hold at {conf} (Bonferroni over the "
-                f"{planned} check{s} planned for these inputs, of which {self.n_checks} ran: a planned check that "
-                f"did not run only makes the others stricter); the intervals below are these {cc} intervals.")
+        checks = f"{planned} check{'' if planned == 1 else 's'}"
+        each, over = (f"Each of the {checks}", checks) if planned == self.n_checks else (
+            "Each check", f"{checks} planned for these inputs, of which {self.n_checks} ran: a planned check that did "
+            "not run only makes the others stricter")
+        return (f"{each} is judged at {cc} confidence, so that together they hold at {conf} (Bonferroni over the "
+                f"{over}); the intervals below are these {cc} intervals.")
 
 
 _property = property

@@ -134,9 +134,7 @@ class Skipped(Section, Phrased):
                                "attack input such as reference); absent when none is named")
     _when_set = ("fix", "missing", "reason_parts", "fix_parts")
 
-    def as_dict(self) -> dict:
-        """results.json's entry: name, reason, and ``fix`` and ``missing`` when they say anything."""
-        return self.model_dump()
+    as_dict = Section.to_dict  # results.json's entry: name, reason, and fix and missing when they say anything
 
 
 UnitSection = _section(
