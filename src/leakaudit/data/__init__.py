@@ -17,15 +17,8 @@ from ._dataset import TASKS, Dataset, from_frame, read_table
 from ._encoder import TabularEncoder
 from ._features import FEATURE_KINDS, MISSING_LABEL, Feature, infer_feature, infer_features
 from ._files import DATA_FILES, bundled_dir, data_dir, sha256_of
-from .adult import (
-    ACS_PROXY_COLUMNS,
-    ADULT_CATEGORICAL,
-    ADULT_COLUMNS,
-    ADULT_NUMERIC,
-    LONG_ADULT_COLUMNS,
-    load_acs_pums,
-    load_adult,
-)
+from .adult import (ACS_PROXY_COLUMNS, ADULT_CATEGORICAL, ADULT_COLUMNS, ADULT_NUMERIC, LONG_ADULT_COLUMNS,
+                    load_acs_pums, load_adult)
 from .census import CENSUS_NUMERIC, load_census_kdd
 from .images import FASHION_MNIST_CLASSES, ImageDataset, load_fashion_mnist, read_idx
 from .purchase import kmeans_labels, load_purchase_kaggle, load_supermarket, supermarket_clusters

@@ -33,14 +33,8 @@ from scipy.stats import norm
 from .._validation import check_choice, check_scalar
 from ..engine import chunk_length
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import (
-    Attack,
-    AttackInputs,
-    AttackResult,
-    check_reference_inputs,
-    check_target_inputs,
-    true_class_probability,
-)
+from ._base import (Attack, AttackInputs, AttackResult, check_reference_inputs, check_target_inputs,
+                    true_class_probability)
 
 __all__ = ["LiRA", "logit_scaled_confidence"]
 
