@@ -177,7 +177,7 @@ def _plain_dtypes(df: pd.DataFrame) -> pd.DataFrame:
     from them reads back as) as the types a CSV file reads as, with a missing value as NaN. Without this a text
     column missing ``pd.NA`` in one table and ``NaN`` in another became ``pd.NA`` throughout, a value a
     scikit-learn encoder fitted on the CSV's NaN does not know: the model scored other rows than its own."""
-    if df.columns.has_duplicates:  # refused by _read, naming them
+    if df.columns.has_duplicates:  # refused by read_records, naming them
         return df
     out = {}
     for c in df.columns:
@@ -212,10 +212,14 @@ def _nested_columns(df: pd.DataFrame) -> list[tuple[str, str, int]]:
     return out
 
 
-def _read(path: Path, what: str) -> pd.DataFrame:
+def read_records(path: str | Path, what: str = "table file") -> pd.DataFrame:
+    """A table of records as every command reads one: CSV or Parquet, every column with its own name, every value
+    one number or one text (a Parquet list or struct column is refused by name), pandas' nullable types as a
+    CSV's. ``what`` names the file in messages ("train file", "--data")."""
     from ..._validation import check_regular_file
     from ...data import read_table
 
+    path = Path(path)
     check_regular_file(path, what=what)
     df = read_table(path)  # a link to a protected file is refused there (check_linked_file)
     nested = _nested_columns(df)
@@ -235,13 +239,6 @@ def _read(path: Path, what: str) -> pd.DataFrame:
             f"{_where(path, what)} repeats column name(s) {', '.join(map(repr, dups))} in its header; "
             "every column needs its own name")
     return df
-
-
-def read_records(path: str | Path, what: str = "table file") -> pd.DataFrame:
-    """A table of records as every command reads one: CSV or Parquet, every column with its own name, every value
-    one number or one text (a Parquet list or struct column is refused by name), pandas' nullable types as a
-    CSV's. ``what`` names the file in messages ("train file", "--data")."""
-    return _read(Path(path), what)
 
 
 def _align_columns(parts: list[tuple[pd.DataFrame, str]]) -> list[pd.DataFrame]:
@@ -526,7 +523,7 @@ class DuplicateRecordsWarning(UserWarning):
 def _user_data(cfg: AuditConfig) -> AuditData:
     """The user's files, read, then reconciled (:func:`_reconciled`). See docs/input.md."""
     if cfg.data is not None:
-        df = _read(cfg.data, "data")
+        df = read_records(cfg.data, "data")
         mc = cfg.membership_column
         if mc not in df.columns:
             raise InvalidParameterError(
@@ -545,10 +542,10 @@ def _user_data(cfg: AuditConfig) -> AuditData:
         train, test = df.iloc[rows_mem].drop(columns=[mc]), df.iloc[rows_non].drop(columns=[mc])
         wheres = [f"members ({cfg.data}, {mc} = 1)", f"non-members ({cfg.data}, {mc} = 0)"]
     else:
-        train, test = _read(cfg.train, "train file"), _read(cfg.test, "test file")
+        train, test = read_records(cfg.train, "train file"), read_records(cfg.test, "test file")
         rows_mem, rows_non = np.arange(len(train)), np.arange(len(test))
         wheres = [f"members ({cfg.train})", f"non-members ({cfg.test})"]
-    pop = _read(cfg.population, "population file") if cfg.population else None
+    pop = read_records(cfg.population, "population file") if cfg.population else None
     if cfg.population:
         wheres.append(f"population ({cfg.population})")
     return _reconciled(train, test, pop, label=cfg.label, sensitive=list(cfg.sensitive or []), wheres=wheres,
@@ -607,19 +604,13 @@ def _reconciled(train: pd.DataFrame, test: pd.DataFrame, pop: pd.DataFrame | Non
 
     if len(train) == 0 or len(test) == 0:
         raise InvalidInputError(f"need members and non-members; got {len(train)} members and {len(test)} non-members")
-    units_mem = units_non = None
+    tables, units_mem, units_non = [train, test] + ([pop] if pop is not None else []), None, None
     if unit is not None:
-        units_mem, units_non, split = _split_unit(unit, label, sensitive, [train, test] + ([pop] if pop is not None
-                                                                                         else []), wheres)
-        train, test, pop = split[0], split[1], (split[2] if pop is not None else None)
-    parts = [(train, wheres[0]), (test, wheres[1])]
-    if pop is not None:
-        parts.append((pop, wheres[2]))
-    if label not in train.columns:
+        units_mem, units_non, tables = _split_unit(unit, label, sensitive, tables, wheres)
+    if label not in tables[0].columns:
         raise InvalidInputError(f"label column {label!r} is not a column of the {wheres[0]}; "
-                                f"columns: {', '.join(map(str, train.columns))}")
-    frames = _align_columns(parts)
-    frames = _reconcile_types(frames, wheres, label)
+                                f"columns: {', '.join(map(str, tables[0].columns))}")
+    frames = _reconcile_types(_align_columns(list(zip(tables, wheres))), wheres, label)
     _check_label(frames, wheres, label)
     _check_sensitive(frames, wheres, label, sensitive)
     _check_records(frames, wheres, label)

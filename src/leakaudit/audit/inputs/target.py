@@ -733,6 +733,29 @@ def _numeric_columns(frame: pd.DataFrame, what: str) -> np.ndarray:
     return frame.to_numpy(dtype=float)
 
 
+def _columns_inputs(data: AuditData, names: list[str] | None = None, population: str = "the populations"):
+    """The records as the table's feature columns (``names``: those, in that order; None: all) as numbers
+    (:func:`_numeric_columns`): members, non-members and population, the function that reads changed records
+    so, and no one-hot groups."""
+    def pick(df):
+        return df if names is None else df[names]
+
+    tables = ((data.frame_mem, "the members"), (data.frame_non, "the non-members"), (data.frame_pop, population))
+    arrays = [_numeric_columns(pick(f), w) for f, w in tables]
+    return arrays, lambda df: _numeric_columns(pick(df), "the changed records"), None
+
+
+def _encoded_inputs(data: AuditData, names: list[str]):
+    """The records as the encoded columns ``names`` (in that order; empty: every column): members, non-members and
+    population, the function that encodes changed records so, and the encoding's one-hot groups where the columns
+    are all of it in its order (else None)."""
+    enc = [str(c) for c in data.encoder.feature_names_out]
+    idx = [enc.index(c) for c in names] if names else list(range(len(enc)))
+    return ([X[:, idx] for X in (data.X_mem, data.X_non, data.X_pop)],
+            lambda df: data.encoder.transform(df)[:, idx],
+            data.encoder.onehot_groups if idx == list(range(len(enc))) else None)
+
+
 def _feature_contract(model_input: str, data: AuditData, est, where: str) -> tuple[str, list[str]]:
     """What a scikit-learn model takes (docs/input.md, "The model's input"): ``("columns", names)`` for the
     table's own columns by name, ``("encoded", names)`` for columns of leakaudit's encoding by name,
@@ -807,19 +830,12 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
                       predict_frame=lambda df: _sk_probs(est, df[cols], C, "changed records", names),
                       predict_inputs=lambda X: _sk_probs(est, decode(X)[cols], C, "queried records", names),
                       input_onehot=switch, query_X=(data.X_mem, data.X_non, data.X_pop))
-    onehot = None
     if kind == "bare-columns":
-        arrays = [_numeric_columns(f, f"the {w}s") for f, w in groups]
-        encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
+        arrays, encode, onehot = _columns_inputs(data)
         how = "on the table's feature columns as they are (model_input 'columns')"
     else:
-        enc = [str(c) for c in data.encoder.feature_names_out]
-        idx = [enc.index(c) for c in cols] if cols else list(range(len(enc)))
-        arrays = [X[:, idx] for X in (data.X_mem, data.X_non, data.X_pop)]
-        encode = lambda df: data.encoder.transform(df)[:, idx]  # noqa: E731
+        arrays, encode, onehot = _encoded_inputs(data, cols)
         how = "on leakaudit's encoding" + (" (its columns by name)" if cols else " (model_input 'encoded')")
-        if idx == list(range(len(enc))):
-            onehot = data.encoder.onehot_groups
     # a model fitted on a DataFrame of encoded columns is queried with those names (scikit-learn warns otherwise)
     query = (lambda X: pd.DataFrame(X, columns=cols)) if cols else (lambda X: X)  # noqa: E731
     pm, pn, pp = (_sk_probs(est, query(X), C, w, names) if len(X) else None
@@ -833,10 +849,10 @@ def sklearn_target(data: AuditData, est, *, model_input: str = "auto", path: Pat
 
 
 def boosted_target(data: AuditData, b, *, model_input: str = "auto"):
-    """The audited XGBoost, LightGBM or CatBoost model (a checked :class:`.boosted.Boosted`) as a :class:`Target`: fed what it
-    was trained on (its feature names when they are the table's numeric columns or leakaudit's encoded columns,
-    else what ``model_input`` states), its outputs mapped to the data's classes, retrained by the learner of its
-    recipe."""
+    """The audited XGBoost, LightGBM or CatBoost model (a checked :class:`.boosted.Boosted`) as a :class:`Target`: fed
+    what it was trained on (its feature names when they are the table's numeric columns or leakaudit's encoded
+    columns, else what ``model_input`` states), its outputs mapped to the data's classes, retrained by the learner of
+    its recipe."""
     from .boosted import check_retraining_work, generic_names, xgb_leaf_records
 
     C, class_names = data.n_classes, data.class_names
@@ -847,19 +863,12 @@ def boosted_target(data: AuditData, b, *, model_input: str = "auto"):
     names = [str(n) for n in b.feature_names]
     # names that are the table's own columns are read as those (a table of numeric columns has the same names in
     # leakaudit's encoding, z-scored: say model_input "encoded" for a model trained on that)
-    groups = [(data.frame_mem, "member"), (data.frame_non, "non-member"), (data.frame_pop, "population")]
-    onehot = None
     if not generic_names(names) and model_input != "encoded" and set(names) <= set(raw):
-        arrays = [_numeric_columns(f[names], f"the {w}s") for f, w in groups]
-        encode = lambda df: _numeric_columns(df[names], "the changed records")  # noqa: E731
+        arrays, encode, onehot = _columns_inputs(data, names)
         how = "on the table's columns by name"
     elif not generic_names(names) and model_input != "columns" and set(names) <= set(enc):
-        idx = [enc.index(c) for c in names]
-        arrays = [X[:, idx] for X in (data.X_mem, data.X_non, data.X_pop)]
-        encode = lambda df: data.encoder.transform(df)[:, idx]  # noqa: E731
+        arrays, encode, onehot = _encoded_inputs(data, names)
         how = "on leakaudit's encoding (its columns by name)"
-        if idx == list(range(len(enc))):
-            onehot = data.encoder.onehot_groups
     elif not generic_names(names):
         missing = [c for c in names if c not in (enc if model_input == "encoded" else raw + enc)]
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
@@ -868,19 +877,16 @@ def boosted_target(data: AuditData, b, *, model_input: str = "auto"):
     elif model_input == "auto":
         raise InvalidInputError(
             f"{where} was trained on a bare array (it records no feature names), so leakaudit cannot tell which "
-            "columns "
-            "it takes or how they were encoded; state its input: `--model-input encoded` (leakaudit's encoding, "
-            f"{len(enc)} columns; docs/input.md) or `--model-input columns` (the table's {len(raw)} feature columns as "
-            "they are, which must be numeric), or train it on a DataFrame of those columns")
+            "columns it takes or how they were encoded; state its input: `--model-input encoded` (leakaudit's "
+            f"encoding, {len(enc)} columns; docs/input.md) or `--model-input columns` (the table's {len(raw)} feature "
+            "columns as they are, which must be numeric), or train it on a DataFrame of those columns")
     elif model_input == "columns":
-        arrays = [_numeric_columns(f, f"the {w}s") for f, w in groups]
-        encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
+        arrays, encode, onehot = _columns_inputs(data)
         how = "on the table's feature columns as they are (model_input 'columns')"
     else:
-        arrays = [data.X_mem, data.X_non, data.X_pop]
-        encode = data.encoder.transform
-        how = "on leakaudit's encoding (model_input 'encoded')"
+        arrays, encode = [data.X_mem, data.X_non, data.X_pop], data.encoder.transform
         onehot = data.encoder.onehot_groups
+        how = "on leakaudit's encoding (model_input 'encoded')"
     width = arrays[0].shape[1]
     if width != b.num_feature:
         raise InvalidInputError(f"{where} takes {b.num_feature} input features; it is given {width} ({how})")
@@ -1009,10 +1015,7 @@ def torch_target(data: AuditData, module, learner, *, model_input: str = "encode
     :class:`~leakaudit.learners.TorchModuleLearner`) retrains its recipe, None for no retraining."""
     C = data.n_classes
     if model_input == "columns":
-        X_m, X_n, X_p = (_numeric_columns(f, f"the {w}") for f, w in
-                         ((data.frame_mem, "members"), (data.frame_non, "non-members"), (data.frame_pop, "population")))
-        encode = lambda df: _numeric_columns(df, "the changed records")  # noqa: E731
-        onehot = None
+        (X_m, X_n, X_p), encode, onehot = _columns_inputs(data, population="the population")
     else:
         X_m, X_n, X_p, encode = data.X_mem, data.X_non, data.X_pop, data.encoder.transform
         onehot = data.encoder.onehot_groups
