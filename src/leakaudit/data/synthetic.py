@@ -49,18 +49,9 @@ def _type_profiles(base: np.ndarray, n_types: int, n_fav: int, boost: float, rng
     return prof / prof.sum(axis=1, keepdims=True)
 
 
-def make_purchase_like(
-    n_records: int = 10_000,
-    n_features: int = 600,
-    n_classes: int = 100,
-    *,
-    n_shopper_types: int = 200,
-    mean_items: float | None = None,
-    zipf_exponent: float = 1.0,
-    favourite_boost: float = 2.0,
-    n_init: int = 1,
-    random_state: Any = None,
-) -> Dataset:
+def make_purchase_like(n_records: int = 10_000, n_features: int = 600, n_classes: int = 100, *,
+                       n_shopper_types: int = 200, mean_items: float | None = None, zipf_exponent: float = 1.0,
+                       favourite_boost: float = 2.0, n_init: int = 1, random_state: Any = None) -> Dataset:
     """Synthetic Purchase-k: binary purchase vectors labelled by k-means clusters.
 
     Generative model: category popularity ``pi_j ∝ rank_j^(-zipf_exponent)`` (ranks a random permutation); each of
@@ -145,17 +136,9 @@ _TEXAS_CATEGORICAL = (
 )
 
 
-def make_texas_like(
-    n_records: int = 10_000,
-    n_classes: int = 100,
-    *,
-    n_diagnoses: int = 300,
-    n_procedures: int = 200,
-    codes_per_record: float = 6.0,
-    label_by: str = "procedure",
-    n_init: int = 1,
-    random_state: Any = None,
-) -> Dataset:
+def make_texas_like(n_records: int = 10_000, n_classes: int = 100, *, n_diagnoses: int = 300, n_procedures: int = 200,
+                    codes_per_record: float = 6.0, label_by: str = "procedure", n_init: int = 1,
+                    random_state: Any = None) -> Dataset:
     """Synthetic Texas-100-like hospital discharges with mixed categorical and binary features.
 
     Generative model: a latent main procedure ``c`` (Zipf-like frequencies over ``n_classes``); nine categorical
@@ -247,15 +230,8 @@ def make_texas_like(
     return ds
 
 
-def make_gaussian_regression(
-    n: int = 1_000,
-    d: int = 10,
-    noise: float = 1.0,
-    random_state: Any = None,
-    *,
-    n_sensitive_values: int = 0,
-    sensitive_effect: float = 1.0,
-) -> Dataset:
+def make_gaussian_regression(n: int = 1_000, d: int = 10, noise: float = 1.0, random_state: Any = None, *,
+                             n_sensitive_values: int = 0, sensitive_effect: float = 1.0) -> Dataset:
     """Linear-Gaussian regression: ``y = X w (+ a_s) + noise * e``.
 
     ``X ~ N(0, I_d)``, ``w ~ N(0, I_d / d)`` (so ``Var(Xw) ≈ 1``), ``e ~ N(0, 1)``. With ``n_sensitive_values = m >

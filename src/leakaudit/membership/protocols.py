@@ -90,26 +90,11 @@ def _needs_reference(attacks) -> bool:
 
 
 @reports_engine_stats
-def audit_model(
-    model,
-    X_members,
-    y_members,
-    X_nonmembers,
-    y_nonmembers,
-    *,
-    attacks: Sequence = DEFAULT_ATTACKS,
-    learner=None,
-    X_population=None,
-    y_population=None,
-    n_reference: int = 64,
-    train_loss: float | None = None,
-    n_classes: int | None = None,
-    fprs=DEFAULT_FPRS,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
-    random_state: RandomStateLike = 0,
-    engine: Engine | None = None,
-) -> MembershipAudit:
+def audit_model(model, X_members, y_members, X_nonmembers, y_nonmembers, *, attacks: Sequence = DEFAULT_ATTACKS,
+                learner=None, X_population=None, y_population=None, n_reference: int = 64,
+                train_loss: float | None = None, n_classes: int | None = None, fprs=DEFAULT_FPRS, n_boot: int = 1000,
+                confidence: float = 0.95, random_state: RandomStateLike = 0,
+                engine: Engine | None = None) -> MembershipAudit:
     """Audit one trained model: how well does each attack tell its members from non-members?
 
     Parameters
@@ -236,20 +221,10 @@ def reference_model_inputs(learner, X, y, *, n_reference: int = 64, n_audit: int
 
 
 @reports_engine_stats
-def reference_model_experiment(
-    learner,
-    X,
-    y,
-    *,
-    n_reference: int = 64,
-    attacks: Sequence = ("loss", "lira", "lira_offline", "rmia", "rmia_offline"),
-    n_audit: int | None = None,
-    target_index: int = 0,
-    fprs=DEFAULT_FPRS,
-    n_boot: int = 1000,
-    random_state: RandomStateLike = 0,
-    engine: Engine | None = None,
-) -> MembershipAudit:
+def reference_model_experiment(learner, X, y, *, n_reference: int = 64,
+                               attacks: Sequence = ("loss", "lira", "lira_offline", "rmia", "rmia_offline"),
+                               n_audit: int | None = None, target_index: int = 0, fprs=DEFAULT_FPRS, n_boot: int = 1000,
+                               random_state: RandomStateLike = 0, engine: Engine | None = None) -> MembershipAudit:
     """Carlini et al.'s evaluation: K + 2 models on complementary halves of a pool; one is the target.
 
     Model ``target_index`` is audited; its pair partner is dropped (it saw exactly the target's non-members) and
@@ -291,29 +266,12 @@ def _decision_summary(guess: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
 
 
 @reports_engine_stats
-def long_protocol(
-    learner,
-    X,
-    y,
-    *,
-    candidates=None,
-    candidate_size: int = 2000,
-    train_size: int | None = None,
-    n_targets: int | None = None,
-    targets=None,
-    n_iterations: int = 100,
-    attacks: Sequence[str] = ("untargeted", "frequency", "distance"),
-    shadow_reuse: str = "per_attack",
-    n_shadow_pairs: int = 5,
-    n_untargeted_shadows: int = 20,
-    untargeted_attack=None,
-    frequency_attack=None,
-    distance_attack=None,
-    pdtp=None,
-    bin_width: float = 0.01,
-    random_state: RandomStateLike = 0,
-    engine: Engine | None = None,
-) -> LongProtocolResult:
+def long_protocol(learner, X, y, *, candidates=None, candidate_size: int = 2000, train_size: int | None = None,
+                  n_targets: int | None = None, targets=None, n_iterations: int = 100,
+                  attacks: Sequence[str] = ("untargeted", "frequency", "distance"), shadow_reuse: str = "per_attack",
+                  n_shadow_pairs: int = 5, n_untargeted_shadows: int = 20, untargeted_attack=None,
+                  frequency_attack=None, distance_attack=None, pdtp=None, bin_width: float = 0.01,
+                  random_state: RandomStateLike = 0, engine: Engine | None = None) -> LongProtocolResult:
     """Long et al.'s evaluation protocol (§5.4; spec long-dtp.md §4.3).
 
     100 targets fixed from the candidate set D (drawn uniformly, or given); in each iteration D is split into random
@@ -467,16 +425,8 @@ def long_protocol(
 # -- Yeom et al. ----------------------------------------------------------------------------------
 
 
-def yeom_split_protocol(
-    learner,
-    X,
-    y,
-    attacks: Mapping[str, Attack],
-    *,
-    n_splits: int = 100,
-    test_size: float = 0.25,
-    seeds: Sequence[int] | None = None,
-) -> YeomSplitResult:
+def yeom_split_protocol(learner, X, y, attacks: Mapping[str, Attack], *, n_splits: int = 100, test_size: float = 0.25,
+                        seeds: Sequence[int] | None = None) -> YeomSplitResult:
     """Yeom et al.'s split protocol (§6.1): advantage = member rate on train − member rate on test.
 
     Split ``i`` is ``sklearn.model_selection.train_test_split(rows, test_size=test_size, random_state=seeds[i])``
@@ -545,19 +495,9 @@ def yeom_split_protocol(
 
 
 @reports_engine_stats
-def membership_experiment(
-    learner,
-    X,
-    y,
-    n: int,
-    attack: Attack | str = "yeom_adv1",
-    *,
-    n_trials: int = 1000,
-    challenges_per_model: int = 1,
-    confidence: float = 0.95,
-    random_state: RandomStateLike = None,
-    engine: Engine | None = None,
-) -> MembershipExperimentResult:
+def membership_experiment(learner, X, y, n: int, attack: Attack | str = "yeom_adv1", *, n_trials: int = 1000,
+                          challenges_per_model: int = 1, confidence: float = 0.95, random_state: RandomStateLike = None,
+                          engine: Engine | None = None) -> MembershipExperimentResult:
     """Monte-Carlo estimate of Yeom et al.'s membership advantage via Exp^M (Experiment 1, Def. 4).
 
     D is the uniform distribution over the rows of (X, y). Each trial: draw S ~ D^n (with replacement), train A_S,

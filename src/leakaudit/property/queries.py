@@ -113,25 +113,11 @@ def candidate_stream(pos: np.ndarray, neg: np.ndarray, *, mixture: float = 0.5, 
     return out
 
 
-def select_queries(
-    learner: Any,
-    data: PropertyData,
-    pool_idx: np.ndarray,
-    *,
-    n_train: int,
-    n_ensemble: int = 1000,
-    n_queries: int = 1000,
-    band: float = 0.4,
-    mixture: float = 0.5,
-    poison: Poison | None = None,
-    batch_size: int = 100,
-    accept: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-    candidate_idx: np.ndarray | None = None,
-    out_of_bag: bool = False,
-    min_out_of_bag: int = 5,
-    random_state: RandomStateLike = None,
-    engine: Engine | None = None,
-) -> QuerySet:
+def select_queries(learner: Any, data: PropertyData, pool_idx: np.ndarray, *, n_train: int, n_ensemble: int = 1000,
+                   n_queries: int = 1000, band: float = 0.4, mixture: float = 0.5, poison: Poison | None = None,
+                   batch_size: int = 100, accept: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+                   candidate_idx: np.ndarray | None = None, out_of_bag: bool = False, min_out_of_bag: int = 5,
+                   random_state: RandomStateLike = None, engine: Engine | None = None) -> QuerySet:
     """Algorithm 2: the ``q`` uncertain candidates (plus the poison points).
 
     Parameters
