@@ -227,13 +227,13 @@ def register(app: typer.Typer) -> None:
         with on_interrupt("dtp exact", outputs=[out] if out else [], doing="loading the data") as progress:
             X, y, learner = load_training_set(data, label, model, rows, seed, device)
             from ..exceptions import UnsupportedError
-            from ..learners import NaiveBayes
+            from ..learners import learner_family
 
             if model in ("logreg", "mlp"):
                 raise UnsupportedError("exact DTP by enumeration supports --model nb, nb-unsmoothed or "
                                        "bayes-inference; use 'leakaudit dtp bound' for logreg")
             values = [int(X[:, j].max()) + 1 for j in range(X.shape[1])]
-            if isinstance(learner, NaiveBayes):
+            if learner_family(learner) == "naive-bayes":
                 _, num, nv = learner._columns(X)
                 if num.size:
                     raise UnsupportedError("exact DTP enumerates a finite feature space, but this data has numeric "

@@ -378,9 +378,9 @@ def audit_dpsgd(learner: Any, X: Any, y: Any, *, claimed_epsilon: float, delta: 
     """
     from sklearn.base import clone
 
-    from ..learners.dp_sgd import DPSGD
+    from ..learners import learner_family
 
-    if not isinstance(learner, DPSGD):
+    if learner_family(learner) != "dp-sgd":
         raise InvalidParameterError(f"learner must be a DPSGD; got {type(learner).__name__}")
     check_choice(canaries, name="canaries", choices=("gradient", "input"))
     check_choice(bound, name="bound", choices=BOUNDS)

@@ -19,7 +19,7 @@ import numpy as np
 from .._validation import check_indices, check_scalar
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidParameterError
-from ..learners import capabilities, check_fit_inputs
+from ..learners import capabilities, check_fit_inputs, learner_family
 from ..learners.naive_bayes import row_groups
 from .pdtp import _check_bin_width, abs_log_ratio, apply_binning
 from .results import DTPResult
@@ -134,10 +134,9 @@ def dtp_exact(
     records = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
     _check_bin_width(bin_width)
     if feature_values is None:
-        nv = getattr(learner, "n_values", None)
-        cat = getattr(learner, "categorical", None)
-        if nv is not None and isinstance(cat, str) and cat == "all":
-            feature_values = list(np.asarray(nv, dtype=int))
+        nb = learner_family(learner) == "naive-bayes" and isinstance(learner.categorical, str)
+        if nb and learner.n_values is not None and learner.categorical == "all":
+            feature_values = list(np.asarray(learner.n_values, dtype=int))
         else:
             feature_values = [np.unique(X[:, j]) for j in range(X.shape[1])]
     if len(feature_values) != X.shape[1]:

@@ -97,9 +97,9 @@ def logistic_lipschitz_bound(learner: Any, X: Any, y: Any, records: Any = None, 
     -------
     LipschitzBoundResult (unbinned DTP bounds)
     """
-    from ..learners.logistic import LogisticRegression
+    from ..learners import learner_family
 
-    if not isinstance(learner, LogisticRegression):
+    if learner_family(learner) != "softmax-linear":
         raise UnsupportedError(
             f"the softmax-linear Lipschitz constant needs a LogisticRegression learner; got {type(learner).__name__} "
             "(no simple global L exists for neural networks)"

@@ -177,8 +177,9 @@ def loo_probabilities(learner: Any, X: np.ndarray, y: np.ndarray, records: np.nd
     def without(t):  # T \ {t}, or T without t's group
         return np.delete(everything, t) if groups is None else everything[groups != groups[t]]
 
-    if _shared_order(learner):
-        if getattr(learner, "mode", "faithful") != "faithful":
+    shared_order = capabilities(learner).shared_order
+    if shared_order is not None:
+        if shared_order == "call":
             out = engine.predict_many(learner, X, y, [everything] + [without(t) for t in records],
                                       [seed] + list(loo_seeds), X[records], n_classes=n_classes, together=True)
             out = np.asarray(out, dtype=np.float64)
@@ -219,13 +220,6 @@ def check_groups(groups: Any, n: int) -> np.ndarray | None:
     return g.astype(np.int64)
 
 
-def _shared_order(learner: Any) -> bool:
-    try:
-        return learner.get_params().get("order") == "shared"
-    except (AttributeError, TypeError):
-        return False
-
-
 class SharedOrderBlock(Learner):
     """Trains some models of one ``order="shared"`` ``fit_many`` call exactly as that call would.
 
@@ -254,7 +248,7 @@ class SharedOrderBlock(Learner):
 
     @property
     def task(self) -> str:
-        return getattr(self.learner, "task", "classification")
+        return self.learner.task
 
     def _fit(self, X, y, *, random_state, n_classes):
         from .._random import seed_to_int

@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._validation import check_choice, check_scalar
-from ..learners import check_fit_inputs
+from ..learners import check_fit_inputs, learner_family
 from .pdtp import pdtp_values
 from .results import ReductionResult
 
@@ -45,11 +45,9 @@ def _values(learner, X, y, idx, bin_width, n_classes):
 
 def _group(learner, X, y, idx, t_pos, max_group_size):
     """Positions (into idx) of the records removed together with idx[t_pos] (just t when the group is large)."""
-    from ..learners.naive_bayes import NaiveBayes
-
     Xr, yr = X[idx], y[idx]
     t = t_pos
-    if isinstance(learner, NaiveBayes):
+    if learner_family(learner) == "naive-bayes":
         cat, _, _ = learner._columns(X)
         if cat.size:
             same_class = yr == yr[t]
@@ -111,9 +109,7 @@ def reduce_dtp(
         X_eval, y_eval = X, y
     else:
         X_eval, y_eval, _ = check_fit_inputs(X_eval, y_eval, task="classification", n_classes=n_classes)
-    from ..learners.naive_bayes import NaiveBayes
-
-    if isinstance(learner, NaiveBayes) and learner.n_values is None:
+    if learner_family(learner) == "naive-bayes" and learner.n_values is None:
         # keep the Laplace denominators (number of attribute values) fixed while records are removed
         _, _, nv = learner._columns(X)
         learner = clone(learner).set_params(n_values=nv)

@@ -31,7 +31,7 @@ import numpy as np
 
 from .._validation import check_array, check_indices, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ..learners import check_fit_inputs
+from ..learners import check_fit_inputs, learner_family
 from .results import StabilityBoundResult
 
 __all__ = [
@@ -161,10 +161,9 @@ def stability_gamma(p_full_true: Any, p_loo_true: Any, delta: float) -> np.ndarr
 
 
 def _categorical_nb(learner: Any, X: np.ndarray) -> None:
-    from ..learners.naive_bayes import NaiveBayes
-
-    if not isinstance(learner, NaiveBayes):
-        raise UnsupportedError(f"the normalised naive-Bayes bound needs a NaiveBayes learner; got {type(learner).__name__}")
+    if learner_family(learner) != "naive-bayes":
+        raise UnsupportedError("the normalised naive-Bayes bound needs a NaiveBayes learner; got "
+                               f"{type(learner).__name__}")
     cat, num, _ = learner._columns(X)
     if num.size:
         raise UnsupportedError(
@@ -278,15 +277,14 @@ def stability_bound_for(learner: Any, X: Any, y: Any, pdtp_values: Any, records:
     learner : NaiveBayes (categorical, Props 6.4/6.5) or BayesInference (Prop 6.3)
     pdtp_values : array-like of shape (n_records,)
     """
-    from ..learners.naive_bayes import BayesInference, NaiveBayes
-
     X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
     recs = np.arange(len(X)) if records is None else check_indices(records, name="records", n=len(X))
     p = check_array(pdtp_values, name="pdtp_values", ndim=1, allow_nan=True)
-    if isinstance(learner, BayesInference):
+    family = learner_family(learner)
+    if family == "bayes-inference":
         delta, src = bayes_inference_delta(), "Prop 6.3 (Bayes inference, δ = 4/3)"
         note = "Prop 6.3's δ = 4/3 fails for n_{x,y} = 2, n_x = 3; PDTP over all labels (Def 4.4) still bounds DTP"
-    elif isinstance(learner, NaiveBayes):
+    elif family == "naive-bayes":
         cat, num, nv = learner._columns(X)
         if num.size:
             raise UnsupportedError("Props 6.4/6.5 cover categorical naive Bayes; this learner has Gaussian features")

@@ -292,7 +292,7 @@ class Engine:
         """
         X, y, subsets, seeds, n_classes = self._validate(learner, X, y, subsets, seeds, n_classes)
         # a sparse X_query stays sparse only for a learner that takes sparse input (densified once, here)
-        sparse_ok = bool(getattr(learner, "accepts_sparse", False))
+        sparse_ok = bool(learner.accepts_sparse)
         X_query = check_feature_matrix(X_query, name="X_query", accept_sparse=sparse_ok)
         if X_query.shape[1] != X.shape[1]:
             raise InvalidInputError(f"X_query has {X_query.shape[1]} features but X has {X.shape[1]}")
@@ -341,14 +341,11 @@ class Engine:
 
     # -- internals ----------------------------------------------------------------------
     def _validate(self, learner, X, y, subsets, seeds, n_classes):
-        if not (callable(getattr(learner, "fit_many", None)) and getattr(learner, "task", None) in
-                ("classification", "regression")):
+        if not (isinstance(learner, Learner) and learner.task in ("classification", "regression")):
             raise InvalidParameterError(
                 f"learner must be a leakaudit Learner (fit_many and task); got {type(learner).__name__}"
             )
-        validate = getattr(learner, "validate_params", None)
-        if callable(validate):  # the learner's own parameter checks, before any worker starts
-            validate()
+        learner.validate_params()  # the learner's own parameter checks, before any worker starts
         # The learners' own fit_many opening. A sparse X stays sparse: the cache fingerprints it as it is, and
         # each chunk's fit_many densifies the rows that chunk uses (a learner without sparse support), so a
         # chunk's key and models do not depend on the other chunks of the call.

@@ -1,7 +1,7 @@
 """Training algorithms that train one model or many at once (see ``_base``)."""
 
 from ._base import (Capabilities, Learner, ListModelBank, Model, ModelBank, capabilities, check_feature_matrix,
-                    check_fit_inputs, check_many_inputs)
+                    check_fit_inputs, check_many_inputs, learner_family)
 from ._torch_utils import (
     DEVICE_CHOICES,
     MLPBank,
@@ -65,6 +65,7 @@ __all__ = [
     "XGBoostModel",
     "capabilities",
     "encode_for_naive_bayes",
+    "learner_family",
     # the input contract every learner checks (for learners written outside leakaudit)
     "check_feature_matrix",
     "check_fit_inputs",

@@ -29,7 +29,8 @@ from .._validation import check_indices, check_labels, check_matrix, check_vecto
 from ..exceptions import InvalidInputError, InvalidParameterError, TrainingFailedError, UnsupportedError
 
 __all__ = ["Capabilities", "Learner", "ListModelBank", "Model", "ModelBank", "capabilities", "check_feature_matrix",
-           "check_fit_inputs", "check_many_inputs", "check_subsets", "resolve_seeds", "TreeShape", "BoostedModel"]
+           "check_fit_inputs", "check_many_inputs", "check_subsets", "learner_family", "resolve_seeds", "TreeShape",
+           "BoostedModel"]
 
 
 @runtime_checkable
@@ -124,6 +125,10 @@ class Capabilities:
         False for scikit-learn classifiers, which refuse it.
     implements : str or None
         The published algorithm its training reproduces, for reports.
+    shared_order : {None, "block", "call"}
+        How a model depends on the other models of its ``fit_many`` call (one row order drawn for the whole call):
+        None, not at all; "block", through the call's seeds and size only (a model is reproduced by a call of as
+        many models with the same seed); "call", through every model of the call (they are trained together).
     """
 
     loo: str | None = None
@@ -133,11 +138,18 @@ class Capabilities:
     votes: int | None = None
     fits_one_class: bool = True
     implements: str | None = None
+    shared_order: str | None = None
 
 
 def capabilities(learner: Any) -> Capabilities:
     """The capabilities ``learner`` declares; the defaults for an object that is not a :class:`Learner`."""
     return learner.capabilities if isinstance(learner, Learner) else Capabilities()
+
+
+def learner_family(learner: Any) -> str | None:
+    """The model family ``learner`` declares (:attr:`Learner.family`); None for an object that is not a
+    :class:`Learner`."""
+    return learner.family if isinstance(learner, Learner) else None
 
 
 class Learner(BaseEstimator, abc.ABC):
@@ -154,6 +166,11 @@ class Learner(BaseEstimator, abc.ABC):
     accepts_sparse : bool
         Whether ``_fit`` / ``_fit_many`` take a SciPy CSR matrix as ``X``
         (else they get a dense float64 array).
+    family : str or None
+        The model family whose closed forms leakaudit's bounds and audits use (read through
+        :func:`learner_family`): "naive-bayes" (:class:`NaiveBayes`: Props 6.4/6.5, exact DTP, group removal),
+        "bayes-inference" (Prop 6.3), "softmax-linear" (:class:`LogisticRegression`: the Lipschitz bound), "dp-sgd"
+        (:class:`DPSGD`: the one-run DP audit); None for any other learner.
 
     Hooks and capabilities (the audit asks the learner, never its type)
     -------------------------------------------------------------------
@@ -173,6 +190,7 @@ class Learner(BaseEstimator, abc.ABC):
 
     task: str = "classification"
     accepts_sparse: bool = False
+    family: ClassVar[str | None] = None
     capabilities: Capabilities = Capabilities()
 
     # -- public API ---------------------------------------------------------
@@ -298,7 +316,6 @@ class Learner(BaseEstimator, abc.ABC):
         models = [self._fit(X[s], y[s], random_state=seed, n_classes=n_classes) for s, seed in zip(subsets, seeds)]
         return ListModelBank(models, n_classes)
 
-
     def _fit_predict_many(self, X: np.ndarray, y: np.ndarray, subsets: list[np.ndarray], seeds: list[int],
                           X_query: np.ndarray, *, n_classes: int | None) -> np.ndarray:
         return np.asarray(self._fit_many(X, y, subsets, seeds, n_classes=n_classes).predict_proba(X_query))
@@ -367,7 +384,7 @@ def check_fit_inputs(X: Any, y: Any, *, task: str, n_classes: int | None = None,
     return X, y, n_classes
 
 
-def check_subsets(subsets: Sequence[Any], *, n: int, y: np.ndarray | None = None) -> list[np.ndarray]:
+def check_subsets(subsets: Sequence[Any], *, n: int) -> list[np.ndarray]:
     """Validate K index subsets of ``n`` rows: non-empty, in range.
 
     A classification subset holding a single class is allowed (the model then
@@ -375,10 +392,7 @@ def check_subsets(subsets: Sequence[Any], *, n: int, y: np.ndarray | None = None
     """
     if subsets is None or len(subsets) == 0:
         raise InvalidInputError("subsets is empty; give at least one index subset")
-    out = []
-    for k, s in enumerate(subsets):
-        out.append(check_indices(s, name=f"subsets[{k}]", n=n))
-    return out
+    return [check_indices(s, name=f"subsets[{k}]", n=n) for k, s in enumerate(subsets)]
 
 
 def check_many_inputs(X: Any, y: Any, subsets: Sequence[Any], random_states: Sequence[int] | RandomStateLike, *,
@@ -400,7 +414,7 @@ def check_many_inputs(X: Any, y: Any, subsets: Sequence[Any], random_states: Seq
     compact = sp.issparse(X) and not accept_sparse
     # a sparse X is validated as it is (densifying rows no subset uses could take far more memory)
     X, y, n_classes = check_fit_inputs(X, y, task=task, n_classes=n_classes, accept_sparse=accept_sparse or compact)
-    subsets = check_subsets(subsets, n=X.shape[0], y=y if task == "classification" else None)
+    subsets = check_subsets(subsets, n=X.shape[0])
     seeds = resolve_seeds(random_states, len(subsets))
     if compact:
         used = np.unique(np.concatenate(subsets))

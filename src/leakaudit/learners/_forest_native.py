@@ -20,6 +20,7 @@ import ctypes
 import numpy as np
 
 from ._native import CompiledKernel
+from ._native import ptr as _ptr
 from ._threads import for_each_model
 
 __all__ = ["KERNEL", "Bank", "Forest", "Grown", "Query", "grow", "grow_query", "library", "pack", "predict",
@@ -79,15 +80,8 @@ def _configure(lib: ctypes.CDLL) -> None:
 #: the compiled forest kernel (``KERNEL.load()``: the library this CPU runs, or None; ``KERNEL.reason``: why not)
 KERNEL = CompiledKernel("forest", _configure)
 
-
-def library() -> ctypes.CDLL | None:
-    """The compiled kernel's library, opened on first call; None if there is none (``KERNEL.reason`` says why)."""
-    loaded = KERNEL.load()
-    return None if loaded is None else loaded.lib
-
-
-def _ptr(a: np.ndarray) -> int:
-    return a.ctypes.data
+#: the compiled kernel's library, opened on first call; None if there is none (``KERNEL.reason`` says why)
+library = KERNEL.library
 
 
 def _need():

@@ -28,6 +28,7 @@ import threading
 import numpy as np
 
 from ._native import CompiledKernel
+from ._native import ptr as _ptr
 from ._threads import for_each_model
 
 __all__ = [
@@ -267,11 +268,16 @@ def _configure(lib: ctypes.CDLL) -> None:
 #: the compiled MLP kernel (``KERNEL.load()``: the library this CPU runs, or None; ``KERNEL.reason``: why not)
 KERNEL = CompiledKernel("mlp", _configure)
 
+#: the compiled kernel's library, opened on first call; None if there is none (``KERNEL.reason`` says why)
+library = KERNEL.library
 
-def library() -> ctypes.CDLL | None:
-    """The compiled kernel's library, opened on first call; None if there is none (``KERNEL.reason`` says why)."""
-    loaded = KERNEL.load()
-    return None if loaded is None else loaded.lib
+
+def _loaded() -> ctypes.CDLL:
+    """The compiled kernel's library; RuntimeError where there is none (callers check :func:`supports` first)."""
+    lib = library()
+    if lib is None:  # pragma: no cover - callers check supports() first
+        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+    return lib
 
 
 def supports(H: int, dtype) -> bool:
@@ -307,10 +313,6 @@ def permutations(rng: np.random.Generator, out: np.ndarray, n_epochs: int) -> bo
     with bg.lock:
         lib.leakaudit_permutations(bg.ctypes.bit_generator.value, out.ctypes.data, int(m), int(n_epochs))
     return True
-
-
-def _ptr(a: np.ndarray) -> int:
-    return a.ctypes.data
 
 
 def _onehot_scratch(d: int, n: int, row_nnz):
@@ -356,9 +358,7 @@ def onehot_prepare(indptr, indices, values, rows, d: int, member=None):
     row lists, (rstart, rend, ridx, rval): the rows without the dominant columns, row r at [rstart[r]:rend[r]]
     (rows not given: undefined)); G = 0: nothing found (None for the rest).
     """
-    lib = library()
-    if lib is None:  # pragma: no cover - callers check library() first
-        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+    lib = _loaded()
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     s = _onehot_scratch(int(d), indptr.size - 1, np.diff(indptr))
     member = None if member is None else np.ascontiguousarray(member, dtype=np.uint8)
@@ -392,9 +392,7 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
     register-blocked matrix products a step; the CSR arrays are then not read and ``onehot`` must be False): the
     same numbers as CSR rows listing every column of x (``csr_rows(x, sparse=False)``).
     """
-    lib = library()
-    if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+    lib = _loaded()
     fn = lib.leakaudit_train_1h_f32
     K = params.shape[0]
     P = d * H + H + C * H + C
@@ -473,9 +471,7 @@ def train_faithful(W1, b1, W2T, b2, indptr, indices, values, y, order, order_ptr
     ``order[order_ptr[k]:order_ptr[k + 1]]`` in that order every epoch. One model per call, spread over
     ``n_threads`` threads (results do not depend on the count).
     """
-    lib = library()
-    if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+    lib = _loaded()
     fn = lib.leakaudit_sgd_1h_f32
     K, d, H = W1.shape
     C = W2T.shape[1]
@@ -516,9 +512,7 @@ class DpTrainer:
 
     def __init__(self, *, indptr, indices, values, x, y, xsq, rows, d: int, H: int, C: int, lr: float, inv: float,
                  clip: float, activation: int, onehot: bool, extra: int = 0, canary_norm: float = 0.0):
-        lib = library()
-        if lib is None:  # pragma: no cover - callers check supports() first
-            raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+        lib = _loaded()
         self.fn = lib.leakaudit_dp_train_1h_f32
         if extra and not supports_dp_canaries():  # pragma: no cover - callers check supports_dp_canaries()
             raise RuntimeError("the compiled DP step predates gradient canaries; rebuild the kernels")
@@ -642,9 +636,7 @@ def first_layer(indptr, indices, values, W, b, out, n_threads=None) -> None:
     Each row's inputs are added in their listed order, so a row's outputs do not
     depend on the rows queried with it or on the threads.
     """
-    lib = library()
-    if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+    lib = _loaded()
     K, n, H = out.shape
     for a in (W, b, out, values):
         if a.dtype != np.float32 or not a.flags.c_contiguous:  # pragma: no cover - the caller's contract
@@ -665,9 +657,7 @@ def dense_layer(x, W, b, out, n_threads=None) -> None:
     C-contiguous; model by model over threads. The sums of :func:`first_layer` on the CSR rows of x, so a
     row's outputs do not depend on the rows queried with it, on the threads, or on how x is stored.
     """
-    lib = library()
-    if lib is None:  # pragma: no cover - callers check supports() first
-        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+    lib = _loaded()
     K, n, H = out.shape
     d = W.shape[1]
     for a in (x, W, b, out):
@@ -689,9 +679,7 @@ def layer(x, W, b, out, n_threads=None) -> None:
 
     x (1 or K, n, d), W (K, d, H), b (K, H), out (K, n, H), all of one dtype (float32 or float64), C-contiguous.
     """
-    lib = library()
-    if lib is None:  # pragma: no cover - callers check library() first
-        raise RuntimeError(f"native kernel unavailable: {KERNEL.reason}")
+    lib = _loaded()
     K, n, H = out.shape
     d = W.shape[1]
     fn = lib.leakaudit_layer_f32 if out.dtype == np.float32 else lib.leakaudit_layer_f64

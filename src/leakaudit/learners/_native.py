@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ._kernel_flags import CPU_LEVEL as _LEVEL
 from ._kernel_flags import VARIANTS as _FLAGS
 
-__all__ = ["VARIANTS", "CompiledKernel", "KernelLibrary", "cpu_level", "library_path"]
+__all__ = ["VARIANTS", "CompiledKernel", "KernelLibrary", "cpu_level", "library_path", "ptr"]
 
 #: the compiled variants, best first
 VARIANTS = tuple(_FLAGS)
@@ -126,3 +126,13 @@ class CompiledKernel:
                 self._cache[key] = self._choose(wanted)
             loaded, self.reason = self._cache[key]
         return loaded
+
+    def library(self) -> ctypes.CDLL | None:
+        """The library's ctypes handle, opened on first call; None if there is none (:attr:`reason` says why)."""
+        loaded = self.load()
+        return None if loaded is None else loaded.lib
+
+
+def ptr(a) -> int:
+    """The address of array ``a``'s data, for a kernel's struct fields and arguments."""
+    return a.ctypes.data

@@ -10,15 +10,14 @@ Two layouts:
 
 * gathered (any per-model orders): x of shape (K, B, d), layers by ``bmm``;
 * shared (all models see the same rows, each masks the rows outside its
-  subset; approach 3 of ``notes/batched-training.md``): the first layer of all
-  models is one GEMM, ``x (B, d) @ W1 (d, K*h)``, and its weight gradient too.
+  subset): the first layer of all models is one GEMM, ``x (B, d) @ W1 (d, K*h)``,
+  and its weight gradient too.
 
 Backprop is by hand, in ``torch.optim.SGD`` / ``torch.optim.Adam`` order (all
 gradients at the old weights, then the update), so results match the
 per-model autograd oracle (``_torch_utils.naive_train_mlp``) up to rounding.
 
-Throughput (measured in ``benchmarks/train_many.py`` and
-``benchmarks/bench_machine_limit.py``):
+Throughput (``benchmarks/train_many.py``, ``benchmarks/bench_machine_limit.py``):
 
 * the first layer's bias is the weight row of a constant-1 input column
   appended to X, so its forward add and its gradient (a row sum) come out of
@@ -40,8 +39,7 @@ Devices. The weights, X and y may live on any one device (a CUDA GPU): every
 parameter, moment and buffer is made on the weights' device. The step's index
 tensors come from the caller on the CPU; what decides whether a step is padded
 (the mask, the per-model step counts, the Adam bias corrections) is computed
-there, in the same order as ever, and only its results are copied to the
-device, so a CPU run does exactly what it did before devices existed.
+there and only its results are copied to the device.
 """
 
 from __future__ import annotations

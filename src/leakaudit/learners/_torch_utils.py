@@ -23,7 +23,7 @@ import numpy as np
 from .._extras import require
 from .._validation import check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import ModelBank
+from ._base import Learner, ModelBank
 
 __all__ = [
     "import_torch",
@@ -75,6 +75,15 @@ def check_device(device: Any, *, name: str = "device") -> str:
     if not isinstance(device, str) or _DEVICE.fullmatch(device) is None:
         raise InvalidParameterError(f"{name} must be {DEVICE_CHOICES}; got {device!r}")
     return device
+
+
+class TorchLearner(Learner):
+    """A learner whose nets train with torch on its ``device`` (TorchMLP, TorchCNN, TorchModuleLearner)."""
+
+    def validate_params(self) -> None:
+        """The form of ``device``; whether this machine has it, and the other parameters, are checked when training
+        starts (a Ray driver need not see its cluster's GPUs)."""
+        check_device(self.device)
 
 
 def resolve_device(device: Any, *, name: str = "device") -> str:

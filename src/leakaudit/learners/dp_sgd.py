@@ -42,11 +42,9 @@ there; the guard of :func:`leakaudit.mip.dp_baselines.dpsgd_epsilon`).
 Seeds. Model k's initial weights come from ``numpy.random.default_rng(seed_k)`` exactly as the wrapped
 learner draws them, then its batches (and its canaries' sampling) from the same generator, step after step;
 its noise (torch loop) from a torch generator (mt19937; ``normal_``, Box-Muller) seeded by
-``numpy.random.SeedSequence([seed_k, 0x0D95])``, a stream of its own,
-so that with shuffled
-batches the row order is the wrapped TorchMLP's own (fast mode) and, with the noise at 0 and the clip norm
-huge, DPSGD is its plain SGD. Model k depends only on its rows and seed (``fit_many`` equals ``fit`` up to
-float rounding).
+``numpy.random.SeedSequence([seed_k, 0x0D95])``, a stream of its own, so that with shuffled batches the row order
+is the wrapped TorchMLP's own (fast mode) and, with the noise at 0 and the clip norm huge, DPSGD is its plain SGD.
+Model k depends only on its rows and seed (``fit_many`` equals ``fit`` up to float rounding).
 
 White-box canaries. :meth:`DPSGD.fit_many_with_canaries` inserts gradient canaries into every step (Steinke,
 Nasr & Jagielski, NeurIPS 2023, Section 7; Nasr et al., USENIX Security 2023): canary i, when included, joins
@@ -273,6 +271,8 @@ class DPSGD(Learner):
         banks carry each model's in ``info["epsilon"]`` with ``info["accounting"]`` saying how.
     """
 
+    family = "dp-sgd"
+
     def __init__(self, *, learner: Any = None, noise_multiplier: float = 1.0, max_grad_norm: float = 1.0,
                  sampling: str = "poisson", sampling_rate: float | None = None, batch_size: int | None = None,
                  epochs: int = 5, lr: float = 0.5, target_delta: float = 1e-5, neighbouring: str | None = None,
@@ -350,9 +350,8 @@ class DPSGD(Learner):
 
         if self.device is not None:
             check_device(self.device)
-        inner = getattr(self.learner, "validate_params", None)
-        if callable(inner):
-            inner()
+        if isinstance(self.learner, Learner):
+            self.learner.validate_params()
 
     def _device(self) -> str:
         """The resolved device the nets train on: ``device``, else the wrapped learner's."""
@@ -389,12 +388,15 @@ class DPSGD(Learner):
 
     def accounted_epsilon(self, n: int, delta: float | None = None) -> float:
         """Epsilon at ``delta`` (default ``target_delta``) of a model trained on ``n`` rows."""
-        p = self._check_params()
-        s = self.schedule(int(n))
+        neighbouring = self._check_params()["neighbouring"]
+        return self._epsilon(self.schedule(int(n)), neighbouring, self.target_delta if delta is None else delta)
+
+    def _epsilon(self, sched: dict, neighbouring: str, delta: float) -> float:
+        """Epsilon at ``delta`` of a model trained on schedule ``sched`` (:meth:`schedule`'s)."""
         return dpsgd_accounted_epsilon(noise_multiplier=float(self.noise_multiplier), sampling=self.sampling,
-                                       sampling_rate=s["sampling_rate"], steps=s["steps"], epochs=int(self.epochs),
-                                       delta=float(self.target_delta if delta is None else delta),
-                                       neighbouring=p["neighbouring"], accountant=self.accountant)
+                                       sampling_rate=sched["sampling_rate"], steps=sched["steps"],
+                                       epochs=int(self.epochs), delta=float(delta), neighbouring=neighbouring,
+                                       accountant=self.accountant)
 
     def accounting(self) -> str:
         """One sentence: the mechanism and neighbouring relation epsilon is stated for."""
@@ -409,18 +411,18 @@ class DPSGD(Learner):
 
     # -- Learner protocol ---------------------------------------------------------
     def fit(self, X, y, *, random_state: RandomStateLike = None, n_classes: int | None = None):
-        if self._check_params()["kind"] == "cnn":
-            from .torch_cnn import _check_images
-
-            X = _check_images(X, tuple(int(v) for v in self.learner.image_shape))
-        return super().fit(X, y, random_state=random_state, n_classes=n_classes)
+        return super().fit(self._images(X), y, random_state=random_state, n_classes=n_classes)
 
     def fit_many(self, X, y, subsets, random_states=None, *, n_classes: int | None = None) -> ModelBank:
-        if self._check_params()["kind"] == "cnn":
-            from .torch_cnn import _check_images
+        return super().fit_many(self._images(X), y, subsets, random_states, n_classes=n_classes)
 
-            X = _check_images(X, tuple(int(v) for v in self.learner.image_shape))
-        return super().fit_many(X, y, subsets, random_states, n_classes=n_classes)
+    def _images(self, X):
+        """``X`` checked as the wrapped TorchCNN's images (:func:`.torch_cnn._check_images`); as it is otherwise."""
+        if self._check_params()["kind"] != "cnn":
+            return X
+        from .torch_cnn import _check_images
+
+        return _check_images(X, tuple(int(v) for v in self.learner.image_shape))
 
     def _fit(self, X, y, *, random_state, n_classes):
         bank = self._fit_many(X, y, [np.arange(len(X))], [seed_to_int(random_state)], n_classes=n_classes)
@@ -489,10 +491,7 @@ class DPSGD(Learner):
         else:
             bank, scores = _BatchedDPSGD(self, p["kind"], X, y, subsets, seeds, scheds, n_classes, canaries,
                                          p["device"]).run()
-        eps = [dpsgd_accounted_epsilon(noise_multiplier=float(self.noise_multiplier), sampling=self.sampling,
-                                       sampling_rate=s["sampling_rate"], steps=s["steps"], epochs=int(self.epochs),
-                                       delta=float(self.target_delta), neighbouring=p["neighbouring"],
-                                       accountant=self.accountant) for s in scheds]
+        eps = [self._epsilon(s, p["neighbouring"], self.target_delta) for s in scheds]
         info = {"dp": True, "kernel": getattr(bank, "info", {}).get("kernel", "torch"), "epsilon": eps,
                 "delta": float(self.target_delta), "accounting": self.accounting(),
                 "noise_multiplier": float(self.noise_multiplier), "max_grad_norm": float(self.max_grad_norm),

@@ -61,9 +61,9 @@ _CRITERIA = {"gini": 0, "entropy": 1, "log_loss": 1}
 _BUFFER_BYTES = 64 * 2**20
 #: rows per (model, block) work item of the prediction kernel
 _PREDICT_BLOCK = 64
-#: the parameters scikit-learn's RandomForestClassifier shares with :class:`RandomForest` (:meth:`RandomForest.oob_estimator`)
-_OOB_PARAMS = ("n_estimators", "criterion", "max_depth", "min_samples_split", "min_samples_leaf", "max_features",
-               "bootstrap", "max_samples")
+#: the parameters scikit-learn's RandomForestClassifier shares with :class:`RandomForest`
+_SKLEARN_PARAMS = ("n_estimators", "criterion", "max_depth", "min_samples_split", "min_samples_leaf", "max_features",
+                   "bootstrap", "max_samples")
 #: trees a worker grows before querying them together (fit_predict_many)
 _QUERY_GROUP = 16
 #: the most memory the query rows' bitsets (:func:`_forest_native.query_bitsets`) may take; above it (many rows with
@@ -482,9 +482,7 @@ class RandomForest(Learner):
                if k in params and not (params[k] is v or params[k] == v)}
         if odd:
             raise UnsupportedError(f"RandomForest does not implement {odd} (it assumes {cls._SKLEARN_DEFAULTS})")
-        keep = ("n_estimators", "criterion", "max_depth", "min_samples_split", "min_samples_leaf", "max_features",
-                "bootstrap", "max_samples")
-        return cls(**{k: params[k] for k in keep}, n_threads=n_threads)
+        return cls(**{k: params[k] for k in _SKLEARN_PARAMS}, n_threads=n_threads)
 
     # -- parameters -------------------------------------------------------------------------------
     @property
@@ -498,11 +496,13 @@ class RandomForest(Learner):
                                "one parameter vector of fixed length, which Izzo et al.'s mechanism adds its noise to")
 
     def oob_estimator(self):
-        if not self.bootstrap:
-            return None
+        return self._sklearn_forest(oob_score=True) if self.bootstrap else None
+
+    def _sklearn_forest(self, **kw):
+        """scikit-learn's ``RandomForestClassifier`` with this learner's parameters and ``kw``."""
         from sklearn.ensemble import RandomForestClassifier
 
-        return RandomForestClassifier(**{k: getattr(self, k) for k in _OOB_PARAMS}, oob_score=True)
+        return RandomForestClassifier(**{k: getattr(self, k) for k in _SKLEARN_PARAMS}, **kw)
 
     def validate_params(self) -> None:
         if not _is_int(self.n_estimators) or self.n_estimators < 1:
@@ -653,15 +653,9 @@ class RandomForest(Learner):
     def _sklearn_bank(self, X32, y, subsets, seeds, C: int) -> RandomForestBank:
         """The forests trained by scikit-learn's ``RandomForestClassifier`` (the reference this class
         re-implements: the same trees for the same seeds), converted to a bank."""
-        from sklearn.ensemble import RandomForestClassifier
-
         parts = []
         for rows, seed in zip(subsets, seeds):
-            est = RandomForestClassifier(
-                n_estimators=self.n_estimators, criterion=self.criterion, max_depth=self.max_depth,
-                min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
-                max_features=self.max_features, bootstrap=self.bootstrap, max_samples=self.max_samples,
-                random_state=int(seed), n_jobs=self.n_threads).fit(X32[rows], y[rows])
+            est = self._sklearn_forest(random_state=int(seed), n_jobs=self.n_threads).fit(X32[rows], y[rows])
             cols = est.classes_.astype(np.int64)
             parts.extend(_breadth_first(t.tree_, cols, C) for t in est.estimators_)
         nn = np.array([q[0].size for q in parts], dtype=np.int64)

@@ -9,10 +9,7 @@ scikit-learn's except where candidate splits tie in exact arithmetic (two column
 rows whose residuals are equal, a node whose residuals are all equal, which scikit-learn splits when its rounding
 leaves an impurity above machine epsilon): scikit-learn's pick then depends on the order its sort left the rows in,
 and the two may pick differently (tests/learners/test_gradient_boosting.py compares them on cases without and with
-ties). On the 1,000-member Adult Pipeline of
-benchmarks/README.md ("Issue 66: a compiled gradient boosting") a model's probabilities on the non-members differ
-from scikit-learn's with the same seed by 0.011 on average, two scikit-learn seeds' by 0.005: scikit-learn breaks
-most such ties by its rounding, the same way whatever the seed, the kernel by its own.
+ties; benchmarks/README.md measures how far their probabilities then differ).
 
 :class:`FrameGradientBoosting` retrains a ``GradientBoostingClassifier`` from the table's rows, on its numeric columns
 or after tree-neutral preprocessing (per-column scalers, a default one-hot encoder, in a ColumnTransformer or not): the
@@ -40,6 +37,7 @@ from .._validation import check_choice
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import Capabilities, Learner, ListModelBank, check_feature_matrix
 from ._native import CompiledKernel
+from ._native import ptr as _ptr
 from .forest import binary_rows, feature_codes, features_per_split, leaf_rows
 from ._threads import for_each_model
 
@@ -74,15 +72,7 @@ def _configure(lib: ctypes.CDLL) -> None:
 
 #: the compiled kernel (``KERNEL.load()``: the library this CPU runs, or None; ``KERNEL.reason``: why not)
 KERNEL = CompiledKernel("gb", _configure)
-
-
-def _library():
-    loaded = KERNEL.load()
-    return None if loaded is None else loaded.lib
-
-
-def _ptr(a: np.ndarray) -> int:
-    return a.ctypes.data
+_library = KERNEL.library
 
 
 def tree_seeds(seed: int, n_trees: int) -> np.ndarray:

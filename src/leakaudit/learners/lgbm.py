@@ -68,8 +68,7 @@ class LightGBMModel(BoostedModel):
         return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
     def _trees(self) -> list[dict]:
-        info = self.booster_.dump_model(num_iteration=self.rounds_)["tree_info"]
-        return info
+        return self.booster_.dump_model(num_iteration=self.rounds_)["tree_info"]
 
     def tree_leaf_records(self) -> list[np.ndarray]:
         """Training records per leaf of each tree, as LightGBM counted them (``leaf_count``: the rows of the bagged

@@ -591,6 +591,8 @@ class LogisticRegression(Learner):
                                    + "; ".join(problems))
         return cls(C=float(C) / 2 if len(classes) == 2 else float(C))
 
+    family = "softmax-linear"
+
     @property
     def capabilities(self) -> Capabilities:
         """Both solvers are deterministic; the leave-one-out methods start from the Newton solution."""

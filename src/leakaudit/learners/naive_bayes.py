@@ -226,6 +226,7 @@ class NaiveBayes(Learner):
     every class (possible with ``alpha=0``) gets the uniform distribution.
     """
 
+    family = "naive-bayes"
     capabilities = Capabilities(loo="closed-form NaiveBayes.loo_proba", stochastic=False)
 
     def __init__(self, *, categorical: Any = "all", n_values: Any = None, alpha: float = 1.0,
@@ -500,6 +501,7 @@ class BayesInference(Learner):
         uniform distribution, or the class prior ``n_y / n``.
     """
 
+    family = "bayes-inference"
     capabilities = Capabilities(loo="closed-form BayesInference.loo_proba", stochastic=False)
 
     def __init__(self, *, alpha: float = 0.0, unseen: str = "uniform"):

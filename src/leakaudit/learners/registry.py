@@ -28,6 +28,7 @@ Examples
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -99,10 +100,22 @@ def make_learner(name: str, **params: Any) -> Any:
     return get_learner(name).make(**params)
 
 
-def _torch_mlp(**params: Any):
-    from .torch_mlp import TorchMLP
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """A factory of the learner ``name`` of ``module`` (relative to this package), imported when called."""
+    def factory(**params: Any):
+        return getattr(importlib.import_module(module, __package__), name)(**params)
 
-    return TorchMLP(**params)
+    return factory
+
+
+def _sklearn(module: str, name: str) -> Callable[..., Any]:
+    """A factory of :class:`~leakaudit.learners.SklearnLearner` around the scikit-learn estimator ``module.name``."""
+    def factory(**params: Any):
+        from .sklearn import SklearnLearner
+
+        return SklearnLearner(getattr(importlib.import_module(module), name)(**params))
+
+    return factory
 
 
 def _dp_mlp(*, hidden=(64,), activation: str = "tanh", **params: Any):
@@ -112,125 +125,49 @@ def _dp_mlp(*, hidden=(64,), activation: str = "tanh", **params: Any):
     return DPSGD(learner=TorchMLP(hidden=hidden, activation=activation), **params)
 
 
-def _logistic(**params: Any):
-    from .logistic import LogisticRegression
-
-    return LogisticRegression(**params)
-
-
-def _simple_logistic(**params: Any):
-    from .simple_logistic import SimpleLogistic
-
-    return SimpleLogistic(**params)
-
-
-def _decision_tree(**params: Any):
-    from sklearn.tree import DecisionTreeClassifier
-
-    from .sklearn import SklearnLearner
-
-    return SklearnLearner(DecisionTreeClassifier(**params))
-
-
-def _random_forest(**params: Any):
-    from .forest import RandomForest
-
-    return RandomForest(**params)
-
-
-def _gradient_boosting(**params: Any):
-    from .gradient_boosting import GradientBoosting
-
-    return GradientBoosting(**params)
-
-
-def _naive_bayes(**params: Any):
-    from .naive_bayes import NaiveBayes
-
-    return NaiveBayes(**params)
-
-
-def _bayes_inference(**params: Any):
-    from .naive_bayes import BayesInference
-
-    return BayesInference(**params)
-
-
-def _torch_cnn(**params: Any):
-    from .torch_cnn import TorchCNN
-
-    return TorchCNN(**params)
-
-
-def _torch_module(**params: Any):
-    from .torch_module import TorchModuleLearner
-
-    return TorchModuleLearner(**params)
-
-
-def _knn(**params: Any):
-    from sklearn.neighbors import KNeighborsClassifier
-
-    from .sklearn import SklearnLearner
-
-    return SklearnLearner(KNeighborsClassifier(**params))
-
-
-def _xgboost(**params: Any):
-    from .xgb import XGBoostLearner
-
-    return XGBoostLearner(**params)
-
-
-def _catboost(**params: Any):
-    from .catboost import CatBoostLearner
-
-    return CatBoostLearner(**params)
-
-
-def _lightgbm(**params: Any):
-    from .lgbm import LightGBMLearner
-
-    return LightGBMLearner(**params)
+_naive_bayes = _lazy(".naive_bayes", "NaiveBayes")
 
 
 # the defaults make models that overfit a little, so that membership attacks have something to find
-register_learner("mlp", _torch_mlp, defaults={"hidden": (64,), "activation": "tanh", "mode": "fast", "epochs": 30},
+register_learner("mlp", _lazy(".torch_mlp", "TorchMLP"),
+                 defaults={"hidden": (64,), "activation": "tanh", "mode": "fast", "epochs": 30},
                  description="TorchMLP: one hidden layer of 64 tanh units, 30 epochs of mini-batch Adam")
-register_learner("logreg", _logistic, defaults={"C": 1e3},
+register_learner("logreg", _lazy(".logistic", "LogisticRegression"), defaults={"C": 1e3},
                  description="multinomial logistic regression, weak regularisation (C = 1000)")
-register_learner("simplelogistic", _simple_logistic,
+register_learner("simplelogistic", _lazy(".simple_logistic", "SimpleLogistic"),
                  description="Weka's SimpleLogistic: LogitBoost with one-attribute linear regressions, its rounds "
                              "(at most 500) chosen by 5-fold cross-validation on every fit; Long et al.'s LR learner")
-register_learner("tree", _decision_tree, description="scikit-learn decision tree, grown fully")
-register_learner("forest", _random_forest, defaults={"n_estimators": 50},
+register_learner("tree", _sklearn("sklearn.tree", "DecisionTreeClassifier"),
+                 description="scikit-learn decision tree, grown fully")
+register_learner("forest", _lazy(".forest", "RandomForest"), defaults={"n_estimators": 50},
                  description="random forest of 50 fully grown trees (scikit-learn's trees, grown by the compiled "
                              "kernel)")
-register_learner("gradient-boosting", _gradient_boosting,
+register_learner("gradient-boosting", _lazy(".gradient_boosting", "GradientBoosting"),
                  description="scikit-learn's GradientBoostingClassifier (100 stages of depth-3 trees, learning rate "
                              "0.1), trained by the compiled boosting kernel")
-register_learner("knn", _knn, defaults={"n_neighbors": 5}, description="scikit-learn 5-nearest neighbours")
+register_learner("knn", _sklearn("sklearn.neighbors", "KNeighborsClassifier"), defaults={"n_neighbors": 5},
+                 description="scikit-learn 5-nearest neighbours")
 register_learner("dp-mlp", _dp_mlp,
                  defaults={"hidden": (64,), "noise_multiplier": 1.0, "max_grad_norm": 1.0, "sampling_rate": 0.01,
                            "epochs": 5, "lr": 0.5, "target_delta": 1e-5},
                  description="DPSGD of TorchMLP's net (64 tanh units): Poisson rate 0.01, noise 1.0, clip 1.0, "
                              "5 epochs; epsilon by dp_accounting's PLD accountant")
-register_learner("xgboost", _xgboost, defaults={"n_rounds": 100},
+register_learner("xgboost", _lazy(".xgb", "XGBoostLearner"), defaults={"n_rounds": 100},
                  description="XGBoost: 100 rounds of XGBoost's default trees (depth 6, learning rate 0.3); the "
                              "xgboost extra")
-register_learner("lightgbm", _lightgbm, defaults={"n_rounds": 100},
+register_learner("lightgbm", _lazy(".lgbm", "LightGBMLearner"), defaults={"n_rounds": 100},
                  description="LightGBM: 100 rounds of LightGBM's default trees (31 leaves, learning rate 0.1); the "
                              "lightgbm extra")
-register_learner("catboost", _catboost, defaults={"n_rounds": 100},
+register_learner("catboost", _lazy(".catboost", "CatBoostLearner"), defaults={"n_rounds": 100},
                  description="CatBoost: 100 iterations of CatBoost's default oblivious trees (depth 6, its learning "
                              "rate for the data's size); the catboost extra")
 register_learner("nb", _naive_bayes, defaults={"alpha": 1.0, "prior_smoothing": True}, inputs="codes",
                  description="naive Bayes with Laplace smoothing (Gaussian numeric columns)")
 register_learner("nb-unsmoothed", _naive_bayes, defaults={"alpha": 0.0, "prior_smoothing": False}, inputs="codes",
                  description="naive Bayes by raw frequencies, Long et al.'s closed-form PDTP model")
-register_learner("bayes-inference", _bayes_inference, inputs="codes",
+register_learner("bayes-inference", _lazy(".naive_bayes", "BayesInference"), inputs="codes",
                  description="Bayes inference on whole rows: the empirical class frequencies of each distinct row")
-register_learner("cnn", _torch_cnn, inputs="images",
+register_learner("cnn", _lazy(".torch_cnn", "TorchCNN"), inputs="images",
                  description="TorchCNN: Yeom et al.'s two-block convolutional network on 28 x 28 grey images")
-register_learner("torch-module", _torch_module, inputs="module",
+register_learner("torch-module", _lazy(".torch_module", "TorchModuleLearner"), inputs="module",
                  description="any torch.nn.Module the caller names with module='package.module:Class'")

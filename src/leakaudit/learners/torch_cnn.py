@@ -49,9 +49,9 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_array, check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import Learner, ModelBank
+from ._base import ModelBank
 from ._threads import for_each_model
-from ._torch_utils import check_device, import_torch, resolve_device, softmax, to_numpy, torch_threads
+from ._torch_utils import TorchLearner, import_torch, resolve_device, softmax, to_numpy, torch_threads
 
 __all__ = ["TorchCNN", "CNNBank", "CNNModel"]
 
@@ -132,7 +132,7 @@ class _Net:
         return torch.baddbmm(P[11].unsqueeze(1), z, P[10])
 
 
-class TorchCNN(Learner):
+class TorchCNN(TorchLearner):
     """Yeom et al.'s VGG-like CNN for small images (Fashion-MNIST, MNIST), size parameter s.
 
     Parameters
@@ -218,11 +218,6 @@ class TorchCNN(Learner):
             check_scalar(self.n_threads, name="n_threads", kind=numbers.Integral, min_val=1)
         resolve_device(self.device)
         return shape, (b1, b2)
-
-    def validate_params(self) -> None:
-        """The form of ``device``; whether this machine has it, and the other parameters, are checked when training
-        starts (a Ray driver need not see its cluster's GPUs)."""
-        check_device(self.device)
 
     # images may come as (n, c, h, w): flatten before the base class's 2-D checks
     def fit(self, X, y, *, random_state: RandomStateLike = None, n_classes: int | None = None):

@@ -9,7 +9,7 @@ Two training modes:
     Per-example SGD, batch size 1, ``lr=0.01``, no momentum, and **one random
     permutation of the training rows drawn before training and reused in every
     epoch**. K models are trained at once by the compiled kernel's per-model
-    loop (``_mlp_native``, approach 4a of ``notes/batched-training.md``) that
+    loop (``_mlp_native``) that
     touches only the non-zero inputs of each row; where it does not apply, by
     the batched torch trainer.
 ``mode="fast"``
@@ -42,13 +42,8 @@ subset. With every subset equal to "a common set minus one row", models then
 differ only by their init and the left-out row. In fast mode this also turns
 the first layer of all K models into one big matrix product.
 
-Devices. ``device="cuda"`` (or ``"cuda:N"``, or ``"auto"`` on a machine with a
-GPU) trains with the batched torch trainer on that GPU: the weights, Adam
-moments, X and y live there, the row orders and inits are drawn on the CPU as
-above (the same models up to float rounding of the GPU's sums). The compiled
-kernel is CPU code: ``backend="auto"`` takes torch on a GPU, and
-``backend="compiled"`` with a GPU device is refused. The fitted models are
-numpy banks queried on the CPU either way.
+Devices: see the ``device`` parameter; the row orders and inits are drawn on the CPU as above, so a GPU trains the
+same models up to float rounding of its sums.
 """
 
 from __future__ import annotations
@@ -62,14 +57,14 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Capabilities, Learner, refuse_removed
-from ._torch_utils import (MLPBank, MLPModel, check_device, import_torch, init_mlp, pack_params, resolve_device,
+from ._base import Capabilities, refuse_removed
+from ._torch_utils import (MLPBank, MLPModel, TorchLearner, import_torch, init_mlp, pack_params, resolve_device,
                            torch_threads, unpack_params)
 
 __all__ = ["TorchMLP"]
 
 
-class TorchMLP(Learner):
+class TorchMLP(TorchLearner):
     """Feed-forward classifier with softmax (or one logistic unit) output and NLL loss (compiled kernel / PyTorch).
 
     Parameters
@@ -166,7 +161,6 @@ class TorchMLP(Learner):
     (2, 40, 2)
     """
 
-    capabilities = Capabilities(state=True)
     #: fast mode trains models in chunks whose weights + gradients + Adam moments take about this many
     #: bytes (the same models as one big batch up to float rounding; bounds memory for very large K)
     chunk_bytes: float = 32e6
@@ -312,10 +306,12 @@ class TorchMLP(Learner):
         return dict(hidden=[int(h) for h in hidden], lr=float(lr), backend=backend, dtype=np.dtype(self.dtype),
                     optimizer=optimizer, device=device)
 
-    def validate_params(self) -> None:
-        """The form of ``device``; whether this machine has it, and the other parameters, are checked when training
-        starts (a Ray driver need not see its cluster's GPUs)."""
-        check_device(self.device)
+    @property
+    def capabilities(self) -> Capabilities:
+        """Cached state; with ``order="shared"`` a model depends on the other models of its call (in faithful mode
+        through the call's seeds and size only)."""
+        shared = None if self.order != "shared" else "block" if self.mode == "faithful" else "call"
+        return Capabilities(state=True, shared_order=shared)
 
     # -- Learner protocol -----------------------------------------------------
     def _fit(self, X, y, *, random_state: RandomStateLike, n_classes: int | None) -> MLPModel:

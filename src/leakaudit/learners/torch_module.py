@@ -50,8 +50,8 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar, clip
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import Learner, ListModelBank, ModelBank
-from ._torch_utils import (check_device, check_predict_X, import_torch, resolve_device, to_numpy, to_tensor,
+from ._base import ListModelBank, ModelBank
+from ._torch_utils import (TorchLearner, check_predict_X, import_torch, resolve_device, to_numpy, to_tensor,
                            torch_threads)
 
 __all__ = ["TorchModuleLearner", "TorchModuleModel", "import_module_class", "RECIPE_DEFAULTS"]
@@ -150,7 +150,7 @@ class TorchModuleModel:
         return self.predict_proba(X).argmax(axis=1)
 
 
-class TorchModuleLearner(Learner):
+class TorchModuleLearner(TorchLearner):
     """Trains fresh instances of a torch module class with a stated recipe (see module docstring).
 
     Parameters
@@ -271,11 +271,6 @@ class TorchModuleLearner(Learner):
             return TorchModuleModel(mod.eval(), kind, X.shape[1], n_classes)
 
         return extract, rebuild
-
-    def validate_params(self) -> None:
-        """The form of ``device``; whether this machine has it, and the other parameters, are checked when training
-        starts (a Ray driver need not see its cluster's GPUs)."""
-        check_device(self.device)
 
     # -- Learner protocol ---------------------------------------------------------
     def _fit(self, X, y, *, random_state: RandomStateLike, n_classes):
