@@ -85,18 +85,12 @@ class Interruption:
 
 @contextlib.contextmanager
 def on_interrupt(command: str, outputs: Sequence[Path | str] = (), cache: Path | str | None = None,
-                 doing: str = "working", *, into: Path | None = None) -> Iterator[Interruption]:
+                 doing: str = "working") -> Iterator[Interruption]:
     """Turn Ctrl-C inside the block into :class:`CommandInterrupted` saying what ran and what was written.
 
     The block calls ``step("doing something")`` as it goes; a Ctrl-C that a library swallowed is raised at the
-    next step, or when the block ends. ``into``: the folder the ``outputs`` (then names in it) are written into,
-    refused before the block runs when it cannot be (:func:`~leakaudit._results.check_output_folder`).
+    next step, or when the block ends.
     """
-    if into is not None:
-        from ._results import check_output_folder
-
-        check_output_folder(into)
-        outputs = [into / p for p in outputs]
     state = Interruption(command, outputs, cache, doing)
     try:
         yield state

@@ -13,7 +13,8 @@ from typing import Optional
 import typer
 
 from ..exceptions import InvalidParameterError
-from ._echo import echo, png_figure
+from ._echo import echo
+from ._outputs import png_figure, writing_into
 from ._typer import Command
 
 __all__ = ["register", "make_estimator", "load_named_dataset", "run_attribute_audit", "plot_audit"]
@@ -157,11 +158,9 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("runs/attribute"), "--out", help="Output folder."),
     ) -> None:
         """Infer a sensitive column (Yeom et al. Adversaries 4, 6, 7) and compare with the no-model baseline."""
-        from .._interrupt import on_interrupt
         from .._results import write_json_atomic
 
-        with on_interrupt("attribute", outputs=["attribute.json", "attribute.png"], into=out,
-                          doing="loading the data") as progress:
+        with writing_into(out, "attribute", ["attribute.json", "attribute.png"], doing="loading the data") as progress:
             ds = load_named_dataset(dataset, data, label)
             progress.step(f"training the model and inferring {attribute_}")
             audit = run_attribute_audit(ds, attribute_, model, n_members=n_members, depth=depth, alpha=alpha,

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from ._echo import echo
+from ._outputs import writing_into
 from ._typer import Command
 
 __all__ = ["HELP", "register", "run_dp_audit"]
@@ -170,7 +171,6 @@ def register(app: typer.Typer) -> None:
                                           "of physical memory)"),
         device: str = typer.Option("cpu", "--device", help=DEVICE_HELP),
     ) -> None:
-        from .._interrupt import on_interrupt
         from ..exceptions import InvalidParameterError
 
         if canaries not in ("gradient", "input"):
@@ -182,7 +182,7 @@ def register(app: typer.Typer) -> None:
         from ..engine import parse_memory_size, using_memory_budget
 
         budget = None if memory_budget is None else parse_memory_size(memory_budget, name="--memory-budget")
-        with (on_interrupt("dp-audit", outputs=["dp_audit.json"], into=out, doing="starting") as progress,
+        with (writing_into(out, "dp-audit", ["dp_audit.json"]) as progress,
               using_memory_budget(budget)):
             s = run_dp_audit(dataset=dataset, n_train=n_train, claimed_epsilon=epsilon, delta=delta,
                              noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, epochs=epochs,

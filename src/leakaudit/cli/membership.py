@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ._echo import echo
+from ._outputs import writing_into
 from ._typer import Command
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, not for --help
@@ -166,13 +167,11 @@ def register(app: typer.Typer) -> None:
             help="Engine cache of trained models' outputs (resume). [default: none, nothing cached]"),
         device: str = typer.Option("cpu", "--device", help=DEVICE_HELP),
     ) -> None:
-        from .._interrupt import on_interrupt
         from ..engine import Engine
         from ..metrics import tpr_entry
 
         names = [a.strip() for a in attacks.split(",") if a.strip()]
-        with on_interrupt("membership", outputs=["membership.json", "records.csv"], into=out, cache=cache_dir,
-                          doing="starting") as progress:
+        with writing_into(out, "membership", ["membership.json", "records.csv"], cache=cache_dir) as progress:
             engine = Engine(cache_dir=cache_dir) if cache_dir else None
             s = run_membership(dataset, model, names, out, n_members=n_members, n_nonmembers=n_nonmembers,
                                n_population=n_population, n_reference=n_reference, n_boot=n_boot, seed=seed,

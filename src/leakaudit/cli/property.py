@@ -15,7 +15,8 @@ from typing import Optional
 import typer
 
 from ..exceptions import InvalidParameterError
-from ._echo import echo, png_figure
+from ._echo import echo
+from ._outputs import png_figure, writing_into
 from ._typer import Command
 
 __all__ = ["register", "load_property_data", "run_property_audit", "plot_accuracy"]
@@ -149,11 +150,9 @@ def register(app: typer.Typer) -> None:
                 echo(f"p={p:g}: poison {w.subpopulation}, window {w.describe()}, "
                            f"empty from p >= {w.max_poison_rate:.3f}")
             return
-        from .._interrupt import on_interrupt
-
         start = time.perf_counter()
-        with on_interrupt("property", outputs=["property.json"] + (["property.png"] if len(rates) > 1 else []),
-                          into=out, cache=cache_dir, doing=f"loading {dataset}") as progress:
+        with writing_into(out, "property", ["property.json"] + (["property.png"] if len(rates) > 1 else []),
+                          cache=cache_dir, doing=f"loading {dataset}") as progress:
             from ..engine import Engine
 
             engine = Engine(cache_dir=cache_dir) if cache_dir else None

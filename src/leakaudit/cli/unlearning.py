@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from ._echo import echo
+from ._outputs import writing_into
 from ._typer import Command
 
 __all__ = ["HELP", "register"]
@@ -50,12 +51,11 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Seed of the reference models."),
         out: Path = typer.Option(Path("runs/unlearning"), "--out", help="Writes unlearning.json here."),
     ) -> None:
-        from .._interrupt import on_interrupt
         from .._results import write_json_atomic
         from ..audit.unlearning import unlearning_check as check
         from ..exceptions import InvalidParameterError
 
-        with on_interrupt("unlearning-check", outputs=["unlearning.json"], into=out, doing="starting") as progress:
+        with writing_into(out, "unlearning-check", ["unlearning.json"]) as progress:
             progress.step(f"retraining {reference_models} reference models and testing")
             try:
                 result = check(before, after, forget, retain, nonmembers, label=label, retrained=retrained,
