@@ -767,10 +767,10 @@ def _setting(v: Any) -> Any:
                                                              and set(v) <= set(Thresholds.model_fields) else v)
 
 
-def _format_validation_error(exc: ValidationError, most: int | None = None) -> str:
-    """pydantic's errors (the first ``most``; None: all) as ``key: message``, joined by "; "."""
+def _format_validation_error(exc: ValidationError) -> str:
+    """pydantic's errors as ``key: message``, joined by "; "."""
     parts = []
-    for e in exc.errors()[:most]:
+    for e in exc.errors():
         msg = e["msg"].removeprefix("Value error, ")
         parts.append(f"{'.'.join(str(x) for x in e['loc'])}: {msg}" if e["loc"] else msg)
     return "; ".join(parts)

@@ -190,6 +190,13 @@ LEAKAGE_SHOWN_POLICY = Policy(
 POLICIES = {"default": DEFAULT_POLICY, "leakage-shown": LEAKAGE_SHOWN_POLICY}
 
 
+def _format_error(exc: ValidationError) -> str:
+    e = exc.errors()[0]
+    loc = ".".join(str(x) for x in e["loc"])
+    msg = e["msg"].removeprefix("Value error, ")
+    return f"{loc}: {msg}" if loc else msg
+
+
 def load_policy(source: str | Path | None = None) -> Policy:
     """A built-in policy by name (``"default"``, ``"leakage-shown"``; None: the default) or a TOML policy file.
 
@@ -240,9 +247,7 @@ def load_policy(source: str | Path | None = None) -> Policy:
                                                                **thresholds}),
                       sources=merged_sources, origin=str(path))
     except ValidationError as exc:
-        from .config import _format_validation_error
-
-        msg = _format_validation_error(exc, most=1)
+        msg = _format_error(exc)
         # a threshold's error comes from PolicyThresholds, whose location lacks the table's name
         first = exc.errors()[0]["loc"]
         if exc.title == "PolicyThresholds" and first:
