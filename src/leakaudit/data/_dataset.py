@@ -268,17 +268,9 @@ def _infer_task(s: pd.Series) -> str:
     return "classification"
 
 
-def from_frame(
-    df: pd.DataFrame,
-    label: str,
-    *,
-    sensitive: Sequence[str] | str = (),
-    task: str | None = None,
-    name: str = "custom",
-    kinds: Mapping[str, str] | None = None,
-    drop: Sequence[str] | str = (),
-    extras: Sequence[str] | str = (),
-) -> Dataset:
+def from_frame(df: pd.DataFrame, label: str, *, sensitive: Sequence[str] | str = (), task: str | None = None,
+               name: str = "custom", kinds: Mapping[str, str] | None = None, drop: Sequence[str] | str = (),
+               extras: Sequence[str] | str = ()) -> Dataset:
     """Build a :class:`Dataset` from a user's table.
 
     Parameters

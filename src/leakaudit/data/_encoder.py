@@ -89,13 +89,8 @@ class TabularEncoder:
     ('age', 'sex=F', 'sex=M')
     """
 
-    def __init__(
-        self,
-        features: Sequence[Feature] | None = None,
-        *,
-        scale_numeric: bool = True,
-        handle_unknown: str = "error",
-    ):
+    def __init__(self, features: Sequence[Feature] | None = None, *, scale_numeric: bool = True,
+                 handle_unknown: str = "error"):
         self.features = features
         self.scale_numeric = scale_numeric
         self.handle_unknown = handle_unknown

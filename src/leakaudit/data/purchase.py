@@ -201,16 +201,8 @@ def _sniff_format(path: Path) -> str:
     )
 
 
-def load_purchase_kaggle(
-    path: str | Path,
-    *,
-    format: str = "auto",
-    n_classes: int = 100,
-    n_features: int | None = 600,
-    random_state: Any = 0,
-    n_init: int = 1,
-    chunksize: int = 5_000_000,
-) -> Dataset:
+def load_purchase_kaggle(path: str | Path, *, format: str = "auto", n_classes: int = 100, n_features: int | None = 600,
+                         random_state: Any = 0, n_init: int = 1, chunksize: int = 5_000_000) -> Dataset:
     """Load Purchase from a user-supplied Kaggle "Acquire Valued Shoppers" file.
 
     Parameters

@@ -115,15 +115,8 @@ def disjoint_pool(rows: Any, exclude: Any, size: int | None = None, random_state
     return _choose(rest, size, check_random_state(random_state))
 
 
-def shadow_pools(
-    rows: Any,
-    exclude: Any,
-    n_pools: int,
-    pool_size: int,
-    random_state: Any = None,
-    *,
-    disjoint: bool = False,
-) -> list[np.ndarray]:
+def shadow_pools(rows: Any, exclude: Any, n_pools: int, pool_size: int, random_state: Any = None, *,
+                 disjoint: bool = False) -> list[np.ndarray]:
     """Data sets for shadow models, each disjoint from the target's data ``exclude``.
 
     Parameters
@@ -156,14 +149,8 @@ def shadow_pools(
     return [_choose(rest, pool_size, rng) for _ in range(n_pools)]
 
 
-def with_and_without(
-    rows: Any,
-    record: int,
-    size: int,
-    random_state: Any = None,
-    *,
-    mode: str = "remove",
-) -> tuple[np.ndarray, np.ndarray]:
+def with_and_without(rows: Any, record: int, size: int, random_state: Any = None, *,
+                     mode: str = "remove") -> tuple[np.ndarray, np.ndarray]:
     """A training set containing ``record`` and its counterpart without it.
 
     ``with_idx`` is ``record`` plus ``size - 1`` rows drawn from ``rows`` minus the record. mode "remove":
@@ -208,13 +195,8 @@ def leave_one_out(rows: Any, records: Any = None) -> list[np.ndarray]:
     return [pool[pool != r] for r in recs]
 
 
-def in_out_splits(
-    rows: Any,
-    n_models: int,
-    random_state: Any = None,
-    *,
-    fraction: float = 0.5,
-) -> tuple[list[np.ndarray], np.ndarray]:
+def in_out_splits(rows: Any, n_models: int, random_state: Any = None, *,
+                  fraction: float = 0.5) -> tuple[list[np.ndarray], np.ndarray]:
     """Training subsets for K models in which every record is in exactly ``round(fraction * K)`` models.
 
     As in Carlini et al. (2022) LiRA's ``keep = uniform(K, n).argsort(0) < fraction * K``.

@@ -171,15 +171,9 @@ def _check_texts(texts: Any) -> list[str]:
     return check_sequence(texts, name="texts", kind=str, hint=" (fill missing text with '')")
 
 
-def bag_of_words(
-    texts: Sequence[str],
-    vocab_size: int | None = 5000,
-    binary: bool = True,
-    vocabulary: Sequence[str] | None = None,
-    *,
-    stop_words: str | None = "english",
-    dense: bool = True,
-) -> tuple[Any, BagOfWords]:
+def bag_of_words(texts: Sequence[str], vocab_size: int | None = 5000, binary: bool = True,
+                 vocabulary: Sequence[str] | None = None, *, stop_words: str | None = "english",
+                 dense: bool = True) -> tuple[Any, BagOfWords]:
     """Bag-of-words matrix of ``texts`` (lower-cased word tokens).
 
     Parameters

@@ -298,19 +298,9 @@ def paired_half_masks(n: int, n_models: int, random_state: RandomStateLike = Non
     return masks
 
 
-def fit_reference_models(
-    learner,
-    X,
-    y,
-    n_models: int,
-    *,
-    in_mask=None,
-    n_classes: int | None = None,
-    random_state: RandomStateLike = None,
-    engine: Engine | None = None,
-    query=None,
-    redraw_pair=None,
-) -> ReferenceSet:
+def fit_reference_models(learner, X, y, n_models: int, *, in_mask=None, n_classes: int | None = None,
+                         random_state: RandomStateLike = None, engine: Engine | None = None, query=None,
+                         redraw_pair=None) -> ReferenceSet:
     """Train reference models in complementary pairs on the pool (X, y) and query them on it.
 
     A reference model's training set is a random draw, so when the learner's library fails to train one

@@ -100,19 +100,8 @@ class DistanceAttack(Attack):
         return self.score(inputs.probs, inputs.reference.probs, inputs.reference.in_mask)
 
 
-def train_targeted_shadows(
-    learner,
-    X,
-    y,
-    targets,
-    *,
-    train_size: int,
-    n_pairs: int = 5,
-    candidates=None,
-    n_classes: int | None = None,
-    random_state=None,
-    engine: Engine | None = None,
-):
+def train_targeted_shadows(learner, X, y, targets, *, train_size: int, n_pairs: int = 5, candidates=None,
+                           n_classes: int | None = None, random_state=None, engine: Engine | None = None):
     """Long et al.'s targeted shadow models: pairs with and without each target (§3.2, Step 1).
 
     For target t: sample ``T'_j`` of size ``train_size − 1`` uniformly from

@@ -199,15 +199,8 @@ def _counts_above(s_sorted: np.ndarray, t: np.ndarray) -> np.ndarray:
     return s_sorted.size - np.searchsorted(s_sorted, t, side="right")
 
 
-def empirical_epsilon(
-    is_member,
-    scores,
-    *,
-    delta: float = 0.0,
-    confidence: float = 0.95,
-    joint_beta: bool = True,
-    random_state: RandomStateLike = 0,
-) -> EpsilonBound:
+def empirical_epsilon(is_member, scores, *, delta: float = 0.0, confidence: float = 0.95, joint_beta: bool = True,
+                      random_state: RandomStateLike = 0) -> EpsilonBound:
     """Lower confidence bound on epsilon (at ``delta``) from a membership attack's scores.
 
     Parameters

@@ -279,15 +279,8 @@ def _bca_quantiles(vals: np.ndarray, theta: float, accel: float, confidence: flo
     return out[0], out[1]
 
 
-def bootstrap_auc_ci(
-    is_member,
-    scores,
-    *,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
-    random_state: RandomStateLike = 0,
-    method: str = "delong-logit",
-) -> tuple[float, float]:
+def bootstrap_auc_ci(is_member, scores, *, n_boot: int = 1000, confidence: float = 0.95,
+                     random_state: RandomStateLike = 0, method: str = "delong-logit") -> tuple[float, float]:
     """Confidence interval for the AUC (members positive).
 
     Parameters

@@ -80,16 +80,8 @@ threshold; 1,000 members)'
             f"of them above its threshold; {n_members:,} members)")
 
 
-def evaluate_membership(
-    is_member,
-    scores,
-    *,
-    fprs=DEFAULT_FPRS,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
-    random_state: RandomStateLike = 0,
-    auc_ci_method: str = "delong-logit",
-) -> MembershipMetrics:
+def evaluate_membership(is_member, scores, *, fprs=DEFAULT_FPRS, n_boot: int = 1000, confidence: float = 0.95,
+                        random_state: RandomStateLike = 0, auc_ci_method: str = "delong-logit") -> MembershipMetrics:
     """AUC with its interval, max advantage, and TPR at each FPR (stratified bootstrap CI).
 
     ``auc_ci_method`` is passed to :func:`bootstrap_auc_ci` as ``method`` (default DeLong's variance

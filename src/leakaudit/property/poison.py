@@ -20,18 +20,8 @@ __all__ = ["choose_poison", "VARIANTS"]
 VARIANTS = ("auto", "X+1", "X+0", "X-1", "X-0")
 
 
-def choose_poison(
-    data: PropertyData,
-    pool_idx: np.ndarray,
-    *,
-    t0: float,
-    t1: float,
-    poison_rate: float,
-    n_train: int,
-    variant: str = "auto",
-    alpha_source: str = "sample",
-    random_state: RandomStateLike = None,
-) -> Poison:
+def choose_poison(data: PropertyData, pool_idx: np.ndarray, *, t0: float, t1: float, poison_rate: float, n_train: int,
+                  variant: str = "auto", alpha_source: str = "sample", random_state: RandomStateLike = None) -> Poison:
     """Algorithm 1: draw ``round(p n)`` records of the attacked sub-population and fix their label.
 
     Parameters
