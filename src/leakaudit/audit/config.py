@@ -252,17 +252,12 @@ class ProfileSettings(BaseModel):
         take few values, can make the t-test too optimistic (measured in tests/dtp/test_significance.py), hence
         16 in the standard profile.
     pdtp_exact_max : int or None
-        Up to this many members, PDTP is measured for every one (exact leave-one-out). Beyond it the members are
-        screened (:mod:`leakaudit.dtp.screening`): ranked by the reference models' estimate of each record's
-        leave-one-out change, the top ``pdtp_screen_fraction`` of ``pdtp_exact_max`` measured exactly (more while
-        the bottom of the measured top still holds more records above the threshold than the rest), and a uniform
-        ``pdtp_screen_sample`` of the others measured to bound what the unmeasured records may hold. None: always
-        every member.
+        Up to this many members, PDTP is measured for every one (exact leave-one-out); beyond it the members are
+        screened (:mod:`leakaudit.dtp.screening`): the top of a ranking measured exactly, and a uniform
+        ``pdtp_screen_sample`` of the others to bound what the unmeasured records may hold. None: every member.
     pdtp_screen_fraction : float
-        Share of ``pdtp_exact_max`` members measured first, from the top of the ranking (200 in the standard
-        profile, whatever the number of members; the top doubles while its tail holds more exceedances than the
-        random sample). Bagged forests are ranked by their out-of-bag outputs instead, and every member whose
-        upper bound reaches the threshold is measured.
+        Share of ``pdtp_exact_max`` members measured first, from the top of the ranking (the top doubles while its
+        tail holds more exceedances than the random sample; a bagged forest's top: :func:`leakaudit.dtp.screened_pdtp`).
     pdtp_screen_sample : int
         Members drawn at random from the rest and measured exactly: at least this many, more where the thresholds'
         ``max_unmeasured_dtp_share`` needs more (:func:`leakaudit.dtp.sample_for_allowance`), up to

@@ -957,12 +957,10 @@ def on_device(learner, device: str):
 def _check_refittable_classes(cfg: AuditConfig, data: AuditData, learner) -> None:
     """Refuse, before any model is trained, records on which the audit's scikit-learn retraining would fail.
 
-    scikit-learn classifiers refuse to fit records of one class. The audit refits the model on complementary
-    random halves of the audited records (``n_reference`` of them) and, for PDTP, on the members less one record:
-    with one class scarce, a half, or the members without that class's only member, holds a single class and
-    the audit stops with scikit-learn's error after its other work. Refused here, naming the label column, the
-    files and the class, where the audit would fail: a half drawn as the audit draws it that holds one class,
-    or a class with one member when PDTP measures every member; so ``--check-inputs`` refuses it too.
+    scikit-learn classifiers refuse to fit records of one class, and the audit refits the model on complementary
+    random halves of the audited records (``n_reference`` of them) and, for PDTP, on the members less one record.
+    Refused here (so by ``--check-inputs`` too), naming the label column, the files and the class: a half drawn as
+    the audit draws it that holds one class, or a class with one member when PDTP measures every member.
     leakaudit's own learners (told the number of classes) fit any subset and are not checked.
     """
     if capabilities(learner).fits_one_class:
