@@ -235,50 +235,52 @@ def draw_figures(result: dict, folder: str | Path) -> list[Path]:
                 vals = [p[0] for pts in curves.values() for p in pts if p[2] == seed]
                 ax.hist(vals, bins=bins, histtype="step", linewidth=1.3,
                         label=f"ours: seed {seed} ({len(vals)} models)")
-            _finish(f, ax, fig, result, "one histogram per seed, each seed's own individual; the paper prints no "
-                                        "numbers")
-            out.append(_save(f, plt, folder, fig))
-            continue
-        if fig.scatter:
+            how = "one histogram per seed, each seed's own individual; the paper prints no numbers"
+        elif fig.scatter:
             n_seeds = len({p[2] for pts in curves.values() for p in pts})
             for name, pts in curves.items():
                 ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=9, alpha=0.45,
                            label=f"ours: {name} ({len(pts)} points: targets x {n_seeds} seeds)")
-            _finish(f, ax, fig, result, "one point per target and seed; the paper prints no points")
-            out.append(_save(f, plt, folder, fig))
-            continue
-        paper_drawn = ref_drawn = False
-        for name, pts in curves.items():
-            if all(p[1] is None for p in pts):  # the paper's points alone (paper_pattern)
-                for x, _, _, _, paper, _ in pts:
-                    ax.plot([x], [paper], marker="D", color="black", markersize=7, linestyle="none",
-                            label=None if paper_drawn else "the paper's printed value (diamond)")
-                    paper_drawn = True
-                continue
-            xs = [p[0] for p in pts]
-            ys = [p[1] for p in pts]
-            err = [[p[1] - p[2] if p[2] is not None else 0.0 for p in pts],
-                   [p[3] - p[1] if p[3] is not None else 0.0 for p in pts]]
-            has_err = any(p[2] is not None for p in pts)
-            line = ax.errorbar(xs, ys, yerr=err if has_err else None, marker="o", markersize=3.5, capsize=2.5,
-                               linewidth=1.2, label=f"ours: {name}" if name else "ours")
-            colour = line.lines[0].get_color()
-            for x, _, _, _, paper, printed in pts:
-                if paper is None:
-                    continue
-                if printed:
-                    ax.plot([x], [paper], marker="D", color=colour, markeredgecolor="black", markersize=7,
-                            linestyle="none", label=None if paper_drawn else "the paper's printed value (diamond)")
-                    paper_drawn = True
-                else:
-                    ax.plot([x], [paper], marker="o", markerfacecolor="none", color="grey", markersize=7,
-                            linestyle="none", label=None if ref_drawn else "reference (formula or the spec's re-run)")
-                    ref_drawn = True
-        varies = any(p[2] is not None and p[3] > p[2] for pts in curves.values() for p in pts)
-        _finish(f, ax, fig, result, "error bars: 95% t-interval over the seeds (or splits)" if varies
-                else "no point varies by seed: each is one deterministic value")
+            how = "one point per target and seed; the paper prints no points"
+        else:
+            how = _draw_curves(ax, curves)
+        _finish(f, ax, fig, result, how)
         out.append(_save(f, plt, folder, fig))
     return out
+
+
+def _draw_curves(ax, curves: dict[str, list[tuple]]) -> str:
+    """Draw :func:`_points`' curves, ours with error bars and the paper's values over them; returns the footnote."""
+    paper_drawn = ref_drawn = False
+    for name, pts in curves.items():
+        if all(p[1] is None for p in pts):  # the paper's points alone (paper_pattern)
+            for x, _, _, _, paper, _ in pts:
+                ax.plot([x], [paper], marker="D", color="black", markersize=7, linestyle="none",
+                        label=None if paper_drawn else "the paper's printed value (diamond)")
+                paper_drawn = True
+            continue
+        xs = [p[0] for p in pts]
+        ys = [p[1] for p in pts]
+        err = [[p[1] - p[2] if p[2] is not None else 0.0 for p in pts],
+               [p[3] - p[1] if p[3] is not None else 0.0 for p in pts]]
+        has_err = any(p[2] is not None for p in pts)
+        line = ax.errorbar(xs, ys, yerr=err if has_err else None, marker="o", markersize=3.5, capsize=2.5,
+                           linewidth=1.2, label=f"ours: {name}" if name else "ours")
+        colour = line.lines[0].get_color()
+        for x, _, _, _, paper, printed in pts:
+            if paper is None:
+                continue
+            if printed:
+                ax.plot([x], [paper], marker="D", color=colour, markeredgecolor="black", markersize=7,
+                        linestyle="none", label=None if paper_drawn else "the paper's printed value (diamond)")
+                paper_drawn = True
+            else:
+                ax.plot([x], [paper], marker="o", markerfacecolor="none", color="grey", markersize=7,
+                        linestyle="none", label=None if ref_drawn else "reference (formula or the spec's re-run)")
+                ref_drawn = True
+    varies = any(p[2] is not None and p[3] > p[2] for pts in curves.values() for p in pts)
+    return ("error bars: 95% t-interval over the seeds (or splits)" if varies
+            else "no point varies by seed: each is one deterministic value")
 
 
 def _finish(f, ax, fig: Figure, result: dict, how: str) -> None:

@@ -119,9 +119,8 @@ def _data(setting: str, synthetic: bool, census_rows: int | None, seed: int, fea
 # the adversary's pool). Its pool (20,000 rows at n = 1,000) is large beside n, so a query or a poison
 # original is a training row of few shadows. spam: SpamAssassin's adversary pool is small beside n, and the
 # paper's protocol builds shadows unlike the targets (measured; docs/reproduction/chase-fig1.md); there the
-# shadows keep the queries and the poison originals out of their clean sets (no target trains on them),
-# Alg. 2 measures each candidate's certainty with the ensemble models that did not train on it, and
-# the pools are split so that shadow and target sets are drawn alike (see SPAM_ADVERSARY_FRACTION).
+# shadows keep the queries and the poison originals out of their clean sets (no target trains on them), and
+# Alg. 2 measures each candidate's certainty with the ensemble models that did not train on it.
 # The e-mail features: TF-IDF (spec Sec. 4.3 allows binary or TF-IDF; the paper states none). On binary
 # term presence, LR (C = 1) is near-certain on almost every e-mail and memorises its training rows; measured
 # on SpamAssassin random 0.3/0.7, n = 1,000, p = 0.1, 50 shadows per world, 60 targets (/tmp diagnostic in

@@ -375,6 +375,12 @@ def _difference_rows(label, summaries, a, b) -> list:
     return rows
 
 
+def _compared_rows(label, summaries, attacks, random_state) -> list:
+    """Each of ``attacks``' rows (:func:`_attack_rows`) under ``label``, then InfoRMIA minus RMIA."""
+    rows = [r for a in attacks for r in _attack_rows(f"{label}: {a}", summaries[a].metrics, random_state)]
+    return rows + _difference_rows(label, summaries, "informia", "rmia")
+
+
 def _first_models(inputs, k):
     """A copy of ``inputs`` with the first ``k`` reference models only, on the audited records and the population."""
     sub = inputs.subset(np.arange(inputs.n))
@@ -405,11 +411,7 @@ def _equal_reference_rows(inputs, is_member, k, n_boot, boot_seed, random_state)
     attacks = {"lira": LiRA(online=online, fix_variance=True), "rmia": RMIA(online=online),
                "informia": InfoRMIA(online=online)}
     summaries = run_attacks(sub, members, list(attacks.values()), n_boot=n_boot, random_state=boot_seed)[0]
-    label = f"K={k} ({'online' if online else 'offline'})"
-    rows = []
-    for a in attacks:
-        rows += _attack_rows(f"{label}: {a}", summaries[a].metrics, random_state)
-    return rows + _difference_rows(label, summaries, "informia", "rmia")
+    return _compared_rows(f"K={k} ({'online' if online else 'offline'})", summaries, attacks, random_state)
 
 
 def _small_population_rows(inputs, is_member, k, n_z, n_boot, boot_seed, random_state) -> list:
@@ -422,11 +424,7 @@ def _small_population_rows(inputs, is_member, k, n_z, n_boot, boot_seed, random_
     sub.population_probs, sub.population_y = inputs.population_probs[z], inputs.population_y[z]
     sub.population_reference = sub.population_reference.subset(z)
     summaries = run_attacks(sub, is_member, [RMIA(), InfoRMIA()], n_boot=n_boot, random_state=boot_seed)[0]
-    label = f"K={k}, |Z|={n_z} (online)"
-    rows = []
-    for a in ("rmia", "informia"):
-        rows += _attack_rows(f"{label}: {a}", summaries[a].metrics, random_state)
-    return rows + _difference_rows(label, summaries, "informia", "rmia")
+    return _compared_rows(f"K={k}, |Z|={n_z} (online)", summaries, ("rmia", "informia"), random_state)
 
 
 # ------------------------------------------------------------------------------------ Purchase-like calibration
