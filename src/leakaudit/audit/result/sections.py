@@ -18,9 +18,7 @@ from typing import Annotated, Any, ClassVar, Literal, Optional, Union
 from pydantic import (BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, WithJsonSchema, create_model,
                       model_serializer, model_validator)
 
-from ..config import ProfileSettings
-
-from ..config import Phrase, Phrased
+from ..config import Phrase, Phrased, ProfileSettings
 
 __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "UnitSection", "TargetSection", "TprAt", "EpsilonBound",
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
