@@ -121,17 +121,12 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | LMTexts | None = None, tar
     from ..learners import resolve_device
 
     resolve_device(cfg.device, name="device")  # a GPU that is not there: one line before any data is read
-    with _limits(cfg, memory_budget, work_budget):
+    with _limits(cfg.is_lm or isinstance(data, LMTexts), memory_budget, work_budget):
         st = _Stages(verbose)
         cache = None if default_cache is None else Path(written_to or ".") / default_cache
         p = prepare(cfg, st, data=data, target=target, inputs=inputs, flags=flags, cache=cache)
         try:
-            plan = plan_for(p.modality)
-            planned = plan.planned_checks(cfg, *p.checks_of)
-            ctx = p.context(check_confidence(cfg.confidence, sum(planned.values())))
-            done = run_plan(plan, ctx, st, planned, tiers=cfg.tiered)
-            return assemble(plan, done, p, cfg=cfg, command=command, planned=planned,
-                            check_confidence=ctx.check_confidence, timings=st.timings)
+            return _run_plan(cfg, command, st, p)
         except KeyboardInterrupt:
             if p.engine is None:
                 raise
@@ -148,11 +143,21 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | LMTexts | None = None, tar
                 p.engine.close()
 
 
+def _run_plan(cfg: AuditConfig, command: str | None, st: _Stages, p: Prepared) -> AuditResult:
+    """The plan of ``p``'s modality run on ``p`` (its checks judged at the corrected confidence), and its result."""
+    plan = plan_for(p.modality)
+    planned = plan.planned_checks(cfg, *p.checks_of)
+    ctx = p.context(check_confidence(cfg.confidence, sum(planned.values())))
+    done = run_plan(plan, ctx, st, planned, tiers=cfg.tiered)
+    return assemble(plan, done, p, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
+                    timings=st.timings)
+
+
 @contextmanager
-def _limits(cfg: AuditConfig, memory_budget: int | str | None, work_budget: int | str | None):
+def _limits(text: bool, memory_budget: int | str | None, work_budget: int | str | None):
     """A tabular audit's bounds: one BLAS thread, and the memory and work budgets (which cover the model file's
-    loading too); a language model's audit runs without them."""
-    if cfg.is_lm:
+    loading too); a language model's audit (``text``) runs without them."""
+    if text:
         yield
         return
     from threadpoolctl import threadpool_limits
@@ -172,7 +177,7 @@ def prepare(cfg: AuditConfig, st: _Stages, *, data=None, target=None, inputs: Ma
     """The inputs of ``cfg``'s modality, read (or given: ``data``, ``target``, as :func:`audit_core` takes them)
     and checked, each stage a progress line of ``st``: a table's records and model, or a language model's texts,
     loaded model and per-token scores. ``cache``: the tabular engine's cache folder when ``cfg`` names none."""
-    if cfg.is_lm:
+    if cfg.is_lm or isinstance(data, LMTexts):
         return _prepare_text(cfg, st, data, target, inputs)
     seeds = PLAN.seeds(cfg.seed)
     in_memory = data is not None
@@ -249,7 +254,7 @@ def check_inputs(cfg: AuditConfig, out: str | Path, *, memory_budget: int | str 
     accuracy on the members and on the non-members). Refuses exactly what :func:`run_audit` refuses, in seconds."""
     out = Path(out)
     check_out_writable(out)
-    with _limits(cfg, memory_budget, work_budget):
+    with _limits(cfg.is_lm, memory_budget, work_budget):
         summary = _text_inputs(cfg) if cfg.is_lm else _tabular_inputs(cfg, out)
     summary = {"leakaudit_version": __version__, "config": cfg.model_dump(mode="json"), **summary}
     out.mkdir(parents=True, exist_ok=True)
