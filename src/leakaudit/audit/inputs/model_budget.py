@@ -42,10 +42,6 @@ _ARRAY_COPIES = 2  # the member's bytes, then the array built from them (both al
 TREE_ROW_STEPS = 10
 
 
-def _steps(s: float) -> str:
-    return f"{s:.2g} steps"
-
-
 def check_archive(path: Path, budget: int | None = None) -> int:
     """Refuse a skops zip whose members would take more memory to load than ``budget`` bytes (default: the memory
     budget in force), from the sizes its central directory declares; return the estimate in bytes.
@@ -310,6 +306,6 @@ def check_model_cost(est, where: str, n_rows: int, n_features: int | None = None
                 f"records, over the memory budget of {_size(mem)} (`memory_budget`); refusing to use it")
         if c.work > work:
             raise UnsafeFileError(
-                f"{where}: the {c.what} would take about {_steps(c.work)} to retrain on {n_rows:,} records, over "
-                f"the work budget of {_steps(work)} (LEAKAUDIT_WORK_BUDGET); refusing to use it")
+                f"{where}: the {c.what} would take about {c.work:.2g} steps to retrain on {n_rows:,} records, over "
+                f"the work budget of {work:.2g} steps (LEAKAUDIT_WORK_BUDGET); refusing to use it")
     return costs
