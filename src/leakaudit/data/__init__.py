@@ -1,13 +1,15 @@
 """Datasets: typed tables, checksummed loaders, the papers' preprocessing, generators, sampling.
 
-Real data files are found via ``$LEAKAUDIT_DATA`` or a ``shared/data`` folder beside the checkout (see
-:mod:`leakaudit.data._files`); Adult is also bundled in the package. Nothing is ever downloaded. Each file's SHA-256
-is checked before parsing; parsed files are cached in-process (:func:`clear_cache` frees them).
+Real data files are found via ``$LEAKAUDIT_DATA`` or a ``shared/data`` folder beside the
+checkout (see :mod:`leakaudit.data._files`); Adult is also bundled in the package. Nothing
+is ever downloaded. Each file's SHA-256 is checked before parsing; parsed files are cached
+in-process (:func:`clear_cache` frees them).
 
-Tabular loaders return a :class:`Dataset` (raw features in ``.frame``, labels in ``.y``, typed ``.features``,
-``.sensitive`` columns); ``Dataset.encode(fit_idx)`` applies the papers' preprocessing (:class:`TabularEncoder`:
-numeric z-scored with statistics of ``fit_idx``, then binary 0/1, then one-hot groups with missing as its own
-category). Index sampling helpers live in :mod:`leakaudit.data.sampling`.
+Tabular loaders return a :class:`Dataset` (raw features in ``.frame``, labels in ``.y``,
+typed ``.features``, ``.sensitive`` columns); ``Dataset.encode(fit_idx)`` applies the papers'
+preprocessing (:class:`TabularEncoder`: numeric z-scored with statistics of ``fit_idx``,
+then binary 0/1, then one-hot groups with missing as its own category).
+Index sampling helpers live in :mod:`leakaudit.data.sampling`.
 """
 
 from ..exceptions import DataFileError
@@ -17,8 +19,15 @@ from ._dataset import TASKS, Dataset, from_frame, read_table
 from ._encoder import TabularEncoder
 from ._features import FEATURE_KINDS, MISSING_LABEL, Feature, infer_feature, infer_features
 from ._files import DATA_FILES, bundled_dir, data_dir, sha256_of
-from .adult import (ACS_PROXY_COLUMNS, ADULT_CATEGORICAL, ADULT_COLUMNS, ADULT_NUMERIC, LONG_ADULT_COLUMNS,
-                    load_acs_pums, load_adult)
+from .adult import (
+    ACS_PROXY_COLUMNS,
+    ADULT_CATEGORICAL,
+    ADULT_COLUMNS,
+    ADULT_NUMERIC,
+    LONG_ADULT_COLUMNS,
+    load_acs_pums,
+    load_adult,
+)
 from .census import CENSUS_NUMERIC, load_census_kdd
 from .images import FASHION_MNIST_CLASSES, ImageDataset, load_fashion_mnist, read_idx
 from .purchase import kmeans_labels, load_purchase_kaggle, load_supermarket, supermarket_clusters

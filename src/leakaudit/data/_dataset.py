@@ -48,8 +48,9 @@ class Dataset:
 
     Notes
     -----
-    The class is frozen (fields cannot be reassigned); methods return new datasets. The categories of every feature
-    are fixed when the dataset is built from the whole table, so every subset encodes to the same columns.
+    The class is frozen (fields cannot be reassigned); methods return new datasets. The
+    categories of every feature are fixed when the dataset is built from the whole table,
+    so every subset encodes to the same columns.
     """
 
     name: str
@@ -268,9 +269,17 @@ def _infer_task(s: pd.Series) -> str:
     return "classification"
 
 
-def from_frame(df: pd.DataFrame, label: str, *, sensitive: Sequence[str] | str = (), task: str | None = None,
-               name: str = "custom", kinds: Mapping[str, str] | None = None, drop: Sequence[str] | str = (),
-               extras: Sequence[str] | str = ()) -> Dataset:
+def from_frame(
+    df: pd.DataFrame,
+    label: str,
+    *,
+    sensitive: Sequence[str] | str = (),
+    task: str | None = None,
+    name: str = "custom",
+    kinds: Mapping[str, str] | None = None,
+    drop: Sequence[str] | str = (),
+    extras: Sequence[str] | str = (),
+) -> Dataset:
     """Build a :class:`Dataset` from a user's table.
 
     Parameters

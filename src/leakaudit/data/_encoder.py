@@ -5,14 +5,16 @@ Column order of the encoded matrix (the batched trainer relies on it):
 1. numeric features, z-scored, in feature order;
 2. binary features as one 0/1 column each, in feature order (numeric and binary columns
    together are the "dense" block, ``X[:, :n_dense_]``);
-3. one one-hot group per categorical feature, in feature order; inside a group the categories in the order of
-   ``Feature.categories``, then one extra column for "missing" when the feature has missing values. Every row has
-   exactly one 1 in each group, so a row of an encoded Adult table has ``n_dense_ + n_groups`` non-zeros.
+3. one one-hot group per categorical feature, in feature order; inside a group the
+   categories in the order of ``Feature.categories``, then one extra column for
+   "missing" when the feature has missing values. Every row has exactly one 1 in each
+   group, so a row of an encoded Adult table has ``n_dense_ + n_groups`` non-zeros.
 
-The z-score statistics come from the rows passed to :meth:`TabularEncoder.fit` (Long et al. 2020, Sec. 5:
-"normalised", z-score on the candidate set ``D`` per spec long-dtp.md Sec. 4.1); the categories come from the
-:class:`Feature` declarations, which a :class:`Dataset` computes once on the whole table, so every subset encodes to
-the same width.
+The z-score statistics come from the rows passed to :meth:`TabularEncoder.fit` (Long et
+al. 2020, Sec. 5: "normalised", z-score on the candidate set ``D`` per spec long-dtp.md
+Sec. 4.1); the categories come from the :class:`Feature` declarations, which a
+:class:`Dataset` computes once on the whole table, so every subset encodes to the same
+width.
 """
 
 from __future__ import annotations
@@ -53,11 +55,13 @@ class TabularEncoder:
     Parameters
     ----------
     features : sequence of Feature, optional
-        Declared features (names, kinds, categories). None infers them from the frame given to :meth:`fit` (see
-        :func:`infer_features`); then the categories are the ones seen in that frame.
+        Declared features (names, kinds, categories). None infers them from the frame
+        given to :meth:`fit` (see :func:`infer_features`); then the categories are the
+        ones seen in that frame.
     scale_numeric : bool, default True
-        z-score numeric columns with the mean and population standard deviation (ddof=0) of the fit rows. A column
-        constant on the fit rows gets scale 1. False passes numeric values through unchanged.
+        z-score numeric columns with the mean and population standard deviation (ddof=0)
+        of the fit rows. A column constant on the fit rows gets scale 1. False passes
+        numeric values through unchanged.
     handle_unknown : {"error", "ignore"}, default "error"
         What :meth:`transform` does with a category not declared in ``features``:
         raise, or encode an all-zero group.
@@ -71,7 +75,8 @@ class TabularEncoder:
         Numbers of numeric, binary, and numeric + binary columns.
     n_features_out_ : int
     feature_names_out : tuple of str
-        ``"age"`` for numeric/binary, ``"workclass=Private"`` and ``"workclass=<missing>"`` for one-hot columns.
+        ``"age"`` for numeric/binary, ``"workclass=Private"`` and ``"workclass=<missing>"``
+        for one-hot columns.
     groups : dict of str to slice
         Each raw feature's columns in the encoded matrix.
     onehot_groups : list of slice
@@ -89,8 +94,13 @@ class TabularEncoder:
     ('age', 'sex=F', 'sex=M')
     """
 
-    def __init__(self, features: Sequence[Feature] | None = None, *, scale_numeric: bool = True,
-                 handle_unknown: str = "error"):
+    def __init__(
+        self,
+        features: Sequence[Feature] | None = None,
+        *,
+        scale_numeric: bool = True,
+        handle_unknown: str = "error",
+    ):
         self.features = features
         self.scale_numeric = scale_numeric
         self.handle_unknown = handle_unknown

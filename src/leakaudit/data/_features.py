@@ -93,9 +93,10 @@ def _sorted_values(values: np.ndarray) -> tuple:
 def infer_feature(series: pd.Series, name: str | None = None, kind: str | None = None) -> Feature:
     """Infer one feature's kind and categories from a column.
 
-    Rules: a bool column, or a numeric column whose values are all 0 or 1 with none missing, is ``binary``; any
-    other numeric column is ``numeric``; everything else (strings, pandas categoricals, mixed objects) is
-    ``categorical``, with missing values as their own category. ``kind`` forces the kind (categories are still read
+    Rules: a bool column, or a numeric column whose values are all 0 or 1 with none
+    missing, is ``binary``; any other numeric column is ``numeric``; everything else
+    (strings, pandas categoricals, mixed objects) is ``categorical``, with missing
+    values as their own category. ``kind`` forces the kind (categories are still read
     from the data); ``"text"`` must be asked for.
     """
     name = str(series.name if name is None else name)

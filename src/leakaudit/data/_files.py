@@ -9,9 +9,10 @@ Data files are never downloaded. They are looked up in
 
 The Adult files are also bundled inside the package (``leakaudit/data/bundled``).
 
-Every file is checked against the SHA-256 digest recorded below (copied from the data folder's ``SHA256SUMS``)
-before it is parsed. A digest is computed once per process and cached by (path, size, modification time). A missing
-or corrupt file raises :class:`~leakaudit.exceptions.DataFileError` naming the file and where it comes from.
+Every file is checked against the SHA-256 digest recorded below (copied from the data
+folder's ``SHA256SUMS``) before it is parsed. A digest is computed once per process and
+cached by (path, size, modification time). A missing or corrupt file raises
+:class:`~leakaudit.exceptions.DataFileError` naming the file and where it comes from.
 """
 
 from __future__ import annotations

@@ -80,9 +80,10 @@ def load_adult(
         (``$LEAKAUDIT_DATA`` or ``shared/data`` beside the checkout); "auto": bundled if
         present, else shared. Both copies are checked against their SHA-256 digests.
     columns : "all", "long", "acs_proxy" or sequence of str, default "all"
-        "all": the 14 UCI attributes. "long": :data:`LONG_ADULT_COLUMNS`, Long et al.'s 13 (``fnlwgt`` dropped),
-        which encodes to 107 columns with missing kept. "acs_proxy": :data:`ACS_PROXY_COLUMNS` (age, marital_status,
-        race, sex), the stand-in for the ACS PUMS data of Long et al. Sec. 8. A sequence selects those attributes.
+        "all": the 14 UCI attributes. "long": :data:`LONG_ADULT_COLUMNS`, Long et al.'s
+        13 (``fnlwgt`` dropped), which encodes to 107 columns with missing kept.
+        "acs_proxy": :data:`ACS_PROXY_COLUMNS` (age, marital_status, race, sex), the
+        stand-in for the ACS PUMS data of Long et al. Sec. 8. A sequence selects those attributes.
     drop_missing : bool, default False
         Drop the 3,620 rows with a ``?`` (45,222 remain). By default ``?`` is kept as NaN,
         and the encoder gives it its own one-hot column (long-dtp.md Sec. 4.1 [ours]).
@@ -90,9 +91,10 @@ def load_adult(
     Returns
     -------
     Dataset
-        48,842 rows (train rows first, then test; ``extras["split"]`` says which), ``y`` 1 for ">50K" (the test
-        file's trailing "." is stripped), class_names ("<=50K", ">50K"), sensitive ("sex", "race", "marital_status",
-        "age") among the kept columns. Categories are computed on all rows (after ``drop_missing``).
+        48,842 rows (train rows first, then test; ``extras["split"]`` says which),
+        ``y`` 1 for ">50K" (the test file's trailing "." is stripped), class_names
+        ("<=50K", ">50K"), sensitive ("sex", "race", "marital_status", "age") among the
+        kept columns. Categories are computed on all rows (after ``drop_missing``).
 
     Raises
     ------
@@ -163,7 +165,8 @@ def load_acs_pums(path, *, label: str = "PINCP", threshold: float = 50_000.0, ag
         Table with columns ``AGEP``, ``MAR``, ``RAC1P``, ``SEX`` and the label column
         (rows with a missing label are dropped).
     label : str, default "PINCP"
-        Personal income; class 1 iff it exceeds ``threshold``. A column already holding 0/1 is used as is.
+        Personal income; class 1 iff it exceeds ``threshold``. A column already holding
+        0/1 is used as is.
     threshold : float, default 50,000
     age : {"numeric", "categorical"}
         How ``AGEP`` is modelled (the paper does not say; long-dtp.md Sec. 7).

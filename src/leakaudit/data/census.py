@@ -58,15 +58,17 @@ def load_census_kdd() -> Dataset:
     Returns
     -------
     Dataset
-        299,285 rows (train rows first; ``extras["split"]``), 40 attributes: 7 numeric (:data:`CENSUS_NUMERIC`) and
-        33 categorical, ``?`` kept as missing (encoded as its own category). ``instance_weight`` is a survey
-        sampling weight and **not** a feature; it is in ``extras["instance_weight"]``. class_names ("- 50000.",
-        "50000+."); labels are unbalanced (6.2% positive). Sensitive: ("sex", "race").
+        299,285 rows (train rows first; ``extras["split"]``), 40 attributes: 7 numeric
+        (:data:`CENSUS_NUMERIC`) and 33 categorical, ``?`` kept as missing (encoded as its
+        own category). ``instance_weight`` is a survey sampling weight and **not** a
+        feature; it is in ``extras["instance_weight"]``. class_names ("- 50000.", "50000+.");
+        labels are unbalanced (6.2% positive). Sensitive: ("sex", "race").
 
     Notes
     -----
-    46,716 training and 20,936 test rows repeat the features of an earlier row (ignoring the weight), which matters
-    for membership inference. Parsing takes about 2 s; the result is cached in-process.
+    46,716 training and 20,936 test rows repeat the features of an earlier row (ignoring
+    the weight), which matters for membership inference. Parsing takes about 2 s; the
+    result is cached in-process.
 
     References
     ----------

@@ -1,11 +1,12 @@
 """Purchase-style data: real baskets (Weka supermarket), the Kaggle loader, k-means class labels.
 
-Shokri et al. (2017) and Long et al. (2020) built "Purchase" from the Kaggle "Acquire Valued Shoppers" transactions:
-one binary feature per product category (600 in Shokri's version, 836 in Long's), the class being the customer's
-k-means cluster (Long: k = 10, k-means++ as implemented by Weka; long-dtp.md Sec. 4.1). That file cannot be shipped;
-:func:`load_purchase_kaggle` reads a copy a user supplies, :func:`load_supermarket` gives real (smaller) basket
-data, and :func:`~leakaudit.data.make_purchase_like` a synthetic substitute. :func:`kmeans_labels` is the labelling
-step all three share.
+Shokri et al. (2017) and Long et al. (2020) built "Purchase" from the Kaggle "Acquire
+Valued Shoppers" transactions: one binary feature per product category (600 in Shokri's
+version, 836 in Long's), the class being the customer's k-means cluster (Long: k = 10,
+k-means++ as implemented by Weka; long-dtp.md Sec. 4.1). That file cannot be shipped;
+:func:`load_purchase_kaggle` reads a copy a user supplies, :func:`load_supermarket` gives
+real (smaller) basket data, and :func:`~leakaudit.data.make_purchase_like` a synthetic
+substitute. :func:`kmeans_labels` is the labelling step all three share.
 """
 
 from __future__ import annotations
@@ -139,9 +140,10 @@ def load_supermarket() -> Dataset:
     Returns
     -------
     Dataset
-        Binary features (1 = the basket holds something from that department; ARFF ``?`` means not bought), label
-        ``total`` with class_names ("low", "high") (2,948 / 1,679; "low" means a total under 100). For
-        Purchase-style class labels use :func:`supermarket_clusters`.
+        Binary features (1 = the basket holds something from that department; ARFF ``?``
+        means not bought), label ``total`` with class_names ("low", "high")
+        (2,948 / 1,679; "low" means a total under 100). For Purchase-style class labels
+        use :func:`supermarket_clusters`.
     """
     path = find_file("supermarket/supermarket.arff.gz")
     X, y, names = cached_parse(("supermarket",), (path,), lambda: _parse_supermarket(path))
@@ -201,8 +203,16 @@ def _sniff_format(path: Path) -> str:
     )
 
 
-def load_purchase_kaggle(path: str | Path, *, format: str = "auto", n_classes: int = 100, n_features: int | None = 600,
-                         random_state: Any = 0, n_init: int = 1, chunksize: int = 5_000_000) -> Dataset:
+def load_purchase_kaggle(
+    path: str | Path,
+    *,
+    format: str = "auto",
+    n_classes: int = 100,
+    n_features: int | None = 600,
+    random_state: Any = 0,
+    n_init: int = 1,
+    chunksize: int = 5_000_000,
+) -> Dataset:
     """Load Purchase from a user-supplied Kaggle "Acquire Valued Shoppers" file.
 
     Parameters
@@ -224,8 +234,9 @@ def load_purchase_kaggle(path: str | Path, *, format: str = "auto", n_classes: i
     Returns
     -------
     Dataset
-        One row per customer, binary features ``cat_<category>`` (1 = bought in that category), ``y`` the k-means
-        cluster (transactions) or the file's class minus its minimum (shokri). Customer ids are in ``extras["id"]``.
+        One row per customer, binary features ``cat_<category>`` (1 = bought in that
+        category), ``y`` the k-means cluster (transactions) or the file's class minus its
+        minimum (shokri). Customer ids are in ``extras["id"]``.
     """
     p = Path(path)
     if not p.is_file():

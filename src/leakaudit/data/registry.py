@@ -1,9 +1,10 @@
 """Datasets by name: the names ``--dataset`` takes, each with its loader and a one-line description.
 
-One table for the command line (``leakaudit membership --dataset``, the list printed by ``leakaudit datasets``) and
-the audit's settings (``dataset`` in :class:`~leakaudit.audit.config.AuditConfig`). A loader takes ``n_rows`` (how
-many rows the caller wants; generators make that many, file loaders return the whole file and ignore it) and
-``random_state``, and returns a :class:`~leakaudit.data.Dataset`; the caller draws its rows from it.
+One table for the command line (``leakaudit membership --dataset``, the list printed by
+``leakaudit datasets``) and the audit's settings (``dataset`` in :class:`~leakaudit.audit.config.AuditConfig`).
+A loader takes ``n_rows`` (how many rows the caller wants; generators make that many, file loaders
+return the whole file and ignore it) and ``random_state``, and returns a :class:`~leakaudit.data.Dataset`;
+the caller draws its rows from it.
 
 Examples
 --------

@@ -1,7 +1,8 @@
 """Index sampling for membership experiments: candidate sets, halves, shadow pools, with/without a record.
 
-Every function works on row indices (``n`` rows numbered 0..n-1, or an explicit index array), takes ``random_state``
-and returns sorted int64 index arrays (sets of rows; a trainer draws its own example order). Impossible sizes raise
+Every function works on row indices (``n`` rows numbered 0..n-1, or an explicit index
+array), takes ``random_state`` and returns sorted int64 index arrays (sets of rows; a
+trainer draws its own example order). Impossible sizes raise
 :class:`~leakaudit.exceptions.InvalidParameterError` saying what is available.
 
 Protocol of Long et al. (2020), Sec. 5 (long-dtp.md Sec. 4): draw the candidate set ``D``
@@ -24,8 +25,16 @@ from ..exceptions import InvalidInputError, InvalidParameterError
 from ._dataset import Dataset
 from .images import ImageDataset
 
-__all__ = ["as_indices", "candidate_set", "random_halves", "disjoint_pool", "shadow_pools", "with_and_without",
-           "leave_one_out", "in_out_splits"]
+__all__ = [
+    "as_indices",
+    "candidate_set",
+    "random_halves",
+    "disjoint_pool",
+    "shadow_pools",
+    "with_and_without",
+    "leave_one_out",
+    "in_out_splits",
+]
 
 
 def as_indices(rows: Any, *, name: str = "rows") -> np.ndarray:
@@ -115,8 +124,15 @@ def disjoint_pool(rows: Any, exclude: Any, size: int | None = None, random_state
     return _choose(rest, size, check_random_state(random_state))
 
 
-def shadow_pools(rows: Any, exclude: Any, n_pools: int, pool_size: int, random_state: Any = None, *,
-                 disjoint: bool = False) -> list[np.ndarray]:
+def shadow_pools(
+    rows: Any,
+    exclude: Any,
+    n_pools: int,
+    pool_size: int,
+    random_state: Any = None,
+    *,
+    disjoint: bool = False,
+) -> list[np.ndarray]:
     """Data sets for shadow models, each disjoint from the target's data ``exclude``.
 
     Parameters
@@ -149,13 +165,20 @@ def shadow_pools(rows: Any, exclude: Any, n_pools: int, pool_size: int, random_s
     return [_choose(rest, pool_size, rng) for _ in range(n_pools)]
 
 
-def with_and_without(rows: Any, record: int, size: int, random_state: Any = None, *,
-                     mode: str = "remove") -> tuple[np.ndarray, np.ndarray]:
+def with_and_without(
+    rows: Any,
+    record: int,
+    size: int,
+    random_state: Any = None,
+    *,
+    mode: str = "remove",
+) -> tuple[np.ndarray, np.ndarray]:
     """A training set containing ``record`` and its counterpart without it.
 
-    ``with_idx`` is ``record`` plus ``size - 1`` rows drawn from ``rows`` minus the record. mode "remove":
-    ``without_idx = with_idx \\ {record}`` (``size - 1`` rows; the neighbouring data sets T and T \\ {t} of Long et
-    al.'s DTP, Def. 4.2). mode "replace": the record is replaced by one more random row, so both have ``size`` rows.
+    ``with_idx`` is ``record`` plus ``size - 1`` rows drawn from ``rows`` minus the record.
+    mode "remove": ``without_idx = with_idx \\ {record}`` (``size - 1`` rows; the neighbouring
+    data sets T and T \\ {t} of Long et al.'s DTP, Def. 4.2). mode "replace": the record is
+    replaced by one more random row, so both have ``size`` rows.
 
     Returns
     -------
@@ -195,8 +218,13 @@ def leave_one_out(rows: Any, records: Any = None) -> list[np.ndarray]:
     return [pool[pool != r] for r in recs]
 
 
-def in_out_splits(rows: Any, n_models: int, random_state: Any = None, *,
-                  fraction: float = 0.5) -> tuple[list[np.ndarray], np.ndarray]:
+def in_out_splits(
+    rows: Any,
+    n_models: int,
+    random_state: Any = None,
+    *,
+    fraction: float = 0.5,
+) -> tuple[list[np.ndarray], np.ndarray]:
     """Training subsets for K models in which every record is in exactly ``round(fraction * K)`` models.
 
     As in Carlini et al. (2022) LiRA's ``keep = uniform(K, n).argsort(0) < fraction * K``.

@@ -1,8 +1,9 @@
 """``leakaudit datasets``: which datasets are available, where, and of what size.
 
-The check is fast: it hashes each file (cached per process) and reads no table. Row and column counts of tabular
-files are the documented counts of the checksummed file (a file that passes its SHA-256 check is byte-identical to
-the one counted; the tests re-count them by parsing); Fashion-MNIST counts are read from the IDX headers.
+The check is fast: it hashes each file (cached per process) and reads no table. Row and
+column counts of tabular files are the documented counts of the checksummed file (a file
+that passes its SHA-256 check is byte-identical to the one counted; the tests re-count
+them by parsing); Fashion-MNIST counts are read from the IDX headers.
 """
 
 from __future__ import annotations

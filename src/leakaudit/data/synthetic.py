@@ -1,13 +1,15 @@
 """Seeded synthetic substitutes for data sets that cannot be shipped.
 
-* :func:`make_purchase_like`: Purchase-k (Shokri et al. 2017; Long et al. 2020) is built from Kaggle's "Acquire
-  Valued Shoppers" transactions, which cannot be redistributed. We draw binary "bought in category j" vectors from a
-  latent mixture of shopper types with Zipf-like category popularity, then label them with k-means as the original
-  was (long-dtp.md Sec. 10). Numbers measured on it are *not* comparable to the papers'.
-* :func:`make_texas_like`: Texas-100 (Shokri et al. 2017) comes from licence-restricted Texas hospital discharge
-  records. We draw mixed categorical (demographics, admission) and binary (diagnosis and procedure codes) features
-  from a latent main procedure, which is the label, as in Texas-100 ("predict the patient's main procedure" among
-  the 100 most frequent); ``label_by="kmeans"`` clusters instead.
+* :func:`make_purchase_like`: Purchase-k (Shokri et al. 2017; Long et al. 2020) is built
+  from Kaggle's "Acquire Valued Shoppers" transactions, which cannot be redistributed.
+  We draw binary "bought in category j" vectors from a latent mixture of shopper types
+  with Zipf-like category popularity, then label them with k-means as the original was
+  (long-dtp.md Sec. 10). Numbers measured on it are *not* comparable to the papers'.
+* :func:`make_texas_like`: Texas-100 (Shokri et al. 2017) comes from licence-restricted
+  Texas hospital discharge records. We draw mixed categorical (demographics, admission)
+  and binary (diagnosis and procedure codes) features from a latent main procedure,
+  which is the label, as in Texas-100 ("predict the patient's main procedure" among the
+  100 most frequent); ``label_by="kmeans"`` clusters instead.
 * :func:`make_gaussian_regression`: a linear-Gaussian regression, optionally with a
   categorical sensitive attribute that shifts the target (yeom-overfitting.md Sec. 9).
 
@@ -49,17 +51,27 @@ def _type_profiles(base: np.ndarray, n_types: int, n_fav: int, boost: float, rng
     return prof / prof.sum(axis=1, keepdims=True)
 
 
-def make_purchase_like(n_records: int = 10_000, n_features: int = 600, n_classes: int = 100, *,
-                       n_shopper_types: int = 200, mean_items: float | None = None, zipf_exponent: float = 1.0,
-                       favourite_boost: float = 2.0, n_init: int = 1, random_state: Any = None) -> Dataset:
+def make_purchase_like(
+    n_records: int = 10_000,
+    n_features: int = 600,
+    n_classes: int = 100,
+    *,
+    n_shopper_types: int = 200,
+    mean_items: float | None = None,
+    zipf_exponent: float = 1.0,
+    favourite_boost: float = 2.0,
+    n_init: int = 1,
+    random_state: Any = None,
+) -> Dataset:
     """Synthetic Purchase-k: binary purchase vectors labelled by k-means clusters.
 
-    Generative model: category popularity ``pi_j ∝ rank_j^(-zipf_exponent)`` (ranks a random permutation); each of
-    ``n_shopper_types`` types boosts ``n_features // 10`` favourite categories (drawn by popularity) by
-    ``favourite_boost`` and renormalises to ``w_t``; a shopper of type ``t`` (types drawn with Zipf-like
-    frequencies) makes ``L ~ 1 + Poisson(mean_items - 1)`` purchases, category counts ``~ Poisson(L w_t)``, and
-    ``x_j = 1`` iff the count is positive. Labels: ``KMeans(n_classes, k-means++)`` on the binary vectors (Long et
-    al. Sec. 5; Shokri et al. Sec. V-A).
+    Generative model: category popularity ``pi_j ∝ rank_j^(-zipf_exponent)`` (ranks a
+    random permutation); each of ``n_shopper_types`` types boosts ``n_features // 10``
+    favourite categories (drawn by popularity) by ``favourite_boost`` and renormalises to
+    ``w_t``; a shopper of type ``t`` (types drawn with Zipf-like frequencies) makes
+    ``L ~ 1 + Poisson(mean_items - 1)`` purchases, category counts ``~ Poisson(L w_t)``,
+    and ``x_j = 1`` iff the count is positive. Labels: ``KMeans(n_classes, k-means++)``
+    on the binary vectors (Long et al. Sec. 5; Shokri et al. Sec. V-A).
 
     Parameters
     ----------
@@ -70,8 +82,9 @@ def make_purchase_like(n_records: int = 10_000, n_features: int = 600, n_classes
         k; the papers use 2, 10, 20, 50 or 100 (Long et al.: 10).
     n_shopper_types : int, default 200
     mean_items : float, optional
-        Mean number of purchases per shopper; default ``n_features / 5`` (120 for 600 features; repeated purchases
-        make the mean number of distinct categories lower, about 74 of 836 with the other defaults).
+        Mean number of purchases per shopper; default ``n_features / 5`` (120 for 600
+        features; repeated purchases make the mean number of distinct categories lower,
+        about 74 of 836 with the other defaults).
     zipf_exponent : float, default 1.0
     favourite_boost : float, default 2.0
     n_init : int, default 1
@@ -136,16 +149,26 @@ _TEXAS_CATEGORICAL = (
 )
 
 
-def make_texas_like(n_records: int = 10_000, n_classes: int = 100, *, n_diagnoses: int = 300, n_procedures: int = 200,
-                    codes_per_record: float = 6.0, label_by: str = "procedure", n_init: int = 1,
-                    random_state: Any = None) -> Dataset:
+def make_texas_like(
+    n_records: int = 10_000,
+    n_classes: int = 100,
+    *,
+    n_diagnoses: int = 300,
+    n_procedures: int = 200,
+    codes_per_record: float = 6.0,
+    label_by: str = "procedure",
+    n_init: int = 1,
+    random_state: Any = None,
+) -> Dataset:
     """Synthetic Texas-100-like hospital discharges with mixed categorical and binary features.
 
-    Generative model: a latent main procedure ``c`` (Zipf-like frequencies over ``n_classes``); nine categorical
-    attributes (sex, age group, race, ethnicity, admission type and source, length of stay, discharge status, payer)
-    drawn from procedure-specific distributions ``~ Dirichlet(concentration * global mix)``; binary diagnosis and
-    secondary-procedure codes with Poisson counts of rate ``codes_per_record * w_c``, where ``w_c`` is a Zipf
-    popularity with 5% of the codes boosted 30x for procedure ``c``.
+    Generative model: a latent main procedure ``c`` (Zipf-like frequencies over
+    ``n_classes``); nine categorical attributes (sex, age group, race, ethnicity,
+    admission type and source, length of stay, discharge status, payer) drawn from
+    procedure-specific distributions ``~ Dirichlet(concentration * global mix)``; binary
+    diagnosis and secondary-procedure codes with Poisson counts of rate
+    ``codes_per_record * w_c``, where ``w_c`` is a Zipf popularity with 5% of the codes
+    boosted 30x for procedure ``c``.
 
     Parameters
     ----------
@@ -171,8 +194,9 @@ def make_texas_like(n_records: int = 10_000, n_classes: int = 100, *, n_diagnose
 
     Notes
     -----
-    Measured with the defaults (10,000 records, seed 0, 550 encoded columns, about 7 codes per record): scikit-learn
-    ``LogisticRegression(C=1)`` trained on 5,000 rows reaches train accuracy 0.86 and test 0.60 on the other 5,000.
+    Measured with the defaults (10,000 records, seed 0, 550 encoded columns, about 7 codes
+    per record): scikit-learn ``LogisticRegression(C=1)`` trained on 5,000 rows reaches
+    train accuracy 0.86 and test 0.60 on the other 5,000.
     """
     for name, v, lo in (("n_records", n_records, 2), ("n_classes", n_classes, 2), ("n_diagnoses", n_diagnoses, 1),
                         ("n_procedures", n_procedures, 1), ("n_init", n_init, 1)):
@@ -230,13 +254,21 @@ def make_texas_like(n_records: int = 10_000, n_classes: int = 100, *, n_diagnose
     return ds
 
 
-def make_gaussian_regression(n: int = 1_000, d: int = 10, noise: float = 1.0, random_state: Any = None, *,
-                             n_sensitive_values: int = 0, sensitive_effect: float = 1.0) -> Dataset:
+def make_gaussian_regression(
+    n: int = 1_000,
+    d: int = 10,
+    noise: float = 1.0,
+    random_state: Any = None,
+    *,
+    n_sensitive_values: int = 0,
+    sensitive_effect: float = 1.0,
+) -> Dataset:
     """Linear-Gaussian regression: ``y = X w (+ a_s) + noise * e``.
 
-    ``X ~ N(0, I_d)``, ``w ~ N(0, I_d / d)`` (so ``Var(Xw) ≈ 1``), ``e ~ N(0, 1)``. With ``n_sensitive_values = m >
-    0`` a categorical feature ``s`` uniform over ``s0..s{m-1}`` adds ``a_s ~ N(0, sensitive_effect^2)`` to the
-    target: the setting of Yeom et al.'s attribute-inference theory (a one-hot sensitive attribute, Thm 5).
+    ``X ~ N(0, I_d)``, ``w ~ N(0, I_d / d)`` (so ``Var(Xw) ≈ 1``), ``e ~ N(0, 1)``. With
+    ``n_sensitive_values = m > 0`` a categorical feature ``s`` uniform over
+    ``s0..s{m-1}`` adds ``a_s ~ N(0, sensitive_effect^2)`` to the target: the setting of
+    Yeom et al.'s attribute-inference theory (a one-hot sensitive attribute, Thm 5).
 
     Parameters
     ----------

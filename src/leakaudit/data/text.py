@@ -113,9 +113,10 @@ def load_spamassassin(*, include_headers: bool = False, mime: bool = False) -> D
     Returns
     -------
     Dataset
-        Text features ``subject`` and ``body`` (kind "text": use :func:`bag_of_words`, e.g. on ``ds.frame["subject"] +
-        "\\n" + ds.frame["body"]``), label ``label`` with class_names ("ham", "spam"). ``extras`` holds ``id``,
-        ``group`` and ``md5``. With ``mime=False`` the text is the original bytes decoded as Latin-1.
+        Text features ``subject`` and ``body`` (kind "text": use :func:`bag_of_words`,
+        e.g. on ``ds.frame["subject"] + "\\n" + ds.frame["body"]``), label ``label`` with
+        class_names ("ham", "spam"). ``extras`` holds ``id``, ``group`` and ``md5``.
+        With ``mime=False`` the text is the original bytes decoded as Latin-1.
     """
     path = find_file("spamassassin/spamassassin.jsonl.xz")
     df = cached_parse(("spamassassin",), (path,), lambda: _read(path))
@@ -171,9 +172,15 @@ def _check_texts(texts: Any) -> list[str]:
     return check_sequence(texts, name="texts", kind=str, hint=" (fill missing text with '')")
 
 
-def bag_of_words(texts: Sequence[str], vocab_size: int | None = 5000, binary: bool = True,
-                 vocabulary: Sequence[str] | None = None, *, stop_words: str | None = "english",
-                 dense: bool = True) -> tuple[Any, BagOfWords]:
+def bag_of_words(
+    texts: Sequence[str],
+    vocab_size: int | None = 5000,
+    binary: bool = True,
+    vocabulary: Sequence[str] | None = None,
+    *,
+    stop_words: str | None = "english",
+    dense: bool = True,
+) -> tuple[Any, BagOfWords]:
     """Bag-of-words matrix of ``texts`` (lower-cased word tokens).
 
     Parameters
@@ -229,9 +236,10 @@ def load_enron_spam(path: str | Path) -> Dataset:
     Parameters
     ----------
     path : str or Path
-        Either a CSV (optionally compressed) with columns ``Subject``, ``Message`` and ``Spam/Ham`` (values
-        "spam"/"ham"; the common public CSV layout), or a folder in the original Metsis layout: ``enron*/ham/*.txt``
-        and ``enron*/spam/*.txt``, each file starting with a ``Subject:`` line.
+        Either a CSV (optionally compressed) with columns ``Subject``, ``Message`` and
+        ``Spam/Ham`` (values "spam"/"ham"; the common public CSV layout), or a folder in
+        the original Metsis layout: ``enron*/ham/*.txt`` and ``enron*/spam/*.txt``, each
+        file starting with a ``Subject:`` line.
 
     Returns
     -------

@@ -30,9 +30,10 @@ def _read_csv(path, **kw) -> pd.DataFrame:
 def load_iwpc() -> Dataset:
     """Load the IWPC warfarin data as cleaned and scaled by Yeom et al. (4,819 patients).
 
-    Features: ``race`` (white/asian/black), ``age``, ``height``, ``weight`` (already standardised), ``amiodarone``
-    and ``decr`` (0/1 medication flags), ``cyp2c9`` (genotype code as a string: "11", "12", "13", "22", "23", "33")
-    and ``vkorc1`` (CC/CT/TT). Target: ``dose``, the standardised square root of the weekly dose.
+    Features: ``race`` (white/asian/black), ``age``, ``height``, ``weight`` (already
+    standardised), ``amiodarone`` and ``decr`` (0/1 medication flags), ``cyp2c9``
+    (genotype code as a string: "11", "12", "13", "22", "23", "33") and ``vkorc1``
+    (CC/CT/TT). Target: ``dose``, the standardised square root of the weekly dose.
 
     Returns
     -------
@@ -71,13 +72,15 @@ def load_iwpc() -> Dataset:
 def load_eyedata(*, standardize: bool = False) -> Dataset:
     """Load the rat eye gene-expression data (Scheetz et al. 2006) as shipped by Yeom et al.
 
-    120 rats x 200 probe expressions (columns named by probe number); target ``y``, the expression of TRIM32.
+    120 rats x 200 probe expressions (columns named by probe number); target ``y``, the
+    expression of TRIM32.
 
     Parameters
     ----------
     standardize : bool, default False
-        Scale all 201 columns, the target included, to mean 0 and population standard deviation 1 over the 120 rows,
-        as Yeom et al.'s code does with ``sklearn.preprocessing.scale`` (yeom-overfitting.md Sec. 6.2 [code]).
+        Scale all 201 columns, the target included, to mean 0 and population standard
+        deviation 1 over the 120 rows, as Yeom et al.'s code does with
+        ``sklearn.preprocessing.scale`` (yeom-overfitting.md Sec. 6.2 [code]).
 
     Returns
     -------

@@ -23,16 +23,57 @@ work_budget, using_work_budget, parse_work_amount, DEFAULT_WORK_BUDGET
 """
 
 from ._cache import CacheWarning, ChunkCache
-from ._engine import (Engine, EngineCounter, EngineStats, default_chunk_size, default_engine, reports_engine_stats,
-                      resolve_engine)
+from ._engine import (
+    Engine,
+    EngineCounter,
+    EngineStats,
+    default_chunk_size,
+    default_engine,
+    reports_engine_stats,
+    resolve_engine,
+)
 from ._fingerprint import array_fingerprint, learner_fingerprint
 from ._state import ChunkedModelBank, SupportsState, supports_state
-from ._store import (check_memory, chunk_length, default_memory_budget, is_disk_backed, memory_budget, memory_limit,
-                     output_array, parse_memory_size, using_memory_budget)
+from ._store import (
+    check_memory,
+    chunk_length,
+    default_memory_budget,
+    is_disk_backed,
+    memory_budget,
+    memory_limit,
+    output_array,
+    parse_memory_size,
+    using_memory_budget,
+)
 from ._work import DEFAULT_WORK_BUDGET, TREE_OVERHEAD, check_work, parse_work_amount, using_work_budget, work_budget
 
-__all__ = ["Engine", "EngineStats", "EngineCounter", "default_chunk_size", "default_engine", "resolve_engine",
-           "reports_engine_stats", "SupportsState", "supports_state", "ChunkedModelBank", "ChunkCache", "CacheWarning",
-           "array_fingerprint", "learner_fingerprint", "output_array", "chunk_length", "memory_budget", "memory_limit",
-           "check_memory", "using_memory_budget", "default_memory_budget", "parse_memory_size", "is_disk_backed",
-           "work_budget", "using_work_budget", "parse_work_amount", "DEFAULT_WORK_BUDGET", "TREE_OVERHEAD"]
+__all__ = [
+    "Engine",
+    "EngineStats",
+    "EngineCounter",
+    "default_chunk_size",
+    "default_engine",
+    "resolve_engine",
+    "reports_engine_stats",
+    "SupportsState",
+    "supports_state",
+    "ChunkedModelBank",
+    "ChunkCache",
+    "CacheWarning",
+    "array_fingerprint",
+    "learner_fingerprint",
+    "output_array",
+    "chunk_length",
+    "memory_budget",
+    "memory_limit",
+    "check_memory",
+    "using_memory_budget",
+    "default_memory_budget",
+    "parse_memory_size",
+    "is_disk_backed",
+    "work_budget",
+    "using_work_budget",
+    "parse_work_amount",
+    "DEFAULT_WORK_BUDGET",
+    "TREE_OVERHEAD",
+]

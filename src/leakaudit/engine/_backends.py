@@ -1,12 +1,14 @@
 """Where chunks are trained: this process, local worker processes, or Ray.
 
-Every backend runs the same function, :func:`run_chunk`, on the same chunk tasks; a chunk's models depend only on
-its subsets and seeds, so results do not depend on the backend or on the order chunks finish in.
+Every backend runs the same function, :func:`run_chunk`, on the same chunk
+tasks; a chunk's models depend only on its subsets and seeds, so results do not
+depend on the backend or on the order chunks finish in.
 
-Devices. A task may carry a device ("cuda:1"): a learner that asks for a GPU (its ``device`` is "cuda", "cuda:N" or
-"auto"; a DP-SGD wrapper without its own, its wrapped learner's) trains that chunk there; a learner on the CPU stays
-there. :class:`DeviceProcessBackend` runs one worker process per device, each pinned to its own; the Ray backend
-asks Ray for one GPU per such task.
+Devices. A task may carry a device ("cuda:1"): a learner that asks for a GPU
+(its ``device`` is "cuda", "cuda:N" or "auto"; a DP-SGD wrapper without its own,
+its wrapped learner's) trains that chunk there; a learner on the CPU stays there.
+:class:`DeviceProcessBackend` runs one worker process per device, each pinned to
+its own; the Ray backend asks Ray for one GPU per such task.
 """
 
 from __future__ import annotations
@@ -169,10 +171,11 @@ def _indexed_chunk(j: int, task: ChunkTask) -> tuple[int, Any]:
 class ProcessBackend:
     """Chunks over local worker processes (joblib, loky backend).
 
-    Results stream back as chunks finish (``return_as="generator_unordered"``) with at most ``2 * n_workers`` chunks
-    dispatched ahead. Arrays larger than 1 MB are memory-mapped by joblib rather than pickled for every chunk. The
-    worker pool is joblib's reusable one, shared with ``SklearnLearner(n_jobs=...)``; workers exit within a second
-    when the run that started them is killed.
+    Results stream back as chunks finish (``return_as="generator_unordered"``)
+    with at most ``2 * n_workers`` chunks dispatched ahead. Arrays larger than
+    1 MB are memory-mapped by joblib rather than pickled for every chunk. The
+    worker pool is joblib's reusable one, shared with ``SklearnLearner(n_jobs=...)``;
+    workers exit within a second when the run that started them is killed.
     """
 
     name = "process"
@@ -267,8 +270,9 @@ def _ray_run(task: ChunkTask, X, y, Xq) -> Any:
 class RayBackend:
     """Chunks as Ray tasks (one CPU each) on a cluster, or on a local instance.
 
-    With ``address`` the engine connects to that cluster (``ray.init(address=...)``); otherwise it uses the running
-    Ray instance, or starts a local one with ``n_jobs`` CPUs. An instance the engine started is shut down by
+    With ``address`` the engine connects to that cluster (``ray.init(address=...)``);
+    otherwise it uses the running Ray instance, or starts a local one with
+    ``n_jobs`` CPUs. An instance the engine started is shut down by
     :meth:`~leakaudit.engine.Engine.close`.
     """
 

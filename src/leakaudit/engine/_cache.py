@@ -1,12 +1,14 @@
 """The on-disk chunk cache: one ``.npz`` per chunk, written atomically, checksummed.
 
-Layout: ``<cache_dir>/v<CACHE_FORMAT>/<key[:2]>/<key>.npz``. Each entry holds the payload arrays (names prefixed
-``p__``), the entry's key (``__key__``) and the SHA-256 of key and payload (``__checksum__``). Entries are written
-to a temporary file in the same directory, flushed and fsynced, then moved into place with :func:`os.replace`, so a
-reader (or a concurrent run) sees either no entry or a complete one, and a killed run leaves at most a stray
-``*.tmp`` file. A write that fails (a full disk, a quota) removes its temporary file and raises one
-:class:`~leakaudit.exceptions.OutputWriteError` naming the entry. An entry that fails to load or whose checksum does
-not match is deleted, a :class:`CacheWarning` is emitted, and the chunk is recomputed.
+Layout: ``<cache_dir>/v<CACHE_FORMAT>/<key[:2]>/<key>.npz``. Each entry holds
+the payload arrays (names prefixed ``p__``), the entry's key (``__key__``) and
+the SHA-256 of key and payload (``__checksum__``). Entries are written to a
+temporary file in the same directory, flushed and fsynced, then moved into place
+with :func:`os.replace`, so a reader (or a concurrent run) sees either no entry
+or a complete one, and a killed run leaves at most a stray ``*.tmp`` file. A write that fails (a full disk, a
+quota) removes its temporary file and raises one :class:`~leakaudit.exceptions.OutputWriteError` naming the entry.
+An entry that fails to load or whose checksum does not match is deleted, a
+:class:`CacheWarning` is emitted, and the chunk is recomputed.
 
 Nothing is ever unpickled: entries are read with ``allow_pickle=False``.
 """
@@ -54,7 +56,8 @@ class ChunkCache:
     Parameters
     ----------
     root : path-like
-        The cache directory (created if missing). Several runs, in several processes, may share it.
+        The cache directory (created if missing). Several runs, in several
+        processes, may share it.
     """
 
     def __init__(self, root: str | os.PathLike):

@@ -108,34 +108,43 @@ class Engine:
     Parameters
     ----------
     backend : {"inprocess", "process", "ray"}, default="inprocess"
-        Where chunks are trained: this process; ``n_jobs`` local worker processes (joblib's loky executor, one
-        BLAS/torch thread each); or Ray tasks (one CPU each).
+        Where chunks are trained: this process; ``n_jobs`` local worker
+        processes (joblib's loky executor, one BLAS/torch thread each); or Ray
+        tasks (one CPU each).
     n_jobs : int or None, default=None
-        Workers for "process", CPUs of a local Ray instance; None or -1: every core. Ignored by "inprocess".
+        Workers for "process", CPUs of a local Ray instance; None or -1: every
+        core. Ignored by "inprocess".
     address : str or None, default=None
         Ray cluster address (``"auto"`` or ``"ray://host:10001"``); None uses a
         running instance or starts a local one. Only with ``backend="ray"``.
     cache_dir : path-like or None, default=None
-        Directory of the on-disk cache. With it, each chunk's outputs are written as soon as they are trained
-        (atomically, checksummed), later calls read finished chunks instead of retraining them, and a killed run
-        resumes where it stopped. Several runs may share one directory.
+        Directory of the on-disk cache. With it, each chunk's outputs are written
+        as soon as they are trained (atomically, checksummed), later calls read
+        finished chunks instead of retraining them, and a killed run resumes
+        where it stopped. Several runs may share one directory.
     chunk_size : int, "all" or None, default=None
-        Models per chunk (one ``fit_many`` call each; the unit of caching and of parallelism). None:
-        :func:`default_chunk_size`; "all": every model of a call in one chunk. Changing it changes the cache keys.
+        Models per chunk (one ``fit_many`` call each; the unit of caching and of
+        parallelism). None: :func:`default_chunk_size`; "all": every model of a
+        call in one chunk. Changing it changes the cache keys.
     progress : bool or None, default=None
-        Progress bar with counts and ETA for runs longer than ~2 s; None shows it only when stdout is a terminal.
+        Progress bar with counts and ETA for runs longer than ~2 s; None shows it
+        only when stdout is a terminal.
     on_progress : callable or None, default=None
-        Called as ``on_progress(done, total, description)`` when a call starts (``done == 0``) and after each chunk
-        is read from the cache or trained (``done`` models of ``total``), in the calling thread; for a caller that
+        Called as ``on_progress(done, total, description)`` when a call starts
+        (``done == 0``) and after each chunk is read from the cache or trained
+        (``done`` models of ``total``), in the calling thread; for a caller that
         shows progress its own way (``leakaudit audit`` on stderr).
     threads : int or None, default=1
-        BLAS / OpenMP / torch threads while a chunk trains, in every backend (worker processes start with one thread
-        each in any case). None leaves this process's settings alone (for one big model trained in-process).
+        BLAS / OpenMP / torch threads while a chunk trains, in every backend
+        (worker processes start with one thread each in any case). None leaves
+        this process's settings alone (for one big model trained in-process).
     memory_budget : int, str or None, default=None
-        Bytes (or a size such as ``"2GB"``) that :meth:`predict_many`'s outputs may take in memory; larger outputs
-        are held in a disk-backed array (in ``cache_dir`` if given, else the temporary folder), removed when freed.
-        None: the budget in force when the call is made (:func:`leakaudit.engine.memory_budget`: a quarter of
-        physical memory unless set). The numbers are the same either way.
+        Bytes (or a size such as ``"2GB"``) that :meth:`predict_many`'s outputs may
+        take in memory; larger outputs are held in a disk-backed array (in
+        ``cache_dir`` if given, else the temporary folder), removed when freed.
+        None: the budget in force when the call is made
+        (:func:`leakaudit.engine.memory_budget`: a quarter of physical memory
+        unless set). The numbers are the same either way.
     devices : None, "auto" or sequence of str, default=None
         GPUs for the learners that ask for one (their ``device`` is "cuda", "cuda:N" or "auto"; a DP-SGD
         wrapper without its own: its wrapped learner's). None: every learner trains where its own ``device``
@@ -311,10 +320,11 @@ class Engine:
                  seeds: Sequence[int] | RandomStateLike, n_classes: int | None = None) -> ModelBank:
         """Train K models and return them as a bank.
 
-        With a ``cache_dir`` and a learner implementing :class:`~leakaudit.engine.SupportsState`, each chunk's
-        weights are stored as an ``.npz`` entry (never a pickle), later calls load instead of retraining, and the
-        returned bank loads one chunk at a time from disk. Otherwise every chunk's models are kept in memory and
-        nothing is cached.
+        With a ``cache_dir`` and a learner implementing
+        :class:`~leakaudit.engine.SupportsState`, each chunk's weights are stored
+        as an ``.npz`` entry (never a pickle), later calls load instead of
+        retraining, and the returned bank loads one chunk at a time from disk.
+        Otherwise every chunk's models are kept in memory and nothing is cached.
 
         Parameters
         ----------

@@ -1,9 +1,10 @@
 """Fingerprints for the engine's cache keys.
 
-A chunk's key is the SHA-256 of a canonical JSON document naming everything that determines its outputs: the learner
-(class and ``get_params(deep=False)``, the versions of the packages defining it and, for leakaudit, a digest of its
-training code), the training data (bytes of X and y), the number of classes, the query rows, and, for each model of
-the chunk, its index subset and its seed.
+A chunk's key is the SHA-256 of a canonical JSON document naming everything
+that determines its outputs: the learner (class and ``get_params(deep=False)``, the versions
+of the packages defining it and, for leakaudit, a digest of its training code),
+the training data (bytes of X and y), the number of classes, the query rows,
+and, for each model of the chunk, its index subset and its seed.
 
 A leakaudit learner's ``device`` enters as the kind of device it resolves to on this machine: "cuda" for any
 CUDA device (which of several GPUs does not change the arithmetic), nothing for the CPU.

@@ -1,10 +1,11 @@
 """Saving model banks as plain arrays, and a bank made of chunks.
 
-:class:`SupportsState` is an optional addition to the learner protocol (:mod:`leakaudit.learners._base`): a learner
-that can turn a bank it trained into a dict of numeric arrays, and back, declares it (``capabilities.state``). The
-engine then stores the weights of each chunk as an ``.npz`` cache entry (never a pickle) and
-:meth:`~leakaudit.engine.Engine.fit_bank` can hand back banks of any size while holding one chunk in memory at a
-time.
+:class:`SupportsState` is an optional addition to the learner protocol
+(:mod:`leakaudit.learners._base`): a learner that can turn a bank it trained
+into a dict of numeric arrays, and back, declares it (``capabilities.state``).
+The engine then stores the weights of each chunk as an ``.npz`` cache entry
+(never a pickle) and :meth:`~leakaudit.engine.Engine.fit_bank` can hand back
+banks of any size while holding one chunk in memory at a time.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ __all__ = ["SupportsState", "ChunkedModelBank", "supports_state"]
 class SupportsState(Protocol):
     """A learner whose banks round-trip through plain numeric arrays.
 
-    ``learner.from_state(learner.get_state(bank))`` must predict exactly as ``bank`` does. State arrays must be
-    numeric (no object dtype); names are strings.
+    ``learner.from_state(learner.get_state(bank))`` must predict exactly as
+    ``bank`` does. State arrays must be numeric (no object dtype); names are
+    strings.
     """
 
     def get_state(self, bank: ModelBank) -> dict[str, np.ndarray]:  # pragma: no cover - protocol
@@ -43,8 +45,9 @@ def supports_state(learner: object) -> bool:
 class ChunkedModelBank(ModelBank):
     """A bank made of consecutive chunks, each a bank or a loader of one.
 
-    Chunks given as loaders (callables returning a :class:`ModelBank`) are loaded on use, and only the most recently
-    used one is kept, so a bank of 10,000 models stored in the cache holds one chunk of weights in memory.
+    Chunks given as loaders (callables returning a :class:`ModelBank`) are
+    loaded on use, and only the most recently used one is kept, so a bank of
+    10,000 models stored in the cache holds one chunk of weights in memory.
 
     Parameters
     ----------

@@ -1,7 +1,8 @@
 """Membership inference attacks (Yeom et al., Long et al., Shokri et al., LiRA, RMIA, InfoRMIA) and protocols.
 
-Every attack takes plain arrays (or a learner plus data for shadow/reference models) and returns per-record scores
-(higher means member) and decisions, so it works with any framework.
+Every attack takes plain arrays (or a learner plus data for shadow/reference
+models) and returns per-record scores (higher means member) and decisions, so
+it works with any framework.
 
 Attacks (registry names in brackets, see :func:`available_attacks`):
 
@@ -23,8 +24,17 @@ Protocols: :func:`audit_model`, :func:`reference_model_experiment`, :func:`long_
 :func:`yeom_split_protocol`, :func:`membership_experiment`.
 """
 
-from ._base import (Attack, AttackInputs, AttackResult, ReferenceSet, cross_entropy_loss, audit_reference_models,
-                    fit_reference_models, paired_half_masks, true_class_probability)
+from ._base import (
+    Attack,
+    AttackInputs,
+    AttackResult,
+    ReferenceSet,
+    cross_entropy_loss,
+    audit_reference_models,
+    fit_reference_models,
+    paired_half_masks,
+    true_class_probability,
+)
 from ._registry import ATTACKS, AttackSpec, audit_attacks, available_attacks, display_name, make_attack, register_attack
 from .bavaria import BaVarIA
 from .binning import bin_index, bin_probabilities
@@ -34,14 +44,27 @@ from .frequency import FrequencyAttack
 from .informia import InfoRMIA
 from .label_only import LabelOnlyAttack
 from .lira import LiRA, logit_scaled_confidence
-from .protocols import (audit_model, long_protocol, membership_experiment, reference_model_experiment, run_attacks,
-                        yeom_split_protocol)
+from .protocols import (
+    audit_model,
+    long_protocol,
+    membership_experiment,
+    reference_model_experiment,
+    run_attacks,
+    yeom_split_protocol,
+)
 from .quantile import QuantileRegressionAttack
 from .results import AttackSummary, LongProtocolResult, MembershipAudit, MembershipExperimentResult, YeomSplitResult
 from .rmia import RMIA
 from .shadow import ShadowModelAttack, attack_features
-from .threshold import (BoundedLossAdversary, LossThresholdAttack, ThresholdAdversary, advantage_known_sigma,
-                        advantage_unknown_sigma, dp_advantage_bound, epsilon_eq)
+from .threshold import (
+    BoundedLossAdversary,
+    LossThresholdAttack,
+    ThresholdAdversary,
+    advantage_known_sigma,
+    advantage_unknown_sigma,
+    dp_advantage_bound,
+    epsilon_eq,
+)
 
 __all__ = [
     "Attack", "AttackInputs", "AttackResult", "ReferenceSet", "cross_entropy_loss", "fit_reference_models",

@@ -1,11 +1,13 @@
 """The attack interface, the inputs attacks share, and their result.
 
-Every attack scores records: ``scores`` of shape (n,), higher means "more likely a member", and ``decisions`` of
-shape (n,), 1 for "member". Attacks work on plain arrays of model outputs so they are framework-agnostic (TF
-Privacy's design): the target model's probabilities on the audited records, and, for attacks that calibrate against
-reference (shadow) models, the reference models' probabilities on the same records with a mask saying which
-reference model trained on which record. :func:`fit_reference_models` produces those arrays from any
-:class:`~leakaudit.learners.Learner`.
+Every attack scores records: ``scores`` of shape (n,), higher means "more
+likely a member", and ``decisions`` of shape (n,), 1 for "member". Attacks work
+on plain arrays of model outputs so they are framework-agnostic (TF Privacy's
+design): the target model's probabilities on the audited records, and, for
+attacks that calibrate against reference (shadow) models, the reference
+models' probabilities on the same records with a mask saying which reference
+model trained on which record. :func:`fit_reference_models` produces those
+arrays from any :class:`~leakaudit.learners.Learner`.
 """
 
 from __future__ import annotations
@@ -25,9 +27,20 @@ from .._validation import (check_array, check_consistent_length, check_indices, 
 from ..engine import Engine, check_memory, check_work, chunk_length, resolve_engine
 from ..exceptions import InvalidInputError, InvalidParameterError, TrainingFailedError
 
-__all__ = ["Attack", "AttackInputs", "AttackResult", "ReferenceSet", "fit_reference_models", "audit_reference_models",
-           "paired_half_masks", "check_target_inputs", "check_probs", "check_reference_inputs",
-           "true_class_probability", "cross_entropy_loss"]
+__all__ = [
+    "Attack",
+    "AttackInputs",
+    "AttackResult",
+    "ReferenceSet",
+    "fit_reference_models",
+    "audit_reference_models",
+    "paired_half_masks",
+    "check_target_inputs",
+    "check_probs",
+    "check_reference_inputs",
+    "true_class_probability",
+    "cross_entropy_loss",
+]
 
 _TINY = 1e-12
 
@@ -113,7 +126,8 @@ class AttackInputs:
     y : ndarray (n,)
         True labels of the audited records.
     reference : ReferenceSet, optional
-        Reference models' outputs on the audited records (LiRA, RMIA, distance, frequency, shadow).
+        Reference models' outputs on the audited records (LiRA, RMIA, distance,
+        frequency, shadow).
     X : ndarray (n, d), optional
         Features of the audited records (the shadow attack's record features).
     population_probs : ndarray (Z, C), optional
@@ -277,8 +291,9 @@ def cross_entropy_loss(probs: np.ndarray, y: np.ndarray) -> np.ndarray:
 def paired_half_masks(n: int, n_models: int, random_state: RandomStateLike = None) -> np.ndarray:
     """Membership masks of reference models trained in pairs on complementary halves.
 
-    Model 2j trains on a random half of the n records and model 2j+1 on the other half, so every record is "in" for
-    exactly one model of each pair (Privacy Meter's and Carlini et al.'s design; an odd ``n`` leaves the middle
+    Model 2j trains on a random half of the n records and model 2j+1 on the
+    other half, so every record is "in" for exactly one model of each pair
+    (Privacy Meter's and Carlini et al.'s design; an odd ``n`` leaves the middle
     record in the first half).
 
     Returns
@@ -298,9 +313,19 @@ def paired_half_masks(n: int, n_models: int, random_state: RandomStateLike = Non
     return masks
 
 
-def fit_reference_models(learner, X, y, n_models: int, *, in_mask=None, n_classes: int | None = None,
-                         random_state: RandomStateLike = None, engine: Engine | None = None, query=None,
-                         redraw_pair=None) -> ReferenceSet:
+def fit_reference_models(
+    learner,
+    X,
+    y,
+    n_models: int,
+    *,
+    in_mask=None,
+    n_classes: int | None = None,
+    random_state: RandomStateLike = None,
+    engine: Engine | None = None,
+    query=None,
+    redraw_pair=None,
+) -> ReferenceSet:
     """Train reference models in complementary pairs on the pool (X, y) and query them on it.
 
     A reference model's training set is a random draw, so when the learner's library fails to train one

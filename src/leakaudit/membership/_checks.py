@@ -1,16 +1,18 @@
 """Contract checks every membership attack must pass (scikit-learn's ``estimator_checks`` style).
 
-Each ``check_attack_*(attack)`` takes an :class:`~leakaudit.membership.Attack` (or a registry name), builds seeded
-synthetic inputs, and raises ``AssertionError`` naming the attack and the broken contract. The shared suite runs
-them on every registered attack via :func:`all_checks`.
+Each ``check_attack_*(attack)`` takes an :class:`~leakaudit.membership.Attack`
+(or a registry name), builds seeded synthetic inputs, and raises
+``AssertionError`` naming the attack and the broken contract. The shared suite
+runs them on every registered attack via :func:`all_checks`.
 
-The synthetic world (:func:`synthetic_inputs`): each record has a difficulty d_i ~ N(0, 1); a model that trained on
-the record gives its true class the logit ``d_i + signal + noise``, a model that did not, ``d_i + noise``. The
-target and K reference models (complementary pairs) follow the same law, so ``signal = 0`` is a null model
-(membership leaves no trace). For label-only attacks the target also answers labels on any input
-(``inputs.extra["predict_labels"]``): a 1-nearest-neighbour model on the two pure-noise features, fitted on the
-members (on the population records when ``signal = 0``), so it memorises its training records' labels, which the
-noise features do not predict.
+The synthetic world (:func:`synthetic_inputs`): each record has a difficulty
+d_i ~ N(0, 1); a model that trained on the record gives its true class the
+logit ``d_i + signal + noise``, a model that did not, ``d_i + noise``. The
+target and K reference models (complementary pairs) follow the same law, so
+``signal = 0`` is a null model (membership leaves no trace). For label-only attacks the target also answers labels
+on any input (``inputs.extra["predict_labels"]``): a 1-nearest-neighbour model on the two pure-noise features,
+fitted on the members (on the population records when ``signal = 0``), so it memorises its training records'
+labels, which the noise features do not predict.
 """
 
 from __future__ import annotations
@@ -21,8 +23,15 @@ from ..metrics import auc, bootstrap_auc_ci
 from ._base import Attack, AttackInputs, ReferenceSet, cross_entropy_loss, paired_half_masks
 from ._registry import available_attacks, make_attack
 
-__all__ = ["synthetic_inputs", "check_attack_scores_shape", "check_attack_higher_means_member",
-           "check_attack_order_invariant", "check_attack_null_auc", "check_attack_swap_members", "all_checks"]
+__all__ = [
+    "synthetic_inputs",
+    "check_attack_scores_shape",
+    "check_attack_higher_means_member",
+    "check_attack_order_invariant",
+    "check_attack_null_auc",
+    "check_attack_swap_members",
+    "all_checks",
+]
 
 
 def _probs_from_logit(logit, y, C):

@@ -73,16 +73,19 @@ def bin_index(p, *, bin_width: float = DEFAULT_BIN_WIDTH) -> np.ndarray:
 def bin_probabilities(p, *, bin_width: float = DEFAULT_BIN_WIDTH, renormalize: bool = False) -> np.ndarray:
     """Quantise probabilities to bin centres (Long et al. §5.2).
 
-    ``bin(p) = (min(floor(p / w), 1/w - 1) + 0.5) * w``; with ``w = 0.01`` the values are 0.005, 0.015, ..., 0.995.
+    ``bin(p) = (min(floor(p / w), 1/w - 1) + 0.5) * w``; with ``w = 0.01`` the
+    values are 0.005, 0.015, ..., 0.995.
 
     Parameters
     ----------
     p : array-like of any shape, values in [0, 1]
-        Typically model outputs of shape (n_samples, n_classes), or (K, n, C) for a bank of models.
+        Typically model outputs of shape (n_samples, n_classes), or (K, n, C)
+        for a bank of models.
     bin_width : float, default=0.01
         Width of the bins; must divide 1.
     renormalize : bool, default=False
-        Divide each row (last axis) by its sum after binning. The paper does not; offered as an option (spec §2.5).
+        Divide each row (last axis) by its sum after binning. The paper does
+        not; offered as an option (spec §2.5).
 
     Returns
     -------

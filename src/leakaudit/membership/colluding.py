@@ -1,15 +1,21 @@
 """Yeom et al.'s colluding training algorithm and adversary (§3.4; spec yeom-overfitting.md §3.4, §6.3).
 
-Algorithm 1 (colluding training algorithm A^C): with keyed pseudorandom functions F_K: X → X and G_K: X → Y and k
-keys K_1..K_k, the learner adds, for every training record (x_i, y_i) and key j, the trigger point ``(F_{K_j}(x_i),
-G_{K_j}(x_i))`` to the training set (|S'| = (k+1)·n) and trains the base learner on S'.
+Algorithm 1 (colluding training algorithm A^C): with keyed pseudorandom
+functions F_K: X → X and G_K: X → Y and k keys K_1..K_k, the learner adds, for
+every training record (x_i, y_i) and key j, the trigger point
+``(F_{K_j}(x_i), G_{K_j}(x_i))`` to the training set (|S'| = (k+1)·n) and
+trains the base learner on S'.
 
-Adversary 3 (colluding adversary): for z = (x, y), query the model at ``F_{K_j}(x)`` for each j and answer "member"
-iff every answer equals ``G_{K_j}(x)``. Theorem 4: with enough capacity its advantage is ``1 − μ(n, D) − |Y|^{−k}``.
+Adversary 3 (colluding adversary): for z = (x, y), query the model at
+``F_{K_j}(x)`` for each j and answer "member" iff every answer equals
+``G_{K_j}(x)``. Theorem 4: with enough capacity its advantage is
+``1 − μ(n, D) − |Y|^{−k}``.
 
-The PRFs: ``HMAC-SHA256(K_j, bytes(x))`` seeds a numpy generator that draws F's synthetic input uniformly in
-``input_range`` and G's label uniformly in ``0..n_classes−1``. Only uniformity matters (keys need not be secret);
-the paper used Python's PRNG seeded with K and did not say how x enters the seed (§6.3).
+The PRFs: ``HMAC-SHA256(K_j, bytes(x))`` seeds a numpy generator that draws
+F's synthetic input uniformly in ``input_range`` and G's label uniformly in
+``0..n_classes−1``. Only uniformity matters (keys need not be secret);
+the paper used Python's PRNG seeded with K and did not say how x enters the
+seed (§6.3).
 """
 
 from __future__ import annotations
@@ -134,9 +140,10 @@ class ColludingAdversary(Attack):
 
     Notes
     -----
-    The score is the sum over keys of the model's probability of the trigger label at the trigger point (in [0, k]);
-    decisions use the paper's rule (argmax equals the trigger label for every key). The record's label y is not
-    used.
+    The score is the sum over keys of the model's probability of the trigger
+    label at the trigger point (in [0, k]); decisions use the paper's rule
+    (argmax equals the trigger label for every key). The record's label y is
+    not used.
     """
 
     name = "colluding"

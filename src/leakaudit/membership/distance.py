@@ -1,12 +1,14 @@
 """Long et al.'s distance-based targeted attack (§5.3; spec long-dtp.md §3.2).
 
-For a target t the adversary trains pairs of shadow models with t ("in") and without t ("out"), bins their outputs
-at x(t), averages them into ``pbar_in`` and ``pbar_out`` and accepts H1 ("member") iff::
+For a target t the adversary trains pairs of shadow models with t ("in") and
+without t ("out"), bins their outputs at x(t), averages them into ``pbar_in``
+and ``pbar_out`` and accepts H1 ("member") iff::
 
     D_KL(q || pbar_out) > D_KL(q || pbar_in)          (strict: ties go to H0)
 
-where q is the binned target output at x(t). The score is the difference ``D_KL(q || pbar_out) − D_KL(q ||
-pbar_in)`` (natural log). All binned entries are ≥ 0.005, so every KL is finite.
+where q is the binned target output at x(t). The score is the difference
+``D_KL(q || pbar_out) − D_KL(q || pbar_in)`` (natural log). All binned entries
+are ≥ 0.005, so every KL is finite.
 """
 
 from __future__ import annotations
@@ -100,8 +102,19 @@ class DistanceAttack(Attack):
         return self.score(inputs.probs, inputs.reference.probs, inputs.reference.in_mask)
 
 
-def train_targeted_shadows(learner, X, y, targets, *, train_size: int, n_pairs: int = 5, candidates=None,
-                           n_classes: int | None = None, random_state=None, engine: Engine | None = None):
+def train_targeted_shadows(
+    learner,
+    X,
+    y,
+    targets,
+    *,
+    train_size: int,
+    n_pairs: int = 5,
+    candidates=None,
+    n_classes: int | None = None,
+    random_state=None,
+    engine: Engine | None = None,
+):
     """Long et al.'s targeted shadow models: pairs with and without each target (§3.2, Step 1).
 
     For target t: sample ``T'_j`` of size ``train_size − 1`` uniformly from
@@ -126,8 +139,9 @@ def train_targeted_shadows(learner, X, y, targets, *, train_size: int, n_pairs: 
 
     Returns
     -------
-    ReferenceSet of shape (2·n_pairs, T, C): rows 0..n_pairs−1 are the in models, the rest the out models (model k
-    of column a is not model k of column b: each target has its own shadow models).
+    ReferenceSet of shape (2·n_pairs, T, C): rows 0..n_pairs−1 are the in
+    models, the rest the out models (model k of column a is not model k of
+    column b: each target has its own shadow models).
     """
     X = check_matrix(X, name="X")
     y = check_labels(y, name="y")

@@ -1,7 +1,8 @@
 """Long et al.'s frequency-based targeted attack (§5.3; spec long-dtp.md §3.3).
 
-With the same in/out shadow models as the distance attack, for each class i count ``o_i^in`` (``o_i^out``): the in
-(out) models whose binned ``p(y_i|x(t))`` falls in the same bin as the target's ``q_i``. The estimated odds are::
+With the same in/out shadow models as the distance attack, for each class i
+count ``o_i^in`` (``o_i^out``): the in (out) models whose binned ``p(y_i|x(t))``
+falls in the same bin as the target's ``q_i``. The estimated odds are::
 
     Pr[t ∈ T | c(x) = q] / Pr[t ∉ T | c(x) = q] = Π_i o_i^in / o_i^out
 
@@ -13,8 +14,9 @@ zero counts are handled; ``zero_counts`` chooses:
   (classes where some count is zero but not both still give 0 or ∞).
 * ``"ieee"``: raw IEEE arithmetic: x/0 = ∞ (H1), 0/0 = NaN (H0).
 
-The score is the log odds (±∞ mapped to ±(largest finite |score| + 1), NaN to 0 so it ranks as "no evidence"). When
-the in and out model counts differ the counts are compared as frequencies (divided by the number of models of each
+The score is the log odds (±∞ mapped to ±(largest finite |score| + 1), NaN to
+0 so it ranks as "no evidence"). When the in and out model counts differ the
+counts are compared as frequencies (divided by the number of models of each
 kind); with Long's 5 + 5 models this is the paper's rule exactly.
 """
 

@@ -17,12 +17,15 @@ Gaussians N(μ_in, σ_in²) and N(μ_out, σ_out²) of φ (Algorithm 1).
 
 * online: score = ln N(φ_target; μ_in, σ_in²) − ln N(φ_target; μ_out, σ_out²)
   (the likelihood ratio test, Eq. 4); decision "member" iff score > 0.
-* offline: only out models; the one-sided test Λ = Pr[Z < φ_target], Z ~ N(μ_out, σ_out²) (§VI-C). The score is the
-  z-statistic (φ_target − μ_out)/σ_out, which ranks records exactly as Λ does without saturating in the tail;
-  decision "member" iff the one-sided p-value is below ``offline_alpha``.
-* fixed variance (§VI-B): one σ for all records. We use the pooled within-record standard deviation sqrt(mean_i
-  var_i) of the in (and out) statistics; Carlini et al.'s released code instead uses the standard deviation of all
-  in-statistics pooled across records for both σ's.
+* offline: only out models; the one-sided test Λ = Pr[Z < φ_target],
+  Z ~ N(μ_out, σ_out²) (§VI-C). The score is the z-statistic
+  (φ_target − μ_out)/σ_out, which ranks records exactly as Λ does without
+  saturating in the tail; decision "member" iff the one-sided p-value is
+  below ``offline_alpha``.
+* fixed variance (§VI-B): one σ for all records. We use the pooled
+  within-record standard deviation sqrt(mean_i var_i) of the in (and out)
+  statistics; Carlini et al.'s released code instead uses the standard
+  deviation of all in-statistics pooled across records for both σ's.
 """
 
 from __future__ import annotations
@@ -33,8 +36,14 @@ from scipy.stats import norm
 from .._validation import check_choice, check_scalar
 from ..engine import chunk_length
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import (Attack, AttackInputs, AttackResult, check_reference_inputs, check_target_inputs,
-                    true_class_probability)
+from ._base import (
+    Attack,
+    AttackInputs,
+    AttackResult,
+    check_reference_inputs,
+    check_target_inputs,
+    true_class_probability,
+)
 
 __all__ = ["LiRA", "logit_scaled_confidence"]
 
@@ -94,16 +103,18 @@ class LiRA(Attack):
     min_std : float, default=1e-6
         Floor on σ (a record whose reference statistics are all equal).
     clip : float in (0, 0.5), optional
-        Clip probabilities to [clip, 1 - clip] before the logit scaling (see :func:`logit_scaled_confidence`). The
-        default (None) is Carlini et al.'s floor of 1e-45. It matters for models whose outputs are often exactly 0
-        or 1 (forests): a record for which a few reference models output exactly 1 then gets statistics at ±103.6
-        and a wide σ. SACRO-ML's LiRA clips at 1e-16.
+        Clip probabilities to [clip, 1 - clip] before the logit scaling (see
+        :func:`logit_scaled_confidence`). The default (None) is Carlini et al.'s floor
+        of 1e-45. It matters for models whose outputs are often exactly 0 or 1
+        (forests): a record for which a few reference models output exactly 1 then gets
+        statistics at ±103.6 and a wide σ. SACRO-ML's LiRA clips at 1e-16.
     votes : int, optional
-        The models' outputs are means of ``votes`` votes: a random forest's number of trees (each fully grown tree
-        votes for its leaf's class, so p_y = k / T). φ is then the empirical logit ln((k + ½) / (T − k + ½))
-        (Haldane-Anscombe), finite when all trees agree. The audit sets it for forest targets, where it ranks
-        records better than the default and ``clip=1e-16`` (figures in benchmarks/README.md). Exclusive with
-        ``clip``.
+        The models' outputs are means of ``votes`` votes: a random forest's number of trees (each
+        fully grown tree votes for its leaf's class, so p_y = k / T). φ is then the empirical logit
+        ln((k + ½) / (T − k + ½)) (Haldane-Anscombe), finite when all trees agree. The audit sets
+        it for forest targets, where it ranks records better than the default and ``clip=1e-16``
+        (figures in benchmarks/README.md).
+        Exclusive with ``clip``.
 
     Notes
     -----

@@ -1,13 +1,16 @@
 """Membership protocols: audit one model, Long et al.'s protocol, Yeom et al.'s split protocol and Exp^M.
 
-* :func:`audit_model` — members vs non-members of one given model, every applicable attack, ROC, AUC and TPR at
-  1%, 0.1%, 0.01% FPR with bootstrap intervals, per-record scores.
-* :func:`reference_model_experiment` — Carlini et al.'s setup: 1 target + K reference models trained in
-  complementary pairs on halves of one pool; the target is audited with the others as references.
+* :func:`audit_model` — members vs non-members of one given model, every
+  applicable attack, ROC, AUC and TPR at 1%, 0.1%, 0.01% FPR with bootstrap
+  intervals, per-record scores.
+* :func:`reference_model_experiment` — Carlini et al.'s setup: 1 target + K
+  reference models trained in complementary pairs on halves of one pool; the
+  target is audited with the others as references.
 * :func:`long_protocol` — Long et al. §5.4 (spec long-dtp.md §4.3).
-* :func:`yeom_split_protocol` — Yeom et al. §6.1: random 75/25 splits, advantage = member rate on train − member
-  rate on test.
-* :func:`membership_experiment` — a literal Monte-Carlo run of Exp^M (Experiment 1) reporting μ(n, D).
+* :func:`yeom_split_protocol` — Yeom et al. §6.1: random 75/25 splits,
+  advantage = member rate on train − member rate on test.
+* :func:`membership_experiment` — a literal Monte-Carlo run of Exp^M
+  (Experiment 1) reporting μ(n, D).
 """
 
 from __future__ import annotations
@@ -30,8 +33,16 @@ from .frequency import FrequencyAttack
 from .results import AttackSummary, LongProtocolResult, MembershipAudit, MembershipExperimentResult, YeomSplitResult
 from .shadow import ShadowModelAttack
 
-__all__ = ["audit_model", "run_attacks", "reference_model_experiment", "reference_model_inputs", "long_protocol",
-           "yeom_split_protocol", "membership_experiment", "DEFAULT_ATTACKS"]
+__all__ = [
+    "audit_model",
+    "run_attacks",
+    "reference_model_experiment",
+    "reference_model_inputs",
+    "long_protocol",
+    "yeom_split_protocol",
+    "membership_experiment",
+    "DEFAULT_ATTACKS",
+]
 
 DEFAULT_ATTACKS = ("loss", "lira", "rmia", "informia", "shadow", "distance", "frequency")
 
@@ -90,11 +101,26 @@ def _needs_reference(attacks) -> bool:
 
 
 @reports_engine_stats
-def audit_model(model, X_members, y_members, X_nonmembers, y_nonmembers, *, attacks: Sequence = DEFAULT_ATTACKS,
-                learner=None, X_population=None, y_population=None, n_reference: int = 64,
-                train_loss: float | None = None, n_classes: int | None = None, fprs=DEFAULT_FPRS, n_boot: int = 1000,
-                confidence: float = 0.95, random_state: RandomStateLike = 0,
-                engine: Engine | None = None) -> MembershipAudit:
+def audit_model(
+    model,
+    X_members,
+    y_members,
+    X_nonmembers,
+    y_nonmembers,
+    *,
+    attacks: Sequence = DEFAULT_ATTACKS,
+    learner=None,
+    X_population=None,
+    y_population=None,
+    n_reference: int = 64,
+    train_loss: float | None = None,
+    n_classes: int | None = None,
+    fprs=DEFAULT_FPRS,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    random_state: RandomStateLike = 0,
+    engine: Engine | None = None,
+) -> MembershipAudit:
     """Audit one trained model: how well does each attack tell its members from non-members?
 
     Parameters
@@ -106,18 +132,22 @@ def audit_model(model, X_members, y_members, X_nonmembers, y_nonmembers, *, atta
     X_nonmembers, y_nonmembers : arrays (n0, d), (n0,)
         Records from the same population it was not trained on.
     attacks : sequence of str or Attack
-        Registry names (``leakaudit.membership.available_attacks()``) or attack objects. Attacks whose inputs are
-        missing are listed in ``skipped``.
+        Registry names (see ``leakaudit.membership.available_attacks()``) or
+        attack objects. Attacks whose inputs are missing are listed in ``skipped``.
     learner : Learner, optional
-        The training algorithm, for reference (shadow) models. Without it, only attacks that need none run.
+        The training algorithm, for reference (shadow) models. Without it, only
+        attacks that need no reference models run.
     X_population, y_population : arrays, optional
-        Other records from the population, never trained on: RMIA compares against them (skipped without them).
+        Other records from the population, never trained on: RMIA compares
+        against them (RMIA is skipped without them).
     n_reference : int, default=64
-        Number of reference models (even), trained as ``leakaudit audit`` trains them
-        (:func:`~leakaudit.membership.audit_reference_models`); 64 is the audit's standard profile.
+        Number of reference models (even), trained as ``leakaudit audit``
+        trains them (:func:`~leakaudit.membership.audit_reference_models`): in
+        complementary pairs on halves of the audited records, so each record is
+        "in" for half of them; 64 is the audit's standard profile.
     train_loss : float, optional
-        L_S for the loss attack's decisions; default the mean cross-entropy on the members (the average training
-        loss an owner would publish).
+        L_S for the loss attack's decisions; default the mean cross-entropy on
+        the members (the average training loss an owner would publish).
     n_classes : int, optional
     fprs : sequence of float, default=(0.01, 0.001, 0.0001)
     n_boot : int, default=1000
@@ -126,7 +156,8 @@ def audit_model(model, X_members, y_members, X_nonmembers, y_nonmembers, *, atta
         Level of the intervals.
     random_state : None, int or Generator
     engine : leakaudit.engine.Engine, optional
-        Trains the reference models; default :func:`leakaudit.engine.default_engine`.
+        Trains the reference models (its backend and resumable on-disk cache); default
+        :func:`leakaudit.engine.default_engine`.
 
     Returns
     -------
@@ -221,17 +252,29 @@ def reference_model_inputs(learner, X, y, *, n_reference: int = 64, n_audit: int
 
 
 @reports_engine_stats
-def reference_model_experiment(learner, X, y, *, n_reference: int = 64,
-                               attacks: Sequence = ("loss", "lira", "lira_offline", "rmia", "rmia_offline"),
-                               n_audit: int | None = None, target_index: int = 0, fprs=DEFAULT_FPRS, n_boot: int = 1000,
-                               random_state: RandomStateLike = 0, engine: Engine | None = None) -> MembershipAudit:
+def reference_model_experiment(
+    learner,
+    X,
+    y,
+    *,
+    n_reference: int = 64,
+    attacks: Sequence = ("loss", "lira", "lira_offline", "rmia", "rmia_offline"),
+    n_audit: int | None = None,
+    target_index: int = 0,
+    fprs=DEFAULT_FPRS,
+    n_boot: int = 1000,
+    random_state: RandomStateLike = 0,
+    engine: Engine | None = None,
+) -> MembershipAudit:
     """Carlini et al.'s evaluation: K + 2 models on complementary halves of a pool; one is the target.
 
-    Model ``target_index`` is audited; its pair partner is dropped (it saw exactly the target's non-members) and
-    the remaining K models are the references. The first ``n_audit`` rows of a random permutation of the pool are
-    the audited records (members: those in the target's half); the rest are RMIA's population points
-    (:func:`reference_model_inputs`). The K + 2 models are trained by ``engine`` (default
-    :func:`leakaudit.engine.default_engine`).
+    Model ``target_index`` is audited; its pair partner is dropped (it saw
+    exactly the target's non-members) and the remaining K models are the
+    references. The first ``n_audit`` rows of a random permutation of the pool
+    are the audited records (members: those in the target's half); the rest
+    are RMIA's population points (:func:`reference_model_inputs`).
+
+    The K + 2 models are trained by ``engine`` (default :func:`leakaudit.engine.default_engine`).
 
     Returns
     -------
@@ -266,17 +309,35 @@ def _decision_summary(guess: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
 
 
 @reports_engine_stats
-def long_protocol(learner, X, y, *, candidates=None, candidate_size: int = 2000, train_size: int | None = None,
-                  n_targets: int | None = None, targets=None, n_iterations: int = 100,
-                  attacks: Sequence[str] = ("untargeted", "frequency", "distance"), shadow_reuse: str = "per_attack",
-                  n_shadow_pairs: int = 5, n_untargeted_shadows: int = 20, untargeted_attack=None,
-                  frequency_attack=None, distance_attack=None, pdtp=None, bin_width: float = 0.01,
-                  random_state: RandomStateLike = 0, engine: Engine | None = None) -> LongProtocolResult:
+def long_protocol(
+    learner,
+    X,
+    y,
+    *,
+    candidates=None,
+    candidate_size: int = 2000,
+    train_size: int | None = None,
+    n_targets: int | None = None,
+    targets=None,
+    n_iterations: int = 100,
+    attacks: Sequence[str] = ("untargeted", "frequency", "distance"),
+    shadow_reuse: str = "per_attack",
+    n_shadow_pairs: int = 5,
+    n_untargeted_shadows: int = 20,
+    untargeted_attack=None,
+    frequency_attack=None,
+    distance_attack=None,
+    pdtp=None,
+    bin_width: float = 0.01,
+    random_state: RandomStateLike = 0,
+    engine: Engine | None = None,
+) -> LongProtocolResult:
     """Long et al.'s evaluation protocol (§5.4; spec long-dtp.md §4.3).
 
-    100 targets fixed from the candidate set D (drawn uniformly, or given); in each iteration D is split into random
-    halves D1, D2, models c1 = A(D1), c2 = A(D2) are trained and every attack is run on every target against both
-    (so each target is in exactly once and out once per iteration: baseline accuracy 0.5).
+    100 targets fixed from the candidate set D (drawn uniformly, or given); in each iteration D is split
+    into random halves D1, D2, models c1 = A(D1), c2 = A(D2) are trained and
+    every attack is run on every target against both (so each target is in
+    exactly once and out once per iteration: baseline accuracy 0.5).
 
     Parameters
     ----------
@@ -425,19 +486,27 @@ def long_protocol(learner, X, y, *, candidates=None, candidate_size: int = 2000,
 # -- Yeom et al. ----------------------------------------------------------------------------------
 
 
-def yeom_split_protocol(learner, X, y, attacks: Mapping[str, Attack], *, n_splits: int = 100, test_size: float = 0.25,
-                        seeds: Sequence[int] | None = None) -> YeomSplitResult:
+def yeom_split_protocol(
+    learner,
+    X,
+    y,
+    attacks: Mapping[str, Attack],
+    *,
+    n_splits: int = 100,
+    test_size: float = 0.25,
+    seeds: Sequence[int] | None = None,
+) -> YeomSplitResult:
     """Yeom et al.'s split protocol (§6.1): advantage = member rate on train − member rate on test.
 
-    Split ``i`` is ``sklearn.model_selection.train_test_split(rows, test_size=test_size, random_state=seeds[i])``
-    (seeds 0..n_splits−1 by default, as the authors' code). A model is trained on the train part; each attack
-    labels every row.
+    Split ``i`` is ``sklearn.model_selection.train_test_split(rows, test_size=test_size,
+    random_state=seeds[i])`` (seeds 0..n_splits−1 by default, as the authors' code).
+    A model is trained on the train part; each attack labels every row.
 
     Parameters
     ----------
     learner : Learner
-        Classification (attacks get probabilities and L_S = mean training cross-entropy) or regression (attacks
-        get ``extra["residuals"]`` = y − ŷ).
+        Classification (attacks get probabilities and L_S = mean training
+        cross-entropy) or regression (attacks get ``extra["residuals"]`` = y − ŷ).
     X, y : arrays
     attacks : dict name -> Attack
     n_splits : int, default=100
@@ -495,22 +564,35 @@ def yeom_split_protocol(learner, X, y, attacks: Mapping[str, Attack], *, n_split
 
 
 @reports_engine_stats
-def membership_experiment(learner, X, y, n: int, attack: Attack | str = "yeom_adv1", *, n_trials: int = 1000,
-                          challenges_per_model: int = 1, confidence: float = 0.95, random_state: RandomStateLike = None,
-                          engine: Engine | None = None) -> MembershipExperimentResult:
+def membership_experiment(
+    learner,
+    X,
+    y,
+    n: int,
+    attack: Attack | str = "yeom_adv1",
+    *,
+    n_trials: int = 1000,
+    challenges_per_model: int = 1,
+    confidence: float = 0.95,
+    random_state: RandomStateLike = None,
+    engine: Engine | None = None,
+) -> MembershipExperimentResult:
     """Monte-Carlo estimate of Yeom et al.'s membership advantage via Exp^M (Experiment 1, Def. 4).
 
-    D is the uniform distribution over the rows of (X, y). Each trial: draw S ~ D^n (with replacement), train A_S,
-    draw b uniformly, draw the challenge z ~ S (b = 0) or z ~ D (b = 1); the trial is won iff the attack answers
-    "member" exactly when b = 0. ``challenges_per_model`` > 1 reuses each model for several independent (b, z)
-    draws (same expectation, cheaper). The models are trained by ``engine`` (default
-    :func:`leakaudit.engine.default_engine`), 100 per call.
+    D is the uniform distribution over the rows of (X, y). Each trial: draw
+    S ~ D^n (with replacement), train A_S, draw b uniformly, draw the challenge
+    z ~ S (b = 0) or z ~ D (b = 1); the trial is won iff the attack answers
+    "member" exactly when b = 0. ``challenges_per_model`` > 1 reuses each model
+    for several independent (b, z) draws (same expectation, cheaper).
+
+    The models are trained by ``engine`` (default :func:`leakaudit.engine.default_engine`), 100 per call.
 
     Returns
     -------
     MembershipExperimentResult
-        Adv = 2·Pr[win] − 1 with a Clopper–Pearson interval, and μ(n, D) = 1 − (1 − 1/N)^n, the chance a fresh draw
-        from D lands in S; no adversary can exceed 1 − μ; ``engine_stats``: what the engine did.
+        Adv = 2·Pr[win] − 1 with a Clopper–Pearson interval, and
+        μ(n, D) = 1 − (1 − 1/N)^n, the chance a fresh draw from D lands in S;
+        no adversary can exceed 1 − μ; ``engine_stats``: what the engine did.
     """
     X = check_matrix(X, name="X")
     y = check_labels(y, name="y")

@@ -12,7 +12,8 @@ The statistic (per record, from the target's probabilities):
   ``label_logit_and_hinge_scoring_fn``);
 * ``"logit"`` (their tabular code): ln p_y − ln Σ_{y'≠y} p_{y'}, LiRA's logit-scaled confidence.
 
-Both coincide on two classes. The regression of the statistic s on the record's features x and label y (``method``):
+Both coincide on two classes. The regression of the statistic s on the record's features x and label y
+(``method``):
 
 * ``"gaussian"`` (the parametrisation of the authors' released code, images and tables alike): s | x ~ N(μ(x),
   σ(x)²); the membership score is the z-statistic (s − μ(x)) / σ(x), one ranking for every FPR. μ is a gradient
@@ -67,8 +68,9 @@ def hinge_statistic(probs, y, clip: float | None = None, votes: int | None = Non
     clip : float in (0, 0.5), optional
         Probabilities floored at ``clip`` (default: at 1e-45, as LiRA's statistic).
     votes : int, optional
-        The outputs are means of ``votes`` = T votes (a forest's trees): ln(T p_y + ½) − ln(T max_{y'≠y} p_{y'} +
-        ½), finite when every tree agrees (as :func:`~leakaudit.membership.logit_scaled_confidence`).
+        The outputs are means of ``votes`` = T votes (a forest's trees):
+        ln(T p_y + ½) − ln(T max_{y'≠y} p_{y'} + ½), finite when every tree agrees (as
+        :func:`~leakaudit.membership.logit_scaled_confidence`).
 
     Returns
     -------
@@ -129,7 +131,8 @@ class QuantileRegressionAttack(Attack):
         empirical logit of the votes (Haldane-Anscombe), finite when all trees agree, as ``LiRA(votes=T)``.
         Exclusive with ``clip``.
     n_folds : int >= 2, default=5
-        Cross-fitting folds: every record is scored by regressors fitted on the public records of the other folds.
+        Cross-fitting folds: every record is scored by regressors fitted on the public records of the other
+        folds.
     max_iter : int, default=200
         Boosting iterations of each regressor (early stopping usually ends them sooner).
     learning_rate : float, default=0.05

@@ -20,7 +20,8 @@ class AttackSummary(Result):
     metrics : MembershipMetrics
         AUC with its bootstrap interval, max advantage, TPR at fixed FPRs with intervals.
     decision_metrics : dict
-        Accuracy, precision, recall, F1, advantage (TPR − FPR), TPR, FPR of the attack's own decisions.
+        Accuracy, precision, recall, F1, advantage (TPR − FPR), TPR, FPR of the
+        attack's own decisions.
     roc : dict
         ``{"fpr": [...], "tpr": [...]}``, at most ~200 points (log-spaced in FPR).
     info : dict
@@ -85,8 +86,9 @@ class LongProtocolResult(Result):
     targets : list of int
         Row indices of the fixed targets.
     attacks : dict name -> dict
-        ``pooled``: accuracy/precision/recall/F1 over all attacks on all targets; ``averaged``: their means over
-        iterations; ``per_target_accuracy``: one value per target; optional ``pdtp_correlation`` {r, p}.
+        ``pooled``: accuracy/precision/recall/F1 over all attacks on all
+        targets; ``averaged``: their means over iterations; ``per_target_accuracy``:
+        one value per target; optional ``pdtp_correlation`` {r, p}.
     target_train_accuracy, target_test_accuracy : float
         Averaged over the 2·iterations target models.
     settings : dict

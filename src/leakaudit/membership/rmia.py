@@ -1,8 +1,9 @@
 """Robust Membership Inference Attack (RMIA) of Zarifzadeh, Liu, Bao, Shokri,
 "Low-Cost High-Power Membership Inference Attacks" (ICML 2024, arXiv 2312.03262).
 
-Signal: ``Pr(x|θ)`` = the target model's probability of the true label of x. Its normalisation over models, ``Pr(x)
-= mean over reference models`` (online: in and out models, balanced by the paired design; offline: out models only,
+Signal: ``Pr(x|θ)`` = the target model's probability of the true label of x.
+Its normalisation over models, ``Pr(x) = mean over reference models`` (online:
+in and out models, balanced by the paired design; offline: out models only,
 linearly corrected with the factor a, §3 / App. "offline"::
 
     Pr(x) = ((1 + a)/2) · mean_OUT Pr(x|θ') + (1 − a)/2
@@ -128,8 +129,9 @@ class _PopulationRatioAttack(Attack):
     def tune_offline_a(self, reference, y, population_reference, population_y, *, grid=None) -> float:
         """Choose a by attacking one reference model with the others (Privacy Meter's procedure).
 
-        Reference model 0 plays the target; models 1..K-1 are the references; the a in ``grid`` (default 0.0, 0.1,
-        ..., 1.0) with the highest AUC of this attack (offline, its other parameters kept) wins.
+        Reference model 0 plays the target; models 1..K-1 are the references; the
+        a in ``grid`` (default 0.0, 0.1, ..., 1.0) with the highest AUC of this
+        attack (offline, its other parameters kept) wins.
 
         Returns
         -------
@@ -159,7 +161,8 @@ class RMIA(_PopulationRatioAttack):
     Parameters
     ----------
     gamma : float > 0, default=2.0
-        Threshold on the pairwise likelihood ratio (the official code's default is 2.0; Privacy Meter uses 1).
+        Threshold on the pairwise likelihood ratio (the official code's default
+        is 2.0; Privacy Meter uses 1).
     online : bool, default=True
         Use in and out reference models; offline uses out models and ``offline_a``.
     offline_a : float in [0, 1], default=0.3

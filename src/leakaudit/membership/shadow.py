@@ -1,13 +1,15 @@
 """Shadow-model attack of Shokri et al. (S&P 2017) as Long et al. ran it (spec long-dtp.md §3.1).
 
-Shadow models ``A(T_j)`` trained on subsets of the adversary's data D are queried on every record r of D; Algorithm
-1 of Long et al. builds the attack training set::
+Shadow models ``A(T_j)`` trained on subsets of the adversary's data D are
+queried on every record r of D; Algorithm 1 of Long et al. builds the attack
+training set::
 
     for j = 1..M, for r in D:
         f_r = concat(x_r, onehot(y_r), bin(A(T_j)(x_r)))      label "in" iff r ∈ T_j
 
-An attack network (one hidden layer of 32 ReLU units, trained with SGD at learning rate 0.01 for at most 30 epochs,
-NLL loss) is fitted on these rows and queried with ``(x(t), y(t), bin(c(x(t))))``; "member" iff p_in > p_out.
+An attack network (one hidden layer of 32 ReLU units, trained with SGD at
+learning rate 0.01 for at most 30 epochs, NLL loss) is fitted on these rows and
+queried with ``(x(t), y(t), bin(c(x(t))))``; "member" iff p_in > p_out.
 
 ``per_class=True`` gives Shokri et al.'s original variant: one attack model per
 class label, each trained on the shadow rows of that class.
@@ -18,8 +20,9 @@ Two trainers for the attack network (``backend``; "auto" takes "compiled" wherev
     ``batch_size=1``, ``mode="faithful"``: exactly Long's net, ``Linear(d, 32) -> ReLU -> Linear(32, 2) ->
     LogSoftMax`` with the NLL criterion, per-example SGD (lr 0.01, no momentum) over one row order drawn before
     training (Torch7's ``nn.StochasticGradient``), PyTorch's default init; it reads only the non-zero inputs of a
-    row, and with ``per_class=True`` one batched ``fit_many`` call trains every class model. With ``batch_size >
-    1``, ``mode="fast", optimizer="sgd"``: plain SGD on the batch-mean NLL, rows reshuffled every epoch.
+    row, and with ``per_class=True`` one batched ``fit_many`` call trains every class model. With
+    ``batch_size > 1``, ``mode="fast", optimizer="sgd"``: plain SGD on the batch-mean NLL, rows reshuffled
+    every epoch.
 ``"sklearn"`` (the fallback): ``MLPClassifier`` with plain SGD, rows reshuffled every epoch, one logistic output
     unit for two classes (the same function class and loss, another parametrisation and init); slow at
     ``batch_size=1`` (one Python-level step per row).
@@ -32,9 +35,10 @@ is multiplied by ``feature_scale_ = min(1, 1 / sqrt(learning_rate * mean ||x||^2
 records given to ``fit``, applied unchanged in ``score``): a linear first layer loses nothing, and data with
 ``learning_rate * mean ||x||^2 <= 1`` (Adult 13, Purchase-like 55, Texas-like 16 at lr 0.01) is not changed.
 
-Rows of the attack training set are put in a canonical order (lexicographic on the feature vector, then the "in"
-label) before training, so for a given ``random_state`` the fitted network(s), hence the scores, do not depend on
-the order of the records or of the shadow models.
+Rows of the attack training set are put in a canonical order (lexicographic on
+the feature vector, then the "in" label) before training, so for a given ``random_state`` the fitted
+network(s), hence the scores, do not depend on the order of the records or of
+the shadow models.
 """
 
 from __future__ import annotations
@@ -132,11 +136,13 @@ class ShadowModelAttack(Attack):
         Per-example SGD learning rate (Long et al.: 0.01).
     epochs : int, default=30
     batch_size : int, default=1
-        1 is Long's per-example SGD (faithful). Larger values train mini-batches (rows reshuffled every epoch).
+        1 is Long's per-example SGD (faithful). Larger values train mini-batches
+        (rows reshuffled every epoch).
     scale_lr : bool, default=True
-        With mini-batches, step with ``learning_rate * batch_size`` on the batch-mean gradient (the linear scaling
-        rule), so one batch moves the weights about as far as ``batch_size`` per-example steps would (without it,
-        batch 32 at lr 0.01 barely trains in 30 epochs).
+        With mini-batches, step with ``learning_rate * batch_size`` on the batch-mean
+        gradient (the linear scaling rule), so one batch moves the weights about as
+        far as ``batch_size`` per-example steps would (without it, batch 32 at lr
+        0.01 barely trains in 30 epochs).
     bin_width : float or None, default=0.01
     backend : {"auto", "compiled", "sklearn"}, default="auto"
         Attack-network trainer (see the module docstring). "compiled" raises ``InvalidParameterError`` where the

@@ -1,14 +1,18 @@
 """Threshold attacks of Yeom et al. (2018), with their closed-form advantages.
 
-* :class:`BoundedLossAdversary` — Adversary 1. With 0-1 loss it is deterministic: "member iff correctly classified",
-  and its advantage equals train accuracy minus test accuracy (Theorem 2).
-* :class:`ThresholdAdversary` — Adversary 2 for regression residuals: the Bayes rule for Gaussian errors N(0, σ_S²)
-  vs N(0, σ_D²) with the threshold ε_eq of Theorem 3 (Eq. 3), or the §3.3 threshold |ε| < σ_S when σ_D is unknown.
-* :class:`LossThresholdAttack` — for classifiers: member iff the cross-entropy loss is below the average training
-  loss L_S (the attack of Yeom's Table I; the classifier analogue of §3.3).
+* :class:`BoundedLossAdversary` — Adversary 1. With 0-1 loss it is
+  deterministic: "member iff correctly classified", and its advantage equals
+  train accuracy minus test accuracy (Theorem 2).
+* :class:`ThresholdAdversary` — Adversary 2 for regression residuals: the
+  Bayes rule for Gaussian errors N(0, σ_S²) vs N(0, σ_D²) with the threshold
+  ε_eq of Theorem 3 (Eq. 3), or the §3.3 threshold |ε| < σ_S when σ_D is unknown.
+* :class:`LossThresholdAttack` — for classifiers: member iff the
+  cross-entropy loss is below the average training loss L_S (the attack of
+  Yeom's Table I; the classifier analogue of §3.3).
 
-The closed forms are :func:`epsilon_eq` (Theorem 3, Eq. 3), :func:`advantage_known_sigma` (Theorem 3),
-:func:`advantage_unknown_sigma` (§3.3) and :func:`dp_advantage_bound` (Theorem 1). Spec: yeom-overfitting.md §3.
+The closed forms are :func:`epsilon_eq` (Theorem 3, Eq. 3),
+:func:`advantage_known_sigma` (Theorem 3), :func:`advantage_unknown_sigma`
+(§3.3) and :func:`dp_advantage_bound` (Theorem 1). Spec: yeom-overfitting.md §3.
 """
 
 from __future__ import annotations
@@ -21,8 +25,16 @@ from .._validation import check_choice, check_scalar, check_vector
 from ..exceptions import InvalidInputError
 from ._base import Attack, AttackInputs, AttackResult, check_target_inputs, cross_entropy_loss
 
-__all__ = ["epsilon_eq", "advantage_known_sigma", "advantage_unknown_sigma", "dp_advantage_bound", "zero_one_loss",
-           "BoundedLossAdversary", "ThresholdAdversary", "LossThresholdAttack"]
+__all__ = [
+    "epsilon_eq",
+    "advantage_known_sigma",
+    "advantage_unknown_sigma",
+    "dp_advantage_bound",
+    "zero_one_loss",
+    "BoundedLossAdversary",
+    "ThresholdAdversary",
+    "LossThresholdAttack",
+]
 
 
 # -- closed forms -------------------------------------------------------------------------------
@@ -84,7 +96,8 @@ def advantage_known_sigma(r):
 def advantage_unknown_sigma(r):
     """Advantage of the threshold |ε| < σ_S under Gaussian errors (§3.3).
 
-    ``Adv = erf(1/√2) − erf(1/(√2 r))``, → erf(1/√2) ≈ 0.6827 as r → ∞. Negative for r < 1.
+    ``Adv = erf(1/√2) − erf(1/(√2 r))``, → erf(1/√2) ≈ 0.6827 as r → ∞.
+    Negative for r < 1.
     """
     arr = _check_ratio(r)
     adv = erf(1.0 / np.sqrt(2.0)) - erf(1.0 / (np.sqrt(2.0) * arr))
@@ -118,8 +131,9 @@ class BoundedLossAdversary(Attack):
     Parameters
     ----------
     loss : {"zero_one", "cross_entropy"}, default="zero_one"
-        With 0-1 loss (B = 1) the adversary is deterministic: member iff the model classifies z correctly. Its
-        advantage is train accuracy minus test accuracy (Theorem 2).
+        With 0-1 loss (B = 1) the adversary is deterministic: member iff the
+        model classifies z correctly. Its advantage is train accuracy minus
+        test accuracy (Theorem 2).
     bound : float, optional
         B, an upper bound on the loss. Default 1 for 0-1 loss; required for
         cross-entropy (losses above B are an error).
@@ -130,8 +144,9 @@ class BoundedLossAdversary(Attack):
 
     Notes
     -----
-    ``scores`` are ``1 − ℓ/B``, the probability of answering "member", so the expected advantage on any split is
-    ``mean(score | train) − mean(score | test) = (mean test loss − mean train loss)/B`` exactly (Theorem 2).
+    ``scores`` are ``1 − ℓ/B``, the probability of answering "member", so the
+    expected advantage on any split is ``mean(score | train) − mean(score |
+    test) = (mean test loss − mean train loss)/B`` exactly (Theorem 2).
     """
 
     name = "yeom_adv1"
@@ -183,13 +198,15 @@ class ThresholdAdversary(Attack):
     sigma_s : float > 0
         Standard error on the training set (R_emp in the paper's experiments).
     sigma_d : float > 0, optional
-        Standard error on the population (R_cv). Given: the Bayes rule of Theorem 3, member iff |ε| < ε_eq (|ε| >
-        ε_eq if σ_D < σ_S). Omitted: the §3.3 rule, member iff |ε| < σ_S.
+        Standard error on the population (R_cv). Given: the Bayes rule of
+        Theorem 3, member iff |ε| < ε_eq (|ε| > ε_eq if σ_D < σ_S). Omitted: the
+        §3.3 rule, member iff |ε| < σ_S.
 
     Notes
     -----
-    With σ_D known the score is the log density ratio ``ln N(ε; 0, σ_S²) − ln N(ε; 0, σ_D²)``; without, ``−|ε|``.
-    Either way decision 1 iff the score exceeds ``threshold``.
+    With σ_D known the score is the log density ratio
+    ``ln N(ε; 0, σ_S²) − ln N(ε; 0, σ_D²)``; without, ``−|ε|``. Either way
+    decision 1 iff the score exceeds ``threshold``.
     """
 
     name = "yeom_adv2"
@@ -237,14 +254,16 @@ class ThresholdAdversary(Attack):
 class LossThresholdAttack(Attack):
     """Loss threshold attack for classifiers: member iff ℓ_CE(A_S, z) < L_S.
 
-    Yeom et al. §6.3 / Table I, with L_S the average training loss (the classifier analogue of the §3.3 threshold).
-    Scores are ``−ℓ_CE`` (the LOSS attack of the MIA literature).
+    Yeom et al. §6.3 / Table I, with L_S the average training loss (the
+    classifier analogue of the §3.3 threshold). Scores are ``−ℓ_CE`` (the LOSS
+    attack of the MIA literature).
 
     Parameters
     ----------
     threshold : float, optional
-        L_S. Default: ``inputs.train_loss`` in :meth:`run`; if that is absent too, decisions fall back to "member
-        iff correctly classified" (Adversary 1), recorded in ``info["rule"]``.
+        L_S. Default: ``inputs.train_loss`` in :meth:`run`; if that is absent
+        too, decisions fall back to "member iff correctly classified"
+        (Adversary 1), recorded in ``info["rule"]``.
     """
 
     name = "loss"

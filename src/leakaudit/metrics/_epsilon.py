@@ -8,10 +8,11 @@ A threshold test on the scores ("member iff score > t") has a true TPR and FPR. 
     TPR <= e^eps FPR + delta    and    (1 - FPR) <= e^eps (1 - TPR) + delta,
 
 so eps >= max(ln((TPR - delta) / FPR), ln((1 - FPR - delta) / (1 - TPR))). Replacing TPR by a one-sided lower
-Clopper-Pearson bound and FPR by an upper one (each at (1 - confidence) / 2, so both hold together with probability
->= confidence) turns the right-hand side into a lower confidence bound on eps. The test must not be chosen on the
-records it is evaluated on: the records are split at random (stratified by membership) into a selection half, where
-the threshold and the inequality are chosen, and an evaluation half, where the bounds are computed.
+Clopper-Pearson bound and FPR by an upper one (each at (1 - confidence) / 2, so both hold together with
+probability >= confidence) turns the right-hand side into a lower confidence bound on eps. The test must not be
+chosen on the records it is evaluated on: the records are split at random (stratified by membership) into a
+selection half, where the threshold and the inequality are chosen, and an evaluation half, where the bounds are
+computed.
 
 Beside it, on the same test and the same evaluation half, a Bayesian bound (Zanella-Beguelin et al. 2023,
 "Bayesian estimation of differential privacy", ICML; the ``joint-beta`` method of Microsoft's privacy-estimates):
@@ -199,8 +200,15 @@ def _counts_above(s_sorted: np.ndarray, t: np.ndarray) -> np.ndarray:
     return s_sorted.size - np.searchsorted(s_sorted, t, side="right")
 
 
-def empirical_epsilon(is_member, scores, *, delta: float = 0.0, confidence: float = 0.95, joint_beta: bool = True,
-                      random_state: RandomStateLike = 0) -> EpsilonBound:
+def empirical_epsilon(
+    is_member,
+    scores,
+    *,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    joint_beta: bool = True,
+    random_state: RandomStateLike = 0,
+) -> EpsilonBound:
     """Lower confidence bound on epsilon (at ``delta``) from a membership attack's scores.
 
     Parameters
@@ -226,11 +234,12 @@ def empirical_epsilon(is_member, scores, *, delta: float = 0.0, confidence: floa
 
     Notes
     -----
-    On the selection half every threshold between two consecutive distinct scores is tried, with both inequalities,
-    and the one with the largest bound (the same Clopper-Pearson construction on the selection half) is kept. On the
-    evaluation half only that threshold and inequality are bounded, so the choice cannot inflate the result. With
-    perfectly separated scores and n records per class the bound is ln((q - delta) / (1 - q)) with q = ((1 -
-    confidence) / 2)^(1 / ceil(n / 2)): the largest this construction can give at that size.
+    On the selection half every threshold between two consecutive distinct scores is tried, with both
+    inequalities, and the one with the largest bound (the same Clopper-Pearson construction on the selection
+    half) is kept. On the evaluation half only that threshold and inequality are bounded, so the choice cannot
+    inflate the result. With perfectly separated scores and n records per class the bound is
+    ln((q - delta) / (1 - q)) with q = ((1 - confidence) / 2)^(1 / ceil(n / 2)): the largest this construction
+    can give at that size.
     """
     m, s = check_membership_inputs(is_member, scores)
     check_scalar(delta, name="delta", min_val=0.0, max_val=1.0, include_max=False)

@@ -16,9 +16,22 @@ from .._validation import check_choice, check_consistent_length, check_scalar, c
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ._membership import _tpr_at_fpr_sorted, check_membership_inputs
 
-__all__ = ["clopper_pearson", "paired_mean_interval", "bootstrap_auc_ci", "delong_auc_variance", "delong_placements",
-           "bootstrap_tpr_at_fpr_ci", "pearson", "AUC_CI_METHODS", "auc_ci_method_used", "auc_ci_can_exceed",
-           "min_records_for_auc", "tpr_ci_can_exceed", "min_nonmembers_for_tpr", "difference_interval"]
+__all__ = [
+    "clopper_pearson",
+    "paired_mean_interval",
+    "bootstrap_auc_ci",
+    "delong_auc_variance",
+    "delong_placements",
+    "bootstrap_tpr_at_fpr_ci",
+    "pearson",
+    "AUC_CI_METHODS",
+    "auc_ci_method_used",
+    "auc_ci_can_exceed",
+    "min_records_for_auc",
+    "tpr_ci_can_exceed",
+    "min_nonmembers_for_tpr",
+    "difference_interval",
+]
 
 
 def clopper_pearson(k: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
@@ -152,7 +165,8 @@ def _midranks(x: np.ndarray) -> np.ndarray:
 def delong_placements(is_member, scores) -> tuple[float, np.ndarray, np.ndarray]:
     """AUC and DeLong's structural components, by Sun & Xu's (2014) midrank algorithm.
 
-    For members x_i (i = 1..m) and non-members y_j (j = 1..n), with psi(x, y) = 1[x > y] + 1/2 1[x = y]:
+    For members x_i (i = 1..m) and non-members y_j (j = 1..n), with
+    psi(x, y) = 1[x > y] + 1/2 1[x = y]:
 
     * V10_i = (1/n) sum_j psi(x_i, y_j)        (DeLong et al. 1988's structural components)
     * V01_j = (1/m) sum_i psi(x_i, y_j)
@@ -279,8 +293,15 @@ def _bca_quantiles(vals: np.ndarray, theta: float, accel: float, confidence: flo
     return out[0], out[1]
 
 
-def bootstrap_auc_ci(is_member, scores, *, n_boot: int = 1000, confidence: float = 0.95,
-                     random_state: RandomStateLike = 0, method: str = "delong-logit") -> tuple[float, float]:
+def bootstrap_auc_ci(
+    is_member,
+    scores,
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    random_state: RandomStateLike = 0,
+    method: str = "delong-logit",
+) -> tuple[float, float]:
     """Confidence interval for the AUC (members positive).
 
     Parameters
@@ -349,13 +370,14 @@ def bootstrap_tpr_at_fpr_ci(
 ) -> tuple[float, float]:
     """Interval for the TPR at a fixed FPR; NaNs when not estimable (fewer than 1/fpr non-members).
 
-    ``method="order-statistic"`` (default) is distribution-free and conservative. The true TPR is ``P_member(score >
-    q)`` with q the (1 - fpr) quantile of the non-member scores. The number of non-members above q is Binomial(n0,
-    fpr), so two order statistics of the non-member scores bracket q with probability >= 1 - alpha/2 (alpha/4 each
-    side); the TPR at those two thresholds gets one-sided Clopper-Pearson bounds at alpha/4 each. By the union bound
-    the interval covers with probability >= ``confidence``, whatever the score distributions. The stratified
-    percentile bootstrap (``method="bootstrap"``) covers less than its nominal level at low FPR and few non-members
-    (coverage figures in benchmarks/README.md). ``n_boot`` and ``random_state`` are used by the bootstrap only.
+    ``method="order-statistic"`` (default) is distribution-free and conservative. The true TPR is
+    ``P_member(score > q)`` with q the (1 - fpr) quantile of the non-member scores. The number of
+    non-members above q is Binomial(n0, fpr), so two order statistics of the non-member scores bracket q
+    with probability >= 1 - alpha/2 (alpha/4 each side); the TPR at those two thresholds gets one-sided
+    Clopper-Pearson bounds at alpha/4 each. By the union bound the interval covers with probability
+    >= ``confidence``, whatever the score distributions. The stratified percentile bootstrap
+    (``method="bootstrap"``) covers less than its nominal level at low FPR and few non-members (coverage
+    figures in benchmarks/README.md). ``n_boot`` and ``random_state`` are used by the bootstrap only.
     """
     m, s = check_membership_inputs(is_member, scores)
     check_scalar(fpr, name="fpr", min_val=0.0, max_val=1.0, include_min=False)

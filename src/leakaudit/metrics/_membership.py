@@ -1,7 +1,8 @@
 """Membership-inference metrics on plain arrays.
 
-Convention (TF Privacy's): ``is_member`` is 1 for members (the positive class) and 0 for non-members; ``scores`` are
-higher for "more likely a member"; ``decisions`` are 1 for "member".
+Convention (TF Privacy's): ``is_member`` is 1 for members (the positive class)
+and 0 for non-members; ``scores`` are higher for "more likely a member";
+``decisions`` are 1 for "member".
 """
 
 from __future__ import annotations
@@ -15,8 +16,16 @@ from sklearn import metrics as skm
 from .._validation import check_consistent_length, check_scalar, check_vector, shown
 from ..exceptions import InvalidInputError, NotEstimableWarning
 
-__all__ = ["check_is_member", "check_membership_inputs", "roc_curve", "auc", "tpr_at_fpr", "membership_advantage",
-           "advantage_at_threshold", "decision_metrics"]
+__all__ = [
+    "check_is_member",
+    "check_membership_inputs",
+    "roc_curve",
+    "auc",
+    "tpr_at_fpr",
+    "membership_advantage",
+    "advantage_at_threshold",
+    "decision_metrics",
+]
 
 
 def check_is_member(is_member) -> np.ndarray:

@@ -21,11 +21,12 @@ DEFAULT_FPRS = (0.01, 0.001, 0.0001)
 class MembershipMetrics(Result):
     """AUC, advantage and TPR at fixed FPRs of one attack, each with its interval.
 
-    ``tpr_at_fpr`` maps the FPR (as a string, e.g. ``"0.001"``) to ``{"tpr": value, "ci": [low, high]}``; NaN where
-    not estimable. ``auc_ci_method`` is the method the AUC interval used: the one asked for, or ``"disjoint-pairs"``
-    below the size rule (:func:`auc_ci_method_used`). ``advantage`` is the largest TPR - FPR over all thresholds on
-    all records (optimistic, no interval); ``against_chance`` the attack's accuracy and advantage on held-out
-    records, with intervals (:func:`against_chance`).
+    ``tpr_at_fpr`` maps the FPR (as a string, e.g. ``"0.001"``) to
+    ``{"tpr": value, "ci": [low, high]}``; NaN where not estimable. ``auc_ci_method`` is the method the AUC
+    interval used: the one asked for, or ``"disjoint-pairs"`` below the size rule (:func:`auc_ci_method_used`).
+    ``advantage`` is the largest TPR - FPR over all thresholds on all records (optimistic, no interval);
+    ``against_chance`` the attack's accuracy and advantage on held-out records, with intervals
+    (:func:`against_chance`).
     """
 
     n_members: int
@@ -80,8 +81,16 @@ threshold; 1,000 members)'
             f"of them above its threshold; {n_members:,} members)")
 
 
-def evaluate_membership(is_member, scores, *, fprs=DEFAULT_FPRS, n_boot: int = 1000, confidence: float = 0.95,
-                        random_state: RandomStateLike = 0, auc_ci_method: str = "delong-logit") -> MembershipMetrics:
+def evaluate_membership(
+    is_member,
+    scores,
+    *,
+    fprs=DEFAULT_FPRS,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    random_state: RandomStateLike = 0,
+    auc_ci_method: str = "delong-logit",
+) -> MembershipMetrics:
     """AUC with its interval, max advantage, and TPR at each FPR (stratified bootstrap CI).
 
     ``auc_ci_method`` is passed to :func:`bootstrap_auc_ci` as ``method`` (default DeLong's variance

@@ -1,10 +1,12 @@
 """Property inference from poisoning (Chase, Ghosh & Mahloujifar, arXiv 2101.11073).
 
-Modules: ``theory`` (Theorem 9's window, Claim 12), ``predicates`` (record properties: column values, an added
-random bit, VADER negative sentiment), ``game`` (the PIWP game, worlds t0/t1, victim training), ``poison``
-(Algorithm 1), ``queries`` (Algorithm 2), ``attack`` (Algorithm 3), ``baselines`` (no poison, the theory's averaging
-distinguisher), ``whitebox`` (Ganju et al.'s white-box meta-classifiers: neuron sorting, per-layer DeepSets),
-``estimate`` (estimating t), ``datasets`` (Census-Income KDD, SpamAssassin), ``synthetic``, ``results``.
+Modules: ``theory`` (Theorem 9's window, Claim 12), ``predicates`` (record
+properties: column values, an added random bit, VADER negative sentiment),
+``game`` (the PIWP game, worlds t0/t1, victim training), ``poison``
+(Algorithm 1), ``queries`` (Algorithm 2), ``attack`` (Algorithm 3),
+``baselines`` (no poison, the theory's averaging distinguisher), ``whitebox`` (Ganju
+et al.'s white-box meta-classifiers: neuron sorting, per-layer DeepSets), ``estimate`` (estimating t), ``datasets`` (Census-Income KDD,
+SpamAssassin), ``synthetic``, ``results``.
 """
 
 from .attack import PoisoningPropertyAttack, evaluate_attack, label_vector_shift

@@ -1,9 +1,10 @@
 """Algorithm 3 of Chase et al.: shadow models per world and a linear attack model (spec Sec. 3.4).
 
-:class:`PoisoningPropertyAttack` runs the whole adversary: Algorithm 1 (poison), Algorithm 2 (queries), then
-Algorithm 3: ``k`` shadow models per world, each on a fresh dataset from ``D_{t0}`` or ``D_{t1}`` plus the same
-poison, their label vectors on the queries, and an L2-regularised logistic regression ``M_A`` on those vectors. The
-target is then only queried for labels.
+:class:`PoisoningPropertyAttack` runs the whole adversary: Algorithm 1 (poison),
+Algorithm 2 (queries), then Algorithm 3: ``k`` shadow models per world, each on a
+fresh dataset from ``D_{t0}`` or ``D_{t1}`` plus the same poison, their label
+vectors on the queries, and an L2-regularised logistic regression ``M_A`` on those
+vectors. The target is then only queried for labels.
 
 ``M_A``'s regularisation: the paper's "l2 weight 2 sqrt(1/k)" read as
 scikit-learn's ``C = sqrt(k) / 2`` (spec Sec. 3.4 [Choice]); ``attack_C`` overrides it.
@@ -72,9 +73,10 @@ def label_vector_shift(
     Returns
     -------
     dict
-        For each world ``w`` in (0, 1) and each query group ``g`` in ("clean", "poison"): ``shadow_{g}_rate_w{w}``
-        and ``target_{g}_rate_w{w}``, the mean predicted label over those models and queries, and ``{g}_shift_w{w}``
-        = target minus shadow (NaN for an empty group).
+        For each world ``w`` in (0, 1) and each query group ``g`` in ("clean", "poison"):
+        ``shadow_{g}_rate_w{w}`` and ``target_{g}_rate_w{w}``, the mean predicted label
+        over those models and queries, and ``{g}_shift_w{w}`` = target minus shadow
+        (NaN for an empty group).
     """
     S, T = np.asarray(shadow_labels, dtype=np.float64), np.asarray(target_labels, dtype=np.float64)
     sb, tb = np.asarray(shadow_b), np.asarray(target_b)
@@ -224,8 +226,9 @@ class PoisoningPropertyAttack(BaseEstimator):
         pool_idx : ndarray of int, optional
             The adversary's rows (default: all rows of ``data``).
         queries : QuerySet, optional
-            Uncertain queries already chosen by Algorithm 2 without poison (its clean ensemble does not depend on
-            ``p``, so sweeps over ``p`` reuse it); this attack's poison points are appended.
+            Uncertain queries already chosen by Algorithm 2 without poison (its clean
+            ensemble does not depend on ``p``, so sweeps over ``p`` reuse it); this
+            attack's poison points are appended.
         engine : leakaudit.engine.Engine, optional
             Trains the ensemble and the shadow models; default :func:`leakaudit.engine.default_engine`.
 

@@ -1,9 +1,12 @@
 """Baselines of Chase et al. (spec Sec. 3.5).
 
-1. :func:`no_poison_attack`: the same black-box pipeline with ``p = 0`` (Table III rows 1-3).
-2. WBAttack, Ganju et al. (CCS'18)'s white-box meta-classifiers: in :mod:`~leakaudit.property.whitebox`.
-3. :func:`theory_averaging_guess`: Theorem 9's distinguisher with estimated certainty: average the target's labels
-   on queries of the attacked sub-population whose estimated ``crt_l`` lies in the theoretical window.
+1. :func:`no_poison_attack`: the same black-box pipeline with ``p = 0``
+   (Table III rows 1-3).
+2. WBAttack, Ganju et al. (CCS'18)'s white-box meta-classifiers: in
+   :mod:`~leakaudit.property.whitebox`.
+3. :func:`theory_averaging_guess`: Theorem 9's distinguisher with estimated
+   certainty: average the target's labels on queries of the attacked
+   sub-population whose estimated ``crt_l`` lies in the theoretical window.
 """
 
 from __future__ import annotations
@@ -61,8 +64,9 @@ def theory_window_queries(
 def theory_averaging_guess(attack: PoisoningPropertyAttack, labels: np.ndarray) -> np.ndarray:
     """Theorem 9's averaging distinguisher on the labels of :func:`theory_window_queries`.
 
-    Averages each target's agreement ``rho`` with the poison label over the window queries and guesses the world
-    where ``g`` is rarer iff ``rho > 1/2`` (proof of Theorem 9; Claim 14).
+    Averages each target's agreement ``rho`` with the poison label over the
+    window queries and guesses the world where ``g`` is rarer iff ``rho > 1/2``
+    (proof of Theorem 9; Claim 14).
 
     Parameters
     ----------

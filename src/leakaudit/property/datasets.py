@@ -1,13 +1,17 @@
 """The paper's datasets as :class:`~leakaudit.property.game.PropertyData` (spec Sec. 4.1-4.3).
 
-- Census-Income (KDD): one-hot categoricals (missing as a category; the default) or one ordinal column per attribute
-  (``encoding="ordinal"``: each categorical's category index, z-scored like the numerics), z-scored numerics,
-  instance weight dropped; label 1 = "50000+.". Properties: "random" (an added Bernoulli(1/2) bit the model sees),
-  or any "column=value" ("sex=Female", "race=Black"), which stays in the model input.
-- SpamAssassin (the documented substitute for Enron-Spam, which is not available offline): bag of words over subject +
-  body (top 5,000 terms, English stop words removed, fitted on the whole corpus as the public feature spec), binary
-  (default) or TF-IDF values (spec Sec. 4.3 allows both; the paper gives none); label 1 = spam. Properties: "random"
-  (added bit, a model input) or "negative" (VADER compound <= -0.05 on subject + body, never a model input).
+- Census-Income (KDD): one-hot categoricals (missing as a category; the default) or
+  one ordinal column per attribute (``encoding="ordinal"``: each categorical's category
+  index, z-scored like the numerics), z-scored numerics, instance weight dropped;
+  label 1 = "50000+.". Properties: "random"
+  (an added Bernoulli(1/2) bit the model sees), or any "column=value"
+  ("sex=Female", "race=Black"), which stays in the model input.
+- SpamAssassin (the documented substitute for Enron-Spam, which is not available
+  offline): bag of words over subject + body (top 5,000 terms, English stop
+  words removed, fitted on the whole corpus as the public feature spec), binary
+  (default) or TF-IDF values (spec Sec. 4.3 allows both; the paper gives none);
+  label 1 = spam. Properties: "random" (added bit, a model input) or "negative"
+  (VADER compound <= -0.05 on subject + body, never a model input).
 
 Matrices are SciPy CSR (the one-hot and bag-of-words inputs are sparse, and
 logistic regression trains on them as they are).
@@ -43,9 +47,10 @@ def census_property_data(
     n_rows : int, optional
         Use a random subset of this many rows (default: all 299,285).
     encoding : {"onehot", "ordinal"}, default="onehot"
-        "onehot": 510 columns (503 one-hot, 7 numeric; spec Sec. 4.3). "ordinal": the 40 attributes as they are in
-        the file, one column each (a categorical's index in its sorted categories), all z-scored; the paper says it
-        used the data "as is" and names no encoding.
+        "onehot": 510 columns (503 one-hot, 7 numeric; spec Sec. 4.3). "ordinal": the 40
+        attributes as they are in the file, one column each (a categorical's index in its
+        sorted categories), all z-scored; the paper says it used the data "as is" and
+        names no encoding.
     random_state : None, int or Generator
         Row subset and random bit.
 
@@ -91,9 +96,10 @@ def spam_property_data(
     prop : {"random", "negative"}
     vocab_size : int, default=5000
     values : {"binary", "tfidf"}, default="binary"
-        Term presence (0/1), or TF-IDF (term counts times smoothed inverse document frequency, rows scaled to unit
-        L2 norm; scikit-learn's ``TfidfTransformer`` fitted on the whole corpus, like the vocabulary). The random
-        bit is appended as a 0/1 column either way.
+        Term presence (0/1), or TF-IDF (term counts times smoothed inverse document
+        frequency, rows scaled to unit L2 norm; scikit-learn's ``TfidfTransformer``
+        fitted on the whole corpus, like the vocabulary). The random bit is appended
+        as a 0/1 column either way.
     max_chars : int or None, default=2000
         Characters of each e-mail scored by VADER (see :func:`~leakaudit.property.predicates.vader_scores`).
     threshold : float, default=-0.05

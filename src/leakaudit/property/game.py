@@ -6,8 +6,9 @@
 3. The challenger trains ``M`` on clean + poison.
 4. The adversary queries ``M`` for labels only and outputs ``b'``; it wins iff ``b' = b``.
 
-Data are plain arrays (:class:`PropertyData`): model inputs ``X`` (dense or SciPy sparse), binary labels ``y`` and
-property bits ``f``. ``D+`` is the set of rows with ``f = 1``, ``D-`` the rest.
+Data are plain arrays (:class:`PropertyData`): model inputs ``X`` (dense or
+SciPy sparse), binary labels ``y`` and property bits ``f``. ``D+`` is the set of
+rows with ``f = 1``, ``D-`` the rest.
 
 Settings where the paper is ambiguous (spec Sec. 3.4), both configurable:
 
@@ -33,8 +34,20 @@ from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParamet
 from ..learners import LogisticRegression, TorchMLP
 from ..learners import check_feature_matrix
 
-__all__ = ["PropertyData", "Poison", "split_pools", "n_poison", "n_clean", "sample_world", "sample_mixture",
-           "train_and_query", "play_game", "GameOutcome", "logistic_learner", "mlp_learner"]
+__all__ = [
+    "PropertyData",
+    "Poison",
+    "split_pools",
+    "n_poison",
+    "n_clean",
+    "sample_world",
+    "sample_mixture",
+    "train_and_query",
+    "play_game",
+    "GameOutcome",
+    "logistic_learner",
+    "mlp_learner",
+]
 
 def logistic_learner() -> LogisticRegression:
     """The paper's learner (spec Sec. 4.4): L2 logistic regression as scikit-learn fits it by default.
@@ -239,8 +252,9 @@ def train_and_query(
 ) -> np.ndarray:
     """Train one model per clean set (plus the poison) and return its labels on ``X_query``.
 
-    This is label-only access: only ``argmax`` predictions leave this function. The models are trained by ``engine``
-    (:meth:`~leakaudit.engine.Engine.predict_many`, one call per batch), on the sparse rows as they are.
+    This is label-only access: only ``argmax`` predictions leave this function. The models are trained by
+    ``engine`` (:meth:`~leakaudit.engine.Engine.predict_many`, one call per batch), on the sparse rows as
+    they are.
 
     Parameters
     ----------

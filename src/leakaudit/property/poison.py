@@ -1,7 +1,8 @@
 """Algorithm 1 of Chase et al.: choosing the poisoning data (spec Sec. 3.2).
 
-If the property is rare (``t0 + t1 < 1``) the poison is drawn from ``D+``, otherwise from ``D-``; all poison points
-get the label that is in the minority among the sampled records (``alpha = mean label``; label 0 if ``alpha > 0.5``,
+If the property is rare (``t0 + t1 < 1``) the poison is drawn from ``D+``,
+otherwise from ``D-``; all poison points get the label that is in the minority
+among the sampled records (``alpha = mean label``; label 0 if ``alpha > 0.5``,
 else 1). ``variant`` forces one of Remark 10's four variants instead.
 """
 
@@ -20,8 +21,18 @@ __all__ = ["choose_poison", "VARIANTS"]
 VARIANTS = ("auto", "X+1", "X+0", "X-1", "X-0")
 
 
-def choose_poison(data: PropertyData, pool_idx: np.ndarray, *, t0: float, t1: float, poison_rate: float, n_train: int,
-                  variant: str = "auto", alpha_source: str = "sample", random_state: RandomStateLike = None) -> Poison:
+def choose_poison(
+    data: PropertyData,
+    pool_idx: np.ndarray,
+    *,
+    t0: float,
+    t1: float,
+    poison_rate: float,
+    n_train: int,
+    variant: str = "auto",
+    alpha_source: str = "sample",
+    random_state: RandomStateLike = None,
+) -> Poison:
     """Algorithm 1: draw ``round(p n)`` records of the attacked sub-population and fix their label.
 
     Parameters

@@ -1,7 +1,8 @@
 """Record properties ``f : X -> {0, 1}`` for property inference (spec Sec. 1.1 and 4.2).
 
-A property is a function of the record alone, so the adversary can evaluate it on its own samples; it need not be a
-model input (negative sentiment is not). Every predicate here returns a boolean array of shape (n_records,).
+A property is a function of the record alone, so the adversary can evaluate
+it on its own samples; it need not be a model input (negative sentiment is
+not). Every predicate here returns a boolean array of shape (n_records,).
 
 - :func:`column_equals` / :func:`parse_predicate`: ``"sex=Female"``, ``"race=Black"``.
 - :func:`random_feature` + :func:`append_feature`: the paper's added random bit,
@@ -23,7 +24,14 @@ from .._random import RandomStateLike, check_random_state
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 
-__all__ = ["column_equals", "parse_predicate", "random_feature", "append_feature", "vader_scores", "negative_sentiment"]
+__all__ = [
+    "column_equals",
+    "parse_predicate",
+    "random_feature",
+    "append_feature",
+    "vader_scores",
+    "negative_sentiment",
+]
 
 
 def column_equals(frame: Any, column: str, value: Any) -> np.ndarray:
@@ -111,8 +119,9 @@ def vader_scores(texts: Sequence[str], *, max_chars: int | None = 2000) -> np.nd
     ----------
     texts : sequence of str, length n
     max_chars : int or None, default=2000
-        Score only the first ``max_chars`` characters of each text (None: all). [Choice] VADER takes ~15 ms per full
-        SpamAssassin email (90 s for the corpus); the first 2,000 characters take ~1.7 ms.
+        Score only the first ``max_chars`` characters of each text (None: all).
+        [Choice] VADER takes ~15 ms per full SpamAssassin email (90 s for the
+        corpus); the first 2,000 characters take ~1.7 ms.
 
     Returns
     -------

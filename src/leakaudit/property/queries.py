@@ -1,8 +1,10 @@
 """Algorithm 2 of Chase et al.: choosing the black-box queries (spec Sec. 3.3).
 
-Train ``r`` clean models, each on a dataset half from ``D+`` and half from ``D-``; stream candidates from ``1/2 D- +
-1/2 D+`` (without replacement) and keep those whose estimated certainty ``crt^(x) = 1 - 2 * (fraction of the
-ensemble voting 1)`` lies in ``[-band, band]`` until ``q`` are kept; then add the poison points' inputs.
+Train ``r`` clean models, each on a dataset half from ``D+`` and half from
+``D-``; stream candidates from ``1/2 D- + 1/2 D+`` (without replacement) and keep
+those whose estimated certainty ``crt^(x) = 1 - 2 * (fraction of the ensemble
+voting 1)`` lies in ``[-band, band]`` until ``q`` are kept; then add the poison
+points' inputs.
 
 ``out_of_bag=True`` (not in the paper) estimates ``crt^(x)`` only from the ensemble models that did not train on
 ``x``: on a pool small beside n a candidate trains about half the ensemble, and ``crt^`` then measures memorisation
@@ -113,11 +115,25 @@ def candidate_stream(pos: np.ndarray, neg: np.ndarray, *, mixture: float = 0.5, 
     return out
 
 
-def select_queries(learner: Any, data: PropertyData, pool_idx: np.ndarray, *, n_train: int, n_ensemble: int = 1000,
-                   n_queries: int = 1000, band: float = 0.4, mixture: float = 0.5, poison: Poison | None = None,
-                   batch_size: int = 100, accept: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-                   candidate_idx: np.ndarray | None = None, out_of_bag: bool = False, min_out_of_bag: int = 5,
-                   random_state: RandomStateLike = None, engine: Engine | None = None) -> QuerySet:
+def select_queries(
+    learner: Any,
+    data: PropertyData,
+    pool_idx: np.ndarray,
+    *,
+    n_train: int,
+    n_ensemble: int = 1000,
+    n_queries: int = 1000,
+    band: float = 0.4,
+    mixture: float = 0.5,
+    poison: Poison | None = None,
+    batch_size: int = 100,
+    accept: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    candidate_idx: np.ndarray | None = None,
+    out_of_bag: bool = False,
+    min_out_of_bag: int = 5,
+    random_state: RandomStateLike = None,
+    engine: Engine | None = None,
+) -> QuerySet:
     """Algorithm 2: the ``q`` uncertain candidates (plus the poison points).
 
     Parameters
@@ -141,7 +157,8 @@ def select_queries(learner: Any, data: PropertyData, pool_idx: np.ndarray, *, n_
     batch_size : int
         Models trained per batch; candidates are scored ``4 q`` at a time.
     accept : callable ``(rows, crt) -> bool mask``, optional
-        Replaces the band rule (used by the theory baseline to keep points in Theorem 9's window).
+        Replaces the band rule (used by the theory baseline to keep points in
+        Theorem 9's window).
     candidate_idx : ndarray of int, optional
         Draw candidates from these rows instead of ``pool_idx`` (the paper's), e.g. rows no ensemble or shadow
         model trains on, so that certainty is measured on unseen points, as the target sees them.

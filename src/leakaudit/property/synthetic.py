@@ -1,9 +1,10 @@
 """Synthetic data for property inference, with a known posterior ``eta(x) = Pr[Y = 1 | x]``.
 
-Features ``z ~ N(0, I_d)``; the property ``f ~ Bernoulli(rate)`` is independent of ``z`` and is appended as the last
-model input (the paper's random-feature setting); labels ``y ~ Bernoulli(sigmoid(z . w + bias))`` do not depend on
-``f``. Used by the tests and the smoke reproductions (spec Sec. 6: theory validation on synthetic data where ``eta``
-is known).
+Features ``z ~ N(0, I_d)``; the property ``f ~ Bernoulli(rate)`` is independent of
+``z`` and is appended as the last model input (the paper's random-feature
+setting); labels ``y ~ Bernoulli(sigmoid(z . w + bias))`` do not depend on ``f``.
+Used by the tests and the smoke reproductions (spec Sec. 6: theory validation
+on synthetic data where ``eta`` is known).
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
 """Theory of property inference from poisoning (Chase, Ghosh & Mahloujifar, arXiv 2101.11073v1).
 
-Pure functions for Theorem 9's certainty window, Claim 12's poisoned posterior, Corollary 13, the Hoeffding query
-budget of the distinguisher (proof of Theorem 9), and the poisoning rate beyond which the window is empty.
+Pure functions for Theorem 9's certainty window, Claim 12's poisoned posterior,
+Corollary 13, the Hoeffding query budget of the distinguisher (proof of
+Theorem 9), and the poisoning rate beyond which the window is empty.
 
-Conventions (spec ``chase-property.md`` Sec. 2.2, general form of Remark 10): the attacked sub-population is ``g =
-f`` when ``t0 + t1 < 1`` (Algorithm 1) and ``g = 1 - f`` otherwise; its two possible prevalences are ``s_lo < s_hi``
-(``g = f``: ``t0, t1``; ``g = 1 - f``: ``1 - t1, 1 - t0``). Certainty is taken with respect to the poison label
-``l``: ``crt_l(x) = 1 - 2 Pr[Y = l | x]``.
+Conventions (spec ``chase-property.md`` Sec. 2.2, general form of Remark 10):
+the attacked sub-population is ``g = f`` when ``t0 + t1 < 1`` (Algorithm 1) and
+``g = 1 - f`` otherwise; its two possible prevalences are ``s_lo < s_hi``
+(``g = f``: ``t0, t1``; ``g = 1 - f``: ``1 - t1, 1 - t0``). Certainty is
+taken with respect to the poison label ``l``: ``crt_l(x) = 1 - 2 Pr[Y = l | x]``.
 """
 
 from __future__ import annotations
@@ -20,9 +22,20 @@ from .._results import Result
 from .._validation import check_scalar, check_vector
 from ..exceptions import InvalidParameterError
 
-__all__ = ["CertaintyWindow", "attacked_subpopulation", "certainty_window", "theorem9_window", "max_poison_rate",
-           "max_tau", "claim12_poisoned_posterior", "signed_certainty", "hoeffding_query_count", "window_table",
-           "label_rate_oracle_accuracy", "PAPER_SETTINGS"]
+__all__ = [
+    "CertaintyWindow",
+    "attacked_subpopulation",
+    "certainty_window",
+    "theorem9_window",
+    "max_poison_rate",
+    "max_tau",
+    "claim12_poisoned_posterior",
+    "signed_certainty",
+    "hoeffding_query_count",
+    "window_table",
+    "label_rate_oracle_accuracy",
+    "PAPER_SETTINGS",
+]
 
 #: The five settings of the paper's Table I: name -> (t0, t1).
 PAPER_SETTINGS: dict[str, tuple[float, float]] = {
@@ -49,7 +62,8 @@ class CertaintyWindow(Result):
         Window bounds from Theorem 9, clipped to [-1, 1] (certainty cannot leave it).
         ``hi`` is included, ``lo`` is not.
     empty : bool
-        True when no certainty value lies in the window (then no point qualifies and the theorem gives no attack).
+        True when no certainty value lies in the window (then no point qualifies and
+        the theorem gives no attack).
     max_poison_rate : float
         ``s_hi / (1 + s_hi)``: for ``p`` at or above it the window is empty (tau = 0).
     """
@@ -118,8 +132,9 @@ def attacked_subpopulation(t0: float, t1: float, subpopulation: str = "auto") ->
 def certainty_window(p: float, s_lo: float, s_hi: float, tau: float = 0.0) -> tuple[float, float]:
     """Unclipped Theorem 9 window ``((p + 2 tau s_hi) / (s_hi (1-p)), (p - 2 tau s_lo) / (s_lo (1-p))]``.
 
-    Theorem 9 / Claim 14 with ``t0, t1`` replaced by the attacked sub-population's prevalences (spec Sec. 2.2).
-    Returns ``(lo, hi)``; the window is empty if ``lo >= hi`` or ``lo >= 1``.
+    Theorem 9 / Claim 14 with ``t0, t1`` replaced by the attacked sub-population's
+    prevalences (spec Sec. 2.2). Returns ``(lo, hi)``; the window is empty if
+    ``lo >= hi`` or ``lo >= 1``.
     """
     check_scalar(p, name="p", min_val=0.0, max_val=1.0, include_max=False)
     check_scalar(s_lo, name="s_lo", min_val=0.0, max_val=1.0, include_min=False)
@@ -135,8 +150,9 @@ def certainty_window(p: float, s_lo: float, s_hi: float, tau: float = 0.0) -> tu
 def max_poison_rate(t0: float, t1: float, subpopulation: str = "auto") -> float:
     """Poisoning rate at and beyond which Theorem 9's window is empty (tau -> 0).
 
-    The lower bound ``p / (s_hi (1 - p))`` reaches 1 when ``p = s_hi / (1 + s_hi)`` (spec Sec. 2.5, derived): more
-    poison leaves no clean point whose certainty can be flipped, so the attack must fail.
+    The lower bound ``p / (s_hi (1 - p))`` reaches 1 when ``p = s_hi / (1 + s_hi)``
+    (spec Sec. 2.5, derived): more poison leaves no clean point whose certainty
+    can be flipped, so the attack must fail.
     """
     _, _, s_hi = attacked_subpopulation(t0, t1, subpopulation)
     return s_hi / (1 + s_hi)
@@ -256,15 +272,17 @@ def label_rate_oracle_accuracy(
 ) -> float:
     """Accuracy of a test that reads the poisoned training set's rate of the poison label in the attacked group.
 
-    A diagnostic of how much of the t0 / t1 difference the poisoned *data* carry at finite ``n`` (not in the paper).
-    The attacked sub-population ``g`` holds ``round(s (n - m))`` clean records (``s`` is ``s_lo`` in one world,
-    ``s_hi`` in the other; exact prevalence) and the ``m = round(p n)`` poison records, all labelled ``l``; each
-    clean record of ``g`` has label ``l`` with probability ``label_rate``. The rate of label ``l`` in ``g``, ``R_s =
-    (X_s + m) / (round(s (n - m)) + m)`` with ``X_s ~ Binomial(round(s (n - m)), label_rate)``, is higher in the
-    ``s_lo`` world. Under the normal approximation to both binomials, a threshold test on ``R`` at the point equally
-    many standard deviations from both means is right with probability ``Phi((mu_lo - mu_hi) / (sd_lo + sd_hi))``. A
-    learner whose predictions on ``g`` follow ``R`` can do no better through ``R`` alone; the group's size, which
-    also differs between the worlds, is a separate signal this does not count.
+    A diagnostic of how much of the t0 / t1 difference the poisoned *data* carry at finite ``n``
+    (not in the paper). The attacked sub-population ``g`` holds ``round(s (n - m))`` clean
+    records (``s`` is ``s_lo`` in one world, ``s_hi`` in the other; exact prevalence) and the
+    ``m = round(p n)`` poison records, all labelled ``l``; each clean record of ``g`` has label
+    ``l`` with probability ``label_rate``. The rate of label ``l`` in ``g``,
+    ``R_s = (X_s + m) / (round(s (n - m)) + m)`` with ``X_s ~ Binomial(round(s (n - m)), label_rate)``,
+    is higher in the ``s_lo`` world. Under the normal approximation to both binomials, a
+    threshold test on ``R`` at the point equally many standard deviations from both means
+    is right with probability ``Phi((mu_lo - mu_hi) / (sd_lo + sd_hi))``. A learner whose
+    predictions on ``g`` follow ``R`` can do no better through ``R`` alone; the group's size,
+    which also differs between the worlds, is a separate signal this does not count.
 
     Parameters
     ----------

@@ -1,23 +1,29 @@
 """White-box property inference on fully connected networks (Ganju et al., CCS'18), the baseline of Chase et al.
 
-Ganju et al.'s meta-classifiers see every parameter of a shadow MLP and must not depend on the order of its hidden
-neurons, which training does not fix (permuting a layer's neurons, with the next layer's rows, leaves the function
-unchanged). Two representations, both in Ganju et al. (Sec. 4):
+Ganju et al.'s meta-classifiers see every parameter of a shadow MLP and must not
+depend on the order of its hidden neurons, which training does not fix (permuting a
+layer's neurons, with the next layer's rows, leaves the function unchanged). Two
+representations, both in Ganju et al. (Sec. 4):
 
-- **neuron sorting** (:func:`sort_neurons`, :func:`sorted_parameters`): each hidden layer's neurons in decreasing
-  norm of their incoming weights and bias, the next layer's rows permuted alike, then all parameters flattened.
-  Chase et al.'s WBAttack (Table III) is this "vector attack". :class:`SortedMetaClassifier` reads the vector with a
-  small neural network (scikit-learn's ``MLPClassifier``) on standardised features.
-- **DeepSets per layer** (:class:`DeepSetsMetaClassifier`): a hidden neuron is an element of its layer's set. Layer
-  1's neuron ``j`` is the vector of its incoming weights and bias, ``[W1[:, j], b1[j]]`` (the inputs are ordered
-  features); a later layer's neuron ``j`` is ``[sum_k Wl[k, j] e_{l-1,k}, bl[j]]``, its incoming weights applied to
-  the previous layer's neuron embeddings ``e_{l-1,k}``, which does not depend on that layer's order. Each layer's
-  elements pass through their own network ``phi_l`` and are summed into a layer code ``L_l = sum_j phi_l(node_j)``;
-  a network ``rho`` on the concatenated codes gives the logit of the t1 world. The sum makes it invariant to every
-  hidden-layer permutation.
+- **neuron sorting** (:func:`sort_neurons`, :func:`sorted_parameters`): each hidden
+  layer's neurons in decreasing norm of their incoming weights and bias, the next
+  layer's rows permuted alike, then all parameters flattened. Chase et al.'s
+  WBAttack (Table III) is this "vector attack". :class:`SortedMetaClassifier` reads the
+  vector with a small neural network (scikit-learn's ``MLPClassifier``) on standardised
+  features.
+- **DeepSets per layer** (:class:`DeepSetsMetaClassifier`): a hidden neuron is an
+  element of its layer's set. Layer 1's neuron ``j`` is the vector of its incoming
+  weights and bias, ``[W1[:, j], b1[j]]`` (the inputs are ordered features); a later
+  layer's neuron ``j`` is ``[sum_k Wl[k, j] e_{l-1,k}, bl[j]]``, its incoming weights
+  applied to the previous layer's neuron embeddings ``e_{l-1,k}``, which does not depend
+  on that layer's order. Each layer's elements pass through their own network ``phi_l``
+  and are summed into a layer code ``L_l = sum_j phi_l(node_j)``; a network ``rho`` on
+  the concatenated codes gives the logit of the t1 world. The sum makes it invariant to
+  every hidden-layer permutation.
 
-:func:`whitebox_attack` trains the shadow MLPs without poison on the adversary's pool in both worlds, fits the
-meta-classifiers on the same shadows, and tests them on target MLPs trained on the victim pool.
+:func:`whitebox_attack` trains the shadow MLPs without poison on the adversary's pool
+in both worlds, fits the meta-classifiers on the same shadows, and tests them on target
+MLPs trained on the victim pool.
 
 References
 ----------
@@ -61,8 +67,9 @@ def sort_neurons(weights: list[np.ndarray], biases: list[np.ndarray]) -> tuple[l
 
     Returns
     -------
-    (weights, biases) with each hidden layer's neurons in decreasing order of ``||[W_in[:, j]; b_j]||_2``, outgoing
-    rows permuted to match. The function the network computes is unchanged.
+    (weights, biases) with each hidden layer's neurons in decreasing order of
+    ``||[W_in[:, j]; b_j]||_2``, outgoing rows permuted to match. The function
+    the network computes is unchanged.
     """
     W = [w.copy() for w in weights]
     b = [v.copy() for v in biases]
@@ -172,8 +179,9 @@ class DeepSetsMetaClassifier(BaseEstimator):
 
     Notes
     -----
-    Each layer's weights and biases are divided by their standard deviation over the training networks (``scale_``),
-    so that layers of different fan-in feed ``phi`` on one scale.
+    Each layer's weights and biases are divided by their standard deviation over the
+    training networks (``scale_``), so that layers of different fan-in feed ``phi`` on
+    one scale.
     """
 
     def __init__(self, *, embed: int = 16, hidden: int = 32, epochs: int = 300, lr: float = 1e-3,
