@@ -32,10 +32,10 @@ def dp_analysis(ctx: AuditContext) -> Analysis:
     cfg = ctx.cfg
     if cfg.claimed_epsilon is None:
         return Analysis(name="dp")
-    from ...learners import DPSGD
+    from ...learners import learner_family
 
     learner = ctx.target.learner
-    if ctx.target.kind != "demo" or not isinstance(learner, DPSGD):
+    if ctx.target.kind != "demo" or learner_family(learner) != "dp-sgd":
         return Analysis(name="dp", skipped=(Skipped(
             name="one-run DP audit",
             reason="the one-run audit trains the recipe with gradient canaries inserted, which leakaudit does for "
