@@ -3,6 +3,7 @@ line and exit status 2."""
 
 import json
 import shutil
+from html import escape as html_escape
 
 import numpy as np
 import pandas as pd
@@ -343,3 +344,20 @@ def test_language_model_audited_in_memory_as_from_its_directory(tmp_path, tiny_d
                         text_column="body")
     with pytest.raises(InvalidParameterError, match="references\\[0\\]"):
         leakaudit.audit(lm.model, members, nonmembers, tokenizer=lm.tokenizer, references=["base"])
+
+
+def test_redacted_report_shows_no_extracted_span(tmp_path, tiny_demo):
+    """--redact: the report's extraction table says "redacted" where the members' spans, the text before them and
+    the tokens the model raised were; the records table holds no text either."""
+    code, out = _audit(tmp_path, tiny_demo.target_dir, tiny_demo.members, tiny_demo.nonmembers,
+                       "--reference-dir", str(tiny_demo.base_dir), "--redact")
+    assert code == 0
+    spans = _results(out)["extraction"]["spans"]
+    assert spans
+    html = (out / "report.html").read_text()
+    assert "<td>…redacted</td><td><b>redacted</b></td>" in html and "Written redacted" in html
+    for sp in spans:
+        for text in (sp["span"], sp["context"], *(t["token"] for t in sp["raised"] or [])):
+            if len(text.strip()) > 3:
+                assert html_escape(text) not in html, text
+    assert "text" not in read_records_csv(out / "records.csv").columns

@@ -239,9 +239,10 @@ def _dataset_inference(di: DatasetInferenceSection | None) -> dict | None:
             "repeats": power.n_repeats if power else 0, "power": "; ".join(sizes) or "not measured"}
 
 
-def _extraction(ex: ExtractionSection | None) -> dict | None:
+def _extraction(ex: ExtractionSection | None, *, redacted: bool = False) -> dict | None:
     """The extraction section's words and tables: the rates per prefix length and number of tries, the
-    generations, and the members' most extractable spans (their text escaped by the template)."""
+    generations, and the members' most extractable spans (their text escaped by the template; ``redacted``: each
+    text, the personal data found in it and the tokens raised said as "redacted", the kinds of personal data kept)."""
     if ex is None:
         return None
 
@@ -264,10 +265,12 @@ def _extraction(ex: ExtractionSection | None) -> dict | None:
                             f"{m.exact:,} ({fmt(m.exact_rate, '%')}, {fmt_interval(m.exact_interval, '.2f')})",
                             f"{m.near_verbatim:,} ({fmt(m.near_verbatim_rate, '%')}, "
                             f"{fmt_interval(m.near_verbatim_interval, '.2f')})", fmt(m.rouge_l, ".2f")))
+    hide = (lambda text: "redacted") if redacted else (lambda text: text)
     spans = [{"record": sp.record, "p": fmt(math.exp(sp.log_p) if as_number(sp.log_p) is not None else 0.0, ".3g"),
-              "context": sp.context, "span": sp.span,
-              "pii": "; ".join(f"{d.kind}: {d.text}" for d in sp.personal_data),
-              "raised": ", ".join(f"{t.token!r} {fmt(t.delta, '+.1f')}" for t in sp.raised) if sp.raised else ""}
+              "context": hide(sp.context), "span": hide(sp.span),
+              "pii": "; ".join(f"{d.kind}: {hide(d.text)}" for d in sp.personal_data),
+              "raised": ", ".join(f"{hide(repr(t.token))} {fmt(t.delta, '+.1f')}" for t in sp.raised) if sp.raised
+              else ""}
              for sp in ex.spans]
     return {"sampler": ex.sampler, "suffix": ex.suffix_length, "p": f"{ex.p:g}", "rows": rows, "generation": gen,
             "gen_prefix": g.prefix_length if g else None, "near": f"{g.near_verbatim_distance:g}" if g else "",
@@ -734,6 +737,8 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
     cc = as_number(verdict.check_confidence)
     conf_pct = f"{cc * 100:.4g}%" if cc is not None else f"{(as_number(cfg.confidence) or 0.95) * 100:g}%"
     flags = results.command.startswith("leakaudit ")  # a command-line audit names its settings as flags
+    # written redacted (--redact): records.csv as written holds none of the records' own columns
+    redacted = records is not None and bool(data.record_columns) and not _value_columns(results, records)
     fprs, mem_rows = _membership_rows(results)
     prof, recipe, conf = _settings_rows(results)
     nf = dtp and dtp.noise_floor
@@ -762,7 +767,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         lm_attacks=[(v.display, v.reference) for v in membership.values() if v.reference],
         blind=next((v for v in membership.values() if v.comparable is not None), None),
         dataset_inference=_dataset_inference(results.dataset_inference),
-        extraction=_extraction(results.extraction),
+        extraction=_extraction(results.extraction, redacted=redacted),
         auc_method=", ".join(sorted({_AUC_METHODS.get(v.auc_ci_method, v.auc_ci_method)
                                      for v in membership.values() if v.auc_ci_method})),
         dtp=dtp, dtp_answer=_dtp_answer(results), dtp_exact=_dtp_exact(results),
