@@ -1,5 +1,6 @@
 """Metrics on plain arrays: ROC, AUC, TPR at fixed FPR, advantage, intervals, power floors, empirical epsilon."""
 
+from . import _membership
 from ._epsilon import EpsilonBound, empirical_epsilon
 from ._intervals import (
     AUC_CI_METHODS,
@@ -17,28 +18,12 @@ from ._intervals import (
     pearson,
     tpr_ci_can_exceed,
 )
-from ._membership import (
-    advantage_at_threshold,
-    auc,
-    check_is_member,
-    check_membership_inputs,
-    decision_metrics,
-    membership_advantage,
-    roc_curve,
-    tpr_at_fpr,
-)
+from ._membership import *  # noqa: F403
 from ._summary import (DEFAULT_FPRS, WIDE_INTERVAL, MembershipMetrics, against_chance, evaluate_membership, tpr_entry,
                        wide_interval_reason)
 
 __all__ = [
-    "roc_curve",
-    "auc",
-    "tpr_at_fpr",
-    "membership_advantage",
-    "advantage_at_threshold",
-    "decision_metrics",
-    "check_is_member",
-    "check_membership_inputs",
+    *_membership.__all__,
     "clopper_pearson",
     "paired_mean_interval",
     "difference_interval",
