@@ -12,10 +12,10 @@ Hayes et al.'s (n, p)-extraction against the non-members' base rate, generations
 imported only when used.
 """
 
-from .attacks import ATTACKS, run_lm_attacks
+from .attacks import run_lm_attacks
 from .blind import BlindBaseline, blind_baseline, blind_baseline_scores
 from .extraction import Extraction, Sampler, extraction_audit
 from .score import TokenScores, score_texts, scores_from_arrays
 
-__all__ = ["ATTACKS", "BlindBaseline", "Extraction", "Sampler", "TokenScores", "blind_baseline", "blind_baseline_scores",
+__all__ = ["BlindBaseline", "Extraction", "Sampler", "TokenScores", "blind_baseline", "blind_baseline_scores",
            "extraction_audit", "run_lm_attacks", "score_texts", "scores_from_arrays"]

@@ -3,14 +3,15 @@
 Each function takes :class:`~leakaudit.lm.score.TokenScores` (and, where the attack needs them, the texts or a
 reference model's scores) and returns one score per text. The reference-model calibrations reuse
 :class:`~leakaudit.membership.lira.LiRA` and :class:`~leakaudit.membership.rmia.RMIA` on a per-text probability
-(see :func:`text_probability`), so each idea has one implementation.
+(see :func:`text_probability`), so each idea has one implementation. The attacks the audit runs are registered, as
+text attacks, in the membership attacks' registry (:func:`leakaudit.register_attack` with ``modality="text"``), where
+an attack written outside leakaudit joins them.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from ..exceptions import InvalidInputError
 from .score import TokenScores, check_texts
 
 __all__ = ["loss_score", "zlib_score", "min_k_score", "min_k_plus_plus_score", "reference_score", "text_probability",
-           "lira_score", "rmia_score", "recall_score", "ATTACKS", "LMAttack", "applicable_attacks", "run_lm_attacks"]
+           "lira_score", "rmia_score", "recall_score", "run_lm_attacks"]
 
 def loss_score(ts: TokenScores) -> np.ndarray:
     """Minus the mean token loss: ``(1/T) sum_t log p(x_t|x_<t)`` (Yeom et al. 2018; ranks as 1 / perplexity)."""
@@ -139,57 +140,51 @@ def recall_score(ts: TokenScores, conditioned: TokenScores) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True)
-class LMAttack:
-    """One membership attack on a language model's texts: its name in words, whose it is, what it needs beyond the
-    audited model's per-token scores (``"distribution"``: the next-token distribution's moments; ``"references"``:
-    reference models' scores), and ``score(ts, texts, refs, k) -> ndarray of shape (n,)`` (higher: member)."""
+def _register() -> None:
+    """Register the language-model attacks the audit runs, in the order it runs them, as text attacks of the one
+    registry (:func:`leakaudit.register_attack`): each with its name in words, its source, and what it
+    needs beyond the audited model's per-token scores."""
+    from ..membership._registry import register_attack
 
-    display: str
-    reference: str
-    score: Callable[..., np.ndarray]
-    needs: frozenset = frozenset()
-
-
-#: The language-model attacks the audit runs, by registry name, in the order it runs them
-ATTACKS: dict[str, LMAttack] = {
-    "lm_loss": LMAttack("loss", "Yeom et al., 'Privacy Risk in Machine Learning', CSF 2018 (the loss, or perplexity, "
-                                "threshold)", lambda ts, texts, refs, k: loss_score(ts)),
-    "lm_zlib": LMAttack("zlib ratio", "Carlini et al., 'Extracting Training Data from Large Language Models', USENIX "
-                                      "Security 2021 (log-perplexity over zlib entropy)",
-                        lambda ts, texts, refs, k: zlib_score(ts, texts)),
-    "lm_min_k": LMAttack("Min-K%", "Shi et al., 'Detecting Pretraining Data from Large Language Models', ICLR 2024",
-                         lambda ts, texts, refs, k: min_k_score(ts, k)),
-    "lm_min_k_pp": LMAttack("Min-K%++", "Zhang et al., 'Min-K%++: Improved Baseline for Detecting Pre-Training Data "
-                                        "from Large Language Models', 2024 (arXiv 2404.02936)",
-                            lambda ts, texts, refs, k: min_k_plus_plus_score(ts, k), frozenset({"distribution"})),
-    "lm_reference": LMAttack("reference-model ratio", "Carlini et al. 2021 (ratio to a reference model); "
-                                                      "Mireshghallah et al., 'Quantifying Privacy Risks of Masked "
-                                                      "Language Models Using Membership Inference Attacks', EMNLP 2022",
-                             lambda ts, texts, refs, k: reference_score(ts, refs), frozenset({"references"})),
-    "lm_lira": LMAttack("LiRA (offline)", "Carlini et al., 'Membership Inference Attacks From First Principles', IEEE "
-                                          "S&P 2022, offline variant (§VI-C), on the per-text probability",
-                        lambda ts, texts, refs, k: lira_score(ts, refs), frozenset({"references"})),
-    "lm_rmia": LMAttack("RMIA (offline)", "Zarifzadeh et al., 'Low-Cost High-Power Membership Inference Attacks', "
-                                          "ICML 2024, offline (a = 1, gamma = 1), the audited texts as population",
-                        lambda ts, texts, refs, k: rmia_score(ts, refs), frozenset({"references"})),
-}
+    calibrated = ("references",)
+    for name, display, source, score, needs in (
+        ("lm_loss", "loss", "Yeom et al., 'Privacy Risk in Machine Learning', CSF 2018 (the loss, or perplexity, "
+                            "threshold)", lambda ts, texts, refs, k: loss_score(ts), ()),
+        ("lm_zlib", "zlib ratio", "Carlini et al., 'Extracting Training Data from Large Language Models', USENIX "
+                                  "Security 2021 (log-perplexity over zlib entropy)",
+         lambda ts, texts, refs, k: zlib_score(ts, texts), ()),
+        ("lm_min_k", "Min-K%", "Shi et al., 'Detecting Pretraining Data from Large Language Models', ICLR 2024",
+         lambda ts, texts, refs, k: min_k_score(ts, k), ()),
+        ("lm_min_k_pp", "Min-K%++", "Zhang et al., 'Min-K%++: Improved Baseline for Detecting Pre-Training Data "
+                                    "from Large Language Models', 2024 (arXiv 2404.02936)",
+         lambda ts, texts, refs, k: min_k_plus_plus_score(ts, k), ("distribution",)),
+        ("lm_reference", "reference-model ratio", "Carlini et al. 2021 (ratio to a reference model); "
+                                                  "Mireshghallah et al., 'Quantifying Privacy Risks of Masked "
+                                                  "Language Models Using Membership Inference Attacks', EMNLP 2022",
+         lambda ts, texts, refs, k: reference_score(ts, refs), calibrated),
+        ("lm_lira", "LiRA (offline)", "Carlini et al., 'Membership Inference Attacks From First Principles', IEEE "
+                                      "S&P 2022, offline variant (§VI-C), on the per-text probability",
+         lambda ts, texts, refs, k: lira_score(ts, refs), calibrated),
+        ("lm_rmia", "RMIA (offline)", "Zarifzadeh et al., 'Low-Cost High-Power Membership Inference Attacks', "
+                                      "ICML 2024, offline (a = 1, gamma = 1), the audited texts as population",
+         lambda ts, texts, refs, k: rmia_score(ts, refs), calibrated),
+    ):
+        register_attack(name, score, description=source, display=display, modality="text", needs=needs)
 
 
-def applicable_attacks(distribution: bool, references: bool) -> list[str]:
-    """The attacks (registry names, in :data:`ATTACKS` order) whose ``needs`` inputs with (or without) the
-    next-token ``distribution`` and reference-model scores (``references``) meet."""
-    have = {need for need, given in (("distribution", distribution), ("references", references)) if given}
-    return [name for name, attack in ATTACKS.items() if attack.needs <= have]
+_register()
 
 
 def run_lm_attacks(ts: TokenScores, texts: Sequence[str], refs: Sequence[TokenScores] = (), *,
                    k: float = 0.2) -> dict[str, np.ndarray]:
-    """Every attack the inputs allow (:func:`applicable_attacks`): registry name -> scores of shape (n,)."""
+    """Every text attack the audit runs that the inputs allow (:func:`~leakaudit.membership._registry.text_attacks`,
+    those registered from outside too): registry name -> scores of shape (n,)."""
+    from ..membership._registry import ATTACKS, text_attacks
+
     if not isinstance(ts, TokenScores):
         raise InvalidInputError(f"ts must be a TokenScores (from score_texts or scores_from_arrays); got "
                                 f"{type(ts).__name__}")
     texts = check_texts(texts)
     refs = check_sequence(refs, name="refs", kind=TokenScores)
-    return {name: ATTACKS[name].score(ts, texts, refs, k)
-            for name in applicable_attacks(ts.mean is not None, bool(refs))}
+    return {name: ATTACKS.get(name).factory(ts, texts, refs, k)
+            for name in text_attacks(ts.mean is not None, bool(refs))}

@@ -33,7 +33,8 @@ import numpy as np
 from .._random import RandomStateLike, check_random_state, spawn_seeds
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError
-from .attacks import ATTACKS, run_lm_attacks
+from ..membership._registry import display_name
+from .attacks import run_lm_attacks
 from .score import TokenScores
 
 __all__ = ["FEATURES", "TESTS", "VERDICTS", "DatasetInference", "SetTest", "PowerCurve", "membership_features",
@@ -413,6 +414,6 @@ def dataset_inference(suspect_texts: Sequence[str], unseen_texts: Sequence[str],
         verdict = NOT_DETECTED
         sentence = (f"no evidence that the suspect set was used ({shown}, alpha {alpha:g}); with more texts the "
                     "test may still detect use")
-    return DatasetInference(verdict=verdict, sentence=sentence, features=[ATTACKS[n].display for n in names], test=st,
+    return DatasetInference(verdict=verdict, sentence=sentence, features=[display_name(n) for n in names], test=st,
                             comparable=comparable, blind_auc=float(b_auc), blind_p_value=float(b_p), n_suspect=n_s,
                             n_unseen=n_u, alpha=float(alpha), power=pw, feature_auc=feature_auc)

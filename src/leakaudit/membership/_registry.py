@@ -1,9 +1,11 @@
 """The membership attacks by name: how to make each, its name in words, and when the audit runs it.
 
 One table serves the CLI (``--attack NAME``), the audit (:func:`audit_attacks`: what ``leakaudit.audit`` runs and
-counts in its verdict), the report (:func:`display_name`) and the shared checks. An attack written outside leakaudit
-joins it through :func:`register_attack`, or through a package's entry point in the group ``leakaudit.attacks``
-whose object is called once, with no arguments, before the audit lists its attacks (it calls
+counts in its verdict), the report (:func:`display_name`) and the shared checks. Each attack has a modality: "tabular"
+(an :class:`~leakaudit.membership.Attack` on a model's class scores or labels) or "text" (a score of a language
+model's texts from their per-token scores, which the language-model audit runs: :func:`text_attacks`). An attack
+written outside leakaudit joins it through :func:`register_attack`, or through a package's entry point in the group
+``leakaudit.attacks`` whose object is called once, with no arguments, before the audit lists its attacks (it calls
 :func:`register_attack`).
 """
 
@@ -35,13 +37,18 @@ from .shadow import audit_run as _shadow_audit_run
 from .threshold import BoundedLossAdversary, LossThresholdAttack
 
 __all__ = ["ATTACKS", "AttackSpec", "make_attack", "available_attacks", "describe", "display_name", "register_attack",
-           "audit_attacks", "AUDIT_WHEN", "ACCESS", "ENTRY_POINT_GROUP"]
+           "audit_attacks", "text_attacks", "AUDIT_WHEN", "ACCESS", "MODALITY", "TEXT_NEEDS", "ENTRY_POINT_GROUP"]
 
 #: When the audit runs an attack: on every target, only on one it can retrain (reference models), or only on one it
 #: cannot (predictions alone)
 AUDIT_WHEN = ("always", "retrainable", "not retrainable")
 #: What an attack reads of the model
 ACCESS = ("scores", "labels")
+#: What an attack audits: a model of a table, or a causal language model's texts
+MODALITY = ("tabular", "text")
+#: What a text attack may need beyond the audited model's per-token scores: the next-token distribution's moments, and
+#: reference models' per-token scores
+TEXT_NEEDS = ("distribution", "references")
 ENTRY_POINT_GROUP = "leakaudit.attacks"
 
 
@@ -53,8 +60,11 @@ class AttackSpec:
     ----------
     factory : callable
         Returns a fresh :class:`~leakaudit.membership.Attack` with its defaults (keyword arguments are set on it).
+        A text attack's is its score instead: ``factory(ts, texts, refs, k) -> ndarray of shape (n,)`` (higher:
+        member) from the :class:`~leakaudit.lm.score.TokenScores` ``ts``, the texts, the reference models' scores
+        and the share ``k`` of tokens Min-K% averages.
     description : str
-        One line: what it does and whose it is.
+        One line: what it does and whose it is (a text attack's: its source, cited in the report).
     display : str
         Its name in words in the report and on stdout ("LiRA"); the registry name when empty.
     audit : {"always", "retrainable", "not retrainable"} or None
@@ -73,6 +83,12 @@ class AttackSpec:
     audit_run : callable or None
         ``audit_run(ctx, attack, inputs) -> (AttackResult, resources)``: how the audit runs it, with what it used
         for results.json's ``resources`` (None: ``attack.run(inputs)``, no resources).
+    modality : {"tabular", "text"}
+        What it audits: a model of a table (the fields above), or a causal language model's texts (``factory`` is
+        the score; ``audit`` None or "always"; ``needs``).
+    needs : frozenset
+        A text attack's inputs beyond the per-token scores (:data:`TEXT_NEEDS`); the language-model audit runs it
+        only when they are given.
 
     Every ``ctx`` is the audit's context (``ctx.cfg``, ``ctx.data``, ``ctx.target``, ``ctx.seeds`` and
     ``ctx.seed_for(name)``, a seed of the audit's own for any name a plug-in picks).
@@ -86,6 +102,8 @@ class AttackSpec:
     access: Literal["scores", "labels"] = "scores"
     audit_inputs: Callable[[Any, AttackInputs], AttackInputs] | None = None
     audit_run: Callable[[Any, Attack, AttackInputs], tuple[AttackResult, dict]] | None = None
+    modality: Literal["tabular", "text"] = "tabular"
+    needs: frozenset = frozenset()
 
 
 def _shadow_audit_params(ctx) -> dict:
@@ -147,8 +165,10 @@ ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
 })
 
 
-def available_attacks() -> list[str]:
-    return list(ATTACKS.names())
+def available_attacks(modality: str = "tabular") -> list[str]:
+    """Registry names of the attacks of ``modality`` ("tabular" or "text"), in registry order."""
+    check_choice(modality, name="modality", choices=MODALITY)
+    return [n for n in ATTACKS.names() if ATTACKS.get(n).modality == modality]
 
 
 def describe(name: str) -> str:
@@ -166,14 +186,18 @@ def display_name(name: str) -> str:
 
 def make_attack(name: str, **params) -> Attack:
     """A fresh attack with its registry defaults, then ``params`` set on it (``set_params``)."""
-    attack = ATTACKS.get(name).factory()
+    spec = ATTACKS.get(name)
+    if spec.modality != "tabular":
+        raise InvalidParameterError(f"{name!r} is a {spec.modality} attack (a score of texts, run by the "
+                                    "language-model audit), not an Attack to make")
+    attack = spec.factory()
     return attack.set_params(**params) if params else attack
 
 
 def register_attack(name: str, factory: Callable[..., Attack], *, description: str, display: str = "",
                     audit: str | None = "always", audit_params: Callable[[Any], dict] | None = None,
                     access: str = "scores", audit_inputs: Callable | None = None, audit_run: Callable | None = None,
-                    force: bool = False) -> AttackSpec:
+                    modality: str = "tabular", needs=(), force: bool = False) -> AttackSpec:
     """Add a membership attack: the CLI, :func:`leakaudit.audit` and the report then know it by ``name``.
 
     Parameters
@@ -197,6 +221,14 @@ def register_attack(name: str, factory: Callable[..., Attack], *, description: s
     audit_inputs, audit_run : callable, optional
         How the audit prepares its inputs and runs it (:class:`AttackSpec`); default: the inputs every attack gets,
         and ``attack.run(inputs)``.
+    modality : {"tabular", "text"}, default="tabular"
+        "text": an attack on a causal language model's texts, run by the language-model audit (and
+        :func:`leakaudit.lm.run_lm_attacks`); ``factory(ts, texts, refs, k)`` returns its scores, one per text
+        (:class:`AttackSpec`), ``description`` is its source, ``audit`` is None or "always", and the tabular
+        options (``audit_params``, ``access``, ``audit_inputs``, ``audit_run``) do not apply.
+    needs : iterable of {"distribution", "references"}, default=()
+        A text attack's inputs beyond the per-token scores: the next-token distribution's moments, reference
+        models' scores; the audit runs it only when they are given.
     force : bool, default=False
         Replace an attack of the same name.
     """
@@ -212,13 +244,29 @@ def register_attack(name: str, factory: Callable[..., Attack], *, description: s
         raise InvalidParameterError(f"display must be a string (the attack's name in words; \"\" for its name); got "
                                     f"{shown(display)}")
     check_choice(access, name="access", choices=ACCESS)
+    check_choice(modality, name="modality", choices=MODALITY)
+    if isinstance(needs, str) or not all(isinstance(n, str) and n in TEXT_NEEDS for n in _iterable(needs)):
+        raise InvalidParameterError(f"needs must be a collection of {', '.join(map(repr, TEXT_NEEDS))}; got "
+                                    f"{shown(needs)}")
+    if needs and modality != "text":
+        raise InvalidParameterError("needs applies to text attacks (modality=\"text\"); a tabular attack's inputs "
+                                    "are its class's needs")
+    if modality == "text" and audit not in (None, "always"):
+        raise InvalidParameterError(f"a text attack's audit must be \"always\" or None; got {shown(audit)}")
     if not isinstance(force, bool):
         raise InvalidParameterError(f"force must be True or False; got {shown(force)}")
     for arg, fn in (("audit_params", audit_params), ("audit_inputs", audit_inputs), ("audit_run", audit_run)):
         if fn is not None and not callable(fn):
             raise InvalidParameterError(f"{arg} must be callable or None; got {shown(fn)}")
     return ATTACKS.add(name, AttackSpec(factory, description, display, audit, audit_params, access, audit_inputs,
-                                        audit_run), force=force)
+                                        audit_run, modality, frozenset(needs)), force=force)
+
+
+def _iterable(x) -> tuple:
+    try:
+        return tuple(x)
+    except TypeError:
+        return (None,)
 
 
 _entry_points_loaded = False
@@ -250,4 +298,13 @@ def audit_attacks(retrainable: bool, access: str = "scores") -> list[str]:
     check_choice(access, name="access", choices=ACCESS)
     _load_entry_points()
     want = "retrainable" if retrainable else "not retrainable"
-    return [n for n in ATTACKS.names() if ATTACKS.get(n).audit in ("always", want) and ATTACKS.get(n).access == access]
+    return [n for n in available_attacks() if ATTACKS.get(n).audit in ("always", want)
+            and ATTACKS.get(n).access == access]
+
+
+def text_attacks(distribution: bool, references: bool) -> list[str]:
+    """Registry names of the text attacks the language-model audit runs, in registry order, whose ``needs`` the
+    inputs with (or without) the next-token ``distribution`` and reference models' scores (``references``) meet."""
+    _load_entry_points()
+    have = {need for need, given in zip(TEXT_NEEDS, (distribution, references)) if given}
+    return [n for n in available_attacks("text") if ATTACKS.get(n).audit is not None and ATTACKS.get(n).needs <= have]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..result.checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
+from ...membership import ATTACKS, display_name
 from ..config import AuditConfig, phrase
 from ..context import AuditContext
 from .membership import attack_checks, measure_attack
@@ -107,16 +108,16 @@ class LMScores:
 def _lm_membership_checks(cfg: AuditConfig, texts, scored: LMScores) -> int:
     """Per attack the scores allow: its AUC and TPR at the low FPR, with a budget its empirical epsilon; and the
     blind baseline's check."""
-    from ...lm.attacks import applicable_attacks
+    from ...membership._registry import text_attacks
 
-    n = len(applicable_attacks(scored.target.mean is not None, bool(scored.references)))
+    n = len(text_attacks(scored.target.mean is not None, bool(scored.references)))
     return n * (2 + (cfg.epsilon_budget is not None)) + 1
 
 
 def _lm_membership(ctx: AuditContext, done) -> Analysis:
     """Every attack the scores allow, judged as a tabular audit's attacks are (:func:`attack_checks`), then the
     blind baseline, which decides which attacks' checks stand (the module docstring)."""
-    from ...lm.attacks import ATTACKS, run_lm_attacks
+    from ...lm.attacks import run_lm_attacks
     from ...lm.blind import blind_baseline
 
     cfg, cc, seeds, sc = ctx.cfg, ctx.check_confidence, ctx.seeds, ctx.scored
@@ -125,10 +126,10 @@ def _lm_membership(ctx: AuditContext, done) -> Analysis:
     metrics, checks = {}, []
     for name, s in scores.items():
         mm, eps = measure_attack(ctx, m, s)
-        mm["display"], mm["reference"] = ATTACKS[name].display, ATTACKS[name].reference
+        mm["display"], mm["reference"] = display_name(name), ATTACKS.get(name).description
         metrics[name] = mm
         checks += attack_checks(name, mm, eps, thresholds=cfg.thresholds, confidence=cc,
-                                epsilon_budget=cfg.epsilon_budget, display=ATTACKS[name].display)
+                                epsilon_budget=cfg.epsilon_budget, display=display_name(name))
     bb = blind_baseline(sc.texts, m, versus=scores, alpha=1 - cc, random_state=seeds["blind"])
     blind_mm = _measure_blind(ctx, bb, m)
     blind_check, standing = _blind_check(bb, metrics, cc)
@@ -163,7 +164,7 @@ def _lm_membership(ctx: AuditContext, done) -> Analysis:
                                              "attacks_standing": sorted(standing)}}
     per_record = {**{f"score_{name}": s for name, s in scores.items()}, "blind_baseline": bb.scores}
     n_threads = threads()
-    settings = {"attacks": "; ".join(f"{ATTACKS[n].display}: {ATTACKS[n].reference}" for n in scores),
+    settings = {"attacks": "; ".join(f"{display_name(n)}: {ATTACKS.get(n).description}" for n in scores),
                 "blind_baseline": "TF-IDF of character 2-4-grams and word 1-2-grams plus log length, kernel ridge "
                                   f"regression, {bb.n_folds}-fold cross-fitting with near-duplicates kept together "
                                   f"({bb.n_groups:,} groups); permutation test ({bb.n_permutations:,} relabellings) "
