@@ -112,7 +112,8 @@ def test_hostile_names_labels_and_values_through_the_library_and_the_command_lin
         frame.to_csv(tmp_path / f"{flag}.csv", index=False)
         args += [f"--{flag}", str(tmp_path / f"{flag}.csv")]
     assert main(args) in (0, None, 3, 4)
-    assert _assert_safe(tmp_path / "cli").shape == back.shape
+    # the files' records also give the line each starts on (tables in memory have none)
+    assert _assert_safe(tmp_path / "cli").drop(columns="line").shape == back.shape
 
 
 @pytest.mark.parametrize("out, words", [

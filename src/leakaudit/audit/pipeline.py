@@ -28,7 +28,7 @@ from .._results import record_name, write_json_atomic
 from ..exceptions import AuditInterrupted
 from .config import AuditConfig, Phrase, check_outputs_spare_inputs, phrase
 from .context import AuditContext, Prepared, engine_stats
-from .inputs.data import AuditData, prepare_data
+from .inputs.data import AuditData, prepare_data, row_lines
 from .result.output import check_out_writable
 from .assemble import assemble
 from .plan import PLAN, check_confidence, plan_for, run_plan
@@ -195,6 +195,8 @@ def prepare(cfg: AuditConfig, st: _Stages, *, data=None, target=None, inputs: Ma
         _say_limit(limit.words(flags=flags), st, flags)
     sources = _record_sources(cfg, data)
     names = tuple(record_name(s, r, index=i) for s, r, i in zip(sources["source"], sources["row"], sources["index"]))
+    if sources["line"] is not None:  # a text table's record by its line in its file, as records.csv's line gives it
+        names = tuple(f"{s}, line {int(k)}" for s, k in zip(sources["source"], sources["line"]))
     records, value_cols = _records(data, sources, reserved={"pdtp", "pdtp_lower_bound", "risk_rank", "flagged_by"})
     engine = _engine(cfg, cache)
     st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)
@@ -307,16 +309,16 @@ def _memory_inputs(inputs: Mapping[str, Any] | None, target: Target) -> dict:
 def _records(data: AuditData, sources: dict, *, reserved: set[str]) -> tuple[pd.DataFrame, list[str]]:
     """One row per audited record, members first, built in one step (a table of thousands of columns included):
     ``record`` (unique; a member's equals its index in results.json's DTP lists), ``source`` and ``row`` (where it
-    is; row 1 = the first row after the header) or, for tables given in memory with unique indexes, ``index`` (the
-    DataFrame's index label) in place of ``row``, ``is_member``, ``label``, with a privacy unit ``unit`` (the
-    record's unit as read), then the record's own values (the label as its class name, every feature column; one
-    named like a column of ours, ``reserved``, or like an attack's score gets the prefix ``value_``). Returns the
-    table and the names of the value columns."""
+    is; row 1 = the first row after the header) and, for a text table's, ``line`` (its first line in its file) or,
+    for tables given in memory with unique indexes, ``index`` (the DataFrame's index label) in place of ``row``,
+    ``is_member``, ``label``, with a privacy unit ``unit`` (the record's unit as read), then the record's own
+    values (the label as its class name, every feature column; one named like a column of ours, ``reserved``, or
+    like an attack's score gets the prefix ``value_``). Returns the table and the names of the value columns."""
     n = len(data.y_mem) + len(data.y_non)
     values = pd.concat([data.frame_mem, data.frame_non], ignore_index=True)
-    ours = {"record", "source", "row", "index", "is_member", "label"} | reserved
+    ours = {"record", "source", "row", "line", "index", "is_member", "label"} | reserved
     where = ({"index": pd.array(data.index_labels, dtype=object)} if data.index_labels is not None
-             else {"row": sources["row"]})
+             else {"row": sources["row"]} | ({} if sources["line"] is None else {"line": sources["line"]}))
     # with a privacy unit: each record's unit as read (its column is no feature, so it is ours, beside the label)
     unit = {} if data.unit is None else {"unit": np.r_[data.units_mem, data.units_non]}
     ours |= set(unit)
@@ -329,13 +331,25 @@ def _records(data: AuditData, sources: dict, *, reserved: set[str]) -> tuple[pd.
         name = str(col) if str(col) not in ours and not str(col).startswith(("score_", "p_")) else f"value_{col}"
         columns[name] = values[col].to_numpy()
     table = pd.DataFrame(columns)
-    return table, list(table.columns[5 + len(unit):])
+    return table, list(table.columns[4 + len(where) + len(unit):])
 
-def _lines(path) -> str:
-    """Where a row of a table file is among its lines: a text table's row N is its line N + 1 (Parquet has none)."""
-    if any(x.lower() in (".parquet", ".pq") for x in Path(path).suffixes):
+def _lines(path, lines: np.ndarray | None) -> str:
+    """Where a row of a table file is among its lines (``lines``: :func:`row_lines`; None for Parquet, which has
+    none): its line N + 1 where no blank line or cell holding a line break comes before it, else records.csv's
+    ``line``."""
+    if lines is None:
         return ""
-    return ": row N is its line N + 1, after the header, where no cell holds a line break"
+    if np.array_equal(lines, np.arange(2, len(lines) + 2)):
+        return ": row N is its line N + 1, after the header"
+    return (": row N is not always its line N + 1 (a blank line or a cell holding a line break comes before some): "
+            "records.csv's line gives each record's")
+
+
+def _file_lines(path, ids: np.ndarray) -> np.ndarray | None:
+    """The line of the file ``path`` on which each of its rows ``ids`` (0-based) starts; None for a table without
+    lines, or where counting its lines does not give every row one."""
+    lines = row_lines(path)
+    return lines if lines is not None and (not len(ids) or int(ids.max()) < len(lines)) else None
 
 def _file_names(cfg: AuditConfig) -> tuple[str, str]:
     """How the members' and the non-members' files are named: by their names, or by their paths where the names
@@ -346,9 +360,12 @@ def _file_names(cfg: AuditConfig) -> tuple[str, str]:
 
 def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
     """Where each audited record comes from: ``source`` (which file), ``row`` (1 = the first row after its header;
-    for the demo, the record's row in the bundled data set) and ``files`` (what each source names)."""
+    for the demo, the record's row in the bundled data set), ``line`` (for the records of the user's text tables,
+    each one's first line in its file, by which sentences name it; else None) and ``files`` (what each source
+    names)."""
     n_m, n_n = len(data.y_mem), len(data.y_non)
     ids_m, ids_n = np.asarray(data.record_ids_mem, int), np.asarray(data.record_ids_non, int)
+    line = None
     if data.sources is not None:  # tables given in memory: "members" and "nonmembers"
         src = ["members"] * n_m + ["nonmembers"] * n_n
         files = dict(data.sources)
@@ -360,15 +377,21 @@ def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
         mc = cfg.membership_column
         name = Path(cfg.data).name
         src = [name] * (n_m + n_n)
-        files = {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0){_lines(cfg.data)}"}
+        lines = _file_lines(cfg.data, np.r_[ids_m, ids_n])
+        line = None if lines is None else lines[np.r_[ids_m, ids_n]]
+        files = {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0){_lines(cfg.data, lines)}"}
     else:
         tr, te = _file_names(cfg)
         src = [tr] * n_m + [te] * n_n
-        files = {tr: f"{cfg.train} (members){_lines(cfg.train)}", te: f"{cfg.test} (non-members){_lines(cfg.test)}"}
+        l_tr, l_te = _file_lines(cfg.train, ids_m), _file_lines(cfg.test, ids_n)
+        if l_tr is not None and l_te is not None:
+            line = np.r_[l_tr[ids_m], l_te[ids_n]]
+        files = {tr: f"{cfg.train} (members){_lines(cfg.train, l_tr)}",
+                 te: f"{cfg.test} (non-members){_lines(cfg.test, l_te)}"}
     rows = np.r_[ids_m, ids_n] + 1
     labels = data.index_labels
     return {"source": src, "row": rows, "index": labels if labels is not None else [None] * len(rows),
-            "files": files}
+            "line": line, "files": files}
 
 
 def _plain(v):

@@ -295,8 +295,11 @@ def _record_risk_words(results: AuditResult) -> str:
 
 
 def _names(records: pd.DataFrame) -> pd.Series:
-    """Each record's name as results.json's lists of records hold it (:func:`leakaudit._results.record_names`), or
-    as a schema-3 file read back names it ('records.csv, record N') where records.csv gives no file and row."""
+    """Each record's name as results.json's lists of records hold it (:func:`leakaudit._results.record_names`; a
+    text table's record by its file and ``line``), or as a schema-3 file read back names it ('records.csv, record
+    N') where records.csv gives no file and row."""
+    if "source" in records and "line" in records:
+        return records["source"].astype(str) + ", line " + records["line"].astype(int).astype(str)
     if "source" in records and ("row" in records or "index" in records):
         return pd.Series(record_names(records), index=records.index)
     return "records.csv, record " + records["record"].astype(str)
@@ -778,6 +781,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         dtp_records=_dtp_records(dtp and dtp.test, records),
         records_head=rec_head, records_rows=rec_rows, records_extra=n_extra, top_n=TOP_N,
         personal_data=None if records is None else bool(_value_columns(results, records)),
+        by_line=records is not None and "line" in records,
         record_risk=_record_risk_words(results),
         attribute=_attribute_rows(results), property=_property_rows(results),
         mip=mip, mip_rows=_mip_rows(mip), mip_sentence=_capital(mip and mip.sentence or ""),

@@ -161,6 +161,33 @@ def _rows(index: pd.Index, k: int = 3) -> str:
     return ("row " if len(rows) == 1 else "rows ") + ", ".join(map(str, rows)) + more
 
 
+def row_lines(path: str | Path) -> np.ndarray | None:
+    """The 1-based line on which each row of a text table starts (row 0, the first after the header, is on line 2
+    unless blank lines or a quoted cell holding a line break come before it), counting physical lines as the CSV
+    reader does: quoted line breaks inside a cell, blank lines skipped; None for a table without lines (Parquet) or
+    one whose rows this count does not match."""
+    import csv
+
+    from pandas.io.common import get_handle
+
+    path = Path(path)
+    suffixes = [s.lower() for s in path.suffixes if s.lower() not in (".gz", ".xz", ".bz2", ".zip", ".zst")]
+    if suffixes and suffixes[-1] in (".parquet", ".pq"):
+        return None
+    sep = "\t" if suffixes and suffixes[-1] in (".tsv", ".tab") else ","
+    starts, end = [], 0
+    try:
+        with get_handle(path, "r", compression="infer", encoding="utf-8") as h:  # newline="", as pandas reads
+            reader = csv.reader(h.handle, delimiter=sep, quotechar='"', doublequote=True, strict=False)
+            for fields in reader:
+                if any(f != "" for f in fields) or len(fields) > 1:  # pandas skips the blank lines
+                    starts.append(end + 1)
+                end = reader.line_num
+    except (OSError, ValueError, csv.Error):
+        return None
+    return np.asarray(starts[1:], dtype=np.int64)  # the first is the header's
+
+
 def _raw_header(path: Path) -> list[str] | None:
     """The first line of a text table as written (pandas renames a repeated ``x`` to ``x.1``)."""
     from ...data import read_table
