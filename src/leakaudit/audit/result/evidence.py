@@ -513,9 +513,9 @@ def with_outputs(record: dict, folder: Path, *, redacted: bool, values: Sequence
     names = [n for n in ("results.json", "records.csv", "report.html") if (folder / n).is_file()]
     outputs = [{**file_digest(folder / n), "path": n} for n in names]
     if redacted:
-        said = ("report.html and records.csv were written redacted: they name each record by its file and row (or "
-                "index) and give its scores and the verdict, none of its values; the names still point to personal "
-                "data in the input files, which stay personal data")
+        said = ("report.html and records.csv were written redacted: they name each record by its file and row or "
+                "line (or index) and give its scores and the verdict, none of its values; the names still point to "
+                "personal data in the input files, which stay personal data")
     else:
         said = (f"report.html and records.csv contain personal data: each audited record's own values "
                 f"({_joined(list(values)[:6]) + (', ...' if len(values) > 6 else '')}; the label among them) beside "
@@ -523,7 +523,7 @@ def with_outputs(record: dict, folder: Path, *, redacted: bool, values: Sequence
                 "kept, or write them without the values with --redact (redact=True)")
     tail = ("results.json quotes the members' texts a prompt drew out of the model (extraction spans): it is "
             "personal data too" if quoted else "results.json and evidence.json hold no record's values (records are "
-            "named by file and row)")
+            "named by file and row or line)")
     return {**record, "outputs": outputs, "personal_data": f"{said}. {tail}."}
 
 
