@@ -301,20 +301,25 @@ def spreadsheet_exact(value: Any) -> Any:
     return value
 
 
-def record_name(source: str, row: Any = None, *, index: Any = None) -> str:
-    """How every surface names one audited record: ``"train.csv, row 248"`` (its file and row, 1 = the first row
-    after the header) or, for a table given in memory with a unique index, ``"members.loc[1234]"`` (its DataFrame
-    index label, as pandas selects it)."""
+def record_name(source: str, row: Any = None, *, index: Any = None, line: Any = None) -> str:
+    """How every surface names one audited record: ``"train.csv, line 250"`` (its file and the line it starts on,
+    where the file's lines were counted), ``"train.csv, row 248"`` (its file and row, 1 = the first row after the
+    header) or, for a table given in memory with a unique index, ``"members.loc[1234]"`` (its DataFrame index
+    label, as pandas selects it)."""
     if index is not None:
         label = index.item() if hasattr(index, "item") else index  # a numpy scalar as the Python value it holds
         return f"{source}.loc[{label!r}]"
+    if line is not None:
+        return f"{source}, line {int(line)}"
     return f"{source}, row {int(row)}"
 
 
 def record_names(records: Any) -> list[str]:
-    """Each row of records.csv's table (its ``source`` and ``row``, or ``index``) named by :func:`record_name`: the
-    names results.json's lists of records hold."""
+    """Each row of records.csv's table (its ``source`` and ``line``, ``row`` or ``index``) named by
+    :func:`record_name`: the names results.json's lists of records hold."""
     if "index" in records:
         return [record_name(s, index=i) for s, i in zip(records["source"], records["index"])]
+    if "line" in records:
+        return [record_name(s, line=k) for s, k in zip(records["source"], records["line"])]
     return [record_name(s, r) for s, r in zip(records["source"], records["row"])]
 

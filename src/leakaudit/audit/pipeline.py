@@ -194,9 +194,9 @@ def prepare(cfg: AuditConfig, st: _Stages, *, data=None, target=None, inputs: Ma
     if limit is None and (limit := outcome_limit(cfg, target)) is not None:  # before any analysis spends time
         _say_limit(limit.words(flags=flags), st, flags)
     sources = _record_sources(cfg, data)
-    names = tuple(record_name(s, r, index=i) for s, r, i in zip(sources["source"], sources["row"], sources["index"]))
-    if sources["line"] is not None:  # a text table's record by its line in its file, as records.csv's line gives it
-        names = tuple(f"{s}, line {int(k)}" for s, k in zip(sources["source"], sources["line"]))
+    lines = sources["line"] if sources["line"] is not None else [None] * len(sources["row"])
+    names = tuple(record_name(s, r, index=i, line=k)
+                  for s, r, i, k in zip(sources["source"], sources["row"], sources["index"], lines))
     records, value_cols = _records(data, sources, reserved={"pdtp", "pdtp_lower_bound", "risk_rank", "flagged_by"})
     engine = _engine(cfg, cache)
     st.attach(engine)  # models trained of the total, on stderr (never the engine's own bar on stdout)

@@ -295,12 +295,9 @@ def _record_risk_words(results: AuditResult) -> str:
 
 
 def _names(records: pd.DataFrame) -> pd.Series:
-    """Each record's name as results.json's lists of records hold it (:func:`leakaudit._results.record_names`; a
-    text table's record by its file and ``line``), or as a schema-3 file read back names it ('records.csv, record
-    N') where records.csv gives no file and row."""
-    if "source" in records and "line" in records:
-        return records["source"].astype(str) + ", line " + records["line"].astype(int).astype(str)
-    if "source" in records and ("row" in records or "index" in records):
+    """Each record's name as results.json's lists of records hold it (:func:`leakaudit._results.record_names`), or as
+    a schema-3 file read back names it ('records.csv, record N') where records.csv gives no file and row."""
+    if "source" in records and ("row" in records or "index" in records or "line" in records):
         return pd.Series(record_names(records), index=records.index)
     return "records.csv, record " + records["record"].astype(str)
 
