@@ -57,7 +57,8 @@ def test_audit_in_memory_equals_the_command_line_on_the_same_files(tmp_path):
     cli_checks = json.loads((tmp_path / "out" / "results.json").read_text())["verdict"]["checks"]
     assert [(c["id"], c["status"]) for c in cli_checks] == [(c.id, c.status) for c in res.checks]
     out = res.save(tmp_path / "saved")
-    assert pd.read_csv(out / "records.csv").shape == cli.shape
+    # the command line's records.csv also gives the line each record starts on in its file (a table in memory has none)
+    assert pd.read_csv(out / "records.csv").shape == cli.drop(columns="line").shape
 
 
 @pytest.mark.parametrize("kwargs, words", [

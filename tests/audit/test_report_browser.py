@@ -83,7 +83,7 @@ def _check_page(report: Path, tmp_path, *, values: list[str], model: str) -> str
     first = re.findall(r"<tr[^>]*>(.*?)</tr>", records.group(1), re.DOTALL)[1]
     for col in values:
         assert f"{col}: " in first, col
-    assert re.search(r"<td>[^<]+, row \d+</td>", first)
+    assert re.search(r"<td>[^<]+, (row|line) \d+</td>", first)  # its file and row (bundled) or line (a user's CSV)
     assert len(re.findall(r"<tr", records.group(1))) >= 10
     for plot in PLOTS:
         m = re.search(rf'id="{plot}"[^>]*>\s*<svg[^>]*width="([\d.]+)pt"[^>]*height="([\d.]+)pt"', dom)
@@ -118,6 +118,7 @@ def test_demo_report_screenshot_is_kept(demo_report, tmp_path):
 def test_user_model_report_shows_its_own_model_and_records(user_report, tmp_path):
     text = _check_page(user_report, tmp_path, values=["target", "size_group", "mean radius"],
                        model="RandomForestClassifier")
+    assert re.search(r"\.csv, line \d+", text), "a user's CSV record is named by the line it starts on"
     # its own model and retraining recipe, not the demo's settings
     assert "members.csv" in text and "RandomForestClassifier(n_estimators=20" in text
     for demo_only in ("demo network", "hidden", "tanh", "Adam", "dataset"):
