@@ -362,7 +362,8 @@ def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer,
     (:func:`leakaudit.audit.pipeline.audit_core`) on these texts and models; ``call``: the call as the record shows
     it."""
     from ..lm.load import check_reference, wrap_causal_lm
-    from .pipeline import LMTexts, audit_core
+    from .inputs.text import LMTexts
+    from .pipeline import audit_core
 
     bad = sorted(k for k, v in other.items() if v is not None)
     if bad:

@@ -727,3 +727,10 @@ def data_from_frames(members, nonmembers, *, label: str, population=None, sensit
 def prepare_data(cfg: AuditConfig) -> AuditData:
     """Load and encode the audit's records (the bundled demo, or the user's files)."""
     return _demo_data(cfg) if cfg.is_demo else _user_data(cfg)
+
+
+def file_names(cfg: AuditConfig) -> tuple[str, str]:
+    """How the members' and the non-members' files are named: by their names, or by their paths where the names
+    are the same (two files of one name in different folders)."""
+    tr, te = Path(cfg.train).name, Path(cfg.test).name
+    return (str(cfg.train), str(cfg.test)) if tr == te else (tr, te)
