@@ -144,7 +144,7 @@ def _register() -> None:
     """Register the language-model attacks the audit runs, in the order it runs them, as text attacks of the one
     registry (:func:`leakaudit.register_attack`): each with its name in words, its source, and what it
     needs beyond the audited model's per-token scores."""
-    from ..membership._registry import register_attack
+    from ..membership import register_attack
 
     calibrated = ("references",)
     for name, display, source, score, needs in (
@@ -179,7 +179,7 @@ def run_lm_attacks(ts: TokenScores, texts: Sequence[str], refs: Sequence[TokenSc
                    k: float = 0.2) -> dict[str, np.ndarray]:
     """Every text attack the audit runs that the inputs allow (:func:`~leakaudit.membership._registry.text_attacks`,
     those registered from outside too): registry name -> scores of shape (n,)."""
-    from ..membership._registry import ATTACKS, text_attacks
+    from ..membership import ATTACKS, text_attacks
 
     if not isinstance(ts, TokenScores):
         raise InvalidInputError(f"ts must be a TokenScores (from score_texts or scores_from_arrays); got "

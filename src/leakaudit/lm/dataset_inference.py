@@ -33,7 +33,7 @@ import numpy as np
 from .._random import RandomStateLike, check_random_state, spawn_seeds
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError
-from ..membership._registry import display_name
+from ..membership import display_name
 from .attacks import run_lm_attacks
 from .score import TokenScores
 

@@ -35,7 +35,8 @@ from ._base import (
     paired_half_masks,
     true_class_probability,
 )
-from ._registry import ATTACKS, AttackSpec, audit_attacks, available_attacks, display_name, make_attack, register_attack
+from ._registry import (ATTACKS, AttackSpec, audit_attacks, available_attacks, display_name, make_attack, register_attack,
+                        text_attacks)
 from .bavaria import BaVarIA
 from .binning import bin_index, bin_probabilities
 from .colluding import ColludingAdversary, ColludingLearner, TriggerFunction, colluding_advantage_bound
@@ -71,6 +72,7 @@ __all__ = [
     "audit_reference_models",
     "true_class_probability",
     "paired_half_masks", "available_attacks", "make_attack", "register_attack", "display_name", "audit_attacks",
+    "text_attacks",
     "ATTACKS", "AttackSpec", "bin_index", "bin_probabilities",
     "ColludingAdversary", "ColludingLearner", "TriggerFunction", "colluding_advantage_bound",
     "DistanceAttack", "kl_divergence", "train_targeted_shadows", "FrequencyAttack", "LabelOnlyAttack", "LiRA",

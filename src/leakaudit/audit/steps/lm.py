@@ -108,7 +108,7 @@ class LMScores:
 def _lm_membership_checks(cfg: AuditConfig, texts, scored: LMScores) -> int:
     """Per attack the scores allow: its AUC and TPR at the low FPR, with a budget its empirical epsilon; and the
     blind baseline's check."""
-    from ...membership._registry import text_attacks
+    from ...membership import text_attacks
 
     n = len(text_attacks(scored.target.mean is not None, bool(scored.references)))
     return n * (2 + (cfg.epsilon_budget is not None)) + 1
