@@ -351,6 +351,7 @@ def _file_lines(path, ids: np.ndarray) -> np.ndarray | None:
     lines = row_lines(path)
     return lines if lines is not None and (not len(ids) or int(ids.max()) < len(lines)) else None
 
+
 def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
     """Where each audited record comes from: ``source`` (which file), ``row`` (1 = the first row after its header;
     for the demo, the record's row in the bundled data set), ``line`` (for the records of the user's text tables,

@@ -15,7 +15,7 @@ Index sampling helpers live in :mod:`leakaudit.data.sampling`.
 from ..exceptions import DataFileError
 from . import sampling
 from ._cache import clear_cache
-from ._dataset import TASKS, Dataset, from_frame, read_table
+from ._dataset import TASKS, Dataset, from_frame, read_table, table_extension
 from ._encoder import TabularEncoder
 from ._features import FEATURE_KINDS, MISSING_LABEL, Feature, infer_feature, infer_features
 from ._files import DATA_FILES, bundled_dir, data_dir, sha256_of
@@ -48,6 +48,7 @@ __all__ = [
     "BagOfWords",
     "from_frame",
     "read_table",
+    "table_extension",
     "infer_feature",
     "infer_features",
     "bag_of_words",

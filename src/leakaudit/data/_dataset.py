@@ -350,6 +350,15 @@ def from_frame(
     )
 
 
+def table_extension(path: str | Path) -> str:
+    """The extension that tells a table file's format (``".csv"``, ``".tsv"``, ``".parquet"``, ...), lower-case, after
+    a compression suffix (``.gz``, ``.xz``, ``.bz2``, ``.zip``, ``.zst``) is set aside; "" where there is none."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] in (".gz", ".xz", ".bz2", ".zip", ".zst"):
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
+
+
 def read_table(path: str | Path, **kwargs: Any) -> pd.DataFrame:
     """Read a CSV (optionally .gz/.xz/.bz2/.zip/.zst compressed), TSV or Parquet file.
 
@@ -373,10 +382,7 @@ def read_table(path: str | Path, **kwargs: Any) -> pd.DataFrame:
     if not p.is_file():
         raise DataFileError(f"table file {p} does not exist" + (" (it is a directory)" if p.is_dir() else ""))
     check_linked_file(p, what="table file")
-    suffixes = [s.lower() for s in p.suffixes]
-    if suffixes and suffixes[-1] in (".gz", ".xz", ".bz2", ".zip", ".zst"):
-        suffixes = suffixes[:-1]
-    ext = suffixes[-1] if suffixes else ""
+    ext = table_extension(p)
     if ext in (".parquet", ".pq"):
         require("pyarrow", "reading .parquet files")
     try:

@@ -170,11 +170,12 @@ def row_lines(path: str | Path) -> np.ndarray | None:
 
     from pandas.io.common import get_handle
 
-    path = Path(path)
-    suffixes = [s.lower() for s in path.suffixes if s.lower() not in (".gz", ".xz", ".bz2", ".zip", ".zst")]
-    if suffixes and suffixes[-1] in (".parquet", ".pq"):
+    from ...data import table_extension
+
+    ext = table_extension(path)
+    if ext in (".parquet", ".pq"):
         return None
-    sep = "\t" if suffixes and suffixes[-1] in (".tsv", ".tab") else ","
+    sep = "\t" if ext in (".tsv", ".tab") else ","
     starts, end = [], 0
     try:
         with get_handle(path, "r", compression="infer", encoding="utf-8") as h:  # newline="", as pandas reads
@@ -190,10 +191,9 @@ def row_lines(path: str | Path) -> np.ndarray | None:
 
 def _raw_header(path: Path) -> list[str] | None:
     """The first line of a text table as written (pandas renames a repeated ``x`` to ``x.1``)."""
-    from ...data import read_table
+    from ...data import read_table, table_extension
 
-    suffixes = [s.lower() for s in path.suffixes if s.lower() not in (".gz", ".xz", ".bz2", ".zip", ".zst")]
-    if suffixes and suffixes[-1] in (".parquet", ".pq"):
+    if table_extension(path) in (".parquet", ".pq"):
         return None
     head = read_table(path, header=None, nrows=1, dtype=str, keep_default_na=False)
     return [str(c) for c in head.iloc[0].tolist()]
