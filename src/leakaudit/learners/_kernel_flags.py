@@ -26,9 +26,8 @@ KERNELS = {
     # gradient boosting's trees and Newton steps as scikit-learn computes them: no fused multiply-add either
     "gb": (("_gb_native.c",), ["-ffp-contract=off"]),
 }
-#: (source, variant) -> flags after the others (the last -O wins): the vector variants' DP-SGD copies train as fast
-#: at -O2, the same numbers bit for bit, and compile in about half the time; the portable ones train 7-10 % slower
-#: at -O2 and the other sources up to 2x (benchmarks/README.md, issue 84)
+#: (source, variant) -> flags after the others (the last -O wins): -O2 where a source's variant trains as fast as at
+#: -O3, with the same numbers, and compiles faster (the timings are in benchmarks/README.md)
 SOURCE_FLAGS = {("_mlp_dp.c", "avx512"): ["-O2"], ("_mlp_dp.c", "avx2"): ["-O2"]}
 #: kernel name -> the files its sources include (a change to one rebuilds the kernel)
 DEPENDS = {"mlp": ("_mlp_common.c", "_mlp_lanes.h"), "forest": ("_sklearn_rand.h",), "gb": ("_sklearn_rand.h",)}

@@ -8,7 +8,7 @@ predictions with a fixed order of additions (:func:`first_layer`, :func:`dense_l
 the models' epoch orders (:func:`permutations`: numpy's ``Generator.permutation``, the same numbers, one call per
 model and block of epochs, without the GIL). On one-hot data each model's task first finds the one-hot groups of
 its own rows and drops each group's most frequent column from them, adding it back through the bias and a table of
-weight differences (:func:`onehot_prepare`; ~4.5 of an Adult row's 14 inputs). :class:`DpTrainer` runs DP-SGD's
+weight differences (:func:`onehot_prepare`). :class:`DpTrainer` runs DP-SGD's
 steps (:class:`~leakaudit.learners.DPSGD`'s compiled path): per-example clipping by exact per-example gradient
 norms (each layer's per-example gradient has rank one) and Gaussian noise drawn in the kernel (:func:`gauss`,
 :func:`noise_state`).
@@ -63,7 +63,7 @@ WIDTHS = (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128, 192, 256)
 ROW_GROUP_MAX = 4
 #: the share of the rows a one-hot group's most frequent column must hold for the training kernel to drop it
 #: (onehot_prepare): below it a group saves little, and the recovered gradient (the bias gradient minus the group's
-#: other rows) loses more to cancellation; on Adult, 7 of the 8 groups (not occupation: 13 %)
+#: other rows) loses more to cancellation
 MIN_DOMINANT_SHARE = 0.25
 #: whether TorchMLP's fast mode has the kernel find and drop one-hot groups (a switch for tests and benchmarks)
 ONEHOT = True
@@ -351,8 +351,8 @@ def onehot_prepare(indptr, indices, values, rows, d: int, member=None):
     of adjacent columns whose listed values are all 1 and of which every training row holds exactly one, whose most
     frequent (dominant) column is in at least :data:`MIN_DOMINANT_SHARE` of the rows: the kernel drops the dominant
     column from the rows and adds it back through the bias and a table of weight differences, and recovers its
-    weight gradient from the bias gradient (on Adult 7 groups, ~4.5 of a row's 14 listed inputs). Found on the
-    model's own rows, so a model does not depend on the models trained beside it.
+    weight gradient from the bias gradient. Found on the model's own rows, so a model does not depend on the models
+    trained beside it.
 
     Returns (dom (G,), [the group's other columns some row holds, for each group], the columns of no group some
     row lists, (rstart, rend, ridx, rval): the rows without the dominant columns, row r at [rstart[r]:rend[r]]

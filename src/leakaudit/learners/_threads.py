@@ -43,7 +43,7 @@ if hasattr(os, "register_at_fork"):
 
 
 def _executor(n: int):
-    """A process-wide thread pool of at least ``n`` threads, kept between calls (a new pool a call cost ~0.3 ms)."""
+    """A process-wide thread pool of at least ``n`` threads, kept between calls (starting a pool per call costs time)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with _POOL_LOCK:

@@ -215,7 +215,7 @@ def dpsgd_accounted_epsilon(*, noise_multiplier: float, sampling: str, sampling_
 
 @functools.lru_cache(maxsize=256)
 def _epsilon(noise_multiplier, sampling, sampling_rate, count, delta, neighbouring, accountant) -> float:
-    """The accountant's epsilon (cached: a PLD composition takes about a second, and K models share it)."""
+    """The accountant's epsilon (cached: a PLD composition is slow, and K models share it)."""
     dpa = require("dp_accounting", "DP-SGD's privacy accounting")
     from dp_accounting import pld, rdp
 
@@ -832,11 +832,10 @@ class _BatchedDPSGD:
     def _run_compiled(self):
         """The torch loop below, model by model in the compiled kernel (``_mlp_native.DpTrainer``).
 
-        The same initial weights and batches (model k's generator, step after step, :meth:`_batch`); the noise
-        is drawn in the kernel (``_mlp_native.gauss``: xoshiro128** lanes and Box-Muller, P draws a step) from
-        the state ``noise_state([seed_k, _NOISE_STREAM])``, not by the torch loop's generators: the two trainers
-        agree to float rounding without noise, and in distribution with it. The rows go to the kernel as the
-        wrapped TorchMLP's fast mode gives them (its ``sparse_input`` rule, one-hot groups, dense rows).
+        The module docstring's "The compiled step" says what it shares with the torch loop (initial weights,
+        batches from :meth:`_batch`) and what it does not (the noise, from ``noise_state([seed_k,
+        _NOISE_STREAM])``). The rows go to the kernel as the wrapped TorchMLP's fast mode gives them (its
+        ``sparse_input`` rule, one-hot groups, dense rows).
 
         "extra" gradient canaries: m parameters after the net's in the kernel's own parameter vector, so that the
         kernel clips each sampled canary's gradient, adds it to the step's sum and noises and updates them in the
@@ -946,7 +945,7 @@ class _BatchedDPSGD:
         dev = self.device
         rngs, params, dtype = self._inits()
         # the noise of model k from its own stream (so that batches follow the wrapped learner's draws exactly),
-        # a torch generator (torch's normal_ is about twice as fast as numpy's for these sizes)
+        # a torch generator (torch's normal_ is faster than numpy's for these sizes: benchmarks/README.md)
         noise_gens = [_torch_generator(torch, s, _NOISE_STREAM, device=dev) for s in self.seeds]
         K = self.K
         C = float(o.max_grad_norm)
@@ -1092,12 +1091,10 @@ class _BatchedDPSGD:
                 g[k, : canary["U"].shape[1]] += torch.from_numpy(size * canary["U"][sampled].sum(0)).to(g.device)
 
     def _canary_score(self, canary, scores, noisy_sum, q, active):
-        """Add this step's log likelihood ratio per canary: (1 - q) + q exp((c x - c^2/2) / s^2), in log space.
+        """Add this step's log likelihood ratio per canary (:func:`_canary_llr`, with c = C).
 
         ``noisy_sum`` (K, P) is the step's noisy gradient sum (what ``(theta_t - theta_{t+1}) * batch / lr``
-        gives). x is its component along the canary, c = C the clipped canary's contribution, and s the noise
-        standard deviation along it, estimated from the spread of all m components (median absolute deviation:
-        most canaries are not in the batch), so a step with too little noise shows.
+        gives); x is its component along each canary.
         """
         if canary["coords"] is not None:
             x = noisy_sum[:, canary["coords"]].astype(np.float64)

@@ -147,7 +147,7 @@ def _threads(n_threads: int | None) -> int:
 def tree_seeds(seeds, n_trees: int) -> np.ndarray:
     """Model k's tree seeds at rows ``k * n_trees ...``: ``RandomState(seeds[k]).randint(0, 2**31 - 1, n_trees)``,
     what ``RandomForestClassifier(random_state=seeds[k])`` hands its trees: drawn by the compiled kernel when it is
-    there (a RandomState a model costs ~0.2 ms of serial Python), else by numpy."""
+    there (a RandomState per model is serial Python), else by numpy."""
     native = _compiled()
     if native is not None and len(seeds):
         return native.tree_seeds(np.asarray([int(s) for s in seeds], np.int64), n_trees)

@@ -879,7 +879,7 @@ _CONTROLLER = None
 
 
 def _blas_controller():
-    """One threadpoolctl controller for the process (building one inspects every loaded library: ~10 ms)."""
+    """One threadpoolctl controller for the process (building one inspects every loaded library)."""
     global _CONTROLLER
     if _CONTROLLER is None:
         from threadpoolctl import ThreadpoolController
