@@ -114,17 +114,12 @@ def _data(setting: str, synthetic: bool, census_rows: int | None, seed: int, fea
     return spam_property_data(prop, values=features, random_state=seed)[0]
 
 
-# How the adversary uses its pool, per data source (see the module notes of chase-fig1).
-# census: the paper's protocol (1/3 : 2/3 split; Alg. 2 ensemble, query candidates and shadow sets all from
-# the adversary's pool). Its pool (20,000 rows at n = 1,000) is large beside n, so a query or a poison
-# original is a training row of few shadows. spam: SpamAssassin's adversary pool is small beside n, and the
-# paper's protocol builds shadows unlike the targets (measured; docs/reproduction/chase-fig1.md); there the
-# shadows keep the queries and the poison originals out of their clean sets (no target trains on them), and
-# Alg. 2 measures each candidate's certainty with the ensemble models that did not train on it.
-# The e-mail features: TF-IDF (spec Sec. 4.3 allows binary or TF-IDF; the paper states none). On binary
-# term presence, LR (C = 1) is near-certain on almost every e-mail and memorises its training rows; measured
-# on SpamAssassin random 0.3/0.7, n = 1,000, p = 0.1, 50 shadows per world, 60 targets (/tmp diagnostic in
-# the chase-fig1 notes): binary 0.50 (paper protocol) / 0.65 (matched shadows), TF-IDF 0.95 / 0.95.
+# How the adversary uses its pool, per data source (the module docstring lists SpamAssassin's three changes to
+# the paper's protocol, the chase-fig1 notes say why). census: the paper's protocol (1/3 : 2/3 split; Alg. 2
+# ensemble, query candidates and shadow sets all from the adversary's pool). Its pool (20,000 rows at n = 1,000)
+# is large beside n, so a query or a poison original is a training row of few shadows. spam: SpamAssassin's
+# adversary pool is small beside n, and the paper's protocol builds shadows unlike the targets
+# (docs/reproduction/chase-fig1.md).
 PROTOCOL = {
     "census": dict(adversary_fraction=None, out_of_bag=False, exclude_rows=False),
     "spam": dict(adversary_fraction=None, out_of_bag=True, exclude_rows=True, features="tfidf"),
