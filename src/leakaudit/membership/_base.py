@@ -395,9 +395,8 @@ def fit_reference_models(
     return ReferenceSet(probs, in_mask if query is None else in_mask[:, query], redrawn)
 
 
-#: redraws of one reference pair's training halves, at most, when the learner's library fails to train on them (in
-#: the leaky LightGBM calibration case of seed 201, 5 of 9 pair draws failed: at that rate 3 redraws would end a
-#: smoke audit (4 pairs) a third of the time and a standard one (32 pairs) almost always, 10 redraws 0.6 % and 4 %)
+#: redraws of one reference pair's training halves, at most, when the learner's library fails to train on them:
+#: enough that a library failing on about half the draws rarely ends an audit (the rates in docs/calibration.md)
 MAX_REDRAWS = 10
 
 
