@@ -3,7 +3,7 @@
 The peak is the kernel's high-water mark of the process's own address space (``VmHWM`` in
 ``/proc/self/status``). ``getrusage``'s ``ru_maxrss`` is not used where ``/proc`` exists: Linux carries it
 over ``fork`` + ``exec``, so a process started by a large parent (a notebook, a test runner) would report
-the parent's peak as its own (measured: a 1.6 GB parent gave its child 1,551 MB against a true 9 MB).
+the parent's peak as its own (the measured case is in benchmarks/README.md).
 """
 
 from __future__ import annotations

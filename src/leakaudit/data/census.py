@@ -67,8 +67,8 @@ def load_census_kdd() -> Dataset:
     Notes
     -----
     46,716 training and 20,936 test rows repeat the features of an earlier row (ignoring
-    the weight), which matters for membership inference. Parsing takes about 2 s; the
-    result is cached in-process.
+    the weight), which matters for membership inference. The parsed result is cached
+    in-process.
 
     References
     ----------

@@ -139,7 +139,7 @@ MAX_CANARIES = 200_000
 CLAIM_MARGIN = 0.5
 
 #: a leak confined to one step should too, when that takes at most this many canary-steps (m T: one noise draw
-#: and one score update each, about 50 ns on the compiled step, so about 10 s of CPU) and at most
+#: and one score update each on the compiled step, seconds of CPU in all: benchmarks/README.md) and at most
 #: MAX_STEP_CANARIES canaries; past either, the per-step noise check is what sees such a step
 CANARY_STEP_BUDGET = 200_000_000
 MAX_STEP_CANARIES = 2_000_000
@@ -181,8 +181,8 @@ def default_canary_count(sampling_rate: float, *, claimed_epsilon: float | None 
     return int(m)
 
 
-#: copies of the dense canary gradients that Opacus's clipping holds at once (measured: 1.43 GB peak for a
-#: 0.42 GB tensor over a 0.5 GB process, m = 140,000 at q = 0.01); 3 leaves room
+#: copies of the dense canary gradients that Opacus's clipping holds at once: the measured peak (benchmarks/README.md)
+#: is under 3
 OPACUS_CANARY_COPIES = 3
 
 

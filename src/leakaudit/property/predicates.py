@@ -120,8 +120,8 @@ def vader_scores(texts: Sequence[str], *, max_chars: int | None = 2000) -> np.nd
     texts : sequence of str, length n
     max_chars : int or None, default=2000
         Score only the first ``max_chars`` characters of each text (None: all).
-        [Choice] VADER takes ~15 ms per full SpamAssassin email (90 s for the
-        corpus); the first 2,000 characters take ~1.7 ms.
+        [Choice] VADER is slow on whole e-mails; their first 2,000 characters
+        cost a small fraction (timings in benchmarks/README.md).
 
     Returns
     -------
