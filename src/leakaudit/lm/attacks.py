@@ -109,11 +109,10 @@ def rmia_score(ts: TokenScores, refs: Sequence[TokenScores]) -> np.ndarray:
     point z (no membership label is used): the share of z whose likelihood ratio the text beats.
 
     Two settings differ from the tabular default: ``offline_a = 1`` (Pr(x) is the references' mean, uncorrected)
-    because a text's probability is small (e^-4 per token on the demo) and the offline correction's constant
-    (1 - a)/2 would swamp it, turning the score into the plain loss (measured on the demo: AUC 0.871 at a = 0.3
-    against 0.979 at a = 1, the loss attack's 0.869); and ``gamma = 1`` (Privacy Meter's), so the score is the rank
-    of the text's ratio among the population's and does not saturate. With one reference it ranks texts exactly as
-    the reference-model ratio does."""
+    because a text's probability is small and the offline correction's constant (1 - a)/2 would swamp it, turning
+    the score into the plain loss (the demo's figures: docs/lm.md); and ``gamma = 1`` (Privacy Meter's), so the
+    score is the rank of the text's ratio among the population's and does not saturate. With one reference it ranks
+    texts exactly as the reference-model ratio does."""
     from ..membership.rmia import RMIA
 
     _check_refs(ts, refs)

@@ -137,7 +137,7 @@ def _rare_tokens(tokenizer: Any, texts: list[str], n_rare: int, rng: np.random.G
 
 
 #: memory a canary takes while it is designed: per secret token (its name, id and text) and per canary (its prompt and
-#: record); measured with tracemalloc on the tiny demo's tokenizer: about 120 bytes a token of new-token secrets
+#: record); above what tracemalloc measures on the tiny demo's tokenizer (benchmarks/README.md)
 _CANARY_TOKEN_BYTES, _CANARY_BYTES = 128, 512
 
 

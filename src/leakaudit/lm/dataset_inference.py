@@ -224,7 +224,7 @@ def default_sizes(n: int) -> list[int]:
 
 
 #: the least work one draw of the power curve takes (its split, its fitted combination and its test), in the work
-#: budget's steps: measured about 2 ms of one core a draw on the tiny demo's features, some 4 x 10^6 steps
+#: budget's steps: below a draw's measured cost on the tiny demo's features (benchmarks/README.md)
 DRAW_STEPS = 10**6
 
 

@@ -414,8 +414,8 @@ def extraction_audit(model: Any, tokenizer: Any, texts: Sequence[str], is_member
     eligible = ~np.isnan(lp).all(axis=1)
     extractable = np.where(eligible, n_p_extractable(lp, ns[-1], p).any(axis=1).astype(float), np.nan)
     s_pick, s_sample = spawn_seeds(random_state, 2)
-    # the continuations' steps are too small to share between threads (two threads cost ten times the CPU of one,
-    # measured on the tiny demo): one thread, whatever n_threads says for the forward pass
+    # the continuations' steps are too small to share between threads (a second thread costs far more CPU than it
+    # saves: benchmarks/README.md): one thread, whatever n_threads says for the forward pass
     generation = _generations(model, sc, m, Ls[0], int(suffix_length), sampler, int(n_generate), s_pick, s_sample,
                               confidence, 1)
     loc = localise(sc, tokenizer, span_length=int(suffix_length), target_logprobs=target_logprobs,
