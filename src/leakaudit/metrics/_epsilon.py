@@ -221,7 +221,7 @@ def empirical_epsilon(
     confidence : float in (0, 1), default=0.95
         The bound holds with at least this probability.
     joint_beta : bool, default=True
-        Also compute the joint-beta credible bound on the same test (``epsilon_lb_joint_beta``; about 15 ms);
+        Also compute the joint-beta credible bound on the same test (``epsilon_lb_joint_beta``);
         False leaves it NaN.
     random_state : None, int or Generator, default=0
         Seeds the split into selection and evaluation halves.

@@ -120,8 +120,8 @@ AUC_CI_METHODS = ("delong-logit", "delong", "bca", "percentile", "disjoint-pairs
 # tests/reliability/test_interval_coverage.py). The asymptotic methods are used when the smaller class has at
 # least 100 records, or at least 10 with the larger class at most 1.5 times the smaller; below that every method
 # gives the exact disjoint-pairs interval. Why: DeLong's variance rests on the smaller class's placements, whose
-# spread is badly estimated from few of them: 95% intervals covered 0.75 at 2 + 89 records, 0.90 at 10 + 100,
-# 0.91 at 30 + 3,000 (true AUC 0.9), while balanced designs held nominal from 10 + 10.
+# spread is badly estimated from few of them, while balanced designs hold their coverage from 10 + 10 (the
+# simulated coverages: docs/verdict.md).
 DELONG_MIN_SMALLER_CLASS = 100
 DELONG_MIN_BALANCED = 10
 DELONG_MAX_RATIO = 1.5
