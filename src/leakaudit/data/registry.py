@@ -103,7 +103,7 @@ def _census(*, n_rows: int, random_state: Any) -> Dataset:
 
 
 register_dataset("adult", _adult, description="UCI Adult, Long et al.'s 13 attributes")
-# bytes a row: peak RSS of generating and encoding 80,000 rows less that of 20,000, over 60,000 (19.2 and 5.0 KB)
+# bytes a row: at least the measured peak RSS of generating and encoding a row (benchmarks/README.md)
 register_dataset("purchase-like", _purchase_like, bytes_per_row=20_000,
                  description="synthetic Purchase-like (600 binary features, 10 k-means classes)")
 register_dataset("texas-like", _texas_like, bytes_per_row=5_200, description="synthetic Texas-like")
