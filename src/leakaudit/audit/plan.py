@@ -31,6 +31,7 @@ from .steps.membership import access_of, membership_analysis, planned_attacks
 from .steps.mip import mip_analysis
 from .steps.property import property_analysis
 from .steps.removal import records_to_remove, removal_analysis
+from .steps.remedy import remedy_analysis, remedy_applies, remedy_models
 from .config import escaped, phrase
 
 __all__ = ["Step", "Plan", "PLAN", "STEPS", "check_confidence", "run_plan", "register_analysis", "plan_for",
@@ -192,6 +193,8 @@ STEPS: tuple[Step, ...] = (
          when=lambda ctx, done: bool(records_to_remove(ctx, done["dtp"])), skip=_removal_not_asked,
          section="dtp.removal", models=_removal_models, skipped_by="removal=False, --no-removal", expensive=True,
          seeds={"removal": 11}),
+    Step("remedy", "remedy", "a boosted-tree recipe's leaf and bin settings, retrained", _no_checks, remedy_analysis,
+         when=remedy_applies, models=remedy_models, seeds={"remedy": 15}),
     Step("attribute", "attribute", "attribute inference of the sensitive columns",
          lambda cfg, data, target: 0 if _labels(cfg) else len(data.sensitive or []),
          _attribute, skip=_needs_scores("attribute inference"), cheap=_whole(_attribute)),

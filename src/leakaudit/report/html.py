@@ -599,6 +599,34 @@ _BOOSTED = {"xgboost": "min_child_weight, max_depth, max_bin", "lightgbm": "min_
             "catboost": "min_data_in_leaf, depth, border_count"}
 
 
+def _remedy_words(results: AuditResult, dtp1: bool, flags: bool) -> str:
+    """What each boosted-tree setting changed, as the audit measured it by retraining (:mod:`leakaudit.audit.steps.
+    remedy`): the loss attack's AUC and the accuracy, or (``dtp1``) how many of DTP-1's records stay above its
+    threshold; the settings by name when the profile did not measure them."""
+    r = results.remedy
+    if r is None:
+        return (f"retrain with larger leaves, shallower trees and coarser bins ({_BOOSTED[results.target.kind]}); "
+                "what each changes was not measured" + ("" if results.settings.dtp_removal_seeds else (
+                    " at this profile (" + ("--profile standard" if flags else 'profile="standard"') + " measures it)")))
+    seeds = "one seed: its seed does not matter" if r.n_seeds == 1 else f"{r.n_seeds} paired seeds"
+    out = []
+    for s in r.settings:
+        change = f"{s.what} ({s.parameter} {s.value:g} -> {s.tried:g}) "
+        if dtp1:
+            above = len(s.records_above_after or [])
+            change += f"leaves {above} of the {len(r.records)} above {r.threshold:g}"
+        else:
+            cost = as_number(s.accuracy_cost)
+            change += (f"moves the loss attack's AUC from {fmt(s.auc_before)} to {fmt(s.auc_after)} (change "
+                       f"{fmt(s.auc_change, '+.3f')}, interval {fmt_interval(s.auc_change_interval, '+.3f')}) at "
+                       f"{'a gain' if cost is not None and cost < 0 else 'a cost'} of "
+                       f"{_points(abs(cost) if cost is not None else None)} of accuracy on the non-members (interval of "
+                       f"the cost {_points_interval(s.accuracy_cost_interval)})")
+        out.append(change)
+    what = "their PDTP, not re-tested" if dtp1 else "the loss attack only"
+    return f"measured by retraining the recipe on the members ({seeds}; {what}), " + "; ".join(out)
+
+
 def _next_steps(results: AuditResult, flags: bool) -> list[str]:
     """What would change a verdict that is not "publish", from what this audit measured (nothing claimed that it
     did not measure, no remedy it says it cannot apply to this model): the exceeded findings' remedies, then the
@@ -617,7 +645,9 @@ def _next_steps(results: AuditResult, flags: bool) -> list[str]:
         out.append(f"DTP-1 records: {names}. " + _removal_words(dtp, results.timings)
                    + (" LightGBM draws its histogram bin edges from the training data, so a member holding a value few "
                       "members hold can set or move an edge, and with it the splits' thresholds: such records may "
-                      "leave DTP-1 when the rare values are merged or dropped." if kind == "lightgbm" else ""))
+                      "leave DTP-1 when the rare values are merged or dropped." if kind == "lightgbm" else "")
+                   + (f" The recipe's own settings, {_remedy_words(results, dtp1=True, flags=flags)}." if kind in _BOOSTED and
+                      results.remedy is not None and results.remedy.records else ""))
     if any(c.analysis == "membership" and c.status == "exceeded" for c in checks):
         mip = results.mip
         if results.data.kind == "text":  # MIP noise is defined for classifiers' parameters
@@ -625,10 +655,10 @@ def _next_steps(results: AuditResult, flags: bool) -> list[str]:
                        "remove repeated texts (repetition drives memorisation), or fine-tune with differential "
                        "privacy (DP-SGD), then audit again; the cost of each was not measured here.")
         elif kind in _BOOSTED:
-            out.append(f"Membership leakage of a boosted-tree model: retrain with larger leaves, shallower trees and "
-                       f"coarser bins ({_BOOSTED[kind]}), and merge or drop rare values that give a few members a "
-                       "leaf or bin of their own, then audit the new model to measure what the change does (its "
-                       "accuracy cost was not measured here).")
+            out.append(f"Membership leakage of a boosted-tree model: {_remedy_words(results, dtp1=False, flags=flags)}. An attack's "
+                       f"AUC above {fmt(results.verdict.thresholds.get('max_auc'), 'g')} with confidence withholds the model. "
+                       "Merge or drop rare values that give a few members a leaf or bin of their own, retrain, then "
+                       "audit the new model.")
         elif mip is not None and as_number(mip.accuracy_cost) is not None:
             c = as_number(mip.accuracy_cost)
             effect = f"gains {_points(-c, '.1f')}" if c < 0 else f"costs {_points(c, '.1f')}"

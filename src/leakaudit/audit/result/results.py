@@ -14,7 +14,7 @@ from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_chec
 from ..config import AuditConfig, Phrase, Phrased
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
                        DuplicatesSection, ExtractionSection, MipSection, PropertyEstimate, RecipeTest, RecordRiskSection,
-                       RegisteredAnalysis, Resources, Section, Settings, Skipped, TargetSection)
+                       RegisteredAnalysis, RemedySection, Resources, Section, Settings, Skipped, TargetSection)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -159,6 +159,7 @@ class AuditResult(Result):
     target: TargetSection
     membership: dict[str, AttackMetrics] = Field(default_factory=dict)
     dtp: Optional[DtpSection] = None
+    remedy: Optional[RemedySection] = None
     attribute: dict[str, AttributeInference] = Field(default_factory=dict)
     property: dict[str, PropertyEstimate] = Field(default_factory=dict)
     mip: Optional[MipSection] = None

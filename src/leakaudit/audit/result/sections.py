@@ -25,7 +25,7 @@ __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INT
            "PropertyEstimate", "MipSection", "DpSection", "DatasetInferenceSection", "DuplicatesSection", "RecordRiskSection",
            "StageResources", "Resources", "Settings", "RecipeTest", "Records", "DtpScreening", "DtpRemoval",
            "UnmeasuredBound", "Doubling", "RemovalScreening", "SetTest", "PowerCurve", "RetrainingRecipe",
-           "ExtractionSection"]
+           "ExtractionSection", "RemedySetting", "RemedySection"]
 
 MEASURED_SCHEMA = {"type": ["number", "null"], "description": "a measured value; null: could not be measured (NaN, inf)"}
 INTERVAL_SCHEMA = {"type": ["array", "null"], "items": {"type": ["number", "null"]}, "minItems": 2, "maxItems": 2,
@@ -306,6 +306,22 @@ DtpRemoval = _section(
     **_all((Measured, ...), "max_after accuracy_before accuracy_after accuracy_cost"),
     **_all((Interval, ...), "accuracy_before_interval accuracy_after_interval accuracy_cost_interval"),
     max_before=Measured, n_significant_before=Optional[int], what=Optional[str])
+
+RemedySetting = _section(
+    "RemedySetting", "One setting of a boosted-tree recipe, retrained with it and without it over paired seeds\n"
+    "(:mod:`leakaudit.audit.steps.remedy`): ``parameter`` from ``value`` to ``tried``; the loss attack's AUC and the\n"
+    "accuracy on the non-members before and after; the PDTP of DTP-1's records after, where it was exceeded.",
+    **_all((str, ...), "what parameter"), **_all((float, ...), "value tried"),
+    **_all((Measured, ...), "auc_before auc_after auc_change accuracy_before accuracy_after accuracy_cost"),
+    **_all((Interval, ...), "auc_change_interval accuracy_before_interval accuracy_after_interval "
+                            "accuracy_cost_interval"),
+    **_all(Optional[_Floats], "pdtp_before pdtp_after"), records_above_after=Optional[Records])
+
+RemedySection = _section(
+    "RemedySection", "What a boosted-tree recipe's leaf and bin settings change, each measured by retraining.",
+    settings=(list[RemedySetting], ...), n_seeds=(int, ...), **_all((float, ...), "confidence threshold"),
+    records=(Records, ...))
+
 
 class DtpSection(Section):
     """PDTP of the training records and the DTP-1 rule (Long et al.)."""
