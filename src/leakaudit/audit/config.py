@@ -251,6 +251,11 @@ class ProfileSettings(BaseModel):
         exceeds the threshold (:func:`leakaudit.dtp.dtp1_test`). At 8 repeats a forest's binned changes, which
         take few values, can make the t-test too optimistic (measured in tests/dtp/test_significance.py), hence
         16 in the standard profile.
+    dtp_test_max_repeats : int
+        Repeat budget of a candidate still undecided after ``dtp_test_repeats`` (its mean change above the
+        threshold, not significant): it is re-measured in rounds, the repeats doubling up to this, until decided;
+        decided ones stop. Each of the L looks is tested at the check's level / L (Bonferroni over the looks), so
+        the test's family-wise level is the check's. Equal to ``dtp_test_repeats``: one look, no more repeats.
     pdtp_exact_max : int or None
         Up to this many members, PDTP is measured for every one (exact leave-one-out); beyond it the members are
         screened (:mod:`leakaudit.dtp.screening`): the top of a ranking measured exactly, and a uniform
@@ -292,6 +297,7 @@ class ProfileSettings(BaseModel):
     shadow_attack_batch: int = 1
     shadow_attack_max_rows: int = 256_000
     dtp_test_repeats: int = 16
+    dtp_test_max_repeats: int = 64
     dtp_test_max_records: int = 200
     pdtp_exact_max: int | None = None
     pdtp_screen_fraction: float = Field(0.05, gt=0, le=1)
@@ -304,11 +310,11 @@ class ProfileSettings(BaseModel):
 PROFILES: dict[str, ProfileSettings] = {
     "smoke": ProfileSettings(n_reference=8, pdtp_records=100, pdtp_repeats=1, noise_floor_models=4, n_boot=200,
                              shadow_models=4, shadow_attack_models=4, dtp_test_repeats=8, dtp_test_max_records=50,
-                             dtp_removal_seeds=None),
+                             dtp_test_max_repeats=8, dtp_removal_seeds=None),
     "standard": ProfileSettings(n_reference=64, pdtp_records=None, pdtp_repeats=1, noise_floor_models=10,
                                 n_boot=1000, shadow_models=10, pdtp_exact_max=4000),
     "thorough": ProfileSettings(n_reference=256, pdtp_records=None, pdtp_repeats=10, noise_floor_models=20,
-                                n_boot=2000, shadow_models=20, dtp_removal_seeds=10),
+                                n_boot=2000, shadow_models=20, dtp_removal_seeds=10, dtp_test_max_repeats=128),
 }
 
 

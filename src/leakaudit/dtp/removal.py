@@ -63,6 +63,7 @@ def removal_effect(
     statistical: bool = True,
     n_repeats: int = 1,
     test_repeats: int = 16,
+    test_max_repeats: int | None = None,
     test_max_records: int | None = 200,
     confidence: float = 0.95,
     n_seeds: int = 5,
@@ -96,8 +97,8 @@ def removal_effect(
     statistical : bool, default=True
         Also run :func:`~leakaudit.dtp.dtp1_test` on the records above ``threshold`` (else only the single
         measurement is reported, Long et al.'s rule).
-    n_repeats, test_repeats, test_max_records :
-        As ``pdtp``'s ``n_repeats`` and ``dtp1_test``'s ``n_repeats`` and ``max_records``.
+    n_repeats, test_repeats, test_max_repeats, test_max_records :
+        As ``pdtp``'s ``n_repeats`` and ``dtp1_test``'s ``n_repeats``, ``max_repeats`` and ``max_records``.
     confidence : float in (0, 1), default=0.95
         Of the DTP-1 test and of the accuracy intervals.
     n_seeds : int >= 2, default=5
@@ -148,6 +149,13 @@ def removal_effect(
     gr = None if groups is None else np.asarray(groups, dtype=np.int64)[keep]
     screening = None
     known = DTP1Deltas()  # the test's repeats of members tested while the screen grew, reused by the test below
+
+    def retest(recs, vals):  # the DTP-1 test after the removal
+        return dtp1_test(learner, Xr, yr, records=recs, threshold=threshold, n_repeats=test_repeats,
+                         max_repeats=test_max_repeats, confidence=confidence, max_records=test_max_records,
+                         stage1_values=vals, n_classes=n_classes, random_state=s_test, engine=engine,
+                         known_deltas=known, groups=gr)
+
     if estimate is None:
         res = pdtp(learner, Xr, yr, records=new_index[measured], n_classes=n_classes, seed_policy="paired",
                    n_repeats=n_repeats, random_state=s_pdtp, engine=engine, keep_outputs=False, groups=gr)
@@ -160,9 +168,7 @@ def removal_effect(
         s_sample = spawn_seeds(s_pdtp, 1)[0]
 
         def significant(recs, vals):  # the members the statistical rule counts grow the top (screened_pdtp)
-            t = dtp1_test(learner, Xr, yr, records=recs, threshold=threshold, n_repeats=test_repeats,
-                          confidence=confidence, max_records=test_max_records, stage1_values=vals,
-                          n_classes=n_classes, random_state=s_test, engine=engine, known_deltas=known, groups=gr)
+            t = retest(recs, vals)
             return np.isin(recs, [int(r) for r, p in zip(t.records, t.p_value) if p <= 1 - confidence])
 
         sc = screened_pdtp(learner, Xr, yr, est, threshold=threshold, fraction=screen_fraction,
@@ -182,10 +188,7 @@ def removal_effect(
     if statistical:
         significant = []
         if above.size:
-            test = dtp1_test(learner, Xr, yr, records=new_index[above], threshold=threshold, n_repeats=test_repeats,
-                             confidence=confidence, max_records=test_max_records,
-                             stage1_values=values[values > threshold], n_classes=n_classes, random_state=s_test,
-                             engine=engine, known_deltas=known, groups=gr)
+            test = retest(new_index[above], values[values > threshold])
             significant = [int(keep[r]) for r, s in zip(test.records, test.significant) if s]
             untested = [int(keep[r]) for r in test.untested]
 

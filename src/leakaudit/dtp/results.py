@@ -272,7 +272,14 @@ class DTP1TestResult(Result):
     untested : list of int
         Candidates not re-measured (beyond ``max_records``): not measured, never passed.
     n_repeats : int
-        Repeats R (1 for deterministic leave-one-out: the statement is then exact).
+        Repeats R of the first look (1 for deterministic leave-one-out: the statement is then exact).
+    repeats : list of int, shape (n_tested,)
+        Repeats behind each record's decision: R, or more for a record still undecided at R (``looks``).
+    looks : list of int
+        Repeats at each planned look of the sequential test (``[n_repeats]``: one look).
+    look_level : float
+        Each look's level, ``(1 - confidence) / len(looks)`` (Bonferroni over the looks): the family-wise level
+        over records and looks stays ``1 - confidence``.
     n_tests : int
         Size of the multiplicity family (>= n_tested).
     method : str
@@ -299,6 +306,9 @@ class DTP1TestResult(Result):
     bin_width: Optional[float]
     n_tests: int
     method: str
+    repeats: list[int] = []
+    looks: list[int] = []
+    look_level: Optional[float] = None
     loo_method: str = ""
     learner: str = ""
     engine_stats: EngineStats | None = None

@@ -10,7 +10,11 @@ many records:
 2. ``R`` fresh paired repeats (the seed logic of :func:`~leakaudit.dtp.pdtp`) of each candidate record,
    seeds independent of the stage-1 measurement that selected the candidates;
 3. per record, one-sided t-tests of each class's mean against the threshold (Bonferroni over classes and
-   directions), Holm over the records, and a simultaneous lower confidence bound.
+   directions), Holm over the records, and a simultaneous lower confidence bound;
+4. sequential repeats (``max_repeats``): a record still undecided (mean above the threshold, not significant)
+   gets more repeats, doubling up to the budget, while decided ones stop. With L planned looks each look's
+   tests run at level alpha / L (Bonferroni over the looks: a record's p-value is the smallest of L times its
+   p-value at each look it reached), so the family-wise level over records and looks stays alpha.
 
 Measured (tests/dtp/test_significance.py, truth from hundreds of paired repeats): an exact null, 0 of 200
 seeds with any significant record; Long et al.'s Adult MLP, family-wise error 0 of 50 at R = 8. Limitation:
@@ -117,8 +121,9 @@ class DTP1Deltas:
     seed : int or None
         ``seed_to_int(random_state)`` of the calls that filled it (set by the first call).
     n_repeats : int or None
-    deltas : dict of int to ndarray of shape (n_repeats, n_classes)
-        Record (row of the training set) to its deltas.
+        The first look's repeats.
+    deltas : dict of int to ndarray of shape (r, n_classes)
+        Record (row of the training set) to its deltas of repeats 1..r (r > n_repeats: re-measured while undecided).
     loo_method : str
         How the leave-one-out outputs were obtained (``loo_method`` of the result).
     """
@@ -137,8 +142,18 @@ class DTP1Deltas:
                 f"random_state {seed} and {n_repeats} repeats (pass a fresh DTP1Deltas)")
 
 
-def _record_tests(D: np.ndarray, threshold: float, alpha: float, n_tests: int) -> dict[str, np.ndarray]:
-    """Per-record statistics of the deltas ``D`` of shape (R, n_tested, C); see :func:`dtp1_test`, step 3."""
+def _looks(n_repeats: int, max_repeats: int) -> list[int]:
+    """The repeats at each look of the sequential test: ``n_repeats``, doubling up to ``max_repeats``."""
+    looks = [n_repeats]
+    while looks[-1] < max_repeats:
+        looks.append(min(2 * looks[-1], max_repeats))
+    return looks
+
+
+def _record_tests(D: np.ndarray, threshold: float, alpha: float, n_tests: int,
+                  looks: int = 1) -> dict[str, np.ndarray]:
+    """Per-record statistics of the deltas ``D`` of shape (R, n_tested, C) at one of ``looks`` planned looks; see
+    :func:`dtp1_test`, steps 3 and 4."""
     R, m, C = D.shape
     mean = D.mean(axis=0)
     absm = np.abs(mean)
@@ -149,9 +164,10 @@ def _record_tests(D: np.ndarray, threshold: float, alpha: float, n_tests: int) -
     exact = np.where(absm > threshold, 0.0, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         p_c = np.where(se > 0, stats.t.sf((absm - threshold) / se, R - 1), exact) if R > 1 else exact
-    p_rec = np.minimum(1.0, 2 * C * p_c.min(axis=1))  # Bonferroni over the 2C one-sided directions
-    # simultaneous lower bound: |mu_c| >= |mean_c| - t_{R-1, 1 - alpha / (2 C n_tests)} se_c for every c and record
-    q = stats.t.ppf(1.0 - alpha / (2 * C * n_tests), R - 1) if R > 1 else 0.0
+    p_rec = np.minimum(1.0, 2 * C * looks * p_c.min(axis=1))  # Bonferroni over the 2C one-sided directions, looks
+    # simultaneous lower bound: |mu_c| >= |mean_c| - t_{R-1, 1 - alpha / (2 C n_tests looks)} se_c for every c,
+    # record and look
+    q = stats.t.ppf(1.0 - alpha / (2 * C * n_tests * looks), R - 1) if R > 1 else 0.0
     lb = np.maximum(0.0, (absm - q * se).max(axis=1))
     dec = np.lexsort((-absm, p_c), axis=-1)[:, 0]  # the deciding class: smallest p, then largest |mean|
     adj = holm_adjust(p_rec, n_tests)
@@ -168,6 +184,7 @@ def dtp1_test(
     records: Any,
     threshold: float = 1.0,
     n_repeats: int = 8,
+    max_repeats: int | None = None,
     confidence: float = 0.95,
     n_tests: int | None = None,
     bin_width: float | None = 0.01,
@@ -187,7 +204,9 @@ def dtp1_test(
     ``delta_{r,c} = bin_aware_log_ratio(p_full_r[t, c], p_loo_r[t, c])``. The estimand is the record's
     systematic influence ``mu_c = E_seed[delta_c]`` and ``H0_t: max_c |mu_c| <= threshold``, tested by
     one-sided t-tests of each |mean_c| (df = R - 1, Bonferroni over the 2C directions), Holm over ``n_tests``
-    records at ``alpha = 1 - confidence``. A learner whose seed does not matter (``Capabilities.stochastic``
+    records at ``alpha = 1 - confidence``; a record still undecided after R repeats (its mean above the threshold,
+    not significant) gets more, up to ``max_repeats``, tested sequentially at the same family-wise level (module
+    docstring, step 4). A learner whose seed does not matter (``Capabilities.stochastic``
     False: the closed forms, and retrained learners such as a nearest-neighbour rule or XGBoost without sampling)
     gives the same deltas for every seed: it is measured once and the statement is exact (p = 0 or 1).
 
@@ -206,6 +225,9 @@ def dtp1_test(
         The DTP-1 threshold (natural log).
     n_repeats : int, default=8
         Paired repeats R (>= 2, unless the learner's seed does not matter: then 1 is used).
+    max_repeats : int >= n_repeats, optional
+        Repeat budget of a record still undecided after ``n_repeats``: looks at R, 2R, 4R, ... repeats up to it,
+        each at level ``(1 - confidence) / looks`` (None: ``n_repeats``, one look at the full level).
     confidence : float in (0, 1), default=0.95
     n_tests : int, optional
         Size of the multiplicity family, at least the number of records tested (default: that number; the
@@ -225,7 +247,7 @@ def dtp1_test(
         Leave-one-out models per engine call.
     known_deltas : DTP1Deltas, optional
         Deltas of records tested by earlier calls with the same learner, data, ``random_state``, ``n_repeats`` and
-        ``bin_width``: reused instead of retrained, and the records tested now are added to it. The result is the
+        ``bin_width`` (any ``max_repeats``: the repeats of a record are measured once, as far as a call needs): reused instead of retrained, and the records tested now are added to it. The result is the
         one a single call would give.
     groups : array-like of int of shape (n_samples,), optional
         A group (privacy unit) per training record: each candidate's leave-out models leave out its whole group
@@ -235,7 +257,8 @@ def dtp1_test(
     -------
     DTP1TestResult
         Per tested record: ``stage2_mean`` (max_c |mean_c|), ``sd``, ``lower_bound``, ``p_value``,
-        ``p_adjusted``, ``significant``; ``n_significant``; ``untested``; ``engine_stats``: what the engine did.
+        ``p_adjusted``, ``significant``, ``repeats``; ``n_significant``; ``untested``; ``looks`` and
+        ``look_level``: the sequential design; ``engine_stats``: what the engine did.
     """
     X, y, n_classes = check_fit_inputs(X, y, task="classification", n_classes=n_classes)
     if len(X) < 2:
@@ -270,6 +293,9 @@ def dtp1_test(
         n_tests = max(1, tested.size)
     check_scalar(n_tests, name="n_tests", kind=(int, np.integer), min_val=max(1, tested.size))
     R = 1 if deterministic else int(n_repeats)
+    if max_repeats is not None:
+        check_scalar(max_repeats, name="max_repeats", kind=(int, np.integer), min_val=n_repeats)
+    looks = _looks(R, R if deterministic or max_repeats is None else int(max_repeats))
     alpha = 1.0 - float(confidence)
 
     memo = DTP1Deltas() if known_deltas is None else known_deltas
@@ -277,22 +303,45 @@ def dtp1_test(
         raise InvalidParameterError("random_state must be an int when known_deltas is given (the deltas reused "
                                     f"must come from the same seeds); got {type(random_state).__name__}")
     memo._check(seed_to_int(random_state), R)
-    new = np.array([t for t in tested.tolist() if t not in memo.deltas], dtype=np.int64)
-    if new.size:
-        deltas = []
-        for p_full, p_loo, method in _loo_repeats(learner, X, y, new, n_classes=n_classes,
-                                                  root_seeds=_stage2_seeds(memo.seed, R), seed_policy="paired",
-                                                  batch_size=batch_size, engine=engine, groups=groups):
-            memo.loo_method = method
-            deltas.append(bin_aware_log_ratio(np.clip(p_full, 0, 1), np.clip(p_loo, 0, 1), bin_width=bin_width))
-        D_new = np.stack(deltas)  # (R, n_new, C)
-        if not np.isfinite(D_new).all():
-            raise InvalidInputError("a class has probability 0 in one model only (infinite log ratio) with "
-                                    "bin_width=None; bin the outputs (bin_width=0.01) to test these records")
-        memo.deltas.update((int(t), D_new[:, i]) for i, t in enumerate(new))
-    D = np.stack([memo.deltas[int(t)] for t in tested], axis=1) if tested.size else np.zeros((R, 0, n_classes))
+    seeds = _stage2_seeds(memo.seed, looks[-1])  # the first R are those of a single look
+
+    def measure(recs: np.ndarray, upto: int) -> None:
+        """Into ``memo``: repeats up to ``upto`` of ``recs``, each record from the repeats it has."""
+        have = np.array([len(memo.deltas.get(int(t), ())) for t in recs], dtype=np.int64)
+        for h in np.unique(have[have < upto]):
+            new, deltas = recs[have == h], []
+            for p_full, p_loo, method in _loo_repeats(learner, X, y, new, n_classes=n_classes,
+                                                      root_seeds=seeds[h:upto], seed_policy="paired",
+                                                      batch_size=batch_size, engine=engine, groups=groups):
+                memo.loo_method = method
+                deltas.append(bin_aware_log_ratio(np.clip(p_full, 0, 1), np.clip(p_loo, 0, 1), bin_width=bin_width))
+            D_new = np.stack(deltas)  # (upto - h, n_new, C)
+            if not np.isfinite(D_new).all():
+                raise InvalidInputError("a class has probability 0 in one model only (infinite log ratio) with "
+                                        "bin_width=None; bin the outputs (bin_width=0.01) to test these records")
+            memo.deltas.update((int(t), np.concatenate([memo.deltas.get(int(t), D_new[:0, i]), D_new[:, i]]))
+                               for i, t in enumerate(new))
+
+    res, reps, active = {}, np.zeros(tested.size, np.int64), np.ones(tested.size, bool)
+    for Rk in looks:  # the records undecided so far (all at the first look) re-measured to Rk repeats
+        measure(tested[active], Rk)
+        D = np.stack([memo.deltas[int(t)][:Rk] for t in tested[active]], axis=1) if active.any() else np.zeros(
+            (Rk, 0, n_classes))
+        look = _record_tests(D, float(threshold), alpha, int(n_tests), len(looks))
+        if res:  # a record's p-value: its smallest over the looks; its bound: the largest (both simultaneous)
+            look["p_value"] = np.minimum(look["p_value"], res["p_value"][active])
+            look["lower_bound"] = np.maximum(look["lower_bound"], res["lower_bound"][active])
+            for key in ("stage2_mean", "sd", "decisive_class", "lower_bound", "p_value"):
+                res[key][active] = look[key]
+            res["p_adjusted"] = holm_adjust(res["p_value"], n_tests)
+            res["significant"] = res["p_adjusted"] <= alpha
+        else:
+            res = look
+        reps[active] = Rk
+        active = ~res["significant"] & (res["stage2_mean"] > threshold)
+        if not active.any():
+            break
     loo_method = memo.loo_method if tested.size else ""
-    res = _record_tests(D, float(threshold), alpha, int(n_tests))
     C = n_classes
     if deterministic:
         method = (f"exact: leave-one-out outputs that do not depend on the seed (measured once), a record is "
@@ -302,8 +351,13 @@ def dtp1_test(
         method = (f"one-sided t-tests (df = {R - 1}) of each class's mean bin-aware ln ratio over {R} paired "
                   f"leave-one-out repeats against {threshold:g}, Bonferroni over the {2 * C} class directions, Holm "
                   f"over {n_tests} records at level {alpha:.4g}")
+        if len(looks) > 1:
+            method += (f"; a record still undecided (mean above {threshold:g}, not significant) re-measured to "
+                       f"{', '.join(map(str, looks[1:]))} repeats (df one less), decided ones stopping: Bonferroni over the "
+                       f"{len(looks)} looks, each at level {alpha / len(looks):.4g}")
     return DTP1TestResult(
         records=tested, stage1_values=s1[tested_mask] if s1.size else [], untested=untested, n_repeats=R,
         confidence=float(confidence), threshold=float(threshold), bin_width=bin_width, n_tests=int(n_tests),
-        method=method, loo_method=loo_method, learner=type(learner).__name__, **res,
+        method=method, loo_method=loo_method, learner=type(learner).__name__, repeats=reps, looks=looks,
+        look_level=alpha / len(looks), **res,
     )

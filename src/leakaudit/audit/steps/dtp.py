@@ -81,12 +81,14 @@ OOB_FORESTS, OOB_MISS_RATE = 16, 0.05
 
 def _stage2(ctx: AuditContext, X_mem: np.ndarray, records: np.ndarray, values: np.ndarray, known_deltas=None):
     """The DTP-1 test (:func:`leakaudit.dtp.dtp1_test`) of ``records`` (stage-1 candidates with their PDTP
-    ``values``) at the check's confidence, with the profile's repeats and cap and the audit's stage-2 seed."""
+    ``values``) at the check's confidence, with the profile's repeats, repeat budget and cap and the audit's
+    stage-2 seed."""
     from ...dtp import dtp1_test
 
     st = ctx.cfg.settings
     return dtp1_test(ctx.target.learner, X_mem, ctx.data.y_mem, records=records, threshold=ctx.cfg.thresholds.max_dtp,
-                     n_repeats=st.dtp_test_repeats, confidence=ctx.check_confidence,
+                     n_repeats=st.dtp_test_repeats, max_repeats=st.dtp_test_max_repeats,
+                     confidence=ctx.check_confidence,
                      max_records=st.dtp_test_max_records, stage1_values=values, n_classes=ctx.data.n_classes,
                      random_state=ctx.seeds["dtp_test"], engine=ctx.engine, known_deltas=known_deltas,
                      groups=member_units(ctx.data))
@@ -273,7 +275,9 @@ def _dtp_measured(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | 
         summary["screening"] = screening
     significant = [int(r) for r, s in zip(test.records, test.significant) if s] if test is not None else []
     if test is not None:
-        summary["test"] = {**test.model_dump(exclude={"stage1_values", "engine_stats"}),
+        # the sequential design (repeats, looks, look_level) is said in the test's method
+        summary["test"] = {**test.model_dump(exclude={"stage1_values", "engine_stats", "repeats", "looks",
+                                                      "look_level"}),
                            "records": ctx.names(test.records), "untested": ctx.names(test.untested)}
         summary["n_significant"] = int(test.n_significant)
         summary["records_significant"] = ctx.names(significant)
@@ -414,6 +418,14 @@ def _exact_words(test) -> str | None:
     return None
 
 
+def _more_repeats(test) -> str:
+    """The sequential re-measurement in words, for the check's sentence (empty with one look)."""
+    if len(test.looks) < 2:
+        return ""
+    return (f", each record still undecided re-measured up to {test.looks[-1]} times in {len(test.looks)} looks at "
+            f"level {test.look_level:.2g} each, Bonferroni over the looks")
+
+
 def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None, rest: float) -> Check:
     """The DTP-1 check. Its value is the largest change a member's removal makes, in nats: each record re-measured
     at its re-measured mean, the others at their single PDTP (``rest``: the largest of those, -inf for none); its
@@ -446,7 +458,7 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None, rest: floa
         common["p_value"] = float(np.min(test.p_adjusted))
     untested = len(test.untested)
     exact = _exact_words(test)
-    at = f"at {cc * 100:.4g}% confidence" if exact is None else exact
+    at = f"at {cc * 100:.4g}% confidence{_more_repeats(test)}" if exact is None else exact
     conf = s.get("confirmation")
     if k > allowed:
         worst = int(np.argmax(test.lower_bound))
@@ -489,10 +501,11 @@ def _dtp_check(ctx: AuditContext, s: dict, test, recipe: dict | None, rest: floa
         how = f"binning explains{within}, a bin edge crossed in rounding ({exact})"
     else:
         how = (f"training randomness and binning explain{within} after re-measuring each {test.n_repeats} times"
+               + _more_repeats(test)
                + ("" if shown else f"; {over} re-measured mean{'s' if over > 1 else ''} above {thr:g}, so not shown "
                                    "below it either"))
     return Check(name=name, status=BELOW if shown else UNDECIDED, **common,
                  sentence=f"{raw}, but {few} by more than {how}: the largest change is then {largest:.2f} nats, "
                           f"at least {best:.2f} at {cc * 100:.4g}% confidence",
-                 fix="" if shown else phrase(f"re-measure with more repeats (dtp_test_repeats, now "
-                                            f"{cfg.settings.dtp_test_repeats}; {{0}})", ("profile", "thorough")))
+                 fix="" if shown else phrase(f"re-measure with more repeats (dtp_test_max_repeats, now "
+                                            f"{cfg.settings.dtp_test_max_repeats}; {{0}})", ("profile", "thorough")))

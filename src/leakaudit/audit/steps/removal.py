@@ -48,7 +48,8 @@ def removal_analysis(ctx: AuditContext, dtp: Analysis, remove: list[int]) -> Ana
                              screen_fraction=st.pdtp_screen_fraction, screen_sample=st.pdtp_screen_sample,
                              screen_max_fraction=st.pdtp_screen_max_fraction, threshold=cfg.thresholds.max_dtp,
                              statistical=cfg.dtp_rule == "statistical", n_repeats=st.pdtp_repeats,
-                             test_repeats=st.dtp_test_repeats, test_max_records=st.dtp_test_max_records,
+                             test_repeats=st.dtp_test_repeats, test_max_repeats=st.dtp_test_max_repeats,
+                             test_max_records=st.dtp_test_max_records,
                              confidence=ctx.check_confidence, n_seeds=st.dtp_removal_seeds, n_classes=data.n_classes,
                              random_state=ctx.seeds["removal"], engine=ctx.engine, groups=member_units(ctx.data))
     except TrainingFailedError as exc:  # its models train on fixed sets (the members less the removed): no redraw
