@@ -20,7 +20,7 @@ from .exceptions import LeakauditError
 # importing its modules later (``import leakaudit.audit.config``) binds them on the package only
 del audit
 
-__all__ = ["__version__", "LeakauditError", "audit", "AuditResult", "register_attack", "register_analysis",
+__all__ = ["__version__", "LeakauditError", "audit", "estimate", "AuditResult", "register_attack", "register_analysis",
            "unlearning_check"]
 
 def __getattr__(name: str):
@@ -33,6 +33,10 @@ def __getattr__(name: str):
         audit.__dict__ = _audit_package.__dict__
         globals()["audit"] = audit
         return audit
+    if name == "estimate":
+        from .audit.api import estimate
+
+        return estimate
     if name == "AuditResult":
         from .audit.result.results import AuditResult
 

@@ -7,6 +7,8 @@ written until :meth:`AuditResult.save <leakaudit.audit.result.results.AuditResul
 
 from __future__ import annotations
 
+import inspect
+from contextvars import ContextVar
 from pathlib import PurePath
 from typing import Any
 
@@ -18,7 +20,11 @@ from ..exceptions import InvalidParameterError
 from .config import AuditConfig, Thresholds, check_seed
 from .result.results import AuditResult
 
-__all__ = ["audit"]
+__all__ = ["audit", "estimate"]
+
+#: what a call runs once its arguments are checked and its inputs built: None, the audit
+#: (:func:`~leakaudit.audit.pipeline.audit_core`); :func:`estimate` sets the estimate's core
+_CORE: ContextVar = ContextVar("leakaudit_core", default=None)
 
 #: AuditConfig fields that describe files or the bundled demo: the in-memory call takes objects instead
 _FILE_KEYS = ("train", "test", "data", "membership_column", "population", "model", "module", "module_kwargs",
@@ -32,8 +38,8 @@ def _config(label: str | None, sensitive, options: dict) -> AuditConfig:
     bad = sorted(k for k in options if k in _FILE_KEYS or k not in AuditConfig.model_fields)
     if bad:
         known = sorted(k for k in AuditConfig.model_fields if k not in _FILE_KEYS)
-        raise InvalidParameterError(f"leakaudit.audit() got unknown or file-only argument(s) {', '.join(bad)}; "
-                                    f"settings it takes: {', '.join(known)}")
+        raise InvalidParameterError(f"leakaudit.{'estimate' if _CORE.get() else 'audit'}() got unknown or file-only "
+                                    f"argument(s) {', '.join(bad)}; settings it takes: {', '.join(known)}")
     try:
         if isinstance(options.get("thresholds"), dict):
             options["thresholds"] = _thresholds(options["thresholds"])
@@ -309,8 +315,41 @@ optional
         raise InvalidParameterError(
             f"model must be a fitted scikit-learn classifier or Pipeline with predict_proba, a torch.nn.Module, or a "
             f"transformers causal language model; got {type(model).__name__}")
-    return audit_core(cfg, data=data, target=target, command=call, verbose=verbose, memory_budget=memory_budget,
-                      default_cache=None, inputs=_tabular_inputs(model, members, nonmembers, population, predictions))
+    return (_CORE.get() or audit_core)(cfg, data=data, target=target, command=call, verbose=verbose,
+                                       memory_budget=memory_budget, default_cache=None,
+                                       inputs=_tabular_inputs(model, members, nonmembers, population, predictions))
+
+
+def estimate(*args, **kwargs):
+    """How long :func:`audit` with these arguments will take, before it trains any audit model: the models each
+    analysis of the plan trains, times a fit of the retraining recipe timed on these inputs (two calls of the
+    recipe, as the engine trains it; :mod:`leakaudit.audit.estimate` says what the estimate ignores). The arguments
+    are :func:`audit`'s, checked and refused as it checks them; the inputs are read as it reads them, and nothing is
+    written.
+
+    Returns
+    -------
+    leakaudit.audit.estimate.Estimate
+        ``steps`` (each analysis's ``name``, ``models`` and ``seconds``), ``seconds`` (the total; None with
+        ``not_measurable`` saying why: a model the audit cannot retrain, or a language model), ``cores``,
+        ``fit_seconds`` (per model, as timed); ``str(estimate)`` gives the plan in lines.
+
+    Examples
+    --------
+    >>> est = leakaudit.estimate(pipeline, train_df, test_df, label="income", profile="smoke")  # doctest: +SKIP
+    >>> print(est.headline)  # doctest: +SKIP
+    about 12 s on 2 cores for 173 models (0.069 s a model, timed on 15 fits of the recipe)
+    """
+    from .estimate import estimate_core
+
+    token = _CORE.set(estimate_core)
+    try:
+        return audit(*args, **kwargs)
+    finally:
+        _CORE.reset(token)
+
+
+estimate.__signature__ = inspect.signature(audit).replace(return_annotation="Estimate")
 
 
 def _learner_words(learner) -> str:
@@ -400,4 +439,5 @@ def _audit_language_model(model, members, nonmembers, *, text_column, tokenizer,
               **{f"reference model {i + 1}": r.model for i, r in enumerate(refs)},
               **{f"tokenizer of reference model {i + 1}": r.tokenizer for i, r in enumerate(refs)
                  if r.tokenizer is not tokenizer}}
-    return audit_core(cfg, data=texts, target=(lm, refs), command=call, verbose=verbose, inputs=memory)
+    return (_CORE.get() or audit_core)(cfg, data=texts, target=(lm, refs), command=call, verbose=verbose,
+                                       inputs=memory)

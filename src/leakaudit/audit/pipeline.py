@@ -81,7 +81,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | LMTexts | None = None, tar
                command: str | None = None, verbose: bool | None = None, memory_budget: int | str | None = None,
                work_budget: int | str | None = None, written_to: Path | None = None,
                default_cache: str | None = DEFAULT_CACHE, inputs: Mapping[str, Any] | None = None,
-               flags: bool = False) -> AuditResult:
+               flags: bool = False, estimate: bool = False) -> AuditResult:
     """The audit in memory: prepare the inputs (:func:`prepare`), run the plan of their modality's analyses, decide;
     nothing is written.
 
@@ -104,7 +104,9 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | LMTexts | None = None, tar
     no cache; :func:`_engine`). ``inputs``: the objects given in memory by role (the records, the predictions, the
     model), fingerprinted in the evidence record; the model the demo trains is added as
     :data:`DEMO_MODEL_ROLE`. ``flags``: notes name settings as the command line's flags (``--model``), else as
-    the library's arguments (``model``).
+    the library's arguments (``model``). ``estimate``: return the plan's time estimate
+    (:class:`~leakaudit.audit.estimate.Estimate`) once the inputs are read, instead of running it; with progress
+    shown, an audit says it before its first analysis.
 
     An audit that cannot conclude "publish" whatever it finds (:func:`outcome_limit`: no training algorithm, so
     DTP-1 is not measurable) says so before the work: before reading its inputs where the settings or ``target``
@@ -126,7 +128,7 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | LMTexts | None = None, tar
         cache = None if default_cache is None else Path(written_to or ".") / default_cache
         p = prepare(cfg, st, data=data, target=target, inputs=inputs, flags=flags, cache=cache)
         try:
-            return _run_plan(cfg, command, st, p)
+            return _run_plan(cfg, command, st, p, estimate)
         except KeyboardInterrupt:
             if p.engine is None:
                 raise
@@ -143,11 +145,20 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | LMTexts | None = None, tar
                 p.engine.close()
 
 
-def _run_plan(cfg: AuditConfig, command: str | None, st: _Stages, p: Prepared) -> AuditResult:
-    """The plan of ``p``'s modality run on ``p`` (its checks judged at the corrected confidence), and its result."""
+def _run_plan(cfg: AuditConfig, command: str | None, st: _Stages, p: Prepared, estimate: bool = False):
+    """The plan of ``p``'s modality run on ``p`` (its checks judged at the corrected confidence), and its result;
+    ``estimate``: its time estimate instead, which progress lines of a tabular audit give before it runs."""
+    from .estimate import estimate_plan
+
     plan = plan_for(p.modality)
     planned = plan.planned_checks(cfg, *p.checks_of)
     ctx = p.context(check_confidence(cfg.confidence, sum(planned.values())))
+    if estimate or (st.verbose and p.modality == "tabular"):
+        est = estimate_plan(plan, ctx)
+        if estimate:
+            return est
+        st.note(f"estimate: {est.headline}")
+        st.per_model = est.fit_seconds
     done = run_plan(plan, ctx, st, planned, tiers=cfg.tiered)
     return assemble(plan, done, p, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
                     timings=st.timings)
@@ -270,7 +281,18 @@ def _tabular_inputs(cfg: AuditConfig, out: Path) -> dict:
     data = prepare_data(cfg)
     target = prepare_target(cfg, data, random_state=seeds["target"])
     recipe = _quick_recipe_test(cfg, data, target, seeds, out) if target.learner is not None else None
-    return {"data": data.summary(), "target": target.summary(data), **({} if recipe is None else {"recipe": recipe})}
+    return {"data": data.summary(), "target": target.summary(data), **({} if recipe is None else {"recipe": recipe}),
+            "estimate": _estimate(cfg, data, target, seeds).to_dict()}
+
+
+def _estimate(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict):
+    """The audit's time estimate on these inputs (:func:`leakaudit.audit.estimate.estimate_plan`)."""
+    from .context import AuditContext
+    from .estimate import estimate_plan
+
+    plan = plan_for("tabular")
+    cc = check_confidence(cfg.confidence, sum(plan.planned_checks(cfg, data, target).values()))
+    return estimate_plan(plan, AuditContext(cfg=cfg, data=data, target=target, seeds=seeds, check_confidence=cc))
 
 
 def _quick_recipe_test(cfg: AuditConfig, data: AuditData, target: Target, seeds: dict, out: Path) -> dict:

@@ -12,7 +12,10 @@ models (however many batches the engine runs them in), and one when it ends (its
 The whole audit's total is an estimate: the plan tells, before any analysis runs, about how many models each will
 train (:meth:`StageProgress.expect`, from :attr:`leakaudit.audit.plan.Step.models`); what an analysis decides to
 train as it goes (the records it re-measures, the removal analysis) joins the total when the engine announces it. The
-time left is the time per model so far times the models left.
+time left is the time per model times the models left, recomputed at every line: the time per model is the pace so far,
+which starts from ``per_model`` (the estimate's timed fits, :mod:`leakaudit.audit.estimate`) where the audit gives one.
+A printed line never repeats its last time left while the total grew since: a plan that grows as fast as its models
+train would say the same time left line after line, so it says how many models joined instead.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import IO, Iterator
 
 from .._text import escape_controls
 
-__all__ = ["StageProgress", "duration", "in_notebook"]
+__all__ = ["StageProgress", "about", "duration", "in_notebook"]
 
 
 def in_notebook() -> bool:
@@ -42,6 +45,11 @@ def duration(s: float) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60} s"
     return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def about(s: float) -> str:
+    """A duration estimated: 'about 3 min 5 s', or 'under 1 s'."""
+    return f"about {duration(s)}" if s >= 0.5 else "under 1 s"
 
 
 class StageProgress:
@@ -65,6 +73,9 @@ class StageProgress:
         on stderr, as every bad input does. None: every line is printed at once.
     clock : callable, default=time.perf_counter
         Seconds, for the times shown (a test may give its own).
+    per_model : float or None
+        Seconds a model is estimated to take before any has trained (:mod:`leakaudit.audit.estimate`): the time left
+        starts from it and moves to the pace measured as models train (it counts as 8 models trained at that pace).
 
     Attributes
     ----------
@@ -78,7 +89,7 @@ class StageProgress:
 
     def __init__(self, verbose: bool, *, stream: IO[str] | None = None, tty: bool | None = None,
                  interval: float = 10.0, hold_until: str | None = "target",
-                 clock: Callable[[], float] = time.perf_counter):
+                 clock: Callable[[], float] = time.perf_counter, per_model: float | None = None):
         self.timings: dict[str, float] = {}
         self.current: str | None = None
         self.done: list[str] = []
@@ -87,6 +98,8 @@ class StageProgress:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)()) if tty is None else tty
         self.interval = interval
         self._clock = clock
+        self.per_model = per_model
+        self._said: dict[str, tuple[int, str]] = {}  # per printed line's scope: its last total and time left
         self._console = None
         self._bar = None  # rich Progress (a terminal) or a tqdm bar (a notebook) while a stage trains
         self._tqdm = None  # tqdm.auto's bar class in a notebook
@@ -151,15 +164,23 @@ class StageProgress:
         counts = [self._stage_counts(s) for s in stages]
         return sum(d for d, _ in counts), sum(t for _, t in counts)
 
-    def _left(self, done: int, total: int, since: float | None, now: float) -> str | None:
-        """The time left at the pace so far (``done`` models since ``since``), in words ('about 2 min 5 s left',
-        'under 1 s left'), or None before any model."""
-        if since is None or done <= 0 or total <= done:
+    def _left(self, done: int, total: int, since: float | None, now: float, said: str | None = None) -> str | None:
+        """The time left, the time per model (the pace of ``done`` models since ``since``, from ``per_model`` where
+        given) times the models left, in words ('about 2 min 5 s left', 'under 1 s left'); None before any model
+        without ``per_model``. ``said``: the printed line's scope, whose last time left is not repeated once the
+        total has grown (the models that joined are said instead)."""
+        prior = 8 if self.per_model is not None else 0
+        if since is None or done + prior <= 0 or total <= done:
             return None
-        left = (now - since) / done * (total - done)
-        return f"about {duration(left)} left" if left >= 0.5 else "under 1 s left"
+        words = f"{about((now - since + prior * (self.per_model or 0)) / (done + prior) * (total - done))} left"
+        if said is not None:
+            last_total, last = self._said.get(said, (total, ""))
+            self._said[said] = total, words
+            if total > last_total and words == last:
+                return f"{total - last_total:,} more models planned since the last line"
+        return words
 
-    def _audit_words(self, now: float) -> str:
+    def _audit_words(self, now: float, said: str | None = None) -> str:
         """'audit: 704 of about 1,400 models, 1 min 8 s so far, about 1 min left' ('' when no model is expected)."""
         done, total = self.audit_counts()
         if total <= 0:
@@ -167,7 +188,7 @@ class StageProgress:
         so_far = duration(now - (self._t0 if self._t0 is not None else now))
         if done >= total:
             return f"audit: {done:,} models, {so_far} so far"
-        left = self._left(done, total, self._t_models, now)
+        left = self._left(done, total, self._t_models, now, said)
         return f"audit: {done:,} of about {total:,} models, {so_far} so far" + (f", {left}" if left else "")
 
     def note(self, text: str) -> None:
@@ -212,7 +233,7 @@ class StageProgress:
                 if held:
                     self._line(f"[bold]{name}[/bold]: {what}: {took}", f"{name}: {what}: {took}")
                 else:
-                    audit = self._audit_words(now)
+                    audit = self._audit_words(now, "audit")
                     tail = f"; {audit}" if audit else ""
                     self._line(f"  {name} {took}{tail}", f"  {name} {took}{tail}")
                 if name == self._hold_until:
@@ -255,8 +276,8 @@ class StageProgress:
                              audit=self._audit_words(now))
             return
         if done > 0 and now - self._last_line >= self.interval:
-            left = self._left(s_done, s_total, self._stage_t0, now)
-            audit = self._audit_words(now)
+            left = self._left(s_done, s_total, self._stage_t0, now, f"stage {stage}")
+            audit = self._audit_words(now, "audit")
             self._plain(f"  {stage}: {s_done:,}/{s_total:,} models, {duration(now - self._stage_t0)} so far"
                         + (f", {left}" if left else "") + (f"; {audit}" if audit else ""))
             self._last_line = now

@@ -90,6 +90,13 @@ def _options() -> list[inspect.Parameter]:
             extra = {"metavar": "[URI]"}
         opt = typer.Option(None, *flag.names, help=help_, **extra)
         params.append(inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=opt))
+        if k == "check_inputs":  # a way to run the command, not a setting: no key of the --config file
+            params.append(inspect.Parameter("estimate", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
+                                            default=typer.Option(False, "--estimate", metavar=_NO_METAVAR, help=(
+                "Only print the plan and its estimated time. The inputs are read and checked as the audit reads "
+                "them, two fits of the retraining recipe are timed on them, and each analysis is listed with the "
+                "models it will train and their time; no audit model is trained, nothing is written. (default: off)"
+                ))))
     return params
 
 
@@ -102,7 +109,7 @@ def register(app: typer.Typer) -> None:
         from ..audit.result.output import check_out_writable
         from ..exceptions import InvalidParameterError
 
-        config = given.pop("config")
+        config, estimate = given.pop("config"), given.pop("estimate")
         if given.get("module_kwargs") is not None:
             try:
                 given["module_kwargs"] = json.loads(given["module_kwargs"])
@@ -127,15 +134,25 @@ def register(app: typer.Typer) -> None:
 
                 stack.enter_context(quiet_mlflow())
             cfg, store = _resolve_model_uri(cfg, opts, stack)
-            _audit(cfg, opts, out_dir, store)
+            _audit(cfg, opts, out_dir, store, estimate)
 
-    def _audit(cfg, opts, out_dir, store) -> None:
+    def _audit(cfg, opts, out_dir, store, estimate) -> None:
         from ..audit.config import check_outputs_spare_inputs
         from ..audit.pipeline import check_inputs as _check_inputs
         from ..audit.pipeline import run_audit
         from ..exceptions import AuditInterrupted
 
         check_outputs_spare_inputs(cfg, out_dir)
+        if estimate:
+            from ..audit.estimate import estimate_core
+            from ..exceptions import InvalidParameterError
+
+            if opts.check_inputs:
+                raise InvalidParameterError("--estimate and --check-inputs: give one (--check-inputs gives the "
+                                            "estimate too)")
+            echo(str(estimate_core(cfg, verbose=not opts.quiet, memory_budget=opts.memory_budget,
+                                   work_budget=opts.work_budget, flags=True)))
+            return
         if opts.check_inputs:
             summ = _check_inputs(cfg, out_dir, memory_budget=opts.memory_budget, work_budget=opts.work_budget)
             d, t = summ["data"], summ["target"]
@@ -154,6 +171,7 @@ def register(app: typer.Typer) -> None:
             if summ.get("recipe"):
                 r = summ["recipe"]
                 echo(f"recipe ({r['n_reference']} models retrained, {r['seconds']:.1f} s): {r['sentence']}")
+            echo(f"estimate: {summ['estimate']['headline']}")
             echo(f"wrote {out_dir}/inputs.json")
             return
         command = "leakaudit " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "leakaudit audit"
