@@ -69,7 +69,7 @@ def test_a_leaky_boosted_model_gets_its_settings_measured_by_retraining(leaky, t
     res = leakaudit.audit(model, mem, non, label="label", profile="standard", verbose=False, random_state=3,
                           cache_dir=str(tmp_path / "cache"))
     assert res.outcome == "do not publish" and res.remedy is not None
-    assert [(s.parameter, s.value, s.tried) for s in res.remedy.settings] == [("min_data_in_leaf", 2, 10),
+    assert [(s.parameter, s.value, s.tried) for s in res.remedy.settings] == [("min_data_in_leaf", 2, 20),
                                                                               ("max_bin", 255, 31)]
     assert res.remedy.n_seeds == 1  # no bagging: LightGBM trains the same trees for every seed
     for s in res.remedy.settings:
@@ -78,7 +78,7 @@ def test_a_leaky_boosted_model_gets_its_settings_measured_by_retraining(leaky, t
         assert s.accuracy_cost_interval[0] <= s.accuracy_cost <= s.accuracy_cost_interval[1]
     words = next(t for t in _next(res) if t.startswith("Membership leakage"))
     first = res.remedy.settings[0]
-    assert f"from {first.auc_before:.3f} to {first.auc_after:.3f}" in words and "min_data_in_leaf 2 -> 10" in words
+    assert f"from {first.auc_before:.3f} to {first.auc_after:.3f}" in words and "min_data_in_leaf 2 -> 20" in words
     assert "differential" not in words and "MIP" not in words
     again = leakaudit.audit(model, mem, non, label="label", profile="standard", verbose=False, random_state=3,
                             cache_dir=str(tmp_path / "cache2"))

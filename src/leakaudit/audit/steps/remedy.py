@@ -35,12 +35,13 @@ from ..result.checks import Analysis
 __all__ = ["SETTINGS", "remedy_analysis", "remedy_applies", "remedy_models"]
 
 #: per boosted library (the target's kind), the settings that make a member's own leaf or bin less likely: (what,
-#: parameter, the library's default, the value tried from the recipe's, and whether the recipe uses the parameter)
+#: parameter, the library's default, the value tried from the recipe's (a leaf minimum 5 times the recipe's, at least
+#: the library's default), and whether the recipe uses the parameter)
 _EIGHTH, _ALWAYS = (lambda v: max(4, int(v) // 8)), (lambda params: True)
 SETTINGS = {
-    "xgboost": (("larger leaves", "min_child_weight", 1.0, lambda v: 5 * v, _ALWAYS),
+    "xgboost": (("larger leaves", "min_child_weight", 1.0, lambda v: max(5 * v, 1.0), _ALWAYS),
                 ("coarser bins", "max_bin", 256, _EIGHTH, lambda params: params.get("tree_method") != "exact")),
-    "lightgbm": (("larger leaves", "min_data_in_leaf", 20, lambda v: 5 * int(v), _ALWAYS),
+    "lightgbm": (("larger leaves", "min_data_in_leaf", 20, lambda v: max(5 * int(v), 20), _ALWAYS),
                  ("coarser bins", "max_bin", 255, _EIGHTH, _ALWAYS)),
     "catboost": (("shallower trees", "depth", 6, lambda v: max(1, int(v) - 2), _ALWAYS),
                  ("coarser bins", "border_count", 254, _EIGHTH, _ALWAYS)),
