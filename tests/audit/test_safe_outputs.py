@@ -17,7 +17,7 @@ from sklearn.linear_model import LogisticRegression
 
 import leakaudit
 from leakaudit._results import escape_controls, spreadsheet_exact, spreadsheet_safe
-from leakaudit.audit.result.output import _write_report, read_records_csv
+from leakaudit.audit.result.output import write_report, read_records_csv
 from leakaudit.cli import main
 from leakaudit.exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 
@@ -97,7 +97,7 @@ def test_hostile_names_labels_and_values_through_the_library_and_the_command_lin
     report = (lib / "report.html").read_text()
     assert "\\u202ename" in report and "\u202e" not in report
     assert not CONTROLS.search(res._repr_html_())
-    _write_report(lib, type(res))  # rendered again from the files alone
+    write_report(lib, type(res))  # rendered again from the files alone
     again = (lib / "report.html").read_text()
     assert "\\u202ename: " in again and "\u202e" not in again and report.count("\\u202ename: ") == \
         again.count("\\u202ename: ")

@@ -24,7 +24,8 @@ from ..._results import (check_output_folder, escape_controls, spreadsheet_exact
 from ..._validation import check_linked_file, shown
 from ...exceptions import DataFileError, InvalidParameterError
 
-__all__ = ["check_out_writable", "write_audit_files", "save_result", "read_records_csv"]
+__all__ = ["check_out_writable", "folder_argument", "read_records_csv", "save_result", "write_audit_files",
+           "write_report"]
 
 
 def check_out_writable(out: Path, *, name: str = "out") -> None:
@@ -33,7 +34,7 @@ def check_out_writable(out: Path, *, name: str = "out") -> None:
     check_output_folder(out, option=name)
 
 
-def _folder_argument(out, name: str) -> Path:
+def folder_argument(out, name: str) -> Path:
     """``out`` as the folder it names: a non-empty str or path-like, refused otherwise; ``..`` resolved as the file
     system would (so ``a/missing/../b`` is ``a/b``, and ``a/missing`` is never created)."""
     if isinstance(out, bytes) or not isinstance(out, (str, os.PathLike)):
@@ -51,7 +52,7 @@ def save_result(result, out, *, redact: bool = False) -> Path:
     records.csv, report.html and evidence.json, together or not at all (:meth:`AuditResult.save
     <leakaudit.audit.result.results.AuditResult.save>` calls this); ``redact``: records.csv and report.html without the
     records' own values (:func:`write_audit_files`). Returns the folder written."""
-    folder = _folder_argument(out, "out")
+    folder = folder_argument(out, "out")
     if not (hasattr(result, "to_dict") and hasattr(result, "records")):
         raise InvalidParameterError(f"result must be an AuditResult, as leakaudit.audit returns it; got "
                                     f"{type(result).__name__}")
@@ -147,7 +148,7 @@ def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dic
             with writing(tmp / "records.csv", "records"):
                 safe = _spreadsheet_safe(records.rename(columns={"record": RECORD_KEY}))
                 safe.to_csv(tmp / "records.csv", index=False)
-            _write_report(tmp, type(result), columns=[str(c) for c in records.columns])
+            write_report(tmp, type(result), columns=[str(c) for c in records.columns])
             if evidence is not None:
                 from .evidence import with_outputs
 
@@ -179,7 +180,7 @@ def _read_json(path: Path):
         raise DataFileError(f"{path} cannot be read as JSON: {exc}") from None
 
 
-def _write_report(folder: Path, result_type, *, columns: list[str] | None = None) -> None:
+def write_report(folder: Path, result_type, *, columns: list[str] | None = None) -> None:
     """``folder/report.html`` from the results.json and records.csv (if any) written there, read back as written
     (strict JSON, the CSV's types and exact text cells: :func:`read_records_csv`) into ``result_type`` by its
     ``read`` (the report names the settings its sentences name as the audit's command line or library call gave

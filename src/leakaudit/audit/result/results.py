@@ -535,11 +535,11 @@ def rerender_report(folder: str | Path) -> Path:
     what only it holds, the plots and the riskiest records, is missing). Both files are read as untrusted input: a
     damaged one is refused in one :class:`~leakaudit.exceptions.LeakauditError` naming the file and the field.
     Returns the report's path."""
-    from .output import _folder_argument, _write_report, check_out_writable
+    from .output import check_out_writable, folder_argument, write_report
 
-    folder = _folder_argument(folder, "folder")
+    folder = folder_argument(folder, "folder")
     check_out_writable(folder, name="folder")
-    _write_report(folder, AuditResult)
+    write_report(folder, AuditResult)
     return folder / "report.html"
 
 
