@@ -349,7 +349,7 @@ def test_dtp1_states_one_quantity_on_every_surface(audit, means, lbs, sd, signif
     ctx = SimpleNamespace(cfg=make_config(), check_confidence=0.99, record_name=lambda i: names[i])
     test = SimpleNamespace(records=[0, 1], stage2_mean=means, lower_bound=lbs, sd=sd, significant=significant,
                            n_significant=sum(significant), p_adjusted=[0.001 if s else 1.0 for s in significant],
-                           untested=[], n_repeats=16)
+                           untested=[], n_repeats=16, looks=[16])
     check = _dtp_check(ctx, {"n_above": 2, "n_records": 1000, "max": 2.56}, test, None, 0.95)
     assert check.status == status and check.value == pytest.approx(max(max(means), 0.95))
     assert check.interval[0] == max(lbs) and not np.isfinite(check.interval[1])
