@@ -109,3 +109,27 @@ def test_a_model_that_is_not_boosted_gets_no_remedy_step(tmp_path):
     res = leakaudit.audit(tree, mem, non, label="label", profile="smoke", verbose=False,
                           cache_dir=str(tmp_path / "cache"))
     assert res.remedy is None and "remedy" not in res.timings
+
+
+def test_dtp1_records_are_re_measured_under_each_setting(tmp_path):
+    """Where DTP-1 is exceeded, each setting's PDTP of its records (the mean over the profile's repeats), and the
+    records still above the threshold named in What to do next."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 4))
+    df = pd.DataFrame(X, columns=list("abcd")).assign(label=((X[:, 0] + rng.normal(scale=1.5, size=300)) > 0) * 1)
+    mem, non = df.iloc[:150], df.iloc[150:]
+    model = lightgbm.LGBMClassifier(n_estimators=20, num_leaves=31, min_child_samples=2, random_state=0, n_jobs=1,
+                                    verbose=-1).fit(mem[list("abcd")], mem["label"])
+    res = leakaudit.audit(model, mem, non, label="label", profile="standard", tiers="off", removal=False,
+                          verbose=False, cache_dir=str(tmp_path / "cache"))
+    assert any(c.id == "dtp.dtp1" and c.status == "exceeded" for c in res.verdict.checks)
+    r = res.remedy
+    assert r.records and r.threshold == 1.0
+    for s in r.settings:
+        assert len(s.pdtp_before) == len(s.pdtp_after) == len(r.records)
+        above = [n for n, v in zip(r.records, s.pdtp_after) if v > r.threshold]
+        assert s.records_above_after == above
+    words = next(t for t in _next(res) if t.startswith("DTP-1 records"))
+    first = r.settings[0]
+    assert (f"larger leaves (min_data_in_leaf 2 -> 20) leaves {len(first.records_above_after)} of the "
+            f"{len(r.records)} above 1") in words
