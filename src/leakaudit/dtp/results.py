@@ -262,10 +262,12 @@ class DTP1TestResult(Result):
         s_c of the class deciding the test (smallest p-value), ``decisive_class``.
     decisive_class : list of int, shape (n_tested,)
     lower_bound : list of float, shape (n_tested,)
-        Lower confidence bound on max_c |E_seed[ratio_c]|, Bonferroni over classes, directions and ``n_tests``
-        (simultaneous over all tested records at ``confidence``), floored at 0.
+        Lower confidence bound on max_c |E_seed[ratio_c]|, Bonferroni over classes, directions, ``n_tests`` and
+        ``looks`` (simultaneous over all tested records and looks at ``confidence``: the largest over the looks a
+        record reached), floored at 0.
     p_value : list of float, shape (n_tested,)
-        Per-record p-value of H0_t (Bonferroni over the 2C one-sided directions), before multiplicity.
+        Per-record p-value of H0_t (Bonferroni over the 2C one-sided directions and the ``looks``: the smallest
+        over the looks a record reached), before multiplicity over records.
     p_adjusted : list of float, shape (n_tested,)
         Holm-adjusted p-value over ``n_tests`` tests; ``significant`` is ``p_adjusted <= 1 - confidence``.
     significant : list of bool, shape (n_tested,)

@@ -247,8 +247,9 @@ def dtp1_test(
         Leave-one-out models per engine call.
     known_deltas : DTP1Deltas, optional
         Deltas of records tested by earlier calls with the same learner, data, ``random_state``, ``n_repeats`` and
-        ``bin_width`` (any ``max_repeats``: the repeats of a record are measured once, as far as a call needs): reused instead of retrained, and the records tested now are added to it. The result is the
-        one a single call would give.
+        ``bin_width`` (any ``max_repeats``: a record's repeats are measured once, as far as a call needs): reused
+        instead of retrained, and the records tested now are added to it. The result is the one a single call would
+        give.
     groups : array-like of int of shape (n_samples,), optional
         A group (privacy unit) per training record: each candidate's leave-out models leave out its whole group
         (:func:`~leakaudit.dtp.pdtp`'s ``groups``).
@@ -353,8 +354,8 @@ def dtp1_test(
                   f"over {n_tests} records at level {alpha:.4g}")
         if len(looks) > 1:
             method += (f"; a record still undecided (mean above {threshold:g}, not significant) re-measured to "
-                       f"{', '.join(map(str, looks[1:]))} repeats (df one less), decided ones stopping: Bonferroni over the "
-                       f"{len(looks)} looks, each at level {alpha / len(looks):.4g}")
+                       f"{', '.join(map(str, looks[1:]))} repeats (df one less), decided ones stopping: Bonferroni "
+                       f"over the {len(looks)} looks, each at level {alpha / len(looks):.4g}")
     return DTP1TestResult(
         records=tested, stage1_values=s1[tested_mask] if s1.size else [], untested=untested, n_repeats=R,
         confidence=float(confidence), threshold=float(threshold), bin_width=bin_width, n_tests=int(n_tests),

@@ -81,15 +81,13 @@ OOB_FORESTS, OOB_MISS_RATE = 16, 0.05
 
 def _stage2(ctx: AuditContext, X_mem: np.ndarray, records: np.ndarray, values: np.ndarray, known_deltas=None):
     """The DTP-1 test (:func:`leakaudit.dtp.dtp1_test`) of ``records`` (stage-1 candidates with their PDTP
-    ``values``) at the check's confidence, with the profile's repeats, repeat budget and cap and the audit's
-    stage-2 seed."""
+    ``values``) at the check's confidence, with the profile's repeats, budget and cap and the audit's stage-2 seed."""
     from ...dtp import dtp1_test
 
     st = ctx.cfg.settings
     return dtp1_test(ctx.target.learner, X_mem, ctx.data.y_mem, records=records, threshold=ctx.cfg.thresholds.max_dtp,
-                     n_repeats=st.dtp_test_repeats, max_repeats=st.dtp_test_max_repeats,
-                     confidence=ctx.check_confidence,
-                     max_records=st.dtp_test_max_records, stage1_values=values, n_classes=ctx.data.n_classes,
+                     n_repeats=st.dtp_test_repeats, max_repeats=st.dtp_test_max_repeats, stage1_values=values,
+                     confidence=ctx.check_confidence, max_records=st.dtp_test_max_records, n_classes=ctx.data.n_classes,
                      random_state=ctx.seeds["dtp_test"], engine=ctx.engine, known_deltas=known_deltas,
                      groups=member_units(ctx.data))
 
