@@ -14,7 +14,8 @@ import numpy as np
 
 from .._validation import check_choice
 
-__all__ = ["BEATS", "INCONCLUSIVE", "STATUSES", "gap_text", "interval", "judge_values", "paper_rounding"]
+__all__ = ["BEATS", "INCONCLUSIVE", "STATUSES", "attack_terms", "gap_text", "interval", "judge_values",
+           "paper_rounding"]
 
 # the statuses of a row, in the order the page counts them
 BEATS = "beats the paper"
@@ -112,3 +113,27 @@ def gap_text(paper: float, lo: float, hi: float) -> str:
     interval"): the start of a differing row's ``verdict`` (``_registry.classify``)."""
     gap = lo - paper if paper < lo else paper - hi
     return f"; the paper's value is {gap:.3g} {'below' if paper < lo else 'above'} the interval"
+
+
+def attack_terms(metric: str, paper: dict, ours: dict, attacks: int, rate: float):
+    """``(chance of the paper's value, chance of ours, tolerance)`` of a membership attack's ``metric`` ("accuracy",
+    "precision", "recall" or "f1"), judged on its advantage over a random guess: ``paper`` maps each metric of the
+    paper's row to its value, ``ours`` to our per-seed values (a metric missing from either: its chance is the
+    other's), over a protocol of ``attacks`` attacks of which a share ``rate`` attack a member.
+
+    A random guess scores accuracy max(rate, 1 - rate), precision ``rate`` (the positive rate of the attacked set),
+    F1 2 rate R / (rate + R) at the same recall R, and any recall (no chance: recall is judged on its value). The
+    tolerance is two binomial standard errors of the paper's value over the attacks it is a proportion of: all of
+    them (accuracy), the members (recall), the predicted members (precision), the mean of those two (F1).
+    """
+    members = attacks * rate
+    predicted = members * paper["recall"] / paper["precision"] if paper.get("recall") and paper.get("precision") \
+        else members
+    n = {"accuracy": attacks, "recall": members, "precision": predicted, "f1": (members + predicted) / 2}[metric]
+    if metric == "f1":
+        recalls = (paper.get("recall", ours.get("recall")), ours.get("recall", paper.get("recall")))
+        chance = [2 * rate * np.asarray(r, dtype=float) / (rate + np.asarray(r, dtype=float)) for r in recalls]
+    else:
+        chance = [{"accuracy": max(rate, 1 - rate), "precision": rate, "recall": 0.0}[metric]] * 2
+    p = float(paper[metric])
+    return float(chance[0]), chance[1], 2 * math.sqrt(p * (1 - p) / n)

@@ -38,10 +38,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .._names import NameTable
 from .._results import write_json_atomic
 from ..exceptions import InvalidParameterError
-from ._judge import BEATS, INCONCLUSIVE, gap_text, judge_values, paper_rounding
+from ._judge import BEATS, INCONCLUSIVE, attack_terms, gap_text, judge_values, paper_rounding
 from ._kinds import ALLOWANCES, REFERENCES
 from ._ledger import claim_rows, row_entry
 from ._tally import closing_text, per_paper, per_paper_text, row_marks, section_lines, totals, totals_text
@@ -495,9 +497,11 @@ def rejudge(result: dict) -> int:
     return sum(a != r["status"] for a, r in zip(before, result["rows"]))
 
 
-def _judge_row(name: str, r: dict, kind: str | None) -> None:
+def _judge_row(name: str, r: dict, kind: str | None, siblings: dict[str, dict] | None = None) -> None:
     """Judge one classified row of reproduction ``name`` in place: status, tolerance, and ``verdict``, the sentence
-    the page adds to its note on where the paper's value lies against a randomised row's interval ("" for none)."""
+    the page adds to its note on where the paper's value lies against a randomised row's interval ("" for none).
+    ``siblings``: the rows of the same attack's other metrics, by metric, for a kind judged on a membership attack's
+    advantage over a random guess (``_judge.attack_terms``)."""
     _, entry = row_entry(name, r)
     r["verdict"] = ""
     if r["paper"] is None:
@@ -506,35 +510,57 @@ def _judge_row(name: str, r: dict, kind: str | None) -> None:
     if entry.dropped:
         r["status"] = "reference dropped"
         return
-    if kind is not None and not ALLOWANCES[kind].compared:
+    a = None if kind is None else ALLOWANCES[kind]
+    if a is not None and not a.compared:
         r["status"] = "not-compared"
         return
-    allowance = None if kind is None else ALLOWANCES[kind].of(r["paper"])
-    if r.get("values") is None:
+    allowance = None if a is None else a.of(r["paper"])
+    own = paper_rounding(r["paper"]) if r.get("precision") is None else float(r["precision"])
+    paper, vals, metric = r["paper"], r.get("values"), _metric_of(r["quantity"])[0]
+    if a is not None and a.attacks and metric:
+        sib = siblings or {}
+        chance_paper, chance_ours, allowance = attack_terms(
+            metric, {k: x["paper"] for k, x in sib.items() if x["paper"] is not None},
+            {k: x["values"] if x.get("values") is not None else [x["ours"]] for k, x in sib.items()
+             if x["ours"] is not None}, a.attacks, a.chance)
+        paper = paper - chance_paper
+        vals = None if vals is None else list(np.asarray(vals, dtype=float) - chance_ours)
+        ours = None if r["ours"] is None else float(np.mean(r["ours"] - chance_ours))
+    else:
+        ours = r["ours"]
+    if vals is None:
         if allowance is not None:
             r["tolerance"] = allowance
-        r["status"] = _status(r["paper"], r["ours"], r["tolerance"], r.get("bound"), entry.favourable)
+        r["status"] = _status(paper, ours, r["tolerance"], r.get("bound"), entry.favourable)
         return
     bound = r.get("bound")
-    status, m, lo, hi = judge_values(r["paper"], r["values"], bound, r.get("precision"),
-                                     tolerance=None if bound else allowance, favourable=entry.favourable)
+    status, m, lo, hi = judge_values(paper, vals, bound, own, tolerance=None if bound else allowance,
+                                     favourable=entry.favourable)
     r["status"] = status
-    own = paper_rounding(r["paper"]) if r.get("precision") is None else float(r["precision"])
     tol = own if bound or allowance is None else max(own, allowance)
     r["tolerance"] = tol
     if bound or not math.isfinite(lo):
         return
-    which = (f"the allowance for {kind}, {ALLOWANCES[kind].text()}" if allowance is not None and allowance >= own
+    which = (f"the allowance for {kind}, {a.text()}" if allowance is not None and allowance >= own
              else "the reference's own precision" if r.get("precision") is not None else "the paper's rounding")
     if status in ("differs", BEATS):
-        r["verdict"] = gap_text(r["paper"], lo, hi) + f" (tolerance {tol:.3g}: {which})"
+        r["verdict"] = gap_text(paper, lo, hi) + f" (tolerance {tol:.3g}: {which})"
     elif status == INCONCLUSIVE:
         r["verdict"] = (f"; the interval reaches past the tolerance {tol:.3g} of the paper's value ({which}), or "
                         "holds the paper's value with the mean past it")
-    chance = None if kind is None else ALLOWANCES[kind].chance
-    if chance is not None:
-        r["verdict"] += (f"; judged on the advantage over chance (accuracy - {chance:g}): ours {m - chance:.3g}, "
-                         f"interval [{lo - chance:.3g}, {hi - chance:.3g}], the paper's {r['paper'] - chance:.3g}")
+    if a is not None and a.attacks and metric not in (None, "recall"):
+        r["verdict"] += (f"; judged on the advantage over chance ({metric} - a random guess's): ours {m:.3g}, interval "
+                         f"[{lo:.3g}, {hi:.3g}], the paper's {paper:.3g}")
+
+
+def _metric_of(quantity: str) -> tuple[str | None, str]:
+    """The last attack metric a quantity names ("accuracy", "precision", "recall", "f1"), and the quantity with it
+    replaced by ``{}``: the key its attack's other metrics share."""
+    found = list(re.finditer(r"\b(accuracy|precision|recall|f1)\b", quantity))
+    if not found:
+        return None, quantity
+    m = found[-1]
+    return m[1], quantity[:m.start()] + "{}" + quantity[m.end():]
 
 
 def classify(result: dict) -> list[str]:
@@ -559,7 +585,13 @@ def classify(result: dict) -> list[str]:
                                                              else kind)
             if r["paper"] is not None and reference is None:
                 missing.append(r["quantity"])
-        _judge_row(result["name"], r, r["quantity_kind"])
+    attacks: dict[str, dict[str, dict]] = {}
+    for r in result["rows"]:
+        metric, key = _metric_of(r["quantity"])
+        if metric and not r.get("claim"):
+            attacks.setdefault(key, {})[metric] = r
+    for r in result["rows"]:
+        _judge_row(result["name"], r, r["quantity_kind"], attacks.get(_metric_of(r["quantity"])[1]))
     return missing
 
 

@@ -7,11 +7,13 @@ Bookkeeping only: it reads judged rows and computes none of a reproduction's val
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 
-from ._judge import BEATS, INCONCLUSIVE, STATUSES
+from ._judge import BEATS, INCONCLUSIVE, STATUSES, interval
 from ._kinds import ALLOWANCES, PAPER_REFERENCES, REFERENCES
-from ._ledger import CLASSES, EXPLAINED, MISSING, SUBSTITUTES, TRIED, paper_of, row_entry
+from ._ledger import CLASSES, EXPLAINED, MISSING, NOT_AT_SCALE, SUBSTITUTES, TRIED, paper_of, row_entry
+from ._page import page_entry
 
 __all__ = ["JUDGED", "closing_text", "per_paper", "per_paper_text", "row_marks", "section_lines",
            "totals", "totals_text"]
@@ -109,32 +111,84 @@ def _missing_value(r: dict) -> bool:
     return r["ours"] is None or (isinstance(r["ours"], float) and math.isnan(r["ours"]))
 
 
-def _class(rows: list[tuple[str, dict, object]], result: str) -> str:
-    """The class of one paper result from its rows ``(section, row, entry)``."""
+# the statuses by which a setting's interval rules the paper's value out
+_RULED_OUT = ("differs", BEATS)
+
+
+def _combined(statuses) -> str:
+    """One status from the rows that compare one number at one setting: a difference in any decides."""
+    return next((s for s in ("differs", INCONCLUSIVE, BEATS) if s in statuses), "match")
+
+
+def _setting(name: str, r: dict, entry) -> str | None:
+    """The setting a row measures at: None for the paper's (as the page reads it); for a variant its section and
+    its quantity up to its last ': ' (the numbers measured together at one setting), or its whole quantity."""
+    if not entry.variant:
+        return None
+    return f"{name}: {entry.setting or r['quantity'].rsplit(': ', 1)[0]}"
+
+
+def _paper_row(result: str, entry) -> str:
+    """The paper's numbers one setting gives together that a result is one of: its entry's ``row``, the row of the
+    paper's table ("Table 2: LR-Adult"), or the result itself."""
+    m = re.match(r"(Table \w+: [\w-]+) ", result)
+    return entry.row or (m[1] if m else result)
+
+
+def _settings(results: dict[str, list]) -> list[tuple[str | None, dict[str, str]]]:
+    """The settings at which the results of one paper row were measured, nearest first: ``(setting, {result:
+    status})``, None for the paper's setting. Another setting competes when it measures every number the paper's
+    setting measures and rules out none that the paper's setting reproduces; the nearest rules out the fewest of
+    them (an interval that differs from the paper's value or beats it), then reproduces the most, the paper's
+    setting first on a tie."""
+    by: dict[str | None, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for result, rows in results.items():
+        for name, r, entry in rows:
+            if not entry.substitute:
+                by[_setting(name, r, entry)][result].append(r["status"])
+    judged = {s: {res: _combined(st) for res, st in v.items()} for s, v in by.items()}
+    own = judged.get(None, {})
+    judged = {s: j for s, j in judged.items() if set(own) <= set(j)
+              and not any(own[res] == "match" and j[res] in _RULED_OUT for res in own)}
+    return sorted(judged.items(), key=lambda x: (sum(v in _RULED_OUT for v in x[1].values()),
+                                                 -sum(v == "match" for v in x[1].values()), x[0] is not None,
+                                                 x[0] or ""))
+
+
+def _class(rows: list[tuple[str, dict, object]], result: str, nearest, reduced: set[str]) -> str:
+    """The class of one paper result from its rows ``(section, row, entry)``: the rows at the paper's setting decide
+    it (all rows where none is); a difference is explained when ``nearest``, the nearest setting of its paper row
+    (:func:`_settings`), is another setting whose interval does not rule the paper's value out, or, where the paper's
+    setting is the nearest, by a check of ``EXPLAINED``; else it is not tested at the paper's scale when every row deciding it is from a section run below
+    full (``reduced``), and unexplained otherwise."""
     own = [x for x in rows if not x[2].substitute]
     if not own:
         return "on substitute data"
     primary = [x for x in own if not x[2].variant] or own
     if all(_missing_value(r) for _, r, _ in primary):
         return "missing"
-    statuses = {r["status"] for _, r, _ in primary}
-    if "differs" in statuses:
-        return "differs, explained" if result in EXPLAINED else "differs, unexplained"
-    if INCONCLUSIVE in statuses:
-        return INCONCLUSIVE
-    if BEATS in statuses:
-        return "beats the paper"
+    status = _combined({r["status"] for _, r, _ in primary})
+    if status == "differs":
+        setting, judged = nearest
+        if judged.get(result) in ("match", INCONCLUSIVE) if setting is not None else result in EXPLAINED:
+            return "differs, explained"
+        if all(name in reduced for name, _, _ in primary):
+            return NOT_AT_SCALE
+        return "differs, unexplained"
+    if status != "match":
+        return status
     return "calibrated" if all(e.calibrated for _, _, e in primary) else "reproduced"
 
 
 def per_paper(results: list[dict], papers: dict[str, str]) -> dict:
-    """Each paper's distinct results by class: ``{paper: {"results": {result: (class, rows)}, "missing": [...],
-    "dropped": n, "computation": {status: rows}}}``, over rows compared with the paper itself (``PAPER_REFERENCES``);
-    rows compared with a computation are counted by status, as rows. ``papers``: each reproduction's ``paper``
-    text, by name."""
-    out: dict[str, dict] = defaultdict(lambda: {"results": {}, "missing": [], "dropped": 0,
+    """Each paper's distinct results by class: ``{paper: {"results": {result: (class, rows)}, "settings": {paper
+    row: settings nearest first}, "missing": [...], "dropped": n, "computation": {status: rows}}}``, over rows
+    compared with the paper itself (``PAPER_REFERENCES``); rows compared with a computation are counted by status,
+    as rows. ``papers``: each reproduction's ``paper`` text, by name. Each counted row gets its result's ``class``
+    and, where its difference is explained, the ``explanation``."""
+    out: dict[str, dict] = defaultdict(lambda: {"results": {}, "settings": {}, "missing": [], "dropped": 0,
                                                 "computation": {s: 0 for s in JUDGED}})
-    grouped: dict[tuple[str, str], list] = defaultdict(list)
+    grouped: dict[str, dict[str, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
     for res in results:
         paper = paper_of(papers[res["name"]])
         book = out[paper]
@@ -147,12 +201,37 @@ def per_paper(results: list[dict], papers: dict[str, str]) -> dict:
                 book["computation"][r["status"]] += 1
                 continue
             result, entry = row_entry(res["name"], r)
-            grouped[paper, result].append((res["name"], r, entry))
-    for (paper, result), rows in grouped.items():
-        out[paper]["results"][result] = (_class(rows, result), rows)
+            grouped[paper][_paper_row(result, entry)].setdefault(result, []).append((res["name"], r, entry))
+    reduced = {res["name"] for res in results if res.get("profile") != "full"}
+    for paper, table in grouped.items():
+        for key, results_of_row in table.items():
+            settings = _settings(results_of_row)
+            out[paper]["settings"][key] = settings
+            for result, rows in results_of_row.items():
+                cls = _class(rows, result, settings[0] if settings else (None, {}), reduced)
+                out[paper]["results"][result] = (cls, rows)
+                why = _explanation(result, settings[0] if settings else (None, {}), rows) \
+                    if cls == "differs, explained" else None
+                for _, r, _ in rows:
+                    r["class"], r["explanation"] = cls, why
     for paper, missing in MISSING.items():
         out[paper]["missing"] = list(missing)
     return dict(out)
+
+
+def _explanation(result: str, nearest, rows) -> str:
+    """Why a difference is explained: the nearest setting of its paper row and its interval there, then the text
+    of ``EXPLAINED``."""
+    setting, judged = nearest
+    parts = []
+    if setting is not None and judged.get(result) in ("match", INCONCLUSIVE):
+        r = next(r for name, r, e in rows if _setting(name, r, e) == setting)
+        lo, hi = (f"{x:.3g}" for x in interval(r["values"])[1:]) if r.get("values") else ("", "")
+        parts.append(f"the setting '{setting}', the nearest of its paper row's (the settings' line below), gives "
+                     f"{r['ours']:.4g}" + (f" [{lo}, {hi}]" if lo else "") + f" against the paper's {r['paper']:.4g}")
+    if result in EXPLAINED:
+        parts.append(EXPLAINED[result])
+    return "; ".join(parts)
 
 
 def _counts(book: dict) -> dict[str, int]:
@@ -174,8 +253,12 @@ def per_paper_text(books: dict) -> str:
          "does it, but at a setting chosen to hit that value (a learner's regularisation or training length chosen "
          "on the paper's accuracies), so the agreement is by construction; 'beats the "
          "paper': past it in the direction the paper argues for; 'inconclusive: too noisy': the seeds cannot tell; "
-         "'differs, explained': the gap has an explanation that a row or experiment of this page tests (the closing "
-         "note lists them); 'on substitute data': every row of it ran on data standing in for the paper's "
+         "'differs, explained': the paper's setting as we read it rules the number out, and the setting nearest the "
+         "paper's row (of those measuring every number of it, and ruling out none that the paper's setting "
+         "reproduces: the one whose intervals rule out the fewest of its numbers, then reproduce the most) does not, "
+         "or, where the paper's setting is the nearest, a check of the page explains the gap (the closing note lists "
+         "each, and each row's settings); 'differs, not tested at the paper's scale': every row deciding it ran "
+         "below the paper's scale (the section's heading says what full would cost); 'on substitute data': every row of it ran on data standing in for the paper's "
          "(reported beside the paper, never counted as a match); 'missing': no row reproduces it (the closing note "
          "says why). Rows compared with a formula, the spec's re-run or our own check are counted apart, as rows."),
         "",
@@ -203,28 +286,47 @@ def _where(rows) -> str:
     return "; ".join(parts)
 
 
+def _settings_text(key: str, settings) -> str:
+    """The headline of a paper row measured at several settings: each, nearest first, with the numbers its
+    intervals rule out and those they reproduce (the rule of :func:`_settings`, which also decides the classes)."""
+    def names(judged, statuses):
+        return ", ".join(res[len(key) + 1:] if res.startswith(key + " ") else res
+                         for res, st in judged.items() if st in statuses) or "none"
+
+    parts = [f"{setting or 'the paper setting as the page reads it'} rules out {names(j, _RULED_OUT)} and reproduces "
+             f"{names(j, ('match',))}" for setting, j in settings]
+    return (f"- Settings of {key}, nearest first (each on the {len(settings[0][1])} numbers it measures; the "
+            f"nearest explains the differences its intervals do not rule out): " + "; ".join(parts) + ".")
+
+
 def closing_text(books: dict) -> str:
-    """The closing note: every difference still unexplained, every explained one with its explanation, every
-    inconclusive result and every missing one, per paper."""
+    """The closing note: every difference still unexplained, every explained one with its explanation, every one
+    not tested at the paper's scale, every inconclusive result and every missing one, and the settings of each paper
+    row measured at several, per paper."""
     lines = ["## Closing note: what is still unexplained", ""]
+    labels = (("differs, unexplained", "Differs, unexplained"), ("differs, explained", "Differs, explained"),
+              (NOT_AT_SCALE, "Differs, not tested at the paper's scale"), (INCONCLUSIVE, "Inconclusive (too noisy)"))
     for paper in sorted(books):
         book = books[paper]
         by_class: dict[str, list] = defaultdict(list)
         for result, (cls, rows) in sorted(book["results"].items()):
             by_class[cls].append((result, rows))
-        if not any(by_class.get(k) for k in ("differs, unexplained", "differs, explained", INCONCLUSIVE)) \
-                and not book["missing"]:
+        rows_at_settings = [(k, v) for k, v in sorted(book["settings"].items()) if len(v) > 1 and len(v[0][1]) > 1]
+        if not any(by_class.get(k) for k, _ in labels) and not book["missing"] and not rows_at_settings:
             continue
         lines += [f"**{paper}.**", ""]
-        for cls, label in (("differs, unexplained", "Differs, unexplained"),
-                           ("differs, explained", "Differs, explained"),
-                           (INCONCLUSIVE, "Inconclusive (too noisy)")):
+        for cls, label in labels:
             for result, rows in by_class.get(cls, ()):
-                why = (f" Explained: {EXPLAINED[result]}." if cls == "differs, explained"
-                       else f" Tried, without explaining it: {TRIED[result]}." if result in TRIED else "")
+                scale = sorted({name for name, _, e in rows if not e.variant and not e.substitute})
+                why = (f" Explained: {rows[0][1]['explanation']}." if cls == "differs, explained"
+                       else "".join(f" {n} ran at its reduced profile: {page_entry(n).why}." for n in scale)
+                       if cls == NOT_AT_SCALE else "")
+                if result in TRIED and cls != "differs, explained":
+                    why += f" Tried, without explaining it: {TRIED[result]}."
                 lines.append(f"- {label}: {result} ({_where(rows)}).{why}")
         for result, why in book["missing"]:
             lines.append(f"- Missing: {result} ({why}).")
+        lines += [_settings_text(k, v) for k, v in rows_at_settings]
         lines.append("")
     return "\n".join(lines)
 
@@ -247,8 +349,8 @@ def row_marks(name: str, r: dict) -> tuple[str, str]:
         sentences.append(f"Reference dropped: {entry.dropped}.")
     elif result != f"{name}: {r['quantity']}":
         sentences.append(f"Counts for the paper's result '{result}'.")
-    if r["status"] == "differs" and result in EXPLAINED:
-        sentences.append(f"Explained: {EXPLAINED[result]}.")
+    if r["status"] == "differs" and r.get("explanation"):
+        sentences.append(f"Explained: {r['explanation']}.")
     note = r["note"].rstrip()
     lead = "" if not note else " " if note.endswith(".") else ". "
     return (f" ({'; '.join(marks)})" if marks else ""), (lead + " ".join(sentences) if sentences else "")
