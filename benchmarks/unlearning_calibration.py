@@ -12,6 +12,10 @@ non-member records. The model before unlearning trains on forget + retain; the v
   says "leaks").
 * ``gradient-ascent`` (logistic regression): ``--ga-steps`` full-batch steps of gradient *ascent* on the forget
   set's mean cross-entropy, step size ``--ga-lr``, starting from the before-model: a common approximate method.
+* ``over-unlearn`` (logistic regression): gradient ascent pushed far, ``--over-steps`` steps of step size
+  ``--over-lr``: the truth is "not forgotten" or "over-unlearned", never "forgotten".
+* ``keep-half``: retrained on the retain set and half the forget set (another seed): a known share, 0.5, of the
+  forget set kept; whether the remembered proportion's interval covers it is recorded.
 * ``fine-tune``: from the before-model, on the retain set alone: for logistic regression ``--ft-steps`` steps of
   gradient descent on its regularised objective (scikit-learn's, per record), step size ``--ft-lr``; for the MLP
   ``--mlp-ft-epochs`` more epochs of its own Adam (``partial_fit``): the other common approximate method.
@@ -37,6 +41,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from leakaudit.audit.unlearning import OUTCOMES
 
 
 #: the MLP's epochs (Adam, scikit-learn's defaults otherwise)
@@ -106,11 +112,11 @@ def _cp(k: int, n: int) -> tuple[float, float]:
 
 def table_lines(table: list[dict]) -> list[str]:
     """The Markdown table of outcome rates (``table``: the rows :func:`main` returns)."""
-    out = ["| model | after | runs | forgotten | not forgotten | inconclusive | excess AUC, mean (sd) | before leaks |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = ["| model | after | runs | forgotten | not forgotten | over-unlearned | inconclusive | excess AUC, mean (sd) "
+           "| before leaks |", "|---|---|---|---|---|---|---|---|---|"]
     for t in table:
-        cells = [f"{t[o]['count']}/{t['runs']} [{t[o]['ci95'][0]:.2f}, {t[o]['ci95'][1]:.2f}]"
-                 for o in ("forgotten", "not forgotten", "inconclusive")]
+        cells = [f"{t[o]['count']}/{t['runs']} [{t[o]['ci95'][0]:.2f}, {t[o]['ci95'][1]:.2f}]" if o in t else "-"
+                 for o in OUTCOMES]  # "-": a result file from before the outcome existed
         sd = f"{t['excess_sd']:.3f}" if t["excess_sd"] is not None else "-"
         out.append(f"| {t['model']} | {t['scenario']} | {t['runs']} | {' | '.join(cells)} | "
                    f"{t['excess_mean']:+.3f} ({sd}) | {t['before_leaks']}/{t['runs']} |")
@@ -153,6 +159,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--confidence", type=float, default=0.95)
     ap.add_argument("--ga-steps", type=int, default=5)
     ap.add_argument("--ga-lr", type=float, default=1.0)
+    ap.add_argument("--over-steps", type=int, default=50)
+    ap.add_argument("--over-lr", type=float, default=5.0)
     ap.add_argument("--ft-steps", type=int, default=20)
     ap.add_argument("--ft-lr", type=float, default=1.0)
     ap.add_argument("--mlp-ft-epochs", type=int, default=10)
@@ -176,10 +184,13 @@ def main(argv: list[str] | None = None) -> dict:
         for seed in range(a.first_seed, a.first_seed + a.seeds):
             forget, retain, non = _split(seed, a.n_forget, a.n_retain, a.n_nonmembers)
             before = _fit(kind, pd.concat([forget, retain]), seed)
-            afters = {"exact": _fit(kind, retain, seed + 10_000), "none": before}
+            afters = {"exact": _fit(kind, retain, seed + 10_000), "none": before,
+                      "keep-half": _fit(kind, pd.concat([forget.iloc[:len(forget) // 2], retain]), seed + 20_000)}
             if kind == "logistic":
                 afters["gradient-ascent"] = _logistic_steps(before, forget, steps=a.ga_steps, lr=a.ga_lr, sign=1.0,
                                                             l2=0.0)
+                afters["over-unlearn"] = _logistic_steps(before, forget, steps=a.over_steps, lr=a.over_lr,
+                                                         sign=1.0, l2=0.0)
                 afters["fine-tune"] = _logistic_steps(before, retain, steps=a.ft_steps, lr=a.ft_lr, sign=-1.0,
                                                       l2=1.0 / (before.C * len(retain)))
             if kind == "mlp":
@@ -195,10 +206,13 @@ def main(argv: list[str] | None = None) -> dict:
                        "after_status": ch["after.excess_signal"].status, "records_status": ch["after.records"].status,
                        "records_flagged": ch["after.records"].value, "before_status": ch["before.excess_signal"].status,
                        "before_excess": ch["before.excess_signal"].value, "plain_auc_after": r.auc["after"]["auc"],
+                       "share": ch["after.remembered_proportion"].value,
+                       "share_interval": ch["after.remembered_proportion"].interval,
                        "wall_s": round(time.time() - t, 2), "cpu_s": round(time.process_time() - c, 2)}
                 runs.append(row)
                 print(f"{kind:8s} seed {seed:2d} {scenario:15s} {r.outcome:13s} excess {row['excess']:+.3f} "
-                      f"[{row['interval'][0]:+.3f}, {row['interval'][1]:+.3f}] before {row['before_status']}; "
+                      f"[{row['interval'][0]:+.3f}, {row['interval'][1]:+.3f}] share {row['share']} "
+                      f"{row['share_interval']} before {row['before_status']}; "
                       f"records {row['records_status']} ({row['records_flagged']}); {row['cpu_s']} s CPU", flush=True)
     table = []
     for kind in dict.fromkeys(r["model"] for r in runs):
@@ -208,8 +222,12 @@ def main(argv: list[str] | None = None) -> dict:
             row = {"model": kind, "scenario": scenario, "runs": n,
                    "excess_mean": float(np.mean([r["excess"] for r in rs])),
                    "excess_sd": float(np.std([r["excess"] for r in rs], ddof=1)) if n > 1 else None,
-                   "before_leaks": sum(r["before_status"] == "leaks" for r in rs)}
-            for o in ("forgotten", "not forgotten", "inconclusive"):
+                   "before_leaks": sum(r["before_status"] == "leaks" for r in rs),
+                   "share_mean": float(np.nanmean([np.nan if r["share"] is None else r["share"] for r in rs]))}
+            if scenario == "keep-half":  # the known share kept: does the proportion's interval cover it?
+                row["share_covers"] = sum(r["share_interval"] is not None and
+                                          r["share_interval"][0] <= 0.5 <= r["share_interval"][1] for r in rs)
+            for o in OUTCOMES:
                 k = sum(r["outcome"] == o for r in rs)
                 row[o] = {"count": k, "rate": k / n, "ci95": _cp(k, n)}
             table.append(row)

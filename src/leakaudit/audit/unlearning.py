@@ -32,17 +32,27 @@ them (a forget set of one class, or of unusual records, is as distinguishable un
 references for the recipe's own seed noise. Its variance adds the records' (DeLong et al. 1988's structural
 components of the contrast, :func:`leakaudit.metrics.delong_placements`) and the models' (the references' T,
 times 1 + 1/K, a Student-t prediction interval's factor, as in :mod:`leakaudit.audit.inputs.recipe`). ``after`` is shown
-"remembered" when the one-sided lower bound on E is above 0 and "forgotten" when the upper bound is below the
-tolerance (an equivalence margin on the AUC scale).
+"remembered" when the one-sided lower bound on E is above 0, "over-unlearned" when the upper bound is below
+-tolerance (the forget set recognisable by its absence), and "forgotten" when both bounds lie inside (-tolerance,
+tolerance) (two one-sided tests, an equivalence margin on the AUC scale).
+
+Remembered proportion
+---------------------
+:func:`remembered_proportion`: the share of forget records whose score under ``after`` still behaves like a member's
+(``before``'s) rather than a non-member's (the references'), a two-component mixture's weight with bootstrap bounds;
+shown above ``max_remembered`` it is "remembered".
 
 Per-record test
 ---------------
-For each forget record, the one-sided Student-t prediction p-value of phi_after(i) among the K references' phi(i)
-(a new draw from the gold standard lies below ``mean + t_{K-1} sd sqrt(1 + 1/K)``; Geisser 1993), Holm-adjusted over
-the forget records. The same test on the non-members is the negative control: flags count as evidence about the
-forget set only when they are more frequent among its records than among the non-members (one-sided Fisher exact
-test); otherwise ``after`` differs from retraining on records it never saw as much. A record every reference
-scores alike has no distribution: it is left out, counted and said why.
+For each forget record, a one-sided p-value of phi_after(i) among the K references' phi(i): where the learner's
+capabilities declare votes (a forest, whose vote logits are not Gaussian over seeds), the rank p-value, exact for K
+exchangeable references; else the Student-t prediction p-value (a new draw from the gold standard lies below
+``mean + t_{K-1} sd sqrt(1 + 1/K)``; Geisser 1993). The most vulnerable records (``before``'s phi over the mean of
+``after`` and the references, symmetric in them so that the rank stays exact) are tested first: Holm over the m
+largest, m the most a rank p-value, at least 1/(K + 1), can reject (every record for the Gaussian). The same test
+on the non-members is the negative control; the Gaussian's flags count as evidence about the forget set only when
+they are more frequent among its records than among the non-members (one-sided Fisher exact test). A record every
+reference scores alike has no Gaussian distribution: it is left out, counted and said why.
 
 The owner's ``retrained`` model is judged on the two-sided interval of its excess: away from 0 either way (more
 forget signal, or less: a model trained on other records) it is "not reproduced", within ``(-tolerance, tolerance)``
@@ -50,9 +60,12 @@ forget signal, or less: a model trained on other records) it is "not reproduced"
 
 Verdict
 -------
-"not forgotten": the set-level test or the per-record test shows the forget set remembered; "forgotten": the
-set-level excess is shown below the tolerance, the ``before`` model's excess is shown above 0 (the test could tell
-a model that did not unlearn) and nothing shows it remembered; "inconclusive" otherwise. Every check is judged at
+"not forgotten": the set-level test, the remembered proportion or the per-record test shows the forget set
+remembered; "over-unlearned": the set-level excess is shown below -tolerance; "forgotten": the set-level excess is
+shown within the tolerance both ways, the ``before`` model's excess is shown above 0 (the test could tell a model
+that did not unlearn) and nothing shows it remembered; "inconclusive" otherwise. The result states the auditor's
+access (the models and records it queried) and that it discloses retain-set membership: the references are trained
+on the retain set, so comparing a model with them is itself a membership signal on it. Every check is judged at
 ``1 - (1 - confidence) / n_planned`` (Bonferroni over the planned checks), as the audit's verdict is.
 """
 
@@ -74,11 +87,11 @@ from .._results import Result, record_name
 from ..exceptions import DataFileError, InvalidInputError, InvalidParameterError, LeakauditError
 
 __all__ = ["unlearning_check", "UnlearningResult", "UnlearningCheck", "excess_forget_signal",
-           "record_p_values", "OUTCOMES"]
+           "record_p_values", "remembered_proportion", "OUTCOMES"]
 
-#: the verdict's three outcomes
-OUTCOMES = ("forgotten", "not forgotten", "inconclusive")
-_STATUS = Literal["remembered", "forgotten", "none flagged", "undecided", "not measurable", "leaks",
+#: the verdict's outcomes ("not forgotten" and "over-unlearned" are the two failures of unlearning)
+OUTCOMES = ("forgotten", "not forgotten", "over-unlearned", "inconclusive")
+_STATUS = Literal["remembered", "forgotten", "over-unlearned", "none flagged", "undecided", "not measurable", "leaks",
                   "no measurable leak", "reproduced", "not reproduced"]
 
 
@@ -105,13 +118,15 @@ class UnlearningCheck(Result):
 
 class ForgetRecord(Result):
     """One forget record's per-record test: its name (file and row, or ``forget.loc[label]``), phi under ``after``
-    and the references' mean and sd, its p-value and Holm-adjusted p-value (None where the references do not vary)
-    and whether it is flagged as remembered."""
+    and the references' mean and sd, ``before_signal`` (its vulnerability: ``before``'s phi over the mean of
+    ``after``'s and the references'), its p-value and Holm-adjusted p-value (None where the references do not vary
+    or it was not among the records tested) and whether it is flagged as remembered."""
 
     record: str
     phi_after: float
     phi_reference_mean: float
     phi_reference_sd: float
+    before_signal: Optional[float] = None
     p_value: Optional[float] = None
     p_adjusted: Optional[float] = None
     flagged: bool = False
@@ -120,26 +135,29 @@ class ForgetRecord(Result):
 class UnlearningResult(Result):
     """What :func:`unlearning_check` found.
 
-    ``outcome``: "forgotten", "not forgotten" or "inconclusive"; ``finding``: one sentence saying why, how sure and
+    ``outcome``: one of :data:`OUTCOMES`; ``finding``: one sentence saying why, how sure and
     what to do; ``checks``: every planned check (``n_planned``), each judged at ``check_confidence``, the verdict's
     family-wise confidence being ``confidence``; ``auc``: the plain membership AUC of forget records against
     non-members (phi, no reference) under each model with its interval (``[low, high]`` at ``confidence``) -- what
-    a simple attack sees, not the test; ``records``: the forget records' per-record tests.
+    a simple attack sees, not the test; ``records``: the forget records' per-record tests; ``access``: the models
+    and records the auditor queried, and what the result discloses.
     """
 
-    schema_version = 1
-    outcome: Literal["forgotten", "not forgotten", "inconclusive"]
+    schema_version = 2
+    outcome: Literal["forgotten", "not forgotten", "over-unlearned", "inconclusive"]
     finding: str
     confidence: float
     check_confidence: float
     n_planned: int
     checks: list[UnlearningCheck]
     tolerance: float
+    max_remembered: float = 0.1
     reference_models: int
     n_forget: int
     n_retain: int
     n_nonmembers: int
     models: dict[str, str]
+    access: dict[str, str] = Field(default_factory=dict)
     auc: dict[str, dict[str, Any]] = Field(default_factory=dict)
     records: list[ForgetRecord] = Field(default_factory=list)
     random_state: int
@@ -148,7 +166,7 @@ class UnlearningResult(Result):
         """Short lines for a terminal: the verdict, then each check's sentence."""
         lines = [f"verdict: {self.outcome}: {self.finding}"]
         lines += [f"  {c.name}: {c.status}. {c.sentence}" for c in self.checks]
-        return lines
+        return lines + [f"  {k}: {v}" for k, v in self.access.items()]
 
 
 # -- the statistics ---------------------------------------------------------------------------------------------
@@ -225,17 +243,61 @@ def excess_forget_signal(phi_model, phi_refs, is_forget, *, confidence: float = 
             "var_records": var_records, "var_models": var_models}
 
 
-def record_p_values(phi_model, phi_refs) -> np.ndarray:
-    """One-sided Student-t prediction p-values that each record's ``phi_model`` is a draw of its K references'
-    (higher = more member-like). NaN where the references do not vary (a deterministic recipe; unanimous votes)."""
+def record_p_values(phi_model, phi_refs, *, rank: bool = False) -> np.ndarray:
+    """One-sided p-values that each record's ``phi_model`` is a draw of its K references' (higher = more
+    member-like). ``rank``: the rank p-value (1 + #{k: phi_k(i) >= phi_model(i)}) / (K + 1), exact whenever the model
+    and the references are exchangeable (a retraining by the same recipe), whatever their distribution; a difference
+    below :data:`RESOLUTION` counts as a tie. Else the Student-t prediction p-value (LiRA's Gaussian), NaN where the
+    references do not vary (a deterministic recipe; unanimous votes)."""
     phi_model = np.asarray(phi_model, float)
     phi_refs = np.asarray(phi_refs, float)
     k = len(phi_refs)
+    if rank:
+        return (1.0 + (phi_refs >= phi_model - RESOLUTION * (1.0 + np.abs(phi_model))).sum(axis=0)) / (k + 1.0)
     mean, sd = phi_refs.mean(axis=0), phi_refs.std(axis=0, ddof=1)
     p = np.full(phi_model.shape, np.nan)
     ok = sd > 1e-12 * np.maximum(1.0, np.abs(mean))
     p[ok] = stats.t.sf((phi_model[ok] - mean[ok]) / (sd[ok] * math.sqrt(1.0 + 1.0 / k)), df=k - 1)
     return p
+
+
+def remembered_proportion(phi_after, phi_before, phi_refs, *, confidence: float = 0.95, n_boot: int = 2000,
+                          random_state: int = 0) -> dict:
+    """pi, the share of forget records whose score under ``after`` still behaves like a member's, with its bounds.
+
+    Each record's z (phi relative to the references' mean, scaled by :func:`_scale`) is taken as a two-component
+    mixture: with probability pi member-like, a draw around ``before``'s (trained on the record), mu(i); else
+    non-member-like, a draw around the references' (retrained without it), 0. Then E[z_after(i) z_before(i)] =
+    pi mu(i)^2 + v(i) / K and E[z_before(i)^2] = mu(i)^2 + v(i) (1 + 1/K), v(i) a retrained model's seed variance
+    of z(i) (the references'), and pi is their ratio's moment estimate over the records, clipped to [0, 1]. A model
+    that pushed the records below retraining gives pi <= 0. Its bounds, each one-sided at ``confidence``, are
+    percentiles of its bootstrap over the records, clipped to [0, 1] only then.
+
+    Parameters
+    ----------
+    phi_after, phi_before : ndarray of shape (n,)
+        Each forget record's logit-scaled confidence under the two models.
+    phi_refs : ndarray of shape (K, n)
+        The same under K >= 2 reference models.
+
+    Returns
+    -------
+    dict with ``proportion``, ``lower`` and ``upper``; NaN where ``before`` shows no signal beyond the seed's
+    (sum of z_before^2 at most its noise's): nothing member-like to tell apart.
+    """
+    phi_refs = np.asarray(phi_refs, float)
+    k, sc, mean = len(phi_refs), _scale(phi_refs), phi_refs.mean(axis=0)
+    z_after, z_before = (_calibrated(np.asarray(p, float), mean, sc) for p in (phi_after, phi_before))
+    v = phi_refs.var(axis=0, ddof=1) / sc ** 2
+    n = z_after.size
+    w = np.vstack([np.ones((1, n)), np.random.default_rng(random_state).multinomial(n, np.full(n, 1.0 / n),
+                                                                                   size=n_boot)])
+    num, den = w @ (z_after * z_before - v / k), w @ (z_before ** 2 - v * (1.0 + 1.0 / k))
+    pi = np.divide(num, den, out=np.full(num.shape, np.nan), where=den > 1e-12 * n)
+    if np.isnan(pi[0]):
+        return {"proportion": math.nan, "lower": math.nan, "upper": math.nan}
+    lo, hi = np.clip(np.nanquantile(pi[1:], [1.0 - confidence, confidence]), 0.0, 1.0)
+    return {"proportion": float(np.clip(pi[0], 0.0, 1.0)), "lower": float(lo), "upper": float(hi)}
 
 
 # -- inputs -----------------------------------------------------------------------------------------------------
@@ -318,15 +380,17 @@ def _target(model, data, name: str, model_input: str):
 
 def _votes(t) -> int | None:
     """T where the model's probabilities are the mean of T votes: its learner's vote count, as the audit's LiRA
-    reads it, or for a Pipeline (retrained whole, so its learner declares none) that of its final step."""
+    reads it, or where that learner wraps the estimator and declares none (a Pipeline, retrained whole; a model
+    fitted on the table's columns) that of the estimator, a Pipeline's final step."""
     from sklearn.pipeline import Pipeline
 
     from ..learners import capabilities
     from ..learners.sklearn import SklearnLearner
 
     votes = capabilities(t.learner).votes
-    if votes is None and isinstance(t.model, Pipeline):
-        votes = capabilities(SklearnLearner(t.model.steps[-1][1])).votes
+    est = t.model.steps[-1][1] if isinstance(t.model, Pipeline) else t.model
+    if votes is None and hasattr(est, "get_params"):
+        votes = capabilities(SklearnLearner(est)).votes
     return votes
 
 
@@ -407,14 +471,18 @@ def _set_check(res: dict | None, *, which: str, tolerance: float, conf: float, m
             f"record's confidence relative to retraining), against {res['reference_signal']['mean']:.3f} (sd "
             f"{res['reference_signal']['sd']:.3f}) for {res['reference_signal']['k']} retrained models: excess "
             f"{res['excess']:+.3f}, bounds [{res['lower']:+.3f}, {res['upper']:+.3f}] at {100 * conf:.3g}% each")
+    status, fix = "undecided", ""
     if res["lower"] > 0:
-        status, sentence, fix = "remembered", f"The forget set is still remembered: {nums}.", ""
-    elif res["upper"] < tolerance:
-        status, sentence, fix = ("forgotten", f"The forget set is as unknown as after retraining, within "
-                                 f"{tolerance:g} AUC: {nums}.", "")
+        status, sentence = "remembered", f"The forget set is still remembered: {nums}."
+    elif res["upper"] < -tolerance:
+        status, sentence = "over-unlearned", (f"Over-unlearned: the forget set is recognisable by its absence, its "
+                                              f"signal shown below retraining's by more than {tolerance:g} AUC: {nums}.")
+        fix = "unlearn less (fewer or smaller steps), or retrain on the retain set"
+    elif res["lower"] > -tolerance and res["upper"] < tolerance:
+        status, sentence = "forgotten", (f"The forget set is as unknown as after retraining, within {tolerance:g} AUC "
+                                         f"both ways: {nums}.")
     else:
-        status = "undecided"
-        sentence = f"Neither shown remembered nor within {tolerance:g} AUC of retraining: {nums}."
+        sentence = f"Neither shown remembered, over-unlearned nor within {tolerance:g} AUC of retraining both ways: {nums}."
         fix = "more forget records or non-members narrow the interval; a larger tolerance accepts a wider one"
     return UnlearningCheck(id=cid, name=name, status=status, value=res["excess"], interval=[res["lower"], res["upper"]],
                            threshold=tolerance, confidence=conf, p_value=res["p_value"], sentence=sentence, fix=fix)
@@ -440,40 +508,83 @@ def _before_check(res: dict | None, *, conf: float, measurable: str) -> Unlearni
                            confidence=conf, p_value=res["p_value"], sentence=sentence, fix=fix)
 
 
-def _record_check(p_forget: np.ndarray, p_non: np.ndarray, *, conf: float) -> tuple[UnlearningCheck, np.ndarray]:
-    """Per-record test over the forget records (Holm), with the non-members as negative control; records the
-    references all score alike (NaN p-values) are left out, counted and said why."""
+def _record_check(p_forget: np.ndarray, p_non: np.ndarray, s_forget: np.ndarray, s_non: np.ndarray, *, conf: float,
+                  k: int | None) -> tuple[UnlearningCheck, np.ndarray]:
+    """Per-record test, the most vulnerable records (largest ``s``) first: Holm over the m records of largest ``s``,
+    with the non-members as negative control. ``k``: the rank test's K (its p-values are at least 1 / (K + 1), so m
+    is the most for which Holm's first threshold alpha / m reaches that; flags need no control, the p-values being
+    exact); None: the Gaussian test over every record, whose flags count only where they are more frequent than
+    among the non-members. Records the references all score alike (NaN p-values) are left out, counted and said
+    why."""
     from ..dtp import holm_adjust
 
     cid, name = "unlearning.after.records", "forget records remembered"
     alpha = 1 - conf
-    adj = np.full(p_forget.shape, np.nan)
     ok, okn = ~np.isnan(p_forget), ~np.isnan(p_non)
+    m = None if k is None else int(alpha * (k + 1) + 1e-9)
     left = "" if ok.all() and okn.all() else (
         f"; left out: {int((~ok).sum())} of the {ok.size} forget records and {int((~okn).sum())} of the {okn.size} "
         "non-members, to each of which every reference model gives the same score (the seed changed none of them: "
         "a deterministic recipe, or every tree voting alike), so that it has no distribution to be tested against")
-    if not ok.any():
+
+    def holm_top(p, s, keep):
+        idx = np.flatnonzero(keep)
+        idx = idx[np.argsort(-s[idx], kind="stable")][:m]
+        adj = np.full(p.shape, np.nan)
+        adj[idx] = holm_adjust(p[idx], idx.size)
+        return adj, idx.size
+
+    (adj, n_t), (adj_n, n_tn) = holm_top(p_forget, s_forget, ok), holm_top(p_non, s_non, okn)
+    if not n_t:
+        fix = "the set-level test still applies"
+        if m == 0:
+            left = (f": the rank test's smallest p-value, 1/(K + 1) = {1 / (k + 1):.3g} with {k} reference models, is "
+                    f"above the level {alpha:.3g}")
+            fix = f"give at least {math.ceil(1 / alpha - 1 - 1e-9)} reference models"
         return UnlearningCheck(id=cid, name=name, status="not measurable", sentence=f"Not measurable{left}.",
-                               fix="the set-level test still applies"), adj
-    adj[ok] = holm_adjust(p_forget[ok], int(ok.sum()))
-    flagged = int((adj[ok] <= alpha).sum())
-    control = int((holm_adjust(p_non[okn], int(okn.sum())) <= alpha).sum()) if okn.any() else 0
-    # flags must be more frequent among the forget records than among the non-members (one-sided Fisher exact test)
-    specific = stats.fisher_exact([[flagged, int(ok.sum()) - flagged], [control, int(okn.sum()) - control]],
-                                  alternative="greater")[1] if flagged else 1.0
-    nums = (f"{flagged} of {int(ok.sum())} forget records lie above their retrained distribution (Holm-adjusted "
-            f"p <= {alpha:.3g}); control: {control} of {int(okn.sum())} non-members do{left}")
-    if flagged:
-        fisher = f"{nums} (Fisher's exact p = {specific:.3g})"
-        remembered = specific <= alpha
-        return UnlearningCheck(
-            id=cid, name=name, status="remembered" if remembered else "undecided", value=flagged, confidence=conf,
-            p_value=float(np.nanmin(adj)), sentence=f"Records still remembered: {fisher}." if remembered else
-            f"Not specific to the forget set: {fisher}; the model differs from retraining on records it never saw too.",
-            fix="" if remembered else "the set-level test, which the non-members calibrate, decides"), adj
-    return UnlearningCheck(id=cid, name=name, status="none flagged", value=0, confidence=conf,
-                           p_value=float(np.nanmin(adj)), sentence=f"No record flagged: {nums}."), adj
+                               fix=fix), adj
+    flagged, control = int((adj <= alpha).sum()), int((adj_n <= alpha).sum())
+    test = "Student-t prediction p-value" if k is None else f"rank among the {k} references"
+    nums = (f"{flagged} of {n_t} forget records (the most vulnerable first: largest signal before unlearning) lie "
+            f"above their retrained distribution ({test}, Holm-adjusted p <= {alpha:.3g}); control: {control} of "
+            f"{n_tn} non-members do{left}")
+    p_min = float(np.nanmin(adj))
+    if not flagged:
+        return UnlearningCheck(id=cid, name=name, status="none flagged", value=0, confidence=conf, p_value=p_min,
+                               sentence=f"No record flagged: {nums}."), adj
+    # the Gaussian's flags must be more frequent among the forget records than among the non-members (one-sided
+    # Fisher exact test); the rank test's are exact under retraining
+    specific = 0.0 if k is not None else stats.fisher_exact([[flagged, n_t - flagged], [control, n_tn - control]],
+                                                            alternative="greater")[1]
+    fisher = nums if k is not None else f"{nums} (Fisher's exact p = {specific:.3g})"
+    remembered = specific <= alpha
+    return UnlearningCheck(
+        id=cid, name=name, status="remembered" if remembered else "undecided", value=flagged, confidence=conf,
+        p_value=p_min, sentence=f"Records still remembered: {fisher}." if remembered else
+        f"Not specific to the forget set: {fisher}; the model differs from retraining on records it never saw too.",
+        fix="" if remembered else "the set-level test, which the non-members calibrate, decides"), adj
+
+
+def _proportion_check(res: dict | None, *, conf: float, threshold: float, measurable: str) -> UnlearningCheck:
+    """The share of forget records still member-like (:func:`remembered_proportion`) against ``threshold``."""
+    cid, name = "unlearning.after.remembered_proportion", "share of forget records remembered"
+    if res is None or math.isnan(res["proportion"]):
+        return UnlearningCheck(id=cid, name=name, status="not measurable", threshold=threshold, sentence=measurable or (
+            "Not measurable: before unlearning the forget records' scores are distributed as after retraining, so "
+            "there is no member-like distribution to tell apart"), fix="a forget set the model memorised more")
+    nums = (f"{100 * res['proportion']:.0f}% of the forget records behave like members rather than like records never "
+            f"trained on, bounds [{100 * res['lower']:.0f}%, {100 * res['upper']:.0f}%] at {100 * conf:.3g}% each, "
+            f"against at most {100 * threshold:.3g}%")
+    if res["lower"] > threshold:
+        status, sentence, fix = "remembered", f"Part of the forget set is still remembered: {nums}.", ""
+    elif res["upper"] < threshold:
+        status, sentence, fix = "forgotten", f"At most the share allowed is remembered: {nums}.", ""
+    else:
+        status, sentence = "undecided", f"Neither shown above nor below the share allowed: {nums}."
+        fix = "more forget records narrow the interval"
+    return UnlearningCheck(id=cid, name=name, status=status, value=res["proportion"],
+                           interval=[res["lower"], res["upper"]], threshold=threshold, confidence=conf,
+                           sentence=sentence, fix=fix)
 
 
 def _gold_check(res: dict | None, *, conf: float, tolerance: float) -> UnlearningCheck:
@@ -511,13 +622,19 @@ def _decide(checks: dict[str, UnlearningCheck], tolerance: float) -> tuple[str, 
         how = "do not reproduce" if gold.status == "not reproduced" else f"are not shown to reproduce ({gold.status})"
         return "inconclusive", (f"the recipe's retrained models {how} the given retrained model, so they are not "
                                 f"known to be the gold standard to compare with; {gold.fix}")
-    if after.status == "remembered" or rec.status == "remembered":
-        which = " and ".join(c.name for c in (after, rec) if c.status == "remembered")
-        return "not forgotten", (f"{which} shows the forget set is still told apart from records never trained "
-                                 "on, beyond what retraining gives; the unlearning did not remove it")
+    shown = [c.name for c in (after, rec, checks["share"]) if c.status == "remembered"]
+    if shown:
+        return "not forgotten", (f"{' and '.join(shown)} show{'s' * (len(shown) == 1)} the forget set is still told "
+                                 "apart from records never trained on, beyond what retraining gives; the unlearning "
+                                 "did not remove it")
+    if after.status == "over-unlearned":
+        return "over-unlearned", (f"the forget set is recognisable by its absence: after unlearning its signal is "
+                                  f"shown below retraining's by more than {tolerance:g} AUC, so whoever queries the "
+                                  f"model can tell which records were removed; {after.fix}")
     if after.status == "forgotten" and before.status == "leaks":
-        return "forgotten", (f"after unlearning the forget set is within {tolerance:g} AUC of retraining, while "
-                             "before unlearning it was measurably remembered")
+        return "forgotten", (f"after unlearning the forget set is within {tolerance:g} AUC of retraining both ways, "
+                             f"no share of it above {checks['share'].threshold:g} shown remembered, while before "
+                             "unlearning it was measurably remembered")
     if after.status == "forgotten":
         return "inconclusive", ("the forget set is within the tolerance of retraining after unlearning, but the "
                                 "model before unlearning showed no measurable signal of it either, so the test "
@@ -530,8 +647,9 @@ def _decide(checks: dict[str, UnlearningCheck], tolerance: float) -> tuple[str, 
 
 
 def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembers=None, *, label: str | None = None,
-                     retrained=None, reference_models: int = 16, tolerance: float = 0.05, confidence: float = 0.95,
-                     model_input: str = "auto", random_state: int = 0, **unknown) -> UnlearningResult:
+                     retrained=None, reference_models: int = 16, tolerance: float = 0.05, max_remembered: float = 0.1,
+                     confidence: float = 0.95, model_input: str = "auto", random_state: int = 0,
+                     **unknown) -> UnlearningResult:
     """Is the forget set, after unlearning, as unknown to the model as to one retrained without it?
 
     Parameters
@@ -550,7 +668,10 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
         Models retrained by ``before``'s recipe on the retain set (the gold standard's draws), 4 to
         :data:`MAX_REFERENCE_MODELS`, their work within the work budget.
     tolerance : float, default=0.05
-        The excess forget AUC over retraining within which the forget set counts as forgotten.
+        The excess forget AUC over retraining within which, both ways, the forget set counts as forgotten.
+    max_remembered : float, default=0.1
+        The share of forget records still behaving like members above which (its lower bound above it) the forget
+        set is "not forgotten", in [0, 1).
     confidence : float, default=0.95
         Family-wise confidence of the verdict (Bonferroni over the planned checks).
     model_input : {"auto", "columns", "encoded"}, default="auto"
@@ -575,11 +696,13 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
     if unknown:
         hint = " (the seed is random_state)" if "seed" in unknown else ""
         raise InvalidParameterError(f"unlearning_check() got unknown argument(s) {', '.join(sorted(unknown))}"
-                                    f"{hint}; it takes label, retrained, reference_models, tolerance, confidence, "
-                                    "model_input and random_state")
+                                    f"{hint}; it takes label, retrained, reference_models, tolerance, "
+                                    "max_remembered, confidence, model_input and random_state")
     reference_models = int(check_scalar(reference_models, name="reference_models", kind=numbers.Integral, min_val=4,
                                         max_val=MAX_REFERENCE_MODELS))
     tolerance = float(check_scalar(tolerance, name="tolerance", min_val=0.0, max_val=0.5, include_min=False))
+    max_remembered = float(check_scalar(max_remembered, name="max_remembered", min_val=0.0, max_val=1.0,
+                                        include_max=False))
     confidence = float(check_scalar(confidence, name="confidence", min_val=0.5, max_val=1.0, include_min=False,
                                     include_max=False))
     random_state = int(check_scalar(random_state, name="random_state", kind=numbers.Integral, min_val=0))
@@ -600,7 +723,7 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
     t_gold = None if retrained is None else _target(retrained, data, "retrained", model_input)
     _warn_if_same(before, after, t_before, t_after)
 
-    planned = 3 + (t_gold is not None)
+    planned = 4 + (t_gold is not None)
     conf = 1 - (1 - confidence) / planned
     y = np.r_[data.y_mem[:n_f], data.y_non]
     is_forget = np.r_[np.ones(n_f, int), np.zeros(n_n, int)]
@@ -618,7 +741,7 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
     elif not auc_ci_can_exceed(n_f, n_n, 0.5, confidence=conf):
         measurable = (f"Not measurable: {n_f} forget records and {n_n} non-members are too few for any AUC "
                       f"interval at {100 * conf:.3g}% to exclude 0.5.")
-    res_after = res_before = res_gold = None
+    res_after = res_before = res_gold = res_share = None
     phi_refs = None
     if not measurable:
         X_mem, X_non, _ = t_before.inputs(data)
@@ -632,17 +755,27 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
         res_before = excess_forget_signal(phi(t_before), phi_refs, is_forget, confidence=conf)
         if t_gold is not None:  # two-sided: bounds at 1 - (1 - conf) / 2 each
             res_gold = excess_forget_signal(phi(t_gold), phi_refs, is_forget, confidence=(1 + conf) / 2)
+        res_share = remembered_proportion(phi(t_after)[:n_f], phi(t_before)[:n_f], phi_refs[:, :n_f],
+                                          confidence=conf, random_state=random_state)
     checks = {"set": _set_check(res_after, which="unlearned", tolerance=tolerance, conf=conf,
                                 measurable=measurable),
-              "before": _before_check(res_before, conf=conf, measurable=measurable)}
+              "before": _before_check(res_before, conf=conf, measurable=measurable),
+              "share": _proportion_check(res_share, conf=conf, threshold=max_remembered, measurable=measurable)}
     records: list[ForgetRecord] = []
     if phi_refs is not None:
-        p = record_p_values(phi(t_after), phi_refs)
-        checks["records"], adj = _record_check(p[:n_f], p[n_f:], conf=conf)
+        # the rank test where the scores are votes, not LiRA's Gaussian; records ordered by before's signal over
+        # the mean of after and the references, symmetric in them so that the rank stays exact
+        k_rank = reference_models if votes is not None else None
+        pa = phi(t_after)
+        p = record_p_values(pa, phi_refs, rank=k_rank is not None)
+        vulnerable = phi(t_before) - (phi_refs.sum(axis=0) + pa) / (reference_models + 1)
+        checks["records"], adj = _record_check(p[:n_f], p[n_f:], vulnerable[:n_f], vulnerable[n_f:], conf=conf,
+                                               k=k_rank)
         names = _forget_names(given["forget"], n_f)
-        mean, sd, pa = phi_refs.mean(axis=0), phi_refs.std(axis=0, ddof=1), phi(t_after)
+        mean, sd = phi_refs.mean(axis=0), phi_refs.std(axis=0, ddof=1)
         records = [ForgetRecord(record=names[i], phi_after=pa[i], phi_reference_mean=mean[i],
-                                phi_reference_sd=sd[i], p_value=None if np.isnan(p[i]) else p[i],
+                                phi_reference_sd=sd[i], before_signal=vulnerable[i],
+                                p_value=None if np.isnan(p[i]) else p[i],
                                 p_adjusted=None if np.isnan(adj[i]) else adj[i],
                                 flagged=bool(adj[i] <= 1 - conf) and checks["records"].status == "remembered")
                    for i in range(n_f)]
@@ -653,6 +786,12 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
     if t_gold is not None:
         checks["gold"] = _gold_check(res_gold, conf=conf, tolerance=tolerance)
     outcome, finding = _decide(checks, tolerance)
+    queried = (f"before and after{' and retrained' if t_gold is not None else ''}: class probabilities on all "
+               f"{n_f + n_r + n_n} given records (the {n_f} forget records and {n_n} non-members enter the tests)")
+    access = {"models": queried + ("; before's recipe retrained on the retain set" if learner is not None else ""),
+              "records": f"{n_f} forget, {n_r} retain and {n_n} non-member records, labels included",
+              "discloses": "retain-set membership: the reference models are trained on the retain set, so comparing "
+                           "a model with them is itself a membership signal on the retain set's records"}
     models = {"before": t_before.description, "after": t_after.description,
               "reference": (f"{reference_models} models retrained by the before-model's recipe on the {n_r} retain "
                             f"records, seeds spawned from {random_state}") if learner is not None else "none"}
@@ -666,7 +805,8 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
     return UnlearningResult(outcome=outcome, finding=finding[0].upper() + finding[1:] + ".", confidence=confidence,
                             check_confidence=conf, n_planned=planned, checks=list(checks.values()),
                             tolerance=tolerance, reference_models=reference_models, n_forget=n_f, n_retain=n_r,
-                            n_nonmembers=n_n, models=models, auc=aucs, records=records, random_state=random_state)
+                            n_nonmembers=n_n, models=models, access=access, max_remembered=max_remembered,
+                            auc=aucs, records=records, random_state=random_state)
 
 
 def _plain_auc(phi: np.ndarray, is_forget: np.ndarray, confidence: float) -> dict:

@@ -15,10 +15,12 @@ __all__ = ["HELP", "register"]
 
 #: ``leakaudit --help``'s line for the command
 HELP = {"unlearning-check": "Verify unlearning: is the forget set, after unlearning, as unknown to the model as "
-                            "to one retrained without it? (forgotten / not forgotten / inconclusive)"}
+                            "to one retrained without it? (forgotten / not forgotten / over-unlearned / "
+                            "inconclusive; exit status 0 for each)"}
 
 #: the library's names of the settings, as this command's flags (its messages name them)
-_FLAGS = {"reference_models": "--reference-models", "tolerance": "--tolerance", "confidence": "--confidence",
+_FLAGS = {"reference_models": "--reference-models", "tolerance": "--tolerance", "max_remembered": "--max-remembered",
+          "confidence": "--confidence",
           "model_input": "--model-input", "random_state": "--seed"}
 
 
@@ -43,8 +45,11 @@ def register(app: typer.Typer) -> None:
                                              help="Models retrained by the before-model's recipe on the retain set "
                                                   "(4 to 10,000, within the work budget)."),
         tolerance: float = typer.Option(0.05, "--tolerance",
-                                        help="Excess forget AUC over retraining within which the set counts as "
-                                             "forgotten."),
+                                        help="Excess forget AUC over retraining within which, both ways, the set "
+                                             "counts as forgotten (below minus it: over-unlearned)."),
+        max_remembered: float = typer.Option(0.1, "--max-remembered",
+                                             help="Share of forget records still behaving like members above which "
+                                                  "the set is not forgotten, in [0, 1)."),
         confidence: float = typer.Option(0.95, "--confidence", help="Family-wise confidence of the verdict."),
         model_input: str = typer.Option("auto", "--model-input", help="auto, columns or encoded: what the models "
                                                                       "take (docs/input.md)."),
@@ -59,7 +64,8 @@ def register(app: typer.Typer) -> None:
             progress.step(f"retraining {reference_models} reference models and testing")
             try:
                 result = check(before, after, forget, retain, nonmembers, label=label, retrained=retrained,
-                               reference_models=reference_models, tolerance=tolerance, confidence=confidence,
+                               reference_models=reference_models, tolerance=tolerance,
+                               max_remembered=max_remembered, confidence=confidence,
                                model_input=model_input, random_state=seed)
             except InvalidParameterError as exc:
                 raise type(exc)(re.sub(r"\b(" + "|".join(_FLAGS) + r")\b", lambda m: _FLAGS[m.group(1)],
