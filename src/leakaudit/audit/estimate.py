@@ -7,7 +7,8 @@ is trained on the members and queried on every audited record through an engine 
 kernels, its thread pool), then one call of as many models as an engine chunk of the largest analysis holds, capped
 where a learner that trains its models one by one would take more than about a second (and at 64), so that a learner
 that trains a call's models together (spread over the cores, in lanes) is timed as the engine trains them. The
-estimate is the models times the second call's seconds per model. The DTP-1 test's re-measurements of its
+estimate is the models times the lesser of the two calls' seconds per model (the second's, unless the machine was
+busier then). The DTP-1 test's re-measurements of its
 candidates, which only the first PDTP measurements decide, are given apart as a bound: at most
 ``dtp_test_max_records`` candidates, each re-measured ``dtp_test_repeats`` times beside a full model per repeat (a
 candidate still undecided then gets more, up to ``dtp_test_max_repeats``: not counted).
@@ -59,7 +60,7 @@ class Estimate:
     cores : int
         The cores this process may use, which the timed fits used.
     fit_seconds : float or None
-        Seconds per model of the timed fits (the second call's).
+        Seconds per model of the timed fits (the lesser of the two calls').
     timed_models : int
         Models the timing trained (no audit model: none is cached or used).
     remeasured : int
@@ -137,7 +138,8 @@ def estimate_plan(plan, ctx) -> Estimate:
 
 def _timed(ctx, chunk: int) -> tuple[float, int]:
     """Seconds per model of the recipe trained on the members as the audit's engine trains a chunk, and the models
-    timed: one model (a warm-up), then a call of up to ``chunk`` models."""
+    timed: one model (a warm-up), then a call of up to ``chunk`` models; the lesser of the two calls' seconds per
+    model (a busy moment of the machine slows one of them)."""
     from ..engine import Engine
 
     data, learner = ctx.data, ctx.target.learner
@@ -153,7 +155,7 @@ def _timed(ctx, chunk: int) -> tuple[float, int]:
 
     first = seconds(1)
     k = int(max(1, min(chunk, 64, 1.0 // max(first, 1e-3))))
-    return seconds(k) / k, k + 1
+    return min(first, seconds(k) / k), k + 1
 
 
 def estimate_core(cfg, *, data=None, target=None, **options) -> Estimate:

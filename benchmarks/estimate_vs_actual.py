@@ -1,0 +1,49 @@
+"""The time estimate (``leakaudit.estimate``, issue 86) against the audit it estimates, on Adult at profile smoke.
+
+One model per family, fitted on the table's numeric columns (scikit-learn retrains it; the forest is retrained by
+leakaudit's RandomForest): its estimate, then its audit with an empty cache (the library's default: none), each
+timed. The audit's models trained are its engine's count; "training stages" is the sum of the timings of the stages
+that train models (membership, dtp, dtp_removal, property), which include their attacks' and tests' own work.
+
+    python benchmarks/estimate_vs_actual.py logistic        # LogisticRegression(max_iter=1000), 3,000 + 3,000
+    python benchmarks/estimate_vs_actual.py random_forest   # RandomForestClassifier(n_estimators=100), 1,000 + 1,000
+
+The demo's row of docs/config.md is the command line's: ``leakaudit audit --profile smoke --estimate``, then
+``leakaudit audit --profile smoke --out DIR --cache-dir EMPTY``.
+"""
+
+import os
+import sys
+import time
+
+import numpy as np
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+
+import leakaudit
+from leakaudit.audit import pipeline
+from leakaudit.data import load_adult
+
+engines, make = [], pipeline._engine  # the audit's engine, for the models it trained
+pipeline._engine = lambda *a, **k: engines.append(make(*a, **k)) or engines[-1]
+
+family = sys.argv[1]
+n, model = {"logistic": (3000, LogisticRegression(max_iter=1000)),
+            "random_forest": (1000, RandomForestClassifier(n_estimators=100, random_state=0))}[family]
+ds = load_adult()
+table = ds.frame.assign(income=np.asarray(ds.class_names)[ds.y])
+rows = np.random.default_rng(0).permutation(len(table))
+members, nonmembers = table.iloc[rows[:n]], table.iloc[rows[n:2 * n]]
+model.fit(members.drop(columns="income").select_dtypes("number"), members["income"])
+kw = dict(label="income", sensitive=["sex"], profile="smoke", verbose=False)
+print(f"load average before: {os.getloadavg()[0]:.1f}")
+t0 = time.perf_counter()
+est = leakaudit.estimate(model, members, nonmembers, **kw)
+print(est, f"\n(the estimate took {time.perf_counter() - t0:.1f} s)")
+t0 = time.perf_counter()
+res = leakaudit.audit(model, members, nonmembers, **kw)
+wall = time.perf_counter() - t0
+training = sum(res.timings.get(k, 0) for k in ("membership", "dtp", "dtp_removal", "property"))
+print(f"actual: {engines[-1].totals.models_trained} models; training stages {training:.1f} s; the audit call "
+      f"{wall:.1f} s; load average after: {os.getloadavg()[0]:.1f}")
+print({k: round(v, 1) for k, v in res.timings.items()})
