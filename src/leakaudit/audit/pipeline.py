@@ -157,7 +157,8 @@ def _run_plan(cfg: AuditConfig, command: str | None, st: _Stages, p: Prepared, e
         est = estimate_plan(plan, ctx)
         if estimate:
             return est
-        st.note(f"estimate: {est.headline}")
+        if est.models:  # (none: the audit trains no model, and a model it cannot retrain had its note)
+            st.note(f"estimate: {est.headline}")
         st.per_model = est.fit_seconds
     done = run_plan(plan, ctx, st, planned, tiers=cfg.tiered)
     return assemble(plan, done, p, cfg=cfg, command=command, planned=planned, check_confidence=ctx.check_confidence,
