@@ -339,9 +339,11 @@ def estimate(*args, **kwargs):
     >>> est = leakaudit.estimate(pipeline, train_df, test_df, label="income", profile="smoke")  # doctest: +SKIP
     >>> print(est)  # doctest: +SKIP
     """
-    from .estimate import estimate_core
+    from functools import partial
 
-    token = _CORE.set(estimate_core)
+    from .pipeline import audit_core
+
+    token = _CORE.set(partial(audit_core, estimate=True))
     try:
         return audit(*args, **kwargs)
     finally:

@@ -33,7 +33,7 @@ import numpy as np
 
 from .progress import about, duration
 
-__all__ = ["Estimate", "StepEstimate", "estimate_plan", "estimate_core"]
+__all__ = ["Estimate", "StepEstimate", "estimate_plan", "language_model_estimate"]
 
 #: what no estimate counts, as :meth:`Estimate.__str__` ends
 NOT_COUNTED = "not counted: the work besides training, and the removal analysis (which the DTP-1 test decides)"
@@ -158,16 +158,8 @@ def _timed(ctx, chunk: int) -> tuple[float, int]:
     return min(first, seconds(k) / k), k + 1
 
 
-def estimate_core(cfg, *, data=None, target=None, **options) -> Estimate:
-    """:func:`~leakaudit.audit.pipeline.audit_core` up to the analyses: the inputs read and checked as the audit
-    reads them (its ``data``, ``target`` and options), then the plan's estimate (:func:`estimate_plan`) instead of
-    the audit; nothing is cached or written. A language model's audit trains no model: not measurable, said before
-    its texts are scored."""
-    from .inputs.text import LMTexts
-    from .pipeline import audit_core
-
-    if cfg.is_lm or isinstance(data, LMTexts):
-        return Estimate((), None, _cores(), not_measurable=(
-            "a language model's audit trains no model: its time is scoring the texts with the model and each "
-            "reference model, which is not timed"))
-    return audit_core(cfg, data=data, target=target, estimate=True, **{**options, "default_cache": None})
+def language_model_estimate() -> Estimate:
+    """A language model's audit trains no model: not measurable, said before its texts are scored."""
+    return Estimate((), None, _cores(), not_measurable=(
+        "a language model's audit trains no model: its time is scoring the texts with the model and each reference "
+        "model, which is not timed"))

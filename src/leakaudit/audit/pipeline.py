@@ -105,8 +105,9 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | LMTexts | None = None, tar
     model), fingerprinted in the evidence record; the model the demo trains is added as
     :data:`DEMO_MODEL_ROLE`. ``flags``: notes name settings as the command line's flags (``--model``), else as
     the library's arguments (``model``). ``estimate``: return the plan's time estimate
-    (:class:`~leakaudit.audit.estimate.Estimate`) once the inputs are read, instead of running it; with progress
-    shown, an audit says it before its first analysis.
+    (:class:`~leakaudit.audit.estimate.Estimate`) once the inputs are read, instead of running it (nothing is cached
+    or written; a language model's, which trains no model, before its texts are scored); with progress shown, an
+    audit says it before its first analysis.
 
     An audit that cannot conclude "publish" whatever it finds (:func:`outcome_limit`: no training algorithm, so
     DTP-1 is not measurable) says so before the work: before reading its inputs where the settings or ``target``
@@ -120,12 +121,16 @@ def audit_core(cfg: AuditConfig, *, data: AuditData | LMTexts | None = None, tar
         With its per-record table (``result.records``); ``result.save(out)`` writes the files.
     """
     verbose = (sys.stderr.isatty() or in_notebook()) if verbose is None else verbose
+    if estimate and (cfg.is_lm or isinstance(data, LMTexts)):
+        from .estimate import language_model_estimate
+
+        return language_model_estimate()
     from ..learners import resolve_device
 
     resolve_device(cfg.device, name="device")  # a GPU that is not there: one line before any data is read
     with _limits(cfg.is_lm or isinstance(data, LMTexts), memory_budget, work_budget):
         st = _Stages(verbose)
-        cache = None if default_cache is None else Path(written_to or ".") / default_cache
+        cache = None if default_cache is None or estimate else Path(written_to or ".") / default_cache
         p = prepare(cfg, st, data=data, target=target, inputs=inputs, flags=flags, cache=cache)
         try:
             return _run_plan(cfg, command, st, p, estimate)

@@ -144,14 +144,14 @@ def register(app: typer.Typer) -> None:
 
         check_outputs_spare_inputs(cfg, out_dir)
         if estimate:
-            from ..audit.estimate import estimate_core
+            from ..audit.pipeline import audit_core
             from ..exceptions import InvalidParameterError
 
             if opts.check_inputs:
                 raise InvalidParameterError("--estimate and --check-inputs: give one (--check-inputs gives the "
                                             "estimate too)")
-            echo(str(estimate_core(cfg, verbose=not opts.quiet, memory_budget=opts.memory_budget,
-                                   work_budget=opts.work_budget, flags=True)))
+            echo(str(audit_core(cfg, estimate=True, verbose=not opts.quiet, memory_budget=opts.memory_budget,
+                                work_budget=opts.work_budget, flags=True)))
             return
         if opts.check_inputs:
             summ = _check_inputs(cfg, out_dir, memory_budget=opts.memory_budget, work_budget=opts.work_budget)
