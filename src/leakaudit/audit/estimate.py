@@ -8,14 +8,13 @@ kernels, its thread pool), then one call of as many models as an engine chunk of
 where a learner that trains its models one by one would take more than about a second (and at 64), so that a learner
 that trains a call's models together (spread over the cores, in lanes) is timed as the engine trains them. The
 estimate is the models times the lesser of the two calls' seconds per model (the second's, unless the machine was
-busier then). The DTP-1 test's re-measurements of its
-candidates, which only the first PDTP measurements decide, are given apart as a bound: at most
-``dtp_test_max_records`` candidates, each re-measured ``dtp_test_repeats`` times beside a full model per repeat (a
-candidate still undecided then gets more, up to ``dtp_test_max_repeats``: not counted).
+busier then). The DTP-1 test's re-measurements of its candidates, which only the first PDTP measurements decide, are
+given apart as a bound: at most ``dtp_test_max_records`` candidates, each re-measured ``dtp_test_repeats`` times
+beside a full model per repeat (a candidate still undecided then gets more, up to ``dtp_test_max_repeats``: not
+counted).
 
-What it ignores, each making it low or high: the work besides training (the attacks, the bootstrap intervals, reading
-and writing: seconds, more with many records); the removal analysis, which the DTP-1 test decides; the models the
-progress adds as they are known beyond the plan; the models the cache already holds
+What it ignores, each making it low or high: the work besides training (the attacks, the bootstrap intervals,
+reading and writing); the removal analysis, which the DTP-1 test decides; the models the cache already holds
 (counted as trained); closed-form leave-one-out (naive Bayes, leakaudit's logistic regression by Newton's method),
 whose PDTP models are counted as fits though none is trained; other sizes of training set (a reference model's half
 of the records, a property shadow model's share) and other learners (the shadow attack's network), all costed as a
