@@ -1084,14 +1084,8 @@ def _lr_setup_seed(profile: str, seed: int) -> list:
           "targets, halves and shadow training sets (the encoding, convergence and distance rows are paired with "
           "the paper's setting). PDTP keeps the paper's 0.01 bins in every row (the distance rows change only the "
           "attack). NN-Adult's epochs and input scaling are swept apart, by benchmarks/long_nn_adult_epochs.py "
-          "(long-dtp-table2's NN protocol at other epochs and min-max inputs), not here. Verdict of the stored run "
-          "(version 2, seeds 0-4): no setting of the grid reproduces Table 2's LR-Adult row; none matches all eight "
-          "of its numbers, the most is 4 of 8 (the paper's setting, and the same with Newton stopped at 1e-2 or the "
-          "KL renormalised, which changes nothing for two classes: accuracies, recall and F1), and no setting gives "
-          "the paper's r with its average PDTP: SimpleLogistic gives r near 0 (intervals holding -0.0008) but "
-          "average PDTP 0.29-0.38 and targets above PDTP 1; one-hot with ordinal categoricals gives the attack "
-          "accuracy (0.514) and r 0.10 but average PDTP 0.021 and train accuracy 0.825; the targets outside the bulk "
-          "give the average PDTP (0.156) but r 0.56; every other L2 setting keeps r at 0.26-0.56. The per-setting "
+          "(long-dtp-table2's NN protocol at other epochs and min-max inputs), not here. Which setting comes nearest "
+          "each LR-Adult number is the page's settings line, computed from the rows' classes; the per-setting "
           "table and what each factor moves: docs/long-lr-setup.md.",
     references=_TABLE2_REFERENCES,
 )
