@@ -306,6 +306,13 @@ class ProfileSettings(BaseModel):
     pdtp_screen_max_fraction: float = Field(0.25, gt=0, le=1)
     dtp_removal_seeds: int | None = Field(5, ge=2)
 
+    @model_validator(mode="after")
+    def _budget_holds_the_repeats(self):
+        if self.dtp_test_max_repeats < self.dtp_test_repeats:
+            raise ValueError(f"dtp_test_max_repeats ({self.dtp_test_max_repeats}) must be at least dtp_test_repeats "
+                             f"({self.dtp_test_repeats})")
+        return self
+
 
 PROFILES: dict[str, ProfileSettings] = {
     "smoke": ProfileSettings(n_reference=8, pdtp_records=100, pdtp_repeats=1, noise_floor_models=4, n_boot=200,

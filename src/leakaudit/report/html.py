@@ -691,6 +691,7 @@ _SETTING_WORDS = {
     "shadow_attack_batch": "shadow models trained at once", "shadow_attack_max_rows": "most rows of the attack network",
     "dtp_test_repeats": "re-measurements of each DTP-1 candidate",
     "dtp_test_max_records": "most DTP-1 candidates re-measured",
+    "dtp_test_max_repeats": "most re-measurements of a DTP-1 candidate still undecided",
     "pdtp_exact_max": "most members measured exactly before screening",
     "pdtp_screen_fraction": "share measured first from the screen's top",
     "pdtp_screen_sample": "random members measured to bound the rest", "pdtp_screen_sample_max": "most such members",

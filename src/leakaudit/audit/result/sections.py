@@ -264,7 +264,10 @@ DtpTest = _section(
     **{k: (_Floats, Field(default_factory=list)) for k in "stage2_mean sd lower_bound p_value p_adjusted".split()},
     decisive_class=(list[int], Field(default_factory=list)), significant=(list[bool], Field(default_factory=list)),
     **_all(Optional[int], "n_repeats n_tests"), **_all(Optional[float], "confidence threshold bin_width"),
-    **_all(Optional[str], "method loo_method learner"))
+    **_all(Optional[str], "method loo_method learner"),
+    repeats=(Optional[list[int]], Field(None, description="each record's repeats: more for one still undecided")),
+    looks=(Optional[list[int]], Field(None, description="the repeat counts at which a record is tested")),
+    look_level=(Optional[float], Field(None, description="each look's level (Bonferroni over the looks)")))
 
 DtpConfirmation = _section(
     "DtpConfirmation", "Do the given model's outputs show it trained on the records significant for DTP-1?\n"

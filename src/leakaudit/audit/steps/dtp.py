@@ -273,9 +273,7 @@ def _dtp_measured(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | 
         summary["screening"] = screening
     significant = [int(r) for r, s in zip(test.records, test.significant) if s] if test is not None else []
     if test is not None:
-        # results.json's DtpTest has no sequential fields (repeats, looks, look_level): the test's method says them
-        summary["test"] = {**test.model_dump(exclude={"stage1_values", "engine_stats", "repeats", "looks",
-                                                      "look_level"}),
+        summary["test"] = {**test.model_dump(exclude={"stage1_values", "engine_stats"}),
                            "records": ctx.names(test.records), "untested": ctx.names(test.untested)}
         summary["n_significant"] = int(test.n_significant)
         summary["records_significant"] = ctx.names(significant)
