@@ -132,13 +132,15 @@ def calibration_section(results: list[dict]) -> list[str]:
     leaking = [r for r in runs if r["scenario"] == "none" and r["before_status"] == "leaks"]
     caught = sum(r["outcome"] == "not forgotten" for r in leaking)
     out = ["## Unlearning verification (`leakaudit unlearning-check`)", "",
-           "The unlearning verdict (forgotten / not forgotten / inconclusive, docs/unlearning.md) on Adult, where "
+           "The unlearning verdict (forgotten / over-unlearned / not forgotten / inconclusive, docs/unlearning.md) "
+           "on Adult, where "
            "the truth is known: an \"after\" model retrained exactly on the retain set has forgotten (a \"not "
            "forgotten\" is a false alarm, allowed at 5 %); the model before unlearning, unchanged, has not. "
            f"**Exact retraining: {false}/{len(exact)} false \"not forgotten\"** (95 % interval "
            f"[{lo:.3f}, {hi:.3f}]); **no unlearning: {caught}/{len(leaking)} \"not forgotten\"** among the runs "
            "whose before-model measurably remembered the forget set. Approximate methods (gradient ascent on the "
-           "forget set, fine-tuning on the retain set) are measured beside them. Commands, per-scenario rates "
+           "forget set, gently and far enough to over-unlearn; fine-tuning on the retain set; retraining that keeps "
+           "half of the forget set) are measured beside them. Commands, per-scenario rates "
            "and what they say: docs/unlearning.md.", ""]
     for res in results:
         out += [f"`{res['meta']['command']}` ({res['meta']['wall_s']} s wall, {res['meta']['cpu_s']} s CPU, "
