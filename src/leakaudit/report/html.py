@@ -364,7 +364,7 @@ def _membership_answer(results: AuditResult, conf_pct: str) -> str:
         e, n = max(eps)
         s += (f" The empirical epsilon (a lower bound on the differential-privacy epsilon the attacks demonstrate, "
               f"delta {results.config.epsilon_delta:g}) is at least {e:.2f}, from the "
-              f"{display_name(results, n)}; 0 means no demonstrated leakage.")
+              f"{display_name(results, n)}; 0 means no demonstrated leakage." + _risk(mem[n].epsilon.risk))
     else:
         s += " No attack demonstrates an empirical epsilon above 0 with these records."
     return s + _claim_sentence(results)
@@ -375,15 +375,20 @@ def _claim_sentence(results: AuditResult) -> str:
     claimed = as_number(results.config.claimed_epsilon)
     if claimed is None:
         return ""
-    delta = results.config.epsilon_delta
+    delta, dp = results.config.epsilon_delta, results.dp
     s = (f" The model was trained with differential privacy at a claimed epsilon of {claimed:g} (delta {delta:g}); "
-         "every attack's empirical epsilon above is a lower bound to set against it.")
-    dp = results.dp
+         "every attack's empirical epsilon above is a lower bound to set against it." + _risk(dp and dp.claimed_risk))
     if dp is not None and as_number(dp.epsilon_lower_bound) is not None:
         s += (f" A one-run audit of the training recipe ({dp.m} gradient canaries, Steinke et al. 2023) bounds "
               f"epsilon below by {fmt(dp.epsilon_lower_bound, '.2f')} at {fmt(dp.confidence, '%')} "
-              f"confidence: {dp.verdict}.")
+              f"confidence: {dp.verdict}." + _risk(dp.risk))
     return s
+
+
+def _risk(risk) -> str:
+    """The re-identification, attribute inference and reconstruction bounds an epsilon implies, a sentence each
+    (:mod:`leakaudit.dpaudit.risk`); '' without them."""
+    return "".join(f" {r.sentence[0].upper()}{r.sentence[1:]}." for r in (risk or {}).values())
 
 
 def _why_wide(interval, notes: list[str], what: str, *, n_members: int, n_nonmembers: int,

@@ -9,7 +9,7 @@ dtypes, ``sha256`` null and a ``note`` where it could not be fingerprinted: :mod
 ``environment`` (:func:`environment`, :func:`source_digest`), ``policy``, ``release`` (the context, its threat model
 and the ``identifiability_basis``), ``unit`` and ``duplicates``, ``checks`` (each with the policy settings its
 threshold comes from and the ``standards`` items it evidences, :mod:`leakaudit.audit.result.standards`; a membership
-attack's with ``against_chance``), ``not_run``, ``attack_classes`` (EDPB Opinion 28/2024's, each "tested" with its
+attack's with ``against_chance``, an epsilon's with ``risk``), ``not_run``, ``attack_classes`` (EDPB Opinion 28/2024's, each "tested" with its
 ``finding``, "not applicable" or "not tested", and why), ``standards`` (``sources`` and ``items``) and
 ``limitations``; written beside the audit's files (:func:`with_outputs`), ``outputs`` (their SHA-256 and size) and
 ``personal_data``.
@@ -192,12 +192,18 @@ def _check_entry(check: dict, policy: Policy) -> dict:
     return entry
 
 
-def _against_chance(entry: dict, results: dict) -> dict:
-    """A membership attack's check with the attack's accuracy and advantage over random guessing, with intervals
-    (results.json's ``against_chance``), beside its AUC or TPR: AISVS 11.3.3's own quantity."""
-    parts = entry["id"].split(".")
-    chance = (results.get("membership") or {}).get(parts[1], {}).get("against_chance") if len(parts) == 3 else None
-    return {**entry, "against_chance": chance} if entry["analysis"] == "membership" and chance else entry
+def _beside(entry: dict, results: dict) -> dict:
+    """A check with what results.json gives beside its value: a membership attack's accuracy and advantage over
+    random guessing (``against_chance``, AISVS 11.3.3's own quantity); an epsilon's implied re-identification,
+    attribute inference and reconstruction bounds (``risk``; ``claimed_risk``: the claim's, beside the DP checks)."""
+    parts, dp = entry["id"].split("."), results.get("dp") or {}
+    attack = ((results.get("membership") or {}).get(parts[1], {})
+              if entry["analysis"] == "membership" and len(parts) == 3 else {})
+    extra = {"against_chance": attack.get("against_chance"),
+             "risk": (attack.get("epsilon") or {}).get("risk") if parts[-1] == "epsilon"
+             else dp.get("risk") if entry["id"] == "dp.one_run" else None,
+             "claimed_risk": dp.get("claimed_risk") if parts[0] == "dp" else None}
+    return {**entry, **{k: v for k, v in extra.items() if v}}
 
 
 #: the tabular audit's analyses that run only when their condition holds: (what ran, its name, its condition)
@@ -206,7 +212,7 @@ _CONDITIONAL = (
      "they run for a released model file only (release weights)"),
     (lambda r, ids: (r.get("dtp") or {}).get("removal") is not None or "dtp.dtp1" not in ids,
      "removing the records that break DTP-1", "it runs only when DTP-1 is exceeded"),
-    (lambda r, ids: r.get("dp") is not None, "one-run audit of the claimed epsilon",
+    (lambda r, ids: any(i.startswith("dp.") for i in ids), "one-run audit of the claimed epsilon",
      "it runs only with a claimed epsilon (claimed_epsilon)"),
 )
 
@@ -483,7 +489,7 @@ def build_evidence(results: dict, *, files: Mapping[str, Any] | None = None, bas
         "policy": {"name": policy.name, "origin": policy.origin, "description": policy.description,
                    "settings": policy.table()},
         "release": release_info,
-        "checks": [_against_chance(_with_low_fpr_need(_check_entry(c, policy), need), results) for c in checks],
+        "checks": [_beside(_with_low_fpr_need(_check_entry(c, policy), need), results) for c in checks],
         "not_run": _not_run(results, checks),
         "attack_classes": classes,
         "standards": {"sources": SOURCES, "items": item_statuses(results, checks, classes, release)},

@@ -20,7 +20,7 @@ from pydantic import (BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, With
 
 from ..config import Phrase, Phrased, ProfileSettings
 
-__all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "UnitSection", "TargetSection", "TprAt", "EpsilonBound",
+__all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INTERVAL_SCHEMA", "DataSection", "UnitSection", "TargetSection", "TprAt", "RiskBound", "EpsilonBound",
            "AttackMetrics", "NoiseFloor", "DtpTest", "DtpConfirmation", "DtpSection", "AttributeInference",
            "PropertyEstimate", "MipSection", "DpSection", "DatasetInferenceSection", "DuplicatesSection", "RecordRiskSection",
            "StageResources", "Resources", "Settings", "RecipeTest", "Records", "DtpScreening", "DtpRemoval",
@@ -189,13 +189,19 @@ class TprAt(Section):
     ci: Interval
 
 
+RiskBound = _section(
+    "RiskBound", "An attack's success bound implied by an epsilon (:func:`leakaudit.dpaudit.risk.risk_bounds`): at most\n"
+    "``bound`` where ``baseline`` is its success without the release (``basis``).", **_all(Measured, "baseline bound"),
+    **_all(Optional[str], "basis sentence"))
+#: re-identification, attribute inference and reconstruction bounded at one epsilon
+Risks = Optional[dict[Literal["reidentification", "attribute_inference", "reconstruction"], RiskBound]]
 EpsilonBound = _section(
     "EpsilonBound", "The empirical lower bound on epsilon an attack's scores give (a threshold test on a held-out half:\n"
     ":class:`leakaudit.metrics.EpsilonBound`).", measurable=Optional[bool], reason=Optional[str],
     **_all(Measured, "epsilon_lb epsilon_lb_joint_beta threshold tpr fpr tpr_lower fpr_upper"), direction=Optional[str],
     delta=Optional[float],
     **_all(Optional[int], "n_select n_eval n_eval_members n_eval_nonmembers"), confidence=Optional[float],
-    method=Optional[str])
+    method=Optional[str], risk=Risks)
 AgainstChance = _section(
     "AgainstChance", "An attack's accuracy and advantage over random guessing (TPR - FPR, Yeom et al.) on held-out\n"
     "records, with intervals (:func:`leakaudit.metrics.against_chance`): OWASP AISVS 11.3.3's quantity.",
@@ -379,14 +385,16 @@ MipSection = _section(
 
 DpSection = _section(
     "DpSection", "With a claimed epsilon: the one-run audit of the DP-SGD recipe (Steinke et al. 2023), the claim, the\n"
-    "verdict (:class:`leakaudit.dpaudit.DpsgdAudit`'s fields).",
+    "verdict (:class:`leakaudit.dpaudit.DpsgdAudit`'s fields); the success each epsilon implies (``claimed_risk``: the\n"
+    "claim's, alone when the audit is skipped; ``risk``: the lower bound's).",
     **_all(Optional[float], "claimed_epsilon delta confidence noise_multiplier max_grad_norm sampling_rate lr seconds "
                             "cpu_seconds"),
     **_all(Measured, "accounted_epsilon epsilon_lower_bound gdp_epsilon_lower_bound steinke_epsilon_lower_bound "
                      "fdp_epsilon_lower_bound noise_check_epsilon_lower_bound noise_check_min_ratio train_accuracy"),
     **_all(Optional[bool], "recipe_curve_rejected noise_check_violated violated"),
     **_all(Optional[str], "accounting bound noise_check_verdict verdict canaries sampling bug trainer"),
-    **_all(Optional[int], "m n_included guesses correct k_plus k_minus n_candidates n_train steps epochs"))
+    **_all(Optional[int], "m n_included guesses correct k_plus k_minus n_candidates n_train steps epochs"),
+    risk=Risks, claimed_risk=Risks)
 
 SetTest = _section(
     "SetTest", "Dataset inference's set-level test (:class:`leakaudit.lm.dataset_inference.SetTest`): ``coef``, each\n"

@@ -8,13 +8,16 @@ rate, at the check confidence): a lower bound above the claim is a check that fa
 violated"). Any other target is skipped, saying why: the one-run audit trains the recipe with canaries inserted,
 which only our DP-SGD trainer does (``leakaudit dp-audit`` runs it on a dataset and recipe). The claim is also shown
 beside every attack's empirical epsilon lower bound (the membership stage computes those). The per-step noise check
-(:mod:`leakaudit.dpaudit.noise_check`) is a check of its own, ``dp.noise_check``, never mixed into the bound.
+(:mod:`leakaudit.dpaudit.noise_check`) is a check of its own, ``dp.noise_check``, never mixed into the bound. The
+re-identification, attribute inference and reconstruction success each epsilon implies (:mod:`leakaudit.dpaudit.risk`)
+is ``claimed_risk`` (the claim's, also when the audit is skipped) and ``risk`` (the lower bound's).
 """
 
 from __future__ import annotations
 
 import math
 
+from ...dpaudit.risk import audit_baselines, risk_bounds
 from ..result.checks import EXCEEDED, PASSED, Analysis, Check, Skipped
 from ..context import AuditContext
 
@@ -34,21 +37,24 @@ def dp_analysis(ctx: AuditContext) -> Analysis:
         return Analysis(name="dp")
     from ...learners import learner_family
 
-    learner = ctx.target.learner
+    learner, d = ctx.target.learner, ctx.data
+    baselines = audit_baselines(d.X_mem, d.y_mem)
+    claim = {"claimed_epsilon": float(cfg.claimed_epsilon), "delta": cfg.epsilon_delta, "claimed_risk": risk_bounds(
+        float(cfg.claimed_epsilon), cfg.epsilon_delta, baselines, claimed=True)}
     if ctx.target.kind != "demo" or learner_family(learner) != "dp-sgd":
-        return Analysis(name="dp", skipped=(Skipped(
+        return Analysis(name="dp", summary=claim, skipped=(Skipped(
             name="one-run DP audit",
             reason="the one-run audit trains the recipe with gradient canaries inserted, which leakaudit does for "
                    "its own DP-SGD trainer only (the demo with claimed_epsilon)",
             fix="run `leakaudit dp-audit` on the training recipe"),))
     from ...dpaudit import audit_dpsgd
 
-    d = ctx.data
     res = audit_dpsgd(learner, d.X_mem, d.y_mem, claimed_epsilon=float(cfg.claimed_epsilon), delta=cfg.epsilon_delta,
                       m=n_canaries(cfg.profile), beta=1 - ctx.check_confidence, n_classes=len(d.class_names),
                       random_state=ctx.seeds["dp"])
-    summary = res.model_dump()
     lb = res.epsilon_lower_bound
+    summary = {**res.model_dump(), "claimed_risk": claim["claimed_risk"],
+               "risk": risk_bounds(lb, res.delta, baselines, claimed=False) if math.isfinite(lb) else None}
     check = Check(
         id="dp.one_run", analysis="dp", name="one-run audit: epsilon lower bound", status=EXCEEDED if res.violated
         else PASSED, value=lb, threshold=float(cfg.claimed_epsilon), confidence=ctx.check_confidence,

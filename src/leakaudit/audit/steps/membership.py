@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ...dpaudit.risk import audit_baselines, risk_bounds
 from ...exceptions import InvalidParameterError, NotEstimableWarning
 from ...membership import (ATTACKS, AttackInputs, audit_attacks, audit_reference_models, cross_entropy_loss,
                           display_name, make_attack)
@@ -177,6 +178,7 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
         recipe = recipe_test(target.probs_mem, target.probs_non, data.y_mem, data.y_non,
                              inputs.reference.probs, inputs.reference.in_mask, y, confidence=cfg.confidence)
     metrics, checks, per_record = {}, [], {}
+    baselines = audit_baselines(data.X_mem, data.y_mem)
     groups = data.unit_groups
     if groups is not None:  # the attack is judged on units: each scored by the mean of its rows' scores
         from ..inputs.units import unit_membership, unit_scores
@@ -201,6 +203,8 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
         if groups is not None:
             s = unit_scores(s, groups)
         mm, eps = measure_attack(ctx, m, s)
+        if eps.measurable:
+            mm["epsilon"]["risk"] = risk_bounds(eps.epsilon_lb, eps.delta, baselines, claimed=False)
         if groups is not None:
             mm = {"n_members": mm.pop("n_members"), "n_nonmembers": mm.pop("n_nonmembers"), "counts": "units", **mm}
         mm["display"], mm["description"] = display_name(name), spec.description

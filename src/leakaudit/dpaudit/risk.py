@@ -1,0 +1,60 @@
+"""What an epsilon means for re-identification, attribute inference and reconstruction.
+
+Kulynych, Gomez, Kaissis, Hayes, Balle, Calmon & Raisaro, "Unifying Re-Identification, Attribute Inference, and
+Data Reconstruction Risks in Differential Privacy" (NeurIPS 2025, arXiv 2507.06969): under f-DP each of the three
+attacks, whose success without the release is at most a baseline rate ``b``, succeeds with probability at most
+``1 - f(b)``, one form for all three; for (epsilon, delta)-DP ``f`` is ``f_{eps,delta}``
+(:func:`.fdp.tradeoff_eps_delta`). The paper's text was not available where this was written: the bound's form is as
+the authors' riskcal package states it ("max success probability bounded by TPR at baseline alpha"); riskcal itself
+(a Cython build, dp-accounting's accountants) is not needed for an (epsilon, delta) pair.
+
+An empirical epsilon is a lower bound: no guarantee with a smaller epsilon holds, so the bound at it is the smallest
+any (epsilon, delta) claim about the model could give, not a bound on the risk. A claimed epsilon bounds the risk if
+the claim holds.
+
+The baselines are parameters (:func:`risk_bounds`); the audit's (:func:`audit_baselines`): re-identification, 1/n for
+the target among the n members; attribute inference, the share of the label's most common value (guessing it);
+reconstruction, the share of the most common whole record (guessing it without the model).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .fdp import tradeoff_eps_delta
+
+__all__ = ["RISKS", "success_bound", "risk_bounds", "audit_baselines"]
+
+#: the attacks bounded, each with its words
+RISKS = {"reidentification": "re-identification", "attribute_inference": "attribute inference",
+         "reconstruction": "reconstruction"}
+
+
+def success_bound(epsilon: float, delta: float, baseline: float) -> float:
+    """The most an attack with success ``baseline`` without the release succeeds with under (epsilon, delta)-DP."""
+    return float(1.0 - tradeoff_eps_delta(baseline, epsilon, delta))  # Kulynych et al. 2025: success <= 1 - f(b)
+
+
+def audit_baselines(X: np.ndarray, y: np.ndarray) -> dict[str, tuple[float, str]]:
+    """The audit's baselines from the members' features ``X`` and labels ``y``: each risk's rate and its basis."""
+    n = len(y)
+    rows = np.unique(np.asarray(X).reshape(n, -1), axis=0, return_counts=True)[1] if n else np.ones(1)
+    return {"reidentification": (1.0 / max(n, 1), f"picking the target among the {n:,} members"),
+            "attribute_inference": (float(np.unique(y, return_counts=True)[1].max() / n) if n else 1.0,
+                                    "guessing the label's most common value"),
+            "reconstruction": (float(rows.max() / max(n, 1)), "guessing the most common whole record")}
+
+
+def risk_bounds(epsilon: float, delta: float, baselines: dict[str, tuple[float, str]], *, claimed: bool) -> dict:
+    """Each risk's ``baseline``, ``bound``, ``basis`` and ``sentence`` at ``epsilon`` (``claimed``: a declared epsilon,
+    else an empirical lower bound), for results.json's ``risk``."""
+    out = {}
+    for key, (b, basis) in baselines.items():
+        x = success_bound(epsilon, delta, b)
+        at = f"epsilon {epsilon:.2f} (delta {delta:g})"
+        out[key] = {"baseline": b, "bound": x, "basis": basis, "sentence": (
+            f"if the claimed {at} holds, {RISKS[key]} succeeds at most {x:.2%} of the time ({b:.2%} by {basis})"
+            if claimed else
+            f"at the shown {at}, the strongest guarantee the model could carry bounds {RISKS[key]} at {x:.2%} "
+            f"success ({b:.2%} by {basis}): no smaller bound can be claimed")}
+    return out
