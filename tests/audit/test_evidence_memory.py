@@ -41,7 +41,7 @@ def test_in_memory_audit_records_digests_call_seed_and_profile(tmp_path):
     model = LogisticRegression().fit(mem[["a", "b", "c"]], mem["label"])
     res = leakaudit.audit(model, mem, non, label="label", profile="smoke", seed=3)
     ev = res.evidence
-    assert ev["evidence_version"] == EVIDENCE_VERSION == 4
+    assert ev["evidence_version"] == EVIDENCE_VERSION == 5
     call = ("leakaudit.audit(<LogisticRegression>, members=<DataFrame 100x4>, nonmembers=<DataFrame 100x4>, "
             "label='label', profile='smoke', seed=3)")
     assert ev["audit"]["command"] == res.command == call

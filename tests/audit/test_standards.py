@@ -56,9 +56,10 @@ def test_every_attack_class_and_item_is_mapped():
     for m in CHECKS + CLASSES:
         assert set(m.items) <= known, m
     assert {"11.3.3", "12.3.2", "AML.T0024.000", "AML.T0024.001", "AML.T0024.002"} <= known
-    assert check_mapping("membership.lira.auc").items == ("11.3.3", "membership inference", "AML.T0024.000")
+    assert check_mapping("membership.lira.auc").items == ("11.3.3", "membership inference", "AML.T0024.000", "8.2.2",
+                                                         "8.2.3")
     assert "12.3.2" in check_mapping("membership.lira.epsilon").items
-    assert check_mapping("dp.one_run").items == ("12.3.2",)
+    assert check_mapping("dp.one_run").items == ("12.3.2", "8.2.2")
 
 
 def _items(rec):
@@ -71,7 +72,7 @@ def test_evidence_carries_the_mapping_and_validates(tmp_path):
                          "sentence": "4 members of the 1,000 are repeated"}
     rec = build_evidence(res, recorded=WHEN)
     back = json.loads(write_evidence(tmp_path / "evidence.json", rec).read_text())
-    assert back["evidence_version"] == 4
+    assert back["evidence_version"] == 5
     for c in back["checks"]:
         CheckStandards.model_validate(c["standards"])
     for c in back["attack_classes"]:
@@ -133,3 +134,32 @@ def test_a_tested_item_says_whether_it_is_met():
     assert {c["class"]: c.get("finding") for c in rec["attack_classes"]}["membership inference"] == "not met"
     for i in rec["standards"]["items"]:
         ItemStatus.model_validate(i)
+
+
+def test_iso_27559_and_the_closed_set_of_statuses():
+    """ISO/IEC 27559's clauses: identifiability assessment (quantifying, adversarial testing) tested by the attacks;
+    context, data assessment, mitigation and governance "not evaluable", each with its reason; the statuses are a
+    closed set, the new one refused without a reason."""
+    assert set(ItemStatus.model_fields["status"].annotation.__args__) == {"tested", "not applicable", "not evaluable",
+                                                                           "not tested"}
+    iso = [i for i in ITEMS if i.standard == "ISO/IEC 27559:2022"]
+    assert {i.id for i in iso} == {"6.2", "6.3", "7.2", "7.3", "8.2.2", "8.2.3", "8.3", "9"}
+    assert {i.id for i in iso if i.not_evaluable is None} == {"8.2.2", "8.2.3"}
+    rec = build_evidence(_results(), recorded=WHEN)
+    items = _items(rec)
+    for i in iso:
+        if i.not_evaluable:
+            assert items[i.id]["status"] == "not evaluable" and items[i.id]["reason"] == i.not_evaluable
+    assert items["8.2.3"]["status"] == "tested" and "membership.lira.auc" in items["8.2.3"]["checks"]
+    assert items["8.2.2"]["status"] == "tested" and "dtp.dtp1" in items["8.2.2"]["checks"]
+    assert items["AML.T0057"]["status"] == "not applicable"  # a language model's item in a tabular audit
+    assert {i["status"] for i in rec["standards"]["items"]} >= {"tested", "not applicable", "not evaluable"}
+    by = {c["id"]: c for c in rec["checks"]}
+    assert by["attribute.sex.advantage"]["standards"]["iso_27559"] == ["8.2.3"]
+    assert "ISO/IEC 27559:2022" in rec["standards"]["sources"]
+    with pytest.raises(ValueError):
+        ItemStatus(standard="ISO/IEC 27559:2022", id="9", title="governance", status="not evaluable", checks=[],
+                   reason="")
+    with pytest.raises(ValueError):
+        ItemStatus(standard="ISO/IEC 27559:2022", id="9", title="governance", status="unknown", checks=[],
+                   reason="why")

@@ -10,7 +10,8 @@ dtypes, ``sha256`` null and a ``note`` where it could not be fingerprinted: :mod
 and the ``identifiability_basis``), ``unit`` and ``duplicates``, ``checks`` (each with the policy settings its
 threshold comes from and the ``standards`` items it evidences, :mod:`leakaudit.audit.result.standards`; a membership
 attack's with ``against_chance``, an epsilon's with ``risk``), ``not_run``, ``attack_classes`` (EDPB Opinion 28/2024's, each "tested" with its
-``finding``, "not applicable" or "not tested", and why), ``standards`` (``sources`` and ``items``) and
+``finding``, "not applicable" or "not tested", and why), ``standards`` (``sources`` and ``items``, each also "not
+evaluable" where no audit of a model can speak to it) and
 ``limitations``; written beside the audit's files (:func:`with_outputs`), ``outputs`` (their SHA-256 and size) and
 ``personal_data``.
 
@@ -46,8 +47,8 @@ __all__ = ["build_evidence", "write_evidence", "with_outputs", "file_digest", "f
 #: 2: inputs given in memory fingerprinted in ``files``; ``audit.seed`` and ``audit.profile``. 3: ``standards`` (on
 #: each check and attack class, and the items' statuses), ``release.identifiability_basis``, ``unit``, ``duplicates``.
 #: 4: ``environment.leakaudit_source``, libraries by distribution, ``not_run``, ``finding``, ``against_chance``,
-#: ``outputs``, ``personal_data``
-EVIDENCE_VERSION = 4
+#: ``outputs``, ``personal_data``. 5: ISO/IEC 27559's items (``iso_27559``), the "not evaluable" status, ``risk``
+EVIDENCE_VERSION = 5
 
 #: the libraries the audit's numbers depend on, by import name, each with the distribution that usually provides it
 #: (recorded by the distributions that do provide it: xgboost may come as xgboost-cpu)

@@ -4,10 +4,13 @@ which of their items: one table, read by the evidence record (:mod:`leakaudit.au
 The sources, at the versions read (:data:`SOURCES`): OWASP AISVS 1.0 (chapters C11 and C12: controls 11.3.3 and
 12.3.2, and the chapters C11.4 and C11.5 by their objectives, as none of their controls asks for an attack test),
 NIST AI 100-2e2025 (its predictive-AI privacy attack classes) and MITRE ATLAS 5.6.0 (AML.T0024 and its
-sub-techniques, AML.T0057). :data:`CHECKS` maps each check id leakaudit makes (a pattern: ``*`` stands for an attack
+sub-techniques, AML.T0057), and ISO/IEC 27559:2022's de-identification framework by its clauses (context, data and
+identifiability assessment, governance: only identifiability assessment, 8.2.2 and 8.2.3, is what an audit of a model
+measures; the rest needs the controller's organisational evidence). :data:`CHECKS` maps each check id leakaudit makes (a pattern: ``*`` stands for an attack
 or a column) to the items it evidences and says what it does not show; :data:`CLASSES` maps each attack class of the
 evidence record; :data:`ITEMS` lists every item with what of it leakaudit can evidence. :func:`item_statuses` says,
-for one audit, whether each item was "tested", "not applicable" (and why) or "not tested" (and why).
+for one audit, whether each item was "tested", "not applicable" (and why), "not evaluable" (the audit cannot speak to
+it, and why) or "not tested" (and why).
 docs/verdict.md says the same in prose.
 """
 
@@ -22,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = ["Item", "CheckMapping", "ClassMapping", "ItemStatus", "CheckStandards", "ClassStandards", "ITEMS", "CHECKS", "CLASSES", "SOURCES", "check_mapping",
            "check_standards", "class_standards", "item_statuses", "identifiability_basis", "finding"]
 
-Standard = Literal["OWASP AISVS 1.0", "NIST AI 100-2e2025", "MITRE ATLAS"]
+Standard = Literal["OWASP AISVS 1.0", "NIST AI 100-2e2025", "MITRE ATLAS", "ISO/IEC 27559:2022"]
 
 #: each standard, the version read and where
 SOURCES = {
@@ -31,17 +34,21 @@ SOURCES = {
     "NIST AI 100-2e2025": "NIST AI 100-2e2025, Adversarial Machine Learning: A Taxonomy and Terminology of Attacks "
                           "and Mitigations (March 2025): its privacy attack classes",
     "MITRE ATLAS": "MITRE ATLAS 5.6.0 (github.com/mitre-atlas/atlas-data, data/techniques.yaml)",
+    "ISO/IEC 27559:2022": "ISO/IEC 27559:2022, Privacy enhancing data de-identification framework: its clauses 6 to 9 "
+                          "(read from the table of contents of AS/NZS ISO/IEC 27559:2024, which adopts it identically)",
 }
 
 
 @dataclass(frozen=True)
 class Item:
     """One item of a standard: an AISVS control (or a chapter, by its objective), a NIST AI 100-2 attack class, an
-    ATLAS technique; ``title`` in the standard's words, shortened."""
+    ATLAS technique, an ISO/IEC 27559 clause; ``title`` in the standard's words, shortened; ``not_evaluable``: why
+    no audit of a model can speak to it (None: one can)."""
 
     standard: Standard
     id: str
     title: str
+    not_evaluable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,9 +89,29 @@ ITEMS: tuple[Item, ...] = (
     Item("MITRE ATLAS", "AML.T0024.001", "Exfiltration via AI Inference API: Invert AI Model"),
     Item("MITRE ATLAS", "AML.T0024.002", "Exfiltration via AI Inference API: Extract AI Model"),
     Item("MITRE ATLAS", "AML.T0057", "LLM Data Leakage"),
+    Item("ISO/IEC 27559:2022", "6.2", "context assessment: threat modelling (the recipient's security and privacy "
+         "practices, motives and capacity to re-identify)", "it needs evidence of the recipient's practices and "
+         "motives, which the model and its data do not hold (the release context names the recipient only)"),
+    Item("ISO/IEC 27559:2022", "6.3", "context assessment: transparency and impact assessment",
+         "stakeholder engagement and the privacy-related harms of a disclosure are the controller's to assess"),
+    Item("ISO/IEC 27559:2022", "7.2", "data assessment: data features (data principals, data and attribute types, "
+         "dataset properties)", "which attributes identify a person is the controller's classification; the audit "
+         "reports duplicates and the privacy unit only"),
+    Item("ISO/IEC 27559:2022", "7.3", "data assessment: attack modelling (maximum or average risk, population or "
+         "sample-based attack, data privacy models)", "the attacks to guard against are the controller's choice; "
+         "the audit states its own threat model (release) but cannot judge that choice"),
+    Item("ISO/IEC 27559:2022", "8.2.2", "identifiability assessment: quantifying identifiability"),
+    Item("ISO/IEC 27559:2022", "8.2.3", "identifiability assessment: adversarial testing"),
+    Item("ISO/IEC 27559:2022", "8.3", "identifiability mitigation: reconfiguring the environment, transforming the "
+         "data, re-evaluation", "the mitigation is the controller's action; the audit re-evaluates only when run "
+         "again after it"),
+    Item("ISO/IEC 27559:2022", "9", "de-identification governance (roles, policies, disclosure management, "
+         "monitoring, incidents)", "it needs organisational evidence, which the model and its data do not hold"),
 )
 
-_MEMBERSHIP = ("11.3.3", "membership inference", "AML.T0024.000")
+_MEMBERSHIP = ("11.3.3", "membership inference", "AML.T0024.000", "8.2.2", "8.2.3")
+#: attribute inference and reconstruction, with ISO/IEC 27559's adversarial testing
+_INVERSION = ("C11.4", "data reconstruction", "AML.T0024.001", "8.2.3")
 
 CHECKS: tuple[CheckMapping, ...] = (
     CheckMapping("membership.blind_baseline.auc", "membership inference", (),
@@ -103,22 +130,22 @@ CHECKS: tuple[CheckMapping, ...] = (
                  "whether an attack's TPR at the policy's low FPR is shown below its threshold: the records an "
                  "attack identifies confidently",
                  "attacks leakaudit does not run; FPRs below the one checked"),
-    CheckMapping("membership.*.epsilon", "membership inference", ("12.3.2",) + _MEMBERSHIP[1:],
+    CheckMapping("membership.*.epsilon", "membership inference", ("12.3.2",) + _MEMBERSHIP[1:4],
                  "an empirical lower bound on epsilon from an attack's error rates at the stated confidence, "
                  "against the declared epsilon_budget",
                  "an upper bound: a small lower bound says nothing of the true epsilon (the check shows leakage "
                  "only)"),
-    CheckMapping("dtp.dtp1", "membership inference", ("membership inference",),
+    CheckMapping("dtp.dtp1", "membership inference", ("membership inference", "8.2.2"),
                  "each measured member's leave-one-out influence on the model's output (PDTP, Long et al.) against "
                  "max_dtp: the per-record exposure a membership attack exploits",
                  "an attack simulation (AISVS 11.3.3 asks for one) or an inference-API technique; with repeated "
                  "records, the influence of a record that is not unique (see duplicates)"),
-    CheckMapping("attribute.*.advantage", "attribute inference", ("C11.4", "data reconstruction", "AML.T0024.001"),
+    CheckMapping("attribute.*.advantage", "attribute inference", _INVERSION,
                  "whether the model lets an adversary infer a sensitive column of a known record better than the "
                  "no-model baseline, against max_attribute_advantage",
                  "reconstruction of whole records, or of columns not named sensitive; no AISVS 1.0 control asks "
                  "for this test (C11.4's controls are defences)"),
-    CheckMapping("dp.one_run", None, ("12.3.2",),
+    CheckMapping("dp.one_run", None, ("12.3.2", "8.2.2"),
                  "a one-run audit's epsilon lower bound at the stated confidence against the claimed epsilon",
                  "an upper bound on epsilon; the model itself (it audits the DP-SGD recipe)"),
     CheckMapping("dp.noise_check", None, ("12.3.2",),
@@ -134,21 +161,22 @@ CHECKS: tuple[CheckMapping, ...] = (
                  "a risk factor: the model's parameters per training record, against max_parameters_per_record",
                  "any standard's control: no item of AISVS 1.0, NIST AI 100-2e2025 or ATLAS names it"),
     CheckMapping("extraction.suffixes.rate_difference", "reconstruction and regurgitation",
-                 ("C11.4", "data reconstruction", "AML.T0057"),
+                 ("C11.4", "data reconstruction", "AML.T0057", "8.2.3"),
                  "whether the members' suffixes are (n, p)-extractable from their prefixes under the stated sampler "
                  "more often than the non-members' (Hayes et al. 2024): training text a prompt can draw out",
                  "extraction without the members' own prefixes (untargeted generation), or of text the audit was "
                  "not given"),
-    CheckMapping("dataset_inference.set_test", "membership inference", ("membership inference", "AML.T0024.000"),
+    CheckMapping("dataset_inference.set_test", "membership inference",
+                 ("membership inference", "AML.T0024.000", "8.2.3"),
                  "whether the members, as a set, were used to train the language model (Maini et al. 2024)",
                  "any one record's membership (AISVS 11.3.3 is per record)"),
 )
 
 CLASSES: tuple[ClassMapping, ...] = (
     ClassMapping("membership inference", _MEMBERSHIP),
-    ClassMapping("attribute inference", ("C11.4", "data reconstruction", "AML.T0024.001")),
-    ClassMapping("reconstruction and regurgitation", ("C11.4", "data reconstruction", "AML.T0057")),
-    ClassMapping("model inversion", ("C11.4", "data reconstruction", "AML.T0024.001")),
+    ClassMapping("attribute inference", _INVERSION),
+    ClassMapping("reconstruction and regurgitation", ("C11.4", "data reconstruction", "AML.T0057", "8.2.3")),
+    ClassMapping("model inversion", _INVERSION),
     ClassMapping("extraction", ("C11.5", "model extraction", "AML.T0024.002")),
 )
 
@@ -164,6 +192,7 @@ class ClassStandards(BaseModel):
     aisvs: list[str]
     nist_ai_100_2: list[str]
     atlas: list[str]
+    iso_27559: list[str]
 
 
 class CheckStandards(ClassStandards):
@@ -181,7 +210,7 @@ class ItemStatus(BaseModel):
     standard: Standard
     id: str
     title: str
-    status: Literal["tested", "not applicable", "not tested"]
+    status: Literal["tested", "not applicable", "not evaluable", "not tested"]
     finding: Optional[Literal["met", "not met", "undecided"]] = None
     checks: list[str]
     reason: str = Field(min_length=1)
@@ -193,7 +222,8 @@ def check_mapping(check_id: str) -> CheckMapping | None:
     return next((m for m in CHECKS if fnmatchcase(check_id, m.pattern)), None)
 
 
-_KEYS = {"OWASP AISVS 1.0": "aisvs", "NIST AI 100-2e2025": "nist_ai_100_2", "MITRE ATLAS": "atlas"}
+_KEYS = {"OWASP AISVS 1.0": "aisvs", "NIST AI 100-2e2025": "nist_ai_100_2", "MITRE ATLAS": "atlas",
+         "ISO/IEC 27559:2022": "iso_27559"}
 
 
 def _by_standard(ids) -> dict:
@@ -240,8 +270,9 @@ def finding(statuses: list[str]) -> str | None:
 
 
 def item_statuses(results: dict, checks: list[dict], classes: list[dict], release: str | None) -> list[dict]:
-    """Each item of :data:`ITEMS` for one audit: "tested" (with the measured checks behind it), "not applicable" or
-    "not tested", each with the reason.
+    """Each item of :data:`ITEMS` for one audit: "tested" (with the measured checks behind it), "not applicable",
+    "not evaluable" (an item no audit of a model can speak to: :attr:`Item.not_evaluable`) or "not tested", each with
+    the reason.
 
     An item is tested when a check that evidences it was measured (not "not measurable"), whatever it found; its
     ``finding`` (:func:`finding`) says whether it is met; NIST's property inference also when the property
@@ -257,7 +288,9 @@ def item_statuses(results: dict, checks: list[dict], classes: list[dict], releas
         na = _not_applicable(item.id, results, release)
         hits = [cid for cid in measured if item.id in (check_mapping(cid).items if check_mapping(cid) else ())]
         entry = {"standard": item.standard, "id": item.id, "title": item.title}
-        if na is not None:
+        if item.not_evaluable is not None:
+            out.append({**entry, "status": "not evaluable", "checks": [], "reason": item.not_evaluable})
+        elif na is not None:
             out.append({**entry, "status": "not applicable", "checks": [], "reason": na})
         elif hits:
             status = {c["id"]: c.get("status") for c in checks}
