@@ -53,3 +53,19 @@ def test_evidence_states_the_risk_beside_an_epsilon_check_only():
     assert _beside(entry, results)["risk"] == risk
     assert "risk" not in _beside({"id": "membership.lira.auc", "analysis": "membership"}, results)
     assert _beside({"id": "membership.lira.epsilon", "analysis": "membership"}, {"membership": {}}) == entry
+
+
+def test_a_claimed_epsilon_states_its_risk_in_results_and_report(tmp_path):
+    import json
+
+    from leakaudit.audit import make_config, run_audit
+
+    out = tmp_path / "run"
+    run_audit(make_config(profile="smoke", n_members=150, n_nonmembers=150, epochs=3, seed=3, claimed_epsilon=8.0,
+                          epsilon_delta=1e-4), out, verbose=False)
+    dp = json.loads((out / "results.json").read_text())["dp"]
+    assert set(dp["claimed_risk"]) == {"reidentification", "attribute_inference", "reconstruction"}
+    assert dp["risk"]["reidentification"]["bound"] <= dp["claimed_risk"]["reidentification"]["bound"]
+    assert dp["claimed_risk"]["reidentification"]["baseline"] == pytest.approx(1 / 150)
+    html = (out / "report.html").read_text()
+    assert "If the claimed epsilon 8.00 (delta 0.0001) holds, re-identification succeeds at most" in html
