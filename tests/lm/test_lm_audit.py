@@ -35,10 +35,10 @@ def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
     assert ids["membership.lm_reference.auc"]["status"] == "exceeded"
     assert ids["membership.blind_baseline.auc"]["status"] in ("shown below", "undecided")
     assert res["membership"]["lm_min_k_pp"]["auc"] > 0.8
-    # the correction comes from the plan: every attack the scores allow (7 with a reference) x 2 checks + the blind
+    # the correction comes from the plan: every attack the scores allow (9 with a reference) x 2 checks + the blind
     # baseline's, and each check is named by its own attack's display name
     # ... and extraction's one check
-    assert len(v["checks"]) == 7 * 2 + 1 + 1 and v["check_confidence"] == pytest.approx(1 - 0.05 / 16)
+    assert len(v["checks"]) == 9 * 2 + 1 + 1 and v["check_confidence"] == pytest.approx(1 - 0.05 / 20)
     assert ids["membership.lm_loss.auc"]["name"] == "loss: AUC"
     # extraction ran under the default sampler; this model gives out no 32-token suffix, so its check is not exceeded
     ex, xc = res["extraction"], ids["extraction.suffixes.rate_difference"]
@@ -80,7 +80,7 @@ def test_dataset_inference_is_one_more_step_of_the_audit(tmp_path, tiny_demo):
     v, di = res["verdict"], res["dataset_inference"]
     assert res["extraction"] is None and "extraction" not in res["timings"]
     ids = {c["id"]: c for c in v["checks"]}
-    assert len(v["checks"]) == 7 * 2 + 1 + 1 and v["check_confidence"] == pytest.approx(1 - 0.05 / 16)
+    assert len(v["checks"]) == 9 * 2 + 1 + 1 and v["check_confidence"] == pytest.approx(1 - 0.05 / 20)
     check = ids["dataset_inference.set_test"]
     assert di["comparable"] and di["alpha"] == pytest.approx(1 - v["check_confidence"])
     assert (check["status"] == "exceeded") == (di["verdict"] == "used") and check["shows"] == "leakage only"

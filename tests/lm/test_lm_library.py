@@ -107,7 +107,8 @@ def test_attacks_find_the_members_of_the_fine_tuned_model(loaded, tiny_texts):
     ts = score_texts(lm.model, lm.tokenizer, texts, max_length=lm.context_length)
     rs = score_texts(base.model, base.tokenizer, texts, max_length=base.context_length, distribution=False)
     scores = run_lm_attacks(ts, texts, [rs])
-    assert set(scores) == {"lm_loss", "lm_zlib", "lm_min_k", "lm_min_k_pp", "lm_reference", "lm_lira", "lm_rmia"}
+    assert set(scores) == {"lm_loss", "lm_zlib", "lm_min_k", "lm_min_k_pp", "lm_reference", "lm_lira", "lm_rmia",
+                           "lm_window_reference", "lm_window_min_k_pp"}
     aucs = {k: auc(m, s) for k, s in scores.items()}
     assert min(v for k, v in aucs.items() if k != "lm_zlib") > 0.8, aucs
     assert aucs["lm_zlib"] > 0.55, aucs

@@ -49,7 +49,7 @@ def test_each_audit_lists_only_its_modality(max_logprob, tmp_path):
     tabular, text = available_attacks(), available_attacks("text")
     assert "loss" in tabular and "lira" in tabular and not any(n.startswith(("lm_", "x_max")) for n in tabular)
     assert text == ["lm_loss", "lm_zlib", "lm_min_k", "lm_min_k_pp", "lm_reference", "lm_lira", "lm_rmia",
-                    max_logprob]
+                    "lm_window_reference", "lm_window_min_k_pp", max_logprob]
     for retrainable in (True, False):
         for access in ("scores", "labels"):
             assert set(audit_attacks(retrainable, access)) <= set(tabular)

@@ -20,7 +20,11 @@ from ..exceptions import InvalidInputError
 from .score import TokenScores, check_texts
 
 __all__ = ["loss_score", "zlib_score", "min_k_score", "min_k_plus_plus_score", "reference_score", "text_probability",
-           "lira_score", "rmia_score", "recall_score", "run_lm_attacks"]
+           "lira_score", "rmia_score", "recall_score", "window_reference_score", "window_min_k_plus_plus_score",
+           "window_means", "window_votes", "run_lm_attacks", "WINDOWS"]
+
+#: the window attacks' window sizes in tokens, geometrically spaced (a window longer than a text is the text)
+WINDOWS = (1, 2, 4, 8, 16, 32)
 
 def loss_score(ts: TokenScores) -> np.ndarray:
     """Minus the mean token loss: ``(1/T) sum_t log p(x_t|x_<t)`` (Yeom et al. 2018; ranks as 1 / perplexity)."""
@@ -52,15 +56,19 @@ def min_k_score(ts: TokenScores, k: float = 0.2) -> np.ndarray:
     return _lowest_mean(ts.logprobs, k)
 
 
+def _standardised(ts: TokenScores) -> tuple:
+    """Each token's ``(log p(x_t|x_<t) - mu_t) / sigma_t`` (Min-K%++'s per-token score)."""
+    if ts.mean is None or ts.std is None:
+        raise InvalidInputError("Min-K%++ needs the next-token distribution's mean and std of log-probabilities "
+                                "(score with distribution=True, or give mean and std with the arrays)")
+    return tuple((lp - m) / np.maximum(s, 1e-8) for lp, m, s in zip(ts.logprobs, ts.mean, ts.std))
+
+
 def min_k_plus_plus_score(ts: TokenScores, k: float = 0.2) -> np.ndarray:
     """Min-K%++ (Zhang et al. 2024, Eq. 4): each token's ``(log p(x_t|x_<t) - mu_t) / sigma_t``, mu_t and sigma_t the
     mean and std of log p(z|x_<t) over z ~ p(.|x_<t); the mean of the lowest k share of these."""
     check_scalar(k, name="k", min_val=0.0, max_val=1.0, include_min=False)
-    if ts.mean is None or ts.std is None:
-        raise InvalidInputError("Min-K%++ needs the next-token distribution's mean and std of log-probabilities "
-                                "(score with distribution=True, or give mean and std with the arrays)")
-    z = tuple((lp - m) / np.maximum(s, 1e-8) for lp, m, s in zip(ts.logprobs, ts.mean, ts.std))
-    return _lowest_mean(z, k)
+    return _lowest_mean(_standardised(ts), k)
 
 
 def _check_refs(ts: TokenScores, refs: Sequence[TokenScores]) -> None:
@@ -139,6 +147,75 @@ def recall_score(ts: TokenScores, conditioned: TokenScores) -> np.ndarray:
     return out
 
 
+def window_means(values: tuple, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """The means of each text's windows of ``window`` consecutive values (the whole text when shorter), sliding by one
+    token, for all texts at once.
+
+    Returns
+    -------
+    means : ndarray of shape (n, T_max)
+        ``means[i, s]``: text i's window starting at token s; -inf past its last window.
+    n_windows : int ndarray of shape (n,)
+        ``T_i - min(window, T_i) + 1``.
+    """
+    check_scalar(window, name="window", kind=(int, np.integer), min_val=1)
+    lens = np.array([v.size for v in values])
+    x = np.zeros((lens.size, lens.max()))
+    x[np.arange(x.shape[1]) < lens[:, None]] = np.concatenate(values)
+    c = np.concatenate([np.zeros((lens.size, 1)), np.cumsum(x, axis=1)], axis=1)
+    w = np.minimum(window, lens)[:, None]
+    starts = np.arange(x.shape[1])
+    means = (np.take_along_axis(c, np.minimum(starts + w, x.shape[1]), axis=1) - c[:, :-1]) / w
+    n_windows = lens - w[:, 0] + 1
+    return np.where(starts < n_windows[:, None], means, -np.inf), n_windows
+
+
+def window_votes(values: tuple, windows: Sequence[int] = WINDOWS) -> np.ndarray:
+    """WBC's sign vote: per window size, the share of each text's windows (:func:`window_means`) whose mean is above
+    0; the mean over the sizes."""
+    votes = [np.sum(means > 0, axis=1) / n for means, n in (window_means(values, w) for w in windows)]
+    return np.mean(votes, axis=0)
+
+
+def _on_tokens(r: np.ndarray, t: int) -> np.ndarray:
+    """A reference's per-token values on the target's ``t`` tokens: themselves when it has ``t`` (one tokenizer),
+    else read off at the same relative positions (another tokenizer: linear interpolation, an approximation)."""
+    return r if r.size == t else np.interp((np.arange(t) + 0.5) / t, (np.arange(r.size) + 0.5) / r.size, r)
+
+
+def window_reference_score(ts: TokenScores, refs: Sequence[TokenScores], *,
+                           windows: Sequence[int] = WINDOWS) -> np.ndarray:
+    """WBC, window-based comparison (Chen et al., "Window-based Membership Inference Attacks Against Fine-tuned Large
+    Language Models", USENIX Security 2026, arXiv 2601.02751): windows of each size in ``windows`` slide over the
+    text by one token; each votes "member" when the target's mean log-probability over it is above the reference
+    models' (their mean); the score is the share of "member" votes, averaged over the sizes. A few memorised spans
+    win their windows' votes however the rest of the text scores, and a vote, unlike a mean, is not swayed by the
+    heavy tails of token-level differences.
+
+    From WBC: the window comparison of target and reference losses, the sign vote and the ensemble over
+    geometrically spaced sizes. Ours: the sizes 1 to 32 (the paper's grid is not in its abstract) and the
+    references' mean as the comparison (WBC has one reference). A reference with another tokenizer is read at the
+    target tokens' relative positions (linear interpolation, an approximation)."""
+    _check_refs(ts, refs)
+    d = tuple(lp - np.mean([_on_tokens(r.logprobs[i], lp.size) for r in refs], axis=0)
+              for i, lp in enumerate(ts.logprobs))
+    return window_votes(d, windows)
+
+
+def window_min_k_plus_plus_score(ts: TokenScores, *, windows: Sequence[int] = WINDOWS) -> np.ndarray:
+    """Reference-free window vote from the next-token distribution's moments: :func:`window_reference_score`'s votes
+    on Min-K%++'s standardised token scores ``(log p(x_t|x_<t) - mu_t) / sigma_t`` (:func:`min_k_plus_plus_score`),
+    a window voting "member" when their mean over it is above 0, the score's expectation when the text is drawn
+    from the model itself; so the model's own next-token distribution stands in for the reference.
+
+    After HT-MIA (Jawad et al., "What Hard Tokens Reveal: Exploiting Low-confidence Tokens for Membership Inference
+    Attacks against Large Language Models", arXiv 2601.20885) only in its premise, that token-local evidence beats a
+    sequence-level statistic. HT-MIA itself compares the target's and a pre-trained reference's probabilities at
+    the hard (low-confidence) tokens; this attack needs no reference and votes over windows instead of selecting
+    hard tokens (docs/lm.md, "Window attacks")."""
+    return window_votes(_standardised(ts), windows)
+
+
 def _register() -> None:
     """Register the language-model attacks the audit runs, in the order it runs them, as text attacks of the one
     registry (:func:`leakaudit.register_attack`): each with its name in words, its source, and what it
@@ -167,6 +244,15 @@ def _register() -> None:
         ("lm_rmia", "RMIA (offline)", "Zarifzadeh et al., 'Low-Cost High-Power Membership Inference Attacks', "
                                       "ICML 2024, offline (a = 1, gamma = 1), the audited texts as population",
          lambda ts, texts, refs, k: rmia_score(ts, refs), calibrated),
+        ("lm_window_reference", "WBC (window votes)", "Chen et al., 'Window-based Membership Inference Attacks "
+                                                      "Against Fine-tuned Large Language Models', USENIX Security "
+                                                      "2026 (arXiv 2601.02751): target against reference over "
+                                                      "windows of 1-32 tokens, sign votes",
+         lambda ts, texts, refs, k: window_reference_score(ts, refs), calibrated),
+        ("lm_window_min_k_pp", "window Min-K%++ votes", "Min-K%++'s standardised token scores over windows of 1-32 "
+                                                        "tokens, sign votes (reference-free; after Jawad et al., "
+                                                        "arXiv 2601.20885: token-local evidence)",
+         lambda ts, texts, refs, k: window_min_k_plus_plus_score(ts), ("distribution",)),
     ):
         register_attack(name, score, description=source, display=display, modality="text", needs=needs)
 
