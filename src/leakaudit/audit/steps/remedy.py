@@ -11,8 +11,8 @@ seed when the recipe's seed does not matter). Measured for each setting:
   members against non-members, before and after, and the paired change with DeLong's interval (each record's
   placements averaged over the seeds: the records are the sampling unit);
 * the accuracy on the non-members before and after, and the paired cost (:func:`leakaudit.dtp.accuracy_cost`);
-* when DTP-1 is exceeded, the PDTP of its records under the setting (their mean over the profile's repeats; not
-  re-tested for significance, and the other members not re-measured).
+* when DTP-1 is exceeded, the PDTP of its records under the setting (paired seeds as the DTP step measures it, their
+  mean over the profile's repeats; not re-tested for significance, and the other members not re-measured).
 
 Informational: it adds no check and does not change the verdict.
 """
@@ -128,9 +128,9 @@ def remedy_analysis(ctx: AuditContext, done) -> Analysis:
                **auc_change(member, s_before, s_after, ctx.check_confidence),
                **accuracy_cost(correct_before, correct_after, ctx.check_confidence)}
         if flagged:
-            res = pdtp(lrn, X_mem, data.y_mem, records=flagged, n_repeats=st.pdtp_repeats, n_classes=data.n_classes,
-                       random_state=ctx.seeds["remedy"], engine=ctx.engine, keep_outputs=False,
-                       groups=member_units(data))
+            res = pdtp(lrn, X_mem, data.y_mem, records=flagged, seed_policy="paired", n_repeats=st.pdtp_repeats,
+                       n_classes=data.n_classes, random_state=ctx.seeds["remedy"], engine=ctx.engine,
+                       keep_outputs=False, groups=member_units(data))
             after = np.asarray(res.values)
             row |= {"pdtp_before": before_pdtp.tolist(), "pdtp_after": after.tolist(),
                     "records_above_after": ctx.names(np.asarray(flagged)[after > ctx.cfg.thresholds.max_dtp])}
