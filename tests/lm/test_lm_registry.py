@@ -10,7 +10,10 @@ from leakaudit.membership import ATTACKS, audit_attacks, available_attacks, make
 
 @pytest.fixture
 def max_logprob():
-    """A text attack registered from outside the package: the text's most likely token's log-probability."""
+    """A text attack registered from outside the package: the text's most likely token's log-probability (after
+    leakaudit's own, which register when leakaudit.lm.attacks is imported, as the language-model audit imports it)."""
+    import leakaudit.lm.attacks  # noqa: F401
+
     register_attack("x_max_logprob", lambda ts, texts, refs, k: np.array([lp.max() for lp in ts.logprobs]),
                     description="the highest token log-probability (a test's own attack)", display="max token",
                     modality="text")
