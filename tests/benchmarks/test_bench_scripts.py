@@ -16,7 +16,7 @@ SCRIPTS = ["_common", "run_all", "bench_lira_vs_sacroml", "bench_pdtp_vs_art", "
            "bench_dpaudit_vs_privacymeter_dpsgd", "lm_blind_guard", "bench_audit_scaling", "pdtp_screening",
            "label_only_adult", "structural_survey", "lm_dataset_inference", "lm_canary_audit",
            "lm_reference_attacks", "lm_canary_audit_dp", "lm_extraction", "gb_leaf_refit_accuracy",
-           "bench_pipeline_gb_audit"]
+           "bench_pipeline_gb_audit", "lm_window_attacks", "boosted_remedy"]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -25,7 +25,8 @@ def test_script_imports(load_benchmark, name):
     if name.startswith("bench_") or name in ("run_all", "lira_forest_statistic", "forest_kernel_profile", "kernel_ab",
                                              "lm_memorisation", "dp_audit_soundness", "lm_blind_guard", "label_only_adult",
                                              "structural_survey", "lm_dataset_inference", "lm_canary_audit",
-                                             "lm_reference_attacks", "lm_canary_audit_dp", "lm_extraction"):
+                                             "lm_reference_attacks", "lm_canary_audit_dp", "lm_extraction",
+                                             "lm_window_attacks", "boosted_remedy"):
         assert callable(mod.main)
 
 

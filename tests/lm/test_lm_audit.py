@@ -275,7 +275,7 @@ def test_scores_only_audit_matches_the_model_audit(tmp_path, tiny_demo, tiny_tex
     for name in ("lm_loss", "lm_min_k", "lm_zlib"):
         assert res["membership"][name]["auc"] == pytest.approx(auc(m, own[name]), abs=1e-6)
     assert "lm_min_k_pp" not in res["membership"]
-    assert any(s["name"] == "Min-K%++" for s in res["skipped"])
+    assert any(s["name"] == "Min-K%++, window Min-K%++ votes" for s in res["skipped"])
     assert "scores only" in res["target"]["description"]
     # a malformed list is one line, exit 2
     pd.DataFrame({"text": non, "lp": ["[0.1, oops"] * len(non)}).to_csv(tmp_path / "bad.csv", index=False)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..result.checks import EXCEEDED, NOT_MEASURABLE, PASSED, Analysis, Check, Skipped, undecided_fix, within_sentence
-from ...membership import ATTACKS, display_name
+from ...membership import ATTACKS, available_attacks, display_name
 from ..config import AuditConfig, phrase
 from ..context import AuditContext
 from .membership import attack_checks, measure_attack
@@ -148,13 +148,17 @@ def _lm_membership(ctx: AuditContext, done) -> Analysis:
     checks = [judged(c) for c in checks]
     checks.append(blind_check)
     skipped = []
+
+    def needing(need: str) -> str:  # the text attacks that did not run for want of ``need``
+        return ", ".join(display_name(n) for n in available_attacks("text") if need in ATTACKS.get(n).needs)
+
     if sc.target.mean is None:
-        skipped.append(Skipped(name="Min-K%++", reason="it needs the next-token distribution's mean and standard "
-                                                       "deviation of log-probabilities at each position, which "
-                                                       "per-token scores alone do not give",
+        skipped.append(Skipped(name=needing("distribution"), reason="they need the next-token distribution's mean "
+                               "and standard deviation of log-probabilities at each position, which per-token scores "
+                               "alone do not give",
                                fix=phrase("give the model itself ({0})", "model_dir"), missing=["model"]))
     if not sc.references:
-        skipped.append(Skipped(name="reference-model ratio, LiRA and RMIA (offline)",
+        skipped.append(Skipped(name=needing("references"),
                                reason="they calibrate each text's score by reference models, and none was given",
                                fix=phrase("give {0} (e.g. the base model before fine-tuning)"
                                           + " with {1}" * sc.scores_only, ("reference_dir", "DIR"), "model_dir"),
