@@ -133,3 +133,25 @@ def test_dtp1_records_are_re_measured_under_each_setting(tmp_path):
     first = r.settings[0]
     assert (f"larger leaves (min_data_in_leaf 2 -> 20) leaves {len(first.records_above_after)} of the "
             f"{len(r.records)} above 1") in words
+
+
+def test_settings_tried_stay_within_the_members_and_skip_a_recipe_as_coarse_already():
+    """A recipe's values are untrusted: a leaf minimum is tried at most at the members' count, never multiplied past
+    the library's range (2**31 - 1, XGBoost's float32 maximum); a setting that would not coarsen the recipe (a leaf
+    minimum at or above the members' count, bins or depth at their floor) is not measured."""
+    from types import SimpleNamespace
+
+    from leakaudit.audit.steps.remedy import _settings
+
+    def ctx(kind, params):
+        return SimpleNamespace(target=SimpleNamespace(kind=kind, learner=SimpleNamespace(params=params)),
+                               data=SimpleNamespace(y_mem=np.zeros(100)))
+
+    assert _settings(ctx("lightgbm", {"min_data_in_leaf": 30, "max_bin": 255})) == [
+        ("larger leaves", "min_data_in_leaf", 30, 100), ("coarser bins", "max_bin", 255, 31)]
+    assert _settings(ctx("lightgbm", {"min_data_in_leaf": 2**31 - 1, "max_bin": 255})) == [
+        ("coarser bins", "max_bin", 255, 31)]
+    assert _settings(ctx("xgboost", {"min_child_weight": 3.4028234e38, "tree_method": "exact"})) == []
+    assert _settings(ctx("xgboost", {"min_child_weight": 0.5})) == [
+        ("larger leaves", "min_child_weight", 0.5, 2.5), ("coarser bins", "max_bin", 256, 32)]
+    assert _settings(ctx("catboost", {"depth": 1, "border_count": 4})) == []

@@ -26,24 +26,25 @@ import numpy as np
 from ..._random import spawn_seeds
 from ...dtp import pdtp
 from ...dtp.removal import _accuracy_cost as accuracy_cost
+from ...exceptions import TrainingFailedError
 from ...learners import capabilities
 from ...metrics import delong_placements
 from ..context import AuditContext, engine_stats
 from ..inputs.units import member_units
-from ..result.checks import Analysis
+from ..result.checks import Analysis, Skipped
 
 __all__ = ["SETTINGS", "remedy_analysis", "remedy_applies", "remedy_models"]
 
 #: per boosted library (the target's kind), the settings that make a member's own leaf or bin less likely: (what,
-#: parameter, the library's default, the value tried from the recipe's (a leaf minimum 5 times the recipe's, at least
-#: the library's default), and whether the recipe uses the parameter)
-_EIGHTH, _ALWAYS = (lambda v: max(4, int(v) // 8)), (lambda params: True)
+#: parameter, the library's default, the value tried from the recipe's ``v`` and the members' count ``n`` (a leaf
+#: minimum 5 times the recipe's, at least the library's default, at most n), and whether the recipe uses the parameter)
+_EIGHTH, _ALWAYS = (lambda v, n: max(4, int(v) // 8)), (lambda params: True)
 SETTINGS = {
-    "xgboost": (("larger leaves", "min_child_weight", 1.0, lambda v: max(5 * v, 1.0), _ALWAYS),
+    "xgboost": (("larger leaves", "min_child_weight", 1.0, lambda v, n: min(max(5 * v, 1.0), n), _ALWAYS),
                 ("coarser bins", "max_bin", 256, _EIGHTH, lambda params: params.get("tree_method") != "exact")),
-    "lightgbm": (("larger leaves", "min_data_in_leaf", 20, lambda v: max(5 * int(v), 20), _ALWAYS),
+    "lightgbm": (("larger leaves", "min_data_in_leaf", 20, lambda v, n: min(max(5 * int(v), 20), n), _ALWAYS),
                  ("coarser bins", "max_bin", 255, _EIGHTH, _ALWAYS)),
-    "catboost": (("shallower trees", "depth", 6, lambda v: max(1, int(v) - 2), _ALWAYS),
+    "catboost": (("shallower trees", "depth", 6, lambda v, n: max(1, int(v) - 2), _ALWAYS),
                  ("coarser bins", "border_count", 254, _EIGHTH, _ALWAYS)),
 }
 
@@ -72,14 +73,25 @@ def _n_seeds(ctx: AuditContext) -> int:
     return ctx.cfg.settings.dtp_removal_seeds if capabilities(ctx.target.learner).stochastic else 1
 
 
+def _settings(ctx: AuditContext) -> list[tuple[str, str, float, float]]:
+    """(what, parameter, the recipe's value, the value tried) of each setting that applies to the recipe and coarsens
+    it (a leaf minimum up, bins or depth down: a recipe as coarse already has nothing to measure)."""
+    params, n = ctx.target.learner.params or {}, len(ctx.data.y_mem)
+    out = []
+    for what, name, default, tried, applies in SETTINGS[ctx.target.kind]:
+        now = params.get(name, default)
+        new = tried(now, n)
+        if applies(params) and new != now and (new > now) == (what == "larger leaves"):
+            out.append((what, name, now, new))
+    return out
+
+
 def remedy_models(ctx: AuditContext, done) -> int:
     """The paired models of the recipe as it is and with each setting, and each setting's leave-one-out models of
     DTP-1's records."""
     if not done or not remedy_applies(ctx, done):
         return 0
-    params = ctx.target.learner.params or {}
-    n_settings = sum(applies(params) for *_, applies in SETTINGS[ctx.target.kind])
-    k = len(_flagged(ctx, done))
+    n_settings, k = len(_settings(ctx)), len(_flagged(ctx, done))
     repeats = ctx.cfg.settings.pdtp_repeats if capabilities(ctx.target.learner).stochastic else 1
     return _n_seeds(ctx) * (1 + n_settings) + n_settings * (k + 1) * repeats * bool(k)
 
@@ -116,15 +128,15 @@ def remedy_analysis(ctx: AuditContext, done) -> Analysis:
         return np.log(np.clip(p_label, 1e-300, None)), p[:, n:].argmax(axis=2) == data.y_non
 
     s_before, correct_before = scores(learner)
-    params = learner.params or {}
-    out = []
-    for what, name, default, tried, applies in SETTINGS[target.kind]:
-        now = params.get(name, default)
-        if not applies(params):
+    out, skipped = [], []
+    for what, name, now, new in _settings(ctx):
+        lrn = _with(learner, name, new)
+        try:
+            s_after, correct_after = scores(lrn)
+        except TrainingFailedError as exc:  # the library refused the changed recipe: said, not measured
+            skipped.append(Skipped(name=f"{what} ({name} {now:g} -> {new:g})", reason=str(exc)))
             continue
-        lrn = _with(learner, name, tried(now))
-        s_after, correct_after = scores(lrn)
-        row = {"what": what, "parameter": name, "value": float(now), "tried": float(tried(now)),
+        row = {"what": what, "parameter": name, "value": float(now), "tried": float(new),
                **auc_change(member, s_before, s_after, ctx.check_confidence),
                **accuracy_cost(correct_before, correct_after, ctx.check_confidence)}
         if flagged:
@@ -137,7 +149,8 @@ def remedy_analysis(ctx: AuditContext, done) -> Analysis:
         out.append(row)
     summary = {"settings": out, "n_seeds": n_seeds, "confidence": ctx.check_confidence,
                "records": ctx.names(flagged), "threshold": ctx.cfg.thresholds.max_dtp}
-    return Analysis(name="remedy", summary=summary, resources={"remedy_models": engine_stats(ctx.engine)})
+    return Analysis(name="remedy", summary=summary, skipped=tuple(skipped),
+                    resources={"remedy_models": engine_stats(ctx.engine)})
 
 
 def _with(learner, name: str, value):
