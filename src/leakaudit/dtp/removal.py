@@ -34,7 +34,7 @@ from .significance import DTP1Deltas, dtp1_test
 __all__ = ["removal_effect"]
 
 
-def _accuracy_cost(correct_full: np.ndarray, correct_reduced: np.ndarray, confidence: float) -> dict:
+def accuracy_cost(correct_full: np.ndarray, correct_reduced: np.ndarray, confidence: float) -> dict:
     """Accuracy of the full and reduced models (mean over seeds and records) and the paired cost, each with an
     interval over the evaluation records. ``correct_*``: bool arrays of shape (n_seeds, n_eval)."""
     a, b = correct_full.mean(axis=0), correct_reduced.mean(axis=0)
@@ -211,5 +211,5 @@ def removal_effect(
         confidence=float(confidence),
         n_seeds=int(n_seeds),
         n_eval=len(y_eval),
-        **_accuracy_cost(correct[:n_seeds], correct[n_seeds:], confidence),
+        **accuracy_cost(correct[:n_seeds], correct[n_seeds:], confidence),
     )

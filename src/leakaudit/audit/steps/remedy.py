@@ -10,7 +10,7 @@ seed when the recipe's seed does not matter). Measured for each setting:
 * the loss attack's AUC (Yeom et al.'s threshold adversary: a record's score is the log-probability of its label),
   members against non-members, before and after, and the paired change with DeLong's interval (each record's
   placements averaged over the seeds: the records are the sampling unit);
-* the accuracy on the non-members before and after, and the paired cost (:func:`leakaudit.dtp.accuracy_cost`);
+* the accuracy on the non-members before and after, and the paired cost (:func:`leakaudit.dtp.removal.accuracy_cost`);
 * when DTP-1 is exceeded, the PDTP of its records under the setting (paired seeds as the DTP step measures it, their
   mean over the profile's repeats; not re-tested for significance, and the other members not re-measured).
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from ..._random import spawn_seeds
 from ...dtp import pdtp
-from ...dtp.removal import _accuracy_cost as accuracy_cost
+from ...dtp.removal import accuracy_cost
 from ...exceptions import TrainingFailedError
 from ...learners import capabilities
 from ...metrics import delong_placements
