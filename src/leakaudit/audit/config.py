@@ -410,7 +410,8 @@ class AuditConfig(BaseModel):
                           "and the reference attacks do not run.")
     reference_dir: Annotated[list[Path] | None, Flag("--reference-dir", argument="references")] = Field(
         None, description="With `model_dir`: reference language models (e.g. the base before fine-tuning) for the "
-                          "reference-ratio, LiRA and RMIA attacks; a list, or one path; the flag is repeated.")
+                          "reference-ratio, LiRA, RMIA and WBC window-vote attacks; a list, or one path; the flag "
+                          "is repeated.")
     dataset_inference: Annotated[bool, Flag("--dataset-inference/--no-dataset-inference")] = Field(
         False, description="With `model_dir` or `logprobs_column`: also test the members as a set (dataset inference, "
                            "Maini et al. 2024: was this collection used?): the attacks' scores combined on one half, "
