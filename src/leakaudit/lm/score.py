@@ -18,8 +18,10 @@ scores come back as float64 numpy arrays.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,7 +31,8 @@ from .._validation import check_scalar, check_sequence
 from ..exceptions import InvalidInputError
 from ..learners import resolve_device
 
-__all__ = ["TokenScores", "encode_texts", "score_texts", "scores_from_arrays", "check_texts", "model_device"]
+__all__ = ["TokenScores", "encode_texts", "score_texts", "score_texts_cached", "scores_from_arrays", "check_texts",
+           "model_device"]
 
 #: default cap on the numbers in one batch's logits (float32: 256 MiB), so a 50,000-token vocabulary fits
 _MAX_LOGITS = 64 * 2**20
@@ -342,3 +345,47 @@ def scores_from_arrays(logprobs: Any, *, mean: Any = None, std: Any = None, name
             if s.min() < 0:
                 raise InvalidInputError(f"std[{i}] holds a negative value")
     return TokenScores(lp, mu, sd)
+
+
+def score_texts_cached(cache_dir: Any, model: Any, tokenizer: Any, texts: Sequence[str], **kwargs) -> TokenScores:
+    """:func:`score_texts`, kept in ``cache_dir/lm_scores`` (None: not kept) under a key of the model's weights, the
+    tokenizer's vocabulary, the texts and every setting that can change a number (``n_threads`` and ``device`` aside),
+    so that a model, a reference model above all, scores the same texts once across audits. An entry is read with
+    ``allow_pickle=False``; one that cannot be read is scored again and replaced."""
+    if cache_dir is None:
+        return score_texts(model, tokenizer, texts, **kwargs)
+    import hashlib
+    import json
+
+    import torch
+
+    from .._results import atomic_file
+
+    h = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        t = tensor.detach().to("cpu", torch.float32).contiguous()
+        h.update(f"{name}{tuple(t.shape)}".encode())
+        h.update(t.numpy().tobytes())
+    h.update(json.dumps([type(tokenizer).__name__, sorted(tokenizer.get_vocab().items()),
+                         {k: v for k, v in sorted(kwargs.items()) if k not in ("n_threads", "device")}],
+                        default=str).encode())
+    for text in texts:
+        h.update(f"{len(text)}:{text}".encode())
+    path = Path(cache_dir) / "lm_scores" / f"{h.hexdigest()[:32]}.npz"
+    with contextlib.suppress(OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        with np.load(path, allow_pickle=False) as f:
+            cut = np.cumsum(f["n"])[:-1]
+            split = (lambda k: tuple(np.split(f[k], cut)) if k in f else None)
+            return TokenScores(split("logprobs"), mean=split("mean"), std=split("std"), correct=split("correct"),
+                               n_truncated=int(f["n_truncated"]),
+                               max_length=int(f["max_length"]) if f["max_length"] >= 0 else None,
+                               truncated=f["truncated"] if "truncated" in f else None)
+    ts = score_texts(model, tokenizer, texts, **kwargs)
+    arrays = {k: np.concatenate(getattr(ts, k)) for k in ("logprobs", "mean", "std", "correct")
+              if getattr(ts, k) is not None}
+    if ts.truncated is not None:
+        arrays["truncated"] = ts.truncated
+    with atomic_file(path, "wb", what="language-model scores cache entry") as fh:
+        np.savez(fh, n=ts.n_tokens, n_truncated=ts.n_truncated,
+                 max_length=-1 if ts.max_length is None else ts.max_length, **arrays)
+    return ts

@@ -4,6 +4,7 @@ the plan (:class:`~leakaudit.audit.context.Prepared` of modality ``"text"``)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,7 +149,7 @@ def prepare_text(cfg: AuditConfig, st: StageProgress, texts: LMTexts | None, mod
                   memory: Mapping[str, Any] | None) -> Prepared:
     """A language model's inputs: its member and non-member texts, the audited model and the reference ones (or
     the per-token scores given), and each text's per-token scores under them, one row per text (members first)."""
-    from ...lm.score import score_texts
+    from ...lm.score import score_texts_cached
     from ..steps.lm import BATCH_TOKENS, LM_PLAN, MIN_K, LMScores, threads
 
     _quiet_transformers()
@@ -159,16 +160,18 @@ def prepare_text(cfg: AuditConfig, st: StageProgress, texts: LMTexts | None, mod
     with st.stage("target", "loading the language model"):
         lm, refs = _load(cfg) if models is None else models
     n_threads = threads()
+    cache = cfg.cache_dir or os.environ.get("LEAKAUDIT_CACHE")  # scores kept where the user keeps a cache
     all_texts, m = texts.texts, texts.is_member
     with st.stage("scoring", f"per-token log-probabilities of {len(all_texts):,} texts under "
                              f"{1 + len(refs)} model{'s' if refs else ''}"):
         if lm is None:
             ts = _given_scores(cfg, texts)
         else:
-            ts = score_texts(lm.model, lm.tokenizer, all_texts, max_length=lm.context_length,
-                             batch_tokens=BATCH_TOKENS, n_threads=n_threads)
-        ref_ts = [score_texts(r.model, r.tokenizer, all_texts, max_length=r.context_length,
-                              batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False) for r in refs]
+            ts = score_texts_cached(cache, lm.model, lm.tokenizer, all_texts, max_length=lm.context_length,
+                                    batch_tokens=BATCH_TOKENS, n_threads=n_threads)
+        ref_ts = [score_texts_cached(cache, r.model, r.tokenizer, all_texts, max_length=r.context_length,
+                                     batch_tokens=BATCH_TOKENS, n_threads=n_threads, distribution=False)
+                  for r in refs]
     scored = LMScores(texts=all_texts, is_member=m, target=ts, references=ref_ts, scores_only=lm is None, model=lm,
                       names=tuple(f"{src}, row {int(r)}" for src, r in zip(texts.source, texts.row)))
     seeds = LM_PLAN.seeds(cfg.seed)
