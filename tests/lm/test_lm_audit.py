@@ -361,3 +361,17 @@ def test_redacted_report_shows_no_extracted_span(tmp_path, tiny_demo):
             if len(text.strip()) > 3:
                 assert html_escape(text) not in html, text
     assert "text" not in read_records_csv(out / "records.csv").columns
+
+
+def test_extraction_not_asked_for_is_said_not_implied(tiny_demo, tiny_texts):
+    """An LM audit without extraction lists it as not run, saying no membership result bounds it (issue 89)."""
+    import leakaudit
+
+    from leakaudit.lm.load import load_causal_lm
+
+    lm = load_causal_lm(tiny_demo.target_dir)
+    res = leakaudit.audit(lm.model, *tiny_texts, tokenizer=lm.tokenizer, profile="smoke", extraction=False,
+                          verbose=False)
+    (sk,) = [s for s in res.skipped if s.name == "extraction"]
+    assert "no membership result bounds extraction" in sk.reason and "extraction=True" in sk.fix
+    assert res.extraction is None

@@ -61,3 +61,4 @@ def test_an_audit_with_a_cache_gives_the_audit_without_one(tiny_demo, tiny_texts
         for name, m in plain.membership.items():
             assert cached.membership[name].auc == pytest.approx(m.auc, abs=0)
     assert len(list((tmp_path / "lm_scores").glob("*.npz"))) == 2
+

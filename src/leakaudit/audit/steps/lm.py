@@ -224,12 +224,17 @@ def _dataset_inference(ctx: AuditContext, done) -> Analysis:
     return Analysis(name="dataset_inference", summary=summary, checks=(check,))
 
 
-def _extraction_needs_model(ctx: AuditContext, done) -> Skipped | None:
-    """Scores given without the model: extraction needs the model's logits and its own decoding."""
+def _extraction_not_run(ctx: AuditContext, done) -> Skipped | None:
+    """Why extraction is not measured (not asked for; scores given without the model, whose logits and decoding it
+    needs), said because no membership result implies anything about it; None: it runs."""
+    imply = "; no membership result bounds extraction, so this audit says nothing of it"
+    if not ctx.cfg.extraction:
+        return Skipped(name="extraction", reason=phrase("not asked for ({0})" + imply, ("extraction", "false")),
+                       fix=phrase("give {0} to measure it", ("extraction", "true")))
     if not ctx.scored.scores_only:
         return None
     return Skipped(name="extraction", reason="it needs the model's next-token distributions and its own decoding, "
-                                             "which per-token scores alone do not give",
+                                             "which per-token scores alone do not give" + imply,
                    fix=phrase("give the model itself ({0})", "model_dir"), missing=["model"])
 
 
@@ -313,7 +318,7 @@ LM_PLAN = Plan((Step("membership", "membership", "attacks on the texts' scores, 
                      when=lambda ctx, done: ctx.cfg.dataset_inference, seeds={"dataset_inference": 3}),
                 Step("extraction", "extraction", "(n, p)-extraction of the members' suffixes and generations",
                      lambda cfg, texts, scored: int(cfg.extraction and not scored.scores_only), _extraction,
-                     when=lambda ctx, done: ctx.cfg.extraction, skip=_extraction_needs_model,
+                     skip=_extraction_not_run,
                      seeds={"extraction": 4})))
 
 
