@@ -7,6 +7,8 @@ that train models (membership, dtp, dtp_removal, property), which include their 
 
     python benchmarks/estimate_vs_actual.py logistic        # LogisticRegression(max_iter=1000), 3,000 + 3,000
     python benchmarks/estimate_vs_actual.py random_forest   # RandomForestClassifier(n_estimators=100), 1,000 + 1,000
+    python benchmarks/estimate_vs_actual.py lightgbm        # LGBMClassifier(n_estimators=100), 1,000 + 1,000
+    python benchmarks/estimate_vs_actual.py knn             # KNeighborsClassifier(15), 1,000 + 1,000
 
 The demo's row of docs/config.md is the command line's: ``leakaudit audit --profile smoke --estimate``, then
 ``leakaudit audit --profile smoke --out DIR --cache-dir EMPTY``.
@@ -19,6 +21,7 @@ import time
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.neighbors import KNeighborsClassifier
 
 import leakaudit
 from leakaudit.audit import pipeline
@@ -28,8 +31,12 @@ engines, make = [], pipeline._engine  # the audit's engine, for the models it tr
 pipeline._engine = lambda *a, **k: engines.append(make(*a, **k)) or engines[-1]
 
 family = sys.argv[1]
-n, model = {"logistic": (3000, LogisticRegression(max_iter=1000)),
-            "random_forest": (1000, RandomForestClassifier(n_estimators=100, random_state=0))}[family]
+models = {"logistic": lambda: LogisticRegression(max_iter=1000),
+          "random_forest": lambda: RandomForestClassifier(n_estimators=100, random_state=0),
+          "lightgbm": lambda: __import__("lightgbm").LGBMClassifier(n_estimators=100, n_jobs=1, random_state=0,
+                                                                    verbose=-1),
+          "knn": lambda: KNeighborsClassifier(15)}
+n, model = 3000 if family == "logistic" else 1000, models[family]()
 ds = load_adult()
 table = ds.frame.assign(income=np.asarray(ds.class_names)[ds.y])
 rows = np.random.default_rng(0).permutation(len(table))
