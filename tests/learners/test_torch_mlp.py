@@ -190,7 +190,7 @@ def test_fast_torch_chunks_are_bounded_by_step_bytes(data, monkeypatch):
     L.step_bytes = 2 * per_model_step
     seen.clear()
     parts = L.fit_many(X, y, subsets, list(range(9)))
-    assert seen == [2, 2, 2, 2, 1]
+    assert sorted(seen, reverse=True) == [2, 2, 2, 2, 1]  # chunks train on threads: any order
     for l in range(2):
         np.testing.assert_allclose(parts.weights_[l], whole.weights_[l], rtol=0, atol=1e-6)
 
