@@ -16,6 +16,7 @@ subsets renumbered), so a large sparse pool is never densified whole.
 from __future__ import annotations
 
 import abc
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -30,7 +31,7 @@ from ..exceptions import InvalidInputError, InvalidParameterError, TrainingFaile
 
 __all__ = ["Capabilities", "Learner", "ListModelBank", "Model", "ModelBank", "capabilities", "check_feature_matrix",
            "check_fit_inputs", "check_many_inputs", "check_subsets", "learner_family", "resolve_seeds", "TreeShape",
-           "BoostedModel"]
+           "BoostedModel", "keep_params"]
 
 
 @runtime_checkable
@@ -483,10 +484,7 @@ class BoostedLearner(Learner):
 
     def __init__(self, *, objective: str | None = None, n_rounds: int = 100, params: dict | None = None,
                  n_jobs: int = 1):
-        self.objective = objective
-        self.n_rounds = n_rounds
-        self.params = params
-        self.n_jobs = n_jobs
+        keep_params(self, locals())
 
     def validate_params(self) -> None:
         """``objective`` (None: the library's binary or multi-class one by the number of classes), ``n_rounds``,
@@ -538,3 +536,11 @@ def refuse_removed(owner: str, removed: dict, *, native_off: str) -> None:
                                     f"native={value!r} use {instead}, or backend='compiled' to require the kernel")
     if removed:
         raise InvalidParameterError(f"{owner} got unexpected keyword argument(s) {sorted(removed)}")
+
+
+def keep_params(obj: Any, values: dict[str, Any]) -> None:
+    """Keep each parameter of ``obj``'s ``__init__`` as the attribute of its name (scikit-learn's convention, which
+    ``get_params`` and ``clone`` read): ``values`` is that ``__init__``'s ``locals()``."""
+    for p in list(inspect.signature(type(obj).__init__).parameters.values())[1:]:
+        if p.kind is not p.VAR_KEYWORD:
+            setattr(obj, p.name, values[p.name])

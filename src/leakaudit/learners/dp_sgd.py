@@ -87,7 +87,7 @@ from .._extras import require
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Learner, ListModelBank, ModelBank
+from ._base import Learner, ListModelBank, ModelBank, keep_params
 
 __all__ = ["BUGS", "DPSGD", "dpsgd_accounted_epsilon"]
 
@@ -278,20 +278,7 @@ class DPSGD(Learner):
                  epochs: int = 5, lr: float = 0.5, target_delta: float = 1e-5, neighbouring: str | None = None,
                  accountant: str = "pld", canary_norm: float | None = None, bug: str | None = None,
                  device: str | None = None):
-        self.learner = learner
-        self.noise_multiplier = noise_multiplier
-        self.max_grad_norm = max_grad_norm
-        self.sampling = sampling
-        self.sampling_rate = sampling_rate
-        self.batch_size = batch_size
-        self.epochs = epochs
-        self.lr = lr
-        self.target_delta = target_delta
-        self.neighbouring = neighbouring
-        self.accountant = accountant
-        self.canary_norm = canary_norm
-        self.bug = bug
-        self.device = device
+        keep_params(self, locals())
 
     # -- parameters -------------------------------------------------------------
     def _kind(self) -> str:

@@ -51,7 +51,7 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Capabilities, Learner, ModelBank, refuse_removed
+from ._base import Capabilities, Learner, ModelBank, keep_params, refuse_removed
 
 __all__ = ["RandomForest", "RandomForestBank", "RandomForestModel"]
 
@@ -447,16 +447,7 @@ class RandomForest(Learner):
                  max_samples: int | float | None = None, n_threads: int | None = None, backend: str = "auto",
                  **removed: Any):
         refuse_removed("RandomForest", removed, native_off="sklearn")
-        self.n_estimators = n_estimators
-        self.criterion = criterion
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.max_features = max_features
-        self.bootstrap = bootstrap
-        self.max_samples = max_samples
-        self.n_threads = n_threads
-        self.backend = backend
+        keep_params(self, locals())
 
     #: RandomForestClassifier parameters RandomForest does not implement, with the value it assumes
     _SKLEARN_DEFAULTS = {"min_weight_fraction_leaf": 0.0, "max_leaf_nodes": None, "min_impurity_decrease": 0.0,

@@ -35,7 +35,7 @@ import numpy as np
 from .._random import seed_to_int
 from .._validation import check_choice
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Capabilities, Learner, ListModelBank, check_feature_matrix
+from ._base import Capabilities, Learner, ListModelBank, check_feature_matrix, keep_params
 from ._native import CompiledKernel
 from ._native import ptr as _ptr
 from .forest import binary_rows, feature_codes, features_per_split, leaf_rows
@@ -211,15 +211,7 @@ class GradientBoosting(Learner):
                  min_samples_split: int | float = 2, min_samples_leaf: int | float = 1,
                  min_weight_fraction_leaf: float = 0.0, max_features: Any = None, n_threads: int | None = None,
                  backend: str = "auto"):
-        self.n_estimators = n_estimators
-        self.learning_rate = learning_rate
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.max_features = max_features
-        self.n_threads = n_threads
-        self.backend = backend
+        keep_params(self, locals())
 
     @classmethod
     def from_sklearn(cls, estimator: Any, *, n_threads: int | None = None) -> "GradientBoosting":
@@ -403,9 +395,7 @@ class FrameGradientBoosting(Learner):
     """
 
     def __init__(self, *, estimator=None, frame=None, n_threads: int | None = None):
-        self.estimator = estimator
-        self.frame = frame
-        self.n_threads = n_threads
+        keep_params(self, locals())
 
     @classmethod
     def supported(cls, estimator) -> str | None:

@@ -62,7 +62,7 @@ import scipy.sparse as sp
 
 from .._validation import check_choice, check_matrix, check_scalar
 from ..exceptions import ApproximationWarning, InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Capabilities, Learner, ModelBank, check_feature_matrix
+from ._base import Capabilities, Learner, ModelBank, check_feature_matrix, keep_params
 
 __all__ = ["LogisticRegression", "LogisticRegressionBank", "LogisticRegressionModel"]
 
@@ -534,12 +534,7 @@ class LogisticRegression(Learner):
 
     def __init__(self, *, C: float = 1.0, tol: float = 1e-8, max_iter: int = 100, dense_max: int = 2000,
                  blas_threads: int | None = 1, solver: str = "newton"):
-        self.C = C
-        self.tol = tol
-        self.max_iter = max_iter
-        self.dense_max = dense_max
-        self.blas_threads = blas_threads
-        self.solver = solver
+        keep_params(self, locals())
 
     @classmethod
     def from_sklearn(cls, estimator: Any) -> LogisticRegression:

@@ -29,7 +29,7 @@ from scipy.special import logsumexp
 
 from .._validation import check_choice, check_indices, check_matrix, check_scalar, plain
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import Capabilities, Learner
+from ._base import Capabilities, Learner, keep_params
 
 __all__ = ["NaiveBayes", "NaiveBayesModel", "BayesInference", "BayesInferenceModel", "encode_for_naive_bayes"]
 
@@ -231,11 +231,7 @@ class NaiveBayes(Learner):
 
     def __init__(self, *, categorical: Any = "all", n_values: Any = None, alpha: float = 1.0,
                  prior_smoothing: bool = True, min_std: float = 1e-3):
-        self.categorical = categorical
-        self.n_values = n_values
-        self.alpha = alpha
-        self.prior_smoothing = prior_smoothing
-        self.min_std = min_std
+        keep_params(self, locals())
 
     # -- configuration ---------------------------------------------------
     def validate_params(self) -> None:
@@ -505,8 +501,7 @@ class BayesInference(Learner):
     capabilities = Capabilities(loo="closed-form BayesInference.loo_proba", stochastic=False)
 
     def __init__(self, *, alpha: float = 0.0, unseen: str = "uniform"):
-        self.alpha = alpha
-        self.unseen = unseen
+        keep_params(self, locals())
 
     def validate_params(self) -> None:
         check_scalar(self.alpha, name="alpha", min_val=0.0)

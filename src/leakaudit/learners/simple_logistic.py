@@ -40,7 +40,7 @@ import numpy as np
 
 from .._validation import check_scalar
 from ..exceptions import InvalidParameterError
-from ._base import Capabilities, Learner
+from ._base import Capabilities, Learner, keep_params
 from .logistic import LogisticRegressionModel
 
 __all__ = ["SimpleLogistic", "logitboost_cv_rounds", "weka_stratified_folds"]
@@ -273,10 +273,7 @@ class SimpleLogistic(Learner):
 
     def __init__(self, *, max_iterations: int = 500, heuristic_stop: int = 50, n_folds: int = 5,
                  n_rounds: int | None = None):
-        self.max_iterations = max_iterations
-        self.heuristic_stop = heuristic_stop
-        self.n_folds = n_folds
-        self.n_rounds = n_rounds
+        keep_params(self, locals())
 
     def validate_params(self) -> None:
         check_scalar(self.max_iterations, name="max_iterations", kind=numbers.Integral, min_val=1)

@@ -25,7 +25,6 @@ A classification subset holding only one class is passed to the estimator as is:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,7 @@ from sklearn.base import clone, is_classifier, is_regressor
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Capabilities, Learner, ListModelBank, ModelBank
+from ._base import Capabilities, Learner, ListModelBank, ModelBank, keep_params
 
 __all__ = ["SklearnLearner", "SklearnModel", "PIPELINE_NOT_A_VECTOR"]
 
@@ -158,8 +157,7 @@ class SklearnLearner(Learner):
     """
 
     def __init__(self, estimator: Any = None, *, n_jobs: int | None = None):
-        self.estimator = estimator
-        self.n_jobs = n_jobs
+        keep_params(self, locals())
 
     # -- task, from the estimator ---------------------------------------------
     @property

@@ -49,7 +49,7 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_array, check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import ModelBank
+from ._base import ModelBank, keep_params
 from ._threads import for_each_model
 from ._torch_utils import TorchLearner, import_torch, resolve_device, softmax, to_numpy, torch_threads
 
@@ -183,18 +183,7 @@ class TorchCNN(TorchLearner):
         n_threads: int | None = None,
         device: str = "cpu",
     ):
-        self.size = size
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.betas = betas
-        self.eps = eps
-        self.decay = decay
-        self.padding = padding
-        self.image_shape = image_shape
-        self.dtype = dtype
-        self.n_threads = n_threads
-        self.device = device
+        keep_params(self, locals())
 
     def _check_params(self):
         check_scalar(self.size, name="size", kind=numbers.Integral, min_val=1)

@@ -57,7 +57,7 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Capabilities, refuse_removed
+from ._base import Capabilities, keep_params, refuse_removed
 from ._torch_utils import (MLPBank, MLPModel, TorchLearner, import_torch, init_mlp, pack_params, resolve_device,
                            torch_threads, unpack_params)
 
@@ -193,22 +193,7 @@ class TorchMLP(TorchLearner):
         **removed: Any,
     ):
         refuse_removed("TorchMLP", removed, native_off="torch")
-        self.hidden = hidden
-        self.activation = activation
-        self.mode = mode
-        self.epochs = epochs
-        self.lr = lr
-        self.batch_size = batch_size
-        self.weight_decay = weight_decay
-        self.optimizer = optimizer
-        self.dtype = dtype
-        self.order = order
-        self.backend = backend
-        self.n_threads = n_threads
-        self.sparse_input = sparse_input
-        self.init = init
-        self.output = output
-        self.device = device
+        keep_params(self, locals())
 
     #: MLPClassifier settings TorchMLP does not implement, with the value it assumes
     _SKLEARN_ASSUMES = {"solver": "adam", "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-8, "shuffle": True,

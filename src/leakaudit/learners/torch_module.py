@@ -50,7 +50,7 @@ import numpy as np
 from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar, clip
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import ListModelBank, ModelBank
+from ._base import ListModelBank, ModelBank, keep_params
 from ._torch_utils import (TorchLearner, check_predict_X, import_torch, resolve_device, to_numpy, to_tensor,
                            torch_threads)
 
@@ -191,17 +191,7 @@ class TorchModuleLearner(TorchLearner):
     def __init__(self, *, module: str | None = None, module_kwargs: dict | None = None, optimizer: str = "adam",
                  lr: float = 1e-3, epochs: int = 20, batch_size: int = 32, weight_decay: float = 0.0,
                  momentum: float = 0.0, batched: str = "auto", n_threads: int = 1, device: str = "cpu"):
-        self.module = module
-        self.module_kwargs = module_kwargs
-        self.optimizer = optimizer
-        self.lr = lr
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.weight_decay = weight_decay
-        self.momentum = momentum
-        self.batched = batched
-        self.n_threads = n_threads
-        self.device = device
+        keep_params(self, locals())
 
     # -- parameters ---------------------------------------------------------------
     def _check_params(self):
