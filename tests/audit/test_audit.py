@@ -432,7 +432,8 @@ def test_skops_tree_models_are_loaded_and_their_trees_checked(tmp_path):
     from sklearn.preprocessing import StandardScaler
     from sklearn.tree import DecisionTreeClassifier
 
-    from leakaudit.audit.inputs.target import _check_trees, load_skops_model
+    from leakaudit.audit.inputs.model_safety import checked_trees
+    from leakaudit.audit.inputs.target import load_skops_model
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)
@@ -444,7 +445,7 @@ def test_skops_tree_models_are_loaded_and_their_trees_checked(tmp_path):
         sio.dump(est, tmp_path / f"{name}.skops")
         loaded = load_skops_model(tmp_path / f"{name}.skops")
         np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
-        assert _check_trees(loaded) == n_trees
+        assert len(checked_trees(loaded)) == n_trees
     for field, value, what in (("children_left", 10**6, "out of range"), ("children_left", 0, "out of range"),
                                ("feature", 7, "out of range")):
         est = DecisionTreeClassifier(random_state=0).fit(X, y)

@@ -97,7 +97,8 @@ def test_crafted_tree_is_refused_at_any_depth(tmp_path, how):
 def test_sound_trees_deep_inside_are_loaded_checked_and_counted(tmp_path):
     from sklearn.ensemble import RandomForestClassifier
 
-    from leakaudit.audit.inputs.target import _check_trees, _schema_tree_count, load_skops_model
+    from leakaudit.audit.inputs.model_safety import checked_trees
+    from leakaudit.audit.inputs.target import _schema_tree_count, load_skops_model
 
     rng = np.random.default_rng(2)
     X, y = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)
@@ -110,7 +111,7 @@ def test_sound_trees_deep_inside_are_loaded_checked_and_counted(tmp_path):
     while hasattr(inner, "steps"):  # (scikit-learn's own predict through 30 pipelines is very slow: not run)
         inner = inner.steps[0][1]
     np.testing.assert_array_equal(inner.predict_proba(X), rf.predict_proba(X))
-    assert _check_trees(loaded) == 3 and _schema_tree_count(tmp_path / "m.skops") == 3
+    assert len(checked_trees(loaded)) == 3 and _schema_tree_count(tmp_path / "m.skops") == 3
 
 
 def test_a_tree_the_walk_cannot_reach_fails_closed(tmp_path, monkeypatch):

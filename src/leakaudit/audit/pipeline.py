@@ -361,7 +361,7 @@ def _records(data: AuditData, sources: dict, *, reserved: set[str]) -> tuple[pd.
     table = pd.DataFrame(columns)
     return table, list(table.columns[4 + len(where) + len(unit):])
 
-def _lines(path, lines: np.ndarray | None) -> str:
+def _lines(lines: np.ndarray | None) -> str:
     """Where a row of a table file is among its lines (``lines``: :func:`row_lines`; None for Parquet, which has
     none): its line N + 1 where no blank line or cell holding a line break comes before it, else records.csv's
     ``line``."""
@@ -401,15 +401,15 @@ def _record_sources(cfg: AuditConfig, data: AuditData) -> dict:
         src = [name] * (n_m + n_n)
         lines = _file_lines(cfg.data, np.r_[ids_m, ids_n])
         line = None if lines is None else lines[np.r_[ids_m, ids_n]]
-        files = {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0){_lines(cfg.data, lines)}"}
+        files = {name: f"{cfg.data} (members: {mc} = 1, non-members: {mc} = 0){_lines(lines)}"}
     else:
         tr, te = file_names(cfg)
         src = [tr] * n_m + [te] * n_n
         l_tr, l_te = _file_lines(cfg.train, ids_m), _file_lines(cfg.test, ids_n)
         if l_tr is not None and l_te is not None:
             line = np.r_[l_tr[ids_m], l_te[ids_n]]
-        files = {tr: f"{cfg.train} (members){_lines(cfg.train, l_tr)}",
-                 te: f"{cfg.test} (non-members){_lines(cfg.test, l_te)}"}
+        files = {tr: f"{cfg.train} (members){_lines(l_tr)}",
+                 te: f"{cfg.test} (non-members){_lines(l_te)}"}
     rows = np.r_[ids_m, ids_n] + 1
     labels = data.index_labels
     return {"source": src, "row": rows, "index": labels if labels is not None else [None] * len(rows),

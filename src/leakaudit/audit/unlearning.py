@@ -360,19 +360,13 @@ def _check_forget_in_training(data, n_forget: int) -> None:
 def _target(model, data, name: str, model_input: str):
     """The model given as ``name`` (a fitted scikit-learn estimator, or a skops, XGBoost or LightGBM file) as an
     audit :class:`~.target.Target` on ``data``; errors name the argument."""
-    from .inputs.target import boosted_target, load_skops_model, sklearn_target
+    from .inputs.target import model_file_target, sklearn_target
 
     try:
         if isinstance(model, (str, Path)):
-            from .inputs.boosted import is_boosted_file, load_boosted_file
-
-            path = Path(model)
-            if not path.is_file():
-                raise DataFileError(f"no such file {path}")
-            if is_boosted_file(path):
-                return boosted_target(data, load_boosted_file(path), model_input=model_input)
-            n_rows = len(data.frame_mem) + len(data.frame_non)
-            return sklearn_target(data, load_skops_model(path, n_rows=n_rows), model_input=model_input, path=path)
+            if not Path(model).is_file():
+                raise DataFileError(f"no such file {Path(model)}")
+            return model_file_target(data, Path(model), model_input=model_input)
         return sklearn_target(data, model, model_input=model_input)
     except LeakauditError as exc:
         raise type(exc)(f"{name}: {exc}") from None

@@ -268,15 +268,6 @@ _SKLEARN_INTERNALS = ("sklearn.neural_network._stochastic_optimizers.AdamOptimiz
                       "sklearn.neural_network._stochastic_optimizers.SGDOptimizer")
 
 
-def _check_trees(obj, where: str = "model") -> int:
-    """Check every fitted scikit-learn tree and HistGradientBoosting predictor inside ``obj`` (an estimator, a
-    pipeline's steps, a forest's or a boosting ensemble's trees, at any nesting depth) with
-    :func:`.model_safety.checked_trees`; return how many."""
-    from .model_safety import checked_trees
-
-    return len(checked_trees(obj, where))
-
-
 def _strip_neighbour_trees(schema) -> int:
     """Remove from a skops schema (in place) the search tree (``_tree``: a KD-tree or ball tree) of every
     scikit-learn neighbours estimator, so that its untrusted arrays are never constructed; returns how many. The
@@ -749,8 +740,10 @@ def _encoded_inputs(data: AuditData, names: list[str]):
     """The records as the encoded columns ``names`` (in that order; empty: every column): members, non-members and
     population, the function that encodes changed records so, and the encoding's one-hot groups where the columns
     are all of it in its order (else None)."""
+    if not names:
+        return [data.X_mem, data.X_non, data.X_pop], data.encoder.transform, data.encoder.onehot_groups
     enc = [str(c) for c in data.encoder.feature_names_out]
-    idx = [enc.index(c) for c in names] if names else list(range(len(enc)))
+    idx = [enc.index(c) for c in names]
     return ([X[:, idx] for X in (data.X_mem, data.X_non, data.X_pop)],
             lambda df: data.encoder.transform(df)[:, idx],
             data.encoder.onehot_groups if idx == list(range(len(enc))) else None)
@@ -884,8 +877,7 @@ def boosted_target(data: AuditData, b, *, model_input: str = "auto"):
         arrays, encode, onehot = _columns_inputs(data)
         how = "on the table's feature columns as they are (model_input 'columns')"
     else:
-        arrays, encode = [data.X_mem, data.X_non, data.X_pop], data.encoder.transform
-        onehot = data.encoder.onehot_groups
+        arrays, encode, onehot = _encoded_inputs(data, [])
         how = "on leakaudit's encoding (model_input 'encoded')"
     width = arrays[0].shape[1]
     if width != b.num_feature:
@@ -1015,13 +1007,23 @@ def torch_target(data: AuditData, module, learner, *, model_input: str = "encode
     if model_input == "columns":
         (X_m, X_n, X_p), encode, onehot = _columns_inputs(data, population="the population")
     else:
-        X_m, X_n, X_p, encode = data.X_mem, data.X_non, data.X_pop, data.encoder.transform
-        onehot = data.encoder.onehot_groups
+        (X_m, X_n, X_p), encode, onehot = _encoded_inputs(data, [])
     pm, pn = (_torch_probs(module, X, C, f"the {w} ({where})") for X, w in ((X_m, "members"), (X_n, "non-members")))
     pp = _torch_probs(module, X_p, C, f"the population ({where})") if len(X_p) else None
     return Target("torch", description, pm, pn, pp, learner, module, X_mem=X_m, X_non=X_n, X_pop=X_p,
                   predict_frame=lambda df: _torch_probs(module, encode(df), C),
                   predict_inputs=lambda X: _torch_probs(module, X, C), input_onehot=onehot)
+
+
+def model_file_target(data: AuditData, path: Path, *, model_input: str = "auto") -> Target:
+    """The audited model of a model file: an XGBoost, LightGBM or CatBoost file (:func:`.boosted.load_boosted_file`)
+    or a skops file, loaded within the budgets for every record (:func:`load_skops_model`)."""
+    from .boosted import is_boosted_file, load_boosted_file
+
+    if Path(path).is_file() and is_boosted_file(Path(path)):
+        return boosted_target(data, load_boosted_file(path), model_input=model_input)
+    n_rows = len(data.frame_mem) + len(data.frame_non) + len(data.frame_pop)
+    return sklearn_target(data, load_skops_model(path, n_rows=n_rows), model_input=model_input, path=path)
 
 
 def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> Target:
@@ -1033,14 +1035,9 @@ def prepare_target(cfg: AuditConfig, data: AuditData, *, random_state: int) -> T
         return Target("predictions", "predictions only (no model): attacks that need retraining are skipped",
                       pm, pn, None, None)
     if cfg.model is not None and cfg.module is None:
-        from .boosted import is_boosted_file, load_boosted_file
-
-        if Path(cfg.model).is_file() and is_boosted_file(Path(cfg.model)):
-            return boosted_target(data, load_boosted_file(cfg.model), model_input=cfg.model_input)
-        n_rows = len(data.frame_mem) + len(data.frame_non) + len(data.frame_pop)
-        target = sklearn_target(data, load_skops_model(cfg.model, n_rows=n_rows), model_input=cfg.model_input,
-                                path=cfg.model)
-        _check_refittable_classes(cfg, data, target.learner)
+        target = model_file_target(data, cfg.model, model_input=cfg.model_input)
+        if target.kind == "sklearn":
+            _check_refittable_classes(cfg, data, target.learner)
         return target
     if cfg.model is not None:
         module = load_torch_model(cfg.module, cfg.model, cfg.module_kwargs)
