@@ -129,8 +129,6 @@ class TabularEncoder:
             if not all(isinstance(f, Feature) for f in feats):
                 raise InvalidInputError("features must be a sequence of leakaudit.data.Feature")
         _check_frame_columns(frame, feats, name="frame")
-        if len(frame) == 0:
-            raise InvalidInputError("frame is empty; the encoder needs at least one row to fit")
         text = [f.name for f in feats if f.kind == "text"]
         if text:
             raise UnsupportedError(
@@ -141,23 +139,18 @@ class TabularEncoder:
         binary = [f for f in feats if f.kind == "binary"]
         categorical = [f for f in feats if f.kind == "categorical"]
 
-        # statistics of the numeric columns on the fit rows
+        # statistics of the numeric columns on the fit rows (checked to be numbers even when not scaled)
+        mean, scale = np.zeros(len(numeric)), np.ones(len(numeric))
         if numeric:
             block = self._numeric_block(frame, numeric, name="frame")
             if self.scale_numeric:
                 mean = block.mean(axis=0)
                 std = block.std(axis=0)  # ddof=0, as sklearn.preprocessing.StandardScaler
                 scale = np.where(std > 0, std, 1.0)
-            else:
-                mean, scale = np.zeros(len(numeric)), np.ones(len(numeric))
-        else:
-            mean, scale = np.zeros(0), np.ones(0)
         self.mean_, self.scale_ = mean, scale
 
         names: list[str] = [f.name for f in numeric] + [f.name for f in binary]
-        groups: dict[str, slice] = {}
-        for i, f in enumerate(numeric + binary):
-            groups[f.name] = slice(i, i + 1)
+        groups: dict[str, slice] = {f.name: slice(i, i + 1) for i, f in enumerate(numeric + binary)}
         col = len(names)
         onehots = []
         for f in categorical:

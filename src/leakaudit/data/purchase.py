@@ -147,17 +147,9 @@ def load_supermarket() -> Dataset:
     """
     path = find_file("supermarket/supermarket.arff.gz")
     X, y, names = cached_parse(("supermarket",), (path,), lambda: _parse_supermarket(path))
-    cols = _unique_names(names)
-    frame = pd.DataFrame(X.copy(), columns=cols)
-    return Dataset(
-        name="supermarket",
-        frame=frame,
-        y=y.copy(),
-        features=tuple(Feature(c, "binary", (0, 1)) for c in cols),
-        label_name="total",
+    return basket_dataset(
+        X.copy(), y.copy(), name="supermarket", columns=_unique_names(names), label_name="total",
         class_names=("low", "high"),
-        sensitive=(),
-        task="classification",
         info={"source": "Weka example data supermarket.arff (University of Waikato), GPL-2+", "files": [str(path)]},
     )
 
@@ -253,17 +245,10 @@ def load_purchase_kaggle(
         if not np.isin(feats, (0, 1)).all():
             raise DataFileError(f"{p}: feature columns hold values other than 0/1")
         classes = np.unique(labels)
-        y = np.searchsorted(classes, labels).astype(np.int64)
-        cols = [f"f{j}" for j in range(feats.shape[1])]
-        return Dataset(
-            name="purchase",
-            frame=pd.DataFrame(feats.astype(np.int8), columns=cols),
-            y=y,
-            features=tuple(Feature(c, "binary", (0, 1)) for c in cols),
-            label_name="class",
-            class_names=tuple(str(c) for c in classes),
-            task="classification",
-            info={"source": f"preprocessed Purchase file {p}"},
+        return basket_dataset(
+            feats.astype(np.int8), np.searchsorted(classes, labels).astype(np.int64), name="purchase",
+            columns=[f"f{j}" for j in range(feats.shape[1])], label_name="class",
+            class_names=tuple(str(c) for c in classes), info={"source": f"preprocessed Purchase file {p}"},
         )
     pairs = []
     try:
@@ -292,16 +277,18 @@ def load_purchase_kaggle(
     )
 
 
-def basket_dataset(X: np.ndarray, y: np.ndarray, *, name: str, columns: list[str], n_classes: int,
-                   extras: pd.DataFrame | None, info: dict) -> Dataset:
-    """A Purchase-style Dataset: binary basket columns, cluster labels ``cluster0..cluster{k-1}``."""
+def basket_dataset(X: np.ndarray, y: np.ndarray, *, name: str, columns: list[str], info: dict,
+                   n_classes: int | None = None, extras: pd.DataFrame | None = None, label_name: str = "cluster",
+                   class_names: tuple[str, ...] | None = None) -> Dataset:
+    """A Purchase-style Dataset: binary basket columns (1 = bought); the label ``label_name`` with ``class_names``
+    (default: the ``n_classes`` k-means clusters ``cluster0..cluster{k-1}``)."""
     return Dataset(
         name=name,
         frame=pd.DataFrame(X, columns=columns),
         y=y,
         features=tuple(Feature(c, "binary", (0, 1)) for c in columns),
-        label_name="cluster",
-        class_names=tuple(f"cluster{k}" for k in range(n_classes)),
+        label_name=label_name,
+        class_names=class_names or tuple(f"cluster{k}" for k in range(n_classes)),
         task="classification",
         extras=extras,
         info=info,

@@ -169,25 +169,25 @@ def one_run_epsilon_lower_bound(m: int, r: int, v: int, *, delta: float, beta: f
     return _epsilon_lower_bound(int(m), int(r), int(v), float(delta), float(beta))
 
 
-def _check_truth(S) -> np.ndarray:
-    s = check_vector(S, name="S", dtype=np.float64)
-    bad = ~np.isin(s, (-1.0, 1.0))
+def _check_codes(x, name: str, allowed: tuple[float, ...], words: str) -> np.ndarray:
+    """``x`` as an int8 vector, refused unless each value is one of ``allowed`` (``words``: what they mean)."""
+    v = check_vector(x, name=name, dtype=np.float64)
+    bad = ~np.isin(v, allowed)
     if bad.any():
         j = int(np.argmax(bad))
-        raise InvalidInputError(
-            f"S must hold only -1 (canary left out) and +1 (canary included); got {s[j]:g} at index {j}")
-    return s.astype(np.int8)
+        raise InvalidInputError(f"{name} must hold only {words}; got {v[j]:g} at index {j}")
+    return v.astype(np.int8)
+
+
+def _check_truth(S) -> np.ndarray:
+    return _check_codes(S, "S", (-1.0, 1.0), "-1 (canary left out) and +1 (canary included)")
 
 
 def _check_guesses(T, m: int) -> np.ndarray:
-    t = check_vector(T, name="T", dtype=np.float64)
-    if t.shape[0] != m:
-        raise InvalidInputError(f"T must have one guess per canary, the length of S ({m}); got length {t.shape[0]}")
-    bad = ~np.isin(t, (-1.0, 0.0, 1.0))
-    if bad.any():
-        j = int(np.argmax(bad))
-        raise InvalidInputError(f"T must hold only -1, 0 (abstain) and +1; got {t[j]:g} at index {j}")
-    return t.astype(np.int8)
+    n = check_vector(T, name="T", dtype=np.float64).shape[0]
+    if n != m:
+        raise InvalidInputError(f"T must have one guess per canary, the length of S ({m}); got length {n}")
+    return _check_codes(T, "T", (-1.0, 0.0, 1.0), "-1, 0 (abstain) and +1")
 
 
 def draw_inclusion(m: int, random_state: RandomStateLike = None) -> np.ndarray:

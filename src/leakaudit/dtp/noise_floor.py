@@ -53,6 +53,13 @@ def noise_floor_from_probabilities(P: Any, y_query: Any, *, bin_width: float | N
     return S[q, y_query], S.max(axis=1), P[:, q, y_query]
 
 
+def _floor_result(source: str, P: Any, y_query: np.ndarray, n_models: int, bin_width: float | None
+                  ) -> NoiseFloorResult:
+    s, m, p = noise_floor_from_probabilities(P, y_query, bin_width=bin_width)
+    return NoiseFloorResult(source=source, n_models=n_models, std_log_p=s, max_std_log_p=m, p_true=p,
+                            bin_width=bin_width)
+
+
 @reports_engine_stats
 def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, X_query: Any = None, y_query: Any = None,
                      n_models: int = 20, bin_width: float | None = 0.01, random_state: Any = None,
@@ -97,9 +104,7 @@ def seed_noise_floor(learner: Any, X: Any, y: Any, *, queries: Any = None, X_que
     seeds = spawn_seeds(random_state, n_models)
     everything = np.arange(len(X))
     P = engine.predict_many(learner, X, y, [everything] * n_models, seeds, Xq, n_classes=n_classes)
-    s, m, p = noise_floor_from_probabilities(P, yq, bin_width=bin_width)
-    return NoiseFloorResult(source="seed", n_models=n_models, std_log_p=s, max_std_log_p=m, p_true=p,
-                            bin_width=bin_width)
+    return _floor_result("seed", P, yq, n_models, bin_width)
 
 
 @reports_engine_stats
@@ -142,9 +147,7 @@ def sampling_noise_floor(learner: Any, X_pool: Any, y_pool: Any, *, n_train: int
     if seed_policy == "fixed":
         seeds = [seeds[0]] * n_models
     P = engine.predict_many(learner, X_pool, y_pool, subsets, seeds, Xq, n_classes=n_classes)
-    s, m, p = noise_floor_from_probabilities(P, yq, bin_width=bin_width)
-    return NoiseFloorResult(source="sampling", n_models=n_models, std_log_p=s, max_std_log_p=m, p_true=p,
-                            bin_width=bin_width)
+    return _floor_result("sampling", P, yq, n_models, bin_width)
 
 
 def normalised_pdtp(pdtp_values: Any, floor: Any) -> np.ndarray:

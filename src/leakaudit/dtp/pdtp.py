@@ -307,7 +307,7 @@ def pdtp_values(learner: Any, X: np.ndarray, y: np.ndarray, *, bin_width: float 
     seeds = spawn_seeds(random_state, 1 if closed else len(X) + 1)
     p_full, p_loo, _ = loo_probabilities(learner, X, y, records, n_classes=n_classes, seed=seeds[0],
                                          loo_seeds=[] if closed else seeds[1:])
-    return abs_log_ratio(apply_binning(p_full, bin_width), apply_binning(p_loo, bin_width)).max(axis=1)
+    return _binned_pdtp(p_full, p_loo, bin_width, "keep")
 
 
 def pdtp_models(learner: Any, n_records: int, n_repeats: int = 1, method: str = "auto") -> int:

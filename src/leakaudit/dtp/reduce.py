@@ -47,15 +47,14 @@ def _group(learner, X, y, idx, t_pos, max_group_size):
     """Positions (into idx) of the records removed together with idx[t_pos] (just t when the group is large)."""
     Xr, yr = X[idx], y[idx]
     t = t_pos
-    if learner_family(learner) == "naive-bayes":
-        cat, _, _ = learner._columns(X)
-        if cat.size:
-            same_class = yr == yr[t]
-            counts = [np.sum(same_class & (Xr[:, c] == Xr[t, c])) for c in cat]
-            c = cat[int(np.argmin(counts))]  # the rarest (value, class) cell of t
-            g = np.flatnonzero(same_class & (Xr[:, c] == Xr[t, c]))
-            return g if g.size <= max_group_size else np.array([t])
-    g = np.flatnonzero(np.all(Xr == Xr[t], axis=1) & (yr == yr[t]))
+    same_class = yr == yr[t]
+    cat = learner._columns(X)[0] if learner_family(learner) == "naive-bayes" else np.zeros(0, np.int64)
+    if cat.size:
+        counts = [np.sum(same_class & (Xr[:, c] == Xr[t, c])) for c in cat]
+        c = cat[int(np.argmin(counts))]  # the rarest (value, class) cell of t
+        g = np.flatnonzero(same_class & (Xr[:, c] == Xr[t, c]))
+    else:
+        g = np.flatnonzero(np.all(Xr == Xr[t], axis=1) & same_class)
     return g if g.size <= max_group_size else np.array([t])
 
 

@@ -30,7 +30,7 @@ from .._validation import check_choice, check_indices, check_matrix, check_vecto
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError
 from ..learners import capabilities, check_fit_inputs
-from .pdtp import _check_bin_width, abs_log_ratio, apply_binning
+from .pdtp import _binned_pdtp, _check_bin_width
 from .results import SearchResult
 
 __all__ = ["dtp_search", "dtp_search_estimate", "STRATEGIES"]
@@ -39,11 +39,7 @@ STRATEGIES = ("self", "neighbours", "flips", "random", "hill", "gradient")
 
 
 def _objective(pf: Callable, pl: Callable, bin_width: float | None) -> Callable[[np.ndarray], np.ndarray]:
-    def f(Q: np.ndarray) -> np.ndarray:
-        a = apply_binning(pf(Q), bin_width)
-        b = apply_binning(pl(Q), bin_width)
-        return abs_log_ratio(a, b).max(axis=1)
-    return f
+    return lambda Q: _binned_pdtp(pf(Q), pl(Q), bin_width, "keep")
 
 
 def _smooth_objective(pf: Callable, pl: Callable) -> Callable[[np.ndarray], np.ndarray]:
@@ -57,16 +53,8 @@ def _smooth_objective(pf: Callable, pl: Callable) -> Callable[[np.ndarray], np.n
 
 def _feature_kinds(X_ref: np.ndarray) -> np.ndarray:
     """'binary' (values in {0,1}), 'integer' (integer codes) or 'real', per feature."""
-    kinds = []
-    for j in range(X_ref.shape[1]):
-        col = X_ref[:, j]
-        if np.all((col == 0) | (col == 1)):
-            kinds.append("binary")
-        elif np.all(col == np.round(col)):
-            kinds.append("integer")
-        else:
-            kinds.append("real")
-    return np.array(kinds)
+    binary = np.all((X_ref == 0) | (X_ref == 1), axis=0)
+    return np.where(binary, "binary", np.where(np.all(X_ref == np.round(X_ref), axis=0), "integer", "real"))
 
 
 def dtp_search(

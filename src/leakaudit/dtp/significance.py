@@ -16,12 +16,11 @@ many records:
    tests run at level alpha / L (Bonferroni over the looks: a record's p-value is the smallest of L times its
    p-value at each look it reached), so the family-wise level over records and looks stays alpha.
 
-Measured (tests/dtp/test_significance.py, truth from hundreds of paired repeats): an exact null, 0 of 200
-seeds with any significant record; Long et al.'s Adult MLP, family-wise error 0 of 50 at R = 8. Limitation:
-the t-test assumes a roughly normal mean of R repeats. Binned deltas are lattice-valued and can be bimodal
-(forests: a record in or out of a tree's leaf); with R = 8 all repeats then sometimes fall in the far mode
-with a tiny sd, and p-values far in the tail are too small (a 20-tree forest on Adult: P(p <= 4e-4) = 0.0014
-over true-null records, family-wise error 3 of 50). Use more repeats (R >= 16) for such learners.
+The family-wise error on exact nulls, Long et al.'s Adult MLP and a forest is measured in
+tests/dtp/test_significance.py (truth from hundreds of paired repeats). Limitation: the t-test assumes a roughly
+normal mean of R repeats. Binned deltas are lattice-valued and can be bimodal (forests: a record in or out of a
+tree's leaf); with R = 8 all repeats then sometimes fall in the far mode with a tiny sd, and p-values far in the
+tail are too small. Use more repeats (R >= 16) for such learners.
 """
 
 from __future__ import annotations

@@ -93,6 +93,21 @@ def enumerate_splits(n: int, k: int | None = None) -> np.ndarray:
     return member
 
 
+def _split_weights(n: int, k: int) -> tuple[float, float]:
+    """Each split's weight in ``pi P_in - (1 - pi) P_out``: ``pi / C(n-1, k-1)`` with the target, ``-(1 - pi) /
+    C(n-1, k)`` without it."""
+    pi = k / n
+    return pi / math.comb(n - 1, k - 1), -(1.0 - pi) / math.comb(n - 1, k)
+
+
+def _exact_audit(n: int, k: int, n_splits: int, tg: np.ndarray, acc: np.ndarray, method: str) -> ExactAudit:
+    """The audit of the Bayes accuracies ``acc`` of targets ``tg``: eta is the largest less ``max(pi, 1 - pi)``."""
+    j = int(np.argmax(acc))
+    pi = k / n
+    return ExactAudit(n=n, k=k, n_splits=n_splits, targets=tg, accuracy=acc, eta=float(acc[j] - max(pi, 1 - pi)),
+                      worst_target=int(tg[j]), method=method)
+
+
 def _targets(targets, n: int) -> np.ndarray:
     t = np.arange(n) if targets is None else np.atleast_1d(np.asarray(targets, dtype=np.int64))
     if t.size == 0 or t.min() < 0 or t.max() >= n:
@@ -127,8 +142,7 @@ def exact_eta_discrete(
     """
     n, k = _check_nk(n, k)
     tg = _targets(targets, n)
-    pi = k / n
-    n_in, n_out = math.comb(n - 1, k - 1), math.comb(n - 1, k)
+    w_in, w_out = _split_weights(n, k)
     # mass[t][a] = pi P_in(a) - (1 - pi) P_out(a) for each target t and output a
     mass = [defaultdict(float) for _ in tg]
     for subset in itertools.combinations(range(n), k):
@@ -138,16 +152,12 @@ def exact_eta_discrete(
             raise InvalidInputError(f"output_distribution({subset}) sums to {total}, not 1")
         sset = set(subset)
         for i, t in enumerate(tg):
-            w = pi / n_in if int(t) in sset else -(1.0 - pi) / n_out
+            w = w_in if int(t) in sset else w_out
             for a, p in dist.items():
                 mass[i][a] += w * p
     # acc = 1/2 + (1/2) sum_a |pi P_in(a) - (1-pi) P_out(a)|   (Prop 2, TV form)
     acc = np.array([0.5 + 0.5 * sum(abs(v) for v in m.values()) for m in mass])
-    j = int(np.argmax(acc))
-    return ExactAudit(
-        n=n, k=k, n_splits=math.comb(n, k), targets=tg, accuracy=acc,
-        eta=float(acc[j] - max(pi, 1 - pi)), worst_target=int(tg[j]), method="discrete enumeration",
-    )
+    return _exact_audit(n, k, math.comb(n, k), tg, acc, "discrete enumeration")
 
 
 def laplace_mixture_l1(atoms, weights, scale: float) -> np.ndarray:
@@ -248,16 +258,9 @@ def exact_eta_laplace(
         if vals.shape[0] != member.shape[0]:
             raise InvalidInputError(f"outputs has {vals.shape[0]} entries; expected C({n},{k}) = {member.shape[0]}")
     tg = _targets(targets, n)
-    pi = k / n
-    n_in, n_out = math.comb(n - 1, k - 1), math.comb(n - 1, k)
-    w = np.where(member[:, tg].T, pi / n_in, -(1.0 - pi) / n_out)  # (T, N)
-    acc = 0.5 + 0.5 * laplace_mixture_l1(vals, w, scale)
-    acc = np.atleast_1d(acc)
-    j = int(np.argmax(acc))
-    return ExactAudit(
-        n=n, k=k, n_splits=member.shape[0], targets=tg, accuracy=acc,
-        eta=float(acc[j] - max(pi, 1 - pi)), worst_target=int(tg[j]), method="laplace closed form",
-    )
+    w = np.where(member[:, tg].T, *_split_weights(n, k))  # (T, N)
+    acc = np.atleast_1d(0.5 + 0.5 * laplace_mixture_l1(vals, w, scale))
+    return _exact_audit(n, k, member.shape[0], tg, acc, "laplace closed form")
 
 
 def _logmeanexp(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -327,14 +330,11 @@ def simulate_bayes_attacker(
     outs = _run_many(train, train_many, X, y, ref_sets + game_sets, spawn_seeds(rng, len(ref_sets) + len(game_sets)))
     if outs.shape[1] != len(noise.sigma):
         raise InvalidInputError(f"the algorithm outputs {outs.shape[1]} values but noise has {len(noise.sigma)}")
-    ref, game = outs[: len(ref_sets)], outs[len(ref_sets):]
-    ref_member = np.zeros((len(ref_sets), n), dtype=bool)
-    game_member = np.zeros((len(game_sets), n), dtype=bool)
-    for i, s in enumerate(ref_sets):
-        ref_member[i, s] = True
-    for i, s in enumerate(game_sets):
-        game_member[i, s] = True
-    return bayes_attack_games(ref, ref_member, game, game_member, noise, targets=tg, prior=pi,
+    member = np.zeros((len(outs), n), dtype=bool)
+    for i, s in enumerate(ref_sets + game_sets):
+        member[i, s] = True
+    K = len(ref_sets)
+    return bayes_attack_games(outs[:K], member[:K], outs[K:], member[K:], noise, targets=tg, prior=pi,
                               eta_target=eta_target, confidence=confidence, random_state=rng)
 
 

@@ -228,6 +228,16 @@ class _SigmaMask:
         """Number of noised coordinates (the ``d`` of the norm and of the Gamma radius)."""
         return int(self.active.sum())
 
+    def coordinate_scales(self) -> np.ndarray:
+        """Noise scale per coordinate, ``c * sigma_j``, shape (d,) (for the Gaussian noise its standard deviation,
+        ``s * sigma_j``)."""
+        return self.c * np.asarray(self.sigma, dtype=float)
+
+    def _off_mask(self, x: np.ndarray, logp: np.ndarray) -> np.ndarray:
+        """``logp``, with ``-inf`` where a coordinate without noise (``sigma_j = 0``) is non-zero."""
+        act = self.active
+        return np.where(np.all(x[..., ~act] == 0, axis=-1), logp, -np.inf) if (~act).any() else logp
+
 
 @dataclass(frozen=True)
 class MIPNoise(_SigmaMask):
@@ -279,13 +289,7 @@ class MIPNoise(_SigmaMask):
         if self.radial == "laplace" and self.d_eff > 1:
             with np.errstate(divide="ignore"):
                 logp = logp - (self.d_eff - 1) * np.log(nrm)
-        if (~act).any():
-            logp = np.where(np.all(x[..., ~act] == 0, axis=-1), logp, -np.inf)
-        return logp
-
-    def coordinate_scales(self) -> np.ndarray:
-        """Typical noise per coordinate, ``c * sigma_j``, shape (d,)."""
-        return self.c * np.asarray(self.sigma, dtype=float)
+        return self._off_mask(x, logp)
 
 
 @dataclass(frozen=True)
@@ -319,13 +323,7 @@ class GaussianMIPNoise(_SigmaMask):
         sig = np.asarray(self.sigma, dtype=float)
         act = self.active
         logp = -0.5 * np.sum((x[..., act] / (self.s * sig[act])) ** 2, axis=-1)
-        if (~act).any():
-            logp = np.where(np.all(x[..., ~act] == 0, axis=-1), logp, -np.inf)
-        return logp
-
-    def coordinate_scales(self) -> np.ndarray:
-        """Noise standard deviation per coordinate, ``s * sigma_j``."""
-        return self.s * np.asarray(self.sigma, dtype=float)
+        return self._off_mask(x, logp)
 
 
 def _gaussian_noise(sig: np.ndarray, eta: float, M: float, constant: str) -> GaussianMIPNoise:
