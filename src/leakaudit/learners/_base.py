@@ -31,7 +31,7 @@ from ..exceptions import InvalidInputError, InvalidParameterError, TrainingFaile
 
 __all__ = ["Capabilities", "Learner", "ListModelBank", "Model", "ModelBank", "capabilities", "check_feature_matrix",
            "check_fit_inputs", "check_many_inputs", "check_subsets", "learner_family", "resolve_seeds", "TreeShape",
-           "BoostedModel", "keep_params"]
+           "BoostedModel", "BankLearner", "ProbaModel", "keep_params"]
 
 
 @runtime_checkable
@@ -40,6 +40,13 @@ class Model(Protocol):
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover - protocol
         """Class probabilities, shape (n_samples, n_classes)."""
+
+
+class ProbaModel:
+    """A fitted classifier whose ``predict`` is the most probable class of its ``predict_proba``."""
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.predict_proba(X).argmax(axis=1)
 
 
 class ModelBank(abc.ABC):
@@ -322,6 +329,13 @@ class Learner(BaseEstimator, abc.ABC):
         return np.asarray(self._fit_many(X, y, subsets, seeds, n_classes=n_classes).predict_proba(X_query))
 
 
+class BankLearner(Learner):
+    """A learner whose trainer is :meth:`_fit_many`: one model is the bank of one trained on every row."""
+
+    def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike, n_classes: int | None) -> Any:
+        return self._fit_many(X, y, [np.arange(len(X))], [seed_to_int(random_state)], n_classes=n_classes).model(0)
+
+
 def resolve_seeds(random_states: Sequence[int] | RandomStateLike, k: int) -> list[int]:
     """K integer seeds: given as a sequence, or spawned from one seed."""
     if isinstance(random_states, (list, tuple, np.ndarray)):
@@ -437,7 +451,7 @@ class TreeShape:
     row_passes: int = 0
 
 
-class BoostedModel:
+class BoostedModel(ProbaModel):
     """One model a boosting library trained, with class probabilities over ``n_classes`` classes: a subclass gives
     ``_proba(X)`` for a non-empty float64 ``X`` of the model's width.
 
@@ -466,9 +480,6 @@ class BoostedModel:
         if X.shape[0] == 0:
             return np.zeros((0, self.n_classes_))
         return self._proba(np.asarray(X, dtype=np.float64))
-
-    def predict(self, X: Any) -> np.ndarray:
-        return self.predict_proba(X).argmax(axis=1)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.n_classes_} classes)"

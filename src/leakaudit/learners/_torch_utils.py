@@ -23,7 +23,7 @@ import numpy as np
 from .._extras import require
 from .._validation import check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Learner, ModelBank
+from ._base import BankLearner, ModelBank, ProbaModel
 
 __all__ = [
     "import_torch",
@@ -77,7 +77,7 @@ def check_device(device: Any, *, name: str = "device") -> str:
     return device
 
 
-class TorchLearner(Learner):
+class TorchLearner(BankLearner):
     """A learner whose nets train with torch on its ``device`` (TorchMLP, TorchCNN, TorchModuleLearner)."""
 
     def validate_params(self) -> None:
@@ -396,7 +396,7 @@ def stacked_logits(weights, biases, activation: str, X: np.ndarray, sparse_first
     return out
 
 
-class MLPModel:
+class MLPModel(ProbaModel):
     """One fitted MLP: ``predict_proba(X) -> (n, n_classes)``.
 
     Attributes
@@ -425,9 +425,6 @@ class MLPModel:
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, shape (n, n_classes), float64."""
         return softmax(self.decision_function(X))
-
-    def predict(self, X: Any) -> np.ndarray:
-        return self.predict_proba(X).argmax(axis=1)
 
     def to_torch(self):
         """The model as an ``nn.Sequential`` (ending in LogSoftmax)."""

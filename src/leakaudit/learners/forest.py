@@ -48,10 +48,9 @@ from typing import Any
 
 import numpy as np
 
-from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_matrix
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Capabilities, Learner, ModelBank, keep_params, refuse_removed
+from ._base import BankLearner, Capabilities, ModelBank, ProbaModel, keep_params, refuse_removed
 
 __all__ = ["RandomForest", "RandomForestBank", "RandomForestModel"]
 
@@ -372,7 +371,7 @@ def _as_float32(X: np.ndarray, name: str) -> np.ndarray:
     return X32
 
 
-class RandomForestModel:
+class RandomForestModel(ProbaModel):
     """One fitted random forest (a bank of one)."""
 
     def __init__(self, bank: RandomForestBank):
@@ -385,9 +384,6 @@ class RandomForestModel:
         """Class probabilities, shape (n_samples, n_classes)."""
         return self.bank_.predict_proba(X)[0]
 
-    def predict(self, X: Any) -> np.ndarray:
-        return self.predict_proba(X).argmax(axis=1)
-
     def tree_leaf_counts(self) -> np.ndarray:
         """Leaves of every tree, shape (n_estimators,)."""
         return self.bank_.n_leaves
@@ -396,7 +392,7 @@ class RandomForestModel:
         return f"RandomForestModel(n_estimators={self.n_estimators_}, n_classes={self.n_classes})"
 
 
-class RandomForest(Learner):
+class RandomForest(BankLearner):
     """Random forest classifier (scikit-learn's algorithm), many forests grown together.
 
     Parameters (meanings and defaults of scikit-learn's ``RandomForestClassifier``)
@@ -547,10 +543,6 @@ class RandomForest(Learner):
         return (n_boot, *leaf_rows(self.min_samples_split, self.min_samples_leaf, m))
 
     # -- Learner protocol -------------------------------------------------------------------------
-    def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: RandomStateLike, n_classes: int | None):
-        seed = seed_to_int(random_state)
-        return self._fit_many(X, y, [np.arange(len(X))], [seed], n_classes=n_classes).model(0)
-
     def _fit_many(self, X: np.ndarray, y: np.ndarray, subsets: list[np.ndarray], seeds: list[int], *,
                   n_classes: int | None) -> RandomForestBank:
         return self._grow(X, y, subsets, seeds, n_classes, None)

@@ -32,10 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from .._random import seed_to_int
 from .._validation import check_choice
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import Capabilities, Learner, ListModelBank, check_feature_matrix, keep_params
+from ._base import BankLearner, Capabilities, ListModelBank, ProbaModel, check_feature_matrix, keep_params
 from ._native import CompiledKernel
 from ._native import ptr as _ptr
 from .forest import binary_rows, feature_codes, features_per_split, leaf_rows
@@ -118,7 +117,7 @@ class _Coded:
         self.maxnv = int(np.diff(self.voff).max()) if self.F else 1
 
 
-class GradientBoostingModel:
+class GradientBoostingModel(ProbaModel):
     """One trained model: its trees (scikit-learn's node order), learning rate and initial prediction.
 
     Attributes
@@ -163,14 +162,11 @@ class GradientBoostingModel:
         out[:, self.classes_] = p
         return out
 
-    def predict(self, X: Any) -> np.ndarray:
-        return self.predict_proba(X).argmax(axis=1)
-
     def __repr__(self) -> str:
         return f"GradientBoostingModel(n_trees={self.trees_['feat'].shape[0]}, n_classes={self.n_classes})"
 
 
-class GradientBoosting(Learner):
+class GradientBoosting(BankLearner):
     """Gradient-boosted trees with log loss: scikit-learn's ``GradientBoostingClassifier``, compiled.
 
     Parameters (meanings and defaults of scikit-learn's ``GradientBoostingClassifier``)
@@ -286,9 +282,6 @@ class GradientBoosting(Learner):
     def _compiled(self) -> bool:
         return self.backend != "sklearn" and _library() is not None
 
-    def _fit(self, X, y, *, random_state, n_classes):
-        return self._fit_many(X, y, [np.arange(len(X))], [seed_to_int(random_state)], n_classes=n_classes).model(0)
-
     def _fit_many(self, X, y, subsets, seeds, *, n_classes):
         if not self._compiled():
             from .sklearn import SklearnLearner
@@ -378,7 +371,7 @@ class GradientBoosting(Learner):
         return models, probs
 
 
-class FrameGradientBoosting(Learner):
+class FrameGradientBoosting(BankLearner):
     """Retrains a ``GradientBoostingClassifier``, alone or after tree-neutral preprocessing, on a table's rows.
 
     Its ``X`` is a column of row numbers into ``frame`` (as the audit's frame learners take them). The
@@ -463,9 +456,6 @@ class FrameGradientBoosting(Learner):
             self._cache = cached
         return cached[2]
 
-    def _fit(self, X, y, *, random_state, n_classes):
-        return self._fit_many(X, y, [np.arange(len(X))], [seed_to_int(random_state)], n_classes=n_classes).model(0)
-
     def _columns(self, Z: np.ndarray, onehot: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The encoded columns a refitted preprocessing has for these rows: every column but the one-hot columns of
         categories none of the rows holds."""
@@ -494,7 +484,7 @@ class FrameGradientBoosting(Learner):
         return self._many(X, y, subsets, seeds, n_classes, keep=False, query=q)[1]
 
 
-class _RowsModel:
+class _RowsModel(ProbaModel):
     """A model of :class:`FrameGradientBoosting`, queried by row numbers into its frame (column 0 of X)."""
 
     def __init__(self, model: GradientBoostingModel, Z: np.ndarray):
@@ -506,9 +496,6 @@ class _RowsModel:
     def predict_proba(self, X: Any) -> np.ndarray:
         ids = np.asarray(X, dtype=np.int64)[:, 0]
         return self.model_.predict_proba(self._Z[ids])
-
-    def predict(self, X: Any) -> np.ndarray:
-        return self.predict_proba(X).argmax(axis=1)
 
 
 def _not_tree_neutral(step) -> str | None:

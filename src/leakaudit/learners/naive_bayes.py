@@ -29,7 +29,7 @@ from scipy.special import logsumexp
 
 from .._validation import check_choice, check_indices, check_matrix, check_scalar, plain
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import Capabilities, Learner, keep_params
+from ._base import Capabilities, Learner, ProbaModel, keep_params
 
 __all__ = ["NaiveBayes", "NaiveBayesModel", "BayesInference", "BayesInferenceModel", "encode_for_naive_bayes"]
 
@@ -95,7 +95,7 @@ def _normalise_log_joint(lj: np.ndarray) -> np.ndarray:
     return np.exp(safe - logsumexp(safe, axis=-1, keepdims=True))
 
 
-class NaiveBayesModel:
+class NaiveBayesModel(ProbaModel):
     """A fitted naive Bayes model (counts and Gaussian statistics).
 
     Attributes
@@ -189,9 +189,6 @@ class NaiveBayesModel:
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Normalised posteriors ``p(y|x)``, shape (n_samples, n_classes)."""
         return _normalise_log_joint(self.log_joint(X))
-
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        return self.predict_proba(X).argmax(axis=1)
 
 
 def _gauss_loglik(x: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
@@ -432,7 +429,7 @@ class NaiveBayes(Learner):
         return out
 
 
-class BayesInferenceModel:
+class BayesInferenceModel(ProbaModel):
     """A fitted Bayes-inference (full joint lookup) model: counts per distinct x."""
 
     def __init__(self, learner: "BayesInference", keys: np.ndarray, counts: np.ndarray, class_count: np.ndarray):
@@ -456,9 +453,6 @@ class BayesInferenceModel:
         idx = self.lookup(X)
         c = np.where(idx[:, None] >= 0, self.counts_[np.maximum(idx, 0)], 0.0)
         return _bi_proba(c, self.class_count_[None, :], self.alpha, self.unseen)
-
-    def predict(self, X):
-        return self.predict_proba(X).argmax(axis=1)
 
 
 def _lookup(keys: np.ndarray, X: np.ndarray) -> np.ndarray:

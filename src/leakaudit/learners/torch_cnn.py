@@ -46,10 +46,10 @@ from typing import Any
 
 import numpy as np
 
-from .._random import RandomStateLike, seed_to_int
+from .._random import RandomStateLike
 from .._validation import check_array, check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import ModelBank, keep_params
+from ._base import ModelBank, ProbaModel, keep_params
 from ._threads import for_each_model
 from ._torch_utils import TorchLearner, import_torch, resolve_device, softmax, to_numpy, torch_threads
 
@@ -217,10 +217,6 @@ class TorchCNN(TorchLearner):
         shape, _ = self._check_params()
         return super().fit_many(_check_images(X, shape), y, subsets, random_states, n_classes=n_classes)
 
-    def _fit(self, X, y, *, random_state, n_classes):
-        bank = self._fit_many(X, y, [np.arange(len(X))], [seed_to_int(random_state)], n_classes=n_classes)
-        return bank.model(0)
-
     def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> CNNBank:
         shape, (b1, b2) = self._check_params()
         torch = import_torch()
@@ -333,7 +329,7 @@ class CNNBank(ModelBank):
         return CNNModel(CNNBank([w[k : k + 1] for w in self.weights_], self.net_args, self.info, self.device))
 
 
-class CNNModel:
+class CNNModel(ProbaModel):
     """One fitted CNN: ``predict_proba(X) -> (n, n_classes)``; ``X`` as images or flattened."""
 
     def __init__(self, bank: CNNBank):
@@ -348,6 +344,3 @@ class CNNModel:
 
     def predict_proba(self, X: Any) -> np.ndarray:
         return self._bank.predict_proba(X)[0]
-
-    def predict(self, X: Any) -> np.ndarray:
-        return self.predict_proba(X).argmax(axis=1)

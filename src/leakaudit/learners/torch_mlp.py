@@ -54,7 +54,6 @@ from typing import Any
 
 import numpy as np
 
-from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
 from ._base import Capabilities, keep_params, refuse_removed
@@ -299,11 +298,6 @@ class TorchMLP(TorchLearner):
         return Capabilities(state=True, shared_order=shared)
 
     # -- Learner protocol -----------------------------------------------------
-    def _fit(self, X, y, *, random_state: RandomStateLike, n_classes: int | None) -> MLPModel:
-        seed = seed_to_int(random_state)
-        bank = self._fit_many(X, y, [np.arange(len(X))], [seed], n_classes=n_classes)
-        return bank.model(0)
-
     def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> MLPBank:
         p = self._check_params()
         # torch is imported by the torch trainers only: the compiled kernel and the models' predictions run

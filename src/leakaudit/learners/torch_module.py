@@ -47,10 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar, clip
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ._base import ListModelBank, ModelBank, keep_params
+from ._base import ListModelBank, ModelBank, ProbaModel, keep_params
 from ._torch_utils import (TorchLearner, check_predict_X, import_torch, resolve_device, to_numpy, to_tensor,
                            torch_threads)
 
@@ -119,7 +118,7 @@ def probe_output_kind(module, Xt, *, name: str, n_classes: int) -> str:
     return _output_kind(probe)
 
 
-class TorchModuleModel:
+class TorchModuleModel(ProbaModel):
     """One trained instance of the user's module: ``predict_proba(X) -> (n, n_classes)`` float64.
 
     Attributes
@@ -145,9 +144,6 @@ class TorchModuleModel:
         with torch.no_grad(), torch_threads(1):
             out = self.module(to_tensor(X, torch.float32).to(self.device))
         return to_numpy(_probs_from_outputs(out, self.output_kind))
-
-    def predict(self, X: Any) -> np.ndarray:
-        return self.predict_proba(X).argmax(axis=1)
 
 
 class TorchModuleLearner(TorchLearner):
@@ -263,10 +259,6 @@ class TorchModuleLearner(TorchLearner):
         return extract, rebuild
 
     # -- Learner protocol ---------------------------------------------------------
-    def _fit(self, X, y, *, random_state: RandomStateLike, n_classes):
-        bank = self._fit_many(X, y, [np.arange(len(X))], [seed_to_int(random_state)], n_classes=n_classes)
-        return bank.model(0)
-
     def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> ModelBank:
         torch = import_torch()
         cls, kwargs = self._check_params()
