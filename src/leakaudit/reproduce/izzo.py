@@ -43,7 +43,6 @@ from ..mip.examples import (
     prop9_sensitivity,
 )
 from ._registry import register, row
-from ._seeds import rows_over_seeds
 
 PAPER = "Izzo et al. (Provable Membership Inference Privacy)"
 SPEC = "spec-derived from the paper's formulas (the paper shows a curve)"
@@ -201,7 +200,7 @@ FIG2_SPEC = {(0.01, 2): 778, (0.01, 4): 48, (0.01, 6): 9.5, (0.1, 2): 7.7, (0.1,
 
 
 @register(
-    "izzo-fig2", version=1,
+    "izzo-fig2", version=1, per_seed=True,
     paper=PAPER,
     description="Figure 2: covariance of N(0, Sigma) in R^3 (theta = vec(A), d = 9), MIP via Cor 8 with M in "
     "{2, 4, 6} (sigma over 128 halves of D) vs full-batch DP-SGD (clip = median gradient norm, replace-one "
@@ -221,10 +220,6 @@ FIG2_SPEC = {(0.01, 2): 778, (0.01, 4): 48, (0.01, 6): 9.5, (0.1, 2): 7.7, (0.1,
     "runs (the note gives the first seed's); a claim row matches only when the claim holds in every seed.",
     references=((r"^claim", "claim", "claim"),),
 )
-def izzo_fig2(profile: str, random_state: int) -> list:
-    return rows_over_seeds(_fig2_seed, profile, random_state)
-
-
 def _fig2_seed(profile: str, random_state: int) -> list:
     """izzo-fig2's rows for one seed: each value the mean of this seed's runs (random halves and noise draws).
 
@@ -452,7 +447,7 @@ def sigma_leak_rows(Xd, yd, tr, *, games: int, B: int, eta: float = 0.1, random_
 
 
 @register(
-    "izzo-adult", version=1,
+    "izzo-adult", version=1, per_seed=True,
     paper=PAPER + " -- applied, not in the paper",
     description="Algorithm 1 on L2 logistic regression (weights + intercept) on a sample of UCI Adult at eta in "
     "{0.01, 0.05, 0.1, 0.2}: test accuracy of the released model, and measured membership accuracy (minus 1/2) "
@@ -466,10 +461,6 @@ def sigma_leak_rows(Xd, yd, tr, *, games: int, B: int, eta: float = 0.1, random_
     "halves of the full D (a function of D only) does not. Every row is over seeds 0-4 (mean, every seed's value "
     "and the 95% t-interval); the per-seed interval and yes/no in a note are the first seed's.",
 )
-def izzo_adult(profile: str, random_state: int) -> list:
-    return rows_over_seeds(_adult_seed, profile, random_state)
-
-
 def _adult_seed(profile: str, random_state: int) -> list:
     """izzo-adult's rows for one seed (the sample of Adult, the halves, the noise and the games drawn from it);
     each note is labelled with its seed, since the merged row keeps the first seed's note."""

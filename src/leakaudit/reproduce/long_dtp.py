@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._registry import register, row
-from ._seeds import FIGURE_DATA, figure_data_row, map_seeds, rows_over_seeds, seeds_from
+from ._seeds import FIGURE_DATA, figure_data_row, map_seeds, seeds_from
 from ._seeds import seed_row as _seed_row
 
 PAPER = "Long et al. 2017/2020 (Towards Measuring Membership Privacy)"
@@ -460,6 +460,51 @@ def _metric_rows(prefix: str, paper: tuple, summary: dict, *, averaged: bool = T
     return rows
 
 
+# what each Table 2 row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
+_TABLE2_REFERENCES = (
+    (r"(train|test) accuracy$", "printed", "model accuracy"),
+    (r"Pearson r", "printed", "Pearson r"),
+    (r"avg PDTP$", "printed", "average PDTP"),
+    (r"distance-attack accuracy", "printed", "membership-attack accuracy"),
+    (r"distance-attack", "printed", "membership-attack metric"),
+)
+
+@register(
+    "long-dtp-correlation", version=1, per_seed=True,
+    paper=PAPER,
+    description="The distance-based attack on every Table 2 target model but NN-Purchase (long-table1 has it): "
+                "target accuracy, attack accuracy / precision / recall / F1, average PDTP and the Pearson r of "
+                "average PDTP against per-target accuracy, for NB-, LR- and NN-Adult (real data; Fig 5a-c) and NB- "
+                "and LR-Purchase (calibrated synthetic Purchase-like data; Fig 4b-c), plus Fig 3 (the correlation "
+                "against the number of PDTP measurements averaged, NB-Purchase). Every row over 5 seeds.",
+    notes="Attacks run through leakaudit.membership.protocols.long_protocol (distance attack, 5 shadow pairs per "
+          "target). Shadow models: the paper trains 10 per target for each attack (spec: 200,000 a setting), and "
+          "the full profile does so for NB-Adult. The other settings train them once per target and reuse them in "
+          "the target's 200 attacks (each row's note gives what fresh ones would cost; NN-Adult's fresh run was "
+          "begun and stopped when it ran several times its measured cost on the loaded machine): reuse leaves each "
+          "attack's expected decision unchanged, but a "
+          "target's 200 attacks then share one shadow draw, which widens the spread of per-target accuracies and "
+          "can raise their correlation with PDTP. The rows 'N iterations, ...' measure that: the main run's D, "
+          "targets, halves and average PDTP with the other reuse (NB-Adult: shadow models once per target over the "
+          "same 100 iterations; LR- and NN-Adult: both reuses over the first 10 iterations, where fresh shadow "
+          "models fit). The attack metrics are given pooled over every attack and averaged per iteration (the spec "
+          "leaves the paper's aggregation open). PDTP is measured as §5.4 does: in the protocol's first "
+          "iterations (as many as measurements: 10 at full, 5 for LR-Purchase, 100 for Fig 3), a target's "
+          "measurement in iteration i being PDTP_{A, D_j}(t) with that iteration's own target model c_j = A(D_j) as "
+          "the full model and A(D_j \\ {t}) retrained with an independent seed (closed form for NB; warm-started "
+          "Newton for LR), not on halves drawn apart from the attacks. NN-Adult is also run with 100 epochs (rows "
+          "'NN-Adult, 100 epochs', the spec's reading of the trainer; long-dtp-table2 shows why the page's setting "
+          "is 5). LR- and NN- settings use fewer targets and iterations than NB's at the reduced profile (see each "
+          "row's note). The full profile runs the paper's 100 targets x 100 iterations and 10 PDTP measurements "
+          "everywhere but LR-Purchase, which dominates the cost: a multinomial logistic regression at C = 1e3 on "
+          "1,000 x 836 records takes about 0.6 CPU s to fit, and the paper's scale needs about 2,200 fits a seed, "
+          "so it runs 20 targets x 30 iterations x 5 measurements. Purchase is synthetic (the Kaggle data is not "
+          "available offline); its generator is calibrated to Table 2's NB and NN train/test accuracies on Purchase "
+          "before any attack or PDTP number on it is read (long-purchase-calibration). 'ours' is the mean over "
+          "seeds (seed, seed + 1, ...), each seed's value and the 95% t-interval in the note; the page's rule "
+          "judges it.",
+    references=_TABLE2_REFERENCES,
+)
 def _correlation_seed(profile: str, seed: int) -> list:
     """Every long-dtp-correlation row for one seed (one draw of D, targets, halves, shadow and target models)."""
     from ..dtp import correlation_vs_measurements, pdtp_attack_correlation
@@ -576,56 +621,6 @@ def _correlation_seed(profile: str, seed: int) -> list:
     return rows
 
 
-
-# what each Table 2 row's paper value is and the kind of quantity whose allowance applies (_kinds.py)
-_TABLE2_REFERENCES = (
-    (r"(train|test) accuracy$", "printed", "model accuracy"),
-    (r"Pearson r", "printed", "Pearson r"),
-    (r"avg PDTP$", "printed", "average PDTP"),
-    (r"distance-attack accuracy", "printed", "membership-attack accuracy"),
-    (r"distance-attack", "printed", "membership-attack metric"),
-)
-
-@register(
-    "long-dtp-correlation", version=1,
-    paper=PAPER,
-    description="The distance-based attack on every Table 2 target model but NN-Purchase (long-table1 has it): "
-                "target accuracy, attack accuracy / precision / recall / F1, average PDTP and the Pearson r of "
-                "average PDTP against per-target accuracy, for NB-, LR- and NN-Adult (real data; Fig 5a-c) and NB- "
-                "and LR-Purchase (calibrated synthetic Purchase-like data; Fig 4b-c), plus Fig 3 (the correlation "
-                "against the number of PDTP measurements averaged, NB-Purchase). Every row over 5 seeds.",
-    notes="Attacks run through leakaudit.membership.protocols.long_protocol (distance attack, 5 shadow pairs per "
-          "target). Shadow models: the paper trains 10 per target for each attack (spec: 200,000 a setting), and "
-          "the full profile does so for NB-Adult. The other settings train them once per target and reuse them in "
-          "the target's 200 attacks (each row's note gives what fresh ones would cost; NN-Adult's fresh run was "
-          "begun and stopped when it ran several times its measured cost on the loaded machine): reuse leaves each "
-          "attack's expected decision unchanged, but a "
-          "target's 200 attacks then share one shadow draw, which widens the spread of per-target accuracies and "
-          "can raise their correlation with PDTP. The rows 'N iterations, ...' measure that: the main run's D, "
-          "targets, halves and average PDTP with the other reuse (NB-Adult: shadow models once per target over the "
-          "same 100 iterations; LR- and NN-Adult: both reuses over the first 10 iterations, where fresh shadow "
-          "models fit). The attack metrics are given pooled over every attack and averaged per iteration (the spec "
-          "leaves the paper's aggregation open). PDTP is measured as §5.4 does: in the protocol's first "
-          "iterations (as many as measurements: 10 at full, 5 for LR-Purchase, 100 for Fig 3), a target's "
-          "measurement in iteration i being PDTP_{A, D_j}(t) with that iteration's own target model c_j = A(D_j) as "
-          "the full model and A(D_j \\ {t}) retrained with an independent seed (closed form for NB; warm-started "
-          "Newton for LR), not on halves drawn apart from the attacks. NN-Adult is also run with 100 epochs (rows "
-          "'NN-Adult, 100 epochs', the spec's reading of the trainer; long-dtp-table2 shows why the page's setting "
-          "is 5). LR- and NN- settings use fewer targets and iterations than NB's at the reduced profile (see each "
-          "row's note). The full profile runs the paper's 100 targets x 100 iterations and 10 PDTP measurements "
-          "everywhere but LR-Purchase, which dominates the cost: a multinomial logistic regression at C = 1e3 on "
-          "1,000 x 836 records takes about 0.6 CPU s to fit, and the paper's scale needs about 2,200 fits a seed, "
-          "so it runs 20 targets x 30 iterations x 5 measurements. Purchase is synthetic (the Kaggle data is not "
-          "available offline); its generator is calibrated to Table 2's NB and NN train/test accuracies on Purchase "
-          "before any attack or PDTP number on it is read (long-purchase-calibration). 'ours' is the mean over "
-          "seeds (seed, seed + 1, ...), each seed's value and the 95% t-interval in the note; the page's rule "
-          "judges it.",
-    references=_TABLE2_REFERENCES,
-)
-def correlation(profile: str, random_state: int):
-    return rows_over_seeds(_correlation_seed, profile, random_state)
-
-
 def _sequence(values) -> tuple:
     """A removal curve's max DTP at each step (3 decimals, as its note prints them), as the points a figure draws."""
     return ((None, tuple((float(i), float(f"{v:.3f}")) for i, v in enumerate(values))),)
@@ -703,6 +698,27 @@ def _noise_floors(nn, X, y, q, n_train: int, n_models: int, rng, random_state: i
                                  seed_policy="fixed", random_state=random_state))
 
 
+@register(
+    "long-dtp-bounds", version=1, per_seed=True,
+    paper=PAPER,
+    description="DTP beyond PDTP: exact DTP by enumeration on the Adult 4-attribute proxy (NB) against PDTP and the "
+                "stability bounds (Thm 6.2 with Prop 6.5; the normalised-NB bound max(2 PDTP, ln δ_t)); ln δ of "
+                "Prop 6.5 for NB-Adult; Thm 6.9 for LR-Adult; the search estimate DTP/PDTP for LR- and NN-Adult; the "
+                "seed and sampling noise floors (Figs 7–8) beside NN PDTP.",
+    notes="None of these quantities has a number in the paper except the spec's computed ln δ ≈ 1.94 for NB-Adult "
+          "(m = 13, v = 42, n_ymin ≈ 239, n = 1000). Unbinned values where the theorem ignores binning. LR and NN use "
+          "long-dtp-table2's configuration (C = 1; 5 epochs of per-example SGD). The noise floors follow §9: models "
+          "trained on 10,000 records drawn uniformly from all of Adult (one set with fresh initialisations for Fig 7; "
+          "a fresh sample per model with one seed for Fig 8), queried at individuals in no training set; PDTP is "
+          "Table 2's (1,000 training records). Every row is the mean over 5 seeds (seed, seed + 1, ...), each "
+          "seed's value and the 95% t-interval in its note.",
+    references=(
+        (r"bound max\(2·PDTP, ln δ_t\) holds", "formula", "claim"),
+        (r"^Prop 6\.5", "formula", "closed form"),
+        (r"records > 1", "claim", "claim"),
+        (r": mean$", "printed", "average PDTP"),
+    ),
+)
 def _bounds_seed(profile: str, random_state: int):
     """Every long-dtp-bounds row for one seed."""
     from ..data import load_adult
@@ -830,30 +846,21 @@ def _bounds_seed(profile: str, random_state: int):
 
 
 @register(
-    "long-dtp-bounds", version=1,
+    "long-dtp-noise", version=1, per_seed=True,
     paper=PAPER,
-    description="DTP beyond PDTP: exact DTP by enumeration on the Adult 4-attribute proxy (NB) against PDTP and the "
-                "stability bounds (Thm 6.2 with Prop 6.5; the normalised-NB bound max(2 PDTP, ln δ_t)); ln δ of "
-                "Prop 6.5 for NB-Adult; Thm 6.9 for LR-Adult; the search estimate DTP/PDTP for LR- and NN-Adult; the "
-                "seed and sampling noise floors (Figs 7–8) beside NN PDTP.",
-    notes="None of these quantities has a number in the paper except the spec's computed ln δ ≈ 1.94 for NB-Adult "
-          "(m = 13, v = 42, n_ymin ≈ 239, n = 1000). Unbinned values where the theorem ignores binning. LR and NN use "
-          "long-dtp-table2's configuration (C = 1; 5 epochs of per-example SGD). The noise floors follow §9: models "
-          "trained on 10,000 records drawn uniformly from all of Adult (one set with fresh initialisations for Fig 7; "
-          "a fresh sample per model with one seed for Fig 8), queried at individuals in no training set; PDTP is "
-          "Table 2's (1,000 training records). Every row is the mean over 5 seeds (seed, seed + 1, ...), each "
-          "seed's value and the 95% t-interval in its note.",
-    references=(
-        (r"bound max\(2·PDTP, ln δ_t\) holds", "formula", "claim"),
-        (r"^Prop 6\.5", "formula", "closed form"),
-        (r"records > 1", "claim", "claim"),
-        (r": mean$", "printed", "average PDTP"),
-    ),
+    description="§9, Figs 7-8: how much a network's prediction for one individual varies without any change of its "
+                "record: 100 NNs (Table 2's NN-Adult: 64 tanh units, 5 epochs of per-example SGD) trained on one "
+                "10,000-record sample of Adult with different initialisations (Fig 7), and 100 trained on 100 "
+                "different 10,000-record samples with one initialisation seed (Fig 8); the histograms of their "
+                "predicted P(>50K) for an individual of each class, with the spread's noise floor.",
+    notes="The paper prints no number for these figures, only the histograms, and does not say how its two "
+          "individuals were chosen: each seed here draws one individual of each class uniformly from Adult and "
+          "keeps both out of every training set, so the five seeds are five pairs of individuals and each "
+          "histogram is drawn per seed. Fig 8's sample size is unstated (the spec infers 10,000). The noise floor "
+          "(std of ln p(y|x) over the models, binned at 0.01) is the spec's statistic (§5.6), to compare with PDTP "
+          "(long-dtp-bounds sets the medians beside NN-Adult's PDTP). Every row is the mean over 5 seeds (seed, "
+          "seed + 1, ...), each seed's value and the 95% t-interval in its note.",
 )
-def bounds(profile: str, random_state: int):
-    return rows_over_seeds(_bounds_seed, profile, random_state)
-
-
 def _noise_seed(profile: str, random_state: int):
     """Figs 7-8 for one seed: P(>50K) of two individuals (one of each class, in no training set) under every model."""
     from ..learners import TorchMLP
@@ -880,26 +887,6 @@ def _noise_seed(profile: str, random_state: int):
                 figure_data_row(f"{tag}: P(>50K) of each model{FIGURE_DATA}", p_high, np.arange(n_models)),
             ]
     return rows
-
-
-@register(
-    "long-dtp-noise", version=1,
-    paper=PAPER,
-    description="§9, Figs 7-8: how much a network's prediction for one individual varies without any change of its "
-                "record: 100 NNs (Table 2's NN-Adult: 64 tanh units, 5 epochs of per-example SGD) trained on one "
-                "10,000-record sample of Adult with different initialisations (Fig 7), and 100 trained on 100 "
-                "different 10,000-record samples with one initialisation seed (Fig 8); the histograms of their "
-                "predicted P(>50K) for an individual of each class, with the spread's noise floor.",
-    notes="The paper prints no number for these figures, only the histograms, and does not say how its two "
-          "individuals were chosen: each seed here draws one individual of each class uniformly from Adult and "
-          "keeps both out of every training set, so the five seeds are five pairs of individuals and each "
-          "histogram is drawn per seed. Fig 8's sample size is unstated (the spec infers 10,000). The noise floor "
-          "(std of ln p(y|x) over the models, binned at 0.01) is the spec's statistic (§5.6), to compare with PDTP "
-          "(long-dtp-bounds sets the medians beside NN-Adult's PDTP). Every row is the mean over 5 seeds (seed, "
-          "seed + 1, ...), each seed's value and the 95% t-interval in its note.",
-)
-def noise(profile: str, random_state: int):
-    return rows_over_seeds(_noise_seed, profile, random_state)
 
 
 # long-dtp-lr-setup: which setup gives Table 2's LR-Adult numbers, one factor at a time around the paper's setting
@@ -986,6 +973,36 @@ def _lr_setup_targets(X, y, D, n_targets: int, how: str, rng):
     return np.sort(rng.choice(pool, n_targets, replace=False))
 
 
+@register(
+    "long-dtp-lr-setup", version=2, per_seed=True,
+    paper=PAPER,
+    description="Issue 65's sweep for Table 2's LR-Adult row over what the paper leaves unstated or leakaudit chose, "
+                "one factor at a time around the paper's setting (the page's L2 logistic regression, C = 1, at "
+                "|T| = 1,000 with 5 shadow pairs, 100 targets drawn uniformly from D, one-hot categoricals with "
+                "z-scored numerics, Newton to a relative gradient of 1e-8, the distance attack's KL on binned "
+                "outputs): the learner (Weka's SimpleLogistic, LogitBoost with its rounds chosen by cross-validation "
+                "on every fit, the learner the paper names; also at |T| = 500 and 1 pair), |T| = 500, 1 shadow pair, "
+                "the targets (from D's >50K records; from the 10% of D farthest from their 5 nearest neighbours), "
+                "the encoding (numerics min-max scaled; categoricals as one ordinal column each), the solver's "
+                "convergence (relative gradient 1e-2; 2 Newton steps) and the attack's distance (KL on binned "
+                "outputs renormalised to sum 1; KL on raw outputs), each judged on every Table 2 number at once: "
+                "train and test accuracy, attack accuracy (its advantage over chance), precision, recall, average "
+                "PDTP and r. Every row over 5 seeds.",
+    notes="Attacks through leakaudit.membership.protocols.long_protocol (distance attack; targets other than its "
+          "uniform draw passed as targets=), PDTP as long-dtp-correlation measures it (the protocol's first "
+          "iterations, each target model as A(D_i), A(D_i \\ {t}) retrained: SimpleLogistic has no closed form, "
+          "and its leave-one-out model chooses its rounds again; a loosely converged L2 model's leave-one-out "
+          "model is trained from scratch as loosely). Reduced cost: 10 iterations (20 attacks a target, against "
+          "the paper's 200), 2 PDTP measurements a target (against 10), shadow models trained once per target. "
+          "For a seed and |T| every setting has the same D; those drawing the targets uniformly also the same "
+          "targets, halves and shadow training sets (the encoding, convergence and distance rows are paired with "
+          "the paper's setting). PDTP keeps the paper's 0.01 bins in every row (the distance rows change only the "
+          "attack). NN-Adult's epochs and input scaling are swept apart, by benchmarks/long_nn_adult_epochs.py "
+          "(long-dtp-table2's NN protocol at other epochs and min-max inputs), not here. Which setting comes nearest "
+          "each LR-Adult number is the page's settings line, computed from the rows' classes; the per-setting "
+          "table and what each factor moves: docs/long-lr-setup.md.",
+    references=_TABLE2_REFERENCES,
+)
 def _lr_setup_seed(profile: str, seed: int) -> list:
     """Every long-dtp-lr-setup row for one seed: each grid setting on its own draw of D, targets and halves (the same
     draws for settings of equal |T| that draw the targets uniformly)."""
@@ -1057,37 +1074,3 @@ def _lr_setup_seed(profile: str, seed: int) -> list:
                                            for h in (D[: st.n_train], D[st.n_train:])])),
                             note="the rounds 5-fold cross-validation chose on D's first and second half by row index (mean)"))
     return rows
-
-
-@register(
-    "long-dtp-lr-setup", version=2,
-    paper=PAPER,
-    description="Issue 65's sweep for Table 2's LR-Adult row over what the paper leaves unstated or leakaudit chose, "
-                "one factor at a time around the paper's setting (the page's L2 logistic regression, C = 1, at "
-                "|T| = 1,000 with 5 shadow pairs, 100 targets drawn uniformly from D, one-hot categoricals with "
-                "z-scored numerics, Newton to a relative gradient of 1e-8, the distance attack's KL on binned "
-                "outputs): the learner (Weka's SimpleLogistic, LogitBoost with its rounds chosen by cross-validation "
-                "on every fit, the learner the paper names; also at |T| = 500 and 1 pair), |T| = 500, 1 shadow pair, "
-                "the targets (from D's >50K records; from the 10% of D farthest from their 5 nearest neighbours), "
-                "the encoding (numerics min-max scaled; categoricals as one ordinal column each), the solver's "
-                "convergence (relative gradient 1e-2; 2 Newton steps) and the attack's distance (KL on binned "
-                "outputs renormalised to sum 1; KL on raw outputs), each judged on every Table 2 number at once: "
-                "train and test accuracy, attack accuracy (its advantage over chance), precision, recall, average "
-                "PDTP and r. Every row over 5 seeds.",
-    notes="Attacks through leakaudit.membership.protocols.long_protocol (distance attack; targets other than its "
-          "uniform draw passed as targets=), PDTP as long-dtp-correlation measures it (the protocol's first "
-          "iterations, each target model as A(D_i), A(D_i \\ {t}) retrained: SimpleLogistic has no closed form, "
-          "and its leave-one-out model chooses its rounds again; a loosely converged L2 model's leave-one-out "
-          "model is trained from scratch as loosely). Reduced cost: 10 iterations (20 attacks a target, against "
-          "the paper's 200), 2 PDTP measurements a target (against 10), shadow models trained once per target. "
-          "For a seed and |T| every setting has the same D; those drawing the targets uniformly also the same "
-          "targets, halves and shadow training sets (the encoding, convergence and distance rows are paired with "
-          "the paper's setting). PDTP keeps the paper's 0.01 bins in every row (the distance rows change only the "
-          "attack). NN-Adult's epochs and input scaling are swept apart, by benchmarks/long_nn_adult_epochs.py "
-          "(long-dtp-table2's NN protocol at other epochs and min-max inputs), not here. Which setting comes nearest "
-          "each LR-Adult number is the page's settings line, computed from the rows' classes; the per-setting "
-          "table and what each factor moves: docs/long-lr-setup.md.",
-    references=_TABLE2_REFERENCES,
-)
-def lr_setup(profile: str, random_state: int):
-    return rows_over_seeds(_lr_setup_seed, profile, random_state)

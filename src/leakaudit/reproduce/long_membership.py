@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ._registry import register, row
-from ._seeds import FIGURE_DATA, figure_data_row, map_jobs, rows_over_seeds, seed_row, seeds_from
+from ._seeds import FIGURE_DATA, figure_data_row, map_jobs, seed_row, seeds_from
 
 __all__: list[str] = []
 
@@ -152,7 +152,7 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
 
 
 @register(
-    "long-table1", version=1,
+    "long-table1", version=1, per_seed=True,
     paper="Long et al. 2017/2020 (arXiv 1712.09136), Table 1",
     description=(
         "Three membership attacks (untargeted shadow-model, frequency-based, distance-based) on an NN "
@@ -216,10 +216,6 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
         (r"(accuracy|precision|recall|f1)(, averaged per iteration)?$", "printed", "membership-attack metric"),
     ),
 )
-def long_table1(profile: str, random_state: int) -> list:
-    return rows_over_seeds(_table1_seed, profile, random_state)
-
-
 def _table1_seed(profile: str, random_state: int) -> list:
     """Every long-table1 row for one seed (data, D, targets, halves, shadow and target models)."""
     from ..data import make_purchase_like, supermarket_clusters
@@ -254,7 +250,7 @@ def _table1_seed(profile: str, random_state: int) -> list:
 
 
 @register(
-    "lira-rmia", version=2,
+    "lira-rmia", version=2, per_seed=True,
     paper="Carlini et al. 2022 (LiRA) and Zarifzadeh et al. 2024 (RMIA)",
     description=(
         "An overfit MLP (600-128-100, tanh) on Purchase-like data (100 classes); 64 reference models trained in "
@@ -288,10 +284,6 @@ def _table1_seed(profile: str, random_state: int) -> list:
     ),
     references=((r"beats loss", "claim", "claim"),),
 )
-def lira_rmia(profile: str, random_state: int) -> list:
-    return rows_over_seeds(_lira_rmia_seed, profile, random_state)
-
-
 def _lira_rmia_seed(profile: str, random_state: int) -> list:
     """lira-rmia's rows for one seed (the data, the split and every model drawn from ``random_state``)."""
     from .._random import check_random_state, seed_to_int

@@ -348,7 +348,7 @@ def iwpc_tree_experiment(depths, n_splits: int, *, cv: str = "kfold", random_sta
 
 
 @register(
-    "yeom-fig3", version=1,
+    "yeom-fig3", version=1, per_seed=True,
     paper="Yeom et al. 2018 (CSF), Fig. 3 (IWPC) and spec §8 re-run",
     description=(
         "IWPC, DecisionTreeRegressor(max_depth=d), 75/25 splits: threshold membership (|eps| < R_emp), "
@@ -380,21 +380,6 @@ def iwpc_tree_experiment(depths, n_splits: int, *, cv: str = "kfold", random_sta
         (r"", "spec run", "attack advantage over splits"),
     ),
 )
-def yeom_fig3(profile: str, random_state: int) -> list:
-    from ._seeds import rows_over_seeds
-
-    return rows_over_seeds(_fig3_seed, profile, random_state)
-
-
-def _fig3_settings(profile: str) -> tuple[tuple[int, ...], int, str]:
-    """(depths, splits per seed, R_cv estimator) of a profile."""
-    if profile == "smoke":
-        return (5, 30), 3, "kfold"
-    if profile == "reduced":
-        return tuple(range(1, 31)), 20, "kfold"
-    return tuple(range(1, 31)), 20, "loo"
-
-
 def _fig3_seed(profile: str, seed: int) -> list:
     """yeom-fig3's rows for one seed: ``n`` splits starting at split ``seed * n`` (seeds 0-4 cover the authors'
     split seeds 0 to 5n - 1), trees and attacks seeded by ``seed``."""
@@ -440,13 +425,22 @@ def _fig3_seed(profile: str, seed: int) -> list:
     return rows
 
 
+def _fig3_settings(profile: str) -> tuple[tuple[int, ...], int, str]:
+    """(depths, splits per seed, R_cv estimator) of a profile."""
+    if profile == "smoke":
+        return (5, 30), 3, "kfold"
+    if profile == "reduced":
+        return tuple(range(1, 31)), 20, "kfold"
+    return tuple(range(1, 31)), 20, "loo"
+
+
 # ------------------------------------------------------------------------------------ adult-attribute
 
 _ADULT_ATTRS = ("sex", "race", "marital_status")
 
 
 @register(
-    "adult-attribute", version=1,
+    "adult-attribute", version=1, per_seed=True,
     paper="Yeom et al. 2018 (CSF), Definitions 5-6 applied to Adult (no paper experiment)",
     description=(
         "Sex, race and marital status inferred from an overfit MLP (scikit-learn MLPClassifier, one hidden layer "
@@ -465,12 +459,6 @@ _ADULT_ATTRS = ("sex", "race", "marital_status")
         "epochs; both with 5,000 reference rows."
     ),
 )
-def adult_attribute(profile: str, random_state: int) -> list:
-    from ._seeds import rows_over_seeds
-
-    return rows_over_seeds(_adult_attribute_seed, profile, random_state)
-
-
 def _adult_attribute_seed(profile: str, random_state: int) -> list:
     """adult-attribute's rows for one seed (the member, non-member and reference rows and the MLP drawn from it)."""
     import warnings

@@ -308,6 +308,25 @@ def yeom_table1(profile: str, random_state: int) -> list:
     return rows
 
 
+@register(
+    "yeom-fig2c", version=1, per_seed=True,
+    paper="Yeom et al. 2018 (CSF), Fig. 2c",
+    description=(
+        "The loss threshold at L_S on Yeom's VGG-like CNN of size s: the empirical advantage against the "
+        "generalization ratio L_D / L_S (test over train cross-entropy) and the Gaussian curves (§3.3 and "
+        "Theorem 3) at r = sqrt(L_D / L_S); Fashion-MNIST, equal train and held-out sets, 5 seeds."
+    ),
+    notes=(
+        "MNIST and CIFAR are not available: Fashion-MNIST replaces them, and the paper prints no numbers for Fig. "
+        "2c (spec §6.4), so every row has no paper value. The checked claim is qualitative: the empirical points "
+        "'do not match the theoretical curve as closely as do linear and tree models' but 'do not diverge as "
+        "much as one might expect'. Which curve Fig. 2c draws, and whether its x is L_D/L_S or its square root, "
+        "is not stated; we show both Gaussian curves at r = sqrt(L_D/L_S). Every size trains 150 epochs at batch "
+        "size 64 at the reduced profile (the larger sizes reach training accuracy 1), 100 at batch size 64 at "
+        "the full one; yeom-table1 trains longer. The full profile (n = 8,750, s = 1 to 128) is not run here: "
+        "one CNN at s = 64 takes about 30 CPU minutes (yeom-table1's note), one at s = 128 several times that."
+    ),
+)
 def _fig2c_seed(profile: str, random_state: int) -> list:
     """Fig. 2c rows for one seed: per size s, L_S, L_D, their ratio, and the threshold-at-L_S advantage."""
     from ..learners import TorchCNN
@@ -340,31 +359,6 @@ def _fig2c_seed(profile: str, random_state: int) -> list:
     return rows
 
 
-@register(
-    "yeom-fig2c", version=1,
-    paper="Yeom et al. 2018 (CSF), Fig. 2c",
-    description=(
-        "The loss threshold at L_S on Yeom's VGG-like CNN of size s: the empirical advantage against the "
-        "generalization ratio L_D / L_S (test over train cross-entropy) and the Gaussian curves (§3.3 and "
-        "Theorem 3) at r = sqrt(L_D / L_S); Fashion-MNIST, equal train and held-out sets, 5 seeds."
-    ),
-    notes=(
-        "MNIST and CIFAR are not available: Fashion-MNIST replaces them, and the paper prints no numbers for Fig. "
-        "2c (spec §6.4), so every row has no paper value. The checked claim is qualitative: the empirical points "
-        "'do not match the theoretical curve as closely as do linear and tree models' but 'do not diverge as "
-        "much as one might expect'. Which curve Fig. 2c draws, and whether its x is L_D/L_S or its square root, "
-        "is not stated; we show both Gaussian curves at r = sqrt(L_D/L_S). Every size trains 150 epochs at batch "
-        "size 64 at the reduced profile (the larger sizes reach training accuracy 1), 100 at batch size 64 at "
-        "the full one; yeom-table1 trains longer. The full profile (n = 8,750, s = 1 to 128) is not run here: "
-        "one CNN at s = 64 takes about 30 CPU minutes (yeom-table1's note), one at s = 128 several times that."
-    ),
-)
-def yeom_fig2c(profile: str, random_state: int) -> list:
-    from ._seeds import rows_over_seeds
-
-    return rows_over_seeds(_fig2c_seed, profile, random_state)
-
-
 def _fig4_settings(profile: str) -> dict:
     # The paper does not state its epochs. Memorising k*n random-label triggers takes far longer than fitting
     # the real images (benchmarks/README.md, "Reproduction settings chosen by cost"), so Fig. 4 trains for 60
@@ -377,7 +371,7 @@ def _fig4_settings(profile: str) -> dict:
 
 
 @register(
-    "yeom-fig4", version=1,
+    "yeom-fig4", version=1, per_seed=True,
     paper="Yeom et al. 2018 (CSF), Fig. 4",
     description=(
         "Colluding training algorithm (Algorithm 1, k = 3 keys, trigger inputs uniform in [0, 1]^784 and uniform "
@@ -399,12 +393,6 @@ def _fig4_settings(profile: str) -> dict:
     ),
     references=((r"advantage at the largest", "printed", None),),
 )
-def yeom_fig4(profile: str, random_state: int) -> list:
-    from ._seeds import rows_over_seeds
-
-    return rows_over_seeds(_fig4_seed, profile, random_state)
-
-
 def _fig4_seed(profile: str, random_state: int) -> list:
     """yeom-fig4's rows for one seed (the image draw, the secret keys, the CNNs' initialisation)."""
     from ..learners import TorchCNN
