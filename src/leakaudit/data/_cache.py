@@ -6,18 +6,15 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Hashable
 
-__all__ = ["cached_parse", "clear_cache"]
+import pandas as pd
+
+from ..exceptions import DataFileError
+from ._files import file_identity
+
+__all__ = ["cached_parse", "clear_cache", "read_csv_file"]
 
 _cache: dict[Hashable, Any] = {}
 _lock = threading.Lock()
-
-
-def _identity(paths: tuple[Path, ...]) -> tuple:
-    out = []
-    for p in paths:
-        st = p.stat()
-        out.append((str(p.resolve()), st.st_size, st.st_mtime_ns))
-    return tuple(out)
 
 
 def cached_parse(key: Hashable, paths: tuple[Path, ...], parse: Callable[[], Any]) -> Any:
@@ -25,7 +22,7 @@ def cached_parse(key: Hashable, paths: tuple[Path, ...], parse: Callable[[], Any
 
     Callers must treat the returned object as read-only (loaders hand out copies).
     """
-    full = (key, _identity(paths))
+    full = (key, tuple(file_identity(p) for p in paths))
     with _lock:
         if full in _cache:
             return _cache[full]
@@ -33,6 +30,14 @@ def cached_parse(key: Hashable, paths: tuple[Path, ...], parse: Callable[[], Any
     with _lock:
         _cache[full] = value
     return value
+
+
+def read_csv_file(path, **kw) -> pd.DataFrame:
+    """:func:`pandas.read_csv` of a data file; a parse error becomes a DataFileError naming it."""
+    try:
+        return pd.read_csv(path, **kw)
+    except Exception as exc:  # a checksummed file never gets here
+        raise DataFileError(f"could not parse {path}: {exc}") from None
 
 
 def clear_cache() -> None:

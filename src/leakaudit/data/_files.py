@@ -111,10 +111,15 @@ _hash_cache: dict[tuple[str, int, int], str] = {}
 _hash_lock = threading.Lock()
 
 
+def file_identity(path: Path) -> tuple[str, int, int]:
+    """(resolved path, size, modification time): a file replaced in place gets another."""
+    st = path.stat()
+    return str(path.resolve()), st.st_size, st.st_mtime_ns
+
+
 def sha256_of(path: Path) -> str:
     """SHA-256 hex digest of a file, cached per process by (path, size, mtime)."""
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    key = file_identity(path)
     with _hash_lock:
         if key in _hash_cache:
             return _hash_cache[key]

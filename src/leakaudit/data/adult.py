@@ -9,7 +9,7 @@ import pandas as pd
 
 from .._validation import check_choice, clip
 from ..exceptions import DataFileError, InvalidInputError
-from ._cache import cached_parse
+from ._cache import cached_parse, read_csv_file
 from ._dataset import Dataset, read_table
 from ._features import infer_features
 from ._files import bundled_dir, find_file
@@ -44,13 +44,8 @@ _FILES = ("adult/adult.data.gz", "adult/adult.test.gz")
 def _read(paths: tuple) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame]:
     names = list(ADULT_COLUMNS) + ["income"]
     dtype = {c: "str" for c in ADULT_CATEGORICAL} | {"income": "str"}
-    parts = []
-    for path, skip in zip(paths, (0, 1)):  # adult.test starts with "|1x3 Cross validator"
-        try:
-            part = pd.read_csv(path, names=names, skipinitialspace=True, na_values="?", skiprows=skip, dtype=dtype)
-        except Exception as exc:  # a verified file never gets here; kept for a clear message
-            raise DataFileError(f"could not parse {path}: {exc}") from None
-        parts.append(part)
+    parts = [read_csv_file(path, names=names, skipinitialspace=True, na_values="?", skiprows=skip, dtype=dtype)
+             for path, skip in zip(paths, (0, 1))]  # adult.test starts with "|1x3 Cross validator"
     n_train = len(parts[0])
     df = pd.concat(parts, ignore_index=True)
     income = df.pop("income").str.rstrip(".")  # adult.test labels end with "."
@@ -191,13 +186,12 @@ def load_acs_pums(path, *, label: str = "PINCP", threshold: float = 50_000.0, ag
     if lab.isna().any():
         raise InvalidInputError(f"label column {label!r} of {path} is not numeric")
     y = lab.to_numpy(np.int64) if set(lab.unique()) <= {0, 1} else (lab > threshold).to_numpy(np.int64)
-    frame = pd.DataFrame({
-        "AGEP": pd.to_numeric(df["AGEP"], errors="raise").to_numpy(np.float64),
-        "MAR": df["MAR"].map(_PUMS_MAR).astype("str").where(df["MAR"].isin(list(_PUMS_MAR)), df["MAR"].astype("str")),
-        "RAC1P": df["RAC1P"].map(_PUMS_RAC1P).astype("str").where(df["RAC1P"].isin(list(_PUMS_RAC1P)),
-                                                                   df["RAC1P"].astype("str")),
-        "SEX": df["SEX"].map(_PUMS_SEX).astype("str").where(df["SEX"].isin(list(_PUMS_SEX)), df["SEX"].astype("str")),
-    })
+    def decoded(col: str, codes: dict) -> pd.Series:  # each code as its words; an unknown code as it stands
+        return df[col].map(codes).astype("str").where(df[col].isin(list(codes)), df[col].astype("str"))
+
+    frame = pd.DataFrame({"AGEP": pd.to_numeric(df["AGEP"], errors="raise").to_numpy(np.float64),
+                          "MAR": decoded("MAR", _PUMS_MAR), "RAC1P": decoded("RAC1P", _PUMS_RAC1P),
+                          "SEX": decoded("SEX", _PUMS_SEX)})
     if age == "categorical":
         frame["AGEP"] = frame["AGEP"].astype(np.int64).astype("str")
     kinds = {"AGEP": age, "MAR": "categorical", "RAC1P": "categorical", "SEX": "categorical"}

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataFileError
-from ._cache import cached_parse
+from ._cache import cached_parse, read_csv_file
 from ._dataset import Dataset
 from ._features import infer_features
 from ._files import find_file
@@ -31,12 +31,7 @@ def _read(cols_path, paths) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame]:
         raise DataFileError(f"{cols_path} does not list the 42 Census-Income (KDD) columns")
     dtype = {c: (np.int64 if c in CENSUS_NUMERIC else "str") for c in names}
     dtype["instance_weight"] = np.float64
-    parts = []
-    for p in paths:
-        try:
-            parts.append(pd.read_csv(p, names=names, skipinitialspace=True, na_values="?", dtype=dtype))
-        except Exception as exc:  # checksummed files never get here
-            raise DataFileError(f"could not parse {p}: {exc}") from None
+    parts = [read_csv_file(p, names=names, skipinitialspace=True, na_values="?", dtype=dtype) for p in paths]
     n_train = len(parts[0])
     df = pd.concat(parts, ignore_index=True)
     income = df.pop("income")

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from ..exceptions import DataFileError
-from ._cache import cached_parse
+from ._cache import cached_parse, read_csv_file
 from ._dataset import Dataset
 from ._features import infer_features
 from ._files import find_file
@@ -18,13 +16,6 @@ _IWPC_KINDS = {
     "race": "categorical", "age": "numeric", "height": "numeric", "weight": "numeric",
     "amiodarone": "binary", "decr": "binary", "cyp2c9": "categorical", "vkorc1": "categorical",
 }
-
-
-def _read_csv(path, **kw) -> pd.DataFrame:
-    try:
-        return pd.read_csv(path, **kw)
-    except Exception as exc:  # a checksummed file never gets here
-        raise DataFileError(f"could not parse {path}: {exc}") from None
 
 
 def load_iwpc() -> Dataset:
@@ -49,7 +40,7 @@ def load_iwpc() -> Dataset:
     """
     path = find_file("yeom/iwpc-scaled.csv.gz")
     dtype = {"cyp2c9": "str", "vkorc1": "str", "race": "str"}
-    df = cached_parse(("iwpc",), (path,), lambda: _read_csv(path, dtype=dtype))
+    df = cached_parse(("iwpc",), (path,), lambda: read_csv_file(path, dtype=dtype))
     frame = df[list(IWPC_COLUMNS)].copy(deep=False)
     return Dataset(
         name="iwpc",
@@ -88,7 +79,7 @@ def load_eyedata(*, standardize: bool = False) -> Dataset:
         Regression, 200 numeric features, no sensitive attribute.
     """
     path = find_file("yeom/eyedata.csv.gz")
-    df = cached_parse(("eyedata",), (path,), lambda: _read_csv(path))
+    df = cached_parse(("eyedata",), (path,), lambda: read_csv_file(path))
     df = df.astype(np.float64)
     if standardize:
         df = (df - df.mean()) / df.std(ddof=0)
