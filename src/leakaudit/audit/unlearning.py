@@ -724,8 +724,8 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
     learner = t_before.learner
     votes = _votes(t_before)
 
-    def phi(t) -> np.ndarray:
-        return logit_scaled_confidence(np.vstack([t.probs_mem[:n_f], t.probs_non]), y, votes=votes)
+    phi = {n: logit_scaled_confidence(np.vstack([t.probs_mem[:n_f], t.probs_non]), y, votes=votes)
+           for n, t in (("before", t_before), ("after", t_after), ("retrained", t_gold)) if t is not None}
 
     from ..metrics import auc_ci_can_exceed
 
@@ -745,11 +745,11 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
         ref_probs = learner.fit_predict_many(X_mem, data.y_mem, [retain_rows] * reference_models, seeds,
                                              np.vstack([X_mem[:n_f], X_non]), n_classes=data.n_classes)
         phi_refs = logit_scaled_confidence(ref_probs, y, votes=votes)
-        res_after = excess_forget_signal(phi(t_after), phi_refs, is_forget, confidence=conf)
-        res_before = excess_forget_signal(phi(t_before), phi_refs, is_forget, confidence=conf)
+        res_after = excess_forget_signal(phi["after"], phi_refs, is_forget, confidence=conf)
+        res_before = excess_forget_signal(phi["before"], phi_refs, is_forget, confidence=conf)
         if t_gold is not None:  # two-sided: bounds at 1 - (1 - conf) / 2 each
-            res_gold = excess_forget_signal(phi(t_gold), phi_refs, is_forget, confidence=(1 + conf) / 2)
-        res_share = remembered_proportion(phi(t_after)[:n_f], phi(t_before)[:n_f], phi_refs[:, :n_f],
+            res_gold = excess_forget_signal(phi["retrained"], phi_refs, is_forget, confidence=(1 + conf) / 2)
+        res_share = remembered_proportion(phi["after"][:n_f], phi["before"][:n_f], phi_refs[:, :n_f],
                                           confidence=conf, random_state=random_state)
     checks = {"set": _set_check(res_after, which="unlearned", tolerance=tolerance, conf=conf,
                                 measurable=measurable),
@@ -760,9 +760,9 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
         # the rank test where the scores are votes, not LiRA's Gaussian; records ordered by before's signal over
         # the mean of after and the references, symmetric in them so that the rank stays exact
         k_rank = reference_models if votes is not None else None
-        pa = phi(t_after)
+        pa = phi["after"]
         p = record_p_values(pa, phi_refs, rank=k_rank is not None)
-        vulnerable = phi(t_before) - (phi_refs.sum(axis=0) + pa) / (reference_models + 1)
+        vulnerable = phi["before"] - (phi_refs.sum(axis=0) + pa) / (reference_models + 1)
         checks["records"], adj = _record_check(p[:n_f], p[n_f:], vulnerable[:n_f], vulnerable[n_f:], conf=conf,
                                                k=k_rank)
         names = _forget_names(given["forget"], n_f)
@@ -791,8 +791,7 @@ def unlearning_check(before=None, after=None, forget=None, retain=None, nonmembe
                             f"records, seeds spawned from {random_state}") if learner is not None else "none"}
     if t_gold is not None:
         models["retrained"] = t_gold.description
-    aucs = {n: _plain_auc(phi(t), is_forget, confidence) for n, t in
-            (("before", t_before), ("after", t_after), ("retrained", t_gold)) if t is not None}
+    aucs = {n: _plain_auc(p, is_forget, confidence) for n, p in phi.items()}
     if phi_refs is not None:
         aucs["reference_mean"] = {"auc": float(np.mean([_plain_auc(r, is_forget, confidence)["auc"]
                                                         for r in phi_refs]))}

@@ -229,52 +229,48 @@ def roc_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], *, n_boot: int 
         vertical lines at one non-member's FPR and at ``low_fpr``.
     """
     with _drawing(ax, (6.0, 4.2)) as (fig, ax):
-        _draw_roc(ax, curves, n_boot=n_boot, seed=seed, low_fpr=low_fpr, confidence=confidence)
+        rng = np.random.default_rng(seed)
+        xmin, ymin = 1e-4, 1e-4
+        grid = np.geomspace(xmin, 1, 80)
+        n_neg_min = None
+        for i, (name, (m, s)) in enumerate(curves.items()):
+            m = np.asarray(m, int)
+            s = np.asarray(s, float)
+            ok = np.isfinite(s)
+            m, s = m[ok], s[ok]
+            if m.min(initial=1) == m.max(initial=0):  # one class only: no curve
+                continue
+            c = _COLORS[i % len(_COLORS)]
+            fpr, tpr = roc_points(m, s)
+            pos, neg = s[m == 1], s[m == 0]
+            px, py = _roc_polyline(fpr, tpr, xmin)
+            est = px >= 1.0 / max(neg.size, 1)  # below one non-member's share the data estimate no FPR
+            ax.plot(px[est], np.maximum(py[est], ymin), color=c, lw=1.4, label=_literal(name))
+            n_neg_min = neg.size if n_neg_min is None else min(n_neg_min, neg.size)
+            band = _bootstrap_tpr(pos, neg, grid, n_boot, rng)
+            lo, hi = np.quantile(band, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
+            keep = grid >= 1.0 / max(neg.size, 1)
+            ax.fill_between(grid[keep], np.maximum(lo[keep], ymin), np.maximum(hi[keep], ymin), color=c, alpha=0.15,
+                            lw=0)
+        ax.plot([xmin, 1], [ymin, 1], ls="--", color="#888", lw=1, label="chance")
+        if n_neg_min:
+            ax.axvline(1.0 / n_neg_min, color="#999", lw=0.8, ls=":", label="FPR of 1 non-member")
+        if low_fpr is not None:
+            ax.axvline(low_fpr, color="#c0392b", lw=0.8, ls="-.", label=f"FPR {low_fpr:g} (checked)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(xmin, 1)
+        ax.set_ylim(ymin, 1)
+        ax.set_xlabel("false positive rate (non-members called members)")
+        ax.set_ylabel("true positive rate (members found)")
+        ax.set_title(f"Membership attacks: ROC on log axes,\npointwise {confidence * 100:.4g}% bootstrap bands")
+        ax.legend(loc="lower right", fontsize=8)
     return fig
 
 
 def roc_svg(curves: dict[str, tuple[np.ndarray, np.ndarray]], **kwargs) -> str:
     """:func:`roc_figure` (same arguments) as inline SVG text."""
     return as_svg(roc_figure(curves, **kwargs))
-
-
-def _draw_roc(ax: Axes, curves, *, n_boot: int, seed: int, low_fpr: float | None, confidence: float) -> None:
-    """Draw :func:`roc_figure`'s plot into ``ax``."""
-    rng = np.random.default_rng(seed)
-    xmin, ymin = 1e-4, 1e-4
-    grid = np.geomspace(xmin, 1, 80)
-    n_neg_min = None
-    for i, (name, (m, s)) in enumerate(curves.items()):
-        m = np.asarray(m, int)
-        s = np.asarray(s, float)
-        ok = np.isfinite(s)
-        m, s = m[ok], s[ok]
-        if m.min(initial=1) == m.max(initial=0):  # one class only: no curve
-            continue
-        c = _COLORS[i % len(_COLORS)]
-        fpr, tpr = roc_points(m, s)
-        pos, neg = s[m == 1], s[m == 0]
-        px, py = _roc_polyline(fpr, tpr, xmin)
-        est = px >= 1.0 / max(neg.size, 1)  # below one non-member's share the data estimate no FPR
-        ax.plot(px[est], np.maximum(py[est], ymin), color=c, lw=1.4, label=_literal(name))
-        n_neg_min = neg.size if n_neg_min is None else min(n_neg_min, neg.size)
-        band = _bootstrap_tpr(pos, neg, grid, n_boot, rng)
-        lo, hi = np.quantile(band, [(1 - confidence) / 2, (1 + confidence) / 2], axis=0)
-        keep = grid >= 1.0 / max(neg.size, 1)
-        ax.fill_between(grid[keep], np.maximum(lo[keep], ymin), np.maximum(hi[keep], ymin), color=c, alpha=0.15, lw=0)
-    ax.plot([xmin, 1], [ymin, 1], ls="--", color="#888", lw=1, label="chance")
-    if n_neg_min:
-        ax.axvline(1.0 / n_neg_min, color="#999", lw=0.8, ls=":", label="FPR of 1 non-member")
-    if low_fpr is not None:
-        ax.axvline(low_fpr, color="#c0392b", lw=0.8, ls="-.", label=f"FPR {low_fpr:g} (checked)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(xmin, 1)
-    ax.set_ylim(ymin, 1)
-    ax.set_xlabel("false positive rate (non-members called members)")
-    ax.set_ylabel("true positive rate (members found)")
-    ax.set_title(f"Membership attacks: ROC on log axes,\npointwise {confidence * 100:.4g}% bootstrap bands")
-    ax.legend(loc="lower right", fontsize=8)
 
 
 def robust_limits(values: np.ndarray, *, k: float = 3.0) -> tuple[float, float, bool]:
