@@ -86,13 +86,12 @@ def _mip(cfg, data, target, seeds: dict, skipped: list) -> dict | None:
                         "reason": "needs the training algorithm (the model, not only its predictions)",
                         "fix": GIVE_MODEL, "missing": ["model"]})
         return None
-    codec, why = _codec(target, target.inputs(data)[0])
+    X_mem, X_non, _ = target.inputs(data)
+    codec, why = _codec(target, X_mem)
     if codec is None:
         skipped.append({"name": "MIP noise (Izzo et al.)", "reason": why, "missing": ["parameters"]})
         return None
     extract, rebuild = codec
-    X_mem = target.inputs(data)[0]
-    X_non = target.inputs(data)[1]
     B = {"smoke": 8, "standard": 32, "thorough": 128}[cfg.profile]
     train_many = learner_train_many(target.learner, extract, n_classes=data.n_classes)
     with warnings.catch_warnings():
