@@ -803,6 +803,16 @@ def _mlp_epochs(profile: str, n: int) -> int:
     return max(5, round(MLP_TRAINING["epochs"] * MLP_STEPS_N / n))
 
 
+def _mlp_sweep(profile: str, cfg: dict, hidden: tuple, p_grid, random_state: int, *, n_train: int | None = None,
+               k: int | None = None) -> dict:
+    """:func:`_sweep` of census-random with MLP targets of ``hidden`` layers, trained by the MLP recipe for their
+    training size (``n_train``, else the profile's)."""
+    from ..property.game import mlp_learner
+
+    learner = mlp_learner(hidden, epochs=_mlp_epochs(profile, n_train or cfg["n_census"]), lr=MLP_TRAINING["lr"])
+    return _sweep("census-random", cfg, p_grid, seed=random_state, learner=learner, n_train=n_train, k=k)
+
+
 def _mlp_cfg(profile: str) -> dict:
     """Profile settings for MLP targets: the ensemble halved; reduced: 25 ensemble models, 25 shadow models per
     world, 30 targets (an MLP trained 200 epochs costs about 40 LR fits)."""
@@ -834,8 +844,6 @@ TABLE2 = {(2,): 1.0, (4, 2): 0.97, (8, 4, 2): 0.94, (16, 8, 4, 2): 0.88, (32, 16
     references=_ACCURACY,
 )
 def table2(profile: str, random_state: int):
-    from ..property.game import mlp_learner
-
     cfg, row = _config(profile, mlp=True)
     archs = dict(TABLE2) if profile != "smoke" else {(2,): 1.0, (8, 4, 2): 0.94}
     k_paper = {"smoke": None, "reduced": None,
@@ -846,9 +854,7 @@ def table2(profile: str, random_state: int):
     rows = []
 
     def measure(hidden, n_train, label, paper, note, k=None):
-        learner = mlp_learner(hidden, epochs=_mlp_epochs(profile, n_train), lr=MLP_TRAINING["lr"])
-        c = _sweep("census-random", cfg, (0.05,), seed=random_state, learner=learner, n_train=n_train, k=k)
-        res = c[0.05]
+        res = _mlp_sweep(profile, cfg, hidden, (0.05,), random_state, n_train=n_train, k=k)[0.05]
         rows.append(_acc_row(row, f"MLP {label} accuracy (n={n_train}, p=0.05)", paper, res, random_state,
                              note=f"k={res[0][0].n_shadow}/world; {_mlp_epochs(profile, n_train)} epochs; {note}"))
         rows.append(_acc_row(row, f"MLP {label} target AUC (n={n_train}, p=0.05)", None, res, random_state,
@@ -875,13 +881,10 @@ def table2(profile: str, random_state: int):
     references=_ACCURACY,
 )
 def fig1_mlp(profile: str, random_state: int):
-    from ..property.game import mlp_learner
-
     cfg, row = _config(profile, mlp=True)
     grid = (0.0, 0.05, 0.10) if profile == "smoke" else ((0.0, 0.03, 0.10) if profile == "reduced"
                                                           else cfg["p_grid"])
-    learner = mlp_learner((32, 16, 8), epochs=_mlp_epochs(profile, cfg["n_census"]), lr=MLP_TRAINING["lr"])
-    curve = _sweep("census-random", cfg, grid, seed=random_state, learner=learner)
+    curve = _mlp_sweep(profile, cfg, (32, 16, 8), grid, random_state)
     rows = [_acc_row(row, f"census-random MLP accuracy at p={p:.2f}", None, res, random_state,
                      note=f"k={res[0][0].n_shadow}/world, {res[0][0].n_targets} targets")
             for p, res in curve.items()]
