@@ -221,10 +221,22 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
     write_text_atomic(path, dumps_strict(data))
 
 
-def check_output_file(path: str | Path | None, *, option: str = "--out") -> Path | None:
-    """Refuse, before any work, an output file that cannot be written (a folder, a path through a file, no rights)."""
+def _check_writable(p: Path, target: Path, option: str) -> None:
+    """Refuse ``target`` unless ``p``, its nearest existing ancestor, is a folder this process can write in."""
     import tempfile
 
+    from .exceptions import InvalidParameterError
+
+    if not p.is_dir():
+        raise InvalidParameterError(f"{option} {target} cannot be created: {p} is a file, not a folder")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".leakaudit-write-check-", dir=p))
+    except OSError as exc:
+        raise InvalidParameterError(f"{option} {target} cannot be written ({exc.strerror or exc} in {p})") from None
+
+
+def check_output_file(path: str | Path | None, *, option: str = "--out") -> Path | None:
+    """Refuse, before any work, an output file that cannot be written (a folder, a path through a file, no rights)."""
     from .exceptions import InvalidParameterError
 
     if path is None:
@@ -235,21 +247,12 @@ def check_output_file(path: str | Path | None, *, option: str = "--out") -> Path
     p = path.parent
     while not p.exists():
         p = p.parent
-    if not p.is_dir():
-        raise InvalidParameterError(f"{option} {path} cannot be created: {p} is a file, not a folder")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=p, prefix=".leakaudit-write-check-")
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as exc:
-        raise InvalidParameterError(f"{option} {path} cannot be written ({exc.strerror or exc} in {p})") from None
+    _check_writable(p, path, option)
     return path
 
 
 def check_output_folder(out: Path, *, option: str = "--out") -> Path:
     """Refuse, before any work, an output folder that is a file or cannot be created or written."""
-    import tempfile
-
     from .exceptions import InvalidParameterError
 
     try:
@@ -260,12 +263,7 @@ def check_output_folder(out: Path, *, option: str = "--out") -> Path:
             p = p.parent
     except OSError as exc:  # a name too long for the file system, a loop of links
         raise InvalidParameterError(f"{option} {out} cannot be a folder: {exc.strerror or exc}") from None
-    if not p.is_dir():
-        raise InvalidParameterError(f"{option} {out} cannot be created: {p} is a file, not a folder")
-    try:
-        os.rmdir(tempfile.mkdtemp(prefix=".leakaudit-write-check-", dir=p))
-    except OSError as exc:
-        raise InvalidParameterError(f"{option} {out} cannot be written ({exc.strerror or exc} in {p})") from None
+    _check_writable(p, out, option)
     return out
 
 
@@ -317,9 +315,6 @@ def record_name(source: str, row: Any = None, *, index: Any = None, line: Any = 
 def record_names(records: Any) -> list[str]:
     """Each row of records.csv's table (its ``source`` and ``line``, ``row`` or ``index``) named by
     :func:`record_name`: the names results.json's lists of records hold."""
-    if "index" in records:
-        return [record_name(s, index=i) for s, i in zip(records["source"], records["index"])]
-    if "line" in records:
-        return [record_name(s, line=k) for s, k in zip(records["source"], records["line"])]
-    return [record_name(s, r) for s, r in zip(records["source"], records["row"])]
+    key = "index" if "index" in records else "line" if "line" in records else "row"
+    return [record_name(s, **{key: v}) for s, v in zip(records["source"], records[key])]
 
