@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typer.core import TyperCommand, TyperGroup
 
-__all__ = ["Command", "Group", "Stopped", "TopGroup"]
+__all__ = ["Command", "Group", "Stopped", "TopGroup", "not_given"]
 
 
 class _HelpWithoutMetavar:
@@ -31,6 +31,14 @@ class Command(_HelpWithoutMetavar, TyperCommand):
 
 class Group(_HelpWithoutMetavar, TyperGroup):
     """A group of ``leakaudit`` commands (``leakaudit dtp``, ``leakaudit mip``)."""
+
+
+def not_given(flag: str, help: str, *, default: str = "none", **kwargs):
+    """An option that defaults to None (not given), its help ending in what that means: ``[default: none]``, or
+    ``default``'s words."""
+    import typer
+
+    return typer.Option(None, flag, help=f"{help} [default: {default}]", **kwargs)
 
 
 class Stopped(Exception):

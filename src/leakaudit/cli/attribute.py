@@ -15,7 +15,7 @@ import typer
 from ..exceptions import InvalidParameterError
 from ._echo import echo
 from ._outputs import png_figure, writing_into
-from ._typer import Command
+from ._typer import Command, not_given
 
 __all__ = ["register", "make_estimator", "load_named_dataset", "run_attribute_audit", "plot_audit"]
 
@@ -134,22 +134,16 @@ def register(app: typer.Typer) -> None:
 
     @app.command("attribute", cls=Command)
     def attribute(
-        dataset: Optional[str] = typer.Option(
-            None, "--dataset",
-            help=f"Built-in dataset: {', '.join(DATASETS)}. Give this or --data. [default: none]"),
-        data: Optional[Path] = typer.Option(
-            None, "--data",
-            help="Your own table (CSV or Parquet) instead of --dataset. [default: none]"),
-        label: Optional[str] = typer.Option(
-            None, "--label",
-            help="Label column of --data (required with it). [default: none]"),
+        dataset: Optional[str] = not_given("--dataset",
+                                           f"Built-in dataset: {', '.join(DATASETS)}. Give this or --data."),
+        data: Optional[Path] = not_given("--data", "Your own table (CSV or Parquet) instead of --dataset."),
+        label: Optional[str] = not_given("--label", "Label column of --data (required with it)."),
         attribute_: str = typer.Option(..., "--attribute", help="Sensitive column to infer (categorical or binary)."),
         model: str = typer.Option(
             "mlp", "--model",
             help="Classifiers: mlp, logreg, tree, forest. Regressors: tree, ridge, linear."),
-        depth: Optional[int] = typer.Option(
-            None, "--depth",
-            help="max_depth for tree and forest models. [default: none, grown fully]"),
+        depth: Optional[int] = not_given("--depth", "max_depth for tree and forest models.",
+                                         default="none, grown fully"),
         alpha: float = typer.Option(1.0, "--alpha", help="Ridge regularisation."),
         n_members: Optional[int] = typer.Option(
             None, "--n-members",

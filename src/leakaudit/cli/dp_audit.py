@@ -9,7 +9,7 @@ import typer
 
 from ._echo import echo
 from ._outputs import writing_into
-from ._typer import Command
+from ._typer import Command, not_given
 
 __all__ = ["HELP", "register", "run_dp_audit"]
 
@@ -136,27 +136,24 @@ def register(app: typer.Typer) -> None:
         delta: float = typer.Option(1e-5, "--delta", help="The claimed delta (below 1/n)."),
         dataset: str = typer.Option("adult", "--dataset", help=f"One of: {', '.join(dataset_names())}."),
         n_train: int = typer.Option(5000, "--n-train", help="Training rows."),
-        noise_multiplier: float = typer.Option(
-            None, "--noise-multiplier",
-            help="sigma (noise std / clip norm). [default: calibrated to the claimed epsilon]"),
+        noise_multiplier: float = not_given("--noise-multiplier", "sigma (noise std / clip norm).",
+                                            default="calibrated to the claimed epsilon"),
         sampling_rate: float = typer.Option(0.01, "--sampling-rate", help="Poisson sampling rate q, in (0, 1]."),
         epochs: int = typer.Option(5, "--epochs", help="Epochs: ceil(epochs / q) steps (a --module: Opacus's own "
                                                         "schedule, rate 1 / ceil(n / round(q n)))."),
         max_grad_norm: float = typer.Option(1.0, "--max-grad-norm", help="Per-example clipping norm C."),
         lr: float = typer.Option(0.5, "--lr", help="SGD step size."),
         hidden: int = typer.Option(64, "--hidden", help="Hidden tanh units of the MLP."),
-        module: str = typer.Option(None, "--module",
-                                   help="A torch module class pkg.mod:Class to train instead (Opacus; gradient "
-                                        "canaries on parameters of the auditor's own). [default: the MLP]"),
-        module_kwargs: str = typer.Option(None, "--module-kwargs",
-                                          help="JSON object of the module's constructor arguments. [default: {}]"),
+        module: str = not_given("--module", "A torch module class pkg.mod:Class to train instead (Opacus; gradient "
+                                            "canaries on parameters of the auditor's own).", default="the MLP"),
+        module_kwargs: str = not_given("--module-kwargs", "JSON object of the module's constructor arguments.",
+                                       default="{}"),
         canaries: str = typer.Option("gradient", "--canaries",
                                      help="gradient (white-box, inserted into every step) or input (black-box)."),
-        m: int = typer.Option(None, "--m",
-                              help="Canaries, each included with probability 1/2. [default: ceil(1400 / q) "
-                                   "within [1000, 200000] for gradient canaries, more for a large claim (up to "
-                                   "2000000 where a one-step leak can be shown affordably); 1000 for input "
-                                   "canaries]"),
+        m: int = not_given("--m", "Canaries, each included with probability 1/2.",
+                           default="ceil(1400 / q) within [1000, 200000] for gradient canaries, more for a large "
+                                   "claim (up to 2000000 where a one-step leak can be shown affordably); 1000 for "
+                                   "input canaries"),
         bound: str = typer.Option("best", "--bound",
                                   help="best (the larger of steinke2023 and fdp, each at half the error rate), "
                                        "steinke2023 (Steinke et al.'s Theorem 3.1), fdp (the f-DP analysis of the "

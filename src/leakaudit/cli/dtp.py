@@ -15,7 +15,7 @@ import typer
 
 from ..exceptions import InvalidParameterError
 from ._echo import echo
-from ._typer import Command, Group
+from ._typer import Command, Group, not_given
 
 if TYPE_CHECKING:
     import numpy as np
@@ -132,18 +132,15 @@ def register(app: typer.Typer) -> None:
                           no_args_is_help=True, cls=Group)
 
     data_opt = typer.Option("adult", "--data", help=f"one of {', '.join(NAMED)}, or a CSV/Parquet file")
-    label_opt = typer.Option(None, "--label",
-                             help="label column of a table file (required with a file) [default: none]")
+    label_opt = not_given("--label", "label column of a table file (required with a file)")
     model_opt = typer.Option("nb", "--model", help=f"one of {', '.join(models())}")
     rows_opt = typer.Option(None, "--rows", help="training-set size: random rows of the data, at most its size "
                                                  "(default: 1000, or every row of a smaller table)")
     seed_opt = typer.Option(0, "--seed", help="random seed (rows drawn, models trained)")
     bin_opt = typer.Option("0.01", "--bin-width", help="output bin width, or 'none'")
     device_opt = typer.Option("cpu", "--device", help=DEVICE_HELP)
-    out_opt = typer.Option(None, "--out",
-                           help="write the JSON result to this file (checked before any work) "
-                                "[default: none, only printed]",
-                           callback=_out_file)
+    out_opt = not_given("--out", "write the JSON result to this file (checked before any work)",
+                        default="none, only printed", callback=_out_file)
 
     @dtp_app.command("pdtp", cls=Command)
     def pdtp_cmd(

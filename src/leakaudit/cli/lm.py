@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from ._echo import echo
-from ._typer import Command, Group
+from ._typer import Command, Group, not_given
 
 __all__ = ["register", "run_dataset_inference", "run_canary_insert", "run_canary_score"]
 
@@ -146,7 +146,7 @@ def register(app: typer.Typer) -> None:
         unseen: Path = typer.Option(..., "--unseen", help="Texts of the same distribution known not to have been "
                                                           "used."),
         text_column: str = typer.Option("text", "--text-column", help="The column holding the texts."),
-        tokenizer: Path = typer.Option(None, "--tokenizer", help="Tokenizer directory. [default: the model's]"),
+        tokenizer: Path = not_given("--tokenizer", "Tokenizer directory.", default="the model's"),
         reference_dir: list[Path] = typer.Option([], "--reference-dir",
                                                  help="A reference model (e.g. the base before fine-tuning); "
                                                       "repeatable. Adds the reference-ratio feature. "
@@ -196,8 +196,8 @@ def register(app: typer.Typer) -> None:
     def insert_cmd(
         data: Path = typer.Option(..., "--data", help="The fine-tuning texts (JSONL, CSV, Parquet)."),
         text_column: str = typer.Option("text", "--text-column", help="The column holding the texts."),
-        tokenizer: Path = typer.Option(None, "--tokenizer", help="Tokenizer of the model to be fine-tuned (needed "
-                                                                 "for rare-token secrets). [default: none]"),
+        tokenizer: Path = not_given("--tokenizer", "Tokenizer of the model to be fine-tuned (needed for rare-token "
+                                                   "secrets)."),
         design: str = typer.Option("rare-token", "--design", help="rare-token (the tokenizer's tokens rarest in "
                                                                   "the data) or new-token (fresh tokens to add to "
                                                                   "the tokenizer)."),
@@ -230,7 +230,7 @@ def register(app: typer.Typer) -> None:
                                                                 "safetensors)."),
         epsilon: float = typer.Option(..., "--epsilon", help="The claimed epsilon of the fine-tuning."),
         delta: float = typer.Option(1e-5, "--delta", help="The claimed delta."),
-        tokenizer: Path = typer.Option(None, "--tokenizer", help="Tokenizer directory. [default: the model's]"),
+        tokenizer: Path = not_given("--tokenizer", "Tokenizer directory.", default="the model's"),
         confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the lower bound."),
         bound: str = typer.Option("best", "--bound", help="best, steinke2023, fdp or gdp (leakaudit dp-audit)."),
         device: str = typer.Option("cpu", "--device", help=_DEVICE_HELP),

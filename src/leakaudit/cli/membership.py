@@ -9,7 +9,7 @@ import typer
 
 from ._echo import echo
 from ._outputs import writing_into
-from ._typer import Command
+from ._typer import Command, not_given
 
 if TYPE_CHECKING:  # the engine is imported when a command runs, not for --help
     from ..engine import Engine
@@ -162,9 +162,8 @@ def register(app: typer.Typer) -> None:
                                         help="Reference models (even), trained as the audit trains them."),
         n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples for intervals."),
         seed: int = typer.Option(0, "--seed", help="Random seed of the split, the models and the attacks."),
-        cache_dir: Path = typer.Option(
-            None, "--cache-dir",
-            help="Engine cache of trained models' outputs (resume). [default: none, nothing cached]"),
+        cache_dir: Path = not_given("--cache-dir", "Engine cache of trained models' outputs (resume).",
+                                    default="none, nothing cached"),
         device: str = typer.Option("cpu", "--device", help=DEVICE_HELP),
     ) -> None:
         from ..engine import Engine

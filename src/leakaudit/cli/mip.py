@@ -10,7 +10,7 @@ import typer
 
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ._echo import echo
-from ._typer import Command, Group
+from ._typer import Command, Group, not_given
 
 
 #: memory one calibrated coordinate takes, measured with --json (the scales as arrays, as Python lists in the
@@ -114,9 +114,8 @@ def register(app: typer.Typer) -> None:
         eta: float = typer.Option(..., "--eta", help="Target MIP level in (0, 1/2]."),
         M: float = typer.Option(2.0, "--M", help="Moment order of sigma (>= 2 for Cor 11)."),
         sigma: list[float] = typer.Option([1.0], "--sigma", help="Moment scale; repeat per coordinate."),
-        dim: Optional[int] = typer.Option(
-            None, "--dim",
-            help="Repeat a single --sigma over d coordinates. [default: none, one per --sigma]"),
+        dim: Optional[int] = not_given("--dim", "Repeat a single --sigma over d coordinates.",
+                                       default="none, one per --sigma"),
         constant: str = typer.Option("cor11", "--constant", help="cor11 | thm7 | tight | tv (ours)."),
         radial: str = typer.Option(
             "laplace", "--radial", help="laplace (paper) | gamma (Thm 7 density) | gaussian (ours)."
@@ -136,17 +135,13 @@ def register(app: typer.Typer) -> None:
     @mip.command("audit", cls=Command)
     def audit_cmd(
         data: str = typer.Option("prop9", "--data", help="'prop9' (Prop 9 data set) or a CSV file."),
-        column: Optional[str] = typer.Option(
-            None, "--column",
-            help="CSV column (one numeric value per record; required with a CSV --data). [default: none]"),
+        column: Optional[str] = not_given(
+            "--column", "CSV column (one numeric value per record; required with a CSV --data)."),
         n: int = typer.Option(12, "--n", help="Size of the Prop 9 data set (even)."),
         statistic: str = typer.Option("inv-sum", "--statistic", help="inv-sum (Prop 9's 1/sum) | mean | sum."),
-        scale: Optional[float] = typer.Option(
-            None, "--scale",
-            help="Laplace noise scale b to audit (give this or --eta). [default: none]"),
-        eta: Optional[float] = typer.Option(
-            None, "--eta",
-            help="Audit the MIP noise calibrated for this eta (give this or --scale). [default: none]"),
+        scale: Optional[float] = not_given("--scale", "Laplace noise scale b to audit (give this or --eta)."),
+        eta: Optional[float] = not_given("--eta",
+                                         "Audit the MIP noise calibrated for this eta (give this or --scale)."),
         M: float = typer.Option(2.0, "--M", help="Moment order of sigma behind --eta's calibration (>= 2 for Cor 11)."),
         constant: str = typer.Option("cor11", "--constant", help="cor11 | thm7 | tight | tv (ours)."),
         method: str = typer.Option("exact", "--method", help="exact (enumerate splits, n <= 20) | simulate."),

@@ -17,7 +17,7 @@ import typer
 from ..exceptions import InvalidParameterError
 from ._echo import echo
 from ._outputs import png_figure, writing_into
-from ._typer import Command
+from ._typer import Command, not_given
 
 __all__ = ["register", "load_property_data", "run_property_audit", "plot_accuracy"]
 
@@ -127,17 +127,14 @@ def register(app: typer.Typer) -> None:
         matched_shadows: bool = typer.Option(False, "--matched-shadows/--paper-shadows", metavar="",
                                              help="Keep query rows and poison originals out of the shadow sets and "
                                                   "use out-of-bag certainty (small pools, e.g. spamassassin)."),
-        rows: Optional[int] = typer.Option(
-            None, "--rows",
-            help="Use a random subset of this many rows. [default: none, every row]"),
+        rows: Optional[int] = not_given("--rows", "Use a random subset of this many rows.", default="none, every row"),
         seed: int = typer.Option(0, "--seed", help="Random seed."),
         theory: bool = typer.Option(
             False, "--theory", metavar="",
             help="Only print Theorem 9's windows; train nothing. [default: off]"),
         out: Path = typer.Option(Path("property-out"), "--out", help="Output folder."),
-        cache_dir: Path = typer.Option(
-            None, "--cache-dir",
-            help="Engine cache of trained models (resume). [default: none, nothing cached]"),
+        cache_dir: Path = not_given("--cache-dir", "Engine cache of trained models (resume).",
+                                    default="none, nothing cached"),
     ) -> None:
         """Property inference from poisoning: can a poisoner tell t0 from t1 with label-only queries?"""
         from .._results import write_json_atomic

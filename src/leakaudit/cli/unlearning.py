@@ -9,7 +9,7 @@ import typer
 
 from ._echo import echo
 from ._outputs import writing_into
-from ._typer import Command
+from ._typer import Command, not_given
 
 __all__ = ["HELP", "register"]
 
@@ -38,9 +38,9 @@ def register(app: typer.Typer) -> None:
         nonmembers: Path = typer.Option(..., "--nonmembers", help="CSV or Parquet: records of the same "
                                                                   "distribution neither model trained on."),
         label: str = typer.Option(..., "--label", help="The label column."),
-        retrained: Path = typer.Option(None, "--retrained",
-                                       help="A model retrained on the retain set, checked two-sided against the "
-                                            "recipe's retrained models. [default: none; the recipe's models alone]"),
+        retrained: Path = not_given("--retrained", "A model retrained on the retain set, checked two-sided against "
+                                                   "the recipe's retrained models.",
+                                    default="none; the recipe's models alone"),
         reference_models: int = typer.Option(16, "--reference-models",
                                              help="Models retrained by the before-model's recipe on the retain set "
                                                   "(4 to 10,000, within the work budget)."),
