@@ -343,6 +343,12 @@ def _csr(indptr, indices, values, y, d: int, C: int) -> Rows:
                 y=None if y is None else _ptr(y), d=int(d), C=int(C))
 
 
+def _aligned_f32(n: int) -> np.ndarray:
+    """At least ``n`` float32 zeros starting on a 64-byte boundary (a view into a slightly larger buffer)."""
+    buf = np.zeros(n + 16, np.float32)
+    return buf[(-buf.ctypes.data % 64) // 4 :]
+
+
 def onehot_prepare(indptr, indices, values, rows, d: int, member=None):
     """One model's one-hot groups, as the training kernel finds them in its task (``leakaudit_onehot_prepare``).
 
@@ -414,21 +420,17 @@ def train_block(params, mom1, mom2, steps, indptr, indices, values, y, order, st
     used = [0] * K
 
     def scratch():
-        if not hasattr(local, "buf"):
+        if not hasattr(local, "grad"):
             # grad (P floats, 64-byte aligned), g (the logits of the rows the kernel takes together: at most
             # ROW_GROUP_MAX C floats); rows (B) int64
-            buf = np.zeros(P + ROW_GROUP_MAX * C + 16, np.float32)
-            off = (-buf.ctypes.data % 64) // 4
-            local.buf = buf
-            local.grad = buf[off : off + P]
-            local.g = buf[off + P : off + P + ROW_GROUP_MAX * C]
+            buf = _aligned_f32(P + ROW_GROUP_MAX * C)
+            local.grad, local.g = buf[:P], buf[P : P + ROW_GROUP_MAX * C]
             local.rows = np.empty(max(1, batch_size), np.int64)
             local.order = np.empty(0, np.int64)
-            table = np.empty((d + 1) * H + 16 if onehot else 1, np.float32)
-            local.table = table[(-table.ctypes.data % 64) // 4 :]  # 64-byte aligned rows, as W1's
+            local.table = _aligned_f32((d + 1) * H if onehot else 0)  # 64-byte aligned rows, as W1's
             local.oh = _onehot_scratch(d, n, np.diff(indptr)) if onehot else None
-            zd = np.empty(max(1, batch_size) * H + 16 if x is not None else 1, np.float32)
-            local.zd = zd[(-zd.ctypes.data % 64) // 4 :]  # the dense rows' (B, H) pre-activations and gradients
+            # the dense rows' (B, H) pre-activations and gradients
+            local.zd = _aligned_f32(max(1, batch_size) * H if x is not None else 0)
         return local
 
     def one(k):
@@ -522,12 +524,10 @@ class DpTrainer:
                            coefs=_ptr(self.coefs))
         self.keep = [y, xsq]  # the arrays the kernel reads stay alive with the trainer
         # grad (P floats, 64-byte aligned) and g (ROW_GROUP_MAX rows' logits)
-        buf = np.zeros(self.P + ROW_GROUP_MAX * C + 16, np.float32)
-        off = (-buf.ctypes.data % 64) // 4
-        self.buf, self.grad, self.g = buf, buf[off : off + self.P], buf[off + self.P : off + self.P + ROW_GROUP_MAX * C]
+        buf = _aligned_f32(self.P + ROW_GROUP_MAX * C)
+        self.grad, self.g = buf[: self.P], buf[self.P : self.P + ROW_GROUP_MAX * C]
         self.H, self.zd_rows, self.zd = int(H), 0, np.zeros(1, np.float32)  # dense rows' (B, H) scratch, grown
-        table = np.empty((d + 1) * H + 16 if onehot else 1, np.float32)
-        self.table = table[(-table.ctypes.data % 64) // 4 :]
+        self.table = _aligned_f32((d + 1) * H if onehot else 0)
         self.model = DpModel(xsq=_ptr(xsq), grad=_ptr(self.grad), g=_ptr(self.g), table=_ptr(self.table),
                              zd=_ptr(self.zd), E=int(extra), cnorm=float(canary_norm))
         self.dense = x is not None
@@ -568,8 +568,7 @@ class DpTrainer:
         most = int(np.diff(step_ptr).max(initial=0))
         if self.dense and most > self.zd_rows:  # the largest batch so far (a Poisson batch's size varies)
             self.zd_rows = max(most, 2 * self.zd_rows)
-            zd = np.empty(self.zd_rows * self.H + 16, np.float32)
-            self.zd = zd[(-zd.ctypes.data % 64) // 4 :]  # 64-byte aligned rows, as train_block's
+            self.zd = _aligned_f32(self.zd_rows * self.H)  # 64-byte aligned rows, as train_block's
             m.zd = _ptr(self.zd)
         m.p, m.batch, m.step_ptr, m.n_steps = _ptr(params), _ptr(batch), _ptr(step_ptr), n_steps
         m.rng = None if rng is None else _ptr(rng)

@@ -278,10 +278,6 @@ class _Problem:
         gb = G.sum(axis=0)
         return f, np.concatenate([gW.ravel(), gb]), P
 
-    def value(self, u):
-        W, Z = self._logits(u)
-        return 0.5 * np.sum(W * W) + self.C * np.sum(_logsumexp_rows(Z) - Z[np.arange(self.n), self.y])
-
     def hessp(self, P, v):
         VW, vb = self.unpack(v)
         dZ = self.X @ VW.T + vb

@@ -321,7 +321,7 @@ class TorchMLP(TorchLearner):
         if self.mode == "faithful":
             if shared:
                 perm = union[shared_rng.permutation(union.size)]
-                orders = [perm[_in_subset(s, X.shape[0])[perm]] for s in subsets]
+                orders = [perm[_membership([s], X.shape[0])[0, perm]] for s in subsets]
             else:
                 orders = [s[rng.permutation(s.size)] for s, rng in zip(subsets, rngs)]
             if p["backend"] == "compiled":
@@ -670,14 +670,8 @@ def _seeded_inits(seeds, sizes, dtype, *, with_rngs: bool = True, scheme: str = 
     return rngs, inits
 
 
-def _in_subset(s, n: int) -> np.ndarray:
-    """Boolean mask (n,) of the rows in subset ``s``."""
-    mask = np.zeros(n, dtype=bool)
-    mask[s] = True
-    return mask
-
-
 def _membership(subsets, n: int) -> np.ndarray:
+    """Boolean masks (K, n) of the rows in each subset."""
     member = np.zeros((len(subsets), n), dtype=bool)
     for k, s in enumerate(subsets):
         member[k, s] = True

@@ -32,6 +32,7 @@ from .._extras import require
 from ..exceptions import InvalidInputError, UnsupportedError
 from ._base import BoostedLearner, BoostedModel, Capabilities, TreeShape
 from ._recipe import INTERACTIONS, MONOTONE, Choice, Int, Real, check_recipe, recipe_error
+from ._torch_utils import softmax
 
 __all__ = ["XGBoostLearner", "XGBoostModel", "XGB_OBJECTIVES", "xgboost_recipe"]
 
@@ -62,12 +63,6 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-z))
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
-
 class XGBoostModel(BoostedModel):
     """One trained XGBoost booster (:class:`~._base.BoostedModel`; ``rounds_`` None: every round, else an
     early-stopped model's best iteration + 1).
@@ -96,7 +91,7 @@ class XGBoostModel(BoostedModel):
             out = np.asarray(self.booster_.predict(d, **kw), dtype=np.float64)
         else:
             out = np.asarray(self.booster_.predict(d, output_margin=True, **kw), dtype=np.float64)
-            out = _sigmoid(out) if binary else _softmax(out.reshape(X.shape[0], -1))
+            out = _sigmoid(out) if binary else softmax(out.reshape(X.shape[0], -1))
         if binary:
             p1 = out.reshape(-1)
             return np.column_stack([1.0 - p1, p1])
