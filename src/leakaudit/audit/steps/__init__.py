@@ -84,9 +84,6 @@ class Plan:
     steps : tuple of Step
     record_columns : tuple of str
         The steps whose per-record columns records.csv shows first, in this order (the others follow in plan order).
-
-    A step's ``section`` is the results.json section its summary fills: its ``name`` by default; ``"dtp.removal"``
-    nests it as the ``removal`` entry of the ``dtp`` section.
     """
 
     steps: tuple[Step, ...]
