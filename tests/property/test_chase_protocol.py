@@ -8,9 +8,9 @@ from leakaudit.reproduce import chase
 
 
 def test_census_keeps_the_paper_protocol_and_spam_builds_shadows_like_targets():
-    census = chase._protocol("census", chase.CONFIG["reduced"])
+    census = chase.PROTOCOL["census"]
     assert census == {"adversary_fraction": None, "out_of_bag": False, "exclude_rows": False}
-    spam = chase._protocol("spam", chase.CONFIG["reduced"])
+    spam = chase.PROTOCOL["spam"]
     assert spam["out_of_bag"] and spam["exclude_rows"] and spam["features"] == "tfidf"
     assert spam["adversary_fraction"] is None  # the paper's 1/3 : 2/3 split
 

@@ -155,7 +155,7 @@ def _sweep(setting: str, cfg: dict, p_grid, *, k: int | None = None, n_train: in
     from ..property.queries import select_queries
 
     source, _, t0, t1 = SETTINGS[setting]
-    proto = _protocol(source, cfg)
+    proto = PROTOCOL[source]
     n = n_train or _n(setting, cfg)
     k = k or _per_source(cfg, "k", setting)
     n_queries = _per_source(cfg, "q", setting)
@@ -268,11 +268,6 @@ def _best_at_low_p(row, label: str, curve: dict, cfg: dict, random_state: int):
     return _seeds_row(row, f"{label} best accuracy at p<=0.10", 0.9, per_seed[low].max(0), _seeds(cfg, random_state),
                       note="paper: 'with less than 10% poisoning all of the experiments get accuracy above 90%'",
                       bound="lower"), per_seed
-
-
-def _protocol(source: str, cfg: dict) -> dict:
-    """The adversary's protocol for ``source`` ("census" or "spam"), also on smoke's synthetic stand-ins."""
-    return dict(PROTOCOL[source])
 
 
 def _config(profile: str, mlp: bool = False) -> tuple[dict, object]:
@@ -771,7 +766,7 @@ def fig56(profile: str, random_state: int):
         vals = {(p, m): [] for p in grid for m in ("precision", "recall", "accuracy")}
         for s in _seeds(cfg, random_state):
             data = _data(setting, cfg["synthetic"], cfg["census_rows"], s,
-                         _protocol(SETTINGS[setting][0], cfg).get("features", "binary"))
+                         PROTOCOL[SETTINGS[setting][0]].get("features", "binary"))
             adv, vic = split_pools(len(data), random_state=s)
             for p in grid:
                 pz = choose_poison(data, adv, t0=t0, t1=t1, poison_rate=p, n_train=n, random_state=s)
