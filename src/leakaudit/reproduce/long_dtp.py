@@ -508,7 +508,7 @@ _TABLE2_REFERENCES = (
 def _correlation_seed(profile: str, seed: int) -> list:
     """Every long-dtp-correlation row for one seed (one draw of D, targets, halves, shadow and target models)."""
     from ..dtp import correlation_vs_measurements, pdtp_attack_correlation
-    from ..learners import LogisticRegression, NaiveBayes, TorchMLP
+    from ..learners import LogisticRegression, NaiveBayes
     from ..membership.protocols import long_protocol
 
     cfg = _CORR_CFG[profile]
@@ -523,7 +523,7 @@ def _correlation_seed(profile: str, seed: int) -> list:
         ("NB-Purchase", NaiveBayes(n_values=[2] * Xp.shape[1]), Xp, yp, Dp, "nb"),
         ("LR-Purchase", LogisticRegression(C=LR_PURCHASE_C), Xp, yp, Dp, "lr_purchase"),
     ]
-    nn100 = TorchMLP(hidden=(64,), activation="tanh", epochs=100, mode="faithful")
+    nn100 = _learners(cat, nv, nn_epochs=100)["NN-Adult"][0]
     rows = []
     for name, learner, XX, yy, DD, kind in setups:
         c = cfg[kind]
@@ -730,7 +730,7 @@ def _bounds_seed(profile: str, random_state: int):
         normalised_nb_dtp_bound,
         pdtp,
     )
-    from ..learners import LogisticRegression, NaiveBayes, TorchMLP
+    from ..learners import NaiveBayes
     from ..learners.naive_bayes import encode_for_naive_bayes
 
     rng = np.random.default_rng(random_state)
@@ -774,8 +774,8 @@ def _bounds_seed(profile: str, random_state: int):
     # 2. LR-Adult: Thm 6.9 and the search estimate
     y, D, X, Xn, cat, nv, rng2 = _adult(random_state)
     T = rng2.permutation(D)[:1000]
+    nb, lr, nn = (learner for learner, _ in _learners(cat, nv).values())  # Table 2's NB-, LR- and NN-Adult
     # bin-width sensitivity (spec §2.5, §8 item 4): NB-Adult PDTP of all 1,000 training records
-    nb = NaiveBayes(categorical=cat, n_values=nv)
     for w in (None, 0.001, 0.01, 0.05):
         pv = np.asarray(pdtp(nb, Xn[T], y[T], bin_width=w).values)
         rows.append(row(f"NB-Adult PDTP with bin width {w if w else 'none'}: share of records > 1", None,
@@ -795,7 +795,6 @@ def _bounds_seed(profile: str, random_state: int):
         ]
     n_rec = {"smoke": 3, "reduced": 20, "full": 100}[profile]
     recs = np.arange(n_rec)
-    lr = LogisticRegression(C=LR_ADULT_C)
     lip = logistic_lipschitz_bound(lr, X[T], y[T], records=recs, X_domain=X[D])
     pl = pdtp(lr, X[T], y[T], records=recs, bin_width=None)
     rows += [
@@ -814,7 +813,6 @@ def _bounds_seed(profile: str, random_state: int):
             note="compare with the Thm 6.9 upper bound above"),
     ]
     # 3. NN-Adult: search estimate (paired LOO models), PDTP and the noise floors
-    nn = TorchMLP(hidden=(64,), activation="tanh", epochs=NN_ADULT_EPOCHS, mode="faithful")
     n_nn = {"smoke": 2, "reduced": 10, "full": 50}[profile]
     s_nn = dtp_search_estimate(nn, X[T], y[T], records=np.arange(n_nn), X_reference=X[D], random_state=random_state,
                                seed_policy="paired", bin_width=None, **kw)
@@ -863,10 +861,8 @@ def _bounds_seed(profile: str, random_state: int):
 )
 def _noise_seed(profile: str, random_state: int):
     """Figs 7-8 for one seed: P(>50K) of two individuals (one of each class, in no training set) under every model."""
-    from ..learners import TorchMLP
-
-    y, _, X, _, _, _, rng = _adult(random_state)
-    nn = TorchMLP(hidden=(64,), activation="tanh", epochs=NN_ADULT_EPOCHS, mode="faithful")
+    y, _, X, _, cat, nv, rng = _adult(random_state)
+    nn = _learners(cat, nv)["NN-Adult"][0]
     n_models = {"smoke": 3, "reduced": 30, "full": 100}[profile]
     n_train = {"smoke": 1000, "reduced": 10000, "full": 10000}[profile]
     q = np.array([rng.choice(np.flatnonzero(y == c)) for c in (0, 1)])  # (a) low salary, (b) high salary
