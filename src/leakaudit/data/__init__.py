@@ -13,80 +13,25 @@ Index sampling helpers live in :mod:`leakaudit.data.sampling`.
 """
 
 from ..exceptions import DataFileError
-from . import sampling
+from . import _dataset, _encoder, _features, adult, census, images, purchase, sampling, status, synthetic, text, yeom
 from ._cache import clear_cache
-from ._dataset import TASKS, Dataset, from_frame, read_table, table_extension
-from ._encoder import TabularEncoder
-from ._features import FEATURE_KINDS, MISSING_LABEL, Feature, infer_feature, infer_features
+from ._dataset import *  # noqa: F403
+from ._encoder import *  # noqa: F403
+from ._features import *  # noqa: F403
 from ._files import DATA_FILES, bundled_dir, data_dir, sha256_of
-from .adult import (
-    ACS_PROXY_COLUMNS,
-    ADULT_CATEGORICAL,
-    ADULT_COLUMNS,
-    ADULT_NUMERIC,
-    LONG_ADULT_COLUMNS,
-    load_acs_pums,
-    load_adult,
-)
-from .census import CENSUS_NUMERIC, load_census_kdd
-from .images import FASHION_MNIST_CLASSES, ImageDataset, load_fashion_mnist, read_idx
-from .purchase import kmeans_labels, load_purchase_kaggle, load_supermarket, supermarket_clusters
-from .status import DatasetStatus, dataset_status
-from .synthetic import make_gaussian_regression, make_purchase_like, make_texas_like
-from .text import BagOfWords, bag_of_words, load_enron_spam, load_spamassassin
-from .yeom import IWPC_COLUMNS, load_eyedata, load_iwpc
+from .adult import *  # noqa: F403
+from .census import *  # noqa: F403
+from .images import *  # noqa: F403
+from .purchase import *  # noqa: F403
+from .status import *  # noqa: F403
+from .synthetic import *  # noqa: F403
+from .text import *  # noqa: F403
+from .yeom import *  # noqa: F403
 
+# types and preprocessing, files, loaders, generators, status and sampling: each module's ``__all__``; of _files and
+# _cache, the names imported above
 __all__ = [
-    # types and preprocessing
-    "Dataset",
-    "Feature",
-    "FEATURE_KINDS",
-    "MISSING_LABEL",
-    "TASKS",
-    "TabularEncoder",
-    "ImageDataset",
-    "BagOfWords",
-    "from_frame",
-    "read_table",
-    "table_extension",
-    "infer_feature",
-    "infer_features",
-    "bag_of_words",
-    "kmeans_labels",
-    # files
-    "DataFileError",
-    "DATA_FILES",
-    "sha256_of",
-    "data_dir",
-    "bundled_dir",
-    "clear_cache",
-    "read_idx",
-    # loaders
-    "load_adult",
-    "ADULT_COLUMNS",
-    "ADULT_NUMERIC",
-    "ADULT_CATEGORICAL",
-    "LONG_ADULT_COLUMNS",
-    "ACS_PROXY_COLUMNS",
-    "load_acs_pums",
-    "load_census_kdd",
-    "CENSUS_NUMERIC",
-    "load_iwpc",
-    "IWPC_COLUMNS",
-    "load_eyedata",
-    "load_spamassassin",
-    "load_enron_spam",
-    "load_fashion_mnist",
-    "FASHION_MNIST_CLASSES",
-    "load_supermarket",
-    "supermarket_clusters",
-    "load_purchase_kaggle",
-    # generators
-    "make_purchase_like",
-    "make_texas_like",
-    "make_gaussian_regression",
-    # status and sampling
-    "DatasetStatus",
-    "dataset_status",
-    "sampling",
+    *_dataset.__all__, *_features.__all__, *_encoder.__all__, "DataFileError", "DATA_FILES",
+    "sha256_of", "data_dir", "bundled_dir", "clear_cache", *adult.__all__, *census.__all__, *yeom.__all__,
+    *text.__all__, *images.__all__, *purchase.__all__, *synthetic.__all__, *status.__all__, "sampling",
 ]

@@ -16,7 +16,7 @@ from ..exceptions import DataFileError, InvalidInputError, InvalidParameterError
 from ._encoder import TabularEncoder
 from ._features import Feature, _as_str_tuple, infer_feature, infer_features
 
-__all__ = ["Dataset", "from_frame", "read_table", "TASKS"]
+__all__ = ["Dataset", "from_frame", "read_table", "table_extension", "TASKS"]
 
 TASKS = ("classification", "regression")
 

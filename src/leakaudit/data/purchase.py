@@ -295,9 +295,8 @@ def basket_dataset(X: np.ndarray, y: np.ndarray, *, name: str, columns: list[str
     )
 
 
-# make_purchase_like parameters calibrated to Long et al.'s Table 2 Purchase model accuracies (NB train / test
-# 0.8641 / 0.7204, NN 1.0 / 0.6434) by the seeded grid search of `leakaudit reproduce long-purchase-calibration`
-# (no attack or PDTP number enters it); use with n_records=10_000, n_features=836, n_classes=10. Over seeds 0-4 it
-# gives NB train / test 0.977 / 0.663 and NN 1.0 / 0.724 (defaults: NB 0.987 / 0.420, NN 1.0 / 0.666): NB's train
-# accuracy stays near 0.98 everywhere on the grid, so the generator family cannot reach the paper's 0.864.
+# make_purchase_like parameters calibrated to Long et al.'s Table 2 Purchase model accuracies by the seeded grid search
+# of `leakaudit reproduce long-purchase-calibration` (no attack or PDTP number enters it; the accuracies it reaches, and
+# those it cannot: docs/reproduction/long-purchase-calibration.md); use with n_records=10_000, n_features=836,
+# n_classes=10.
 LONG_PURCHASE_PARAMS: dict = {"mean_items": 167.2, "favourite_boost": 5.0, "n_shopper_types": 200, "zipf_exponent": 0.5}

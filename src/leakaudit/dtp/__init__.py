@@ -9,7 +9,7 @@ Props 6.3–6.8, the normalised naive-Bayes bound), ``lipschitz`` (Thm 6.9),
 reference-model ranking and a random sample), ``correlation`` (Tables 1–2).
 """
 
-from . import correlation, exact, lipschitz, noise_floor, removal, results, significance, stability
+from . import correlation, exact, lipschitz, noise_floor, removal, results, screening, significance, stability
 from .correlation import *  # noqa: F403
 from .exact import *  # noqa: F403
 from .lipschitz import *  # noqa: F403
@@ -18,18 +18,7 @@ from .pdtp import SEED_POLICIES, abs_log_ratio, apply_binning, pdtp, pdtp_from_p
 from .reduce import reduce_dtp
 from .removal import *  # noqa: F403
 from .results import *  # noqa: F403
-from .screening import (
-    OOBShift,
-    ScreenedPDTP,
-    forest_oob_shift,
-    oob_ensemble,
-    reference_loo_shift,
-    sample_for_allowance,
-    screen_plan,
-    screened_pdtp,
-    tail_exceeds_sample,
-    unmeasured_bound,
-)
+from .screening import *  # noqa: F403
 from .search import dtp_search, dtp_search_estimate
 from .significance import *  # noqa: F403
 from .stability import *  # noqa: F403
@@ -37,9 +26,8 @@ from .verdict import dtp1_verdict
 
 # the whole ``__all__`` of the modules imported with ``*``; of the others, the names imported above
 __all__ = [
-    *significance.__all__, "dtp1_verdict", "reduce_dtp", *removal.__all__, "reference_loo_shift",
-    "sample_for_allowance", "screen_plan", "screened_pdtp", "forest_oob_shift", "oob_ensemble", "OOBShift",
-    "ScreenedPDTP", "tail_exceeds_sample", "unmeasured_bound", "dtp_search", "dtp_search_estimate",
+    *significance.__all__, "dtp1_verdict", "reduce_dtp", *removal.__all__, *screening.__all__, "dtp_search",
+    "dtp_search_estimate",
     *lipschitz.__all__, *noise_floor.__all__, *correlation.__all__, "pdtp", "pdtp_from_probabilities",
     "abs_log_ratio", "apply_binning", "SEED_POLICIES", *exact.__all__, *stability.__all__, *results.__all__,
 ]

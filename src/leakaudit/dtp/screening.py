@@ -44,6 +44,7 @@ __all__ = [
     "forest_oob_shift",
     "oob_ensemble",
     "reference_loo_shift",
+    "sample_for_allowance",
     "screen_plan",
     "screened_pdtp",
     "tail_exceeds_sample",

@@ -13,7 +13,8 @@ from ._epsilon import _counts_above, _split
 from ._intervals import auc_ci_method_used, bootstrap_auc_ci, bootstrap_tpr_at_fpr_ci, difference_interval
 from ._membership import auc, check_membership_inputs, membership_advantage, tpr_at_fpr
 
-__all__ = ["MembershipMetrics", "evaluate_membership", "against_chance", "DEFAULT_FPRS", "tpr_entry"]
+__all__ = ["MembershipMetrics", "evaluate_membership", "against_chance", "DEFAULT_FPRS", "tpr_entry",
+           "wide_interval_reason", "WIDE_INTERVAL"]
 
 DEFAULT_FPRS = (0.01, 0.001, 0.0001)
 

@@ -136,10 +136,10 @@ def _noise_constant(eta: float, M: float, constant: str) -> float:
         return 1.0 / (2.0 * eta)  # ours: eta <= sigma_1 / (2 b)  (docs/mip.md, Proposition A)
     if constant == "thm7":
         return (THM7_CONSTANT / eta) ** (1.0 + 2.0 / M)  # Theorem 7
+    hi = (COR11_CONSTANT / eta) ** (1.0 + 2.0 / M)  # Corollary 11
     if constant == "cor11":
-        return (COR11_CONSTANT / eta) ** (1.0 + 2.0 / M)  # Corollary 11
-    hi = (COR11_CONSTANT / eta) ** (1.0 + 2.0 / M)
-    # smallest c with eta_bound(c) <= eta; eta_bound decreases in c, so search on log c
+        return hi
+    # tight: smallest c with eta_bound(c) <= eta; eta_bound decreases in c, so search on log c
     res = calibrate(
         lambda logc: thm7_eta_bound(math.exp(logc), M),
         eta,
