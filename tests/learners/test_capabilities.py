@@ -178,3 +178,15 @@ def test_bad_parameters_are_refused_by_validate_params_before_any_data(learner, 
     if capabilities(learner).loo is not None:  # and so does the closed-form leave-one-out
         with pytest.raises(InvalidParameterError, match=match):
             learner.loo_proba(X, y, [0])
+
+
+def test_a_subclass_with_parameters_of_its_own_keeps_every_parameter():
+    # each __init__ keeps its own parameters (keep_params reads the calling __init__'s, not the subclass's)
+    class Forest(RandomForest):
+        def __init__(self, *, n_estimators=100, extra=1):
+            super().__init__(n_estimators=n_estimators)
+            self.extra = extra
+
+    m = Forest(n_estimators=4, extra=3)
+    assert (m.n_estimators, m.extra, m.max_depth, m.bootstrap) == (4, 3, None, True)
+    assert m.get_params() == {"extra": 3, "n_estimators": 4}

@@ -16,7 +16,7 @@ subsets renumbered), so a large sparse pool is never densified whole.
 from __future__ import annotations
 
 import abc
-import inspect
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -550,8 +550,8 @@ def refuse_removed(owner: str, removed: dict, *, native_off: str) -> None:
 
 
 def keep_params(obj: Any, values: dict[str, Any]) -> None:
-    """Keep each parameter of ``obj``'s ``__init__`` as the attribute of its name (scikit-learn's convention, which
-    ``get_params`` and ``clone`` read): ``values`` is that ``__init__``'s ``locals()``."""
-    for p in list(inspect.signature(type(obj).__init__).parameters.values())[1:]:
-        if p.kind is not p.VAR_KEYWORD:
-            setattr(obj, p.name, values[p.name])
+    """Keep each named parameter of the ``__init__`` that calls this as ``obj``'s attribute of its name (scikit-learn's
+    convention, which ``get_params`` and ``clone`` read): ``values`` is that ``__init__``'s ``locals()``."""
+    code = sys._getframe(1).f_code  # the calling __init__'s own parameters (a subclass may have others)
+    for name in code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]:
+        setattr(obj, name, values[name])
