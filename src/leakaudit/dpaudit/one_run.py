@@ -169,9 +169,8 @@ def one_run_epsilon_lower_bound(m: int, r: int, v: int, *, delta: float, beta: f
     return _epsilon_lower_bound(int(m), int(r), int(v), float(delta), float(beta))
 
 
-def _check_codes(x, name: str, allowed: tuple[float, ...], words: str) -> np.ndarray:
-    """``x`` as an int8 vector, refused unless each value is one of ``allowed`` (``words``: what they mean)."""
-    v = check_vector(x, name=name, dtype=np.float64)
+def _check_codes(v: np.ndarray, name: str, allowed: tuple[float, ...], words: str) -> np.ndarray:
+    """The vector ``v`` as int8, refused unless each value is one of ``allowed`` (``words``: what they mean)."""
     bad = ~np.isin(v, allowed)
     if bad.any():
         j = int(np.argmax(bad))
@@ -180,14 +179,15 @@ def _check_codes(x, name: str, allowed: tuple[float, ...], words: str) -> np.nda
 
 
 def _check_truth(S) -> np.ndarray:
-    return _check_codes(S, "S", (-1.0, 1.0), "-1 (canary left out) and +1 (canary included)")
+    s = check_vector(S, name="S", dtype=np.float64)
+    return _check_codes(s, "S", (-1.0, 1.0), "-1 (canary left out) and +1 (canary included)")
 
 
 def _check_guesses(T, m: int) -> np.ndarray:
-    n = check_vector(T, name="T", dtype=np.float64).shape[0]
-    if n != m:
-        raise InvalidInputError(f"T must have one guess per canary, the length of S ({m}); got length {n}")
-    return _check_codes(T, "T", (-1.0, 0.0, 1.0), "-1, 0 (abstain) and +1")
+    t = check_vector(T, name="T", dtype=np.float64)
+    if t.shape[0] != m:
+        raise InvalidInputError(f"T must have one guess per canary, the length of S ({m}); got length {t.shape[0]}")
+    return _check_codes(t, "T", (-1.0, 0.0, 1.0), "-1, 0 (abstain) and +1")
 
 
 def draw_inclusion(m: int, random_state: RandomStateLike = None) -> np.ndarray:
