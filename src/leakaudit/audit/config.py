@@ -885,12 +885,11 @@ def load_config_and_options(path: str | Path, **overrides) -> tuple[AuditConfig,
 
     if isinstance(raw.get("policy"), str) and raw["policy"] not in POLICIES:  # a file, beside this one
         raw["policy"] = str(path.parent / raw["policy"])
-    for key in PATH_KEYS:
-        if key in raw and isinstance(raw[key], str) and not Path(raw[key]).is_absolute():
-            raw[key] = str(path.parent / raw[key])
-        elif key in raw and isinstance(raw[key], list):  # reference_dir: a list of folders
-            raw[key] = [str(path.parent / v) if isinstance(v, str) and not Path(v).is_absolute() else v
-                        for v in raw[key]]
+    def beside(v: Any) -> Any:
+        return str(path.parent / v) if isinstance(v, str) and not Path(v).is_absolute() else v
+
+    for key in (k for k in PATH_KEYS if k in raw):  # reference_dir: a list of folders
+        raw[key] = [beside(v) for v in raw[key]] if isinstance(raw[key], list) else beside(raw[key])
     raw.update({k: v for k, v in overrides.items() if v is not None})
     run = {k: raw.pop(k) for k in RunOptions.model_fields if k in raw}
     return make_config(**raw), make_run_options(**run)

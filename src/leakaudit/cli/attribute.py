@@ -19,8 +19,6 @@ from ._typer import Command, not_given
 
 __all__ = ["register", "make_estimator", "load_named_dataset", "run_attribute_audit", "plot_audit"]
 
-CLASSIFIERS = ("mlp", "logreg", "tree", "forest")
-REGRESSORS = ("tree", "ridge", "linear")
 DATASETS = ("adult", "census-kdd", "iwpc")
 
 
@@ -29,40 +27,26 @@ def make_estimator(name: str, task: str, *, depth: Optional[int] = None, alpha: 
 
     Classifiers: ``mlp``, ``logreg``, ``tree``, ``forest``; regressors: ``tree``, ``ridge``, ``linear``.
     """
-    if task == "classification":
-        if name == "mlp":
-            from sklearn.neural_network import MLPClassifier
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-            # no weight decay and many epochs: an overfit model, as the attack needs to show leakage
-            return MLPClassifier(hidden_layer_sizes=(128,), alpha=0.0, max_iter=300)
-        if name == "logreg":
-            from sklearn.linear_model import LogisticRegression
-
-            return LogisticRegression(max_iter=2000)
-        if name == "tree":
-            from sklearn.tree import DecisionTreeClassifier
-
-            return DecisionTreeClassifier(max_depth=depth)
-        if name == "forest":
-            from sklearn.ensemble import RandomForestClassifier
-
-            return RandomForestClassifier(n_estimators=100, max_depth=depth)
-        raise InvalidParameterError(f"--model must be one of {', '.join(CLASSIFIERS)} for a classification dataset; "
-                                    f"got {name!r}")
-    if name == "tree":
-        from sklearn.tree import DecisionTreeRegressor
-
-        return DecisionTreeRegressor(max_depth=depth)
-    if name == "ridge":
-        from sklearn.linear_model import Ridge
-
-        return Ridge(alpha=alpha)
-    if name == "linear":
-        from sklearn.linear_model import LinearRegression
-
-        return LinearRegression()
-    raise InvalidParameterError(f"--model must be one of {', '.join(REGRESSORS)} for a regression dataset; "
-                                f"got {name!r}")
+    kind = "classification" if task == "classification" else "regression"
+    makers = {"classification": {
+        # no weight decay and many epochs: an overfit model, as the attack needs to show leakage
+        "mlp": lambda: MLPClassifier(hidden_layer_sizes=(128,), alpha=0.0, max_iter=300),
+        "logreg": lambda: LogisticRegression(max_iter=2000),
+        "tree": lambda: DecisionTreeClassifier(max_depth=depth),
+        "forest": lambda: RandomForestClassifier(n_estimators=100, max_depth=depth),
+    }, "regression": {
+        "tree": lambda: DecisionTreeRegressor(max_depth=depth),
+        "ridge": lambda: Ridge(alpha=alpha),
+        "linear": LinearRegression,
+    }}[kind]
+    if name not in makers:
+        raise InvalidParameterError(f"--model must be one of {', '.join(makers)} for a {kind} dataset; got {name!r}")
+    return makers[name]()
 
 
 def load_named_dataset(name: Optional[str], data: Optional[Path], label: Optional[str]):
@@ -77,13 +61,9 @@ def load_named_dataset(name: Optional[str], data: Optional[Path], label: Optiona
         from ..audit.inputs.data import read_records
 
         return ld.from_frame(read_records(data, "--data"), label, name=Path(data).stem)
-    if name == "adult":
-        return ld.load_adult()
-    if name == "census-kdd":
-        return ld.load_census_kdd()
-    if name == "iwpc":
-        return ld.load_iwpc()
-    raise InvalidParameterError(f"--dataset must be one of {', '.join(DATASETS)}; got {name!r}")
+    if name not in DATASETS:
+        raise InvalidParameterError(f"--dataset must be one of {', '.join(DATASETS)}; got {name!r}")
+    return {"adult": ld.load_adult, "census-kdd": ld.load_census_kdd, "iwpc": ld.load_iwpc}[name]()
 
 
 def run_attribute_audit(dataset, attribute: str, model: str, *, n_members: Optional[int] = None,

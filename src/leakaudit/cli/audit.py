@@ -337,12 +337,12 @@ def removal_cost(timings: dict, wall: float) -> str:
 
 #: What each input an analysis may lack (``Skipped.missing``: an attack input of ``Attack.needs``, or ``population``
 #: / ``model``) means for the user, and what gives it
+_MODEL = ("the model itself (--model: a skops estimator, or a torch state_dict with --module), so that reference "
+          "models can be retrained")
 _INPUTS = {
     "population": "--population FILE (records of the same distribution, neither members nor non-members)",
-    "reference": "the model itself (--model: a skops estimator, or a torch state_dict with --module), so that "
-                 "reference models can be retrained",
-    "model": "the model itself (--model: a skops estimator, or a torch state_dict with --module), so that "
-             "reference models can be retrained",
+    "reference": _MODEL,
+    "model": _MODEL,
     "X": "the model itself (--model) and the records' features",
     "train_loss": "the model's predictions on the members (--model, or --predictions-train)",
     "nonmembers": "more non-members (--test)",

@@ -54,6 +54,14 @@ def count_option(value: Optional[int], *, flag: str, default: int, available: in
     return value
 
 
+def _random_records(records: Optional[int], *, default: int, n: int, seed: int) -> np.ndarray:
+    """``--records`` (None: ``default``) random training records of the ``n``, sorted."""
+    import numpy as np
+
+    k = count_option(records, flag="--records", default=default, available=n, what="training records (--rows)")
+    return np.sort(np.random.default_rng(seed).choice(n, k, replace=False))
+
+
 def load_training_set(data: str, label: Optional[str], model: str, rows: Optional[int], seed: int,
                       device: str = "cpu", *, default_rows: int = 1000) -> tuple[np.ndarray, np.ndarray, Any]:
     """Features encoded for ``model`` (codes for naive Bayes, one-hot otherwise), labels, and the learner (on
@@ -176,9 +184,7 @@ def register(app: typer.Typer) -> None:
             raise InvalidParameterError("--lowest-bins ignore needs binned outputs; got --bin-width none")
         with on_interrupt("dtp pdtp", outputs=[out] if out else [], doing="loading the data") as progress:
             X, y, learner = load_training_set(data, label, model, rows, seed, device)
-            recs = None if records is None else np.sort(np.random.default_rng(seed).choice(
-                len(X), count_option(records, flag="--records", default=len(X), available=len(X),
-                                     what="training records (--rows)"), replace=False))
+            recs = None if records is None else _random_records(records, default=len(X), n=len(X), seed=seed)
             # what --repeats and --noise-floor ask, refused before any model trains (each model reads its rows)
             n_recs, rows_read = len(X) if recs is None else len(recs), float(X.shape[0]) * X.shape[1]
             n_models = pdtp_models(learner, n_recs, repeats)
@@ -262,9 +268,7 @@ def register(app: typer.Typer) -> None:
 
         with on_interrupt("dtp bound", outputs=[out] if out else [], doing="loading the data") as progress:
             X, y, learner = load_training_set(data, label, model, rows, seed, device)
-            n_recs = count_option(records, flag="--records", default=50, available=len(X),
-                                  what="training records (--rows)")
-            recs = np.sort(np.random.default_rng(seed).choice(len(X), n_recs, replace=False))
+            recs = _random_records(records, default=50, n=len(X), seed=seed)
             progress.step("computing the bounds")
             if model == "logreg":
                 res = logistic_lipschitz_bound(learner, X, y, records=recs)
