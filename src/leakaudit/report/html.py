@@ -718,12 +718,8 @@ def _settings_rows(results: AuditResult) -> tuple[list[tuple[str, str]], list[tu
     settings = results.settings.model_dump()
     recipe = settings.pop("retraining_recipe", None) or {}
     settings.pop("profile", None)
-    prof = []
-    for k, v in settings.items():
-        if k == "pdtp_records" and v is None:
-            prof.append((_words(k), "all members"))
-        elif v is not None:
-            prof.append((_words(k), _plain(v)))
+    prof = [(_words(k), "all members" if v is None else _plain(v)) for k, v in settings.items()
+            if v is not None or k == "pdtp_records"]
     rec = [(p, _plain(x)) for k, v in recipe.items() if v is not None
            for p, x in (v.items() if k == "parameters" else [(k.replace("_", " "), v)])]
     demo, text = results.target.kind == "demo", results.data.kind == "text"
