@@ -629,17 +629,15 @@ def min_nonmembers_for_tpr(fpr: float, threshold: float, *, confidence: float = 
     if n_members is not None:
         _check_sizes(n_members=n_members)
     f, conf = float(fpr), float(confidence)
+    what = f"a TPR interval at {f:g} FPR above {threshold:g}"
     if n_members is None:
-        return _smallest(lambda n: _best_tpr_lower(n, n, f, conf) > threshold, 64,
-                         f"a TPR interval at {f:g} FPR above {threshold:g}")
+        return _smallest(lambda n: _best_tpr_lower(n, n, f, conf) > threshold, 64, what)
     # the fewest non-members for a finite upper order statistic (the bound is > 0 from there on, whatever the
     # members), then whether these members clear the threshold there (more non-members do not raise it)
     n0 = _smallest(lambda n: _best_tpr_lower(1, n, f, conf) > 0.0, 64, f"any TPR interval at {f:g} FPR above 0")
     if _best_tpr_lower(int(n_members), n0, f, conf) > threshold:
-        return _smallest(lambda n: _best_tpr_lower(int(n_members), n, f, conf) > threshold, 64,
-                         f"a TPR interval at {f:g} FPR above {threshold:g}")
-    need = _smallest(lambda k: _best_tpr_lower(k, n0, f, conf) > threshold, 64,
-                     f"a TPR interval at {f:g} FPR above {threshold:g}")
+        return _smallest(lambda n: _best_tpr_lower(int(n_members), n, f, conf) > threshold, 64, what)
+    need = _smallest(lambda k: _best_tpr_lower(k, n0, f, conf) > threshold, 64, what)
     raise InvalidParameterError(
         f"n_members={n_members} is too few: with any number of non-members a perfect attack's TPR interval at "
         f"{f:g} FPR stays at or below {threshold:g} (confidence {conf:g}); it needs at least {need:,} members "
