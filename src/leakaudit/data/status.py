@@ -122,13 +122,12 @@ def dataset_status() -> list[DatasetStatus]:
     for name, img, lab, note in _FASHION:
         source = DATA_FILES[img].source
         paths, problem = _check((img, lab), False)
-        if paths is None:
+        if paths is not None:
+            shape, lshape = idx_shape(paths[0]), idx_shape(paths[1])
+            if len(shape) != 3 or lshape != shape[:1]:
+                problem = f"inconsistent IDX headers {shape} / {lshape}"
+        if problem is not None:
             out.append(DatasetStatus(name, False, problem=problem, source=source, note=note))
-            continue
-        shape, lshape = idx_shape(paths[0]), idx_shape(paths[1])
-        if len(shape) != 3 or lshape != shape[:1]:
-            out.append(DatasetStatus(name, False, problem=f"inconsistent IDX headers {shape} / {lshape}",
-                                     source=source, note=note))
             continue
         out.append(DatasetStatus(name, True, shape[0], shape[1] * shape[2], str(paths[0].parent), source=source,
                                  note=f"{note}; {shape[1]}x{shape[2]} images + label"))
