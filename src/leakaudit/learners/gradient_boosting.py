@@ -228,11 +228,9 @@ class GradientBoosting(BankLearner):
             raise UnsupportedError(f"GradientBoosting does not implement {odd} (it assumes {cls._SKLEARN_FIXED})")
         return cls(**{k: params[k] for k in cls._KEEP}, n_threads=n_threads)
 
-    @property
-    def capabilities(self) -> Capabilities:
-        """scikit-learn refuses a single class, and so does this learner; the seed orders the candidate features."""
-        return Capabilities(fits_one_class=False,
-                            implements="scikit-learn's GradientBoostingClassifier algorithm (log loss)")
+    #: scikit-learn refuses a single class, and so does this learner; the seed orders the candidate features
+    capabilities = Capabilities(fits_one_class=False,
+                                implements="scikit-learn's GradientBoostingClassifier algorithm (log loss)")
 
     def parameter_codec(self, X: Any = None, fitted: Any = None) -> tuple:
         """Not a vector: boosted models are trees."""
@@ -412,10 +410,7 @@ class FrameGradientBoosting(BankLearner):
             return f"the compiled boosting kernel is not available ({KERNEL.reason})"
         return None
 
-    @property
-    def capabilities(self) -> Capabilities:
-        return Capabilities(fits_one_class=False,
-                            implements="scikit-learn's GradientBoostingClassifier algorithm (log loss)")
+    capabilities = GradientBoosting.capabilities
 
     def parameter_codec(self, X=None, fitted=None) -> tuple:
         """Not a vector: boosted models are trees (and a Pipeline's preprocessing is fitted on the members too)."""
