@@ -198,9 +198,8 @@ def dpsgd_noise_for_eta(
     if mapping == "gdp" and sampling_rate == 1.0:
         from .conversions import gdp_mu_from_eta
 
-        # closed form mu = 2 Phi^-1(1/2 + eta), then sigma = sqrt(T) s / mu; checked below
-        s = 2.0 if neighboring == "replace" else 1.0
-        nm = math.sqrt(int(steps)) * s / gdp_mu_from_eta(eta)
+        # closed form mu = 2 Phi^-1(1/2 + eta), then sigma = sqrt(T) s / mu (full_batch_gdp_mu's map); checked below
+        nm = full_batch_gdp_mu(gdp_mu_from_eta(eta), steps, neighboring=neighboring)
         while dpsgd_eta(nm, steps, mapping="gdp", neighboring=neighboring) > eta:
             nm = math.nextafter(nm, math.inf)
         return nm
