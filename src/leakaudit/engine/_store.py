@@ -21,7 +21,6 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -29,6 +28,7 @@ import numpy as np
 from .._results import writing
 from .._text import byte_size
 from ..exceptions import InvalidParameterError
+from ._work import using_budget
 
 __all__ = ["chunk_length", "default_memory_budget", "is_disk_backed", "memory_budget", "output_array",
            "parse_memory_size", "using_memory_budget"]
@@ -105,18 +105,12 @@ def check_memory(nbytes: float, what: str, *, fix: str, how: str = "", error: ty
             f"{what} about {byte_size(nbytes)}{how}, over the memory budget of {byte_size(limit)}; {fix}")
 
 
-@contextlib.contextmanager
-def using_memory_budget(budget: Any) -> Iterator[int]:
+def using_memory_budget(budget: Any) -> contextlib.AbstractContextManager[int]:
     """Set the memory budget (bytes, or a size such as ``"2GB"``; None keeps the one in force) inside a block.
 
     ``leakaudit audit`` runs its stages inside one, from ``--memory-budget``.
     """
-    size = None if budget is None else parse_memory_size(budget)
-    token = _budget.set(size if size is not None else _budget.get())
-    try:
-        yield memory_budget()
-    finally:
-        _budget.reset(token)
+    return using_budget(_budget, budget, parse_memory_size, memory_budget)
 
 
 def output_array(shape: tuple[int, ...], dtype: Any = np.float64, *, budget: int | None = None,

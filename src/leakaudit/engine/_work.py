@@ -17,7 +17,7 @@ import contextvars
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -70,14 +70,20 @@ def work_budget() -> int:
 
 
 @contextlib.contextmanager
-def using_work_budget(budget: Any) -> Iterator[int]:
-    """Set the work budget (steps; None keeps the one in force) inside a block."""
-    steps = None if budget is None else parse_work_amount(budget)
-    token = _budget.set(steps if steps is not None else _budget.get())
+def using_budget(var: contextvars.ContextVar, budget: Any, parse: Callable[[Any], int],
+                 current: Callable[[], int]) -> Iterator[int]:
+    """Set the budget ``var`` holds to ``parse(budget)`` (None keeps the one in force) inside a block; yields
+    ``current()``, the budget then in force."""
+    token = var.set(var.get() if budget is None else parse(budget))
     try:
-        yield work_budget()
+        yield current()
     finally:
-        _budget.reset(token)
+        var.reset(token)
+
+
+def using_work_budget(budget: Any) -> contextlib.AbstractContextManager[int]:
+    """Set the work budget (steps; None keeps the one in force) inside a block."""
+    return using_budget(_budget, budget, parse_work_amount, work_budget)
 
 
 def check_work(steps: float, what: str, *, fix: str) -> float:
