@@ -38,7 +38,7 @@ import numpy as np
 from .._random import RandomStateLike, spawn_seeds
 from .._validation import check_scalar
 from ..exceptions import InvalidParameterError, UnsupportedError
-from .score import _batches, check_texts, encode_texts, model_device, torch_threads
+from .score import check_texts, encode_texts, forward_batches, model_device, torch_threads
 
 __all__ = ["Sampler", "SamplerScores", "check_can_generate", "sampler_logprobs", "suffix_log_probability",
            "extraction_threshold", "n_p_extractable", "rate_difference_interval", "extraction_rates",
@@ -129,31 +129,16 @@ def sampler_logprobs(model: Any, tokenizer: Any, texts: Sequence[str], sampler: 
     ids, _ = encode_texts(tokenizer, docs, max_length=max_length, name=name)
     offset = int(getattr(tokenizer, "bos_token_id", None) is not None)
     lengths = np.array([len(e) for e in ids])
-    vocab = int(model.get_output_embeddings().weight.shape[0]) if getattr(model, "get_output_embeddings", None) \
-        and model.get_output_embeddings() is not None else len(tokenizer)
-    rows = max(1, int(max_logits // max(1, vocab * int(lengths.max()))))
-    dev = model_device(model)
     out: list = [None] * len(docs)
-    was_training = getattr(model, "training", False)
-    model.eval()
-    with torch_threads(n_threads), torch.inference_mode():
-        for b in _batches(lengths, max(int(batch_tokens), int(lengths.max())), rows):
-            width = int(lengths[b].max())
-            x = torch.zeros((len(b), width), dtype=torch.long)
-            mask = torch.zeros((len(b), width), dtype=torch.long)
-            for r, i in enumerate(b):
-                x[r, : lengths[i]] = torch.tensor(ids[i])
-                mask[r, : lengths[i]] = 1
-            x, mask = x.to(dev), mask.to(dev)
-            z = model(input_ids=x, attention_mask=mask).logits[:, :-1].float() / float(sampler.temperature)
-            if sampler.top_k is not None and sampler.top_k < z.shape[-1]:
-                kth = torch.topk(z, int(sampler.top_k), dim=-1).values[..., -1:]
-                z = z.masked_fill(z < kth, float("-inf"))
-            lq = torch.log_softmax(z, dim=-1).gather(-1, x[:, 1:].unsqueeze(-1)).squeeze(-1).cpu().numpy()
-            for r, i in enumerate(b):
-                out[i] = lq[r, : int(lengths[i]) - 1].astype(np.float64)
-    if was_training:
-        model.train()
+    for b, x, logits in forward_batches(model, tokenizer, ids, lengths, batch_tokens=batch_tokens,
+                                        max_logits=max_logits, n_threads=n_threads):
+        z = logits / float(sampler.temperature)
+        if sampler.top_k is not None and sampler.top_k < z.shape[-1]:
+            kth = torch.topk(z, int(sampler.top_k), dim=-1).values[..., -1:]
+            z = z.masked_fill(z < kth, float("-inf"))
+        lq = torch.log_softmax(z, dim=-1).gather(-1, x[:, 1:].unsqueeze(-1)).squeeze(-1).cpu().numpy()
+        for r, i in enumerate(b):
+            out[i] = lq[r, : int(lengths[i]) - 1].astype(np.float64)
     return SamplerScores(tuple(out), tuple(ids), offset)
 
 

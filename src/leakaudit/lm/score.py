@@ -168,6 +168,34 @@ def torch_threads(n_threads: int | None):
         torch.set_num_threads(old)
 
 
+def forward_batches(model: Any, tokenizer: Any, ids: list, lengths: np.ndarray, *, batch_tokens: int,
+                    max_logits: int, n_threads: int | None):
+    """The model's forward passes over the texts' token ids ``ids`` (``lengths`` tokens each) in padded batches
+    (the module docstring's batching), where its parameters are, in evaluation mode without gradients (its mode
+    restored after the last): yields ``(b, x, logits)``, ``b`` the batch's texts, ``x`` their padded ids (B, width)
+    on the model's device and ``logits`` (B, width - 1, V) in float32, predicting tokens 1, ..., width - 1."""
+    import torch
+
+    vocab = int(model.get_output_embeddings().weight.shape[0]) if getattr(model, "get_output_embeddings", None) \
+        and model.get_output_embeddings() is not None else len(tokenizer)
+    rows = max(1, int(max_logits // max(1, vocab * int(lengths.max()))))
+    dev = model_device(model)
+    was_training = getattr(model, "training", False)
+    model.eval()
+    with torch_threads(n_threads), torch.inference_mode():
+        for b in _batches(lengths, max(int(batch_tokens), int(lengths.max())), rows):
+            width = int(lengths[b].max())
+            x = torch.zeros((len(b), width), dtype=torch.long)
+            mask = torch.zeros((len(b), width), dtype=torch.long)
+            for r, i in enumerate(b):
+                x[r, : lengths[i]] = torch.tensor(ids[i])
+                mask[r, : lengths[i]] = 1
+            x, mask = x.to(dev), mask.to(dev)
+            yield b, x, model(input_ids=x, attention_mask=mask).logits[:, :-1].float()
+    if was_training:
+        model.train()
+
+
 def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length: int | None = None,
                 batch_tokens: int = 4096, max_logits: int = _MAX_LOGITS, n_threads: int | None = None,
                 distribution: bool = True, name: str = "texts", device: str | None = None,
@@ -214,43 +242,26 @@ def score_texts(model: Any, tokenizer: Any, texts: Sequence[str], *, max_length:
     else:
         ids, cut, skip = _with_prefix(tokenizer, docs, prefix, max_length, name)
     lengths = np.array([len(e) for e in ids])
-    vocab = int(model.get_output_embeddings().weight.shape[0]) if hasattr(model, "get_output_embeddings") \
-        and model.get_output_embeddings() is not None else len(tokenizer)
-    rows = max(1, int(max_logits // max(1, vocab * int(lengths.max()))))
-    pad = 0
     lp, mu, sd, ok = [None] * len(docs), [None] * len(docs), [None] * len(docs), [None] * len(docs)
     if device is not None:
         model.to(resolve_device(device))
-    dev = model_device(model)
-    was_training = getattr(model, "training", False)
-    model.eval()
-    with torch_threads(n_threads), torch.inference_mode():
-        for b in _batches(lengths, max(int(batch_tokens), int(lengths.max())), rows):
-            width = int(lengths[b].max())
-            x = torch.full((len(b), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(b), width), dtype=torch.long)
-            for r, i in enumerate(b):
-                x[r, : lengths[i]] = torch.tensor(ids[i])
-                mask[r, : lengths[i]] = 1
-            x, mask = x.to(dev), mask.to(dev)
-            logits = model(input_ids=x, attention_mask=mask).logits[:, :-1].float()
-            logp = torch.log_softmax(logits, dim=-1)
-            tgt = x[:, 1:]
-            tok = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1).cpu().numpy()
+    for b, x, logits in forward_batches(model, tokenizer, ids, lengths, batch_tokens=batch_tokens,
+                                        max_logits=max_logits, n_threads=n_threads):
+        logp = torch.log_softmax(logits, dim=-1)
+        tgt = x[:, 1:]
+        tok = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1).cpu().numpy()
+        if distribution:
+            hit = (logp.argmax(-1) == tgt).cpu().numpy()
+            pl = logp.exp().mul_(logp)  # p log p, in place: one (B, T, V) buffer besides logp
+            m1 = pl.sum(-1)
+            var = (pl.mul_(logp).sum(-1) - m1 * m1).clamp_min(0.0)  # E[(log p)^2] - (E log p)^2
+            m1, s1 = m1.cpu().numpy(), var.sqrt().cpu().numpy()
+        for r, i in enumerate(b):
+            n = int(lengths[i]) - 1
+            lp[i] = tok[r, skip:n].astype(np.float64)
             if distribution:
-                hit = (logp.argmax(-1) == tgt).cpu().numpy()
-                pl = logp.exp().mul_(logp)  # p log p, in place: one (B, T, V) buffer besides logp
-                m1 = pl.sum(-1)
-                var = (pl.mul_(logp).sum(-1) - m1 * m1).clamp_min(0.0)  # E[(log p)^2] - (E log p)^2
-                m1, s1 = m1.cpu().numpy(), var.sqrt().cpu().numpy()
-            for r, i in enumerate(b):
-                n = int(lengths[i]) - 1
-                lp[i] = tok[r, skip:n].astype(np.float64)
-                if distribution:
-                    mu[i], sd[i], ok[i] = (m1[r, skip:n].astype(np.float64), s1[r, skip:n].astype(np.float64),
-                                           hit[r, skip:n])
-    if was_training:
-        model.train()
+                mu[i], sd[i], ok[i] = (m1[r, skip:n].astype(np.float64), s1[r, skip:n].astype(np.float64),
+                                       hit[r, skip:n])
     return TokenScores(tuple(lp), tuple(mu) if distribution else None, tuple(sd) if distribution else None,
                        tuple(ok) if distribution else None, n_truncated=int(cut.sum()), max_length=max_length,
                        truncated=cut)
