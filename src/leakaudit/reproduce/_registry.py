@@ -26,7 +26,6 @@ versions and the thread counts the run had.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
@@ -150,9 +149,8 @@ _REGISTRY: NameTable[Reproduction] = NameTable("reproduction")
 
 
 def register(name: str, *, version: int, paper: str, description: str, notes: str = "", randomised: bool = True,
-             references=(), per_seed: bool = False):
-    """Decorator registering ``func(profile, random_state) -> list[Row]`` under ``name``; with ``per_seed``, ``func``
-    gives one seed's rows and the reproduction is their merge over seeds (``_seeds.rows_over_seeds``).
+             references=()):
+    """Decorator registering ``func(profile, random_state) -> list[Row]`` under ``name``.
 
     ``randomised=False`` marks a reproduction none of whose rows depends on the seed (its page says so
     instead of naming a seed). ``references``: ``(pattern, reference, quantity kind)`` entries classifying every row
@@ -174,12 +172,7 @@ def register(name: str, *, version: int, paper: str, description: str, notes: st
         table.append((pattern, reference, kind))
 
     def deco(func):
-        run_func = func
-        if per_seed:
-            from ._seeds import rows_over_seeds
-
-            run_func = functools.partial(rows_over_seeds, func)
-        _REGISTRY.add(name, Reproduction(name, paper, description, run_func, notes, randomised, tuple(table), version))
+        _REGISTRY.add(name, Reproduction(name, paper, description, func, notes, randomised, tuple(table), version))
         return func
 
     return deco

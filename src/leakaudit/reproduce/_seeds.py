@@ -3,15 +3,16 @@ value and a Student-t interval, and judged against the paper on that interval (n
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
 
 from ._judge import judge_values, paper_rounding
-from ._registry import FIGURE_DATA, Row
+from ._registry import FIGURE_DATA, Row, register
 
 __all__ = ["FIGURE_DATA", "JOBS_ENV", "N_SEEDS", "figure_data_row", "map_jobs", "map_seeds", "merge_seed_rows",
-           "rows_over_seeds", "seed_row", "seeds_from"]
+           "register_per_seed", "rows_over_seeds", "seed_row", "seeds_from"]
 
 # Seeds per setting: every figure that depends on randomness is reported over these many seeds with an interval.
 N_SEEDS = 5
@@ -115,3 +116,13 @@ def rows_over_seeds(func, profile: str, random_state: int) -> list:
     merged into one row per quantity (:func:`merge_seed_rows`)."""
     seeds = seeds_from(random_state)
     return merge_seed_rows(map_seeds(func, profile, seeds), seeds)
+
+
+def register_per_seed(name: str, **meta):
+    """Decorator registering ``func(profile, seed) -> list[Row]``, one seed's rows, as the reproduction ``name`` whose
+    rows are :func:`rows_over_seeds` of it (``meta``: ``_registry.register``'s other arguments)."""
+    def deco(func):
+        register(name, **meta)(functools.partial(rows_over_seeds, func))
+        return func
+
+    return deco

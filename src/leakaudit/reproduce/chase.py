@@ -46,6 +46,7 @@ import numpy as np
 
 from ._registry import register
 from ._registry import row as _row
+from ._seeds import register_per_seed
 
 PAPER = "Chase et al. 2021 (property inference from poisoning)"
 
@@ -510,8 +511,8 @@ def _visibility_data(ds, encoding: str, features: str, proxies: list[str], prop:
     return PropertyData(X=X, y=ds.y, f=f, name=f"census-kdd:{prop}")
 
 
-@register(
-    "chase-gender-visibility", version=1, per_seed=True,
+@register_per_seed(
+    "chase-gender-visibility", version=1,
     paper=PAPER,
     description="Census gender 0.4/0.6 female (Table I): how far apart the two worlds put the share of held-out "
     "rows of the poisoned sub-population that poisoned logistic regressions label 1, per poison (Algorithm 1: men "

@@ -43,6 +43,7 @@ from ..mip.examples import (
     prop9_sensitivity,
 )
 from ._registry import register, row
+from ._seeds import register_per_seed
 
 PAPER = "Izzo et al. (Provable Membership Inference Privacy)"
 SPEC = "spec-derived from the paper's formulas (the paper shows a curve)"
@@ -199,8 +200,8 @@ FIG2_SPEC = {(0.01, 2): 778, (0.01, 4): 48, (0.01, 6): 9.5, (0.1, 2): 7.7, (0.1,
              (0.2, 2): 1.8, (0.2, 4): 0.57, (0.2, 6): 0.20, (0.3, 2): 0.65, (0.3, 4): 0.18, (0.3, 6): 0.17}
 
 
-@register(
-    "izzo-fig2", version=1, per_seed=True,
+@register_per_seed(
+    "izzo-fig2", version=1,
     paper=PAPER,
     description="Figure 2: covariance of N(0, Sigma) in R^3 (theta = vec(A), d = 9), MIP via Cor 8 with M in "
     "{2, 4, 6} (sigma over 128 halves of D) vs full-batch DP-SGD (clip = median gradient norm, replace-one "
@@ -446,8 +447,8 @@ def sigma_leak_rows(Xd, yd, tr, *, games: int, B: int, eta: float = 0.1, random_
     return rows
 
 
-@register(
-    "izzo-adult", version=1, per_seed=True,
+@register_per_seed(
+    "izzo-adult", version=1,
     paper=PAPER + " -- applied, not in the paper",
     description="Algorithm 1 on L2 logistic regression (weights + intercept) on a sample of UCI Adult at eta in "
     "{0.01, 0.05, 0.1, 0.2}: test accuracy of the released model, and measured membership accuracy (minus 1/2) "

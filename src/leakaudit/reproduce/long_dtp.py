@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._registry import register, row
-from ._seeds import FIGURE_DATA, figure_data_row, map_seeds, seeds_from
+from ._seeds import FIGURE_DATA, figure_data_row, map_seeds, register_per_seed, seeds_from
 from ._seeds import seed_row as _seed_row
 
 PAPER = "Long et al. 2017/2020 (Towards Measuring Membership Privacy)"
@@ -469,8 +469,8 @@ _TABLE2_REFERENCES = (
     (r"distance-attack", "printed", "membership-attack metric"),
 )
 
-@register(
-    "long-dtp-correlation", version=1, per_seed=True,
+@register_per_seed(
+    "long-dtp-correlation", version=1,
     paper=PAPER,
     description="The distance-based attack on every Table 2 target model but NN-Purchase (long-table1 has it): "
                 "target accuracy, attack accuracy / precision / recall / F1, average PDTP and the Pearson r of "
@@ -698,8 +698,8 @@ def _noise_floors(nn, X, y, q, n_train: int, n_models: int, rng, random_state: i
                                  seed_policy="fixed", random_state=random_state))
 
 
-@register(
-    "long-dtp-bounds", version=1, per_seed=True,
+@register_per_seed(
+    "long-dtp-bounds", version=1,
     paper=PAPER,
     description="DTP beyond PDTP: exact DTP by enumeration on the Adult 4-attribute proxy (NB) against PDTP and the "
                 "stability bounds (Thm 6.2 with Prop 6.5; the normalised-NB bound max(2 PDTP, ln δ_t)); ln δ of "
@@ -843,8 +843,8 @@ def _bounds_seed(profile: str, random_state: int):
     return rows
 
 
-@register(
-    "long-dtp-noise", version=1, per_seed=True,
+@register_per_seed(
+    "long-dtp-noise", version=1,
     paper=PAPER,
     description="§9, Figs 7-8: how much a network's prediction for one individual varies without any change of its "
                 "record: 100 NNs (Table 2's NN-Adult: 64 tanh units, 5 epochs of per-example SGD) trained on one "
@@ -969,8 +969,8 @@ def _lr_setup_targets(X, y, D, n_targets: int, how: str, rng):
     return np.sort(rng.choice(pool, n_targets, replace=False))
 
 
-@register(
-    "long-dtp-lr-setup", version=2, per_seed=True,
+@register_per_seed(
+    "long-dtp-lr-setup", version=2,
     paper=PAPER,
     description="Issue 65's sweep for Table 2's LR-Adult row over what the paper leaves unstated or leakaudit chose, "
                 "one factor at a time around the paper's setting (the page's L2 logistic regression, C = 1, at "

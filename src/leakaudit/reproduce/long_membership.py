@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ._registry import register, row
-from ._seeds import FIGURE_DATA, figure_data_row, map_jobs, seed_row, seeds_from
+from ._seeds import FIGURE_DATA, figure_data_row, map_jobs, register_per_seed, seed_row, seeds_from
 
 __all__: list[str] = []
 
@@ -151,8 +151,8 @@ def _claims_rows(label, res, pd, s, *, paper: bool) -> list:
     return rows
 
 
-@register(
-    "long-table1", version=1, per_seed=True,
+@register_per_seed(
+    "long-table1", version=1,
     paper="Long et al. 2017/2020 (arXiv 1712.09136), Table 1",
     description=(
         "Three membership attacks (untargeted shadow-model, frequency-based, distance-based) on an NN "
@@ -249,8 +249,8 @@ def _table1_seed(profile: str, random_state: int) -> list:
 # ------------------------------------------------------------------------------------ lira-rmia
 
 
-@register(
-    "lira-rmia", version=2, per_seed=True,
+@register_per_seed(
+    "lira-rmia", version=2,
     paper="Carlini et al. 2022 (LiRA) and Zarifzadeh et al. 2024 (RMIA)",
     description=(
         "An overfit MLP (600-128-100, tanh) on Purchase-like data (100 classes); 64 reference models trained in "

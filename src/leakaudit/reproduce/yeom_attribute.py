@@ -18,6 +18,7 @@ import numpy as np
 from .._random import spawn_seeds
 from ..exceptions import DataFileError
 from ._registry import register, row
+from ._seeds import register_per_seed, rows_over_seeds
 
 __all__: list[str] = []
 
@@ -80,7 +81,6 @@ def _simulate_adversary4_binary(tau: float, r: float, n: int, rng: np.random.Gen
 )
 def yeom_fig1(profile: str, random_state: int) -> list:
     from ..attribute import theorem5_advantage, theorem5_optimal_tau
-    from ._seeds import rows_over_seeds
 
     rows = []
     for tau, vals in _FIG1_TABLE.items():
@@ -347,8 +347,8 @@ def iwpc_tree_experiment(depths, n_splits: int, *, cv: str = "kfold", random_sta
     return out
 
 
-@register(
-    "yeom-fig3", version=1, per_seed=True,
+@register_per_seed(
+    "yeom-fig3", version=1,
     paper="Yeom et al. 2018 (CSF), Fig. 3 (IWPC) and spec §8 re-run",
     description=(
         "IWPC, DecisionTreeRegressor(max_depth=d), 75/25 splits: threshold membership (|eps| < R_emp), "
@@ -439,8 +439,8 @@ def _fig3_settings(profile: str) -> tuple[tuple[int, ...], int, str]:
 _ADULT_ATTRS = ("sex", "race", "marital_status")
 
 
-@register(
-    "adult-attribute", version=1, per_seed=True,
+@register_per_seed(
+    "adult-attribute", version=1,
     paper="Yeom et al. 2018 (CSF), Definitions 5-6 applied to Adult (no paper experiment)",
     description=(
         "Sex, race and marital status inferred from an overfit MLP (scikit-learn MLPClassifier, one hidden layer "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._registry import register, row
+from ._seeds import register_per_seed, rows_over_seeds
 
 __all__: list[str] = []
 
@@ -299,8 +300,6 @@ def _table1_seed(profile: str, random_state: int) -> list:
     references=((r"recall", "printed", "membership-attack metric"),),
 )
 def yeom_table1(profile: str, random_state: int) -> list:
-    from ._seeds import rows_over_seeds
-
     rows = rows_over_seeds(_table1_seed, profile, random_state)
     for ds_name, (p_thr, p_sh) in _TABLE1.items():
         rows.append(row(f"{ds_name}: not available", None, None, None,
@@ -308,8 +307,8 @@ def yeom_table1(profile: str, random_state: int) -> list:
     return rows
 
 
-@register(
-    "yeom-fig2c", version=1, per_seed=True,
+@register_per_seed(
+    "yeom-fig2c", version=1,
     paper="Yeom et al. 2018 (CSF), Fig. 2c",
     description=(
         "The loss threshold at L_S on Yeom's VGG-like CNN of size s: the empirical advantage against the "
@@ -370,8 +369,8 @@ def _fig4_settings(profile: str) -> dict:
     return dict(n_train=8750, sizes=(1, 2, 4, 8, 16, 32, 64, 128), epochs=100)
 
 
-@register(
-    "yeom-fig4", version=1, per_seed=True,
+@register_per_seed(
+    "yeom-fig4", version=1,
     paper="Yeom et al. 2018 (CSF), Fig. 4",
     description=(
         "Colluding training algorithm (Algorithm 1, k = 3 keys, trigger inputs uniform in [0, 1]^784 and uniform "
