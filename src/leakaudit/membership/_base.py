@@ -244,8 +244,9 @@ def check_probs(probs, *, name: str = "probs", atol: float = 1e-3) -> np.ndarray
     return p
 
 
-def check_reference_inputs(probs, in_mask, *, name: str = "reference"):
-    """Validate reference outputs (K, n, C) and membership mask (K, n).
+def check_reference_inputs(probs, in_mask, *, name: str = "reference", target: np.ndarray | None = None):
+    """Validate reference outputs (K, n, C) and membership mask (K, n); with ``target``, the target's outputs
+    (n, C) on the same records, whose shape the outputs must match.
 
     A float64 array is kept as given, not copied: the engine's outputs past the memory budget are a disk-backed
     array (``engine/_store.py``), checked here in chunks of models.
@@ -266,6 +267,8 @@ def check_reference_inputs(probs, in_mask, *, name: str = "reference"):
         m = m.astype(bool)
     if m.shape != p.shape[:2]:
         raise InvalidInputError(f"{name}.in_mask has shape {m.shape}; expected {p.shape[:2]} (models, records)")
+    if target is not None and p.shape[1:] != target.shape:
+        raise InvalidInputError(f"ref_probs has shape {p.shape}; expected (K, {target.shape[0]}, {target.shape[1]})")
     return p, m
 
 

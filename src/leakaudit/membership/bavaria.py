@@ -36,7 +36,7 @@ from scipy import optimize, special, stats
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError
 from ._base import Attack, AttackInputs, AttackResult, check_reference_inputs, check_target_inputs
-from .lira import logit_scaled_confidence
+from .lira import check_side_counts, check_statistic_params, logit_scaled_confidence
 
 __all__ = ["BaVarIA", "fit_inverse_gamma_prior", "nig_predictive"]
 
@@ -141,18 +141,12 @@ class BaVarIA(Attack):
         """Score records from plain arrays: ``probs`` (n, C), ``y`` (n,), ``ref_probs`` (K, n, C), ``ref_in`` (K, n)."""
         check_choice(self.predictive, name="predictive", choices=("t", "normal"))
         check_scalar(self.offline_alpha, name="offline_alpha", min_val=0.0, max_val=1.0, include_min=False)
-        if self.clip is not None:
-            check_scalar(self.clip, name="clip", min_val=0.0, max_val=0.5, include_min=False, include_max=False)
+        check_statistic_params(self.clip)
         p, yy = check_target_inputs(probs, y)
-        rp, rin = check_reference_inputs(ref_probs, ref_in)
-        if rp.shape[1:] != p.shape:
-            raise InvalidInputError(f"ref_probs has shape {rp.shape}; expected (K, {p.shape[0]}, {p.shape[1]})")
+        rp, rin = check_reference_inputs(ref_probs, ref_in, target=p)
         sides = (("out", ~rin), ("in", rin)) if self.online else (("out", ~rin),)
         for what, mask in sides:
-            if np.any(mask.sum(axis=0) == 0):
-                i = int(np.flatnonzero(mask.sum(axis=0) == 0)[0])
-                raise InvalidInputError(f"record {i} has no {what} reference model; BaVarIA needs at least one per "
-                                        "record")
+            check_side_counts(mask.sum(axis=0), what, "BaVarIA")
         phi_t = logit_scaled_confidence(p, yy, self.clip)
         phi_r = logit_scaled_confidence(rp, yy, self.clip)
         df_o, mu_o, sc_o = nig_predictive(phi_r, ~rin)

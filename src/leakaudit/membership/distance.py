@@ -88,9 +88,7 @@ class DistanceAttack(Attack):
             Whether target i was in shadow model k's training set.
         """
         p = check_probs(probs)
-        rp, rin = check_reference_inputs(ref_probs, ref_in)
-        if rp.shape[1:] != p.shape:
-            raise InvalidInputError(f"ref_probs has shape {rp.shape}; expected (K, {p.shape[0]}, {p.shape[1]})")
+        rp, rin = check_reference_inputs(ref_probs, ref_in, target=p)
         q = self._bin(p)
         pbar_in, pbar_out = in_out_means(self._bin(rp), rin)
         scores = kl_divergence(q, pbar_out) - kl_divergence(q, pbar_in)

@@ -85,9 +85,7 @@ class FrequencyAttack(Attack):
     def score(self, probs, ref_probs, ref_in) -> AttackResult:
         """Score records from target outputs (n, C), shadow outputs (K, n, C) and masks (K, n)."""
         p = check_probs(probs)
-        rp, rin = check_reference_inputs(ref_probs, ref_in)
-        if rp.shape[1:] != p.shape:
-            raise InvalidInputError(f"ref_probs has shape {rp.shape}; expected (K, {p.shape[0]}, {p.shape[1]})")
+        rp, rin = check_reference_inputs(ref_probs, ref_in, target=p)
         n_in, n_out = rin.sum(0), (~rin).sum(0)
         if np.any(n_in == 0) or np.any(n_out == 0):
             raise InvalidInputError("every target needs at least one in and one out shadow model")

@@ -86,6 +86,21 @@ def logit_scaled_confidence(probs, y, clip: float | None = None, votes: int | No
     return np.log(np.maximum(p_y, _TINY)) - np.log(np.maximum(others, _TINY))
 
 
+def check_statistic_params(clip, votes=None) -> None:
+    """Validate :func:`logit_scaled_confidence`'s ``clip`` (in (0, 0.5)) and ``votes`` (at least 1), each optional."""
+    if clip is not None:
+        check_scalar(clip, name="clip", min_val=0.0, max_val=0.5, include_min=False, include_max=False)
+    if votes is not None:
+        check_scalar(votes, name="votes", kind=(int, np.integer), min_val=1)
+
+
+def check_side_counts(cnt, what: str, attack: str = "LiRA") -> None:
+    """Refuse records with no ``what`` ("in" or "out") reference model: ``cnt`` (n,) of them per record."""
+    if np.any(cnt == 0):
+        i = int(np.flatnonzero(cnt == 0)[0])
+        raise InvalidInputError(f"record {i} has no {what} reference model; {attack} needs at least one per record")
+
+
 class LiRA(Attack):
     """LiRA, online or offline, with per-record or fixed variance.
 
@@ -137,12 +152,6 @@ class LiRA(Attack):
         self.votes = votes
 
     @staticmethod
-    def _check_counts(cnt, what):
-        if np.any(cnt == 0):
-            i = int(np.flatnonzero(cnt == 0)[0])
-            raise InvalidInputError(f"record {i} has no {what} reference model; LiRA needs at least one per record")
-
-    @staticmethod
     def _std(var, cnt, min_std, fix_variance):
         """σ per record from ddof=0 variances: the pooled sqrt(mean var) for ``fix_variance`` and for records
         with fewer than two models, floored at ``min_std``."""
@@ -154,7 +163,7 @@ class LiRA(Attack):
     @staticmethod
     def _moments(phi, mask, statistic, min_std, fix_variance, what):
         cnt = mask.sum(axis=0)
-        LiRA._check_counts(cnt, what)
+        check_side_counts(cnt, what)
         masked = np.where(mask, phi, np.nan)
         loc = np.nanmedian(masked, axis=0) if statistic == "median" else np.nanmean(masked, axis=0)
         var = np.nanmean((masked - np.nanmean(masked, axis=0)) ** 2, axis=0)  # ddof=0, as Carlini et al.
@@ -172,7 +181,7 @@ class LiRA(Attack):
         cnt_in = rin.sum(axis=0)
         cnt = {"out": K - cnt_in, "in": cnt_in}
         for what in ("out", "in") if self.online else ("out",):
-            self._check_counts(cnt[what], what)
+            check_side_counts(cnt[what], what)
         step = chunk_length(K, _WORK_PER_OUTPUT * int(np.prod(rp.shape[1:])))
 
         def chunks():
@@ -220,15 +229,9 @@ class LiRA(Attack):
         """
         check_choice(self.statistic, name="statistic", choices=("mean", "median"))
         check_scalar(self.offline_alpha, name="offline_alpha", min_val=0.0, max_val=1.0, include_min=False)
-        if self.clip is not None:
-            check_scalar(self.clip, name="clip", min_val=0.0, max_val=0.5, include_min=False,
-                         include_max=False)
-        if self.votes is not None:
-            check_scalar(self.votes, name="votes", kind=(int, np.integer), min_val=1)
+        check_statistic_params(self.clip, self.votes)
         p, yy = check_target_inputs(probs, y)
-        rp, rin = check_reference_inputs(ref_probs, ref_in)
-        if rp.shape[1:] != p.shape:
-            raise InvalidInputError(f"ref_probs has shape {rp.shape}; expected (K, {p.shape[0]}, {p.shape[1]})")
+        rp, rin = check_reference_inputs(ref_probs, ref_in, target=p)
         phi_t = logit_scaled_confidence(p, yy, self.clip, self.votes)
         if self.statistic == "mean":  # streamed over chunks of models: memory O(n), not O(K n), beyond the outputs
             (mu_out, sd_out), (mu_in, sd_in) = self._streamed_moments(rp, rin, yy)

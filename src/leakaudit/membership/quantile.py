@@ -49,7 +49,7 @@ from .._random import check_random_state, spawn_seeds
 from .._validation import check_array, check_choice, check_consistent_length, check_matrix, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ._base import Attack, AttackInputs, AttackResult, Unmet, check_target_inputs, true_class_probability
-from .lira import logit_scaled_confidence
+from .lira import check_statistic_params, logit_scaled_confidence
 
 __all__ = ["QuantileRegressionAttack", "conformal_threshold", "hinge_statistic"]
 
@@ -233,10 +233,7 @@ class QuantileRegressionAttack(Attack):
         check_choice(self.statistic, name="statistic", choices=("hinge", "logit"))
         if self.clip is not None and self.votes is not None:
             raise InvalidParameterError("give clip or votes, not both: each defines the statistic")
-        if self.clip is not None:
-            check_scalar(self.clip, name="clip", min_val=0.0, max_val=0.5, include_min=False, include_max=False)
-        if self.votes is not None:
-            check_scalar(self.votes, name="votes", kind=(int, np.integer), min_val=1)
+        check_statistic_params(self.clip, self.votes)
         check_scalar(self.n_folds, name="n_folds", kind=(int, np.integer), min_val=2)
         check_scalar(self.max_iter, name="max_iter", kind=(int, np.integer), min_val=1)
         check_scalar(self.learning_rate, name="learning_rate", min_val=0.0, include_min=False)
