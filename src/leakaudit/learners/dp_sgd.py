@@ -84,10 +84,10 @@ from typing import Any
 import numpy as np
 
 from .._extras import require
-from .._random import RandomStateLike
+from .._random import RandomStateLike, seed_to_int
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, UnsupportedError
-from ._base import BankLearner, Learner, ListModelBank, ModelBank, keep_params
+from ._base import Learner, ListModelBank, ModelBank, keep_params
 
 __all__ = ["BUGS", "DPSGD", "dpsgd_accounted_epsilon"]
 
@@ -229,7 +229,7 @@ def _epsilon(noise_multiplier, sampling, sampling_rate, count, delta, neighbouri
     return float(acc.get_epsilon(delta))
 
 
-class DPSGD(BankLearner):
+class DPSGD(Learner):
     """Differentially private SGD of a torch learner's architecture, K models at once, with its epsilon.
 
     Parameters
@@ -412,8 +412,9 @@ class DPSGD(BankLearner):
         return _check_images(X, tuple(int(v) for v in self.learner.image_shape))
 
     def _fit(self, X, y, *, random_state, n_classes):
-        model = super()._fit(X, y, random_state=random_state, n_classes=n_classes)
-        model.epsilon_ = self.epsilon_  # the one model's
+        bank = self._fit_many(X, y, [np.arange(len(X))], [seed_to_int(random_state)], n_classes=n_classes)
+        model = bank.model(0)
+        model.epsilon_ = bank.info["epsilon"][0]
         return model
 
     def _fit_many(self, X, y, subsets, seeds, *, n_classes) -> ModelBank:
