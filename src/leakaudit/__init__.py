@@ -20,26 +20,40 @@ from .exceptions import LeakauditError
 # importing its modules later (``import leakaudit.audit.config``) binds them on the package only
 del audit
 
-#: where each public name is defined: imported when first used
-_LAZY = {"audit": "audit.api", "estimate": "audit.api", "AuditResult": "audit.result.results",
-         "register_attack": "membership._registry", "register_analysis": "audit.plan",
-         "unlearning_check": "audit.unlearning"}
-
-__all__ = ["__version__", "LeakauditError", *_LAZY]
+__all__ = ["__version__", "LeakauditError", "audit", "estimate", "AuditResult", "register_attack", "register_analysis",
+           "unlearning_check"]
 
 def __getattr__(name: str):
     """The public names, imported when first used: ``import leakaudit`` (and ``leakaudit --version``) stays light."""
-    if name not in _LAZY:
-        raise AttributeError(f"module 'leakaudit' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     if name == "audit":
+        from .audit.api import audit
+
         # the function answers for the package's names too: ``import leakaudit.audit.config as config`` reads
         # ``config`` as an attribute of ``leakaudit.audit``
-        value.__dict__ = _audit_package.__dict__
-        globals()["audit"] = value
-    return value
+        audit.__dict__ = _audit_package.__dict__
+        globals()["audit"] = audit
+        return audit
+    if name == "estimate":
+        from .audit.api import estimate
+
+        return estimate
+    if name == "AuditResult":
+        from .audit.result.results import AuditResult
+
+        return AuditResult
+    if name == "register_attack":
+        from .membership._registry import register_attack
+
+        return register_attack
+    if name == "register_analysis":
+        from .audit.plan import register_analysis
+
+        return register_analysis
+    if name == "unlearning_check":
+        from .audit.unlearning import unlearning_check
+
+        return unlearning_check
+    raise AttributeError(f"module 'leakaudit' has no attribute {name!r}")
 
 
 def __dir__():
