@@ -93,9 +93,15 @@ def text_probability(ts: TokenScores) -> np.ndarray:
     return np.exp(ts.mean_logprob())
 
 
-def _as_binary(p: np.ndarray) -> np.ndarray:
-    """(..., n) probabilities as (..., n, 2) outputs whose class 1 is the text, so y = 1 picks it."""
-    return np.stack([1.0 - p, p], axis=-1)
+def _calibration_inputs(ts: TokenScores, refs: Sequence[TokenScores]) -> tuple:
+    """LiRA's and RMIA's arrays from :func:`text_probability`: ``(probs, y, ref_probs, ref_in)``, the target's and the
+    references' probabilities as two-class outputs whose class 1 is the text (shapes (n, 2) and (k, n, 2)), every
+    label 1, and no text in any reference's training set."""
+    _check_refs(ts, refs)
+    n, k = ts.n_texts, len(refs)
+    p, ref = text_probability(ts), np.stack([text_probability(r) for r in refs])
+    return (np.stack([1.0 - p, p], axis=-1), np.ones(n, dtype=int), np.stack([1.0 - ref, ref], axis=-1),
+            np.zeros((k, n), bool))
 
 
 def lira_score(ts: TokenScores, refs: Sequence[TokenScores]) -> np.ndarray:
@@ -104,12 +110,8 @@ def lira_score(ts: TokenScores, refs: Sequence[TokenScores]) -> np.ndarray:
     (their §VI-B fixed variance)."""
     from ..membership.lira import LiRA
 
-    _check_refs(ts, refs)
-    n, k = ts.n_texts, len(refs)
-    probs = _as_binary(text_probability(ts))
-    ref = _as_binary(np.stack([text_probability(r) for r in refs]))
-    res = LiRA(online=False, fix_variance=k < 4).score(probs, np.ones(n, dtype=int), ref, np.zeros((k, n), bool))
-    return res.scores_array
+    probs, y, ref, none_in = _calibration_inputs(ts, refs)
+    return LiRA(online=False, fix_variance=len(refs) < 4).score(probs, y, ref, none_in).scores_array
 
 
 def rmia_score(ts: TokenScores, refs: Sequence[TokenScores]) -> np.ndarray:
@@ -123,11 +125,7 @@ def rmia_score(ts: TokenScores, refs: Sequence[TokenScores]) -> np.ndarray:
     texts exactly as the reference-model ratio does."""
     from ..membership.rmia import RMIA
 
-    _check_refs(ts, refs)
-    n, k = ts.n_texts, len(refs)
-    probs = _as_binary(text_probability(ts))
-    ref = _as_binary(np.stack([text_probability(r) for r in refs]))
-    y, none_in = np.ones(n, dtype=int), np.zeros((k, n), bool)
+    probs, y, ref, none_in = _calibration_inputs(ts, refs)
     res = RMIA(online=False, offline_a=1.0, gamma=1.0).score(probs, y, ref, none_in, probs, y, ref, none_in)
     return res.scores_array
 
