@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..metrics import auc, bootstrap_auc_ci
-from ._base import Attack, AttackInputs, ReferenceSet, cross_entropy_loss, paired_half_masks
-from ._registry import available_attacks, make_attack
+from ._base import AttackInputs, ReferenceSet, cross_entropy_loss, paired_half_masks
+from ._registry import as_attack, available_attacks
 
 __all__ = [
     "synthetic_inputs",
@@ -94,13 +94,9 @@ class _NearestLabel:
         return out
 
 
-def _attack(a) -> Attack:
-    return make_attack(a) if isinstance(a, str) else a
-
-
 def check_attack_scores_shape(attack) -> None:
     """Scores are finite floats of shape (n,); decisions are 0/1 of shape (n,)."""
-    att = _attack(attack)
+    att = as_attack(attack)
     inputs, _ = synthetic_inputs()
     res = att.run(inputs)
     s, d = res.scores_array, res.decisions_array
@@ -111,7 +107,7 @@ def check_attack_scores_shape(attack) -> None:
 
 def check_attack_higher_means_member(attack, *, min_auc: float = 0.6) -> None:
     """With a strong membership signal the attack's AUC exceeds ``min_auc`` (higher score = member)."""
-    att = _attack(attack)
+    att = as_attack(attack)
     inputs, m = synthetic_inputs(signal=3.0, seed=1)
     a = auc(m, att.run(inputs).scores_array)
     assert a > min_auc, f"{att.name}: AUC {a:.3f} <= {min_auc} on a strongly leaking model; are scores reversed?"
@@ -119,11 +115,11 @@ def check_attack_higher_means_member(attack, *, min_auc: float = 0.6) -> None:
 
 def check_attack_order_invariant(attack) -> None:
     """Permuting the audited records permutes the scores the same way."""
-    att = _attack(attack)
+    att = as_attack(attack)
     inputs, _ = synthetic_inputs(seed=2)
     perm = np.random.default_rng(3).permutation(inputs.n)
     s = att.run(inputs).scores_array
-    s_perm = _attack(attack).run(inputs.subset(perm)).scores_array
+    s_perm = as_attack(attack).run(inputs.subset(perm)).scores_array
     # rtol 1e-6: float32 attack networks (the shadow attack's) round differently when a row sits at another
     # position of a BLAS block (seen: 2.4e-7 relative); an order-dependent attack differs far more
     np.testing.assert_allclose(s_perm, s[perm], rtol=1e-6, atol=1e-9,
@@ -132,7 +128,7 @@ def check_attack_order_invariant(attack) -> None:
 
 def check_attack_null_auc(attack, *, n: int = 600) -> None:
     """On a null model (membership leaves no trace) the AUC's 95% interval contains 0.5."""
-    att = _attack(attack)
+    att = as_attack(attack)
     inputs, m = synthetic_inputs(n=n, signal=0.0, seed=4)
     s = att.run(inputs).scores_array
     lo, hi = bootstrap_auc_ci(m, s, n_boot=500, random_state=0)
@@ -145,13 +141,13 @@ def check_attack_swap_members(attack, *, tol: float = 0.1) -> None:
     Exactly for the same scores with labels swapped, and approximately (within
     ``tol``) when the target model is trained on the non-members instead.
     """
-    att = _attack(attack)
+    att = as_attack(attack)
     inputs, m = synthetic_inputs(signal=2.0, seed=5)
     s = att.run(inputs).scores_array
     a = auc(m, s)
     assert abs(auc(1 - m, s) - (1 - a)) < 1e-12, f"{att.name}: AUC with swapped labels is not 1 − AUC"
     inputs2, m2 = synthetic_inputs(signal=2.0, seed=5, member_mask=(1 - m).astype(bool))
-    a2 = auc(m, _attack(attack).run(inputs2).scores_array)
+    a2 = auc(m, as_attack(attack).run(inputs2).scores_array)
     assert abs(a2 - (1 - a)) < tol, (f"{att.name}: training the target on the non-members gives AUC {a2:.3f} "
                                      f"against the original labels; expected about 1 − {a:.3f}")
 

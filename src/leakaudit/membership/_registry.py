@@ -194,6 +194,11 @@ def make_attack(name: str, **params) -> Attack:
     return attack.set_params(**params) if params else attack
 
 
+def as_attack(a) -> Attack:
+    """``a`` itself, or a fresh attack of the registry name ``a`` (:func:`make_attack`)."""
+    return make_attack(a) if isinstance(a, str) else a
+
+
 def register_attack(name: str, factory: Callable[..., Attack], *, description: str, display: str = "",
                     audit: str | None = "always", audit_params: Callable[[Any], dict] | None = None,
                     access: str = "scores", audit_inputs: Callable | None = None, audit_run: Callable | None = None,

@@ -27,7 +27,7 @@ from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ..metrics import DEFAULT_FPRS, clopper_pearson, decision_metrics, evaluate_membership, pearson, roc_curve
 from ._base import Attack, AttackInputs, AttackResult, audit_reference_models, cross_entropy_loss, fit_reference_models
-from ._registry import make_attack
+from ._registry import as_attack
 from .distance import DistanceAttack, train_targeted_shadows
 from .frequency import FrequencyAttack
 from .results import AttackSummary, LongProtocolResult, MembershipAudit, MembershipExperimentResult, YeomSplitResult
@@ -45,10 +45,6 @@ __all__ = [
 ]
 
 DEFAULT_ATTACKS = ("loss", "lira", "rmia", "informia", "shadow", "distance", "frequency")
-
-
-def _as_attack(a) -> Attack:
-    return make_attack(a) if isinstance(a, str) else a
 
 
 def _roc_points(is_member, scores, n_points: int = 200) -> dict[str, list[float]]:
@@ -83,7 +79,7 @@ def run_attacks(inputs: AttackInputs, is_member, attacks: Sequence, *, fprs=DEFA
     """
     summaries, scores, skipped = {}, {}, {}
     for a in attacks:
-        att = _as_attack(a)
+        att = as_attack(a)
         name = a if isinstance(a, str) else att.name
         miss = att.missing(inputs)
         if miss:
@@ -97,7 +93,7 @@ def run_attacks(inputs: AttackInputs, is_member, attacks: Sequence, *, fprs=DEFA
 
 
 def _needs_reference(attacks) -> bool:
-    return any({"reference", "population_reference"} & set(_as_attack(a).needs) for a in attacks)
+    return any({"reference", "population_reference"} & set(as_attack(a).needs) for a in attacks)
 
 
 @reports_engine_stats
@@ -600,7 +596,7 @@ def membership_experiment(
     check_scalar(n, name="n", kind=(int, np.integer), min_val=1)
     check_scalar(n_trials, name="n_trials", kind=(int, np.integer), min_val=1)
     check_scalar(challenges_per_model, name="challenges_per_model", kind=(int, np.integer), min_val=1)
-    att = _as_attack(attack)
+    att = as_attack(attack)
     rng = check_random_state(random_state)
     N = len(X)
     C = max(int(y.max()) + 1, 2)
