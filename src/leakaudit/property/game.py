@@ -337,11 +337,8 @@ def play_game(
                f"{n_train:,} x {data.X.shape[1]:,} training rows)", fix="train fewer targets (n_targets)")
     victim_idx = np.asarray(victim_idx)
     m_poison = 0 if poison is None else len(poison)
-    if poison_accounting == "replace":
-        size = n_train - m_poison
-    else:
-        check_choice(poison_accounting, name="poison_accounting", choices=POISON_ACCOUNTING)
-        size = n_train
+    check_choice(poison_accounting, name="poison_accounting", choices=POISON_ACCOUNTING)
+    size = n_train - m_poison if poison_accounting == "replace" else n_train
     if size <= 0:
         raise InvalidParameterError(f"no clean records left: n_train={n_train}, poison={m_poison}")
     pos, neg = victim_idx[data.f[victim_idx]], victim_idx[~data.f[victim_idx]]
