@@ -59,11 +59,7 @@ def _option_type(annotation):
     if typing.get_origin(annotation) is list:  # a list setting that cannot be none: a repeated flag
         return Optional[annotation]
     kinds = [a for a in (typing.get_args(annotation) or (annotation,)) if a is not type(None)]
-    if kinds == [bool]:
-        return Optional[bool]
-    if kinds == [list[Path]]:
-        return Optional[list[Path]]
-    if len(kinds) == 1 and kinds[0] in (Path, int, float):
+    if len(kinds) == 1 and kinds[0] in (bool, list[Path], Path, int, float):
         return Optional[kinds[0]]
     return Optional[str]
 
