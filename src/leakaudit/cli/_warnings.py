@@ -56,11 +56,11 @@ class Warned:
                 out.append(f"leakaudit: warning: {n - SHOWN:,} more {kind[0]} like the one above ({n:,} in all)")
         return out
 
-    def flush(self, stream=None, *, show: bool = True) -> None:
-        """Print the lines (unless ``show`` is False) and forget them."""
+    def flush(self, *, show: bool = True) -> None:
+        """Print the lines on stderr (unless ``show`` is False) and forget them."""
         if show:
             for line in self.lines():
-                print(printable(line), file=stream if stream is not None else sys.stderr, flush=True)
+                print(printable(line), file=sys.stderr, flush=True)
         self.counts.clear()
         self.first.clear()
 
