@@ -102,8 +102,9 @@ def _smoke_row(quantity, paper=None, ours=None, tolerance=None, note=""):
                 (f"paper {paper} (real data); " if paper is not None else "") + note)
 
 
-def _data(setting: str, synthetic: bool, census_rows: int | None, seed: int, features: str = "binary",
-          encoding: str = "onehot"):
+def _data(setting: str, synthetic: bool, census_rows: int | None, seed: int, encoding: str = "onehot"):
+    """A repetition's data for ``setting``: smoke's synthetic stand-in, the Census (``census_rows`` of it, in
+    ``encoding``) or SpamAssassin with its protocol's features (:data:`PROTOCOL`)."""
     from ..property.datasets import census_property_data, spam_property_data
     from ..property.synthetic import make_property_data
 
@@ -112,7 +113,7 @@ def _data(setting: str, synthetic: bool, census_rows: int | None, seed: int, fea
         return make_property_data(4000, 5, bias=-1.5, random_state=seed)[0]
     if source == "census":
         return census_property_data(prop, n_rows=census_rows, encoding=encoding, random_state=seed)[0]
-    return spam_property_data(prop, values=features, random_state=seed)[0]
+    return spam_property_data(prop, values=PROTOCOL[source].get("features", "binary"), random_state=seed)[0]
 
 
 # How the adversary uses its pool, per data source (the module docstring lists SpamAssassin's three changes to
@@ -163,7 +164,7 @@ def _sweep(setting: str, cfg: dict, p_grid, *, k: int | None = None, n_train: in
     learner = learner or logistic_learner()
     out = {p: [] for p in p_grid}
     for s in _seeds(cfg, seed):
-        data = _data(setting, cfg["synthetic"], cfg["census_rows"], s, proto.get("features", "binary"), encoding)
+        data = _data(setting, cfg["synthetic"], cfg["census_rows"], s, encoding)
         rs = np.random.SeedSequence([s, 0]).generate_state(4)
         split = {} if proto["adversary_fraction"] is None else {"adversary_fraction": proto["adversary_fraction"]}
         adv, vic = split_pools(len(data), random_state=int(rs[0]), **split)
@@ -766,8 +767,7 @@ def fig56(profile: str, random_state: int):
         n = _n(setting, cfg)
         vals = {(p, m): [] for p in grid for m in ("precision", "recall", "accuracy")}
         for s in _seeds(cfg, random_state):
-            data = _data(setting, cfg["synthetic"], cfg["census_rows"], s,
-                         PROTOCOL[SETTINGS[setting][0]].get("features", "binary"))
+            data = _data(setting, cfg["synthetic"], cfg["census_rows"], s)
             adv, vic = split_pools(len(data), random_state=s)
             for p in grid:
                 pz = choose_poison(data, adv, t0=t0, t1=t1, poison_rate=p, n_train=n, random_state=s)
