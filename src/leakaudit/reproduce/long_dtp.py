@@ -324,10 +324,8 @@ def table2(profile: str, random_state: int):
         r0 = runs[0]
         setting = f"{r0[name, 'n_models']} target models per seed"
         rows += [
-            _seed_row(f"{name} train accuracy", p["train"], vals(name, "train"), seeds, None,
-                      f"{setting}; if it differs: {why[name]}"),
-            _seed_row(f"{name} test accuracy", p["test"], vals(name, "test"), seeds, None,
-                      f"{setting}; if it differs: {why[name]}"),
+            *(_seed_row(f"{name} {part} accuracy", p[part], vals(name, part), seeds, None,
+                        f"{setting}; if it differs: {why[name]}") for part in ("train", "test")),
             _seed_row(f"{name} avg PDTP (mean over targets)", p["avg_pdtp"], vals(name, "avg"), seeds,
                       None, f"{r0[name, 'n_tg']} targets x {r0[name, 'n_meas']} PDTP measurements; "
                       f"if it differs: {why[name]}"),
