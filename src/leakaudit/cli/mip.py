@@ -156,6 +156,7 @@ def register(app: typer.Typer) -> None:
         from .._interrupt import on_interrupt
         from .._validation import check_choice, check_scalar
         from ..mip.audit import enumerate_splits, exact_eta_laplace, simulate_bayes_attacker
+        from ..mip.examples import prop9_outputs
         from ..mip.noise import MIPNoise, mip_constant
 
         with on_interrupt("mip audit", doing=f"auditing the noise ({method})"):
@@ -171,10 +172,9 @@ def register(app: typer.Typer) -> None:
             x = _load_values(data, column, n)
             nrec = x.shape[0]
             f = {"inv-sum": lambda v: 1.0 / v.sum(), "mean": np.mean, "sum": np.sum}[statistic]
+            prop9 = data == "prop9" and statistic == "inv-sum"  # Prop 9's 1/sum, exactly
             member = enumerate_splits(nrec) if method == "exact" or eta is not None else None
-            if data == "prop9" and statistic == "inv-sum" and member is not None:
-                from ..mip.examples import prop9_outputs
-
+            if prop9 and member is not None:
                 vals = prop9_outputs(nrec, member)
             elif member is not None:
                 vals = np.array([f(x[row]) for row in member])
@@ -183,15 +183,14 @@ def register(app: typer.Typer) -> None:
                 # Theorem 7's sigma: the exact moment over all halves (M = 1 for our TV constant)
                 mm = 1.0 if constant == "tv" else M
                 sig = float(np.mean(np.abs(vals - vals.mean()) ** mm) ** (1.0 / mm))
-                b = mip_constant(eta, M if constant != "tv" else 1.0, constant=constant) * sig
+                b = mip_constant(eta, mm, constant=constant) * sig
             if method == "exact":
                 res = exact_eta_laplace(vals, b, n=nrec)
                 line = (f"exact eta = {res.eta:.6g} (best attack accuracy {max(res.accuracy):.6g}, worst record "
                         f"{res.worst_target}) over {res.n_splits:,} splits; Laplace scale b = {b:.6g}")
             else:
                 targets = np.argsort(-np.abs(x - np.median(x)))[:3]
-                if data == "prop9" and statistic == "inv-sum":
-                    from ..mip.examples import prop9_outputs
+                if prop9:
 
                     def train(X, y, idx, rs):  # exact 1/sum (the float sum cancels on the special half)
                         row = np.zeros(nrec, dtype=bool)
