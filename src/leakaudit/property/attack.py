@@ -28,7 +28,7 @@ from ..metrics import auc as _auc
 from ..metrics import clopper_pearson
 from .game import (
     POISON_ACCOUNTING, PREVALENCE_SAMPLING, PropertyData, _stack, check_rate, logistic_learner, n_clean, play_game,
-    sample_world, split_pools, train_and_query,
+    sample_worlds, split_pools, train_and_query,
 )
 from .poison import VARIANTS, choose_poison
 from .queries import select_queries
@@ -280,12 +280,10 @@ class PoisoningPropertyAttack(BaseEstimator):
         self.shadow_pool_ = pool
         # Algorithm 3, lines 1-3: k shadow datasets per world, trained with the poison, queried.
         size = n_clean(self.n_train, self.poison_rate, self.poison_accounting)
-        pos, neg = pool[data.f[pool]], pool[~data.f[pool]]
         k = int(self.n_shadow)
         b = np.repeat([0, 1], k)
-        sets = [sample_world(pos, neg, size, self.t1 if bi else self.t0, sampling=self.prevalence_sampling,
-                             random_state=rng) for bi in b]
-        seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=2 * k)]
+        sets, seeds = sample_worlds(data, pool, size, [self.t1 if bi else self.t0 for bi in b],
+                                    sampling=self.prevalence_sampling, rng=rng)
         self.shadow_labels_ = train_and_query(learner, data, sets, self.poison_, self.queries_.X, seeds=seeds,
                                               batch_size=self.batch_size, engine=engine)
         self.shadow_b_ = b

@@ -18,7 +18,7 @@ from .._validation import check_scalar, shown
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidInputError, InvalidParameterError, LeakauditError
 from .attack import PoisoningPropertyAttack
-from .game import PropertyData, n_clean, sample_world, train_and_query
+from .game import PropertyData, n_clean, sample_worlds, train_and_query
 from .results import PropertyEstimateResult
 
 __all__ = ["FractionEstimator", "evaluate_fraction_estimate"]
@@ -66,12 +66,9 @@ class FractionEstimator(BaseEstimator):
             raise InvalidParameterError(f"t_grid must hold at least 2 values in [0, 1]; got {shown(self.t_grid)}")
         check_scalar(self.n_shadow_per_t, name="n_shadow_per_t", kind=(int, np.integer), min_val=1)
         rng = check_random_state(self.random_state)
-        pool = np.asarray(pool_idx)
-        pos, neg = pool[data.f[pool]], pool[~data.f[pool]]
         size = n_clean(attack.n_train, attack.poison_rate, attack.poison_accounting)
-        ts = np.repeat(grid, self.n_shadow_per_t)
-        sets = [sample_world(pos, neg, size, t, sampling=attack.prevalence_sampling, random_state=rng) for t in ts]
-        seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=len(sets))]
+        sets, seeds = sample_worlds(data, pool_idx, size, np.repeat(grid, self.n_shadow_per_t),
+                                    sampling=attack.prevalence_sampling, rng=rng)
         R = train_and_query(attack._learner(), data, sets, attack.poison_, attack.query_points, seeds=seeds,
                             batch_size=attack.batch_size, engine=engine)
         self.shadow_t_ = np.array([data.f[s].mean() for s in sets])
@@ -107,12 +104,9 @@ def evaluate_fraction_estimate(
         attack.fit(data, adversary_idx, engine=engine)
     estimator.fit(attack, data, adversary_idx, engine=engine)
     lo, hi = estimator._range
-    victim_idx = np.asarray(victim_idx)
-    pos, neg = victim_idx[data.f[victim_idx]], victim_idx[~data.f[victim_idx]]
     size = n_clean(attack.n_train, attack.poison_rate, attack.poison_accounting)
-    ts = rng.uniform(lo, hi, size=n_targets)
-    sets = [sample_world(pos, neg, size, t, sampling=attack.prevalence_sampling, random_state=rng) for t in ts]
-    seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=n_targets)]
+    sets, seeds = sample_worlds(data, victim_idx, size, rng.uniform(lo, hi, size=n_targets),
+                                sampling=attack.prevalence_sampling, rng=rng)
     R = train_and_query(attack._learner(), data, sets, attack.poison_, attack.query_points, seeds=seeds,
                         engine=engine)
     true_t = np.array([data.f[s].mean() for s in sets])

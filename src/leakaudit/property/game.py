@@ -238,6 +238,16 @@ def sample_mixture(pos: np.ndarray, neg: np.ndarray, size: int, *, random_state:
     return rng.permutation(np.concatenate([_draw(pos, k, rng, "D+ pool"), _draw(neg, size - k, rng, "D- pool")]))
 
 
+def sample_worlds(data: PropertyData, pool: np.ndarray, size: int, ts, *, sampling: str = "exact",
+                  rng: np.random.Generator) -> tuple[list[np.ndarray], list[int]]:
+    """A training set of ``size`` rows of ``pool`` from ``D_t`` for each ``t`` of ``ts`` (:func:`sample_world`),
+    then a model seed for each: ``(sets, seeds)``."""
+    pool = np.asarray(pool)
+    pos, neg = pool[data.f[pool]], pool[~data.f[pool]]
+    sets = [sample_world(pos, neg, size, t, sampling=sampling, random_state=rng) for t in ts]
+    return sets, [int(s) for s in rng.integers(0, 2**31 - 1, size=len(sets))]
+
+
 def _stack(X, Xp):
     if Xp is None or Xp.shape[0] == 0:
         return X

@@ -48,7 +48,7 @@ from ..exceptions import InvalidInputError, LeakauditError
 from ..learners import torch_threads
 from ..metrics import auc as _auc
 from ..metrics import clopper_pearson
-from .game import PropertyData, mlp_learner, sample_world, split_pools
+from .game import PropertyData, mlp_learner, sample_worlds, split_pools
 from .results import WhiteBoxResult
 
 __all__ = ["META_CLASSIFIERS", "DeepSetsMetaClassifier", "SortedMetaClassifier", "sort_neurons", "sorted_parameters",
@@ -338,9 +338,7 @@ def whitebox_attack(
     learner = mlp_learner(tuple(hidden), epochs=epochs, lr=lr)
 
     def train(pool, bits):
-        pos, neg = pool[data.f[pool]], pool[~data.f[pool]]
-        sets = [sample_world(pos, neg, n_train, t1 if bi else t0, random_state=rng) for bi in bits]
-        seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=len(sets))]
+        sets, seeds = sample_worlds(data, pool, n_train, [t1 if bi else t0 for bi in bits], rng=rng)
         Ws, Bs = [], []
         for s in range(0, len(sets), 100):
             bank = engine.fit_bank(learner, data.X, data.y, sets[s : s + 100], seeds[s : s + 100], n_classes=2)
