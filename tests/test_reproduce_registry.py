@@ -44,3 +44,19 @@ def test_run_writes_json_and_markdown(tmp_path, monkeypatch):
         reg.run("toy", profile="huge", out=tmp_path)
     with pytest.raises(InvalidParameterError, match="unknown reproduction 'nope'"):
         reg.get("nope")
+
+
+def test_register_per_seed_registers_the_rows_over_seeds(monkeypatch):
+    from leakaudit.reproduce import _seeds
+
+    monkeypatch.setattr(reg, "_REGISTRY", NameTable("reproduction"))
+
+    @_seeds.register_per_seed("toy-seeds", version=1, paper="Toy et al.", description="Per seed.")
+    def _toy_seed(profile, seed):
+        return [row("value", 0.5, 0.1 * seed), row("note only", None, None, note=f"seed {seed}")]
+
+    assert _toy_seed("smoke", 3)[0].ours == pytest.approx(0.3)  # the decorated function stays the per-seed one
+    rows = reg.get("toy-seeds").func("smoke", 2)
+    assert rows == _seeds.rows_over_seeds(_toy_seed, "smoke", 2)
+    assert rows[0].seeds == (2, 3, 4, 5, 6) and rows[0].ours == pytest.approx(0.4)
+    assert rows[1].note == "seed 2"  # a note-only row keeps the first seed's
