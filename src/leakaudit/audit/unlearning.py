@@ -261,6 +261,19 @@ def record_p_values(phi_model, phi_refs, *, rank: bool = False) -> np.ndarray:
     return p
 
 
+def _share_moments(phi_after, phi_before, phi_refs, weights=None) -> tuple[np.ndarray, np.ndarray]:
+    """pi and pi2, the mixture weight's two moment estimates (:func:`remembered_proportion`), over ``weights``' rows
+    (record weights of shape (B, n); none: the records once each). NaN where before shows no signal."""
+    k, sc, mean = len(phi_refs), _scale(phi_refs), phi_refs.mean(axis=0)
+    z_after, z_before = (_calibrated(np.array(p, float), mean, sc) for p in (phi_after, phi_before))
+    v = phi_refs.var(axis=0, ddof=1) / sc ** 2
+    w = np.ones((1, z_after.size)) if weights is None else weights
+    den = w @ (z_before ** 2 - v * (1.0 + 1.0 / k))
+    ratio = [np.divide(x, den, out=np.full(den.shape, np.nan), where=den > 1e-12 * z_after.size)
+             for x in (w @ (z_after * z_before - v / k), w @ (z_after ** 2 - v * (1.0 + 1.0 / k)))]
+    return ratio[0], ratio[1]
+
+
 def remembered_proportion(phi_after, phi_before, phi_refs, *, confidence: float = 0.95, n_boot: int = 2000,
                           random_state: int = 0) -> dict:
     """pi, the share of forget records whose score under ``after`` still behaves like a member's, with its bounds.
@@ -270,34 +283,54 @@ def remembered_proportion(phi_after, phi_before, phi_refs, *, confidence: float 
     non-member-like, a draw around the references' (retrained without it), 0. Then E[z_after(i) z_before(i)] =
     pi mu(i)^2 + v(i) / K and E[z_before(i)^2] = mu(i)^2 + v(i) (1 + 1/K), v(i) a retrained model's seed variance
     of z(i) (the references'), and pi is their ratio's moment estimate over the records, clipped to [0, 1]. A model
-    that pushed the records below retraining gives pi <= 0. Its bounds, each one-sided at ``confidence``, are
-    percentiles of its bootstrap over the records, clipped to [0, 1] only then.
+    that pushed the records below retraining gives pi <= 0.
+
+    Its bounds, each one-sided at ``confidence``, hold two sources of error together: the records' (a bootstrap over
+    them) and the ``after`` model's own training randomness, which moves every record's score at once and does not
+    average out over records. The second is measured by taking each reference in turn as ``after`` (the others as
+    references): its sd s_m, and a bound is pi -/+ sqrt(b^2 + (z s_m)^2), b the bootstrap percentile's distance
+    from pi, z the normal quantile; clipped to [0, 1] only then. A deterministic recipe has s_m = 0.
+
+    The mixture also fixes the second moment: E[z_after^2] - v (1 + 1/K) = pi (E[z_before^2] - v (1 + 1/K)), whose
+    ratio pi2 is at most 1, and 1 where every record is kept. Where pi2's lower bound (the same two errors, one-sided
+    at 1 - (1 - ``confidence``) / 10, so that a model keeping every record is rarely taken for one) is above 1,
+    ``after`` is farther from retraining on these records than ``before`` is (a model collapsed or driven past
+    retraining): neither component describes it, and no share is estimated.
 
     Parameters
     ----------
     phi_after, phi_before : ndarray of shape (n,)
         Each forget record's logit-scaled confidence under the two models.
     phi_refs : ndarray of shape (K, n)
-        The same under K >= 2 reference models.
+        The same under K >= 3 reference models.
 
     Returns
     -------
-    dict with ``proportion``, ``lower`` and ``upper``; NaN where ``before`` shows no signal beyond the seed's
-    (sum of z_before^2 at most its noise's): nothing member-like to tell apart.
+    dict with ``proportion``, ``lower``, ``upper`` and ``misfit`` (pi2 where the mixture is rejected, else None);
+    the first three NaN where ``before`` shows no signal beyond the seed's (sum of z_before^2 at most its noise's):
+    nothing member-like to tell apart, or where the mixture is rejected.
     """
     phi_refs = np.asarray(phi_refs, float)
-    k, sc, mean = len(phi_refs), _scale(phi_refs), phi_refs.mean(axis=0)
-    z_after, z_before = (_calibrated(np.asarray(p, float), mean, sc) for p in (phi_after, phi_before))
-    v = phi_refs.var(axis=0, ddof=1) / sc ** 2
-    n = z_after.size
+    k, n = phi_refs.shape
+    none = {"proportion": math.nan, "lower": math.nan, "upper": math.nan, "misfit": None}
     w = np.vstack([np.ones((1, n)), np.random.default_rng(random_state).multinomial(n, np.full(n, 1.0 / n),
                                                                                    size=n_boot)])
-    num, den = w @ (z_after * z_before - v / k), w @ (z_before ** 2 - v * (1.0 + 1.0 / k))
-    pi = np.divide(num, den, out=np.full(num.shape, np.nan), where=den > 1e-12 * n)
+    pi, pi2 = _share_moments(phi_after, phi_before, phi_refs, w)
     if np.isnan(pi[0]):
-        return {"proportion": math.nan, "lower": math.nan, "upper": math.nan}
-    lo, hi = np.clip(np.nanquantile(pi[1:], [1.0 - confidence, confidence]), 0.0, 1.0)
-    return {"proportion": float(np.clip(pi[0], 0.0, 1.0)), "lower": float(lo), "upper": float(hi)}
+        return none
+    pseudo = np.array([_share_moments(phi_refs[j], phi_before, np.delete(phi_refs, j, axis=0)) for j in range(k)])
+
+    def bounds(est: np.ndarray, s_m: float, conf: float) -> tuple[float, float]:
+        lo, hi = np.nanquantile(est[1:], [1.0 - conf, conf])
+        z = stats.norm.ppf(conf)
+        half = [math.hypot(est[0] - lo, z * s_m), math.hypot(hi - est[0], z * s_m)]
+        return float(est[0] - half[0]), float(est[0] + half[1])
+
+    s_m = np.nan_to_num(np.nanstd(pseudo[:, :, 0], axis=0, ddof=1))  # a reference without before's signal: none
+    if bounds(pi2, float(s_m[1]), 1.0 - (1.0 - confidence) / 10)[0] > 1.0:
+        return {**none, "misfit": float(pi2[0])}
+    lo, hi = np.clip(bounds(pi, float(s_m[0]), confidence), 0.0, 1.0)
+    return {"proportion": float(np.clip(pi[0], 0.0, 1.0)), "lower": float(lo), "upper": float(hi), "misfit": None}
 
 
 # -- inputs -----------------------------------------------------------------------------------------------------
@@ -562,6 +595,12 @@ def _record_check(p_forget: np.ndarray, p_non: np.ndarray, s_forget: np.ndarray,
 def _proportion_check(res: dict | None, *, conf: float, threshold: float, measurable: str) -> UnlearningCheck:
     """The share of forget records still member-like (:func:`remembered_proportion`) against ``threshold``."""
     cid, name = "unlearning.after.remembered_proportion", "share of forget records remembered"
+    if res is not None and res.get("misfit") is not None:
+        return UnlearningCheck(id=cid, name=name, status="not measurable", threshold=threshold, sentence=(
+            f"Not measurable: after unlearning the forget records' scores lie farther from retraining's than before "
+            f"unlearning (their second moment {res['misfit']:.3g} times before's, at most 1 for any share kept), so "
+            "they are neither member-like nor retrained-like (a model collapsed, or pushed past retraining) and no "
+            "share is estimated"), fix="the set-level test and the per-record test still decide")
     if res is None or math.isnan(res["proportion"]):
         return UnlearningCheck(id=cid, name=name, status="not measurable", threshold=threshold, sentence=measurable or (
             "Not measurable: before unlearning the forget records' scores are distributed as after retraining, so "
