@@ -28,7 +28,7 @@ from .._random import spawn_seeds
 from .._validation import check_choice, check_scalar
 from ..exceptions import InvalidInputError
 from ..learners import resolve_device
-from .score import encode_texts, model_device, torch_threads
+from .score import encode_texts, model_device, padded_batch, torch_threads
 
 __all__ = ["DemoSize", "SIZES", "DemoModel", "demo_texts", "train_tokenizer", "new_model", "train_lm", "save_lm",
            "build_demo", "write_jsonl"]
@@ -136,13 +136,7 @@ def train_lm(model: Any, tokenizer: Any, texts: Sequence[str], *, epochs: int, s
         for _ in range(int(epochs)):
             tot, cnt = 0.0, 0
             for b in torch.randperm(len(ids), generator=g).split(batch_size):
-                rows = [ids[i] for i in b.tolist()]
-                width = max(len(r) for r in rows)
-                x = torch.zeros((len(rows), width), dtype=torch.long)
-                mask = torch.zeros((len(rows), width), dtype=torch.long)
-                for r, e in enumerate(rows):
-                    x[r, : len(e)], mask[r, : len(e)] = torch.tensor(e), 1
-                x, mask = x.to(dev), mask.to(dev)
+                x, mask = padded_batch([ids[i] for i in b.tolist()], dev)
                 labels = x.masked_fill(mask == 0, -100)
                 loss = model(input_ids=x, attention_mask=mask, labels=labels).loss
                 opt.zero_grad()

@@ -168,6 +168,17 @@ def torch_threads(n_threads: int | None):
         torch.set_num_threads(old)
 
 
+def padded_batch(rows: Sequence[Sequence[int]], device: Any) -> tuple:
+    """Texts' token ids as one batch padded on the right: ids (B, width) and the attention mask, on ``device``."""
+    import torch
+
+    x = torch.zeros((len(rows), max(len(e) for e in rows)), dtype=torch.long)
+    mask = torch.zeros(x.shape, dtype=torch.long)
+    for r, e in enumerate(rows):
+        x[r, : len(e)], mask[r, : len(e)] = torch.tensor(e), 1
+    return x.to(device), mask.to(device)
+
+
 def forward_batches(model: Any, tokenizer: Any, ids: list, lengths: np.ndarray, *, batch_tokens: int,
                     max_logits: int, n_threads: int | None):
     """The model's forward passes over the texts' token ids ``ids`` (``lengths`` tokens each) in padded batches
@@ -184,13 +195,7 @@ def forward_batches(model: Any, tokenizer: Any, ids: list, lengths: np.ndarray, 
     model.eval()
     with torch_threads(n_threads), torch.inference_mode():
         for b in _batches(lengths, max(int(batch_tokens), int(lengths.max())), rows):
-            width = int(lengths[b].max())
-            x = torch.zeros((len(b), width), dtype=torch.long)
-            mask = torch.zeros((len(b), width), dtype=torch.long)
-            for r, i in enumerate(b):
-                x[r, : lengths[i]] = torch.tensor(ids[i])
-                mask[r, : lengths[i]] = 1
-            x, mask = x.to(dev), mask.to(dev)
+            x, mask = padded_batch([ids[i] for i in b], dev)
             yield b, x, model(input_ids=x, attention_mask=mask).logits[:, :-1].float()
     if was_training:
         model.train()
