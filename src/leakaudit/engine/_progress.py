@@ -80,9 +80,3 @@ class ProgressBar:
             if self._progress is not None:
                 self._progress.update(self._task, completed=self.completed)
                 self._progress.stop()
-
-    def __enter__(self) -> "ProgressBar":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

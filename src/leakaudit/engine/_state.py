@@ -57,8 +57,7 @@ class ChunkedModelBank(ModelBank):
 
     def __init__(self, chunks: list[tuple[int, ModelBank | Callable[[], ModelBank]]], n_classes: int | None):
         self._chunks = list(chunks)
-        self._sizes = np.array([n for n, _ in self._chunks], dtype=np.int64)
-        self._starts = np.concatenate([[0], np.cumsum(self._sizes)])
+        self._starts = np.concatenate([[0], np.cumsum(np.array([n for n, _ in self._chunks], dtype=np.int64))])
         self.n_models = int(self._starts[-1])
         self.n_classes = n_classes
         self._loaded: tuple[int, ModelBank] | None = None
