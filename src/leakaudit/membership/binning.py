@@ -31,19 +31,16 @@ _EPS = 1e-9
 MAX_BINS = 10**12
 
 
-def _n_bins(width: float) -> int:
+def check_bin_width(bin_width: float, *, max_val: float = 1.0) -> int:
+    """Check a bin width (in (0, max_val], dividing 1 into at most :data:`MAX_BINS` bins); return the bin count."""
+    check_scalar(bin_width, name="bin_width", min_val=0.0, max_val=max_val, include_min=False)
+    width = float(bin_width)
     if width < 1.0 / MAX_BINS:
         raise InvalidInputError(f"bin_width must be at least 1e-12 (at most 10**12 bins); got {width:g}")
     n = int(round(1.0 / width))
     if abs(n * width - 1.0) > 1e-9:
         raise InvalidInputError(f"bin_width must divide 1 exactly (1/bin_width an integer); got {width}")
     return n
-
-
-def check_bin_width(bin_width: float, *, max_val: float = 1.0) -> int:
-    """Check a bin width (in (0, max_val], dividing 1 into at most :data:`MAX_BINS` bins); return the bin count."""
-    check_scalar(bin_width, name="bin_width", min_val=0.0, max_val=max_val, include_min=False)
-    return _n_bins(float(bin_width))
 
 
 def bin_index(p, *, bin_width: float = DEFAULT_BIN_WIDTH) -> np.ndarray:
