@@ -105,10 +105,6 @@ class BlindBaseline:
     versus: dict = field(default_factory=dict)
 
 
-def _lengths(texts) -> np.ndarray:
-    return np.array([[np.log1p(len(t)), np.log1p(len(t.split()))] for t in texts])
-
-
 def _kernels(docs: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """The linear kernel of the three feature blocks, and the character block's alone (cosine similarities)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -123,7 +119,7 @@ def _kernels(docs: list[str]) -> tuple[np.ndarray, np.ndarray]:
         k += (word @ word.T).toarray()
     except ValueError:  # no word occurs twice: the block carries nothing
         pass
-    ln = _lengths(docs)
+    ln = np.array([[np.log1p(len(t)), np.log1p(len(t.split()))] for t in docs])  # characters and words
     sd = ln.std(axis=0)
     ln = (ln - ln.mean(axis=0)) / np.where(sd > 0, sd, 1.0) / np.sqrt(2)  # the block's rows have norm about 1
     k += ln @ ln.T

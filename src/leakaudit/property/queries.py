@@ -189,8 +189,11 @@ def select_queries(
     seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=n_ensemble)]
     cand = pool_idx if candidate_idx is None else np.asarray(candidate_idx)
     stream = candidate_stream(cand[data.f[cand]], cand[~data.f[cand]], mixture=mixture, random_state=rng)
-    # the r ensemble models are kept and candidates scored in blocks until q are accepted
-    banks = _train_banks(resolve_engine(engine), learner, data, sets, seeds, batch_size)
+    # the r ensemble models, trained in batches (a learner densifies the rows it needs of a sparse X), are kept
+    # and candidates scored in blocks until q are accepted
+    engine = resolve_engine(engine)
+    banks = [engine.fit_bank(learner, data.X, data.y, sets[s : s + batch_size], seeds[s : s + batch_size], n_classes=2)
+             for s in range(0, len(sets), batch_size)]
     accepted, crts, seen = [], [], 0
     block = max(4 * n_queries, 1000)
     while len(accepted) < n_queries and seen < stream.size:
@@ -216,12 +219,6 @@ def select_queries(
     Xq = _stack(data.X[idx], None if poison is None else poison.X)
     return QuerySet(X=Xq, indices=idx, crt=np.asarray(crts), n_poison=0 if poison is None else len(poison),
                     n_candidates=int(seen), exhausted=bool(exhausted))
-
-
-def _train_banks(engine: Engine, learner, data: PropertyData, sets, seeds, batch_size):
-    """Fit the ensemble in batches; return the model banks (a learner densifies the rows it needs of a sparse X)."""
-    return [engine.fit_bank(learner, data.X, data.y, sets[s : s + batch_size], seeds[s : s + batch_size], n_classes=2)
-            for s in range(0, len(sets), batch_size)]
 
 
 def _labels(bank, Xc) -> np.ndarray:
