@@ -1027,11 +1027,10 @@ def table3(profile: str, random_state: int):
     return rows
 
 
-# chase-table3 runs the white box on the one-hot Census (510 columns), the encoding its black-box rows use, and stays
-# 0.24-0.36 below the paper's 0.96 (gender) and 0.95 (race); the paper used the Census "as is" and names no encoding.
-# chase-wb-encoding runs the same white box on the 40 attributes one column each (census_property_data(encoding=
-# "ordinal")): variants of Table III's rows that say how much of the gap the encoding makes. Other readings tried,
-# which did not help: benchmarks/chase_wb_hypotheses.py and docs/chase.md ('White-box baseline').
+# chase-table3 runs the white box on the one-hot Census (510 columns), the encoding its black-box rows use; the paper
+# used the Census "as is" and names no encoding. chase-wb-encoding runs the same white box on the 40 attributes one
+# column each (census_property_data(encoding="ordinal")): variants of Table III's rows that say how much of the gap
+# the encoding makes. Other readings tried: benchmarks/chase_wb_hypotheses.py and docs/chase.md ('White-box baseline').
 @register(
     "chase-wb-encoding", version=1,
     paper=PAPER,
