@@ -63,10 +63,8 @@ def choose_poison(
     check_scalar(n_train, name="n_train", kind=(int, np.integer), min_val=1)
     rng = check_random_state(random_state)
     pool_idx = np.asarray(pool_idx)
-    if variant == "auto":
-        sub, _, _ = attacked_subpopulation(t0, t1)  # Algorithm 1 lines 1-6
-    else:
-        attacked_subpopulation(t0, t1)  # validates t0 < t1
+    sub, _, _ = attacked_subpopulation(t0, t1)  # Algorithm 1 lines 1-6 (and t0 < t1 checked)
+    if variant != "auto":
         sub = "f" if variant[1] == "+" else "1-f"
     want = sub == "f"
     candidates = pool_idx[data.f[pool_idx] == want]
