@@ -49,11 +49,10 @@ from .._random import check_random_state, spawn_seeds
 from .._validation import check_array, check_choice, check_consistent_length, check_matrix, check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError, NotEstimableWarning
 from ._base import Attack, AttackInputs, AttackResult, Unmet, check_target_inputs, true_class_probability
-from .lira import check_statistic_params, logit_scaled_confidence
+from .lira import _TINY, check_statistic_params, logit_scaled_confidence
 
 __all__ = ["QuantileRegressionAttack", "conformal_threshold", "hinge_statistic"]
 
-_TINY = 1e-45  # as LiRA: below float64 resolution of 1 - p, keeps ln finite
 _MIN_STD = 1e-6
 _INNER_FOLDS = 3  # out-of-sample residuals for the variance regression
 
