@@ -262,18 +262,15 @@ def _fig2_seed(profile: str, random_state: int) -> list:
         rows.append(row(f"DP-SGD, noise not divided by the batch size, eta={eta}: relative error", None, m, None,
                         f"seed {random_state}: mean of {dp_runs} runs; the same runs' clip and noise multiplier, "
                         "the noise added to the mean gradient instead of the sum (m times larger)"))
-    dp = {e: s[("dp", e)][0] for e in etas}
+    dp, dpm = ({e: s[(k, e)][0] for e in etas} for k in ("dp", "dp_mean"))
     mip = {(e, M): s[(M, "laplace", "cor11", e)][0] for e in etas for M in Ms}
     big = [e for e in etas if e >= 0.1]
-    c1 = all(mip[(e, M)] < dp[e] for e in big for M in Ms)
-    c2 = all(mip[(e, M)] < dp[e] for e in etas for M in (4, 6))
-    c3 = all(v >= 1 for v in dp.values())
+    # claims 1-3 on the DP-SGD curve (c) and on the one with the noise not divided by the batch size (v)
+    (c1, c2, c3), (v1, v2, v3) = ((all(mip[(e, M)] < d[e] for e in big for M in Ms),
+                                   all(mip[(e, M)] < d[e] for e in etas for M in (4, 6)),
+                                   all(v >= 1 for v in d.values())) for d in (dp, dpm))
     c4 = all(mip[(e, M)] < 1 for e in etas if e >= 0.2 for M in (4, 6)) and any(
         mip[(e, 2)] < 1 for e in etas if e >= 0.2)
-    dpm = {e: s[("dp_mean", e)][0] for e in etas}
-    v1 = all(mip[(e, M)] < dpm[e] for e in big for M in Ms)
-    v2 = all(mip[(e, M)] < dpm[e] for e in etas for M in (4, 6))
-    v3 = all(v >= 1 for v in dpm.values())
     # claims are 1 (holds) or 0 per seed, judged as a lower bound: a match needs the claim in every seed
     rows += [
         row("claim 1: eta>=0.1, MIP (all M) below DP (1 = holds)", 1, int(c1), 0,
