@@ -38,7 +38,7 @@ import numpy as np
 from .._random import RandomStateLike, spawn_seeds
 from .._validation import check_scalar
 from ..exceptions import InvalidParameterError, UnsupportedError
-from .score import check_texts, encode_texts, forward_batches, model_device, torch_threads
+from .score import _MAX_LOGITS, check_texts, encode_texts, forward_batches, model_device, torch_threads
 
 __all__ = ["Sampler", "SamplerScores", "check_can_generate", "sampler_logprobs", "suffix_log_probability",
            "extraction_threshold", "n_p_extractable", "rate_difference_interval", "extraction_rates",
@@ -114,7 +114,7 @@ class SamplerScores:
 
 
 def sampler_logprobs(model: Any, tokenizer: Any, texts: Sequence[str], sampler: Sampler = Sampler(), *,
-                     max_length: int | None = None, batch_tokens: int = 4096, max_logits: int = 64 * 2**20,
+                     max_length: int | None = None, batch_tokens: int = 4096, max_logits: int = _MAX_LOGITS,
                      n_threads: int | None = None, name: str = "texts") -> SamplerScores:
     """Each token's probability under ``sampler`` given the tokens before it, one forward pass per text (batched
     as :func:`leakaudit.lm.score.score_texts` batches).

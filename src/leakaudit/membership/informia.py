@@ -36,12 +36,9 @@ import numpy as np
 from .._validation import check_scalar
 from ._base import AttackResult
 from .distance import kl_divergence
-from .rmia import _PopulationRatioAttack, rmia_inputs, rmia_signal
+from .rmia import _TINY, _PopulationRatioAttack, rmia_inputs, rmia_signal
 
 __all__ = ["InfoRMIA", "informia_memorisation", "informia_generalisation"]
-
-#: floor of a probability before its logarithm (RMIA's floor on Pr(x))
-_TINY = 1e-30
 
 
 def informia_memorisation(p_theta, p_marginal) -> np.ndarray:
