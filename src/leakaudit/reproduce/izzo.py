@@ -160,13 +160,8 @@ def fig2_run(n: int, etas, Ms, *, runs: int, B: int = 128, dp_runs: int | None =
         sig[M], _ = estimate_sigma(train, X, M=M, B=B, random_state=rng)
     configs = [(M, "laplace", "cor11") for M in Ms] + [(M, "gamma", "cor11") for M in Ms]
     configs += [(2, "gamma", "tv"), (2, "gaussian", "tv")]
-    err = {("raw",): []}
-    for cfg in configs:
-        for eta in etas:
-            err[cfg + (eta,)] = []
-    for eta in etas:
-        err[("dp", eta)] = []
-        err[("dp_mean", eta)] = []
+    err = {k: [] for k in [("raw",), *(cfg + (eta,) for cfg in configs for eta in etas),
+                           *((kind, eta) for eta in etas for kind in ("dp", "dp_mean"))]}
     clip = None
     dp_runs = runs if dp_runs is None else dp_runs
     for r in range(runs):
