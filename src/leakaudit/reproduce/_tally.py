@@ -206,12 +206,12 @@ def per_paper(results: list[dict], papers: dict[str, str]) -> dict:
     for paper, table in grouped.items():
         for key, results_of_row in table.items():
             settings = _settings(results_of_row)
+            nearest = settings[0] if settings else (None, {})
             out[paper]["settings"][key] = settings
             for result, rows in results_of_row.items():
-                cls = _class(rows, result, settings[0] if settings else (None, {}), reduced)
+                cls = _class(rows, result, nearest, reduced)
                 out[paper]["results"][result] = (cls, rows)
-                why = _explanation(result, settings[0] if settings else (None, {}), rows) \
-                    if cls == "differs, explained" else None
+                why = _explanation(result, nearest, rows) if cls == "differs, explained" else None
                 for _, r, _ in rows:
                     r["class"], r["explanation"] = cls, why
     for paper, missing in MISSING.items():
