@@ -34,6 +34,14 @@ def test_audit_baselines_and_sentences():
     base = audit_baselines(X, y)
     assert {k: v[0] for k, v in base.items()} == {"reidentification": 0.25, "attribute_inference": 0.75,
                                                   "reconstruction": 0.5}
+    # a sensitive column is what attribute inference guesses (the most guessable of several); units are whom
+    # re-identification picks
+    sens = audit_baselines(X, y, sensitive={"sex": np.array(["F", "M", "F", "F"]), "race": np.array(["a", "b", "c",
+                                                                                                     "a"])},
+                           n_units=2)
+    assert sens["attribute_inference"] == (0.75, "guessing the most common value of the sensitive column 'sex'")
+    assert sens["reidentification"] == (0.5, "picking the target among the 2 units (persons)")
+    assert sens["reconstruction"] == base["reconstruction"]
     claimed = risk_bounds(1.0, 1e-5, base, claimed=True)
     shown = risk_bounds(1.0, 1e-5, base, claimed=False)
     assert claimed["reidentification"]["bound"] == shown["reidentification"]["bound"] > 0.25

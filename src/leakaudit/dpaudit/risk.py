@@ -13,13 +13,16 @@ any (epsilon, delta) claim about the model could give, not a bound on the risk. 
 the claim holds.
 
 The baselines are parameters (:func:`risk_bounds`); the audit's (:func:`audit_baselines`): re-identification, 1/n for
-the target among the n members; attribute inference, the share of the label's most common value (guessing it);
-reconstruction, the share of the most common whole record (guessing it without the model).
+the target among the n members (n units with a privacy unit: a person is picked, not a row); attribute inference,
+the share of the sensitive column's most common value (guessing it; the most guessable of several, whose bound is
+the largest; the label's without a sensitive column); reconstruction, the share of the most common whole record
+(guessing it without the model).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .fdp import tradeoff_eps_delta
 
@@ -35,13 +38,26 @@ def success_bound(epsilon: float, delta: float, baseline: float) -> float:
     return float(1.0 - tradeoff_eps_delta(baseline, epsilon, delta))  # Kulynych et al. 2025: success <= 1 - f(b)
 
 
-def audit_baselines(X: np.ndarray, y: np.ndarray) -> dict[str, tuple[float, str]]:
-    """The audit's baselines from the members' features ``X`` and labels ``y``: each risk's rate and its basis."""
+def _most_common_share(values) -> float:
+    """The share of the most common value among ``values`` (missing values one value of their own); 1 when empty."""
+    v = pd.Series(np.asarray(values, dtype=object).ravel())
+    return float(v.value_counts(dropna=False).iloc[0] / len(v)) if len(v) else 1.0
+
+
+def audit_baselines(X: np.ndarray, y: np.ndarray, *, sensitive: dict[str, np.ndarray] | None = None,
+                    n_units: int | None = None) -> dict[str, tuple[float, str]]:
+    """The audit's baselines from the members' features ``X`` (shape (n, ...)), labels ``y`` (n,), their sensitive
+    columns' values (``sensitive``: column -> shape (n,)) and the number of privacy units among them (``n_units``;
+    None: every row its own): each risk's rate and its basis."""
     n = len(y)
     rows = np.unique(np.asarray(X).reshape(n, -1), axis=0, return_counts=True)[1] if n else np.ones(1)
-    return {"reidentification": (1.0 / max(n, 1), f"picking the target among the {n:,} members"),
-            "attribute_inference": (float(np.unique(y, return_counts=True)[1].max() / n) if n else 1.0,
-                                    "guessing the label's most common value"),
+    who = f"{n_units:,} units (persons)" if n_units is not None else f"{n:,} members"
+    shares = {c: _most_common_share(v) for c, v in (sensitive or {}).items()}
+    col = max(shares, key=shares.get) if shares else None
+    attribute = ((shares[col], f"guessing the most common value of the sensitive column {col!r}") if col is not None
+                 else (_most_common_share(y), "guessing the label's most common value"))
+    return {"reidentification": (1.0 / max(n_units or n, 1), f"picking the target among the {who}"),
+            "attribute_inference": attribute,
             "reconstruction": (float(rows.max() / max(n, 1)), "guessing the most common whole record")}
 
 

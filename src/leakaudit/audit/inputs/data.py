@@ -68,6 +68,15 @@ class AuditData:
             return None
         return pd.factorize(pd.Series(np.r_[self.units_mem, self.units_non]), sort=False)[0].astype(np.int64)
 
+    def risk_baselines(self) -> dict[str, tuple[float, str]]:
+        """The members' baselines of the risks an epsilon bounds (:func:`leakaudit.dpaudit.risk.audit_baselines`):
+        their sensitive columns as read, their units where a privacy unit is given."""
+        from ...dpaudit.risk import audit_baselines
+
+        sensitive = {c: self.frame_mem[c].to_numpy() for c in self.sensitive if c in self.frame_mem}
+        n_units = None if self.unit is None else int(pd.Series(self.units_mem).nunique(dropna=False))
+        return audit_baselines(self.X_mem, self.y_mem, sensitive=sensitive, n_units=n_units)
+
     def unit_summary(self) -> dict | None:
         """results.json's ``data.unit``: the column, the units and rows on each side, the largest unit."""
         if self.unit is None:

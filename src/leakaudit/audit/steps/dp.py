@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from ...dpaudit.risk import audit_baselines, risk_bounds
+from ...dpaudit.risk import risk_bounds
 from ..result.checks import EXCEEDED, PASSED, Analysis, Check, Skipped
 from ..context import AuditContext
 
@@ -38,7 +38,7 @@ def dp_analysis(ctx: AuditContext) -> Analysis:
     from ...learners import learner_family
 
     learner, d = ctx.target.learner, ctx.data
-    baselines = audit_baselines(d.X_mem, d.y_mem)
+    baselines = d.risk_baselines()
     claim = {"claimed_epsilon": float(cfg.claimed_epsilon), "delta": cfg.epsilon_delta, "claimed_risk": risk_bounds(
         float(cfg.claimed_epsilon), cfg.epsilon_delta, baselines, claimed=True)}
     if ctx.target.kind != "demo" or learner_family(learner) != "dp-sgd":

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...dpaudit.risk import audit_baselines, risk_bounds
+from ...dpaudit.risk import risk_bounds
 from ...exceptions import InvalidParameterError, NotEstimableWarning
 from ...membership import (ATTACKS, AttackInputs, audit_attacks, audit_reference_models, cross_entropy_loss,
                           display_name, make_attack)
@@ -178,7 +178,7 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
         recipe = recipe_test(target.probs_mem, target.probs_non, data.y_mem, data.y_non,
                              inputs.reference.probs, inputs.reference.in_mask, y, confidence=cfg.confidence)
     metrics, checks, per_record = {}, [], {}
-    baselines = audit_baselines(data.X_mem, data.y_mem)
+    baselines = data.risk_baselines()
     groups = data.unit_groups
     if groups is not None:  # the attack is judged on units: each scored by the mean of its rows' scores
         from ..inputs.units import unit_membership, unit_scores
