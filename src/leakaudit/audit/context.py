@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -60,6 +61,16 @@ class AuditContext:
     engine: Engine | None = None
     record_names: tuple[str, ...] = ()
     scored: Any = None
+
+    @cached_property
+    def risk_baselines(self) -> dict[str, tuple[float, str]]:
+        """The baselines of the risks an epsilon bounds (:mod:`leakaudit.dpaudit.risk`): a tabular audit's members'
+        (:meth:`AuditData.risk_baselines`), a language-model audit's member texts'."""
+        if self.data is not None:
+            return self.data.risk_baselines()
+        from ..dpaudit.risk import text_baselines
+
+        return text_baselines([t for t, m in zip(self.scored.texts, self.scored.is_member) if m])
 
     def seed_for(self, name: str) -> int:
         """A seed of the audit's own for ``name`` (a registered analysis or attack picks its name), derived from

@@ -26,7 +26,7 @@ import pandas as pd
 
 from .fdp import tradeoff_eps_delta
 
-__all__ = ["RISKS", "success_bound", "risk_bounds", "audit_baselines"]
+__all__ = ["RISKS", "success_bound", "risk_bounds", "audit_baselines", "text_baselines"]
 
 #: the attacks bounded, each with its words
 RISKS = {"reidentification": "re-identification", "attribute_inference": "attribute inference",
@@ -59,6 +59,14 @@ def audit_baselines(X: np.ndarray, y: np.ndarray, *, sensitive: dict[str, np.nda
     return {"reidentification": (1.0 / max(n_units or n, 1), f"picking the target among the {who}"),
             "attribute_inference": attribute,
             "reconstruction": (float(rows.max() / max(n, 1)), "guessing the most common whole record")}
+
+
+def text_baselines(texts) -> dict[str, tuple[float, str]]:
+    """A language-model audit's baselines from its member texts: re-identification 1/n, reconstruction the share of
+    the most common text (attribute inference has no attribute to guess there)."""
+    n = len(texts)
+    return {"reidentification": (1.0 / max(n, 1), f"picking the target among the {n:,} member texts"),
+            "reconstruction": (_most_common_share(texts), "guessing the most common member text")}
 
 
 def risk_bounds(epsilon: float, delta: float, baselines: dict[str, tuple[float, str]], *, claimed: bool) -> dict:

@@ -38,7 +38,7 @@ def dp_analysis(ctx: AuditContext) -> Analysis:
     from ...learners import learner_family
 
     learner, d = ctx.target.learner, ctx.data
-    baselines = d.risk_baselines()
+    baselines = ctx.risk_baselines
     claim = {"claimed_epsilon": float(cfg.claimed_epsilon), "delta": cfg.epsilon_delta, "claimed_risk": risk_bounds(
         float(cfg.claimed_epsilon), cfg.epsilon_delta, baselines, claimed=True)}
     if ctx.target.kind != "demo" or learner_family(learner) != "dp-sgd":

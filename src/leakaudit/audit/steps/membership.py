@@ -178,7 +178,6 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
         recipe = recipe_test(target.probs_mem, target.probs_non, data.y_mem, data.y_non,
                              inputs.reference.probs, inputs.reference.in_mask, y, confidence=cfg.confidence)
     metrics, checks, per_record = {}, [], {}
-    baselines = data.risk_baselines()
     groups = data.unit_groups
     if groups is not None:  # the attack is judged on units: each scored by the mean of its rows' scores
         from ..inputs.units import unit_membership, unit_scores
@@ -203,8 +202,6 @@ def membership_analysis(ctx: AuditContext, *, reference_models: bool = True) -> 
         if groups is not None:
             s = unit_scores(s, groups)
         mm, eps = measure_attack(ctx, m, s)
-        if eps.measurable:
-            mm["epsilon"]["risk"] = risk_bounds(eps.epsilon_lb, eps.delta, baselines, claimed=False)
         if groups is not None:
             mm = {"n_members": mm.pop("n_members"), "n_nonmembers": mm.pop("n_nonmembers"), "counts": "units", **mm}
         mm["display"], mm["description"] = display_name(name), spec.description
@@ -234,6 +231,8 @@ def measure_attack(ctx: AuditContext, m: np.ndarray, s: np.ndarray, *, epsilon: 
     eps = empirical_epsilon(m, s, delta=cfg.epsilon_delta, confidence=ctx.check_confidence,
                             random_state=ctx.seeds["epsilon"])
     mm["epsilon"] = eps.model_dump()
+    if eps.measurable:  # what the shown epsilon means for re-identification, attribute inference, reconstruction
+        mm["epsilon"]["risk"] = risk_bounds(eps.epsilon_lb, eps.delta, ctx.risk_baselines, claimed=False)
     return mm, eps
 
 
