@@ -10,10 +10,7 @@ from leakaudit.membership import ATTACKS, audit_attacks, available_attacks, make
 
 @pytest.fixture
 def max_logprob():
-    """A text attack registered from outside the package: the text's most likely token's log-probability (after
-    leakaudit's own, which register when leakaudit.lm.attacks is imported, as the language-model audit imports it)."""
-    import leakaudit.lm.attacks  # noqa: F401
-
+    """A text attack registered from outside the package: the text's most likely token's log-probability."""
     register_attack("x_max_logprob", lambda ts, texts, refs, k: np.array([lp.max() for lp in ts.logprobs]),
                     description="the highest token log-probability (a test's own attack)", display="max token",
                     modality="text")
@@ -75,3 +72,14 @@ def test_bad_modality_or_needs_is_refused(kw, match):
     with pytest.raises(InvalidParameterError, match=match):
         register_attack("x_bad", lambda ts, texts, refs, k: None, description="x", **kw)
     assert "x_bad" not in ATTACKS.names()
+
+
+def test_the_built_in_text_attacks_are_listed_before_any_language_model_code_runs():
+    """A fresh interpreter that imports only the registry lists leakaudit's text attacks (its own entry point)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from leakaudit.membership import available_attacks; t = available_attacks('text'); "
+            "print(' '.join(t))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert {"lm_loss", "lm_zlib", "lm_min_k_pp", "lm_window_reference"} <= set(out), out

@@ -18,4 +18,9 @@ from .extraction import Extraction, Sampler, extraction_audit
 from .score import TokenScores, score_texts, scores_from_arrays
 
 __all__ = ["BlindBaseline", "Extraction", "Sampler", "TokenScores", "blind_baseline", "blind_baseline_scores",
-           "extraction_audit", "run_lm_attacks", "score_texts", "scores_from_arrays"]
+           "extraction_audit", "register_attacks", "run_lm_attacks", "score_texts", "scores_from_arrays"]
+
+
+def register_attacks() -> None:
+    """leakaudit's own ``leakaudit.attacks`` entry point (pyproject.toml): loading it imported this package, whose
+    :mod:`~leakaudit.lm.attacks` registered the built-in text attacks; nothing is left to do."""

@@ -168,6 +168,7 @@ ATTACKS: NameTable[AttackSpec] = NameTable("attack", {
 def available_attacks(modality: str = "tabular") -> list[str]:
     """Registry names of the attacks of ``modality`` ("tabular" or "text"), in registry order."""
     check_choice(modality, name="modality", choices=MODALITY)
+    _load_entry_points()
     return [n for n in ATTACKS.names() if ATTACKS.get(n).modality == modality]
 
 
