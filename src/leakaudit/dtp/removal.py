@@ -24,12 +24,12 @@ from .._random import spawn_seeds
 from .._validation import check_scalar
 from ..engine import Engine, reports_engine_stats
 from ..exceptions import InvalidParameterError
-from ..learners import check_fit_inputs
+from ..learners import capabilities, check_fit_inputs
 from ..metrics import paired_mean_interval
 from .pdtp import pdtp
 from .results import RemovalEffect
 from .screening import screened_pdtp, unmeasured_bound
-from .significance import DTP1Deltas, dtp1_test
+from .significance import DTP1Deltas, dtp1_test, seed_free_deltas
 
 __all__ = ["removal_effect"]
 
@@ -157,8 +157,11 @@ def removal_effect(
                          known_deltas=known, groups=gr)
 
     if estimate is None:
+        seed_free = not capabilities(learner).stochastic  # the test below reuses its models (seed_free_deltas)
         res = pdtp(learner, Xr, yr, records=new_index[measured], n_classes=n_classes, seed_policy="paired",
-                   n_repeats=n_repeats, random_state=s_pdtp, engine=engine, keep_outputs=False, groups=gr)
+                   n_repeats=n_repeats, random_state=s_pdtp, engine=engine, keep_outputs=seed_free, groups=gr)
+        if seed_free and statistical:
+            seed_free_deltas(learner, res, s_test, into=known)
         values = np.asarray(res.values, float)
     else:
         est = np.asarray(estimate, dtype=np.float64)

@@ -40,7 +40,7 @@ from ..membership.binning import bin_index
 from .pdtp import _check_bin_width, _loo_repeats, check_groups
 from .results import DTP1TestResult
 
-__all__ = ["DTP1Deltas", "bin_aware_log_ratio", "dtp1_test", "holm_adjust"]
+__all__ = ["DTP1Deltas", "bin_aware_log_ratio", "dtp1_test", "holm_adjust", "seed_free_deltas"]
 
 #: entropy word of the stage-2 seed stream ("DTP1"): never the seeds of pdtp(random_state=the same value)
 _STREAM = 0x44545031
@@ -139,6 +139,32 @@ class DTP1Deltas:
             raise InvalidParameterError(
                 f"known_deltas holds deltas of random_state {self.seed} and {self.n_repeats} repeats; this call has "
                 f"random_state {seed} and {n_repeats} repeats (pass a fresh DTP1Deltas)")
+
+
+def seed_free_deltas(learner: Any, stage1: Any, random_state: Any, *, bin_width: float | None = 0.01,
+                     into: DTP1Deltas | None = None) -> DTP1Deltas:
+    """The DTP-1 test's deltas of a learner whose seed does not matter, taken from a paired
+    :func:`~leakaudit.dtp.pdtp` of the same learner and training set kept with its outputs (``keep_outputs``).
+
+    Such a learner (``Capabilities.stochastic`` False) trains the same full and leave-one-out models for every seed,
+    so :func:`dtp1_test` measures it once (one repeat) and its models are those stage 1 trained: the delta of a
+    record is ``bin_aware_log_ratio`` of stage 1's outputs at it. Given as ``known_deltas`` (with the same
+    ``random_state`` and ``bin_width``), the test then trains no model for the records stage 1 measured, and its
+    result is the one it would compute by retraining them. For a stochastic learner, a stage 1 without its outputs
+    or one that did not retrain (a closed form), ``into`` (or a fresh :class:`DTP1Deltas`) is returned unchanged.
+    """
+    memo = DTP1Deltas() if into is None else into
+    p_full, p_loo = np.asarray(stage1.p_full, dtype=np.float64), np.asarray(stage1.p_loo, dtype=np.float64)
+    # a closed form is cheap and may solve a batch of records together (to a tolerance): the test computes its own
+    if capabilities(learner).stochastic or p_full.size == 0 or not str(stage1.method).startswith("retraining"):
+        return memo
+    memo._check(seed_to_int(random_state), 1)
+    d = bin_aware_log_ratio(np.clip(p_full, 0, 1), np.clip(p_loo, 0, 1), bin_width=bin_width)
+    for i, t in enumerate(stage1.records):
+        memo.deltas.setdefault(int(t), d[None, i])
+    # the test's own words for how the leave-one-out outputs were obtained (pdtp's, less what pdtp adds to them)
+    memo.loo_method = memo.loo_method or str(stage1.method).split("; ")[0]
+    return memo
 
 
 def _looks(n_repeats: int, max_repeats: int) -> list[int]:

@@ -213,7 +213,7 @@ def _dtp_measured(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | 
     cfg, data, target = ctx.cfg, ctx.data, ctx.target
     from ...dtp.noise_floor import seed_noise_floor
     from ...dtp.pdtp import pdtp
-    from ...dtp.significance import DTP1Deltas
+    from ...dtp.significance import DTP1Deltas, seed_free_deltas
 
     n = len(data.y_mem)
     X_mem = target.inputs(data)[0]
@@ -231,9 +231,12 @@ def _dtp_measured(ctx: AuditContext, *, recipe: dict | None, lira: np.ndarray | 
     else:
         rng = np.random.default_rng(ctx.seeds["pdtp"])
         records = np.arange(n) if k is None or k >= n else np.sort(rng.choice(n, size=k, replace=False))
+        seed_free = not capabilities(target.learner).stochastic  # stage 2 reuses its models (seed_free_deltas)
         res = pdtp(target.learner, X_mem, data.y_mem, records=records, n_classes=data.n_classes,
                    seed_policy="paired", n_repeats=cfg.settings.pdtp_repeats, random_state=ctx.seeds["target"],
-                   engine=ctx.engine, keep_outputs=False, groups=member_units(ctx.data))
+                   engine=ctx.engine, keep_outputs=seed_free, groups=member_units(ctx.data))
+        if seed_free and cfg.dtp_rule == "statistical":
+            seed_free_deltas(target.learner, res, ctx.seeds["dtp_test"], into=known)
         values = np.asarray(res.values, float)
         resources["pdtp_models"] = engine_stats(ctx.engine, res.engine_stats)
         if len(records) < n:  # a uniform sample only (a profile's pdtp_records): it vouches for the others by a bound
