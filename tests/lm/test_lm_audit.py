@@ -56,6 +56,11 @@ def test_fine_tuned_model_leaks(tmp_path, tiny_demo, capsys):
     assert {"score_lm_loss", "score_lm_lira", "score_lm_rmia", "blind_baseline"} <= set(rec.columns)
     html = (out / "report.html").read_text()
     assert "Min-K%++" in html and "blind baseline" in html and "Zhang et al." in html
+    # the windows that carry the signal in the most exposed members (issue 89), in results.json and the report
+    lw = res["leaked_windows"]
+    assert lw["attack"] in res["membership"]["blind_baseline"]["attacks_standing"] and len(lw["texts"]) == 5
+    assert lw["texts"][0]["record"].startswith("members.jsonl, row ") and lw["texts"][0]["windows"]
+    assert 'id="leaked-windows-table"' in html and "Where the most exposed texts leak" in html
     assert "Extraction: can the training text be drawn out?" in html and "max_extraction_rate_difference =" in html
     assert "recognises its fine-tuning texts" in html and "MIP noise" not in html  # what to do next, for texts
     assert "lm_min_k" not in html and "lm_loss" not in html  # attacks named in words, "flagged by" too
@@ -127,6 +132,9 @@ def test_split_that_differs_in_style_is_not_comparable(tmp_path, tiny_demo):
     assert res["membership"]["blind_baseline"]["comparable"] is False
     assert all(c["status"] == "not measurable" for c in v["checks"])  # extraction's among them: the guard covers it
     assert "extraction.suffixes.rate_difference" in {c["id"] for c in v["checks"]}
+    # no attack stands, so no text's rank is the model's: no leaked windows, and the report says why (issue 89)
+    assert res["leaked_windows"]["reason"].startswith("no attack stands") and not res["leaked_windows"]["texts"]
+    assert "The windows that carry the signal are not shown: no attack stands" in (out / "report.html").read_text()
 
 
 @pytest.mark.slow
@@ -277,6 +285,11 @@ def test_scores_only_audit_matches_the_model_audit(tmp_path, tiny_demo, tiny_tex
     assert "lm_min_k_pp" not in res["membership"]
     assert any(s["name"] == "Min-K%++, window Min-K%++ votes" for s in res["skipped"])
     assert "scores only" in res["target"]["description"]
+    # no model, no tokens to decode: the report says why the leaked windows are not shown (issue 89)
+    assert "no tokens to decode" in res["leaked_windows"]["reason"] and not res["leaked_windows"]["texts"]
+    html = (out / "report.html").read_text()
+    assert "windows that carry the signal are not shown: the per-token scores were given without the model" in html
+    assert "leaked-windows-table" not in html
     # a malformed list is one line, exit 2
     pd.DataFrame({"text": non, "lp": ["[0.1, oops"] * len(non)}).to_csv(tmp_path / "bad.csv", index=False)
     capsys.readouterr()

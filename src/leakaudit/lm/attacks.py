@@ -21,7 +21,8 @@ from .score import TokenScores, check_texts
 
 __all__ = ["loss_score", "zlib_score", "min_k_score", "min_k_plus_plus_score", "reference_score", "text_probability",
            "lira_score", "rmia_score", "recall_score", "window_reference_score", "window_min_k_plus_plus_score",
-           "window_means", "window_votes", "run_lm_attacks", "WINDOWS"]
+           "window_means", "window_votes", "reference_contrast", "standardised", "run_lm_attacks",
+           "WINDOWS"]
 
 #: the window attacks' window sizes in tokens, geometrically spaced (a window longer than a text is the text)
 WINDOWS = (1, 2, 4, 8, 16, 32)
@@ -62,6 +63,10 @@ def _standardised(ts: TokenScores) -> tuple:
         raise InvalidInputError("Min-K%++ needs the next-token distribution's mean and std of log-probabilities "
                                 "(score with distribution=True, or give mean and std with the arrays)")
     return tuple((lp - m) / np.maximum(s, 1e-8) for lp, m, s in zip(ts.logprobs, ts.mean, ts.std))
+
+
+#: Min-K%++'s per-token scores, what :func:`window_min_k_plus_plus_score` votes on
+standardised = _standardised
 
 
 def min_k_plus_plus_score(ts: TokenScores, k: float = 0.2) -> np.ndarray:
@@ -194,10 +199,15 @@ def window_reference_score(ts: TokenScores, refs: Sequence[TokenScores], *,
     geometrically spaced sizes. Ours: the sizes 1 to 32 (the paper's grid is not in its abstract) and the
     references' mean as the comparison (WBC has one reference). A reference with another tokenizer is read at the
     target tokens' relative positions (linear interpolation, an approximation)."""
+    return window_votes(reference_contrast(ts, refs), windows)
+
+
+def reference_contrast(ts: TokenScores, refs: Sequence[TokenScores]) -> tuple:
+    """What :func:`window_reference_score` votes on: each text's per-token target log-probability minus the
+    references' mean on the same tokens (:func:`_on_tokens`), a tuple of n arrays of shape (T_i,)."""
     _check_refs(ts, refs)
-    d = tuple(lp - np.mean([_on_tokens(r.logprobs[i], lp.size) for r in refs], axis=0)
-              for i, lp in enumerate(ts.logprobs))
-    return window_votes(d, windows)
+    return tuple(lp - np.mean([_on_tokens(r.logprobs[i], lp.size) for r in refs], axis=0)
+                 for i, lp in enumerate(ts.logprobs))
 
 
 def window_min_k_plus_plus_score(ts: TokenScores, *, windows: Sequence[int] = WINDOWS) -> np.ndarray:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the audit imports the report to write report.html: the repo
     from ..audit.result.checks import Check
     from ..audit.result.results import AuditResult
     from ..audit.result.sections import (DatasetInferenceSection, DtpSection, DtpTest, ExtractionSection,
-                                         MipSection, UnitSection)
+                                         LeakedWindowsSection, MipSection, UnitSection)
 
 __all__ = ["as_number", "check_row", "display_name", "fmt", "render_report"]
 
@@ -277,6 +277,35 @@ def _extraction(ex: ExtractionSection | None, *, redacted: bool = False) -> dict
             "spans": spans, "detector": ex.personal_data_detector, "reference": ex.reference,
             "n_pii": ex.n_members_with_personal_data, "n_members": ex.n_members,
             "eligible": f"{ex.n_eligible_members:,} members and {ex.n_eligible_nonmembers:,} non-members"}
+
+
+def _leaked_windows(lw: LeakedWindowsSection | None) -> dict | None:
+    """The leaked windows' words and rows under the membership section: per most exposed member text, its windows
+    (the span between up to 40 characters of the text either side, a line break shown as ⏎; written redacted: the
+    span's length and offsets only) and their contrast; or why none is shown. None: not a language model's audit."""
+    if lw is None:
+        return None
+    if lw.reason:
+        return {"reason": lw.reason}
+
+    def shown(text: str | None) -> str:
+        return (text or "").replace("\r\n", "\n").replace("\n", "⏎")
+
+    rows = []
+    for t in lw.texts:
+        head = {"record": t.record, "rank": t.rank, "score": fmt(t.score, ".3g")}
+        if not t.windows:
+            rows.append({**head, "none": True})
+        for j, w in enumerate(t.windows):
+            rows.append({**({"record": "", "rank": "", "score": ""} if j else head), "none": False,
+                         "before": ("…" if len(w.before or "") >= 40 else "") + shown(w.before),
+                         "span": shown(w.text), "after": shown(w.after) + ("…" if len(w.after or "") >= 40 else ""),
+                         "tokens": f"{w.start}-{w.end - 1}", "contrast": fmt(w.contrast, "+.2f"),
+                         "redacted": w.text is None, "n_chars": f"{w.n_chars:,}"})
+    auc = f"AUC {fmt(lw.auc)}" + (f" {fmt_interval(lw.auc_ci, '.3f')}" if lw.auc_ci else "")
+    weak = lw.auc_ci is not None and as_number(lw.auc_ci[0]) is not None and lw.auc_ci[0] <= 0.5
+    return {"rows": rows, "attack": lw.display or lw.attack, "auc": auc, "weak": weak, "k": len(lw.texts),
+            "window": lw.window, "contrast": lw.contrast, "redacted": lw.redacted}
 
 
 def _record_risk_words(results: AuditResult) -> str:
@@ -800,6 +829,7 @@ def render_report(results: AuditResult, records: pd.DataFrame | None) -> str:
         blind=next((v for v in membership.values() if v.comparable is not None), None),
         dataset_inference=_dataset_inference(results.dataset_inference),
         extraction=_extraction(results.extraction, redacted=redacted),
+        leaked_windows=_leaked_windows(results.leaked_windows),
         auc_method=", ".join(sorted({_AUC_METHODS.get(v.auc_ci_method, v.auc_ci_method)
                                      for v in membership.values() if v.auc_ci_method})),
         dtp=dtp, dtp_answer=_dtp_answer(results), dtp_exact=_dtp_exact(results),

@@ -133,7 +133,8 @@ def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dic
     evidence.json (``evidence``, with the others' digests and what of them is personal data:
     :func:`~leakaudit.audit.result.evidence.with_outputs`) into ``out``; ``redact``: records.csv and report.html without
     the records' own values (results.json's ``record_columns``, and ``label``), keeping their names, scores and
-    the verdict. A fault (a full disk) is one :class:`~leakaudit.exceptions.OutputWriteError` naming ``out``, with
+    the verdict, and results.json without the text of a language model's leaked windows (their offsets and lengths
+    kept). A fault (a full disk) is one :class:`~leakaudit.exceptions.OutputWriteError` naming ``out``, with
     nothing written and no folder left that the write made. Written in a temporary folder beside ``out``, then
     moved in."""
     with writing(out, "the audit's output folder"):
@@ -144,7 +145,10 @@ def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dic
             values = [c for c in records.columns if c in (result.data.record_columns or [])]
             if redact:
                 records = records.drop(columns=values + [c for c in ("label",) if c in records])
-            write_json_atomic(tmp / "results.json", result.to_dict())
+            results = result.to_dict()
+            if redact and getattr(result, "leaked_windows", None) is not None:  # the members' own text, left out
+                results["leaked_windows"] = result.leaked_windows.without_text().to_dict()
+            write_json_atomic(tmp / "results.json", results)
             with writing(tmp / "records.csv", "records"):
                 safe = _spreadsheet_safe(records.rename(columns={"record": RECORD_KEY}))
                 safe.to_csv(tmp / "records.csv", index=False)

@@ -13,8 +13,9 @@ from ..._results import Result
 from .checks import BELOW, STATUS_COLOURS, STATUSES, UNDECIDED, Check, rank_checks, to_decide
 from ..config import AuditConfig, Phrase, Phrased
 from .sections import (AttackMetrics, AttributeInference, DataSection, DatasetInferenceSection, DpSection, DtpSection,
-                       DuplicatesSection, ExtractionSection, MipSection, PropertyEstimate, RecipeTest, RecordRiskSection,
-                       RegisteredAnalysis, RemedySection, Resources, Section, Settings, Skipped, TargetSection)
+                       DuplicatesSection, ExtractionSection, LeakedWindowsSection, MipSection, PropertyEstimate,
+                       RecipeTest, RecordRiskSection, RegisteredAnalysis, RemedySection, Resources, Section, Settings,
+                       Skipped, TargetSection)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -167,6 +168,9 @@ class AuditResult(Result):
     dataset_inference: Optional[DatasetInferenceSection] = None
     duplicates: Optional[DuplicatesSection] = None
     extraction: Optional[ExtractionSection] = None
+    leaked_windows: Optional[LeakedWindowsSection] = Field(
+        None, description="a language-model audit: the windows of tokens that carry the membership signal in the "
+        "most exposed member texts (their text null when written with --redact), or why none is shown")
     skipped: list[Skipped] = Field(default_factory=list)
     verdict: Verdict
     timings: dict[str, float]

@@ -25,7 +25,8 @@ __all__ = ["Section", "Skipped", "Measured", "Interval", "MEASURED_SCHEMA", "INT
            "PropertyEstimate", "MipSection", "DpSection", "DatasetInferenceSection", "DuplicatesSection", "RecordRiskSection",
            "StageResources", "Resources", "Settings", "RecipeTest", "Records", "DtpScreening", "DtpRemoval",
            "UnmeasuredBound", "Doubling", "RemovalScreening", "SetTest", "PowerCurve", "RetrainingRecipe",
-           "ExtractionSection", "RemedySetting", "RemedySection"]
+           "ExtractionSection", "RemedySetting", "RemedySection", "LeakedWindow", "ExposedText",
+           "LeakedWindowsSection"]
 
 MEASURED_SCHEMA = {"type": ["number", "null"], "description": "a measured value; null: could not be measured (NaN, inf)"}
 INTERVAL_SCHEMA = {"type": ["array", "null"], "items": {"type": ["number", "null"]}, "minItems": 2, "maxItems": 2,
@@ -518,6 +519,50 @@ class ExtractionSection(Section):
     reference: bool = False
     seconds: Optional[float] = None
     cpu_seconds: Optional[float] = None
+
+
+LeakedWindow = _section(
+    "LeakedWindow", "A window of tokens of a member text and its contrast (the mean over its tokens of the per-token\n"
+    "contrast the window attacks vote on; above 0: it votes \"member\"). ``start`` and ``end``: the positions of its\n"
+    "first and one past its last token among the text's scored tokens (0-based); ``text``: its tokens decoded,\n"
+    "``before`` and ``after``: up to 40 characters of the text either side, all three null when written redacted;\n"
+    "``n_chars``: the length of ``text``.",
+    start=(int, Field(ge=0)), end=(int, Field(ge=0)), contrast=Measured, text=Optional[str], before=Optional[str],
+    after=Optional[str], n_chars=(int, Field(ge=0)))
+
+ExposedText = _section(
+    "ExposedText", "One of the most exposed member texts: its name (``record``, as every sentence names it), its\n"
+    "rank by the attack (1: the highest score), that score, its scored tokens and its windows that vote \"member\"\n"
+    "(the highest contrast first; empty: none does).",
+    record=(str, ...), rank=(int, Field(ge=1)), score=Measured, n_tokens=(int, Field(ge=0)),
+    windows=(list[LeakedWindow], Field(default_factory=list)))
+
+
+class LeakedWindowsSection(Section):
+    """A language-model audit's leaked spans: for the ``k`` member texts that the strongest standing attack
+    (``attack``, the highest AUC among the attacks the blind baseline leaves standing) ranks highest, their windows
+    of ``window`` tokens that carry the signal (:mod:`leakaudit.lm.windows`). ``reason``: why none is shown (the
+    scores were given without a model, so there are no tokens to decode; no attack stands). ``redacted``: written
+    with ``--redact``, each window's text and context left out (its length and offsets kept)."""
+
+    attack: Optional[str] = None
+    display: Optional[str] = None
+    auc: Measured = None
+    auc_ci: Interval = None
+    contrast: Optional[str] = Field(None, description="the per-token contrast, in words")
+    window: Optional[int] = Field(None, ge=1)
+    k: Optional[int] = Field(None, ge=0)
+    texts: list[ExposedText] = Field(default_factory=list)
+    reason: Optional[str] = None
+    redacted: bool = False
+
+    def without_text(self) -> "LeakedWindowsSection":
+        """This section as ``--redact`` writes it: every window's text and context null, ``redacted`` true."""
+        d = self.to_dict()
+        for t in d.get("texts") or ():
+            for w in t["windows"]:
+                w.update(text=None, before=None, after=None)
+        return type(self).model_validate({**d, "redacted": True})
 
 
 class RegisteredAnalysis(BaseModel):

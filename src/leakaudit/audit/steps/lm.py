@@ -181,6 +181,42 @@ def _lm_membership(ctx: AuditContext, done) -> Analysis:
                     per_record=per_record, extras={"blind": bb}, settings=settings)
 
 
+def _leaked_windows(ctx: AuditContext, done) -> Analysis:
+    """The windows that carry the signal in the member texts the strongest standing attack (the highest AUC among
+    those the blind baseline leaves standing) ranks highest (:func:`leakaudit.lm.windows.exposed_windows`); or why
+    none is shown: scores given without a model have no tokens to decode, and with no attack standing no text's
+    rank is the model's."""
+    from ...lm.windows import CONTRASTS, TOP_TEXTS, WINDOW, exposed_windows, token_contrast
+
+    sc, mem = ctx.scored, done["membership"]
+    summary = mem.summary or {}
+    standing = (summary.get("blind_baseline") or {}).get("attacks_standing") or []
+    auc = {n: float(summary[n]["auc"]) for n in standing if n in summary and summary[n].get("auc") is not None
+           and np.isfinite(summary[n]["auc"]) and f"score_{n}" in mem.per_record}
+
+    def not_shown(reason: str) -> Analysis:
+        return Analysis(name="leaked_windows", summary={"texts": [], "reason": reason})
+
+    if sc.scores_only or sc.model is None:
+        return not_shown("the per-token scores were given without the model, so there are no tokens to decode into "
+                         "text: give the model itself, not only its scores, to see them")
+    if not auc:
+        return not_shown("no attack stands: the member and non-member texts differ by themselves and no attack beats "
+                         "the blind baseline, so no text's rank is the model's (see the blind baseline)")
+    contrast, kind = token_contrast(sc.target, sc.references)
+    if contrast is None:
+        return not_shown("there is no per-token contrast: it needs a reference model or the next-token "
+                         "distribution's moments")
+    best = max(auc, key=auc.get)
+    texts = exposed_windows(sc.texts, sc.is_member, np.asarray(mem.per_record[f"score_{best}"]), contrast,
+                            sc.model.tokenizer, max_length=sc.model.context_length, names=sc.names, k=TOP_TEXTS,
+                            window=WINDOW)
+    return Analysis(name="leaked_windows", summary={
+        "attack": best, "display": summary[best].get("display") or display_name(best), "auc": auc[best],
+        "auc_ci": summary[best].get("auc_ci"), "contrast": CONTRASTS[kind], "window": WINDOW, "k": TOP_TEXTS,
+        "texts": texts})
+
+
 def _dataset_inference(ctx: AuditContext, done) -> Analysis:
     """The members as a set against the non-members (:func:`leakaudit.lm.dataset_inference.dataset_inference`:
     the membership step's attack scores as features, a combination learned on one half, a one-sided set-level test
@@ -313,6 +349,8 @@ def _prefixes(lengths: list) -> str:
 #: seed slots it draws
 LM_PLAN = Plan((Step("membership", "membership", "attacks on the texts' scores, and the blind baseline",
                      _lm_membership_checks, _lm_membership, seeds={"blind": 0, "bootstrap": 1, "epsilon": 2}),
+                Step("leaked_windows", "leaked windows", "the windows that carry the signal in the most exposed member "
+                     "texts", lambda cfg, texts, scored: 0, _leaked_windows),
                 Step("dataset_inference", "dataset inference", "the members as a set (a set-level test and its power)",
                      lambda cfg, texts, scored: int(cfg.dataset_inference), _dataset_inference,
                      when=lambda ctx, done: ctx.cfg.dataset_inference, seeds={"dataset_inference": 3}),
