@@ -361,18 +361,26 @@ def test_language_model_audited_in_memory_as_from_its_directory(tmp_path, tiny_d
 
 def test_redacted_report_shows_no_extracted_span(tmp_path, tiny_demo):
     """--redact: the report's extraction table says "redacted" where the members' spans, the text before them and
-    the tokens the model raised were; the records table holds no text either."""
-    code, out = _audit(tmp_path, tiny_demo.target_dir, tiny_demo.members, tiny_demo.nonmembers,
-                       "--reference-dir", str(tiny_demo.base_dir), "--redact")
+    the tokens the model raised were, results.json leaves them out too (their numbers kept), evidence.json says no
+    member text is quoted; the records table holds no text either."""
+    args = (tiny_demo.target_dir, tiny_demo.members, tiny_demo.nonmembers, "--reference-dir", str(tiny_demo.base_dir))
+    code, plain = _audit(tmp_path / "plain", *args)
     assert code == 0
-    spans = _results(out)["extraction"]["spans"]
-    assert spans
-    html = (out / "report.html").read_text()
+    spans = _results(plain)["extraction"]["spans"]
+    assert spans and "quotes the members' texts" in json.loads((plain / "evidence.json").read_text())["personal_data"]
+    code, out = _audit(tmp_path / "red", *args, "--redact")
+    assert code == 0
+    html, written = (out / "report.html").read_text(), (out / "results.json").read_text()
     assert "<td>…redacted</td><td><b>redacted</b></td>" in html and "Written redacted" in html
+    red = _results(out)["extraction"]
+    assert red["redacted"] is True and [s["log_p"] for s in red["spans"]] == [s["log_p"] for s in spans]
+    assert all(s["span"] is None and s["context"] is None for s in red["spans"])
     for sp in spans:
         for text in (sp["span"], sp["context"], *(t["token"] for t in sp["raised"] or [])):
             if len(text.strip()) > 3:
                 assert html_escape(text) not in html, text
+                assert json.dumps(text)[1:-1] not in written, text
+    assert "quotes the members' texts" not in json.loads((out / "evidence.json").read_text())["personal_data"]
     assert "text" not in read_records_csv(out / "records.csv").columns
 
 

@@ -265,7 +265,7 @@ def _extraction(ex: ExtractionSection | None, *, redacted: bool = False) -> dict
                             f"{m.exact:,} ({fmt(m.exact_rate, '%')}, {fmt_interval(m.exact_interval, '.2f')})",
                             f"{m.near_verbatim:,} ({fmt(m.near_verbatim_rate, '%')}, "
                             f"{fmt_interval(m.near_verbatim_interval, '.2f')})", fmt(m.rouge_l, ".2f")))
-    hide = (lambda text: "redacted") if redacted else (lambda text: text)
+    hide = (lambda text: "redacted") if redacted or ex.redacted else (lambda text: text)
     spans = [{"record": sp.record, "p": fmt(math.exp(sp.log_p) if as_number(sp.log_p) is not None else 0.0, ".3g"),
               "context": hide(sp.context), "span": hide(sp.span),
               "pii": "; ".join(f"{d.kind}: {hide(d.text)}" for d in sp.personal_data),

@@ -516,7 +516,7 @@ def with_outputs(record: dict, folder: Path, *, redacted: bool, values: Sequence
     """``record`` with the files the audit wrote in ``folder`` beside evidence.json (``outputs``: results.json,
     records.csv and report.html, each with its SHA-256 and size) and what of them is personal data
     (``personal_data``): ``values``, the records' own columns, written there unless ``redacted``; ``quoted``:
-    results.json quotes members' texts (a language model's extracted spans)."""
+    results.json quotes members' texts (a language model's extracted spans or leaked windows)."""
     names = [n for n in ("results.json", "records.csv", "report.html") if (folder / n).is_file()]
     outputs = [{**file_digest(folder / n), "path": n} for n in names]
     if redacted:
@@ -528,8 +528,8 @@ def with_outputs(record: dict, folder: Path, *, redacted: bool, values: Sequence
                 f"({_joined(list(values)[:6]) + (', ...' if len(values) > 6 else '')}; the label among them) beside "
                 "its file and row, members' and non-members' alike; keep and share them as the training data is "
                 "kept, or write them without the values with --redact (redact=True)")
-    tail = ("results.json quotes the members' texts a prompt drew out of the model (extraction spans): it is "
-            "personal data too" if quoted else "results.json and evidence.json hold no record's values (records are "
+    tail = ("results.json quotes the members' texts (the spans a prompt drew out of the model, the windows that carry "
+            "the membership signal): it is personal data too; --redact leaves them out" if quoted else "results.json and evidence.json hold no record's values (records are "
             "named by file and row or line)")
     return {**record, "outputs": outputs, "personal_data": f"{said}. {tail}."}
 

@@ -133,8 +133,8 @@ def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dic
     evidence.json (``evidence``, with the others' digests and what of them is personal data:
     :func:`~leakaudit.audit.result.evidence.with_outputs`) into ``out``; ``redact``: records.csv and report.html without
     the records' own values (results.json's ``record_columns``, and ``label``), keeping their names, scores and
-    the verdict, and results.json without the text of a language model's leaked windows (their offsets and lengths
-    kept). A fault (a full disk) is one :class:`~leakaudit.exceptions.OutputWriteError` naming ``out``, with
+    the verdict, and results.json without the text of a language model's leaked windows and extracted spans (their
+    offsets, lengths and numbers kept). A fault (a full disk) is one :class:`~leakaudit.exceptions.OutputWriteError` naming ``out``, with
     nothing written and no folder left that the write made. Written in a temporary folder beside ``out``, then
     moved in."""
     with writing(out, "the audit's output folder"):
@@ -146,8 +146,10 @@ def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dic
             if redact:
                 records = records.drop(columns=values + [c for c in ("label",) if c in records])
             results = result.to_dict()
-            if redact and getattr(result, "leaked_windows", None) is not None:  # the members' own text, left out
-                results["leaked_windows"] = result.leaked_windows.without_text().to_dict()
+            if redact:  # the members' own text, left out
+                for name in ("leaked_windows", "extraction"):
+                    if getattr(result, name, None) is not None:
+                        results[name] = getattr(result, name).without_text().to_dict()
             write_json_atomic(tmp / "results.json", results)
             with writing(tmp / "records.csv", "records"):
                 safe = _spreadsheet_safe(records.rename(columns={"record": RECORD_KEY}))
@@ -156,7 +158,8 @@ def write_audit_files(out: Path, result, records: pd.DataFrame, *, evidence: dic
             if evidence is not None:
                 from .evidence import with_outputs
 
-                quoted = bool(result.extraction and result.extraction.spans)
+                quoted = not redact and bool((result.extraction and result.extraction.spans) or (
+                    result.leaked_windows and result.leaked_windows.texts))
                 write_json_atomic(tmp / "evidence.json", with_outputs(evidence, tmp, redacted=redact, values=values,
                                                                       quoted=quoted))
             out.mkdir(parents=True, exist_ok=True)

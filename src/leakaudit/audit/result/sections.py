@@ -479,24 +479,27 @@ Generations = _section(
     **_all((int, ...), "prefix_length suffix_length"), near_verbatim_distance=(float, ...),
     **{k: (dict[Literal["members", "nonmembers"], Optional[GenerationMatch]], ...) for k in ("greedy", "sampled")})
 
-PersonalData = _section("PersonalData", "A piece of a span that the personal-data detector marks.",
-                        kind=(Literal["e-mail", "phone", "name"], ...), text=(str, ...))
+PersonalData = _section("PersonalData", "A piece of a span that the personal-data detector marks (``text`` null\n"
+                        "when written redacted).", kind=(Literal["e-mail", "phone", "name"], ...), text=Optional[str])
 
 RaisedToken = _section("RaisedToken", "A token of a span's text and how much the audited model raised its\n"
-                       "log-probability against the reference model (nats).", token=(str, ...), delta=Measured)
+                       "log-probability against the reference model (nats; ``token`` null when written redacted).",
+                       token=Optional[str], delta=Measured)
 
 ExtractableSpan = _section(
     "ExtractableSpan", "A member's most extractable span: the record, where the span starts (tokens), ``log p_s`` of\n"
     "it under the sampler given the text before it, its text and up to 60 characters before it, the personal data\n"
-    "marked in it, and the tokens the audited model raised most against the reference (null: no reference).",
-    record=(str, ...), start=(int, ...), log_p=Measured, span=(str, ...), context=(str, ...),
+    "marked in it, and the tokens the audited model raised most against the reference (null: no reference); the\n"
+    "texts (``span``, ``context``, the personal data's and the tokens') null when written redacted.",
+    record=(str, ...), start=(int, ...), log_p=Measured, span=Optional[str], context=Optional[str],
     personal_data=(list[PersonalData], Field(default_factory=list)), raised=Optional[list[RaisedToken]])
 
 
 class ExtractionSection(Section):
     """A language-model audit's extraction (Hayes et al. 2024's (n, p)-extraction): the sampler and grid, the rates
     per prefix length and over all of them (``any_prefix``, what the check reads at the largest ``n``), the
-    generations, the members' most extractable spans and the personal-data detector."""
+    generations, the members' most extractable spans and the personal-data detector. ``redacted``: written with
+    ``--redact``, the spans' texts left out (:meth:`without_text`)."""
 
     sampler: str
     temperature: float
@@ -519,6 +522,19 @@ class ExtractionSection(Section):
     reference: bool = False
     seconds: Optional[float] = None
     cpu_seconds: Optional[float] = None
+    redacted: bool = False
+
+    def without_text(self) -> "ExtractionSection":
+        """This section as ``--redact`` writes it: every span's text, context, personal data and raised tokens null
+        (their kinds, offsets and numbers kept), ``redacted`` true."""
+        d = self.to_dict()
+        for sp in d.get("spans") or ():
+            sp.update(span=None, context=None)
+            for pd_ in sp.get("personal_data") or ():
+                pd_["text"] = None
+            for t in sp.get("raised") or ():
+                t["token"] = None
+        return type(self).model_validate({**d, "redacted": True})
 
 
 LeakedWindow = _section(
