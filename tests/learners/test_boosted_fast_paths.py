@@ -68,26 +68,15 @@ def test_xgboost_multiclass_and_every_model_of_fit_many_equal_xgboost_train(para
 
 
 @pytest.mark.parametrize("n_rounds", [1, 2])
-def test_xgboost_fewest_rounds_and_update_fallback_equal_xgboost_train(n_rounds, monkeypatch):
+def test_xgboost_fewest_rounds_equal_xgboost_train(n_rounds):
     xgb = pytest.importorskip("xgboost")
-    from types import SimpleNamespace
-
     from leakaudit.learners import XGBoostLearner
-    from leakaudit.learners import xgb as xgb_learner
 
     X, y = _data()
     learner = XGBoostLearner(n_rounds=n_rounds, params=_XGB_SAMPLED)
     train_params = learner._training(y, 4, None)[1]
     ref = xgb.train(train_params, xgb.DMatrix(X, label=y.astype(float), nthread=1), num_boost_round=n_rounds)
     assert bytes(learner.fit(X, y, random_state=4).booster_.save_raw("json")) == bytes(ref.save_raw("json"))
-    # an XGBoost without the library handle the fast rounds use: Booster.update, the same model
-    d = xgb.DMatrix(X, label=y.astype(float), nthread=1)
-    booster = xgb.Booster(train_params, [d])
-    booster.update(d, iteration=0)
-    monkeypatch.setattr(xgb_learner, "_xgb", lambda *a: SimpleNamespace(core=SimpleNamespace()))
-    xgb_learner._update_rounds(booster, d, 1, n_rounds)
-    booster.reset()
-    assert bytes(booster.save_raw("json")) == bytes(ref.save_raw("json"))
 
 
 @pytest.mark.parametrize("params", [{"num_leaves": 31, "min_data_in_leaf": 2},

@@ -22,7 +22,6 @@ Examples
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import json
 import math
@@ -188,28 +187,10 @@ class XGBoostLearner(BoostedLearner):
         # xgboost.train's own loop without its callback machinery (an empty evaluation per round): the same Booster,
         # the same updates in the same order, then reset() to free the training caches as train does
         booster = xgb.Booster(params, [d])
-        booster.update(d, iteration=0)
-        _update_rounds(booster, d, 1, int(self.n_rounds))
+        for i in range(int(self.n_rounds)):
+            booster.update(d, iteration=i)
         booster.reset()
         return XGBoostModel(booster, n_classes, params["objective"], X.shape[1])
-
-
-def _update_rounds(booster, d, start: int, stop: int) -> None:
-    """Rounds ``start..stop-1`` of ``booster`` on ``d`` after its first: the library call ``Booster.update`` makes
-    (``XGBoosterUpdateOneIter``, the same iteration numbers in the same order), without the features it reads back
-    from ``d`` and the booster and compares every round (several library calls a round: 6-9% of the CPU of a 100-round
-    fit on 1,000 records; the first round's ``update`` assigned and checked them, and ``d`` is the same matrix every
-    round). ``Booster.update`` itself where this XGBoost has not the names it uses."""
-    core = _xgb().core
-    lib, check = getattr(core, "_LIB", None), getattr(core, "_check_call", None)
-    handle, dhandle = getattr(booster, "handle", None), getattr(d, "handle", None)
-    if lib is None or check is None or handle is None or dhandle is None:
-        for i in range(start, stop):
-            booster.update(d, iteration=i)
-        return
-    one_iter, c_int = lib.XGBoosterUpdateOneIter, ctypes.c_int
-    for i in range(start, stop):
-        check(one_iter(handle, c_int(i), dhandle))
 
 
 @functools.cache
