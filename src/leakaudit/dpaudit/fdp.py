@@ -92,7 +92,8 @@ def tradeoff_eps_delta(alpha, epsilon: float, delta: float):
     """The trade-off function of (epsilon, delta)-DP at type I error ``alpha`` (array-like, in [0, 1]).
 
     ``f_{eps,delta}(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))`` (Dong, Roth & Su 2022,
-    Section 2: (eps, delta)-DP is exactly ``f_{eps,delta}``-DP).
+    Section 2, Eq. 5 of arXiv 1905.02383 as riskcal's ``get_beta_from_adp`` cites it: (eps, delta)-DP is exactly
+    ``f_{eps,delta}``-DP).
     """
     check_scalar(epsilon, name="epsilon", min_val=0.0)
     check_scalar(delta, name="delta", min_val=0.0, max_val=1.0)

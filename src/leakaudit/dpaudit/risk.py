@@ -4,9 +4,9 @@ Kulynych, Gomez, Kaissis, Hayes, Balle, Calmon & Raisaro, "Unifying Re-Identific
 Data Reconstruction Risks in Differential Privacy" (NeurIPS 2025, arXiv 2507.06969): under f-DP each of the three
 attacks, whose success without the release is at most a baseline rate ``b``, succeeds with probability at most
 ``1 - f(b)``, one form for all three; for (epsilon, delta)-DP ``f`` is ``f_{eps,delta}``
-(:func:`.fdp.tradeoff_eps_delta`). The paper's text was not available where this was written: the bound's form is as
-the authors' riskcal package states it ("max success probability bounded by TPR at baseline alpha"); riskcal itself
-(a Cython build, dp-accounting's accountants) is not needed for an (epsilon, delta) pair.
+(:func:`.fdp.tradeoff_eps_delta`, riskcal's ``get_beta_from_adp``). The paper's text was not available where this was
+written, so the bound is cited by the authors' code (riskcal's README, "max success probability bounded by TPR at
+baseline alpha"; its research/unifying_risk notebook, ``1 - f(baseline)``), not by a theorem number.
 
 An empirical epsilon is a lower bound: no guarantee with a smaller epsilon holds, so the bound at it is the smallest
 any (epsilon, delta) claim about the model could give, not a bound on the risk. A claimed epsilon bounds the risk if
@@ -35,7 +35,8 @@ RISKS = {"reidentification": "re-identification", "attribute_inference": "attrib
 
 def success_bound(epsilon: float, delta: float, baseline: float) -> float:
     """The most an attack with success ``baseline`` without the release succeeds with under (epsilon, delta)-DP."""
-    return float(1.0 - tradeoff_eps_delta(baseline, epsilon, delta))  # Kulynych et al. 2025: success <= 1 - f(b)
+    # Kulynych et al. 2025's unified bound, success <= 1 - f(b) (its theorem number unseen: see the module's note)
+    return float(1.0 - tradeoff_eps_delta(baseline, epsilon, delta))
 
 
 def _most_common_share(values) -> float:
@@ -44,21 +45,23 @@ def _most_common_share(values) -> float:
     return float(v.value_counts(dropna=False).iloc[0] / len(v)) if len(v) else 1.0
 
 
-def audit_baselines(X: np.ndarray, y: np.ndarray, *, sensitive: dict[str, np.ndarray] | None = None,
+def audit_baselines(X: np.ndarray, y: np.ndarray | None, *, sensitive: dict[str, np.ndarray] | None = None,
                     n_units: int | None = None) -> dict[str, tuple[float, str]]:
-    """The audit's baselines from the members' features ``X`` (shape (n, ...)), labels ``y`` (n,), their sensitive
-    columns' values (``sensitive``: column -> shape (n,)) and the number of privacy units among them (``n_units``;
-    None: every row its own): each risk's rate and its basis."""
-    n = len(y)
+    """The audit's baselines from the members' features ``X`` (shape (n, ...)), labels ``y`` (n,; None: unlabelled
+    records, with no attribute to guess unless ``sensitive`` names one), their sensitive columns' values
+    (``sensitive``: column -> shape (n,)) and the number of privacy units among them (``n_units``; None: every row
+    its own): each risk's rate and its basis."""
+    n = len(X)
     rows = np.unique(np.asarray(X).reshape(n, -1), axis=0, return_counts=True)[1] if n else np.ones(1)
     who = f"{n_units:,} units (persons)" if n_units is not None else f"{n:,} members"
     shares = {c: _most_common_share(v) for c, v in (sensitive or {}).items()}
     col = max(shares, key=shares.get) if shares else None
     attribute = ((shares[col], f"guessing the most common value of the sensitive column {col!r}") if col is not None
-                 else (_most_common_share(y), "guessing the label's most common value"))
-    return {"reidentification": (1.0 / max(n_units or n, 1), f"picking the target among the {who}"),
-            "attribute_inference": attribute,
-            "reconstruction": (float(rows.max() / max(n, 1)), "guessing the most common whole record")}
+                 else (_most_common_share(y), "guessing the label's most common value") if y is not None else None)
+    out = {"reidentification": (1.0 / max(n_units or n, 1), f"picking the target among the {who}"),
+           "attribute_inference": attribute,
+           "reconstruction": (float(rows.max() / max(n, 1)), "guessing the most common whole record")}
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def text_baselines(texts) -> dict[str, tuple[float, str]]:
