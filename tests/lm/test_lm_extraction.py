@@ -186,3 +186,57 @@ def test_the_library_extracts_as_the_command_line_does(tmp_path, tiny_demo, tiny
     got = next(c for c in res.checks if c.id == "extraction.suffixes.rate_difference")
     want = next(c for c in disk["verdict"]["checks"] if c["id"] == got.id)
     assert (got.status, got.value, list(got.interval)) == (want["status"], want["value"], want["interval"])
+
+
+def test_the_rank_bound_on_ranks_given_by_hand():
+    """b = sum_t log2 r_t over the suffix, and Algorithm 2's least b over every span with a text token before it."""
+    from leakaudit.lm.extraction import SamplerScores, rank_bound_bits, window_bound_bits
+
+    r = np.array([1, 2, 4, 1, 8])  # r[j] ranks ids[j + 1] given ids[:j + 1]
+    lq = np.log([0.9, 0.3, 0.2, 0.99, 0.05])
+    sc = SamplerScores((lq, lq[:2]), ([0] * 6, [0] * 3), 0, (r, r[:2]))
+    assert rank_bound_bits(sc, 1, 3).tolist()[0] == 3.0 and np.isnan(rank_bound_bits(sc, 1, 3)[1])
+    assert rank_bound_bits(sc, 3, 2)[0] == 2.0  # ranks 4 and 1
+    assert window_bound_bits(sc, 2)[0] == 1.0 and np.isnan(window_bound_bits(sc, 3)[1])
+    bos = SamplerScores((lq,), ([0] * 6,), 1, (r,))  # ids[0] a beginning-of-text token: no span starts at r[0]
+    assert window_bound_bits(bos, 2)[0] == 2.0 and rank_bound_bits(bos, 1, 2)[0] == 3.0  # ranks 2 and 4
+
+
+def test_the_rank_bound_holds_for_every_sampler_and_is_zero_where_greedy_decoding_emits_the_suffix(memorised):
+    """On the memorised model: each token's rank is its place among the logits (sorted here independently), the
+    sampler's p_s never exceeds 2^-b for four samplers, b = 0 exactly where greedy decoding emits the suffix, and the
+    audit's bound rates are at least its measured rates, member by member."""
+    import torch
+
+    from leakaudit.lm.extraction import rank_bound_bits, window_bound_bits
+
+    lm, members, nonmembers = memorised
+    texts = members + nonmembers
+    sc = sampler_logprobs(lm.model, lm.tokenizer, texts, Sampler(1.0, 40))
+    with torch.inference_mode():
+        logits = lm.model(torch.tensor([sc.ids[0]])).logits[0, :-1]
+    order = torch.argsort(logits, dim=-1, descending=True)
+    want = [int((order[j] == t).nonzero()[0, 0]) + 1 for j, t in enumerate(sc.ids[0][1:])]
+    assert sc.ranks[0].tolist() == want
+    bits = rank_bound_bits(sc, 4, 8)
+    assert np.isfinite(bits).all() and (bits[:6].mean() < bits[6:].mean())
+    for sampler in (Sampler(1.0, 40), Sampler(1.5, None), Sampler(0.5, 5), Sampler(1.0, 1)):
+        lp = suffix_log_probability(sampler_logprobs(lm.model, lm.tokenizer, texts, sampler), 4, 8)
+        assert (lp <= -bits * np.log(2) + 1e-6).all(), sampler
+    greedy = generate_continuations(lm.model, [e[:5] for e in sc.ids], suffix_length=8, sampler=Sampler(1.0, 1),
+                                    greedy=True, seed=0, n_threads=1)
+    emitted = [g == e[5:13] for g, e in zip(greedy, sc.ids)]
+    assert (bits == 0).tolist() == emitted and any(emitted) and not all(emitted)
+    assert (window_bound_bits(sc, 8) <= bits).all()  # the suffix is one of the spans
+
+    ex = extraction_audit(lm.model, lm.tokenizer, texts, np.r_[np.ones(6), np.zeros(6)], prefix_lengths=(4, 6),
+                          suffix_length=8, n_values=(1, 10, 1000), n_generate=0, n_threads=1)
+    b = ex.summary["bound"]
+    for measured, bound in zip(ex.summary["any_prefix"], b["rates"]):
+        assert bound["members"]["k"] >= measured["members"]["k"]
+        assert bound["nonmembers"]["k"] >= measured["nonmembers"]["k"]
+    # a suffix measured (n, p)-extractable at the largest n is one the bound leaves within reach at that n
+    reach = -ex.bound_bits * np.log(2) >= np.log(extraction_threshold(1000, 0.9))
+    assert reach[ex.extractable == 1].all() and b["rates"][-1]["members"]["k"] == 6
+    assert b["suffix_bits"]["members"]["n"] == 6 and b["suffix_bits"]["members"]["min"] == np.nanmin(ex.bound_bits[:6])
+    assert (ex.window_bits <= ex.bound_bits).all()

@@ -23,6 +23,21 @@ by normalised token edit distance and ROUGE-L over tokens (Lin 2004), both from 
 log-probability fine-tuning raised most against a reference model, and marks spans that look like personal data
 (:data:`PII_DETECTOR`).
 
+Liu, Evans and Xiong, "Beyond Indistinguishability: Measuring Extraction Risk in LLM APIs" (arXiv 2604.18697, IEEE
+S&P 2026), (l, b)-inextractability: a text is (l, b)-inextractable when any black-box attacker needs at least ``2^b``
+queries in expectation to make the model emit its protected span of ``l`` tokens. Their rank-aware estimate
+(Algorithm 2 of the paper, as the authors' code at github.com/Emory-AIMS/Inextractability computes it, with the rank
+cut ``m`` at the whole vocabulary, their worst case) bounds the probability that one query emits a span ``z`` by
+
+    p_z <= prod_t 1 / r_t,   b = -log2 max_z p_z = min_z sum_t log2 r_t
+
+``r_t`` the rank of ``z_t`` among the model's logits given the tokens before it (1: the likeliest, ties counted as
+the likelier). It holds for every decoding that never gives a token more probability than a likelier one (greedy,
+any temperature, top-k, top-p): the ``r_t`` tokens at least as likely as ``z_t`` each get at least its probability,
+which is therefore at most ``1 / r_t``. So the audited sampler's ``p_s <= 2^-b`` (:func:`rank_bound_bits`, from the
+same forward pass); the suffix is out of (n, p)-extraction's reach for any such decoding when ``2^-b`` is below
+``1 - (1 - p)^(1/n)``; ``b = 0`` exactly when greedy decoding emits it (the paper's Algorithm 3).
+
 Only the texts given are read: prefixes and suffixes are cut from them, and nothing else is sampled or looked up.
 """
 
@@ -30,7 +45,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -41,6 +56,7 @@ from ..exceptions import InvalidParameterError, UnsupportedError
 from .score import _MAX_LOGITS, check_texts, encode_texts, forward_batches, model_device, torch_threads
 
 __all__ = ["Sampler", "SamplerScores", "check_can_generate", "sampler_logprobs", "suffix_log_probability",
+           "rank_bound_bits", "window_bound_bits",
            "extraction_threshold", "n_p_extractable", "rate_difference_interval", "extraction_rates",
            "generate_continuations", "generation_match", "NEAR_VERBATIM", "PII_DETECTOR", "find_personal_data",
            "localise", "Extraction", "extraction_audit"]
@@ -106,18 +122,21 @@ class SamplerScores:
     offset : int
         1 when ``ids`` start with a beginning-of-text token the text does not hold, else 0: text token ``m`` is
         ``ids[m + offset]``.
+    ranks : tuple of n int ndarrays of shape (T_i - 1,)
+        The rank of each of those tokens among the model's logits (1: the likeliest; ties count as likelier).
     """
 
     logprobs: tuple
     ids: tuple
     offset: int
+    ranks: tuple = ()
 
 
 def sampler_logprobs(model: Any, tokenizer: Any, texts: Sequence[str], sampler: Sampler = Sampler(), *,
                      max_length: int | None = None, batch_tokens: int = 4096, max_logits: int = _MAX_LOGITS,
                      n_threads: int | None = None, name: str = "texts") -> SamplerScores:
-    """Each token's probability under ``sampler`` given the tokens before it, one forward pass per text (batched
-    as :func:`leakaudit.lm.score.score_texts` batches).
+    """Each token's probability under ``sampler`` given the tokens before it, and its rank among the model's
+    logits, one forward pass per text (batched as :func:`leakaudit.lm.score.score_texts` batches).
 
     Returns
     -------
@@ -130,16 +149,20 @@ def sampler_logprobs(model: Any, tokenizer: Any, texts: Sequence[str], sampler: 
     offset = int(getattr(tokenizer, "bos_token_id", None) is not None)
     lengths = np.array([len(e) for e in ids])
     out: list = [None] * len(docs)
+    ranks: list = [None] * len(docs)
     for b, x, logits in forward_batches(model, tokenizer, ids, lengths, batch_tokens=batch_tokens,
                                         max_logits=max_logits, n_threads=n_threads):
+        y = x[:, 1:].unsqueeze(-1)
+        rk = ((logits > logits.gather(-1, y)).sum(-1) + 1).cpu().numpy()
         z = logits / float(sampler.temperature)
         if sampler.top_k is not None and sampler.top_k < z.shape[-1]:
             kth = torch.topk(z, int(sampler.top_k), dim=-1).values[..., -1:]
             z = z.masked_fill(z < kth, float("-inf"))
-        lq = torch.log_softmax(z, dim=-1).gather(-1, x[:, 1:].unsqueeze(-1)).squeeze(-1).cpu().numpy()
+        lq = torch.log_softmax(z, dim=-1).gather(-1, y).squeeze(-1).cpu().numpy()
         for r, i in enumerate(b):
             out[i] = lq[r, : int(lengths[i]) - 1].astype(np.float64)
-    return SamplerScores(tuple(out), tuple(ids), offset)
+            ranks[i] = rk[r, : int(lengths[i]) - 1].astype(np.int64)
+    return SamplerScores(tuple(out), tuple(ids), offset, tuple(ranks))
 
 
 def suffix_log_probability(scores: SamplerScores, prefix_length: int, suffix_length: int) -> np.ndarray:
@@ -150,6 +173,26 @@ def suffix_log_probability(scores: SamplerScores, prefix_length: int, suffix_len
         start = prefix_length + scores.offset  # the suffix's first token in ids; its log-probability is lq[start - 1]
         if start >= 1 and start + suffix_length <= len(e):
             out[i] = float(np.sum(lq[start - 1: start - 1 + suffix_length]))
+    return out
+
+
+def rank_bound_bits(scores: SamplerScores, prefix_length: int, suffix_length: int) -> np.ndarray:
+    """``b = sum_t log2 r_t`` of each text's suffix (as :func:`suffix_log_probability` cuts it): no decoding that
+    ranks tokens as the model does emits it in one query with probability above ``2^-b`` (Liu et al. 2026,
+    Algorithm 2 on one span), shape (n,); NaN for a text too short."""
+    rank_logprobs = tuple(-np.log(r) for r in scores.ranks)  # log prod 1/r_t, the bound on log p_s
+    return suffix_log_probability(replace(scores, logprobs=rank_logprobs), prefix_length, suffix_length) / -np.log(2) + 0.0
+
+
+def window_bound_bits(scores: SamplerScores, length: int) -> np.ndarray:
+    """Each text's ``b`` over every span of ``length`` tokens with a token of the text before it, the least of them
+    (Liu et al. 2026, Algorithm 2 per sequence: the attacker picks which of the text's own prefixes to give), shape
+    (n,); NaN for a text with fewer tokens."""
+    out = np.full(len(scores.ranks), np.nan)
+    for i, r in enumerate(scores.ranks):
+        bits = np.log2(r[scores.offset:])  # r[j] ranks ids[j + 1] given ids[:j + 1]: a text token before it from j = offset
+        if bits.size >= length:
+            out[i] = float(np.lib.stride_tricks.sliding_window_view(bits, int(length)).sum(axis=1).min())
     return out
 
 
@@ -322,12 +365,19 @@ class Extraction:
     extractable : ndarray of shape (n_texts,)
         1.0 where some suffix of the text is (n, p)-extractable at the largest ``n``, 0.0 where none is, NaN where
         the text is too short for any prefix length.
+    bound_bits : ndarray of shape (n_texts,)
+        The rank bound's ``b`` of the text's suffixes, the least over the prefix lengths (:func:`rank_bound_bits`;
+        NaN: too short).
+    window_bits : ndarray of shape (n_texts,)
+        ``b`` of the text's easiest span of ``suffix_length`` tokens (:func:`window_bound_bits`; NaN: too short).
     """
 
     summary: dict
     log_p: np.ndarray
     span_log_p: np.ndarray
     extractable: np.ndarray
+    bound_bits: np.ndarray
+    window_bits: np.ndarray
 
 
 def extraction_audit(model: Any, tokenizer: Any, texts: Sequence[str], is_member, *,
@@ -337,8 +387,9 @@ def extraction_audit(model: Any, tokenizer: Any, texts: Sequence[str], is_member
                      target_logprobs: Sequence | None = None, reference_logprobs: Sequence | None = None,
                      max_length: int | None = None, n_threads: int | None = None,
                      random_state: RandomStateLike = 0) -> Extraction:
-    """(n, p)-extraction of the members' suffixes against the non-members' (the base rate), generations on a
-    sample, and the members' most extractable spans.
+    """(n, p)-extraction of the members' suffixes against the non-members' (the base rate), the rank bound on
+    every decoding's (n, p)-extraction of the same suffixes, generations on a sample, and the members' most
+    extractable spans.
 
     Parameters
     ----------
@@ -398,6 +449,9 @@ def extraction_audit(model: Any, tokenizer: Any, texts: Sequence[str], is_member
     anyp = extraction_rates(lp, m, n_values=ns, p=p, confidence=confidence)
     eligible = ~np.isnan(lp).all(axis=1)
     extractable = np.where(eligible, n_p_extractable(lp, ns[-1], p).any(axis=1).astype(float), np.nan)
+    rb = np.column_stack([rank_bound_bits(sc, L, int(suffix_length)) for L in Ls])
+    bound_bits = np.where(eligible, np.min(np.nan_to_num(rb, nan=np.inf), axis=1), np.nan)
+    window_bits = window_bound_bits(sc, int(suffix_length))
     s_pick, s_sample = spawn_seeds(random_state, 2)
     # the continuations' steps are too small to share between threads (a second thread costs far more CPU than it
     # saves: benchmarks/README.md): one thread, whatever n_threads says for the forward pass
@@ -415,12 +469,27 @@ def extraction_audit(model: Any, tokenizer: Any, texts: Sequence[str], is_member
         "prefix_lengths": Ls, "suffix_length": int(suffix_length), "n_values": ns, "p": float(p),
         "confidence": float(confidence), "n_members": int(m.sum()), "n_nonmembers": int((~m).sum()),
         "n_eligible_members": int((eligible & m).sum()), "n_eligible_nonmembers": int((eligible & ~m).sum()),
-        "by_prefix": by_prefix, "any_prefix": anyp, "generation": generation,
+        "by_prefix": by_prefix, "any_prefix": anyp,
+        # the rank bound's rates: suffixes it leaves within reach of (n, p)-extraction by some decoding
+        "bound": {"rates": extraction_rates(-rb * np.log(2), m, n_values=ns, p=p, confidence=confidence),
+                  "suffix_bits": _bits(bound_bits, m), "window_bits": _bits(window_bits, m)},
+        "generation": generation,
         "spans": [{**r, "log_p": r["log_p"] if np.isfinite(r["log_p"]) else None} for r in members_loc],
         "n_members_with_personal_data": int(n_pii), "personal_data_detector": PII_DETECTOR,
         "reference": reference_logprobs is not None,
         "seconds": round(time.perf_counter() - t0, 3), "cpu_seconds": round(time.process_time() - c0, 3)}
-    return Extraction(summary=summary, log_p=lp, span_log_p=span_lp, extractable=extractable)
+    return Extraction(summary=summary, log_p=lp, span_log_p=span_lp, extractable=extractable, bound_bits=bound_bits,
+                      window_bits=window_bits)
+
+
+def _bits(bits: np.ndarray, m: np.ndarray) -> dict:
+    """The members' and non-members' rank-bound ``b`` (texts not too short): how many, the least and the median."""
+    out = {}
+    for who, sel in (("members", m), ("nonmembers", ~m)):
+        b = bits[sel & ~np.isnan(bits)]
+        out[who] = {"n": int(b.size), "min": float(b.min()) if b.size else float("nan"),
+                    "median": float(np.median(b)) if b.size else float("nan")}
+    return out
 
 
 def _generations(model, sc: SamplerScores, m: np.ndarray, L: int, S: int, sampler: Sampler, n_generate: int,

@@ -240,8 +240,8 @@ def _dataset_inference(di: DatasetInferenceSection | None) -> dict | None:
 
 
 def _extraction(ex: ExtractionSection | None, *, redacted: bool = False) -> dict | None:
-    """The extraction section's words and tables: the rates per prefix length and number of tries, the
-    generations, and the members' most extractable spans (their text escaped by the template; ``redacted``: each
+    """The extraction section's words and tables: the rates per prefix length and number of tries, the rank
+    bound's beside them, the generations, and the members' most extractable spans (their text escaped by the template; ``redacted``: each
     text, the personal data found in it and the tokens raised said as "redacted", the kinds of personal data kept)."""
     if ex is None:
         return None
@@ -255,6 +255,11 @@ def _extraction(ex: ExtractionSection | None, *, redacted: bool = False) -> dict
 
     rows = [row(f"{pr.prefix_length}", x) for pr in ex.by_prefix for x in pr.rates]
     rows += [row("any", x) for x in ex.any_prefix] if len(ex.by_prefix) > 1 else []
+    bound = ex.bound and {"rows": [(f"{x.n:,}", rate(x.members), rate(x.nonmembers)) for x in ex.bound.rates],
+                          "suffix": fmt(ex.bound.suffix_bits["members"].min, ".1f"),
+                          "window": fmt(ex.bound.window_bits["members"].min, ".1f"),
+                          "median": fmt(ex.bound.suffix_bits["members"].median, ".1f"),
+                          "nonmember_median": fmt(ex.bound.suffix_bits["nonmembers"].median, ".1f")}
     gen = []
     g = ex.generation
     for mode in ("greedy", "sampled") if g else ():
@@ -272,7 +277,8 @@ def _extraction(ex: ExtractionSection | None, *, redacted: bool = False) -> dict
               "raised": ", ".join(f"{hide(repr(t.token))} {fmt(t.delta, '+.1f')}" for t in sp.raised) if sp.raised
               else ""}
              for sp in ex.spans]
-    return {"sampler": ex.sampler, "suffix": ex.suffix_length, "p": f"{ex.p:g}", "rows": rows, "generation": gen,
+    return {"sampler": ex.sampler, "suffix": ex.suffix_length, "p": f"{ex.p:g}", "rows": rows, "bound": bound,
+            "generation": gen,
             "gen_prefix": g.prefix_length if g else None, "near": f"{g.near_verbatim_distance:g}" if g else "",
             "spans": spans, "detector": ex.personal_data_detector, "reference": ex.reference,
             "n_pii": ex.n_members_with_personal_data, "n_members": ex.n_members,

@@ -468,6 +468,21 @@ ExtractionRate = _section(
 PrefixRates = _section("PrefixRates", "The extraction rates of suffixes after one prefix length (tokens).",
                        prefix_length=(int, ...), rates=(list[ExtractionRate], ...))
 
+BoundBits = _section(
+    "BoundBits", "The rank bound's ``b`` (bits) over ``n`` texts of a group: the least (the group's easiest text)\n"
+    "and the median.", n=(int, ...), min=Measured, median=Measured)
+
+ExtractionBound = _section(
+    "ExtractionBound", "Liu, Evans and Xiong 2026's rank bound on extraction (arXiv 2604.18697, Algorithm 2): a span\n"
+    "whose tokens have ranks ``r_t`` among the model's logits is emitted by one query of any decoding that keeps the\n"
+    "model's order (greedy, temperature, top-k, top-p) with probability at most ``2^-b``, ``b = sum_t log2 r_t``.\n"
+    "``rates``: per ``n``, the members' and non-members' suffixes (after any prefix length) that the bound leaves\n"
+    "within reach of (n, p)-extraction, ``2^-b >= threshold_p_seq`` (the others are (n, p)-inextractable by every such\n"
+    "decoding), an upper bound on the measured rates; ``suffix_bits``: ``b`` of the audited suffixes (the least over\n"
+    "the prefix lengths); ``window_bits``: of each text's easiest span of as many tokens.",
+    rates=(list[ExtractionRate], ...), **_all((dict[Literal["members", "nonmembers"], BoundBits], ...),
+                                             "suffix_bits window_bits"))
+
 GenerationMatch = _section(
     "GenerationMatch", "Continuations of ``n`` prefixes against their true suffixes: exact and near-verbatim matches\n"
     "(each with its Clopper-Pearson interval), mean ROUGE-L F1 and mean normalised edit distance over tokens.",
@@ -497,8 +512,8 @@ ExtractableSpan = _section(
 
 class ExtractionSection(Section):
     """A language-model audit's extraction (Hayes et al. 2024's (n, p)-extraction): the sampler and grid, the rates
-    per prefix length and over all of them (``any_prefix``, what the check reads at the largest ``n``), the
-    generations, the members' most extractable spans and the personal-data detector. ``redacted``: written with
+    per prefix length and over all of them (``any_prefix``, what the check reads at the largest ``n``), the rank
+    bound on every decoding's extraction of the same suffixes (``bound``), the generations, the members' most extractable spans and the personal-data detector. ``redacted``: written with
     ``--redact``, the spans' texts left out (:meth:`without_text`)."""
 
     sampler: str
@@ -515,6 +530,7 @@ class ExtractionSection(Section):
     n_eligible_nonmembers: int
     by_prefix: list[PrefixRates]
     any_prefix: list[ExtractionRate]
+    bound: Optional[ExtractionBound] = None
     generation: Optional[Generations] = None
     spans: list[ExtractableSpan] = Field(default_factory=list)
     n_members_with_personal_data: int = 0

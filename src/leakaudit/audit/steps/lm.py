@@ -276,9 +276,9 @@ def _extraction_not_run(ctx: AuditContext, done) -> Skipped | None:
 
 def _extraction(ctx: AuditContext, done) -> Analysis:
     """Hayes et al.'s (n, p)-extraction of the members' suffixes against the non-members' (the base rate), with
-    generations and the members' most extractable spans (:func:`leakaudit.lm.extraction.extraction_audit`), judged
-    by one check: the members' rate minus the non-members' at the largest ``n``, its Newcombe interval at the checks'
-    confidence against ``max_extraction_rate_difference``. The membership step's blind baseline guards it: where the
+    the rank bound on every decoding's extraction, generations and the members' most extractable spans
+    (:func:`leakaudit.lm.extraction.extraction_audit`), judged by one check: the members' rate minus the non-members'
+    at the largest ``n``, its Newcombe interval at the checks' confidence against ``max_extraction_rate_difference``. The membership step's blind baseline guards it: where the
     texts alone tell the two sets apart, the difference is not the model's and the check is not measurable."""
     from ...exceptions import UnsupportedError
     from ...lm.extraction import Sampler, extraction_audit
@@ -333,7 +333,8 @@ def _extraction(ctx: AuditContext, done) -> Analysis:
                                                f"{thr * 100:g} points"),
                       fix="" if exceeded else undecided_fix("extraction rate difference", d, hi, thr, a["n"], b["n"]))
     per_record = {"extraction_log_p": np.nanmax(np.where(np.isnan(ex.log_p), -np.inf, ex.log_p), axis=1),
-                  "extractable": ex.extractable, "extraction_span_log_p": ex.span_log_p}
+                  "extractable": ex.extractable, "extraction_span_log_p": ex.span_log_p,
+                  "extraction_bound_bits": ex.bound_bits, "extraction_window_bits": ex.window_bits}
     per_record["extraction_log_p"][np.isnan(ex.log_p).all(axis=1)] = np.nan
     spans = [{"record": sc.names[r["index"]] if sc.names else f"member #{r['index']}",
               **{k: v for k, v in r.items() if k != "index"}} for r in s["spans"]]
