@@ -72,6 +72,11 @@ def text_baselines(texts) -> dict[str, tuple[float, str]]:
             "reconstruction": (_most_common_share(texts), "guessing the most common member text")}
 
 
+def _pct(x: float) -> str:
+    """``x`` as a percentage: two decimals, or two significant digits below 0.1% (1/250,000 is 0.0004%, not 0.00%)."""
+    return f"{x:.2%}" if x >= 1e-3 or x == 0 else f"{x * 100:.2g}%"
+
+
 def risk_bounds(epsilon: float, delta: float, baselines: dict[str, tuple[float, str]], *, claimed: bool) -> dict:
     """Each risk's ``baseline``, ``bound``, ``basis`` and ``sentence`` at ``epsilon`` (``claimed``: a declared epsilon,
     else an empirical lower bound), for results.json's ``risk``."""
@@ -80,8 +85,8 @@ def risk_bounds(epsilon: float, delta: float, baselines: dict[str, tuple[float, 
         x = success_bound(epsilon, delta, b)
         at = f"epsilon {epsilon:.2f} (delta {delta:g})"
         out[key] = {"baseline": b, "bound": x, "basis": basis, "sentence": (
-            f"if the claimed {at} holds, {RISKS[key]} succeeds at most {x:.2%} of the time ({b:.2%} by {basis})"
+            f"if the claimed {at} holds, {RISKS[key]} succeeds at most {_pct(x)} of the time ({_pct(b)} by {basis})"
             if claimed else
-            f"at the shown {at}, the strongest guarantee the model could carry bounds {RISKS[key]} at {x:.2%} "
-            f"success ({b:.2%} by {basis}): no smaller bound can be claimed")}
+            f"at the shown {at}, the strongest guarantee the model could carry bounds {RISKS[key]} at {_pct(x)} "
+            f"success ({_pct(b)} by {basis}): no smaller bound can be claimed")}
     return out

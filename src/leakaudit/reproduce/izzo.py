@@ -23,6 +23,8 @@ from ..mip import (
     LogisticRegressionTrainer,
     calibrate,
     enumerate_splits,
+    eps_from_eta,
+    eta_from_eps_delta,
     estimate_sigma,
     exact_eta_laplace,
     mip_noise,
@@ -30,13 +32,14 @@ from ..mip import (
 )
 from ..mip.dp_baselines import (
     dpsgd_covariance,
-    dpsgd_eta,
+    dpsgd_epsilon,
     dpsgd_logistic_regression,
     dpsgd_noise_for_eta,
     median_gradient_norm_covariance,
 )
 from ..mip.examples import (
     prop9_crossover,
+    prop9_dataset,
     prop9_dp_scale,
     prop9_mip_scale,
     prop9_outputs,
@@ -67,6 +70,15 @@ EXACT_N12 = {0.001: (0.214, 3), 0.01: (0.0465, 3), 0.1: (0.0065, 2), 1.0: (0.001
 def _rel(x: float, digits: int = 4) -> float:
     """Tolerance of a value quoted to ``digits`` significant figures (half a unit in the last place)."""
     return 0.5 * 10 ** (math.floor(math.log10(abs(x))) - digits + 1)
+
+
+def dp_risk(eps: float, delta: float, X: np.ndarray, y: np.ndarray | None = None) -> str:
+    """What a DP baseline's declared (eps, delta) implies for its members ``X`` (labels ``y``; None: no attribute
+    to guess): the re-identification, attribute inference and reconstruction bounds of :mod:`leakaudit.dpaudit.risk`,
+    a sentence each, for a row's note."""
+    from ..dpaudit.risk import audit_baselines, risk_bounds
+
+    return "; ".join(r["sentence"] for r in risk_bounds(eps, delta, audit_baselines(X, y), claimed=True).values())
 
 
 def exact_required_scale(n: int, eta: float) -> float:
@@ -105,7 +117,10 @@ def izzo_fig1(profile: str, random_state: int) -> list:
         rows.append(row(f"n={n}: sensitivity Delta(n)", delta, prop9_sensitivity(n), _rel(delta, 6), SPEC))
         for eta, ref in zip(FIG1_ETAS, dp):
             ours = float(prop9_dp_scale(n, eta)[0])
-            rows.append(row(f"n={n}: DP scale at eta={eta}", ref, ours, _rel(ref, 4), SPEC))
+            eps = eps_from_eta(eta)  # the Laplace mechanism's epsilon, D_train's n/2 values its members
+            risk = dp_risk(eps, 0.0, prop9_dataset(n)[: n // 2, None])
+            rows.append(row(f"n={n}: DP scale at eta={eta}", ref, ours, _rel(ref, 4),
+                            f"{SPEC}; the Laplace mechanism's epsilon is Theorem 4's inverse of eta: {risk}"))
         ours_c = prop9_crossover(n)
         rows.append(row(f"n={n}: crossover eta (MIP below DP above it)", cross, ours_c, _rel(cross, 3), SPEC))
     # the paper's claim: for n >= 36 and eta >= 0.01 MIP needs less noise than DP
@@ -144,7 +159,8 @@ def _second_moment(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 def fig2_run(n: int, etas, Ms, *, runs: int, B: int = 128, dp_runs: int | None = None, steps: int = 100,
              lr: float = 0.1, delta: float = 1e-5, random_state: int = 0) -> dict:
-    """Relative Frobenius errors of Raw, MIP (M, radius law, constant) and DP-SGD; mean and SEM over runs.
+    """Relative Frobenius errors of Raw, MIP (M, radius law, constant) and DP-SGD; mean and SEM over runs; ``risk``:
+    what DP-SGD's (eps, delta) at each eta implies for the first run's members (:func:`dp_risk`).
 
     The base algorithm is full-batch GD on ``||A - S||_F^2``, which converges to ``S``
     (the mean of x x^T over D_train); it is computed in closed form. theta = vec(A) in R^9.
@@ -162,7 +178,7 @@ def fig2_run(n: int, etas, Ms, *, runs: int, B: int = 128, dp_runs: int | None =
     configs += [(2, "gamma", "tv"), (2, "gaussian", "tv")]
     err = {k: [] for k in [("raw",), *(cfg + (eta,) for cfg in configs for eta in etas),
                            *((kind, eta) for eta in etas for kind in ("dp", "dp_mean"))]}
-    clip = None
+    clip, risk = None, {}
     dp_runs = runs if dp_runs is None else dp_runs
     for r in range(runs):
         idx = random_half(n, rng)
@@ -179,6 +195,8 @@ def fig2_run(n: int, etas, Ms, *, runs: int, B: int = 128, dp_runs: int | None =
                 clip = median_gradient_norm_covariance(X[idx], steps=steps, lr=lr)
             for eta in etas:
                 nm = dpsgd_noise_for_eta(eta, steps, mapping="delta", delta=delta)
+                if r == 0:
+                    risk[eta] = dp_risk(dpsgd_epsilon(nm, steps, delta), delta, X[idx])
                 A = dpsgd_covariance(X[idx], clip=clip, noise_multiplier=nm, steps=steps, lr=lr, random_state=rng)
                 err[("dp", eta)].append(np.linalg.norm(A - SIGMA_TRUE) / norm)
                 # the same mechanism with the noise not divided by the batch size (a hypothesis for the paper's curve)
@@ -187,7 +205,7 @@ def fig2_run(n: int, etas, Ms, *, runs: int, B: int = 128, dp_runs: int | None =
                 err[("dp_mean", eta)].append(np.linalg.norm(A - SIGMA_TRUE) / norm)
     summary = {k: (float(np.mean(v)), float(np.std(v, ddof=1) / math.sqrt(len(v))) if len(v) > 1 else float("nan"))
                for k, v in err.items()}
-    return {"summary": summary, "sigma": {M: sig[M].tolist() for M in Ms}, "clip": clip}
+    return {"summary": summary, "sigma": {M: sig[M].tolist() for M in Ms}, "clip": clip, "risk": risk}
 
 
 # spec 6.2 sanity numbers (order of magnitude; paper-faithful Laplace radius, mean of 10)
@@ -252,7 +270,7 @@ def _fig2_seed(profile: str, random_state: int) -> list:
                         f"seed {random_state} SEM {se:.3g}; spec quick value ~0.21/0.025/0.008 at eta 0.01/0.1/0.3"))
         m, se = s[("dp", eta)]
         rows.append(row(f"DP-SGD eta={eta}: relative error", None, m, None,
-                        f"seed {random_state}: mean of {dp_runs} runs; clip={out['clip']:.4g}"))
+                        f"seed {random_state}: mean of {dp_runs} runs; clip={out['clip']:.4g}; {out['risk'][eta]}"))
         m, se = s[("dp_mean", eta)]
         rows.append(row(f"DP-SGD, noise not divided by the batch size, eta={eta}: relative error", None, m, None,
                         f"seed {random_state}: mean of {dp_runs} runs; the same runs' clip and noise multiplier, "
@@ -383,10 +401,11 @@ def adult_experiment(n: int, etas, *, B: int = 128, n_reference: int = 256, n_ga
             th = dpsgd_logistic_regression(Xd[train_idx], yd[train_idx], noise_multiplier=nm, sampling_rate=dp_rate,
                                            steps=dp_steps, alpha=alpha, random_state=rng)
             dacc.append(np.mean((tr.predict_proba(th, Xt)[:, 1] >= 0.5) == yt))
+        eps = dpsgd_epsilon(nm, dp_steps, delta, sampling_rate=dp_rate)
         rows.append(row(f"eta={eta} DP-SGD LR: test accuracy", None, float(np.mean(dacc)), None,
                         f"noise multiplier {nm:.4g}, q={dp_rate}, T={dp_steps}, clip 1, delta={delta}; "
-                        f"certified eta {dpsgd_eta(nm, dp_steps, sampling_rate=dp_rate, delta=delta):.4g}; "
-                        f"mean of {dp_runs}"))
+                        f"certified eta {eta_from_eps_delta(eps, delta):.4g}; mean of {dp_runs}; "
+                        f"{dp_risk(eps, delta, Xd[train_idx], yd[train_idx])}"))
     rows += sigma_leak_rows(Xd, yd, tr, games=sigma_games, B=sigma_B, random_state=random_state)
     return rows
 
