@@ -1,8 +1,8 @@
 """An independent oracle for Long et al.'s Table 2 on Adult (issue 65).
 
 Written from the spec (/work/shared/specs/long-dtp.md) and the paper's text only. It imports nothing from
-leakaudit: numpy, scipy, pandas and scikit-learn only (tests/benchmarks/test_long_oracle_independent.py checks
-the imports). Its purpose is to say whether leakaudit measures PDTP and per-target distance-attack accuracy as the
+leakaudit: numpy, scipy, pandas and scikit-learn only, and its sibling _lmt_oracle.py (LMT) likewise
+(tests/benchmarks/test_long_oracle_independent.py checks the imports). Its purpose is to say whether leakaudit measures PDTP and per-target distance-attack accuracy as the
 paper defines them, on the models NB-Adult, LR-Adult and NN-Adult.
 
 What it computes, per seed (paper §5.4, spec §4.3):
@@ -40,16 +40,21 @@ Choices, where the paper is silent ([inferred] / [ours] in the spec; followed he
   value leakaudit's stored run used, picked there on the paper's accuracies; the spec suggests a weak penalty
   tuned to the same accuracies), on one-hot categorical columns (categories from the whole Adult file) and
   z-scored numeric columns (mean / sd over D, [ours] spec §4.1). Deterministic, so no seed policy is needed.
-- `--model simplelogistic`: the issue's sweep, an approximation of Weka's SimpleLogistic (Landwehr et al.'s
-  LogitBoost with simple-regression base learners): two-class LogitBoost, each round fitting, for each class, the
-  single attribute (with intercept) whose weighted least-squares fit to the working response is best, response
-  clipped at |z| <= 3, step (J-1)/J with J = 2; the number of rounds chosen by 5-fold cross-validation
-  (misclassification error summed over the folds, first minimum, up to `--sl-max-iter` = 500 rounds, a fold
-  stopping 50 rounds after its last improvement as Weka's heuristicStop does, the folds cut to the fewest rounds
-  any fold ran), then refitted on all the data. The folds are Weka's unrandomised stratified ones (records grouped
-  by class in D's order, dealt out every 5th, contiguous blocks), so removing t moves the fold of every later
-  record of its class, as it would in Weka: A(T minus t) may pick another number of rounds. Same one-hot /
-  z-scored inputs as LR (standardising does not change which attribute a round picks). Shadow reuse per_target.
+- `--model simplelogistic`: Weka's SimpleLogistic (lmt/LogisticBase, Landwehr et al.'s LogitBoost with
+  simple-regression base learners), followed from Weka 3.8's source: two-class LogitBoost, each round fitting, for
+  each class, the single attribute (with intercept) of least weighted squared error to the working response (clipped
+  at |z| <= 3, weights (y - p) / z), step (J-1)/J with J = 2; the number of rounds chosen by performBoostingCV: Weka's
+  unrandomised stratified 5 folds (Instances.stratify's swaps, then every 5th record, contiguous blocks), the folds'
+  test error rates summed round by round from round 0, a fold stopping once the running sum has not fallen below its
+  minimum for more than 50 rounds (heuristicStop), the folds cut to the fewest rounds any ran, the first minimum, up
+  to `--sl-max-iter` = 500 rounds; then refitted on all the data. Removing t moves the fold of later records, as it
+  would in Weka: A(T minus t) may pick another number of rounds. Same one-hot / z-scored inputs as LR (a simple
+  regression's fit does not change under an affine change of its attribute). Shadow reuse per_target.
+- `--model lmt`: Weka's LMT (Logistic Model Trees) at its default settings, benchmarks/_lmt_oracle.py: the same
+  LogitBoost (at most 200 rounds, chosen once at the root: fastRegression), continued in every node from its
+  parent's function, C4.5 splits on the attributes (numeric binary, nominal one child per value), CART
+  cost-complexity pruning by 5-fold CV. On Adult halves its probabilities and SimpleLogistic's equal Weka 3.6.14's to
+  1e-14 (benchmarks/long_table2_oracle_weka_check.py). Shadow reuse per_target.
 - `--model nn` (NN-Adult; spec §4.2): Linear(d, 64) -> Tanh -> Linear(64, 2) -> LogSoftMax, NLL, learning rate 0.01,
   Torch7 StochasticGradient's per-example SGD ([inferred]): no momentum, one permutation drawn before training and
   used in every epoch, U(+-1/sqrt(fan_in)) initialisation; the same one-hot / z-scored inputs (the paper's "binary
@@ -64,6 +69,8 @@ the run is resumable), and a table: mean over seeds with a 95% t-interval over s
 
     OMP_NUM_THREADS=1 nice -n 5 python benchmarks/long_table2_oracle.py --models nb lr --seeds 0 1 2 3 4
     OMP_NUM_THREADS=1 nice -n 5 python benchmarks/long_table2_oracle.py --models nn --seeds 0 1 2 3 4
+    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/long_table2_oracle.py --models lmt simplelogistic lr \
+        --targets 25 --iterations 20 --tag-suffix _t25_i20
     python benchmarks/long_table2_oracle.py --models nb lr --table-only
 """
 
@@ -75,7 +82,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _lmt_oracle import LMTLearner
 from scipy import stats
+from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
 HERE = Path(__file__).resolve().parent
@@ -95,7 +104,7 @@ PAPER = {  # Table 2, Adult rows
     "lr": {"train_acc": 0.8711, "test_acc": 0.8536, "attack_acc": 0.5134, "attack_prec": 0.5130,
            "attack_recall": 0.3818, "attack_f1": 0.4378, "avg_pdtp": 0.1460, "pearson_r": -0.0008, "p_value": 0.9343},
 }
-PAPER["simplelogistic"] = PAPER["lr"]
+PAPER["simplelogistic"] = PAPER["lmt"] = PAPER["lr"]
 PAPER["nn"] = {"train_acc": 0.8555, "test_acc": 0.8566, "attack_acc": 0.5340, "attack_prec": 0.5311,
                "attack_recall": 0.4402, "attack_f1": 0.4356, "avg_pdtp": 0.5847, "pearson_r": 0.4588, "p_value": 1.57e-6}
 
@@ -223,6 +232,20 @@ def lr_design(num, cat, vocab):
     return np.hstack(cols)
 
 
+def weka_attrs(vocab):
+    """The attributes of lr_design's columns in the Adult file's (Weka's) order: ('num', column) or ('nom', its
+    one-hot columns)."""
+    starts = len(NUM) + np.concatenate([[0], np.cumsum(vocab)])
+    out = []
+    for c in COLS:
+        if c in NUM:
+            out.append(("num", NUM.index(c)))
+        elif c in CAT:
+            i = CAT.index(c)
+            out.append(("nom", np.arange(starts[i], starts[i + 1])))
+    return out
+
+
 class LRLearner:
     def __init__(self, C=1.0):
         self.C = C
@@ -236,82 +259,129 @@ class LRLearner:
 
 
 class SimpleLogisticLearner:
-    """Two-class LogitBoost with simple-regression base learners, rounds chosen by 5-fold CV (see the docstring)."""
+    """Weka's SimpleLogistic (lmt/LogisticBase, two classes): LogitBoost with simple-regression base learners, the
+    number of rounds chosen by LogisticBase.performBoostingCV (see the module docstring). A model is a linear function
+    g = c0 + x @ coef of the two-class score g = F_0 - F_1 (p_0 = sigmoid(g)): each round adds one attribute's fit."""
 
     def __init__(self, max_iter=500, heuristic_stop=50, folds=5):
         self.max_iter, self.stop, self.folds = max_iter, heuristic_stop, folds
 
     @staticmethod
-    def _round(XX, d, y, g):
-        """One LogitBoost round; g = F_0 - F_1 is the two-class score (p_0 = sigmoid(g)); XX = [X, X**2], d
-        attributes. Returns (attr, b0, b1): class 0's regression f_0 = b0 + b1 * x_attr. With two classes z_1 = -z_0
-        and the weights are equal, so f_1 = -f_0, and the (J-1)/J * (f_j - mean f) step adds f_0 to g."""
-        p0 = np.clip(1.0 / (1.0 + np.exp(np.clip(-g, -700, 700))), 1e-10, 1 - 1e-10)
-        w = p0 * (1 - p0)
-        z = np.clip(np.where(y == 0, 1 / p0, -1 / (1 - p0)), -3, 3)
-        sw, wz = w.sum(), w * z
-        zm = wz.sum() / sw
-        m = np.vstack([w, wz]) @ XX
-        xm = m[0, :d] / sw
-        sxx = m[0, d:] - sw * xm ** 2
-        sxz = m[1, :d] - sw * xm * zm
-        with np.errstate(divide="ignore", invalid="ignore"):
-            slope = np.where(sxx > 1e-12, sxz / sxx, 0.0)
-        a = int(np.argmax(slope * sxz))  # the largest drop of the weighted squared error
-        return a, zm - slope[a] * xm[a], slope[a]
-
-    def _boost(self, X, y, n_rounds, Xv=None, yv=None):
-        g = np.zeros(len(y))
-        XX = np.hstack([X, X ** 2])
+    def _round(X, XX, y, g):
+        """One LogitBoost round (LogisticBase.performIteration with SimpleLinearRegression) at scores g; XX = [X, X**2].
+        Returns (attr, b0, b1): class 0's fit f_0 = b0 + b1 * x_attr to its working response z_0 = 1 / p_0 (y = 0) or
+        -1 / (1 - p_0) (y = 1), clipped at |z| <= 3, with weights (y_0 - p_0) / z_0: so w z = y_0 - p_0 and
+        w = (1 - q) max(q, 1/3), q the probability of the record's class. With two classes z_1 = -z_0 and the weights
+        are equal, so f_1 = -f_0 and the (J-1)/J * (f_j - mean f) step adds f_0 to g. None where no attribute varies in
+        these records (Weka stops)."""
         d = X.shape[1]
-        rounds, errs = [], []
-        gv = None if Xv is None else np.zeros(len(yv))
-        best, best_i = np.inf, 0
+        p0 = expit(g)
+        wz = (y == 0) - p0
+        q = np.where(y == 0, p0, 1.0 - p0)
+        w = (1.0 - q) * np.maximum(q, 1.0 / 3.0)
+        sw = w.sum()
+        if not sw > 0:
+            return None
+        zm = wz.sum() / sw
+        m0, m1 = w @ XX, wz @ X
+        xm = m0[:d] / sw
+        sxx = m0[d:] - sw * xm ** 2
+        sxz = m1 - sw * xm * zm
+        varies = sxx > 1e-9 * m0[d:]  # a column constant in these records has sxx 0 up to rounding
+        if not varies.any():
+            return None
+        drop = np.zeros(d)  # the drop of the weighted squared error
+        drop[varies] = sxz[varies] ** 2 / sxx[varies]
+        a = int(np.argmax(np.where(varies, drop, -1.0)))
+        slope = sxz[a] / sxx[a]
+        return a, zm - slope * xm[a], slope
+
+    def _boost(self, X, y, n_rounds, g=None, XX=None, c0=0.0, coef=None):
+        """n_rounds LogitBoost rounds from the function (c0, coef) whose scores on X are g (zero by default).
+        Returns (c0, coef, g, rounds done): fewer than n_rounds where no attribute varies."""
+        g = np.zeros(len(y)) if g is None else g.copy()
+        coef = np.zeros(X.shape[1]) if coef is None else coef.copy()
+        XX = np.hstack([X, X * X]) if XX is None else XX
         for i in range(n_rounds):
-            a, b0, b1 = self._round(XX, d, y, g)
-            rounds.append((a, b0, b1))
+            r = self._round(X, XX, y, g)
+            if r is None:
+                return c0, coef, g, i
+            a, b0, b1 = r
+            c0, coef[a] = c0 + b0, coef[a] + b1
             g += b0 + b1 * X[:, a]
-            if Xv is not None:
-                gv += b0 + b1 * Xv[:, a]
-                e = int(np.sum((gv < 0) != (yv == 1)))  # predicts class 1 iff p_1 > p_0 (ties: class 0)
-                errs.append(e)
-                if e < best:
-                    best, best_i = e, i
-                elif i - best_i >= self.stop:
+        return c0, coef, g, n_rounds
+
+    @staticmethod
+    def error_rate(g, y):
+        """Evaluation.errorRate: class 1 predicted iff p_1 > p_0 (a tie says class 0, Utils.maxIndex)."""
+        return np.sum((g < 0) != (y == 1)) / len(y)
+
+    def n_rounds(self, X, y, g=None, max_iter=None):
+        """LogisticBase.performBoostingCV: Weka's unrandomised stratified folds; the test folds' error rates summed
+        round by round (round 0, the starting function, included), each fold stopping once the summed error has not
+        fallen below its minimum for more than `heuristic_stop` rounds, the folds cut to the fewest rounds any ran;
+        the first round with the least summed error."""
+        max_iter = self.max_iter if max_iter is None else max_iter
+        g = np.zeros(len(y)) if g is None else g
+        XXall = np.hstack([X, X * X])
+        error = np.zeros(max_iter + 1)
+        done = max_iter
+        for tr, te in self.cv_folds(y, self.folds):
+            Xt, XXt, yt, gt = X[tr], XXall[tr], y[tr], g[tr].copy()
+            gv = g[te].copy()
+            error[0] += self.error_rate(gv, y[te])
+            it, no_min, last = 0, 0, np.inf
+            while it < done:
+                r = self._round(Xt, XXt, yt, gt)
+                if r is None:
                     break
-        return rounds, errs
+                a, b0, b1 = r
+                gt += b0 + b1 * Xt[:, a]
+                gv += b0 + b1 * X[te, a]
+                it += 1
+                error[it] += self.error_rate(gv, y[te])
+                if no_min > self.stop:
+                    break
+                no_min = 0 if error[it] < last else no_min + 1
+                last = min(last, error[it])
+            done = min(done, it)
+        return int(np.argmin(error[:done + 1]))
 
-    def folds_of(self, y):
-        """Weka's Instances.stratify + testCV, without randomising (as LogisticBase.performBoostingCV calls it):
-        the records grouped by class in their given order, dealt out every `folds`-th, cut in contiguous blocks."""
-        n = len(y)
-        grouped = np.concatenate([np.flatnonzero(y == c) for c in np.unique(y)])
-        dealt = np.concatenate([grouped[s::self.folds] for s in range(self.folds)])
-        sizes = np.full(self.folds, n // self.folds)
-        sizes[:n % self.folds] += 1
-        fold = np.empty(n, int)
-        fold[dealt] = np.repeat(np.arange(self.folds), sizes)
-        return fold
+    @staticmethod
+    def proba(g):
+        """(p_0, p_1) from the two-class score g = F_0 - F_1."""
+        p0 = expit(g)
+        return np.stack([p0, 1 - p0], axis=1)
 
-    def n_rounds(self, X, y):
-        fold = self.folds_of(y)
-        errs_all, done = [], self.max_iter
-        for f in range(self.folds):
-            tr, va = fold != f, fold == f
-            _, errs = self._boost(X[tr], y[tr], done, X[va], y[va])
-            errs_all.append(errs)
-            done = min(done, len(errs))
-        tot = np.sum([e[:done] for e in errs_all], axis=0)
-        return int(np.argmin(tot)) + 1  # the first round with the fewest misclassifications over the folds
+    @staticmethod
+    def stratified_order(y, folds):
+        """weka.core.Instances.stratify(folds) without randomising: the records grouped by class by Weka's swaps (the
+        first record's class first), then dealt out every `folds`-th. Returns the new order (indices into y)."""
+        y, n = np.asarray(y), len(y)
+        order, start = np.arange(n), 0
+        while start < n - 1:  # one pass a class: its records swapped, in turn, to the end of its block
+            block_end = start + 1
+            for j in start + 1 + np.flatnonzero(y[order[start + 1:]] == y[order[start]]):
+                order[[block_end, j]] = order[[j, block_end]]
+                block_end += 1
+            start = block_end
+        return np.concatenate([order[s::folds] for s in range(folds)])
+
+    @staticmethod
+    def cv_folds(y, folds):
+        """(train, test) index arrays of Instances.trainCV / testCV after stratify(folds): contiguous blocks of the
+        stratified order, the first n % folds one record larger; train keeps the order of the rest."""
+        order, n = SimpleLogisticLearner.stratified_order(y, folds), len(y)
+        out = []
+        for f in range(folds):
+            size = n // folds + (f < n % folds)
+            first = f * (n // folds) + min(f, n % folds)
+            out.append((np.concatenate([order[:first], order[first + size:]]), order[first:first + size]))
+        return out
 
     def fit_predict(self, X, y, Xq):
-        k = self.n_rounds(X, y)
-        rounds, _ = self._boost(X, y, k)
-        g = np.zeros(len(Xq))
-        for a, b0, b1 in rounds:
-            g += b0 + b1 * Xq[:, a]
-        p0 = 1.0 / (1.0 + np.exp(np.clip(-g, -700, 700)))
-        return np.stack([p0, 1 - p0], axis=1)
+        c0, coef, _, _ = self._boost(X, y, self.n_rounds(X, y))
+        return self.proba(c0 + Xq @ coef)
 
 
 # --------------------------------------------------------------------------------------------- NN
@@ -593,7 +663,7 @@ def table(tags, seeds):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", nargs="+", default=["nb", "lr"], choices=["nb", "lr", "simplelogistic", "nn"])
+    ap.add_argument("--models", nargs="+", default=["nb", "lr"], choices=["nb", "lr", "simplelogistic", "lmt", "nn"])
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     ap.add_argument("--shadow-reuse", choices=["per_attack", "per_target"], default=None)
     ap.add_argument("--nb-std-floor", type=float, default=1e-3)
@@ -604,6 +674,7 @@ def main(argv=None):
     ap.add_argument("--sl-max-iter", type=int, default=500)
     ap.add_argument("--nn-epochs", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=N_ITER)
+    ap.add_argument("--targets", type=int, default=N_TARGETS)
     ap.add_argument("--tag-suffix", default="")
     ap.add_argument("--table-only", action="store_true")
     args = ap.parse_args(argv)
@@ -623,7 +694,7 @@ def main(argv=None):
                 continue
             t0, c0 = time.perf_counter(), time.process_time()
             config = {"model": model, "seed": seed, "shadow_reuse": reuse, "iterations": args.iterations,
-                      "targets": N_TARGETS, "pdtp_measurements": N_PDTP, "shadow_pairs": M_PAIRS}
+                      "targets": args.targets, "pdtp_measurements": N_PDTP, "shadow_pairs": M_PAIRS}
             if model == "nb":
                 config["nb_std_floor"] = args.nb_std_floor
                 config["paired_shadows"] = not args.unpaired_shadows
@@ -636,6 +707,9 @@ def main(argv=None):
                 elif model == "simplelogistic":
                     learner = SimpleLogisticLearner(args.sl_max_iter)
                     config["sl_max_iter"] = args.sl_max_iter
+                elif model == "lmt":  # Weka's defaults: at most 200 LogitBoost rounds
+                    learner = LMTLearner(SimpleLogisticLearner(200), weka_attrs(vocab))
+                    config["lmt"] = "Weka defaults: fastRegression, minNumInstances 15, C4.5 splits, CART pruning"
                 else:  # the networks' initialisations and permutations: a second stream of the run's seed
                     learner = NNLearner(epochs=args.nn_epochs, seed=[seed, 1])
                     config["nn_epochs"] = args.nn_epochs
@@ -645,7 +719,8 @@ def main(argv=None):
                         print(f"  {tag} seed {seed}: iteration {it + 1}, {time.perf_counter() - _t0:.0f} s",
                               flush=True)
 
-                m = run_retrained(seed, learner, num, cat, y, vocab, reuse, args.iterations, progress=progress)
+                m = run_retrained(seed, learner, num, cat, y, vocab, reuse, args.iterations, args.targets,
+                                  progress=progress)
             out = {"config": config, "metrics": m, "wall_s": time.perf_counter() - t0,
                    "cpu_s": time.process_time() - c0, "load_avg": os.getloadavg()}
             tmp = path.with_suffix(".tmp")

@@ -33,10 +33,8 @@ def main(seed=0):
     sl = o.SimpleLogisticLearner()
 
     def fit_k(idx, k, q):
-        rounds, _ = sl._boost(X[idx], yD[idx], k)
-        g = sum(b0 + b1 * X[q, a] for a, b0, b1 in rounds)
-        p0 = 1 / (1 + np.exp(-g))
-        return np.array([p0, 1 - p0])
+        c0, coef, _, _ = sl._boost(X[idx], yD[idx], k)
+        return sl.proba(np.atleast_1d(c0 + X[q] @ coef))[0]
 
     full_k = [sl.n_rounds(X[h], yD[h]) for h in halves]
     rows = []
