@@ -181,7 +181,8 @@ def rank_bound_bits(scores: SamplerScores, prefix_length: int, suffix_length: in
     ranks tokens as the model does emits it in one query with probability above ``2^-b`` (Liu et al. 2026,
     Algorithm 2 on one span), shape (n,); NaN for a text too short."""
     rank_logprobs = tuple(-np.log(r) for r in scores.ranks)  # log prod 1/r_t, the bound on log p_s
-    return suffix_log_probability(replace(scores, logprobs=rank_logprobs), prefix_length, suffix_length) / -np.log(2) + 0.0
+    log_bound = suffix_log_probability(replace(scores, logprobs=rank_logprobs), prefix_length, suffix_length)
+    return log_bound / -np.log(2) + 0.0  # + 0.0: no -0.0
 
 
 def window_bound_bits(scores: SamplerScores, length: int) -> np.ndarray:
@@ -190,7 +191,7 @@ def window_bound_bits(scores: SamplerScores, length: int) -> np.ndarray:
     (n,); NaN for a text with fewer tokens."""
     out = np.full(len(scores.ranks), np.nan)
     for i, r in enumerate(scores.ranks):
-        bits = np.log2(r[scores.offset:])  # r[j] ranks ids[j + 1] given ids[:j + 1]: a text token before it from j = offset
+        bits = np.log2(r[scores.offset:])  # r[j] ranks ids[j + 1] given ids[:j + 1]: text before it from j = offset
         if bits.size >= length:
             out[i] = float(np.lib.stride_tricks.sliding_window_view(bits, int(length)).sum(axis=1).min())
     return out

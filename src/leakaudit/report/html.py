@@ -241,8 +241,9 @@ def _dataset_inference(di: DatasetInferenceSection | None) -> dict | None:
 
 def _extraction(ex: ExtractionSection | None, *, redacted: bool = False) -> dict | None:
     """The extraction section's words and tables: the rates per prefix length and number of tries, the rank
-    bound's beside them, the generations, and the members' most extractable spans (their text escaped by the template; ``redacted``: each
-    text, the personal data found in it and the tokens raised said as "redacted", the kinds of personal data kept)."""
+    bound's beside them, the generations, and the members' most extractable spans (their text escaped by the
+    template; ``redacted``: each text, the personal data found in it and the tokens raised said as "redacted", the
+    kinds of personal data kept)."""
     if ex is None:
         return None
 

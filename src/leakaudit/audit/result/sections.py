@@ -513,8 +513,9 @@ ExtractableSpan = _section(
 class ExtractionSection(Section):
     """A language-model audit's extraction (Hayes et al. 2024's (n, p)-extraction): the sampler and grid, the rates
     per prefix length and over all of them (``any_prefix``, what the check reads at the largest ``n``), the rank
-    bound on every decoding's extraction of the same suffixes (``bound``), the generations, the members' most extractable spans and the personal-data detector. ``redacted``: written with
-    ``--redact``, the spans' texts left out (:meth:`without_text`)."""
+    bound on every decoding's extraction of the same suffixes (``bound``), the generations, the members' most
+    extractable spans and the personal-data detector. ``redacted``: written with ``--redact``, the spans' texts left
+    out (:meth:`without_text`)."""
 
     sampler: str
     temperature: float

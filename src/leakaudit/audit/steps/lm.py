@@ -278,8 +278,9 @@ def _extraction(ctx: AuditContext, done) -> Analysis:
     """Hayes et al.'s (n, p)-extraction of the members' suffixes against the non-members' (the base rate), with
     the rank bound on every decoding's extraction, generations and the members' most extractable spans
     (:func:`leakaudit.lm.extraction.extraction_audit`), judged by one check: the members' rate minus the non-members'
-    at the largest ``n``, its Newcombe interval at the checks' confidence against ``max_extraction_rate_difference``. The membership step's blind baseline guards it: where the
-    texts alone tell the two sets apart, the difference is not the model's and the check is not measurable."""
+    at the largest ``n``, its Newcombe interval at the checks' confidence against ``max_extraction_rate_difference``.
+    The membership step's blind baseline guards it: where the texts alone tell the two sets apart, the difference is
+    not the model's and the check is not measurable."""
     from ...exceptions import UnsupportedError
     from ...lm.extraction import Sampler, extraction_audit
 
