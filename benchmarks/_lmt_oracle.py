@@ -176,7 +176,8 @@ class LMTLearner:
 
     def __init__(self, logitboost, attrs, min_num_instances=15, min_no_obj=2, prune_folds=5, max_iter=200):
         self.lb, self.attrs = logitboost, attrs
-        self.min_inst, self.min_no_obj, self.prune_folds, self.max_iter = min_num_instances, min_no_obj, prune_folds, max_iter
+        self.min_inst, self.min_no_obj = min_num_instances, min_no_obj
+        self.prune_folds, self.max_iter = prune_folds, max_iter
 
     def _values(self, X):
         """The attributes' values: a numeric column as it is, a nominal one as the code of its one-hot column."""
