@@ -8,8 +8,11 @@ mean with its 95% t-interval over seeds, and the difference of the means with a 
 that interval holds 0.
 
     python benchmarks/long_table2_oracle_compare.py > benchmarks/results/long_table2_oracle/compare.md
+    python benchmarks/long_table2_oracle_compare.py --side-by-side lmt_per_target_t25_i20 \
+        simplelogistic_per_target_t25_i20 lr_per_target_t25_i20   # oracle runs beside the paper's LR-Adult row
 """
 
+import argparse
 import json
 from pathlib import Path
 
@@ -44,9 +47,13 @@ SETTINGS = [
     ("NB-Adult, fresh shadow models, in-models NOT paired with out-models (diagnostic)", "nb_per_attack_unpaired",
      "NB", "{m}-Adult {row}", LEAK_ROW),
     ("LR-Adult (L2, C = 1), shadow models once per target", "lr_per_target", "LR", "{m}-Adult {row}", LEAK_ROW),
-    ("LR-Adult as SimpleLogistic (oracle only), shadow models once per target", "simplelogistic_per_target", "LR",
-     None, {}),
+    ("LR-Adult as SimpleLogistic, the approximation before 9e2fc69 (oracle only), shadow models once per target",
+     "simplelogistic_per_target", "LR", None, {}),
     ("NN-Adult (5 epochs), shadow models once per target", "nn_5ep_per_target", "NN", "{m}-Adult {row}", LEAK_ROW),
+] + [  # issue 88, oracle only: 25 targets x 20 iterations (not the paper's 100 x 100), the Weka-exact LogitBoost
+    (f"LR-Adult as {name} (oracle only), 25 targets x 20 iterations, shadow models once per target",
+     f"{tag}_per_target_t25_i20", "LR", None, {})
+    for name, tag in (("Weka's LMT", "lmt"), ("Weka's SimpleLogistic", "simplelogistic"), ("L2, C = 1", "lr"))
 ]
 
 
@@ -77,7 +84,28 @@ def fmt(x):
     return "—" if x is None or not np.isfinite(x) else f"{x:.4f}"
 
 
+def side_by_side(tags, model="LR"):
+    """A markdown table: each oracle run's seed mean [95% t-interval] beside the paper's Table 2 row."""
+    runs = [[json.loads(f.read_text()) for f in sorted(ORACLE.glob(f"{tag}_seed*.json"))] for tag in tags]
+    out = ["| quantity | paper | " + " | ".join(f"{t} ({len(r)} seeds)" for t, r in zip(tags, runs)) + " |",
+           "|---|---:|" + "---|" * len(tags)]
+    for k in ["train_acc", "test_acc", "attack_acc", "attack_prec", "attack_recall", "attack_f1", "avg_pdtp",
+              "pearson_r", "max_target_acc", "targets_pdtp_gt_1"]:
+        cells = []
+        for res in runs:
+            m, lo, hi = ci([r["metrics"][k] for r in res]) if res else (np.nan,) * 3
+            cells.append(f"{fmt(m)} [{fmt(lo)}, {fmt(hi)}]")
+        out.append(f"| {k} | {fmt(PAPER[model].get(k))} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--side-by-side", nargs="+", metavar="TAG", help="oracle run tags to set beside the paper")
+    args = ap.parse_args()
+    if args.side_by_side:
+        print(side_by_side(args.side_by_side))
+        return
     stored = {r["quantity"]: r for r in json.loads(STORED.read_text())["rows"]}
     points = {q.split(":")[0]: r["points"] for q, r in stored.items() if "(figure data)" in q}
     out = ["| setting | quantity | paper | leakaudit (stored) mean [95% t] | oracle mean [95% t] | "
