@@ -17,12 +17,13 @@ the base, the one reference model).
 Each cell: mean over seeds [95% t-interval over seeds]. TPR at 0.1% FPR allows one of the 1,000 non-members above the
 threshold (coarse).
 
-Usage: .venv/bin/python benchmarks/lm_window_attacks.py [--seeds 5] [--size tiny] [--epochs 4]
+Usage: .venv/bin/python benchmarks/lm_window_attacks.py [--seeds 5] [--size tiny] [--epochs 4] [--resume]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -152,24 +153,34 @@ def main(argv=None) -> int:
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--dup-epochs", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the seeds a result file of the same settings holds; run only the missing ones")
     a = ap.parse_args(argv)
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
-    runs = []
-    with C.Timer() as total:
-        for s in range(a.seeds):
-            with C.Timer() as tm:
-                runs.append(one_seed(s, size=a.size, n_public=a.public, epochs=a.epochs, dup_epochs=a.dup_epochs,
-                                     threads=a.threads))
-            print(f"seed {s} done in {tm.seconds:.0f} s ({tm.cpu_seconds:.0f} CPU s)", flush=True)
-    summ = summarise(runs)
-    res = {"benchmark": "lm_window_attacks", "size": a.size, "n_public": a.public, "epochs": a.epochs,
-           "dup_epochs": a.dup_epochs, "n_seeds": len(runs), "wall_s": round(total.seconds, 1),
-           "cpu_s": round(total.cpu_seconds, 1), "summary": summ, "runs": runs}
-    path = C.write_result("lm_window_attacks" + ("" if a.size == "tiny" else f"_{a.size}"), res)
-    print(markdown(summ, len(runs)))
-    print(f"wrote {path}")
+    name = "lm_window_attacks" + ("" if a.size == "tiny" else f"_{a.size}")
+    settings = {"size": a.size, "n_public": a.public, "epochs": a.epochs, "dup_epochs": a.dup_epochs}
+    runs, wall, cpu = [], 0.0, 0.0
+    stored = C.RESULTS / f"{name}.json"
+    if a.resume and stored.exists():
+        old = json.loads(stored.read_text())
+        if {k: old.get(k) for k in settings} == settings:
+            runs, wall, cpu = old["runs"][: a.seeds], old["wall_s"], old["cpu_s"]
+            print(f"kept seeds 0-{len(runs) - 1} of {stored}", flush=True)
+    for s in range(len(runs), a.seeds):  # seed s is the s-th run: a resumed file holds seeds 0..k-1
+        with C.Timer() as tm:
+            run = one_seed(s, size=a.size, n_public=a.public, epochs=a.epochs, dup_epochs=a.dup_epochs,
+                           threads=a.threads)
+        runs.append(json.loads(json.dumps(run, default=C._jsonable)))  # the keys a stored run has (text)
+        wall, cpu = wall + tm.seconds, cpu + tm.cpu_seconds
+        print(f"seed {s} done in {tm.seconds:.0f} s ({tm.cpu_seconds:.0f} CPU s)", flush=True)
+        summ = summarise(runs)
+        res = {"benchmark": "lm_window_attacks", **settings, "n_seeds": len(runs), "wall_s": round(wall, 1),
+               "cpu_s": round(cpu, 1), "summary": summ, "runs": runs}
+        C.write_result(name, res)  # after every seed: a killed run keeps the seeds it finished
+    print(markdown(summarise(runs), len(runs)))
+    print(f"wrote {stored}")
     return 0
 
 
