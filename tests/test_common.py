@@ -26,7 +26,7 @@ from leakaudit.checks import (
     check_learner_fit_many_equals_fit,
     check_learner_same_seed_same_model,
 )
-from leakaudit.learners import GradientBoosting, LogisticRegression, RandomForest, SimpleLogistic, SklearnLearner
+from leakaudit.learners import LMT, GradientBoosting, LogisticRegression, RandomForest, SimpleLogistic, SklearnLearner
 from leakaudit.learners.naive_bayes import BayesInference, NaiveBayes
 
 try:
@@ -64,6 +64,8 @@ def _learners():
         pytest.param(GradientBoosting(n_estimators=5), id="GradientBoosting"),
         # Long et al.'s LR learner (Weka's SimpleLogistic): rounds by cross-validation on every fit
         pytest.param(SimpleLogistic(max_iterations=30, heuristic_stop=5), id="SimpleLogistic"),
+        # Weka's LMT: LogitBoost leaves under C4.5 splits, CART-pruned
+        pytest.param(LMT(), id="LMT"),
     ]
     from leakaudit._extras import installed
     from leakaudit.learners import CatBoostLearner, LightGBMLearner, XGBoostLearner

@@ -11,11 +11,11 @@ from leakaudit.learners.registry import get_learner, learner_names, make_learner
 
 
 def test_names():
-    assert learner_names() == ("mlp", "logreg", "simplelogistic", "tree", "forest", "gradient-boosting", "knn", "dp-mlp",
-                               "xgboost", "lightgbm", "catboost", "nb", "nb-unsmoothed", "bayes-inference", "cnn",
-                               "torch-module")
-    assert learner_names(inputs="encoded") == ("mlp", "logreg", "simplelogistic", "tree", "forest", "gradient-boosting",
-                                               "knn", "dp-mlp", "xgboost", "lightgbm", "catboost")
+    assert learner_names() == ("mlp", "logreg", "simplelogistic", "lmt", "tree", "forest", "gradient-boosting", "knn",
+                               "dp-mlp", "xgboost", "lightgbm", "catboost", "nb", "nb-unsmoothed", "bayes-inference",
+                               "cnn", "torch-module")
+    assert learner_names(inputs="encoded") == ("mlp", "logreg", "simplelogistic", "lmt", "tree", "forest",
+                                               "gradient-boosting", "knn", "dp-mlp", "xgboost", "lightgbm", "catboost")
     assert learner_names(inputs="codes") == ("nb", "nb-unsmoothed", "bayes-inference")
     assert learner_names(inputs="images") == ("cnn",)
     with pytest.raises(InvalidParameterError,

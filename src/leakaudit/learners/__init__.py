@@ -20,6 +20,7 @@ from .dp_sgd import DPSGD
 from .forest import RandomForest, RandomForestBank, RandomForestModel
 from .gradient_boosting import GradientBoosting, GradientBoostingModel
 from .lgbm import LightGBMLearner, LightGBMModel
+from .lmt import LMT, LMTModel
 from .logistic import (
     LogisticRegression,
     LogisticRegressionBank,
@@ -47,6 +48,8 @@ __all__ = [
     "LogisticRegressionBank",
     "LightGBMLearner",
     "LightGBMModel",
+    "LMT",
+    "LMTModel",
     "LogisticRegressionModel",
     "Model",
     "ModelBank",

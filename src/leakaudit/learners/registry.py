@@ -18,8 +18,8 @@ Examples
 --------
 >>> from leakaudit.learners.registry import get_learner, learner_names
 >>> learner_names(inputs="encoded")  # doctest: +NORMALIZE_WHITESPACE
-('mlp', 'logreg', 'simplelogistic', 'tree', 'forest', 'gradient-boosting', 'knn', 'dp-mlp', 'xgboost',
- 'lightgbm', 'catboost')
+('mlp', 'logreg', 'simplelogistic', 'lmt', 'tree', 'forest', 'gradient-boosting', 'knn', 'dp-mlp',
+ 'xgboost', 'lightgbm', 'catboost')
 >>> learner_names(inputs="codes")
 ('nb', 'nb-unsmoothed', 'bayes-inference')
 >>> dict(get_learner("logreg").defaults)
@@ -137,6 +137,9 @@ register_learner("logreg", _lazy(".logistic", "LogisticRegression"), defaults={"
 register_learner("simplelogistic", _lazy(".simple_logistic", "SimpleLogistic"),
                  description="Weka's SimpleLogistic: LogitBoost with one-attribute linear regressions, its rounds "
                              "(at most 500) chosen by 5-fold cross-validation on every fit; Long et al.'s LR learner")
+register_learner("lmt", _lazy(".lmt", "LMT"),
+                 description="Weka's LMT (Logistic Model Trees): C4.5 splits, LogitBoost models in the nodes, CART "
+                             "pruning; here every encoded column a numeric attribute (one-hot columns cut at 0/1)")
 register_learner("tree", _sklearn("sklearn.tree", "DecisionTreeClassifier"),
                  description="scikit-learn decision tree, grown fully")
 register_learner("forest", _lazy(".forest", "RandomForest"), defaults={"n_estimators": 50},

@@ -43,29 +43,18 @@ from ..exceptions import InvalidParameterError
 from ._base import Capabilities, Learner, keep_params
 from .logistic import LogisticRegressionModel
 
-__all__ = ["SimpleLogistic", "logitboost_cv_rounds", "weka_stratified_folds"]
+__all__ = ["SimpleLogistic", "linear_model", "logitboost", "logitboost_cv_rounds", "predicted", "weka_stratified_folds",
+           "weka_stratified_order"]
 
 _Z_MAX = 3.0  # Weka's LogisticBase.Z_MAX: the working response's clip
 _RELATIVE_VARIANCE_FLOOR = 1e-12  # an attribute whose weighted variance is below this share of its Sum w x^2 is constant
 
 
-def weka_stratified_folds(y: np.ndarray, n_folds: int) -> np.ndarray:
-    """The fold (0 .. n_folds - 1) of each record under Weka's unrandomised ``stratify`` then ``testCV``.
-
-    ``Instances.stratify`` groups the records by class with in-place swaps (taking the class of the record at the
-    current position and swapping every later record of that class forward), deals the grouped list out every
-    ``n_folds``-th record, and ``testCV(n_folds, f)`` takes fold f as a contiguous block of that list, the first
-    ``n % n_folds`` blocks one record longer.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n_samples,)
-    n_folds : int
-
-    Returns
-    -------
-    ndarray of shape (n_samples,) of ints
-    """
+def weka_stratified_order(y: np.ndarray, n_folds: int) -> np.ndarray:
+    """The records' order after Weka's unrandomised ``Instances.stratify(n_folds)``: grouped by class with in-place
+    swaps (taking the class of the record at the current position and swapping every later record of that class
+    forward), then dealt out every ``n_folds``-th record. ``testCV(n_folds, f)`` is a contiguous block of it, the first
+    ``n % n_folds`` blocks one record longer; ``trainCV`` the rest in this order."""
     y = np.asarray(y).tolist()
     n = len(y)
     order = list(range(n))
@@ -78,11 +67,27 @@ def weka_stratified_folds(y: np.ndarray, n_folds: int) -> np.ndarray:
                 index += 1
         index += 1
     grouped = np.asarray(order, dtype=np.int64)
-    dealt = np.concatenate([grouped[s::n_folds] for s in range(n_folds)])
+    return np.concatenate([grouped[s::n_folds] for s in range(n_folds)])
+
+
+def weka_stratified_folds(y: np.ndarray, n_folds: int) -> np.ndarray:
+    """The fold (0 .. n_folds - 1) of each record under Weka's unrandomised ``stratify`` then ``testCV``
+    (:func:`weka_stratified_order`).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+    n_folds : int
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) of ints
+    """
+    n = len(y)
     sizes = np.full(n_folds, n // n_folds)
     sizes[: n % n_folds] += 1
     fold = np.empty(n, dtype=np.int64)
-    fold[dealt] = np.repeat(np.arange(n_folds), sizes)
+    fold[weka_stratified_order(y, n_folds)] = np.repeat(np.arange(n_folds), sizes)
     return fold
 
 
@@ -100,13 +105,13 @@ def _round(X: np.ndarray, XX: np.ndarray, Y: np.ndarray, F: np.ndarray, train: n
         e = np.exp(F - F.max(axis=-1, keepdims=True))
         p = e / e.sum(axis=-1, keepdims=True)
         ys = Y[None]
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):  # 1 / p beyond the clip
         z = np.where(ys == 1, np.minimum(1.0 / p, _Z_MAX), np.maximum(-1.0 / (1.0 - p), -_Z_MAX))
     w = (ys - p) / z * train[:, :, None]  # (B, n, J')
     B, n, J = w.shape
     d = X.shape[1]
-    wt = np.moveaxis(w, 1, 2).reshape(B * J, n)
-    wz = np.moveaxis(w * z, 1, 2).reshape(B * J, n)
+    wt = w.transpose(0, 2, 1).reshape(B * J, n)
+    wz = (w * z).transpose(0, 2, 1).reshape(B * J, n)
     M = np.vstack([wt, wz]) @ XX  # sums of w x, w x^2, w z x, w z x^2 (the last unused)
     sx, sxx, szx = M[: B * J, :d], M[: B * J, d:], M[B * J:, :d]
     sw, swz = wt.sum(axis=1), wz.sum(axis=1)
@@ -121,28 +126,34 @@ def _round(X: np.ndarray, XX: np.ndarray, Y: np.ndarray, F: np.ndarray, train: n
     rows = np.arange(B * J)
     found = np.isfinite(gain[rows, attr]).reshape(B, J).all(axis=1)
     b1 = np.where(ok[rows, attr], cxz[rows, attr] / np.where(ok[rows, attr], vx[rows, attr], 1.0), 0.0)
-    b0 = np.where(np.isfinite(zm), zm - b1 * np.nan_to_num(xm[rows, attr]), 0.0)
+    with np.errstate(invalid="ignore"):
+        b0 = np.where(np.isfinite(zm), zm - b1 * xm[rows, attr], 0.0)  # zm is finite where xm is
     return attr.reshape(B, J), b0.reshape(B, J), b1.reshape(B, J), found
 
 
 def _step(X: np.ndarray, attr: np.ndarray, b0: np.ndarray, b1: np.ndarray) -> np.ndarray:
     """The round's additive update of F for a batch, (B, n, J'): (J-1)/J (f_j - mean f); two classes: f_0 / 2."""
-    f = b0[:, None, :] + b1[:, None, :] * np.moveaxis(X[:, attr], 0, 1)  # X[:, attr]: (n, B, J')
+    f = b0[:, None, :] + b1[:, None, :] * X[:, attr].transpose(1, 0, 2)  # X[:, attr]: (n, B, J')
     J = f.shape[-1]
     if J == 1:
         return 0.5 * f
     return (J - 1) / J * (f - f.mean(axis=-1, keepdims=True))
 
 
+def predicted(F: np.ndarray) -> np.ndarray:
+    """The class F's model predicts (Weka's argmax of the probabilities, the first class on ties)."""
+    return (F[..., 0] < 0).astype(np.int64) if F.shape[-1] == 1 else F.argmax(axis=-1)
+
+
 def _errors(F: np.ndarray, y: np.ndarray, test: np.ndarray) -> np.ndarray:
-    """Misclassification rate of each model's F on its test rows (argmax, first class on ties), (B,)."""
-    pred = (F[..., 0] < 0).astype(np.int64) if F.shape[-1] == 1 else F.argmax(axis=-1)
-    wrong = (pred != y[None, :]) & test
+    """Misclassification rate of each model's F on its test rows, (B,)."""
+    wrong = (predicted(F) != y[None, :]) & test
     return wrong.sum(axis=1) / np.maximum(test.sum(axis=1), 1)
 
 
 def logitboost_cv_rounds(X: np.ndarray, y: np.ndarray, n_classes: int, *, n_folds: int = 5,
-                         max_iterations: int = 500, heuristic_stop: int = 50) -> tuple[int, np.ndarray]:
+                         max_iterations: int = 500, heuristic_stop: int = 50,
+                         start: np.ndarray | None = None) -> tuple[int, np.ndarray]:
     """The number of LogitBoost rounds Weka's ``performBoostingCV`` picks, and the summed fold errors it read.
 
     Parameters
@@ -152,6 +163,8 @@ def logitboost_cv_rounds(X: np.ndarray, y: np.ndarray, n_classes: int, *, n_fold
     n_classes : int
     n_folds, max_iterations, heuristic_stop : int
         As :class:`SimpleLogistic`'s parameters.
+    start : ndarray of shape (n_samples, J'), optional
+        The scores F of the function every fold starts from (:func:`logitboost`'s; zero by default).
 
     Returns
     -------
@@ -166,7 +179,7 @@ def logitboost_cv_rounds(X: np.ndarray, y: np.ndarray, n_classes: int, *, n_fold
     Y = np.eye(n_classes)[y]
     XX = np.hstack([X, X * X])
     J = 1 if n_classes == 2 else n_classes
-    F = np.zeros((n_folds, len(y), J))
+    F = np.zeros((n_folds, len(y), J)) if start is None else np.repeat(start[None], n_folds, axis=0)
     err = np.zeros(max_iterations + 1)
     err[0] = _errors(F, y, test).sum()
     # folds run in lock-step. Weka runs them in turn, each capped at the fewest rounds an earlier fold completed,
@@ -200,17 +213,19 @@ def logitboost_cv_rounds(X: np.ndarray, y: np.ndarray, n_classes: int, *, n_fold
     return int(np.argmin(errs)), errs
 
 
-def _boost(X: np.ndarray, y: np.ndarray, n_classes: int, n_rounds: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """LogitBoost on all of (X, y) for ``n_rounds`` rounds (fewer if no attribute is found): the linear model's
-    (coef (J, d), intercept (J,)) and the rounds run."""
+def logitboost(X: np.ndarray, y: np.ndarray, n_classes: int, n_rounds: int, start: tuple | None = None) -> tuple:
+    """LogitBoost on all of (X, y) for ``n_rounds`` rounds (fewer if no attribute is found) from the function
+    ``start`` = (F, coef, intercept) (zero by default): its scores F (n, J'), J' = 1 for two classes (F_0, F_1 = -F_0)
+    else J, and linear model coef (J', d), intercept (J',). Returns the new (F, coef, intercept) and the rounds run."""
     d = X.shape[1]
     Y = np.eye(n_classes)[y]
     XX = np.hstack([X, X * X])
     J = 1 if n_classes == 2 else n_classes
-    F = np.zeros((1, len(y), J))
+    if start is None:
+        start = np.zeros((len(y), J)), np.zeros((J, d)), np.zeros(J)
+    F, coef, icpt = (a.copy() for a in start)
+    F = F[None]
     ones = np.ones((1, len(y)))
-    coef = np.zeros((J, d))
-    icpt = np.zeros(J)
     run = 0
     for _ in range(n_rounds):
         attr, b0, b1, found = _round(X, XX, Y, F, ones)
@@ -228,9 +243,16 @@ def _boost(X: np.ndarray, y: np.ndarray, n_classes: int, n_rounds: int) -> tuple
                 coef[:, attr[0, l]] += cb1[:, l]
             icpt += cb0
         run += 1
-    if J == 1:  # F_1 = -F_0
+    return F[0], coef, icpt, run
+
+
+def linear_model(coef: np.ndarray, icpt: np.ndarray, run: int) -> LogisticRegressionModel:
+    """:func:`logitboost`'s function as a model with ``n_rounds_`` (two classes: F_1 = -F_0)."""
+    if coef.shape[0] == 1:
         coef, icpt = np.vstack([coef, -coef]), np.concatenate([icpt, -icpt])
-    return coef, icpt, run
+    model = LogisticRegressionModel(coef, icpt, run)
+    model.n_rounds_ = run
+    return model
 
 
 class SimpleLogistic(Learner):
@@ -297,8 +319,6 @@ class SimpleLogistic(Learner):
             stop = self.heuristic_stop if self.heuristic_stop > 0 else self.max_iterations + 1
             k, errors = logitboost_cv_rounds(X, y, n_classes, n_folds=self.n_folds,
                                              max_iterations=self.max_iterations, heuristic_stop=stop)
-        coef, icpt, run = _boost(X, y, n_classes, k)
-        model = LogisticRegressionModel(coef, icpt, run)
-        model.n_rounds_ = run
+        model = linear_model(*logitboost(X, y, n_classes, k)[1:])
         model.cv_errors_ = errors
         return model
