@@ -896,7 +896,7 @@ _LR_SETUP_CFG = {
 class _LRSetting(NamedTuple):
     """One setting of long-dtp-lr-setup; the defaults are the paper's setting as the page runs it."""
 
-    learner: str = "L2 LR (C = 1)"  # or "SimpleLogistic"
+    learner: str = "L2 LR (C = 1)"  # or "SimpleLogistic" or "LMT"
     n_train: int = 1000
     pairs: int = 5
     targets: str = "uniform"  # "class >50K": uniformly from D's >50K records; "outside the bulk": see _lr_setup_targets
@@ -916,6 +916,7 @@ _PAPER_SETTING = _LRSetting()
 _LR_SETUP_GRID = (
     _PAPER_SETTING, _PAPER_SETTING._replace(n_train=500), _PAPER_SETTING._replace(pairs=1),
     _LRSetting("SimpleLogistic"), _LRSetting("SimpleLogistic", 500), _LRSetting("SimpleLogistic", pairs=1),
+    _LRSetting("LMT"),
     _PAPER_SETTING._replace(targets="class >50K"), _PAPER_SETTING._replace(targets="outside the bulk"),
     _PAPER_SETTING._replace(encoding="min-max numerics"), _PAPER_SETTING._replace(encoding="ordinal categoricals"),
     _PAPER_SETTING._replace(convergence="tol 1e-2"), _PAPER_SETTING._replace(convergence="2 Newton steps"),
@@ -925,11 +926,15 @@ _LR_SETUP_GRID = (
 _BULK_K, _BULK_FRACTION = 5, 0.1
 
 
-def _lr_setup_learner(st: _LRSetting):
-    from ..learners import LogisticRegression, SimpleLogistic
+def _lr_setup_learner(st: _LRSetting, ds):
+    from ..learners import LMT, LogisticRegression, SimpleLogistic
 
     if st.learner == "SimpleLogistic":
         return SimpleLogistic()
+    if st.learner == "LMT":  # C4.5 on Adult's attributes as Weka reads the file: numeric, or nominal's columns
+        groups, numeric = ds.encoder().groups, {f.name for f in ds.features if f.kind == "numeric"}
+        return LMT(attributes=[groups[f].start if f in numeric else list(range(groups[f].start, groups[f].stop))
+                               for f in ds.feature_names])
     loose = {"tol 1e-8": {}, "tol 1e-2": {"tol": 1e-2}, "2 Newton steps": {"max_iter": 2}}[st.convergence]
     return LogisticRegression(C=LR_ADULT_C, **loose)
 
@@ -968,14 +973,16 @@ def _lr_setup_targets(X, y, D, n_targets: int, how: str, rng):
 
 
 @register_per_seed(
-    "long-dtp-lr-setup", version=2,
+    "long-dtp-lr-setup", version=3,
     paper=PAPER,
     description="Issue 65's sweep for Table 2's LR-Adult row over what the paper leaves unstated or leakaudit chose, "
                 "one factor at a time around the paper's setting (the page's L2 logistic regression, C = 1, at "
                 "|T| = 1,000 with 5 shadow pairs, 100 targets drawn uniformly from D, one-hot categoricals with "
                 "z-scored numerics, Newton to a relative gradient of 1e-8, the distance attack's KL on binned "
                 "outputs): the learner (Weka's SimpleLogistic, LogitBoost with its rounds chosen by cross-validation "
-                "on every fit, the learner the paper names; also at |T| = 500 and 1 pair), |T| = 500, 1 shadow pair, "
+                "on every fit, the paper's learner at a single leaf; also at |T| = 500 and 1 pair; and Weka's LMT "
+                "itself, the learner the paper names: leakaudit.learners.LMT at Weka's defaults), |T| = 500, 1 shadow "
+                "pair, "
                 "the targets (from D's >50K records; from the 10% of D farthest from their 5 nearest neighbours), "
                 "the encoding (numerics min-max scaled; categoricals as one ordinal column each), the solver's "
                 "convergence (relative gradient 1e-2; 2 Newton steps) and the attack's distance (KL on binned "
@@ -984,9 +991,11 @@ def _lr_setup_targets(X, y, D, n_targets: int, how: str, rng):
                 "PDTP and r. Every row over 5 seeds.",
     notes="Attacks through leakaudit.membership.protocols.long_protocol (distance attack; targets other than its "
           "uniform draw passed as targets=), PDTP as long-dtp-correlation measures it (the protocol's first "
-          "iterations, each target model as A(D_i), A(D_i \\ {t}) retrained: SimpleLogistic has no closed form, "
-          "and its leave-one-out model chooses its rounds again; a loosely converged L2 model's leave-one-out "
-          "model is trained from scratch as loosely). Reduced cost: 10 iterations (20 attacks a target, against "
+          "iterations, each target model as A(D_i), A(D_i \\ {t}) retrained: SimpleLogistic and LMT have no closed "
+          "form, and their leave-one-out models choose their rounds (and LMT its tree) again; LMT splits Adult's "
+          "attributes as Weka reads them (numeric ones cut, each categorical one, sex included, one child per "
+          "value); a loosely converged L2 model's leave-one-out model is trained from scratch as loosely). "
+          "Reduced cost: 10 iterations (20 attacks a target, against "
           "the paper's 200), 2 PDTP measurements a target (against 10), shadow models trained once per target. "
           "For a seed and |T| every setting has the same D; those drawing the targets uniformly also the same "
           "targets, halves and shadow training sets (the encoding, convergence and distance rows are paired with "
@@ -1015,7 +1024,7 @@ def _lr_setup_seed(profile: str, seed: int) -> list:
         D = np.sort(rng.choice(len(ds), 2 * st.n_train, replace=False))
         X = _lr_setup_encoding(ds, D, st.encoding)
         targets = _lr_setup_targets(X, y, D, c["n_targets"], st.targets, np.random.default_rng([seed, st.n_train, 1]))
-        learner = _lr_setup_learner(st)
+        learner = _lr_setup_learner(st, ds)
         # a loosely converged model's leave-one-out model is trained from scratch as loosely (the batched shortcut
         # starts from the full model's solution, which already meets a loose tolerance)
         method = "auto" if st.convergence == "tol 1e-8" else "retrain"
@@ -1067,4 +1076,9 @@ def _lr_setup_seed(profile: str, seed: int) -> list:
                             float(np.mean([learner.fit(X[h], y[h], n_classes=2).n_rounds_
                                            for h in (D[: st.n_train], D[st.n_train:])])),
                             note="the rounds 5-fold cross-validation chose on D's first and second half by row index (mean)"))
+        if st.learner == "LMT":
+            fits = [learner.fit(X[h], y[h], n_classes=2) for h in (D[: st.n_train], D[st.n_train:])]
+            rows.append(row(f"{tag}: leaves of a target model", None, float(np.mean([m.n_leaves_ for m in fits])),
+                            note="the pruned trees on D's first and second half by row index (mean); LogitBoost "
+                                 f"rounds a node: {', '.join(str(m.k_) for m in fits)}"))
     return rows
