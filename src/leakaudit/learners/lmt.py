@@ -236,8 +236,10 @@ class LMTModel(ProbaModel):
         self.root, self.attrs, self.k_, self.n_classes = root, attrs, k, n_classes
         leaves = [nd for nd in root.walk() if nd.leaf]
         self.n_leaves_ = len(leaves)
+        for nd in root.walk():  # the fit's scores and the pruned children are not kept
+            nd.fn = (None, *nd.fn[1:])
         for leaf in leaves:
-            leaf.model = linear_model(*leaf.fn[1:], leaf.rounds)
+            leaf.sons, leaf.model = None, linear_model(*leaf.fn[1:], leaf.rounds)
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
