@@ -29,7 +29,7 @@ from ._base import Capabilities, Learner, ProbaModel, keep_params
 from .simple_logistic import (linear_model, logitboost, logitboost_cv_rounds, predicted, weka_stratified_folds,
                               weka_stratified_order)
 
-__all__ = ["LMT"]
+__all__ = ["LMT", "LMTModel"]
 
 _SMALL = 1e-6  # weka.core.Utils' tolerance in gr / sm / eq
 _FOLDS, _MIN_BOOST, _MAX_ROUNDS, _MIN_SPLIT, _MIN_NO_OBJ = 5, 5, 200, 15, 2  # Weka's LMT and J48 defaults
