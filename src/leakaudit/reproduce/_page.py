@@ -49,8 +49,8 @@ PAGE: dict[str, PageEntry] = {
         "reduced", "issue 65's sweep at reduced cost by design (15 settings, 10 iterations, 2 PDTP measurements, "
                    "shadow models once per target); the paper's scale, fresh shadow models for every attack, trains "
                    "2 x 100 x 100 x 10 = 200,000 shadow models a setting and seed, about 3.8 CPU hours for "
-                   "SimpleLogistic at its measured 0.068 CPU s a fit (|T| = 1,000, 5-fold CV included) and 2 to 3 "
-                   "days for LMT at its 0.6-1.3 CPU s"),
+                   "SimpleLogistic at its measured 0.068 CPU s a fit (|T| = 1,000, 5-fold CV included) and 1.4 to 3 "
+                   "days for LMT at its 0.6-1.3 CPU s a fit"),
     "yeom-fig2c": PageEntry(
         "reduced", "full trains CNNs of size 1 to 128 on 8,750 images, 100 epochs each, over five seeds: one CNN at "
                    "s = 64 takes about 30 CPU minutes (measured, yeom-table1) and one at s = 128 several times that, "
