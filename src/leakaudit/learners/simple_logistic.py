@@ -47,7 +47,7 @@ __all__ = ["SimpleLogistic", "linear_model", "logitboost", "logitboost_cv_rounds
            "weka_stratified_order"]
 
 _Z_MAX = 3.0  # Weka's LogisticBase.Z_MAX: the working response's clip
-_RELATIVE_VARIANCE_FLOOR = 1e-12  # an attribute whose weighted variance is below this share of its Sum w x^2 is constant
+_RELATIVE_VARIANCE_FLOOR = 1e-12  # an attribute whose weighted variance is below this share of Sum w x^2 is constant
 
 
 def weka_stratified_order(y: np.ndarray, n_folds: int) -> np.ndarray:
