@@ -17,6 +17,9 @@ Landwehr, Hall & Frank (2005), "Logistic Model Trees", Machine Learning 59, §4,
   is its model's training errors less its subtree's, / n / (leaves - 1), empty leaves (no rounds of their own)
   counted as one; a split that does not lower the training errors is pruned at once. The weakest links are pruned
   one by one; the tree is pruned at the midpoint alpha whose summed fold error is least (the most pruned of ties).
+
+``benchmarks/_lmt_oracle.py`` is a second LMT on purpose: the Table 2 oracle imports nothing from leakaudit, so that
+it checks leakaudit from outside; tests/learners/test_lmt.py holds the two equal (and both equal Weka's own).
 """
 
 from __future__ import annotations
