@@ -168,3 +168,21 @@ def test_lmt_equals_wekas_on_three_classes(rng, tmp_path):
     m = LMT(attributes=[0, [1], 2, [3, 4, 5]]).fit(X, y, n_classes=3)
     assert m.n_leaves_ > 1
     np.testing.assert_allclose(m.predict_proba(X), weka, rtol=0, atol=1e-9)
+
+
+def test_bad_attributes_and_queries_are_refused_in_one_line():
+    from leakaudit.exceptions import InvalidInputError, InvalidParameterError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for bad in ([5], [[0, 7]], ["x"], [0, 0], [[]], 3):
+        with pytest.raises(InvalidParameterError, match="attributes"):
+            LMT(attributes=bad).fit(X, y, random_state=0)
+    model = LMT().fit(X, y, random_state=0)
+    with pytest.raises(InvalidInputError, match="X has 2 features; the model was fitted on 3"):
+        model.predict_proba(X[:, :2])
+    X_nan = X.copy()
+    X_nan[3, 1] = np.nan
+    with pytest.raises(InvalidInputError, match="NaN"):
+        model.predict_proba(X_nan)

@@ -28,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from ..exceptions import InvalidParameterError
 from ._base import Capabilities, Learner, ProbaModel, keep_params
+from .logistic import _check_query
 from .simple_logistic import (linear_model, logitboost, logitboost_cv_rounds, predicted, weka_stratified_folds,
                               weka_stratified_order)
 
@@ -223,6 +225,21 @@ def _values(X: np.ndarray, attrs: list) -> list:
             else np.argmax(X[:, a], axis=1) for a in attrs]
 
 
+def _checked_attributes(attributes: Any, d: int) -> list:
+    """``attributes`` as ints and lists of ints, each a column of the d given at most once."""
+    try:
+        attrs = [int(a) if np.ndim(a) == 0 else [int(c) for c in a] for a in attributes]
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"attributes must hold column indices or lists of them; got {attributes!r}") from None
+    cols = [c for a in attrs for c in ([a] if isinstance(a, int) else a)]
+    bad = [c for c in cols if not 0 <= c < d]
+    if bad or len(set(cols)) < len(cols) or any(not isinstance(a, int) and not a for a in attrs):
+        raise InvalidParameterError(f"attributes must name each of X's {d} columns (0 to {d - 1}) at most once, a "
+                                    f"nominal attribute by a non-empty list; got {attributes!r}")
+    return attrs
+
+
 def _route(node: _Node, vals: list, idx: np.ndarray) -> list:
     """(leaf, rows) pairs: the rows idx (of the arrays vals, each attribute's values) each current leaf holds."""
     if node.leaf:
@@ -235,8 +252,8 @@ class LMTModel(ProbaModel):
     """A fitted logistic model tree: ``root`` (its nodes' ``sons``, ``attr``, ``cut``, ``model``), ``k_`` (the
     LogitBoost rounds a node runs) and ``n_leaves_``."""
 
-    def __init__(self, root: _Node, attrs: list, k: int, n_classes: int):
-        self.root, self.attrs, self.k_, self.n_classes = root, attrs, k, n_classes
+    def __init__(self, root: _Node, attrs: list, k: int, n_classes: int, n_features: int):
+        self.root, self.attrs, self.k_, self.n_classes, self.n_features_in_ = root, attrs, k, n_classes, n_features
         leaves = [nd for nd in root.walk() if nd.leaf]
         self.n_leaves_ = len(leaves)
         for nd in root.walk():  # the fit's scores and the pruned children are not kept
@@ -245,7 +262,8 @@ class LMTModel(ProbaModel):
             leaf.sons, leaf.model = None, linear_model(*leaf.fn[1:], leaf.rounds)
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
+        X = _check_query(X, self.n_features_in_)
+        X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)  # routing reads columns
         out = np.empty((len(X), self.n_classes))
         for leaf, r in _route(self.root, _values(X, self.attrs), np.arange(len(X))):
             out[r] = leaf.model.predict_proba(X[r])
@@ -277,8 +295,7 @@ class LMT(Learner):
     def _fit(self, X: np.ndarray, y: np.ndarray, *, random_state: Any, n_classes: int | None) -> LMTModel:
         J = int(n_classes or max(int(y.max()) + 1, 2))
         X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64)
-        attrs = list(range(X.shape[1])) if self.attributes is None else [
-            int(a) if np.ndim(a) == 0 else [int(c) for c in a] for a in self.attributes]
+        attrs = list(range(X.shape[1])) if self.attributes is None else _checked_attributes(self.attributes, X.shape[1])
         g = _Grower(X, y, attrs, J)
         Jf = 1 if J == 2 else J  # logitboost's functions: F_0 alone for two classes
         zero = (np.zeros((Jf, X.shape[1])), np.zeros(Jf))
@@ -300,4 +317,4 @@ class LMT(Learner):
         for nd in root.walk(marked=True):  # unprune the marked leaves
             nd.leaf = nd.sons is None
         g.prune(root, until=mids[max(i for i, e in enumerate(errs) if e == min(errs))])
-        return LMTModel(root, attrs, g.k, J)
+        return LMTModel(root, attrs, g.k, J, X.shape[1])
