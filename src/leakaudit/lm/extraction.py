@@ -337,8 +337,8 @@ def localise(scores: SamplerScores, tokenizer: Any, *, span_length: int, target_
         start_id = first + j + 1  # the span's first token in e
         span = tokenizer.decode(e[start_id: start_id + w])
         ctx = tokenizer.decode(e[off: start_id])
-        rec = {"index": int(i), "start": int(start_id - off), "log_p": float(sums[j]), "span": span, "context": ctx[-60:], "personal_data": find_personal_data(span),
-               "raised": None}
+        rec = {"index": int(i), "start": int(start_id - off), "log_p": float(sums[j]), "span": span,
+               "context": ctx[-60:], "personal_data": find_personal_data(span), "raised": None}
         if target_logprobs is not None and reference_logprobs is not None:
             t, r = np.asarray(target_logprobs[i]), np.asarray(reference_logprobs[i])
             if t.shape == r.shape == lq.shape:
