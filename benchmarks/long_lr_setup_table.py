@@ -18,7 +18,8 @@ COLUMNS = [("train", "train accuracy"), ("test", "test accuracy"), ("attack acc"
            ("precision", "distance-attack precision"), ("recall", "distance-attack recall"),
            ("F1", "distance-attack f1"), ("avg PDTP", "avg PDTP"),
            ("r", "Pearson r (avg PDTP vs per-target accuracy)"), ("best target", "max per-target accuracy"),
-           ("targets PDTP > 1", "targets with avg PDTP > 1"), ("rounds", "LogitBoost rounds of a target model")]
+           ("targets PDTP > 1", "targets with avg PDTP > 1"), ("rounds", "LogitBoost rounds of a target model"),
+           ("leaves", "leaves of a target model")]
 MARK = {"match": " ✓", "differs": " ✗", "inconclusive: too noisy": " ?"}
 
 

@@ -47,8 +47,10 @@ SETTINGS = [
     ("NB-Adult, fresh shadow models, in-models NOT paired with out-models (diagnostic)", "nb_per_attack_unpaired",
      "NB", "{m}-Adult {row}", LEAK_ROW),
     ("LR-Adult (L2, C = 1), shadow models once per target", "lr_per_target", "LR", "{m}-Adult {row}", LEAK_ROW),
-    ("LR-Adult as SimpleLogistic, the approximation before 9e2fc69 (oracle only), shadow models once per target",
-     "simplelogistic_per_target", "LR", None, {}),
+    # issue 88, oracle only, the paper's 100 targets x 100 iterations: Weka's SimpleLogistic and LMT (Weka-exact)
+    ("LR-Adult as Weka's SimpleLogistic (oracle only), shadow models once per target",
+     "simplelogistic_per_target_weka", "LR", None, {}),
+    ("LR-Adult as Weka's LMT (oracle only), shadow models once per target", "lmt_per_target", "LR", None, {}),
     ("NN-Adult (5 epochs), shadow models once per target", "nn_5ep_per_target", "NN", "{m}-Adult {row}", LEAK_ROW),
 ] + [  # issue 88, oracle only: 25 targets x 20 iterations (not the paper's 100 x 100), the Weka-exact LogitBoost
     (f"LR-Adult as {name} (oracle only), 25 targets x 20 iterations, shadow models once per target",
