@@ -47,7 +47,7 @@ SETTINGS = [
     ("NB-Adult, fresh shadow models, in-models NOT paired with out-models (diagnostic)", "nb_per_attack_unpaired",
      "NB", "{m}-Adult {row}", LEAK_ROW),
     ("LR-Adult (L2, C = 1), shadow models once per target", "lr_per_target", "LR", "{m}-Adult {row}", LEAK_ROW),
-    # issue 88, oracle only, the paper's 100 targets x 100 iterations: Weka's SimpleLogistic and LMT (Weka-exact)
+    # oracle only, at the paper's 100 targets x 100 iterations: Weka's SimpleLogistic and LMT (Weka-exact)
     ("LR-Adult as Weka's SimpleLogistic (oracle only), shadow models once per target",
      "simplelogistic_per_target_weka", "LR", None, {}),
     ("LR-Adult as Weka's LMT (oracle only), shadow models once per target", "lmt_per_target", "LR", None, {}),
