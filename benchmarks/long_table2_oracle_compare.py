@@ -52,7 +52,7 @@ SETTINGS = [
      "simplelogistic_per_target_weka", "LR", None, {}),
     ("LR-Adult as Weka's LMT (oracle only), shadow models once per target", "lmt_per_target", "LR", None, {}),
     ("NN-Adult (5 epochs), shadow models once per target", "nn_5ep_per_target", "NN", "{m}-Adult {row}", LEAK_ROW),
-] + [  # issue 88, oracle only: 25 targets x 20 iterations (not the paper's 100 x 100), the Weka-exact LogitBoost
+] + [  # oracle only: 25 targets x 20 iterations (not the paper's 100 x 100), the Weka-exact LogitBoost
     (f"LR-Adult as {name} (oracle only), 25 targets x 20 iterations, shadow models once per target",
      f"{tag}_per_target_t25_i20", "LR", None, {})
     for name, tag in (("Weka's LMT", "lmt"), ("Weka's SimpleLogistic", "simplelogistic"), ("L2, C = 1", "lr"))

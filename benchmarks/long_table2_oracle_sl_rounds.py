@@ -60,7 +60,7 @@ def main(seed=0):
                "wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0}
     # the run's 10 PDTP iterations again, with each LOO model held at its full model's number of rounds: does the
     # average PDTP without the CV's re-selection follow the run's per-target accuracy?
-    run = o.OUT / f"simplelogistic_per_target_weka_seed{seed}.json"  # the Weka-exact run (issue 88)
+    run = o.OUT / f"simplelogistic_per_target_weka_seed{seed}.json"  # long_table2_oracle.py --tag-suffix _weka
     if run.exists():
         import json as _j
         from scipy import stats as _st

@@ -117,7 +117,7 @@ def main(argv=None):
                     print(json.dumps(row), flush=True)
     version = subprocess.run(["java", "-cp", jar, "weka.core.Version"], capture_output=True, text=True).stdout
     version = version.split()[0]
-    stored = args.seeds == [0, 1, 2, 3, 4]
+    stored = args.seeds == ap.get_default("seeds")
     out = Path(args.out) if args.out else o.OUT / ("weka_check.json" if stored else
                                                    f"weka_check_seeds_{'_'.join(map(str, args.seeds))}.json")
     out.write_text(json.dumps({"weka": version, "rows": rows}, indent=1))
